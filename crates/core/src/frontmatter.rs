@@ -1,0 +1,328 @@
+//! Frontmatter as Claude Code reads it (`src/utils/frontmatterParser.ts`): a `---` block at
+//! byte 0 matched by `/^---\s*\n([\s\S]*?)---\s*\n?/`, parsed as YAML; on a YAML error the
+//! parser retries once after quoting values with YAML-special characters, and if that fails
+//! too the frontmatter counts as empty. Memory files come in two generations: the older one
+//! has `type:` at the top level, the current one nests it as `metadata: { type: }`.
+
+use crate::MemoryType;
+use regex::Regex;
+use serde_yaml::{Mapping, Value};
+use std::sync::LazyLock;
+
+static FRONTMATTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^---\s*\n((?s:.*?))---\s*\n?").expect("frontmatter regex"));
+static SIMPLE_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^([a-zA-Z_-]+):\s+(.+)$").expect("line regex"));
+static YAML_SPECIAL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[{}\[\]*&#!|>%@`]|:\s").expect("special regex"));
+
+/// Why a frontmatter block could not be read. Claude Code treats such a block as `{}`;
+/// Mneme does the same but reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontmatterError {
+    /// 1-based line inside the file (the opening `---` is line 1), when YAML said where.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+
+impl std::fmt::Display for FrontmatterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "malformed frontmatter at line {l}: {}", self.message),
+            None => write!(f, "malformed frontmatter: {}", self.message),
+        }
+    }
+}
+
+/// Which frontmatter generation a memory file uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Generation {
+    /// No frontmatter block at all.
+    None,
+    /// `type:` at the top level (Claude Code before the `metadata:` block).
+    TopLevelType,
+    /// `metadata: { type: }` (current).
+    Metadata,
+    /// A block without any type.
+    Untyped,
+}
+
+/// A parsed frontmatter block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frontmatter {
+    /// The YAML text between the fences, verbatim.
+    pub yaml: String,
+    /// The parsed keys in file order; empty when the YAML was unreadable.
+    pub fields: Mapping,
+    /// Set when neither the YAML nor its quoted retry parsed.
+    pub error: Option<FrontmatterError>,
+    /// Byte length of the whole block including both fences.
+    pub block_len: usize,
+}
+
+/// A file split into its frontmatter (if any) and the body after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed<'a> {
+    pub frontmatter: Option<Frontmatter>,
+    pub body: &'a str,
+}
+
+/// Split and parse. Never fails: a bad block yields empty fields plus an error.
+pub fn parse(content: &str) -> Parsed<'_> {
+    let Some(caps) = FRONTMATTER.captures(content) else {
+        return Parsed { frontmatter: None, body: content };
+    };
+    let whole = caps.get(0).map_or(0, |m| m.end());
+    let yaml = caps.get(1).map_or("", |m| m.as_str()).to_string();
+    let (fields, error) = parse_yaml(&yaml);
+    Parsed { frontmatter: Some(Frontmatter { yaml, fields, error, block_len: whole }), body: &content[whole..] }
+}
+
+fn parse_yaml(yaml: &str) -> (Mapping, Option<FrontmatterError>) {
+    match serde_yaml::from_str::<Value>(yaml) {
+        Ok(v) => (as_mapping(v), None),
+        Err(first) => match serde_yaml::from_str::<Value>(&quote_problematic_values(yaml)) {
+            Ok(v) => (as_mapping(v), None),
+            Err(_) => (
+                Mapping::new(),
+                Some(FrontmatterError {
+                    // +1 for the opening fence line.
+                    line: first.location().map(|l| l.line() + 1),
+                    message: first.to_string(),
+                }),
+            ),
+        },
+    }
+}
+
+fn as_mapping(v: Value) -> Mapping {
+    match v {
+        Value::Mapping(m) => m,
+        _ => Mapping::new(),
+    }
+}
+
+/// Claude Code's `quoteProblematicValues`: `key: value` lines whose value holds a
+/// YAML-special character are rewritten as `key: "value"`.
+fn quote_problematic_values(yaml: &str) -> String {
+    yaml.split('\n')
+        .map(|line| {
+            let Some(c) = SIMPLE_LINE.captures(line) else { return line.to_string() };
+            let (key, value) = (&c[1], &c[2]);
+            let quoted = (value.starts_with('"') && value.ends_with('"'))
+                || (value.starts_with('\'') && value.ends_with('\''));
+            if !quoted && YAML_SPECIAL.is_match(value) {
+                let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
+                format!("{key}: \"{escaped}\"")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl Frontmatter {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.fields.get(Value::String(key.to_string()))
+    }
+
+    fn get_str(&self, key: &str) -> Option<String> {
+        scalar_string(self.get(key)?)
+    }
+
+    /// `description`, as Claude Code reads it (falsy → none).
+    pub fn description(&self) -> Option<String> {
+        self.get_str("description").filter(|s| !s.is_empty())
+    }
+
+    /// `name` (prompt-only in Claude Code; Mneme shows it).
+    pub fn name(&self) -> Option<String> {
+        self.get_str("name").filter(|s| !s.is_empty())
+    }
+
+    /// The type, from either generation: `metadata.type` wins over a top-level `type`.
+    pub fn memory_type(&self) -> Option<MemoryType> {
+        self.metadata_type().or_else(|| self.get_str("type").and_then(|t| MemoryType::parse(&t)))
+    }
+
+    fn metadata_type(&self) -> Option<MemoryType> {
+        let Value::Mapping(m) = self.get("metadata")? else { return None };
+        scalar_string(m.get(Value::String("type".into()))?).and_then(|t| MemoryType::parse(&t))
+    }
+
+    pub fn generation(&self) -> Generation {
+        if self.metadata_type().is_some() {
+            Generation::Metadata
+        } else if self.get("type").is_some() {
+            Generation::TopLevelType
+        } else {
+            Generation::Untyped
+        }
+    }
+
+    /// Keys Mneme does not interpret (`originSessionId`, `created`, `last_read`, …), in order.
+    pub fn unknown_keys(&self) -> Vec<String> {
+        const KNOWN: [&str; 4] = ["name", "description", "type", "metadata"];
+        self.fields
+            .keys()
+            .filter_map(|k| k.as_str())
+            .filter(|k| !KNOWN.contains(k))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The raw `paths:` value: a string or a list of strings.
+    pub fn paths(&self) -> Option<Vec<String>> {
+        match self.get("paths")? {
+            Value::Sequence(items) => Some(items.iter().filter_map(scalar_string).collect()),
+            v => scalar_string(v).map(|s| vec![s]),
+        }
+    }
+}
+
+fn scalar_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Claude Code's `splitPathInFrontmatter`: split on commas outside braces, then expand
+/// `{a,b}` alternatives so that several groups multiply out.
+pub fn split_paths(values: &[String]) -> Vec<String> {
+    values.iter().flat_map(|v| split_outside_braces(v)).flat_map(|p| expand_braces(&p)).collect()
+}
+
+fn split_outside_braces(input: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut depth: i32 = 0;
+    let mut current = String::new();
+    for c in input.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    parts.push(current);
+    parts.into_iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
+}
+
+/// Expands the first `{…}` group (recursively for the rest), like Claude Code's
+/// `expandBraces`: `src/*.{ts,tsx}` → `src/*.ts`, `src/*.tsx`.
+fn expand_braces(pattern: &str) -> Vec<String> {
+    static BRACE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^([^{]*)\{([^}]+)\}(.*)$").expect("brace regex"));
+    let Some(c) = BRACE.captures(pattern) else { return vec![pattern.to_string()] };
+    let (prefix, alternatives, suffix) = (&c[1], &c[2], &c[3]);
+    alternatives
+        .split(',')
+        .flat_map(|alt| expand_braces(&format!("{prefix}{}{suffix}", alt.trim())))
+        .collect()
+}
+
+/// Claude Code's `parseFrontmatterPaths`: the globs a rule applies to, with a trailing `/**`
+/// removed; `None` when the rule is unconditional (no `paths`, or only `**`).
+pub fn rule_globs(fm: Option<&Frontmatter>) -> Option<Vec<String>> {
+    let raw = fm?.paths()?;
+    let patterns: Vec<String> = split_paths(&raw)
+        .into_iter()
+        .map(|p| p.strip_suffix("/**").map(str::to_string).unwrap_or(p))
+        .filter(|p| !p.is_empty())
+        .collect();
+    if patterns.is_empty() || patterns.iter().all(|p| p == "**") {
+        None
+    } else {
+        Some(patterns)
+    }
+}
+
+/// `[[name]]` links in a memory body, in order of first appearance.
+pub fn links(body: &str) -> Vec<String> {
+    static LINK: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\[\[([^\[\]\n|#]+)(?:[#|][^\[\]\n]*)?\]\]").expect("link regex"));
+    let mut out: Vec<String> = Vec::new();
+    for c in LINK.captures_iter(body) {
+        let name = c[1].trim().to_string();
+        if !name.is_empty() && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_generations_and_unknown_keys() {
+        let old = parse("---\nname: a\ndescription: d\ntype: feedback\noriginSessionId: x\n---\nbody\n");
+        let fm = old.frontmatter.unwrap();
+        assert_eq!(fm.memory_type(), Some(MemoryType::Feedback));
+        assert_eq!(fm.generation(), Generation::TopLevelType);
+        assert_eq!(fm.unknown_keys(), vec!["originSessionId"]);
+        assert_eq!(old.body, "body\n");
+
+        let new = parse("---\nname: b\ndescription: e\nmetadata:\n  type: project\n---\n\nx");
+        let fm = new.frontmatter.unwrap();
+        assert_eq!(fm.memory_type(), Some(MemoryType::Project));
+        assert_eq!(fm.generation(), Generation::Metadata);
+        assert_eq!(fm.description().as_deref(), Some("e"));
+    }
+
+    #[test]
+    fn special_characters_are_retried_quoted() {
+        let p = parse("---\ndescription: use `foo`: always @bar\ntype: user\n---\n");
+        let fm = p.frontmatter.unwrap();
+        assert!(fm.error.is_none());
+        assert_eq!(fm.description().as_deref(), Some("use `foo`: always @bar"));
+    }
+
+    #[test]
+    fn malformed_yaml_is_empty_with_an_error() {
+        let p = parse("---\ndescription: [unclosed\n  - : :\n---\nbody");
+        let fm = p.frontmatter.unwrap();
+        assert!(fm.fields.is_empty());
+        assert!(fm.error.is_some());
+        assert_eq!(p.body, "body");
+    }
+
+    #[test]
+    fn not_at_byte_zero_is_not_frontmatter() {
+        assert!(parse("\n---\na: b\n---\n").frontmatter.is_none());
+        assert!(parse("text").frontmatter.is_none());
+    }
+
+    #[test]
+    fn crlf_frontmatter() {
+        let p = parse("---\r\ntype: user\r\n---\r\nbody\r\n");
+        assert_eq!(p.frontmatter.unwrap().memory_type(), Some(MemoryType::User));
+        assert_eq!(p.body, "body\r\n");
+    }
+
+    #[test]
+    fn rule_globs_follow_claude_code() {
+        let g = |s: &str| rule_globs(parse(s).frontmatter.as_ref());
+        assert_eq!(g("---\npaths: \"**\"\n---\nx"), None);
+        assert_eq!(g("---\ndescription: x\n---\nx"), None);
+        assert_eq!(g("---\npaths:\n  - \"src/**/*.ts\"\n---\nx"), Some(vec!["src/**/*.ts".into()]));
+        assert_eq!(g("---\npaths: src/*.{ts,tsx}, lib/**\n---\nx"), Some(vec!["src/*.ts".into(), "src/*.tsx".into(), "lib".into()]));
+    }
+
+    #[test]
+    fn wiki_links() {
+        assert_eq!(links("see [[a]] and [[b|alias]] and [[a]] [[ c ]]"), vec!["a", "b", "c"]);
+    }
+}
+impl std::error::Error for FrontmatterError {}

@@ -1,0 +1,232 @@
+//! Claude Code measures text as JavaScript does: lengths are UTF-16 code units and `trim()`
+//! uses ECMAScript's whitespace set. These helpers reproduce that so limits match exactly.
+
+/// `MAX_ENTRYPOINT_LINES` in `src/memdir/memdir.ts`.
+pub const MAX_ENTRYPOINT_LINES: usize = 200;
+/// `MAX_ENTRYPOINT_BYTES` in `src/memdir/memdir.ts`; despite the name, UTF-16 code units.
+pub const MAX_ENTRYPOINT_UNITS: usize = 25_000;
+/// `MAX_MEMORY_CHARACTER_COUNT`: Claude Code's advisory size for one CLAUDE.md file.
+pub const MAX_MEMORY_CHARACTER_COUNT: usize = 40_000;
+
+/// Length of `s` in UTF-16 code units (JavaScript's `String.prototype.length`).
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// ECMAScript's WhiteSpace + LineTerminator set, which `String.prototype.trim` removes.
+/// It differs from Rust's `char::is_whitespace` in two places: U+FEFF counts, U+0085 does not.
+pub fn is_js_whitespace(c: char) -> bool {
+    c == '\u{FEFF}' || (c.is_whitespace() && c != '\u{85}')
+}
+
+/// JavaScript's `String.prototype.trim`.
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_whitespace)
+}
+
+/// JavaScript's `String.prototype.trimStart`.
+pub fn js_trim_start(s: &str) -> &str {
+    s.trim_start_matches(is_js_whitespace)
+}
+
+/// Byte offset in `s` of the UTF-16 unit index `units`, rounded down to a char boundary.
+pub fn byte_offset_of_utf16(s: &str, units: usize) -> usize {
+    let mut seen = 0;
+    for (i, c) in s.char_indices() {
+        let w = c.len_utf16();
+        if seen + w > units {
+            return i;
+        }
+        seen += w;
+    }
+    s.len()
+}
+
+/// Claude Code's `formatFileSize`: bytes below 1 KiB, then KB/MB/GB with one decimal and a
+/// trailing `.0` dropped (25,000 prints as `24.4KB`).
+pub fn format_file_size(n: usize) -> String {
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    let units = ["KB", "MB", "GB"];
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < units.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let mut s = format!("{value:.1}");
+    if let Some(stripped) = s.strip_suffix(".0") {
+        s = stripped.to_string();
+    }
+    format!("{s}{}", units[unit])
+}
+
+/// Claude Code's rough token estimate (`roughTokenCountEstimation`): UTF-16 length / 4, rounded.
+pub fn estimate_tokens(s: &str) -> usize {
+    (utf16_len(s) + 2) / 4
+}
+
+/// The outcome of fitting MEMORY.md into the context (`truncateEntrypointContent`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntrypointTruncation {
+    /// What Claude Code loads: the trimmed text, cut if needed, with the warning appended.
+    pub content: String,
+    /// Lines of the trimmed original (`split('\n').length`).
+    pub line_count: usize,
+    /// UTF-16 units of the trimmed original.
+    pub unit_count: usize,
+    pub was_line_truncated: bool,
+    pub was_unit_truncated: bool,
+}
+
+impl EntrypointTruncation {
+    pub fn was_truncated(&self) -> bool {
+        self.was_line_truncated || self.was_unit_truncated
+    }
+}
+
+/// Claude Code's `truncateEntrypointContent`: 200 lines first, then 25,000 UTF-16 units cut
+/// at the last newline, then the exact warning.
+pub fn truncate_entrypoint(raw: &str) -> EntrypointTruncation {
+    let trimmed = js_trim(raw);
+    let line_count = trimmed.split('\n').count();
+    let unit_count = utf16_len(trimmed);
+    let was_line_truncated = line_count > MAX_ENTRYPOINT_LINES;
+    let was_unit_truncated = unit_count > MAX_ENTRYPOINT_UNITS;
+    if !was_line_truncated && !was_unit_truncated {
+        return EntrypointTruncation {
+            content: trimmed.to_string(),
+            line_count,
+            unit_count,
+            was_line_truncated,
+            was_unit_truncated,
+        };
+    }
+    let mut truncated: String = if was_line_truncated {
+        trimmed.split('\n').take(MAX_ENTRYPOINT_LINES).collect::<Vec<_>>().join("\n")
+    } else {
+        trimmed.to_string()
+    };
+    if utf16_len(&truncated) > MAX_ENTRYPOINT_UNITS {
+        // `lastIndexOf('\n', 25000)`: the newline may sit at unit index 25000 itself.
+        let limit = byte_offset_of_utf16(&truncated, MAX_ENTRYPOINT_UNITS + 1);
+        let cut = match truncated[..limit].rfind('\n') {
+            Some(i) if i > 0 => i,
+            _ => byte_offset_of_utf16(&truncated, MAX_ENTRYPOINT_UNITS),
+        };
+        truncated.truncate(cut);
+    }
+    let reason = match (was_line_truncated, was_unit_truncated) {
+        (false, true) => format!(
+            "{} (limit: {}) — index entries are too long",
+            format_file_size(unit_count),
+            format_file_size(MAX_ENTRYPOINT_UNITS)
+        ),
+        (true, false) => format!("{line_count} lines (limit: {MAX_ENTRYPOINT_LINES})"),
+        _ => format!("{line_count} lines and {}", format_file_size(unit_count)),
+    };
+    let content = format!(
+        "{truncated}\n\n> WARNING: MEMORY.md is {reason}. Only part of it was loaded. Keep index entries to one line under ~200 chars; move detail into topic files."
+    );
+    EntrypointTruncation { content, line_count, unit_count, was_line_truncated, was_unit_truncated }
+}
+
+/// JavaScript's `new Date(ms).toISOString()`: `2026-11-29T13:16:47.123Z`.
+pub fn iso8601_millis(ms_since_epoch: i128) -> String {
+    let nanos = ms_since_epoch * 1_000_000;
+    match time::OffsetDateTime::from_unix_timestamp_nanos(nanos) {
+        Ok(t) => format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second(),
+            t.millisecond()
+        ),
+        Err(_) => "1970-01-01T00:00:00.000Z".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_sizes_print_like_claude_code() {
+        for (n, expect) in [
+            (0, "0 bytes"),
+            (1023, "1023 bytes"),
+            (1024, "1KB"),
+            (25_000, "24.4KB"),
+            (40_243, "39.3KB"),
+            (56_115, "54.8KB"),
+            (1024 * 1024, "1MB"),
+            (1536 * 1024, "1.5MB"),
+        ] {
+            assert_eq!(format_file_size(n), expect, "{n}");
+        }
+    }
+
+    #[test]
+    fn utf16_counts_astral_characters_twice() {
+        assert_eq!(utf16_len("aé"), 2);
+        assert_eq!(utf16_len("😀"), 2);
+    }
+
+    #[test]
+    fn js_trim_differs_from_rust_trim_where_javascript_does() {
+        assert_eq!(js_trim("\u{FEFF} x \u{85}"), "x \u{85}");
+    }
+
+    fn check_trunc(input: &str, truncated: bool, warning: Option<&str>) {
+        let t = truncate_entrypoint(input);
+        assert_eq!(t.was_truncated(), truncated, "truncated flag");
+        match warning {
+            Some(w) => assert!(t.content.ends_with(w), "warning: {}", &t.content[t.content.len().saturating_sub(300)..]),
+            None => assert!(!t.content.contains("WARNING")),
+        }
+    }
+
+    #[test]
+    fn entrypoint_truncation_limits() {
+        let lines_200: String = (1..=200).map(|i| format!("- line {i}\n")).collect();
+        check_trunc(&lines_200, false, None);
+        let lines_201: String = (1..=201).map(|i| format!("- line {i}\n")).collect();
+        check_trunc(&lines_201, true, Some("> WARNING: MEMORY.md is 201 lines (limit: 200). Only part of it was loaded. Keep index entries to one line under ~200 chars; move detail into topic files."));
+        // exactly 25,000 units is allowed; 25,001 is not.
+        let exact = format!("{}\n{}", "a".repeat(12_000), "b".repeat(12_999));
+        assert_eq!(utf16_len(&exact), 25_000);
+        check_trunc(&exact, false, None);
+        let over = format!("{}\n{}", "a".repeat(12_000), "b".repeat(13_000));
+        let t = truncate_entrypoint(&over);
+        assert!(t.was_unit_truncated && !t.was_line_truncated);
+        assert!(t.content.starts_with(&"a".repeat(12_000)));
+        assert!(t.content.contains("MEMORY.md is 24.4KB (limit: 24.4KB) — index entries are too long."));
+        assert_eq!(t.content.split("\n\n> WARNING").next().unwrap().len(), 12_000);
+    }
+
+    #[test]
+    fn entrypoint_units_not_bytes() {
+        // 15,000 units of "é" is 30,000 UTF-8 bytes but under the cap.
+        let s: String = (0..100).map(|_| format!("{}\n", "é".repeat(149))).collect();
+        assert!(s.len() > 25_000);
+        check_trunc(&s, false, None);
+    }
+
+    #[test]
+    fn entrypoint_without_newline_cuts_hard() {
+        let s = "x".repeat(30_000);
+        let t = truncate_entrypoint(&s);
+        assert!(t.content.starts_with(&"x".repeat(25_000)));
+        assert!(!t.content.starts_with(&"x".repeat(25_001)));
+    }
+
+    #[test]
+    fn iso_dates_match_javascript() {
+        assert_eq!(iso8601_millis(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601_millis(1_764_422_207_123), "2025-11-29T13:16:47.123Z");
+    }
+}
