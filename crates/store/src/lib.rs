@@ -1,1 +1,9 @@
-//! placeholder
+//! Where Claude Code keeps memory on disk, and how to read and write it safely.
+//!
+//! Everything here takes an [`Environment`] (home, config home, env vars, managed dir) instead
+//! of reading the process environment, so tests run against temporary homes.
+
+pub mod env;
+pub mod git;
+
+pub use env::Environment;

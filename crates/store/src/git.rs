@@ -1,0 +1,159 @@
+//! Git roots as Claude Code finds them (`src/utils/git.ts`): the nearest folder holding a
+//! `.git` file or directory, and the canonical root that all worktrees of one repository
+//! share, guarded by the worktree back-link checks so a hostile `.git` file cannot point
+//! memory at another repository.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// `findGitRoot`: walk up from `start` to the first folder where `.git` exists (directory or
+/// file). The filesystem root is checked last.
+pub fn find_git_root(start: &Path) -> Option<PathBuf> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        if fs::metadata(d.join(".git")).is_ok() {
+            return Some(d.to_path_buf());
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// `resolveCanonicalRoot`: for a worktree, the main checkout (or the bare repository itself);
+/// otherwise `git_root` unchanged. Any failure or failed check returns `git_root`.
+pub fn resolve_canonical_root(git_root: &Path) -> PathBuf {
+    canonical_from_worktree(git_root).unwrap_or_else(|| git_root.to_path_buf())
+}
+
+fn canonical_from_worktree(git_root: &Path) -> Option<PathBuf> {
+    // A directory `.git` fails to read as a file (EISDIR): an ordinary checkout.
+    let text = fs::read_to_string(git_root.join(".git")).ok()?;
+    let pointer = text.trim().strip_prefix("gitdir:")?.trim().to_string();
+    let worktree_git_dir = normalize(&git_root.join(pointer));
+    let common = fs::read_to_string(worktree_git_dir.join("commondir")).ok()?;
+    let common_dir = normalize(&worktree_git_dir.join(common.trim()));
+    // Check 1: the worktree's git dir must sit in <common>/worktrees/.
+    if normalize(worktree_git_dir.parent()?) != common_dir.join("worktrees") {
+        return None;
+    }
+    // Check 2: the worktree's back-link must point at this checkout's `.git`.
+    let back = fs::read_to_string(worktree_git_dir.join("gitdir")).ok()?;
+    let back_real = fs::canonicalize(back.trim()).ok()?;
+    if back_real != fs::canonicalize(git_root).ok()?.join(".git") {
+        return None;
+    }
+    if common_dir.file_name().is_some_and(|n| n == ".git") {
+        common_dir.parent().map(Path::to_path_buf)
+    } else {
+        // A worktree of a bare repository: the repository folder itself.
+        Some(common_dir)
+    }
+}
+
+/// `findCanonicalGitRoot`: the canonical root of the repository holding `start`, if any.
+pub fn find_canonical_git_root(start: &Path) -> Option<PathBuf> {
+    find_git_root(start).map(|r| resolve_canonical_root(&r))
+}
+
+/// Lexical normalization like Node's `path.resolve` on an absolute path: `.` and `..`
+/// segments are folded without touching the disk.
+pub fn normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Node's `pathInWorkingPath` for absolute, normalized paths: `p` equals `dir` or lies below it.
+pub fn path_is_within(p: &Path, dir: &Path) -> bool {
+    p.starts_with(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(["-c", "user.email=t@e", "-c", "user.name=t", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn worktrees_resolve_to_the_main_checkout() {
+        let t = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(t.path()).unwrap();
+        let repo = root.join("repo");
+        fs::create_dir_all(repo.join("sub")).unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        git(&repo, &["worktree", "add", "-q", "-b", "s", root.join("wt").to_str().unwrap()]);
+        git(&repo, &["worktree", "add", "-q", "-b", "n", repo.join(".claude/worktrees/n").to_str().unwrap()]);
+        assert_eq!(find_git_root(&repo.join("sub")), Some(repo.clone()));
+        assert_eq!(find_canonical_git_root(&repo.join("sub")), Some(repo.clone()));
+        assert_eq!(find_canonical_git_root(&root.join("wt")), Some(repo.clone()));
+        assert_eq!(find_git_root(&repo.join(".claude/worktrees/n")), Some(repo.join(".claude/worktrees/n")));
+        assert_eq!(find_canonical_git_root(&repo.join(".claude/worktrees/n")), Some(repo.clone()));
+    }
+
+    #[test]
+    fn forged_gitdir_file_is_not_trusted() {
+        let t = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(t.path()).unwrap();
+        let victim = root.join("victim");
+        fs::create_dir_all(&victim).unwrap();
+        git(&victim, &["init", "-q"]);
+        git(&victim, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        git(&victim, &["worktree", "add", "-q", "-b", "w", root.join("realwt").to_str().unwrap()]);
+        // An attacker's checkout claims to be that worktree: the back-link points elsewhere.
+        let evil = root.join("evil");
+        fs::create_dir_all(&evil).unwrap();
+        fs::write(evil.join(".git"), format!("gitdir: {}/.git/worktrees/realwt\n", victim.display())).unwrap();
+        assert_eq!(find_canonical_git_root(&evil), Some(evil.clone()));
+        // A `.git` file with no gitdir prefix, or a missing commondir, falls back too.
+        let odd = root.join("odd");
+        fs::create_dir_all(&odd).unwrap();
+        fs::write(odd.join(".git"), "nonsense").unwrap();
+        assert_eq!(find_canonical_git_root(&odd), Some(odd.clone()));
+        fs::write(odd.join(".git"), "gitdir: /nowhere\n").unwrap();
+        assert_eq!(find_canonical_git_root(&odd), Some(odd.clone()));
+    }
+
+    #[test]
+    fn bare_repository_worktree_resolves_to_the_bare_dir() {
+        let t = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(t.path()).unwrap();
+        let src = root.join("src");
+        fs::create_dir_all(&src).unwrap();
+        git(&src, &["init", "-q"]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        git(&root, &["clone", "-q", "--bare", "src", "bare.git"]);
+        git(&root.join("bare.git"), &["worktree", "add", "-q", "-b", "w", root.join("wtb").to_str().unwrap()]);
+        assert_eq!(find_canonical_git_root(&root.join("wtb")), Some(root.join("bare.git")));
+    }
+
+    #[test]
+    fn no_repository() {
+        let t = tempfile::tempdir().unwrap();
+        let p = fs::canonicalize(t.path()).unwrap();
+        // /tmp itself is not a repository on a sane machine; guard anyway.
+        if find_git_root(&p).is_none() {
+            assert_eq!(find_canonical_git_root(&p), None);
+        }
+    }
+}
