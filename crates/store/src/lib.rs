@@ -5,5 +5,8 @@
 
 pub mod env;
 pub mod git;
+pub mod paths;
+pub mod projects;
+pub mod settings;
 
 pub use env::Environment;

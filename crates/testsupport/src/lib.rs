@@ -1,1 +1,112 @@
-//! placeholder
+//! Hermetic test worlds: a temporary HOME with its own `.claude` config home, an
+//! [`Environment`] pointing at it, and small builders for repositories, CLAUDE.md trees and
+//! memory folders. Nothing here ever touches the real `~/.claude`.
+
+use mneme_core::sanitize::sanitize_path;
+use mneme_store::Environment;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A temporary world: `<root>/home` is HOME, `<root>/home/.claude` the config home.
+pub struct TestHome {
+    _dir: tempfile::TempDir,
+    /// The canonical (symlink-free) root, so paths match what Claude Code would realpath.
+    pub root: PathBuf,
+    pub env: Environment,
+}
+
+impl TestHome {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("create temp dir");
+        let root = fs::canonicalize(dir.path()).expect("canonical temp dir");
+        let home = root.join("home");
+        fs::create_dir_all(home.join(".claude")).expect("create config home");
+        let mut env = Environment::with_home(&home)
+            .set_var("CLAUDE_CONFIG_DIR", home.join(".claude").to_string_lossy().to_string())
+            .set_var("MNEME_DATA_DIR", root.join("mneme-data").to_string_lossy().to_string());
+        env.managed_dir = root.join("managed");
+        TestHome { _dir: dir, root, env }
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.env.home.clone()
+    }
+
+    pub fn config_home(&self) -> PathBuf {
+        self.env.config_home()
+    }
+
+    /// Writes `text` at `rel` (relative to the root, or absolute), creating parents.
+    pub fn write(&self, rel: impl AsRef<Path>, text: &str) -> PathBuf {
+        let p = self.root.join(rel);
+        write_file(&p, text);
+        p
+    }
+
+    /// Creates a git repository with one commit at `rel` and returns its path.
+    pub fn git_repo(&self, rel: &str) -> PathBuf {
+        let p = self.root.join(rel);
+        fs::create_dir_all(&p).expect("create repo dir");
+        git(&p, &["init", "-q"]);
+        git(&p, &["commit", "-q", "--allow-empty", "-m", "fixture"]);
+        p
+    }
+
+    /// The default auto-memory folder Claude Code uses for `project_root`.
+    pub fn memdir_for(&self, project_root: &Path) -> PathBuf {
+        self.config_home().join("projects").join(sanitize_path(&project_root.to_string_lossy())).join("memory")
+    }
+}
+
+impl Default for TestHome {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Writes a file, creating its parent folders.
+pub fn write_file(p: &Path, text: &str) {
+    if let Some(parent) = p.parent() {
+        fs::create_dir_all(parent).expect("create parent");
+    }
+    fs::write(p, text).expect("write file");
+}
+
+/// Runs git with a fixed identity; panics with the arguments when it fails.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.email=fixture@example.com", "-c", "user.name=fixture", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A topic file in the current frontmatter generation.
+pub fn topic(name: &str, description: &str, kind: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\nmetadata:\n  type: {kind}\n---\n\n{body}\n")
+}
+
+/// Sets a file's modification time to `secs` after the epoch.
+pub fn set_mtime(p: &Path, secs: i64) {
+    filetime::set_file_mtime(p, filetime::FileTime::from_unix_time(secs, 0)).expect("set mtime");
+}
+
+/// Builds a memory folder of `n` topic files (for benchmarks), with an index of the first 150.
+pub fn populate_memdir(dir: &Path, n: usize) {
+    fs::create_dir_all(dir).expect("create memdir");
+    let kinds = ["user", "feedback", "project", "reference"];
+    let mut index = String::new();
+    for i in 0..n {
+        let name = format!("topic-{i:05}");
+        let body = format!("Fact number {i}. Related: [[topic-{:05}]].\n\n**Why:** benchmark.\n", (i + 1) % n.max(1));
+        fs::write(dir.join(format!("{name}.md")), topic(&name, &format!("Description of fact {i}"), kinds[i % 4], &body))
+            .expect("write topic");
+        if i < 150 {
+            index.push_str(&format!("- [{name}]({name}.md) — fact {i}\n"));
+        }
+    }
+    fs::write(dir.join("MEMORY.md"), index).expect("write index");
+}

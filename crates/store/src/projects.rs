@@ -1,0 +1,569 @@
+//! Project discovery: every folder under `<config>/projects/` (and under
+//! `<memory base>/projects/` when `CLAUDE_CODE_REMOTE_MEMORY_DIR` moves memory elsewhere),
+//! with the real project folder recovered, its memory and transcripts counted, and whether
+//! the project still exists.
+//!
+//! Folder names are lossy (`/a/b` and `/a-b` both become `-a-b`), so the real folder is
+//! recovered from evidence and always checked by sanitizing it again:
+//! 1. the `"cwd"` fields in the folder's newest transcripts (first 64 KiB of each, as Claude
+//!    Code's own lite readers do);
+//! 2. the keys of `projects` in the global config (`~/.claude.json`);
+//! 3. the canonical git roots and parent folders of every transcript `cwd` found anywhere,
+//!    which recovers memory-only folders (memory is keyed by the git root, transcripts by the
+//!    launch folder).
+
+use crate::env::Environment;
+use crate::git;
+use crate::paths::{is_session_id, node_normalize, read_global_config, AUTO_MEM_DIRNAME, ENTRYPOINT_NAME};
+use crate::settings::read_head;
+use mneme_core::sanitize::{long_name_prefix, sanitize_path};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `LITE_READ_BUF_SIZE`: how much of a transcript's head Claude Code's lite readers look at.
+pub const TRANSCRIPT_HEAD_BYTES: u64 = 64 * 1024;
+/// How many of a folder's newest transcripts are read to recover the project path.
+pub const TRANSCRIPTS_SAMPLED: usize = 3;
+/// Deepest folder level counted inside a memory folder; guards against symlink loops and
+/// pathological trees.
+const MAX_MEMORY_DEPTH: usize = 32;
+
+/// How the real project folder was recovered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PathEvidence {
+    /// A `"cwd"` in one of this folder's transcripts.
+    Transcript,
+    /// A key of `projects` in the global config.
+    GlobalConfig,
+    /// The git root or a parent folder of a `"cwd"` seen in another folder's transcripts.
+    RelatedTranscript,
+}
+
+/// One project folder as Claude Code left it on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectInfo {
+    /// The sanitized folder name, e.g. `-home-alice-code-app`.
+    pub folder_name: String,
+    /// The folder: `<config>/projects/<name>` when it exists, else the one under the memory base.
+    pub folder: PathBuf,
+    /// The real project folder, when it could be recovered.
+    pub project_path: Option<PathBuf>,
+    /// How [`Self::project_path`] was recovered.
+    pub evidence: Option<PathEvidence>,
+    /// Whether the recovered project folder still exists.
+    pub project_exists: bool,
+    /// A folder whose project no longer exists or could not be recovered.
+    pub orphaned: bool,
+    /// The auto-memory folder, when `memory/` exists.
+    pub memory_dir: Option<PathBuf>,
+    /// Whether `memory/MEMORY.md` exists.
+    pub has_memory_index: bool,
+    /// `*.md` files at any depth in the memory folder, except those named `MEMORY.md`.
+    pub topic_count: usize,
+    /// Session transcripts (`<uuid>.jsonl`) in the folder.
+    pub transcript_count: usize,
+    /// Newest modification time of the memory files and transcripts, in milliseconds since
+    /// the Unix epoch; `None` when there are none.
+    pub last_modified_ms: Option<i64>,
+}
+
+/// Where a folder name was found.
+#[derive(Default)]
+struct Found {
+    config: Option<PathBuf>,
+    memory: Option<PathBuf>,
+}
+
+/// What a folder's own transcripts say.
+struct TranscriptScan {
+    count: usize,
+    newest_ms: Option<i64>,
+    cwds: Vec<String>,
+}
+
+/// Lists every project folder Claude Code created, newest change first (folders with no
+/// files last, then by name).
+pub fn discover_projects(env: &Environment) -> Vec<ProjectInfo> {
+    let mut found: BTreeMap<String, Found> = BTreeMap::new();
+    let config_projects = env.projects_dir();
+    let memory_projects = env.memory_base().join("projects");
+    for (dir, is_config) in [(&config_projects, true), (&memory_projects, false)] {
+        let Ok(entries) = fs::read_dir(dir) else { continue };
+        for entry in entries.filter_map(Result::ok) {
+            let Ok(name) = entry.file_name().into_string() else { continue };
+            if !entry.path().is_dir() {
+                continue;
+            }
+            let slot = found.entry(name).or_default();
+            if is_config {
+                slot.config = Some(entry.path());
+            } else if slot.memory.is_none() {
+                slot.memory = Some(entry.path());
+            }
+        }
+    }
+
+    let scans: BTreeMap<&String, TranscriptScan> =
+        found.iter().map(|(name, f)| (name, scan_transcripts(f.config.as_deref()))).collect();
+    let config_keys = global_config_project_keys(env);
+    let related = related_candidates(scans.values().flat_map(|s| s.cwds.iter()));
+
+    let mut out: Vec<ProjectInfo> = found
+        .iter()
+        .map(|(name, f)| {
+            let scan = &scans[name];
+            let folder = f.config.clone().or_else(|| f.memory.clone()).unwrap_or_default();
+            // With a remote memory base the memory lives there; otherwise beside the transcripts.
+            let memory_parent = if memory_projects == config_projects { f.config.as_ref() } else { f.memory.as_ref() };
+            let memory_dir = memory_parent.map(|p| p.join(AUTO_MEM_DIRNAME)).filter(|m| m.is_dir());
+            let memory = memory_dir.as_deref().map(scan_memory).unwrap_or_default();
+
+            let (project_path, evidence) = recover_path(name, &scan.cwds, &config_keys, &related);
+            let project_exists = project_path.as_ref().is_some_and(|p| p.is_dir());
+            ProjectInfo {
+                folder_name: name.clone(),
+                folder,
+                project_path,
+                evidence,
+                project_exists,
+                orphaned: !project_exists,
+                has_memory_index: memory_dir.as_ref().is_some_and(|m| m.join(ENTRYPOINT_NAME).is_file()),
+                memory_dir,
+                topic_count: memory.topics,
+                transcript_count: scan.count,
+                last_modified_ms: max_opt(memory.newest_ms, scan.newest_ms),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.last_modified_ms.cmp(&a.last_modified_ms).then_with(|| a.folder_name.cmp(&b.folder_name)));
+    out
+}
+
+fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+fn mtime_ms(t: SystemTime) -> Option<i64> {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).ok(),
+        Err(before) => i64::try_from(before.duration().as_millis()).ok().map(|ms| -ms),
+    }
+}
+
+/// Counts `<uuid>.jsonl` files and reads the `"cwd"` values from the newest few.
+fn scan_transcripts(folder: Option<&Path>) -> TranscriptScan {
+    let mut scan = TranscriptScan { count: 0, newest_ms: None, cwds: Vec::new() };
+    let Some(entries) = folder.and_then(|f| fs::read_dir(f).ok()) else { return scan };
+    let mut transcripts: Vec<(Option<i64>, PathBuf)> = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Some(stem) = name.strip_suffix(".jsonl") else { continue };
+        if !is_session_id(stem) {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let ms = meta.modified().ok().and_then(mtime_ms);
+        scan.newest_ms = max_opt(scan.newest_ms, ms);
+        transcripts.push((ms, entry.path()));
+    }
+    scan.count = transcripts.len();
+    transcripts.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    for (_, path) in transcripts.iter().take(TRANSCRIPTS_SAMPLED) {
+        let Ok(head) = read_head(path, TRANSCRIPT_HEAD_BYTES) else { continue };
+        for cwd in extract_json_string_fields(&String::from_utf8_lossy(&head), "cwd") {
+            if !scan.cwds.contains(&cwd) {
+                scan.cwds.push(cwd);
+            }
+        }
+    }
+    scan
+}
+
+#[derive(Default)]
+struct MemoryScan {
+    topics: usize,
+    newest_ms: Option<i64>,
+}
+
+/// Counts topic files and finds the newest `.md` in a memory folder, like `scanMemoryFiles`
+/// (recursive, `*.md`, basename not `MEMORY.md`). Symlinks are not followed.
+fn scan_memory(dir: &Path) -> MemoryScan {
+    let mut scan = MemoryScan::default();
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((current, depth)) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&current) else { continue };
+        for entry in entries.filter_map(Result::ok) {
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if depth < MAX_MEMORY_DEPTH {
+                    stack.push((entry.path(), depth + 1));
+                }
+                continue;
+            }
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if !kind.is_file() || !name.ends_with(".md") {
+                continue;
+            }
+            if name != ENTRYPOINT_NAME {
+                scan.topics += 1;
+            }
+            let ms = entry.metadata().ok().and_then(|m| m.modified().ok()).and_then(mtime_ms);
+            scan.newest_ms = max_opt(scan.newest_ms, ms);
+        }
+    }
+    scan
+}
+
+/// Every value of a top-level-looking `"key":"…"` or `"key": "…"` in raw JSONL text, decoded,
+/// in order of appearance. Works on a truncated head, like Claude Code's
+/// `extractJsonStringField`: a value cut off by the buffer end is skipped.
+pub fn extract_json_string_fields(text: &str, key: &str) -> Vec<String> {
+    let mut hits: Vec<(usize, String)> = Vec::new();
+    for pattern in [format!("\"{key}\":\""), format!("\"{key}\": \"")] {
+        let mut from = 0;
+        while let Some(found) = text[from..].find(&pattern) {
+            let start = from + found + pattern.len();
+            let bytes = text.as_bytes();
+            let mut i = start;
+            let mut end = None;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'\\' => i += 2,
+                    b'"' => {
+                        end = Some(i);
+                        break;
+                    }
+                    _ => i += 1,
+                }
+            }
+            match end {
+                Some(e) => {
+                    hits.push((start, unescape_json_string(&text[start..e])));
+                    from = e + 1;
+                }
+                None => break,
+            }
+        }
+    }
+    hits.sort_by_key(|(pos, _)| *pos);
+    hits.into_iter().map(|(_, v)| v).collect()
+}
+
+/// `unescapeJsonString`: decodes JSON escapes (including surrogate pairs); text that does not
+/// decode is returned as it was.
+fn unescape_json_string(raw: &str) -> String {
+    if !raw.contains('\\') {
+        return raw.to_string();
+    }
+    serde_json::from_str::<String>(&format!("\"{raw}\"")).unwrap_or_else(|_| raw.to_string())
+}
+
+fn global_config_project_keys(env: &Environment) -> Vec<String> {
+    match read_global_config(env) {
+        Ok(Some(cfg)) => {
+            cfg.get("projects").and_then(|p| p.as_object()).map(|m| m.keys().cloned().collect()).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The git roots and parent folders of every transcript `cwd`, nearest first.
+fn related_candidates<'a>(cwds: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |s: String| {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    for cwd in cwds {
+        let path = Path::new(cwd);
+        if let Some(root) = git::find_canonical_git_root(path) {
+            push(root.to_string_lossy().into_owned());
+        }
+        let mut dir = node_normalize(cwd);
+        loop {
+            let parent = node_normalize(&format!("{dir}/.."));
+            if parent == dir || parent == "/" || parent == "." {
+                break;
+            }
+            push(parent.clone());
+            dir = parent;
+        }
+    }
+    out
+}
+
+/// Whether sanitizing `path` gives `folder` (exactly, or by the long-name prefix).
+fn names_folder(folder: &str, path: &str) -> bool {
+    sanitize_path(path) == folder || long_name_prefix(path).is_some_and(|p| folder.starts_with(&p))
+}
+
+/// Picks the real folder for `name`: strongest evidence first, and within the same evidence a
+/// folder that exists over one that does not.
+fn recover_path(
+    name: &str,
+    own_cwds: &[String],
+    config_keys: &[String],
+    related: &[String],
+) -> (Option<PathBuf>, Option<PathEvidence>) {
+    let tiers: [(&[String], PathEvidence); 3] = [
+        (own_cwds, PathEvidence::Transcript),
+        (config_keys, PathEvidence::GlobalConfig),
+        (related, PathEvidence::RelatedTranscript),
+    ];
+    let mut fallback: Option<(PathBuf, PathEvidence)> = None;
+    for (candidates, evidence) in tiers {
+        for candidate in candidates.iter().filter(|c| names_folder(name, c)) {
+            let path = PathBuf::from(candidate);
+            if path.is_dir() {
+                return (Some(path), Some(evidence));
+            }
+            fallback.get_or_insert((path, evidence));
+        }
+    }
+    match fallback {
+        Some((p, e)) => (Some(p), Some(e)),
+        None => (None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use filetime::{set_file_mtime, FileTime};
+    use serde_json::json;
+
+    const S1: &str = "11111111-1111-4111-8111-111111111111";
+    const S2: &str = "22222222-2222-4222-8222-222222222222";
+    const S3: &str = "33333333-3333-4333-8333-333333333333";
+
+    struct World {
+        _t: tempfile::TempDir,
+        root: PathBuf,
+        env: Environment,
+    }
+
+    fn world() -> World {
+        let t = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(t.path()).unwrap();
+        let env = Environment::with_home(root.join("home"))
+            .set_var("CLAUDE_CONFIG_DIR", root.join("home/.claude").to_str().unwrap());
+        fs::create_dir_all(root.join("home/.claude/projects")).unwrap();
+        World { _t: t, root, env }
+    }
+
+    impl World {
+        fn folder(&self, project: &Path) -> PathBuf {
+            self.env.projects_dir().join(sanitize_path(project.to_str().unwrap()))
+        }
+
+        fn transcript(&self, project: &Path, session: &str, cwd_json: &str, secs: i64) -> PathBuf {
+            let dir = self.folder(project);
+            fs::create_dir_all(&dir).unwrap();
+            let p = dir.join(format!("{session}.jsonl"));
+            let line1 = r#"{"type":"file-history-snapshot","messageId":"x"}"#;
+            let line2 = format!(
+                r#"{{"parentUuid":null,"isSidechain":false,"cwd":{cwd_json},"sessionId":"{session}","type":"user"}}"#
+            );
+            fs::write(&p, format!("{line1}\n{line2}\n")).unwrap();
+            set_file_mtime(&p, FileTime::from_unix_time(secs, 0)).unwrap();
+            p
+        }
+
+        fn memory(&self, folder_name: &str, files: &[(&str, i64)]) -> PathBuf {
+            let mem = self.env.projects_dir().join(folder_name).join("memory");
+            for (rel, secs) in files {
+                let p = mem.join(rel);
+                fs::create_dir_all(p.parent().unwrap()).unwrap();
+                fs::write(&p, "x").unwrap();
+                set_file_mtime(&p, FileTime::from_unix_time(*secs, 0)).unwrap();
+            }
+            fs::create_dir_all(&mem).unwrap();
+            mem
+        }
+    }
+
+    #[test]
+    fn extracts_and_unescapes_cwd() {
+        let cases: &[(&str, &[&str])] = &[
+            (r#"{"cwd":"/a/b"}"#, &["/a/b"]),
+            (r#"{"cwd": "/a/b"}"#, &["/a/b"]),
+            (r#"{"cwd":"C:\\Users\\x"}"#, &["C:\\Users\\x"]),
+            (r#"{"cwd":"/tmp/say \"hi\""}"#, &["/tmp/say \"hi\""]),
+            (r#"{"cwd":"/tmp/caf\u00e9/\ud83d\ude00"}"#, &["/tmp/café/😀"]),
+            (r#"{"cwd":"/tmp/π 😀"}"#, &["/tmp/π 😀"]),
+            (r#"{"cwd":"/a"}{"cwd": "/b"}{"cwd":"/c"}"#, &["/a", "/b", "/c"]),
+            (r#"{"oldcwd":"/x"}"#, &[]),
+            (r#"{"cwd":"/cut-off"#, &[]),
+            (r#"{"cwd":"/bad\q"}"#, &["/bad\\q"]),
+            (r#"{"cwd":""}"#, &[""]),
+        ];
+        for (text, expect) in cases {
+            let got = extract_json_string_fields(text, "cwd");
+            let got: Vec<&str> = got.iter().map(String::as_str).collect();
+            // `"oldcwd":"` still contains `cwd":"` but not `"cwd":"`, so it must not match.
+            assert_eq!(got, *expect, "{text}");
+        }
+    }
+
+    #[test]
+    fn discovers_projects_orphans_and_counts() {
+        let w = world();
+        let live = w.root.join("code/My App.v2 😀");
+        fs::create_dir_all(live.join(".git")).unwrap();
+        let gone = w.root.join("code/deleted-project");
+        let live_json = serde_json::to_string(live.to_str().unwrap()).unwrap();
+        // Escaped non-ASCII in the transcript must decode to the real folder.
+        let live_escaped = live_json.replace('😀', "\\ud83d\\ude00").replace(' ', "\\u0020");
+        w.transcript(&live, S1, &live_escaped, 1_000);
+        w.transcript(&live, S2, &live_json, 2_000);
+        fs::write(w.folder(&live).join("agent-abc.jsonl"), "{}").unwrap();
+        fs::create_dir_all(w.folder(&live).join(S1).join("subagents")).unwrap();
+        let live_name = sanitize_path(live.to_str().unwrap());
+        w.memory(
+            &live_name,
+            &[
+                ("MEMORY.md", 1_500),
+                ("user_role.md", 1_600),
+                ("team/notes.md", 1_700),
+                ("team/MEMORY.md", 1_800),
+                ("logs/2025/01/x.txt", 9_999),
+            ],
+        );
+
+        w.transcript(&gone, S3, &serde_json::to_string(gone.to_str().unwrap()).unwrap(), 3_000);
+        let unknown = w.env.projects_dir().join("-nowhere-at-all");
+        fs::create_dir_all(&unknown).unwrap();
+
+        let got = discover_projects(&w.env);
+        let names: Vec<&str> = got.iter().map(|p| p.folder_name.as_str()).collect();
+        assert_eq!(names, [sanitize_path(gone.to_str().unwrap()).as_str(), live_name.as_str(), "-nowhere-at-all"]);
+
+        let g = &got[0];
+        assert_eq!((g.project_path.as_deref(), g.evidence), (Some(gone.as_path()), Some(PathEvidence::Transcript)));
+        assert!(!g.project_exists && g.orphaned);
+        assert_eq!((g.transcript_count, g.memory_dir.as_ref(), g.last_modified_ms), (1, None, Some(3_000_000)));
+
+        let l = &got[1];
+        assert_eq!(l.project_path.as_deref(), Some(live.as_path()));
+        assert!(l.project_exists && !l.orphaned);
+        assert_eq!(l.transcript_count, 2, "agent-*.jsonl is not a session");
+        assert_eq!(l.topic_count, 2, "user_role.md and team/notes.md");
+        assert!(l.has_memory_index);
+        assert_eq!(l.memory_dir.as_deref(), Some(w.folder(&live).join("memory").as_path()));
+        assert_eq!(l.last_modified_ms, Some(2_000_000), "memory .md files and transcripts only");
+
+        let u = &got[2];
+        assert_eq!((u.project_path.as_ref(), u.evidence, u.orphaned, u.last_modified_ms), (None, None, true, None));
+
+        let v = serde_json::to_value(l).unwrap();
+        assert_eq!(v["folderName"], json!(live_name));
+        assert_eq!(v["lastModifiedMs"], json!(2_000_000));
+        assert_eq!(v["evidence"], json!("transcript"));
+    }
+
+    #[test]
+    fn recovers_memory_only_folders_from_git_root_and_global_config() {
+        let w = world();
+        // A session started in repo/sub: transcripts under -…-repo-sub, memory under -…-repo.
+        let repo = w.root.join("work/repo");
+        let sub = repo.join("sub");
+        fs::create_dir_all(&sub).unwrap();
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        w.transcript(&sub, S1, &serde_json::to_string(sub.to_str().unwrap()).unwrap(), 100);
+        w.memory(&sanitize_path(repo.to_str().unwrap()), &[("MEMORY.md", 50)]);
+        // A lossy name: `/work/a-b` exists, `/work/a/b` does not; the existing one wins.
+        let dashed = w.root.join("work/a-b");
+        fs::create_dir_all(&dashed).unwrap();
+        let slashed = w.root.join("work/a/b");
+        w.memory(&sanitize_path(dashed.to_str().unwrap()), &[]);
+        fs::write(
+            w.env.global_config_path(),
+            json!({"projects": {slashed.to_str().unwrap(): {}, dashed.to_str().unwrap(): {}}}).to_string(),
+        )
+        .unwrap();
+
+        let got = discover_projects(&w.env);
+        let by_name = |p: &Path| got.iter().find(|i| i.folder_name == sanitize_path(p.to_str().unwrap())).unwrap();
+        let r = by_name(&repo);
+        assert_eq!(
+            (r.project_path.as_deref(), r.evidence),
+            (Some(repo.as_path()), Some(PathEvidence::RelatedTranscript))
+        );
+        assert!(r.has_memory_index && !r.orphaned);
+        let s = by_name(&sub);
+        assert_eq!((s.project_path.as_deref(), s.evidence), (Some(sub.as_path()), Some(PathEvidence::Transcript)));
+        assert!(s.memory_dir.is_none());
+        let d = by_name(&dashed);
+        assert_eq!((d.project_path.as_deref(), d.evidence), (Some(dashed.as_path()), Some(PathEvidence::GlobalConfig)));
+        assert_eq!(d.topic_count, 0);
+        assert_eq!(d.last_modified_ms, None);
+    }
+
+    #[test]
+    fn long_paths_match_by_prefix_and_remote_memory_base_merges() {
+        let w = world();
+        let long = w.root.join(format!("{}/{}", "l".repeat(120), "m".repeat(120)));
+        fs::create_dir_all(&long).unwrap();
+        let prefix = long_name_prefix(long.to_str().unwrap()).unwrap();
+        // Written by another runtime: same 200-character prefix, different hash suffix.
+        let folder = w.env.projects_dir().join(format!("{prefix}otherhash"));
+        fs::create_dir_all(&folder).unwrap();
+        let t = folder.join(format!("{S1}.jsonl"));
+        fs::write(&t, format!("{{\"cwd\":{}}}\n", serde_json::to_string(long.to_str().unwrap()).unwrap())).unwrap();
+
+        // With a remote memory base, memory for the same name lives there.
+        let remote = w.root.join("remote");
+        let env = w.env.clone().set_var("CLAUDE_CODE_REMOTE_MEMORY_DIR", remote.to_str().unwrap());
+        let mem = remote.join("projects").join(format!("{prefix}otherhash")).join("memory");
+        fs::create_dir_all(&mem).unwrap();
+        fs::write(mem.join("a.md"), "x").unwrap();
+        fs::create_dir_all(remote.join("projects/-remote-only")).unwrap();
+
+        let got = discover_projects(&env);
+        assert_eq!(got.len(), 2);
+        let p = got.iter().find(|p| p.folder_name.starts_with(&prefix)).unwrap();
+        assert_eq!(p.project_path.as_deref(), Some(long.as_path()));
+        assert_eq!(p.folder, folder);
+        assert_eq!(p.memory_dir.as_deref(), Some(mem.as_path()));
+        assert_eq!((p.topic_count, p.transcript_count), (1, 1));
+        let r = got.iter().find(|p| p.folder_name == "-remote-only").unwrap();
+        assert_eq!(r.folder, remote.join("projects/-remote-only"));
+        assert!(r.orphaned);
+    }
+
+    #[test]
+    fn only_the_head_of_a_transcript_is_read() {
+        let w = world();
+        let real = w.root.join("proj");
+        fs::create_dir_all(&real).unwrap();
+        let dir = w.folder(&real);
+        fs::create_dir_all(&dir).unwrap();
+        let filler = format!("{{\"pad\":\"{}\"}}\n", "x".repeat(TRANSCRIPT_HEAD_BYTES as usize));
+        fs::write(dir.join(format!("{S1}.jsonl")), format!("{filler}{{\"cwd\":\"{}\"}}\n", real.display())).unwrap();
+        let got = discover_projects(&w.env);
+        assert_eq!(got[0].evidence, None, "the cwd beyond 64 KiB is not read");
+        assert!(got[0].orphaned);
+    }
+
+    #[test]
+    fn empty_or_missing_projects_dir() {
+        let t = tempfile::tempdir().unwrap();
+        let env = Environment::with_home(t.path().join("nohome"));
+        assert!(discover_projects(&env).is_empty());
+    }
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Build the Claude Code fixtures for the real-world memory corpus (testdata/realworld).
+
+Usage: build_fixtures.py [NAME ...]      (default: every <owner>__<repo>/ with a tree/)
+
+For each corpus entry testdata/realworld/<owner>__<repo>/ it (re)creates
+    /tmp/ccreal/<owner>__<repo>/repo/     git repo: tree/ copied in, one commit
+    /tmp/ccreal/<owner>__<repo>/home/     HOME; home/.claude is CLAUDE_CONFIG_DIR (empty)
+    .../home/.claude/projects/<sanitize(repo)>/memory/   copy of tree/.claude/memory/ (auto-memory)
+    /tmp/ccreal/<owner>__<repo>/cases/<case>.env        CWD=... (+ STUB_ARGS)
+The ROOT is fixed (/tmp/ccreal): the auto-memory dir name and every path in the captures
+derive from it. Files are written in sorted path order; rules-dir readdir order is recorded
+because Claude Code loads rules in readdir order.
+"""
+import os, shutil, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+from make_fixtures import sanitize  # noqa: E402  (Claude Code 2.1.197 algorithm)
+
+ROOT = "/tmp/ccreal"
+
+# extra cases beyond "root" (cwd = repo root). Values: (cwd relative to fixture, stub args or "")
+EXTRA = {
+    "Tresjs__tres": {"nested_core": ("repo/packages/core", ""),
+                     "nested_leches": ("repo/packages/leches", "")},
+}
+
+
+def git(cwd, *args):
+    # fixed dates -> the same commit hash on every rebuild (the hash shows up in the request's gitStatus)
+    env = dict(os.environ, GIT_AUTHOR_DATE="2026-01-01T00:00:00+0000",
+               GIT_COMMITTER_DATE="2026-01-01T00:00:00+0000")
+    subprocess.run(["git", "-c", "user.email=fixture@example.com", "-c", "user.name=fixture",
+                    "-c", "init.defaultBranch=main", *args], cwd=cwd, check=True, env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def copytree_sorted(src, dst):
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames.sort()
+        rel = os.path.relpath(dirpath, src)
+        os.makedirs(os.path.join(dst, rel), exist_ok=True)
+        for fn in sorted(filenames):
+            shutil.copyfile(os.path.join(dirpath, fn), os.path.join(dst, rel, fn))
+
+
+def build(name):
+    tree = os.path.join(HERE, name, "tree")
+    fx = os.path.join(ROOT, name)
+    if os.path.exists(fx):
+        shutil.rmtree(fx)
+    repo = os.path.join(fx, "repo")
+    copytree_sorted(tree, repo)
+    git(repo, "init", "-q", ".")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "fixture", "--allow-empty")
+    os.makedirs(os.path.join(fx, "home", ".claude"))
+    mem_src = os.path.join(tree, ".claude", "memory")
+    md = os.path.join(fx, "home", ".claude", "projects", sanitize(repo), "memory")
+    if os.path.isdir(mem_src):
+        copytree_sorted(mem_src, md)
+    cases = {"root": ("repo", "")}
+    cases.update(EXTRA.get(name, {}))
+    os.makedirs(os.path.join(fx, "cases"))
+    for c, (cwd, stub) in cases.items():
+        with open(os.path.join(fx, "cases", c + ".env"), "w") as f:
+            f.write(f"CWD='{cwd}'\n")
+            if stub:
+                f.write(f"STUB_ARGS='{stub.format(repo=repo)}'\n")
+    print(f"{fx}  memdir={md if os.path.isdir(mem_src) else '-'}  cases={','.join(cases)}")
+
+
+def main():
+    names = sys.argv[1:] or sorted(d for d in os.listdir(HERE)
+                                   if os.path.isdir(os.path.join(HERE, d, "tree")))
+    for n in names:
+        build(n)
+
+
+if __name__ == "__main__":
+    main()
