@@ -5,6 +5,7 @@
 
 pub mod env;
 pub mod git;
+pub mod memdir;
 pub mod paths;
 pub mod projects;
 pub mod settings;

@@ -1,0 +1,162 @@
+//! What can go wrong in the memory folder, worded for the person who has to act on it.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Every failure of a memory-folder operation. Messages say what happened and what to do;
+/// [`code`](MemdirError::code) gives front ends a closed set of stable identifiers.
+#[derive(Debug, thiserror::Error)]
+pub enum MemdirError {
+    /// The optimistic-concurrency check failed: the file is not what the caller read.
+    #[error("{path} changed on disk since you opened it (Claude Code may have written it). Reload it, then make your edit again.")]
+    ChangedOnDisk {
+        /// The file, relative to the memory folder.
+        path: String,
+    },
+    /// A create, rename or restore would have replaced an existing file.
+    #[error("{path} already exists in the memory folder. Choose another file name, or open the existing memory and edit it instead.")]
+    AlreadyExists {
+        /// The file, relative to the memory folder.
+        path: String,
+    },
+    /// The file to read, edit, rename or delete is not there.
+    #[error("{path} does not exist in the memory folder; it may have been renamed or deleted. Reload the list and try again.")]
+    NotFound {
+        /// The file, relative to the memory folder.
+        path: String,
+    },
+    /// A relative path failed validation (traversal, absolute, not `.md`, …).
+    #[error("\"{path}\" is not a usable memory path: {reason}.")]
+    InvalidPath {
+        /// The path as given.
+        path: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A path resolves outside the memory folder, through a symbolic link.
+    #[error("\"{path}\" leads outside the memory folder {root} ({detail}). Mneme only reads and writes inside the memory folder; remove the link or pick a path inside the folder.")]
+    OutsideMemdir {
+        /// The path as given.
+        path: String,
+        /// The memory folder.
+        root: PathBuf,
+        /// Which link escapes, or why containment could not be checked.
+        detail: String,
+    },
+    /// The path is a folder, a symbolic link, a pipe or similar where a plain file was needed.
+    #[error("{path} is not a regular file ({detail}). Mneme only edits plain files; replace it with a regular file or delete it.")]
+    NotARegularFile {
+        /// The path, relative to the memory folder.
+        path: String,
+        /// What it is instead.
+        detail: String,
+    },
+    /// A field of a request (name, description, revision, trash id, …) was refused.
+    #[error("The {field} is not usable: {reason}.")]
+    InvalidInput {
+        /// Which input.
+        field: &'static str,
+        /// Why, and what would be accepted.
+        reason: String,
+    },
+    /// A field edit was asked of a file whose frontmatter YAML does not parse.
+    #[error("The frontmatter of {path} is malformed ({detail}). Fix it in the text editor before editing its fields.")]
+    MalformedFrontmatter {
+        /// The file, relative to the memory folder.
+        path: String,
+        /// The YAML error.
+        detail: String,
+    },
+    /// A field edit could not be made without disturbing other frontmatter.
+    #[error("Mneme cannot change the frontmatter of {path} without rewriting parts it does not understand ({reason}). Edit the file as text instead.")]
+    FrontmatterNotEditable {
+        /// The file, relative to the memory folder.
+        path: String,
+        /// What stood in the way.
+        reason: String,
+    },
+    /// A field edit was asked of a file that is not valid UTF-8.
+    #[error("{path} is not valid UTF-8, so editing it in place could damage it. Edit it as text, or fix its encoding first.")]
+    NotUtf8 {
+        /// The file, relative to the memory folder.
+        path: String,
+    },
+    /// The memory folder path names something that is not a folder.
+    #[error("The memory folder {root} is not a folder. Check the autoMemoryDirectory setting, or move the file that is in the way.")]
+    RootNotADirectory {
+        /// The configured memory folder.
+        root: PathBuf,
+    },
+    /// The trash folder was configured inside the memory folder.
+    #[error("The trash folder {trash} is inside the memory folder {root}, where Claude Code would read deleted memories as live ones. Use a trash folder in Mneme's data directory.")]
+    TrashInsideMemdir {
+        /// The configured trash folder.
+        trash: PathBuf,
+        /// The memory folder.
+        root: PathBuf,
+    },
+    /// No trash entry has this id.
+    #[error("There is no trash entry \"{id}\"; it may have been restored or purged already. Reload the trash list.")]
+    TrashEntryNotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// A trash entry's record is missing or unreadable.
+    #[error("Trash entry \"{id}\" is damaged ({detail}); its files are still in {dir}. Restore them by hand.")]
+    TrashEntryDamaged {
+        /// The entry.
+        id: String,
+        /// Its folder.
+        dir: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A trash entry belongs to a different memory folder.
+    #[error("Trash entry \"{id}\" came from another memory folder ({origin}). Open that project to restore it.")]
+    TrashEntryForeign {
+        /// The entry.
+        id: String,
+        /// The memory folder it was deleted from.
+        origin: PathBuf,
+    },
+    /// An operating-system error.
+    #[error("Could not {action} {path}: {source}. Check that it exists and that you may write there, then try again.")]
+    Io {
+        /// What Mneme was doing ("read", "write", "rename", …).
+        action: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl MemdirError {
+    /// A stable identifier for front ends (`changed-on-disk`, `not-found`, …).
+    pub fn code(&self) -> &'static str {
+        match self {
+            MemdirError::ChangedOnDisk { .. } => "changed-on-disk",
+            MemdirError::AlreadyExists { .. } => "already-exists",
+            MemdirError::NotFound { .. } => "not-found",
+            MemdirError::InvalidPath { .. } => "invalid-path",
+            MemdirError::OutsideMemdir { .. } => "outside-memdir",
+            MemdirError::NotARegularFile { .. } => "not-a-regular-file",
+            MemdirError::InvalidInput { .. } => "invalid-input",
+            MemdirError::MalformedFrontmatter { .. } => "malformed-frontmatter",
+            MemdirError::FrontmatterNotEditable { .. } => "frontmatter-not-editable",
+            MemdirError::NotUtf8 { .. } => "not-utf8",
+            MemdirError::RootNotADirectory { .. } => "root-not-a-directory",
+            MemdirError::TrashInsideMemdir { .. } => "trash-inside-memdir",
+            MemdirError::TrashEntryNotFound { .. } => "trash-entry-not-found",
+            MemdirError::TrashEntryDamaged { .. } => "trash-entry-damaged",
+            MemdirError::TrashEntryForeign { .. } => "trash-entry-foreign",
+            MemdirError::Io { .. } => "io",
+        }
+    }
+}
+
+/// `map_err` adapter: `fs::read(p).map_err(io_err("read", p))`.
+pub(crate) fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> MemdirError + 'a {
+    move |source| MemdirError::Io { action, path: path.to_path_buf(), source }
+}

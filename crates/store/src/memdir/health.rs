@@ -1,0 +1,565 @@
+//! How well the index serves Claude Code: whether `MEMORY.md` fits the 200-line / 25,000-unit
+//! cap and exactly which entries fall past it, memories nobody indexed, index lines pointing
+//! nowhere, duplicates, long lines and `[[links]]` to memories that do not exist (yet); plus
+//! the fixes, each an atomic, conflict-checked rewrite of the index.
+//!
+//! The cap is measured as Claude Code measures it: on the text after a frontmatter block is
+//! stripped, trimmed with JavaScript's `trim()`, counting lines by `split('\n')` and length in
+//! UTF-16 units (`truncateEntrypointContent`). Claude Code also strips block-level HTML
+//! comments first; Mneme does not (that needs the markdown lexer of the CLAUDE.md loader), so
+//! an index with HTML comments is measured slightly larger than Claude Code measures it.
+
+use super::index::{loaded_span, parse_index, render_entry, IndexDoc, LONG_INDEX_LINE_UNITS};
+use super::{Memdir, MemdirError, Problem, ProblemKind, Revision, Scan, Scope, TEAM_DIR};
+use mneme_core::text::{utf16_len, MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+use std::fs;
+use std::path::Path;
+
+/// An index line that holds an entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexEntryRef {
+    /// 1-based line number.
+    pub line: usize,
+    /// The target, relative to the memory folder.
+    pub rel_path: String,
+    /// The line, verbatim.
+    pub text: String,
+}
+
+/// A target indexed more than once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Duplicate {
+    /// The target, relative to the memory folder.
+    pub rel_path: String,
+    /// Every line (1-based) pointing at it.
+    pub lines: Vec<usize>,
+}
+
+/// An index line longer than [`LONG_INDEX_LINE_UNITS`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LongLine {
+    /// 1-based line number.
+    pub line: usize,
+    /// Its length in UTF-16 units.
+    pub units: usize,
+}
+
+/// A `[[link]]` that matches no memory's `name:`, file stem or path. Claude Code's own
+/// instructions call these fine ("it marks something worth writing later"), so this is
+/// information, not an error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DanglingLink {
+    /// The file holding the link, relative to the memory folder.
+    pub from: String,
+    /// The link name.
+    pub link: String,
+}
+
+/// The state of one index file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexHealth {
+    /// `MEMORY.md` or `team/MEMORY.md`.
+    pub rel_path: String,
+    /// Whether the file exists.
+    pub exists: bool,
+    /// What was measured.
+    pub revision: Revision,
+    /// Lines of the trimmed text, as Claude Code counts them.
+    pub line_count: usize,
+    /// UTF-16 units of the trimmed text.
+    pub unit_count: usize,
+    /// The line cap (200).
+    pub max_lines: usize,
+    /// The unit cap (25,000).
+    pub max_units: usize,
+    /// Whether Claude Code loads only part of the index.
+    pub truncated: bool,
+    /// Over the line cap.
+    pub line_truncated: bool,
+    /// Over the unit cap.
+    pub unit_truncated: bool,
+    /// The last file line (1-based) Claude Code loads in full; 0 when none.
+    pub loaded_through_line: usize,
+    /// How many lines hold entries.
+    pub entry_count: usize,
+    /// Entries whose line is not fully loaded: Claude Code does not see them.
+    pub past_cap: Vec<IndexEntryRef>,
+    /// Entries whose target file does not exist.
+    pub missing_targets: Vec<IndexEntryRef>,
+    /// Targets indexed more than once.
+    pub duplicates: Vec<Duplicate>,
+    /// Lines over about 200 characters.
+    pub long_lines: Vec<LongLine>,
+}
+
+/// The health of a memory folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    /// Readable topic files.
+    pub topic_count: usize,
+    /// `MEMORY.md`.
+    pub index: IndexHealth,
+    /// `team/MEMORY.md`, when there is a `team/` folder.
+    pub team_index: Option<IndexHealth>,
+    /// Topic files no index line points at (daily logs under `logs/` excepted: they are
+    /// not meant to be indexed).
+    pub unindexed: Vec<String>,
+    /// `[[links]]` that match no memory.
+    pub dangling_links: Vec<DanglingLink>,
+    /// Files the scan could not read fully, and an unreadable index.
+    pub problems: Vec<Problem>,
+}
+
+/// What one index fix changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexFix {
+    /// `MEMORY.md` or `team/MEMORY.md`.
+    pub index_rel_path: String,
+    /// Lines added.
+    pub added: Vec<String>,
+    /// Lines removed (kept here so the user can see, and copy back, what went).
+    pub removed: Vec<String>,
+    /// Lines moved up.
+    pub moved: Vec<String>,
+    /// The index's new revision, when it was written.
+    pub revision: Option<Revision>,
+    /// Entries still past the cap afterwards.
+    pub past_cap_after: Vec<IndexEntryRef>,
+}
+
+/// For each line of `content` (split on `\n`, as [`IndexDoc`] does), whether Claude Code
+/// loads it in full.
+fn loaded_lines(content: &str) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
+    let (t, start, len) = loaded_span(content);
+    let end = start + len;
+    let mut flags = Vec::new();
+    let mut pos = 0;
+    let pieces: Vec<&str> = content.split('\n').collect();
+    let n = pieces.len();
+    for (i, piece) in pieces.into_iter().enumerate() {
+        if i + 1 == n && piece.is_empty() {
+            break;
+        }
+        let text_end = pos + piece.strip_suffix('\r').unwrap_or(piece).len();
+        flags.push(text_end <= end);
+        pos += piece.len() + 1;
+    }
+    (t, flags)
+}
+
+/// Whether the line at 0-based `index` of `content` falls past Claude Code's cap.
+pub(crate) fn line_past_cap(content: &str, index: usize) -> bool {
+    !loaded_lines(content).1.get(index).copied().unwrap_or(false)
+}
+
+fn past_cap_entries(content: &str, scope: Scope, root: &Path) -> Vec<IndexEntryRef> {
+    let (_, flags) = loaded_lines(content);
+    parse_index(content, scope, root)
+        .into_iter()
+        .filter(|l| !flags.get(l.number - 1).copied().unwrap_or(false))
+        .filter_map(|l| l.entry.map(|e| IndexEntryRef { line: l.number, rel_path: e.rel_path, text: l.text }))
+        .collect()
+}
+
+impl Memdir {
+    fn target_exists(&self, rel: &str) -> bool {
+        fs::symlink_metadata(self.abs(rel)).is_ok()
+    }
+
+    fn index_health(&self, scope: Scope, problems: &mut Vec<Problem>) -> IndexHealth {
+        let rel = scope.index_rel_path();
+        let (content, revision) = match self.read_index(scope) {
+            Ok(f) => (f.content, f.revision),
+            Err(e) => {
+                problems.push(Problem::new(rel, ProblemKind::IndexUnreadable, e.to_string()));
+                (String::new(), Revision::ABSENT)
+            }
+        };
+        let (t, flags) = loaded_lines(&content);
+        let mut h = IndexHealth {
+            rel_path: rel.into(),
+            exists: revision.exists(),
+            revision,
+            line_count: if content.is_empty() { 0 } else { t.line_count },
+            unit_count: t.unit_count,
+            max_lines: MAX_ENTRYPOINT_LINES,
+            max_units: MAX_ENTRYPOINT_UNITS,
+            truncated: t.was_truncated(),
+            line_truncated: t.was_line_truncated,
+            unit_truncated: t.was_unit_truncated,
+            loaded_through_line: flags.iter().take_while(|f| **f).count(),
+            entry_count: 0,
+            past_cap: Vec::new(),
+            missing_targets: Vec::new(),
+            duplicates: Vec::new(),
+            long_lines: Vec::new(),
+        };
+        let mut by_target: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for line in parse_index(&content, scope, &self.root) {
+            let units = utf16_len(&line.text);
+            if units > LONG_INDEX_LINE_UNITS {
+                h.long_lines.push(LongLine { line: line.number, units });
+            }
+            let Some(e) = line.entry else { continue };
+            h.entry_count += 1;
+            let r = IndexEntryRef { line: line.number, rel_path: e.rel_path.clone(), text: line.text };
+            if !flags.get(line.number - 1).copied().unwrap_or(false) {
+                h.past_cap.push(r.clone());
+            }
+            if !self.target_exists(&e.rel_path) {
+                h.missing_targets.push(r);
+            }
+            by_target.entry(e.rel_path).or_default().push(line.number);
+        }
+        h.duplicates = by_target
+            .into_iter()
+            .filter(|(_, lines)| lines.len() > 1)
+            .map(|(rel_path, lines)| Duplicate { rel_path, lines })
+            .collect();
+        h
+    }
+
+    /// Every target any index points at.
+    fn indexed_targets(&self) -> HashSet<String> {
+        [Scope::Private, Scope::Team]
+            .into_iter()
+            .filter_map(|s| self.read_index(s).ok())
+            .flat_map(|f| f.lines.into_iter().filter_map(|l| l.entry.map(|e| e.rel_path)))
+            .collect()
+    }
+
+    fn has_team_dir(&self) -> bool {
+        fs::symlink_metadata(self.root.join(TEAM_DIR)).is_ok()
+    }
+
+    /// The health report. Never fails: what cannot be read becomes a [`Problem`].
+    pub fn health(&self) -> Health {
+        let scan = self.scan().unwrap_or_else(|e| Scan {
+            files: Vec::new(),
+            problems: vec![Problem::new("", ProblemKind::UnreadableFolder, e.to_string())],
+        });
+        let mut problems = scan.problems;
+        let index = self.index_health(Scope::Private, &mut problems);
+        let team_index = self.has_team_dir().then(|| self.index_health(Scope::Team, &mut problems));
+        let indexed = self.indexed_targets();
+        let unindexed = scan
+            .files
+            .iter()
+            .filter(|f| !indexed.contains(&f.rel_path) && !f.rel_path.starts_with("logs/"))
+            .map(|f| f.rel_path.clone())
+            .collect();
+        let mut known: HashSet<&str> = HashSet::new();
+        for f in &scan.files {
+            known.insert(f.stem());
+            known.insert(f.rel_path.strip_suffix(".md").unwrap_or(&f.rel_path));
+            if let Some(n) = &f.name {
+                known.insert(n);
+            }
+        }
+        let dangling_links = scan
+            .files
+            .iter()
+            .flat_map(|f| {
+                f.links
+                    .iter()
+                    .filter(|l| !known.contains(l.as_str()))
+                    .map(|l| DanglingLink { from: f.rel_path.clone(), link: l.clone() })
+            })
+            .collect();
+        Health { topic_count: scan.files.len(), index, team_index, unindexed, dangling_links, problems }
+    }
+
+    fn fix_result(&self, scope: Scope, added: Vec<String>, removed: Vec<String>, moved: Vec<String>, revision: Option<Revision>) -> IndexFix {
+        let past_cap_after = self
+            .read_index(scope)
+            .map(|f| past_cap_entries(&f.content, scope, &self.root))
+            .unwrap_or_default();
+        IndexFix { index_rel_path: scope.index_rel_path().into(), added, removed, moved, revision, past_cap_after }
+    }
+
+    /// Adds `- [name](file.md) — description` for every topic file no index points at: to
+    /// `MEMORY.md` for private files, to `team/MEMORY.md` for team files (daily logs under
+    /// `logs/` excepted). Returns one fix per index that changed.
+    pub fn add_missing_index_lines(&self) -> Result<Vec<IndexFix>, MemdirError> {
+        let scan = self.scan()?;
+        let indexed = self.indexed_targets();
+        let mut fixes = Vec::new();
+        for scope in [Scope::Private, Scope::Team] {
+            let missing: Vec<_> = scan
+                .files
+                .iter()
+                .filter(|f| f.scope == scope && !indexed.contains(&f.rel_path) && !f.rel_path.starts_with("logs/"))
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            let root = self.root.clone();
+            let (added, revision) = self.edit_index(scope, |doc| {
+                let present: HashSet<String> = doc.entries(scope, &root).into_iter().map(|(_, e)| e.rel_path).collect();
+                let mut added = Vec::new();
+                for f in missing.iter().filter(|f| !present.contains(&f.rel_path)) {
+                    let line = render_entry(f.display_name(), &f.rel_path, scope, f.description.as_deref());
+                    doc.append(line.clone());
+                    added.push(line);
+                }
+                added
+            })?;
+            if !added.is_empty() {
+                fixes.push(self.fix_result(scope, added, Vec::new(), Vec::new(), revision));
+            }
+        }
+        Ok(fixes)
+    }
+
+    /// Removes index lines whose target file does not exist. The removed lines are returned.
+    pub fn drop_dangling_index_lines(&self) -> Result<Vec<IndexFix>, MemdirError> {
+        let mut fixes = Vec::new();
+        for scope in [Scope::Private, Scope::Team] {
+            let root = self.root.clone();
+            let (removed, revision) = self.edit_index(scope, |doc| {
+                let hits: Vec<usize> = doc
+                    .entries(scope, &root)
+                    .into_iter()
+                    .filter(|(_, e)| !self.target_exists(&e.rel_path))
+                    .map(|(i, _)| i)
+                    .collect();
+                doc.remove(&hits)
+            })?;
+            if !removed.is_empty() {
+                fixes.push(self.fix_result(scope, Vec::new(), removed, Vec::new(), revision));
+            }
+        }
+        Ok(fixes)
+    }
+
+    /// Makes room in an index for what matters: removes repeated entries for the same target
+    /// (the first stays), then moves the entries for `priority` (paths relative to the memory
+    /// folder, most important first) to where the first entry is, keeping every other line
+    /// in its order. The result reports which entries are still past the cap.
+    pub fn reorder_index(&self, scope: Scope, priority: &[String]) -> Result<IndexFix, MemdirError> {
+        let root = self.root.clone();
+        let ((removed, moved), revision) = self.edit_index(scope, |doc: &mut IndexDoc| {
+            let mut seen = HashSet::new();
+            let repeats: Vec<usize> = doc
+                .entries(scope, &root)
+                .into_iter()
+                .filter(|(_, e)| !seen.insert(e.rel_path.clone()))
+                .map(|(i, _)| i)
+                .collect();
+            let removed = doc.remove(&repeats);
+
+            let entries = doc.entries(scope, &root);
+            let Some(&(first_slot, _)) = entries.first() else { return (removed, Vec::new()) };
+            let mut picked: Vec<usize> = Vec::new();
+            for p in priority {
+                if let Some((i, _)) = entries.iter().find(|(_, e)| &e.rel_path == p) {
+                    if !picked.contains(i) {
+                        picked.push(*i);
+                    }
+                }
+            }
+            // Lines already in place at the top, in priority order, need not move.
+            if picked.iter().enumerate().all(|(k, &i)| i == first_slot + k) {
+                return (removed, Vec::new());
+            }
+            let crlf = doc.crlf();
+            let mut taken: Vec<_> = picked.iter().map(|&i| doc.lines[i].clone()).collect();
+            let mut order = picked.clone();
+            order.sort_unstable();
+            for &i in order.iter().rev() {
+                doc.lines.remove(i);
+            }
+            let moved = taken.iter().map(|l| l.text.clone()).collect();
+            for (k, mut line) in taken.drain(..).enumerate() {
+                line.crlf = crlf;
+                doc.lines.insert(first_slot + k, line);
+            }
+            (removed, moved)
+        })?;
+        Ok(self.fix_result(scope, Vec::new(), removed, moved, revision))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    fn entries(n: usize) -> String {
+        (1..=n).map(|i| format!("- [m{i}](m{i}.md) — hook {i}\n")).collect()
+    }
+
+    fn check_cap(content: &str, truncated: bool, past_cap_lines: &[usize]) {
+        let t = TestDir::new();
+        t.write("MEMORY.md", content);
+        let h = t.memdir().health();
+        assert_eq!(h.index.truncated, truncated, "lines {} units {}", h.index.line_count, h.index.unit_count);
+        let got: Vec<usize> = h.index.past_cap.iter().map(|r| r.line).collect();
+        assert_eq!(got, past_cap_lines);
+    }
+
+    #[test]
+    fn exactly_200_lines_fit_and_201_do_not() {
+        check_cap(&entries(200), false, &[]);
+        check_cap(&entries(201), true, &[201]);
+        check_cap(&format!("\n\n{}", entries(200)), false, &[]); // leading blank lines are trimmed
+        check_cap(&format!("---\ntitle: x\n---\n{}", entries(200)), false, &[]); // frontmatter is stripped
+        let t = TestDir::new();
+        t.write("MEMORY.md", &entries(203));
+        let h = t.memdir().health();
+        assert_eq!((h.index.line_count, h.index.loaded_through_line, h.index.entry_count), (203, 200, 203));
+        assert!(h.index.line_truncated && !h.index.unit_truncated);
+    }
+
+    /// An index of `lines` entries whose trimmed text is exactly `units` UTF-16 units, with
+    /// astral characters so units differ from bytes and chars.
+    fn index_of_units(units: usize) -> String {
+        let mut s = String::new();
+        let mut i = 0;
+        loop {
+            let line = format!("- [😀 {i:03}](m{i:03}.md) — {}", "x".repeat(130));
+            let need = utf16_len(&s) + usize::from(!s.is_empty()) + utf16_len(&line);
+            if need > units {
+                break;
+            }
+            if !s.is_empty() {
+                s.push('\n');
+            }
+            s.push_str(&line);
+            i += 1;
+        }
+        let pad = units - utf16_len(&s) - 1;
+        s.push('\n');
+        s.push_str(&format!("- [pad](pad.md) {}", "y".repeat(pad - "- [pad](pad.md) ".len())));
+        assert_eq!(utf16_len(&s), units);
+        s
+    }
+
+    #[test]
+    fn exactly_25000_units_fit_and_25001_do_not() {
+        let at = index_of_units(25_000);
+        check_cap(&format!("{at}\n"), false, &[]);
+        let over = index_of_units(25_001);
+        let last = over.lines().count();
+        check_cap(&over, true, &[last]);
+        let t = TestDir::new();
+        t.write("MEMORY.md", &over);
+        let h = t.memdir().health();
+        assert!(h.index.unit_truncated && !h.index.line_truncated);
+        assert_eq!(h.index.unit_count, 25_001);
+        assert!(over.len() > 25_001, "bytes differ from units");
+    }
+
+    #[test]
+    fn reports_unindexed_missing_duplicates_long_lines_and_links() {
+        let t = TestDir::new();
+        t.write(
+            "MEMORY.md",
+            &format!(
+                "# Index\n- [A](a.md) — a\n- [Gone](gone.md) — removed by hand\n- [A twice](a.md)\n- [Long](b.md) — {}\n",
+                "z".repeat(200)
+            ),
+        );
+        t.write("a.md", "---\nname: alpha\n---\n[[beta]] [[b]] [[alpha]] [[nobody]]");
+        t.write("b.md", "---\nname: beta\n---\n");
+        t.write("c.md", "unindexed");
+        t.write("logs/2026/01/2026-01-01.md", "daily log, never indexed");
+        t.write("team/t.md", "team memory, [[sub/deep]]");
+        t.write("sub/deep.md", "x");
+        let h = t.memdir().health();
+        assert_eq!(h.topic_count, 6);
+        assert_eq!(h.unindexed, ["c.md", "sub/deep.md", "team/t.md"]);
+        assert_eq!(h.index.missing_targets.iter().map(|r| r.line).collect::<Vec<_>>(), [3]);
+        assert_eq!(h.index.duplicates, vec![Duplicate { rel_path: "a.md".into(), lines: vec![2, 4] }]);
+        assert_eq!(h.index.long_lines.iter().map(|l| l.line).collect::<Vec<_>>(), [5]);
+        assert_eq!(h.dangling_links, vec![DanglingLink { from: "a.md".into(), link: "nobody".into() }]);
+        let team = h.team_index.unwrap();
+        assert!(!team.exists);
+        assert_eq!(team.entry_count, 0);
+        assert!(h.problems.is_empty(), "{:?}", h.problems);
+    }
+
+    #[test]
+    fn fixes_add_drop_and_reorder() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [A](a.md) — a\n- [Gone](gone.md)\n");
+        t.write("a.md", "a");
+        t.write("b.md", "---\nname: Bee\ndescription: the b memory\n---\n");
+        t.write("team/t.md", "t");
+        let m = t.memdir();
+        let added = m.add_missing_index_lines().unwrap();
+        assert_eq!(added.len(), 2);
+        assert_eq!(added[0].added, ["- [Bee](b.md) — the b memory"]);
+        assert_eq!(added[1].index_rel_path, "team/MEMORY.md");
+        assert_eq!(t.read("team/MEMORY.md"), "- [t](t.md)\n");
+        assert!(m.add_missing_index_lines().unwrap().is_empty(), "idempotent");
+
+        let dropped = m.drop_dangling_index_lines().unwrap();
+        assert_eq!(dropped[0].removed, ["- [Gone](gone.md)"]);
+        assert_eq!(t.read("MEMORY.md"), "- [A](a.md) — a\n- [Bee](b.md) — the b memory\n");
+        assert!(m.drop_dangling_index_lines().unwrap().is_empty());
+
+        t.write("MEMORY.md", "# Top\n- [A](a.md)\n- [B](b.md)\n- [A again](a.md)\n## Later\n- [T](team/t.md)\n");
+        let fix = m.reorder_index(Scope::Private, &["team/t.md".into(), "b.md".into()]).unwrap();
+        assert_eq!(fix.removed, ["- [A again](a.md)"]);
+        assert_eq!(fix.moved, ["- [T](team/t.md)", "- [B](b.md)"]);
+        assert_eq!(t.read("MEMORY.md"), "# Top\n- [T](team/t.md)\n- [B](b.md)\n- [A](a.md)\n## Later\n");
+        let again = m.reorder_index(Scope::Private, &["team/t.md".into(), "b.md".into()]).unwrap();
+        assert_eq!(again.revision, None, "already in order: nothing written");
+    }
+
+    #[test]
+    fn reorder_brings_entries_back_under_the_cap() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", &entries(205));
+        let m = t.memdir();
+        let before = m.health().index.past_cap.iter().map(|r| r.rel_path.clone()).collect::<Vec<_>>();
+        assert_eq!(before.len(), 5);
+        let fix = m.reorder_index(Scope::Private, &before).unwrap();
+        assert_eq!(fix.moved.len(), 5);
+        let after: Vec<_> = fix.past_cap_after.iter().map(|r| r.rel_path.as_str()).collect();
+        assert_eq!(after, ["m196.md", "m197.md", "m198.md", "m199.md", "m200.md"]);
+        assert!(t.read("MEMORY.md").starts_with("- [m201](m201.md)"));
+    }
+
+    #[test]
+    fn fixes_refuse_when_the_index_changes_underneath() {
+        // The conflict check inside edit_index compares against what it read; simulate a
+        // writer by handing write_replace a stale revision directly.
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [A](a.md)\n");
+        let m = t.memdir();
+        let stale = m.read_index(Scope::Private).unwrap().revision;
+        t.write("MEMORY.md", "- [A](a.md)\n- [B](b.md)\n");
+        assert_eq!(m.write_index(Scope::Private, "x", &stale).unwrap_err().code(), "changed-on-disk");
+        assert_eq!(t.read("MEMORY.md"), "- [A](a.md)\n- [B](b.md)\n");
+    }
+
+    #[test]
+    fn create_reports_an_entry_past_the_cap() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", &entries(200));
+        let c = t
+            .memdir()
+            .create(&super::super::NewMemory {
+                name: "late".into(),
+                description: "d".into(),
+                memory_type: None,
+                body: String::new(),
+                file_name: None,
+                scope: Scope::Private,
+            })
+            .unwrap();
+        assert_eq!(c.index_line_number, 201);
+        assert!(c.index_line_past_cap);
+    }
+}

@@ -1,0 +1,571 @@
+//! `MEMORY.md`, the index: one line per memory, `- [Title](file.md) — hook` by convention.
+//! Nothing enforces that shape (Claude Code's model writes it from prompt instructions), so
+//! parsing is liberal: any line holding a markdown link whose target ends in `.md` and stays
+//! inside the memory folder is an entry. Targets may be wrapped in `<…>`, percent-encoded or
+//! contain spaces, and are resolved relative to the folder holding the index.
+//!
+//! Edits keep every other line byte for byte: [`IndexDoc`] remembers each line's ending and
+//! whether the file ended with a newline, so `render(parse(x)) == x`.
+
+use super::path::{normalize_rel, relative_to_dir};
+use super::{Memdir, MemdirError, Revision, Scope};
+use mneme_core::text::{is_js_whitespace, js_trim};
+use serde::Serialize;
+use std::path::Path;
+
+/// Index lines longer than this many UTF-16 units are flagged: Claude Code's consolidation
+/// prompt asks for index lines under about 200 characters.
+pub const LONG_INDEX_LINE_UNITS: usize = 200;
+
+/// One line of an index, verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexLine {
+    /// 1-based line number in the file.
+    pub number: usize,
+    /// The line without its line ending.
+    pub text: String,
+    /// The entry this line holds, if it links to a topic file.
+    pub entry: Option<IndexEntry>,
+}
+
+/// The link an index line makes to a topic file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexEntry {
+    /// The link text as written (markdown escapes kept).
+    pub title: String,
+    /// The link target as written.
+    pub target: String,
+    /// The target resolved to a path relative to the memory folder (`/` separators).
+    pub rel_path: String,
+    /// The text after the link, without the leading `—`/`-`/`:` separator.
+    pub hook: Option<String>,
+    #[serde(skip)]
+    pub(crate) spans: Spans,
+}
+
+/// Byte ranges inside the line, for in-place rewrites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Spans {
+    /// The link text, between `[` and `]`.
+    pub title: (usize, usize),
+    /// The target as written, without `<>`.
+    pub target: (usize, usize),
+    /// The hook after the separator.
+    pub hook: Option<(usize, usize)>,
+}
+
+/// An index as read from disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexFile {
+    /// `MEMORY.md` or `team/MEMORY.md`.
+    pub rel_path: String,
+    /// The whole file (empty when it does not exist).
+    pub content: String,
+    /// What was read; pass it back to [`Memdir::write_index`].
+    pub revision: Revision,
+    /// The parsed lines.
+    pub lines: Vec<IndexLine>,
+}
+
+/// Parses an index of `scope` inside the memory folder `root` (used only to recognise
+/// absolute targets that point into it).
+pub fn parse_index(content: &str, scope: Scope, root: &Path) -> Vec<IndexLine> {
+    IndexDoc::parse(content)
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| IndexLine { number: i + 1, text: l.text.clone(), entry: parse_entry(&l.text, scope.dir(), root) })
+        .collect()
+}
+
+/// The first link on `line` to a `.md` file inside the memory folder.
+pub(crate) fn parse_entry(line: &str, dir: &str, root: &Path) -> Option<IndexEntry> {
+    let mut from = 0;
+    while let Some(found) = line[from..].find("](") {
+        let open = from + found;
+        let target_start = open + 2;
+        from = target_start;
+        let Some((raw_span, close)) = link_target(line, target_start) else { continue };
+        let raw = &line[raw_span.0..raw_span.1];
+        let Some(rel_path) = resolve_target(raw, dir, root) else { continue };
+        let title_start = title_start(line, open);
+        let title = line[title_start..open].to_string();
+        let (hook, hook_span) = hook_after(line, close + 1);
+        return Some(IndexEntry {
+            title,
+            target: raw.to_string(),
+            rel_path,
+            hook,
+            spans: Spans { title: (title_start, open), target: raw_span, hook: hook_span },
+        });
+    }
+    None
+}
+
+/// The target starting at `start` (just after `](`): either `<…>` or up to the `)` that
+/// balances (so `a (1).md` works). Returns the target's span without `<>` and the index of
+/// the closing `)`.
+fn link_target(line: &str, start: usize) -> Option<((usize, usize), usize)> {
+    let rest = &line[start..];
+    let lead = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    let s = start + lead;
+    if line[s..].starts_with('<') {
+        let end = s + 1 + line[s + 1..].find('>')?;
+        let after = &line[end + 1..];
+        let close = end + 1 + after.find(')')?;
+        return after[..close - end - 1].trim().is_empty().then_some(((s + 1, end), close));
+    }
+    let mut depth = 0usize;
+    for (i, c) in line[s..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => {
+                let raw = &line[s..s + i];
+                let trimmed = raw.trim_end();
+                // A link title (`(file.md "Title")`) is not part of the target.
+                let target_end = match trimmed.find(" \"") {
+                    Some(q) if trimmed.ends_with('"') => q,
+                    _ => trimmed.len(),
+                };
+                return Some(((s, s + target_end), s + i));
+            }
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Where the link text starts: the `[` that balances the `]` at `close`, honouring `\[`.
+fn title_start(line: &str, close: usize) -> usize {
+    let bytes = line.as_bytes();
+    let mut depth = 0usize;
+    let mut i = close;
+    while i > 0 {
+        i -= 1;
+        let escaped = i > 0 && bytes[i - 1] == b'\\';
+        match bytes[i] {
+            b']' if !escaped => depth += 1,
+            b'[' if !escaped => {
+                if depth == 0 {
+                    return i + 1;
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+    }
+    close
+}
+
+/// The hook after the link: the rest of the line minus a leading `—`, `–`, `-` or `:`.
+fn hook_after(line: &str, from: usize) -> (Option<String>, Option<(usize, usize)>) {
+    let rest = &line[from.min(line.len())..];
+    let mut start = from + (rest.len() - rest.trim_start().len());
+    for sep in ["—", "–", "-", ":"] {
+        if line[start..].starts_with(sep) {
+            start += sep.len();
+            let r = &line[start..];
+            start += r.len() - r.trim_start().len();
+            break;
+        }
+    }
+    let end = start + line[start..].trim_end().len();
+    if end > start {
+        (Some(line[start..end].to_string()), Some((start, end)))
+    } else {
+        (None, None)
+    }
+}
+
+/// Resolves a link target to a path relative to the memory folder, or `None` when it is not
+/// a local `.md` file inside it (URLs, other extensions, `..` escaping the folder, absolute
+/// paths elsewhere).
+fn resolve_target(raw: &str, dir: &str, root: &Path) -> Option<String> {
+    let mut t = raw.trim();
+    if t.contains("://") || t.starts_with("mailto:") {
+        return None;
+    }
+    if let Some(i) = t.find(".md#") {
+        t = &t[..i + 3];
+    }
+    let decoded = percent_decode(t);
+    if !decoded.ends_with(".md") {
+        return None;
+    }
+    if decoded.starts_with('/') {
+        let rest = Path::new(&decoded).strip_prefix(root).ok()?;
+        let rel = rest.to_str()?;
+        return normalize_rel(rel.split('/')).filter(|r| !r.is_empty());
+    }
+    normalize_rel(dir.split('/').chain(decoded.split('/'))).filter(|r| !r.is_empty())
+}
+
+/// `%XX` decoding; malformed escapes and non-UTF-8 results leave the text as written.
+fn percent_decode(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(v) = hex {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
+/// Encodes a relative path as a link target: characters that would end or confuse a
+/// markdown link are percent-encoded; everything else (including non-ASCII) stays readable.
+pub(crate) fn encode_target(rel: &str) -> String {
+    let mut out = String::with_capacity(rel.len());
+    for c in rel.chars() {
+        match c {
+            ' ' | '(' | ')' | '<' | '>' | '[' | ']' | '%' | '#' | '?' | '"' => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes `[`, `]` and `\` so a title cannot end the link text early.
+pub(crate) fn escape_title(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    for c in title.chars() {
+        if matches!(c, '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Undoes markdown backslash escapes of punctuation, to compare a title with a name.
+pub(crate) fn unescape_title(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    let mut chars = title.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(&n) = chars.peek() {
+                if n.is_ascii_punctuation() {
+                    out.push(n);
+                    chars.next();
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `- [Title](target) — hook`, or without the hook when there is none.
+pub(crate) fn render_entry(title: &str, rel_path: &str, scope: Scope, hook: Option<&str>) -> String {
+    let target = encode_target(&relative_to_dir(rel_path, scope.dir()));
+    match hook.map(str::trim).filter(|h| !h.is_empty()) {
+        Some(h) => format!("- [{}]({target}) — {h}", escape_title(title)),
+        None => format!("- [{}]({target})", escape_title(title)),
+    }
+}
+
+/// One line of an index being edited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DocLine {
+    /// The line without its ending.
+    pub text: String,
+    /// Ends in `\r\n` rather than `\n` (when it ends at all).
+    pub crlf: bool,
+}
+
+/// An index as editable lines, rendering back to the exact bytes it was parsed from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IndexDoc {
+    /// The lines in file order.
+    pub lines: Vec<DocLine>,
+    /// Whether the last line ends with a line break.
+    pub trailing_newline: bool,
+}
+
+impl IndexDoc {
+    /// Splits on `\n`, remembering `\r\n` endings and a final newline.
+    pub fn parse(content: &str) -> IndexDoc {
+        let mut lines = Vec::new();
+        let mut pieces = content.split('\n').peekable();
+        let mut trailing_newline = false;
+        while let Some(piece) = pieces.next() {
+            if pieces.peek().is_none() {
+                if piece.is_empty() {
+                    trailing_newline = !content.is_empty();
+                } else {
+                    lines.push(DocLine { text: piece.to_string(), crlf: false });
+                }
+                break;
+            }
+            match piece.strip_suffix('\r') {
+                Some(t) => lines.push(DocLine { text: t.to_string(), crlf: true }),
+                None => lines.push(DocLine { text: piece.to_string(), crlf: false }),
+            }
+        }
+        IndexDoc { lines, trailing_newline }
+    }
+
+    /// The exact text again, with any edits.
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(self.lines.iter().map(|l| l.text.len() + 2).sum());
+        for (i, l) in self.lines.iter().enumerate() {
+            out.push_str(&l.text);
+            if i + 1 < self.lines.len() || self.trailing_newline {
+                out.push_str(if l.crlf { "\r\n" } else { "\n" });
+            }
+        }
+        out
+    }
+
+    /// Whether new lines should end in `\r\n`: when most existing ones do.
+    pub fn crlf(&self) -> bool {
+        let crlf = self.lines.iter().filter(|l| l.crlf).count();
+        crlf * 2 > self.lines.len()
+    }
+
+    /// Entries with their 0-based line index.
+    pub fn entries(&self, scope: Scope, root: &Path) -> Vec<(usize, IndexEntry)> {
+        self.lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| parse_entry(&l.text, scope.dir(), root).map(|e| (i, e)))
+            .collect()
+    }
+
+    /// Adds a line after the last non-blank one, keeping trailing blank lines and the file's
+    /// habit of ending (or not) with a newline. Returns the new line's 0-based index.
+    pub fn append(&mut self, text: String) -> usize {
+        let crlf = self.crlf();
+        match self.lines.iter().rposition(|l| !js_trim(&l.text).is_empty()) {
+            Some(k) => {
+                self.lines.insert(k + 1, DocLine { text, crlf });
+                k + 1
+            }
+            None => {
+                self.lines.insert(0, DocLine { text, crlf });
+                if self.lines.len() == 1 {
+                    self.trailing_newline = true;
+                }
+                0
+            }
+        }
+    }
+
+    /// Inserts a line at `at` (clamped to the end).
+    pub fn insert(&mut self, at: usize, text: String) -> usize {
+        let crlf = self.crlf();
+        let at = at.min(self.lines.len());
+        // Inserting after an unterminated last line: the old last line gains the break and
+        // the new one inherits "no newline at end of file".
+        self.lines.insert(at, DocLine { text, crlf });
+        if self.lines.len() == 1 {
+            self.trailing_newline = true;
+        }
+        at
+    }
+
+    /// Removes the lines at the given 0-based indices; returns their texts in file order.
+    pub fn remove(&mut self, indices: &[usize]) -> Vec<String> {
+        let mut sorted = indices.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut removed = Vec::with_capacity(sorted.len());
+        for &i in sorted.iter().rev() {
+            if i < self.lines.len() {
+                removed.push(self.lines.remove(i).text);
+            }
+        }
+        removed.reverse();
+        removed
+    }
+}
+
+/// Byte offset just past the frontmatter and leading whitespace of an index, plus the byte
+/// length of the part Claude Code loads: the loaded text is `content[start..start + len]`.
+pub(crate) fn loaded_span(content: &str) -> (mneme_core::text::EntrypointTruncation, usize, usize) {
+    let parsed = mneme_core::frontmatter::parse(content);
+    let fm_len = parsed.frontmatter.as_ref().map_or(0, |f| f.block_len);
+    let stripped = &content[fm_len..];
+    let start = fm_len + (stripped.len() - stripped.trim_start_matches(is_js_whitespace).len());
+    let t = mneme_core::text::truncate_entrypoint(stripped);
+    let len = if t.was_truncated() {
+        t.content.rfind("\n\n> WARNING: MEMORY.md is ").unwrap_or(0)
+    } else {
+        t.content.len()
+    };
+    (t, start, len)
+}
+
+impl Memdir {
+    /// Reads an index. A missing index reads as empty with [`Revision::ABSENT`].
+    pub fn read_index(&self, scope: Scope) -> Result<IndexFile, MemdirError> {
+        let rel = scope.index_rel_path();
+        let real_root = match self.real_root() {
+            Ok(r) => r,
+            Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(IndexFile { rel_path: rel.into(), content: String::new(), revision: Revision::ABSENT, lines: vec![] })
+            }
+            Err(e) => return Err(e),
+        };
+        let abs = self.index_abs(&real_root, rel)?;
+        let (content, revision) = match super::scan::read_bytes(&abs)? {
+            None => (String::new(), Revision::ABSENT),
+            Some((bytes, meta)) => {
+                let rev = Revision::of(&bytes, &meta);
+                (String::from_utf8_lossy(&bytes).into_owned(), rev)
+            }
+        };
+        let lines = parse_index(&content, scope, &self.root);
+        Ok(IndexFile { rel_path: rel.into(), content, revision, lines })
+    }
+
+    /// Reads an index for editing (strict UTF-8), applies `f`, and writes the result back
+    /// atomically if it changed, refusing if the index changed in between. Returns what `f`
+    /// returned and the new revision when something was written.
+    pub(crate) fn edit_index<R>(
+        &self,
+        scope: Scope,
+        f: impl FnOnce(&mut IndexDoc) -> R,
+    ) -> Result<(R, Option<Revision>), MemdirError> {
+        let rel = scope.index_rel_path();
+        let real_root = self.ensure_root()?;
+        let abs = self.index_abs(&real_root, rel)?;
+        let (content, revision) = match super::scan::read_bytes(&abs)? {
+            None => (String::new(), Revision::ABSENT),
+            Some((bytes, meta)) => {
+                let rev = Revision::of(&bytes, &meta);
+                let text = String::from_utf8(bytes).map_err(|_| MemdirError::NotUtf8 { path: rel.into() })?;
+                (text, rev)
+            }
+        };
+        let mut doc = IndexDoc::parse(&content);
+        let out = f(&mut doc);
+        let rendered = doc.render();
+        if rendered == content {
+            return Ok((out, None));
+        }
+        if let Some(parent) = abs.parent() {
+            std::fs::create_dir_all(parent).map_err(super::error::io_err("create the folder", parent))?;
+        }
+        let new_rev = self.write_replace(&abs, rel, rendered.as_bytes(), &revision)?;
+        Ok((out, Some(new_rev)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_entry(line: &str, expect: Option<(&str, &str, Option<&str>)>) {
+        let got = parse_entry(line, "", Path::new("/mem")).map(|e| (e.title, e.rel_path, e.hook));
+        let want = expect.map(|(t, r, h)| (t.to_string(), r.to_string(), h.map(str::to_string)));
+        assert_eq!(got, want, "{line:?}");
+    }
+
+    #[test]
+    fn entries_are_parsed_liberally() {
+        check_entry("- [Prefers tabs](prefers_tabs.md) — use tabs", Some(("Prefers tabs", "prefers_tabs.md", Some("use tabs"))));
+        check_entry("- [T](a.md) - hyphen hook", Some(("T", "a.md", Some("hyphen hook"))));
+        check_entry("- [T](a.md): colon hook", Some(("T", "a.md", Some("colon hook"))));
+        check_entry("- [T](a.md)", Some(("T", "a.md", None)));
+        check_entry("* see [x](./sub/b.md) for more", Some(("x", "sub/b.md", Some("for more"))));
+        check_entry("- [Spaces](my notes.md) — raw spaces", Some(("Spaces", "my notes.md", Some("raw spaces"))));
+        check_entry("- [Enc](my%20notes.md)", Some(("Enc", "my notes.md", None)));
+        check_entry("- [Angle](<my notes.md>) — x", Some(("Angle", "my notes.md", Some("x"))));
+        check_entry("- [Paren](a (1).md)", Some(("Paren", "a (1).md", None)));
+        check_entry("- [Titled](a.md \"Tooltip\")", Some(("Titled", "a.md", None)));
+        check_entry("- [Frag](a.md#section)", Some(("Frag", "a.md", None)));
+        check_entry("- [Emoji 😀](😀.md) — ü", Some(("Emoji 😀", "😀.md", Some("ü"))));
+        check_entry("- [Nested [x]](n.md)", Some(("Nested [x]", "n.md", None)));
+        check_entry("- [Esc \\]](e.md)", Some(("Esc \\]", "e.md", None)));
+        check_entry("- [Abs](/mem/team/t.md)", Some(("Abs", "team/t.md", None)));
+        check_entry("- [web](https://x.org/a.md) then [b](b.md)", Some(("b", "b.md", None)));
+        check_entry("- [out](../escape.md)", None);
+        check_entry("- [abs](/etc/x.md)", None);
+        check_entry("- [txt](a.txt)", None);
+        check_entry("# Heading", None);
+        check_entry("plain text ](", None);
+    }
+
+    #[test]
+    fn team_index_targets_are_relative_to_team() {
+        let e = parse_entry("- [t](t.md)", "team", Path::new("/m")).unwrap();
+        assert_eq!(e.rel_path, "team/t.md");
+        let e = parse_entry("- [p](../p.md)", "team", Path::new("/m")).unwrap();
+        assert_eq!(e.rel_path, "p.md");
+    }
+
+    #[test]
+    fn spans_point_into_the_line() {
+        let line = "- [Title](a%20b.md) — the hook ";
+        let e = parse_entry(line, "", Path::new("/m")).unwrap();
+        assert_eq!(&line[e.spans.title.0..e.spans.title.1], "Title");
+        assert_eq!(&line[e.spans.target.0..e.spans.target.1], "a%20b.md");
+        let h = e.spans.hook.unwrap();
+        assert_eq!(&line[h.0..h.1], "the hook");
+    }
+
+    #[test]
+    fn docs_round_trip_exactly() {
+        for s in ["", "\n", "a", "a\n", "a\r\nb", "a\r\nb\r\n", "a\n\n\n", "x\ry\n", "\r\n\r\n", "mixed\r\nend\n"] {
+            assert_eq!(IndexDoc::parse(s).render(), s, "{s:?}");
+        }
+    }
+
+    fn check_append(before: &str, after: &str) {
+        let mut d = IndexDoc::parse(before);
+        d.append("- new".into());
+        assert_eq!(d.render(), after, "{before:?}");
+    }
+
+    #[test]
+    fn append_keeps_newline_discipline() {
+        check_append("", "- new\n");
+        check_append("- a\n", "- a\n- new\n");
+        check_append("- a", "- a\n- new");
+        check_append("- a\n\n\n", "- a\n- new\n\n\n");
+        check_append("- a\r\n- b\r\n", "- a\r\n- b\r\n- new\r\n");
+        check_append("\n\n", "- new\n\n\n");
+    }
+
+    #[test]
+    fn targets_are_encoded_only_where_markdown_needs_it() {
+        assert_eq!(encode_target("my notes (old).md"), "my%20notes%20%28old%29.md");
+        assert_eq!(encode_target("café 😀.md"), "café%20😀.md");
+        let line = render_entry("A [b]", "team/x y.md", Scope::Team, Some("hook"));
+        assert_eq!(line, "- [A \\[b\\]](x%20y.md) — hook");
+        let e = parse_entry(&line, "team", Path::new("/m")).unwrap();
+        assert_eq!(e.rel_path, "team/x y.md");
+        assert_eq!(unescape_title(&e.title), "A [b]");
+    }
+
+    #[test]
+    fn percent_decoding_is_forgiving() {
+        assert_eq!(percent_decode("a%20b"), "a b");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+        assert_eq!(percent_decode("caf%C3%A9"), "café");
+        assert_eq!(percent_decode("%FF"), "%FF");
+    }
+}

@@ -1,0 +1,135 @@
+//! The auto-memory folder (`<memoryBase>/projects/<sanitized root>/memory/`), read and written
+//! exactly as Claude Code lays it out:
+//!
+//! - `MEMORY.md` is the index: one markdown link line per memory, loaded into every session and
+//!   cut at 200 lines / 25,000 UTF-16 units ([`health`](Memdir::health) shows what falls past
+//!   the cap). `team/MEMORY.md` is the team folder's own index.
+//! - every other `*.md` at any depth is a topic file with `name` / `description` / type
+//!   frontmatter, in either generation (`type:` at the top level, or `metadata: { type: }`).
+//! - [`manifest`](Memdir::manifest) reproduces the text Claude Code's recall shows its selector
+//!   model, byte for byte (30-line frontmatter reads, newest first, 200 files).
+//!
+//! Writes never lose a memory: every write goes to a temporary file in the same folder, is
+//! fsynced and renamed over the target; every edit names the [`Revision`] it started from and
+//! is refused if the file changed since (Claude Code writes these files too); deletes move the
+//! file to a trash folder in Mneme's data directory (never inside the memory folder, where
+//! Claude Code would read it as a live memory) together with the index line they removed.
+
+mod error;
+mod frontmatter_edit;
+mod health;
+mod index;
+mod manifest;
+mod path;
+mod revision;
+mod scan;
+mod trash;
+mod write;
+
+#[cfg(test)]
+mod testutil;
+
+pub use error::MemdirError;
+pub use health::{DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine};
+pub use index::{parse_index, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS};
+pub use manifest::{format_manifest, select_for_manifest, MAX_MEMORY_FILES};
+pub use path::{slugify, validate_topic_path, MAX_SLUG_LEN};
+pub use revision::Revision;
+pub use scan::{
+    FrontmatterProblem, HeaderScan, Problem, ProblemKind, Scan, TopicFile, TopicHeader, FRONTMATTER_MAX_LINES,
+};
+pub use trash::{RemovedIndexLine, Restored, TrashEntry, TrashListing};
+pub use write::{Created, FieldEdits, FieldsUpdated, MemoryFile, NewMemory, Renamed};
+
+use mneme_core::Clock;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The team folder inside the memory folder (`team/`, synced across the organization).
+pub const TEAM_DIR: &str = "team";
+/// The index file's name; at any depth, a file with this name is never a topic file.
+pub const INDEX_FILE: &str = "MEMORY.md";
+
+/// Whether a memory is the user's own or shared with the team (`team/…`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Scope {
+    /// Anywhere in the memory folder except `team/`; indexed by `MEMORY.md`.
+    Private,
+    /// Under `team/`; indexed by `team/MEMORY.md`.
+    Team,
+}
+
+impl Scope {
+    /// The scope of a path relative to the memory folder (`/` separators).
+    pub fn of(rel_path: &str) -> Scope {
+        match rel_path.strip_prefix(TEAM_DIR) {
+            Some(rest) if rest.starts_with('/') => Scope::Team,
+            _ => Scope::Private,
+        }
+    }
+
+    /// The index file of this scope, relative to the memory folder.
+    pub fn index_rel_path(self) -> &'static str {
+        match self {
+            Scope::Private => "MEMORY.md",
+            Scope::Team => "team/MEMORY.md",
+        }
+    }
+
+    /// The folder index targets are relative to ("" for the memory folder itself).
+    pub(crate) fn dir(self) -> &'static str {
+        match self {
+            Scope::Private => "",
+            Scope::Team => TEAM_DIR,
+        }
+    }
+}
+
+/// One memory folder, with the trash folder its deletes go to and the clock that stamps them.
+///
+/// Cheap to construct and holds no open files: every call reads the disk afresh, because
+/// Claude Code may change the folder between any two calls.
+#[derive(Clone)]
+pub struct Memdir {
+    root: PathBuf,
+    trash_dir: PathBuf,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Memdir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memdir").field("root", &self.root).field("trash_dir", &self.trash_dir).finish_non_exhaustive()
+    }
+}
+
+impl Memdir {
+    /// A memory folder at `root` whose deletes go to `trash_dir`.
+    ///
+    /// `trash_dir` must lie outside `root` (pass something like
+    /// `env.data_dir().join("trash").join(<sanitized project>)`); deletes refuse otherwise.
+    /// The clock stamps trash records, so tests can freeze it.
+    pub fn new(root: impl Into<PathBuf>, trash_dir: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Self {
+        Memdir { root: root.into(), trash_dir: trash_dir.into(), clock }
+    }
+
+    /// The memory folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where deleted memories go.
+    pub fn trash_dir(&self) -> &Path {
+        &self.trash_dir
+    }
+
+    /// The absolute path of a validated relative path (`/` separators).
+    pub(crate) fn abs(&self, rel: &str) -> PathBuf {
+        let mut p = self.root.clone();
+        for part in rel.split('/') {
+            p.push(part);
+        }
+        p
+    }
+}

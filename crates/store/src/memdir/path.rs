@@ -1,0 +1,325 @@
+//! Which relative paths may name a memory, and whether a path really stays inside the memory
+//! folder once symbolic links are followed.
+//!
+//! Validation is lexical first (no decoding, no normalization: a name is taken literally, so
+//! `%2e%2e` is just an odd file name), then physical: the deepest existing ancestor is
+//! resolved with `realpath` and must lie under the resolved memory folder, as Claude Code's
+//! `realpathDeepestExisting` check does for team keys.
+
+use super::{Memdir, MemdirError, INDEX_FILE};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The longest file-name component most file systems accept, in bytes.
+pub(crate) const MAX_COMPONENT_BYTES: usize = 255;
+
+/// The longest slug [`slugify`] produces, so derived file names stay readable and far below
+/// the file-system limit even for 250-character memory names.
+pub const MAX_SLUG_LEN: usize = 100;
+
+/// Checks that `rel` can name a topic file: relative, `/`-separated, no `.`/`..`/empty
+/// segments, no backslash, NUL or control characters, no segment over 255 bytes, ending in
+/// `.md` and not named `MEMORY.md` (that name is the index at any depth, and Claude Code's
+/// scan skips it).
+pub fn validate_topic_path(rel: &str) -> Result<(), MemdirError> {
+    let refuse = |reason: &str| Err(MemdirError::InvalidPath { path: rel.to_string(), reason: reason.to_string() });
+    if rel.trim().is_empty() {
+        return refuse("the path is empty; give a file name such as feedback_testing.md");
+    }
+    if rel.contains('\0') {
+        return refuse("it contains a NUL byte");
+    }
+    if rel.contains('\\') {
+        return refuse("it contains a backslash; separate folders with '/'");
+    }
+    if rel.starts_with('/') || Path::new(rel).is_absolute() || has_drive_prefix(rel) {
+        return refuse("it is absolute; give a path relative to the memory folder");
+    }
+    if rel.chars().any(char::is_control) {
+        return refuse("it contains a control character such as a line break");
+    }
+    for part in rel.split('/') {
+        match part {
+            "" => return refuse("it has an empty folder name ('//' or a trailing '/')"),
+            "." | ".." => return refuse("it contains '.' or '..'; paths must stay inside the memory folder"),
+            p if p.len() > MAX_COMPONENT_BYTES => {
+                return Err(MemdirError::InvalidPath {
+                    path: rel.to_string(),
+                    reason: format!(
+                        "the name \"{}…\" is {} bytes long; file systems allow {MAX_COMPONENT_BYTES}",
+                        p.chars().take(20).collect::<String>(),
+                        p.len()
+                    ),
+                })
+            }
+            _ => {}
+        }
+    }
+    let base = rel.rsplit('/').next().unwrap_or(rel);
+    if !base.ends_with(".md") {
+        return refuse("memory files must end in .md (Claude Code ignores other files)");
+    }
+    if base == ".md" {
+        return refuse("the file needs a name before .md");
+    }
+    if base == INDEX_FILE {
+        return refuse("MEMORY.md is the index, not a memory; edit it as the index instead");
+    }
+    Ok(())
+}
+
+/// `C:foo` style prefixes, refused on every platform so a path means the same everywhere.
+fn has_drive_prefix(rel: &str) -> bool {
+    let b = rel.as_bytes();
+    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+}
+
+/// A file name stem from a memory name: lowercase ASCII letters, digits, `_` and `-`, every
+/// other run of characters collapsed to one `-`, at most [`MAX_SLUG_LEN`] long; `memory`
+/// when nothing usable remains (an all-emoji name, say).
+pub fn slugify(name: &str) -> String {
+    let mut out = String::with_capacity(name.len().min(MAX_SLUG_LEN));
+    let mut pending_dash = false;
+    for c in name.chars() {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_alphanumeric() || c == '_' {
+            if pending_dash && !out.is_empty() {
+                out.push('-');
+            }
+            pending_dash = false;
+            out.push(c);
+        } else {
+            pending_dash = true;
+        }
+        if out.len() >= MAX_SLUG_LEN {
+            break;
+        }
+    }
+    out.truncate(MAX_SLUG_LEN);
+    let trimmed = out.trim_end_matches('-');
+    if trimmed.is_empty() {
+        "memory".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+/// A trash id is a single plain file-name component Mneme generated; anything else could
+/// walk out of the trash folder.
+pub(crate) fn validate_trash_id(id: &str) -> Result<(), MemdirError> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_COMPONENT_BYTES
+        && !id.starts_with('.')
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
+    if ok {
+        Ok(())
+    } else {
+        Err(MemdirError::InvalidInput {
+            field: "trash id",
+            reason: format!("\"{id}\" is not an id from the trash list; reload the trash list"),
+        })
+    }
+}
+
+/// Lexical `a/b/../c` folding of a `/`-separated relative path; `None` when `..` climbs
+/// above the start.
+pub(crate) fn normalize_rel(parts: impl IntoIterator<Item = impl AsRef<str>>) -> Option<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in parts {
+        match p.as_ref() {
+            "" | "." => {}
+            ".." => {
+                out.pop()?;
+            }
+            s => out.push(s.to_string()),
+        }
+    }
+    Some(out.join("/"))
+}
+
+/// `rel` (relative to the memory folder) as a link target from an index in `dir`
+/// ("" or "team").
+pub(crate) fn relative_to_dir(rel: &str, dir: &str) -> String {
+    if dir.is_empty() {
+        return rel.to_string();
+    }
+    match rel.strip_prefix(dir).and_then(|r| r.strip_prefix('/')) {
+        Some(inner) => inner.to_string(),
+        None => format!("../{rel}"),
+    }
+}
+
+impl Memdir {
+    /// The memory folder with symbolic links resolved. `NotFound` passes through so callers
+    /// can treat a missing folder as "no memories yet".
+    pub(crate) fn real_root(&self) -> Result<PathBuf, MemdirError> {
+        match fs::canonicalize(&self.root) {
+            Ok(p) if p.is_dir() => Ok(p),
+            Ok(_) => Err(MemdirError::RootNotADirectory { root: self.root.clone() }),
+            Err(e) => Err(MemdirError::Io { action: "open the memory folder", path: self.root.clone(), source: e }),
+        }
+    }
+
+    /// Creates the memory folder if needed (Claude Code does the same before writing).
+    pub(crate) fn ensure_root(&self) -> Result<PathBuf, MemdirError> {
+        match fs::symlink_metadata(&self.root) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::create_dir_all(&self.root).map_err(super::error::io_err("create the memory folder", &self.root))?;
+            }
+            _ => {}
+        }
+        self.real_root()
+    }
+
+    /// Checks that `abs` (the memory folder joined with the validated `rel`) stays inside the
+    /// real memory folder: the deepest part of it that exists is resolved through symbolic
+    /// links and must lie under `real_root`. A dangling link on the way is refused, since
+    /// writing through it would create a file wherever it points.
+    pub(crate) fn check_contained(&self, real_root: &Path, rel: &str, abs: &Path) -> Result<(), MemdirError> {
+        let outside = |detail: String| MemdirError::OutsideMemdir { path: rel.to_string(), root: self.root.clone(), detail };
+        let mut probe: &Path = abs;
+        loop {
+            match fs::canonicalize(probe) {
+                Ok(real) => {
+                    return if real.starts_with(real_root) {
+                        Ok(())
+                    } else {
+                        Err(outside(format!("{} resolves to {}", probe.display(), real.display())))
+                    };
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    if fs::symlink_metadata(probe).is_ok_and(|m| m.file_type().is_symlink()) {
+                        return Err(outside(format!("{} is a symbolic link to something that does not exist", probe.display())));
+                    }
+                    match probe.parent() {
+                        Some(parent) if parent.starts_with(&self.root) => probe = parent,
+                        _ => return Ok(()),
+                    }
+                }
+                Err(e) if e.raw_os_error() == Some(ELOOP) => {
+                    return Err(outside(format!("{} is a symbolic link loop", probe.display())));
+                }
+                Err(e) => {
+                    return Err(MemdirError::Io { action: "check where this path leads", path: probe.to_path_buf(), source: e })
+                }
+            }
+        }
+    }
+
+    /// Validates `rel` as a topic path and returns its absolute path once containment holds.
+    pub(crate) fn topic_abs(&self, real_root: &Path, rel: &str) -> Result<PathBuf, MemdirError> {
+        validate_topic_path(rel)?;
+        let abs = self.abs(rel);
+        self.check_contained(real_root, rel, &abs)?;
+        Ok(abs)
+    }
+
+    /// The absolute path of a scope's index, once containment holds (`team/` may be a link).
+    pub(crate) fn index_abs(&self, real_root: &Path, rel: &str) -> Result<PathBuf, MemdirError> {
+        let abs = self.abs(rel);
+        self.check_contained(real_root, rel, &abs)?;
+        Ok(abs)
+    }
+
+    /// Requires `abs` to be a regular file (not a link, folder or pipe) before an edit.
+    pub(crate) fn require_regular(&self, rel: &str, abs: &Path) -> Result<fs::Metadata, MemdirError> {
+        match fs::symlink_metadata(abs) {
+            Ok(m) if m.file_type().is_file() => Ok(m),
+            Ok(m) => Err(MemdirError::NotARegularFile { path: rel.to_string(), detail: describe_type(&m) }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(MemdirError::NotFound { path: rel.to_string() }),
+            Err(e) => Err(MemdirError::Io { action: "inspect", path: abs.to_path_buf(), source: e }),
+        }
+    }
+}
+
+/// ELOOP on Linux and the BSDs/macOS differ (40 vs 62); both mean "symbolic link loop".
+#[cfg(target_os = "linux")]
+const ELOOP: i32 = 40;
+#[cfg(not(target_os = "linux"))]
+const ELOOP: i32 = 62;
+
+/// Human wording for a file type, for error messages.
+pub(crate) fn describe_type(m: &fs::Metadata) -> String {
+    let t = m.file_type();
+    if t.is_dir() {
+        "it is a folder".into()
+    } else if t.is_symlink() {
+        "it is a symbolic link".into()
+    } else {
+        "it is a device, pipe or socket".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_path(rel: &str, expect: Result<(), &str>) {
+        match (validate_topic_path(rel), expect) {
+            (Ok(()), Ok(())) => {}
+            (Err(MemdirError::InvalidPath { reason, .. }), Err(want)) => {
+                assert!(reason.contains(want), "{rel:?}: reason {reason:?} lacks {want:?}")
+            }
+            (got, want) => panic!("{rel:?}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn topic_paths() {
+        check_path("feedback_testing.md", Ok(()));
+        check_path("team/notes/a b.md", Ok(()));
+        check_path("émoji 😀 name.md", Ok(()));
+        check_path(".hidden.md", Ok(()));
+        check_path("%2e%2e/x.md", Ok(())); // literal folder name, never decoded
+        check_path("", Err("empty"));
+        check_path("../x.md", Err("'..'"));
+        check_path("a/../../x.md", Err("'..'"));
+        check_path("./x.md", Err("'..'"));
+        check_path("/etc/x.md", Err("absolute"));
+        check_path("C:x.md", Err("absolute"));
+        check_path("a\\b.md", Err("backslash"));
+        check_path("a//b.md", Err("empty folder"));
+        check_path("a\0.md", Err("NUL"));
+        check_path("a\nb.md", Err("control"));
+        check_path("x.txt", Err("end in .md"));
+        check_path(".md", Err("name before"));
+        check_path("MEMORY.md", Err("index"));
+        check_path("team/MEMORY.md", Err("index"));
+        check_path(&format!("{}.md", "a".repeat(252)), Ok(()));
+        check_path(&format!("{}.md", "a".repeat(253)), Err("256 bytes"));
+    }
+
+    fn check_slug(name: &str, expect: &str) {
+        assert_eq!(slugify(name), expect, "{name:?}");
+    }
+
+    #[test]
+    fn slugs() {
+        check_slug("Prefers tabs", "prefers-tabs");
+        check_slug("  Use `cargo nextest`: always!  ", "use-cargo-nextest-always");
+        check_slug("user_role", "user_role");
+        check_slug("Café — notes", "caf-notes");
+        check_slug("😀😀", "memory");
+        check_slug("a--b", "a-b");
+        check_slug(&"x".repeat(250), &"x".repeat(MAX_SLUG_LEN));
+        check_slug(&format!("{}-y", "x".repeat(MAX_SLUG_LEN - 1)), &"x".repeat(MAX_SLUG_LEN - 1));
+    }
+
+    #[test]
+    fn relative_targets() {
+        assert_eq!(relative_to_dir("a.md", ""), "a.md");
+        assert_eq!(relative_to_dir("team/a.md", "team"), "a.md");
+        assert_eq!(relative_to_dir("a.md", "team"), "../a.md");
+        assert_eq!(normalize_rel(["team", "..", "a.md"]).as_deref(), Some("a.md"));
+        assert_eq!(normalize_rel(["", "..", "a.md"]), None);
+    }
+
+    #[test]
+    fn trash_ids() {
+        assert!(validate_trash_id("1764422207123-prefers-tabs").is_ok());
+        for bad in ["", "../x", "a/b", ".hidden", "a b"] {
+            assert!(validate_trash_id(bad).is_err(), "{bad}");
+        }
+    }
+}

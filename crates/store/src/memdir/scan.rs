@@ -1,0 +1,851 @@
+//! Finding and reading topic files the way Claude Code's `scanMemoryFiles` does
+//! (`src/memdir/memoryScan.ts`): a recursive `readdir` of the memory folder keeping every
+//! `*.md` whose base name is not `MEMORY.md` (so `team/`, `logs/` and any subfolder count).
+//!
+//! Two depths of reading:
+//! - [`Memdir::scan_headers`] reads only the first [`FRONTMATTER_MAX_LINES`] lines, as
+//!   Claude Code's `readFileInRange(path, 0, 30)` does (BOM stripped, CRLF and lone CR turned
+//!   into LF). A frontmatter block that closes after line 30 therefore yields no description
+//!   or type, exactly as in Claude Code.
+//! - [`Memdir::scan`] reads whole files, for `[[links]]` and the full frontmatter.
+//!
+//! Per-file failures never abort a scan; they are reported as [`Problem`]s. Where Claude Code
+//! would silently drop a file, Mneme still drops it from the list but says why.
+//!
+//! Differences from Claude Code, on purpose: symbolic links to folders are not followed (a
+//! link loop would otherwise never end), symbolic links whose target lies outside the memory
+//! folder are not read (a memory folder must not become a way to read other files), and
+//! pipes or devices named `*.md` are not opened (reading one could block forever).
+
+use super::error::io_err;
+use super::path::describe_type;
+use super::{Memdir, MemdirError, Scope, INDEX_FILE};
+use mneme_core::frontmatter::{self, Generation};
+use mneme_core::MemoryType;
+use serde::Serialize;
+use serde_yaml::Value;
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::fs::{self, File, Metadata};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+/// `FRONTMATTER_MAX_LINES` in `src/memdir/memoryScan.ts`: how many lines the manifest scan
+/// reads from each file.
+pub const FRONTMATTER_MAX_LINES: usize = 30;
+
+/// Larger files are read only as far as their header; their links are not extracted. Claude
+/// Code switches to a streaming reader at the same size.
+const MAX_FULL_READ_BYTES: u64 = 10 * 1024 * 1024;
+
+/// Bytes read per step when looking for the first 30 lines; most frontmatter fits in one.
+const HEAD_CHUNK: usize = 8 * 1024;
+
+/// Below this many files a scan runs on the calling thread; thread start-up would cost more
+/// than it saves.
+const PARALLEL_THRESHOLD: usize = 256;
+
+/// A topic file as Mneme shows it, from a whole-file read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicFile {
+    /// Path relative to the memory folder, with `/` separators.
+    pub rel_path: String,
+    /// Absolute path.
+    pub abs_path: PathBuf,
+    /// Modification time in milliseconds since the epoch (truncated, as `new Date(mtimeMs)`).
+    pub mtime_ms: i64,
+    /// Modification time in nanoseconds, which orders files finer than milliseconds the way
+    /// Claude Code's fractional `mtimeMs` does.
+    pub mtime_ns: i64,
+    /// Size in bytes.
+    pub size: u64,
+    /// `name:` from the frontmatter.
+    pub name: Option<String>,
+    /// `description:` as Claude Code reads it (a falsy value is none).
+    pub description: Option<String>,
+    /// The type, from either generation.
+    pub memory_type: Option<MemoryType>,
+    /// Which frontmatter generation the file uses.
+    pub generation: Generation,
+    /// Frontmatter keys Mneme does not interpret, in file order.
+    pub unknown_keys: Vec<String>,
+    /// `[[name]]` links in the body, in order of first appearance.
+    pub links: Vec<String>,
+    /// Set when the frontmatter YAML does not parse (Claude Code then treats it as empty).
+    pub frontmatter_error: Option<FrontmatterProblem>,
+    /// Private, or team (`team/…`).
+    pub scope: Scope,
+}
+
+impl TopicFile {
+    /// The file name without folders and without `.md`: what a `[[link]]` may name besides
+    /// the `name:` field.
+    pub fn stem(&self) -> &str {
+        stem_of(&self.rel_path)
+    }
+
+    /// The `name:` field, else the file stem.
+    pub fn display_name(&self) -> &str {
+        self.name.as_deref().unwrap_or_else(|| self.stem())
+    }
+}
+
+/// The base name of `rel` without `.md`.
+pub(crate) fn stem_of(rel: &str) -> &str {
+    let base = rel.rsplit('/').next().unwrap_or(rel);
+    base.strip_suffix(".md").unwrap_or(base)
+}
+
+/// Why a frontmatter block did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FrontmatterProblem {
+    /// 1-based line in the file, when the YAML parser said where.
+    pub line: Option<usize>,
+    /// The parser's message.
+    pub message: String,
+}
+
+/// A topic file as Claude Code's manifest sees it, from the first 30 lines only.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicHeader {
+    /// Path relative to the memory folder, with `/` separators (Claude Code's `filename`).
+    pub rel_path: String,
+    /// Absolute path.
+    pub abs_path: PathBuf,
+    /// Modification time in milliseconds since the epoch.
+    pub mtime_ms: i64,
+    /// Modification time in nanoseconds (the sort key).
+    pub mtime_ns: i64,
+    /// `name:` if it appears within the first 30 lines.
+    pub name: Option<String>,
+    /// `description:` if it appears within the first 30 lines.
+    pub description: Option<String>,
+    /// The type if it appears within the first 30 lines.
+    pub memory_type: Option<MemoryType>,
+    /// Private, or team.
+    pub scope: Scope,
+}
+
+/// What kind of trouble a [`Problem`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ProblemKind {
+    /// The file could not be opened or read (permissions, a link loop, …).
+    Unreadable,
+    /// A folder could not be listed; memories inside it are missing from the scan.
+    UnreadableFolder,
+    /// The frontmatter YAML does not parse; Claude Code treats it as empty.
+    MalformedFrontmatter,
+    /// The frontmatter closes after line 30, so Claude Code's recall sees no description or type.
+    FrontmatterPastLine30,
+    /// The file is not valid UTF-8; invalid bytes read as U+FFFD.
+    NotUtf8,
+    /// A symbolic link leads outside the memory folder; Mneme does not read it.
+    SymlinkOutside,
+    /// A symbolic link to a folder; Mneme does not descend into it.
+    SymlinkNotFollowed,
+    /// A `*.md` that is a pipe, socket or device; never opened.
+    NotARegularFile,
+    /// A name that is not valid UTF-8; skipped.
+    NonUtf8Name,
+    /// Larger than 10 MiB; only its header was read.
+    TooLarge,
+    /// The index could not be read.
+    IndexUnreadable,
+}
+
+/// One per-file problem met during a scan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem {
+    /// Path relative to the memory folder.
+    pub rel_path: String,
+    /// What kind of problem.
+    pub kind: ProblemKind,
+    /// A sentence for the user.
+    pub message: String,
+}
+
+impl Problem {
+    pub(crate) fn new(rel_path: impl Into<String>, kind: ProblemKind, message: impl Into<String>) -> Self {
+        Problem { rel_path: rel_path.into(), kind, message: message.into() }
+    }
+}
+
+/// The result of [`Memdir::scan`]: readable topic files sorted by path, plus problems.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scan {
+    /// Topic files, sorted by `rel_path`.
+    pub files: Vec<TopicFile>,
+    /// Files and folders that could not be read fully.
+    pub problems: Vec<Problem>,
+}
+
+/// The result of [`Memdir::scan_headers`]: headers in walk order (breadth first, directory
+/// order within a folder, like Node's recursive `readdir`), so that a stable sort by mtime
+/// breaks ties the way Claude Code's does.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeaderScan {
+    /// Headers in walk order.
+    pub headers: Vec<TopicHeader>,
+    /// Files and folders that could not be read.
+    pub problems: Vec<Problem>,
+}
+
+/// A `*.md` found by the walk.
+struct Candidate {
+    rel: String,
+    abs: PathBuf,
+    /// Listed as a symbolic link: containment must be checked before reading.
+    symlink: bool,
+}
+
+impl Memdir {
+    /// Every topic file, read in full. A missing memory folder is an empty scan.
+    pub fn scan(&self) -> Result<Scan, MemdirError> {
+        let Some((real_root, candidates, mut problems)) = self.walk()? else { return Ok(Scan::default()) };
+        let results = parallel_map(&candidates, |c, buf| read_topic(&real_root, c, buf));
+        let mut files = Vec::with_capacity(results.len());
+        for (file, mut file_problems) in results {
+            files.extend(file);
+            problems.append(&mut file_problems);
+        }
+        files.sort_unstable_by(|a, b| a.rel_path.cmp(&b.rel_path));
+        Ok(Scan { files, problems })
+    }
+
+    /// Every topic file's header from its first 30 lines, in walk order: what Claude Code's
+    /// manifest is built from. A missing memory folder is an empty scan.
+    pub fn scan_headers(&self) -> Result<HeaderScan, MemdirError> {
+        let Some((real_root, candidates, mut problems)) = self.walk()? else { return Ok(HeaderScan::default()) };
+        let results = parallel_map(&candidates, |c, buf| read_header(&real_root, c, buf));
+        let mut headers = Vec::with_capacity(results.len());
+        for r in results {
+            match r {
+                Ok(h) => headers.push(h),
+                Err(p) => problems.push(p),
+            }
+        }
+        Ok(HeaderScan { headers, problems })
+    }
+
+    /// Breadth-first listing of `*.md` candidates. `None` when the folder does not exist.
+    fn walk(&self) -> Result<Option<(PathBuf, Vec<Candidate>, Vec<Problem>)>, MemdirError> {
+        let real_root = match self.real_root() {
+            Ok(r) => r,
+            Err(MemdirError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut candidates = Vec::new();
+        let mut problems = Vec::new();
+        let mut queue: VecDeque<(PathBuf, String)> = VecDeque::new();
+        queue.push_back((self.root.clone(), String::new()));
+        let mut first = true;
+        while let Some((dir, prefix)) = queue.pop_front() {
+            let entries = match fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if first => {
+                    return Err(MemdirError::Io { action: "list the memory folder", path: dir, source: e });
+                }
+                Err(e) => {
+                    problems.push(Problem::new(
+                        prefix.clone(),
+                        ProblemKind::UnreadableFolder,
+                        format!("Could not list this folder ({e}); memories inside it are not shown."),
+                    ));
+                    continue;
+                }
+            };
+            first = false;
+            for entry in entries {
+                let entry = match entry {
+                    Ok(e) => e,
+                    Err(e) => {
+                        problems.push(Problem::new(
+                            prefix.clone(),
+                            ProblemKind::UnreadableFolder,
+                            format!("Could not finish listing this folder ({e})."),
+                        ));
+                        break;
+                    }
+                };
+                let os_name = entry.file_name();
+                let Some(name) = os_name.to_str() else {
+                    problems.push(Problem::new(
+                        join_rel(&prefix, &os_name.to_string_lossy()),
+                        ProblemKind::NonUtf8Name,
+                        "This name is not valid UTF-8, so Mneme skips it. Rename it.",
+                    ));
+                    continue;
+                };
+                let rel = join_rel(&prefix, name);
+                let Ok(ft) = entry.file_type() else {
+                    problems.push(Problem::new(rel, ProblemKind::Unreadable, "Could not tell what kind of file this is."));
+                    continue;
+                };
+                let is_md = name.ends_with(".md") && name != INDEX_FILE;
+                if ft.is_dir() {
+                    queue.push_back((entry.path(), rel));
+                } else if ft.is_symlink() {
+                    if is_md {
+                        candidates.push(Candidate { abs: entry.path(), rel, symlink: true });
+                    } else if fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+                        problems.push(Problem::new(
+                            rel,
+                            ProblemKind::SymlinkNotFollowed,
+                            "This is a symbolic link to a folder; Mneme does not look inside it, so memories there are not shown.",
+                        ));
+                    }
+                } else if is_md {
+                    if ft.is_file() {
+                        candidates.push(Candidate { abs: entry.path(), rel, symlink: false });
+                    } else {
+                        problems.push(Problem::new(
+                            rel,
+                            ProblemKind::NotARegularFile,
+                            "This is a pipe, socket or device named like a memory; Mneme does not open it.",
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(Some((real_root, candidates, problems)))
+    }
+}
+
+fn join_rel(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        let mut s = String::with_capacity(prefix.len() + 1 + name.len());
+        s.push_str(prefix);
+        s.push('/');
+        s.push_str(name);
+        s
+    }
+}
+
+/// Opens a candidate, refusing links that leave the memory folder or lead to folders.
+fn open_candidate(real_root: &Path, c: &Candidate) -> Result<(File, Metadata), Problem> {
+    if c.symlink {
+        let real = fs::canonicalize(&c.abs).map_err(|e| {
+            Problem::new(&c.rel, ProblemKind::Unreadable, format!("This symbolic link cannot be followed ({e})."))
+        })?;
+        if !real.starts_with(real_root) {
+            return Err(Problem::new(
+                &c.rel,
+                ProblemKind::SymlinkOutside,
+                format!(
+                    "This symbolic link leads outside the memory folder (to {}); Mneme does not read it.",
+                    real.display()
+                ),
+            ));
+        }
+    }
+    let unreadable = |e: io::Error| Problem::new(&c.rel, ProblemKind::Unreadable, format!("Could not read this file ({e})."));
+    let file = File::open(&c.abs).map_err(unreadable)?;
+    let meta = file.metadata().map_err(unreadable)?;
+    if !meta.is_file() {
+        return Err(Problem::new(
+            &c.rel,
+            if meta.is_dir() { ProblemKind::SymlinkNotFollowed } else { ProblemKind::NotARegularFile },
+            format!("This is not a plain file ({}); Mneme skips it.", describe_type(&meta).trim_start_matches("it is ")),
+        ));
+    }
+    Ok((file, meta))
+}
+
+/// Reads until at least `max_lines` line feeds are in `buf` or the file ends; returns how
+/// many bytes of `buf` hold the file's start. The buffer keeps its length between files, so
+/// a scan of thousands of files neither reallocates nor re-zeroes it.
+fn read_head(file: &mut File, max_lines: usize, buf: &mut Vec<u8>) -> io::Result<usize> {
+    if buf.len() < HEAD_CHUNK {
+        buf.resize(HEAD_CHUNK, 0);
+    }
+    let mut filled = 0;
+    let mut newlines = 0;
+    loop {
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match file.read(&mut buf[filled..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(filled);
+        }
+        newlines += buf[filled..filled + n].iter().filter(|&&b| b == b'\n').count();
+        filled += n;
+        if newlines >= max_lines {
+            return Ok(filled);
+        }
+    }
+}
+
+/// Claude Code's `readFileInRange(path, 0, max_lines)` content: BOM stripped, CRLF and lone
+/// CR as LF, the first `max_lines` lines joined with `\n` (no trailing newline).
+pub(crate) fn first_lines(bytes: &[u8], max_lines: usize) -> (Cow<'_, str>, bool) {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    // Cut after `max_lines` line breaks on the raw bytes, before decoding, so a multi-byte
+    // character split by the read boundary further on cannot fail the decode.
+    let mut breaks = 0;
+    let mut cut = bytes.len();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => breaks += 1,
+            b'\r' => {
+                if bytes.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+                breaks += 1;
+            }
+            _ => {}
+        }
+        if breaks == max_lines {
+            // Drop the break itself: lines are joined, not terminated.
+            cut = if bytes[i] == b'\n' && i > 0 && bytes[i - 1] == b'\r' { i - 1 } else { i };
+            break;
+        }
+        i += 1;
+    }
+    let head = &bytes[..cut];
+    let (text, lossy) = match std::str::from_utf8(head) {
+        Ok(s) => (Cow::Borrowed(s), false),
+        Err(_) => (Cow::Owned(String::from_utf8_lossy(head).into_owned()), true),
+    };
+    if text.contains('\r') {
+        (Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n")), lossy)
+    } else {
+        (text, lossy)
+    }
+}
+
+fn read_header(real_root: &Path, c: &Candidate, buf: &mut Vec<u8>) -> Result<TopicHeader, Problem> {
+    let (mut file, meta) = open_candidate(real_root, c)?;
+    let n = read_head(&mut file, FRONTMATTER_MAX_LINES, buf)
+        .map_err(|e| Problem::new(&c.rel, ProblemKind::Unreadable, format!("Could not read this file ({e}).")))?;
+    let (text, _) = first_lines(&buf[..n], FRONTMATTER_MAX_LINES);
+    let parsed = frontmatter::parse(&text);
+    let fm = parsed.frontmatter.as_ref();
+    let ns = super::revision::mtime_ns(&meta);
+    Ok(TopicHeader {
+        rel_path: c.rel.clone(),
+        abs_path: c.abs.clone(),
+        mtime_ms: ns_to_ms(ns),
+        mtime_ns: ns,
+        name: fm.and_then(|f| f.name()),
+        description: fm.and_then(js_description),
+        memory_type: fm.and_then(|f| f.memory_type()),
+        scope: Scope::of(&c.rel),
+    })
+}
+
+/// `new Date(mtimeMs)` truncates toward zero; so does integer division.
+pub(crate) fn ns_to_ms(ns: i64) -> i64 {
+    ns / 1_000_000
+}
+
+fn read_topic(real_root: &Path, c: &Candidate, buf: &mut Vec<u8>) -> (Option<TopicFile>, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let (mut file, meta) = match open_candidate(real_root, c) {
+        Ok(x) => x,
+        Err(p) => return (None, vec![p]),
+    };
+    let read = if meta.len() > MAX_FULL_READ_BYTES {
+        problems.push(Problem::new(
+            &c.rel,
+            ProblemKind::TooLarge,
+            format!("This file is {} bytes; only its header was read, so its links are not shown.", meta.len()),
+        ));
+        read_head(&mut file, FRONTMATTER_MAX_LINES, buf).map(|n| {
+            // Drop the partial last line so a character cut by the read does not decode badly.
+            let keep = buf[..n].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            buf.truncate(keep);
+        })
+    } else {
+        buf.clear();
+        file.read_to_end(buf).map(|_| ())
+    };
+    if let Err(e) = read {
+        problems.push(Problem::new(&c.rel, ProblemKind::Unreadable, format!("Could not read this file ({e}).")));
+        return (None, problems);
+    }
+    let topic = build_topic(&c.rel, &c.abs, &meta, buf, &mut problems);
+    (Some(topic), problems)
+}
+
+/// A [`TopicFile`] from a file's bytes, adding to `problems` what a reader should know.
+pub(crate) fn build_topic(rel: &str, abs: &Path, meta: &Metadata, raw: &[u8], problems: &mut Vec<Problem>) -> TopicFile {
+    let bytes = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
+    let text = match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => {
+            problems.push(Problem::new(
+                rel,
+                ProblemKind::NotUtf8,
+                "This file is not valid UTF-8; Claude Code and Mneme read the invalid bytes as U+FFFD.",
+            ));
+            Cow::Owned(String::from_utf8_lossy(bytes).into_owned())
+        }
+    };
+    let parsed = frontmatter::parse(&text);
+    let fm = parsed.frontmatter.as_ref();
+    let frontmatter_error = fm.and_then(|f| f.error.as_ref()).map(|e| {
+        problems.push(Problem::new(
+            rel,
+            ProblemKind::MalformedFrontmatter,
+            format!("{e}. Claude Code reads this file as having no description or type; fix the YAML."),
+        ));
+        FrontmatterProblem { line: e.line, message: e.message.clone() }
+    });
+    if let Some(f) = fm {
+        // The closing fence is on the line after the last YAML line; recall reads 30 lines.
+        let closing_line = text[..f.block_len].trim_end().matches('\n').count() + 1;
+        if closing_line > FRONTMATTER_MAX_LINES && f.error.is_none() {
+            problems.push(Problem::new(
+                rel,
+                ProblemKind::FrontmatterPastLine30,
+                format!(
+                    "The frontmatter ends on line {closing_line}; Claude Code's recall reads only the first {FRONTMATTER_MAX_LINES} lines, so it sees no description or type. Shorten the frontmatter."
+                ),
+            ));
+        }
+    }
+    let ns = super::revision::mtime_ns(meta);
+    TopicFile {
+        rel_path: rel.to_string(),
+        abs_path: abs.to_path_buf(),
+        mtime_ms: ns_to_ms(ns),
+        mtime_ns: ns,
+        size: meta.len(),
+        name: fm.and_then(|f| f.name()),
+        description: fm.and_then(js_description),
+        memory_type: fm.and_then(|f| f.memory_type()),
+        generation: fm.map_or(Generation::None, |f| f.generation()),
+        unknown_keys: fm.map(|f| f.unknown_keys()).unwrap_or_default(),
+        links: frontmatter::links(parsed.body),
+        frontmatter_error,
+        scope: Scope::of(rel),
+    }
+}
+
+/// `frontmatter.description || null`, then string interpolation: JavaScript's truthiness
+/// and `String(value)` for the non-string values YAML can produce.
+pub(crate) fn js_description(fm: &frontmatter::Frontmatter) -> Option<String> {
+    js_string(fm.get("description")?)
+}
+
+fn js_string(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::Bool(false) => None,
+        Value::Bool(true) => Some("true".into()),
+        Value::String(s) if s.is_empty() => None,
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap_or(0.0);
+            if f == 0.0 || f.is_nan() {
+                None
+            } else if let Some(i) = n.as_i64() {
+                Some(i.to_string())
+            } else if let Some(u) = n.as_u64() {
+                Some(u.to_string())
+            } else if f.fract() == 0.0 && f.abs() < 1e21 {
+                Some(format!("{f:.0}"))
+            } else {
+                Some(f.to_string())
+            }
+        }
+        // `String([a, b])` is "a,b"; nested values stringify the same way.
+        Value::Sequence(items) => Some(items.iter().map(|i| js_string(i).unwrap_or_default()).collect::<Vec<_>>().join(",")),
+        Value::Mapping(_) => Some("[object Object]".into()),
+        Value::Tagged(t) => js_string(&t.value),
+    }
+}
+
+/// Maps `f` over `items` on up to eight threads, keeping order; each worker owns one scratch
+/// buffer. Scans are I/O- and YAML-bound, so a handful of threads is enough to hide latency
+/// without swamping a small machine.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T, &mut Vec<u8>) -> R + Sync) -> Vec<R> {
+    let threads = if items.len() < PARALLEL_THRESHOLD {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get()).min(8)
+    };
+    if threads <= 1 {
+        let mut buf = Vec::new();
+        return items.iter().map(|i| f(i, &mut buf)).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    let mut buf = Vec::with_capacity(HEAD_CHUNK);
+                    part.iter().map(|i| f(i, &mut buf)).collect::<Vec<R>>()
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(items.len());
+        for h in handles {
+            match h.join() {
+                Ok(mut part) => out.append(&mut part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        out
+    })
+}
+
+/// Reads a file's bytes and metadata; `None` when it does not exist.
+pub(crate) fn read_bytes(abs: &Path) -> Result<Option<(Vec<u8>, Metadata)>, MemdirError> {
+    let mut file = match File::open(abs) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(MemdirError::Io { action: "open", path: abs.to_path_buf(), source: e }),
+    };
+    let meta = file.metadata().map_err(io_err("inspect", abs))?;
+    if !meta.is_file() {
+        return Err(MemdirError::NotARegularFile {
+            path: abs.display().to_string(),
+            detail: describe_type(&meta),
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes).map_err(io_err("read", abs))?;
+    Ok(Some((bytes, meta)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+    use mneme_core::frontmatter::Generation;
+
+    fn check_lines(input: &[u8], n: usize, expect: &str) {
+        assert_eq!(first_lines(input, n).0, expect, "{:?}", String::from_utf8_lossy(input));
+    }
+
+    #[test]
+    fn first_lines_like_read_file_in_range() {
+        check_lines(b"a\nb\nc\n", 2, "a\nb");
+        check_lines(b"a\nb\nc\n", 3, "a\nb\nc");
+        check_lines(b"a\nb\nc\n", 4, "a\nb\nc\n");
+        check_lines(b"a\r\nb\r\nc", 2, "a\nb");
+        check_lines(b"a\rb\rc", 2, "a\nb");
+        check_lines(b"\xEF\xBB\xBF---\ntype: user\n---\n", 30, "---\ntype: user\n---\n");
+        check_lines(b"a\n\xC3", 1, "a");
+        assert!(first_lines(b"a\xFF\nb", 5).1, "lossy flag");
+    }
+
+    #[test]
+    fn walk_finds_md_at_any_depth_except_memory_md() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [a](a.md)\n");
+        t.write("a.md", "---\nname: a\n---\n");
+        t.write("team/MEMORY.md", "");
+        t.write("team/b.md", "x");
+        t.write("logs/2026/01/2026-01-02.md", "log");
+        t.write("deep/er/c.md", "c");
+        t.write("notes.txt", "ignored");
+        t.write("upper.MD", "ignored");
+        t.write("memory.md", "lowercase counts");
+        let scan = t.memdir().scan().unwrap();
+        let rels: Vec<_> = scan.files.iter().map(|f| f.rel_path.as_str()).collect();
+        assert_eq!(rels, ["a.md", "deep/er/c.md", "logs/2026/01/2026-01-02.md", "memory.md", "team/b.md"]);
+        assert_eq!(scan.files[4].scope, Scope::Team);
+        assert!(scan.problems.is_empty(), "{:?}", scan.problems);
+        let headers = t.memdir().scan_headers().unwrap();
+        assert_eq!(headers.headers.len(), 5);
+    }
+
+    #[test]
+    fn missing_root_is_empty_and_file_root_is_an_error() {
+        let t = TestDir::new();
+        let m = Memdir::new(t.path().join("nope"), t.path().join("trash"), clock());
+        assert_eq!(m.scan().unwrap(), Scan::default());
+        assert_eq!(m.manifest(), "");
+        std::fs::write(t.path().join("file"), "x").unwrap();
+        let m = Memdir::new(t.path().join("file"), t.path().join("trash"), clock());
+        assert_eq!(m.scan().unwrap_err().code(), "root-not-a-directory");
+    }
+
+    #[test]
+    fn both_generations_unknown_keys_links_and_crlf() {
+        let t = TestDir::new();
+        t.write("old.md", "---\nname: old\ndescription: legacy\ntype: feedback\noriginSessionId: s1\n---\nSee [[new]] and [[ghost]].\n");
+        t.write(
+            "new.md",
+            "---\r\nname: new\r\ndescription: current\r\nmetadata:\r\n  type: project\r\ncreated: 2026-01-01\r\n---\r\n\r\nBody [[old]]\r\n",
+        );
+        t.write("plain.md", "no frontmatter at all [[x]]");
+        let scan = t.memdir().scan().unwrap();
+        let by = |r: &str| scan.files.iter().find(|f| f.rel_path == r).unwrap().clone();
+        let old = by("old.md");
+        assert_eq!(old.generation, Generation::TopLevelType);
+        assert_eq!(old.memory_type, Some(MemoryType::Feedback));
+        assert_eq!(old.unknown_keys, ["originSessionId"]);
+        assert_eq!(old.links, ["new", "ghost"]);
+        let new = by("new.md");
+        assert_eq!(new.generation, Generation::Metadata);
+        assert_eq!(new.memory_type, Some(MemoryType::Project));
+        assert_eq!(new.description.as_deref(), Some("current"));
+        assert_eq!(new.unknown_keys, ["created"]);
+        assert_eq!(new.links, ["old"]);
+        let plain = by("plain.md");
+        assert_eq!(plain.generation, Generation::None);
+        assert_eq!(plain.display_name(), "plain");
+    }
+
+    #[test]
+    fn malformed_yaml_is_reported_not_fatal() {
+        let t = TestDir::new();
+        t.write("bad.md", "---\ndescription: [unclosed\n  - : :\n---\nbody [[a]]");
+        t.write("good.md", "---\ndescription: fine\n---\n");
+        let scan = t.memdir().scan().unwrap();
+        assert_eq!(scan.files.len(), 2);
+        let bad = &scan.files[0];
+        assert!(bad.frontmatter_error.is_some());
+        assert_eq!(bad.description, None);
+        assert_eq!(bad.links, ["a"]);
+        assert_eq!(scan.problems.len(), 1);
+        assert_eq!(scan.problems[0].kind, ProblemKind::MalformedFrontmatter);
+        assert_eq!(scan.problems[0].rel_path, "bad.md");
+    }
+
+    #[test]
+    fn unreadable_file_is_a_problem() {
+        let t = TestDir::new();
+        t.write("secret.md", "---\ndescription: x\n---\n");
+        t.write("ok.md", "fine");
+        let p = t.path().join("mem/secret.md");
+        set_mode(&p, 0o000);
+        let blocked = std::fs::read(&p).is_err();
+        let scan = t.memdir().scan().unwrap();
+        let headers = t.memdir().scan_headers().unwrap();
+        if blocked {
+            assert_eq!(scan.files.len(), 1);
+            assert_eq!(scan.problems[0].kind, ProblemKind::Unreadable);
+            assert_eq!(headers.headers.len(), 1);
+            assert_eq!(headers.problems[0].rel_path, "secret.md");
+        } else {
+            // Running as root: permissions do not block reads, so the file simply reads.
+            assert_eq!(scan.files.len(), 2);
+        }
+        set_mode(&p, 0o644);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_and_escapes_do_not_hang_or_leak() {
+        use std::os::unix::fs::symlink;
+        let t = TestDir::new();
+        t.write("real.md", "---\ndescription: real\n---\n");
+        t.write_outside("outside.md", "---\ndescription: secret\n---\n");
+        let mem = t.path().join("mem");
+        symlink(&mem, mem.join("loop")).unwrap(); // folder loop
+        symlink("self.md", mem.join("self.md")).unwrap(); // file loop
+        symlink("b.md", mem.join("a.md")).unwrap();
+        symlink("a.md", mem.join("b.md")).unwrap();
+        symlink(t.path().join("outside.md"), mem.join("escape.md")).unwrap();
+        symlink("real.md", mem.join("alias.md")).unwrap(); // inside: read
+        symlink("nowhere.md", mem.join("dangling.md")).unwrap();
+        let started = std::time::Instant::now();
+        let scan = t.memdir().scan().unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        let rels: Vec<_> = scan.files.iter().map(|f| f.rel_path.as_str()).collect();
+        assert_eq!(rels, ["alias.md", "real.md"]);
+        let kinds: std::collections::BTreeMap<_, _> =
+            scan.problems.iter().map(|p| (p.rel_path.as_str(), p.kind)).collect();
+        assert_eq!(kinds["loop"], ProblemKind::SymlinkNotFollowed);
+        assert_eq!(kinds["self.md"], ProblemKind::Unreadable);
+        assert_eq!(kinds["a.md"], ProblemKind::Unreadable);
+        assert_eq!(kinds["escape.md"], ProblemKind::SymlinkOutside);
+        assert_eq!(kinds["dangling.md"], ProblemKind::Unreadable);
+        assert!(!t.memdir().manifest().contains("secret"));
+    }
+
+    #[test]
+    fn unicode_emoji_and_spaces_in_names() {
+        let t = TestDir::new();
+        t.write("café notes 😀.md", "---\nname: café 😀\ndescription: ünïcödé\n---\n");
+        let scan = t.memdir().scan().unwrap();
+        assert_eq!(scan.files[0].rel_path, "café notes 😀.md");
+        assert_eq!(scan.files[0].name.as_deref(), Some("café 😀"));
+    }
+
+    #[test]
+    fn frontmatter_past_line_30_is_flagged() {
+        let t = TestDir::new();
+        let long: String = (0..30).map(|i| format!("k{i}: v\n")).collect();
+        t.write("long.md", &format!("---\ndescription: late\n{long}---\nbody"));
+        let scan = t.memdir().scan().unwrap();
+        assert_eq!(scan.files[0].description.as_deref(), Some("late"), "the full read sees it");
+        assert_eq!(scan.problems[0].kind, ProblemKind::FrontmatterPastLine30);
+        let headers = t.memdir().scan_headers().unwrap();
+        assert_eq!(headers.headers[0].description, None, "Claude Code's 30-line read does not");
+    }
+
+    #[test]
+    fn non_utf8_is_read_lossily_and_reported() {
+        let t = TestDir::new();
+        t.write_bytes("bin.md", b"---\ndescription: caf\xE9\n---\n");
+        let scan = t.memdir().scan().unwrap();
+        assert_eq!(scan.files[0].description.as_deref(), Some("caf\u{FFFD}"));
+        assert_eq!(scan.problems[0].kind, ProblemKind::NotUtf8);
+    }
+
+    fn check_desc(yaml_value: &str, expect: Option<&str>) {
+        let text = format!("---\ndescription: {yaml_value}\n---\n");
+        let p = frontmatter::parse(&text);
+        assert_eq!(js_description(p.frontmatter.as_ref().unwrap()).as_deref(), expect, "{yaml_value}");
+    }
+
+    #[test]
+    fn descriptions_follow_javascript_truthiness() {
+        check_desc("hello", Some("hello"));
+        check_desc("''", None);
+        check_desc("~", None);
+        check_desc("false", None);
+        check_desc("true", Some("true"));
+        check_desc("0", None);
+        check_desc("42", Some("42"));
+        check_desc("1.5", Some("1.5"));
+        check_desc("[a, b]", Some("a,b"));
+        check_desc("{a: 1}", Some("[object Object]"));
+    }
+
+    #[test]
+    fn many_files_scan_quickly_and_in_parallel() {
+        let t = TestDir::new();
+        let n = 2_000;
+        for i in 0..n {
+            t.write(
+                &format!("d{}/f{i}.md", i % 10),
+                &format!("---\nname: f{i}\ndescription: file {i}\nmetadata:\n  type: user\n---\n\nbody [[f{}]]\n", i + 1),
+            );
+        }
+        let started = std::time::Instant::now();
+        let scan = t.memdir().scan().unwrap();
+        let full = started.elapsed();
+        let started = std::time::Instant::now();
+        let headers = t.memdir().scan_headers().unwrap();
+        let head = started.elapsed();
+        assert_eq!(scan.files.len(), n);
+        assert_eq!(headers.headers.len(), n);
+        assert!(scan.problems.is_empty());
+        // Generous bounds for debug builds on a loaded CI machine; the point is "not quadratic".
+        assert!(full < std::time::Duration::from_secs(20), "full scan took {full:?}");
+        assert!(head < std::time::Duration::from_secs(20), "header scan took {head:?}");
+    }
+}

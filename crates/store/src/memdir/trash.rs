@@ -1,0 +1,504 @@
+//! Deleting without losing: a deleted memory moves to `<trash>/<id>/<file name>` next to a
+//! `record.json` saying where it came from and which index lines were removed with it, so a
+//! restore can put both back. The trash lives in Mneme's data directory: inside the memory
+//! folder, Claude Code would read a deleted memory as a live one.
+//!
+//! Order of work, so a crash at any point leaves the memory findable: the file moves into
+//! the trash first, then the record is written, then the index line is removed. If the
+//! record or the index edit fails, the file moves back.
+
+use super::error::io_err;
+use super::path::{validate_topic_path, validate_trash_id};
+use super::scan::stem_of;
+use super::write::{fsync_dir, move_file};
+use super::{Memdir, MemdirError, Problem, ProblemKind, Scope};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+const RECORD_FILE: &str = "record.json";
+const RECORD_VERSION: u32 = 1;
+
+/// An index line removed by a delete, remembered so a restore can put it back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemovedIndexLine {
+    /// `MEMORY.md` or `team/MEMORY.md`.
+    pub index_rel_path: String,
+    /// Where it was (1-based); a restore puts it back there, or at the end if the index
+    /// has since become shorter.
+    pub line_number: usize,
+    /// The line, verbatim.
+    pub text: String,
+}
+
+/// One deleted memory in the trash (also the on-disk `record.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrashEntry {
+    /// Format version of the record.
+    pub version: u32,
+    /// The id to pass to [`Memdir::restore`] and [`Memdir::purge_trash`].
+    pub id: String,
+    /// Where the memory was, relative to the memory folder.
+    pub original_rel_path: String,
+    /// The memory folder it was deleted from.
+    pub memdir_root: PathBuf,
+    /// When, in milliseconds since the epoch (from the injected clock).
+    pub deleted_at_ms: u64,
+    /// The index lines removed with it.
+    pub index_lines: Vec<RemovedIndexLine>,
+    /// Size of the deleted file in bytes.
+    pub size: u64,
+}
+
+/// The trash of one memory folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrashListing {
+    /// Entries of this memory folder, newest first.
+    pub entries: Vec<TrashEntry>,
+    /// Entries whose record could not be read; their files are still there.
+    pub damaged: Vec<Problem>,
+}
+
+/// What [`Memdir::restore`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Restored {
+    /// Where the memory is again, relative to the memory folder.
+    pub rel_path: String,
+    /// Index lines put back (lines already present are not duplicated).
+    pub index_lines_restored: usize,
+    /// Set when the memory is back but its emptied trash folder could not be removed.
+    pub cleanup_error: Option<String>,
+}
+
+impl Memdir {
+    fn check_trash_location(&self) -> Result<(), MemdirError> {
+        let real = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if real(&self.trash_dir).starts_with(real(&self.root)) || self.trash_dir.starts_with(&self.root) {
+            return Err(MemdirError::TrashInsideMemdir { trash: self.trash_dir.clone(), root: self.root.clone() });
+        }
+        Ok(())
+    }
+
+    /// A fresh entry folder `<ms>-<stem>[-n]`, created exclusively.
+    fn new_trash_entry_dir(&self, now_ms: u64, rel: &str) -> Result<(String, PathBuf), MemdirError> {
+        fs::create_dir_all(&self.trash_dir).map_err(io_err("create the trash folder", &self.trash_dir))?;
+        let stem: String = super::path::slugify(stem_of(rel)).chars().take(40).collect();
+        for n in 0u32.. {
+            let id = if n == 0 { format!("{now_ms}-{stem}") } else { format!("{now_ms}-{stem}-{n}") };
+            let dir = self.trash_dir.join(&id);
+            match fs::create_dir(&dir) {
+                Ok(()) => return Ok((id, dir)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(MemdirError::Io { action: "create a trash entry in", path: self.trash_dir.clone(), source: e }),
+            }
+        }
+        unreachable!("u32 ids exhausted")
+    }
+
+    /// Moves a topic file to the trash with a record of where it was, and removes its index
+    /// lines. Symbolic links are trashed as links (their targets are untouched).
+    pub fn delete(&self, rel: &str) -> Result<TrashEntry, MemdirError> {
+        self.check_trash_location()?;
+        let real_root = self.real_root()?;
+        validate_topic_path(rel)?;
+        let abs = self.abs(rel);
+        // A symbolic link is trashed as a link, so only its folder must be inside: that is
+        // how a link pointing outside the memory folder gets removed.
+        let is_link = fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink());
+        let checked = if is_link { abs.parent().unwrap_or(&self.root) } else { &abs };
+        self.check_contained(&real_root, rel, checked)?;
+        let meta = match fs::symlink_metadata(&abs) {
+            Ok(m) if m.file_type().is_file() || m.file_type().is_symlink() => m,
+            Ok(m) => {
+                return Err(MemdirError::NotARegularFile { path: rel.into(), detail: super::path::describe_type(&m) })
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(MemdirError::NotFound { path: rel.into() }),
+            Err(e) => return Err(MemdirError::Io { action: "inspect", path: abs, source: e }),
+        };
+        let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
+        let (id, dir) = self.new_trash_entry_dir(now_ms, rel)?;
+        let base = rel.rsplit('/').next().unwrap_or(rel);
+        let stored = dir.join(base);
+        if let Err(e) = move_file(&abs, &stored) {
+            let _ = fs::remove_dir(&dir);
+            return Err(MemdirError::Io { action: "move to the trash", path: abs, source: e });
+        }
+        fsync_dir(abs.parent().unwrap_or(&self.root));
+        let put_back = || {
+            let _ = move_file(&stored, &abs);
+            let _ = fs::remove_dir_all(&dir);
+        };
+
+        let mut entry = TrashEntry {
+            version: RECORD_VERSION,
+            id,
+            original_rel_path: rel.into(),
+            memdir_root: self.root.clone(),
+            deleted_at_ms: now_ms,
+            index_lines: Vec::new(),
+            size: meta.len(),
+        };
+        // The record is written before the index changes and rewritten with the removed
+        // lines after, so a crash in between still leaves a restorable entry.
+        if let Err(e) = write_record(&dir, &entry) {
+            put_back();
+            return Err(e);
+        }
+        let root = self.root.clone();
+        for scope in [Scope::Private, Scope::Team] {
+            let removed = self.edit_index(scope, |doc| {
+                let hits: Vec<usize> =
+                    doc.entries(scope, &root).into_iter().filter(|(_, e)| e.rel_path == rel).map(|(i, _)| i).collect();
+                let texts = doc.remove(&hits);
+                hits.into_iter().zip(texts).collect::<Vec<_>>()
+            });
+            match removed {
+                Ok((lines, _)) => entry.index_lines.extend(lines.into_iter().map(|(i, text)| RemovedIndexLine {
+                    index_rel_path: scope.index_rel_path().into(),
+                    line_number: i + 1,
+                    text,
+                })),
+                Err(e) => {
+                    // Undo the private index edit when the team one fails.
+                    if scope == Scope::Team && !entry.index_lines.is_empty() {
+                        let _ = self.reinsert_lines(&entry);
+                    }
+                    put_back();
+                    return Err(e);
+                }
+            }
+        }
+        if let Err(e) = write_record(&dir, &entry) {
+            let _ = self.reinsert_lines(&entry);
+            put_back();
+            return Err(e);
+        }
+        Ok(entry)
+    }
+
+    /// The trash of this memory folder, newest first.
+    pub fn list_trash(&self) -> Result<TrashListing, MemdirError> {
+        let mut listing = TrashListing::default();
+        let entries = match fs::read_dir(&self.trash_dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(listing),
+            Err(e) => return Err(MemdirError::Io { action: "list the trash folder", path: self.trash_dir.clone(), source: e }),
+        };
+        for e in entries {
+            let e = e.map_err(io_err("list the trash folder", &self.trash_dir))?;
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let id = e.file_name().to_string_lossy().into_owned();
+            match read_record(&e.path(), &id) {
+                Ok(r) if same_root(&r.memdir_root, &self.root) => listing.entries.push(r),
+                Ok(_) => {}
+                Err(err) => listing.damaged.push(Problem::new(id, ProblemKind::Unreadable, err.to_string())),
+            }
+        }
+        listing.entries.sort_by(|a, b| b.deleted_at_ms.cmp(&a.deleted_at_ms).then_with(|| b.id.cmp(&a.id)));
+        Ok(listing)
+    }
+
+    /// Puts a deleted memory back where it was, with its index lines. Refuses if something
+    /// now exists at that path.
+    pub fn restore(&self, id: &str) -> Result<Restored, MemdirError> {
+        validate_trash_id(id)?;
+        let dir = self.trash_dir.join(id);
+        let entry = read_record(&dir, id)?;
+        if !same_root(&entry.memdir_root, &self.root) {
+            return Err(MemdirError::TrashEntryForeign { id: id.into(), origin: entry.memdir_root });
+        }
+        // The record is data on disk: validate it like any input.
+        let rel = entry.original_rel_path.clone();
+        validate_topic_path(&rel)?;
+        let base = rel.rsplit('/').next().unwrap_or(&rel);
+        let stored = dir.join(base);
+        if fs::symlink_metadata(&stored).is_err() {
+            return Err(MemdirError::TrashEntryDamaged {
+                id: id.into(),
+                dir: dir.clone(),
+                detail: format!("the file {base} is missing"),
+            });
+        }
+        let real_root = self.ensure_root()?;
+        let abs = self.topic_abs(&real_root, &rel)?;
+        if fs::symlink_metadata(&abs).is_ok() {
+            return Err(MemdirError::AlreadyExists { path: rel });
+        }
+        if let Some(parent) = abs.parent() {
+            fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
+        }
+        move_file(&stored, &abs).map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => MemdirError::AlreadyExists { path: rel.clone() },
+            _ => MemdirError::Io { action: "restore", path: abs.clone(), source: e },
+        })?;
+        fsync_dir(abs.parent().unwrap_or(&self.root));
+        let restored = match self.reinsert_lines(&entry) {
+            Ok(n) => n,
+            Err(e) => {
+                let _ = move_file(&abs, &stored);
+                return Err(e);
+            }
+        };
+        let cleanup_error = fs::remove_dir_all(&dir).err().map(|e| format!("could not remove {}: {e}", dir.display()));
+        Ok(Restored { rel_path: rel, index_lines_restored: restored, cleanup_error })
+    }
+
+    /// Deletes a trash entry for good.
+    pub fn purge_trash(&self, id: &str) -> Result<(), MemdirError> {
+        validate_trash_id(id)?;
+        let dir = self.trash_dir.join(id);
+        match read_record(&dir, id) {
+            Ok(r) if !same_root(&r.memdir_root, &self.root) => {
+                return Err(MemdirError::TrashEntryForeign { id: id.into(), origin: r.memdir_root })
+            }
+            Err(e @ MemdirError::TrashEntryNotFound { .. }) => return Err(e),
+            // A damaged entry can still be purged: that is how the user gets rid of it.
+            _ => {}
+        }
+        fs::remove_dir_all(&dir).map_err(io_err("remove", &dir))
+    }
+
+    /// Re-adds a trash entry's index lines where they were, skipping indexes that already
+    /// point at the file. Returns how many lines went back.
+    fn reinsert_lines(&self, entry: &TrashEntry) -> Result<usize, MemdirError> {
+        let root = self.root.clone();
+        let mut total = 0;
+        for scope in [Scope::Private, Scope::Team] {
+            let mut lines: Vec<&RemovedIndexLine> =
+                entry.index_lines.iter().filter(|l| l.index_rel_path == scope.index_rel_path()).collect();
+            if lines.is_empty() {
+                continue;
+            }
+            lines.sort_by_key(|l| l.line_number);
+            let (n, _) = self.edit_index(scope, |doc| {
+                if doc.entries(scope, &root).iter().any(|(_, e)| e.rel_path == entry.original_rel_path) {
+                    return 0;
+                }
+                // Ascending order: each earlier insert restores the numbering the next expects.
+                for l in &lines {
+                    doc.insert(l.line_number.saturating_sub(1), l.text.clone());
+                }
+                lines.len()
+            })?;
+            total += n;
+        }
+        Ok(total)
+    }
+}
+
+/// Whether two spellings name the same memory folder (`/a/b` and `/a/b/`, or through a link).
+fn same_root(a: &Path, b: &Path) -> bool {
+    a == b || matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+fn write_record(dir: &Path, entry: &TrashEntry) -> Result<(), MemdirError> {
+    let json = serde_json::to_vec_pretty(entry).map_err(|e| MemdirError::TrashEntryDamaged {
+        id: entry.id.clone(),
+        dir: dir.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    let path = dir.join(RECORD_FILE);
+    let tmp = dir.join(".record.json.tmp");
+    let written = (|| -> io::Result<()> {
+        let mut f = fs::File::create(&tmp)?;
+        io::Write::write_all(&mut f, &json)?;
+        f.sync_all()?;
+        fs::rename(&tmp, &path)
+    })();
+    written.map_err(io_err("write the trash record", &path))?;
+    fsync_dir(dir);
+    Ok(())
+}
+
+fn read_record(dir: &Path, id: &str) -> Result<TrashEntry, MemdirError> {
+    let path = dir.join(RECORD_FILE);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound && !dir.exists() => {
+            return Err(MemdirError::TrashEntryNotFound { id: id.into() })
+        }
+        Err(e) => {
+            return Err(MemdirError::TrashEntryDamaged { id: id.into(), dir: dir.to_path_buf(), detail: e.to_string() })
+        }
+    };
+    let entry: TrashEntry = serde_json::from_slice(&bytes).map_err(|e| MemdirError::TrashEntryDamaged {
+        id: id.into(),
+        dir: dir.to_path_buf(),
+        detail: format!("its record does not parse: {e}"),
+    })?;
+    if entry.id != id {
+        return Err(MemdirError::TrashEntryDamaged {
+            id: id.into(),
+            dir: dir.to_path_buf(),
+            detail: format!("its record names a different id ({})", entry.id),
+        });
+    }
+    Ok(entry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn delete_and_restore_round_trip() {
+        let t = TestDir::new();
+        let index = "# Memories\n- [A](a.md) — first\n- [B](b.md) — second\n- [A again](a.md)\n";
+        t.write("MEMORY.md", index);
+        t.write("a.md", "---\nname: a\n---\nA body\n");
+        t.write("b.md", "b");
+        let m = t.memdir();
+        let e = m.delete("a.md").unwrap();
+        assert_eq!(e.id, format!("{}000-a", NOW_SECS));
+        assert_eq!(e.deleted_at_ms, NOW_SECS * 1000);
+        assert_eq!(e.original_rel_path, "a.md");
+        assert_eq!(
+            e.index_lines.iter().map(|l| (l.line_number, l.text.as_str())).collect::<Vec<_>>(),
+            [(2, "- [A](a.md) — first"), (4, "- [A again](a.md)")]
+        );
+        assert_eq!(t.tree(), "MEMORY.md: # Memories\\n- [B](b.md) — second\\n\nb.md: b");
+        // The trash is outside the memory folder and holds the file and its record.
+        let stored = t.path().join("trash").join(&e.id).join("a.md");
+        assert_eq!(std::fs::read_to_string(stored).unwrap(), "---\nname: a\n---\nA body\n");
+        let listing = m.list_trash().unwrap();
+        assert_eq!(listing.entries, vec![e.clone()]);
+
+        let r = m.restore(&e.id).unwrap();
+        assert_eq!((r.rel_path.as_str(), r.index_lines_restored, r.cleanup_error), ("a.md", 2, None));
+        assert_eq!(t.read("MEMORY.md"), index);
+        assert_eq!(t.read("a.md"), "---\nname: a\n---\nA body\n");
+        assert!(m.list_trash().unwrap().entries.is_empty());
+        assert_eq!(m.restore(&e.id).unwrap_err().code(), "trash-entry-not-found");
+    }
+
+    #[test]
+    fn restore_refuses_to_overwrite() {
+        let t = TestDir::new();
+        t.write("a.md", "old");
+        let m = t.memdir();
+        let e = m.delete("a.md").unwrap();
+        t.write("a.md", "new memory with the same name");
+        assert_eq!(m.restore(&e.id).unwrap_err().code(), "already-exists");
+        assert_eq!(t.read("a.md"), "new memory with the same name");
+        assert_eq!(m.list_trash().unwrap().entries.len(), 1, "still in the trash");
+    }
+
+    #[test]
+    fn restore_does_not_duplicate_an_index_line() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [A](a.md)\n");
+        t.write("a.md", "a");
+        let m = t.memdir();
+        let e = m.delete("a.md").unwrap();
+        t.write("MEMORY.md", "- [A, re-added by hand](a.md)\n");
+        assert_eq!(m.restore(&e.id).unwrap().index_lines_restored, 0);
+        assert_eq!(t.read("MEMORY.md"), "- [A, re-added by hand](a.md)\n");
+    }
+
+    #[test]
+    fn team_deletes_touch_the_team_index() {
+        let t = TestDir::new();
+        t.write("team/MEMORY.md", "- [T](t.md) — team\n");
+        t.write("team/t.md", "t");
+        let m = t.memdir();
+        let e = m.delete("team/t.md").unwrap();
+        assert_eq!(e.index_lines[0].index_rel_path, "team/MEMORY.md");
+        assert_eq!(t.read("team/MEMORY.md"), "");
+        m.restore(&e.id).unwrap();
+        assert_eq!(t.read("team/MEMORY.md"), "- [T](t.md) — team\n");
+    }
+
+    #[test]
+    fn same_instant_deletes_get_distinct_ids_newest_first() {
+        let t = TestDir::new();
+        t.write("a.md", "1");
+        let m = t.memdir();
+        let first = m.delete("a.md").unwrap();
+        t.write("a.md", "2");
+        let second = m.delete("a.md").unwrap();
+        assert_ne!(first.id, second.id);
+        let ids: Vec<_> = m.list_trash().unwrap().entries.into_iter().map(|e| e.id).collect();
+        assert_eq!(ids, [second.id.clone(), first.id.clone()]);
+        m.purge_trash(&first.id).unwrap();
+        assert_eq!(m.list_trash().unwrap().entries.len(), 1);
+    }
+
+    #[test]
+    fn bad_ids_trash_inside_memdir_and_damaged_records() {
+        let t = TestDir::new();
+        t.write("a.md", "a");
+        let m = t.memdir();
+        for bad in ["../a", "x/y", ""] {
+            assert_eq!(m.restore(bad).unwrap_err().code(), "invalid-input", "{bad}");
+        }
+        let inside = Memdir::new(t.mem(), t.mem().join(".trash"), clock());
+        assert_eq!(inside.delete("a.md").unwrap_err().code(), "trash-inside-memdir");
+        assert!(t.exists("a.md"));
+        let e = m.delete("a.md").unwrap();
+        std::fs::write(t.path().join("trash").join(&e.id).join("record.json"), "{not json").unwrap();
+        let listing = m.list_trash().unwrap();
+        assert!(listing.entries.is_empty());
+        assert_eq!(listing.damaged.len(), 1);
+        assert_eq!(m.restore(&e.id).unwrap_err().code(), "trash-entry-damaged");
+        m.purge_trash(&e.id).unwrap();
+    }
+
+    #[test]
+    fn foreign_entries_are_refused() {
+        let t = TestDir::new();
+        t.write("a.md", "a");
+        let e = t.memdir().delete("a.md").unwrap();
+        std::fs::create_dir_all(t.path().join("other")).unwrap();
+        let other = Memdir::new(t.path().join("other"), t.path().join("trash"), clock());
+        assert!(other.list_trash().unwrap().entries.is_empty());
+        assert_eq!(other.restore(&e.id).unwrap_err().code(), "trash-entry-foreign");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_escaping_link_is_trashed_as_a_link() {
+        let t = TestDir::new();
+        t.write_outside("target.md", "not ours");
+        std::os::unix::fs::symlink(t.path().join("target.md"), t.mem().join("link.md")).unwrap();
+        let m = t.memdir();
+        assert_eq!(m.read("link.md").unwrap_err().code(), "outside-memdir");
+        let e = m.delete("link.md").unwrap();
+        assert!(!t.exists("link.md"));
+        assert_eq!(std::fs::read_to_string(t.path().join("target.md")).unwrap(), "not ours");
+        m.restore(&e.id).unwrap();
+        assert!(std::fs::symlink_metadata(t.mem().join("link.md")).unwrap().file_type().is_symlink());
+    }
+
+    #[test]
+    fn a_differently_spelled_root_is_the_same_folder() {
+        let t = TestDir::new();
+        t.write("a.md", "a");
+        let e = t.memdir().delete("a.md").unwrap();
+        let slash = Memdir::new(format!("{}/", t.mem().display()), t.path().join("trash"), clock());
+        assert_eq!(slash.list_trash().unwrap().entries.len(), 1);
+        slash.restore(&e.id).unwrap();
+        assert!(t.exists("a.md"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn record_paths_are_validated_on_restore() {
+        let t = TestDir::new();
+        t.write("a.md", "a");
+        let m = t.memdir();
+        let e = m.delete("a.md").unwrap();
+        let mut forged = e.clone();
+        forged.original_rel_path = "../escaped.md".into();
+        std::fs::write(t.path().join("trash").join(&e.id).join("record.json"), serde_json::to_vec(&forged).unwrap()).unwrap();
+        assert_eq!(m.restore(&e.id).unwrap_err().code(), "invalid-path");
+        assert!(!t.path().join("escaped.md").exists());
+    }
+}

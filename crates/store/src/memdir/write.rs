@@ -1,0 +1,819 @@
+//! Reading and writing memories without ever losing one.
+//!
+//! Every write is atomic: the new bytes go to a temporary file in the same folder (named
+//! `.mneme-<pid>-<n>.tmp`, which Claude Code's `*.md` scan ignores), are fsynced, and the
+//! temporary file is renamed over the target; then the folder is fsynced so the rename
+//! itself survives a power cut. An existing file's permissions (and, where allowed, owner)
+//! carry over. New files are published with a hard link, which fails rather than replacing
+//! anything that appeared meanwhile.
+//!
+//! Every edit of an existing file names the [`Revision`] the caller read and is refused with
+//! [`MemdirError::ChangedOnDisk`] if the file no longer matches. The check runs once before
+//! the temporary file is written and again just before the rename. Claude Code takes no locks,
+//! so a write landing between that last check and the rename can still be replaced; the
+//! window is the duration of one `rename` call.
+
+use super::error::io_err;
+use super::frontmatter_edit::{self, Changes, Refusal};
+use super::health::DanglingLink;
+use super::index::{encode_target, escape_title, render_entry, unescape_title};
+use super::path::{relative_to_dir, slugify, validate_topic_path};
+use super::scan::{build_topic, read_bytes, stem_of};
+use super::{Memdir, MemdirError, Problem, Revision, Scope, TopicFile};
+use mneme_core::MemoryType;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A new memory for [`Memdir::create`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewMemory {
+    /// The `name:` field and the index line's title; one line.
+    pub name: String,
+    /// The `description:` field and the index line's hook; one line.
+    pub description: String,
+    /// `metadata.type`; omitted from the file when `None`.
+    pub memory_type: Option<MemoryType>,
+    /// The memory's text, after the frontmatter.
+    pub body: String,
+    /// The file name relative to the scope's folder (`foo.md`, `notes/foo.md`); derived from
+    /// the name with [`slugify`] when `None`.
+    pub file_name: Option<String>,
+    /// Private (`MEMORY.md`) or team (`team/`, `team/MEMORY.md`).
+    pub scope: Scope,
+}
+
+/// What [`Memdir::create`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Created {
+    /// The new file, relative to the memory folder.
+    pub rel_path: String,
+    /// Its revision, for a following edit.
+    pub revision: Revision,
+    /// The index the entry is in.
+    pub index_rel_path: String,
+    /// The entry line (the existing one if the index already pointed at this file).
+    pub index_line: String,
+    /// Its 1-based line number.
+    pub index_line_number: usize,
+    /// False when an existing line already pointed at the new file.
+    pub index_line_added: bool,
+    /// True when the entry falls past the 200-line / 25,000-unit cap, so Claude Code will
+    /// not see it until the index is trimmed.
+    pub index_line_past_cap: bool,
+}
+
+/// A topic file with its full text and the revision to hand back when saving.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryFile {
+    /// The parsed view.
+    pub topic: TopicFile,
+    /// The whole file (invalid UTF-8 shown as U+FFFD).
+    pub content: String,
+    /// What was read.
+    pub revision: Revision,
+    /// Anything odd about the file (malformed frontmatter, not UTF-8, …).
+    pub problems: Vec<Problem>,
+}
+
+/// Field edits for [`Memdir::update_fields`]; `None` leaves a part as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldEdits {
+    /// New `name:`.
+    pub name: Option<String>,
+    /// New `description:`.
+    pub description: Option<String>,
+    /// New type, written in the generation the file already uses.
+    pub memory_type: Option<MemoryType>,
+    /// New body (everything after the frontmatter).
+    pub body: Option<String>,
+}
+
+/// What [`Memdir::update_fields`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldsUpdated {
+    /// The file's new revision.
+    pub revision: Revision,
+    /// Index lines whose title or hook followed a name or description change.
+    pub index_lines_updated: usize,
+    /// Set when the file was saved but its index line could not be updated.
+    pub index_error: Option<String>,
+}
+
+/// What [`Memdir::rename`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Renamed {
+    /// The old path.
+    pub old_rel_path: String,
+    /// The new path.
+    pub new_rel_path: String,
+    /// Index lines whose target now points at the new path.
+    pub index_lines_rewritten: usize,
+    /// `[[old-stem]]` links that no longer match any memory's name or file stem. Mneme does
+    /// not rewrite other memories' bodies; these are for the user to fix.
+    pub links_to_old_name: Vec<DanglingLink>,
+}
+
+/// A one-line text field: not blank, no line breaks or other control characters except tab.
+fn validate_line(field: &'static str, value: &str) -> Result<(), MemdirError> {
+    if value.trim().is_empty() {
+        return Err(MemdirError::InvalidInput { field, reason: "it is empty; write a few words".into() });
+    }
+    if value.contains(['\n', '\r']) {
+        return Err(MemdirError::InvalidInput {
+            field,
+            reason: "it must be one line (the index holds one line per memory); move detail into the body".into(),
+        });
+    }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(MemdirError::InvalidInput { field, reason: "it contains a control character".into() });
+    }
+    Ok(())
+}
+
+/// Creates an empty temporary file next to where the real one will go.
+fn create_temp(dir: &Path) -> Result<(PathBuf, File), MemdirError> {
+    loop {
+        let n = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
+        let p = dir.join(format!(".mneme-{}-{n}.tmp", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).open(&p) {
+            Ok(f) => return Ok((p, f)),
+            // A leftover from a crashed process with the same pid: take the next number.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < u64::MAX => continue,
+            Err(e) => return Err(MemdirError::Io { action: "create a temporary file in", path: dir.to_path_buf(), source: e }),
+        }
+    }
+}
+
+/// Writes `bytes` to a fresh temporary file in `dir`, with the permissions of `like`, and
+/// fsyncs it. Returns its path and metadata.
+fn write_temp(dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> Result<(PathBuf, Metadata), MemdirError> {
+    let (path, mut file) = create_temp(dir)?;
+    let written = (|| -> io::Result<Metadata> {
+        file.write_all(bytes)?;
+        if let Some(m) = like {
+            file.set_permissions(m.permissions())?;
+            copy_owner(&file, m);
+        }
+        file.sync_all()?;
+        file.metadata()
+    })();
+    match written {
+        Ok(meta) => Ok((path, meta)),
+        Err(e) => {
+            let _ = fs::remove_file(&path);
+            Err(MemdirError::Io { action: "write", path, source: e })
+        }
+    }
+}
+
+/// Keeps the owner of a replaced file when Mneme runs with the rights to (as root, say);
+/// otherwise the file simply belongs to the user running Mneme, as with any editor.
+#[cfg(unix)]
+fn copy_owner(file: &File, like: &Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(mine) = file.metadata() {
+        if mine.uid() != like.uid() || mine.gid() != like.gid() {
+            let _ = std::os::unix::fs::fchown(file, Some(like.uid()), Some(like.gid()));
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn copy_owner(_file: &File, _like: &Metadata) {}
+
+/// Makes a rename or link in `dir` durable. Best effort: some file systems refuse to fsync
+/// a folder, and the rename has already happened either way.
+pub(crate) fn fsync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+/// Moves a file without ever replacing one at `dst`: a hard link then an unlink, falling back
+/// to check-then-rename where hard links are unsupported and to copy-then-remove across file
+/// systems (the trash may live on another disk).
+pub(crate) fn move_file(src: &Path, dst: &Path) -> io::Result<()> {
+    match fs::hard_link(src, dst) {
+        Ok(()) => {
+            if let Err(e) = fs::remove_file(src) {
+                let _ = fs::remove_file(dst);
+                return Err(e);
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
+        Err(_) => {
+            if fs::symlink_metadata(dst).is_ok() {
+                return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+            }
+            match fs::rename(src, dst) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::CrossesDevices => copy_then_remove(src, dst),
+                Err(e) => Err(e),
+            }
+        }
+    }
+}
+
+fn copy_then_remove(src: &Path, dst: &Path) -> io::Result<()> {
+    let mut from = File::open(src)?;
+    let meta = from.metadata()?;
+    let mut to = OpenOptions::new().write(true).create_new(true).open(dst)?;
+    let copied = (|| {
+        io::copy(&mut from, &mut to)?;
+        to.set_permissions(meta.permissions())?;
+        to.sync_all()
+    })();
+    if let Err(e) = copied {
+        let _ = fs::remove_file(dst);
+        return Err(e);
+    }
+    fs::remove_file(src)
+}
+
+impl Memdir {
+    /// The revision of whatever is at `abs` now.
+    pub(crate) fn current_revision(&self, abs: &Path) -> Result<Revision, MemdirError> {
+        Ok(match read_bytes(abs)? {
+            Some((bytes, meta)) => Revision::of(&bytes, &meta),
+            None => Revision::ABSENT,
+        })
+    }
+
+    /// Atomically replaces `abs` with `bytes` if it still matches `expected`. With
+    /// [`Revision::ABSENT`] the file must still not exist.
+    pub(crate) fn write_replace(
+        &self,
+        abs: &Path,
+        display: &str,
+        bytes: &[u8],
+        expected: &Revision,
+    ) -> Result<Revision, MemdirError> {
+        let changed = || MemdirError::ChangedOnDisk { path: display.to_string() };
+        if !expected.exists() {
+            return match self.write_new(abs, display, bytes) {
+                Err(MemdirError::AlreadyExists { .. }) => Err(changed()),
+                other => other,
+            };
+        }
+        if !self.current_revision(abs)?.matches(expected) {
+            return Err(changed());
+        }
+        let dir = abs.parent().unwrap_or(&self.root);
+        let existing = fs::metadata(abs).ok();
+        let (tmp, meta) = write_temp(dir, bytes, existing.as_ref())?;
+        let recheck = self.current_revision(abs);
+        if !matches!(&recheck, Ok(r) if r.matches(expected)) {
+            let _ = fs::remove_file(&tmp);
+            recheck?;
+            return Err(changed());
+        }
+        if let Err(e) = fs::rename(&tmp, abs) {
+            let _ = fs::remove_file(&tmp);
+            return Err(MemdirError::Io { action: "replace", path: abs.to_path_buf(), source: e });
+        }
+        fsync_dir(dir);
+        Ok(Revision::of(bytes, &meta))
+    }
+
+    /// Atomically creates `abs` with `bytes`; refuses if anything exists there.
+    pub(crate) fn write_new(&self, abs: &Path, display: &str, bytes: &[u8]) -> Result<Revision, MemdirError> {
+        let dir = abs.parent().unwrap_or(&self.root);
+        let (tmp, meta) = write_temp(dir, bytes, None)?;
+        let published = match fs::hard_link(&tmp, abs) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(MemdirError::AlreadyExists { path: display.into() }),
+            // File systems without hard links: check, then rename (a narrow race remains).
+            Err(_) if fs::symlink_metadata(abs).is_ok() => Err(MemdirError::AlreadyExists { path: display.into() }),
+            Err(_) => fs::rename(&tmp, abs).map_err(io_err("create", abs)),
+        };
+        let _ = fs::remove_file(&tmp);
+        published?;
+        fsync_dir(dir);
+        Ok(Revision::of(bytes, &meta))
+    }
+
+    /// Reads one topic file with the revision to hand back when saving it.
+    pub fn read(&self, rel: &str) -> Result<MemoryFile, MemdirError> {
+        let real_root = self.real_root()?;
+        let abs = self.topic_abs(&real_root, rel)?;
+        let (bytes, meta) = read_bytes(&abs)?.ok_or_else(|| MemdirError::NotFound { path: rel.into() })?;
+        let mut problems = Vec::new();
+        let topic = build_topic(rel, &abs, &meta, &bytes, &mut problems);
+        let revision = Revision::of(&bytes, &meta);
+        let content = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        Ok(MemoryFile { topic, content, revision, problems })
+    }
+
+    /// Creates a memory in the current frontmatter generation and adds its index line
+    /// (`- [name](file.md) — description`) to the scope's `MEMORY.md`, creating the index if
+    /// needed. Refuses to replace an existing file. If the index cannot be written the new
+    /// file is removed again, so nothing is left half-done.
+    pub fn create(&self, new: &NewMemory) -> Result<Created, MemdirError> {
+        validate_line("name", &new.name)?;
+        validate_line("description", &new.description)?;
+        let file = new.file_name.clone().unwrap_or_else(|| format!("{}.md", slugify(&new.name)));
+        if new.scope == Scope::Private && Scope::of(&file) == Scope::Team {
+            return Err(MemdirError::InvalidInput {
+                field: "file name",
+                reason: "it is inside team/; create it with the team scope instead".into(),
+            });
+        }
+        let rel = match new.scope {
+            Scope::Private => file,
+            Scope::Team => format!("{}/{file}", super::TEAM_DIR),
+        };
+        validate_topic_path(&rel)?;
+        let real_root = self.ensure_root()?;
+        let abs = self.topic_abs(&real_root, &rel)?;
+        if fs::symlink_metadata(&abs).is_ok() {
+            return Err(MemdirError::AlreadyExists { path: rel });
+        }
+        if let Some(parent) = abs.parent() {
+            fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
+        }
+        let content = frontmatter_edit::new_memory_content(&new.name, &new.description, new.memory_type, &new.body);
+        let revision = self.write_new(&abs, &rel, content.as_bytes())?;
+
+        let line = render_entry(&new.name, &rel, new.scope, Some(&new.description));
+        let root = self.root.clone();
+        let indexed = self.edit_index(new.scope, |doc| {
+            let existing = doc.entries(new.scope, &root).into_iter().find(|(_, e)| e.rel_path == rel);
+            let (at, added) = match existing {
+                Some((i, _)) => (i, false),
+                None => (doc.append(line.clone()), true),
+            };
+            let rendered = doc.render();
+            let past_cap = super::health::line_past_cap(&rendered, at);
+            (at, added, doc.lines[at].text.clone(), past_cap)
+        });
+        match indexed {
+            Ok(((at, added, text, past_cap), _)) => Ok(Created {
+                rel_path: rel,
+                revision,
+                index_rel_path: new.scope.index_rel_path().into(),
+                index_line: text,
+                index_line_number: at + 1,
+                index_line_added: added,
+                index_line_past_cap: past_cap,
+            }),
+            Err(e) => {
+                // Only we have seen this file; undo it so the create is all or nothing.
+                let _ = fs::remove_file(&abs);
+                fsync_dir(abs.parent().unwrap_or(&self.root));
+                Err(e)
+            }
+        }
+    }
+
+    /// Replaces a topic file's whole text, if it still matches `expected`.
+    pub fn update(&self, rel: &str, content: &str, expected: &Revision) -> Result<Revision, MemdirError> {
+        let real_root = self.real_root()?;
+        let abs = self.topic_abs(&real_root, rel)?;
+        self.require_regular(rel, &abs)?;
+        self.write_replace(&abs, rel, content.as_bytes(), expected)
+    }
+
+    /// Replaces an index's whole text, if it still matches `expected` ([`Revision::ABSENT`]
+    /// to create it).
+    pub fn write_index(&self, scope: Scope, content: &str, expected: &Revision) -> Result<Revision, MemdirError> {
+        let rel = scope.index_rel_path();
+        let real_root = self.ensure_root()?;
+        let abs = self.index_abs(&real_root, rel)?;
+        if let Some(parent) = abs.parent() {
+            fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
+        }
+        self.write_replace(&abs, rel, content.as_bytes(), expected)
+    }
+
+    /// Changes frontmatter fields and/or the body with minimal textual edits: other keys
+    /// (`originSessionId`, `created`, …), their order and formatting, and the file's
+    /// frontmatter generation stay as they are. When the name or description changes, index
+    /// lines whose title or hook still show the old value follow.
+    pub fn update_fields(&self, rel: &str, edits: &FieldEdits, expected: &Revision) -> Result<FieldsUpdated, MemdirError> {
+        if let Some(n) = &edits.name {
+            validate_line("name", n)?;
+        }
+        if let Some(d) = &edits.description {
+            validate_line("description", d)?;
+        }
+        let real_root = self.real_root()?;
+        let abs = self.topic_abs(&real_root, rel)?;
+        self.require_regular(rel, &abs)?;
+        let (bytes, meta) = read_bytes(&abs)?.ok_or_else(|| MemdirError::NotFound { path: rel.into() })?;
+        if !Revision::of(&bytes, &meta).matches(expected) {
+            return Err(MemdirError::ChangedOnDisk { path: rel.into() });
+        }
+        let text = String::from_utf8(bytes).map_err(|_| MemdirError::NotUtf8 { path: rel.into() })?;
+        let old = mneme_core::frontmatter::parse(&text);
+        let old_name = old.frontmatter.as_ref().and_then(|f| f.name()).unwrap_or_else(|| stem_of(rel).to_string());
+        let old_desc = old.frontmatter.as_ref().and_then(|f| f.description());
+        let changes = Changes {
+            name: edits.name.as_deref(),
+            description: edits.description.as_deref(),
+            memory_type: edits.memory_type,
+            body: edits.body.as_deref(),
+        };
+        let new_text = frontmatter_edit::apply(&text, &changes).map_err(|r| match r {
+            Refusal::Malformed(detail) => MemdirError::MalformedFrontmatter { path: rel.into(), detail },
+            Refusal::NotEditable(reason) => MemdirError::FrontmatterNotEditable { path: rel.into(), reason },
+        })?;
+        if new_text == text {
+            return Ok(FieldsUpdated { revision: *expected, index_lines_updated: 0, index_error: None });
+        }
+        let revision = self.write_replace(&abs, rel, new_text.as_bytes(), expected)?;
+
+        let new_name = edits.name.as_deref().filter(|n| *n != old_name);
+        let new_desc = edits.description.as_deref().filter(|d| Some(*d) != old_desc.as_deref());
+        if new_name.is_none() && new_desc.is_none() {
+            return Ok(FieldsUpdated { revision, index_lines_updated: 0, index_error: None });
+        }
+        let scope = Scope::of(rel);
+        let root = self.root.clone();
+        let synced = self.edit_index(scope, |doc| {
+            let mut updated = 0;
+            for (i, e) in doc.entries(scope, &root) {
+                if e.rel_path != rel {
+                    continue;
+                }
+                let mut line = doc.lines[i].text.clone();
+                // Right to left, so the title's span is still valid after the hook changes.
+                if let (Some(nd), Some(od), Some((s, t))) = (new_desc, old_desc.as_deref(), e.spans.hook) {
+                    if &line[s..t] == od {
+                        line.replace_range(s..t, nd);
+                    }
+                }
+                if let Some(nn) = new_name {
+                    if unescape_title(&e.title) == old_name {
+                        line.replace_range(e.spans.title.0..e.spans.title.1, &escape_title(nn));
+                    }
+                }
+                if line != doc.lines[i].text {
+                    doc.lines[i].text = line;
+                    updated += 1;
+                }
+            }
+            updated
+        });
+        Ok(match synced {
+            Ok((n, _)) => FieldsUpdated { revision, index_lines_updated: n, index_error: None },
+            Err(e) => FieldsUpdated { revision, index_lines_updated: 0, index_error: Some(e.to_string()) },
+        })
+    }
+
+    /// Points every index line targeting `from` at `to`, in one scope's index.
+    fn retarget(&self, scope: Scope, from: &str, to: &str) -> Result<usize, MemdirError> {
+        let root = self.root.clone();
+        let (n, _) = self.edit_index(scope, |doc| {
+            let mut n = 0;
+            for (i, e) in doc.entries(scope, &root) {
+                if e.rel_path == from {
+                    let target = encode_target(&relative_to_dir(to, scope.dir()));
+                    doc.lines[i].text.replace_range(e.spans.target.0..e.spans.target.1, &target);
+                    n += 1;
+                }
+            }
+            n
+        })?;
+        Ok(n)
+    }
+
+    /// Moves a topic file and points its index lines at the new path. Refuses if anything
+    /// exists at the new path. `[[links]]` naming the old file stem are reported, not
+    /// rewritten. If an index cannot be updated the move is undone.
+    pub fn rename(&self, old_rel: &str, new_rel: &str) -> Result<Renamed, MemdirError> {
+        if old_rel == new_rel {
+            return Err(MemdirError::InvalidInput { field: "new path", reason: "it is the same as the old one".into() });
+        }
+        let real_root = self.real_root()?;
+        let old_abs = self.topic_abs(&real_root, old_rel)?;
+        let new_abs = self.topic_abs(&real_root, new_rel)?;
+        self.require_regular(old_rel, &old_abs)?;
+        if fs::symlink_metadata(&new_abs).is_ok() {
+            return Err(MemdirError::AlreadyExists { path: new_rel.into() });
+        }
+        if let Some(parent) = new_abs.parent() {
+            fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
+        }
+        move_file(&old_abs, &new_abs).map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => MemdirError::AlreadyExists { path: new_rel.into() },
+            _ => MemdirError::Io { action: "rename", path: old_abs.clone(), source: e },
+        })?;
+        fsync_dir(new_abs.parent().unwrap_or(&self.root));
+        fsync_dir(old_abs.parent().unwrap_or(&self.root));
+        let undo_move = || {
+            let _ = move_file(&new_abs, &old_abs);
+        };
+        let private = match self.retarget(Scope::Private, old_rel, new_rel) {
+            Ok(n) => n,
+            Err(e) => {
+                undo_move();
+                return Err(e);
+            }
+        };
+        let team = match self.retarget(Scope::Team, old_rel, new_rel) {
+            Ok(n) => n,
+            Err(e) => {
+                if private > 0 {
+                    let _ = self.retarget(Scope::Private, new_rel, old_rel);
+                }
+                undo_move();
+                return Err(e);
+            }
+        };
+        let old_stem = stem_of(old_rel);
+        let mut links_to_old_name = Vec::new();
+        if stem_of(new_rel) != old_stem {
+            // A failed scan only loses the warning, not the rename.
+            let scan = self.scan().unwrap_or_default();
+            let known: HashSet<&str> =
+                scan.files.iter().flat_map(|f| [f.stem()].into_iter().chain(f.name.as_deref())).collect();
+            if !known.contains(old_stem) {
+                links_to_old_name = scan
+                    .files
+                    .iter()
+                    .filter(|f| f.links.iter().any(|l| l == old_stem))
+                    .map(|f| DanglingLink { from: f.rel_path.clone(), link: old_stem.to_string() })
+                    .collect();
+            }
+        }
+        Ok(Renamed {
+            old_rel_path: old_rel.into(),
+            new_rel_path: new_rel.into(),
+            index_lines_rewritten: private + team,
+            links_to_old_name,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    fn new_memory(name: &str, desc: &str) -> NewMemory {
+        NewMemory {
+            name: name.into(),
+            description: desc.into(),
+            memory_type: Some(MemoryType::Feedback),
+            body: "Use tabs.\n\n**Why:** the team agreed.".into(),
+            file_name: None,
+            scope: Scope::Private,
+        }
+    }
+
+    #[test]
+    fn create_writes_frontmatter_and_index_line() {
+        let t = TestDir::new();
+        let m = t.memdir();
+        let c = m.create(&new_memory("Prefers tabs", "Use tabs, not spaces")).unwrap();
+        assert_eq!(c.rel_path, "prefers-tabs.md");
+        assert_eq!(c.index_line, "- [Prefers tabs](prefers-tabs.md) — Use tabs, not spaces");
+        assert_eq!((c.index_line_number, c.index_line_added, c.index_line_past_cap), (1, true, false));
+        assert_eq!(
+            t.tree(),
+            "MEMORY.md: - [Prefers tabs](prefers-tabs.md) — Use tabs, not spaces\\n\n\
+             prefers-tabs.md: ---\\nname: Prefers tabs\\ndescription: Use tabs, not spaces\\nmetadata:\\n  type: feedback\\n---\\n\\nUse tabs.\\n\\n**Why:** the team agreed.\\n"
+        );
+        assert!(c.revision.matches(&m.read("prefers-tabs.md").unwrap().revision));
+        // The scan sees it as Claude Code will.
+        let f = &m.scan().unwrap().files[0];
+        assert_eq!(f.memory_type, Some(MemoryType::Feedback));
+        assert_eq!(f.generation, mneme_core::frontmatter::Generation::Metadata);
+    }
+
+    #[test]
+    fn create_appends_to_an_existing_index_keeping_its_shape() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "# Index\r\n\r\n- [A](a.md) — a\r\n\r\n");
+        t.write("a.md", "a");
+        t.memdir().create(&new_memory("B", "b")).unwrap();
+        assert_eq!(t.read("MEMORY.md"), "# Index\r\n\r\n- [A](a.md) — a\r\n- [B](b.md) — b\r\n\r\n");
+        t.write("MEMORY.md", "- [A](a.md)");
+        t.memdir().create(&new_memory("C", "c")).unwrap();
+        assert_eq!(t.read("MEMORY.md"), "- [A](a.md)\n- [C](c.md) — c");
+    }
+
+    #[test]
+    fn create_in_team_scope_uses_the_team_index() {
+        let t = TestDir::new();
+        let mut n = new_memory("Build invariant", "CI must stay green");
+        n.scope = Scope::Team;
+        n.file_name = Some("ci green.md".into());
+        let c = t.memdir().create(&n).unwrap();
+        assert_eq!(c.rel_path, "team/ci green.md");
+        assert_eq!(c.index_rel_path, "team/MEMORY.md");
+        assert_eq!(t.read("team/MEMORY.md"), "- [Build invariant](ci%20green.md) — CI must stay green\n");
+        assert!(!t.exists("MEMORY.md"));
+    }
+
+    #[test]
+    fn create_refuses_overwrites_and_bad_input() {
+        let t = TestDir::new();
+        t.write("prefers-tabs.md", "mine");
+        let m = t.memdir();
+        let check = |n: NewMemory, code: &str| {
+            let err = m.create(&n).unwrap_err();
+            assert_eq!(err.code(), code, "{err}");
+        };
+        check(new_memory("Prefers tabs", "x"), "already-exists");
+        assert_eq!(t.read("prefers-tabs.md"), "mine");
+        check(new_memory("", "x"), "invalid-input");
+        check(new_memory("two\nlines", "x"), "invalid-input");
+        check(new_memory("a", "two\rlines"), "invalid-input");
+        for bad in ["../x.md", "/abs.md", "MEMORY.md", "x.txt", "a\\b.md", "team/x.md"] {
+            let mut n = new_memory("a", "b");
+            n.file_name = Some(bad.into());
+            assert!(m.create(&n).is_err(), "{bad}");
+        }
+        assert!(!t.exists("MEMORY.md"), "nothing half-written");
+        assert!(!t.path().join("x.md").exists() && !t.path().join("abs.md").exists());
+    }
+
+    #[test]
+    fn create_is_undone_when_the_index_cannot_be_written() {
+        let t = TestDir::new();
+        t.write_bytes("MEMORY.md", b"- [x](x.md) \xFF\n");
+        let err = t.memdir().create(&new_memory("A", "b")).unwrap_err();
+        assert_eq!(err.code(), "not-utf8");
+        assert!(!t.exists("a.md"), "the new file is removed again");
+        assert_eq!(t.tree().lines().count(), 1, "no temporary files left: {}", t.tree());
+    }
+
+    #[test]
+    fn long_unicode_names() {
+        let t = TestDir::new();
+        let name = format!("Émoji 😀 {}", "long ".repeat(49)); // ~255 characters
+        let c = t.memdir().create(&new_memory(&name, "désc ✓")).unwrap();
+        assert!(c.rel_path.len() <= super::super::MAX_SLUG_LEN + 3, "{}", c.rel_path);
+        assert_eq!(t.memdir().read(&c.rel_path).unwrap().topic.name.as_deref(), Some(name.as_str()));
+        let mut n = new_memory("x", "y");
+        n.file_name = Some(format!("{}.md", "é".repeat(126))); // 252 + 3 bytes
+        assert!(t.memdir().create(&n).is_ok());
+        n.file_name = Some(format!("{}.md", "é".repeat(127)));
+        assert_eq!(t.memdir().create(&n).unwrap_err().code(), "invalid-path");
+    }
+
+    #[test]
+    fn update_refuses_a_concurrent_change() {
+        let t = TestDir::new();
+        t.write("a.md", "v1");
+        let m = t.memdir();
+        let opened = m.read("a.md").unwrap();
+        t.write("a.md", "v2 by Claude Code");
+        let err = m.update("a.md", "mine", &opened.revision).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "a.md changed on disk since you opened it (Claude Code may have written it). Reload it, then make your edit again."
+        );
+        assert_eq!(t.read("a.md"), "v2 by Claude Code");
+        let fresh = m.read("a.md").unwrap();
+        let rev = m.update("a.md", "mine", &fresh.revision).unwrap();
+        assert_eq!(t.read("a.md"), "mine");
+        assert!(rev.matches(&m.read("a.md").unwrap().revision));
+        // A touch without a content change is not a conflict.
+        t.set_mtime("a.md", 1, 0);
+        m.update("a.md", "again", &rev).unwrap();
+        // Deleted meanwhile: also a conflict.
+        let rev = m.read("a.md").unwrap().revision;
+        std::fs::remove_file(t.mem().join("a.md")).unwrap();
+        assert_eq!(m.update("a.md", "x", &rev).unwrap_err().code(), "not-found");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn update_keeps_permissions_and_leaves_no_temp_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = TestDir::new();
+        t.write("a.md", "v1");
+        set_mode(&t.mem().join("a.md"), 0o640);
+        let m = t.memdir();
+        let r = m.read("a.md").unwrap().revision;
+        m.update("a.md", "v2", &r).unwrap();
+        let mode = std::fs::metadata(t.mem().join("a.md")).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        assert_eq!(t.tree(), "a.md: v2");
+    }
+
+    #[test]
+    fn update_fields_keeps_unknown_keys_and_syncs_the_index() {
+        let t = TestDir::new();
+        let original = "---\nname: tabs\ndescription: old hook\noriginSessionId: 8d1c-uuid\ntype: feedback\ncreated: 2026-01-05\n---\n\nBody [[other]]\n";
+        t.write("tabs.md", original);
+        t.write("MEMORY.md", "- [tabs](tabs.md) — old hook\n- [Other](other.md) — unrelated\n");
+        let m = t.memdir();
+        let r = m.read("tabs.md").unwrap().revision;
+        let edits = FieldEdits {
+            name: Some("Tabs: always".into()),
+            description: Some("new hook".into()),
+            memory_type: Some(MemoryType::Project),
+            body: None,
+        };
+        let out = m.update_fields("tabs.md", &edits, &r).unwrap();
+        assert_eq!(out.index_lines_updated, 1);
+        assert_eq!(
+            t.read("tabs.md"),
+            "---\nname: \"Tabs: always\"\ndescription: new hook\noriginSessionId: 8d1c-uuid\ntype: project\ncreated: 2026-01-05\n---\n\nBody [[other]]\n"
+        );
+        assert_eq!(t.read("MEMORY.md"), "- [Tabs: always](tabs.md) — new hook\n- [Other](other.md) — unrelated\n");
+        // Stale revision refused, nothing written.
+        let err = m.update_fields("tabs.md", &FieldEdits { body: Some("x".into()), ..Default::default() }, &r).unwrap_err();
+        assert_eq!(err.code(), "changed-on-disk");
+    }
+
+    #[test]
+    fn update_fields_refuses_malformed_and_non_utf8() {
+        let t = TestDir::new();
+        t.write("bad.md", "---\ndescription: [unclosed\n  - : :\n---\n");
+        t.write_bytes("bin.md", b"---\ndescription: caf\xE9\n---\n");
+        let m = t.memdir();
+        let d = FieldEdits { description: Some("x".into()), ..Default::default() };
+        let r = m.read("bad.md").unwrap().revision;
+        assert_eq!(m.update_fields("bad.md", &d, &r).unwrap_err().code(), "malformed-frontmatter");
+        let r = m.read("bin.md").unwrap().revision;
+        assert_eq!(m.update_fields("bin.md", &d, &r).unwrap_err().code(), "not-utf8");
+    }
+
+    #[test]
+    fn rename_moves_the_file_and_its_index_line() {
+        let t = TestDir::new();
+        t.write("old.md", "---\ndescription: d\n---\n");
+        t.write("linker.md", "see [[old]]");
+        t.write("MEMORY.md", "- [Old](old.md) — d\n- [Linker](linker.md)\n");
+        t.write("team/MEMORY.md", "- [Private one](../old.md) — cross link\n");
+        let m = t.memdir();
+        let r = m.rename("old.md", "sub/new name.md").unwrap();
+        assert_eq!(r.index_lines_rewritten, 2);
+        assert_eq!(r.links_to_old_name, vec![DanglingLink { from: "linker.md".into(), link: "old".into() }]);
+        assert!(!t.exists("old.md"));
+        assert_eq!(t.read("sub/new name.md"), "---\ndescription: d\n---\n");
+        assert_eq!(t.read("MEMORY.md"), "- [Old](sub/new%20name.md) — d\n- [Linker](linker.md)\n");
+        assert_eq!(t.read("team/MEMORY.md"), "- [Private one](../sub/new%20name.md) — cross link\n");
+        assert_eq!(m.rename("linker.md", "sub/new name.md").unwrap_err().code(), "already-exists");
+        assert_eq!(m.rename("missing.md", "x.md").unwrap_err().code(), "not-found");
+        assert_eq!(m.rename("linker.md", "../x.md").unwrap_err().code(), "invalid-path");
+    }
+
+    #[test]
+    fn rename_is_undone_when_the_index_cannot_be_written() {
+        let t = TestDir::new();
+        t.write("a.md", "a");
+        t.write_bytes("MEMORY.md", b"- [A](a.md) \xFF\n");
+        let m = t.memdir();
+        assert_eq!(m.rename("a.md", "b.md").unwrap_err().code(), "not-utf8");
+        assert!(t.exists("a.md") && !t.exists("b.md"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn traversal_and_symlink_escapes_are_refused() {
+        use std::os::unix::fs::symlink;
+        let t = TestDir::new();
+        std::fs::create_dir_all(t.path().join("elsewhere")).unwrap();
+        symlink(t.path().join("elsewhere"), t.mem().join("out")).unwrap();
+        symlink(t.path().join("victim.md"), t.mem().join("dangling.md")).unwrap();
+        t.write_outside("victim.md", "precious");
+        std::fs::remove_file(t.path().join("victim.md")).unwrap();
+        let m = t.memdir();
+        let mut n = new_memory("a", "b");
+        n.file_name = Some("out/x.md".into());
+        assert_eq!(m.create(&n).unwrap_err().code(), "outside-memdir");
+        assert!(!t.path().join("elsewhere/x.md").exists());
+        assert_eq!(m.read("out/x.md").unwrap_err().code(), "outside-memdir");
+        assert_eq!(m.update("dangling.md", "x", &Revision::ABSENT).unwrap_err().code(), "outside-memdir");
+        assert!(!t.path().join("victim.md").exists());
+        for bad in ["../escape.md", "/etc/passwd.md", "a/../../b.md"] {
+            assert_eq!(m.read(bad).unwrap_err().code(), "invalid-path", "{bad}");
+            assert_eq!(m.update(bad, "x", &Revision::ABSENT).unwrap_err().code(), "invalid-path", "{bad}");
+        }
+    }
+
+    #[test]
+    fn write_index_creates_and_checks() {
+        let t = TestDir::new();
+        let m = t.memdir();
+        let r = m.write_index(Scope::Team, "- [x](x.md)\n", &Revision::ABSENT).unwrap();
+        assert_eq!(t.read("team/MEMORY.md"), "- [x](x.md)\n");
+        assert_eq!(m.write_index(Scope::Team, "again", &Revision::ABSENT).unwrap_err().code(), "changed-on-disk");
+        m.write_index(Scope::Team, "", &r).unwrap();
+        assert_eq!(m.read_index(Scope::Team).unwrap().content, "");
+    }
+}
