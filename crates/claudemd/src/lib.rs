@@ -1,1 +1,227 @@
-//! placeholder
+//! Claude Code's CLAUDE.md loader, reproduced byte for byte (Claude Code 2.1.197,
+//! `src/utils/claudemd.ts` and the nested-memory attachment driver in `attachments.ts`).
+//!
+//! - [`load`] is `getMemoryFiles`: Managed, User, every directory from the filesystem root
+//!   down to the original cwd (Project + Local), `--add-dir` directories, then MEMORY.md.
+//! - [`render_claude_md`] is `getClaudeMds`; [`render_user_context`] wraps it (with the date)
+//!   into the first user message's `<system-reminder>` block.
+//! - [`touched`] is `getNestedMemoryAttachmentsForFile` for files a tool read: conditional
+//!   rules whose globs match and CLAUDE.md files between the cwd and the file.
+//!
+//! Nothing here reads the process environment or the real home: every location comes in
+//! through [`LoadOptions`].
+
+mod content;
+mod exclude;
+mod loader;
+mod marked;
+mod paths;
+
+use mneme_core::Layer;
+use serde::Serialize;
+use std::path::PathBuf;
+
+pub use content::{strip_html_comments, TEXT_FILE_EXTENSIONS};
+pub use loader::{load, touched};
+
+/// Which setting sources are enabled (`--setting-sources`); Managed is always read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Sources {
+    pub user: bool,
+    pub project: bool,
+    pub local: bool,
+}
+
+impl Default for Sources {
+    fn default() -> Self {
+        Sources { user: true, project: true, local: true }
+    }
+}
+
+/// Everything the loader needs to know about the session, resolved by the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// The directory Claude Code started in, already realpath'd and NFC-normalized.
+    pub original_cwd: PathBuf,
+    /// The home directory, for `~/` in `@include` paths.
+    pub home: PathBuf,
+    /// The config home: `<config_home>/CLAUDE.md` and `<config_home>/rules/`.
+    pub config_home: PathBuf,
+    /// The managed directory (`/etc/claude-code` on Linux): `CLAUDE.md` and `.claude/rules/`.
+    pub managed_dir: PathBuf,
+    pub sources: Sources,
+    /// `hasClaudeMdExternalIncludesApproved` for the project.
+    pub include_external: bool,
+    /// `claudeMdExcludes`: picomatch globs or absolute paths.
+    pub excludes: Vec<String>,
+    /// `--add-dir` directories.
+    pub additional_dirs: Vec<PathBuf>,
+    /// `CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD` is truthy.
+    pub additional_dirs_claude_md: bool,
+    /// `<auto-memory dir>/MEMORY.md`; `None` when auto memory is off.
+    pub auto_mem_entrypoint: Option<PathBuf>,
+    /// The team memory `MEMORY.md`; `None` when team memory is off.
+    pub team_mem_entrypoint: Option<PathBuf>,
+    /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS`.
+    pub disabled: bool,
+}
+
+/// The result of an eager load.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Context {
+    /// The files Claude Code puts into the context, in order.
+    pub files: Vec<LoadedFile>,
+    /// Files that exist but were not loaded, and why.
+    pub skipped: Vec<SkippedFile>,
+    /// Rules with `paths:` seen during the eager load; they attach when a matching file is read.
+    pub conditional: Vec<ConditionalRule>,
+    /// CLAUDE.md, CLAUDE.local.md, `.claude/CLAUDE.md` and `.claude/rules/**/*.md` files in
+    /// folders below the cwd, which attach lazily when a file under them is read
+    /// (best-effort listing: bounded walk, skips `.git`, `node_modules` and `target`).
+    pub nested_candidates: Vec<PathBuf>,
+}
+
+/// One file as Claude Code loaded it (`MemoryFileInfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadedFile {
+    pub path: PathBuf,
+    pub layer: Layer,
+    /// The processed content: frontmatter and comment blocks stripped, MEMORY.md truncated.
+    pub content: String,
+    /// The file whose `@include` brought this one in.
+    pub parent: Option<PathBuf>,
+    /// The rule's `paths:` globs, when it has any.
+    pub globs: Option<Vec<String>>,
+    /// Found by walking a rules directory (as opposed to CLAUDE.md files and includes).
+    pub is_rule: bool,
+    /// Size on disk in bytes.
+    pub raw_bytes: usize,
+    /// `content.length` in UTF-16 units, as Claude Code measures it.
+    pub chars: usize,
+    /// Claude Code's rough token estimate of `content`.
+    pub tokens: usize,
+    pub content_differs_from_disk: bool,
+    /// MEMORY.md was cut to its line or size limit.
+    pub truncated: bool,
+}
+
+/// A file that exists but was not loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedFile {
+    pub path: PathBuf,
+    pub layer: Layer,
+    pub parent: Option<PathBuf>,
+    pub reason: SkipReason,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum SkipReason {
+    /// Matched a `claudeMdExcludes` pattern.
+    Excluded { pattern: String },
+    /// An `@include` outside the original cwd, and external includes are not approved.
+    ExternalInclude,
+    /// An `@include` of a file whose extension is not a text extension.
+    NonTextExtension,
+    /// An `@include` chain deeper than Claude Code follows (depth 5).
+    DepthLimit,
+    /// Already loaded earlier in this load (a cycle or a second mention).
+    AlreadyLoaded,
+    /// Nothing left after frontmatter and comment stripping.
+    Empty,
+    /// The file could not be read.
+    Unreadable { message: String },
+    /// A rule with `paths:`; it attaches when a matching file is read.
+    Conditional,
+    /// A checked-in file of the main checkout, skipped in a worktree nested inside it.
+    NestedWorktree,
+    /// Its setting source is disabled (`--setting-sources`).
+    SourceDisabled,
+}
+
+impl SkipReason {
+    /// A short human explanation.
+    pub fn describe(&self) -> String {
+        match self {
+            SkipReason::Excluded { pattern } => format!("excluded by claudeMdExcludes pattern {pattern:?}"),
+            SkipReason::ExternalInclude => {
+                "included from outside the project, and external includes are not approved for it".into()
+            }
+            SkipReason::NonTextExtension => "not a text file extension, so @include skips it".into(),
+            SkipReason::DepthLimit => "more than 5 @include levels deep".into(),
+            SkipReason::AlreadyLoaded => "already loaded earlier".into(),
+            SkipReason::Empty => "empty after removing frontmatter and HTML comments".into(),
+            SkipReason::Unreadable { message } => format!("could not be read: {message}"),
+            SkipReason::Conditional => "a rule with paths:; loaded when Claude reads a matching file".into(),
+            SkipReason::NestedWorktree => {
+                "belongs to the main checkout; a worktree nested inside it uses its own copy".into()
+            }
+            SkipReason::SourceDisabled => "its setting source is disabled".into(),
+        }
+    }
+}
+
+/// A rule with `paths:` globs, seen during the eager load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionalRule {
+    pub path: PathBuf,
+    pub layer: Layer,
+    pub globs: Vec<String>,
+    /// Globs are matched against the read file's path relative to this directory: the folder
+    /// holding `.claude` for Project rules, the original cwd for Managed and User rules.
+    pub base_dir: PathBuf,
+    pub parent: Option<PathBuf>,
+}
+
+/// `MEMORY_INSTRUCTION_PROMPT`.
+pub const MEMORY_INSTRUCTION_PROMPT: &str = "Codebase and user instructions are shown below. Be sure to adhere to these instructions. IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them exactly as written.";
+
+/// `getClaudeMds(files)`: the preamble and one `Contents of <path><description>:` block per
+/// file with content; `""` when there is none.
+pub fn render_claude_md(files: &[LoadedFile]) -> String {
+    let blocks: Vec<String> = files
+        .iter()
+        .filter(|f| !f.content.is_empty())
+        .map(|f| {
+            let content = mneme_core::text::js_trim(&f.content);
+            let path = f.path.to_string_lossy();
+            let description = f.layer.description();
+            if f.layer == Layer::TeamMem {
+                format!("Contents of {path}{description}:\n\n<team-memory-content source=\"shared\">\n{content}\n</team-memory-content>")
+            } else {
+                format!("Contents of {path}{description}:\n\n{content}")
+            }
+        })
+        .collect();
+    if blocks.is_empty() {
+        return String::new();
+    }
+    format!("{MEMORY_INSTRUCTION_PROMPT}\n\n{}", blocks.join("\n\n"))
+}
+
+/// The first user message's context block (`prependUserContext` over `getUserContext()`).
+pub fn render_user_context(claude_md: &str, current_date: &str) -> String {
+    let mut entries: Vec<String> = Vec::new();
+    if !claude_md.is_empty() {
+        entries.push(format!("# claudeMd\n{claude_md}"));
+    }
+    entries.push(format!("# currentDate\nToday's date is {current_date}."));
+    format!(
+        "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n{}\n\n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n\n",
+        entries.join("\n")
+    )
+}
+
+/// Lazily attached files as Claude Code shows them: `Contents of <path>:\n\n<content>` (the
+/// content untrimmed), joined by a blank line; `""` when there are none.
+pub fn render_lazy(files: &[LoadedFile]) -> String {
+    files
+        .iter()
+        .map(|f| format!("Contents of {}:\n\n{}", f.path.to_string_lossy(), f.content))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}

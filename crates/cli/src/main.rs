@@ -1,1 +1,364 @@
-fn main() {}
+//! `mneme`: the command line over the Mneme engine. It reads the real environment once,
+//! hands it to the api crate, and prints either text for people or `--json` for scripts.
+//! Errors are one line on stderr with a non-zero exit.
+
+mod print;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use mneme_api::{ContextRequest, Environment, MemoryEdit, MemoryListFilter, Mneme, NewMemoryRequest, SystemClock};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "mneme", version, about = "See and manage the memory Claude Code uses.")]
+struct Cli {
+    /// The managed-policy folder Claude Code reads (default /etc/claude-code).
+    #[arg(long, global = true, value_name = "DIR")]
+    managed_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Args, Clone, Default)]
+struct Where {
+    /// The folder Claude Code would be started in (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Claude Code's --setting-sources (comma list of user, project, local).
+    #[arg(long, value_name = "LIST")]
+    setting_sources: Option<String>,
+    /// Claude Code's --add-dir (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    add_dirs: Vec<PathBuf>,
+    /// Claude Code's --settings FILE (flag settings).
+    #[arg(long = "settings", value_name = "FILE")]
+    settings_file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print byte for byte the user-context block Claude Code would send from a folder.
+    Context {
+        #[command(flatten)]
+        at: Where,
+        /// Print the block with per-file provenance as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The date to print instead of today (YYYY-MM-DD).
+        #[arg(long)]
+        date: Option<String>,
+    },
+    /// Print what Claude Code would attach after the model read these files in one turn.
+    Touched {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        at: Where,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every project Claude Code keeps a folder for, orphans flagged.
+    Projects {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manage the auto-memory folder of a project.
+    Memories {
+        #[command(subcommand)]
+        action: MemoriesCommand,
+    },
+    /// Memories, the index, CLAUDE.md files and rules as a graph (JSON).
+    Graph {
+        #[command(flatten)]
+        at: Where,
+        #[arg(long, required = true)]
+        json: bool,
+    },
+    /// Show or change per-machine memory settings in Claude Code's user settings file.
+    Settings {
+        #[command(subcommand)]
+        action: Option<SettingsCommand>,
+    },
+}
+
+#[derive(Subcommand)]
+enum MemoriesCommand {
+    /// List topic files, newest first.
+    List {
+        #[command(flatten)]
+        at: Where,
+        /// Only this type (user, feedback, project, reference).
+        #[arg(long = "type")]
+        kind: Option<String>,
+        /// Only memories whose name, description or body contains this text.
+        #[arg(long)]
+        search: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one memory (by file name or `name:`).
+    Show {
+        memory: String,
+        #[command(flatten)]
+        at: Where,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check MEMORY.md against Claude Code's caps and the topic files.
+    Health {
+        #[command(flatten)]
+        at: Where,
+        #[arg(long)]
+        json: bool,
+        /// Apply the fixes: add missing index lines, drop dangling ones, move cut entries up.
+        #[arg(long)]
+        fix: bool,
+    },
+    /// Create a memory and its index line. The body is read from --body or standard input.
+    New {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        description: String,
+        #[arg(long = "type")]
+        kind: String,
+        #[arg(long)]
+        body: Option<String>,
+        /// File name (default: derived from the name).
+        #[arg(long)]
+        file: Option<String>,
+        #[command(flatten)]
+        at: Where,
+    },
+    /// Change a memory's description, type, name or body (body from --body or --body-stdin).
+    Edit {
+        memory: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        description: Option<String>,
+        #[arg(long = "type")]
+        kind: Option<String>,
+        #[arg(long)]
+        body: Option<String>,
+        #[arg(long)]
+        body_stdin: bool,
+        /// Rename the file (the index line follows).
+        #[arg(long)]
+        rename: Option<String>,
+        #[command(flatten)]
+        at: Where,
+    },
+    /// Move a memory to Mneme's trash (recoverable) and drop its index line.
+    Rm {
+        memory: String,
+        #[command(flatten)]
+        at: Where,
+    },
+    /// Restore a memory from the trash; without an id, list the trash.
+    Restore {
+        id: Option<String>,
+        #[command(flatten)]
+        at: Where,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum SettingsCommand {
+    /// Turn auto memory on or off on this machine (autoMemoryEnabled in user settings).
+    AutoMemory { state: OnOff },
+    /// Turn auto dream on or off on this machine (autoDreamEnabled in user settings).
+    AutoDream { state: OnOff },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mneme: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The real world, read once: HOME, the environment, the managed folder.
+fn environment(managed_dir: Option<PathBuf>) -> Result<Environment> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .ok_or_else(|| anyhow::anyhow!("HOME is not set to an absolute folder; set it and try again"))?;
+    let mut env = Environment::with_home(home);
+    env.vars = std::env::vars().collect();
+    if let Some(m) = managed_dir {
+        env.managed_dir = m;
+    }
+    Ok(env)
+}
+
+/// The local offset from UTC, read while the process is still single-threaded (the only time
+/// the `time` crate can read it soundly).
+fn local_offset() -> i32 {
+    time::UtcOffset::current_local_offset().map(|o| o.whole_seconds()).unwrap_or(0)
+}
+
+fn request(at: &Where, date: Option<String>) -> Result<ContextRequest> {
+    let cwd = match &at.cwd {
+        Some(c) => c.clone(),
+        None => std::env::current_dir()?,
+    };
+    let cwd = if cwd.is_absolute() { cwd } else { std::env::current_dir()?.join(cwd) };
+    Ok(ContextRequest {
+        cwd,
+        setting_sources: at.setting_sources.clone(),
+        add_dirs: at.add_dirs.clone(),
+        settings_file: at.settings_file.clone(),
+        date,
+    })
+}
+
+fn json<T: serde::Serialize>(v: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+fn read_stdin() -> Result<String> {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s)?;
+    Ok(s)
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let mneme = Mneme::new(environment(cli.managed_dir)?, Arc::new(SystemClock)).with_utc_offset(local_offset());
+    let Some(command) = cli.command else {
+        return print::overview(&mneme, &request(&Where::default(), None)?);
+    };
+    match command {
+        Command::Context { at, json: as_json, date } => {
+            let view = mneme.context(&request(&at, date)?)?;
+            if as_json {
+                json(&view)?;
+            } else {
+                print!("{}", view.block);
+            }
+        }
+        Command::Touched { files, at, json: as_json } => {
+            let view = mneme.touched(&request(&at, None)?, &files)?;
+            if as_json {
+                json(&view)?;
+            } else {
+                print!("{}", view.block);
+            }
+        }
+        Command::Projects { json: as_json } => {
+            let projects = mneme.projects();
+            if as_json {
+                json(&projects)?;
+            } else {
+                print::projects(&projects);
+            }
+        }
+        Command::Graph { at, .. } => json(&mneme.graph(&request(&at, None)?)?)?,
+        Command::Memories { action } => memories(&mneme, action)?,
+        Command::Settings { action } => match action {
+            None => print::settings(&mneme.machine_settings()?),
+            Some(SettingsCommand::AutoMemory { state }) => {
+                let path = mneme.set_auto_memory(matches!(state, OnOff::On))?;
+                println!("autoMemoryEnabled is now {} in {}", matches!(state, OnOff::On), path.display());
+            }
+            Some(SettingsCommand::AutoDream { state }) => {
+                let path = mneme.set_auto_dream(matches!(state, OnOff::On))?;
+                println!("autoDreamEnabled is now {} in {}", matches!(state, OnOff::On), path.display());
+            }
+        },
+    }
+    Ok(())
+}
+
+fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
+    match action {
+        MemoriesCommand::List { at, kind, search, json: as_json } => {
+            let list = mneme.memories(&request(&at, None)?, &MemoryListFilter { kind, search })?;
+            if as_json {
+                json(&list)?;
+            } else {
+                print::memory_list(&list);
+            }
+        }
+        MemoriesCommand::Show { memory, at, json: as_json } => {
+            let detail = mneme.memory(&request(&at, None)?, &memory)?;
+            if as_json {
+                json(&detail)?;
+            } else {
+                print!("{}", detail.content);
+            }
+        }
+        MemoriesCommand::Health { at, json: as_json, fix } => {
+            let req = request(&at, None)?;
+            if fix {
+                let done = mneme.fix_index(&req)?;
+                for line in &done {
+                    println!("{line}");
+                }
+            }
+            let health = mneme.health(&req)?;
+            if as_json {
+                json(&health)?;
+            } else {
+                print::health(&health);
+            }
+        }
+        MemoriesCommand::New { name, description, kind, body, file, at } => {
+            let body = match body {
+                Some(b) => b,
+                None => read_stdin()?,
+            };
+            let created = mneme.create_memory(
+                &request(&at, None)?,
+                &NewMemoryRequest { name, description, kind, body, file_name: file },
+            )?;
+            println!("created {}", created.path.display());
+        }
+        MemoriesCommand::Edit { memory, name, description, kind, body, body_stdin, rename, at } => {
+            let body = if body_stdin { Some(read_stdin()?) } else { body };
+            let edited = mneme.edit_memory(
+                &request(&at, None)?,
+                &MemoryEdit { memory, name, description, kind, body, rename },
+            )?;
+            println!("saved {}", edited.path.display());
+        }
+        MemoriesCommand::Rm { memory, at } => {
+            let entry = mneme.delete_memory(&request(&at, None)?, &memory)?;
+            println!("moved {} to the trash (restore with: mneme memories restore {})", entry.original.display(), entry.id);
+        }
+        MemoriesCommand::Restore { id, at, json: as_json } => {
+            let req = request(&at, None)?;
+            match id {
+                Some(id) => {
+                    let path = mneme.restore_memory(&req, &id)?;
+                    println!("restored {}", path.display());
+                }
+                None => {
+                    let trash = mneme.trash(&req)?;
+                    if as_json {
+                        json(&trash)?;
+                    } else {
+                        print::trash(&trash);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -760,9 +760,8 @@ mod tests {
         symlink(t.path().join("outside.md"), mem.join("escape.md")).unwrap();
         symlink("real.md", mem.join("alias.md")).unwrap(); // inside: read
         symlink("nowhere.md", mem.join("dangling.md")).unwrap();
-        let started = std::time::Instant::now();
+        // Finishing at all is the assertion: a followed loop would never return.
         let scan = t.memdir().scan().unwrap();
-        assert!(started.elapsed() < std::time::Duration::from_secs(5));
         let rels: Vec<_> = scan.files.iter().map(|f| f.rel_path.as_str()).collect();
         assert_eq!(rels, ["alias.md", "real.md"]);
         let kinds: std::collections::BTreeMap<_, _> =
@@ -826,7 +825,7 @@ mod tests {
     }
 
     #[test]
-    fn many_files_scan_quickly_and_in_parallel() {
+    fn many_files_scan_completely_in_parallel() {
         let t = TestDir::new();
         let n = 2_000;
         for i in 0..n {
@@ -835,17 +834,12 @@ mod tests {
                 &format!("---\nname: f{i}\ndescription: file {i}\nmetadata:\n  type: user\n---\n\nbody [[f{}]]\n", i + 1),
             );
         }
-        let started = std::time::Instant::now();
+        // Speed is measured by the benchmarks (crates/api/benches); this checks that the
+        // parallel path loses nothing.
         let scan = t.memdir().scan().unwrap();
-        let full = started.elapsed();
-        let started = std::time::Instant::now();
         let headers = t.memdir().scan_headers().unwrap();
-        let head = started.elapsed();
         assert_eq!(scan.files.len(), n);
         assert_eq!(headers.headers.len(), n);
         assert!(scan.problems.is_empty());
-        // Generous bounds for debug builds on a loaded CI machine; the point is "not quadratic".
-        assert!(full < std::time::Duration::from_secs(20), "full scan took {full:?}");
-        assert!(head < std::time::Duration::from_secs(20), "header scan took {head:?}");
     }
 }

@@ -1,0 +1,80 @@
+//! Engine benchmarks (`npm run bench`): the material Claude Code reads at start-up, at the
+//! sizes a demanding user reaches. Figures are written down in docs/benchmarks.md.
+
+use mneme_api::{ContextRequest, FixedClock, MemoryListFilter, Mneme};
+use mneme_testsupport::{populate_memdir, write_file, TestHome};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+fn main() {
+    divan::main();
+}
+
+struct World {
+    _home: TestHome,
+    mneme: Mneme,
+    big_memdir_repo: PathBuf,
+    deep_cwd: PathBuf,
+    rules_repo: PathBuf,
+}
+
+/// Built once: a repo with 10,000 topic files, a 30-level folder chain with CLAUDE.md and
+/// CLAUDE.local.md at every level, and a repo with 2,000 rules files.
+fn world() -> &'static World {
+    static WORLD: OnceLock<World> = OnceLock::new();
+    WORLD.get_or_init(|| {
+        let home = TestHome::new();
+        let big = home.git_repo("big");
+        populate_memdir(&home.memdir_for(&big), 10_000);
+
+        let mut deep = home.git_repo("deep");
+        for level in 0..30 {
+            deep = deep.join(format!("level-{level:02}"));
+            write_file(&deep.join("CLAUDE.md"), &format!("# Level {level}\nUse the level-{level} conventions.\n"));
+            write_file(&deep.join("CLAUDE.local.md"), &format!("Local note for level {level}.\n"));
+        }
+
+        let rules = home.git_repo("rules");
+        for i in 0..2_000 {
+            let dir = rules.join(".claude/rules").join(format!("group-{:02}", i % 40));
+            let text = if i % 4 == 0 {
+                format!("---\npaths: \"src/mod{i}/**/*.rs\"\n---\nConditional rule {i}.\n")
+            } else {
+                format!("Rule {i}: keep functions short. See @../shared.md\n")
+            };
+            write_file(&dir.join(format!("rule-{i:04}.md")), &text);
+        }
+        write_file(&rules.join(".claude/rules/shared.md"), "Shared rule text.\n");
+
+        let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
+        World { mneme, big_memdir_repo: big, deep_cwd: deep, rules_repo: rules, _home: home }
+    })
+}
+
+fn at(cwd: &std::path::Path) -> ContextRequest {
+    ContextRequest { cwd: cwd.to_path_buf(), date: Some("2026-11-29".into()), ..Default::default() }
+}
+
+#[divan::bench(sample_count = 20)]
+fn scan_10k_topic_files() -> usize {
+    let w = world();
+    w.mneme.memories(&at(&w.big_memdir_repo), &MemoryListFilter::default()).expect("scan").len()
+}
+
+#[divan::bench(sample_count = 20)]
+fn manifest_10k_topic_files() -> usize {
+    let w = world();
+    w.mneme.manifest(&at(&w.big_memdir_repo)).expect("manifest").len()
+}
+
+#[divan::bench(sample_count = 50)]
+fn context_30_level_chain() -> usize {
+    let w = world();
+    w.mneme.context(&at(&w.deep_cwd)).expect("context").block.len()
+}
+
+#[divan::bench(sample_count = 20)]
+fn context_2000_rules() -> usize {
+    let w = world();
+    w.mneme.context(&at(&w.rules_repo)).expect("context").block.len()
+}

@@ -1,0 +1,220 @@
+//! "What Claude sees": the four-layer context for a folder, exactly as Claude Code would send
+//! it, with per-file provenance; and what it would attach after files are read.
+
+use crate::{ApiError, Mneme};
+use mneme_claudemd::{LoadOptions, LoadedFile, Sources};
+use mneme_core::{text, Layer};
+use mneme_store::paths::{self, AutoMemSource};
+use mneme_store::settings::{self, EnabledSources, Settings};
+use mneme_store::git;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Which folder to look from, and the Claude Code flags that change what loads.
+#[derive(Debug, Clone, Default)]
+pub struct ContextRequest {
+    /// The folder Claude Code would be started in.
+    pub cwd: PathBuf,
+    /// `--setting-sources` (comma list of user, project, local); `None` = all.
+    pub setting_sources: Option<String>,
+    /// `--add-dir` folders.
+    pub add_dirs: Vec<PathBuf>,
+    /// `--settings FILE` (flag settings).
+    pub settings_file: Option<PathBuf>,
+    /// The date to print (`YYYY-MM-DD`); `None` = today.
+    pub date: Option<String>,
+}
+
+/// Where auto memory lives for this folder and whether Claude Code would use it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoMemoryInfo {
+    pub enabled: bool,
+    /// Why it is on or off, in a sentence.
+    pub reason: String,
+    pub dir: PathBuf,
+    /// `default`, `env:CLAUDE_COWORK_MEMORY_PATH_OVERRIDE` or `setting:<source>`.
+    pub source: String,
+    pub entrypoint_exists: bool,
+}
+
+/// One file in the context, with where it came from.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextFile {
+    pub path: PathBuf,
+    pub layer: Layer,
+    /// The file that `@include`d this one.
+    pub parent: Option<PathBuf>,
+    /// `paths:` globs of a conditional rule (lazy files only).
+    pub globs: Option<Vec<String>>,
+    pub is_rule: bool,
+    pub bytes: usize,
+    /// UTF-16 units of the loaded content, as Claude Code counts.
+    pub chars: usize,
+    pub tokens: usize,
+    /// MEMORY.md was cut to fit.
+    pub truncated: bool,
+    /// Over Claude Code's advisory 40,000 characters.
+    pub large: bool,
+    /// The loaded text differs from the bytes on disk (frontmatter, comments, truncation).
+    pub transformed: bool,
+}
+
+/// A file Claude Code looked at but did not load, and why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedEntry {
+    pub path: PathBuf,
+    pub layer: Layer,
+    pub parent: Option<PathBuf>,
+    pub reason: String,
+    pub detail: mneme_claudemd::SkipReason,
+}
+
+/// The whole eager context for a folder.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextView {
+    pub cwd: PathBuf,
+    /// Exactly the user-context block Claude Code sends as its first message.
+    pub block: String,
+    pub files: Vec<ContextFile>,
+    pub skipped: Vec<SkippedEntry>,
+    /// Rules with `paths:` that attach only when a matching file is touched.
+    pub conditional: Vec<mneme_claudemd::ConditionalRule>,
+    /// CLAUDE.md files in sub-folders that attach when something inside is read.
+    pub nested_candidates: Vec<PathBuf>,
+    pub auto_memory: AutoMemoryInfo,
+    pub total_chars: usize,
+    pub total_tokens: usize,
+    /// Settings files that could not be read (reported, never overwritten).
+    pub settings_problems: Vec<String>,
+}
+
+/// What Claude Code would attach after reading some files.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TouchedView {
+    pub block: String,
+    pub files: Vec<ContextFile>,
+}
+
+/// Everything resolved for one folder, shared by `context` and `touched`.
+pub(crate) struct Resolved {
+    pub cwd: PathBuf,
+    pub settings: Settings,
+    pub options: LoadOptions,
+    pub auto_memory: AutoMemoryInfo,
+    pub memdir: PathBuf,
+}
+
+impl Mneme {
+    pub(crate) fn resolve(&self, req: &ContextRequest) -> Result<Resolved, ApiError> {
+        let env = &self.env;
+        if !req.cwd.is_dir() {
+            return Err(ApiError::not_found(format!(
+                "{} is not a folder. Pass --cwd with the folder Claude Code would start in.",
+                req.cwd.display()
+            )));
+        }
+        let cwd = paths::project_root(&req.cwd);
+        let enabled = match &req.setting_sources {
+            Some(list) => EnabledSources::parse(list)?,
+            None => EnabledSources::all(),
+        };
+        let settings = settings::load_settings(env, &cwd, enabled, req.settings_file.as_deref());
+        let (enabled_auto, why) = paths::auto_memory_status(env, &settings);
+        let amd = paths::resolve_auto_mem_dir(env, &settings, &cwd);
+        let canonical = git::find_canonical_git_root(&cwd).unwrap_or_else(|| cwd.clone());
+        let entrypoint = amd.dir.join("MEMORY.md");
+        let auto_memory = AutoMemoryInfo {
+            enabled: enabled_auto,
+            reason: why.to_string(),
+            dir: amd.dir.clone(),
+            source: match &amd.source {
+                AutoMemSource::Default => "default".to_string(),
+                AutoMemSource::EnvOverride => "env:CLAUDE_COWORK_MEMORY_PATH_OVERRIDE".to_string(),
+                AutoMemSource::Setting(s) => format!("setting:{}", s.as_str()),
+            },
+            entrypoint_exists: entrypoint.is_file(),
+        };
+        let options = LoadOptions {
+            original_cwd: cwd.clone(),
+            home: env.home.clone(),
+            config_home: env.config_home(),
+            managed_dir: env.managed_dir.clone(),
+            sources: Sources { user: enabled.user, project: enabled.project, local: enabled.local },
+            include_external: paths::external_includes_approved(env, &canonical),
+            excludes: settings.claude_md_excludes(),
+            additional_dirs: req.add_dirs.iter().map(|d| absolute(&cwd, d)).collect(),
+            additional_dirs_claude_md: env.is_truthy("CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD"),
+            auto_mem_entrypoint: enabled_auto.then(|| entrypoint.clone()),
+            team_mem_entrypoint: None,
+            disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS"),
+        };
+        Ok(Resolved { cwd, settings, options, auto_memory, memdir: amd.dir })
+    }
+
+    /// The user-context block Claude Code would send from `req.cwd`, with provenance.
+    pub fn context(&self, req: &ContextRequest) -> Result<ContextView, ApiError> {
+        let r = self.resolve(req)?;
+        let ctx = mneme_claudemd::load(&r.options);
+        let claude_md = mneme_claudemd::render_claude_md(&ctx.files);
+        let date = req.date.clone().unwrap_or_else(|| self.today());
+        let block = mneme_claudemd::render_user_context(&claude_md, &date);
+        let files: Vec<ContextFile> = ctx.files.iter().map(context_file).collect();
+        Ok(ContextView {
+            cwd: r.cwd,
+            block,
+            total_chars: files.iter().map(|f| f.chars).sum(),
+            total_tokens: files.iter().map(|f| f.tokens).sum(),
+            files,
+            skipped: ctx
+                .skipped
+                .iter()
+                .map(|s| SkippedEntry {
+                    path: s.path.clone(),
+                    layer: s.layer,
+                    parent: s.parent.clone(),
+                    reason: s.reason.describe(),
+                    detail: s.reason.clone(),
+                })
+                .collect(),
+            conditional: ctx.conditional.clone(),
+            nested_candidates: ctx.nested_candidates.clone(),
+            auto_memory: r.auto_memory,
+            settings_problems: r.settings.errors().map(|e| e.to_string()).collect(),
+        })
+    }
+
+    /// What Claude Code would attach after the model read `targets` in one turn, in order.
+    pub fn touched(&self, req: &ContextRequest, targets: &[PathBuf]) -> Result<TouchedView, ApiError> {
+        let r = self.resolve(req)?;
+        let ctx = mneme_claudemd::load(&r.options);
+        let targets: Vec<PathBuf> = targets.iter().map(|t| absolute(&r.cwd, t)).collect();
+        let attached = mneme_claudemd::touched(&r.options, &ctx, &targets);
+        Ok(TouchedView { block: mneme_claudemd::render_lazy(&attached), files: attached.iter().map(context_file).collect() })
+    }
+}
+
+fn context_file(f: &LoadedFile) -> ContextFile {
+    ContextFile {
+        path: f.path.clone(),
+        layer: f.layer,
+        parent: f.parent.clone(),
+        globs: f.globs.clone(),
+        is_rule: f.is_rule,
+        bytes: f.raw_bytes,
+        chars: f.chars,
+        tokens: f.tokens,
+        truncated: f.truncated,
+        large: f.chars > text::MAX_MEMORY_CHARACTER_COUNT,
+        transformed: f.content_differs_from_disk,
+    }
+}
+
+/// Resolves `p` against `base` when relative, then folds `.` and `..` like Node's `resolve`.
+pub(crate) fn absolute(base: &Path, p: &Path) -> PathBuf {
+    git::normalize(&base.join(p))
+}

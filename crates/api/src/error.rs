@@ -1,0 +1,60 @@
+//! Errors as every front end receives them: a closed set of codes plus a sentence that says
+//! what happened and what to do.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The user named something that does not exist (a folder, a memory, a trash entry).
+    NotFound,
+    /// The input is malformed (bad name, bad setting-sources list, path escaping a folder).
+    InvalidInput,
+    /// The file changed on disk since it was read; reload and retry.
+    Conflict,
+    /// A file exists where a new one would go.
+    AlreadyExists,
+    /// A settings or memory file could not be parsed; it was left untouched.
+    Malformed,
+    /// The disk refused (permissions, full disk).
+    Io,
+}
+
+#[derive(Debug, Clone, thiserror::Error, Serialize)]
+#[error("{message}")]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError { code, message: message.into() }
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFound, message)
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidInput, message)
+    }
+}
+
+impl From<mneme_store::settings::SettingsError> for ApiError {
+    fn from(e: mneme_store::settings::SettingsError) -> Self {
+        use mneme_store::settings::SettingsError as E;
+        let code = match &e {
+            E::Malformed { .. } => ErrorCode::Malformed,
+            E::UnknownSource { .. } => ErrorCode::InvalidInput,
+            _ => ErrorCode::Io,
+        };
+        ApiError::new(code, e.to_string())
+    }
+}
+
+impl From<mneme_store::memdir::MemdirError> for ApiError {
+    fn from(e: mneme_store::memdir::MemdirError) -> Self {
+        ApiError::new(crate::memories::code_for(&e), e.to_string())
+    }
+}

@@ -1,0 +1,339 @@
+//! Memories of one project's auto-memory folder: list, show, create, edit, rename, delete to
+//! the trash, restore, and the index health meter with its fixes.
+
+use crate::context::Resolved;
+use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
+use mneme_core::sanitize::sanitize_path;
+use mneme_core::MemoryType;
+use mneme_store::memdir::{
+    FieldEdits, Health, Memdir, MemdirError, NewMemory, Scope, TopicFile, TrashEntry, TrashListing,
+};
+use mneme_store::settings;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Filters for [`Mneme::memories`].
+#[derive(Debug, Clone, Default)]
+pub struct MemoryListFilter {
+    /// `user`, `feedback`, `project` or `reference`.
+    pub kind: Option<String>,
+    /// Case-insensitive text to find in the name, description, file name or body.
+    pub search: Option<String>,
+}
+
+/// One memory in a list.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemorySummary {
+    pub rel_path: String,
+    pub path: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub memory_type: Option<MemoryType>,
+    pub scope: Scope,
+    pub modified_ms: i64,
+    /// Whole days since the last change, as Claude Code's freshness note counts them.
+    pub age_days: i64,
+    pub links: Vec<String>,
+    pub indexed: bool,
+}
+
+/// One memory with its text.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryDetail {
+    #[serde(flatten)]
+    pub summary: MemorySummary,
+    /// The whole file.
+    pub content: String,
+    /// Pass back when saving; the save is refused if the file changed since.
+    pub revision: String,
+    pub problems: Vec<String>,
+}
+
+/// A new memory.
+#[derive(Debug, Clone)]
+pub struct NewMemoryRequest {
+    pub name: String,
+    pub description: String,
+    /// `user`, `feedback`, `project` or `reference`.
+    pub kind: String,
+    pub body: String,
+    pub file_name: Option<String>,
+}
+
+/// Changes to one memory; `None` leaves a part as it is.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryEdit {
+    /// File name or `name:` of the memory.
+    pub memory: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub kind: Option<String>,
+    pub body: Option<String>,
+    /// New file name; the index line follows.
+    pub rename: Option<String>,
+}
+
+/// A memory moved to the trash.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trashed {
+    pub id: String,
+    pub original: PathBuf,
+    pub entry: TrashEntry,
+}
+
+/// Memory settings of this machine, as Claude Code reads them from user settings.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineSettings {
+    pub user_settings_path: PathBuf,
+    pub auto_memory_enabled: Option<bool>,
+    pub auto_dream_enabled: Option<bool>,
+    pub auto_memory_directory: Option<String>,
+    pub problems: Vec<String>,
+}
+
+pub(crate) fn code_for(e: &MemdirError) -> ErrorCode {
+    match e {
+        MemdirError::ChangedOnDisk { .. } => ErrorCode::Conflict,
+        MemdirError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
+        MemdirError::NotFound { .. } | MemdirError::TrashEntryNotFound { .. } => ErrorCode::NotFound,
+        MemdirError::MalformedFrontmatter { .. } | MemdirError::FrontmatterNotEditable { .. } => ErrorCode::Malformed,
+        MemdirError::Io { .. } => ErrorCode::Io,
+        _ => ErrorCode::InvalidInput,
+    }
+}
+
+fn parse_kind(kind: &str) -> Result<MemoryType, ApiError> {
+    MemoryType::parse(kind.trim()).ok_or_else(|| {
+        ApiError::invalid(format!("'{kind}' is not a memory type. Use one of: user, feedback, project, reference."))
+    })
+}
+
+impl Mneme {
+    /// The memory folder Claude Code would use from `req.cwd`, with Mneme's trash beside it.
+    pub(crate) fn memdir(&self, req: &ContextRequest) -> Result<(Resolved, Memdir), ApiError> {
+        let r = self.resolve(req)?;
+        let trash = self.env.data_dir().join("trash").join(sanitize_path(&r.memdir.to_string_lossy()));
+        let m = Memdir::new(r.memdir.clone(), trash, self.clock.clone());
+        Ok((r, m))
+    }
+
+    fn summary(&self, f: &TopicFile, indexed: bool) -> MemorySummary {
+        let now_ms = self.clock.now_ms() as i64;
+        MemorySummary {
+            rel_path: f.rel_path.clone(),
+            path: f.abs_path.clone(),
+            name: f.display_name().to_string(),
+            description: f.description.clone(),
+            memory_type: f.memory_type,
+            scope: f.scope,
+            modified_ms: f.mtime_ms,
+            age_days: ((now_ms - f.mtime_ms) / 86_400_000).max(0),
+            links: f.links.clone(),
+            indexed,
+        }
+    }
+
+    /// Topic files of the folder's auto memory, newest first.
+    pub fn memories(&self, req: &ContextRequest, filter: &MemoryListFilter) -> Result<Vec<MemorySummary>, ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let scan = m.scan()?;
+        let kind = filter.kind.as_deref().map(parse_kind).transpose()?;
+        let needle = filter.search.as_deref().map(str::to_lowercase).filter(|s| !s.is_empty());
+        let indexed = indexed_targets(&m);
+        let mut out: Vec<MemorySummary> = Vec::new();
+        for f in &scan.files {
+            if kind.is_some() && f.memory_type != kind {
+                continue;
+            }
+            if let Some(n) = &needle {
+                let head = format!("{} {} {}", f.rel_path, f.display_name(), f.description.as_deref().unwrap_or(""))
+                    .to_lowercase();
+                let hit = head.contains(n)
+                    || std::fs::read_to_string(&f.abs_path).map(|b| b.to_lowercase().contains(n)).unwrap_or(false);
+                if !hit {
+                    continue;
+                }
+            }
+            out.push(self.summary(f, indexed.contains(&f.rel_path)));
+        }
+        out.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms).then_with(|| a.rel_path.cmp(&b.rel_path)));
+        Ok(out)
+    }
+
+    /// The manifest Claude Code's recall and extraction show the model, byte for byte.
+    pub fn manifest(&self, req: &ContextRequest) -> Result<String, ApiError> {
+        Ok(self.memdir(req)?.1.manifest())
+    }
+
+    /// Finds a memory by file name (with or without `.md`), relative path or `name:`.
+    fn find(&self, m: &Memdir, key: &str) -> Result<TopicFile, ApiError> {
+        let scan = m.scan()?;
+        let key = key.trim();
+        let by_path: Vec<&TopicFile> = scan
+            .files
+            .iter()
+            .filter(|f| f.rel_path == key || f.rel_path == format!("{key}.md"))
+            .collect();
+        if let [one] = by_path.as_slice() {
+            return Ok((*one).clone());
+        }
+        let by_name: Vec<&TopicFile> =
+            scan.files.iter().filter(|f| f.name.as_deref() == Some(key) || f.stem() == key).collect();
+        match by_name.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(ApiError::not_found(format!(
+                "No memory called '{key}' in {}. List them with: mneme memories list",
+                m.root().display()
+            ))),
+            many => Err(ApiError::invalid(format!(
+                "'{key}' matches {} memories ({}); name one by its file.",
+                many.len(),
+                many.iter().map(|f| f.rel_path.as_str()).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
+    /// One memory with its full text.
+    pub fn memory(&self, req: &ContextRequest, key: &str) -> Result<MemoryDetail, ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let f = self.find(&m, key)?;
+        let file = m.read(&f.rel_path)?;
+        let indexed = indexed_targets(&m).contains(&f.rel_path);
+        Ok(MemoryDetail {
+            summary: self.summary(&file.topic, indexed),
+            content: file.content,
+            revision: file.revision.to_string(),
+            problems: file.problems.iter().map(|p| p.message.clone()).collect(),
+        })
+    }
+
+    /// Creates a memory (current frontmatter generation) and its index line.
+    pub fn create_memory(&self, req: &ContextRequest, new: &NewMemoryRequest) -> Result<MemorySummary, ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let created = m.create(&NewMemory {
+            name: new.name.clone(),
+            description: new.description.clone(),
+            memory_type: Some(parse_kind(&new.kind)?),
+            body: new.body.clone(),
+            file_name: new.file_name.clone(),
+            scope: Scope::Private,
+        })?;
+        let f = m.read(&created.rel_path)?;
+        Ok(self.summary(&f.topic, true))
+    }
+
+    /// Edits fields and/or renames a memory, keeping unknown frontmatter keys and the index.
+    pub fn edit_memory(&self, req: &ContextRequest, edit: &MemoryEdit) -> Result<MemorySummary, ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let f = self.find(&m, &edit.memory)?;
+        let mut rel = f.rel_path.clone();
+        let fields = FieldEdits {
+            name: edit.name.clone(),
+            description: edit.description.clone(),
+            memory_type: edit.kind.as_deref().map(parse_kind).transpose()?,
+            body: edit.body.clone(),
+        };
+        if fields != FieldEdits::default() {
+            let current = m.read(&rel)?;
+            m.update_fields(&rel, &fields, &current.revision)?;
+        }
+        if let Some(new_name) = &edit.rename {
+            let target = if new_name.ends_with(".md") { new_name.clone() } else { format!("{new_name}.md") };
+            let target = match rel.rsplit_once('/') {
+                Some((dir, _)) if !target.contains('/') => format!("{dir}/{target}"),
+                _ => target,
+            };
+            rel = m.rename(&rel, &target)?.new_rel_path;
+        }
+        let f = m.read(&rel)?;
+        let indexed = indexed_targets(&m).contains(&rel);
+        Ok(self.summary(&f.topic, indexed))
+    }
+
+    /// Moves a memory to Mneme's trash and removes its index line.
+    pub fn delete_memory(&self, req: &ContextRequest, key: &str) -> Result<Trashed, ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let f = self.find(&m, key)?;
+        let entry = m.delete(&f.rel_path)?;
+        Ok(Trashed { id: entry.id.clone(), original: f.abs_path, entry })
+    }
+
+    /// The trash of the folder's memory, newest first.
+    pub fn trash(&self, req: &ContextRequest) -> Result<TrashListing, ApiError> {
+        Ok(self.memdir(req)?.1.list_trash()?)
+    }
+
+    /// Puts a trashed memory back, with its index line.
+    pub fn restore_memory(&self, req: &ContextRequest, id: &str) -> Result<PathBuf, ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let restored = m.restore(id)?;
+        Ok(m.root().join(restored.rel_path))
+    }
+
+    /// The index health meter.
+    pub fn health(&self, req: &ContextRequest) -> Result<Health, ApiError> {
+        Ok(self.memdir(req)?.1.health())
+    }
+
+    /// Applies every index fix: add missing lines, drop dangling ones, move entries that fall
+    /// past the cap up. Returns one sentence per change.
+    pub fn fix_index(&self, req: &ContextRequest) -> Result<Vec<String>, ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let mut done = Vec::new();
+        for fix in m.add_missing_index_lines()?.into_iter().chain(m.drop_dangling_index_lines()?) {
+            done.extend(fix.added.iter().map(|l| format!("added to {}: {l}", fix.index_rel_path)));
+            done.extend(fix.removed.iter().map(|l| format!("removed from {}: {l}", fix.index_rel_path)));
+        }
+        let health = m.health();
+        let past: Vec<String> = health.index.past_cap.iter().map(|e| e.rel_path.clone()).collect();
+        if !past.is_empty() || !health.index.duplicates.is_empty() {
+            let fix = m.reorder_index(Scope::Private, &past)?;
+            done.extend(fix.moved.iter().map(|l| format!("moved up in {}: {l}", fix.index_rel_path)));
+            done.extend(fix.removed.iter().map(|l| format!("removed duplicate from {}: {l}", fix.index_rel_path)));
+            for e in &fix.past_cap_after {
+                done.push(format!("still past the cap (shorten the index): {}", e.rel_path));
+            }
+        }
+        if done.is_empty() {
+            done.push("the index needed no changes".to_string());
+        }
+        Ok(done)
+    }
+
+    /// Memory settings of this machine from Claude Code's user settings file.
+    pub fn machine_settings(&self) -> Result<MachineSettings, ApiError> {
+        let path = settings::user_settings_path(&self.env);
+        let file = settings::SettingsFile::load(&self.env, settings::SettingSource::User, &path, true);
+        let get = |k: &str| file.value.as_ref().and_then(|v| v.get(k)).cloned();
+        Ok(MachineSettings {
+            user_settings_path: path,
+            auto_memory_enabled: get("autoMemoryEnabled").and_then(|v| v.as_bool()),
+            auto_dream_enabled: get("autoDreamEnabled").and_then(|v| v.as_bool()),
+            auto_memory_directory: get("autoMemoryDirectory").and_then(|v| v.as_str().map(str::to_string)),
+            problems: file.error.iter().map(|e| e.to_string()).collect(),
+        })
+    }
+
+    /// Writes `autoMemoryEnabled` to the user settings file, keeping everything else.
+    pub fn set_auto_memory(&self, on: bool) -> Result<PathBuf, ApiError> {
+        Ok(settings::write_user_setting(&self.env, "autoMemoryEnabled", serde_json::Value::Bool(on))?)
+    }
+
+    /// Writes `autoDreamEnabled` to the user settings file, keeping everything else.
+    pub fn set_auto_dream(&self, on: bool) -> Result<PathBuf, ApiError> {
+        Ok(settings::write_user_setting(&self.env, "autoDreamEnabled", serde_json::Value::Bool(on))?)
+    }
+}
+
+/// Relative paths the private and team indexes point at.
+fn indexed_targets(m: &Memdir) -> std::collections::HashSet<String> {
+    [Scope::Private, Scope::Team]
+        .into_iter()
+        .filter_map(|s| m.read_index(s).ok())
+        .flat_map(|i| i.lines.into_iter().filter_map(|l| l.entry.map(|e| e.rel_path)))
+        .collect()
+}

@@ -1,0 +1,332 @@
+//! What Claude Code does to one memory file's text (`parseMemoryFileContent`,
+//! `stripHtmlComments`, `extractIncludePathsFromTokens`): frontmatter off, block-level HTML
+//! comments off, MEMORY.md truncated, and the `@include` paths found.
+
+use crate::marked::{self, Kind, Token};
+use crate::paths;
+use mneme_core::frontmatter;
+use mneme_core::text::{js_trim, js_trim_start, truncate_entrypoint};
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// `TEXT_FILE_EXTENSIONS`: `@include` targets must have one of these extensions, or none.
+/// Note the list holds `.R` in upper case while the extension is lower-cased first, so only
+/// `.r` can ever match it.
+pub const TEXT_FILE_EXTENSIONS: &[&str] = &[
+    ".md", ".txt", ".text", ".json", ".yaml", ".yml", ".toml", ".xml", ".csv", ".html", ".htm", ".css", ".scss",
+    ".sass", ".less", ".js", ".ts", ".tsx", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".py", ".pyi", ".pyw", ".rb",
+    ".erb", ".rake", ".go", ".rs", ".java", ".kt", ".kts", ".scala", ".c", ".cpp", ".cc", ".cxx", ".h", ".hpp",
+    ".hxx", ".cs", ".swift", ".sh", ".bash", ".zsh", ".fish", ".ps1", ".bat", ".cmd", ".env", ".ini", ".cfg",
+    ".conf", ".config", ".properties", ".sql", ".graphql", ".gql", ".proto", ".vue", ".svelte", ".astro", ".ejs",
+    ".hbs", ".pug", ".jade", ".php", ".pl", ".pm", ".lua", ".r", ".R", ".dart", ".ex", ".exs", ".erl", ".hrl",
+    ".clj", ".cljs", ".cljc", ".edn", ".hs", ".lhs", ".elm", ".ml", ".mli", ".f", ".f90", ".f95", ".for", ".cmake",
+    ".make", ".makefile", ".gradle", ".sbt", ".rst", ".adoc", ".asciidoc", ".org", ".tex", ".latex", ".lock",
+    ".log", ".diff", ".patch",
+];
+
+/// Node's `path.extname`: from the last `.` of the last segment, unless that dot leads it.
+pub fn extname(path: &str) -> &str {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    match base.rfind('.') {
+        Some(0) | None => "",
+        Some(i) => &base[i..],
+    }
+}
+
+/// Whether `parseMemoryFileContent` accepts the file's extension.
+pub fn has_text_extension(path: &str) -> bool {
+    let ext = extname(path).to_lowercase();
+    ext.is_empty() || TEXT_FILE_EXTENSIONS.contains(&ext.as_str())
+}
+
+/// The result of parsing one file (`MemoryFileInfo` plus the include paths).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    pub content: String,
+    pub globs: Option<Vec<String>>,
+    pub content_differs_from_disk: bool,
+    pub truncated: bool,
+    pub include_paths: Vec<String>,
+}
+
+/// Why a file yields nothing at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseFailure {
+    NonTextExtension,
+    /// marked threw; Claude Code's reader catches it and drops the file.
+    Lexer,
+}
+
+/// Which files are truncated as a memory index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Truncation {
+    None,
+    Entrypoint,
+}
+
+/// `parseMemoryFileContent(raw, filePath, type, includeBasePath)`. `include_base` is the
+/// symlink-resolved path of the file; `None` for MEMORY.md, whose includes are not expanded.
+pub fn parse_memory_file_content(
+    raw: &str,
+    file_path: &str,
+    truncation: Truncation,
+    include_base: Option<&str>,
+    home: &str,
+) -> Result<Parsed, ParseFailure> {
+    if !has_text_extension(file_path) {
+        return Err(ParseFailure::NonTextExtension);
+    }
+    let parsed = frontmatter::parse(raw);
+    let globs = frontmatter::rule_globs(parsed.frontmatter.as_ref());
+    let body = parsed.body;
+    let has_comment = body.contains("<!--");
+    let tokens = if has_comment || include_base.is_some() {
+        Some(marked::lex(body).map_err(|_| ParseFailure::Lexer)?)
+    } else {
+        None
+    };
+    // Rebuilt from tokens only when a comment is present: marked turns CRLF into LF, so only
+    // then does the whole file become LF.
+    let stripped = match (&tokens, has_comment) {
+        (Some(t), true) => strip_html_comments_from_tokens(t),
+        _ => body.to_string(),
+    };
+    let include_paths = match (&tokens, include_base) {
+        (Some(t), Some(base)) => extract_include_paths(t, base, home),
+        _ => Vec::new(),
+    };
+    let (content, truncated) = match truncation {
+        Truncation::Entrypoint => {
+            let t = truncate_entrypoint(&stripped);
+            let was = t.was_truncated();
+            (t.content, was)
+        }
+        Truncation::None => (stripped, false),
+    };
+    let content_differs_from_disk = content != raw;
+    Ok(Parsed { content, globs, content_differs_from_disk, truncated, include_paths })
+}
+
+/// `/<!--[\s\S]*?-->/g`
+static COMMENT_SPAN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"<!--(?s:.*?)-->").expect("comment regex"));
+
+fn is_comment_block(raw: &str) -> bool {
+    let trimmed = js_trim_start(raw);
+    trimmed.starts_with("<!--") && trimmed.contains("-->")
+}
+
+/// `stripHtmlComments(content).content`.
+pub fn strip_html_comments(content: &str) -> Option<String> {
+    if !content.contains("<!--") {
+        return Some(content.to_string());
+    }
+    marked::lex(content).ok().map(|t| strip_html_comments_from_tokens(&t))
+}
+
+/// `stripHtmlCommentsFromTokens`: the top-level tokens' raw text, with comment-only HTML
+/// blocks removed (a block's non-blank residue after its comment spans is kept).
+fn strip_html_comments_from_tokens(tokens: &[Token]) -> String {
+    let mut out = String::new();
+    for t in tokens {
+        if t.kind == Kind::Html && is_comment_block(&t.raw) {
+            let residue = COMMENT_SPAN.replace_all(&t.raw, "");
+            if !js_trim(&residue).is_empty() {
+                out.push_str(&residue);
+            }
+            continue;
+        }
+        out.push_str(&t.raw);
+    }
+    out
+}
+
+/// `/(?:^|\s)@((?:[^\s\\]|\\ )+)/g` with JavaScript's `\s`.
+static INCLUDE: LazyLock<Regex> = LazyLock::new(|| {
+    let ws = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+    Regex::new(&format!(r"(?:^|[{ws}])@((?:[^{ws}\\]|\\ )+)")).expect("include regex")
+});
+
+/// `extractIncludePathsFromTokens(tokens, basePath)`: absolute paths in order of first
+/// appearance, deduplicated.
+pub fn extract_include_paths(tokens: &[Token], base_path: &str, home: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let base_dir = paths::dirname(base_path);
+    walk(tokens, &base_dir, home, &mut out);
+    out
+}
+
+fn walk(tokens: &[Token], base_dir: &str, home: &str, out: &mut Vec<String>) {
+    for t in tokens {
+        match t.kind {
+            Kind::Code | Kind::Codespan => continue,
+            Kind::Html => {
+                if is_comment_block(&t.raw) {
+                    let residue = COMMENT_SPAN.replace_all(&t.raw, "");
+                    if !js_trim(&residue).is_empty() {
+                        extract_from_text(&residue, base_dir, home, out);
+                    }
+                }
+                continue;
+            }
+            Kind::Text => extract_from_text(&t.text, base_dir, home, out),
+            _ => {}
+        }
+        walk(&t.tokens, base_dir, home, out);
+        walk(&t.items, base_dir, home, out);
+    }
+}
+
+fn extract_from_text(text: &str, base_dir: &str, home: &str, out: &mut Vec<String>) {
+    for c in INCLUDE.captures_iter(text) {
+        let Some(m) = c.get(1) else { continue };
+        let mut path = m.as_str();
+        if let Some(i) = path.find('#') {
+            path = &path[..i];
+        }
+        if path.is_empty() {
+            continue;
+        }
+        let path = path.replace("\\ ", " ");
+        if path.is_empty() || !is_valid_include(&path) {
+            continue;
+        }
+        let resolved = paths::expand_path(&path, base_dir, home);
+        if !out.contains(&resolved) {
+            out.push(resolved);
+        }
+    }
+}
+
+/// `@./x`, `@~/x`, `@/x` (not `/` alone), or a bare path starting `[a-zA-Z0-9._-]` that does
+/// not start with `@` or a run of `#%^&*()`.
+fn is_valid_include(path: &str) -> bool {
+    if path.starts_with("./") || path.starts_with("~/") || (path.starts_with('/') && path != "/") {
+        return true;
+    }
+    let first = path.chars().next().unwrap_or(' ');
+    !path.starts_with('@') && !"#%^&*()".contains(first) && (first.is_ascii_alphanumeric() || "._-".contains(first))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strip(s: &str) -> String {
+        strip_html_comments(s).unwrap()
+    }
+
+    #[test]
+    fn strip_table() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("no comment", "a\r\nb\r\n", "a\r\nb\r\n"),
+            ("crlf with comment becomes lf", "a\r\n<!-- x -->\r\nb\r\n", "a\nb\n"),
+            ("blank lines after the block go too", "a\n\n<!-- x -->\n\n\nb\n", "a\n\nb\n"),
+            ("residue kept", "<!-- note --> Use bun\nnext\n", " Use bun\nnext\n"),
+            ("inline comment kept", "text <!-- c --> more\n", "text <!-- c --> more\n"),
+            ("unclosed kept", "a\n\n<!-- open\nrest\n", "a\n\n<!-- open\nrest\n"),
+            ("in fence kept", "```\n<!-- c -->\n```\n", "```\n<!-- c -->\n```\n"),
+            ("in codespan kept", "`<!-- c -->`\n", "`<!-- c -->`\n"),
+            ("interrupts a paragraph", "para\n<!-- c -->\nafter\n", "para\nafter\n"),
+            ("multi-line block", "<!--\nline\n-->\nx\n", "x\n"),
+            ("two on one line", "<!-- a --><!-- b -->\nx\n", "x\n"),
+            ("definition lost on rebuild", "<!-- c -->\n\n[r]: http://x\n\ntext\n", "\n\ntext\n"),
+            ("indented 4 is code", "    <!-- c -->\n", "    <!-- c -->\n"),
+            ("in list item kept", "- item\n  <!-- c -->\n", "- item\n  <!-- c -->\n"),
+        ];
+        for (name, input, want) in cases {
+            assert_eq!(strip(input), *want, "{name}");
+        }
+    }
+
+    fn includes(s: &str) -> Vec<String> {
+        let t = marked::lex(s).unwrap();
+        extract_include_paths(&t, "/r/CLAUDE.md", "/h")
+            .into_iter()
+            .map(|p| p.strip_prefix("/r/").map(str::to_string).unwrap_or(p))
+            .collect()
+    }
+
+    #[test]
+    fn include_table() {
+        let cases: &[(&str, &str, &[&str])] = &[
+            ("plain", "see @a.md\n", &["a.md"]),
+            ("start of line", "@a.md\n", &["a.md"]),
+            ("dot slash", "@./x/y.md\n", &["x/y.md"]),
+            ("home", "@~/u.md\n", &["/h/u.md"]),
+            ("absolute", "@/etc/x.md\n", &["/etc/x.md"]),
+            ("slash alone", "@/ x\n", &[]),
+            ("fragment", "@f.md#sec\n", &["f.md"]),
+            ("only fragment", "@#sec\n", &[]),
+            ("escaped space", "@with\\ space.md\n", &["with space.md"]),
+            ("email", "user@example.com foo@x.md\n", &[]),
+            ("parenthesised", "(@p.md)\n", &[]),
+            ("npm scope", "uses @tresjs/core here\n", &["tresjs/core"]),
+            ("double at", "@@x.md\n", &[]),
+            ("punctuation start", "@*x.md @(y)\n", &[]),
+            ("fence", "```\n@f.md\n```\n", &[]),
+            ("indented code", "    @i.md\n", &[]),
+            ("codespan", "a `@c.md` b\n", &[]),
+            ("html comment", "<!-- @h.md -->\n", &[]),
+            ("comment residue", "<!-- x --> @r.md\n", &["r.md"]),
+            ("list", "- item @l.md\n", &["l.md"]),
+            ("quote", "> q @q.md\n", &["q.md"]),
+            ("heading", "# H @h.md\n", &["h.md"]),
+            ("emphasis", "*@e.md*\n", &["e.md"]),
+            ("after strong", "**b**@s.md\n", &["s.md"]),
+            ("dedupe", "@a.md @a.md\n", &["a.md"]),
+            ("escape splits", "x \\_@e.md\n", &["e.md"]),
+            ("link text", "[see @l.md](http://x)\n", &["l.md"]),
+            ("html block hides", "<div>\n@d.md\n</div>\n", &[]),
+            ("tight list codespan text", "- `x @c.md`\n", &["c.md`"]),
+            ("unclosed comment hides the rest", "<!-- open\n@x.md\n", &[]),
+            ("parent dir", "@../up.md\n", &["/up.md"]),
+            ("unicode", "@dé/ü😀.md\n", &["dé/ü😀.md"]),
+        ];
+        for (name, input, want) in cases {
+            assert_eq!(includes(input), *want, "{name}");
+        }
+    }
+
+    #[test]
+    fn extensions() {
+        assert!(has_text_extension("/a/b.md"));
+        assert!(has_text_extension("/a/Makefile"));
+        assert!(has_text_extension("/a/.env"));
+        assert!(has_text_extension("/a/X.MD"));
+        assert!(!has_text_extension("/a/i.png"));
+        assert!(!has_text_extension("/a/b.md.bak"));
+        assert!(has_text_extension("/a/s.R"));
+    }
+
+    #[test]
+    fn memory_md_is_truncated_and_never_included() {
+        let p = parse_memory_file_content("---\nx: y\n---\n@a.md\n<!-- c -->\n", "/m/MEMORY.md", Truncation::Entrypoint, None, "/h").unwrap();
+        assert_eq!(p.content, "@a.md");
+        assert!(p.include_paths.is_empty());
+        assert!(p.content_differs_from_disk);
+    }
+}
+
+#[cfg(test)]
+mod devfuzz {
+    #[test]
+    #[ignore]
+    fn differential_against_marked() {
+        let inputs: Vec<String> = serde_json::from_str(&std::fs::read_to_string("/tmp/mfuzz/in.json").unwrap()).unwrap();
+        let outputs: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string("/tmp/mfuzz/out.json").unwrap()).unwrap();
+        let mut fails = 0;
+        for (i, (inp, out)) in inputs.iter().zip(outputs.iter()).enumerate() {
+            let want_strip = out["strip"].as_str().unwrap();
+            let want_inc: Vec<String> = out["includes"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+            let got_strip = super::strip_html_comments(inp).unwrap_or_default();
+            let got_inc = crate::marked::lex(inp).map(|t| super::extract_include_paths(&t, "/r/CLAUDE.md", "/h")).unwrap_or_default();
+            if got_strip != want_strip || got_inc != want_inc {
+                fails += 1;
+                if fails <= 6 {
+                    eprintln!("#{i} INPUT {inp:?}\n strip want {want_strip:?}\n strip got  {got_strip:?}\n inc want {want_inc:?}\n inc got  {got_inc:?}\n");
+                }
+            }
+        }
+        assert_eq!(fails, 0, "{fails} of {} differ", inputs.len());
+    }
+}

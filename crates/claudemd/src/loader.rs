@@ -1,0 +1,665 @@
+//! `getMemoryFiles` (eager load) and `getNestedMemoryAttachmentsForFile` (lazy attachments),
+//! following Claude Code 2.1.195/2.1.197 where it differs from the 2.1.88 source.
+
+use crate::content::{self, ParseFailure, Truncation};
+use crate::exclude::Excludes;
+use crate::paths::{self, path_str};
+use crate::{ConditionalRule, Context, LoadOptions, LoadedFile, SkipReason, SkippedFile};
+use mneme_core::text::{estimate_tokens, js_trim, utf16_len};
+use mneme_core::Layer;
+use std::collections::HashSet;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+/// `MAX_INCLUDE_DEPTH`: a file reached through 5 or more includes is not read.
+const MAX_INCLUDE_DEPTH: usize = 5;
+
+/// The set Claude Code calls `processedPaths`: normalized path strings.
+type Processed = HashSet<String>;
+
+struct Walker {
+    cwd: String,
+    home: String,
+    excludes: Excludes,
+    /// Only the eager load reports skipped files and conditional rules.
+    record: bool,
+    skipped: Vec<SkippedFile>,
+    conditional: Vec<ConditionalRule>,
+}
+
+enum ReadError {
+    /// ENOENT, ENOTDIR, EISDIR: Claude Code ignores these silently.
+    Missing,
+    Other(String),
+}
+
+fn read_text(path: &str) -> Result<(String, usize), ReadError> {
+    let meta = fs::metadata(path).map_err(classify)?;
+    if meta.is_dir() {
+        return Err(ReadError::Missing);
+    }
+    if !meta.is_file() {
+        // Claude Code would block reading a FIFO forever; refuse special files instead.
+        return Err(ReadError::Other("not a regular file".into()));
+    }
+    let bytes = fs::read(path).map_err(classify)?;
+    let len = bytes.len();
+    // `readFile(path, 'utf-8')`: invalid sequences become U+FFFD, a BOM stays.
+    let text = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Ok((text, len))
+}
+
+fn classify(e: std::io::Error) -> ReadError {
+    match e.kind() {
+        ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::IsADirectory => ReadError::Missing,
+        _ => ReadError::Other(e.to_string()),
+    }
+}
+
+fn is_file(path: &str) -> bool {
+    fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+impl Walker {
+    fn new(opts: &LoadOptions, record: bool) -> Self {
+        Walker {
+            cwd: path_str(&opts.original_cwd),
+            home: path_str(&opts.home),
+            excludes: Excludes::new(&opts.excludes),
+            record,
+            skipped: Vec::new(),
+            conditional: Vec::new(),
+        }
+    }
+
+    fn skip(&mut self, path: &str, layer: Layer, parent: Option<&str>, reason: SkipReason) {
+        if self.record && is_file(path) {
+            self.skipped.push(SkippedFile {
+                path: PathBuf::from(path),
+                layer,
+                parent: parent.map(PathBuf::from),
+                reason,
+            });
+        }
+    }
+
+    /// `processMemoryFile`: the file first, then its includes depth-first.
+    fn process_memory_file(
+        &mut self,
+        path: &str,
+        layer: Layer,
+        processed: &mut Processed,
+        include_external: bool,
+        depth: usize,
+        parent: Option<&str>,
+        is_rule: bool,
+    ) -> Vec<LoadedFile> {
+        let normalized = paths::normalize(path);
+        if processed.contains(&normalized) {
+            self.skip(path, layer, parent, SkipReason::AlreadyLoaded);
+            return Vec::new();
+        }
+        if depth >= MAX_INCLUDE_DEPTH {
+            self.skip(path, layer, parent, SkipReason::DepthLimit);
+            return Vec::new();
+        }
+        if layer.is_excludable() {
+            if let Some(pattern) = self.excludes.matching(path).map(str::to_string) {
+                self.skip(path, layer, parent, SkipReason::Excluded { pattern });
+                return Vec::new();
+            }
+        }
+        if path.starts_with("//") {
+            return Vec::new();
+        }
+        let (resolved, is_symlink) = paths::safe_resolve_path(path);
+        if is_symlink {
+            // 2.1.19x: a symlink whose target was already processed is skipped.
+            let resolved_norm = paths::normalize(&resolved);
+            if processed.contains(&resolved_norm) {
+                self.skip(path, layer, parent, SkipReason::AlreadyLoaded);
+                return Vec::new();
+            }
+            processed.insert(resolved_norm);
+        }
+        processed.insert(normalized);
+
+        let (raw, raw_bytes) = match read_text(path) {
+            Ok(r) => r,
+            Err(ReadError::Missing) => return Vec::new(),
+            Err(ReadError::Other(message)) => {
+                if self.record {
+                    self.skipped.push(SkippedFile {
+                        path: PathBuf::from(path),
+                        layer,
+                        parent: parent.map(PathBuf::from),
+                        reason: SkipReason::Unreadable { message },
+                    });
+                }
+                return Vec::new();
+            }
+        };
+        let parsed = match content::parse_memory_file_content(&raw, path, Truncation::None, Some(&resolved), &self.home) {
+            Ok(p) => p,
+            Err(ParseFailure::NonTextExtension) => {
+                self.skip(path, layer, parent, SkipReason::NonTextExtension);
+                return Vec::new();
+            }
+            Err(ParseFailure::Lexer) => {
+                self.skip(path, layer, parent, SkipReason::Unreadable { message: "the Markdown lexer rejected it".into() });
+                return Vec::new();
+            }
+        };
+        if js_trim(&parsed.content).is_empty() {
+            self.skip(path, layer, parent, SkipReason::Empty);
+            return Vec::new();
+        }
+        let include_paths = parsed.include_paths.clone();
+        let mut out = vec![loaded(path, layer, parent, is_rule, raw_bytes, parsed)];
+        for include in include_paths {
+            let external = !paths::path_in_working_path(&include, &self.cwd, &self.home);
+            if external && !include_external {
+                self.skip(&include, layer, Some(path), SkipReason::ExternalInclude);
+                continue;
+            }
+            out.extend(self.process_memory_file(&include, layer, processed, include_external, depth + 1, Some(path), false));
+        }
+        out
+    }
+
+    /// `processMdRules`: a rules directory in readdir order, recursing into folders where they
+    /// appear, following symlinks (reported under their resolved path). `conditional` keeps
+    /// only files with `paths:` globs, otherwise only files without.
+    #[allow(clippy::too_many_arguments)]
+    fn process_md_rules(
+        &mut self,
+        rules_dir: &str,
+        layer: Layer,
+        processed: &mut Processed,
+        include_external: bool,
+        conditional: bool,
+        visited: &mut HashSet<String>,
+        base_dir: &str,
+    ) -> Vec<LoadedFile> {
+        if visited.contains(rules_dir) {
+            return Vec::new();
+        }
+        let (resolved_dir, is_symlink) = paths::safe_resolve_path(rules_dir);
+        visited.insert(rules_dir.to_string());
+        if is_symlink {
+            visited.insert(resolved_dir.clone());
+        }
+        let Ok(entries) = fs::read_dir(&resolved_dir) else { return Vec::new() };
+        let mut out = Vec::new();
+        for entry in entries {
+            // A failing entry makes Claude Code's whole call for this directory return [].
+            let Ok(entry) = entry else { return Vec::new() };
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let entry_path = paths::join(rules_dir, &name);
+            let (resolved_entry, entry_is_symlink) = paths::safe_resolve_path(&entry_path);
+            let (is_dir, is_file) = if entry_is_symlink {
+                match fs::metadata(&resolved_entry) {
+                    Ok(m) => (m.is_dir(), m.is_file()),
+                    Err(_) => return Vec::new(),
+                }
+            } else {
+                match entry.file_type() {
+                    Ok(t) => (t.is_dir(), t.is_file()),
+                    Err(_) => return Vec::new(),
+                }
+            };
+            if is_dir {
+                out.extend(self.process_md_rules(&resolved_entry, layer, processed, include_external, conditional, visited, base_dir));
+            } else if is_file && name.ends_with(".md") {
+                let files = self.process_memory_file(&resolved_entry, layer, processed, include_external, 0, None, true);
+                for f in files {
+                    if f.globs.is_some() == conditional {
+                        out.push(f);
+                    } else if !conditional && self.record {
+                        let globs = f.globs.clone().unwrap_or_default();
+                        self.skipped.push(SkippedFile {
+                            path: f.path.clone(),
+                            layer,
+                            parent: f.parent.clone(),
+                            reason: SkipReason::Conditional,
+                        });
+                        self.conditional.push(ConditionalRule {
+                            path: f.path,
+                            layer,
+                            globs,
+                            base_dir: PathBuf::from(base_dir),
+                            parent: f.parent,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn rules(&mut self, dir: &str, layer: Layer, processed: &mut Processed, include_external: bool, conditional: bool) -> Vec<LoadedFile> {
+        let base = match layer {
+            Layer::Project => paths::dirname(&paths::dirname(dir)),
+            _ => self.cwd.clone(),
+        };
+        self.process_md_rules(dir, layer, processed, include_external, conditional, &mut HashSet::new(), &base)
+    }
+
+    /// `processConditionedMdRules`: conditional rules whose globs match `target`.
+    fn conditioned_rules(&mut self, target: &str, rules_dir: &str, layer: Layer, processed: &mut Processed, include_external: bool) -> Vec<LoadedFile> {
+        let files = self.rules(rules_dir, layer, processed, include_external, true);
+        let base = match layer {
+            Layer::Project => paths::dirname(&paths::dirname(rules_dir)),
+            _ => self.cwd.clone(),
+        };
+        files
+            .into_iter()
+            .filter(|f| {
+                let Some(globs) = f.globs.as_deref().filter(|g| !g.is_empty()) else { return false };
+                let rel = paths::relative(&base, target);
+                if rel.is_empty() || rel.starts_with("..") || rel.starts_with('/') {
+                    return false;
+                }
+                gitignore_matches(globs, &rel)
+            })
+            .collect()
+    }
+
+    /// Records existing files that a disabled source or the nested-worktree rule keeps out.
+    fn skip_candidates(&mut self, candidates: &[(String, Layer)], reason: SkipReason) {
+        for (path, layer) in candidates {
+            if Path::new(path).is_dir() {
+                if self.record && fs::read_dir(path).is_ok_and(|mut d| d.next().is_some()) {
+                    self.skipped.push(SkippedFile { path: PathBuf::from(path), layer: *layer, parent: None, reason: reason.clone() });
+                }
+            } else {
+                self.skip(path, *layer, None, reason.clone());
+            }
+        }
+    }
+}
+
+fn loaded(path: &str, layer: Layer, parent: Option<&str>, is_rule: bool, raw_bytes: usize, p: content::Parsed) -> LoadedFile {
+    LoadedFile {
+        path: PathBuf::from(path),
+        layer,
+        chars: utf16_len(&p.content),
+        tokens: estimate_tokens(&p.content),
+        content: p.content,
+        parent: parent.map(PathBuf::from),
+        globs: p.globs,
+        is_rule,
+        raw_bytes,
+        content_differs_from_disk: p.content_differs_from_disk,
+        truncated: p.truncated,
+    }
+}
+
+/// npm `ignore().add(globs).ignores(rel)`: gitignore semantics, where a pattern matching a
+/// parent folder also matches everything inside it.
+fn gitignore_matches(globs: &[String], rel: &str) -> bool {
+    let root = Path::new("/__mneme_rule_base__");
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+    for g in globs {
+        // A pattern npm `ignore` cannot parse is skipped there too.
+        let _ = builder.add_line(None, g);
+    }
+    let Ok(gi) = builder.build() else { return false };
+    gi.matched_path_or_any_parents(root.join(rel), false).is_ignore()
+}
+
+/// Directories from `start` up to, not including, the filesystem root; root first.
+fn ancestors_root_first(start: &str) -> Vec<String> {
+    let mut dirs = Vec::new();
+    let mut current = start.to_string();
+    while !paths::is_root(&current) && !current.is_empty() && current != "." {
+        dirs.push(current.clone());
+        current = paths::dirname(&current);
+    }
+    dirs.reverse();
+    dirs
+}
+
+/// `getMemoryFiles()`.
+pub fn load(opts: &LoadOptions) -> Context {
+    if opts.disabled {
+        return Context::default();
+    }
+    let mut w = Walker::new(opts, true);
+    let mut processed = Processed::new();
+    let mut files: Vec<LoadedFile> = Vec::new();
+    let include_external = opts.include_external;
+    let managed = path_str(&opts.managed_dir);
+    let config = path_str(&opts.config_home);
+
+    files.extend(w.process_memory_file(&paths::join(&managed, "CLAUDE.md"), Layer::Managed, &mut processed, include_external, 0, None, false));
+    files.extend(w.rules(&paths::join(&managed, ".claude/rules"), Layer::Managed, &mut processed, include_external, false));
+
+    let user_md = paths::join(&config, "CLAUDE.md");
+    let user_rules = paths::join(&config, "rules");
+    if opts.sources.user {
+        // User memory may always include files outside the project.
+        files.extend(w.process_memory_file(&user_md, Layer::User, &mut processed, true, 0, None, false));
+        files.extend(w.rules(&user_rules, Layer::User, &mut processed, true, false));
+    } else {
+        w.skip_candidates(&[(user_md, Layer::User), (user_rules, Layer::User)], SkipReason::SourceDisabled);
+    }
+
+    let cwd = w.cwd.clone();
+    let git_root = mneme_store::git::find_git_root(Path::new(&cwd)).map(|p| path_str(&p));
+    let canonical = mneme_store::git::find_canonical_git_root(Path::new(&cwd)).map(|p| path_str(&p));
+    let nested_worktree = match (&git_root, &canonical) {
+        (Some(g), Some(c)) => paths::normalize(g) != paths::normalize(c) && paths::path_in_working_path(g, c, &w.home),
+        _ => false,
+    };
+    for dir in ancestors_root_first(&cwd) {
+        let skip_project = nested_worktree
+            && canonical.as_deref().is_some_and(|c| paths::path_in_working_path(&dir, c, &w.home))
+            && !git_root.as_deref().is_some_and(|g| paths::path_in_working_path(&dir, g, &w.home));
+        let project_md = paths::join(&dir, "CLAUDE.md");
+        let dot_md = paths::join(&dir, ".claude/CLAUDE.md");
+        let rules_dir = paths::join(&dir, ".claude/rules");
+        if opts.sources.project && !skip_project {
+            files.extend(w.process_memory_file(&project_md, Layer::Project, &mut processed, include_external, 0, None, false));
+            files.extend(w.process_memory_file(&dot_md, Layer::Project, &mut processed, include_external, 0, None, false));
+            files.extend(w.rules(&rules_dir, Layer::Project, &mut processed, include_external, false));
+        } else {
+            let reason = if opts.sources.project { SkipReason::NestedWorktree } else { SkipReason::SourceDisabled };
+            w.skip_candidates(&[(project_md, Layer::Project), (dot_md, Layer::Project), (rules_dir, Layer::Project)], reason);
+        }
+        let local_md = paths::join(&dir, "CLAUDE.local.md");
+        if opts.sources.local {
+            files.extend(w.process_memory_file(&local_md, Layer::Local, &mut processed, include_external, 0, None, false));
+        } else {
+            w.skip_candidates(&[(local_md, Layer::Local)], SkipReason::SourceDisabled);
+        }
+    }
+
+    if opts.additional_dirs_claude_md {
+        // `--add-dir` is an explicit user action: the projectSettings gate is not checked.
+        for dir in &opts.additional_dirs {
+            let dir = path_str(dir);
+            files.extend(w.process_memory_file(&paths::join(&dir, "CLAUDE.md"), Layer::Project, &mut processed, include_external, 0, None, false));
+            files.extend(w.process_memory_file(&paths::join(&dir, ".claude/CLAUDE.md"), Layer::Project, &mut processed, include_external, 0, None, false));
+            files.extend(w.rules(&paths::join(&dir, ".claude/rules"), Layer::Project, &mut processed, include_external, false));
+            if opts.sources.local {
+                files.extend(w.process_memory_file(&paths::join(&dir, "CLAUDE.local.md"), Layer::Local, &mut processed, include_external, 0, None, false));
+            }
+        }
+    }
+
+    for (entrypoint, layer) in [(&opts.auto_mem_entrypoint, Layer::AutoMem), (&opts.team_mem_entrypoint, Layer::TeamMem)] {
+        let Some(entrypoint) = entrypoint else { continue };
+        if let Some(f) = w.memory_index(&path_str(entrypoint), layer, &mut processed) {
+            files.push(f);
+        }
+    }
+
+    let nested_candidates = nested_candidates(opts, &cwd, &files);
+    Context { files, skipped: w.skipped, conditional: w.conditional, nested_candidates }
+}
+
+impl Walker {
+    /// MEMORY.md (auto or team memory): read without include processing, frontmatter and
+    /// comments stripped, truncated; added unless its path was already loaded.
+    fn memory_index(&mut self, path: &str, layer: Layer, processed: &mut Processed) -> Option<LoadedFile> {
+        let (raw, raw_bytes) = match read_text(path) {
+            Ok(r) => r,
+            Err(ReadError::Missing) => return None,
+            Err(ReadError::Other(message)) => {
+                self.skipped.push(SkippedFile { path: PathBuf::from(path), layer, parent: None, reason: SkipReason::Unreadable { message } });
+                return None;
+            }
+        };
+        let parsed = match content::parse_memory_file_content(&raw, path, Truncation::Entrypoint, None, &self.home) {
+            Ok(p) => p,
+            Err(ParseFailure::NonTextExtension) => {
+                self.skip(path, layer, None, SkipReason::NonTextExtension);
+                return None;
+            }
+            Err(ParseFailure::Lexer) => {
+                self.skip(path, layer, None, SkipReason::Unreadable { message: "the Markdown lexer rejected it".into() });
+                return None;
+            }
+        };
+        let normalized = paths::normalize(path);
+        if processed.contains(&normalized) {
+            self.skip(path, layer, None, SkipReason::AlreadyLoaded);
+            return None;
+        }
+        processed.insert(normalized);
+        // Claude Code keeps an empty index in its list but renders nothing for it.
+        if parsed.content.is_empty() {
+            self.skip(path, layer, None, SkipReason::Empty);
+            return None;
+        }
+        Some(loaded(path, layer, None, false, raw_bytes, parsed))
+    }
+}
+
+const NESTED_SKIP_DIRS: [&str; 3] = [".git", "node_modules", "target"];
+const NESTED_MAX_DEPTH: usize = 8;
+const NESTED_MAX_DIRS: usize = 5_000;
+
+/// Memory files in folders below the cwd that would attach lazily (best-effort listing).
+fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile]) -> Vec<PathBuf> {
+    let eager: HashSet<&Path> = eager.iter().map(|f| f.path.as_path()).collect();
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut push = |p: PathBuf, out: &mut Vec<PathBuf>| {
+        if !eager.contains(p.as_path()) && seen.insert(p.clone()) {
+            out.push(p);
+        }
+    };
+    let mut visited_dirs = 0usize;
+    // Depth-first, sorted, so the listing is stable.
+    let mut stack: Vec<(PathBuf, usize)> = vec![(PathBuf::from(cwd), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        visited_dirs += 1;
+        if visited_dirs > NESTED_MAX_DIRS {
+            break;
+        }
+        if depth > 0 {
+            let mut names: Vec<&str> = Vec::new();
+            if opts.sources.project {
+                names.extend(["CLAUDE.md", ".claude/CLAUDE.md"]);
+            }
+            if opts.sources.local {
+                names.push("CLAUDE.local.md");
+            }
+            for n in names {
+                let p = dir.join(n);
+                if p.is_file() {
+                    push(p, &mut out);
+                }
+            }
+            let mut rules = Vec::new();
+            collect_rule_files(&dir.join(".claude/rules"), 0, &mut rules);
+            for r in rules {
+                push(r, &mut out);
+            }
+        }
+        if depth >= NESTED_MAX_DEPTH {
+            continue;
+        }
+        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        let mut subdirs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|e| {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                !NESTED_SKIP_DIRS.contains(&n.as_ref()) && n != ".claude"
+            })
+            .map(|e| e.path())
+            .collect();
+        subdirs.sort();
+        for d in subdirs.into_iter().rev() {
+            stack.push((d, depth + 1));
+        }
+    }
+    out
+}
+
+fn collect_rule_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > NESTED_MAX_DEPTH {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = e.path();
+        // Plain file types only: symlink loops in a rules folder cannot trap this walk.
+        match e.file_type() {
+            Ok(t) if t.is_dir() => collect_rule_files(&p, depth + 1, out),
+            Ok(t) if t.is_file() && p.extension().is_some_and(|x| x == "md") => out.push(p),
+            _ => {}
+        }
+    }
+}
+
+/// `getNestedMemoryAttachmentsForFile` for each target in order, deduplicated like
+/// `memoryFilesToAttachments`: a file is attached once (`loadedNestedMemoryPaths`) and never
+/// when it is already in the read-file state (every eagerly loaded file, and the targets
+/// themselves, which the tool just read).
+pub fn touched(opts: &LoadOptions, already_loaded: &Context, targets: &[PathBuf]) -> Vec<LoadedFile> {
+    if opts.disabled {
+        return Vec::new();
+    }
+    let mut w = Walker::new(opts, false);
+    let cwd = w.cwd.clone();
+    let home = w.home.clone();
+    let targets: Vec<String> = targets.iter().map(|t| paths::expand_path(&path_str(t), &cwd, &home)).collect();
+    let mut read_file_state: HashSet<String> = already_loaded.files.iter().map(|f| path_str(&f.path)).collect();
+    read_file_state.extend(targets.iter().cloned());
+    let mut attached: HashSet<String> = HashSet::new();
+    let mut out = Vec::new();
+    let managed_rules = paths::join(&path_str(&opts.managed_dir), ".claude/rules");
+    let user_rules = paths::join(&path_str(&opts.config_home), "rules");
+
+    for target in &targets {
+        if !allowed_working_path(opts, &cwd, &home, target) {
+            continue;
+        }
+        let mut processed = Processed::new();
+        let mut found = Vec::new();
+        // getManagedAndUserConditionalRules
+        found.extend(w.conditioned_rules(target, &managed_rules, Layer::Managed, &mut processed, false));
+        if opts.sources.user {
+            found.extend(w.conditioned_rules(target, &user_rules, Layer::User, &mut processed, true));
+        }
+        let (nested_dirs, cwd_level_dirs) = directories_to_process(target, &cwd);
+        for dir in nested_dirs {
+            // getMemoryFilesForNestedDirectory
+            if opts.sources.project {
+                found.extend(w.process_memory_file(&paths::join(&dir, "CLAUDE.md"), Layer::Project, &mut processed, false, 0, None, false));
+                found.extend(w.process_memory_file(&paths::join(&dir, ".claude/CLAUDE.md"), Layer::Project, &mut processed, false, 0, None, false));
+            }
+            if opts.sources.local {
+                found.extend(w.process_memory_file(&paths::join(&dir, "CLAUDE.local.md"), Layer::Local, &mut processed, false, 0, None, false));
+            }
+            let rules_dir = paths::join(&dir, ".claude/rules");
+            // Unconditional rules use a copy so the conditional pass can still see the files.
+            let mut unconditional = processed.clone();
+            found.extend(w.rules(&rules_dir, Layer::Project, &mut unconditional, false, false));
+            found.extend(w.conditioned_rules(target, &rules_dir, Layer::Project, &mut processed, false));
+            processed.extend(unconditional);
+        }
+        for dir in cwd_level_dirs {
+            // getConditionalRulesForCwdLevelDirectory
+            let rules_dir = paths::join(&dir, ".claude/rules");
+            found.extend(w.conditioned_rules(target, &rules_dir, Layer::Project, &mut processed, false));
+        }
+        for f in found {
+            let key = path_str(&f.path);
+            if attached.contains(&key) || read_file_state.contains(&key) {
+                continue;
+            }
+            attached.insert(key.clone());
+            read_file_state.insert(key);
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// `pathInAllowedWorkingPath`: the target (and its realpath) must lie in the cwd or an
+/// `--add-dir` directory (or their realpaths).
+fn allowed_working_path(opts: &LoadOptions, cwd: &str, home: &str, target: &str) -> bool {
+    let mut working: Vec<String> = vec![cwd.to_string()];
+    working.extend(opts.additional_dirs.iter().map(|d| path_str(d)));
+    let resolved_working: Vec<String> = working
+        .iter()
+        .flat_map(|w| {
+            let (real, _) = paths::safe_resolve_path(w);
+            if real != *w { vec![w.clone(), real] } else { vec![w.clone()] }
+        })
+        .collect();
+    let mut to_check = vec![target.to_string()];
+    let (real, _) = paths::safe_resolve_path(target);
+    if real != target {
+        to_check.push(real);
+    }
+    to_check.iter().all(|p| resolved_working.iter().any(|w| paths::path_in_working_path(p, w, home)))
+}
+
+/// `getDirectoriesToProcess`: the folders strictly below the cwd down to the target's folder
+/// (parent first), and the cwd's ancestors (root first). Prefix tests are plain string
+/// prefixes, as in Claude Code.
+fn directories_to_process(target: &str, cwd: &str) -> (Vec<String>, Vec<String>) {
+    let mut dir = paths::dirname(&paths::resolve(cwd, target));
+    if !dir.starts_with(cwd) {
+        if let Ok(real) = fs::canonicalize(&dir) {
+            let real = path_str(&real);
+            if real.starts_with(cwd) {
+                dir = real;
+            }
+        }
+    }
+    let mut nested = Vec::new();
+    let mut o = dir;
+    while o != cwd && !paths::is_root(&o) && o != "." {
+        if o.starts_with(cwd) {
+            nested.push(o.clone());
+        }
+        o = paths::dirname(&o);
+    }
+    nested.reverse();
+    (nested, ancestors_root_first(cwd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gitignore_semantics() {
+        let g = |globs: &[&str], rel: &str| gitignore_matches(&globs.iter().map(|s| s.to_string()).collect::<Vec<_>>(), rel);
+        assert!(g(&["src/**/*.ts"], "src/app.ts"));
+        assert!(g(&["src/**/*.ts"], "src/a/b/app.ts"));
+        assert!(!g(&["src/**/*.ts"], "lib/app.ts"));
+        assert!(g(&["**/*.py"], "tool.py"));
+        assert!(g(&["*.py"], "deep/x/tool.py"));
+        assert!(g(&["src"], "src/x/y.ts"));
+        assert!(g(&["docs/"], "docs/a.md"));
+        assert!(!g(&["/src"], "lib/src/x.ts"));
+        assert!(!g(&["*.py", "!tool.py"], "tool.py"));
+    }
+
+    #[test]
+    fn directories_between_cwd_and_target() {
+        let (nested, level) = directories_to_process("/r/a/b/f.txt", "/r");
+        assert_eq!(nested, vec!["/r/a", "/r/a/b"]);
+        assert_eq!(level, vec!["/r"]);
+        let (nested, _) = directories_to_process("/r/f.txt", "/r");
+        assert!(nested.is_empty());
+        // A plain string prefix: a sibling folder sharing the prefix counts.
+        let (nested, _) = directories_to_process("/tmp/repo2/x/f", "/tmp/repo");
+        assert_eq!(nested, vec!["/tmp/repo2", "/tmp/repo2/x"]);
+    }
+}

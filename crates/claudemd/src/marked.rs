@@ -1,0 +1,957 @@
+//! A port of the parts of `marked` 15 (the Markdown lexer bundled in Claude Code 2.1.19x) that
+//! decide what Claude Code does with a memory file: which top-level tokens are HTML comment
+//! blocks (stripped) and which text tokens are searched for `@include` paths.
+//!
+//! Why a port and not a CommonMark parser: Claude Code rebuilds the stripped file from each
+//! top-level token's `raw`, and marked's token boundaries differ from CommonMark's in ways
+//! that show up in the bytes (a comment block's raw swallows the blank lines after it, a link
+//! reference definition's raw is dropped, a list's raw is trimmed, …). The include search
+//! likewise depends on marked's exact inline text-token boundaries. So the lexer follows
+//! marked's `Lexer`/`Tokenizer` line by line with `gfm: false`, and the regexes are marked's
+//! own sources with JavaScript's `\s`, `.`, `\w` and `\d` spelled out.
+//!
+//! Strings: marked works on UTF-16 strings; this port works on `&str` and byte offsets from
+//! regex matches, and converts to UTF-16 units exactly where marked mixes lengths of
+//! different strings (the blockquote re-lexing arithmetic and the emphasis delimiter search).
+
+use fancy_regex::{Captures, Regex, RegexBuilder};
+use mneme_core::text::{byte_offset_of_utf16, is_js_whitespace, js_trim, utf16_len};
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+/// JavaScript's `\s` (WhiteSpace + LineTerminator), for use inside a character class.
+const WS: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+
+/// Expands the placeholders used in the regex sources below:
+/// `⟪S⟫` = JS `\s`, `⟪NS⟫` = JS `\S`, `⟪DOT⟫` = JS `.`, `⟪W⟫` = JS `\w` class body.
+fn js(src: &str) -> String {
+    src.replace("⟪S⟫", &format!("[{WS}]"))
+        .replace("⟪NS⟫", &format!("[^{WS}]"))
+        .replace("⟪WSB⟫", WS)
+        .replace("⟪DOT⟫", r"[^\n\r\x{2028}\x{2029}]")
+        .replace("⟪W⟫", "A-Za-z0-9_")
+}
+
+fn build(src: &str) -> Regex {
+    RegexBuilder::new(&js(src))
+        // marked's regexes are backtracking JavaScript regexes; give the VM room before it
+        // gives up on a pathological input (a give-up counts as "no match").
+        .backtrack_limit(10_000_000)
+        .build()
+        .unwrap_or_else(|e| panic!("marked regex {src}: {e}"))
+}
+
+macro_rules! re {
+    ($name:ident, $src:expr) => {
+        static $name: LazyLock<Regex> = LazyLock::new(|| build($src));
+    };
+}
+
+// ---- block rules (marked 15.0.12 `block.normal`, gfm: false) -------------------------------
+re!(NEWLINE, r"^(?:[ \t]*(?:\n|$))+");
+re!(BLOCK_CODE, r"^((?: {4}| {0,3}\t)[^\n]+(?:\n(?:[ \t]*(?:\n|$))*)?)+");
+re!(FENCES, r"^ {0,3}(`{3,}(?=[^`\n]*(?:\n|$))|~{3,})([^\n]*)(?:\n|$)(?:|([\s\S]*?)(?:\n|$))(?: {0,3}\1[~`]* *(?=\n|$)|$)");
+re!(HEADING, r"^ {0,3}(#{1,6})(?=⟪S⟫|$)(⟪DOT⟫*)(?:\n+|$)");
+re!(HR, r"^ {0,3}((?:-[\t ]*){3,}|(?:_[ \t]*){3,}|(?:\*[ \t]*){3,})(?:\n+|$)");
+const TAGS: &str = "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|meta|nav|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul";
+/// The paragraph continuation guard: a line starting one of these interrupts a paragraph.
+fn para_interrupt() -> String {
+    format!(
+        r"(?! {{0,3}}((?:-[\t ]*){{3,}}|(?:_[ \t]*){{3,}}|(?:\*[ \t]*){{3,}})(?:\n+|$)| {{0,3}}#{{1,6}}(?:⟪S⟫|$)| {{0,3}}>| {{0,3}}(?:`{{3,}}(?=[^`\n]*\n)|~{{3,}})[^\n]*\n| {{0,3}}(?:[*+-]|1[.)]) |</?(?:{TAGS})(?: +|\n|/?>)|<(?:script|pre|style|textarea|!--)| +\n)"
+    )
+}
+static PARAGRAPH: LazyLock<Regex> =
+    LazyLock::new(|| build(&format!(r"^([^\n]+(?:\n{}[^\n]+)*)", para_interrupt())));
+static BLOCKQUOTE: LazyLock<Regex> = LazyLock::new(|| {
+    build(&format!(r"^( {{0,3}}> ?(([^\n]+(?:\n{}[^\n]+)*)|[^\n]*)(?:\n|$))+", para_interrupt()))
+});
+re!(LIST, r"^( {0,3}(?:[*+-]|[0-9]{1,9}[.)]))([ \t][^\n]+?)?(?:\n|$)");
+static HTML: LazyLock<Regex> = LazyLock::new(|| {
+    build(&format!(
+        r#"(?i)^ {{0,3}}(?:<(script|pre|style|textarea)[⟪WSB⟫>][\s\S]*?(?:</\1>[^\n]*\n+|$)|<!--(?:-?>|[\s\S]*?(?:-->|$))[^\n]*(\n+|$)|<\?[\s\S]*?(?:\?>\n*|$)|<![A-Z][\s\S]*?(?:>\n*|$)|<!\[CDATA\[[\s\S]*?(?:\]\]>\n*|$)|</?({TAGS})(?: +|\n|/?>)[\s\S]*?(?:(?:\n[ \t]*)+\n|$)|<(?!script|pre|style|textarea)([a-z][⟪W⟫-]*)(?: +[a-zA-Z:_][⟪W⟫.:-]*(?: *= *"[^"\n]*"| *= *'[^'\n]*'| *= *[^⟪WSB⟫"'=<>`]+)?)*? */?>(?=[ \t]*(?:\n|$))[\s\S]*?(?:(?:\n[ \t]*)+\n|$)|</(?!script|pre|style|textarea)[a-z][⟪W⟫-]*⟪S⟫*>(?=[ \t]*(?:\n|$))[\s\S]*?(?:(?:\n[ \t]*)+\n|$))"#
+    ))
+});
+re!(DEF, r#"^ {0,3}\[((?!⟪S⟫*\])(?:\\⟪DOT⟫|[^\[\]\\])+)\]: *(?:\n[ \t]*)?([^<⟪WSB⟫][^⟪WSB⟫]*|<⟪DOT⟫*?>)(?:(?: +(?:\n[ \t]*)?| *\n[ \t]*)((?:"(?:\\"?|[^"\\])*"|'[^'\n]*(?:\n[^'\n]+)*\n?'|\([^()]*\))))? *(?:\n+|$)"#);
+re!(LHEADING, r"^(?!(?:[*+-]|[0-9]{1,9}[.)]) |(?: {4}| {0,3}\t)| {0,3}(?:`{3,}|~{3,})| {0,3}>| {0,3}#{1,6}| {0,3}<[^\n>]+>\n)((?:⟪DOT⟫|\n(?!⟪S⟫*?\n|(?:[*+-]|[0-9]{1,9}[.)]) |(?: {4}| {0,3}\t)| {0,3}(?:`{3,}|~{3,})| {0,3}>| {0,3}#{1,6}| {0,3}<[^\n>]+>\n))+?)\n {0,3}(=+|-+) *(?:\n+|$)");
+re!(BLOCK_TEXT, r"^[^\n]+");
+
+// ---- `other` helpers used by the tokenizers --------------------------------------------------
+re!(CODE_REMOVE_INDENT, r"(?m)^(?: {1,4}| {0,3}\t)");
+re!(BLOCKQUOTE_START, r"^ {0,3}>");
+re!(BLOCKQUOTE_SETEXT, r"\n {0,3}((?:=+|-+) *)(?=\n|$)");
+re!(BLOCKQUOTE_SETEXT2, r"(?m)^ {0,3}>[ \t]?");
+re!(BLANK_LINE, r"^[ \t]*$");
+re!(DOUBLE_BLANK_LINE, r"\n[ \t]*\n[ \t]*$");
+re!(LIST_ITEM_STAR, r"^( {0,3}\*)((?:[\t ][^\n]*)?(?:\n|$))");
+re!(LIST_ITEM_PLUS, r"^( {0,3}\+)((?:[\t ][^\n]*)?(?:\n|$))");
+re!(LIST_ITEM_DASH, r"^( {0,3}\-)((?:[\t ][^\n]*)?(?:\n|$))");
+re!(LIST_ITEM_DOT, r"^( {0,3}[0-9]{1,9}\.)((?:[\t ][^\n]*)?(?:\n|$))");
+re!(LIST_ITEM_PAREN, r"^( {0,3}[0-9]{1,9}\))((?:[\t ][^\n]*)?(?:\n|$))");
+
+/// marked builds these per list item from the item's indent; the indent only enters as
+/// `min(3, indent - 1)`, so four precompiled variants cover every case.
+struct IndentRules {
+    next_bullet: Regex,
+    hr: Regex,
+    fences_begin: Regex,
+    heading_begin: Regex,
+    html_begin: Regex,
+}
+static INDENT_RULES: LazyLock<Vec<IndentRules>> = LazyLock::new(|| {
+    (0..=3)
+        .map(|n| IndentRules {
+            next_bullet: build(&format!(r"^ {{0,{n}}}(?:[*+-]|[0-9]{{1,9}}[.)])((?:[ \t][^\n]*)?(?:\n|$))")),
+            hr: build(&format!(r"^ {{0,{n}}}((?:- *){{3,}}|(?:_ *){{3,}}|(?:\* *){{3,}})(?:\n+|$)")),
+            fences_begin: build(&format!(r"^ {{0,{n}}}(?:```|~~~)")),
+            heading_begin: build(&format!(r"^ {{0,{n}}}#")),
+            html_begin: build(&format!(r"(?i)^ {{0,{n}}}<(?:[a-z]⟪DOT⟫*>|!--)")),
+        })
+        .collect()
+});
+
+// ---- inline rules (marked 15.0.12 `inline.normal`) ------------------------------------------
+re!(ESCAPE, r##"^\\([!"#$%&'()*+,\-./:;<=>?@\[\]\\^_`{|}~])"##);
+re!(TAG, r#"^<!--(?:-?>|[\s\S]*?-->)|^</[a-zA-Z][⟪W⟫:-]*⟪S⟫*>|^<[a-zA-Z][⟪W⟫-]*(?:⟪S⟫+[a-zA-Z:_][⟪W⟫.:-]*(?:⟪S⟫*=⟪S⟫*"[^"]*"|⟪S⟫*=⟪S⟫*'[^']*'|⟪S⟫*=⟪S⟫*[^⟪WSB⟫"'=<>`]+)?)*?⟪S⟫*/?>|^<\?[\s\S]*?\?>|^<![a-zA-Z]+⟪S⟫[\s\S]*?>|^<!\[CDATA\[[\s\S]*?\]\]>"#);
+const INLINE_LABEL: &str = r"(?:\[(?:\\⟪DOT⟫|[^\[\]\\])*\]|\\⟪DOT⟫|`[^`]*`|[^\[\]\\`])*?";
+const BLOCK_LABEL: &str = r"(?!⟪S⟫*\])(?:\\⟪DOT⟫|[^\[\]\\])+";
+static LINK: LazyLock<Regex> = LazyLock::new(|| {
+    build(&format!(
+        r#"^!?\[({INLINE_LABEL})\]\(⟪S⟫*(<(?:\\⟪DOT⟫|[^\n<>\\])+>|[^ \t\n\x00-\x1f]*)(?:(?:[ \t]*(?:\n[ \t]*)?)("(?:\\"?|[^"\\])*"|'(?:\\'?|[^'\\])*'|\((?:\\\)?|[^)\\])*\)))?⟪S⟫*\)"#
+    ))
+});
+static REFLINK: LazyLock<Regex> =
+    LazyLock::new(|| build(&format!(r"^!?\[({INLINE_LABEL})\]\[({BLOCK_LABEL})\]")));
+static NOLINK: LazyLock<Regex> = LazyLock::new(|| build(&format!(r"^!?\[({BLOCK_LABEL})\](?:\[\])?")));
+static REFLINK_SEARCH: LazyLock<Regex> = LazyLock::new(|| {
+    build(&format!(r"!?\[({INLINE_LABEL})\]\[({BLOCK_LABEL})\]|!?\[({BLOCK_LABEL})\](?:\[\])?(?!\()"))
+});
+re!(EM_STRONG_LDELIM, r"^(?:\*+(?:((?!\*)[\p{P}\p{S}])|[^⟪WSB⟫*]))|^_+(?:((?!_)[\p{P}\p{S}])|([^⟪WSB⟫_]))");
+re!(EM_STRONG_RDELIM_AST, r"^[^_*]*?__[^_*]*?\*[^_*]*?(?=__)|[^*]+(?=[^*])|(?!\*)[\p{P}\p{S}](\*+)(?=⟪S⟫|$)|[^⟪WSB⟫\p{P}\p{S}](\*+)(?!\*)(?=[⟪WSB⟫\p{P}\p{S}]|$)|(?!\*)[⟪WSB⟫\p{P}\p{S}](\*+)(?=[^⟪WSB⟫\p{P}\p{S}])|⟪S⟫(\*+)(?!\*)(?=[\p{P}\p{S}])|(?!\*)[\p{P}\p{S}](\*+)(?!\*)(?=[\p{P}\p{S}])|[^⟪WSB⟫\p{P}\p{S}](\*+)(?=[^⟪WSB⟫\p{P}\p{S}])");
+re!(EM_STRONG_RDELIM_UND, r"^[^_*]*?\*\*[^_*]*?_[^_*]*?(?=\*\*)|[^_]+(?=[^_])|(?!_)[\p{P}\p{S}](_+)(?=⟪S⟫|$)|[^⟪WSB⟫\p{P}\p{S}](_+)(?!_)(?=[⟪WSB⟫\p{P}\p{S}]|$)|(?!_)[⟪WSB⟫\p{P}\p{S}](_+)(?=[^⟪WSB⟫\p{P}\p{S}])|⟪S⟫(_+)(?!_)(?=[\p{P}\p{S}])|(?!_)[\p{P}\p{S}](_+)(?!_)(?=[\p{P}\p{S}])");
+re!(PUNCTUATION, r"^((?![*_])[⟪WSB⟫\p{P}\p{S}])");
+re!(UNICODE_ALNUM, r"[\p{L}\p{N}]");
+re!(ANY_PUNCTUATION, r"\\([\p{P}\p{S}])");
+re!(BLOCK_SKIP, r"\[[^\[\]]*?\]\((?:\\⟪DOT⟫|[^\\\(\)]|\((?:\\⟪DOT⟫|[^\\\(\)])*\))*\)|`[^`]*?`|<[^<>]*?>");
+re!(INLINE_CODE, r"^(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)");
+re!(BR, r"^( {2,}|\\)\n(?!⟪S⟫*$)");
+re!(AUTOLINK, r"^<([a-zA-Z][a-zA-Z0-9+.-]{1,31}:[^⟪WSB⟫\x00-\x1f<>]*|[a-zA-Z0-9.!#$%&'*+/=?_`{|}~-]+(@)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+(?![-_]))>");
+// marked's `(?=[\\<!\[`*_]|\b_|$)`: the `\b_` branch is implied by `_` in the class.
+re!(INLINE_TEXT, r"^(`+|[^`])(?:(?= {2,}\n)|[\s\S]*?(?:(?=[\\<!\[`*_]|$)|[^ ](?= {2,}\n)))");
+re!(OUTPUT_LINK_REPLACE, r"\\([\[\]])");
+re!(MULTIPLE_SPACE, r"⟪S⟫+");
+
+/// marked token types that matter to Claude Code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Space,
+    Code,
+    Heading,
+    Hr,
+    Blockquote,
+    List,
+    ListItem,
+    Html,
+    Paragraph,
+    Text,
+    Escape,
+    Link,
+    Image,
+    Em,
+    Strong,
+    Codespan,
+    Br,
+}
+
+/// One marked token: the fields Claude Code reads (`type`, `raw`, `text`, `tokens`, `items`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    pub kind: Kind,
+    pub raw: String,
+    pub text: String,
+    pub tokens: Vec<Token>,
+    pub items: Vec<Token>,
+    /// Set on block tokens whose `tokens` marked fills from `text` by inline lexing after the
+    /// block pass (`lexer.inline(text)`): the inline queue.
+    inline_pending: bool,
+}
+
+impl Token {
+    fn new(kind: Kind, raw: impl Into<String>) -> Self {
+        Token { kind, raw: raw.into(), text: String::new(), tokens: Vec::new(), items: Vec::new(), inline_pending: false }
+    }
+    fn with_text(kind: Kind, raw: impl Into<String>, text: impl Into<String>) -> Self {
+        Token { text: text.into(), ..Token::new(kind, raw) }
+    }
+    fn inline(kind: Kind, raw: impl Into<String>, text: impl Into<String>) -> Self {
+        Token { inline_pending: true, ..Token::with_text(kind, raw, text) }
+    }
+}
+
+/// marked throws `Infinite loop on byte: N` when no tokenizer matches; Claude Code's reader
+/// catches it and drops the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LexError {
+    pub byte: u32,
+}
+
+fn caps<'t>(re: &Regex, s: &'t str) -> Option<Captures<'t>> {
+    re.captures(s).ok().flatten()
+}
+fn test(re: &Regex, s: &str) -> bool {
+    re.is_match(s).unwrap_or(false)
+}
+fn group<'t>(c: &Captures<'t>, i: usize) -> Option<&'t str> {
+    c.get(i).map(|m| m.as_str())
+}
+fn group_or_empty<'t>(c: &Captures<'t>, i: usize) -> &'t str {
+    group(c, i).unwrap_or("")
+}
+
+/// JavaScript `str.substring(start)` with `start` in UTF-16 units, clamped.
+fn substring_from(s: &str, units: usize) -> &str {
+    &s[byte_offset_of_utf16(s, units)..]
+}
+/// JavaScript `str.substring(0, end)`.
+fn substring_to(s: &str, units: usize) -> &str {
+    &s[..byte_offset_of_utf16(s, units)]
+}
+
+/// marked's `rtrim(str, c)`: drop trailing `c` characters.
+fn rtrim_char(s: &str, c: char) -> &str {
+    s.trim_end_matches(c)
+}
+fn js_trim_end(s: &str) -> &str {
+    s.trim_end_matches(is_js_whitespace)
+}
+/// `str.search(/[^ ]/)`: UTF-16 index of the first non-space, or -1.
+fn search_non_space(s: &str) -> isize {
+    match s.char_indices().find(|(_, c)| *c != ' ') {
+        Some((i, _)) => utf16_len(&s[..i]) as isize,
+        None => -1,
+    }
+}
+fn first_line(s: &str) -> &str {
+    s.split('\n').next().unwrap_or("")
+}
+
+pub struct Lexer {
+    /// Link reference definition labels (`tokens.links`), lower-cased as marked keys them.
+    links: HashSet<String>,
+    top: bool,
+}
+
+/// `new Lexer({ gfm: false }).lex(src)`.
+pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
+    let src = src.replace("\r\n", "\n").replace('\r', "\n");
+    let mut lexer = Lexer { links: HashSet::new(), top: true };
+    let mut tokens = Vec::new();
+    lexer.block_tokens(&src, &mut tokens, false)?;
+    lexer.run_inline_queue(&mut tokens)?;
+    Ok(tokens)
+}
+
+impl Lexer {
+    /// The inline queue: marked lexes inline content only after the whole block pass, so
+    /// link definitions anywhere in the file are known. Lexing each pending token from its
+    /// final `text` is equivalent to marked's queue (merges rewrite the queued source).
+    fn run_inline_queue(&mut self, tokens: &mut [Token]) -> Result<(), LexError> {
+        for t in tokens.iter_mut() {
+            if t.inline_pending {
+                t.tokens = self.inline_tokens(&t.text)?;
+                t.inline_pending = false;
+            } else {
+                self.run_inline_queue(&mut t.tokens)?;
+            }
+            self.run_inline_queue(&mut t.items)?;
+        }
+        Ok(())
+    }
+
+    fn block_tokens(&mut self, src: &str, tokens: &mut Vec<Token>, mut last_paragraph_clipped: bool) -> Result<(), LexError> {
+        let mut src: String = src.to_string();
+        while !src.is_empty() {
+            if let Some(token) = self.space(&src) {
+                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+                match tokens.last_mut() {
+                    Some(last) if token.raw.len() == 1 => last.raw.push('\n'),
+                    _ => tokens.push(token),
+                }
+                continue;
+            }
+            if let Some(token) = self.code(&src) {
+                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+                match tokens.last_mut() {
+                    Some(last) if matches!(last.kind, Kind::Paragraph | Kind::Text) => {
+                        last.raw.push('\n');
+                        last.raw.push_str(&token.raw);
+                        last.text.push('\n');
+                        last.text.push_str(&token.text);
+                    }
+                    _ => tokens.push(token),
+                }
+                continue;
+            }
+            let simple = self
+                .fences(&src)
+                .or_else(|| self.heading(&src))
+                .or_else(|| self.hr(&src));
+            if let Some(token) = simple {
+                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+                tokens.push(token);
+                continue;
+            }
+            if let Some(token) = self.blockquote(&src)? {
+                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+                tokens.push(token);
+                continue;
+            }
+            if let Some(token) = self.list(&src)? {
+                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+                tokens.push(token);
+                continue;
+            }
+            if let Some(token) = self.html(&src) {
+                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+                tokens.push(token);
+                continue;
+            }
+            if let Some((raw, tag)) = self.def(&src) {
+                src = substring_from(&src, utf16_len(&raw)).to_string();
+                match tokens.last_mut() {
+                    Some(last) if matches!(last.kind, Kind::Paragraph | Kind::Text) => {
+                        last.raw.push('\n');
+                        last.raw.push_str(&raw);
+                        last.text.push('\n');
+                        last.text.push_str(&raw);
+                    }
+                    // A definition is not a token: its raw text never reaches the output.
+                    _ => {
+                        self.links.insert(tag);
+                    }
+                }
+                continue;
+            }
+            if let Some(token) = self.lheading(&src) {
+                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+                tokens.push(token);
+                continue;
+            }
+            if self.top {
+                if let Some(token) = self.paragraph(&src) {
+                    let advance = utf16_len(&token.raw);
+                    match tokens.last_mut() {
+                        Some(last) if last_paragraph_clipped && last.kind == Kind::Paragraph => {
+                            last.raw.push('\n');
+                            last.raw.push_str(&token.raw);
+                            last.text.push('\n');
+                            last.text.push_str(&token.text);
+                        }
+                        _ => tokens.push(token),
+                    }
+                    // No extensions, so the paragraph source is never cut.
+                    last_paragraph_clipped = false;
+                    src = substring_from(&src, advance).to_string();
+                    continue;
+                }
+            }
+            if let Some(token) = self.text(&src) {
+                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+                match tokens.last_mut() {
+                    Some(last) if last.kind == Kind::Text => {
+                        last.raw.push('\n');
+                        last.raw.push_str(&token.raw);
+                        last.text.push('\n');
+                        last.text.push_str(&token.text);
+                    }
+                    _ => tokens.push(token),
+                }
+                continue;
+            }
+            let byte = src.encode_utf16().next().map_or(0, u32::from);
+            return Err(LexError { byte });
+        }
+        self.top = true;
+        Ok(())
+    }
+
+    fn space(&self, src: &str) -> Option<Token> {
+        let c = caps(&NEWLINE, src)?;
+        let raw = group_or_empty(&c, 0);
+        (!raw.is_empty()).then(|| Token::new(Kind::Space, raw))
+    }
+
+    fn code(&self, src: &str) -> Option<Token> {
+        let c = caps(&BLOCK_CODE, src)?;
+        let raw = group_or_empty(&c, 0);
+        let text = replace_all(&CODE_REMOVE_INDENT, raw, "");
+        Some(Token::with_text(Kind::Code, raw, rtrim_char(&text, '\n')))
+    }
+
+    fn fences(&self, src: &str) -> Option<Token> {
+        let c = caps(&FENCES, src)?;
+        // The fenced text is never searched or merged, so marked's indent compensation of
+        // `text` is not needed here.
+        Some(Token::with_text(Kind::Code, group_or_empty(&c, 0), group_or_empty(&c, 3)))
+    }
+
+    fn heading(&self, src: &str) -> Option<Token> {
+        let c = caps(&HEADING, src)?;
+        let mut text = js_trim(group_or_empty(&c, 2)).to_string();
+        if text.ends_with('#') {
+            let trimmed = rtrim_char(&text, '#');
+            if trimmed.is_empty() || trimmed.ends_with(' ') {
+                text = js_trim(trimmed).to_string();
+            }
+        }
+        Some(Token::inline(Kind::Heading, group_or_empty(&c, 0), text))
+    }
+
+    fn hr(&self, src: &str) -> Option<Token> {
+        let c = caps(&HR, src)?;
+        Some(Token::new(Kind::Hr, rtrim_char(group_or_empty(&c, 0), '\n')))
+    }
+
+    fn blockquote(&mut self, src: &str) -> Result<Option<Token>, LexError> {
+        let Some(c) = caps(&BLOCKQUOTE, src) else { return Ok(None) };
+        let cap0 = group_or_empty(&c, 0).to_string();
+        let mut lines: Vec<String> = rtrim_char(&cap0, '\n').split('\n').map(str::to_string).collect();
+        let mut raw = String::new();
+        let mut text = String::new();
+        let mut tokens: Vec<Token> = Vec::new();
+        while !lines.is_empty() {
+            let mut in_blockquote = false;
+            let mut current: Vec<String> = Vec::new();
+            let mut i = 0;
+            while i < lines.len() {
+                if test(&BLOCKQUOTE_START, &lines[i]) {
+                    current.push(lines[i].clone());
+                    in_blockquote = true;
+                } else if !in_blockquote {
+                    current.push(lines[i].clone());
+                } else {
+                    break;
+                }
+                i += 1;
+            }
+            lines.drain(..i);
+            let current_raw = current.join("\n");
+            let step = replace_all(&BLOCKQUOTE_SETEXT, &current_raw, "\n    ${1}");
+            let current_text = replace_all(&BLOCKQUOTE_SETEXT2, &step, "");
+            raw = if raw.is_empty() { current_raw.clone() } else { format!("{raw}\n{current_raw}") };
+            text = if text.is_empty() { current_text.clone() } else { format!("{text}\n{current_text}") };
+            let top = self.top;
+            self.top = true;
+            self.block_tokens(&current_text, &mut tokens, true)?;
+            self.top = top;
+            if lines.is_empty() {
+                break;
+            }
+            let Some(last) = tokens.last() else { continue };
+            match last.kind {
+                Kind::Code => break,
+                Kind::Blockquote => {
+                    let old = last.clone();
+                    let new_text = format!("{}\n{}", old.raw, lines.join("\n"));
+                    let Some(new_token) = self.blockquote(&new_text)? else { break };
+                    raw = format!("{}{}", substring_to(&raw, utf16_len(&raw).saturating_sub(utf16_len(&old.raw))), new_token.raw);
+                    text = format!("{}{}", substring_to(&text, utf16_len(&text).saturating_sub(utf16_len(&old.text))), new_token.text);
+                    let n = tokens.len();
+                    tokens[n - 1] = new_token;
+                    break;
+                }
+                Kind::List => {
+                    let old = last.clone();
+                    let new_text = format!("{}\n{}", old.raw, lines.join("\n"));
+                    let Some(new_token) = self.list(&new_text)? else { break };
+                    raw = format!("{}{}", substring_to(&raw, utf16_len(&raw).saturating_sub(utf16_len(&old.raw))), new_token.raw);
+                    // marked subtracts the old token's raw (not text) length here.
+                    text = format!("{}{}", substring_to(&text, utf16_len(&text).saturating_sub(utf16_len(&old.raw))), new_token.raw);
+                    lines = substring_from(&new_text, utf16_len(&new_token.raw)).split('\n').map(str::to_string).collect();
+                    let n = tokens.len();
+                    tokens[n - 1] = new_token;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        Ok(Some(Token { kind: Kind::Blockquote, raw, text, tokens, items: Vec::new(), inline_pending: false }))
+    }
+
+    fn list(&mut self, src: &str) -> Result<Option<Token>, LexError> {
+        let Some(c) = caps(&LIST, src) else { return Ok(None) };
+        let bull = js_trim(group_or_empty(&c, 1));
+        let item_regex: &Regex = if bull.len() > 1 {
+            if bull.ends_with('.') { &LIST_ITEM_DOT } else { &LIST_ITEM_PAREN }
+        } else {
+            match bull {
+                "*" => &LIST_ITEM_STAR,
+                "+" => &LIST_ITEM_PLUS,
+                _ => &LIST_ITEM_DASH,
+            }
+        };
+        let mut src: String = src.to_string();
+        let mut items: Vec<(String, String)> = Vec::new();
+        let mut list_raw = String::new();
+        while !src.is_empty() {
+            let Some(cap) = caps(item_regex, &src) else { break };
+            if test(&HR, &src) {
+                break;
+            }
+            let cap0 = group_or_empty(&cap, 0).to_string();
+            let cap1 = group_or_empty(&cap, 1).to_string();
+            let cap2 = group_or_empty(&cap, 2).to_string();
+            let mut raw = cap0.clone();
+            src = substring_from(&src, utf16_len(&raw)).to_string();
+            let mut line = expand_leading_tabs(first_line(&cap2));
+            let mut next_line = first_line(&src).to_string();
+            let mut blank_line = js_trim(&line).is_empty();
+            let mut item_contents = String::new();
+            let indent: usize;
+            if blank_line {
+                indent = utf16_len(&cap1) + 1;
+            } else {
+                let mut ind = search_non_space(&cap2);
+                ind = if ind > 4 { 1 } else { ind };
+                let ind = ind.max(0) as usize;
+                item_contents = substring_from(&line, ind).to_string();
+                indent = ind + utf16_len(&cap1);
+            }
+            let mut end_early = false;
+            if blank_line && test(&BLANK_LINE, &next_line) {
+                raw.push_str(&next_line);
+                raw.push('\n');
+                src = substring_from(&src, utf16_len(&next_line) + 1).to_string();
+                end_early = true;
+            }
+            if !end_early {
+                let rules = &INDENT_RULES[indent.saturating_sub(1).min(3)];
+                while !src.is_empty() {
+                    let raw_line = first_line(&src).to_string();
+                    next_line = raw_line.clone();
+                    let next_line_without_tabs = next_line.replace('\t', "    ");
+                    if test(&rules.fences_begin, &next_line)
+                        || test(&rules.heading_begin, &next_line)
+                        || test(&rules.html_begin, &next_line)
+                        || test(&rules.next_bullet, &next_line)
+                        || test(&rules.hr, &next_line)
+                    {
+                        break;
+                    }
+                    if search_non_space(&next_line_without_tabs) >= indent as isize || js_trim(&next_line).is_empty() {
+                        item_contents.push('\n');
+                        item_contents.push_str(substring_from(&next_line_without_tabs, indent));
+                    } else {
+                        if blank_line {
+                            break;
+                        }
+                        if search_non_space(&line.replace('\t', "    ")) >= 4 {
+                            break;
+                        }
+                        if test(&rules.fences_begin, &line) || test(&rules.heading_begin, &line) || test(&rules.hr, &line) {
+                            break;
+                        }
+                        item_contents.push('\n');
+                        item_contents.push_str(&next_line);
+                    }
+                    if !blank_line && js_trim(&next_line).is_empty() {
+                        blank_line = true;
+                    }
+                    raw.push_str(&raw_line);
+                    raw.push('\n');
+                    src = substring_from(&src, utf16_len(&raw_line) + 1).to_string();
+                    line = substring_from(&next_line_without_tabs, indent).to_string();
+                }
+            }
+            // marked's `loose` flag only changes rendering, not tokens.
+            let _ = test(&DOUBLE_BLANK_LINE, &raw);
+            list_raw.push_str(&raw);
+            items.push((raw, item_contents));
+        }
+        let Some(last) = items.last_mut() else { return Ok(None) };
+        last.0 = js_trim_end(&last.0).to_string();
+        last.1 = js_trim_end(&last.1).to_string();
+        let list_raw = js_trim_end(&list_raw).to_string();
+        let mut item_tokens = Vec::with_capacity(items.len());
+        for (raw, text) in items {
+            self.top = false;
+            let mut tokens = Vec::new();
+            self.block_tokens(&text, &mut tokens, false)?;
+            item_tokens.push(Token { kind: Kind::ListItem, raw, text, tokens, items: Vec::new(), inline_pending: false });
+        }
+        Ok(Some(Token { kind: Kind::List, raw: list_raw, text: String::new(), tokens: Vec::new(), items: item_tokens, inline_pending: false }))
+    }
+
+    fn html(&self, src: &str) -> Option<Token> {
+        let c = caps(&HTML, src)?;
+        Some(Token::new(Kind::Html, group_or_empty(&c, 0)))
+    }
+
+    /// A link reference definition: its raw text and its normalized label.
+    fn def(&self, src: &str) -> Option<(String, String)> {
+        let c = caps(&DEF, src)?;
+        let tag = replace_all(&MULTIPLE_SPACE, &group_or_empty(&c, 1).to_lowercase(), " ");
+        Some((group_or_empty(&c, 0).to_string(), tag))
+    }
+
+    fn lheading(&self, src: &str) -> Option<Token> {
+        let c = caps(&LHEADING, src)?;
+        Some(Token::inline(Kind::Heading, group_or_empty(&c, 0), group_or_empty(&c, 1)))
+    }
+
+    fn paragraph(&self, src: &str) -> Option<Token> {
+        let c = caps(&PARAGRAPH, src)?;
+        let cap1 = group_or_empty(&c, 1);
+        let text = cap1.strip_suffix('\n').unwrap_or(cap1);
+        Some(Token::inline(Kind::Paragraph, group_or_empty(&c, 0), text))
+    }
+
+    fn text(&self, src: &str) -> Option<Token> {
+        let c = caps(&BLOCK_TEXT, src)?;
+        let raw = group_or_empty(&c, 0);
+        Some(Token::inline(Kind::Text, raw, raw))
+    }
+
+    // ---- inline ---------------------------------------------------------------------------
+
+    fn inline_tokens(&mut self, src: &str) -> Result<Vec<Token>, LexError> {
+        let masked = self.mask(src);
+        let mut tokens: Vec<Token> = Vec::new();
+        let mut rest: &str = src;
+        let mut keep_prev_char = false;
+        let mut prev_char = String::new();
+        while !rest.is_empty() {
+            if !keep_prev_char {
+                prev_char.clear();
+            }
+            keep_prev_char = false;
+            if let Some(c) = caps(&ESCAPE, rest) {
+                let raw = group_or_empty(&c, 0);
+                tokens.push(Token::with_text(Kind::Escape, raw, group_or_empty(&c, 1)));
+                rest = &rest[raw.len()..];
+                continue;
+            }
+            if let Some(c) = caps(&TAG, rest) {
+                let raw = group_or_empty(&c, 0);
+                tokens.push(Token::with_text(Kind::Html, raw, raw));
+                rest = &rest[raw.len()..];
+                continue;
+            }
+            if let Some(token) = self.link(rest)? {
+                rest = substring_from(rest, utf16_len(&token.raw));
+                tokens.push(token);
+                continue;
+            }
+            if let Some(token) = self.reflink(rest)? {
+                rest = substring_from(rest, utf16_len(&token.raw));
+                match tokens.last_mut() {
+                    Some(last) if token.kind == Kind::Text && last.kind == Kind::Text => {
+                        last.raw.push_str(&token.raw);
+                        last.text.push_str(&token.text);
+                    }
+                    _ => tokens.push(token),
+                }
+                continue;
+            }
+            if let Some(token) = self.em_strong(rest, &masked, &prev_char)? {
+                rest = substring_from(rest, utf16_len(&token.raw));
+                tokens.push(token);
+                continue;
+            }
+            if let Some(c) = caps(&INLINE_CODE, rest) {
+                let raw = group_or_empty(&c, 0);
+                tokens.push(Token::with_text(Kind::Codespan, raw, group_or_empty(&c, 2)));
+                rest = &rest[raw.len()..];
+                continue;
+            }
+            if let Some(c) = caps(&BR, rest) {
+                let raw = group_or_empty(&c, 0);
+                tokens.push(Token::new(Kind::Br, raw));
+                rest = &rest[raw.len()..];
+                continue;
+            }
+            if let Some(c) = caps(&AUTOLINK, rest) {
+                let raw = group_or_empty(&c, 0);
+                let text = group_or_empty(&c, 1);
+                let mut link = Token::with_text(Kind::Link, raw, text);
+                link.tokens.push(Token::with_text(Kind::Text, text, text));
+                tokens.push(link);
+                rest = &rest[raw.len()..];
+                continue;
+            }
+            if let Some(c) = caps(&INLINE_TEXT, rest) {
+                let raw = group_or_empty(&c, 0);
+                if !raw.ends_with('_') {
+                    prev_char = raw.chars().last().map(String::from).unwrap_or_default();
+                }
+                keep_prev_char = true;
+                match tokens.last_mut() {
+                    Some(last) if last.kind == Kind::Text => {
+                        last.raw.push_str(raw);
+                        last.text.push_str(raw);
+                    }
+                    _ => tokens.push(Token::with_text(Kind::Text, raw, raw)),
+                }
+                rest = &rest[raw.len()..];
+                continue;
+            }
+            let byte = rest.encode_utf16().next().map_or(0, u32::from);
+            return Err(LexError { byte });
+        }
+        Ok(tokens)
+    }
+
+    /// marked's `maskedSrc`: reference links, escaped punctuation and skippable spans
+    /// (links, code spans, tags) are overwritten so emphasis delimiters inside them are not
+    /// seen. Replacements keep the UTF-16 length (except marked's own astral-escape quirk).
+    fn mask(&self, src: &str) -> String {
+        let mut masked = src.to_string();
+        if !self.links.is_empty() {
+            masked = global_replace(&REFLINK_SEARCH, &masked, |m: &str| {
+                // `match[0].slice(match[0].lastIndexOf("[") + 1, -1)`; the match ends in `]`.
+                let from = m.rfind('[').map_or(0, |i| i + 1);
+                let to = m.len().saturating_sub(1);
+                let label = if from < to { &m[from..to] } else { "" };
+                self.links.contains(label).then(|| bracket_mask(m))
+            });
+        }
+        masked = global_replace(&ANY_PUNCTUATION, &masked, |_| Some("++".to_string()));
+        global_replace(&BLOCK_SKIP, &masked, |m| Some(bracket_mask(m)))
+    }
+
+    fn link(&mut self, src: &str) -> Result<Option<Token>, LexError> {
+        let Some(c) = caps(&LINK, src) else { return Ok(None) };
+        let mut cap0 = group_or_empty(&c, 0).to_string();
+        let cap1 = group_or_empty(&c, 1).to_string();
+        let cap2 = group_or_empty(&c, 2).to_string();
+        let trimmed_url = js_trim(&cap2);
+        if trimmed_url.starts_with('<') {
+            if !trimmed_url.ends_with('>') {
+                return Ok(None);
+            }
+            let inner = &trimmed_url[..trimmed_url.len() - 1];
+            let rtrim_slash = rtrim_char(inner, '\\');
+            if (utf16_len(trimmed_url) - utf16_len(rtrim_slash)) % 2 == 0 {
+                return Ok(None);
+            }
+        } else {
+            match find_closing_bracket(&cap2, '(', ')') {
+                ClosingBracket::Unbalanced => return Ok(None),
+                ClosingBracket::At(last_paren) => {
+                    let start = if cap0.starts_with('!') { 5 } else { 4 };
+                    let link_len = start + utf16_len(&cap1) + last_paren;
+                    cap0 = js_trim(substring_to(&cap0, link_len)).to_string();
+                }
+                ClosingBracket::None => {}
+            }
+        }
+        self.output_link(&cap0, &cap1).map(Some)
+    }
+
+    fn output_link(&mut self, raw: &str, label: &str) -> Result<Token, LexError> {
+        let text = replace_all(&OUTPUT_LINK_REPLACE, label, "${1}");
+        let kind = if raw.starts_with('!') { Kind::Image } else { Kind::Link };
+        let tokens = self.inline_tokens(&text)?;
+        Ok(Token { kind, raw: raw.to_string(), text, tokens, items: Vec::new(), inline_pending: false })
+    }
+
+    fn reflink(&mut self, src: &str) -> Result<Option<Token>, LexError> {
+        let Some(c) = caps(&REFLINK, src).or_else(|| caps(&NOLINK, src)) else { return Ok(None) };
+        let cap0 = group_or_empty(&c, 0).to_string();
+        let label = group_or_empty(&c, 1).to_string();
+        let link_string = match group(&c, 2) {
+            Some(s) if !s.is_empty() => s.to_string(),
+            _ => label.clone(),
+        };
+        let key = replace_all(&MULTIPLE_SPACE, &link_string, " ").to_lowercase();
+        if !self.links.contains(&key) {
+            let first: String = cap0.chars().next().map(String::from).unwrap_or_default();
+            return Ok(Some(Token::with_text(Kind::Text, first.clone(), first)));
+        }
+        self.output_link(&cap0, &label).map(Some)
+    }
+
+    fn em_strong(&mut self, src: &str, masked_full: &str, prev_char: &str) -> Result<Option<Token>, LexError> {
+        let Some(m) = caps(&EM_STRONG_LDELIM, src) else { return Ok(None) };
+        if m.get(3).is_some() && test(&UNICODE_ALNUM, prev_char) {
+            return Ok(None);
+        }
+        let next_char = group(&m, 1).filter(|s| !s.is_empty()).or_else(|| group(&m, 2)).unwrap_or("");
+        if !(next_char.is_empty() || prev_char.is_empty() || test(&PUNCTUATION, prev_char)) {
+            return Ok(None);
+        }
+        let m0 = group_or_empty(&m, 0);
+        let l_length = m0.chars().count() - 1;
+        let mut delim_total = l_length as isize;
+        let mut mid_delim_total: isize = 0;
+        let end_reg: &Regex = if m0.starts_with('*') { &EM_STRONG_RDELIM_AST } else { &EM_STRONG_RDELIM_UND };
+        // maskedSrc.slice(-1 * src.length + lLength): the last (src.length - lLength) units.
+        let keep = utf16_len(src).saturating_sub(l_length);
+        let total = utf16_len(masked_full);
+        let masked = substring_from(masked_full, total.saturating_sub(keep));
+        let mut pos = 0;
+        while pos <= masked.len() {
+            let Ok(Some(c)) = end_reg.captures_from_pos(masked, pos) else { break };
+            let whole = c.get(0).map_or(0..0, |g| g.start()..g.end());
+            pos = if whole.end > whole.start { whole.end } else { whole.end + 1 };
+            let r_delim = (1..=6).find_map(|i| group(&c, i).filter(|s| !s.is_empty()));
+            let Some(r_delim) = r_delim else { continue };
+            let mut r_length = r_delim.chars().count() as isize;
+            if c.get(3).is_some() || c.get(4).is_some() {
+                delim_total += r_length;
+                continue;
+            } else if (c.get(5).is_some() || c.get(6).is_some()) && l_length % 3 != 0 && (l_length as isize + r_length) % 3 == 0 {
+                mid_delim_total += r_length;
+                continue;
+            }
+            delim_total -= r_length;
+            if delim_total > 0 {
+                continue;
+            }
+            r_length = r_length.min(r_length + delim_total + mid_delim_total);
+            let match_index = utf16_len(&masked[..whole.start]);
+            let last_char_length = masked[whole.start..].chars().next().map_or(0, char::len_utf16);
+            let raw_len = (l_length + match_index + last_char_length) as isize + r_length;
+            let raw = substring_to(src, raw_len.max(0) as usize).to_string();
+            let (kind, text) = if (l_length as isize).min(r_length) % 2 != 0 {
+                (Kind::Em, slice_units(&raw, 1, 1))
+            } else {
+                (Kind::Strong, slice_units(&raw, 2, 2))
+            };
+            let tokens = self.inline_tokens(&text)?;
+            return Ok(Some(Token { kind, raw, text, tokens, items: Vec::new(), inline_pending: false }));
+        }
+        Ok(None)
+    }
+}
+
+/// `raw.slice(a, -b)` in UTF-16 units.
+fn slice_units(s: &str, from_start: usize, from_end: usize) -> String {
+    let total = utf16_len(s);
+    if total < from_start + from_end {
+        return String::new();
+    }
+    let a = byte_offset_of_utf16(s, from_start);
+    let b = byte_offset_of_utf16(s, total - from_end);
+    s[a..b.max(a)].to_string()
+}
+
+fn expand_leading_tabs(line: &str) -> String {
+    let tabs = line.chars().take_while(|c| *c == '\t').count();
+    format!("{}{}", " ".repeat(3 * tabs), &line[tabs..])
+}
+
+/// `"[" + "a".repeat(len - 2) + "]"` with `len` in UTF-16 units.
+fn bracket_mask(m: &str) -> String {
+    format!("[{}]", "a".repeat(utf16_len(m).saturating_sub(2)))
+}
+
+/// marked's `while ((match = re.exec(s)) != null) s = s.slice(0, i) + repl + s.slice(re.lastIndex)`
+/// loop: the search resumes at the old match end, counted in UTF-16 units on the new string.
+fn global_replace(re: &Regex, input: &str, mut repl: impl FnMut(&str) -> Option<String>) -> String {
+    let mut s = input.to_string();
+    let mut pos = 0usize;
+    while pos <= s.len() {
+        let Ok(Some(m)) = re.find_from_pos(&s, pos) else { break };
+        let (start, end) = (m.start(), m.end());
+        let end_units = utf16_len(&s[..end]);
+        if let Some(r) = repl(m.as_str()) {
+            s = format!("{}{}{}", &s[..start], r, &s[end..]);
+        }
+        let mut next = byte_offset_of_utf16(&s, end_units);
+        if next <= pos || next <= start {
+            // Never stall (marked's rules cannot match empty, but a guard costs nothing).
+            next = start + s[start..].chars().next().map_or(1, char::len_utf8);
+        }
+        pos = next;
+    }
+    s
+}
+
+/// `str.replace(re, template)` for a global regex, without fancy-regex's panic on a runtime
+/// error (such an error leaves the rest of the string unchanged).
+fn replace_all(re: &Regex, text: &str, template: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for c in re.captures_iter(text) {
+        let Ok(c) = c else { break };
+        let Some(m) = c.get(0) else { continue };
+        out.push_str(&text[last..m.start()]);
+        c.expand(template, &mut out);
+        last = m.end();
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+enum ClosingBracket {
+    None,
+    Unbalanced,
+    At(usize),
+}
+
+/// marked's `findClosingBracket(str, "()")`, index in UTF-16 units.
+fn find_closing_bracket(s: &str, open: char, close: char) -> ClosingBracket {
+    if !s.contains(close) {
+        return ClosingBracket::None;
+    }
+    let mut level: i64 = 0;
+    let mut units = 0usize;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            units += 1;
+            if let Some(n) = chars.next() {
+                units += n.len_utf16();
+            }
+            continue;
+        } else if c == open {
+            level += 1;
+        } else if c == close {
+            level -= 1;
+            if level < 0 {
+                return ClosingBracket::At(units);
+            }
+        }
+        units += c.len_utf16();
+    }
+    if level > 0 {
+        ClosingBracket::Unbalanced
+    } else {
+        ClosingBracket::None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(tokens: &[Token]) -> Vec<(Kind, String)> {
+        tokens.iter().map(|t| (t.kind, t.raw.clone())).collect()
+    }
+
+    #[test]
+    fn comment_block_raw_swallows_following_blank_lines() {
+        let t = lex("a\n<!-- c -->\n\n\nb\n").unwrap();
+        assert_eq!(
+            kinds(&t),
+            vec![(Kind::Paragraph, "a\n".into()), (Kind::Html, "<!-- c -->\n\n\n".into()), (Kind::Paragraph, "b\n".into())]
+        );
+    }
+
+    #[test]
+    fn definitions_vanish_from_the_token_stream() {
+        let t = lex("<!-- c -->\n[x]: http://e.com\ntext\n").unwrap();
+        let raws: String = t.iter().map(|t| t.raw.as_str()).collect();
+        assert_eq!(raws, "<!-- c -->\ntext\n");
+    }
+
+    #[test]
+    fn emphasis_splits_text_tokens() {
+        let t = lex("**b**@x.md and `c` d\n").unwrap();
+        let inl = &t[0].tokens;
+        assert_eq!(inl[0].kind, Kind::Strong);
+        assert_eq!(inl[1].kind, Kind::Text);
+        assert_eq!(inl[1].text, "@x.md and ");
+        assert_eq!(inl[2].kind, Kind::Codespan);
+    }
+}

@@ -1,0 +1,234 @@
+//! Node's POSIX `path` functions and Claude Code's path helpers (`expandPath`,
+//! `pathInWorkingPath`, `safeResolvePath`), on strings.
+//!
+//! Paths are kept as strings because Claude Code prints them verbatim (`Contents of <path>`)
+//! and compares them as strings: Rust's `Path` would silently drop trailing slashes and `.`
+//! segments, which Node keeps in `normalize`/`join`.
+
+use std::fs;
+use std::path::Path;
+use unicode_normalization::UnicodeNormalization;
+
+/// Node's `normalizeString` for POSIX: folds `.`/`..` and repeated separators.
+fn normalize_string(path: &str, allow_above_root: bool) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if out.last().is_some_and(|s| *s != "..") {
+                    out.pop();
+                } else if allow_above_root {
+                    out.push("..");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    out.join("/")
+}
+
+/// `path.posix.normalize`.
+pub fn normalize(path: &str) -> String {
+    if path.is_empty() {
+        return ".".into();
+    }
+    let absolute = path.starts_with('/');
+    let trailing = path.ends_with('/');
+    let mut p = normalize_string(path, !absolute);
+    if p.is_empty() {
+        if absolute {
+            return "/".into();
+        }
+        return if trailing { "./".into() } else { ".".into() };
+    }
+    if trailing {
+        p.push('/');
+    }
+    if absolute {
+        format!("/{p}")
+    } else {
+        p
+    }
+}
+
+/// `path.posix.resolve(base, p)` for an absolute `base`.
+pub fn resolve(base: &str, p: &str) -> String {
+    let joined = if p.starts_with('/') { p.to_string() } else { format!("{base}/{p}") };
+    let s = normalize_string(&joined, false);
+    format!("/{s}")
+}
+
+/// `path.posix.join(a, b)`.
+pub fn join(a: &str, b: &str) -> String {
+    let joined = match (a.is_empty(), b.is_empty()) {
+        (true, true) => return ".".into(),
+        (true, false) => b.to_string(),
+        (false, true) => a.to_string(),
+        (false, false) => format!("{a}/{b}"),
+    };
+    normalize(&joined)
+}
+
+/// `path.posix.dirname`, byte for byte (`/a//b` → `/a/`).
+pub fn dirname(path: &str) -> String {
+    let b = path.as_bytes();
+    if b.is_empty() {
+        return ".".into();
+    }
+    let has_root = b[0] == b'/';
+    let mut end: Option<usize> = None;
+    let mut matched_slash = true;
+    for i in (1..b.len()).rev() {
+        if b[i] == b'/' {
+            if !matched_slash {
+                end = Some(i);
+                break;
+            }
+        } else {
+            matched_slash = false;
+        }
+    }
+    match end {
+        None => (if has_root { "/" } else { "." }).into(),
+        Some(1) if has_root => "//".into(),
+        Some(e) => path[..e].to_string(),
+    }
+}
+
+/// `path.posix.relative(from, to)` for absolute paths.
+pub fn relative(from: &str, to: &str) -> String {
+    let from = resolve("/", from);
+    let to = resolve("/", to);
+    if from == to {
+        return String::new();
+    }
+    let f: Vec<&str> = from.split('/').filter(|s| !s.is_empty()).collect();
+    let t: Vec<&str> = to.split('/').filter(|s| !s.is_empty()).collect();
+    let common = f.iter().zip(t.iter()).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = std::iter::repeat_n("..", f.len() - common).collect();
+    parts.extend(&t[common..]);
+    parts.join("/")
+}
+
+/// Whether `p` is the filesystem root (`path.parse(p).root === p`).
+pub fn is_root(p: &str) -> bool {
+    p == "/"
+}
+
+/// Claude Code's `expandPath(path, baseDir)`: trim, `~`/`~/` against `home`, absolute paths
+/// normalized, relative ones resolved against `base`; always NFC.
+pub fn expand_path(path: &str, base: &str, home: &str) -> String {
+    let trimmed = mneme_core::text::js_trim(path);
+    let out = if trimmed.is_empty() {
+        normalize(base)
+    } else if trimmed == "~" {
+        home.to_string()
+    } else if let Some(rest) = trimmed.strip_prefix("~/") {
+        join(home, rest)
+    } else if trimmed.starts_with('/') {
+        normalize(trimmed)
+    } else {
+        resolve(base, trimmed)
+    };
+    out.nfc().collect()
+}
+
+/// `containsPathTraversal`: a `..` segment.
+fn contains_path_traversal(p: &str) -> bool {
+    p.split(['/', '\\']).any(|s| s == "..")
+}
+
+/// Claude Code's `pathInWorkingPath(path, workingPath)` on absolute paths: macOS `/private`
+/// aliases folded, compared lower-cased (on every platform), inside or equal.
+pub fn path_in_working_path(path: &str, working: &str, home: &str) -> bool {
+    fn fold(p: &str) -> String {
+        let p = if let Some(rest) = p.strip_prefix("/private/var/") {
+            format!("/var/{rest}")
+        } else if p == "/private/tmp" || p.starts_with("/private/tmp/") {
+            format!("/tmp{}", &p["/private/tmp".len()..])
+        } else {
+            p.to_string()
+        };
+        p.to_lowercase()
+    }
+    let a = fold(&expand_path(path, "/", home));
+    let b = fold(&expand_path(working, "/", home));
+    let rel = relative(&b, &a);
+    if rel.is_empty() {
+        return true;
+    }
+    !contains_path_traversal(&rel) && !rel.starts_with('/')
+}
+
+/// Claude Code's `safeResolvePath`: the realpath and whether it differs from the input.
+/// UNC-looking paths and special files are returned unresolved; any error too.
+pub fn safe_resolve_path(path: &str) -> (String, bool) {
+    if path.starts_with("//") || path.starts_with("\\\\") {
+        return (path.to_string(), false);
+    }
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        let ft = meta.file_type();
+        if ft.is_fifo() || ft.is_socket() || ft.is_char_device() || ft.is_block_device() {
+            return (path.to_string(), false);
+        }
+    }
+    match fs::canonicalize(path) {
+        Ok(real) => {
+            let real = real.to_string_lossy().into_owned();
+            let is_symlink = real != path;
+            (real, is_symlink)
+        }
+        Err(_) => (path.to_string(), false),
+    }
+}
+
+/// A `Path` as the string Claude Code would hold.
+pub fn path_str(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_path_semantics() {
+        for (input, want) in [("/a/b/../c/./d/", "/a/c/d/"), ("/a//b", "/a/b"), ("", "."), ("/..", "/"), ("a/../..", "..")] {
+            assert_eq!(normalize(input), want, "normalize {input}");
+        }
+        for (input, want) in [("/a/b", "/a"), ("/a/b/", "/a"), ("/a", "/"), ("/", "/"), ("/a//b", "/a/"), ("//a", "//"), ("a", ".")] {
+            assert_eq!(dirname(input), want, "dirname {input}");
+        }
+        assert_eq!(resolve("/x/y", "../z/"), "/x/z");
+        assert_eq!(resolve("/x", "/abs/./p"), "/abs/p");
+        assert_eq!(join("/home/u", "a/b/"), "/home/u/a/b/");
+        assert_eq!(relative("/a/b", "/a/b/c/d"), "c/d");
+        assert_eq!(relative("/a/b", "/a/x"), "../x");
+        assert_eq!(relative("/a", "/a"), "");
+    }
+
+    #[test]
+    fn expand_path_cases() {
+        let h = "/home/u";
+        assert_eq!(expand_path("~/x.md", "/base", h), "/home/u/x.md");
+        assert_eq!(expand_path("~", "/base", h), "/home/u");
+        assert_eq!(expand_path("./a/../b.md", "/base/dir", h), "/base/dir/b.md");
+        assert_eq!(expand_path("/abs//x.md", "/base", h), "/abs/x.md");
+        assert_eq!(expand_path("  rel.md  ", "/base", h), "/base/rel.md");
+        // NFD input comes out NFC.
+        assert_eq!(expand_path("cafe\u{301}.md", "/b", h), "/b/caf\u{e9}.md");
+    }
+
+    #[test]
+    fn working_path_is_case_insensitive_and_segment_aware() {
+        let h = "/home/u";
+        assert!(path_in_working_path("/tmp/Repo/x.md", "/tmp/repo", h));
+        assert!(path_in_working_path("/tmp/repo", "/tmp/repo", h));
+        assert!(!path_in_working_path("/tmp/repo2/x", "/tmp/repo", h));
+        assert!(!path_in_working_path("/tmp/x", "/tmp/repo", h));
+        assert!(path_in_working_path("/private/tmp/repo/a", "/tmp/repo", h));
+        assert!(path_in_working_path("/tmp/repo/..foo/a", "/tmp/repo", h));
+    }
+}

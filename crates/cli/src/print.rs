@@ -1,0 +1,159 @@
+//! Text output for people. Machine output is `--json` and lives in main.rs.
+
+use anyhow::Result;
+use mneme_api::{ContextRequest, MachineSettings, MemorySummary, Mneme, ProjectInfo};
+use mneme_core::text::format_file_size;
+use mneme_api::{Health, TrashListing};
+
+/// `mneme` with no command: what Claude Code would load here, and the state of its memory.
+pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
+    let view = mneme.context(req)?;
+    println!("Claude Code started in {} would load:", view.cwd.display());
+    if view.files.is_empty() {
+        println!("  nothing: no CLAUDE.md, rules or MEMORY.md apply here.");
+    }
+    for f in &view.files {
+        let indent = if f.parent.is_some() { "    ↳ " } else { "  " };
+        let mut notes = Vec::new();
+        if f.truncated {
+            notes.push("truncated".to_string());
+        }
+        if f.large {
+            notes.push("over 40,000 chars".to_string());
+        }
+        let notes = if notes.is_empty() { String::new() } else { format!("  [{}]", notes.join(", ")) };
+        println!("{indent}{:<8} {}  ({} chars, ~{} tokens){notes}", f.layer.as_str(), f.path.display(), f.chars, f.tokens);
+    }
+    println!("  total: {} chars, ~{} tokens", view.total_chars, view.total_tokens);
+    if !view.skipped.is_empty() {
+        println!("Skipped:");
+        for s in &view.skipped {
+            println!("  {}  — {}", s.path.display(), s.reason);
+        }
+    }
+    if !view.conditional.is_empty() || !view.nested_candidates.is_empty() {
+        println!(
+            "Attached later, when files are read: {} conditional rules, {} sub-folder files (see `mneme touched FILE`).",
+            view.conditional.len(),
+            view.nested_candidates.len()
+        );
+    }
+    let a = &view.auto_memory;
+    println!(
+        "Auto memory: {} — {} ({}, folder from {})",
+        if a.enabled { "on" } else { "off" },
+        a.dir.display(),
+        a.reason,
+        a.source
+    );
+    if a.source == "setting:projectSettings" {
+        println!("  note: this repository's .claude/settings.json chose that folder; Claude Code honours it in a trusted folder.");
+    }
+    for p in &view.settings_problems {
+        println!("Settings problem: {p}");
+    }
+    if a.enabled {
+        health(&mneme.health(req)?);
+    }
+    Ok(())
+}
+
+pub fn projects(list: &[ProjectInfo]) {
+    if list.is_empty() {
+        println!("No Claude Code projects yet: start Claude Code in a folder and it will appear here.");
+        return;
+    }
+    for p in list {
+        let folder = p.project_path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "(folder unknown)".into());
+        let state = if p.orphaned { "  ORPHANED: the folder no longer exists" } else { "" };
+        println!(
+            "{folder}\n  {} memories{}, {} sessions  — {}{state}",
+            p.topic_count,
+            if p.has_memory_index { " + MEMORY.md" } else { "" },
+            p.transcript_count,
+            p.folder.display()
+        );
+    }
+}
+
+pub fn memory_list(list: &[MemorySummary]) {
+    if list.is_empty() {
+        println!("No memories here yet. Create one with: mneme memories new --name … --description … --type …");
+        return;
+    }
+    for m in list {
+        let kind = m.memory_type.map(|t| t.as_str()).unwrap_or("-");
+        let idx = if m.indexed { "" } else { "  (not in MEMORY.md)" };
+        println!(
+            "{:<10} {:<40} {:>4}d  {}{idx}",
+            kind,
+            m.rel_path,
+            m.age_days,
+            m.description.as_deref().unwrap_or("")
+        );
+    }
+}
+
+pub fn health(h: &Health) {
+    let i = &h.index;
+    if !i.exists {
+        println!("MEMORY.md: missing ({} topic files). `mneme memories health --fix` writes one.", h.topic_count);
+    } else {
+        println!(
+            "MEMORY.md: {}/{} lines, {}/{} chars ({}){}",
+            i.line_count,
+            i.max_lines,
+            i.unit_count,
+            i.max_units,
+            format_file_size(i.unit_count),
+            if i.truncated { " — TRUNCATED: Claude Code loads only part of it" } else { "" }
+        );
+    }
+    for e in &i.past_cap {
+        println!("  past the cap (Claude Code never sees it): line {} → {}", e.line, e.rel_path);
+    }
+    for e in &i.missing_targets {
+        println!("  points at a missing file: line {} → {}", e.line, e.rel_path);
+    }
+    for d in &i.duplicates {
+        println!("  listed more than once: {}", d.rel_path);
+    }
+    for u in &h.unindexed {
+        println!("  no index line: {u}");
+    }
+    for d in &h.dangling_links {
+        println!("  dangling link [[{}]] in {}", d.link, d.from);
+    }
+    for p in &h.problems {
+        println!("  problem: {}: {}", p.rel_path, p.message);
+    }
+}
+
+pub fn trash(t: &TrashListing) {
+    if t.entries.is_empty() {
+        println!("The trash is empty.");
+    }
+    for e in &t.entries {
+        println!("{}  {}", e.id, e.original_rel_path);
+    }
+    for p in &t.damaged {
+        println!("damaged: {}: {}", p.rel_path, p.message);
+    }
+}
+
+pub fn settings(s: &MachineSettings) {
+    let show = |v: Option<bool>, default: &str| match v {
+        Some(true) => "on".to_string(),
+        Some(false) => "off".to_string(),
+        None => format!("not set ({default})"),
+    };
+    println!("User settings: {}", s.user_settings_path.display());
+    println!("  auto memory: {}", show(s.auto_memory_enabled, "Claude Code's default: on"));
+    println!("  auto dream:  {}", show(s.auto_dream_enabled, "Claude Code's default: off"));
+    if let Some(d) = &s.auto_memory_directory {
+        println!("  memory directory: {d}");
+    }
+    for p in &s.problems {
+        println!("  problem: {p}");
+    }
+}
