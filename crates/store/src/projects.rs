@@ -41,6 +41,49 @@ pub enum PathEvidence {
     GlobalConfig,
     /// The git root or a parent folder of a `"cwd"` seen in another folder's transcripts.
     RelatedTranscript,
+    /// No record names it, but an existing folder on disk sanitizes to this name.
+    FilesystemSearch,
+}
+
+/// Folders visited at most when searching the disk for a project folder: the search follows
+/// only names whose sanitized form is a prefix of the target, so it stays small, but a
+/// pathological tree must not stall discovery.
+const MAX_SEARCH_DIRS: usize = 20_000;
+
+/// Finds an existing folder whose sanitized path is exactly `name`, by walking down from `/`
+/// and descending only into children whose sanitized path is a prefix of `name` followed by
+/// `-`. The sanitizer is lossy, so this is the last resort after the records Claude Code
+/// keeps (transcripts, the global config); long hashed names are not searched.
+fn search_filesystem(name: &str) -> Option<PathBuf> {
+    if name.len() > mneme_core::sanitize::MAX_SANITIZED_LENGTH || !name.starts_with('-') {
+        return None;
+    }
+    let mut budget = MAX_SEARCH_DIRS;
+    let mut stack = vec![PathBuf::from("/")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut children = Vec::new();
+        for e in entries.flatten() {
+            // Only real folders: following symlinks could loop and would find an alias, not
+            // the folder Claude Code recorded (it realpaths the cwd).
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let child = e.path();
+            let s = sanitize_path(&child.to_string_lossy());
+            if s == name {
+                return Some(child);
+            }
+            if name.starts_with(&s) && name.as_bytes().get(s.len()) == Some(&b'-') {
+                children.push(child);
+            }
+        }
+        for c in children {
+            budget = budget.checked_sub(1)?;
+            stack.push(c);
+        }
+    }
+    None
 }
 
 /// One project folder as Claude Code left it on disk.
@@ -337,7 +380,10 @@ fn recover_path(
     }
     match fallback {
         Some((p, e)) => (Some(p), Some(e)),
-        None => (None, None),
+        None => match search_filesystem(name) {
+            Some(p) => (Some(p), Some(PathEvidence::FilesystemSearch)),
+            None => (None, None),
+        },
     }
 }
 
@@ -556,8 +602,21 @@ mod tests {
         let filler = format!("{{\"pad\":\"{}\"}}\n", "x".repeat(TRANSCRIPT_HEAD_BYTES as usize));
         fs::write(dir.join(format!("{S1}.jsonl")), format!("{filler}{{\"cwd\":\"{}\"}}\n", real.display())).unwrap();
         let got = discover_projects(&w.env);
-        assert_eq!(got[0].evidence, None, "the cwd beyond 64 KiB is not read");
-        assert!(got[0].orphaned);
+        // The cwd beyond 64 KiB is not read; the folder is still found on disk.
+        assert_eq!(got[0].evidence, Some(PathEvidence::FilesystemSearch));
+        assert!(!got[0].orphaned);
+    }
+
+    #[test]
+    fn finds_an_unrecorded_folder_on_disk() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        let dashed = root.join("my-app.v2").join("sub dir");
+        std::fs::create_dir_all(&dashed).unwrap();
+        let name = sanitize_path(&dashed.to_string_lossy());
+        assert_eq!(search_filesystem(&name), Some(dashed.clone()));
+        assert_eq!(search_filesystem(&format!("{name}-gone")), None);
+        assert_eq!(search_filesystem("not-a-path"), None);
     }
 
     #[test]

@@ -1,0 +1,270 @@
+//! The `mneme` commands end to end, in hermetic homes: each test starts the real binary with
+//! a temporary HOME and CLAUDE_CONFIG_DIR and checks what it printed and what it left on disk.
+
+use mneme_testsupport::{set_mtime, topic, TestHome};
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(h: &TestHome, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", h.home())
+        .env("CLAUDE_CONFIG_DIR", h.config_home())
+        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
+        .current_dir(cwd)
+        .arg("--managed-dir")
+        .arg(h.root.join("managed"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("mneme starts");
+    if let Some(input) = stdin {
+        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().expect("mneme finishes")
+}
+
+fn ok(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
+    let out = run(h, cwd, args, None);
+    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// Runs a command that must fail; returns its one-line error.
+fn fails(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
+    let out = run(h, cwd, args, None);
+    assert!(!out.status.success(), "mneme {args:?} should fail");
+    let err = String::from_utf8(out.stderr).expect("utf-8");
+    assert_eq!(err.trim_end().lines().count(), 1, "one clear line, got: {err}");
+    err
+}
+
+fn project() -> (TestHome, std::path::PathBuf) {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    fs::write(repo.join("CLAUDE.md"), "Repo rules.\n").unwrap();
+    (h, repo)
+}
+
+#[test]
+fn memory_lifecycle_keeps_the_index_in_step() {
+    let (h, repo) = project();
+    let memdir = h.memdir_for(&repo);
+
+    let out = run(&h, &repo, &["memories", "new", "--name", "Testing style", "--description", "Table-driven tests", "--type", "feedback"], Some("Use table-driven tests.\n"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let file = memdir.join("testing-style.md");
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("---\nname: Testing style\ndescription: Table-driven tests\nmetadata:\n  type: feedback\n---\n"), "{text}");
+    assert!(text.contains("Use table-driven tests."));
+    let index = fs::read_to_string(memdir.join("MEMORY.md")).unwrap();
+    assert_eq!(index, "- [Testing style](testing-style.md) — Table-driven tests\n");
+
+    // The context now carries the index, exactly as Claude Code would load it.
+    let block = ok(&h, &repo, &["context", "--date", "2026-11-29"]);
+    assert!(block.contains(&format!("Contents of {}/MEMORY.md (user's auto-memory, persists across conversations):\n\n- [Testing style](testing-style.md) — Table-driven tests\n# currentDate", memdir.display())), "{block}");
+
+    let list = ok(&h, &repo, &["memories", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(v[0]["relPath"], "testing-style.md");
+    assert_eq!(v[0]["memoryType"], "feedback");
+    assert_eq!(v[0]["indexed"], true);
+
+    // Edit keeps unknown keys; rename carries the index line along.
+    fs::write(&file, text.replace("metadata:", "originSessionId: abc-123\nmetadata:")).unwrap();
+    ok(&h, &repo, &["memories", "edit", "Testing style", "--description", "Prefer table-driven tests", "--rename", "tests"]);
+    let renamed = fs::read_to_string(memdir.join("tests.md")).unwrap();
+    assert!(renamed.contains("originSessionId: abc-123\n"), "{renamed}");
+    assert!(renamed.contains("description: Prefer table-driven tests\n"));
+    assert!(!file.exists());
+    let index = fs::read_to_string(memdir.join("MEMORY.md")).unwrap();
+    assert!(index.contains("](tests.md)"), "{index}");
+
+    // Delete goes to Mneme's trash, outside the memory folder, and restore brings both back.
+    let rm = ok(&h, &repo, &["memories", "rm", "tests"]);
+    assert!(!memdir.join("tests.md").exists());
+    assert!(!fs::read_to_string(memdir.join("MEMORY.md")).unwrap().contains("tests.md"));
+    let id = rm.rsplit("restore ").next().unwrap().trim().trim_end_matches(')').to_string();
+    let trashed: Vec<_> = walk(&h.root.join("mneme-data"));
+    assert!(trashed.iter().any(|p| p.ends_with("tests.md")), "{trashed:?}");
+    let listing = ok(&h, &repo, &["memories", "restore"]);
+    assert!(listing.contains(&id));
+    ok(&h, &repo, &["memories", "restore", &id]);
+    assert_eq!(fs::read_to_string(memdir.join("tests.md")).unwrap(), renamed);
+    assert!(fs::read_to_string(memdir.join("MEMORY.md")).unwrap().contains("](tests.md)"));
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn health_reports_and_fixes_the_index() {
+    let (h, repo) = project();
+    let memdir = h.memdir_for(&repo);
+    fs::create_dir_all(&memdir).unwrap();
+    fs::write(memdir.join("a.md"), topic("a", "first", "user", "See [[b]] and [[nowhere]].")).unwrap();
+    fs::write(memdir.join("b.md"), topic("b", "second", "project", "Plain.")).unwrap();
+    fs::write(memdir.join("MEMORY.md"), "- [A](a.md) — first\n- [Gone](gone.md) — missing\n- [A again](a.md) — dup\n").unwrap();
+
+    let json = ok(&h, &repo, &["memories", "health", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["index"]["missingTargets"][0]["relPath"], "gone.md");
+    assert_eq!(v["index"]["duplicates"][0]["relPath"], "a.md");
+    assert_eq!(v["unindexed"][0], "b.md");
+    assert_eq!(v["danglingLinks"][0]["link"], "nowhere");
+
+    let fixed = ok(&h, &repo, &["memories", "health", "--fix"]);
+    assert!(fixed.contains("added to MEMORY.md"), "{fixed}");
+    let index = fs::read_to_string(memdir.join("MEMORY.md")).unwrap();
+    assert!(index.contains("](b.md)"));
+    assert!(!index.contains("gone.md"));
+    assert_eq!(index.matches("](a.md)").count(), 1, "{index}");
+}
+
+#[test]
+fn health_counts_exactly_like_claude_code_at_the_caps() {
+    for (lines, truncated) in [(200, false), (201, true)] {
+        let (h, repo) = project();
+        let memdir = h.memdir_for(&repo);
+        fs::create_dir_all(&memdir).unwrap();
+        let index: String = (1..=lines).map(|i| format!("- line {i}\n")).collect();
+        fs::write(memdir.join("MEMORY.md"), index).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["memories", "health", "--json"])).unwrap();
+        assert_eq!(v["index"]["lineCount"], lines);
+        assert_eq!(v["index"]["truncated"], truncated, "{lines} lines");
+    }
+    for (units, truncated) in [(25_000usize, false), (25_001, true)] {
+        let (h, repo) = project();
+        let memdir = h.memdir_for(&repo);
+        fs::create_dir_all(&memdir).unwrap();
+        let text = format!("{}\n{}", "a".repeat(12_000), "é".repeat(units - 12_001));
+        fs::write(memdir.join("MEMORY.md"), &text).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["memories", "health", "--json"])).unwrap();
+        assert_eq!(v["index"]["unitCount"], units);
+        assert_eq!(v["index"]["truncated"], truncated, "{units} units");
+    }
+}
+
+#[test]
+fn graph_has_memories_index_files_and_ghosts() {
+    let (h, repo) = project();
+    fs::write(repo.join("CLAUDE.md"), "Root.\n@docs/more.md\n").unwrap();
+    fs::create_dir_all(repo.join("docs")).unwrap();
+    fs::write(repo.join("docs/more.md"), "More.\n").unwrap();
+    let memdir = h.memdir_for(&repo);
+    fs::create_dir_all(&memdir).unwrap();
+    fs::write(memdir.join("a.md"), topic("a", "first", "user", "Links [[b]] and [[ghost-name]].")).unwrap();
+    fs::write(memdir.join("b.md"), topic("b", "second", "project", "Plain.")).unwrap();
+    fs::write(memdir.join("MEMORY.md"), "- [A](a.md) — first\n- [X](missing.md) — gone\n").unwrap();
+
+    let v: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["graph", "--json"])).unwrap();
+    let ids: Vec<&str> = v["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"memory:a.md") && ids.contains(&"memory:b.md"), "{ids:?}");
+    assert!(ids.contains(&"ghost:ghost-name") && ids.contains(&"ghost:missing.md"), "{ids:?}");
+    assert!(ids.contains(&"index:MEMORY.md"));
+    let edges: Vec<(String, String, String)> = v["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["source"].as_str().unwrap().into(), e["target"].as_str().unwrap().into(), e["kind"].as_str().unwrap().into()))
+        .collect();
+    assert!(edges.contains(&("memory:a.md".into(), "memory:b.md".into(), "link".into())), "{edges:?}");
+    assert!(edges.contains(&("index:MEMORY.md".into(), "memory:a.md".into(), "indexPointer".into())));
+    let include = (format!("file:{}", repo.join("CLAUDE.md").display()), format!("file:{}", repo.join("docs/more.md").display()), "include".to_string());
+    assert!(edges.contains(&include), "{edges:?}");
+}
+
+#[test]
+fn settings_toggles_keep_every_other_key() {
+    let (h, repo) = project();
+    let settings = h.config_home().join("settings.json");
+    let original = "{\n    \"model\": \"opus\",\n    \"permissions\": {\"allow\": [\"Bash(ls)\"]},\n    \"autoMemoryEnabled\": true\n}\n";
+    fs::write(&settings, original).unwrap();
+    ok(&h, &repo, &["settings", "auto-memory", "off"]);
+    assert_eq!(fs::read_to_string(&settings).unwrap(), original.replace("\"autoMemoryEnabled\": true", "\"autoMemoryEnabled\": false"));
+    ok(&h, &repo, &["settings", "auto-dream", "on"]);
+    let text = fs::read_to_string(&settings).unwrap();
+    assert!(text.starts_with("{\n    \"model\": \"opus\",\n    \"permissions\": {\"allow\": [\"Bash(ls)\"]},\n    \"autoMemoryEnabled\": false,"), "{text}");
+    assert!(text.contains("\"autoDreamEnabled\": true"));
+    // Auto memory now off: the context no longer carries MEMORY.md.
+    let memdir = h.memdir_for(&repo);
+    fs::create_dir_all(&memdir).unwrap();
+    fs::write(memdir.join("MEMORY.md"), "- [A](a.md) — x\n").unwrap();
+    assert!(!ok(&h, &repo, &["context"]).contains("MEMORY.md"));
+
+    // A malformed settings file is reported with its position and left untouched.
+    let broken = "{\n  \"model\": \"opus\",\n}\n";
+    fs::write(&settings, broken).unwrap();
+    let err = fails(&h, &repo, &["settings", "auto-memory", "on"]);
+    assert!(err.contains("line 3"), "{err}");
+    assert_eq!(fs::read_to_string(&settings).unwrap(), broken);
+}
+
+#[test]
+fn bad_inputs_get_one_clear_line() {
+    let (h, repo) = project();
+    let err = fails(&h, &repo, &["context", "--cwd", "/definitely/not/here"]);
+    assert!(err.contains("not a folder"), "{err}");
+    let err = fails(&h, &repo, &["context", "--setting-sources", "user,bogus"]);
+    assert!(err.contains("bogus"), "{err}");
+    let err = fails(&h, &repo, &["memories", "new", "--name", "x", "--description", "y", "--type", "opinion", "--body", "z"]);
+    assert!(err.contains("user, feedback, project, reference"), "{err}");
+    let err = fails(&h, &repo, &["memories", "show", "nothing-here"]);
+    assert!(err.contains("No memory called"), "{err}");
+    let err = fails(&h, &repo, &["memories", "new", "--name", "x", "--description", "y", "--type", "user", "--body", "z", "--file", "../escape.md"]);
+    assert!(!h.root.join("escape.md").exists() && !h.memdir_for(&repo).parent().unwrap().join("escape.md").exists(), "{err}");
+    let err = fails(&h, &repo, &["memories", "restore", "no-such-id"]);
+    assert!(!err.is_empty());
+}
+
+#[test]
+fn refuses_to_overwrite_a_memory_changed_on_disk() {
+    let (h, repo) = project();
+    ok(&h, &repo, &["memories", "new", "--name", "a", "--description", "first", "--type", "user", "--body", "one"]);
+    // Two creates of the same name: the second must not clobber the first.
+    let err = fails(&h, &repo, &["memories", "new", "--name", "a", "--description", "other", "--type", "user", "--body", "two"]);
+    assert!(err.to_lowercase().contains("exists"), "{err}");
+    assert!(fs::read_to_string(h.memdir_for(&repo).join("a.md")).unwrap().contains("one"));
+}
+
+#[test]
+fn projects_lists_memory_folders_and_flags_orphans() {
+    let (h, repo) = project();
+    ok(&h, &repo, &["memories", "new", "--name", "a", "--description", "x", "--type", "user", "--body", "y"]);
+    let gone = h.root.join("deleted-worktree");
+    let orphan = h.memdir_for(&gone);
+    fs::create_dir_all(&orphan).unwrap();
+    fs::write(orphan.join("old.md"), topic("old", "stale", "project", "x")).unwrap();
+    let transcript_dir = orphan.parent().unwrap();
+    fs::write(
+        transcript_dir.join("0b3c7e6a-1d2f-4c5b-9a8e-7f6d5c4b3a21.jsonl"),
+        format!("{{\"type\":\"user\",\"cwd\":\"{}\",\"sessionId\":\"0b3c7e6a-1d2f-4c5b-9a8e-7f6d5c4b3a21\"}}\n", gone.display()),
+    )
+    .unwrap();
+    set_mtime(&orphan.join("old.md"), 1_700_000_000);
+    let v: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["projects", "--json"])).unwrap();
+    let list = v.as_array().unwrap();
+    let find = |p: &Path| list.iter().find(|x| x["projectPath"] == p.to_string_lossy().as_ref()).cloned();
+    let live = find(&repo).expect("the repo is listed");
+    assert_eq!(live["orphaned"], false);
+    assert_eq!(live["topicCount"], 1);
+    let dead = find(&gone).expect("the orphan is listed with its recovered folder");
+    assert_eq!(dead["orphaned"], true);
+}
