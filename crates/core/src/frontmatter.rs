@@ -9,8 +9,6 @@ use regex::Regex;
 use serde_yaml::{Mapping, Value};
 use std::sync::LazyLock;
 
-static FRONTMATTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^---\s*\n((?s:.*?))---\s*\n?").expect("frontmatter regex"));
 static SIMPLE_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([a-zA-Z_-]+):\s+(.+)$").expect("line regex"));
 static YAML_SPECIAL: LazyLock<Regex> =
@@ -69,18 +67,35 @@ pub struct Parsed<'a> {
     pub body: &'a str,
 }
 
+/// Claude Code's `FRONTMATTER_REGEX`, `/^---\s*\n([\s\S]*?)---\s*\n?/`, evaluated by hand
+/// (it runs once per memory file in a scan). Returns the YAML byte range and where the body
+/// starts. The greedy `\s*\n` after the opening fence ends at the *last* newline of the
+/// whitespace run; the lazy group ends at the first `---` after that, wherever it sits on its
+/// line; and the closing `\s*` swallows all whitespace after it, blank lines included.
+pub fn block_bounds(content: &str) -> Option<(std::ops::Range<usize>, usize)> {
+    let rest = content.strip_prefix("---")?;
+    let run = rest.find(|c: char| !crate::text::is_js_whitespace(c)).unwrap_or(rest.len());
+    let start = 3 + rest[..run].rfind('\n')? + 1;
+    let close = start + content[start..].find("---")?;
+    let after = &content[close + 3..];
+    let ws = after.find(|c: char| !crate::text::is_js_whitespace(c)).unwrap_or(after.len());
+    Some((start..close, close + 3 + ws))
+}
+
 /// Split and parse. Never fails: a bad block yields empty fields plus an error.
 pub fn parse(content: &str) -> Parsed<'_> {
-    let Some(caps) = FRONTMATTER.captures(content) else {
+    let Some((range, whole)) = block_bounds(content) else {
         return Parsed { frontmatter: None, body: content };
     };
-    let whole = caps.get(0).map_or(0, |m| m.end());
-    let yaml = caps.get(1).map_or("", |m| m.as_str()).to_string();
+    let yaml = content[range].to_string();
     let (fields, error) = parse_yaml(&yaml);
     Parsed { frontmatter: Some(Frontmatter { yaml, fields, error, block_len: whole }), body: &content[whole..] }
 }
 
 fn parse_yaml(yaml: &str) -> (Mapping, Option<FrontmatterError>) {
+    if let Some(m) = parse_simple_yaml(yaml) {
+        return (m, None);
+    }
     match serde_yaml::from_str::<Value>(yaml) {
         Ok(v) => (as_mapping(v), None),
         Err(first) => match serde_yaml::from_str::<Value>(&quote_problematic_values(yaml)) {
@@ -95,6 +110,71 @@ fn parse_yaml(yaml: &str) -> (Mapping, Option<FrontmatterError>) {
             ),
         },
     }
+}
+
+/// A fast path for the frontmatter Claude Code itself writes: `key: plain words` lines and a
+/// `metadata:` block of indented `key: plain words` lines. It accepts only values that every
+/// YAML parser reads as a plain string (starting with a letter, no `:`/`#`/quotes/flow
+/// characters, not a boolean or null word), so its result equals the full parser's; anything
+/// else returns `None` and goes to the full parser. Scanning 10,000 memories spends most of
+/// its time here otherwise.
+fn parse_simple_yaml(yaml: &str) -> Option<Mapping> {
+    fn plain(v: &str) -> Option<&str> {
+        let v = v.trim_end_matches([' ', '\t', '\r']);
+        let first = v.chars().next()?;
+        if !first.is_alphabetic() || v.contains(": ") || v.ends_with(':') || v.contains(" #") {
+            return None;
+        }
+        if v.chars().any(|c| matches!(c, '"' | '\'' | '{' | '}' | '[' | ']' | '`' | '\t')) {
+            return None;
+        }
+        const WORDS: [&str; 11] = ["true", "false", "null", "yes", "no", "on", "off", "y", "n", "nan", "inf"];
+        if WORDS.iter().any(|w| v.eq_ignore_ascii_case(w)) {
+            return None;
+        }
+        Some(v)
+    }
+    fn key(k: &str) -> Option<&str> {
+        (!k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') && !k.starts_with('-'))
+            .then_some(k)
+    }
+    let mut out = Mapping::new();
+    let mut nested: Option<(String, Mapping)> = None;
+    for line in yaml.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("  ") {
+            let (k, v) = rest.split_once(": ")?;
+            let m = &mut nested.as_mut()?.1;
+            if k.starts_with(' ') || m.insert(Value::String(key(k)?.into()), Value::String(plain(v)?.into())).is_some() {
+                return None;
+            }
+            continue;
+        }
+        if let Some((name, m)) = nested.take() {
+            if m.is_empty() {
+                return None;
+            }
+            out.insert(Value::String(name), Value::Mapping(m));
+        }
+        if let Some(k) = line.strip_suffix(':') {
+            nested = Some((key(k)?.to_string(), Mapping::new()));
+            continue;
+        }
+        let (k, v) = line.split_once(": ")?;
+        if out.insert(Value::String(key(k)?.into()), Value::String(plain(v)?.into())).is_some() {
+            return None;
+        }
+    }
+    if let Some((name, m)) = nested.take() {
+        if m.is_empty() {
+            return None;
+        }
+        out.insert(Value::String(name), Value::Mapping(m));
+    }
+    Some(out)
 }
 
 fn as_mapping(v: Value) -> Mapping {
@@ -247,15 +327,24 @@ pub fn rule_globs(fm: Option<&Frontmatter>) -> Option<Vec<String>> {
     }
 }
 
-/// `[[name]]` links in a memory body, in order of first appearance.
+/// `[[name]]` links in a memory body, in order of first appearance. `[[name|alias]]` and
+/// `[[name#section]]` link to `name`; brackets and line breaks end a candidate.
 pub fn links(body: &str) -> Vec<String> {
-    static LINK: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\[\[([^\[\]\n|#]+)(?:[#|][^\[\]\n]*)?\]\]").expect("link regex"));
     let mut out: Vec<String> = Vec::new();
-    for c in LINK.captures_iter(body) {
-        let name = c[1].trim().to_string();
-        if !name.is_empty() && !out.contains(&name) {
-            out.push(name);
+    let mut rest = body;
+    while let Some(open) = rest.find("[[") {
+        let after = &rest[open + 2..];
+        let Some(end) = after.find(|c| matches!(c, '[' | ']' | '\n')) else { break };
+        if after[end..].starts_with("]]") {
+            let inner = &after[..end];
+            let name = inner.split(['|', '#']).next().unwrap_or("").trim();
+            if !name.is_empty() && !inner.starts_with(['|', '#']) && !out.iter().any(|n| n == name) {
+                out.push(name.to_string());
+            }
+            rest = &after[end + 2..];
+        } else {
+            // `[[[g]]]` or a line break: try again one character on, as a regex search would.
+            rest = &rest[open + 1..];
         }
     }
     out
@@ -321,8 +410,47 @@ mod tests {
     }
 
     #[test]
+    fn the_fast_path_agrees_with_the_full_parser() {
+        for yaml in [
+            "name: a\ndescription: Use table-driven tests\nmetadata:\n  type: feedback\n",
+            "name: x\ntype: user\noriginSessionId: abc-123\n",
+            "description: déjà vu 😀 works\r\ntype: project\r\n",
+            "description: true\n",
+            "description: 42\n",
+            "description: a: b\n",
+            "description: 'quoted'\n",
+            "metadata:\n  type: user\nname: z\n",
+            "metadata:\n",
+            "name: a\nname: b\n",
+            "description: trailing  \n",
+            "list:\n  - a\n",
+        ] {
+            let full = serde_yaml::from_str::<Value>(yaml).ok().map(as_mapping);
+            if let Some(fast) = parse_simple_yaml(yaml) {
+                assert_eq!(Some(fast), full, "{yaml:?}");
+            }
+        }
+        assert!(parse_simple_yaml("name: a\ndescription: b\nmetadata:\n  type: user\n").is_some());
+        assert!(parse_simple_yaml("description: true\n").is_none());
+    }
+
+    #[test]
     fn wiki_links() {
         assert_eq!(links("see [[a]] and [[b|alias]] and [[a]] [[ c ]]"), vec!["a", "b", "c"]);
+        assert_eq!(links("[[d#sec]] [[|x]] [[]] [[e\nf]] [[[g]]] [[h]"), vec!["d", "g"]);
+    }
+
+    #[test]
+    fn block_bounds_follow_the_javascript_regex() {
+        fn b(s: &str) -> Option<(&str, &str)> {
+            block_bounds(s).map(|(r, end)| (&s[r], &s[end..]))
+        }
+        assert_eq!(b("---\na: 1\n---\nbody"), Some(("a: 1\n", "body")));
+        assert_eq!(b("---  \n\n a: 1\n---\n\n\nbody"), Some((" a: 1\n", "body")));
+        assert_eq!(b("---\na: x---y\n---\nbody"), Some(("a: x", "y\n---\nbody")));
+        assert_eq!(b("---a: 1\n---\n"), None);
+        assert_eq!(b("---\na: 1\n"), None);
+        assert_eq!(b("---\n---\nbody"), Some(("", "body")));
     }
 }
 impl std::error::Error for FrontmatterError {}
