@@ -72,6 +72,31 @@ mod tests {
         assert_eq!(ex.matching("/r/CLAUDE.md"), None);
     }
 
+    /// Expected values from picomatch 4 (`isMatch(path, [pattern], { dot: true })`).
+    #[test]
+    fn agrees_with_picomatch() {
+        let table: &[(&str, &str, bool)] = &[
+            ("**/CLAUDE.md", "/tmp/x/CLAUDE.md", true),
+            ("/tmp/**", "/tmp/a/b.md", true),
+            ("*.md", "/tmp/a.md", false),
+            ("**/vendor/**", "/r/vendor/a/CLAUDE.md", true),
+            ("/x/*.md", "/x/.hidden.md", true),
+            ("/x/*.md", "/x/sub/a.md", false),
+            ("**/.claude/rules/**", "/r/.claude/rules/a.md", true),
+            ("/r/{a,b}/CLAUDE.md", "/r/b/CLAUDE.md", true),
+            ("/r/[ab]/CLAUDE.md", "/r/a/CLAUDE.md", true),
+            ("/r/?/CLAUDE.md", "/r/a/CLAUDE.md", true),
+            ("**", "/r/a.md", true),
+            ("/r/**/CLAUDE.md", "/r/CLAUDE.md", true),
+            ("/r/dir", "/r/dir/CLAUDE.md", false),
+            ("/r/dir/", "/r/dir/CLAUDE.md", false),
+        ];
+        for (pattern, path, want) in table {
+            let ex = Excludes::new(&[pattern.to_string()]);
+            assert_eq!(ex.matching(path).is_some(), *want, "{pattern} vs {path}");
+        }
+    }
+
     #[test]
     fn realpath_variant_of_an_absolute_pattern() {
         let t = tempfile::tempdir().unwrap();
@@ -80,12 +105,12 @@ mod tests {
         std::os::unix::fs::symlink(real.join("real"), real.join("link")).unwrap();
         // Only the static prefix's dirname is resolved: `<link>/sub/*.md` → dirname `<link>`.
         let pattern = format!("{}/link/sub/*.md", real.display());
-        let ex = Excludes::new(&[pattern.clone()]);
+        let ex = Excludes::new(std::slice::from_ref(&pattern));
         assert_eq!(ex.matching(&format!("{}/real/sub/a.md", real.display())), Some(pattern.as_str()));
         assert_eq!(ex.matching(&format!("{}/link/sub/a.md", real.display())), Some(pattern.as_str()));
         // A literal path whose directory does not exist gets no variant.
         let literal = format!("{}/link/missing/CLAUDE.md", real.display());
-        let ex2 = Excludes::new(&[literal.clone()]);
+        let ex2 = Excludes::new(std::slice::from_ref(&literal));
         assert_eq!(ex2.matching(&format!("{}/real/missing/CLAUDE.md", real.display())), None);
     }
 }

@@ -88,6 +88,7 @@ impl Walker {
     }
 
     /// `processMemoryFile`: the file first, then its includes depth-first.
+    #[allow(clippy::too_many_arguments)]
     fn process_memory_file(
         &mut self,
         path: &str,
@@ -305,8 +306,11 @@ fn gitignore_matches(globs: &[String], rel: &str) -> bool {
     let root = Path::new("/__mneme_rule_base__");
     let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
     for g in globs {
-        // A pattern npm `ignore` cannot parse is skipped there too.
-        let _ = builder.add_line(None, g);
+        // npm `ignore` (like git) has no `{a,b}` alternation while the ignore crate does:
+        // braces left after Claude Code's own brace expansion must stay literal.
+        let literal = g.replace('{', "\\{").replace('}', "\\}");
+        // A pattern that cannot be parsed matches nothing.
+        let _ = builder.add_line(None, &literal);
     }
     let Ok(gi) = builder.build() else { return false };
     gi.matched_path_or_any_parents(root.join(rel), false).is_ignore()
@@ -637,18 +641,31 @@ fn directories_to_process(target: &str, cwd: &str) -> (Vec<String>, Vec<String>)
 mod tests {
     use super::*;
 
+    /// Expected values from npm `ignore` 7 (`ignore().add(globs).ignores(rel)`).
     #[test]
-    fn gitignore_semantics() {
-        let g = |globs: &[&str], rel: &str| gitignore_matches(&globs.iter().map(|s| s.to_string()).collect::<Vec<_>>(), rel);
-        assert!(g(&["src/**/*.ts"], "src/app.ts"));
-        assert!(g(&["src/**/*.ts"], "src/a/b/app.ts"));
-        assert!(!g(&["src/**/*.ts"], "lib/app.ts"));
-        assert!(g(&["**/*.py"], "tool.py"));
-        assert!(g(&["*.py"], "deep/x/tool.py"));
-        assert!(g(&["src"], "src/x/y.ts"));
-        assert!(g(&["docs/"], "docs/a.md"));
-        assert!(!g(&["/src"], "lib/src/x.ts"));
-        assert!(!g(&["*.py", "!tool.py"], "tool.py"));
+    fn gitignore_semantics_agree_with_npm_ignore() {
+        let table: &[(&[&str], &str, bool)] = &[
+            (&["src/**/*.ts"], "src/app.ts", true),
+            (&["src/**/*.ts"], "src/a/b/app.ts", true),
+            (&["src/**/*.ts"], "lib/app.ts", false),
+            (&["**/*.py"], "tool.py", true),
+            (&["*.py"], "deep/x/tool.py", true),
+            (&["src"], "src/x/y.ts", true),
+            (&["docs/"], "docs/a.md", true),
+            (&["/src"], "lib/src/x.ts", false),
+            (&["*.py", "!tool.py"], "tool.py", false),
+            (&["docs"], "docs", true),
+            (&["a/*.rs"], "a/b/c.rs", false),
+            (&["**/test/**"], "x/test/y.ts", true),
+            (&["*.{ts,tsx}"], "a.ts", false),
+            (&["src/*"], "src/a/b.ts", true),
+            (&["lib/*.rs"], "lib/m.rs", true),
+            (&["*.{ts,tsx}"], "a.{ts,tsx}", true),
+        ];
+        for (globs, rel, want) in table {
+            let globs: Vec<String> = globs.iter().map(|s| s.to_string()).collect();
+            assert_eq!(gitignore_matches(&globs, rel), *want, "{globs:?} vs {rel}");
+        }
     }
 
     #[test]

@@ -68,7 +68,7 @@ static BLOCKQUOTE: LazyLock<Regex> = LazyLock::new(|| {
 re!(LIST, r"^( {0,3}(?:[*+-]|[0-9]{1,9}[.)]))([ \t][^\n]+?)?(?:\n|$)");
 static HTML: LazyLock<Regex> = LazyLock::new(|| {
     build(&format!(
-        r#"(?i)^ {{0,3}}(?:<(script|pre|style|textarea)[⟪WSB⟫>][\s\S]*?(?:</\1>[^\n]*\n+|$)|<!--(?:-?>|[\s\S]*?(?:-->|$))[^\n]*(\n+|$)|<\?[\s\S]*?(?:\?>\n*|$)|<![A-Z][\s\S]*?(?:>\n*|$)|<!\[CDATA\[[\s\S]*?(?:\]\]>\n*|$)|</?({TAGS})(?: +|\n|/?>)[\s\S]*?(?:(?:\n[ \t]*)+\n|$)|<(?!script|pre|style|textarea)([a-z][⟪W⟫-]*)(?: +[a-zA-Z:_][⟪W⟫.:-]*(?: *= *"[^"\n]*"| *= *'[^'\n]*'| *= *[^⟪WSB⟫"'=<>`]+)?)*? */?>(?=[ \t]*(?:\n|$))[\s\S]*?(?:(?:\n[ \t]*)+\n|$)|</(?!script|pre|style|textarea)[a-z][⟪W⟫-]*⟪S⟫*>(?=[ \t]*(?:\n|$))[\s\S]*?(?:(?:\n[ \t]*)+\n|$))"#
+        r#"^(?i: {{0,3}}(?:<(script|pre|style|textarea)[⟪WSB⟫>][\s\S]*?(?:</\1>[^\n]*\n+|$)|<!--(?:-?>|[\s\S]*?(?:-->|$))[^\n]*(\n+|$)|<\?[\s\S]*?(?:\?>\n*|$)|<![A-Z][\s\S]*?(?:>\n*|$)|<!\[CDATA\[[\s\S]*?(?:\]\]>\n*|$)|</?({TAGS})(?: +|\n|/?>)[\s\S]*?(?:(?:\n[ \t]*)+\n|$)|<(?!script|pre|style|textarea)([a-z][⟪W⟫-]*)(?: +[a-zA-Z:_][⟪W⟫.:-]*(?: *= *"[^"\n]*"| *= *'[^'\n]*'| *= *[^⟪WSB⟫"'=<>`]+)?)*? */?>(?=[ \t]*(?:\n|$))[\s\S]*?(?:(?:\n[ \t]*)+\n|$)|</(?!script|pre|style|textarea)[a-z][⟪W⟫-]*⟪S⟫*>(?=[ \t]*(?:\n|$))[\s\S]*?(?:(?:\n[ \t]*)+\n|$)))"#
     ))
 });
 re!(DEF, r#"^ {0,3}\[((?!⟪S⟫*\])(?:\\⟪DOT⟫|[^\[\]\\])+)\]: *(?:\n[ \t]*)?([^<⟪WSB⟫][^⟪WSB⟫]*|<⟪DOT⟫*?>)(?:(?: +(?:\n[ \t]*)?| *\n[ \t]*)((?:"(?:\\"?|[^"\\])*"|'[^'\n]*(?:\n[^'\n]+)*\n?'|\([^()]*\))))? *(?:\n+|$)"#);
@@ -81,7 +81,6 @@ re!(BLOCKQUOTE_START, r"^ {0,3}>");
 re!(BLOCKQUOTE_SETEXT, r"\n {0,3}((?:=+|-+) *)(?=\n|$)");
 re!(BLOCKQUOTE_SETEXT2, r"(?m)^ {0,3}>[ \t]?");
 re!(BLANK_LINE, r"^[ \t]*$");
-re!(DOUBLE_BLANK_LINE, r"\n[ \t]*\n[ \t]*$");
 re!(LIST_ITEM_STAR, r"^( {0,3}\*)((?:[\t ][^\n]*)?(?:\n|$))");
 re!(LIST_ITEM_PLUS, r"^( {0,3}\+)((?:[\t ][^\n]*)?(?:\n|$))");
 re!(LIST_ITEM_DASH, r"^( {0,3}\-)((?:[\t ][^\n]*)?(?:\n|$))");
@@ -104,14 +103,14 @@ static INDENT_RULES: LazyLock<Vec<IndentRules>> = LazyLock::new(|| {
             hr: build(&format!(r"^ {{0,{n}}}((?:- *){{3,}}|(?:_ *){{3,}}|(?:\* *){{3,}})(?:\n+|$)")),
             fences_begin: build(&format!(r"^ {{0,{n}}}(?:```|~~~)")),
             heading_begin: build(&format!(r"^ {{0,{n}}}#")),
-            html_begin: build(&format!(r"(?i)^ {{0,{n}}}<(?:[a-z]⟪DOT⟫*>|!--)")),
+            html_begin: build(&format!(r"^(?i: {{0,{n}}}<(?:[a-z]⟪DOT⟫*>|!--))")),
         })
         .collect()
 });
 
 // ---- inline rules (marked 15.0.12 `inline.normal`) ------------------------------------------
 re!(ESCAPE, r##"^\\([!"#$%&'()*+,\-./:;<=>?@\[\]\\^_`{|}~])"##);
-re!(TAG, r#"^<!--(?:-?>|[\s\S]*?-->)|^</[a-zA-Z][⟪W⟫:-]*⟪S⟫*>|^<[a-zA-Z][⟪W⟫-]*(?:⟪S⟫+[a-zA-Z:_][⟪W⟫.:-]*(?:⟪S⟫*=⟪S⟫*"[^"]*"|⟪S⟫*=⟪S⟫*'[^']*'|⟪S⟫*=⟪S⟫*[^⟪WSB⟫"'=<>`]+)?)*?⟪S⟫*/?>|^<\?[\s\S]*?\?>|^<![a-zA-Z]+⟪S⟫[\s\S]*?>|^<!\[CDATA\[[\s\S]*?\]\]>"#);
+re!(TAG, r#"^(?:<!--(?:-?>|[\s\S]*?-->)|</[a-zA-Z][⟪W⟫:-]*⟪S⟫*>|<[a-zA-Z][⟪W⟫-]*(?:⟪S⟫+[a-zA-Z:_][⟪W⟫.:-]*(?:⟪S⟫*=⟪S⟫*"[^"]*"|⟪S⟫*=⟪S⟫*'[^']*'|⟪S⟫*=⟪S⟫*[^⟪WSB⟫"'=<>`]+)?)*?⟪S⟫*/?>|<\?[\s\S]*?\?>|<![a-zA-Z]+⟪S⟫[\s\S]*?>|<!\[CDATA\[[\s\S]*?\]\]>)"#);
 const INLINE_LABEL: &str = r"(?:\[(?:\\⟪DOT⟫|[^\[\]\\])*\]|\\⟪DOT⟫|`[^`]*`|[^\[\]\\`])*?";
 const BLOCK_LABEL: &str = r"(?!⟪S⟫*\])(?:\\⟪DOT⟫|[^\[\]\\])+";
 static LINK: LazyLock<Regex> = LazyLock::new(|| {
@@ -125,7 +124,7 @@ static NOLINK: LazyLock<Regex> = LazyLock::new(|| build(&format!(r"^!?\[({BLOCK_
 static REFLINK_SEARCH: LazyLock<Regex> = LazyLock::new(|| {
     build(&format!(r"!?\[({INLINE_LABEL})\]\[({BLOCK_LABEL})\]|!?\[({BLOCK_LABEL})\](?:\[\])?(?!\()"))
 });
-re!(EM_STRONG_LDELIM, r"^(?:\*+(?:((?!\*)[\p{P}\p{S}])|[^⟪WSB⟫*]))|^_+(?:((?!_)[\p{P}\p{S}])|([^⟪WSB⟫_]))");
+re!(EM_STRONG_LDELIM, r"^(?:\*+(?:((?!\*)[\p{P}\p{S}])|[^⟪WSB⟫*])|_+(?:((?!_)[\p{P}\p{S}])|([^⟪WSB⟫_])))");
 re!(EM_STRONG_RDELIM_AST, r"^[^_*]*?__[^_*]*?\*[^_*]*?(?=__)|[^*]+(?=[^*])|(?!\*)[\p{P}\p{S}](\*+)(?=⟪S⟫|$)|[^⟪WSB⟫\p{P}\p{S}](\*+)(?!\*)(?=[⟪WSB⟫\p{P}\p{S}]|$)|(?!\*)[⟪WSB⟫\p{P}\p{S}](\*+)(?=[^⟪WSB⟫\p{P}\p{S}])|⟪S⟫(\*+)(?!\*)(?=[\p{P}\p{S}])|(?!\*)[\p{P}\p{S}](\*+)(?!\*)(?=[\p{P}\p{S}])|[^⟪WSB⟫\p{P}\p{S}](\*+)(?=[^⟪WSB⟫\p{P}\p{S}])");
 re!(EM_STRONG_RDELIM_UND, r"^[^_*]*?\*\*[^_*]*?_[^_*]*?(?=\*\*)|[^_]+(?=[^_])|(?!_)[\p{P}\p{S}](_+)(?=⟪S⟫|$)|[^⟪WSB⟫\p{P}\p{S}](_+)(?!_)(?=[⟪WSB⟫\p{P}\p{S}]|$)|(?!_)[⟪WSB⟫\p{P}\p{S}](_+)(?=[^⟪WSB⟫\p{P}\p{S}])|⟪S⟫(_+)(?!_)(?=[\p{P}\p{S}])|(?!_)[\p{P}\p{S}](_+)(?!_)(?=[\p{P}\p{S}])");
 re!(PUNCTUATION, r"^((?![*_])[⟪WSB⟫\p{P}\p{S}])");
@@ -194,16 +193,16 @@ pub struct LexError {
     pub byte: u32,
 }
 
-fn caps<'t>(re: &Regex, s: &'t str) -> Option<Captures<'t>> {
+fn caps<'t>(re: &Regex, s: &'t str) -> Option<Captures<'t, str>> {
     re.captures(s).ok().flatten()
 }
 fn test(re: &Regex, s: &str) -> bool {
     re.is_match(s).unwrap_or(false)
 }
-fn group<'t>(c: &Captures<'t>, i: usize) -> Option<&'t str> {
+fn group<'t>(c: &Captures<'t, str>, i: usize) -> Option<&'t str> {
     c.get(i).map(|m| m.as_str())
 }
-fn group_or_empty<'t>(c: &Captures<'t>, i: usize) -> &'t str {
+fn group_or_empty<'t>(c: &Captures<'t, str>, i: usize) -> &'t str {
     group(c, i).unwrap_or("")
 }
 
@@ -238,12 +237,19 @@ pub struct Lexer {
     /// Link reference definition labels (`tokens.links`), lower-cased as marked keys them.
     links: HashSet<String>,
     top: bool,
+    /// Current nesting of block/inline lexing calls.
+    depth: usize,
 }
+
+/// Deeper nesting than this (`>>>>…`, `- - - …`, `*[*[…`) is treated like marked running out
+/// of JavaScript stack: the lex fails and Claude Code drops the file. Real files nest a few
+/// levels; the bound keeps a hostile file from overflowing this thread's stack.
+const MAX_NESTING: usize = 100;
 
 /// `new Lexer({ gfm: false }).lex(src)`.
 pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
     let src = src.replace("\r\n", "\n").replace('\r', "\n");
-    let mut lexer = Lexer { links: HashSet::new(), top: true };
+    let mut lexer = Lexer { links: HashSet::new(), top: true, depth: 0 };
     let mut tokens = Vec::new();
     lexer.block_tokens(&src, &mut tokens, false)?;
     lexer.run_inline_queue(&mut tokens)?;
@@ -267,7 +273,17 @@ impl Lexer {
         Ok(())
     }
 
-    fn block_tokens(&mut self, src: &str, tokens: &mut Vec<Token>, mut last_paragraph_clipped: bool) -> Result<(), LexError> {
+    fn block_tokens(&mut self, src: &str, tokens: &mut Vec<Token>, last_paragraph_clipped: bool) -> Result<(), LexError> {
+        if self.depth >= MAX_NESTING {
+            return Err(LexError { byte: 0 });
+        }
+        self.depth += 1;
+        let r = self.block_tokens_inner(src, tokens, last_paragraph_clipped);
+        self.depth -= 1;
+        r
+    }
+
+    fn block_tokens_inner(&mut self, src: &str, tokens: &mut Vec<Token>, mut last_paragraph_clipped: bool) -> Result<(), LexError> {
         let mut src: String = src.to_string();
         while !src.is_empty() {
             if let Some(token) = self.space(&src) {
@@ -562,8 +578,7 @@ impl Lexer {
                     line = substring_from(&next_line_without_tabs, indent).to_string();
                 }
             }
-            // marked's `loose` flag only changes rendering, not tokens.
-            let _ = test(&DOUBLE_BLANK_LINE, &raw);
+            // marked's `loose` bookkeeping only changes rendering, not tokens: not ported.
             list_raw.push_str(&raw);
             items.push((raw, item_contents));
         }
@@ -614,6 +629,16 @@ impl Lexer {
     // ---- inline ---------------------------------------------------------------------------
 
     fn inline_tokens(&mut self, src: &str) -> Result<Vec<Token>, LexError> {
+        if self.depth >= MAX_NESTING {
+            return Err(LexError { byte: 0 });
+        }
+        self.depth += 1;
+        let r = self.inline_tokens_inner(src);
+        self.depth -= 1;
+        r
+    }
+
+    fn inline_tokens_inner(&mut self, src: &str) -> Result<Vec<Token>, LexError> {
         let masked = self.mask(src);
         let mut tokens: Vec<Token> = Vec::new();
         let mut rest: &str = src;
@@ -730,7 +755,7 @@ impl Lexer {
             }
             let inner = &trimmed_url[..trimmed_url.len() - 1];
             let rtrim_slash = rtrim_char(inner, '\\');
-            if (utf16_len(trimmed_url) - utf16_len(rtrim_slash)) % 2 == 0 {
+            if (utf16_len(trimmed_url) - utf16_len(rtrim_slash)) & 1 == 0 {
                 return Ok(None);
             }
         } else {
@@ -770,6 +795,8 @@ impl Lexer {
         self.output_link(&cap0, &label).map(Some)
     }
 
+    // `is_multiple_of` needs Rust 1.87; the workspace supports 1.85.
+    #[allow(clippy::manual_is_multiple_of)]
     fn em_strong(&mut self, src: &str, masked_full: &str, prev_char: &str) -> Result<Option<Token>, LexError> {
         let Some(m) = caps(&EM_STRONG_LDELIM, src) else { return Ok(None) };
         if m.get(3).is_some() && test(&UNICODE_ALNUM, prev_char) {
@@ -799,7 +826,7 @@ impl Lexer {
             if c.get(3).is_some() || c.get(4).is_some() {
                 delim_total += r_length;
                 continue;
-            } else if (c.get(5).is_some() || c.get(6).is_some()) && l_length % 3 != 0 && (l_length as isize + r_length) % 3 == 0 {
+            } else if (c.get(5).is_some() || c.get(6).is_some()) && l_length % 3 != 0 && (l_length as isize + r_length).rem_euclid(3) == 0 {
                 mid_delim_total += r_length;
                 continue;
             }
@@ -943,6 +970,14 @@ mod tests {
         let t = lex("<!-- c -->\n[x]: http://e.com\ntext\n").unwrap();
         let raws: String = t.iter().map(|t| t.raw.as_str()).collect();
         assert_eq!(raws, "<!-- c -->\ntext\n");
+    }
+
+    #[test]
+    fn hostile_nesting_fails_instead_of_overflowing() {
+        assert!(lex(&format!("{}x\n", ">".repeat(5000))).is_err());
+        assert!(lex(&format!("{}x\n", "- ".repeat(5000))).is_err());
+        assert!(lex(&format!("{}x{}\n", "*[".repeat(3000), "]*".repeat(3000))).is_ok());
+        assert!(lex(&format!("{}x\n", ">".repeat(20))).is_ok());
     }
 
     #[test]

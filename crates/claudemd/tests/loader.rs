@@ -1,0 +1,613 @@
+//! Behaviour of the loader on hand-built trees, one rule at a time, including bad inputs.
+//! Every tree lives in a temporary folder; only files under it are looked at (the upward walk
+//! could also meet a stray CLAUDE.md above the temp folder on a developer machine).
+
+use mneme_claudemd::{
+    load, render_claude_md, render_lazy, render_user_context, touched, Context, LoadOptions, LoadedFile, SkipReason, Sources,
+};
+use mneme_core::Layer;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Fx {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Fx {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(tmp.path()).expect("canonical tempdir");
+        fs::create_dir_all(root.join("home/.claude")).unwrap();
+        fs::create_dir_all(root.join("repo")).unwrap();
+        Fx { _tmp: tmp, root }
+    }
+
+    fn p(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    fn write(&self, rel: &str, content: &str) -> PathBuf {
+        self.write_bytes(rel, content.as_bytes())
+    }
+
+    fn write_bytes(&self, rel: &str, content: &[u8]) -> PathBuf {
+        let p = self.p(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, content).unwrap();
+        p
+    }
+
+    fn symlink(&self, target: &str, link: &str) {
+        let l = self.p(link);
+        fs::create_dir_all(l.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, l).unwrap();
+    }
+
+    fn opts(&self, cwd: &str) -> LoadOptions {
+        let cwd = self.p(cwd);
+        fs::create_dir_all(&cwd).unwrap();
+        LoadOptions {
+            original_cwd: cwd,
+            home: self.p("home"),
+            config_home: self.p("home/.claude"),
+            managed_dir: self.p("managed"),
+            sources: Sources::default(),
+            include_external: false,
+            excludes: Vec::new(),
+            additional_dirs: Vec::new(),
+            additional_dirs_claude_md: false,
+            auto_mem_entrypoint: None,
+            team_mem_entrypoint: None,
+            disabled: false,
+        }
+    }
+
+    fn rel(&self, p: &Path) -> Option<String> {
+        p.strip_prefix(&self.root).ok().map(|r| r.to_string_lossy().into_owned())
+    }
+
+    /// Loaded files under the fixture root, as relative paths.
+    fn names(&self, files: &[LoadedFile]) -> Vec<String> {
+        files.iter().filter_map(|f| self.rel(&f.path)).collect()
+    }
+
+    fn skipped(&self, ctx: &Context) -> Vec<(String, SkipReason)> {
+        ctx.skipped.iter().filter_map(|s| Some((self.rel(&s.path)?, s.reason.clone()))).collect()
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(["-c", "user.email=t@e", "-c", "user.name=t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs")
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+#[test]
+fn layers_load_in_claude_code_order() {
+    let fx = Fx::new();
+    fx.write("managed/CLAUDE.md", "MANAGED\n");
+    fx.write("managed/.claude/rules/m.md", "MANAGED RULE\n");
+    fx.write("managed/rules/ignored.md", "not read\n");
+    fx.write("home/.claude/CLAUDE.md", "USER\n");
+    fx.write("home/.claude/rules/u.md", "USER RULE\n");
+    fx.write("CLAUDE.md", "ABOVE\n");
+    fx.write("repo/CLAUDE.md", "PROJECT\n");
+    fx.write("repo/.claude/CLAUDE.md", "DOT\n");
+    fx.write("repo/.claude/rules/r.md", "RULE\n");
+    fx.write("repo/.claude/CLAUDE.local.md", "never read\n");
+    fx.write("repo/CLAUDE.local.md", "LOCAL\n");
+    fx.write("repo/sub/CLAUDE.md", "BELOW (lazy)\n");
+    fx.write("mem/MEMORY.md", "- index\n");
+    let mut opts = fx.opts("repo");
+    opts.auto_mem_entrypoint = Some(fx.p("mem/MEMORY.md"));
+    let ctx = load(&opts);
+    assert_eq!(
+        fx.names(&ctx.files),
+        vec![
+            "managed/CLAUDE.md",
+            "managed/.claude/rules/m.md",
+            "home/.claude/CLAUDE.md",
+            "home/.claude/rules/u.md",
+            "CLAUDE.md",
+            "repo/CLAUDE.md",
+            "repo/.claude/CLAUDE.md",
+            "repo/.claude/rules/r.md",
+            "repo/CLAUDE.local.md",
+            "mem/MEMORY.md",
+        ]
+    );
+    let layers: Vec<Layer> = ctx.files.iter().filter(|f| fx.rel(&f.path).is_some()).map(|f| f.layer).collect();
+    use Layer::*;
+    assert_eq!(layers, vec![Managed, Managed, User, User, Project, Project, Project, Project, Local, AutoMem]);
+    let rendered = render_claude_md(&ctx.files);
+    assert!(rendered.contains(&format!("Contents of {} (organization-managed policy instructions):\n\nMANAGED", fx.p("managed/CLAUDE.md").display())));
+    assert!(rendered.contains(&format!("Contents of {} (user's auto-memory, persists across conversations):\n\n- index", fx.p("mem/MEMORY.md").display())));
+    assert!(ctx.files.iter().find(|f| f.path.ends_with("r.md")).unwrap().is_rule);
+    assert_eq!(fx.names(&ctx.nested_candidates.iter().map(|p| file(p)).collect::<Vec<_>>()), vec!["repo/sub/CLAUDE.md"]);
+}
+
+fn file(p: &Path) -> LoadedFile {
+    LoadedFile {
+        path: p.to_path_buf(),
+        layer: Layer::Project,
+        content: String::new(),
+        parent: None,
+        globs: None,
+        is_rule: false,
+        raw_bytes: 0,
+        chars: 0,
+        tokens: 0,
+        content_differs_from_disk: false,
+        truncated: false,
+    }
+}
+
+#[test]
+fn setting_sources_gate_layers() {
+    let fx = Fx::new();
+    fx.write("managed/CLAUDE.md", "M\n");
+    fx.write("home/.claude/CLAUDE.md", "U\n");
+    fx.write("repo/CLAUDE.md", "P\n");
+    fx.write("repo/.claude/rules/r.md", "R\n");
+    fx.write("repo/CLAUDE.local.md", "L\n");
+    let cases: &[(Sources, &[&str])] = &[
+        (Sources::default(), &["managed/CLAUDE.md", "home/.claude/CLAUDE.md", "repo/CLAUDE.md", "repo/.claude/rules/r.md", "repo/CLAUDE.local.md"]),
+        (Sources { user: true, project: false, local: false }, &["managed/CLAUDE.md", "home/.claude/CLAUDE.md"]),
+        (Sources { user: false, project: true, local: false }, &["managed/CLAUDE.md", "repo/CLAUDE.md", "repo/.claude/rules/r.md"]),
+        (Sources { user: false, project: false, local: true }, &["managed/CLAUDE.md", "repo/CLAUDE.local.md"]),
+        (Sources { user: false, project: false, local: false }, &["managed/CLAUDE.md"]),
+    ];
+    for (sources, want) in cases {
+        let mut opts = fx.opts("repo");
+        opts.sources = *sources;
+        let ctx = load(&opts);
+        assert_eq!(fx.names(&ctx.files), *want, "{sources:?}");
+        let disabled: Vec<String> =
+            fx.skipped(&ctx).into_iter().filter(|(_, r)| *r == SkipReason::SourceDisabled).map(|(p, _)| p).collect();
+        assert_eq!(disabled.len(), 5 - want.len(), "{sources:?}: {disabled:?}");
+    }
+}
+
+#[test]
+fn disabled_loads_nothing() {
+    let fx = Fx::new();
+    fx.write("repo/CLAUDE.md", "P\n");
+    fx.write("repo/.claude/rules/c.md", "---\npaths: \"*.ts\"\n---\nC\n");
+    let mut opts = fx.opts("repo");
+    opts.disabled = true;
+    let ctx = load(&opts);
+    assert_eq!(ctx, Context::default());
+    assert!(touched(&opts, &ctx, &[fx.p("repo/a.ts")]).is_empty());
+    assert_eq!(
+        render_user_context(&render_claude_md(&ctx.files), "2026-11-29"),
+        "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# currentDate\nToday's date is 2026-11-29.\n\n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n\n"
+    );
+}
+
+#[test]
+fn include_cycles_and_duplicates_load_each_file_once() {
+    let fx = Fx::new();
+    fx.write("repo/CLAUDE.md", "root @a.md @a.md\n");
+    fx.write("repo/a.md", "A -> @b.md\n");
+    fx.write("repo/b.md", "B -> @a.md and @CLAUDE.md and @./b.md\n");
+    let ctx = load(&fx.opts("repo"));
+    assert_eq!(fx.names(&ctx.files), vec!["repo/CLAUDE.md", "repo/a.md", "repo/b.md"]);
+    let parents: Vec<Option<String>> = ctx.files.iter().map(|f| f.parent.as_deref().and_then(|p| fx.rel(p))).collect();
+    assert_eq!(parents, vec![None, Some("repo/CLAUDE.md".into()), Some("repo/a.md".into())]);
+    let again: Vec<String> =
+        fx.skipped(&ctx).into_iter().filter(|(_, r)| *r == SkipReason::AlreadyLoaded).map(|(p, _)| p).collect();
+    assert_eq!(again, vec!["repo/a.md", "repo/CLAUDE.md", "repo/b.md"]);
+}
+
+#[test]
+fn include_depth_stops_at_five() {
+    let fx = Fx::new();
+    fx.write("repo/CLAUDE.md", "@c1.md\n");
+    for i in 1..=7 {
+        fx.write(&format!("repo/c{i}.md"), &format!("C{i} @c{}.md\n", i + 1));
+    }
+    let ctx = load(&fx.opts("repo"));
+    assert_eq!(fx.names(&ctx.files), vec!["repo/CLAUDE.md", "repo/c1.md", "repo/c2.md", "repo/c3.md", "repo/c4.md"]);
+    assert!(fx.skipped(&ctx).contains(&("repo/c5.md".into(), SkipReason::DepthLimit)));
+}
+
+#[test]
+fn external_includes_need_approval_except_for_user_files() {
+    let fx = Fx::new();
+    fx.write("outside/o.md", "OUT\n");
+    fx.write("outside/u.md", "USER-OUT\n");
+    fx.write("repo/CLAUDE.md", &format!("@{}\n@../outside/o.md\n", fx.p("outside/o.md").display()));
+    fx.write("home/.claude/CLAUDE.md", "@../../outside/u.md\n");
+    let opts = fx.opts("repo");
+    let ctx = load(&opts);
+    assert_eq!(fx.names(&ctx.files), vec!["home/.claude/CLAUDE.md", "outside/u.md", "repo/CLAUDE.md"]);
+    assert_eq!(fx.skipped(&ctx), vec![("outside/o.md".into(), SkipReason::ExternalInclude)]);
+    let mut approved = opts.clone();
+    approved.include_external = true;
+    assert_eq!(fx.names(&load(&approved).files), vec!["home/.claude/CLAUDE.md", "outside/u.md", "repo/CLAUDE.md", "outside/o.md"]);
+    // "Outside" is judged against the original cwd, not the repository root.
+    fx.write("repo/inc.md", "INC\n");
+    fx.write("repo/CLAUDE.md", "@inc.md\n");
+    assert_eq!(fx.names(&load(&fx.opts("repo/sub")).files), vec!["home/.claude/CLAUDE.md", "outside/u.md", "repo/CLAUDE.md"]);
+}
+
+#[test]
+fn include_forms_and_refusals() {
+    let fx = Fx::new();
+    fx.write("home/h.md", "HOME\n");
+    fx.write("repo/CLAUDE.md", "@~/h.md @img.png @missing.md @dir.md @with\\ sp\u{e4}ce\u{1F600}.md @frag.md#x\n");
+    fx.write("repo/img.png", "not an image\n");
+    fx.write("repo/dir.md/keep", "");
+    fx.write("repo/with späce😀.md", "UNICODE\n");
+    fx.write("repo/frag.md", "FRAG\n");
+    let mut opts = fx.opts("repo");
+    opts.include_external = true;
+    let ctx = load(&opts);
+    assert_eq!(fx.names(&ctx.files), vec!["repo/CLAUDE.md", "home/h.md", "repo/with späce😀.md", "repo/frag.md"]);
+    assert!(fx.skipped(&ctx).contains(&("repo/img.png".into(), SkipReason::NonTextExtension)));
+}
+
+#[test]
+fn paths_with_spaces_unicode_and_250_characters() {
+    let fx = Fx::new();
+    let odd = "repo/My Dir é 😀/sub dir";
+    fx.write(&format!("{odd}/CLAUDE.md"), "ODD\n");
+    let long: String = (0..6).map(|i| format!("segment-{i:02}-{}", "x".repeat(30))).collect::<Vec<_>>().join("/");
+    let long_dir = format!("repo/{long}");
+    assert!(fx.p(&long_dir).to_string_lossy().len() > 250);
+    fx.write(&format!("{long_dir}/CLAUDE.md"), "LONG\n");
+    let ctx = load(&fx.opts(odd));
+    assert_eq!(fx.names(&ctx.files), vec![format!("{odd}/CLAUDE.md")]);
+    assert!(render_claude_md(&ctx.files).contains(&format!("Contents of {} (project", fx.p(odd).join("CLAUDE.md").display())));
+    let ctx = load(&fx.opts(&long_dir));
+    assert_eq!(fx.names(&ctx.files), vec![format!("{long_dir}/CLAUDE.md")]);
+}
+
+#[test]
+fn crlf_files_keep_crlf_unless_a_comment_is_stripped() {
+    let fx = Fx::new();
+    fx.write("repo/CLAUDE.md", "line 1\r\nline 2\r\n");
+    fx.write("repo/CLAUDE.local.md", "keep\r\n<!-- note -->\r\nmore\r\n");
+    let ctx = load(&fx.opts("repo"));
+    let plain = &ctx.files[ctx.files.len() - 2];
+    let local = ctx.files.last().unwrap();
+    assert_eq!(plain.content, "line 1\r\nline 2\r\n");
+    assert!(!plain.content_differs_from_disk);
+    assert_eq!(local.content, "keep\nmore\n");
+    assert!(local.content_differs_from_disk);
+    assert_eq!(local.raw_bytes, "keep\r\n<!-- note -->\r\nmore\r\n".len());
+    // Rendering trims each file, so the inner CRLF survives and the trailing one does not.
+    assert!(render_claude_md(&ctx.files).contains(&format!("line 1\r\nline 2\n\nContents of {}", local.path.display())));
+}
+
+#[test]
+fn unreadable_and_odd_files() {
+    let fx = Fx::new();
+    // A directory named CLAUDE.md (EISDIR) and a dangling symlink are silently absent.
+    fs::create_dir_all(fx.p("repo/CLAUDE.md")).unwrap();
+    fx.symlink("/nonexistent/target.md", "repo/.claude/CLAUDE.md");
+    // Invalid UTF-8 is decoded with replacement characters, as Node does.
+    fx.write_bytes("repo/CLAUDE.local.md", b"bad \xff\xfe bytes\n");
+    // A FIFO would block Claude Code forever; it is reported instead of read.
+    let fifo = fx.p("home/.claude/CLAUDE.md");
+    let made_fifo = Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+    // A rules "directory" that is a file yields nothing.
+    fx.write("repo/.claude/rules", "not a dir\n");
+    // Whitespace-only and frontmatter-only files are empty.
+    fx.write("CLAUDE.md", "---\ndescription: only frontmatter\n---\n \n");
+    let ctx = load(&fx.opts("repo"));
+    assert_eq!(fx.names(&ctx.files), vec!["repo/CLAUDE.local.md"]);
+    assert_eq!(ctx.files.last().unwrap().content, "bad \u{FFFD}\u{FFFD} bytes\n");
+    if made_fifo {
+        assert!(ctx.skipped.iter().any(|s| s.path == fifo && matches!(s.reason, SkipReason::Unreadable { .. })));
+    }
+    assert!(fx.skipped(&ctx).contains(&("CLAUDE.md".into(), SkipReason::Empty)));
+}
+
+#[test]
+fn permission_denied_is_reported() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fx::new();
+    let p = fx.write("repo/CLAUDE.md", "SECRET\n");
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read(&p).is_ok() {
+        // Running as root: permissions do not apply, nothing to check.
+        return;
+    }
+    let ctx = load(&fx.opts("repo"));
+    assert!(fx.names(&ctx.files).is_empty());
+    assert!(matches!(fx.skipped(&ctx)[0].1, SkipReason::Unreadable { .. }));
+}
+
+#[test]
+fn rules_follow_readdir_order_symlinks_and_survive_loops() {
+    let fx = Fx::new();
+    for name in ["zeta.md", "alpha.md", "mid.md"] {
+        fx.write(&format!("repo/.claude/rules/{name}"), &format!("{name}\n"));
+    }
+    fx.write("repo/.claude/rules/sub/deep.md", "deep\n");
+    fx.write("repo/.claude/rules/notes.txt", "not md\n");
+    fx.write("shared-rules/ext.md", "external rule\n");
+    fx.symlink("..", "repo/.claude/rules/sub/loop");
+    fx.symlink(fx.p("repo/.claude/rules").to_str().unwrap(), "repo/.claude/rules/self");
+    fx.symlink(fx.p("shared-rules").to_str().unwrap(), "repo/.claude/rules/shared");
+    fx.symlink("alpha.md", "repo/.claude/rules/alias.md");
+    let ctx = load(&fx.opts("repo"));
+    // Expected order: the live readdir order, folders recursed where they appear, symlinked
+    // entries reported under their resolved path, the second of alias/target skipped.
+    let mut want = Vec::new();
+    for e in fs::read_dir(fx.p("repo/.claude/rules")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        match name.as_str() {
+            "sub" => want.push("repo/.claude/rules/sub/deep.md".to_string()),
+            "shared" => want.push("shared-rules/ext.md".to_string()),
+            // The alias is read under its target's path, wherever it comes first.
+            "alias.md" | "alpha.md" => {
+                let alpha = "repo/.claude/rules/alpha.md".to_string();
+                if !want.contains(&alpha) {
+                    want.push(alpha);
+                }
+            }
+            "zeta.md" | "mid.md" => want.push(format!("repo/.claude/rules/{name}")),
+            _ => {}
+        }
+    }
+    assert_eq!(fx.names(&ctx.files), want);
+}
+
+#[test]
+fn excludes_apply_to_user_project_and_local_only() {
+    let fx = Fx::new();
+    fx.write("managed/CLAUDE.md", "M\n");
+    fx.write("home/.claude/CLAUDE.md", "U\n");
+    fx.write("repo/CLAUDE.md", "P @inc/x.md\n");
+    fx.write("repo/inc/x.md", "X\n");
+    fx.write("repo/CLAUDE.local.md", "L\n");
+    fx.write("repo/.claude/rules/vendor/v.md", "V\n");
+    fx.write("mem/MEMORY.md", "- m\n");
+    let mut opts = fx.opts("repo");
+    opts.auto_mem_entrypoint = Some(fx.p("mem/MEMORY.md"));
+    opts.excludes = vec![
+        "**/rules/vendor/**".into(),
+        fx.p("repo/inc/x.md").to_string_lossy().into_owned(),
+        fx.p("home/.claude/*.md").to_string_lossy().into_owned(),
+        "**/CLAUDE.local.md".into(),
+        "**/managed/**".into(),
+        "**/MEMORY.md".into(),
+    ];
+    let ctx = load(&opts);
+    assert_eq!(fx.names(&ctx.files), vec!["managed/CLAUDE.md", "repo/CLAUDE.md", "mem/MEMORY.md"]);
+    let excluded: Vec<(String, String)> = fx
+        .skipped(&ctx)
+        .into_iter()
+        .filter_map(|(p, r)| match r {
+            SkipReason::Excluded { pattern } => Some((p, pattern)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(excluded.len(), 4, "{excluded:?}");
+    assert!(excluded.contains(&("repo/CLAUDE.local.md".into(), "**/CLAUDE.local.md".into())));
+}
+
+#[test]
+fn nested_worktree_skips_the_main_checkouts_project_files() {
+    let fx = Fx::new();
+    let repo = fx.p("repo");
+    fx.write("repo/CLAUDE.md", "MAIN\n");
+    fx.write("repo/.gitignore", "CLAUDE.local.md\n.claude/worktrees/\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "x"]);
+    git(&repo, &["worktree", "add", "-q", "-b", "n", repo.join(".claude/worktrees/n").to_str().unwrap()]);
+    git(&repo, &["worktree", "add", "-q", "-b", "s", fx.p("sibling").to_str().unwrap()]);
+    fx.write("repo/CLAUDE.local.md", "MAIN LOCAL\n");
+    fx.write("repo/.claude/rules/r.md", "MAIN RULE\n");
+    fx.write("repo/.claude/worktrees/n/CLAUDE.md", "NESTED\n");
+    let ctx = load(&fx.opts("repo/.claude/worktrees/n"));
+    assert_eq!(fx.names(&ctx.files), vec!["repo/CLAUDE.local.md", "repo/.claude/worktrees/n/CLAUDE.md"]);
+    let nested: Vec<String> =
+        fx.skipped(&ctx).into_iter().filter(|(_, r)| *r == SkipReason::NestedWorktree).map(|(p, _)| p).collect();
+    assert_eq!(nested, vec!["repo/CLAUDE.md", "repo/.claude/rules"]);
+    // A sibling worktree is not inside the main checkout: nothing is skipped.
+    let ctx = load(&fx.opts("sibling"));
+    assert_eq!(fx.names(&ctx.files), vec!["sibling/CLAUDE.md"]);
+    // The main checkout itself loads everything.
+    let ctx = load(&fx.opts("repo"));
+    assert_eq!(fx.names(&ctx.files), vec!["repo/CLAUDE.md", "repo/.claude/rules/r.md", "repo/CLAUDE.local.md"]);
+}
+
+#[test]
+fn conditional_rules_wait_for_matching_reads() {
+    let fx = Fx::new();
+    fx.write("home/.claude/rules/py.md", "---\npaths: \"**/*.py\"\n---\nPY\n");
+    fx.write("managed/.claude/rules/docs.md", "---\npaths: docs/**\n---\nDOCS\n");
+    fx.write("repo/.claude/rules/ts.md", "---\npaths:\n  - \"src/**/*.{ts,tsx}\"\n---\nTS @helper.md\n");
+    fx.write("repo/.claude/rules/helper.md", "HELPER (no paths: loads eagerly even though its includer is conditional)\n");
+    fx.write("repo/.claude/rules/all.md", "---\npaths: \"**\"\n---\nALL\n");
+    fx.write("repo/pkg/.claude/rules/pkgonly.md", "---\npaths: lib/*.rs\n---\nPKG LIB\n");
+    let opts = fx.opts("repo");
+    let ctx = load(&opts);
+    let eager = fx.names(&ctx.files);
+    assert!(eager.contains(&"repo/.claude/rules/all.md".to_string()));
+    assert!(eager.contains(&"repo/.claude/rules/helper.md".to_string()));
+    assert!(!eager.iter().any(|p| p.ends_with("ts.md") || p.ends_with("py.md") || p.ends_with("docs.md")));
+    let mut cond: Vec<(String, Vec<String>, String)> = ctx
+        .conditional
+        .iter()
+        .map(|c| (fx.rel(&c.path).unwrap(), c.globs.clone(), fx.rel(&c.base_dir).unwrap()))
+        .collect();
+    cond.sort();
+    assert_eq!(
+        cond,
+        vec![
+            ("home/.claude/rules/py.md".into(), vec!["**/*.py".into()], "repo".into()),
+            ("managed/.claude/rules/docs.md".into(), vec!["docs".into()], "repo".into()),
+            ("repo/.claude/rules/ts.md".into(), vec!["src/**/*.ts".into(), "src/**/*.tsx".into()], "repo".into()),
+        ]
+    );
+    let cases: &[(&str, &[&str])] = &[
+        ("repo/src/a/b.ts", &["repo/.claude/rules/ts.md"]),
+        ("repo/src/c.tsx", &["repo/.claude/rules/ts.md"]),
+        ("repo/lib/x.ts", &[]),
+        ("repo/tool.py", &["home/.claude/rules/py.md"]),
+        ("repo/docs/guide/x.md", &["managed/.claude/rules/docs.md"]),
+        // Project rules match relative to the folder holding `.claude`.
+        ("repo/pkg/lib/m.rs", &["repo/pkg/.claude/rules/pkgonly.md"]),
+        ("repo/lib/m.rs", &[]),
+        // Outside the cwd: not an allowed working path, nothing attaches.
+        ("elsewhere/x.py", &[]),
+    ];
+    for (target, want) in cases {
+        let got = touched(&opts, &ctx, &[fx.p(target)]);
+        let got: Vec<String> = fx.names(&got).into_iter().filter(|p| p.contains("/rules/")).collect();
+        assert_eq!(got, *want, "{target}");
+    }
+}
+
+#[test]
+fn touched_walks_down_and_dedupes_across_targets() {
+    let fx = Fx::new();
+    fx.write("repo/CLAUDE.md", "ROOT\n");
+    fx.write("repo/a/CLAUDE.md", "A @a-inc.md @../../outside.md\n");
+    fx.write("repo/a/a-inc.md", "A INC\n");
+    fx.write("outside.md", "OUTSIDE\n");
+    fx.write("repo/a/.claude/CLAUDE.md", "A DOT\n");
+    fx.write("repo/a/CLAUDE.local.md", "A LOCAL\n");
+    fx.write("repo/a/.claude/rules/u.md", "A RULE\n");
+    fx.write("repo/a/b/CLAUDE.md", "B\n");
+    fx.write("repo/c/CLAUDE.md", "C\n");
+    let mut opts = fx.opts("repo");
+    opts.include_external = true; // ignored for nested files: their includes never go outside
+    let ctx = load(&opts);
+    let targets = [fx.p("repo/a/b/f.txt"), fx.p("repo/a/g.txt"), fx.p("repo/c/CLAUDE.md"), fx.p("repo/x.txt")];
+    let got = touched(&opts, &ctx, &targets);
+    assert_eq!(
+        fx.names(&got),
+        vec!["repo/a/CLAUDE.md", "repo/a/a-inc.md", "repo/a/.claude/CLAUDE.md", "repo/a/CLAUDE.local.md", "repo/a/.claude/rules/u.md", "repo/a/b/CLAUDE.md"]
+    );
+    // repo/c/CLAUDE.md was itself read, so it is already in the read-file state.
+    let lazy = render_lazy(&got);
+    assert!(lazy.starts_with(&format!("Contents of {}:\n\nA @a-inc.md", fx.p("repo/a/CLAUDE.md").display())));
+    assert!(lazy.contains(":\n\nA INC\n\n\nContents of "));
+    assert_eq!(render_lazy(&[]), "");
+    // Respects the sources: without project, only Local and rules attach.
+    let mut local_only = opts.clone();
+    local_only.sources = Sources { user: true, project: false, local: true };
+    assert_eq!(
+        fx.names(&touched(&local_only, &load(&local_only), &[fx.p("repo/a/g.txt")])),
+        vec!["repo/a/CLAUDE.local.md", "repo/a/.claude/rules/u.md"]
+    );
+}
+
+#[test]
+fn additional_directories_load_only_when_enabled() {
+    let fx = Fx::new();
+    fx.write("extra/CLAUDE.md", "EXTRA\n");
+    fx.write("extra/.claude/rules/e.md", "EXTRA RULE\n");
+    fx.write("extra/CLAUDE.local.md", "EXTRA LOCAL\n");
+    let mut opts = fx.opts("repo");
+    opts.additional_dirs = vec![fx.p("extra")];
+    assert!(fx.names(&load(&opts).files).is_empty());
+    opts.additional_dirs_claude_md = true;
+    assert_eq!(fx.names(&load(&opts).files), vec!["extra/CLAUDE.md", "extra/.claude/rules/e.md", "extra/CLAUDE.local.md"]);
+    // The project source gate does not apply to --add-dir.
+    opts.sources = Sources { user: true, project: false, local: false };
+    assert_eq!(fx.names(&load(&opts).files), vec!["extra/CLAUDE.md", "extra/.claude/rules/e.md"]);
+}
+
+#[test]
+fn memory_indexes() {
+    let fx = Fx::new();
+    fx.write("mem/MEMORY.md", "---\nname: x\n---\n- a @not-included.md\n<!-- c -->\n");
+    fx.write("mem/not-included.md", "NOPE\n");
+    fx.write("team/MEMORY.md", "- team\n");
+    fx.write("empty/MEMORY.md", " \n\n");
+    let mut opts = fx.opts("repo");
+    opts.auto_mem_entrypoint = Some(fx.p("mem/MEMORY.md"));
+    opts.team_mem_entrypoint = Some(fx.p("team/MEMORY.md"));
+    let ctx = load(&opts);
+    assert_eq!(fx.names(&ctx.files), vec!["mem/MEMORY.md", "team/MEMORY.md"]);
+    assert_eq!(ctx.files[0].content, "- a @not-included.md");
+    assert!(render_claude_md(&ctx.files).ends_with(&format!(
+        "Contents of {} (shared team memory, synced across the organization):\n\n<team-memory-content source=\"shared\">\n- team\n</team-memory-content>",
+        fx.p("team/MEMORY.md").display()
+    )));
+    let lines: String = (1..=250).map(|i| format!("- {i}\n")).collect();
+    fx.write("mem/MEMORY.md", &lines);
+    let f = &load(&opts).files[0];
+    assert!(f.truncated);
+    assert!(f.content.ends_with("> WARNING: MEMORY.md is 250 lines (limit: 200). Only part of it was loaded. Keep index entries to one line under ~200 chars; move detail into topic files."));
+    opts.auto_mem_entrypoint = Some(fx.p("empty/MEMORY.md"));
+    opts.team_mem_entrypoint = None;
+    let ctx = load(&opts);
+    assert!(ctx.files.is_empty());
+    assert_eq!(fx.skipped(&ctx), vec![("empty/MEMORY.md".into(), SkipReason::Empty)]);
+    assert_eq!(render_claude_md(&ctx.files), "");
+}
+
+#[test]
+fn html_comment_stripping_in_files() {
+    let fx = Fx::new();
+    fx.write(
+        "repo/CLAUDE.md",
+        "Keep this\n<!-- block comment -->\n\n\nInline <!-- stays --> here\n```\n<!-- in fence -->\n```\n<!--VITE START-->\n\nbody @x.md\n<!--VITE END-->\n",
+    );
+    fx.write("repo/x.md", "X\n");
+    let ctx = load(&fx.opts("repo"));
+    assert_eq!(
+        ctx.files[0].content,
+        "Keep this\nInline <!-- stays --> here\n```\n<!-- in fence -->\n```\nbody @x.md\n"
+    );
+    assert_eq!(fx.names(&ctx.files), vec!["repo/CLAUDE.md", "repo/x.md"]);
+}
+
+#[test]
+fn skip_reasons_serialize_with_a_kind_tag() {
+    let v = serde_json::to_value(SkipReason::Excluded { pattern: "**/x".into() }).unwrap();
+    assert_eq!(v, serde_json::json!({"kind": "excluded", "pattern": "**/x"}));
+    let v = serde_json::to_value(SkipReason::ExternalInclude).unwrap();
+    assert_eq!(v, serde_json::json!({"kind": "externalInclude"}));
+    for r in [
+        SkipReason::NonTextExtension,
+        SkipReason::DepthLimit,
+        SkipReason::AlreadyLoaded,
+        SkipReason::Empty,
+        SkipReason::Unreadable { message: "x".into() },
+        SkipReason::Conditional,
+        SkipReason::NestedWorktree,
+        SkipReason::SourceDisabled,
+    ] {
+        assert!(!r.describe().is_empty());
+    }
+}
+
+#[test]
+fn nested_candidates_are_bounded_and_skip_heavy_folders() {
+    let fx = Fx::new();
+    fx.write("repo/a/CLAUDE.md", "A\n");
+    fx.write("repo/a/CLAUDE.local.md", "AL\n");
+    fx.write("repo/a/.claude/CLAUDE.md", "AD\n");
+    fx.write("repo/a/.claude/rules/r.md", "R\n");
+    fx.write("repo/node_modules/p/CLAUDE.md", "NM\n");
+    fx.write("repo/.git/CLAUDE.md", "G\n");
+    fx.write("repo/target/CLAUDE.md", "T\n");
+    let deep: String = (0..10).map(|i| format!("d{i}")).collect::<Vec<_>>().join("/");
+    fx.write(&format!("repo/{deep}/CLAUDE.md"), "DEEP\n");
+    fx.write("repo/d0/CLAUDE.md", "D0\n");
+    fx.symlink("..", "repo/a/up");
+    let ctx = load(&fx.opts("repo"));
+    let mut got: Vec<String> = ctx.nested_candidates.iter().filter_map(|p| fx.rel(p)).collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec!["repo/a/.claude/CLAUDE.md", "repo/a/.claude/rules/r.md", "repo/a/CLAUDE.local.md", "repo/a/CLAUDE.md", "repo/d0/CLAUDE.md"]
+    );
+}
