@@ -80,7 +80,9 @@ pub fn parse_memory_file_content(
     let globs = frontmatter::rule_globs(parsed.frontmatter.as_ref());
     let body = parsed.body;
     let has_comment = body.contains("<!--");
-    let tokens = if has_comment || include_base.is_some() {
+    // An include needs an `@`; without one (and without a comment to strip) lexing cannot
+    // change the result, and most files have neither.
+    let tokens = if has_comment || (include_base.is_some() && body.contains('@')) {
         Some(marked::lex(body).map_err(|_| ParseFailure::Lexer)?)
     } else {
         None

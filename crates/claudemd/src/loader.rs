@@ -330,6 +330,10 @@ fn ancestors_root_first(start: &str) -> Vec<String> {
 
 /// `getMemoryFiles()`.
 pub fn load(opts: &LoadOptions) -> Context {
+    paths::with_realpath_cache(|| load_uncached(opts))
+}
+
+fn load_uncached(opts: &LoadOptions) -> Context {
     if opts.disabled {
         return Context::default();
     }
@@ -532,6 +536,10 @@ fn collect_rule_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 /// when it is already in the read-file state (every eagerly loaded file, and the targets
 /// themselves, which the tool just read).
 pub fn touched(opts: &LoadOptions, already_loaded: &Context, targets: &[PathBuf]) -> Vec<LoadedFile> {
+    paths::with_realpath_cache(|| touched_uncached(opts, already_loaded, targets))
+}
+
+fn touched_uncached(opts: &LoadOptions, already_loaded: &Context, targets: &[PathBuf]) -> Vec<LoadedFile> {
     if opts.disabled {
         return Vec::new();
     }

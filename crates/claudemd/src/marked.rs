@@ -32,8 +32,73 @@ fn js(src: &str) -> String {
         .replace("⟪W⟫", "A-Za-z0-9_")
 }
 
+/// Inside a case-insensitive group, wraps every character class that holds no literal
+/// letter in `(?-i:…)`. Case-folding a class such as `[\s\S]` or `[^\n]` makes the regex
+/// engine fold most of Unicode, which cost tens of milliseconds at start-up; a class without
+/// letters matches the same characters either way (JavaScript folds only letters), so the
+/// result is unchanged.
+fn unfold_letterless_classes(src: &str) -> String {
+    if !src.contains("(?i") {
+        return src.to_string();
+    }
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = String::with_capacity(src.len() + 64);
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                out.push(chars[i]);
+                if let Some(&c) = chars.get(i + 1) {
+                    out.push(c);
+                }
+                i += 2;
+            }
+            '[' => {
+                // Find the class's end, skipping escapes; a `]` right after `[` or `[^` is literal.
+                let mut j = i + 1;
+                if chars.get(j) == Some(&'^') {
+                    j += 1;
+                }
+                if chars.get(j) == Some(&']') {
+                    j += 1;
+                }
+                let mut has_letter = false;
+                while j < chars.len() && chars[j] != ']' {
+                    if chars[j] == '\\' {
+                        // `\x{…}` and `\p{…}` run to their brace; other escapes are two chars.
+                        if matches!(chars.get(j + 1), Some('x' | 'p' | 'P')) && chars.get(j + 2) == Some(&'{') {
+                            while j < chars.len() && chars[j] != '}' {
+                                j += 1;
+                            }
+                        } else {
+                            j += 1;
+                        }
+                    } else if chars[j].is_ascii_alphabetic() {
+                        has_letter = true;
+                    }
+                    j += 1;
+                }
+                let class: String = chars[i..=j.min(chars.len() - 1)].iter().collect();
+                if has_letter {
+                    out.push_str(&class);
+                } else {
+                    out.push_str("(?-i:");
+                    out.push_str(&class);
+                    out.push(')');
+                }
+                i = j + 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 fn build(src: &str) -> Regex {
-    RegexBuilder::new(&js(src))
+    RegexBuilder::new(&unfold_letterless_classes(&js(src)))
         // marked's regexes are backtracking JavaScript regexes; give the VM room before it
         // gives up on a pathological input (a give-up counts as "no match").
         .backtrack_limit(10_000_000)

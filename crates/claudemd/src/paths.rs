@@ -174,14 +174,66 @@ pub fn safe_resolve_path(path: &str) -> (String, bool) {
             return (path.to_string(), false);
         }
     }
-    match fs::canonicalize(path) {
-        Ok(real) => {
-            let real = real.to_string_lossy().into_owned();
+    match realpath(path) {
+        Some(real) => {
             let is_symlink = real != path;
             (real, is_symlink)
         }
-        Err(_) => (path.to_string(), false),
+        None => (path.to_string(), false),
     }
+}
+
+thread_local! {
+    /// Realpaths of folders seen during one load (see [`with_realpath_cache`]).
+    static DIR_REALPATHS: std::cell::RefCell<Option<std::collections::HashMap<String, Option<String>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with folder realpaths cached. `realpath` walks every component of a path with
+/// `readlink`; a load resolves every candidate file, most of them siblings, so resolving each
+/// folder once and checking only the file itself with `lstat` saves most of those calls. The
+/// cache lives only for one load, so a long-running app never sees stale links.
+pub fn with_realpath_cache<R>(f: impl FnOnce() -> R) -> R {
+    let outer = DIR_REALPATHS.with(|c| c.borrow().is_some());
+    if !outer {
+        DIR_REALPATHS.with(|c| *c.borrow_mut() = Some(std::collections::HashMap::new()));
+    }
+    let r = f();
+    if !outer {
+        DIR_REALPATHS.with(|c| *c.borrow_mut() = None);
+    }
+    r
+}
+
+/// `fs.realpathSync`, using the per-load folder cache when one is active.
+fn realpath(path: &str) -> Option<String> {
+    let canonical = |p: &str| fs::canonicalize(p).ok().map(|r| r.to_string_lossy().into_owned());
+    let active = DIR_REALPATHS.with(|c| c.borrow().is_some());
+    let split = path.rfind('/').filter(|&i| i > 0 && i + 1 < path.len());
+    let (Some(i), true) = (split, active) else { return canonical(path) };
+    let (dir, name) = (&path[..i], &path[i + 1..]);
+    if name == "." || name == ".." {
+        return canonical(path);
+    }
+    // The file itself must exist and not be a link; then its realpath is its folder's.
+    let meta = fs::symlink_metadata(path).ok()?;
+    if meta.file_type().is_symlink() {
+        return canonical(path);
+    }
+    let cached = DIR_REALPATHS.with(|c| c.borrow().as_ref().and_then(|m| m.get(dir).cloned()));
+    let dir_real = match cached {
+        Some(d) => d,
+        None => {
+            let d = canonical(dir);
+            DIR_REALPATHS.with(|c| {
+                if let Some(m) = c.borrow_mut().as_mut() {
+                    m.insert(dir.to_string(), d.clone());
+                }
+            });
+            d
+        }
+    }?;
+    Some(if dir_real == "/" { format!("/{name}") } else { format!("{dir_real}/{name}") })
 }
 
 /// A `Path` as the string Claude Code would hold.
