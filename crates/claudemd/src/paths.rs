@@ -9,54 +9,18 @@ use std::fs;
 use std::path::Path;
 use unicode_normalization::UnicodeNormalization;
 
-/// Node's `normalizeString` for POSIX: folds `.`/`..` and repeated separators.
-fn normalize_string(path: &str, allow_above_root: bool) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                if out.last().is_some_and(|s| *s != "..") {
-                    out.pop();
-                } else if allow_above_root {
-                    out.push("..");
-                }
-            }
-            s => out.push(s),
-        }
-    }
-    out.join("/")
-}
-
-/// `path.posix.normalize`.
-pub fn normalize(path: &str) -> String {
-    if path.is_empty() {
-        return ".".into();
-    }
-    let absolute = path.starts_with('/');
-    let trailing = path.ends_with('/');
-    let mut p = normalize_string(path, !absolute);
-    if p.is_empty() {
-        if absolute {
-            return "/".into();
-        }
-        return if trailing { "./".into() } else { ".".into() };
-    }
-    if trailing {
-        p.push('/');
-    }
-    if absolute {
-        format!("/{p}")
-    } else {
-        p
-    }
-}
+/// `path.posix.normalize`, shared with the store's path rules.
+pub use mneme_store::paths::node_normalize as normalize;
 
 /// `path.posix.resolve(base, p)` for an absolute `base`.
 pub fn resolve(base: &str, p: &str) -> String {
     let joined = if p.starts_with('/') { p.to_string() } else { format!("{base}/{p}") };
-    let s = normalize_string(&joined, false);
-    format!("/{s}")
+    // Normalizing keeps a trailing slash; `resolve` drops it (except for the root itself).
+    let n = normalize(&joined);
+    match n.strip_suffix('/') {
+        Some(stripped) if !stripped.is_empty() => stripped.to_string(),
+        _ => n,
+    }
 }
 
 /// `path.posix.join(a, b)`.

@@ -78,17 +78,7 @@ impl Fx {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args(["-c", "user.email=t@e", "-c", "user.name=t", "-c", "init.defaultBranch=main"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs")
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
-}
+use mneme_testsupport::git;
 
 #[test]
 fn layers_load_in_claude_code_order() {

@@ -107,6 +107,11 @@ enum MemoriesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Print the manifest Claude Code's recall and extraction show the model (newest 200).
+    Manifest {
+        #[command(flatten)]
+        at: Where,
+    },
     /// Check MEMORY.md against Claude Code's caps and the topic files.
     Health {
         #[command(flatten)]
@@ -302,6 +307,12 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
                 json(&detail)?;
             } else {
                 print!("{}", detail.content);
+            }
+        }
+        MemoriesCommand::Manifest { at } => {
+            let manifest = mneme.manifest(&request(&at, None)?)?;
+            if !manifest.is_empty() {
+                println!("{manifest}");
             }
         }
         MemoriesCommand::Health { at, json: as_json, fix } => {

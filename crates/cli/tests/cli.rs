@@ -69,6 +69,10 @@ fn memory_lifecycle_keeps_the_index_in_step() {
     let block = ok(&h, &repo, &["context", "--date", "2026-11-29"]);
     assert!(block.contains(&format!("Contents of {}/MEMORY.md (user's auto-memory, persists across conversations):\n\n- [Testing style](testing-style.md) — Table-driven tests\n# currentDate", memdir.display())), "{block}");
 
+    // The manifest line Claude Code's recall would show for it.
+    let manifest = ok(&h, &repo, &["memories", "manifest"]);
+    assert!(manifest.starts_with("- [feedback] testing-style.md (20") && manifest.trim_end().ends_with("Z): Table-driven tests"), "{manifest}");
+
     let list = ok(&h, &repo, &["memories", "list", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&list).unwrap();
     assert_eq!(v[0]["relPath"], "testing-style.md");

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Whole-process timings of mneme and of real Claude Code 2.1.197 on the same material
+# (benches/make_bench_fixtures.py), with hyperfine. Claude Code runs fully offline against the
+# conformance stub API on 127.0.0.1, exactly as testdata/conformance/capture.sh runs it.
+#
+#   scripts/bench-vs-claude.sh            # needs hyperfine, python3 and Claude Code 2.1.197:
+#   mkdir -p /tmp/cc && (cd /tmp/cc && npm init -y >/dev/null && npm install @anthropic-ai/claude-code@2.1.197)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/common.sh
+need_tool hyperfine hyperfine
+CLAUDE_BIN="${CLAUDE_BIN:-/tmp/cc/node_modules/@anthropic-ai/claude-code-linux-x64/claude}"
+[ -x "$CLAUDE_BIN" ] || { echo "no Claude Code at $CLAUDE_BIN; install it with the command at the top of this script" >&2; exit 1; }
+cargo build --release --locked -q -p mneme
+MNEME="$CARGO_TARGET_DIR/release/mneme"
+ROOT=/tmp/mneme-bench
+python3 benches/make_bench_fixtures.py "$ROOT" >/dev/null
+
+PORTFILE=$(mktemp -u)
+python3 testdata/conformance/stub_api.py --port 0 --log /dev/null --port-file "$PORTFILE" >/dev/null 2>&1 &
+STUB=$!
+trap 'kill $STUB 2>/dev/null' EXIT
+for _ in $(seq 100); do [ -s "$PORTFILE" ] && break; sleep 0.05; done
+PORT=$(cat "$PORTFILE")
+
+cwd_of() { if [ "$1" = deep ]; then cat "$ROOT/deep/cwd"; else echo "$ROOT/$1/repo"; fi; }
+claude_cmd() {
+  local fx="$ROOT/$1"
+  echo "bash -c 'cd $(cwd_of "$1") && env -i PATH=/usr/local/bin:/usr/bin:/bin TERM=dumb LANG=C.UTF-8 HOME=$fx/home CLAUDE_CONFIG_DIR=$fx/home/.claude ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT ANTHROPIC_API_KEY=sk-test DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $CLAUDE_BIN -p hello --output-format json </dev/null >/dev/null'"
+}
+mneme_cmd() {
+  local fx="$ROOT/$1"
+  echo "env HOME=$fx/home CLAUDE_CONFIG_DIR=$fx/home/.claude MNEME_DATA_DIR=$ROOT/data $MNEME $2 --cwd $(cwd_of "$1")"
+}
+hyperfine -N --warmup 1 --runs "${CLAUDE_RUNS:-5}" \
+  -n "claude: empty repo" "$(claude_cmd empty)" \
+  -n "claude: 10,000 topic files" "$(claude_cmd big)" \
+  -n "claude: 30-level chain" "$(claude_cmd deep)" \
+  -n "claude: 2,000 rules" "$(claude_cmd rules)"
+hyperfine -N --warmup 3 --runs 30 \
+  -n "mneme memories list (10,000 topic files)" "$(mneme_cmd big 'memories list --json')" \
+  -n "mneme memories manifest (10,000 topic files)" "$(mneme_cmd big 'memories manifest')" \
+  -n "mneme context (30-level chain)" "$(mneme_cmd deep context)" \
+  -n "mneme context (2,000 rules)" "$(mneme_cmd rules context)"
