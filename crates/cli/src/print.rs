@@ -39,13 +39,14 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
         );
     }
     let a = &view.auto_memory;
-    println!(
-        "Auto memory: {} — {} ({}, folder from {})",
-        if a.enabled { "on" } else { "off" },
-        a.dir.display(),
-        a.reason,
-        a.source
-    );
+    // The reason reads "On: …" / "Off: …"; it is the whole verdict.
+    println!("Auto memory — {}", a.reason);
+    let from = match a.source.as_str() {
+        "default" => "the default location".to_string(),
+        "env:CLAUDE_COWORK_MEMORY_PATH_OVERRIDE" => "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE".to_string(),
+        other => format!("autoMemoryDirectory in {}", other.trim_start_matches("setting:")),
+    };
+    println!("  folder: {} ({from})", a.dir.display());
     if a.source == "setting:projectSettings" {
         println!("  note: this repository's .claude/settings.json chose that folder; Claude Code honours it in a trusted folder.");
     }
@@ -96,8 +97,10 @@ pub fn memory_list(list: &[MemorySummary]) {
 
 pub fn health(h: &Health) {
     let i = &h.index;
-    if !i.exists {
-        println!("MEMORY.md: missing ({} topic files). `mneme memories health --fix` writes one.", h.topic_count);
+    if !i.exists && h.topic_count == 0 {
+        println!("MEMORY.md: none yet — Claude Code has saved no memories for this project.");
+    } else if !i.exists {
+        println!("MEMORY.md: missing, so Claude Code loads none of the {} topic files. `mneme memories health --fix` writes one.", h.topic_count);
     } else {
         println!(
             "MEMORY.md: {}/{} lines, {}/{} chars ({}){}",

@@ -834,26 +834,49 @@ fn set_top_level_key(body: &str, key: &str, value: &Value) -> Result<String, Edi
         }
     }
     let edited = root.to_string();
-    verify_edit(&before, &edited, key, value).map_err(EditFailure::Mismatch)?;
+    verify_edit(&before, &edited, key, value).map_err(|e| EditFailure::Mismatch(e.to_string()))?;
     Ok(edited)
 }
 
-fn verify_edit(before: &Map<String, Value>, edited: &str, key: &str, value: &Value) -> Result<(), String> {
+/// Why a format-preserving edit was refused: re-reading it did not give exactly the old
+/// settings with one key changed.
+#[derive(Debug)]
+enum EditCheck {
+    NotAnObject,
+    InvalidJson(serde_json::Error),
+    KeyNotSet(String),
+    KeysMoved,
+    ValueChanged(String),
+}
+
+impl std::fmt::Display for EditCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EditCheck::NotAnObject => write!(f, "the result is not an object"),
+            EditCheck::InvalidJson(e) => write!(f, "the result is not valid JSON: {e}"),
+            EditCheck::KeyNotSet(k) => write!(f, "\"{k}\" did not take the new value"),
+            EditCheck::KeysMoved => write!(f, "other keys changed or moved"),
+            EditCheck::ValueChanged(k) => write!(f, "the value of \"{k}\" changed"),
+        }
+    }
+}
+
+fn verify_edit(before: &Map<String, Value>, edited: &str, key: &str, value: &Value) -> Result<(), EditCheck> {
     let after = match serde_json::from_str::<Value>(edited) {
         Ok(Value::Object(map)) => map,
-        Ok(_) => return Err("the result is not an object".to_string()),
-        Err(e) => return Err(format!("the result is not valid JSON: {e}")),
+        Ok(_) => return Err(EditCheck::NotAnObject),
+        Err(e) => return Err(EditCheck::InvalidJson(e)),
     };
     if after.get(key) != Some(value) {
-        return Err(format!("\"{key}\" did not take the new value"));
+        return Err(EditCheck::KeyNotSet(key.to_string()));
     }
     let old_keys: Vec<&String> = before.keys().filter(|k| k.as_str() != key).collect();
     let new_keys: Vec<&String> = after.keys().filter(|k| k.as_str() != key).collect();
     if old_keys != new_keys {
-        return Err("other keys changed or moved".to_string());
+        return Err(EditCheck::KeysMoved);
     }
     if let Some(k) = old_keys.iter().find(|k| before.get(k.as_str()) != after.get(k.as_str())) {
-        return Err(format!("the value of \"{k}\" changed"));
+        return Err(EditCheck::ValueChanged(k.to_string()));
     }
     Ok(())
 }
