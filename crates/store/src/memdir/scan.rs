@@ -29,6 +29,7 @@ use std::collections::VecDeque;
 use std::fs::{self, File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 
 /// `FRONTMATTER_MAX_LINES` in `src/memdir/memoryScan.ts`: how many lines the manifest scan
 /// reads from each file.
@@ -197,35 +198,85 @@ pub struct HeaderScan {
     pub problems: Vec<Problem>,
 }
 
+/// At most this many folder handles stay open during a scan; candidates in further folders
+/// are opened by their full path instead, so a memory folder with thousands of subfolders
+/// cannot exhaust the process's file descriptors.
+#[cfg(unix)]
+const MAX_DIR_FDS: usize = 64;
+
+/// Candidates handed to a reading thread at a time.
+const BATCH: usize = 64;
+
+/// A folder that holds candidates: its path (as the walk reached it), and on Unix an open
+/// handle, so each file is opened with `openat` on its base name rather than by a full path
+/// the kernel would have to walk again component by component.
+struct DirHandle {
+    path: PathBuf,
+    #[cfg(unix)]
+    fd: Option<rustix::fd::OwnedFd>,
+}
+
+impl DirHandle {
+    #[cfg(unix)]
+    fn open(path: PathBuf, opened: &mut usize) -> DirHandle {
+        use rustix::fs::{Mode, OFlags};
+        let fd = if *opened < MAX_DIR_FDS {
+            rustix::fs::open(&path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()
+        } else {
+            None
+        };
+        *opened += usize::from(fd.is_some());
+        DirHandle { path, fd }
+    }
+
+    #[cfg(not(unix))]
+    fn open(path: PathBuf, _opened: &mut usize) -> DirHandle {
+        DirHandle { path }
+    }
+}
+
 /// A `*.md` found by the walk.
 struct Candidate {
     rel: String,
-    abs: PathBuf,
+    /// Where the base name starts in `rel`.
+    name_at: usize,
+    dir: Arc<DirHandle>,
     /// Listed as a symbolic link: containment must be checked before reading.
     symlink: bool,
+}
+
+impl Candidate {
+    fn name(&self) -> &str {
+        &self.rel[self.name_at..]
+    }
+
+    /// The absolute path, exactly as `DirEntry::path` would have given it.
+    fn abs(&self) -> PathBuf {
+        self.dir.path.join(self.name())
+    }
 }
 
 impl Memdir {
     /// Every topic file, read in full. A missing memory folder is an empty scan.
     pub fn scan(&self) -> Result<Scan, MemdirError> {
-        let Some((real_root, candidates, mut problems)) = self.walk()? else { return Ok(Scan::default()) };
-        let results = parallel_map(&candidates, |c, buf| read_topic(&real_root, c, buf));
-        let mut files = Vec::with_capacity(results.len());
-        for (file, mut file_problems) in results {
-            files.extend(file);
-            problems.append(&mut file_problems);
+        let Some((mut batches, mut problems)) = self.read_candidates(read_topic)? else { return Ok(Scan::default()) };
+        for (_, file_problems) in batches.iter_mut().flatten() {
+            problems.append(file_problems);
         }
-        files.sort_unstable_by(|a, b| a.rel_path.cmp(&b.rel_path));
+        let mut files = Vec::with_capacity(batches.iter().map(Vec::len).sum());
+        for batch in batches {
+            files.extend(batch.into_iter().filter_map(|(f, _)| f));
+        }
+        sort_by_rel_path(&mut files);
         Ok(Scan { files, problems })
     }
 
     /// Every topic file's header from its first 30 lines, in walk order: what Claude Code's
     /// manifest is built from. A missing memory folder is an empty scan.
     pub fn scan_headers(&self) -> Result<HeaderScan, MemdirError> {
-        let Some((real_root, candidates, mut problems)) = self.walk()? else { return Ok(HeaderScan::default()) };
-        let results = parallel_map(&candidates, |c, buf| read_header(&real_root, c, buf));
-        let mut headers = Vec::with_capacity(results.len());
-        for r in results {
+        let Some((batches, mut problems)) = self.read_candidates(read_header)? else { return Ok(HeaderScan::default()) };
+        let mut headers = Vec::with_capacity(batches.iter().map(Vec::len).sum());
+        for r in batches.into_iter().flatten() {
             match r {
                 Ok(h) => headers.push(h),
                 Err(p) => problems.push(p),
@@ -234,87 +285,225 @@ impl Memdir {
         Ok(HeaderScan { headers, problems })
     }
 
-    /// Breadth-first listing of `*.md` candidates. `None` when the folder does not exist.
-    fn walk(&self) -> Result<Option<(PathBuf, Vec<Candidate>, Vec<Problem>)>, MemdirError> {
+    /// Walks the folder and maps `f` over every candidate, returning the results in walk order
+    /// (in batches, which spares copying them all into one vector) and the walk's own
+    /// problems. `None` when the folder does not exist.
+    ///
+    /// Small folders are read on the calling thread. Past [`PARALLEL_THRESHOLD`] candidates,
+    /// reading threads start while the walk goes on: the walk feeds them batches, then reads
+    /// too once it is done, so listing a large folder overlaps with reading it.
+    fn read_candidates<R: Send>(
+        &self,
+        f: impl Fn(&Path, Candidate, &mut Vec<u8>) -> R + Sync,
+    ) -> Result<Option<Scanned<R>>, MemdirError> {
         let real_root = match self.real_root() {
             Ok(r) => r,
             Err(MemdirError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        let mut candidates = Vec::new();
-        let mut problems = Vec::new();
-        let mut queue: VecDeque<(PathBuf, String)> = VecDeque::new();
-        queue.push_back((self.root.clone(), String::new()));
-        let mut first = true;
-        while let Some((dir, prefix)) = queue.pop_front() {
-            let entries = match fs::read_dir(&dir) {
-                Ok(e) => e,
-                Err(e) if first => {
-                    return Err(MemdirError::Io { action: "list the memory folder", path: dir, source: e });
+        let mut walker = Walker::start(&self.root)?;
+        let mut first = Vec::new();
+        let more = walker.fill(&mut first, PARALLEL_THRESHOLD);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        if !more || threads <= 1 {
+            walker.fill(&mut first, usize::MAX);
+            let mut buf = Vec::new();
+            let out = first.into_iter().map(|c| f(&real_root, c, &mut buf)).collect();
+            return Ok(Some((vec![out], walker.problems)));
+        }
+        let (f, real_root) = (&f, real_root.as_path());
+        let (tx, rx) = mpsc::channel::<(usize, Vec<Candidate>)>();
+        let rx = Mutex::new(rx);
+        let out = std::thread::scope(|s| {
+            let rx = &rx;
+            let work = || {
+                let mut buf = Vec::with_capacity(HEAD_CHUNK);
+                let mut done: Vec<(usize, Vec<R>)> = Vec::new();
+                loop {
+                    let next = rx.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                    let Ok((start, batch)) = next else { break };
+                    done.push((start, batch.into_iter().map(|c| f(real_root, c, &mut buf)).collect()));
                 }
-                Err(e) => {
-                    problems.push(Problem::new(
-                        prefix.clone(),
+                done
+            };
+            let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+            let mut sent = 0;
+            let mut send = |batch: Vec<Candidate>| {
+                let n = batch.len();
+                // The receiver outlives every send, so this cannot fail.
+                let _ = tx.send((sent, batch));
+                sent += n;
+            };
+            let mut first = first.into_iter();
+            loop {
+                let batch: Vec<Candidate> = first.by_ref().take(BATCH).collect();
+                if batch.is_empty() {
+                    break;
+                }
+                send(batch);
+            }
+            loop {
+                let mut batch = Vec::with_capacity(BATCH);
+                let more = walker.fill(&mut batch, BATCH);
+                if !batch.is_empty() {
+                    send(batch);
+                }
+                if !more {
+                    break;
+                }
+            }
+            drop(tx);
+            let mut parts = work();
+            for h in handles {
+                match h.join() {
+                    Ok(mut part) => parts.append(&mut part),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            parts.sort_unstable_by_key(|p| p.0);
+            parts.into_iter().map(|(_, part)| part).collect()
+        });
+        Ok(Some((out, walker.problems)))
+    }
+}
+
+/// Sorts by `rel_path`, sorting indices and then moving each file once: a `TopicFile` is a
+/// few hundred bytes, too big to shuffle around on every step of a sort.
+fn sort_by_rel_path(files: &mut [TopicFile]) {
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_unstable_by(|&a, &b| files[a].rel_path.cmp(&files[b].rel_path));
+    // Apply the permutation in place, one cycle at a time: position `i` takes the file from
+    // `order[i]`.
+    for start in 0..order.len() {
+        let mut i = start;
+        while order[i] != start {
+            let j = order[i];
+            files.swap(i, j);
+            order[i] = i;
+            i = j;
+        }
+        order[i] = i;
+    }
+}
+
+/// Per-candidate results in walk order, batch by batch, and the walk's problems.
+type Scanned<R> = (Vec<Vec<R>>, Vec<Problem>);
+
+/// The folder being listed.
+struct Listing {
+    entries: fs::ReadDir,
+    path: PathBuf,
+    prefix: String,
+    /// Made when the folder's first candidate turns up.
+    handle: Option<Arc<DirHandle>>,
+}
+
+impl Listing {
+    fn handle(&mut self, opened: &mut usize) -> Arc<DirHandle> {
+        self.handle.get_or_insert_with(|| Arc::new(DirHandle::open(self.path.clone(), opened))).clone()
+    }
+}
+
+/// A breadth-first listing of `*.md` candidates (Node's recursive `readdir` order), which
+/// can stop after some candidates and carry on later.
+struct Walker {
+    queue: VecDeque<(PathBuf, String)>,
+    current: Option<Listing>,
+    problems: Vec<Problem>,
+    dir_fds: usize,
+}
+
+impl Walker {
+    /// Starts listing the memory folder; failing to list it at all is an error.
+    fn start(root: &Path) -> Result<Walker, MemdirError> {
+        let entries = fs::read_dir(root).map_err(|e| MemdirError::Io {
+            action: "list the memory folder",
+            path: root.to_path_buf(),
+            source: e,
+        })?;
+        Ok(Walker {
+            queue: VecDeque::new(),
+            current: Some(Listing { entries, path: root.to_path_buf(), prefix: String::new(), handle: None }),
+            problems: Vec::new(),
+            dir_fds: 0,
+        })
+    }
+
+    /// Appends up to `max` candidates to `out`; `false` once the walk is over.
+    fn fill(&mut self, out: &mut Vec<Candidate>, max: usize) -> bool {
+        let target = out.len().saturating_add(max);
+        loop {
+            if out.len() >= target {
+                return true;
+            }
+            let Some(cur) = self.current.as_mut() else {
+                let Some((dir, prefix)) = self.queue.pop_front() else { return false };
+                match fs::read_dir(&dir) {
+                    Ok(entries) => self.current = Some(Listing { entries, path: dir, prefix, handle: None }),
+                    Err(e) => self.problems.push(Problem::new(
+                        prefix,
                         ProblemKind::UnreadableFolder,
                         format!("Could not list this folder ({e}); memories inside it are not shown."),
+                    )),
+                }
+                continue;
+            };
+            let entry = match cur.entries.next() {
+                None => {
+                    self.current = None;
+                    continue;
+                }
+                Some(Ok(e)) => e,
+                Some(Err(e)) => {
+                    self.problems.push(Problem::new(
+                        cur.prefix.clone(),
+                        ProblemKind::UnreadableFolder,
+                        format!("Could not finish listing this folder ({e})."),
                     ));
+                    self.current = None;
                     continue;
                 }
             };
-            first = false;
-            for entry in entries {
-                let entry = match entry {
-                    Ok(e) => e,
-                    Err(e) => {
-                        problems.push(Problem::new(
-                            prefix.clone(),
-                            ProblemKind::UnreadableFolder,
-                            format!("Could not finish listing this folder ({e})."),
-                        ));
-                        break;
-                    }
-                };
-                let os_name = entry.file_name();
-                let Some(name) = os_name.to_str() else {
-                    problems.push(Problem::new(
-                        join_rel(&prefix, &os_name.to_string_lossy()),
-                        ProblemKind::NonUtf8Name,
-                        "This name is not valid UTF-8, so Mneme skips it. Rename it.",
+            let os_name = entry.file_name();
+            let Some(name) = os_name.to_str() else {
+                self.problems.push(Problem::new(
+                    join_rel(&cur.prefix, &os_name.to_string_lossy()),
+                    ProblemKind::NonUtf8Name,
+                    "This name is not valid UTF-8, so Mneme skips it. Rename it.",
+                ));
+                continue;
+            };
+            let rel = join_rel(&cur.prefix, name);
+            let Ok(ft) = entry.file_type() else {
+                self.problems.push(Problem::new(rel, ProblemKind::Unreadable, "Could not tell what kind of file this is."));
+                continue;
+            };
+            let is_md = name.ends_with(".md") && name != INDEX_FILE;
+            let name_at = rel.len() - name.len();
+            if ft.is_dir() {
+                self.queue.push_back((entry.path(), rel));
+            } else if ft.is_symlink() {
+                if is_md {
+                    out.push(Candidate { rel, name_at, dir: cur.handle(&mut self.dir_fds), symlink: true });
+                } else if fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+                    self.problems.push(Problem::new(
+                        rel,
+                        ProblemKind::SymlinkNotFollowed,
+                        "This is a symbolic link to a folder; Mneme does not look inside it, so memories there are not shown.",
                     ));
-                    continue;
-                };
-                let rel = join_rel(&prefix, name);
-                let Ok(ft) = entry.file_type() else {
-                    problems.push(Problem::new(rel, ProblemKind::Unreadable, "Could not tell what kind of file this is."));
-                    continue;
-                };
-                let is_md = name.ends_with(".md") && name != INDEX_FILE;
-                if ft.is_dir() {
-                    queue.push_back((entry.path(), rel));
-                } else if ft.is_symlink() {
-                    if is_md {
-                        candidates.push(Candidate { abs: entry.path(), rel, symlink: true });
-                    } else if fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
-                        problems.push(Problem::new(
-                            rel,
-                            ProblemKind::SymlinkNotFollowed,
-                            "This is a symbolic link to a folder; Mneme does not look inside it, so memories there are not shown.",
-                        ));
-                    }
-                } else if is_md {
-                    if ft.is_file() {
-                        candidates.push(Candidate { abs: entry.path(), rel, symlink: false });
-                    } else {
-                        problems.push(Problem::new(
-                            rel,
-                            ProblemKind::NotARegularFile,
-                            "This is a pipe, socket or device named like a memory; Mneme does not open it.",
-                        ));
-                    }
+                }
+            } else if is_md {
+                if ft.is_file() {
+                    out.push(Candidate { rel, name_at, dir: cur.handle(&mut self.dir_fds), symlink: false });
+                } else {
+                    self.problems.push(Problem::new(
+                        rel,
+                        ProblemKind::NotARegularFile,
+                        "This is a pipe, socket or device named like a memory; Mneme does not open it.",
+                    ));
                 }
             }
         }
-        Ok(Some((real_root, candidates, problems)))
     }
 }
 
@@ -330,10 +519,67 @@ fn join_rel(prefix: &str, name: &str) -> String {
     }
 }
 
+/// What a scan needs from `fstat`.
+struct FileStat {
+    size: u64,
+    mtime_ns: i64,
+    /// 0 a plain file, 1 a folder, 2 anything else.
+    kind: u8,
+}
+
+/// `fstat` through rustix: a plain `fstat` is cheaper than the `statx` asking for the birth
+/// time that `File::metadata` makes. The modification time is folded into nanoseconds the
+/// way [`super::revision::mtime_ns`] folds a `SystemTime`.
+#[cfg(unix)]
+fn file_stat(file: &File) -> io::Result<FileStat> {
+    use rustix::fs::FileType;
+    let st = rustix::fs::fstat(file)?;
+    let ns = i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec);
+    let mtime_ns = i64::try_from(ns.clamp(-i128::from(i64::MAX), i128::from(i64::MAX))).unwrap_or(0);
+    let kind = match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => 0,
+        FileType::Directory => 1,
+        _ => 2,
+    };
+    Ok(FileStat { size: u64::try_from(st.st_size).unwrap_or(0), mtime_ns, kind })
+}
+
+#[cfg(not(unix))]
+fn file_stat(file: &File) -> io::Result<FileStat> {
+    let meta = file.metadata()?;
+    let kind = if meta.is_file() {
+        0
+    } else if meta.is_dir() {
+        1
+    } else {
+        2
+    };
+    Ok(FileStat { size: meta.len(), mtime_ns: super::revision::mtime_ns(&meta), kind })
+}
+
+/// Opens a plain (not symbolic link) candidate relative to its folder's handle. `O_NOFOLLOW`:
+/// the walk saw a plain file, and a link swapped in since must not be followed.
+#[cfg(unix)]
+fn open_plain(c: &Candidate, abs: &Path) -> io::Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let fd = match &c.dir.fd {
+        Some(dir) => rustix::fs::openat(dir, c.name(), flags, Mode::empty())?,
+        None => rustix::fs::open(abs, flags, Mode::empty())?,
+    };
+    Ok(File::from(fd))
+}
+
+#[cfg(not(unix))]
+fn open_plain(_c: &Candidate, abs: &Path) -> io::Result<File> {
+    File::open(abs)
+}
+
 /// Opens a candidate, refusing links that leave the memory folder or lead to folders.
-fn open_candidate(real_root: &Path, c: &Candidate) -> Result<(File, Metadata), Problem> {
-    if c.symlink {
-        let real = fs::canonicalize(&c.abs).map_err(|e| {
+fn open_candidate(real_root: &Path, c: &Candidate, abs: &Path) -> Result<(File, FileStat), Problem> {
+    let unreadable = |e: io::Error| Problem::new(&c.rel, ProblemKind::Unreadable, format!("Could not read this file ({e})."));
+    let file = if c.symlink {
+        let real = fs::canonicalize(abs).map_err(|e| {
             Problem::new(&c.rel, ProblemKind::Unreadable, format!("This symbolic link cannot be followed ({e})."))
         })?;
         if !real.starts_with(real_root) {
@@ -346,24 +592,29 @@ fn open_candidate(real_root: &Path, c: &Candidate) -> Result<(File, Metadata), P
                 ),
             ));
         }
-    }
-    let unreadable = |e: io::Error| Problem::new(&c.rel, ProblemKind::Unreadable, format!("Could not read this file ({e})."));
-    let file = File::open(&c.abs).map_err(unreadable)?;
-    let meta = file.metadata().map_err(unreadable)?;
-    if !meta.is_file() {
+        File::open(abs).map_err(unreadable)?
+    } else {
+        open_plain(c, abs).map_err(unreadable)?
+    };
+    let st = file_stat(&file).map_err(unreadable)?;
+    if st.kind != 0 {
+        // The words of `describe_type`, without its leading "it is ".
+        let what = if st.kind == 1 { "a folder" } else { "a device, pipe or socket" };
         return Err(Problem::new(
             &c.rel,
-            if meta.is_dir() { ProblemKind::SymlinkNotFollowed } else { ProblemKind::NotARegularFile },
-            format!("This is not a plain file ({}); Mneme skips it.", describe_type(&meta).trim_start_matches("it is ")),
+            if st.kind == 1 { ProblemKind::SymlinkNotFollowed } else { ProblemKind::NotARegularFile },
+            format!("This is not a plain file ({what}); Mneme skips it."),
         ));
     }
-    Ok((file, meta))
+    Ok((file, st))
 }
 
 /// Reads until at least `max_lines` line feeds are in `buf` or the file ends; returns how
 /// many bytes of `buf` hold the file's start. The buffer keeps its length between files, so
-/// a scan of thousands of files neither reallocates nor re-zeroes it.
-fn read_head(file: &mut File, max_lines: usize, buf: &mut Vec<u8>) -> io::Result<usize> {
+/// a scan of thousands of files neither reallocates nor re-zeroes it. Like
+/// [`read_known_size`], it takes the file to end at the size `fstat` gave (`len`), which
+/// spares the read that would only see the end; a size of 0 reads to the end regardless.
+fn read_head(file: &mut File, max_lines: usize, len: u64, buf: &mut Vec<u8>) -> io::Result<usize> {
     if buf.len() < HEAD_CHUNK {
         buf.resize(HEAD_CHUNK, 0);
     }
@@ -383,7 +634,7 @@ fn read_head(file: &mut File, max_lines: usize, buf: &mut Vec<u8>) -> io::Result
         }
         newlines += buf[filled..filled + n].iter().filter(|&&b| b == b'\n').count();
         filled += n;
-        if newlines >= max_lines {
+        if newlines >= max_lines || filled as u64 == len {
             return Ok(filled);
         }
     }
@@ -428,23 +679,26 @@ pub(crate) fn first_lines(bytes: &[u8], max_lines: usize) -> (Cow<'_, str>, bool
     }
 }
 
-fn read_header(real_root: &Path, c: &Candidate, buf: &mut Vec<u8>) -> Result<TopicHeader, Problem> {
-    let (mut file, meta) = open_candidate(real_root, c)?;
-    let n = read_head(&mut file, FRONTMATTER_MAX_LINES, buf)
+fn read_header(real_root: &Path, c: Candidate, buf: &mut Vec<u8>) -> Result<TopicHeader, Problem> {
+    let abs = c.abs();
+    let (mut file, st) = open_candidate(real_root, &c, &abs)?;
+    let n = read_head(&mut file, FRONTMATTER_MAX_LINES, st.size, buf)
         .map_err(|e| Problem::new(&c.rel, ProblemKind::Unreadable, format!("Could not read this file ({e}).")))?;
+    drop(file);
     let (text, _) = first_lines(&buf[..n], FRONTMATTER_MAX_LINES);
     let parsed = frontmatter::parse(&text);
     let fm = parsed.frontmatter.as_ref();
-    let ns = super::revision::mtime_ns(&meta);
+    let ns = st.mtime_ns;
+    let scope = Scope::of(&c.rel);
     Ok(TopicHeader {
-        rel_path: c.rel.clone(),
-        abs_path: c.abs.clone(),
+        rel_path: c.rel,
+        abs_path: abs,
         mtime_ms: ns_to_ms(ns),
         mtime_ns: ns,
         name: fm.and_then(|f| f.name()),
         description: fm.and_then(js_description),
         memory_type: fm.and_then(|f| f.memory_type()),
-        scope: Scope::of(&c.rel),
+        scope,
     })
 }
 
@@ -453,42 +707,55 @@ pub(crate) fn ns_to_ms(ns: i64) -> i64 {
     ns / 1_000_000
 }
 
-fn read_topic(real_root: &Path, c: &Candidate, buf: &mut Vec<u8>) -> (Option<TopicFile>, Vec<Problem>) {
+fn read_topic(real_root: &Path, c: Candidate, buf: &mut Vec<u8>) -> (Option<TopicFile>, Vec<Problem>) {
     let mut problems = Vec::new();
-    let (mut file, meta) = match open_candidate(real_root, c) {
+    let abs = c.abs();
+    let (mut file, st) = match open_candidate(real_root, &c, &abs) {
         Ok(x) => x,
         Err(p) => return (None, vec![p]),
     };
-    let read = if meta.len() > MAX_FULL_READ_BYTES {
+    let read = if st.size > MAX_FULL_READ_BYTES {
         problems.push(Problem::new(
             &c.rel,
             ProblemKind::TooLarge,
-            format!("This file is {} bytes; only its header was read, so its links are not shown.", meta.len()),
+            format!("This file is {} bytes; only its header was read, so its links are not shown.", st.size),
         ));
-        read_head(&mut file, FRONTMATTER_MAX_LINES, buf).map(|n| {
+        read_head(&mut file, FRONTMATTER_MAX_LINES, st.size, buf).map(|n| {
             // Drop the partial last line so a character cut by the read does not decode badly.
             let keep = buf[..n].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
             buf.truncate(keep);
         })
     } else {
-        read_known_size(&mut file, meta.len(), buf)
+        read_known_size(&mut file, st.size, buf)
     };
+    drop(file);
     if let Err(e) = read {
         problems.push(Problem::new(&c.rel, ProblemKind::Unreadable, format!("Could not read this file ({e}).")));
         return (None, problems);
     }
-    let topic = build_topic(&c.rel, &c.abs, &meta, buf, &mut problems);
+    let topic = topic_from_bytes(c.rel, abs, st.mtime_ns, st.size, buf, &mut problems);
     (Some(topic), problems)
 }
 
 /// A [`TopicFile`] from a file's bytes, adding to `problems` what a reader should know.
 pub(crate) fn build_topic(rel: &str, abs: &Path, meta: &Metadata, raw: &[u8], problems: &mut Vec<Problem>) -> TopicFile {
+    topic_from_bytes(rel.to_string(), abs.to_path_buf(), super::revision::mtime_ns(meta), meta.len(), raw, problems)
+}
+
+fn topic_from_bytes(
+    rel: String,
+    abs: PathBuf,
+    ns: i64,
+    size: u64,
+    raw: &[u8],
+    problems: &mut Vec<Problem>,
+) -> TopicFile {
     let bytes = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
     let text = match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => {
             problems.push(Problem::new(
-                rel,
+                &rel,
                 ProblemKind::NotUtf8,
                 "This file is not valid UTF-8; Claude Code and Mneme read the invalid bytes as U+FFFD.",
             ));
@@ -499,7 +766,7 @@ pub(crate) fn build_topic(rel: &str, abs: &Path, meta: &Metadata, raw: &[u8], pr
     let fm = parsed.frontmatter.as_ref();
     let frontmatter_error = fm.and_then(|f| f.error.as_ref()).map(|e| {
         problems.push(Problem::new(
-            rel,
+            &rel,
             ProblemKind::MalformedFrontmatter,
             format!("{e}. Claude Code reads this file as having no description or type; fix the YAML."),
         ));
@@ -510,7 +777,7 @@ pub(crate) fn build_topic(rel: &str, abs: &Path, meta: &Metadata, raw: &[u8], pr
         let closing_line = text[..f.block_len].trim_end().matches('\n').count() + 1;
         if closing_line > FRONTMATTER_MAX_LINES && f.error.is_none() {
             problems.push(Problem::new(
-                rel,
+                &rel,
                 ProblemKind::FrontmatterPastLine30,
                 format!(
                     "The frontmatter ends on line {closing_line}; Claude Code's recall reads only the first {FRONTMATTER_MAX_LINES} lines, so it sees no description or type. Shorten the frontmatter."
@@ -518,13 +785,13 @@ pub(crate) fn build_topic(rel: &str, abs: &Path, meta: &Metadata, raw: &[u8], pr
             ));
         }
     }
-    let ns = super::revision::mtime_ns(meta);
+    let scope = Scope::of(&rel);
     TopicFile {
-        rel_path: rel.to_string(),
-        abs_path: abs.to_path_buf(),
+        rel_path: rel,
+        abs_path: abs,
         mtime_ms: ns_to_ms(ns),
         mtime_ns: ns,
-        size: meta.len(),
+        size,
         name: fm.and_then(|f| f.name()),
         description: fm.and_then(js_description),
         memory_type: fm.and_then(|f| f.memory_type()),
@@ -532,7 +799,7 @@ pub(crate) fn build_topic(rel: &str, abs: &Path, meta: &Metadata, raw: &[u8], pr
         unknown_keys: fm.map(|f| f.unknown_keys()).unwrap_or_default(),
         links: frontmatter::links(parsed.body),
         frontmatter_error,
-        scope: Scope::of(rel),
+        scope,
     }
 }
 
@@ -568,42 +835,6 @@ fn js_string(v: &Value) -> Option<String> {
         Value::Mapping(_) => Some("[object Object]".into()),
         Value::Tagged(t) => js_string(&t.value),
     }
-}
-
-/// Maps `f` over `items` on up to eight threads, keeping order; each worker owns one scratch
-/// buffer. Scans are I/O- and YAML-bound, so a handful of threads is enough to hide latency
-/// without swamping a small machine.
-fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T, &mut Vec<u8>) -> R + Sync) -> Vec<R> {
-    let threads = if items.len() < PARALLEL_THRESHOLD {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get()).min(8)
-    };
-    if threads <= 1 {
-        let mut buf = Vec::new();
-        return items.iter().map(|i| f(i, &mut buf)).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut buf = Vec::with_capacity(HEAD_CHUNK);
-                    part.iter().map(|i| f(i, &mut buf)).collect::<Vec<R>>()
-                })
-            })
-            .collect();
-        let mut out = Vec::with_capacity(items.len());
-        for h in handles {
-            match h.join() {
-                Ok(mut part) => out.append(&mut part),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        out
-    })
 }
 
 /// Reads a whole file whose size `fstat` already gave: `File::read_to_end` would ask the
