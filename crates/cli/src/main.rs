@@ -188,7 +188,23 @@ enum OnOff {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and --version are not errors; print them as clap formats them.
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // One line, like every other mneme error, with where to look next.
+            let text = e.to_string();
+            let summary: Vec<&str> =
+                text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+            let summary = summary.join(" ");
+            eprintln!("mneme: {} (see: mneme --help)", summary.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

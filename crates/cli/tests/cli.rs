@@ -234,6 +234,10 @@ fn bad_inputs_get_one_clear_line() {
     assert!(err.contains("No memory called"), "{err}");
     let err = fails(&h, &repo, &["memories", "new", "--name", "x", "--description", "y", "--type", "user", "--body", "z", "--file", "../escape.md"]);
     assert!(!h.root.join("escape.md").exists() && !h.memdir_for(&repo).parent().unwrap().join("escape.md").exists(), "{err}");
+    let err = fails(&h, &repo, &["memories", "new", "--name", "x"]);
+    assert!(err.contains("--description") && err.contains("mneme --help"), "{err}");
+    let err = fails(&h, &repo, &["no-such-command"]);
+    assert!(err.contains("no-such-command"), "{err}");
     let err = fails(&h, &repo, &["memories", "restore", "no-such-id"]);
     assert!(!err.is_empty());
 }
