@@ -190,6 +190,23 @@ def fx_adddir():
     case(fx, "env_off", CWD="repo", EXTRA_ARGS=f"--add-dir {fx}/extra")
 
 
+def fx_bare():
+    # --bare (CLAUDE_CODE_SIMPLE) loads no CLAUDE.md unless --add-dir is given, and never
+    # attaches nested memory after a read.
+    fx = os.path.join(ROOT, "bare")
+    home(fx)
+    r = f"{fx}/repo"
+    w(f"{r}/CLAUDE.md", "BARE-REPO\n")
+    w(f"{r}/sub/CLAUDE.md", "BARE-SUB (would attach lazily)\n")
+    w(f"{r}/sub/f.txt", "f\n")
+    w(f"{fx}/extra/CLAUDE.md", "BARE-EXTRA\n")
+    git_repo(r)
+    case(fx, "plain", CWD="repo", EXTRA_ENV="CLAUDE_CODE_SIMPLE=1", STUB_ARGS=f"--tool-read {r}/sub/f.txt")
+    case(fx, "add_dir", CWD="repo", EXTRA_ARGS=f"--add-dir {fx}/extra",
+         EXTRA_ENV="CLAUDE_CODE_SIMPLE=1 CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1",
+         STUB_ARGS=f"--tool-read {r}/sub/f.txt")
+
+
 def fx_large():
     fx = os.path.join(ROOT, "large")
     home(fx)
@@ -234,6 +251,7 @@ def main():
     fx_memsize("memfm", "---\nname: x\n---\n<!-- c -->\n- [A](a.md) — after frontmatter and comment\n")
     fx_adddir()
     fx_large()
+    fx_bare()
     fx_lazy_single()
     for d in sorted(os.listdir(ROOT)):
         print(os.path.join(ROOT, d))

@@ -151,7 +151,9 @@ impl Mneme {
             additional_dirs_claude_md: env.is_truthy("CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD"),
             auto_mem_entrypoint: enabled_auto.then(|| entrypoint.clone()),
             team_mem_entrypoint: None,
-            disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS"),
+            // `--bare` (CLAUDE_CODE_SIMPLE) skips CLAUDE.md files unless --add-dir was given.
+            disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS")
+                || (env.is_truthy("CLAUDE_CODE_SIMPLE") && req.add_dirs.is_empty()),
         };
         Ok(Resolved { cwd, settings, options, auto_memory, memdir: amd.dir })
     }
@@ -191,6 +193,11 @@ impl Mneme {
     /// What Claude Code would attach after the model read `targets` in one turn, in order.
     pub fn touched(&self, req: &ContextRequest, targets: &[PathBuf]) -> Result<TouchedView, ApiError> {
         let r = self.resolve(req)?;
+        // In `--bare` mode Claude Code never attaches nested memory, --add-dir or not
+        // (captured: testdata/conformance-extra/expected/bare__*).
+        if self.env.is_truthy("CLAUDE_CODE_SIMPLE") {
+            return Ok(TouchedView { block: String::new(), files: Vec::new() });
+        }
         let ctx = mneme_claudemd::load(&r.options);
         let targets: Vec<PathBuf> = targets.iter().map(|t| absolute(&r.cwd, t)).collect();
         let attached = mneme_claudemd::touched(&r.options, &ctx, &targets);
