@@ -8,7 +8,7 @@ N="${1:-40}"; SEED="${2:-$RANDOM}"
 cargo build --locked -q -p mneme
 MNEME="$CARGO_TARGET_DIR/debug/mneme"
 status=0
-for gen in gen gen_settings; do
+for gen in gen gen_settings gen_paths; do
   root="/tmp/mneme-diff-$gen"
   rm -rf "$root" "$root-cap" "$root-exp"
   python3 "testdata/differential/$gen.py" "$root" "$N" "$SEED" >/dev/null
