@@ -3,7 +3,8 @@
 # `mneme` overview of the current folder on the real ~/.claude; extra arguments go to mneme
 # (`npm start -- projects`, `npm start -- context --cwd ~/code/app`).
 set -euo pipefail
-here="$(pwd)"
+# npm runs scripts from the package folder; INIT_CWD is where the user typed the command.
+here="${INIT_CWD:-$(pwd)}"
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 cargo build --release --locked -q -p mneme
