@@ -24,6 +24,8 @@ pub struct FrontmatterError {
 }
 
 
+impl std::error::Error for FrontmatterError {}
+
 impl std::fmt::Display for FrontmatterError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.line {
@@ -334,7 +336,7 @@ pub fn links(body: &str) -> Vec<String> {
     let mut rest = body;
     while let Some(open) = rest.find("[[") {
         let after = &rest[open + 2..];
-        let Some(end) = after.find(|c| matches!(c, '[' | ']' | '\n')) else { break };
+        let Some(end) = after.find(['[', ']', '\n']) else { break };
         if after[end..].starts_with("]]") {
             let inner = &after[..end];
             let name = inner.split(['|', '#']).next().unwrap_or("").trim();
@@ -453,4 +455,3 @@ mod tests {
         assert_eq!(b("---\n---\nbody"), Some(("", "body")));
     }
 }
-impl std::error::Error for FrontmatterError {}

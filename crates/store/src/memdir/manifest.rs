@@ -14,7 +14,7 @@ pub const MAX_MEMORY_FILES: usize = 200;
 /// Claude Code's selection: newest first by modification time, ties kept in walk order (a
 /// stable sort, as JavaScript's), cut to [`MAX_MEMORY_FILES`].
 pub fn select_for_manifest(mut headers: Vec<TopicHeader>) -> Vec<TopicHeader> {
-    headers.sort_by(|a, b| b.mtime_ns.cmp(&a.mtime_ns));
+    headers.sort_by_key(|h| std::cmp::Reverse(h.mtime_ns));
     headers.truncate(MAX_MEMORY_FILES);
     headers
 }
