@@ -5,11 +5,13 @@
 
 mod context;
 mod error;
+mod files;
 mod graph;
 mod memories;
 
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
 pub use error::{ApiError, ErrorCode};
+pub use files::{FileText, SavedFile};
 pub use graph::{Graph, GraphEdge, GraphNode};
 pub use memories::{MachineSettings, MemoryDetail, MemoryEdit, MemoryListFilter, MemorySummary, NewMemoryRequest, Trashed};
 pub use mneme_core::{Clock, FixedClock, SystemClock};

@@ -82,6 +82,15 @@ enum Command {
         #[command(subcommand)]
         action: Option<SettingsCommand>,
     },
+    /// Serve the browser UI and its API on 127.0.0.1 until Ctrl-C (prints the address to open).
+    Serve {
+        /// Port on 127.0.0.1 (default: any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// The built UI folder (default: $MNEME_UI_DIR, else the repository's ui/dist).
+        #[arg(long, value_name = "DIR")]
+        ui_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -303,6 +312,15 @@ fn run(cli: Cli) -> Result<()> {
                 println!("autoDreamEnabled is now {} in {}", matches!(state, OnOff::On), path.display());
             }
         },
+        Command::Serve { port, ui_dir } => {
+            let opts = mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(std::env::current_dir()?) };
+            // The tokio runtime lives inside this call only; every other command stays synchronous.
+            mneme_serve::serve_blocking(mneme, opts, |addr, token| {
+                println!("Mneme is running at http://127.0.0.1:{}/?token={token}", addr.port());
+                // Scripts and the desktop shell read this line from a pipe; don't leave it buffered.
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+            })?;
+        }
     }
     Ok(())
 }

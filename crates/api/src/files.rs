@@ -1,0 +1,387 @@
+//! Whole-file editing for front ends with a text editor: a memory's topic file, and the
+//! CLAUDE.md, rules, CLAUDE.local.md and MEMORY.md files that "What Claude sees" lists.
+//!
+//! Every save names the revision the editor started from and is refused with
+//! [`ErrorCode::Conflict`] if the file changed since (Claude Code writes these files too), so
+//! the person can reload, overwrite or compare instead of silently losing either version.
+//! Writes are atomic: temporary file in the same folder, fsync, rename, fsync the folder.
+
+use crate::context::absolute;
+use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
+use mneme_store::memdir::{MemdirError, Revision, INDEX_FILE};
+use serde::Serialize;
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A file's text with the revision to hand back when saving it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileText {
+    pub path: PathBuf,
+    /// The whole file (invalid UTF-8 is shown with replacement characters).
+    pub content: String,
+    /// `absent` when the file does not exist yet (only a memory folder's MEMORY.md).
+    pub revision: String,
+}
+
+/// Where a save landed and the revision to use for the next save.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedFile {
+    pub path: PathBuf,
+    pub revision: String,
+}
+
+/// The one message every refused save carries, so each front end offers the same choices.
+fn conflict(path: &Path) -> ApiError {
+    ApiError::new(
+        ErrorCode::Conflict,
+        format!(
+            "{} changed on disk since you opened it (Claude Code may have written it). Reload it to see the new \
+             text, overwrite it with yours, or compare the two first.",
+            path.display()
+        ),
+    )
+}
+
+fn parse_revision(revision: &str) -> Result<Revision, ApiError> {
+    revision.trim().parse::<Revision>().map_err(ApiError::from)
+}
+
+fn io_error(action: &str, path: &Path, e: &io::Error) -> ApiError {
+    ApiError::new(
+        ErrorCode::Io,
+        format!("Could not {action} {}: {e}. Check that it exists and that you may write there, then try again.", path.display()),
+    )
+}
+
+impl Mneme {
+    /// Replaces a topic file's whole text, if it still matches `revision` (from
+    /// [`Mneme::memory`] or an earlier save).
+    pub fn save_memory(
+        &self,
+        req: &ContextRequest,
+        rel_path: &str,
+        content: &str,
+        revision: &str,
+    ) -> Result<SavedFile, ApiError> {
+        let expected = parse_revision(revision)?;
+        let (_, m) = self.memdir(req)?;
+        let path = rel_path.split('/').fold(m.root().to_path_buf(), |p, part| p.join(part));
+        match m.update(rel_path, content, &expected) {
+            Ok(rev) => Ok(SavedFile { path, revision: rev.to_string() }),
+            Err(MemdirError::ChangedOnDisk { .. }) => Err(conflict(&path)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The text of a CLAUDE.md, rule, CLAUDE.local.md or MEMORY.md file that the context of
+    /// `req` lists (loaded or skipped), or of the memory folder's MEMORY.md.
+    pub fn read_file(&self, req: &ContextRequest, path: &Path) -> Result<FileText, ApiError> {
+        let (path, is_index) = self.editable_path(req, path)?;
+        match read_with_meta(&path)? {
+            Some((bytes, meta)) => Ok(FileText {
+                revision: Revision::of(&bytes, &meta).to_string(),
+                content: String::from_utf8_lossy(&bytes).into_owned(),
+                path,
+            }),
+            None if is_index => {
+                Ok(FileText { path, content: String::new(), revision: Revision::ABSENT.to_string() })
+            }
+            None => Err(ApiError::not_found(format!(
+                "{} no longer exists; it may have been moved or deleted. Reload the context.",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Replaces the whole text of a file [`Mneme::read_file`] may read, if it still matches
+    /// `revision`. With `absent` the file is created and must still not exist.
+    pub fn save_file(&self, req: &ContextRequest, path: &Path, content: &str, revision: &str) -> Result<SavedFile, ApiError> {
+        let expected = parse_revision(revision)?;
+        let (path, _) = self.editable_path(req, path)?;
+        let rev = write_checked(&path, content.as_bytes(), &expected)?;
+        Ok(SavedFile { path, revision: rev.to_string() })
+    }
+
+    /// `path` (relative to the cwd or absolute) if the context of `req` shows it, with whether
+    /// it is the memory folder's MEMORY.md (which may not exist yet); else InvalidInput: a
+    /// browser page must not be able to make Mneme read or write anywhere else.
+    fn editable_path(&self, req: &ContextRequest, path: &Path) -> Result<(PathBuf, bool), ApiError> {
+        let view = self.context(req)?;
+        let wanted = absolute(&req.cwd, path);
+        let index = view.auto_memory.dir.join(INDEX_FILE);
+        let listed = view
+            .files
+            .iter()
+            .map(|f| &f.path)
+            .chain(view.skipped.iter().map(|s| &s.path))
+            .chain(std::iter::once(&index));
+        let wanted_real = fs::canonicalize(&wanted).ok();
+        for candidate in listed {
+            // Listed paths are as the loader spelled them (a symlinked cwd stays symlinked), so
+            // a path naming the same file through another spelling is the same file.
+            let same = *candidate == wanted
+                || wanted_real.as_ref().is_some_and(|w| fs::canonicalize(candidate).ok().as_ref() == Some(w));
+            if same {
+                return Ok((candidate.clone(), *candidate == index));
+            }
+        }
+        Err(ApiError::invalid(format!(
+            "{} is not one of the files Claude Code reads from {}, so Mneme will not open or write it. Pick a file \
+             from the context list.",
+            wanted.display(),
+            req.cwd.display()
+        )))
+    }
+}
+
+/// The bytes and metadata of a regular file (following symbolic links), or `None` if absent.
+fn read_with_meta(path: &Path) -> Result<Option<(Vec<u8>, Metadata)>, ApiError> {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error("read", path, &e)),
+    };
+    let meta = file.metadata().map_err(|e| io_error("read", path, &e))?;
+    if !meta.is_file() {
+        return Err(ApiError::invalid(format!("{} is not a regular file; Mneme only edits plain files.", path.display())));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| io_error("read", path, &e))?;
+    Ok(Some((bytes, meta)))
+}
+
+fn current_revision(path: &Path) -> Result<Revision, ApiError> {
+    Ok(match read_with_meta(path)? {
+        Some((bytes, meta)) => Revision::of(&bytes, &meta),
+        None => Revision::ABSENT,
+    })
+}
+
+static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Atomically replaces (or, with [`Revision::ABSENT`], creates) `path` if it still matches
+/// `expected`. The check runs before the temporary file is written and again just before the
+/// rename; Claude Code takes no locks, so only the rename itself remains as a window.
+fn write_checked(path: &Path, bytes: &[u8], expected: &Revision) -> Result<Revision, ApiError> {
+    // A symlinked rule or CLAUDE.md is edited where it really lives, so the link survives
+    // instead of being replaced by a regular file.
+    let target = if expected.exists() { fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()) } else { path.to_path_buf() };
+    if !current_revision(&target)?.matches(expected) {
+        return Err(conflict(path));
+    }
+    let dir = target.parent().ok_or_else(|| ApiError::invalid(format!("{} has no parent folder.", path.display())))?;
+    if !expected.exists() {
+        fs::create_dir_all(dir).map_err(|e| io_error("create the folder", dir, &e))?;
+    }
+    let existing = fs::metadata(&target).ok();
+    let (tmp, meta) = write_temp(dir, bytes, existing.as_ref())?;
+    let published = if expected.exists() {
+        match current_revision(&target) {
+            Ok(now) if now.matches(expected) => fs::rename(&tmp, &target).map_err(|e| io_error("replace", &target, &e)),
+            Ok(_) => Err(conflict(path)),
+            Err(e) => Err(e),
+        }
+    } else {
+        // A hard link never replaces a file that appeared meanwhile; the rename fallback is
+        // for file systems without hard links.
+        match fs::hard_link(&tmp, &target) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(conflict(path)),
+            Err(_) if fs::symlink_metadata(&target).is_ok() => Err(conflict(path)),
+            Err(_) => fs::rename(&tmp, &target).map_err(|e| io_error("create", &target, &e)),
+        }
+    };
+    let _ = fs::remove_file(&tmp);
+    published?;
+    fsync_dir(dir);
+    Ok(Revision::of(bytes, &meta))
+}
+
+/// Writes `bytes` to a fresh temporary file in `dir` with the permissions of `like`, and
+/// fsyncs it. The name starts with `.mneme-` and ends in `.tmp` so Claude Code's `*.md`
+/// scans never pick it up.
+fn write_temp(dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> Result<(PathBuf, Metadata), ApiError> {
+    let (path, mut file) = loop {
+        let n = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
+        let p = dir.join(format!(".mneme-{}-f{n}.tmp", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).open(&p) {
+            Ok(f) => break (p, f),
+            // A leftover of a crashed process with the same pid: take the next number.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_error("create a temporary file in", dir, &e)),
+        }
+    };
+    let written = (|| -> io::Result<Metadata> {
+        file.write_all(bytes)?;
+        if let Some(m) = like {
+            file.set_permissions(m.permissions())?;
+        }
+        file.sync_all()?;
+        file.metadata()
+    })();
+    match written {
+        Ok(meta) => Ok((path, meta)),
+        Err(e) => {
+            let _ = fs::remove_file(&path);
+            Err(io_error("write", &path, &e))
+        }
+    }
+}
+
+/// Makes the rename durable. Best effort: some file systems refuse to fsync a folder, and the
+/// rename has happened either way.
+fn fsync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FixedClock, NewMemoryRequest};
+    use mneme_testsupport::TestHome;
+    use std::sync::Arc;
+
+    fn world() -> (TestHome, Mneme, ContextRequest) {
+        let home = TestHome::new();
+        let repo = home.git_repo("repo");
+        let clock = Arc::new(FixedClock::at_unix_secs(1_764_400_000));
+        let mneme = Mneme::new(home.env.clone(), clock);
+        let req = ContextRequest { cwd: repo, date: Some("2025-11-29".into()), ..Default::default() };
+        (home, mneme, req)
+    }
+
+    fn new_memory(mneme: &Mneme, req: &ContextRequest) -> String {
+        let created = mneme
+            .create_memory(
+                req,
+                &NewMemoryRequest {
+                    name: "Testing".into(),
+                    description: "how we test".into(),
+                    kind: "feedback".into(),
+                    body: "Run the suite.".into(),
+                    file_name: None,
+                },
+            )
+            .unwrap();
+        created.rel_path
+    }
+
+    #[test]
+    fn save_memory_round_trips_and_refuses_a_stale_revision() {
+        let (_home, mneme, req) = world();
+        let rel = new_memory(&mneme, &req);
+        let detail = mneme.memory(&req, &rel).unwrap();
+        let text = detail.content.replace("Run the suite.", "Run the whole suite.");
+        let saved = mneme.save_memory(&req, &rel, &text, &detail.revision).unwrap();
+        assert_eq!(fs::read_to_string(&saved.path).unwrap(), text);
+        assert_eq!(mneme.memory(&req, &rel).unwrap().revision, saved.revision);
+
+        let err = mneme.save_memory(&req, &rel, "lost", &detail.revision).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Conflict);
+        for word in ["Reload", "overwrite", "compare"] {
+            assert!(err.message.contains(word), "{}", err.message);
+        }
+        assert_eq!(fs::read_to_string(&saved.path).unwrap(), text, "a refused save leaves the file alone");
+
+        let err = mneme.save_memory(&req, &rel, "x", "garbage").unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput);
+        let err = mneme.save_memory(&req, "../escape.md", "x", &saved.revision).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput);
+    }
+
+    #[test]
+    fn read_and_save_a_listed_claude_md_keeping_permissions() {
+        let (home, mneme, req) = world();
+        let claude_md = home.write(req.cwd.join("CLAUDE.md"), "Use tabs.\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&claude_md, fs::Permissions::from_mode(0o640)).unwrap();
+        }
+        let file = mneme.read_file(&req, Path::new("CLAUDE.md")).unwrap();
+        assert_eq!(file.path, claude_md);
+        assert_eq!(file.content, "Use tabs.\n");
+
+        let saved = mneme.save_file(&req, &claude_md, "Use spaces.\n", &file.revision).unwrap();
+        assert_eq!(fs::read_to_string(&claude_md).unwrap(), "Use spaces.\n");
+        assert_eq!(mneme.read_file(&req, &claude_md).unwrap().revision, saved.revision);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(fs::metadata(&claude_md).unwrap().permissions().mode() & 0o777, 0o640);
+        }
+        let leftovers: Vec<_> = fs::read_dir(&req.cwd)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "temporary files are cleaned up");
+
+        let err = mneme.save_file(&req, &claude_md, "stale", &file.revision).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Conflict);
+        assert_eq!(fs::read_to_string(&claude_md).unwrap(), "Use spaces.\n");
+    }
+
+    #[test]
+    fn files_outside_the_context_are_refused() {
+        let (home, mneme, req) = world();
+        let secret = home.write("home/.ssh/config", "Host *\n");
+        let notes = home.write(req.cwd.join("notes.md"), "not loaded\n");
+        for p in [secret.as_path(), notes.as_path(), Path::new("../../home/.ssh/config")] {
+            let err = mneme.read_file(&req, p).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidInput, "{p:?}");
+            let err = mneme.save_file(&req, p, "x", "absent").unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidInput, "{p:?}");
+        }
+        assert_eq!(fs::read_to_string(&secret).unwrap(), "Host *\n");
+    }
+
+    #[test]
+    fn skipped_files_are_editable_too() {
+        let (home, mneme, req) = world();
+        // Only frontmatter and a comment: Claude Code skips it as empty, and the person may
+        // want to fill it in from the context view.
+        let empty = home.write(req.cwd.join("CLAUDE.md"), "<!-- nothing yet -->\n");
+        let view = mneme.context(&req).unwrap();
+        assert!(view.skipped.iter().any(|s| s.path == empty), "{:?}", view.skipped);
+        let file = mneme.read_file(&req, &empty).unwrap();
+        mneme.save_file(&req, &empty, "Real rules.\n", &file.revision).unwrap();
+        assert_eq!(fs::read_to_string(&empty).unwrap(), "Real rules.\n");
+    }
+
+    #[test]
+    fn the_memory_index_can_be_created_and_edited() {
+        let (home, mneme, req) = world();
+        let index = home.memdir_for(&req.cwd).join("MEMORY.md");
+        let file = mneme.read_file(&req, &index).unwrap();
+        assert_eq!((file.content.as_str(), file.revision.as_str()), ("", "absent"));
+        let saved = mneme.save_file(&req, &index, "- [A](a.md) — a\n", "absent").unwrap();
+        assert_eq!(fs::read_to_string(&index).unwrap(), "- [A](a.md) — a\n");
+        let err = mneme.save_file(&req, &index, "again", "absent").unwrap_err();
+        assert_eq!(err.code, ErrorCode::Conflict, "creating refuses when the file appeared meanwhile");
+        mneme.save_file(&req, &index, "- [B](b.md) — b\n", &saved.revision).unwrap();
+        assert_eq!(fs::read_to_string(&index).unwrap(), "- [B](b.md) — b\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_rule_is_written_through_its_link() {
+        let (home, mneme, req) = world();
+        let real = home.write("shared/style.md", "Shared style.\n");
+        let rules = req.cwd.join(".claude/rules");
+        fs::create_dir_all(&rules).unwrap();
+        let link = rules.join("style.md");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let file = mneme.read_file(&req, &link).unwrap();
+        assert_eq!(file.content, "Shared style.\n");
+        mneme.save_file(&req, &link, "New style.\n", &file.revision).unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+        assert_eq!(fs::read_to_string(&real).unwrap(), "New style.\n");
+    }
+}

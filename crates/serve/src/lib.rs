@@ -1,0 +1,149 @@
+//! `mneme serve`: the same [`Mneme`] api over HTTP for the browser UI, on 127.0.0.1 only.
+//!
+//! - `POST /api/{method}` with a camelCase JSON body calls one api method and answers with
+//!   its JSON result, or with an error status and `{ "code", "message" }` (see [`methods`]).
+//! - `GET /api/events` is a Server-Sent Events stream of `changed` events naming the files
+//!   that changed under Claude Code's folders (see [`events`]).
+//! - Everything else is the static UI (`ui/dist`), with index.html for unknown paths.
+//!
+//! A local web server is reachable by every page the browser opens, so [`security`] checks
+//! every request: a per-run secret token (Bearer header; `?token=` only for the event stream),
+//! the Host header (DNS rebinding), the Origin header (cross-site requests) and a JSON content
+//! type on POST (simple cross-site form posts). No CORS headers are ever sent.
+
+pub mod events;
+pub mod methods;
+pub mod security;
+pub mod ui;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use mneme_api::Mneme;
+use std::future::Future;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How to run the server.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// The port on 127.0.0.1; 0 picks any free one.
+    pub port: u16,
+    /// The built UI (`index.html` and its assets); `None` = [`ui::default_ui_dir`].
+    pub ui_dir: Option<PathBuf>,
+    /// The secret every API request must carry; `None` = 32 random bytes in hex.
+    pub token: Option<String>,
+    /// The folder the UI opens first (reported by the `home` method); `None` = the process's
+    /// current folder.
+    pub start_dir: Option<PathBuf>,
+}
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("Could not listen on 127.0.0.1:{port}: {source}. Pick another port with --port, or stop the program using it.")]
+    Bind {
+        port: u16,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Could not make a random access token: {0}. The operating system's random source is unavailable.")]
+    Random(String),
+    #[error("The file watcher for live updates could not start: {0}.")]
+    Watch(#[from] notify::Error),
+    #[error("The server stopped with an error: {0}.")]
+    Io(#[from] std::io::Error),
+}
+
+/// What every handler shares.
+pub(crate) struct AppState {
+    pub mneme: Mneme,
+    pub token: String,
+    pub port: u16,
+    pub start_dir: PathBuf,
+    pub ui_dir: Option<PathBuf>,
+    pub events: events::Events,
+}
+
+/// Serves until Ctrl-C. `ready` gets the bound address and the token once requests can be
+/// accepted (print the URL there).
+pub async fn serve(mneme: Mneme, opts: ServeOptions, ready: impl FnOnce(SocketAddr, &str)) -> Result<(), ServeError> {
+    serve_until(mneme, opts, ready, async {
+        // If the signal handler cannot be installed, run until the process is killed.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    })
+    .await
+}
+
+/// Serves until `shutdown` completes, then lets open requests finish and ends event streams.
+pub async fn serve_until(
+    mneme: Mneme,
+    opts: ServeOptions,
+    ready: impl FnOnce(SocketAddr, &str),
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let token = match opts.token {
+        Some(t) => t,
+        None => random_token()?,
+    };
+    // Loopback only: the API reads and writes a person's files and must never be reachable
+    // from another machine.
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, opts.port))
+        .await
+        .map_err(|source| ServeError::Bind { port: opts.port, source })?;
+    let addr = listener.local_addr()?;
+    let env = mneme.environment().clone();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let events = events::Events::start(&env, stop_rx)?;
+    let start_dir = match opts.start_dir {
+        Some(d) => d,
+        None => std::env::current_dir()?,
+    };
+    let state = Arc::new(AppState {
+        mneme,
+        token,
+        port: addr.port(),
+        start_dir,
+        ui_dir: opts.ui_dir.or_else(ui::default_ui_dir),
+        events,
+    });
+    let app = router(state.clone());
+    ready(addr, &state.token);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            // Event streams never end on their own; graceful shutdown would wait for them.
+            let _ = stop_tx.send(true);
+        })
+        .await?;
+    Ok(())
+}
+
+fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/api/events", get(events::stream))
+        .route("/api/{method}", post(methods::call))
+        .fallback(ui::serve_ui)
+        // Whole-file saves carry the file in the body; CLAUDE.md files are small, but the
+        // default 2 MB would refuse a large memory folder's index pasted in whole.
+        .layer(DefaultBodyLimit::max(16 * 1024 * 1024))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))
+        .with_state(state)
+}
+
+/// 32 bytes from the operating system's random source, in lowercase hex.
+fn random_token() -> Result<String, ServeError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| ServeError::Random(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Runs [`serve`] on a fresh multi-threaded runtime, for a command line that is otherwise
+/// synchronous.
+pub fn serve_blocking(mneme: Mneme, opts: ServeOptions, ready: impl FnOnce(SocketAddr, &str)) -> Result<(), ServeError> {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(serve(mneme, opts, ready))
+}

@@ -1,0 +1,362 @@
+//! `POST /api/{method}`: one api method per name, camelCase JSON in and out.
+//!
+//! | method | body | answer |
+//! | --- | --- | --- |
+//! | `context` | `{cwd, settingSources?, addDirs?, date?}` | `ContextView` |
+//! | `touched` | `{cwd, files}` | `TouchedView` |
+//! | `projects` | `{}` | `[ProjectInfo]` |
+//! | `memories` | `{cwd, kind?, search?}` | `[MemorySummary]` |
+//! | `memory` | `{cwd, memory}` | `MemoryDetail` |
+//! | `manifest` | `{cwd}` | `{text}` |
+//! | `createMemory` | `{cwd, name, description, kind, body, fileName?}` | `MemorySummary` |
+//! | `saveMemory` | `{cwd, relPath, content, revision}` | `SavedFile` |
+//! | `editMemory` | `{cwd, memory, name?, description?, kind?, body?, rename?}` | `MemorySummary` |
+//! | `deleteMemory` | `{cwd, memory}` | `Trashed` |
+//! | `trash` | `{cwd}` | `TrashListing` |
+//! | `restoreMemory` | `{cwd, id}` | `{path}` |
+//! | `health` | `{cwd}` | `Health` |
+//! | `fixIndex` | `{cwd}` | `{changes}` |
+//! | `graph` | `{cwd}` | `Graph` |
+//! | `readFile` | `{cwd, path}` | `FileText` |
+//! | `saveFile` | `{cwd, path, content, revision}` | `SavedFile` |
+//! | `machineSettings` | `{}` | `MachineSettings` |
+//! | `setAutoMemory` / `setAutoDream` | `{on}` | `{path}` |
+//! | `home` | `{}` | `{home, configHome, cwd}` |
+//! | `watch` | `{cwd}` | `{watching}` |
+//!
+//! Every method taking `cwd` also accepts `settingSources` and `addDirs`, because they change
+//! which memory folder Claude Code uses. Errors: 400 `invalid_input`, 404 `not_found`, 409
+//! `conflict` / `already_exists`, 422 `malformed`, 500 `io`, each as `{code, message}`.
+//! Answers that would be a bare string or list are wrapped in an object so fields can be
+//! added later without breaking the UI.
+
+use crate::AppState;
+use axum::body::Bytes;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use mneme_api::{ApiError, ContextRequest, ErrorCode, MemoryEdit, MemoryListFilter, Mneme, NewMemoryRequest};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The engine methods, run on a blocking thread because they read and write files.
+const ENGINE_METHODS: &[&str] = &[
+    "context",
+    "touched",
+    "projects",
+    "memories",
+    "memory",
+    "manifest",
+    "createMemory",
+    "saveMemory",
+    "editMemory",
+    "deleteMemory",
+    "trash",
+    "restoreMemory",
+    "health",
+    "fixIndex",
+    "graph",
+    "readFile",
+    "saveFile",
+    "machineSettings",
+    "setAutoMemory",
+    "setAutoDream",
+];
+
+pub(crate) async fn call(State(state): State<Arc<AppState>>, UrlPath(method): UrlPath<String>, body: Bytes) -> Response {
+    let result = match method.as_str() {
+        "home" => Ok(json!({
+            "home": state.mneme.environment().home,
+            "configHome": state.mneme.environment().config_home(),
+            "cwd": state.start_dir,
+        })),
+        "watch" => watch(state.clone(), &body).await,
+        m if ENGINE_METHODS.contains(&m) => {
+            let state = state.clone();
+            match tokio::task::spawn_blocking(move || dispatch(&state.mneme, &state.start_dir, &method, &body)).await {
+                Ok(r) => r,
+                Err(e) => Err(ApiError::new(ErrorCode::Io, format!("The request failed inside Mneme: {e}."))),
+            }
+        }
+        _ => {
+            return error_response(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                &format!("There is no API method '{method}'."),
+            )
+        }
+    };
+    match result {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => api_error_response(&e),
+    }
+}
+
+/// `{code, message}` with the given status.
+pub(crate) fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
+    (status, Json(json!({ "code": code, "message": message }))).into_response()
+}
+
+fn api_error_response(e: &ApiError) -> Response {
+    let status = match e.code {
+        ErrorCode::InvalidInput => StatusCode::BAD_REQUEST,
+        ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        ErrorCode::Conflict | ErrorCode::AlreadyExists => StatusCode::CONFLICT,
+        ErrorCode::Malformed => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorCode::Io => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    (status, Json(e)).into_response()
+}
+
+/// Which folder to look from; shared by every method that takes `cwd`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Where {
+    cwd: PathBuf,
+    #[serde(default)]
+    setting_sources: Option<String>,
+    #[serde(default)]
+    add_dirs: Vec<PathBuf>,
+}
+
+impl Where {
+    /// A relative `cwd` is taken from the folder serve was started in, like the CLI does.
+    fn request(&self, start: &Path, date: Option<String>) -> ContextRequest {
+        ContextRequest {
+            cwd: start.join(&self.cwd),
+            setting_sources: self.setting_sources.clone(),
+            add_dirs: self.add_dirs.clone(),
+            settings_file: None,
+            date,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ContextBody {
+    #[serde(flatten)]
+    at: Where,
+    #[serde(default)]
+    date: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TouchedBody {
+    #[serde(flatten)]
+    at: Where,
+    files: Vec<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MemoriesBody {
+    #[serde(flatten)]
+    at: Where,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    search: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MemoryBody {
+    #[serde(flatten)]
+    at: Where,
+    memory: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateBody {
+    #[serde(flatten)]
+    at: Where,
+    name: String,
+    description: String,
+    kind: String,
+    body: String,
+    #[serde(default)]
+    file_name: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SaveMemoryBody {
+    #[serde(flatten)]
+    at: Where,
+    rel_path: String,
+    content: String,
+    revision: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EditBody {
+    #[serde(flatten)]
+    at: Where,
+    memory: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    rename: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RestoreBody {
+    #[serde(flatten)]
+    at: Where,
+    id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadFileBody {
+    #[serde(flatten)]
+    at: Where,
+    path: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SaveFileBody {
+    #[serde(flatten)]
+    at: Where,
+    path: PathBuf,
+    content: String,
+    revision: String,
+}
+
+#[derive(Deserialize)]
+struct Toggle {
+    on: bool,
+}
+
+/// Parses the body; an empty body counts as `{}` so argument-less methods need none.
+fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    let body = if body.iter().all(u8::is_ascii_whitespace) { b"{}".as_slice() } else { body };
+    serde_json::from_slice(body).map_err(|e| ApiError::invalid(format!("The request body is not what this method takes: {e}.")))
+}
+
+fn to_json<T: serde::Serialize>(v: T) -> Result<Value, ApiError> {
+    serde_json::to_value(v).map_err(|e| ApiError::new(ErrorCode::Io, format!("Could not encode the answer: {e}.")))
+}
+
+pub(crate) fn dispatch(m: &Mneme, start: &Path, method: &str, body: &[u8]) -> Result<Value, ApiError> {
+    match method {
+        "context" => {
+            let b: ContextBody = parse(body)?;
+            to_json(m.context(&b.at.request(start, b.date))?)
+        }
+        "touched" => {
+            let b: TouchedBody = parse(body)?;
+            to_json(m.touched(&b.at.request(start, None), &b.files)?)
+        }
+        "projects" => to_json(m.projects()),
+        "memories" => {
+            let b: MemoriesBody = parse(body)?;
+            to_json(m.memories(&b.at.request(start, None), &MemoryListFilter { kind: b.kind, search: b.search })?)
+        }
+        "memory" => {
+            let b: MemoryBody = parse(body)?;
+            to_json(m.memory(&b.at.request(start, None), &b.memory)?)
+        }
+        "manifest" => {
+            let b: Where = parse(body)?;
+            Ok(json!({ "text": m.manifest(&b.request(start, None))? }))
+        }
+        "createMemory" => {
+            let b: CreateBody = parse(body)?;
+            let new = NewMemoryRequest {
+                name: b.name,
+                description: b.description,
+                kind: b.kind,
+                body: b.body,
+                file_name: b.file_name,
+            };
+            to_json(m.create_memory(&b.at.request(start, None), &new)?)
+        }
+        "saveMemory" => {
+            let b: SaveMemoryBody = parse(body)?;
+            to_json(m.save_memory(&b.at.request(start, None), &b.rel_path, &b.content, &b.revision)?)
+        }
+        "editMemory" => {
+            let b: EditBody = parse(body)?;
+            let edit = MemoryEdit {
+                memory: b.memory,
+                name: b.name,
+                description: b.description,
+                kind: b.kind,
+                body: b.body,
+                rename: b.rename,
+            };
+            to_json(m.edit_memory(&b.at.request(start, None), &edit)?)
+        }
+        "deleteMemory" => {
+            let b: MemoryBody = parse(body)?;
+            to_json(m.delete_memory(&b.at.request(start, None), &b.memory)?)
+        }
+        "trash" => {
+            let b: Where = parse(body)?;
+            to_json(m.trash(&b.request(start, None))?)
+        }
+        "restoreMemory" => {
+            let b: RestoreBody = parse(body)?;
+            Ok(json!({ "path": m.restore_memory(&b.at.request(start, None), &b.id)? }))
+        }
+        "health" => {
+            let b: Where = parse(body)?;
+            to_json(m.health(&b.request(start, None))?)
+        }
+        "fixIndex" => {
+            let b: Where = parse(body)?;
+            Ok(json!({ "changes": m.fix_index(&b.request(start, None))? }))
+        }
+        "graph" => {
+            let b: Where = parse(body)?;
+            to_json(m.graph(&b.request(start, None))?)
+        }
+        "readFile" => {
+            let b: ReadFileBody = parse(body)?;
+            to_json(m.read_file(&b.at.request(start, None), &b.path)?)
+        }
+        "saveFile" => {
+            let b: SaveFileBody = parse(body)?;
+            to_json(m.save_file(&b.at.request(start, None), &b.path, &b.content, &b.revision)?)
+        }
+        "machineSettings" => to_json(m.machine_settings()?),
+        "setAutoMemory" => {
+            let b: Toggle = parse(body)?;
+            Ok(json!({ "path": m.set_auto_memory(b.on)? }))
+        }
+        "setAutoDream" => {
+            let b: Toggle = parse(body)?;
+            Ok(json!({ "path": m.set_auto_dream(b.on)? }))
+        }
+        other => Err(ApiError::not_found(format!("There is no API method '{other}'."))),
+    }
+}
+
+/// `watch {cwd}`: adds the folder's memory folder (recursively) and the folder itself (its
+/// CLAUDE.md files, not the whole tree) to the live-update watcher.
+async fn watch(state: Arc<AppState>, body: &[u8]) -> Result<Value, ApiError> {
+    let b: Where = parse(body)?;
+    let st = state.clone();
+    let view = tokio::task::spawn_blocking(move || st.mneme.context(&b.request(&st.start_dir, None)))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Io, format!("The request failed inside Mneme: {e}.")))??;
+    let watching = state.events.watch_project(&view.cwd, &view.auto_memory.dir);
+    Ok(json!({ "watching": watching }))
+}
