@@ -1,0 +1,406 @@
+#!/usr/bin/env node
+// End-to-end test of the web UI against the real `mneme serve`, in headless Debian Chromium
+// driven by playwright-core (no Playwright test runner, no downloaded browsers).
+//
+//   npm run e2e                      (after `npm run build:ui` and a debug build of mneme)
+//   MNEME_BIN=/path/to/mneme node e2e/run.mjs
+//   E2E_KEEP=1 …                     keeps the temporary HOME and prints where it is
+//   E2E_NO_SCREENSHOTS=1 …           does not rewrite docs/screenshots
+//
+// It builds a throwaway HOME (HOME, CLAUDE_CONFIG_DIR and MNEME_DATA_DIR all inside it) with a
+// git repository (CLAUDE.md, an @include, a rule, a conditional rule, CLAUDE.local.md) and an
+// auto-memory folder (MEMORY.md and topic files in both frontmatter generations), starts
+// `mneme serve --port 0 --ui-dir ui/dist` on it, and checks the screens against the API, the
+// CLI and the files on disk. Screenshots of every screen go to docs/screenshots/.
+
+import { spawn, execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(path.join(ROOT, 'ui', 'package.json'));
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
+const SHOTS = path.join(ROOT, 'docs', 'screenshots');
+const UI_DIST = path.join(ROOT, 'ui', 'dist');
+const TIMEOUT = 10_000;
+
+function fail(msg) {
+  console.error(`\ne2e FAILED: ${msg}`);
+  process.exitCode = 1;
+  throw new Error(msg);
+}
+
+function findBinary() {
+  if (process.env.MNEME_BIN) return process.env.MNEME_BIN;
+  const candidates = [];
+  if (process.env.CARGO_TARGET_DIR) candidates.push(path.join(process.env.CARGO_TARGET_DIR, 'debug', 'mneme'));
+  candidates.push(path.join(ROOT, 'target', 'debug', 'mneme'));
+  candidates.push(path.join(os.homedir(), '.cache', 'mneme', 'target', 'debug', 'mneme'));
+  return candidates.find((c) => fs.existsSync(c)) ?? candidates[0];
+}
+
+// ---------------------------------------------------------------- fixture
+
+function write(file, text) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+
+function buildFixture(bin) {
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-e2e-')));
+  const home = path.join(tmp, 'home');
+  const config = path.join(home, '.claude');
+  const data = path.join(tmp, 'data');
+  const repo = path.join(home, 'code', 'shop');
+  const env = {
+    PATH: process.env.PATH,
+    LANG: 'C.UTF-8',
+    TZ: process.env.TZ ?? 'UTC',
+    HOME: home,
+    CLAUDE_CONFIG_DIR: config,
+    MNEME_DATA_DIR: data,
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    GIT_CONFIG_NOSYSTEM: '1',
+  };
+  fs.mkdirSync(data, { recursive: true });
+  write(path.join(config, 'CLAUDE.md'), '# My preferences\n\n- Write commit messages in the imperative mood.\n- Explain trade-offs before large refactors.\n');
+  write(path.join(repo, 'CLAUDE.md'),
+    '# Shop\n\nThe storefront service. Follow @docs/conventions.md for style.\n\n## Commands\n- `npm test` runs every test.\n- `npm run dev` starts the server on port 3000.\n');
+  write(path.join(repo, 'docs', 'conventions.md'), '# Conventions\n\n- Prefer small pure functions.\n- Name files in kebab-case.\n');
+  write(path.join(repo, '.claude', 'rules', 'testing.md'), '# Testing\n\n- Every bug fix gets a regression test.\n');
+  write(path.join(repo, '.claude', 'rules', 'api.md'), '---\npaths:\n  - "src/api/**"\n---\n# API rules\n\n- Validate every request body.\n');
+  write(path.join(repo, 'CLAUDE.local.md'), '- My local database runs on port 5433.\n');
+  write(path.join(repo, 'src', 'api', 'orders.ts'), 'export const orders = [];\n');
+  write(path.join(repo, 'packages', 'web', 'CLAUDE.md'), '# Web package\n\n- Components live in src/components.\n');
+  execFileSync('git', ['init', '-q', repo], { env });
+
+  const ctx = JSON.parse(execFileSync(bin, ['context', '--json', '--cwd', repo], { env, encoding: 'utf8' }));
+  const mem = ctx.autoMemory.dir;
+  write(path.join(mem, 'MEMORY.md'),
+    '- [Testing policy](testing-policy.md) — every bug fix gets a regression test\n' +
+    '- [User role](user_role.md) — senior backend engineer, new to the frontend\n' +
+    '- [Deploy notes](deploy-notes.md) — how we deployed before the move to CI\n');
+  // Current generation: metadata.type, [[links]], an unknown key that must survive edits.
+  write(path.join(mem, 'testing-policy.md'),
+    '---\nname: testing-policy\ndescription: Every bug fix gets a regression test\nmetadata:\n  type: feedback\noriginSessionId: 6f1c2a9e-0b7d-4a51-9d3e-2c8f4b1a7e55\n---\n\n' +
+    'When fixing a bug, first write a test that fails, then fix it.\n\n**Why:** two regressions shipped in March.\n\nSee [[user-role]] for who reviews tests.\n');
+  // Older generation: top-level type.
+  write(path.join(mem, 'user_role.md'),
+    '---\nname: user-role\ndescription: Senior backend engineer, new to the frontend\ntype: user\n---\n\n' +
+    'The user has ten years of Go and is learning React. Explain frontend choices in backend terms.\n');
+  // Not indexed, and links to a memory nobody wrote yet.
+  write(path.join(mem, 'api-gateway.md'),
+    '---\nname: api-gateway\ndescription: The API gateway config lives in services/gateway\nmetadata:\n  type: reference\n---\n\n' +
+    '- Routes: `services/gateway/routes.yaml`\n- Rate limits are set per tenant. See [[deploy-runbook]].\n');
+  const day = 86_400_000;
+  const now = Date.now();
+  const age = (f, days) => fs.utimesSync(path.join(mem, f), new Date(now - days * day), new Date(now - days * day));
+  age('user_role.md', 40);
+  age('testing-policy.md', 3);
+  age('api-gateway.md', 1);
+  return { tmp, home, config, data, repo, mem, env };
+}
+
+// ---------------------------------------------------------------- server
+
+function startServer(bin, fx) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ['serve', '--port', '0', '--ui-dir', UI_DIST], { cwd: fx.repo, env: fx.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`mneme serve printed no URL within 20 s.\nstdout: ${out}\nstderr: ${err}`)), 20_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /Mneme is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1], stderr: () => err });
+      }
+    });
+    child.stderr.on('data', (d) => (err += d));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`mneme serve exited with ${code} before printing its URL.\nstdout: ${out}\nstderr: ${err}`));
+    });
+  });
+}
+
+async function api(server, method, body) {
+  const u = new URL(server.url);
+  const res = await fetch(`${u.origin}/api/${method}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${u.searchParams.get('token')}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (!res.ok) fail(`API ${method} answered ${res.status}: ${JSON.stringify(json)}`);
+  return json;
+}
+
+// ---------------------------------------------------------------- checks
+
+async function waitFor(what, fn, timeout = TIMEOUT) {
+  const until = Date.now() + timeout;
+  let last;
+  while (Date.now() < until) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  fail(`timed out waiting for ${what}${last instanceof Error ? ` (${last.message})` : ''}`);
+}
+
+function firstDiff(a, b) {
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return `first difference at character ${i}: ${JSON.stringify(a.slice(i, i + 60))} vs ${JSON.stringify(b.slice(i, i + 60))}`;
+}
+
+async function main() {
+  const bin = findBinary();
+  if (!fs.existsSync(bin)) fail(`no mneme binary at ${bin}. Build it with \`cargo build -p mneme-cli\` or set MNEME_BIN.`);
+  if (!fs.existsSync(path.join(UI_DIST, 'index.html'))) fail(`ui/dist is missing. Build the UI first: npm run build:ui`);
+  if (!fs.existsSync(CHROMIUM)) fail(`no Chromium at ${CHROMIUM}. Install it: apt-get install -y chromium (or set CHROMIUM=/path).`);
+  let chromium;
+  try {
+    ({ chromium } = require('playwright-core'));
+  } catch {
+    fail('playwright-core is not installed. Run: npm ci --prefix ui');
+  }
+
+  const fx = buildFixture(bin);
+  const shots = !process.env.E2E_NO_SCREENSHOTS;
+  if (shots) fs.mkdirSync(SHOTS, { recursive: true });
+  console.log(`fixture: ${fx.tmp}\nbinary:  ${bin}`);
+
+  const server = await startServer(bin, fx);
+  console.log(`server:  ${server.url.replace(/token=.*/, 'token=…')}`);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT);
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error' && !/EventSource|events|status of 409/.test(m.text())) pageErrors.push(m.text()); });
+
+  let current = 'start';
+  const step = async (name, fn) => {
+    current = name;
+    const t = Date.now();
+    await fn();
+    console.log(`  ok  ${name} (${Date.now() - t} ms)`);
+  };
+  const shot = async (name, top = true) => {
+    if (!shots) return;
+    if (top) await page.evaluate(() => window.scrollTo(0, 0));
+    await page.waitForTimeout(150);
+    await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  };
+  const nav = async (label) => {
+    await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: label, exact: true }).click();
+  };
+
+  try {
+    await step('page loads, token leaves the address bar', async () => {
+      await page.goto(server.url);
+      await page.getByTestId('context-block').waitFor();
+      if (page.url().includes('token=')) fail(`the token is still in the address bar: ${page.url()}`);
+      await waitFor('the live indicator', async () => (await page.locator('.live.live').count()) === 1);
+    });
+
+    await step('What Claude sees: block equals the context API and `mneme context`', async () => {
+      const shown = await page.getByTestId('context-block').textContent();
+      const view = await api(server, 'context', { cwd: fx.repo });
+      const cli = execFileSync(bin, ['context', '--cwd', fx.repo], { env: fx.env, encoding: 'utf8' });
+      if (shown !== view.block) fail(`the block on screen differs from the context API's block; ${firstDiff(shown, view.block)}`);
+      if (cli !== view.block) fail(`\`mneme context\` differs from the context API's block; ${firstDiff(cli, view.block)}`);
+      for (const f of ['CLAUDE.md', 'conventions.md', 'testing.md', 'CLAUDE.local.md']) {
+        if (!(await page.locator('.file-row .fname', { hasText: f }).count())) fail(`${f} is not listed on What Claude sees`);
+      }
+      if (!(await page.locator('.file-row .incl').count())) fail('the @include is not nested under its parent');
+      const later = page.locator('section.later');
+      if (!(await later.locator('code', { hasText: '.claude/rules/api.md' }).count()) || !(await later.locator('code.glob', { hasText: 'src/api' }).count()))
+        fail('the conditional rule and its glob are not shown under "Attached later"');
+      if (!(await later.getByText('packages/web/CLAUDE.md').count())) fail('the sub-folder CLAUDE.md is not shown under "Attached later"');
+      const status = await page.getByTestId('automem-status').textContent();
+      if (!/Auto memory is on/.test(status ?? '')) fail(`auto-memory status line says: ${status}`);
+      await shot('what-claude-sees');
+    });
+
+    await step('What Claude sees: edit a file in place; a change on disk meanwhile asks Reload/Overwrite/Compare', async () => {
+      const file = path.join(fx.repo, 'CLAUDE.md');
+      await page.locator(`.file-row[data-path="${file}"]`).click();
+      const editor = page.getByRole('region', { name: `Edit ${file}` });
+      const ta = editor.getByRole('textbox', { name: 'File text' });
+      await ta.waitFor();
+      const mine = (await ta.inputValue()) + '- Never commit directly to main.\n';
+      await ta.fill(mine);
+      fs.appendFileSync(file, '- Someone else wrote this line.\n');
+      await editor.getByRole('button', { name: 'Save' }).click();
+      await editor.getByRole('alertdialog').waitFor();
+      await editor.getByRole('button', { name: 'Compare' }).click();
+      await editor.locator('.dl.add', { hasText: 'Never commit directly to main.' }).waitFor();
+      await editor.scrollIntoViewIfNeeded();
+      await page.evaluate(() => window.scrollBy(0, -120));
+      await shot('what-claude-sees-conflict', false);
+      await editor.getByRole('button', { name: /Overwrite/ }).click();
+      await editor.getByText('Saved.').waitFor();
+      if (fs.readFileSync(file, 'utf8') !== mine) fail('Overwrite did not write the edited text to CLAUDE.md');
+      await waitFor('the block to show the saved line', async () =>
+        (await page.getByTestId('context-block').textContent())?.includes('Never commit directly to main.'));
+      await editor.getByRole('button', { name: 'Close' }).click();
+    });
+
+    await step('Projects lists the fixture project', async () => {
+      await nav('Projects');
+      await page.locator('table.projects').getByText('shop').first().waitFor();
+      await shot('projects');
+    });
+
+    await step('Memories: list newest first, both frontmatter generations', async () => {
+      await nav('Memories');
+      const list = page.getByTestId('memory-list');
+      await list.locator('[data-relpath="user_role.md"]').waitFor();
+      const order = await list.locator('[data-relpath]').evaluateAll((els) => els.map((e) => e.getAttribute('data-relpath')));
+      if (order.join(',') !== 'api-gateway.md,testing-policy.md,user_role.md') fail(`memories are not newest first: ${order.join(', ')}`);
+      if (!(await list.locator('[data-relpath="user_role.md"] .badge.type-user').count())) fail('the older generation (top-level type:) lost its type');
+      if (!(await list.locator('[data-relpath="testing-policy.md"] .badge.type-feedback').count())) fail('the current generation (metadata.type) lost its type');
+    });
+
+    await step('Memories: edit the description in the form, save, the file on disk changes', async () => {
+      await page.locator('[data-relpath="testing-policy.md"]').click();
+      const desc = page.getByTestId('memory-description');
+      await desc.waitFor();
+      if ((await desc.inputValue()) !== 'Every bug fix gets a regression test') fail(`the form shows description ${await desc.inputValue()}`);
+      await desc.fill('Every bug fix ships with a failing-first regression test');
+      await page.getByTestId('save-memory').click();
+      await page.getByTestId('memory-editor').getByText('Saved.').waitFor();
+      const text = fs.readFileSync(path.join(fx.mem, 'testing-policy.md'), 'utf8');
+      if (!text.includes('description: Every bug fix ships with a failing-first regression test\n')) fail(`the description did not reach the file:\n${text}`);
+      if (!text.includes('originSessionId: 6f1c2a9e-0b7d-4a51-9d3e-2c8f4b1a7e55')) fail('saving dropped the unknown key originSessionId');
+      if (!text.includes('metadata:\n  type: feedback')) fail('saving changed the frontmatter generation');
+      await shot('memories');
+    });
+
+    await step('Memories: fix the index health', async () => {
+      await page.getByTestId('health-issues').waitFor();
+      await page.getByTestId('fix-index').click();
+      await page.getByTestId('fix-result').waitFor();
+      await page.getByTestId('health-ok').waitFor();
+      const index = fs.readFileSync(path.join(fx.mem, 'MEMORY.md'), 'utf8');
+      if (!index.includes('api-gateway.md')) fail(`Fix index did not add the unindexed file:\n${index}`);
+      if (index.includes('deploy-notes.md')) fail(`Fix index kept the line pointing at a missing file:\n${index}`);
+      const h = await api(server, 'health', { cwd: fx.repo });
+      if (h.unindexed.length || h.index.missingTargets.length) fail(`health still reports problems: ${JSON.stringify(h)}`);
+      await shot('memories-health-fixed');
+    });
+
+    await step('Memories: delete to the trash, then restore', async () => {
+      const file = path.join(fx.mem, 'user_role.md');
+      const before = fs.readFileSync(file, 'utf8');
+      await page.locator('[data-relpath="user_role.md"]').click();
+      await page.getByTestId('memory-editor').getByRole('heading', { name: 'user-role' }).waitFor();
+      await page.getByTestId('delete-memory').click();
+      await page.getByTestId('deleted-note').waitFor();
+      await waitFor('user_role.md to leave the list', async () => (await page.locator('[data-relpath="user_role.md"]').count()) === 0);
+      if (fs.existsSync(file)) fail('Delete left user_role.md in the memory folder');
+      await page.getByTestId('open-trash').click();
+      await page.getByTestId('trash').getByText('user_role.md').waitFor();
+      await shot('memories-trash');
+      await page.getByTestId('trash').getByTestId('restore').first().click();
+      await page.locator('[data-relpath="user_role.md"]').waitFor();
+      if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== before) fail('Restore did not bring user_role.md back unchanged');
+      if (!fs.readFileSync(path.join(fx.mem, 'MEMORY.md'), 'utf8').includes('user_role.md')) fail('Restore did not bring back the index line');
+    });
+
+    await step('Memories: a file written on disk appears without a reload', async () => {
+      const marker = await page.evaluate(() => ((window).__e2eMarker = Math.random()));
+      write(path.join(fx.mem, 'release-train.md'),
+        '---\nname: release-train\ndescription: Releases leave on Tuesdays; freeze on Monday noon\nmetadata:\n  type: project\n---\n\nThe release train leaves every Tuesday.\n');
+      await page.locator('[data-relpath="release-train.md"]').waitFor({ timeout: 15_000 });
+      if ((await page.evaluate(() => (window).__e2eMarker)) !== marker) fail('the page reloaded instead of updating live');
+    });
+
+    await step('Memories: malformed frontmatter shows the problem and the raw text', async () => {
+      write(path.join(fx.mem, 'broken.md'), '---\nname: broken\ndescription: "unclosed\ntype: project\n---\n\nBody text.\n');
+      await page.locator('[data-relpath="broken.md"]').click({ timeout: 15_000 });
+      const probs = page.getByTestId('memory-problems');
+      const raw = page.getByTestId('memory-raw');
+      await raw.waitFor();
+      if (!(await raw.inputValue()).includes('description: "unclosed')) fail('the raw text of the malformed memory is not shown');
+      if (!/malformed frontmatter/.test((await probs.textContent()) ?? '')) fail('the frontmatter problem is not shown');
+      await shot('memories-malformed');
+    });
+
+    await step('Memories: new memory', async () => {
+      await page.getByTestId('new-memory').click();
+      await page.getByLabel('Name', { exact: true }).fill('code-review');
+      await page.getByLabel('Description', { exact: true }).fill('Reviews need one approval from the owning team');
+      await page.getByLabel('Type', { exact: true }).selectOption('project');
+      await page.getByLabel('Body (Markdown)').fill('Every pull request needs an approval from the team that owns the code.');
+      await page.getByRole('button', { name: 'Create' }).click();
+      await page.getByTestId('memory-editor').getByRole('heading', { name: 'code-review' }).waitFor();
+      const created = fs.readdirSync(fx.mem).find((f) => f.startsWith('code-review') || f.startsWith('code_review'));
+      if (!created) fail(`New memory wrote no file: ${fs.readdirSync(fx.mem).join(', ')}`);
+    });
+
+    await step('Settings: toggles write Claude Code user settings', async () => {
+      await nav('Settings');
+      const t = page.getByTestId('toggle-auto-dream');
+      await t.waitFor();
+      await t.check();
+      await waitFor('settings.json to hold autoDreamEnabled', async () => {
+        const p = path.join(fx.config, 'settings.json');
+        return fs.existsSync(p) && JSON.parse(fs.readFileSync(p, 'utf8')).autoDreamEnabled === true;
+      });
+      await shot('settings');
+    });
+
+    await step('Dark theme', async () => {
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await nav('Memories');
+      await page.locator('[data-relpath="testing-policy.md"]').click();
+      await page.getByTestId('memory-description').waitFor();
+      await shot('memories-dark');
+      await nav('What Claude sees');
+      await page.getByTestId('context-block').waitFor();
+      await shot('what-claude-sees-dark');
+      await page.emulateMedia({ colorScheme: 'light' });
+    });
+
+    if (pageErrors.length) fail(`the page reported errors:\n  ${pageErrors.join('\n  ')}`);
+    console.log('\ne2e passed' + (shots ? `; screenshots in ${path.relative(ROOT, SHOTS)}/` : ''));
+  } catch (e) {
+    process.exitCode = 1;
+    console.error(`\ne2e FAILED in step "${current}": ${e.message}`);
+    const failShot = path.join(fx.tmp, 'failure.png');
+    await page.screenshot({ path: failShot }).then(() => console.error(`screenshot of the failure: ${failShot}`), () => {});
+    if (pageErrors.length) console.error(`page errors:\n  ${pageErrors.join('\n  ')}`);
+    const err = server.stderr();
+    if (err) console.error(`mneme serve stderr:\n${err}`);
+  } finally {
+    await browser.close().catch(() => {});
+    server.child.kill('SIGINT');
+    await new Promise((r) => {
+      const t = setTimeout(() => { server.child.kill('SIGKILL'); r(); }, 3000);
+      server.child.on('exit', () => { clearTimeout(t); r(); });
+    });
+    if (process.env.E2E_KEEP || process.exitCode) console.log(`kept the fixture: ${fx.tmp}`);
+    else fs.rmSync(fx.tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  if (!process.exitCode) console.error(`\ne2e FAILED: ${e.message}`);
+  process.exitCode = 1;
+});

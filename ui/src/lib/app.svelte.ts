@@ -1,0 +1,82 @@
+// Shared app state: the engine, the current project folder, live-update ticks, theme.
+
+import type { Engine, LiveStatus } from './transport';
+
+class AppState {
+  api: Engine | null = null;
+  /** The project folder every screen looks from. */
+  cwd = $state('');
+  home = $state('');
+  /** Bumped on every `changed` event; screens reload their data when it moves. */
+  liveTick = $state(0);
+  lastChanged = $state<string[]>([]);
+  live = $state<LiveStatus>('connecting');
+  theme = $state<'system' | 'light' | 'dark'>('system');
+  ready = $state(false);
+  /** Why the app cannot start, when it cannot. */
+  fatal = $state('');
+}
+
+export const app = new AppState();
+
+export function engineOf(): Engine {
+  if (!app.api) throw new Error('engine not ready');
+  return app.api;
+}
+
+const THEME_KEY = 'mneme.theme';
+
+export function loadTheme() {
+  const t = localStorage.getItem(THEME_KEY);
+  app.theme = t === 'light' || t === 'dark' ? t : 'system';
+  applyTheme();
+}
+
+export function cycleTheme() {
+  app.theme = app.theme === 'system' ? 'light' : app.theme === 'light' ? 'dark' : 'system';
+  localStorage.setItem(THEME_KEY, app.theme);
+  applyTheme();
+}
+
+function applyTheme() {
+  const root = document.documentElement;
+  if (app.theme === 'system') root.removeAttribute('data-theme');
+  else root.setAttribute('data-theme', app.theme);
+}
+
+/** Human sizes and ages. */
+export function fmtNum(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+export function fmtBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function fmtAge(days: number): string {
+  if (days <= 0) return 'today';
+  if (days === 1) return 'yesterday';
+  if (days < 31) return `${days} days ago`;
+  if (days < 60) return 'a month ago';
+  if (days < 365) return `${Math.round(days / 30)} months ago`;
+  if (days < 730) return 'a year ago';
+  return `${Math.round(days / 365)} years ago`;
+}
+
+export function fmtTime(ms: number | null): string {
+  if (!ms) return '—';
+  return new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** `path` relative to `base` when inside it, else with the home folder shown as `~`. */
+export function shortPath(path: string, base = app.cwd): string {
+  if (base && path.startsWith(base + '/')) return path.slice(base.length + 1);
+  if (app.home && path.startsWith(app.home + '/')) return '~/' + path.slice(app.home.length + 1);
+  return path;
+}
+
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

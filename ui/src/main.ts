@@ -1,0 +1,39 @@
+import { mount } from 'svelte';
+import './app.css';
+import App from './App.svelte';
+import { app, errorMessage, loadTheme } from './lib/app.svelte';
+import { engine, HttpTransport, takeToken } from './lib/transport';
+
+loadTheme();
+
+mount(App, { target: document.getElementById('app')! });
+
+async function start() {
+  const token = takeToken();
+  if (!token) {
+    app.fatal = 'This page needs the access link that `mneme serve` printed when it started (it ends in ?token=…). Open that link, or start `mneme serve` again.';
+    return;
+  }
+  const transport = new HttpTransport(token);
+  const api = engine(transport);
+  app.api = api;
+  try {
+    const home = await api.home();
+    app.home = home.home;
+    app.cwd = sessionStorage.getItem('mneme.cwd') || home.cwd;
+  } catch (e) {
+    app.fatal = errorMessage(e);
+    return;
+  }
+  transport.subscribe(
+    (paths) => {
+      app.lastChanged = paths;
+      app.liveTick++;
+    },
+    (s) => (app.live = s),
+  );
+  api.watch(app.cwd).catch(() => {});
+  app.ready = true;
+}
+
+start();
