@@ -36,7 +36,7 @@ function fail(msg) {
 }
 
 function findBinary() {
-  if (process.env.MNEME_BIN) return process.env.MNEME_BIN;
+  if (process.env.MNEME_BIN) return path.resolve(process.env.MNEME_BIN);
   const candidates = [];
   if (process.env.CARGO_TARGET_DIR) candidates.push(path.join(process.env.CARGO_TARGET_DIR, 'debug', 'mneme'));
   candidates.push(path.join(ROOT, 'target', 'debug', 'mneme'));
@@ -104,7 +104,43 @@ function buildFixture(bin) {
   age('user_role.md', 40);
   age('testing-policy.md', 3);
   age('api-gateway.md', 1);
-  return { tmp, home, config, data, repo, mem, env };
+  const big = buildBigProject(bin, home, env);
+  return { tmp, home, config, data, repo, mem, env, big };
+}
+
+// A second project with ~5,000 memories in 50 clusters, linked with [[links]] (some dangling),
+// and a MEMORY.md that indexes the first entries: the Graph screen must stay fluid on it.
+function buildBigProject(bin, home, env) {
+  const repo = path.join(home, 'code', 'atlas');
+  write(path.join(repo, 'CLAUDE.md'), '# Atlas\n\nA large monorepo with a long memory.\n');
+  execFileSync('git', ['init', '-q', repo], { env });
+  const mem = JSON.parse(execFileSync(bin, ['context', '--json', '--cwd', repo], { env, encoding: 'utf8' })).autoMemory.dir;
+  let seed = 42;
+  const rnd = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const COUNT = 4950, CLUSTERS = 50, types = ['user', 'feedback', 'project', 'reference'];
+  const name = (i) => `note-${String(i).padStart(4, '0')}`;
+  const index = [];
+  for (let i = 0; i < COUNT; i++) {
+    const c = i % CLUSTERS;
+    const links = new Set();
+    if (i >= CLUSTERS) links.add(name(i - CLUSTERS)); // chain inside the cluster
+    if (rnd() < 0.6) links.add(name(c + CLUSTERS * Math.floor(rnd() * (COUNT / CLUSTERS))));
+    if (rnd() < 0.05) links.add(name(Math.floor(rnd() * COUNT))); // across clusters
+    if (i % 250 === 7) links.add(`missing-topic-${Math.floor(i / 250)}`); // dangling: a ghost node
+    links.delete(name(i));
+    const type = i % 23 === 0 ? null : types[c % 4];
+    write(path.join(mem, `${name(i)}.md`),
+      `---\nname: ${name(i)}\ndescription: Note ${i} of topic ${c}\n${type ? `metadata:\n  type: ${type}\n` : ''}---\n\n` +
+      `Something learned about topic ${c}. ${[...links].map((l) => `[[${l}]]`).join(' ')}\n`);
+    if (i < 150) index.push(`- [Note ${i}](${name(i)}.md) — topic ${c}`);
+  }
+  write(path.join(mem, 'MEMORY.md'), index.join('\n') + '\n');
+  return { repo, mem, count: COUNT };
 }
 
 // ---------------------------------------------------------------- server
@@ -354,6 +390,43 @@ async function main() {
       if (!created) fail(`New memory wrote no file: ${fs.readdirSync(fx.mem).join(', ')}`);
     });
 
+    await step('Graph: every node and edge of the graph API, drawn with WebGL', async () => {
+      await nav('Graph');
+      const want = await api(server, 'graph', { cwd: fx.repo });
+      const caption = page.getByTestId('graph-caption');
+      await waitFor('the graph caption', async () => +(await caption.getAttribute('data-node-count')) === want.nodes.length);
+      if (!want.nodes.some((n) => n.kind === 'ghost' && n.label === 'deploy-runbook')) fail('the dangling [[deploy-runbook]] is not a ghost node in the graph API');
+      for (const kind of ['memory', 'index', 'claudeMd', 'rule']) {
+        if (!want.nodes.some((n) => n.kind === kind)) fail(`the graph API has no ${kind} node`);
+      }
+      const text = await caption.textContent();
+      if (!text.includes(`${want.nodes.length} nodes · ${want.edges.length} edges`)) fail(`the caption reads "${text}"`);
+      await page.locator('[data-testid="graph-canvas"] canvas').first().waitFor();
+      await waitFor('the layout to settle', () => page.evaluate(() => window.__mnemeGraph?.settled()), 30_000);
+      await page.waitForTimeout(300);
+      await shot('graph');
+    });
+
+    await step('Graph: clicking a memory node opens it in Memories', async () => {
+      const box = await page.getByTestId('graph-canvas').boundingBox();
+      const at = await page.evaluate(() => window.__mnemeGraph.viewportOf('memory:api-gateway.md'));
+      if (!at) fail('api-gateway.md has no position in the graph');
+      await page.mouse.move(box.x + at.x, box.y + at.y);
+      await page.getByTestId('graph-tooltip').getByText('api-gateway.md').waitFor();
+      await page.mouse.click(box.x + at.x, box.y + at.y);
+      await page.getByTestId('memory-editor').getByRole('heading', { name: 'api-gateway' }).waitFor();
+      if (!page.url().endsWith('#/memories')) fail(`clicking the node went to ${page.url()}`);
+    });
+
+    await step('Graph: search highlights matches; a result opens its memory', async () => {
+      await nav('Graph');
+      await page.getByTestId('graph-search').fill('testing');
+      const results = page.getByTestId('graph-results');
+      await results.locator('[data-node-id="memory:testing-policy.md"]').waitFor();
+      await results.locator('[data-node-id="memory:testing-policy.md"]').click();
+      await page.getByTestId('memory-editor').getByRole('heading', { name: 'testing-policy' }).waitFor();
+    });
+
     await step('Settings: toggles write Claude Code user settings', async () => {
       await nav('Settings');
       const t = page.getByTestId('toggle-auto-dream');
@@ -375,7 +448,59 @@ async function main() {
       await nav('What Claude sees');
       await page.getByTestId('context-block').waitFor();
       await shot('what-claude-sees-dark');
+      await nav('Graph');
+      await page.locator('[data-testid="graph-canvas"] canvas').first().waitFor();
+      await waitFor('the layout to settle', () => page.evaluate(() => window.__mnemeGraph?.settled()), 30_000);
+      await page.waitForTimeout(300);
+      await shot('graph-dark');
       await page.emulateMedia({ colorScheme: 'light' });
+    });
+
+    await step('Graph: 5,000 nodes render and stay fluid while panning and zooming', async () => {
+      await page.locator('#folder').fill(fx.big.repo);
+      await page.locator('#folder').press('Enter');
+      await nav('Graph');
+      const want = await api(server, 'graph', { cwd: fx.big.repo });
+      if (want.nodes.length < 4900 || want.nodes.length > 5100) fail(`the big fixture has ${want.nodes.length} nodes, not about 5,000`);
+      const caption = page.getByTestId('graph-caption');
+      const t0 = Date.now();
+      await waitFor('the 5,000-node caption', async () => +(await caption.getAttribute('data-node-count')) === want.nodes.length, 60_000);
+      await page.locator('[data-testid="graph-canvas"] canvas').first().waitFor();
+      await waitFor('the layout to settle', () => page.evaluate(() => window.__mnemeGraph?.settled()), 120_000);
+      const settleMs = Date.now() - t0;
+      const layout = await page.evaluate(() => window.__mnemeGraph.layoutStats());
+      await page.waitForTimeout(300);
+      await shot('graph-5000');
+      const box = await page.getByTestId('graph-canvas').boundingBox();
+      await page.evaluate(() => {
+        const w = window;
+        w.__frames = 0;
+        w.__fpsRun = true;
+        const tick = () => { w.__frames++; if (w.__fpsRun) requestAnimationFrame(tick); };
+        requestAnimationFrame(tick);
+        w.__fpsStart = performance.now();
+      });
+      const cx = box.x + box.width / 2, cy = box.y + box.height / 2;
+      const until = Date.now() + 2000;
+      let k = 0;
+      while (Date.now() < until) {
+        await page.mouse.move(cx, cy);
+        await page.mouse.down();
+        await page.mouse.move(cx + (k % 2 ? -120 : 120), cy + (k % 2 ? 60 : -60), { steps: 8 });
+        await page.mouse.up();
+        await page.mouse.wheel(0, k % 2 ? 240 : -240);
+        k++;
+      }
+      const { frames, ms } = await page.evaluate(() => {
+        const w = window;
+        w.__fpsRun = false;
+        return { frames: w.__frames, ms: performance.now() - w.__fpsStart };
+      });
+      const fps = (frames * 1000) / ms;
+      console.log(`      graph at ${want.nodes.length} nodes / ${want.edges.length} edges: on screen and laid out in ${(settleMs / 1000).toFixed(1)} s ` +
+        `(ForceAtlas2 in a worker: ${layout.iterations} iterations, ${(layout.ms / 1000).toFixed(1)} s); ` +
+        `${fps.toFixed(1)} fps while panning and zooming (${frames} frames in ${(ms / 1000).toFixed(1)} s, headless software WebGL)`);
+      if (!(fps > 0)) fail('no frame was drawn while panning');
     });
 
     if (pageErrors.length) fail(`the page reported errors:\n  ${pageErrors.join('\n  ')}`);

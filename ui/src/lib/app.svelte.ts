@@ -13,6 +13,8 @@ class AppState {
   live = $state<LiveStatus>('connecting');
   theme = $state<'system' | 'light' | 'dark'>('system');
   ready = $state(false);
+  /** A memory (relative path) another screen asked the Memories screen to open. */
+  openMemory = $state<string | null>(null);
   /** Why the app cannot start, when it cannot. */
   fatal = $state('');
 }
