@@ -104,6 +104,8 @@ export class GraphView {
   graph = new Graph<NodeAttrs>({ type: 'directed', multi: true, allowSelfLoops: true });
   sigma: Sigma<NodeAttrs>;
   private worker: Worker | null = null;
+  /** Small graphs show every label, so the layout makes room for them. */
+  private allLabels = false;
   private run = 0;
   private order: string[] = [];
   private matches = new Set<string>();
@@ -127,7 +129,7 @@ export class GraphView {
         { size: { fill: true }, color: { attribute: 'color' } },
       ],
       drawHover: (ctx, data, settings) => this.drawHover(ctx, data, settings),
-      drawLabel: undefined,
+      drawLabel: (ctx, data, settings) => this.drawLabel(ctx, data, settings),
     });
     this.sigma = new Sigma<NodeAttrs>(this.graph, container, {
       defaultNodeType: 'node',
@@ -169,6 +171,49 @@ export class GraphView {
       container.style.cursor = '';
     });
     this.sigma.getCamera().on('updated', () => handlers.hover(null));
+    this.sigma.on('beforeRender', () => { this.drawnLabels.length = 0; });
+  }
+
+  /** Label boxes drawn in the current frame (flat x0, y0, x1, y1), to skip colliding labels. */
+  private drawnLabels: number[] = [];
+  private labelWidths = new Map<string, number>();
+  private measureCtx: CanvasRenderingContext2D | null = null;
+
+  /** A label's rendered width in pixels, in the label font (cached). */
+  private labelWidth(label: string, font: string): number {
+    const key = font + '\u0000' + label;
+    let w = this.labelWidths.get(key);
+    if (w === undefined) {
+      this.measureCtx ??= document.createElement('canvas').getContext('2d');
+      if (!this.measureCtx) return label.length * 7;
+      this.measureCtx.font = font;
+      w = this.measureCtx.measureText(label).width;
+      if (this.labelWidths.size > 20000) this.labelWidths.clear();
+      this.labelWidths.set(key, w);
+    }
+    return w;
+  }
+
+  private labelFont(settings: Settings<NodeAttrs>): string {
+    return `${settings.labelWeight} ${settings.labelSize}px ${settings.labelFont}`;
+  }
+
+  /** sigma's label, right of the disc, but never over a label already drawn in this frame. */
+  private drawLabel(ctx: CanvasRenderingContext2D, data: PartialButFor<NodeDisplayData, 'x' | 'y' | 'size' | 'label' | 'color'>, settings: Settings<NodeAttrs>) {
+    if (!data.label) return;
+    const size = settings.labelSize;
+    const font = this.labelFont(settings);
+    const w = this.labelWidth(data.label, font);
+    const x0 = data.x + data.size + 3 - 1, x1 = x0 + w + 2;
+    const y0 = data.y - size * 0.62, y1 = data.y + size * 0.62;
+    const d = this.drawnLabels;
+    for (let i = 0; i < d.length; i += 4) {
+      if (x0 < d[i + 2] && x1 > d[i] && y0 < d[i + 3] && y1 > d[i + 1]) return;
+    }
+    d.push(x0, y0, x1, y1);
+    ctx.fillStyle = settings.labelColor.color ?? this.palette.text;
+    ctx.font = font;
+    ctx.fillText(data.label, data.x + data.size + 3, data.y + size / 3);
   }
 
   private drawHover(ctx: CanvasRenderingContext2D, data: PartialButFor<NodeDisplayData, 'x' | 'y' | 'size' | 'label' | 'color'>, settings: Settings<NodeAttrs>) {
@@ -194,6 +239,7 @@ export class GraphView {
     this.palette = readPalette();
     this.sigma.setSetting('labelColor', { color: this.palette.text });
     this.sigma.setSetting('labelFont', this.palette.font);
+    this.labelWidths.clear();
     this.sigma.refresh();
   }
 
@@ -316,6 +362,7 @@ export class GraphView {
     this.order = data.nodes.map((x) => x.id);
     // Small graphs label everything; big ones label what has room (zoom in for more).
     const small = n <= 300;
+    this.allLabels = small;
     this.sigma.setSetting('labelRenderedSizeThreshold', small ? 0 : 7);
     this.sigma.setSetting('labelGridCellSize', small ? 40 : 110);
     this.sigma.setSetting('labelDensity', small ? 2 : 0.6);
@@ -329,10 +376,13 @@ export class GraphView {
     const n = this.order.length;
     if (n === 0) { this.onLayout(false); return; }
     const index = new Map(this.order.map((id, i) => [id, i]));
-    const x = new Float32Array(n), y = new Float32Array(n), size = new Float32Array(n);
+    const x = new Float32Array(n), y = new Float32Array(n), size = new Float32Array(n), labelWidth = new Float32Array(n);
+    const settings = this.sigma.getSettings();
+    const font = this.labelFont(settings);
     this.order.forEach((id, i) => {
       const a = g.getNodeAttributes(id);
       x[i] = a.x; y[i] = a.y; size[i] = a.size;
+      if (this.allLabels && a.label) labelWidth[i] = this.labelWidth(a.label, font);
     });
     const edges: number[] = [];
     g.forEachEdge((_e, _a, s, t) => { edges.push(index.get(s)!, index.get(t)!); });
@@ -357,8 +407,14 @@ export class GraphView {
     this.layoutStarted = performance.now();
     this.lastIterations = iterations;
     this.onLayout(true);
-    const req: LayoutRequest = { run: this.run, x, y, size, edges: Uint32Array.from(edges), iterations };
-    this.worker.postMessage(req, [x.buffer, y.buffer, size.buffer, req.edges.buffer]);
+    const dims = this.sigma.getDimensions();
+    const req: LayoutRequest = {
+      run: this.run, x, y, size, labelWidth, edges: Uint32Array.from(edges), iterations,
+      view: { width: dims.width, height: dims.height, padding: this.sigma.getStagePadding() },
+      labelSize: settings.labelSize,
+      allLabels: this.allLabels,
+    };
+    this.worker.postMessage(req, [x.buffer, y.buffer, size.buffer, labelWidth.buffer, req.edges.buffer]);
   }
 
   focus(id: string) {
