@@ -105,7 +105,28 @@ function buildFixture(bin) {
   age('testing-policy.md', 3);
   age('api-gateway.md', 1);
   const big = buildBigProject(bin, home, env);
-  return { tmp, home, config, data, repo, mem, env, big };
+  const orphan = buildOrphan(config, home);
+  return { tmp, home, config, data, repo, mem, env, big, orphan };
+}
+
+// An orphaned memory folder: keyed to a worktree that no longer exists, with a transcript
+// that names it, two topic files (one clashing with the shop's testing-policy.md) and an index.
+function buildOrphan(config, home) {
+  const gone = path.join(home, 'code', 'shop-old-worktree');
+  const folder = path.join(config, 'projects', gone.replace(/[^a-zA-Z0-9]/g, '-'));
+  const mem = path.join(folder, 'memory');
+  write(path.join(folder, '3f2b8c1d-5e6a-4b7c-8d9e-0a1b2c3d4e5f.jsonl'),
+    JSON.stringify({ type: 'user', cwd: gone, sessionId: '3f2b8c1d-5e6a-4b7c-8d9e-0a1b2c3d4e5f', message: { role: 'user', content: 'hi' } }) + '\n');
+  write(path.join(mem, 'release-checklist.md'),
+    '---\nname: release-checklist\ndescription: Tag, changelog, then deploy from the release branch\nmetadata:\n  type: project\n---\n\n' +
+    '1. Tag the release.\n2. Update CHANGELOG.md.\n3. Deploy from the release branch.\n');
+  write(path.join(mem, 'testing-policy.md'),
+    '---\nname: testing-policy-worktree\ndescription: In the old worktree, integration tests ran nightly\nmetadata:\n  type: feedback\n---\n\n' +
+    'Integration tests ran nightly on the old worktree.\n');
+  write(path.join(mem, 'MEMORY.md'),
+    '- [Release checklist](release-checklist.md) — tag, changelog, deploy from the release branch\n' +
+    '- [Nightly tests](testing-policy.md) — integration tests ran nightly in the old worktree\n');
+  return { gone, folder, mem };
 }
 
 // A second project with ~5,000 memories in 50 clusters, linked with [[links]] (some dangling),
@@ -227,7 +248,7 @@ async function main() {
   page.setDefaultTimeout(TIMEOUT);
   const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error' && !/EventSource|events|status of 409/.test(m.text())) pageErrors.push(m.text()); });
+  page.on('console', (m) => { if (m.type() === 'error' && !/EventSource|events|status of 40[09]/.test(m.text())) pageErrors.push(m.text()); });
 
   let current = 'start';
   const step = async (name, fn) => {
@@ -390,6 +411,45 @@ async function main() {
       if (!created) fail(`New memory wrote no file: ${fs.readdirSync(fx.mem).join(', ')}`);
     });
 
+    await step('Projects: merge an orphaned memory folder into the project', async () => {
+      const indexFile = path.join(fx.mem, 'MEMORY.md');
+      const indexBefore = fs.readFileSync(indexFile, 'utf8');
+      await nav('Projects');
+      const row = page.locator('table.projects tr.orphan', { hasText: 'shop-old-worktree' });
+      await row.getByTestId('merge-open').click();
+      const panel = page.getByTestId('merge-panel');
+      await panel.getByTestId('merge-target').selectOption(fx.repo);
+      await panel.getByTestId('merge-review').click();
+      const plan = panel.getByTestId('merge-plan');
+      await plan.waitFor();
+      const text = (await plan.textContent()) ?? '';
+      for (const want of ['Move 2 topic files', 'release-checklist.md', 'testing-policy-merged.md', 'Add 2 lines', 'trash']) {
+        if (!text.includes(want)) fail(`the confirmation does not say "${want}": ${text}`);
+      }
+      if (!fs.existsSync(path.join(fx.orphan.mem, 'release-checklist.md'))) fail('Review moved files before the merge was confirmed');
+      await plan.scrollIntoViewIfNeeded();
+      await shot('projects-merge', false);
+      await panel.getByTestId('merge-confirm').click();
+      const report = page.getByTestId('merge-report');
+      await report.waitFor();
+      if (!/1 moved\s*·\s*1 kept/.test((await report.textContent()) ?? '')) fail(`the report reads: ${await report.textContent()}`);
+      for (const f of ['release-checklist.md', 'testing-policy-merged.md']) {
+        if (!fs.existsSync(path.join(fx.mem, f))) fail(`${f} did not arrive in the project's memory folder`);
+      }
+      if (!fs.readFileSync(path.join(fx.mem, 'testing-policy.md'), 'utf8').includes('name: testing-policy\n')) fail('the merge overwrote the project\'s testing-policy.md');
+      if (fs.existsSync(fx.orphan.mem)) fail('the orphan\'s memory folder is still in place');
+      const trashed = path.join(fx.data, 'trash', 'merged');
+      const entries = fs.existsSync(trashed) ? fs.readdirSync(trashed) : [];
+      if (entries.length !== 1 || !fs.existsSync(path.join(trashed, entries[0], 'memory', 'MEMORY.md'))) fail(`the orphan folder is not in Mneme's trash: ${entries}`);
+      const index = fs.readFileSync(indexFile, 'utf8');
+      if (!index.startsWith(indexBefore)) fail(`the merge changed existing index lines:\n${index}`);
+      const added = index.slice(indexBefore.length).split('\n').filter(Boolean);
+      if (added.join('\n') !== '- [Release checklist](release-checklist.md) — tag, changelog, deploy from the release branch\n' +
+        '- [Nightly tests](testing-policy-merged.md) — integration tests ran nightly in the old worktree') fail(`the index grew by:\n${added.join('\n')}`);
+      await waitFor('the orphan row to lose its Merge button', async () => (await row.getByTestId('merge-open').count()) === 0);
+      await shot('projects');
+    });
+
     await step('Graph: every node and edge of the graph API, drawn with WebGL', async () => {
       await nav('Graph');
       const want = await api(server, 'graph', { cwd: fx.repo });
@@ -436,7 +496,37 @@ async function main() {
         const p = path.join(fx.config, 'settings.json');
         return fs.existsSync(p) && JSON.parse(fs.readFileSync(p, 'utf8')).autoDreamEnabled === true;
       });
+    });
+
+    await step('Settings: memory folder refuses an invalid value, saves a valid one, clears', async () => {
+      const settingsFile = path.join(fx.config, 'settings.json');
+      const readSettings = () => JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
+      const input = page.getByTestId('memory-dir-input');
+      await input.fill('~/..');
+      await page.getByTestId('memory-dir-save').click();
+      const err = page.getByTestId('memory-dir-error');
+      await err.waitFor();
+      if (!/home folder/.test((await err.textContent()) ?? '')) fail(`the refusal reads: ${await err.textContent()}`);
+      if ('autoMemoryDirectory' in readSettings()) fail('a refused value reached settings.json');
+      await input.fill('~/claude-memory');
+      await page.getByTestId('memory-dir-save').click();
+      const ok = page.getByTestId('memory-dir-resolved');
+      await ok.waitFor();
+      if (!(await ok.textContent())?.includes(path.join(fx.home, 'claude-memory'))) fail(`the resolved folder reads: ${await ok.textContent()}`);
+      const saved = readSettings();
+      if (saved.autoMemoryDirectory !== '~/claude-memory' || saved.autoDreamEnabled !== true) fail(`settings.json holds ${JSON.stringify(saved)}`);
+      await waitFor('the current project to use the new folder', async () =>
+        (await page.getByTestId('memory-dir-current').textContent())?.includes('~/claude-memory'));
+      const watching = page.getByTestId('watching');
+      await watching.locator('code', { hasText: /^~\/\.claude$/ }).waitFor();
+      await watching.locator('code', { hasText: '~/.claude/projects' }).first().waitFor();
       await shot('settings');
+      await watching.scrollIntoViewIfNeeded();
+      await shot('settings-watching', false);
+      await page.getByTestId('memory-dir-clear').click();
+      await waitFor('autoMemoryDirectory to leave settings.json', async () => !('autoMemoryDirectory' in readSettings()));
+      if (readSettings().autoDreamEnabled !== true) fail('Clear removed other keys from settings.json');
+      await page.getByText('Cleared.').waitFor();
     });
 
     await step('Dark theme', async () => {

@@ -18,3 +18,26 @@ need_tool cargo cargo
 # A shared target dir outside the clone makes repeated runs fast; a cold one still works.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mneme/target}"
 mkdir -p "$CARGO_TARGET_DIR"
+
+need_debs() { # need_debs <debian package>...: installs the missing ones as root, else says how
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "mneme: installing ${missing[*]}…" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null || {
+      apt-get update -q >/dev/null &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; }
+  fi
+  for p in "${missing[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || {
+      echo "mneme: missing Debian packages. Install them with: sudo apt-get install -y ${missing[*]}" >&2
+      exit 1
+    }
+  done
+}
+
+# What the desktop shell (Tauri 2 on WebKitGTK) needs to build.
+TAURI_BUILD_DEBS=(libwebkit2gtk-4.1-dev build-essential libxdo-dev libssl-dev libayatana-appindicator3-dev librsvg2-dev pkg-config)

@@ -27,6 +27,7 @@ pub struct ContextRequest {
 
 /// Where auto memory lives for this folder and whether Claude Code would use it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct AutoMemoryInfo {
     pub enabled: bool,
@@ -40,6 +41,7 @@ pub struct AutoMemoryInfo {
 
 /// One file in the context, with where it came from.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct ContextFile {
     pub path: PathBuf,
@@ -63,6 +65,7 @@ pub struct ContextFile {
 
 /// A file Claude Code looked at but did not load, and why.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct SkippedEntry {
     pub path: PathBuf,
@@ -74,6 +77,7 @@ pub struct SkippedEntry {
 
 /// The whole eager context for a folder.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct ContextView {
     pub cwd: PathBuf,
@@ -94,6 +98,7 @@ pub struct ContextView {
 
 /// What Claude Code would attach after reading some files.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct TouchedView {
     pub block: String,

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The user named something that does not exist (a folder, a memory, a trash entry).
@@ -21,6 +22,7 @@ pub enum ErrorCode {
 }
 
 #[derive(Debug, Clone, thiserror::Error, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[error("{message}")]
 pub struct ApiError {
     pub code: ErrorCode,

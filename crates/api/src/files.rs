@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A file's text with the revision to hand back when saving it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct FileText {
     pub path: PathBuf,
@@ -28,6 +29,7 @@ pub struct FileText {
 
 /// Where a save landed and the revision to use for the next save.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct SavedFile {
     pub path: PathBuf,

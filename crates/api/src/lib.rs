@@ -8,12 +8,17 @@ mod error;
 mod files;
 mod graph;
 mod memories;
+mod memory_dir;
+mod merge;
 
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
 pub use error::{ApiError, ErrorCode};
 pub use files::{FileText, SavedFile};
 pub use graph::{Graph, GraphEdge, GraphNode};
 pub use memories::{MachineSettings, MemoryDetail, MemoryEdit, MemoryListFilter, MemorySummary, NewMemoryRequest, Trashed};
+pub use memory_dir::AutoMemDirChange;
+pub use merge::MergeReport;
+pub use mneme_store::memdir::{AddedIndexLine, MergedFile, SkippedFile};
 pub use mneme_core::{Clock, FixedClock, SystemClock};
 pub use mneme_store::projects::ProjectInfo;
 pub use mneme_store::memdir::{Health, TrashListing};

@@ -23,6 +23,7 @@ pub struct MemoryListFilter {
 
 /// One memory in a list.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct MemorySummary {
     pub rel_path: String,
@@ -40,6 +41,7 @@ pub struct MemorySummary {
 
 /// One memory with its text.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryDetail {
     #[serde(flatten)]
@@ -77,6 +79,7 @@ pub struct MemoryEdit {
 
 /// A memory moved to the trash.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct Trashed {
     pub id: String,
@@ -86,6 +89,7 @@ pub struct Trashed {
 
 /// Memory settings of this machine, as Claude Code reads them from user settings.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct MachineSettings {
     pub user_settings_path: PathBuf,

@@ -118,6 +118,7 @@ pub struct SkippedFile {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum SkipReason {
     /// Matched a `claudeMdExcludes` pattern.
@@ -166,6 +167,7 @@ impl SkipReason {
 
 /// A rule with `paths:` globs, seen during the eager load.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct ConditionalRule {
     pub path: PathBuf,

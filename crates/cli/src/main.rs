@@ -61,9 +61,12 @@ enum Command {
         json: bool,
     },
     /// List every project Claude Code keeps a folder for, orphans flagged.
+    #[command(args_conflicts_with_subcommands = true)]
     Projects {
         #[arg(long)]
         json: bool,
+        #[command(subcommand)]
+        action: Option<ProjectsCommand>,
     },
     /// Manage the auto-memory folder of a project.
     Memories {
@@ -183,11 +186,42 @@ enum MemoriesCommand {
 }
 
 #[derive(Subcommand)]
+enum ProjectsCommand {
+    /// Move an orphaned memory folder's topic files and index lines into a project's memory
+    /// (never overwriting: a clash is kept as <name>-merged.md); the emptied folder goes to
+    /// Mneme's trash.
+    Merge {
+        /// The orphan's project folder, <config>/projects/<name> (see `mneme projects`).
+        #[arg(value_name = "FROM_FOLDER")]
+        from: PathBuf,
+        /// The project folder whose memory receives the files.
+        #[arg(long, value_name = "DIR")]
+        into: PathBuf,
+        /// Show what would happen without changing anything.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum SettingsCommand {
     /// Turn auto memory on or off on this machine (autoMemoryEnabled in user settings).
     AutoMemory { state: OnOff },
     /// Turn auto dream on or off on this machine (autoDreamEnabled in user settings).
     AutoDream { state: OnOff },
+    /// Show, set or clear the one folder for every project's auto memory (autoMemoryDirectory).
+    MemoryDir {
+        /// An absolute folder or ~/folder, checked with Claude Code's rules.
+        #[arg(value_name = "PATH", conflicts_with = "clear")]
+        path: Option<String>,
+        /// Remove the setting: one memory folder per project again.
+        #[arg(long)]
+        clear: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -291,7 +325,21 @@ fn run(cli: Cli) -> Result<()> {
                 print!("{}", view.block);
             }
         }
-        Command::Projects { json: as_json } => {
+        Command::Projects { action: Some(ProjectsCommand::Merge { from, into, dry_run, json: as_json }), .. } => {
+            let at = Where { cwd: Some(into), ..Where::default() };
+            let from = if from.is_absolute() { from } else { std::env::current_dir()?.join(from) };
+            let report = if dry_run {
+                mneme.plan_merge_memory(&from, &request(&at, None)?)?
+            } else {
+                mneme.merge_memory(&from, &request(&at, None)?)?
+            };
+            if as_json {
+                json(&report)?;
+            } else {
+                print::merge_report(&report);
+            }
+        }
+        Command::Projects { json: as_json, action: None } => {
             let projects = mneme.projects();
             if as_json {
                 json(&projects)?;
@@ -306,6 +354,22 @@ fn run(cli: Cli) -> Result<()> {
             Some(SettingsCommand::AutoMemory { state }) => {
                 let path = mneme.set_auto_memory(matches!(state, OnOff::On))?;
                 println!("autoMemoryEnabled is now {} in {}", matches!(state, OnOff::On), path.display());
+            }
+            Some(SettingsCommand::MemoryDir { path, clear, json: as_json }) => {
+                if path.is_none() && !clear {
+                    let s = mneme.machine_settings()?;
+                    match &s.auto_memory_directory {
+                        Some(v) => println!("autoMemoryDirectory is {v} in {}", s.user_settings_path.display()),
+                        None => println!("autoMemoryDirectory is not set: one memory folder per project"),
+                    }
+                    return Ok(());
+                }
+                let change = mneme.set_auto_memory_directory(if clear { None } else { path.as_deref() })?;
+                if as_json {
+                    json(&change)?;
+                } else {
+                    print::memory_dir_change(&change);
+                }
             }
             Some(SettingsCommand::AutoDream { state }) => {
                 let path = mneme.set_auto_dream(matches!(state, OnOff::On))?;

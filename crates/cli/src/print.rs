@@ -160,3 +160,39 @@ pub fn settings(s: &MachineSettings) {
         println!("  problem: {p}");
     }
 }
+
+pub fn merge_report(r: &mneme_api::MergeReport) {
+    let verb = if r.dry_run { "would move" } else { "moved" };
+    println!("{} {} → {}", if r.dry_run { "Plan (nothing changed):" } else { "Merged" }, r.from.display(), r.into.display());
+    for f in &r.moved {
+        println!("  {verb} {}", f.to_rel_path);
+    }
+    for f in &r.renamed {
+        println!("  {verb} {} as {} (a different {} was already there)", f.from_rel_path, f.to_rel_path, f.from_rel_path);
+    }
+    for f in &r.skipped {
+        println!("  skipped {}: {}", f.rel_path, f.reason);
+    }
+    for l in &r.index_lines_added {
+        println!("  {} {}: {}", if r.dry_run { "would add to" } else { "added to" }, l.index_rel_path, l.text);
+    }
+    if r.moved.is_empty() && r.renamed.is_empty() {
+        println!("  no topic files to move");
+    }
+    if let Some(t) = &r.trashed_to {
+        println!("The emptied folder is in Mneme's trash: {}", t.display());
+    }
+    if let Some(p) = &r.trash_problem {
+        println!("{p}");
+    }
+}
+
+pub fn memory_dir_change(c: &mneme_api::AutoMemDirChange) {
+    match (&c.value, &c.resolved) {
+        (Some(v), Some(dir)) => println!("autoMemoryDirectory is now {v} in {}: Claude Code keeps every project's memory in {}", c.settings_path.display(), dir.display()),
+        _ => println!("autoMemoryDirectory is not set in {}: one memory folder per project under {}", c.settings_path.display(), c.default_base.display()),
+    }
+    if let Some(n) = &c.note {
+        println!("{n}");
+    }
+}

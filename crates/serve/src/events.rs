@@ -28,8 +28,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 const DEBOUNCE: Duration = Duration::from_millis(300);
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// The watcher and the subscribers' channel.
-pub(crate) struct Events {
+/// The watcher and the subscribers' channel (public so the desktop shell reuses it).
+pub struct Events {
     tx: broadcast::Sender<Arc<Vec<PathBuf>>>,
     stop: watch::Receiver<bool>,
     watched: Arc<Mutex<Watched>>,
@@ -69,7 +69,7 @@ impl Watched {
 
 impl Events {
     /// Starts watching Claude Code's config home. Must run inside a tokio runtime.
-    pub(crate) fn start(env: &Environment, stop: watch::Receiver<bool>) -> Result<Events, notify::Error> {
+    pub fn start(env: &Environment, stop: watch::Receiver<bool>) -> Result<Events, notify::Error> {
         let (raw_tx, raw_rx) = mpsc::unbounded_channel::<notify::Result<notify::Event>>();
         let watcher = notify::recommended_watcher(move |res| {
             // The receiver only goes away when the server stops.
@@ -86,8 +86,13 @@ impl Events {
         Ok(Events { tx, stop, watched })
     }
 
+    /// Each batch of changed paths from now on (empty: reload everything).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Vec<PathBuf>>> {
+        self.tx.subscribe()
+    }
+
     /// Adds one project's folders; returns every folder now watched or waiting to exist.
-    pub(crate) fn watch_project(&self, cwd: &Path, memory_dir: &Path) -> Vec<PathBuf> {
+    pub fn watch_project(&self, cwd: &Path, memory_dir: &Path) -> Vec<PathBuf> {
         let mut w = lock(&self.watched);
         w.add(memory_dir, RecursiveMode::Recursive);
         w.add(cwd, RecursiveMode::NonRecursive);
@@ -96,6 +101,32 @@ impl Events {
             w.add(&dot_claude, RecursiveMode::Recursive);
         }
         w.active.iter().chain(&w.pending).map(|(p, _)| p.clone()).collect()
+    }
+}
+
+/// One folder the live watcher covers.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchedFolder {
+    pub path: PathBuf,
+    /// Sub-folders too, or only the folder's own files.
+    pub recursive: bool,
+    /// False while the folder does not exist yet (it is watched once it appears).
+    pub active: bool,
+}
+
+impl Events {
+    /// Every folder watched now or waiting to exist, in the order they were added.
+    pub fn watched(&self) -> Vec<WatchedFolder> {
+        let w = lock(&self.watched);
+        let entry = |active: bool| {
+            move |(p, m): &(PathBuf, RecursiveMode)| WatchedFolder {
+                path: p.clone(),
+                recursive: *m == RecursiveMode::Recursive,
+                active,
+            }
+        };
+        w.active.iter().map(entry(true)).chain(w.pending.iter().map(entry(false))).collect()
     }
 }
 

@@ -23,6 +23,9 @@
 //! | `setAutoMemory` / `setAutoDream` | `{on}` | `{path}` |
 //! | `home` | `{}` | `{home, configHome, cwd}` |
 //! | `watch` | `{cwd}` | `{watching}` |
+//! | `watching` | `{}` | `{folders: [{path, recursive, active}]}` |
+//! | `mergeMemory` | `{from, cwd, dryRun?}` | `MergeReport` |
+//! | `setAutoMemoryDirectory` | `{value}` (`null` clears) | `AutoMemDirChange` |
 //!
 //! Every method taking `cwd` also accepts `settingSources` and `addDirs`, because they change
 //! which memory folder Claude Code uses. Errors: 400 `invalid_input`, 404 `not_found`, 409
@@ -65,6 +68,8 @@ const ENGINE_METHODS: &[&str] = &[
     "machineSettings",
     "setAutoMemory",
     "setAutoDream",
+    "mergeMemory",
+    "setAutoMemoryDirectory",
 ];
 
 pub(crate) async fn call(State(state): State<Arc<AppState>>, UrlPath(method): UrlPath<String>, body: Bytes) -> Response {
@@ -75,6 +80,7 @@ pub(crate) async fn call(State(state): State<Arc<AppState>>, UrlPath(method): Ur
             "cwd": state.start_dir,
         })),
         "watch" => watch(state.clone(), &body).await,
+        "watching" => Ok(json!({ "folders": state.events.watched() })),
         m if ENGINE_METHODS.contains(&m) => {
             let state = state.clone();
             match tokio::task::spawn_blocking(move || dispatch(&state.mneme, &state.start_dir, &method, &body)).await {
@@ -240,6 +246,24 @@ struct SaveFileBody {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MergeBody {
+    #[serde(flatten)]
+    at: Where,
+    /// The orphan's project folder, `<config>/projects/<name>`.
+    from: PathBuf,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+#[derive(Deserialize)]
+struct MemoryDirBody {
+    /// `null` (or absent) removes the setting.
+    #[serde(default)]
+    value: Option<String>,
+}
+
+#[derive(Deserialize)]
 struct Toggle {
     on: bool,
 }
@@ -344,6 +368,16 @@ pub(crate) fn dispatch(m: &Mneme, start: &Path, method: &str, body: &[u8]) -> Re
         "setAutoDream" => {
             let b: Toggle = parse(body)?;
             Ok(json!({ "path": m.set_auto_dream(b.on)? }))
+        }
+        "mergeMemory" => {
+            let b: MergeBody = parse(body)?;
+            let req = b.at.request(start, None);
+            let from = start.join(&b.from);
+            to_json(if b.dry_run { m.plan_merge_memory(&from, &req)? } else { m.merge_memory(&from, &req)? })
+        }
+        "setAutoMemoryDirectory" => {
+            let b: MemoryDirBody = parse(body)?;
+            to_json(m.set_auto_memory_directory(b.value.as_deref())?)
         }
         other => Err(ApiError::not_found(format!("There is no API method '{other}'."))),
     }

@@ -33,6 +33,7 @@ const MAX_MEMORY_DEPTH: usize = 32;
 
 /// How the real project folder was recovered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub enum PathEvidence {
     /// A `"cwd"` in one of this folder's transcripts.
@@ -88,6 +89,7 @@ fn search_filesystem(name: &str) -> Option<PathBuf> {
 
 /// One project folder as Claude Code left it on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectInfo {
     /// The sanitized folder name, e.g. `-home-alice-code-app`.

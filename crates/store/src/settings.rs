@@ -975,6 +975,152 @@ pub(crate) fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Removes one top-level key from the user settings file and returns the file's path.
+///
+/// Written like [`write_user_setting`]: every other byte stays as it was, a file Claude Code
+/// cannot read is left untouched and reported, the write is atomic and follows a symlinked
+/// settings file to its target. A missing file, or one without the key, is not written at all.
+/// Every occurrence of a duplicated key goes, since `JSON.parse` would otherwise keep one.
+pub fn remove_user_setting(env: &Environment, key: &str) -> Result<PathBuf, SettingsError> {
+    let path = user_settings_path(env);
+    let target = symlink_target(&path);
+    let shown = shown_path(env, &path);
+    let bytes = match fs::metadata(&target) {
+        Ok(meta) if meta.len() > MAX_SETTINGS_FILE_BYTES => {
+            return Err(SettingsError::TooLarge { path, shown, size: meta.len() })
+        }
+        Ok(_) => match fs::read(&target) {
+            Ok(bytes) => bytes,
+            Err(source) => return Err(SettingsError::Read { path, shown, source }),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path),
+        Err(source) => return Err(SettingsError::Read { path, shown, source }),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| SettingsError::NotUtf8 { path: path.clone(), shown: shown.clone() })?;
+    if js_trim(&text).is_empty() {
+        return Ok(path);
+    }
+    let (bom, body) = match text.strip_prefix('\u{FEFF}') {
+        Some(body) => ("\u{FEFF}", body),
+        None => ("", text.as_str()),
+    };
+    let edited = match remove_top_level_key(body, key) {
+        Ok(Some(edited)) => format!("{bom}{edited}"),
+        Ok(None) => return Ok(path),
+        Err(EditFailure::Parse(problem)) => return Err(problem.into_error(&path, shown)),
+        Err(EditFailure::Mismatch(detail)) => {
+            return Err(SettingsError::EditMismatch { path, shown, key: key.to_string(), detail })
+        }
+    };
+    atomic_write(&target, edited.as_bytes()).map_err(|source| SettingsError::Write { path: path.clone(), shown, source })?;
+    Ok(path)
+}
+
+/// `body` without the top-level property `key` (with its comma), or `None` when it has none.
+/// The result is re-parsed and must equal the old settings minus that key, in the same order.
+fn remove_top_level_key(body: &str, key: &str) -> Result<Option<String>, EditFailure> {
+    let before = match serde_json::from_str::<Value>(body) {
+        Ok(Value::Object(map)) => map,
+        Ok(other) => return Err(EditFailure::Parse(ParseProblem::NotAnObject(json_type(&other)))),
+        Err(e) => return Err(EditFailure::Parse(syntax_problem(body, &e))),
+    };
+    if !before.contains_key(key) {
+        return Ok(None);
+    }
+    let strict =
+        ParseOptions { allow_comments: false, allow_loose_object_property_names: false, allow_trailing_commas: false };
+    let root = CstRootNode::parse(body, &strict).map_err(|e| {
+        EditFailure::Parse(ParseProblem::Syntax {
+            line: e.line_display(),
+            column: e.column_display(),
+            reason: e.kind().to_string(),
+        })
+    })?;
+    let Some(object) = root.object_value() else {
+        return Err(EditFailure::Mismatch("the CST has no root object".to_string()));
+    };
+    for prop in object.properties() {
+        if prop.name().and_then(|n| n.decoded_value().ok()).is_some_and(|n| n == key) {
+            prop.remove();
+        }
+    }
+    let edited = root.to_string();
+    let after = match serde_json::from_str::<Value>(&edited) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return Err(EditFailure::Mismatch(EditCheck::NotAnObject.to_string())),
+        Err(e) => return Err(EditFailure::Mismatch(EditCheck::InvalidJson(e).to_string())),
+    };
+    let mut expected = before.clone();
+    expected.remove(key);
+    if after.contains_key(key) {
+        return Err(EditFailure::Mismatch(format!("\"{key}\" is still there")));
+    }
+    if !after.keys().eq(expected.keys()) {
+        return Err(EditFailure::Mismatch(EditCheck::KeysMoved.to_string()));
+    }
+    if let Some(k) = expected.keys().find(|k| expected.get(k.as_str()) != after.get(k.as_str())) {
+        return Err(EditFailure::Mismatch(EditCheck::ValueChanged(k.to_string()).to_string()));
+    }
+    Ok(Some(edited))
+}
+
+#[cfg(test)]
+mod remove_tests {
+    use super::*;
+
+    fn env_with(text: Option<&str>) -> (tempfile::TempDir, Environment, PathBuf) {
+        let t = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(t.path()).unwrap();
+        let config = root.join("home/.claude");
+        fs::create_dir_all(&config).unwrap();
+        let env = Environment::with_home(root.join("home")).set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
+        let path = config.join("settings.json");
+        if let Some(text) = text {
+            fs::write(&path, text).unwrap();
+        }
+        (t, env, path)
+    }
+
+    #[test]
+    fn removes_the_key_and_keeps_every_other_byte() {
+        let cases = [
+            ("{\n  \"a\": 1,\n  \"autoMemoryDirectory\": \"~/m\",\n  \"b\": [1, 2]\n}\n", "{\n  \"a\": 1,\n  \"b\": [1, 2]\n}\n"),
+            ("{\n    \"autoMemoryDirectory\": \"~/m\",\n    \"b\": true\n}", "{\n    \"b\": true\n}"),
+            ("{\r\n  \"b\": true,\r\n  \"autoMemoryDirectory\": \"~/m\"\r\n}\r\n", "{\r\n  \"b\": true\r\n}\r\n"),
+            ("\u{FEFF}{\"autoMemoryDirectory\": \"/x/y\"}", "\u{FEFF}{}"),
+        ];
+        for (before, after) in cases {
+            let (_t, env, path) = env_with(Some(before));
+            remove_user_setting(&env, "autoMemoryDirectory").unwrap();
+            let got = fs::read_to_string(&path).unwrap();
+            let parsed: Value = serde_json::from_str(got.trim_start_matches('\u{FEFF}')).unwrap();
+            assert!(parsed.get("autoMemoryDirectory").is_none(), "{got:?}");
+            assert_eq!(got, after, "from {before:?}");
+        }
+    }
+
+    #[test]
+    fn missing_file_or_key_writes_nothing() {
+        let (_t, env, path) = env_with(None);
+        remove_user_setting(&env, "autoMemoryDirectory").unwrap();
+        assert!(!path.exists());
+        let text = "{ \"a\":1 }";
+        let (_t, env, path) = env_with(Some(text));
+        remove_user_setting(&env, "autoMemoryDirectory").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), text);
+    }
+
+    #[test]
+    fn malformed_file_is_reported_and_untouched() {
+        for text in ["{ \"autoMemoryDirectory\": \"/x\", // note\n}", "[1]", "{\"autoMemoryDirectory\": \"/x\",}"] {
+            let (_t, env, path) = env_with(Some(text));
+            let err = remove_user_setting(&env, "autoMemoryDirectory").unwrap_err();
+            assert!(matches!(err, SettingsError::Malformed { .. } | SettingsError::NotAnObject { .. }), "{text}: {err:?}");
+            assert_eq!(fs::read_to_string(&path).unwrap(), text);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

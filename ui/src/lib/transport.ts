@@ -7,6 +7,7 @@ import type {
   MemoryDetail, MemoryEditRequest, MemorySummary, NewMemoryRequest, ProjectInfo, Saved, Trashed,
   TouchedView, TrashListing,
 } from './types';
+import type { AutoMemDirChange, MergeReport, WatchedFolder } from './types';
 
 /** An error as the engine reports it: a code and a sentence that says what to do. */
 export class ApiError extends Error {
@@ -117,6 +118,11 @@ export function engine(t: Transport) {
     setAutoMemory: (on: boolean) => t.call<unknown>('setAutoMemory', { on }),
     setAutoDream: (on: boolean) => t.call<unknown>('setAutoDream', { on }),
     watch: (cwd: string) => t.call<unknown>('watch', { cwd }),
+    /** Merges the orphan project folder `from` into the memory of the project at `cwd`. */
+    mergeMemory: (from: string, cwd: string, dryRun = false) => t.call<MergeReport>('mergeMemory', { from, cwd, dryRun }),
+    /** Sets `autoMemoryDirectory`; `null` removes it. */
+    setAutoMemoryDirectory: (value: string | null) => t.call<AutoMemDirChange>('setAutoMemoryDirectory', { value }),
+    watching: async () => (await t.call<{ folders: WatchedFolder[] }>('watching', {})).folders,
   };
 }
 

@@ -211,3 +211,47 @@ export interface MachineSettings {
   autoMemoryDirectory: string | null;
   problems: string[];
 }
+
+export interface MergedFile {
+  fromRelPath: string;
+  toRelPath: string;
+}
+
+export interface SkippedFile {
+  relPath: string;
+  reason: string;
+}
+
+export interface AddedIndexLine {
+  indexRelPath: string;
+  text: string;
+}
+
+/** `mergeMemory`: what merging an orphaned memory folder did (or, with dryRun, would do). */
+export interface MergeReport {
+  dryRun: boolean;
+  from: string;
+  into: string;
+  moved: MergedFile[];
+  renamed: MergedFile[];
+  skipped: SkippedFile[];
+  indexLinesAdded: AddedIndexLine[];
+  trashedTo: string | null;
+  trashProblem: string | null;
+}
+
+/** `setAutoMemoryDirectory`: what was written. */
+export interface AutoMemDirChange {
+  settingsPath: string;
+  value: string | null;
+  resolved: string | null;
+  defaultBase: string;
+  note: string | null;
+}
+
+/** `watching`: one folder the live-update watcher covers. */
+export interface WatchedFolder {
+  path: string;
+  recursive: boolean;
+  active: boolean;
+}

@@ -19,6 +19,7 @@ use std::path::Path;
 
 /// An index line that holds an entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct IndexEntryRef {
     /// 1-based line number.
@@ -31,6 +32,7 @@ pub struct IndexEntryRef {
 
 /// A target indexed more than once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct Duplicate {
     /// The target, relative to the memory folder.
@@ -41,6 +43,7 @@ pub struct Duplicate {
 
 /// An index line longer than [`LONG_INDEX_LINE_UNITS`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct LongLine {
     /// 1-based line number.
@@ -53,6 +56,7 @@ pub struct LongLine {
 /// instructions call these fine ("it marks something worth writing later"), so this is
 /// information, not an error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct DanglingLink {
     /// The file holding the link, relative to the memory folder.
@@ -63,6 +67,7 @@ pub struct DanglingLink {
 
 /// The state of one index file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct IndexHealth {
     /// `MEMORY.md` or `team/MEMORY.md`.
@@ -101,6 +106,7 @@ pub struct IndexHealth {
 
 /// The health of a memory folder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct Health {
     /// Readable topic files.

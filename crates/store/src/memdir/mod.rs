@@ -20,6 +20,7 @@ mod frontmatter_edit;
 mod health;
 mod index;
 mod manifest;
+mod merge;
 mod path;
 mod revision;
 mod scan;
@@ -32,6 +33,7 @@ mod testutil;
 pub use error::MemdirError;
 pub use health::{DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine};
 pub use index::{parse_index, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS};
+pub use merge::{AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};
 pub use manifest::{format_manifest, select_for_manifest, MAX_MEMORY_FILES};
 pub use path::{slugify, validate_topic_path, MAX_SLUG_LEN};
 pub use revision::Revision;
@@ -53,6 +55,7 @@ pub const INDEX_FILE: &str = "MEMORY.md";
 
 /// Whether a memory is the user's own or shared with the team (`team/…`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub enum Scope {
     /// Anywhere in the memory folder except `team/`; indexed by `MEMORY.md`.

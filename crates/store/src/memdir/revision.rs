@@ -17,6 +17,7 @@ use std::time::UNIX_EPOCH;
 /// would slip past an mtime check. Serialized as one opaque string so JavaScript front ends
 /// never round 64-bit numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "specta", derive(specta::Type), specta(type = String))]
 pub struct Revision {
     exists: bool,
     mtime_ns: i64,

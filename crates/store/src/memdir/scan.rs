@@ -132,6 +132,7 @@ pub struct TopicHeader {
 
 /// What kind of trouble a [`Problem`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub enum ProblemKind {
     /// The file could not be opened or read (permissions, a link loop, …).
@@ -160,6 +161,7 @@ pub enum ProblemKind {
 
 /// One per-file problem met during a scan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct Problem {
     /// Path relative to the memory folder.

@@ -22,6 +22,7 @@ const RECORD_VERSION: u32 = 1;
 
 /// An index line removed by a delete, remembered so a restore can put it back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct RemovedIndexLine {
     /// `MEMORY.md` or `team/MEMORY.md`.
@@ -35,6 +36,7 @@ pub struct RemovedIndexLine {
 
 /// One deleted memory in the trash (also the on-disk `record.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct TrashEntry {
     /// Format version of the record.
@@ -55,6 +57,7 @@ pub struct TrashEntry {
 
 /// The trash of one memory folder.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct TrashListing {
     /// Entries of this memory folder, newest first.

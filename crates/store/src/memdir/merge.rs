@@ -1,0 +1,363 @@
+//! Merging another memory folder into this one (an orphan left by a deleted worktree or a
+//! renamed folder): every topic file moves across under the same relative path, the source's
+//! index lines for them are appended to this folder's index, and nothing is ever overwritten.
+//!
+//! - A name already taken by a file with the same bytes is skipped (it is already here); one
+//!   taken by different content keeps both: the incoming file becomes `<stem>-merged.md`,
+//!   `<stem>-merged-2.md`, … and its index line points at the new name.
+//! - Files move with a hard link then an unlink, which publishes the whole file at once and
+//!   keeps its modification time (Claude Code dates memories by it). Across file systems the
+//!   bytes are written atomically (temporary file, fsync, link) and the time copied over.
+//! - Both indexes of this folder are checked for readability before anything moves, so a
+//!   merge does not stop half-way on an index it cannot edit.
+//! - Symbolic links and unreadable files are not moved; they are reported as skipped and stay
+//!   in the source folder.
+
+use super::index::{encode_target, IndexEntry};
+use super::path::{relative_to_dir, validate_topic_path};
+use super::scan::stem_of;
+use super::write::fsync_dir;
+use super::{Memdir, MemdirError, Scope, INDEX_FILE};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Deepest folder level walked in the source; guards against pathological trees.
+const MAX_DEPTH: usize = 32;
+/// Suffixed names tried before giving up on a clash.
+const MAX_SUFFIX: usize = 1000;
+
+/// One topic file that moved (under its own name or a `-merged` one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct MergedFile {
+    /// Where it was, relative to the source memory folder.
+    pub from_rel_path: String,
+    /// Where it is now, relative to this memory folder.
+    pub to_rel_path: String,
+}
+
+/// A source file that did not move, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedFile {
+    /// Relative to the source memory folder.
+    pub rel_path: String,
+    /// A sentence.
+    pub reason: String,
+}
+
+/// An index line appended to this folder's index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct AddedIndexLine {
+    /// `MEMORY.md` or `team/MEMORY.md`.
+    pub index_rel_path: String,
+    /// The line as written (its target rewritten when the file was renamed).
+    pub text: String,
+}
+
+/// What [`Memdir::merge_from`] did (or, as a plan, would do).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct MergeOutcome {
+    /// Files that moved under their own name.
+    pub moved: Vec<MergedFile>,
+    /// Files that moved under a `-merged` name because a different file had theirs.
+    pub renamed: Vec<MergedFile>,
+    /// Files left in the source folder.
+    pub skipped: Vec<SkippedFile>,
+    /// Index lines appended here.
+    pub index_lines_added: Vec<AddedIndexLine>,
+}
+
+/// What to do with one source file.
+enum Step {
+    Move { from: String, to: String, renamed: bool },
+    /// Already here with the same bytes, at `to`.
+    Same { from: String, to: String },
+    Skip { from: String, reason: String },
+}
+
+impl Memdir {
+    /// Moves every topic file of `source` into this folder and appends the source's index
+    /// lines for them; see the [module documentation](self). With `apply = false` nothing is
+    /// written and the outcome is the plan. The source folder itself is left in place (with
+    /// its index and whatever was skipped) for the caller to put in a trash.
+    pub fn merge_from(&self, source: &Memdir, apply: bool) -> Result<MergeOutcome, MemdirError> {
+        let src_root = source.real_root()?;
+        if let Ok(own) = fs::canonicalize(&self.root) {
+            if own.starts_with(&src_root) || src_root.starts_with(&own) {
+                return Err(MemdirError::InvalidInput {
+                    field: "source memory folder",
+                    reason: format!("{} and {} are the same folder or one holds the other", src_root.display(), own.display()),
+                });
+            }
+        }
+        let real_root = if apply {
+            // Refuse up front when an index here cannot be edited, before any file moves.
+            for scope in [Scope::Private, Scope::Team] {
+                self.edit_index(scope, |_| ())?;
+            }
+            self.ensure_root()?
+        } else {
+            fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone())
+        };
+
+        let mut rels = Vec::new();
+        let mut walk_skips = Vec::new();
+        walk(&src_root, "", 0, &mut rels, &mut walk_skips);
+        rels.sort();
+
+        let mut out = MergeOutcome { skipped: walk_skips, ..MergeOutcome::default() };
+        // Where each source file ends up here, for the index lines.
+        let mut landed: BTreeMap<String, String> = BTreeMap::new();
+        let mut taken: HashSet<String> = HashSet::new();
+        for rel in rels {
+            let step = self.plan_one(&real_root, &src_root, &rel, &taken);
+            let step = match (step, apply) {
+                (Step::Move { from, to, renamed }, true) => match self.move_in(&real_root, &src_root, &from, &to) {
+                    Ok(()) => Step::Move { from, to, renamed },
+                    // Something appeared at that name meanwhile: plan again around it.
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                        match self.plan_one(&real_root, &src_root, &from, &taken) {
+                            Step::Move { from, to, renamed } => match self.move_in(&real_root, &src_root, &from, &to) {
+                                Ok(()) => Step::Move { from, to, renamed },
+                                Err(e) => Step::Skip { reason: format!("it could not be moved: {e}"), from },
+                            },
+                            other => other,
+                        }
+                    }
+                    Err(e) => Step::Skip { reason: format!("it could not be moved: {e}"), from },
+                },
+                (step, _) => step,
+            };
+            match step {
+                Step::Move { from, to, renamed } => {
+                    taken.insert(to.clone());
+                    landed.insert(from.clone(), to.clone());
+                    let f = MergedFile { from_rel_path: from, to_rel_path: to };
+                    if renamed {
+                        out.renamed.push(f);
+                    } else {
+                        out.moved.push(f);
+                    }
+                }
+                Step::Same { from, to } => {
+                    out.skipped.push(SkippedFile {
+                        reason: format!("the project already has {to} with exactly the same content"),
+                        rel_path: from.clone(),
+                    });
+                    landed.insert(from, to);
+                }
+                Step::Skip { from, reason } => out.skipped.push(SkippedFile { rel_path: from, reason }),
+            }
+        }
+
+        for scope in [Scope::Private, Scope::Team] {
+            let lines = source_lines(source, scope, &landed)?;
+            if lines.is_empty() {
+                continue;
+            }
+            let root = self.root.clone();
+            let pick = |present: &mut HashSet<String>| {
+                let mut added = Vec::new();
+                for (new_rel, text) in &lines {
+                    if present.insert(new_rel.clone()) {
+                        added.push(text.clone());
+                    }
+                }
+                added
+            };
+            let added = if apply {
+                self.edit_index(scope, |doc| {
+                    let mut present: HashSet<String> = doc.entries(scope, &root).into_iter().map(|(_, e)| e.rel_path).collect();
+                    let added = pick(&mut present);
+                    for t in &added {
+                        doc.append(t.clone());
+                    }
+                    added
+                })?
+                .0
+            } else {
+                let idx = self.read_index(scope)?;
+                let mut present: HashSet<String> =
+                    idx.lines.into_iter().filter_map(|l| l.entry.map(|e| e.rel_path)).collect();
+                pick(&mut present)
+            };
+            out.index_lines_added.extend(
+                added.into_iter().map(|text| AddedIndexLine { index_rel_path: scope.index_rel_path().to_string(), text }),
+            );
+        }
+        if apply {
+            fsync_dir(&real_root);
+        }
+        Ok(out)
+    }
+
+    /// Decides where one source file goes: its own name, the first free `-merged` name, or
+    /// nowhere because identical content is already here.
+    fn plan_one(&self, real_root: &Path, src_root: &Path, rel: &str, taken: &HashSet<String>) -> Step {
+        let src = join_rel(src_root, rel);
+        let bytes = match fs::symlink_metadata(&src) {
+            Ok(m) if m.file_type().is_file() => match fs::read(&src) {
+                Ok(b) => b,
+                Err(e) => return Step::Skip { from: rel.into(), reason: format!("it could not be read: {e}") },
+            },
+            Ok(m) if m.file_type().is_symlink() => {
+                return Step::Skip {
+                    from: rel.into(),
+                    reason: "it is a symbolic link; Mneme moves only plain files (the link goes to the trash with the folder)"
+                        .into(),
+                }
+            }
+            Ok(_) => return Step::Skip { from: rel.into(), reason: "it is not a plain file".into() },
+            Err(e) => return Step::Skip { from: rel.into(), reason: format!("it could not be read: {e}") },
+        };
+        for n in 0..=MAX_SUFFIX {
+            let candidate = merged_name(rel, n);
+            if validate_topic_path(&candidate).is_err() {
+                return Step::Skip { from: rel.into(), reason: format!("{candidate} is not a usable memory path here") };
+            }
+            if taken.contains(&candidate) {
+                continue;
+            }
+            let abs = join_rel(real_root, &candidate);
+            if self.check_contained(real_root, &candidate, &abs).is_err() {
+                return Step::Skip { from: rel.into(), reason: format!("{candidate} would lead outside the project's memory folder") };
+            }
+            match fs::symlink_metadata(&abs) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return Step::Move { from: rel.into(), to: candidate, renamed: n > 0 };
+                }
+                Ok(m) if m.file_type().is_file() && fs::read(&abs).is_ok_and(|b| b == bytes) => {
+                    return Step::Same { from: rel.into(), to: candidate };
+                }
+                _ => continue,
+            }
+        }
+        Step::Skip { from: rel.into(), reason: format!("every name up to {} is taken", merged_name(rel, MAX_SUFFIX)) }
+    }
+
+    /// Moves `src_root/from` to `<this folder>/to` without replacing anything.
+    fn move_in(&self, real_root: &Path, src_root: &Path, from: &str, to: &str) -> io::Result<()> {
+        let src = join_rel(src_root, from);
+        let dst = join_rel(real_root, to);
+        let dir = dst.parent().map(Path::to_path_buf).unwrap_or_else(|| real_root.to_path_buf());
+        fs::create_dir_all(&dir)?;
+        match fs::hard_link(&src, &dst) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(e),
+            // Another file system, or one without hard links: write the bytes atomically.
+            Err(_) => {
+                let meta = fs::metadata(&src)?;
+                let bytes = fs::read(&src)?;
+                self.write_new(&dst, to, &bytes).map_err(|e| match e {
+                    MemdirError::AlreadyExists { .. } => io::Error::from(io::ErrorKind::AlreadyExists),
+                    other => io::Error::other(other.to_string()),
+                })?;
+                if let Ok(modified) = meta.modified() {
+                    if let Ok(f) = fs::File::options().write(true).open(&dst) {
+                        let _ = f.set_modified(modified);
+                    }
+                }
+            }
+        }
+        fsync_dir(&dir);
+        if let Err(e) = fs::remove_file(&src) {
+            // Keep exactly one copy: the source stays, the new link goes.
+            let _ = fs::remove_file(&dst);
+            return Err(e);
+        }
+        if let Some(p) = src.parent() {
+            fsync_dir(p);
+        }
+        Ok(())
+    }
+}
+
+/// The source index's lines for files that landed here, target rewritten to the new path,
+/// in file order and without repeats: `(new rel path, line)`.
+fn source_lines(source: &Memdir, scope: Scope, landed: &BTreeMap<String, String>) -> Result<Vec<(String, String)>, MemdirError> {
+    let idx = source.read_index(scope)?;
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for line in idx.lines {
+        let Some(entry) = line.entry else { continue };
+        let Some(new_rel) = landed.get(&entry.rel_path) else { continue };
+        if !seen.insert(new_rel.clone()) {
+            continue;
+        }
+        out.push((new_rel.clone(), retarget(&line.text, &entry, new_rel, scope)));
+    }
+    Ok(out)
+}
+
+/// `text` with its link target pointing at `new_rel` when the file was renamed or the
+/// target was absolute (it named the old folder); otherwise unchanged.
+fn retarget(text: &str, entry: &IndexEntry, new_rel: &str, scope: Scope) -> String {
+    let absolute = entry.target.starts_with('/') || entry.target.starts_with('\\');
+    if entry.rel_path == new_rel && !absolute {
+        return text.to_string();
+    }
+    let (start, end) = entry.spans.target;
+    let encoded = encode_target(&relative_to_dir(new_rel, scope.dir()));
+    format!("{}{}{}", &text[..start], encoded, &text[end..])
+}
+
+/// `notes/a.md` → `notes/a.md`, `notes/a-merged.md`, `notes/a-merged-2.md`, …
+fn merged_name(rel: &str, n: usize) -> String {
+    if n == 0 {
+        return rel.to_string();
+    }
+    let base = stem_of(rel);
+    let name = if n == 1 { format!("{base}-merged.md") } else { format!("{base}-merged-{n}.md") };
+    match rel.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{name}"),
+        None => name,
+    }
+}
+
+fn join_rel(root: &Path, rel: &str) -> PathBuf {
+    let mut p = root.to_path_buf();
+    for part in rel.split('/') {
+        p.push(part);
+    }
+    p
+}
+
+/// Every `*.md` except `MEMORY.md` under `dir`, as `/`-separated paths; folders that are
+/// symbolic links are not followed (reported instead).
+fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<String>, skipped: &mut Vec<SkippedFile>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        if !prefix.is_empty() {
+            skipped.push(SkippedFile { rel_path: prefix.to_string(), reason: "the folder could not be read".into() });
+        }
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let Ok(name) = e.file_name().into_string() else { continue };
+        let rel = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() {
+            if depth < MAX_DEPTH {
+                walk(&e.path(), &rel, depth + 1, out, skipped);
+            }
+        } else if name.ends_with(".md") && name != INDEX_FILE {
+            out.push(rel);
+        } else if ft.is_symlink() && fs::metadata(e.path()).is_ok_and(|m| m.is_dir()) {
+            skipped.push(SkippedFile {
+                rel_path: rel,
+                reason: "it is a symbolic link to a folder; its files were not moved".into(),
+            });
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! One Tauri command per api method. Each takes one request object named `req`, shaped like
+//! `mneme serve`'s JSON body for the same method (so `invoke(name, { req: body })` is the whole
+//! transport), calls one [`Mneme`] method on a blocking thread (they read and write files)
+//! and answers with the api's DTO or its `{code, message}` [`ApiError`].
+
+use crate::Session;
+use mneme_api::{
+    ApiError, ContextRequest, ContextView, ErrorCode, FileText, Graph, Health, MachineSettings, MemoryDetail,
+    MemoryEdit, MemoryListFilter, MemorySummary, Mneme, NewMemoryRequest, ProjectInfo, SavedFile, TouchedView,
+    Trashed, TrashListing,
+};
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use std::path::PathBuf;
+use tauri::State;
+
+pub type Answer<T> = Result<T, ApiError>;
+
+/// Runs one api call off the async runtime's workers.
+pub(crate) async fn engine<T: Send + 'static>(
+    m: &Mneme,
+    call: impl FnOnce(&Mneme) -> Answer<T> + Send + 'static,
+) -> Answer<T> {
+    let m = m.clone();
+    tauri::async_runtime::spawn_blocking(move || call(&m))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Io, format!("The request failed inside Mneme: {e}.")))?
+}
+
+/// The folder Claude Code would start in, and the flags that change which memory it uses.
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Folder {
+    /// Absolute, or relative to the folder the app opened on.
+    pub cwd: PathBuf,
+    /// `--setting-sources` (comma list of user, project, local); absent = all.
+    #[serde(default)]
+    #[specta(optional)]
+    pub setting_sources: Option<String>,
+    /// `--add-dir` folders.
+    #[serde(default)]
+    #[specta(optional)]
+    pub add_dirs: Option<Vec<PathBuf>>,
+}
+
+impl Session {
+    fn request(&self, at: &Folder, date: Option<String>) -> ContextRequest {
+        ContextRequest {
+            cwd: self.start_dir.join(&at.cwd),
+            setting_sources: at.setting_sources.clone(),
+            add_dirs: at.add_dirs.clone().unwrap_or_default(),
+            settings_file: None,
+            date,
+        }
+    }
+}
+
+/// Where the app looks by default.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct HomeInfo {
+    pub home: PathBuf,
+    pub config_home: PathBuf,
+    /// The folder the app opened on.
+    pub cwd: PathBuf,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextQuery {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// `YYYY-MM-DD` to print; absent = today.
+    #[serde(default)]
+    #[specta(optional)]
+    pub date: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TouchedQuery {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// Files the model read in one turn, in order.
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoriesQuery {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// `user`, `feedback`, `project` or `reference`.
+    #[serde(default)]
+    #[specta(optional)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    #[specta(optional)]
+    pub search: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryRef {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// File name (with or without `.md`), relative path or `name:`.
+    pub memory: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateMemory {
+    #[serde(flatten)]
+    pub at: Folder,
+    pub name: String,
+    pub description: String,
+    pub kind: String,
+    pub body: String,
+    #[serde(default)]
+    #[specta(optional)]
+    pub file_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SaveMemory {
+    #[serde(flatten)]
+    pub at: Folder,
+    pub rel_path: String,
+    pub content: String,
+    /// From `memory` or the previous save; a stale one is refused with `conflict`.
+    pub revision: String,
+}
+
+/// Absent parts stay as they are.
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct EditMemory {
+    #[serde(flatten)]
+    pub at: Folder,
+    pub memory: String,
+    #[serde(default)]
+    #[specta(optional)]
+    pub name: Option<String>,
+    #[serde(default)]
+    #[specta(optional)]
+    pub description: Option<String>,
+    #[serde(default)]
+    #[specta(optional)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    #[specta(optional)]
+    pub body: Option<String>,
+    /// A new file name; the index line follows.
+    #[serde(default)]
+    #[specta(optional)]
+    pub rename: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TrashRef {
+    #[serde(flatten)]
+    pub at: Folder,
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FileRef {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// A file the context of `cwd` lists, or its memory folder's MEMORY.md.
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SaveFile {
+    #[serde(flatten)]
+    pub at: Folder,
+    pub path: PathBuf,
+    pub content: String,
+    /// From `read_file` or the previous save (`absent` creates the file).
+    pub revision: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct Toggle {
+    pub on: bool,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn home(m: State<'_, Mneme>, s: State<'_, Session>) -> HomeInfo {
+    let env = m.environment();
+    HomeInfo { home: env.home.clone(), config_home: env.config_home(), cwd: s.start_dir.clone() }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn context(m: State<'_, Mneme>, s: State<'_, Session>, req: ContextQuery) -> Answer<ContextView> {
+    let r = s.request(&req.at, req.date);
+    engine(&m, move |m| m.context(&r)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn touched(m: State<'_, Mneme>, s: State<'_, Session>, req: TouchedQuery) -> Answer<TouchedView> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.touched(&r, &req.files)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn projects(m: State<'_, Mneme>) -> Answer<Vec<ProjectInfo>> {
+    engine(&m, |m| Ok(m.projects())).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn memories(m: State<'_, Mneme>, s: State<'_, Session>, req: MemoriesQuery) -> Answer<Vec<MemorySummary>> {
+    let r = s.request(&req.at, None);
+    let filter = MemoryListFilter { kind: req.kind, search: req.search };
+    engine(&m, move |m| m.memories(&r, &filter)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn memory(m: State<'_, Mneme>, s: State<'_, Session>, req: MemoryRef) -> Answer<MemoryDetail> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.memory(&r, &req.memory)).await
+}
+
+/// The manifest Claude Code's recall shows the model, byte for byte.
+#[tauri::command]
+#[specta::specta]
+pub async fn manifest(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<String> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.manifest(&r)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn create_memory(m: State<'_, Mneme>, s: State<'_, Session>, req: CreateMemory) -> Answer<MemorySummary> {
+    let r = s.request(&req.at, None);
+    let new = NewMemoryRequest {
+        name: req.name,
+        description: req.description,
+        kind: req.kind,
+        body: req.body,
+        file_name: req.file_name,
+    };
+    engine(&m, move |m| m.create_memory(&r, &new)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn save_memory(m: State<'_, Mneme>, s: State<'_, Session>, req: SaveMemory) -> Answer<SavedFile> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.save_memory(&r, &req.rel_path, &req.content, &req.revision)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn edit_memory(m: State<'_, Mneme>, s: State<'_, Session>, req: EditMemory) -> Answer<MemorySummary> {
+    let r = s.request(&req.at, None);
+    let edit = MemoryEdit {
+        memory: req.memory,
+        name: req.name,
+        description: req.description,
+        kind: req.kind,
+        body: req.body,
+        rename: req.rename,
+    };
+    engine(&m, move |m| m.edit_memory(&r, &edit)).await
+}
+
+/// Moves a memory to Mneme's trash and removes its index line.
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_memory(m: State<'_, Mneme>, s: State<'_, Session>, req: MemoryRef) -> Answer<Trashed> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.delete_memory(&r, &req.memory)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn trash(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<TrashListing> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.trash(&r)).await
+}
+
+/// Puts a trashed memory back with its index line; answers where it is again.
+#[tauri::command]
+#[specta::specta]
+pub async fn restore_memory(m: State<'_, Mneme>, s: State<'_, Session>, req: TrashRef) -> Answer<PathBuf> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.restore_memory(&r, &req.id)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn health(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<Health> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.health(&r)).await
+}
+
+/// Applies every index fix; one sentence per change.
+#[tauri::command]
+#[specta::specta]
+pub async fn fix_index(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<Vec<String>> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.fix_index(&r)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn graph(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<Graph> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.graph(&r)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn read_file(m: State<'_, Mneme>, s: State<'_, Session>, req: FileRef) -> Answer<FileText> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.read_file(&r, &req.path)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn save_file(m: State<'_, Mneme>, s: State<'_, Session>, req: SaveFile) -> Answer<SavedFile> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.save_file(&r, &req.path, &req.content, &req.revision)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn machine_settings(m: State<'_, Mneme>) -> Answer<MachineSettings> {
+    engine(&m, |m| m.machine_settings()).await
+}
+
+/// Writes `autoMemoryEnabled` to the user settings file; answers the file's path.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_auto_memory(m: State<'_, Mneme>, req: Toggle) -> Answer<PathBuf> {
+    engine(&m, move |m| m.set_auto_memory(req.on)).await
+}
+
+/// Writes `autoDreamEnabled` to the user settings file; answers the file's path.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_auto_dream(m: State<'_, Mneme>, req: Toggle) -> Answer<PathBuf> {
+    engine(&m, move |m| m.set_auto_dream(req.on)).await
+}
+
+/// Adds the folder's memory folder, CLAUDE.md files and `.claude` to the live watcher (see
+/// `FilesChanged`); answers every folder watched or waiting to exist.
+#[tauri::command]
+#[specta::specta]
+pub async fn watch(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<Vec<PathBuf>> {
+    let r = s.request(&req, None);
+    let view = engine(&m, move |m| m.context(&r)).await?;
+    match &s.live {
+        Some(live) => Ok(live.events.watch_project(&view.cwd, &view.auto_memory.dir)),
+        None => Err(ApiError::new(ErrorCode::Io, "Live updates are off: the file watcher could not start.")),
+    }
+}

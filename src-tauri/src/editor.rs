@@ -1,0 +1,225 @@
+//! Opening a file in the person's editor, picked as Claude Code picks it
+//! (`getExternalEditor`): `$VISUAL`, then `$EDITOR` (trimmed), else the first of `code`, `vi`,
+//! `nano` on the PATH. `code` runs as `code -w` and `subl` as `subl --wait`, and the editor
+//! command is run through the shell as `<editor> "<path>"`. A GUI editor is waited on until
+//! it closes; a terminal editor (vi, nano, …) gets a terminal window (`$TERMINAL`,
+//! `x-terminal-emulator`, `xterm`), since a desktop app has none. And revealing a file's
+//! folder in the file manager.
+
+use crate::commands::{engine, Answer};
+use mneme_api::{ApiError, Environment, ErrorCode, Mneme};
+use serde::Serialize;
+use specta::Type;
+use std::path::{Path, PathBuf};
+use tauri::{AppHandle, State, Wry};
+use tauri_plugin_shell::ShellExt;
+
+/// Claude Code's list of GUI editors (they keep its TUI on the main screen).
+const GUI_EDITORS: &[&str] = &["code", "cursor", "windsurf", "codium", "subl", "atom", "gedit", "notepad++", "notepad"];
+
+/// How an editor ran.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct EditorRun {
+    /// The editor command, as chosen (`code -w`, `$VISUAL`'s value, …).
+    pub editor: String,
+    /// Which variable chose it: `VISUAL`, `EDITOR`, or absent when found on the PATH.
+    pub from: Option<String>,
+    /// Whether the app waited for the editor to close (false: a terminal window was opened
+    /// and may still be editing).
+    pub waited: bool,
+}
+
+/// The program and arguments that open `path`, and what they report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub program: String,
+    pub args: Vec<String>,
+    pub editor: String,
+    pub from: Option<String>,
+    pub gui: bool,
+}
+
+/// Decides how to open `path`, as Claude Code would choose the editor.
+pub fn plan(env: &Environment, path: &Path) -> Result<Launch, ApiError> {
+    let (editor, from) = choose_editor(env).ok_or_else(|| {
+        ApiError::not_found(
+            "No editor found: set $VISUAL or $EDITOR (for example `code -w`), or install code, vi or nano.",
+        )
+    })?;
+    let editor = match editor.as_str() {
+        "code" => "code -w".to_string(),
+        "subl" => "subl --wait".to_string(),
+        _ => editor,
+    };
+    // `$1` keeps the path one argument whatever it contains; the editor command itself is
+    // shell text on purpose (`code -w`, `emacsclient -c`), as Claude Code runs it.
+    let script = format!("{editor} \"$1\"");
+    let mut args = vec!["-c".to_string(), script, "mneme-editor".to_string(), path.to_string_lossy().into_owned()];
+    let gui = is_gui(&editor);
+    if gui {
+        return Ok(Launch { program: "sh".into(), args, editor, from, gui });
+    }
+    let terminal = env
+        .var("TERMINAL")
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .or_else(|| ["x-terminal-emulator", "xterm"].into_iter().find(|t| on_path(env, t)).map(str::to_string))
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "{editor} runs in a terminal and no terminal program was found. Set $VISUAL to a desktop editor \
+                 (for example `code -w`) or $TERMINAL to your terminal, then try again."
+            ))
+        })?;
+    let mut with_terminal = vec!["-e".to_string(), "sh".to_string()];
+    with_terminal.append(&mut args);
+    Ok(Launch { program: terminal, args: with_terminal, editor, from, gui })
+}
+
+/// `$VISUAL`, `$EDITOR`, then the first of `code`, `vi`, `nano` on the PATH.
+fn choose_editor(env: &Environment) -> Option<(String, Option<String>)> {
+    for key in ["VISUAL", "EDITOR"] {
+        if let Some(v) = env.var(key).map(str::trim).filter(|v| !v.is_empty()) {
+            return Some((v.to_string(), Some(key.to_string())));
+        }
+    }
+    ["code", "vi", "nano"].into_iter().find(|p| on_path(env, p)).map(|p| (p.to_string(), None))
+}
+
+fn is_gui(editor: &str) -> bool {
+    let program = editor.split_whitespace().next().unwrap_or("");
+    let base = program.rsplit('/').next().unwrap_or(program);
+    GUI_EDITORS.contains(&base)
+}
+
+fn on_path(env: &Environment, program: &str) -> bool {
+    let path = env.var("PATH").unwrap_or("/usr/local/bin:/usr/bin:/bin");
+    std::env::split_paths(path).any(|dir| is_executable(&dir.join(program)))
+}
+
+fn is_executable(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        p.is_file()
+    }
+}
+
+/// An absolute path that exists; the window may only name real files and folders.
+fn existing(path: &Path) -> Result<PathBuf, ApiError> {
+    if !path.is_absolute() {
+        return Err(ApiError::invalid(format!("{} is not an absolute path.", path.display())));
+    }
+    std::fs::canonicalize(path).map_err(|e| {
+        ApiError::not_found(format!("{} cannot be opened: {e}. It may have been moved or deleted; reload.", path.display()))
+    })
+}
+
+/// Opens a file in the editor Claude Code would use and, for a desktop editor, waits until
+/// it closes (the window reloads from `FilesChanged` either way).
+#[tauri::command]
+#[specta::specta]
+pub async fn open_in_editor(app: AppHandle<Wry>, m: State<'_, Mneme>, path: PathBuf) -> Answer<EditorRun> {
+    let file = existing(&path)?;
+    if !file.is_file() {
+        return Err(ApiError::invalid(format!("{} is not a file; reveal a folder instead.", path.display())));
+    }
+    let launch = plan(m.environment(), &file)?;
+    let out = app.shell().command(&launch.program).args(&launch.args).output().await.map_err(|e| {
+        ApiError::new(ErrorCode::Io, format!("Could not start {}: {e}. Check $VISUAL / $EDITOR.", launch.editor))
+    })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(ApiError::new(
+            ErrorCode::Io,
+            format!("{} stopped with an error ({:?}): {}", launch.editor, out.status.code(), stderr.trim()),
+        ));
+    }
+    Ok(EditorRun { editor: launch.editor, from: launch.from, waited: launch.gui })
+}
+
+/// Shows a folder (or the folder holding a file) in the file manager.
+#[tauri::command]
+#[specta::specta]
+pub async fn reveal(app: AppHandle<Wry>, m: State<'_, Mneme>, path: PathBuf) -> Answer<()> {
+    let target = existing(&path)?;
+    let folder = if target.is_dir() { target } else { target.parent().map(Path::to_path_buf).unwrap_or(target) };
+    engine(&m, move |_| {
+        #[allow(deprecated)] // tauri-plugin-opener replaces it; the shell plugin is the one in use here.
+        app.shell().open(folder.to_string_lossy(), None).map_err(|e| {
+            ApiError::new(ErrorCode::Io, format!("Could not open {} in the file manager: {e}.", folder.display()))
+        })
+    })
+    .await
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn env_with(dir: &Path, vars: &[(&str, &str)]) -> Environment {
+        let mut env = Environment::with_home(dir).set_var("PATH", dir.join("bin").to_string_lossy());
+        for (k, v) in vars {
+            env = env.set_var(k, *v);
+        }
+        env
+    }
+
+    fn install(dir: &Path, program: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = dir.join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::write(bin.join(program), "#!/bin/sh\n").unwrap();
+        fs::set_permissions(bin.join(program), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn visual_then_editor_then_the_path() {
+        let t = tempfile::tempdir().unwrap();
+        let file = Path::new("/tmp/a b/CLAUDE.md");
+        install(t.path(), "code");
+        install(t.path(), "vi");
+
+        let l = plan(&env_with(t.path(), &[("VISUAL", " subl "), ("EDITOR", "nano")]), file).unwrap();
+        assert_eq!((l.editor.as_str(), l.from.as_deref(), l.gui), ("subl --wait", Some("VISUAL"), true));
+        assert_eq!(l.program, "sh");
+        assert_eq!(l.args, ["-c", "subl --wait \"$1\"", "mneme-editor", "/tmp/a b/CLAUDE.md"]);
+
+        let l = plan(&env_with(t.path(), &[("VISUAL", "  "), ("EDITOR", "/opt/bin/codium --new-window")]), file).unwrap();
+        assert_eq!((l.editor.as_str(), l.from.as_deref(), l.gui), ("/opt/bin/codium --new-window", Some("EDITOR"), true));
+
+        let l = plan(&env_with(t.path(), &[]), file).unwrap();
+        assert_eq!((l.editor.as_str(), l.from, l.gui), ("code -w", None, true), "code comes first on the PATH");
+    }
+
+    #[test]
+    fn terminal_editors_get_a_terminal_or_a_clear_error() {
+        let t = tempfile::tempdir().unwrap();
+        let file = Path::new("/m/MEMORY.md");
+        install(t.path(), "nano");
+        let err = plan(&env_with(t.path(), &[]), file).unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound);
+        assert!(err.message.contains("$VISUAL"), "{}", err.message);
+
+        install(t.path(), "xterm");
+        let l = plan(&env_with(t.path(), &[]), file).unwrap();
+        assert_eq!((l.program.as_str(), l.editor.as_str(), l.gui), ("xterm", "nano", false));
+        assert_eq!(l.args, ["-e", "sh", "-c", "nano \"$1\"", "mneme-editor", "/m/MEMORY.md"]);
+
+        let l = plan(&env_with(t.path(), &[("EDITOR", "vim"), ("TERMINAL", "kitty")]), file).unwrap();
+        assert_eq!((l.program.as_str(), l.editor.as_str()), ("kitty", "vim"));
+    }
+
+    #[test]
+    fn no_editor_at_all() {
+        let t = tempfile::tempdir().unwrap();
+        let err = plan(&env_with(t.path(), &[]), Path::new("/x.md")).unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound);
+    }
+}

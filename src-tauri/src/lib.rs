@@ -1,0 +1,130 @@
+//! Mneme's desktop shell: a thin Tauri 2 app over the [`mneme_api::Mneme`] facade.
+//!
+//! - [`commands`]: one Tauri command per api method; each takes one camelCase request object
+//!   shaped like `mneme serve`'s JSON body for the same method and answers with the api's DTO,
+//!   or with the api's `{code, message}` error.
+//! - [`editor`]: `open_in_editor` (the editor Claude Code would pick) and `reveal`.
+//! - [`live`]: the typed `FilesChanged` event, fed by `mneme serve`'s debounced watcher.
+//! - [`bindings`]: the tauri-specta builder; `tests/bindings.rs` keeps
+//!   `ui/src/lib/bindings.ts` equal to what it generates.
+//!
+//! The window loads the built UI (`ui/dist`, named by the root `tauri.conf.json`).
+
+pub mod commands;
+pub mod editor;
+pub mod live;
+
+use mneme_api::{Environment, Mneme, SystemClock};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use live::FilesChanged;
+
+/// Where the generated TypeScript goes, relative to the repository root.
+pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
+
+const BINDINGS_HEADER: &str = "// Generated from src-tauri by tauri-specta; do not edit. Regenerate with:\n\
+//   MNEME_UPDATE_BINDINGS=1 cargo test -p mneme-app --test bindings\n";
+
+/// What the app holds besides the engine: the folder it opened on and the live watcher.
+pub struct Session {
+    /// Relative `cwd`s are taken from here; reported by `home`.
+    pub start_dir: PathBuf,
+    /// `None` when the file watcher could not start (the app works, without live updates).
+    pub live: Option<live::Live>,
+}
+
+/// Every command and event, for the invoke handler and the TypeScript export.
+pub fn bindings() -> tauri_specta::Builder<tauri::Wry> {
+    use commands::*;
+    use editor::{open_in_editor, reveal};
+    tauri_specta::Builder::<tauri::Wry>::new()
+        .commands(tauri_specta::collect_commands![
+            home,
+            context,
+            touched,
+            projects,
+            memories,
+            memory,
+            manifest,
+            create_memory,
+            save_memory,
+            edit_memory,
+            delete_memory,
+            trash,
+            restore_memory,
+            health,
+            fix_index,
+            graph,
+            read_file,
+            save_file,
+            machine_settings,
+            set_auto_memory,
+            set_auto_dream,
+            watch,
+            open_in_editor,
+            reveal,
+        ])
+        .events(tauri_specta::collect_events![FilesChanged])
+        // Sizes, counts and millisecond times: all far below 2^53, where a JS number is exact.
+        .dangerously_cast_bigints_to_number()
+        // One type per DTO: the input and output shapes here never differ by serde phase.
+        .disable_serde_phases()
+}
+
+/// Writes the TypeScript bindings to `path`.
+pub fn export_bindings(path: &Path) -> Result<(), String> {
+    bindings()
+        .export(specta_typescript::Typescript::default().header(BINDINGS_HEADER), path)
+        .map_err(|e| format!("Could not export the TypeScript bindings to {}: {e}", path.display()))
+}
+
+/// The real world, read once, exactly as the CLI reads it: HOME, every environment variable,
+/// the default managed-policy folder.
+pub fn environment() -> Result<Environment, String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .ok_or("HOME is not set to an absolute folder; set it and try again")?;
+    let mut env = Environment::with_home(home);
+    env.vars = std::env::vars().collect();
+    Ok(env)
+}
+
+/// The folder "What Claude sees" opens on: the argument, else the current folder, else home
+/// (a desktop launcher starts apps in `/`).
+fn start_dir(arg: Option<PathBuf>, home: &Path) -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| home.to_path_buf());
+    match arg {
+        Some(p) => cwd.join(p),
+        None if cwd == Path::new("/") => home.to_path_buf(),
+        None => cwd,
+    }
+}
+
+/// Opens the window and runs until it closes. `utc_offset` must be read before any thread
+/// starts (see main.rs).
+pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), String> {
+    let env = environment()?;
+    let start_dir = start_dir(start, &env.home);
+    let mneme = Mneme::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(utc_offset);
+    let builder = bindings();
+    tauri::Builder::default()
+        .plugin(tauri_plugin_shell::init())
+        .invoke_handler(builder.invoke_handler())
+        .manage(mneme)
+        .setup(move |app| {
+            builder.mount_events(app);
+            let live = match live::start(app.handle(), &env) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    eprintln!("mneme-app: live updates are off: {e}");
+                    None
+                }
+            };
+            tauri::Manager::manage(app, Session { start_dir, live });
+            Ok(())
+        })
+        .run(tauri::generate_context!("../tauri.conf.json"))
+        .map_err(|e| format!("the window could not run: {e}"))
+}
