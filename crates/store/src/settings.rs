@@ -799,16 +799,17 @@ enum EditFailure {
     Mismatch(String),
 }
 
-/// Edits `body` (strict JSON holding an object) so that `key` holds `value`, touching only the
-/// value's bytes (or appending the property). Every occurrence of a duplicated key is set,
-/// because `JSON.parse` keeps the last one. The result is re-parsed and compared before it
-/// is returned, so a CST bug can never corrupt a user's file.
-fn set_top_level_key(body: &str, key: &str, value: &Value) -> Result<String, EditFailure> {
-    let before = match serde_json::from_str::<Value>(body) {
-        Ok(Value::Object(map)) => map,
-        Ok(other) => return Err(EditFailure::Parse(ParseProblem::NotAnObject(json_type(&other)))),
-        Err(e) => return Err(EditFailure::Parse(syntax_problem(body, &e))),
-    };
+/// `body` as the object Claude Code's `JSON.parse` would see, or why it is not one.
+fn parse_object(body: &str) -> Result<Map<String, Value>, EditFailure> {
+    match serde_json::from_str::<Value>(body) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(EditFailure::Parse(ParseProblem::NotAnObject(json_type(&other)))),
+        Err(e) => Err(EditFailure::Parse(syntax_problem(body, &e))),
+    }
+}
+
+/// The format-preserving syntax tree of strict JSON `body`, and its root object.
+fn parse_cst(body: &str) -> Result<(CstRootNode, jsonc_parser::cst::CstObject), EditFailure> {
     let strict =
         ParseOptions { allow_comments: false, allow_loose_object_property_names: false, allow_trailing_commas: false };
     let root = CstRootNode::parse(body, &strict).map_err(|e| {
@@ -818,9 +819,19 @@ fn set_top_level_key(body: &str, key: &str, value: &Value) -> Result<String, Edi
             reason: e.kind().to_string(),
         })
     })?;
-    let Some(object) = root.object_value() else {
-        return Err(EditFailure::Mismatch("the CST has no root object".to_string()));
-    };
+    let object = root
+        .object_value()
+        .ok_or_else(|| EditFailure::Mismatch("the CST has no root object".to_string()))?;
+    Ok((root, object))
+}
+
+/// Edits `body` (strict JSON holding an object) so that `key` holds `value`, touching only the
+/// value's bytes (or appending the property). Every occurrence of a duplicated key is set,
+/// because `JSON.parse` keeps the last one. The result is re-parsed and compared before it
+/// is returned, so a CST bug can never corrupt a user's file.
+fn set_top_level_key(body: &str, key: &str, value: &Value) -> Result<String, EditFailure> {
+    let before = parse_object(body)?;
+    let (root, object) = parse_cst(body)?;
     let matching: Vec<_> = object
         .properties()
         .into_iter()
@@ -1019,26 +1030,11 @@ pub fn remove_user_setting(env: &Environment, key: &str) -> Result<PathBuf, Sett
 /// `body` without the top-level property `key` (with its comma), or `None` when it has none.
 /// The result is re-parsed and must equal the old settings minus that key, in the same order.
 fn remove_top_level_key(body: &str, key: &str) -> Result<Option<String>, EditFailure> {
-    let before = match serde_json::from_str::<Value>(body) {
-        Ok(Value::Object(map)) => map,
-        Ok(other) => return Err(EditFailure::Parse(ParseProblem::NotAnObject(json_type(&other)))),
-        Err(e) => return Err(EditFailure::Parse(syntax_problem(body, &e))),
-    };
+    let before = parse_object(body)?;
     if !before.contains_key(key) {
         return Ok(None);
     }
-    let strict =
-        ParseOptions { allow_comments: false, allow_loose_object_property_names: false, allow_trailing_commas: false };
-    let root = CstRootNode::parse(body, &strict).map_err(|e| {
-        EditFailure::Parse(ParseProblem::Syntax {
-            line: e.line_display(),
-            column: e.column_display(),
-            reason: e.kind().to_string(),
-        })
-    })?;
-    let Some(object) = root.object_value() else {
-        return Err(EditFailure::Mismatch("the CST has no root object".to_string()));
-    };
+    let (root, object) = parse_cst(body)?;
     for prop in object.properties() {
         if prop.name().and_then(|n| n.decoded_value().ok()).is_some_and(|n| n == key) {
             prop.remove();
