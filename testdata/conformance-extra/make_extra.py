@@ -13,6 +13,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
 from make_fixtures import w, git_repo, case, home, sanitize  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from sanitize16 import sanitize16  # noqa: E402
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "/tmp/ccextra")
 
@@ -21,18 +23,6 @@ def wb(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.write(data)
-
-
-def sanitize16(p):
-    # Claude Code replaces each UTF-16 code unit, so an emoji becomes two dashes
-    # (make_fixtures.sanitize replaces per code point; fine for its ASCII-only fixtures).
-    units = p.encode("utf-16-le")
-    out = []
-    for i in range(0, len(units), 2):
-        u = units[i] | (units[i + 1] << 8)
-        out.append(chr(u) if u < 128 and chr(u).isalnum() else "-")
-    t = "".join(out)
-    return t if len(t) <= 200 else sanitize(p)
 
 
 def memdir(fx, repo):

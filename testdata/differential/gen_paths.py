@@ -3,29 +3,10 @@
 folders, worktrees (sibling and nested), external includes with and without approval in the
 global config, includes from the user layer. Usage: gen_paths.py ROOT N SEED"""
 import json, os, random, shutil, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from sanitize16 import sanitize16  # noqa: E402
 
 ROOT, N, SEED = os.path.abspath(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-
-def sanitize16(p):
-    units = p.encode("utf-16-le")
-    out = []
-    for i in range(0, len(units), 2):
-        u = units[i] | (units[i + 1] << 8)
-        out.append(chr(u) if u < 128 and chr(u).isalnum() else "-")
-    t = "".join(out)
-    if len(t) <= 200:
-        return t
-    h = 0
-    for i in range(0, len(units), 2):
-        h = ((h << 5) - h + (units[i] | (units[i + 1] << 8))) & 0xFFFFFFFF
-    if h >= 0x80000000:
-        h -= 0x100000000
-    h, s = abs(h), ""
-    while True:
-        h, r = divmod(h, 36)
-        s = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + s
-        if h == 0:
-            return t[:200] + "-" + s
 
 def w(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)

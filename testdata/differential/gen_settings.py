@@ -2,18 +2,11 @@
 """Differential fixtures for settings, environment, MEMORY.md and lazy attachments: random
 combinations run through real Claude Code and mneme. Usage: gen_settings.py ROOT N SEED"""
 import json, os, random, shutil, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from sanitize16 import sanitize16  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "conformance-extra"))
 ROOT, N, SEED = os.path.abspath(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-
-def sanitize16(p):
-    units = p.encode("utf-16-le")
-    out = []
-    for i in range(0, len(units), 2):
-        u = units[i] | (units[i + 1] << 8)
-        out.append(chr(u) if u < 128 and chr(u).isalnum() else "-")
-    return "".join(out)
 
 def w(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
