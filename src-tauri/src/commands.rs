@@ -5,9 +5,9 @@
 
 use crate::Session;
 use mneme_api::{
-    ApiError, ContextRequest, ContextView, ErrorCode, FileText, Graph, Health, MachineSettings, MemoryDetail,
-    MemoryEdit, MemoryListFilter, MemorySummary, Mneme, NewMemoryRequest, ProjectInfo, SavedFile, TouchedView,
-    Trashed, TrashListing,
+    ApiError, AutoMemDirChange, ContextRequest, ContextView, ErrorCode, FileText, Graph, Health, MachineSettings,
+    MemoryDetail, MemoryEdit, MemoryListFilter, MemorySummary, MergeReport, Mneme, NewMemoryRequest, ProjectInfo,
+    SavedFile, TouchedView, Trashed, TrashListing,
 };
 use serde::{Deserialize, Serialize};
 use specta::Type;
@@ -191,6 +191,40 @@ pub struct Toggle {
     pub on: bool,
 }
 
+/// An orphan's memory, and the project (`cwd`) to merge it into.
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct MergeQuery {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// The orphan's project folder, `<config>/projects/<name>` (relative: to the folder the
+    /// app opened on).
+    pub from: PathBuf,
+    /// Only plan: answer what would happen and write nothing.
+    #[serde(default)]
+    #[specta(optional)]
+    pub dry_run: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct MemoryDirValue {
+    /// The new `autoMemoryDirectory`; `null` or absent removes the setting.
+    #[serde(default)]
+    #[specta(optional)]
+    pub value: Option<String>,
+}
+
+/// One folder the live watcher covers (`mneme serve`'s `watching` entry).
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchedFolder {
+    pub path: PathBuf,
+    /// Sub-folders too, or only the folder's own files.
+    pub recursive: bool,
+    /// False while the folder does not exist yet (it is watched once it appears).
+    pub active: bool,
+}
+
 #[tauri::command]
 #[specta::specta]
 pub fn home(m: State<'_, Mneme>, s: State<'_, Session>) -> HomeInfo {
@@ -356,6 +390,55 @@ pub async fn set_auto_dream(m: State<'_, Mneme>, req: Toggle) -> Answer<PathBuf>
     engine(&m, move |m| m.set_auto_dream(req.on)).await
 }
 
+/// Moves an orphan's topic files into the memory of the project at `cwd` (never overwriting),
+/// adds their index lines and puts the emptied folder in Mneme's trash; with `dryRun`, only
+/// answers what it would do.
+#[tauri::command]
+#[specta::specta]
+pub async fn merge_memory(m: State<'_, Mneme>, s: State<'_, Session>, req: MergeQuery) -> Answer<MergeReport> {
+    let r = s.request(&req.at, None);
+    let from = s.start_dir.join(&req.from);
+    if req.dry_run.unwrap_or(false) {
+        engine(&m, move |m| m.plan_merge_memory(&from, &r)).await
+    } else {
+        engine(&m, move |m| m.merge_memory(&from, &r)).await
+    }
+}
+
+/// What `merge_memory` would do right now; writes nothing.
+#[tauri::command]
+#[specta::specta]
+pub async fn plan_merge_memory(m: State<'_, Mneme>, s: State<'_, Session>, req: MergeQuery) -> Answer<MergeReport> {
+    let r = s.request(&req.at, None);
+    let from = s.start_dir.join(&req.from);
+    engine(&m, move |m| m.plan_merge_memory(&from, &r)).await
+}
+
+/// Sets (or, with no value, removes) `autoMemoryDirectory` in the user settings file, checked
+/// with Claude Code's rules; a value it would ignore is refused with the reason.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_auto_memory_directory(m: State<'_, Mneme>, req: MemoryDirValue) -> Answer<AutoMemDirChange> {
+    engine(&m, move |m| m.set_auto_memory_directory(req.value.as_deref())).await
+}
+
+/// Every folder the live watcher covers now or waits for, in the order they were added.
+#[tauri::command]
+#[specta::specta]
+pub fn watching(s: State<'_, Session>) -> Answer<Vec<WatchedFolder>> {
+    let live = s.live.as_ref().ok_or_else(live_off)?;
+    Ok(live
+        .events
+        .watched()
+        .into_iter()
+        .map(|f| WatchedFolder { path: f.path, recursive: f.recursive, active: f.active })
+        .collect())
+}
+
+fn live_off() -> ApiError {
+    ApiError::new(ErrorCode::Io, "Live updates are off: the file watcher could not start.")
+}
+
 /// Adds the folder's memory folder, CLAUDE.md files and `.claude` to the live watcher (see
 /// `FilesChanged`); answers every folder watched or waiting to exist.
 #[tauri::command]
@@ -365,6 +448,6 @@ pub async fn watch(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> A
     let view = engine(&m, move |m| m.context(&r)).await?;
     match &s.live {
         Some(live) => Ok(live.events.watch_project(&view.cwd, &view.auto_memory.dir)),
-        None => Err(ApiError::new(ErrorCode::Io, "Live updates are off: the file watcher could not start.")),
+        None => Err(live_off()),
     }
 }

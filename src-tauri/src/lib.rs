@@ -61,7 +61,11 @@ pub fn bindings() -> tauri_specta::Builder<tauri::Wry> {
             machine_settings,
             set_auto_memory,
             set_auto_dream,
+            merge_memory,
+            plan_merge_memory,
+            set_auto_memory_directory,
             watch,
+            watching,
             open_in_editor,
             reveal,
         ])

@@ -1,9 +1,13 @@
 //! The real window, driven over W3C WebDriver: tauri-driver starts WebKitWebDriver, which
-//! starts the built `mneme-app` on a throwaway HOME. The test checks that the window shows the
-//! built UI under its CSP, that a command called through the page's Tauri IPC answers the same
-//! context block as the engine (what `mneme context` prints), that a settings toggle writes
-//! `settings.json` keeping its other keys, and that a change on disk reaches the page as a
-//! `files-changed` event.
+//! starts the built `mneme-app` on a throwaway HOME. The test uses the UI as a person would:
+//! it opens the fixture project with the folder picker, checks that "What Claude sees" lists
+//! the engine's files in load order and shows its block byte for byte, opens a file in the
+//! editor with the "Open in editor" button, flips the auto-memory toggle on Settings with a
+//! click (settings.json gains one key, every other byte stays) and sees an edit made on disk
+//! reach the page by itself (the `files-changed` event). Through the page's Tauri IPC it also
+//! checks what the UI cannot show: the block equals `mneme context`'s, errors are the api's
+//! `{code, message}`, and the newer commands (`watching`, `set_auto_memory_directory`,
+//! `merge_memory` and its plan) answer like the engine.
 //!
 //! It needs a display and two programs, so it is ignored by default. Run it with:
 //!
@@ -11,10 +15,13 @@
 //! apt-get install -y xvfb xauth webkit2gtk-driver      # WebKitWebDriver
 //! cargo install tauri-driver --version '^2' --locked
 //! npm run build:ui                                     # ui/dist, embedded by custom-protocol
+//! cargo build -p mneme                                 # optional: the CLI comparison runs when it is built
 //! xvfb-run -a cargo test -p mneme-app --features tauri/custom-protocol --test window -- --ignored
 //! ```
 //!
-//! `MNEME_WINDOW_SHOT=/path/shot.png` saves a WebDriver screenshot of the window.
+//! `MNEME_WINDOW_SHOT=docs/screenshots/desktop.png` (relative to the repository root) saves a
+//! screenshot of the window on "What Claude sees"; when a check fails, the window at that
+//! moment goes beside it as `desktop.failure.png`.
 
 use futures_util::FutureExt;
 use mneme_api::{ContextRequest, Environment, Mneme, SystemClock};
@@ -64,8 +71,14 @@ struct Session {
     base: String,
 }
 
+/// The W3C key under which WebDriver passes element references.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+/// How long the page gets to show something after an action.
+const PATIENCE: Duration = Duration::from_secs(15);
+
 impl Session {
-    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    /// One WebDriver request; `Err(value)` when the driver answers with an error.
+    async fn try_send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Result<Value, Value> {
         let mut req = self.http.request(method.clone(), format!("{}{path}", self.base));
         if let Some(b) = body {
             req = req.json(&b);
@@ -73,8 +86,18 @@ impl Session {
         let res = req.send().await.unwrap_or_else(|e| panic!("WebDriver {method} {path}: {e}"));
         let status = res.status();
         let v: Value = res.json().await.unwrap();
-        assert!(status.is_success(), "WebDriver {method} {path} answered {status}: {v}");
-        v["value"].clone()
+        if status.is_success() {
+            Ok(v["value"].clone())
+        } else {
+            Err(v["value"].clone())
+        }
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        match self.try_send(method.clone(), path, body).await {
+            Ok(v) => v,
+            Err(e) => panic!("WebDriver {method} {path} failed: {e}"),
+        }
     }
 
     /// Runs `script` in the page; it gets `args` and must call `done(result)`.
@@ -99,8 +122,75 @@ impl Session {
     }
 
     async fn script(&self, script: &str) -> Value {
-        self.send(reqwest::Method::POST, "/execute/sync", Some(json!({ "script": script, "args": [] }))).await
+        self.script_with(script, json!([])).await
     }
+
+    async fn script_with(&self, script: &str, args: Value) -> Value {
+        self.send(reqwest::Method::POST, "/execute/sync", Some(json!({ "script": script, "args": args }))).await
+    }
+
+    /// Runs `script` (with `args`) until it returns something other than null, false or "".
+    async fn wait_for(&self, what: &str, script: &str, args: Value) -> Value {
+        let started = Instant::now();
+        loop {
+            let v = self.script_with(script, args.clone()).await;
+            if !(v.is_null() || v == json!(false) || v == json!("")) {
+                return v;
+            }
+            assert!(started.elapsed() < PATIENCE, "the window never showed {what}");
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+
+    /// The element matching `css`, once it is there.
+    async fn element(&self, css: &str) -> String {
+        let started = Instant::now();
+        loop {
+            let found = self
+                .try_send(reqwest::Method::POST, "/element", Some(json!({ "using": "css selector", "value": css })))
+                .await;
+            if let Ok(v) = found {
+                return v[ELEMENT].as_str().unwrap_or_else(|| panic!("not an element: {v}")).to_string();
+            }
+            assert!(started.elapsed() < PATIENCE, "no element matches {css}");
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+
+    async fn click(&self, css: &str) {
+        let el = self.element(css).await;
+        self.send(reqwest::Method::POST, &format!("/element/{el}/click"), Some(json!({}))).await;
+    }
+
+    /// Replaces an input's text by typing, as a person would.
+    async fn type_into(&self, css: &str, text: &str) {
+        let el = self.element(css).await;
+        self.send(reqwest::Method::POST, &format!("/element/{el}/clear"), Some(json!({}))).await;
+        self.send(reqwest::Method::POST, &format!("/element/{el}/value"), Some(json!({ "text": text }))).await;
+    }
+
+    /// The text the element shows (WebDriver's rendered text).
+    async fn text(&self, css: &str) -> String {
+        let el = self.element(css).await;
+        self.send(reqwest::Method::GET, &format!("/element/{el}/text"), None).await.as_str().unwrap().to_string()
+    }
+
+    async fn selected(&self, css: &str) -> bool {
+        let el = self.element(css).await;
+        self.send(reqwest::Method::GET, &format!("/element/{el}/selected"), None).await.as_bool().unwrap()
+    }
+
+    /// A PNG of the window's page.
+    async fn screenshot(&self) -> Result<Vec<u8>, Value> {
+        let v = self.try_send(reqwest::Method::GET, "/screenshot", None).await?;
+        Ok(decode_base64(v.as_str().unwrap_or("")))
+    }
+}
+
+/// `MNEME_WINDOW_SHOT`, relative paths taken from the repository root.
+fn shot_path() -> Option<PathBuf> {
+    let p = PathBuf::from(std::env::var_os("MNEME_WINDOW_SHOT")?);
+    Some(if p.is_absolute() { p } else { Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join(p) })
 }
 
 /// The environment the app gets: nothing from this process except what the window needs.
@@ -125,17 +215,21 @@ async fn the_window_answers_like_the_engine() {
     assert!(on_path("WebKitWebDriver").is_some(), "WebKitWebDriver not found: apt-get install webkit2gtk-driver");
     assert!(std::env::var_os("DISPLAY").is_some(), "no DISPLAY: run under xvfb-run -a");
 
-    // A repository with a CLAUDE.md, an @include and a rule; a user CLAUDE.md; auto memory.
+    // A repository with a CLAUDE.md, an @include and a rule; a user CLAUDE.md; auto memory; an
+    // orphaned project folder with one memory to merge.
     let home = TestHome::new();
-    let repo = home.git_repo("code/app");
+    let repo = home.git_repo("home/code/app");
     home.write(repo.join("CLAUDE.md"), "# App\n\nUse tabs. See @docs/style.md\n");
     home.write(repo.join("docs/style.md"), "Style: short functions.\n");
     home.write(repo.join(".claude/rules/testing.md"), "Always run the tests.\n");
     home.write(home.config_home().join("CLAUDE.md"), "I am the user layer.\n");
-    let settings = home.write(home.config_home().join("settings.json"), "{\n  \"theme\": \"dark\",\n  \"env\": { \"KEEP\": \"1\" }\n}\n");
+    let settings = home.write(home.config_home().join("settings.json"), SETTINGS);
     let memdir = home.memdir_for(&repo);
     home.write(memdir.join("testing.md"), &mneme_testsupport::topic("Testing", "how we test", "feedback", "Run it."));
     home.write(memdir.join("MEMORY.md"), "- [Testing](testing.md) — how we test\n");
+    let orphan = home.config_home().join("projects/-gone-project");
+    home.write(orphan.join("memory/old-note.md"), &mneme_testsupport::topic("Old note", "from a deleted folder", "project", "Keep it."));
+    home.write(orphan.join("memory/MEMORY.md"), "- [Old note](old-note.md) — from a deleted folder\n");
 
     // A stand-in desktop editor (named like one, so it is waited on) that records its argument.
     let editor = home.write("bin/code", "#!/bin/sh\nprintf '%s' \"$1\" > \"$(dirname \"$0\")/opened\"\n");
@@ -162,24 +256,22 @@ async fn the_window_answers_like_the_engine() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
+    // The app opens on the home folder; the test opens the project through the UI.
     let caps = json!({ "capabilities": { "alwaysMatch": { "browserName": "wry", "tauri:options": {
-        "application": app, "args": [repo],
+        "application": app, "args": [home.home()],
     } } } });
     let res: Value = http.post(format!("{base}/session")).json(&caps).send().await.unwrap().json().await.unwrap();
     let id = res["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {res}")).to_string();
     let s = Session { http: http.clone(), base: format!("{base}/session/{id}") };
 
-    // A failed check still closes the session (and takes the screenshot).
-    let outcome = std::panic::AssertUnwindSafe(check_window(&s, &home, &repo, &memdir, &settings, &vars))
-        .catch_unwind()
-        .await;
-    if let Some(shot) = std::env::var_os("MNEME_WINDOW_SHOT") {
-        match http.get(format!("{}/screenshot", s.base)).send().await {
-            Ok(res) => {
-                let v: Value = res.json().await.unwrap_or_default();
-                std::fs::write(&shot, decode_base64(v["value"].as_str().unwrap_or(""))).unwrap();
-            }
-            Err(e) => eprintln!("no screenshot: {e}"),
+    // A failed check still closes the session (and saves what the window showed).
+    let fixture = Fixture { home: &home, repo: &repo, memdir: &memdir, settings: &settings, orphan: &orphan, vars: &vars };
+    let outcome = std::panic::AssertUnwindSafe(check_window(&s, &fixture)).catch_unwind().await;
+    if outcome.is_err() {
+        if let (Some(shot), Ok(png)) = (shot_path(), s.screenshot().await) {
+            let failed = shot.with_extension("failure.png");
+            let _ = std::fs::write(&failed, png);
+            eprintln!("the window at the failure: {}", failed.display());
         }
     }
     let _ = http.delete(&s.base).send().await;
@@ -188,14 +280,26 @@ async fn the_window_answers_like_the_engine() {
     }
 }
 
-async fn check_window(
-    s: &Session,
-    home: &TestHome,
-    repo: &Path,
-    memdir: &Path,
-    settings: &Path,
-    vars: &BTreeMap<String, String>,
-) {
+const SETTINGS: &str = "{\n  \"theme\": \"dark\",\n  \"env\": { \"KEEP\": \"1\" }\n}\n";
+
+struct Fixture<'a> {
+    home: &'a TestHome,
+    repo: &'a Path,
+    memdir: &'a Path,
+    settings: &'a Path,
+    orphan: &'a Path,
+    vars: &'a BTreeMap<String, String>,
+}
+
+/// `[{order, path}]` of the file rows on "What Claude sees", in load order.
+const FILE_ROWS: &str = "return [...document.querySelectorAll('button.file-row')]\
+    .map(b => [Number(b.querySelector('.order').textContent), b.dataset.path])\
+    .sort((a, b) => a[0] - b[0]).map(r => r[1]);";
+/// The exact block as the page holds it (textContent: every byte, unlike rendered text).
+const BLOCK: &str = "const b = document.querySelector('[data-testid=context-block]'); return b ? b.textContent : null;";
+
+async fn check_window(s: &Session, f: &Fixture<'_>) {
+    let (home, repo) = (f.home, f.repo);
     // The built UI, not a dev server: served by the custom protocol, styled under the CSP.
     let href = s.script("return location.href").await;
     assert!(
@@ -203,93 +307,177 @@ async fn check_window(
         "the window shows {href}, not the embedded UI: build with --features tauri/custom-protocol (after npm run build:ui)"
     );
     assert_eq!(s.send(reqwest::Method::GET, "/title", None).await, "Mneme");
-    let nav = s.script("return document.body.innerText").await;
-    assert!(nav.as_str().unwrap().contains("What Claude sees"), "the UI did not render: {nav}");
+    let nav = s.text("nav.sidebar").await;
+    assert!(nav.contains("What Claude sees") && nav.contains("Settings"), "the UI did not render: {nav}");
 
     // `home` reports the folder the app was opened on.
     let info = s.invoke("home", json!({})).await.unwrap();
-    assert_eq!(info["cwd"], json!(repo));
+    assert_eq!(info["cwd"], json!(home.home()));
     assert_eq!(info["configHome"], json!(home.config_home()));
 
-    // The context block through IPC is the engine's, byte for byte (what `mneme context`
-    // prints), for the same environment the app was given.
-    let view = s.invoke("context", json!({ "req": { "cwd": repo, "date": DATE } })).await.unwrap();
+    // Open the project as a person would: type its folder, press Open.
+    s.type_into("#folder", &repo.to_string_lossy()).await;
+    s.click("form.folder-picker button[type=submit]").await;
+    let claude_md = repo.join("CLAUDE.md");
+    s.wait_for(
+        "the project's CLAUDE.md on What Claude sees",
+        "return document.querySelector(`button.file-row[data-path=\"${arguments[0]}\"]`) !== null",
+        json!([claude_md]),
+    )
+    .await;
+    let lede = s.text(".screen-head .lede").await;
+    assert!(lede.contains("~/code/app"), "{lede}");
+
+    // What the screen lists and shows is the engine's answer: every file in load order and
+    // the block byte for byte (for the date the page printed, today where the app runs).
     let mut env = Environment::with_home(home.home());
-    env.vars = vars.clone();
+    env.vars = f.vars.clone();
     let engine = Mneme::new(env, Arc::new(SystemClock));
+    let shown_files = s.script(FILE_ROWS).await;
+    let block = s.wait_for("the exact block", BLOCK, json!([])).await.as_str().unwrap().to_string();
+    let date = block
+        .split("Today's date is ")
+        .nth(1)
+        .and_then(|rest| rest.get(..10))
+        .unwrap_or_else(|| panic!("no date in the block shown: {block}"))
+        .to_string();
+    let around_today: Vec<String> =
+        [-86_399, 0, 86_399].iter().map(|o| engine.clone().with_utc_offset(*o).today()).collect();
+    assert!(around_today.contains(&date), "the page printed {date}, not today ({around_today:?})");
     let expected = engine
-        .context(&ContextRequest { cwd: repo.to_path_buf(), date: Some(DATE.into()), ..Default::default() })
+        .context(&ContextRequest { cwd: repo.to_path_buf(), date: Some(date), ..Default::default() })
         .unwrap();
-    assert_eq!(view["block"].as_str().unwrap(), expected.block);
-    assert!(expected.block.contains("Style: short functions.") && expected.block.contains("I am the user layer."));
-    assert_eq!(view["files"].as_array().unwrap().len(), expected.files.len());
-    // … and the CLI's, when it was built alongside.
+    let expected_files: Vec<&Path> = expected.files.iter().map(|f| f.path.as_path()).collect();
+    assert_eq!(shown_files, json!(expected_files), "the file list shown is not the engine's");
+    assert_eq!(expected_files.len(), 5, "user, project CLAUDE.md, its include, the rule, MEMORY.md: {expected_files:?}");
+    assert_eq!(block, expected.block, "the block shown is not the engine's");
+    assert!(block.contains("Style: short functions.") && block.contains("I am the user layer."));
+    let status = s.text("[data-testid=automem-status]").await;
+    assert!(status.contains("Auto memory is on"), "{status}");
+
+    // The same block through IPC is what the CLI prints, when it was built alongside.
     let cli = PathBuf::from(env!("CARGO_BIN_EXE_mneme-app")).with_file_name("mneme");
     if cli.is_file() {
+        let view = s.invoke("context", json!({ "req": { "cwd": repo, "date": DATE } })).await.unwrap();
         let out = Command::new(&cli)
             .args(["context", "--date", DATE])
             .current_dir(repo)
             .env_clear()
-            .envs(vars)
+            .envs(f.vars)
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         assert_eq!(view["block"].as_str().unwrap(), String::from_utf8(out.stdout).unwrap());
     }
 
-    // Errors arrive as the api's {code, message}.
-    let err = s.invoke("context", json!({ "req": { "cwd": repo.join("nope") } })).await.unwrap_err();
-    assert_eq!(err["code"], "not_found", "{err}");
-
-    // Toggling auto memory writes one key of settings.json and keeps the rest.
-    assert_eq!(s.invoke("machine_settings", json!({})).await.unwrap()["autoMemoryEnabled"], Value::Null);
-    let written = s.invoke("set_auto_memory", json!({ "req": { "on": false } })).await.unwrap();
-    assert_eq!(written, json!(settings));
-    let text = std::fs::read_to_string(settings).unwrap();
-    assert!(text.contains("\"env\": { \"KEEP\": \"1\" }") && text.contains("\"theme\": \"dark\"") && text.contains("\"autoMemoryEnabled\": false"), "{text}");
-    assert_eq!(s.invoke("machine_settings", json!({})).await.unwrap()["autoMemoryEnabled"], false);
-    let view = s.invoke("context", json!({ "req": { "cwd": repo, "date": DATE } })).await.unwrap();
-    assert_eq!(view["autoMemory"]["enabled"], false);
-    assert!(!view["block"].as_str().unwrap().contains("MEMORY.md"), "auto memory off: MEMORY.md is no longer loaded");
-
-    // "Open in editor" runs $VISUAL on the file and waits for it to close.
-    let claude_md = repo.join("CLAUDE.md");
-    let run = s.invoke("open_in_editor", json!({ "path": claude_md })).await.unwrap();
-    assert_eq!(run["from"], "VISUAL", "{run}");
-    assert_eq!(run["waited"], true, "{run}");
-    let opened = home.root.join("bin/opened");
-    assert_eq!(std::fs::read_to_string(&opened).unwrap(), claude_md.to_string_lossy());
-    let err = s.invoke("open_in_editor", json!({ "path": "relative.md" })).await.unwrap_err();
-    assert_eq!(err["code"], "invalid_input", "{err}");
-
-    // A change on disk reaches the page as a typed `files-changed` event.
-    s.invoke("watch", json!({ "req": { "cwd": repo } })).await.unwrap();
-    s.run_async(
-        "window.__mnemeChanges = [];\
-         const handler = window.__TAURI_INTERNALS__.transformCallback(e => window.__mnemeChanges.push(e.payload));\
-         window.__TAURI_INTERNALS__.invoke('plugin:event|listen', { event: 'files-changed', target: { kind: 'Any' }, handler })\
-           .then(() => done(true), e => done(String(e)));",
+    // Open a file, then "Open in editor": $VISUAL runs on it and is waited on.
+    s.click(&format!("button.file-row[data-path=\"{}\"]", claude_md.display())).await;
+    s.wait_for(
+        "the file's text in the editor",
+        "const t = document.querySelector('section.editor textarea'); return t && t.value.includes('Use tabs.');",
         json!([]),
     )
     .await;
-    let topic = memdir.join("new-topic.md");
-    std::fs::write(&topic, mneme_testsupport::topic("New", "fresh", "project", "Hello.")).unwrap();
-    let started = Instant::now();
-    loop {
-        let seen = s.script("return window.__mnemeChanges").await;
-        let paths: Vec<String> = seen
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|p| p["paths"].as_array().cloned().unwrap_or_default())
-            .filter_map(|p| p.as_str().map(str::to_string))
-            .collect();
-        if paths.iter().any(|p| Path::new(p) == topic) {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "no files-changed event for {topic:?}; got {seen}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    s.click("section.editor [data-testid=open-in-editor]").await;
+    let note = s.wait_for("the editor closing", "return document.querySelector('[data-testid=editor-note]')?.textContent", json!([])).await;
+    assert!(note.as_str().unwrap().starts_with("Closed "), "{note}");
+    let opened = home.root.join("bin/opened");
+    assert_eq!(std::fs::read_to_string(&opened).unwrap(), claude_md.to_string_lossy());
+    if let Some(shot) = shot_path() {
+        let png = s.screenshot().await.expect("a screenshot of the window");
+        std::fs::write(&shot, png).unwrap();
+        eprintln!("saved {}", shot.display());
     }
+    let err = s.invoke("open_in_editor", json!({ "path": "relative.md" })).await.unwrap_err();
+    assert_eq!(err["code"], "invalid_input", "{err}");
+
+    // Errors arrive as the api's {code, message}, and the page shows the message.
+    let err = s.invoke("context", json!({ "req": { "cwd": repo.join("nope") } })).await.unwrap_err();
+    assert_eq!(err["code"], "not_found", "{err}");
+    s.type_into("#folder", &repo.join("nope").to_string_lossy()).await;
+    s.click("form.folder-picker button[type=submit]").await;
+    let shown = s.wait_for("the folder error", "return document.querySelector('.folder-error')?.textContent", json!([])).await;
+    assert_eq!(shown, err["message"], "the page does not show the engine's message");
+
+    // Settings: flip auto memory with a click; settings.json gets one key, the rest stays.
+    s.click("nav a[href=\"#/settings\"]").await;
+    let toggle = "[data-testid=toggle-auto-memory]";
+    s.element(toggle).await;
+    assert!(s.selected(toggle).await, "auto memory is on by default");
+    s.click(toggle).await;
+    let started = Instant::now();
+    let text = loop {
+        let text = std::fs::read_to_string(f.settings).unwrap();
+        if text.contains("autoMemoryEnabled") {
+            break text;
+        }
+        assert!(started.elapsed() < PATIENCE, "clicking the toggle did not write {}", f.settings.display());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(text.starts_with(SETTINGS.trim_end().trim_end_matches('}').trim_end()), "other bytes changed:\n{text}");
+    let parsed: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(parsed, json!({ "theme": "dark", "env": { "KEEP": "1" }, "autoMemoryEnabled": false }), "{text}");
+    s.wait_for(
+        "the toggle off",
+        "const t = document.querySelector(arguments[0]); return t && !t.checked && t.parentElement.textContent.trim() === 'Off';",
+        json!([toggle]),
+    )
+    .await;
+    assert_eq!(s.invoke("machine_settings", json!({})).await.unwrap()["autoMemoryEnabled"], false);
+
+    // Back on What Claude sees, memory is off and MEMORY.md is no longer loaded.
+    s.click("nav a[href=\"#/context\"]").await;
+    s.wait_for(
+        "auto memory off",
+        "return document.querySelector('[data-testid=automem-status]')?.textContent.includes('Auto memory is off')",
+        json!([]),
+    )
+    .await;
+    let block = s.wait_for("the exact block", BLOCK, json!([])).await;
+    assert!(!block.as_str().unwrap().contains("MEMORY.md"), "auto memory off: MEMORY.md is no longer loaded");
+
+    // A change on disk reaches the page by itself (the typed `files-changed` event): the block
+    // reloads, and so does the open editor, which only reloads when the event names its file.
+    s.click(&format!("button.file-row[data-path=\"{}\"]", claude_md.display())).await;
+    s.wait_for(
+        "the file's text in the editor",
+        "const t = document.querySelector('section.editor textarea'); return t && t.value.includes('Use tabs.');",
+        json!([]),
+    )
+    .await;
+    std::fs::write(&claude_md, "# App\n\nUse tabs. See @docs/style.md\nLive edit.\n").unwrap();
+    s.wait_for(
+        "the edit made on disk",
+        "const t = document.querySelector('section.editor textarea');\
+         const b = document.querySelector('[data-testid=context-block]');\
+         return t && b && t.value.includes('Live edit.') && b.textContent.includes('Live edit.');",
+        json!([]),
+    )
+    .await;
+
+    // The commands that came after the shell: the watched folders, the memory-folder setting
+    // (a value Claude Code would ignore is refused and nothing is written), merge and its plan.
+    let watching = s.invoke("watching", json!({})).await.unwrap();
+    // A folder is covered when it is watched itself or lies inside a folder watched recursively.
+    let covered = |dir: &Path| {
+        watching.as_array().unwrap().iter().any(|w| {
+            let at = Path::new(w["path"].as_str().unwrap());
+            w["active"] == true && (at == dir || (w["recursive"] == true && dir.starts_with(at)))
+        })
+    };
+    assert!(covered(repo) && covered(f.memdir) && covered(&home.config_home()), "{watching}");
+    let before = std::fs::read_to_string(f.settings).unwrap();
+    let err = s.invoke("set_auto_memory_directory", json!({ "req": { "value": "relative/dir" } })).await.unwrap_err();
+    assert_eq!(err["code"], "invalid_input", "{err}");
+    assert_eq!(std::fs::read_to_string(f.settings).unwrap(), before);
+    let plan = s.invoke("merge_memory", json!({ "req": { "from": f.orphan, "cwd": repo, "dryRun": true } })).await.unwrap();
+    assert_eq!(plan["dryRun"], true, "{plan}");
+    assert_eq!(plan["moved"][0]["toRelPath"], "old-note.md", "{plan}");
+    assert_eq!(s.invoke("plan_merge_memory", json!({ "req": { "from": f.orphan, "cwd": repo } })).await.unwrap(), plan);
+    assert!(f.orphan.join("memory/old-note.md").is_file() && !f.memdir.join("old-note.md").exists(), "a plan wrote");
+    let done = s.invoke("merge_memory", json!({ "req": { "from": f.orphan, "cwd": repo } })).await.unwrap();
+    assert_eq!((done["dryRun"].clone(), done["moved"].clone()), (json!(false), plan["moved"].clone()), "{done}");
+    assert!(f.memdir.join("old-note.md").is_file() && !f.orphan.join("memory").exists(), "{done}");
 }
 
 fn decode_base64(s: &str) -> Vec<u8> {

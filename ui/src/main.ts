@@ -2,19 +2,19 @@ import { mount } from 'svelte';
 import './app.css';
 import App from './App.svelte';
 import { app, errorMessage, loadTheme } from './lib/app.svelte';
-import { engine, HttpTransport, takeToken } from './lib/transport';
+import { engine, pickTransport, takeToken } from './lib/transport';
 
 loadTheme();
 
 mount(App, { target: document.getElementById('app')! });
 
 async function start() {
-  const token = takeToken();
-  if (!token) {
+  // The desktop app talks to its shell over IPC; the browser needs serve's access token.
+  const transport = pickTransport(takeToken);
+  if (!transport) {
     app.fatal = 'This page needs the access link that `mneme serve` printed when it started (it ends in ?token=…). Open that link, or start `mneme serve` again.';
     return;
   }
-  const transport = new HttpTransport(token);
   const api = engine(transport);
   app.api = api;
   try {

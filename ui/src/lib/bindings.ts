@@ -36,10 +36,25 @@ export const commands = {
 	/**  Writes `autoDreamEnabled` to the user settings file; answers the file's path. */
 	setAutoDream: (req: Toggle) => typedError<string, ApiError>(__TAURI_INVOKE("set_auto_dream", { req })),
 	/**
+	 *  Moves an orphan's topic files into the memory of the project at `cwd` (never overwriting),
+	 *  adds their index lines and puts the emptied folder in Mneme's trash; with `dryRun`, only
+	 *  answers what it would do.
+	 */
+	mergeMemory: (req: MergeQuery) => typedError<MergeReport, ApiError>(__TAURI_INVOKE("merge_memory", { req })),
+	/**  What `merge_memory` would do right now; writes nothing. */
+	planMergeMemory: (req: MergeQuery) => typedError<MergeReport, ApiError>(__TAURI_INVOKE("plan_merge_memory", { req })),
+	/**
+	 *  Sets (or, with no value, removes) `autoMemoryDirectory` in the user settings file, checked
+	 *  with Claude Code's rules; a value it would ignore is refused with the reason.
+	 */
+	setAutoMemoryDirectory: (req: MemoryDirValue) => typedError<AutoMemDirChange, ApiError>(__TAURI_INVOKE("set_auto_memory_directory", { req })),
+	/**
 	 *  Adds the folder's memory folder, CLAUDE.md files and `.claude` to the live watcher (see
 	 *  `FilesChanged`); answers every folder watched or waiting to exist.
 	 */
 	watch: (req: Folder) => typedError<string[], ApiError>(__TAURI_INVOKE("watch", { req })),
+	/**  Every folder the live watcher covers now or waits for, in the order they were added. */
+	watching: () => typedError<WatchedFolder[], ApiError>(__TAURI_INVOKE("watching")),
 	/**
 	 *  Opens a file in the editor Claude Code would use and, for a desktop editor, waits until
 	 *  it closes (the window reloads from `FilesChanged` either way).
@@ -55,9 +70,34 @@ export const events = {
 };
 
 /* Types */
+/**  An index line appended to this folder's index. */
+export type AddedIndexLine = {
+	/**  `MEMORY.md` or `team/MEMORY.md`. */
+	indexRelPath: string,
+	/**  The line as written (its target rewritten when the file was renamed). */
+	text: string,
+};
+
 export type ApiError = {
 	code: ErrorCode,
 	message: string,
+};
+
+/**  What [`Mneme::set_auto_memory_directory`] wrote. */
+export type AutoMemDirChange = {
+	/**  The user settings file. */
+	settingsPath: string,
+	/**  The value now in the file; `None` when the key was removed. */
+	value: string | null,
+	/**
+	 *  The folder Claude Code will use (`~/` expanded, normalized); `None` when cleared, which
+	 *  means one folder per project under [`Self::default_base`].
+	 */
+	resolved: string | null,
+	/**  `<memory base>/projects`, where per-project memory folders live without the setting. */
+	defaultBase: string,
+	/**  Something that keeps the setting from taking effect everywhere, in a sentence. */
+	note: string | null,
 };
 
 /**  Where auto memory lives for this folder and whether Claude Code would use it. */
@@ -356,6 +396,11 @@ export type MemoryDetail = {
 	problems: string[],
 } & MemorySummary;
 
+export type MemoryDirValue = {
+	/**  The new `autoMemoryDirectory`; `null` or absent removes the setting. */
+	value?: string | null,
+};
+
 export type MemoryRef = {
 	/**  File name (with or without `.md`), relative path or `name:`. */
 	memory: string,
@@ -377,6 +422,47 @@ export type MemorySummary = {
 };
 
 export type MemoryType = "user" | "feedback" | "project" | "reference";
+
+/**  An orphan's memory, and the project (`cwd`) to merge it into. */
+export type MergeQuery = {
+	/**
+	 *  The orphan's project folder, `<config>/projects/<name>` (relative: to the folder the
+	 *  app opened on).
+	 */
+	from: string,
+	/**  Only plan: answer what would happen and write nothing. */
+	dryRun?: boolean | null,
+} & Folder;
+
+/**  What [`Mneme::merge_memory`] did (or, with `dry_run`, would do). */
+export type MergeReport = {
+	/**  Nothing was written: this is the plan. */
+	dryRun: boolean,
+	/**  The orphan's memory folder the files came from. */
+	from: string,
+	/**  The project's memory folder they went to. */
+	into: string,
+	/**  Moved under their own name. */
+	moved: MergedFile[],
+	/**  Moved under a `-merged` name because a different file had theirs. */
+	renamed: MergedFile[],
+	/**  Not moved, with why (identical copies already there, links, unreadable files). */
+	skipped: SkippedFile[],
+	/**  Lines appended to the project's index. */
+	indexLinesAdded: AddedIndexLine[],
+	/**  Where the orphan's memory folder went in Mneme's trash (with what was left in it). */
+	trashedTo: string | null,
+	/**  Set when the files merged but the emptied folder could not be moved to the trash. */
+	trashProblem: string | null,
+};
+
+/**  One topic file that moved (under its own name or a `-merged` one). */
+export type MergedFile = {
+	/**  Where it was, relative to the source memory folder. */
+	fromRelPath: string,
+	/**  Where it is now, relative to this memory folder. */
+	toRelPath: string,
+};
 
 export type NodeKind = "memory" | "index" | "claudeMd" | "rule" | 
 /**  A `[[link]]` or index target that matches no file. */
@@ -540,6 +626,14 @@ export type SkippedEntry = {
 	detail: SkipReason,
 };
 
+/**  A source file that did not move, and why. */
+export type SkippedFile = {
+	/**  Relative to the source memory folder. */
+	relPath: string,
+	/**  A sentence. */
+	reason: string,
+};
+
 export type Toggle = {
 	on: boolean,
 };
@@ -590,6 +684,15 @@ export type Trashed = {
 	id: string,
 	original: string,
 	entry: TrashEntry,
+};
+
+/**  One folder the live watcher covers (`mneme serve`'s `watching` entry). */
+export type WatchedFolder = {
+	path: string,
+	/**  Sub-folders too, or only the folder's own files. */
+	recursive: boolean,
+	/**  False while the folder does not exist yet (it is watched once it appears). */
+	active: boolean,
 };
 
 /* Tauri Specta runtime */

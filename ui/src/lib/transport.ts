@@ -1,6 +1,8 @@
 // The one way the UI reaches the engine. `HttpTransport` speaks `mneme serve`'s contract:
-// `POST /api/{method}` with a bearer token and a JSON body; live updates over SSE. A Tauri
-// implementation of `Transport` slots in later without touching the screens.
+// `POST /api/{method}` with a bearer token and a JSON body; live updates over SSE.
+// `TauriTransport` speaks the desktop shell's: one command per method (`mergeMemory` →
+// `merge_memory`) taking the same body as `{ req: body }`, live updates from the typed
+// `files-changed` event, and the desktop-only actions (open in editor, reveal).
 
 import type {
   ContextRequest, ContextView, ErrorCode, FileText, Graph, Health, HomeInfo, MachineSettings,
@@ -8,6 +10,8 @@ import type {
   TouchedView, TrashListing,
 } from './types';
 import type { AutoMemDirChange, MergeReport, WatchedFolder } from './types';
+import { invoke } from '@tauri-apps/api/core';
+import { commands, events, type EditorRun } from './bindings';
 
 /** An error as the engine reports it: a code and a sentence that says what to do. */
 export class ApiError extends Error {
@@ -18,10 +22,19 @@ export class ApiError extends Error {
 
 export type LiveStatus = 'connecting' | 'live' | 'offline';
 
+/** What only the desktop app can do; `null` in the browser (the buttons are hidden there). */
+export interface DesktopActions {
+  /** Opens a file in the editor Claude Code would pick; resolves when a desktop editor closes. */
+  openInEditor(path: string): Promise<EditorRun>;
+  /** Shows a folder, or the folder holding a file, in the file manager. */
+  reveal(path: string): Promise<void>;
+}
+
 export interface Transport {
   call<T>(method: string, body: object): Promise<T>;
   /** Calls `onChanged` with the changed paths whenever the engine sees memory change on disk. */
   subscribe(onChanged: (paths: string[]) => void, onStatus: (s: LiveStatus) => void): () => void;
+  readonly desktop: DesktopActions | null;
 }
 
 const TOKEN_KEY = 'mneme.token';
@@ -40,6 +53,7 @@ export function takeToken(): string | null {
 }
 
 export class HttpTransport implements Transport {
+  readonly desktop = null;
   constructor(private token: string, private base = '') {}
 
   async call<T>(method: string, body: object): Promise<T> {
@@ -85,7 +99,87 @@ export class HttpTransport implements Transport {
   }
 }
 
-/** Typed methods over any transport. */
+/** Whether the page runs inside the desktop shell (Tauri's IPC bridge is present). */
+export function inTauri(): boolean {
+  return typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
+}
+
+/** The method names the desktop shell has commands for, straight from the generated bindings. */
+type Command = keyof typeof commands;
+
+/** `mergeMemory` → `merge_memory`: serve's method names are the commands' names in camelCase. */
+function commandName(method: Command): string {
+  return method.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** A rejected command as an `ApiError`: the api's `{code, message}`, or Tauri's own string. */
+function toApiError(e: unknown): ApiError {
+  if (e instanceof ApiError) return e;
+  if (e && typeof e === 'object' && 'code' in e && 'message' in e) {
+    const { code, message } = e as { code: ErrorCode; message: string };
+    return new ApiError(code, message);
+  }
+  const text = e instanceof Error ? e.message : String(e);
+  // Tauri rejects with a plain string when the arguments do not fit the command.
+  return new ApiError(/^invalid args/.test(text) ? 'invalid_input' : 'io', text);
+}
+
+/** The desktop shell: Tauri commands over IPC. Answers are the api's DTOs themselves. */
+export class TauriTransport implements Transport {
+  readonly desktop: DesktopActions = {
+    openInEditor: (path) => this.invoke<EditorRun>('open_in_editor', { path }),
+    reveal: (path) => this.invoke<void>('reveal', { path }),
+  };
+
+  async call<T>(method: string, body: object): Promise<T> {
+    if (!Object.hasOwn(commands, method)) {
+      throw new ApiError('not_found', `The desktop app has no command for '${method}'.`);
+    }
+    return this.invoke<T>(commandName(method as Command), { req: body });
+  }
+
+  private async invoke<T>(command: string, args: Record<string, unknown>): Promise<T> {
+    try {
+      return await invoke<T>(command, args);
+    } catch (e) {
+      throw toApiError(e);
+    }
+  }
+
+  subscribe(onChanged: (paths: string[]) => void, onStatus: (s: LiveStatus) => void): () => void {
+    onStatus('connecting');
+    let stopped = false;
+    let unlisten: (() => void) | null = null;
+    events.filesChanged
+      .listen((e) => onChanged(e.payload.paths))
+      .then(async (un) => {
+        if (stopped) return un();
+        unlisten = un;
+        // The shell answers `watching` with an error when its file watcher could not start.
+        try {
+          await this.call('watching', {});
+          onStatus('live');
+        } catch {
+          onStatus('offline');
+        }
+      }, () => onStatus('offline'));
+    return () => {
+      stopped = true;
+      unlisten?.();
+    };
+  }
+}
+
+/** The transport for where the page runs: Tauri's IPC in the desktop app, else `mneme serve`. */
+export function pickTransport(token: () => string | null): Transport | null {
+  if (inTauri()) return new TauriTransport();
+  const t = token();
+  return t ? new HttpTransport(t) : null;
+}
+
+/** Typed methods over any transport. Where serve wraps an answer in an object (`{path}`,
+ *  `{changes}`, `{text}`, `{folders}`) the desktop shell answers the bare value; both are
+ *  accepted. */
 export function engine(t: Transport) {
   return {
     home: () => t.call<HomeInfo>('home', {}),
@@ -118,11 +212,21 @@ export function engine(t: Transport) {
     setAutoMemory: (on: boolean) => t.call<unknown>('setAutoMemory', { on }),
     setAutoDream: (on: boolean) => t.call<unknown>('setAutoDream', { on }),
     watch: (cwd: string) => t.call<unknown>('watch', { cwd }),
+    /** The memory manifest Claude Code's recall shows the model. */
+    manifest: async (cwd: string) => {
+      const r = await t.call<string | { text: string }>('manifest', { cwd });
+      return typeof r === 'string' ? r : r.text;
+    },
     /** Merges the orphan project folder `from` into the memory of the project at `cwd`. */
     mergeMemory: (from: string, cwd: string, dryRun = false) => t.call<MergeReport>('mergeMemory', { from, cwd, dryRun }),
     /** Sets `autoMemoryDirectory`; `null` removes it. */
     setAutoMemoryDirectory: (value: string | null) => t.call<AutoMemDirChange>('setAutoMemoryDirectory', { value }),
-    watching: async () => (await t.call<{ folders: WatchedFolder[] }>('watching', {})).folders,
+    watching: async () => {
+      const r = await t.call<WatchedFolder[] | { folders: WatchedFolder[] }>('watching', {});
+      return Array.isArray(r) ? r : r.folders;
+    },
+    /** Open in editor / reveal: only in the desktop app. */
+    desktop: t.desktop,
   };
 }
 
