@@ -1,0 +1,184 @@
+//! WebDriver helpers shared by the real-window tests (`window.rs`, `perf.rs`): tauri-driver
+//! in its own process group, and a W3C session with the few commands the tests use.
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+/// Two distinct free ports (both held while choosing, so they differ).
+pub fn free_ports() -> (u16, u16) {
+    let a = TcpListener::bind("127.0.0.1:0").unwrap();
+    let b = TcpListener::bind("127.0.0.1:0").unwrap();
+    (a.local_addr().unwrap().port(), b.local_addr().unwrap().port())
+}
+
+pub fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
+}
+
+/// Stops tauri-driver however the test ends. It runs in its own process group, and the whole
+/// group gets SIGTERM: a SIGKILLed tauri-driver would leave WebKitWebDriver running.
+pub struct Driver(pub Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline && matches!(self.0.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
+pub struct Session {
+    pub http: reqwest::Client,
+    pub base: String,
+}
+
+/// The W3C key under which WebDriver passes element references.
+pub const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+/// How long the page gets to show something after an action.
+pub const PATIENCE: Duration = Duration::from_secs(15);
+
+impl Session {
+    /// One WebDriver request; `Err(value)` when the driver answers with an error.
+    pub async fn try_send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Result<Value, Value> {
+        let mut req = self.http.request(method.clone(), format!("{}{path}", self.base));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().await.unwrap_or_else(|e| panic!("WebDriver {method} {path}: {e}"));
+        let status = res.status();
+        let v: Value = res.json().await.unwrap();
+        if status.is_success() {
+            Ok(v["value"].clone())
+        } else {
+            Err(v["value"].clone())
+        }
+    }
+
+    pub async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        match self.try_send(method.clone(), path, body).await {
+            Ok(v) => v,
+            Err(e) => panic!("WebDriver {method} {path} failed: {e}"),
+        }
+    }
+
+    /// Runs `script` in the page; it gets `args` and must call `done(result)`.
+    pub async fn run_async(&self, script: &str, args: Value) -> Value {
+        let script = format!("const done = arguments[arguments.length - 1];\n{script}");
+        self.send(reqwest::Method::POST, "/execute/async", Some(json!({ "script": script, "args": args }))).await
+    }
+
+    /// Calls a Tauri command through the page's IPC; `Ok(answer)` or `Err({code, message})`.
+    pub async fn invoke(&self, command: &str, args: Value) -> Result<Value, Value> {
+        let v = self
+            .run_async(
+                "window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1])\
+                   .then(ok => done({ ok }), err => done({ err }));",
+                json!([command, args]),
+            )
+            .await;
+        match v.get("err") {
+            Some(e) => Err(e.clone()),
+            None => Ok(v["ok"].clone()),
+        }
+    }
+
+    pub async fn script(&self, script: &str) -> Value {
+        self.script_with(script, json!([])).await
+    }
+
+    pub async fn script_with(&self, script: &str, args: Value) -> Value {
+        self.send(reqwest::Method::POST, "/execute/sync", Some(json!({ "script": script, "args": args }))).await
+    }
+
+    /// Runs `script` (with `args`) until it returns something other than null, false or "".
+    pub async fn wait_for(&self, what: &str, script: &str, args: Value) -> Value {
+        self.wait_for_within(what, script, args, PATIENCE).await
+    }
+
+    /// [`Session::wait_for`] with its own patience.
+    pub async fn wait_for_within(&self, what: &str, script: &str, args: Value, patience: Duration) -> Value {
+        let started = Instant::now();
+        loop {
+            let v = self.script_with(script, args.clone()).await;
+            if !(v.is_null() || v == json!(false) || v == json!("")) {
+                return v;
+            }
+            assert!(started.elapsed() < patience, "the window never showed {what}");
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+
+    /// The element matching `css`, once it is there.
+    pub async fn element(&self, css: &str) -> String {
+        let started = Instant::now();
+        loop {
+            let found = self
+                .try_send(reqwest::Method::POST, "/element", Some(json!({ "using": "css selector", "value": css })))
+                .await;
+            if let Ok(v) = found {
+                return v[ELEMENT].as_str().unwrap_or_else(|| panic!("not an element: {v}")).to_string();
+            }
+            assert!(started.elapsed() < PATIENCE, "no element matches {css}");
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+
+    pub async fn click(&self, css: &str) {
+        let el = self.element(css).await;
+        self.send(reqwest::Method::POST, &format!("/element/{el}/click"), Some(json!({}))).await;
+    }
+
+    /// Replaces an input's text by typing, as a person would.
+    pub async fn type_into(&self, css: &str, text: &str) {
+        let el = self.element(css).await;
+        self.send(reqwest::Method::POST, &format!("/element/{el}/clear"), Some(json!({}))).await;
+        self.send(reqwest::Method::POST, &format!("/element/{el}/value"), Some(json!({ "text": text }))).await;
+    }
+
+    /// The text the element shows (WebDriver's rendered text).
+    pub async fn text(&self, css: &str) -> String {
+        let el = self.element(css).await;
+        self.send(reqwest::Method::GET, &format!("/element/{el}/text"), None).await.as_str().unwrap().to_string()
+    }
+
+    pub async fn selected(&self, css: &str) -> bool {
+        let el = self.element(css).await;
+        self.send(reqwest::Method::GET, &format!("/element/{el}/selected"), None).await.as_bool().unwrap()
+    }
+
+    /// A PNG of the window's page.
+    pub async fn screenshot(&self) -> Result<Vec<u8>, Value> {
+        let v = self.try_send(reqwest::Method::GET, "/screenshot", None).await?;
+        Ok(decode_base64(v.as_str().unwrap_or("")))
+    }
+}
+
+pub fn decode_base64(s: &str) -> Vec<u8> {
+    let table = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let bytes: Vec<u8> = s.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=').collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let v: Vec<u32> = chunk.iter().map(|&c| u32::from(table(c))).collect();
+        let n = v.iter().enumerate().fold(0u32, |acc, (i, x)| acc | (x << (18 - 6 * i)));
+        for i in 0..chunk.len().saturating_sub(1) {
+            out.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    out
+}

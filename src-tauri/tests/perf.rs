@@ -1,0 +1,372 @@
+//! Desktop-app figures, measured through the real window over WebDriver (like `window.rs`) and
+//! printed, never asserted: how long the app takes from launch to its first paint, and how much
+//! memory it holds with the 10,000-topic-file project open (`benches/make_bench_fixtures.py`,
+//! built at /tmp/mneme-bench when missing).
+//!
+//! It needs what `window.rs` needs (a display, tauri-driver, WebKitWebDriver, the built UI), so it
+//! is ignored by default. `MNEME_APP_BIN` picks the app binary (relative to the repository root;
+//! default: the `mneme-app` this test was built with, target/debug/mneme-app). The figures in
+//! docs/benchmarks.md come from the release app and three runs:
+//!
+//! ```sh
+//! cargo build --release -p mneme-app --features tauri/custom-protocol
+//! for i in 1 2 3; do
+//!   MNEME_APP_BIN=target/release/mneme-app xvfb-run -a \
+//!     cargo test -p mneme-app --features tauri/custom-protocol --test perf -- --ignored --nocapture
+//! done
+//! ```
+//!
+//! Each run starts on a fresh WebKit data and cache folder (`XDG_*_HOME` in a temporary folder),
+//! so no run profits from the previous one's caches; the memory folder is only read.
+
+mod common;
+
+use common::{free_ports, on_path, Driver, Session};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const BENCH_ROOT: &str = "/tmp/mneme-bench";
+const MEMORIES: usize = 10_000;
+/// Generous: a debug app lists 10,000 files far more slowly than a release one.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn app_bin() -> PathBuf {
+    match std::env::var_os("MNEME_APP_BIN") {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            if p.is_absolute() { p } else { repo_root().join(p) }
+        }
+        None => PathBuf::from(env!("CARGO_BIN_EXE_mneme-app")),
+    }
+}
+
+fn epoch_ms() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Polls `script` every 10 ms until it returns something other than null or false.
+async fn poll(s: &Session, what: &str, script: &str, patience: Duration) -> Value {
+    let started = Instant::now();
+    loop {
+        let v = s.script(script).await;
+        if !(v.is_null() || v == json!(false)) {
+            return v;
+        }
+        assert!(started.elapsed() < patience, "the window never showed {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+// --- /proc ---------------------------------------------------------------------------------
+
+/// `(pid, ppid, comm)` of every process.
+fn processes() -> Vec<(u32, u32, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // pid (comm) state ppid ...; comm may hold spaces and parentheses.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+        let comm = stat[open + 1..close].to_string();
+        let ppid = stat[close + 1..].split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        out.push((pid, ppid, comm));
+    }
+    out
+}
+
+fn descendants(root: u32, all: &[(u32, u32, String)]) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (pid, ppid, comm) in all {
+            if *ppid == p {
+                found.push((*pid, comm.clone()));
+                frontier.push(*pid);
+            }
+        }
+    }
+    found
+}
+
+/// The app process started under tauri-driver (whose pid is `driver`).
+fn app_pid(driver: u32, app: &Path) -> u32 {
+    let app = app.canonicalize().unwrap();
+    let all = processes();
+    descendants(driver, &all)
+        .into_iter()
+        .find(|(pid, _)| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == app))
+        .unwrap_or_else(|| panic!("no {} process under tauri-driver ({driver})", app.display()))
+        .0
+}
+
+/// A `kB` field of /proc/PID/status or smaps_rollup, in KiB.
+fn kib(pid: u32, file: &str, key: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/{file}")).unwrap_or_default();
+    text.lines()
+        .find_map(|l| l.strip_prefix(key).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()))
+        .unwrap_or(0)
+}
+
+#[derive(Debug, Default)]
+struct Memory {
+    /// `(pid, comm, VmRSS KiB)` of the app and each WebKit child.
+    parts: Vec<(u32, String, u64)>,
+    rss: u64,
+    pss: u64,
+    hwm: u64,
+}
+
+impl Memory {
+    fn of(app: u32) -> Memory {
+        let all = processes();
+        let comm = all.iter().find(|p| p.0 == app).map(|p| p.2.clone()).unwrap_or_default();
+        let mut procs = vec![(app, comm)];
+        procs.extend(descendants(app, &all).into_iter().filter(|(_, c)| c.starts_with("WebKit")));
+        let mut m = Memory::default();
+        for (pid, comm) in procs {
+            let rss = kib(pid, "status", "VmRSS:");
+            m.rss += rss;
+            m.hwm += kib(pid, "status", "VmHWM:");
+            m.pss += kib(pid, "smaps_rollup", "Pss:");
+            m.parts.push((pid, comm, rss));
+        }
+        m
+    }
+
+    fn line(&self) -> String {
+        let parts: Vec<String> = self.parts.iter().map(|(pid, c, r)| format!("{c}[{pid}] {:.1}", *r as f64 / 1024.0)).collect();
+        format!(
+            "VmRSS sum {:.1} MiB (PSS {:.1} MiB, VmHWM sum {:.1} MiB) = {}",
+            self.rss as f64 / 1024.0,
+            self.pss as f64 / 1024.0,
+            self.hwm as f64 / 1024.0,
+            parts.join(" + ")
+        )
+    }
+}
+
+// --- the test ------------------------------------------------------------------------------
+
+/// The fixture's folders, built when missing.
+fn big_fixture() -> (PathBuf, PathBuf) {
+    let big = Path::new(BENCH_ROOT).join("big");
+    if !big.join("repo").is_dir() {
+        let status = Command::new("python3")
+            .arg(repo_root().join("benches/make_bench_fixtures.py"))
+            .arg(BENCH_ROOT)
+            .stdout(Stdio::null())
+            .status()
+            .expect("python3 runs");
+        assert!(status.success(), "benches/make_bench_fixtures.py failed");
+    }
+    (big.join("home"), big.join("repo"))
+}
+
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver; see the module docs"]
+async fn desktop_start_and_memory() {
+    let app = app_bin();
+    assert!(app.is_file(), "no app binary at {} (MNEME_APP_BIN)", app.display());
+    let driver = std::env::var_os("TAURI_DRIVER").map(PathBuf::from).or_else(|| on_path("tauri-driver")).expect(
+        "tauri-driver not found: cargo install tauri-driver --version '^2' --locked (or set TAURI_DRIVER)",
+    );
+    assert!(on_path("WebKitWebDriver").is_some(), "WebKitWebDriver not found: apt-get install webkit2gtk-driver");
+    assert!(std::env::var_os("DISPLAY").is_some(), "no DISPLAY: run under xvfb-run -a");
+
+    let (home, repo) = big_fixture();
+    let xdg = tempfile::tempdir().unwrap();
+    let mut vars = BTreeMap::new();
+    vars.insert("HOME".to_string(), home.to_string_lossy().into_owned());
+    vars.insert("CLAUDE_CONFIG_DIR".to_string(), home.join(".claude").to_string_lossy().into_owned());
+    for (key, sub) in [("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"), ("XDG_CONFIG_HOME", "config")] {
+        vars.insert(key.to_string(), xdg.path().join(sub).to_string_lossy().into_owned());
+    }
+    for key in ["PATH", "DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR", "LANG"] {
+        if let Ok(v) = std::env::var(key) {
+            vars.insert(key.into(), v);
+        }
+    }
+
+    let (port, native_port) = free_ports();
+    let driver = Driver(
+        Command::new(&driver)
+            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .env_clear()
+            .envs(&vars)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("tauri-driver starts"),
+    );
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(120)).build().unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    while !http.get(format!("{base}/status")).send().await.is_ok_and(|r| r.status().is_success()) {
+        assert!(started.elapsed() < Duration::from_secs(20), "tauri-driver did not answer on {base}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // (1) Start to first paint. The clock starts as the session request (which launches the
+    // app) goes out; the app starts on the fixture's home folder.
+    let caps = json!({ "capabilities": { "alwaysMatch": { "browserName": "wry", "tauri:options": {
+        "application": app, "args": [home],
+    } } } });
+    let t0 = Instant::now();
+    let t0_epoch = epoch_ms();
+    let res: Value = http.post(format!("{base}/session")).json(&caps).send().await.unwrap().json().await.unwrap();
+    let session_ms = ms(t0.elapsed());
+    let id = res["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {res}")).to_string();
+    let s = Session { http: http.clone(), base: format!("{base}/session/{id}") };
+
+    // The shell (the sidebar) is the first thing the UI renders; "What Claude sees" follows
+    // once the engine has answered.
+    let nav = poll(&s, "the sidebar", "return document.querySelector('nav.sidebar') ? performance.now() : null", PATIENCE).await;
+    let nav_ms = ms(t0.elapsed());
+    let screen = poll(
+        &s,
+        "What Claude sees",
+        "return document.querySelector('[data-testid=automem-status]') ? performance.now() : null",
+        PATIENCE,
+    )
+    .await;
+    let screen_ms = ms(t0.elapsed());
+    let page = s
+        .script(
+            "const n = performance.getEntriesByType('navigation')[0];\
+             return { href: location.href, origin: performance.timeOrigin,\
+                      paint: performance.getEntriesByType('paint').map(p => [p.name, p.startTime]),\
+                      domContentLoaded: n ? n.domContentLoadedEventEnd : null, load: n ? n.loadEventEnd : null };",
+        )
+        .await;
+    println!("app: {}", app.display());
+    println!("page: {}", page["href"]);
+    let origin_ms = page["origin"].as_f64().unwrap() - t0_epoch;
+    println!("start: WebDriver session answered after {session_ms:.0} ms; page navigation began at {origin_ms:.0} ms");
+    let fcp = page["paint"].as_array().unwrap().iter().find(|p| p[0] == "first-contentful-paint").map(|p| p[1].as_f64().unwrap());
+    match fcp {
+        Some(at) => println!(
+            "first paint: first-contentful-paint at {:.0} ms after launch (performance.now() {at:.0} ms) [paint timing]",
+            origin_ms + at
+        ),
+        None => println!("first paint: WebKit reports no paint entries ({}); see the sidebar below", page["paint"]),
+    }
+    println!(
+        "first paint: sidebar rendered, seen at {nav_ms:.0} ms after launch (performance.now() {:.0} ms) [polled every 10 ms]",
+        nav.as_f64().unwrap()
+    );
+    println!(
+        "first screen: What Claude sees rendered, seen at {screen_ms:.0} ms (performance.now() {:.0} ms); \
+         DOMContentLoaded {} ms, load {} ms (performance.now())",
+        screen.as_f64().unwrap(),
+        page["domContentLoaded"],
+        page["load"]
+    );
+
+    // (2) Memory. Open the repository as a person would, on "What Claude sees".
+    let pid = app_pid(driver.0.id(), &app);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    println!("memory, started (home folder, What Claude sees): {}", Memory::of(pid).line());
+    s.type_into("#folder", &repo.to_string_lossy()).await;
+    s.click("form.folder-picker button[type=submit]").await;
+    let claude_md = repo.join("CLAUDE.md");
+    s.wait_for_within(
+        "the project's CLAUDE.md on What Claude sees",
+        "return document.querySelector(`button.file-row[data-path=\"${arguments[0]}\"]`) !== null",
+        json!([claude_md]),
+        PATIENCE,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = Memory::of(pid);
+    println!("memory, project open on What Claude sees: {}", before.line());
+
+    // Then Memories with Alt+3 (a click on the sidebar when the keys do not get through).
+    let alt = "\u{E00A}";
+    let keys = json!({ "actions": [{ "type": "key", "id": "keyboard", "actions": [
+        { "type": "keyDown", "value": alt }, { "type": "keyDown", "value": "3" },
+        { "type": "keyUp", "value": "3" }, { "type": "keyUp", "value": alt },
+    ] }] });
+    let t_list = Instant::now();
+    let pressed = s.try_send(reqwest::Method::POST, "/actions", Some(keys)).await.is_ok();
+    let mut how = "Alt+3";
+    let on_memories = "return location.hash === '#/memories'";
+    let mut switched = false;
+    if pressed {
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until {
+            if s.script(on_memories).await == json!(true) {
+                switched = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    if !switched {
+        how = "a click on Memories (Alt+3 did not switch)";
+        s.click("nav a[href=\"#/memories\"]").await;
+    }
+    let count = poll(
+        &s,
+        "10,000 memories listed",
+        "const c = document.querySelector('.count'); const m = c && c.textContent.match(/(\\d+) of (\\d+)/);\
+         return m && Number(m[1]) === arguments[0] && Number(m[2]) === arguments[0] ? c.textContent.trim() : null;"
+            .replace("arguments[0]", &MEMORIES.to_string())
+            .as_str(),
+        PATIENCE,
+    )
+    .await;
+    let listed_ms = ms(t_list.elapsed());
+    let listed = Memory::of(pid);
+    println!("memories: {how}; \"{}\" after {listed_ms:.0} ms", count.as_str().unwrap());
+    println!("memory, 10,000 memories listed: {}", listed.line());
+    // The web process keeps growing after the count shows (layout and painting of the list):
+    // sample every 500 ms until the sum has moved less than 1 MiB over 3 s (at most 60 s).
+    let mut samples = vec![Memory::of(pid)];
+    let settle = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        samples.push(Memory::of(pid));
+        let last: Vec<u64> = samples.iter().rev().take(7).map(|m| m.rss).collect();
+        let spread = last.iter().max().unwrap() - last.iter().min().unwrap();
+        if (last.len() == 7 && spread < 1024) || settle.elapsed() > Duration::from_secs(60) {
+            break;
+        }
+    }
+    let settled = samples.pop().unwrap();
+    let settled_ms = listed_ms + ms(settle.elapsed());
+    let peak = samples.iter().map(|m| m.rss).max().unwrap_or(0).max(settled.rss);
+    println!(
+        "memory, 10,000 memories listed, settled {settled_ms:.0} ms after Alt+3 (peak sum {:.1} MiB): {}",
+        peak as f64 / 1024.0,
+        settled.line()
+    );
+    let rendered = s.script("return document.querySelectorAll('[data-testid=memory-list] li').length").await;
+    println!("memories: {rendered} list items in the DOM");
+
+    println!(
+        "SUMMARY first_paint_ms={} sidebar_ms={nav_ms:.0} sidebar_perf_now_ms={:.0} first_screen_ms={screen_ms:.0} \
+         rss_context_mib={:.1} rss_listed_mib={:.1} rss_settled_mib={:.1} pss_context_mib={:.1} pss_settled_mib={:.1} \
+         list_ms={listed_ms:.0} settled_ms={settled_ms:.0}",
+        fcp.map_or("none".to_string(), |at| format!("{:.0}", origin_ms + at)),
+        nav.as_f64().unwrap(),
+        before.rss as f64 / 1024.0,
+        listed.rss as f64 / 1024.0,
+        settled.rss as f64 / 1024.0,
+        before.pss as f64 / 1024.0,
+        settled.pss as f64 / 1024.0,
+    );
+    let _ = http.delete(&s.base).send().await;
+}
