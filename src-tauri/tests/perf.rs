@@ -21,10 +21,9 @@
 
 mod common;
 
-use common::{free_ports, on_path, Driver, Session};
+use common::{on_path, start_driver, Session};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -199,25 +198,7 @@ async fn desktop_start_and_memory() {
         }
     }
 
-    let (port, native_port) = free_ports();
-    let driver = Driver(
-        Command::new(&driver)
-            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
-            .env_clear()
-            .envs(&vars)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("tauri-driver starts"),
-    );
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(120)).build().unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    let started = Instant::now();
-    while !http.get(format!("{base}/status")).send().await.is_ok_and(|r| r.status().is_success()) {
-        assert!(started.elapsed() < Duration::from_secs(20), "tauri-driver did not answer on {base}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (driver, http, base) = start_driver(&driver, &vars, Duration::from_secs(120)).await;
 
     // (1) Start to first paint. The clock starts as the session request (which launches the
     // app) goes out; the app starts on the fixture's home folder.

@@ -26,15 +26,14 @@
 
 mod common;
 
-use common::{free_ports, on_path, Driver, Session, PATIENCE};
+use common::{on_path, start_driver, Session, PATIENCE};
 use futures_util::FutureExt;
 use mneme_api::{ContextRequest, Environment, Mneme, SystemClock};
 use mneme_testsupport::TestHome;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -90,25 +89,7 @@ async fn the_window_answers_like_the_engine() {
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut vars = app_vars(&home);
     vars.insert("VISUAL".into(), editor.to_string_lossy().into_owned());
-    let (port, native_port) = free_ports();
-    let _driver = Driver(
-        Command::new(&driver)
-            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
-            .env_clear()
-            .envs(&vars)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("tauri-driver starts"),
-    );
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    let started = Instant::now();
-    while !http.get(format!("{base}/status")).send().await.is_ok_and(|r| r.status().is_success()) {
-        assert!(started.elapsed() < Duration::from_secs(20), "tauri-driver did not answer on {base}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let (_driver, http, base) = start_driver(&driver, &vars, Duration::from_secs(60)).await;
 
     // The app opens on the home folder; the test opens the project through the UI.
     let caps = json!({ "capabilities": { "alwaysMatch": { "browserName": "wry", "tauri:options": {

@@ -5,7 +5,10 @@
 use serde_json::{json, Value};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Two distinct free ports (both held while choosing, so they differ).
@@ -23,6 +26,35 @@ pub fn on_path(program: &str) -> Option<PathBuf> {
 /// Stops tauri-driver however the test ends. It runs in its own process group, and the whole
 /// group gets SIGTERM: a SIGKILLed tauri-driver would leave WebKitWebDriver running.
 pub struct Driver(pub Child);
+
+/// Starts tauri-driver with exactly `vars` as its environment (so the app it launches sees a
+/// fixture HOME) on free ports, and waits until it answers; returns it, an HTTP client with
+/// `timeout`, and the WebDriver base URL.
+pub async fn start_driver(
+    driver: &Path,
+    vars: &BTreeMap<String, String>,
+    timeout: Duration,
+) -> (Driver, reqwest::Client, String) {
+    let (port, native_port) = free_ports();
+    let child = Command::new(driver)
+        .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+        .env_clear()
+        .envs(vars)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("tauri-driver starts");
+    let driver = Driver(child);
+    let http = reqwest::Client::builder().timeout(timeout).build().expect("http client");
+    let base = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    while !http.get(format!("{base}/status")).send().await.is_ok_and(|r| r.status().is_success()) {
+        assert!(started.elapsed() < Duration::from_secs(20), "tauri-driver did not answer on {base}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (driver, http, base)
+}
 
 impl Drop for Driver {
     fn drop(&mut self) {
