@@ -76,20 +76,31 @@ pub fn bindings() -> tauri_specta::Builder<tauri::Wry> {
         .disable_serde_phases()
 }
 
+/// Why the desktop shell could not start or do its build-time work. Each message says what to
+/// do; `main` prints it as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ShellError {
+    #[error("HOME is not set to an absolute folder; set it and try again")]
+    NoHome,
+    #[error("could not export the TypeScript bindings to {path}: {message}")]
+    Bindings { path: PathBuf, message: String },
+    #[error("could not watch for file changes ({0}); live updates are off")]
+    Watch(#[from] notify::Error),
+    #[error("the window could not run: {0}")]
+    Window(#[from] tauri::Error),
+}
+
 /// Writes the TypeScript bindings to `path`.
-pub fn export_bindings(path: &Path) -> Result<(), String> {
+pub fn export_bindings(path: &Path) -> Result<(), ShellError> {
     bindings()
         .export(specta_typescript::Typescript::default().header(BINDINGS_HEADER), path)
-        .map_err(|e| format!("Could not export the TypeScript bindings to {}: {e}", path.display()))
+        .map_err(|e| ShellError::Bindings { path: path.to_path_buf(), message: e.to_string() })
 }
 
 /// The real world, read once, exactly as the CLI reads it: HOME, every environment variable,
 /// the default managed-policy folder.
-pub fn environment() -> Result<Environment, String> {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-        .ok_or("HOME is not set to an absolute folder; set it and try again")?;
+pub fn environment() -> Result<Environment, ShellError> {
+    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()).ok_or(ShellError::NoHome)?;
     let mut env = Environment::with_home(home);
     env.vars = std::env::vars().collect();
     Ok(env)
@@ -108,7 +119,7 @@ fn start_dir(arg: Option<PathBuf>, home: &Path) -> PathBuf {
 
 /// Opens the window and runs until it closes. `utc_offset` must be read before any thread
 /// starts (see main.rs).
-pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), String> {
+pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
     let env = environment()?;
     let start_dir = start_dir(start, &env.home);
     let mneme = Mneme::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(utc_offset);
@@ -122,7 +133,7 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), String> {
             let live = match live::start(app.handle(), &env) {
                 Ok(l) => Some(l),
                 Err(e) => {
-                    eprintln!("mneme-app: live updates are off: {e}");
+                    eprintln!("mneme-app: {e}");
                     None
                 }
             };
@@ -130,5 +141,5 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), String> {
             Ok(())
         })
         .run(tauri::generate_context!("../tauri.conf.json"))
-        .map_err(|e| format!("the window could not run: {e}"))
+        .map_err(ShellError::from)
 }

@@ -25,10 +25,10 @@ pub struct Live {
 }
 
 /// Starts watching and forwarding. Call once the app's async runtime exists (in `setup`).
-pub fn start(app: &AppHandle<Wry>, env: &Environment) -> Result<Live, String> {
+pub fn start(app: &AppHandle<Wry>, env: &Environment) -> Result<Live, crate::ShellError> {
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     // `Events::start` spawns its debounce task, so it must run inside the runtime.
-    let events = tauri::async_runtime::block_on(async { Events::start(env, stop_rx) }).map_err(|e| e.to_string())?;
+    let events = tauri::async_runtime::block_on(async { Events::start(env, stop_rx) })?;
     let mut changes = events.subscribe();
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
