@@ -240,6 +240,14 @@ pub struct Token {
 }
 
 impl Token {
+    /// Marked's "merge into the previous token": both texts continue on a new line.
+    fn continue_with(&mut self, raw: &str, text: &str) {
+        self.raw.push('\n');
+        self.raw.push_str(raw);
+        self.text.push('\n');
+        self.text.push_str(text);
+    }
+
     fn new(kind: Kind, raw: impl Into<String>) -> Self {
         Token { kind, raw: raw.into(), text: String::new(), tokens: Vec::new(), items: Vec::new(), inline_pending: false }
     }
@@ -363,10 +371,7 @@ impl Lexer {
                 src = substring_from(&src, utf16_len(&token.raw)).to_string();
                 match tokens.last_mut() {
                     Some(last) if matches!(last.kind, Kind::Paragraph | Kind::Text) => {
-                        last.raw.push('\n');
-                        last.raw.push_str(&token.raw);
-                        last.text.push('\n');
-                        last.text.push_str(&token.text);
+                        last.continue_with(&token.raw, &token.text);
                     }
                     _ => tokens.push(token),
                 }
@@ -400,10 +405,7 @@ impl Lexer {
                 src = substring_from(&src, utf16_len(&raw)).to_string();
                 match tokens.last_mut() {
                     Some(last) if matches!(last.kind, Kind::Paragraph | Kind::Text) => {
-                        last.raw.push('\n');
-                        last.raw.push_str(&raw);
-                        last.text.push('\n');
-                        last.text.push_str(&raw);
+                        last.continue_with(&raw, &raw);
                     }
                     // A definition is not a token: its raw text never reaches the output.
                     _ => {
@@ -422,10 +424,7 @@ impl Lexer {
                     let advance = utf16_len(&token.raw);
                     match tokens.last_mut() {
                         Some(last) if last_paragraph_clipped && last.kind == Kind::Paragraph => {
-                            last.raw.push('\n');
-                            last.raw.push_str(&token.raw);
-                            last.text.push('\n');
-                            last.text.push_str(&token.text);
+                            last.continue_with(&token.raw, &token.text);
                         }
                         _ => tokens.push(token),
                     }
@@ -439,10 +438,7 @@ impl Lexer {
                 src = substring_from(&src, utf16_len(&token.raw)).to_string();
                 match tokens.last_mut() {
                     Some(last) if last.kind == Kind::Text => {
-                        last.raw.push('\n');
-                        last.raw.push_str(&token.raw);
-                        last.text.push('\n');
-                        last.text.push_str(&token.text);
+                        last.continue_with(&token.raw, &token.text);
                     }
                     _ => tokens.push(token),
                 }
