@@ -1,0 +1,5 @@
+//! Team memory (`<memory>/team/`), shared by everyone working in a repository.
+//!
+//! `wire` is the HTTP API Claude Code's client speaks (and `mneme-team-server` serves).
+
+pub mod wire;
