@@ -2,4 +2,5 @@
 //!
 //! `wire` is the HTTP API Claude Code's client speaks (and `mneme-team-server` serves).
 
+pub mod repo;
 pub mod wire;
