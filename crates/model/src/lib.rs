@@ -5,9 +5,32 @@
 //! permission checks, turn budget) is not here: it lives in `mneme-agent` and drives any provider
 //! turn by turn. The Claude Code CLI provider is the exception that runs its own agent loop; it
 //! exposes that through [`Provider::headless`].
+//!
+//! Providers: [`AnthropicProvider`] (the Messages API), [`OpenAiProvider`] (any
+//! OpenAI-compatible chat completions endpoint), [`ClaudeCliProvider`] (the user's `claude`
+//! binary, one-shot and headless agent) and [`OfflineProvider`]. The HTTP ones share Claude
+//! Code's timeout and retry policy ([`HttpOptions`], [`RetryPolicy`]). [`ProviderSettings`]
+//! (`providers.json` in Mneme's data folder, keys in the OS keyring) and [`build_provider`]
+//! turn the user's choice into an `Arc<dyn Provider>`.
 
+mod anthropic;
+mod claude_cli;
+mod http;
+mod offline;
+mod openai;
+mod retry;
+mod settings;
 mod types;
 
+pub use anthropic::{AnthropicProvider, ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, STRUCTURED_OUTPUTS_BETA};
+pub use claude_cli::{find_claude, ClaudeCliProvider};
+pub use offline::{OfflineProvider, OFFLINE_MESSAGE};
+pub use openai::{OpenAiProvider, OPENAI_DEFAULT_BASE_URL};
+pub use retry::{HttpOptions, RetryPolicy, Sleeper, TokioSleeper};
+pub use settings::{
+    build_provider, openai_key_account, ProviderSettings, ProviderSettingsError, ANTHROPIC_KEY_ACCOUNT, DEFAULT_ANTHROPIC_MODEL,
+    DEFAULT_TIMEOUT_SECS, PROVIDERS_FILE,
+};
 pub use types::*;
 
 use futures_util::future::BoxFuture;

@@ -67,8 +67,12 @@ pub struct Request {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolDef>,
     pub max_tokens: u32,
-    /// Structured output: the answer's first text block must be JSON matching this schema
-    /// (Anthropic `output_format: {type: "json_schema", schema}`; OpenAI `response_format`).
+    /// Structured output: the answer's first text block must be JSON matching this schema.
+    /// On the wire: Anthropic `output_config: {format: {type: "json_schema", schema}}` with the
+    /// `structured-outputs-2025-12-15` beta (what Claude Code 2.1.197's side queries send; the
+    /// older `output_format` is the deprecated spelling of the same thing), OpenAI
+    /// `response_format: {type: "json_schema", json_schema: {name, schema, strict}}`, the Claude
+    /// Code CLI `--json-schema`.
     pub json_schema: Option<Value>,
 }
 
@@ -128,17 +132,38 @@ pub struct HeadlessOutcome {
 
 /// A cancellation flag shared between the caller and a running request.
 #[derive(Debug, Clone, Default)]
-pub struct Cancel(Arc<AtomicBool>);
+pub struct Cancel(Arc<CancelState>);
+
+#[derive(Debug, Default)]
+struct CancelState {
+    flag: AtomicBool,
+    // Wakes `cancelled()` waiters so a request in flight stops at once instead of at its next poll.
+    wake: tokio::sync::Notify,
+}
 
 impl Cancel {
     pub fn new() -> Cancel {
         Cancel::default()
     }
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.flag.store(true, Ordering::SeqCst);
+        self.0.wake.notify_waiters();
     }
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.0.flag.load(Ordering::SeqCst)
+    }
+    /// Resolves once [`Cancel::cancel`] has been called (at once if it already was).
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.0.wake.notified();
+            tokio::pin!(notified);
+            // Register before checking the flag, so a cancel between the check and the await is not lost.
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
     }
 }
 

@@ -109,6 +109,10 @@ pub enum Reply {
     Error { status: u16, headers: Vec<(String, String)>, body: Option<Value> },
     /// Never answers (until the stub is dropped): for client timeouts and cancellation.
     Hang,
+    /// A streamed Anthropic answer that starts (status 200, `message_start`) and then fails with
+    /// an `event: error` of this type (`overloaded_error`, `api_error`, ...), as the real API does
+    /// when it is overloaded mid-answer. Non-streaming and OpenAI requests get the matching status.
+    StreamError { error_type: String, message: String },
 }
 
 impl From<Turn> for Reply {
@@ -308,6 +312,11 @@ impl StubModel {
         self.push(Reply::rate_limited(retry_after_secs));
     }
 
+    /// Queues a streamed answer that fails mid-stream with an `error` event of this type.
+    pub fn push_stream_error(&self, error_type: &str, message: &str) {
+        self.push(Reply::StreamError { error_type: error_type.into(), message: message.into() });
+    }
+
     /// Queues a request that never gets an answer.
     pub fn push_hang(&self) {
         self.push(Reply::Hang);
@@ -401,6 +410,25 @@ async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, hea
                 }
             });
             json_response(status, &headers, &body)
+        }
+        Some(Reply::StreamError { error_type, message }) => {
+            let status = match error_type.as_str() {
+                "overloaded_error" => 529,
+                "rate_limit_error" => 429,
+                "invalid_request_error" => 400,
+                _ => 500,
+            };
+            if openai || !request.is_stream() {
+                let body = if openai { openai_error(status, "") } else { anthropic_error(status, "") };
+                return json_response(status, &[], &body);
+            }
+            let model = request.body.get("model").and_then(Value::as_str).unwrap_or("claude-stub");
+            let start = json!({"type": "message_start", "message": {
+                "id": format!("msg_stub_{id}"), "type": "message", "role": "assistant", "model": model,
+                "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": 1, "output_tokens": 1}}});
+            let error = json!({"type": "error", "error": {"type": error_type, "message": message}});
+            sse_response(format!("event: message_start\ndata: {start}\n\nevent: error\ndata: {error}\n\n"))
         }
         Some(Reply::Hang) => {
             let mut stop = shared.shutdown.clone();

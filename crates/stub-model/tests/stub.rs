@@ -148,3 +148,18 @@ async fn a_hang_never_answers_until_the_stub_is_dropped() {
     let (status, _, _) = request.await.unwrap();
     assert_eq!(status, 503);
 }
+
+#[tokio::test]
+async fn a_stream_error_starts_the_answer_then_fails() {
+    let stub = StubModel::start().await;
+    stub.push_stream_error("overloaded_error", "Overloaded");
+    stub.push_stream_error("overloaded_error", "Overloaded");
+    let url = format!("{}/v1/messages", stub.base_url());
+    let (status, _, body) = post(url.clone(), json!({"model": "m", "stream": true})).await;
+    assert_eq!(status, 200);
+    let events = sse_data(&body);
+    assert_eq!(events[0]["type"], "message_start");
+    assert_eq!(events[1]["error"]["type"], "overloaded_error");
+    let (status, _, _) = post(url, json!({"model": "m"})).await;
+    assert_eq!(status, 529);
+}

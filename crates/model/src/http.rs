@@ -1,0 +1,128 @@
+//! What the Anthropic and OpenAI providers share on the wire: the client, error classification
+//! and Server-Sent Events framing.
+
+use crate::retry::{retry_after, status_is_retryable, transport_failure, Failure};
+use crate::ModelError;
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::time::Duration;
+
+/// One client per provider: rustls (no OpenSSL to install), connection reuse across requests.
+/// The per-attempt timeout is applied around the whole attempt by `with_retries`, not here,
+/// so that a streamed answer is bounded too.
+pub(crate) fn client() -> Result<reqwest::Client, ModelError> {
+    reqwest::Client::builder()
+        .user_agent(concat!("mneme/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ModelError::Network(format!("the HTTP client could not start ({e})")))
+}
+
+/// Sends one request and returns the successful response, or the classified failure.
+pub(crate) async fn send(
+    builder: reqwest::RequestBuilder,
+    url: &str,
+    model: &str,
+    timeout: Duration,
+) -> Result<reqwest::Response, Failure> {
+    let response = builder.send().await.map_err(|e| transport_failure(&e, timeout, url))?;
+    let status = response.status().as_u16();
+    if response.status().is_success() {
+        return Ok(response);
+    }
+    let headers = response.headers().clone();
+    let text = response.text().await.unwrap_or_default();
+    Err(classify_status(status, &headers, &text, model, url))
+}
+
+/// The `(type or code, message)` of an error body in either API's shape:
+/// Anthropic `{"type":"error","error":{"type","message"}}`, OpenAI `{"error":{"message","type","code"}}`.
+pub(crate) fn error_detail(text: &str) -> (String, String) {
+    let parsed: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    let error = parsed.get("error").unwrap_or(&parsed);
+    let message = match error {
+        Value::String(s) => s.clone(),
+        _ => error.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
+            let trimmed = text.trim();
+            trimmed.chars().take(300).collect()
+        }),
+    };
+    let kind = error
+        .get("code")
+        .and_then(Value::as_str)
+        .or_else(|| error.get("type").and_then(Value::as_str))
+        .unwrap_or("")
+        .to_string();
+    (kind, message)
+}
+
+pub(crate) fn classify_status(
+    status: u16,
+    headers: &reqwest::header::HeaderMap,
+    text: &str,
+    model: &str,
+    url: &str,
+) -> Failure {
+    let (kind, message) = error_detail(text);
+    let detail = if message.is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {message}") };
+    let error = match status {
+        401 | 403 => ModelError::BadKey(detail),
+        404 if kind.contains("model") || message.to_ascii_lowercase().contains("model") => {
+            ModelError::ModelNotFound(model.to_string())
+        }
+        404 => ModelError::Api(format!("{url} answered {detail}; check the endpoint URL")),
+        // A spent quota is not a burst limit: waiting seconds will not help.
+        429 if kind == "insufficient_quota" => return Failure::Fatal(ModelError::RateLimited(detail)),
+        429 => ModelError::RateLimited(detail),
+        _ => ModelError::Api(detail),
+    };
+    if status_is_retryable(status, headers) {
+        Failure::Retry { error, retry_after: retry_after(headers) }
+    } else {
+        Failure::Fatal(error)
+    }
+}
+
+/// Reads a Server-Sent Events body and hands each event's `data` to `on_data` (the event name
+/// is not needed: both APIs repeat the kind inside the JSON). Stops early when `on_data` says so.
+pub(crate) async fn read_sse(
+    response: reqwest::Response,
+    url: &str,
+    timeout: Duration,
+    mut on_data: impl FnMut(&str) -> Result<bool, Failure>,
+) -> Result<(), Failure> {
+    let mut stream = response.bytes_stream();
+    let mut buffer: Vec<u8> = Vec::new();
+    let mut data = String::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| transport_failure(&e, timeout, url))?;
+        buffer.extend_from_slice(&chunk);
+        while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = buffer.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                if !data.is_empty() {
+                    let done = on_data(&data)?;
+                    data.clear();
+                    if done {
+                        return Ok(());
+                    }
+                }
+            } else if let Some(value) = line.strip_prefix("data:") {
+                if !data.is_empty() {
+                    data.push('\n');
+                }
+                data.push_str(value.strip_prefix(' ').unwrap_or(value));
+            }
+        }
+    }
+    if !data.is_empty() && on_data(&data)? {
+        return Ok(());
+    }
+    Err(Failure::Retry { error: ModelError::Network(format!("{url} (the answer stopped before it was complete)")), retry_after: None })
+}
+
+/// A JSON body, or a `BadResponse` naming what was wrong.
+pub(crate) fn parse_json(text: &str) -> Result<Value, Failure> {
+    serde_json::from_str(text).map_err(|e| Failure::Fatal(ModelError::BadResponse(format!("not JSON ({e})"))))
+}

@@ -1,0 +1,182 @@
+//! Which provider Mneme uses, saved as `providers.json` in Mneme's data folder. Keys are never
+//! in that file: they live in the OS keyring (`anthropic-api-key`,
+//! `openai-api-key:<base url>`), with `ANTHROPIC_API_KEY` from the environment as the fallback
+//! Claude Code users already have.
+
+use crate::anthropic::{AnthropicProvider, ANTHROPIC_DEFAULT_BASE_URL};
+use crate::claude_cli::{find_claude, ClaudeCliProvider};
+use crate::offline::OfflineProvider;
+use crate::openai::{OpenAiProvider, OPENAI_DEFAULT_BASE_URL};
+use crate::retry::HttpOptions;
+use crate::{ModelError, Provider, ProviderKind};
+use mneme_keychain::{Keychain, KeychainError};
+use mneme_store::Environment;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub const PROVIDERS_FILE: &str = "providers.json";
+pub const ANTHROPIC_KEY_ACCOUNT: &str = "anthropic-api-key";
+/// The model Claude Code's own side queries use on the first-party API (`getDefaultSonnetModel`).
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-6";
+pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+
+/// The keyring account of an OpenAI-compatible endpoint's key: one per endpoint, so a local
+/// server and a hosted one keep separate keys.
+pub fn openai_key_account(base_url: &str) -> String {
+    format!("openai-api-key:{}", base_url.trim_end_matches('/'))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProviderSettings {
+    pub kind: ProviderKind,
+    /// `None`: the kind's default (Claude Code's choice for the CLI, `claude-sonnet-4-6` for
+    /// Anthropic); OpenAI-compatible endpoints need one named.
+    pub model: Option<String>,
+    /// `None`: `https://api.anthropic.com` or `https://api.openai.com/v1`.
+    pub base_url: Option<String>,
+    pub timeout_secs: u64,
+    /// `None`: `claude` on the `PATH`.
+    pub claude_binary: Option<PathBuf>,
+}
+
+impl Default for ProviderSettings {
+    fn default() -> Self {
+        ProviderSettings { kind: ProviderKind::Offline, model: None, base_url: None, timeout_secs: DEFAULT_TIMEOUT_SECS, claude_binary: None }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderSettingsError {
+    #[error("could not read {path} ({source}); check the file's permissions")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not valid provider settings ({source}); fix it, or delete it to start again in offline mode")]
+    Malformed { path: PathBuf, source: serde_json::Error },
+    #[error("could not save {path} ({source}); check that Mneme's data folder is writable")]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+impl ProviderSettings {
+    pub fn path(env: &Environment) -> PathBuf {
+        env.data_dir().join(PROVIDERS_FILE)
+    }
+
+    /// The saved settings, or the defaults (offline) when none were saved. A malformed file is
+    /// an error and is left as it is.
+    pub fn load(env: &Environment) -> Result<ProviderSettings, ProviderSettingsError> {
+        let path = ProviderSettings::path(env);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|source| ProviderSettingsError::Malformed { path, source }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ProviderSettings::default()),
+            Err(source) => Err(ProviderSettingsError::Read { path, source }),
+        }
+    }
+
+    /// Saves atomically: a temporary file in the same folder, fsynced, renamed over the old one.
+    pub fn save(&self, env: &Environment) -> Result<(), ProviderSettingsError> {
+        let path = ProviderSettings::path(env);
+        let write_error = |source| ProviderSettingsError::Write { path: path.clone(), source };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(write_error)?;
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| write_error(std::io::Error::other(e)))?;
+        text.push('\n');
+        let mut temp = tempfile::Builder::new().prefix(".providers-").suffix(".tmp").tempfile_in(dir).map_err(write_error)?;
+        temp.write_all(text.as_bytes()).map_err(write_error)?;
+        temp.as_file().sync_all().map_err(write_error)?;
+        temp.persist(&path).map_err(|e| write_error(e.error))?;
+        #[cfg(unix)]
+        if let Ok(d) = std::fs::File::open(dir) {
+            // Makes the rename durable; some file systems refuse to fsync a folder, and the
+            // rename has happened either way.
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// The base URL requests go to, defaults filled in (`None` for the CLI and offline).
+    pub fn effective_base_url(&self) -> Option<String> {
+        let given = self.base_url.as_deref().map(str::trim).filter(|u| !u.is_empty()).map(|u| u.trim_end_matches('/').to_string());
+        match self.kind {
+            ProviderKind::Anthropic => Some(given.unwrap_or_else(|| ANTHROPIC_DEFAULT_BASE_URL.to_string())),
+            ProviderKind::Openai => Some(given.unwrap_or_else(|| OPENAI_DEFAULT_BASE_URL.to_string())),
+            ProviderKind::ClaudeCli | ProviderKind::Offline => None,
+        }
+    }
+
+    /// The keyring account holding this provider's key, if it takes one.
+    pub fn key_account(&self) -> Option<String> {
+        match self.kind {
+            ProviderKind::Anthropic => Some(ANTHROPIC_KEY_ACCOUNT.to_string()),
+            ProviderKind::Openai => self.effective_base_url().map(|u| openai_key_account(&u)),
+            ProviderKind::ClaudeCli | ProviderKind::Offline => None,
+        }
+    }
+
+    /// Stores (or with `None`, removes) this provider's key in the keyring.
+    pub fn set_api_key(&self, keychain: &Keychain, key: Option<&str>) -> Result<(), KeychainError> {
+        let Some(account) = self.key_account() else { return Ok(()) };
+        match key.map(str::trim).filter(|k| !k.is_empty()) {
+            Some(k) => keychain.set(&account, k),
+            None => keychain.delete(&account),
+        }
+    }
+
+    fn model_name(&self) -> Option<String> {
+        self.model.as_deref().map(str::trim).filter(|m| !m.is_empty()).map(str::to_string)
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.max(1))
+    }
+}
+
+/// The provider the settings describe, ready to share.
+pub fn build_provider(settings: &ProviderSettings, env: &Environment, keychain: &Keychain) -> Result<Arc<dyn Provider>, ModelError> {
+    let options = HttpOptions { timeout: settings.timeout(), ..HttpOptions::default() };
+    match settings.kind {
+        ProviderKind::Offline => Ok(Arc::new(OfflineProvider)),
+        ProviderKind::Anthropic => {
+            let base_url = settings.effective_base_url().unwrap_or_else(|| ANTHROPIC_DEFAULT_BASE_URL.to_string());
+            let from_env = env.var("ANTHROPIC_API_KEY").map(str::trim).filter(|k| !k.is_empty()).map(str::to_string);
+            let key = match keychain.get(ANTHROPIC_KEY_ACCOUNT) {
+                Ok(Some(key)) => key,
+                Ok(None) => from_env.ok_or_else(|| {
+                    ModelError::NotConfigured(
+                        "no Anthropic API key: add one in Settings → Model provider (it is kept in the OS keyring) or set ANTHROPIC_API_KEY".into(),
+                    )
+                })?,
+                Err(e) => from_env.ok_or_else(|| ModelError::NotConfigured(format!("the Anthropic API key could not be read: {e}")))?,
+            };
+            let model = settings.model_name().unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string());
+            Ok(Arc::new(AnthropicProvider::new(model, key, Some(&base_url))?.with_options(options)))
+        }
+        ProviderKind::Openai => {
+            let base_url = settings.effective_base_url().unwrap_or_else(|| OPENAI_DEFAULT_BASE_URL.to_string());
+            let model = settings.model_name().ok_or_else(|| {
+                ModelError::NotConfigured(format!("no model chosen for {base_url}: name one in Settings → Model provider"))
+            })?;
+            let key = match keychain.get(&openai_key_account(&base_url)) {
+                Ok(key) => key,
+                // No keyring at all means no key was ever stored: a local server that needs none
+                // still works. A locked or refusing keyring may be hiding a key, so say so.
+                Err(KeychainError::Unavailable(_)) => None,
+                Err(e) => return Err(ModelError::NotConfigured(format!("the API key for {base_url} could not be read: {e}"))),
+            };
+            Ok(Arc::new(OpenAiProvider::new(model, key, Some(&base_url))?.with_options(options)))
+        }
+        ProviderKind::ClaudeCli => {
+            let binary = match &settings.claude_binary {
+                Some(path) => path.clone(),
+                None => find_claude(env).ok_or_else(|| {
+                    ModelError::NotConfigured(
+                        "Claude Code (`claude`) is not on the PATH: install it (`npm install -g @anthropic-ai/claude-code`) or set its path in Settings → Model provider".into(),
+                    )
+                })?,
+            };
+            Ok(Arc::new(ClaudeCliProvider::new(binary, env).with_model(settings.model_name()).with_timeout(settings.timeout())))
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! The Anthropic provider against the stub server: wire format, streaming, errors, retries,
+//! timeouts and cancellation.
+
+mod common;
+
+use common::{closed_port_url, options, ForeverSleeper, RecordingSleeper};
+use mneme_model::{
+    AnthropicProvider, Block, Cancel, Message, ModelError, Provider, Request, Role, StopReason, ToolDef, Usage, STRUCTURED_OUTPUTS_BETA,
+};
+use mneme_stub_model::{StubModel, Turn};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn provider(stub: &StubModel, max_retries: u32) -> (AnthropicProvider, Arc<RecordingSleeper>) {
+    let sleeper = Arc::new(RecordingSleeper::default());
+    let p = AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url()))
+        .unwrap()
+        .with_options(options(max_retries, Duration::from_secs(30), sleeper.clone()));
+    (p, sleeper)
+}
+
+fn ask(text: &str) -> Request {
+    Request { system: "be brief".into(), messages: vec![Message::user_text(text)], tools: vec![], max_tokens: 1024, json_schema: None }
+}
+
+#[tokio::test]
+async fn text_answer_and_the_headers_claude_code_sends() {
+    let stub = StubModel::start().await;
+    stub.push(Turn::text("hello there").with_usage(12, 3));
+    let (p, _) = provider(&stub, 0);
+    let r = p.complete(&ask("hi"), &Cancel::new()).await.unwrap();
+    assert_eq!(r.content, vec![Block::Text { text: "hello there".into() }]);
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    assert_eq!(r.usage, Usage { input_tokens: 12, output_tokens: 3 });
+
+    let sent = &stub.model_requests()[0];
+    assert_eq!(sent.path, "/v1/messages");
+    assert_eq!(sent.header("x-api-key"), Some("sk-ant-test"));
+    assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(sent.header("anthropic-beta"), None);
+    assert_eq!(
+        sent.body,
+        json!({"model": "claude-test-model", "max_tokens": 1024, "system": [{"type": "text", "text": "be brief"}],
+               "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]})
+    );
+}
+
+#[tokio::test]
+async fn tool_use_round_trip() {
+    let stub = StubModel::start().await;
+    stub.push(Turn::text("let me look").and_tool_use("read_memory", json!({"name": "user_role.md"})));
+    stub.push(Turn::text("you are a data scientist"));
+    let (p, _) = provider(&stub, 0);
+    let tool = ToolDef {
+        name: "read_memory".into(),
+        description: "Reads one memory file".into(),
+        input_schema: json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+    };
+    let mut request = Request { tools: vec![tool], ..ask("what is my role?") };
+    let first = p.complete(&request, &Cancel::new()).await.unwrap();
+    assert_eq!(first.stop_reason, StopReason::ToolUse);
+    let Some(Block::ToolUse { id, name, input }) = first.content.get(1).cloned() else { panic!("no tool call: {first:?}") };
+    assert_eq!((name.as_str(), &input), ("read_memory", &json!({"name": "user_role.md"})));
+
+    request.messages.push(Message { role: Role::Assistant, content: first.content.clone() });
+    request.messages.push(Message {
+        role: Role::User,
+        content: vec![Block::ToolResult { tool_use_id: id.clone(), content: "Data scientist.".into(), is_error: false }],
+    });
+    let second = p.complete(&request, &Cancel::new()).await.unwrap();
+    assert_eq!(second.first_text(), Some("you are a data scientist"));
+
+    let sent = stub.model_requests();
+    assert_eq!(sent[0].body["tools"], json!([{"name": "read_memory", "description": "Reads one memory file",
+        "input_schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}]));
+    assert_eq!(
+        sent[1].body["messages"][1],
+        json!({"role": "assistant", "content": [{"type": "text", "text": "let me look"},
+               {"type": "tool_use", "id": id, "name": "read_memory", "input": {"name": "user_role.md"}}]})
+    );
+    assert_eq!(
+        sent[1].body["messages"][2],
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "Data scientist."}]})
+    );
+}
+
+/// Claude Code 2.1.197's recall side query (`sideQuery` from the relevance selector): the
+/// Sonnet default, `max_tokens: 256`, the schema in `output_config.format`, the structured
+/// outputs beta, and the SDK's beta path.
+#[tokio::test]
+async fn structured_output_is_sent_as_claude_codes_recall_sends_it() {
+    let stub = StubModel::start().await;
+    stub.push(Turn::json(&json!({"selected_memories": ["user_role.md"]})));
+    let sleeper = Arc::new(RecordingSleeper::default());
+    let p = AnthropicProvider::new("claude-sonnet-4-6", "sk-ant-test", Some(&stub.base_url()))
+        .unwrap()
+        .with_options(options(0, Duration::from_secs(30), sleeper));
+    let schema = json!({"type": "object",
+        "properties": {"selected_memories": {"type": "array", "items": {"type": "string"}},
+                       "selected_knowledge_ids": {"type": "array", "items": {"type": "string"}}},
+        "required": ["selected_memories"], "additionalProperties": false});
+    let request = Request {
+        system: "You are selecting memories that will be useful to Claude Code".into(),
+        messages: vec![Message::user_text("Select memories relevant to:\nwhat is my role?")],
+        tools: vec![],
+        max_tokens: 256,
+        json_schema: Some(schema.clone()),
+    };
+    let r = p.complete(&request, &Cancel::new()).await.unwrap();
+    let parsed: Value = serde_json::from_str(r.first_text().unwrap()).unwrap();
+    assert_eq!(parsed, json!({"selected_memories": ["user_role.md"]}));
+
+    let sent = &stub.model_requests()[0];
+    assert_eq!(sent.path, "/v1/messages?beta=true");
+    assert_eq!(sent.header("anthropic-beta"), Some(STRUCTURED_OUTPUTS_BETA));
+    assert_eq!(STRUCTURED_OUTPUTS_BETA, "structured-outputs-2025-12-15");
+    assert_eq!(
+        sent.body,
+        json!({
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 256,
+            "system": [{"type": "text", "text": "You are selecting memories that will be useful to Claude Code"}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Select memories relevant to:\nwhat is my role?"}]}],
+            "output_config": {"format": {"type": "json_schema", "schema": schema}},
+        })
+    );
+}
+
+#[tokio::test]
+async fn streaming_assembles_text_and_tool_input_from_deltas() {
+    let stub = StubModel::start().await;
+    stub.push(Turn::text("héllo wörld").and_tool_use("write", json!({"path": "a.md", "body": "ünïcode"})).with_usage(40, 9));
+    let (p, _) = provider(&stub, 0);
+    let p = p.with_streaming(true);
+    let r = p.complete(&ask("hi"), &Cancel::new()).await.unwrap();
+    assert_eq!(r.content[0], Block::Text { text: "héllo wörld".into() });
+    let Block::ToolUse { name, input, id } = &r.content[1] else { panic!("{r:?}") };
+    assert_eq!((name.as_str(), input), ("write", &json!({"path": "a.md", "body": "ünïcode"})));
+    assert!(id.starts_with("toolu_"));
+    assert_eq!(r.stop_reason, StopReason::ToolUse);
+    assert_eq!(r.usage, Usage { input_tokens: 40, output_tokens: 9 });
+    assert_eq!(stub.model_requests()[0].body["stream"], json!(true));
+}
+
+#[tokio::test]
+async fn long_answers_stream_by_default_and_short_ones_do_not() {
+    let stub = StubModel::start().await;
+    let (p, _) = provider(&stub, 0);
+    p.complete(&ask("short"), &Cancel::new()).await.unwrap();
+    let long = Request { max_tokens: 32_000, ..ask("long") };
+    assert_eq!(p.complete(&long, &Cancel::new()).await.unwrap().first_text(), Some("ok"));
+    let sent = stub.model_requests();
+    assert_eq!(sent[0].body.get("stream"), None);
+    assert_eq!(sent[1].body["stream"], json!(true));
+}
+
+#[tokio::test]
+async fn error_statuses_map_to_error_classes_without_retrying() {
+    let stub = StubModel::start().await;
+    let (p, sleeper) = provider(&stub, 5);
+    type Check = fn(&ModelError) -> bool;
+    let cases: [(u16, Check); 4] = [
+        (401, |e| matches!(e, ModelError::BadKey(m) if m.contains("invalid x-api-key"))),
+        (403, |e| matches!(e, ModelError::BadKey(_))),
+        (404, |e| *e == ModelError::ModelNotFound("claude-test-model".into())),
+        (400, |e| matches!(e, ModelError::Api(m) if m.contains("400"))),
+    ];
+    for (status, check) in cases {
+        stub.push_status(status);
+        let before = stub.model_requests().len();
+        let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+        assert!(check(&e), "{status}: {e:?}");
+        assert_eq!(stub.model_requests().len(), before + 1, "{status} must not be retried");
+    }
+    assert!(sleeper.waits().is_empty());
+    assert!(ModelError::BadKey("x".into()).to_string().contains("check the key"));
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_with_claude_codes_backoff() {
+    let stub = StubModel::start().await;
+    stub.push_status(500);
+    stub.push_status(529);
+    stub.push_status(503);
+    stub.push(Turn::text("finally"));
+    let (p, sleeper) = provider(&stub, 10);
+    let r = p.complete(&ask("hi"), &Cancel::new()).await.unwrap();
+    assert_eq!(r.first_text(), Some("finally"));
+    assert_eq!(stub.model_requests().len(), 4);
+    let waits = sleeper.waits();
+    assert_eq!(waits.len(), 3);
+    for (wait, base_ms) in waits.iter().zip([500u64, 1000, 2000]) {
+        let ms = wait.as_millis() as u64;
+        assert!((base_ms..=base_ms + base_ms / 4).contains(&ms), "wait {ms} ms for base {base_ms} ms");
+    }
+}
+
+#[tokio::test]
+async fn retries_run_out_with_the_last_error() {
+    let stub = StubModel::start().await;
+    for _ in 0..3 {
+        stub.push_status(429);
+    }
+    let (p, sleeper) = provider(&stub, 2);
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(e, ModelError::RateLimited(_)), "{e:?}");
+    assert_eq!(stub.model_requests().len(), 3);
+    assert_eq!(sleeper.waits().len(), 2);
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured() {
+    let stub = StubModel::start().await;
+    stub.push_rate_limit(7);
+    stub.push(Turn::text("ok now"));
+    let (p, sleeper) = provider(&stub, 3);
+    assert_eq!(p.complete(&ask("hi"), &Cancel::new()).await.unwrap().first_text(), Some("ok now"));
+    assert_eq!(sleeper.waits(), vec![Duration::from_secs(7)]);
+}
+
+#[tokio::test]
+async fn no_network_is_a_network_error_after_retries() {
+    let sleeper = Arc::new(RecordingSleeper::default());
+    let p = AnthropicProvider::new("m", "k", Some(&closed_port_url()))
+        .unwrap()
+        .with_options(options(2, Duration::from_secs(30), sleeper.clone()));
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::Network(m) if m.contains("127.0.0.1")), "{e:?}");
+    assert_eq!(sleeper.waits().len(), 2);
+}
+
+#[tokio::test]
+async fn a_hung_request_times_out_and_a_timeout_is_retried() {
+    let stub = StubModel::start().await;
+    stub.push_hang();
+    let sleeper = Arc::new(RecordingSleeper::default());
+    let p = AnthropicProvider::new("m", "k", Some(&stub.base_url()))
+        .unwrap()
+        .with_options(options(0, Duration::from_millis(200), sleeper.clone()));
+    assert_eq!(p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err(), ModelError::Timeout(0));
+
+    stub.push_hang();
+    stub.push(Turn::text("second try"));
+    let p = p.with_options(options(1, Duration::from_millis(200), sleeper.clone()));
+    assert_eq!(p.complete(&ask("hi"), &Cancel::new()).await.unwrap().first_text(), Some("second try"));
+    assert_eq!(sleeper.waits().len(), 1);
+}
+
+#[tokio::test]
+async fn cancel_stops_a_request_in_flight() {
+    let stub = StubModel::start().await;
+    stub.push_hang();
+    let (p, _) = provider(&stub, 3);
+    let cancel = Cancel::new();
+    let request = ask("hi");
+    let call = p.complete(&request, &cancel);
+    let canceller = async {
+        while stub.model_requests().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(call, canceller);
+    assert_eq!(result.unwrap_err(), ModelError::Cancelled);
+    assert_eq!(stub.model_requests().len(), 1);
+}
+
+#[tokio::test]
+async fn cancel_stops_a_backoff_wait_and_a_cancelled_call_sends_nothing() {
+    let stub = StubModel::start().await;
+    stub.push_status(500);
+    let p = AnthropicProvider::new("m", "k", Some(&stub.base_url()))
+        .unwrap()
+        .with_options(options(3, Duration::from_secs(30), Arc::new(ForeverSleeper)));
+    let cancel = Cancel::new();
+    let request = ask("hi");
+    let call = p.complete(&request, &cancel);
+    let canceller = async {
+        while stub.model_requests().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(call, canceller);
+    assert_eq!(result.unwrap_err(), ModelError::Cancelled);
+
+    let before = stub.requests().len();
+    assert_eq!(p.complete(&ask("again"), &cancel).await.unwrap_err(), ModelError::Cancelled);
+    assert_eq!(stub.requests().len(), before);
+}
+
+#[tokio::test]
+async fn an_overload_inside_the_stream_is_retried_and_a_bad_request_is_not() {
+    let stub = StubModel::start().await;
+    stub.push_stream_error("overloaded_error", "Overloaded");
+    stub.push(Turn::text("recovered"));
+    let (p, sleeper) = provider(&stub, 2);
+    let p = p.with_streaming(true);
+    assert_eq!(p.complete(&ask("hi"), &Cancel::new()).await.unwrap().first_text(), Some("recovered"));
+    assert_eq!(sleeper.waits().len(), 1);
+
+    stub.push_stream_error("invalid_request_error", "prompt is too long");
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::Api(m) if m.contains("prompt is too long")), "{e:?}");
+    assert_eq!(sleeper.waits().len(), 1);
+}
