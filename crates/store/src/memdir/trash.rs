@@ -184,6 +184,71 @@ impl Memdir {
         Ok(entry)
     }
 
+    /// Moves any file of the memory folder to the trash without touching an index: how team
+    /// sync honours a teammate's deletion (the team's own `team/MEMORY.md` arrives from the
+    /// server like any other file, so Mneme must not edit it on its own). Unlike
+    /// [`delete`](Memdir::delete) the path need not be a topic file (`team/MEMORY.md`,
+    /// `team/notes.txt`); a symbolic link is trashed as a link.
+    pub fn trash_file(&self, rel: &str) -> Result<TrashEntry, MemdirError> {
+        self.trash_synced(rel, false)
+    }
+
+    /// Puts a copy of a file in the trash and leaves the file in place: the local version a
+    /// team pull is about to overwrite, so a teammate's version never silently replaces
+    /// unsynced local work.
+    pub fn trash_copy(&self, rel: &str) -> Result<TrashEntry, MemdirError> {
+        self.trash_synced(rel, true)
+    }
+
+    fn trash_synced(&self, rel: &str, keep: bool) -> Result<TrashEntry, MemdirError> {
+        self.check_trash_location()?;
+        validate_synced_rel(rel)?;
+        let real_root = self.real_root()?;
+        let abs = self.abs(rel);
+        let is_link = fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink());
+        self.check_contained(&real_root, rel, if is_link { abs.parent().unwrap_or(&self.root) } else { &abs })?;
+        let meta = match fs::symlink_metadata(&abs) {
+            Ok(m) if m.file_type().is_file() || (m.file_type().is_symlink() && !keep) => m,
+            Ok(m) => {
+                return Err(MemdirError::NotARegularFile { path: rel.into(), detail: super::path::describe_type(&m) })
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(MemdirError::NotFound { path: rel.into() }),
+            Err(e) => return Err(MemdirError::Io { action: "inspect", path: abs, source: e }),
+        };
+        let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
+        let (id, dir) = self.new_trash_entry_dir(now_ms, rel)?;
+        let stored = dir.join(rel.rsplit('/').next().unwrap_or(rel));
+        let placed = if keep {
+            fs::copy(&abs, &stored).and_then(|_| fs::File::open(&stored)?.sync_all())
+        } else {
+            move_file(&abs, &stored)
+        };
+        if let Err(e) = placed {
+            let _ = fs::remove_dir_all(&dir);
+            return Err(MemdirError::Io { action: if keep { "copy to the trash" } else { "move to the trash" }, path: abs, source: e });
+        }
+        if !keep {
+            fsync_dir(abs.parent().unwrap_or(&self.root));
+        }
+        let entry = TrashEntry {
+            version: RECORD_VERSION,
+            id,
+            original_rel_path: rel.into(),
+            memdir_root: self.root.clone(),
+            deleted_at_ms: now_ms,
+            index_lines: Vec::new(),
+            size: meta.len(),
+        };
+        if let Err(e) = write_record(&dir, &entry) {
+            if !keep {
+                let _ = move_file(&stored, &abs);
+            }
+            let _ = fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+        Ok(entry)
+    }
+
     /// The trash of this memory folder, newest first.
     pub fn list_trash(&self) -> Result<TrashListing, MemdirError> {
         let mut listing = TrashListing::default();
@@ -219,7 +284,11 @@ impl Memdir {
         }
         // The record is data on disk: validate it like any input.
         let rel = entry.original_rel_path.clone();
-        validate_topic_path(&rel)?;
+        // Topic files, and whatever [`trash_file`](Memdir::trash_file) took (any name).
+        let synced = validate_topic_path(&rel).is_err();
+        if synced {
+            validate_synced_rel(&rel)?;
+        }
         let base = rel.rsplit('/').next().unwrap_or(&rel);
         let stored = dir.join(base);
         if fs::symlink_metadata(&stored).is_err() {
@@ -230,7 +299,7 @@ impl Memdir {
             });
         }
         let real_root = self.ensure_root()?;
-        let abs = self.topic_abs(&real_root, &rel)?;
+        let abs = if synced { self.index_abs(&real_root, &rel)? } else { self.topic_abs(&real_root, &rel)? };
         if fs::symlink_metadata(&abs).is_ok() {
             return Err(MemdirError::AlreadyExists { path: rel });
         }
@@ -294,6 +363,22 @@ impl Memdir {
         }
         Ok(total)
     }
+}
+
+/// A relative path [`Memdir::trash_file`] accepts: `/`-separated, no empty, `.` or `..`
+/// segment, no backslash, NUL or control character, not absolute.
+fn validate_synced_rel(rel: &str) -> Result<(), MemdirError> {
+    let refuse = |reason: &str| Err(MemdirError::InvalidPath { path: rel.to_string(), reason: reason.to_string() });
+    if rel.is_empty() || rel.starts_with('/') || rel.contains('\\') {
+        return refuse("give a path relative to the memory folder, separated with '/'");
+    }
+    if rel.chars().any(char::is_control) {
+        return refuse("it contains a control character");
+    }
+    if rel.split('/').any(|p| matches!(p, "" | "." | "..")) {
+        return refuse("it contains an empty, '.' or '..' segment; paths must stay inside the memory folder");
+    }
+    Ok(())
 }
 
 /// Whether two spellings name the same memory folder (`/a/b` and `/a/b/`, or through a link).
@@ -417,6 +502,33 @@ mod tests {
         assert_eq!(t.read("team/MEMORY.md"), "");
         m.restore(&e.id).unwrap();
         assert_eq!(t.read("team/MEMORY.md"), "- [T](t.md) — team\n");
+    }
+
+    #[test]
+    fn synced_files_trash_without_index_edits_and_restore() {
+        let t = TestDir::new();
+        t.write("team/MEMORY.md", "- [T](t.md)\n");
+        t.write("team/t.md", "t");
+        t.write("team/notes.txt", "n");
+        let m = t.memdir();
+        let e = m.trash_file("team/t.md").unwrap();
+        assert!(e.index_lines.is_empty());
+        assert!(!t.exists("team/t.md"));
+        assert_eq!(t.read("team/MEMORY.md"), "- [T](t.md)\n", "the team index is the team's");
+        let idx = m.trash_file("team/MEMORY.md").unwrap();
+        let txt = m.trash_copy("team/notes.txt").unwrap();
+        assert_eq!(t.read("team/notes.txt"), "n", "a copy leaves the file in place");
+        assert_eq!(std::fs::read_to_string(t.path().join("trash").join(&txt.id).join("notes.txt")).unwrap(), "n");
+        assert_eq!(m.list_trash().unwrap().entries.len(), 3);
+        m.restore(&e.id).unwrap();
+        m.restore(&idx.id).unwrap();
+        assert_eq!(t.read("team/t.md"), "t");
+        assert_eq!(t.read("team/MEMORY.md"), "- [T](t.md)\n");
+        assert_eq!(m.restore(&txt.id).unwrap_err().code(), "already-exists");
+        for bad in ["../x.txt", "/abs", "team//x", "team\\x", ""] {
+            assert_eq!(m.trash_file(bad).unwrap_err().code(), "invalid-path", "{bad}");
+        }
+        assert_eq!(m.trash_file("team/missing.md").unwrap_err().code(), "not-found");
     }
 
     #[test]
