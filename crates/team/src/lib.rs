@@ -3,4 +3,5 @@
 //! `wire` is the HTTP API Claude Code's client speaks (and `mneme-team-server` serves).
 
 pub mod repo;
+pub mod server_wire;
 pub mod wire;

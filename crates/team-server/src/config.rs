@@ -1,0 +1,149 @@
+//! How a server is started: the database, the public address, the limits.
+
+use mneme_core::{Clock, SystemClock};
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the data lives: `sqlite:PATH` (embedded, the default) or `postgres://…`
+/// (`postgresql://…` too) for several replicas behind a load balancer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not a database URL. Use sqlite:/path/to/file.db or postgres://user:password@host:port/database.")]
+pub struct BadDatabaseUrl(pub String);
+
+impl FromStr for DatabaseUrl {
+    type Err = BadDatabaseUrl;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            return Ok(DatabaseUrl::Postgres(s.to_string()));
+        }
+        // `sqlite://PATH` and `sqlite:PATH` both name a file path.
+        let path = s.strip_prefix("sqlite://").or_else(|| s.strip_prefix("sqlite:"));
+        match path {
+            Some(p) if !p.is_empty() => Ok(DatabaseUrl::Sqlite(PathBuf::from(p))),
+            _ => Err(BadDatabaseUrl(s.to_string())),
+        }
+    }
+}
+
+impl DatabaseUrl {
+    /// The URL with any password replaced, for logs and error messages.
+    pub fn redacted(&self) -> String {
+        match self {
+            DatabaseUrl::Sqlite(p) => format!("sqlite:{}", p.display()),
+            DatabaseUrl::Postgres(u) => {
+                let Some((scheme, rest)) = u.split_once("://") else { return u.clone() };
+                match rest.split_once('@') {
+                    Some((auth, host)) => {
+                        let user = auth.split_once(':').map(|(u, _)| u).unwrap_or(auth);
+                        format!("{scheme}://{user}:***@{host}")
+                    }
+                    None => u.clone(),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+/// Requests one access token may make: `burst` at once, refilled at one per `period / burst`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub burst: u32,
+    pub period: Duration,
+}
+
+/// Everything [`crate::spawn`] needs. Build with [`ServerConfig::new`] and adjust fields.
+#[derive(Clone)]
+pub struct ServerConfig {
+    pub database: DatabaseUrl,
+    /// The address people reach the server at (for the device sign-in page link), e.g.
+    /// `https://memory.example.com`. `None` = `http://<bound address>`.
+    pub public_url: Option<String>,
+    /// The entry cap for repositories without their own (`set-max-entries`).
+    pub max_entries: u64,
+    /// The largest entry accepted, in UTF-8 bytes (Claude Code's `MAX_FILE_SIZE_BYTES`).
+    pub max_entry_bytes: u64,
+    /// The largest PUT body accepted. Claude Code batches under 200,000 bytes but sends a single
+    /// oversized entry alone, and JSON escaping can grow a 250,000-byte entry several times.
+    pub max_body_bytes: u64,
+    /// Per-token request limit on the API; `None` = unlimited.
+    pub rate_limit: Option<RateLimit>,
+    pub access_token_ttl: Duration,
+    pub refresh_token_ttl: Duration,
+    /// How long a device code waits for approval.
+    pub device_code_ttl: Duration,
+    /// The minimum seconds between token polls (RFC 8628 `interval`).
+    pub device_poll_interval: Duration,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("database", &self.database.redacted())
+            .field("public_url", &self.public_url)
+            .field("max_entries", &self.max_entries)
+            .field("max_entry_bytes", &self.max_entry_bytes)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("rate_limit", &self.rate_limit)
+            .field("access_token_ttl", &self.access_token_ttl)
+            .field("refresh_token_ttl", &self.refresh_token_ttl)
+            .field("device_code_ttl", &self.device_code_ttl)
+            .field("device_poll_interval", &self.device_poll_interval)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Large enough that no real team meets it unless an admin lowers it.
+pub const DEFAULT_MAX_ENTRIES: u64 = 100_000;
+/// 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: u64 = 4 * 1024 * 1024;
+
+impl ServerConfig {
+    pub fn new(database: DatabaseUrl) -> ServerConfig {
+        ServerConfig {
+            database,
+            public_url: None,
+            max_entries: DEFAULT_MAX_ENTRIES,
+            max_entry_bytes: mneme_team::wire::MAX_FILE_SIZE_BYTES,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            rate_limit: None,
+            access_token_ttl: Duration::from_secs(3600),
+            refresh_token_ttl: Duration::from_secs(30 * 24 * 3600),
+            device_code_ttl: Duration::from_secs(15 * 60),
+            device_poll_interval: Duration::from_secs(5),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_redacts_database_urls() {
+        assert_eq!("sqlite:/tmp/a.db".parse::<DatabaseUrl>().unwrap(), DatabaseUrl::Sqlite("/tmp/a.db".into()));
+        assert_eq!("sqlite:///tmp/a.db".parse::<DatabaseUrl>().unwrap(), DatabaseUrl::Sqlite("/tmp/a.db".into()));
+        assert_eq!("sqlite:rel.db".parse::<DatabaseUrl>().unwrap(), DatabaseUrl::Sqlite("rel.db".into()));
+        let pg: DatabaseUrl = "postgres://mneme:secret@127.0.0.1:5433/db".parse().unwrap();
+        assert_eq!(pg.redacted(), "postgres://mneme:***@127.0.0.1:5433/db");
+        assert!("mysql://x".parse::<DatabaseUrl>().is_err());
+        assert!("sqlite:".parse::<DatabaseUrl>().is_err());
+    }
+}

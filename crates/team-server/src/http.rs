@@ -1,0 +1,483 @@
+//! The HTTP surface: Claude Code's team-memory endpoint (§8.2), the Mneme lead API, the
+//! health check, and the shared pieces (bearer auth, per-token rate limit, error bodies, the
+//! request log).
+
+use crate::auth;
+use crate::keys::validate_key;
+use crate::memory::{EntityTags, Memory, Op, WriteError, Written};
+use crate::store::{Repo, Role, StoreError};
+use crate::time_fmt::iso_ms;
+use crate::{oauth, ServerConfig};
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+use governor::clock::{Clock as _, DefaultClock};
+use governor::state::keyed::DashMapStateStore;
+use governor::{Quota, RateLimiter};
+use mneme_team::server_wire::{
+    EntryVersion, HashesWithTombstones, HistoryResponse, MeResponse, RepoAccess, RepoRole, RollbackRequest,
+};
+use mneme_team::wire::{
+    ErrorBody, ErrorDetails, ErrorObject, PutBody, PutResponse, TeamMemoryContent, TeamMemoryData, TeamMemoryHashes,
+    TEAM_MEMORY_PATH, TOO_MANY_ENTRIES,
+};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Instant;
+
+type Limiter = RateLimiter<String, DashMapStateStore<String>, DefaultClock>;
+
+/// What every handler shares.
+pub(crate) struct AppState {
+    pub memory: Memory,
+    pub config: ServerConfig,
+    /// `public_url` or `http://<bound address>`, without a trailing slash.
+    pub base_url: String,
+    limiter: Option<Limiter>,
+}
+
+impl AppState {
+    pub fn new(memory: Memory, config: ServerConfig, base_url: String) -> AppState {
+        let limiter = config.rate_limit.and_then(|rl| {
+            let burst = NonZeroU32::new(rl.burst)?;
+            let quota = Quota::with_period(rl.period / rl.burst)?.allow_burst(burst);
+            Some(RateLimiter::dashmap(quota))
+        });
+        AppState { memory, config, base_url, limiter }
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.memory.now_ms()
+    }
+
+    pub fn store(&self) -> &dyn crate::store::Store {
+        self.memory.store.as_ref()
+    }
+}
+
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route(TEAM_MEMORY_PATH, get(get_team_memory).put(put_team_memory))
+        .route(mneme_team::server_wire::ME_PATH, get(me))
+        .route(mneme_team::server_wire::HISTORY_PATH, get(history))
+        .route(mneme_team::server_wire::ROLLBACK_PATH, post(rollback))
+        .route(mneme_team::server_wire::ENTRY_PATH, delete(remove_entry))
+        .route(mneme_team::server_wire::HEALTH_PATH, get(healthz))
+        .merge(oauth::routes())
+        .layer(axum::middleware::from_fn(log_request))
+        .with_state(state)
+}
+
+/// One structured log line per request (never the query string, which names repositories
+/// and keys, nor any header).
+async fn log_request(req: Request, next: Next) -> Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let start = Instant::now();
+    let res = next.run(req).await;
+    tracing::info!(
+        method = %method,
+        path = %path,
+        status = res.status().as_u16(),
+        ms = start.elapsed().as_secs_f64() * 1000.0,
+        "request"
+    );
+    res
+}
+
+/// An error answer: `{error:{message, details:{error_code, …}}}` like the structured 413.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    max_entries: Option<u64>,
+    received_entries: Option<u64>,
+    retry_after: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError { status, code, message: message.into(), max_entries: None, received_entries: None, retry_after: None }
+    }
+
+    fn unauthorized() -> ApiError {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "Missing, expired or revoked access token. Sign in again (the device sign-in at /device).",
+        )
+    }
+
+    fn forbidden(repo: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!("You have no access to {repo:?}. Ask a team admin to grant it."),
+        )
+    }
+
+    fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        tracing::error!(error = %e, "storage failure");
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "The server's database failed; try again later.")
+    }
+}
+
+impl From<WriteError> for ApiError {
+    fn from(e: WriteError) -> ApiError {
+        match e {
+            WriteError::PreconditionFailed => {
+                ApiError::new(StatusCode::PRECONDITION_FAILED, "precondition_failed", e.to_string())
+            }
+            WriteError::TooManyEntries { max, received } => ApiError {
+                max_entries: Some(max),
+                received_entries: Some(received),
+                ..ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, TOO_MANY_ENTRIES, e.to_string())
+            },
+            WriteError::Contended => ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "contended", e.to_string())
+            },
+            WriteError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: ErrorObject {
+                message: Some(self.message),
+                details: Some(ErrorDetails {
+                    error_code: self.code.to_string(),
+                    max_entries: self.max_entries,
+                    received_entries: self.received_entries,
+                }),
+            },
+        };
+        let mut res = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(secs) = self.retry_after {
+            res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        res
+    }
+}
+
+/// The signed-in user behind a request.
+pub(crate) struct Caller {
+    pub user_id: i64,
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+}
+
+/// 401 without a live access token; 429 once the token is over its rate limit.
+async fn authenticate(app: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    let token = bearer(headers).ok_or_else(ApiError::unauthorized)?;
+    let user_id = auth::authenticate(app.store(), token, app.now_ms()).await?.ok_or_else(ApiError::unauthorized)?;
+    if let Some(limiter) = &app.limiter {
+        if let Err(not_until) = limiter.check_key(&auth::token_hash(token)) {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            return Err(ApiError {
+                retry_after: Some(secs.max(1)),
+                ..ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    "Too many requests with this token; wait for Retry-After seconds.",
+                )
+            });
+        }
+        // The limiter keeps one cell per token ever seen; drop the idle ones now and then.
+        if limiter.len() > 10_000 {
+            limiter.retain_recent();
+        }
+    }
+    Ok(Caller { user_id })
+}
+
+/// The repository and the caller's role in it; 403 when there is no grant (whether or not
+/// the repository is known, so that names cannot be probed).
+async fn authorize(app: &AppState, caller: &Caller, slug: &str) -> Result<(Repo, Role), ApiError> {
+    let Some(repo) = app.store().repo_by_slug(slug).await? else { return Err(ApiError::forbidden(slug)) };
+    match app.store().role(caller.user_id, repo.id).await? {
+        Some(role) => Ok((repo, role)),
+        None => Err(ApiError::forbidden(slug)),
+    }
+}
+
+fn require_lead(role: Role, repo: &Repo) -> Result<(), ApiError> {
+    match role {
+        Role::Lead => Ok(()),
+        Role::Member => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "lead_required",
+            format!("Only a lead of {:?} can do this. Ask a team admin for the lead role.", repo.slug),
+        )),
+    }
+}
+
+fn etag(checksum: &str) -> HeaderValue {
+    // Checksums are `sha256:<hex>`, always a valid header value.
+    HeaderValue::from_str(&format!("\"{checksum}\"")).unwrap_or(HeaderValue::from_static("\"\""))
+}
+
+fn tags(headers: &HeaderMap, name: header::HeaderName) -> Option<EntityTags> {
+    let values: Vec<&str> = headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).collect();
+    (!values.is_empty()).then(|| EntityTags::parse(&values.join(",")))
+}
+
+#[derive(Deserialize)]
+struct RepoQuery {
+    repo: Option<String>,
+    view: Option<String>,
+    key: Option<String>,
+}
+
+impl RepoQuery {
+    fn repo(&self) -> Result<&str, ApiError> {
+        self.repo
+            .as_deref()
+            .filter(|r| !r.is_empty())
+            .ok_or_else(|| ApiError::bad_request("The repo query parameter (owner/name) is required."))
+    }
+
+    fn key(&self) -> Result<&str, ApiError> {
+        self.key.as_deref().filter(|k| !k.is_empty()).ok_or_else(|| ApiError::bad_request("The key query parameter is required."))
+    }
+}
+
+fn not_found_yet() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "team_memory_not_found", "This repository has no team memory yet.")
+}
+
+async fn get_team_memory(
+    State(app): State<Arc<AppState>>,
+    Query(q): Query<RepoQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let caller = authenticate(&app, &headers).await?;
+    let (repo, _) = authorize(&app, &caller, q.repo()?).await?;
+    if repo.version == 0 {
+        return Err(not_found_yet());
+    }
+    let hashes_only = match q.view.as_deref() {
+        None => false,
+        Some("hashes") => true,
+        Some(other) => return Err(ApiError::bad_request(format!("Unknown view {other:?}; the only view is \"hashes\"."))),
+    };
+    // The repository row was read just now: a matching ETag answers without loading entries.
+    if !hashes_only {
+        if let Some(inm) = tags(&headers, header::IF_NONE_MATCH) {
+            if inm.matches_weak(&repo.checksum) {
+                return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag(&repo.checksum))]).into_response());
+            }
+        }
+    }
+    let snap = app.memory.snapshot(&repo, !hashes_only).await?.ok_or_else(not_found_yet)?;
+    if snap.repo.version == 0 {
+        return Err(not_found_yet());
+    }
+    let mut entries = BTreeMap::new();
+    let mut entry_checksums = BTreeMap::new();
+    let mut deleted = BTreeMap::new();
+    for e in snap.entries {
+        if e.deleted {
+            deleted.insert(e.key, e.changed_ms);
+        } else {
+            entry_checksums.insert(e.key.clone(), e.checksum);
+            entries.insert(e.key, e.content);
+        }
+    }
+    let version = u64::try_from(snap.repo.version).unwrap_or(0);
+    let tag = etag(&snap.repo.checksum);
+    let body = if hashes_only {
+        Json(HashesWithTombstones {
+            hashes: TeamMemoryHashes { version, checksum: snap.repo.checksum, entry_checksums: Some(entry_checksums) },
+            deleted_entries: Some(deleted),
+        })
+        .into_response()
+    } else {
+        Json(TeamMemoryData {
+            organization_id: snap.repo.team,
+            repo: snap.repo.slug,
+            version,
+            last_modified: iso_ms(snap.repo.last_modified_ms),
+            checksum: snap.repo.checksum,
+            content: TeamMemoryContent {
+                entries,
+                entry_checksums: Some(entry_checksums),
+                deleted_entries: Some(deleted),
+            },
+        })
+        .into_response()
+    };
+    Ok(([(header::ETAG, tag)], body).into_response())
+}
+
+fn written(w: Written) -> Response {
+    let tag = etag(&w.checksum);
+    let body = PutResponse {
+        checksum: w.checksum,
+        last_modified: iso_ms(w.last_modified_ms),
+        version: Some(u64::try_from(w.version).unwrap_or(0)),
+    };
+    ([(header::ETAG, tag)], Json(body)).into_response()
+}
+
+async fn put_team_memory(
+    State(app): State<Arc<AppState>>,
+    Query(q): Query<RepoQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let caller = authenticate(&app, &headers).await?;
+    let (repo, _) = authorize(&app, &caller, q.repo()?).await?;
+    let limit = usize::try_from(app.config.max_body_bytes).unwrap_or(usize::MAX);
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "team_memory_body_too_large",
+            format!("The request body is larger than {limit} bytes. Send the entries in smaller batches."),
+        )
+    })?;
+    let put: PutBody = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_request(format!("The body is not {{\"entries\": {{key: content}}}}: {e}.")))?;
+    let mut ops = Vec::with_capacity(put.entries.len() + put.soft_delete_keys.len());
+    for (key, content) in put.entries {
+        validate_key(&key).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "team_memory_invalid_key", e.to_string()))?;
+        let size = content.len() as u64;
+        if size > app.config.max_entry_bytes {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "team_memory_entry_too_large",
+                format!("{key:?} is {size} bytes; entries may be at most {} bytes.", app.config.max_entry_bytes),
+            ));
+        }
+        ops.push(Op::Upsert { key, content });
+    }
+    for key in put.soft_delete_keys {
+        validate_key(&key).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "team_memory_invalid_key", e.to_string()))?;
+        if ops.iter().any(|op| matches!(op, Op::Upsert { key: k, .. } if *k == key)) {
+            return Err(ApiError::bad_request(format!("{key:?} is both written and deleted in one request.")));
+        }
+        ops.push(Op::Delete { key });
+    }
+    let precondition = tags(&headers, header::IF_MATCH);
+    let w = app.memory.write(&repo, Some(caller.user_id), precondition.as_ref(), &ops).await?;
+    Ok(written(w))
+}
+
+async fn me(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Result<Json<MeResponse>, ApiError> {
+    let caller = authenticate(&app, &headers).await?;
+    let user = app.store().user_by_id(caller.user_id).await?.ok_or_else(ApiError::unauthorized)?;
+    let repos = app
+        .store()
+        .repos_for_user(caller.user_id)
+        .await?
+        .into_iter()
+        .map(|(repo, role)| RepoAccess {
+            max_entries: app.memory.max_entries(&repo),
+            version: u64::try_from(repo.version).unwrap_or(0),
+            repo: repo.slug,
+            team: repo.team,
+            role: match role {
+                Role::Member => RepoRole::Member,
+                Role::Lead => RepoRole::Lead,
+            },
+        })
+        .collect();
+    Ok(Json(MeResponse { user: user.name, repos }))
+}
+
+async fn history(
+    State(app): State<Arc<AppState>>,
+    Query(q): Query<RepoQuery>,
+    headers: HeaderMap,
+) -> Result<Json<HistoryResponse>, ApiError> {
+    let caller = authenticate(&app, &headers).await?;
+    let (repo, _) = authorize(&app, &caller, q.repo()?).await?;
+    let key = q.key()?;
+    let versions = app
+        .store()
+        .history(repo.id, key)
+        .await?
+        .into_iter()
+        .map(|h| EntryVersion {
+            version: u64::try_from(h.version).unwrap_or(0),
+            checksum: h.checksum,
+            author: h.author,
+            time: iso_ms(h.at_ms),
+            deleted: h.deleted,
+            content: h.content,
+        })
+        .collect();
+    Ok(Json(HistoryResponse { repo: repo.slug, key: key.to_string(), versions }))
+}
+
+async fn rollback(
+    State(app): State<Arc<AppState>>,
+    Query(q): Query<RepoQuery>,
+    headers: HeaderMap,
+    Json(req): Json<RollbackRequest>,
+) -> Result<Response, ApiError> {
+    let caller = authenticate(&app, &headers).await?;
+    let (repo, role) = authorize(&app, &caller, q.repo()?).await?;
+    require_lead(role, &repo)?;
+    let version = i64::try_from(req.version).unwrap_or(i64::MAX);
+    let Some(target) = app.store().history_version(repo.id, &req.key, version).await? else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "version_not_found",
+            format!("{:?} has no version {} in {:?}; pick one from its history.", req.key, req.version, repo.slug),
+        ));
+    };
+    let op = if target.deleted { Op::Delete { key: req.key } } else { Op::Upsert { key: req.key, content: target.content } };
+    let w = app.memory.write(&repo, Some(caller.user_id), None, &[op]).await?;
+    Ok(written(w))
+}
+
+async fn remove_entry(
+    State(app): State<Arc<AppState>>,
+    Query(q): Query<RepoQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let caller = authenticate(&app, &headers).await?;
+    let (repo, role) = authorize(&app, &caller, q.repo()?).await?;
+    require_lead(role, &repo)?;
+    let key = q.key()?.to_string();
+    let snap = app.memory.snapshot(&repo, false).await?.ok_or_else(not_found_yet)?;
+    if !snap.entries.iter().any(|e| e.key == key && !e.deleted) {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "entry_not_found",
+            format!("{:?} has no entry {key:?} to remove.", repo.slug),
+        ));
+    }
+    let w = app.memory.write(&repo, Some(caller.user_id), None, &[Op::Delete { key }]).await?;
+    Ok(written(w))
+}
+
+async fn healthz(State(app): State<Arc<AppState>>) -> Result<&'static str, ApiError> {
+    // Touch the database so a replica whose database is gone leaves the load balancer.
+    app.store().ping().await?;
+    Ok("ok")
+}

@@ -1,0 +1,201 @@
+//! `mneme-server`: serve team memory, or administer its database.
+//!
+//! ```text
+//! mneme-server serve --db sqlite:/var/lib/mneme/team.db --listen 127.0.0.1:8787
+//! mneme-server admin create-team acme
+//! mneme-server admin create-user alice --password-stdin
+//! mneme-server admin grant alice acme/app [--lead] [--team acme]
+//! mneme-server admin token alice
+//! mneme-server admin set-max-entries acme/app 500
+//! ```
+//! `--db` may also come from `MNEME_SERVER_DB`. Logs are JSON lines on stderr (`--log-format
+//! text` for people); `RUST_LOG` picks the level. SIGTERM or Ctrl-C stops accepting
+//! connections and exits once in-flight requests are answered.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use mneme_team_server::admin::{Admin, Role};
+use mneme_team_server::{DatabaseUrl, RateLimit, ServerConfig};
+use std::io::Read;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "mneme-server", version, about = "The Mneme team-memory sync server")]
+struct Cli {
+    /// sqlite:/path/to/file.db or postgres://user:password@host:port/database
+    #[arg(long, global = true, env = "MNEME_SERVER_DB")]
+    db: Option<String>,
+    /// Log lines as JSON (for collectors) or plain text.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Json)]
+    log_format: LogFormat,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Json,
+    Text,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve Claude Code's team-memory API, device sign-in and the lead API.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:8787")]
+        listen: SocketAddr,
+        /// The URL people reach the server at, for the sign-in page link.
+        #[arg(long)]
+        public_url: Option<String>,
+        /// Entry cap for repositories without their own.
+        #[arg(long, default_value_t = mneme_team_server::config::DEFAULT_MAX_ENTRIES)]
+        max_entries: u64,
+        /// Requests per minute one access token may make (0 = unlimited).
+        #[arg(long, default_value_t = 0)]
+        rate_limit_per_minute: u32,
+    },
+    /// Manage teams, users, grants and limits.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Create a team (repositories belong to one).
+    CreateTeam { name: String },
+    /// Create a user who signs in with a password.
+    CreateUser {
+        name: String,
+        /// Read the password from standard input (its first line).
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
+    /// Give USER access to REPO (owner/name), registering the repository if it is new.
+    Grant {
+        user: String,
+        repo: String,
+        /// Lead: may also remove entries and roll them back.
+        #[arg(long)]
+        lead: bool,
+        /// The team a new repository belongs to (needed when there are several teams).
+        #[arg(long)]
+        team: Option<String>,
+    },
+    /// Print an access token for USER, for scripts.
+    Token {
+        user: String,
+        /// Lifetime in seconds.
+        #[arg(long, default_value_t = 3600)]
+        expires_in: u64,
+    },
+    /// Cap the live entries of REPO (Claude Code learns the cap from the 413 it gets).
+    SetMaxEntries { repo: String, max: u64 },
+}
+
+fn init_logs(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => builder.json().flatten_event(true).init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let db: DatabaseUrl = cli
+        .db
+        .as_deref()
+        .ok_or_else(|| anyhow::anyhow!("Say which database to use with --db sqlite:/path/to/file.db (or set MNEME_SERVER_DB)."))?
+        .parse()?;
+    match cli.command {
+        Command::Serve { listen, public_url, max_entries, rate_limit_per_minute } => {
+            let mut config = ServerConfig::new(db.clone());
+            config.public_url = public_url;
+            config.max_entries = max_entries;
+            config.rate_limit = (rate_limit_per_minute > 0)
+                .then_some(RateLimit { burst: rate_limit_per_minute, period: Duration::from_secs(60) });
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .map_err(|e| anyhow::anyhow!("Could not listen on {listen}: {e}. Pick another address with --listen."))?;
+            mneme_team_server::run(
+                config,
+                listener,
+                |addr| tracing::info!(addr = %addr, db = %db, "listening"),
+                shutdown_signal(),
+            )
+            .await?;
+            tracing::info!("stopped");
+        }
+        Command::Admin { command } => {
+            let admin = Admin::connect(&db).await?;
+            match command {
+                AdminCommand::CreateTeam { name } => {
+                    admin.create_team(&name).await?;
+                    println!("Created team {name}.");
+                }
+                AdminCommand::CreateUser { name, password_stdin: _ } => {
+                    let mut input = String::new();
+                    std::io::stdin().read_to_string(&mut input)?;
+                    let password = input.lines().next().unwrap_or("");
+                    admin.create_user(&name, password).await?;
+                    println!("Created user {name}.");
+                }
+                AdminCommand::Grant { user, repo, lead, team } => {
+                    let role = if lead { Role::Lead } else { Role::Member };
+                    admin.grant(&user, team.as_deref(), &repo, role).await?;
+                    println!("{user} is now a {} of {repo}.", role.as_str());
+                }
+                AdminCommand::Token { user, expires_in } => {
+                    println!("{}", admin.mint_token_for(&user, Duration::from_secs(expires_in)).await?);
+                }
+                AdminCommand::SetMaxEntries { repo, max } => {
+                    admin.set_max_entries(&repo, Some(max)).await?;
+                    println!("{repo} may now hold {max} entries.");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logs(cli.log_format);
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mneme-server: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

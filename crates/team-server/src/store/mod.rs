@@ -1,0 +1,264 @@
+//! Storage behind one trait, so the HTTP layer never sees SQL.
+//!
+//! [`SqlStore`] implements it for SQLite (embedded, WAL, the default) and PostgreSQL (several
+//! server replicas behind a load balancer). Both keep the same tables; every write to team
+//! memory is a [`Commit`] that only lands if the repository is still at the version the writer
+//! read (`UPDATE repos … WHERE version = expected`), so concurrency control lives in the
+//! database and replicas need no shared memory.
+
+mod sql;
+
+pub use sql::SqlStore;
+
+use async_trait::async_trait;
+
+/// What a grant lets a user do in one repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Pull, push and read history.
+    Member,
+    /// A member who may also remove entries and roll them back.
+    Lead,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Member => "member",
+            Role::Lead => "lead",
+        }
+    }
+
+    fn parse(s: &str) -> Role {
+        // Only the two values this crate writes exist; anything else is read as the weaker role.
+        if s == "lead" {
+            Role::Lead
+        } else {
+            Role::Member
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0} already exists.")]
+    AlreadyExists(String),
+    #[error("The database failed: {0}. Check that the database is reachable and its disk is not full.")]
+    Database(#[from] sqlx::Error),
+    #[error("Could not open the database {url}: {source}. Check the --db URL and that the file's folder exists and is writable (or the PostgreSQL server accepts the credentials).")]
+    Connect {
+        url: String,
+        #[source]
+        source: sqlx::Error,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub id: i64,
+    pub name: String,
+    pub password_hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repo {
+    pub id: i64,
+    pub team: String,
+    /// `owner/name` as it was granted; lookups ignore case, as GitHub does.
+    pub slug: String,
+    /// 0 until the first write: such a repository answers 404 ("no data yet").
+    pub version: i64,
+    pub checksum: String,
+    pub last_modified_ms: i64,
+    /// Overrides the server-wide cap when set.
+    pub max_entries: Option<i64>,
+}
+
+/// One key's current state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryState {
+    pub key: String,
+    pub checksum: String,
+    /// Empty unless the snapshot was taken with content.
+    pub content: String,
+    pub deleted: bool,
+    /// When the key last changed (for a tombstone: when it was deleted), epoch ms.
+    pub changed_ms: i64,
+}
+
+/// A repository and its keys read in one consistent snapshot.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub repo: Repo,
+    /// Live entries and tombstones, sorted by key.
+    pub entries: Vec<EntryState>,
+}
+
+/// One key's new state in a commit.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub key: String,
+    pub content: String,
+    pub checksum: String,
+    pub deleted: bool,
+}
+
+/// A write to one repository that lands only if nobody wrote since `expected_version`.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub expected_version: i64,
+    pub version: i64,
+    pub checksum: String,
+    pub now_ms: i64,
+    pub author: Option<i64>,
+    pub changes: Vec<Change>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitOutcome {
+    Committed,
+    /// Someone else committed first; re-read and decide again.
+    VersionMoved,
+}
+
+/// One version of one key, for audit and rollback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryRow {
+    /// The repository version this change created.
+    pub version: i64,
+    pub checksum: String,
+    pub author: Option<String>,
+    pub at_ms: i64,
+    pub deleted: bool,
+    /// For a deletion, the content that was removed.
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    Access,
+    Refresh,
+}
+
+impl TokenKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            TokenKind::Access => "access",
+            TokenKind::Refresh => "refresh",
+        }
+    }
+}
+
+/// A token as stored: only its SHA-256 is kept, never the token itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRow {
+    pub hash: String,
+    pub kind: TokenKind,
+    pub user_id: i64,
+    /// Every token issued from one sign-in shares a family, so a replayed refresh token can
+    /// revoke the whole chain.
+    pub family: String,
+    pub created_ms: i64,
+    pub expires_ms: i64,
+    pub revoked_ms: Option<i64>,
+}
+
+/// What presenting a refresh token did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefreshUse {
+    /// It was live and is now spent; issue its successors.
+    Spent { user_id: i64, family: String },
+    /// It had been spent already: somebody replayed it.
+    Replayed { family: String },
+    /// Unknown, expired or revoked.
+    Invalid,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceStatus {
+    Pending,
+    Approved,
+    Denied,
+    /// Tokens were issued; the code cannot be used again.
+    Used,
+}
+
+impl DeviceStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            DeviceStatus::Pending => "pending",
+            DeviceStatus::Approved => "approved",
+            DeviceStatus::Denied => "denied",
+            DeviceStatus::Used => "used",
+        }
+    }
+
+    fn parse(s: &str) -> DeviceStatus {
+        match s {
+            "approved" => DeviceStatus::Approved,
+            "denied" => DeviceStatus::Denied,
+            "used" => DeviceStatus::Used,
+            _ => DeviceStatus::Pending,
+        }
+    }
+}
+
+/// A device authorization request (RFC 8628).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceRow {
+    pub code_hash: String,
+    /// Normalized: upper case, no separator.
+    pub user_code: String,
+    pub client_id: String,
+    pub scope: String,
+    pub created_ms: i64,
+    pub expires_ms: i64,
+    pub interval_s: i64,
+    pub last_poll_ms: Option<i64>,
+    pub status: DeviceStatus,
+    pub user_id: Option<i64>,
+}
+
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// A round trip to the database.
+    async fn ping(&self) -> Result<(), StoreError>;
+    async fn create_team(&self, name: &str, now_ms: i64) -> Result<(), StoreError>;
+    async fn team_names(&self) -> Result<Vec<String>, StoreError>;
+    async fn create_user(&self, name: &str, password_hash: &str, now_ms: i64) -> Result<i64, StoreError>;
+    async fn user_by_name(&self, name: &str) -> Result<Option<User>, StoreError>;
+    async fn user_by_id(&self, id: i64) -> Result<Option<User>, StoreError>;
+
+    async fn repo_by_slug(&self, slug: &str) -> Result<Option<Repo>, StoreError>;
+    /// Registers `slug` under `team` with no data yet (version 0, `empty_checksum`).
+    async fn create_repo(&self, team: &str, slug: &str, empty_checksum: &str) -> Result<Repo, StoreError>;
+    async fn set_max_entries(&self, repo_id: i64, max: Option<i64>) -> Result<(), StoreError>;
+    async fn set_grant(&self, user_id: i64, repo_id: i64, role: Role) -> Result<(), StoreError>;
+    async fn role(&self, user_id: i64, repo_id: i64) -> Result<Option<Role>, StoreError>;
+    async fn repos_for_user(&self, user_id: i64) -> Result<Vec<(Repo, Role)>, StoreError>;
+
+    /// The repository row and every key (with content when `with_content`), read consistently.
+    async fn snapshot(&self, repo_id: i64, with_content: bool) -> Result<Option<Snapshot>, StoreError>;
+    async fn commit(&self, repo_id: i64, commit: &Commit) -> Result<CommitOutcome, StoreError>;
+    /// Newest first.
+    async fn history(&self, repo_id: i64, key: &str) -> Result<Vec<HistoryRow>, StoreError>;
+    async fn history_version(&self, repo_id: i64, key: &str, version: i64) -> Result<Option<HistoryRow>, StoreError>;
+
+    async fn insert_token(&self, token: &TokenRow) -> Result<(), StoreError>;
+    async fn token(&self, hash: &str) -> Result<Option<TokenRow>, StoreError>;
+    /// Atomically spends a live refresh token (only one concurrent caller can win).
+    async fn use_refresh(&self, hash: &str, now_ms: i64) -> Result<RefreshUse, StoreError>;
+    async fn revoke_family(&self, family: &str, now_ms: i64) -> Result<(), StoreError>;
+
+    async fn insert_device(&self, device: &DeviceRow) -> Result<(), StoreError>;
+    async fn device_by_user_code(&self, user_code: &str) -> Result<Option<DeviceRow>, StoreError>;
+    async fn device_by_code_hash(&self, code_hash: &str) -> Result<Option<DeviceRow>, StoreError>;
+    async fn record_poll(&self, code_hash: &str, now_ms: i64, interval_s: i64) -> Result<(), StoreError>;
+    /// Approves (with the user) or denies a pending, unexpired request; false if it was not pending.
+    async fn decide_device(&self, user_code: &str, user_id: Option<i64>, now_ms: i64) -> Result<bool, StoreError>;
+    /// Marks an approved request used; false if someone else already did (single use).
+    async fn take_device(&self, code_hash: &str) -> Result<bool, StoreError>;
+    /// Forgets device requests and tokens that expired before `before_ms`.
+    async fn purge_expired(&self, before_ms: i64) -> Result<(), StoreError>;
+}

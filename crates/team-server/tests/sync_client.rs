@@ -1,0 +1,319 @@
+//! Mneme's sync client against the real server: convergence, 412, 304, 413, 429, secrets,
+//! tombstones, suppression and the watcher.
+
+mod sync_support;
+
+use mneme_team::client::{ConflictKind, SyncError};
+use mneme_team::watch::{TeamWatcher, WatchEvent};
+use mneme_team_server::Role;
+use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
+use std::time::Duration;
+use sync_support::{Machine, Server};
+
+#[test]
+fn two_clients_converge() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
+
+    a.write("MEMORY.md", "- [Deploys](deploys.md)\n");
+    a.write("deploys.md", "Deploy from main only.\n");
+    a.write("notes/oncall.txt", "Pager rota is in the wiki.\n");
+    a.write(".hidden.md", "not synced: starts with a dot");
+    a.write("data.json", "not synced: neither .md nor .txt");
+    let pushed = a.client.push().unwrap();
+    assert_eq!(pushed.uploaded, ["MEMORY.md", "deploys.md", "notes/oncall.txt"]);
+    assert_eq!(pushed.batches, 1);
+
+    let pulled = b.client.pull().unwrap();
+    assert_eq!(pulled.written, ["MEMORY.md", "deploys.md", "notes/oncall.txt"]);
+    assert_eq!(b.read("notes/oncall.txt").as_deref(), Some("Pager rota is in the wiki.\n"));
+
+    b.write("deploys.md", "Deploy from main only, after CI is green.\n");
+    b.write("style.md", "Prefer small PRs.\n");
+    let pushed = b.client.push().unwrap();
+    assert_eq!(pushed.uploaded, ["deploys.md", "style.md"], "only the delta goes up");
+
+    a.client.pull().unwrap();
+    let synced = |m: &Machine| m.files().into_iter().filter(|(k, _)| !k.starts_with('.') && !k.ends_with(".json")).collect::<Vec<_>>();
+    assert_eq!(synced(&a), synced(&b));
+    assert_eq!(s.entries(&repo, &ta).len(), 4);
+    // Nothing left to send on either side.
+    assert!(a.client.push().unwrap().uploaded.is_empty());
+    assert!(b.client.push().unwrap().uploaded.is_empty());
+}
+
+#[test]
+fn a_stale_push_gets_412_writes_nothing_and_the_client_recovers() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
+    a.write("one.md", "1");
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+    let stale = b.client.state().unwrap().last_known_checksum.unwrap();
+
+    a.write("one.md", "1, edited by A");
+    a.client.push().unwrap();
+    let after_a = s.entries(&repo, &ta);
+
+    // A raw PUT with the stale checksum is refused and changes nothing.
+    let url = format!("{}/api/claude_code/team_memory?repo={}", s.url, repo.replace('/', "%2F"));
+    let resp = ureq::put(&url)
+        .header("Authorization", format!("Bearer {tb}"))
+        .header("If-Match", format!("\"{stale}\""))
+        .header("Content-Type", "application/json")
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .send(r#"{"entries":{"two.md":"2"}}"#)
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 412);
+    assert_eq!(s.entries(&repo, &ta), after_a, "a refused push writes nothing");
+
+    // The client's own stale push: 412, hashes probe, one retry, and A's edit survives
+    // because B did not touch one.md.
+    b.write("two.md", "2");
+    let r = b.client.push().unwrap();
+    assert_eq!(r.conflict_retries, 1);
+    assert_eq!(r.uploaded, ["two.md"]);
+    assert!(r.conflicts.is_empty());
+    let server = s.entries(&repo, &ta);
+    assert_eq!(server.get("one.md").map(String::as_str), Some("1, edited by A"));
+    assert_eq!(server.get("two.md").map(String::as_str), Some("2"));
+    let history = b.client.history("two.md").unwrap();
+    assert_eq!(history.versions.len(), 1, "the refused attempt left no version");
+
+    // Both sides edited one.md: local wins for edited keys, and the overwrite is recorded.
+    a.write("one.md", "A again");
+    a.client.push().unwrap();
+    b.write("one.md", "B's take");
+    let r = b.client.push().unwrap();
+    assert_eq!(r.uploaded, ["one.md"]);
+    assert_eq!(r.conflicts.len(), 1);
+    assert_eq!(r.conflicts[0].kind, ConflictKind::PushedOverTeammate);
+    assert_eq!(b.client.state().unwrap().conflicts.last().unwrap().key, "one.md");
+}
+
+#[test]
+fn not_modified_writes_nothing_and_unchanged_files_keep_their_mtime() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
+    a.write("a.md", "a");
+    a.write("b.md", "b");
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+    let stamp = |k: &str| {
+        let m = std::fs::metadata(b.team().join(k)).unwrap();
+        (m.ino(), m.mtime(), m.mtime_nsec())
+    };
+    // Age the files so a rewrite would show in the mtime.
+    for k in ["a.md", "b.md"] {
+        filetime::set_file_mtime(b.team().join(k), filetime::FileTime::from_unix_time(1_000_000_000, 0)).unwrap();
+    }
+    let before = (stamp("a.md"), stamp("b.md"));
+    let r = b.client.pull().unwrap();
+    assert!(r.not_modified, "{r:?}");
+    assert_eq!((stamp("a.md"), stamp("b.md")), before, "304 touches nothing");
+
+    a.write("b.md", "b2");
+    a.client.push().unwrap();
+    let r = b.client.pull().unwrap();
+    assert_eq!(r.written, ["b.md"]);
+    assert_eq!(stamp("a.md"), before.0, "an unchanged file keeps its inode and mtime");
+    assert_ne!(stamp("b.md"), before.1);
+}
+
+#[test]
+fn structured_413_teaches_the_cap_and_later_pushes_send_the_first_keys() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    s.rt.block_on(s.admin.set_max_entries(&repo, Some(2))).unwrap();
+    let a = Machine::new(&s, &repo, &ta);
+    for k in ["c.md", "a.md", "b.md"] {
+        a.write(k, k);
+    }
+    match a.client.push() {
+        Err(SyncError::TooManyEntries { max_entries: 2, received: 3 }) => {}
+        other => panic!("expected the structured 413, got {other:?}"),
+    }
+    let st = a.client.state().unwrap();
+    assert_eq!(st.server_max_entries, Some(2));
+    assert_eq!(st.suppressed.as_ref().map(|s| s.reason.as_str()), Some("team_memory_too_many_entries"));
+    assert!(s.entries(&repo, &ta).is_empty(), "the refused push wrote nothing");
+
+    let r = a.client.push().unwrap();
+    assert_eq!(r.uploaded, ["a.md", "b.md"]);
+    assert_eq!(r.skipped_over_cap, ["c.md"]);
+    assert_eq!(s.entries(&repo, &ta).keys().cloned().collect::<Vec<_>>(), ["a.md", "b.md"]);
+    assert_eq!(a.client.state().unwrap().suppressed, None, "a successful push ends the suppression");
+}
+
+#[test]
+fn rate_limits_are_transient_and_pulls_back_off() {
+    let s = Server::start(|c| c.rate_limit = Some(mneme_team_server::RateLimit { burst: 2, period: Duration::from_secs(3600) }));
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let a = Machine::new(&s, &repo, &ta);
+    a.write("a.md", "a");
+    a.client.push().unwrap();
+    a.client.pull().unwrap();
+    // The burst is spent: every attempt gets 429.
+    let err = a.client.pull().unwrap_err();
+    assert_eq!(err.http_status(), Some(429), "{err}");
+    assert!(!err.is_permanent());
+    let waits = a.sleeper.waits.lock().unwrap().clone();
+    // Three waits before attempts 2–4: 500, 1000, 2000 ms plus a quarter of the 0.5 jitter draw.
+    assert_eq!(waits, [Duration::from_micros(562_500), Duration::from_micros(1_125_000), Duration::from_micros(2_250_000)]);
+
+    a.write("b.md", "b");
+    let err = a.client.push().unwrap_err();
+    assert_eq!(err.http_status(), Some(429));
+    let st = a.client.state().unwrap();
+    assert_eq!(st.suppressed, None, "429 is transient: no suppression");
+    assert_eq!(st.last_push.as_ref().map(|o| o.ok), Some(false));
+}
+
+#[test]
+fn auth_failures_are_not_retried_and_403_suppresses() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let other = s.repo();
+    s.member(&other, Role::Member); // the repository exists, but this user has no grant for it
+    let a = Machine::new(&s, &other, &ta);
+    let err = a.client.pull().unwrap_err();
+    assert!(matches!(err, SyncError::Forbidden { .. }), "{err}");
+    assert!(a.sleeper.waits.lock().unwrap().is_empty(), "auth errors are not retried");
+    a.write("x.md", "x");
+    assert!(a.client.push().unwrap_err().is_permanent());
+    assert_eq!(a.client.state().unwrap().suppressed.map(|s| s.reason), Some("http_403".into()));
+
+    let bad = Machine::new(&s, &repo, "not-a-token");
+    assert!(matches!(bad.client.pull().unwrap_err(), SyncError::Auth { status: 401, .. }));
+}
+
+#[test]
+fn a_file_with_a_secret_never_reaches_the_server() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let a = Machine::new(&s, &repo, &ta);
+    a.write("setup.md", "Run make.\n");
+    a.write("creds.md", "CI token: ghp_8kZq2Wm7Xv4Rt9Ln3Bc6Hd1Jf5Gs0Ap2Ye7Ku\n");
+    let r = a.client.push().unwrap();
+    assert_eq!(r.uploaded, ["setup.md"]);
+    assert_eq!(r.skipped_secrets.len(), 1);
+    assert_eq!(r.skipped_secrets[0].describe(), "\"creds.md\" (GitHub PAT)");
+    assert!(r.summary().contains("Remove the secret(s) to enable sync for these files."));
+    assert!(!s.entries(&repo, &ta).contains_key("creds.md"));
+    assert!(a.client.history("creds.md").map(|h| h.versions.is_empty()).unwrap_or(true), "no version of it exists");
+    assert_eq!(a.client.state().unwrap().skipped_for_secrets[0].label, "GitHub PAT");
+}
+
+#[test]
+fn tombstones_move_files_to_the_trash_and_are_never_reuploaded() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, lead) = s.member(&repo, Role::Lead);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &lead), Machine::new(&s, &repo, &tb));
+    a.write("old.md", "obsolete advice");
+    a.write("keep.md", "good advice");
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+
+    a.client.remove_entry("old.md").unwrap();
+    let r = b.client.pull().unwrap();
+    assert_eq!(r.trashed, ["old.md"]);
+    assert_eq!(b.read("old.md"), None);
+    assert_eq!(b.read("keep.md").as_deref(), Some("good advice"));
+    // In Mneme's trash, restorable, never hard-deleted.
+    let trash = b.env.data_dir().join("trash");
+    let stored: Vec<_> = walkdir(&trash).into_iter().filter(|p| p.ends_with("old.md")).collect();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(std::fs::read_to_string(&stored[0]).unwrap(), "obsolete advice");
+
+    // Recreated locally, it still stays off the server.
+    b.write("old.md", "obsolete advice, again");
+    let r = b.client.push().unwrap();
+    assert!(r.uploaded.is_empty());
+    assert_eq!(r.tombstoned, ["old.md"]);
+    assert!(!s.entries(&repo, &lead).contains_key("old.md"));
+}
+
+#[test]
+fn a_pull_over_an_unpushed_local_edit_keeps_the_local_version_in_the_trash() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
+    a.write("plan.md", "v1");
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+    a.write("plan.md", "v2 from A");
+    a.client.push().unwrap();
+    b.write("plan.md", "B's unpushed edit");
+    let r = b.client.pull().unwrap();
+    assert_eq!(r.written, ["plan.md"]);
+    assert_eq!(b.read("plan.md").as_deref(), Some("v2 from A"), "the server wins per key");
+    assert_eq!(r.conflicts.len(), 1);
+    assert_eq!(r.conflicts[0].kind, ConflictKind::PulledOverLocalEdit);
+    let id = r.conflicts[0].trash_id.clone().unwrap();
+    let kept = walkdir(&b.env.data_dir().join("trash")).into_iter().find(|p| p.to_string_lossy().contains(&id) && p.ends_with("plan.md")).unwrap();
+    assert_eq!(std::fs::read_to_string(kept).unwrap(), "B's unpushed edit");
+}
+
+#[test]
+fn the_watcher_pushes_after_changes_and_flushes_on_shutdown() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let a = Machine::new(&s, &repo, &ta);
+    let client = Arc::new(a.client);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let w = TeamWatcher::start(client.clone(), Duration::from_millis(100), Some(tx)).unwrap();
+    assert!(matches!(rx.recv_timeout(Duration::from_secs(30)).unwrap(), WatchEvent::Pulled(Ok(_))));
+    std::fs::write(a.home.path().join("memory/team/watched.md"), "seen by the watcher").unwrap();
+    let pushed = loop {
+        match rx.recv_timeout(Duration::from_secs(30)).expect("a push after the change") {
+            WatchEvent::Pushed(Ok(r)) if !r.uploaded.is_empty() => break r,
+            _ => continue,
+        }
+    };
+    assert_eq!(pushed.uploaded, ["watched.md"]);
+    w.shutdown();
+
+    // A long debounce never fires here: the shutdown flush sends the announced write.
+    let w = TeamWatcher::start(client.clone(), Duration::from_secs(3600), None).unwrap();
+    std::fs::write(a.home.path().join("memory/team/late.md"), "written just before quitting").unwrap();
+    w.notify_write();
+    let last = w.shutdown().expect("a flush push").unwrap();
+    assert_eq!(last.uploaded, ["late.md"]);
+    assert!(s.entries(&repo, &ta).contains_key("late.md"));
+}
+
+fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walkdir(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,139 @@
+//! The sync server's own endpoints beyond Claude Code's API: device sign-in (OAuth 2.0 device
+//! authorization grant, RFC 8628, with rotating refresh tokens) and the lead API behind the
+//! Mneme app's Team screen. `mneme-team-server` serves these; the app and tests call them.
+
+use serde::{Deserialize, Serialize};
+
+/// `POST /oauth/device/code` (form: `client_id`, `scope`).
+pub const DEVICE_CODE_PATH: &str = "/oauth/device/code";
+/// `POST /oauth/token` (form: `grant_type`, and `device_code` + `client_id` or `refresh_token`).
+pub const TOKEN_PATH: &str = "/oauth/token";
+/// The page where a person enters the user code and signs in.
+pub const DEVICE_PAGE_PATH: &str = "/device";
+/// `grant_type` for polling with a device code.
+pub const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
+/// `grant_type` for exchanging a refresh token.
+pub const REFRESH_TOKEN_GRANT: &str = "refresh_token";
+
+/// `GET /api/mneme/me`.
+pub const ME_PATH: &str = "/api/mneme/me";
+/// `GET …?repo=&key=`: a key's versions, newest first.
+pub const HISTORY_PATH: &str = "/api/mneme/team_memory/history";
+/// `POST …?repo=` with [`RollbackRequest`] (lead only).
+pub const ROLLBACK_PATH: &str = "/api/mneme/team_memory/rollback";
+/// `DELETE …?repo=&key=` (lead only): leaves a tombstone clients honour.
+pub const ENTRY_PATH: &str = "/api/mneme/team_memory/entry";
+/// `GET`: 200 `ok` while the server and its database answer.
+pub const HEALTH_PATH: &str = "/healthz";
+
+/// RFC 8628 §3.2 device authorization response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceCodeResponse {
+    pub device_code: String,
+    /// Shown to the person, e.g. `WDJB-MJHT`.
+    pub user_code: String,
+    pub verification_uri: String,
+    pub verification_uri_complete: String,
+    /// Seconds until the codes expire.
+    pub expires_in: u64,
+    /// Minimum seconds between token polls.
+    pub interval: u64,
+}
+
+/// RFC 6749 §5.1 token response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenResponse {
+    pub access_token: String,
+    /// Always `Bearer`.
+    pub token_type: String,
+    /// Seconds the access token lives.
+    pub expires_in: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+/// RFC 6749 §5.2 / RFC 8628 §3.5 error (status 400): `authorization_pending`, `slow_down`,
+/// `access_denied`, `expired_token`, `invalid_grant`, `invalid_request`, `unsupported_grant_type`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthError {
+    pub error: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_description: Option<String>,
+}
+
+/// A user's role in one repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RepoRole {
+    Member,
+    Lead,
+}
+
+/// `GET /api/mneme/me`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MeResponse {
+    pub user: String,
+    pub repos: Vec<RepoAccess>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoAccess {
+    /// `owner/name`.
+    pub repo: String,
+    pub team: String,
+    pub role: RepoRole,
+    /// 0 while the repository has no data.
+    pub version: u64,
+    pub max_entries: u64,
+}
+
+/// `GET /api/mneme/team_memory/history`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryResponse {
+    pub repo: String,
+    pub key: String,
+    /// Newest first.
+    pub versions: Vec<EntryVersion>,
+}
+
+/// One change to one key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryVersion {
+    /// The repository version this change created; pass it to rollback.
+    pub version: u64,
+    /// `sha256:<hex>` of `content`.
+    pub checksum: String,
+    /// The user who made the change; `None` for changes made by the admin command line.
+    pub author: Option<String>,
+    /// ISO 8601 with milliseconds.
+    pub time: String,
+    /// A deletion; `content` is what was removed.
+    pub deleted: bool,
+    pub content: String,
+}
+
+/// `POST /api/mneme/team_memory/rollback` body: make `key` what it was at `version` (a new
+/// version is written; history is never rewritten).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RollbackRequest {
+    pub key: String,
+    pub version: u64,
+}
+
+/// The body of the `?view=hashes` answer as this server sends it: Claude Code's
+/// [`crate::wire::TeamMemoryHashes`] plus the tombstones, which 2.1.197's client also reads
+/// from the probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HashesWithTombstones {
+    #[serde(flatten)]
+    pub hashes: crate::wire::TeamMemoryHashes,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_entries: Option<std::collections::BTreeMap<String, i64>>,
+}
