@@ -119,6 +119,16 @@ pub enum MemdirError {
         /// The memory folder it was deleted from.
         origin: PathBuf,
     },
+    /// Content for team memory holds something that looks like a secret; the message is
+    /// Claude Code's (`Content contains potential secrets (…) and cannot be written to team
+    /// memory. …`).
+    #[error("{refused}")]
+    SecretsInTeamMemory {
+        /// The file, relative to the memory folder.
+        path: String,
+        /// What was found (rule ids and labels, never the secret).
+        refused: mneme_secrets::TeamWriteRefused,
+    },
     /// An operating-system error.
     #[error("Could not {action} {path}: {source}. Check that it exists and that you may write there, then try again.")]
     Io {
@@ -151,6 +161,7 @@ impl MemdirError {
             MemdirError::TrashEntryNotFound { .. } => "trash-entry-not-found",
             MemdirError::TrashEntryDamaged { .. } => "trash-entry-damaged",
             MemdirError::TrashEntryForeign { .. } => "trash-entry-foreign",
+            MemdirError::SecretsInTeamMemory { .. } => "secrets-in-team-memory",
             MemdirError::Io { .. } => "io",
         }
     }

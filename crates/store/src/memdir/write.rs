@@ -125,6 +125,16 @@ pub struct Renamed {
     pub links_to_old_name: Vec<DanglingLink>,
 }
 
+/// Refuses content bound for team memory when it holds a secret, as Claude Code refuses a
+/// Write or Edit into the team folder: the folder is shared with everyone in the repository.
+fn check_team_secrets(rel: &str, content: &str) -> Result<(), MemdirError> {
+    if Scope::of(rel) != Scope::Team {
+        return Ok(());
+    }
+    mneme_secrets::check_team_content(content)
+        .map_err(|refused| MemdirError::SecretsInTeamMemory { path: rel.into(), refused })
+}
+
 /// A one-line text field: not blank, no line breaks or other control characters except tab.
 fn validate_line(field: &'static str, value: &str) -> Result<(), MemdirError> {
     if value.trim().is_empty() {
@@ -342,6 +352,8 @@ impl Memdir {
             Scope::Team => format!("{}/{file}", super::TEAM_DIR),
         };
         validate_topic_path(&rel)?;
+        let content = frontmatter_edit::new_memory_content(&new.name, &new.description, new.memory_type, &new.body);
+        check_team_secrets(&rel, &content)?;
         let real_root = self.ensure_root()?;
         let abs = self.topic_abs(&real_root, &rel)?;
         if fs::symlink_metadata(&abs).is_ok() {
@@ -350,7 +362,6 @@ impl Memdir {
         if let Some(parent) = abs.parent() {
             fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
         }
-        let content = frontmatter_edit::new_memory_content(&new.name, &new.description, new.memory_type, &new.body);
         let revision = self.write_new(&abs, &rel, content.as_bytes())?;
 
         let line = render_entry(&new.name, &rel, new.scope, Some(&new.description));
@@ -386,6 +397,7 @@ impl Memdir {
 
     /// Replaces a topic file's whole text, if it still matches `expected`.
     pub fn update(&self, rel: &str, content: &str, expected: &Revision) -> Result<Revision, MemdirError> {
+        check_team_secrets(rel, content)?;
         let real_root = self.real_root()?;
         let abs = self.topic_abs(&real_root, rel)?;
         self.require_regular(rel, &abs)?;
@@ -396,6 +408,7 @@ impl Memdir {
     /// to create it).
     pub fn write_index(&self, scope: Scope, content: &str, expected: &Revision) -> Result<Revision, MemdirError> {
         let rel = scope.index_rel_path();
+        check_team_secrets(rel, content)?;
         let real_root = self.ensure_root()?;
         let abs = self.index_abs(&real_root, rel)?;
         if let Some(parent) = abs.parent() {
@@ -439,6 +452,7 @@ impl Memdir {
         if new_text == text {
             return Ok(FieldsUpdated { revision: *expected, index_lines_updated: 0, index_error: None });
         }
+        check_team_secrets(rel, &new_text)?;
         let revision = self.write_replace(&abs, rel, new_text.as_bytes(), expected)?;
 
         let new_name = edits.name.as_deref().filter(|n| *n != old_name);
@@ -509,6 +523,11 @@ impl Memdir {
         self.require_regular(old_rel, &old_abs)?;
         if fs::symlink_metadata(&new_abs).is_ok() {
             return Err(MemdirError::AlreadyExists { path: new_rel.into() });
+        }
+        if Scope::of(new_rel) == Scope::Team {
+            // Moving a file into team/ publishes its content just as writing it there would.
+            let (bytes, _) = read_bytes(&old_abs)?.ok_or_else(|| MemdirError::NotFound { path: old_rel.into() })?;
+            check_team_secrets(new_rel, &String::from_utf8_lossy(&bytes))?;
         }
         if let Some(parent) = new_abs.parent() {
             fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
@@ -670,6 +689,64 @@ mod tests {
         assert!(t.memdir().create(&n).is_ok());
         n.file_name = Some(format!("{}.md", "é".repeat(127)));
         assert_eq!(t.memdir().create(&n).unwrap_err().code(), "invalid-path");
+    }
+
+    /// A token assembled at run time, so this file holds no secret-looking literal.
+    fn github_pat() -> String {
+        format!("ghp_{}", "nUwYcfi1NQBYsmPBK6K7rrTYmlfxd6KQzYRd")
+    }
+
+    const REFUSED: &str = "Content contains potential secrets (GitHub PAT) and cannot be written to team memory. \
+        Team memory is shared with all repository collaborators. Remove the sensitive content and try again.";
+
+    #[test]
+    fn secrets_are_refused_on_every_write_into_team_memory() {
+        let t = TestDir::new();
+        let m = t.memdir();
+        let secret_body = format!("Use the bot token {} for CI.", github_pat());
+
+        // create
+        let mut n = new_memory("CI token", "How CI authenticates");
+        n.scope = Scope::Team;
+        n.body = secret_body.clone();
+        let err = m.create(&n).unwrap_err();
+        assert_eq!(err.to_string(), REFUSED);
+        assert_eq!(err.code(), "secrets-in-team-memory");
+        assert!(matches!(&err, MemdirError::SecretsInTeamMemory { path, .. } if path == "team/ci-token.md"));
+        assert_eq!(t.tree(), "", "nothing written, not even the team folder's index");
+        // The same memory is fine in the private scope.
+        n.scope = Scope::Private;
+        m.create(&n).unwrap();
+
+        // update and update_fields
+        t.write("team/ci.md", "---\nname: CI\ndescription: CI notes\n---\n\nClean.\n");
+        let rev = m.read("team/ci.md").unwrap().revision;
+        assert_eq!(m.update("team/ci.md", &secret_body, &rev).unwrap_err().to_string(), REFUSED);
+        let edits = FieldEdits { body: Some(secret_body.clone()), ..FieldEdits::default() };
+        assert_eq!(m.update_fields("team/ci.md", &edits, &rev).unwrap_err().to_string(), REFUSED);
+        let edits = FieldEdits { description: Some(format!("token {}", github_pat())), ..FieldEdits::default() };
+        assert_eq!(m.update_fields("team/ci.md", &edits, &rev).unwrap_err().to_string(), REFUSED);
+        assert_eq!(t.read("team/ci.md"), "---\nname: CI\ndescription: CI notes\n---\n\nClean.\n");
+        m.update("team/ci.md", "Still clean.", &rev).unwrap();
+
+        // the team index
+        assert_eq!(
+            m.write_index(Scope::Team, &format!("- [t]({}.md)\n", github_pat()), &Revision::ABSENT).unwrap_err().to_string(),
+            REFUSED
+        );
+
+        // rename into team/ publishes the private file's content
+        let err = m.rename("ci-token.md", "team/ci-token.md").unwrap_err();
+        assert_eq!(err.to_string(), REFUSED);
+        assert!(t.exists("ci-token.md") && !t.exists("team/ci-token.md"));
+        m.rename("ci-token.md", "elsewhere.md").unwrap();
+
+        // private writes are not scanned
+        let rev = m.read("elsewhere.md").unwrap().revision;
+        m.update("elsewhere.md", &format!("{secret_body} again"), &rev).unwrap();
+        // placeholders Claude Code's bare regexes would flag are accepted
+        let rev = m.read("team/ci.md").unwrap().revision;
+        m.update("team/ci.md", "Example: aws_access_key_id = AKIAIOSFODNN7EXAMPLE", &rev).unwrap();
     }
 
     #[test]
