@@ -22,6 +22,7 @@ mod index;
 mod manifest;
 mod merge;
 mod path;
+mod raw;
 mod revision;
 mod scan;
 mod trash;

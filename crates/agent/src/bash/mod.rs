@@ -1,0 +1,187 @@
+//! Shell commands: the strict reader, Claude Code's read-only classifier, and the memory
+//! policy's `rm` rule.
+
+mod parse;
+mod readonly;
+mod tables;
+
+pub use readonly::is_read_only_command;
+
+pub(crate) use parse::parse;
+use mneme_store::paths::node_normalize;
+
+/// The `rm` the memory policy allows (Claude Code 2.1.197): one plain `rm` command, no
+/// redirections or assignments, no recursive flag, and every operand an absolute `*.md`
+/// path without glob characters inside the memory folder. `memory_prefix` is the folder with
+/// its trailing `/`.
+pub fn is_memory_rm_command(command: &str, memory_prefix: &str) -> bool {
+    memory_rm_targets(command, memory_prefix).is_some()
+}
+
+/// The operands of an allowed `rm` and whether `-f` was given.
+pub(crate) fn memory_rm_targets(command: &str, memory_prefix: &str) -> Option<(Vec<String>, bool)> {
+    let mut commands = parse(command).ok()?;
+    if commands.len() != 1 {
+        return None;
+    }
+    let cmd = commands.pop()?;
+    if cmd.argv.first().is_none_or(|a| a != "rm") || !cmd.redirects.is_empty() || !cmd.env.is_empty() {
+        return None;
+    }
+    let mut targets = Vec::new();
+    let (mut after_dashes, mut force) = (false, false);
+    for a in &cmd.argv[1..] {
+        if !after_dashes {
+            if a == "--" {
+                after_dashes = true;
+                continue;
+            }
+            if a.starts_with('-') {
+                let short_recursive = !a.starts_with("--") && a[1..].contains(['r', 'R']);
+                if a == "--recursive" || short_recursive {
+                    return None;
+                }
+                force |= a == "--force" || (!a.starts_with("--") && a.contains('f'));
+                continue;
+            }
+        }
+        if a.contains(['*', '?', '[']) || !a.starts_with('/') || !a.ends_with(".md") {
+            return None;
+        }
+        if !node_normalize(a).starts_with(memory_prefix) {
+            return None;
+        }
+        targets.push(a.clone());
+    }
+    (!targets.is_empty()).then_some((targets, force))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The classifier table: what Claude Code's `isReadOnly` accepts and refuses.
+    #[test]
+    fn read_only_table() {
+        let accepted = [
+            "ls",
+            "ls -la /home/u/.claude/projects/x/memory/",
+            "ls *.md",
+            "cat /m/MEMORY.md",
+            "head -n 20 a.md",
+            "tail -5 a.md",
+            "wc -l /m/MEMORY.md",
+            "stat a.md",
+            "grep -rn \"deploy\" /m/ --include=*.md",
+            "grep -c foo a.md b.md",
+            "grep -A3 -i foo a.md",
+            "rg -n foo /m",
+            "find /m -name '*.md' -mtime -7",
+            "find . -type f -maxdepth 2",
+            "cat a.md | grep x | wc -l",
+            "cat a.md 2>/dev/null",
+            "ls -la 2>&1",
+            "cat < a.md",
+            "echo hello",
+            "pwd",
+            "sort -u a.txt",
+            "diff a.md b.md",
+            "date +%Y-%m-%d",
+            "git log --oneline -n 5",
+            "git status --short",
+            "git diff --stat",
+            "tree -L 2",
+            "sed -n '1,20p' a.md",
+            "sed 's/a/b/g'",
+            "LANG=C ls",
+            "du -sh /m",
+            "file a.md",
+            "command ls",
+            "xargs grep foo",
+            "printf '%s\\n' hello",
+            "test -f a.md",
+            "jq '.a' x.json",
+        ];
+        let refused = [
+            "rm a.md",
+            "rm -rf /",
+            "echo x > a.md",
+            "echo x >> a.md",
+            "cat a.md > b.md",
+            "echo $(id)",
+            "echo `id`",
+            "ls; rm a.md",
+            "ls && touch a.md",
+            "ls || mv a b",
+            "cat a | sh",
+            "find . -delete",
+            "find . -name x -exec rm {} \\;",
+            "find . -execdir ls \\;",
+            "sed -i 's/a/b/' a.md",
+            "sed 's/a/b/w out' a.md",
+            "touch a.md",
+            "mkdir x",
+            "mv a.md b.md",
+            "cp a.md b.md",
+            "chmod 600 a.md",
+            "tee a.md",
+            "curl https://example.com",
+            "python3 -c 'print(1)'",
+            "FOO=bar ls",
+            "ls &",
+            "(ls)",
+            "cd /tmp && git log",
+            "git log --format=myalias",
+            "git log --pretty='%G?'",
+            "git -c core.pager=sh log",
+            "git branch newbranch",
+            "git tag v1",
+            "git push",
+            "sort -o out.txt a.txt",
+            "date -s '2020-01-01'",
+            "xargs rm",
+            "cat *.md > all.md",
+            "rm *.md",
+            "echo {a,b}",
+            "bash -c ls",
+            "eval ls",
+            "",
+        ];
+        for c in accepted {
+            assert!(is_read_only_command(c), "should be read-only: {c:?}");
+        }
+        for c in refused {
+            assert!(!is_read_only_command(c), "should not be read-only: {c:?}");
+        }
+    }
+
+    #[test]
+    fn memory_rm_rule() {
+        let p = "/h/.claude/projects/x/memory/";
+        let ok = |c: &str| is_memory_rm_command(c, p);
+        assert!(ok("rm /h/.claude/projects/x/memory/old.md"));
+        assert!(ok("rm -f /h/.claude/projects/x/memory/a.md /h/.claude/projects/x/memory/team/b.md"));
+        assert!(ok("rm -- /h/.claude/projects/x/memory/a.md"));
+        assert!(ok("rm '/h/.claude/projects/x/memory/a b.md'"));
+        assert_eq!(
+            memory_rm_targets("rm -f /h/.claude/projects/x/memory/a.md", p),
+            Some((vec!["/h/.claude/projects/x/memory/a.md".to_string()], true))
+        );
+        for bad in [
+            "rm",
+            "rm -r /h/.claude/projects/x/memory/a.md",
+            "rm -rf /h/.claude/projects/x/memory/a.md",
+            "rm --recursive /h/.claude/projects/x/memory/a.md",
+            "rm /h/.claude/projects/x/memory/*.md",
+            "rm /h/.claude/projects/x/memory/a.txt",
+            "rm a.md",
+            "rm /h/.claude/projects/x/memory/../other/a.md",
+            "rm /h/.claude/projects/x/memory-old/a.md",
+            "rm /h/.claude/projects/x/memory/a.md > /dev/null",
+            "rm /h/.claude/projects/x/memory/a.md; ls",
+            "X=1 rm /h/.claude/projects/x/memory/a.md",
+        ] {
+            assert!(!ok(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! The reviewable result of an agent run: each changed file's content before and after, and
+//! the one function that applies it, all or nothing.
+
+use mneme_core::Clock;
+use mneme_store::memdir::{validate_topic_path, Memdir, MemdirError, Revision};
+use serde::{Deserialize, Serialize};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+/// Every file an agent run changed, inside one folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Changeset {
+    /// The folder every change lies in: the memory folder, or the session-memory file's folder.
+    pub root: PathBuf,
+    /// In the order the run first touched each file.
+    pub changes: Vec<FileChange>,
+}
+
+impl Changeset {
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+/// One file's change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChange {
+    /// Absolute path, inside [`Changeset::root`].
+    pub path: PathBuf,
+    /// The content when the run first read it; `None` when the file did not exist.
+    pub before: Option<String>,
+    /// The new content; `None` when the run removed the file (it goes to the trash).
+    pub after: Option<String>,
+    /// Which run and which tool calls made the change, e.g. `extract_memories: Write, Edit`.
+    pub reason: String,
+}
+
+/// What [`apply_changeset`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Applied {
+    /// Files written or created, in changeset order.
+    pub written: Vec<PathBuf>,
+    /// Files moved to the trash, with the trash id that restores each.
+    pub trashed: Vec<Trashed>,
+}
+
+/// A removed file and where it went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trashed {
+    pub path: PathBuf,
+    pub trash_id: String,
+}
+
+/// Why a changeset was not applied. In every case nothing was left half-written.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error("{} changed on disk since the agent read it (Claude Code may have written it meanwhile). Nothing was applied; review the changes against the new version or run the agent again.", path.display())]
+    Changed { path: PathBuf },
+    #[error("{} is outside {}; an agent's changes must stay inside the folder they were made for. Nothing was applied.", path.display(), root.display())]
+    OutsideRoot { path: PathBuf, root: PathBuf },
+    #[error("{} cannot be moved to the trash ({reason}). Nothing was applied; edit it instead of removing it.", path.display())]
+    CannotRemove { path: PathBuf, reason: String },
+    #[error("{} could not be written: {source}. Nothing was applied.", path.display())]
+    Write { path: PathBuf, source: MemdirError },
+}
+
+/// `path` relative to `root` with `/` separators, lexically (no `..`, no `.`).
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rest = path.strip_prefix(root).ok()?;
+    let mut parts = Vec::new();
+    for c in rest.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_str()?.to_string()),
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+struct Planned<'a> {
+    change: &'a FileChange,
+    rel: String,
+    revision: Revision,
+}
+
+/// Applies `changeset`: every write atomic (temporary file, fsync, rename), removals to the
+/// trash in `trash_dir` (with the index lines that pointed at them, so a restore puts both
+/// back). Refused as a whole, before anything is written, when any file's current content is
+/// not its `before`; if a write still fails part-way (a change landing in the last instant),
+/// the writes already made are undone.
+pub fn apply_changeset(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn Clock>) -> Result<Applied, ApplyError> {
+    let root = &changeset.root;
+    let memdir = Memdir::new(root.clone(), trash_dir.to_path_buf(), clock);
+    let mut plan = Vec::with_capacity(changeset.changes.len());
+    for change in &changeset.changes {
+        let rel = relative(root, &change.path)
+            .ok_or_else(|| ApplyError::OutsideRoot { path: change.path.clone(), root: root.clone() })?;
+        if change.after.is_none() {
+            validate_topic_path(&rel)
+                .map_err(|e| ApplyError::CannotRemove { path: change.path.clone(), reason: e.to_string() })?;
+        }
+        let (current, revision) = match memdir.read_raw(&rel) {
+            Ok(found) => found,
+            Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => (None, Revision::ABSENT),
+            Err(source) => return Err(ApplyError::Write { path: change.path.clone(), source }),
+        };
+        if current.as_deref() != change.before.as_ref().map(|s| s.as_bytes()) {
+            return Err(ApplyError::Changed { path: change.path.clone() });
+        }
+        plan.push(Planned { change, rel, revision });
+    }
+
+    let mut written: Vec<(&Planned, Revision)> = Vec::new();
+    let undo_writes = |written: &[(&Planned, Revision)]| {
+        for (p, ours) in written.iter().rev() {
+            match &p.change.before {
+                Some(before) => {
+                    let _ = memdir.write_raw(&p.rel, before.as_bytes(), ours);
+                }
+                None => {
+                    // Only remove the file if it is still exactly what this apply created.
+                    if matches!(memdir.read_raw(&p.rel), Ok((_, rev)) if rev.matches(ours)) {
+                        let _ = std::fs::remove_file(&p.change.path);
+                    }
+                }
+            }
+        }
+    };
+    for p in plan.iter().filter(|p| p.change.after.is_some()) {
+        let after = p.change.after.as_deref().unwrap_or_default();
+        match memdir.write_raw(&p.rel, after.as_bytes(), &p.revision) {
+            Ok(rev) => written.push((p, rev)),
+            Err(source) => {
+                undo_writes(&written);
+                return Err(match source {
+                    MemdirError::ChangedOnDisk { .. } | MemdirError::AlreadyExists { .. } => {
+                        ApplyError::Changed { path: p.change.path.clone() }
+                    }
+                    source => ApplyError::Write { path: p.change.path.clone(), source },
+                });
+            }
+        }
+    }
+
+    let mut trashed: Vec<Trashed> = Vec::new();
+    for p in plan.iter().filter(|p| p.change.after.is_none()) {
+        if p.change.before.is_none() {
+            continue; // created and removed within the run: nothing on disk to remove.
+        }
+        match memdir.delete(&p.rel) {
+            Ok(entry) => trashed.push(Trashed { path: p.change.path.clone(), trash_id: entry.id }),
+            Err(source) => {
+                for t in trashed.iter().rev() {
+                    let _ = memdir.restore(&t.trash_id);
+                }
+                undo_writes(&written);
+                return Err(ApplyError::Write { path: p.change.path.clone(), source });
+            }
+        }
+    }
+    Ok(Applied { written: written.iter().map(|(p, _)| p.change.path.clone()).collect(), trashed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mneme_core::FixedClock;
+
+    fn clock() -> Arc<dyn Clock> {
+        Arc::new(FixedClock::at_unix_secs(1_764_422_207))
+    }
+
+    fn change(root: &Path, rel: &str, before: Option<&str>, after: Option<&str>) -> FileChange {
+        FileChange {
+            path: root.join(rel),
+            before: before.map(String::from),
+            after: after.map(String::from),
+            reason: "test".into(),
+        }
+    }
+
+    #[test]
+    fn applies_writes_creates_and_removals() {
+        let t = tempfile::tempdir().unwrap();
+        let mem = t.path().join("mem");
+        std::fs::create_dir_all(&mem).unwrap();
+        std::fs::write(mem.join("MEMORY.md"), "- [Old](old.md) — gone\n- [A](a.md) — a\n").unwrap();
+        std::fs::write(mem.join("a.md"), "a v1").unwrap();
+        std::fs::write(mem.join("old.md"), "old").unwrap();
+        let cs = Changeset {
+            root: mem.clone(),
+            changes: vec![
+                change(&mem, "a.md", Some("a v1"), Some("a v2")),
+                change(&mem, "team/new.md", None, Some("new")),
+                change(&mem, "old.md", Some("old"), None),
+            ],
+        };
+        let applied = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap();
+        assert_eq!(applied.written, vec![mem.join("a.md"), mem.join("team/new.md")]);
+        assert_eq!(applied.trashed.len(), 1);
+        assert_eq!(std::fs::read_to_string(mem.join("a.md")).unwrap(), "a v2");
+        assert_eq!(std::fs::read_to_string(mem.join("team/new.md")).unwrap(), "new");
+        assert!(!mem.join("old.md").exists());
+        // The trash keeps the file and the index line it removed.
+        assert_eq!(std::fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "- [A](a.md) — a\n");
+        let restored = Memdir::new(mem.clone(), t.path().join("trash"), clock()).restore(&applied.trashed[0].trash_id);
+        assert!(restored.is_ok());
+        assert_eq!(std::fs::read_to_string(mem.join("old.md")).unwrap(), "old");
+    }
+
+    #[test]
+    fn refuses_the_whole_set_on_a_concurrent_change() {
+        let t = tempfile::tempdir().unwrap();
+        let mem = t.path().join("mem");
+        std::fs::create_dir_all(&mem).unwrap();
+        std::fs::write(mem.join("a.md"), "changed by Claude Code").unwrap();
+        let cs = Changeset {
+            root: mem.clone(),
+            changes: vec![change(&mem, "b.md", None, Some("b")), change(&mem, "a.md", Some("a v1"), Some("a v2"))],
+        };
+        let err = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap_err();
+        assert!(matches!(&err, ApplyError::Changed { path } if path == &mem.join("a.md")), "{err}");
+        assert!(!mem.join("b.md").exists(), "nothing half-written");
+        assert_eq!(std::fs::read_to_string(mem.join("a.md")).unwrap(), "changed by Claude Code");
+        // A file that appeared where the run created one is a conflict too.
+        std::fs::write(mem.join("b.md"), "someone else's").unwrap();
+        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "b.md", None, Some("b"))] };
+        assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock()), Err(ApplyError::Changed { .. })));
+        assert_eq!(std::fs::read_to_string(mem.join("b.md")).unwrap(), "someone else's");
+    }
+
+    #[test]
+    fn refuses_paths_outside_the_root_and_index_removal() {
+        let t = tempfile::tempdir().unwrap();
+        let mem = t.path().join("mem");
+        std::fs::create_dir_all(&mem).unwrap();
+        let cs = Changeset {
+            root: mem.clone(),
+            changes: vec![FileChange {
+                path: mem.join("../escape.md"),
+                before: None,
+                after: Some("x".into()),
+                reason: "test".into(),
+            }],
+        };
+        assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock()), Err(ApplyError::OutsideRoot { .. })));
+        std::fs::write(mem.join("MEMORY.md"), "x").unwrap();
+        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "MEMORY.md", Some("x"), None)] };
+        assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock()), Err(ApplyError::CannotRemove { .. })));
+        assert!(!t.path().join("escape.md").exists());
+    }
+}

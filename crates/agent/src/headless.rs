@@ -1,0 +1,190 @@
+//! Providers that run their own agent (the Claude Code CLI): the task runs in a scratch copy of
+//! the folder with the policy as Claude Code permission rules, and the copy is diffed against
+//! the original into the same [`Changeset`](crate::Changeset) the turn loop produces.
+
+use crate::policy::Gate;
+use crate::run::changeset_root;
+use crate::{AgentError, AgentOutcome, AgentTask, Changeset, FileChange, Policy, Stop};
+use mneme_model::{Cancel, HeadlessAgent, HeadlessTask, ModelError};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static SCRATCH_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Removes the scratch copy however the run ends.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    if !from.is_dir() {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every regular file under `dir`, relative, with `/` separators.
+fn files(dir: &Path) -> BTreeSet<String> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeSet<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
+                walk(base, &e.path(), out);
+            } else if kind.is_file() {
+                if let Ok(rel) = e.path().strip_prefix(base) {
+                    out.insert(rel.to_string_lossy().replace('\\', "/"));
+                }
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn text(path: &Path) -> Option<String> {
+    std::fs::read(path).ok().map(|b| match String::from_utf8(b) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
+/// Claude Code's permission-rule form of an absolute path (`//abs/path`).
+fn rule_path(p: &Path) -> String {
+    format!("/{}", p.to_string_lossy())
+}
+
+/// The policy as `--allowedTools` rules over the scratch copy. `Bash` needs no rule: Claude
+/// Code allows read-only commands by itself and denies the rest in print mode.
+fn allowed_tools(policy: &Policy, scratch: &Path) -> Vec<String> {
+    match policy {
+        Policy::AutoMem { .. } => vec![
+            "Read".into(),
+            "Grep".into(),
+            "Glob".into(),
+            format!("Edit({}/**)", rule_path(scratch)),
+            format!("Write({}/**)", rule_path(scratch)),
+        ],
+        Policy::SessionMemory { path } => {
+            let file = scratch.join(path.file_name().unwrap_or_default());
+            vec![format!("Read({})", rule_path(&file)), format!("Edit({})", rule_path(&file))]
+        }
+    }
+}
+
+pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Cancel) -> Result<AgentOutcome, AgentError> {
+    let root = changeset_root(&task.policy);
+    let base = task.work_dir.join(format!("headless-{}-{}", std::process::id(), SCRATCH_SEQ.fetch_add(1, Ordering::Relaxed)));
+    let _cleanup = Scratch(base.clone());
+    let scratch = base.join(root.file_name().unwrap_or_else(|| "memory".as_ref()));
+    copy_tree(&root, &scratch).map_err(|source| AgentError::Scratch { path: scratch.clone(), source })?;
+
+    let real = root.to_string_lossy().into_owned();
+    let copy = scratch.to_string_lossy().into_owned();
+    let cwd = match task.cwd.strip_prefix(&root) {
+        Ok(rel) => scratch.join(rel),
+        Err(_) => task.cwd.clone(),
+    };
+    let headless = HeadlessTask {
+        prompt: task.prompt.replace(&real, &copy),
+        system: Some(task.system.replace(&real, &copy)),
+        cwd,
+        allowed_tools: allowed_tools(&task.policy, &scratch),
+        disallowed_tools: Vec::new(),
+        max_turns: task.max_turns,
+    };
+    let result = match agent.run(&headless, cancel).await {
+        Ok(r) => Some(r),
+        Err(ModelError::Cancelled) => None,
+        Err(e) => return Err(e.into()),
+    };
+
+    let mut changes = Vec::new();
+    let names: BTreeSet<String> = files(&root).union(&files(&scratch)).cloned().collect();
+    for rel in names {
+        let before = text(&root.join(&rel));
+        let after = text(&scratch.join(&rel));
+        if before != after {
+            changes.push(FileChange {
+                path: root.join(&rel),
+                before,
+                after,
+                reason: format!("{}: Claude Code", task.label),
+            });
+        }
+    }
+    let gate = Gate::new(&task.policy);
+    let Some(result) = result else {
+        return Ok(AgentOutcome {
+            changeset: Changeset { root, changes },
+            applied: None,
+            written_paths: Vec::new(),
+            turns: 0,
+            denials: Vec::new(),
+            final_text: String::new(),
+            stop: Stop::Cancelled,
+        });
+    };
+    let mut written_paths = Vec::new();
+    for p in &result.written_paths {
+        let mapped = match p.strip_prefix(&scratch) {
+            Ok(rel) => root.join(rel),
+            Err(_) => p.clone(),
+        };
+        if gate.allows_write_path("Edit", &mapped.to_string_lossy()) && !written_paths.contains(&mapped) {
+            written_paths.push(mapped);
+        }
+    }
+    let stop = match task.max_turns {
+        Some(max) if result.result == Stop::max_turns_message(max) => Stop::MaxTurns { max_turns: max },
+        _ if cancel.is_cancelled() => Stop::Cancelled,
+        _ => Stop::Completed,
+    };
+    Ok(AgentOutcome {
+        changeset: Changeset { root, changes },
+        applied: None,
+        written_paths,
+        turns: result.turns,
+        denials: Vec::new(),
+        final_text: result.result.replace(&copy, &real),
+        stop,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_use_claude_codes_absolute_path_form() {
+        let rules = allowed_tools(&Policy::AutoMem { memory_dir: "/m".into() }, Path::new("/data/agent/h-1/memory"));
+        assert_eq!(rules, vec![
+            "Read",
+            "Grep",
+            "Glob",
+            "Edit(//data/agent/h-1/memory/**)",
+            "Write(//data/agent/h-1/memory/**)"
+        ]);
+        let rules = allowed_tools(
+            &Policy::SessionMemory { path: "/h/s/session-memory/summary.md".into() },
+            Path::new("/w/session-memory"),
+        );
+        assert_eq!(rules, vec!["Read(//w/session-memory/summary.md)", "Edit(//w/session-memory/summary.md)"]);
+    }
+}

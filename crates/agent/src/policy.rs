@@ -1,0 +1,228 @@
+//! Claude Code's permission functions for its memory agents, with their exact denial texts.
+//!
+//! `createAutoMemCanUseTool(memoryDir)` as compiled into 2.1.197: `Read`, `Grep` and `Glob`
+//! are allowed (unless the path is a UNC path); `Bash` when the read-only classifier accepts
+//! the command, or when it is an `rm` of `.md` files inside the folder; `Edit`/`Write` when
+//! `file_path` is a string naming a `.md` file inside the folder (`team/` included) that does
+//! not pass through a protected folder name (`.git`, `.claude`, `hooks`, …). Everything else is
+//! denied. The session-memory update allows only `Edit` of exactly its summary file.
+
+use crate::bash::{is_memory_rm_command, is_read_only_command};
+use crate::Policy;
+use mneme_store::paths::node_normalize;
+use serde_json::Value;
+use std::path::Path;
+
+/// The memory folder as Claude Code writes it into messages: normalized, one trailing `/`.
+pub fn auto_mem_prefix(memory_dir: &Path) -> String {
+    let normalized = node_normalize(&memory_dir.to_string_lossy());
+    format!("{}/", normalized.trim_end_matches('/'))
+}
+
+/// The denial for any tool call the memory policy does not allow.
+pub fn auto_mem_denial(prefix: &str) -> String {
+    format!("only Read, Grep, Glob, read-only Bash, and Edit/Write within {prefix} are allowed")
+}
+
+/// The denial for a `Bash` command that is neither read-only nor an allowed `rm`.
+pub fn bash_denial(prefix: &str) -> String {
+    format!(
+        "Only read-only shell commands and rm with all paths inside {prefix} are permitted in this context (ls, find, grep, cat, stat, wc, head, tail, and similar)"
+    )
+}
+
+/// The session-memory update's denial.
+pub fn session_memory_denial(path: &Path) -> String {
+    format!("only Edit on {} is allowed", path.display())
+}
+
+/// Folder names an agent may never write through, even inside the memory folder (Claude
+/// Code's list), compared after its case and invisible-character folding.
+const PROTECTED_SEGMENTS: &[&str] = &[
+    ".git", "hooks", ".husky", ".githooks", "node_modules", ".vscode", ".idea", "head", "config", "objects", "refs",
+    ".claude", "skills", "commands", "agents", ".cargo", ".devcontainer", ".yarn", ".mvn",
+];
+
+/// Claude Code's segment folding: lower case (dotless ı and long ſ folded), zero-width and
+/// bidi controls removed, an NTFS stream suffix (`:…`) and trailing dots/spaces dropped.
+fn fold_segment(seg: &str) -> String {
+    let lower = seg.to_lowercase().replace('\u{131}', "i").replace('\u{17f}', "s");
+    let mut out: String = lower
+        .chars()
+        .filter(|c| {
+            !matches!(*c as u32, 0x200c..=0x200f | 0x202a..=0x202e | 0x206a..=0x206f | 0xfeff)
+        })
+        .collect();
+    if let Some(i) = out.find(':') {
+        out.truncate(i);
+    }
+    let trimmed = out.trim_end_matches(['.', ' ']).to_string();
+    if trimmed.is_empty() {
+        lower
+    } else {
+        trimmed
+    }
+}
+
+/// `isAutoMemPath` for writes (`.md`, inside the folder after normalizing, no protected
+/// segment). `prefix` is [`auto_mem_prefix`].
+pub fn is_auto_mem_write_path(path: &str, prefix: &str) -> bool {
+    if !path.ends_with(".md") {
+        return false;
+    }
+    let normalized = node_normalize(path);
+    let Some(rest) = normalized.strip_prefix(prefix) else { return false };
+    !rest.split('/').any(|seg| PROTECTED_SEGMENTS.contains(&fold_segment(seg).as_str()))
+}
+
+/// A permission decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Decision {
+    Allow,
+    /// Refused, with the exact message the model receives.
+    Deny(String),
+}
+
+/// The policy, prepared once per run.
+#[derive(Debug, Clone)]
+pub(crate) struct Gate {
+    policy: Policy,
+    prefix: String,
+}
+
+impl Gate {
+    pub fn new(policy: &Policy) -> Gate {
+        let prefix = match policy {
+            Policy::AutoMem { memory_dir } => auto_mem_prefix(memory_dir),
+            Policy::SessionMemory { path } => path.to_string_lossy().into_owned(),
+        };
+        Gate { policy: policy.clone(), prefix }
+    }
+
+    /// The memory folder with its trailing `/`, under the memory policy.
+    pub fn memory_prefix(&self) -> Option<&str> {
+        matches!(self.policy, Policy::AutoMem { .. }).then_some(self.prefix.as_str())
+    }
+
+    /// Whether an `Edit`/`Write` of `file_path` is one the policy allows (Claude Code's
+    /// `writtenPaths` filter).
+    pub fn allows_write_path(&self, tool: &str, file_path: &str) -> bool {
+        match &self.policy {
+            Policy::AutoMem { .. } => is_auto_mem_write_path(file_path, &self.prefix),
+            Policy::SessionMemory { path } => tool == "Edit" && Path::new(file_path) == path.as_path(),
+        }
+    }
+
+    /// The decision for one tool call whose input already passed its schema.
+    pub fn decide(&self, tool: &str, input: &Value) -> Decision {
+        match &self.policy {
+            Policy::SessionMemory { path } => {
+                let file = input.get("file_path").and_then(Value::as_str);
+                if tool == "Edit" && file.is_some_and(|f| Path::new(f) == path.as_path()) {
+                    Decision::Allow
+                } else {
+                    Decision::Deny(session_memory_denial(path))
+                }
+            }
+            Policy::AutoMem { .. } => self.decide_auto_mem(tool, input),
+        }
+    }
+
+    fn decide_auto_mem(&self, tool: &str, input: &Value) -> Decision {
+        match tool {
+            "Read" | "Grep" | "Glob" => {
+                let key = if tool == "Read" { "file_path" } else { "path" };
+                match input.get(key).and_then(Value::as_str) {
+                    Some(p) if p.starts_with("//") || p.starts_with("\\\\") => Decision::Deny(format!(
+                        "Claude requested permissions to read from {p}, which appears to be a UNC path that could access network resources."
+                    )),
+                    _ => Decision::Allow,
+                }
+            }
+            "Bash" => {
+                let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
+                if is_read_only_command(command) || is_memory_rm_command(command, &self.prefix) {
+                    Decision::Allow
+                } else {
+                    Decision::Deny(bash_denial(&self.prefix))
+                }
+            }
+            "Edit" | "Write" => match input.get("file_path").and_then(Value::as_str) {
+                Some(p) if is_auto_mem_write_path(p, &self.prefix) => Decision::Allow,
+                _ => Decision::Deny(auto_mem_denial(&self.prefix)),
+            },
+            _ => Decision::Deny(auto_mem_denial(&self.prefix)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::PathBuf;
+
+    const MEM: &str = "/home/u/.claude/projects/-repo/memory";
+
+    fn gate() -> Gate {
+        Gate::new(&Policy::AutoMem { memory_dir: PathBuf::from(MEM) })
+    }
+
+    #[test]
+    fn prefix_has_one_trailing_slash() {
+        assert_eq!(auto_mem_prefix(Path::new(MEM)), format!("{MEM}/"));
+        assert_eq!(auto_mem_prefix(Path::new(&format!("{MEM}//"))), format!("{MEM}/"));
+        assert_eq!(auto_mem_prefix(Path::new("/a/./b/../memory")), "/a/memory/");
+    }
+
+    #[test]
+    fn exact_denial_texts() {
+        let p = format!("{MEM}/");
+        assert_eq!(
+            auto_mem_denial(&p),
+            "only Read, Grep, Glob, read-only Bash, and Edit/Write within /home/u/.claude/projects/-repo/memory/ are allowed"
+        );
+        assert_eq!(
+            bash_denial(&p),
+            "Only read-only shell commands and rm with all paths inside /home/u/.claude/projects/-repo/memory/ are permitted in this context (ls, find, grep, cat, stat, wc, head, tail, and similar)"
+        );
+        assert_eq!(session_memory_denial(Path::new("/s/summary.md")), "only Edit on /s/summary.md is allowed");
+    }
+
+    #[test]
+    fn memory_policy_decisions() {
+        let g = gate();
+        let deny = Decision::Deny(auto_mem_denial(&format!("{MEM}/")));
+        assert_eq!(g.decide("Read", &json!({"file_path": "/etc/hosts"})), Decision::Allow);
+        assert_eq!(g.decide("Grep", &json!({"pattern": "x"})), Decision::Allow);
+        assert_eq!(g.decide("Glob", &json!({"pattern": "*"})), Decision::Allow);
+        assert_eq!(g.decide("Write", &json!({"file_path": format!("{MEM}/a.md"), "content": ""})), Decision::Allow);
+        assert_eq!(g.decide("Edit", &json!({"file_path": format!("{MEM}/team/a.md")})), Decision::Allow);
+        assert_eq!(g.decide("Write", &json!({"file_path": format!("{MEM}/a.txt")})), deny);
+        assert_eq!(g.decide("Write", &json!({"file_path": format!("{MEM}/../escape.md")})), deny);
+        assert_eq!(g.decide("Write", &json!({"file_path": format!("{MEM}-old/a.md")})), deny);
+        assert_eq!(g.decide("Write", &json!({"file_path": format!("{MEM}/.git/hooks.md")})), deny);
+        assert_eq!(g.decide("Write", &json!({"file_path": format!("{MEM}/Skills./a.md")})), deny);
+        assert_eq!(g.decide("Write", &json!({"file_path": "a.md"})), deny);
+        assert_eq!(g.decide("Edit", &json!({"file_path": 5})), deny);
+        assert_eq!(g.decide("WebFetch", &json!({"url": "x"})), deny);
+        assert_eq!(g.decide("Bash", &json!({"command": "ls -la"})), Decision::Allow);
+        assert_eq!(g.decide("Bash", &json!({"command": format!("rm {MEM}/old.md")})), Decision::Allow);
+        assert_eq!(
+            g.decide("Bash", &json!({"command": "touch x"})),
+            Decision::Deny(bash_denial(&format!("{MEM}/")))
+        );
+        assert!(matches!(g.decide("Read", &json!({"file_path": "//server/share/x"})), Decision::Deny(m) if m.contains("UNC path")));
+    }
+
+    #[test]
+    fn session_memory_policy() {
+        let path = PathBuf::from("/h/.claude/projects/x/s1/session-memory/summary.md");
+        let g = Gate::new(&Policy::SessionMemory { path: path.clone() });
+        let deny = Decision::Deny(session_memory_denial(&path));
+        assert_eq!(g.decide("Edit", &json!({"file_path": path})), Decision::Allow);
+        assert_eq!(g.decide("Write", &json!({"file_path": path})), deny);
+        assert_eq!(g.decide("Read", &json!({"file_path": path})), deny);
+        assert_eq!(g.decide("Edit", &json!({"file_path": "/h/other.md"})), deny);
+    }
+}

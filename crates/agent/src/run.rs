@@ -1,0 +1,118 @@
+//! The turn loop for providers that answer one model turn at a time.
+//!
+//! Like Claude Code's query loop: each model response is one turn; its `tool_use` blocks run
+//! in order and their results go back in one user message; the run ends when a response calls
+//! no tool. With a turn budget, once a response's tools have run and the next turn would
+//! exceed the budget, the run stops without another model call (`max_turns_reached`).
+
+use crate::policy::Gate;
+use crate::tools::{definitions, Tools};
+use crate::{AgentError, AgentOutcome, AgentTask, Denial, Policy, Stop};
+use mneme_model::{Block, Cancel, Message, ModelError, Provider, Request, Role};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Output tokens per model turn: enough for several whole memory files in one response, and
+/// within every current model's limit.
+const MAX_TOKENS: u32 = 8192;
+
+/// The folder a run's changes are confined to.
+pub(crate) fn changeset_root(policy: &Policy) -> PathBuf {
+    match policy {
+        Policy::AutoMem { memory_dir } => memory_dir.clone(),
+        Policy::SessionMemory { path } => path.parent().map(PathBuf::from).unwrap_or_default(),
+    }
+}
+
+pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Cancel) -> Result<AgentOutcome, AgentError> {
+    let gate = Gate::new(&task.policy);
+    let mut tools = Tools::new(task.cwd.clone(), gate.clone(), task.clock.clone(), task.work_dir.clone());
+    if let Policy::SessionMemory { path } = &task.policy {
+        // Claude Code reads the summary file before starting the update, so its Edit passes
+        // the read-first check.
+        tools.preload(path);
+    }
+    let mut messages = vec![Message::user_text(task.prompt.clone())];
+    let defs = definitions();
+    let mut turns = 0u32;
+    let mut denials = Vec::new();
+    let mut written_paths: Vec<PathBuf> = Vec::new();
+    let mut final_text = String::new();
+    let stop = loop {
+        if cancel.is_cancelled() {
+            break Stop::Cancelled;
+        }
+        let request = Request {
+            system: task.system.clone(),
+            messages: messages.clone(),
+            tools: defs.clone(),
+            max_tokens: MAX_TOKENS,
+            json_schema: None,
+        };
+        let response = match provider.complete(&request, cancel).await {
+            Ok(r) => r,
+            Err(ModelError::Cancelled) => break Stop::Cancelled,
+            Err(e) => return Err(e.into()),
+        };
+        turns += 1;
+        final_text = response
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let calls: Vec<(String, String, Value)> = response
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolUse { id, name, input } => Some((id.clone(), name.clone(), input.clone())),
+                _ => None,
+            })
+            .collect();
+        messages.push(Message { role: Role::Assistant, content: response.content });
+        if calls.is_empty() {
+            break Stop::Completed;
+        }
+        let mut results = Vec::with_capacity(calls.len());
+        for (id, name, input) in calls {
+            if name == "Edit" || name == "Write" {
+                if let Some(p) = input.get("file_path").and_then(Value::as_str) {
+                    let p = PathBuf::from(p);
+                    if gate.allows_write_path(&name, &p.to_string_lossy()) && !written_paths.contains(&p) {
+                        written_paths.push(p);
+                    }
+                }
+            }
+            let result = tools.call(&name, &input, cancel).await;
+            if let Some(message) = result.denied {
+                denials.push(Denial { tool: name.clone(), message });
+            }
+            results.push(Block::ToolResult { tool_use_id: id, content: result.content, is_error: result.is_error });
+        }
+        messages.push(Message { role: Role::User, content: results });
+        if cancel.is_cancelled() {
+            break Stop::Cancelled;
+        }
+        if let Some(max) = task.max_turns {
+            if turns + 1 > max {
+                final_text = Stop::max_turns_message(max);
+                break Stop::MaxTurns { max_turns: max };
+            }
+        }
+    };
+    if stop == Stop::Cancelled {
+        final_text.clear();
+    }
+    Ok(AgentOutcome {
+        changeset: tools.overlay.changeset(&changeset_root(&task.policy), &task.label),
+        applied: None,
+        written_paths,
+        turns,
+        denials,
+        final_text,
+        stop,
+    })
+}

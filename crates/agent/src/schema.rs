@@ -1,0 +1,148 @@
+//! Tool input schemas: the JSON Schema the model is shown, and the check Claude Code's Zod
+//! schemas make before a tool runs, with its `InputValidationError` wording.
+
+use serde_json::{json, Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ty {
+    Str,
+    /// A number; numeric strings are accepted, as Claude Code's preprocessing does.
+    Num,
+    /// A boolean; `"true"`/`"false"` strings are accepted.
+    Bool,
+    Enum(&'static [&'static str]),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Param {
+    pub name: &'static str,
+    pub ty: Ty,
+    pub required: bool,
+    pub description: &'static str,
+}
+
+pub(crate) const fn req(name: &'static str, ty: Ty, description: &'static str) -> Param {
+    Param { name, ty, required: true, description }
+}
+
+pub(crate) const fn opt(name: &'static str, ty: Ty, description: &'static str) -> Param {
+    Param { name, ty, required: false, description }
+}
+
+/// The JSON Schema for a tool's input (a strict object, as Claude Code declares them).
+pub(crate) fn json_schema(params: &[Param]) -> Value {
+    let mut props = Map::new();
+    for p in params {
+        let mut prop = match p.ty {
+            Ty::Str => json!({"type": "string"}),
+            Ty::Num => json!({"type": "number"}),
+            Ty::Bool => json!({"type": "boolean"}),
+            Ty::Enum(values) => json!({"type": "string", "enum": values}),
+        };
+        prop["description"] = json!(p.description);
+        props.insert(p.name.to_string(), prop);
+    }
+    let required: Vec<&str> = params.iter().filter(|p| p.required).map(|p| p.name).collect();
+    json!({
+        "type": "object",
+        "properties": props,
+        "required": required,
+        "additionalProperties": false,
+        "$schema": "http://json-schema.org/draft-07/schema#",
+    })
+}
+
+/// Why an input failed its schema; the text follows Claude Code's `InputValidationError`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InputError(pub String);
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Checks `input` against `params` and returns it with coerced numbers and booleans.
+pub(crate) fn validate(tool: &str, params: &[Param], input: &Value) -> Result<Map<String, Value>, InputError> {
+    let Some(obj) = input.as_object() else {
+        return Err(InputError(format!(
+            "{tool} failed due to the following issue:\nThe parameter `input` type is expected as `object` but provided as `{}`",
+            type_name(input)
+        )));
+    };
+    let mut missing = Vec::new();
+    let mut wrong = Vec::new();
+    let mut out = Map::new();
+    for p in params {
+        let Some(v) = obj.get(p.name) else {
+            if p.required {
+                missing.push(p.name);
+            }
+            continue;
+        };
+        let coerced = match (p.ty, v) {
+            (Ty::Str, Value::String(_)) | (Ty::Num, Value::Number(_)) | (Ty::Bool, Value::Bool(_)) => Some(v.clone()),
+            (Ty::Num, Value::String(s)) => s.trim().parse::<f64>().ok().map(|n| json!(n)),
+            (Ty::Bool, Value::String(s)) if s == "true" || s == "false" => Some(json!(s == "true")),
+            (Ty::Enum(values), Value::String(s)) if values.contains(&s.as_str()) => Some(v.clone()),
+            (Ty::Enum(values), Value::String(s)) => {
+                let expected = values.iter().map(|x| format!("'{x}'")).collect::<Vec<_>>().join(" | ");
+                return Err(InputError(format!("Invalid enum value. Expected {expected}, received '{s}'")));
+            }
+            _ => None,
+        };
+        match coerced {
+            Some(c) => {
+                out.insert(p.name.to_string(), c);
+            }
+            None => {
+                let expected = match p.ty {
+                    Ty::Str | Ty::Enum(_) => "string",
+                    Ty::Num => "number",
+                    Ty::Bool => "boolean",
+                };
+                wrong.push((p.name, expected, type_name(v)));
+            }
+        }
+    }
+    let unexpected: Vec<&String> = obj.keys().filter(|k| !params.iter().any(|p| p.name == k.as_str())).collect();
+    let mut issues: Vec<String> = missing.iter().map(|m| format!("The required parameter `{m}` is missing")).collect();
+    issues.extend(unexpected.iter().map(|k| format!("An unexpected parameter `{k}` was provided")));
+    issues.extend(
+        wrong
+            .iter()
+            .map(|(name, exp, got)| format!("The parameter `{name}` type is expected as `{exp}` but provided as `{got}`")),
+    );
+    if issues.is_empty() {
+        return Ok(out);
+    }
+    let noun = if issues.len() > 1 { "issues" } else { "issue" };
+    Err(InputError(format!("{tool} failed due to the following {noun}:\n{}", issues.join("\n"))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &[Param] = &[req("file_path", Ty::Str, "path"), opt("limit", Ty::Num, "n"), opt("all", Ty::Bool, "b")];
+
+    #[test]
+    fn claude_code_wording() {
+        assert_eq!(
+            validate("Read", P, &json!({"limit": "5"})).unwrap_err().0,
+            "Read failed due to the following issue:\nThe required parameter `file_path` is missing"
+        );
+        assert_eq!(
+            validate("Read", P, &json!({"file_path": 3, "extra": 1})).unwrap_err().0,
+            "Read failed due to the following issues:\nAn unexpected parameter `extra` was provided\nThe parameter `file_path` type is expected as `string` but provided as `number`"
+        );
+        let ok = validate("Read", P, &json!({"file_path": "/a", "limit": "5", "all": "true"})).unwrap();
+        assert_eq!(ok["limit"], json!(5.0));
+        assert_eq!(ok["all"], json!(true));
+    }
+}

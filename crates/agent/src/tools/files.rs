@@ -1,0 +1,543 @@
+//! `Read`, `Edit` and `Write`, with Claude Code's validation order, results and error texts.
+
+use super::{bool_arg, num_arg, str_arg, Failure, ReadState, ToolResult, Tools, CWD_NOTE};
+use crate::overlay::Seen;
+use crate::schema::{opt, req, Param, Ty};
+use mneme_core::text::format_file_size;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+pub(super) const READ_PARAMS: &[Param] = &[
+    req("file_path", Ty::Str, "The absolute path to the file to read"),
+    opt(
+        "offset",
+        Ty::Num,
+        "The line number to start reading from. Only provide if the file is too large to read at once",
+    ),
+    opt("limit", Ty::Num, "The number of lines to read. Only provide if the file is too large to read at once."),
+];
+
+pub(super) const EDIT_PARAMS: &[Param] = &[
+    req("file_path", Ty::Str, "The absolute path to the file to modify"),
+    req("old_string", Ty::Str, "The text to replace"),
+    req("new_string", Ty::Str, "The text to replace it with (must be different from old_string)"),
+    opt("replace_all", Ty::Bool, "Replace all occurrences of old_string (default false)"),
+];
+
+pub(super) const WRITE_PARAMS: &[Param] = &[
+    req("file_path", Ty::Str, "The absolute path to the file to write (must be absolute, not relative)"),
+    req("content", Ty::Str, "The content to write to the file"),
+];
+
+pub(super) const READ_DESCRIPTION: &str = "Reads a file from the local filesystem. You can access any file directly by using this tool.
+Assume this tool is able to read all files on the machine. If the User provides a path to a file assume that path is valid. It is okay to read a file that does not exist; an error will be returned.
+
+Usage:
+- The file_path parameter must be an absolute path, not a relative path
+- By default, it reads up to 2000 lines starting from the beginning of the file
+- You can optionally specify a line offset and limit (especially handy for long files), but it's recommended to read the whole file by not providing these parameters
+- Results are returned using cat -n format, with line numbers starting at 1
+- This tool can only read files, not directories. To list files in a directory, use the registered shell tool.
+- If you read a file that exists but has empty contents you will receive a system reminder warning in place of file contents.
+- Do NOT re-read a file you just edited to verify \u{2014} Edit/Write would have errored if the change failed, and the harness tracks file state for you.";
+
+pub(super) const EDIT_DESCRIPTION: &str = "Performs exact string replacements in files.
+
+Usage:
+- You must use your `Read` tool at least once in the conversation before editing. This tool will error if you attempt an edit without reading the file.
+- When editing text from Read tool output, ensure you preserve the exact indentation (tabs/spaces) as it appears AFTER the line number prefix. The line number prefix format is: line number + tab. Everything after that is the actual file content to match. Never include any part of the line number prefix in the old_string or new_string.
+- ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required.
+- Only use emojis if the user explicitly requests it. Avoid adding emojis to files unless asked.
+- The edit will FAIL if `old_string` is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use `replace_all` to change every instance of `old_string`.
+- Use `replace_all` for replacing and renaming strings across the file. This parameter is useful if you want to rename a variable for instance.";
+
+pub(super) const WRITE_DESCRIPTION: &str = "Writes a file to the local filesystem.
+
+Usage:
+- This tool will overwrite the existing file if there is one at the provided path.
+- If this is an existing file, you MUST use the Read tool first to read the file's contents. This tool will fail if you did not read the file first.
+- Prefer the Edit tool for modifying existing files \u{2014} it only sends the diff. Only use this tool to create new files or for complete rewrites.
+- NEVER create documentation files (*.md) or README files unless explicitly requested by the User.
+- Only use emojis if the user explicitly requests it. Avoid writing emojis to files unless asked.";
+
+/// Appended to successful Edit/Write results.
+const STATE_IS_CURRENT: &str = " (file state is current in your context \u{2014} no need to Read it back)";
+const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
+const MODIFIED: &str =
+    "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
+const UNCHANGED: &str =
+    "Wasted call \u{2014} file unchanged since your last Read. Refer to that earlier tool_result instead.";
+/// Whole-file reads above this many bytes are refused (Claude Code's default `maxSizeBytes`).
+const MAX_READ_BYTES: usize = 262_144;
+/// Claude Code's default token cap for one Read.
+const MAX_READ_TOKENS: usize = 25_000;
+const DAY_MS: u128 = 86_400_000;
+
+fn utf16_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+fn lf(s: &str) -> String {
+    s.replace("\r\n", "\n")
+}
+
+/// Claude Code's `addLineNumbers`: `N\tline` from `start`, a trailing `\r` dropped.
+fn number_lines(content: &str, start: i64) -> String {
+    if content.is_empty() {
+        return String::new();
+    }
+    content
+        .split('\n')
+        .enumerate()
+        .map(|(i, line)| format!("{}\t{}", start + i as i64, line.strip_suffix('\r').unwrap_or(line)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The lines `[skip, skip + limit)` of a file, as Claude Code's reader slices them: BOM
+/// dropped, `\r\n` folded, and the last (possibly empty) segment after a final newline
+/// counted as a line. Returns the text and the file's total line count.
+fn slice_lines(text: &str, skip: usize, limit: Option<usize>) -> (String, usize) {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if skip == 0 && limit.is_none() {
+        let mut whole = lf(text);
+        if whole.ends_with('\r') {
+            whole.pop();
+        }
+        let total = whole.matches('\n').count() + 1;
+        return (whole, total);
+    }
+    let end = limit.map_or(usize::MAX, |l| skip.saturating_add(l));
+    let mut kept = Vec::new();
+    let mut total = 0;
+    for line in text.split('\n') {
+        if total >= skip && total < end {
+            kept.push(line.strip_suffix('\r').unwrap_or(line));
+        }
+        total += 1;
+    }
+    (kept.join("\n"), total)
+}
+
+/// Claude Code's quote folding for `old_string`: curly quotes match straight ones.
+fn fold_quotes(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' => '\'',
+            '\u{201c}' | '\u{201d}' => '"',
+            c => c,
+        })
+        .collect()
+}
+
+/// The text in `content` that `old` stands for: itself, or the same text with the file's
+/// curly quotes (Claude Code's `findActualString`).
+fn find_actual(content: &str, old: &str) -> Option<String> {
+    if content.contains(old) {
+        return Some(old.to_string());
+    }
+    let folded_content = fold_quotes(content);
+    let folded_old = fold_quotes(old);
+    let byte_at = folded_content.find(&folded_old)?;
+    // Folding maps one char to one char, so char positions carry over.
+    let start = folded_content[..byte_at].chars().count();
+    let len = folded_old.chars().count();
+    Some(content.chars().skip(start).take(len).collect())
+}
+
+fn opens_quote(chars: &[char], i: usize) -> bool {
+    i == 0 || matches!(chars[i - 1], ' ' | '\t' | '\n' | '\r' | '(' | '[' | '{' | '\u{2014}' | '\u{2013}')
+}
+
+/// When the file's text used curly quotes, `new` gets them too (Claude Code's
+/// `preserveQuoteStyle`).
+fn keep_quote_style(old: &str, actual: &str, new: &str) -> String {
+    if old == actual {
+        return new.to_string();
+    }
+    let doubles = actual.contains(['\u{201c}', '\u{201d}']);
+    let singles = actual.contains(['\u{2018}', '\u{2019}']);
+    let chars: Vec<char> = new.chars().collect();
+    chars
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| match c {
+            '"' if doubles => {
+                if opens_quote(&chars, i) {
+                    '\u{201c}'
+                } else {
+                    '\u{201d}'
+                }
+            }
+            '\'' if singles => {
+                let letter = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(|c| c.is_alphabetic());
+                if letter(i.checked_sub(1)) && letter(Some(i + 1)) {
+                    '\u{2019}'
+                } else if opens_quote(&chars, i) {
+                    '\u{2018}'
+                } else {
+                    '\u{2019}'
+                }
+            }
+            c => c,
+        })
+        .collect()
+}
+
+impl Tools {
+    /// Records `path` as fully read, as Claude Code does for the session-memory file before
+    /// its update agent starts.
+    pub(crate) fn preload(&mut self, path: &Path) {
+        if let Ok(Some(seen)) = self.overlay.read(path) {
+            let state = ReadState { content: lf(&seen.content), mtime_ms: seen.mtime_ms, offset: None, limit: None, partial: false };
+            self.read_state.insert(path.to_path_buf(), state);
+        }
+    }
+
+    fn missing_file(&self, path: &Path) -> String {
+        let mut msg = format!("File does not exist. {CWD_NOTE} {}.", self.cwd.display());
+        // A file with the same name and another extension (`findSimilarFile`).
+        if let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                let mut names: Vec<String> = entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| Path::new(n).file_stem() == Some(stem) && dir.join(n) != path)
+                    .collect();
+                names.sort();
+                if let Some(similar) = names.first() {
+                    msg.push_str(&format!(" Did you mean {similar}?"));
+                }
+            }
+        }
+        msg
+    }
+
+    /// The team-memory secret guard (Claude Code's `checkTeamMemSecrets`).
+    fn team_secret_refusal(&self, path: &Path, content: &str) -> Option<String> {
+        let team = format!("{}team/", self.gate.memory_prefix()?);
+        if !path.to_string_lossy().starts_with(&team) {
+            return None;
+        }
+        let findings = mneme_secrets::scan_claude_code(content);
+        (!findings.is_empty()).then(|| mneme_secrets::TeamWriteRefused { findings }.to_string())
+    }
+
+    /// Whether the file changed since it was read, by someone other than this run.
+    fn changed_since_read(&mut self, path: &Path, state: &ReadState) -> Result<bool, Failure> {
+        if self.overlay.is_changed(path) {
+            return Ok(false);
+        }
+        let Some(seen) = self.seen(path)? else { return Ok(true) };
+        let newer = match (seen.mtime_ms, state.mtime_ms) {
+            (Some(now), Some(then)) => now > then,
+            _ => false,
+        };
+        let full_view = state.offset.unwrap_or(1) <= 1 && state.limit.is_none();
+        Ok(newer && !(full_view && lf(&seen.content) == state.content))
+    }
+
+    fn seen(&mut self, path: &Path) -> Result<Option<Seen>, Failure> {
+        self.overlay.read(path).map_err(|e| Failure::Failed(e.to_string()))
+    }
+
+    pub(super) fn validate_read(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
+        let raw = str_arg(args, "file_path").unwrap_or_default();
+        let path = self.abs(raw);
+        let device = path.to_string_lossy().into_owned();
+        let blocking = [
+            "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full", "/dev/stdin", "/dev/tty", "/dev/console",
+            "/dev/stdout", "/dev/stderr", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2",
+        ];
+        let proc_fd = device.starts_with("/proc/") && ["/fd/0", "/fd/1", "/fd/2"].iter().any(|s| device.ends_with(s));
+        let proc_file = device.starts_with("/proc/")
+            && ["environ", "cmdline", "auxv", "maps", "mem", "stat"].iter().any(|f| {
+                device.strip_suffix(f).and_then(|p| p.strip_suffix('/')).is_some_and(|p| p.matches('/').count() == 2)
+            });
+        if blocking.contains(&device.as_str()) || proc_fd || proc_file {
+            return Err(Failure::Invalid(format!(
+                "Cannot read '{raw}': this device file would block or produce infinite output."
+            )));
+        }
+        Ok(())
+    }
+
+    pub(super) fn read(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
+        let raw = str_arg(args, "file_path").unwrap_or_default();
+        let path = self.abs(raw);
+        let offset = num_arg(args, "offset").map_or(1, |n| n.max(0.0) as u64);
+        let limit = num_arg(args, "limit").map(|n| n.max(1.0) as u64);
+        if !self.overlay.is_changed(&path) && path.is_dir() {
+            return Err(Failure::Failed(format!(
+                "EISDIR: illegal operation on a directory, read '{}'",
+                path.display()
+            )));
+        }
+        let Some(seen) = self.seen(&path)? else {
+            return Err(Failure::Failed(self.missing_file(&path)));
+        };
+        // A repeated identical Read of an unchanged file gets a short answer.
+        if let Some(prev) = self.read_state.get(&path) {
+            if !prev.partial
+                && prev.offset == Some(offset)
+                && prev.limit == limit
+                && prev.mtime_ms.is_some()
+                && prev.mtime_ms == seen.mtime_ms
+            {
+                return Ok(ToolResult::ok(UNCHANGED));
+            }
+        }
+        if limit.is_none() && seen.content.len() > MAX_READ_BYTES {
+            return Err(Failure::Failed(format!(
+                "File content ({}) exceeds maximum allowed size ({}). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file.",
+                format_file_size(seen.content.len()),
+                format_file_size(MAX_READ_BYTES)
+            )));
+        }
+        let skip = offset.saturating_sub(1) as usize;
+        let (mut text, total) = slice_lines(&seen.content, skip, limit.map(|l| l as usize));
+        let mut start = offset as i64;
+        let mut lines = if text.is_empty() { 0 } else { text.matches('\n').count() + 1 };
+        let mut truncation = None;
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
+        let divisor = if matches!(ext.as_str(), "json" | "jsonl" | "jsonc") { 2.0 } else { 4.0 };
+        let tokens = (utf16_len(&text) as f64 / divisor).round() as usize;
+        if tokens > MAX_READ_TOKENS {
+            if offset > 1 || limit.is_some() {
+                return Err(Failure::Failed(format!(
+                    "File content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_READ_TOKENS}). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file."
+                )));
+            }
+            let (page, page_lines, note) = first_page(&text, tokens, total);
+            text = page;
+            lines = page_lines;
+            start = 1;
+            truncation = Some(note);
+        }
+        self.read_state.insert(
+            path.clone(),
+            ReadState {
+                content: text.clone(),
+                mtime_ms: seen.mtime_ms,
+                offset: Some(offset),
+                limit: if truncation.is_some() { Some(lines as u64) } else { limit },
+                partial: truncation.is_some(),
+            },
+        );
+        if text.is_empty() {
+            return Ok(ToolResult::ok(if total == 0 || seen.content.is_empty() {
+                "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".to_string()
+            } else {
+                format!(
+                    "<system-reminder>Warning: the file exists but is shorter than the provided offset ({start}). The file has {total} lines.</system-reminder>"
+                )
+            }));
+        }
+        let mut out = String::new();
+        if let Some(note) = truncation {
+            out.push_str(&format!("<system-reminder>{note}</system-reminder>\n\n"));
+        }
+        out.push_str(&self.memory_age_note(&path, seen.mtime_ms));
+        out.push_str(&number_lines(&text, start));
+        Ok(ToolResult::ok(out))
+    }
+
+    /// Claude Code's staleness note on memory files more than a day old.
+    fn memory_age_note(&self, path: &Path, mtime_ms: Option<u128>) -> String {
+        let Some(prefix) = self.gate.memory_prefix() else { return String::new() };
+        let Some(mtime) = mtime_ms else { return String::new() };
+        if !path.to_string_lossy().starts_with(prefix) {
+            return String::new();
+        }
+        let days = self.clock.now_ms().saturating_sub(mtime) / DAY_MS;
+        if days <= 1 {
+            return String::new();
+        }
+        format!(
+            "<system-reminder>This memory is {days} days old. Memories are point-in-time observations, not live state \u{2014} claims about code behavior or file:line citations may be outdated. Verify against current code before asserting as fact.</system-reminder>\n"
+        )
+    }
+
+    pub(super) fn validate_edit(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
+        let path = self.abs(str_arg(args, "file_path").unwrap_or_default());
+        let old = str_arg(args, "old_string").unwrap_or_default();
+        let new = str_arg(args, "new_string").unwrap_or_default();
+        let replace_all = bool_arg(args, "replace_all").unwrap_or(false);
+        if let Some(refusal) = self.team_secret_refusal(&path, new) {
+            return Err(Failure::Invalid(refusal));
+        }
+        if old == new {
+            return Err(Failure::Invalid(
+                "No changes to make: old_string and new_string are exactly the same.".into(),
+            ));
+        }
+        let Some(seen) = self.seen(&path)? else {
+            if old.is_empty() {
+                return Ok(());
+            }
+            return Err(Failure::Invalid(self.missing_file(&path)));
+        };
+        let content = lf(&seen.content);
+        if old.is_empty() {
+            if !content.trim().is_empty() {
+                return Err(Failure::Invalid("Cannot create new file - file already exists.".into()));
+            }
+            return Ok(());
+        }
+        let Some(state) = self.read_state.get(&path).cloned().filter(|s| !s.partial) else {
+            return Err(Failure::Invalid(NOT_READ.into()));
+        };
+        if self.changed_since_read(&path, &state)? {
+            return Err(Failure::Invalid(MODIFIED.into()));
+        }
+        let Some(actual) = find_actual(&content, old) else {
+            return Err(Failure::Invalid(format!("String to replace not found in file.\nString: {old}")));
+        };
+        let count = content.matches(actual.as_str()).count();
+        if count > 1 && !replace_all {
+            return Err(Failure::Invalid(format!(
+                "Found {count} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {old}"
+            )));
+        }
+        Ok(())
+    }
+
+    pub(super) fn edit(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
+        let raw = str_arg(args, "file_path").unwrap_or_default();
+        let path = self.abs(raw);
+        let old = str_arg(args, "old_string").unwrap_or_default();
+        let new = str_arg(args, "new_string").unwrap_or_default();
+        let replace_all = bool_arg(args, "replace_all").unwrap_or(false);
+        let seen = self.seen(&path)?;
+        let crlf = seen.as_ref().is_some_and(|s| s.content.contains("\r\n"));
+        let content = seen.map(|s| lf(&s.content)).unwrap_or_default();
+        let updated = if old.is_empty() {
+            new.to_string()
+        } else {
+            let actual = find_actual(&content, old).unwrap_or_else(|| old.to_string());
+            let replacement = keep_quote_style(old, &actual, new);
+            if replace_all {
+                content.replace(&actual, &replacement)
+            } else {
+                content.replacen(&actual, &replacement, 1)
+            }
+        };
+        let on_disk = if crlf { updated.replace('\n', "\r\n") } else { updated.clone() };
+        self.overlay.write(&path, on_disk, "Edit").map_err(|e| Failure::Failed(e.to_string()))?;
+        self.read_state.insert(
+            path,
+            ReadState { content: updated, mtime_ms: None, offset: None, limit: None, partial: false },
+        );
+        Ok(ToolResult::ok(if replace_all {
+            format!("The file {raw} has been updated. All occurrences were successfully replaced.{STATE_IS_CURRENT}")
+        } else {
+            format!("The file {raw} has been updated successfully.{STATE_IS_CURRENT}")
+        }))
+    }
+
+    pub(super) fn validate_write(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
+        let path = self.abs(str_arg(args, "file_path").unwrap_or_default());
+        let content = str_arg(args, "content").unwrap_or_default();
+        if let Some(refusal) = self.team_secret_refusal(&path, content) {
+            return Err(Failure::Invalid(refusal));
+        }
+        if self.seen(&path)?.is_none() {
+            return Ok(());
+        }
+        let Some(state) = self.read_state.get(&path).cloned().filter(|s| !s.partial) else {
+            return Err(Failure::Invalid(NOT_READ.into()));
+        };
+        if self.changed_since_read(&path, &state)? {
+            return Err(Failure::Invalid(MODIFIED.into()));
+        }
+        Ok(())
+    }
+
+    pub(super) fn write(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
+        let raw = str_arg(args, "file_path").unwrap_or_default();
+        let path = self.abs(raw);
+        let content = str_arg(args, "content").unwrap_or_default().to_string();
+        let existed = self.seen(&path)?.is_some();
+        self.overlay.write(&path, content.clone(), "Write").map_err(|e| Failure::Failed(e.to_string()))?;
+        self.read_state.insert(path, ReadState { content, mtime_ms: None, offset: None, limit: None, partial: false });
+        Ok(ToolResult::ok(if existed {
+            format!("The file {raw} has been updated successfully.{STATE_IS_CURRENT}")
+        } else {
+            format!("File created successfully at: {raw}{STATE_IS_CURRENT}")
+        }))
+    }
+}
+
+/// Claude Code's first page of a whole-file read over the token cap: as many leading lines
+/// as fit (or, for very long lines, leading characters), and the note saying how to go on.
+fn first_page(text: &str, tokens: usize, total: usize) -> (String, usize, String) {
+    let cap = MAX_READ_TOKENS as f64;
+    let lines: Vec<&str> = text.split('\n').collect();
+    let per_token = (utf16_len(text) as f64 / tokens.max(1) as f64).max(0.5);
+    let est = |s: &str| utf16_len(s) as f64 / per_token;
+    let mut m = ((lines.len() as f64 * cap / tokens.max(1) as f64 * 0.85).floor() as usize).clamp(1, lines.len());
+    let mut page = lines[..m].join("\n");
+    for _ in 0..6 {
+        if est(&page) <= cap || m <= 1 {
+            break;
+        }
+        m = ((m as f64 * 0.7).floor() as usize).max(1);
+        page = lines[..m].join("\n");
+    }
+    let prefix = "[Truncated: PARTIAL view \u{2014} ";
+    if est(&page) > cap || page.trim().is_empty() {
+        let mut k = ((cap * per_token * 0.85).floor() as usize).max(1);
+        let chars: Vec<char> = text.chars().collect();
+        for _ in 0..6 {
+            page = chars.iter().take(k).collect();
+            if est(&page) <= cap {
+                break;
+            }
+            k = ((k as f64 * 0.7).floor() as usize).max(1);
+        }
+        let note = format!(
+            "{prefix}showing the first {} of {} characters ({tokens} tokens, cap {MAX_READ_TOKENS}); this file has very long lines and cannot be paginated by line. Use Grep to find a specific section, or Read with offset/limit to page through it. Do NOT answer from this excerpt alone if the answer may be elsewhere in the file.]",
+            utf16_len(&page),
+            utf16_len(text)
+        );
+        let n = page.matches('\n').count() + 1;
+        return (page, n, note);
+    }
+    let note = if m < total {
+        format!(
+            "{prefix}showing lines 1-{m} of {total} total ({tokens} tokens, cap {MAX_READ_TOKENS}). Call Read with offset={} limit={m} for the next page, or Grep to find a specific section. Do NOT answer from this page alone if the answer may be further in the file.]",
+            m + 1
+        )
+    } else {
+        format!(
+            "{prefix}showing the first {} of {} characters ({tokens} tokens, cap {MAX_READ_TOKENS}); this file has very long lines and cannot be paginated by line. Use Grep to find a specific section, or Read with offset/limit to page through it. Do NOT answer from this excerpt alone if the answer may be elsewhere in the file.]",
+            utf16_len(&page),
+            utf16_len(text)
+        )
+    };
+    (page, m, note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_numbering_matches_claude_code() {
+        assert_eq!(number_lines("a\nb\n", 1), "1\ta\n2\tb\n3\t");
+        assert_eq!(number_lines("x\r\ny", 5), "5\tx\n6\ty");
+        assert_eq!(slice_lines("\u{feff}a\r\nb\r\n", 0, None), ("a\nb\n".to_string(), 3));
+        assert_eq!(slice_lines("a\nb\nc\nd", 1, Some(2)), ("b\nc".to_string(), 4));
+        assert_eq!(slice_lines("a\nb", 5, None), (String::new(), 2));
+    }
+
+    #[test]
+    fn curly_quotes_match_and_are_kept() {
+        let file = "She said \u{201c}hi\u{201d} and it\u{2019}s fine";
+        let actual = find_actual(file, "\"hi\" and it's").unwrap();
+        assert_eq!(actual, "\u{201c}hi\u{201d} and it\u{2019}s");
+        assert_eq!(keep_quote_style("\"hi\" and it's", &actual, "\"bye\" and it's"), "\u{201c}bye\u{201d} and it\u{2019}s");
+        assert_eq!(find_actual("plain", "plain").as_deref(), Some("plain"));
+        assert_eq!(find_actual("plain", "other"), None);
+    }
+}

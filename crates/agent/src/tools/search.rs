@@ -1,0 +1,422 @@
+//! `Grep` and `Glob`. Claude Code runs ripgrep for both; here ripgrep's own walker, matcher,
+//! searcher and printer crates produce the same lines, over the disk as the overlay changes it.
+
+use super::{num_arg, str_arg, bool_arg, Failure, ToolResult, Tools, CWD_NOTE};
+use crate::schema::{opt, req, Param, Ty};
+use grep_printer::{StandardBuilder, SummaryBuilder, SummaryKind};
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{BinaryDetection, SearcherBuilder};
+use ignore::overrides::OverrideBuilder;
+use ignore::types::TypesBuilder;
+use ignore::WalkBuilder;
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+pub(super) const GREP_PARAMS: &[Param] = &[
+    req("pattern", Ty::Str, "The regular expression pattern to search for in file contents"),
+    opt("path", Ty::Str, "File or directory to search in (rg PATH). Defaults to current working directory."),
+    opt("glob", Ty::Str, "Glob pattern to filter files (e.g. \"*.js\", \"*.{ts,tsx}\") - maps to rg --glob"),
+    opt(
+        "output_mode",
+        Ty::Enum(&["content", "files_with_matches", "count"]),
+        "Output mode: \"content\" shows matching lines (supports -A/-B/-C context, -n line numbers, head_limit), \"files_with_matches\" shows file paths (supports head_limit), \"count\" shows match counts (supports head_limit). Defaults to \"files_with_matches\".",
+    ),
+    opt("-B", Ty::Num, "Number of lines to show before each match (rg -B). Requires output_mode: \"content\", ignored otherwise."),
+    opt("-A", Ty::Num, "Number of lines to show after each match (rg -A). Requires output_mode: \"content\", ignored otherwise."),
+    opt("-C", Ty::Num, "Alias for context."),
+    opt("context", Ty::Num, "Number of lines to show before and after each match (rg -C). Requires output_mode: \"content\", ignored otherwise."),
+    opt("-n", Ty::Bool, "Show line numbers in output (rg -n). Requires output_mode: \"content\", ignored otherwise. Defaults to true."),
+    opt("-i", Ty::Bool, "Case insensitive search (rg -i)"),
+    opt("-o", Ty::Bool, "Print only the matched (non-empty) parts of each matching line, one match per output line (rg -o / --only-matching). Requires output_mode: \"content\", ignored otherwise. Defaults to false."),
+    opt("type", Ty::Str, "File type to search (rg --type). Common types: js, py, rust, go, java, etc. More efficient than include for standard file types."),
+    opt("head_limit", Ty::Num, "Limit output to first N lines/entries, equivalent to \"| head -N\". Works across all output modes: content (limits output lines), files_with_matches (limits file paths), count (limits count entries). Defaults to 250 when unspecified. Pass 0 for unlimited (use sparingly \u{2014} large result sets waste context)."),
+    opt("offset", Ty::Num, "Skip first N lines/entries before applying head_limit, equivalent to \"| tail -n +N | head -N\". Works across all output modes. Defaults to 0."),
+    opt("multiline", Ty::Bool, "Enable multiline mode where . matches newlines and patterns can span lines (rg -U --multiline-dotall). Default: false."),
+];
+
+pub(super) const GLOB_PARAMS: &[Param] = &[
+    req("pattern", Ty::Str, "The glob pattern to match files against"),
+    opt("path", Ty::Str, "The directory to search in. If not specified, the current working directory will be used. IMPORTANT: Omit this field to use the default directory. DO NOT enter \"undefined\" or \"null\" - simply omit it for the default behavior. Must be a valid directory path if provided."),
+];
+
+pub(super) const GREP_DESCRIPTION: &str = "A powerful search tool built on ripgrep
+
+  Usage:
+  - ALWAYS use Grep for search tasks. NEVER invoke `grep` or `rg` as a Bash command. The Grep tool has been optimized for correct permissions and access.
+  - Supports full regex syntax (e.g., \"log.*Error\", \"function\\s+\\w+\")
+  - Filter files with glob parameter (e.g., \"*.js\", \"**/*.tsx\") or type parameter (e.g., \"js\", \"py\", \"rust\")
+  - Output modes: \"content\" shows matching lines, \"files_with_matches\" shows only file paths (default), \"count\" shows match counts
+  - Pattern syntax: Uses ripgrep (not grep) - literal braces need escaping (use `interface\\{\\}` to find `interface{}` in Go code)
+  - Multiline matching: By default patterns match within single lines only. For cross-line patterns like `struct \\{[\\s\\S]*?field`, use `multiline: true`
+";
+
+pub(super) const GLOB_DESCRIPTION: &str = "- Fast file pattern matching tool that works with any codebase size
+- Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\"
+- Returns matching file paths sorted by modification time
+- Use this tool when you need to find files by name patterns";
+
+/// Folders Claude Code's Grep never searches.
+const VCS_DIRS: [&str; 6] = [".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
+/// Claude Code's default Grep `head_limit` and Glob result cap.
+const GREP_DEFAULT_LIMIT: usize = 250;
+const GLOB_LIMIT: usize = 100;
+
+fn rg_error(e: impl std::fmt::Display) -> Failure {
+    Failure::Failed(e.to_string())
+}
+
+/// Claude Code's `applyHeadLimit`: the page and the limit it applied, if any.
+fn head_limit<T: Clone>(items: &[T], limit: Option<usize>, offset: usize) -> (Vec<T>, Option<usize>) {
+    let rest = items.get(offset..).unwrap_or_default();
+    if limit == Some(0) {
+        return (rest.to_vec(), None);
+    }
+    let l = limit.unwrap_or(GREP_DEFAULT_LIMIT);
+    let page = rest.iter().take(l).cloned().collect();
+    (page, (rest.len() > l).then_some(l))
+}
+
+fn pagination(limit: Option<usize>, offset: usize) -> String {
+    let mut parts = Vec::new();
+    if let Some(l) = limit {
+        parts.push(format!("limit: {l}"));
+    }
+    if offset > 0 {
+        parts.push(format!("offset: {offset}"));
+    }
+    parts.join(", ")
+}
+
+fn mtime_of(path: &Path) -> SystemTime {
+    std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+impl Tools {
+    /// Whether `path` exists as the run sees it.
+    fn exists(&self, path: &Path) -> bool {
+        if self.overlay.is_removed(path) {
+            return false;
+        }
+        self.overlay.written().any(|(p, _)| p == path || p.starts_with(path)) || path.exists()
+    }
+
+    pub(super) fn validate_grep(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
+        for field in ["pattern", "path", "glob", "type"] {
+            if str_arg(args, field).is_some_and(|v| v.contains('\0')) {
+                return Err(Failure::Invalid(format!(
+                    "Grep {field} cannot contain null bytes (\\0). Remove the null byte and try again."
+                )));
+            }
+        }
+        if let Some(p) = str_arg(args, "path") {
+            let abs = self.abs(p);
+            if !p.starts_with("//") && !self.exists(&abs) {
+                return Err(Failure::Invalid(format!("Path does not exist: {p}. {CWD_NOTE} {}.", self.cwd.display())));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn validate_glob(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
+        if let Some(p) = str_arg(args, "path") {
+            let abs = self.abs(p);
+            if p.starts_with("//") {
+                return Ok(());
+            }
+            if !abs.exists() {
+                return Err(Failure::Invalid(format!(
+                    "Directory does not exist: {p}. {CWD_NOTE} {}.",
+                    self.cwd.display()
+                )));
+            }
+            if !abs.is_dir() {
+                return Err(Failure::Invalid(format!("Path is not a directory: {p}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The files under `root` as the run sees them, filtered like `rg` with `overrides`
+    /// (and `types`), in path order.
+    fn files_under(
+        &self,
+        root: &Path,
+        overrides: &ignore::overrides::Override,
+        types: Option<&ignore::types::Types>,
+        respect_ignore_files: bool,
+    ) -> Vec<PathBuf> {
+        let mut files = BTreeSet::new();
+        if root.is_file() || (!root.exists() && self.overlay.written().any(|(p, _)| p == root)) {
+            files.insert(root.to_path_buf());
+        } else {
+            let mut walk = WalkBuilder::new(root);
+            walk.hidden(false).overrides(overrides.clone());
+            if !respect_ignore_files {
+                walk.ignore(false).git_ignore(false).git_global(false).git_exclude(false).parents(false);
+            }
+            if let Some(t) = types {
+                walk.types(t.clone());
+            }
+            for entry in walk.build().flatten() {
+                if entry.file_type().is_some_and(|t| t.is_file()) {
+                    files.insert(entry.into_path());
+                }
+            }
+            for (p, _) in self.overlay.written() {
+                let Ok(rel) = p.strip_prefix(root) else { continue };
+                if overrides.matched(rel, false).is_ignore() {
+                    continue;
+                }
+                if types.is_some_and(|t| t.matched(rel, false).is_ignore()) {
+                    continue;
+                }
+                files.insert(p.to_path_buf());
+            }
+        }
+        files.into_iter().filter(|p| !self.overlay.is_removed(p)).collect()
+    }
+
+    pub(super) fn grep(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
+        let pattern = str_arg(args, "pattern").unwrap_or_default();
+        let root = str_arg(args, "path").map_or_else(|| self.cwd.clone(), |p| self.abs(p));
+        let mode = str_arg(args, "output_mode").unwrap_or("files_with_matches");
+        let context = num_arg(args, "context").or_else(|| num_arg(args, "-C"));
+        let before = num_arg(args, "-B");
+        let after = num_arg(args, "-A");
+        let line_numbers = bool_arg(args, "-n").unwrap_or(true);
+        let only_matching = bool_arg(args, "-o").unwrap_or(false);
+        let multiline = bool_arg(args, "multiline").unwrap_or(false);
+        let limit = num_arg(args, "head_limit").map(|n| n.max(0.0) as usize);
+        let offset = num_arg(args, "offset").map_or(0, |n| n.max(0.0) as usize);
+
+        let mut mb = RegexMatcherBuilder::new();
+        mb.multi_line(true).case_insensitive(bool_arg(args, "-i").unwrap_or(false));
+        if multiline {
+            mb.dot_matches_new_line(true);
+        } else {
+            mb.line_terminator(Some(b'\n'));
+        }
+        let matcher = mb.build(pattern).map_err(rg_error)?;
+
+        let mut ob = OverrideBuilder::new(&root);
+        for vcs in VCS_DIRS {
+            ob.add(&format!("!{vcs}")).map_err(rg_error)?;
+        }
+        if let Some(glob) = str_arg(args, "glob") {
+            for word in glob.split_whitespace() {
+                let parts: Vec<&str> =
+                    if word.contains('{') && word.contains('}') { vec![word] } else { word.split(',').collect() };
+                for g in parts.into_iter().filter(|g| !g.is_empty()) {
+                    ob.add(g).map_err(rg_error)?;
+                }
+            }
+        }
+        let overrides = ob.build().map_err(rg_error)?;
+        let types = match str_arg(args, "type") {
+            Some(t) => {
+                let mut tb = TypesBuilder::new();
+                tb.add_defaults();
+                tb.select(t);
+                Some(tb.build().map_err(|_| Failure::Failed(format!("unrecognized file type: {t}")))?)
+            }
+            None => None,
+        };
+        let single_file = root.is_file() || (!root.exists() && self.overlay.written().any(|(p, _)| p == root));
+        let files = self.files_under(&root, &overrides, types.as_ref(), true);
+
+        let mut sb = SearcherBuilder::new();
+        sb.multi_line(multiline).binary_detection(BinaryDetection::quit(0));
+        if mode == "content" {
+            sb.line_number(line_numbers);
+            match context {
+                Some(c) => {
+                    sb.before_context(c.max(0.0) as usize).after_context(c.max(0.0) as usize);
+                }
+                None => {
+                    sb.before_context(before.map_or(0, |b| b.max(0.0) as usize));
+                    sb.after_context(after.map_or(0, |a| a.max(0.0) as usize));
+                }
+            }
+        }
+        let mut searcher = sb.build();
+        // Search text as the run sees it: the overlay's version where it has one.
+        let contents: Vec<(PathBuf, Option<String>)> = files
+            .into_iter()
+            .map(|p| {
+                let own = self.overlay.written().find(|(w, _)| *w == p).map(|(_, c)| c.to_string());
+                (p, own)
+            })
+            .collect();
+
+        let output = match mode {
+            "content" => {
+                let mut printer = StandardBuilder::new()
+                    .path(!single_file)
+                    .max_columns(Some(500))
+                    .only_matching(only_matching)
+                    .build_no_color(Vec::new());
+                for (p, own) in &contents {
+                    let sink = printer.sink_with_path(&matcher, p);
+                    let _ = match own {
+                        Some(text) => searcher.search_slice(&matcher, text.as_bytes(), sink),
+                        None => searcher.search_path(&matcher, p, sink),
+                    };
+                }
+                let text = String::from_utf8_lossy(printer.get_mut().get_ref()).into_owned();
+                let lines: Vec<String> = text.lines().map(|l| self.relativize_line(l, false)).collect();
+                let (page, applied) = head_limit(&lines, limit, offset);
+                let body = if page.is_empty() { "No matches found".to_string() } else { page.join("\n") };
+                let pag = pagination(applied, offset);
+                if pag.is_empty() {
+                    body
+                } else {
+                    format!("{body}\n\n[Showing results with pagination = {pag}]")
+                }
+            }
+            "count" => {
+                let mut printer = SummaryBuilder::new().kind(SummaryKind::Count).path(true).build_no_color(Vec::new());
+                for (p, own) in &contents {
+                    let sink = printer.sink_with_path(&matcher, p);
+                    let _ = match own {
+                        Some(text) => searcher.search_slice(&matcher, text.as_bytes(), sink),
+                        None => searcher.search_path(&matcher, p, sink),
+                    };
+                }
+                let text = String::from_utf8_lossy(printer.get_mut().get_ref()).into_owned();
+                let lines: Vec<String> = text.lines().map(|l| self.relativize_line(l, true)).collect();
+                let (page, applied) = head_limit(&lines, limit, offset);
+                let (mut matches, mut nfiles) = (0u64, 0u64);
+                for l in &page {
+                    if let Some((_, n)) = l.rsplit_once(':') {
+                        if let Ok(n) = n.parse::<u64>() {
+                            matches += n;
+                            nfiles += 1;
+                        }
+                    }
+                }
+                let body = if page.is_empty() { "No matches found".to_string() } else { page.join("\n") };
+                let pag = pagination(applied, offset);
+                format!(
+                    "{body}\n\nFound {matches} total {} across {nfiles} {}.{}",
+                    if matches == 1 { "occurrence" } else { "occurrences" },
+                    if nfiles == 1 { "file" } else { "files" },
+                    if pag.is_empty() { String::new() } else { format!(" with pagination = {pag}") }
+                )
+            }
+            _ => {
+                let mut hits: Vec<(PathBuf, SystemTime)> = Vec::new();
+                for (p, own) in &contents {
+                    let mut printer = SummaryBuilder::new().kind(SummaryKind::QuietWithMatch).build_no_color(Vec::new());
+                    let mut sink = printer.sink_with_path(&matcher, p);
+                    let _ = match own {
+                        Some(text) => searcher.search_slice(&matcher, text.as_bytes(), &mut sink),
+                        None => searcher.search_path(&matcher, p, &mut sink),
+                    };
+                    if sink.has_match() {
+                        let mtime = if own.is_some() { self.clock.now() } else { mtime_of(p) };
+                        hits.push((p.clone(), mtime));
+                    }
+                }
+                // Newest first, then by name (Claude Code sorts rg's list this way).
+                hits.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                let names: Vec<String> = hits.iter().map(|(p, _)| self.display_path(p)).collect();
+                let (page, applied) = head_limit(&names, limit, offset);
+                if page.is_empty() {
+                    "No files found".to_string()
+                } else {
+                    let pag = pagination(applied, offset);
+                    format!(
+                        "Found {} {}{}\n{}",
+                        page.len(),
+                        if page.len() == 1 { "file" } else { "files" },
+                        if pag.is_empty() { String::new() } else { format!(" {pag}") },
+                        page.join("\n")
+                    )
+                }
+            }
+        };
+        Ok(ToolResult::ok(output))
+    }
+
+    /// `path:rest` lines from rg with the path made relative to the working directory.
+    fn relativize_line(&self, line: &str, last_colon: bool) -> String {
+        let split = if last_colon { line.rfind(':') } else { line.find(':') };
+        match split {
+            Some(i) if i > 0 && line.starts_with('/') => {
+                format!("{}{}", self.display_path(Path::new(&line[..i])), &line[i..])
+            }
+            _ => line.to_string(),
+        }
+    }
+
+    pub(super) fn glob(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
+        let pattern = str_arg(args, "pattern").unwrap_or_default();
+        let mut base = str_arg(args, "path").map_or_else(|| self.cwd.clone(), |p| self.abs(p));
+        let mut relative = pattern.to_string();
+        if pattern.starts_with('/') {
+            // Split an absolute pattern at the last `/` before its first glob character.
+            let (dir, rest) = match pattern.find(['*', '?', '[', '{']) {
+                None => {
+                    let p = Path::new(pattern);
+                    (
+                        p.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default(),
+                        p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+                    )
+                }
+                Some(i) => match pattern[..i].rfind('/') {
+                    Some(0) => ("/".to_string(), pattern[1..].to_string()),
+                    Some(o) => (pattern[..o].to_string(), pattern[o + 1..].to_string()),
+                    None => (String::new(), pattern.to_string()),
+                },
+            };
+            if !dir.is_empty() {
+                base = PathBuf::from(dir);
+                relative = rest;
+            }
+        }
+        let mut ob = OverrideBuilder::new(&base);
+        ob.add(&relative).map_err(rg_error)?;
+        let overrides = ob.build().map_err(rg_error)?;
+        let files = self.files_under(&base, &overrides, None, false);
+        let mut dated: Vec<(PathBuf, SystemTime)> = files
+            .into_iter()
+            .map(|p| {
+                let t = if self.overlay.is_changed(&p) { self.clock.now() } else { mtime_of(&p) };
+                (p, t)
+            })
+            .collect();
+        // `rg --sort=modified`: oldest first.
+        dated.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        if dated.is_empty() {
+            return Ok(ToolResult::ok("No files found"));
+        }
+        let total = dated.len();
+        let mut lines: Vec<String> = dated.iter().take(GLOB_LIMIT).map(|(p, _)| self.display_path(p)).collect();
+        if total > GLOB_LIMIT {
+            lines.push(format!(
+                "(Showing {GLOB_LIMIT} of {total} matching files; {} more are not listed. Narrow the pattern or path to see the rest.)",
+                total - GLOB_LIMIT
+            ));
+        }
+        Ok(ToolResult::ok(lines.join("\n")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_limit_like_claude_code() {
+        let items: Vec<u32> = (0..300).collect();
+        let (page, applied) = head_limit(&items, None, 0);
+        assert_eq!((page.len(), applied), (250, Some(250)));
+        let (page, applied) = head_limit(&items, Some(0), 10);
+        assert_eq!((page.len(), applied), (290, None));
+        let (page, applied) = head_limit(&items[..5], Some(10), 2);
+        assert_eq!((page, applied), (vec![2, 3, 4], None));
+        assert_eq!(pagination(Some(250), 3), "limit: 250, offset: 3");
+    }
+}
