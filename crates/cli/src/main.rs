@@ -3,6 +3,8 @@
 //! Errors are one line on stderr with a non-zero exit.
 
 mod print;
+mod secrets;
+mod team;
 
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
@@ -84,6 +86,16 @@ enum Command {
     Settings {
         #[command(subcommand)]
         action: Option<SettingsCommand>,
+    },
+    /// Scan text for secrets as writes into team memory are scanned.
+    Secrets {
+        #[command(subcommand)]
+        action: secrets::SecretsCommand,
+    },
+    /// Team memory: check keys the sync server sends.
+    Team {
+        #[command(subcommand)]
+        action: team::TeamCommand,
     },
     /// Serve the browser UI and its API on 127.0.0.1 until Ctrl-C (prints the address to open).
     Serve {
@@ -248,6 +260,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // These answer with an exit code of their own and need no memory folder or HOME.
+    match cli.command {
+        Some(Command::Secrets { action }) => return secrets::run(action),
+        Some(Command::Team { action }) => return team::run(action),
+        _ => {}
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -376,6 +394,7 @@ fn run(cli: Cli) -> Result<()> {
                 println!("autoDreamEnabled is now {} in {}", matches!(state, OnOff::On), path.display());
             }
         },
+        Command::Secrets { .. } | Command::Team { .. } => unreachable!("answered in main"),
         Command::Serve { port, ui_dir } => {
             let opts = mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(std::env::current_dir()?) };
             // The tokio runtime lives inside this call only; every other command stays synchronous.

@@ -1,0 +1,88 @@
+//! `mneme team …`: team memory from the command line. `check-key` runs Claude Code's key
+//! validation (`validateTeamMemKey`) against a real team folder.
+
+use clap::{ArgGroup, Args, Subcommand};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum TeamCommand {
+    /// Check whether a key (a path the sync server sends) may be written under a team memory
+    /// folder, exactly as Claude Code checks it: NUL bytes, %-encoded and Unicode-normalised
+    /// traversal, backslashes, absolute keys, `..`, and symbolic links leading out. Prints the
+    /// path the key resolves to and exits 0 when it is accepted; prints Claude Code's message
+    /// (on standard output) and exits 1 when it is refused.
+    CheckKey(CheckKey),
+}
+
+#[derive(Args)]
+#[command(group(ArgGroup::new("source").required(true).args(["key", "key_file"])))]
+pub struct CheckKey {
+    /// The key, relative to the team folder (`notes/deploy.md`).
+    #[arg(value_name = "KEY")]
+    key: Option<String>,
+    /// Read the key from FILE instead, as raw bytes (`-` for standard input), so keys with a
+    /// NUL byte can be checked. Exactly one trailing newline (`\n`) is removed if present;
+    /// anything else, a `\r` included, stays part of the key.
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<PathBuf>,
+    /// The team memory folder (`<auto-memory folder>/team`); it need not exist.
+    #[arg(long, value_name = "DIR", required = true)]
+    team_dir: PathBuf,
+}
+
+fn read_key(file: &PathBuf) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    let read = if file.as_os_str() == "-" {
+        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::read(file).map(|b| bytes = b)
+    };
+    read.map_err(|e| format!("could not read the key from {} ({e}); check the path", file.display()))?;
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        "the key is not valid UTF-8; team memory keys are JSON strings, so give the key as UTF-8 text".to_string()
+    })
+}
+
+pub fn run(cmd: TeamCommand) -> ExitCode {
+    match cmd {
+        TeamCommand::CheckKey(args) => {
+            let key = match (&args.key, &args.key_file) {
+                (Some(k), _) => k.clone(),
+                (None, Some(f)) => match read_key(f) {
+                    Ok(k) => k,
+                    Err(e) => {
+                        eprintln!("mneme: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                },
+                (None, None) => unreachable!("clap requires KEY or --key-file"),
+            };
+            let team_dir = if args.team_dir.is_absolute() {
+                args.team_dir
+            } else {
+                match std::env::current_dir() {
+                    Ok(cwd) => cwd.join(args.team_dir),
+                    Err(e) => {
+                        eprintln!("mneme: cannot read the current folder ({e}); give --team-dir as an absolute path");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            };
+            match mneme_team::keys::validate_team_mem_key(&team_dir, &key) {
+                Ok(path) => {
+                    println!("{}", path.display());
+                    ExitCode::SUCCESS
+                }
+                Err(refused) => {
+                    println!("{refused}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}

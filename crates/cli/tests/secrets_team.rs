@@ -1,0 +1,139 @@
+//! `mneme secrets scan` and `mneme team check-key`, run as the real binary.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn mneme(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mneme"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mneme starts");
+    child.stdin.take().expect("stdin").write_all(stdin).expect("write stdin");
+    child.wait_with_output().expect("mneme finishes")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8")
+}
+
+/// Tokens assembled at run time, so this file holds no secret-looking literal.
+fn github_pat() -> String {
+    format!("ghp_{}", "nUwYcfi1NQBYsmPBK6K7rrTYmlfxd6KQzYRd")
+}
+fn aws_key() -> String {
+    format!("AKIA{}", "QYLPMN5HHHFPZAM2")
+}
+
+#[test]
+fn scan_exits_1_with_labels_when_text_holds_a_secret() {
+    let text = format!("CI uses {} and deploys with {}.\nDB: postgres://app:Tr0ub4dor@db/app\n", github_pat(), aws_key());
+    let out = mneme(&["secrets", "scan"], text.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "AWS Access Token\nGitHub PAT\nConnection String Password\n");
+    assert!(!stdout(&out).contains(&github_pat()[4..]));
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn scan_exits_0_silently_on_clean_text() {
+    let out = mneme(&["secrets", "scan"], b"Deploys go through staging first.\nDB: postgres://app:${DB_PASSWORD}@db/app\n");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+}
+
+#[test]
+fn scan_can_give_claude_codes_exact_verdict() {
+    let text = b"aws_access_key_id = AKIAIOSFODNN7EXAMPLE";
+    assert_eq!(mneme(&["secrets", "scan"], text).status.code(), Some(0));
+    let out = mneme(&["secrets", "scan", "--claude-code"], text);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "AWS Access Token\n");
+}
+
+fn team_dir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let team = std::fs::canonicalize(tmp.path()).unwrap().join("memory/team");
+    std::fs::create_dir_all(&team).unwrap();
+    (tmp, team)
+}
+
+fn check(team: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut all = vec!["team", "check-key"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--team-dir", team.to_str().unwrap()]);
+    mneme(&all, stdin)
+}
+
+#[test]
+fn check_key_accepts_and_prints_the_resolved_path() {
+    let (_tmp, team) = team_dir();
+    let out = check(&team, &["notes/../deploy.md"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout(&out), format!("{}\n", team.join("deploy.md").display()));
+}
+
+#[test]
+fn check_key_refuses_with_claude_codes_message() {
+    let (_tmp, team) = team_dir();
+    for (key, message) in [
+        ("../x.md", "Key escapes team memory directory: \"../x.md\""),
+        ("..%2Fx.md", "URL-encoded traversal in path key: \"..%2Fx.md\""),
+        ("\u{ff0e}\u{ff0e}\u{ff0f}x.md", "Unicode-normalized traversal in path key: \"\u{ff0e}\u{ff0e}\u{ff0f}x.md\""),
+        ("a\\b.md", "Backslash in path key: \"a\\b.md\""),
+        ("/etc/passwd", "Absolute path key: \"/etc/passwd\""),
+    ] {
+        let out = check(&team, &[key], b"");
+        assert_eq!(out.status.code(), Some(1), "{key}");
+        assert_eq!(stdout(&out), format!("{message}\n"), "{key}");
+    }
+    std::os::unix::fs::symlink(team.parent().unwrap(), team.join("up")).unwrap();
+    let out = check(&team, &["up/x.md"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "Key escapes team memory directory via symlink: \"up/x.md\"\n");
+}
+
+#[test]
+fn check_key_reads_raw_bytes_from_stdin_and_files() {
+    let (tmp, team) = team_dir();
+    // A NUL byte cannot be passed as an argument; stdin carries it. One \n is removed.
+    let out = check(&team, &["--key-file", "-"], b"a\0b.md\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, b"Null byte in path key: \"a\0b.md\"\n");
+    // Only one newline goes: the second is part of the key.
+    let file = tmp.path().join("key");
+    std::fs::write(&file, b"x.md\n\n").unwrap();
+    let out = check(&team, &["--key-file", file.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), format!("{}\n\n", team.join("x.md").display()));
+    // A \r stays too.
+    let out = check(&team, &["--key-file", "-"], b"y.md\r\n");
+    assert_eq!(stdout(&out), format!("{}\r\n", team.join("y.md").display()));
+}
+
+#[test]
+fn check_key_errors_are_one_line_on_stderr() {
+    let (_tmp, team) = team_dir();
+    let out = check(&team, &["--key-file", "/nonexistent/key"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("mneme: could not read the key from /nonexistent/key"), "{err}");
+    let out = check(&team, &["--key-file", "-"], b"\xff\xfe.md");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid UTF-8"));
+    // Neither a key nor a file: a usage error.
+    assert_eq!(check(&team, &[], b"").status.code(), Some(2));
+}
+
+#[test]
+fn check_key_help_documents_the_newline_rule() {
+    let out = mneme(&["team", "check-key", "--help"], b"");
+    assert!(stdout(&out).contains("Exactly one trailing newline"), "{}", stdout(&out));
+}

@@ -1,0 +1,533 @@
+//! Team memory keys: which relative paths from the server may become files under the team
+//! folder, checked exactly as Claude Code's `teamMemPaths.ts` checks them, and a write that
+//! keeps that promise even if the folder changes between the check and the write.
+//!
+//! The chain for a key (`validateTeamMemKey`), each failure a [`PathTraversalError`] with
+//! Claude Code's message:
+//! 1. [`sanitize_path_key`]: a NUL byte; `%`-escapes that decode to `..` or `/`
+//!    (`decodeURIComponent`, malformed escapes kept as they are); NFKC forms that introduce
+//!    `..`, `/`, `\` or NUL (full-width `．．／`); a backslash; a leading `/`.
+//! 2. `join(teamDir, key)` resolved lexically must start with `<teamDir>/`.
+//! 3. [`realpath_deepest_existing`] of that path must be inside the real team folder
+//!    ([`is_real_path_within_team_dir`]): symbolic links may not lead out, dangling links
+//!    and loops are refused, and anything that cannot be checked fails closed.
+//!
+//! Paths follow Node's POSIX `path` module (`/` separators, `..` resolved lexically before any
+//! link is followed), as Claude Code does on Linux and macOS. The team folder string is
+//! NFC-normalised with a trailing `/` (`getTeamMemPath`), and the prefix checks compare
+//! strings, as in JavaScript; the trailing `/` is what stops a `team-evil` sibling.
+//!
+//! [`write_team_file`] re-checks at write time: it walks from the team folder down with
+//! `openat(O_NOFOLLOW | O_DIRECTORY)` one component at a time and creates the file relative to
+//! the last folder's descriptor (temporary file, fsync, rename), so a folder swapped for a
+//! symbolic link after validation makes the write fail instead of landing outside.
+
+use percent_encoding::percent_decode_str;
+use std::io;
+use std::path::{Path, PathBuf};
+use unicode_normalization::UnicodeNormalization;
+
+/// A refused key or path, worded exactly as Claude Code words it (`PathTraversalError`).
+/// Messages quote the key or path verbatim, NUL bytes included.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathTraversalError {
+    /// The key holds a NUL byte.
+    #[error("Null byte in path key: \"{0}\"")]
+    NullByteInKey(String),
+    /// `decodeURIComponent(key)` differs from the key and holds `..` or `/`.
+    #[error("URL-encoded traversal in path key: \"{0}\"")]
+    UrlEncodedTraversal(String),
+    /// NFKC changes the key and the result holds `..`, `/`, `\` or NUL.
+    #[error("Unicode-normalized traversal in path key: \"{0}\"")]
+    UnicodeNormalizedTraversal(String),
+    /// The key holds a backslash.
+    #[error("Backslash in path key: \"{0}\"")]
+    Backslash(String),
+    /// The key starts with `/`.
+    #[error("Absolute path key: \"{0}\"")]
+    AbsoluteKey(String),
+    /// The key resolves outside the team folder without following links.
+    #[error("Key escapes team memory directory: \"{0}\"")]
+    KeyEscapes(String),
+    /// The key resolves outside the real team folder once links are followed.
+    #[error("Key escapes team memory directory via symlink: \"{0}\"")]
+    KeyEscapesViaSymlink(String),
+    /// A path given to [`validate_team_mem_write_path`] holds a NUL byte.
+    #[error("Null byte in path: \"{0}\"")]
+    NullByteInPath(String),
+    /// A path given to [`validate_team_mem_write_path`] is outside the team folder.
+    #[error("Path escapes team memory directory: \"{0}\"")]
+    PathEscapes(String),
+    /// A path given to [`validate_team_mem_write_path`] leads outside through a link.
+    #[error("Path escapes team memory directory via symlink: \"{0}\"")]
+    PathEscapesViaSymlink(String),
+    /// A component is a symbolic link whose target does not exist.
+    #[error("Dangling symlink detected (target does not exist): \"{0}\"")]
+    DanglingSymlink(String),
+    /// Following the links never ends.
+    #[error("Symlink loop detected in path: \"{0}\"")]
+    SymlinkLoop(String),
+    /// `realpath` failed in a way that says nothing about containment (fail closed).
+    #[error("Cannot verify path containment ({code}): \"{path}\"")]
+    CannotVerify {
+        /// The error code Node would report (`EACCES`, …).
+        code: String,
+        /// The path being resolved.
+        path: String,
+    },
+}
+
+/// What [`write_team_file`] can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum TeamFileError {
+    /// The key was refused before anything was written.
+    #[error(transparent)]
+    Key(#[from] PathTraversalError),
+    /// A folder on the way is a symbolic link or not a folder (checked again at write time).
+    #[error("{path} is a symbolic link or not a folder, so Mneme will not write through it (it could lead outside the team memory folder). Replace it with a real folder and sync again.")]
+    NotAFolder {
+        /// The offending path.
+        path: PathBuf,
+    },
+    /// An operating-system error.
+    #[error("Could not {action} {path}: {source}. Check that the team memory folder exists and that you may write there, then try again.")]
+    Io {
+        /// What Mneme was doing.
+        action: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Node's `path.normalize` for POSIX paths, without the trailing-slash keep: `.` and empty
+/// segments dropped, `..` popping (never above `/` for absolute paths).
+fn normalize(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|p| *p != "..") {
+                    parts.pop();
+                } else if !absolute {
+                    parts.push("..");
+                }
+            }
+            s => parts.push(s),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
+/// Node's `path.resolve(p)` with an explicit working directory.
+fn resolve(path: &str, cwd: &str) -> String {
+    if path.starts_with('/') {
+        normalize(path)
+    } else {
+        normalize(&format!("{cwd}/{path}"))
+    }
+}
+
+/// Node's `path.dirname` for a normalised absolute path.
+fn dirname(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
+/// `getTeamMemPath()`: the team folder as a normalised string with one trailing `/`, NFC.
+pub fn team_dir_prefix(team_dir: &Path) -> String {
+    let joined = normalize(&team_dir.to_string_lossy());
+    let with_sep = if joined.ends_with('/') { joined } else { format!("{joined}/") };
+    with_sep.nfc().collect()
+}
+
+/// `decodeURIComponent`, or `None` where JavaScript throws `URIError`: a `%` without two hex
+/// digits after it, or escapes that do not decode to UTF-8.
+fn decode_uri_component(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    for (i, _) in s.match_indices('%') {
+        let hex = |j: usize| b.get(j).is_some_and(u8::is_ascii_hexdigit);
+        if !(hex(i + 1) && hex(i + 2)) {
+            return None;
+        }
+    }
+    percent_decode_str(s).decode_utf8().ok().map(|c| c.into_owned())
+}
+
+/// `sanitizePathKey`: the key checks that need no file system, in Claude Code's order.
+pub fn sanitize_path_key(key: &str) -> Result<&str, PathTraversalError> {
+    if key.contains('\0') {
+        return Err(PathTraversalError::NullByteInKey(key.into()));
+    }
+    let decoded = decode_uri_component(key).unwrap_or_else(|| key.to_string());
+    if decoded != key && (decoded.contains("..") || decoded.contains('/')) {
+        return Err(PathTraversalError::UrlEncodedTraversal(key.into()));
+    }
+    let nfkc: String = key.nfkc().collect();
+    if nfkc != key && (nfkc.contains("..") || nfkc.contains('/') || nfkc.contains('\\') || nfkc.contains('\0')) {
+        return Err(PathTraversalError::UnicodeNormalizedTraversal(key.into()));
+    }
+    if key.contains('\\') {
+        return Err(PathTraversalError::Backslash(key.into()));
+    }
+    if key.starts_with('/') {
+        return Err(PathTraversalError::AbsoluteKey(key.into()));
+    }
+    Ok(key)
+}
+
+/// The name Node gives an error code (`err.code`).
+fn error_code(e: &io::Error) -> String {
+    #[cfg(unix)]
+    {
+        use rustix::io::Errno;
+        if let Some(raw) = e.raw_os_error() {
+            let errno = Errno::from_raw_os_error(raw);
+            let known = [
+                (Errno::ACCESS, "EACCES"),
+                (Errno::PERM, "EPERM"),
+                (Errno::NOENT, "ENOENT"),
+                (Errno::NOTDIR, "ENOTDIR"),
+                (Errno::LOOP, "ELOOP"),
+                (Errno::NAMETOOLONG, "ENAMETOOLONG"),
+                (Errno::IO, "EIO"),
+                (Errno::INVAL, "EINVAL"),
+                (Errno::MFILE, "EMFILE"),
+                (Errno::NFILE, "ENFILE"),
+                (Errno::NOMEM, "ENOMEM"),
+                (Errno::BUSY, "EBUSY"),
+                (Errno::STALE, "ESTALE"),
+                (Errno::TIMEDOUT, "ETIMEDOUT"),
+                (Errno::XDEV, "EXDEV"),
+                (Errno::FAULT, "EFAULT"),
+                (Errno::OVERFLOW, "EOVERFLOW"),
+                (Errno::NODEV, "ENODEV"),
+                (Errno::NXIO, "ENXIO"),
+                (Errno::ROFS, "EROFS"),
+                (Errno::AGAIN, "EAGAIN"),
+            ];
+            if let Some((_, name)) = known.iter().find(|(k, _)| *k == errno) {
+                return (*name).to_string();
+            }
+        }
+    }
+    match e.kind() {
+        io::ErrorKind::NotFound => "ENOENT".into(),
+        io::ErrorKind::PermissionDenied => "EACCES".into(),
+        _ => "UNKNOWN".into(),
+    }
+}
+
+fn is_code(e: &io::Error, code: &str) -> bool {
+    error_code(e) == code
+}
+
+/// `realpathDeepestExisting`: `realpath` of the longest existing prefix of `path` (an
+/// absolute, normalised path), with the missing tail joined back on. A dangling link or a
+/// loop on the way is refused; `ENOTDIR`/`ENAMETOOLONG` keep walking up; any other error fails
+/// closed. If nothing resolves before `/`, the input comes back unchanged.
+pub fn realpath_deepest_existing(path: &Path) -> Result<PathBuf, PathTraversalError> {
+    let input = path.to_string_lossy().into_owned();
+    let mut tail: Vec<String> = Vec::new();
+    let mut current = input.clone();
+    loop {
+        let parent = dirname(&current).to_string();
+        if parent == current {
+            break;
+        }
+        match std::fs::canonicalize(&current) {
+            Ok(real) => {
+                let mut out = real;
+                for seg in tail.iter().rev() {
+                    out.push(seg);
+                }
+                return Ok(out);
+            }
+            Err(e) if is_code(&e, "ENOENT") => {
+                if std::fs::symlink_metadata(&current).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Err(PathTraversalError::DanglingSymlink(current));
+                }
+            }
+            Err(e) if is_code(&e, "ELOOP") => return Err(PathTraversalError::SymlinkLoop(current)),
+            Err(e) if is_code(&e, "ENOTDIR") || is_code(&e, "ENAMETOOLONG") => {}
+            Err(e) => return Err(PathTraversalError::CannotVerify { code: error_code(&e), path: current }),
+        }
+        // `n.slice(r.length + sep.length)`: the last segment (JavaScript's slice is off by one
+        // at the root, but the loop ends there before the tail is used).
+        tail.push(current.get(parent.len() + 1..).unwrap_or_default().to_string());
+        current = parent;
+    }
+    Ok(PathBuf::from(input))
+}
+
+/// `isRealPathWithinTeamDir`: whether a resolved path is the real team folder or inside it.
+/// A team folder that does not exist yet passes (nothing can escape through it); any other
+/// failure to resolve it fails.
+pub fn is_real_path_within_team_dir(team_dir: &Path, real: &Path) -> bool {
+    let prefix = team_dir_prefix(team_dir);
+    let bare = prefix.trim_end_matches(['/', '\\']);
+    let real_team = match std::fs::canonicalize(bare) {
+        Ok(p) => p.to_string_lossy().into_owned(),
+        Err(e) => return is_code(&e, "ENOENT") || is_code(&e, "ENOTDIR"),
+    };
+    let real = real.to_string_lossy();
+    real == real_team || real.starts_with(&format!("{real_team}/"))
+}
+
+/// `validateTeamMemKey`: the whole chain for a server key; returns the resolved path
+/// (`<team>/<key>`, lexically normalised, links not followed).
+pub fn validate_team_mem_key(team_dir: &Path, key: &str) -> Result<PathBuf, PathTraversalError> {
+    sanitize_path_key(key)?;
+    let prefix = team_dir_prefix(team_dir);
+    let resolved = resolve(&format!("{prefix}{key}"), "/");
+    if !resolved.starts_with(&prefix) {
+        return Err(PathTraversalError::KeyEscapes(key.into()));
+    }
+    let real = realpath_deepest_existing(Path::new(&resolved))?;
+    if !is_real_path_within_team_dir(team_dir, &real) {
+        return Err(PathTraversalError::KeyEscapesViaSymlink(key.into()));
+    }
+    Ok(PathBuf::from(resolved))
+}
+
+/// `validateTeamMemWritePath` (Claude Code 2.1.88's check for a model write into the team
+/// folder; 2.1.197 validates through keys instead). A relative `file_path` resolves against
+/// `cwd`, as `path.resolve` does against the process's folder.
+pub fn validate_team_mem_write_path(team_dir: &Path, file_path: &str, cwd: &Path) -> Result<PathBuf, PathTraversalError> {
+    if file_path.contains('\0') {
+        return Err(PathTraversalError::NullByteInPath(file_path.into()));
+    }
+    let resolved = resolve(file_path, &cwd.to_string_lossy());
+    if !resolved.starts_with(&team_dir_prefix(team_dir)) {
+        return Err(PathTraversalError::PathEscapes(file_path.into()));
+    }
+    let real = realpath_deepest_existing(Path::new(&resolved))?;
+    if !is_real_path_within_team_dir(team_dir, &real) {
+        return Err(PathTraversalError::PathEscapesViaSymlink(file_path.into()));
+    }
+    Ok(PathBuf::from(resolved))
+}
+
+/// Validates `key` and writes `bytes` to it atomically, creating folders as needed. See the
+/// module docs for why this cannot be redirected outside the team folder after validation.
+/// Returns the written path.
+pub fn write_team_file(team_dir: &Path, key: &str, bytes: &[u8]) -> Result<PathBuf, TeamFileError> {
+    write_checked(team_dir, key, bytes, || {})
+}
+
+/// [`write_team_file`] with a hook between validation and the write, where tests swap folders.
+fn write_checked(
+    team_dir: &Path,
+    key: &str,
+    bytes: &[u8],
+    between: impl FnOnce(),
+) -> Result<PathBuf, TeamFileError> {
+    let resolved = validate_team_mem_key(team_dir, key)?;
+    between();
+    let prefix = team_dir_prefix(team_dir);
+    let resolved_str = resolved.to_string_lossy().into_owned();
+    // Validation guarantees the prefix; an empty remainder (the team folder itself) would
+    // already have been refused as escaping.
+    let rel = resolved_str.strip_prefix(&prefix).unwrap_or_default();
+    let parts: Vec<&str> = rel.split('/').collect();
+    let Some((name, dirs)) = parts.split_last() else {
+        return Err(PathTraversalError::KeyEscapes(key.into()).into());
+    };
+    let root = PathBuf::from(prefix.trim_end_matches('/'));
+    std::fs::create_dir_all(&root)
+        .map_err(|source| TeamFileError::Io { action: "create the team folder", path: root.clone(), source })?;
+    sys::write_below(&root, dirs, name, bytes)?;
+    Ok(resolved)
+}
+
+#[cfg(unix)]
+mod sys {
+    use super::TeamFileError;
+    use rustix::fd::OwnedFd;
+    use rustix::fs::{fsync, mkdirat, openat, renameat, unlinkat, AtFlags, Mode, OFlags, CWD};
+    use rustix::io::Errno;
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+    fn io(action: &'static str, path: &Path, e: Errno) -> TeamFileError {
+        TeamFileError::Io { action, path: path.to_path_buf(), source: e.into() }
+    }
+
+    /// Opens `name` under `dir` as a folder without following a link, creating it if absent.
+    fn open_dir(dir: &OwnedFd, name: &str, shown: &Path) -> Result<OwnedFd, TeamFileError> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let refused = |e: Errno| match e {
+            Errno::LOOP | Errno::NOTDIR => TeamFileError::NotAFolder { path: shown.to_path_buf() },
+            e => io("open the folder", shown, e),
+        };
+        match openat(dir, name, flags, Mode::empty()) {
+            Ok(fd) => Ok(fd),
+            Err(Errno::NOENT) => {
+                match mkdirat(dir, name, Mode::from_raw_mode(0o777)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(e) => return Err(io("create the folder", shown, e)),
+                }
+                openat(dir, name, flags, Mode::empty()).map_err(refused)
+            }
+            Err(e) => Err(refused(e)),
+        }
+    }
+
+    pub(super) fn write_below(root: &Path, dirs: &[&str], name: &str, bytes: &[u8]) -> Result<(), TeamFileError> {
+        // The team folder itself may be a link (Claude Code resolves it too); below it, no
+        // component is followed.
+        let mut shown = root.to_path_buf();
+        let mut dir = openat(CWD, root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|e| io("open the team folder", root, e))?;
+        for d in dirs {
+            shown.push(d);
+            dir = open_dir(&dir, d, &shown)?;
+        }
+        let target: PathBuf = shown.join(name);
+        let tmp = format!(".mneme-{}-{}.tmp", std::process::id(), TEMP_SEQ.fetch_add(1, Ordering::Relaxed));
+        let file = openat(
+            &dir,
+            tmp.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o666),
+        )
+        .map_err(|e| io("create a temporary file beside", &target, e))?;
+        let written = (|| {
+            let mut rest = bytes;
+            while !rest.is_empty() {
+                let n = rustix::io::write(&file, rest)?;
+                rest = &rest[n..];
+            }
+            fsync(&file)
+        })();
+        drop(file);
+        let published = written.and_then(|()| renameat(&dir, tmp.as_str(), &dir, name));
+        if let Err(e) = published {
+            let _ = unlinkat(&dir, tmp.as_str(), AtFlags::empty());
+            return Err(io("write", &target, e));
+        }
+        // The rename is durable once the folder is.
+        let _ = fsync(&dir);
+        Ok(())
+    }
+}
+
+#[cfg(not(unix))]
+mod sys {
+    use super::TeamFileError;
+    use std::path::Path;
+
+    /// Without `openat`, the write re-checks each folder just before writing; a swap in the
+    /// instants between that check and the write is not excluded here.
+    pub(super) fn write_below(root: &Path, dirs: &[&str], name: &str, bytes: &[u8]) -> Result<(), TeamFileError> {
+        let mut dir = root.to_path_buf();
+        for d in dirs {
+            dir.push(d);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => return Err(TeamFileError::NotAFolder { path: dir }),
+                Err(_) => std::fs::create_dir(&dir)
+                    .map_err(|source| TeamFileError::Io { action: "create the folder", path: dir.clone(), source })?,
+            }
+        }
+        let target = dir.join(name);
+        let tmp = dir.join(format!(".mneme-{}.tmp", std::process::id()));
+        std::fs::write(&tmp, bytes)
+            .and_then(|()| std::fs::rename(&tmp, &target))
+            .map_err(|source| {
+                let _ = std::fs::remove_file(&tmp);
+                TeamFileError::Io { action: "write", path: target.clone(), source }
+            })
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn node_path_semantics() {
+        assert_eq!(normalize("/a//b/./c/../d/"), "/a/b/d");
+        assert_eq!(normalize("/../.."), "/");
+        assert_eq!(resolve("x/../y", "/cwd"), "/cwd/y");
+        assert_eq!(dirname("/a/b"), "/a");
+        assert_eq!(dirname("/a"), "/");
+        assert_eq!(dirname("/"), "/");
+        assert_eq!(team_dir_prefix(Path::new("/m//team/")), "/m/team/");
+        // NFC: a decomposed é in the folder name is composed, as `.normalize('NFC')` does.
+        assert_eq!(team_dir_prefix(Path::new("/m/cafe\u{301}/team")), "/m/caf\u{e9}/team/");
+    }
+
+    #[test]
+    fn decode_uri_component_matches_javascript() {
+        assert_eq!(decode_uri_component("%2e%2E%2F").as_deref(), Some("../"));
+        assert_eq!(decode_uri_component("caf%C3%A9").as_deref(), Some("caf\u{e9}"));
+        for malformed in ["100%", "%zz", "%4", "%C3", "%C3x", "%ED%A0%80", "%C0%AF", "%F4%90%80%80"] {
+            assert_eq!(decode_uri_component(malformed), None, "{malformed}");
+        }
+    }
+
+    /// A folder swapped for a link to the outside after validation: the write fails and
+    /// nothing lands outside.
+    #[test]
+    fn a_folder_swapped_for_a_link_after_the_check_cannot_redirect_the_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        let team = tmp.path().join("memory/team");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(team.join("notes")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let err = write_checked(&team, "notes/deploy.md", b"pwned", || {
+            std::fs::remove_dir(team.join("notes")).unwrap();
+            symlink(&outside, team.join("notes")).unwrap();
+        })
+        .unwrap_err();
+        assert!(matches!(err, TeamFileError::NotAFolder { .. }), "{err}");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        // The link is still there, untouched, and no temporary file was left anywhere.
+        assert!(std::fs::symlink_metadata(team.join("notes")).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_dir(&team).unwrap().count(), 1);
+    }
+
+    /// The file itself swapped for a link after validation: the rename replaces the link, the
+    /// link's target is not written.
+    #[test]
+    fn a_file_swapped_for_a_link_after_the_check_is_replaced_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let team = tmp.path().join("team");
+        let outside = tmp.path().join("victim.txt");
+        std::fs::create_dir_all(&team).unwrap();
+        std::fs::write(&outside, "original").unwrap();
+        write_checked(&team, "x.md", b"new", || symlink(&outside, team.join("x.md")).unwrap()).unwrap();
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "original");
+        let meta = std::fs::symlink_metadata(team.join("x.md")).unwrap();
+        assert!(meta.file_type().is_file());
+        assert_eq!(std::fs::read_to_string(team.join("x.md")).unwrap(), "new");
+    }
+
+    /// Deeper: a missing folder created as a link between the check and the write.
+    #[test]
+    fn a_missing_folder_created_as_a_link_after_the_check_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let team = tmp.path().join("team");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&team).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let err = write_checked(&team, "a/b/c.md", b"x", || symlink(&outside, team.join("a")).unwrap()).unwrap_err();
+        assert!(matches!(err, TeamFileError::NotAFolder { .. }), "{err}");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+}
