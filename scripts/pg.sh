@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster on 127.0.0.1 for the team sync server's tests and benchmarks.
+#
+#   eval "$(scripts/pg.sh)"    # starts one; prints `export MNEME_TEST_PG_URL=…` and MNEME_TEST_PG_DIR
+#   scripts/pg.sh stop         # stops the one named by MNEME_TEST_PG_DIR and deletes it
+#
+# The cluster lives in a fresh temporary folder on a random loopback port, trusts only local
+# connections, and knows one superuser, `mneme`. initdb refuses to run as root, so as root the
+# cluster runs as the unprivileged `postgres` user (Debian's postgresql is installed first when
+# missing); otherwise it runs as the current user, or the script prints the install command.
+# Only the export lines go to standard output; everything else goes to standard error.
+set -euo pipefail
+
+say() { echo "pg.sh: $*" >&2; }
+
+pg_bin() { # the newest PostgreSQL bin folder, or nothing
+  local d best=""
+  for d in /usr/lib/postgresql/*/bin; do
+    [ -x "$d/initdb" ] && best="$d"
+  done
+  if [ -z "$best" ] && command -v initdb >/dev/null 2>&1; then
+    best="$(dirname "$(readlink -f "$(command -v initdb)")")"
+  fi
+  echo "$best"
+}
+
+as_owner() { # as_owner <user> <command>...: runs as <user> when we are root, else as ourselves
+  local user="$1"; shift
+  if [ "$(id -u)" = 0 ]; then
+    runuser -u "$user" -- "$@"
+  else
+    "$@"
+  fi
+}
+
+if [ "${1:-}" = stop ]; then
+  dir="${MNEME_TEST_PG_DIR:?set MNEME_TEST_PG_DIR to the folder scripts/pg.sh printed}"
+  bin="$(pg_bin)"
+  owner="$(stat -c %U "$dir")"
+  as_owner "$owner" "$bin/pg_ctl" -D "$dir/data" stop -m fast -w >/dev/null 2>&1 || true
+  rm -rf "$dir"
+  say "stopped and removed $dir"
+  exit 0
+fi
+
+bin="$(pg_bin)"
+if [ -z "$bin" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing postgresql…"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null || {
+      apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null; }
+    bin="$(pg_bin)"
+  fi
+  if [ -z "$bin" ]; then
+    say "PostgreSQL is not installed. Install it, then run this script again:"
+    say "  sudo apt-get install -y postgresql && eval \"\$(scripts/pg.sh)\""
+    exit 1
+  fi
+fi
+
+if [ "$(id -u)" = 0 ]; then
+  if id postgres >/dev/null 2>&1; then owner=postgres; else owner=nobody; fi
+else
+  owner="$(id -un)"
+fi
+
+dir="$(mktemp -d /tmp/mneme-pg.XXXXXX)"
+chmod 700 "$dir"
+[ "$(id -u)" = 0 ] && chown "$owner" "$dir"
+cd "$dir" # runuser keeps the working directory; the owner must be able to read it
+
+as_owner "$owner" "$bin/initdb" -D "$dir/data" -U mneme --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || {
+  say "initdb failed:"; cat "$dir/initdb.log" >&2; exit 1; }
+
+free_port() {
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  else
+    shuf -i 20000-60000 -n 1
+  fi
+}
+
+started=""
+for _ in 1 2 3 4 5; do
+  port="$(free_port)"
+  # Tests open one pool per server they start, several at a time: allow plenty of connections.
+  if as_owner "$owner" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=500" >/dev/null 2>&1; then
+    started=1
+    break
+  fi
+done
+if [ -z "$started" ]; then
+  say "the server did not start:"; tail -20 "$dir/server.log" >&2; exit 1
+fi
+
+say "PostgreSQL ($("$bin/postgres" --version | awk '{print $3}')) on 127.0.0.1:$port in $dir; stop it with: scripts/pg.sh stop"
+echo "export MNEME_TEST_PG_URL=postgres://mneme@127.0.0.1:$port/postgres"
+echo "export MNEME_TEST_PG_DIR=$dir"
