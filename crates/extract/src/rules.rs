@@ -1,0 +1,442 @@
+//! When extraction runs: Claude Code 2.1.197's scheduling rules (`initExtractMemories`), as
+//! plain synchronous state so that every rule is tested deterministically.
+//!
+//! Claude Code keeps this state in a closure per session. At the end of every complete query
+//! loop on the main thread it calls the extractor with the conversation so far:
+//!
+//! 1. A run already in progress: the context is stashed (the newest stash wins) and the call
+//!    returns. When the run finishes, ONE trailing run starts with the stashed context, skipping
+//!    the every-N throttle — but only while the throttle is at its default of every turn.
+//! 2. The main agent itself wrote memory (an `Edit`/`Write` `tool_use` whose `file_path` lies in
+//!    the auto-memory folder) since the cursor: skipped, and the cursor moves to the newest
+//!    message, because those messages are already handled.
+//! 3. No user prose since the cursor (no non-meta user message with at least three words):
+//!    skipped, cursor moved to the newest message.
+//! 4. The every-N throttle (`tengu_bramble_lintel`, default 1): a non-trailing call counts a
+//!    turn and returns until the count reaches N; a run resets it.
+//! 5. The run. Only a successful run moves the cursor (to the newest message of the context it
+//!    ran on); after an error the same messages are offered again next time.
+//!
+//! [`ExtractionState`] is that closure. [`ExtractionState::turn_ended`] answers with a
+//! [`TurnDecision`]; for [`TurnDecision::Run`] the caller runs the extraction and reports back
+//! with [`ExtractionState::run_finished`], which may hand out the trailing run. A caller with a
+//! synchronous runner can use [`ExtractionState::handle_turn_end`], which does both.
+
+use crate::transcript::{Conversation, EntryType};
+use mneme_store::paths::AutoMemDir;
+use serde::{Deserialize, Serialize};
+
+/// Claude Code's default for `tengu_bramble_lintel`: extract after every eligible turn.
+pub const DEFAULT_EVERY_N_TURNS: u32 = 1;
+/// A user message needs this many words to count as prose (`oLl`).
+pub const MIN_PROSE_WORDS: usize = 3;
+/// The extraction agent's turn budget (`maxTurns`).
+pub const MAX_TURNS: u32 = 5;
+
+/// What `messages` means here: the main thread's current conversation (see
+/// [`crate::transcript::conversation`]).
+pub type Messages = Vec<Conversation>;
+
+/// `uuid` of each message after `cursor`, or all of them when there is no cursor or it is gone.
+fn after_cursor<'a>(messages: &'a [Conversation], cursor: Option<&str>) -> Option<&'a [Conversation]> {
+    match cursor {
+        None => Some(messages),
+        Some(c) => messages.iter().position(|m| m.uuid == c).map(|i| &messages[i + 1..]),
+    }
+}
+
+/// `newMessageCount`: user and assistant messages after the cursor; all of them when there is
+/// no cursor or the cursor's message is gone (compaction).
+pub fn new_message_count(messages: &[Conversation], cursor: Option<&str>) -> usize {
+    let counted = after_cursor(messages, cursor).unwrap_or(messages);
+    counted.iter().filter(|m| matches!(m.entry_type, EntryType::User | EntryType::Assistant)).count()
+}
+
+/// `hasMemoryWritesSince`: an assistant message after the cursor (all, without a cursor) has an
+/// `Edit` or `Write` `tool_use` whose string `file_path` lies in the auto-memory folder. A cursor
+/// that is no longer present gives `false`.
+pub fn has_memory_writes_since(messages: &[Conversation], cursor: Option<&str>, memory_dir: &AutoMemDir) -> bool {
+    let Some(since) = after_cursor(messages, cursor) else { return false };
+    since.iter().filter(|m| m.entry_type == EntryType::Assistant).any(|m| {
+        m.tool_uses().any(|t| {
+            matches!(t.name, "Edit" | "Write") && t.file_path().is_some_and(|p| memory_dir.contains(std::path::Path::new(p)))
+        })
+    })
+}
+
+fn word_count(s: &str) -> usize {
+    // JavaScript's `split(/\s+/).filter(Boolean)`.
+    s.split(|c: char| c.is_whitespace() || c == '\u{feff}').filter(|w| !w.is_empty()).count()
+}
+
+/// A non-meta user message with at least [`MIN_PROSE_WORDS`] words in its string content or in
+/// one of its text blocks.
+pub fn is_user_prose(m: &Conversation) -> bool {
+    if m.entry_type != EntryType::User || m.is_meta {
+        return false;
+    }
+    let Some(msg) = &m.message else { return false };
+    match &msg.content {
+        crate::transcript::Content::Text(s) => word_count(s) >= MIN_PROSE_WORDS,
+        crate::transcript::Content::Blocks(blocks) => blocks
+            .iter()
+            .any(|b| matches!(b, crate::transcript::Block::Text { text } if word_count(text) >= MIN_PROSE_WORDS)),
+    }
+}
+
+/// Whether a user wrote prose after the cursor; with a cursor that is gone, anywhere.
+pub fn has_user_prose_since(messages: &[Conversation], cursor: Option<&str>) -> bool {
+    after_cursor(messages, cursor).unwrap_or(messages).iter().any(is_user_prose)
+}
+
+/// A run to make.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunPlan {
+    /// The context to extract from.
+    pub messages: Messages,
+    /// `newMessageCount` (the `~N` of the prompt).
+    pub new_message_count: usize,
+    /// A trailing run for a context stashed while the previous run was going.
+    pub trailing: bool,
+    /// Where the cursor moves if the run succeeds (the newest message's uuid).
+    pub advance_to: Option<String>,
+}
+
+/// Why a turn end did not start a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SkipReason {
+    /// The main agent already wrote memory since the cursor (cursor advanced).
+    DirectWrite,
+    /// No user prose since the cursor (cursor advanced).
+    NoProse,
+    /// The every-N throttle: `turns` of `every` counted so far.
+    Throttled,
+    /// A run is in progress; the context was stashed for the trailing run.
+    Stashed,
+}
+
+/// What to do about a turn end.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnDecision {
+    Run(RunPlan),
+    Skip(SkipReason),
+}
+
+/// The state Claude Code keeps per session, serializable so Mneme can resume after a restart.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Persisted {
+    /// `lastMemoryMessageUuid`.
+    pub cursor: Option<String>,
+    /// `turnsSinceLastExtraction`.
+    pub turns_since_last: u32,
+}
+
+/// One session's extraction state.
+#[derive(Debug, Clone)]
+pub struct ExtractionState {
+    memory_dir: AutoMemDir,
+    every_n_turns: u32,
+    persisted: Persisted,
+    in_progress: bool,
+    pending: Option<Messages>,
+}
+
+impl ExtractionState {
+    /// Fresh state for a session writing memory to `memory_dir`, extracting every
+    /// `every_n_turns` eligible turns (Claude Code: [`DEFAULT_EVERY_N_TURNS`]).
+    pub fn new(memory_dir: AutoMemDir, every_n_turns: u32) -> ExtractionState {
+        ExtractionState::resume(memory_dir, every_n_turns, Persisted::default())
+    }
+
+    /// State restored from [`persisted`](Self::persisted).
+    pub fn resume(memory_dir: AutoMemDir, every_n_turns: u32, persisted: Persisted) -> ExtractionState {
+        ExtractionState { memory_dir, every_n_turns, persisted, in_progress: false, pending: None }
+    }
+
+    pub fn persisted(&self) -> &Persisted {
+        &self.persisted
+    }
+
+    pub fn cursor(&self) -> Option<&str> {
+        self.persisted.cursor.as_deref()
+    }
+
+    pub fn in_progress(&self) -> bool {
+        self.in_progress
+    }
+
+    /// Whether a context is waiting for the trailing run.
+    pub fn has_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// A complete query loop ended on the main thread with `messages` as the conversation.
+    pub fn turn_ended(&mut self, messages: Messages) -> TurnDecision {
+        if self.in_progress {
+            self.pending = Some(messages);
+            return TurnDecision::Skip(SkipReason::Stashed);
+        }
+        self.consider(messages, false)
+    }
+
+    /// Like [`turn_ended`](Self::turn_ended) for a run the user asked for: the skip rules apply
+    /// but not the every-N throttle (as for a trailing run).
+    pub fn requested(&mut self, messages: Messages) -> TurnDecision {
+        if self.in_progress {
+            self.pending = Some(messages);
+            return TurnDecision::Skip(SkipReason::Stashed);
+        }
+        self.consider(messages, true)
+    }
+
+    fn consider(&mut self, messages: Messages, trailing: bool) -> TurnDecision {
+        let cursor = self.persisted.cursor.as_deref();
+        let count = new_message_count(&messages, cursor);
+        let newest = messages.last().map(|m| m.uuid.clone());
+        if has_memory_writes_since(&messages, cursor, &self.memory_dir) {
+            if newest.is_some() {
+                self.persisted.cursor = newest;
+            }
+            return TurnDecision::Skip(SkipReason::DirectWrite);
+        }
+        if !has_user_prose_since(&messages, cursor) {
+            if newest.is_some() {
+                self.persisted.cursor = newest;
+            }
+            return TurnDecision::Skip(SkipReason::NoProse);
+        }
+        if !trailing {
+            self.persisted.turns_since_last += 1;
+            if self.persisted.turns_since_last < self.every_n_turns {
+                return TurnDecision::Skip(SkipReason::Throttled);
+            }
+        }
+        self.persisted.turns_since_last = 0;
+        self.in_progress = true;
+        TurnDecision::Run(RunPlan { messages, new_message_count: count, trailing, advance_to: newest })
+    }
+
+    /// The run for `plan` ended. On success the cursor moves to the plan's newest message. Then
+    /// the stashed context, if any, is taken: with the throttle at every turn it becomes the
+    /// trailing run returned here (itself subject to the skip rules); otherwise it is dropped.
+    pub fn run_finished(&mut self, plan: &RunPlan, succeeded: bool) -> Option<TurnDecision> {
+        if succeeded && plan.advance_to.is_some() {
+            self.persisted.cursor = plan.advance_to.clone();
+        }
+        self.in_progress = false;
+        let pending = self.pending.take()?;
+        (self.every_n_turns <= 1).then(|| self.consider(pending, true))
+    }
+
+    /// [`turn_ended`](Self::turn_ended) with a synchronous `runner`, including any trailing
+    /// runs. Returns every decision in order.
+    pub fn handle_turn_end<E>(
+        &mut self,
+        messages: Messages,
+        runner: &mut dyn FnMut(&RunPlan) -> Result<(), E>,
+    ) -> Vec<(TurnDecision, Option<Result<(), E>>)> {
+        let mut out = Vec::new();
+        let mut next = Some(self.turn_ended(messages));
+        while let Some(decision) = next.take() {
+            match &decision {
+                TurnDecision::Run(plan) => {
+                    let result = runner(plan);
+                    next = self.run_finished(plan, result.is_ok());
+                    out.push((decision, Some(result)));
+                }
+                TurnDecision::Skip(_) => out.push((decision, None)),
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::parse_entry;
+    use mneme_store::paths::AutoMemSource;
+    use serde_json::json;
+    use std::path::PathBuf;
+
+    fn memdir() -> AutoMemDir {
+        AutoMemDir { dir: PathBuf::from("/h/.claude/projects/-r/memory"), source: AutoMemSource::Default }
+    }
+
+    fn msg(v: serde_json::Value) -> Conversation {
+        match parse_entry(v) {
+            crate::transcript::Entry::Conversation(c) => *c,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn user(uuid: &str, text: &str) -> Conversation {
+        msg(json!({"type": "user", "uuid": uuid, "message": {"role": "user", "content": text}}))
+    }
+
+    fn assistant(uuid: &str) -> Conversation {
+        msg(json!({"type": "assistant", "uuid": uuid, "message": {"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}}))
+    }
+
+    fn writes(uuid: &str, tool: &str, path: &str) -> Conversation {
+        msg(json!({"type": "assistant", "uuid": uuid, "message": {"content": [
+            {"type": "tool_use", "id": format!("t-{uuid}"), "name": tool, "input": {"file_path": path, "content": "x"}}]}}))
+    }
+
+    fn ok_runner() -> impl FnMut(&RunPlan) -> Result<(), ()> {
+        |_| Ok(())
+    }
+
+    #[test]
+    fn counts_and_prose() {
+        let m = vec![
+            user("u1", "please remember this"),
+            assistant("a1"),
+            msg(json!({"type": "attachment", "uuid": "x1"})),
+            user("u2", "two words"),
+            msg(json!({"type": "user", "uuid": "u3", "isMeta": true, "message": {"content": "meta message with words"}})),
+            assistant("a2"),
+        ];
+        assert_eq!(new_message_count(&m, None), 5);
+        assert_eq!(new_message_count(&m, Some("a1")), 3);
+        assert_eq!(new_message_count(&m, Some("gone")), 5);
+        assert!(has_user_prose_since(&m, None));
+        assert!(!has_user_prose_since(&m, Some("a1")), "two words and a meta message are not prose");
+        assert!(has_user_prose_since(&m, Some("gone")), "a lost cursor looks at everything");
+        let blocks = msg(json!({"type": "user", "uuid": "b", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t", "content": "a long tool result text"},
+            {"type": "text", "text": "  three\twords\nhere "}]}}));
+        assert!(is_user_prose(&blocks));
+    }
+
+    #[test]
+    fn direct_memory_writes_are_detected_inside_the_folder_only() {
+        let d = memdir();
+        let inside = "/h/.claude/projects/-r/memory/user_prefs.md";
+        for (tool, path, hit) in [
+            ("Write", inside, true),
+            ("Edit", "/h/.claude/projects/-r/memory/sub/../x.txt", true),
+            ("Write", "/h/.claude/projects/-r/memory-old/x.md", false),
+            ("Write", "/h/.claude/projects/-r/x.md", false),
+            ("Read", inside, false),
+            ("NotebookEdit", inside, false),
+        ] {
+            let m = vec![user("u", "hello there friend"), writes("a", tool, path)];
+            assert_eq!(has_memory_writes_since(&m, None, &d), hit, "{tool} {path}");
+        }
+        let m = vec![writes("a0", "Write", inside), user("u", "hello there friend"), assistant("a1")];
+        assert!(!has_memory_writes_since(&m, Some("u"), &d), "before the cursor");
+        assert!(!has_memory_writes_since(&m, Some("gone"), &d), "a lost cursor finds nothing");
+    }
+
+    #[test]
+    fn a_direct_write_skips_and_moves_the_cursor() {
+        let mut s = ExtractionState::new(memdir(), 1);
+        let m = vec![user("u1", "remember that I like tabs"), writes("a1", "Write", "/h/.claude/projects/-r/memory/t.md"), assistant("a2")];
+        let mut runs = 0;
+        let d = s.handle_turn_end(m.clone(), &mut |_: &RunPlan| -> Result<(), ()> {
+            runs += 1;
+            Ok(())
+        });
+        assert_eq!(d[0].0, TurnDecision::Skip(SkipReason::DirectWrite));
+        assert_eq!((runs, s.cursor()), (0, Some("a2")));
+        // The next turn starts from there.
+        let mut m2 = m;
+        m2.extend([user("u2", "from now on use spaces"), assistant("a3")]);
+        let TurnDecision::Run(plan) = s.turn_ended(m2) else { panic!() };
+        assert_eq!(plan.new_message_count, 2);
+        assert_eq!(plan.advance_to.as_deref(), Some("a3"));
+    }
+
+    #[test]
+    fn no_prose_skips_and_moves_the_cursor() {
+        let mut s = ExtractionState::new(memdir(), 1);
+        let d = s.turn_ended(vec![user("u1", "ok thanks"), assistant("a1")]);
+        assert_eq!(d, TurnDecision::Skip(SkipReason::NoProse));
+        assert_eq!(s.cursor(), Some("a1"));
+        assert_eq!(s.persisted().turns_since_last, 0, "skips do not count toward the throttle");
+    }
+
+    #[test]
+    fn every_n_turns_throttles_non_trailing_calls() {
+        let mut s = ExtractionState::new(memdir(), 3);
+        let mut m = Vec::new();
+        let mut decisions = Vec::new();
+        for i in 0..7 {
+            m.extend([user(&format!("u{i}"), "please remember this fact"), assistant(&format!("a{i}"))]);
+            for (d, _) in s.handle_turn_end(m.clone(), &mut ok_runner()) {
+                decisions.push(matches!(d, TurnDecision::Run(_)));
+            }
+        }
+        assert_eq!(decisions, [false, false, true, false, false, true, false]);
+        assert_eq!(s.cursor(), Some("a5"));
+        assert_eq!(s.persisted().turns_since_last, 1);
+    }
+
+    #[test]
+    fn overlap_stashes_the_newest_context_for_one_trailing_run() {
+        let mut s = ExtractionState::new(memdir(), 1);
+        let mut m = vec![user("u1", "remember I use tabs"), assistant("a1")];
+        let TurnDecision::Run(first) = s.turn_ended(m.clone()) else { panic!() };
+        assert!(s.in_progress());
+        m.extend([user("u2", "also remember the deploy day"), assistant("a2")]);
+        assert_eq!(s.turn_ended(m.clone()), TurnDecision::Skip(SkipReason::Stashed));
+        m.extend([user("u3", "and never use semicolons"), assistant("a3")]);
+        assert_eq!(s.turn_ended(m.clone()), TurnDecision::Skip(SkipReason::Stashed));
+        let Some(TurnDecision::Run(trailing)) = s.run_finished(&first, true) else { panic!() };
+        assert!(trailing.trailing);
+        assert_eq!(trailing.messages.len(), 6, "the newest stash wins");
+        assert_eq!(trailing.new_message_count, 4, "counted from the cursor the first run set");
+        assert_eq!(s.run_finished(&trailing, true), None, "one trailing run only");
+        assert_eq!(s.cursor(), Some("a3"));
+        assert!(!s.in_progress());
+    }
+
+    #[test]
+    fn trailing_runs_skip_the_throttle_but_only_at_every_turn() {
+        // With N = 1 the trailing run starts even though nothing was counted for it.
+        let mut s = ExtractionState::new(memdir(), 1);
+        let m = vec![user("u1", "remember I use tabs"), assistant("a1")];
+        let TurnDecision::Run(first) = s.turn_ended(m.clone()) else { panic!() };
+        let mut m2 = m.clone();
+        m2.extend([user("u2", "remember the deploy day"), assistant("a2")]);
+        s.turn_ended(m2);
+        assert!(matches!(s.run_finished(&first, true), Some(TurnDecision::Run(RunPlan { trailing: true, .. }))));
+
+        // With N > 1 the stash is dropped.
+        let mut s = ExtractionState::resume(memdir(), 2, Persisted { cursor: None, turns_since_last: 1 });
+        let TurnDecision::Run(first) = s.turn_ended(m.clone()) else { panic!() };
+        let mut m2 = m;
+        m2.extend([user("u2", "remember the deploy day"), assistant("a2")]);
+        assert_eq!(s.turn_ended(m2), TurnDecision::Skip(SkipReason::Stashed));
+        assert_eq!(s.run_finished(&first, true), None);
+        assert!(!s.has_pending());
+    }
+
+    #[test]
+    fn a_failed_run_keeps_the_cursor_so_the_messages_are_retried() {
+        let mut s = ExtractionState::new(memdir(), 1);
+        let m = vec![user("u1", "remember I use tabs"), assistant("a1")];
+        let out = s.handle_turn_end(m.clone(), &mut |_: &RunPlan| Err("model down"));
+        assert!(matches!(out[0].1, Some(Err("model down"))));
+        assert_eq!(s.cursor(), None);
+        let mut m2 = m;
+        m2.extend([user("u2", "and the deploy day"), assistant("a2")]);
+        let TurnDecision::Run(plan) = s.turn_ended(m2) else { panic!() };
+        assert_eq!(plan.new_message_count, 4, "the failed turn's messages are offered again");
+    }
+
+    #[test]
+    fn a_trailing_run_still_obeys_the_skip_rules() {
+        let mut s = ExtractionState::new(memdir(), 1);
+        let m = vec![user("u1", "remember I use tabs"), assistant("a1")];
+        let TurnDecision::Run(first) = s.turn_ended(m.clone()) else { panic!() };
+        let mut m2 = m;
+        m2.extend([user("u2", "save it yourself please"), writes("a2", "Write", "/h/.claude/projects/-r/memory/x.md")]);
+        s.turn_ended(m2);
+        assert_eq!(s.run_finished(&first, true), Some(TurnDecision::Skip(SkipReason::DirectWrite)));
+        assert_eq!(s.cursor(), Some("a2"));
+    }
+}

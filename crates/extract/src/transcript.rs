@@ -1,0 +1,690 @@
+//! Claude Code's session transcripts (`<config>/projects/<sanitized cwd>/<session>.jsonl`).
+//!
+//! One JSON object per line, appended while the session runs. Conversation entries (`user`,
+//! `assistant`, `attachment`, `system`, and the legacy `progress`) carry a `uuid` and the
+//! `parentUuid` of the entry before them; metadata entries (`summary`, `custom-title`,
+//! `last-prompt`, `queue-operation`, …) carry no message. Reading is tolerant in the ways a live
+//! file demands:
+//!
+//! - the last line may still be being written: [`TranscriptReader`] keeps a byte cursor and only
+//!   consumes complete (`\n`-terminated) lines, so the rest is read again next time;
+//! - entry and block types this version does not know are kept as [`Entry::Unknown`] /
+//!   [`Block::Other`], never an error, because Claude Code adds types in minor releases;
+//! - a complete line that is not JSON is counted and skipped, as Claude Code's own loader does.
+//!
+//! [`conversation`] rebuilds the main thread's messages the way Claude Code holds them in memory:
+//! the `parentUuid` chain back from the newest entry (which stops at a compaction boundary and
+//! leaves abandoned branches out), plus the tool results of parallel tool calls that hang off the
+//! chain as siblings, in file order. Sub-agent entries (`isSidechain`, `agentId`) are never part
+//! of it.
+
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// Metadata entry types of Claude Code 2.1.197 (entries without a message).
+pub const METADATA_TYPES: &[&str] = &[
+    "summary",
+    "custom-title",
+    "ai-title",
+    "last-prompt",
+    "task-summary",
+    "tag",
+    "agent-name",
+    "agent-color",
+    "agent-setting",
+    "pr-link",
+    "mode",
+    "worktree-state",
+    "content-replacement",
+    "file-history-snapshot",
+    "attribution-snapshot",
+    "queue-operation",
+    "speculation-accept",
+    "marble-origami-commit",
+    "marble-origami-snapshot",
+];
+
+/// The kinds of conversation entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryType {
+    User,
+    Assistant,
+    Attachment,
+    System,
+    /// The legacy `progress` entries of older versions.
+    Progress,
+}
+
+impl EntryType {
+    fn parse(s: &str) -> Option<EntryType> {
+        Some(match s {
+            "user" => EntryType::User,
+            "assistant" => EntryType::Assistant,
+            "attachment" => EntryType::Attachment,
+            "system" => EntryType::System,
+            "progress" => EntryType::Progress,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryType::User => "user",
+            EntryType::Assistant => "assistant",
+            EntryType::Attachment => "attachment",
+            EntryType::System => "system",
+            EntryType::Progress => "progress",
+        }
+    }
+}
+
+/// One line of a transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    Conversation(Box<Conversation>),
+    /// A metadata entry (one of [`METADATA_TYPES`]).
+    Metadata { kind: String, raw: Value },
+    /// Anything else: a type this version does not know, or a conversation entry without a
+    /// `uuid`. Kept so callers can show it; never an error.
+    Unknown { kind: Option<String>, raw: Value },
+}
+
+impl Entry {
+    pub fn as_conversation(&self) -> Option<&Conversation> {
+        match self {
+            Entry::Conversation(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// A conversation entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub entry_type: EntryType,
+    pub uuid: String,
+    /// `null` at the first entry and at compaction boundaries.
+    pub parent_uuid: Option<String>,
+    pub logical_parent_uuid: Option<String>,
+    pub is_sidechain: bool,
+    pub is_meta: bool,
+    pub is_compact_summary: bool,
+    /// Set on a sub-agent's entries.
+    pub agent_id: Option<String>,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub timestamp: Option<String>,
+    /// `system` entries: what kind (`compact_boundary`, `memory_saved`, …).
+    pub subtype: Option<String>,
+    /// `user` and `assistant` entries.
+    pub message: Option<Message>,
+    /// `attachment` entries, as written.
+    pub attachment: Option<Value>,
+}
+
+impl Conversation {
+    /// Whether this entry belongs to the main thread (not a sub-agent's).
+    pub fn is_main_thread(&self) -> bool {
+        !self.is_sidechain && self.agent_id.is_none()
+    }
+
+    /// The `tool_use` blocks of an assistant entry.
+    pub fn tool_uses(&self) -> impl Iterator<Item = ToolUse<'_>> {
+        let blocks: &[Block] = match (&self.entry_type, &self.message) {
+            (EntryType::Assistant, Some(Message { content: Content::Blocks(b), .. })) => b,
+            _ => &[],
+        };
+        blocks.iter().filter_map(|b| match b {
+            Block::ToolUse { id, name, input } => Some(ToolUse { id, name, input }),
+            _ => None,
+        })
+    }
+
+    /// The `tool_result` blocks of a user entry: `(tool_use_id, is_error)`.
+    pub fn tool_results(&self) -> impl Iterator<Item = (&str, bool)> {
+        let blocks: &[Block] = match (&self.entry_type, &self.message) {
+            (EntryType::User, Some(Message { content: Content::Blocks(b), .. })) => b,
+            _ => &[],
+        };
+        blocks.iter().filter_map(|b| match b {
+            Block::ToolResult { tool_use_id, is_error, .. } => Some((tool_use_id.as_str(), *is_error)),
+            _ => None,
+        })
+    }
+}
+
+/// A `tool_use` block, borrowed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToolUse<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub input: &'a Value,
+}
+
+impl ToolUse<'_> {
+    /// `input.file_path` when it is a string (Edit, Write, Read).
+    pub fn file_path(&self) -> Option<&str> {
+        self.input.get("file_path").and_then(Value::as_str)
+    }
+}
+
+/// The `message` of a user or assistant entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub role: Option<String>,
+    /// The API message id; one API response split into several entries shares it.
+    pub id: Option<String>,
+    pub model: Option<String>,
+    pub content: Content,
+    /// `end_turn`, `tool_use`, `max_tokens`, …; `None` while a response is still streaming.
+    pub stop_reason: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+impl Message {
+    /// All text: the string content, or the text blocks joined with `\n`.
+    pub fn text(&self) -> String {
+        match &self.content {
+            Content::Text(s) => s.clone(),
+            Content::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
+/// An API response's token usage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+}
+
+impl Usage {
+    /// `getTokenCountFromUsage`: the whole context at that call (input + cache + output).
+    pub fn context_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens + self.output_tokens
+    }
+}
+
+/// Message content: a plain string, or Anthropic content blocks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    Text(String),
+    Blocks(Vec<Block>),
+}
+
+/// One content block.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Text { text: String },
+    ToolUse { id: String, name: String, input: Value },
+    /// `content` is kept as written: a string or an array of blocks.
+    ToolResult { tool_use_id: String, content: Value, is_error: bool },
+    Thinking { thinking: String },
+    RedactedThinking { data: String },
+    /// `image`, `document`, server tool blocks, and anything newer.
+    Other { kind: String, raw: Value },
+}
+
+fn string(obj: &Map<String, Value>, key: &str) -> Option<String> {
+    obj.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+fn flag(obj: &Map<String, Value>, key: &str) -> bool {
+    obj.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn parse_block(v: &Value) -> Block {
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or_default();
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    match kind {
+        "text" => match s("text") {
+            Some(text) => Block::Text { text },
+            None => Block::Other { kind: kind.into(), raw: v.clone() },
+        },
+        "tool_use" => match (s("id"), s("name")) {
+            (Some(id), Some(name)) => {
+                Block::ToolUse { id, name, input: v.get("input").cloned().unwrap_or(Value::Null) }
+            }
+            _ => Block::Other { kind: kind.into(), raw: v.clone() },
+        },
+        "tool_result" => match s("tool_use_id") {
+            Some(tool_use_id) => Block::ToolResult {
+                tool_use_id,
+                content: v.get("content").cloned().unwrap_or(Value::Null),
+                is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            },
+            None => Block::Other { kind: kind.into(), raw: v.clone() },
+        },
+        "thinking" => Block::Thinking { thinking: s("thinking").unwrap_or_default() },
+        "redacted_thinking" => Block::RedactedThinking { data: s("data").unwrap_or_default() },
+        _ => Block::Other { kind: kind.into(), raw: v.clone() },
+    }
+}
+
+fn parse_content(v: Option<&Value>) -> Content {
+    match v {
+        Some(Value::String(s)) => Content::Text(s.clone()),
+        Some(Value::Array(items)) => Content::Blocks(
+            items
+                .iter()
+                .map(|b| match b {
+                    // Claude Code's estimators accept bare strings inside content arrays.
+                    Value::String(s) => Block::Text { text: s.clone() },
+                    other => parse_block(other),
+                })
+                .collect(),
+        ),
+        _ => Content::Blocks(Vec::new()),
+    }
+}
+
+fn parse_usage(v: &Value) -> Option<Usage> {
+    let obj = v.as_object()?;
+    let n = |k: &str| obj.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Some(Usage {
+        input_tokens: n("input_tokens"),
+        output_tokens: n("output_tokens"),
+        cache_creation_input_tokens: n("cache_creation_input_tokens"),
+        cache_read_input_tokens: n("cache_read_input_tokens"),
+    })
+}
+
+fn parse_message(v: &Value) -> Option<Message> {
+    let obj = v.as_object()?;
+    Some(Message {
+        role: string(obj, "role"),
+        id: string(obj, "id"),
+        model: string(obj, "model"),
+        content: parse_content(obj.get("content")),
+        stop_reason: string(obj, "stop_reason"),
+        usage: obj.get("usage").and_then(parse_usage),
+    })
+}
+
+/// Interprets one parsed line.
+pub fn parse_entry(raw: Value) -> Entry {
+    let Some(obj) = raw.as_object() else { return Entry::Unknown { kind: None, raw } };
+    let kind = string(obj, "type");
+    let Some(k) = kind.as_deref() else { return Entry::Unknown { kind: None, raw } };
+    if METADATA_TYPES.contains(&k) {
+        return Entry::Metadata { kind: k.to_string(), raw };
+    }
+    let (Some(entry_type), Some(uuid)) = (EntryType::parse(k), string(obj, "uuid")) else {
+        return Entry::Unknown { kind, raw };
+    };
+    let conv = Conversation {
+        entry_type,
+        uuid,
+        parent_uuid: string(obj, "parentUuid"),
+        logical_parent_uuid: string(obj, "logicalParentUuid"),
+        is_sidechain: flag(obj, "isSidechain"),
+        is_meta: flag(obj, "isMeta"),
+        is_compact_summary: flag(obj, "isCompactSummary"),
+        agent_id: string(obj, "agentId"),
+        session_id: string(obj, "sessionId"),
+        cwd: string(obj, "cwd"),
+        timestamp: string(obj, "timestamp"),
+        subtype: string(obj, "subtype"),
+        message: match entry_type {
+            EntryType::User | EntryType::Assistant => obj.get("message").and_then(parse_message),
+            _ => None,
+        },
+        attachment: obj.get("attachment").cloned(),
+    };
+    Entry::Conversation(Box::new(conv))
+}
+
+/// A complete line that was not JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    /// Byte offset of the line in the file.
+    pub offset: u64,
+    pub error: String,
+}
+
+/// What one read produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Batch {
+    pub entries: Vec<Entry>,
+    pub malformed: Vec<Malformed>,
+    /// The file was shorter than the cursor (replaced or truncated), so reading restarted at 0.
+    pub restarted: bool,
+}
+
+/// Parses the complete lines of `bytes` (which starts at file offset `base`). Returns the
+/// entries and how many bytes were consumed: everything up to and including the last `\n`. A
+/// trailing line without `\n` is left for the next read, because Claude Code may still be
+/// appending it.
+pub fn parse_complete_lines(bytes: &[u8], base: u64) -> (Batch, usize) {
+    let consumed = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut batch = Batch::default();
+    let mut at = 0usize;
+    for line in bytes[..consumed].split_inclusive(|&b| b == b'\n') {
+        let offset = base + at as u64;
+        at += line.len();
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Value>(text) {
+            Ok(v) => batch.entries.push(parse_entry(v)),
+            Err(e) => batch.malformed.push(Malformed { offset, error: e.to_string() }),
+        }
+    }
+    (batch, consumed)
+}
+
+/// Reads a transcript incrementally: each [`read_new`](Self::read_new) returns the entries of
+/// the complete lines appended since the last call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TranscriptReader {
+    offset: u64,
+}
+
+impl TranscriptReader {
+    /// A reader at the start of the file.
+    pub fn new() -> TranscriptReader {
+        TranscriptReader { offset: 0 }
+    }
+
+    /// A reader resuming at a byte offset saved from [`offset`](Self::offset).
+    pub fn at(offset: u64) -> TranscriptReader {
+        TranscriptReader { offset }
+    }
+
+    /// The byte cursor: everything before it has been consumed.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Reads what was appended since the cursor and moves the cursor past the complete lines.
+    /// A missing file reads as empty.
+    pub fn read_new(&mut self, path: &Path) -> io::Result<Batch> {
+        let mut file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Batch::default()),
+            Err(e) => return Err(e),
+        };
+        let len = file.metadata()?.len();
+        let restarted = len < self.offset;
+        if restarted {
+            self.offset = 0;
+        }
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut bytes = Vec::with_capacity((len - self.offset) as usize);
+        file.read_to_end(&mut bytes)?;
+        let (mut batch, consumed) = parse_complete_lines(&bytes, self.offset);
+        self.offset += consumed as u64;
+        batch.restarted = restarted;
+        Ok(batch)
+    }
+}
+
+/// A whole transcript read at once.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Transcript {
+    pub entries: Vec<Entry>,
+    pub malformed: Vec<Malformed>,
+    /// The byte cursor after the last complete line.
+    pub offset: u64,
+}
+
+impl Transcript {
+    /// Reads every complete line of `path`.
+    pub fn load(path: &Path) -> io::Result<Transcript> {
+        let mut reader = TranscriptReader::new();
+        let batch = reader.read_new(path)?;
+        Ok(Transcript { entries: batch.entries, malformed: batch.malformed, offset: reader.offset() })
+    }
+
+    /// The session id: the first entry's `sessionId`.
+    pub fn session_id(&self) -> Option<&str> {
+        self.entries.iter().find_map(|e| match e {
+            Entry::Conversation(c) => c.session_id.as_deref(),
+            Entry::Metadata { raw, .. } | Entry::Unknown { raw, .. } => raw.get("sessionId").and_then(Value::as_str),
+        })
+    }
+
+    /// The folder the session ran in: the newest main-thread entry's `cwd`.
+    pub fn cwd(&self) -> Option<&str> {
+        self.entries.iter().rev().find_map(|e| e.as_conversation().filter(|c| c.is_main_thread())?.cwd.as_deref())
+    }
+
+    /// The main thread's messages; see [`conversation`].
+    pub fn conversation(&self) -> Vec<&Conversation> {
+        conversation(&self.entries)
+    }
+}
+
+/// The main thread's current conversation, as Claude Code holds it in memory: the chain of
+/// `parentUuid` links back from the newest main-thread entry (stopping at a compaction
+/// boundary, whose `parentUuid` is null, and leaving abandoned branches out), plus the tool
+/// results of parallel tool calls, which Claude Code chains to the `tool_use` entry they
+/// answer rather than to each other. Returned in file order.
+pub fn conversation(entries: &[Entry]) -> Vec<&Conversation> {
+    let main: Vec<&Conversation> =
+        entries.iter().filter_map(Entry::as_conversation).filter(|c| c.is_main_thread()).collect();
+    let Some(leaf) = main.last() else { return Vec::new() };
+    let by_uuid: HashMap<&str, &Conversation> = main.iter().map(|c| (c.uuid.as_str(), *c)).collect();
+    let mut chain: HashSet<&str> = HashSet::new();
+    let mut cur = Some(*leaf);
+    while let Some(c) = cur {
+        if !chain.insert(c.uuid.as_str()) {
+            break;
+        }
+        cur = c.parent_uuid.as_deref().and_then(|p| by_uuid.get(p).copied());
+    }
+    let chained_tool_uses: HashSet<&str> =
+        main.iter().filter(|c| chain.contains(c.uuid.as_str())).flat_map(|c| c.tool_uses().map(|t| t.id)).collect();
+    let mut siblings: Vec<&str> = Vec::new();
+    for c in &main {
+        if chain.contains(c.uuid.as_str()) {
+            continue;
+        }
+        let parent_in_chain = c.parent_uuid.as_deref().is_some_and(|p| chain.contains(p));
+        let mut results = c.tool_results().peekable();
+        if parent_in_chain && results.peek().is_some() && results.all(|(id, _)| chained_tool_uses.contains(id)) {
+            siblings.push(c.uuid.as_str());
+        }
+    }
+    chain.extend(siblings);
+    let mut seen = HashSet::new();
+    main.into_iter().filter(|c| chain.contains(c.uuid.as_str()) && seen.insert(c.uuid.as_str())).collect()
+}
+
+/// A `tool_use` with its result, if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall<'a> {
+    pub tool_use: ToolUse<'a>,
+    /// The assistant entry holding the call.
+    pub assistant_uuid: &'a str,
+    /// The user entry holding the result, and whether it was an error.
+    pub result: Option<(&'a str, bool)>,
+}
+
+/// Pairs every `tool_use` in `messages` with its `tool_result`, in call order.
+pub fn tool_calls<'a>(messages: &[&'a Conversation]) -> Vec<ToolCall<'a>> {
+    let results: HashMap<&str, (&str, bool)> = messages
+        .iter()
+        .flat_map(|m| m.tool_results().map(move |(id, err)| (id, (m.uuid.as_str(), err))))
+        .collect();
+    messages
+        .iter()
+        .flat_map(|m| {
+            let results = &results;
+            m.tool_uses().map(move |t| ToolCall {
+                tool_use: t,
+                assistant_uuid: m.uuid.as_str(),
+                result: results.get(t.id).copied(),
+            })
+        })
+        .collect()
+}
+
+/// The uuid of the assistant entry that ends the last complete query loop, if the newest
+/// user/assistant message of `messages` is one.
+///
+/// Claude Code runs its stop hooks (and so extraction) when the model finishes without tool
+/// calls. In the transcript that is an assistant entry with a stop reason other than
+/// `tool_use` / `pause_turn` whose API response (every entry sharing its message id) holds
+/// no `tool_use`. An entry still streaming has no stop reason yet and does not count, so a
+/// response whose text block is written before its tool calls is never mistaken for an end.
+pub fn turn_end(messages: &[&Conversation]) -> Option<String> {
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| matches!(m.entry_type, EntryType::User | EntryType::Assistant) && m.is_main_thread())?;
+    if last.entry_type != EntryType::Assistant {
+        return None;
+    }
+    let msg = last.message.as_ref()?;
+    let stop = msg.stop_reason.as_deref()?;
+    if matches!(stop, "tool_use" | "pause_turn") {
+        return None;
+    }
+    let same_response = |m: &&&Conversation| match (&msg.id, m.message.as_ref().and_then(|x| x.id.as_ref())) {
+        (Some(a), Some(b)) => a == b,
+        _ => std::ptr::eq(**m, *last),
+    };
+    if messages.iter().filter(same_response).any(|m| m.tool_uses().next().is_some()) {
+        return None;
+    }
+    Some(last.uuid.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn line(v: Value) -> String {
+        format!("{v}\n")
+    }
+
+    #[test]
+    fn partial_last_line_is_left_for_the_next_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let first = line(json!({"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}));
+        let second = line(json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}}));
+        let (head, tail) = second.split_at(20);
+        std::fs::write(&p, format!("{first}{head}")).unwrap();
+        let mut r = TranscriptReader::new();
+        let b = r.read_new(&p).unwrap();
+        assert_eq!(b.entries.len(), 1);
+        assert_eq!(r.offset(), first.len() as u64);
+        // Nothing new until the line is finished.
+        assert!(r.read_new(&p).unwrap().entries.is_empty());
+        std::fs::write(&p, format!("{first}{head}{tail}")).unwrap();
+        let b = r.read_new(&p).unwrap();
+        assert_eq!(b.entries.len(), 1);
+        assert_eq!(b.entries[0].as_conversation().unwrap().uuid, "a1");
+        assert_eq!(r.offset(), (first.len() + second.len()) as u64);
+        // Replaced by a shorter file: start again.
+        std::fs::write(&p, &first).unwrap();
+        let b = r.read_new(&p).unwrap();
+        assert!(b.restarted);
+        assert_eq!(b.entries.len(), 1);
+    }
+
+    #[test]
+    fn unknown_types_and_bad_lines_are_kept_or_counted_never_errors() {
+        let text = concat!(
+            "{\"type\":\"brand-new-kind\",\"x\":1}\n",
+            "not json\n",
+            "\n",
+            "{\"type\":\"user\",\"message\":{\"content\":\"no uuid\"}}\n",
+            "{\"type\":\"summary\",\"leafUuid\":\"l\",\"summary\":\"s\"}\n",
+            "[1,2]\n",
+            "{\"type\":\"assistant\",\"uuid\":\"a\",\"message\":{\"content\":[{\"type\":\"server_tool_use\",\"id\":\"s\"},\"bare\"]}}\n",
+        );
+        let (b, consumed) = parse_complete_lines(text.as_bytes(), 100);
+        assert_eq!(consumed, text.len());
+        assert_eq!(b.malformed.len(), 1);
+        assert_eq!(b.malformed[0].offset, 100 + text.find("not json").unwrap() as u64);
+        assert!(matches!(&b.entries[0], Entry::Unknown { kind: Some(k), .. } if k == "brand-new-kind"));
+        assert!(matches!(&b.entries[1], Entry::Unknown { kind: Some(k), .. } if k == "user"));
+        assert!(matches!(&b.entries[2], Entry::Metadata { kind, .. } if kind == "summary"));
+        assert!(matches!(&b.entries[3], Entry::Unknown { kind: None, .. }));
+        let a = b.entries[4].as_conversation().unwrap();
+        let Content::Blocks(blocks) = &a.message.as_ref().unwrap().content else { panic!() };
+        assert!(matches!(&blocks[0], Block::Other { kind, .. } if kind == "server_tool_use"));
+        assert_eq!(blocks[1], Block::Text { text: "bare".into() });
+    }
+
+    fn conv(uuid: &str, parent: Option<&str>, t: &str, extra: Value) -> Entry {
+        let mut v = json!({"type": t, "uuid": uuid, "parentUuid": parent, "isSidechain": false});
+        if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        parse_entry(v)
+    }
+
+    #[test]
+    fn conversation_follows_the_chain_and_recovers_parallel_results() {
+        let tu = |id: &str| json!({"message": {"id": "m1", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}], "stop_reason": "tool_use"}});
+        let tr = |id: &str| json!({"message": {"content": [{"type": "tool_result", "tool_use_id": id, "content": "x"}]}});
+        let entries = vec![
+            conv("old", None, "user", json!({"message": {"content": "before compaction"}})),
+            conv("b", None, "system", json!({"subtype": "compact_boundary"})),
+            conv("u1", Some("b"), "user", json!({"message": {"content": "go"}})),
+            conv("a1", Some("u1"), "assistant", tu("t1")),
+            conv("a2", Some("a1"), "assistant", tu("t2")),
+            conv("r1", Some("a1"), "user", tr("t1")),
+            conv("r2", Some("a2"), "user", tr("t2")),
+            conv("dead", Some("u1"), "assistant", json!({"message": {"content": "abandoned branch"}})),
+            conv("side", Some("r2"), "assistant", json!({"isSidechain": true})),
+            conv("a3", Some("r2"), "assistant", json!({"message": {"id": "m2", "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}})),
+        ];
+        let c = conversation(&entries);
+        let uuids: Vec<&str> = c.iter().map(|c| c.uuid.as_str()).collect();
+        assert_eq!(uuids, ["b", "u1", "a1", "a2", "r1", "r2", "a3"]);
+        let calls = tool_calls(&c);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].result, Some(("r1", false)));
+        assert_eq!(turn_end(&c), Some("a3".into()));
+        // Mid-loop: the newest message is a tool result.
+        assert_eq!(turn_end(&c[..6]), None);
+    }
+
+    #[test]
+    fn turn_end_needs_a_finished_response_without_tool_calls() {
+        let a = |stop: Value, content: Value| {
+            conv("a", Some("u"), "assistant", json!({"message": {"id": "m", "content": content, "stop_reason": stop}}))
+        };
+        let u = conv("u", None, "user", json!({"message": {"content": "hi"}}));
+        let text = json!([{"type": "text", "text": "ok"}]);
+        for (stop, content, ends) in [
+            (json!("end_turn"), text.clone(), true),
+            (json!("max_tokens"), text.clone(), true),
+            (json!(null), text.clone(), false),
+            (json!("tool_use"), text.clone(), false),
+            (json!("pause_turn"), text.clone(), false),
+            (json!("end_turn"), json!([{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]), false),
+        ] {
+            let entries = vec![u.clone(), a(stop.clone(), content)];
+            assert_eq!(turn_end(&conversation(&entries)).is_some(), ends, "{stop}");
+        }
+        // A text entry whose sibling entry (same response) made a tool call is not an end.
+        let entries = vec![
+            u.clone(),
+            conv("t", Some("u"), "assistant", json!({"message": {"id": "m", "content": [{"type": "tool_use", "id": "x", "name": "Read", "input": {}}], "stop_reason": "end_turn"}})),
+            conv("a", Some("t"), "assistant", json!({"message": {"id": "m", "content": text, "stop_reason": "end_turn"}})),
+        ];
+        assert_eq!(turn_end(&conversation(&entries)), None);
+    }
+}
