@@ -14,6 +14,9 @@ pub enum TeamCommand {
     /// path the key resolves to and exits 0 when it is accepted; prints Claude Code's message
     /// (on standard output) and exits 1 when it is refused.
     CheckKey(CheckKey),
+    /// status, pull, push, login, logout: team memory sync (see `team_sync`).
+    #[command(flatten)]
+    Sync(crate::team_sync::SyncCommand),
 }
 
 #[derive(Args)]
@@ -50,6 +53,7 @@ fn read_key(file: &PathBuf) -> Result<String, String> {
 
 pub fn run(cmd: TeamCommand) -> ExitCode {
     match cmd {
+        TeamCommand::Sync(sync) => crate::team_sync::run_command(sync),
         TeamCommand::CheckKey(args) => {
             let key = match (&args.key, &args.key_file) {
                 (Some(k), _) => k.clone(),

@@ -1,10 +1,23 @@
 //! Team memory (`<memory>/team/`), shared by everyone working in a repository.
 //!
-//! `wire` is the HTTP API Claude Code's client speaks (and `mneme-team-server` serves).
+//! `wire` is the HTTP API Claude Code's client speaks (and `mneme-team-server` serves);
+//! `server_wire` the server's own sign-in and lead endpoints.
+//!
+//! The sync client: [`repo`] decides which repository a folder belongs to (Claude Code's
+//! `getGithubRepo`), [`config`] which server to use, [`auth`] signs in with the device flow and
+//! keeps tokens in the OS keyring, [`client`] pulls and pushes exactly as Claude Code does,
+//! [`watch`] pushes on change, and [`lead`] reaches the history, rollback and removal API.
 //! [`keys`] validates server keys exactly as Claude Code does and writes team files without
 //! following links.
 
+pub mod auth;
+pub mod client;
+pub mod config;
 pub mod keys;
+pub mod lead;
 pub mod repo;
 pub mod server_wire;
+pub mod watch;
 pub mod wire;
+
+pub use client::{resolve_target, PullReport, PushReport, SyncClient, SyncError, SyncTarget};

@@ -1,0 +1,217 @@
+//! `mneme team status|pull|push|login|logout`: team memory sync from the command line.
+//! The server comes from `TEAM_MEMORY_SYNC_URL` or the one signed in to; the token from the
+//! OS keyring.
+
+use anyhow::{anyhow, Result};
+use clap::Subcommand;
+use mneme_api::{Environment, SystemClock};
+use mneme_team::auth::{self, KeyringStore, Session};
+use mneme_team::client::{Http, ThreadSleeper};
+use mneme_team::{config, SyncClient, SyncTarget};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Subcommand)]
+pub enum SyncCommand {
+    /// Show the repository, server, who is signed in, the last pull and push, files held back
+    /// for secrets, and whether automatic pushes are suppressed.
+    Status {
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fetch the team's memory into this project's team folder (the server wins per file;
+    /// replaced local edits are kept in Mneme's trash).
+    Pull {
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Ignore the cached checksum and fetch everything.
+        #[arg(long)]
+        fresh: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Upload the team folder's changes (files with secrets are never sent).
+    Push {
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sign in to a team server with a code shown here and approved in a browser.
+    Login {
+        /// The server (default: TEAM_MEMORY_SYNC_URL or the one signed in to before).
+        url: Option<String>,
+    },
+    /// Sign out: forget the token in the OS keyring.
+    Logout {
+        url: Option<String>,
+    },
+}
+
+fn cwd_or_current(cwd: Option<PathBuf>) -> Result<PathBuf> {
+    match cwd {
+        Some(c) => Ok(c),
+        None => std::env::current_dir().map_err(|e| anyhow!("cannot read the current folder ({e}); pass --cwd")),
+    }
+}
+
+fn client(env: &Environment, target: SyncTarget) -> SyncClient {
+    let clock = Arc::new(SystemClock);
+    let server = target.server_url.clone().unwrap_or_default();
+    let session = Session::new(&server, Arc::new(KeyringStore::from_env(env)), Http::default(), clock.clone());
+    SyncClient::new(target, env, clock, Arc::new(session))
+}
+
+fn print_json<T: Serialize>(v: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+fn when(ms: u64) -> String {
+    let secs = i64::try_from(ms / 1000).unwrap_or(i64::MAX);
+    time::OffsetDateTime::from_unix_timestamp(secs)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| ms.to_string())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusView {
+    memory_dir: PathBuf,
+    repo: Option<String>,
+    server_url: Option<String>,
+    server_url_source: Option<&'static str>,
+    signed_in_as: Option<String>,
+    signed_in: bool,
+    state: Option<mneme_team::client::SyncState>,
+}
+
+/// Runs a sync command against the real environment; errors print one line and exit 1.
+pub fn run_command(cmd: SyncCommand) -> std::process::ExitCode {
+    match crate::environment(None).and_then(|env| run(&env, cmd)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mneme: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn run(env: &Environment, cmd: SyncCommand) -> Result<()> {
+    match cmd {
+        SyncCommand::Status { cwd, json } => {
+            let target = mneme_team::resolve_target(env, &cwd_or_current(cwd)?);
+            let store = KeyringStore::from_env(env);
+            let creds = match &target.server_url {
+                Some(s) => auth::CredentialStore::load(&store, s)?,
+                None => None,
+            };
+            let c = client(env, target.clone());
+            let state = c.state().ok().filter(|s| s.last_pull.is_some() || s.last_push.is_some());
+            let view = StatusView {
+                memory_dir: target.memory_dir.clone(),
+                repo: target.repo.clone(),
+                server_url: target.server_url.clone(),
+                server_url_source: config::server_url_source(env),
+                signed_in: creds.is_some(),
+                signed_in_as: creds.and_then(|c| c.user),
+                state,
+            };
+            if json {
+                return print_json(&view);
+            }
+            println!("Team folder:  {}", target.team_dir().display());
+            println!("Repository:   {}", view.repo.as_deref().unwrap_or("none (no github.com `origin` remote)"));
+            match (&view.server_url, view.server_url_source) {
+                (Some(s), Some(src)) => println!("Server:       {s} ({src})"),
+                _ => println!("Server:       none (run `mneme team login <URL>`)"),
+            }
+            println!(
+                "Signed in:    {}",
+                match (view.signed_in, &view.signed_in_as) {
+                    (true, Some(u)) => u.clone(),
+                    (true, None) => "yes".into(),
+                    (false, _) => "no".into(),
+                }
+            );
+            let Some(st) = &view.state else {
+                println!("Last pull:    never");
+                println!("Last push:    never");
+                return Ok(());
+            };
+            for (label, o) in [("Last pull:   ", &st.last_pull), ("Last push:   ", &st.last_push)] {
+                match o {
+                    Some(o) => println!("{label} {} — {}{}", when(o.at_ms), if o.ok { "" } else { "failed: " }, o.summary),
+                    None => println!("{label} never"),
+                }
+            }
+            if !st.skipped_for_secrets.is_empty() {
+                let list: Vec<String> = st.skipped_for_secrets.iter().map(|s| s.describe()).collect();
+                println!("Held back for secrets: {}. Remove the secret(s) to enable sync for these files.", list.join(", "));
+            }
+            if !st.skipped_over_cap.is_empty() {
+                println!("Over the server's cap of {}: {}", st.server_max_entries.unwrap_or(0), st.skipped_over_cap.join(", "));
+            }
+            match &st.suppressed {
+                Some(s) => println!("Automatic pushes: suppressed since {} ({})", when(s.at_ms), s.reason),
+                None => println!("Automatic pushes: on"),
+            }
+            for c in st.conflicts.iter().rev().take(5) {
+                println!("Conflict:     {} {:?} at {}{}", c.key, c.kind, when(c.at_ms), c.trash_id.as_deref().map(|t| format!(" (trash {t})")).unwrap_or_default());
+            }
+            Ok(())
+        }
+        SyncCommand::Pull { cwd, fresh, json } => {
+            let c = client(env, mneme_team::resolve_target(env, &cwd_or_current(cwd)?));
+            let r = if fresh { c.pull_fresh()? } else { c.pull()? };
+            if json {
+                return print_json(&r);
+            }
+            println!("Pulled: {}", r.summary());
+            for s in &r.skipped {
+                println!("  skipped {}: {}", s.key, s.reason);
+            }
+            Ok(())
+        }
+        SyncCommand::Push { cwd, json } => {
+            let c = client(env, mneme_team::resolve_target(env, &cwd_or_current(cwd)?));
+            let r = c.push()?;
+            if json {
+                return print_json(&r);
+            }
+            println!("Pushed: {}", r.summary());
+            Ok(())
+        }
+        SyncCommand::Login { url } => {
+            let server = match url {
+                Some(u) => config::normalize_server_url(&u)?,
+                None => config::server_url(env).ok_or_else(|| anyhow!("give the team server's address: mneme team login <URL>"))?,
+            };
+            let store = KeyringStore::from_env(env);
+            let user = auth::login(&Http::default(), &server, &store, &SystemClock, &ThreadSleeper, |l| {
+                println!("To sign in, open {} and enter the code {}", l.verification_uri, l.user_code);
+                println!("(or open {})", l.verification_uri_complete);
+                println!("Waiting for approval…");
+            })?;
+            if env.var(config::SYNC_URL_VAR).is_none() {
+                config::save_server_url(env, &server)?;
+            }
+            println!("Signed in to {server}{}.", user.map(|u| format!(" as {u}")).unwrap_or_default());
+            Ok(())
+        }
+        SyncCommand::Logout { url } => {
+            let server = match url {
+                Some(u) => config::normalize_server_url(&u)?,
+                None => config::server_url(env).ok_or_else(|| anyhow!("no team server is configured; nothing to sign out of"))?,
+            };
+            auth::logout(&KeyringStore::from_env(env), &server)?;
+            println!("Signed out of {server}; the token is gone from the OS keyring.");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! Signing in to a team server with the OAuth 2.0 device authorization grant (RFC 8628):
+//! ask for a code, show the person the user code and the page to enter it on, poll the token
+//! endpoint no faster than `interval` (and five seconds slower after each `slow_down`) until
+//! they approve or deny or the code lapses. Access tokens are refreshed a minute before they
+//! expire; refresh tokens rotate, so each refresh stores the new one.
+//!
+//! Credentials live only in the OS keyring ([`mneme_keychain`]), under the account
+//! `team-token:<server URL>`, as a small JSON record. Signing out forgets them there; the
+//! server keeps no session to end (its tokens expire on their own).
+
+use crate::client::{Http, Sleeper, SyncError, TokenSource};
+use crate::server_wire::{
+    DeviceCodeResponse, MeResponse, OAuthError, TokenResponse, DEVICE_CODE_GRANT, DEVICE_CODE_PATH, ME_PATH,
+    REFRESH_TOKEN_GRANT, TOKEN_PATH,
+};
+use mneme_core::Clock;
+use mneme_keychain::Keychain;
+use mneme_store::Environment;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The `client_id` Mneme signs in as.
+pub const CLIENT_ID: &str = "mneme";
+/// The scope it asks for.
+pub const SCOPE: &str = "team_memory";
+/// Tokens this close to expiry are refreshed before use.
+pub const REFRESH_MARGIN_MS: u64 = 60_000;
+/// RFC 8628 §3.5: each `slow_down` adds five seconds to the polling interval.
+pub const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
+/// The variable tests set so they never touch a person's real keyring entries.
+pub const KEYRING_SERVICE_VAR: &str = "MNEME_KEYRING_SERVICE";
+
+/// What is kept in the keyring for one server.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Credentials {
+    pub access_token: String,
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    /// When the access token expires, in ms since the epoch.
+    pub expires_at_ms: u64,
+    /// Who signed in, as the server names them.
+    #[serde(default)]
+    pub user: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials").field("expires_at_ms", &self.expires_at_ms).field("user", &self.user).finish_non_exhaustive()
+    }
+}
+
+/// Where credentials are kept. [`KeyringStore`] is the only store Mneme itself uses.
+pub trait CredentialStore: Send + Sync {
+    fn load(&self, server: &str) -> Result<Option<Credentials>, SyncError>;
+    fn save(&self, server: &str, c: &Credentials) -> Result<(), SyncError>;
+    fn remove(&self, server: &str) -> Result<(), SyncError>;
+}
+
+/// The OS keyring.
+#[derive(Debug, Clone)]
+pub struct KeyringStore {
+    keychain: Keychain,
+}
+
+impl KeyringStore {
+    pub fn new(keychain: Keychain) -> Self {
+        KeyringStore { keychain }
+    }
+
+    /// The service `MNEME_KEYRING_SERVICE` names, else `mneme`.
+    pub fn from_env(env: &Environment) -> Self {
+        let service = env.var(KEYRING_SERVICE_VAR).filter(|s| !s.is_empty()).unwrap_or(mneme_keychain::DEFAULT_SERVICE);
+        KeyringStore { keychain: Keychain::new(service) }
+    }
+
+    pub fn keychain(&self) -> &Keychain {
+        &self.keychain
+    }
+}
+
+/// The keyring account for a server's credentials.
+pub fn account(server: &str) -> String {
+    format!("team-token:{server}")
+}
+
+impl CredentialStore for KeyringStore {
+    fn load(&self, server: &str) -> Result<Option<Credentials>, SyncError> {
+        match self.keychain.get(&account(server))? {
+            // A record that does not parse is treated as signed out; signing in replaces it.
+            Some(json) => Ok(serde_json::from_str(&json).ok()),
+            None => Ok(None),
+        }
+    }
+
+    fn save(&self, server: &str, c: &Credentials) -> Result<(), SyncError> {
+        let json = serde_json::to_string(c).map_err(|e| SyncError::Parse { detail: e.to_string() })?;
+        Ok(self.keychain.set(&account(server), &json)?)
+    }
+
+    fn remove(&self, server: &str) -> Result<(), SyncError> {
+        Ok(self.keychain.delete(&account(server))?)
+    }
+}
+
+/// A device sign-in in progress: what to show the person, and what to poll with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceLogin {
+    pub server: String,
+    /// Shown to the person, e.g. `WDJB-MJHT`.
+    pub user_code: String,
+    /// Where they enter it.
+    pub verification_uri: String,
+    /// The same page with the code filled in.
+    pub verification_uri_complete: String,
+    /// Seconds to wait between polls (grows with `slow_down`).
+    pub interval_secs: u64,
+    /// When the codes lapse, in ms since the epoch.
+    pub expires_at_ms: u64,
+    /// Secret: exchanged for the tokens. Kept by the caller between polls, never shown.
+    pub device_code: String,
+}
+
+/// How one poll went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "state")]
+pub enum LoginPoll {
+    /// Not decided yet; poll again after `interval_secs`.
+    Pending,
+    /// Polled too fast; the interval grew by five seconds.
+    SlowDown,
+    /// Signed in; the credentials are in the keyring.
+    SignedIn { user: Option<String> },
+}
+
+/// Why signing in failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error("The sign-in was denied on the server's page. Run `mneme team login` to try again.")]
+    Denied,
+    #[error("The sign-in code expired before it was approved. Run `mneme team login` again and approve within the time shown.")]
+    Expired,
+    #[error("The team server refused the sign-in request ({error}{}). Check the server address.", .description.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
+    Refused { error: String, description: Option<String> },
+    #[error(transparent)]
+    Sync(#[from] SyncError),
+}
+
+fn now_ms(clock: &dyn Clock) -> u64 {
+    u64::try_from(clock.now_ms()).unwrap_or(u64::MAX)
+}
+
+fn form_post(http: &Http, server: &str, path: &str, form: Vec<(&str, String)>) -> Result<Result<String, OAuthError>, SyncError> {
+    let url = format!("{}{path}", server.trim_end_matches('/'));
+    let mut req = crate::client::http_request("POST", &url);
+    req.form = Some(form);
+    match http.send(req, &[200]) {
+        Ok(reply) => Ok(Ok(reply.body)),
+        Err(crate::client::HttpFailure::Http { status: 400, body } | crate::client::HttpFailure::Auth { status: 401, body }) => {
+            match serde_json::from_str::<OAuthError>(&body) {
+                Ok(e) => Ok(Err(e)),
+                Err(e) => Err(SyncError::Parse { detail: e.to_string() }),
+            }
+        }
+        Err(f) => Err(crate::client::classify_failure(server, f)),
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, SyncError> {
+    serde_json::from_str(body).map_err(|e| SyncError::Parse { detail: e.to_string() })
+}
+
+/// Asks `server` for a device code.
+pub fn start_login(http: &Http, server: &str, clock: &dyn Clock) -> Result<DeviceLogin, LoginError> {
+    let form = vec![("client_id", CLIENT_ID.to_string()), ("scope", SCOPE.to_string())];
+    let body = form_post(http, server, DEVICE_CODE_PATH, form)?
+        .map_err(|e| LoginError::Refused { error: e.error, description: e.error_description })?;
+    let d: DeviceCodeResponse = parse(&body)?;
+    Ok(DeviceLogin {
+        server: server.to_string(),
+        user_code: d.user_code,
+        verification_uri: d.verification_uri,
+        verification_uri_complete: d.verification_uri_complete,
+        interval_secs: d.interval.max(1),
+        expires_at_ms: now_ms(clock).saturating_add(d.expires_in.saturating_mul(1000)),
+        device_code: d.device_code,
+    })
+}
+
+fn credentials(t: TokenResponse, user: Option<String>, clock: &dyn Clock) -> Credentials {
+    Credentials {
+        access_token: t.access_token,
+        refresh_token: t.refresh_token,
+        expires_at_ms: now_ms(clock).saturating_add(t.expires_in.saturating_mul(1000)),
+        user,
+    }
+}
+
+/// Polls once. On success the credentials (with the user's name from `/api/mneme/me`) are
+/// saved in `store`.
+pub fn poll_login(
+    http: &Http,
+    login: &mut DeviceLogin,
+    store: &dyn CredentialStore,
+    clock: &dyn Clock,
+) -> Result<LoginPoll, LoginError> {
+    if now_ms(clock) >= login.expires_at_ms {
+        return Err(LoginError::Expired);
+    }
+    let form = vec![
+        ("grant_type", DEVICE_CODE_GRANT.to_string()),
+        ("device_code", login.device_code.clone()),
+        ("client_id", CLIENT_ID.to_string()),
+    ];
+    match form_post(http, &login.server, TOKEN_PATH, form)? {
+        Ok(body) => {
+            let t: TokenResponse = parse(&body)?;
+            let user = whoami(http, &login.server, &t.access_token).ok().map(|m| m.user);
+            let c = credentials(t, user.clone(), clock);
+            store.save(&login.server, &c)?;
+            Ok(LoginPoll::SignedIn { user })
+        }
+        Err(e) => match e.error.as_str() {
+            "authorization_pending" => Ok(LoginPoll::Pending),
+            "slow_down" => {
+                login.interval_secs += SLOW_DOWN_STEP.as_secs();
+                Ok(LoginPoll::SlowDown)
+            }
+            "access_denied" => Err(LoginError::Denied),
+            "expired_token" => Err(LoginError::Expired),
+            _ => Err(LoginError::Refused { error: e.error, description: e.error_description }),
+        },
+    }
+}
+
+/// Signs in from start to finish: `show` is called once with the code to display, then this
+/// polls (waiting through `sleeper`) until the person decides or the code lapses.
+pub fn login(
+    http: &Http,
+    server: &str,
+    store: &dyn CredentialStore,
+    clock: &dyn Clock,
+    sleeper: &dyn Sleeper,
+    show: impl FnOnce(&DeviceLogin),
+) -> Result<Option<String>, LoginError> {
+    let mut l = start_login(http, server, clock)?;
+    show(&l);
+    loop {
+        sleeper.sleep(Duration::from_secs(l.interval_secs));
+        match poll_login(http, &mut l, store, clock)? {
+            LoginPoll::Pending | LoginPoll::SlowDown => continue,
+            LoginPoll::SignedIn { user } => return Ok(user),
+        }
+    }
+}
+
+/// Forgets the server's credentials (signing out). Not signed in is not an error.
+pub fn logout(store: &dyn CredentialStore, server: &str) -> Result<(), SyncError> {
+    store.remove(server)
+}
+
+/// `GET /api/mneme/me`: who the token belongs to and which repositories they reach.
+pub fn whoami(http: &Http, server: &str, token: &str) -> Result<MeResponse, SyncError> {
+    let url = format!("{}{ME_PATH}", server.trim_end_matches('/'));
+    let mut req = crate::client::http_request("GET", &url);
+    req.token = Some(token);
+    let reply = http.send(req, &[200]).map_err(|f| crate::client::classify_failure(server, f))?;
+    parse(&reply.body)
+}
+
+/// The signed-in session for one server: hands out access tokens, refreshing them a minute
+/// before they expire and storing the rotated refresh token.
+pub struct Session {
+    server: String,
+    store: Arc<dyn CredentialStore>,
+    http: Http,
+    clock: Arc<dyn Clock>,
+    /// Two refreshes at once would spend the same refresh token twice, which the server treats
+    /// as theft and answers by revoking the sign-in.
+    refreshing: Mutex<()>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("server", &self.server).finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    pub fn new(server: &str, store: Arc<dyn CredentialStore>, http: Http, clock: Arc<dyn Clock>) -> Self {
+        Session { server: server.to_string(), store, http, clock, refreshing: Mutex::new(()) }
+    }
+
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The stored credentials, without refreshing.
+    pub fn credentials(&self) -> Result<Option<Credentials>, SyncError> {
+        self.store.load(&self.server)
+    }
+
+    /// Exchanges the refresh token now.
+    pub fn refresh(&self) -> Result<Credentials, SyncError> {
+        let _one = self.refreshing.lock().unwrap_or_else(|p| p.into_inner());
+        let current = self.store.load(&self.server)?.ok_or_else(|| SyncError::NoAuth { server: self.server.clone() })?;
+        self.refresh_from(current)
+    }
+
+    fn refresh_from(&self, current: Credentials) -> Result<Credentials, SyncError> {
+        let Some(refresh) = current.refresh_token.clone() else {
+            return Err(SyncError::NoAuth { server: self.server.clone() });
+        };
+        let form = vec![
+            ("grant_type", REFRESH_TOKEN_GRANT.to_string()),
+            ("refresh_token", refresh),
+            ("client_id", CLIENT_ID.to_string()),
+        ];
+        match form_post(&self.http, &self.server, TOKEN_PATH, form)? {
+            Ok(body) => {
+                let t: TokenResponse = parse(&body)?;
+                let mut c = credentials(t, current.user.clone(), self.clock.as_ref());
+                if c.refresh_token.is_none() {
+                    c.refresh_token = current.refresh_token;
+                }
+                self.store.save(&self.server, &c)?;
+                Ok(c)
+            }
+            // A refused refresh (expired, revoked, reused) means signing in again.
+            Err(e) => Err(SyncError::Auth { status: 400, message: Some(e.error_description.unwrap_or(e.error)) }),
+        }
+    }
+}
+
+impl TokenSource for Session {
+    fn access_token(&self) -> Result<Option<String>, SyncError> {
+        let _one = self.refreshing.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(c) = self.store.load(&self.server)? else { return Ok(None) };
+        if now_ms(self.clock.as_ref()).saturating_add(REFRESH_MARGIN_MS) < c.expires_at_ms || c.refresh_token.is_none() {
+            return Ok(Some(c.access_token));
+        }
+        Ok(Some(self.refresh_from(c)?.access_token))
+    }
+}

@@ -1,0 +1,153 @@
+//! The team folder on disk as the sync client sees it: Claude Code 2.1.197's push-side read
+//! (`every .md/.txt file not starting with '.'`, oversized files and files with secrets left
+//! out), its fail-closed check that neither the memory folder nor `team/` was swapped for a
+//! symbolic link, and hashing.
+
+use super::state::SkippedSecret;
+use super::SyncError;
+use crate::wire::MAX_FILE_SIZE_BYTES;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// `hashContent`: `sha256:` and the hex SHA-256 of the UTF-8 text.
+pub fn hash_content(s: &str) -> String {
+    format!("sha256:{:x}", Sha256::digest(s.as_bytes()))
+}
+
+/// Orders keys as JavaScript's default `sort()` does: by UTF-16 code units (which differs
+/// from byte order once characters beyond U+FFFF meet U+E000–U+FFFF).
+pub fn js_sort(keys: &mut [String]) {
+    keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+}
+
+/// Only these names sync (2.1.197): not starting with `.`, ending in `.md` or `.txt`.
+pub fn syncs_name(name: &str) -> bool {
+    !name.starts_with('.') && (name.ends_with(".md") || name.ends_with(".txt"))
+}
+
+/// What a push read from the team folder.
+#[derive(Debug, Default)]
+pub struct LocalFiles {
+    /// Key → content, for every file that may be sent.
+    pub entries: BTreeMap<String, String>,
+    /// Every syncable name on disk, sent or not.
+    pub disk_keys: BTreeSet<String>,
+    /// Left out because the scanner found a secret (first rule per file).
+    pub skipped_secrets: Vec<SkippedSecret>,
+    /// Left out because they are over 250,000 bytes.
+    pub oversized: Vec<String>,
+    /// False when part of the folder could not be listed (permission denied).
+    pub trusted: bool,
+}
+
+/// Reads every syncable regular file under `team_dir`, recursively. Symbolic links are not
+/// regular files and are skipped, as Node's `Dirent.isFile()` skips them.
+pub fn read_local(team_dir: &Path) -> Result<LocalFiles, SyncError> {
+    let mut out = LocalFiles { trusted: true, ..Default::default() };
+    walk(team_dir, team_dir, &mut out)?;
+    Ok(out)
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut LocalFiles) -> Result<(), SyncError> {
+    let listing = match fs::read_dir(dir) {
+        Ok(l) => l,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            out.trusted = false;
+            return Ok(());
+        }
+        Err(e) => return Err(SyncError::Io { action: "list", path: dir.to_path_buf(), source: e }),
+    };
+    for item in listing {
+        let item = item.map_err(|e| SyncError::Io { action: "list", path: dir.to_path_buf(), source: e })?;
+        let Ok(kind) = item.file_type() else { continue };
+        let path = item.path();
+        if kind.is_dir() {
+            walk(root, &path, out)?;
+            continue;
+        }
+        let name = item.file_name().to_string_lossy().into_owned();
+        if !kind.is_file() || !syncs_name(&name) {
+            continue;
+        }
+        let Some(key) = key_of(root, &path) else { continue };
+        out.disk_keys.insert(key.clone());
+        // Read errors leave the file out silently, as Claude Code's `catch {}` does.
+        let Ok(meta) = fs::metadata(&path) else { continue };
+        if meta.len() > MAX_FILE_SIZE_BYTES {
+            out.oversized.push(key);
+            continue;
+        }
+        let Ok(bytes) = fs::read(&path) else { continue };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if let Some(hit) = mneme_secrets::scan(&text).into_iter().next() {
+            out.skipped_secrets.push(SkippedSecret { path: key, rule_id: hit.rule_id.to_string(), label: hit.label.to_string() });
+            continue;
+        }
+        out.entries.insert(key, text);
+    }
+    Ok(())
+}
+
+/// `path` relative to `root` with `/` separators.
+fn key_of(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    Some(parts.join("/"))
+}
+
+/// Claude Code's canonical-location check before any sync: the team folder, resolved, must be
+/// `realpath(parent of the memory folder)/<memory folder name>/team`. A memory folder or
+/// `team/` that is itself a symbolic link fails closed; a team folder that does not exist yet
+/// passes.
+pub fn check_canonical(memory_dir: &Path) -> Result<(), SyncError> {
+    let team = memory_dir.join(mneme_store::memdir::TEAM_DIR);
+    let escape = |detail: String| SyncError::Escapes { path: team.clone(), detail };
+    let actual = match fs::canonicalize(&team) {
+        Ok(p) => p,
+        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(ENOTDIR) => return Ok(()),
+        Err(e) => return Err(escape(e.to_string())),
+    };
+    let (Some(parent), Some(name)) = (memory_dir.parent(), memory_dir.file_name()) else {
+        return Err(escape("the memory folder has no parent".into()));
+    };
+    let expected: PathBuf = match fs::canonicalize(parent) {
+        Ok(p) => p.join(name).join(mneme_store::memdir::TEAM_DIR),
+        Err(e) => return Err(escape(e.to_string())),
+    };
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(escape(format!("it resolves to {}", actual.display())))
+    }
+}
+
+/// ENOTDIR (20 on Linux, macOS and the BSDs): a path component is a file, so the folder is absent.
+const ENOTDIR: i32 = 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_and_order_match_javascript() {
+        assert_eq!(hash_content(""), "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        let mut keys = vec!["\u{FF5E}.md".to_string(), "\u{1F600}.md".to_string(), "b.md".to_string(), "B.md".to_string()];
+        js_sort(&mut keys);
+        // U+1F600 is a surrogate pair (0xD83D …), which sorts before U+FF5E in UTF-16.
+        assert_eq!(keys, ["B.md", "b.md", "\u{1F600}.md", "\u{FF5E}.md"]);
+    }
+
+    #[test]
+    fn names_that_sync() {
+        for ok in ["a.md", "notes.txt", "MEMORY.md", "a.b.md"] {
+            assert!(syncs_name(ok), "{ok}");
+        }
+        for no in [".hidden.md", "a.json", "a.MD", "a.md.bak", ".md"] {
+            assert!(!syncs_name(no), "{no}");
+        }
+    }
+}

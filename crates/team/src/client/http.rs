@@ -1,0 +1,199 @@
+//! One HTTP exchange with the team server, and the error classes Claude Code sorts failures
+//! into (`classifyAxiosError`): 401/403 → auth, a timeout → timeout, refused connections and
+//! unknown hosts → network, any other status → http.
+
+use crate::wire::{ANTHROPIC_BETA, SYNC_TIMEOUT_MS};
+use std::time::Duration;
+
+/// Bodies larger than this are refused while reading (a whole team's memory is far smaller:
+/// entries are capped at 250 KB and servers cap their number).
+const MAX_RESPONSE_BYTES: u64 = 1 << 30;
+
+/// What the client sends as `User-Agent`. Claude Code sends `claude-code/<version>`; Mneme
+/// names itself so a server operator can tell the two apart in logs.
+pub fn user_agent() -> String {
+    format!("mneme/{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// How a request failed, before any meaning is given to the status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// 401 or 403.
+    Auth { status: u16, body: String },
+    /// No answer within the timeout.
+    Timeout,
+    /// Nobody listens there, or the host name does not resolve.
+    Network { detail: String },
+    /// Any other status the caller does not accept.
+    Http { status: u16, body: String },
+    /// Anything else on the way (TLS, a broken connection mid-body, a malformed URL).
+    Other { detail: String },
+}
+
+/// An answered request whose status the caller accepts.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub etag: Option<String>,
+    pub body: String,
+}
+
+/// A blocking HTTP client with Claude Code's headers and 30-second timeout.
+#[derive(Clone)]
+pub struct Http {
+    agent: ureq::Agent,
+}
+
+impl std::fmt::Debug for Http {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Http").finish_non_exhaustive()
+    }
+}
+
+impl Default for Http {
+    fn default() -> Self {
+        Http::new(Duration::from_millis(SYNC_TIMEOUT_MS))
+    }
+}
+
+/// A request: method, URL, optional bearer token, extra headers and body.
+pub struct Request<'a> {
+    pub method: &'a str,
+    pub url: &'a str,
+    pub token: Option<&'a str>,
+    pub headers: Vec<(&'a str, String)>,
+    /// A JSON body (sent with `Content-Type: application/json`).
+    pub json: Option<String>,
+    /// A form body (`application/x-www-form-urlencoded`), for OAuth endpoints.
+    pub form: Option<Vec<(&'a str, String)>>,
+}
+
+impl<'a> Request<'a> {
+    pub fn new(method: &'a str, url: &'a str) -> Self {
+        Request { method, url, token: None, headers: Vec::new(), json: None, form: None }
+    }
+}
+
+impl Http {
+    pub fn new(timeout: Duration) -> Self {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            // Statuses are data here (304, 404, 412 and 413 all mean something).
+            .http_status_as_error(false)
+            .user_agent(user_agent())
+            // A redirect would carry the bearer token to wherever it points.
+            .max_redirects(0)
+            .build();
+        Http { agent: ureq::Agent::new_with_config(config) }
+    }
+
+    /// Sends `req`; statuses in `accept` come back as a [`Reply`], every other outcome as a
+    /// classified [`Failure`].
+    pub fn send(&self, req: Request<'_>, accept: &[u16]) -> Result<Reply, Failure> {
+        let result = match req.method {
+            "GET" | "DELETE" => {
+                let mut b = if req.method == "GET" { self.agent.get(req.url) } else { self.agent.delete(req.url) };
+                b = b.header("anthropic-beta", ANTHROPIC_BETA);
+                if let Some(t) = req.token {
+                    b = b.header("Authorization", format!("Bearer {t}"));
+                }
+                for (k, v) in &req.headers {
+                    b = b.header(*k, v);
+                }
+                b.call()
+            }
+            _ => {
+                let mut b = match req.method {
+                    "PUT" => self.agent.put(req.url),
+                    _ => self.agent.post(req.url),
+                };
+                b = b.header("anthropic-beta", ANTHROPIC_BETA);
+                if let Some(t) = req.token {
+                    b = b.header("Authorization", format!("Bearer {t}"));
+                }
+                for (k, v) in &req.headers {
+                    b = b.header(*k, v);
+                }
+                if let Some(form) = &req.form {
+                    b.send_form(form.iter().map(|(k, v)| (*k, v.as_str())))
+                } else {
+                    b.header("Content-Type", "application/json").send(req.json.as_deref().unwrap_or(""))
+                }
+            }
+        };
+        let mut resp = result.map_err(classify)?;
+        let status = resp.status().as_u16();
+        let etag = resp.headers().get("etag").and_then(|v| v.to_str().ok()).map(str::to_string);
+        let body = resp.body_mut().with_config().limit(MAX_RESPONSE_BYTES).read_to_string().map_err(classify)?;
+        if accept.contains(&status) {
+            return Ok(Reply { status, etag, body });
+        }
+        Err(match status {
+            401 | 403 => Failure::Auth { status, body },
+            _ => Failure::Http { status, body },
+        })
+    }
+}
+
+fn classify(e: ureq::Error) -> Failure {
+    match e {
+        ureq::Error::Timeout(_) => Failure::Timeout,
+        ureq::Error::HostNotFound => Failure::Network { detail: "the host name does not resolve".into() },
+        ureq::Error::ConnectionFailed => Failure::Network { detail: "the connection was refused".into() },
+        ureq::Error::Io(io) => match io.kind() {
+            std::io::ErrorKind::ConnectionRefused => Failure::Network { detail: "the connection was refused".into() },
+            std::io::ErrorKind::TimedOut => Failure::Timeout,
+            _ => Failure::Other { detail: io.to_string() },
+        },
+        other => Failure::Other { detail: other.to_string() },
+    }
+}
+
+/// JavaScript's `encodeURIComponent`: everything but `A-Z a-z 0-9 - _ . ! ~ * ' ( )` is
+/// percent-encoded as UTF-8 (so the slash of `owner/name` goes as `%2F`).
+pub fn encode_uri_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `base` without trailing slashes, so `base + "/api/..."` never doubles one (axios joins
+/// its base URL the same way).
+pub fn trim_base(base: &str) -> &str {
+    base.trim_end_matches('/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_component_matches_javascript() {
+        assert_eq!(encode_uri_component("owner/name"), "owner%2Fname");
+        assert_eq!(encode_uri_component("A-z_0.9!~*'()"), "A-z_0.9!~*'()");
+        assert_eq!(encode_uri_component("a b&c=d?é"), "a%20b%26c%3Dd%3F%C3%A9");
+        assert_eq!(trim_base("http://h:1//"), "http://h:1");
+    }
+
+    #[test]
+    fn user_agent_names_mneme() {
+        assert_eq!(user_agent(), format!("mneme/{}", env!("CARGO_PKG_VERSION")));
+    }
+
+    #[test]
+    fn refused_connections_are_network_errors() {
+        // Bind then drop a listener: the port is free and nothing answers there.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let url = format!("http://127.0.0.1:{port}/x");
+        match Http::default().send(Request::new("GET", &url), &[200]) {
+            Err(Failure::Network { .. }) => {}
+            other => panic!("expected a network failure, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! What the client remembers between runs, per memory folder: Claude Code's in-session
+//! `SyncState` (`lastKnownChecksum`, `serverChecksums`, `serverMaxEntries`, the tombstoned
+//! keys) plus what the app shows — when the last pull and push ran and how they ended, the
+//! files held back because they hold a secret or exceed the server's cap, conflicts, and
+//! whether automatic pushes are suppressed.
+//!
+//! It lives in Mneme's data dir at `team-sync/<sanitized memory folder>.json`, never in the
+//! memory folder. It is keyed by the memory folder, not only by the repository: a second
+//! clone of the same repository has its own team folder, and sharing one `lastKnownChecksum`
+//! would make a 304 skip writing into the folder that has never been filled.
+
+use super::SyncError;
+use mneme_core::sanitize::sanitize_path;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const STATE_VERSION: u32 = 1;
+/// Conflicts kept for display; older ones fall off.
+pub const MAX_CONFLICTS: usize = 50;
+
+/// How one pull or push ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    /// Milliseconds since the epoch (the injected clock).
+    pub at_ms: u64,
+    pub ok: bool,
+    /// One line for people: "wrote 3 files", "not modified", or the error.
+    pub summary: String,
+    /// The error class when it failed (`auth`, `timeout`, `network`, `http`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<String>,
+}
+
+/// A file a push left out because the secret scanner flagged it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedSecret {
+    /// The key (path relative to `team/`).
+    pub path: String,
+    pub rule_id: String,
+    pub label: String,
+}
+
+impl SkippedSecret {
+    /// Claude Code's wording: `"<relPath>" (<label>)`.
+    pub fn describe(&self) -> String {
+        format!("\"{}\" ({})", self.path, self.label)
+    }
+}
+
+/// Where the two sides disagreed about one key, and what Mneme did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Conflict {
+    pub key: String,
+    pub at_ms: u64,
+    pub kind: ConflictKind,
+    /// The trash entry holding the local version that was replaced, when one was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trash_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ConflictKind {
+    /// A pull replaced a local edit that had never reached the server (server wins per key);
+    /// the local version is in Mneme's trash.
+    PulledOverLocalEdit,
+    /// After a 412, a teammate had changed the same key; this push replaced their version
+    /// (local wins for edited keys). The server's history still has theirs.
+    PushedOverTeammate,
+    /// The server deleted a key that still existed here; the local file went to the trash.
+    DeletedByTeammate,
+}
+
+/// Why automatic pushes stopped (Claude Code suppresses them for the session after a
+/// permanent failure).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Suppression {
+    /// `no_oauth`, `no_repo`, `http_<status>`, or the server's error code.
+    pub reason: String,
+    pub at_ms: u64,
+}
+
+/// The persisted state of one memory folder's sync.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncState {
+    pub version: u32,
+    /// The server and repository this state belongs to; a different pair starts afresh.
+    pub server_url: String,
+    pub repo: String,
+    /// The whole-repository checksum of the last pull or push (`If-None-Match`/`If-Match`).
+    #[serde(default)]
+    pub last_known_checksum: Option<String>,
+    /// What the server holds per key, as last learned (`sha256:<hex>`).
+    #[serde(default)]
+    pub server_checksums: BTreeMap<String, String>,
+    /// The entry cap learned from a structured 413.
+    #[serde(default)]
+    pub server_max_entries: Option<u64>,
+    /// Keys the server reported deleted (key → deletion time in ms); never re-uploaded.
+    #[serde(default)]
+    pub tombstoned_keys: BTreeMap<String, i64>,
+    /// Keys held back from pushes (key → the local hash held back): the local copy is stale
+    /// (unchanged here, changed by a teammate). Cleared by a pull or an edit here.
+    #[serde(default)]
+    pub kept_divergent: BTreeMap<String, String>,
+    #[serde(default)]
+    pub last_pull: Option<Outcome>,
+    #[serde(default)]
+    pub last_push: Option<Outcome>,
+    /// Files the last push held back because they hold a secret.
+    #[serde(default)]
+    pub skipped_for_secrets: Vec<SkippedSecret>,
+    /// Files the last push held back because of the learned entry cap.
+    #[serde(default)]
+    pub skipped_over_cap: Vec<String>,
+    /// Newest last, at most [`MAX_CONFLICTS`].
+    #[serde(default)]
+    pub conflicts: Vec<Conflict>,
+    #[serde(default)]
+    pub suppressed: Option<Suppression>,
+}
+
+impl SyncState {
+    pub fn fresh(server_url: &str, repo: &str) -> Self {
+        SyncState { version: STATE_VERSION, server_url: server_url.into(), repo: repo.into(), ..Default::default() }
+    }
+
+    pub fn record_conflict(&mut self, c: Conflict) {
+        self.conflicts.push(c);
+        let excess = self.conflicts.len().saturating_sub(MAX_CONFLICTS);
+        self.conflicts.drain(..excess);
+    }
+}
+
+/// Where a memory folder's state file lives.
+pub fn state_path(data_dir: &Path, memory_dir: &Path) -> PathBuf {
+    let key = memory_dir.to_string_lossy();
+    data_dir.join("team-sync").join(format!("{}.json", sanitize_path(key.trim_end_matches('/'))))
+}
+
+/// Reads the state for `server_url` and `repo`; a missing file, another pair, or an older
+/// format gives a fresh state (the next pull rebuilds everything from the server).
+pub fn load(path: &Path, server_url: &str, repo: &str) -> Result<SyncState, SyncError> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SyncState::fresh(server_url, repo)),
+        Err(e) => return Err(SyncError::State { path: path.to_path_buf(), detail: e.to_string() }),
+    };
+    match serde_json::from_slice::<SyncState>(&bytes) {
+        Ok(s) if s.version == STATE_VERSION && s.server_url == server_url && s.repo == repo => Ok(s),
+        Ok(_) => Ok(SyncState::fresh(server_url, repo)),
+        Err(e) => Err(SyncError::State { path: path.to_path_buf(), detail: format!("it does not parse ({e}); delete it to start afresh") }),
+    }
+}
+
+/// Reads whatever state is stored, whichever server or repository it belongs to (for status).
+pub fn peek(path: &Path) -> Option<SyncState> {
+    serde_json::from_slice(&fs::read(path).ok()?).ok()
+}
+
+/// Writes the state atomically (temporary file, fsync, rename).
+pub fn save(path: &Path, state: &SyncState) -> Result<(), SyncError> {
+    let err = |e: std::io::Error| SyncError::State { path: path.to_path_buf(), detail: e.to_string() };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(err)?;
+    let json = serde_json::to_vec_pretty(state).map_err(|e| SyncError::State { path: path.to_path_buf(), detail: e.to_string() })?;
+    let tmp = dir.join(format!(".{}.{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("state"), std::process::id()));
+    let written = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(&json)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written.map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_reset_on_another_repo() {
+        let t = tempfile::tempdir().unwrap();
+        let p = state_path(t.path(), Path::new("/h/.claude/projects/-r/memory/"));
+        assert!(p.ends_with("team-sync/-h--claude-projects--r-memory.json"), "{}", p.display());
+        let mut s = SyncState::fresh("http://s", "o/r");
+        s.last_known_checksum = Some("sha256:ab".into());
+        s.server_checksums.insert("a.md".into(), "sha256:cd".into());
+        for i in 0..(MAX_CONFLICTS + 3) {
+            s.record_conflict(Conflict { key: format!("k{i}"), at_ms: i as u64, kind: ConflictKind::PushedOverTeammate, trash_id: None });
+        }
+        assert_eq!(s.conflicts.len(), MAX_CONFLICTS);
+        assert_eq!(s.conflicts[0].key, "k3");
+        save(&p, &s).unwrap();
+        assert_eq!(load(&p, "http://s", "o/r").unwrap(), s);
+        assert_eq!(load(&p, "http://s", "o/other").unwrap(), SyncState::fresh("http://s", "o/other"));
+        assert_eq!(peek(&p).unwrap().repo, "o/r");
+        std::fs::write(&p, "{").unwrap();
+        assert!(matches!(load(&p, "http://s", "o/r"), Err(SyncError::State { .. })));
+    }
+}

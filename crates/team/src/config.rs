@@ -1,0 +1,132 @@
+//! Which team server to talk to: `TEAM_MEMORY_SYNC_URL`, as Claude Code reads it, else the
+//! server the user signed in to, kept in Mneme's data dir (`team.json`). The token is never
+//! stored here: it lives in the OS keyring (see [`crate::auth`]).
+
+use mneme_store::Environment;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// The variable Claude Code reads for the team-memory server's base URL.
+pub const SYNC_URL_VAR: &str = "TEAM_MEMORY_SYNC_URL";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("\"{0}\" is not a server address; give an http:// or https:// URL such as https://team.example.com")]
+    BadUrl(String),
+    #[error("Could not {action} Mneme's team settings {}: {source}", .path.display())]
+    Io { action: &'static str, path: PathBuf, #[source] source: std::io::Error },
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TeamSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    server_url: Option<String>,
+}
+
+/// `<data dir>/team.json`.
+pub fn settings_path(env: &Environment) -> PathBuf {
+    env.data_dir().join("team.json")
+}
+
+/// The server to sync with: the environment variable when set and not empty, else the saved
+/// setting.
+pub fn server_url(env: &Environment) -> Option<String> {
+    match env.var(SYNC_URL_VAR).map(str::trim).filter(|v| !v.is_empty()) {
+        Some(v) => Some(v.to_string()),
+        None => saved_server_url(env),
+    }
+}
+
+/// Where the server URL comes from, for status displays: `env:TEAM_MEMORY_SYNC_URL`,
+/// `setting`, or `None`.
+pub fn server_url_source(env: &Environment) -> Option<&'static str> {
+    if env.var(SYNC_URL_VAR).is_some_and(|v| !v.trim().is_empty()) {
+        Some("env:TEAM_MEMORY_SYNC_URL")
+    } else if saved_server_url(env).is_some() {
+        Some("setting")
+    } else {
+        None
+    }
+}
+
+/// The saved setting alone.
+pub fn saved_server_url(env: &Environment) -> Option<String> {
+    let bytes = fs::read(settings_path(env)).ok()?;
+    serde_json::from_slice::<TeamSettings>(&bytes).ok()?.server_url
+}
+
+/// Checks and normalizes a server URL: http or https, a host, no query or fragment; the
+/// trailing slash is dropped.
+pub fn normalize_server_url(raw: &str) -> Result<String, ConfigError> {
+    let bad = || ConfigError::BadUrl(raw.to_string());
+    let u = url::Url::parse(raw.trim()).map_err(|_| bad())?;
+    if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() || u.query().is_some() || u.fragment().is_some() {
+        return Err(bad());
+    }
+    if !u.username().is_empty() || u.password().is_some() {
+        return Err(bad());
+    }
+    Ok(u.as_str().trim_end_matches('/').to_string())
+}
+
+/// Saves the server URL (normalized) as Mneme's setting and returns it.
+pub fn save_server_url(env: &Environment, raw: &str) -> Result<String, ConfigError> {
+    let url = normalize_server_url(raw)?;
+    write_settings(env, &TeamSettings { server_url: Some(url.clone()) })?;
+    Ok(url)
+}
+
+/// Forgets the saved server URL.
+pub fn clear_server_url(env: &Environment) -> Result<(), ConfigError> {
+    write_settings(env, &TeamSettings::default())
+}
+
+fn write_settings(env: &Environment, s: &TeamSettings) -> Result<(), ConfigError> {
+    let path = settings_path(env);
+    let err = |action| move |source| ConfigError::Io { action, path: settings_path(env), source };
+    let dir = path.parent().map(PathBuf::from).unwrap_or_default();
+    fs::create_dir_all(&dir).map_err(err("create the folder for"))?;
+    let tmp = dir.join(format!(".team.json.{}.tmp", std::process::id()));
+    let json = serde_json::to_vec_pretty(s).unwrap_or_default();
+    let written = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(&json)?;
+        f.sync_all()?;
+        fs::rename(&tmp, &path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written.map_err(err("write"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_wins_over_the_setting() {
+        let t = tempfile::tempdir().unwrap();
+        let env = Environment::with_home(t.path());
+        assert_eq!(server_url(&env), None);
+        assert_eq!(save_server_url(&env, " https://team.example.com/ ").unwrap(), "https://team.example.com");
+        assert_eq!(server_url(&env).as_deref(), Some("https://team.example.com"));
+        assert_eq!(server_url_source(&env), Some("setting"));
+        let env = env.set_var(SYNC_URL_VAR, "http://127.0.0.1:9");
+        assert_eq!(server_url(&env).as_deref(), Some("http://127.0.0.1:9"));
+        assert_eq!(server_url_source(&env), Some("env:TEAM_MEMORY_SYNC_URL"));
+        clear_server_url(&env).unwrap();
+        assert_eq!(saved_server_url(&env), None);
+    }
+
+    #[test]
+    fn only_plain_http_urls() {
+        assert_eq!(normalize_server_url("http://127.0.0.1:8080/base/").unwrap(), "http://127.0.0.1:8080/base");
+        for bad in ["ftp://x", "team.example.com", "https://u:p@x.com", "https://x.com/?a=1", "https://x.com/#f", ""] {
+            assert!(normalize_server_url(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The server's own API beyond Claude Code's, for the app's Team screen: who is signed in,
+//! a key's history, and — for the repository's lead — rolling a key back to an earlier
+//! version and removing an entry (which leaves a tombstone every client honours by moving its
+//! copy to the trash). History is never rewritten: a rollback or removal is a new version.
+
+use crate::client::{classify_failure, encode_uri_component, http_request, SyncClient, SyncError};
+use crate::server_wire::{HistoryResponse, MeResponse, RollbackRequest, ENTRY_PATH, HISTORY_PATH, ROLLBACK_PATH};
+use crate::wire::PutResponse;
+
+fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, SyncError> {
+    serde_json::from_str(body).map_err(|e| SyncError::Parse { detail: e.to_string() })
+}
+
+impl SyncClient {
+    fn lead_url(&self, server: &str, path: &str, repo: &str, key: Option<&str>) -> String {
+        let mut u = format!("{}{path}?repo={}", server.trim_end_matches('/'), encode_uri_component(repo));
+        if let Some(k) = key {
+            u.push_str("&key=");
+            u.push_str(&encode_uri_component(k));
+        }
+        u
+    }
+
+    /// Who the stored token belongs to, and their role in each repository.
+    pub fn me(&self) -> Result<MeResponse, SyncError> {
+        let (http, server, _, token) = self.authorized()?;
+        crate::auth::whoami(http, &server, &token)
+    }
+
+    /// A key's versions, newest first.
+    pub fn history(&self, key: &str) -> Result<HistoryResponse, SyncError> {
+        let (http, server, repo, token) = self.authorized()?;
+        let url = self.lead_url(&server, HISTORY_PATH, &repo, Some(key));
+        let mut req = http_request("GET", &url);
+        req.token = Some(&token);
+        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        parse(&reply.body)
+    }
+
+    /// Makes `key` what it was at `version` (lead only). The next pull brings it here.
+    pub fn rollback(&self, key: &str, version: u64) -> Result<PutResponse, SyncError> {
+        let (http, server, repo, token) = self.authorized()?;
+        let url = self.lead_url(&server, ROLLBACK_PATH, &repo, None);
+        let mut req = http_request("POST", &url);
+        req.token = Some(&token);
+        req.json = Some(serde_json::to_string(&RollbackRequest { key: key.to_string(), version }).unwrap_or_default());
+        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        parse(&reply.body)
+    }
+
+    /// Removes an entry for the whole team (lead only): the server keeps it in history and
+    /// reports a tombstone, and each client moves its copy to the trash on its next pull.
+    pub fn remove_entry(&self, key: &str) -> Result<PutResponse, SyncError> {
+        let (http, server, repo, token) = self.authorized()?;
+        let url = self.lead_url(&server, ENTRY_PATH, &repo, Some(key));
+        let mut req = http_request("DELETE", &url);
+        req.token = Some(&token);
+        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        parse(&reply.body)
+    }
+}
