@@ -62,8 +62,6 @@ pub enum ApplyError {
     Changed { path: PathBuf },
     #[error("{} is outside {}; an agent's changes must stay inside the folder they were made for. Nothing was applied.", path.display(), root.display())]
     OutsideRoot { path: PathBuf, root: PathBuf },
-    #[error("{} cannot be moved to the trash ({reason}). Nothing was applied; edit it instead of removing it.", path.display())]
-    CannotRemove { path: PathBuf, reason: String },
     #[error("{} could not be written: {source}. Nothing was applied.", path.display())]
     Write { path: PathBuf, source: MemdirError },
 }
@@ -88,8 +86,8 @@ struct Planned<'a> {
 }
 
 /// Applies `changeset`: every write atomic (temporary file, fsync, rename), removals to the
-/// trash in `trash_dir` (with the index lines that pointed at them, so a restore puts both
-/// back). Refused as a whole, before anything is written, when any file's current content is
+/// trash in `trash_dir` (a memory with the index lines that pointed at it, so a restore puts
+/// both back; any other file as it is). Refused as a whole, before anything is written, when any file's current content is
 /// not its `before`; if a write still fails part-way (a change landing in the last instant),
 /// the writes already made are undone.
 pub fn apply_changeset(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn Clock>) -> Result<Applied, ApplyError> {
@@ -99,10 +97,6 @@ pub fn apply_changeset(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn C
     for change in &changeset.changes {
         let rel = relative(root, &change.path)
             .ok_or_else(|| ApplyError::OutsideRoot { path: change.path.clone(), root: root.clone() })?;
-        if change.after.is_none() {
-            validate_topic_path(&rel)
-                .map_err(|e| ApplyError::CannotRemove { path: change.path.clone(), reason: e.to_string() })?;
-        }
         let (current, revision) = match memdir.read_raw(&rel) {
             Ok(found) => found,
             Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => (None, Revision::ABSENT),
@@ -151,7 +145,11 @@ pub fn apply_changeset(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn C
         if p.change.before.is_none() {
             continue; // created and removed within the run: nothing on disk to remove.
         }
-        match memdir.delete(&p.rel) {
+        // A memory goes with its index lines (the trash remembers them); any other file
+        // (an index, a non-topic file) is trashed as it is.
+        let trashed_entry =
+            if validate_topic_path(&p.rel).is_ok() { memdir.delete(&p.rel) } else { memdir.trash_file(&p.rel) };
+        match trashed_entry {
             Ok(entry) => trashed.push(Trashed { path: p.change.path.clone(), trash_id: entry.id }),
             Err(source) => {
                 for t in trashed.iter().rev() {
@@ -234,7 +232,7 @@ mod tests {
     }
 
     #[test]
-    fn refuses_paths_outside_the_root_and_index_removal() {
+    fn refuses_paths_outside_the_root_and_trashes_an_index_as_is() {
         let t = tempfile::tempdir().unwrap();
         let mem = t.path().join("mem");
         std::fs::create_dir_all(&mem).unwrap();
@@ -248,9 +246,13 @@ mod tests {
             }],
         };
         assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock()), Err(ApplyError::OutsideRoot { .. })));
-        std::fs::write(mem.join("MEMORY.md"), "x").unwrap();
-        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "MEMORY.md", Some("x"), None)] };
-        assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock()), Err(ApplyError::CannotRemove { .. })));
         assert!(!t.path().join("escape.md").exists());
+        std::fs::write(mem.join("MEMORY.md"), "- [a](a.md)\n").unwrap();
+        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "MEMORY.md", Some("- [a](a.md)\n"), None)] };
+        let applied = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap();
+        assert!(!mem.join("MEMORY.md").exists());
+        let restored = Memdir::new(mem.clone(), t.path().join("trash"), clock()).restore(&applied.trashed[0].trash_id);
+        assert!(restored.is_ok(), "{restored:?}");
+        assert_eq!(std::fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "- [a](a.md)\n");
     }
 }

@@ -78,6 +78,9 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
         }
         let mut results = Vec::with_capacity(calls.len());
         for (id, name, input) in calls {
+            if cancel.is_cancelled() {
+                break;
+            }
             if name == "Edit" || name == "Write" {
                 if let Some(p) = input.get("file_path").and_then(Value::as_str) {
                     let p = PathBuf::from(p);

@@ -36,8 +36,8 @@ pub(crate) fn memory_rm_targets(command: &str, memory_prefix: &str) -> Option<(V
                 after_dashes = true;
                 continue;
             }
-            if a.starts_with('-') {
-                let short_recursive = !a.starts_with("--") && a[1..].contains(['r', 'R']);
+            if let Some(flags) = a.strip_prefix('-') {
+                let short_recursive = !flags.starts_with('-') && flags.contains(['r', 'R']);
                 if a == "--recursive" || short_recursive {
                     return None;
                 }

@@ -306,7 +306,8 @@ impl Tools {
                 )
             }
             _ => {
-                let mut hits: Vec<(PathBuf, SystemTime)> = Vec::new();
+                // The run's own files count as newest: they were written after everything on disk.
+                let mut hits: Vec<(PathBuf, (bool, SystemTime))> = Vec::new();
                 for (p, own) in &contents {
                     let mut printer = SummaryBuilder::new().kind(SummaryKind::QuietWithMatch).build_no_color(Vec::new());
                     let mut sink = printer.sink_with_path(&matcher, p);
@@ -315,8 +316,7 @@ impl Tools {
                         None => searcher.search_path(&matcher, p, &mut sink),
                     };
                     if sink.has_match() {
-                        let mtime = if own.is_some() { self.clock.now() } else { mtime_of(p) };
-                        hits.push((p.clone(), mtime));
+                        hits.push((p.clone(), (own.is_some(), mtime_of(p))));
                     }
                 }
                 // Newest first, then by name (Claude Code sorts rg's list this way).
@@ -355,7 +355,7 @@ impl Tools {
         let pattern = str_arg(args, "pattern").unwrap_or_default();
         let mut base = str_arg(args, "path").map_or_else(|| self.cwd.clone(), |p| self.abs(p));
         let mut relative = pattern.to_string();
-        if pattern.starts_with('/') {
+        if let Some(after_root) = pattern.strip_prefix('/') {
             // Split an absolute pattern at the last `/` before its first glob character.
             let (dir, rest) = match pattern.find(['*', '?', '[', '{']) {
                 None => {
@@ -366,7 +366,7 @@ impl Tools {
                     )
                 }
                 Some(i) => match pattern[..i].rfind('/') {
-                    Some(0) => ("/".to_string(), pattern[1..].to_string()),
+                    Some(0) => ("/".to_string(), after_root.to_string()),
                     Some(o) => (pattern[..o].to_string(), pattern[o + 1..].to_string()),
                     None => (String::new(), pattern.to_string()),
                 },
@@ -380,11 +380,12 @@ impl Tools {
         ob.add(&relative).map_err(rg_error)?;
         let overrides = ob.build().map_err(rg_error)?;
         let files = self.files_under(&base, &overrides, None, false);
-        let mut dated: Vec<(PathBuf, SystemTime)> = files
+        // The run's own files count as newest: they were written after everything on disk.
+        let mut dated: Vec<(PathBuf, (bool, SystemTime))> = files
             .into_iter()
             .map(|p| {
-                let t = if self.overlay.is_changed(&p) { self.clock.now() } else { mtime_of(&p) };
-                (p, t)
+                let key = (self.overlay.is_changed(&p), mtime_of(&p));
+                (p, key)
             })
             .collect();
         // `rg --sort=modified`: oldest first.

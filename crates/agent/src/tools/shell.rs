@@ -229,7 +229,7 @@ impl Tools {
         };
         let code = status.map_err(|e| Failure::Failed(e.to_string()))?.code().unwrap_or(-1);
         // Leading blank lines and trailing whitespace are dropped, as Claude Code does.
-        let trimmed = output.trim_start_matches(|c: char| c == '\n' || c == ' ' || c == '\t' || c == '\r');
+        let trimmed = output.trim_start_matches(['\n', ' ', '\t', '\r']);
         let start = output.len() - trimmed.len();
         let first_line_start = output[..start].rfind('\n').map_or(0, |i| i + 1);
         let body = cap_output(output[first_line_start..].trim_end().to_string());

@@ -1,0 +1,455 @@
+//! The agent loop end to end: the real Anthropic provider talking to the stub model server on
+//! 127.0.0.1, scripted tool calls, and what the model gets back for each.
+
+use futures_util::future::BoxFuture;
+use mneme_agent::{
+    apply_changeset, auto_mem_denial, auto_mem_prefix, bash_denial, run_agent, session_memory_denial, AgentError,
+    AgentTask, ApplyError, Mode, Policy, Stop,
+};
+use mneme_core::{Clock, FixedClock};
+use mneme_model::{AnthropicProvider, Cancel, ModelError, Provider, ProviderKind, Request, Response};
+use mneme_stub_model::{RecordedRequest, StubModel, Turn};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// 2025-11-29T13:16:47Z.
+const NOW_SECS: u64 = 1_764_422_207;
+const STATE_IS_CURRENT: &str = " (file state is current in your context \u{2014} no need to Read it back)";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    mem: PathBuf,
+    cwd: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let mem = root.join("home/.claude/projects/-repo/memory");
+        let cwd = root.join("repo");
+        std::fs::create_dir_all(&mem).unwrap();
+        std::fs::create_dir_all(&cwd).unwrap();
+        Fixture { _dir: dir, root, mem, cwd }
+    }
+
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.mem.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn m(&self, rel: &str) -> String {
+        self.mem.join(rel).to_string_lossy().into_owned()
+    }
+
+    fn task(&self, prompt: &str, max_turns: Option<u32>) -> AgentTask {
+        let clock: Arc<dyn Clock> = Arc::new(FixedClock::at_unix_secs(NOW_SECS));
+        AgentTask {
+            system: "You are now acting as the memory extraction subagent.".into(),
+            prompt: prompt.into(),
+            policy: Policy::AutoMem { memory_dir: self.mem.clone() },
+            max_turns,
+            cwd: self.cwd.clone(),
+            label: "extract_memories".into(),
+            work_dir: self.root.join("data/agent"),
+            clock,
+        }
+    }
+
+    fn trash(&self) -> PathBuf {
+        self.root.join("data/trash")
+    }
+
+    /// Every file under the memory folder with its bytes.
+    fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else {
+                    out.insert(p.clone(), std::fs::read(&p).unwrap());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(&self.mem, &mut out);
+        out
+    }
+}
+
+fn provider(stub: &StubModel) -> AnthropicProvider {
+    AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap()
+}
+
+/// The `tool_result` blocks of a request's last message: (content, is_error).
+fn tool_results(r: &RecordedRequest) -> Vec<(String, bool)> {
+    let last = r.body["messages"].as_array().unwrap().last().unwrap();
+    last["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| {
+            let content = match &b["content"] {
+                Value::String(s) => s.clone(),
+                other => other.as_array().unwrap().iter().map(|t| t["text"].as_str().unwrap()).collect(),
+            };
+            (content, b["is_error"].as_bool().unwrap_or(false))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_run_that_writes_two_memories_is_applied_atomically_with_the_index() {
+    let f = Fixture::new();
+    f.write("MEMORY.md", "- [Existing](existing.md) \u{2014} an older memory\n");
+    f.write("existing.md", "---\nname: existing\n---\nOld.\n");
+    let stub = StubModel::start().await;
+    let role = f.m("user_role.md");
+    let tabs = f.m("feedback_tabs.md");
+    let index = f.m("MEMORY.md");
+    stub.push(Turn::tool_use("Read", json!({"file_path": index})));
+    stub.push(
+        Turn::tool_use("Write", json!({"file_path": role, "content": "---\nname: user-role\ndescription: The user's role\nmetadata:\n  type: user\n---\n\nData scientist.\n"}))
+            .and_tool_use("Write", json!({"file_path": tabs, "content": "---\nname: tabs\ndescription: Tabs not spaces\nmetadata:\n  type: feedback\n---\n\nUse tabs.\n"}))
+            .and_tool_use(
+                "Edit",
+                json!({"file_path": index,
+                       "old_string": "- [Existing](existing.md) \u{2014} an older memory\n",
+                       "new_string": "- [Existing](existing.md) \u{2014} an older memory\n- [User role](user_role.md) \u{2014} data scientist\n- [Tabs](feedback_tabs.md) \u{2014} tabs not spaces\n"}),
+            ),
+    );
+    stub.push(Turn::text("Saved 2 memories."));
+
+    let task = f.task("Extract memories from the last messages.", Some(5));
+    let out = run_agent(&provider(&stub), &task, Mode::Apply { trash_dir: f.trash() }, &Cancel::new()).await.unwrap();
+
+    assert_eq!(out.stop, Stop::Completed);
+    assert_eq!(out.turns, 3);
+    assert_eq!(out.final_text, "Saved 2 memories.");
+    assert!(out.denials.is_empty(), "{:?}", out.denials);
+    assert_eq!(out.written_paths, vec![PathBuf::from(&role), PathBuf::from(&tabs), PathBuf::from(&index)]);
+
+    // What the model was told for each call, exactly as Claude Code words it.
+    let requests = stub.model_requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        tool_results(&requests[1]),
+        vec![("1\t- [Existing](existing.md) \u{2014} an older memory\n2\t".to_string(), false)]
+    );
+    assert_eq!(
+        tool_results(&requests[2]),
+        vec![
+            (format!("File created successfully at: {role}{STATE_IS_CURRENT}"), false),
+            (format!("File created successfully at: {tabs}{STATE_IS_CURRENT}"), false),
+            (format!("The file {index} has been updated successfully.{STATE_IS_CURRENT}"), false),
+        ]
+    );
+    let tools: Vec<&str> = requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(tools, ["Bash", "Glob", "Grep", "Read", "Edit", "Write"]);
+    assert_eq!(requests[0].body["system"][0]["text"], "You are now acting as the memory extraction subagent.");
+
+    // The changeset, and the disk after applying it.
+    let changes: Vec<(&Path, Option<&str>)> =
+        out.changeset.changes.iter().map(|c| (c.path.as_path(), c.before.as_deref())).collect();
+    assert_eq!(
+        changes,
+        vec![
+            (f.mem.join("MEMORY.md").as_path(), Some("- [Existing](existing.md) \u{2014} an older memory\n")),
+            (f.mem.join("user_role.md").as_path(), None),
+            (f.mem.join("feedback_tabs.md").as_path(), None),
+        ]
+    );
+    assert_eq!(out.changeset.changes[1].reason, "extract_memories: Write");
+    let applied = out.applied.expect("Mode::Apply applies");
+    assert_eq!(applied.written.len(), 3);
+    assert_eq!(
+        std::fs::read_to_string(&index).unwrap(),
+        "- [Existing](existing.md) \u{2014} an older memory\n- [User role](user_role.md) \u{2014} data scientist\n- [Tabs](feedback_tabs.md) \u{2014} tabs not spaces\n"
+    );
+    assert!(std::fs::read_to_string(&role).unwrap().ends_with("Data scientist.\n"));
+    let names: Vec<String> =
+        std::fs::read_dir(&f.mem).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "no temporary files left: {names:?}");
+}
+
+#[tokio::test]
+async fn refusals_carry_claude_codes_exact_messages_and_the_turn_budget_stops_the_run() {
+    let f = Fixture::new();
+    f.write("MEMORY.md", "- [A](a.md) \u{2014} a\n");
+    let before = f.snapshot();
+    let stub = StubModel::start().await;
+    let outside = f.cwd.join("notes.md");
+    let prefix = auto_mem_prefix(&f.mem);
+    stub.push(Turn::tool_use("Write", json!({"file_path": outside, "content": "not here"})));
+    stub.push(Turn::tool_use("Bash", json!({"command": format!("touch {}", f.m("x.md"))})));
+    stub.push(Turn::tool_use("Bash", json!({"command": format!("echo hi > {}", f.m("y.md"))})));
+    stub.push(Turn::tool_use("WebFetch", json!({"url": "https://example.com"})));
+    stub.push(Turn::tool_use("Bash", json!({"command": format!("rm -rf {}", f.mem.display())})));
+    stub.push(Turn::text("never requested"));
+
+    let task = f.task("Extract memories.", Some(5));
+    let out = run_agent(&provider(&stub), &task, Mode::Apply { trash_dir: f.trash() }, &Cancel::new()).await.unwrap();
+
+    assert_eq!(out.stop, Stop::MaxTurns { max_turns: 5 });
+    assert_eq!(out.final_text, "Reached maximum number of turns (5)");
+    assert_eq!(out.turns, 5);
+    let requests = stub.model_requests();
+    assert_eq!(requests.len(), 5, "no model call after the budget ran out");
+    assert_eq!(stub.pending(), 1);
+
+    let memory_denial = auto_mem_denial(&prefix);
+    let shell_denial = bash_denial(&prefix);
+    assert_eq!(
+        memory_denial,
+        format!("only Read, Grep, Glob, read-only Bash, and Edit/Write within {}/ are allowed", f.mem.display())
+    );
+    assert_eq!(
+        shell_denial,
+        format!("Only read-only shell commands and rm with all paths inside {}/ are permitted in this context (ls, find, grep, cat, stat, wc, head, tail, and similar)", f.mem.display())
+    );
+    // What the stub received back for turns 1-4 (turn 5's result is never sent: the run stopped).
+    assert_eq!(tool_results(&requests[1]), vec![(memory_denial.clone(), true)]);
+    assert_eq!(tool_results(&requests[2]), vec![(shell_denial.clone(), true)]);
+    assert_eq!(tool_results(&requests[3]), vec![(shell_denial.clone(), true)]);
+    assert_eq!(
+        tool_results(&requests[4]),
+        vec![("<tool_use_error>Error: No such tool available: WebFetch</tool_use_error>".to_string(), true)]
+    );
+    let denied: Vec<(&str, &str)> = out.denials.iter().map(|d| (d.tool.as_str(), d.message.as_str())).collect();
+    assert_eq!(
+        denied,
+        vec![
+            ("Write", memory_denial.as_str()),
+            ("Bash", shell_denial.as_str()),
+            ("Bash", shell_denial.as_str()),
+            ("Bash", shell_denial.as_str()),
+        ]
+    );
+    assert!(out.changeset.is_empty());
+    assert!(!outside.exists());
+    assert_eq!(f.snapshot(), before, "nothing changed in the memory folder");
+}
+
+#[tokio::test]
+async fn stage_mode_leaves_the_folder_byte_identical_and_later_reads_see_the_run() {
+    let f = Fixture::new();
+    f.write("MEMORY.md", "- [Old](old.md) \u{2014} stale\n");
+    f.write("old.md", "---\nname: old\n---\nWrong.\n");
+    let before = f.snapshot();
+    let stub = StubModel::start().await;
+    let new = f.m("new.md");
+    stub.push(
+        Turn::tool_use("Write", json!({"file_path": new, "content": "---\nname: new\n---\nRight.\n"}))
+            .and_tool_use("Bash", json!({"command": format!("rm {}", f.m("old.md"))})),
+    );
+    stub.push(
+        Turn::tool_use("Bash", json!({"command": format!("ls {}", f.mem.display())}))
+            .and_tool_use("Bash", json!({"command": format!("cat {}", new)}))
+            .and_tool_use("Grep", json!({"pattern": "Right", "path": f.mem}))
+            .and_tool_use("Glob", json!({"pattern": "*.md", "path": f.mem}))
+            .and_tool_use("Read", json!({"file_path": f.m("old.md")})),
+    );
+    stub.push(Turn::text("Consolidated."));
+
+    let mut task = f.task("Dream.", None);
+    task.label = "auto_dream".into();
+    let out = run_agent(&provider(&stub), &task, Mode::Stage, &Cancel::new()).await.unwrap();
+
+    assert_eq!(f.snapshot(), before, "Stage mode touches nothing in the memory folder");
+    assert!(out.applied.is_none());
+    let requests = stub.model_requests();
+    assert_eq!(tool_results(&requests[1]), vec![
+        (format!("File created successfully at: {new}{STATE_IS_CURRENT}"), false),
+        ("(Bash completed with no output)".to_string(), false),
+    ]);
+    let seen = tool_results(&requests[2]);
+    assert_eq!(seen[0], ("MEMORY.md\nnew.md".to_string(), false), "ls sees the run's files, not old.md");
+    assert_eq!(seen[1], ("---\nname: new\n---\nRight.".to_string(), false));
+    assert_eq!(seen[2], (format!("Found 1 file\n{new}"), false));
+    assert_eq!(seen[3], (format!("{}\n{new}", f.m("MEMORY.md")), false));
+    assert!(seen[4].1 && seen[4].0.starts_with("File does not exist."), "{:?}", seen[4]);
+
+    let changes: Vec<(PathBuf, Option<String>, Option<String>)> =
+        out.changeset.changes.iter().map(|c| (c.path.clone(), c.before.clone(), c.after.clone())).collect();
+    assert_eq!(changes, vec![
+        (f.mem.join("new.md"), None, Some("---\nname: new\n---\nRight.\n".into())),
+        (f.mem.join("old.md"), Some("---\nname: old\n---\nWrong.\n".into()), None),
+    ]);
+    assert_eq!(out.changeset.changes[1].reason, "auto_dream: Bash");
+
+    // Applying the staged changeset later: the file and its index line go to the trash.
+    let clock: Arc<dyn Clock> = Arc::new(FixedClock::at_unix_secs(NOW_SECS));
+    let applied = apply_changeset(&out.changeset, &f.trash(), clock).unwrap();
+    assert_eq!(applied.trashed.len(), 1);
+    assert!(!f.mem.join("old.md").exists());
+    assert_eq!(std::fs::read_to_string(f.mem.join("MEMORY.md")).unwrap(), "");
+    assert!(f.mem.join("new.md").exists());
+}
+
+/// The Anthropic provider, with Claude Code writing a memory file just before the `n`-th call.
+struct ConcurrentWriter {
+    inner: AnthropicProvider,
+    calls: AtomicU32,
+    at: u32,
+    path: PathBuf,
+}
+
+impl Provider for ConcurrentWriter {
+    fn kind(&self) -> ProviderKind {
+        self.inner.kind()
+    }
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+    fn complete<'a>(&'a self, request: &'a Request, cancel: &'a Cancel) -> BoxFuture<'a, Result<Response, ModelError>> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) + 1 == self.at {
+            std::fs::write(&self.path, "- [Claude's](claudes.md) \u{2014} written meanwhile\n").unwrap();
+        }
+        self.inner.complete(request, cancel)
+    }
+}
+
+#[tokio::test]
+async fn apply_refuses_the_whole_changeset_when_claude_code_changed_a_file_meanwhile() {
+    let f = Fixture::new();
+    let index = f.write("MEMORY.md", "- [A](a.md) \u{2014} a\n");
+    let stub = StubModel::start().await;
+    stub.push(Turn::tool_use("Read", json!({"file_path": index})));
+    stub.push(
+        Turn::tool_use("Write", json!({"file_path": f.m("b.md"), "content": "b"}))
+            .and_tool_use("Edit", json!({"file_path": index, "old_string": "a\n", "new_string": "a\n- [B](b.md) \u{2014} b\n"})),
+    );
+    stub.push(Turn::text("done"));
+    let p = ConcurrentWriter { inner: provider(&stub), calls: AtomicU32::new(0), at: 3, path: index.clone() };
+
+    let err = run_agent(&p, &f.task("Extract.", Some(5)), Mode::Apply { trash_dir: f.trash() }, &Cancel::new())
+        .await
+        .unwrap_err();
+    let AgentError::NotApplied { outcome, source } = err else { panic!("expected NotApplied, got {err}") };
+    assert!(matches!(&source, ApplyError::Changed { path } if path == &index), "{source}");
+    assert_eq!(outcome.changeset.changes.len(), 2, "the outcome keeps the changeset for review");
+    assert!(!f.mem.join("b.md").exists(), "nothing half-written");
+    assert_eq!(std::fs::read_to_string(&index).unwrap(), "- [Claude's](claudes.md) \u{2014} written meanwhile\n");
+}
+
+#[tokio::test]
+async fn edit_and_write_errors_are_claude_codes() {
+    let f = Fixture::new();
+    let index = f.write("MEMORY.md", "- [A](a.md) \u{2014} same\n- [B](b.md) \u{2014} same\n");
+    let stub = StubModel::start().await;
+    let secret = format!("token ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    stub.push(
+        Turn::tool_use("Edit", json!({"file_path": index, "old_string": "same", "new_string": "x"}))
+            .and_tool_use("Write", json!({"file_path": index, "content": "overwrite"}))
+            .and_tool_use("Read", json!({"file_path": index}))
+            .and_tool_use("Edit", json!({"file_path": index, "old_string": "same", "new_string": "x"}))
+            .and_tool_use("Edit", json!({"file_path": index, "old_string": "absent", "new_string": "x"}))
+            .and_tool_use("Edit", json!({"file_path": index, "old_string": "same", "new_string": "same"}))
+            .and_tool_use("Edit", json!({"file_path": f.m("missing.md"), "old_string": "a", "new_string": "b"}))
+            .and_tool_use("Write", json!({"file_path": f.m("team/ci.md"), "content": secret}))
+            .and_tool_use("Read", json!({"path": index}))
+            .and_tool_use("Edit", json!({"file_path": index, "old_string": "same", "new_string": "one", "replace_all": true})),
+    );
+    stub.push(Turn::text("done"));
+    let out = run_agent(&provider(&stub), &f.task("Extract.", Some(5)), Mode::Stage, &Cancel::new()).await.unwrap();
+
+    let results = tool_results(&stub.model_requests()[1]);
+    let not_read = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>";
+    assert_eq!(results[0], (not_read.to_string(), true));
+    assert_eq!(results[1], (not_read.to_string(), true));
+    assert!(!results[2].1);
+    assert_eq!(results[3], ("<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: same</tool_use_error>".to_string(), true));
+    assert_eq!(results[4], ("<tool_use_error>String to replace not found in file.\nString: absent</tool_use_error>".to_string(), true));
+    assert_eq!(results[5], ("<tool_use_error>No changes to make: old_string and new_string are exactly the same.</tool_use_error>".to_string(), true));
+    assert_eq!(results[6], (format!("<tool_use_error>File does not exist. Note: your current working directory is {}.</tool_use_error>", f.cwd.display()), true));
+    assert_eq!(results[7], ("<tool_use_error>Content contains potential secrets (GitHub PAT) and cannot be written to team memory. Team memory is shared with all repository collaborators. Remove the sensitive content and try again.</tool_use_error>".to_string(), true));
+    assert_eq!(results[8], ("<tool_use_error>InputValidationError: Read failed due to the following issues:\nThe required parameter `file_path` is missing\nAn unexpected parameter `path` was provided</tool_use_error>".to_string(), true));
+    assert_eq!(results[9], (format!("The file {index} has been updated. All occurrences were successfully replaced.{STATE_IS_CURRENT}", index = index.display()), false));
+    assert!(out.denials.is_empty());
+    assert_eq!(out.changeset.changes.len(), 1);
+    assert_eq!(out.changeset.changes[0].after.as_deref(), Some("- [A](a.md) \u{2014} one\n- [B](b.md) \u{2014} one\n"));
+}
+
+#[tokio::test]
+async fn session_memory_allows_only_edit_of_its_file() {
+    let f = Fixture::new();
+    let summary = f.root.join("home/.claude/projects/-repo/4f1c0e1e-1d4b-4b8e-9a57-7b1d1b6a0c11/session-memory/summary.md");
+    std::fs::create_dir_all(summary.parent().unwrap()).unwrap();
+    std::fs::write(&summary, "# Session Title\n_A short title_\n\n# Current State\n_What is happening_\n").unwrap();
+    let stub = StubModel::start().await;
+    stub.push(
+        Turn::tool_use("Read", json!({"file_path": summary}))
+            .and_tool_use("Write", json!({"file_path": summary, "content": "x"}))
+            .and_tool_use("Edit", json!({"file_path": f.m("a.md"), "old_string": "a", "new_string": "b"}))
+            .and_tool_use(
+                "Edit",
+                json!({"file_path": summary, "old_string": "_What is happening_\n", "new_string": "_What is happening_\nFixing the parser.\n"}),
+            ),
+    );
+    stub.push(Turn::text("updated"));
+    let mut task = f.task("Update the notes.", None);
+    task.policy = Policy::SessionMemory { path: summary.clone() };
+    task.label = "session_memory".into();
+    let out = run_agent(&provider(&stub), &task, Mode::Apply { trash_dir: f.trash() }, &Cancel::new()).await.unwrap();
+
+    let denial = session_memory_denial(&summary);
+    assert_eq!(denial, format!("only Edit on {} is allowed", summary.display()));
+    let results = tool_results(&stub.model_requests()[1]);
+    assert_eq!(results[0], (denial.clone(), true));
+    assert_eq!(results[1], (denial.clone(), true));
+    // Input validation runs before the permission check, as in Claude Code.
+    assert_eq!(
+        results[2],
+        (format!("<tool_use_error>File does not exist. Note: your current working directory is {}.</tool_use_error>", f.cwd.display()), true)
+    );
+    assert_eq!(results[3], (format!("The file {} has been updated successfully.{STATE_IS_CURRENT}", summary.display()), false));
+    assert_eq!(out.denials.len(), 2);
+    assert_eq!(out.written_paths, vec![summary.clone()]);
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap(),
+        "# Session Title\n_A short title_\n\n# Current State\n_What is happening_\nFixing the parser.\n"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_stops_before_the_next_turn_and_applies_nothing() {
+    let f = Fixture::new();
+    let stub = StubModel::start().await;
+    stub.push(Turn::tool_use("Write", json!({"file_path": f.m("a.md"), "content": "a"})));
+    stub.push(Turn::text("never"));
+    let cancel = Cancel::new();
+    struct CancelAfterFirst<'c> {
+        inner: AnthropicProvider,
+        cancel: &'c Cancel,
+    }
+    impl Provider for CancelAfterFirst<'_> {
+        fn kind(&self) -> ProviderKind {
+            self.inner.kind()
+        }
+        fn model(&self) -> &str {
+            self.inner.model()
+        }
+        fn complete<'a>(&'a self, request: &'a Request, cancel: &'a Cancel) -> BoxFuture<'a, Result<Response, ModelError>> {
+            Box::pin(async move {
+                let r = self.inner.complete(request, cancel).await;
+                self.cancel.cancel();
+                r
+            })
+        }
+    }
+    let p = CancelAfterFirst { inner: provider(&stub), cancel: &cancel };
+    let out = run_agent(&p, &f.task("x", None), Mode::Apply { trash_dir: f.trash() }, &cancel).await.unwrap();
+    assert_eq!(out.stop, Stop::Cancelled);
+    assert_eq!(stub.model_requests().len(), 1);
+    assert!(out.changeset.is_empty(), "no tool runs once the run is cancelled");
+    assert!(out.applied.is_none());
+    assert!(!f.mem.join("a.md").exists(), "a cancelled run is never applied");
+}
