@@ -1,0 +1,237 @@
+//! The selector side query, word for word as Claude Code sends it, and the parsing of its
+//! answer (`src/memdir/findRelevantMemories.ts`).
+
+use crate::Dialect;
+use mneme_core::text::{is_js_whitespace, js_trim};
+use mneme_model::{Block, Message, Role};
+use mneme_store::Environment;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+
+/// The selector's system prompt in Claude Code 2.1.197 (read from the binary): the dialogue
+/// form, where the first message is the manifest and every later user message is one query.
+pub const SELECT_MEMORIES_SYSTEM_PROMPT: &str = "You are selecting memories that will be useful to Claude Code as it processes a user's query. The first message lists the available memory files with their filenames and descriptions; subsequent messages each contain one user query.
+
+Return a list of filenames for the memories that will clearly be useful to Claude Code as it processes the user's query (up to 5). Only include memories that you are certain will be helpful based on their name and description.
+- If you are unsure if a memory will be useful in processing the user's query, then do not include it in your list. Be selective and discerning.
+- If there are no memories in the list that would clearly be useful, feel free to return an empty list.
+- Be especially conservative with user-profile and project-overview memories ([user], [project]). These describe the user's ongoing focus, not what every question is about. A profile saying \"works on DB performance\" is NOT relevant to a question that merely contains the word \"performance\" unless the question is actually about that DB work. Match on what the question IS ABOUT, not on surface keyword overlap with who the user is.
+- Do not re-select memories you already returned for an earlier query in this conversation.
+";
+
+/// The selector's system prompt in Claude Code 2.1.88: one query and the manifest in a single
+/// message, with the recently-used-tools rule.
+pub const SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88: &str = "You are selecting memories that will be useful to Claude Code as it processes a user's query. You will be given the user's query and a list of available memory files with their filenames and descriptions.
+
+Return a list of filenames for the memories that will clearly be useful to Claude Code as it processes the user's query (up to 5). Only include memories that you are certain will be helpful based on their name and description.
+- If you are unsure if a memory will be useful in processing the user's query, then do not include it in your list. Be selective and discerning.
+- If there are no memories in the list that would clearly be useful, feel free to return an empty list.
+- If a list of recently-used tools is provided, do not select memories that are usage reference or API documentation for those tools (Claude Code is already exercising them). DO still select memories containing warnings, gotchas, or known issues about those tools \u{2014} active use is exactly when those matter.
+";
+
+/// `max_tokens` of the side query.
+pub const SELECTOR_MAX_TOKENS: u32 = 256;
+
+/// `getDefaultSonnetModel()` for the first-party API when nothing overrides it.
+pub const DEFAULT_SONNET_MODEL: &str = "claude-sonnet-4-6";
+
+/// The model the side query goes to: `ANTHROPIC_DEFAULT_SONNET_MODEL` when set (non-empty),
+/// else `claude-sonnet-4-6`.
+pub fn selector_model(env: &Environment) -> String {
+    env.var("ANTHROPIC_DEFAULT_SONNET_MODEL")
+        .filter(|m| !m.is_empty())
+        .map_or_else(|| DEFAULT_SONNET_MODEL.to_string(), str::to_string)
+}
+
+/// The structured-output schema of the side query. 2.1.197 also offers
+/// `selected_knowledge_ids` (for knowledge-index results it never has in this build).
+pub fn selection_schema(dialect: Dialect) -> Value {
+    let mut properties = json!({"selected_memories": {"type": "array", "items": {"type": "string"}}});
+    if dialect == Dialect::ClaudeCode2_1_197 {
+        properties["selected_knowledge_ids"] = json!({"type": "array", "items": {"type": "string"}});
+    }
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": ["selected_memories"],
+        "additionalProperties": false,
+    })
+}
+
+/// 2.1.197: the dialogue's first message.
+pub fn manifest_message(manifest: &str) -> String {
+    format!("Available memories:\n{manifest}")
+}
+
+/// 2.1.197: one query in the dialogue.
+pub fn query_message(query: &str) -> String {
+    format!("Select memories relevant to:\n{query}")
+}
+
+/// 2.1.88: the single user message, with the tools hint when there are recent tools.
+pub fn single_message(query: &str, manifest: &str, recent_tools: &[String]) -> String {
+    let tools = if recent_tools.is_empty() { String::new() } else { format!("\n\nRecently used tools: {}", recent_tools.join(", ")) };
+    format!("Query: {query}\n\nAvailable memories:\n{manifest}{tools}")
+}
+
+/// Why the selector's answer yielded nothing.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnswerError {
+    #[error("the model's answer had no text block")]
+    NoText,
+    #[error("the model's answer is not JSON ({0})")]
+    NotJson(String),
+    #[error("the model's answer has no selected_memories list")]
+    NoList,
+}
+
+/// 2.1.197 strips a Markdown code fence around the JSON before parsing it.
+pub fn strip_code_fence(text: &str) -> &str {
+    let t = js_trim(text);
+    let t = match t.strip_prefix("```") {
+        Some(rest) => {
+            let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+            rest.trim_start_matches(is_js_whitespace)
+        }
+        None => t,
+    };
+    let t = match t.strip_suffix("```") {
+        Some(rest) => rest.trim_end_matches(is_js_whitespace),
+        None => t,
+    };
+    js_trim(t)
+}
+
+/// Parses the first text block of the answer as JSON (2.1.197 strips a code fence first).
+pub fn parse_answer(text: &str, dialect: Dialect) -> Result<Value, AnswerError> {
+    let text = match dialect {
+        Dialect::ClaudeCode2_1_197 => strip_code_fence(text),
+        Dialect::ClaudeCode2_1_88 => text,
+    };
+    serde_json::from_str(text).map_err(|e| AnswerError::NotJson(e.to_string()))
+}
+
+/// `selected_memories` filtered to names in the manifest, in the model's order (repeats kept,
+/// as Claude Code keeps them). Anything but a list is an error, as `.filter` on it throws.
+pub fn selected_names(answer: &Value, in_manifest: impl Fn(&str) -> bool) -> Result<Vec<String>, AnswerError> {
+    let list = answer.get("selected_memories").and_then(Value::as_array).ok_or(AnswerError::NoList)?;
+    Ok(list.iter().filter_map(Value::as_str).filter(|n| in_manifest(n)).map(str::to_string).collect())
+}
+
+/// A transcript message is a human turn when a user sent it and it carries no tool result.
+fn is_human_turn(m: &Message) -> bool {
+    m.role == Role::User && !m.content.iter().any(|b| matches!(b, Block::ToolResult { .. }))
+}
+
+/// `collectRecentSuccessfulTools` (2.1.88): tools used since the human turn before the latest
+/// one that have a result and never an error, scanning from the end (so the newest message's
+/// tools come first, in block order within a message).
+pub fn collect_recent_successful_tools(messages: &[Message]) -> Vec<String> {
+    let last_human = messages.iter().rposition(is_human_turn);
+    let mut use_order: Vec<(&str, &str)> = Vec::new();
+    let mut seen_ids: HashSet<&str> = HashSet::new();
+    let mut result_errored: HashMap<&str, bool> = HashMap::new();
+    for (i, m) in messages.iter().enumerate().rev() {
+        if is_human_turn(m) && Some(i) != last_human {
+            break;
+        }
+        for block in &m.content {
+            match (m.role, block) {
+                (Role::Assistant, Block::ToolUse { id, name, .. }) => {
+                    if seen_ids.insert(id) {
+                        use_order.push((id, name));
+                    } else if let Some(slot) = use_order.iter_mut().find(|(k, _)| *k == id) {
+                        slot.1 = name;
+                    }
+                }
+                (Role::User, Block::ToolResult { tool_use_id, is_error, .. }) => {
+                    result_errored.insert(tool_use_id, *is_error);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut failed: HashSet<&str> = HashSet::new();
+    let mut succeeded: Vec<&str> = Vec::new();
+    for (id, name) in use_order {
+        match result_errored.get(id) {
+            None => {}
+            Some(true) => {
+                failed.insert(name);
+            }
+            Some(false) if !succeeded.contains(&name) => succeeded.push(name),
+            Some(false) => {}
+        }
+    }
+    succeeded.into_iter().filter(|n| !failed.contains(n)).map(str::to_string).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_2_1_197_prompt_is_the_binarys() {
+        // Spot checks on the characters most likely to be retyped wrongly.
+        assert!(SELECT_MEMORIES_SYSTEM_PROMPT.ends_with("earlier query in this conversation.\n"));
+        assert!(SELECT_MEMORIES_SYSTEM_PROMPT.contains("A profile saying \"works on DB performance\" is NOT relevant"));
+        assert_eq!(SELECT_MEMORIES_SYSTEM_PROMPT.matches('\n').count(), 7);
+        assert!(SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88.contains("tools \u{2014} active use"));
+    }
+
+    #[test]
+    fn model_comes_from_the_environment() {
+        let env = Environment::with_home("/h");
+        assert_eq!(selector_model(&env), "claude-sonnet-4-6");
+        assert_eq!(selector_model(&env.clone().set_var("ANTHROPIC_DEFAULT_SONNET_MODEL", "")), "claude-sonnet-4-6");
+        assert_eq!(selector_model(&env.set_var("ANTHROPIC_DEFAULT_SONNET_MODEL", "my-sonnet")), "my-sonnet");
+    }
+
+    #[test]
+    fn fences_are_stripped_like_claude_code() {
+        assert_eq!(strip_code_fence("  ```json\n{\"a\":1}\n```  "), "{\"a\":1}");
+        assert_eq!(strip_code_fence("```\n[]```"), "[]");
+        assert_eq!(strip_code_fence("{\"a\":1}"), "{\"a\":1}");
+        assert!(parse_answer("```json\n{\"selected_memories\":[]}\n```", Dialect::ClaudeCode2_1_88).is_err());
+        assert!(parse_answer("```json\n{\"selected_memories\":[]}\n```", Dialect::ClaudeCode2_1_197).is_ok());
+    }
+
+    #[test]
+    fn names_are_filtered_to_the_manifest() {
+        let v = json!({"selected_memories": ["a.md", 3, "ghost.md", "b.md", "a.md"]});
+        let got = selected_names(&v, |n| n == "a.md" || n == "b.md").unwrap();
+        assert_eq!(got, vec!["a.md", "b.md", "a.md"]);
+        assert_eq!(selected_names(&json!({"selected_memories": "a.md"}), |_| true), Err(AnswerError::NoList));
+        assert_eq!(selected_names(&json!(null), |_| true), Err(AnswerError::NoList));
+    }
+
+    fn tool_use(id: &str, name: &str) -> Block {
+        Block::ToolUse { id: id.into(), name: name.into(), input: json!({}) }
+    }
+    fn result(id: &str, is_error: bool) -> Block {
+        Block::ToolResult { tool_use_id: id.into(), content: String::new(), is_error }
+    }
+    fn msg(role: Role, content: Vec<Block>) -> Message {
+        Message { role, content }
+    }
+
+    #[test]
+    fn recent_tools_succeeded_and_never_failed_since_the_previous_human_turn() {
+        let transcript = vec![
+            Message::user_text("old prompt"),
+            msg(Role::Assistant, vec![tool_use("0", "Glob")]),
+            msg(Role::User, vec![result("0", false)]),
+            Message::user_text("previous prompt"),
+            msg(Role::Assistant, vec![tool_use("1", "Read"), tool_use("2", "Bash")]),
+            msg(Role::User, vec![result("1", false), result("2", true)]),
+            msg(Role::Assistant, vec![tool_use("3", "Bash"), tool_use("4", "Grep"), tool_use("5", "Edit")]),
+            msg(Role::User, vec![result("3", false), result("4", false)]),
+            msg(Role::Assistant, vec![tool_use("6", "Read")]),
+            msg(Role::User, vec![result("6", false)]),
+            Message::user_text("the new prompt"),
+        ];
+        // Glob is before the previous human turn; Bash errored once; Edit has no result.
+        assert_eq!(collect_recent_successful_tools(&transcript), vec!["Read", "Grep"]);
+        assert!(collect_recent_successful_tools(&[Message::user_text("hi there")]).is_empty());
+    }
+}

@@ -1,0 +1,563 @@
+//! Relevant-memory recall: which memory files Claude Code would put in front of the model for
+//! a prompt, and an offline ranker that answers the same question without a model.
+//!
+//! # What Claude Code 2.1.197 does (read from the binary, which wins over the 2.1.88 source)
+//!
+//! Recall runs once per user turn when auto memory is on and the `tengu_moth_copse` flag is on
+//! (off by default, and it replaces the `MEMORY.md` index when on). The prompt is the text of the
+//! last non-meta user message; recall is skipped when it is empty or one word
+//! ([`should_recall`]), and when the memories surfaced so far in the conversation add up to
+//! [`MAX_SESSION_BYTES`] UTF-16 units.
+//!
+//! The selector is a side query to `ANTHROPIC_DEFAULT_SONNET_MODEL` or `claude-sonnet-4-6`
+//! ([`selector_model`]), `max_tokens` 256, structured output
+//! `{selected_memories: string[], selected_knowledge_ids?: string[]}`. In 2.1.197 it is a
+//! *dialogue kept for the whole conversation*, one per memory folder: the first time a folder
+//! is asked about, it is scanned (the 30-line headers, newest 200, `MAX_MEMORY_FILES`) and the
+//! first user message becomes `Available memories:\n<manifest>`; every query appends
+//! `Select memories relevant to:\n<query>`, and after an answer that parses the query and the
+//! raw answer stay in the dialogue. The manifest is therefore frozen at the first query:
+//! memories written later in the conversation are not offered until the conversation starts
+//! over. The system prompt is [`SELECT_MEMORIES_SYSTEM_PROMPT`] (no recently-used-tools hint,
+//! which 2.1.197 no longer has; "be conservative with [user]/[project]" and "do not
+//! re-select" are new). The answer's first text block, stripped of a code fence, is parsed as
+//! JSON; names not in the manifest are dropped; any failure yields nothing. Nothing is asked
+//! when every listed memory was already surfaced.
+//!
+//! The chosen files then lose any already surfaced in this conversation or already read,
+//! written or edited by the model (`readFileState`), are cut to [`MAX_RECALLED`], and each is
+//! read with the [`read_capped`] caps. Each becomes a meta user message
+//! `<system-reminder>\n<header>\n\n<content>\n</system-reminder>`, the first one opened by
+//! [`RELEVANCE_PREAMBLE`]; the header is `Memory: <path>:`, after the staleness warning
+//! ([`freshness_text`]) for a memory more than a day old. 2.1.197 has no `Memory (saved
+//! today)` form any more.
+//!
+//! [`Dialect::ClaudeCode2_1_88`] reproduces the older protocol the reference digest describes:
+//! a fresh scan per query with already-surfaced files left out of the manifest, one message
+//! `Query: <query>\n\nAvailable memories:\n<manifest>` plus `\n\nRecently used tools: a, b`
+//! ([`collect_recent_successful_tools`]), its own system prompt and schema, no fence
+//! stripping, and `Memory (saved today|yesterday)` headers.
+//!
+//! Not reproduced: `@agent-<type>` mentions switching the search to that agent's memory folder
+//! (callers pass the folder), the prompt-cache `cache_control` markers (the provider trait has
+//! no place for them; they change billing, not the answer), and third-party model defaults.
+//!
+//! # Providers
+//!
+//! [`recall`] takes an optional [`Provider`]. With a model provider (Anthropic, OpenAI,
+//! Claude Code CLI) the selection is Claude Code's side query, sent through that provider; the
+//! provider should be built with [`selector_model`] for the model Claude Code would use. With
+//! none (or an offline one), the [`offline`] BM25F ranker chooses instead, over every topic
+//! file (not only the newest 200), with a score and the words that matched. Both go through
+//! the same filters, caps and rendering. A failed model call yields an empty selection with
+//! the error in [`RecallResult::error`], as Claude Code degrades, so front ends can show why.
+
+mod claude_code;
+pub mod eval;
+pub mod offline;
+mod surface;
+
+pub use claude_code::{
+    collect_recent_successful_tools, manifest_message, parse_answer, query_message, selected_names, selection_schema,
+    selector_model, single_message, strip_code_fence, AnswerError, DEFAULT_SONNET_MODEL, SELECTOR_MAX_TOKENS,
+    SELECT_MEMORIES_SYSTEM_PROMPT, SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88,
+};
+pub use surface::{
+    freshness_text, memory_age, memory_age_days, memory_header, read_capped, render_reminders, should_recall,
+    system_reminder, CappedRead, Truncation, MAX_MEMORY_BYTES, MAX_MEMORY_LINES, MAX_RECALLED, MAX_SESSION_BYTES,
+    RELEVANCE_PREAMBLE,
+};
+
+use mneme_core::frontmatter;
+use mneme_core::text::utf16_len;
+use mneme_core::Clock;
+use mneme_model::{Block, Cancel, Message, ModelError, Provider, ProviderKind, Request, Role};
+use mneme_store::memdir::{format_manifest, select_for_manifest, Memdir, TopicHeader};
+use mneme_store::Environment;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Which Claude Code's recall to reproduce.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum Dialect {
+    /// The installed, observed 2.1.197: the per-conversation selector dialogue.
+    #[default]
+    #[serde(rename = "2.1.197")]
+    ClaudeCode2_1_197,
+    /// The 2.1.88 source: one message per query, with the recently-used-tools hint.
+    #[serde(rename = "2.1.88")]
+    ClaudeCode2_1_88,
+}
+
+/// Why recall did not run or found nothing to ask about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, thiserror::Error)]
+#[serde(rename_all = "camelCase")]
+pub enum Skipped {
+    #[error("the prompt is empty or a single word; Claude Code recalls only for longer prompts")]
+    TooShort,
+    #[error("this conversation already surfaced 60 KiB of memories; Claude Code recalls no more until it compacts")]
+    SessionBudget,
+    #[error("the memory folder has no topic files")]
+    NoMemories,
+    #[error("every memory was already surfaced in this conversation")]
+    AllSurfaced,
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// One recalled memory, as it would be surfaced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recalled {
+    /// Absolute path (what the header names).
+    pub path: PathBuf,
+    /// Path relative to the memory folder (what the manifest lists).
+    pub rel_path: String,
+    /// `name:` from the frontmatter, else the file stem.
+    pub name: String,
+    /// Why it was chosen: `selected by <model> (1 of 3)`, or the offline ranker's matches.
+    pub reason: String,
+    /// The offline ranker's BM25F score; none for a model's choice.
+    pub score: Option<f32>,
+    /// The header above the content (`Memory: <path>:` and the staleness warning).
+    pub header: String,
+    /// The content as surfaced: capped, with the truncation note when cut.
+    pub content: String,
+    /// Why the content was cut, if it was.
+    pub truncated: Option<Truncation>,
+    pub mtime_ms: i64,
+    /// Lines kept, when cut (Claude Code records it as the read's `limit`).
+    pub limit: Option<usize>,
+}
+
+/// The outcome of one [`recall`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallResult {
+    /// The memories surfaced, in order.
+    pub selected: Vec<Recalled>,
+    /// Who chose them.
+    pub provider: ProviderKind,
+    /// The model asked, for a model provider.
+    pub model: Option<String>,
+    /// Which Claude Code's protocol was followed.
+    pub dialect: Dialect,
+    /// Set when recall did not run or had nothing to ask about.
+    pub skipped: Option<Skipped>,
+    /// The failure that emptied the selection (Claude Code swallows it; Mneme shows it).
+    pub error: Option<String>,
+}
+
+impl RecallResult {
+    /// The `<system-reminder>` texts of the meta messages Claude Code would add, in order.
+    pub fn reminders(&self) -> Vec<String> {
+        render_reminders(self.selected.iter().map(|m| (m.header.as_str(), m.content.as_str())), self.dialect)
+    }
+}
+
+/// The selector dialogue Claude Code 2.1.197 keeps for one memory folder.
+#[derive(Debug, Clone)]
+struct SelectorConversation {
+    headers: Vec<TopicHeader>,
+    messages: Vec<Message>,
+}
+
+/// What one conversation has recalled so far: the surfaced memories (for dedupe and the 60 KiB
+/// budget), the files the model read or wrote (`readFileState`), the selector dialogues and
+/// the offline indexes, per memory folder.
+#[derive(Default)]
+pub struct RecallSession {
+    dialect: Dialect,
+    /// Surfaced memories with their content length in UTF-16 units, in order.
+    surfaced: Vec<(PathBuf, usize)>,
+    read_file_state: HashSet<PathBuf>,
+    selectors: HashMap<PathBuf, SelectorConversation>,
+    offline: HashMap<PathBuf, Arc<offline::Index>>,
+}
+
+impl std::fmt::Debug for RecallSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecallSession")
+            .field("dialect", &self.dialect)
+            .field("surfaced", &self.surfaced)
+            .field("read_file_state", &self.read_file_state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecallSession {
+    /// A new conversation following Claude Code 2.1.197.
+    pub fn new() -> RecallSession {
+        RecallSession::default()
+    }
+
+    /// A new conversation following the given Claude Code's protocol.
+    pub fn with_dialect(dialect: Dialect) -> RecallSession {
+        RecallSession { dialect, ..RecallSession::default() }
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Paths surfaced so far (Claude Code's `alreadySurfaced`).
+    pub fn surfaced_paths(&self) -> HashSet<&Path> {
+        self.surfaced.iter().map(|(p, _)| p.as_path()).collect()
+    }
+
+    /// The session budget used so far: surfaced content lengths in UTF-16 units.
+    pub fn surfaced_bytes(&self) -> usize {
+        self.surfaced.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Records a memory as surfaced by an earlier turn (for resuming a conversation).
+    pub fn add_surfaced(&mut self, path: impl Into<PathBuf>, content: &str) {
+        let path = path.into();
+        self.read_file_state.insert(path.clone());
+        self.surfaced.push((path, utf16_len(content)));
+    }
+
+    /// Records that the model read, wrote or edited a file; recall will not surface it.
+    pub fn mark_read(&mut self, path: impl Into<PathBuf>) {
+        self.read_file_state.insert(path.into());
+    }
+
+    /// Compaction drops the old `relevant_memories` attachments, which resets the budget and
+    /// the surfaced set, and clears the file-read state.
+    pub fn compact(&mut self) {
+        self.surfaced.clear();
+        self.read_file_state.clear();
+    }
+
+    /// Forgets the frozen manifest and offline index of `memory_dir`, so the next query scans
+    /// the folder again (a new conversation in Claude Code's terms).
+    pub fn rescan(&mut self, memory_dir: &Path) {
+        self.selectors.remove(memory_dir);
+        self.offline.remove(memory_dir);
+    }
+
+    fn record(&mut self, selected: &[Recalled]) {
+        for m in selected {
+            self.add_surfaced(m.path.clone(), &m.content);
+        }
+    }
+}
+
+/// Everything [`recall`] needs besides the query, the folder and the provider.
+pub struct RecallContext<'a> {
+    pub env: &'a Environment,
+    pub clock: Arc<dyn Clock>,
+    pub cancel: &'a Cancel,
+    /// The conversation so far, for 2.1.88's recently-used-tools hint (2.1.197 ignores it).
+    pub transcript: &'a [Message],
+    pub session: &'a mut RecallSession,
+}
+
+/// A chosen file before the filters and the read.
+struct Pick {
+    path: PathBuf,
+    rel_path: String,
+    name: String,
+    mtime_ms: i64,
+    mtime_ns: i64,
+    reason: String,
+    score: Option<f32>,
+}
+
+fn display_name(name: Option<&str>, rel_path: &str) -> String {
+    name.map(str::to_string).unwrap_or_else(|| {
+        let base = rel_path.rsplit('/').next().unwrap_or(rel_path);
+        base.strip_suffix(".md").unwrap_or(base).to_string()
+    })
+}
+
+/// Runs recall for one user turn: the pre-filters, the selection (by `provider`, or offline),
+/// the post-filters, the capped reads and the headers. The surfaced memories are recorded in
+/// the session, as the attachment would be in Claude Code's conversation.
+pub async fn recall(
+    query: &str,
+    memory_dir: &Path,
+    provider: Option<&dyn Provider>,
+    ctx: &mut RecallContext<'_>,
+) -> RecallResult {
+    let model_provider = provider.filter(|p| p.kind() != ProviderKind::Offline);
+    let mut result = RecallResult {
+        selected: Vec::new(),
+        provider: model_provider.map_or(ProviderKind::Offline, |p| p.kind()),
+        model: model_provider.map(|p| p.model().to_string()),
+        dialect: ctx.session.dialect,
+        skipped: None,
+        error: None,
+    };
+    if !should_recall(query) {
+        result.skipped = Some(Skipped::TooShort);
+        return result;
+    }
+    if ctx.session.surfaced_bytes() >= MAX_SESSION_BYTES {
+        result.skipped = Some(Skipped::SessionBudget);
+        return result;
+    }
+    if ctx.cancel.is_cancelled() {
+        result.skipped = Some(Skipped::Cancelled);
+        return result;
+    }
+    let memdir = Memdir::new(memory_dir, ctx.env.data_dir().join("trash"), ctx.clock.clone());
+    let picks = match model_provider {
+        Some(p) => select_by_model(query, &memdir, p, ctx, &mut result).await,
+        None => select_offline(query, &memdir, ctx, &mut result),
+    };
+    let surfaced: HashSet<PathBuf> = ctx.session.surfaced.iter().map(|(p, _)| p.clone()).collect();
+    let now_ms = ctx.clock.now_ms();
+    let dialect = ctx.session.dialect;
+    result.selected = picks
+        .into_iter()
+        .filter(|p| !ctx.session.read_file_state.contains(&p.path) && !surfaced.contains(&p.path))
+        .take(MAX_RECALLED)
+        .filter_map(|p| {
+            // A file that vanished or cannot be read is dropped, as Claude Code drops it.
+            let read = read_capped(&p.path).ok()?;
+            Some(Recalled {
+                header: memory_header(&p.path, p.mtime_ns, now_ms, dialect),
+                path: p.path,
+                rel_path: p.rel_path,
+                name: p.name,
+                reason: p.reason,
+                score: p.score,
+                content: read.content,
+                limit: read.truncated.map(|_| read.line_count),
+                truncated: read.truncated,
+                mtime_ms: p.mtime_ms,
+            })
+        })
+        .collect();
+    ctx.session.record(&result.selected);
+    result
+}
+
+/// The scan Claude Code's selector sees: 30-line headers, newest 200.
+fn manifest_headers(memdir: &Memdir, result: &mut RecallResult) -> Vec<TopicHeader> {
+    match memdir.scan_headers() {
+        Ok(scan) => select_for_manifest(scan.headers),
+        Err(e) => {
+            result.error = Some(format!("could not read the memory folder: {e}"));
+            Vec::new()
+        }
+    }
+}
+
+fn pick_from_header(h: &TopicHeader, reason: String) -> Pick {
+    Pick {
+        path: h.abs_path.clone(),
+        rel_path: h.rel_path.clone(),
+        name: display_name(h.name.as_deref(), &h.rel_path),
+        mtime_ms: h.mtime_ms,
+        mtime_ns: h.mtime_ns,
+        reason,
+        score: None,
+    }
+}
+
+/// Sends the side query. `Err(None)` is a cancellation, which Claude Code does not report.
+async fn ask(provider: &dyn Provider, request: &Request, cancel: &Cancel) -> Result<String, Option<String>> {
+    match provider.complete(request, cancel).await {
+        Ok(response) => match response.first_text() {
+            Some(text) => Ok(text.to_string()),
+            None => Err(Some(AnswerError::NoText.to_string())),
+        },
+        Err(ModelError::Cancelled) => Err(None),
+        Err(_) if cancel.is_cancelled() => Err(None),
+        Err(e) => Err(Some(e.to_string())),
+    }
+}
+
+async fn select_by_model(
+    query: &str,
+    memdir: &Memdir,
+    provider: &dyn Provider,
+    ctx: &mut RecallContext<'_>,
+    result: &mut RecallResult,
+) -> Vec<Pick> {
+    let surfaced = ctx.session.surfaced_paths().into_iter().map(Path::to_path_buf).collect::<HashSet<_>>();
+    let dialect = ctx.session.dialect;
+    let model = provider.model().to_string();
+    let reason = |i: usize, n: usize| format!("selected by {model} ({} of {n})", i + 1);
+    match dialect {
+        Dialect::ClaudeCode2_1_197 => {
+            let key = memdir.root().to_path_buf();
+            if !ctx.session.selectors.contains_key(&key) {
+                let headers = manifest_headers(memdir, result);
+                if headers.is_empty() {
+                    result.skipped.get_or_insert(Skipped::NoMemories);
+                    return Vec::new();
+                }
+                if ctx.cancel.is_cancelled() {
+                    result.skipped = Some(Skipped::Cancelled);
+                    return Vec::new();
+                }
+                let messages = vec![Message::user_text(manifest_message(&format_manifest(&headers)))];
+                ctx.session.selectors.insert(key.clone(), SelectorConversation { headers, messages });
+            }
+            let Some(conv) = ctx.session.selectors.get_mut(&key) else { return Vec::new() };
+            if conv.headers.iter().all(|h| surfaced.contains(&h.abs_path)) {
+                result.skipped = Some(Skipped::AllSurfaced);
+                return Vec::new();
+            }
+            let prompt = query_message(query);
+            let mut messages = conv.messages.clone();
+            messages.push(Message::user_text(prompt.clone()));
+            let request = Request {
+                system: SELECT_MEMORIES_SYSTEM_PROMPT.to_string(),
+                messages,
+                tools: Vec::new(),
+                max_tokens: SELECTOR_MAX_TOKENS,
+                json_schema: Some(selection_schema(dialect)),
+            };
+            let text = match ask(provider, &request, ctx.cancel).await {
+                Ok(t) => t,
+                Err(e) => {
+                    result.error = e;
+                    return Vec::new();
+                }
+            };
+            let answer = match parse_answer(&text, dialect) {
+                Ok(v) => v,
+                Err(e) => {
+                    result.error = Some(e.to_string());
+                    return Vec::new();
+                }
+            };
+            // Claude Code keeps the exchange as soon as the answer parses, before it looks for
+            // the list in it.
+            conv.messages.push(Message::user_text(prompt));
+            conv.messages.push(Message { role: Role::Assistant, content: vec![Block::Text { text }] });
+            let by_name: HashMap<&str, &TopicHeader> = conv.headers.iter().map(|h| (h.rel_path.as_str(), h)).collect();
+            let names = match selected_names(&answer, |n| by_name.contains_key(n)) {
+                Ok(n) => n,
+                Err(e) => {
+                    result.error = Some(e.to_string());
+                    return Vec::new();
+                }
+            };
+            let n = names.len();
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| (i, by_name[name.as_str()]))
+                .filter(|(_, h)| !surfaced.contains(&h.abs_path))
+                .map(|(i, h)| pick_from_header(h, reason(i, n)))
+                .collect()
+        }
+        Dialect::ClaudeCode2_1_88 => {
+            let all = manifest_headers(memdir, result);
+            if all.is_empty() {
+                result.skipped.get_or_insert(Skipped::NoMemories);
+                return Vec::new();
+            }
+            let headers: Vec<TopicHeader> = all.into_iter().filter(|h| !surfaced.contains(&h.abs_path)).collect();
+            if headers.is_empty() {
+                result.skipped = Some(Skipped::AllSurfaced);
+                return Vec::new();
+            }
+            let tools = collect_recent_successful_tools(ctx.transcript);
+            let request = Request {
+                system: SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88.to_string(),
+                messages: vec![Message::user_text(single_message(query, &format_manifest(&headers), &tools))],
+                tools: Vec::new(),
+                max_tokens: SELECTOR_MAX_TOKENS,
+                json_schema: Some(selection_schema(dialect)),
+            };
+            let by_name: HashMap<&str, &TopicHeader> = headers.iter().map(|h| (h.rel_path.as_str(), h)).collect();
+            let names = match ask(provider, &request, ctx.cancel).await {
+                Ok(text) => parse_answer(&text, dialect).and_then(|v| selected_names(&v, |n| by_name.contains_key(n))),
+                Err(e) => {
+                    result.error = e;
+                    return Vec::new();
+                }
+            };
+            match names {
+                Ok(names) => {
+                    let n = names.len();
+                    names.iter().enumerate().map(|(i, name)| pick_from_header(by_name[name.as_str()], reason(i, n))).collect()
+                }
+                Err(e) => {
+                    result.error = Some(e.to_string());
+                    Vec::new()
+                }
+            }
+        }
+    }
+}
+
+/// Reads every topic file of the folder (whole files, for the bodies) into index documents.
+/// Unreadable files are left out, as the scan leaves them out.
+pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_store::memdir::MemdirError> {
+    let scan = memdir.scan()?;
+    let read = |f: &mneme_store::memdir::TopicFile| -> Option<offline::Document> {
+        let bytes = std::fs::read(&f.abs_path).ok()?;
+        let text = String::from_utf8_lossy(&bytes);
+        let body = frontmatter::parse(&text).body.to_string();
+        Some(offline::Document {
+            rel_path: f.rel_path.clone(),
+            abs_path: f.abs_path.clone(),
+            name: f.name.clone(),
+            description: f.description.clone(),
+            memory_type: f.memory_type,
+            body,
+            mtime_ms: f.mtime_ms,
+            mtime_ns: f.mtime_ns,
+        })
+    };
+    // Reading thousands of files is the slow part; spread it over the cores.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+    let chunk = scan.files.len().div_ceil(threads).max(64);
+    let docs = std::thread::scope(|s| {
+        let handles: Vec<_> =
+            scan.files.chunks(chunk).map(|part| s.spawn(move || part.iter().filter_map(read).collect::<Vec<_>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    Ok(docs)
+}
+
+fn select_offline(query: &str, memdir: &Memdir, ctx: &mut RecallContext<'_>, result: &mut RecallResult) -> Vec<Pick> {
+    let key = memdir.root().to_path_buf();
+    let index = match ctx.session.offline.get(&key) {
+        Some(i) => i.clone(),
+        None => match load_documents(memdir) {
+            Ok(docs) => {
+                let index = Arc::new(offline::Index::build(docs));
+                ctx.session.offline.insert(key, index.clone());
+                index
+            }
+            Err(e) => {
+                result.error = Some(format!("could not read the memory folder: {e}"));
+                return Vec::new();
+            }
+        },
+    };
+    if index.docs().is_empty() {
+        result.skipped = Some(Skipped::NoMemories);
+        return Vec::new();
+    }
+    let surfaced = ctx.session.surfaced_paths();
+    let read = &ctx.session.read_file_state;
+    let hits = index.search(query, MAX_RECALLED, |d| surfaced.contains(d.abs_path.as_path()) || read.contains(&d.abs_path));
+    if hits.is_empty() && index.docs().iter().all(|d| surfaced.contains(d.abs_path.as_path())) {
+        result.skipped = Some(Skipped::AllSurfaced);
+    }
+    hits.into_iter()
+        .map(|h| {
+            let d = &index.docs()[h.doc];
+            Pick {
+                path: d.abs_path.clone(),
+                rel_path: d.rel_path.clone(),
+                name: display_name(d.name.as_deref(), &d.rel_path),
+                mtime_ms: d.mtime_ms,
+                mtime_ns: d.mtime_ns,
+                reason: h.why(),
+                score: Some(h.score),
+            }
+        })
+        .collect()
+}
