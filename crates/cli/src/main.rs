@@ -2,6 +2,8 @@
 //! hands it to the api crate, and prints either text for people or `--json` for scripts.
 //! Errors are one line on stderr with a non-zero exit.
 
+mod dream;
+mod log;
 mod print;
 mod secrets;
 mod team;
@@ -98,6 +100,13 @@ enum Command {
         #[command(subcommand)]
         action: team::TeamCommand,
     },
+    /// Auto dream: the gates, dreaming now, history, review and undo.
+    Dream {
+        #[command(subcommand)]
+        action: dream::DreamCommand,
+    },
+    /// KAIROS daily logs: `mneme log "TEXT"` appends to today's log; `mneme log show` prints one.
+    Log(log::LogArgs),
     /// Serve the browser UI and its API on 127.0.0.1 until Ctrl-C (prints the address to open).
     Serve {
         /// Port on 127.0.0.1 (default: any free port).
@@ -396,6 +405,8 @@ fn run(cli: Cli) -> Result<()> {
             }
         },
         Command::Secrets { .. } | Command::Team { .. } => unreachable!("answered in main"),
+        Command::Dream { action } => dream::run(mneme.environment(), action)?,
+        Command::Log(args) => log::run(mneme.environment(), args)?,
         Command::Serve { port, ui_dir } => {
             let opts = mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(std::env::current_dir()?) };
             // The tokio runtime lives inside this call only; every other command stays synchronous.

@@ -120,7 +120,7 @@ fn double_quote(v: &str) -> String {
 
 /// A new memory in the current generation:
 /// `---\nname: …\ndescription: …\nmetadata:\n  type: …\n---\n\n<body>\n`.
-pub(crate) fn new_memory_content(name: &str, description: &str, memory_type: Option<MemoryType>, body: &str) -> String {
+pub fn new_memory_content(name: &str, description: &str, memory_type: Option<MemoryType>, body: &str) -> String {
     let mut s = String::with_capacity(64 + name.len() + description.len() + body.len());
     s.push_str("---\nname: ");
     s.push_str(&render_scalar(name));

@@ -162,6 +162,12 @@ fn loaded_lines(content: &str) -> (mneme_core::text::EntrypointTruncation, Vec<b
     (t, flags)
 }
 
+/// For each line of an index's text (split on `\n`, as [`IndexDoc`] splits it), whether
+/// Claude Code loads it in full: for callers that compute a new index before writing it.
+pub fn loaded_index_lines(content: &str) -> Vec<bool> {
+    loaded_lines(content).1
+}
+
 /// Whether the line at 0-based `index` of `content` falls past Claude Code's cap.
 pub(crate) fn line_past_cap(content: &str, index: usize) -> bool {
     !loaded_lines(content).1.get(index).copied().unwrap_or(false)

@@ -277,7 +277,7 @@ pub(crate) fn unescape_title(title: &str) -> String {
 }
 
 /// `- [Title](target) — hook`, or without the hook when there is none.
-pub(crate) fn render_entry(title: &str, rel_path: &str, scope: Scope, hook: Option<&str>) -> String {
+pub fn render_entry(title: &str, rel_path: &str, scope: Scope, hook: Option<&str>) -> String {
     let target = encode_target(&relative_to_dir(rel_path, scope.dir()));
     match hook.map(str::trim).filter(|h| !h.is_empty()) {
         Some(h) => format!("- [{}]({target}) — {h}", escape_title(title)),
@@ -287,7 +287,7 @@ pub(crate) fn render_entry(title: &str, rel_path: &str, scope: Scope, hook: Opti
 
 /// One line of an index being edited.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DocLine {
+pub struct DocLine {
     /// The line without its ending.
     pub text: String,
     /// Ends in `\r\n` rather than `\n` (when it ends at all).
@@ -296,7 +296,7 @@ pub(crate) struct DocLine {
 
 /// An index as editable lines, rendering back to the exact bytes it was parsed from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct IndexDoc {
+pub struct IndexDoc {
     /// The lines in file order.
     pub lines: Vec<DocLine>,
     /// Whether the last line ends with a line break.

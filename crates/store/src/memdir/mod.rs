@@ -32,8 +32,9 @@ mod write;
 mod testutil;
 
 pub use error::MemdirError;
-pub use health::{DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine};
-pub use index::{parse_index, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS};
+pub use frontmatter_edit::new_memory_content;
+pub use health::{loaded_index_lines, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine};
+pub use index::{parse_index, render_entry, DocLine, IndexDoc, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS};
 pub use merge::{AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};
 pub use manifest::{format_manifest, select_for_manifest, MAX_MEMORY_FILES};
 pub use path::{slugify, validate_topic_path, MAX_SLUG_LEN};

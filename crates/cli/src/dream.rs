@@ -1,0 +1,396 @@
+//! `mneme dream`: the auto-dream gates, running a dream now, and the history with review
+//! (approve / reject) and one-step undo. Text for people, `--json` for scripts.
+
+use anyhow::{anyhow, Result};
+use clap::{Args, Subcommand};
+use mneme_api::{Environment, SystemClock};
+use mneme_dream::{
+    DreamMode, DreamRecord, DreamStatus, DreamTarget, Dreams, Engine, Enablement, Gate, GateStatus, RunOptions, Trigger,
+};
+use mneme_model::{Cancel, Provider, ProviderKind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Which memory folder a command works on.
+#[derive(Args, Clone, Default)]
+pub struct Folder {
+    /// The folder Claude Code would be started in (default: the current folder); its memory
+    /// folder and transcripts are used.
+    #[arg(long, value_name = "DIR", conflicts_with = "memory_dir")]
+    pub cwd: Option<PathBuf>,
+    /// The memory folder itself.
+    #[arg(long, value_name = "DIR")]
+    pub memory_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum DreamCommand {
+    /// The gates: hours and sessions since the last dream, the lock holder, when one may run.
+    Status {
+        #[command(flatten)]
+        at: Folder,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Dream now (the lock is still honoured). Held for review unless --yes or the folder's
+    /// mode is automatic.
+    Run {
+        #[command(flatten)]
+        at: Folder,
+        /// The deterministic offline dream, whatever provider is configured.
+        #[arg(long, conflicts_with = "provider")]
+        offline: bool,
+        /// offline, claude-cli, anthropic or openai (default: the provider in Settings).
+        #[arg(long, value_name = "NAME")]
+        provider: Option<String>,
+        /// Apply at once instead of holding the dream for review.
+        #[arg(long)]
+        yes: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every dream of the folder, newest first.
+    History {
+        #[command(flatten)]
+        at: Folder,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One dream with every change it made or proposes.
+    Show {
+        id: String,
+        #[command(flatten)]
+        at: Folder,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo an applied dream in one step.
+    Undo {
+        #[arg(required_unless_present = "last", conflicts_with = "last")]
+        id: Option<String>,
+        /// The most recent applied dream.
+        #[arg(long)]
+        last: bool,
+        /// Undo even if files changed since the dream (their newer text is kept in its record).
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        at: Folder,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply a dream held for review.
+    Approve {
+        id: String,
+        #[command(flatten)]
+        at: Folder,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Turn down a dream held for review; nothing is written.
+    Reject {
+        id: String,
+        #[command(flatten)]
+        at: Folder,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show or set what happens to this folder's dreams: automatic, review or off.
+    Mode {
+        #[arg(value_name = "MODE")]
+        mode: Option<String>,
+        #[command(flatten)]
+        at: Folder,
+    },
+}
+
+fn dreams(env: &Environment) -> Dreams {
+    Dreams::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(crate::local_offset())
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    Ok(if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) })
+}
+
+/// The target and gate 0 for the folder the user named.
+fn target(d: &Dreams, at: &Folder) -> Result<(DreamTarget, Enablement)> {
+    if let Some(dir) = &at.memory_dir {
+        let dir = absolute(dir)?;
+        let settings = d.settings_for(&dir);
+        return Ok((d.target_for_memory_dir(&dir), d.enablement(&settings)));
+    }
+    let cwd = match &at.cwd {
+        Some(c) => absolute(c)?,
+        None => std::env::current_dir()?,
+    };
+    if !cwd.is_dir() {
+        return Err(anyhow!("{} is not a folder. Pass --cwd with the folder Claude Code would start in.", cwd.display()));
+    }
+    let (target, settings) = d.target_for_cwd(&cwd);
+    Ok((target, d.enablement(&settings)))
+}
+
+/// The memory folder a command names.
+pub(crate) fn memory_dir_of(d: &Dreams, at: &Folder) -> Result<PathBuf> {
+    Ok(target(d, at)?.0.memory_dir)
+}
+
+fn json<T: serde::Serialize>(v: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+/// `YYYY-MM-DD HH:MM`, local time.
+fn when(ms: i64) -> String {
+    let offset = time::UtcOffset::from_whole_seconds(crate::local_offset()).unwrap_or(time::UtcOffset::UTC);
+    match time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000) {
+        Ok(t) => {
+            let t = t.to_offset(offset);
+            format!("{:04}-{:02}-{:02} {:02}:{:02}", t.year(), u8::from(t.month()), t.day(), t.hour(), t.minute())
+        }
+        Err(_) => ms.to_string(),
+    }
+}
+
+/// The provider for `run`: `None` means the offline dream.
+fn provider(env: &Environment, offline: bool, name: Option<&str>) -> Result<Option<Arc<dyn Provider>>> {
+    if offline {
+        return Ok(None);
+    }
+    let mut settings = mneme_model::ProviderSettings::load(env)?;
+    if let Some(name) = name {
+        settings.kind = serde_json::from_value::<ProviderKind>(serde_json::Value::String(name.trim().to_string()))
+            .map_err(|_| anyhow!("'{name}' is not a provider. Use one of: offline, claude-cli, anthropic, openai."))?;
+    }
+    if settings.kind == ProviderKind::Offline {
+        return Ok(None);
+    }
+    let service = env.var("MNEME_KEYRING_SERVICE").unwrap_or(mneme_keychain::DEFAULT_SERVICE);
+    let keychain = mneme_keychain::Keychain::new(service);
+    Ok(Some(mneme_model::build_provider(&settings, env, &keychain)?))
+}
+
+pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
+    let d = dreams(env);
+    match cmd {
+        DreamCommand::Status { at, json: as_json } => {
+            let (t, enabled) = target(&d, &at)?;
+            let status = d.status(&t, &enabled);
+            let mode = d.mode(&t.memory_dir)?;
+            if as_json {
+                json(&serde_json::json!({ "status": status, "mode": mode }))?;
+            } else {
+                print_status(&status, mode);
+            }
+        }
+        DreamCommand::Run { at, offline, provider: name, yes, json: as_json } => {
+            let (t, enabled) = target(&d, &at)?;
+            let model = provider(env, offline, name.as_deref())?;
+            let cancel = Cancel::new();
+            let opts = RunOptions {
+                trigger: Trigger::Manual,
+                engine: match &model {
+                    Some(p) => Engine::Model(p.as_ref()),
+                    None => Engine::Offline,
+                },
+                apply_now: yes,
+                enabled,
+                cancel: cancel.clone(),
+            };
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let record = runtime.block_on(async {
+                let dream = d.run(&t, &opts);
+                tokio::pin!(dream);
+                tokio::select! {
+                    r = &mut dream => r,
+                    _ = tokio::signal::ctrl_c() => {
+                        // The dream rolls its lock back and records itself as failed.
+                        cancel.cancel();
+                        dream.await
+                    }
+                }
+            })?;
+            if as_json {
+                json(&record)?;
+            } else {
+                print_record(&record, false);
+            }
+        }
+        DreamCommand::History { at, json: as_json } => {
+            let dir = memory_dir_of(&d, &at)?;
+            let (records, damaged) = d.list(&dir)?;
+            if as_json {
+                json(&records)?;
+            } else if records.is_empty() {
+                println!("No dreams yet for {}. Start one with `mneme dream run`.", dir.display());
+            } else {
+                for r in &records {
+                    let (added, changed, removed) = r.counts();
+                    println!(
+                        "{}  {}  {:<6}  {:<10}  {:<8}  +{added} ~{changed} -{removed}  {}",
+                        r.id,
+                        when(r.created_at_ms),
+                        trigger(r.trigger),
+                        r.provider,
+                        r.status.as_str(),
+                        r.summary.lines().next().unwrap_or_default()
+                    );
+                }
+            }
+            for e in damaged {
+                eprintln!("mneme: {e}");
+            }
+        }
+        DreamCommand::Show { id, at, json: as_json } => {
+            let record = d.show(&memory_dir_of(&d, &at)?, &id)?;
+            if as_json {
+                json(&record)?;
+            } else {
+                print_record(&record, true);
+            }
+        }
+        DreamCommand::Undo { id, last, force, at, json: as_json } => {
+            let dir = memory_dir_of(&d, &at)?;
+            let record = d.undo(&dir, if last { None } else { id.as_deref() }, force)?;
+            if as_json {
+                json(&record)?;
+            } else {
+                println!("Undid dream {}: {} file(s) put back as they were.", record.id, record.changeset.changes.len());
+            }
+        }
+        DreamCommand::Approve { id, at, json: as_json } => {
+            let record = d.approve(&memory_dir_of(&d, &at)?, &id)?;
+            if as_json {
+                json(&record)?;
+            } else {
+                println!("Applied dream {} ({} file(s)). Undo with `mneme dream undo {}`.", record.id, record.changeset.changes.len(), record.id);
+            }
+        }
+        DreamCommand::Reject { id, at, json: as_json } => {
+            let record = d.reject(&memory_dir_of(&d, &at)?, &id)?;
+            if as_json {
+                json(&record)?;
+            } else {
+                println!("Rejected dream {}; nothing was written.", record.id);
+            }
+        }
+        DreamCommand::Mode { mode, at } => {
+            let dir = memory_dir_of(&d, &at)?;
+            match mode {
+                None => println!("{}", d.mode(&dir)?.as_str()),
+                Some(m) => {
+                    let m = DreamMode::parse(&m)
+                        .ok_or_else(|| anyhow!("'{m}' is not a dream mode. Use one of: automatic, review, off."))?;
+                    d.set_mode(&dir, m)?;
+                    println!("Dreams for {} are now {}.", dir.display(), m.as_str());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn trigger(t: Trigger) -> &'static str {
+    match t {
+        Trigger::Manual => "manual",
+        Trigger::Auto => "auto",
+    }
+}
+
+fn print_status(s: &GateStatus, mode: DreamMode) {
+    println!("Memory folder:      {}", s.memory_dir.display());
+    println!("Auto dream:         {}", s.enabled_explanation);
+    println!("Review mode:        {}", mode.as_str());
+    match (s.last_consolidated_at_ms, s.hours_since) {
+        (Some(at), Some(h)) => println!("Last consolidated:  {} ({h:.1} h ago; needs {} h)", when(at), s.min_hours),
+        _ => println!("Last consolidated:  never"),
+    }
+    println!("Sessions since:     {} (needs {})", s.sessions_since, s.min_sessions);
+    let lock = &s.lock;
+    let holder = match (lock.exists, lock.holder_pid) {
+        (false, _) => "no lock file".to_string(),
+        (true, Some(pid)) if lock.held => format!("held by PID {pid} (running) until {} at the latest", when(lock.stale_at_ms.unwrap_or_default())),
+        (true, Some(pid)) if lock.holder_alive => format!("free (PID {pid} still runs, but the lock is over 60 minutes old)"),
+        (true, Some(pid)) => format!("free (PID {pid} is not running)"),
+        (true, None) => "free".to_string(),
+    };
+    println!("Lock:               {holder}");
+    let blocked = match s.blocked_by {
+        None => "nothing: a dream would start now".to_string(),
+        Some(Gate::Enabled) => "auto dream is off".to_string(),
+        Some(Gate::Time) => format!("the time gate ({} h since the last dream)", s.min_hours),
+        Some(Gate::Throttle) => "the 10-minute scan throttle".to_string(),
+        Some(Gate::Sessions) => format!("the session gate ({} of {} sessions)", s.sessions_since, s.min_sessions),
+        Some(Gate::Lock) => "the lock: another dream is running".to_string(),
+    };
+    println!("Blocked by:         {blocked}");
+    println!("Next eligible:      {}", when(s.next_eligible_at_ms));
+}
+
+fn print_record(r: &DreamRecord, diffs: bool) {
+    println!("Dream {} ({}, {}, {}): {}", r.id, trigger(r.trigger), r.provider, r.status.as_str(), when(r.created_at_ms));
+    if !r.summary.is_empty() {
+        println!("{}", r.summary.trim_end());
+    }
+    if let Some(e) = &r.error {
+        println!("Error: {e}");
+    }
+    for c in &r.changeset.changes {
+        let rel = c.path.strip_prefix(&r.changeset.root).unwrap_or(&c.path).display().to_string();
+        let verb = match (&c.before, &c.after) {
+            (None, Some(_)) => "added",
+            (Some(_), None) => "removed",
+            _ => "changed",
+        };
+        println!("  {verb:<8} {rel}");
+        let reason = c.reason.strip_prefix(&format!("{rel}: ")).unwrap_or(&c.reason);
+        println!("           {reason}");
+        if diffs {
+            print!("{}", diff(c.before.as_deref().unwrap_or_default(), c.after.as_deref().unwrap_or_default()));
+        }
+    }
+    for n in &r.notes {
+        println!("Note: {n}");
+    }
+    for d in &r.denials {
+        println!("Refused {}: {}", d.tool, d.message);
+    }
+    match r.status {
+        DreamStatus::Pending if !r.changeset.is_empty() => println!(
+            "Held for review: apply with `mneme dream approve {}`, or turn it down with `mneme dream reject {}`.",
+            r.id, r.id
+        ),
+        DreamStatus::Applied if !r.changeset.is_empty() => println!("Applied. Undo with `mneme dream undo {}`.", r.id),
+        _ => {}
+    }
+}
+
+/// A minimal line diff (longest common subsequence), `-`/`+` lines indented under the change.
+fn diff(before: &str, after: &str) -> String {
+    let a: Vec<&str> = before.lines().collect();
+    let b: Vec<&str> = after.lines().collect();
+    // Large files: show sizes rather than spend quadratic time on a terminal listing.
+    if a.len().saturating_mul(b.len()) > 4_000_000 {
+        return format!("           ({} lines → {} lines)\n", a.len(), b.len());
+    }
+    let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, String::new());
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            i += 1;
+            j += 1;
+        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            out.push_str(&format!("           + {}\n", b[j]));
+            j += 1;
+        } else {
+            out.push_str(&format!("           - {}\n", a[i]));
+            i += 1;
+        }
+    }
+    out
+}

@@ -1,0 +1,76 @@
+//! Every way a dream operation fails, each message saying what the user can do about it.
+
+use mneme_store::memdir::MemdirError;
+use std::io;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DreamError {
+    #[error("could not {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    #[error(transparent)]
+    Memdir(#[from] MemdirError),
+
+    #[error("another dream holds the lock {} (PID {pid}, {age}); wait for it to finish, or remove the file if that process is not a dream", path.display())]
+    Locked { path: PathBuf, pid: i64, age: String },
+
+    #[error("another process took the dream lock {} at the same moment; try again in a minute", path.display())]
+    LostRace { path: PathBuf },
+
+    #[error("no dream with id {id} for this memory folder; list them with `mneme dream history`")]
+    NotFound { id: String },
+
+    #[error("there is no dream to undo for this memory folder")]
+    NothingToUndo,
+
+    #[error("dream {id} is {status}, so it cannot be {action}")]
+    WrongStatus { id: String, status: &'static str, action: &'static str },
+
+    #[error("{} changed since dream {id} {when}; {advice}", files.join(", "))]
+    Conflict { id: String, files: Vec<String>, when: &'static str, advice: &'static str },
+
+    #[error("the dream record {} is damaged ({detail}); move it aside and run the command again", path.display())]
+    DamagedRecord { path: PathBuf, detail: String },
+
+    #[error(transparent)]
+    Apply(#[from] mneme_agent::ApplyError),
+
+    #[error("the model-driven dream failed: {0}")]
+    Agent(String),
+
+    #[error("the dream was cancelled; the lock was rolled back and nothing was changed")]
+    Cancelled,
+
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl DreamError {
+    pub(crate) fn io(action: &'static str, path: &Path, source: io::Error) -> DreamError {
+        DreamError::Io { action, path: path.to_path_buf(), source }
+    }
+
+    /// A short stable code for front ends.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DreamError::Io { .. } => "io",
+            DreamError::Memdir(e) => e.code(),
+            DreamError::Locked { .. } | DreamError::LostRace { .. } => "locked",
+            DreamError::NotFound { .. } | DreamError::NothingToUndo => "not-found",
+            DreamError::WrongStatus { .. } => "wrong-status",
+            DreamError::Conflict { .. } => "conflict",
+            DreamError::DamagedRecord { .. } => "damaged",
+            DreamError::Apply(mneme_agent::ApplyError::Changed { .. }) => "conflict",
+            DreamError::Apply(_) => "not-applied",
+            DreamError::Agent(_) => "agent",
+            DreamError::Cancelled => "cancelled",
+            DreamError::Invalid(_) => "invalid-input",
+        }
+    }
+}

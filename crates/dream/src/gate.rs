@@ -1,0 +1,486 @@
+//! When an automatic dream may run: Claude Code's gates, cheapest first (`autoDream.ts`):
+//!
+//! 0. **enabled**: `autoDreamEnabled` in the merged settings, auto memory on, not a remote
+//!    session, not KAIROS mode (which distils its logs with its own nightly dream);
+//! 1. **time**: at least `minHours` (24) since the lock file's mtime (0 when there is none);
+//! 2. **scan throttle**: at most one transcript scan per 10 minutes per scheduler;
+//! 3. **sessions**: at least `minSessions` (5) UUID-named `*.jsonl` transcripts in the launch
+//!    folder's transcript folder modified after that mtime, the current session excepted;
+//! 4. **lock**: `.consolidate-lock` not held (see [`crate::lock`]).
+//!
+//! [`Scheduler::check`] runs gates 0–3 as a scheduler tick does (recording the scan time);
+//! [`Scheduler::status`] computes the same picture for display without touching the throttle.
+
+use crate::lock::{ms_since_epoch, ns_since_epoch, ConsolidationLock, LockState};
+use mneme_core::Clock;
+use mneme_store::paths::{self, AutoMemoryReason};
+use mneme_store::settings::{SettingSource, Settings};
+use mneme_store::Environment;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+/// `SESSION_SCAN_INTERVAL_MS`.
+pub const SESSION_SCAN_INTERVAL: Duration = Duration::from_secs(10 * 60);
+/// Default `minHours`.
+pub const DEFAULT_MIN_HOURS: f64 = 24.0;
+/// Default `minSessions`.
+pub const DEFAULT_MIN_SESSIONS: usize = 5;
+
+/// The thresholds (`tengu_onyx_plover`'s `minHours` / `minSessions`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamConfig {
+    pub min_hours: f64,
+    pub min_sessions: usize,
+}
+
+impl Default for DreamConfig {
+    fn default() -> Self {
+        DreamConfig { min_hours: DEFAULT_MIN_HOURS, min_sessions: DEFAULT_MIN_SESSIONS }
+    }
+}
+
+impl DreamConfig {
+    /// Claude Code's validation: each value must be finite and above 0, else its default.
+    pub fn new(min_hours: f64, min_sessions: f64) -> Self {
+        let ok = |v: f64| v.is_finite() && v > 0.0;
+        DreamConfig {
+            min_hours: if ok(min_hours) { min_hours } else { DEFAULT_MIN_HOURS },
+            // A fractional minimum compares like JavaScript's `count < 4.5`: 5 sessions pass.
+            min_sessions: if ok(min_sessions) { min_sessions.ceil() as usize } else { DEFAULT_MIN_SESSIONS },
+        }
+    }
+}
+
+/// Which memory a dream consolidates and where the sessions that feed it are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamTarget {
+    /// The auto-memory folder.
+    pub memory_dir: PathBuf,
+    /// `getProjectDir(getOriginalCwd())`: the transcripts of sessions started in the launch
+    /// folder (not the git root).
+    pub transcript_dir: PathBuf,
+    /// The session that triggers the dream, left out of the count.
+    pub current_session: Option<String>,
+    /// The launch folder: where a model-driven dream's shell commands run.
+    pub cwd: PathBuf,
+}
+
+impl DreamTarget {
+    /// The memory folder and transcript folder Claude Code would use for a session started in
+    /// `cwd`, with these settings.
+    pub fn for_cwd(env: &Environment, settings: &Settings, cwd: &Path) -> DreamTarget {
+        let root = paths::project_root(cwd);
+        let memory_dir = paths::resolve_auto_mem_dir(env, settings, &root).dir;
+        DreamTarget { memory_dir, transcript_dir: paths::transcript_dir(env, &root), current_session: None, cwd: root }
+    }
+}
+
+/// Whether dreaming is switched on, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum Enablement {
+    On,
+    /// `autoDreamEnabled` is false in this settings source, or unset (off by default: Claude
+    /// Code turns it on only when Anthropic's server flag says so, which Mneme cannot see).
+    AutoDreamOff { source: Option<SettingSource> },
+    /// Auto memory is off, so there is nothing to consolidate.
+    AutoMemoryOff { reason: String },
+    /// A remote session (`CLAUDE_CODE_REMOTE`).
+    Remote,
+    /// KAIROS (assistant) mode: its logs are distilled by the nightly `/dream` instead.
+    Kairos,
+}
+
+impl Enablement {
+    pub fn is_on(&self) -> bool {
+        matches!(self, Enablement::On)
+    }
+
+    /// One sentence for people.
+    pub fn explanation(&self) -> String {
+        match self {
+            Enablement::On => "On: autoDreamEnabled is true and auto memory is on.".into(),
+            Enablement::AutoDreamOff { source: Some(s) } => {
+                format!("Off: autoDreamEnabled is false in the {} settings; turn it on with `mneme settings auto-dream on`.", s.as_str())
+            }
+            Enablement::AutoDreamOff { source: None } => {
+                "Off: autoDreamEnabled is not set (off by default); turn it on with `mneme settings auto-dream on`.".into()
+            }
+            Enablement::AutoMemoryOff { reason } => format!("Off: auto memory is off ({reason})."),
+            Enablement::Remote => "Off: this is a remote session (CLAUDE_CODE_REMOTE).".into(),
+            Enablement::Kairos => "Off: KAIROS mode distils its daily logs with its own nightly dream.".into(),
+        }
+    }
+}
+
+/// Gate 0 (`isGateOpen` + `isAutoDreamEnabled`), from the environment and merged settings.
+/// `kairos_active` says whether the session is a long-lived KAIROS assistant session, which
+/// only the caller can know.
+pub fn enablement(env: &Environment, settings: &Settings, kairos_active: bool) -> Enablement {
+    if kairos_active {
+        return Enablement::Kairos;
+    }
+    if env.is_truthy("CLAUDE_CODE_REMOTE") {
+        return Enablement::Remote;
+    }
+    let reason: AutoMemoryReason = paths::auto_memory_reason(env, settings);
+    if !reason.enabled() {
+        return Enablement::AutoMemoryOff { reason: reason.explanation().trim_end_matches('.').to_string() };
+    }
+    match settings.auto_dream_enabled() {
+        Some(true) => Enablement::On,
+        Some(false) => Enablement::AutoDreamOff { source: settings.effective_source("autoDreamEnabled") },
+        None => Enablement::AutoDreamOff { source: None },
+    }
+}
+
+/// `listSessionsTouchedSince(lastAt)` minus the current session: session ids (UUID-named
+/// `*.jsonl`) in `transcript_dir` whose whole-millisecond mtime is later than `last_at`
+/// (`None` = never), sorted.
+pub fn sessions_touched_since(transcript_dir: &Path, last_at: Option<SystemTime>, current: Option<&str>) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(transcript_dir) else { return Vec::new() };
+    let last_ns = last_at.map_or(0, ns_since_epoch);
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(stem) = name.strip_suffix(".jsonl") else { continue };
+        if !paths::is_session_id(stem) || Some(stem) == current {
+            continue;
+        }
+        let Ok(mtime) = fs::metadata(e.path()).and_then(|m| m.modified()) else { continue };
+        // Claude Code compares `stat.mtime.getTime()` (whole milliseconds) with the lock's
+        // fractional `mtimeMs`.
+        let whole_ms_ns = ns_since_epoch(mtime).div_euclid(1_000_000) * 1_000_000;
+        if whole_ms_ns > last_ns {
+            out.push(stem.to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The gates, in the order they are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Gate {
+    Enabled,
+    Time,
+    Throttle,
+    Sessions,
+    Lock,
+}
+
+impl Gate {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Gate::Enabled => "enabled",
+            Gate::Time => "time",
+            Gate::Throttle => "throttle",
+            Gate::Sessions => "sessions",
+            Gate::Lock => "lock",
+        }
+    }
+}
+
+/// Everything the Dreams screen shows about when the next automatic dream may run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateStatus {
+    pub memory_dir: PathBuf,
+    pub transcript_dir: PathBuf,
+    /// Gate 0.
+    pub enabled: bool,
+    pub enabled_explanation: String,
+    /// The lock file's mtime (ms since the epoch); `None` when it has never run.
+    pub last_consolidated_at_ms: Option<i64>,
+    /// Hours since then; `None` when it has never run.
+    pub hours_since: Option<f64>,
+    pub min_hours: f64,
+    /// Sessions touched since then (the current one excepted).
+    pub sessions_since: usize,
+    pub session_ids: Vec<String>,
+    pub min_sessions: usize,
+    /// The lock file as it is now.
+    pub lock: LockState,
+    /// When this scheduler may scan transcripts again (ms), if it is throttled now.
+    pub throttled_until_ms: Option<i64>,
+    /// The earliest time the time, throttle and lock gates all allow a dream (ms); the session
+    /// gate may still wait for more sessions after that.
+    pub next_eligible_at_ms: i64,
+    /// The first gate that blocks, in check order; `None` when a dream would start now.
+    pub blocked_by: Option<Gate>,
+}
+
+/// What a scheduler tick decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Gates 0–3 pass: try the lock, then dream over these sessions.
+    Go { last_at: Option<SystemTime>, sessions: Vec<String> },
+    /// This gate said no.
+    Skip(Gate),
+}
+
+/// One scheduler's gate state: the scan throttle is per scheduler (Claude Code keeps it per
+/// process), so create one per background worker and keep it.
+#[derive(Debug, Default)]
+pub struct Scheduler {
+    config: DreamConfig,
+    last_scan: Mutex<Option<SystemTime>>,
+}
+
+impl Scheduler {
+    pub fn new(config: DreamConfig) -> Self {
+        Scheduler { config, last_scan: Mutex::new(None) }
+    }
+
+    pub fn config(&self) -> DreamConfig {
+        self.config
+    }
+
+    fn last_scan(&self) -> Option<SystemTime> {
+        *self.last_scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn hours_since(now: SystemTime, last_at: Option<SystemTime>) -> f64 {
+        (ns_since_epoch(now) - last_at.map_or(0, ns_since_epoch)) as f64 / 3.6e12
+    }
+
+    /// A scheduler tick: gates 0–3 in order, stopping at the first that fails. Passing the
+    /// time gate records this scan for the throttle, as Claude Code does.
+    pub fn check(&self, enabled: &Enablement, target: &DreamTarget, clock: &dyn Clock) -> Decision {
+        if !enabled.is_on() {
+            return Decision::Skip(Gate::Enabled);
+        }
+        let lock = ConsolidationLock::new(&target.memory_dir);
+        let last_at = lock.last_consolidated_at();
+        let now = clock.now();
+        if Self::hours_since(now, last_at) < self.config.min_hours {
+            return Decision::Skip(Gate::Time);
+        }
+        {
+            let mut scan = self.last_scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(prev) = *scan {
+                if ns_since_epoch(now) - ns_since_epoch(prev) < SESSION_SCAN_INTERVAL.as_nanos() as i128 {
+                    return Decision::Skip(Gate::Throttle);
+                }
+            }
+            *scan = Some(now);
+        }
+        let sessions = sessions_touched_since(&target.transcript_dir, last_at, target.current_session.as_deref());
+        if sessions.len() < self.config.min_sessions {
+            return Decision::Skip(Gate::Sessions);
+        }
+        Decision::Go { last_at, sessions }
+    }
+
+    /// The gates as they stand, for display; changes nothing.
+    pub fn status(&self, enabled: &Enablement, target: &DreamTarget, clock: &dyn Clock) -> GateStatus {
+        let now = clock.now();
+        let lock = ConsolidationLock::new(&target.memory_dir);
+        let last_at = lock.last_consolidated_at();
+        let lock_state = lock.state(now);
+        let sessions = sessions_touched_since(&target.transcript_dir, last_at, target.current_session.as_deref());
+        let hours = Self::hours_since(now, last_at);
+        let throttled_until = self
+            .last_scan()
+            .map(|t| t + SESSION_SCAN_INTERVAL)
+            .filter(|until| ns_since_epoch(*until) > ns_since_epoch(now));
+        let time_ok_at = last_at.map_or(i64::MIN, |t| {
+            ms_since_epoch(t) + (self.config.min_hours * 3.6e6).ceil() as i64
+        });
+        let lock_free_at = if lock_state.held { lock_state.stale_at_ms.unwrap_or(i64::MIN) } else { i64::MIN };
+        let next = [ms_since_epoch(now), time_ok_at, throttled_until.map_or(i64::MIN, ms_since_epoch), lock_free_at]
+            .into_iter()
+            .max()
+            .unwrap_or_default();
+        let blocked_by = if !enabled.is_on() {
+            Some(Gate::Enabled)
+        } else if hours < self.config.min_hours {
+            Some(Gate::Time)
+        } else if throttled_until.is_some() {
+            Some(Gate::Throttle)
+        } else if sessions.len() < self.config.min_sessions {
+            Some(Gate::Sessions)
+        } else if lock_state.held {
+            Some(Gate::Lock)
+        } else {
+            None
+        };
+        GateStatus {
+            memory_dir: target.memory_dir.clone(),
+            transcript_dir: target.transcript_dir.clone(),
+            enabled: enabled.is_on(),
+            enabled_explanation: enabled.explanation(),
+            last_consolidated_at_ms: last_at.map(ms_since_epoch),
+            hours_since: last_at.map(|_| hours),
+            min_hours: self.config.min_hours,
+            sessions_since: sessions.len(),
+            session_ids: sessions,
+            min_sessions: self.config.min_sessions,
+            lock: lock_state,
+            throttled_until_ms: throttled_until.map(ms_since_epoch),
+            next_eligible_at_ms: next,
+            blocked_by,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mneme_core::FixedClock;
+    use mneme_store::settings::SettingsFile;
+    use serde_json::json;
+
+    const T0: u64 = 1_800_000_000;
+
+    struct World {
+        _d: tempfile::TempDir,
+        target: DreamTarget,
+    }
+
+    fn world() -> World {
+        let d = tempfile::tempdir().unwrap();
+        let target = DreamTarget {
+            memory_dir: d.path().join("memory"),
+            transcript_dir: d.path().join("transcripts"),
+            current_session: Some("aaaaaaaa-0000-4000-8000-000000000000".into()),
+            cwd: d.path().to_path_buf(),
+        };
+        fs::create_dir_all(&target.memory_dir).unwrap();
+        fs::create_dir_all(&target.transcript_dir).unwrap();
+        World { _d: d, target }
+    }
+
+    fn session(w: &World, n: u32, mtime: u64) {
+        let p = w.target.transcript_dir.join(format!("{n:08x}-1111-4111-8111-111111111111.jsonl"));
+        fs::write(&p, "{}\n").unwrap();
+        filetime::set_file_mtime(&p, filetime::FileTime::from_unix_time(mtime as i64, 0)).unwrap();
+    }
+
+    fn stamp_lock(w: &World, mtime: u64) {
+        let p = w.target.memory_dir.join(crate::lock::LOCK_FILE);
+        fs::write(&p, "").unwrap();
+        filetime::set_file_mtime(&p, filetime::FileTime::from_unix_time(mtime as i64, 0)).unwrap();
+    }
+
+    fn settings(v: serde_json::Value) -> Settings {
+        Settings::from_files(vec![SettingsFile::from_value(SettingSource::User, "/u/settings.json", v)])
+    }
+
+    #[test]
+    fn enablement_follows_settings_env_and_mode() {
+        let env = Environment::with_home("/h");
+        assert_eq!(enablement(&env, &settings(json!({})), false), Enablement::AutoDreamOff { source: None });
+        assert_eq!(enablement(&env, &settings(json!({"autoDreamEnabled": true})), false), Enablement::On);
+        assert_eq!(
+            enablement(&env, &settings(json!({"autoDreamEnabled": false})), false),
+            Enablement::AutoDreamOff { source: Some(SettingSource::User) }
+        );
+        let on = settings(json!({"autoDreamEnabled": true, "autoMemoryEnabled": false}));
+        assert!(matches!(enablement(&env, &on, false), Enablement::AutoMemoryOff { .. }));
+        let on = settings(json!({"autoDreamEnabled": true}));
+        assert_eq!(enablement(&env, &on, true), Enablement::Kairos);
+        let remote = env.clone().set_var("CLAUDE_CODE_REMOTE", "1");
+        assert_eq!(enablement(&remote, &on, false), Enablement::Remote);
+        let no_mem = env.set_var("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1");
+        assert!(matches!(enablement(&no_mem, &on, false), Enablement::AutoMemoryOff { .. }));
+    }
+
+    #[test]
+    fn config_validation_matches_claude_code() {
+        assert_eq!(DreamConfig::new(f64::NAN, -1.0), DreamConfig::default());
+        assert_eq!(DreamConfig::new(0.0, f64::INFINITY), DreamConfig::default());
+        assert_eq!(DreamConfig::new(2.5, 3.0), DreamConfig { min_hours: 2.5, min_sessions: 3 });
+    }
+
+    #[test]
+    fn sessions_count_only_uuid_transcripts_newer_than_the_lock_minus_the_current_one() {
+        let w = world();
+        for n in 0..3 {
+            session(&w, n, T0 + 10);
+        }
+        session(&w, 7, T0 - 10); // older than the lock
+        fs::write(w.target.transcript_dir.join("agent-abc.jsonl"), "").unwrap();
+        fs::write(w.target.transcript_dir.join("notes.txt"), "").unwrap();
+        let current = w.target.transcript_dir.join("aaaaaaaa-0000-4000-8000-000000000000.jsonl");
+        fs::write(&current, "").unwrap();
+        let last = Some(std::time::UNIX_EPOCH + Duration::from_secs(T0));
+        let got = sessions_touched_since(&w.target.transcript_dir, last, w.target.current_session.as_deref());
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(sessions_touched_since(&w.target.transcript_dir, None, None).len(), 5);
+        // Equal whole milliseconds do not count ("mtime > lastAt").
+        session(&w, 9, T0);
+        assert_eq!(sessions_touched_since(&w.target.transcript_dir, last, None).len(), 3);
+        assert!(sessions_touched_since(Path::new("/nonexistent/x"), None, None).is_empty());
+    }
+
+    #[test]
+    fn gates_run_cheapest_first_with_the_throttle() {
+        let w = world();
+        let on = Enablement::On;
+        let s = Scheduler::new(DreamConfig::default());
+        let at = |secs: u64| FixedClock::at_unix_secs(secs);
+        assert_eq!(s.check(&Enablement::Remote, &w.target, &at(T0)), Decision::Skip(Gate::Enabled));
+
+        stamp_lock(&w, T0);
+        assert_eq!(s.check(&on, &w.target, &at(T0 + 23 * 3600)), Decision::Skip(Gate::Time));
+        assert_eq!(s.last_scan(), None, "the time gate stops before the throttle records a scan");
+
+        for n in 0..4 {
+            session(&w, n, T0 + 60);
+        }
+        let t1 = T0 + 24 * 3600;
+        assert_eq!(s.check(&on, &w.target, &at(t1)), Decision::Skip(Gate::Sessions));
+        session(&w, 4, T0 + 60);
+        // Scanned less than 10 minutes ago: throttled even though 5 sessions exist now.
+        assert_eq!(s.check(&on, &w.target, &at(t1 + 599)), Decision::Skip(Gate::Throttle));
+        let status = s.status(&on, &w.target, &at(t1 + 599));
+        assert_eq!(status.blocked_by, Some(Gate::Throttle));
+        assert_eq!(status.throttled_until_ms, Some(((t1 + 600) * 1000) as i64));
+        match s.check(&on, &w.target, &at(t1 + 600)) {
+            Decision::Go { sessions, last_at } => {
+                assert_eq!(sessions.len(), 5);
+                assert_eq!(last_at.map(ms_since_epoch), Some((T0 * 1000) as i64));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn status_reports_every_gate() {
+        let w = world();
+        let s = Scheduler::new(DreamConfig::default());
+        let clock = FixedClock::at_unix_secs(T0 + 3600);
+        stamp_lock(&w, T0);
+        session(&w, 1, T0 + 5);
+        let st = s.status(&Enablement::On, &w.target, &clock);
+        assert_eq!(st.blocked_by, Some(Gate::Time));
+        assert_eq!(st.hours_since, Some(1.0));
+        assert_eq!(st.sessions_since, 1);
+        assert_eq!(st.next_eligible_at_ms, ((T0 + 24 * 3600) * 1000) as i64);
+        assert!(!st.lock.held && st.lock.exists && st.lock.holder_pid.is_none());
+        let off = s.status(&Enablement::AutoDreamOff { source: None }, &w.target, &clock);
+        assert_eq!(off.blocked_by, Some(Gate::Enabled));
+        assert!(off.enabled_explanation.contains("mneme settings auto-dream on"));
+
+        // Old enough, enough sessions, but a live holder: the lock gate blocks.
+        for n in 2..6 {
+            session(&w, n, T0 + 5);
+        }
+        let later = FixedClock::at_unix_secs(T0 + 25 * 3600);
+        let p = w.target.memory_dir.join(crate::lock::LOCK_FILE);
+        fs::write(&p, std::process::id().to_string()).unwrap();
+        filetime::set_file_mtime(&p, filetime::FileTime::from_unix_time((T0 + 25 * 3600 - 60) as i64, 0)).unwrap();
+        // The lock was just stamped, so the time gate closes first.
+        let st = s.status(&Enablement::On, &w.target, &later);
+        assert_eq!(st.blocked_by, Some(Gate::Time));
+        assert!(st.lock.held && st.lock.holder_alive);
+    }
+}

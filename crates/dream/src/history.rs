@@ -1,0 +1,331 @@
+//! Every dream, recorded in Mneme's data folder as
+//! `dreams/<memory-dir-key>/<id>.json` (the key is the memory folder's path run through
+//! Claude Code's project-folder sanitizer, as the trash does): when, why, by which provider,
+//! the gates as they stood, and the changeset with the full text of every file before and
+//! after. That record is what review, approve, reject and undo work from, so it is written
+//! atomically and read back strictly.
+//!
+//! Also here: the per-folder review mode (`dreams/<key>/settings.json`).
+
+use crate::error::DreamError;
+use crate::gate::GateStatus;
+use crate::lock::Acquired;
+use crate::offline::PlanStats;
+use mneme_agent::{Changeset, Denial};
+use mneme_core::sanitize::sanitize_path;
+use serde::{Deserialize, Serialize};
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+pub const RECORD_VERSION: u32 = 1;
+const MODE_FILE: &str = "settings.json";
+
+/// What started a dream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Trigger {
+    /// The user asked (`mneme dream run`, the Dreams screen's "Run now").
+    Manual,
+    /// The scheduler, when the gates opened.
+    Auto,
+}
+
+/// Where a dream stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DreamStatus {
+    /// Waiting for review: nothing written yet.
+    Pending,
+    /// Written to the memory folder (or there was nothing to write).
+    Applied,
+    /// Reviewed and turned down: nothing written.
+    Rejected,
+    /// Applied, then undone.
+    Undone,
+    /// Did not finish; nothing written.
+    Failed,
+}
+
+impl DreamStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DreamStatus::Pending => "pending",
+            DreamStatus::Applied => "applied",
+            DreamStatus::Rejected => "rejected",
+            DreamStatus::Undone => "undone",
+            DreamStatus::Failed => "failed",
+        }
+    }
+}
+
+/// What happens to a dream's changes: applied at once, held for review, or (for the
+/// scheduler) no automatic dreams at all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DreamMode {
+    /// Apply at once; every dream stays undoable.
+    Automatic,
+    /// Hold each dream until it is approved or rejected.
+    #[default]
+    Review,
+    /// The scheduler never dreams for this folder; a manual run is held for review.
+    Off,
+}
+
+impl DreamMode {
+    pub fn parse(s: &str) -> Option<DreamMode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "automatic" | "auto" => Some(DreamMode::Automatic),
+            "review" => Some(DreamMode::Review),
+            "off" => Some(DreamMode::Off),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DreamMode::Automatic => "automatic",
+            DreamMode::Review => "review",
+            DreamMode::Off => "off",
+        }
+    }
+}
+
+/// A file an apply moved to Mneme's trash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrashedFile {
+    pub path: PathBuf,
+    /// Restores it (`mneme memories restore <id>`).
+    pub trash_id: String,
+}
+
+/// One dream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamRecord {
+    pub version: u32,
+    pub id: String,
+    pub memory_dir: PathBuf,
+    /// When it ran (ms since the epoch, injected clock).
+    pub created_at_ms: i64,
+    pub trigger: Trigger,
+    /// `offline`, `anthropic`, `openai`, `claude-cli`.
+    pub provider: String,
+    pub model: Option<String>,
+    /// The gates when it started.
+    pub gate: GateStatus,
+    /// The sessions it was told about.
+    pub sessions: Vec<String>,
+    pub status: DreamStatus,
+    /// The closing summary (the model's, or the offline dream's).
+    pub summary: String,
+    /// Remarks that are not changes.
+    pub notes: Vec<String>,
+    /// Counts, for offline dreams.
+    pub stats: Option<PlanStats>,
+    /// Every file changed, with its full text before and after.
+    pub changeset: Changeset,
+    /// Tool calls the memory policy refused (model-driven dreams).
+    #[serde(default)]
+    pub denials: Vec<Denial>,
+    #[serde(default)]
+    pub turns: u32,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The lock as taken: its earlier mtime (what a rollback restores) and the new one.
+    pub lock: Option<Acquired>,
+    pub applied_at_ms: Option<i64>,
+    /// Files the apply moved to the trash, with the trash ids that restore them.
+    #[serde(default)]
+    pub trashed: Vec<TrashedFile>,
+    pub rejected_at_ms: Option<i64>,
+    pub undone_at_ms: Option<i64>,
+    /// What the undo wrote: each file's text just before the undo and after it. With
+    /// `--force` this keeps the edits made since the dream that the undo replaced.
+    pub undo: Option<Changeset>,
+}
+
+impl DreamRecord {
+    /// Files added, changed and removed, for lists.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let c = &self.changeset.changes;
+        (
+            c.iter().filter(|x| x.before.is_none() && x.after.is_some()).count(),
+            c.iter().filter(|x| x.before.is_some() && x.after.is_some()).count(),
+            c.iter().filter(|x| x.after.is_none()).count(),
+        )
+    }
+}
+
+/// The dream records of one memory folder.
+#[derive(Debug, Clone)]
+pub struct History {
+    dir: PathBuf,
+}
+
+/// The key of a memory folder under `dreams/`.
+pub fn memory_dir_key(memory_dir: &Path) -> String {
+    sanitize_path(&memory_dir.to_string_lossy())
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let written = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+impl History {
+    /// The history of `memory_dir`, kept under `data_dir`.
+    pub fn new(data_dir: &Path, memory_dir: &Path) -> History {
+        History { dir: data_dir.join("dreams").join(memory_dir_key(memory_dir)) }
+    }
+
+    /// `dreams/<key>/`: records, the mode, the lock guard and agent scratch space live here.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn record_path(&self, id: &str) -> Result<PathBuf, DreamError> {
+        // Ids are ours (digits and `-`); anything else could walk out of the folder.
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+            return Err(DreamError::NotFound { id: id.to_string() });
+        }
+        Ok(self.dir.join(format!("{id}.json")))
+    }
+
+    /// A fresh id from `now_ms`, reserved by creating its file exclusively.
+    pub fn reserve_id(&self, now_ms: i64) -> Result<String, DreamError> {
+        fs::create_dir_all(&self.dir).map_err(|e| DreamError::io("create the dream history folder", &self.dir, e))?;
+        for n in 0u32.. {
+            let id = if n == 0 { now_ms.to_string() } else { format!("{now_ms}-{n}") };
+            let path = self.dir.join(format!("{id}.json"));
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(_) => return Ok(id),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(DreamError::io("create a dream record in", &self.dir, e)),
+            }
+        }
+        unreachable!("u32 ids exhausted")
+    }
+
+    pub fn save(&self, record: &DreamRecord) -> Result<(), DreamError> {
+        let path = self.record_path(&record.id)?;
+        let json = serde_json::to_vec_pretty(record).map_err(|e| DreamError::DamagedRecord { path: path.clone(), detail: e.to_string() })?;
+        write_atomic(&path, &json).map_err(|e| DreamError::io("write the dream record", &path, e))
+    }
+
+    pub fn load(&self, id: &str) -> Result<DreamRecord, DreamError> {
+        let path = self.record_path(id)?;
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(DreamError::NotFound { id: id.into() }),
+            Err(e) => return Err(DreamError::io("read the dream record", &path, e)),
+        };
+        let record: DreamRecord =
+            serde_json::from_slice(&bytes).map_err(|e| DreamError::DamagedRecord { path: path.clone(), detail: e.to_string() })?;
+        if record.id != id {
+            return Err(DreamError::DamagedRecord { path, detail: format!("it names dream {}", record.id) });
+        }
+        Ok(record)
+    }
+
+    /// Every record, newest first. Damaged files are reported rather than skipped in silence.
+    pub fn list(&self) -> Result<(Vec<DreamRecord>, Vec<DreamError>), DreamError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+            Err(e) => return Err(DreamError::io("list the dream history", &self.dir, e)),
+        };
+        let mut records = Vec::new();
+        let mut damaged = Vec::new();
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(id) = name.strip_suffix(".json") else { continue };
+            if id == MODE_FILE.trim_end_matches(".json") {
+                continue;
+            }
+            // A reserved id whose record is still being written is empty; it is not a dream yet.
+            if e.metadata().is_ok_and(|m| m.len() == 0) {
+                continue;
+            }
+            match self.load(id) {
+                Ok(r) => records.push(r),
+                Err(err) => damaged.push(err),
+            }
+        }
+        records.sort_by(|a, b| b.created_at_ms.cmp(&a.created_at_ms).then_with(|| id_order(&b.id).cmp(&id_order(&a.id))));
+        Ok((records, damaged))
+    }
+
+    /// The review mode of this folder (review when never set).
+    pub fn mode(&self) -> Result<DreamMode, DreamError> {
+        let path = self.dir.join(MODE_FILE);
+        match fs::read(&path) {
+            Ok(b) => {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&b).map_err(|e| DreamError::DamagedRecord { path: path.clone(), detail: e.to_string() })?;
+                Ok(v.get("dreamMode").and_then(|m| m.as_str()).and_then(DreamMode::parse).unwrap_or_default())
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(DreamMode::default()),
+            Err(e) => Err(DreamError::io("read the dream settings", &path, e)),
+        }
+    }
+
+    pub fn set_mode(&self, mode: DreamMode) -> Result<(), DreamError> {
+        fs::create_dir_all(&self.dir).map_err(|e| DreamError::io("create the dream history folder", &self.dir, e))?;
+        let path = self.dir.join(MODE_FILE);
+        let json = format!("{{\n  \"dreamMode\": \"{}\"\n}}\n", mode.as_str());
+        write_atomic(&path, json.as_bytes()).map_err(|e| DreamError::io("write the dream settings", &path, e))
+    }
+}
+
+/// `1700000000000-2` sorts after `1700000000000` and `1700000000000-1`.
+fn id_order(id: &str) -> (i64, u32) {
+    let (ms, n) = id.split_once('-').unwrap_or((id, "0"));
+    (ms.parse().unwrap_or(0), n.parse().unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_records_round_trip() {
+        let d = tempfile::tempdir().unwrap();
+        let h = History::new(d.path(), Path::new("/x/memory"));
+        assert!(h.dir().ends_with("dreams/-x-memory"));
+        let a = h.reserve_id(5).unwrap();
+        let b = h.reserve_id(5).unwrap();
+        assert_eq!((a.as_str(), b.as_str()), ("5", "5-1"));
+        assert!(h.list().unwrap().0.is_empty(), "reserved ids are not dreams yet");
+        assert_eq!(h.load("../etc").unwrap_err().code(), "not-found");
+        assert_eq!(h.load("77").unwrap_err().code(), "not-found");
+        fs::write(h.dir().join("9.json"), "{").unwrap();
+        let (records, damaged) = h.list().unwrap();
+        assert!(records.is_empty());
+        assert_eq!(damaged.len(), 1);
+        assert_eq!(damaged[0].code(), "damaged");
+    }
+
+    #[test]
+    fn mode_defaults_to_review_and_persists() {
+        let d = tempfile::tempdir().unwrap();
+        let h = History::new(d.path(), Path::new("/x/memory"));
+        assert_eq!(h.mode().unwrap(), DreamMode::Review);
+        h.set_mode(DreamMode::Automatic).unwrap();
+        assert_eq!(h.mode().unwrap(), DreamMode::Automatic);
+        assert!(h.list().unwrap().0.is_empty(), "the settings file is not a record");
+        assert_eq!(DreamMode::parse(" Auto "), Some(DreamMode::Automatic));
+        assert_eq!(DreamMode::parse("later"), None);
+    }
+}

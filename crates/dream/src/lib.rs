@@ -1,0 +1,535 @@
+//! Auto dream: background consolidation of an auto-memory folder, as Claude Code's autoDream
+//! does it (§7), made reviewable and undoable.
+//!
+//! - [`gate`]: the gates, cheapest first (enabled → 24 h since the lock's mtime → 10-minute
+//!   scan throttle → 5 sessions touched since), and the [`GateStatus`] the Dreams screen shows.
+//! - [`lock`]: `.consolidate-lock`, byte-compatible with Claude Code's (PID body, mtime =
+//!   last consolidated, 60-minute live-PID rule, rollback), so Mneme and Claude Code never
+//!   dream over the same folder at once.
+//! - [`offline`]: the deterministic dream (daily logs distilled, duplicates merged, relative
+//!   dates made absolute, the index pruned, completed, shortened and re-ranked under the cap).
+//! - model-driven dreams: Claude Code's four-phase consolidation prompt ([`prompt`]) run by
+//!   `mneme-agent` under the auto-memory write policy, staged so it can be previewed.
+//! - [`history`]: every dream recorded with the full text of every file it touched; review mode
+//!   holds a dream until approved or rejected; undo restores the folder byte for byte.
+//! - [`logs`]: KAIROS daily logs, appended one bullet at a time.
+//!
+//! [`Dreams`] is the one entry point front ends and the scheduler call. Nothing here reads the
+//! process environment or the wall clock: an [`Environment`] and a [`Clock`] are injected.
+
+pub mod dates;
+pub mod error;
+pub mod gate;
+pub mod history;
+pub mod lock;
+pub mod logs;
+pub mod offline;
+pub mod prompt;
+pub mod similar;
+
+pub use error::DreamError;
+pub use gate::{enablement, DreamConfig, DreamTarget, Enablement, Gate, GateStatus, Scheduler};
+pub use history::{DreamMode, DreamRecord, DreamStatus, History, TrashedFile, Trigger};
+pub use lock::{ConsolidationLock, LockState, LOCK_FILE};
+pub use logs::{append_log, LogAppended};
+pub use mneme_agent::{Changeset, FileChange};
+pub use offline::{OfflineOptions, Plan, PlanStats};
+
+use gate::Decision;
+use lock::{ms_since_epoch, NotAcquired};
+use mneme_agent::{apply_changeset, AgentTask, ApplyError, Denial, Mode, Policy, Stop};
+use mneme_core::sanitize::sanitize_path;
+use mneme_core::Clock;
+use mneme_model::{Cancel, Provider};
+use mneme_store::memdir::{Memdir, MemdirError};
+use mneme_store::settings::{load_settings, EnabledSources, Settings};
+use mneme_store::Environment;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Claude Code's auto-memory section of the system prompt (2.1.197, identical for every folder
+/// apart from the path): the "system prompt's auto-memory section" the consolidation prompt
+/// defers to for the file format and types.
+const MEMORY_SECTION: &str = include_str!("../data/memory_section.txt");
+
+/// Who does the consolidation.
+#[derive(Clone, Copy)]
+pub enum Engine<'a> {
+    /// The deterministic offline dream.
+    Offline,
+    /// A model, through Mneme's agent loop (or the Claude Code CLI's own).
+    Model(&'a dyn Provider),
+}
+
+impl Engine<'_> {
+    fn name(&self) -> (String, Option<String>) {
+        match self {
+            Engine::Offline => ("offline".into(), None),
+            Engine::Model(p) => {
+                let kind = serde_json::to_value(p.kind()).ok().and_then(|v| v.as_str().map(str::to_string));
+                (kind.unwrap_or_else(|| "model".into()), Some(p.model().to_string()))
+            }
+        }
+    }
+}
+
+/// How to run one dream.
+#[derive(Clone)]
+pub struct RunOptions<'a> {
+    pub trigger: Trigger,
+    pub engine: Engine<'a>,
+    /// Apply at once whatever the folder's review mode says (`--yes`).
+    pub apply_now: bool,
+    /// Gate 0 as it stands, for the record.
+    pub enabled: Enablement,
+    pub cancel: Cancel,
+}
+
+/// What a dream produced before it is applied.
+struct Produced {
+    changeset: Changeset,
+    summary: String,
+    notes: Vec<String>,
+    stats: Option<PlanStats>,
+    denials: Vec<Denial>,
+    turns: u32,
+}
+
+/// The dream engine of one machine.
+#[derive(Clone)]
+pub struct Dreams {
+    env: Environment,
+    clock: Arc<dyn Clock>,
+    utc_offset_secs: i32,
+    scheduler: Arc<Scheduler>,
+}
+
+fn system_time(ns: i128) -> SystemTime {
+    if ns >= 0 {
+        UNIX_EPOCH + Duration::from_nanos(ns as u64)
+    } else {
+        UNIX_EPOCH - Duration::from_nanos(ns.unsigned_abs() as u64)
+    }
+}
+
+/// `<dir>/`, as Claude Code names the memory folder in prompts.
+fn with_trailing_slash(dir: &Path) -> String {
+    let s = dir.to_string_lossy();
+    if s.ends_with('/') {
+        s.into_owned()
+    } else {
+        format!("{s}/")
+    }
+}
+
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rest = path.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = rest.components().map(|c| c.as_os_str().to_str()).collect();
+    parts.map(|p| p.join("/")).filter(|p| !p.is_empty())
+}
+
+impl Dreams {
+    pub fn new(env: Environment, clock: Arc<dyn Clock>) -> Self {
+        Dreams { env, clock, utc_offset_secs: 0, scheduler: Arc::new(Scheduler::new(DreamConfig::default())) }
+    }
+
+    /// The machine's offset from UTC (local dates for logs and relative dates).
+    pub fn with_utc_offset(mut self, secs: i32) -> Self {
+        self.utc_offset_secs = secs;
+        self
+    }
+
+    /// Other thresholds than Claude Code's defaults (a fresh scheduler and throttle).
+    pub fn with_config(mut self, config: DreamConfig) -> Self {
+        self.scheduler = Arc::new(Scheduler::new(config));
+        self
+    }
+
+    pub fn environment(&self) -> &Environment {
+        &self.env
+    }
+
+    /// The memory and transcript folders for a Claude Code session started in `cwd`, and the
+    /// settings that session would see.
+    pub fn target_for_cwd(&self, cwd: &Path) -> (DreamTarget, Settings) {
+        let root = mneme_store::paths::project_root(cwd);
+        let settings = load_settings(&self.env, &root, EnabledSources::all(), None);
+        (DreamTarget::for_cwd(&self.env, &settings, cwd), settings)
+    }
+
+    /// The merged settings a session started in `dir` would see.
+    pub fn settings_for(&self, dir: &Path) -> Settings {
+        load_settings(&self.env, &mneme_store::paths::project_root(dir), EnabledSources::all(), None)
+    }
+
+    /// A memory folder given directly. Its sessions are those of the project folder holding it
+    /// (`<config>/projects/<name>/memory` → `<config>/projects/<name>`), which is where the
+    /// sessions started at the repository root keep their transcripts.
+    pub fn target_for_memory_dir(&self, memory_dir: &Path) -> DreamTarget {
+        let parent = memory_dir.parent().unwrap_or(memory_dir);
+        DreamTarget {
+            memory_dir: memory_dir.to_path_buf(),
+            transcript_dir: parent.to_path_buf(),
+            current_session: None,
+            cwd: memory_dir.to_path_buf(),
+        }
+    }
+
+    /// Gate 0 for these settings (KAIROS never applies to Mneme's own runs).
+    pub fn enablement(&self, settings: &Settings) -> Enablement {
+        gate::enablement(&self.env, settings, false)
+    }
+
+    /// The memory folder with the same trash the rest of Mneme uses for it.
+    pub fn memdir(&self, memory_dir: &Path) -> Memdir {
+        Memdir::new(memory_dir, self.trash_dir(memory_dir), self.clock.clone())
+    }
+
+    fn trash_dir(&self, memory_dir: &Path) -> PathBuf {
+        self.env.data_dir().join("trash").join(sanitize_path(&memory_dir.to_string_lossy()))
+    }
+
+    pub fn history(&self, memory_dir: &Path) -> History {
+        History::new(&self.env.data_dir(), memory_dir)
+    }
+
+    /// The gates as they stand (changes nothing).
+    pub fn status(&self, target: &DreamTarget, enabled: &Enablement) -> GateStatus {
+        self.scheduler.status(enabled, target, &*self.clock)
+    }
+
+    pub fn mode(&self, memory_dir: &Path) -> Result<DreamMode, DreamError> {
+        self.history(memory_dir).mode()
+    }
+
+    pub fn set_mode(&self, memory_dir: &Path, mode: DreamMode) -> Result<(), DreamError> {
+        self.history(memory_dir).set_mode(mode)
+    }
+
+    /// A scheduler tick: when the folder's mode allows automatic dreams and every gate opens
+    /// (the lock last), dreams and returns the record; otherwise `None`.
+    pub async fn tick(&self, target: &DreamTarget, enabled: &Enablement, engine: Engine<'_>) -> Result<Option<DreamRecord>, DreamError> {
+        if self.mode(&target.memory_dir)? == DreamMode::Off {
+            return Ok(None);
+        }
+        if let Decision::Skip(_) = self.scheduler.check(enabled, target, &*self.clock) {
+            return Ok(None);
+        }
+        let opts = RunOptions { trigger: Trigger::Auto, engine, apply_now: false, enabled: enabled.clone(), cancel: Cancel::new() };
+        match self.run(target, &opts).await {
+            Err(DreamError::Locked { .. } | DreamError::LostRace { .. }) => Ok(None),
+            other => other.map(Some),
+        }
+    }
+
+    /// Runs one dream now: takes the lock (a dream already running, here or in Claude Code,
+    /// refuses), consolidates, records, and applies at once when `apply_now` is set or the
+    /// folder's mode is automatic. A failure or cancel rolls the lock back and is recorded.
+    pub async fn run(&self, target: &DreamTarget, opts: &RunOptions<'_>) -> Result<DreamRecord, DreamError> {
+        let history = self.history(&target.memory_dir);
+        let gate = self.status(target, &opts.enabled);
+        let lock = ConsolidationLock::new(&target.memory_dir).with_guard(history.dir().join("acquire.lock"));
+        let acquired = match lock.try_acquire(&*self.clock)? {
+            Ok(a) => a,
+            Err(NotAcquired::Held(state)) => {
+                let age = state
+                    .mtime_ms
+                    .map(|m| format!("taken {} min ago", (ms_since_epoch(self.clock.now()) - m).max(0) / 60_000))
+                    .unwrap_or_default();
+                return Err(DreamError::Locked { path: lock.path().to_path_buf(), pid: state.holder_pid.unwrap_or(0), age });
+            }
+            Err(NotAcquired::LostRace { .. }) => return Err(DreamError::LostRace { path: lock.path().to_path_buf() }),
+        };
+        let since = (acquired.prior_mtime_ns != 0).then(|| system_time(acquired.prior_mtime_ns));
+        let sessions = gate::sessions_touched_since(&target.transcript_dir, since, target.current_session.as_deref());
+        let now_ms = ms_since_epoch(self.clock.now());
+        let id = match history.reserve_id(now_ms) {
+            Ok(id) => id,
+            Err(e) => {
+                let _ = lock.rollback(&acquired);
+                return Err(e);
+            }
+        };
+        let (provider, model) = opts.engine.name();
+        let mut record = DreamRecord {
+            version: history::RECORD_VERSION,
+            id,
+            memory_dir: target.memory_dir.clone(),
+            created_at_ms: now_ms,
+            trigger: opts.trigger,
+            provider,
+            model,
+            gate,
+            sessions: sessions.clone(),
+            status: DreamStatus::Pending,
+            summary: String::new(),
+            notes: Vec::new(),
+            stats: None,
+            changeset: Changeset { root: target.memory_dir.clone(), changes: Vec::new() },
+            denials: Vec::new(),
+            turns: 0,
+            error: None,
+            lock: Some(acquired),
+            applied_at_ms: None,
+            trashed: Vec::new(),
+            rejected_at_ms: None,
+            undone_at_ms: None,
+            undo: None,
+        };
+        let produced = match opts.engine {
+            Engine::Offline => self.offline(target, since),
+            Engine::Model(p) => self.with_model(p, target, &sessions, &opts.cancel, &history).await,
+        };
+        let produced = match produced {
+            Ok(_) if opts.cancel.is_cancelled() => Err(DreamError::Cancelled),
+            other => other,
+        };
+        let produced = match produced {
+            Ok(p) => p,
+            Err(e) => return Err(self.fail(&history, &lock, record, e)),
+        };
+        record.changeset = produced.changeset;
+        record.summary = produced.summary;
+        record.notes = produced.notes;
+        record.stats = produced.stats;
+        record.denials = produced.denials;
+        record.turns = produced.turns;
+        let mode = history.mode().unwrap_or_default();
+        if record.changeset.is_empty() || opts.apply_now || mode == DreamMode::Automatic {
+            if let Err(e) = self.apply(&mut record) {
+                return Err(self.fail(&history, &lock, record, e));
+            }
+        }
+        history.save(&record)?;
+        Ok(record)
+    }
+
+    /// Records a failed dream and rolls the lock back, returning the error to report.
+    fn fail(&self, history: &History, lock: &ConsolidationLock, mut record: DreamRecord, e: DreamError) -> DreamError {
+        if let Some(a) = &record.lock {
+            // Claude Code: "If the rollback itself fails, the next trigger is delayed until
+            // minHours passes"; the error worth reporting is still the dream's own.
+            let _ = lock.rollback(a);
+        }
+        record.status = DreamStatus::Failed;
+        record.error = Some(e.to_string());
+        match history.save(&record) {
+            Ok(()) => e,
+            Err(save) => DreamError::Invalid(format!("{e}; recording the failed dream also failed: {save}")),
+        }
+    }
+
+    fn offline(&self, target: &DreamTarget, since: Option<SystemTime>) -> Result<Produced, DreamError> {
+        let plan = offline::consolidate(
+            &self.memdir(&target.memory_dir),
+            OfflineOptions { utc_offset_secs: self.utc_offset_secs, since, now: self.clock.now() },
+        )?;
+        Ok(Produced {
+            changeset: plan.changeset,
+            summary: plan.summary,
+            notes: plan.notes,
+            stats: Some(plan.stats),
+            denials: Vec::new(),
+            turns: 0,
+        })
+    }
+
+    async fn with_model(
+        &self,
+        provider: &dyn Provider,
+        target: &DreamTarget,
+        sessions: &[String],
+        cancel: &Cancel,
+        history: &History,
+    ) -> Result<Produced, DreamError> {
+        let root = with_trailing_slash(&target.memory_dir);
+        let team = target.memory_dir.join(mneme_store::memdir::TEAM_DIR).is_dir();
+        let task = AgentTask {
+            system: MEMORY_SECTION.replace("{MEMORY_DIR}", &root),
+            prompt: prompt::consolidation_prompt(&root, &target.transcript_dir.to_string_lossy(), &prompt::dream_extra(sessions), team),
+            policy: Policy::AutoMem { memory_dir: target.memory_dir.clone() },
+            max_turns: None,
+            cwd: target.cwd.clone(),
+            label: "auto_dream".into(),
+            work_dir: history.dir().join("work"),
+            clock: self.clock.clone(),
+        };
+        let outcome = mneme_agent::run_agent(provider, &task, Mode::Stage, cancel)
+            .await
+            .map_err(|e| DreamError::Agent(e.to_string()))?;
+        if outcome.stop == Stop::Cancelled {
+            return Err(DreamError::Cancelled);
+        }
+        Ok(Produced {
+            changeset: outcome.changeset,
+            summary: outcome.final_text,
+            notes: Vec::new(),
+            stats: None,
+            denials: outcome.denials,
+            turns: outcome.turns,
+        })
+    }
+
+    /// Writes a record's changeset and marks it applied.
+    fn apply(&self, record: &mut DreamRecord) -> Result<(), DreamError> {
+        if !record.changeset.is_empty() {
+            let applied = apply_changeset(&record.changeset, &self.trash_dir(&record.memory_dir), self.clock.clone())
+                .map_err(|e| self.apply_error(&record.id, e, "was planned", "reject it and run the dream again"))?;
+            record.trashed =
+                applied.trashed.into_iter().map(|t| TrashedFile { path: t.path, trash_id: t.trash_id }).collect();
+        }
+        record.status = DreamStatus::Applied;
+        record.applied_at_ms = Some(ms_since_epoch(self.clock.now()));
+        Ok(())
+    }
+
+    fn apply_error(&self, id: &str, e: ApplyError, when: &'static str, advice: &'static str) -> DreamError {
+        match e {
+            ApplyError::Changed { path } => DreamError::Conflict {
+                id: id.to_string(),
+                files: vec![path.display().to_string()],
+                when,
+                advice,
+            },
+            other => DreamError::Apply(other),
+        }
+    }
+
+    /// Every dream of a memory folder, newest first, and the records that could not be read.
+    pub fn list(&self, memory_dir: &Path) -> Result<(Vec<DreamRecord>, Vec<DreamError>), DreamError> {
+        self.history(memory_dir).list()
+    }
+
+    pub fn show(&self, memory_dir: &Path, id: &str) -> Result<DreamRecord, DreamError> {
+        self.history(memory_dir).load(id)
+    }
+
+    /// Applies a pending dream. Refused, with nothing written, when a file it changes has
+    /// changed since the dream read it.
+    pub fn approve(&self, memory_dir: &Path, id: &str) -> Result<DreamRecord, DreamError> {
+        let history = self.history(memory_dir);
+        let mut record = history.load(id)?;
+        if record.status != DreamStatus::Pending {
+            return Err(DreamError::WrongStatus { id: id.into(), status: record.status.as_str(), action: "approved" });
+        }
+        self.apply(&mut record)?;
+        history.save(&record)?;
+        Ok(record)
+    }
+
+    /// Turns a pending dream down; nothing is written.
+    pub fn reject(&self, memory_dir: &Path, id: &str) -> Result<DreamRecord, DreamError> {
+        let history = self.history(memory_dir);
+        let mut record = history.load(id)?;
+        if record.status != DreamStatus::Pending {
+            return Err(DreamError::WrongStatus { id: id.into(), status: record.status.as_str(), action: "rejected" });
+        }
+        record.status = DreamStatus::Rejected;
+        record.rejected_at_ms = Some(ms_since_epoch(self.clock.now()));
+        history.save(&record)?;
+        Ok(record)
+    }
+
+    /// Undoes an applied dream in one step (`None`: the most recent applied dream that changed
+    /// something), putting back every file's earlier text byte for byte, recreating files it
+    /// moved to the trash and moving files it created to the trash. Refused when any of those
+    /// files changed since, unless `force`; the text a forced undo replaces is kept in the
+    /// record. The lock keeps its stamp: the dream happened, and the time gate should not
+    /// reopen because of an undo.
+    pub fn undo(&self, memory_dir: &Path, id: Option<&str>, force: bool) -> Result<DreamRecord, DreamError> {
+        let history = self.history(memory_dir);
+        let mut record = match id {
+            Some(id) => history.load(id)?,
+            None => history
+                .list()?
+                .0
+                .into_iter()
+                .find(|r| r.status == DreamStatus::Applied && !r.changeset.is_empty())
+                .ok_or(DreamError::NothingToUndo)?,
+        };
+        if record.status != DreamStatus::Applied {
+            return Err(DreamError::WrongStatus { id: record.id.clone(), status: record.status.as_str(), action: "undone" });
+        }
+        if record.changeset.is_empty() {
+            return Err(DreamError::Invalid(format!("dream {} changed nothing, so there is nothing to undo", record.id)));
+        }
+        let memdir = self.memdir(memory_dir);
+        let root = record.changeset.root.clone();
+        let mut stale = Vec::new();
+        let mut inverse = Vec::new();
+        for c in record.changeset.changes.iter().rev() {
+            let rel = relative(&root, &c.path)
+                .ok_or_else(|| DreamError::Invalid(format!("{} is outside {}", c.path.display(), root.display())))?;
+            let current = match memdir.read_raw(&rel) {
+                Ok((bytes, _)) => bytes.map(|b| String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())),
+                Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e.into()),
+            };
+            if current != c.after {
+                stale.push(rel.clone());
+            }
+            let before = if force { current } else { c.after.clone() };
+            inverse.push(FileChange {
+                path: c.path.clone(),
+                before,
+                after: c.before.clone(),
+                reason: format!("undo of dream {}: {}", record.id, c.reason),
+            });
+        }
+        if !stale.is_empty() && !force {
+            stale.reverse();
+            return Err(DreamError::Conflict {
+                id: record.id.clone(),
+                files: stale,
+                when: "was applied",
+                advice: "nothing was undone. Look at those files, then run the undo again with --force to put the dream's earlier versions back anyway (the newer text is kept in the dream's record)",
+            });
+        }
+        let undo = Changeset { root: root.clone(), changes: inverse };
+        apply_changeset(&undo, &self.trash_dir(memory_dir), self.clock.clone())
+            .map_err(|e| self.apply_error(&record.id, e, "was applied", "nothing was undone; try again"))?;
+        record.status = DreamStatus::Undone;
+        record.undone_at_ms = Some(ms_since_epoch(self.clock.now()));
+        record.undo = Some(undo);
+        history.save(&record)?;
+        Ok(record)
+    }
+
+    /// Appends one bullet to today's daily log of `memory_dir`.
+    pub fn log(&self, memory_dir: &Path, text: &str) -> Result<LogAppended, DreamError> {
+        logs::append_log(&self.memdir(memory_dir), &*self.clock, self.utc_offset_secs, text)
+    }
+
+    /// The daily log of `date` (`None`: today, local time): its path and text, if it exists.
+    pub fn read_log(&self, memory_dir: &Path, date: Option<time::Date>) -> Result<(PathBuf, Option<String>), DreamError> {
+        let date = date.unwrap_or_else(|| dates::local_date(lock::ns_since_epoch(self.clock.now()), self.utc_offset_secs));
+        let path = logs::log_path(memory_dir, date);
+        match std::fs::read(&path) {
+            Ok(b) => Ok((path, Some(String::from_utf8_lossy(&b).into_owned()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((path, None)),
+            Err(e) => Err(DreamError::io("read the daily log", &path, e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_system_prompt_is_claude_codes_memory_section() {
+        // Checked against every captured memory section of the real-world corpus.
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/realworld");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&corpus).unwrap().flatten() {
+            let f = entry.path().join("expected/root/memory_section.txt");
+            let Ok(expected) = std::fs::read_to_string(&f) else { continue };
+            let start = expected.find("memory at `").unwrap() + "memory at `".len();
+            let dir = &expected[start..start + expected[start..].find('`').unwrap()];
+            assert_eq!(MEMORY_SECTION.replace("{MEMORY_DIR}", dir), expected, "{}", f.display());
+            seen += 1;
+        }
+        assert!(seen >= 5);
+    }
+}

@@ -1,0 +1,437 @@
+//! The consolidation lock, `<memory>/.consolidate-lock`, exactly as Claude Code keeps it
+//! (`consolidationLock.ts`):
+//!
+//! - the body is the holder's PID in decimal; the file's **mtime is "last consolidated at"**;
+//! - it counts as held only while it is under 60 minutes old *and* its PID is a live process,
+//!   so a crashed holder's lock can be taken over at once (the time gate still waits);
+//! - acquiring writes our PID (stamping the mtime), then reads the file back: someone else's
+//!   PID there means we lost a race;
+//! - a failed or cancelled run rolls back: the file is removed if there was none before,
+//!   otherwise emptied and its old mtime put back.
+//!
+//! Because the format is Claude Code's, a dream running in Claude Code blocks Mneme and a dream
+//! running in Mneme blocks Claude Code.
+//!
+//! One addition that Claude Code lacks: two Mneme processes serialize the read–write–re-read
+//! sequence with an advisory `flock` on a guard file in Mneme's data folder (never in the memory
+//! folder). Without it, two processes that both find no lock can both write, both read back
+//! their own PID (each re-read happening before the other's write) and both consolidate.
+
+use crate::error::DreamError;
+use filetime::FileTime;
+use mneme_core::Clock;
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The lock's file name inside the memory folder.
+pub const LOCK_FILE: &str = ".consolidate-lock";
+
+/// `HOLDER_STALE_MS`: a lock older than this no longer blocks, whatever its PID.
+pub const HOLDER_STALE: Duration = Duration::from_secs(60 * 60);
+
+/// Nanoseconds since the epoch, signed so times before 1970 and clock skew stay representable.
+pub(crate) fn ns_since_epoch(t: SystemTime) -> i128 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
+    }
+}
+
+pub(crate) fn ms_since_epoch(t: SystemTime) -> i64 {
+    (ns_since_epoch(t) / 1_000_000) as i64
+}
+
+fn filetime_of(t: SystemTime) -> FileTime {
+    FileTime::from_system_time(t)
+}
+
+/// JavaScript's `parseInt(text.trim(), 10)`: optional sign, then leading decimal digits;
+/// `None` where JavaScript gives `NaN`.
+pub(crate) fn js_parse_int(text: &str) -> Option<i64> {
+    let t = mneme_core::text::js_trim(text);
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let end = digits.bytes().take_while(u8::is_ascii_digit).count();
+    if end == 0 {
+        return None;
+    }
+    // PIDs never come near i64::MAX; a longer digit run saturates, which no live PID matches.
+    let v = digits[..end].parse::<i64>().unwrap_or(i64::MAX);
+    Some(if neg { -v } else { v })
+}
+
+/// Claude Code's `isProcessRunning`: `process.kill(pid, 0)` succeeds. PIDs 0 and 1 and
+/// negative ones are never "running" (they would address process groups or init), and a
+/// process owned by another user (EPERM) counts as not running, as in Node.
+pub fn process_alive(pid: i64) -> bool {
+    if pid <= 1 || pid > i64::from(i32::MAX) {
+        return false;
+    }
+    probe(pid as i32)
+}
+
+#[cfg(unix)]
+fn probe(pid: i32) -> bool {
+    match rustix::process::Pid::from_raw(pid) {
+        Some(p) => rustix::process::test_kill_process(p).is_ok(),
+        None => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn probe(_pid: i32) -> bool {
+    false
+}
+
+/// What the lock file says right now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LockState {
+    /// The lock file.
+    pub path: PathBuf,
+    /// Whether it exists (and could be read).
+    pub exists: bool,
+    /// Its mtime in milliseconds since the epoch: when the memory was last consolidated.
+    pub mtime_ms: Option<i64>,
+    /// The PID in its body, if it parses.
+    pub holder_pid: Option<i64>,
+    /// Whether that PID is a live process.
+    pub holder_alive: bool,
+    /// Whether the lock blocks a new dream now: under 60 minutes old with a live PID.
+    pub held: bool,
+    /// When it stops blocking even if the holder keeps running (mtime + 60 minutes).
+    pub stale_at_ms: Option<i64>,
+}
+
+/// A lock we hold. Dropping it does nothing: success leaves the mtime at acquisition time
+/// (that is the record of the consolidation); failure must call [`ConsolidationLock::rollback`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Acquired {
+    /// The lock's mtime before we took it, in nanoseconds since the epoch; 0 when there was
+    /// no lock file. [`ConsolidationLock::rollback`] puts it back.
+    pub prior_mtime_ns: i128,
+    /// When we took it (the new "last consolidated at"), in nanoseconds since the epoch.
+    pub acquired_at_ns: i128,
+}
+
+/// Why the lock could not be taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotAcquired {
+    /// A live process took it less than 60 minutes ago.
+    Held(LockState),
+    /// Another process wrote its PID between our write and our read-back.
+    LostRace { winner_pid: Option<i64> },
+}
+
+/// The lock of one memory folder.
+#[derive(Debug, Clone)]
+pub struct ConsolidationLock {
+    memory_dir: PathBuf,
+    path: PathBuf,
+    pid: u32,
+    guard: Option<PathBuf>,
+}
+
+impl ConsolidationLock {
+    /// The lock of `memory_dir`, taken as this process.
+    pub fn new(memory_dir: impl Into<PathBuf>) -> Self {
+        let memory_dir = memory_dir.into();
+        let path = memory_dir.join(LOCK_FILE);
+        ConsolidationLock { memory_dir, path, pid: std::process::id(), guard: None }
+    }
+
+    /// Serializes acquisition with other Mneme processes through an advisory lock on `guard`
+    /// (a file in Mneme's data folder; created if missing).
+    pub fn with_guard(mut self, guard: impl Into<PathBuf>) -> Self {
+        self.guard = Some(guard.into());
+        self
+    }
+
+    /// Acts as process `pid` (tests use this to play a second holder).
+    pub fn with_pid(mut self, pid: u32) -> Self {
+        self.pid = pid;
+        self
+    }
+
+    /// The lock file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The PID this lock writes.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// `readLastConsolidatedAt`: the lock file's mtime, `None` when there is no lock file
+    /// (Claude Code's 0).
+    pub fn last_consolidated_at(&self) -> Option<SystemTime> {
+        fs::metadata(&self.path).ok().and_then(|m| m.modified().ok())
+    }
+
+    /// The lock as a dreamer sees it at `now`. Like Claude Code, the file counts only when
+    /// both its metadata and its body could be read.
+    pub fn state(&self, now: SystemTime) -> LockState {
+        let read = fs::metadata(&self.path).and_then(|m| Ok((m.modified()?, fs::read(&self.path)?)));
+        let (mtime, pid) = match read {
+            Ok((mtime, body)) => (Some(mtime), js_parse_int(&String::from_utf8_lossy(&body))),
+            Err(_) => (None, None),
+        };
+        let alive = pid.is_some_and(process_alive);
+        let fresh = mtime.is_some_and(|m| ns_since_epoch(now) - ns_since_epoch(m) < HOLDER_STALE.as_nanos() as i128);
+        LockState {
+            path: self.path.clone(),
+            exists: mtime.is_some(),
+            mtime_ms: mtime.map(ms_since_epoch),
+            holder_pid: pid,
+            holder_alive: alive,
+            held: fresh && alive,
+            stale_at_ms: mtime.map(|m| ms_since_epoch(m + HOLDER_STALE)),
+        }
+    }
+
+    /// `tryAcquireConsolidationLock`, with the injected clock's "now" as the acquisition time.
+    pub fn try_acquire(&self, clock: &dyn Clock) -> Result<Result<Acquired, NotAcquired>, DreamError> {
+        self.try_acquire_with(clock, || {})
+    }
+
+    /// [`try_acquire`](Self::try_acquire) with a hook between writing our PID and reading it
+    /// back, where a racing writer would land.
+    pub(crate) fn try_acquire_with(
+        &self,
+        clock: &dyn Clock,
+        between: impl FnOnce(),
+    ) -> Result<Result<Acquired, NotAcquired>, DreamError> {
+        let _guard = match &self.guard {
+            Some(g) => Some(GuardLock::take(g)?),
+            None => None,
+        };
+        let now = clock.now();
+        let state = self.state(now);
+        if state.held {
+            return Ok(Err(NotAcquired::Held(state)));
+        }
+        let prior_mtime_ns = match (state.exists, state.mtime_ms) {
+            (true, Some(_)) => fs::metadata(&self.path)
+                .and_then(|m| m.modified())
+                .map(ns_since_epoch)
+                .unwrap_or(0),
+            _ => 0,
+        };
+        fs::create_dir_all(&self.memory_dir).map_err(|e| DreamError::io("create the memory folder", &self.memory_dir, e))?;
+        fs::write(&self.path, self.pid.to_string()).map_err(|e| DreamError::io("write the dream lock", &self.path, e))?;
+        // The file system stamps "now" already; stamping the injected clock's now keeps
+        // "last consolidated at" consistent with every other time Mneme records.
+        filetime::set_file_mtime(&self.path, filetime_of(now))
+            .map_err(|e| DreamError::io("stamp the dream lock", &self.path, e))?;
+        between();
+        let back = match fs::read(&self.path) {
+            Ok(b) => js_parse_int(&String::from_utf8_lossy(&b)),
+            Err(_) => return Ok(Err(NotAcquired::LostRace { winner_pid: None })),
+        };
+        if back != Some(i64::from(self.pid)) {
+            return Ok(Err(NotAcquired::LostRace { winner_pid: back }));
+        }
+        Ok(Ok(Acquired { prior_mtime_ns, acquired_at_ns: ns_since_epoch(now) }))
+    }
+
+    /// `rollbackConsolidationLock`: no lock before → remove the file; otherwise empty its body
+    /// and restore the old mtime, so the time gate sees the previous consolidation again.
+    pub fn rollback(&self, acquired: &Acquired) -> Result<(), DreamError> {
+        if acquired.prior_mtime_ns == 0 {
+            return match fs::remove_file(&self.path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(DreamError::io("remove the dream lock", &self.path, e)),
+            };
+        }
+        fs::write(&self.path, b"").map_err(|e| DreamError::io("roll back the dream lock", &self.path, e))?;
+        let t = if acquired.prior_mtime_ns >= 0 {
+            UNIX_EPOCH + Duration::from_nanos(acquired.prior_mtime_ns as u64)
+        } else {
+            UNIX_EPOCH - Duration::from_nanos(acquired.prior_mtime_ns.unsigned_abs() as u64)
+        };
+        // `utimes(path, prior, prior)` sets both times.
+        filetime::set_file_times(&self.path, filetime_of(t), filetime_of(t))
+            .map_err(|e| DreamError::io("roll back the dream lock", &self.path, e))
+    }
+}
+
+/// An exclusive advisory lock on a file, released when dropped (the descriptor closes).
+struct GuardLock {
+    _file: File,
+}
+
+impl GuardLock {
+    fn take(path: &Path) -> Result<GuardLock, DreamError> {
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|e| DreamError::io("create the folder", parent, e))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|e| DreamError::io("open the dream guard file", path, e))?;
+        #[cfg(unix)]
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| DreamError::io("lock the dream guard file", path, e.into()))?;
+        Ok(GuardLock { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mneme_core::FixedClock;
+    use std::process::{Child, Command};
+
+    const HOUR: u64 = 3600;
+
+    fn lock_in(dir: &tempfile::TempDir) -> ConsolidationLock {
+        ConsolidationLock::new(dir.path().join("memory"))
+    }
+
+    fn write_lock(l: &ConsolidationLock, body: &str, mtime_secs: i64) {
+        fs::create_dir_all(l.path().parent().unwrap()).unwrap();
+        fs::write(l.path(), body).unwrap();
+        filetime::set_file_mtime(l.path(), FileTime::from_unix_time(mtime_secs, 0)).unwrap();
+    }
+
+    fn mtime_secs(p: &Path) -> i64 {
+        FileTime::from_last_modification_time(&fs::metadata(p).unwrap()).unix_seconds()
+    }
+
+    /// A live process that is not us, killed when the test ends.
+    struct Sleeper(Child);
+    impl Sleeper {
+        fn start() -> Sleeper {
+            Sleeper(Command::new("sleep").arg("60").spawn().expect("sleep runs"))
+        }
+        fn pid(&self) -> u32 {
+            self.0.id()
+        }
+    }
+    impl Drop for Sleeper {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    #[test]
+    fn parse_int_is_javascripts() {
+        assert_eq!(js_parse_int(" 123\n"), Some(123));
+        assert_eq!(js_parse_int("123abc"), Some(123));
+        assert_eq!(js_parse_int("-7"), Some(-7));
+        assert_eq!(js_parse_int("+8"), Some(8));
+        assert_eq!(js_parse_int(""), None);
+        assert_eq!(js_parse_int("abc"), None);
+        assert_eq!(js_parse_int("\u{FEFF}42"), Some(42));
+    }
+
+    #[test]
+    fn no_lock_is_acquired_and_writes_our_pid_and_the_clock() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_in(&d).with_pid(std::process::id());
+        assert_eq!(l.last_consolidated_at(), None);
+        let clock = FixedClock::at_unix_secs(1_800_000_000);
+        let got = l.try_acquire(&clock).unwrap().unwrap();
+        assert_eq!(got.prior_mtime_ns, 0);
+        assert_eq!(fs::read_to_string(l.path()).unwrap(), std::process::id().to_string());
+        assert_eq!(mtime_secs(l.path()), 1_800_000_000);
+        // Our own live PID, fresh: a second dreamer in this process is blocked too.
+        match l.try_acquire(&clock).unwrap() {
+            Err(NotAcquired::Held(s)) => assert_eq!(s.holder_pid, Some(i64::from(std::process::id()))),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_live_foreign_pid_under_an_hour_old_blocks() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_in(&d);
+        let other = Sleeper::start();
+        let t0 = 1_800_000_000;
+        write_lock(&l, &other.pid().to_string(), t0);
+        let at = |secs| FixedClock::at_unix_secs(secs);
+        match l.try_acquire(&at(t0 as u64 + HOUR - 1)).unwrap() {
+            Err(NotAcquired::Held(s)) => {
+                assert!(s.held && s.holder_alive);
+                assert_eq!(s.holder_pid, Some(i64::from(other.pid())));
+                assert_eq!(s.stale_at_ms, Some((t0 + 3600) * 1000));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(fs::read_to_string(l.path()).unwrap(), other.pid().to_string(), "untouched");
+        assert_eq!(mtime_secs(l.path()), t0);
+        // Exactly 60 minutes old: stale, even though the holder still runs.
+        let got = l.try_acquire(&at(t0 as u64 + HOUR)).unwrap().unwrap();
+        assert_eq!(got.prior_mtime_ns, i128::from(t0) * 1_000_000_000);
+    }
+
+    #[test]
+    fn a_dead_pid_or_garbage_body_is_reclaimed_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_in(&d);
+        let mut child = Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let now = 1_800_000_000;
+        for body in [dead.to_string(), String::new(), "not a pid".into(), "1".into(), "0".into()] {
+            write_lock(&l, &body, now - 5);
+            assert!(l.try_acquire(&FixedClock::at_unix_secs(now as u64)).unwrap().is_ok(), "{body:?}");
+        }
+    }
+
+    #[test]
+    fn losing_the_race_is_detected() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_in(&d);
+        let rival = Sleeper::start();
+        let path = l.path().to_path_buf();
+        let got = l
+            .try_acquire_with(&FixedClock::at_unix_secs(1_800_000_000), || fs::write(&path, rival.pid().to_string()).unwrap())
+            .unwrap();
+        assert_eq!(got, Err(NotAcquired::LostRace { winner_pid: Some(i64::from(rival.pid())) }));
+    }
+
+    #[test]
+    fn rollback_restores_the_previous_state() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_in(&d);
+        let clock = FixedClock::at_unix_secs(1_800_000_000);
+        // No lock before: rollback removes it.
+        let a = l.try_acquire(&clock).unwrap().unwrap();
+        l.rollback(&a).unwrap();
+        assert!(!l.path().exists());
+        // A lock before: the body is emptied and the old mtime comes back.
+        write_lock(&l, "99999999", 1_700_000_000);
+        let a = l.try_acquire(&clock).unwrap().unwrap();
+        assert_eq!(mtime_secs(l.path()), 1_800_000_000);
+        l.rollback(&a).unwrap();
+        assert_eq!(fs::read_to_string(l.path()).unwrap(), "");
+        assert_eq!(mtime_secs(l.path()), 1_700_000_000);
+        assert_eq!(l.last_consolidated_at(), Some(UNIX_EPOCH + Duration::from_secs(1_700_000_000)));
+    }
+
+    #[test]
+    fn the_guard_serializes_and_releases() {
+        let d = tempfile::tempdir().unwrap();
+        let guard = d.path().join("data/dreams/x/acquire.lock");
+        let l = lock_in(&d).with_guard(&guard);
+        let clock = FixedClock::at_unix_secs(1_800_000_000);
+        let a = l.try_acquire(&clock).unwrap().unwrap();
+        assert!(guard.exists());
+        l.rollback(&a).unwrap();
+        // Released on return: a second acquisition does not deadlock.
+        assert!(l.try_acquire(&clock).unwrap().is_ok());
+    }
+}

@@ -1,0 +1,991 @@
+//! The offline dream: Claude Code's four consolidation phases done deterministically, with no
+//! model, as a [`Changeset`] to review, apply and undo.
+//!
+//! 1. **Orient**: read every private topic file, `MEMORY.md` and the daily logs. `team/` is
+//!    the team's (Claude Code's prompt asks to prune it conservatively and never to promote into
+//!    it), so it is left alone.
+//! 2. **Gather**: daily-log bullets written since the last consolidation that state a
+//!    preference, a fact about the user, a pointer or a project fact ([`crate::logs::distil`]).
+//! 3. **Consolidate**: each such fact joins the memory that already covers it or becomes a new
+//!    topic file; relative dates become absolute against the memory's own date (its `created:`
+//!    field, else its modification time); memories of the same type that say the same thing
+//!    ([`crate::similar::near_duplicate`]) merge into the newest, which keeps every distinct
+//!    line of the others, and the others go to the trash.
+//! 4. **Prune and index**: lines pointing at nothing go, topic files without a line get one,
+//!    lines over ~200 characters are shortened (their detail moved into the topic file first),
+//!    and when `MEMORY.md` is past Claude Code's 200-line / 25,000-unit cap the least important
+//!    entries (not feedback, oldest first) move out into a topic file the index links to
+//!    ([`OVERFLOW_FILE`]), so the index fits and feedback and recent memories are the ones
+//!    Claude Code loads.
+//!
+//! Nothing is deleted: removals are changes with no `after`, which [`apply_changeset`] turns
+//! into moves to Mneme's trash, and every change keeps the full previous text.
+//!
+//! [`apply_changeset`]: mneme_agent::apply_changeset
+
+use crate::dates::{self, iso};
+use crate::error::DreamError;
+use crate::lock::ns_since_epoch;
+use crate::logs::{self, Fact};
+use crate::similar::{self, Fingerprint};
+use mneme_agent::{Changeset, FileChange};
+use mneme_core::frontmatter;
+use mneme_core::text::utf16_len;
+use mneme_core::MemoryType;
+use mneme_store::memdir::{
+    loaded_index_lines, new_memory_content, parse_index, render_entry, slugify, IndexDoc, Memdir, Scope, INDEX_FILE,
+    LONG_INDEX_LINE_UNITS,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// A shortened index line aims for this many UTF-16 units (the prompt's "under ~150").
+pub const TARGET_INDEX_LINE_UNITS: usize = 150;
+
+/// Where index lines that still fall past Claude Code's cap go: a topic file (so recall can
+/// still find them) that `MEMORY.md` links to.
+pub const OVERFLOW_FILE: &str = "memory-index-overflow.md";
+const OVERFLOW_NAME: &str = "Older index entries";
+const OVERFLOW_HOOK: &str = "index lines moved out of MEMORY.md to keep it within Claude Code's 200-line / 25,000-character cap";
+
+/// Tokens shared by more memories than this say little about duplication; they are not used
+/// to pick candidate pairs.
+const MAX_POSTING: usize = 50;
+
+/// What the offline dream needs besides the folder.
+#[derive(Debug, Clone, Copy)]
+pub struct OfflineOptions {
+    /// The machine's offset from UTC: dates are local, as Claude Code's are.
+    pub utc_offset_secs: i32,
+    /// The previous consolidation (the lock's mtime before this dream); logs are read from there.
+    pub since: Option<SystemTime>,
+    /// Now, from the injected clock.
+    pub now: SystemTime,
+}
+
+/// Counts for the summary and the Dreams screen.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStats {
+    pub merged: usize,
+    pub dated: usize,
+    pub distilled: usize,
+    pub index_added: usize,
+    pub index_removed: usize,
+    pub index_shortened: usize,
+    /// Entries among the lines moved into [`OVERFLOW_FILE`].
+    pub index_demoted: usize,
+    /// Lines moved into [`OVERFLOW_FILE`].
+    pub index_overflowed: usize,
+}
+
+/// The offline dream's result, not yet applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub changeset: Changeset,
+    /// Things worth telling the user that are not changes (links left dangling by a merge…).
+    pub notes: Vec<String>,
+    pub stats: PlanStats,
+    /// One paragraph, like the model's closing summary.
+    pub summary: String,
+}
+
+/// A new index: its text before (`None` when there was none), after, and why.
+type IndexChange = (Option<String>, String, Vec<String>);
+
+struct Doc {
+    original: Option<String>,
+    current: Option<String>,
+    kind: Option<MemoryType>,
+    mtime_ns: i128,
+    /// A private topic file the dream may edit (UTF-8, a regular file, not a log).
+    editable: bool,
+    /// On disk but not readable as UTF-8: it exists, and the dream leaves it alone.
+    unreadable: bool,
+    reasons: Vec<String>,
+}
+
+impl Doc {
+    fn changed(&self) -> bool {
+        self.original != self.current
+    }
+}
+
+struct Work<'a> {
+    memdir: &'a Memdir,
+    opts: OfflineOptions,
+    docs: BTreeMap<String, Doc>,
+    /// Private files that `team/MEMORY.md` points at: not merged away, so the team index is
+    /// never edited behind the team's back.
+    team_linked: HashSet<String>,
+    notes: Vec<String>,
+    stats: PlanStats,
+}
+
+/// The parts of a topic file: everything up to the body, and the body.
+fn split_frontmatter(content: &str) -> (&str, &str) {
+    match frontmatter::block_bounds(content) {
+        Some((_, whole)) => content.split_at(whole),
+        None => ("", content),
+    }
+}
+
+fn header_fields(content: &str, rel: &str) -> (String, String) {
+    let parsed = frontmatter::parse(content);
+    let fm = parsed.frontmatter.as_ref();
+    let stem = rel.rsplit('/').next().unwrap_or(rel).trim_end_matches(".md").to_string();
+    (fm.and_then(|f| f.name()).unwrap_or(stem), fm.and_then(|f| f.description()).unwrap_or_default())
+}
+
+/// Cuts `text` to at most `max` UTF-16 units at a word boundary, adding `…` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if utf16_len(text) <= max {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for word in text.split_whitespace() {
+        let next = if out.is_empty() { word.to_string() } else { format!("{out} {word}") };
+        if utf16_len(&next) + 1 > max {
+            break;
+        }
+        out = next;
+    }
+    if out.is_empty() {
+        out = text.chars().take_while({
+            let mut units = 0;
+            move |c| {
+                units += c.len_utf16();
+                units < max
+            }
+        }).collect();
+    }
+    format!("{}…", out.trim_end_matches([',', ';', ':', '.', ' ', '—', '-']))
+}
+
+fn local_date_of(ns: i128, offset: i32) -> time::Date {
+    dates::local_date(ns, offset)
+}
+
+impl<'a> Work<'a> {
+    fn load(memdir: &'a Memdir, opts: OfflineOptions) -> Result<Work<'a>, DreamError> {
+        let scan = memdir.scan()?;
+        let mut docs = BTreeMap::new();
+        for f in scan.files.iter().filter(|f| f.scope == Scope::Private) {
+            let regular = fs::symlink_metadata(&f.abs_path).is_ok_and(|m| m.file_type().is_file());
+            let text = fs::read(&f.abs_path).ok().and_then(|b| String::from_utf8(b).ok());
+            let is_log = f.rel_path.starts_with("logs/");
+            docs.insert(
+                f.rel_path.clone(),
+                Doc {
+                    editable: regular && text.is_some() && !is_log,
+                    unreadable: text.is_none(),
+                    original: text.clone(),
+                    current: text,
+                    kind: f.memory_type,
+                    mtime_ns: i128::from(f.mtime_ns),
+                    reasons: Vec::new(),
+                },
+            );
+        }
+        let team_linked = match memdir.read_index(Scope::Team) {
+            Ok(idx) => idx.lines.into_iter().filter_map(|l| l.entry).map(|e| e.rel_path).filter(|r| Scope::of(r) == Scope::Private).collect(),
+            Err(_) => HashSet::new(),
+        };
+        Ok(Work { memdir, opts, docs, team_linked, notes: Vec::new(), stats: PlanStats::default() })
+    }
+
+    fn exists(&self, rel: &str) -> bool {
+        match self.docs.get(rel) {
+            Some(d) => d.current.is_some() || d.unreadable,
+            None => fs::symlink_metadata(rel.split('/').fold(self.memdir.root().to_path_buf(), |p, s| p.join(s))).is_ok(),
+        }
+    }
+
+    fn editable(&self) -> impl Iterator<Item = (&String, &Doc)> {
+        self.docs.iter().filter(|(_, d)| d.editable && d.current.is_some())
+    }
+
+    // ---- Phase 2/3: daily logs -------------------------------------------------------
+
+    fn distil_logs(&mut self) {
+        let offset = self.opts.utc_offset_secs;
+        let since_local = self.opts.since.map(|t| {
+            let o = time::UtcOffset::from_whole_seconds(offset).unwrap_or(time::UtcOffset::UTC);
+            let dt = time::OffsetDateTime::from(t).to_offset(o);
+            (dt.date(), (dt.hour(), dt.minute()))
+        });
+        let since_ns = self.opts.since.map(ns_since_epoch);
+        let mut facts: Vec<Fact> = Vec::new();
+        for (rel, doc) in &self.docs {
+            let Some(date) = logs::log_date(rel) else { continue };
+            if since_ns.is_some_and(|s| doc.mtime_ns <= s) {
+                continue;
+            }
+            if let Some(text) = &doc.original {
+                facts.extend(logs::distil(rel, text, date, since_local));
+            }
+        }
+        for fact in facts {
+            self.absorb(fact);
+        }
+    }
+
+    fn absorb(&mut self, fact: Fact) {
+        let wanted = similar::normalized(&fact.text);
+        if self.editable().any(|(_, d)| d.current.as_deref().is_some_and(|c| similar::normalized(c).contains(&wanted))) {
+            return;
+        }
+        let when = match fact.time {
+            Some((h, m)) => format!("{} {h:02}:{m:02}", iso(fact.date)),
+            None => iso(fact.date),
+        };
+        // A memory of the same type that already holds most of the fact's words covers the
+        // same subject: add the line there rather than start a near-duplicate.
+        let words = similar::token_set(&fact.text);
+        let home = self
+            .editable()
+            .filter(|(_, d)| d.kind == Some(fact.kind))
+            .map(|(rel, d)| {
+                let have = similar::token_set(d.current.as_deref().unwrap_or_default());
+                let shared = words.iter().filter(|w| have.contains(*w)).count();
+                (rel.clone(), if words.is_empty() { 0.0 } else { shared as f64 / words.len() as f64 })
+            })
+            .filter(|(_, score)| *score >= 0.8)
+            .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(&a.0)));
+        self.stats.distilled += 1;
+        if let Some((rel, _)) = home {
+            let doc = self.docs.get_mut(&rel).expect("chosen from docs");
+            let current = doc.current.take().unwrap_or_default();
+            let mut next = current.trim_end_matches('\n').to_string();
+            next.push_str(&format!("\n\n{} (daily log, {when})\n", fact.text));
+            doc.current = Some(next);
+            doc.reasons.push(format!("added a fact from the daily log {}", fact.log_rel_path));
+            return;
+        }
+        let base = format!("{}_{}", fact.kind.as_str(), slugify(&shorten(&fact.text, 40).replace('…', "")));
+        let mut rel = format!("{base}.md");
+        let mut n = 2;
+        while self.docs.contains_key(&rel) || self.exists(&rel) {
+            rel = format!("{base}-{n}.md");
+            n += 1;
+        }
+        let name = shorten(&fact.text, 60);
+        let description = shorten(&fact.text, TARGET_INDEX_LINE_UNITS);
+        let body = format!("{}\n\nSource: daily log {} ({when}).", fact.text, fact.log_rel_path);
+        let content = new_memory_content(&name, &description, Some(fact.kind), &body);
+        self.docs.insert(
+            rel,
+            Doc {
+                original: None,
+                current: Some(content),
+                kind: Some(fact.kind),
+                mtime_ns: ns_since_epoch(self.opts.now),
+                editable: true,
+                unreadable: false,
+                reasons: vec![format!("new {} memory distilled from the daily log {}", fact.kind.as_str(), fact.log_rel_path)],
+            },
+        );
+    }
+
+    // ---- Phase 3: relative dates ------------------------------------------------------
+
+    fn absolutize_dates(&mut self) {
+        let offset = self.opts.utc_offset_secs;
+        let rels: Vec<String> = self.editable().filter(|(_, d)| d.original.is_some()).map(|(r, _)| r.clone()).collect();
+        for rel in rels {
+            let doc = self.docs.get_mut(&rel).expect("listed");
+            let content = doc.current.clone().unwrap_or_default();
+            let parsed = frontmatter::parse(&content);
+            let created = parsed
+                .frontmatter
+                .as_ref()
+                .and_then(|f| f.get("created"))
+                .and_then(|v| match v {
+                    serde_yaml::Value::String(s) => dates::parse_iso_date(s),
+                    _ => None,
+                });
+            let on = created.unwrap_or_else(|| local_date_of(doc.mtime_ns, offset));
+            let (head, body) = split_frontmatter(&content);
+            let (new_body, mut done) = dates::absolutize(body, on);
+            let (new_head, head_done) = absolutize_description(head, on);
+            done.extend(head_done);
+            if done.is_empty() {
+                continue;
+            }
+            let shown: Vec<String> =
+                done.iter().take(3).map(|c| format!("{} → {}", c.phrase, c.replacement)).collect();
+            let more = if done.len() > 3 { format!(", +{} more", done.len() - 3) } else { String::new() };
+            doc.current = Some(format!("{new_head}{new_body}"));
+            doc.reasons.push(format!("relative dates made absolute against {} ({}{more})", iso(on), shown.join(", ")));
+            self.stats.dated += 1;
+        }
+    }
+
+    // ---- Phase 3: duplicates --------------------------------------------------------------
+
+    fn merge_duplicates(&mut self) -> HashMap<String, String> {
+        let mut merged_into = HashMap::new();
+        let mut by_kind: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+        for (rel, d) in self.editable() {
+            if let Some(k) = d.kind {
+                if !self.team_linked.contains(rel) {
+                    by_kind.entry(k.as_str()).or_default().push(rel.clone());
+                }
+            }
+        }
+        for rels in by_kind.values() {
+            let prints: Vec<Fingerprint> = rels
+                .iter()
+                .map(|r| {
+                    let c = self.docs[r].current.as_deref().unwrap_or_default();
+                    let (name, desc) = header_fields(c, r);
+                    Fingerprint::new(&name, &desc, split_frontmatter(c).1)
+                })
+                .collect();
+            let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
+            for (i, p) in prints.iter().enumerate() {
+                for w in p.head.iter().chain(p.body.iter()) {
+                    postings.entry(w.as_str()).or_default().push(i);
+                }
+            }
+            let mut pairs: HashSet<(usize, usize)> = HashSet::new();
+            for list in postings.values_mut() {
+                list.dedup();
+                if list.len() > MAX_POSTING {
+                    continue;
+                }
+                for (x, &i) in list.iter().enumerate() {
+                    for &j in &list[x + 1..] {
+                        pairs.insert((i.min(j), i.max(j)));
+                    }
+                }
+            }
+            let mut parent: Vec<usize> = (0..rels.len()).collect();
+            fn find(p: &mut [usize], i: usize) -> usize {
+                let mut r = i;
+                while p[r] != r {
+                    p[r] = p[p[r]];
+                    r = p[r];
+                }
+                r
+            }
+            let mut why: HashMap<(usize, usize), String> = HashMap::new();
+            let mut sorted: Vec<_> = pairs.into_iter().collect();
+            sorted.sort_unstable();
+            for (i, j) in sorted {
+                if let Some(reason) = similar::near_duplicate(&prints[i], &prints[j]) {
+                    let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                    if a != b {
+                        parent[a] = b;
+                    }
+                    why.insert((i, j), reason);
+                }
+            }
+            let mut clusters: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+            for i in 0..rels.len() {
+                let r = find(&mut parent, i);
+                clusters.entry(r).or_default().push(i);
+            }
+            for members in clusters.values().filter(|m| m.len() > 1) {
+                let mut order = members.clone();
+                // Newest first; the newest survives.
+                order.sort_by(|&a, &b| self.docs[&rels[b]].mtime_ns.cmp(&self.docs[&rels[a]].mtime_ns).then(rels[a].cmp(&rels[b])));
+                let survivor = order[0];
+                for &other in &order[1..] {
+                    let reason = why
+                        .get(&(survivor.min(other), survivor.max(other)))
+                        .cloned()
+                        .unwrap_or_else(|| "similar to another memory merged here".into());
+                    self.merge(&rels[survivor], &rels[other], &reason);
+                    merged_into.insert(rels[other].clone(), rels[survivor].clone());
+                }
+            }
+        }
+        merged_into
+    }
+
+    fn merge(&mut self, into: &str, from: &str, why: &str) {
+        let from_text = self.docs[from].current.clone().unwrap_or_default();
+        let into_text = self.docs[into].current.clone().unwrap_or_default();
+        let (head, body) = split_frontmatter(&into_text);
+        let mut seen: HashSet<String> =
+            body.lines().map(similar::normalized).filter(|l| !l.is_empty()).collect();
+        let mut extra = Vec::new();
+        for line in split_frontmatter(&from_text).1.lines() {
+            let n = similar::normalized(line);
+            if !n.is_empty() && seen.insert(n) {
+                extra.push(line.trim_end());
+            }
+        }
+        let kept = extra.len();
+        if !extra.is_empty() {
+            let mut b = body.trim_end_matches(['\n', '\r']).to_string();
+            b.push_str("\n\n");
+            b.push_str(&extra.join("\n"));
+            b.push('\n');
+            self.docs.get_mut(into).expect("doc").current = Some(format!("{head}{b}"));
+        }
+        self.docs.get_mut(into).expect("doc").reasons.push(format!(
+            "merged the duplicate {from} into it ({why}); kept {kept} distinct line{}",
+            if kept == 1 { "" } else { "s" }
+        ));
+        let d = self.docs.get_mut(from).expect("doc");
+        d.current = None;
+        d.reasons.push(format!("duplicate of {into} ({why}); merged there and moved to the trash"));
+        self.stats.merged += 1;
+        let stem = from.rsplit('/').next().unwrap_or(from).trim_end_matches(".md").to_string();
+        let linked: Vec<&String> = self
+            .docs
+            .iter()
+            .filter(|(_, d)| d.current.as_deref().is_some_and(|c| frontmatter::links(split_frontmatter(c).1).contains(&stem)))
+            .map(|(r, _)| r)
+            .collect();
+        if !linked.is_empty() {
+            self.notes.push(format!(
+                "[[{stem}]] in {} now names a merged memory; its content is in {into}",
+                linked.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+
+    // ---- Phase 4: the index -----------------------------------------------------------------
+
+    fn doc_kind(&self, rel: &str) -> Option<MemoryType> {
+        let d = self.docs.get(rel)?;
+        match &d.current {
+            Some(c) if d.changed() => frontmatter::parse(c).frontmatter.and_then(|f| f.memory_type()),
+            _ => d.kind,
+        }
+    }
+
+    fn doc_recency(&self, rel: &str) -> i128 {
+        match self.docs.get(rel) {
+            Some(d) if d.changed() => ns_since_epoch(self.opts.now),
+            Some(d) => d.mtime_ns,
+            None => 0,
+        }
+    }
+
+    fn reindex(&mut self, merged_into: &HashMap<String, String>) -> Result<Option<IndexChange>, DreamError> {
+        let (bytes, _) = match self.memdir.read_raw(INDEX_FILE) {
+            Ok(found) => found,
+            Err(mneme_store::memdir::MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                (None, mneme_store::memdir::Revision::ABSENT)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let original = match bytes.map(String::from_utf8) {
+            None => None,
+            Some(Ok(s)) => Some(s),
+            Some(Err(_)) => {
+                self.notes.push("MEMORY.md is not UTF-8, so its index lines were left as they are".into());
+                return Ok(None);
+            }
+        };
+        let root = self.memdir.root().to_path_buf();
+        let mut doc = IndexDoc::parse(original.as_deref().unwrap_or_default());
+        let mut reasons = Vec::new();
+
+        // Pointers to nothing, and repeats (the first line for a file stays). A line for a
+        // merged-away file is replaced by the survivor's line when the survivor has none.
+        let mut indexed: HashSet<String> = HashSet::new();
+        let mut drop = Vec::new();
+        let mut replace: Vec<(usize, String)> = Vec::new();
+        let entries = doc.entries(Scope::Private, &root);
+        let pointed: HashSet<String> = entries.iter().map(|(_, e)| e.rel_path.clone()).collect();
+        for (i, e) in &entries {
+            if let Some(survivor) = merged_into.get(&e.rel_path) {
+                if !pointed.contains(survivor) && indexed.insert(survivor.clone()) {
+                    replace.push((*i, self.entry_line(survivor)));
+                } else {
+                    drop.push(*i);
+                }
+                continue;
+            }
+            if !self.exists(&e.rel_path) || !indexed.insert(e.rel_path.clone()) {
+                drop.push(*i);
+            }
+        }
+        for (i, line) in &replace {
+            doc.lines[*i].text = line.clone();
+        }
+        let removed = doc.remove(&drop);
+        if !replace.is_empty() {
+            reasons.push(format!("pointed {} line(s) at the memories duplicates were merged into", replace.len()));
+        }
+        if !removed.is_empty() {
+            reasons.push(format!("removed {} line(s) pointing at nothing or repeating an entry", removed.len()));
+            self.stats.index_removed += removed.len();
+        }
+
+        // Topic files nobody indexed (daily logs are not indexed; team files have their own;
+        // entries an earlier dream moved to the overflow file count as indexed there, or every
+        // dream would bring them back only to move them out again).
+        let mut team_indexed = self.team_linked.clone();
+        if let Some(overflow) = self.docs.get(OVERFLOW_FILE).and_then(|d| d.current.as_deref()) {
+            team_indexed.extend(parse_index(split_frontmatter(overflow).1, Scope::Private, &root).into_iter().filter_map(|l| l.entry).map(|e| e.rel_path));
+            team_indexed.insert(OVERFLOW_FILE.to_string());
+        }
+        let missing: Vec<String> = self
+            .editable()
+            .map(|(r, _)| r.clone())
+            .filter(|r| !indexed.contains(r) && !team_indexed.contains(r))
+            .collect();
+        for rel in &missing {
+            doc.append(self.entry_line(rel));
+        }
+        if !missing.is_empty() {
+            reasons.push(format!("added {} line(s) for memories without one", missing.len()));
+            self.stats.index_added += missing.len();
+        }
+
+        // Long lines: the detail moves into the topic file, the line keeps a short hook.
+        let mut shortened = 0;
+        for (i, e) in doc.entries(Scope::Private, &root) {
+            let line = doc.lines[i].text.clone();
+            if utf16_len(&line) <= LONG_INDEX_LINE_UNITS {
+                continue;
+            }
+            let Some(hook) = e.hook.clone() else { continue };
+            let Some(at) = line.rfind(hook.as_str()) else { continue };
+            let prefix = &line[..at];
+            let budget = TARGET_INDEX_LINE_UNITS.saturating_sub(utf16_len(prefix));
+            if budget < 20 || !self.docs.get(&e.rel_path).is_some_and(|d| d.editable && d.current.is_some()) {
+                continue;
+            }
+            let topic = self.docs.get_mut(&e.rel_path).expect("checked");
+            let text = topic.current.clone().unwrap_or_default();
+            if !similar::normalized(&text).contains(&similar::normalized(&hook)) {
+                let mut t = text.trim_end_matches('\n').to_string();
+                t.push_str(&format!("\n\n{hook}\n"));
+                topic.current = Some(t);
+                topic.reasons.push("took the detail of its over-long MEMORY.md line".into());
+            }
+            doc.lines[i].text = format!("{prefix}{}", shorten(&hook, budget));
+            shortened += 1;
+        }
+        if shortened > 0 {
+            reasons.push(format!("shortened {shortened} line(s) over ~200 characters (detail moved into the topic files)"));
+            self.stats.index_shortened += shortened;
+        }
+
+        // The cap: feedback first, then the most recent, are the entries Claude Code loads; the
+        // rest move to the overflow file.
+        let (overflowed, entries_moved) = self.fit_cap(&mut doc, &root);
+        if overflowed > 0 {
+            reasons.push(format!(
+                "moved {overflowed} line(s) past Claude Code's 200-line / 25,000-character cut ({entries_moved} older non-feedback entries) into {OVERFLOW_FILE}, linked from the last line"
+            ));
+            self.stats.index_overflowed += overflowed;
+            self.stats.index_demoted += entries_moved;
+        }
+
+        let rendered = doc.render();
+        if original.as_deref() == Some(rendered.as_str()) || (original.is_none() && rendered.is_empty()) {
+            return Ok(None);
+        }
+        Ok(Some((original, rendered, reasons)))
+    }
+
+    fn entry_line(&self, rel: &str) -> String {
+        let c = self.docs.get(rel).and_then(|d| d.current.clone()).unwrap_or_default();
+        let (name, desc) = header_fields(&c, rel);
+        let hook = (!desc.trim().is_empty()).then(|| shorten(&desc, TARGET_INDEX_LINE_UNITS.saturating_sub(utf16_len(&name) + rel.len() + 10).max(40)));
+        render_entry(&name, rel, Scope::Private, hook.as_deref())
+    }
+
+    /// Makes `MEMORY.md` fit Claude Code's cap. The entries that matter most (feedback first,
+    /// then the most recently written) stay where they are, with every line that is not an
+    /// entry; the rest move, in their order, into [`OVERFLOW_FILE`], which the last line of the
+    /// index links to. If the lines that are not entries alone are too long, the ones past
+    /// the cut move too. Returns how many lines moved (entries among them in the second value).
+    fn fit_cap(&mut self, doc: &mut IndexDoc, root: &Path) -> (usize, usize) {
+        if loaded_index_lines(&doc.render()).iter().all(|f| *f) {
+            return (0, 0);
+        }
+        let own: Vec<usize> =
+            doc.entries(Scope::Private, root).into_iter().filter(|(_, e)| e.rel_path == OVERFLOW_FILE).map(|(i, _)| i).collect();
+        doc.remove(&own);
+        let link = mneme_store::memdir::DocLine {
+            text: render_entry(OVERFLOW_NAME, OVERFLOW_FILE, Scope::Private, Some(OVERFLOW_HOOK)),
+            crlf: doc.crlf(),
+        };
+        let entries = doc.entries(Scope::Private, root);
+        let entry_lines: HashSet<usize> = entries.iter().map(|(i, _)| *i).collect();
+        let mut ranked: Vec<(usize, bool, i128)> = entries
+            .iter()
+            .map(|(i, e)| (*i, self.doc_kind(&e.rel_path) == Some(MemoryType::Feedback), self.doc_recency(&e.rel_path)))
+            .collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
+        // The index with the `k` most important entries and every other line, in file order,
+        // plus the link; `cut` more lines (from the end) moved out when even that is too long.
+        let build = |k: usize, cut: usize| -> (IndexDoc, Vec<usize>) {
+            let keep: HashSet<usize> = ranked[..k].iter().map(|r| r.0).collect();
+            let mut kept: Vec<usize> = (0..doc.lines.len()).filter(|i| !entry_lines.contains(i) || keep.contains(i)).collect();
+            kept.truncate(kept.len().saturating_sub(cut));
+            while kept.last().is_some_and(|&i| doc.lines[i].text.trim().is_empty()) {
+                kept.pop();
+            }
+            let mut lines: Vec<_> = kept.iter().map(|&i| doc.lines[i].clone()).collect();
+            lines.push(link.clone());
+            (IndexDoc { lines, trailing_newline: true }, kept)
+        };
+        let fits = |d: &IndexDoc| loaded_index_lines(&d.render()).iter().all(|f| *f);
+        let (mut lo, mut hi) = (0usize, ranked.len());
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if fits(&build(mid, 0).0) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let mut cut = 0;
+        let (fitted, kept) = loop {
+            let (d, kept) = build(lo, cut);
+            if fits(&d) || kept.is_empty() {
+                break (d, kept);
+            }
+            cut += 1;
+        };
+        let kept: HashSet<usize> = kept.into_iter().collect();
+        let moved: Vec<&str> = (0..doc.lines.len()).filter(|i| !kept.contains(i)).map(|i| doc.lines[i].text.as_str()).collect();
+        let start = moved.iter().position(|l| !l.trim().is_empty()).unwrap_or(moved.len());
+        let end = moved.iter().rposition(|l| !l.trim().is_empty()).map_or(start, |e| e + 1);
+        let moved = &moved[start..end];
+        let count = moved.iter().filter(|l| !l.trim().is_empty()).count();
+        let moved_entries = ranked.len() - lo;
+        let block = format!(
+            "## Moved from MEMORY.md on {}\n\n{}\n",
+            iso(local_date_of(ns_since_epoch(self.opts.now), self.opts.utc_offset_secs)),
+            moved.join("\n")
+        );
+        *doc = fitted;
+        match self.docs.get_mut(OVERFLOW_FILE) {
+            Some(d) if d.editable && d.current.is_some() => {
+                let mut t = d.current.take().unwrap_or_default().trim_end_matches('\n').to_string();
+                t.push_str("\n\n");
+                t.push_str(&block);
+                d.current = Some(t);
+                d.reasons.push(format!("took {count} index line(s) that fell past MEMORY.md's cap"));
+            }
+            _ => {
+                let content = new_memory_content(OVERFLOW_NAME, OVERFLOW_HOOK, Some(MemoryType::Reference), &block);
+                let now = ns_since_epoch(self.opts.now);
+                self.docs.insert(
+                    OVERFLOW_FILE.to_string(),
+                    Doc {
+                        original: None,
+                        current: Some(content),
+                        kind: Some(MemoryType::Reference),
+                        mtime_ns: now,
+                        editable: true,
+                        unreadable: false,
+                        reasons: vec![format!("new: the {count} index line(s) that fell past MEMORY.md's cap")],
+                    },
+                );
+            }
+        }
+        (count, moved_entries)
+    }
+
+    fn into_plan(self, index: Option<IndexChange>) -> Plan {
+        let root = self.memdir.root().to_path_buf();
+        let abs = |rel: &str| rel.split('/').fold(root.clone(), |p: PathBuf, s| p.join(s));
+        let mut changes = Vec::new();
+        let mut removals = Vec::new();
+        for (rel, d) in &self.docs {
+            if !d.changed() {
+                continue;
+            }
+            let change = FileChange {
+                path: abs(rel),
+                before: d.original.clone(),
+                after: d.current.clone(),
+                reason: format!("{rel}: {}", d.reasons.join("; ")),
+            };
+            if d.current.is_none() {
+                removals.push(change);
+            } else {
+                changes.push(change);
+            }
+        }
+        changes.extend(removals);
+        if let Some((before, after, reasons)) = index {
+            changes.push(FileChange { path: abs(INDEX_FILE), before, after: Some(after), reason: format!("MEMORY.md: {}", reasons.join("; ")) });
+        }
+        let s = &self.stats;
+        let mut parts = Vec::new();
+        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        if s.distilled > 0 {
+            parts.push(format!("distilled {} from the daily logs", plural(s.distilled, "fact", "facts")));
+        }
+        if s.merged > 0 {
+            parts.push(format!("merged {}", plural(s.merged, "duplicate memory", "duplicate memories")));
+        }
+        if s.dated > 0 {
+            parts.push(format!("made relative dates absolute in {}", plural(s.dated, "memory", "memories")));
+        }
+        let mut idx = Vec::new();
+        if s.index_added > 0 {
+            idx.push(format!("added {}", plural(s.index_added, "line", "lines")));
+        }
+        if s.index_removed > 0 {
+            idx.push(format!("removed {}", plural(s.index_removed, "stale line", "stale lines")));
+        }
+        if s.index_shortened > 0 {
+            idx.push(format!("shortened {}", plural(s.index_shortened, "long line", "long lines")));
+        }
+        if s.index_overflowed > 0 {
+            idx.push(format!(
+                "moved {} ({}) past the cap into {OVERFLOW_FILE}",
+                plural(s.index_overflowed, "line", "lines"),
+                plural(s.index_demoted, "older entry", "older entries")
+            ));
+        }
+        if !idx.is_empty() {
+            parts.push(format!("MEMORY.md: {}", idx.join(", ")));
+        }
+        let summary = if changes.is_empty() {
+            "Nothing to consolidate: the memories are already tight.".to_string()
+        } else {
+            let mut t = parts.join("; ");
+            if let Some(first) = t.get_mut(0..1) {
+                first.make_ascii_uppercase();
+            }
+            format!("{t}.")
+        };
+        Plan { changeset: Changeset { root, changes }, notes: self.notes, stats: self.stats, summary }
+    }
+}
+
+/// Absolutizes the `description:` value of a frontmatter block when it is a plain one-line
+/// scalar, and only if the block still parses to the same fields apart from that value.
+fn absolutize_description(head: &str, on: time::Date) -> (String, Vec<dates::Conversion>) {
+    let Some(pos) = head.find("\ndescription:").map(|p| p + 1) else { return (head.to_string(), Vec::new()) };
+    let end = head[pos..].find('\n').map_or(head.len(), |e| pos + e);
+    let line = head[pos..end].trim_end_matches('\r');
+    let value = line["description:".len()..].trim();
+    if value.is_empty() || value.starts_with(['"', '\'', '|', '>', '[', '{']) {
+        return (head.to_string(), Vec::new());
+    }
+    let (new_value, done) = dates::absolutize(value, on);
+    if done.is_empty() {
+        return (head.to_string(), Vec::new());
+    }
+    let new_line = line.replacen(value, &new_value, 1);
+    let candidate = format!("{}{}{}", &head[..pos], new_line, &head[pos + line.len()..]);
+    let before = frontmatter::parse(head).frontmatter;
+    let after = frontmatter::parse(&candidate).frontmatter;
+    let same_rest = match (&before, &after) {
+        (Some(b), Some(a)) => b.name() == a.name() && b.memory_type() == a.memory_type() && a.error.is_none(),
+        _ => false,
+    };
+    if same_rest && after.as_ref().and_then(|a| a.description()).as_deref() == Some(new_value.as_str()) {
+        (candidate, done)
+    } else {
+        (head.to_string(), Vec::new())
+    }
+}
+
+/// Plans an offline dream of `memdir`. Reads only; apply the plan's changeset to make it so.
+pub fn consolidate(memdir: &Memdir, opts: OfflineOptions) -> Result<Plan, DreamError> {
+    let mut w = Work::load(memdir, opts)?;
+    w.distil_logs();
+    w.absolutize_dates();
+    let merged = w.merge_duplicates();
+    let index = w.reindex(&merged)?;
+    Ok(w.into_plan(index))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mneme_core::FixedClock;
+    use std::sync::Arc;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    /// 2026-05-06 12:00 UTC, a Wednesday.
+    const NOW: u64 = 1_778_068_800;
+
+    struct T {
+        d: tempfile::TempDir,
+    }
+
+    impl T {
+        fn new() -> T {
+            let t = T { d: tempfile::tempdir().unwrap() };
+            fs::create_dir_all(t.mem()).unwrap();
+            t
+        }
+        fn mem(&self) -> PathBuf {
+            self.d.path().join("memory")
+        }
+        fn write(&self, rel: &str, text: &str, mtime: u64) {
+            let p = self.mem().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(&p, text).unwrap();
+            filetime::set_file_mtime(&p, filetime::FileTime::from_unix_time(mtime as i64, 0)).unwrap();
+        }
+        fn plan(&self, since: Option<u64>) -> Plan {
+            let m = Memdir::new(self.mem(), self.d.path().join("trash"), Arc::new(FixedClock::at_unix_secs(NOW)));
+            consolidate(
+                &m,
+                OfflineOptions {
+                    utc_offset_secs: 0,
+                    since: since.map(|s| UNIX_EPOCH + Duration::from_secs(s)),
+                    now: UNIX_EPOCH + Duration::from_secs(NOW),
+                },
+            )
+            .unwrap()
+        }
+    }
+
+    fn change<'p>(p: &'p Plan, rel: &str) -> &'p FileChange {
+        p.changeset.changes.iter().find(|c| c.path.ends_with(rel)).unwrap_or_else(|| panic!("no change for {rel}: {p:#?}"))
+    }
+
+    fn topic(name: &str, desc: &str, kind: &str, body: &str) -> String {
+        format!("---\nname: {name}\ndescription: {desc}\ntype: {kind}\n---\n\n{body}\n")
+    }
+
+    #[test]
+    fn a_tidy_folder_gives_an_empty_changeset() {
+        let t = T::new();
+        t.write("a.md", &topic("Alpha", "first", "user", "Alpha fact."), NOW - 100);
+        t.write("MEMORY.md", "- [Alpha](a.md) — first\n", NOW - 100);
+        let p = t.plan(None);
+        assert!(p.changeset.changes.is_empty(), "{p:#?}");
+        assert_eq!(p.summary, "Nothing to consolidate: the memories are already tight.");
+    }
+
+    #[test]
+    fn duplicates_merge_into_the_newest_keeping_every_distinct_line() {
+        let t = T::new();
+        t.write("tabs_old.md", &topic("Prefers tabs", "Use tabs for indentation", "feedback", "Always indent with tabs.\n**Why:** team style."), NOW - 9000);
+        t.write("tabs_new.md", &topic("Tabs preference", "Use tabs for indentation in code", "feedback", "Always indent with tabs, never spaces.\n**Why:** team style."), NOW - 100);
+        t.write("other.md", &topic("Prefers tabs", "Use tabs for indentation", "project", "Different type: not merged."), NOW - 50);
+        t.write("MEMORY.md", "- [Old](tabs_old.md) — tabs\n- [New](tabs_new.md) — tabs\n- [Other](other.md) — x\n", NOW - 100);
+        let p = t.plan(None);
+        let old = change(&p, "tabs_old.md");
+        assert_eq!(old.after, None, "the older one goes to the trash");
+        assert!(old.before.as_deref().unwrap().contains("Always indent with tabs."));
+        let new = change(&p, "tabs_new.md").after.as_deref().unwrap();
+        assert!(new.ends_with("**Why:** team style.\n\nAlways indent with tabs.\n"), "{new}");
+        assert_eq!(change(&p, "MEMORY.md").after.as_deref(), Some("- [New](tabs_new.md) — tabs\n- [Other](other.md) — x\n"));
+        assert_eq!(p.stats.merged, 1);
+        assert!(p.summary.starts_with("Merged 1 duplicate memory"), "{}", p.summary);
+    }
+
+    #[test]
+    fn relative_dates_use_the_memorys_own_date() {
+        let t = T::new();
+        // mtime is May 1st; `created:` wins when present.
+        let may1 = NOW - 5 * 86400;
+        t.write("a.md", &topic("A", "deployed yesterday", "project", "Shipped yesterday; next Monday we review."), may1);
+        t.write("b.md", "---\nname: B\ndescription: b\ncreated: 2026-04-20\ntype: project\n---\nFroze the API 2 days ago.\n", may1);
+        t.write("MEMORY.md", "- [A](a.md) — a\n- [B](b.md) — b\n", may1);
+        let p = t.plan(None);
+        let a = change(&p, "a.md");
+        assert_eq!(a.after.as_deref(), Some("---\nname: A\ndescription: deployed 2026-04-30\ntype: project\n---\n\nShipped 2026-04-30; 2026-05-04 we review.\n"));
+        assert!(a.reason.contains("against 2026-05-01 (yesterday → 2026-04-30"), "{}", a.reason);
+        assert!(change(&p, "b.md").after.as_deref().unwrap().ends_with("Froze the API 2026-04-18.\n"));
+    }
+
+    #[test]
+    fn the_index_loses_dangling_lines_gains_missing_ones_and_shortens_long_ones() {
+        let t = T::new();
+        let long_hook = format!("{} end", "detail ".repeat(40));
+        t.write("a.md", &topic("A", "a", "user", "A body."), NOW - 10);
+        t.write("b.md", &topic("Bee", "the b memory", "reference", "B body."), NOW - 10);
+        t.write("logs/2026/05/2026-05-05.md", "- 10:00 ran tests\n", NOW - 10);
+        t.write("team/t.md", "team", NOW - 10);
+        t.write("MEMORY.md", &format!("# Index\n- [A](a.md) — {long_hook}\n- [Gone](gone.md) — x\n- [A again](a.md)\n"), NOW - 10);
+        let p = t.plan(None);
+        let idx = change(&p, "MEMORY.md").after.as_deref().unwrap();
+        let lines: Vec<&str> = idx.lines().collect();
+        assert_eq!(lines[0], "# Index");
+        assert!(lines[1].starts_with("- [A](a.md) — detail detail") && lines[1].ends_with('…'), "{}", lines[1]);
+        assert!(utf16_len(lines[1]) <= TARGET_INDEX_LINE_UNITS);
+        assert_eq!(lines[2], "- [Bee](b.md) — the b memory");
+        assert_eq!(lines.len(), 3, "{idx}");
+        assert!(change(&p, "a.md").after.as_deref().unwrap().ends_with(&format!("{long_hook}\n")), "detail moved");
+        assert!(!p.changeset.changes.iter().any(|c| c.path.to_string_lossy().contains("logs/") || c.path.to_string_lossy().contains("team/")));
+    }
+
+    #[test]
+    fn past_the_cap_feedback_and_recent_entries_stay_and_the_rest_move_out() {
+        let t = T::new();
+        let mut index = String::from("# Index\n");
+        // 230 entries: the 10 feedback memories are the oldest, yet they must stay loaded;
+        // the oldest project entries move to the overflow file.
+        for i in 0..230u64 {
+            let kind = if i < 10 { "feedback" } else { "project" };
+            let rel = format!("m{i:03}.md");
+            t.write(&rel, &topic(&format!("M{i}"), &format!("d{i}"), kind, &format!("Body {i}.")), NOW - 100_000 + i * 10);
+            index.push_str(&format!("- [M{i}]({rel}) — d{i}\n"));
+        }
+        t.write("MEMORY.md", &index, NOW);
+        let p = t.plan(None);
+        let after = change(&p, "MEMORY.md").after.clone().unwrap();
+        assert!(loaded_index_lines(&after).iter().all(|f| *f), "within the caps");
+        assert_eq!(after.lines().count(), 200);
+        assert!(after.starts_with("# Index\n- [M0](m000.md) — d0\n"));
+        assert!(after.ends_with(&format!("- [M229](m229.md) — d229\n- [{OVERFLOW_NAME}]({OVERFLOW_FILE}) — {OVERFLOW_HOOK}\n")));
+        for i in (0..10).chain(42..230) {
+            assert!(after.contains(&format!("(m{i:03}.md)")), "m{i:03} must stay in the index");
+        }
+        let overflow = change(&p, OVERFLOW_FILE);
+        assert_eq!(overflow.before, None);
+        let text = overflow.after.as_deref().unwrap();
+        assert!(text.starts_with("---\nname: Older index entries\n"), "{text}");
+        assert!(text.contains("## Moved from MEMORY.md on 2026-05-06\n\n- [M10](m010.md) — d10\n"), "{text}");
+        for i in 10..42 {
+            assert!(text.contains(&format!("(m{i:03}.md)")) && !after.contains(&format!("(m{i:03}.md)")), "m{i:03} moved");
+        }
+        assert_eq!((p.stats.index_overflowed, p.stats.index_demoted), (32, 32));
+        // Dreaming again over the result changes nothing.
+        fs::write(t.mem().join("MEMORY.md"), &after).unwrap();
+        fs::write(t.mem().join(OVERFLOW_FILE), text).unwrap();
+        let again = t.plan(None);
+        assert!(again.changeset.changes.is_empty(), "{:#?}", again.changeset.changes.iter().map(|c| &c.reason).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn an_index_of_prose_too_long_for_the_cap_moves_its_tail() {
+        let t = T::new();
+        let prose: String = (0..260).map(|i| format!("- fact {i} written straight into the index\n")).collect();
+        t.write("MEMORY.md", &prose, NOW);
+        let p = t.plan(None);
+        let after = change(&p, "MEMORY.md").after.clone().unwrap();
+        assert!(loaded_index_lines(&after).iter().all(|f| *f));
+        assert!(after.contains("- fact 198 written") && !after.contains("- fact 199 written"), "{after}");
+        let moved = change(&p, OVERFLOW_FILE).after.clone().unwrap();
+        assert!(moved.contains("- fact 199 written") && moved.contains("- fact 259 written"));
+    }
+
+    #[test]
+    fn daily_logs_since_the_last_dream_become_memories() {
+        let t = T::new();
+        t.write("feedback_commits.md", &topic("Small commits", "keep commits small", "feedback", "Keep commits small and focused."), NOW - 86400 * 3);
+        t.write("MEMORY.md", "- [Small commits](feedback_commits.md) — keep commits small\n", NOW - 86400 * 3);
+        let log = "- 09:00 Always run cargo fmt before committing\n- 09:30 fixed the flaky test\n- 10:00 keep commits small and focused\n- 11:00 Release freeze starts tomorrow\n";
+        t.write("logs/2026/05/2026-05-05.md", log, NOW - 3600);
+        t.write("logs/2026/05/2026-05-01.md", "- 09:00 Never force-push to main\n", NOW - 86400 * 5);
+        let p = t.plan(Some(NOW - 86400 * 2));
+        assert_eq!(p.stats.distilled, 2, "{p:#?}");
+        let fmt = change(&p, "feedback_always-run-cargo-fmt-before-committing.md");
+        assert_eq!(fmt.before, None);
+        let text = fmt.after.as_deref().unwrap();
+        assert!(text.contains("type: feedback") && text.contains("Source: daily log logs/2026/05/2026-05-05.md (2026-05-05 09:00)."), "{text}");
+        let freeze = p.changeset.changes.iter().find(|c| c.path.to_string_lossy().contains("project_release-freeze")).unwrap();
+        assert!(freeze.after.as_deref().unwrap().contains("Release freeze starts 2026-05-06"));
+        let idx = change(&p, "MEMORY.md").after.as_deref().unwrap();
+        assert!(idx.contains("(feedback_always-run-cargo-fmt-before-committing.md) — Always run cargo fmt before committing"), "{idx}");
+        assert!(!p.changeset.changes.iter().any(|c| c.path.to_string_lossy().contains("logs/")), "logs untouched");
+    }
+}
