@@ -1,4 +1,5 @@
 //! `mneme secrets scan` and `mneme team check-key`, run as the real binary.
+#![cfg(unix)]
 
 use std::io::Write;
 use std::path::Path;
