@@ -5,6 +5,7 @@
 mod dream;
 mod log;
 mod print;
+mod recall;
 mod secrets;
 mod team;
 mod team_sync;
@@ -107,6 +108,8 @@ enum Command {
     },
     /// KAIROS daily logs: `mneme log "TEXT"` appends to today's log; `mneme log show` prints one.
     Log(log::LogArgs),
+    /// Which memories Claude Code would recall for a prompt, in order, with why.
+    Recall(recall::RecallArgs),
     /// Serve the browser UI and its API on 127.0.0.1 until Ctrl-C (prints the address to open).
     Serve {
         /// Port on 127.0.0.1 (default: any free port).
@@ -376,6 +379,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Graph { at, .. } => json(&mneme.graph(&request(&at, None)?)?)?,
+        Command::Recall(args) => recall::run(&mneme, args)?,
         Command::Memories { action } => memories(&mneme, action)?,
         Command::Settings { action } => match action {
             None => print::settings(&mneme.machine_settings()?),

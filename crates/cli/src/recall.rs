@@ -1,0 +1,142 @@
+//! `mneme recall "PROMPT"`: which memories Claude Code would surface for a prompt typed in a
+//! folder, in order, with why. The selection is Claude Code's side query through the
+//! configured model provider, or Mneme's offline ranker.
+
+use anyhow::{anyhow, Result};
+use clap::Args;
+use mneme_api::{ContextRequest, Mneme, SystemClock};
+use mneme_model::{Cancel, Provider, ProviderKind, ProviderSettings};
+use mneme_recall::{recall, selector_model, RecallContext, RecallResult, RecallSession};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Args)]
+pub struct RecallArgs {
+    /// The prompt, as typed into Claude Code.
+    #[arg(value_name = "PROMPT")]
+    pub prompt: String,
+    /// The folder Claude Code would be started in (default: the current folder).
+    #[arg(long, value_name = "DIR", conflicts_with = "memory_dir")]
+    pub cwd: Option<PathBuf>,
+    /// A memory folder to search instead of the folder's auto memory.
+    #[arg(long, value_name = "DIR")]
+    pub memory_dir: Option<PathBuf>,
+    /// offline, claude-cli, anthropic or openai (default: the provider in Settings).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Output<'a> {
+    memory_dir: &'a Path,
+    #[serde(flatten)]
+    result: &'a RecallResult,
+}
+
+/// The provider to ask, `None` for the offline ranker. Claude Code's selector model is the
+/// default for Anthropic and the Claude Code CLI when the settings name none.
+fn provider(mneme: &Mneme, name: Option<&str>) -> Result<Option<Arc<dyn Provider>>> {
+    let env = mneme.environment();
+    let mut settings = ProviderSettings::load(env)?;
+    if let Some(name) = name {
+        settings.kind = serde_json::from_value::<ProviderKind>(serde_json::Value::String(name.trim().to_string()))
+            .map_err(|_| anyhow!("'{name}' is not a provider. Use one of: offline, claude-cli, anthropic, openai."))?;
+    }
+    match settings.kind {
+        ProviderKind::Offline => return Ok(None),
+        ProviderKind::Anthropic | ProviderKind::ClaudeCli if settings.model.as_deref().is_none_or(|m| m.trim().is_empty()) => {
+            settings.model = Some(selector_model(env));
+        }
+        _ => {}
+    }
+    let service = env.var("MNEME_KEYRING_SERVICE").filter(|s| !s.is_empty()).unwrap_or(mneme_keychain::DEFAULT_SERVICE);
+    let keychain = mneme_keychain::Keychain::new(service);
+    Ok(Some(mneme_model::build_provider(&settings, env, &keychain)?))
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    Ok(if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) })
+}
+
+pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
+    let memory_dir = match &args.memory_dir {
+        Some(dir) => absolute(dir)?,
+        None => {
+            let cwd = match &args.cwd {
+                Some(c) => absolute(c)?,
+                None => std::env::current_dir()?,
+            };
+            let req = ContextRequest { cwd, setting_sources: None, add_dirs: Vec::new(), settings_file: None, date: None };
+            let auto = mneme.context(&req)?.auto_memory;
+            if !auto.enabled {
+                eprintln!("note: auto memory is off here ({}); Claude Code would recall nothing.", auto.reason);
+            }
+            auto.dir
+        }
+    };
+    let provider = provider(mneme, args.provider.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let cancel = Cancel::new();
+    let mut session = RecallSession::new();
+    let mut ctx = RecallContext {
+        env: mneme.environment(),
+        clock: Arc::new(SystemClock),
+        cancel: &cancel,
+        transcript: &[],
+        session: &mut session,
+    };
+    let result = runtime.block_on(recall(&args.prompt, &memory_dir, provider.as_deref(), &mut ctx));
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&Output { memory_dir: &memory_dir, result: &result })?);
+    } else {
+        print(&result, &memory_dir);
+    }
+    match (&result.error, result.selected.is_empty()) {
+        (Some(e), true) => Err(anyhow!("nothing recalled: {e}")),
+        _ => Ok(()),
+    }
+}
+
+fn print(r: &RecallResult, memory_dir: &Path) {
+    let by = match &r.model {
+        Some(model) => format!("{model} via {}", kind_name(r.provider)),
+        None => "the offline ranker".to_string(),
+    };
+    if let Some(why) = r.skipped {
+        println!("Nothing recalled: {why}.");
+        return;
+    }
+    if r.selected.is_empty() {
+        if r.error.is_none() {
+            println!("Nothing recalled from {} (chosen by {by}).", memory_dir.display());
+        }
+        return;
+    }
+    let n = r.selected.len();
+    println!("{n} {} recalled from {} (chosen by {by}):", if n == 1 { "memory" } else { "memories" }, memory_dir.display());
+    for (i, m) in r.selected.iter().enumerate() {
+        let cut = match m.truncated {
+            Some(mneme_recall::Truncation::ByteLimit) => " [cut at 4,096 bytes]",
+            Some(mneme_recall::Truncation::LineLimit) => " [cut at 200 lines]",
+            None => "",
+        };
+        println!("{}. {} \u{2014} {}{cut}", i + 1, m.rel_path, m.name);
+        match m.score {
+            Some(score) => println!("   {} (score {score:.2})", m.reason),
+            None => println!("   {}", m.reason),
+        }
+    }
+}
+
+fn kind_name(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Offline => "offline",
+        ProviderKind::ClaudeCli => "claude-cli",
+        ProviderKind::Anthropic => "anthropic",
+        ProviderKind::Openai => "openai",
+    }
+}

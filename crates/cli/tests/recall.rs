@@ -1,0 +1,134 @@
+//! `mneme recall` end to end: the real binary in a hermetic home, offline and through the
+//! Anthropic provider against the stub model server on 127.0.0.1.
+
+use mneme_stub_model::{Reply, StubModel, Turn};
+use mneme_testsupport::{set_mtime, topic, TestHome};
+use serde_json::{json, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(h: &TestHome, cwd: &Path, args: &[&str], extra_env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", h.home())
+        .env("CLAUDE_CONFIG_DIR", h.config_home())
+        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
+        .env("MNEME_KEYRING_SERVICE", "mneme-test-recall")
+        .current_dir(cwd)
+        .args(args);
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("mneme runs")
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(out.status.success(), "mneme failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).expect("utf-8")
+}
+
+/// A repository whose auto-memory folder holds three memories.
+fn project() -> (TestHome, PathBuf, PathBuf) {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    let mem = h.memdir_for(&repo);
+    fs::create_dir_all(&mem).unwrap();
+    let write = |rel: &str, name: &str, description: &str, kind: &str, body: &str| {
+        let p = mem.join(rel);
+        fs::write(&p, topic(name, description, kind, body)).unwrap();
+        set_mtime(&p, 1_700_000_000);
+    };
+    write("feedback_deploys.md", "Deploys", "Never deploy on Fridays", "feedback", "Deploys wait for Monday.");
+    write("project_billing.md", "Billing", "Billing service rewrite status", "project", "Stripe webhooks move to v2.");
+    write("user_role.md", "Role", "Senior Rust developer", "user", "Explain frontend in backend terms.");
+    fs::write(mem.join("MEMORY.md"), "- [Deploys](feedback_deploys.md)\n").unwrap();
+    (h, repo, mem)
+}
+
+#[test]
+fn offline_recall_lists_the_memories_in_order_with_why() {
+    let (h, repo, mem) = project();
+    let out = stdout(&run(&h, &repo, &["recall", "can we deploy the billing service on friday"], &[]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("2 memories recalled from {} (chosen by the offline ranker):", mem.display()));
+    assert_eq!(lines[1], "1. feedback_deploys.md \u{2014} Deploys");
+    assert_eq!(lines[2], "   matched name: deploy · description: deploy, friday · body: deploy (score 1.51)");
+    assert_eq!(lines[3], "2. project_billing.md \u{2014} Billing");
+    assert_eq!(lines[4], "   matched name: billing · description: billing, service (score 1.44)");
+    assert_eq!(lines.len(), 5);
+}
+
+#[test]
+fn json_carries_headers_and_content() {
+    let (h, repo, mem) = project();
+    let out = stdout(&run(&h, &repo, &["recall", "who is the user and what is their role", "--json"], &[]));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["memoryDir"], json!(mem));
+    assert_eq!(v["provider"], "offline");
+    assert_eq!(v["dialect"], "2.1.197");
+    let first = &v["selected"][0];
+    assert_eq!(first["relPath"], "user_role.md");
+    // 1_700_000_000 is long before now, so the staleness warning leads the header.
+    let header = first["header"].as_str().unwrap();
+    assert!(header.starts_with("This memory is "), "{header}");
+    assert!(header.ends_with(&format!("\n\nMemory: {}:", mem.join("user_role.md").display())));
+    assert_eq!(first["content"], topic("Role", "Senior Rust developer", "user", "Explain frontend in backend terms."));
+    assert!(first["score"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn short_prompts_and_bad_providers() {
+    let (h, repo, _) = project();
+    let out = stdout(&run(&h, &repo, &["recall", "deploy"], &[]));
+    assert_eq!(out, "Nothing recalled: the prompt is empty or a single word; Claude Code recalls only for longer prompts.\n");
+    let out = run(&h, &repo, &["recall", "deploy it now", "--provider", "gpt"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "mneme: 'gpt' is not a provider. Use one of: offline, claude-cli, anthropic, openai.\n"
+    );
+}
+
+fn use_anthropic(h: &TestHome, stub: &StubModel) {
+    let settings = json!({"kind": "anthropic", "base_url": stub.base_url()});
+    fs::create_dir_all(h.root.join("mneme-data")).unwrap();
+    fs::write(h.root.join("mneme-data/providers.json"), settings.to_string()).unwrap();
+}
+
+#[tokio::test]
+async fn anthropic_selection_through_the_stub() {
+    let (h, repo, mem) = project();
+    let stub = StubModel::start().await;
+    use_anthropic(&h, &stub);
+    stub.push(Turn::json(&json!({"selected_memories": ["project_billing.md", "not_there.md"]})));
+    let out = stdout(&run(&h, &repo, &["recall", "where is the billing rewrite at"], &[("ANTHROPIC_API_KEY", "sk-ant-test")]));
+    assert_eq!(
+        out,
+        format!(
+            "1 memory recalled from {} (chosen by claude-sonnet-4-6 via anthropic):\n\
+             1. project_billing.md \u{2014} Billing\n   selected by claude-sonnet-4-6 (1 of 1)\n",
+            mem.display()
+        )
+    );
+    let sent = &stub.model_requests()[0];
+    assert_eq!(sent.header("x-api-key"), Some("sk-ant-test"));
+    assert_eq!(sent.body["model"], "claude-sonnet-4-6");
+    assert_eq!(sent.body["max_tokens"], 256);
+    assert_eq!(sent.body["system"][0]["text"], mneme_recall::SELECT_MEMORIES_SYSTEM_PROMPT);
+    assert_eq!(sent.body["messages"][1]["content"][0]["text"], "Select memories relevant to:\nwhere is the billing rewrite at");
+}
+
+#[tokio::test]
+async fn a_failed_model_call_is_one_line_and_exit_1() {
+    let (h, repo, _) = project();
+    let stub = StubModel::start().await;
+    use_anthropic(&h, &stub);
+    stub.push(Reply::status(400));
+    let out = run(&h, &repo, &["recall", "where is the billing rewrite at"], &[("ANTHROPIC_API_KEY", "sk-ant-test")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("mneme: nothing recalled: "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
