@@ -2,6 +2,7 @@
 //! the folder with the policy as Claude Code permission rules, and the copy is diffed against
 //! the original into the same [`Changeset`](crate::Changeset) the turn loop produces.
 
+use crate::bash::read_only_prefixes;
 use crate::policy::Gate;
 use crate::run::changeset_root;
 use crate::{AgentError, AgentOutcome, AgentTask, Changeset, FileChange, Policy, Stop};
@@ -70,17 +71,24 @@ fn rule_path(p: &Path) -> String {
     format!("/{}", p.to_string_lossy())
 }
 
-/// The policy as `--allowedTools` rules over the scratch copy. `Bash` needs no rule: Claude
-/// Code allows read-only commands by itself and denies the rest in print mode.
+/// The policy as `--allowedTools` rules over the scratch copy. The CLI runs in `dontAsk`
+/// mode, where even read-only shell commands need a rule, so each command of Claude Code's
+/// READONLY_COMMANDS list (none of which can write) plus `ls`, `find`, `grep` and `rg` gets a
+/// prefix rule; Claude Code itself refuses `find -delete`/`-exec` under a `find` prefix rule.
 fn allowed_tools(policy: &Policy, scratch: &Path) -> Vec<String> {
     match policy {
-        Policy::AutoMem { .. } => vec![
-            "Read".into(),
-            "Grep".into(),
-            "Glob".into(),
-            format!("Edit({}/**)", rule_path(scratch)),
-            format!("Write({}/**)", rule_path(scratch)),
-        ],
+        Policy::AutoMem { .. } => {
+            let mut rules: Vec<String> = vec![
+                "Read".into(),
+                "Grep".into(),
+                "Glob".into(),
+                format!("Edit({}/**)", rule_path(scratch)),
+                format!("Write({}/**)", rule_path(scratch)),
+                format!("Read({}/**)", rule_path(scratch)),
+            ];
+            rules.extend(read_only_prefixes().into_iter().map(|c| format!("Bash({c}:*)")));
+            rules
+        }
         Policy::SessionMemory { path } => {
             let file = scratch.join(path.file_name().unwrap_or_default());
             vec![format!("Read({})", rule_path(&file)), format!("Edit({})", rule_path(&file))]
@@ -174,13 +182,19 @@ mod tests {
     #[test]
     fn rules_use_claude_codes_absolute_path_form() {
         let rules = allowed_tools(&Policy::AutoMem { memory_dir: "/m".into() }, Path::new("/data/agent/h-1/memory"));
-        assert_eq!(rules, vec![
+        assert_eq!(rules[..5], [
             "Read",
             "Grep",
             "Glob",
             "Edit(//data/agent/h-1/memory/**)",
             "Write(//data/agent/h-1/memory/**)"
         ]);
+        for rule in ["Bash(ls:*)", "Bash(cat:*)", "Bash(find:*)", "Bash(grep:*)", "Bash(wc:*)", "Bash(head:*)"] {
+            assert!(rules.iter().any(|r| r == rule), "{rule}");
+        }
+        for writer in ["Bash(rm:*)", "Bash(sed:*)", "Bash(sort:*)", "Bash(tee:*)", "Bash(xargs:*)", "Bash(docker:*)"] {
+            assert!(!rules.iter().any(|r| r == writer), "{writer}");
+        }
         let rules = allowed_tools(
             &Policy::SessionMemory { path: "/h/s/session-memory/summary.md".into() },
             Path::new("/w/session-memory"),

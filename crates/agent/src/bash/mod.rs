@@ -8,6 +8,17 @@ mod tables;
 pub use readonly::is_read_only_command;
 
 pub(crate) use parse::parse;
+
+/// Commands that are read-only whatever their arguments (Claude Code's READONLY_COMMANDS, one
+/// word each) plus the listing and searching commands Claude Code itself guards under a
+/// prefix rule, sorted: the `Bash(<cmd>:*)` rules a headless Claude Code gets.
+pub(crate) fn read_only_prefixes() -> Vec<String> {
+    let mut cmds: Vec<String> = tables::tables().readonly.iter().filter(|c| !c.contains(' ')).cloned().collect();
+    cmds.extend(["ls", "find", "grep", "rg", "pwd"].map(String::from));
+    cmds.sort();
+    cmds.dedup();
+    cmds
+}
 use mneme_store::paths::node_normalize;
 
 /// The `rm` the memory policy allows (Claude Code 2.1.197): one plain `rm` command, no
