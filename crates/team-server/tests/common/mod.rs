@@ -3,6 +3,8 @@
 //! and a started server with a team, users and tokens.
 #![allow(dead_code)]
 
+pub mod process;
+
 use mneme_core::Clock;
 use mneme_team_server::admin::{Admin, Role};
 use mneme_team_server::{DatabaseUrl, RunningServer, ServerConfig};
