@@ -222,7 +222,15 @@ fn result_error(result: &Value, model: Option<&str>) -> Option<ModelError> {
         let errors = result.get("errors").map(Value::to_string).unwrap_or_default();
         format!("{subtype} {errors}")
     });
-    Some(classify_cli_error(&text, model))
+    // Claude Code reports the API's status beside its own wording; the status is the reliable part.
+    let detail = format!("Claude Code: {}", text.trim());
+    Some(match result.get("api_error_status").and_then(Value::as_u64) {
+        Some(401 | 403) => ModelError::BadKey(detail),
+        Some(404) => ModelError::ModelNotFound(model.unwrap_or("(Claude Code's default)").to_string()),
+        Some(429) => ModelError::RateLimited(detail),
+        Some(_) => ModelError::Api(detail),
+        None => classify_cli_error(&text, model),
+    })
 }
 
 impl Provider for ClaudeCliProvider {
@@ -293,6 +301,9 @@ impl Provider for ClaudeCliProvider {
 struct Transcript {
     pending: Vec<(String, PathBuf)>,
     written: Vec<PathBuf>,
+    /// Model turns: stream-json emits one `assistant` event per content block, all carrying the
+    /// id of the API message they came from, so distinct ids count the model's answers.
+    message_ids: Vec<String>,
     result: Option<Value>,
 }
 
@@ -302,6 +313,11 @@ impl Transcript {
         let blocks = event.pointer("/message/content").and_then(Value::as_array);
         match event.get("type").and_then(Value::as_str) {
             Some("assistant") => {
+                if let Some(id) = event.pointer("/message/id").and_then(Value::as_str) {
+                    if !self.message_ids.iter().any(|seen| seen == id) {
+                        self.message_ids.push(id.to_string());
+                    }
+                }
                 for block in blocks.into_iter().flatten() {
                     let name = block.get("name").and_then(Value::as_str).unwrap_or("");
                     if block.get("type").and_then(Value::as_str) != Some("tool_use") || !WRITING_TOOLS.contains(&name) {
@@ -384,7 +400,7 @@ impl HeadlessAgent for ClaudeCliProvider {
                 Ok(HeadlessOutcome {
                     result: result.get("result").and_then(Value::as_str).unwrap_or("").to_string(),
                     written_paths: transcript.written,
-                    turns: result.get("num_turns").and_then(Value::as_u64).map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+                    turns: u32::try_from(transcript.message_ids.len()).unwrap_or(u32::MAX),
                 })
             })
             .await
@@ -441,9 +457,9 @@ mod tests {
         let mut t = Transcript::default();
         let cwd = Path::new("/w");
         for line in [
-            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"a","name":"Write","input":{"file_path":"/w/in.md"}},{"type":"tool_use","id":"b","name":"Write","input":{"file_path":"/out.md"}},{"type":"tool_use","id":"c","name":"Read","input":{"file_path":"/w/r.md"}}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"a","name":"Write","input":{"file_path":"/w/in.md"}},{"type":"tool_use","id":"b","name":"Write","input":{"file_path":"/out.md"}},{"type":"tool_use","id":"c","name":"Read","input":{"file_path":"/w/r.md"}}]}}"#,
             r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a","content":"ok"},{"type":"tool_result","tool_use_id":"b","is_error":true,"content":"denied"},{"type":"tool_result","tool_use_id":"c","content":"x"}]}}"#,
-            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"d","name":"Edit","input":{"file_path":"rel.md"}}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m2","content":[{"type":"tool_use","id":"d","name":"Edit","input":{"file_path":"rel.md"}}]}}"#,
             r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"d","content":"ok"}]}}"#,
             "not json",
             r#"{"type":"result","subtype":"success","result":"done","num_turns":3}"#,
@@ -451,6 +467,7 @@ mod tests {
             t.line(line, cwd);
         }
         assert_eq!(t.written, vec![PathBuf::from("/w/in.md"), PathBuf::from("/w/rel.md")]);
+        assert_eq!(t.message_ids, ["m1", "m2"]);
         assert_eq!(t.result.unwrap()["num_turns"], 3);
     }
 }

@@ -148,7 +148,11 @@ pub fn build_provider(settings: &ProviderSettings, env: &Environment, keychain: 
                         "no Anthropic API key: add one in Settings → Model provider (it is kept in the OS keyring) or set ANTHROPIC_API_KEY".into(),
                     )
                 })?,
-                Err(e) => from_env.ok_or_else(|| ModelError::NotConfigured(format!("the Anthropic API key could not be read: {e}")))?,
+                Err(e) => from_env.ok_or_else(|| {
+                    ModelError::NotConfigured(format!(
+                        "no Anthropic API key could be read: {e}; or set ANTHROPIC_API_KEY"
+                    ))
+                })?,
             };
             let model = settings.model_name().unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string());
             Ok(Arc::new(AnthropicProvider::new(model, key, Some(&base_url))?.with_options(options)))

@@ -1,0 +1,190 @@
+//! The Claude Code CLI provider against the real Claude Code 2.1.197 binary, pointed at the
+//! stub server the way the conformance harness runs it (`ANTHROPIC_BASE_URL`, a stub key, an
+//! isolated HOME and CLAUDE_CONFIG_DIR, no nonessential traffic).
+//!
+//! The binary comes from `scripts/claude-code.sh` through `MNEME_CLAUDE_BIN`. Without it these
+//! tests print why they are skipped, unless `MNEME_REQUIRE_CLAUDE=1` makes that a failure.
+
+use mneme_model::{Cancel, ClaudeCliProvider, HeadlessTask, Message, ModelError, Provider, ProviderKind, Request};
+use mneme_store::Environment;
+use mneme_stub_model::{RecordedRequest, Reply, StubModel, Turn};
+use mneme_testsupport::TestHome;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn claude_binary() -> Option<PathBuf> {
+    let required = std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1");
+    let found = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file());
+    match found {
+        Some(path) => Some(path),
+        None if required => panic!("MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN does not name the Claude Code binary; run scripts/claude-code.sh"),
+        None => {
+            eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\" to run this test against the real Claude Code");
+            None
+        }
+    }
+}
+
+/// The environment `capture.sh` gives Claude Code, around a temporary home.
+fn environment(home: &TestHome, stub: &StubModel) -> Environment {
+    home.env
+        .clone()
+        .set_var("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .set_var("TERM", "dumb")
+        .set_var("LANG", "C.UTF-8")
+        .set_var("ANTHROPIC_BASE_URL", stub.base_url())
+        .set_var("ANTHROPIC_API_KEY", "stub")
+        .set_var("DISABLE_TELEMETRY", "1")
+        .set_var("DISABLE_ERROR_REPORTING", "1")
+        .set_var("DISABLE_AUTOUPDATER", "1")
+        .set_var("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        // Errors are scripted once; Claude Code's own ten retries would only wait them out.
+        .set_var("CLAUDE_CODE_MAX_RETRIES", "0")
+}
+
+fn main_loop(r: &RecordedRequest) -> bool {
+    r.has_tool("Write")
+}
+
+fn text_of_messages(r: &RecordedRequest) -> String {
+    r.body["messages"].to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_question_with_structured_output() {
+    let Some(binary) = claude_binary() else { return };
+    let stub = StubModel::start().await;
+    let home = TestHome::new();
+    stub.push_when(
+        |r| r.has_tool("StructuredOutput"),
+        Turn::tool_use("StructuredOutput", json!({"selected_memories": ["user_role.md", "feedback_tests.md"]})),
+    );
+    let provider = ClaudeCliProvider::new(binary, &environment(&home, &stub)).with_timeout(Duration::from_secs(120));
+    assert_eq!(provider.kind(), ProviderKind::ClaudeCli);
+    let schema = json!({"type": "object", "properties": {"selected_memories": {"type": "array", "items": {"type": "string"}}},
+                        "required": ["selected_memories"], "additionalProperties": false});
+    let request = Request {
+        system: "You pick memory files for a query.".into(),
+        messages: vec![Message::user_text("Query: how do I run the tests?\n\nAvailable memories:\n- user_role.md\n- feedback_tests.md")],
+        tools: vec![],
+        max_tokens: 256,
+        json_schema: Some(schema),
+    };
+    let response = provider.complete(&request, &Cancel::new()).await.unwrap();
+    let answer: Value = serde_json::from_str(response.first_text().unwrap()).unwrap();
+    assert_eq!(answer, json!({"selected_memories": ["user_role.md", "feedback_tests.md"]}));
+
+    let asked = stub.model_requests().into_iter().find(|r| r.has_tool("StructuredOutput")).expect("Claude Code asked the stub");
+    let tools: Vec<&str> = asked.body["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(tools, ["StructuredOutput"], "--tools \"\" leaves only the structured output tool");
+    assert!(asked.body["system"].to_string().contains("You pick memory files for a query."));
+    assert!(text_of_messages(&asked).contains("how do I run the tests?"));
+    // CLAUDE.md loading is off for Mneme's questions, and no transcript is kept.
+    home.write("home/.claude/CLAUDE.md", "SECRET USER INSTRUCTIONS");
+    let again = provider.complete(&Request { json_schema: None, ..request }, &Cancel::new()).await.unwrap();
+    assert_eq!(again.first_text(), Some("ok"));
+    assert!(!text_of_messages(stub.model_requests().last().unwrap()).contains("SECRET USER INSTRUCTIONS"));
+    assert!(!home.config_home().join("projects").exists(), "no session transcript may be written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_errors_map_to_error_classes() {
+    let Some(binary) = claude_binary() else { return };
+    let stub = StubModel::start().await;
+    let home = TestHome::new();
+    let provider = ClaudeCliProvider::new(binary, &environment(&home, &stub))
+        .with_model(Some("claude-nope-9".into()))
+        .with_timeout(Duration::from_secs(120));
+    let ask = Request { system: "s".into(), messages: vec![Message::user_text("hello there")], tools: vec![], max_tokens: 64, json_schema: None };
+    // Every call gets the error: after a failed stream Claude Code retries once without
+    // streaming, and that attempt must fail the same way.
+    stub.set_default(Reply::status(401));
+    let e = provider.complete(&ask, &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::BadKey(m) if m.contains("Invalid API key")), "401: {e:?}");
+    stub.set_default(Reply::status(404));
+    let e = provider.complete(&ask, &Cancel::new()).await.unwrap_err();
+    assert_eq!(e, ModelError::ModelNotFound("claude-nope-9".into()), "404");
+    stub.set_default(Reply::status(429));
+    let e = provider.complete(&ask, &Cancel::new()).await.unwrap_err();
+    assert!(matches!(e, ModelError::RateLimited(_)), "429: {e:?}");
+    stub.set_default(Reply::status(500));
+    let e = provider.complete(&ask, &Cancel::new()).await.unwrap_err();
+    assert!(matches!(e, ModelError::Api(_)), "500: {e:?}");
+    assert!(stub.model_requests().iter().all(|r| r.body["model"] == "claude-nope-9"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_writes_land_only_where_the_rules_allow() {
+    let Some(binary) = claude_binary() else { return };
+    let stub = StubModel::start().await;
+    let home = TestHome::new();
+    let work = home.root.join("work");
+    let allowed = work.join("memory");
+    std::fs::create_dir_all(&allowed).unwrap();
+    let inside = allowed.join("user_role.md");
+    let beside = work.join("notes.md");
+    let elsewhere = home.root.join("elsewhere.md");
+    stub.push_when(
+        |r| main_loop(r) && r.tool_result_count() == 0,
+        Turn::tool_use("Write", json!({"file_path": inside, "content": "---\nname: role\n---\nData scientist.\n"}))
+            .and_tool_use("Write", json!({"file_path": beside, "content": "not allowed here"}))
+            .and_tool_use("Write", json!({"file_path": elsewhere, "content": "nor here"})),
+    );
+    stub.push_when(main_loop, Turn::text("Saved one memory."));
+
+    let provider = ClaudeCliProvider::new(binary, &environment(&home, &stub)).with_timeout(Duration::from_secs(120));
+    let agent = provider.headless().expect("the CLI runs its own agent");
+    let task = HeadlessTask {
+        prompt: "Save what you learned about the user.".into(),
+        system: Some("You maintain memory files.".into()),
+        cwd: work.clone(),
+        // `//` makes the path absolute in Claude Code's rule syntax.
+        allowed_tools: vec![format!("Write(/{}/**)", allowed.display()), format!("Edit(/{}/**)", allowed.display())],
+        disallowed_tools: vec!["Bash".into()],
+        max_turns: Some(4),
+    };
+    let outcome = agent.run(&task, &Cancel::new()).await.unwrap();
+
+    assert_eq!(std::fs::read_to_string(&inside).unwrap(), "---\nname: role\n---\nData scientist.\n");
+    assert!(!beside.exists(), "a write outside the allowed folder must be denied");
+    assert!(!elsewhere.exists(), "a write outside the project must be denied");
+    assert_eq!(outcome.written_paths, vec![inside]);
+    assert_eq!(outcome.result, "Saved one memory.");
+    assert_eq!(outcome.turns, 2);
+
+    let main: Vec<RecordedRequest> = stub.model_requests().into_iter().filter(main_loop).collect();
+    assert_eq!(main.len(), 2);
+    assert!(main[0].body["system"].to_string().contains("You maintain memory files."));
+    assert!(text_of_messages(&main[0]).contains("Save what you learned about the user."));
+    assert_eq!(main[1].tool_result_count(), 3);
+    let results = text_of_messages(&main[1]);
+    assert!(results.contains("is_error"), "the denied writes come back as errors: {results}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_headless_run_kills_claude_code() {
+    let Some(binary) = claude_binary() else { return };
+    let stub = StubModel::start().await;
+    let home = TestHome::new();
+    stub.push_when(main_loop, Reply::Hang);
+    let provider = ClaudeCliProvider::new(binary, &environment(&home, &stub)).with_timeout(Duration::from_secs(120));
+    let task = HeadlessTask {
+        prompt: "wait".into(),
+        system: None,
+        cwd: home.root.clone(),
+        allowed_tools: vec![],
+        disallowed_tools: vec![],
+        max_turns: Some(1),
+    };
+    let cancel = Cancel::new();
+    let run = provider.headless().unwrap().run(&task, &cancel);
+    let canceller = async {
+        while !stub.model_requests().iter().any(main_loop) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(run, canceller);
+    assert_eq!(result.unwrap_err(), ModelError::Cancelled);
+}
