@@ -134,15 +134,6 @@ impl ClaudeCliProvider {
     }
 }
 
-/// Reads all of stderr, for error messages.
-async fn read_stderr(child: &mut Child) -> String {
-    let mut text = String::new();
-    if let Some(mut stderr) = child.stderr.take() {
-        let _ = stderr.read_to_string(&mut text).await;
-    }
-    text
-}
-
 /// Turns Claude Code's error text (`API Error: 401 …`, `Invalid API key · Please run /login`)
 /// into the matching error.
 fn classify_cli_error(text: &str, model: Option<&str>) -> ModelError {
@@ -262,11 +253,12 @@ impl Provider for ClaudeCliProvider {
             let child = self.spawn(&self.workdir, &args)?;
             let model = self.model.as_deref();
             self.drive(child, &prompt, cancel, async |child: &mut Child| {
-                let mut stdout = String::new();
-                if let Some(mut out) = child.stdout.take() {
-                    out.read_to_string(&mut stdout).await.map_err(|e| ModelError::Api(format!("reading Claude Code's output failed ({e})")))?;
-                }
-                let stderr = read_stderr(child).await;
+                let mut out = child.stdout.take().ok_or_else(|| ModelError::Api("Claude Code's output could not be read".into()))?;
+                let mut err = child.stderr.take().ok_or_else(|| ModelError::Api("Claude Code's errors could not be read".into()))?;
+                // Both pipes at once: a full stderr pipe nobody drains would stall Claude Code.
+                let (mut stdout, mut stderr) = (String::new(), String::new());
+                let (read, _) = tokio::join!(out.read_to_string(&mut stdout), err.read_to_string(&mut stderr));
+                read.map_err(|e| ModelError::Api(format!("reading Claude Code's output failed ({e})")))?;
                 let result: Value = match stdout.lines().rev().find_map(|l| serde_json::from_str::<Value>(l.trim()).ok()) {
                     Some(v) if v.get("type").and_then(Value::as_str) == Some("result") => v,
                     _ => return Err(classify_cli_error(if stderr.trim().is_empty() { &stdout } else { &stderr }, model)),
