@@ -325,7 +325,9 @@ impl Tools {
             },
         );
         if text.is_empty() {
-            return Ok(ToolResult::ok(if total == 0 || seen.content.is_empty() {
+            // An empty file has one (empty) line, so Claude Code reports it as shorter than
+            // the offset rather than as empty; only a zero-line view takes the other branch.
+            return Ok(ToolResult::ok(if total == 0 {
                 "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".to_string()
             } else {
                 format!(

@@ -93,6 +93,18 @@ fn mtime_of(path: &Path) -> SystemTime {
     std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
+/// Modification time in whole milliseconds, the precision Claude Code compares.
+fn mtime_ms(path: &Path) -> u128 {
+    mtime_of(path).duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis())
+}
+
+/// An approximation of JavaScript's `localeCompare` for paths: letters and digits compared
+/// case-insensitively first (punctuation is ignored at that level), then case, then bytes.
+fn locale_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let key = |s: &str| -> String { s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect() };
+    key(a).cmp(&key(b)).then_with(|| a.to_lowercase().cmp(&b.to_lowercase())).then_with(|| b.cmp(a))
+}
+
 impl Tools {
     /// Whether `path` exists as the run sees it.
     fn exists(&self, path: &Path) -> bool {
@@ -198,7 +210,15 @@ impl Tools {
         } else {
             mb.line_terminator(Some(b'\n'));
         }
-        let matcher = mb.build(pattern).map_err(rg_error)?;
+        // rg exits with an error for a pattern it cannot parse, and Claude Code reports that
+        // as finding nothing.
+        let Ok(matcher) = mb.build(pattern) else {
+            return Ok(ToolResult::ok(match mode {
+                "content" => "No matches found".to_string(),
+                "count" => "No matches found\n\nFound 0 total occurrences across 0 files.".to_string(),
+                _ => "No files found".to_string(),
+            }));
+        };
 
         let mut ob = OverrideBuilder::new(&root);
         for vcs in VCS_DIRS {
@@ -307,7 +327,7 @@ impl Tools {
             }
             _ => {
                 // The run's own files count as newest: they were written after everything on disk.
-                let mut hits: Vec<(PathBuf, (bool, SystemTime))> = Vec::new();
+                let mut hits: Vec<(PathBuf, (bool, u128))> = Vec::new();
                 for (p, own) in &contents {
                     let mut printer = SummaryBuilder::new().kind(SummaryKind::QuietWithMatch).build_no_color(Vec::new());
                     let mut sink = printer.sink_with_path(&matcher, p);
@@ -316,11 +336,13 @@ impl Tools {
                         None => searcher.search_path(&matcher, p, &mut sink),
                     };
                     if sink.has_match() {
-                        hits.push((p.clone(), (own.is_some(), mtime_of(p))));
+                        hits.push((p.clone(), (own.is_some(), mtime_ms(p))));
                     }
                 }
                 // Newest first, then by name (Claude Code sorts rg's list this way).
-                hits.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                hits.sort_by(|a, b| {
+                    b.1.cmp(&a.1).then_with(|| locale_cmp(&a.0.to_string_lossy(), &b.0.to_string_lossy()))
+                });
                 let names: Vec<String> = hits.iter().map(|(p, _)| self.display_path(p)).collect();
                 let (page, applied) = head_limit(&names, limit, offset);
                 if page.is_empty() {
@@ -419,5 +441,8 @@ mod tests {
         let (page, applied) = head_limit(&items[..5], Some(10), 2);
         assert_eq!((page, applied), (vec![2, 3, 4], None));
         assert_eq!(pagination(Some(250), 3), "limit: 250, offset: 3");
+        let mut paths = vec!["/m/sub/c.md", "/m/MEMORY.md", "/m/a.md"];
+        paths.sort_by(|a, b| locale_cmp(a, b));
+        assert_eq!(paths, ["/m/a.md", "/m/MEMORY.md", "/m/sub/c.md"]);
     }
 }

@@ -1,0 +1,198 @@
+//! Differential check: the same scripted tool calls answered by this crate's tools and by the
+//! real Claude Code 2.1.197 (through the stub model server); every tool_result must match.
+//!
+//! Needs `MNEME_CLAUDE_BIN` (see `scripts/claude-code.sh`); skipped without it unless
+//! `MNEME_REQUIRE_CLAUDE=1`.
+
+use mneme_agent::{run_agent, AgentTask, Mode, Policy};
+use mneme_core::{Clock, FixedClock};
+use mneme_model::{AnthropicProvider, Cancel, ClaudeCliProvider, HeadlessTask, Provider};
+use mneme_stub_model::{RecordedRequest, StubModel, Turn};
+use mneme_testsupport::TestHome;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn claude_binary() -> Option<PathBuf> {
+    let required = std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1");
+    let found = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file());
+    match found {
+        Some(path) => Some(path),
+        None if required => panic!("MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN does not name the Claude Code binary; run scripts/claude-code.sh"),
+        None => {
+            eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\" to run this test against the real Claude Code");
+            None
+        }
+    }
+}
+
+fn results(r: &RecordedRequest) -> Vec<(String, bool)> {
+    let messages = r.body["messages"].as_array().unwrap();
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| m["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result")))
+        .unwrap();
+    last["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| {
+            let content = match &b["content"] {
+                Value::String(s) => s.clone(),
+                other => other.as_array().unwrap().iter().filter_map(|t| t["text"].as_str()).collect(),
+            };
+            (content, b["is_error"].as_bool().unwrap_or(false))
+        })
+        .collect()
+}
+
+fn fixture(dir: &Path) {
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("MEMORY.md"), "- [A](a.md) \u{2014} alpha\n- [B](b.md) \u{2014} beta\n").unwrap();
+    std::fs::write(dir.join("a.md"), "---\nname: a\n---\nalpha line\nsecond alpha\n").unwrap();
+    std::fs::write(dir.join("b.md"), "beta\r\nwindows\r\n").unwrap();
+    std::fs::write(dir.join("sub/c.md"), "gamma alpha\n").unwrap();
+    std::fs::write(dir.join("empty.md"), "").unwrap();
+    std::fs::write(dir.join("q.md"), "She said \u{201c}hi\u{201d} and it\u{2019}s fine\n").unwrap();
+}
+
+/// The calls, in one turn each so their order is fixed.
+fn calls(dir: &Path) -> Vec<Turn> {
+    let p = |r: &str| dir.join(r).to_string_lossy().into_owned();
+    let d = dir.to_string_lossy().into_owned();
+    vec![
+        Turn::tool_use("Read", json!({"file_path": p("MEMORY.md")})),
+        Turn::tool_use("Read", json!({"file_path": p("a.md"), "offset": 2, "limit": 2})),
+        Turn::tool_use("Read", json!({"file_path": p("b.md")})),
+        Turn::tool_use("Read", json!({"file_path": p("empty.md")})),
+        Turn::tool_use("Read", json!({"file_path": p("a.md"), "offset": 50})),
+        Turn::tool_use("Read", json!({"file_path": p("nope.md")})),
+        Turn::tool_use("Read", json!({"file_path": p("a")})),
+        Turn::tool_use("Grep", json!({"pattern": "alpha", "path": d})),
+        Turn::tool_use("Grep", json!({"pattern": "alpha", "path": d, "output_mode": "content"})),
+        Turn::tool_use("Grep", json!({"pattern": "alpha", "path": p("a.md"), "output_mode": "content", "-C": 1})),
+        Turn::tool_use("Grep", json!({"pattern": "alpha", "path": d, "output_mode": "count"})),
+        Turn::tool_use("Grep", json!({"pattern": "zzz", "path": d, "output_mode": "content"})),
+        Turn::tool_use("Grep", json!({"pattern": "ALPHA", "path": d, "-i": true, "glob": "*.md", "output_mode": "content"})),
+        Turn::tool_use("Glob", json!({"pattern": "**/*.md", "path": d})),
+        Turn::tool_use("Glob", json!({"pattern": "*.txt", "path": d})),
+        Turn::tool_use("Bash", json!({"command": format!("ls {d}")})),
+        Turn::tool_use("Bash", json!({"command": format!("wc -l {}", p("a.md"))})),
+        Turn::tool_use("Bash", json!({"command": format!("cat {}", p("missing.md"))})),
+        Turn::tool_use("Bash", json!({"command": format!("grep -c zzz {}", p("a.md"))})),
+        Turn::tool_use("Edit", json!({"file_path": p("a.md"), "old_string": "alpha", "new_string": "x"})),
+        Turn::tool_use("Edit", json!({"file_path": p("MEMORY.md"), "old_string": "\u{2014} alpha", "new_string": "\u{2014} ALPHA"})),
+        Turn::tool_use("Edit", json!({"file_path": p("b.md"), "old_string": "beta\nwindows", "new_string": "beta\nlinux"})),
+        Turn::tool_use("Read", json!({"file_path": p("b.md")})),
+        Turn::tool_use("Write", json!({"file_path": p("new.md"), "content": "fresh\n"})),
+        Turn::tool_use("Write", json!({"file_path": p("a.md"), "content": "over"})),
+        Turn::tool_use("Read", json!({"file_path": p("a.md")})),
+        Turn::tool_use("Write", json!({"file_path": p("a.md"), "content": "over"})),
+        Turn::tool_use("Read", json!({"path": p("a.md")})),
+        Turn::tool_use("Grep", json!({"pattern": "al.ha", "path": d, "output_mode": "content", "-o": true})),
+        Turn::tool_use("Grep", json!({"pattern": "a", "path": d, "head_limit": 1})),
+        Turn::tool_use("Grep", json!({"pattern": "fresh\\n", "path": p("new.md"), "multiline": true, "output_mode": "content"})),
+        Turn::tool_use("Glob", json!({"pattern": format!("{d}/sub/*.md")})),
+        Turn::tool_use("Read", json!({"file_path": p("q.md")})),
+        Turn::tool_use("Edit", json!({"file_path": p("q.md"), "old_string": "said \"hi\" and it's", "new_string": "said \"bye\" and it's"})),
+        Turn::tool_use("Read", json!({"file_path": p("q.md")})),
+        Turn::tool_use("Edit", json!({"file_path": p("MEMORY.md"), "old_string": ".md)", "new_string": ".md )", "replace_all": true})),
+        Turn::tool_use("Bash", json!({"command": format!("ls {d}/sub")})),
+        Turn::tool_use("Grep", json!({"pattern": "(unclosed", "path": d})),
+        Turn::text("done"),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_results_match_claude_code() {
+    let Some(binary) = claude_binary() else { return };
+    let home = TestHome::new();
+    let ours_dir = home.root.join("ours/memory");
+    let theirs_dir = home.root.join("theirs/memory");
+    fixture(&ours_dir);
+    fixture(&theirs_dir);
+
+    // Claude Code.
+    let stub = StubModel::start().await;
+    let main = |r: &RecordedRequest| r.has_tool("Write");
+    for t in calls(&theirs_dir) {
+        stub.push_when(main, t);
+    }
+    let env = home
+        .env
+        .clone()
+        .set_var("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .set_var("TERM", "dumb")
+        .set_var("LANG", "C.UTF-8")
+        .set_var("ANTHROPIC_BASE_URL", stub.base_url())
+        .set_var("ANTHROPIC_API_KEY", "stub")
+        .set_var("DISABLE_TELEMETRY", "1")
+        .set_var("DISABLE_ERROR_REPORTING", "1")
+        .set_var("DISABLE_AUTOUPDATER", "1")
+        .set_var("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .set_var("CLAUDE_CODE_MAX_RETRIES", "0");
+    let cli = ClaudeCliProvider::new(binary, &env).with_timeout(Duration::from_secs(180));
+    let rule = format!("/{}/**", theirs_dir.display());
+    let task = HeadlessTask {
+        prompt: "go".into(),
+        system: None,
+        cwd: theirs_dir.clone(),
+        allowed_tools: vec![
+            "Read".into(), "Grep".into(), "Glob".into(),
+            format!("Read({rule})"), format!("Edit({rule})"), format!("Write({rule})"),
+            "Bash(ls:*)".into(), "Bash(wc:*)".into(), "Bash(cat:*)".into(), "Bash(grep:*)".into(),
+        ],
+        disallowed_tools: vec![],
+        max_turns: Some(40),
+    };
+    cli.headless().unwrap().run(&task, &Cancel::new()).await.unwrap();
+    let theirs: Vec<Vec<(String, bool)>> =
+        stub.model_requests().into_iter().filter(|r| main(r)).skip(1).map(|r| results(&r)).collect();
+
+    // This crate.
+    let stub2 = StubModel::start().await;
+    for t in calls(&ours_dir) {
+        stub2.push(t);
+    }
+    let clock: Arc<dyn Clock> = Arc::new(FixedClock::at_unix_secs(1_764_422_207));
+    let provider = AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub2.base_url())).unwrap();
+    let agent_task = AgentTask {
+        system: "s".into(),
+        prompt: "go".into(),
+        policy: Policy::AutoMem { memory_dir: ours_dir.clone() },
+        max_turns: None,
+        cwd: ours_dir.clone(),
+        label: "diff".into(),
+        work_dir: home.root.join("work"),
+        clock,
+    };
+    run_agent(&provider as &dyn Provider, &agent_task, Mode::Stage, &Cancel::new()).await.unwrap();
+    let ours: Vec<Vec<(String, bool)>> = stub2.model_requests().into_iter().skip(1).map(|r| results(&r)).collect();
+
+    let norm = |v: Vec<Vec<(String, bool)>>, dir: &Path| -> Vec<(String, bool)> {
+        v.into_iter().flatten().map(|(c, e)| (c.replace(&dir.to_string_lossy().into_owned(), "<DIR>"), e)).collect()
+    };
+    let theirs = norm(theirs, &theirs_dir);
+    let ours = norm(ours, &ours_dir);
+    // rg's walk is parallel (content and count modes) and mtime ties in Glob's
+    // `--sort=modified` keep the walk's order, so those lines are compared as sets.
+    let unordered = [8, 9, 10, 12, 13, 14, 28];
+    let sorted = |(c, e): &(String, bool)| {
+        let (body, tail) = c.split_once("\n\n").unwrap_or((c.as_str(), ""));
+        let mut lines: Vec<&str> = body.lines().collect();
+        lines.sort();
+        (format!("{}\n\n{tail}", lines.join("\n")), *e)
+    };
+    let mut mismatches = Vec::new();
+    for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
+        let differs = if unordered.contains(&i) { sorted(t) != sorted(o) } else { t != o };
+        if differs {
+            mismatches.push(format!("call {i}:\n  claude: {t:?}\n  mneme:  {o:?}"));
+        }
+    }
+    assert_eq!(theirs.len(), ours.len());
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
