@@ -6,6 +6,10 @@
 //! `last/next <weekday>` (the nearest such day strictly before / after). A bare weekday
 //! ("on Thursday") could be either side of the date and is left alone.
 //!
+//! Each phrase is worded for its sentence: a day becomes "on <date>" ("as of <date>" for
+//! `today`, which memories often use for "currently"), a month or year "in …", a week "the week
+//! of <Monday>", with no preposition added after one ("until tomorrow" → "until <date>").
+//!
 //! Code (fenced blocks and inline spans), URLs and link targets are never touched, nor are
 //! possessives ("today's") or phrases glued to other words ("to-day", "yesterday_2").
 
@@ -85,9 +89,19 @@ fn shift_month(d: Date, by: i32) -> (i32, Month) {
     (idx.div_euclid(12), m)
 }
 
+/// What a phrase resolves to, before it is worded for its sentence.
+enum Resolved {
+    /// A day; `today` reads "as of" rather than "on" ("what works today").
+    Day { date: String, today: bool },
+    /// "the week of <Monday>".
+    Week(String),
+    /// "April 2026" or "2026".
+    Period(String),
+}
+
 /// The absolute form of one matched phrase, or `None` when it has no single meaning.
-fn resolve(c: &regex::Captures<'_>, on: Date) -> Option<String> {
-    let day = |n: i64| on.checked_add(Duration::days(n)).map(iso);
+fn resolve(c: &regex::Captures<'_>, on: Date) -> Option<Resolved> {
+    let day = |n: i64| on.checked_add(Duration::days(n)).map(|d| Resolved::Day { date: iso(d), today: n == 0 && c.name("td").is_some() });
     if c.name("dby").is_some() {
         return day(-2);
     }
@@ -117,12 +131,12 @@ fn resolve(c: &regex::Captures<'_>, on: Date) -> Option<String> {
             _ => 0,
         };
         return match u.as_str().to_ascii_lowercase().as_str() {
-            "week" => monday_of(on).checked_add(Duration::weeks(by)).map(|m| format!("the week of {}", iso(m))),
+            "week" => monday_of(on).checked_add(Duration::weeks(by)).map(|m| Resolved::Week(iso(m))),
             "month" => {
                 let (y, m) = shift_month(on, by as i32);
-                Some(format!("{} {y}", month_name(m)))
+                Some(Resolved::Period(format!("{} {y}", month_name(m))))
             }
-            _ => Some(format!("{}", on.year() + by as i32)),
+            _ => Some(Resolved::Period(format!("{}", on.year() + by as i32))),
         };
     }
     if let (Some(r), Some(w)) = (c.name("wrel"), c.name("wd")) {
@@ -132,11 +146,45 @@ fn resolve(c: &regex::Captures<'_>, on: Date) -> Option<String> {
         for _ in 0..7 {
             d = d.checked_add(Duration::days(step))?;
             if d.weekday() == target {
-                return Some(iso(d));
+                return Some(Resolved::Day { date: iso(d), today: false });
             }
         }
     }
     None
+}
+
+/// Words after which a date needs no preposition of its own ("until tomorrow" → "until
+/// 2026-05-07", not "until on 2026-05-07").
+const PREPOSITIONS: &[&str] = &[
+    "on", "by", "until", "till", "since", "from", "before", "after", "of", "for", "at", "in", "during", "to", "as",
+    "than", "through", "starting", "ending",
+];
+
+fn after_preposition(text: &str, at: usize) -> bool {
+    let before = text[..at].trim_end();
+    let word: String = before.chars().rev().take_while(|c| c.is_alphabetic()).collect::<Vec<_>>().into_iter().rev().collect();
+    before.len() < text[..at].len() && PREPOSITIONS.contains(&word.to_lowercase().as_str())
+}
+
+/// The phrase's replacement, worded for where it stands: "shipped yesterday" → "shipped on
+/// 2026-05-05", "what works today" → "what works as of 2026-05-06", "last month" → "in April
+/// 2026", and no added preposition after one ("by tomorrow" → "by 2026-05-07").
+fn word(resolved: Resolved, text: &str, at: usize, phrase: &str) -> String {
+    let bare = after_preposition(text, at);
+    let out = match resolved {
+        Resolved::Day { date, .. } if bare => date,
+        Resolved::Day { date, today: true } => format!("as of {date}"),
+        Resolved::Day { date, today: false } => format!("on {date}"),
+        Resolved::Week(monday) => format!("the week of {monday}"),
+        Resolved::Period(p) if bare => p,
+        Resolved::Period(p) => format!("in {p}"),
+    };
+    if phrase.starts_with(|c: char| c.is_uppercase()) {
+        let mut chars = out.chars();
+        chars.next().map(|f| f.to_uppercase().chain(chars).collect()).unwrap_or(out)
+    } else {
+        out
+    }
 }
 
 /// Byte ranges that must not change: fenced code blocks, inline code spans, URLs and
@@ -216,7 +264,8 @@ pub fn absolutize(text: &str, on: Date) -> (String, Vec<Conversion>) {
         if guard.iter().any(|&(a, b)| s < b && e > a) || glued_before(text, s) || glued_after(text, e) {
             continue;
         }
-        let Some(replacement) = resolve(&c, on) else { continue };
+        let Some(resolved) = resolve(&c, on) else { continue };
+        let replacement = word(resolved, text, s, m.as_str());
         out.push_str(&text[last..s]);
         out.push_str(&replacement);
         last = e;
@@ -261,17 +310,20 @@ mod tests {
 
     #[test]
     fn converts_unambiguous_phrases() {
-        assert_eq!(conv("We shipped yesterday."), "We shipped 2026-05-05.");
-        assert_eq!(conv("Today the API froze; tomorrow we cut."), "2026-05-06 the API froze; 2026-05-07 we cut.");
-        assert_eq!(conv("the day before yesterday and the day after tomorrow"), "2026-05-04 and 2026-05-08");
-        assert_eq!(conv("3 days ago, two weeks ago, a day ago"), "2026-05-03, 2026-04-22, 2026-05-05");
-        assert_eq!(conv("due in 10 days, in one week"), "due 2026-05-16, 2026-05-13");
-        assert_eq!(conv("Last week we moved; next week we test."), "the week of 2026-04-27 we moved; the week of 2026-05-11 we test.");
+        assert_eq!(conv("We shipped yesterday."), "We shipped on 2026-05-05.");
+        assert_eq!(conv("Today the API froze; tomorrow we cut."), "As of 2026-05-06 the API froze; on 2026-05-07 we cut.");
+        assert_eq!(conv("What works today: the workaround"), "What works as of 2026-05-06: the workaround");
+        assert_eq!(conv("frozen until tomorrow, since yesterday"), "frozen until 2026-05-07, since 2026-05-05");
+        assert_eq!(conv("the day before yesterday and the day after tomorrow"), "on 2026-05-04 and on 2026-05-08");
+        assert_eq!(conv("3 days ago, two weeks ago, a day ago"), "on 2026-05-03, on 2026-04-22, on 2026-05-05");
+        assert_eq!(conv("due in 10 days, by next Monday"), "due on 2026-05-16, by 2026-05-11");
+        assert_eq!(conv("Last week we moved; next week we test."), "The week of 2026-04-27 we moved; the week of 2026-05-11 we test.");
         assert_eq!(conv("this week"), "the week of 2026-05-04");
-        assert_eq!(conv("last month, next month, this year"), "April 2026, June 2026, 2026");
-        assert_eq!(conv("next Monday and last Wednesday"), "2026-05-11 and 2026-04-29");
-        assert_eq!(conv("next wednesday"), "2026-05-13", "strictly after");
-        assert_eq!(absolutize("last month", date!(2026 - 01 - 15)).0, "December 2025");
+        assert_eq!(conv("shipped last month, ships next year"), "shipped in April 2026, ships in 2027");
+        assert_eq!(conv("since last month"), "since April 2026");
+        assert_eq!(conv("next Monday and last Wednesday"), "on 2026-05-11 and on 2026-04-29");
+        assert_eq!(conv("next wednesday"), "on 2026-05-13", "strictly after");
+        assert_eq!(absolutize("last month", date!(2026 - 01 - 15)).0, "in December 2025");
     }
 
     #[test]
@@ -295,8 +347,8 @@ mod tests {
         assert_eq!(
             done,
             vec![
-                Conversion { phrase: "yesterday".into(), replacement: "2026-05-05".into() },
-                Conversion { phrase: "today".into(), replacement: "2026-05-06".into() }
+                Conversion { phrase: "yesterday".into(), replacement: "on 2026-05-05".into() },
+                Conversion { phrase: "today".into(), replacement: "as of 2026-05-06".into() }
             ]
         );
     }

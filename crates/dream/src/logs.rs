@@ -268,7 +268,7 @@ mod tests {
         let log = "# 2026-05-06\n- 09:00 Always use tabs\n- 10:15 fixed the flaky test\n- [14:02] Release freeze starts tomorrow\n* remember: the user is a data scientist\nnot a bullet\n";
         let all = distil("logs/2026/05/2026-05-06.md", log, date!(2026 - 05 - 06), None);
         assert_eq!(all.len(), 3, "{all:?}");
-        assert_eq!(all[1].text, "Release freeze starts 2026-05-07");
+        assert_eq!(all[1].text, "Release freeze starts on 2026-05-07");
         assert_eq!(all[1].time, Some((14, 2)));
         assert_eq!(all[2].kind, MemoryType::User);
         let later = distil("l", log, date!(2026 - 05 - 06), Some((date!(2026 - 05 - 06), (12, 0))));

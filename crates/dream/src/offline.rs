@@ -891,9 +891,9 @@ mod tests {
         t.write("MEMORY.md", "- [A](a.md) — a\n- [B](b.md) — b\n", may1);
         let p = t.plan(None);
         let a = change(&p, "a.md");
-        assert_eq!(a.after.as_deref(), Some("---\nname: A\ndescription: deployed 2026-04-30\ntype: project\n---\n\nShipped 2026-04-30; 2026-05-04 we review.\n"));
-        assert!(a.reason.contains("against 2026-05-01 (yesterday → 2026-04-30"), "{}", a.reason);
-        assert!(change(&p, "b.md").after.as_deref().unwrap().ends_with("Froze the API 2026-04-18.\n"));
+        assert_eq!(a.after.as_deref(), Some("---\nname: A\ndescription: deployed on 2026-04-30\ntype: project\n---\n\nShipped on 2026-04-30; on 2026-05-04 we review.\n"));
+        assert!(a.reason.contains("against 2026-05-01 (yesterday → on 2026-04-30"), "{}", a.reason);
+        assert!(change(&p, "b.md").after.as_deref().unwrap().ends_with("Froze the API on 2026-04-18.\n"));
     }
 
     #[test]
@@ -983,7 +983,7 @@ mod tests {
         let text = fmt.after.as_deref().unwrap();
         assert!(text.contains("type: feedback") && text.contains("Source: daily log logs/2026/05/2026-05-05.md (2026-05-05 09:00)."), "{text}");
         let freeze = p.changeset.changes.iter().find(|c| c.path.to_string_lossy().contains("project_release-freeze")).unwrap();
-        assert!(freeze.after.as_deref().unwrap().contains("Release freeze starts 2026-05-06"));
+        assert!(freeze.after.as_deref().unwrap().contains("Release freeze starts on 2026-05-06"));
         let idx = change(&p, "MEMORY.md").after.as_deref().unwrap();
         assert!(idx.contains("(feedback_always-run-cargo-fmt-before-committing.md) — Always run cargo fmt before committing"), "{idx}");
         assert!(!p.changeset.changes.iter().any(|c| c.path.to_string_lossy().contains("logs/")), "logs untouched");

@@ -1,0 +1,282 @@
+//! Dreams end to end on real files: review, approve, reject, undo (byte for byte), conflicts,
+//! the lock against other dreamers, rollback after a failure, the scheduler tick.
+
+mod common;
+
+use common::*;
+use mneme_dream::{DreamMode, DreamStatus, Engine, Enablement, LOCK_FILE};
+use mneme_model::{Cancel, ModelError, Provider, ProviderKind, Request, Response};
+use std::fs;
+use std::process::{Child, Command};
+
+fn duplicated_world() -> World {
+    let w = World::new();
+    w.write("tabs_old.md", &topic("Prefers tabs", "Use tabs for indentation", "feedback", "Always indent with tabs.\n**Why:** team style."));
+    w.write("tabs_new.md", &topic("Tabs preference", "Use tabs for indentation in code", "feedback", "Always indent with tabs, never spaces.\n**Why:** team style."));
+    filetime::set_file_mtime(w.mem.join("tabs_old.md"), filetime::FileTime::from_unix_time(NOW as i64 - 90_000, 0)).unwrap();
+    w.write("deploy.md", &topic("Deploy", "deploy freeze", "project", "Froze deploys yesterday."));
+    w.write("MEMORY.md", "- [Old](tabs_old.md) — tabs\n- [New](tabs_new.md) — tabs\n- [Gone](gone.md) — x\n");
+    w
+}
+
+#[test]
+fn review_mode_holds_the_dream_until_approved_and_undo_restores_every_byte() {
+    let w = duplicated_world();
+    let before = w.snapshot();
+    let rec = w.offline(false).unwrap();
+    assert_eq!(rec.status, DreamStatus::Pending, "review is the default mode");
+    assert_eq!(w.snapshot(), before, "nothing written while pending");
+    assert_eq!(rec.provider, "offline");
+    let (added, changed, removed) = rec.counts();
+    assert_eq!((added, changed, removed), (0, 3, 1), "{:#?}", rec.changeset.changes);
+    assert!(rec.changeset.changes.iter().all(|c| !c.reason.is_empty()));
+    // The record is on disk in Mneme's data folder, not in the memory folder.
+    let listed = w.dreams.list(&w.mem).unwrap().0;
+    assert_eq!(listed.len(), 1);
+    assert!(w.dreams.history(&w.mem).dir().starts_with(w.home.env.data_dir()));
+
+    let applied = w.dreams.approve(&w.mem, &rec.id).unwrap();
+    assert_eq!(applied.status, DreamStatus::Applied);
+    assert!(!w.mem.join("tabs_old.md").exists());
+    assert_eq!(applied.trashed.len(), 1, "the merged-away file went to the trash");
+    assert!(w.read("tabs_new.md").contains("Always indent with tabs.\n"));
+    assert!(w.read("deploy.md").contains("Froze deploys on 2026-05-05."));
+    assert_eq!(w.read("MEMORY.md"), "- [New](tabs_new.md) — tabs\n- [Deploy](deploy.md) — deploy freeze\n");
+    assert_eq!(w.dreams.approve(&w.mem, &rec.id).unwrap_err().code(), "wrong-status");
+
+    let undone = w.dreams.undo(&w.mem, None, false).unwrap();
+    assert_eq!(undone.id, rec.id);
+    assert_eq!(undone.status, DreamStatus::Undone);
+    assert_eq!(w.snapshot(), before, "byte-identical after undo");
+    assert_eq!(w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap_err().code(), "wrong-status");
+    assert_eq!(w.dreams.undo(&w.mem, None, false).unwrap_err().to_string(), "there is no dream to undo for this memory folder");
+}
+
+#[test]
+fn rejecting_writes_nothing_and_automatic_mode_applies_at_once() {
+    let w = duplicated_world();
+    let before = w.snapshot();
+    let rec = w.offline(false).unwrap();
+    let rejected = w.dreams.reject(&w.mem, &rec.id).unwrap();
+    assert_eq!(rejected.status, DreamStatus::Rejected);
+    assert_eq!(w.snapshot(), before);
+    assert_eq!(w.dreams.approve(&w.mem, &rec.id).unwrap_err().to_string(), format!("dream {} is rejected, so it cannot be approved", rec.id));
+
+    w.dreams.set_mode(&w.mem, DreamMode::Automatic).unwrap();
+    // The lock was stamped by the first dream and our PID is alive: wait out the hour.
+    w.clock.advance(3600);
+    let rec = w.offline(false).unwrap();
+    assert_eq!(rec.status, DreamStatus::Applied);
+    assert_ne!(w.snapshot(), before);
+}
+
+#[test]
+fn approve_and_undo_refuse_when_files_changed_since_and_force_keeps_the_newer_text() {
+    let w = duplicated_world();
+    let rec = w.offline(false).unwrap();
+    // Claude Code edits a file the dream wants to change.
+    fs::write(w.mem.join("deploy.md"), "edited by Claude Code").unwrap();
+    let err = w.dreams.approve(&w.mem, &rec.id).unwrap_err();
+    assert_eq!(err.code(), "conflict");
+    assert!(err.to_string().contains("deploy.md changed since dream"), "{err}");
+    assert_eq!(w.dreams.show(&w.mem, &rec.id).unwrap().status, DreamStatus::Pending, "still pending");
+    assert_eq!(w.read("deploy.md"), "edited by Claude Code", "nothing written");
+    assert!(w.mem.join("tabs_old.md").exists());
+
+    // A fresh dream over the new state, applied, then edited again before the undo.
+    w.clock.advance(3600);
+    let rec = w.offline(true).unwrap();
+    assert_eq!(rec.status, DreamStatus::Applied);
+    let after_dream = w.snapshot();
+    fs::write(w.mem.join("tabs_new.md"), "rewritten later").unwrap();
+    let err = w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap_err();
+    assert_eq!(err.code(), "conflict");
+    assert!(err.to_string().starts_with(&format!("tabs_new.md changed since dream {} was applied; nothing was undone.", rec.id)), "{err}");
+    assert_eq!(w.read("tabs_new.md"), "rewritten later");
+    let forced = w.dreams.undo(&w.mem, Some(&rec.id), true).unwrap();
+    assert_eq!(forced.status, DreamStatus::Undone);
+    let kept = forced.undo.unwrap();
+    let replaced = kept.changes.iter().find(|c| c.path.ends_with("tabs_new.md")).unwrap();
+    assert_eq!(replaced.before.as_deref(), Some("rewritten later"), "the replaced text is kept in the record");
+    assert!(!w.snapshot().is_empty());
+    assert_ne!(w.snapshot(), after_dream);
+}
+
+#[test]
+fn a_dream_that_creates_the_index_is_undone_completely() {
+    let w = World::new();
+    w.write("a.md", &topic("Alpha", "first", "user", "Alpha fact."));
+    let before = w.snapshot();
+    let rec = w.offline(true).unwrap();
+    assert_eq!(w.read("MEMORY.md"), "- [Alpha](a.md) — first\n");
+    assert_eq!(rec.changeset.changes[0].before, None);
+    w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
+    assert_eq!(w.snapshot(), before, "the created index is gone again (to the trash)");
+}
+
+#[test]
+fn a_live_dreamer_blocks_and_a_dead_ones_lock_is_reclaimed() {
+    let w = duplicated_world();
+    // Claude Code (any live process) holds the lock, written in its format.
+    let mut other = Command::new("sleep").arg("60").spawn().unwrap();
+    let lock = w.mem.join(LOCK_FILE);
+    fs::write(&lock, other.id().to_string()).unwrap();
+    filetime::set_file_mtime(&lock, filetime::FileTime::from_unix_time(NOW as i64 - 120, 0)).unwrap();
+    let err = w.offline(true).unwrap_err();
+    assert_eq!(err.code(), "locked");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "another dream holds the lock {} (PID {}, taken 2 min ago); wait for it to finish, or remove the file if that process is not a dream",
+            lock.display(),
+            other.id()
+        )
+    );
+    assert_eq!(fs::read_to_string(&lock).unwrap(), other.id().to_string(), "lock untouched");
+    assert!(w.dreams.list(&w.mem).unwrap().0.is_empty(), "a blocked dream is not a dream");
+    let status = w.dreams.status(&w.target(), &Enablement::On);
+    assert!(status.lock.held && status.lock.holder_alive);
+
+    // The holder dies (a crash): its lock is reclaimed at once.
+    other.kill().unwrap();
+    other.wait().unwrap();
+    let rec = w.offline(true).unwrap();
+    assert_eq!(rec.status, DreamStatus::Applied);
+    assert_eq!(fs::read_to_string(&lock).unwrap(), std::process::id().to_string(), "our PID, Claude Code's format");
+    let lock_mtime = filetime::FileTime::from_last_modification_time(&fs::metadata(&lock).unwrap());
+    assert_eq!(lock_mtime.unix_seconds(), NOW as i64, "mtime = consolidated at (the injected clock)");
+    let prior = rec.lock.unwrap().prior_mtime_ns;
+    assert_eq!(prior, i128::from(NOW as i64 - 120) * 1_000_000_000);
+    // Mneme's own dream now blocks a second dreamer in the same way.
+    assert_eq!(w.offline(true).unwrap_err().code(), "locked");
+}
+
+/// A provider whose every call fails, for the rollback path.
+struct Failing;
+
+impl Provider for Failing {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Anthropic
+    }
+    fn model(&self) -> &str {
+        "failing-model"
+    }
+    fn complete<'a>(
+        &'a self,
+        _request: &'a Request,
+        _cancel: &'a Cancel,
+    ) -> futures_util::future::BoxFuture<'a, Result<Response, ModelError>> {
+        Box::pin(async { Err(ModelError::Network("127.0.0.1:9".into())) })
+    }
+}
+
+#[test]
+fn a_failed_dream_rolls_the_lock_back_and_is_recorded() {
+    let w = duplicated_world();
+    let lock = w.mem.join(LOCK_FILE);
+    fs::write(&lock, "").unwrap();
+    filetime::set_file_mtime(&lock, filetime::FileTime::from_unix_time(1_700_000_000, 0)).unwrap();
+    let before = w.snapshot();
+    let failing = Failing;
+    let opts = mneme_dream::RunOptions {
+        trigger: mneme_dream::Trigger::Manual,
+        engine: Engine::Model(&failing),
+        apply_now: true,
+        enabled: Enablement::On,
+        cancel: Cancel::new(),
+    };
+    let err = block_on(w.dreams.run(&w.target(), &opts)).unwrap_err();
+    assert_eq!(err.code(), "agent");
+    assert!(err.to_string().contains("could not reach 127.0.0.1:9"), "{err}");
+    assert_eq!(fs::read_to_string(&lock).unwrap(), "", "rolled back: body emptied");
+    let mtime = filetime::FileTime::from_last_modification_time(&fs::metadata(&lock).unwrap());
+    assert_eq!(mtime.unix_seconds(), 1_700_000_000, "rolled back: old mtime restored");
+    assert_eq!(w.snapshot(), before);
+    let (records, _) = w.dreams.list(&w.mem).unwrap();
+    assert_eq!(records[0].status, DreamStatus::Failed);
+    assert_eq!(records[0].provider, "anthropic");
+    assert_eq!(records[0].model.as_deref(), Some("failing-model"));
+
+    // Without a lock before, the rollback removes it.
+    fs::remove_file(&lock).unwrap();
+    let cancelled = Cancel::new();
+    cancelled.cancel();
+    let opts = mneme_dream::RunOptions { cancel: cancelled, ..opts };
+    let err = block_on(w.dreams.run(&w.target(), &opts)).unwrap_err();
+    assert!(matches!(err.code(), "cancelled" | "agent"), "{err}");
+    assert!(!lock.exists());
+}
+
+fn session(w: &World, n: u32) {
+    let dir = w.target().transcript_dir;
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join(format!("{n:08x}-1111-4111-8111-111111111111.jsonl")), "{}\n").unwrap();
+}
+
+#[test]
+fn the_scheduler_dreams_only_when_every_gate_opens() {
+    let w = duplicated_world();
+    let t = w.target();
+    let tick = |e: &Enablement| block_on(w.dreams.tick(&t, e, Engine::Offline)).unwrap();
+    assert!(tick(&Enablement::AutoDreamOff { source: None }).is_none());
+    for n in 0..4 {
+        session(&w, n);
+    }
+    assert!(tick(&Enablement::On).is_none(), "4 sessions are not enough");
+    session(&w, 4);
+    assert!(tick(&Enablement::On).is_none(), "scanned under 10 minutes ago");
+    w.clock.advance(600);
+    let rec = tick(&Enablement::On).expect("every gate open");
+    assert_eq!(rec.trigger, mneme_dream::Trigger::Auto);
+    assert_eq!(rec.sessions.len(), 5);
+    assert_eq!(rec.status, DreamStatus::Pending, "review mode");
+    assert_eq!(rec.gate.sessions_since, 5);
+    // The lock's new mtime closes the time gate for 24 hours.
+    w.clock.advance(3600);
+    assert!(tick(&Enablement::On).is_none());
+    w.dreams.set_mode(&w.mem, DreamMode::Off).unwrap();
+    w.clock.advance(48 * 3600);
+    session(&w, 9);
+    assert!(tick(&Enablement::On).is_none(), "mode off: no automatic dreams");
+}
+
+#[test]
+fn daily_logs_append_and_feed_the_next_dream() {
+    let w = World::new();
+    w.write("MEMORY.md", "");
+    let a = w.dreams.log(&w.mem, "Always run cargo fmt before committing").unwrap();
+    assert_eq!(a.line, "- 12:00 Always run cargo fmt before committing");
+    w.dreams.log(&w.mem, "fixed the flaky test").unwrap();
+    let (path, text) = w.dreams.read_log(&w.mem, None).unwrap();
+    assert_eq!(path, w.mem.join("logs/2026/05/2026-05-06.md"));
+    let log = text.unwrap();
+    assert_eq!(log, "- 12:00 Always run cargo fmt before committing\n- 12:00 fixed the flaky test\n");
+    let rec = w.offline(true).unwrap();
+    assert_eq!(rec.stats.as_ref().unwrap().distilled, 1);
+    assert!(w.read("MEMORY.md").contains("Always run cargo fmt before committing"));
+    assert_eq!(fs::read_to_string(&path).unwrap(), log, "the log itself is untouched");
+}
+
+#[test]
+fn a_running_holder_keeps_a_fresh_lock_and_a_killed_one_leaves_it_reclaimable() {
+    // A real process holding the lock the way a crashing dreamer would: PID written, then
+    // killed with SIGKILL before it could roll back.
+    let w = World::new();
+    w.write("a.md", &topic("A", "a", "user", "A."));
+    let mut holder: Child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf '%s' $$ > '{}'; exec sleep 60", w.mem.join(LOCK_FILE).display()))
+        .spawn()
+        .unwrap();
+    while fs::read_to_string(w.mem.join(LOCK_FILE)).map(|s| s.is_empty()).unwrap_or(true) {
+        std::thread::yield_now();
+    }
+    // The file's mtime is the real time of the write; the clock must agree for "fresh".
+    let real_now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let w = World { clock: TestClock::at(real_now), ..w };
+    let w = World { dreams: mneme_dream::Dreams::new(w.home.env.clone(), w.clock.clone()), ..w };
+    assert_eq!(w.offline(true).unwrap_err().code(), "locked");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(w.offline(true).unwrap().status, DreamStatus::Applied);
+}
