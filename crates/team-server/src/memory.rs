@@ -1,10 +1,11 @@
 //! Team memory semantics, independent of HTTP: reads, upserting writes with preconditions,
 //! soft deletes, the entry cap, history and rollback.
 //!
-//! Every write reads a snapshot, decides, and commits only if the repository is still at the
-//! version it read; if another writer got there first it starts over from a fresh snapshot,
-//! re-checking the caller's `If-Match` against the new state. A write is therefore acknowledged
-//! only after its own commit, and never overwrites a commit it did not see.
+//! Every write reads the repository under its write lock in the database, decides (checking
+//! the caller's `If-Match` against that state), and commits in the same transaction, so a
+//! write is acknowledged only after its own commit and never overwrites a commit it did not
+//! see. The commit also checks that the version is still the one read; should it ever have
+//! moved, the write starts over from a fresh read.
 
 use crate::checksum::{entry_checksum, repo_checksum};
 use crate::store::{Change, Commit, CommitOutcome, EntryState, Repo, Snapshot, Store, StoreError};
@@ -85,8 +86,7 @@ pub struct Written {
     pub changed: bool,
 }
 
-/// Unconditional writers retry on a lost race; this bounds the retries under pathological
-/// contention (each lost race means another writer made progress).
+/// Bounds the start-overs after a moved version (each one means another writer made progress).
 const MAX_ATTEMPTS: usize = 64;
 
 #[derive(Clone)]
@@ -118,50 +118,58 @@ impl Memory {
         ops: &[Op],
     ) -> Result<Written, WriteError> {
         for _ in 0..MAX_ATTEMPTS {
-            let Some(snap) = self.store.snapshot(repo.id, false).await? else {
-                return Err(StoreError::Database(sqlx::Error::RowNotFound).into());
-            };
-            let current = &snap.repo;
-            if let Some(tags) = precondition {
-                if !tags.matches_strong(&current.checksum, current.version > 0) {
-                    return Err(WriteError::PreconditionFailed);
+            let mut result: Option<Result<Written, WriteError>> = None;
+            let mut decide = |snap: &Snapshot| {
+                let current = &snap.repo;
+                if let Some(tags) = precondition {
+                    if !tags.matches_strong(&current.checksum, current.version > 0) {
+                        result = Some(Err(WriteError::PreconditionFailed));
+                        return None;
+                    }
                 }
-            }
-            let now = self.now_ms().max(current.last_modified_ms);
-            let plan = plan(&snap.entries, ops, now);
-            if plan.changes.is_empty() {
-                return Ok(Written {
-                    version: current.version,
-                    checksum: current.checksum.clone(),
-                    last_modified_ms: current.last_modified_ms,
-                    changed: false,
-                });
-            }
-            let max = self.max_entries(current);
-            let live_before = snap.entries.iter().filter(|e| !e.deleted).count() as u64;
-            // The cap stops growth; a repository already over a lowered cap can still be
-            // edited and shrunk.
-            if plan.live_after > max && plan.live_after > live_before {
-                return Err(WriteError::TooManyEntries { max, received: plan.live_after });
-            }
-            let commit = Commit {
-                expected_version: current.version,
-                version: current.version + 1,
-                checksum: plan.checksum,
-                now_ms: now,
-                author,
-                changes: plan.changes,
-            };
-            match self.store.commit(repo.id, &commit).await? {
-                CommitOutcome::Committed => {
-                    return Ok(Written {
-                        version: commit.version,
-                        checksum: commit.checksum,
-                        last_modified_ms: now,
-                        changed: true,
-                    })
+                // Never earlier than the last change, so lastModified only moves forward.
+                let now = self.now_ms().max(current.last_modified_ms);
+                let plan = plan(&snap.entries, ops, now);
+                if plan.changes.is_empty() {
+                    result = Some(Ok(Written {
+                        version: current.version,
+                        checksum: current.checksum.clone(),
+                        last_modified_ms: current.last_modified_ms,
+                        changed: false,
+                    }));
+                    return None;
                 }
-                CommitOutcome::VersionMoved => continue,
+                let max = self.max_entries(current);
+                let live_before = snap.entries.iter().filter(|e| !e.deleted).count() as u64;
+                // The cap stops growth; a repository already over a lowered cap can still be
+                // edited and shrunk.
+                if plan.live_after > max && plan.live_after > live_before {
+                    result = Some(Err(WriteError::TooManyEntries { max, received: plan.live_after }));
+                    return None;
+                }
+                let version = current.version + 1;
+                result = Some(Ok(Written {
+                    version,
+                    checksum: plan.checksum.clone(),
+                    last_modified_ms: now,
+                    changed: true,
+                }));
+                Some(Commit {
+                    expected_version: current.version,
+                    version,
+                    checksum: plan.checksum,
+                    now_ms: now,
+                    author,
+                    changes: plan.changes,
+                })
+            };
+            let outcome = self.store.write(repo.id, &mut decide).await?;
+            match outcome {
+                None => return Err(StoreError::Database(sqlx::Error::RowNotFound).into()),
+                Some(CommitOutcome::VersionMoved) => continue,
+                Some(CommitOutcome::Committed | CommitOutcome::Declined) => {
+                    return result.unwrap_or(Err(WriteError::Contended));
+                }
             }
         }
         Err(WriteError::Contended)

@@ -1,10 +1,13 @@
 //! Storage behind one trait, so the HTTP layer never sees SQL.
 //!
 //! [`SqlStore`] implements it for SQLite (embedded, WAL, the default) and PostgreSQL (several
-//! server replicas behind a load balancer). Both keep the same tables; every write to team
-//! memory is a [`Commit`] that only lands if the repository is still at the version the writer
-//! read (`UPDATE repos … WHERE version = expected`), so concurrency control lives in the
-//! database and replicas need no shared memory.
+//! server replicas behind a load balancer). Both keep the same tables. Every write to team
+//! memory goes through [`Store::write`]: inside one database transaction the repository row
+//! is locked (PostgreSQL `SELECT … FOR UPDATE`; SQLite's single write lock), the current
+//! state is read, the caller decides, and the resulting [`Commit`] lands only if the
+//! repository is still at the version that was read (`UPDATE repos … WHERE version =
+//! expected`). Concurrency control therefore lives in the database, and replicas need no
+//! shared memory.
 
 mod sql;
 
@@ -118,9 +121,16 @@ pub struct Commit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommitOutcome {
     Committed,
-    /// Someone else committed first; re-read and decide again.
+    /// The decision was to write nothing.
+    Declined,
+    /// Someone else committed first; re-read and decide again. The row lock makes this
+    /// unreachable in practice; the version check stays as the guarantee.
     VersionMoved,
 }
+
+/// Looks at the current state (entries without content) and returns the commit to make, or
+/// `None` to write nothing.
+pub type Decide<'a> = dyn FnMut(&Snapshot) -> Option<Commit> + Send + 'a;
 
 /// One version of one key, for audit and rollback.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -240,7 +250,9 @@ pub trait Store: Send + Sync {
 
     /// The repository row and every key (with content when `with_content`), read consistently.
     async fn snapshot(&self, repo_id: i64, with_content: bool) -> Result<Option<Snapshot>, StoreError>;
-    async fn commit(&self, repo_id: i64, commit: &Commit) -> Result<CommitOutcome, StoreError>;
+    /// Reads the repository under its write lock, asks `decide`, and commits its answer in
+    /// the same transaction. `Ok(None)` when the repository does not exist.
+    async fn write(&self, repo_id: i64, decide: &mut Decide<'_>) -> Result<Option<CommitOutcome>, StoreError>;
     /// Newest first.
     async fn history(&self, repo_id: i64, key: &str) -> Result<Vec<HistoryRow>, StoreError>;
     async fn history_version(&self, repo_id: i64, key: &str, version: i64) -> Result<Option<HistoryRow>, StoreError>;
