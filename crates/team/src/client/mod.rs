@@ -503,6 +503,7 @@ impl SyncClient {
     }
 
     fn pull_inner(&self, server: &str, repo: &str, st: &mut SyncState, skip_etag: bool) -> Result<PullReport, SyncError> {
+        self.token(server)?;
         files::check_canonical(&self.target.memory_dir)?;
         let etag = if skip_etag { None } else { st.last_known_checksum.clone() };
         let reply = self.fetch(server, repo, etag.as_deref())?;
@@ -635,6 +636,8 @@ impl SyncClient {
     }
 
     fn push_inner(&self, server: &str, repo: &str, st: &mut SyncState) -> Result<PushReport, SyncError> {
+        // Signed out is `no_oauth` even when there is nothing to send, as in Claude Code.
+        self.token(server)?;
         files::check_canonical(&self.target.memory_dir)?;
         let local = files::read_local(&self.target.team_dir())?;
         let mut report = PushReport { skipped_secrets: local.skipped_secrets.clone(), oversized: local.oversized.clone(), ..Default::default() };
