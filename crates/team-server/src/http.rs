@@ -189,38 +189,47 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
+/// 429 once `token` is over its rate limit.
+fn rate_limit(app: &AppState, token: &str) -> Result<(), ApiError> {
+    let Some(limiter) = &app.limiter else { return Ok(()) };
+    if let Err(not_until) = limiter.check_key(&auth::token_hash(token)) {
+        let wait = not_until.wait_time_from(DefaultClock::default().now());
+        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        return Err(ApiError {
+            retry_after: Some(secs.max(1)),
+            ..ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "Too many requests with this token; wait for Retry-After seconds.",
+            )
+        });
+    }
+    // The limiter keeps one cell per token ever seen; drop the idle ones now and then.
+    if limiter.len() > 10_000 {
+        limiter.retain_recent();
+    }
+    Ok(())
+}
+
 /// 401 without a live access token; 429 once the token is over its rate limit.
 async fn authenticate(app: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError> {
     let token = bearer(headers).ok_or_else(ApiError::unauthorized)?;
     let user_id = auth::authenticate(app.store(), token, app.now_ms()).await?.ok_or_else(ApiError::unauthorized)?;
-    if let Some(limiter) = &app.limiter {
-        if let Err(not_until) = limiter.check_key(&auth::token_hash(token)) {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-            return Err(ApiError {
-                retry_after: Some(secs.max(1)),
-                ..ApiError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "rate_limited",
-                    "Too many requests with this token; wait for Retry-After seconds.",
-                )
-            });
-        }
-        // The limiter keeps one cell per token ever seen; drop the idle ones now and then.
-        if limiter.len() > 10_000 {
-            limiter.retain_recent();
-        }
-    }
+    rate_limit(app, token)?;
     Ok(Caller { user_id })
 }
 
-/// The repository and the caller's role in it; 403 when there is no grant (whether or not
-/// the repository is known, so that names cannot be probed).
-async fn authorize(app: &AppState, caller: &Caller, slug: &str) -> Result<(Repo, Role), ApiError> {
-    let Some(repo) = app.store().repo_by_slug(slug).await? else { return Err(ApiError::forbidden(slug)) };
-    match app.store().role(caller.user_id, repo.id).await? {
-        Some(role) => Ok((repo, role)),
-        None => Err(ApiError::forbidden(slug)),
+/// [`authenticate`], then the repository and the caller's role in it, in one database round
+/// trip; 403 when there is no grant (whether or not the repository is known, so that names
+/// cannot be probed).
+async fn authorize(app: &AppState, headers: &HeaderMap, slug: &str) -> Result<(Caller, Repo, Role), ApiError> {
+    let token = bearer(headers).ok_or_else(ApiError::unauthorized)?;
+    let access =
+        app.store().access(&auth::token_hash(token), slug, app.now_ms()).await?.ok_or_else(ApiError::unauthorized)?;
+    rate_limit(app, token)?;
+    match (access.repo, access.role) {
+        (Some(repo), Some(role)) => Ok((Caller { user_id: access.user_id }, repo, role)),
+        _ => Err(ApiError::forbidden(slug)),
     }
 }
 
@@ -274,8 +283,7 @@ async fn get_team_memory(
     Query(q): Query<RepoQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = authenticate(&app, &headers).await?;
-    let (repo, _) = authorize(&app, &caller, q.repo()?).await?;
+    let (_, repo, _) = authorize(&app, &headers, q.repo()?).await?;
     if repo.version == 0 {
         return Err(not_found_yet());
     }
@@ -349,8 +357,7 @@ async fn put_team_memory(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let caller = authenticate(&app, &headers).await?;
-    let (repo, _) = authorize(&app, &caller, q.repo()?).await?;
+    let (caller, repo, _) = authorize(&app, &headers, q.repo()?).await?;
     let limit = usize::try_from(app.config.max_body_bytes).unwrap_or(usize::MAX);
     let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
         ApiError::new(
@@ -413,8 +420,7 @@ async fn history(
     Query(q): Query<RepoQuery>,
     headers: HeaderMap,
 ) -> Result<Json<HistoryResponse>, ApiError> {
-    let caller = authenticate(&app, &headers).await?;
-    let (repo, _) = authorize(&app, &caller, q.repo()?).await?;
+    let (_, repo, _) = authorize(&app, &headers, q.repo()?).await?;
     let key = q.key()?;
     let versions = app
         .store()
@@ -439,8 +445,7 @@ async fn rollback(
     headers: HeaderMap,
     Json(req): Json<RollbackRequest>,
 ) -> Result<Response, ApiError> {
-    let caller = authenticate(&app, &headers).await?;
-    let (repo, role) = authorize(&app, &caller, q.repo()?).await?;
+    let (caller, repo, role) = authorize(&app, &headers, q.repo()?).await?;
     require_lead(role, &repo)?;
     let version = i64::try_from(req.version).unwrap_or(i64::MAX);
     let Some(target) = app.store().history_version(repo.id, &req.key, version).await? else {
@@ -460,8 +465,7 @@ async fn remove_entry(
     Query(q): Query<RepoQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let caller = authenticate(&app, &headers).await?;
-    let (repo, role) = authorize(&app, &caller, q.repo()?).await?;
+    let (caller, repo, role) = authorize(&app, &headers, q.repo()?).await?;
     require_lead(role, &repo)?;
     let key = q.key()?.to_string();
     let snap = app.memory.snapshot(&repo, false).await?.ok_or_else(not_found_yet)?;

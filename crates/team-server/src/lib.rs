@@ -1,8 +1,9 @@
 //! `mneme-server`: the team-memory sync server.
 //!
 //! It speaks exactly the HTTP API Claude Code's team-memory client speaks (reference §8.2,
-//! types in [`mneme_team::wire`]), so a Claude Code session pointed at it with
-//! `TEAM_MEMORY_SYNC_URL` and Mneme's own client both sync through it:
+//! types in [`mneme_team::wire`]); Mneme's sync client, which reproduces Claude Code's, syncs
+//! through it. (Claude Code itself authenticates with its Anthropic OAuth token, which only
+//! Anthropic can verify, so it is the wire format, not Claude Code's sign-in, that is shared.)
 //!
 //! - `GET /api/claude_code/team_memory?repo=owner%2Fname` — 200 with every live entry, their
 //!   checksums and the tombstones (`content.deletedEntries`), 304 when `If-None-Match` names

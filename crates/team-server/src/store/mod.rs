@@ -78,6 +78,16 @@ pub struct Repo {
     pub max_entries: Option<i64>,
 }
 
+/// The result of [`Store::access`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    pub user_id: i64,
+    /// `None` when no repository has that name.
+    pub repo: Option<Repo>,
+    /// `None` when the user has no grant for it.
+    pub role: Option<Role>,
+}
+
 /// One key's current state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryState {
@@ -241,6 +251,9 @@ pub trait Store: Send + Sync {
     async fn user_by_id(&self, id: i64) -> Result<Option<User>, StoreError>;
 
     async fn repo_by_slug(&self, slug: &str) -> Result<Option<Repo>, StoreError>;
+    /// Everything one API request needs, in one round trip: the user behind a live access
+    /// token (`None` if it is not live) and the repository `slug` with that user's role in it.
+    async fn access(&self, token_hash: &str, slug: &str, now_ms: i64) -> Result<Option<Access>, StoreError>;
     /// Registers `slug` under `team` with no data yet (version 0, `empty_checksum`).
     async fn create_repo(&self, team: &str, slug: &str, empty_checksum: &str) -> Result<Repo, StoreError>;
     async fn set_max_entries(&self, repo_id: i64, max: Option<i64>) -> Result<(), StoreError>;

@@ -341,6 +341,29 @@ impl Store for SqlStore {
         Ok(row.as_ref().map(repo_from).transpose()?)
     }
 
+    async fn access(&self, token_hash: &str, slug: &str, now_ms: i64) -> Result<Option<Access>, StoreError> {
+        let row = sqlx::query(
+            "SELECT tk.user_id, r.id, t.name AS team, r.slug, r.version, r.checksum, r.last_modified_ms, \
+             r.max_entries, g.role FROM tokens tk \
+             LEFT JOIN repos r ON r.slug_key = $2 LEFT JOIN teams t ON t.id = r.team_id \
+             LEFT JOIN grants g ON g.user_id = tk.user_id AND g.repo_id = r.id \
+             WHERE tk.hash = $1 AND tk.kind = 'access' AND tk.revoked_ms IS NULL AND tk.expires_ms > $3",
+        )
+        .bind(token_hash)
+        .bind(slug_key(slug))
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let repo_id: Option<i64> = row.try_get("id")?;
+        let repo = match repo_id {
+            Some(_) => Some(repo_from(&row)?),
+            None => None,
+        };
+        let role: Option<String> = row.try_get("role")?;
+        Ok(Some(Access { user_id: row.try_get("user_id")?, repo, role: role.map(|r| Role::parse(&r)) }))
+    }
+
     async fn create_repo(&self, team: &str, slug: &str, empty_checksum: &str) -> Result<Repo, StoreError> {
         let res = sqlx::query(
             "INSERT INTO repos (team_id, slug, slug_key, version, checksum, last_modified_ms) \
