@@ -32,8 +32,8 @@ pub enum DreamCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Dream now (the lock is still honoured). Held for review unless --yes or the folder's
-    /// mode is automatic.
+    /// Dream now (the lock is still honoured). Applied at once unless the folder's mode is
+    /// review or off, which hold it until approved (--yes applies it anyway).
     Run {
         #[command(flatten)]
         at: Folder,
@@ -43,7 +43,7 @@ pub enum DreamCommand {
         /// offline, claude-cli, anthropic or openai (default: the provider in Settings).
         #[arg(long, value_name = "NAME")]
         provider: Option<String>,
-        /// Apply at once instead of holding the dream for review.
+        /// Apply at once even when the folder's mode holds dreams for review.
         #[arg(long)]
         yes: bool,
         #[arg(long)]
@@ -95,7 +95,8 @@ pub enum DreamCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Show or set what happens to this folder's dreams: automatic, review or off.
+    /// Show or set what happens to this folder's dreams: automatic (the default: applied at
+    /// once), review (held until approved or rejected) or off (no automatic dreams).
     Mode {
         #[arg(value_name = "MODE")]
         mode: Option<String>,

@@ -60,14 +60,15 @@ impl DreamStatus {
 }
 
 /// What happens to a dream's changes: applied at once, held for review, or (for the
-/// scheduler) no automatic dreams at all.
+/// scheduler) no automatic dreams at all. The values and the default are those of the
+/// project review mode extraction uses, so the two can share one setting.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum DreamMode {
-    /// Apply at once; every dream stays undoable.
+    /// Apply at once, as Claude Code does; every dream stays undoable.
+    #[default]
     Automatic,
     /// Hold each dream until it is approved or rejected.
-    #[default]
     Review,
     /// The scheduler never dreams for this folder; a manual run is held for review.
     Off,
@@ -267,7 +268,7 @@ impl History {
         Ok((records, damaged))
     }
 
-    /// The review mode of this folder (review when never set).
+    /// The review mode of this folder (automatic when never set).
     pub fn mode(&self) -> Result<DreamMode, DreamError> {
         let path = self.dir.join(MODE_FILE);
         match fs::read(&path) {
@@ -318,12 +319,12 @@ mod tests {
     }
 
     #[test]
-    fn mode_defaults_to_review_and_persists() {
+    fn mode_defaults_to_automatic_and_persists() {
         let d = tempfile::tempdir().unwrap();
         let h = History::new(d.path(), Path::new("/x/memory"));
-        assert_eq!(h.mode().unwrap(), DreamMode::Review);
-        h.set_mode(DreamMode::Automatic).unwrap();
         assert_eq!(h.mode().unwrap(), DreamMode::Automatic);
+        h.set_mode(DreamMode::Review).unwrap();
+        assert_eq!(h.mode().unwrap(), DreamMode::Review);
         assert!(h.list().unwrap().0.is_empty(), "the settings file is not a record");
         assert_eq!(DreamMode::parse(" Auto "), Some(DreamMode::Automatic));
         assert_eq!(DreamMode::parse("later"), None);

@@ -11,6 +11,7 @@ use std::process::{Child, Command};
 
 fn duplicated_world() -> World {
     let w = World::new();
+    w.dreams.set_mode(&w.mem, DreamMode::Review).unwrap();
     w.write("tabs_old.md", &topic("Prefers tabs", "Use tabs for indentation", "feedback", "Always indent with tabs.\n**Why:** team style."));
     w.write("tabs_new.md", &topic("Tabs preference", "Use tabs for indentation in code", "feedback", "Always indent with tabs, never spaces.\n**Why:** team style."));
     filetime::set_file_mtime(w.mem.join("tabs_old.md"), filetime::FileTime::from_unix_time(NOW as i64 - 90_000, 0)).unwrap();
@@ -24,7 +25,7 @@ fn review_mode_holds_the_dream_until_approved_and_undo_restores_every_byte() {
     let w = duplicated_world();
     let before = w.snapshot();
     let rec = w.offline(false).unwrap();
-    assert_eq!(rec.status, DreamStatus::Pending, "review is the default mode");
+    assert_eq!(rec.status, DreamStatus::Pending, "review mode");
     assert_eq!(w.snapshot(), before, "nothing written while pending");
     assert_eq!(rec.provider, "offline");
     let (added, changed, removed) = rec.counts();
@@ -105,9 +106,11 @@ fn approve_and_undo_refuse_when_files_changed_since_and_force_keeps_the_newer_te
 #[test]
 fn a_dream_that_creates_the_index_is_undone_completely() {
     let w = World::new();
+    assert_eq!(w.dreams.mode(&w.mem).unwrap(), DreamMode::Automatic, "the default, as in Claude Code");
     w.write("a.md", &topic("Alpha", "first", "user", "Alpha fact."));
     let before = w.snapshot();
-    let rec = w.offline(true).unwrap();
+    let rec = w.offline(false).unwrap();
+    assert_eq!(rec.status, DreamStatus::Applied);
     assert_eq!(w.read("MEMORY.md"), "- [Alpha](a.md) — first\n");
     assert_eq!(rec.changeset.changes[0].before, None);
     w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();

@@ -1,0 +1,241 @@
+//! `mneme dream` and `mneme log` on the real binary in hermetic homes: the review flow, undo
+//! byte for byte, two processes racing for the lock, a dream in progress blocking another, a
+//! killed dreamer's lock reclaimed, and a lock held in Claude Code's format blocking Mneme.
+
+use mneme_stub_model::StubModel;
+use mneme_testsupport::{topic, TestHome};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn command(h: &TestHome, cwd: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", h.home())
+        .env("CLAUDE_CONFIG_DIR", h.config_home())
+        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
+        .env("MNEME_KEYRING_SERVICE", "mneme-dream-cli-test")
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .current_dir(cwd)
+        .arg("--managed-dir")
+        .arg(h.root.join("managed"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+fn run(h: &TestHome, cwd: &Path, args: &[&str]) -> Output {
+    command(h, cwd, args).output().expect("mneme runs")
+}
+
+fn ok(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
+    let out = run(h, cwd, args);
+    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+fn fails(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
+    let out = run(h, cwd, args);
+    assert_eq!(out.status.code(), Some(1), "mneme {args:?} should fail: {}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8(out.stderr).expect("utf-8");
+    assert_eq!(err.trim_end().lines().count(), 1, "one clear line, got: {err}");
+    err
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// A repository whose memory holds two near-duplicate feedback memories and a dangling line.
+fn project() -> (TestHome, PathBuf, PathBuf) {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    let mem = h.memdir_for(&repo);
+    fs::create_dir_all(&mem).unwrap();
+    fs::write(mem.join("tabs_old.md"), topic("Prefers tabs", "Use tabs for indentation", "feedback", "Always indent with tabs.\n**Why:** team style.")).unwrap();
+    mneme_testsupport::set_mtime(&mem.join("tabs_old.md"), 1_700_000_000);
+    fs::write(mem.join("tabs_new.md"), topic("Tabs preference", "Use tabs for indentation in code", "feedback", "Always indent with tabs, never spaces.\n**Why:** team style.")).unwrap();
+    fs::write(mem.join("MEMORY.md"), "- [Old](tabs_old.md) — tabs\n- [New](tabs_new.md) — tabs\n- [Gone](gone.md) — x\n").unwrap();
+    (h, repo, mem)
+}
+
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else if e.file_name() != ".consolidate-lock" {
+                out.insert(p.strip_prefix(root).unwrap().to_string_lossy().into_owned(), fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[test]
+fn status_run_review_and_undo() {
+    let (h, repo, mem) = project();
+    let before = tree(&mem);
+    let status = json(&ok(&h, &repo, &["dream", "status", "--json"]));
+    assert_eq!(status["status"]["blockedBy"], "enabled");
+    assert_eq!(status["status"]["memoryDir"], mem.to_string_lossy().as_ref());
+    assert_eq!(status["mode"], "automatic");
+    assert_eq!(status["status"]["lock"]["exists"], false);
+    ok(&h, &repo, &["settings", "auto-dream", "on"]);
+    let text = ok(&h, &repo, &["dream", "status"]);
+    assert!(text.contains("Auto dream:         On: autoDreamEnabled is true and auto memory is on."), "{text}");
+    assert!(text.contains("Last consolidated:  never"), "{text}");
+    assert!(text.contains("Blocked by:         the session gate (0 of 5 sessions)"), "{text}");
+
+    ok(&h, &repo, &["dream", "mode", "review"]);
+    let rec = json(&ok(&h, &repo, &["dream", "run", "--offline", "--json"]));
+    let id = rec["id"].as_str().unwrap().to_string();
+    assert_eq!(rec["status"], "pending");
+    assert_eq!(rec["provider"], "offline");
+    assert_eq!(tree(&mem), before, "held for review");
+    let lock = fs::read_to_string(mem.join(".consolidate-lock")).unwrap();
+    assert!(lock.parse::<u32>().is_ok(), "Claude Code's lock format: a PID, got {lock:?}");
+
+    let history = ok(&h, &repo, &["dream", "history"]);
+    assert!(history.starts_with(&id) && history.contains("manual  offline     pending   +0 ~2 -1"), "{history}");
+    let shown = ok(&h, &repo, &["dream", "show", &id]);
+    assert!(shown.contains("  removed  tabs_old.md\n"), "{shown}");
+    assert!(shown.contains("           - - [Gone](gone.md) — x\n"), "a diff per change: {shown}");
+    assert!(shown.contains(&format!("Held for review: apply with `mneme dream approve {id}`")), "{shown}");
+
+    let applied = ok(&h, &repo, &["dream", "approve", &id]);
+    assert!(applied.starts_with(&format!("Applied dream {id} (3 file(s))")), "{applied}");
+    assert!(!mem.join("tabs_old.md").exists());
+    assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "- [New](tabs_new.md) — tabs\n");
+    let err = fails(&h, &repo, &["dream", "reject", &id]);
+    assert_eq!(err, format!("mneme: dream {id} is applied, so it cannot be rejected\n"));
+
+    fs::write(mem.join("MEMORY.md"), "edited since\n").unwrap();
+    let err = fails(&h, &repo, &["dream", "undo", "--last"]);
+    assert!(err.starts_with(&format!("mneme: MEMORY.md changed since dream {id} was applied; nothing was undone.")), "{err}");
+    fs::write(mem.join("MEMORY.md"), "- [New](tabs_new.md) — tabs\n").unwrap();
+    let undone = json(&ok(&h, &repo, &["dream", "undo", &id, "--json"]));
+    assert_eq!(undone["status"], "undone");
+    assert_eq!(tree(&mem), before, "byte-identical after undo");
+    assert_eq!(fails(&h, &repo, &["dream", "show", "12345"]), "mneme: no dream with id 12345 for this memory folder; list them with `mneme dream history`\n");
+    assert_eq!(fails(&h, &repo, &["dream", "mode", "sometimes"]), "mneme: 'sometimes' is not a dream mode. Use one of: automatic, review, off.\n");
+    ok(&h, &repo, &["dream", "mode", "off", "--memory-dir", &mem.to_string_lossy()]);
+    assert_eq!(ok(&h, &repo, &["dream", "mode"]), "off\n");
+}
+
+#[test]
+fn two_processes_racing_consolidate_exactly_once() {
+    for round in 0..4 {
+        let (h, repo, mem) = project();
+        let spawn = || command(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]).spawn().unwrap();
+        let (a, b) = (spawn(), spawn());
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let mut consolidated = 0;
+        for out in &outs {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if out.status.success() {
+                let rec = json(&String::from_utf8_lossy(&out.stdout));
+                assert_eq!(rec["status"], "applied");
+                if !rec["changeset"]["changes"].as_array().unwrap().is_empty() {
+                    consolidated += 1;
+                }
+            } else {
+                // The loser saw the winner's live lock.
+                assert!(stderr.contains("another dream holds the lock") || stderr.contains("at the same moment"), "round {round}: {stderr}");
+            }
+        }
+        assert_eq!(consolidated, 1, "round {round}: exactly one process consolidates");
+        assert!(!mem.join("tabs_old.md").exists());
+        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "- [New](tabs_new.md) — tabs\n");
+        let tabs = fs::read_to_string(mem.join("tabs_new.md")).unwrap();
+        assert_eq!(tabs.matches("Always indent with tabs.\n").count(), 1, "merged once: {tabs}");
+    }
+}
+
+fn wait_for_lock_pid(mem: &Path, pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while fs::read_to_string(mem.join(".consolidate-lock")).ok().as_deref() != Some(&pid.to_string()) {
+        assert!(Instant::now() < deadline, "the dreamer never took the lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_dream_in_progress_blocks_another_and_a_killed_dreamers_lock_is_reclaimed() {
+    let (h, repo, mem) = project();
+    // A model-driven dream whose model never answers holds the lock for as long as it runs.
+    let stub = StubModel::start_blocking();
+    stub.push_hang();
+    let data = h.root.join("mneme-data");
+    fs::create_dir_all(&data).unwrap();
+    fs::write(data.join("providers.json"), format!("{{\"kind\": \"anthropic\", \"base_url\": \"{}\"}}", stub.base_url())).unwrap();
+    let mut first: Child = command(&h, &repo, &["dream", "run"]).spawn().unwrap();
+    wait_for_lock_pid(&mem, first.id());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stub.model_requests().is_empty() {
+        assert!(Instant::now() < deadline, "the dreamer never asked the model");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let err = fails(&h, &repo, &["dream", "run", "--offline"]);
+    assert!(
+        err.starts_with(&format!("mneme: another dream holds the lock {} (PID {}, taken 0 min ago);", mem.join(".consolidate-lock").display(), first.id())),
+        "{err}"
+    );
+    let status = json(&ok(&h, &repo, &["dream", "status", "--json"]));
+    assert_eq!(status["status"]["lock"]["held"], true);
+    assert_eq!(status["status"]["lock"]["holderPid"], first.id());
+
+    // kill -9: no rollback happens, the lock stays with a dead PID and is reclaimable at once.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(fs::read_to_string(mem.join(".consolidate-lock")).unwrap(), first.id().to_string());
+    let status = json(&ok(&h, &repo, &["dream", "status", "--json"]));
+    assert_eq!(status["status"]["lock"]["holderAlive"], false);
+    assert_eq!(status["status"]["lock"]["held"], false);
+    let rec = json(&ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]));
+    assert_eq!(rec["status"], "applied");
+    let prompt = stub.model_requests()[0].body["messages"][0].to_string();
+    assert!(prompt.contains("# Dream: Memory Consolidation"), "the killed dream had sent Claude Code's prompt");
+}
+
+#[test]
+fn a_lock_in_claude_codes_format_blocks_mneme() {
+    let (h, repo, mem) = project();
+    // Any live process's PID with a fresh mtime is a dream in progress to Claude Code and Mneme.
+    let mut claude = Command::new("sleep").arg("60").spawn().unwrap();
+    fs::write(mem.join(".consolidate-lock"), format!("{}\n", claude.id())).unwrap();
+    let err = fails(&h, &repo, &["dream", "run", "--offline", "--yes"]);
+    assert!(err.contains(&format!("(PID {}, taken 0 min ago)", claude.id())), "{err}");
+    assert!(mem.join("tabs_old.md").exists(), "nothing consolidated");
+    claude.kill().unwrap();
+    claude.wait().unwrap();
+    ok(&h, &repo, &["dream", "run", "--offline", "--yes"]);
+    assert!(!mem.join("tabs_old.md").exists());
+}
+
+#[test]
+fn daily_logs_from_the_command_line() {
+    let (h, repo, mem) = project();
+    let out = ok(&h, &repo, &["log", "Always run cargo fmt before committing"]);
+    let logs: Vec<PathBuf> = fs::read_dir(mem.join("logs")).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(logs.len(), 1, "logs/YYYY");
+    assert!(out.contains(" Always run cargo fmt before committing → ") && out.trim_end().ends_with(".md"), "{out}");
+    let shown = ok(&h, &repo, &["log", "show"]);
+    assert!(shown.starts_with("- ") && shown.ends_with(" Always run cargo fmt before committing\n"), "{shown}");
+    assert_eq!(ok(&h, &repo, &["log", "show", "--date", "2001-02-03"]), format!("No log for that day ({} does not exist).\n", mem.join("logs/2001/02/2001-02-03.md").display()));
+    assert_eq!(fails(&h, &repo, &["log", "show", "--date", "yesterday"]), "mneme: 'yesterday' is not a date; write it as YYYY-MM-DD\n");
+    assert_eq!(fails(&h, &repo, &["log", "  "]), "mneme: the log entry is empty; write what happened or what to remember\n");
+    let rec = json(&ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]));
+    assert_eq!(rec["stats"]["distilled"], 1);
+    assert!(fs::read_to_string(mem.join("MEMORY.md")).unwrap().contains("Always run cargo fmt before committing"));
+}
