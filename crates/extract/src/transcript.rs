@@ -245,7 +245,8 @@ fn flag(obj: &Map<String, Value>, key: &str) -> bool {
     obj.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
-fn parse_block(v: &Value) -> Block {
+/// Interprets one content block.
+pub fn parse_block(v: &Value) -> Block {
     let kind = v.get("type").and_then(Value::as_str).unwrap_or_default();
     let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
     match kind {

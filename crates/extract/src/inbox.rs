@@ -1,0 +1,502 @@
+//! The review inbox: what extraction (or dream) would write, held back until the user decides.
+//!
+//! In review mode a run's [`Changeset`] is staged as one item (one JSON file in Mneme's data
+//! folder) and nothing touches the memory folder. Then, per item:
+//!
+//! - **keep**: the changeset is applied as a whole — every topic file lands together with its
+//!   index line, or nothing does. If Claude Code changed any of the files since the item was
+//!   staged, keeping is refused (nothing is overwritten) with a message saying so.
+//! - **edit**: replace the proposed content of one file (its index line follows a changed
+//!   description), then keep.
+//! - **discard**: nothing is written; the item stays in the history as discarded.
+//! - **promote**: the proposed memories go somewhere else instead of the private memory folder:
+//!   appended to the project's `CLAUDE.md` or `CLAUDE.local.md` (atomically, refused if the file
+//!   changed meanwhile), or into team memory (`<memory>/team/`, with its own index line), which
+//!   is refused with Claude Code's message when the content holds a secret.
+
+use crate::data;
+use mneme_agent::{apply_changeset, ApplyError, Changeset, FileChange};
+use mneme_core::{Clock, MemoryType};
+use mneme_store::memdir::{render_entry, IndexDoc, Memdir, MemdirError, Scope};
+use serde::{Deserialize, Serialize};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const INDEX_FILE: &str = "MEMORY.md";
+
+/// Where a memory can be promoted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PromoteTarget {
+    /// `<project>/CLAUDE.md` (checked in, shared).
+    ClaudeMd,
+    /// `<project>/CLAUDE.local.md` (private, not checked in).
+    ClaudeLocal,
+    /// `<memory>/team/` (synced to the team).
+    Team,
+}
+
+impl PromoteTarget {
+    pub fn parse(s: &str) -> Option<PromoteTarget> {
+        match s {
+            "claude-md" => Some(PromoteTarget::ClaudeMd),
+            "claude-local" => Some(PromoteTarget::ClaudeLocal),
+            "team" => Some(PromoteTarget::Team),
+            _ => None,
+        }
+    }
+}
+
+/// Where an item stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "state")]
+pub enum ItemStatus {
+    Pending,
+    Kept { at_ms: u64 },
+    Discarded { at_ms: u64 },
+    Promoted { at_ms: u64, to: PromoteTarget, paths: Vec<PathBuf> },
+}
+
+impl ItemStatus {
+    fn word(&self) -> &'static str {
+        match self {
+            ItemStatus::Pending => "pending",
+            ItemStatus::Kept { .. } => "kept",
+            ItemStatus::Discarded { .. } => "discarded",
+            ItemStatus::Promoted { .. } => "promoted",
+        }
+    }
+}
+
+/// What an item would do to one memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ProposalAction {
+    New,
+    Update,
+    Remove,
+}
+
+/// One memory an item proposes to write or remove (index files are not listed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Proposal {
+    /// Relative to the memory folder.
+    pub rel_path: String,
+    pub action: ProposalAction,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub memory_type: Option<MemoryType>,
+}
+
+/// One staged run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InboxItem {
+    pub id: String,
+    /// The project (the folder Claude Code ran in, realpath'd).
+    pub project_root: PathBuf,
+    pub memory_dir: PathBuf,
+    pub session_id: Option<String>,
+    pub transcript: Option<PathBuf>,
+    pub created_ms: u64,
+    pub created_at: String,
+    /// What produced it (`extract_memories`, `extract_memories (offline)`, `auto_dream`).
+    pub source: String,
+    pub changeset: Changeset,
+    pub proposals: Vec<Proposal>,
+    pub status: ItemStatus,
+}
+
+/// What to stage.
+#[derive(Debug, Clone)]
+pub struct NewItem {
+    pub project_root: PathBuf,
+    pub memory_dir: PathBuf,
+    pub session_id: Option<String>,
+    pub transcript: Option<PathBuf>,
+    pub source: String,
+    pub changeset: Changeset,
+}
+
+/// Every way an inbox action fails. Nothing is ever half-written.
+#[derive(Debug, thiserror::Error)]
+pub enum InboxError {
+    #[error("there is no inbox item `{0}`; run `mneme inbox list` to see the ids")]
+    NotFound(String),
+    #[error("inbox item {id} was already {status}; nothing was done")]
+    NotPending { id: String, status: &'static str },
+    #[error("{} changed since this item was staged (Claude Code may have written it). Nothing was written; discard the item, or run the extraction again.", path.display())]
+    Changed { path: PathBuf },
+    #[error("{0}")]
+    Apply(ApplyError),
+    #[error("{} is not one of the files of inbox item {id}; pass one of: {}", path, choices.join(", "))]
+    NotInItem { id: String, path: String, choices: Vec<String> },
+    #[error("inbox item {0} proposes no memory to promote (only removals or index changes); keep or discard it instead")]
+    NothingToPromote(String),
+    #[error(transparent)]
+    Secret(#[from] mneme_secrets::TeamWriteRefused),
+    #[error("team memory {} already exists; edit it in the Memories screen instead of promoting over it", path.display())]
+    TeamExists { path: PathBuf },
+    #[error(transparent)]
+    Memdir(#[from] MemdirError),
+    #[error("could not {action} {}: {source}. Check that Mneme's data folder is writable.", path.display())]
+    Io { action: &'static str, path: PathBuf, source: io::Error },
+}
+
+impl InboxError {
+    /// A stable code for front ends.
+    pub fn code(&self) -> &'static str {
+        match self {
+            InboxError::NotFound(_) => "not-found",
+            InboxError::NotPending { .. } => "not-pending",
+            InboxError::Changed { .. } => "changed-on-disk",
+            InboxError::Apply(_) => "apply-failed",
+            InboxError::NotInItem { .. } => "invalid-input",
+            InboxError::NothingToPromote(_) => "nothing-to-promote",
+            InboxError::Secret(_) => "secrets-in-team-memory",
+            InboxError::TeamExists { .. } => "already-exists",
+            InboxError::Memdir(e) => e.code(),
+            InboxError::Io { .. } => "io",
+        }
+    }
+}
+
+fn from_apply(e: ApplyError) -> InboxError {
+    match e {
+        ApplyError::Changed { path } => InboxError::Changed { path },
+        other => InboxError::Apply(other),
+    }
+}
+
+fn rel_of(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root).map(|r| r.to_string_lossy().replace('\\', "/")).unwrap_or_else(|_| path.to_string_lossy().into_owned())
+}
+
+fn is_index(rel: &str) -> bool {
+    rel.rsplit('/').next() == Some(INDEX_FILE)
+}
+
+/// The memories a changeset proposes.
+pub fn proposals(changeset: &Changeset) -> Vec<Proposal> {
+    changeset
+        .changes
+        .iter()
+        .filter_map(|c| {
+            let rel = rel_of(&changeset.root, &c.path);
+            if is_index(&rel) {
+                return None;
+            }
+            let action = match (&c.before, &c.after) {
+                (None, _) => ProposalAction::New,
+                (Some(_), Some(_)) => ProposalAction::Update,
+                (Some(_), None) => ProposalAction::Remove,
+            };
+            let fm = c
+                .after
+                .as_deref()
+                .or(c.before.as_deref())
+                .and_then(|t| mneme_core::frontmatter::parse(t).frontmatter);
+            Some(Proposal {
+                rel_path: rel,
+                action,
+                name: fm.as_ref().and_then(|f| f.name()),
+                description: fm.as_ref().and_then(|f| f.description()),
+                memory_type: fm.as_ref().and_then(|f| f.memory_type()),
+            })
+        })
+        .collect()
+}
+
+/// The inbox in Mneme's data folder.
+#[derive(Clone)]
+pub struct Inbox {
+    data_dir: PathBuf,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inbox").field("data_dir", &self.data_dir).finish_non_exhaustive()
+    }
+}
+
+impl Inbox {
+    pub fn new(data_dir: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Inbox {
+        Inbox { data_dir: data_dir.into(), clock }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.clock.now_ms() as u64
+    }
+
+    fn path_of(&self, id: &str) -> Result<PathBuf, InboxError> {
+        // Ids are ours (digits, a dash, hex); anything else cannot name an item.
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(InboxError::NotFound(id.to_string()));
+        }
+        Ok(data::inbox_dir(&self.data_dir).join(format!("{id}.json")))
+    }
+
+    fn save(&self, item: &InboxItem) -> Result<(), InboxError> {
+        let path = self.path_of(&item.id)?;
+        data::write_json(&path, item).map_err(|source| InboxError::Io { action: "write", path, source })
+    }
+
+    /// Stages a changeset; nothing is written to the memory folder.
+    pub fn stage(&self, new: NewItem) -> Result<InboxItem, InboxError> {
+        let now = self.now_ms();
+        let item = InboxItem {
+            id: data::new_id(now as u128),
+            project_root: new.project_root,
+            memory_dir: new.memory_dir,
+            session_id: new.session_id,
+            transcript: new.transcript,
+            created_ms: now,
+            created_at: mneme_core::text::iso8601_millis(now as i128),
+            source: new.source,
+            proposals: proposals(&new.changeset),
+            changeset: new.changeset,
+            status: ItemStatus::Pending,
+        };
+        self.save(&item)?;
+        Ok(item)
+    }
+
+    /// One item.
+    pub fn get(&self, id: &str) -> Result<InboxItem, InboxError> {
+        let path = self.path_of(id)?;
+        match data::read_json(&path) {
+            Ok(Some(item)) => Ok(item),
+            Ok(None) => Err(InboxError::NotFound(id.to_string())),
+            Err(source) => Err(InboxError::Io { action: "read", path, source }),
+        }
+    }
+
+    /// Items, newest first: only pending ones unless `history`; only one project's when
+    /// `memory_dir` is given.
+    pub fn list(&self, memory_dir: Option<&Path>, history: bool) -> Result<Vec<InboxItem>, InboxError> {
+        let dir = data::inbox_dir(&self.data_dir);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(InboxError::Io { action: "read", path: dir, source }),
+        };
+        let mut items: Vec<InboxItem> = entries
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| data::read_json::<InboxItem>(&e.path()).ok().flatten())
+            .filter(|i| memory_dir.is_none_or(|m| i.memory_dir == m))
+            .filter(|i| history || i.status == ItemStatus::Pending)
+            .collect();
+        items.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then_with(|| b.id.cmp(&a.id)));
+        Ok(items)
+    }
+
+    fn pending(&self, id: &str) -> Result<InboxItem, InboxError> {
+        let item = self.get(id)?;
+        if item.status != ItemStatus::Pending {
+            return Err(InboxError::NotPending { id: id.to_string(), status: item.status.word() });
+        }
+        Ok(item)
+    }
+
+    /// Applies the item's changeset as a whole and marks it kept.
+    pub fn keep(&self, id: &str) -> Result<InboxItem, InboxError> {
+        let mut item = self.pending(id)?;
+        let trash = data::trash_dir(&self.data_dir, &item.memory_dir);
+        apply_changeset(&item.changeset, &trash, self.clock.clone()).map_err(from_apply)?;
+        item.status = ItemStatus::Kept { at_ms: self.now_ms() };
+        self.save(&item)?;
+        Ok(item)
+    }
+
+    /// Replaces the proposed content of one file of a pending item (`file`: its path relative
+    /// to the memory folder, or its base name). When a memory's `description:` changes, its
+    /// line in the proposed index follows.
+    pub fn edit(&self, id: &str, file: &str, content: String) -> Result<InboxItem, InboxError> {
+        let mut item = self.pending(id)?;
+        let root = item.changeset.root.clone();
+        let choices: Vec<String> = item
+            .changeset
+            .changes
+            .iter()
+            .filter(|c| c.after.is_some())
+            .map(|c| rel_of(&root, &c.path))
+            .collect();
+        let pos = item.changeset.changes.iter().position(|c| {
+            let rel = rel_of(&root, &c.path);
+            c.after.is_some() && (rel == file || c.path.file_name().is_some_and(|n| n == file))
+        });
+        let Some(pos) = pos else {
+            return Err(InboxError::NotInItem { id: id.to_string(), path: file.to_string(), choices });
+        };
+        let rel = rel_of(&root, &item.changeset.changes[pos].path);
+        item.changeset.changes[pos].after = Some(content.clone());
+        if !is_index(&rel) {
+            let fm = mneme_core::frontmatter::parse(&content).frontmatter;
+            let description = fm.as_ref().and_then(|f| f.description());
+            let scope = Scope::of(&rel);
+            let index_path = root.join(scope.index_rel_path());
+            if let (Some(desc), Some(index)) =
+                (description, item.changeset.changes.iter_mut().find(|c| c.path == index_path))
+            {
+                if let Some(after) = index.after.as_mut() {
+                    let mut doc = IndexDoc::parse(after);
+                    let hit = doc.entries(scope, &root).into_iter().find(|(_, e)| e.rel_path == rel);
+                    if let Some((i, e)) = hit {
+                        doc.lines[i].text = render_entry(&e.title, &rel, scope, Some(&desc));
+                        *after = doc.render();
+                    }
+                }
+            }
+        }
+        item.proposals = proposals(&item.changeset);
+        self.save(&item)?;
+        Ok(item)
+    }
+
+    /// [`edit`](Self::edit), then [`keep`](Self::keep).
+    pub fn edit_and_keep(&self, id: &str, file: &str, content: String) -> Result<InboxItem, InboxError> {
+        self.edit(id, file, content)?;
+        self.keep(id)
+    }
+
+    /// Marks the item discarded; nothing is written. It stays in the history.
+    pub fn discard(&self, id: &str) -> Result<InboxItem, InboxError> {
+        let mut item = self.pending(id)?;
+        item.status = ItemStatus::Discarded { at_ms: self.now_ms() };
+        self.save(&item)?;
+        Ok(item)
+    }
+
+    /// Sends the item's proposed memories to `target` instead of the private memory folder.
+    pub fn promote(&self, id: &str, target: PromoteTarget) -> Result<InboxItem, InboxError> {
+        let mut item = self.pending(id)?;
+        let root = item.changeset.root.clone();
+        let memories: Vec<&FileChange> = item
+            .changeset
+            .changes
+            .iter()
+            .filter(|c| c.after.is_some() && !is_index(&rel_of(&root, &c.path)) && Scope::of(&rel_of(&root, &c.path)) == Scope::Private)
+            .collect();
+        if memories.is_empty() {
+            return Err(InboxError::NothingToPromote(id.to_string()));
+        }
+        let trash = data::trash_dir(&self.data_dir, &item.memory_dir);
+        let paths = match target {
+            PromoteTarget::ClaudeMd | PromoteTarget::ClaudeLocal => {
+                let name = if target == PromoteTarget::ClaudeMd { "CLAUDE.md" } else { "CLAUDE.local.md" };
+                let project = Memdir::new(item.project_root.clone(), trash, self.clock.clone());
+                let (bytes, revision) = project.read_raw(name)?;
+                let existing = match bytes {
+                    Some(b) => String::from_utf8(b).map_err(|_| MemdirError::NotUtf8 { path: name.into() })?,
+                    None => String::new(),
+                };
+                let updated = append_to_claude_md(&existing, &memories);
+                match project.write_raw(name, updated.as_bytes(), &revision) {
+                    Ok(_) => {}
+                    Err(MemdirError::ChangedOnDisk { .. }) => {
+                        return Err(InboxError::Changed { path: item.project_root.join(name) })
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+                vec![item.project_root.join(name)]
+            }
+            PromoteTarget::Team => {
+                let changeset = team_changeset(&item, &memories)?;
+                let paths = changeset.changes.iter().map(|c| c.path.clone()).collect();
+                apply_changeset(&changeset, &trash, self.clock.clone()).map_err(from_apply)?;
+                paths
+            }
+        };
+        item.status = ItemStatus::Promoted { at_ms: self.now_ms(), to: target, paths };
+        self.save(&item)?;
+        Ok(item)
+    }
+}
+
+/// A memory's body without its frontmatter.
+fn body_of(content: &str) -> &str {
+    mneme_core::frontmatter::parse(content).body.trim()
+}
+
+/// Appends each memory's body: a one-paragraph body as a bullet, a longer one as a section
+/// headed by the memory's name.
+fn append_to_claude_md(existing: &str, memories: &[&FileChange]) -> String {
+    let mut bullets = Vec::new();
+    let mut sections = Vec::new();
+    for m in memories {
+        let content = m.after.as_deref().unwrap_or_default();
+        let body = body_of(content);
+        let fm = mneme_core::frontmatter::parse(content).frontmatter;
+        if !body.contains("\n\n") && !body.is_empty() {
+            bullets.push(format!("- {}", body.lines().map(str::trim).collect::<Vec<_>>().join(" ")));
+        } else {
+            let heading = fm
+                .as_ref()
+                .and_then(|f| f.description().or_else(|| f.name()))
+                .unwrap_or_else(|| m.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+            sections.push(format!("## {heading}\n\n{body}"));
+        }
+    }
+    let mut blocks = Vec::new();
+    if !bullets.is_empty() {
+        blocks.push(bullets.join("\n"));
+    }
+    blocks.extend(sections);
+    let addition = blocks.join("\n\n");
+    let head = existing.trim_end_matches(['\n', '\r']);
+    if head.is_empty() {
+        format!("{addition}\n")
+    } else {
+        format!("{head}\n\n{addition}\n")
+    }
+}
+
+/// The changes that put the item's memories into `team/` with their team index lines.
+fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<Changeset, InboxError> {
+    let root = &item.memory_dir;
+    let index_rel = Scope::Team.index_rel_path();
+    let index_path = root.join(index_rel);
+    let index_before = match std::fs::read(&index_path) {
+        Ok(b) => Some(String::from_utf8(b).map_err(|_| MemdirError::NotUtf8 { path: index_rel.into() })?),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(source) => return Err(InboxError::Io { action: "read", path: index_path, source }),
+    };
+    let mut index = IndexDoc::parse(index_before.as_deref().unwrap_or(""));
+    let private_index = item
+        .changeset
+        .changes
+        .iter()
+        .find(|c| c.path == root.join(INDEX_FILE))
+        .and_then(|c| c.after.clone())
+        .map(|t| IndexDoc::parse(&t));
+    let mut changes = Vec::new();
+    for m in memories {
+        let content = m.after.clone().unwrap_or_default();
+        mneme_secrets::check_team_content(&content)?;
+        let base = m.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let team_rel = format!("team/{base}");
+        let path = root.join(&team_rel);
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(InboxError::TeamExists { path });
+        }
+        let private_rel = rel_of(root, &m.path);
+        let fm = mneme_core::frontmatter::parse(&content).frontmatter;
+        let description = fm.as_ref().and_then(|f| f.description());
+        let title = private_index
+            .as_ref()
+            .and_then(|d| d.entries(Scope::Private, root).into_iter().find(|(_, e)| e.rel_path == private_rel))
+            .map(|(_, e)| e.title)
+            .or_else(|| fm.as_ref().and_then(|f| f.name()))
+            .unwrap_or_else(|| base.trim_end_matches(".md").to_string());
+        index.append(render_entry(&title, &team_rel, Scope::Team, description.as_deref()));
+        changes.push(FileChange { path, before: None, after: Some(content), reason: format!("{}: promoted to team", item.source) });
+    }
+    let after = index.render();
+    mneme_secrets::check_team_content(&after)?;
+    changes.push(FileChange { path: index_path, before: index_before, after: Some(after), reason: format!("{}: promoted to team", item.source) });
+    Ok(Changeset { root: root.clone(), changes })
+}

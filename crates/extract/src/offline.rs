@@ -1,0 +1,874 @@
+//! The offline extractor: memory from what the user said explicitly, with no model.
+//!
+//! It reads the user's own messages since the cursor and takes the statements Claude Code's
+//! extraction prompt singles out ("If the user explicitly asks you to remember something, save
+//! it immediately … If they ask you to forget something, find and remove the relevant entry"),
+//! plus the corrections and standing instructions its `feedback` type is for:
+//!
+//! - "remember (that) …", "note that …", "keep in mind …", "for future reference …";
+//! - "from now on …", "going forward …", "in the future …";
+//! - "don't / do not / never / always / stop / avoid …" at the start of a sentence;
+//! - "forget (that / about) …", which removes the best-matching memory.
+//!
+//! Each statement is typed as Claude Code's taxonomy types it (`user`: who the user is;
+//! `feedback`: how to work, corrections included; `project`: facts about ongoing work, with
+//! relative dates made absolute; `reference`: where to find things outside the project), then
+//! checked against the what-not-to-save rules: facts that describe code structure or file
+//! paths, git history, debugging recipes, anything already in a CLAUDE.md file, and ephemeral
+//! task state are not saved, even when the user asked (Claude Code: "These exclusions apply even
+//! when the user explicitly asks you to save"). Standing instructions about how to work are
+//! feedback and are exempt from the first three, which are about facts derivable from the repo.
+//!
+//! What survives becomes a topic file in the current frontmatter generation (`name` slug,
+//! `description`, `metadata.type`) with an index line in `MEMORY.md`, as a [`Changeset`] — the
+//! same shape the agent produces, so review and apply work alike. A statement on the same topic
+//! as an existing memory updates that memory instead of adding a near-duplicate.
+
+use crate::transcript::{Block, Content, Conversation, EntryType};
+use mneme_agent::{Changeset, FileChange};
+use mneme_core::MemoryType;
+use mneme_store::memdir::{new_memory_content, render_entry, slugify, IndexDoc, Memdir, MemdirError, Scope};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashSet};
+use std::sync::LazyLock;
+
+/// The label recorded in each change's reason.
+pub const LABEL: &str = "extract_memories (offline)";
+
+/// What kind of explicit statement a sentence is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StatementKind {
+    Remember,
+    FromNowOn,
+    Correction,
+    Forget,
+}
+
+/// Why a statement was not saved (Claude Code's what-not-to-save list, and vagueness).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Rejection {
+    /// Code patterns, conventions, architecture, file paths or project structure.
+    CodeStructure,
+    /// Git history, recent changes, who changed what.
+    GitHistory,
+    /// Debugging solutions or fix recipes.
+    DebuggingRecipe,
+    /// Already documented in a CLAUDE.md file.
+    InClaudeMd,
+    /// In-progress work, temporary state, the current conversation.
+    Ephemeral,
+    /// Too little to be a memory ("don't do that").
+    Vague,
+}
+
+impl Rejection {
+    /// The what-not-to-save rule, as Claude Code words it.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Rejection::CodeStructure => "Code patterns, conventions, architecture, file paths, or project structure — these can be derived by reading the current project state.",
+            Rejection::GitHistory => "Git history, recent changes, or who-changed-what — `git log` / `git blame` are authoritative.",
+            Rejection::DebuggingRecipe => "Debugging solutions or fix recipes — the fix is in the code; the commit message has the context.",
+            Rejection::InClaudeMd => "Anything already documented in CLAUDE.md files.",
+            Rejection::Ephemeral => "Ephemeral task details: in-progress work, temporary state, current conversation context.",
+            Rejection::Vague => "Too vague to act on later.",
+        }
+    }
+}
+
+/// One explicit statement found in a user message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Statement {
+    pub kind: StatementKind,
+    /// The sentence as the user wrote it.
+    pub sentence: String,
+    /// What to remember (the sentence without "remember that" / "from now on").
+    pub content: String,
+}
+
+/// A statement's verdict: the memory it becomes, or why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Verdict {
+    Save { memory_type: MemoryType, title: String, description: String, body: String },
+    Forget,
+    Reject(Rejection),
+}
+
+static LEAD: &str = r"^(?:(?:ok(?:ay)?|also|and|oh|btw|hey|no|nope|actually|one more thing|but|so|please)[,!.:]?\s+)*";
+
+static FORGET: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"(?i){LEAD}forget\s+(?:that\s+|about\s+)?(?P<c>.+)$")).unwrap());
+static REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i){LEAD}(?:remember|note|keep in mind|bear in mind|make a note|don't forget|do not forget|for future reference)\b(?:\s+(?:this|that))?[,:]?\s*(?:that\s+)?(?P<c>.+)$"
+    ))
+    .unwrap()
+});
+static FROM_NOW_ON: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i){LEAD}(?:from now on|going forward|moving forward|in the future|from here on(?: out)?|henceforth|for future sessions)[,:]?\s+(?P<c>.+)$"
+    ))
+    .unwrap()
+});
+static CORRECTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i){LEAD}(?P<c>(?:(?:when|whenever|if|in|for|while|before|after)\s+[^,]{{1,80}},\s*)?(?:don't|dont|do not|never|always|stop|avoid|no more)\b.+)$"
+    ))
+    .unwrap()
+});
+/// Imperatives that are not instructions about how to work.
+static NOT_A_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:never ?mind|don't worry|do not worry|don't bother|stop here|stop there|always happy)\b").unwrap()
+});
+
+/// Splits `text` into sentences: at line breaks and after `.`, `!`, `?` followed by space. Code
+/// blocks, quoted lines and Claude Code's tagged blocks (`<system-reminder>`, command output)
+/// are not the user speaking and are skipped.
+pub fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_fence = false;
+    let mut in_tag: Option<String> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if let Some(tag) = &in_tag {
+            if t.contains(&format!("</{tag}>")) {
+                in_tag = None;
+            }
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix('<') {
+            let tag: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
+            if !tag.is_empty() {
+                if !t.contains(&format!("</{tag}>")) {
+                    in_tag = Some(tag);
+                }
+                continue;
+            }
+        }
+        if in_fence || t.starts_with('>') || t.starts_with("[Request interrupted") {
+            continue;
+        }
+        let t = t.trim_start_matches(['-', '*', '•']).trim();
+        let mut start = 0;
+        let chars: Vec<(usize, char)> = t.char_indices().collect();
+        for (k, &(i, c)) in chars.iter().enumerate() {
+            let next_is_space = chars.get(k + 1).is_some_and(|(_, n)| n.is_whitespace());
+            if matches!(c, '.' | '!' | '?') && next_is_space {
+                let s = t[start..i + c.len_utf8()].trim();
+                if !s.is_empty() {
+                    out.push(s.to_string());
+                }
+                start = i + c.len_utf8();
+            }
+        }
+        let s = t[start..].trim();
+        if !s.is_empty() {
+            out.push(s.to_string());
+        }
+    }
+    out
+}
+
+/// The explicit statement in one sentence, if it is one.
+pub fn statement(sentence: &str) -> Option<Statement> {
+    let s = sentence.trim();
+    let found = |kind, re: &Regex| {
+        re.captures(s).map(|c| Statement { kind, sentence: s.to_string(), content: clean(&c["c"]) })
+    };
+    if s.ends_with('?') {
+        return None; // a question, not a statement
+    }
+    found(StatementKind::Forget, &FORGET)
+        .or_else(|| found(StatementKind::Remember, &REMEMBER))
+        .or_else(|| found(StatementKind::FromNowOn, &FROM_NOW_ON))
+        .or_else(|| found(StatementKind::Correction, &CORRECTION).filter(|st| !NOT_A_RULE.is_match(&st.content)))
+        .filter(|st| !st.content.is_empty())
+}
+
+fn clean(s: &str) -> String {
+    s.trim().trim_end_matches(['.', '!', ';', ',']).trim().to_string()
+}
+
+/// Statements in the user's own messages (not meta, not tool results).
+pub fn statements(messages: &[Conversation]) -> Vec<(Statement, Option<String>)> {
+    let mut out = Vec::new();
+    for m in messages {
+        if m.entry_type != EntryType::User || m.is_meta || m.is_compact_summary {
+            continue;
+        }
+        let Some(msg) = &m.message else { continue };
+        let texts: Vec<&str> = match &msg.content {
+            Content::Text(s) => vec![s.as_str()],
+            Content::Blocks(b) => b
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect(),
+        };
+        for text in texts {
+            for s in sentences(text) {
+                if let Some(st) = statement(&s) {
+                    out.push((st, m.timestamp.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
+const STOPWORDS: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "if", "then", "than", "that", "this", "these", "those", "it", "its", "is",
+    "are", "was", "were", "be", "been", "being", "am", "to", "of", "in", "on", "at", "for", "with", "by", "from", "as",
+    "into", "about", "over", "so", "we", "our", "us", "you", "your", "i", "me", "my", "he", "she", "they", "them",
+    "their", "do", "does", "did", "don't", "dont", "not", "no", "never", "always", "please", "use", "using", "make",
+    "get", "have", "has", "had", "should", "would", "could", "will", "can", "must", "just", "any", "all", "some",
+    "more", "also", "when", "whenever", "there", "here", "what", "which", "who", "how", "stop", "avoid", "instead",
+    "like", "prefer", "want", "remember", "note", "now", "on", "s", "t", "re", "ll", "ve", "d", "m",
+];
+
+/// Content words: lower-cased, stop words dropped, a plural `s` stripped.
+pub fn content_words(s: &str) -> BTreeSet<String> {
+    s.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty() && !STOPWORDS.contains(w))
+        .map(|w| match w.strip_suffix('s') {
+            Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem.to_string(),
+            _ => w.to_string(),
+        })
+        .collect()
+}
+
+/// Same topic: they share at least two content words making up most of the smaller set, or the
+/// smaller set entirely.
+fn same_topic(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+    let shared = a.intersection(b).count();
+    let smaller = a.len().min(b.len());
+    smaller > 0 && (shared == smaller || (shared >= 2 && shared * 5 >= smaller * 3))
+}
+
+static URL_OR_HOST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bhttps?://|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|io|net|org|dev|app|internal|corp|cloud|ai)\b").unwrap()
+});
+static EXTERNAL_PLACE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:dashboards?|grafana|datadog|sentry|kibana|jira|linear|confluence|notion|wiki|runbooks?|slack|channel|tickets?|issue tracker|pagerduty|figma|google doc|spreadsheet|board)\b").unwrap()
+});
+static ABOUT_USER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:i'm|i am|i've|i have been|i was|i work|i know|i don't know|i'm new|my (?:role|job|title|background|team|experience|focus|goal|responsibilit)|i (?:lead|manage|own|maintain|run))\b").unwrap()
+});
+static PREFERENCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)^(?:i (?:prefer|like|want|hate|dislike|'d rather|would rather|need you)|we (?:prefer|always|never|don't))\b").unwrap());
+static RULE_WORDS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b(?:always|never|don't|do not|avoid|must|should|instead of|rather than)\b").unwrap());
+static PATH_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:^|[\s`'(])(?:\.{0,2}/)?[\w.-]+/[\w./-]*|\b[\w-]+\.(?:rs|ts|tsx|js|jsx|mjs|py|go|java|kt|rb|c|h|cc|cpp|hpp|cs|swift|php|toml|json|ya?ml|lock|sh|sql|css|scss|html|vue|svelte)\b").unwrap()
+});
+static STRUCTURE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:architecture|directory structure|folder structure|project structure|project layout|code ?base (?:is|uses|has)|(?:module|function|class|struct|method|component|handler|endpoint|service)s? (?:is|are|lives?|sits?) (?:in|under|inside)|(?:is|are) (?:defined|implemented|located|declared) in|lives? in|naming convention|code style|design pattern)\b").unwrap()
+});
+static GIT_HISTORY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:commit(?:ted|s)?\b|we (?:renamed|merged|reverted|moved|removed|deleted|refactored|rewrote|changed|introduced)\b|(?:was|were|got|has been|have been) (?:merged|reverted|changed|renamed|moved|removed|deleted|added|refactored|rewritten|introduced)|merged (?:in|into|last|yesterday|today)|pull request|merge request|pr ?#?\d+|git (?:log|blame|history)|who (?:changed|wrote|added|broke|removed)|last (?:release|deploy) (?:changed|added|removed))").unwrap()
+});
+static DEBUGGING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:the fix (?:is|was|for)|fixed (?:it|this|that|by)|to fix (?:it|this|that|the)|we fixed|the bug (?:is|was)|(?:error|crash|failure|issue|problem) (?:is|was) (?:caused|due|because)|workaround|root cause|stack ?trace|the solution (?:is|was)|resolved (?:it|this|that) by)\b").unwrap()
+});
+static EPHEMERAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:right now|at the moment|currently|for now|for the moment|for this (?:task|session|conversation|pr|change|branch|ticket)|in this (?:session|conversation|pr|branch|task|change)|this (?:pr|branch|ticket|session|conversation)\b|the current task|next step|todo|wip|in progress|temporar(?:y|ily)|before (?:you|we) (?:finish|commit|push|merge)|after this|when you're done|until (?:this|the) (?:task|pr) )").unwrap()
+});
+/// "remember to do X" is a reminder for this conversation unless it says it lasts.
+static REMINDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)^to\s+\w+").unwrap());
+static LASTING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:always|never|every time|each time|whenever|from now on|in the future|going forward|in every|on every|by default)\b").unwrap()
+});
+static BECAUSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)^(?P<rule>.+?)[,;]?\s+(?:because|since|as)\s+(?P<why>.+)$").unwrap());
+static WHEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?P<when>(?:when|whenever|if|in|for|while|before|after)\s+[^,]+),\s*(?P<rule>.+)$").unwrap()
+});
+
+/// Claude Code's what-not-to-save checks. `standing_rule` statements (how to work) are exempt
+/// from the three that are about facts derivable from the repository.
+fn reject(content: &str, standing_rule: bool, claude_md: &[String]) -> Option<Rejection> {
+    if EPHEMERAL.is_match(content) {
+        return Some(Rejection::Ephemeral);
+    }
+    if !standing_rule {
+        if GIT_HISTORY.is_match(content) {
+            return Some(Rejection::GitHistory);
+        }
+        if DEBUGGING.is_match(content) {
+            return Some(Rejection::DebuggingRecipe);
+        }
+        if STRUCTURE.is_match(content) || (PATH_TOKEN.is_match(content) && !URL_OR_HOST.is_match(content)) {
+            return Some(Rejection::CodeStructure);
+        }
+    } else if STRUCTURE.is_match(content) && PATH_TOKEN.is_match(content) {
+        return Some(Rejection::CodeStructure);
+    }
+    let words = content_words(content);
+    if words.is_empty() {
+        return Some(Rejection::Vague);
+    }
+    let documented = claude_md.iter().flat_map(|f| f.lines()).any(|line| {
+        let l = content_words(line);
+        let shared = words.intersection(&l).count();
+        shared == words.len() || (words.len() >= 3 && shared * 5 >= words.len() * 4)
+    });
+    documented.then_some(Rejection::InClaudeMd)
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+fn sentence_case(s: &str) -> String {
+    let s = capitalize(s.trim());
+    if s.ends_with(['.', '!', '?']) {
+        s
+    } else {
+        format!("{s}.")
+    }
+}
+
+/// A short title: the first words of `s`, at most 60 characters.
+fn title_of(s: &str) -> String {
+    let mut t = String::new();
+    for w in s.trim_end_matches(['.', '!']).split_whitespace() {
+        if !t.is_empty() && t.len() + 1 + w.len() > 60 {
+            break;
+        }
+        if !t.is_empty() {
+            t.push(' ');
+        }
+        t.push_str(w);
+    }
+    capitalize(&t)
+}
+
+/// One line for the description / index hook, at most 150 characters.
+fn one_line(s: &str) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().count() <= 150 {
+        return s;
+    }
+    let cut: String = s.chars().take(149).collect();
+    format!("{}…", cut.trim_end())
+}
+
+/// Dates as `YYYY-MM-DD`, from the message's timestamp.
+fn message_date(timestamp: Option<&str>) -> Option<time::Date> {
+    let t = timestamp?;
+    let y = t.get(0..4)?.parse().ok()?;
+    let m: u8 = t.get(5..7)?.parse().ok()?;
+    let d = t.get(8..10)?.parse().ok()?;
+    time::Date::from_calendar_date(y, time::Month::try_from(m).ok()?, d).ok()
+}
+
+fn fmt_date(d: time::Date) -> String {
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
+static RELATIVE_DAY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?P<rel>today|tomorrow|yesterday|(?:(?:this|next|on|by|until|after|before)\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b").unwrap()
+});
+
+/// Claude Code's rule for project memories: relative dates become absolute ("Thursday" →
+/// "2026-03-05"), counted from the day the user said it. A bare weekday means the next one.
+pub fn absolute_dates(text: &str, said_on: Option<time::Date>) -> String {
+    let Some(base) = said_on else { return text.to_string() };
+    RELATIVE_DAY
+        .replace_all(text, |c: &regex::Captures| {
+            let rel = c["rel"].to_lowercase();
+            let (prep, day) = match rel.rsplit_once(char::is_whitespace) {
+                Some((p, d)) => (Some(p.trim().to_string()), d.to_string()),
+                None => (None, rel.clone()),
+            };
+            let date = match day.as_str() {
+                "today" => base,
+                "tomorrow" => base.next_day().unwrap_or(base),
+                "yesterday" => base.previous_day().unwrap_or(base),
+                name => {
+                    let target = match name {
+                        "monday" => time::Weekday::Monday,
+                        "tuesday" => time::Weekday::Tuesday,
+                        "wednesday" => time::Weekday::Wednesday,
+                        "thursday" => time::Weekday::Thursday,
+                        "friday" => time::Weekday::Friday,
+                        "saturday" => time::Weekday::Saturday,
+                        _ => time::Weekday::Sunday,
+                    };
+                    let mut d = base.next_day().unwrap_or(base);
+                    while d.weekday() != target {
+                        d = d.next_day().unwrap_or(d);
+                    }
+                    d
+                }
+            };
+            match prep.as_deref() {
+                Some("this" | "next") | None => fmt_date(date),
+                Some(p) => format!("{p} {}", fmt_date(date)),
+            }
+        })
+        .into_owned()
+}
+
+/// Types one statement and checks it against what not to save.
+pub fn judge(st: &Statement, said_on: Option<time::Date>, claude_md: &[String]) -> Verdict {
+    if st.kind == StatementKind::Forget {
+        return if content_words(&st.content).is_empty() { Verdict::Reject(Rejection::Vague) } else { Verdict::Forget };
+    }
+    let content = st.content.as_str();
+    if matches!(st.kind, StatementKind::Remember) && REMINDER.is_match(content) && !LASTING.is_match(content) {
+        return Verdict::Reject(Rejection::Ephemeral);
+    }
+    let content = content.strip_prefix("to ").filter(|_| st.kind == StatementKind::Remember).unwrap_or(content);
+    let memory_type = match st.kind {
+        StatementKind::FromNowOn | StatementKind::Correction => MemoryType::Feedback,
+        _ if ABOUT_USER.is_match(content) => MemoryType::User,
+        _ if PREFERENCE.is_match(content) || RULE_WORDS.is_match(content) || LASTING.is_match(content) => MemoryType::Feedback,
+        _ if URL_OR_HOST.is_match(content) || EXTERNAL_PLACE.is_match(content) => MemoryType::Reference,
+        _ => MemoryType::Project,
+    };
+    let standing_rule = memory_type == MemoryType::Feedback;
+    if let Some(r) = reject(content, standing_rule, claude_md) {
+        return Verdict::Reject(r);
+    }
+    if content_words(content).len() < 2 && memory_type != MemoryType::Feedback {
+        return Verdict::Reject(Rejection::Vague);
+    }
+    let date = said_on.map(fmt_date);
+    let (mut rule, why) = match BECAUSE.captures(content) {
+        Some(c) if matches!(memory_type, MemoryType::Feedback | MemoryType::Project) => {
+            (c["rule"].to_string(), Some(c["why"].to_string()))
+        }
+        _ => (content.to_string(), None),
+    };
+    let mut how = None;
+    if let Some(c) = WHEN.captures(&rule.clone()) {
+        if memory_type == MemoryType::Feedback {
+            how = Some(sentence_case(&c["when"]));
+            rule = c["rule"].to_string();
+        }
+    }
+    if memory_type == MemoryType::Project {
+        rule = absolute_dates(&rule, said_on);
+    }
+    let rule_text = sentence_case(&rule);
+    let body = match memory_type {
+        MemoryType::Feedback | MemoryType::Project => {
+            let why = match (why, &date) {
+                (Some(w), _) => sentence_case(&w),
+                (None, Some(d)) => format!("The user said so explicitly on {d}: \"{}\"", st.sentence),
+                (None, None) => format!("The user said so explicitly: \"{}\"", st.sentence),
+            };
+            let mut b = format!("{rule_text}\n\n**Why:** {why}");
+            if let Some(h) = how {
+                b.push_str(&format!("\n**How to apply:** {h}"));
+            }
+            b
+        }
+        MemoryType::User | MemoryType::Reference => rule_text.clone(),
+    };
+    Verdict::Save {
+        memory_type,
+        title: title_of(&rule),
+        description: one_line(rule_text.trim_end_matches('.')),
+        body,
+    }
+}
+
+/// What happened to one statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "outcome")]
+pub enum Decision {
+    /// A new memory, or an existing one updated (`updated`).
+    Saved { sentence: String, rel_path: String, memory_type: MemoryType, updated: bool },
+    /// An existing memory already says it.
+    AlreadySaved { sentence: String, rel_path: String },
+    /// Removed on request.
+    Forgot { sentence: String, rel_path: String },
+    /// "Forget …" with no memory that matches.
+    NothingToForget { sentence: String },
+    Rejected { sentence: String, reason: Rejection },
+}
+
+/// The result of an offline extraction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OfflineOutcome {
+    pub changeset: Changeset,
+    pub decisions: Vec<Decision>,
+}
+
+struct Existing {
+    rel_path: String,
+    content: String,
+    words: BTreeSet<String>,
+    text: String,
+    memory_type: Option<MemoryType>,
+}
+
+/// The text a memory is about, for topic matching: its description and body without the
+/// `**Why:**` / `**How to apply:**` lines, whose wording is shared by every memory.
+fn topic_text(description: &str, body: &str) -> String {
+    let kept: Vec<&str> =
+        body.lines().filter(|l| !l.starts_with("**Why:**") && !l.starts_with("**How to apply:**")).collect();
+    format!("{description} {}", kept.join(" "))
+}
+
+fn normalize(s: &str) -> String {
+    s.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// Replaces the body after the frontmatter and the single-line `description:` (other keys,
+/// unknown ones included, stay as written).
+fn updated_content(content: &str, description: &str, body: &str) -> String {
+    let parsed = mneme_core::frontmatter::parse(content);
+    let Some(fm) = parsed.frontmatter else { return format!("{body}\n") };
+    let head = &content[..fm.block_len];
+    let mut new_head = String::with_capacity(head.len());
+    let mut replaced = false;
+    for line in head.split_inclusive('\n') {
+        if !replaced && line.starts_with("description:") {
+            let probe = format!("---\ndescription: {}\n---\n", yaml_scalar(description));
+            if mneme_core::frontmatter::parse(&probe).frontmatter.and_then(|f| f.description()).as_deref()
+                == Some(description)
+            {
+                new_head.push_str(&format!("description: {}\n", yaml_scalar(description)));
+                replaced = true;
+                continue;
+            }
+        }
+        new_head.push_str(line);
+    }
+    // The block as Claude Code measures it swallows the blank lines after the fence.
+    format!("{}\n\n{}\n", new_head.trim_end(), body.trim_matches('\n'))
+}
+
+/// A YAML scalar for one line: as [`new_memory_content`] writes it.
+fn yaml_scalar(s: &str) -> String {
+    let rendered = new_memory_content("x", s, None, "");
+    rendered
+        .lines()
+        .find_map(|l| l.strip_prefix("description: "))
+        .map(str::to_string)
+        .unwrap_or_else(|| s.to_string())
+}
+
+/// Runs the offline extractor over `messages` (the user/assistant messages since the cursor)
+/// for the memory folder of `memdir`. `claude_md` holds the text of the CLAUDE.md files
+/// Claude Code loads for the project. Nothing is written: the result is a changeset.
+pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String]) -> Result<OfflineOutcome, MemdirError> {
+    let root = memdir.root().to_path_buf();
+    let scan = if root.is_dir() { memdir.scan()? } else { Default::default() };
+    let mut existing: Vec<Existing> = Vec::new();
+    for f in scan.files.iter().filter(|f| f.scope == Scope::Private) {
+        let Ok(content) = std::fs::read_to_string(&f.abs_path) else { continue };
+        let body = mneme_core::frontmatter::parse(&content).body.to_string();
+        let text = topic_text(f.description.as_deref().unwrap_or_default(), &body);
+        existing.push(Existing {
+            rel_path: f.rel_path.clone(),
+            words: content_words(&text),
+            text: normalize(&text),
+            memory_type: f.memory_type,
+            content,
+        });
+    }
+    let index_path = root.join(Scope::Private.index_rel_path());
+    let index_before = std::fs::read_to_string(&index_path).ok();
+    let mut index = IndexDoc::parse(index_before.as_deref().unwrap_or(""));
+    let mut changes: Vec<FileChange> = Vec::new();
+    let mut decisions = Vec::new();
+    let mut taken: HashSet<String> = existing.iter().map(|e| e.rel_path.to_lowercase()).collect();
+    let mut removed: HashSet<String> = HashSet::new();
+
+    for (st, ts) in statements(messages) {
+        let said_on = message_date(ts.as_deref());
+        let sentence = st.sentence.clone();
+        match judge(&st, said_on, claude_md) {
+            Verdict::Reject(reason) => decisions.push(Decision::Rejected { sentence, reason }),
+            Verdict::Forget => {
+                let target = content_words(&st.content);
+                let best = existing
+                    .iter()
+                    .filter(|e| !removed.contains(&e.rel_path))
+                    .map(|e| (target.intersection(&e.words).count(), e))
+                    .filter(|(shared, _)| *shared > 0 && shared * 5 >= target.len() * 3)
+                    .max_by_key(|(shared, _)| *shared);
+                match best {
+                    Some((_, e)) => {
+                        removed.insert(e.rel_path.clone());
+                        changes.retain(|c| c.path != root.join(&e.rel_path));
+                        changes.push(FileChange {
+                            path: root.join(&e.rel_path),
+                            before: Some(e.content.clone()),
+                            after: None,
+                            reason: format!("{LABEL}: forget"),
+                        });
+                        decisions.push(Decision::Forgot { sentence, rel_path: e.rel_path.clone() });
+                    }
+                    None => decisions.push(Decision::NothingToForget { sentence }),
+                }
+            }
+            Verdict::Save { memory_type, title, description, body } => {
+                let words = content_words(&st.content);
+                let rule_norm = normalize(&st.content);
+                let matching = existing.iter_mut().filter(|e| !removed.contains(&e.rel_path)).find(|e| {
+                    (e.memory_type.is_none() || e.memory_type == Some(memory_type)) && same_topic(&words, &e.words)
+                });
+                match matching {
+                    Some(e) if e.text.contains(&rule_norm) => {
+                        decisions.push(Decision::AlreadySaved { sentence, rel_path: e.rel_path.clone() })
+                    }
+                    Some(e) => {
+                        let after = updated_content(&e.content, &description, &body);
+                        let path = root.join(&e.rel_path);
+                        let before = changes
+                            .iter()
+                            .find(|c| c.path == path)
+                            .map(|c| c.before.clone())
+                            .unwrap_or_else(|| Some(e.content.clone()));
+                        changes.retain(|c| c.path != path);
+                        changes.push(FileChange { path, before, after: Some(after.clone()), reason: format!("{LABEL}: update") });
+                        let entries = index.entries(Scope::Private, &root);
+                        if let Some((i, _)) = entries.iter().find(|(_, en)| en.rel_path == e.rel_path) {
+                            index.lines[*i].text = render_entry(&title, &e.rel_path, Scope::Private, Some(&description));
+                        }
+                        e.content = after;
+                        e.words = content_words(&topic_text(&description, &body));
+                        e.text = normalize(&topic_text(&description, &body));
+                        decisions.push(Decision::Saved { sentence, rel_path: e.rel_path.clone(), memory_type, updated: true });
+                    }
+                    None => {
+                        let slug = slugify(&title).split('-').take(6).collect::<Vec<_>>().join("-");
+                        let stem = format!("{}_{}", memory_type.as_str(), slug.replace('-', "_"));
+                        let mut rel = format!("{stem}.md");
+                        let mut n = 2;
+                        while taken.contains(&rel.to_lowercase()) {
+                            rel = format!("{stem}_{n}.md");
+                            n += 1;
+                        }
+                        taken.insert(rel.to_lowercase());
+                        let content = new_memory_content(&slug, &description, Some(memory_type), &body);
+                        changes.push(FileChange {
+                            path: root.join(&rel),
+                            before: None,
+                            after: Some(content.clone()),
+                            reason: format!("{LABEL}: new"),
+                        });
+                        index.append(render_entry(&title, &rel, Scope::Private, Some(&description)));
+                        existing.push(Existing {
+                            rel_path: rel.clone(),
+                            words: content_words(&topic_text(&description, &body)),
+                            text: normalize(&topic_text(&description, &body)),
+                            memory_type: Some(memory_type),
+                            content,
+                        });
+                        decisions.push(Decision::Saved { sentence, rel_path: rel, memory_type, updated: false });
+                    }
+                }
+            }
+        }
+    }
+    let index_after = index.render();
+    if index_before.as_deref().unwrap_or("") != index_after {
+        changes.push(FileChange {
+            path: index_path,
+            before: index_before,
+            after: Some(index_after),
+            reason: format!("{LABEL}: index"),
+        });
+    }
+    Ok(OfflineOutcome { changeset: Changeset { root, changes }, decisions })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mneme_core::FixedClock;
+    use std::sync::Arc;
+
+    const CLAUDE_MD: &str = "# Rules\n- All tests must pass before merging.\n- Use conventional commits.\n";
+
+    fn verdict(sentence: &str) -> Option<Verdict> {
+        let st = statement(sentence)?;
+        let d = time::Date::from_calendar_date(2026, time::Month::March, 2).unwrap(); // a Monday
+        Some(judge(&st, Some(d), &[CLAUDE_MD.to_string()]))
+    }
+
+    fn saved_type(sentence: &str) -> MemoryType {
+        match verdict(sentence) {
+            Some(Verdict::Save { memory_type, .. }) => memory_type,
+            other => panic!("{sentence}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn explicit_statements_are_typed() {
+        use MemoryType::*;
+        for (sentence, expected) in [
+            ("Remember that I prefer tabs over spaces.", Feedback),
+            ("From now on, never use semicolons in JavaScript.", Feedback),
+            ("Going forward, keep PR descriptions short", Feedback),
+            ("Don't mock the database in these tests, because mocked tests passed while the migration failed.", Feedback),
+            ("No, always run cargo fmt before committing.", Feedback),
+            ("Stop summarizing what you just did at the end of every response.", Feedback),
+            ("Remember that I'm a data scientist focused on observability.", User),
+            ("Please remember: I've written Go for ten years but I'm new to React.", User),
+            ("Please remember the oncall dashboard is at grafana.internal/d/api-latency.", Reference),
+            ("Note that pipeline bugs are tracked in the Linear project INGEST.", Reference),
+            ("Remember that we're freezing merges after Thursday for the mobile release.", Project),
+            ("Keep in mind that the legal team flagged the session token storage for compliance.", Project),
+            ("For future reference, always remember to bump the API version", Feedback),
+        ] {
+            assert_eq!(saved_type(sentence), expected, "{sentence}");
+        }
+    }
+
+    #[test]
+    fn what_not_to_save_is_not_saved() {
+        use Rejection::*;
+        for (sentence, expected) in [
+            ("Remember that the auth handlers live in src/auth/handlers.rs.", CodeStructure),
+            ("Remember that the API module is in the server crate.", CodeStructure),
+            ("Note that config.toml holds the feature flags.", CodeStructure),
+            ("Remember that we renamed the config loader last week.", GitHistory),
+            ("Remember that commit abc123 broke the build.", GitHistory),
+            ("Remember that the login bug was fixed by clearing the cache.", DebuggingRecipe),
+            ("Note that the workaround is to restart the daemon twice.", DebuggingRecipe),
+            ("Remember that all tests must pass before merging.", InClaudeMd),
+            ("Remember that I'm currently working on the parser refactor.", Ephemeral),
+            ("Remember to update the changelog.", Ephemeral),
+            ("Don't push this branch yet, it's a WIP.", Ephemeral),
+            ("Don't do that.", Vague),
+        ] {
+            assert_eq!(verdict(sentence), Some(Verdict::Reject(expected)), "{sentence}");
+        }
+        // Standing instructions may mention git or paths: they are how to work, not history.
+        assert_eq!(saved_type("Never commit directly to main."), MemoryType::Feedback);
+        assert_eq!(saved_type("Never edit src/generated/schema.rs by hand."), MemoryType::Feedback);
+    }
+
+    #[test]
+    fn only_statements_count() {
+        for sentence in [
+            "Why don't you use tabs?",
+            "Can you remember what we did?",
+            "Never mind.",
+            "Don't worry about it",
+            "Please fix the failing test",
+            "I think the parser is slow",
+            "We should remember this later?",
+        ] {
+            assert_eq!(statement(sentence), None, "{sentence}");
+        }
+        let text = "Fix the bug. Also, remember that I review PRs in the morning!\n```\nremember that this is code\n```\n> remember that quoted\n<system-reminder>\nremember that injected\n</system-reminder>\n- never use sudo in scripts";
+        let found: Vec<String> = sentences(text).into_iter().filter_map(|s| statement(&s)).map(|s| s.content).collect();
+        assert_eq!(found, ["I review PRs in the morning", "never use sudo in scripts"]);
+    }
+
+    #[test]
+    fn bodies_follow_claude_codes_structure() {
+        let Some(Verdict::Save { title, description, body, .. }) =
+            verdict("When writing integration tests, don't mock the database because mocks hid a broken migration.")
+        else {
+            panic!()
+        };
+        assert_eq!(title, "Don't mock the database");
+        assert_eq!(description, "Don't mock the database");
+        assert_eq!(body, "Don't mock the database.\n\n**Why:** Mocks hid a broken migration.\n**How to apply:** When writing integration tests.");
+        let Some(Verdict::Save { body, .. }) = verdict("Remember that the mobile release freeze starts Thursday.") else { panic!() };
+        assert_eq!(
+            body,
+            "The mobile release freeze starts 2026-03-05.\n\n**Why:** The user said so explicitly on 2026-03-02: \"Remember that the mobile release freeze starts Thursday.\""
+        );
+        assert_eq!(absolute_dates("ship by Friday, not today or tomorrow", Some(time::Date::from_calendar_date(2026, time::Month::March, 6).unwrap())), "ship by 2026-03-13, not 2026-03-06 or 2026-03-07");
+    }
+
+    fn user(uuid: &str, text: &str) -> Conversation {
+        match crate::transcript::parse_entry(serde_json::json!({"type": "user", "uuid": uuid,
+            "timestamp": "2026-03-02T10:00:00.000Z", "message": {"role": "user", "content": text}}))
+        {
+            crate::transcript::Entry::Conversation(c) => *c,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn extract_writes_new_memories_updates_duplicates_and_forgets() {
+        let dir = tempfile::tempdir().unwrap();
+        let mem = dir.path().join("memory");
+        std::fs::create_dir_all(&mem).unwrap();
+        let tabs = "---\nname: indentation\ndescription: Use tabs, not spaces\noriginSessionId: abc\nmetadata:\n  type: feedback\n---\n\nUse tabs, not spaces.\n";
+        std::fs::write(mem.join("feedback_indentation.md"), tabs).unwrap();
+        std::fs::write(mem.join("user_dark_mode.md"), "---\nname: dark-mode\ndescription: The user likes dark mode themes\ntype: user\n---\nLikes dark mode.\n").unwrap();
+        std::fs::write(mem.join("MEMORY.md"), "- [Indentation](feedback_indentation.md) — Use tabs, not spaces\n- [Dark mode](user_dark_mode.md) — likes dark mode\n").unwrap();
+        let memdir = Memdir::new(&mem, dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1_772_445_600)));
+        let messages = vec![
+            user("u1", "From now on use spaces. Remember that deploys happen on Fridays!"),
+            user("u2", "Forget that I like dark mode. Remember that deploys happen on Fridays. Use tabs, not spaces."),
+            user("u3", "Remember that I prefer tabs over spaces"),
+        ];
+        let out = extract(&messages, &memdir, &[]).unwrap();
+        let d: Vec<String> = out
+            .decisions
+            .iter()
+            .map(|d| match d {
+                Decision::Saved { rel_path, updated, .. } => format!("{} {rel_path}", if *updated { "updated" } else { "new" }),
+                Decision::AlreadySaved { rel_path, .. } => format!("already {rel_path}"),
+                Decision::Forgot { rel_path, .. } => format!("forgot {rel_path}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            d,
+            [
+                "updated feedback_indentation.md",
+                "new project_deploys_happen_on_fridays.md",
+                "forgot user_dark_mode.md",
+                "already project_deploys_happen_on_fridays.md",
+                "updated feedback_indentation.md",
+            ]
+        );
+        let by_name = |n: &str| out.changeset.changes.iter().find(|c| c.path == mem.join(n)).unwrap();
+        let ind = by_name("feedback_indentation.md");
+        assert_eq!(ind.before.as_deref(), Some(tabs), "before is what is on disk, even after two updates");
+        assert_eq!(
+            ind.after.as_deref().unwrap(),
+            "---\nname: indentation\ndescription: I prefer tabs over spaces\noriginSessionId: abc\nmetadata:\n  type: feedback\n---\n\nI prefer tabs over spaces.\n\n**Why:** The user said so explicitly on 2026-03-02: \"Remember that I prefer tabs over spaces\"\n"
+        );
+        let new = by_name("project_deploys_happen_on_fridays.md");
+        assert_eq!(new.before, None);
+        assert_eq!(
+            new.after.as_deref().unwrap(),
+            "---\nname: deploys-happen-on-fridays\ndescription: Deploys happen on Fridays\nmetadata:\n  type: project\n---\n\nDeploys happen on Fridays.\n\n**Why:** The user said so explicitly on 2026-03-02: \"Remember that deploys happen on Fridays!\"\n"
+        );
+        assert_eq!(by_name("user_dark_mode.md").after, None);
+        assert_eq!(
+            by_name("MEMORY.md").after.as_deref().unwrap(),
+            "- [I prefer tabs over spaces](feedback_indentation.md) — I prefer tabs over spaces\n- [Dark mode](user_dark_mode.md) — likes dark mode\n- [Deploys happen on Fridays](project_deploys_happen_on_fridays.md) — Deploys happen on Fridays\n"
+        );
+        // Applied, the folder is what Claude Code expects: the removed memory's index line goes
+        // with it, the new one is indexed.
+        mneme_agent::apply_changeset(&out.changeset, &dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1))).unwrap();
+        let health = memdir.health();
+        assert!(health.index.missing_targets.is_empty() && health.unindexed.is_empty() && health.index.duplicates.is_empty(), "{health:?}");
+        // Nothing to do a second time.
+        let again = extract(&messages[2..], &memdir, &[]).unwrap();
+        assert!(again.changeset.changes.is_empty(), "{:?}", again.changeset);
+    }
+}

@@ -1,0 +1,225 @@
+//! What each extraction run did, in Claude Code's words, and the per-project run log; and the
+//! per-project review mode.
+
+use crate::data;
+use crate::rules::SkipReason;
+use mneme_agent::{Changeset, Denial};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The bullet Claude Code prints before a system line on Linux (`⏺` on macOS).
+pub const BULLET: &str = "●";
+
+/// `MEMORY.md`: written by a run but not counted as a memory.
+const INDEX_FILE: &str = "MEMORY.md";
+
+/// Claude Code's "Saved N memories" line (`memory_saved`): `● Saved` followed by
+/// `N memory`/`N memories` (private) and `N team memory`/`N team memories`, joined by ` · `,
+/// then one row per file with its base name. `None` when no memory was written.
+pub fn saved_message(memory_paths: &[PathBuf], team_count: usize) -> Option<String> {
+    if memory_paths.is_empty() {
+        return None;
+    }
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let private = memory_paths.len().saturating_sub(team_count);
+    let mut parts = Vec::new();
+    if private > 0 {
+        parts.push(plural(private, "memory", "memories"));
+    }
+    if team_count > 0 {
+        parts.push(plural(team_count, "team memory", "team memories"));
+    }
+    let mut out = format!("{BULLET} Saved {}", parts.join(" \u{b7} "));
+    for p in memory_paths {
+        out.push('\n');
+        out.push_str(&p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    }
+    Some(out)
+}
+
+/// Claude Code's split of a run's written paths: the memories (every path whose base name is
+/// not `MEMORY.md`, in order, deduplicated) and how many of them are team memories.
+pub fn memory_paths(written: &[PathBuf], memory_dir: &Path) -> (Vec<PathBuf>, usize) {
+    let mut seen = std::collections::HashSet::new();
+    let memories: Vec<PathBuf> = written
+        .iter()
+        .filter(|p| p.file_name().is_none_or(|n| n != INDEX_FILE))
+        .filter(|p| seen.insert((*p).clone()))
+        .cloned()
+        .collect();
+    let team = memory_dir.join("team");
+    let team_count = memories.iter().filter(|p| p.starts_with(&team)).count();
+    (memories, team_count)
+}
+
+/// What set a run off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Trigger {
+    /// The end of a query loop in a watched session.
+    TurnEnd,
+    /// The one trailing run for turns that ended while the previous run was going.
+    Trailing,
+    /// Asked for (`mneme extract`, the app).
+    Requested,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum RunOutcome {
+    /// Memories were written to the memory folder (automatic mode).
+    Saved,
+    /// Changes wait in the inbox (review mode); nothing was written.
+    Staged { inbox_id: String },
+    /// The run found nothing worth saving.
+    NothingToSave,
+    /// Not run, by Claude Code's rules (the cursor moved for a direct write or no prose).
+    Skipped { reason: SkipReason },
+    /// Not run: extraction is off for this project, or auto memory is off.
+    Disabled { why: String },
+    /// The run failed; the cursor stayed, so these messages are offered again.
+    Failed { error: String },
+}
+
+/// One run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRecord {
+    pub id: String,
+    /// When it started: milliseconds since the epoch and ISO 8601.
+    pub started_ms: u64,
+    pub started_at: String,
+    pub memory_dir: PathBuf,
+    pub project_root: PathBuf,
+    pub session_id: Option<String>,
+    pub transcript: PathBuf,
+    pub trigger: Trigger,
+    /// `offline`, or the provider kind (`anthropic`, `openai`, `claude-cli`).
+    pub engine: String,
+    pub model: Option<String>,
+    /// Claude Code's `newMessageCount`.
+    pub new_message_count: usize,
+    pub outcome: RunOutcome,
+    /// Files the run wrote (Claude Code's `writtenPaths`).
+    pub written_paths: Vec<PathBuf>,
+    /// The memories among them (not `MEMORY.md`).
+    pub memory_paths: Vec<PathBuf>,
+    pub team_count: usize,
+    /// `● Saved 2 memories` and the files, as Claude Code shows it.
+    pub message: Option<String>,
+    /// Every change, before and after, so a run can be reviewed and undone.
+    pub changeset: Option<Changeset>,
+    /// The agent's turns and refused tool calls (model runs).
+    pub turns: u32,
+    pub denials: Vec<Denial>,
+    /// The offline extractor's decision per statement.
+    pub decisions: Vec<crate::offline::Decision>,
+}
+
+/// The run log of one memory folder, newest last.
+pub fn runs(data_dir: &Path, memory_dir: &Path) -> io::Result<Vec<RunRecord>> {
+    data::read_jsonl(&data::project_dir(data_dir, memory_dir).join("runs.jsonl"))
+}
+
+/// The newest `limit` runs of one memory folder, newest first.
+pub fn recent_runs(data_dir: &Path, memory_dir: &Path, limit: usize) -> io::Result<Vec<RunRecord>> {
+    let mut all = runs(data_dir, memory_dir)?;
+    all.reverse();
+    all.truncate(limit);
+    Ok(all)
+}
+
+pub(crate) fn append_run(data_dir: &Path, record: &RunRecord) -> io::Result<()> {
+    data::append_jsonl(&data::project_dir(data_dir, &record.memory_dir).join("runs.jsonl"), record)
+}
+
+/// What happens to what extraction finds, per project.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReviewMode {
+    /// Written to the memory folder at once, as Claude Code does.
+    #[default]
+    Automatic,
+    /// Staged in the inbox; nothing is written until the user keeps it.
+    Review,
+    /// Extraction does not run.
+    Off,
+}
+
+impl ReviewMode {
+    pub fn parse(s: &str) -> Option<ReviewMode> {
+        match s {
+            "automatic" => Some(ReviewMode::Automatic),
+            "review" => Some(ReviewMode::Review),
+            "off" => Some(ReviewMode::Off),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewMode::Automatic => "automatic",
+            ReviewMode::Review => "review",
+            ReviewMode::Off => "off",
+        }
+    }
+}
+
+fn modes_path(data_dir: &Path) -> PathBuf {
+    data::extract_dir(data_dir).join("modes.json")
+}
+
+/// The review mode of the project whose memory folder is `memory_dir` (default automatic).
+pub fn mode(data_dir: &Path, memory_dir: &Path) -> io::Result<ReviewMode> {
+    let modes: BTreeMap<String, ReviewMode> = data::read_json(&modes_path(data_dir))?.unwrap_or_default();
+    Ok(modes.get(&*memory_dir.to_string_lossy()).copied().unwrap_or_default())
+}
+
+/// Sets the review mode of one project. Automatic, the default, is stored by removing the entry.
+pub fn set_mode(data_dir: &Path, memory_dir: &Path, mode: ReviewMode) -> io::Result<()> {
+    let path = modes_path(data_dir);
+    let mut modes: BTreeMap<String, ReviewMode> = data::read_json(&path)?.unwrap_or_default();
+    let key = memory_dir.to_string_lossy().into_owned();
+    if mode == ReviewMode::Automatic {
+        modes.remove(&key);
+    } else {
+        modes.insert(key, mode);
+    }
+    data::write_json(&path, &modes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_message_is_claude_codes() {
+        let m = Path::new("/m");
+        let w = |v: &[&str]| v.iter().map(|s| m.join(s)).collect::<Vec<_>>();
+        let (paths, team) = memory_paths(&w(&["user_role.md", "MEMORY.md", "feedback_testing.md", "user_role.md"]), m);
+        assert_eq!(team, 0);
+        assert_eq!(saved_message(&paths, team).unwrap(), "● Saved 2 memories\nuser_role.md\nfeedback_testing.md");
+        let (paths, team) = memory_paths(&w(&["a.md", "team/b.md", "team/MEMORY.md"]), m);
+        assert_eq!(saved_message(&paths, team).unwrap(), "● Saved 1 memory · 1 team memory\na.md\nb.md");
+        let (paths, team) = memory_paths(&w(&["team/b.md", "team/c.md"]), m);
+        assert_eq!(saved_message(&paths, team).unwrap(), "● Saved 2 team memories\nb.md\nc.md");
+        assert_eq!(saved_message(&memory_paths(&w(&["MEMORY.md"]), m).0, 0), None);
+    }
+
+    #[test]
+    fn modes_default_to_automatic_and_persist() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (Path::new("/a/memory"), Path::new("/b/memory"));
+        assert_eq!(mode(d.path(), a).unwrap(), ReviewMode::Automatic);
+        set_mode(d.path(), a, ReviewMode::Review).unwrap();
+        set_mode(d.path(), b, ReviewMode::Off).unwrap();
+        assert_eq!((mode(d.path(), a).unwrap(), mode(d.path(), b).unwrap()), (ReviewMode::Review, ReviewMode::Off));
+        set_mode(d.path(), a, ReviewMode::Automatic).unwrap();
+        assert_eq!(mode(d.path(), a).unwrap(), ReviewMode::Automatic);
+        assert_eq!(ReviewMode::parse("review"), Some(ReviewMode::Review));
+        assert_eq!(ReviewMode::parse("sometimes"), None);
+    }
+}

@@ -1,0 +1,505 @@
+//! Running extraction over a session's transcript: the glue between the transcript, Claude
+//! Code's scheduling rules ([`crate::rules`]), the engine (the offline extractor, or a model
+//! through Mneme's agent with Claude Code's prompt, policy and turn budget), the project's review
+//! mode, and the run log.
+//!
+//! Two ways in:
+//! - [`Extractor::extract_transcript`]: a run the user asked for, over one transcript from its
+//!   cursor (the skip rules apply; the every-N throttle does not).
+//! - [`Extractor::open_session`] + [`Session::poll`] + [`Extractor::on_turn_end`]: what the
+//!   background scheduler does for a live session — tail the transcript, and at each turn end
+//!   apply the rules exactly as Claude Code does, including the one trailing run for turns that
+//!   end while a run is going.
+
+use crate::data;
+use crate::inbox::{Inbox, InboxError, NewItem};
+use crate::offline;
+use crate::prompt;
+use crate::record::{self, memory_paths, saved_message, ReviewMode, RunOutcome, RunRecord, Trigger};
+use crate::rules::{ExtractionState, Messages, Persisted, RunPlan, TurnDecision, DEFAULT_EVERY_N_TURNS, MAX_TURNS};
+use crate::transcript::{self, Entry, Transcript, TranscriptReader};
+use mneme_agent::{apply_changeset, AgentTask, Changeset, Mode, Policy, Stop};
+use mneme_claudemd::{LoadOptions, Sources};
+use mneme_core::{Clock, Layer};
+use mneme_model::{Cancel, Provider};
+use mneme_store::memdir::Memdir;
+use mneme_store::paths::{self, AutoMemDir};
+use mneme_store::settings::{load_settings, EnabledSources};
+use mneme_store::{git, Environment};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Who extracts.
+#[derive(Clone, Copy)]
+pub enum Engine<'a> {
+    /// The offline extractor: explicit statements only, no model.
+    Offline,
+    /// A model, through Mneme's agent loop (or the Claude Code CLI's own).
+    Model(&'a dyn Provider),
+}
+
+impl Engine<'_> {
+    fn describe(&self) -> (String, Option<String>) {
+        match self {
+            Engine::Offline => ("offline".into(), None),
+            Engine::Model(p) => {
+                let kind = serde_json::to_value(p.kind()).ok().and_then(|v| v.as_str().map(str::to_string));
+                (kind.unwrap_or_else(|| "model".into()), Some(p.model().to_string()))
+            }
+        }
+    }
+}
+
+/// The project a session belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Project {
+    /// The realpath'd folder the session ran in.
+    pub root: PathBuf,
+    pub memory_dir: AutoMemDir,
+    /// Whether Claude Code's auto memory is on there; why not, when it is off.
+    pub auto_memory: Result<(), String>,
+}
+
+/// Every way extraction fails before or around a run (a failing run itself is recorded as
+/// [`RunOutcome::Failed`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    #[error("could not read the transcript {}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{} holds no conversation; pass a Claude Code session transcript (<config>/projects/<project>/<session>.jsonl)", path.display())]
+    NoConversation { path: PathBuf },
+    #[error("{} does not say which folder the session ran in (no `cwd` on its entries); it is not a Claude Code transcript", path.display())]
+    NoCwd { path: PathBuf },
+    #[error("could not {action} {}: {source}. Check that Mneme's data folder is writable.", path.display())]
+    State { action: &'static str, path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Inbox(#[from] InboxError),
+}
+
+/// Options for [`Extractor::extract_transcript`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExtractOptions {
+    /// Stage the result in the inbox even if the project is in automatic mode.
+    pub review: bool,
+}
+
+/// Runs extraction for any project; cheap to clone.
+#[derive(Clone)]
+pub struct Extractor {
+    env: Environment,
+    clock: Arc<dyn Clock>,
+    every_n_turns: u32,
+}
+
+impl std::fmt::Debug for Extractor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Extractor").field("every_n_turns", &self.every_n_turns).finish_non_exhaustive()
+    }
+}
+
+/// A live session being followed.
+#[derive(Debug)]
+pub struct Session {
+    transcript: PathBuf,
+    reader: TranscriptReader,
+    entries: Vec<Entry>,
+    reported: Option<String>,
+    session_id: Option<String>,
+    project: Project,
+    state: ExtractionState,
+}
+
+impl Session {
+    pub fn transcript(&self) -> &Path {
+        &self.transcript
+    }
+
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// The extraction cursor (`lastMemoryMessageUuid`).
+    pub fn cursor(&self) -> Option<&str> {
+        self.state.cursor()
+    }
+
+    /// Reads what Claude Code appended since the last poll (complete lines only) and returns
+    /// the conversation if it now ends a query loop that was not reported before.
+    pub fn poll(&mut self) -> io::Result<Option<Messages>> {
+        let batch = self.reader.read_new(&self.transcript)?;
+        if batch.restarted {
+            self.entries.clear();
+        }
+        self.entries.extend(batch.entries);
+        if self.session_id.is_none() {
+            self.session_id = Transcript { entries: self.entries.clone(), ..Default::default() }.session_id().map(str::to_string);
+        }
+        let conv = transcript::conversation(&self.entries);
+        match transcript::turn_end(&conv) {
+            Some(uuid) if self.reported.as_deref() != Some(uuid.as_str()) => {
+                self.reported = Some(uuid);
+                Ok(Some(conv.into_iter().cloned().collect()))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+fn session_key(transcript: &Path, session_id: Option<&str>) -> String {
+    match session_id.filter(|s| paths::is_session_id(s)) {
+        Some(s) => s.to_string(),
+        None => mneme_core::sanitize::sanitize_path(&transcript.to_string_lossy()),
+    }
+}
+
+impl Extractor {
+    pub fn new(env: Environment, clock: Arc<dyn Clock>) -> Extractor {
+        Extractor { env, clock, every_n_turns: DEFAULT_EVERY_N_TURNS }
+    }
+
+    /// Extract every `n` eligible turns (Claude Code's `tengu_bramble_lintel`, default 1).
+    pub fn with_every_n_turns(mut self, n: u32) -> Extractor {
+        self.every_n_turns = n.max(1);
+        self
+    }
+
+    pub fn env(&self) -> &Environment {
+        &self.env
+    }
+
+    /// The review inbox.
+    pub fn inbox(&self) -> Inbox {
+        Inbox::new(self.env.data_dir(), self.clock.clone())
+    }
+
+    /// The project of a folder Claude Code ran in: its memory folder and whether auto memory
+    /// is on, read from the settings as Claude Code reads them.
+    pub fn project_for_cwd(&self, cwd: &Path) -> Project {
+        let root = paths::project_root(cwd);
+        let settings = load_settings(&self.env, &root, EnabledSources::all(), None);
+        let (enabled, why) = paths::auto_memory_status(&self.env, &settings);
+        let memory_dir = paths::resolve_auto_mem_dir(&self.env, &settings, &root);
+        let auto_memory = if enabled { Ok(()) } else { Err(why.explanation().to_string()) };
+        Project { root, memory_dir, auto_memory }
+    }
+
+    /// The review mode of a project.
+    pub fn mode(&self, memory_dir: &Path) -> io::Result<ReviewMode> {
+        record::mode(&self.env.data_dir(), memory_dir)
+    }
+
+    pub fn set_mode(&self, memory_dir: &Path, mode: ReviewMode) -> io::Result<()> {
+        record::set_mode(&self.env.data_dir(), memory_dir, mode)
+    }
+
+    /// The newest runs of a project, newest first.
+    pub fn recent_runs(&self, memory_dir: &Path, limit: usize) -> io::Result<Vec<RunRecord>> {
+        record::recent_runs(&self.env.data_dir(), memory_dir, limit)
+    }
+
+    fn state_path(&self, memory_dir: &Path, key: &str) -> PathBuf {
+        data::project_dir(&self.env.data_dir(), memory_dir).join("sessions").join(format!("{key}.json"))
+    }
+
+    fn load_state(&self, project: &Project, key: &str) -> Result<ExtractionState, ExtractError> {
+        let path = self.state_path(&project.memory_dir.dir, key);
+        let persisted: Persisted =
+            data::read_json(&path).map_err(|source| ExtractError::State { action: "read", path, source })?.unwrap_or_default();
+        Ok(ExtractionState::resume(project.memory_dir.clone(), self.every_n_turns, persisted))
+    }
+
+    fn save_state(&self, project: &Project, key: &str, state: &ExtractionState) -> Result<(), ExtractError> {
+        let path = self.state_path(&project.memory_dir.dir, key);
+        data::write_json(&path, state.persisted()).map_err(|source| ExtractError::State { action: "write", path, source })
+    }
+
+    /// Starts following a session's transcript, with its saved cursor.
+    pub fn open_session(&self, transcript: &Path) -> Result<Session, ExtractError> {
+        let t = Transcript::load(transcript).map_err(|source| ExtractError::Read { path: transcript.into(), source })?;
+        let cwd = t.cwd().ok_or_else(|| ExtractError::NoCwd { path: transcript.into() })?;
+        let project = self.project_for_cwd(Path::new(cwd));
+        let session_id = t.session_id().map(str::to_string);
+        let state = self.load_state(&project, &session_key(transcript, session_id.as_deref()))?;
+        Ok(Session {
+            transcript: transcript.to_path_buf(),
+            reader: TranscriptReader::new(),
+            entries: Vec::new(),
+            reported: None,
+            session_id,
+            project,
+            state,
+        })
+    }
+
+    /// A turn ended in `session` with `messages` as the conversation: Claude Code's rules
+    /// decide whether to run; turns that end while the run is going (found by polling the
+    /// transcript when it finishes) become the one trailing run. Returns a record per decision.
+    pub async fn on_turn_end(
+        &self,
+        session: &mut Session,
+        messages: Messages,
+        engine: Engine<'_>,
+        cancel: &Cancel,
+    ) -> Result<Vec<RunRecord>, ExtractError> {
+        self.drive(session, messages, Trigger::TurnEnd, engine, ExtractOptions::default(), cancel, true).await
+    }
+
+    /// Runs extraction over `transcript` from its saved cursor, now.
+    pub async fn extract_transcript(
+        &self,
+        transcript: &Path,
+        engine: Engine<'_>,
+        options: ExtractOptions,
+        cancel: &Cancel,
+    ) -> Result<Vec<RunRecord>, ExtractError> {
+        let mut session = self.open_session(transcript)?;
+        session.poll().map_err(|source| ExtractError::Read { path: transcript.into(), source })?;
+        let messages: Messages = transcript::conversation(&session.entries).into_iter().cloned().collect();
+        if messages.is_empty() {
+            return Err(ExtractError::NoConversation { path: transcript.into() });
+        }
+        self.drive(&mut session, messages, Trigger::Requested, engine, options, cancel, false).await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn drive(
+        &self,
+        session: &mut Session,
+        messages: Messages,
+        trigger: Trigger,
+        engine: Engine<'_>,
+        options: ExtractOptions,
+        cancel: &Cancel,
+        follow: bool,
+    ) -> Result<Vec<RunRecord>, ExtractError> {
+        let key = session_key(&session.transcript, session.session_id.as_deref());
+        let project = session.project.clone();
+        let data_dir = self.env.data_dir();
+        let mode = if options.review {
+            ReviewMode::Review
+        } else {
+            record::mode(&data_dir, &project.memory_dir.dir)
+                .map_err(|source| ExtractError::State { action: "read", path: data_dir.clone(), source })?
+        };
+        let disabled = match (&project.auto_memory, mode) {
+            (Err(why), _) => Some(format!("auto memory is off: {why}")),
+            (Ok(()), ReviewMode::Off) => {
+                Some("extraction is off for this project (`mneme inbox mode automatic` turns it on)".to_string())
+            }
+            _ => None,
+        };
+        if let Some(why) = disabled {
+            let rec = self.record(session, &project, trigger, engine, 0, RunOutcome::Disabled { why });
+            self.log(&rec)?;
+            return Ok(vec![rec]);
+        }
+
+        let mut out = Vec::new();
+        let mut decision = Some(match trigger {
+            Trigger::Requested => session.state.requested(messages),
+            _ => session.state.turn_ended(messages),
+        });
+        let mut trigger = trigger;
+        while let Some(d) = decision.take() {
+            match d {
+                TurnDecision::Skip(reason) => {
+                    let rec = self.record(session, &project, trigger, engine, 0, RunOutcome::Skipped { reason });
+                    self.log(&rec)?;
+                    out.push(rec);
+                }
+                TurnDecision::Run(plan) => {
+                    let cursor = session.state.cursor().map(str::to_string);
+                    let (rec, ok) = self.run(session, &project, &plan, cursor.as_deref(), trigger, engine, mode, cancel).await?;
+                    self.log(&rec)?;
+                    out.push(rec);
+                    if follow {
+                        // Turns that ended during the run: Claude Code stashes the newest.
+                        if let Ok(Some(newer)) = session.poll() {
+                            session.state.turn_ended(newer);
+                        }
+                    }
+                    decision = session.state.run_finished(&plan, ok);
+                    trigger = Trigger::Trailing;
+                }
+            }
+            self.save_state(&project, &key, &session.state)?;
+        }
+        Ok(out)
+    }
+
+    fn record(
+        &self,
+        session: &Session,
+        project: &Project,
+        trigger: Trigger,
+        engine: Engine<'_>,
+        new_message_count: usize,
+        outcome: RunOutcome,
+    ) -> RunRecord {
+        let now = self.clock.now_ms();
+        let (engine, model) = engine.describe();
+        RunRecord {
+            id: data::new_id(now),
+            started_ms: now as u64,
+            started_at: mneme_core::text::iso8601_millis(now as i128),
+            memory_dir: project.memory_dir.dir.clone(),
+            project_root: project.root.clone(),
+            session_id: session.session_id.clone(),
+            transcript: session.transcript.clone(),
+            trigger,
+            engine,
+            model,
+            new_message_count,
+            outcome,
+            written_paths: Vec::new(),
+            memory_paths: Vec::new(),
+            team_count: 0,
+            message: None,
+            changeset: None,
+            turns: 0,
+            denials: Vec::new(),
+            decisions: Vec::new(),
+        }
+    }
+
+    fn log(&self, rec: &RunRecord) -> Result<(), ExtractError> {
+        let data_dir = self.env.data_dir();
+        record::append_run(&data_dir, rec).map_err(|source| ExtractError::State { action: "write", path: data_dir, source })
+    }
+
+    /// The text of the CLAUDE.md files Claude Code loads for the project (for "anything already
+    /// documented in CLAUDE.md files").
+    fn claude_md(&self, project: &Project) -> Vec<String> {
+        let canonical = git::find_canonical_git_root(&project.root).unwrap_or_else(|| project.root.clone());
+        let settings = load_settings(&self.env, &project.root, EnabledSources::all(), None);
+        let opts = LoadOptions {
+            original_cwd: project.root.clone(),
+            home: self.env.home.clone(),
+            config_home: self.env.config_home(),
+            managed_dir: self.env.managed_dir.clone(),
+            sources: Sources::default(),
+            include_external: paths::external_includes_approved(&self.env, &canonical),
+            excludes: settings.claude_md_excludes(),
+            additional_dirs: Vec::new(),
+            additional_dirs_claude_md: false,
+            auto_mem_entrypoint: None,
+            team_mem_entrypoint: None,
+            disabled: self.env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS"),
+        };
+        mneme_claudemd::load(&opts)
+            .files
+            .into_iter()
+            .filter(|f| !matches!(f.layer, Layer::AutoMem | Layer::TeamMem))
+            .map(|f| f.content)
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run(
+        &self,
+        session: &Session,
+        project: &Project,
+        plan: &RunPlan,
+        cursor: Option<&str>,
+        trigger: Trigger,
+        engine: Engine<'_>,
+        mode: ReviewMode,
+        cancel: &Cancel,
+    ) -> Result<(RunRecord, bool), ExtractError> {
+        let mut rec = self.record(session, project, trigger, engine, plan.new_message_count, RunOutcome::NothingToSave);
+        let dir = &project.memory_dir.dir;
+        let data_dir = self.env.data_dir();
+        let trash = data::trash_dir(&data_dir, dir);
+        let memdir = Memdir::new(dir.clone(), trash.clone(), self.clock.clone());
+        let since: &[transcript::Conversation] = match cursor {
+            Some(c) => match plan.messages.iter().position(|m| m.uuid == c) {
+                Some(i) => &plan.messages[i + 1..],
+                None => &plan.messages,
+            },
+            None => &plan.messages,
+        };
+        let (changeset, written): (Changeset, Vec<PathBuf>) = match engine {
+            Engine::Offline => match offline::extract(since, &memdir, &self.claude_md(project)) {
+                Ok(o) => {
+                    rec.decisions = o.decisions;
+                    let written = o.changeset.changes.iter().filter(|c| c.after.is_some()).map(|c| c.path.clone()).collect();
+                    (o.changeset, written)
+                }
+                Err(e) => {
+                    rec.outcome = RunOutcome::Failed { error: e.to_string() };
+                    return Ok((rec, false));
+                }
+            },
+            Engine::Model(provider) => {
+                let manifest = if dir.is_dir() { memdir.manifest() } else { String::new() };
+                let task = AgentTask {
+                    system: prompt::system_prompt(dir),
+                    prompt: prompt::task_prompt(since, plan.new_message_count, &manifest, false),
+                    policy: Policy::AutoMem { memory_dir: dir.clone() },
+                    max_turns: Some(MAX_TURNS),
+                    cwd: project.root.clone(),
+                    label: "extract_memories".into(),
+                    work_dir: data_dir.join("work").join("extract"),
+                    clock: self.clock.clone(),
+                };
+                match mneme_agent::run_agent(provider, &task, Mode::Stage, cancel).await {
+                    Ok(o) if o.stop == Stop::Cancelled => {
+                        rec.turns = o.turns;
+                        rec.outcome = RunOutcome::Failed { error: "cancelled".into() };
+                        return Ok((rec, false));
+                    }
+                    Ok(o) => {
+                        rec.turns = o.turns;
+                        rec.denials = o.denials;
+                        (o.changeset, o.written_paths)
+                    }
+                    Err(e) => {
+                        rec.outcome = RunOutcome::Failed { error: e.to_string() };
+                        return Ok((rec, false));
+                    }
+                }
+            }
+        };
+        if changeset.is_empty() {
+            return Ok((rec, true));
+        }
+        rec.changeset = Some(changeset.clone());
+        match mode {
+            ReviewMode::Review => {
+                let item = self.inbox().stage(NewItem {
+                    project_root: project.root.clone(),
+                    memory_dir: dir.clone(),
+                    session_id: session.session_id.clone(),
+                    transcript: Some(session.transcript.clone()),
+                    source: match engine {
+                        Engine::Offline => offline::LABEL.to_string(),
+                        Engine::Model(_) => "extract_memories".to_string(),
+                    },
+                    changeset,
+                })?;
+                rec.outcome = RunOutcome::Staged { inbox_id: item.id };
+                Ok((rec, true))
+            }
+            ReviewMode::Automatic | ReviewMode::Off => match apply_changeset(&changeset, &trash, self.clock.clone()) {
+                Ok(_) => {
+                    let (memories, team) = memory_paths(&written, dir);
+                    rec.message = saved_message(&memories, team);
+                    rec.outcome = RunOutcome::Saved;
+                    rec.written_paths = written;
+                    rec.memory_paths = memories;
+                    rec.team_count = team;
+                    Ok((rec, true))
+                }
+                Err(e) => {
+                    rec.outcome = RunOutcome::Failed { error: e.to_string() };
+                    Ok((rec, false))
+                }
+            },
+        }
+    }
+}

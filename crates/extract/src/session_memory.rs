@@ -1,0 +1,661 @@
+//! Session memory: the per-session notes file Claude Code keeps for compaction
+//! (`src/services/SessionMemory/*`; the feature is compiled out of the 2.1.197 binary, so the
+//! texts and numbers are those of the 2.1.88 source).
+//!
+//! - The file is `<config>/projects/<sanitize(cwd)>/<session>/session-memory/summary.md`
+//!   ([`mneme_store::paths::session_memory_path`]); its folder is created `0700`, the file
+//!   exclusively with `0600` and then filled with the template.
+//! - The template is [`DEFAULT_TEMPLATE`] unless `<config>/session-memory/config/template.md`
+//!   exists; the update prompt is [`default_update_prompt`] unless
+//!   `<config>/session-memory/config/prompt.md` exists. `{{currentNotes}}` and `{{notesPath}}`
+//!   are substituted in one pass; other `{{x}}` stay as written. Reminders are appended when a
+//!   section is over [`MAX_SECTION_LENGTH`] tokens or the file over
+//!   [`MAX_TOTAL_SESSION_MEMORY_TOKENS`].
+//! - [`SessionMemoryState::should_extract`] is Claude Code's threshold rule over the context
+//!   size ([`token_count_with_estimation`]: the last API usage plus length/4 for what came
+//!   after it).
+//! - The update runs as an agent that may only `Edit` that one file ([`update`]).
+
+use crate::prompt::render_conversation;
+use crate::transcript::{Block, Content, Conversation, EntryType};
+use mneme_core::text::estimate_tokens;
+use mneme_core::Clock;
+use mneme_model::{Cancel, Provider};
+use mneme_store::Environment;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Soft per-section budget in tokens (`MAX_SECTION_LENGTH`).
+pub const MAX_SECTION_LENGTH: u64 = 2000;
+/// Budget for the whole file in tokens (`MAX_TOTAL_SESSION_MEMORY_TOKENS`).
+pub const MAX_TOTAL_SESSION_MEMORY_TOKENS: u64 = 12000;
+
+/// `DEFAULT_SESSION_MEMORY_TEMPLATE`: ten headings, each with an italic description line.
+pub const DEFAULT_TEMPLATE: &str = "
+# Session Title
+_A short and distinctive 5-10 word descriptive title for the session. Super info dense, no filler_
+
+# Current State
+_What is actively being worked on right now? Pending tasks not yet completed. Immediate next steps._
+
+# Task specification
+_What did the user ask to build? Any design decisions or other explanatory context_
+
+# Files and Functions
+_What are the important files? In short, what do they contain and why are they relevant?_
+
+# Workflow
+_What bash commands are usually run and in what order? How to interpret their output if not obvious?_
+
+# Errors & Corrections
+_Errors encountered and how they were fixed. What did the user correct? What approaches failed and should not be tried again?_
+
+# Codebase and System Documentation
+_What are the important system components? How do they work/fit together?_
+
+# Learnings
+_What has worked well? What has not? What to avoid? Do not duplicate items from other sections_
+
+# Key results
+_If the user asked a specific output such as an answer to a question, a table, or other document, repeat the exact result here_
+
+# Worklog
+_Step by step, what was attempted, done? Very terse summary for each step_
+";
+
+/// `getDefaultUpdatePrompt()`.
+pub fn default_update_prompt() -> String {
+    format!(
+        r#"IMPORTANT: This message and these instructions are NOT part of the actual user conversation. Do NOT include any references to "note-taking", "session notes extraction", or these update instructions in the notes content.
+
+Based on the user conversation above (EXCLUDING this note-taking instruction message as well as system prompt, claude.md entries, or any past session summaries), update the session notes file.
+
+The file {{{{notesPath}}}} has already been read for you. Here are its current contents:
+<current_notes_content>
+{{{{currentNotes}}}}
+</current_notes_content>
+
+Your ONLY task is to use the Edit tool to update the notes file, then stop. You can make multiple edits (update every section as needed) - make all Edit tool calls in parallel in a single message. Do not call any other tools.
+
+CRITICAL RULES FOR EDITING:
+- The file must maintain its exact structure with all sections, headers, and italic descriptions intact
+-- NEVER modify, delete, or add section headers (the lines starting with '#' like # Task specification)
+-- NEVER modify or delete the italic _section description_ lines (these are the lines in italics immediately following each header - they start and end with underscores)
+-- The italic _section descriptions_ are TEMPLATE INSTRUCTIONS that must be preserved exactly as-is - they guide what content belongs in each section
+-- ONLY update the actual content that appears BELOW the italic _section descriptions_ within each existing section
+-- Do NOT add any new sections, summaries, or information outside the existing structure
+- Do NOT reference this note-taking process or instructions anywhere in the notes
+- It's OK to skip updating a section if there are no substantial new insights to add. Do not add filler content like "No info yet", just leave sections blank/unedited if appropriate.
+- Write DETAILED, INFO-DENSE content for each section - include specifics like file paths, function names, error messages, exact commands, technical details, etc.
+- For "Key results", include the complete, exact output the user requested (e.g., full table, full answer, etc.)
+- Do not include information that's already in the CLAUDE.md files included in the context
+- Keep each section under ~{MAX_SECTION_LENGTH} tokens/words - if a section is approaching this limit, condense it by cycling out less important details while preserving the most critical information
+- Focus on actionable, specific information that would help someone understand or recreate the work discussed in the conversation
+- IMPORTANT: Always update "Current State" to reflect the most recent work - this is critical for continuity after compaction
+
+Use the Edit tool with file_path: {{{{notesPath}}}}
+
+STRUCTURE PRESERVATION REMINDER:
+Each section has TWO parts that must be preserved exactly as they appear in the current file:
+1. The section header (line starting with #)
+2. The italic description line (the _italicized text_ immediately after the header - this is a template instruction)
+
+You ONLY update the actual content that comes AFTER these two preserved lines. The italic description lines starting and ending with underscores are part of the template structure, NOT content to be edited or removed.
+
+REMEMBER: Use the Edit tool in parallel and stop. Do not continue after the edits. Only include insights from the actual user conversation, never from these note-taking instructions. Do not delete or change section headers or italic _section descriptions_."#
+    )
+}
+
+/// `<config>/session-memory/config`, where the user's overrides live.
+pub fn config_dir(env: &Environment) -> PathBuf {
+    env.config_home().join("session-memory").join("config")
+}
+
+/// Reads an override; a missing or unreadable file means the default, as in Claude Code
+/// (which logs other read errors and carries on).
+fn read_override(path: &Path) -> Option<String> {
+    fs::read_to_string(path).ok()
+}
+
+/// `loadSessionMemoryTemplate`.
+pub fn load_template(env: &Environment) -> String {
+    read_override(&config_dir(env).join("template.md")).unwrap_or_else(|| DEFAULT_TEMPLATE.to_string())
+}
+
+/// `loadSessionMemoryPrompt`.
+pub fn load_prompt(env: &Environment) -> String {
+    read_override(&config_dir(env).join("prompt.md")).unwrap_or_else(default_update_prompt)
+}
+
+/// `substituteVariables`: each `{{name}}` (`name` of `[A-Za-z0-9_]+`) with a value in `vars` is
+/// replaced, in one left-to-right pass, so a value containing `{{…}}` is never substituted
+/// again; unknown names stay as written.
+pub fn substitute(template: &str, vars: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 2..];
+        let name_len = after.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        if name_len > 0 && after[name_len..].starts_with("}}") {
+            let name = &after[..name_len];
+            match vars.iter().find(|(k, _)| *k == name) {
+                Some((_, v)) => out.push_str(v),
+                None => out.push_str(&rest[open..open + 2 + name_len + 2]),
+            }
+            rest = &after[name_len + 2..];
+        } else {
+            out.push('{');
+            rest = &rest[open + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `analyzeSectionSizes`: tokens per `# ` section (content trimmed), in first-seen order.
+fn section_sizes(content: &str) -> Vec<(String, u64)> {
+    let mut sizes: Vec<(String, u64)> = Vec::new();
+    let mut set = |header: &str, lines: &[&str]| {
+        if header.is_empty() || lines.is_empty() {
+            return;
+        }
+        let tokens = estimate_tokens(mneme_core::text::js_trim(&lines.join("\n"))) as u64;
+        match sizes.iter_mut().find(|(h, _)| h == header) {
+            Some(slot) => slot.1 = tokens,
+            None => sizes.push((header.to_string(), tokens)),
+        }
+    };
+    let mut header = "";
+    let mut lines: Vec<&str> = Vec::new();
+    for line in content.split('\n') {
+        if line.starts_with("# ") {
+            set(header, &lines);
+            header = line;
+            lines.clear();
+        } else {
+            lines.push(line);
+        }
+    }
+    set(header, &lines);
+    sizes
+}
+
+/// `generateSectionReminders`.
+fn section_reminders(sizes: &[(String, u64)], total: u64) -> String {
+    let over_budget = total > MAX_TOTAL_SESSION_MEMORY_TOKENS;
+    let mut oversized: Vec<&(String, u64)> = sizes.iter().filter(|(_, t)| *t > MAX_SECTION_LENGTH).collect();
+    oversized.sort_by_key(|s| std::cmp::Reverse(s.1));
+    if oversized.is_empty() && !over_budget {
+        return String::new();
+    }
+    let mut out = String::new();
+    if over_budget {
+        out.push_str(&format!(
+            "\n\nCRITICAL: The session memory file is currently ~{total} tokens, which exceeds the maximum of {MAX_TOTAL_SESSION_MEMORY_TOKENS} tokens. You MUST condense the file to fit within this budget. Aggressively shorten oversized sections by removing less important details, merging related items, and summarizing older entries. Prioritize keeping \"Current State\" and \"Errors & Corrections\" accurate and detailed."
+        ));
+    }
+    if !oversized.is_empty() {
+        let list: Vec<String> = oversized
+            .iter()
+            .map(|(s, t)| format!("- \"{s}\" is ~{t} tokens (limit: {MAX_SECTION_LENGTH})"))
+            .collect();
+        let lead = if over_budget {
+            "Oversized sections to condense"
+        } else {
+            "IMPORTANT: The following sections exceed the per-section limit and MUST be condensed"
+        };
+        out.push_str(&format!("\n\n{lead}:\n{}", list.join("\n")));
+    }
+    out
+}
+
+/// `buildSessionMemoryUpdatePrompt`: the prompt (override or default) with the notes and their
+/// path substituted, plus any size reminders.
+pub fn build_update_prompt(env: &Environment, current_notes: &str, notes_path: &Path) -> String {
+    let template = load_prompt(env);
+    let path = notes_path.to_string_lossy();
+    let base = substitute(&template, &[("currentNotes", current_notes), ("notesPath", &path)]);
+    let total = estimate_tokens(current_notes) as u64;
+    base + &section_reminders(&section_sizes(current_notes), total)
+}
+
+/// `isSessionMemoryEmpty`: the notes are still just the template.
+pub fn is_empty(env: &Environment, content: &str) -> bool {
+    mneme_core::text::js_trim(content) == mneme_core::text::js_trim(&load_template(env))
+}
+
+/// The notes file, created with the template if it does not exist yet (folder `0700`, file
+/// created exclusively with `0600`). Returns its current content.
+pub fn setup_file(env: &Environment, path: &Path) -> io::Result<String> {
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir)?;
+    }
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    match opts.open(path) {
+        Ok(mut f) => {
+            f.write_all(load_template(env).as_bytes())?;
+            f.sync_all()?;
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    fs::read_to_string(path)
+}
+
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut b = fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir)
+}
+
+/// `roughTokenCountEstimationForContent` over one block.
+fn block_tokens(b: &Block) -> u64 {
+    match b {
+        Block::Text { text } => estimate_tokens(text) as u64,
+        Block::ToolUse { name, input, .. } => {
+            let input = if input.is_null() { "{}".to_string() } else { input.to_string() };
+            estimate_tokens(&format!("{name}{input}")) as u64
+        }
+        Block::ToolResult { content, .. } => value_content_tokens(content),
+        Block::Thinking { thinking } => estimate_tokens(thinking) as u64,
+        Block::RedactedThinking { data } => estimate_tokens(data) as u64,
+        Block::Other { kind, .. } if kind == "image" || kind == "document" => 2000,
+        Block::Other { raw, .. } => estimate_tokens(&raw.to_string()) as u64,
+    }
+}
+
+/// A tool result's `content`: a string, or an array of blocks.
+fn value_content_tokens(v: &Value) -> u64 {
+    match v {
+        Value::String(s) => estimate_tokens(s) as u64,
+        Value::Array(items) => items
+            .iter()
+            .map(|b| match b {
+                Value::String(s) => estimate_tokens(s) as u64,
+                other => block_tokens(&crate::transcript::parse_block(other)),
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
+/// `roughTokenCountEstimationForMessage`. Attachments are estimated from their JSON: Claude
+/// Code renders each kind into user messages first, which Mneme does not reproduce for every
+/// kind; attachments are small next to the messages they follow.
+fn message_tokens(m: &Conversation) -> u64 {
+    match (m.entry_type, &m.message, &m.attachment) {
+        (EntryType::User | EntryType::Assistant, Some(msg), _) => match &msg.content {
+            Content::Text(s) => estimate_tokens(s) as u64,
+            Content::Blocks(blocks) => blocks.iter().map(block_tokens).sum(),
+        },
+        (EntryType::Attachment, _, Some(a)) => estimate_tokens(&a.to_string()) as u64,
+        _ => 0,
+    }
+}
+
+/// `tokenCountWithEstimation`: the context size as of the newest API response with usage
+/// (input + cache + output), plus the rough estimate of every message after it — after the
+/// response's first entry, so tool results interleaved between the entries of one split
+/// response are counted. Without any usage, the rough estimate of everything.
+pub fn token_count_with_estimation(messages: &[Conversation]) -> u64 {
+    let usage_of = |m: &Conversation| {
+        let msg = m.message.as_ref()?;
+        if m.entry_type != EntryType::Assistant || msg.model.as_deref() == Some("<synthetic>") {
+            return None;
+        }
+        msg.usage
+    };
+    let response_id = |m: &Conversation| {
+        (m.entry_type == EntryType::Assistant).then(|| m.message.as_ref().and_then(|x| x.id.clone())).flatten()
+    };
+    for i in (0..messages.len()).rev() {
+        let Some(usage) = usage_of(&messages[i]) else { continue };
+        let mut anchor = i;
+        if let Some(id) = response_id(&messages[i]) {
+            for j in (0..i).rev() {
+                match response_id(&messages[j]) {
+                    Some(prior) if prior == id => anchor = j,
+                    Some(_) => break,
+                    None => {}
+                }
+            }
+        }
+        return usage.context_tokens() + messages[anchor + 1..].iter().map(message_tokens).sum::<u64>();
+    }
+    messages.iter().map(message_tokens).sum()
+}
+
+/// `hasToolCallsInLastAssistantTurn`.
+pub fn has_tool_calls_in_last_assistant_turn(messages: &[Conversation]) -> bool {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.entry_type == EntryType::Assistant && m.message.is_some())
+        .is_some_and(|m| m.tool_uses().next().is_some())
+}
+
+/// `SessionMemoryConfig` (remote config may raise or lower each; values ≤ 0 are ignored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMemoryConfig {
+    pub minimum_message_tokens_to_init: u64,
+    pub minimum_tokens_between_update: u64,
+    pub tool_calls_between_updates: u64,
+}
+
+impl Default for SessionMemoryConfig {
+    /// `DEFAULT_SESSION_MEMORY_CONFIG`.
+    fn default() -> Self {
+        SessionMemoryConfig {
+            minimum_message_tokens_to_init: 10_000,
+            minimum_tokens_between_update: 5_000,
+            tool_calls_between_updates: 3,
+        }
+    }
+}
+
+/// Claude Code's per-session session-memory state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMemoryState {
+    pub config: SessionMemoryConfig,
+    /// The first extraction happened (the init threshold was met once).
+    pub initialized: bool,
+    /// Context size when the last update ran.
+    pub tokens_at_last_extraction: u64,
+    /// `lastMemoryMessageUuid`: tool calls are counted after it.
+    pub last_memory_message_uuid: Option<String>,
+    /// The newest message the notes are known to cover (used by compaction).
+    pub last_summarized_message_id: Option<String>,
+}
+
+impl SessionMemoryState {
+    /// `shouldExtractMemory`: the context must have reached the init threshold once; then an
+    /// update needs the token growth since the last one, and either enough tool calls since the
+    /// last update or a last assistant turn without tool calls (a natural break). When it says
+    /// yes, the tool-call count restarts at the newest message.
+    pub fn should_extract(&mut self, messages: &[Conversation]) -> bool {
+        let current = token_count_with_estimation(messages);
+        if !self.initialized {
+            if current < self.config.minimum_message_tokens_to_init {
+                return false;
+            }
+            self.initialized = true;
+        }
+        // A context that shrank (compaction) has not grown.
+        let token_threshold =
+            current.saturating_sub(self.tokens_at_last_extraction) >= self.config.minimum_tokens_between_update;
+        let tool_calls = count_tool_calls_since(messages, self.last_memory_message_uuid.as_deref());
+        let tool_threshold = tool_calls >= self.config.tool_calls_between_updates;
+        let natural_break = !has_tool_calls_in_last_assistant_turn(messages);
+        // Claude Code: (tokens && toolCalls) || (tokens && !toolCallsInLastTurn).
+        let extract = token_threshold && (tool_threshold || natural_break);
+        if extract {
+            if let Some(last) = messages.last() {
+                self.last_memory_message_uuid = Some(last.uuid.clone());
+            }
+        }
+        extract
+    }
+
+    /// After a successful update: remember the context size, and that the notes cover the
+    /// newest message when it does not end in a tool call (so compaction never splits a call
+    /// from its result).
+    pub fn record_extraction(&mut self, messages: &[Conversation]) {
+        self.tokens_at_last_extraction = token_count_with_estimation(messages);
+        if !has_tool_calls_in_last_assistant_turn(messages) {
+            if let Some(last) = messages.last() {
+                self.last_summarized_message_id = Some(last.uuid.clone());
+            }
+        }
+    }
+}
+
+/// `countToolCallsSince`: `tool_use` blocks in assistant messages after `since` (all without
+/// one; none when `since` is gone).
+fn count_tool_calls_since(messages: &[Conversation], since: Option<&str>) -> u64 {
+    let start = match since {
+        None => 0,
+        Some(id) => match messages.iter().position(|m| m.uuid == id) {
+            Some(i) => i + 1,
+            None => return 0,
+        },
+    };
+    messages[start..].iter().map(|m| m.tool_uses().count() as u64).sum()
+}
+
+/// What one update did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Updated {
+    pub path: PathBuf,
+    /// Whether the notes changed.
+    pub changed: bool,
+    pub turns: u32,
+    pub denials: Vec<mneme_agent::Denial>,
+}
+
+/// Every way an update fails.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionMemoryError {
+    #[error("the session id `{0}` is not a UUID; pass the id from the transcript's file name")]
+    BadSessionId(String),
+    #[error("could not prepare the session notes at {}: {source}. Check that the folder is writable.", path.display())]
+    Setup { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Agent(#[from] mneme_agent::AgentError),
+}
+
+/// Runs one session-memory update: creates the notes from the template if needed, asks the
+/// model (through Mneme's agent, allowed only `Edit` of the notes file) to update them from
+/// `messages`, and applies the edit atomically.
+pub async fn update(
+    env: &Environment,
+    clock: Arc<dyn Clock>,
+    provider: &dyn Provider,
+    cwd: &Path,
+    session_id: &str,
+    messages: &[Conversation],
+    cancel: &Cancel,
+) -> Result<Updated, SessionMemoryError> {
+    let path = mneme_store::paths::session_memory_path(env, cwd, session_id)
+        .ok_or_else(|| SessionMemoryError::BadSessionId(session_id.to_string()))?;
+    let current = setup_file(env, &path).map_err(|source| SessionMemoryError::Setup { path: path.clone(), source })?;
+    let prompt = format!(
+        "<conversation>\n{}\n</conversation>\n\n{}",
+        render_conversation(messages),
+        build_update_prompt(env, &current, &path)
+    );
+    let data = env.data_dir();
+    let task = mneme_agent::AgentTask {
+        system: String::new(),
+        prompt,
+        policy: mneme_agent::Policy::SessionMemory { path: path.clone() },
+        max_turns: None,
+        cwd: cwd.to_path_buf(),
+        label: "session_memory".into(),
+        work_dir: data.join("work").join("session-memory"),
+        clock,
+    };
+    let trash = data.join("trash").join("session-memory");
+    let outcome = mneme_agent::run_agent(provider, &task, mneme_agent::Mode::Apply { trash_dir: trash }, cancel).await?;
+    Ok(Updated { path, changed: !outcome.changeset.is_empty(), turns: outcome.turns, denials: outcome.denials })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::parse_entry;
+    use serde_json::json;
+
+    fn conv(v: Value) -> Conversation {
+        match parse_entry(v) {
+            crate::transcript::Entry::Conversation(c) => *c,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn user(uuid: &str, chars: usize) -> Conversation {
+        conv(json!({"type": "user", "uuid": uuid, "message": {"content": "x".repeat(chars)}}))
+    }
+
+    fn assistant(uuid: &str, id: &str, usage: Option<(u64, u64)>, tool: bool) -> Conversation {
+        let content = if tool {
+            json!([{"type": "tool_use", "id": format!("t{uuid}"), "name": "Bash", "input": {"command": "ls"}}])
+        } else {
+            json!([{"type": "text", "text": "done"}])
+        };
+        let mut m = json!({"id": id, "content": content, "stop_reason": if tool { "tool_use" } else { "end_turn" }});
+        if let Some((i, o)) = usage {
+            m["usage"] = json!({"input_tokens": i, "output_tokens": o, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0});
+        }
+        conv(json!({"type": "assistant", "uuid": uuid, "message": m}))
+    }
+
+    #[test]
+    fn the_template_has_ten_sections_each_with_an_italic_line() {
+        let lines: Vec<&str> = DEFAULT_TEMPLATE.lines().collect();
+        let headers: Vec<&str> = lines.iter().filter(|l| l.starts_with("# ")).copied().collect();
+        assert_eq!(
+            headers,
+            [
+                "# Session Title", "# Current State", "# Task specification", "# Files and Functions", "# Workflow",
+                "# Errors & Corrections", "# Codebase and System Documentation", "# Learnings", "# Key results",
+                "# Worklog"
+            ]
+        );
+        for (i, l) in lines.iter().enumerate() {
+            if l.starts_with("# ") {
+                assert!(lines[i + 1].starts_with('_') && lines[i + 1].ends_with('_'), "{l}");
+            }
+        }
+        assert!(DEFAULT_TEMPLATE.starts_with("\n# Session Title\n") && DEFAULT_TEMPLATE.ends_with("_\n"));
+    }
+
+    #[test]
+    fn substitution_is_one_pass_and_keeps_unknown_placeholders() {
+        let t = "a {{notesPath}} b {{currentNotes}} c {{other}} {{ notesPath }} {{} {{{notesPath}}}";
+        let out = substitute(t, &[("currentNotes", "{{notesPath}} $1 $&"), ("notesPath", "/p")]);
+        assert_eq!(out, "a /p b {{notesPath}} $1 $& c {{other}} {{ notesPath }} {{} {/p}");
+        let p = default_update_prompt();
+        assert!(p.contains("The file {{notesPath}} has already been read") && p.contains("~2000 tokens/words"));
+    }
+
+    #[test]
+    fn overrides_and_reminders() {
+        let home = mneme_testsupport::TestHome::new();
+        let env = &home.env;
+        assert_eq!(load_template(env), DEFAULT_TEMPLATE);
+        let big = format!("# A\n_a_\n{}\n# B\n_b_\n{}\n", "w".repeat(8_100), "v".repeat(40_000));
+        let p = build_update_prompt(env, &big, Path::new("/n/summary.md"));
+        assert!(p.starts_with("IMPORTANT: This message"));
+        assert!(p.contains("The file /n/summary.md has already been read"));
+        let tail = &p[p.find("\n\nCRITICAL: The session").unwrap()..];
+        assert_eq!(
+            tail,
+            format!(
+                "\n\nCRITICAL: The session memory file is currently ~{} tokens, which exceeds the maximum of 12000 tokens. You MUST condense the file to fit within this budget. Aggressively shorten oversized sections by removing less important details, merging related items, and summarizing older entries. Prioritize keeping \"Current State\" and \"Errors & Corrections\" accurate and detailed.\n\nOversized sections to condense:\n- \"# B\" is ~10001 tokens (limit: 2000)\n- \"# A\" is ~2026 tokens (limit: 2000)",
+                estimate_tokens(&big)
+            )
+        );
+        let small = "# A\n_a_\nfine\n";
+        assert!(!build_update_prompt(env, small, Path::new("/n")).contains("CRITICAL: The session"));
+        let one_big = format!("# A\n{}\n", "w".repeat(8_100));
+        assert!(build_update_prompt(env, &one_big, Path::new("/n"))
+            .ends_with("\n\nIMPORTANT: The following sections exceed the per-section limit and MUST be condensed:\n- \"# A\" is ~2025 tokens (limit: 2000)"));
+
+        std::fs::create_dir_all(config_dir(env)).unwrap();
+        std::fs::write(config_dir(env).join("template.md"), "# Mine\n").unwrap();
+        std::fs::write(config_dir(env).join("prompt.md"), "Notes at {{notesPath}}:\n{{currentNotes}}\n{{unknown}}").unwrap();
+        assert_eq!(load_template(env), "# Mine\n");
+        assert_eq!(build_update_prompt(env, "N {{notesPath}}", Path::new("/x.md")), "Notes at /x.md:\nN {{notesPath}}\n{{unknown}}");
+        assert!(is_empty(env, "\n# Mine\n\n"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_file_is_created_private_with_the_template_once() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = mneme_testsupport::TestHome::new();
+        let cwd = home.root.join("proj");
+        let sid = "0a23833b-7439-4af7-b274-46564fd6c262";
+        let path = mneme_store::paths::session_memory_path(&home.env, &cwd, sid).unwrap();
+        assert!(path.ends_with(format!("{sid}/session-memory/summary.md")));
+        assert_eq!(setup_file(&home.env, &path).unwrap(), DEFAULT_TEMPLATE);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
+        std::fs::write(&path, "edited").unwrap();
+        assert_eq!(setup_file(&home.env, &path).unwrap(), "edited", "an existing file is never replaced");
+    }
+
+    #[test]
+    fn token_count_anchors_on_the_first_entry_of_the_last_response() {
+        let m = vec![
+            user("u1", 400),                               // 100 tokens, before the anchor
+            assistant("a1", "m1", Some((1000, 50)), true), // split response, first entry
+            conv(json!({"type": "user", "uuid": "r1", "message": {"content": [{"type": "tool_result", "tool_use_id": "ta1", "content": "y".repeat(80)}]}})),
+            assistant("a2", "m1", Some((1000, 50)), true),
+            user("u2", 40),
+        ];
+        // usage 1000 + 100 (cache) + 50, then r1 (20) + a2 (tool_use "Bash{...}") + u2 (10)
+        let tool = estimate_tokens("Bash{\"command\":\"ls\"}") as u64;
+        assert_eq!(token_count_with_estimation(&m), 1150 + 20 + tool + 10);
+        assert_eq!(token_count_with_estimation(&m[..1]), 100);
+        let synthetic = conv(json!({"type": "assistant", "uuid": "s", "message": {"model": "<synthetic>", "content": "", "usage": {"input_tokens": 99999, "output_tokens": 0}}}));
+        assert_eq!(token_count_with_estimation(&[user("u", 4), synthetic]), 1);
+    }
+
+    #[test]
+    fn thresholds() {
+        let mut s = SessionMemoryState::default();
+        // 9,999 tokens of context: below the init threshold.
+        let mut m = vec![user("u1", 4 * 9_998), assistant("a1", "m1", None, false)];
+        assert_eq!(token_count_with_estimation(&m), 9_999);
+        assert!(!s.should_extract(&m));
+        assert!(!s.initialized);
+        // 10,000: initialized and (no previous extraction, natural break) extracted.
+        m[0] = user("u1", 4 * 9_999);
+        assert!(s.should_extract(&m));
+        assert_eq!(s.last_memory_message_uuid.as_deref(), Some("a1"));
+        s.record_extraction(&m);
+        assert_eq!((s.tokens_at_last_extraction, s.last_summarized_message_id.as_deref()), (10_000, Some("a1")));
+
+        // 4,999 more tokens: not enough growth.
+        m.push(user("u2", 4 * 4_998));
+        m.push(assistant("a2", "m2", None, false));
+        assert!(!s.should_extract(&m));
+        // 5,000 more and a natural break (no tool calls in the last assistant turn).
+        m.push(user("u3", 4));
+        m.push(assistant("a3", "m3", None, false));
+        assert!(s.should_extract(&m));
+        s.record_extraction(&m);
+
+        // Enough tokens but the last turn called a tool and fewer than 3 calls since: wait.
+        m.push(user("u4", 4 * 5_000));
+        m.push(assistant("a4", "m4", None, true));
+        m.push(assistant("a5", "m5", None, true));
+        assert!(!s.should_extract(&m));
+        // A third tool call: extract even mid-loop.
+        m.push(assistant("a6", "m6", None, true));
+        assert!(s.should_extract(&m));
+        s.record_extraction(&m);
+        assert_eq!(s.last_summarized_message_id.as_deref(), Some("a3"), "never mid tool call");
+
+        // Tool calls alone never suffice without the token growth.
+        for i in 0..5 {
+            m.push(assistant(&format!("t{i}"), &format!("tm{i}"), None, true));
+        }
+        assert!(!s.should_extract(&m));
+    }
+}
