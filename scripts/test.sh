@@ -6,12 +6,25 @@ cd "$(dirname "$0")/.."
 need_tool git git
 need_tool python3 python3   # builds the conformance fixtures (testdata/conformance/make_fixtures.py)
 need_tool node nodejs
-need_debs "${TAURI_BUILD_DEBS[@]}"   # the workspace includes the desktop shell
+need_debs "${TAURI_BUILD_DEBS[@]}" libdbus-1-dev   # the desktop shell; the OS keyring (Secret Service over D-Bus)
 
 # The UI is built first: the desktop shell embeds ui/dist.
 npm run --silent build:ui
 
-cargo test --workspace --locked "$@"
+# Real parts for the engine's tests: Claude Code 2.1.197 itself (from the npm registry) for the
+# Claude Code CLI provider, a throwaway PostgreSQL cluster for the team sync server, and a
+# private D-Bus session with gnome-keyring for everything that keeps secrets in the OS keyring.
+# Each is required: a missing one fails the run instead of skipping tests.
+MNEME_CLAUDE_BIN="$(scripts/claude-code.sh)"
+export MNEME_CLAUDE_BIN MNEME_REQUIRE_CLAUDE=1
+eval "$(scripts/pg.sh)"
+export MNEME_REQUIRE_PG=1
+trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
+
+scripts/with-keyring.sh cargo test --workspace --locked "$@"
+# Sign-in and API-key storage against the real keyring (ignored in plain `cargo test`, which may
+# run where no Secret Service exists).
+scripts/with-keyring.sh cargo test --locked -q -p mneme-team -p mneme-model -- --ignored keyring
 
 # End to end in a browser: the built UI in Debian's Chromium (driven by playwright-core)
 # against a real `mneme serve` on a fixture home. `npm run e2e` also refreshes the screenshots.
