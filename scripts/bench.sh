@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
-cargo bench --locked -p mneme-api "$@"
+cargo bench --locked -p mneme-api -p mneme-recall "$@"

@@ -107,14 +107,14 @@ async fn anthropic_selection_through_the_stub() {
     assert_eq!(
         out,
         format!(
-            "1 memory recalled from {} (chosen by claude-sonnet-4-6 via anthropic):\n\
-             1. project_billing.md \u{2014} Billing\n   selected by claude-sonnet-4-6 (1 of 1)\n",
+            "1 memory recalled from {} (chosen by claude-sonnet-5 via anthropic):\n\
+             1. project_billing.md \u{2014} Billing\n   selected by claude-sonnet-5 (1 of 1)\n",
             mem.display()
         )
     );
     let sent = &stub.model_requests()[0];
     assert_eq!(sent.header("x-api-key"), Some("sk-ant-test"));
-    assert_eq!(sent.body["model"], "claude-sonnet-4-6");
+    assert_eq!(sent.body["model"], "claude-sonnet-5");
     assert_eq!(sent.body["max_tokens"], 256);
     assert_eq!(sent.body["system"][0]["text"], mneme_recall::SELECT_MEMORIES_SYSTEM_PROMPT);
     assert_eq!(sent.body["messages"][1]["content"][0]["text"], "Select memories relevant to:\nwhere is the billing rewrite at");

@@ -32,11 +32,15 @@ Return a list of filenames for the memories that will clearly be useful to Claud
 /// `max_tokens` of the side query.
 pub const SELECTOR_MAX_TOKENS: u32 = 256;
 
-/// `getDefaultSonnetModel()` for the first-party API when nothing overrides it.
-pub const DEFAULT_SONNET_MODEL: &str = "claude-sonnet-4-6";
+/// `getDefaultSonnetModel()` on the first-party API in 2.1.197: its model catalog maps the
+/// `sonnet` alias to `claude-sonnet-5` (captured in `testdata/recall-capture`).
+pub const DEFAULT_SONNET_MODEL: &str = "claude-sonnet-5";
 
-/// The model the side query goes to: `ANTHROPIC_DEFAULT_SONNET_MODEL` when set (non-empty),
-/// else `claude-sonnet-4-6`.
+/// The same in the 2.1.88 source, whose default was Sonnet 4.6.
+pub const DEFAULT_SONNET_MODEL_2_1_88: &str = "claude-sonnet-4-6";
+
+/// The model the side query goes to in 2.1.197: `ANTHROPIC_DEFAULT_SONNET_MODEL` when set
+/// (non-empty), else [`DEFAULT_SONNET_MODEL`].
 pub fn selector_model(env: &Environment) -> String {
     env.var("ANTHROPIC_DEFAULT_SONNET_MODEL")
         .filter(|m| !m.is_empty())
@@ -182,8 +186,8 @@ mod tests {
     #[test]
     fn model_comes_from_the_environment() {
         let env = Environment::with_home("/h");
-        assert_eq!(selector_model(&env), "claude-sonnet-4-6");
-        assert_eq!(selector_model(&env.clone().set_var("ANTHROPIC_DEFAULT_SONNET_MODEL", "")), "claude-sonnet-4-6");
+        assert_eq!(selector_model(&env), "claude-sonnet-5");
+        assert_eq!(selector_model(&env.clone().set_var("ANTHROPIC_DEFAULT_SONNET_MODEL", "")), "claude-sonnet-5");
         assert_eq!(selector_model(&env.set_var("ANTHROPIC_DEFAULT_SONNET_MODEL", "my-sonnet")), "my-sonnet");
     }
 

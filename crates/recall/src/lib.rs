@@ -9,8 +9,9 @@
 //! ([`should_recall`]), and when the memories surfaced so far in the conversation add up to
 //! [`MAX_SESSION_BYTES`] UTF-16 units.
 //!
-//! The selector is a side query to `ANTHROPIC_DEFAULT_SONNET_MODEL` or `claude-sonnet-4-6`
-//! ([`selector_model`]), `max_tokens` 256, structured output
+//! The selector is a side query to `ANTHROPIC_DEFAULT_SONNET_MODEL` or, on the first-party
+//! API, `claude-sonnet-5` (2.1.197's model catalog maps `sonnet` there; the reference digest's
+//! `claude-sonnet-4-6` is 2.1.88's) ([`selector_model`]), `max_tokens` 256, structured output
 //! `{selected_memories: string[], selected_knowledge_ids?: string[]}`. In 2.1.197 it is a
 //! *dialogue kept for the whole conversation*, one per memory folder: the first time a folder
 //! is asked about, it is scanned (the 30-line headers, newest 200, `MAX_MEMORY_FILES`) and the
@@ -30,7 +31,16 @@
 //! `<system-reminder>\n<header>\n\n<content>\n</system-reminder>`, the first one opened by
 //! [`RELEVANCE_PREAMBLE`]; the header is `Memory: <path>:`, after the staleness warning
 //! ([`freshness_text`]) for a memory more than a day old. 2.1.197 has no `Memory (saved
-//! today)` form any more.
+//! today)` form any more. On the wire the attachment usually follows a tool result and is sent
+//! as one `role: "system"` message: the reminders unwrapped and joined with `\n`
+//! ([`RecallResult::api_system_text`]).
+//!
+//! All of this was checked against the binary itself: `testdata/recall-capture/capture.sh`
+//! runs real Claude Code 2.1.197 with the flag forced on (through `cachedGrowthBookFeatures`,
+//! inside a network namespace with only loopback) against the conformance stub API, and
+//! `tests/real_capture.rs` requires Mneme's side query and surfaced text to equal what it sent,
+//! apart from the billing-attribution system block, `cache_control` markers and
+//! `metadata.user_id`, which identify Claude Code and its prompt cache rather than the recall.
 //!
 //! [`Dialect::ClaudeCode2_1_88`] reproduces the older protocol the reference digest describes:
 //! a fresh scan per query with already-surfaced files left out of the manifest, one message
@@ -59,17 +69,18 @@ mod surface;
 
 pub use claude_code::{
     collect_recent_successful_tools, manifest_message, parse_answer, query_message, selected_names, selection_schema,
-    selector_model, single_message, strip_code_fence, AnswerError, DEFAULT_SONNET_MODEL, SELECTOR_MAX_TOKENS,
+    selector_model, single_message, strip_code_fence, AnswerError, DEFAULT_SONNET_MODEL, DEFAULT_SONNET_MODEL_2_1_88,
+    SELECTOR_MAX_TOKENS,
     SELECT_MEMORIES_SYSTEM_PROMPT, SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88,
 };
 pub use surface::{
     freshness_text, memory_age, memory_age_days, memory_header, read_capped, render_reminders, should_recall,
-    system_reminder, CappedRead, Truncation, MAX_MEMORY_BYTES, MAX_MEMORY_LINES, MAX_RECALLED, MAX_SESSION_BYTES,
+    strip_system_reminder, system_reminder, CappedRead, Truncation, MAX_MEMORY_BYTES, MAX_MEMORY_LINES, MAX_RECALLED, MAX_SESSION_BYTES,
     RELEVANCE_PREAMBLE,
 };
 
 use mneme_core::frontmatter;
-use mneme_core::text::utf16_len;
+use mneme_core::text::{js_trim, utf16_len};
 use mneme_core::Clock;
 use mneme_model::{Block, Cancel, Message, ModelError, Provider, ProviderKind, Request, Role};
 use mneme_store::memdir::{format_manifest, select_for_manifest, Memdir, TopicHeader};
@@ -154,6 +165,16 @@ impl RecallResult {
     /// The `<system-reminder>` texts of the meta messages Claude Code would add, in order.
     pub fn reminders(&self) -> Vec<String> {
         render_reminders(self.selected.iter().map(|m| (m.header.as_str(), m.content.as_str())), self.dialect)
+    }
+
+    /// The text that reaches the API in 2.1.197 when the attachment follows a tool result (the
+    /// usual case, since recall is collected after tools run): one `role: "system"` message
+    /// whose content is the reminders without their `<system-reminder>` wrapping, joined with
+    /// `\n`. `None` when nothing was recalled.
+    pub fn api_system_text(&self) -> Option<String> {
+        let parts: Vec<String> = self.reminders().iter().map(|r| strip_system_reminder(r).to_string()).collect();
+        let text = parts.join("\n");
+        (!js_trim(&text).is_empty()).then_some(text)
     }
 }
 

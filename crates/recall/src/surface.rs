@@ -157,6 +157,17 @@ pub fn system_reminder(text: &str) -> String {
     format!("<system-reminder>\n{text}\n</system-reminder>")
 }
 
+/// The inside of a `<system-reminder>` block, as Claude Code unwraps one before sending it as a
+/// system message (`/^<system-reminder>\n?([\s\S]*?)\n?<\/system-reminder>$/`); other text is
+/// returned as it is.
+pub fn strip_system_reminder(text: &str) -> &str {
+    let Some(inner) = text.strip_prefix("<system-reminder>").and_then(|t| t.strip_suffix("</system-reminder>")) else {
+        return text;
+    };
+    let inner = inner.strip_prefix('\n').unwrap_or(inner);
+    inner.strip_suffix('\n').unwrap_or(inner)
+}
+
 /// The meta user messages one `relevant_memories` attachment becomes: one per memory,
 /// `<header>\n\n<content>` inside a system reminder, the first one opened by
 /// [`RELEVANCE_PREAMBLE`] in 2.1.197.
@@ -259,6 +270,13 @@ mod tests {
             memory_header(p, now_ns - 3 * DAY_NS, now_ms, Dialect::ClaudeCode2_1_197),
             format!("{}\n\nMemory: /m/a.md:", freshness_text(3))
         );
+    }
+
+    #[test]
+    fn unwrapping_a_reminder() {
+        assert_eq!(strip_system_reminder("<system-reminder>\nA\n\n</system-reminder>"), "A\n");
+        assert_eq!(strip_system_reminder("<system-reminder>A</system-reminder>"), "A");
+        assert_eq!(strip_system_reminder("plain"), "plain");
     }
 
     #[test]

@@ -110,9 +110,9 @@ async fn the_side_query_is_claude_codes_and_the_dialogue_is_kept() {
     let r = f.recall("fix the flaky integration tests", &provider, &mut session).await;
     assert_eq!(r.error, None);
     assert_eq!(r.provider, ProviderKind::Anthropic);
-    assert_eq!(r.model.as_deref(), Some("claude-sonnet-4-6"));
+    assert_eq!(r.model.as_deref(), Some("claude-sonnet-5"));
     assert_eq!(rel_paths(&r), vec!["feedback_testing.md"]);
-    assert_eq!(r.selected[0].reason, "selected by claude-sonnet-4-6 (1 of 1)");
+    assert_eq!(r.selected[0].reason, "selected by claude-sonnet-5 (1 of 1)");
     assert_eq!(r.selected[0].score, None);
 
     let manifest = format!(
@@ -137,7 +137,7 @@ async fn the_side_query_is_claude_codes_and_the_dialogue_is_kept() {
     assert_eq!(
         sent.body,
         json!({
-            "model": "claude-sonnet-4-6",
+            "model": "claude-sonnet-5",
             "max_tokens": 256,
             "system": [{"type": "text", "text": SELECT_MEMORIES_SYSTEM_PROMPT}],
             "messages": [
@@ -156,7 +156,7 @@ async fn the_side_query_is_claude_codes_and_the_dialogue_is_kept() {
     assert_eq!(r2.error, None);
     // feedback_testing.md was surfaced last turn, so only the deploy memory comes back.
     assert_eq!(rel_paths(&r2), vec!["project_deploy.md"]);
-    assert_eq!(r2.selected[0].reason, "selected by claude-sonnet-4-6 (1 of 2)");
+    assert_eq!(r2.selected[0].reason, "selected by claude-sonnet-5 (1 of 2)");
     let messages = stub.model_requests()[1].body["messages"].clone();
     assert_eq!(
         messages,
@@ -191,7 +191,7 @@ async fn names_outside_the_manifest_are_dropped_and_five_is_the_most() {
     let r = f.recall("which memories matter here", &anthropic(&stub, &f.env), &mut RecallSession::new()).await;
     assert_eq!(r.error, None);
     assert_eq!(rel_paths(&r), vec!["m7.md", "m1.md", "m2.md", "m3.md", "m4.md"]);
-    assert_eq!(r.selected[4].reason, "selected by claude-sonnet-4-6 (5 of 7)");
+    assert_eq!(r.selected[4].reason, "selected by claude-sonnet-5 (5 of 7)");
 }
 
 #[tokio::test]

@@ -1,0 +1,82 @@
+//! Mneme against what real Claude Code 2.1.197 sent for the same memory folder, prompt and
+//! selection (`testdata/recall-capture`, made by its `capture.sh`): the side query's body and
+//! the system message that carried the recalled memories into the main loop.
+//!
+//! The fixture is rebuilt at the captured path (`/tmp/ccrecall`), because absolute paths are
+//! part of the headers, by the same `make_memory.sh` the capture used; the clock is frozen at
+//! the capture's instant, because the staleness warning depends on it.
+//!
+//! Left out of the comparison, on purpose: the billing-attribution block Claude Code puts
+//! first in every system prompt (`x-anthropic-billing-header: cc_version=…`; it identifies
+//! Claude Code's own build, and Mneme is not Claude Code), the prompt-cache `cache_control`
+//! markers and the `metadata.user_id` device identifier.
+
+use mneme_core::FixedClock;
+use mneme_model::{AnthropicProvider, Cancel, HttpOptions, RetryPolicy};
+use mneme_recall::{recall, selector_model, RecallContext, RecallSession};
+use mneme_store::Environment;
+use mneme_stub_model::{StubModel, Turn};
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+const PROMPT: &str = "can we deploy the billing service on friday";
+const SELECTION: &str = r#"{"selected_memories": ["project_billing.md", "ghost.md", "feedback_deploys.md"]}"#;
+const MEMORY_DIR: &str = "/tmp/ccrecall/home/.claude/projects/-tmp-ccrecall-repo/memory";
+
+fn capture() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/recall-capture"))
+}
+
+/// Drops what the comparison leaves out (see the module comment).
+fn comparable(mut body: Value) -> Value {
+    fn strip_cache_control(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.remove("cache_control");
+                map.values_mut().for_each(strip_cache_control);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
+            _ => {}
+        }
+    }
+    if let Some(obj) = body.as_object_mut() {
+        obj.remove("metadata");
+        if let Some(system) = obj.get_mut("system").and_then(Value::as_array_mut) {
+            system.retain(|b| !b["text"].as_str().unwrap_or("").starts_with("x-anthropic-billing-header:"));
+        }
+    }
+    strip_cache_control(&mut body);
+    body
+}
+
+#[tokio::test]
+async fn mneme_sends_and_surfaces_what_claude_code_did() {
+    let mem = Path::new(MEMORY_DIR);
+    let _ = std::fs::remove_dir_all("/tmp/ccrecall");
+    let status = std::process::Command::new("bash").arg(capture().join("make_memory.sh")).arg(mem).status().unwrap();
+    assert!(status.success(), "make_memory.sh failed");
+
+    let captured_at: u64 = std::fs::read_to_string(capture().join("captured_at_ms")).unwrap().trim().parse().unwrap();
+    let clock = Arc::new(FixedClock(UNIX_EPOCH + Duration::from_millis(captured_at)));
+    let home = tempfile::tempdir().unwrap();
+    let env = Environment::with_home(home.path());
+    let stub = StubModel::start().await;
+    stub.push(Turn::text(SELECTION));
+    let options = HttpOptions { retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() }, ..HttpOptions::default() };
+    let provider = AnthropicProvider::new(selector_model(&env), "sk-test", Some(&stub.base_url())).unwrap().with_options(options);
+
+    let cancel = Cancel::new();
+    let mut session = RecallSession::new();
+    let mut ctx = RecallContext { env: &env, clock, cancel: &cancel, transcript: &[], session: &mut session };
+    let result = recall(PROMPT, mem, Some(&provider), &mut ctx).await;
+    assert_eq!(result.error, None);
+
+    let theirs: Value = serde_json::from_str(&std::fs::read_to_string(capture().join("selector_request.json")).unwrap()).unwrap();
+    let ours = stub.model_requests()[0].body.clone();
+    assert_eq!(comparable(ours), comparable(theirs));
+
+    let theirs = std::fs::read_to_string(capture().join("main_loop_system.txt")).unwrap();
+    assert_eq!(result.api_system_text().as_deref(), Some(theirs.as_str()));
+}
