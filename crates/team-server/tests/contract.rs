@@ -402,6 +402,8 @@ async fn healthz_answers_ok() {
 
 /// Each writer increments one shared counter and adds its own key, pulling and retrying on
 /// 412 as Claude Code's protocol does. Every acknowledged increment must be in the final value.
+/// Half the writers go through a second server on the same database, as replicas behind a
+/// load balancer would, so nothing may depend on one process's memory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_writers_lose_no_acknowledged_update() {
     each_backend(defaults, |h| async move {
@@ -415,16 +417,26 @@ async fn fifty_concurrent_writers_lose_no_acknowledged_update() {
         for _ in 0..WRITERS {
             tokens.push(h.admin.mint_token("writer").await.unwrap());
         }
+        let replica = h.replica().await;
+        let urls = std::sync::Arc::new([h.memory_url(REPO), format!("{}{}?repo=acme%2Fapp", replica.url(), mneme_team::wire::TEAM_MEMORY_PATH)]);
         let mut tasks = Vec::new();
         for (i, token) in tokens.into_iter().enumerate() {
-            let h = h.clone();
+            let (h, urls) = (h.clone(), urls.clone());
             tasks.push(tokio::spawn(async move {
+                let url = &urls[i % 2];
                 let mut conflicts = 0u32;
                 loop {
-                    let data: TeamMemoryData = h.get(&token, REPO).await.json().await.unwrap();
+                    let res = h.request(Method::GET, url, &token).send().await.unwrap();
+                    let data: TeamMemoryData = res.json().await.unwrap();
                     let n: u64 = data.content.entries["counter.md"].parse().unwrap();
                     let body = json!({"entries": {"counter.md": (n + 1).to_string(), format!("w/{i}.md"): format!("by {i}")}});
-                    let res = h.put(&token, REPO, body, Some(&data.checksum)).await;
+                    let res = h
+                        .request(Method::PUT, url, &token)
+                        .header("if-match", format!("\"{}\"", data.checksum))
+                        .json(&body)
+                        .send()
+                        .await
+                        .unwrap();
                     match res.status() {
                         StatusCode::OK => return conflicts,
                         StatusCode::PRECONDITION_FAILED => conflicts += 1,
@@ -446,6 +458,7 @@ async fn fifty_concurrent_writers_lose_no_acknowledged_update() {
         let values: Vec<String> = history.versions.iter().map(|v| v.content.clone()).collect();
         let expected: Vec<String> = (0..=WRITERS).rev().map(|n| n.to_string()).collect();
         assert_eq!(values, expected);
+        replica.shutdown().await;
         match std::sync::Arc::try_unwrap(h) {
             Ok(h) => h.shutdown().await,
             Err(_) => panic!("a writer still holds the harness"),

@@ -143,6 +143,14 @@ impl Harness {
         }
     }
 
+    /// A second server on the same database, as another replica behind a load balancer.
+    pub async fn replica(&self) -> RunningServer {
+        let mut config = ServerConfig::new(self.db.clone());
+        config.clock = self.clock.clone();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        mneme_team_server::spawn(config, listener).await.unwrap()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.server.url())
     }
