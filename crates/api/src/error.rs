@@ -19,6 +19,9 @@ pub enum ErrorCode {
     Malformed,
     /// The disk refused (permissions, full disk).
     Io,
+    /// A service Mneme needs is not reachable or refused access (the OS keyring); the message
+    /// says what to start or unlock.
+    Unavailable,
 }
 
 #[derive(Debug, Clone, thiserror::Error, Serialize)]

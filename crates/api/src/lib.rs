@@ -2,6 +2,12 @@
 //! HTTP server later). Each public method is one user operation; inputs and outputs are plain
 //! serde DTOs so any transport can carry them. Below this crate nothing reads the process
 //! environment or the wall clock: [`Mneme`] holds the injected [`Environment`] and [`Clock`].
+//!
+//! Model-backed operations (the provider settings and their connection test, the recall bench)
+//! stay synchronous too: each model call runs to the end on a small runtime of its own. A
+//! provider that fails is not an [`ApiError`]: the answer carries the failure, because showing
+//! why a model did not answer is the point of those screens. API keys go into the OS keyring
+//! and never come back out through here; front ends learn only whether one is set.
 
 mod context;
 mod error;
@@ -10,6 +16,8 @@ mod graph;
 mod memories;
 mod memory_dir;
 mod merge;
+mod providers;
+mod recall;
 
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
 pub use error::{ApiError, ErrorCode};
@@ -18,12 +26,17 @@ pub use graph::{Graph, GraphEdge, GraphNode};
 pub use memories::{MachineSettings, MemoryDetail, MemoryEdit, MemoryListFilter, MemorySummary, NewMemoryRequest, Trashed};
 pub use memory_dir::AutoMemDirChange;
 pub use merge::MergeReport;
+pub use providers::{
+    KeyState, KeyStatus, ProviderChoice, ProviderFailure, ProviderSettingsInput, ProviderTest, ProviderView,
+};
+pub use recall::{RecallQuery, RecallView, RecalledMemory};
 pub use mneme_store::memdir::{AddedIndexLine, MergedFile, SkippedFile};
 pub use mneme_core::{Clock, FixedClock, SystemClock};
 pub use mneme_store::projects::ProjectInfo;
 pub use mneme_store::memdir::{Health, TrashListing};
 pub use mneme_store::Environment;
 
+use std::future::Future;
 use std::sync::Arc;
 
 /// The engine, bound to one machine's environment and clock.
@@ -63,4 +76,26 @@ impl Mneme {
         let local = now.to_offset(offset);
         format!("{:04}-{:02}-{:02}", local.year(), u8::from(local.month()), local.day())
     }
+}
+
+/// Runs a model call to the end on a runtime of its own, on a thread of its own. The api is
+/// synchronous; running the future on a fresh thread keeps it callable from anywhere — the
+/// CLI's main thread, a blocking pool, or (in tests and the desktop shell) a thread that is
+/// already driving an async runtime, where blocking on a second runtime would panic.
+pub(crate) fn block_on<F>(f: F) -> Result<F::Output, ApiError>
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    let failed = |e: String| ApiError::new(ErrorCode::Io, format!("The model call could not run ({e}); the system may be out of threads or file handles."));
+    std::thread::scope(|s| {
+        let worker = std::thread::Builder::new().name("mneme-model-call".into()).spawn_scoped(s, move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| failed(e.to_string()))?;
+            Ok(rt.block_on(f))
+        });
+        match worker {
+            Ok(handle) => handle.join().unwrap_or_else(|_| Err(failed("it stopped unexpectedly".into()))),
+            Err(e) => Err(failed(e.to_string())),
+        }
+    })
 }

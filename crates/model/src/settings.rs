@@ -7,7 +7,7 @@ use crate::anthropic::{AnthropicProvider, ANTHROPIC_DEFAULT_BASE_URL};
 use crate::claude_cli::{find_claude, ClaudeCliProvider};
 use crate::offline::OfflineProvider;
 use crate::openai::{OpenAiProvider, OPENAI_DEFAULT_BASE_URL};
-use crate::retry::HttpOptions;
+use crate::retry::{HttpOptions, RetryPolicy};
 use crate::{ModelError, Provider, ProviderKind};
 use mneme_keychain::{Keychain, KeychainError};
 use mneme_store::Environment;
@@ -135,7 +135,19 @@ impl ProviderSettings {
 
 /// The provider the settings describe, ready to share.
 pub fn build_provider(settings: &ProviderSettings, env: &Environment, keychain: &Keychain) -> Result<Arc<dyn Provider>, ModelError> {
-    let options = HttpOptions { timeout: settings.timeout(), ..HttpOptions::default() };
+    build_provider_with_retry(settings, env, keychain, RetryPolicy::default())
+}
+
+/// [`build_provider`] with another retry policy for the HTTP providers. A connection test
+/// wants none: with Claude Code's ten retries a rate limit or an unreachable host would keep
+/// the user waiting minutes for an answer that is already known.
+pub fn build_provider_with_retry(
+    settings: &ProviderSettings,
+    env: &Environment,
+    keychain: &Keychain,
+    retry: RetryPolicy,
+) -> Result<Arc<dyn Provider>, ModelError> {
+    let options = HttpOptions { timeout: settings.timeout(), retry, ..HttpOptions::default() };
     match settings.kind {
         ProviderKind::Offline => Ok(Arc::new(OfflineProvider)),
         ProviderKind::Anthropic => {

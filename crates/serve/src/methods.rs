@@ -26,10 +26,17 @@
 //! | `watching` | `{}` | `{folders: [{path, recursive, active}]}` |
 //! | `mergeMemory` | `{from, cwd, dryRun?}` | `MergeReport` |
 //! | `setAutoMemoryDirectory` | `{value}` (`null` clears) | `AutoMemDirChange` |
+//! | `providerSettings` | `{}` | `ProviderView` |
+//! | `setProviderSettings` | `{kind, model?, baseUrl?, timeoutSecs?, claudeBinary?}` | `ProviderView` |
+//! | `setProviderKey` | `{key}` (`null` clears) | `ProviderView` |
+//! | `testProvider` | like `setProviderSettings` | `ProviderTest` |
+//! | `recall` | `{cwd, prompt, provider?}` | `RecallView` |
 //!
 //! Every method taking `cwd` also accepts `settingSources` and `addDirs`, because they change
 //! which memory folder Claude Code uses. Errors: 400 `invalid_input`, 404 `not_found`, 409
-//! `conflict` / `already_exists`, 422 `malformed`, 500 `io`, each as `{code, message}`.
+//! `conflict` / `already_exists`, 422 `malformed`, 500 `io`, 503 `unavailable` (the OS keyring),
+//! each as `{code, message}`. A provider that fails during `testProvider` or `recall` is not an
+//! error: the answer says what failed.
 //! Answers that would be a bare string or list are wrapped in an object so fields can be
 //! added later without breaking the UI.
 
@@ -39,7 +46,10 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use mneme_api::{ApiError, ContextRequest, ErrorCode, MemoryEdit, MemoryListFilter, Mneme, NewMemoryRequest};
+use mneme_api::{
+    ApiError, ContextRequest, ErrorCode, MemoryEdit, MemoryListFilter, Mneme, NewMemoryRequest, ProviderChoice,
+    ProviderSettingsInput, RecallQuery,
+};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -70,6 +80,11 @@ const ENGINE_METHODS: &[&str] = &[
     "setAutoDream",
     "mergeMemory",
     "setAutoMemoryDirectory",
+    "providerSettings",
+    "setProviderSettings",
+    "setProviderKey",
+    "testProvider",
+    "recall",
 ];
 
 pub(crate) async fn call(State(state): State<Arc<AppState>>, UrlPath(method): UrlPath<String>, body: Bytes) -> Response {
@@ -114,6 +129,7 @@ fn api_error_response(e: &ApiError) -> Response {
         ErrorCode::Conflict | ErrorCode::AlreadyExists => StatusCode::CONFLICT,
         ErrorCode::Malformed => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorCode::Io => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
     };
     (status, Json(e)).into_response()
 }
@@ -268,6 +284,50 @@ struct Toggle {
     on: bool,
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProviderBody {
+    kind: ProviderChoice,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    base_url: Option<String>,
+    #[serde(default)]
+    timeout_secs: Option<u64>,
+    #[serde(default)]
+    claude_binary: Option<String>,
+}
+
+impl ProviderBody {
+    fn input(self) -> ProviderSettingsInput {
+        ProviderSettingsInput {
+            kind: self.kind,
+            model: self.model,
+            base_url: self.base_url,
+            timeout_secs: self.timeout_secs,
+            claude_binary: self.claude_binary,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct KeyBody {
+    /// `null` (or absent) removes the stored key.
+    #[serde(default)]
+    key: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RecallBody {
+    #[serde(flatten)]
+    at: Where,
+    prompt: String,
+    /// Absent: the provider in the settings.
+    #[serde(default)]
+    provider: Option<ProviderChoice>,
+}
+
 /// Parses the body; an empty body counts as `{}` so argument-less methods need none.
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let body = if body.iter().all(u8::is_ascii_whitespace) { b"{}".as_slice() } else { body };
@@ -378,6 +438,23 @@ pub(crate) fn dispatch(m: &Mneme, start: &Path, method: &str, body: &[u8]) -> Re
         "setAutoMemoryDirectory" => {
             let b: MemoryDirBody = parse(body)?;
             to_json(m.set_auto_memory_directory(b.value.as_deref())?)
+        }
+        "providerSettings" => to_json(m.provider_settings()?),
+        "setProviderSettings" => {
+            let b: ProviderBody = parse(body)?;
+            to_json(m.set_provider_settings(&b.input())?)
+        }
+        "setProviderKey" => {
+            let b: KeyBody = parse(body)?;
+            to_json(m.set_provider_key(b.key.as_deref())?)
+        }
+        "testProvider" => {
+            let b: ProviderBody = parse(body)?;
+            to_json(m.test_provider(&b.input())?)
+        }
+        "recall" => {
+            let b: RecallBody = parse(body)?;
+            to_json(m.recall(&b.at.request(start, None), &RecallQuery { prompt: b.prompt, provider: b.provider })?)
         }
         other => Err(ApiError::not_found(format!("There is no API method '{other}'."))),
     }
