@@ -16,7 +16,7 @@
 //! *dialogue kept for the whole conversation*, one per memory folder: the first time a folder
 //! is asked about, it is scanned (the 30-line headers, newest 200, `MAX_MEMORY_FILES`) and the
 //! first user message becomes `Available memories:\n<manifest>`; every query appends
-//! `Select memories relevant to:\n<query>`, and after an answer that parses the query and the
+//! `Select memories relevant to:\n<query>`, and after an answer that parses, the query and the
 //! raw answer stay in the dialogue. The manifest is therefore frozen at the first query:
 //! memories written later in the conversation are not offered until the conversation starts
 //! over. The system prompt is [`SELECT_MEMORIES_SYSTEM_PROMPT`] (no recently-used-tools hint,
@@ -50,7 +50,9 @@
 //!
 //! Not reproduced: `@agent-<type>` mentions switching the search to that agent's memory folder
 //! (callers pass the folder), the prompt-cache `cache_control` markers (the provider trait has
-//! no place for them; they change billing, not the answer), and third-party model defaults.
+//! no place for them; they change billing, not the answer), the billing-attribution block
+//! Claude Code puts first in every system prompt (it names Claude Code's build), and
+//! third-party (Bedrock, Vertex) model defaults.
 //!
 //! # Providers
 //!
@@ -70,8 +72,7 @@ mod surface;
 pub use claude_code::{
     collect_recent_successful_tools, manifest_message, parse_answer, query_message, selected_names, selection_schema,
     selector_model, single_message, strip_code_fence, AnswerError, DEFAULT_SONNET_MODEL, DEFAULT_SONNET_MODEL_2_1_88,
-    SELECTOR_MAX_TOKENS,
-    SELECT_MEMORIES_SYSTEM_PROMPT, SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88,
+    SELECTOR_MAX_TOKENS, SELECT_MEMORIES_SYSTEM_PROMPT, SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88,
 };
 pub use surface::{
     freshness_text, memory_age, memory_age_days, memory_header, read_capped, render_reminders, should_recall,
