@@ -5,6 +5,7 @@
 mod dream;
 mod log;
 mod print;
+mod provider;
 mod recall;
 mod secrets;
 mod team;
@@ -247,6 +248,8 @@ enum SettingsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The model provider Mneme asks: show, set, its API key (key set|clear), test.
+    Provider(provider::ProviderArgs),
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -403,6 +406,7 @@ fn run(cli: Cli) -> Result<()> {
                     print::memory_dir_change(&change);
                 }
             }
+            Some(SettingsCommand::Provider(args)) => provider::run(&mneme, args)?,
             Some(SettingsCommand::AutoDream { state }) => {
                 let path = mneme.set_auto_dream(matches!(state, OnOff::On))?;
                 println!("autoDreamEnabled is now {} in {}", matches!(state, OnOff::On), path.display());

@@ -1,0 +1,100 @@
+//! `mneme settings provider` end to end: the real binary in a hermetic home, the connection test
+//! against the stub model server on 127.0.0.1.
+
+use mneme_stub_model::{Reply, StubModel};
+use mneme_testsupport::TestHome;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn run(h: &TestHome, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", h.home())
+        .env("CLAUDE_CONFIG_DIR", h.config_home())
+        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
+        .env("MNEME_KEYRING_SERVICE", format!("mneme-cli-test-{}", std::process::id()))
+        .args(["settings", "provider"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // Under scripts/with-keyring.sh the session bus is passed on, so `key set` really stores.
+    if let Ok(bus) = std::env::var("DBUS_SESSION_BUS_ADDRESS") {
+        cmd.env("DBUS_SESSION_BUS_ADDRESS", bus);
+    }
+    let mut child = cmd.spawn().expect("mneme runs");
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(out.status.success(), "mneme failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn one_line_error(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8(out.stderr.clone()).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+#[test]
+fn show_set_and_test_against_the_stub() {
+    let h = TestHome::new();
+    let settings = h.root.join("mneme-data/providers.json");
+    assert_eq!(stdout(&run(&h, &[], None)), format!("Provider:  offline (no model)\nSettings:  {}\n", settings.display()));
+
+    let err = one_line_error(&run(&h, &["set", "--kind", "openai"], None));
+    assert!(err.starts_with("mneme: An OpenAI-compatible endpoint needs a model name"), "{err}");
+    assert!(!settings.exists());
+
+    let stub = StubModel::start_blocking();
+    let url = stub.openai_base_url();
+    let out = stdout(&run(&h, &["set", "--kind", "openai", "--model", "local-model", "--base-url", &url, "--timeout", "20"], None));
+    assert!(out.contains("Provider:  openai (OpenAI-compatible endpoint)\nModel:     local-model\n"), "{out}");
+    assert!(out.contains(&format!("Endpoint:  {url}\nTimeout:   20 s\n")), "{out}");
+
+    // Options not given keep their saved values.
+    let out = stdout(&run(&h, &["set", "--timeout", "45", "--json"], None));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["kind"].as_str(), v["model"].as_str(), v["timeoutSecs"].as_u64()), (Some("openai"), Some("local-model"), Some(45)));
+
+    let out = stdout(&run(&h, &["test"], None));
+    assert!(out.starts_with("Connected: local-model answered. Reply: \"ok\""), "{out}");
+    stub.push(Reply::status(404));
+    let err = one_line_error(&run(&h, &["test"], None));
+    assert_eq!(err, "mneme: model `local-model` was not found; pick another model in Settings → Model provider\n");
+
+    // Switching kind starts from that kind's defaults instead of borrowing the endpoint.
+    let out = stdout(&run(&h, &["set", "--kind", "anthropic"], None));
+    assert!(out.contains("Model:     claude-sonnet-4-6 (default)\nEndpoint:  https://api.anthropic.com (default)\n"), "{out}");
+}
+
+#[test]
+fn keys_come_from_stdin_and_go_to_the_keyring_only() {
+    let h = TestHome::new();
+    let err = one_line_error(&run(&h, &["key", "set"], Some("sk-x\n")));
+    assert!(err.contains("Offline mode"), "{err}");
+    stdout(&run(&h, &["set", "--kind", "anthropic"], None));
+    let err = one_line_error(&run(&h, &["key", "set"], Some("  \n")));
+    assert!(err.contains("no key on stdin"), "{err}");
+
+    let out = run(&h, &["key", "set"], Some("sk-ant-cli-secret\n"));
+    if out.status.success() {
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("Stored the API key in the OS keyring"));
+        assert!(stdout(&run(&h, &[], None)).contains("API key:   set in the OS keyring"));
+        stdout(&run(&h, &["key", "clear"], None));
+        assert!(stdout(&run(&h, &[], None)).contains("API key:   not set"));
+    } else {
+        let err = one_line_error(&out);
+        assert!(err.contains("no OS keyring is reachable"), "{err}");
+    }
+    let saved = std::fs::read_to_string(h.root.join("mneme-data/providers.json")).unwrap();
+    assert!(!saved.contains("sk-ant-cli-secret"));
+}
