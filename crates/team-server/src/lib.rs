@@ -12,7 +12,9 @@
 //! - `PUT` the same URL with `{"entries": {…}, "soft_delete_keys": […]}` — an upsert (keys
 //!   not sent are kept), refused with 412 when `If-Match` names a checksum that is no longer
 //!   current, so an update is never lost; 413 with Claude Code's structured body when the
-//!   push would take the repository over its entry cap.
+//!   push would take the repository over its entry cap. Each PUT that changes something
+//!   commits one new `version`; one that changes nothing commits nothing and answers with the
+//!   current checksum.
 //! - Bearer access tokens; 401 without a live one, 403 without a grant for the repository,
 //!   429 with `Retry-After` past the per-token rate limit.
 //!
