@@ -3,6 +3,8 @@
 //! Errors are one line on stderr with a non-zero exit.
 
 mod dream;
+mod extract;
+mod inbox;
 mod log;
 mod print;
 mod provider;
@@ -109,6 +111,10 @@ enum Command {
     },
     /// KAIROS daily logs: `mneme log "TEXT"` appends to today's log; `mneme log show` prints one.
     Log(log::LogArgs),
+    /// Run memory extraction over a Claude Code session transcript, from where it last stopped.
+    Extract(extract::ExtractArgs),
+    /// Review what extraction staged: list, show, keep, edit, discard, promote; the review mode.
+    Inbox(inbox::InboxArgs),
     /// Which memories Claude Code would recall for a prompt, in order, with why.
     Recall(recall::RecallArgs),
     /// Serve the browser UI and its API on 127.0.0.1 until Ctrl-C (prints the address to open).
@@ -415,6 +421,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Secrets { .. } | Command::Team { .. } => unreachable!("answered in main"),
         Command::Dream { action } => dream::run(mneme.environment(), action)?,
         Command::Log(args) => log::run(mneme.environment(), args)?,
+        Command::Extract(args) => extract::run(mneme.environment(), args)?,
+        Command::Inbox(args) => inbox::run(mneme.environment(), args)?,
         Command::Serve { port, ui_dir } => {
             let opts = mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(std::env::current_dir()?) };
             // The tokio runtime lives inside this call only; every other command stays synchronous.

@@ -263,9 +263,9 @@ static URL_OR_HOST: LazyLock<Regex> = LazyLock::new(|| {
 static EXTERNAL_PLACE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:dashboards?|grafana|datadog|sentry|kibana|jira|linear|confluence|notion|wiki|runbooks?|slack|channel|tickets?|issue tracker|pagerduty|figma|google doc|spreadsheet|board)\b").unwrap()
 });
-static ABOUT_USER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:i'm|i am|i've|i have been|i was|i work|i know|i don't know|i'm new|my (?:role|job|title|background|team|experience|focus|goal|responsibilit)|i (?:lead|manage|own|maintain|run))\b").unwrap()
-});
+/// The user speaking about themselves (preferences about how to work are feedback and are
+/// checked first).
+static ABOUT_USER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)^(?:i|i'm|i've|i'd|i'll|my)\b").unwrap());
 static PREFERENCE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)^(?:i (?:prefer|like|want|hate|dislike|'d rather|would rather|need you)|we (?:prefer|always|never|don't))\b").unwrap());
 static RULE_WORDS: LazyLock<Regex> =
@@ -274,7 +274,7 @@ static PATH_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:^|[\s`'(])(?:\.{0,2}/)?[\w.-]+/[\w./-]*|\b[\w-]+\.(?:rs|ts|tsx|js|jsx|mjs|py|go|java|kt|rb|c|h|cc|cpp|hpp|cs|swift|php|toml|json|ya?ml|lock|sh|sql|css|scss|html|vue|svelte)\b").unwrap()
 });
 static STRUCTURE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:architecture|directory structure|folder structure|project structure|project layout|code ?base (?:is|uses|has)|(?:module|function|class|struct|method|component|handler|endpoint|service)s? (?:is|are|lives?|sits?) (?:in|under|inside)|(?:is|are) (?:defined|implemented|located|declared) in|lives? in|naming convention|code style|design pattern)\b").unwrap()
+    Regex::new(r"(?i)\b(?:architecture|directory structure|folder structure|project structure|project layout|code ?base (?:is|uses|has)|(?:module|function|class|struct|method|component|handler|endpoint|service)s? (?:is|are|lives?|sits?) (?:in|under|inside)|(?:is|are) (?:defined|implemented|located|declared) in|naming convention|code style|design pattern)\b").unwrap()
 });
 static GIT_HISTORY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:commit(?:ted|s)?\b|we (?:renamed|merged|reverted|moved|removed|deleted|refactored|rewrote|changed|introduced)\b|(?:was|were|got|has been|have been) (?:merged|reverted|changed|renamed|moved|removed|deleted|added|refactored|rewritten|introduced)|merged (?:in|into|last|yesterday|today)|pull request|merge request|pr ?#?\d+|git (?:log|blame|history)|who (?:changed|wrote|added|broke|removed)|last (?:release|deploy) (?:changed|added|removed))").unwrap()
@@ -438,8 +438,9 @@ pub fn judge(st: &Statement, said_on: Option<time::Date>, claude_md: &[String]) 
     let content = content.strip_prefix("to ").filter(|_| st.kind == StatementKind::Remember).unwrap_or(content);
     let memory_type = match st.kind {
         StatementKind::FromNowOn | StatementKind::Correction => MemoryType::Feedback,
+        _ if PREFERENCE.is_match(content) => MemoryType::Feedback,
         _ if ABOUT_USER.is_match(content) => MemoryType::User,
-        _ if PREFERENCE.is_match(content) || RULE_WORDS.is_match(content) || LASTING.is_match(content) => MemoryType::Feedback,
+        _ if RULE_WORDS.is_match(content) || LASTING.is_match(content) => MemoryType::Feedback,
         _ if URL_OR_HOST.is_match(content) || EXTERNAL_PLACE.is_match(content) => MemoryType::Reference,
         _ => MemoryType::Project,
     };

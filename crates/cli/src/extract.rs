@@ -1,0 +1,120 @@
+//! `mneme extract`: run memory extraction over one Claude Code session transcript, from where
+//! the last extraction of that session stopped. Offline (explicit statements only) unless a
+//! provider is named. Text for people, `--json` for scripts.
+
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use mneme_api::{Environment, SystemClock};
+use mneme_extract::rules::SkipReason;
+use mneme_extract::{Engine, ExtractOptions, Extractor, RunOutcome, RunRecord};
+use mneme_model::{Cancel, Provider, ProviderKind};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Args)]
+pub struct ExtractArgs {
+    /// A Claude Code session transcript: <config>/projects/<project>/<session>.jsonl.
+    #[arg(long, value_name = "FILE")]
+    transcript: PathBuf,
+    /// offline (the default: explicit "remember …" statements only), claude-cli, anthropic or
+    /// openai (configured in Settings).
+    #[arg(long, value_name = "NAME")]
+    provider: Option<String>,
+    /// Put what is found in the inbox for review, even if the project saves automatically.
+    #[arg(long)]
+    review: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+fn provider(env: &Environment, name: Option<&str>) -> Result<Option<Arc<dyn Provider>>> {
+    let Some(name) = name else { return Ok(None) };
+    let kind = serde_json::from_value::<ProviderKind>(serde_json::Value::String(name.trim().to_string()))
+        .map_err(|_| anyhow!("'{name}' is not a provider. Use one of: offline, claude-cli, anthropic, openai."))?;
+    if kind == ProviderKind::Offline {
+        return Ok(None);
+    }
+    let mut settings = mneme_model::ProviderSettings::load(env)?;
+    settings.kind = kind;
+    let service = env.var("MNEME_KEYRING_SERVICE").filter(|s| !s.is_empty()).unwrap_or(mneme_keychain::DEFAULT_SERVICE);
+    let keychain = mneme_keychain::Keychain::new(service);
+    Ok(Some(mneme_model::build_provider(&settings, env, &keychain)?))
+}
+
+pub fn run(env: &Environment, args: ExtractArgs) -> Result<()> {
+    let transcript = if args.transcript.is_absolute() { args.transcript } else { std::env::current_dir()?.join(args.transcript) };
+    if !transcript.is_file() {
+        bail!("{} is not a file; pass a session transcript (<config>/projects/<project>/<session>.jsonl)", transcript.display());
+    }
+    let model = provider(env, args.provider.as_deref())?;
+    let engine = match &model {
+        Some(p) => Engine::Model(p.as_ref()),
+        None => Engine::Offline,
+    };
+    let extractor = Extractor::new(env.clone(), Arc::new(SystemClock));
+    let cancel = Cancel::new();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let records = runtime.block_on(async {
+        let run = extractor.extract_transcript(&transcript, engine, ExtractOptions { review: args.review }, &cancel);
+        tokio::pin!(run);
+        tokio::select! {
+            r = &mut run => r,
+            _ = tokio::signal::ctrl_c() => {
+                cancel.cancel();
+                run.await
+            }
+        }
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&records)?);
+    } else {
+        for r in &records {
+            print_record(r);
+        }
+    }
+    match records.iter().find_map(|r| match &r.outcome {
+        RunOutcome::Failed { error } => Some(error.clone()),
+        _ => None,
+    }) {
+        Some(error) => bail!("extraction failed: {error}. Nothing was written; the same messages are offered again next time."),
+        None => Ok(()),
+    }
+}
+
+fn print_record(r: &RunRecord) {
+    match &r.outcome {
+        RunOutcome::Saved => match &r.message {
+            Some(m) => println!("{m}"),
+            None => println!("Saved changes to {}", r.memory_dir.display()),
+        },
+        RunOutcome::Staged { inbox_id } => {
+            let n = r.changeset.as_ref().map_or(0, |c| {
+                c.changes.iter().filter(|f| f.path.file_name().is_some_and(|n| n != "MEMORY.md")).count()
+            });
+            println!(
+                "{n} {} waiting for review as inbox item {inbox_id} (mneme inbox show {inbox_id})",
+                if n == 1 { "memory" } else { "memories" }
+            );
+        }
+        RunOutcome::NothingToSave => println!("Nothing to save."),
+        RunOutcome::Skipped { reason } => println!(
+            "Skipped: {}",
+            match reason {
+                SkipReason::DirectWrite => "the session already wrote memory itself since the last extraction",
+                SkipReason::NoProse => "no new message from the user since the last extraction",
+                SkipReason::Throttled => "waiting for more turns (extraction runs every N turns)",
+                SkipReason::Stashed => "an extraction is already running; this turn goes into its trailing run",
+            }
+        ),
+        RunOutcome::Disabled { why } => println!("Not run: {why}"),
+        RunOutcome::Failed { .. } => {}
+    }
+    for d in &r.decisions {
+        if let mneme_extract::offline::Decision::Rejected { sentence, reason } = d {
+            println!("  not saved: \"{sentence}\" — {}", reason.rule());
+        }
+    }
+    for d in &r.denials {
+        println!("  refused {}: {}", d.tool, d.message);
+    }
+}

@@ -1,0 +1,221 @@
+//! `mneme inbox`: what extraction staged for review — list, show, keep, edit, discard, promote
+//! to CLAUDE.md or team memory — and the project's review mode. Text for people, `--json` for
+//! scripts.
+
+use anyhow::{anyhow, Result};
+use clap::{Args, Subcommand};
+use mneme_api::{Environment, SystemClock};
+use mneme_extract::inbox::ProposalAction;
+use mneme_extract::{Extractor, InboxItem, ItemStatus, PromoteTarget, ReviewMode};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Args)]
+pub struct InboxArgs {
+    #[command(subcommand)]
+    action: Option<InboxCommand>,
+    /// The folder Claude Code would be started in (default: the current folder).
+    #[arg(long, value_name = "DIR", global = true)]
+    cwd: Option<PathBuf>,
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum InboxCommand {
+    /// Items waiting for review for this project, newest first.
+    List {
+        /// Also kept, discarded and promoted items.
+        #[arg(long)]
+        history: bool,
+        /// Every project's items.
+        #[arg(long)]
+        all: bool,
+    },
+    /// One item with every change it proposes.
+    Show { id: String },
+    /// Write the item to the memory folder: each memory together with its index line.
+    Keep { id: String },
+    /// Replace the proposed content of one file of the item (from --content or standard
+    /// input), then keep it unless --no-keep.
+    Edit {
+        id: String,
+        /// The file, by name or path inside the memory folder.
+        file: String,
+        #[arg(long)]
+        content: Option<String>,
+        #[arg(long)]
+        no_keep: bool,
+    },
+    /// Drop the item; nothing is written (it stays in the history).
+    Discard { id: String },
+    /// Put the item's memories into CLAUDE.md, CLAUDE.local.md or team memory instead.
+    Promote {
+        id: String,
+        #[arg(long, value_name = "claude-md|claude-local|team")]
+        to: String,
+    },
+    /// Show or set what happens to what extraction finds here: automatic (the default, as
+    /// Claude Code: written at once), review (held in the inbox) or off (no extraction).
+    Mode {
+        #[arg(value_name = "MODE")]
+        mode: Option<String>,
+    },
+}
+
+fn cwd(arg: &Option<PathBuf>) -> Result<PathBuf> {
+    let here = std::env::current_dir()?;
+    Ok(match arg {
+        Some(c) if c.is_absolute() => c.clone(),
+        Some(c) => here.join(c),
+        None => here,
+    })
+}
+
+pub fn run(env: &Environment, args: InboxArgs) -> Result<()> {
+    let x = Extractor::new(env.clone(), Arc::new(SystemClock));
+    let inbox = x.inbox();
+    let memory_dir = || -> Result<PathBuf> { Ok(x.project_for_cwd(&cwd(&args.cwd)?).memory_dir.dir) };
+    let as_json = args.json;
+    let done = |item: &InboxItem, what: &str| -> Result<()> {
+        if as_json {
+            println!("{}", serde_json::to_string_pretty(item)?);
+        } else {
+            println!("{what} {}", item.id);
+        }
+        Ok(())
+    };
+    match args.action.unwrap_or(InboxCommand::List { history: false, all: false }) {
+        InboxCommand::List { history, all } => {
+            let dir = if all { None } else { Some(memory_dir()?) };
+            let items = inbox.list(dir.as_deref(), history)?;
+            if as_json {
+                println!("{}", serde_json::to_string_pretty(&items)?);
+            } else if items.is_empty() {
+                println!("Nothing waiting for review.");
+            } else {
+                for i in &items {
+                    println!("{}", summary_line(i));
+                }
+            }
+        }
+        InboxCommand::Show { id } => {
+            let item = inbox.get(&id)?;
+            if as_json {
+                println!("{}", serde_json::to_string_pretty(&item)?);
+            } else {
+                print_item(&item);
+            }
+        }
+        InboxCommand::Keep { id } => done(&inbox.keep(&id)?, "Kept")?,
+        InboxCommand::Edit { id, file, content, no_keep } => {
+            let content = match content {
+                Some(c) => c,
+                None => crate::read_stdin()?,
+            };
+            if no_keep {
+                done(&inbox.edit(&id, &file, content)?, "Edited")?;
+            } else {
+                done(&inbox.edit_and_keep(&id, &file, content)?, "Edited and kept")?;
+            }
+        }
+        InboxCommand::Discard { id } => done(&inbox.discard(&id)?, "Discarded")?,
+        InboxCommand::Promote { id, to } => {
+            let target = PromoteTarget::parse(&to)
+                .ok_or_else(|| anyhow!("'{to}' is not a place to promote to. Use claude-md, claude-local or team."))?;
+            let item = inbox.promote(&id, target)?;
+            if as_json {
+                println!("{}", serde_json::to_string_pretty(&item)?);
+            } else if let ItemStatus::Promoted { paths, .. } = &item.status {
+                for p in paths {
+                    println!("Promoted {} to {}", item.id, p.display());
+                }
+            }
+        }
+        InboxCommand::Mode { mode } => {
+            let dir = memory_dir()?;
+            let current = match mode {
+                Some(m) => {
+                    let m = ReviewMode::parse(m.trim())
+                        .ok_or_else(|| anyhow!("'{m}' is not a mode. Use automatic, review or off."))?;
+                    x.set_mode(&dir, m)?;
+                    m
+                }
+                None => x.mode(&dir)?,
+            };
+            if as_json {
+                println!("{}", serde_json::json!({ "memoryDir": dir, "mode": current }));
+            } else {
+                println!("{} ({})", current.as_str(), dir.display());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn status_word(s: &ItemStatus) -> String {
+    match s {
+        ItemStatus::Pending => "pending".into(),
+        ItemStatus::Kept { .. } => "kept".into(),
+        ItemStatus::Discarded { .. } => "discarded".into(),
+        ItemStatus::Promoted { to, .. } => format!(
+            "promoted to {}",
+            match to {
+                PromoteTarget::ClaudeMd => "CLAUDE.md",
+                PromoteTarget::ClaudeLocal => "CLAUDE.local.md",
+                PromoteTarget::Team => "team memory",
+            }
+        ),
+    }
+}
+
+fn summary_line(i: &InboxItem) -> String {
+    let names: Vec<String> = i
+        .proposals
+        .iter()
+        .map(|p| {
+            let verb = match p.action {
+                ProposalAction::New => "+",
+                ProposalAction::Update => "~",
+                ProposalAction::Remove => "-",
+            };
+            format!("{verb}{}", p.rel_path)
+        })
+        .collect();
+    let status = if i.status == ItemStatus::Pending { String::new() } else { format!(" [{}]", status_word(&i.status)) };
+    format!("{}  {}  {}{status}", i.id, i.created_at, names.join(" "))
+}
+
+fn print_item(i: &InboxItem) {
+    println!("Inbox item {} ({})", i.id, status_word(&i.status));
+    println!("  created:    {}", i.created_at);
+    println!("  by:         {}", i.source);
+    println!("  project:    {}", i.project_root.display());
+    println!("  memory:     {}", i.memory_dir.display());
+    if let Some(s) = &i.session_id {
+        println!("  session:    {s}");
+    }
+    if let Some(t) = &i.transcript {
+        println!("  transcript: {}", t.display());
+    }
+    for c in &i.changeset.changes {
+        let rel = c.path.strip_prefix(&i.changeset.root).unwrap_or(&c.path).display().to_string();
+        let what = match (&c.before, &c.after) {
+            (None, _) => "new",
+            (Some(_), Some(_)) => "update",
+            (Some(_), None) => "remove",
+        };
+        println!();
+        println!("{what} {rel}");
+        if let (Some(before), Some(_)) = (&c.before, &c.after) {
+            for l in before.lines() {
+                println!("- {l}");
+            }
+        }
+        if let Some(after) = &c.after {
+            for l in after.lines() {
+                println!("+ {l}");
+            }
+        }
+    }
+}

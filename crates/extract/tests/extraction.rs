@@ -1,0 +1,431 @@
+//! Extraction end to end: transcripts in a hermetic home, the real Anthropic provider talking
+//! to the stub model on 127.0.0.1 through Mneme's agent, and the memory folder, inbox and run
+//! log afterwards.
+
+use futures_util::future::BoxFuture;
+use mneme_core::{Clock, FixedClock};
+use mneme_extract::rules::SkipReason;
+use mneme_extract::{Engine, ExtractOptions, Extractor, ItemStatus, PromoteTarget, ReviewMode, RunOutcome};
+use mneme_model::{AnthropicProvider, Cancel, ModelError, Provider, ProviderKind, Request, Response};
+use mneme_stub_model::{StubModel, Turn};
+use mneme_testsupport::TestHome;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+const SID: &str = "0a23833b-7439-4af7-b274-46564fd6c262";
+
+struct World {
+    home: TestHome,
+    project: PathBuf,
+    memory: PathBuf,
+    transcript: PathBuf,
+    clock: Arc<dyn Clock>,
+    n: AtomicU32,
+}
+
+impl World {
+    fn new() -> World {
+        let home = TestHome::new();
+        let project = home.git_repo("repo");
+        let memory = home.memdir_for(&project);
+        let transcript = mneme_store::paths::transcript_dir(&home.env, &project).join(format!("{SID}.jsonl"));
+        std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+        let clock: Arc<dyn Clock> = Arc::new(FixedClock::at_unix_secs(1_772_445_600));
+        World { home, project, memory, transcript, clock, n: AtomicU32::new(0) }
+    }
+
+    fn extractor(&self) -> Extractor {
+        Extractor::new(self.home.env.clone(), self.clock.clone())
+    }
+
+    fn next_uuid(&self) -> String {
+        let n = self.n.fetch_add(1, Ordering::SeqCst) + 1;
+        format!("00000000-0000-4000-8000-{n:012}")
+    }
+
+    /// Appends entries in Claude Code's shape, each chained to the previous one.
+    fn append(&self, entries: &[Value]) {
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&self.transcript).unwrap();
+        for e in entries {
+            let mut e = e.clone();
+            let parent = self.last_uuid();
+            let uuid = self.next_uuid();
+            let o = e.as_object_mut().unwrap();
+            o.insert("uuid".into(), json!(uuid));
+            o.insert("parentUuid".into(), json!(parent));
+            o.insert("isSidechain".into(), json!(false));
+            o.insert("sessionId".into(), json!(SID));
+            o.insert("cwd".into(), json!(self.project));
+            o.insert("timestamp".into(), json!("2026-03-02T10:00:00.000Z"));
+            o.insert("userType".into(), json!("external"));
+            o.insert("version".into(), json!("2.1.197"));
+            writeln!(f, "{e}").unwrap();
+        }
+    }
+
+    fn last_uuid(&self) -> Option<String> {
+        let n = self.n.load(Ordering::SeqCst);
+        (n > 0).then(|| format!("00000000-0000-4000-8000-{n:012}"))
+    }
+
+    /// One complete query loop: the user's prompt, the model's text answer.
+    fn turn(&self, user: &str, answer: &str) {
+        self.append(&[
+            json!({"type": "user", "message": {"role": "user", "content": user}}),
+            json!({"type": "assistant", "message": {"id": format!("msg_{}", self.n.load(Ordering::SeqCst)), "role": "assistant",
+                "model": "claude-opus-4-8", "content": [{"type": "text", "text": answer}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 100, "output_tokens": 5}}}),
+        ]);
+    }
+
+    fn m(&self, rel: &str) -> String {
+        self.memory.join(rel).to_string_lossy().into_owned()
+    }
+
+    fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.memory.join(rel)).ok()
+    }
+}
+
+fn provider(stub: &StubModel) -> AnthropicProvider {
+    AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap()
+}
+
+const ROLE: &str = "---\nname: user-role\ndescription: Data scientist focused on observability\nmetadata:\n  type: user\n---\n\nThe user is a data scientist.\n";
+const TABS: &str = "---\nname: tabs\ndescription: Tabs, not spaces\nmetadata:\n  type: feedback\n---\n\nUse tabs.\n";
+
+/// The model's answer for a run that saves two memories and indexes them.
+fn push_two_memories(stub: &StubModel, w: &World) {
+    stub.push(
+        Turn::tool_use("Write", json!({"file_path": w.m("user_role.md"), "content": ROLE}))
+            .and_tool_use("Write", json!({"file_path": w.m("feedback_tabs.md"), "content": TABS}))
+            .and_tool_use("Write", json!({"file_path": w.m("MEMORY.md"), "content": "- [User role](user_role.md) — data scientist\n- [Tabs](feedback_tabs.md) — tabs, not spaces\n"})),
+    );
+    stub.push(Turn::text("Saved."));
+}
+
+#[tokio::test]
+async fn a_model_run_writes_two_memories_and_the_index_and_says_so_as_claude_code_does() {
+    let w = World::new();
+    w.turn("I'm a data scientist. Remember that I prefer tabs.", "Noted.");
+    let stub = StubModel::start().await;
+    push_two_memories(&stub, &w);
+    let p = provider(&stub);
+    let recs = w.extractor().extract_transcript(&w.transcript, Engine::Model(&p), ExtractOptions::default(), &Cancel::new()).await.unwrap();
+
+    assert_eq!(recs.len(), 1);
+    let r = &recs[0];
+    assert_eq!(r.outcome, RunOutcome::Saved, "{r:?}");
+    assert_eq!(r.message.as_deref(), Some("● Saved 2 memories\nuser_role.md\nfeedback_tabs.md"));
+    assert_eq!(r.memory_paths, vec![PathBuf::from(w.m("user_role.md")), PathBuf::from(w.m("feedback_tabs.md"))]);
+    assert_eq!(r.written_paths.len(), 3);
+    assert_eq!((r.engine.as_str(), r.model.as_deref(), r.new_message_count), ("anthropic", Some("claude-test-model"), 2));
+    assert_eq!(w.read("user_role.md").as_deref(), Some(ROLE));
+    assert_eq!(w.read("feedback_tabs.md").as_deref(), Some(TABS));
+    assert!(w.read("MEMORY.md").unwrap().contains("- [Tabs](feedback_tabs.md)"));
+
+    // What the model was given: Claude Code's memory section and extraction prompt.
+    let req = &stub.model_requests()[0];
+    let system = req.body["system"].as_array().map_or_else(|| req.body["system"].to_string(), |b| b[0]["text"].as_str().unwrap().to_string());
+    assert!(system.starts_with(&format!("# Memory\n\nYou have a persistent file-based memory at `{}/`.", w.memory.display())), "{system}");
+    let prompt = req.body["messages"][0]["content"].to_string();
+    assert!(prompt.contains("User: I'm a data scientist. Remember that I prefer tabs."));
+    assert!(prompt.contains("Analyze the most recent ~2 messages above"));
+    assert!(!prompt.contains("## Existing memory files"), "the folder was empty");
+
+    // The run is in the log; the cursor moved, so the same turn is not extracted again.
+    let runs = w.extractor().recent_runs(&w.memory, 10).unwrap();
+    assert_eq!(runs.len(), 1);
+    let again = w.extractor().extract_transcript(&w.transcript, Engine::Model(&p), ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    assert_eq!(again[0].outcome, RunOutcome::Skipped { reason: SkipReason::NoProse });
+    assert_eq!(stub.model_requests().len(), 2, "no further model call");
+
+    // The next run lists what exists.
+    w.turn("From now on, never use semicolons in JavaScript.", "OK.");
+    stub.push(Turn::text("Nothing to save."));
+    w.extractor().extract_transcript(&w.transcript, Engine::Model(&p), ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    let prompt = stub.model_requests()[2].body["messages"][0]["content"].to_string();
+    assert!(prompt.contains("## Existing memory files\\n\\n- [feedback] feedback_tabs.md ("), "{prompt}");
+    assert!(prompt.contains("~2 messages"));
+}
+
+#[tokio::test]
+async fn a_write_outside_the_memory_folder_is_refused_and_recorded() {
+    let w = World::new();
+    w.turn("Remember that deploys happen on Fridays.", "Noted.");
+    let stub = StubModel::start().await;
+    let outside = w.project.join("notes.md");
+    stub.push(Turn::tool_use("Write", json!({"file_path": outside, "content": "deploys on Fridays\n"})));
+    stub.push(Turn::text("Could not save."));
+    let p = provider(&stub);
+    let recs = w.extractor().extract_transcript(&w.transcript, Engine::Model(&p), ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    let r = &recs[0];
+    assert_eq!(r.outcome, RunOutcome::NothingToSave);
+    assert_eq!(r.denials.len(), 1);
+    assert_eq!(r.denials[0].tool, "Write");
+    assert_eq!(
+        r.denials[0].message,
+        format!("only Read, Grep, Glob, read-only Bash, and Edit/Write within {}/ are allowed", w.memory.display())
+    );
+    assert!(!outside.exists());
+    // The model got the refusal as its tool result.
+    let second = &stub.model_requests()[1];
+    assert!(second.body["messages"].to_string().contains("are allowed"));
+}
+
+#[tokio::test]
+async fn review_mode_writes_nothing_until_keep_and_keep_lands_with_the_index_line() {
+    let w = World::new();
+    let x = w.extractor();
+    x.set_mode(&w.memory, ReviewMode::Review).unwrap();
+    w.turn("I'm a data scientist. Remember that I prefer tabs.", "Noted.");
+    let stub = StubModel::start().await;
+    push_two_memories(&stub, &w);
+    let p = provider(&stub);
+    let recs = x.extract_transcript(&w.transcript, Engine::Model(&p), ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    let RunOutcome::Staged { inbox_id } = &recs[0].outcome else { panic!("{:?}", recs[0].outcome) };
+    assert!(!w.memory.join("user_role.md").exists() && !w.memory.join("MEMORY.md").exists(), "nothing written");
+
+    let inbox = x.inbox();
+    let items = inbox.list(Some(&w.memory), false).unwrap();
+    assert_eq!(items.len(), 1);
+    let item = &items[0];
+    assert_eq!(&item.id, inbox_id);
+    assert_eq!((item.session_id.as_deref(), item.transcript.as_deref()), (Some(SID), Some(w.transcript.as_path())));
+    let names: Vec<(&str, Option<&str>)> = item.proposals.iter().map(|p| (p.rel_path.as_str(), p.name.as_deref())).collect();
+    assert_eq!(names, [("user_role.md", Some("user-role")), ("feedback_tabs.md", Some("tabs"))]);
+
+    let kept = inbox.keep(inbox_id).unwrap();
+    assert!(matches!(kept.status, ItemStatus::Kept { .. }));
+    assert_eq!(w.read("user_role.md").as_deref(), Some(ROLE));
+    assert!(w.read("MEMORY.md").unwrap().contains("- [User role](user_role.md)"));
+    assert!(inbox.list(Some(&w.memory), false).unwrap().is_empty());
+    assert_eq!(inbox.list(Some(&w.memory), true).unwrap().len(), 1, "kept items stay in the history");
+    assert_eq!(inbox.keep(inbox_id).unwrap_err().code(), "not-pending");
+}
+
+#[tokio::test]
+async fn keep_refuses_when_claude_code_changed_a_file_meanwhile_and_writes_nothing() {
+    let w = World::new();
+    std::fs::create_dir_all(&w.memory).unwrap();
+    std::fs::write(w.memory.join("MEMORY.md"), "- [Old](old.md) — old\n").unwrap();
+    std::fs::write(w.memory.join("old.md"), "old\n").unwrap();
+    let x = w.extractor();
+    w.turn("Remember that deploys happen on Fridays.", "Noted.");
+    let recs = x
+        .extract_transcript(&w.transcript, Engine::Offline, ExtractOptions { review: true }, &Cancel::new())
+        .await
+        .unwrap();
+    let RunOutcome::Staged { inbox_id } = &recs[0].outcome else { panic!("{:?}", recs[0]) };
+    // Claude Code appends to the index after staging.
+    std::fs::write(w.memory.join("MEMORY.md"), "- [Old](old.md) — old\n- [New](new.md) — by Claude Code\n").unwrap();
+    let err = x.inbox().keep(inbox_id).unwrap_err();
+    assert_eq!(err.code(), "changed-on-disk");
+    assert!(err.to_string().contains("MEMORY.md changed since this item was staged"), "{err}");
+    assert!(!w.memory.join("project_deploys_happen_on_fridays.md").exists(), "the topic file did not land without its index line");
+    assert_eq!(w.read("MEMORY.md").unwrap(), "- [Old](old.md) — old\n- [New](new.md) — by Claude Code\n");
+    // Discarded, it stays in the history.
+    let d = x.inbox().discard(inbox_id).unwrap();
+    assert!(matches!(d.status, ItemStatus::Discarded { .. }));
+    assert!(x.inbox().list(None, false).unwrap().is_empty());
+    assert_eq!(x.inbox().list(None, true).unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn edit_promote_to_claude_md_and_team_with_the_secret_check() {
+    let w = World::new();
+    let x = w.extractor();
+    x.set_mode(&w.memory, ReviewMode::Review).unwrap();
+    w.turn("Remember that deploys happen on Fridays.", "Noted.");
+    let rec = &x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap()[0];
+    let RunOutcome::Staged { inbox_id } = &rec.outcome else { panic!("{rec:?}") };
+    let inbox = x.inbox();
+
+    // Edit: the description change follows into the proposed index line.
+    let edited = "---\nname: deploy-day\ndescription: Production deploys go out on Fridays\nmetadata:\n  type: project\n---\n\nProduction deploys go out on Fridays.\n";
+    let item = inbox.edit(inbox_id, "project_deploys_happen_on_fridays.md", edited.into()).unwrap();
+    let index = item.changeset.changes.iter().find(|c| c.path.ends_with("MEMORY.md")).unwrap();
+    assert_eq!(
+        index.after.as_deref(),
+        Some("- [Deploys happen on Fridays](project_deploys_happen_on_fridays.md) — Production deploys go out on Fridays\n")
+    );
+    assert_eq!(inbox.edit(inbox_id, "nope.md", String::new()).unwrap_err().code(), "invalid-input");
+
+    // Promote to CLAUDE.md: appended as a bullet, nothing in the memory folder.
+    std::fs::write(w.project.join("CLAUDE.md"), "# Project\n\n- Run tests before pushing.\n").unwrap();
+    let promoted = inbox.promote(inbox_id, PromoteTarget::ClaudeMd).unwrap();
+    assert!(matches!(&promoted.status, ItemStatus::Promoted { to: PromoteTarget::ClaudeMd, .. }));
+    assert_eq!(
+        std::fs::read_to_string(w.project.join("CLAUDE.md")).unwrap(),
+        "# Project\n\n- Run tests before pushing.\n\n- Production deploys go out on Fridays.\n"
+    );
+    assert!(!w.memory.exists() || std::fs::read_dir(&w.memory).unwrap().next().is_none());
+
+    // Promote to team: refused with Claude Code's message when it holds a secret.
+    w.turn("Remember that the staging token is ghp_R4nd0mT0k3nXyZ8q2LmNpQ7sVwK1aB3cD5eF for the deploy bot.", "Noted.");
+    let rec = &x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap()[0];
+    let RunOutcome::Staged { inbox_id } = &rec.outcome else { panic!("{rec:?}") };
+    let err = inbox.promote(inbox_id, PromoteTarget::Team).unwrap_err();
+    assert_eq!(err.code(), "secrets-in-team-memory");
+    assert_eq!(
+        err.to_string(),
+        "Content contains potential secrets (GitHub PAT) and cannot be written to team memory. Team memory is shared with all repository collaborators. Remove the sensitive content and try again."
+    );
+    assert!(!w.memory.join("team").exists());
+
+    // A clean one lands in team/ with its team index line.
+    w.turn("Remember that the release calendar lives in the Eng wiki under Releases.", "Noted.");
+    let rec = &x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap()[0];
+    let RunOutcome::Staged { inbox_id } = &rec.outcome else { panic!("{rec:?}") };
+    let item = inbox.promote(inbox_id, PromoteTarget::Team).unwrap();
+    let ItemStatus::Promoted { paths, .. } = &item.status else { panic!() };
+    let file = paths[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(file.starts_with("reference_"), "{file}");
+    assert!(w.memory.join("team").join(&file).exists());
+    let team_index = w.read("team/MEMORY.md").unwrap();
+    assert!(team_index.starts_with(&format!("- [The release calendar lives in the Eng wiki under Releases]({file}) — ")), "{team_index}");
+    assert!(!w.memory.join("MEMORY.md").exists(), "nothing in the private folder");
+}
+
+/// A provider that, on its first call, makes the session go on: another complete turn lands in
+/// the transcript while the extraction runs.
+struct SessionGoesOn<'a> {
+    inner: AnthropicProvider,
+    world: &'a World,
+    calls: AtomicU32,
+}
+
+impl Provider for SessionGoesOn<'_> {
+    fn kind(&self) -> ProviderKind {
+        self.inner.kind()
+    }
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+    fn complete<'a>(&'a self, request: &'a Request, cancel: &'a Cancel) -> BoxFuture<'a, Result<Response, ModelError>> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.world.turn("Also remember that the deploy day is Friday.", "Noted.");
+            self.world.turn("And from now on, never use semicolons.", "OK.");
+        }
+        self.inner.complete(request, cancel)
+    }
+}
+
+#[tokio::test]
+async fn turns_that_end_during_a_run_get_one_trailing_run_with_the_newest_context() {
+    let w = World::new();
+    let x = w.extractor();
+    w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+    let stub = StubModel::start().await;
+    stub.push(Turn::text("Nothing to save."));
+    stub.push(Turn::text("Nothing to save."));
+    let p = SessionGoesOn { inner: provider(&stub), world: &w, calls: AtomicU32::new(0) };
+    let mut session = x.open_session(&w.transcript).unwrap();
+    let messages = session.poll().unwrap().expect("a turn end");
+    let recs = x.on_turn_end(&mut session, messages, Engine::Model(&p), &Cancel::new()).await.unwrap();
+    let triggers: Vec<_> = recs.iter().map(|r| (r.trigger, r.new_message_count)).collect();
+    use mneme_extract::record::Trigger::*;
+    assert_eq!(triggers, [(TurnEnd, 2), (Trailing, 4)], "one trailing run over both later turns");
+    assert_eq!(stub.model_requests().len(), 2);
+    assert!(stub.model_requests()[1].body["messages"][0]["content"].to_string().contains("never use semicolons"));
+    assert_eq!(session.cursor(), Some(w.last_uuid().unwrap().as_str()));
+    // Nothing new: no further turn end.
+    assert!(session.poll().unwrap().is_none());
+}
+
+#[tokio::test]
+async fn direct_writes_skip_and_every_n_throttles_without_calling_the_model() {
+    let w = World::new();
+    let stub = StubModel::start().await;
+    let p = provider(&stub);
+    // The main agent saved memory itself this turn.
+    w.append(&[
+        json!({"type": "user", "message": {"role": "user", "content": "Please remember that deploys are on Fridays."}}),
+        json!({"type": "assistant", "message": {"id": "m1", "content": [{"type": "tool_use", "id": "t1", "name": "Write",
+            "input": {"file_path": w.m("project_deploys.md"), "content": "x"}}], "stop_reason": "tool_use"}}),
+        json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}}),
+        json!({"type": "assistant", "message": {"id": "m2", "content": [{"type": "text", "text": "Saved."}], "stop_reason": "end_turn"}}),
+    ]);
+    let x = w.extractor().with_every_n_turns(2);
+    let mut s = x.open_session(&w.transcript).unwrap();
+    let m = s.poll().unwrap().unwrap();
+    let r = x.on_turn_end(&mut s, m, Engine::Model(&p), &Cancel::new()).await.unwrap();
+    assert_eq!(r[0].outcome, RunOutcome::Skipped { reason: SkipReason::DirectWrite });
+    assert_eq!(s.cursor(), Some(w.last_uuid().unwrap().as_str()));
+
+    w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+    let m = s.poll().unwrap().unwrap();
+    let r = x.on_turn_end(&mut s, m, Engine::Model(&p), &Cancel::new()).await.unwrap();
+    assert_eq!(r[0].outcome, RunOutcome::Skipped { reason: SkipReason::Throttled });
+    assert!(stub.model_requests().is_empty());
+
+    w.turn("Also remember that I review code in the morning.", "Noted.");
+    stub.push(Turn::text("Nothing to save."));
+    let m = s.poll().unwrap().unwrap();
+    let r = x.on_turn_end(&mut s, m, Engine::Model(&p), &Cancel::new()).await.unwrap();
+    assert_eq!((r[0].outcome.clone(), r[0].new_message_count), (RunOutcome::NothingToSave, 4));
+    assert_eq!(stub.model_requests().len(), 1);
+
+    // The state survives a restart of Mneme.
+    let s2 = x.open_session(&w.transcript).unwrap();
+    assert_eq!(s2.cursor(), s.cursor());
+}
+
+#[tokio::test]
+async fn a_failed_run_keeps_the_cursor_and_off_mode_or_disabled_auto_memory_do_not_run() {
+    let w = World::new();
+    w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+    let stub = StubModel::start().await;
+    stub.push_error(400, json!({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}));
+    let p = provider(&stub);
+    let x = w.extractor();
+    let r = x.extract_transcript(&w.transcript, Engine::Model(&p), ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    assert!(matches!(r[0].outcome, RunOutcome::Failed { .. }), "{:?}", r[0]);
+    assert_eq!(x.open_session(&w.transcript).unwrap().cursor(), None);
+
+    x.set_mode(&w.memory, ReviewMode::Off).unwrap();
+    let r = x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    assert!(matches!(&r[0].outcome, RunOutcome::Disabled { why } if why.contains("extraction is off")));
+    x.set_mode(&w.memory, ReviewMode::Automatic).unwrap();
+
+    let off = Extractor::new(w.home.env.clone().set_var("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1"), w.clock.clone());
+    let r = off.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    assert!(matches!(&r[0].outcome, RunOutcome::Disabled { why } if why.starts_with("auto memory is off")));
+
+    let r = x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    assert_eq!(r[0].outcome, RunOutcome::Saved);
+    assert_eq!(r[0].message.as_deref(), Some("● Saved 1 memory\nfeedback_i_prefer_tabs_over_spaces.md"));
+    assert!(Path::new(&w.m("feedback_i_prefer_tabs_over_spaces.md")).exists());
+}
+
+#[tokio::test]
+async fn the_session_memory_update_may_only_edit_its_notes() {
+    let w = World::new();
+    w.turn("Build the parser and keep notes.", "Working on it.");
+    let notes = mneme_store::paths::session_memory_path(&w.home.env, &w.project, SID).unwrap();
+    let stub = StubModel::start().await;
+    let notes_s = notes.to_string_lossy().into_owned();
+    stub.push(
+        Turn::tool_use("Edit", json!({"file_path": notes_s, "old_string": "# Current State\n_What is actively being worked on right now? Pending tasks not yet completed. Immediate next steps._\n",
+            "new_string": "# Current State\n_What is actively being worked on right now? Pending tasks not yet completed. Immediate next steps._\nBuilding the parser.\n"}))
+            .and_tool_use("Write", json!({"file_path": w.m("x.md"), "content": "x"})),
+    );
+    stub.push(Turn::text("Done."));
+    let p = provider(&stub);
+    let t = mneme_extract::transcript::Transcript::load(&w.transcript).unwrap();
+    let messages: Vec<_> = t.conversation().into_iter().cloned().collect();
+    let out = mneme_extract::session_memory::update(&w.home.env, w.clock.clone(), &p, &w.project, SID, &messages, &Cancel::new())
+        .await
+        .unwrap();
+    assert!(out.changed);
+    assert_eq!(out.denials.len(), 1);
+    assert_eq!(out.denials[0].message, format!("only Edit on {notes_s} is allowed"));
+    let text = std::fs::read_to_string(&notes).unwrap();
+    assert!(text.contains("Immediate next steps._\nBuilding the parser.\n# Task specification") || text.contains("Building the parser."), "{text}");
+    assert!(!w.memory.join("x.md").exists());
+    let prompt = stub.model_requests()[0].body["messages"][0]["content"].to_string();
+    assert!(prompt.contains(&format!("The file {notes_s} has already been read for you.")));
+}
