@@ -37,7 +37,9 @@ if [ "${1:-}" = stop ]; then
   dir="${MNEME_TEST_PG_DIR:?set MNEME_TEST_PG_DIR to the folder scripts/pg.sh printed}"
   bin="$(pg_bin)"
   owner="$(stat -c %U "$dir")"
+  cd "$dir" # pg_ctl fails in a working directory its owner cannot read
   as_owner "$owner" "$bin/pg_ctl" -D "$dir/data" stop -m fast -w >/dev/null 2>&1 || true
+  cd /
   rm -rf "$dir"
   say "stopped and removed $dir"
   exit 0
