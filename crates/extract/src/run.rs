@@ -17,6 +17,7 @@ use crate::offline;
 use crate::prompt;
 use crate::record::{self, memory_paths, saved_message, ReviewMode, RunOutcome, RunRecord, Trigger};
 use crate::rules::{ExtractionState, Messages, Persisted, RunPlan, TurnDecision, DEFAULT_EVERY_N_TURNS, MAX_TURNS};
+use crate::session_memory::{self, SessionMemoryError, SessionMemoryState, Updated};
 use crate::transcript::{self, Entry, Transcript, TranscriptReader};
 use mneme_agent::{apply_changeset, AgentTask, Changeset, Mode, Policy, Stop};
 use mneme_claudemd::{LoadOptions, Sources};
@@ -75,6 +76,8 @@ pub enum ExtractError {
     State { action: &'static str, path: PathBuf, source: io::Error },
     #[error(transparent)]
     Inbox(#[from] InboxError),
+    #[error(transparent)]
+    SessionMemory(#[from] SessionMemoryError),
 }
 
 /// Options for [`Extractor::extract_transcript`].
@@ -106,8 +109,11 @@ pub struct Session {
     entries: Vec<Entry>,
     reported: Option<String>,
     session_id: Option<String>,
+    /// The folder the session runs in, as its entries say (session memory is keyed on it).
+    cwd: PathBuf,
     project: Project,
     state: ExtractionState,
+    session_memory: SessionMemoryState,
 }
 
 impl Session {
@@ -126,6 +132,16 @@ impl Session {
     /// The extraction cursor (`lastMemoryMessageUuid`).
     pub fn cursor(&self) -> Option<&str> {
         self.state.cursor()
+    }
+
+    /// The session-memory thresholds' state.
+    pub fn session_memory(&self) -> &SessionMemoryState {
+        &self.session_memory
+    }
+
+    /// The main thread's conversation as read so far.
+    pub fn conversation(&self) -> Messages {
+        transcript::conversation(&self.entries).into_iter().cloned().collect()
     }
 
     /// Reads what Claude Code appended since the last poll (complete lines only) and returns
@@ -224,16 +240,50 @@ impl Extractor {
         let cwd = t.cwd().ok_or_else(|| ExtractError::NoCwd { path: transcript.into() })?;
         let project = self.project_for_cwd(Path::new(cwd));
         let session_id = t.session_id().map(str::to_string);
-        let state = self.load_state(&project, &session_key(transcript, session_id.as_deref()))?;
+        let key = session_key(transcript, session_id.as_deref());
+        let state = self.load_state(&project, &key)?;
+        let sm_path = self.state_path(&project.memory_dir.dir, &format!("{key}.session-memory"));
+        let session_memory = data::read_json(&sm_path)
+            .map_err(|source| ExtractError::State { action: "read", path: sm_path, source })?
+            .unwrap_or_default();
         Ok(Session {
             transcript: transcript.to_path_buf(),
             reader: TranscriptReader::new(),
             entries: Vec::new(),
             reported: None,
             session_id,
+            cwd: PathBuf::from(cwd),
             project,
             state,
+            session_memory,
         })
+    }
+
+    /// Claude Code's session-memory hook for `session` (it runs after each model response of
+    /// the main thread): when the thresholds say so, the notes file is created from the
+    /// template if needed and updated by `provider`, allowed only to `Edit` that file. Returns
+    /// `None` when the thresholds were not met. The threshold state is saved either way.
+    pub async fn update_session_memory(
+        &self,
+        session: &mut Session,
+        provider: &dyn Provider,
+        cancel: &Cancel,
+    ) -> Result<Option<Updated>, ExtractError> {
+        let messages = session.conversation();
+        let Some(sid) = session.session_id.clone() else { return Ok(None) };
+        let run = session.session_memory.should_extract(&messages);
+        let updated = if run {
+            let u = session_memory::update(&self.env, self.clock.clone(), provider, &session.cwd, &sid, &messages, cancel).await?;
+            session.session_memory.record_extraction(&messages);
+            Some(u)
+        } else {
+            None
+        };
+        let key = session_key(&session.transcript, Some(&sid));
+        let path = self.state_path(&session.project.memory_dir.dir, &format!("{key}.session-memory"));
+        data::write_json(&path, &session.session_memory)
+            .map_err(|source| ExtractError::State { action: "write", path, source })?;
+        Ok(updated)
     }
 
     /// A turn ended in `session` with `messages` as the conversation: Claude Code's rules
@@ -259,7 +309,7 @@ impl Extractor {
     ) -> Result<Vec<RunRecord>, ExtractError> {
         let mut session = self.open_session(transcript)?;
         session.poll().map_err(|source| ExtractError::Read { path: transcript.into(), source })?;
-        let messages: Messages = transcript::conversation(&session.entries).into_iter().cloned().collect();
+        let messages = session.conversation();
         if messages.is_empty() {
             return Err(ExtractError::NoConversation { path: transcript.into() });
         }

@@ -429,3 +429,38 @@ async fn the_session_memory_update_may_only_edit_its_notes() {
     let prompt = stub.model_requests()[0].body["messages"][0]["content"].to_string();
     assert!(prompt.contains(&format!("The file {notes_s} has already been read for you.")));
 }
+
+#[tokio::test]
+async fn session_memory_runs_only_past_its_thresholds_and_remembers_them() {
+    let w = World::new();
+    let x = w.extractor();
+    let stub = StubModel::start().await;
+    let p = provider(&stub);
+    let notes = mneme_store::paths::session_memory_path(&w.home.env, &w.project, SID).unwrap();
+    w.turn("Build the parser.", "Working on it.");
+    let mut s = x.open_session(&w.transcript).unwrap();
+    s.poll().unwrap();
+    // The last response's usage says the context is 105 tokens: below 10,000.
+    assert!(x.update_session_memory(&mut s, &p, &Cancel::new()).await.unwrap().is_none());
+    assert!(!notes.exists() && stub.model_requests().is_empty());
+
+    // A long message takes the context past 10,000 tokens (as the API's usage reports it).
+    w.append(&[
+        json!({"type": "user", "message": {"role": "user", "content": format!("Here is the grammar: {}", "rule ".repeat(8_000))}}),
+        json!({"type": "assistant", "message": {"id": "msg_big", "role": "assistant", "content": [{"type": "text", "text": "Thanks."}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 10_100, "output_tokens": 5}}}),
+    ]);
+    s.poll().unwrap();
+    stub.push(Turn::text("Nothing to add."));
+    let u = x.update_session_memory(&mut s, &p, &Cancel::new()).await.unwrap().expect("an update");
+    assert_eq!(u.path, notes);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), mneme_extract::session_memory::DEFAULT_TEMPLATE);
+    assert!(s.session_memory().initialized);
+
+    // Reopened (Mneme restarted), the state is still there: no growth, no update.
+    let mut s2 = x.open_session(&w.transcript).unwrap();
+    s2.poll().unwrap();
+    assert_eq!(s2.session_memory(), s.session_memory());
+    assert!(x.update_session_memory(&mut s2, &p, &Cancel::new()).await.unwrap().is_none());
+    assert_eq!(stub.model_requests().len(), 1);
+}
