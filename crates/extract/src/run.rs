@@ -153,7 +153,7 @@ impl Session {
         }
         self.entries.extend(batch.entries);
         if self.session_id.is_none() {
-            self.session_id = Transcript { entries: self.entries.clone(), ..Default::default() }.session_id().map(str::to_string);
+            self.session_id = transcript::session_id(&self.entries).map(str::to_string);
         }
         let conv = transcript::conversation(&self.entries);
         match transcript::turn_end(&conv) {

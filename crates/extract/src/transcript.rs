@@ -453,10 +453,7 @@ impl Transcript {
 
     /// The session id: the first entry's `sessionId`.
     pub fn session_id(&self) -> Option<&str> {
-        self.entries.iter().find_map(|e| match e {
-            Entry::Conversation(c) => c.session_id.as_deref(),
-            Entry::Metadata { raw, .. } | Entry::Unknown { raw, .. } => raw.get("sessionId").and_then(Value::as_str),
-        })
+        session_id(&self.entries)
     }
 
     /// The folder the session ran in: the newest main-thread entry's `cwd`.
@@ -468,6 +465,14 @@ impl Transcript {
     pub fn conversation(&self) -> Vec<&Conversation> {
         conversation(&self.entries)
     }
+}
+
+/// The first `sessionId` among `entries`.
+pub fn session_id(entries: &[Entry]) -> Option<&str> {
+    entries.iter().find_map(|e| match e {
+        Entry::Conversation(c) => c.session_id.as_deref(),
+        Entry::Metadata { raw, .. } | Entry::Unknown { raw, .. } => raw.get("sessionId").and_then(Value::as_str),
+    })
 }
 
 /// The main thread's current conversation, as Claude Code holds it in memory: the chain of
