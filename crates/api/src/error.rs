@@ -19,6 +19,13 @@ pub enum ErrorCode {
     Malformed,
     /// The disk refused (permissions, full disk).
     Io,
+    /// Content bound for team memory holds something that looks like a secret; the message
+    /// names the rule, never the secret.
+    SecretsRefused,
+    /// The team server needs a sign-in (none yet, or it no longer accepts the one stored).
+    SignInRequired,
+    /// The team server refused this account (no access to the repository, or not its lead).
+    Forbidden,
     /// A service Mneme needs is not reachable or refused access (the OS keyring); the message
     /// says what to start or unlock.
     Unavailable,

@@ -18,6 +18,7 @@ mod memory_dir;
 mod merge;
 mod providers;
 mod recall;
+mod team;
 
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
 pub use error::{ApiError, ErrorCode};
@@ -30,6 +31,12 @@ pub use providers::{
     KeyState, KeyStatus, ProviderChoice, ProviderFailure, ProviderSettingsInput, ProviderTest, ProviderView,
 };
 pub use recall::{RecallQuery, RecallView, RecalledMemory};
+pub use team::{
+    TeamConflict, TeamConflictKind, TeamFile, TeamFileStatus, TeamHistory, TeamLeadChange, TeamOutcome, TeamPullResult,
+    TeamPushResult, TeamRemote, TeamRemoteEntry, TeamRestored, TeamRole, TeamSecretHold, TeamServerSetting,
+    TeamServerSource, TeamSignIn, TeamSignInPoll, TeamSignInState, TeamSignedOut, TeamSkippedKey, TeamStatus,
+    TeamSuppression, TeamSyncResult, TeamSyncState, TeamVersion,
+};
 pub use mneme_store::memdir::{AddedIndexLine, MergedFile, SkippedFile};
 pub use mneme_core::{Clock, FixedClock, SystemClock};
 pub use mneme_store::projects::ProjectInfo;
@@ -47,11 +54,13 @@ pub struct Mneme {
     /// The machine's offset from UTC, for "today" in the context block; injected because
     /// reading it is only reliable before threads start (front ends read it at start-up).
     utc_offset_secs: i32,
+    /// Team sign-in: where credentials live, and device sign-ins waiting for approval.
+    team: team::TeamSessions,
 }
 
 impl Mneme {
     pub fn new(env: Environment, clock: Arc<dyn Clock>) -> Self {
-        Mneme { env, clock, utc_offset_secs: 0 }
+        Mneme { env, clock, utc_offset_secs: 0, team: team::TeamSessions::default() }
     }
 
     /// Sets the local offset from UTC used for today's date.

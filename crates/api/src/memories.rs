@@ -106,6 +106,7 @@ pub(crate) fn code_for(e: &MemdirError) -> ErrorCode {
         MemdirError::NotFound { .. } | MemdirError::TrashEntryNotFound { .. } => ErrorCode::NotFound,
         MemdirError::MalformedFrontmatter { .. } | MemdirError::FrontmatterNotEditable { .. } => ErrorCode::Malformed,
         MemdirError::Io { .. } => ErrorCode::Io,
+        MemdirError::SecretsInTeamMemory { .. } => ErrorCode::SecretsRefused,
         _ => ErrorCode::InvalidInput,
     }
 }

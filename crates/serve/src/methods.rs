@@ -31,11 +31,24 @@
 //! | `setProviderKey` | `{key}` (`null` clears) | `ProviderView` |
 //! | `testProvider` | like `setProviderSettings` | `ProviderTest` |
 //! | `recall` | `{cwd, prompt, provider?}` | `RecallView` |
+//! | `teamStatus` | `{cwd}` | `TeamStatus` (disk and keyring only) |
+//! | `teamRemote` | `{cwd}` | `TeamRemote` (asks the team server) |
+//! | `setTeamServer` | `{url}` (`null` clears) | `TeamServerSetting` |
+//! | `teamPull` / `teamPush` / `teamSync` | `{cwd}` | `TeamPullResult` / `TeamPushResult` / `TeamSyncResult` |
+//! | `teamHistory` | `{cwd, key}` | `TeamHistory` |
+//! | `teamRollback` | `{cwd, key, version}` | `TeamLeadChange` |
+//! | `teamRemove` | `{cwd, key}` | `TeamLeadChange` |
+//! | `teamRestoreConflict` | `{cwd, trashId}` | `TeamRestored` |
+//! | `teamSignIn` | `{server?}` | `TeamSignIn` |
+//! | `teamSignInPoll` | `{id}` | `TeamSignInPoll` |
+//! | `teamSignOut` | `{server?}` | `TeamSignedOut` |
 //!
 //! Every method taking `cwd` also accepts `settingSources` and `addDirs`, because they change
 //! which memory folder Claude Code uses. Errors: 400 `invalid_input`, 404 `not_found`, 409
-//! `conflict` / `already_exists`, 422 `malformed`, 500 `io`, 503 `unavailable` (the OS keyring),
-//! each as `{code, message}`. A provider that fails during `testProvider` or `recall` is not an
+//! `conflict` / `already_exists`, 422 `malformed`, 500 `io`, 503 `unavailable` (the OS keyring,
+//! an unreachable team server), 422 `secrets_refused`, 428 `sign_in_required` and 409 `forbidden`
+//! (the team server's refusals; 401 and 403 mean this page's own token was refused), each as
+//! `{code, message}`. A provider that fails during `testProvider` or `recall` is not an
 //! error: the answer says what failed.
 //! Answers that would be a bare string or list are wrapped in an object so fields can be
 //! added later without breaking the UI.
@@ -85,6 +98,19 @@ const ENGINE_METHODS: &[&str] = &[
     "setProviderKey",
     "testProvider",
     "recall",
+    "teamStatus",
+    "teamRemote",
+    "setTeamServer",
+    "teamPull",
+    "teamPush",
+    "teamSync",
+    "teamHistory",
+    "teamRollback",
+    "teamRemove",
+    "teamRestoreConflict",
+    "teamSignIn",
+    "teamSignInPoll",
+    "teamSignOut",
 ];
 
 pub(crate) async fn call(State(state): State<Arc<AppState>>, UrlPath(method): UrlPath<String>, body: Bytes) -> Response {
@@ -130,6 +156,10 @@ fn api_error_response(e: &ApiError) -> Response {
         ErrorCode::Malformed => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorCode::Io => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::SecretsRefused => StatusCode::UNPROCESSABLE_ENTITY,
+        // Not 401/403: the page reads those as its own token being refused.
+        ErrorCode::SignInRequired => StatusCode::PRECONDITION_REQUIRED,
+        ErrorCode::Forbidden => StatusCode::CONFLICT,
     };
     (status, Json(e)).into_response()
 }
@@ -328,6 +358,51 @@ struct RecallBody {
     provider: Option<ProviderChoice>,
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TeamKeyBody {
+    #[serde(flatten)]
+    at: Where,
+    /// The path relative to `team/`.
+    key: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TeamRollbackBody {
+    #[serde(flatten)]
+    at: Where,
+    key: String,
+    version: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TeamConflictBody {
+    #[serde(flatten)]
+    at: Where,
+    trash_id: String,
+}
+
+#[derive(Deserialize)]
+struct TeamServerBody {
+    /// `null` (or absent) forgets the saved address.
+    #[serde(default)]
+    url: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TeamSignInBody {
+    /// Absent: the configured server.
+    #[serde(default)]
+    server: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TeamPollBody {
+    id: String,
+}
+
 /// Parses the body; an empty body counts as `{}` so argument-less methods need none.
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let body = if body.iter().all(u8::is_ascii_whitespace) { b"{}".as_slice() } else { body };
@@ -455,6 +530,58 @@ pub(crate) fn dispatch(m: &Mneme, start: &Path, method: &str, body: &[u8]) -> Re
         "recall" => {
             let b: RecallBody = parse(body)?;
             to_json(m.recall(&b.at.request(start, None), &RecallQuery { prompt: b.prompt, provider: b.provider })?)
+        }
+        "teamStatus" => {
+            let b: Where = parse(body)?;
+            to_json(m.team_status(&b.request(start, None))?)
+        }
+        "teamRemote" => {
+            let b: Where = parse(body)?;
+            to_json(m.team_remote(&b.request(start, None))?)
+        }
+        "setTeamServer" => {
+            let b: TeamServerBody = parse(body)?;
+            to_json(m.set_team_server(b.url.as_deref())?)
+        }
+        "teamPull" => {
+            let b: Where = parse(body)?;
+            to_json(m.team_pull(&b.request(start, None))?)
+        }
+        "teamPush" => {
+            let b: Where = parse(body)?;
+            to_json(m.team_push(&b.request(start, None))?)
+        }
+        "teamSync" => {
+            let b: Where = parse(body)?;
+            to_json(m.team_sync(&b.request(start, None))?)
+        }
+        "teamHistory" => {
+            let b: TeamKeyBody = parse(body)?;
+            to_json(m.team_history(&b.at.request(start, None), &b.key)?)
+        }
+        "teamRollback" => {
+            let b: TeamRollbackBody = parse(body)?;
+            to_json(m.team_rollback(&b.at.request(start, None), &b.key, b.version)?)
+        }
+        "teamRemove" => {
+            let b: TeamKeyBody = parse(body)?;
+            to_json(m.team_remove(&b.at.request(start, None), &b.key)?)
+        }
+        "teamRestoreConflict" => {
+            let b: TeamConflictBody = parse(body)?;
+            to_json(m.team_restore_conflict(&b.at.request(start, None), &b.trash_id)?)
+        }
+        "teamSignIn" => {
+            let b: TeamSignInBody = parse(body)?;
+            to_json(m.team_sign_in(b.server.as_deref())?)
+        }
+        "teamSignInPoll" => {
+            let b: TeamPollBody = parse(body)?;
+            to_json(m.team_sign_in_poll(&b.id)?)
+        }
+        "teamSignOut" => {
+            let b: TeamSignInBody = parse(body)?;
+            to_json(m.team_sign_out(b.server.as_deref())?)
         }
         other => Err(ApiError::not_found(format!("There is no API method '{other}'."))),
     }

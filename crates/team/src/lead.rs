@@ -4,8 +4,10 @@
 //! copy to the trash). History is never rewritten: a rollback or removal is a new version.
 
 use crate::client::{classify_failure, encode_uri_component, http_request, SyncClient, SyncError};
-use crate::server_wire::{HistoryResponse, MeResponse, RollbackRequest, ENTRY_PATH, HISTORY_PATH, ROLLBACK_PATH};
-use crate::wire::PutResponse;
+use crate::server_wire::{
+    HashesWithTombstones, HistoryResponse, MeResponse, RollbackRequest, ENTRY_PATH, HISTORY_PATH, ROLLBACK_PATH,
+};
+use crate::wire::{PutResponse, TEAM_MEMORY_PATH};
 
 fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, SyncError> {
     serde_json::from_str(body).map_err(|e| SyncError::Parse { detail: e.to_string() })
@@ -25,6 +27,22 @@ impl SyncClient {
     pub fn me(&self) -> Result<MeResponse, SyncError> {
         let (http, server, _, token) = self.authorized()?;
         crate::auth::whoami(http, &server, &token)
+    }
+
+    /// The server's per-key checksums and tombstones right now (`?view=hashes`), leaving the
+    /// sync state alone: what the Team screen lists before anything is pulled. `None` while
+    /// the repository has no team memory.
+    pub fn server_hashes(&self) -> Result<Option<HashesWithTombstones>, SyncError> {
+        let (http, server, repo, token) = self.authorized()?;
+        let mut url = self.lead_url(&server, TEAM_MEMORY_PATH, &repo, None);
+        url.push_str("&view=hashes");
+        let mut req = http_request("GET", &url);
+        req.token = Some(&token);
+        let reply = http.send(req, &[200, 404]).map_err(|f| classify_failure(&server, f))?;
+        if reply.status == 404 {
+            return Ok(None);
+        }
+        parse(&reply.body).map(Some)
     }
 
     /// A key's versions, newest first.

@@ -35,7 +35,7 @@ mod http;
 mod retry;
 pub mod state;
 
-pub use files::{hash_content, js_sort, syncs_name};
+pub use files::{hash_content, js_sort, read_local, syncs_name, LocalFiles};
 pub use http::{encode_uri_component, user_agent, Http};
 pub use retry::{retry_delay, Sleeper, ThreadSleeper, BASE_DELAY_MS, MAX_DELAY_MS};
 pub use state::{Conflict, ConflictKind, Outcome, SkippedSecret, Suppression, SyncState};
