@@ -2,12 +2,12 @@
 //! the last extraction of that session stopped. Offline (explicit statements only) unless a
 //! provider is named. Text for people, `--json` for scripts.
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use mneme_api::{Environment, SystemClock};
 use mneme_extract::rules::SkipReason;
 use mneme_extract::{Engine, ExtractOptions, Extractor, RunOutcome, RunRecord};
-use mneme_model::{Cancel, Provider, ProviderKind};
+use mneme_model::{Cancel, Provider};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -28,17 +28,11 @@ pub struct ExtractArgs {
 }
 
 fn provider(env: &Environment, name: Option<&str>) -> Result<Option<Arc<dyn Provider>>> {
-    let Some(name) = name else { return Ok(None) };
-    let kind = serde_json::from_value::<ProviderKind>(serde_json::Value::String(name.trim().to_string()))
-        .map_err(|_| anyhow!("'{name}' is not a provider. Use one of: offline, claude-cli, anthropic, openai."))?;
-    if kind == ProviderKind::Offline {
-        return Ok(None);
+    // Offline unless a provider is named: extraction over a file is asked for explicitly.
+    match name {
+        None => Ok(None),
+        Some(name) => Ok(mneme_model::configured_provider(env, Some(name))?),
     }
-    let mut settings = mneme_model::ProviderSettings::load(env)?;
-    settings.kind = kind;
-    let service = env.var("MNEME_KEYRING_SERVICE").filter(|s| !s.is_empty()).unwrap_or(mneme_keychain::DEFAULT_SERVICE);
-    let keychain = mneme_keychain::Keychain::new(service);
-    Ok(Some(mneme_model::build_provider(&settings, env, &keychain)?))
 }
 
 pub fn run(env: &Environment, args: ExtractArgs) -> Result<()> {

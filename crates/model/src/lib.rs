@@ -29,8 +29,7 @@ pub use openai::{OpenAiProvider, OPENAI_DEFAULT_BASE_URL};
 pub use retry::{HttpOptions, RetryPolicy, Sleeper, TokioSleeper};
 pub use settings::{
     build_provider, build_provider_with_retry, openai_key_account, ProviderSettings, ProviderSettingsError, ANTHROPIC_KEY_ACCOUNT, DEFAULT_ANTHROPIC_MODEL,
-    DEFAULT_TIMEOUT_SECS, PROVIDERS_FILE,
-};
+    DEFAULT_TIMEOUT_SECS, PROVIDERS_FILE, configured_provider, keychain_for, parse_kind, KEYRING_SERVICE_VAR};
 pub use types::*;
 
 use futures_util::future::BoxFuture;
@@ -40,7 +39,7 @@ pub trait Provider: Send + Sync {
     /// Which kind of provider this is (shown to the user as "by which provider").
     fn kind(&self) -> ProviderKind;
 
-    /// The model name requests go to, for display (e.g. `claude-sonnet-4-6`).
+    /// The model name requests go to, for display (e.g. `claude-sonnet-5`).
     fn model(&self) -> &str;
 
     /// One model turn: send the conversation, get the assistant's content back.

@@ -19,8 +19,9 @@ use std::time::Duration;
 
 pub const PROVIDERS_FILE: &str = "providers.json";
 pub const ANTHROPIC_KEY_ACCOUNT: &str = "anthropic-api-key";
-/// The model Claude Code's own side queries use on the first-party API (`getDefaultSonnetModel`).
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-6";
+/// The model Claude Code 2.1.197's side queries use on the first-party API (`getDefaultSonnetModel`:
+/// its model catalog maps `sonnet` to this; `ANTHROPIC_DEFAULT_SONNET_MODEL` overrides it).
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-5";
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
 
 /// The keyring account of an OpenAI-compatible endpoint's key: one per endpoint, so a local
@@ -33,7 +34,7 @@ pub fn openai_key_account(base_url: &str) -> String {
 #[serde(default)]
 pub struct ProviderSettings {
     pub kind: ProviderKind,
-    /// `None`: the kind's default (Claude Code's choice for the CLI, `claude-sonnet-4-6` for
+    /// `None`: the kind's default (Claude Code's choice for the CLI, `claude-sonnet-5` for
     /// Anthropic); OpenAI-compatible endpoints need one named.
     pub model: Option<String>,
     /// `None`: `https://api.anthropic.com` or `https://api.openai.com/v1`.
@@ -166,7 +167,12 @@ pub fn build_provider_with_retry(
                     ))
                 })?,
             };
-            let model = settings.model_name().unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string());
+            // Claude Code's getDefaultSonnetModel: the env override, else its catalog's Sonnet.
+            let model = settings.model_name().unwrap_or_else(|| {
+                env.var("ANTHROPIC_DEFAULT_SONNET_MODEL")
+                    .filter(|m| !m.trim().is_empty())
+                    .map_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string(), str::to_string)
+            });
             Ok(Arc::new(AnthropicProvider::new(model, key, Some(&base_url))?.with_options(options)))
         }
         ProviderKind::Openai => {
@@ -195,4 +201,34 @@ pub fn build_provider_with_retry(
             Ok(Arc::new(ClaudeCliProvider::new(binary, env).with_model(settings.model_name()).with_timeout(settings.timeout())))
         }
     }
+}
+
+/// The env var naming the OS keyring service Mneme's secrets live under (tests set it so they
+/// never touch a person's real entries).
+pub const KEYRING_SERVICE_VAR: &str = "MNEME_KEYRING_SERVICE";
+
+/// The keyring Mneme's secrets live in: service `mneme`, or `MNEME_KEYRING_SERVICE`.
+pub fn keychain_for(env: &Environment) -> Keychain {
+    Keychain::new(env.var(KEYRING_SERVICE_VAR).filter(|s| !s.trim().is_empty()).unwrap_or(mneme_keychain::DEFAULT_SERVICE))
+}
+
+/// A provider name as the CLI and settings spell it (`offline`, `claude-cli`, `anthropic`, `openai`).
+pub fn parse_kind(name: &str) -> Result<ProviderKind, ModelError> {
+    serde_json::from_value::<ProviderKind>(serde_json::Value::String(name.trim().to_string())).map_err(|_| {
+        ModelError::NotConfigured(format!("'{name}' is not a provider. Use one of: offline, claude-cli, anthropic, openai."))
+    })
+}
+
+/// The provider the user chose in Settings → Model provider, or the kind `name` names instead;
+/// `None` means offline (no model: recall ranks, extraction takes explicit statements, dream
+/// consolidates deterministically).
+pub fn configured_provider(env: &Environment, name: Option<&str>) -> Result<Option<Arc<dyn Provider>>, ModelError> {
+    let mut settings = ProviderSettings::load(env).map_err(|e| ModelError::NotConfigured(e.to_string()))?;
+    if let Some(name) = name {
+        settings.kind = parse_kind(name)?;
+    }
+    if settings.kind == ProviderKind::Offline {
+        return Ok(None);
+    }
+    build_provider(&settings, env, &keychain_for(env)).map(Some)
 }
