@@ -51,10 +51,6 @@ pub const OVERFLOW_FILE: &str = "memory-index-overflow.md";
 const OVERFLOW_NAME: &str = "Older index entries";
 const OVERFLOW_HOOK: &str = "index lines moved out of MEMORY.md to keep it within Claude Code's 200-line / 25,000-character cap";
 
-/// Tokens shared by more memories than this say little about duplication; they are not used
-/// to pick candidate pairs.
-const MAX_POSTING: usize = 50;
-
 /// What the offline dream needs besides the folder.
 #[derive(Debug, Clone, Copy)]
 pub struct OfflineOptions {
@@ -123,6 +119,10 @@ struct Work<'a> {
     team_linked: HashSet<String>,
     notes: Vec<String>,
     stats: PlanStats,
+    /// `[[link]]` name → the files whose body links it (built once, before merging).
+    links: HashMap<String, Vec<String>>,
+    /// Normalized text and words of each editable memory, for placing daily-log facts.
+    known: BTreeMap<String, (String, HashSet<String>)>,
 }
 
 /// The parts of a topic file: everything up to the body, and the body.
@@ -195,7 +195,16 @@ impl<'a> Work<'a> {
             Ok(idx) => idx.lines.into_iter().filter_map(|l| l.entry).map(|e| e.rel_path).filter(|r| Scope::of(r) == Scope::Private).collect(),
             Err(_) => HashSet::new(),
         };
-        Ok(Work { memdir, opts, docs, team_linked, notes: Vec::new(), stats: PlanStats::default() })
+        Ok(Work {
+            memdir,
+            opts,
+            docs,
+            team_linked,
+            notes: Vec::new(),
+            stats: PlanStats::default(),
+            links: HashMap::new(),
+            known: BTreeMap::new(),
+        })
     }
 
     fn exists(&self, rel: &str) -> bool {
@@ -229,6 +238,16 @@ impl<'a> Work<'a> {
                 facts.extend(logs::distil(rel, text, date, since_local));
             }
         }
+        if facts.is_empty() {
+            return;
+        }
+        self.known = self
+            .editable()
+            .map(|(r, d)| {
+                let c = d.current.as_deref().unwrap_or_default();
+                (r.clone(), (similar::normalized(c), similar::token_set(c)))
+            })
+            .collect();
         for fact in facts {
             self.absorb(fact);
         }
@@ -236,7 +255,7 @@ impl<'a> Work<'a> {
 
     fn absorb(&mut self, fact: Fact) {
         let wanted = similar::normalized(&fact.text);
-        if self.editable().any(|(_, d)| d.current.as_deref().is_some_and(|c| similar::normalized(c).contains(&wanted))) {
+        if self.known.values().any(|(text, _)| text.contains(&wanted)) {
             return;
         }
         let when = match fact.time {
@@ -247,10 +266,10 @@ impl<'a> Work<'a> {
         // same subject: add the line there rather than start a near-duplicate.
         let words = similar::token_set(&fact.text);
         let home = self
-            .editable()
-            .filter(|(_, d)| d.kind == Some(fact.kind))
-            .map(|(rel, d)| {
-                let have = similar::token_set(d.current.as_deref().unwrap_or_default());
+            .known
+            .iter()
+            .filter(|(rel, _)| self.docs.get(*rel).is_some_and(|d| d.kind == Some(fact.kind)))
+            .map(|(rel, (_, have))| {
                 let shared = words.iter().filter(|w| have.contains(*w)).count();
                 (rel.clone(), if words.is_empty() { 0.0 } else { shared as f64 / words.len() as f64 })
             })
@@ -262,6 +281,7 @@ impl<'a> Work<'a> {
             let current = doc.current.take().unwrap_or_default();
             let mut next = current.trim_end_matches('\n').to_string();
             next.push_str(&format!("\n\n{} (daily log, {when})\n", fact.text));
+            self.known.insert(rel.clone(), (similar::normalized(&next), similar::token_set(&next)));
             doc.current = Some(next);
             doc.reasons.push(format!("added a fact from the daily log {}", fact.log_rel_path));
             return;
@@ -277,6 +297,7 @@ impl<'a> Work<'a> {
         let description = shorten(&fact.text, TARGET_INDEX_LINE_UNITS);
         let body = format!("{}\n\nSource: daily log {} ({when}).", fact.text, fact.log_rel_path);
         let content = new_memory_content(&name, &description, Some(fact.kind), &body);
+        self.known.insert(rel.clone(), (similar::normalized(&content), similar::token_set(&content)));
         self.docs.insert(
             rel,
             Doc {
@@ -329,6 +350,13 @@ impl<'a> Work<'a> {
 
     fn merge_duplicates(&mut self) -> HashMap<String, String> {
         let mut merged_into = HashMap::new();
+        let mut links: HashMap<String, Vec<String>> = HashMap::new();
+        for (rel, d) in self.editable() {
+            for l in frontmatter::links(split_frontmatter(d.current.as_deref().unwrap_or_default()).1) {
+                links.entry(l).or_default().push(rel.clone());
+            }
+        }
+        self.links = links;
         let mut by_kind: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
         for (rel, d) in self.editable() {
             if let Some(k) = d.kind {
@@ -346,24 +374,8 @@ impl<'a> Work<'a> {
                     Fingerprint::new(&name, &desc, split_frontmatter(c).1)
                 })
                 .collect();
-            let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
-            for (i, p) in prints.iter().enumerate() {
-                for w in p.head.iter().chain(p.body.iter()) {
-                    postings.entry(w.as_str()).or_default().push(i);
-                }
-            }
-            let mut pairs: HashSet<(usize, usize)> = HashSet::new();
-            for list in postings.values_mut() {
-                list.dedup();
-                if list.len() > MAX_POSTING {
-                    continue;
-                }
-                for (x, &i) in list.iter().enumerate() {
-                    for &j in &list[x + 1..] {
-                        pairs.insert((i.min(j), i.max(j)));
-                    }
-                }
-            }
+            let bodies: Vec<&HashSet<String>> = prints.iter().map(|p| &p.body).collect();
+            let pairs = similar::similar_pairs(&bodies, similar::BODY_WITH_HEAD_MIN);
             let mut parent: Vec<usize> = (0..rels.len()).collect();
             fn find(p: &mut [usize], i: usize) -> usize {
                 let mut r = i;
@@ -374,9 +386,7 @@ impl<'a> Work<'a> {
                 r
             }
             let mut why: HashMap<(usize, usize), String> = HashMap::new();
-            let mut sorted: Vec<_> = pairs.into_iter().collect();
-            sorted.sort_unstable();
-            for (i, j) in sorted {
+            for (i, j) in pairs {
                 if let Some(reason) = similar::near_duplicate(&prints[i], &prints[j]) {
                     let (a, b) = (find(&mut parent, i), find(&mut parent, j));
                     if a != b {
@@ -438,17 +448,13 @@ impl<'a> Work<'a> {
         d.reasons.push(format!("duplicate of {into} ({why}); merged there and moved to the trash"));
         self.stats.merged += 1;
         let stem = from.rsplit('/').next().unwrap_or(from).trim_end_matches(".md").to_string();
-        let linked: Vec<&String> = self
-            .docs
-            .iter()
-            .filter(|(_, d)| d.current.as_deref().is_some_and(|c| frontmatter::links(split_frontmatter(c).1).contains(&stem)))
-            .map(|(r, _)| r)
-            .collect();
+        let linked: Vec<&str> = self
+            .links
+            .get(&stem)
+            .map(|v| v.iter().filter(|r| self.docs.get(*r).is_some_and(|d| d.current.is_some())).map(String::as_str).collect())
+            .unwrap_or_default();
         if !linked.is_empty() {
-            self.notes.push(format!(
-                "[[{stem}]] in {} now names a merged memory; its content is in {into}",
-                linked.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-            ));
+            self.notes.push(format!("[[{stem}]] in {} now names a merged memory; its content is in {into}", linked.join(", ")));
         }
     }
 
@@ -535,8 +541,15 @@ impl<'a> Work<'a> {
             .map(|(r, _)| r.clone())
             .filter(|r| !indexed.contains(r) && !team_indexed.contains(r))
             .collect();
-        for rel in &missing {
-            doc.append(self.entry_line(rel));
+        if !missing.is_empty() {
+            // One insertion after the last line with text, as `IndexDoc::append` places each.
+            let crlf = doc.crlf();
+            let at = doc.lines.iter().rposition(|l| !l.text.trim().is_empty()).map_or(0, |k| k + 1);
+            let new: Vec<_> = missing.iter().map(|rel| mneme_store::memdir::DocLine { text: self.entry_line(rel), crlf }).collect();
+            if doc.lines.is_empty() {
+                doc.trailing_newline = true;
+            }
+            doc.lines.splice(at..at, new);
         }
         if !missing.is_empty() {
             reasons.push(format!("added {} line(s) for memories without one", missing.len()));

@@ -79,6 +79,8 @@ pub const SHINGLE_MIN: f64 = 0.7;
 pub const SHINGLE_MIN_COUNT: usize = 5;
 
 /// Whether two memories (of the same type) say the same thing, and why, as a short phrase.
+/// Every rule needs at least [`BODY_WITH_HEAD_MIN`] of the body words shared, which is what
+/// lets [`similar_pairs`] find the candidates without comparing every pair.
 pub fn near_duplicate(a: &Fingerprint, b: &Fingerprint) -> Option<String> {
     if !a.body_normalized.is_empty() && a.body_normalized == b.body_normalized {
         return Some("identical text".into());
@@ -92,7 +94,7 @@ pub fn near_duplicate(a: &Fingerprint, b: &Fingerprint) -> Option<String> {
             body * 100.0
         ));
     }
-    if a.body_shingles.len().min(b.body_shingles.len()) >= SHINGLE_MIN_COUNT {
+    if body >= BODY_WITH_HEAD_MIN && a.body_shingles.len().min(b.body_shingles.len()) >= SHINGLE_MIN_COUNT {
         let sh = jaccard(&a.body_shingles, &b.body_shingles);
         if sh >= SHINGLE_MIN {
             return Some(format!("{:.0}% of the three-word phrases are shared", sh * 100.0));
@@ -101,9 +103,116 @@ pub fn near_duplicate(a: &Fingerprint, b: &Fingerprint) -> Option<String> {
     None
 }
 
+/// Every pair of documents (given as their body word sets) whose Jaccard similarity is at
+/// least `threshold`, as `(i, j)` with `i < j`, found with prefix filtering (the AllPairs
+/// set-similarity join): words are numbered from rarest to most common, and two sets that
+/// share a `threshold` fraction can only do so if they share one of the first
+/// `|A| - ⌈threshold·|A|⌉ + 1` words of each. Only those words are indexed, so common words
+/// cost nothing, and each candidate's exact overlap is counted by merging sorted id lists.
+pub fn similar_pairs(sets: &[&HashSet<String>], threshold: f64) -> Vec<(usize, usize)> {
+    let mut df: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    for s in sets {
+        for w in s.iter() {
+            *df.entry(w.as_str()).or_default() += 1;
+        }
+    }
+    let mut vocab: Vec<(&str, u32)> = df.into_iter().collect();
+    vocab.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(b.0)));
+    let rank: std::collections::HashMap<&str, u32> = vocab.iter().enumerate().map(|(i, (w, _))| (*w, i as u32)).collect();
+    let docs: Vec<Vec<u32>> = sets
+        .iter()
+        .map(|s| {
+            let mut v: Vec<u32> = s.iter().map(|w| rank[w.as_str()]).collect();
+            v.sort_unstable();
+            v
+        })
+        .collect();
+    let mut postings: Vec<Vec<u32>> = vec![Vec::new(); vocab.len()];
+    let mut seen: Vec<u32> = vec![u32::MAX; docs.len()];
+    let mut out = Vec::new();
+    for (i, a) in docs.iter().enumerate() {
+        if a.is_empty() {
+            continue;
+        }
+        // The fewest words `a` can share with a similar set; the epsilon keeps 0.7 × 10 from
+        // rounding up to 8.
+        let least = ((threshold * a.len() as f64) - 1e-9).ceil().max(0.0) as usize;
+        let prefix = a.len() - least.min(a.len()) + 1;
+        for &w in &a[..prefix.min(a.len())] {
+            for &j in &postings[w as usize] {
+                if seen[j as usize] == i as u32 {
+                    continue;
+                }
+                seen[j as usize] = i as u32;
+                let b = &docs[j as usize];
+                let shared = overlap(a, b);
+                if shared as f64 / (a.len() + b.len() - shared) as f64 >= threshold {
+                    out.push((j as usize, i));
+                }
+            }
+        }
+        for &w in &a[..prefix.min(a.len())] {
+            postings[w as usize].push(i as u32);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The size of the intersection of two sorted id lists.
+fn overlap(a: &[u32], b: &[u32]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_join_finds_exactly_the_pairs_a_full_comparison_finds() {
+        // A deterministic pseudo-random corpus with planted near-copies.
+        let mut x: u64 = 42;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut texts: Vec<String> = (0..300)
+            .map(|_| (0..12).map(|_| format!("w{}", next() % 400)).collect::<Vec<_>>().join(" "))
+            .collect();
+        for k in 0..40 {
+            let mut copy: Vec<String> = texts[k * 7].split(' ').map(str::to_string).collect();
+            copy[(next() % 12) as usize] = format!("x{k}");
+            texts.push(copy.join(" "));
+        }
+        let sets: Vec<HashSet<String>> = texts.iter().map(|t| token_set(t)).collect();
+        let refs: Vec<&HashSet<String>> = sets.iter().collect();
+        for t in [0.3, 0.5, 0.7] {
+            let mut brute = Vec::new();
+            for i in 0..sets.len() {
+                for j in i + 1..sets.len() {
+                    if jaccard(&sets[i], &sets[j]) >= t {
+                        brute.push((i, j));
+                    }
+                }
+            }
+            assert_eq!(similar_pairs(&refs, t), brute, "threshold {t}");
+            assert!(!brute.is_empty());
+        }
+    }
 
     #[test]
     fn words_keep_numbers_and_drop_noise() {
