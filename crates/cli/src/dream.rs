@@ -102,6 +102,8 @@ pub enum DreamCommand {
         mode: Option<String>,
         #[command(flatten)]
         at: Folder,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -221,7 +223,7 @@ pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
             let dir = memory_dir_of(&d, &at)?;
             let (records, damaged) = d.list(&dir)?;
             if as_json {
-                json(&records)?;
+                json(&records.iter().map(DreamRecord::summary_view).collect::<Vec<_>>())?;
             } else if records.is_empty() {
                 println!("No dreams yet for {}. Start one with `mneme dream run`.", dir.display());
             } else {
@@ -275,16 +277,22 @@ pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
                 println!("Rejected dream {}; nothing was written.", record.id);
             }
         }
-        DreamCommand::Mode { mode, at } => {
+        DreamCommand::Mode { mode, at, json: as_json } => {
             let dir = memory_dir_of(&d, &at)?;
-            match mode {
-                None => println!("{}", d.mode(&dir)?.as_str()),
-                Some(m) => {
-                    let m = DreamMode::parse(&m)
-                        .ok_or_else(|| anyhow!("'{m}' is not a dream mode. Use one of: automatic, review, off."))?;
-                    d.set_mode(&dir, m)?;
+            if let Some(m) = mode {
+                let m = DreamMode::parse(&m)
+                    .ok_or_else(|| anyhow!("'{m}' is not a dream mode. Use one of: automatic, review, off."))?;
+                d.set_mode(&dir, m)?;
+                if !as_json {
                     println!("Dreams for {} are now {}.", dir.display(), m.as_str());
+                    return Ok(());
                 }
+            }
+            let mode = d.mode(&dir)?;
+            if as_json {
+                json(&serde_json::json!({ "memoryDir": dir, "mode": mode }))?;
+            } else {
+                println!("{}", mode.as_str());
             }
         }
     }

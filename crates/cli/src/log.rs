@@ -31,13 +31,15 @@ pub enum LogCommand {
         date: Option<String>,
         #[command(flatten)]
         at: Folder,
+        #[arg(long)]
+        json: bool,
     },
 }
 
 pub fn run(env: &Environment, args: LogArgs) -> Result<()> {
     let d = Dreams::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(crate::local_offset());
     match (args.action, args.text) {
-        (Some(LogCommand::Show { date, at }), _) => {
+        (Some(LogCommand::Show { date, at, json }), _) => {
             let date = match date {
                 Some(s) => Some(
                     mneme_dream::dates::parse_iso_date(&s)
@@ -48,6 +50,9 @@ pub fn run(env: &Environment, args: LogArgs) -> Result<()> {
             };
             let dir = crate::dream::memory_dir_of(&d, &at)?;
             match d.read_log(&dir, date)? {
+                (path, text) if json => {
+                    println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "path": path, "text": text }))?)
+                }
                 (_, Some(text)) => print!("{text}"),
                 (path, None) => println!("No log for that day ({} does not exist).", path.display()),
             }

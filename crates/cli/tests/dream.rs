@@ -105,6 +105,10 @@ fn status_run_review_and_undo() {
     let lock = fs::read_to_string(mem.join(".consolidate-lock")).unwrap();
     assert!(lock.parse::<u32>().is_ok(), "Claude Code's lock format: a PID, got {lock:?}");
 
+    let listed = json(&ok(&h, &repo, &["dream", "history", "--json"]));
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!((listed[0]["changed"].as_u64(), listed[0]["removed"].as_u64()), (Some(2), Some(1)));
+    assert!(listed[0].get("changeset").is_none(), "lists carry no file contents");
     let history = ok(&h, &repo, &["dream", "history"]);
     assert!(history.starts_with(&id) && history.contains("manual  offline     pending   +0 ~2 -1"), "{history}");
     let shown = ok(&h, &repo, &["dream", "show", &id]);
@@ -130,6 +134,7 @@ fn status_run_review_and_undo() {
     assert_eq!(fails(&h, &repo, &["dream", "mode", "sometimes"]), "mneme: 'sometimes' is not a dream mode. Use one of: automatic, review, off.\n");
     ok(&h, &repo, &["dream", "mode", "off", "--memory-dir", &mem.to_string_lossy()]);
     assert_eq!(ok(&h, &repo, &["dream", "mode"]), "off\n");
+    assert_eq!(json(&ok(&h, &repo, &["dream", "mode", "--json"]))["mode"], "off");
 }
 
 #[test]
@@ -230,6 +235,8 @@ fn daily_logs_from_the_command_line() {
     let logs: Vec<PathBuf> = fs::read_dir(mem.join("logs")).unwrap().flatten().map(|e| e.path()).collect();
     assert_eq!(logs.len(), 1, "logs/YYYY");
     assert!(out.contains(" Always run cargo fmt before committing → ") && out.trim_end().ends_with(".md"), "{out}");
+    let shown_json = json(&ok(&h, &repo, &["log", "show", "--json"]));
+    assert!(shown_json["text"].as_str().unwrap().contains("Always run cargo fmt"));
     let shown = ok(&h, &repo, &["log", "show"]);
     assert!(shown.starts_with("- ") && shown.ends_with(" Always run cargo fmt before committing\n"), "{shown}");
     assert_eq!(ok(&h, &repo, &["log", "show", "--date", "2001-02-03"]), format!("No log for that day ({} does not exist).\n", mem.join("logs/2001/02/2001-02-03.md").display()));

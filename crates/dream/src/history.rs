@@ -148,7 +148,49 @@ pub struct DreamRecord {
     pub undo: Option<Changeset>,
 }
 
+/// One line of the history: a dream without its file contents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamSummary {
+    pub id: String,
+    pub created_at_ms: i64,
+    pub trigger: Trigger,
+    pub provider: String,
+    pub model: Option<String>,
+    pub status: DreamStatus,
+    /// The first line of the closing summary.
+    pub headline: String,
+    pub sessions: usize,
+    pub added: usize,
+    pub changed: usize,
+    pub removed: usize,
+    pub error: Option<String>,
+    pub applied_at_ms: Option<i64>,
+    pub undone_at_ms: Option<i64>,
+}
+
 impl DreamRecord {
+    /// The record without file contents, for lists.
+    pub fn summary_view(&self) -> DreamSummary {
+        let (added, changed, removed) = self.counts();
+        DreamSummary {
+            id: self.id.clone(),
+            created_at_ms: self.created_at_ms,
+            trigger: self.trigger,
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            status: self.status,
+            headline: self.summary.lines().next().unwrap_or_default().to_string(),
+            sessions: self.sessions.len(),
+            added,
+            changed,
+            removed,
+            error: self.error.clone(),
+            applied_at_ms: self.applied_at_ms,
+            undone_at_ms: self.undone_at_ms,
+        }
+    }
+
     /// Files added, changed and removed, for lists.
     pub fn counts(&self) -> (usize, usize, usize) {
         let c = &self.changeset.changes;

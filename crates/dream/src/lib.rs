@@ -29,7 +29,7 @@ pub mod similar;
 
 pub use error::DreamError;
 pub use gate::{enablement, DreamConfig, DreamTarget, Enablement, Gate, GateStatus, Scheduler};
-pub use history::{DreamMode, DreamRecord, DreamStatus, History, TrashedFile, Trigger};
+pub use history::{DreamMode, DreamRecord, DreamStatus, DreamSummary, History, TrashedFile, Trigger};
 pub use lock::{ConsolidationLock, LockState, LOCK_FILE};
 pub use logs::{append_log, LogAppended};
 pub use mneme_agent::{Changeset, FileChange};
