@@ -13,6 +13,7 @@ mod context;
 mod error;
 mod files;
 mod graph;
+mod inbox;
 mod memories;
 mod memory_dir;
 mod merge;
@@ -31,6 +32,10 @@ pub use providers::{
     KeyState, KeyStatus, ProviderChoice, ProviderFailure, ProviderSettingsInput, ProviderTest, ProviderView,
 };
 pub use recall::{RecallQuery, RecallView, RecalledMemory};
+pub use inbox::{
+    ExtractionReport, ExtractionRun, FileAction, InboxFile, InboxItemView, InboxState, InboxView, NotSaved, PromoteTo, Refusal,
+    ReviewModeName, RunResult, TranscriptInfo,
+};
 pub use team::{
     TeamConflict, TeamConflictKind, TeamFile, TeamFileStatus, TeamHistory, TeamLeadChange, TeamOutcome, TeamPullResult,
     TeamPushResult, TeamRemote, TeamRemoteEntry, TeamRestored, TeamRole, TeamSecretHold, TeamServerSetting,

@@ -4,7 +4,7 @@
 //! connection test that sends one tiny completion and names what went wrong.
 
 use crate::{ApiError, ErrorCode, Mneme};
-use mneme_keychain::{Keychain, KeychainError, DEFAULT_SERVICE};
+use mneme_keychain::{Keychain, KeychainError};
 use mneme_model::{
     build_provider_with_retry, find_claude, Cancel, Message, ModelError, ProviderKind, ProviderSettings, ProviderSettingsError,
     Request, RetryPolicy, DEFAULT_ANTHROPIC_MODEL,
@@ -106,6 +106,9 @@ pub struct ProviderView {
     /// What is used when no model is named (`None`: Claude Code's own choice for the CLI; an
     /// OpenAI-compatible endpoint needs one named).
     pub default_model: Option<String>,
+    /// The Anthropic API's default, whatever kind is saved: Claude Code's Sonnet
+    /// (`ANTHROPIC_DEFAULT_SONNET_MODEL` overrides it).
+    pub anthropic_default_model: String,
     /// The endpoint named in the settings; `None` means the kind's default.
     pub base_url: Option<String>,
     /// The endpoint requests go to (defaults filled in); `None` for the CLI and offline.
@@ -217,7 +220,7 @@ impl Mneme {
     /// The OS keyring service Mneme's secrets live under: `mneme`, or `MNEME_KEYRING_SERVICE`
     /// (tests and throwaway runs set it so they never touch a person's own entries).
     pub(crate) fn keychain(&self) -> Keychain {
-        Keychain::new(self.env.var("MNEME_KEYRING_SERVICE").filter(|s| !s.trim().is_empty()).unwrap_or(DEFAULT_SERVICE))
+        mneme_model::keychain_for(&self.env)
     }
 
     /// The saved provider settings (offline when none were saved), with the key's status.
@@ -385,6 +388,18 @@ impl Mneme {
         Ok(ProviderSettings { kind, model, base_url, timeout_secs, claude_binary })
     }
 
+    /// The settings a model call with `choice` uses: the saved ones when `choice` is the saved
+    /// kind, else that kind's defaults, because a saved model and endpoint belong to the saved
+    /// kind (an OpenAI model name means nothing to the Anthropic API).
+    pub(crate) fn settings_for(saved: &ProviderSettings, choice: ProviderChoice) -> ProviderSettings {
+        let kind = ProviderKind::from(choice);
+        if kind == saved.kind {
+            saved.clone()
+        } else {
+            ProviderSettings { kind, timeout_secs: saved.timeout_secs, claude_binary: saved.claude_binary.clone(), ..ProviderSettings::default() }
+        }
+    }
+
     fn provider_view(&self, settings: &ProviderSettings) -> ProviderView {
         let keychain = self.keychain();
         let detected = find_claude(&self.env);
@@ -409,9 +424,10 @@ impl Mneme {
             kind: settings.kind.into(),
             model: settings.model.clone(),
             default_model: match settings.kind {
-                ProviderKind::Anthropic => Some(DEFAULT_ANTHROPIC_MODEL.to_string()),
+                ProviderKind::Anthropic => Some(self.anthropic_default_model()),
                 _ => None,
             },
+            anthropic_default_model: self.anthropic_default_model(),
             base_url: settings.base_url.clone(),
             effective_base_url: settings.effective_base_url(),
             timeout_secs: settings.timeout_secs,
@@ -422,6 +438,15 @@ impl Mneme {
             keyring_service: keychain.service().to_string(),
             usable,
         }
+    }
+
+    /// The model the Anthropic provider uses when none is named, as `build_provider` picks it.
+    fn anthropic_default_model(&self) -> String {
+        self.env
+            .var("ANTHROPIC_DEFAULT_SONNET_MODEL")
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string(), str::to_string)
     }
 
     fn key_status(&self, settings: &ProviderSettings, keychain: &Keychain) -> KeyStatus {

@@ -127,16 +127,11 @@ impl Mneme {
         Ok(view)
     }
 
-    /// The provider for `choice`: `None` for the offline ranker. The saved model and endpoint
-    /// go with the saved kind only; another kind gets its defaults, and Anthropic and the
-    /// Claude Code CLI get Claude Code's selector model when none is named.
+    /// The provider for `choice`: `None` for the offline ranker. Anthropic and the Claude Code
+    /// CLI get Claude Code's selector model when none is named.
     fn recall_provider(&self, saved: &ProviderSettings, choice: ProviderChoice) -> Result<Option<Arc<dyn Provider>>, ModelError> {
-        let kind = ProviderKind::from(choice);
-        let mut settings = if kind == saved.kind {
-            saved.clone()
-        } else {
-            ProviderSettings { kind, timeout_secs: saved.timeout_secs, claude_binary: saved.claude_binary.clone(), ..ProviderSettings::default() }
-        };
+        let mut settings = Mneme::settings_for(saved, choice);
+        let kind = settings.kind;
         match kind {
             ProviderKind::Offline => return Ok(None),
             ProviderKind::Anthropic | ProviderKind::ClaudeCli if settings.model.as_deref().is_none_or(|m| m.trim().is_empty()) => {

@@ -51,7 +51,8 @@ fn offline_by_default_then_saved_without_any_key_in_the_file() {
         .unwrap();
     assert_eq!(v.kind, ProviderChoice::Anthropic);
     assert_eq!(v.model.as_deref(), Some("claude-haiku-4-5"));
-    assert_eq!(v.default_model.as_deref(), Some("claude-sonnet-4-6"));
+    assert_eq!(v.default_model.as_deref(), Some(mneme_model::DEFAULT_ANTHROPIC_MODEL));
+    assert_eq!(v.anthropic_default_model, mneme_model::DEFAULT_ANTHROPIC_MODEL);
     assert_eq!(v.effective_base_url.as_deref(), Some("https://gateway.example.com"));
     assert_eq!(v.key.account.as_deref(), Some("anthropic-api-key"));
     // No key was ever stored under this test's service: either the keyring says so, or there
@@ -205,7 +206,7 @@ fn connection_test_answers_and_classifies_each_failure_without_retrying() {
 
     let r = m.test_provider(&anthropic).unwrap();
     assert!(r.ok, "{r:?}");
-    assert_eq!(r.model.as_deref(), Some("claude-sonnet-4-6"));
+    assert_eq!(r.model.as_deref(), Some(mneme_model::DEFAULT_ANTHROPIC_MODEL));
     assert_eq!(r.reply.as_deref(), Some("ok"));
     let sent = &stub.model_requests()[0];
     assert_eq!(sent.header("x-api-key"), Some("sk-ant-test"));

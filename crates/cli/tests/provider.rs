@@ -73,7 +73,8 @@ fn show_set_and_test_against_the_stub() {
 
     // Switching kind starts from that kind's defaults instead of borrowing the endpoint.
     let out = stdout(&run(&h, &["set", "--kind", "anthropic"], None));
-    assert!(out.contains("Model:     claude-sonnet-4-6 (default)\nEndpoint:  https://api.anthropic.com (default)\n"), "{out}");
+    let want = format!("Model:     {} (default)\nEndpoint:  https://api.anthropic.com (default)\n", mneme_model::DEFAULT_ANTHROPIC_MODEL);
+    assert!(out.contains(&want), "{out}");
 }
 
 #[test]

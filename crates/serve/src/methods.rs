@@ -42,6 +42,12 @@
 //! | `teamSignIn` | `{server?}` | `TeamSignIn` |
 //! | `teamSignInPoll` | `{id}` | `TeamSignInPoll` |
 //! | `teamSignOut` | `{server?}` | `TeamSignedOut` |
+//! | `inbox` | `{cwd}` | `InboxView` |
+//! | `setReviewMode` | `{cwd, mode}` (`automatic`, `review`, `off`) | `InboxView` |
+//! | `inboxKeep` / `inboxDiscard` | `{id}` | `InboxItemView` |
+//! | `inboxEdit` | `{id, file, content, keep?}` | `InboxItemView` |
+//! | `inboxPromote` | `{id, to}` (`claude-md`, `claude-local`, `team`) | `InboxItemView` |
+//! | `runExtraction` | `{cwd, provider?}` (absent: offline) | `ExtractionReport` |
 //!
 //! Every method taking `cwd` also accepts `settingSources` and `addDirs`, because they change
 //! which memory folder Claude Code uses. Errors: 400 `invalid_input`, 404 `not_found`, 409
@@ -61,7 +67,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use mneme_api::{
     ApiError, ContextRequest, ErrorCode, MemoryEdit, MemoryListFilter, Mneme, NewMemoryRequest, ProviderChoice,
-    ProviderSettingsInput, RecallQuery,
+    ProviderSettingsInput, PromoteTo, RecallQuery, ReviewModeName,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -111,6 +117,13 @@ const ENGINE_METHODS: &[&str] = &[
     "teamSignIn",
     "teamSignInPoll",
     "teamSignOut",
+    "inbox",
+    "setReviewMode",
+    "inboxKeep",
+    "inboxEdit",
+    "inboxDiscard",
+    "inboxPromote",
+    "runExtraction",
 ];
 
 pub(crate) async fn call(State(state): State<Arc<AppState>>, UrlPath(method): UrlPath<String>, body: Bytes) -> Response {
@@ -403,6 +416,46 @@ struct TeamPollBody {
     id: String,
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModeBody {
+    #[serde(flatten)]
+    at: Where,
+    mode: ReviewModeName,
+}
+
+#[derive(Deserialize)]
+struct ItemBody {
+    id: String,
+}
+
+#[derive(Deserialize)]
+struct ItemEditBody {
+    id: String,
+    /// The file, by its path in the memory folder or its name.
+    file: String,
+    content: String,
+    /// Write the item right after the edit.
+    #[serde(default)]
+    keep: bool,
+}
+
+#[derive(Deserialize)]
+struct PromoteBody {
+    id: String,
+    to: PromoteTo,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExtractBody {
+    #[serde(flatten)]
+    at: Where,
+    /// Absent: offline.
+    #[serde(default)]
+    provider: Option<ProviderChoice>,
+}
+
 /// Parses the body; an empty body counts as `{}` so argument-less methods need none.
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let body = if body.iter().all(u8::is_ascii_whitespace) { b"{}".as_slice() } else { body };
@@ -530,6 +583,34 @@ pub(crate) fn dispatch(m: &Mneme, start: &Path, method: &str, body: &[u8]) -> Re
         "recall" => {
             let b: RecallBody = parse(body)?;
             to_json(m.recall(&b.at.request(start, None), &RecallQuery { prompt: b.prompt, provider: b.provider })?)
+        }
+        "inbox" => {
+            let b: Where = parse(body)?;
+            to_json(m.inbox(&b.request(start, None))?)
+        }
+        "setReviewMode" => {
+            let b: ModeBody = parse(body)?;
+            to_json(m.set_review_mode(&b.at.request(start, None), b.mode)?)
+        }
+        "inboxKeep" => {
+            let b: ItemBody = parse(body)?;
+            to_json(m.inbox_keep(&b.id)?)
+        }
+        "inboxEdit" => {
+            let b: ItemEditBody = parse(body)?;
+            to_json(m.inbox_edit(&b.id, &b.file, &b.content, b.keep)?)
+        }
+        "inboxDiscard" => {
+            let b: ItemBody = parse(body)?;
+            to_json(m.inbox_discard(&b.id)?)
+        }
+        "inboxPromote" => {
+            let b: PromoteBody = parse(body)?;
+            to_json(m.inbox_promote(&b.id, b.to)?)
+        }
+        "runExtraction" => {
+            let b: ExtractBody = parse(body)?;
+            to_json(m.run_extraction(&b.at.request(start, None), b.provider)?)
         }
         "teamStatus" => {
             let b: Where = parse(body)?;
