@@ -7,7 +7,7 @@ use mneme_api::{Environment, SystemClock};
 use mneme_dream::{
     DreamMode, DreamRecord, DreamStatus, DreamTarget, Dreams, Engine, Enablement, Gate, GateStatus, RunOptions, Trigger,
 };
-use mneme_model::{Cancel, Provider, ProviderKind};
+use mneme_model::{Cancel, Provider};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -160,17 +160,7 @@ fn provider(env: &Environment, offline: bool, name: Option<&str>) -> Result<Opti
     if offline {
         return Ok(None);
     }
-    let mut settings = mneme_model::ProviderSettings::load(env)?;
-    if let Some(name) = name {
-        settings.kind = serde_json::from_value::<ProviderKind>(serde_json::Value::String(name.trim().to_string()))
-            .map_err(|_| anyhow!("'{name}' is not a provider. Use one of: offline, claude-cli, anthropic, openai."))?;
-    }
-    if settings.kind == ProviderKind::Offline {
-        return Ok(None);
-    }
-    let service = env.var("MNEME_KEYRING_SERVICE").unwrap_or(mneme_keychain::DEFAULT_SERVICE);
-    let keychain = mneme_keychain::Keychain::new(service);
-    Ok(Some(mneme_model::build_provider(&settings, env, &keychain)?))
+    Ok(mneme_model::configured_provider(env, name)?)
 }
 
 pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
