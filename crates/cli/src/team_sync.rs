@@ -5,7 +5,7 @@
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
 use mneme_api::{Environment, SystemClock};
-use mneme_team::auth::{self, KeyringStore, Session};
+use mneme_team::auth::{self, KeyringStore};
 use mneme_team::client::{Http, ThreadSleeper};
 use mneme_team::{config, SyncClient, SyncTarget};
 use serde::Serialize;
@@ -60,10 +60,7 @@ fn cwd_or_current(cwd: Option<PathBuf>) -> Result<PathBuf> {
 }
 
 fn client(env: &Environment, target: SyncTarget) -> SyncClient {
-    let clock = Arc::new(SystemClock);
-    let server = target.server_url.clone().unwrap_or_default();
-    let session = Session::new(&server, Arc::new(KeyringStore::from_env(env)), Http::default(), clock.clone());
-    SyncClient::new(target, env, clock, Arc::new(session))
+    mneme_team::keyring_client(target, env, Arc::new(SystemClock))
 }
 
 fn print_json<T: Serialize>(v: &T) -> Result<()> {

@@ -209,14 +209,14 @@ impl Dreams {
 
     /// A scheduler tick: when the folder's mode allows automatic dreams and every gate opens
     /// (the lock last), dreams and returns the record; otherwise `None`.
-    pub async fn tick(&self, target: &DreamTarget, enabled: &Enablement, engine: Engine<'_>) -> Result<Option<DreamRecord>, DreamError> {
+    pub async fn tick(&self, target: &DreamTarget, enabled: &Enablement, engine: Engine<'_>, cancel: &Cancel) -> Result<Option<DreamRecord>, DreamError> {
         if self.mode(&target.memory_dir)? == DreamMode::Off {
             return Ok(None);
         }
         if let Decision::Skip(_) = self.scheduler.check(enabled, target, &*self.clock) {
             return Ok(None);
         }
-        let opts = RunOptions { trigger: Trigger::Auto, engine, apply_now: false, enabled: enabled.clone(), cancel: Cancel::new() };
+        let opts = RunOptions { trigger: Trigger::Auto, engine, apply_now: false, enabled: enabled.clone(), cancel: cancel.clone() };
         match self.run(target, &opts).await {
             Err(DreamError::Locked { .. } | DreamError::LostRace { .. }) => Ok(None),
             other => other.map(Some),

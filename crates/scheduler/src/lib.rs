@@ -13,16 +13,22 @@
 //! It runs inside the desktop app and headless as `mneme daemon`.
 
 pub mod backoff;
+pub mod dream;
+pub mod extraction;
 pub mod runs;
+pub mod team;
 
 pub use backoff::Backoff;
 pub use runs::{JobKind, Outcome, RunLog, RunRecord};
 
 use mneme_core::Clock;
+use mneme_model::{Cancel, Provider};
+use mneme_store::Environment;
 use serde::Serialize;
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
-use tokio::sync::broadcast;
+use std::time::{Duration, UNIX_EPOCH};
+use tokio::sync::{broadcast, mpsc};
 
 /// What the scheduler tells anyone listening (the app's status bar, `mneme daemon`'s log).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -106,6 +112,132 @@ impl Run {
         let _ = self.reporter.events.send(Event::Finished { record: record.clone() });
         record
     }
+}
+
+/// Which loops run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Jobs {
+    pub extraction: bool,
+    /// Session notes (session memory) after each turn; needs a model provider.
+    pub session_memory: bool,
+    pub dream: bool,
+    pub team: bool,
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Jobs { extraction: true, session_memory: false, dream: true, team: true }
+    }
+}
+
+pub struct SchedulerConfig {
+    pub env: Environment,
+    pub clock: Arc<dyn Clock>,
+    pub jobs: Jobs,
+    /// Project folders dream and team sync look after from the start; more are learned from
+    /// sessions as they end turns. The daemon passes every project folder that still exists.
+    pub folders: Vec<PathBuf>,
+    /// How often dream gates are checked besides turn ends (Claude Code's scan throttle is
+    /// 10 minutes, so checking more often finds nothing new).
+    pub dream_tick: Duration,
+    pub team_pull_every: Duration,
+    /// How often new transcript lines are looked for.
+    pub poll: Duration,
+}
+
+impl SchedulerConfig {
+    pub fn new(env: Environment, clock: Arc<dyn Clock>) -> SchedulerConfig {
+        SchedulerConfig {
+            env,
+            clock,
+            jobs: Jobs::default(),
+            folders: Vec::new(),
+            dream_tick: Duration::from_secs(600),
+            team_pull_every: Duration::from_secs(300),
+            poll: Duration::from_millis(500),
+        }
+    }
+}
+
+/// The running loops.
+pub struct SchedulerHandle {
+    reporter: Reporter,
+    cancel: Cancel,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl SchedulerHandle {
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.reporter.subscribe()
+    }
+
+    pub fn run_log(&self) -> &RunLog {
+        self.reporter.log()
+    }
+
+    /// Cancels every loop and waits for them: a run in flight is cancelled (a dream rolls its
+    /// lock back), and team sync flushes a last push.
+    pub async fn shutdown(self) {
+        self.cancel.cancel();
+        for t in self.tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+/// Starts the loops on the current tokio runtime.
+pub fn start(config: SchedulerConfig) -> SchedulerHandle {
+    let reporter = Reporter::new(config.clock.clone(), RunLog::in_data_dir(&config.env.data_dir()));
+    let cancel = Cancel::new();
+    let mut tasks = Vec::new();
+    let (turn_tx, turn_rx) = mpsc::unbounded_channel();
+    if config.jobs.extraction {
+        let l = extraction::ExtractionLoop {
+            extractor: mneme_extract::Extractor::new(config.env.clone(), config.clock.clone()),
+            reporter: reporter.clone(),
+            session_memory: config.jobs.session_memory,
+            poll: config.poll,
+            turn_ends: turn_tx,
+        };
+        tasks.push(tokio::spawn(l.run(cancel.clone())));
+    }
+    if config.jobs.dream {
+        let l = dream::DreamLoop {
+            dreams: mneme_dream::Dreams::new(config.env.clone(), config.clock.clone()),
+            reporter: reporter.clone(),
+            tick: config.dream_tick,
+            folders: config.folders.clone(),
+            turn_ends: turn_rx,
+        };
+        tasks.push(tokio::spawn(l.run(cancel.clone())));
+    }
+    if config.jobs.team {
+        let l = team::TeamLoop {
+            env: config.env.clone(),
+            clock: config.clock.clone(),
+            reporter: reporter.clone(),
+            folders: config.folders.clone(),
+            pull_every: config.team_pull_every,
+        };
+        let c = cancel.clone();
+        tasks.push(tokio::task::spawn_blocking(move || l.run(c)));
+    }
+    SchedulerHandle { reporter, cancel, tasks }
+}
+
+/// Every project folder Claude Code has sessions for that still exists on this machine.
+pub fn existing_project_folders(env: &Environment) -> Vec<PathBuf> {
+    mneme_store::projects::discover_projects(env)
+        .into_iter()
+        .filter(|p| p.project_exists)
+        .filter_map(|p| p.project_path)
+        .collect()
+}
+
+/// The provider chosen in Settings → Model provider, or `None` for offline; read afresh for
+/// each run so a change in Settings applies to the next run without a restart.
+pub(crate) fn provider_engine(env: &Environment) -> Result<Option<Arc<dyn Provider>>, String> {
+    mneme_model::configured_provider(env, None).map_err(|e| format!("the model provider is not usable: {e}"))
 }
 
 #[cfg(test)]

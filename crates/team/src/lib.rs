@@ -20,4 +20,4 @@ pub mod server_wire;
 pub mod watch;
 pub mod wire;
 
-pub use client::{resolve_target, PullReport, PushReport, SyncClient, SyncError, SyncTarget};
+pub use client::{keyring_client, resolve_target, PullReport, PushReport, SyncClient, SyncError, SyncTarget};

@@ -906,6 +906,15 @@ impl PushReport {
 
 /// The memory folder and repository of the project at `cwd`, with the server from
 /// `TEAM_MEMORY_SYNC_URL` or Mneme's setting: what the CLI and app sync.
+/// A client for `target` signed in with the token kept in the OS keyring (the usual client;
+/// tests and the api may pass their own credential store to [`SyncClient::new`] instead).
+pub fn keyring_client(target: SyncTarget, env: &Environment, clock: Arc<dyn Clock>) -> SyncClient {
+    let server = target.server_url.clone().unwrap_or_default();
+    let store = Arc::new(crate::auth::KeyringStore::from_env(env));
+    let session = crate::auth::Session::new(&server, store, Http::default(), clock.clone());
+    SyncClient::new(target, env, clock, Arc::new(session))
+}
+
 pub fn resolve_target(env: &Environment, cwd: &Path) -> SyncTarget {
     let root = mneme_store::paths::project_root(cwd);
     let settings = mneme_store::settings::load_settings(env, &root, mneme_store::settings::EnabledSources::all(), None);

@@ -1,0 +1,179 @@
+//! `mneme daemon`: the background scheduler (extraction on turn ends, auto-dream gate checks,
+//! team sync) for machines without a display, plus the systemd user unit that keeps it running.
+
+use anyhow::{anyhow, Context, Result};
+use clap::{Args, Subcommand};
+use mneme_api::{Environment, SystemClock};
+use mneme_scheduler::{Event, Jobs, Outcome, RunRecord, SchedulerConfig};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct DaemonArgs {
+    #[command(subcommand)]
+    action: Option<DaemonCommand>,
+    #[command(flatten)]
+    run: RunFlags,
+}
+
+#[derive(Args, Default)]
+struct RunFlags {
+    /// Don't run extraction at turn ends.
+    #[arg(long)]
+    no_extraction: bool,
+    /// Don't check auto-dream gates or dream.
+    #[arg(long)]
+    no_dream: bool,
+    /// Don't sync team memory.
+    #[arg(long)]
+    no_team: bool,
+    /// Also keep each session's notes file (session memory); needs a model provider.
+    #[arg(long)]
+    session_memory: bool,
+    /// Print every event as a JSON line instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum DaemonCommand {
+    /// Write the systemd user unit that runs `mneme daemon` at login, and print how to enable it.
+    InstallUnit {
+        /// Print the unit instead of writing it.
+        #[arg(long)]
+        print: bool,
+    },
+    /// The most recent background runs, newest first.
+    Runs {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(env: &Environment, args: DaemonArgs) -> Result<()> {
+    match args.action {
+        Some(DaemonCommand::InstallUnit { print }) => install_unit(env, print),
+        Some(DaemonCommand::Runs { limit, json }) => runs(env, limit, json),
+        None => daemon(env, args.run),
+    }
+}
+
+fn daemon(env: &Environment, flags: RunFlags) -> Result<()> {
+    let jobs = Jobs { extraction: !flags.no_extraction, session_memory: flags.session_memory, dream: !flags.no_dream, team: !flags.no_team };
+    let mut config = SchedulerConfig::new(env.clone(), Arc::new(SystemClock));
+    config.jobs = jobs;
+    config.folders = mneme_scheduler::existing_project_folders(env);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(async move {
+        let handle = mneme_scheduler::start(config);
+        let mut events = handle.subscribe();
+        let on = |b: bool| if b { "on" } else { "off" };
+        eprintln!(
+            "mneme daemon: extraction {}, dream {}, team sync {}, session notes {}; run log {}. Ctrl-C or SIGTERM stops it.",
+            on(jobs.extraction),
+            on(jobs.dream),
+            on(jobs.team),
+            on(jobs.session_memory),
+            handle.run_log().path().display()
+        );
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => break,
+                _ = term.recv() => break,
+                ev = events.recv() => match ev {
+                    Ok(ev) => print_event(&ev, flags.json)?,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => eprintln!("mneme daemon: {n} events were not shown (the run log has them)"),
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                },
+            }
+        }
+        eprintln!("mneme daemon: stopping (finishing runs in flight)…");
+        handle.shutdown().await;
+        anyhow::Ok(())
+    })
+}
+
+fn print_event(ev: &Event, json: bool) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string(ev)?)?;
+    } else if let Event::Finished { record } = ev {
+        writeln!(out, "{}", record_line(record))?;
+    } else if let Event::Progress { job, message, .. } = ev {
+        writeln!(out, "[{}] {message}", job.label())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn record_line(r: &RunRecord) -> String {
+    let what = match &r.outcome {
+        Outcome::Done { summary } => summary.replace('\n', " · "),
+        Outcome::Skipped { reason } => format!("skipped: {reason}"),
+        Outcome::Failed { error } => format!("failed: {error}"),
+        Outcome::Cancelled => "cancelled".into(),
+    };
+    format!("[{}] {}: {what}", r.job.label(), r.target)
+}
+
+fn runs(env: &Environment, limit: usize, json: bool) -> Result<()> {
+    let log = mneme_scheduler::RunLog::in_data_dir(&env.data_dir());
+    let records = log.recent(limit, None)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&records)?);
+    } else if records.is_empty() {
+        println!("No background runs yet. `mneme daemon` (or the desktop app) runs extraction, dream and team sync.");
+    } else {
+        for r in &records {
+            println!("{}", record_line(r));
+        }
+    }
+    Ok(())
+}
+
+/// The unit: restarted on failure, started with the user's session.
+fn unit_text(exe: &std::path::Path) -> String {
+    format!(
+        "[Unit]\n\
+         Description=Mneme: background memory jobs for Claude Code (extraction, auto dream, team sync)\n\
+         Documentation=mneme daemon --help\n\
+         \n\
+         [Service]\n\
+         Type=simple\n\
+         ExecStart={} daemon\n\
+         Restart=on-failure\n\
+         RestartSec=10\n\
+         \n\
+         [Install]\n\
+         WantedBy=default.target\n",
+        exe.display()
+    )
+}
+
+fn install_unit(env: &Environment, print: bool) -> Result<()> {
+    let exe = std::env::current_exe().context("cannot tell where the mneme binary is")?;
+    let text = unit_text(&exe);
+    if print {
+        print!("{text}");
+        return Ok(());
+    }
+    let config = env
+        .var("XDG_CONFIG_HOME")
+        .filter(|d| d.starts_with('/'))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| env.home.join(".config"));
+    let dir = config.join("systemd/user");
+    std::fs::create_dir_all(&dir).map_err(|e| anyhow!("cannot create {} ({e}); check its permissions", dir.display()))?;
+    let path = dir.join("mneme.service");
+    let tmp = dir.join(".mneme.service.tmp");
+    std::fs::write(&tmp, &text).and_then(|()| std::fs::rename(&tmp, &path)).map_err(|e| anyhow!("cannot write {} ({e})", path.display()))?;
+    println!("Wrote {}", path.display());
+    println!("Enable it now and at every login with:\n  systemctl --user daemon-reload && systemctl --user enable --now mneme.service");
+    println!("Follow it with:\n  journalctl --user -u mneme.service -f");
+    Ok(())
+}

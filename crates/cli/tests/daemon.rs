@@ -1,0 +1,103 @@
+//! `mneme daemon` on the real binary: it follows a Claude Code session transcript, extracts at
+//! the turn end (offline), prints the run, records it for `mneme daemon runs`, and stops cleanly
+//! on SIGTERM; `install-unit` writes a systemd user unit that runs this binary.
+
+use mneme_testsupport::TestHome;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn command(h: &TestHome, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", h.home())
+        .env("CLAUDE_CONFIG_DIR", h.config_home())
+        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
+        .env("XDG_CONFIG_HOME", h.root.join("xdg-config"))
+        .env("MNEME_KEYRING_SERVICE", "mneme-daemon-cli-test")
+        .arg("--managed-dir")
+        .arg(h.root.join("managed"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+fn transcript_line(cwd: &Path, uuid: &str, parent: Option<&str>, body: serde_json::Value) -> String {
+    let mut v = body;
+    let o = v.as_object_mut().unwrap();
+    o.insert("uuid".into(), uuid.into());
+    o.insert("parentUuid".into(), parent.map_or(serde_json::Value::Null, |p| p.into()));
+    o.insert("isSidechain".into(), false.into());
+    o.insert("sessionId".into(), "7c0ffee0-1111-4222-8333-444455556666".into());
+    o.insert("cwd".into(), cwd.to_string_lossy().into_owned().into());
+    o.insert("timestamp".into(), "2026-11-29T10:00:00.000Z".into());
+    o.insert("type".into(), o["message"]["role"].clone());
+    format!("{v}\n")
+}
+
+#[test]
+fn the_daemon_extracts_at_a_turn_end_records_the_run_and_stops_on_sigterm() {
+    let h = TestHome::new();
+    let project = h.git_repo("app");
+    let transcripts = mneme_store::paths::transcript_dir(&h.env, &project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let mut child = command(&h, &["daemon", "--no-team", "--no-dream"]).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    // The daemon announces itself on stderr once its loops are starting; give the watcher a moment.
+    std::thread::sleep(Duration::from_millis(800));
+    let mut f = std::fs::File::create(transcripts.join("7c0ffee0-1111-4222-8333-444455556666.jsonl")).unwrap();
+    let u1 = "00000000-0000-4000-8000-000000000001";
+    let u2 = "00000000-0000-4000-8000-000000000002";
+    f.write_all(transcript_line(&project, u1, None, serde_json::json!({"message": {"role": "user", "content": "Remember that the staging database is refreshed every Monday night."}})).as_bytes()).unwrap();
+    f.write_all(transcript_line(&project, u2, Some(u1), serde_json::json!({"message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}], "stop_reason": "end_turn"}})).as_bytes()).unwrap();
+    drop(f);
+
+    // Progress lines come first ("turn ended in …"), then the finished run.
+    let mut seen = Vec::new();
+    let line = loop {
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("no finished run within 30 s; saw {seen:?}"));
+        if !line.contains("turn ended in") {
+            break line;
+        }
+        seen.push(line);
+    };
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(line.starts_with("[extraction] ") && line.contains("● Saved 1 memory"), "{line}");
+
+    rustix_kill(child.id());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "exit {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("extraction on, dream off, team sync off"), "{stderr}");
+    assert!(stderr.contains("stopping"), "{stderr}");
+
+    let runs = command(&h, &["daemon", "runs"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&runs.stdout).contains("● Saved 1 memory"));
+}
+
+fn rustix_kill(pid: u32) {
+    let status = Command::new("kill").arg("-TERM").arg(pid.to_string()).status().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn install_unit_writes_a_user_unit_that_runs_this_binary() {
+    let h = TestHome::new();
+    let out = command(&h, &["daemon", "install-unit"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let unit = std::fs::read_to_string(h.root.join("xdg-config/systemd/user/mneme.service")).unwrap();
+    assert!(unit.contains(&format!("ExecStart={} daemon\n", env!("CARGO_BIN_EXE_mneme"))), "{unit}");
+    assert!(unit.contains("WantedBy=default.target"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("systemctl --user enable --now mneme.service"));
+}

@@ -1,0 +1,124 @@
+//! The dream loop: Claude Code checks its auto-dream gates at every turn end of a session; Mneme
+//! does the same from outside (turn ends come from the extraction loop), and also every
+//! `tick`, so a folder whose sessions ended before Mneme started still dreams. The gates run
+//! cheapest first inside `mneme-dream` (enabled, 24 h since the lock's mtime, the 10-minute
+//! scan throttle, 5 sessions since), then the `.consolidate-lock` Claude Code also honours.
+//! A folder in review mode gets a pending dream for the Dreams screen; automatic applies it.
+
+use crate::extraction::{sleep_or_cancel, TurnEnded};
+use crate::{provider_engine, Backoff, JobKind, Outcome, Reporter};
+use mneme_dream::{DreamRecord, DreamStatus, Dreams, Engine};
+use mneme_model::Cancel;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+pub struct DreamLoop {
+    pub dreams: Dreams,
+    pub reporter: Reporter,
+    /// How often every known folder's gates are checked besides turn ends.
+    pub tick: Duration,
+    /// Project folders to check from the start (the daemon passes the projects it found).
+    pub folders: Vec<PathBuf>,
+    pub turn_ends: mpsc::UnboundedReceiver<TurnEnded>,
+}
+
+impl DreamLoop {
+    pub async fn run(mut self, cancel: Cancel) {
+        // Folders seen so far → the session that last ended a turn there.
+        let mut known: BTreeMap<PathBuf, Option<String>> = self.folders.drain(..).map(|f| (f, None)).collect();
+        let mut backoff: HashMap<PathBuf, (Backoff, Instant)> = HashMap::new();
+        let mut next_tick = Instant::now();
+        loop {
+            let due: Vec<(PathBuf, Option<String>)> = if Instant::now() >= next_tick {
+                next_tick = Instant::now() + self.tick;
+                known.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+            } else {
+                let wait = next_tick.saturating_duration_since(Instant::now());
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    _ = tokio::time::sleep(wait) => continue,
+                    ended = self.turn_ends.recv() => match ended {
+                        Some(t) => {
+                            known.insert(t.cwd.clone(), t.session_id.clone());
+                            vec![(t.cwd, t.session_id)]
+                        }
+                        // The extraction loop is gone: keep ticking on the timer alone.
+                        None => {
+                            if sleep_or_cancel(wait, &cancel).await { return; }
+                            continue;
+                        }
+                    },
+                }
+            };
+            for (cwd, session) in due {
+                if cancel.is_cancelled() {
+                    return;
+                }
+                if let Some((_, until)) = backoff.get(&cwd) {
+                    if Instant::now() < *until {
+                        continue;
+                    }
+                }
+                match self.check(&cwd, session, &cancel).await {
+                    Ok(()) => {
+                        backoff.remove(&cwd);
+                    }
+                    Err(()) => {
+                        let entry = backoff
+                            .entry(cwd.clone())
+                            .or_insert_with(|| (Backoff::new(Duration::from_secs(600), Duration::from_secs(6 * 3600)), Instant::now()));
+                        let wait = entry.0.failed();
+                        entry.1 = Instant::now() + wait;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One gate check (and dream, when the gates open) for the folder a session ran in.
+    /// Only runs that get past the gates are recorded: a closed gate every few minutes is not news.
+    async fn check(&self, cwd: &std::path::Path, session: Option<String>, cancel: &Cancel) -> Result<(), ()> {
+        let (mut target, settings) = self.dreams.target_for_cwd(cwd);
+        target.current_session = session;
+        let enabled = self.dreams.enablement(&settings);
+        if !enabled.is_on() {
+            return Ok(());
+        }
+        let provider = match provider_engine(self.dreams.environment()) {
+            Ok(p) => p,
+            Err(error) => {
+                let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
+                run.finish(Outcome::Failed { error });
+                return Err(());
+            }
+        };
+        let engine = match &provider {
+            Some(p) => Engine::Model(p.as_ref()),
+            None => Engine::Offline,
+        };
+        match self.dreams.tick(&target, &enabled, engine, cancel).await {
+            Ok(None) => Ok(()),
+            Ok(Some(record)) => {
+                let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
+                let failed = record.status == DreamStatus::Failed;
+                run.finish(dream_outcome(&record));
+                if failed { Err(()) } else { Ok(()) }
+            }
+            Err(e) => {
+                let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
+                run.finish(Outcome::Failed { error: e.to_string() });
+                Err(())
+            }
+        }
+    }
+}
+
+pub fn dream_outcome(record: &DreamRecord) -> Outcome {
+    match record.status {
+        DreamStatus::Failed => Outcome::Failed { error: record.error.clone().unwrap_or_else(|| "the dream failed".into()) },
+        DreamStatus::Pending => Outcome::Done { summary: format!("{} — waiting for review in Dreams ({})", record.summary, record.id) },
+        _ => Outcome::Done { summary: format!("{} ({})", record.summary, record.id) },
+    }
+}

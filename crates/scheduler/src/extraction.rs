@@ -1,0 +1,164 @@
+//! The extraction loop: follow every Claude Code session transcript under
+//! `<config>/projects/`, and at each turn end apply Claude Code's extraction rules (cursor,
+//! direct-write and no-prose skips, every-N, one trailing run) through `mneme-extract`, with
+//! the provider chosen in Settings (offline by default). Each turn end is also passed on to the
+//! dream loop, which checks its gates then, as Claude Code does from its stop hooks.
+
+use crate::{provider_engine, JobKind, Outcome, Reporter};
+use mneme_extract::watch::TranscriptWatcher;
+use mneme_extract::rules::SkipReason;
+use mneme_extract::{Engine, Extractor, RunOutcome, RunRecord, Session};
+use mneme_model::Cancel;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// A session's turn ended: which folder it ran in and which session it was.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnEnded {
+    pub cwd: PathBuf,
+    pub session_id: Option<String>,
+}
+
+pub struct ExtractionLoop {
+    pub extractor: Extractor,
+    pub reporter: Reporter,
+    /// Also keep each session's notes file (session memory) when a model provider is chosen.
+    pub session_memory: bool,
+    /// How often the watcher's queue is drained.
+    pub poll: Duration,
+    pub turn_ends: mpsc::UnboundedSender<TurnEnded>,
+}
+
+impl ExtractionLoop {
+    pub async fn run(self, cancel: Cancel) {
+        let env = self.extractor.env().clone();
+        let projects_dir = env.projects_dir();
+        // Claude Code creates the projects folder with its first session; wait for it.
+        let watcher = loop {
+            if projects_dir.is_dir() {
+                match TranscriptWatcher::new(&projects_dir) {
+                    Ok(w) => break w,
+                    Err(e) => {
+                        let run = self.reporter.begin(JobKind::Extraction, projects_dir.display().to_string());
+                        run.finish(Outcome::Failed { error: format!("cannot watch {}: {e}", projects_dir.display()) });
+                    }
+                }
+            }
+            if sleep_or_cancel(Duration::from_secs(30), &cancel).await {
+                return;
+            }
+        };
+        let mut sessions: HashMap<PathBuf, Session> = HashMap::new();
+        loop {
+            if sleep_or_cancel(self.poll, &cancel).await {
+                return;
+            }
+            for transcript in watcher.drain() {
+                if cancel.is_cancelled() {
+                    return;
+                }
+                self.on_change(&mut sessions, transcript, &cancel).await;
+            }
+        }
+    }
+
+    async fn on_change(&self, sessions: &mut HashMap<PathBuf, Session>, transcript: PathBuf, cancel: &Cancel) {
+        if !sessions.contains_key(&transcript) {
+            match self.extractor.open_session(&transcript) {
+                Ok(s) => {
+                    sessions.insert(transcript.clone(), s);
+                }
+                // A transcript with no `cwd` yet (its first lines are still being written) is
+                // tried again on its next change.
+                Err(_) => return,
+            }
+        }
+        let Some(session) = sessions.get_mut(&transcript) else { return };
+        let messages = match session.poll() {
+            Ok(Some(m)) => m,
+            Ok(None) => return,
+            Err(e) => {
+                let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
+                run.finish(Outcome::Failed { error: format!("could not read {}: {e}", transcript.display()) });
+                return;
+            }
+        };
+        let _ = self.turn_ends.send(TurnEnded { cwd: session.project().root.clone(), session_id: session.session_id().map(str::to_string) });
+
+        let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
+        let provider = match provider_engine(self.extractor.env()) {
+            Ok(p) => p,
+            Err(error) => {
+                run.finish(Outcome::Failed { error });
+                return;
+            }
+        };
+        let engine = match &provider {
+            Some(p) => Engine::Model(p.as_ref()),
+            None => Engine::Offline,
+        };
+        run.progress(format!("turn ended in {}", session.project().root.display()));
+        let outcome = match self.extractor.on_turn_end(session, messages, engine, cancel).await {
+            Ok(records) => summarize(&records),
+            Err(e) => Outcome::Failed { error: e.to_string() },
+        };
+        run.finish(outcome);
+
+        if let (true, Some(p)) = (self.session_memory, &provider) {
+            match self.extractor.update_session_memory(session, p.as_ref(), cancel).await {
+                Ok(None) => {}
+                Ok(Some(_)) => {
+                    let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
+                    run.finish(Outcome::Done { summary: "Session notes updated".into() });
+                }
+                Err(e) => {
+                    let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
+                    run.finish(Outcome::Failed { error: format!("session notes: {e}") });
+                }
+            }
+        }
+    }
+}
+
+/// One line for the run log from the extraction records of a turn end (a run and, possibly,
+/// its trailing run).
+pub fn summarize(records: &[RunRecord]) -> Outcome {
+    let mut lines = Vec::new();
+    let mut failed = Vec::new();
+    for r in records {
+        match &r.outcome {
+            RunOutcome::Saved => lines.push(r.message.clone().unwrap_or_else(|| "Saved".into())),
+            RunOutcome::Staged { inbox_id } => lines.push(format!("Staged for review in the inbox ({inbox_id})")),
+            RunOutcome::NothingToSave => lines.push("Nothing worth saving".into()),
+            RunOutcome::Skipped { reason } => lines.push(format!("Skipped: {}", skip_text(*reason))),
+            RunOutcome::Disabled { why } => lines.push(format!("Off: {why}")),
+            RunOutcome::Failed { error } => failed.push(error.clone()),
+        }
+    }
+    if !failed.is_empty() {
+        return Outcome::Failed { error: failed.join("; ") };
+    }
+    if lines.is_empty() {
+        return Outcome::Skipped { reason: "no run".into() };
+    }
+    Outcome::Done { summary: lines.join("\n") }
+}
+
+fn skip_text(reason: SkipReason) -> &'static str {
+    match reason {
+        SkipReason::DirectWrite => "Claude Code already wrote memory this turn",
+        SkipReason::NoProse => "no message of three or more words from the user since the last run",
+        SkipReason::Throttled => "waiting for more turns (every-N setting)",
+        SkipReason::Stashed => "a run is in progress; this turn is covered by its trailing run",
+    }
+}
+
+/// Sleeps, or returns `true` at once when cancelled.
+pub(crate) async fn sleep_or_cancel(d: Duration, cancel: &Cancel) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(d) => cancel.is_cancelled(),
+        _ = cancel.cancelled() => true,
+    }
+}

@@ -1,0 +1,128 @@
+//! The scheduler's loops on a hermetic home with real files: a turn end in a Claude Code
+//! transcript leads to an extraction run (offline provider) that saves a memory with its index
+//! line, and open dream gates lead to a recorded dream. Every run is announced and logged.
+
+use mneme_core::{Clock, SystemClock};
+use mneme_scheduler::{start, Event, JobKind, Jobs, Outcome, SchedulerConfig};
+use mneme_testsupport::TestHome;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+const SID: &str = "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5b";
+
+fn append(transcript: &Path, cwd: &Path, entries: &[Value]) {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(transcript).unwrap();
+    let mut parent: Option<String> = None;
+    for (i, e) in entries.iter().enumerate() {
+        let mut e = e.clone();
+        let uuid = format!("00000000-0000-4000-8000-{:012}", i + 1);
+        let o = e.as_object_mut().unwrap();
+        o.insert("uuid".into(), json!(uuid));
+        o.insert("parentUuid".into(), json!(parent));
+        o.insert("isSidechain".into(), json!(false));
+        o.insert("sessionId".into(), json!(SID));
+        o.insert("cwd".into(), json!(cwd));
+        o.insert("timestamp".into(), json!("2026-11-29T10:00:00.000Z"));
+        o.insert("userType".into(), json!("external"));
+        o.insert("version".into(), json!("2.1.197"));
+        writeln!(f, "{e}").unwrap();
+        parent = Some(uuid);
+    }
+}
+
+fn turn(user: &str, answer: &str) -> Vec<Value> {
+    vec![
+        json!({"type": "user", "message": {"role": "user", "content": user}}),
+        json!({"type": "assistant", "message": {"id": "msg_1", "role": "assistant", "model": "claude-opus-4-8",
+            "content": [{"type": "text", "text": answer}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 100, "output_tokens": 5}}}),
+    ]
+}
+
+/// The first finished run of `job`, waiting up to 30 s (a guard against hanging, not a timing assertion).
+async fn finished(rx: &mut broadcast::Receiver<Event>, job: JobKind) -> mneme_scheduler::RunRecord {
+    let wait = async {
+        loop {
+            match rx.recv().await {
+                Ok(Event::Finished { record }) if record.job == job => return record,
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(e) => panic!("event channel closed: {e}"),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait).await.expect("no run finished within 30 s")
+}
+
+fn config(home: &TestHome, jobs: Jobs, folders: Vec<PathBuf>) -> SchedulerConfig {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut c = SchedulerConfig::new(home.env.clone(), clock);
+    c.jobs = jobs;
+    c.folders = folders;
+    c.poll = Duration::from_millis(50);
+    c.dream_tick = Duration::from_millis(100);
+    c
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_end_runs_offline_extraction_and_saves_a_memory_with_its_index_line() {
+    let home = TestHome::new();
+    let project = home.git_repo("app");
+    let memory = home.memdir_for(&project);
+    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let transcript = transcripts.join(format!("{SID}.jsonl"));
+
+    let jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
+    let handle = start(config(&home, jobs, vec![]));
+    let mut rx = handle.subscribe();
+    // Let the watcher settle before the session writes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    append(&transcript, &project, &turn("From now on, always use British English spelling in the docs.", "Understood."));
+
+    let rec = finished(&mut rx, JobKind::Extraction).await;
+    let Outcome::Done { summary } = &rec.outcome else { panic!("{rec:?}") };
+    assert!(summary.starts_with("● Saved 1 memory"), "{summary}");
+    let index = std::fs::read_to_string(memory.join("MEMORY.md")).unwrap();
+    let topics: Vec<_> = std::fs::read_dir(&memory).unwrap().flatten().map(|e| e.file_name().into_string().unwrap()).filter(|n| n != "MEMORY.md").collect();
+    assert_eq!(topics.len(), 1, "{topics:?}");
+    assert!(index.contains(&topics[0]), "index {index:?} lacks {}", topics[0]);
+    assert!(std::fs::read_to_string(memory.join(&topics[0])).unwrap().contains("British English"));
+    assert_eq!(handle.run_log().recent(5, Some(JobKind::Extraction)).unwrap()[0], rec);
+    handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_gates_lead_to_a_recorded_dream_that_holds_claude_codes_lock_format() {
+    let home = TestHome::new();
+    let project = home.git_repo("app");
+    let memory = home.memdir_for(&project);
+    home.write(home.config_home().join("settings.json"), r#"{"autoDreamEnabled": true}"#);
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(memory.join("MEMORY.md"), "- [Build](build.md) — how to build\n- [Gone](gone.md) — points at nothing\n").unwrap();
+    std::fs::write(memory.join("build.md"), "---\nname: build\ndescription: how to build\ntype: project\n---\nRun make.\n").unwrap();
+    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    for i in 0..5 {
+        std::fs::write(transcripts.join(format!("5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5{i}.jsonl")), "{}\n").unwrap();
+    }
+
+    let jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
+    let handle = start(config(&home, jobs, vec![project.clone()]));
+    let mut rx = handle.subscribe();
+    let rec = finished(&mut rx, JobKind::Dream).await;
+    assert!(matches!(rec.outcome, Outcome::Done { .. }), "{rec:?}");
+    // The lock is Claude Code's: our PID as the body, its mtime now "last consolidated".
+    let lock = std::fs::read_to_string(memory.join(".consolidate-lock")).unwrap();
+    assert_eq!(lock.trim(), std::process::id().to_string());
+    // The dream is in the history, and a second tick finds the time gate closed: one dream only.
+    let (records, _) = mneme_dream::Dreams::new(home.env.clone(), Arc::new(SystemClock)).list(&memory).unwrap();
+    assert_eq!(records.len(), 1);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(handle.run_log().recent(10, Some(JobKind::Dream)).unwrap().len(), 1);
+    handle.shutdown().await;
+}
