@@ -2,6 +2,7 @@
 //! hands it to the api crate, and prints either text for people or `--json` for scripts.
 //! Errors are one line on stderr with a non-zero exit.
 
+mod daemon;
 mod dream;
 mod extract;
 mod inbox;
@@ -109,6 +110,9 @@ enum Command {
         #[command(subcommand)]
         action: dream::DreamCommand,
     },
+    /// Run extraction, auto dream and team sync in the background until stopped (for machines
+    /// without the desktop app); `install-unit` sets it up as a systemd user service.
+    Daemon(daemon::DaemonArgs),
     /// KAIROS daily logs: `mneme log "TEXT"` appends to today's log; `mneme log show` prints one.
     Log(log::LogArgs),
     /// Run memory extraction over a Claude Code session transcript, from where it last stopped.
@@ -421,6 +425,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Secrets { .. } | Command::Team { .. } => unreachable!("answered in main"),
         Command::Dream { action } => dream::run(mneme.environment(), action)?,
         Command::Log(args) => log::run(mneme.environment(), args)?,
+        Command::Daemon(args) => daemon::run(mneme.environment(), args)?,
         Command::Extract(args) => extract::run(mneme.environment(), args)?,
         Command::Inbox(args) => inbox::run(mneme.environment(), args)?,
         Command::Serve { port, ui_dir } => {
