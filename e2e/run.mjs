@@ -6,14 +6,24 @@
 //   MNEME_BIN=/path/to/mneme node e2e/run.mjs
 //   E2E_KEEP=1 …                     keeps the temporary HOME and prints where it is
 //   E2E_NO_SCREENSHOTS=1 …           does not rewrite docs/screenshots
+//   MNEME_SERVER_BIN=/path/to/mneme-server …   the team server (default: beside the mneme binary)
 //
 // It builds a throwaway HOME (HOME, CLAUDE_CONFIG_DIR and MNEME_DATA_DIR all inside it) with a
 // git repository (CLAUDE.md, an @include, a rule, a conditional rule, CLAUDE.local.md) and an
 // auto-memory folder (MEMORY.md and topic files in both frontmatter generations), starts
 // `mneme serve --port 0 --ui-dir ui/dist` on it, and checks the screens against the API, the
 // CLI and the files on disk. Screenshots of every screen go to docs/screenshots/.
+//
+// The Team screen is checked against a real team server: `mneme-server` (cargo build -p
+// mneme-team-server) on a throwaway SQLite database with a team, a lead and a grant, which the
+// fixture reaches through TEAM_MEMORY_SYNC_URL; the fixture repository's `origin` is on
+// github.com. Signing in stores a token in the OS keyring, so the whole run re-executes itself
+// under scripts/with-keyring.sh: a private D-Bus session with a fresh, unlocked gnome-keyring
+// that is thrown away afterwards (a person's own keyring is never touched). It needs the
+// packages dbus, gnome-keyring and libsecret-tools (with-keyring.sh installs them as root).
 
 import { spawn, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,7 +34,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(ROOT, 'ui', 'package.json'));
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--password-store=basic'];
 const SHOTS = path.join(ROOT, 'docs', 'screenshots');
 const UI_DIST = path.join(ROOT, 'ui', 'dist');
 const TIMEOUT = 10_000;
@@ -42,6 +52,11 @@ function findBinary() {
   candidates.push(path.join(ROOT, 'target', 'debug', 'mneme'));
   candidates.push(path.join(os.homedir(), '.cache', 'mneme', 'target', 'debug', 'mneme'));
   return candidates.find((c) => fs.existsSync(c)) ?? candidates[0];
+}
+
+function findServerBinary(bin) {
+  if (process.env.MNEME_SERVER_BIN) return path.resolve(process.env.MNEME_SERVER_BIN);
+  return path.join(path.dirname(bin), 'mneme-server');
 }
 
 // ---------------------------------------------------------------- fixture
@@ -67,6 +82,10 @@ function buildFixture(bin) {
     XDG_DATA_HOME: path.join(home, '.local', 'share'),
     XDG_CONFIG_HOME: path.join(home, '.config'),
     GIT_CONFIG_NOSYSTEM: '1',
+    // The private keyring session (see the header) and a service of this run's own.
+    ...Object.fromEntries(['DBUS_SESSION_BUS_ADDRESS', 'GNOME_KEYRING_CONTROL', 'XDG_RUNTIME_DIR']
+      .filter((k) => process.env[k]).map((k) => [k, process.env[k]])),
+    MNEME_KEYRING_SERVICE: `mneme-e2e-${process.pid}`,
   };
   fs.mkdirSync(data, { recursive: true });
   write(path.join(config, 'CLAUDE.md'), '# My preferences\n\n- Write commit messages in the imperative mood.\n- Explain trade-offs before large refactors.\n');
@@ -79,6 +98,8 @@ function buildFixture(bin) {
   write(path.join(repo, 'src', 'api', 'orders.ts'), 'export const orders = [];\n');
   write(path.join(repo, 'packages', 'web', 'CLAUDE.md'), '# Web package\n\n- Components live in src/components.\n');
   execFileSync('git', ['init', '-q', repo], { env });
+  // Team memory is shared per github.com repository.
+  execFileSync('git', ['-C', repo, 'remote', 'add', 'origin', 'https://github.com/acme/shop.git'], { env });
 
   const ctx = JSON.parse(execFileSync(bin, ['context', '--json', '--cwd', repo], { env, encoding: 'utf8' }));
   const mem = ctx.autoMemory.dir;
@@ -188,6 +209,86 @@ function startServer(bin, fx) {
   });
 }
 
+// The team server: a real `mneme-server` on a throwaway SQLite database, with team acme, the
+// lead lena and her grant on acme/shop, made with its own admin command line.
+const TEAM = { repo: 'acme/shop', user: 'lena', password: 'correct horse battery staple' };
+
+function startTeamServer(serverBin, fx) {
+  const db = `sqlite:${path.join(fx.tmp, 'team.db')}`;
+  const admin = (args, input) => execFileSync(serverBin, ['--db', db, 'admin', ...args], { env: fx.env, input, encoding: 'utf8' });
+  admin(['create-team', 'acme']);
+  admin(['create-user', TEAM.user, '--password-stdin'], `${TEAM.password}\n`);
+  admin(['grant', TEAM.user, TEAM.repo, '--lead', '--team', 'acme']);
+  return new Promise((resolve, reject) => {
+    const child = spawn(serverBin, ['--db', db, 'serve', '--listen', '127.0.0.1:0'], { env: fx.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`mneme-server did not start listening within 20 s.\n${err}`)), 20_000);
+    child.stderr.on('data', (d) => {
+      err += d;
+      for (const line of err.split('\n')) {
+        try {
+          const log = JSON.parse(line);
+          if (log.message === 'listening') {
+            clearTimeout(timer);
+            resolve({ child, url: `http://${log.addr}`, logs: () => err, token: () => admin(['token', TEAM.user]).trim() });
+            return;
+          }
+        } catch { /* a partial line */ }
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`mneme-server exited with ${code} before listening.\n${err}`));
+    });
+  });
+}
+
+/** What the team server holds for the repository, read the way Claude Code reads it. */
+async function teamEntries(team) {
+  const res = await fetch(`${team.url}/api/claude_code/team_memory?repo=${encodeURIComponent(TEAM.repo)}`, {
+    headers: { Authorization: `Bearer ${team.token()}` },
+  });
+  if (res.status === 404) return {};
+  if (!res.ok) fail(`the team server answered ${res.status}`);
+  return (await res.json()).content.entries;
+}
+
+/** The secret Secret Service holds for an account of this run's keyring service, if any. */
+function keyringLookup(fx, account) {
+  try {
+    return execFileSync('secret-tool', ['lookup', 'service', fx.env.MNEME_KEYRING_SERVICE, 'username', account], { env: fx.env, encoding: 'utf8' });
+  } catch {
+    return null;
+  }
+}
+
+// An OpenAI-compatible model endpoint on 127.0.0.1 for the provider settings: it answers chat
+// completions with "ok", or with the error `fail` is set to (401 = a refused key).
+function startModelStub() {
+  const stub = { fail: 0, requests: [] };
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      stub.requests.push({ path: req.url, auth: req.headers.authorization ?? null, body: body ? JSON.parse(body) : null });
+      res.setHeader('Content-Type', 'application/json');
+      if (stub.fail) {
+        res.statusCode = stub.fail;
+        res.end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }));
+        return;
+      }
+      res.end(JSON.stringify({ id: 'chatcmpl-e2e', object: 'chat.completion', created: 0, model: 'e2e-model',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }));
+    });
+  });
+  return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => {
+    stub.url = `http://127.0.0.1:${srv.address().port}/v1`;
+    stub.close = () => new Promise((r) => srv.close(() => r()));
+    resolve(stub);
+  }));
+}
+
 async function api(server, method, body) {
   const u = new URL(server.url);
   const res = await fetch(`${u.origin}/api/${method}`, {
@@ -223,9 +324,31 @@ function firstDiff(a, b) {
   return `first difference at character ${i}: ${JSON.stringify(a.slice(i, i + 60))} vs ${JSON.stringify(b.slice(i, i + 60))}`;
 }
 
+/** Runs this script again inside scripts/with-keyring.sh (see the header); its exit code is ours. */
+function underKeyring() {
+  return new Promise((resolve) => {
+    const child = spawn(path.join(ROOT, 'scripts', 'with-keyring.sh'), [process.execPath, fileURLToPath(import.meta.url)], {
+      stdio: 'inherit',
+      env: { ...process.env, MNEME_E2E_KEYRING: '1' },
+    });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.on('error', (e) => {
+      console.error(`e2e: could not start scripts/with-keyring.sh: ${e.message}`);
+      resolve(1);
+    });
+  });
+}
+
 async function main() {
+  if (!process.env.MNEME_E2E_KEYRING) {
+    process.exitCode = await underKeyring();
+    return;
+  }
   const bin = findBinary();
   if (!fs.existsSync(bin)) fail(`no mneme binary at ${bin}. Build it with \`cargo build -p mneme-cli\` or set MNEME_BIN.`);
+  const serverBin = findServerBinary(bin);
+  if (!fs.existsSync(serverBin)) fail(`no mneme-server binary at ${serverBin}. Build it with \`cargo build -p mneme-team-server\` or set MNEME_SERVER_BIN.`);
+  if (!process.env.DBUS_SESSION_BUS_ADDRESS) fail('no D-Bus session: run this script directly (it starts one with scripts/with-keyring.sh)');
   if (!fs.existsSync(path.join(UI_DIST, 'index.html'))) fail(`ui/dist is missing. Build the UI first: npm run build:ui`);
   if (!fs.existsSync(CHROMIUM)) fail(`no Chromium at ${CHROMIUM}. Install it: apt-get install -y chromium (or set CHROMIUM=/path).`);
   let chromium;
@@ -240,7 +363,14 @@ async function main() {
   if (shots) fs.mkdirSync(SHOTS, { recursive: true });
   console.log(`fixture: ${fx.tmp}\nbinary:  ${bin}`);
 
-  const server = await startServer(bin, fx);
+  const team = await startTeamServer(serverBin, fx);
+  fx.env.TEAM_MEMORY_SYNC_URL = team.url;
+  console.log(`team:    ${team.url}`);
+  const server = await startServer(bin, fx).catch((e) => {
+    team.child.kill('SIGTERM');
+    throw e;
+  });
+
   console.log(`server:  ${server.url.replace(/token=.*/, 'token=…')}`);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
@@ -529,6 +659,102 @@ async function main() {
       await page.getByText('Cleared.').waitFor();
     });
 
+    await step('Team: repository and server; sign in through the device flow in a second tab', async () => {
+      await nav('Team');
+      await page.getByTestId('team-repo').getByText(TEAM.repo).waitFor();
+      if (!(await page.getByTestId('team-server-env').textContent())?.includes(team.url)) fail('the Team screen does not say TEAM_MEMORY_SYNC_URL sets the server');
+      await page.getByTestId('team-empty').waitFor();
+      await page.getByTestId('team-sign-in').click();
+      const code = (await page.getByTestId('team-user-code').textContent())?.trim();
+      if (!code || !/^[A-Z-]{8,9}$/.test(code)) fail(`the sign-in code reads "${code}"`);
+      const link = await page.getByTestId('team-verify-link').getAttribute('href');
+      if (!link?.startsWith(`${team.url}/device`)) fail(`the sign-in link is ${link}`);
+      await shot('team-sign-in');
+      // The person opens the link in another tab, signs in and approves, as in any browser.
+      const tab = await context.newPage();
+      await tab.goto(link);
+      if ((await tab.getByLabel('Code').inputValue()).replace(/-/g, '') !== code.replace(/-/g, '')) fail('the sign-in page did not fill in the code');
+      await tab.getByLabel('User name').fill(TEAM.user);
+      await tab.getByLabel('Password').fill(TEAM.password);
+      await tab.getByRole('button', { name: 'Approve' }).click();
+      await tab.getByRole('heading', { name: 'Device signed in' }).waitFor();
+      await tab.close();
+      // The app polls at the server's interval (5 s by default).
+      await page.getByTestId('team-signed-in').getByText(TEAM.user).waitFor({ timeout: 30_000 });
+      await page.getByTestId('team-signed-in').getByText('lead').waitFor();
+      const stored = keyringLookup(fx, `team-token:${team.url}`);
+      if (!stored?.includes('accessToken')) fail('the token is not in the OS keyring (Secret Service)');
+      for (const f of fs.readdirSync(fx.data, { recursive: true })) {
+        if (String(f).endsWith('.json') && fs.readFileSync(path.join(fx.data, String(f)), 'utf8').includes(JSON.parse(stored).accessToken)) fail(`the token was written to ${f}`);
+      }
+    });
+
+    const teamDir = path.join(fx.mem, 'team');
+    const fakeToken = `ghp_${'nUwYcfi1NQBYsmPBK6K7rrTYmlfxd6KQzYRd'}`;
+    const deploys = '---\nname: deploys\ndescription: How the shop deploys\nmetadata:\n  type: project\n---\n\nDeploy from main only.\n';
+    const sha = (text) => createHash('sha256').update(text).digest('hex');
+
+    await step('Team: push; the file is listed with author and hash, the one holding a secret is held back', async () => {
+      write(path.join(teamDir, 'deploys.md'), deploys);
+      write(path.join(teamDir, 'ci-notes.md'), `CI deploys with the token ${fakeToken}\n`);
+      await page.getByTestId('team-push').click();
+      const result = page.getByTestId('team-result');
+      await result.getByText('Pushed:').waitFor();
+      if (!(await result.textContent())?.includes('ci-notes.md — it looks like it holds a GitHub PAT')) fail(`the push result reads: ${await result.textContent()}`);
+      const row = page.locator('[data-testid="team-files"] tr[data-key="deploys.md"]');
+      await row.getByTestId('team-file-author').getByText(TEAM.user).waitFor();
+      if ((await row.getByTestId('team-file-status').textContent()) !== 'synced') fail(`deploys.md is ${await row.getByTestId('team-file-status').textContent()}`);
+      if ((await row.getByTestId('team-file-hash').textContent()) !== sha(deploys).slice(0, 12)) fail(`the hash shown is ${await row.getByTestId('team-file-hash').textContent()}`);
+      const held = page.locator('[data-testid="team-files"] tr[data-key="ci-notes.md"]');
+      if ((await held.getByTestId('team-file-secret').textContent()) !== 'GitHub PAT') fail('ci-notes.md does not show the rule that held it back');
+      await page.getByTestId('team-held').getByText('ci-notes.md').waitFor();
+      if ((await page.content()).includes(fakeToken)) fail('the page shows the secret itself');
+      const entries = await teamEntries(team);
+      if (Object.keys(entries).join(',') !== 'deploys.md' || entries['deploys.md'] !== deploys) fail(`the server holds ${JSON.stringify(Object.keys(entries))}`);
+    });
+
+    await step('Team: a second version, its history and the diff between versions', async () => {
+      write(path.join(teamDir, 'deploys.md'), deploys.replace('main only.', 'main only, after CI is green.\nTag every release.'));
+      await page.getByTestId('team-push').click();
+      await page.getByTestId('team-result').getByText('Pushed: uploaded 1 file.').waitFor();
+      const row = page.locator('[data-testid="team-files"] tr[data-key="deploys.md"]');
+      await row.getByText('2 versions').waitFor();
+      await row.getByTestId('team-open-history').click();
+      const hist = page.getByTestId('team-history');
+      await hist.locator('[data-version]').nth(1).waitFor();
+      await hist.locator('.dl.add', { hasText: 'Tag every release.' }).waitFor();
+      await hist.locator('.dl.del', { hasText: 'Deploy from main only.' }).waitFor();
+      await hist.getByTestId('team-rollback').waitFor({ state: 'detached' });
+      await hist.locator('[data-version]').nth(1).click();
+      await hist.getByTestId('team-rollback').waitFor();
+      await hist.locator('[data-version]').nth(0).click();
+      // The whole screen in one picture: a window tall enough for the files and the history.
+      await page.setViewportSize({ width: 1280, height: 1400 });
+      await shot('team');
+      await page.setViewportSize({ width: 1280, height: 800 });
+    });
+
+    await step('Team: remove a file for everyone (a tombstone); the local copy goes to the trash', async () => {
+      const row = page.locator('[data-testid="team-files"] tr[data-key="deploys.md"]');
+      await row.getByTestId('team-remove').click();
+      const dialog = page.getByTestId('team-remove-dialog');
+      if (!(await dialog.textContent())?.includes('tombstone')) fail('the removal does not explain the tombstone');
+      await dialog.getByTestId('team-remove-confirm').click();
+      await page.getByTestId('team-result').getByText('Removed deploys.md for everyone').waitFor();
+      await waitFor('deploys.md to leave the team folder', async () => !fs.existsSync(path.join(teamDir, 'deploys.md')));
+      await row.getByTestId('team-file-status').getByText('removed by a lead').waitFor();
+      const trash = await api(server, 'trash', { cwd: fx.repo });
+      if (!trash.entries.some((e) => e.originalRelPath === 'team/deploys.md')) fail('the removed file is not in Mneme\'s trash');
+      if ('deploys.md' in (await teamEntries(team))) fail('the server still lists deploys.md');
+      await page.getByTestId('team-conflicts').getByText('A lead removed this file for everyone').waitFor();
+    });
+
+    await step('Team: sign out removes the token from the keyring', async () => {
+      await page.getByTestId('team-sign-out').click();
+      await page.getByTestId('team-sign-in').waitFor();
+      if (keyringLookup(fx, `team-token:${team.url}`)) fail('the token is still in the OS keyring after signing out');
+    });
+
     await step('Dark theme', async () => {
       await page.emulateMedia({ colorScheme: 'dark' });
       await nav('Memories');
@@ -603,13 +829,16 @@ async function main() {
     if (pageErrors.length) console.error(`page errors:\n  ${pageErrors.join('\n  ')}`);
     const err = server.stderr();
     if (err) console.error(`mneme serve stderr:\n${err}`);
+    if (/Team/.test(current)) console.error(`mneme-server log:\n${team.logs()}`);
   } finally {
     await browser.close().catch(() => {});
-    server.child.kill('SIGINT');
-    await new Promise((r) => {
-      const t = setTimeout(() => { server.child.kill('SIGKILL'); r(); }, 3000);
-      server.child.on('exit', () => { clearTimeout(t); r(); });
-    });
+    for (const [child, signal] of [[server.child, 'SIGINT'], [team.child, 'SIGTERM']]) {
+      child.kill(signal);
+      await new Promise((r) => {
+        const t = setTimeout(() => { child.kill('SIGKILL'); r(); }, 3000);
+        child.on('exit', () => { clearTimeout(t); r(); });
+      });
+    }
     if (process.env.E2E_KEEP || process.exitCode) console.log(`kept the fixture: ${fx.tmp}`);
     else fs.rmSync(fx.tmp, { recursive: true, force: true });
   }

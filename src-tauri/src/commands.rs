@@ -451,3 +451,160 @@ pub async fn watch(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> A
         None => Err(live_off()),
     }
 }
+
+// Team memory (`<memory>/team/`): the Team screen's commands, shaped like `mneme serve`'s
+// team methods.
+
+/// One team file, by its path relative to `team/`.
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamKeyRef {
+    #[serde(flatten)]
+    pub at: Folder,
+    pub key: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamRollbackQuery {
+    #[serde(flatten)]
+    pub at: Folder,
+    pub key: String,
+    /// A version from the key's history.
+    pub version: u64,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamConflictRef {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// The trash entry holding the replaced local version.
+    pub trash_id: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct TeamServerValue {
+    /// The team server's address; `null` or absent forgets the saved one.
+    #[serde(default)]
+    #[specta(optional)]
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct TeamServerRef {
+    /// Absent: the configured server.
+    #[serde(default)]
+    #[specta(optional)]
+    pub server: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct TeamSignInRef {
+    /// From `team_sign_in`.
+    pub id: String,
+}
+
+/// Repository, server, sign-in, sync state and team files of `cwd`; disk and keyring only.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_status(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<mneme_api::TeamStatus> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.team_status(&r)).await
+}
+
+/// Who is signed in, their role here, and each key's newest change on the team server.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_remote(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<mneme_api::TeamRemote> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.team_remote(&r)).await
+}
+
+/// Saves (or, with no url, forgets) the team server's address.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_team_server(m: State<'_, Mneme>, req: TeamServerValue) -> Answer<mneme_api::TeamServerSetting> {
+    engine(&m, move |m| m.set_team_server(req.url.as_deref())).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn team_pull(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<mneme_api::TeamPullResult> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.team_pull(&r)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn team_push(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<mneme_api::TeamPushResult> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.team_push(&r)).await
+}
+
+/// A full pull, then a push.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_sync(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<mneme_api::TeamSyncResult> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.team_sync(&r)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn team_history(m: State<'_, Mneme>, s: State<'_, Session>, req: TeamKeyRef) -> Answer<mneme_api::TeamHistory> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.team_history(&r, &req.key)).await
+}
+
+/// Makes a key what it was at a version, for everyone (lead only).
+#[tauri::command]
+#[specta::specta]
+pub async fn team_rollback(
+    m: State<'_, Mneme>,
+    s: State<'_, Session>,
+    req: TeamRollbackQuery,
+) -> Answer<mneme_api::TeamLeadChange> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.team_rollback(&r, &req.key, req.version)).await
+}
+
+/// Removes a key for everyone (lead only): a tombstone every client honours.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_remove(m: State<'_, Mneme>, s: State<'_, Session>, req: TeamKeyRef) -> Answer<mneme_api::TeamLeadChange> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.team_remove(&r, &req.key)).await
+}
+
+/// Puts back a local version a pull replaced; the version it replaces goes to the trash.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_restore_conflict(
+    m: State<'_, Mneme>,
+    s: State<'_, Session>,
+    req: TeamConflictRef,
+) -> Answer<mneme_api::TeamRestored> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.team_restore_conflict(&r, &req.trash_id)).await
+}
+
+/// Starts a device sign-in: the code to show and the page to approve it on.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_sign_in(m: State<'_, Mneme>, req: TeamServerRef) -> Answer<mneme_api::TeamSignIn> {
+    engine(&m, move |m| m.team_sign_in(req.server.as_deref())).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn team_sign_in_poll(m: State<'_, Mneme>, req: TeamSignInRef) -> Answer<mneme_api::TeamSignInPoll> {
+    engine(&m, move |m| m.team_sign_in_poll(&req.id)).await
+}
+
+/// Signs out: the token leaves the OS keyring.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_sign_out(m: State<'_, Mneme>, req: TeamServerRef) -> Answer<mneme_api::TeamSignedOut> {
+    engine(&m, move |m| m.team_sign_out(req.server.as_deref())).await
+}

@@ -48,6 +48,28 @@ export const commands = {
 	 *  with Claude Code's rules; a value it would ignore is refused with the reason.
 	 */
 	setAutoMemoryDirectory: (req: MemoryDirValue) => typedError<AutoMemDirChange, ApiError>(__TAURI_INVOKE("set_auto_memory_directory", { req })),
+	/**  Repository, server, sign-in, sync state and team files of `cwd`; disk and keyring only. */
+	teamStatus: (req: Folder) => typedError<TeamStatus, ApiError>(__TAURI_INVOKE("team_status", { req })),
+	/**  Who is signed in, their role here, and each key's newest change on the team server. */
+	teamRemote: (req: Folder) => typedError<TeamRemote, ApiError>(__TAURI_INVOKE("team_remote", { req })),
+	/**  Saves (or, with no url, forgets) the team server's address. */
+	setTeamServer: (req: TeamServerValue) => typedError<TeamServerSetting, ApiError>(__TAURI_INVOKE("set_team_server", { req })),
+	teamPull: (req: Folder) => typedError<TeamPullResult, ApiError>(__TAURI_INVOKE("team_pull", { req })),
+	teamPush: (req: Folder) => typedError<TeamPushResult, ApiError>(__TAURI_INVOKE("team_push", { req })),
+	/**  A full pull, then a push. */
+	teamSync: (req: Folder) => typedError<TeamSyncResult, ApiError>(__TAURI_INVOKE("team_sync", { req })),
+	teamHistory: (req: TeamKeyRef) => typedError<TeamHistory, ApiError>(__TAURI_INVOKE("team_history", { req })),
+	/**  Makes a key what it was at a version, for everyone (lead only). */
+	teamRollback: (req: TeamRollbackQuery) => typedError<TeamLeadChange, ApiError>(__TAURI_INVOKE("team_rollback", { req })),
+	/**  Removes a key for everyone (lead only): a tombstone every client honours. */
+	teamRemove: (req: TeamKeyRef) => typedError<TeamLeadChange, ApiError>(__TAURI_INVOKE("team_remove", { req })),
+	/**  Puts back a local version a pull replaced; the version it replaces goes to the trash. */
+	teamRestoreConflict: (req: TeamConflictRef) => typedError<TeamRestored, ApiError>(__TAURI_INVOKE("team_restore_conflict", { req })),
+	/**  Starts a device sign-in: the code to show and the page to approve it on. */
+	teamSignIn: (req: TeamServerRef) => typedError<TeamSignIn, ApiError>(__TAURI_INVOKE("team_sign_in", { req })),
+	teamSignInPoll: (req: TeamSignInRef) => typedError<TeamSignInPoll, ApiError>(__TAURI_INVOKE("team_sign_in_poll", { req })),
+	/**  Signs out: the token leaves the OS keyring. */
+	teamSignOut: (req: TeamServerRef) => typedError<TeamSignedOut, ApiError>(__TAURI_INVOKE("team_sign_out", { req })),
 	/**
 	 *  Adds the folder's memory folder, CLAUDE.md files and `.claude` to the live watcher (see
 	 *  `FilesChanged`); answers every folder watched or waiting to exist.
@@ -234,7 +256,21 @@ export type ErrorCode =
 /**  A settings or memory file could not be parsed; it was left untouched. */
 "malformed" | 
 /**  The disk refused (permissions, full disk). */
-"io";
+"io" | 
+/**
+ *  Content bound for team memory holds something that looks like a secret; the message
+ *  names the rule, never the secret.
+ */
+"secrets_refused" | 
+/**  The team server needs a sign-in (none yet, or it no longer accepts the one stored). */
+"sign_in_required" | 
+/**  The team server refused this account (no access to the repository, or not its lead). */
+"forbidden" | 
+/**
+ *  A service Mneme needs is not reachable or refused access (the OS keyring); the message
+ *  says what to start or unlock.
+ */
+"unavailable";
 
 export type FileRef = {
 	/**  A file the context of `cwd` lists, or its memory folder's MEMORY.md. */
@@ -632,6 +668,326 @@ export type SkippedFile = {
 	relPath: string,
 	/**  A sentence. */
 	reason: string,
+};
+
+export type TeamConflict = {
+	key: string,
+	atMs: number,
+	kind: TeamConflictKind,
+	/**  The trash entry holding the local version, when one was kept. */
+	trashId: string | null,
+};
+
+/**  What happened to one key when the two sides disagreed. */
+export type TeamConflictKind = 
+/**  A pull replaced a local edit the server never had; the local version is in the trash. */
+"pulledOverLocalEdit" | 
+/**  A push replaced a teammate's newer version; theirs stays in the server's history. */
+"pushedOverTeammate" | 
+/**  A lead removed the file for everyone; the local copy went to the trash. */
+"deletedByTeammate";
+
+export type TeamConflictRef = {
+	/**  The trash entry holding the replaced local version. */
+	trashId: string,
+} & Folder;
+
+/**  One file of `team/` (or one the server has). */
+export type TeamFile = {
+	/**  The path relative to `team/`, as the server names it. */
+	key: string,
+	/**  The file on disk, when there is one. */
+	path: string | null,
+	size: number | null,
+	modifiedMs: number | null,
+	/**  `sha256:<hex>` of the local text. */
+	localHash: string | null,
+	/**  `sha256:<hex>` the server held at the last sync. */
+	serverHash: string | null,
+	status: TeamFileStatus,
+	/**  For `secret`: the rule's label (never the secret). */
+	secretLabel: string | null,
+};
+
+/**  Where one team file stands. */
+export type TeamFileStatus = 
+/**  The same here and on the server. */
+"synced" | 
+/**  Changed here since the last sync; Push sends it. */
+"modified" | 
+/**  Only here; Push uploads it. */
+"new" | 
+/**  A teammate changed it since this copy was synced; Pull brings their version. */
+"stale" | 
+/**  On the server, not here yet; Pull brings it. */
+"serverOnly" | 
+/**  Holds something that looks like a secret: never uploaded. */
+"secret" | 
+/**  Over 250,000 bytes: never uploaded. */
+"tooLarge" | 
+/**  Past the server's entry cap: not uploaded. */
+"overCap" | 
+/**  A lead removed it for everyone: never uploaded again. */
+"removed" | 
+/**  Never synced from this folder: Sync compares it with the server. */
+"unknown";
+
+/**  A key's history, newest first, with the local copy to compare against. */
+export type TeamHistory = {
+	key: string,
+	versions: TeamVersion[],
+	/**  The file in `team/` now, when there is one. */
+	local: string | null,
+};
+
+/**  One team file, by its path relative to `team/`. */
+export type TeamKeyRef = {
+	key: string,
+} & Folder;
+
+/**  A lead's rollback or removal, and the pull that brought it here. */
+export type TeamLeadChange = {
+	key: string,
+	/**  The repository version the change created. */
+	version: number | null,
+	checksum: string,
+	/**  The pull that followed; `None` when it failed (see `pullError`). */
+	pull: TeamPullResult | null,
+	/**  The change is on the server; only bringing it here failed. */
+	pullError: string | null,
+};
+
+/**  How one pull or push ended. */
+export type TeamOutcome = {
+	atMs: number,
+	ok: boolean,
+	/**  One line: what was written or uploaded, or the error. */
+	summary: string,
+	/**  `auth`, `timeout`, `network`, `http`, … when it failed. */
+	errorClass: string | null,
+};
+
+/**  What a pull did. */
+export type TeamPullResult = {
+	summary: string,
+	/**  The server had nothing new (304); nothing was written. */
+	notModified: boolean,
+	/**  The server holds nothing for this repository yet. */
+	serverEmpty: boolean,
+	entryCount: number,
+	/**  Keys written to disk. */
+	written: string[],
+	/**  Keys a lead removed whose local file went to the trash. */
+	trashed: string[],
+	skipped: TeamSkippedKey[],
+	conflicts: TeamConflict[],
+};
+
+/**  What a push did. */
+export type TeamPushResult = {
+	summary: string,
+	/**  Keys uploaded, in upload order. */
+	uploaded: string[],
+	/**  Requests that carried them. */
+	batches: number,
+	skippedSecrets: TeamSecretHold[],
+	skippedOverCap: string[],
+	oversized: string[],
+	/**  Removed by a lead; never uploaded again. */
+	tombstoned: string[],
+	conflictRetries: number,
+	conflicts: TeamConflict[],
+};
+
+/**  What the server says about you and this repository's files. */
+export type TeamRemote = {
+	user: string,
+	/**  `None`: the account has no access to this repository. */
+	role: TeamRole | null,
+	team: string | null,
+	/**  The server's entry cap for the repository. */
+	maxEntries: number | null,
+	/**  One per key the server has history for, sorted by key. */
+	entries: TeamRemoteEntry[],
+};
+
+/**  The newest change the server holds for one key. */
+export type TeamRemoteEntry = {
+	key: string,
+	/**  The repository version the change created. */
+	version: number,
+	/**  `sha256:<hex>` of the content. */
+	checksum: string,
+	/**  `None`: changed by the server's admin command line. */
+	author: string | null,
+	/**  ISO 8601 with milliseconds. */
+	time: string,
+	/**  The newest change removed the entry. */
+	deleted: boolean,
+	/**  How many versions the server keeps. */
+	versions: number,
+};
+
+/**  A local version a pull replaced, put back. */
+export type TeamRestored = {
+	path: string,
+	/**  The trash entry now holding the version it replaced. */
+	replacedTrashId: string | null,
+};
+
+/**  A user's role in the repository. */
+export type TeamRole = "member" | 
+/**  May roll entries back and remove them for everyone. */
+"lead";
+
+export type TeamRollbackQuery = {
+	key: string,
+	/**  A version from the key's history. */
+	version: number,
+} & Folder;
+
+/**
+ *  A file a push held back because the secret scanner flagged it. The secret itself is never
+ *  reported, only the rule that found it.
+ */
+export type TeamSecretHold = {
+	/**  The key, relative to `team/`. */
+	path: string,
+	ruleId: string,
+	/**  e.g. "GitHub PAT". */
+	label: string,
+};
+
+export type TeamServerRef = {
+	/**  Absent: the configured server. */
+	server?: string | null,
+};
+
+/**  The server address as set and as used. */
+export type TeamServerSetting = {
+	/**  The server sync uses. */
+	serverUrl: string | null,
+	source: TeamServerSource | null,
+	/**  Mneme's own setting, which `TEAM_MEMORY_SYNC_URL` may be overriding. */
+	savedServerUrl: string | null,
+};
+
+/**  Where the server address comes from. */
+export type TeamServerSource = 
+/**  `TEAM_MEMORY_SYNC_URL`, which Claude Code reads too; it wins over the setting. */
+"environment" | 
+/**  Mneme's setting (`team.json` in its data folder). */
+"setting";
+
+export type TeamServerValue = {
+	/**  The team server's address; `null` or absent forgets the saved one. */
+	url?: string | null,
+};
+
+/**  A device sign-in waiting for approval. */
+export type TeamSignIn = {
+	/**  Pass to [`Mneme::team_sign_in_poll`]. */
+	id: string,
+	server: string,
+	/**  Show this; the person types it on the server's page. */
+	userCode: string,
+	verificationUri: string,
+	/**  The page with the code filled in. */
+	verificationUriComplete: string,
+	/**  Seconds to wait between polls. */
+	intervalSecs: number,
+	expiresAtMs: number,
+};
+
+export type TeamSignInPoll = {
+	state: TeamSignInState,
+	user: string | null,
+	intervalSecs: number,
+};
+
+export type TeamSignInRef = {
+	/**  From `team_sign_in`. */
+	id: string,
+};
+
+export type TeamSignInState = 
+/**  Not approved yet. */
+"pending" | 
+/**  Polled too early; wait `intervalSecs` (now longer). */
+"slowDown" | 
+/**  Signed in; the token is in the OS keyring. */
+"signedIn";
+
+export type TeamSignedOut = {
+	server: string,
+};
+
+export type TeamSkippedKey = {
+	key: string,
+	reason: string,
+};
+
+/**  Team memory as seen from one folder, without asking the server. */
+export type TeamStatus = {
+	memoryDir: string,
+	/**  `<memory>/team`: what syncs. */
+	teamDir: string,
+	/**  `owner/name` on github.com. */
+	repo: string | null,
+	/**  Why there is no repository (one sentence saying what to do); `None` when there is one. */
+	repoProblem: string | null,
+	/**  `origin`'s URL as Claude Code reads it. */
+	remoteUrl: string | null,
+	server: TeamServerSetting,
+	signedIn: boolean,
+	/**  Who signed in, as the server names them. */
+	user: string | null,
+	/**  Why the OS keyring could not be read, when it could not. */
+	keyringProblem: string | null,
+	sync: TeamSyncState,
+	/**  Sorted as Claude Code sorts keys. */
+	files: TeamFile[],
+};
+
+/**  Why automatic pushes stopped, and how they start again. */
+export type TeamSuppression = {
+	/**  `no_oauth`, `no_repo`, `http_<status>` or the server's error code. */
+	reason: string,
+	atMs: number,
+	/**  What to do; a successful push turns automatic pushes back on. */
+	recovery: string,
+};
+
+/**  A pull, then a push. */
+export type TeamSyncResult = {
+	pull: TeamPullResult,
+	push: TeamPushResult,
+};
+
+/**  The sync state of one memory folder. */
+export type TeamSyncState = {
+	lastPull: TeamOutcome | null,
+	lastPush: TeamOutcome | null,
+	suppressed: TeamSuppression | null,
+	/**  The entry cap the server taught with a 413; files past it in sorted order stay local. */
+	serverMaxEntries: number | null,
+	/**  Held back by the last push because they hold a secret. */
+	skippedForSecrets: TeamSecretHold[],
+	/**  Held back by the last push because of the entry cap. */
+	skippedOverCap: string[],
+	/**  Newest first. */
+	conflicts: TeamConflict[],
+};
+
+/**  One version of one key. */
+export type TeamVersion = {
+	version: number,
+	checksum: string,
+	author: string | null,
+	time: string,
+	/**  A removal; `content` is what was removed. */
+	deleted: boolean,
+	content: string,
 };
 
 export type Toggle = {

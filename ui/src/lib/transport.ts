@@ -11,6 +11,10 @@ import type {
 } from './types';
 import type { AutoMemDirChange, MergeReport, WatchedFolder } from './types';
 import { invoke } from '@tauri-apps/api/core';
+import type {
+  TeamHistory, TeamLeadChange, TeamPullResult, TeamPushResult, TeamRemote, TeamRestored, TeamServerSetting, TeamSignIn,
+  TeamSignInPoll, TeamStatus, TeamSyncResult,
+} from './types';
 import { commands, events, type EditorRun } from './bindings';
 
 /** An error as the engine reports it: a code and a sentence that says what to do. */
@@ -225,6 +229,21 @@ export function engine(t: Transport) {
       const r = await t.call<WatchedFolder[] | { folders: WatchedFolder[] }>('watching', {});
       return Array.isArray(r) ? r : r.folders;
     },
+    /** Team memory: status from disk and keyring; `teamRemote` asks the team server. */
+    teamStatus: (cwd: string) => t.call<TeamStatus>('teamStatus', { cwd }),
+    teamRemote: (cwd: string) => t.call<TeamRemote>('teamRemote', { cwd }),
+    /** Saves the team server's address; `null` forgets it. */
+    setTeamServer: (url: string | null) => t.call<TeamServerSetting>('setTeamServer', { url }),
+    teamPull: (cwd: string) => t.call<TeamPullResult>('teamPull', { cwd }),
+    teamPush: (cwd: string) => t.call<TeamPushResult>('teamPush', { cwd }),
+    teamSync: (cwd: string) => t.call<TeamSyncResult>('teamSync', { cwd }),
+    teamHistory: (cwd: string, key: string) => t.call<TeamHistory>('teamHistory', { cwd, key }),
+    teamRollback: (cwd: string, key: string, version: number) => t.call<TeamLeadChange>('teamRollback', { cwd, key, version }),
+    teamRemove: (cwd: string, key: string) => t.call<TeamLeadChange>('teamRemove', { cwd, key }),
+    teamRestoreConflict: (cwd: string, trashId: string) => t.call<TeamRestored>('teamRestoreConflict', { cwd, trashId }),
+    teamSignIn: (server?: string) => t.call<TeamSignIn>('teamSignIn', { server }),
+    teamSignInPoll: (id: string) => t.call<TeamSignInPoll>('teamSignInPoll', { id }),
+    teamSignOut: () => t.call<{ server: string }>('teamSignOut', {}),
     /** Open in editor / reveal: only in the desktop app. */
     desktop: t.desktop,
   };

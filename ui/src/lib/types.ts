@@ -3,7 +3,9 @@
 export type Layer = 'Managed' | 'User' | 'Project' | 'Local' | 'AutoMem' | 'TeamMem';
 export type MemoryType = 'user' | 'feedback' | 'project' | 'reference';
 export type Scope = 'private' | 'team';
-export type ErrorCode = 'not_found' | 'invalid_input' | 'conflict' | 'already_exists' | 'malformed' | 'io';
+export type ErrorCode =
+  | 'not_found' | 'invalid_input' | 'conflict' | 'already_exists' | 'malformed' | 'io' | 'unavailable'
+  | 'secrets_refused' | 'sign_in_required' | 'forbidden';
 
 export interface HomeInfo {
   home: string;
@@ -254,4 +256,177 @@ export interface WatchedFolder {
   path: string;
   recursive: boolean;
   active: boolean;
+}
+
+// ---------------------------------------------------------------- team memory
+
+/** `teamStatus` / `setTeamServer`: the team server's address as set and as used. */
+export interface TeamServerSetting {
+  serverUrl: string | null;
+  /** `environment`: TEAM_MEMORY_SYNC_URL, which wins over Mneme's setting. */
+  source: 'environment' | 'setting' | null;
+  savedServerUrl: string | null;
+}
+
+export interface TeamOutcome {
+  atMs: number;
+  ok: boolean;
+  summary: string;
+  errorClass: string | null;
+}
+
+export interface TeamSuppression {
+  /** `no_oauth`, `no_repo`, `http_<status>` or the server's error code. */
+  reason: string;
+  atMs: number;
+  recovery: string;
+}
+
+/** A file held back for a secret: the rule's label, never the secret. */
+export interface TeamSecretHold {
+  path: string;
+  ruleId: string;
+  label: string;
+}
+
+export type TeamConflictKind = 'pulledOverLocalEdit' | 'pushedOverTeammate' | 'deletedByTeammate';
+
+export interface TeamConflict {
+  key: string;
+  atMs: number;
+  kind: TeamConflictKind;
+  trashId: string | null;
+}
+
+export interface TeamSyncState {
+  lastPull: TeamOutcome | null;
+  lastPush: TeamOutcome | null;
+  suppressed: TeamSuppression | null;
+  serverMaxEntries: number | null;
+  skippedForSecrets: TeamSecretHold[];
+  skippedOverCap: string[];
+  /** Newest first. */
+  conflicts: TeamConflict[];
+}
+
+export type TeamFileStatus =
+  | 'synced' | 'modified' | 'new' | 'stale' | 'serverOnly' | 'secret' | 'tooLarge' | 'overCap' | 'removed' | 'unknown';
+
+export interface TeamFile {
+  key: string;
+  path: string | null;
+  size: number | null;
+  modifiedMs: number | null;
+  localHash: string | null;
+  serverHash: string | null;
+  status: TeamFileStatus;
+  secretLabel: string | null;
+}
+
+/** `teamStatus`: team memory seen from a folder, without asking the server. */
+export interface TeamStatus {
+  memoryDir: string;
+  teamDir: string;
+  repo: string | null;
+  repoProblem: string | null;
+  remoteUrl: string | null;
+  server: TeamServerSetting;
+  signedIn: boolean;
+  user: string | null;
+  keyringProblem: string | null;
+  sync: TeamSyncState;
+  files: TeamFile[];
+}
+
+export interface TeamRemoteEntry {
+  key: string;
+  version: number;
+  checksum: string;
+  author: string | null;
+  /** ISO 8601. */
+  time: string;
+  deleted: boolean;
+  versions: number;
+}
+
+/** `teamRemote`: who you are on the server and each key's newest change. */
+export interface TeamRemote {
+  user: string;
+  role: 'member' | 'lead' | null;
+  team: string | null;
+  maxEntries: number | null;
+  entries: TeamRemoteEntry[];
+}
+
+export interface TeamVersion {
+  version: number;
+  checksum: string;
+  author: string | null;
+  time: string;
+  deleted: boolean;
+  content: string;
+}
+
+export interface TeamHistory {
+  key: string;
+  /** Newest first. */
+  versions: TeamVersion[];
+  local: string | null;
+}
+
+export interface TeamPullResult {
+  summary: string;
+  notModified: boolean;
+  serverEmpty: boolean;
+  entryCount: number;
+  written: string[];
+  trashed: string[];
+  skipped: { key: string; reason: string }[];
+  conflicts: TeamConflict[];
+}
+
+export interface TeamPushResult {
+  summary: string;
+  uploaded: string[];
+  batches: number;
+  skippedSecrets: TeamSecretHold[];
+  skippedOverCap: string[];
+  oversized: string[];
+  tombstoned: string[];
+  conflictRetries: number;
+  conflicts: TeamConflict[];
+}
+
+export interface TeamSyncResult {
+  pull: TeamPullResult;
+  push: TeamPushResult;
+}
+
+export interface TeamLeadChange {
+  key: string;
+  version: number | null;
+  checksum: string;
+  pull: TeamPullResult | null;
+  pullError: string | null;
+}
+
+export interface TeamSignIn {
+  id: string;
+  server: string;
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete: string;
+  intervalSecs: number;
+  expiresAtMs: number;
+}
+
+export interface TeamSignInPoll {
+  state: 'pending' | 'slowDown' | 'signedIn';
+  user: string | null;
+  intervalSecs: number;
+}
+
+export interface TeamRestored {
+  path: string;
+  replacedTrashId: string | null;
 }

@@ -1,0 +1,57 @@
+// Words and small formatters for the Team screen.
+
+import type { TeamConflictKind, TeamFileStatus } from '../../lib/types';
+
+/** "just now", "5 minutes ago", "yesterday", … for a time in ms since the epoch. */
+export function ago(ms: number | null | undefined, now = Date.now()): string {
+  if (!ms) return 'never';
+  const s = Math.round((now - ms) / 1000);
+  if (s < 45) return 'just now';
+  const m = Math.round(s / 60);
+  if (m < 60) return m === 1 ? 'a minute ago' : `${m} minutes ago`;
+  const h = Math.round(m / 60);
+  if (h < 24) return h === 1 ? 'an hour ago' : `${h} hours ago`;
+  const d = Math.round(h / 24);
+  if (d === 1) return 'yesterday';
+  if (d < 31) return `${d} days ago`;
+  return new Date(ms).toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
+/** The absolute time, for tooltips. */
+export function exact(ms: number | null | undefined): string {
+  return ms ? new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '';
+}
+
+/** `sha256:0123…` → `0123456789ab` (what people compare at a glance). */
+export function shortHash(h: string | null | undefined): string {
+  return h ? h.replace(/^sha256:/, '').slice(0, 12) : '';
+}
+
+export const STATUS: Record<TeamFileStatus, { label: string; tone: '' | 'good' | 'warn' | 'bad' | 'rule'; help: string }> = {
+  synced: { label: 'synced', tone: 'good', help: 'The same here and on the server.' },
+  modified: { label: 'changed here', tone: 'rule', help: 'Changed on this machine since the last sync. Push sends it.' },
+  new: { label: 'new here', tone: 'rule', help: 'Only on this machine. Push uploads it.' },
+  stale: { label: 'teammate changed', tone: 'warn', help: 'A teammate changed it since this copy was synced. Pull brings their version.' },
+  serverOnly: { label: 'on the server', tone: '', help: 'A teammate shared it; it is not here yet. Pull brings it.' },
+  secret: { label: 'secret — held back', tone: 'bad', help: 'It holds something that looks like a secret, so it is never uploaded. Remove the secret to share it.' },
+  tooLarge: { label: 'too large', tone: 'bad', help: 'Over 250,000 bytes: never uploaded. Split it into smaller files.' },
+  overCap: { label: 'over the cap', tone: 'warn', help: 'Past the server’s entry limit (in sorted order), so it stays on this machine.' },
+  removed: { label: 'removed by a lead', tone: 'warn', help: 'A lead removed it for everyone. It is never uploaded again; the next pull moves it to the trash.' },
+  unknown: { label: 'not synced yet', tone: '', help: 'Nothing was synced from this folder yet. Sync compares it with the server.' },
+};
+
+export const CONFLICT: Record<TeamConflictKind, string> = {
+  pulledOverLocalEdit: 'A pull replaced your unsynced edit with the team’s version. Your version is in the trash.',
+  pushedOverTeammate: 'Your push replaced a teammate’s newer version. Theirs is kept in the file’s history.',
+  deletedByTeammate: 'A lead removed this file for everyone. Your copy went to the trash (Memories → Trash).',
+};
+
+/** What a suppression reason means, in a few words. */
+export function reasonText(reason: string): string {
+  if (reason === 'no_oauth') return 'not signed in';
+  if (reason === 'no_repo') return 'no github.com repository';
+  if (reason === 'team_memory_too_many_entries' || reason === 'http_413') return 'too many entries for the server';
+  const m = /^http_(\d+)$/.exec(reason);
+  if (m) return `the server answered HTTP ${m[1]}`;
+  return reason.replace(/_/g, ' ');
+}
