@@ -499,7 +499,7 @@ impl Mneme {
     }
 
     /// A model provider for `choice` (see [`Mneme::settings_for`]).
-    fn model_provider(&self, saved: &ProviderSettings, choice: ProviderChoice) -> Result<Arc<dyn Provider>, mneme_model::ModelError> {
+    pub(crate) fn model_provider(&self, saved: &ProviderSettings, choice: ProviderChoice) -> Result<Arc<dyn Provider>, mneme_model::ModelError> {
         build_provider(&Mneme::settings_for(saved, choice), &self.env, &self.keychain())
     }
 }

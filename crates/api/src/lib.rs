@@ -6,10 +6,12 @@
 //! Model-backed operations (the provider settings and their connection test, the recall bench)
 //! stay synchronous too: each model call runs to the end on a small runtime of its own. A
 //! provider that fails is not an [`ApiError`]: the answer carries the failure, because showing
-//! why a model did not answer is the point of those screens. API keys go into the OS keyring
+//! why a model did not answer is the point of those screens. A dream that fails is the exception: it
+//! is recorded in the dream history as failed, and the call answers with the error. API keys go into the OS keyring
 //! and never come back out through here; front ends learn only whether one is set.
 
 mod context;
+mod dreams;
 mod error;
 mod files;
 mod graph;
@@ -23,6 +25,11 @@ mod team;
 
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
 pub use error::{ApiError, ErrorCode};
+pub use dreams::{
+    BackgroundRun, DailyLog, DreamFile, DreamFileAction, DreamGate, DreamGates, DreamHistory, DreamListItem, DreamLock,
+    DreamModeName, DreamOffReason, DreamRefusal, DreamState, DreamTrashed, DreamTrigger, DreamView, JobName, RunOutcome,
+    SchedulerEvent, LOG_DAYS_SHOWN,
+};
 pub use files::{FileText, SavedFile};
 pub use graph::{Graph, GraphEdge, GraphNode};
 pub use memories::{MachineSettings, MemoryDetail, MemoryEdit, MemoryListFilter, MemorySummary, NewMemoryRequest, Trashed};
@@ -76,6 +83,12 @@ impl Mneme {
 
     pub fn environment(&self) -> &Environment {
         &self.env
+    }
+
+    /// The injected clock, for front ends that start background work beside the api (the
+    /// scheduler in `mneme serve --scheduler`).
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
     }
 
     /// Every project Claude Code has a folder for, newest first, with orphans flagged.

@@ -1,0 +1,830 @@
+//! Auto dream for front ends (the Dreams screen): the gates of a project's memory folder as they
+//! stand, its dream mode, "dream now" (offline or through a provider), the history with every
+//! dream's changeset (each file before and after, with its one-line reason), approve / reject
+//! for dreams held for review, one-step undo, KAIROS daily logs, and the background runs the
+//! scheduler recorded. The dreaming itself is `mneme-dream`'s; this module only shapes it.
+
+use crate::providers::ProviderChoice;
+use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
+use mneme_dream::{
+    DreamError, DreamMode, DreamRecord, DreamStatus, DreamSummary, DreamTarget, Dreams, Enablement, Engine, FileChange,
+    Gate, GateStatus, RunOptions, Trigger,
+};
+use mneme_model::{Cancel, ProviderSettings};
+use mneme_scheduler::{JobKind, Outcome, RunLog, RunRecord};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// What happens to a project's dreams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
+pub enum DreamModeName {
+    /// Applied at once, as Claude Code does; every dream stays undoable.
+    Automatic,
+    /// Held until approved or rejected.
+    Review,
+    /// No automatic dreams; one started by hand is held for review.
+    Off,
+}
+
+impl DreamModeName {
+    pub fn parse(s: &str) -> Result<DreamModeName, ApiError> {
+        DreamMode::parse(s)
+            .map(Into::into)
+            .ok_or_else(|| ApiError::invalid(format!("'{s}' is not a dream mode. Use automatic, review or off.")))
+    }
+}
+
+impl From<DreamMode> for DreamModeName {
+    fn from(m: DreamMode) -> Self {
+        match m {
+            DreamMode::Automatic => DreamModeName::Automatic,
+            DreamMode::Review => DreamModeName::Review,
+            DreamMode::Off => DreamModeName::Off,
+        }
+    }
+}
+
+impl From<DreamModeName> for DreamMode {
+    fn from(m: DreamModeName) -> Self {
+        match m {
+            DreamModeName::Automatic => DreamMode::Automatic,
+            DreamModeName::Review => DreamMode::Review,
+            DreamModeName::Off => DreamMode::Off,
+        }
+    }
+}
+
+/// The gates in the order Claude Code checks them, cheapest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum DreamGate {
+    /// Auto dream (or auto memory) is off.
+    Enabled,
+    /// Fewer than `minHours` since the last consolidation.
+    Time,
+    /// A transcript scan ran less than 10 minutes ago.
+    Throttle,
+    /// Fewer than `minSessions` sessions since the last consolidation.
+    Sessions,
+    /// Another dream (here or in Claude Code) holds `.consolidate-lock`.
+    Lock,
+}
+
+impl From<Gate> for DreamGate {
+    fn from(g: Gate) -> Self {
+        match g {
+            Gate::Enabled => DreamGate::Enabled,
+            Gate::Time => DreamGate::Time,
+            Gate::Throttle => DreamGate::Throttle,
+            Gate::Sessions => DreamGate::Sessions,
+            Gate::Lock => DreamGate::Lock,
+        }
+    }
+}
+
+/// Why auto dream is off, when it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum DreamOffReason {
+    /// `autoDreamEnabled` is false or unset (the user settings toggle turns it on).
+    AutoDreamOff,
+    /// Auto memory is off: there is nothing to consolidate.
+    AutoMemoryOff,
+    /// `CLAUDE_CODE_REMOTE` is set.
+    Remote,
+    /// KAIROS mode distils its logs with its own nightly dream.
+    Kairos,
+}
+
+/// `.consolidate-lock` as it is now.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamLock {
+    pub path: PathBuf,
+    pub exists: bool,
+    /// The PID in the file, if it parses.
+    pub holder_pid: Option<i64>,
+    /// Whether that process is running.
+    pub holder_alive: bool,
+    /// Whether that process is this one (the app or `mneme serve` that answers): its dream
+    /// finished, and the lock only records when.
+    pub holder_is_this_process: bool,
+    /// Whether it blocks a dream now (under 60 minutes old, its PID alive).
+    pub held: bool,
+    /// When it stops blocking even if its holder keeps running.
+    pub stale_at_ms: Option<i64>,
+}
+
+/// The gates of one project's memory folder, and what the Dreams screen says about them.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamGates {
+    pub project_root: PathBuf,
+    pub memory_dir: PathBuf,
+    /// Where the sessions counted by the session gate keep their transcripts.
+    pub transcript_dir: PathBuf,
+    pub mode: DreamModeName,
+    /// Gate 0: `autoDreamEnabled` and auto memory.
+    pub enabled: bool,
+    pub off_reason: Option<DreamOffReason>,
+    /// Why it is on or off, in a sentence.
+    pub enabled_explanation: String,
+    /// The settings source that set `autoDreamEnabled` to false, when one did.
+    pub auto_dream_source: Option<String>,
+    /// The lock file's mtime: when this folder was last consolidated (`None`: never).
+    pub last_consolidated_ms: Option<i64>,
+    pub hours_since: Option<f64>,
+    pub min_hours: f64,
+    pub sessions_since: usize,
+    pub session_ids: Vec<String>,
+    pub min_sessions: usize,
+    pub lock: DreamLock,
+    pub throttled_until_ms: Option<i64>,
+    /// When the time, throttle and lock gates all allow a dream; the session gate may still
+    /// wait for more sessions.
+    pub next_eligible_ms: i64,
+    /// The first gate that blocks; `None` when an automatic dream would start now.
+    pub blocked_by: Option<DreamGate>,
+    /// What blocks, in a sentence.
+    pub blocked_explanation: String,
+    /// Dreams waiting for approval.
+    pub pending: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum DreamTrigger {
+    /// Started by hand (the Dreams screen, `mneme dream run`).
+    Manual,
+    /// Started by the scheduler when the gates opened.
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum DreamState {
+    /// Waiting for review: nothing written yet.
+    Pending,
+    /// Written (or there was nothing to write).
+    Applied,
+    /// Turned down: nothing written.
+    Rejected,
+    /// Applied, then undone.
+    Undone,
+    /// Did not finish: nothing written, the lock rolled back.
+    Failed,
+}
+
+impl From<DreamStatus> for DreamState {
+    fn from(s: DreamStatus) -> Self {
+        match s {
+            DreamStatus::Pending => DreamState::Pending,
+            DreamStatus::Applied => DreamState::Applied,
+            DreamStatus::Rejected => DreamState::Rejected,
+            DreamStatus::Undone => DreamState::Undone,
+            DreamStatus::Failed => DreamState::Failed,
+        }
+    }
+}
+
+fn trigger(t: Trigger) -> DreamTrigger {
+    match t {
+        Trigger::Manual => DreamTrigger::Manual,
+        Trigger::Auto => DreamTrigger::Auto,
+    }
+}
+
+/// One line of the history.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamListItem {
+    pub id: String,
+    pub created_ms: i64,
+    pub trigger: DreamTrigger,
+    /// `offline`, `anthropic`, `openai` or `claude-cli`.
+    pub provider: String,
+    pub model: Option<String>,
+    pub state: DreamState,
+    /// The first line of the dream's summary.
+    pub headline: String,
+    pub sessions: usize,
+    pub added: usize,
+    pub changed: usize,
+    pub removed: usize,
+    pub error: Option<String>,
+    pub applied_ms: Option<i64>,
+    pub undone_ms: Option<i64>,
+}
+
+impl From<DreamSummary> for DreamListItem {
+    fn from(s: DreamSummary) -> Self {
+        DreamListItem {
+            id: s.id,
+            created_ms: s.created_at_ms,
+            trigger: trigger(s.trigger),
+            provider: s.provider,
+            model: s.model,
+            state: s.status.into(),
+            headline: s.headline,
+            sessions: s.sessions,
+            added: s.added,
+            changed: s.changed,
+            removed: s.removed,
+            error: s.error,
+            applied_ms: s.applied_at_ms,
+            undone_ms: s.undone_at_ms,
+        }
+    }
+}
+
+/// The dreams of one memory folder, newest first.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamHistory {
+    pub memory_dir: PathBuf,
+    pub dreams: Vec<DreamListItem>,
+    /// Records that could not be read, each with what to do.
+    pub damaged: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum DreamFileAction {
+    Added,
+    Changed,
+    /// Removed because its content went into another memory (`mergedInto`).
+    Merged,
+    /// Moved to Mneme's trash.
+    Removed,
+}
+
+/// One file a dream adds, changes, merges away or removes.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamFile {
+    /// Relative to the memory folder.
+    pub rel_path: String,
+    pub path: PathBuf,
+    pub action: DreamFileAction,
+    /// The memory a merged file went into.
+    pub merged_into: Option<String>,
+    /// The index (`MEMORY.md`).
+    pub is_index: bool,
+    /// Before the dream; `None` for a new file.
+    pub before: Option<String>,
+    /// After it; `None` for a file moved to the trash.
+    pub after: Option<String>,
+    /// Why, in a line.
+    pub reason: String,
+}
+
+/// A tool call the memory policy refused a model-driven dream, with Claude Code's message.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamRefusal {
+    pub tool: String,
+    pub message: String,
+}
+
+/// A file an apply moved to the trash, with the trash entry that restores it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamTrashed {
+    pub path: PathBuf,
+    pub trash_id: String,
+}
+
+/// One dream with its whole changeset.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamView {
+    #[serde(flatten)]
+    pub item: DreamListItem,
+    pub memory_dir: PathBuf,
+    /// The whole closing summary.
+    pub summary: String,
+    /// Remarks that are not changes (links a merge left dangling…).
+    pub notes: Vec<String>,
+    /// The sessions it was told about.
+    pub session_ids: Vec<String>,
+    /// Memories first, then the index.
+    pub files: Vec<DreamFile>,
+    pub refused: Vec<DreamRefusal>,
+    /// Model turns (0 for the offline dream).
+    pub turns: u32,
+    pub trashed: Vec<DreamTrashed>,
+    pub rejected_ms: Option<i64>,
+    /// What an undo replaced: files that had changed since the dream, with the text that was
+    /// on disk just before a forced undo (kept so nothing is lost).
+    pub undo_replaced: Vec<DreamFile>,
+}
+
+/// A KAIROS daily log of a memory folder.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DailyLog {
+    /// `YYYY-MM-DD`, local time.
+    pub date: String,
+    pub path: PathBuf,
+    /// Relative to the memory folder (`logs/YYYY/MM/YYYY-MM-DD.md`).
+    pub rel_path: String,
+    /// `None` when there is no log for that day yet.
+    pub text: Option<String>,
+    /// Every day with a log, newest first (at most [`LOG_DAYS_SHOWN`]).
+    pub days: Vec<String>,
+}
+
+/// How many days with a log are listed.
+pub const LOG_DAYS_SHOWN: usize = 30;
+
+/// A background job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "kebab-case")]
+pub enum JobName {
+    Extraction,
+    Dream,
+    TeamSync,
+}
+
+impl From<JobKind> for JobName {
+    fn from(j: JobKind) -> Self {
+        match j {
+            JobKind::Extraction => JobName::Extraction,
+            JobKind::Dream => JobName::Dream,
+            JobKind::TeamSync => JobName::TeamSync,
+        }
+    }
+}
+
+impl From<JobName> for JobKind {
+    fn from(j: JobName) -> Self {
+        match j {
+            JobName::Extraction => JobKind::Extraction,
+            JobName::Dream => JobKind::Dream,
+            JobName::TeamSync => JobKind::TeamSync,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum RunOutcome {
+    Done,
+    /// A gate said no; nothing was attempted.
+    Skipped,
+    Failed,
+    Cancelled,
+}
+
+/// One run of the background scheduler (in the desktop app, `mneme serve --scheduler` or
+/// `mneme daemon`), from the run log they share.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct BackgroundRun {
+    pub id: String,
+    pub job: JobName,
+    /// What it was for: a memory folder, a transcript, a repository.
+    pub target: String,
+    pub started_ms: u64,
+    pub finished_ms: u64,
+    pub outcome: RunOutcome,
+    /// What happened, in a sentence ("Saved 2 memories", the reason it was skipped, the error).
+    pub summary: String,
+}
+
+impl From<RunRecord> for BackgroundRun {
+    fn from(r: RunRecord) -> Self {
+        let (outcome, summary) = match r.outcome {
+            Outcome::Done { summary } => (RunOutcome::Done, summary),
+            Outcome::Skipped { reason } => (RunOutcome::Skipped, reason),
+            Outcome::Failed { error } => (RunOutcome::Failed, error),
+            Outcome::Cancelled => (RunOutcome::Cancelled, "Cancelled: the scheduler stopped while it ran.".into()),
+        };
+        BackgroundRun {
+            id: r.id,
+            job: r.job.into(),
+            target: r.target,
+            started_ms: r.started_ms,
+            finished_ms: r.finished_ms,
+            outcome,
+            summary,
+        }
+    }
+}
+
+/// What the background scheduler announces while it works, for a live display ("Dreaming…",
+/// then "Saved 2 memories").
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum SchedulerEvent {
+    #[serde(rename_all = "camelCase")]
+    Started { id: String, job: JobName, target: String },
+    #[serde(rename_all = "camelCase")]
+    Progress { id: String, job: JobName, message: String },
+    #[serde(rename_all = "camelCase")]
+    Finished { run: BackgroundRun },
+}
+
+impl From<mneme_scheduler::Event> for SchedulerEvent {
+    fn from(e: mneme_scheduler::Event) -> Self {
+        match e {
+            mneme_scheduler::Event::Started { id, job, target } => SchedulerEvent::Started { id, job: job.into(), target },
+            mneme_scheduler::Event::Progress { id, job, message } => SchedulerEvent::Progress { id, job: job.into(), message },
+            mneme_scheduler::Event::Finished { record } => SchedulerEvent::Finished { run: record.into() },
+        }
+    }
+}
+
+/// The dream crate speaks to a terminal in lower case; front ends show sentences.
+fn sentence(text: String) -> String {
+    let mut s = String::with_capacity(text.len() + 1);
+    let mut chars = text.chars();
+    if let Some(c) = chars.next() {
+        s.extend(c.to_uppercase());
+        s.push_str(chars.as_str());
+    }
+    if !s.ends_with(['.', '!', '?', ')']) {
+        s.push('.');
+    }
+    s
+}
+
+impl From<DreamError> for ApiError {
+    fn from(e: DreamError) -> Self {
+        let code = match &e {
+            DreamError::Apply(mneme_agent::ApplyError::Changed { .. }) => ErrorCode::Conflict,
+            DreamError::Io { .. } | DreamError::Apply(_) | DreamError::Cancelled => ErrorCode::Io,
+            DreamError::Memdir(m) => crate::memories::code_for(m),
+            DreamError::Locked { .. } | DreamError::LostRace { .. } | DreamError::WrongStatus { .. } | DreamError::Conflict { .. } => {
+                ErrorCode::Conflict
+            }
+            DreamError::NotFound { .. } | DreamError::NothingToUndo => ErrorCode::NotFound,
+            DreamError::DamagedRecord { .. } => ErrorCode::Malformed,
+            // A provider that could not be reached or refused: the dream is recorded as failed.
+            DreamError::Agent(_) => ErrorCode::Unavailable,
+            DreamError::Invalid(_) => ErrorCode::InvalidInput,
+        };
+        let message = match e {
+            DreamError::NotFound { id } => format!("There is no dream {id} for this memory folder; it may belong to another project."),
+            // The dream crate's advice names the CLI flag; front ends offer "undo anyway".
+            DreamError::Conflict { id, files, when: "was applied", .. } => format!(
+                "{} changed since dream {id} was applied, so nothing was undone. Look at those files first; undoing anyway puts the dream's earlier versions back and keeps the newer text in the dream's record.",
+                files.join(", ")
+            ),
+            other => sentence(other.to_string()),
+        };
+        ApiError::new(code, message)
+    }
+}
+
+fn rel_of(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root).map(|r| r.to_string_lossy().replace('\\', "/")).unwrap_or_else(|_| path.to_string_lossy().into_owned())
+}
+
+/// The changes as the screen lists them: memories first, the index last. A removed file is
+/// "merged" when another file of the same dream says it took that file in (the offline dream's
+/// reason, `merged the duplicate <rel> into it`).
+fn files_of(root: &Path, changes: &[FileChange]) -> Vec<DreamFile> {
+    let rels: Vec<String> = changes.iter().map(|c| rel_of(root, &c.path)).collect();
+    let mut files: Vec<DreamFile> = changes
+        .iter()
+        .zip(&rels)
+        .map(|(c, rel)| {
+            let merged_into = if c.after.is_none() {
+                let marker = format!("merged the duplicate {rel} into it");
+                changes.iter().zip(&rels).find(|(o, _)| o.after.is_some() && o.reason.contains(&marker)).map(|(_, r)| r.clone())
+            } else {
+                None
+            };
+            let action = match (&c.before, &c.after) {
+                (None, _) => DreamFileAction::Added,
+                (Some(_), Some(_)) => DreamFileAction::Changed,
+                (Some(_), None) if merged_into.is_some() => DreamFileAction::Merged,
+                (Some(_), None) => DreamFileAction::Removed,
+            };
+            let reason = c.reason.strip_prefix(&format!("{rel}: ")).unwrap_or(&c.reason).to_string();
+            DreamFile {
+                is_index: rel == "MEMORY.md",
+                rel_path: rel.clone(),
+                path: c.path.clone(),
+                action,
+                merged_into,
+                before: c.before.clone(),
+                after: c.after.clone(),
+                reason,
+            }
+        })
+        .collect();
+    files.sort_by_key(|f| f.is_index);
+    files
+}
+
+fn dream_view(r: DreamRecord) -> DreamView {
+    let item = r.summary_view().into();
+    let files = files_of(&r.changeset.root, &r.changeset.changes);
+    // A forced undo's inverse changeset holds, as `before`, what was on disk just before it;
+    // only the files that differed from the dream's own result are worth showing.
+    let undo_replaced = match &r.undo {
+        Some(undo) => {
+            let replaced: Vec<FileChange> = undo
+                .changes
+                .iter()
+                .filter(|u| r.changeset.changes.iter().any(|c| c.path == u.path && c.after != u.before))
+                .cloned()
+                .collect();
+            files_of(&undo.root, &replaced)
+        }
+        None => Vec::new(),
+    };
+    DreamView {
+        item,
+        memory_dir: r.memory_dir,
+        summary: r.summary,
+        notes: r.notes,
+        session_ids: r.sessions,
+        files,
+        refused: r.denials.into_iter().map(|d| DreamRefusal { tool: d.tool, message: d.message }).collect(),
+        turns: r.turns,
+        trashed: r.trashed.into_iter().map(|t| DreamTrashed { path: t.path, trash_id: t.trash_id }).collect(),
+        rejected_ms: r.rejected_at_ms,
+        undo_replaced,
+    }
+}
+
+fn off_reason(e: &Enablement) -> (Option<DreamOffReason>, Option<String>, String) {
+    match e {
+        Enablement::On => (None, None, "On: autoDreamEnabled is true and auto memory is on.".into()),
+        Enablement::AutoDreamOff { source: Some(s) } => (
+            Some(DreamOffReason::AutoDreamOff),
+            Some(s.as_str().to_string()),
+            format!("Off: autoDreamEnabled is false in the {} settings.", s.as_str()),
+        ),
+        Enablement::AutoDreamOff { source: None } => (
+            Some(DreamOffReason::AutoDreamOff),
+            None,
+            "Off: autoDreamEnabled is not set, and Claude Code leaves auto dream off unless Anthropic's server flag turns it on."
+                .into(),
+        ),
+        Enablement::AutoMemoryOff { reason } => {
+            (Some(DreamOffReason::AutoMemoryOff), None, format!("Off: auto memory is off ({reason}), so there is nothing to consolidate."))
+        }
+        Enablement::Remote => (Some(DreamOffReason::Remote), None, "Off: this is a remote session (CLAUDE_CODE_REMOTE is set).".into()),
+        Enablement::Kairos => (Some(DreamOffReason::Kairos), None, "Off: KAIROS mode distils its daily logs with its own nightly dream.".into()),
+    }
+}
+
+fn blocked_explanation(s: &GateStatus) -> String {
+    match s.blocked_by {
+        None => "Nothing: every gate is open, so the scheduler would dream at its next check.".into(),
+        Some(Gate::Enabled) => "Auto dream is off.".into(),
+        Some(Gate::Time) => format!(
+            "The time gate: {:.1} of {} hours since the last consolidation.",
+            s.hours_since.unwrap_or_default(),
+            s.min_hours
+        ),
+        Some(Gate::Throttle) => "The 10-minute throttle: transcripts were scanned a moment ago.".into(),
+        Some(Gate::Sessions) => format!("The session gate: {} of {} sessions since the last consolidation.", s.sessions_since, s.min_sessions),
+        Some(Gate::Lock) => match s.lock.holder_pid {
+            Some(pid) => format!("The lock: process {pid} is dreaming over this folder now."),
+            None => "The lock: another process is dreaming over this folder now.".into(),
+        },
+    }
+}
+
+impl Mneme {
+    fn dreams(&self) -> Dreams {
+        Dreams::new(self.env.clone(), self.clock.clone()).with_utc_offset(self.utc_offset_secs)
+    }
+
+    /// The folder's dream target and gate 0, resolved like every other screen's folder (the
+    /// same settings sources, the same memory folder).
+    fn dream_target(&self, req: &ContextRequest) -> Result<(DreamTarget, Enablement), ApiError> {
+        let r = self.resolve(req)?;
+        let d = self.dreams();
+        let target = DreamTarget::for_cwd(&self.env, &r.settings, &r.cwd);
+        let enabled = d.enablement(&r.settings);
+        Ok((target, enabled))
+    }
+
+    fn memory_dir_for_dreams(&self, req: &ContextRequest) -> Result<PathBuf, ApiError> {
+        Ok(self.dream_target(req)?.0.memory_dir)
+    }
+
+    /// The gates of the project's memory folder as they stand, its dream mode and how many
+    /// dreams wait for approval. Changes nothing.
+    pub fn dream_status(&self, req: &ContextRequest) -> Result<DreamGates, ApiError> {
+        let (target, enabled) = self.dream_target(req)?;
+        let d = self.dreams();
+        let s = d.status(&target, &enabled);
+        let mode = d.mode(&target.memory_dir)?;
+        let (records, _) = d.list(&target.memory_dir)?;
+        let (off_reason, auto_dream_source, explanation) = off_reason(&enabled);
+        Ok(DreamGates {
+            project_root: target.cwd.clone(),
+            memory_dir: target.memory_dir.clone(),
+            transcript_dir: target.transcript_dir.clone(),
+            mode: mode.into(),
+            enabled: s.enabled,
+            off_reason,
+            enabled_explanation: explanation,
+            auto_dream_source,
+            last_consolidated_ms: s.last_consolidated_at_ms,
+            hours_since: s.hours_since,
+            min_hours: s.min_hours,
+            sessions_since: s.sessions_since,
+            session_ids: s.session_ids.clone(),
+            min_sessions: s.min_sessions,
+            lock: DreamLock {
+                path: s.lock.path.clone(),
+                exists: s.lock.exists,
+                holder_pid: s.lock.holder_pid,
+                holder_alive: s.lock.holder_alive,
+                holder_is_this_process: s.lock.holder_pid == Some(i64::from(std::process::id())),
+                held: s.lock.held,
+                stale_at_ms: s.lock.stale_at_ms,
+            },
+            throttled_until_ms: s.throttled_until_ms,
+            next_eligible_ms: s.next_eligible_at_ms,
+            blocked_by: s.blocked_by.map(Into::into),
+            blocked_explanation: blocked_explanation(&s),
+            pending: records.iter().filter(|r| r.status == DreamStatus::Pending).count(),
+        })
+    }
+
+    /// Sets what happens to the project's dreams.
+    pub fn set_dream_mode(&self, req: &ContextRequest, mode: DreamModeName) -> Result<DreamGates, ApiError> {
+        let dir = self.memory_dir_for_dreams(req)?;
+        self.dreams().set_mode(&dir, mode.into())?;
+        self.dream_status(req)
+    }
+
+    /// Dreams now over the project's memory folder, by `provider` (`None` or offline: the
+    /// deterministic offline dream). The lock is honoured (a dream running here or in Claude
+    /// Code refuses with `conflict`); the folder's mode decides whether the result is applied
+    /// or held for review. A dream that fails is recorded in the history and reported as the
+    /// error.
+    pub fn run_dream(&self, req: &ContextRequest, provider: Option<ProviderChoice>) -> Result<DreamView, ApiError> {
+        let (target, enabled) = self.dream_target(req)?;
+        let model = match provider.unwrap_or(ProviderChoice::Offline) {
+            ProviderChoice::Offline => None,
+            choice => {
+                let saved = ProviderSettings::load(&self.env)?;
+                Some(self.model_provider(&saved, choice).map_err(|e| ApiError::invalid(e.to_string()))?)
+            }
+        };
+        let d = self.dreams();
+        // The lock keeps this process's PID for 60 minutes after a dream (Claude Code's rule,
+        // which keeps the time gate's record); the engine's "another dream holds the lock"
+        // would point at this very app, so say what is going on instead.
+        let lock = d.status(&target, &enabled).lock;
+        if lock.held && lock.holder_pid == Some(i64::from(std::process::id())) {
+            let now = ms_now(&*self.clock);
+            let ago = (now - lock.mtime_ms.unwrap_or(now)).max(0) / 60_000;
+            let left = ((lock.stale_at_ms.unwrap_or(now) - now).max(0) + 59_999) / 60_000;
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "This app took the dream lock of this folder {ago} min ago (a dream of its own, finished or still running). The lock holds for 60 minutes, as Claude Code's does, so the next dream can start in {left} min."
+                ),
+            ));
+        }
+        let record = crate::block_on(async {
+            let opts = RunOptions {
+                trigger: Trigger::Manual,
+                engine: match &model {
+                    Some(p) => Engine::Model(p.as_ref()),
+                    None => Engine::Offline,
+                },
+                apply_now: false,
+                enabled,
+                cancel: Cancel::new(),
+            };
+            d.run(&target, &opts).await
+        })??;
+        Ok(dream_view(record))
+    }
+
+    /// Every dream of the project's memory folder, newest first, without file contents.
+    pub fn dream_history(&self, req: &ContextRequest) -> Result<DreamHistory, ApiError> {
+        let dir = self.memory_dir_for_dreams(req)?;
+        let (records, damaged) = self.dreams().list(&dir)?;
+        Ok(DreamHistory {
+            memory_dir: dir,
+            dreams: records.iter().map(|r| r.summary_view().into()).collect(),
+            damaged: damaged.into_iter().map(|e| sentence(e.to_string())).collect(),
+        })
+    }
+
+    /// One dream with every file it changed or proposes, before and after.
+    pub fn dream(&self, req: &ContextRequest, id: &str) -> Result<DreamView, ApiError> {
+        let dir = self.memory_dir_for_dreams(req)?;
+        Ok(dream_view(self.dreams().show(&dir, id)?))
+    }
+
+    /// Applies a dream held for review; refused (`conflict`, nothing written) when a file it
+    /// changes changed since the dream read it.
+    pub fn approve_dream(&self, req: &ContextRequest, id: &str) -> Result<DreamView, ApiError> {
+        let dir = self.memory_dir_for_dreams(req)?;
+        Ok(dream_view(self.dreams().approve(&dir, id)?))
+    }
+
+    /// Turns a dream held for review down; nothing is written.
+    pub fn reject_dream(&self, req: &ContextRequest, id: &str) -> Result<DreamView, ApiError> {
+        let dir = self.memory_dir_for_dreams(req)?;
+        Ok(dream_view(self.dreams().reject(&dir, id)?))
+    }
+
+    /// Undoes an applied dream in one step (`None`: the newest one that changed something),
+    /// putting every file back byte for byte. Refused with `conflict` when any of its files
+    /// changed since, unless `force` (the newer text is then kept in the dream's record).
+    pub fn undo_dream(&self, req: &ContextRequest, id: Option<&str>, force: bool) -> Result<DreamView, ApiError> {
+        let dir = self.memory_dir_for_dreams(req)?;
+        Ok(dream_view(self.dreams().undo(&dir, id, force)?))
+    }
+
+    /// The project's KAIROS daily log for `date` (`YYYY-MM-DD`; `None`: today, local time),
+    /// and the days that have one.
+    pub fn daily_log(&self, req: &ContextRequest, date: Option<&str>) -> Result<DailyLog, ApiError> {
+        let dir = self.memory_dir_for_dreams(req)?;
+        let date = match date.map(str::trim).filter(|s| !s.is_empty()) {
+            Some(s) => Some(
+                mneme_dream::dates::parse_iso_date(s)
+                    .filter(|_| s.len() == 10)
+                    .ok_or_else(|| ApiError::invalid(format!("'{s}' is not a date; write it as YYYY-MM-DD.")))?,
+            ),
+            None => None,
+        };
+        let (path, text) = self.dreams().read_log(&dir, date)?;
+        let rel_path = rel_of(&dir, &path);
+        let date = mneme_dream::logs::log_date(&rel_path).map(iso).unwrap_or_default();
+        Ok(DailyLog { date, path, rel_path, text, days: log_days(&dir) })
+    }
+
+    /// Appends one timestamped bullet to today's daily log and answers the log.
+    pub fn append_daily_log(&self, req: &ContextRequest, text: &str) -> Result<DailyLog, ApiError> {
+        let dir = self.memory_dir_for_dreams(req)?;
+        let appended = self.dreams().log(&dir, text)?;
+        self.daily_log(req, Some(&appended.date))
+    }
+
+    /// The newest background runs (of one job, or all), newest first, from the run log the
+    /// desktop app, `mneme serve --scheduler` and `mneme daemon` share.
+    pub fn background_runs(&self, limit: usize, job: Option<JobName>) -> Result<Vec<BackgroundRun>, ApiError> {
+        let log = RunLog::in_data_dir(&self.env.data_dir());
+        let runs = log.recent(limit, job.map(Into::into)).map_err(|e| ApiError::new(ErrorCode::Io, sentence(e.to_string())))?;
+        Ok(runs.into_iter().map(Into::into).collect())
+    }
+}
+
+pub(crate) fn ms_now(clock: &dyn mneme_core::Clock) -> i64 {
+    clock.now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn iso(d: time::Date) -> String {
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
+/// The days with a daily log under `<memory>/logs/YYYY/MM/`, newest first.
+fn log_days(memory_dir: &Path) -> Vec<String> {
+    let logs = memory_dir.join(mneme_dream::logs::LOGS_DIR);
+    let mut days = Vec::new();
+    for year in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
+        for month in std::fs::read_dir(year.path()).into_iter().flatten().flatten() {
+            for file in std::fs::read_dir(month.path()).into_iter().flatten().flatten() {
+                let rel = format!(
+                    "{}/{}/{}/{}",
+                    mneme_dream::logs::LOGS_DIR,
+                    year.file_name().to_string_lossy(),
+                    month.file_name().to_string_lossy(),
+                    file.file_name().to_string_lossy()
+                );
+                if let Some(d) = mneme_dream::logs::log_date(&rel) {
+                    days.push(iso(d));
+                }
+            }
+        }
+    }
+    days.sort_unstable_by(|a, b| b.cmp(a));
+    days.truncate(LOG_DAYS_SHOWN);
+    days
+}
