@@ -14,6 +14,10 @@
 // `mneme serve --port 0 --ui-dir ui/dist` on it, and checks the screens against the API, the
 // CLI and the files on disk. Screenshots of every screen go to docs/screenshots/.
 //
+// The fixture also holds a Claude Code session transcript of the repository, which the Inbox
+// runs offline extraction over (review mode, keep, discard), and the model-provider settings
+// talk to a stub OpenAI-compatible endpoint on 127.0.0.1 started by this script.
+//
 // The Team screen is checked against a real team server: `mneme-server` (cargo build -p
 // mneme-team-server) on a throwaway SQLite database with a team, a lead and a grant, which the
 // fixture reaches through TEAM_MEMORY_SYNC_URL; the fixture repository's `origin` is on
@@ -26,6 +30,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,9 +130,31 @@ function buildFixture(bin) {
   age('user_role.md', 40);
   age('testing-policy.md', 3);
   age('api-gateway.md', 1);
+  const session = buildSession(config, repo);
   const big = buildBigProject(bin, home, env);
   const orphan = buildOrphan(config, home);
-  return { tmp, home, config, data, repo, mem, env, big, orphan };
+  return { tmp, home, config, data, repo, mem, env, big, orphan, session };
+}
+
+// A Claude Code session in the shop, as Claude Code writes its transcript: one user prompt with
+// two explicit statements (what the offline extractor keeps) and the answer. `say` appends a
+// turn later, as the session goes on.
+function buildSession(config, repo) {
+  const id = '5b7c1d2e-3f40-4a51-8b62-7c83d94e0f15';
+  const file = path.join(config, 'projects', repo.replace(/[^a-zA-Z0-9]/g, '-'), `${id}.jsonl`);
+  let turn = 0;
+  const say = (prompt) => {
+    turn++;
+    const common = (uuid, parentUuid) => ({ uuid, parentUuid, isSidechain: false, cwd: repo, sessionId: id, version: '2.1.197',
+      timestamp: new Date(Date.UTC(2026, 2, 2, 10, turn)).toISOString() });
+    const user = { ...common(`u${turn}`, turn === 1 ? null : `a${turn - 1}`), type: 'user', message: { role: 'user', content: prompt } };
+    const answer = { ...common(`a${turn}`, `u${turn}`), type: 'assistant',
+      message: { id: `msg_${turn}`, role: 'assistant', content: [{ type: 'text', text: 'Noted.' }], stop_reason: 'end_turn' } };
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.appendFileSync(file, `${JSON.stringify(user)}\n${JSON.stringify(answer)}\n`);
+  };
+  say('Remember that the staging database is shared with the QA team. Never run migrations on staging without telling QA first.');
+  return { id, file, say };
 }
 
 // An orphaned memory folder: keyed to a worktree that no longer exists, with a transcript
@@ -370,8 +397,8 @@ async function main() {
     team.child.kill('SIGTERM');
     throw e;
   });
-
   console.log(`server:  ${server.url.replace(/token=.*/, 'token=…')}`);
+  const model = await startModelStub();
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
   const page = await context.newPage();
@@ -541,6 +568,97 @@ async function main() {
       if (!created) fail(`New memory wrote no file: ${fs.readdirSync(fx.mem).join(', ')}`);
     });
 
+    await step('Inbox: review mode stages an offline extraction of the newest session; nothing is written before Keep', async () => {
+      await nav('Inbox');
+      await page.getByTestId('inbox-empty').waitFor();
+      await page.getByTestId('newest-transcript').getByText('Over the newest session of this folder').waitFor();
+      await page.getByTestId('mode-review').click();
+      await waitFor('review mode to be saved', async () => (await api(server, 'inbox', { cwd: fx.repo })).mode === 'review');
+      const filesBefore = fs.readdirSync(fx.mem).sort().join(',');
+      const indexBefore = fs.readFileSync(path.join(fx.mem, 'MEMORY.md'), 'utf8');
+      await page.getByTestId('extract-now').click();
+      await page.getByTestId('extract-result').getByText('2 memories waiting for review in the inbox').waitFor();
+      const item = page.getByTestId('inbox-item');
+      await item.waitFor();
+      if (fs.readdirSync(fx.mem).sort().join(',') !== filesBefore) fail('review mode wrote to the memory folder');
+      if (fs.readFileSync(path.join(fx.mem, 'MEMORY.md'), 'utf8') !== indexBefore) fail('review mode changed MEMORY.md');
+      const view = await api(server, 'inbox', { cwd: fx.repo });
+      if (view.pending.length !== 1 || view.pending[0].files.filter((f) => !f.isIndex).length !== 2) fail(`the inbox holds ${JSON.stringify(view.pending)}`);
+      await item.locator('.dl.add', { hasText: 'Never run migrations on staging without telling QA first.' }).first().waitFor();
+      await item.getByText('feedback', { exact: true }).waitFor();
+      await shot('inbox');
+    });
+
+    await step('Inbox: edit a proposal inline and keep; the memory appears in Memories with its index line', async () => {
+      const indexFile = path.join(fx.mem, 'MEMORY.md');
+      const indexBefore = fs.readFileSync(indexFile, 'utf8');
+      const staged = (await api(server, 'inbox', { cwd: fx.repo })).pending[0];
+      const memories = staged.files.filter((f) => !f.isIndex);
+      const item = page.getByTestId('inbox-item');
+      await item.getByTestId('inbox-edit').first().click();
+      const ta = item.getByTestId('inbox-edit-text');
+      const edited = (await ta.inputValue()).replace(/\n*$/, '\n') + '\nAsk in #qa before any schema change.\n';
+      await ta.fill(edited);
+      await item.getByTestId('inbox-edit-keep').click();
+      await page.getByTestId('inbox-done').getByText('Kept with your edits').waitFor();
+      if (fs.readFileSync(memories[0].path, 'utf8') !== edited) fail(`the kept file is not the edited text:\n${fs.readFileSync(memories[0].path, 'utf8')}`);
+      if (fs.readFileSync(memories[1].path, 'utf8') !== memories[1].after) fail('the second memory is not what was staged');
+      const index = fs.readFileSync(indexFile, 'utf8');
+      if (!index.startsWith(indexBefore)) fail(`keeping rewrote existing index lines:\n${index}`);
+      for (const m of memories) {
+        if (!index.includes(`](${m.relPath}) — ${m.description}`)) fail(`MEMORY.md has no line for ${m.relPath}:\n${index}`);
+      }
+      await page.getByTestId('inbox-empty').waitFor();
+      await page.getByTestId('inbox-open-memory').click();
+      await page.getByTestId('memory-editor').getByRole('heading', { name: memories[0].name }).waitFor();
+      const row = page.locator(`[data-relpath="${memories[0].relPath}"]`);
+      await row.waitFor();
+      if (await row.locator('.badge.warn', { hasText: 'unindexed' }).count()) fail('the kept memory shows as unindexed');
+    });
+
+    await step('Inbox: the next turn, staged and discarded, writes nothing', async () => {
+      fx.session.say('Remember that the QA team owns the staging seed data.');
+      await nav('Inbox');
+      await page.getByTestId('extract-now').click();
+      const item = page.getByTestId('inbox-item');
+      await item.waitFor();
+      const staged = (await api(server, 'inbox', { cwd: fx.repo })).pending[0];
+      const file = staged.files.find((f) => !f.isIndex).path;
+      await item.getByTestId('inbox-discard').click();
+      await page.getByTestId('inbox-done').getByText('Discarded: nothing was written.').waitFor();
+      if (fs.existsSync(file)) fail(`discard wrote ${file}`);
+      await page.getByTestId('inbox-decided').getByText('discarded', { exact: true }).waitFor();
+      const runs = page.getByTestId('extract-runs').locator('.run');
+      if ((await runs.count()) !== 2) fail(`the run list shows ${await runs.count()} runs`);
+    });
+
+    await step('Recall bench: offline results for a prompt, in the API\'s order, with the exact injected text', async () => {
+      await nav('Recall bench');
+      await page.getByTestId('recall-intro').waitFor();
+      const prompt = 'fix the bug in the staging database migration, add a test, and explain it to the user in backend terms';
+      await page.getByTestId('recall-prompt').fill(prompt);
+      await page.getByTestId('recall-run').click();
+      const results = page.getByTestId('recall-results');
+      await results.waitFor();
+      const want = await api(server, 'recall', { cwd: fx.repo, prompt, provider: 'offline' });
+      const shown = await results.locator('[data-relpath]').evaluateAll((els) => els.map((e) => e.getAttribute('data-relpath')));
+      if (shown.join(',') !== want.selected.map((m) => m.relPath).join(',')) fail(`the bench shows ${shown} but the API recalls ${want.selected.map((m) => m.relPath)}`);
+      const chosen = want.selected.map((m) => m.relPath);
+      if (!chosen.includes('testing-policy.md') || !chosen.includes('user_role.md') || !chosen.some((r) => r.includes('staging'))) fail(`offline recall chose ${chosen}`);
+      // user_role.md is 40 days old: Claude Code's staleness warning leads its header, on screen too.
+      const old = want.selected.find((m) => m.relPath === 'user_role.md');
+      if (!old.header.startsWith('This memory is 40 days old.')) fail(`user_role.md's header reads: ${old.header}`);
+      await results.locator('[data-relpath="user_role.md"] .header-text', { hasText: 'This memory is 40 days old.' }).waitFor();
+      await shot('recall');
+      if (!(await page.getByTestId('recall-summary').textContent())?.includes('chosen by the offline ranker')) fail('the summary does not say who chose');
+      const reasons = await results.getByTestId('recall-reason').allTextContents();
+      if (reasons.join('|') !== want.selected.map((m) => m.reason).join('|')) fail(`the reasons read ${reasons}`);
+      const first = results.locator('[data-relpath]').first();
+      await first.getByText('Exact text Claude Code injects').click();
+      if ((await first.getByTestId('recall-injected').textContent()) !== want.selected[0].injected) fail('the injected text differs from the API');
+      if (!want.selected[0].injected.startsWith('<system-reminder>\nRetrieved for possible relevance')) fail('the first reminder lacks the relevance preamble');
+    });
+
     await step('Projects: merge an orphaned memory folder into the project', async () => {
       const indexFile = path.join(fx.mem, 'MEMORY.md');
       const indexBefore = fs.readFileSync(indexFile, 'utf8');
@@ -657,6 +775,59 @@ async function main() {
       await waitFor('autoMemoryDirectory to leave settings.json', async () => !('autoMemoryDirectory' in readSettings()));
       if (readSettings().autoDreamEnabled !== true) fail('Clear removed other keys from settings.json');
       await page.getByText('Cleared.').waitFor();
+    });
+
+    await step('Settings: model provider — an OpenAI-compatible endpoint tested, saved, its key in the keyring only', async () => {
+      const providersFile = path.join(fx.data, 'providers.json');
+      const sec = page.getByTestId('provider-settings');
+      await sec.scrollIntoViewIfNeeded();
+      await sec.getByTestId('provider-kind-offline').locator('.badge', { hasText: 'saved' }).waitFor();
+      await sec.getByTestId('provider-kind-openai').click();
+      await sec.getByTestId('provider-model').fill('e2e-model');
+      await sec.getByTestId('provider-url').fill(model.url);
+      await sec.getByTestId('provider-timeout').fill('30');
+      await sec.getByTestId('provider-test').click();
+      await sec.getByTestId('provider-test-result').getByText('Connected: e2e-model answered.').waitFor();
+      if (fs.existsSync(providersFile)) fail('Test connection saved the settings');
+      await sec.getByTestId('provider-save').click();
+      await waitFor('providers.json to hold the endpoint', async () => {
+        const p = fs.existsSync(providersFile) && JSON.parse(fs.readFileSync(providersFile, 'utf8'));
+        return p && p.kind === 'openai' && p.model === 'e2e-model' && p.base_url === model.url && p.timeout_secs === 30;
+      });
+      const key = 'sk-e2e-0123456789abcdef';
+      await sec.getByTestId('provider-key-state').getByText('No key').waitFor();
+      await sec.getByTestId('provider-key-input').fill(key);
+      await sec.getByTestId('provider-key-save').click();
+      await sec.getByTestId('provider-key-state').getByText('Key set').waitFor();
+      if (keyringLookup(fx, `openai-api-key:${model.url}`)?.trim() !== key) fail('the key is not in the OS keyring (Secret Service)');
+      for (const f of fs.readdirSync(fx.tmp, { recursive: true })) {
+        const full = path.join(fx.tmp, String(f));
+        if (fs.statSync(full).isFile() && fs.statSync(full).size < 1_000_000 && fs.readFileSync(full, 'utf8').includes(key)) fail(`the key was written to ${f}`);
+      }
+      if ((await page.content()).includes(key)) fail('the page shows the key after it was stored');
+      // The endpoint now refuses the key: the test names the failure, and the key was sent.
+      model.fail = 401;
+      await sec.getByTestId('provider-test').click();
+      await sec.getByTestId('provider-test-failure').getByText('Bad key').waitFor();
+      if (model.requests.at(-1).auth !== `Bearer ${key}`) fail(`the test sent ${model.requests.at(-1).auth}`);
+      await sec.scrollIntoViewIfNeeded();
+      await page.evaluate(() => window.scrollBy(0, -70));
+      await shot('settings-provider', false);
+    });
+
+    await step('Recall bench: a provider that fails shows why, as Claude Code would recall nothing', async () => {
+      await nav('Recall bench');
+      await page.getByTestId('recall-provider').selectOption('openai');
+      await page.getByTestId('recall-prompt').fill('fix the bug in the staging database migration, add a test, and explain it to the user in backend terms');
+      await page.getByTestId('recall-run').click();
+      await page.getByTestId('recall-error').getByText('the API key was refused').waitFor();
+      if (await page.getByTestId('recall-results').count()) fail('results shown although the provider failed');
+      model.fail = 0;
+      await nav('Settings');
+      const sec = page.getByTestId('provider-settings');
+      await sec.getByTestId('provider-key-clear').click();
+      await sec.getByTestId('provider-key-state').getByText('No key').waitFor();
+      if (keyringLookup(fx, `openai-api-key:${model.url}`)) fail('Clear left the key in the OS keyring');
     });
 
     await step('Team: repository and server; sign in through the device flow in a second tab', async () => {
@@ -832,6 +1003,7 @@ async function main() {
     if (/Team/.test(current)) console.error(`mneme-server log:\n${team.logs()}`);
   } finally {
     await browser.close().catch(() => {});
+    await model.close();
     for (const [child, signal] of [[server.child, 'SIGINT'], [team.child, 'SIGTERM']]) {
       child.kill(signal);
       await new Promise((r) => {

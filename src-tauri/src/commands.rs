@@ -7,8 +7,10 @@ use crate::Session;
 use mneme_api::{
     ApiError, AutoMemDirChange, ContextRequest, ContextView, ErrorCode, FileText, Graph, Health, MachineSettings,
     MemoryDetail, MemoryEdit, MemoryListFilter, MemorySummary, MergeReport, Mneme, NewMemoryRequest, ProjectInfo,
-    SavedFile, TouchedView, Trashed, TrashListing,
+    ProviderChoice, ProviderSettingsInput, ProviderTest, ProviderView, RecallQuery, RecallView, SavedFile, TouchedView,
+    Trashed, TrashListing,
 };
+use mneme_api::{ExtractionReport, InboxItemView, InboxView, PromoteTo, ReviewModeName};
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use std::path::PathBuf;
@@ -212,6 +214,105 @@ pub struct MemoryDirValue {
     #[serde(default)]
     #[specta(optional)]
     pub value: Option<String>,
+}
+
+/// Provider settings to save or test. Empty strings mean "the kind's default".
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderInput {
+    pub kind: ProviderChoice,
+    #[serde(default)]
+    #[specta(optional)]
+    pub model: Option<String>,
+    #[serde(default)]
+    #[specta(optional)]
+    pub base_url: Option<String>,
+    /// Seconds to wait for one answer (1 to 3600); absent = Claude Code's 600.
+    #[serde(default)]
+    #[specta(optional)]
+    pub timeout_secs: Option<u64>,
+    /// The `claude` binary; absent = the one on the PATH.
+    #[serde(default)]
+    #[specta(optional)]
+    pub claude_binary: Option<String>,
+}
+
+impl ProviderInput {
+    fn input(self) -> ProviderSettingsInput {
+        ProviderSettingsInput {
+            kind: self.kind,
+            model: self.model,
+            base_url: self.base_url,
+            timeout_secs: self.timeout_secs,
+            claude_binary: self.claude_binary,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct ProviderKey {
+    /// The API key to store; `null` or absent removes the stored one.
+    #[serde(default)]
+    #[specta(optional)]
+    pub key: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallAsk {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// The prompt, as typed into Claude Code.
+    pub prompt: String,
+    /// Who chooses; absent = the provider in the settings.
+    #[serde(default)]
+    #[specta(optional)]
+    pub provider: Option<ProviderChoice>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ModeChange {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// `automatic` (as Claude Code: written at once), `review` (staged) or `off`.
+    pub mode: ReviewModeName,
+}
+
+/// One inbox item, by id (ids are global: they name their project themselves).
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct InboxRef {
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct InboxEdit {
+    pub id: String,
+    /// The file, by its path in the memory folder or its name.
+    pub file: String,
+    /// The whole new content, frontmatter included.
+    pub content: String,
+    /// Write the item right after the edit.
+    #[serde(default)]
+    #[specta(optional)]
+    pub keep: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct InboxPromote {
+    pub id: String,
+    pub to: PromoteTo,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtractNow {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// Who extracts; absent = offline (explicit statements only).
+    #[serde(default)]
+    #[specta(optional)]
+    pub provider: Option<ProviderChoice>,
 }
 
 /// One folder the live watcher covers (`mneme serve`'s `watching` entry).
@@ -420,6 +521,97 @@ pub async fn plan_merge_memory(m: State<'_, Mneme>, s: State<'_, Session>, req: 
 #[specta::specta]
 pub async fn set_auto_memory_directory(m: State<'_, Mneme>, req: MemoryDirValue) -> Answer<AutoMemDirChange> {
     engine(&m, move |m| m.set_auto_memory_directory(req.value.as_deref())).await
+}
+
+/// The saved model provider (offline when none was saved) and whether its key is set.
+#[tauri::command]
+#[specta::specta]
+pub async fn provider_settings(m: State<'_, Mneme>) -> Answer<ProviderView> {
+    engine(&m, |m| m.provider_settings()).await
+}
+
+/// Checks and saves the provider settings (never the key).
+#[tauri::command]
+#[specta::specta]
+pub async fn set_provider_settings(m: State<'_, Mneme>, req: ProviderInput) -> Answer<ProviderView> {
+    let input = req.input();
+    engine(&m, move |m| m.set_provider_settings(&input)).await
+}
+
+/// Stores (or, with no key, removes) the saved provider's API key in the OS keyring.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_provider_key(m: State<'_, Mneme>, req: ProviderKey) -> Answer<ProviderView> {
+    engine(&m, move |m| m.set_provider_key(req.key.as_deref())).await
+}
+
+/// Sends one tiny completion with these settings (saved or not) and says how it went.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_provider(m: State<'_, Mneme>, req: ProviderInput) -> Answer<ProviderTest> {
+    let input = req.input();
+    engine(&m, move |m| m.test_provider(&input)).await
+}
+
+/// Which memories Claude Code would recall for a prompt typed in `cwd`, in order, with why.
+#[tauri::command]
+#[specta::specta]
+pub async fn recall(m: State<'_, Mneme>, s: State<'_, Session>, req: RecallAsk) -> Answer<RecallView> {
+    let r = s.request(&req.at, None);
+    let query = RecallQuery { prompt: req.prompt, provider: req.provider };
+    engine(&m, move |m| m.recall(&r, &query)).await
+}
+
+/// The project's review inbox: its mode, pending and decided items, recent runs, newest transcript.
+#[tauri::command]
+#[specta::specta]
+pub async fn inbox(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<InboxView> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.inbox(&r)).await
+}
+
+/// Sets what happens to what extraction finds in the project.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_review_mode(m: State<'_, Mneme>, s: State<'_, Session>, req: ModeChange) -> Answer<InboxView> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.set_review_mode(&r, req.mode)).await
+}
+
+/// Writes the item to the memory folder: every memory with its index line, or nothing.
+#[tauri::command]
+#[specta::specta]
+pub async fn inbox_keep(m: State<'_, Mneme>, req: InboxRef) -> Answer<InboxItemView> {
+    engine(&m, move |m| m.inbox_keep(&req.id)).await
+}
+
+/// Replaces one proposed file of the item; with `keep`, then writes the item.
+#[tauri::command]
+#[specta::specta]
+pub async fn inbox_edit(m: State<'_, Mneme>, req: InboxEdit) -> Answer<InboxItemView> {
+    engine(&m, move |m| m.inbox_edit(&req.id, &req.file, &req.content, req.keep.unwrap_or(false))).await
+}
+
+/// Drops the item; nothing is written.
+#[tauri::command]
+#[specta::specta]
+pub async fn inbox_discard(m: State<'_, Mneme>, req: InboxRef) -> Answer<InboxItemView> {
+    engine(&m, move |m| m.inbox_discard(&req.id)).await
+}
+
+/// Sends the item's memories to CLAUDE.md, CLAUDE.local.md or team memory instead.
+#[tauri::command]
+#[specta::specta]
+pub async fn inbox_promote(m: State<'_, Mneme>, req: InboxPromote) -> Answer<InboxItemView> {
+    engine(&m, move |m| m.inbox_promote(&req.id, req.to)).await
+}
+
+/// Runs extraction now over the project's newest session transcript.
+#[tauri::command]
+#[specta::specta]
+pub async fn run_extraction(m: State<'_, Mneme>, s: State<'_, Session>, req: ExtractNow) -> Answer<ExtractionReport> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.run_extraction(&r, req.provider)).await
 }
 
 /// Every folder the live watcher covers now or waits for, in the order they were added.

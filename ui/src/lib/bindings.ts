@@ -48,6 +48,16 @@ export const commands = {
 	 *  with Claude Code's rules; a value it would ignore is refused with the reason.
 	 */
 	setAutoMemoryDirectory: (req: MemoryDirValue) => typedError<AutoMemDirChange, ApiError>(__TAURI_INVOKE("set_auto_memory_directory", { req })),
+	/**  The saved model provider (offline when none was saved) and whether its key is set. */
+	providerSettings: () => typedError<ProviderView, ApiError>(__TAURI_INVOKE("provider_settings")),
+	/**  Checks and saves the provider settings (never the key). */
+	setProviderSettings: (req: ProviderInput) => typedError<ProviderView, ApiError>(__TAURI_INVOKE("set_provider_settings", { req })),
+	/**  Stores (or, with no key, removes) the saved provider's API key in the OS keyring. */
+	setProviderKey: (req: ProviderKey) => typedError<ProviderView, ApiError>(__TAURI_INVOKE("set_provider_key", { req })),
+	/**  Sends one tiny completion with these settings (saved or not) and says how it went. */
+	testProvider: (req: ProviderInput) => typedError<ProviderTest, ApiError>(__TAURI_INVOKE("test_provider", { req })),
+	/**  Which memories Claude Code would recall for a prompt typed in `cwd`, in order, with why. */
+	recall: (req: RecallAsk) => typedError<RecallView, ApiError>(__TAURI_INVOKE("recall", { req })),
 	/**  Repository, server, sign-in, sync state and team files of `cwd`; disk and keyring only. */
 	teamStatus: (req: Folder) => typedError<TeamStatus, ApiError>(__TAURI_INVOKE("team_status", { req })),
 	/**  Who is signed in, their role here, and each key's newest change on the team server. */
@@ -70,6 +80,20 @@ export const commands = {
 	teamSignInPoll: (req: TeamSignInRef) => typedError<TeamSignInPoll, ApiError>(__TAURI_INVOKE("team_sign_in_poll", { req })),
 	/**  Signs out: the token leaves the OS keyring. */
 	teamSignOut: (req: TeamServerRef) => typedError<TeamSignedOut, ApiError>(__TAURI_INVOKE("team_sign_out", { req })),
+	/**  The project's review inbox: its mode, pending and decided items, recent runs, newest transcript. */
+	inbox: (req: Folder) => typedError<InboxView, ApiError>(__TAURI_INVOKE("inbox", { req })),
+	/**  Sets what happens to what extraction finds in the project. */
+	setReviewMode: (req: ModeChange) => typedError<InboxView, ApiError>(__TAURI_INVOKE("set_review_mode", { req })),
+	/**  Writes the item to the memory folder: every memory with its index line, or nothing. */
+	inboxKeep: (req: InboxRef) => typedError<InboxItemView, ApiError>(__TAURI_INVOKE("inbox_keep", { req })),
+	/**  Replaces one proposed file of the item; with `keep`, then writes the item. */
+	inboxEdit: (req: InboxEdit) => typedError<InboxItemView, ApiError>(__TAURI_INVOKE("inbox_edit", { req })),
+	/**  Drops the item; nothing is written. */
+	inboxDiscard: (req: InboxRef) => typedError<InboxItemView, ApiError>(__TAURI_INVOKE("inbox_discard", { req })),
+	/**  Sends the item's memories to CLAUDE.md, CLAUDE.local.md or team memory instead. */
+	inboxPromote: (req: InboxPromote) => typedError<InboxItemView, ApiError>(__TAURI_INVOKE("inbox_promote", { req })),
+	/**  Runs extraction now over the project's newest session transcript. */
+	runExtraction: (req: ExtractNow) => typedError<ExtractionReport, ApiError>(__TAURI_INVOKE("run_extraction", { req })),
 	/**
 	 *  Adds the folder's memory folder, CLAUDE.md files and `.claude` to the live watcher (see
 	 *  `FilesChanged`); answers every folder watched or waiting to exist.
@@ -272,6 +296,42 @@ export type ErrorCode =
  */
 "unavailable";
 
+export type ExtractNow = {
+	/**  Who extracts; absent = offline (explicit statements only). */
+	provider?: ProviderChoice | null,
+} & Folder;
+
+/**  What [`Mneme::run_extraction`] did. */
+export type ExtractionReport = {
+	transcript: string,
+	runs: ExtractionRun[],
+};
+
+/**  One extraction run, as the run log holds it. */
+export type ExtractionRun = {
+	id: string,
+	startedMs: number,
+	startedAt: string,
+	/**  `turnEnd`, `trailing` or `requested`. */
+	trigger: string,
+	/**  `offline`, or the provider kind. */
+	engine: string,
+	model: string | null,
+	transcript: string,
+	result: RunResult,
+	/**  What happened, in a sentence ("Saved 2 memories", "Skipped: …", "Failed: …"). */
+	summary: string,
+	/**  Claude Code's own line and files (`● Saved 2 memories` …), when memories were written. */
+	message: string | null,
+	/**  Base names of the memories written or staged. */
+	memoryFiles: string[],
+	inboxId: string | null,
+	notSaved: NotSaved[],
+	refused: Refusal[],
+};
+
+export type FileAction = "new" | "update" | "remove";
+
 export type FileRef = {
 	/**  A file the context of `cwd` lists, or its memory folder's MEMORY.md. */
 	path: string,
@@ -352,6 +412,86 @@ export type HomeInfo = {
 	cwd: string,
 };
 
+export type InboxEdit = {
+	id: string,
+	/**  The file, by its path in the memory folder or its name. */
+	file: string,
+	/**  The whole new content, frontmatter included. */
+	content: string,
+	/**  Write the item right after the edit. */
+	keep?: boolean | null,
+};
+
+/**  One file an inbox item would write or remove. */
+export type InboxFile = {
+	/**  Relative to the memory folder. */
+	relPath: string,
+	path: string,
+	action: FileAction,
+	/**  The index (`MEMORY.md`), which follows its memories. */
+	isIndex: boolean,
+	/**  On disk when the item was staged; `None` for a new file. */
+	before: string | null,
+	/**  What would be written; `None` when the file would go to the trash. */
+	after: string | null,
+	name: string | null,
+	description: string | null,
+	memoryType: MemoryType | null,
+	/**  Which run and tool calls made the change. */
+	reason: string,
+};
+
+/**  One staged extraction run. */
+export type InboxItemView = {
+	id: string,
+	createdMs: number,
+	createdAt: string,
+	/**  What produced it (`extract_memories`, `extract_memories (offline)`, `auto_dream`). */
+	source: string,
+	sessionId: string | null,
+	transcript: string | null,
+	projectRoot: string,
+	memoryDir: string,
+	state: InboxState,
+	/**  When it was kept, discarded or promoted. */
+	decidedMs: number | null,
+	promotedTo: PromoteTo | null,
+	/**  The files a promotion wrote. */
+	promotedPaths: string[],
+	/**  The memories first, then the index. */
+	files: InboxFile[],
+};
+
+export type InboxPromote = {
+	id: string,
+	to: PromoteTo,
+};
+
+/**  One inbox item, by id (ids are global: they name their project themselves). */
+export type InboxRef = {
+	id: string,
+};
+
+export type InboxState = "pending" | "kept" | "discarded" | "promoted";
+
+/**  The inbox of one project. */
+export type InboxView = {
+	projectRoot: string,
+	memoryDir: string,
+	mode: ReviewModeName,
+	/**  Extraction runs only where Claude Code's auto memory is on. */
+	autoMemoryEnabled: boolean,
+	autoMemoryReason: string,
+	/**  Waiting for a decision, newest first. */
+	pending: InboxItemView[],
+	/**  The newest decided items (kept, discarded, promoted), newest first. */
+	decided: InboxItemView[],
+	/**  The newest extraction runs, newest first. */
+	runs: ExtractionRun[],
+	/**  The project's newest session transcript, which "run extraction now" reads. */
+	newestTranscript: TranscriptInfo | null,
+};
+
 /**  An index line that holds an entry. */
 export type IndexEntryRef = {
 	/**  1-based line number. */
@@ -396,6 +536,27 @@ export type IndexHealth = {
 	duplicates: Duplicate[],
 	/**  Lines over about 200 characters. */
 	longLines: LongLine[],
+};
+
+/**  Where the provider's API key stands. The key itself never leaves the keyring through here. */
+export type KeyState = 
+/**  This provider takes no key (offline; the Claude Code CLI uses its own login). */
+"notNeeded" | 
+/**  A key is in the OS keyring. */
+"set" | 
+/**  No key anywhere. */
+"notSet" | 
+/**  No key in the keyring, but `ANTHROPIC_API_KEY` is set and will be used. */
+"fromEnvironment" | 
+/**  The keyring could not be reached or refused access; see the message. */
+"unavailable";
+
+export type KeyStatus = {
+	state: KeyState,
+	/**  The keyring entry's account (`anthropic-api-key`, `openai-api-key:<base url>`). */
+	account: string | null,
+	/**  What to do, when the state needs a sentence (the keyring's advice, the variable used). */
+	message: string | null,
 };
 
 export type Layer = "Managed" | "User" | "Project" | "Local" | "AutoMem" | "TeamMem";
@@ -500,9 +661,20 @@ export type MergedFile = {
 	toRelPath: string,
 };
 
+export type ModeChange = {
+	/**  `automatic` (as Claude Code: written at once), `review` (staged) or `off`. */
+	mode: ReviewModeName,
+} & Folder;
+
 export type NodeKind = "memory" | "index" | "claudeMd" | "rule" | 
 /**  A `[[link]]` or index target that matches no file. */
 "ghost";
+
+/**  A statement the offline extractor did not save, and the rule that says why. */
+export type NotSaved = {
+	sentence: string,
+	rule: string,
+};
 
 /**  How the real project folder was recovered. */
 export type PathEvidence = 
@@ -579,6 +751,152 @@ export type ProjectInfo = {
 	lastModifiedMs: number | null,
 };
 
+/**  Where an item's memories can go instead of the private memory folder. */
+export type PromoteTo = 
+/**  Appended to the project's `CLAUDE.md` (checked in, shared). */
+"claude-md" | 
+/**  Appended to the project's `CLAUDE.local.md` (private). */
+"claude-local" | 
+/**  Team memory (`<memory>/team/`), refused when it holds a secret. */
+"team";
+
+/**  Which kind of provider, as front ends name it. */
+export type ProviderChoice = 
+/**  No model: keyword recall, explicit-statement extraction, rule-based dream. */
+"offline" | 
+/**  The user's own `claude` binary with its own login. */
+"claude-cli" | 
+/**  The Anthropic Messages API with a key from the OS keyring. */
+"anthropic" | 
+/**  Any OpenAI-compatible chat completions endpoint (local models included). */
+"openai";
+
+/**  How a provider failed, for front ends to word and style. */
+export type ProviderFailure = "badKey" | "network" | "rateLimited" | "modelNotFound" | "timeout" | "cancelled" | "api" | "badResponse" | "notConfigured";
+
+/**  Provider settings to save or test. Empty strings mean "the kind's default". */
+export type ProviderInput = {
+	kind: ProviderChoice,
+	model?: string | null,
+	baseUrl?: string | null,
+	/**  Seconds to wait for one answer (1 to 3600); absent = Claude Code's 600. */
+	timeoutSecs?: number | null,
+	/**  The `claude` binary; absent = the one on the PATH. */
+	claudeBinary?: string | null,
+};
+
+export type ProviderKey = {
+	/**  The API key to store; `null` or absent removes the stored one. */
+	key?: string | null,
+};
+
+/**  The outcome of [`Mneme::test_provider`]. */
+export type ProviderTest = {
+	ok: boolean,
+	kind: ProviderChoice,
+	/**  The model asked (none when the provider could not be built). */
+	model: string | null,
+	/**  What happened, in a sentence that says what to do when it failed. */
+	message: string,
+	failure: ProviderFailure | null,
+	/**  The model's answer, when there was one. */
+	reply: string | null,
+	elapsedMs: number,
+};
+
+/**  The provider settings as front ends show them. */
+export type ProviderView = {
+	kind: ProviderChoice,
+	/**  The model named in the settings; `None` means [`Self::default_model`]. */
+	model: string | null,
+	/**
+	 *  What is used when no model is named (`None`: Claude Code's own choice for the CLI; an
+	 *  OpenAI-compatible endpoint needs one named).
+	 */
+	defaultModel: string | null,
+	/**
+	 *  The Anthropic API's default, whatever kind is saved: Claude Code's Sonnet
+	 *  (`ANTHROPIC_DEFAULT_SONNET_MODEL` overrides it).
+	 */
+	anthropicDefaultModel: string,
+	/**  The endpoint named in the settings; `None` means the kind's default. */
+	baseUrl: string | null,
+	/**  The endpoint requests go to (defaults filled in); `None` for the CLI and offline. */
+	effectiveBaseUrl: string | null,
+	timeoutSecs: number,
+	/**  The `claude` binary named in the settings; `None` means [`Self::detected_claude_binary`]. */
+	claudeBinary: string | null,
+	/**  `claude` as found on the `PATH`. */
+	detectedClaudeBinary: string | null,
+	/**  The saved provider's API key. */
+	key: KeyStatus,
+	/**  `providers.json` in Mneme's data folder. */
+	settingsPath: string,
+	/**  The OS keyring service the keys are stored under. */
+	keyringService: string,
+	/**  Providers that can answer right now (offline always), for choosing one per query. */
+	usable: ProviderChoice[],
+};
+
+export type RecallAsk = {
+	/**  The prompt, as typed into Claude Code. */
+	prompt: string,
+	/**  Who chooses; absent = the provider in the settings. */
+	provider?: ProviderChoice | null,
+} & Folder;
+
+/**  The answer of [`Mneme::recall`]. */
+export type RecallView = {
+	/**  The memory folder searched. */
+	memoryDir: string,
+	/**  Whether Claude Code has auto memory on here; when off it recalls nothing at all. */
+	autoMemoryEnabled: boolean,
+	autoMemoryReason: string,
+	/**  Who chose. */
+	provider: ProviderChoice,
+	/**  The model asked, for a model provider. */
+	model: string | null,
+	/**  In the order Claude Code would surface them. */
+	selected: RecalledMemory[],
+	/**  Why recall did not run or had nothing to ask about, in a sentence. */
+	skipped: string | null,
+	/**  Why the selection is empty when a provider failed (Claude Code swallows it; Mneme shows it). */
+	error: string | null,
+	/**
+	 *  What reaches the API in 2.1.197 when the memories follow a tool result (the usual
+	 *  case): one `role: "system"` message of the unwrapped reminders joined with `\n`.
+	 */
+	apiSystemText: string | null,
+};
+
+/**  One memory recall would surface. */
+export type RecalledMemory = {
+	/**  Relative to the memory folder (what the manifest lists). */
+	relPath: string,
+	path: string,
+	/**  `name:` from the frontmatter, else the file stem. */
+	name: string,
+	/**  `selected by <model> (1 of 3)`, or the words the offline ranker matched. */
+	reason: string,
+	/**  The offline ranker's score; none for a model's choice. */
+	score: number | null,
+	/**  `Memory: <path>:`, after the staleness warning for a memory more than a day old. */
+	header: string,
+	/**  The content as surfaced: at most 200 lines and 4,096 bytes, with the truncation note. */
+	content: string,
+	/**  `"lines"` or `"bytes"` when the content was cut at Claude Code's read caps. */
+	truncated: string | null,
+	modifiedMs: number,
+	/**  The `<system-reminder>` message Claude Code would add for it, byte for byte. */
+	injected: string,
+};
+
+/**  A tool call the extraction agent was refused, with Claude Code's message. */
+export type Refusal = {
+	tool: string,
+	message: string,
+};
+
 /**  An index line removed by a delete, remembered so a restore can put it back. */
 export type RemovedIndexLine = {
 	/**  `MEMORY.md` or `team/MEMORY.md`. */
@@ -592,6 +910,15 @@ export type RemovedIndexLine = {
 	text: string,
 };
 
+/**  What happens to what extraction finds in a project. */
+export type ReviewModeName = 
+/**  Written at once, as Claude Code does. */
+"automatic" | 
+/**  Staged in the inbox until the user keeps it. */
+"review" | 
+/**  Extraction does not run. */
+"off";
+
 /**
  *  The state of one file when it was read: whether it existed, its modification time, its
  *  size and a hash of its bytes.
@@ -603,6 +930,8 @@ export type RemovedIndexLine = {
  *  never round 64-bit numbers.
  */
 export type Revision = string;
+
+export type RunResult = "saved" | "staged" | "nothingToSave" | "skipped" | "disabled" | "failed";
 
 export type SaveFile = {
 	path: string,
@@ -1003,6 +1332,13 @@ export type TouchedQuery = {
 export type TouchedView = {
 	block: string,
 	files: ContextFile[],
+};
+
+/**  A session transcript extraction can run over. */
+export type TranscriptInfo = {
+	path: string,
+	modifiedMs: number,
+	bytes: number,
 };
 
 /**  One deleted memory in the trash (also the on-disk `record.json`). */

@@ -10,6 +10,8 @@ import type {
   TouchedView, TrashListing,
 } from './types';
 import type { AutoMemDirChange, MergeReport, WatchedFolder } from './types';
+import type { ProviderInput, ProviderKind, ProviderTest, ProviderView, RecallView } from './types';
+import type { ExtractionReport, InboxItemView, InboxView, PromoteTo, ReviewMode } from './types';
 import { invoke } from '@tauri-apps/api/core';
 import type {
   TeamHistory, TeamLeadChange, TeamPullResult, TeamPushResult, TeamRemote, TeamRestored, TeamServerSetting, TeamSignIn,
@@ -225,6 +227,25 @@ export function engine(t: Transport) {
     mergeMemory: (from: string, cwd: string, dryRun = false) => t.call<MergeReport>('mergeMemory', { from, cwd, dryRun }),
     /** Sets `autoMemoryDirectory`; `null` removes it. */
     setAutoMemoryDirectory: (value: string | null) => t.call<AutoMemDirChange>('setAutoMemoryDirectory', { value }),
+    /** The model provider: settings, the write-only key, a connection test. */
+    providerSettings: () => t.call<ProviderView>('providerSettings', {}),
+    setProviderSettings: (req: ProviderInput) => t.call<ProviderView>('setProviderSettings', req),
+    /** Stores the key in the OS keyring; `null` removes it. */
+    setProviderKey: (key: string | null) => t.call<ProviderView>('setProviderKey', { key }),
+    testProvider: (req: ProviderInput) => t.call<ProviderTest>('testProvider', req),
+    /** Which memories Claude Code would recall for `prompt` in `cwd`; `provider` absent = the saved one. */
+    recall: (cwd: string, prompt: string, provider?: ProviderKind) => t.call<RecallView>('recall', { cwd, prompt, provider }),
+    /** The review inbox of the project at `cwd`. */
+    inbox: (cwd: string) => t.call<InboxView>('inbox', { cwd }),
+    setReviewMode: (cwd: string, mode: ReviewMode) => t.call<InboxView>('setReviewMode', { cwd, mode }),
+    inboxKeep: (id: string) => t.call<InboxItemView>('inboxKeep', { id }),
+    /** Replaces one proposed file (whole content); with `keep`, writes the item too. */
+    inboxEdit: (id: string, file: string, content: string, keep: boolean) =>
+      t.call<InboxItemView>('inboxEdit', { id, file, content, keep }),
+    inboxDiscard: (id: string) => t.call<InboxItemView>('inboxDiscard', { id }),
+    inboxPromote: (id: string, to: PromoteTo) => t.call<InboxItemView>('inboxPromote', { id, to }),
+    /** Extraction over the project's newest transcript; `provider` absent = offline. */
+    runExtraction: (cwd: string, provider?: ProviderKind) => t.call<ExtractionReport>('runExtraction', { cwd, provider }),
     watching: async () => {
       const r = await t.call<WatchedFolder[] | { folders: WatchedFolder[] }>('watching', {});
       return Array.isArray(r) ? r : r.folders;

@@ -258,6 +258,87 @@ export interface WatchedFolder {
   active: boolean;
 }
 
+// ---------------------------------------------------------------- model providers and recall
+
+export type ProviderKind = 'offline' | 'claude-cli' | 'anthropic' | 'openai';
+export type KeyState = 'notNeeded' | 'set' | 'notSet' | 'fromEnvironment' | 'unavailable';
+export type ProviderFailure =
+  | 'badKey' | 'network' | 'rateLimited' | 'modelNotFound' | 'timeout' | 'cancelled' | 'api' | 'badResponse' | 'notConfigured';
+
+/** Where the provider's API key stands; the key itself never reaches the UI. */
+export interface KeyStatus {
+  state: KeyState;
+  account: string | null;
+  /** What to do (the keyring's advice, the variable used). */
+  message: string | null;
+}
+
+/** `providerSettings`: the saved provider, as `providers.json` holds it. */
+export interface ProviderView {
+  kind: ProviderKind;
+  model: string | null;
+  defaultModel: string | null;
+  baseUrl: string | null;
+  effectiveBaseUrl: string | null;
+  timeoutSecs: number;
+  claudeBinary: string | null;
+  detectedClaudeBinary: string | null;
+  key: KeyStatus;
+  settingsPath: string;
+  keyringService: string;
+  /** Providers that can answer now (offline always). */
+  usable: ProviderKind[];
+}
+
+/** `setProviderSettings` / `testProvider` input; empty strings mean the kind's default. */
+export interface ProviderInput {
+  kind: ProviderKind;
+  model?: string;
+  baseUrl?: string;
+  timeoutSecs?: number;
+  claudeBinary?: string;
+}
+
+/** `testProvider`: one tiny completion and what happened. */
+export interface ProviderTest {
+  ok: boolean;
+  kind: ProviderKind;
+  model: string | null;
+  message: string;
+  failure: ProviderFailure | null;
+  reply: string | null;
+  elapsedMs: number;
+}
+
+export interface RecalledMemory {
+  relPath: string;
+  path: string;
+  name: string;
+  reason: string;
+  score: number | null;
+  /** `Memory: <path>:`, after the staleness warning for a memory over a day old. */
+  header: string;
+  content: string;
+  truncated: 'lines' | 'bytes' | null;
+  modifiedMs: number;
+  /** The `<system-reminder>` Claude Code adds for it, byte for byte. */
+  injected: string;
+}
+
+/** `recall`: the recall bench's answer. */
+export interface RecallView {
+  memoryDir: string;
+  autoMemoryEnabled: boolean;
+  autoMemoryReason: string;
+  provider: ProviderKind;
+  model: string | null;
+  selected: RecalledMemory[];
+  skipped: string | null;
+  error: string | null;
+  /** The one system message on the wire after a tool result. */
+  apiSystemText: string | null;
+}
+
 // ---------------------------------------------------------------- team memory
 
 /** `teamStatus` / `setTeamServer`: the team server's address as set and as used. */
@@ -429,4 +510,85 @@ export interface TeamSignInPoll {
 export interface TeamRestored {
   path: string;
   replacedTrashId: string | null;
+}
+
+// ---------------------------------------------------------------- review inbox and extraction
+
+export type ReviewMode = 'automatic' | 'review' | 'off';
+export type PromoteTo = 'claude-md' | 'claude-local' | 'team';
+export type InboxState = 'pending' | 'kept' | 'discarded' | 'promoted';
+export type RunResult = 'saved' | 'staged' | 'nothingToSave' | 'skipped' | 'disabled' | 'failed';
+
+/** One file an inbox item would write or remove. */
+export interface InboxFile {
+  relPath: string;
+  path: string;
+  action: 'new' | 'update' | 'remove';
+  /** The index (MEMORY.md), which follows its memories. */
+  isIndex: boolean;
+  /** On disk when staged; null for a new file. */
+  before: string | null;
+  /** What would be written; null when the file would go to the trash. */
+  after: string | null;
+  name: string | null;
+  description: string | null;
+  memoryType: MemoryType | null;
+  reason: string;
+}
+
+/** One staged extraction run. */
+export interface InboxItemView {
+  id: string;
+  createdMs: number;
+  createdAt: string;
+  source: string;
+  sessionId: string | null;
+  transcript: string | null;
+  projectRoot: string;
+  memoryDir: string;
+  state: InboxState;
+  decidedMs: number | null;
+  promotedTo: PromoteTo | null;
+  promotedPaths: string[];
+  /** Memories first, then the index. */
+  files: InboxFile[];
+}
+
+/** One extraction run from the run log. */
+export interface ExtractionRun {
+  id: string;
+  startedMs: number;
+  startedAt: string;
+  trigger: string;
+  engine: string;
+  model: string | null;
+  transcript: string;
+  result: RunResult;
+  /** A sentence: "Saved 2 memories", "Skipped: …", "Failed: …". */
+  summary: string;
+  /** Claude Code's own "● Saved N memories" line and files. */
+  message: string | null;
+  memoryFiles: string[];
+  inboxId: string | null;
+  notSaved: { sentence: string; rule: string }[];
+  refused: { tool: string; message: string }[];
+}
+
+/** `inbox`: one project's review inbox. */
+export interface InboxView {
+  projectRoot: string;
+  memoryDir: string;
+  mode: ReviewMode;
+  autoMemoryEnabled: boolean;
+  autoMemoryReason: string;
+  pending: InboxItemView[];
+  decided: InboxItemView[];
+  runs: ExtractionRun[];
+  newestTranscript: { path: string; modifiedMs: number; bytes: number } | null;
+}
+
+/** `runExtraction`: what one run over the newest transcript did. */
+export interface ExtractionReport {
+  transcript: string;
+  runs: ExtractionRun[];
 }
