@@ -24,13 +24,16 @@ trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
 scripts/with-keyring.sh cargo test --workspace --locked "$@"
 # Sign-in and API-key storage against the real keyring (ignored in plain `cargo test`, which may
 # run where no Secret Service exists).
-scripts/with-keyring.sh cargo test --locked -q -p mneme-team -p mneme-model -- --ignored keyring
+scripts/with-keyring.sh cargo test --locked -q -p mneme-team -p mneme-model -p mneme-api -- --ignored keyring
 
 # End to end in a browser: the built UI in Debian's Chromium (driven by playwright-core)
 # against a real `mneme serve` on a fixture home. `npm run e2e` also refreshes the screenshots.
 need_tool chromium chromium
-cargo build --locked -q -p mneme
-MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/run.mjs
+# It re-runs itself under scripts/with-keyring.sh (team sign-in keeps its token in the keyring)
+# and starts the real team server binary.
+cargo build --locked -q -p mneme -p mneme-team-server
+MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" MNEME_SERVER_BIN="$CARGO_TARGET_DIR/debug/mneme-server" \
+  E2E_NO_SCREENSHOTS=1 node e2e/run.mjs
 
 # End to end on the desktop: the real Tauri window under Xvfb, driven through tauri-driver and
 # WebKitWebDriver.
