@@ -278,6 +278,8 @@ export interface ProviderView {
   kind: ProviderKind;
   model: string | null;
   defaultModel: string | null;
+  /** The Anthropic API's default model, whatever kind is saved. */
+  anthropicDefaultModel: string;
   baseUrl: string | null;
   effectiveBaseUrl: string | null;
   timeoutSecs: number;
