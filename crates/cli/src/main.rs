@@ -129,6 +129,10 @@ enum Command {
         /// The built UI folder (default: $MNEME_UI_DIR, else the repository's ui/dist).
         #[arg(long, value_name = "DIR")]
         ui_dir: Option<PathBuf>,
+        /// Also run the background scheduler (extraction, auto dream, team sync) while serving,
+        /// and show its runs live in the page. Leave it off when `mneme daemon` already runs.
+        #[arg(long)]
+        scheduler: bool,
     },
 }
 
@@ -428,8 +432,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Daemon(args) => daemon::run(mneme.environment(), args)?,
         Command::Extract(args) => extract::run(mneme.environment(), args)?,
         Command::Inbox(args) => inbox::run(mneme.environment(), args)?,
-        Command::Serve { port, ui_dir } => {
-            let opts = mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(std::env::current_dir()?) };
+        Command::Serve { port, ui_dir, scheduler } => {
+            let opts =
+                mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(std::env::current_dir()?), scheduler };
             // The tokio runtime lives inside this call only; every other command stays synchronous.
             mneme_serve::serve_blocking(mneme, opts, |addr, token| {
                 println!("Mneme is running at http://127.0.0.1:{}/?token={token}", addr.port());

@@ -9,12 +9,16 @@
 //! `event: changed` / `data: {"paths":[...]}`; an empty list means "too much changed to
 //! name; reload everything". A comment line is sent on connect and every 15 s so proxies
 //! and the browser keep the connection open.
+//!
+//! When the background scheduler runs in this server (`mneme serve --scheduler`), each of its
+//! events goes out as `event: scheduler` with the api's `SchedulerEvent` as its data, so the
+//! page shows "Dreaming…" and "Saved 2 memories" as they happen.
 
 use crate::AppState;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream, StreamExt};
-use mneme_api::Environment;
+use mneme_api::{Environment, SchedulerEvent};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
 use std::convert::Infallible;
@@ -185,27 +189,49 @@ fn collect(e: notify::Result<notify::Event>, batch: &mut BTreeSet<PathBuf>, over
     }
 }
 
+type Activity = broadcast::Receiver<Arc<SchedulerEvent>>;
+
+/// The next scheduler event; never, when the scheduler does not run here or has stopped.
+async fn next_activity(rx: &mut Option<Activity>) -> Arc<SchedulerEvent> {
+    loop {
+        let Some(r) = rx.as_mut() else { return std::future::pending().await };
+        match r.recv().await {
+            Ok(e) => return e,
+            // Progress is only for show; the run log keeps every finished run.
+            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(broadcast::error::RecvError::Closed) => *rx = None,
+        }
+    }
+}
+
 pub(crate) async fn stream(State(state): State<Arc<AppState>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let rx = state.events.tx.subscribe();
+    let activity = state.scheduler.as_ref().map(broadcast::Sender::subscribe);
     let stop = state.events.stop.clone();
     // The first comment tells the client the subscription is live before any change.
     let hello = stream::once(async { Ok(Event::default().comment("connected")) });
-    let changes = stream::unfold((rx, stop), |(mut rx, mut stop)| async move {
+    let changes = stream::unfold((rx, activity, stop), |(mut rx, mut activity, mut stop)| async move {
         if *stop.borrow() {
             return None;
         }
-        let paths = tokio::select! {
-            r = rx.recv() => match r {
-                Ok(paths) => paths,
-                // This client fell behind: it cannot know what it missed, so reload all.
-                Err(broadcast::error::RecvError::Lagged(_)) => Arc::new(Vec::new()),
-                Err(broadcast::error::RecvError::Closed) => return None,
-            },
+        let event = tokio::select! {
+            r = rx.recv() => {
+                let paths = match r {
+                    Ok(paths) => paths,
+                    // This client fell behind: it cannot know what it missed, so reload all.
+                    Err(broadcast::error::RecvError::Lagged(_)) => Arc::new(Vec::new()),
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                };
+                Event::default().event("changed").data(serde_json::json!({ "paths": *paths }).to_string())
+            }
+            e = next_activity(&mut activity) => {
+                // A DTO of plain fields always encodes; an empty object would only be ignored.
+                Event::default().event("scheduler").data(serde_json::to_string(&*e).unwrap_or_else(|_| "{}".into()))
+            }
             // Stopping (or the server is gone): end the stream so shutdown can finish.
             _ = stop.changed() => return None,
         };
-        let data = serde_json::json!({ "paths": *paths }).to_string();
-        Some((Ok(Event::default().event("changed").data(data)), (rx, stop)))
+        Some((Ok(event), (rx, activity, stop)))
     });
     Sse::new(hello.chain(changes)).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
 }

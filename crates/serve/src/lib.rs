@@ -3,7 +3,8 @@
 //! - `POST /api/{method}` with a camelCase JSON body calls one api method and answers with
 //!   its JSON result, or with an error status and `{ "code", "message" }` (see [`methods`]).
 //! - `GET /api/events` is a Server-Sent Events stream of `changed` events naming the files
-//!   that changed under Claude Code's folders (see [`events`]).
+//!   that changed under Claude Code's folders (see [`events`]), and, with `--scheduler`,
+//!   `scheduler` events from the background scheduler (see [`background`]).
 //! - Everything else is the static UI (`ui/dist`), with index.html for unknown paths.
 //!
 //! A local web server is reachable by every page the browser opens, so [`security`] checks
@@ -11,6 +12,7 @@
 //! the Host header (DNS rebinding), the Origin header (cross-site requests) and a JSON content
 //! type on POST (simple cross-site form posts). No CORS headers are ever sent.
 
+pub mod background;
 pub mod events;
 pub mod methods;
 pub mod security;
@@ -37,6 +39,9 @@ pub struct ServeOptions {
     /// The folder the UI opens first (reported by the `home` method); `None` = the process's
     /// current folder.
     pub start_dir: Option<PathBuf>,
+    /// Also run the background scheduler (extraction, auto dream, team sync) while serving.
+    /// Off by default: a `mneme daemon` may already run it.
+    pub scheduler: bool,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -64,6 +69,8 @@ pub(crate) struct AppState {
     pub start_dir: PathBuf,
     pub ui_dir: Option<PathBuf>,
     pub events: events::Events,
+    /// The background scheduler's events, when it runs in this server.
+    pub scheduler: Option<tokio::sync::broadcast::Sender<Arc<mneme_api::SchedulerEvent>>>,
 }
 
 /// Serves until Ctrl-C. `ready` gets the bound address and the token once requests can be
@@ -102,7 +109,9 @@ pub async fn serve_until(
         Some(d) => d,
         None => std::env::current_dir()?,
     };
+    let background = opts.scheduler.then(|| background::Background::start(&env, mneme.clock()));
     let state = Arc::new(AppState {
+        scheduler: background.as_ref().map(background::Background::channel),
         mneme,
         token,
         port: addr.port(),
@@ -119,6 +128,9 @@ pub async fn serve_until(
             let _ = stop_tx.send(true);
         })
         .await?;
+    if let Some(b) = background {
+        b.shutdown().await;
+    }
     Ok(())
 }
 

@@ -48,6 +48,15 @@
 //! | `inboxEdit` | `{id, file, content, keep?}` | `InboxItemView` |
 //! | `inboxPromote` | `{id, to}` (`claude-md`, `claude-local`, `team`) | `InboxItemView` |
 //! | `runExtraction` | `{cwd, provider?}` (absent: offline) | `ExtractionReport` |
+//! | `dreamStatus` | `{cwd}` | `DreamGates` |
+//! | `setDreamMode` | `{cwd, mode}` (`automatic`, `review`, `off`) | `DreamGates` |
+//! | `runDream` | `{cwd, provider?}` (absent: offline) | `DreamView` |
+//! | `dreamHistory` | `{cwd}` | `DreamHistory` |
+//! | `dream` / `approveDream` / `rejectDream` | `{cwd, id}` | `DreamView` |
+//! | `undoDream` | `{cwd, id?, force?}` (no id: the newest applied) | `DreamView` |
+//! | `dailyLog` | `{cwd, date?}` (`YYYY-MM-DD`; absent: today) | `DailyLog` |
+//! | `appendDailyLog` | `{cwd, text}` | `DailyLog` |
+//! | `backgroundRuns` | `{limit?, job?}` (`extraction`, `dream`, `team-sync`) | `{runs: [BackgroundRun]}` |
 //!
 //! Every method taking `cwd` also accepts `settingSources` and `addDirs`, because they change
 //! which memory folder Claude Code uses. Errors: 400 `invalid_input`, 404 `not_found`, 409
@@ -65,6 +74,7 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use mneme_api::{DreamModeName, JobName};
 use mneme_api::{
     ApiError, ContextRequest, ErrorCode, MemoryEdit, MemoryListFilter, Mneme, NewMemoryRequest, ProviderChoice,
     ProviderSettingsInput, PromoteTo, RecallQuery, ReviewModeName,
@@ -124,6 +134,17 @@ const ENGINE_METHODS: &[&str] = &[
     "inboxDiscard",
     "inboxPromote",
     "runExtraction",
+    "dreamStatus",
+    "setDreamMode",
+    "runDream",
+    "dreamHistory",
+    "dream",
+    "approveDream",
+    "rejectDream",
+    "undoDream",
+    "dailyLog",
+    "appendDailyLog",
+    "backgroundRuns",
 ];
 
 pub(crate) async fn call(State(state): State<Arc<AppState>>, UrlPath(method): UrlPath<String>, body: Bytes) -> Response {
@@ -132,6 +153,7 @@ pub(crate) async fn call(State(state): State<Arc<AppState>>, UrlPath(method): Ur
             "home": state.mneme.environment().home,
             "configHome": state.mneme.environment().config_home(),
             "cwd": state.start_dir,
+            "scheduler": state.scheduler.is_some(),
         })),
         "watch" => watch(state.clone(), &body).await,
         "watching" => Ok(json!({ "folders": state.events.watched() })),
@@ -456,6 +478,64 @@ struct ExtractBody {
     provider: Option<ProviderChoice>,
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DreamModeBody {
+    #[serde(flatten)]
+    at: Where,
+    mode: DreamModeName,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DreamRef {
+    #[serde(flatten)]
+    at: Where,
+    id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UndoBody {
+    #[serde(flatten)]
+    at: Where,
+    /// Absent: the newest applied dream that changed something.
+    #[serde(default)]
+    id: Option<String>,
+    /// Undo even though files changed since the dream.
+    #[serde(default)]
+    force: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LogBody {
+    #[serde(flatten)]
+    at: Where,
+    #[serde(default)]
+    date: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LogAppendBody {
+    #[serde(flatten)]
+    at: Where,
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct RunsBody {
+    #[serde(default = "default_runs")]
+    limit: usize,
+    #[serde(default)]
+    job: Option<JobName>,
+}
+
+fn default_runs() -> usize {
+    20
+}
+
 /// Parses the body; an empty body counts as `{}` so argument-less methods need none.
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let body = if body.iter().all(u8::is_ascii_whitespace) { b"{}".as_slice() } else { body };
@@ -611,6 +691,50 @@ pub(crate) fn dispatch(m: &Mneme, start: &Path, method: &str, body: &[u8]) -> Re
         "runExtraction" => {
             let b: ExtractBody = parse(body)?;
             to_json(m.run_extraction(&b.at.request(start, None), b.provider)?)
+        }
+        "dreamStatus" => {
+            let b: Where = parse(body)?;
+            to_json(m.dream_status(&b.request(start, None))?)
+        }
+        "setDreamMode" => {
+            let b: DreamModeBody = parse(body)?;
+            to_json(m.set_dream_mode(&b.at.request(start, None), b.mode)?)
+        }
+        "runDream" => {
+            let b: ExtractBody = parse(body)?;
+            to_json(m.run_dream(&b.at.request(start, None), b.provider)?)
+        }
+        "dreamHistory" => {
+            let b: Where = parse(body)?;
+            to_json(m.dream_history(&b.request(start, None))?)
+        }
+        "dream" => {
+            let b: DreamRef = parse(body)?;
+            to_json(m.dream(&b.at.request(start, None), &b.id)?)
+        }
+        "approveDream" => {
+            let b: DreamRef = parse(body)?;
+            to_json(m.approve_dream(&b.at.request(start, None), &b.id)?)
+        }
+        "rejectDream" => {
+            let b: DreamRef = parse(body)?;
+            to_json(m.reject_dream(&b.at.request(start, None), &b.id)?)
+        }
+        "undoDream" => {
+            let b: UndoBody = parse(body)?;
+            to_json(m.undo_dream(&b.at.request(start, None), b.id.as_deref(), b.force)?)
+        }
+        "dailyLog" => {
+            let b: LogBody = parse(body)?;
+            to_json(m.daily_log(&b.at.request(start, None), b.date.as_deref())?)
+        }
+        "appendDailyLog" => {
+            let b: LogAppendBody = parse(body)?;
+            to_json(m.append_daily_log(&b.at.request(start, None), &b.text)?)
+        }
+        "backgroundRuns" => {
+            let b: RunsBody = parse(body)?;
+            Ok(json!({ "runs": m.background_runs(b.limit, b.job)? }))
         }
         "teamStatus" => {
             let b: Where = parse(body)?;

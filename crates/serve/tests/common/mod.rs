@@ -50,8 +50,13 @@ impl Server {
     }
 
     pub async fn start_with(home: TestHome, repo: PathBuf, ui_dir: Option<PathBuf>) -> Server {
+        Server::start_opts(home, repo, ui_dir, false).await
+    }
+
+    /// With `scheduler`, the background scheduler runs in the server (`--scheduler`).
+    pub async fn start_opts(home: TestHome, repo: PathBuf, ui_dir: Option<PathBuf>, scheduler: bool) -> Server {
         let mneme = engine(&home);
-        let opts = ServeOptions { port: 0, ui_dir, token: None, start_dir: Some(repo.clone()) };
+        let opts = ServeOptions { port: 0, ui_dir, token: None, start_dir: Some(repo.clone()), scheduler };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (stop, stop_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(serve_until(
