@@ -65,6 +65,8 @@ pub struct HomeInfo {
     pub config_home: PathBuf,
     /// The folder the app opened on.
     pub cwd: PathBuf,
+    /// Whether the background scheduler runs in this process (always, in the desktop app).
+    pub scheduler: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, Type)]
@@ -328,9 +330,9 @@ pub struct WatchedFolder {
 
 #[tauri::command]
 #[specta::specta]
-pub fn home(m: State<'_, Mneme>, s: State<'_, Session>) -> HomeInfo {
+pub fn home(m: State<'_, Mneme>, s: State<'_, Session>, bg: State<'_, crate::scheduler::Running>) -> HomeInfo {
     let env = m.environment();
-    HomeInfo { home: env.home.clone(), config_home: env.config_home(), cwd: s.start_dir.clone() }
+    HomeInfo { home: env.home.clone(), config_home: env.config_home(), cwd: s.start_dir.clone(), scheduler: bg.is_running() }
 }
 
 #[tauri::command]
@@ -799,4 +801,164 @@ pub async fn team_sign_in_poll(m: State<'_, Mneme>, req: TeamSignInRef) -> Answe
 #[specta::specta]
 pub async fn team_sign_out(m: State<'_, Mneme>, req: TeamServerRef) -> Answer<mneme_api::TeamSignedOut> {
     engine(&m, move |m| m.team_sign_out(req.server.as_deref())).await
+}
+
+// Auto dream: the Dreams screen's commands, shaped like `mneme serve`'s dream methods.
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamModeChange {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// `automatic` (applied at once), `review` (held for approval) or `off` (no automatic dreams).
+    pub mode: mneme_api::DreamModeName,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamNow {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// Who dreams; absent = the offline dream.
+    #[serde(default)]
+    #[specta(optional)]
+    pub provider: Option<ProviderChoice>,
+}
+
+/// One dream of the folder's memory, by id.
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamRef {
+    #[serde(flatten)]
+    pub at: Folder,
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamUndo {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// Absent: the newest applied dream that changed something.
+    #[serde(default)]
+    #[specta(optional)]
+    pub id: Option<String>,
+    /// Undo even though files changed since the dream (their newer text stays in its record).
+    #[serde(default)]
+    #[specta(optional)]
+    pub force: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DailyLogQuery {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// `YYYY-MM-DD`; absent = today.
+    #[serde(default)]
+    #[specta(optional)]
+    pub date: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DailyLogAppend {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// One entry; line breaks become spaces.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct RunsQuery {
+    /// At most this many (default 20).
+    #[serde(default)]
+    #[specta(optional)]
+    pub limit: Option<u32>,
+    /// One job's runs only.
+    #[serde(default)]
+    #[specta(optional)]
+    pub job: Option<mneme_api::JobName>,
+}
+
+/// The gates of the folder's memory as they stand, its dream mode and pending dreams.
+#[tauri::command]
+#[specta::specta]
+pub async fn dream_status(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<mneme_api::DreamGates> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.dream_status(&r)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn set_dream_mode(m: State<'_, Mneme>, s: State<'_, Session>, req: DreamModeChange) -> Answer<mneme_api::DreamGates> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.set_dream_mode(&r, req.mode)).await
+}
+
+/// Dreams now (the lock is honoured); the folder's mode decides apply or review.
+#[tauri::command]
+#[specta::specta]
+pub async fn run_dream(m: State<'_, Mneme>, s: State<'_, Session>, req: DreamNow) -> Answer<mneme_api::DreamView> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.run_dream(&r, req.provider)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn dream_history(m: State<'_, Mneme>, s: State<'_, Session>, req: Folder) -> Answer<mneme_api::DreamHistory> {
+    let r = s.request(&req, None);
+    engine(&m, move |m| m.dream_history(&r)).await
+}
+
+/// One dream with its whole changeset.
+#[tauri::command]
+#[specta::specta]
+pub async fn dream(m: State<'_, Mneme>, s: State<'_, Session>, req: DreamRef) -> Answer<mneme_api::DreamView> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.dream(&r, &req.id)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn approve_dream(m: State<'_, Mneme>, s: State<'_, Session>, req: DreamRef) -> Answer<mneme_api::DreamView> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.approve_dream(&r, &req.id)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn reject_dream(m: State<'_, Mneme>, s: State<'_, Session>, req: DreamRef) -> Answer<mneme_api::DreamView> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.reject_dream(&r, &req.id)).await
+}
+
+/// Undoes an applied dream in one step; `conflict` when files changed since, unless forced.
+#[tauri::command]
+#[specta::specta]
+pub async fn undo_dream(m: State<'_, Mneme>, s: State<'_, Session>, req: DreamUndo) -> Answer<mneme_api::DreamView> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.undo_dream(&r, req.id.as_deref(), req.force.unwrap_or(false))).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn daily_log(m: State<'_, Mneme>, s: State<'_, Session>, req: DailyLogQuery) -> Answer<mneme_api::DailyLog> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.daily_log(&r, req.date.as_deref())).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn append_daily_log(m: State<'_, Mneme>, s: State<'_, Session>, req: DailyLogAppend) -> Answer<mneme_api::DailyLog> {
+    let r = s.request(&req.at, None);
+    engine(&m, move |m| m.append_daily_log(&r, &req.text)).await
+}
+
+/// The newest background runs from the run log the app, `mneme serve --scheduler` and
+/// `mneme daemon` share.
+#[tauri::command]
+#[specta::specta]
+pub async fn background_runs(m: State<'_, Mneme>, req: RunsQuery) -> Answer<Vec<mneme_api::BackgroundRun>> {
+    engine(&m, move |m| m.background_runs(req.limit.map_or(20, |l| l as usize), req.job)).await
 }

@@ -5,6 +5,8 @@
 //!   or with the api's `{code, message}` error.
 //! - [`editor`]: `open_in_editor` (the editor Claude Code would pick) and `reveal`.
 //! - [`live`]: the typed `FilesChanged` event, fed by `mneme serve`'s debounced watcher.
+//! - [`scheduler`]: the background scheduler (extraction, auto dream, team sync) running while
+//!   the app is open, its events forwarded as the typed `SchedulerActivity` event.
 //! - [`bindings`]: the tauri-specta builder; `tests/bindings.rs` keeps
 //!   `ui/src/lib/bindings.ts` equal to what it generates.
 //!
@@ -13,12 +15,14 @@
 pub mod commands;
 pub mod editor;
 pub mod live;
+pub mod scheduler;
 
 use mneme_api::{Environment, Mneme, SystemClock};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use live::FilesChanged;
+pub use scheduler::SchedulerActivity;
 
 /// Where the generated TypeScript goes, relative to the repository root.
 pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
@@ -89,12 +93,23 @@ pub fn bindings() -> tauri_specta::Builder<tauri::Wry> {
             inbox_discard,
             inbox_promote,
             run_extraction,
+            dream_status,
+            set_dream_mode,
+            run_dream,
+            dream_history,
+            dream,
+            approve_dream,
+            reject_dream,
+            undo_dream,
+            daily_log,
+            append_daily_log,
+            background_runs,
             watch,
             watching,
             open_in_editor,
             reveal,
         ])
-        .events(tauri_specta::collect_events![FilesChanged])
+        .events(tauri_specta::collect_events![FilesChanged, SchedulerActivity])
         // Sizes, counts and millisecond times: all far below 2^53, where a JS number is exact.
         .dangerously_cast_bigints_to_number()
         // One type per DTO: the input and output shapes here never differ by serde phase.
@@ -163,8 +178,14 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
                 }
             };
             tauri::Manager::manage(app, Session { start_dir, live });
+            tauri::Manager::manage(app, scheduler::start(app.handle(), &env, Arc::new(SystemClock)));
             Ok(())
         })
-        .run(tauri::generate_context!("../tauri.conf.json"))
-        .map_err(ShellError::from)
+        .build(tauri::generate_context!("../tauri.conf.json"))?
+        .run(|app, event| {
+            if let tauri::RunEvent::Exit = event {
+                scheduler::stop(&tauri::Manager::state::<scheduler::Running>(app));
+            }
+        });
+    Ok(())
 }

@@ -94,6 +94,25 @@ export const commands = {
 	inboxPromote: (req: InboxPromote) => typedError<InboxItemView, ApiError>(__TAURI_INVOKE("inbox_promote", { req })),
 	/**  Runs extraction now over the project's newest session transcript. */
 	runExtraction: (req: ExtractNow) => typedError<ExtractionReport, ApiError>(__TAURI_INVOKE("run_extraction", { req })),
+	/**  The gates of the folder's memory as they stand, its dream mode and pending dreams. */
+	dreamStatus: (req: Folder) => typedError<DreamGates, ApiError>(__TAURI_INVOKE("dream_status", { req })),
+	setDreamMode: (req: DreamModeChange) => typedError<DreamGates, ApiError>(__TAURI_INVOKE("set_dream_mode", { req })),
+	/**  Dreams now (the lock is honoured); the folder's mode decides apply or review. */
+	runDream: (req: DreamNow) => typedError<DreamView, ApiError>(__TAURI_INVOKE("run_dream", { req })),
+	dreamHistory: (req: Folder) => typedError<DreamHistory, ApiError>(__TAURI_INVOKE("dream_history", { req })),
+	/**  One dream with its whole changeset. */
+	dream: (req: DreamRef) => typedError<DreamView, ApiError>(__TAURI_INVOKE("dream", { req })),
+	approveDream: (req: DreamRef) => typedError<DreamView, ApiError>(__TAURI_INVOKE("approve_dream", { req })),
+	rejectDream: (req: DreamRef) => typedError<DreamView, ApiError>(__TAURI_INVOKE("reject_dream", { req })),
+	/**  Undoes an applied dream in one step; `conflict` when files changed since, unless forced. */
+	undoDream: (req: DreamUndo) => typedError<DreamView, ApiError>(__TAURI_INVOKE("undo_dream", { req })),
+	dailyLog: (req: DailyLogQuery) => typedError<DailyLog, ApiError>(__TAURI_INVOKE("daily_log", { req })),
+	appendDailyLog: (req: DailyLogAppend) => typedError<DailyLog, ApiError>(__TAURI_INVOKE("append_daily_log", { req })),
+	/**
+	 *  The newest background runs from the run log the app, `mneme serve --scheduler` and
+	 *  `mneme daemon` share.
+	 */
+	backgroundRuns: (req: RunsQuery) => typedError<BackgroundRun[], ApiError>(__TAURI_INVOKE("background_runs", { req })),
 	/**
 	 *  Adds the folder's memory folder, CLAUDE.md files and `.claude` to the live watcher (see
 	 *  `FilesChanged`); answers every folder watched or waiting to exist.
@@ -113,6 +132,7 @@ export const commands = {
 /** Events */
 export const events = {
 	filesChanged: makeEvent<FilesChanged, FilesChanged>("files-changed"),
+	schedulerActivity: makeEvent<SchedulerActivity, SchedulerActivity>("scheduler-activity"),
 };
 
 /* Types */
@@ -155,6 +175,22 @@ export type AutoMemoryInfo = {
 	/**  `default`, `env:CLAUDE_COWORK_MEMORY_PATH_OVERRIDE` or `setting:<source>`. */
 	source: string,
 	entrypointExists: boolean,
+};
+
+/**
+ *  One run of the background scheduler (in the desktop app, `mneme serve --scheduler` or
+ *  `mneme daemon`), from the run log they share.
+ */
+export type BackgroundRun = {
+	id: string,
+	job: JobName,
+	/**  What it was for: a memory folder, a transcript, a repository. */
+	target: string,
+	startedMs: number,
+	finishedMs: number,
+	outcome: RunOutcome,
+	/**  What happened, in a sentence ("Saved 2 memories", the reason it was skipped, the error). */
+	summary: string,
 };
 
 /**  A rule with `paths:` globs, seen during the eager load. */
@@ -222,6 +258,29 @@ export type CreateMemory = {
 	fileName?: string | null,
 } & Folder;
 
+/**  A KAIROS daily log of a memory folder. */
+export type DailyLog = {
+	/**  `YYYY-MM-DD`, local time. */
+	date: string,
+	path: string,
+	/**  Relative to the memory folder (`logs/YYYY/MM/YYYY-MM-DD.md`). */
+	relPath: string,
+	/**  `None` when there is no log for that day yet. */
+	text: string | null,
+	/**  Every day with a log, newest first (at most [`LOG_DAYS_SHOWN`]). */
+	days: string[],
+};
+
+export type DailyLogAppend = {
+	/**  One entry; line breaks become spaces. */
+	text: string,
+} & Folder;
+
+export type DailyLogQuery = {
+	/**  `YYYY-MM-DD`; absent = today. */
+	date?: string | null,
+} & Folder;
+
 /**
  *  A `[[link]]` that matches no memory's `name:`, file stem or path. Claude Code's own
  *  instructions call these fine ("it marks something worth writing later"), so this is
@@ -233,6 +292,221 @@ export type DanglingLink = {
 	/**  The link name. */
 	link: string,
 };
+
+/**  One file a dream adds, changes, merges away or removes. */
+export type DreamFile = {
+	/**  Relative to the memory folder. */
+	relPath: string,
+	path: string,
+	action: DreamFileAction,
+	/**  The memory a merged file went into. */
+	mergedInto: string | null,
+	/**  The index (`MEMORY.md`). */
+	isIndex: boolean,
+	/**  Before the dream; `None` for a new file. */
+	before: string | null,
+	/**  After it; `None` for a file moved to the trash. */
+	after: string | null,
+	/**  Why, in a line. */
+	reason: string,
+};
+
+export type DreamFileAction = "added" | "changed" | 
+/**  Removed because its content went into another memory (`mergedInto`). */
+"merged" | 
+/**  Moved to Mneme's trash. */
+"removed";
+
+/**  The gates in the order Claude Code checks them, cheapest first. */
+export type DreamGate = 
+/**  Auto dream (or auto memory) is off. */
+"enabled" | 
+/**  Fewer than `minHours` since the last consolidation. */
+"time" | 
+/**  A transcript scan ran less than 10 minutes ago. */
+"throttle" | 
+/**  Fewer than `minSessions` sessions since the last consolidation. */
+"sessions" | 
+/**  Another dream (here or in Claude Code) holds `.consolidate-lock`. */
+"lock";
+
+/**  The gates of one project's memory folder, and what the Dreams screen says about them. */
+export type DreamGates = {
+	projectRoot: string,
+	memoryDir: string,
+	/**  Where the sessions counted by the session gate keep their transcripts. */
+	transcriptDir: string,
+	mode: DreamModeName,
+	/**  Gate 0: `autoDreamEnabled` and auto memory. */
+	enabled: boolean,
+	offReason: DreamOffReason | null,
+	/**  Why it is on or off, in a sentence. */
+	enabledExplanation: string,
+	/**  The settings source that set `autoDreamEnabled` to false, when one did. */
+	autoDreamSource: string | null,
+	/**  The lock file's mtime: when this folder was last consolidated (`None`: never). */
+	lastConsolidatedMs: number | null,
+	hoursSince: number | null,
+	minHours: number | null,
+	sessionsSince: number,
+	sessionIds: string[],
+	minSessions: number,
+	lock: DreamLock,
+	throttledUntilMs: number | null,
+	/**
+	 *  When the time, throttle and lock gates all allow a dream; the session gate may still
+	 *  wait for more sessions.
+	 */
+	nextEligibleMs: number,
+	/**  The first gate that blocks; `None` when an automatic dream would start now. */
+	blockedBy: DreamGate | null,
+	/**  What blocks, in a sentence. */
+	blockedExplanation: string,
+	/**  Dreams waiting for approval. */
+	pending: number,
+};
+
+/**  The dreams of one memory folder, newest first. */
+export type DreamHistory = {
+	memoryDir: string,
+	dreams: DreamListItem[],
+	/**  Records that could not be read, each with what to do. */
+	damaged: string[],
+};
+
+/**  One line of the history. */
+export type DreamListItem = {
+	id: string,
+	createdMs: number,
+	trigger: DreamTrigger,
+	/**  `offline`, `anthropic`, `openai` or `claude-cli`. */
+	provider: string,
+	model: string | null,
+	state: DreamState,
+	/**  The first line of the dream's summary. */
+	headline: string,
+	sessions: number,
+	added: number,
+	changed: number,
+	removed: number,
+	error: string | null,
+	appliedMs: number | null,
+	undoneMs: number | null,
+};
+
+/**  `.consolidate-lock` as it is now. */
+export type DreamLock = {
+	path: string,
+	exists: boolean,
+	/**  The PID in the file, if it parses. */
+	holderPid: number | null,
+	/**  Whether that process is running. */
+	holderAlive: boolean,
+	/**
+	 *  Whether that process is this one (the app or `mneme serve` that answers): its dream
+	 *  finished, and the lock only records when.
+	 */
+	holderIsThisProcess: boolean,
+	/**  Whether it blocks a dream now (under 60 minutes old, its PID alive). */
+	held: boolean,
+	/**  When it stops blocking even if its holder keeps running. */
+	staleAtMs: number | null,
+};
+
+export type DreamModeChange = {
+	/**  `automatic` (applied at once), `review` (held for approval) or `off` (no automatic dreams). */
+	mode: DreamModeName,
+} & Folder;
+
+/**  What happens to a project's dreams. */
+export type DreamModeName = 
+/**  Applied at once, as Claude Code does; every dream stays undoable. */
+"automatic" | 
+/**  Held until approved or rejected. */
+"review" | 
+/**  No automatic dreams; one started by hand is held for review. */
+"off";
+
+export type DreamNow = {
+	/**  Who dreams; absent = the offline dream. */
+	provider?: ProviderChoice | null,
+} & Folder;
+
+/**  Why auto dream is off, when it is. */
+export type DreamOffReason = 
+/**  `autoDreamEnabled` is false or unset (the user settings toggle turns it on). */
+"autoDreamOff" | 
+/**  Auto memory is off: there is nothing to consolidate. */
+"autoMemoryOff" | 
+/**  `CLAUDE_CODE_REMOTE` is set. */
+"remote" | 
+/**  KAIROS mode distils its logs with its own nightly dream. */
+"kairos";
+
+/**  One dream of the folder's memory, by id. */
+export type DreamRef = {
+	id: string,
+} & Folder;
+
+/**  A tool call the memory policy refused a model-driven dream, with Claude Code's message. */
+export type DreamRefusal = {
+	tool: string,
+	message: string,
+};
+
+export type DreamState = 
+/**  Waiting for review: nothing written yet. */
+"pending" | 
+/**  Written (or there was nothing to write). */
+"applied" | 
+/**  Turned down: nothing written. */
+"rejected" | 
+/**  Applied, then undone. */
+"undone" | 
+/**  Did not finish: nothing written, the lock rolled back. */
+"failed";
+
+/**  A file an apply moved to the trash, with the trash entry that restores it. */
+export type DreamTrashed = {
+	path: string,
+	trashId: string,
+};
+
+export type DreamTrigger = 
+/**  Started by hand (the Dreams screen, `mneme dream run`). */
+"manual" | 
+/**  Started by the scheduler when the gates opened. */
+"auto";
+
+export type DreamUndo = {
+	/**  Absent: the newest applied dream that changed something. */
+	id?: string | null,
+	/**  Undo even though files changed since the dream (their newer text stays in its record). */
+	force?: boolean | null,
+} & Folder;
+
+/**  One dream with its whole changeset. */
+export type DreamView = {
+	memoryDir: string,
+	/**  The whole closing summary. */
+	summary: string,
+	/**  Remarks that are not changes (links a merge left dangling…). */
+	notes: string[],
+	/**  The sessions it was told about. */
+	sessionIds: string[],
+	/**  Memories first, then the index. */
+	files: DreamFile[],
+	refused: DreamRefusal[],
+	/**  Model turns (0 for the offline dream). */
+	turns: number,
+	trashed: DreamTrashed[],
+	rejectedMs: number | null,
+	/**
+	 *  What an undo replaced: files that had changed since the dream, with the text that was
+	 *  on disk just before a forced undo (kept so nothing is lost).
+	 */
+	undoReplaced: DreamFile[],
+} & DreamListItem;
 
 /**  A target indexed more than once. */
 export type Duplicate = {
@@ -410,6 +684,8 @@ export type HomeInfo = {
 	configHome: string,
 	/**  The folder the app opened on. */
 	cwd: string,
+	/**  Whether the background scheduler runs in this process (always, in the desktop app). */
+	scheduler: boolean,
 };
 
 export type InboxEdit = {
@@ -537,6 +813,9 @@ export type IndexHealth = {
 	/**  Lines over about 200 characters. */
 	longLines: LongLine[],
 };
+
+/**  A background job. */
+export type JobName = "extraction" | "dream" | "team-sync";
 
 /**  Where the provider's API key stands. The key itself never leaves the keyring through here. */
 export type KeyState = 
@@ -931,7 +1210,18 @@ export type ReviewModeName =
  */
 export type Revision = string;
 
+export type RunOutcome = "done" | 
+/**  A gate said no; nothing was attempted. */
+"skipped" | "failed" | "cancelled";
+
 export type RunResult = "saved" | "staged" | "nothingToSave" | "skipped" | "disabled" | "failed";
+
+export type RunsQuery = {
+	/**  At most this many (default 20). */
+	limit?: number | null,
+	/**  One job's runs only. */
+	job?: JobName | null,
+};
 
 export type SaveFile = {
 	path: string,
@@ -952,6 +1242,17 @@ export type SavedFile = {
 	path: string,
 	revision: string,
 };
+
+/**  One event of the background scheduler (a run started, its progress, its result). */
+export type SchedulerActivity = {
+	event: SchedulerEvent,
+};
+
+/**
+ *  What the background scheduler announces while it works, for a live display ("Dreaming…",
+ *  then "Saved 2 memories").
+ */
+export type SchedulerEvent = { kind: "started"; id: string; job: JobName; target: string } | { kind: "progress"; id: string; job: JobName; message: string } | { kind: "finished"; run: BackgroundRun };
 
 /**  Whether a memory is the user's own or shared with the team (`team/…`). */
 export type Scope = 
