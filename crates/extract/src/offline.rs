@@ -392,6 +392,13 @@ pub fn absolute_dates(text: &str, said_on: Option<time::Date>) -> String {
     let Some(base) = said_on else { return text.to_string() };
     RELATIVE_DAY
         .replace_all(text, |c: &regex::Captures| {
+            let whole = &c[0];
+            // "every Tuesday", "each Friday", "other Monday": a recurring day, not a date.
+            let before = text[..c.get(0).map_or(0, |m| m.start())].trim_end().to_lowercase();
+            let recurring = ["every", "each", "other", "alternate", "most", "some"];
+            if recurring.iter().any(|w| before.ends_with(w) && before[..before.len() - w.len()].chars().next_back().is_none_or(|ch| !ch.is_alphanumeric())) {
+                return whole.to_string();
+            }
             let rel = c["rel"].to_lowercase();
             let (prep, day) = match rel.rsplit_once(char::is_whitespace) {
                 Some((p, d)) => (Some(p.trim().to_string()), d.to_string()),
@@ -797,6 +804,9 @@ mod tests {
             body,
             "The mobile release freeze starts 2026-03-05.\n\n**Why:** The user said so explicitly on 2026-03-02: \"Remember that the mobile release freeze starts Thursday.\""
         );
+        let monday = Some(time::Date::from_calendar_date(2026, time::Month::March, 2).unwrap());
+        assert_eq!(absolute_dates("standup every Tuesday, demo each Friday", monday), "standup every Tuesday, demo each Friday");
+        assert_eq!(absolute_dates("the deploy is on Tuesday", monday), "the deploy is on 2026-03-03");
         assert_eq!(absolute_dates("ship by Friday, not today or tomorrow", Some(time::Date::from_calendar_date(2026, time::Month::March, 6).unwrap())), "ship by 2026-03-13, not 2026-03-06 or 2026-03-07");
     }
 
