@@ -632,6 +632,117 @@ async function main() {
       if ((await runs.count()) !== 2) fail(`the run list shows ${await runs.count()} runs`);
     });
 
+    // Every file of the memory folder, byte for byte, but the dream lock (its mtime is the
+    // record of the last consolidation, which an undo keeps on purpose).
+    const memSnapshot = () => {
+      const out = {};
+      for (const f of fs.readdirSync(fx.mem, { recursive: true })) {
+        const full = path.join(fx.mem, String(f));
+        if (fs.statSync(full).isFile() && path.basename(full) !== '.consolidate-lock') out[String(f)] = fs.readFileSync(full).toString('base64');
+      }
+      return out;
+    };
+    const sameTree = (a, b) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+
+    await step('Dreams: the gates say why no dream runs; one click turns auto dream on, the session gate blocks next', async () => {
+      await nav('Dreams');
+      const gates = page.getByTestId('dream-gates');
+      await gates.getByTestId('gate-enabled').and(page.locator('[data-state="blocks"]')).waitFor();
+      if (!(await gates.getByTestId('gate-enabled').textContent())?.includes('autoDreamEnabled is not set')) fail('the enabled gate does not say autoDreamEnabled is unset');
+      await page.getByTestId('dream-history-empty').waitFor();
+      await page.getByTestId('scheduler-not-here').waitFor();
+      await gates.getByTestId('dream-enable').click();
+      await waitFor('settings.json to hold autoDreamEnabled', async () => {
+        const p = path.join(fx.config, 'settings.json');
+        return fs.existsSync(p) && JSON.parse(fs.readFileSync(p, 'utf8')).autoDreamEnabled === true;
+      });
+      await gates.getByTestId('gate-enabled').and(page.locator('[data-state="open"]')).waitFor();
+      const want = await api(server, 'dreamStatus', { cwd: fx.repo });
+      if (want.blockedBy !== 'sessions' || want.sessionsSince !== 1 || want.minSessions !== 5) fail(`dreamStatus says ${JSON.stringify(want)}`);
+      await gates.getByTestId('gate-sessions').and(page.locator('[data-state="blocks"]')).waitFor();
+      if ((await gates.getByTestId('gate-sessions-value').textContent())?.replace(/\s+/g, ' ') !== '1 of 5') fail(`the session gate shows ${await gates.getByTestId('gate-sessions-value').textContent()}`);
+      if ((await gates.getByTestId('gate-time').getAttribute('data-state')) !== 'open') fail('the time gate is not open although the folder never dreamed');
+      if (!(await gates.getByTestId('gate-lock-detail').textContent())?.includes('never been consolidated')) fail('the lock gate does not say there is no lock yet');
+      if (!(await page.getByTestId('dream-blocked').textContent())?.includes('1 of 5 sessions')) fail(`the summary reads: ${await page.getByTestId('dream-blocked').textContent()}`);
+    });
+
+    let dreamId = '';
+    let beforeDream = null;
+    await step('Dreams: an offline dream in review mode waits; its changeset shows the merge and the dated note with diffs', async () => {
+      const day = 86_400_000;
+      const topic = (name, desc, type, body) => `---\nname: ${name}\ndescription: ${desc}\nmetadata:\n  type: ${type}\n---\n\n${body}\n`;
+      write(path.join(fx.mem, 'tabs-old.md'), topic('Prefers tabs', 'Use tabs for indentation', 'feedback', 'Always indent with tabs.\n**Why:** team style.'));
+      write(path.join(fx.mem, 'tabs-new.md'), topic('Tabs preference', 'Use tabs for indentation in code', 'feedback', 'Always indent with tabs, never spaces.\n**Why:** team style.'));
+      write(path.join(fx.mem, 'deploy-freeze.md'), topic('Deploy freeze', 'The release freeze', 'project', 'Froze deploys yesterday for the release.'));
+      fs.utimesSync(path.join(fx.mem, 'tabs-old.md'), new Date(Date.now() - 3 * day), new Date(Date.now() - 3 * day));
+      fs.utimesSync(path.join(fx.mem, 'deploy-freeze.md'), new Date(Date.now() - 2 * day), new Date(Date.now() - 2 * day));
+      await page.getByTestId('dream-mode-review').click();
+      await waitFor('the dream mode to be saved', async () => (await api(server, 'dreamStatus', { cwd: fx.repo })).mode === 'review');
+      beforeDream = memSnapshot();
+      await page.getByTestId('dream-now').click();
+      await page.getByTestId('dream-done').getByText('Dream ready for review').waitFor();
+      if (!sameTree(memSnapshot(), beforeDream)) fail('a dream held for review wrote to the memory folder');
+      const detail = page.getByTestId('dream-detail');
+      await detail.and(page.locator('[data-state="pending"]')).waitFor();
+      dreamId = await detail.getAttribute('data-id');
+      const want = await api(server, 'dream', { cwd: fx.repo, id: dreamId });
+      if (want.state !== 'pending' || want.provider !== 'offline') fail(`the dream API says ${want.state} by ${want.provider}`);
+      const shown = await detail.getByTestId('dream-file').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-action')}:${e.getAttribute('data-relpath')}`));
+      if (shown.join(',') !== want.files.map((f) => `${f.action}:${f.relPath}`).join(',')) fail(`the changeset shows ${shown} but the API has ${want.files.map((f) => f.relPath)}`);
+      const merged = detail.locator('[data-testid="dream-file"][data-relpath="tabs-old.md"]');
+      if ((await merged.getAttribute('data-action')) !== 'merged' || !(await merged.textContent())?.includes('into tabs-new.md')) fail('tabs-old.md is not shown as merged into tabs-new.md');
+      await merged.getByTestId('dream-reason').getByText('duplicate of tabs-new.md').waitFor();
+      const dated = detail.locator('[data-testid="dream-file"][data-relpath="deploy-freeze.md"]');
+      await dated.locator('.dl.del', { hasText: 'Froze deploys yesterday for the release.' }).waitFor();
+      await dated.locator('.dl.add', { hasText: /Froze deploys on \d{4}-\d{2}-\d{2} for the release\./ }).waitFor();
+      await detail.locator('[data-testid="dream-file"][data-relpath="MEMORY.md"]').waitFor();
+      const row = page.locator(`[data-testid="dream-row"][data-id="${dreamId}"]`);
+      if ((await row.getAttribute('data-state')) !== 'pending') fail('the history does not list the dream as pending');
+      await page.getByTestId('dream-pending-count').getByText('1 waiting for review').waitFor();
+      await shot('dreams');
+      await detail.scrollIntoViewIfNeeded();
+      await page.evaluate(() => document.getElementById('dream-h')?.scrollIntoView({ block: 'start' }));
+      await page.evaluate(() => window.scrollBy(0, -70));
+      await shot('dreams-changeset', false);
+    });
+
+    await step('Dreams: approve writes the changeset; undo is refused after an edit, then undone anyway byte for byte', async () => {
+      const detail = page.getByTestId('dream-detail');
+      const want = await api(server, 'dream', { cwd: fx.repo, id: dreamId });
+      await detail.getByTestId('dream-approve').click();
+      await detail.and(page.locator('[data-state="applied"]')).waitFor();
+      await page.getByTestId('dream-done').getByText('Approved').waitFor();
+      if (fs.existsSync(path.join(fx.mem, 'tabs-old.md'))) fail('approving left the merged-away tabs-old.md in place');
+      for (const f of want.files.filter((f) => f.after !== null)) {
+        if (fs.readFileSync(f.path, 'utf8') !== f.after) fail(`${f.relPath} is not what the dream proposed`);
+      }
+      if ((await api(server, 'dreamHistory', { cwd: fx.repo })).dreams[0].state !== 'applied') fail('the history does not say applied');
+      // Someone edits a file the dream wrote: a plain undo is refused and says which file.
+      fs.appendFileSync(path.join(fx.mem, 'tabs-new.md'), 'Edited after the dream.\n');
+      await detail.getByTestId('dream-undo').click();
+      const conflict = page.getByTestId('dream-undo-conflict');
+      await conflict.getByText('tabs-new.md changed since dream').waitFor();
+      if (!fs.readFileSync(path.join(fx.mem, 'tabs-new.md'), 'utf8').endsWith('Edited after the dream.\n')) fail('a refused undo changed tabs-new.md');
+      await conflict.getByTestId('dream-undo-force').click();
+      await detail.and(page.locator('[data-state="undone"]')).waitFor();
+      await page.getByTestId('dream-done').getByText('Undone anyway').waitFor();
+      if (!sameTree(memSnapshot(), beforeDream)) fail('the memory folder is not byte-identical to before the dream after undo');
+      await detail.getByTestId('dream-undo-replaced').getByText('kept here').waitFor();
+      if (await detail.getByTestId('dream-undo').count()) fail('an undone dream still offers Undo');
+      await page.locator(`[data-testid="dream-row"][data-id="${dreamId}"][data-state="undone"]`).waitFor();
+    });
+
+    await step('Dreams: a line appended to today\'s daily log lands in logs/YYYY/MM/YYYY-MM-DD.md', async () => {
+      const log = page.getByTestId('daily-log');
+      await log.getByTestId('daily-log-empty').waitFor();
+      await log.getByTestId('daily-log-input').fill('I prefer squash merges for feature branches');
+      await log.getByTestId('daily-log-add').click();
+      await log.getByTestId('daily-log-text').getByText('I prefer squash merges for feature branches').waitFor();
+      const want = await api(server, 'dailyLog', { cwd: fx.repo });
+      if (!/^logs\/\d{4}\/\d{2}\/\d{4}-\d{2}-\d{2}\.md$/.test(want.relPath) || want.path !== path.join(fx.mem, want.relPath)) fail(`the log is at ${want.path}`);
+      if (!/^- \d{2}:\d{2} I prefer squash merges for feature branches\n$/.test(fs.readFileSync(want.path, 'utf8'))) fail(`the log file holds ${fs.readFileSync(want.path, 'utf8')}`);
+    });
+
     await step('Recall bench: offline results for a prompt, in the API\'s order, with the exact injected text', async () => {
       await nav('Recall bench');
       await page.getByTestId('recall-intro').waitFor();

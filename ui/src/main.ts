@@ -1,7 +1,7 @@
 import { mount } from 'svelte';
 import './app.css';
 import App from './App.svelte';
-import { app, errorMessage, loadTheme } from './lib/app.svelte';
+import { app, errorMessage, loadTheme, noteSchedulerEvent } from './lib/app.svelte';
 import { engine, pickTransport, takeToken } from './lib/transport';
 
 loadTheme();
@@ -20,6 +20,7 @@ async function start() {
   try {
     const home = await api.home();
     app.home = home.home;
+    app.scheduler = home.scheduler === true;
     app.cwd = sessionStorage.getItem('mneme.cwd') || home.cwd;
   } catch (e) {
     app.fatal = errorMessage(e);
@@ -31,6 +32,7 @@ async function start() {
       app.liveTick++;
     },
     (s) => (app.live = s),
+    noteSchedulerEvent,
   );
   api.watch(app.cwd).catch(() => {});
   app.ready = true;

@@ -1,6 +1,10 @@
 // Shared app state: the engine, the current project folder, live-update ticks, theme.
 
 import type { Engine, LiveStatus } from './transport';
+import type { SchedulerEvent } from './types';
+
+/** How many scheduler events the page keeps for the live display. */
+const SCHEDULER_EVENTS_KEPT = 50;
 
 class AppState {
   api: Engine | null = null;
@@ -17,9 +21,18 @@ class AppState {
   openMemory = $state<string | null>(null);
   /** Why the app cannot start, when it cannot. */
   fatal = $state('');
+  /** Whether the background scheduler runs in the process the page talks to. */
+  scheduler = $state(false);
+  /** Its latest events, oldest first. */
+  schedulerEvents = $state<SchedulerEvent[]>([]);
 }
 
 export const app = new AppState();
+
+/** Keeps a scheduler event for the live display. */
+export function noteSchedulerEvent(e: SchedulerEvent) {
+  app.schedulerEvents = [...app.schedulerEvents.slice(-(SCHEDULER_EVENTS_KEPT - 1)), e];
+}
 
 export function engineOf(): Engine {
   if (!app.api) throw new Error('engine not ready');

@@ -17,6 +17,7 @@ import type {
   TeamHistory, TeamLeadChange, TeamPullResult, TeamPushResult, TeamRemote, TeamRestored, TeamServerSetting, TeamSignIn,
   TeamSignInPoll, TeamStatus, TeamSyncResult,
 } from './types';
+import type { BackgroundRun, DailyLog, DreamGates, DreamHistory, DreamModeName, DreamView, JobName, SchedulerEvent } from './types';
 import { commands, events, type EditorRun } from './bindings';
 
 /** An error as the engine reports it: a code and a sentence that says what to do. */
@@ -38,8 +39,9 @@ export interface DesktopActions {
 
 export interface Transport {
   call<T>(method: string, body: object): Promise<T>;
-  /** Calls `onChanged` with the changed paths whenever the engine sees memory change on disk. */
-  subscribe(onChanged: (paths: string[]) => void, onStatus: (s: LiveStatus) => void): () => void;
+  /** Calls `onChanged` with the changed paths whenever the engine sees memory change on disk,
+   *  and `onScheduler` with each event of the background scheduler, where one runs. */
+  subscribe(onChanged: (paths: string[]) => void, onStatus: (s: LiveStatus) => void, onScheduler?: (e: SchedulerEvent) => void): () => void;
   readonly desktop: DesktopActions | null;
 }
 
@@ -88,7 +90,7 @@ export class HttpTransport implements Transport {
     throw new ApiError(err?.code ?? 'io', err?.message ?? `The server answered ${res.status} ${res.statusText}.`, res.status);
   }
 
-  subscribe(onChanged: (paths: string[]) => void, onStatus: (s: LiveStatus) => void): () => void {
+  subscribe(onChanged: (paths: string[]) => void, onStatus: (s: LiveStatus) => void, onScheduler?: (e: SchedulerEvent) => void): () => void {
     onStatus('connecting');
     const es = new EventSource(`${this.base}/api/events?token=${encodeURIComponent(this.token)}`);
     es.onopen = () => onStatus('live');
@@ -99,6 +101,14 @@ export class HttpTransport implements Transport {
         onChanged(data.paths ?? []);
       } catch {
         onChanged([]);
+      }
+    });
+    // `mneme serve --scheduler` only; a malformed event is dropped (the run log has the run).
+    es.addEventListener('scheduler', (ev) => {
+      try {
+        onScheduler?.(JSON.parse((ev as MessageEvent).data) as SchedulerEvent);
+      } catch {
+        /* see above */
       }
     });
     return () => es.close();
@@ -152,10 +162,17 @@ export class TauriTransport implements Transport {
     }
   }
 
-  subscribe(onChanged: (paths: string[]) => void, onStatus: (s: LiveStatus) => void): () => void {
+  subscribe(onChanged: (paths: string[]) => void, onStatus: (s: LiveStatus) => void, onScheduler?: (e: SchedulerEvent) => void): () => void {
     onStatus('connecting');
     let stopped = false;
     let unlisten: (() => void) | null = null;
+    let unlistenScheduler: (() => void) | null = null;
+    if (onScheduler) {
+      events.schedulerActivity.listen((e) => onScheduler(e.payload.event)).then(
+        (un) => (stopped ? un() : (unlistenScheduler = un)),
+        () => {},
+      );
+    }
     events.filesChanged
       .listen((e) => onChanged(e.payload.paths))
       .then(async (un) => {
@@ -172,6 +189,7 @@ export class TauriTransport implements Transport {
     return () => {
       stopped = true;
       unlisten?.();
+      unlistenScheduler?.();
     };
   }
 }
@@ -265,6 +283,25 @@ export function engine(t: Transport) {
     teamSignIn: (server?: string) => t.call<TeamSignIn>('teamSignIn', { server }),
     teamSignInPoll: (id: string) => t.call<TeamSignInPoll>('teamSignInPoll', { id }),
     teamSignOut: () => t.call<{ server: string }>('teamSignOut', {}),
+    /** Auto dream of the project at `cwd`: the gates, the mode, dream now, history, review, undo. */
+    dreamStatus: (cwd: string) => t.call<DreamGates>('dreamStatus', { cwd }),
+    setDreamMode: (cwd: string, mode: DreamModeName) => t.call<DreamGates>('setDreamMode', { cwd, mode }),
+    /** `provider` absent = the offline dream. */
+    runDream: (cwd: string, provider?: ProviderKind) => t.call<DreamView>('runDream', { cwd, provider }),
+    dreamHistory: (cwd: string) => t.call<DreamHistory>('dreamHistory', { cwd }),
+    dream: (cwd: string, id: string) => t.call<DreamView>('dream', { cwd, id }),
+    approveDream: (cwd: string, id: string) => t.call<DreamView>('approveDream', { cwd, id }),
+    rejectDream: (cwd: string, id: string) => t.call<DreamView>('rejectDream', { cwd, id }),
+    /** `force` undoes even though files changed since the dream (their text stays in its record). */
+    undoDream: (cwd: string, id: string, force = false) => t.call<DreamView>('undoDream', { cwd, id, force }),
+    /** A daily log; `date` (`YYYY-MM-DD`) absent = today. */
+    dailyLog: (cwd: string, date?: string) => t.call<DailyLog>('dailyLog', { cwd, date }),
+    appendDailyLog: (cwd: string, text: string) => t.call<DailyLog>('appendDailyLog', { cwd, text }),
+    /** The newest runs of the background scheduler (the app, `mneme serve --scheduler`, `mneme daemon`). */
+    backgroundRuns: async (limit = 20, job?: JobName) => {
+      const r = await t.call<BackgroundRun[] | { runs: BackgroundRun[] }>('backgroundRuns', { limit, job });
+      return Array.isArray(r) ? r : r.runs;
+    },
     /** Open in editor / reveal: only in the desktop app. */
     desktop: t.desktop,
   };

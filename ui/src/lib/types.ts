@@ -11,6 +11,8 @@ export interface HomeInfo {
   home: string;
   configHome: string;
   cwd: string;
+  /** Whether the background scheduler runs in the process the page talks to. */
+  scheduler: boolean;
 }
 
 export interface ContextRequest {
@@ -594,3 +596,11 @@ export interface ExtractionReport {
   transcript: string;
   runs: ExtractionRun[];
 }
+
+// Auto dream (the Dreams screen) and the background scheduler: the generated bindings are
+// these DTOs exactly (`mneme serve` sends the same serde output), so they are used as they are.
+export type {
+  BackgroundRun, DailyLog, DreamFile, DreamFileAction, DreamGate, DreamGates, DreamHistory, DreamListItem, DreamLock,
+  DreamModeName, DreamOffReason, DreamRefusal, DreamState, DreamTrashed, DreamTrigger, DreamView, JobName, RunOutcome,
+  SchedulerEvent,
+} from './bindings';

@@ -1,0 +1,84 @@
+// Words and small formatters for the Dreams screen.
+
+import type { DreamFileAction, DreamState, JobName, ProviderKind, RunOutcome, SchedulerEvent } from '../../lib/types';
+
+/** "in 5 minutes", "in 3 hours", "now" for a time in ms since the epoch. */
+export function fromNow(ms: number, now = Date.now()): string {
+  const m = Math.round((ms - now) / 60_000);
+  if (m <= 0) return 'now';
+  if (m < 60) return m === 1 ? 'in a minute' : `in ${m} minutes`;
+  const h = Math.round(m / 60);
+  if (h < 36) return h === 1 ? 'in an hour' : `in ${h} hours`;
+  return `in ${Math.round(h / 24)} days`;
+}
+
+/** "just now", "12 minutes ago", "3 hours ago", "2 days ago". */
+export function ago(ms: number | null | undefined, now = Date.now()): string {
+  if (!ms) return 'never';
+  const m = Math.round((now - ms) / 60_000);
+  if (m < 1) return 'just now';
+  if (m < 60) return m === 1 ? 'a minute ago' : `${m} minutes ago`;
+  const h = Math.round(m / 60);
+  if (h < 36) return h === 1 ? 'an hour ago' : `${h} hours ago`;
+  return `${Math.round(h / 24)} days ago`;
+}
+
+export function hours(h: number): string {
+  return h >= 100 ? `${Math.round(h)}` : h.toFixed(1);
+}
+
+export const ENGINES: Record<ProviderKind, string> = {
+  offline: 'Offline (rules only)',
+  'claude-cli': 'Claude Code CLI',
+  anthropic: 'Anthropic API',
+  openai: 'OpenAI-compatible',
+};
+
+export const STATE: Record<DreamState, { label: string; tone: '' | 'good' | 'warn' | 'bad' | 'rule' | 'subtle' }> = {
+  pending: { label: 'pending', tone: 'warn' },
+  applied: { label: 'applied', tone: 'good' },
+  rejected: { label: 'rejected', tone: 'subtle' },
+  undone: { label: 'undone', tone: 'rule' },
+  failed: { label: 'failed', tone: 'bad' },
+};
+
+export const ACTION: Record<DreamFileAction, { label: string; tone: string }> = {
+  added: { label: 'added', tone: 'good' },
+  changed: { label: 'changed', tone: 'warn' },
+  merged: { label: 'merged', tone: 'rule' },
+  removed: { label: 'removed', tone: 'bad' },
+};
+
+export const JOB: Record<JobName, string> = { extraction: 'Extraction', dream: 'Dream', 'team-sync': 'Team sync' };
+
+export const OUTCOME: Record<RunOutcome, string> = { done: 'good', skipped: 'subtle', failed: 'bad', cancelled: 'warn' };
+
+/** `+1 ~3 −1`, in words for screen readers. */
+export function counts(added: number, changed: number, removed: number): { short: string; long: string } {
+  const words = [
+    added && `${added} added`,
+    changed && `${changed} changed`,
+    removed && `${removed} removed`,
+  ].filter(Boolean) as string[];
+  return { short: `+${added} ~${changed} −${removed}`, long: words.length ? words.join(', ') : 'no changes' };
+}
+
+/** The last part of a path, for a scheduler target (a memory folder, a transcript). */
+export function lastPart(path: string): string {
+  const parts = path.replace(/\/+$/, '').split('/');
+  const tail = parts.pop() ?? path;
+  // A memory folder is always called `memory`: its project folder names it better.
+  return tail === 'memory' && parts.length ? `${parts.pop()}/memory` : tail;
+}
+
+/** One line for a live scheduler event. */
+export function eventLine(e: SchedulerEvent): string {
+  switch (e.kind) {
+    case 'started':
+      return `${JOB[e.job]} started: ${lastPart(e.target)}`;
+    case 'progress':
+      return `${JOB[e.job]}: ${e.message}`;
+    case 'finished':
+      return `${JOB[e.run.job]} ${e.run.outcome}: ${e.run.summary}`;
+  }
+}
