@@ -4,29 +4,12 @@
 use mneme_testsupport::{set_mtime, topic, TestHome};
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn run(h: &TestHome, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    use std::io::Write;
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", h.home())
-        .env("CLAUDE_CONFIG_DIR", h.config_home())
-        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
-        .current_dir(cwd)
-        .arg("--managed-dir")
-        .arg(h.root.join("managed"))
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("mneme starts");
-    if let Some(input) = stdin {
-        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().expect("mneme finishes")
+    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
+    cmd.current_dir(cwd).arg("--managed-dir").arg(h.root.join("managed")).args(args);
+    mneme_testsupport::output_with_stdin(cmd, Some(stdin.unwrap_or("").as_bytes()))
 }
 
 fn ok(h: &TestHome, cwd: &Path, args: &[&str]) -> String {

@@ -5,25 +5,17 @@
 use mneme_testsupport::TestHome;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
 fn command(h: &TestHome, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", h.home())
-        .env("CLAUDE_CONFIG_DIR", h.config_home())
-        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
-        .env("XDG_CONFIG_HOME", h.root.join("xdg-config"))
+    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
+    cmd.env("XDG_CONFIG_HOME", h.root.join("xdg-config"))
         .env("MNEME_KEYRING_SERVICE", "mneme-daemon-cli-test")
         .arg("--managed-dir")
         .arg(h.root.join("managed"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .args(args);
     cmd
 }
 

@@ -8,25 +8,17 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
 fn command(h: &TestHome, cwd: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", h.home())
-        .env("CLAUDE_CONFIG_DIR", h.config_home())
-        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
-        .env("MNEME_KEYRING_SERVICE", "mneme-dream-cli-test")
+    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
+    cmd.env("MNEME_KEYRING_SERVICE", "mneme-dream-cli-test")
         .env("ANTHROPIC_API_KEY", "sk-ant-test")
         .current_dir(cwd)
         .arg("--managed-dir")
         .arg(h.root.join("managed"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .args(args);
     cmd
 }
 

@@ -3,33 +3,16 @@
 
 use mneme_stub_model::{Reply, StubModel};
 use mneme_testsupport::TestHome;
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 fn run(h: &TestHome, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", h.home())
-        .env("CLAUDE_CONFIG_DIR", h.config_home())
-        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
-        .env("MNEME_KEYRING_SERVICE", format!("mneme-cli-test-{}", std::process::id()))
-        .args(["settings", "provider"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
+    cmd.env("MNEME_KEYRING_SERVICE", format!("mneme-cli-test-{}", std::process::id())).args(["settings", "provider"]).args(args);
     // Under scripts/with-keyring.sh the session bus is passed on, so `key set` really stores.
     if let Ok(bus) = std::env::var("DBUS_SESSION_BUS_ADDRESS") {
         cmd.env("DBUS_SESSION_BUS_ADDRESS", bus);
     }
-    let mut child = cmd.spawn().expect("mneme runs");
-    let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).unwrap();
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
+    mneme_testsupport::output_with_stdin(cmd, Some(stdin.unwrap_or("").as_bytes()))
 }
 
 fn stdout(out: &Output) -> String {

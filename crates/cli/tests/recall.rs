@@ -6,18 +6,11 @@ use mneme_testsupport::{set_mtime, topic, TestHome};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn run(h: &TestHome, cwd: &Path, args: &[&str], extra_env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", h.home())
-        .env("CLAUDE_CONFIG_DIR", h.config_home())
-        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
-        .env("MNEME_KEYRING_SERVICE", "mneme-test-recall")
-        .current_dir(cwd)
-        .args(args);
+    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
+    cmd.env("MNEME_KEYRING_SERVICE", "mneme-test-recall").current_dir(cwd).args(args);
     for (k, v) in extra_env {
         cmd.env(k, v);
     }

@@ -110,3 +110,33 @@ pub fn populate_memdir(dir: &Path, n: usize) {
     }
     fs::write(dir.join("MEMORY.md"), index).expect("write index");
 }
+
+/// A command for one of Mneme's binaries (`env!("CARGO_BIN_EXE_mneme")` in a test) that sees
+/// only this home: a cleared environment with PATH, HOME, CLAUDE_CONFIG_DIR and Mneme's data
+/// folder set, stdin closed, stdout and stderr captured. Tests add their own variables.
+pub fn command_in(bin: &str, h: &TestHome) -> std::process::Command {
+    use std::process::Stdio;
+    let mut cmd = std::process::Command::new(bin);
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", h.home())
+        .env("CLAUDE_CONFIG_DIR", h.config_home())
+        .env("MNEME_DATA_DIR", h.root.join("mneme-data"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Runs `cmd` to the end, writing `stdin` (when given) to its standard input first.
+pub fn output_with_stdin(mut cmd: std::process::Command, stdin: Option<&[u8]>) -> std::process::Output {
+    use std::io::Write;
+    if stdin.is_some() {
+        cmd.stdin(std::process::Stdio::piped());
+    }
+    let mut child = cmd.spawn().expect("the command starts");
+    if let Some(input) = stdin {
+        child.stdin.take().expect("stdin").write_all(input).expect("write stdin");
+    }
+    child.wait_with_output().expect("the command finishes")
+}
