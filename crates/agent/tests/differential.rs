@@ -121,19 +121,7 @@ async fn tool_results_match_claude_code() {
     for t in calls(&theirs_dir) {
         stub.push_when(main, t);
     }
-    let env = home
-        .env
-        .clone()
-        .set_var("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .set_var("TERM", "dumb")
-        .set_var("LANG", "C.UTF-8")
-        .set_var("ANTHROPIC_BASE_URL", stub.base_url())
-        .set_var("ANTHROPIC_API_KEY", "stub")
-        .set_var("DISABLE_TELEMETRY", "1")
-        .set_var("DISABLE_ERROR_REPORTING", "1")
-        .set_var("DISABLE_AUTOUPDATER", "1")
-        .set_var("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .set_var("CLAUDE_CODE_MAX_RETRIES", "0");
+    let env = stub.claude_code_vars().into_iter().fold(home.env.clone(), |env, (k, v)| env.set_var(k, v));
     let cli = ClaudeCliProvider::new(binary, &env).with_timeout(Duration::from_secs(180));
     let rule = format!("/{}/**", theirs_dir.display());
     let task = HeadlessTask {

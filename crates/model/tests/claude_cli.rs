@@ -28,19 +28,7 @@ fn claude_binary() -> Option<PathBuf> {
 
 /// The environment `capture.sh` gives Claude Code, around a temporary home.
 fn environment(home: &TestHome, stub: &StubModel) -> Environment {
-    home.env
-        .clone()
-        .set_var("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .set_var("TERM", "dumb")
-        .set_var("LANG", "C.UTF-8")
-        .set_var("ANTHROPIC_BASE_URL", stub.base_url())
-        .set_var("ANTHROPIC_API_KEY", "stub")
-        .set_var("DISABLE_TELEMETRY", "1")
-        .set_var("DISABLE_ERROR_REPORTING", "1")
-        .set_var("DISABLE_AUTOUPDATER", "1")
-        .set_var("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        // Errors are scripted once; Claude Code's own ten retries would only wait them out.
-        .set_var("CLAUDE_CODE_MAX_RETRIES", "0")
+    stub.claude_code_vars().into_iter().fold(home.env.clone(), |env, (k, v)| env.set_var(k, v))
 }
 
 fn main_loop(r: &RecordedRequest) -> bool {

@@ -278,6 +278,25 @@ impl StubModel {
         format!("http://{}", self.addr)
     }
 
+    /// The environment variables real Claude Code gets when it is pointed at this stub, as
+    /// the conformance harness's `capture.sh` sets them: this server as its API with a dummy
+    /// key, no telemetry, error reporting, auto-update or other traffic, and no retries of
+    /// its own (errors are scripted once; its ten retries would only wait them out).
+    pub fn claude_code_vars(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("PATH", "/usr/local/bin:/usr/bin:/bin".into()),
+            ("TERM", "dumb".into()),
+            ("LANG", "C.UTF-8".into()),
+            ("ANTHROPIC_BASE_URL", self.base_url()),
+            ("ANTHROPIC_API_KEY", "stub".into()),
+            ("DISABLE_TELEMETRY", "1".into()),
+            ("DISABLE_ERROR_REPORTING", "1".into()),
+            ("DISABLE_AUTOUPDATER", "1".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+        ]
+    }
+
     /// `http://127.0.0.1:<port>/v1` — what OpenAI-compatible clients take.
     pub fn openai_base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
