@@ -212,11 +212,43 @@ function buildBigProject(bin, home, env) {
   return { repo, mem, count: COUNT };
 }
 
+// A second, small home for `mneme serve --scheduler`: a project with auto dream on, two
+// near-duplicate memories and five finished Claude Code sessions, so the scheduler's first
+// gate check dreams; `say` ends one more turn later, which its extraction loop picks up.
+function buildSchedulerFixture(bin, base) {
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-e2e-sched-')));
+  const home = path.join(tmp, 'home');
+  const config = path.join(home, '.claude');
+  const repo = path.join(home, 'code', 'notes');
+  const env = { ...base.env, HOME: home, CLAUDE_CONFIG_DIR: config, MNEME_DATA_DIR: path.join(tmp, 'data'),
+    XDG_DATA_HOME: path.join(home, '.local', 'share'), XDG_CONFIG_HOME: path.join(home, '.config') };
+  delete env.TEAM_MEMORY_SYNC_URL;
+  write(path.join(repo, 'CLAUDE.md'), '# Notes\n');
+  execFileSync('git', ['init', '-q', repo], { env });
+  write(path.join(config, 'settings.json'), '{\n  "autoDreamEnabled": true\n}\n');
+  const mem = JSON.parse(execFileSync(bin, ['context', '--json', '--cwd', repo], { env, encoding: 'utf8' })).autoMemory.dir;
+  const topic = (name, desc, body) => `---\nname: ${name}\ndescription: ${desc}\nmetadata:\n  type: feedback\n---\n\n${body}\n`;
+  write(path.join(mem, 'tabs-old.md'), topic('Prefers tabs', 'Use tabs for indentation', 'Always indent with tabs.\n**Why:** team style.'));
+  write(path.join(mem, 'tabs-new.md'), topic('Tabs preference', 'Use tabs for indentation in code', 'Always indent with tabs, never spaces.\n**Why:** team style.'));
+  const old = new Date(Date.now() - 3 * 86_400_000);
+  fs.utimesSync(path.join(mem, 'tabs-old.md'), old, old);
+  write(path.join(mem, 'MEMORY.md'), '- [Tabs](tabs-old.md) — tabs\n- [Tabs too](tabs-new.md) — tabs\n');
+  const dir = path.join(config, 'projects', repo.replace(/[^a-zA-Z0-9]/g, '-'));
+  const line = (id, uuid, parentUuid, message) => JSON.stringify({ type: message.role, uuid, parentUuid, isSidechain: false, cwd: repo,
+    sessionId: id, version: '2.1.197', timestamp: new Date().toISOString(), message }) + '\n';
+  const turn = (id, n, prompt) => line(id, `u${n}`, n === 1 ? null : `a${n - 1}`, { role: 'user', content: prompt }) +
+    line(id, `a${n}`, `u${n}`, { id: `m${n}`, role: 'assistant', content: [{ type: 'text', text: 'Done.' }], stop_reason: 'end_turn' });
+  const ids = [1, 2, 3, 4, 5].map((i) => `${String(i).repeat(8)}-1111-4111-8111-111111111111`);
+  for (const id of ids) write(path.join(dir, `${id}.jsonl`), turn(id, 1, 'Tidy up the notes folder.'));
+  const say = (prompt) => fs.appendFileSync(path.join(dir, `${ids[0]}.jsonl`), turn(ids[0], 2, prompt));
+  return { tmp, home, config, repo, mem, env, say };
+}
+
 // ---------------------------------------------------------------- server
 
-function startServer(bin, fx) {
+function startServer(bin, fx, extra = []) {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['serve', '--port', '0', '--ui-dir', UI_DIST], { cwd: fx.repo, env: fx.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, ['serve', '--port', '0', '--ui-dir', UI_DIST, ...extra], { cwd: fx.repo, env: fx.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     const timer = setTimeout(() => reject(new Error(`mneme serve printed no URL within 20 s.\nstdout: ${out}\nstderr: ${err}`)), 20_000);
@@ -700,9 +732,8 @@ async function main() {
       if ((await row.getAttribute('data-state')) !== 'pending') fail('the history does not list the dream as pending');
       await page.getByTestId('dream-pending-count').getByText('1 waiting for review').waitFor();
       await shot('dreams');
-      await detail.scrollIntoViewIfNeeded();
-      await page.evaluate(() => document.getElementById('dream-h')?.scrollIntoView({ block: 'start' }));
-      await page.evaluate(() => window.scrollBy(0, -70));
+      await page.evaluate(() => document.querySelector('[data-testid="dream-detail"]')?.scrollIntoView({ block: 'start' }));
+      await page.evaluate(() => window.scrollBy(0, -76));
       await shot('dreams-changeset', false);
     });
 
@@ -741,6 +772,51 @@ async function main() {
       const want = await api(server, 'dailyLog', { cwd: fx.repo });
       if (!/^logs\/\d{4}\/\d{2}\/\d{4}-\d{2}-\d{2}\.md$/.test(want.relPath) || want.path !== path.join(fx.mem, want.relPath)) fail(`the log is at ${want.path}`);
       if (!/^- \d{2}:\d{2} I prefer squash merges for feature branches\n$/.test(fs.readFileSync(want.path, 'utf8'))) fail(`the log file holds ${fs.readFileSync(want.path, 'utf8')}`);
+    });
+
+    await step('Dreams with `mneme serve --scheduler`: the scheduler dreams by itself, its runs are listed, a turn end shows live', async () => {
+      const sfx = buildSchedulerFixture(bin, fx);
+      const sched = await startServer(bin, sfx, ['--scheduler']);
+      const tab = await context.newPage();
+      tab.on('pageerror', (e) => pageErrors.push(e.message));
+      try {
+        // The first gate check runs as the scheduler starts: every gate is open, so it dreams
+        // (automatic mode: applied at once) and records the run.
+        await waitFor('the scheduler\'s dream', async () =>
+          (await api(sched, 'backgroundRuns', { job: 'dream' })).runs.some((r) => r.outcome === 'done'), 30_000);
+        if (fs.existsSync(path.join(sfx.mem, 'tabs-old.md'))) fail('the scheduler\'s dream did not merge tabs-old.md');
+        await tab.goto(`${sched.url}#/dreams`);
+        await tab.getByTestId('scheduler-running').waitFor();
+        const row = tab.getByTestId('dream-row').first();
+        await row.and(tab.locator('[data-state="applied"]')).waitFor();
+        if (!(await row.textContent())?.includes('auto')) fail('the history does not say the scheduler started the dream');
+        await tab.getByTestId('background-runs').locator('[data-job="dream"]').first().getByText(/Dream: Merged 1 duplicate memory/).waitFor();
+        await tab.getByTestId('gate-time').and(tab.locator('[data-state="blocks"]')).waitFor();
+        // A Claude Code turn ends: the extraction loop runs, and the page shows it as it happens.
+        sfx.say('Remember that release notes are written in the past tense.');
+        const live = tab.getByTestId('scheduler-events');
+        await live.getByText(/^Extraction started/).waitFor({ timeout: 30_000 });
+        await live.getByText(/^Extraction done: .*Saved 1 memory/).waitFor({ timeout: 30_000 });
+        await tab.getByTestId('background-runs').locator('[data-job="extraction"]').getByText(/Saved 1 memory/).first().waitFor();
+        if (shots) {
+          await tab.evaluate(() => document.querySelector('[data-testid="background"]')?.scrollIntoView({ block: 'start' }));
+          await tab.evaluate(() => window.scrollBy(0, -76));
+          await tab.waitForTimeout(150);
+          await tab.screenshot({ path: path.join(SHOTS, 'dreams-scheduler.png') });
+        }
+      } catch (e) {
+        console.error(`mneme serve --scheduler stderr:\n${sched.stderr()}`);
+        await tab.screenshot({ path: path.join(fx.tmp, 'scheduler-failure.png') }).catch(() => {});
+        throw e;
+      } finally {
+        await tab.close();
+        sched.child.kill('SIGINT');
+        await new Promise((r) => {
+          const t = setTimeout(() => { sched.child.kill('SIGKILL'); r(); }, 15_000);
+          sched.child.on('exit', () => { clearTimeout(t); r(); });
+        });
+        if (!process.env.E2E_KEEP) fs.rmSync(sfx.tmp, { recursive: true, force: true });
+      }
     });
 
     await step('Recall bench: offline results for a prompt, in the API\'s order, with the exact injected text', async () => {
