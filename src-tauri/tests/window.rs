@@ -7,7 +7,9 @@
 //! reach the page by itself (the `files-changed` event). Through the page's Tauri IPC it also
 //! checks what the UI cannot show: the block equals `mneme context`'s, errors are the api's
 //! `{code, message}`, and the newer commands (`watching`, `set_auto_memory_directory`,
-//! `merge_memory` and its plan) answer like the engine.
+//! `merge_memory` and its plan) answer like the engine. The background scheduler runs while the
+//! window is open: a Claude Code turn ending in the project reaches the Dreams screen as the
+//! typed `scheduler-activity` event.
 //!
 //! It needs a display and two programs, so it is ignored by default. Run it with:
 //!
@@ -149,6 +151,7 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     let info = s.invoke("home", json!({})).await.unwrap();
     assert_eq!(info["cwd"], json!(home.home()));
     assert_eq!(info["configHome"], json!(home.config_home()));
+    assert_eq!(info["scheduler"], true, "the background scheduler runs while the window is open");
 
     // Open the project as a person would: type its folder, press Open.
     s.type_into("#folder", &repo.to_string_lossy()).await;
@@ -313,4 +316,31 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     let done = s.invoke("merge_memory", json!({ "req": { "from": f.orphan, "cwd": repo } })).await.unwrap();
     assert_eq!((done["dryRun"].clone(), done["moved"].clone()), (json!(false), plan["moved"].clone()), "{done}");
     assert!(f.memdir.join("old-note.md").is_file() && !f.orphan.join("memory").exists(), "{done}");
+
+    // The scheduler inside the app: a Claude Code session ends a turn in the project, its
+    // extraction loop runs, and the run reaches the Dreams screen through the typed event.
+    let status = s.invoke("dream_status", json!({ "req": { "cwd": repo } })).await.unwrap();
+    assert_eq!(status["memoryDir"], json!(f.memdir), "{status}");
+    s.click("nav a[href=\"#/dreams\"]").await;
+    s.element("[data-testid=scheduler-running]").await;
+    let session = "7c0ffee0-1111-4222-8333-444455556666";
+    let line = |uuid: &str, parent: Value, message: Value| {
+        json!({ "type": message["role"], "uuid": uuid, "parentUuid": parent, "isSidechain": false, "cwd": repo,
+            "sessionId": session, "timestamp": "2026-11-29T10:00:00.000Z", "message": message })
+        .to_string()
+    };
+    let turn = format!(
+        "{}\n{}\n",
+        line("u1", Value::Null, json!({ "role": "user", "content": "Remember that the app ships on Fridays." })),
+        line("a1", json!("u1"), json!({ "role": "assistant", "content": [{ "type": "text", "text": "Noted." }], "stop_reason": "end_turn" }))
+    );
+    std::fs::write(f.memdir.parent().unwrap().join(format!("{session}.jsonl")), turn).unwrap();
+    s.wait_for(
+        "the extraction run on the Dreams screen",
+        "return document.querySelector('[data-testid=scheduler-events]')?.textContent.includes('Extraction started')",
+        json!([]),
+    )
+    .await;
+    let runs = s.invoke("background_runs", json!({ "req": { "job": "extraction" } })).await.unwrap();
+    assert!(runs.as_array().is_some(), "{runs}");
 }
