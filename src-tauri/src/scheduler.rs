@@ -33,7 +33,15 @@ impl Running {
 /// runtime exists (in `setup`).
 pub fn start(app: &AppHandle<Wry>, env: &Environment, clock: Arc<dyn Clock>) -> Running {
     // `Background::start` spawns its loops, so it must run inside the runtime.
-    let background = tauri::async_runtime::block_on(async { Background::start(env, clock) });
+    let background = match tauri::async_runtime::block_on(async { Background::start(env, clock) }) {
+        Ok(b) => b,
+        // Another scheduler (a `mneme daemon`) already does the work; the app shows the
+        // background runs from the shared run log either way.
+        Err(e) => {
+            eprintln!("mneme-app: the background scheduler stays off here: {e}");
+            return Running::default();
+        }
+    };
     let mut events = background.subscribe();
     let app = app.clone();
     tauri::async_runtime::spawn(async move {

@@ -68,7 +68,7 @@ fn daemon(env: &Environment, flags: RunFlags) -> Result<()> {
     config.folders = mneme_scheduler::existing_project_folders(env);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(async move {
-        let handle = mneme_scheduler::start(config);
+        let handle = mneme_scheduler::start(config)?;
         let mut events = handle.subscribe();
         let on = |b: bool| if b { "on" } else { "off" };
         eprintln!(

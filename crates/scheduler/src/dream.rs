@@ -7,7 +7,7 @@
 
 use crate::extraction::{sleep_or_cancel, TurnEnded};
 use crate::{provider_engine, Backoff, JobKind, Outcome, Reporter};
-use mneme_dream::{DreamRecord, DreamStatus, Dreams, Engine};
+use mneme_dream::{DreamMode, DreamRecord, DreamStatus, Dreams, Engine};
 use mneme_model::Cancel;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -83,7 +83,12 @@ impl DreamLoop {
         let (mut target, settings) = self.dreams.target_for_cwd(cwd);
         target.current_session = session;
         let enabled = self.dreams.enablement(&settings);
-        if !enabled.is_on() {
+        if !enabled.is_on() || self.dreams.mode(&target.memory_dir).is_ok_and(|m| m == DreamMode::Off) {
+            return Ok(());
+        }
+        // The gates as they stand (this loop's own throttle included): only a folder whose
+        // gates are all open gets a run announced, so the app can show "Dreaming…" while it runs.
+        if self.dreams.status(&target, &enabled).blocked_by.is_some() {
             return Ok(());
         }
         let provider = match provider_engine(self.dreams.environment()) {
@@ -98,16 +103,21 @@ impl DreamLoop {
             Some(p) => Engine::Model(p.as_ref()),
             None => Engine::Offline,
         };
+        let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
+        run.progress(format!("Dreaming over {}", target.memory_dir.display()));
         match self.dreams.tick(&target, &enabled, engine, cancel).await {
-            Ok(None) => Ok(()),
+            // Lost the lock to another dreamer (Claude Code or another Mneme) between the look
+            // and the tick.
+            Ok(None) => {
+                run.finish(Outcome::Skipped { reason: "another dreamer took the lock first".into() });
+                Ok(())
+            }
             Ok(Some(record)) => {
-                let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
                 let failed = record.status == DreamStatus::Failed;
-                run.finish(dream_outcome(&record));
+                run.finish(if cancel.is_cancelled() && failed { Outcome::Cancelled } else { dream_outcome(&record) });
                 if failed { Err(()) } else { Ok(()) }
             }
             Err(e) => {
-                let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
                 run.finish(Outcome::Failed { error: e.to_string() });
                 Err(())
             }

@@ -159,11 +159,42 @@ impl SchedulerConfig {
     }
 }
 
+/// Why the scheduler did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SchedulerError {
+    #[error("another Mneme scheduler already runs on this machine{}: the desktop app, `mneme serve --scheduler` or `mneme daemon`. One is enough (two would extract the same turns twice); stop the other first", pid.map(|p| format!(" (PID {p})")).unwrap_or_default())]
+    AlreadyRunning { pid: Option<u32> },
+    #[error("could not take the scheduler lock {path}: {source}; check that Mneme's data folder is writable")]
+    Lock { path: PathBuf, source: std::io::Error },
+}
+
+/// One scheduler per machine: an exclusive `flock` on `<data dir>/scheduler.lock`, held for
+/// the scheduler's life and released by the kernel when the process ends, however it ends.
+struct InstanceLock(#[allow(dead_code)] std::fs::File);
+
+impl InstanceLock {
+    fn take(data_dir: &std::path::Path) -> Result<InstanceLock, SchedulerError> {
+        use std::io::{Read, Seek, Write};
+        let path = data_dir.join("scheduler.lock");
+        let err = |source| SchedulerError::Lock { path: path.clone(), source };
+        std::fs::create_dir_all(data_dir).map_err(err)?;
+        let mut f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(err)?;
+        if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+            let mut body = String::new();
+            let _ = f.read_to_string(&mut body);
+            return Err(SchedulerError::AlreadyRunning { pid: body.trim().parse().ok() });
+        }
+        f.set_len(0).and_then(|()| f.rewind()).and_then(|()| write!(f, "{}", std::process::id())).map_err(err)?;
+        Ok(InstanceLock(f))
+    }
+}
+
 /// The running loops.
 pub struct SchedulerHandle {
     reporter: Reporter,
     cancel: Cancel,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    _instance: InstanceLock,
 }
 
 impl SchedulerHandle {
@@ -185,8 +216,10 @@ impl SchedulerHandle {
     }
 }
 
-/// Starts the loops on the current tokio runtime.
-pub fn start(config: SchedulerConfig) -> SchedulerHandle {
+/// Starts the loops on the current tokio runtime, unless another scheduler already runs on
+/// this machine (same data folder).
+pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError> {
+    let instance = InstanceLock::take(&config.env.data_dir())?;
     let reporter = Reporter::new(config.clock.clone(), RunLog::in_data_dir(&config.env.data_dir()));
     let cancel = Cancel::new();
     let mut tasks = Vec::new();
@@ -222,7 +255,7 @@ pub fn start(config: SchedulerConfig) -> SchedulerHandle {
         let c = cancel.clone();
         tasks.push(tokio::task::spawn_blocking(move || l.run(c)));
     }
-    SchedulerHandle { reporter, cancel, tasks }
+    Ok(SchedulerHandle { reporter, cancel, tasks, _instance: instance })
 }
 
 /// Every project folder Claude Code has sessions for that still exists on this machine.

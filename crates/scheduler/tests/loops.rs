@@ -78,7 +78,7 @@ async fn a_turn_end_runs_offline_extraction_and_saves_a_memory_with_its_index_li
     let transcript = transcripts.join(format!("{SID}.jsonl"));
 
     let jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
-    let handle = start(config(&home, jobs, vec![]));
+    let handle = start(config(&home, jobs, vec![])).unwrap();
     let mut rx = handle.subscribe();
     // Let the watcher settle before the session writes.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -112,7 +112,7 @@ async fn open_gates_lead_to_a_recorded_dream_that_holds_claude_codes_lock_format
     }
 
     let jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
-    let handle = start(config(&home, jobs, vec![project.clone()]));
+    let handle = start(config(&home, jobs, vec![project.clone()])).unwrap();
     let mut rx = handle.subscribe();
     let rec = finished(&mut rx, JobKind::Dream).await;
     assert!(matches!(rec.outcome, Outcome::Done { .. }), "{rec:?}");
@@ -125,4 +125,16 @@ async fn open_gates_lead_to_a_recorded_dream_that_holds_claude_codes_lock_format
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(handle.run_log().recent(10, Some(JobKind::Dream)).unwrap().len(), 1);
     handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_scheduler_per_machine_and_the_next_one_may_start_when_it_stops() {
+    let home = TestHome::new();
+    let jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
+    let first = start(config(&home, jobs, vec![])).unwrap();
+    let second = start(config(&home, jobs, vec![])).err().expect("a second scheduler is refused");
+    let text = second.to_string();
+    assert!(text.contains(&format!("(PID {})", std::process::id())) && text.contains("stop the other first"), "{text}");
+    first.shutdown().await;
+    start(config(&home, jobs, vec![])).unwrap().shutdown().await;
 }

@@ -27,10 +27,10 @@ pub struct Background {
 impl Background {
     /// Starts every loop for the project folders that exist now (more are learned as sessions
     /// end turns). Must run inside a tokio runtime.
-    pub fn start(env: &Environment, clock: Arc<dyn Clock>) -> Background {
+    pub fn start(env: &Environment, clock: Arc<dyn Clock>) -> Result<Background, mneme_scheduler::SchedulerError> {
         let mut config = SchedulerConfig::new(env.clone(), clock);
         config.folders = mneme_scheduler::existing_project_folders(env);
-        let handle = mneme_scheduler::start(config);
+        let handle = mneme_scheduler::start(config)?;
         let (tx, _) = broadcast::channel(256);
         let mut events = handle.subscribe();
         let forward = tx.clone();
@@ -47,7 +47,7 @@ impl Background {
                 }
             }
         });
-        Background { handle, tx }
+        Ok(Background { handle, tx })
     }
 
     /// Every event from now on.

@@ -59,6 +59,8 @@ pub enum ServeError {
     Watch(#[from] notify::Error),
     #[error("The server stopped with an error: {0}.")]
     Io(#[from] std::io::Error),
+    #[error("--scheduler: {0}")]
+    Scheduler(#[from] mneme_scheduler::SchedulerError),
 }
 
 /// What every handler shares.
@@ -109,7 +111,10 @@ pub async fn serve_until(
         Some(d) => d,
         None => std::env::current_dir()?,
     };
-    let background = opts.scheduler.then(|| background::Background::start(&env, mneme.clock()));
+    let background = match opts.scheduler {
+        true => Some(background::Background::start(&env, mneme.clock())?),
+        false => None,
+    };
     let state = Arc::new(AppState {
         scheduler: background.as_ref().map(background::Background::channel),
         mneme,
