@@ -4,6 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 need_tool git git
+# A test run gains nothing from incremental caches (each clone rebuilds its own crates) and they
+# grow by gigabytes a run.
+export CARGO_INCREMENTAL=0
 need_tool python3 python3   # builds the conformance fixtures (testdata/conformance/make_fixtures.py)
 need_tool node nodejs
 need_debs "${TAURI_BUILD_DEBS[@]}" libdbus-1-dev   # the desktop shell; the OS keyring (Secret Service over D-Bus)
