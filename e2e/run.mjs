@@ -404,7 +404,7 @@ async function main() {
     return;
   }
   const bin = findBinary();
-  if (!fs.existsSync(bin)) fail(`no mneme binary at ${bin}. Build it with \`cargo build -p mneme-cli\` or set MNEME_BIN.`);
+  if (!fs.existsSync(bin)) fail(`no mneme binary at ${bin}. Build it with \`cargo build -p mneme\` or set MNEME_BIN.`);
   const serverBin = findServerBinary(bin);
   if (!fs.existsSync(serverBin)) fail(`no mneme-server binary at ${serverBin}. Build it with \`cargo build -p mneme-team-server\` or set MNEME_SERVER_BIN.`);
   if (!process.env.DBUS_SESSION_BUS_ADDRESS) fail('no D-Bus session: run this script directly (it starts one with scripts/with-keyring.sh)');
