@@ -19,7 +19,7 @@ use governor::clock::{Clock as _, DefaultClock};
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
 use mneme_team::server_wire::{
-    EntryVersion, HashesWithTombstones, HistoryResponse, MeResponse, RepoAccess, RepoRole, RollbackRequest,
+    EntryVersion, HashesWithTombstones, HistoryResponse, LatestEntry, LatestResponse, MeResponse, RepoAccess, RepoRole, RollbackRequest,
 };
 use mneme_team::wire::{
     ErrorBody, ErrorDetails, ErrorObject, PutBody, PutResponse, TeamMemoryContent, TeamMemoryData, TeamMemoryHashes,
@@ -66,6 +66,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route(TEAM_MEMORY_PATH, get(get_team_memory).put(put_team_memory))
         .route(mneme_team::server_wire::ME_PATH, get(me))
         .route(mneme_team::server_wire::HISTORY_PATH, get(history))
+        .route(mneme_team::server_wire::LATEST_PATH, get(latest))
         .route(mneme_team::server_wire::ROLLBACK_PATH, post(rollback))
         .route(mneme_team::server_wire::ENTRY_PATH, delete(remove_entry))
         .route(mneme_team::server_wire::HEALTH_PATH, get(healthz))
@@ -437,6 +438,30 @@ async fn history(
         })
         .collect();
     Ok(Json(HistoryResponse { repo: repo.slug, key: key.to_string(), versions }))
+}
+
+async fn latest(
+    State(app): State<Arc<AppState>>,
+    Query(q): Query<RepoQuery>,
+    headers: HeaderMap,
+) -> Result<Json<LatestResponse>, ApiError> {
+    let (_, repo, _) = authorize(&app, &headers, q.repo()?).await?;
+    let entries = app
+        .store()
+        .latest(repo.id)
+        .await?
+        .into_iter()
+        .map(|l| LatestEntry {
+            key: l.key,
+            version: u64::try_from(l.version).unwrap_or(0),
+            checksum: l.checksum,
+            author: l.author,
+            time: iso_ms(l.at_ms),
+            deleted: l.deleted,
+            versions: u64::try_from(l.versions).unwrap_or(0),
+        })
+        .collect();
+    Ok(Json(LatestResponse { repo: repo.slug, entries }))
 }
 
 async fn rollback(

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{databases, Harness, REPO};
-use mneme_team::server_wire::{HashesWithTombstones, HistoryResponse, MeResponse, RepoRole};
+use mneme_team::server_wire::{HashesWithTombstones, HistoryResponse, LatestEntry, LatestResponse, MeResponse, RepoRole};
 use mneme_team::wire::{ErrorBody, PutResponse, TeamMemoryData, TOO_MANY_ENTRIES};
 use mneme_team_server::admin::Role;
 use mneme_team_server::checksum::{entry_checksum, repo_checksum};
@@ -384,6 +384,91 @@ async fn leads_audit_roll_back_and_remove_members_only_read() {
         let data: TeamMemoryData = h.get(&member, REPO).await.json().await.unwrap();
         assert_eq!(data.content.entries["other.md"], "o");
         assert!(data.content.deleted_entries.unwrap_or_default().is_empty());
+        h.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn latest_lists_every_keys_newest_version_with_tombstones_and_no_content() {
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        let member = h.user("mo", REPO, Role::Member).await;
+        let latest_url = |repo: &str| format!("{}?repo={}", h.url("/api/mneme/team_memory/latest"), common::encode_uri_component(repo));
+        let latest = |token: String| {
+            let url = latest_url(REPO);
+            let req = h.request(Method::GET, &url, &token);
+            async move {
+                let res = req.send().await.unwrap();
+                assert_eq!(res.status(), StatusCode::OK);
+                res.json::<LatestResponse>().await.unwrap()
+            }
+        };
+
+        // Same rules as history: 401 without a live token, 403 without a grant (known or not).
+        let res = h.http.get(latest_url(REPO)).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(res.headers()["www-authenticate"], "Bearer");
+        assert_eq!(h.request(Method::GET, &latest_url(REPO), "mneme_at_forged").send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+        let outsider = h.user("olga", "acme/other", Role::Lead).await;
+        let res = h.request(Method::GET, &latest_url(REPO), &outsider).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::FORBIDDEN);
+        assert_eq!(error_code(res).await, "forbidden");
+        let res = h.request(Method::GET, &latest_url("acme/unknown"), &member).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::FORBIDDEN);
+        let no_repo = h.request(Method::GET, &h.url("/api/mneme/team_memory/latest"), &member).send().await.unwrap();
+        assert_eq!(no_repo.status(), StatusCode::BAD_REQUEST);
+
+        // A repository without data yet lists nothing (rather than 404: there is nothing to hide).
+        let empty = latest(member.clone()).await;
+        assert_eq!((empty.repo.as_str(), empty.entries.len()), (REPO, 0));
+
+        h.put(&member, REPO, json!({"entries": {"plan.md": "v1", "a.md": "first"}}), None).await.error_for_status().unwrap();
+        h.clock.advance(Duration::from_secs(60));
+        // Upper case sorts before lower case in byte order, whatever the database's collation.
+        h.put(&lead, REPO, json!({"entries": {"plan.md": "v2", "Zeta.md": "z"}}), None).await.error_for_status().unwrap();
+        h.clock.advance(Duration::from_millis(1500));
+        let entry_url = format!("{}?repo=acme%2Fapp&key=a.md", h.url("/api/mneme/team_memory/entry"));
+        h.request(Method::DELETE, &entry_url, &lead).send().await.unwrap().error_for_status().unwrap();
+        // Another repository's keys stay out of this one's answer.
+        h.put(&outsider, "acme/other", json!({"entries": {"plan.md": "elsewhere", "b.md": "b"}}), None)
+            .await
+            .error_for_status()
+            .unwrap();
+
+        let got = latest(member.clone()).await;
+        assert_eq!(got.repo, REPO);
+        let entry = |key: &str, version, content: &str, author: &str, time: &str, deleted, versions| LatestEntry {
+            key: key.into(),
+            version,
+            checksum: entry_checksum(content),
+            author: Some(author.into()),
+            time: time.into(),
+            deleted,
+            versions,
+        };
+        assert_eq!(got.entries, [
+            entry("Zeta.md", 2, "z", "lena", "2026-11-29T15:01:00.000Z", false, 1),
+            entry("a.md", 3, "first", "lena", "2026-11-29T15:01:01.500Z", true, 2),
+            entry("plan.md", 2, "v2", "lena", "2026-11-29T15:01:00.000Z", false, 2),
+        ]);
+        // No contents on the wire.
+        let raw: serde_json::Value = h.request(Method::GET, &latest_url(REPO), &lead).send().await.unwrap().json().await.unwrap();
+        assert!(raw["entries"].as_array().unwrap().iter().all(|e| e.get("content").is_none()), "{raw}");
+        assert_eq!(raw["entries"][0]["versions"], 1);
+
+        // Each entry is the newest row of that key's history.
+        for e in &got.entries {
+            let url = format!("{}?repo=acme%2Fapp&key={}", h.url("/api/mneme/team_memory/history"), e.key);
+            let history: HistoryResponse = h.request(Method::GET, &url, &member).send().await.unwrap().json().await.unwrap();
+            let newest = &history.versions[0];
+            assert_eq!(
+                (newest.version, &newest.checksum, &newest.author, &newest.time, newest.deleted, history.versions.len() as u64),
+                (e.version, &e.checksum, &e.author, &e.time, e.deleted, e.versions),
+                "{}",
+                e.key
+            );
+        }
         h.shutdown().await;
     })
     .await;

@@ -19,6 +19,8 @@ pub const REFRESH_TOKEN_GRANT: &str = "refresh_token";
 pub const ME_PATH: &str = "/api/mneme/me";
 /// `GET …?repo=&key=`: a key's versions, newest first.
 pub const HISTORY_PATH: &str = "/api/mneme/team_memory/history";
+/// `GET …?repo=`: every key's newest version (tombstones included), without contents.
+pub const LATEST_PATH: &str = "/api/mneme/team_memory/latest";
 /// `POST …?repo=` with [`RollbackRequest`] (lead only).
 pub const ROLLBACK_PATH: &str = "/api/mneme/team_memory/rollback";
 /// `DELETE …?repo=&key=` (lead only): leaves a tombstone clients honour.
@@ -116,6 +118,36 @@ pub struct EntryVersion {
     /// A deletion; `content` is what was removed.
     pub deleted: bool,
     pub content: String,
+}
+
+/// `GET /api/mneme/team_memory/latest`: the newest change of every key in one answer, so a
+/// listing does not need one history request per key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LatestResponse {
+    pub repo: String,
+    /// Sorted by key in byte order; removed keys are included with `deleted` set.
+    pub entries: Vec<LatestEntry>,
+}
+
+/// One key's newest change: [`EntryVersion`] without the content, plus how many versions
+/// the key has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LatestEntry {
+    pub key: String,
+    /// The repository version the change created.
+    pub version: u64,
+    /// `sha256:<hex>` of the content (for a deletion, of what was removed).
+    pub checksum: String,
+    /// The user who made the change; `None` for changes made by the admin command line.
+    pub author: Option<String>,
+    /// ISO 8601 with milliseconds.
+    pub time: String,
+    /// The newest change removed the key.
+    pub deleted: bool,
+    /// How many versions the key's history holds.
+    pub versions: u64,
 }
 
 /// `POST /api/mneme/team_memory/rollback` body: make `key` what it was at `version` (a new

@@ -155,6 +155,21 @@ pub struct HistoryRow {
     pub content: String,
 }
 
+/// A key's newest version, without content: one row of [`Store::latest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatestRow {
+    pub key: String,
+    /// The repository version the key's newest change created.
+    pub version: i64,
+    pub checksum: String,
+    pub author: Option<String>,
+    pub at_ms: i64,
+    /// The newest change removed the key (a tombstone).
+    pub deleted: bool,
+    /// How many versions of the key history keeps.
+    pub versions: i64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenKind {
     Access,
@@ -269,6 +284,9 @@ pub trait Store: Send + Sync {
     /// Newest first.
     async fn history(&self, repo_id: i64, key: &str) -> Result<Vec<HistoryRow>, StoreError>;
     async fn history_version(&self, repo_id: i64, key: &str, version: i64) -> Result<Option<HistoryRow>, StoreError>;
+    /// Every key's newest history row (tombstones included) in one query, sorted by key in
+    /// byte order: what the Team screen lists, without one history request per key.
+    async fn latest(&self, repo_id: i64) -> Result<Vec<LatestRow>, StoreError>;
 
     async fn insert_token(&self, token: &TokenRow) -> Result<(), StoreError>;
     async fn token(&self, hash: &str) -> Result<Option<TokenRow>, StoreError>;

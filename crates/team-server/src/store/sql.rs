@@ -559,6 +559,36 @@ impl Store for SqlStore {
         Ok(row.as_ref().map(history_from).transpose()?)
     }
 
+    async fn latest(&self, repo_id: i64) -> Result<Vec<LatestRow>, StoreError> {
+        // The grouped subquery finds each key's newest version and count over the history's
+        // primary key (repo_id, entry_key, version); the join brings that row's details.
+        let rows = sqlx::query(
+            "SELECT h.entry_key, h.version, h.checksum, u.name AS author, h.at_ms, h.deleted, n.versions \
+             FROM (SELECT entry_key, MAX(version) AS newest, COUNT(*) AS versions FROM entry_history \
+             WHERE repo_id = $1 GROUP BY entry_key) n \
+             JOIN entry_history h ON h.repo_id = $1 AND h.entry_key = n.entry_key AND h.version = n.newest \
+             LEFT JOIN users u ON u.id = h.author_id",
+        )
+        .bind(repo_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            out.push(LatestRow {
+                key: r.try_get("entry_key")?,
+                version: r.try_get("version")?,
+                checksum: r.try_get("checksum")?,
+                author: r.try_get("author")?,
+                at_ms: r.try_get("at_ms")?,
+                deleted: r.try_get::<i64, _>("deleted")? != 0,
+                versions: r.try_get("versions")?,
+            });
+        }
+        // Sorted here rather than by the database, whose collation may not be byte order.
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
     async fn insert_token(&self, token: &TokenRow) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO tokens (hash, kind, user_id, family, created_ms, expires_ms, revoked_ms) \
