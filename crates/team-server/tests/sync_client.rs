@@ -252,6 +252,46 @@ fn tombstones_move_files_to_the_trash_and_are_never_reuploaded() {
 }
 
 #[test]
+fn latest_lists_each_keys_newest_change_in_one_request() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (lena, lead) = s.member(&repo, Role::Lead);
+    let (mo, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &lead), Machine::new(&s, &repo, &tb));
+    assert!(b.client.latest().unwrap().entries.is_empty(), "no data yet");
+
+    b.write("deploys.md", "Deploy from main.\n");
+    b.write("old.md", "obsolete advice");
+    b.client.push().unwrap();
+    a.client.pull().unwrap();
+    a.write("deploys.md", "Deploy from main after CI.\n");
+    a.client.push().unwrap();
+    a.client.remove_entry("old.md").unwrap();
+
+    let latest = b.client.latest().unwrap();
+    assert_eq!(latest.repo, repo);
+    let seen: Vec<_> =
+        latest.entries.iter().map(|e| (e.key.as_str(), e.version, e.author.as_deref(), e.deleted, e.versions)).collect();
+    assert_eq!(seen, [("deploys.md", 2, Some(lena.as_str()), false, 2), ("old.md", 3, Some(lena.as_str()), true, 2)]);
+    // The same newest change history reports, one request instead of one per key.
+    for e in &latest.entries {
+        let h = b.client.history(&e.key).unwrap();
+        let newest = &h.versions[0];
+        assert_eq!((newest.version, &newest.checksum, &newest.time), (e.version, &e.checksum, &e.time));
+    }
+    let first = b.client.history("deploys.md").unwrap();
+    assert_eq!(first.versions[1].author.as_deref(), Some(mo.as_str()));
+
+    // Refusals are the client's usual errors.
+    let other = s.repo();
+    s.member(&other, Role::Member);
+    let outsider = Machine::new(&s, &other, &tb);
+    assert!(matches!(outsider.client.latest().unwrap_err(), SyncError::Forbidden { .. }));
+    let bad = Machine::new(&s, &repo, "not-a-token");
+    assert!(matches!(bad.client.latest().unwrap_err(), SyncError::Auth { status: 401, .. }));
+}
+
+#[test]
 fn a_pull_over_an_unpushed_local_edit_keeps_the_local_version_in_the_trash() {
     let s = Server::start(|_| {});
     let repo = s.repo();

@@ -1,11 +1,13 @@
 //! The server's own API beyond Claude Code's, for the app's Team screen: who is signed in,
-//! a key's history, and — for the repository's lead — rolling a key back to an earlier
-//! version and removing an entry (which leaves a tombstone every client honours by moving its
-//! copy to the trash). History is never rewritten: a rollback or removal is a new version.
+//! every key's newest version, a key's history, and — for the repository's lead — rolling a
+//! key back to an earlier version and removing an entry (which leaves a tombstone every
+//! client honours by moving its copy to the trash). History is never rewritten: a rollback or
+//! removal is a new version.
 
 use crate::client::{classify_failure, encode_uri_component, http_request, SyncClient, SyncError};
 use crate::server_wire::{
-    HashesWithTombstones, HistoryResponse, MeResponse, RollbackRequest, ENTRY_PATH, HISTORY_PATH, ROLLBACK_PATH,
+    HashesWithTombstones, HistoryResponse, LatestResponse, MeResponse, RollbackRequest, ENTRY_PATH, HISTORY_PATH,
+    LATEST_PATH, ROLLBACK_PATH,
 };
 use crate::wire::{PutResponse, TEAM_MEMORY_PATH};
 
@@ -49,6 +51,17 @@ impl SyncClient {
     pub fn history(&self, key: &str) -> Result<HistoryResponse, SyncError> {
         let (http, server, repo, token) = self.authorized()?;
         let url = self.lead_url(&server, HISTORY_PATH, &repo, Some(key));
+        let mut req = http_request("GET", &url);
+        req.token = Some(&token);
+        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        parse(&reply.body)
+    }
+
+    /// Every key's newest version on the server (removed ones included, flagged), without
+    /// contents, in one request: what the Team screen lists.
+    pub fn latest(&self) -> Result<LatestResponse, SyncError> {
+        let (http, server, repo, token) = self.authorized()?;
+        let url = self.lead_url(&server, LATEST_PATH, &repo, None);
         let mut req = http_request("GET", &url);
         req.token = Some(&token);
         let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
