@@ -692,61 +692,32 @@ impl Mneme {
     }
 
     /// Asks the server who is signed in, their role here, and the newest change to every key
-    /// the folder or the server knows.
+    /// it has (two requests, however many keys).
     pub fn team_remote(&self, req: &ContextRequest) -> Result<TeamRemote, ApiError> {
         let target = self.team_target(req)?;
         let client = self.sync_client(target.clone());
         let me = client.me().map_err(sync_error)?;
         let access = target.repo.as_deref().and_then(|r| me.repos.iter().find(|a| a.repo == r));
-        let mut entries = Vec::new();
-        if access.is_some() {
-            // Every key the server has, removed ones included, and the local files (whose
-            // history may hold versions even when the server no longer lists them).
-            let mut keys: BTreeSet<String> = BTreeSet::new();
-            if let Some(h) = client.server_hashes().map_err(sync_error)? {
-                keys.extend(h.hashes.entry_checksums.unwrap_or_default().into_keys());
-                keys.extend(h.deleted_entries.unwrap_or_default().into_keys());
-            }
-            if let Ok(local) = client::read_local(&target.team_dir()) {
-                keys.extend(local.disk_keys);
-            }
-            // One history request per key; a few at a time so a slow link is not serial.
-            let keys: Vec<String> = keys.into_iter().collect();
-            let chunk = keys.len().div_ceil(8).max(1);
-            let results: Vec<Histories> = std::thread::scope(|s| {
-                let handles: Vec<_> = keys
-                    .chunks(chunk)
-                    .map(|part| {
-                        let client = &client;
-                        s.spawn(move || {
-                            part.iter()
-                                .map(|k| client.history(k).map(|h| (k.clone(), h.versions)))
-                                .collect::<Result<Vec<_>, _>>()
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err(SyncError::Transport { detail: "a history request panicked".into() })))
-                    .collect()
-            });
-            for part in results {
-                for (key, versions) in part.map_err(sync_error)? {
-                    if let Some(newest) = versions.first() {
-                        entries.push(TeamRemoteEntry {
-                            key,
-                            version: newest.version,
-                            checksum: newest.checksum.clone(),
-                            author: newest.author.clone(),
-                            time: newest.time.clone(),
-                            deleted: newest.deleted,
-                            versions: versions.len() as u64,
-                        });
-                    }
-                }
-            }
-        }
-        entries.sort_by(|a, b| a.key.cmp(&b.key));
+        // One request for every key the server has, removed ones included and sorted by key.
+        // Keys only on this machine have no history on the server, so nothing to list here.
+        let entries = match access {
+            Some(_) => client
+                .latest()
+                .map_err(sync_error)?
+                .entries
+                .into_iter()
+                .map(|e| TeamRemoteEntry {
+                    key: e.key,
+                    version: e.version,
+                    checksum: e.checksum,
+                    author: e.author,
+                    time: e.time,
+                    deleted: e.deleted,
+                    versions: e.versions,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         Ok(TeamRemote {
             user: me.user,
             role: access.map(|a| match a.role {
@@ -914,8 +885,6 @@ impl Mneme {
     }
 }
 
-/// Histories of some keys, or why one could not be read.
-type Histories = Result<Vec<(String, Vec<EntryVersion>)>, SyncError>;
 
 /// Lead-only calls: the server's 403 means "not a lead" here, not "no access".
 fn lead_error(e: SyncError) -> ApiError {

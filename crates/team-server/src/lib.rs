@@ -19,11 +19,11 @@
 //!   429 with `Retry-After` past the per-token rate limit.
 //!
 //! Beyond that: device sign-in with rotating refresh tokens ([`oauth`]), a lead API for the
-//! Mneme app's Team screen (history, rollback, removal, in [`http`]), `/healthz`, and
-//! [`admin`] for the command line. Checksums are defined in [`checksum`], key rules in
-//! [`keys`]. Data lives in SQLite or PostgreSQL behind [`store::Store`]; writes commit only
-//! if the repository is still at the version they read, so several replicas can share one
-//! PostgreSQL database.
+//! Mneme app's Team screen (every key's newest version, history, rollback, removal, in
+//! [`http`]), `/healthz`, and [`admin`] for the command line. Checksums are defined in
+//! [`checksum`], key rules in [`keys`]. Data lives in SQLite or PostgreSQL behind
+//! [`store::Store`]; writes commit only if the repository is still at the version they read,
+//! so several replicas can share one PostgreSQL database.
 
 pub mod admin;
 pub mod auth;
