@@ -1,0 +1,257 @@
+//! Mneme's `.consolidate-lock` against Claude Code's own lock code. A node process runs
+//! `crates/dream/tests/data/consolidation_lock_cc.mjs`, which is Claude Code 2.1.197's
+//! consolidationLock module and isProcessRunning cut byte for byte out of its binary (see
+//! `consolidation_lock_gen.mjs` there), and the real `mneme` binary dreams the same folder:
+//! each blocks the other while it holds the lock, each reclaims the lock of a dead holder, and
+//! Claude Code's rollback puts back the mtime Mneme reads.
+
+use mneme_stub_model::StubModel;
+use mneme_testsupport::{topic, TestHome};
+use serde_json::Value;
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CLAUDE_LOCK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../dream/tests/data/consolidation_lock_cc.mjs");
+
+/// A node process running Claude Code's lock functions on one memory folder; its PID is the
+/// one they write, and it stays alive (a running Claude Code) until dropped or [`exit`]ed.
+struct ClaudeCode {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl ClaudeCode {
+    fn start(memory_dir: &Path) -> ClaudeCode {
+        let spawned = Command::new("node")
+            .arg(CLAUDE_LOCK)
+            .arg(memory_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => panic!(
+                "node is needed to run Claude Code's lock code ({e}); install it with `sudo apt-get install nodejs` (npm test needs it too)"
+            ),
+        };
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let mut cc = ClaudeCode { child, stdin, stdout };
+        let ready = cc.line();
+        assert_eq!(ready["ready"], cc.pid(), "the driver starts: {ready}");
+        cc
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn line(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("node answers");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    fn send(&mut self, command: &str) {
+        let stdin = self.stdin.as_mut().expect("still running");
+        writeln!(stdin, "{command}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// `tryAcquireConsolidationLock()`: the prior mtime in ms (0 for no lock file), or `None`
+    /// where Claude Code's function returns null.
+    fn acquire(&mut self) -> Option<f64> {
+        self.send("acquire");
+        self.answer_acquire()
+    }
+
+    fn answer_acquire(&mut self) -> Option<f64> {
+        let v = self.line();
+        assert!(v.get("acquired").is_some(), "{v}");
+        v["acquired"].as_f64()
+    }
+
+    /// `rollbackConsolidationLock(prior)`, with the prior mtime exactly as acquire returned it.
+    fn rollback(&mut self, prior: f64) {
+        self.send(&format!("rollback {prior}"));
+        assert_eq!(self.line()["rolledBack"], true);
+    }
+
+    /// `readLastConsolidatedAt()`.
+    fn last_consolidated_at(&mut self) -> f64 {
+        self.send("last");
+        self.line()["lastConsolidatedAt"].as_f64().expect("a number")
+    }
+
+    /// Ends the process the way a Claude Code session ends: no rollback, its PID now dead.
+    fn exit(mut self) -> u32 {
+        drop(self.stdin.take());
+        assert!(self.child.wait().unwrap().success());
+        self.child.id()
+    }
+}
+
+impl Drop for ClaudeCode {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn command(h: &TestHome, cwd: &Path, args: &[&str]) -> Command {
+    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
+    cmd.env("MNEME_KEYRING_SERVICE", "mneme-dream-interop-test")
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .current_dir(cwd)
+        .arg("--managed-dir")
+        .arg(h.root.join("managed"))
+        .args(args);
+    cmd
+}
+
+fn json(text: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(text);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn ok(h: &TestHome, cwd: &Path, args: &[&str]) -> Value {
+    let out = command(h, cwd, args).output().expect("mneme runs");
+    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    json(&out.stdout)
+}
+
+/// The one line a blocked `mneme dream run` prints, checked to be that.
+fn blocked_line(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(1), "mneme should be blocked: {}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.trim_end().lines().count(), 1, "one clear line, got: {err}");
+    err
+}
+
+/// A repository whose memory holds two near-duplicate feedback memories: a dream merges them.
+fn project() -> (TestHome, PathBuf, PathBuf) {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    let mem = h.memdir_for(&repo);
+    fs::create_dir_all(&mem).unwrap();
+    fs::write(mem.join("tabs_old.md"), topic("Prefers tabs", "Use tabs for indentation", "feedback", "Always indent with tabs.\n**Why:** team style.")).unwrap();
+    mneme_testsupport::set_mtime(&mem.join("tabs_old.md"), 1_700_000_000);
+    fs::write(mem.join("tabs_new.md"), topic("Tabs preference", "Use tabs for indentation in code", "feedback", "Always indent with tabs, never spaces.\n**Why:** team style.")).unwrap();
+    fs::write(mem.join("MEMORY.md"), "- [Old](tabs_old.md) — tabs\n- [New](tabs_new.md) — tabs\n").unwrap();
+    (h, repo, mem)
+}
+
+fn lock_body(mem: &Path) -> String {
+    fs::read_to_string(mem.join(".consolidate-lock")).unwrap()
+}
+
+fn mtime_ms(p: &Path) -> f64 {
+    let d = fs::metadata(p).unwrap().modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
+    d.as_nanos() as f64 / 1e6
+}
+
+/// The same instant to within a microsecond: Node keeps mtimes as float milliseconds.
+fn same_ms(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-3
+}
+
+#[test]
+fn claude_codes_lock_blocks_mneme_and_a_dead_claude_codes_lock_is_reclaimed() {
+    let (h, repo, mem) = project();
+    let mut cc = ClaudeCode::start(&mem);
+    assert_eq!(cc.acquire(), Some(0.0), "no lock file before");
+    assert_eq!(lock_body(&mem), cc.pid().to_string());
+    let taken = mtime_ms(&mem.join(".consolidate-lock"));
+
+    let out = command(&h, &repo, &["dream", "run", "--offline", "--yes"]).output().unwrap();
+    let err = blocked_line(&out);
+    assert!(
+        err.starts_with(&format!("mneme: another dream holds the lock {} (PID {}, taken 0 min ago);", mem.join(".consolidate-lock").display(), cc.pid())),
+        "{err}"
+    );
+    assert!(mem.join("tabs_old.md").exists(), "nothing consolidated");
+    let status = ok(&h, &repo, &["dream", "status", "--json"]);
+    assert_eq!(status["status"]["lock"]["held"], true);
+    assert_eq!(status["status"]["lock"]["holderPid"], cc.pid());
+
+    // The session ends without rolling back: a fresh lock with a dead PID.
+    let dead = cc.exit();
+    assert_eq!(lock_body(&mem), dead.to_string());
+    let status = ok(&h, &repo, &["dream", "status", "--json"]);
+    assert_eq!(status["status"]["lock"]["holderAlive"], false);
+    assert_eq!(status["status"]["lock"]["held"], false);
+    let rec = ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]);
+    assert_eq!(rec["status"], "applied");
+    assert!(!mem.join("tabs_old.md").exists());
+    assert!(same_ms(rec["lock"]["priorMtimeNs"].as_f64().unwrap() / 1e6, taken), "Mneme took over Claude Code's lock: {rec}");
+}
+
+#[test]
+fn mnemes_lock_blocks_claude_codes_and_a_crashed_mnemes_is_reclaimed() {
+    let (h, repo, mem) = project();
+    // A model-driven dream whose model never answers holds the lock for as long as it runs.
+    let stub = StubModel::start_blocking();
+    stub.push_hang();
+    let data = h.root.join("mneme-data");
+    fs::create_dir_all(&data).unwrap();
+    fs::write(data.join("providers.json"), format!("{{\"kind\": \"anthropic\", \"base_url\": \"{}\"}}", stub.base_url())).unwrap();
+    let mut mneme = command(&h, &repo, &["dream", "run"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stub.model_requests().is_empty() {
+        assert!(Instant::now() < deadline, "the dreamer never asked the model");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(lock_body(&mem), mneme.id().to_string());
+    let taken = mtime_ms(&mem.join(".consolidate-lock"));
+
+    let mut cc = ClaudeCode::start(&mem);
+    assert_eq!(cc.acquire(), None, "Claude Code's function returns null while Mneme dreams");
+    assert_eq!(lock_body(&mem), mneme.id().to_string(), "and leaves the lock alone");
+    assert!(same_ms(cc.last_consolidated_at(), taken), "it reads Mneme's mtime as the last consolidation");
+
+    // kill -9: no rollback, the lock keeps a dead PID, and Claude Code's rule reclaims it.
+    mneme.kill().unwrap();
+    mneme.wait().unwrap();
+    let prior = cc.acquire().expect("Claude Code takes over a dead PID's lock");
+    assert!(same_ms(prior, taken), "remembering Mneme's mtime: {prior} vs {taken}");
+    assert_eq!(lock_body(&mem), cc.pid().to_string());
+}
+
+#[test]
+fn claude_codes_rollback_restores_the_mtime_mneme_reads() {
+    let (h, repo, mem) = project();
+    let rec = ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]);
+    assert_eq!(rec["status"], "applied");
+    let dreamt = ok(&h, &repo, &["dream", "status", "--json"])["status"]["lastConsolidatedAtMs"].as_i64().expect("Mneme dreamt");
+
+    let mut cc = ClaudeCode::start(&mem);
+    let prior = cc.acquire().expect("Mneme's finished dream left a dead PID");
+    assert_eq!(prior as i64, dreamt, "Claude Code reads the mtime Mneme wrote");
+    let status = ok(&h, &repo, &["dream", "status", "--json"]);
+    assert_eq!(status["status"]["lock"]["holderPid"], cc.pid());
+    assert!(status["status"]["lastConsolidatedAtMs"].as_i64().unwrap() >= dreamt);
+
+    // The dream fails: Claude Code empties the lock and puts the old mtime back.
+    cc.rollback(prior);
+    assert_eq!(lock_body(&mem), "");
+    let status = ok(&h, &repo, &["dream", "status", "--json"]);
+    assert_eq!(status["status"]["lastConsolidatedAtMs"].as_i64(), Some(dreamt), "Mneme sees its own dream as the last one again");
+    assert_eq!(status["status"]["lock"]["held"], false);
+    assert_eq!(status["status"]["lock"]["holderPid"], Value::Null);
+
+    // With no lock before, the rollback removes the file: Mneme sees it has never dreamt.
+    let (h, repo, mem) = project();
+    let mut cc = ClaudeCode::start(&mem);
+    assert_eq!(cc.acquire(), Some(0.0));
+    cc.rollback(0.0);
+    assert!(!mem.join(".consolidate-lock").exists());
+    let status = ok(&h, &repo, &["dream", "status", "--json"]);
+    assert_eq!(status["status"]["lastConsolidatedAtMs"], Value::Null);
+    assert_eq!(status["status"]["lock"]["exists"], false);
+}
