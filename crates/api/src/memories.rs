@@ -122,7 +122,9 @@ impl Mneme {
     pub(crate) fn memdir(&self, req: &ContextRequest) -> Result<(Resolved, Memdir), ApiError> {
         let r = self.resolve(req)?;
         let trash = self.env.data_dir().join("trash").join(sanitize_path(&r.memdir.to_string_lossy()));
-        let m = Memdir::new(r.memdir.clone(), trash, self.clock.clone());
+        // The health meter measures MEMORY.md as Claude Code loads it, comments stripped.
+        let m = Memdir::new(r.memdir.clone(), trash, self.clock.clone())
+            .with_comment_stripper(mneme_claudemd::html_comment_kept_ranges);
         Ok((r, m))
     }
 

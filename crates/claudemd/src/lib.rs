@@ -21,7 +21,7 @@ use mneme_core::Layer;
 use serde::Serialize;
 use std::path::PathBuf;
 
-pub use content::{strip_html_comments, TEXT_FILE_EXTENSIONS};
+pub use content::{html_comment_kept_ranges, strip_html_comments, TEXT_FILE_EXTENSIONS};
 pub use loader::{load, touched};
 
 /// Which setting sources are enabled (`--setting-sources`); Managed is always read.

@@ -312,6 +312,10 @@ pub struct Lexer {
     top: bool,
     /// Current nesting of block/inline lexing calls.
     depth: usize,
+    /// Length of the normalized source, to turn what is left of it into an offset.
+    top_len: usize,
+    /// Top-level link definitions' byte ranges in the normalized source.
+    skipped: Vec<std::ops::Range<usize>>,
 }
 
 /// Deeper nesting than this (`>>>>…`, `- - - …`, `*[*[…`) is treated like marked running out
@@ -321,12 +325,19 @@ const MAX_NESTING: usize = 100;
 
 /// `new Lexer({ gfm: false }).lex(src)`.
 pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
+    lex_with_skipped(src).map(|(tokens, _)| tokens)
+}
+
+/// [`lex`], plus the byte ranges of the LF-normalized source that no top-level token holds
+/// (link definitions, which are not tokens). With them, the top-level tokens' raw text tiles
+/// the normalized source, so a caller can place every token in the file.
+pub fn lex_with_skipped(src: &str) -> Result<(Vec<Token>, Vec<std::ops::Range<usize>>), LexError> {
     let src = src.replace("\r\n", "\n").replace('\r', "\n");
-    let mut lexer = Lexer { links: HashSet::new(), top: true, depth: 0 };
+    let mut lexer = Lexer { links: HashSet::new(), top: true, depth: 0, top_len: src.len(), skipped: Vec::new() };
     let mut tokens = Vec::new();
     lexer.block_tokens(&src, &mut tokens, false)?;
     lexer.run_inline_queue(&mut tokens)?;
-    Ok(tokens)
+    Ok((tokens, lexer.skipped))
 }
 
 impl Lexer {
@@ -409,6 +420,10 @@ impl Lexer {
                     }
                     // A definition is not a token: its raw text never reaches the output.
                     _ => {
+                        if self.depth == 1 {
+                            let start = self.top_len - src.len() - raw.len();
+                            self.skipped.push(start..start + raw.len());
+                        }
                         self.links.insert(tag);
                     }
                 }

@@ -33,7 +33,7 @@ mod testutil;
 
 pub use error::MemdirError;
 pub use frontmatter_edit::new_memory_content;
-pub use health::{loaded_index_lines, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine};
+pub use health::{loaded_index_lines, CommentStripper, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine};
 pub use index::{parse_index, render_entry, DocLine, IndexDoc, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS};
 pub use merge::{AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};
 pub use manifest::{format_manifest, select_for_manifest, MAX_MEMORY_FILES};
@@ -101,6 +101,9 @@ pub struct Memdir {
     root: PathBuf,
     trash_dir: PathBuf,
     clock: Arc<dyn Clock>,
+    /// How Claude Code's comment stripping is told, for the health meter (see
+    /// [`health::CommentStripper`]); `None` measures the index as it is on disk.
+    comment_stripper: Option<health::CommentStripper>,
 }
 
 impl std::fmt::Debug for Memdir {
@@ -116,7 +119,14 @@ impl Memdir {
     /// `env.data_dir().join("trash").join(<sanitized project>)`); deletes refuse otherwise.
     /// The clock stamps trash records, so tests can freeze it.
     pub fn new(root: impl Into<PathBuf>, trash_dir: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Self {
-        Memdir { root: root.into(), trash_dir: trash_dir.into(), clock }
+        Memdir { root: root.into(), trash_dir: trash_dir.into(), clock, comment_stripper: None }
+    }
+
+    /// Has the health meter measure each index after block-level HTML comments are stripped,
+    /// as Claude Code loads it. The api passes `mneme_claudemd::html_comment_kept_ranges`.
+    pub fn with_comment_stripper(mut self, stripper: health::CommentStripper) -> Self {
+        self.comment_stripper = Some(stripper);
+        self
     }
 
     /// The memory folder.
