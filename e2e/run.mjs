@@ -551,6 +551,35 @@ async function main() {
       await shot('memories-health-fixed');
     });
 
+    await step('Memories: long health lists show five until asked; HTML comments do not count', async () => {
+      const file = path.join(fx.mem, 'MEMORY.md');
+      const before = fs.readFileSync(file, 'utf8');
+      // 210 comment lines push the raw file past 200 lines; Claude Code strips them first.
+      const comment = `<!--\n${'A note for whoever edits this index, not for Claude.\n'.repeat(210)}-->\n`;
+      const long = Array.from({ length: 8 }, (_, i) => `Note ${i + 1}: ${'detail that belongs in a topic file, not in the index; '.repeat(5)}`);
+      write(file, comment + before + long.join('\n') + '\n');
+      await nav('Projects');
+      await nav('Memories');
+      const health = page.getByTestId('health');
+      // The panel opens by itself when there is something to fix; the dangling link is.
+      const details = health.getByRole('button', { name: 'Details' });
+      if (await details.count()) await details.click();
+      const items = health.locator('.issues > div', { has: page.getByRole('heading', { name: 'Long index lines' }) }).locator('li');
+      await waitFor('five long lines', async () => (await items.count()) === 5);
+      const lines = Number(await health.getByRole('meter', { name: 'Index lines' }).getAttribute('aria-valuenow'));
+      if (lines >= 200 || lines !== before.trim().split('\n').length + 8) fail(`the meter counts ${lines} lines: it measured the comment`);
+      if (await health.getByText('Claude Code cuts this index').count()) fail('an index within the caps once its comments are stripped shows as cut');
+      await health.getByTestId('show-all-long').click();
+      await waitFor('all eight long lines', async () => (await items.count()) === 8);
+      await shot('memories-health-long-lines');
+      await health.getByTestId('show-all-long').click();
+      await waitFor('five long lines again', async () => (await items.count()) === 5);
+      write(file, before);
+      await nav('Projects');
+      await nav('Memories');
+      await page.getByTestId('health-ok').waitFor();
+    });
+
     await step('Memories: delete to the trash, then restore', async () => {
       const file = path.join(fx.mem, 'user_role.md');
       const before = fs.readFileSync(file, 'utf8');
