@@ -25,6 +25,9 @@ export MNEME_REQUIRE_PG=1
 trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
 
 scripts/with-keyring.sh cargo test --workspace --locked "$@"
+# Mneme's dream lock racing Claude Code's own lock code (cut from the 2.1.197 binary), alone:
+# the race is about timing, so it runs while nothing else loads the cores.
+cargo test --locked -q -p mneme --test dream_interop -- --ignored racing
 # Sign-in and API-key storage against the real keyring (ignored in plain `cargo test`, which may
 # run where no Secret Service exists).
 scripts/with-keyring.sh cargo test --locked -q -p mneme-team -p mneme-model -p mneme-api -- --ignored keyring

@@ -226,7 +226,32 @@ impl ConsolidationLock {
             _ => 0,
         };
         fs::create_dir_all(&self.memory_dir).map_err(|e| DreamError::io("create the memory folder", &self.memory_dir, e))?;
-        fs::write(&self.path, self.pid.to_string()).map_err(|e| DreamError::io("write the dream lock", &self.path, e))?;
+        // Claude Code's acquire (check, write, read back) is not atomic, and another process
+        // running it knows nothing of Mneme's guard file. Look again just before writing, so a
+        // dreamer that wrote since our check is seen instead of overwritten.
+        let again = self.state(now);
+        if again.held {
+            return Ok(Err(NotAcquired::Held(again)));
+        }
+        if again.exists {
+            fs::write(&self.path, self.pid.to_string()).map_err(|e| DreamError::io("write the dream lock", &self.path, e))?;
+        } else {
+            // No lock yet: create it exclusively, so a dreamer that created it a moment ago
+            // (after our look, before our write) makes us lose instead of both winning.
+            let created = fs::OpenOptions::new().write(true).create_new(true).open(&self.path);
+            match created {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    f.write_all(self.pid.to_string().as_bytes())
+                        .map_err(|e| DreamError::io("write the dream lock", &self.path, e))?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let winner = fs::read(&self.path).ok().and_then(|b| js_parse_int(&String::from_utf8_lossy(&b)));
+                    return Ok(Err(NotAcquired::LostRace { winner_pid: winner }));
+                }
+                Err(e) => return Err(DreamError::io("write the dream lock", &self.path, e)),
+            }
+        }
         // The file system stamps "now" already; stamping the injected clock's now keeps
         // "last consolidated at" consistent with every other time Mneme records.
         filetime::set_file_mtime(&self.path, filetime_of(now))
@@ -238,6 +263,14 @@ impl ConsolidationLock {
         };
         if back != Some(i64::from(self.pid)) {
             return Ok(Err(NotAcquired::LostRace { winner_pid: back }));
+        }
+        // A Claude Code that checked before our write can still write after our read-back and
+        // then read its own PID back: it believes it won. Read once more after a moment; if its
+        // PID is there now the lock is its, so we step back without touching the file.
+        std::thread::sleep(RACE_GRACE);
+        let settled = fs::read(&self.path).ok().and_then(|b| js_parse_int(&String::from_utf8_lossy(&b)));
+        if settled != Some(i64::from(self.pid)) {
+            return Ok(Err(NotAcquired::LostRace { winner_pid: settled }));
         }
         Ok(Ok(Acquired { prior_mtime_ns, acquired_at_ns: ns_since_epoch(now) }))
     }
@@ -263,6 +296,10 @@ impl ConsolidationLock {
             .map_err(|e| DreamError::io("roll back the dream lock", &self.path, e))
     }
 }
+
+/// How long an acquisition waits before its last look at the lock: far longer than Claude
+/// Code's synchronous check → write → read-back takes, short enough not to be noticed.
+const RACE_GRACE: Duration = Duration::from_millis(150);
 
 /// An exclusive advisory lock on a file, released when dropped (the descriptor closes).
 struct GuardLock {
