@@ -1,6 +1,8 @@
 // Shared app state: the engine, the current project folder, live-update ticks, theme.
 
+import { untrack } from 'svelte';
 import type { Engine, LiveStatus } from './transport';
+import type { ProviderKind } from './types';
 import type { SchedulerEvent } from './types';
 
 /** How many scheduler events the page keeps for the live display. */
@@ -94,4 +96,23 @@ export function shortPath(path: string, base = app.cwd): string {
 
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** Calls `load` once now, and again whenever the project folder changes, the engine reports a
+ *  change on disk, or `also` (any other reactive value the screen depends on) changes. Call it
+ *  while a component initialises: the effect lives as long as the component. */
+export function reloadOnChange(load: () => void, also: () => unknown = () => undefined) {
+  $effect(() => {
+    void app.cwd;
+    void app.liveTick;
+    also();
+    untrack(load);
+  });
+}
+
+/** The engines a screen can run a job with: offline always, plus the configured provider when it
+ *  is usable. */
+export async function usableEngines(): Promise<ProviderKind[]> {
+  const p = await engineOf().providerSettings();
+  return ['offline', ...p.usable.filter((k) => k !== 'offline' && k === p.kind)];
 }
