@@ -57,6 +57,12 @@ fn fixture(dir: &Path) {
     std::fs::write(dir.join("sub/c.md"), "gamma alpha\n").unwrap();
     std::fs::write(dir.join("empty.md"), "").unwrap();
     std::fs::write(dir.join("q.md"), "She said \u{201c}hi\u{201d} and it\u{2019}s fine\n").unwrap();
+    // Grep lists files newest first and Glob oldest first, by the millisecond: the two copies
+    // get the same distinct mtimes (an hour before the test clock, so no staleness notes) and
+    // their order does not depend on when each was written.
+    for (i, f) in ["MEMORY.md", "a.md", "b.md", "sub/c.md", "empty.md", "q.md"].iter().enumerate() {
+        mneme_testsupport::set_mtime(&dir.join(f), 1_764_422_207 - 3_600 + 10 * i as i64);
+    }
 }
 
 /// The calls, in one turn each so their order is fixed.
