@@ -70,6 +70,7 @@ fn daemon(env: &Environment, flags: RunFlags) -> Result<()> {
     runtime.block_on(async move {
         let handle = mneme_scheduler::start(config)?;
         let mut events = handle.subscribe();
+        handle.ready().await;
         let on = |b: bool| if b { "on" } else { "off" };
         eprintln!(
             "mneme daemon: extraction {}, dream {}, team sync {}, session notes {}; run log {}. Ctrl-C or SIGTERM stops it.",

@@ -46,8 +46,11 @@ fn the_daemon_extracts_at_a_turn_end_records_the_run_and_stops_on_sigterm() {
             let _ = tx.send(line);
         }
     });
-    // The daemon announces itself on stderr once its loops are starting; give the watcher a moment.
-    std::thread::sleep(Duration::from_millis(800));
+    // The daemon announces itself on stderr once it watches transcripts.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut announcement = String::new();
+    stderr.read_line(&mut announcement).unwrap();
+    assert!(announcement.contains("extraction on, dream off, team sync off"), "{announcement}");
     let mut f = std::fs::File::create(transcripts.join("7c0ffee0-1111-4222-8333-444455556666.jsonl")).unwrap();
     let u1 = "00000000-0000-4000-8000-000000000001";
     let u2 = "00000000-0000-4000-8000-000000000002";
@@ -68,11 +71,11 @@ fn the_daemon_extracts_at_a_turn_end_records_the_run_and_stops_on_sigterm() {
     assert!(line.starts_with("[extraction] ") && line.contains("● Saved 1 memory"), "{line}");
 
     rustix_kill(child.id());
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "exit {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("extraction on, dream off, team sync off"), "{stderr}");
-    assert!(stderr.contains("stopping"), "{stderr}");
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert!(status.success(), "exit {status:?}: {rest}");
+    assert!(rest.contains("stopping"), "{rest}");
 
     let runs = command(&h, &["daemon", "runs"]).output().unwrap();
     assert!(String::from_utf8_lossy(&runs.stdout).contains("● Saved 1 memory"));

@@ -29,6 +29,9 @@ pub struct ExtractionLoop {
     /// How often the watcher's queue is drained.
     pub poll: Duration,
     pub turn_ends: mpsc::UnboundedSender<TurnEnded>,
+    /// Set once transcripts are watched (or the loop waits for Claude Code's projects folder to
+    /// appear), so callers know that a session writing from now on will be seen.
+    pub ready: tokio::sync::watch::Sender<bool>,
 }
 
 impl ExtractionLoop {
@@ -39,13 +42,17 @@ impl ExtractionLoop {
         let watcher = loop {
             if projects_dir.is_dir() {
                 match TranscriptWatcher::new(&projects_dir) {
-                    Ok(w) => break w,
+                    Ok(w) => {
+                        self.ready.send_replace(true);
+                        break w;
+                    }
                     Err(e) => {
                         let run = self.reporter.begin(JobKind::Extraction, projects_dir.display().to_string());
                         run.finish(Outcome::Failed { error: format!("cannot watch {}: {e}", projects_dir.display()) });
                     }
                 }
             }
+            self.ready.send_replace(true);
             if sleep_or_cancel(Duration::from_secs(30), &cancel).await {
                 return;
             }

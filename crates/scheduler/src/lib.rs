@@ -194,6 +194,7 @@ pub struct SchedulerHandle {
     reporter: Reporter,
     cancel: Cancel,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    ready: tokio::sync::watch::Receiver<bool>,
     _instance: InstanceLock,
 }
 
@@ -204,6 +205,14 @@ impl SchedulerHandle {
 
     pub fn run_log(&self) -> &RunLog {
         self.reporter.log()
+    }
+
+    /// Waits until the extraction loop watches transcripts (at once when it does not run), so
+    /// a session that writes after this is seen.
+    pub async fn ready(&self) {
+        let mut rx = self.ready.clone();
+        // An error means the loop is gone; there is nothing left to wait for.
+        let _ = rx.wait_for(|r| *r).await;
     }
 
     /// Cancels every loop and waits for them: a run in flight is cancelled (a dream rolls its
@@ -224,6 +233,7 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
     let cancel = Cancel::new();
     let mut tasks = Vec::new();
     let (turn_tx, turn_rx) = mpsc::unbounded_channel();
+    let (ready_tx, ready) = tokio::sync::watch::channel(!config.jobs.extraction);
     if config.jobs.extraction {
         let l = extraction::ExtractionLoop {
             extractor: mneme_extract::Extractor::new(config.env.clone(), config.clock.clone()),
@@ -231,6 +241,7 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
             session_memory: config.jobs.session_memory,
             poll: config.poll,
             turn_ends: turn_tx,
+            ready: ready_tx,
         };
         tasks.push(tokio::spawn(l.run(cancel.clone())));
     }
@@ -255,7 +266,7 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
         let c = cancel.clone();
         tasks.push(tokio::task::spawn_blocking(move || l.run(c)));
     }
-    Ok(SchedulerHandle { reporter, cancel, tasks, _instance: instance })
+    Ok(SchedulerHandle { reporter, cancel, tasks, ready, _instance: instance })
 }
 
 /// Every project folder Claude Code has sessions for that still exists on this machine.

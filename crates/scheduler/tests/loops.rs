@@ -80,8 +80,7 @@ async fn a_turn_end_runs_offline_extraction_and_saves_a_memory_with_its_index_li
     let jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
     let handle = start(config(&home, jobs, vec![])).unwrap();
     let mut rx = handle.subscribe();
-    // Let the watcher settle before the session writes.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    handle.ready().await;
     append(&transcript, &project, &turn("From now on, always use British English spelling in the docs.", "Understood."));
 
     let rec = finished(&mut rx, JobKind::Extraction).await;
