@@ -34,4 +34,6 @@ fi
 
 cargo build --release --locked -q -p mneme
 cd "$here"
-exec "$CARGO_TARGET_DIR/release/mneme" serve --ui-dir "$repo/ui/dist"
+# --scheduler: extraction, auto dream and team sync run while the page is served, as they do in
+# the desktop app (it steps aside when a `mneme daemon` already runs them).
+exec "$CARGO_TARGET_DIR/release/mneme" serve --scheduler --ui-dir "$repo/ui/dist"

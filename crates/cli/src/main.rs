@@ -130,7 +130,8 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         ui_dir: Option<PathBuf>,
         /// Also run the background scheduler (extraction, auto dream, team sync) while serving,
-        /// and show its runs live in the page. Leave it off when `mneme daemon` already runs.
+        /// and show its runs live in the page (`npm start` does). When the desktop app or a
+        /// `mneme daemon` already runs it, this serves without it and says so.
         #[arg(long)]
         scheduler: bool,
     },

@@ -96,3 +96,31 @@ fn install_unit_writes_a_user_unit_that_runs_this_binary() {
     assert!(unit.contains("WantedBy=default.target"));
     assert!(String::from_utf8_lossy(&out.stdout).contains("systemctl --user enable --now mneme.service"));
 }
+
+#[test]
+fn one_scheduler_per_machine_a_second_daemon_stops_and_serve_steps_aside() {
+    let h = TestHome::new();
+    let mut first = command(&h, &["daemon", "--no-team", "--no-dream"]).spawn().unwrap();
+    let mut first_err = BufReader::new(first.stderr.take().unwrap());
+    let mut line = String::new();
+    first_err.read_line(&mut line).unwrap();
+    assert!(line.contains("extraction on"), "{line}");
+
+    let second = command(&h, &["daemon", "--no-team", "--no-dream"]).output().unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(err.contains(&format!("(PID {})", first.id())) && err.contains("stop the other first"), "{err}");
+
+    // `mneme serve --scheduler` still serves, without its own scheduler, and says why.
+    let mut serve = command(&h, &["serve", "--scheduler"]).spawn().unwrap();
+    let mut out = BufReader::new(serve.stdout.take().unwrap());
+    let mut url = String::new();
+    out.read_line(&mut url).unwrap();
+    assert!(url.starts_with("Mneme is running at http://127.0.0.1:"), "{url}");
+    rustix_kill(serve.id());
+    let served = serve.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&served.stderr).contains("background jobs stay off here"), "{}", String::from_utf8_lossy(&served.stderr));
+
+    rustix_kill(first.id());
+    assert!(first.wait().unwrap().success());
+}

@@ -112,7 +112,16 @@ pub async fn serve_until(
         None => std::env::current_dir()?,
     };
     let background = match opts.scheduler {
-        true => Some(background::Background::start(&env, mneme.clock())?),
+        true => match background::Background::start(&env, mneme.clock()) {
+            Ok(b) => Some(b),
+            // A `mneme daemon` or the desktop app already runs the jobs; the page still shows
+            // their runs from the shared run log.
+            Err(e @ mneme_scheduler::SchedulerError::AlreadyRunning { .. }) => {
+                eprintln!("mneme serve: background jobs stay off here: {e}");
+                None
+            }
+            Err(e) => return Err(e.into()),
+        },
         false => None,
     };
     let state = Arc::new(AppState {
