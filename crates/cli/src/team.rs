@@ -35,19 +35,19 @@ pub struct CheckKey {
     team_dir: PathBuf,
 }
 
-fn read_key(file: &PathBuf) -> Result<String, String> {
+fn read_key(file: &PathBuf) -> anyhow::Result<String> {
     let mut bytes = Vec::new();
     let read = if file.as_os_str() == "-" {
         std::io::stdin().read_to_end(&mut bytes).map(|_| ())
     } else {
         std::fs::read(file).map(|b| bytes = b)
     };
-    read.map_err(|e| format!("could not read the key from {} ({e}); check the path", file.display()))?;
+    read.map_err(|e| anyhow::anyhow!("could not read the key from {} ({e}); check the path", file.display()))?;
     if bytes.last() == Some(&b'\n') {
         bytes.pop();
     }
     String::from_utf8(bytes).map_err(|_| {
-        "the key is not valid UTF-8; team memory keys are JSON strings, so give the key as UTF-8 text".to_string()
+        anyhow::anyhow!("the key is not valid UTF-8; team memory keys are JSON strings, so give the key as UTF-8 text")
     })
 }
 

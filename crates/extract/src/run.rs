@@ -59,7 +59,7 @@ pub struct Project {
     pub root: PathBuf,
     pub memory_dir: AutoMemDir,
     /// Whether Claude Code's auto memory is on there; why not, when it is off.
-    pub auto_memory: Result<(), String>,
+    pub auto_memory: paths::AutoMemoryReason,
 }
 
 /// Every way extraction fails before or around a run (a failing run itself is recorded as
@@ -198,9 +198,8 @@ impl Extractor {
     pub fn project_for_cwd(&self, cwd: &Path) -> Project {
         let root = paths::project_root(cwd);
         let settings = load_settings(&self.env, &root, EnabledSources::all(), None);
-        let (enabled, why) = paths::auto_memory_status(&self.env, &settings);
+        let (_, auto_memory) = paths::auto_memory_status(&self.env, &settings);
         let memory_dir = paths::resolve_auto_mem_dir(&self.env, &settings, &root);
-        let auto_memory = if enabled { Ok(()) } else { Err(why.explanation().to_string()) };
         Project { root, memory_dir, auto_memory }
     }
 
@@ -336,9 +335,9 @@ impl Extractor {
             record::mode(&data_dir, &project.memory_dir.dir)
                 .map_err(|source| ExtractError::State { action: "read", path: data_dir.clone(), source })?
         };
-        let disabled = match (&project.auto_memory, mode) {
-            (Err(why), _) => Some(format!("auto memory is off: {why}")),
-            (Ok(()), ReviewMode::Off) => {
+        let disabled = match (project.auto_memory, mode) {
+            (why, _) if !why.enabled() => Some(format!("auto memory is off: {}", why.explanation())),
+            (_, ReviewMode::Off) => {
                 Some("extraction is off for this project (`mneme inbox mode automatic` turns it on)".to_string())
             }
             _ => None,

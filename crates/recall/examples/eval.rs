@@ -9,7 +9,8 @@
 //! (`ANTHROPIC_DEFAULT_SONNET_MODEL`, else `claude-sonnet-5`) unless the settings name one.
 
 use mneme_core::SystemClock;
-use mneme_model::{build_provider, find_claude, Provider, ProviderKind, ProviderSettings};
+use anyhow::{anyhow, bail, Context};
+use mneme_model::{build_provider, find_claude, keychain_for, ModelError, Provider, ProviderKind, ProviderSettings};
 use mneme_recall::eval::{evaluate, load_labels, Report};
 use mneme_recall::selector_model;
 use mneme_store::Environment;
@@ -35,63 +36,64 @@ struct Options {
     json: bool,
 }
 
-fn parse_args() -> Result<Options, String> {
+fn parse_args() -> anyhow::Result<Options> {
     let mut o = Options { labels: PathBuf::from("testdata/recall-eval/labels.json"), providers: None, verbose: false, json: false };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--labels" => o.labels = args.next().map(PathBuf::from).ok_or("--labels needs a file")?,
+            "--labels" => o.labels = args.next().map(PathBuf::from).context("--labels needs a file")?,
             "--providers" => {
-                let list = args.next().ok_or("--providers needs a comma list")?;
+                let list = args.next().context("--providers needs a comma list")?;
                 let mut kinds = Vec::new();
                 for n in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                    let kind = ALL.into_iter().find(|k| name(*k) == n).ok_or_else(|| {
-                        format!("'{n}' is not a provider. Use offline, anthropic, openai or claude-cli.")
-                    })?;
+                    let kind = ALL
+                        .into_iter()
+                        .find(|k| name(*k) == n)
+                        .ok_or_else(|| anyhow!("'{n}' is not a provider. Use offline, anthropic, openai or claude-cli."))?;
                     kinds.push(kind);
                 }
                 o.providers = Some(kinds);
             }
             "--verbose" => o.verbose = true,
             "--json" => o.json = true,
-            other => return Err(format!("unknown argument '{other}' (use --labels FILE, --providers LIST, --verbose, --json)")),
+            other => bail!("unknown argument '{other}' (use --labels FILE, --providers LIST, --verbose, --json)"),
         }
     }
     Ok(o)
 }
 
-fn environment() -> Result<Environment, String> {
+fn environment() -> anyhow::Result<Environment> {
     let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
-    let home = home.ok_or("HOME is not set to an absolute folder; set it and try again")?;
+    let home = home.context("HOME is not set to an absolute folder; set it and try again")?;
     let mut env = Environment::with_home(home);
     env.vars = std::env::vars().collect();
     Ok(env)
 }
 
-/// Whether a model provider counts as configured without being asked for by name.
-fn configured(kind: ProviderKind, saved: &ProviderSettings, env: &Environment) -> Result<(), String> {
+/// Why a model provider is left out when it was not asked for by name; `None` when it counts
+/// as configured.
+fn unavailable_reason(kind: ProviderKind, saved: &ProviderSettings, env: &Environment) -> Option<String> {
     if saved.kind == kind {
-        return Ok(());
+        return None;
     }
     match kind {
-        ProviderKind::Anthropic if env.var("ANTHROPIC_API_KEY").is_some_and(|k| !k.trim().is_empty()) => Ok(()),
-        ProviderKind::Anthropic => Err("not configured (choose it in Settings → Model provider, set ANTHROPIC_API_KEY, or pass --providers anthropic)".into()),
-        ProviderKind::Openai => Err("not configured (choose an OpenAI-compatible endpoint and model in Settings → Model provider)".into()),
+        ProviderKind::Anthropic if env.var("ANTHROPIC_API_KEY").is_some_and(|k| !k.trim().is_empty()) => None,
+        ProviderKind::Anthropic => Some("not configured (choose it in Settings → Model provider, set ANTHROPIC_API_KEY, or pass --providers anthropic)".into()),
+        ProviderKind::Openai => Some("not configured (choose an OpenAI-compatible endpoint and model in Settings → Model provider)".into()),
         ProviderKind::ClaudeCli => match find_claude(env) {
-            Some(path) => Err(format!("not run by default: each prompt is a headless Claude Code session ({}); pass --providers claude-cli", path.display())),
-            None => Err("`claude` is not on the PATH".into()),
+            Some(path) => Some(format!("not run by default: each prompt is a headless Claude Code session ({}); pass --providers claude-cli", path.display())),
+            None => Some("`claude` is not on the PATH".into()),
         },
-        ProviderKind::Offline => Ok(()),
+        ProviderKind::Offline => None,
     }
 }
 
-fn build(kind: ProviderKind, saved: &ProviderSettings, env: &Environment) -> Result<Arc<dyn Provider>, String> {
+fn build(kind: ProviderKind, saved: &ProviderSettings, env: &Environment) -> Result<Arc<dyn Provider>, ModelError> {
     let mut settings = if saved.kind == kind { saved.clone() } else { ProviderSettings { kind, ..ProviderSettings::default() } };
     if matches!(kind, ProviderKind::Anthropic | ProviderKind::ClaudeCli) && settings.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
         settings.model = Some(selector_model(env));
     }
-    let service = env.var("MNEME_KEYRING_SERVICE").filter(|s| !s.is_empty()).unwrap_or(mneme_keychain::DEFAULT_SERVICE);
-    build_provider(&settings, env, &mneme_keychain::Keychain::new(service)).map_err(|e| e.to_string())
+    build_provider(&settings, env, &keychain_for(env))
 }
 
 fn print_report(r: &Report, verbose: bool) {
@@ -124,9 +126,9 @@ async fn main() -> ExitCode {
     let run = async {
         let o = parse_args()?;
         let env = environment()?;
-        let labels = load_labels(&o.labels).map_err(|e| e.to_string())?;
-        let root = std::env::current_dir().map_err(|e| e.to_string())?;
-        let saved = ProviderSettings::load(&env).map_err(|e| e.to_string())?;
+        let labels = load_labels(&o.labels)?;
+        let root = std::env::current_dir()?;
+        let saved = ProviderSettings::load(&env)?;
         let folders: std::collections::BTreeSet<&str> = labels.prompts.iter().map(|p| p.folder.as_str()).collect();
         if !o.json {
             println!("Recall evaluation: {} prompts in {} memory folders ({})\n", labels.prompts.len(), folders.len(), o.labels.display());
@@ -135,16 +137,23 @@ async fn main() -> ExitCode {
         let mut reports = Vec::new();
         let mut unavailable = Vec::new();
         for kind in ALL {
-            let wanted = match &o.providers {
-                Some(list) => list.contains(&kind).then_some(()).ok_or_else(|| "not requested".to_string()),
-                None => configured(kind, &saved, &env),
+            let left_out = match &o.providers {
+                Some(list) => (!list.contains(&kind)).then(|| "not requested".to_string()),
+                None => unavailable_reason(kind, &saved, &env),
             };
-            let provider = match wanted.and_then(|()| if kind == ProviderKind::Offline { Ok(None) } else { build(kind, &saved, &env).map(Some) }) {
-                Ok(p) => p,
-                Err(why) => {
-                    unavailable.push((kind, why));
-                    continue;
-                }
+            if let Some(why) = left_out {
+                unavailable.push((kind, why));
+                continue;
+            }
+            let provider = match kind {
+                ProviderKind::Offline => None,
+                _ => match build(kind, &saved, &env) {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        unavailable.push((kind, e.to_string()));
+                        continue;
+                    }
+                },
             };
             let report = evaluate(&labels, &root, provider.as_deref(), &env, Arc::new(SystemClock)).await;
             if report.errors == report.prompts {
@@ -160,18 +169,18 @@ async fn main() -> ExitCode {
         if o.json {
             let unavailable: Vec<_> = unavailable.iter().map(|(k, why)| serde_json::json!({"provider": name(*k), "reason": why})).collect();
             let out = serde_json::json!({"reports": reports, "unavailable": unavailable});
-            println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+            println!("{}", serde_json::to_string_pretty(&out)?);
         } else {
             for (kind, why) in &unavailable {
                 println!("{:<11} unavailable: {why}", name(*kind));
             }
         }
-        Ok::<(), String>(())
+        anyhow::Ok(())
     };
     match run.await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("recall-eval: {e}");
+            eprintln!("recall-eval: {e:#}");
             ExitCode::FAILURE
         }
     }

@@ -6,7 +6,7 @@
 //! A folder in review mode gets a pending dream for the Dreams screen; automatic applies it.
 
 use crate::extraction::{sleep_or_cancel, TurnEnded};
-use crate::{provider_engine, Backoff, JobKind, Outcome, Reporter};
+use crate::{provider_engine, provider_unusable, Backoff, JobKind, Outcome, Reporter};
 use mneme_dream::{DreamMode, DreamRecord, DreamStatus, Dreams, Engine};
 use mneme_model::Cancel;
 use std::collections::{BTreeMap, HashMap};
@@ -93,9 +93,9 @@ impl DreamLoop {
         }
         let provider = match provider_engine(self.dreams.environment()) {
             Ok(p) => p,
-            Err(error) => {
+            Err(e) => {
                 let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
-                run.finish(Outcome::Failed { error });
+                run.finish(provider_unusable(&e));
                 return Err(());
             }
         };

@@ -4,7 +4,7 @@
 //! the provider chosen in Settings (offline by default). Each turn end is also passed on to the
 //! dream loop, which checks its gates then, as Claude Code does from its stop hooks.
 
-use crate::{provider_engine, JobKind, Outcome, Reporter};
+use crate::{provider_engine, provider_unusable, JobKind, Outcome, Reporter};
 use mneme_extract::watch::TranscriptWatcher;
 use mneme_extract::rules::SkipReason;
 use mneme_extract::{Engine, Extractor, RunOutcome, RunRecord, Session};
@@ -97,8 +97,8 @@ impl ExtractionLoop {
         let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
         let provider = match provider_engine(self.extractor.env()) {
             Ok(p) => p,
-            Err(error) => {
-                run.finish(Outcome::Failed { error });
+            Err(e) => {
+                run.finish(provider_unusable(&e));
                 return;
             }
         };

@@ -280,8 +280,13 @@ pub fn existing_project_folders(env: &Environment) -> Vec<PathBuf> {
 
 /// The provider chosen in Settings → Model provider, or `None` for offline; read afresh for
 /// each run so a change in Settings applies to the next run without a restart.
-pub(crate) fn provider_engine(env: &Environment) -> Result<Option<Arc<dyn Provider>>, String> {
-    mneme_model::configured_provider(env, None).map_err(|e| format!("the model provider is not usable: {e}"))
+pub(crate) fn provider_engine(env: &Environment) -> Result<Option<Arc<dyn Provider>>, mneme_model::ModelError> {
+    mneme_model::configured_provider(env, None)
+}
+
+/// The run outcome when the chosen provider cannot be built.
+pub(crate) fn provider_unusable(e: &mneme_model::ModelError) -> Outcome {
+    Outcome::Failed { error: format!("the model provider is not usable: {e}") }
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ fn summarize(mut latencies: Vec<Duration>, wall: Duration) -> (f64, f64, f64) {
 async fn phase<F, Fut>(clients: usize, total: usize, make: F) -> (f64, f64, f64)
 where
     F: Fn(usize) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<(), String>> + Send,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
 {
     let make = Arc::new(make);
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -74,7 +74,7 @@ where
                 }
                 let t = Instant::now();
                 if let Err(e) = make(i).await {
-                    panic!("request {i}: {e}");
+                    panic!("request {i}: {e:#}");
                 }
                 lat.push(t.elapsed());
             }
@@ -176,15 +176,12 @@ async fn main() -> anyhow::Result<()> {
 }
 
 /// Sends `req` and reads the whole answer; an error unless the status is `status`.
-async fn expect(req: reqwest::RequestBuilder, status: u16) -> Result<(), String> {
-    let res = req.send().await.map_err(|e| e.to_string())?;
+async fn expect(req: reqwest::RequestBuilder, status: u16) -> anyhow::Result<()> {
+    let res = req.send().await?;
     let got = res.status().as_u16();
-    let body = res.bytes().await.map_err(|e| e.to_string())?;
-    if got == status {
-        Ok(())
-    } else {
-        Err(format!("{got} {}", String::from_utf8_lossy(&body)))
-    }
+    let body = res.bytes().await?;
+    anyhow::ensure!(got == status, "{got} {}", String::from_utf8_lossy(&body));
+    Ok(())
 }
 
 async fn fresh_pg_database(base: &str) -> anyhow::Result<DatabaseUrl> {

@@ -22,8 +22,8 @@ async fn device_code(h: &Harness) -> DeviceCodeResponse {
     res.json().await.unwrap()
 }
 
-/// Polls once: `Ok(tokens)` or `Err(error code)`.
-async fn poll(h: &Harness, device_code: &str) -> Result<TokenResponse, String> {
+/// Polls once: `Ok(tokens)` or `Err(the OAuth error)`.
+async fn poll(h: &Harness, device_code: &str) -> Result<TokenResponse, OAuthError> {
     let res = h
         .http
         .post(h.url("/oauth/token"))
@@ -34,17 +34,17 @@ async fn poll(h: &Harness, device_code: &str) -> Result<TokenResponse, String> {
     token_result(res).await
 }
 
-async fn token_result(res: reqwest::Response) -> Result<TokenResponse, String> {
+async fn token_result(res: reqwest::Response) -> Result<TokenResponse, OAuthError> {
     if res.status() == StatusCode::OK {
         return Ok(res.json().await.unwrap());
     }
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
     let err: OAuthError = res.json().await.unwrap();
     assert!(err.error_description.is_some());
-    Err(err.error)
+    Err(err)
 }
 
-async fn refresh(h: &Harness, token: &str) -> Result<TokenResponse, String> {
+async fn refresh(h: &Harness, token: &str) -> Result<TokenResponse, OAuthError> {
     let res = h
         .http
         .post(h.url("/oauth/token"))
@@ -85,12 +85,12 @@ async fn a_device_signs_in_polls_politely_and_refreshes_with_rotation() {
 
         // The first poll waits; a second one within the interval is told to slow down, and
         // the interval grows by 5 seconds.
-        assert_eq!(poll(&h, &code.device_code).await.unwrap_err(), "authorization_pending");
-        assert_eq!(poll(&h, &code.device_code).await.unwrap_err(), "slow_down");
+        assert_eq!(poll(&h, &code.device_code).await.unwrap_err().error, "authorization_pending");
+        assert_eq!(poll(&h, &code.device_code).await.unwrap_err().error, "slow_down");
         h.clock.advance(Duration::from_secs(5));
-        assert_eq!(poll(&h, &code.device_code).await.unwrap_err(), "slow_down");
+        assert_eq!(poll(&h, &code.device_code).await.unwrap_err().error, "slow_down");
         h.clock.advance(Duration::from_secs(15));
-        assert_eq!(poll(&h, &code.device_code).await.unwrap_err(), "authorization_pending");
+        assert_eq!(poll(&h, &code.device_code).await.unwrap_err().error, "authorization_pending");
 
         // The page shows the code it was linked with and refuses a wrong password.
         let page = h.http.get(&code.verification_uri_complete).send().await.unwrap();
@@ -102,7 +102,7 @@ async fn a_device_signs_in_polls_politely_and_refreshes_with_rotation() {
         let (status, _) = submit(&h, &code.user_code, "mallory", PASSWORD, "approve").await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
         h.clock.advance(Duration::from_secs(20));
-        assert_eq!(poll(&h, &code.device_code).await.unwrap_err(), "authorization_pending");
+        assert_eq!(poll(&h, &code.device_code).await.unwrap_err().error, "authorization_pending");
 
         // Approved with the code typed in lower case without the dash.
         let typed = code.user_code.replace('-', "").to_lowercase();
@@ -119,7 +119,7 @@ async fn a_device_signs_in_polls_politely_and_refreshes_with_rotation() {
         assert_eq!(h.get(&tokens.access_token, REPO).await.status(), StatusCode::NOT_FOUND);
         // A device code turns into tokens once.
         h.clock.advance(Duration::from_secs(20));
-        assert_eq!(poll(&h, &code.device_code).await.unwrap_err(), "invalid_grant");
+        assert_eq!(poll(&h, &code.device_code).await.unwrap_err().error, "invalid_grant");
 
         // Refreshing rotates: the new pair works, the spent refresh token does not.
         let rotated = refresh(&h, &first_refresh).await.unwrap();
@@ -127,10 +127,10 @@ async fn a_device_signs_in_polls_politely_and_refreshes_with_rotation() {
         assert_ne!(second_refresh, first_refresh);
         assert_eq!(me_status(&h, &rotated.access_token).await, StatusCode::OK);
         // Replaying the spent one means it leaked: every token of this sign-in is revoked.
-        assert_eq!(refresh(&h, &first_refresh).await.unwrap_err(), "invalid_grant");
+        assert_eq!(refresh(&h, &first_refresh).await.unwrap_err().error, "invalid_grant");
         assert_eq!(me_status(&h, &rotated.access_token).await, StatusCode::UNAUTHORIZED);
         assert_eq!(me_status(&h, &tokens.access_token).await, StatusCode::UNAUTHORIZED);
-        assert_eq!(refresh(&h, &second_refresh).await.unwrap_err(), "invalid_grant");
+        assert_eq!(refresh(&h, &second_refresh).await.unwrap_err().error, "invalid_grant");
         h.shutdown().await;
     }
 }
@@ -150,7 +150,7 @@ async fn access_tokens_expire_and_a_refresh_brings_a_new_one() {
         assert_eq!(me_status(&h, &fresh.access_token).await, StatusCode::OK);
         // Refresh tokens live 30 days from their issue.
         h.clock.advance(Duration::from_secs(30 * 24 * 3600));
-        assert_eq!(refresh(&h, fresh.refresh_token.as_deref().unwrap()).await.unwrap_err(), "invalid_grant");
+        assert_eq!(refresh(&h, fresh.refresh_token.as_deref().unwrap()).await.unwrap_err().error, "invalid_grant");
         h.shutdown().await;
     }
 }
@@ -166,19 +166,19 @@ async fn denied_and_expired_requests_end_with_their_errors() {
         let (status, body) = submit(&h, &denied.user_code, "", "", "deny").await;
         assert_eq!(status, StatusCode::OK);
         assert!(body.contains("Sign-in denied"));
-        assert_eq!(poll(&h, &denied.device_code).await.unwrap_err(), "access_denied");
+        assert_eq!(poll(&h, &denied.device_code).await.unwrap_err().error, "access_denied");
         // A decided code cannot be approved afterwards.
         let (status, _) = submit(&h, &denied.user_code, "alice", PASSWORD, "approve").await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
 
         let lapsed = device_code(&h).await;
         h.clock.advance(Duration::from_secs(15 * 60));
-        assert_eq!(poll(&h, &lapsed.device_code).await.unwrap_err(), "expired_token");
+        assert_eq!(poll(&h, &lapsed.device_code).await.unwrap_err().error, "expired_token");
         let (status, body) = submit(&h, &lapsed.user_code, "alice", PASSWORD, "approve").await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(body.contains("unknown, expired or already used"));
 
-        assert_eq!(poll(&h, "not-a-device-code").await.unwrap_err(), "invalid_grant");
+        assert_eq!(poll(&h, "not-a-device-code").await.unwrap_err().error, "invalid_grant");
         h.shutdown().await;
     }
 }
@@ -189,7 +189,7 @@ async fn malformed_token_requests_get_oauth_errors() {
         let h = Harness::start(db, |_| {}).await;
         let post = |form: Vec<(&'static str, &'static str)>| {
             let req = h.http.post(h.url("/oauth/token")).form(&form);
-            async move { token_result(req.send().await.unwrap()).await.unwrap_err() }
+            async move { token_result(req.send().await.unwrap()).await.unwrap_err().error }
         };
         assert_eq!(post(vec![("grant_type", "password")]).await, "unsupported_grant_type");
         assert_eq!(post(vec![]).await, "invalid_request");

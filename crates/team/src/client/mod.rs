@@ -551,9 +551,9 @@ impl SyncClient {
                         report.conflicts.push(c);
                     }
                 }
-                Err(reason) => {
+                Err(why) => {
                     unwritten.insert(key.clone());
-                    report.skipped.push(SkippedKey { key: key.clone(), reason });
+                    report.skipped.push(SkippedKey { key: key.clone(), reason: why.to_string() });
                 }
             }
         }
@@ -577,10 +577,10 @@ impl SyncClient {
         key: &str,
         content: &str,
         prior: &BTreeMap<String, String>,
-    ) -> Result<WriteOutcome, String> {
-        let path = crate::keys::validate_team_mem_key(team_dir, key).map_err(|e| e.to_string())?;
+    ) -> Result<WriteOutcome, EntrySkipped> {
+        let path = crate::keys::validate_team_mem_key(team_dir, key)?;
         if content.len() as u64 > MAX_FILE_SIZE_BYTES {
-            return Err(format!("the server's copy is {} bytes, over the {MAX_FILE_SIZE_BYTES}-byte limit", content.len()));
+            return Err(EntrySkipped::TooLarge { bytes: content.len() });
         }
         let mut conflict = None;
         if let Ok(bytes) = std::fs::read(&path) {
@@ -594,7 +594,7 @@ impl SyncClient {
                 conflict = Some(Conflict { key: key.to_string(), at_ms: self.now_ms(), kind: ConflictKind::PulledOverLocalEdit, trash_id });
             }
         }
-        crate::keys::write_team_file(team_dir, key, content.as_bytes()).map_err(|e| e.to_string())?;
+        crate::keys::write_team_file(team_dir, key, content.as_bytes())?;
         Ok(WriteOutcome::Written(conflict))
     }
 
@@ -817,6 +817,17 @@ impl SyncClient {
 enum WriteOutcome {
     Matched,
     Written(Option<Conflict>),
+}
+
+/// Why a pulled entry was not written (reported per key; the pull goes on).
+#[derive(Debug, thiserror::Error)]
+enum EntrySkipped {
+    #[error(transparent)]
+    Invalid(#[from] crate::keys::PathTraversalError),
+    #[error("the server's copy is {bytes} bytes, over the {MAX_FILE_SIZE_BYTES}-byte limit")]
+    TooLarge { bytes: usize },
+    #[error(transparent)]
+    Write(#[from] crate::keys::TeamFileError),
 }
 
 enum PutOutcome {
