@@ -2,8 +2,10 @@
 //! byte for byte, two processes racing for the lock, a dream in progress blocking another, a
 //! killed dreamer's lock reclaimed, and a lock held in Claude Code's format blocking Mneme.
 
+mod common;
+
 use mneme_stub_model::StubModel;
-use mneme_testsupport::{topic, TestHome};
+use mneme_testsupport::TestHome;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
@@ -46,15 +48,7 @@ fn json(text: &str) -> Value {
 
 /// A repository whose memory holds two near-duplicate feedback memories and a dangling line.
 fn project() -> (TestHome, PathBuf, PathBuf) {
-    let h = TestHome::new();
-    let repo = h.git_repo("repo");
-    let mem = h.memdir_for(&repo);
-    fs::create_dir_all(&mem).unwrap();
-    fs::write(mem.join("tabs_old.md"), topic("Prefers tabs", "Use tabs for indentation", "feedback", "Always indent with tabs.\n**Why:** team style.")).unwrap();
-    mneme_testsupport::set_mtime(&mem.join("tabs_old.md"), 1_700_000_000);
-    fs::write(mem.join("tabs_new.md"), topic("Tabs preference", "Use tabs for indentation in code", "feedback", "Always indent with tabs, never spaces.\n**Why:** team style.")).unwrap();
-    fs::write(mem.join("MEMORY.md"), "- [Old](tabs_old.md) — tabs\n- [New](tabs_new.md) — tabs\n- [Gone](gone.md) — x\n").unwrap();
-    (h, repo, mem)
+    common::tabs_project("- [Gone](gone.md) — x\n")
 }
 
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -5,8 +5,10 @@
 //! each blocks the other while it holds the lock, each reclaims the lock of a dead holder, and
 //! Claude Code's rollback puts back the mtime Mneme reads.
 
+mod common;
+
 use mneme_stub_model::StubModel;
-use mneme_testsupport::{topic, TestHome};
+use mneme_testsupport::TestHome;
 use serde_json::Value;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -136,15 +138,7 @@ fn blocked_line(out: &Output) -> String {
 
 /// A repository whose memory holds two near-duplicate feedback memories: a dream merges them.
 fn project() -> (TestHome, PathBuf, PathBuf) {
-    let h = TestHome::new();
-    let repo = h.git_repo("repo");
-    let mem = h.memdir_for(&repo);
-    fs::create_dir_all(&mem).unwrap();
-    fs::write(mem.join("tabs_old.md"), topic("Prefers tabs", "Use tabs for indentation", "feedback", "Always indent with tabs.\n**Why:** team style.")).unwrap();
-    mneme_testsupport::set_mtime(&mem.join("tabs_old.md"), 1_700_000_000);
-    fs::write(mem.join("tabs_new.md"), topic("Tabs preference", "Use tabs for indentation in code", "feedback", "Always indent with tabs, never spaces.\n**Why:** team style.")).unwrap();
-    fs::write(mem.join("MEMORY.md"), "- [Old](tabs_old.md) — tabs\n- [New](tabs_new.md) — tabs\n").unwrap();
-    (h, repo, mem)
+    common::tabs_project("")
 }
 
 fn lock_body(mem: &Path) -> String {
