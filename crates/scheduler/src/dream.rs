@@ -19,15 +19,18 @@ pub struct DreamLoop {
     pub reporter: Reporter,
     /// How often every known folder's gates are checked besides turn ends.
     pub tick: Duration,
-    /// Project folders to check from the start (the daemon passes the projects it found).
-    pub folders: Vec<PathBuf>,
+    pub env: mneme_store::Environment,
+    /// Project folders to check from the start.
+    pub folders: crate::Folders,
     pub turn_ends: mpsc::UnboundedReceiver<TurnEnded>,
 }
 
 impl DreamLoop {
     pub async fn run(mut self, cancel: Cancel) {
         // Folders seen so far → the session that last ended a turn there.
-        let mut known: BTreeMap<PathBuf, Option<String>> = self.folders.drain(..).map(|f| (f, None)).collect();
+        let (env, folders) = (self.env.clone(), self.folders.clone());
+        let start = tokio::task::spawn_blocking(move || folders.resolve(&env)).await.unwrap_or_default();
+        let mut known: BTreeMap<PathBuf, Option<String>> = start.into_iter().map(|f| (f, None)).collect();
         let mut backoff: HashMap<PathBuf, (Backoff, Instant)> = HashMap::new();
         let mut next_tick = Instant::now();
         loop {

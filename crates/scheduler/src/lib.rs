@@ -135,8 +135,8 @@ pub struct SchedulerConfig {
     pub clock: Arc<dyn Clock>,
     pub jobs: Jobs,
     /// Project folders dream and team sync look after from the start; more are learned from
-    /// sessions as they end turns. The daemon passes every project folder that still exists.
-    pub folders: Vec<PathBuf>,
+    /// sessions as they end turns.
+    pub folders: Folders,
     /// How often dream gates are checked besides turn ends (Claude Code's scan throttle is
     /// 10 minutes, so checking more often finds nothing new).
     pub dream_tick: Duration,
@@ -151,7 +151,7 @@ impl SchedulerConfig {
             env,
             clock,
             jobs: Jobs::default(),
-            folders: Vec::new(),
+            folders: Folders::Discover,
             dream_tick: Duration::from_secs(600),
             team_pull_every: Duration::from_secs(300),
             poll: Duration::from_millis(500),
@@ -186,6 +186,24 @@ impl InstanceLock {
         }
         f.set_len(0).and_then(|()| f.rewind()).and_then(|()| write!(f, "{}", std::process::id())).map_err(err)?;
         Ok(InstanceLock(f))
+    }
+}
+
+/// Which project folders the dream and team loops start with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Folders {
+    /// Every project Claude Code has sessions for that still exists, found by each loop when it
+    /// starts (off the caller's start-up path: the desktop window does not wait for the scan).
+    Discover,
+    Given(Vec<PathBuf>),
+}
+
+impl Folders {
+    fn resolve(&self, env: &Environment) -> Vec<PathBuf> {
+        match self {
+            Folders::Discover => existing_project_folders(env),
+            Folders::Given(v) => v.clone(),
+        }
     }
 }
 
@@ -250,6 +268,7 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
             dreams: mneme_dream::Dreams::new(config.env.clone(), config.clock.clone()),
             reporter: reporter.clone(),
             tick: config.dream_tick,
+            env: config.env.clone(),
             folders: config.folders.clone(),
             turn_ends: turn_rx,
         };

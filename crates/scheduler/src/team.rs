@@ -10,7 +10,6 @@ use mneme_model::Cancel;
 use mneme_store::Environment;
 use mneme_team::watch::{TeamWatcher, WatchEvent, DEBOUNCE};
 use mneme_team::{keyring_client, resolve_target, PullReport, PushReport, SyncError};
-use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -19,7 +18,7 @@ pub struct TeamLoop {
     pub clock: Arc<dyn Clock>,
     pub reporter: Reporter,
     /// Project folders to keep in sync.
-    pub folders: Vec<PathBuf>,
+    pub folders: crate::Folders,
     pub pull_every: Duration,
 }
 
@@ -27,7 +26,7 @@ impl TeamLoop {
     /// Blocking: the sync client is synchronous, so this runs on its own thread.
     pub fn run(self, cancel: Cancel) {
         let mut watched = Vec::new();
-        for folder in &self.folders {
+        for folder in &self.folders.resolve(&self.env) {
             let target = resolve_target(&self.env, folder);
             let (Some(repo), Some(_server)) = (target.repo.clone(), target.server_url.clone()) else { continue };
             let client = Arc::new(keyring_client(target, &self.env, self.clock.clone()));

@@ -3,7 +3,7 @@
 //! line, and open dream gates lead to a recorded dream. Every run is announced and logged.
 
 use mneme_core::{Clock, SystemClock};
-use mneme_scheduler::{start, Event, JobKind, Jobs, Outcome, SchedulerConfig};
+use mneme_scheduler::{start, Event, Folders, JobKind, Jobs, Outcome, SchedulerConfig};
 use mneme_testsupport::TestHome;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -62,7 +62,7 @@ fn config(home: &TestHome, jobs: Jobs, folders: Vec<PathBuf>) -> SchedulerConfig
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut c = SchedulerConfig::new(home.env.clone(), clock);
     c.jobs = jobs;
-    c.folders = folders;
+    c.folders = Folders::Given(folders);
     c.poll = Duration::from_millis(50);
     c.dream_tick = Duration::from_millis(100);
     c

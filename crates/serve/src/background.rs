@@ -25,11 +25,11 @@ pub struct Background {
 }
 
 impl Background {
-    /// Starts every loop for the project folders that exist now (more are learned as sessions
-    /// end turns). Must run inside a tokio runtime.
+    /// Starts every loop for the project folders that exist (found by the loops themselves, so
+    /// start-up does not wait for the scan; more are learned as sessions end turns). Must run
+    /// inside a tokio runtime.
     pub fn start(env: &Environment, clock: Arc<dyn Clock>) -> Result<Background, mneme_scheduler::SchedulerError> {
-        let mut config = SchedulerConfig::new(env.clone(), clock);
-        config.folders = mneme_scheduler::existing_project_folders(env);
+        let config = SchedulerConfig::new(env.clone(), clock);
         let handle = mneme_scheduler::start(config)?;
         let (tx, _) = broadcast::channel(256);
         let mut events = handle.subscribe();
