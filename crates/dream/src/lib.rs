@@ -25,6 +25,7 @@ pub mod lock;
 pub mod logs;
 pub mod offline;
 pub mod prompt;
+pub mod safety;
 pub mod similar;
 
 pub use error::DreamError;
