@@ -5,7 +5,7 @@
 use crate::auth;
 use crate::checksum::empty_repo_checksum;
 use crate::config::DatabaseUrl;
-use crate::store::{SqlStore, Store, StoreError};
+use crate::store::{SignInRow, SqlStore, Store, StoreError};
 pub use crate::store::Role;
 use mneme_core::{Clock, SystemClock};
 use std::sync::Arc;
@@ -33,6 +33,14 @@ pub enum AdminError {
     NoTeams,
     #[error("The entry limit must be at least 1.")]
     ZeroMaxEntries,
+    #[error("{user:?} has no grant for {repo:?}; nothing to revoke.")]
+    NoGrant { user: String, repo: String },
+    #[error("Tokens minted here may live at most {max_days} days; ask for less with --expires-in (seconds).")]
+    TokenTooLong { max_days: u64 },
+    #[error("{0:?} is disabled. Enable the user first with `mneme-server admin enable-user`.")]
+    Disabled(String),
+    #[error(transparent)]
+    Write(#[from] crate::memory::WriteError),
     #[error(transparent)]
     Auth(#[from] auth::AuthError),
     #[error(transparent)]
@@ -40,6 +48,11 @@ pub enum AdminError {
 }
 
 pub const MIN_PASSWORD_CHARS: usize = 8;
+
+/// Epoch milliseconds as ISO 8601, for printing.
+pub fn iso(ms: i64) -> String {
+    crate::time_fmt::iso_ms(ms)
+}
 
 /// Administration over one database.
 #[derive(Clone)]
@@ -141,11 +154,95 @@ impl Admin {
         self.mint_token_for(user, self.access_ttl).await
     }
 
-    /// An access token for `user` that lives `ttl`.
+    /// An access token for `user` that lives `ttl` (at most [`auth::MAX_ADMIN_TOKEN_TTL`]),
+    /// recorded as a sign-in so that leads see it and `revoke-tokens` ends it.
     pub async fn mint_token_for(&self, user: &str, ttl: Duration) -> Result<String, AdminError> {
-        let user_row = self.store.user_by_name(user).await?.ok_or_else(|| AdminError::NoUser(user.to_string()))?;
-        let issued = auth::issue(self.store.as_ref(), user_row.id, None, self.now_ms(), ttl, None).await?;
+        if ttl > auth::MAX_ADMIN_TOKEN_TTL {
+            return Err(AdminError::TokenTooLong { max_days: auth::MAX_ADMIN_TOKEN_TTL.as_secs() / 86_400 });
+        }
+        let user_row = self.user(user).await?;
+        if user_row.disabled_ms.is_some() {
+            return Err(AdminError::Disabled(user.to_string()));
+        }
+        let now = self.now_ms();
+        let issued = auth::issue(self.store.as_ref(), user_row.id, None, now, ttl, None).await?;
+        self.store
+            .insert_sign_in(&SignInRow {
+                family: issued.family.clone(),
+                user_id: user_row.id,
+                user: String::new(),
+                client_id: auth::ADMIN_CLIENT_ID.to_string(),
+                created_ms: now,
+                last_used_ms: now,
+                expires_ms: now.saturating_add(auth::duration_ms(ttl)),
+                revoked_ms: None,
+            })
+            .await?;
         Ok(issued.access_token)
+    }
+
+    async fn user(&self, name: &str) -> Result<crate::store::User, AdminError> {
+        self.store.user_by_name(name).await?.ok_or_else(|| AdminError::NoUser(name.to_string()))
+    }
+
+    async fn repo(&self, slug: &str) -> Result<crate::store::Repo, AdminError> {
+        self.store.repo_by_slug(slug).await?.ok_or_else(|| AdminError::NoRepo(slug.to_string()))
+    }
+
+    /// Takes `user`'s access to `repo` away at once (their tokens stay valid for other
+    /// repositories).
+    pub async fn revoke_grant(&self, user: &str, repo: &str) -> Result<(), AdminError> {
+        let user_row = self.user(user).await?;
+        let repo_row = self.repo(repo).await?;
+        if !self.store.delete_grant(user_row.id, repo_row.id).await? {
+            return Err(AdminError::NoGrant { user: user.to_string(), repo: repo_row.slug });
+        }
+        Ok(())
+    }
+
+    /// Ends every sign-in of `user` (access and refresh tokens); returns how many were live.
+    pub async fn revoke_tokens(&self, user: &str) -> Result<u64, AdminError> {
+        let user_row = self.user(user).await?;
+        Ok(self.store.revoke_user_tokens(user_row.id, self.now_ms()).await?)
+    }
+
+    /// Disables `user`: every token ends now and no new sign-in is accepted. Grants and
+    /// history are kept, so `enable_user` restores the account as it was.
+    pub async fn disable_user(&self, user: &str) -> Result<u64, AdminError> {
+        let user_row = self.user(user).await?;
+        let now = self.now_ms();
+        self.store.set_disabled(user_row.id, Some(now)).await?;
+        Ok(self.store.revoke_user_tokens(user_row.id, now).await?)
+    }
+
+    pub async fn enable_user(&self, user: &str) -> Result<(), AdminError> {
+        let user_row = self.user(user).await?;
+        self.store.set_disabled(user_row.id, None).await?;
+        Ok(())
+    }
+
+    /// Sign-ins of `user`, newest first, or of everyone when `None`.
+    pub async fn sign_ins(&self, user: Option<&str>) -> Result<Vec<SignInRow>, AdminError> {
+        let user_id = match user {
+            Some(u) => Some(self.user(u).await?.id),
+            None => None,
+        };
+        Ok(self.store.sign_ins(user_id, None).await?)
+    }
+
+    /// Removes `key` from `repo` for everyone and erases every earlier version of it from
+    /// history (a leaked secret). The purge is recorded without an author.
+    pub async fn purge(&self, repo: &str, key: &str) -> Result<(), AdminError> {
+        let repo_row = self.repo(repo).await?;
+        let memory = crate::memory::Memory {
+            store: self.store.clone(),
+            clock: self.clock.clone(),
+            default_max_entries: crate::config::DEFAULT_MAX_ENTRIES,
+        };
+        memory
+            .write(&repo_row, None, crate::memory::Permission::Lead, None, &[crate::memory::Op::Purge { key: key.to_string() }])
+            .await?;
+        Ok(())
     }
 
     /// Caps the number of live entries in `repo`; `None` returns it to the server default.

@@ -52,22 +52,31 @@ pub fn verify_password(stored: Option<&str>, password: &str) -> bool {
 /// An issued pair (the refresh token is absent for tokens minted for scripts).
 #[derive(Debug, Clone)]
 pub struct Issued {
+    /// The sign-in the tokens belong to.
+    pub family: String,
     pub access_token: String,
     pub refresh_token: Option<String>,
     pub expires_in: u64,
 }
 
+/// The longest an access token minted by `admin token` may live: scripts get a bounded
+/// credential, and a forgotten one stops working on its own.
+pub const MAX_ADMIN_TOKEN_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The `client_id` recorded for tokens minted by `admin token`.
+pub const ADMIN_CLIENT_ID: &str = "admin-token";
+
 pub const ACCESS_PREFIX: &str = "mneme_at_";
 pub const REFRESH_PREFIX: &str = "mneme_rt_";
 
-/// Stores and returns new tokens for `user_id` in `family` (a new family when `None`).
+/// Stores and returns new tokens for `user_id` in `family` (a new family when `None`); the
+/// refresh token, if any, expires at `refresh_expires_ms`.
 pub async fn issue(
     store: &dyn Store,
     user_id: i64,
     family: Option<String>,
     now_ms: i64,
     access_ttl: Duration,
-    refresh_ttl: Option<Duration>,
+    refresh_expires_ms: Option<i64>,
 ) -> Result<Issued, AuthError> {
     let family = match family {
         Some(f) => f,
@@ -85,17 +94,17 @@ pub async fn issue(
             revoked_ms: None,
         })
         .await?;
-    let refresh_token = match refresh_ttl {
-        Some(ttl) => {
+    let refresh_token = match refresh_expires_ms {
+        Some(expires_ms) => {
             let token = format!("{REFRESH_PREFIX}{}", random_hex(32)?);
             store
                 .insert_token(&TokenRow {
                     hash: token_hash(&token),
                     kind: TokenKind::Refresh,
                     user_id,
-                    family,
+                    family: family.clone(),
                     created_ms: now_ms,
-                    expires_ms: now_ms.saturating_add(duration_ms(ttl)),
+                    expires_ms,
                     revoked_ms: None,
                 })
                 .await?;
@@ -103,7 +112,7 @@ pub async fn issue(
         }
         None => None,
     };
-    Ok(Issued { access_token, refresh_token, expires_in: access_ttl.as_secs() })
+    Ok(Issued { family, access_token, refresh_token, expires_in: access_ttl.as_secs() })
 }
 
 pub fn duration_ms(d: Duration) -> i64 {

@@ -2,14 +2,18 @@
 //!
 //! - An entry's checksum is Claude Code's `hashContent`: `sha256:` + the lower-case hex SHA-256
 //!   of the content's UTF-8 bytes (the key is not hashed).
-//! - A repository's checksum (the body's `checksum` and the quoted `ETag`) is `sha256:` + the
-//!   hex SHA-256 of this compact JSON, keys in UTF-8 byte order, no whitespace:
-//!   `{"entryChecksums":{"<key>":"sha256:…",…},"deletedEntries":{"<key>":<epoch ms>,…}}`.
-//!   It covers live entries by their checksums and tombstones by their deletion times, so it
-//!   changes whenever a GET body would, and anyone holding a GET body can recompute it.
-//!   Equal contents give equal checksums whatever the history, which is what an entity tag
-//!   promises: an `If-Match` with it is safe because the state it names is the state on the
-//!   server.
+//! - A repository's checksum (the body's `checksum` and the quoted `ETag`) is a hash chain over
+//!   its commits. An empty repository has [`empty_repo_checksum`]: `sha256:` + the hex SHA-256
+//!   of `{"entryChecksums":{},"deletedEntries":{}}`. Each commit's checksum is
+//!   [`next_repo_checksum`]: `sha256:` + the hex SHA-256 of the compact JSON
+//!   `{"previous":"<checksum before>","entryChecksums":{…},"deletedEntries":{…}}` listing only
+//!   the keys the commit changed (written keys by their entry checksum, removed keys by their
+//!   deletion time), keys in UTF-8 byte order, no whitespace. A write therefore hashes only
+//!   what it changes, never the whole repository, and the checksum still names one state:
+//!   equal checksums mean the same chain of changes from empty, hence the same entries and
+//!   tombstones, which is what an `If-Match` relies on. (Unlike a hash of the whole state, two
+//!   histories that happen to end in equal contents get different checksums; a client holding
+//!   the other one just pulls or probes once more.) Claude Code treats the value as opaque.
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -38,6 +42,31 @@ pub fn repo_checksum<'a>(
     format!("sha256:{:x}", Sha256::digest(&json))
 }
 
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Link<'a> {
+    previous: &'a str,
+    entry_checksums: BTreeMap<&'a str, &'a str>,
+    deleted_entries: BTreeMap<&'a str, i64>,
+}
+
+/// The checksum after a commit that, starting from `previous`, wrote `written` (key → entry
+/// checksum) and removed `removed` (key → deletion time, epoch ms).
+pub fn next_repo_checksum<'a>(
+    previous: &'a str,
+    written: impl IntoIterator<Item = (&'a str, &'a str)>,
+    removed: impl IntoIterator<Item = (&'a str, i64)>,
+) -> String {
+    let link = Link {
+        previous,
+        entry_checksums: written.into_iter().collect(),
+        deleted_entries: removed.into_iter().collect(),
+    };
+    // Serializing string and integer maps cannot fail.
+    let json = serde_json::to_vec(&link).unwrap_or_default();
+    format!("sha256:{:x}", Sha256::digest(&json))
+}
+
 /// The checksum of a repository with no entries and no tombstones.
 pub fn empty_repo_checksum() -> String {
     repo_checksum([], [])
@@ -54,6 +83,20 @@ mod tests {
             entry_checksum("hello"),
             "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
         );
+    }
+
+    #[test]
+    fn each_commit_chains_onto_the_previous_checksum() {
+        let empty = empty_repo_checksum();
+        let a = entry_checksum("a");
+        let next = next_repo_checksum(&empty, [("z.md", a.as_str()), ("a.md", a.as_str())], [("gone.md", 5)]);
+        let json = format!(
+            r#"{{"previous":"{empty}","entryChecksums":{{"a.md":"{a}","z.md":"{a}"}},"deletedEntries":{{"gone.md":5}}}}"#
+        );
+        assert_eq!(next, format!("sha256:{:x}", Sha256::digest(json.as_bytes())));
+        // The same change on another state, or another change on this one, gives another checksum.
+        assert_ne!(next, next_repo_checksum(&next, [("z.md", a.as_str()), ("a.md", a.as_str())], [("gone.md", 5)]));
+        assert_ne!(next, next_repo_checksum(&empty, [("z.md", a.as_str()), ("a.md", a.as_str())], [("gone.md", 6)]));
     }
 
     #[test]

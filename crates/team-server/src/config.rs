@@ -1,5 +1,6 @@
 //! How a server is started: the database, the public address, the limits.
 
+pub use crate::limits::{SignInLimits, Window};
 use mneme_core::{Clock, SystemClock};
 use std::fmt;
 use std::path::PathBuf;
@@ -89,6 +90,15 @@ pub struct ServerConfig {
     pub device_code_ttl: Duration,
     /// The minimum seconds between token polls (RFC 8628 `interval`).
     pub device_poll_interval: Duration,
+    /// How long one sign-in lasts however often its refresh token is used: after this the
+    /// person signs in again (and a stolen refresh token stops working).
+    pub sign_in_lifetime: Duration,
+    /// The `client_id`s a device sign-in may name; any other is refused.
+    pub client_ids: Vec<String>,
+    /// Attempt limits and the password-hashing cap.
+    pub sign_in_limits: SignInLimits,
+    /// How long a connection may take to send a request's headers before it is dropped.
+    pub header_read_timeout: Duration,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -105,6 +115,10 @@ impl fmt::Debug for ServerConfig {
             .field("refresh_token_ttl", &self.refresh_token_ttl)
             .field("device_code_ttl", &self.device_code_ttl)
             .field("device_poll_interval", &self.device_poll_interval)
+            .field("sign_in_lifetime", &self.sign_in_lifetime)
+            .field("client_ids", &self.client_ids)
+            .field("sign_in_limits", &self.sign_in_limits)
+            .field("header_read_timeout", &self.header_read_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -127,6 +141,10 @@ impl ServerConfig {
             refresh_token_ttl: Duration::from_secs(30 * 24 * 3600),
             device_code_ttl: Duration::from_secs(15 * 60),
             device_poll_interval: Duration::from_secs(5),
+            sign_in_lifetime: Duration::from_secs(90 * 24 * 3600),
+            client_ids: vec![mneme_team::auth::CLIENT_ID.to_string()],
+            sign_in_limits: SignInLimits::default(),
+            header_read_timeout: Duration::from_secs(10),
             clock: Arc::new(SystemClock),
         }
     }

@@ -4,11 +4,12 @@
 
 use crate::auth;
 use crate::keys::validate_key;
-use crate::memory::{EntityTags, Memory, Op, WriteError, Written};
+use crate::memory::{EntityTags, Memory, Op, Permission, WriteError, Written};
 use crate::store::{Repo, Role, StoreError};
 use crate::time_fmt::iso_ms;
 use crate::{oauth, ServerConfig};
 use axum::body::Body;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
@@ -19,10 +20,11 @@ use governor::clock::{Clock as _, DefaultClock};
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
 use mneme_team::server_wire::{
-    EntryVersion, HashesWithTombstones, HistoryResponse, LatestEntry, LatestResponse, MeResponse, RepoAccess, RepoRole, RollbackRequest,
+    EntryVersion, HashesWithTombstones, HistoryResponse, LatestEntry, LatestResponse, MeResponse, PurgeRequest, RepoAccess, RepoRole,
+    RollbackRequest, SignIn, SignInsResponse,
 };
 use mneme_team::wire::{
-    ErrorBody, ErrorDetails, ErrorObject, PutBody, PutResponse, TeamMemoryContent, TeamMemoryData, TeamMemoryHashes,
+    ErrorBody, ErrorDetails, ErrorObject, PutResponse, TeamMemoryContent, TeamMemoryData, TeamMemoryHashes,
     TEAM_MEMORY_PATH, TOO_MANY_ENTRIES,
 };
 use serde::Deserialize;
@@ -40,6 +42,8 @@ pub(crate) struct AppState {
     /// `public_url` or `http://<bound address>`, without a trailing slash.
     pub base_url: String,
     limiter: Option<Limiter>,
+    /// Attempt limits and the hashing cap for sign-in.
+    pub sign_in: crate::limits::SignInGuard,
 }
 
 impl AppState {
@@ -49,7 +53,8 @@ impl AppState {
             let quota = Quota::with_period(rl.period / rl.burst)?.allow_burst(burst);
             Some(RateLimiter::dashmap(quota))
         });
-        AppState { memory, config, base_url, limiter }
+        let sign_in = crate::limits::SignInGuard::new(config.sign_in_limits);
+        AppState { memory, config, base_url, limiter, sign_in }
     }
 
     pub fn now_ms(&self) -> i64 {
@@ -69,8 +74,13 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route(mneme_team::server_wire::LATEST_PATH, get(latest))
         .route(mneme_team::server_wire::ROLLBACK_PATH, post(rollback))
         .route(mneme_team::server_wire::ENTRY_PATH, delete(remove_entry))
+        .route(mneme_team::server_wire::PURGE_PATH, post(purge))
+        .route(mneme_team::server_wire::SIGN_INS_PATH, get(sign_ins))
         .route(mneme_team::server_wire::HEALTH_PATH, get(healthz))
         .merge(oauth::routes())
+        // Unknown paths and methods answer in the same JSON error shape as everything else.
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(log_request))
         .with_state(state)
 }
@@ -151,6 +161,8 @@ impl From<WriteError> for ApiError {
                 retry_after: Some(1),
                 ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "contended", e.to_string())
             },
+            WriteError::LeadRequired { .. } => ApiError::new(StatusCode::FORBIDDEN, "lead_required", e.to_string()),
+            WriteError::NoSuchEntry { .. } => ApiError::new(StatusCode::NOT_FOUND, "entry_not_found", e.to_string()),
             WriteError::Store(s) => s.into(),
         }
     }
@@ -234,6 +246,32 @@ async fn authorize(app: &AppState, headers: &HeaderMap, slug: &str) -> Result<(C
     }
 }
 
+fn permission(role: Role) -> Permission {
+    match role {
+        Role::Member => Permission::Member,
+        Role::Lead => Permission::Lead,
+    }
+}
+
+/// The query string, or the JSON error shape saying what is wrong with it (axum's own
+/// rejection is plain text).
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    q.map(|Query(q)| q).map_err(|e| ApiError::bad_request(format!("The query string is not valid: {}.", e.body_text())))
+}
+
+/// A JSON body, or the JSON error shape saying what is wrong with it.
+fn json_body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
+    b.map(|Json(b)| b).map_err(|e| ApiError::bad_request(format!("The body is not valid: {}.", e.body_text())))
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "There is no such endpoint on this team memory server.")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "This endpoint does not take that method.")
+}
+
 fn require_lead(role: Role, repo: &Repo) -> Result<(), ApiError> {
     match role {
         Role::Lead => Ok(()),
@@ -281,9 +319,10 @@ fn not_found_yet() -> ApiError {
 
 async fn get_team_memory(
     State(app): State<Arc<AppState>>,
-    Query(q): Query<RepoQuery>,
+    q: Result<Query<RepoQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    let q = query(q)?;
     let (_, repo, _) = authorize(&app, &headers, q.repo()?).await?;
     if repo.version == 0 {
         return Err(not_found_yet());
@@ -354,11 +393,12 @@ fn written(w: Written) -> Response {
 
 async fn put_team_memory(
     State(app): State<Arc<AppState>>,
-    Query(q): Query<RepoQuery>,
+    q: Result<Query<RepoQuery>, QueryRejection>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let (caller, repo, _) = authorize(&app, &headers, q.repo()?).await?;
+    let q = query(q)?;
+    let (caller, repo, role) = authorize(&app, &headers, q.repo()?).await?;
     let limit = usize::try_from(app.config.max_body_bytes).unwrap_or(usize::MAX);
     let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
         ApiError::new(
@@ -367,10 +407,13 @@ async fn put_team_memory(
             format!("The request body is larger than {limit} bytes. Send the entries in smaller batches."),
         )
     })?;
-    let put: PutBody = serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::bad_request(format!("The body is not {{\"entries\": {{key: content}}}}: {e}.")))?;
-    let mut ops = Vec::with_capacity(put.entries.len() + put.soft_delete_keys.len());
-    for (key, content) in put.entries {
+    let put: StrictPut = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::bad_request(format!(
+            "The body is not {{\"entries\": {{key: content}}, \"soft_delete_keys\": [key]}}: {e}."
+        ))
+    })?;
+    let mut ops = Vec::with_capacity(put.entries.0.len() + put.soft_delete_keys.len());
+    for (key, content) in put.entries.0 {
         validate_key(&key).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "team_memory_invalid_key", e.to_string()))?;
         let size = content.len() as u64;
         if size > app.config.max_entry_bytes {
@@ -382,15 +425,20 @@ async fn put_team_memory(
         }
         ops.push(Op::Upsert { key, content });
     }
+    let written_keys: std::collections::HashSet<&str> = ops.iter().map(Op::key).collect();
+    let mut deletes = Vec::with_capacity(put.soft_delete_keys.len());
     for key in put.soft_delete_keys {
         validate_key(&key).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "team_memory_invalid_key", e.to_string()))?;
-        if ops.iter().any(|op| matches!(op, Op::Upsert { key: k, .. } if *k == key)) {
+        if written_keys.contains(key.as_str()) {
             return Err(ApiError::bad_request(format!("{key:?} is both written and deleted in one request.")));
         }
-        ops.push(Op::Delete { key });
+        deletes.push(Op::Delete { key });
     }
+    ops.extend(deletes);
     let precondition = tags(&headers, header::IF_MATCH);
-    let w = app.memory.write(&repo, Some(caller.user_id), precondition.as_ref(), &ops).await?;
+    // Soft deletes change what every teammate gets: a member's that would take effect is
+    // refused (403 lead_required) and nothing in the request is written.
+    let w = app.memory.write(&repo, Some(caller.user_id), permission(role), precondition.as_ref(), &ops).await?;
     Ok(written(w))
 }
 
@@ -418,9 +466,10 @@ async fn me(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Result<Json
 
 async fn history(
     State(app): State<Arc<AppState>>,
-    Query(q): Query<RepoQuery>,
+    q: Result<Query<RepoQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Json<HistoryResponse>, ApiError> {
+    let q = query(q)?;
     let (_, repo, _) = authorize(&app, &headers, q.repo()?).await?;
     let key = q.key()?;
     let versions = app
@@ -442,9 +491,10 @@ async fn history(
 
 async fn latest(
     State(app): State<Arc<AppState>>,
-    Query(q): Query<RepoQuery>,
+    q: Result<Query<RepoQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Json<LatestResponse>, ApiError> {
+    let q = query(q)?;
     let (_, repo, _) = authorize(&app, &headers, q.repo()?).await?;
     let entries = app
         .store()
@@ -466,12 +516,14 @@ async fn latest(
 
 async fn rollback(
     State(app): State<Arc<AppState>>,
-    Query(q): Query<RepoQuery>,
+    q: Result<Query<RepoQuery>, QueryRejection>,
     headers: HeaderMap,
-    Json(req): Json<RollbackRequest>,
+    body: Result<Json<RollbackRequest>, JsonRejection>,
 ) -> Result<Response, ApiError> {
+    let q = query(q)?;
     let (caller, repo, role) = authorize(&app, &headers, q.repo()?).await?;
     require_lead(role, &repo)?;
+    let req = json_body(body)?;
     let version = i64::try_from(req.version).unwrap_or(i64::MAX);
     let Some(target) = app.store().history_version(repo.id, &req.key, version).await? else {
         return Err(ApiError::new(
@@ -481,28 +533,103 @@ async fn rollback(
         ));
     };
     let op = if target.deleted { Op::Delete { key: req.key } } else { Op::Upsert { key: req.key, content: target.content } };
-    let w = app.memory.write(&repo, Some(caller.user_id), None, &[op]).await?;
+    let w = app.memory.write(&repo, Some(caller.user_id), Permission::Lead, None, &[op]).await?;
     Ok(written(w))
 }
 
 async fn remove_entry(
     State(app): State<Arc<AppState>>,
-    Query(q): Query<RepoQuery>,
+    q: Result<Query<RepoQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    let q = query(q)?;
     let (caller, repo, role) = authorize(&app, &headers, q.repo()?).await?;
     require_lead(role, &repo)?;
     let key = q.key()?.to_string();
-    let snap = app.memory.snapshot(&repo, false).await?.ok_or_else(not_found_yet)?;
-    if !snap.entries.iter().any(|e| e.key == key && !e.deleted) {
+    if !app.store().entry(repo.id, &key).await?.is_some_and(|e| !e.deleted) {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "entry_not_found",
             format!("{:?} has no entry {key:?} to remove.", repo.slug),
         ));
     }
-    let w = app.memory.write(&repo, Some(caller.user_id), None, &[Op::Delete { key }]).await?;
+    let w = app.memory.write(&repo, Some(caller.user_id), Permission::Lead, None, &[Op::Delete { key }]).await?;
     Ok(written(w))
+}
+
+async fn purge(
+    State(app): State<Arc<AppState>>,
+    q: Result<Query<RepoQuery>, QueryRejection>,
+    headers: HeaderMap,
+    body: Result<Json<PurgeRequest>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let q = query(q)?;
+    let (caller, repo, role) = authorize(&app, &headers, q.repo()?).await?;
+    require_lead(role, &repo)?;
+    let req = json_body(body)?;
+    let w = app.memory.write(&repo, Some(caller.user_id), Permission::Lead, None, &[Op::Purge { key: req.key.clone() }]).await?;
+    tracing::warn!(repo = %repo.slug, user_id = caller.user_id, "an entry was purged from history");
+    Ok(written(w))
+}
+
+async fn sign_ins(
+    State(app): State<Arc<AppState>>,
+    q: Result<Query<RepoQuery>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Json<SignInsResponse>, ApiError> {
+    let q = query(q)?;
+    let (_, repo, role) = authorize(&app, &headers, q.repo()?).await?;
+    require_lead(role, &repo)?;
+    let sign_ins = app.store().sign_ins(None, Some(repo.id)).await?.into_iter().map(sign_in_wire).collect();
+    Ok(Json(SignInsResponse { repo: repo.slug, sign_ins }))
+}
+
+pub(crate) fn sign_in_wire(s: crate::store::SignInRow) -> SignIn {
+    SignIn {
+        user: s.user,
+        client_id: s.client_id,
+        created: iso_ms(s.created_ms),
+        last_used: iso_ms(s.last_used_ms),
+        expires: iso_ms(s.expires_ms),
+        revoked: s.revoked_ms.map(iso_ms),
+    }
+}
+
+/// Claude Code's PUT body, read strictly: exactly `entries` and the optional
+/// `soft_delete_keys` (a misspelled field is an error, not silently dropped), and no key twice
+/// in `entries` (JSON allows it; which copy would win is the parser's accident).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StrictPut {
+    entries: UniqueEntries,
+    #[serde(default)]
+    soft_delete_keys: Vec<String>,
+}
+
+struct UniqueEntries(Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for UniqueEntries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = UniqueEntries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of key: content strings")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<UniqueEntries, A::Error> {
+                let mut seen = std::collections::HashSet::new();
+                let mut out = Vec::new();
+                while let Some((key, content)) = map.next_entry::<String, String>()? {
+                    if !seen.insert(key.clone()) {
+                        return Err(serde::de::Error::custom(format!("the key {key:?} appears twice in entries")));
+                    }
+                    out.push((key, content));
+                }
+                Ok(UniqueEntries(out))
+            }
+        }
+        d.deserialize_map(Visitor)
+    }
 }
 
 async fn healthz(State(app): State<Arc<AppState>>) -> Result<&'static str, ApiError> {

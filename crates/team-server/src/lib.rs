@@ -31,12 +31,13 @@ pub mod checksum;
 pub mod config;
 pub mod http;
 pub mod keys;
+pub mod limits;
 pub mod memory;
 pub mod oauth;
 pub mod store;
 mod time_fmt;
 
-pub use config::{DatabaseUrl, RateLimit, ServerConfig};
+pub use config::{DatabaseUrl, RateLimit, ServerConfig, SignInLimits, Window};
 pub use store::Role;
 
 use std::future::Future;
@@ -101,15 +102,13 @@ async fn prepare(config: ServerConfig, listener: &TcpListener) -> anyhow::Result
 /// background task. Returns once requests are accepted.
 pub async fn spawn(config: ServerConfig, listener: TcpListener) -> anyhow::Result<RunningServer> {
     let addr = listener.local_addr()?;
+    let config_timeout = config.header_read_timeout;
     let (router, store, admin) = prepare(config, &listener).await?;
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await
-    });
+    let timeout = config_timeout;
+    let task = tokio::spawn(serve_http(listener, router, timeout, async move {
+        let _ = stopped.await;
+    }));
     Ok(RunningServer { addr, stop: Some(stop), task, store, admin })
 }
 
@@ -122,9 +121,59 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
+    let timeout = config.header_read_timeout;
     let (router, store, _admin) = prepare(config, &listener).await?;
     ready(addr);
-    axum::serve(listener, router).with_graceful_shutdown(shutdown).await?;
+    serve_http(listener, router, timeout, shutdown).await?;
     store.close().await;
+    Ok(())
+}
+
+/// Serves HTTP/1.1 on `listener` until `shutdown`, then waits for open requests to finish.
+///
+/// This is `axum::serve` plus what it lacks: a connection that has not sent a request's
+/// headers within `header_read_timeout` is dropped (a slow-header client would otherwise hold
+/// a connection for as long as it likes), and each request carries the peer address
+/// (`ConnectInfo`) for the sign-in limits.
+async fn serve_http(
+    listener: TcpListener,
+    router: axum::Router,
+    header_read_timeout: std::time::Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(header_read_timeout);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait instead of spinning.
+                    tracing::warn!(error = %e, "could not accept a connection");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            let mut router = router.clone();
+            async move { tower_service::Service::call(&mut router, req).await }
+        });
+        let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
     Ok(())
 }

@@ -7,13 +7,18 @@
 //! mneme-server admin grant alice acme/app [--lead] [--team acme]
 //! mneme-server admin token alice
 //! mneme-server admin set-max-entries acme/app 500
+//! mneme-server admin revoke-grant alice acme/app
+//! mneme-server admin revoke-tokens alice
+//! mneme-server admin disable-user alice        # enable-user to undo
+//! mneme-server admin sign-ins [alice]
+//! mneme-server admin purge acme/app notes/leaked.md
 //! ```
 //! `--db` may also come from `MNEME_SERVER_DB`. Logs are JSON lines on stderr (`--log-format
 //! text` for people); `RUST_LOG` picks the level. SIGTERM or Ctrl-C stops accepting
 //! connections and exits once in-flight requests are answered.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mneme_team_server::admin::{Admin, Role};
+use mneme_team_server::admin::{iso, Admin, Role};
 use mneme_team_server::{DatabaseUrl, RateLimit, ServerConfig};
 use std::io::Read;
 use std::net::SocketAddr;
@@ -54,6 +59,9 @@ enum Command {
         /// Requests per minute one access token may make (0 = unlimited).
         #[arg(long, default_value_t = 0)]
         rate_limit_per_minute: u32,
+        /// Another client_id a device sign-in may name (repeatable); `mneme` is always known.
+        #[arg(long = "client-id")]
+        client_ids: Vec<String>,
     },
     /// Manage teams, users, grants and limits.
     Admin {
@@ -87,10 +95,22 @@ enum AdminCommand {
     /// Print an access token for USER, for scripts.
     Token {
         user: String,
-        /// Lifetime in seconds.
+        /// Lifetime in seconds (at most 30 days).
         #[arg(long, default_value_t = 3600)]
         expires_in: u64,
     },
+    /// Take USER's access to REPO away.
+    RevokeGrant { user: String, repo: String },
+    /// End every sign-in of USER now (they can sign in again).
+    RevokeTokens { user: String },
+    /// End every sign-in of USER and refuse new ones until enable-user.
+    DisableUser { user: String },
+    /// Let a disabled USER sign in again.
+    EnableUser { user: String },
+    /// List sign-ins (of USER, or everyone), newest first.
+    SignIns { user: Option<String> },
+    /// Remove KEY from REPO for everyone and erase its whole history (a leaked secret).
+    Purge { repo: String, key: String },
     /// Cap the live entries of REPO (Claude Code learns the cap from the 413 it gets).
     SetMaxEntries { repo: String, max: u64 },
 }
@@ -137,8 +157,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("Say which database to use with --db sqlite:/path/to/file.db (or set MNEME_SERVER_DB)."))?
         .parse()?;
     match cli.command {
-        Command::Serve { listen, public_url, max_entries, rate_limit_per_minute } => {
+        Command::Serve { listen, public_url, max_entries, rate_limit_per_minute, client_ids } => {
             let mut config = ServerConfig::new(db.clone());
+            config.client_ids.extend(client_ids);
             config.public_url = public_url;
             config.max_entries = max_entries;
             config.rate_limit = (rate_limit_per_minute > 0)
@@ -180,6 +201,48 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 AdminCommand::SetMaxEntries { repo, max } => {
                     admin.set_max_entries(&repo, Some(max)).await?;
                     println!("{repo} may now hold {max} entries.");
+                }
+                AdminCommand::RevokeGrant { user, repo } => {
+                    admin.revoke_grant(&user, &repo).await?;
+                    println!("{user} no longer has access to {repo}.");
+                }
+                AdminCommand::RevokeTokens { user } => {
+                    let n = admin.revoke_tokens(&user).await?;
+                    println!("Ended {n} live sign-in(s) of {user}.");
+                }
+                AdminCommand::DisableUser { user } => {
+                    let n = admin.disable_user(&user).await?;
+                    println!("{user} is disabled; ended {n} live sign-in(s).");
+                }
+                AdminCommand::EnableUser { user } => {
+                    admin.enable_user(&user).await?;
+                    println!("{user} may sign in again.");
+                }
+                AdminCommand::SignIns { user } => {
+                    let rows = admin.sign_ins(user.as_deref()).await?;
+                    if rows.is_empty() {
+                        println!("No sign-ins.");
+                    }
+                    for r in rows {
+                        let state = match r.revoked_ms {
+                            Some(at) => format!("revoked {}", iso(at)),
+                            None => format!("expires {}", iso(r.expires_ms)),
+                        };
+                        println!(
+                            "{}\t{}\tsigned in {}\tlast used {}\t{state}",
+                            r.user,
+                            r.client_id,
+                            iso(r.created_ms),
+                            iso(r.last_used_ms)
+                        );
+                    }
+                }
+                AdminCommand::Purge { repo, key } => {
+                    admin.purge(&repo, &key).await?;
+                    println!(
+                        "Purged {key:?} from {repo}: removed for everyone, and its history erased. \
+                         Copies already pulled stay on teammates' machines; rotate the secret."
+                    );
                 }
             }
         }

@@ -1,14 +1,16 @@
 //! Team memory semantics, independent of HTTP: reads, upserting writes with preconditions,
 //! soft deletes, the entry cap, history and rollback.
 //!
-//! Every write reads the repository under its write lock in the database, decides (checking
-//! the caller's `If-Match` against that state), and commits in the same transaction, so a
-//! write is acknowledged only after its own commit and never overwrites a commit it did not
-//! see. The commit also checks that the version is still the one read; should it ever have
-//! moved, the write starts over from a fresh read.
+//! Every write reads the repository row under its write lock in the database, with the
+//! current state of only the keys it names, decides (checking the caller's `If-Match` against
+//! the row's checksum), and commits in the same transaction, so a write is acknowledged only
+//! after its own commit and never overwrites a commit it did not see. Nothing a write does
+//! depends on the size of the repository: the row carries the checksum (a chain, see
+//! [`crate::checksum`]) and the number of live keys. The commit also checks that the version
+//! is still the one read; should it ever have moved, the write starts over from a fresh read.
 
-use crate::checksum::{entry_checksum, repo_checksum};
-use crate::store::{Change, Commit, CommitOutcome, EntryState, Repo, Snapshot, Store, StoreError};
+use crate::checksum::{entry_checksum, next_repo_checksum};
+use crate::store::{Change, Commit, CommitOutcome, Repo, Snapshot, Store, StoreError, WriteView};
 use mneme_core::Clock;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -62,6 +64,25 @@ pub enum Op {
     /// A soft delete: the key becomes a tombstone clients honour. Deleting a key that is not
     /// live changes nothing.
     Delete { key: String },
+    /// A delete that also erases every earlier version from history (a leaked secret). It
+    /// always commits, even for a key already removed, so clients see a fresh tombstone.
+    Purge { key: String },
+}
+
+impl Op {
+    pub fn key(&self) -> &str {
+        match self {
+            Op::Upsert { key, .. } | Op::Delete { key } | Op::Purge { key } => key,
+        }
+    }
+}
+
+/// Who may do what in one write: a member may add and change entries, only a lead may take
+/// them away from everyone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    Member,
+    Lead,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +93,10 @@ pub enum WriteError {
     TooManyEntries { max: u64, received: u64 },
     #[error("The repository is too busy to take this write now; try again.")]
     Contended,
+    #[error("Only a lead can remove {key:?} for everyone. Restore the file (the next pull brings it back) or ask a lead to remove it.")]
+    LeadRequired { key: String },
+    #[error("There is no entry {key:?} to purge.")]
+    NoSuchEntry { key: String },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -109,18 +134,21 @@ impl Memory {
         self.store.snapshot(repo.id, with_content).await
     }
 
-    /// Applies `ops` atomically if `precondition` (an `If-Match`) holds.
+    /// Applies `ops` atomically if `precondition` (an `If-Match`) holds and `permission`
+    /// allows every change they would make.
     pub async fn write(
         &self,
         repo: &Repo,
         author: Option<i64>,
+        permission: Permission,
         precondition: Option<&EntityTags>,
         ops: &[Op],
     ) -> Result<Written, WriteError> {
+        let keys: Vec<&str> = ops.iter().map(Op::key).collect();
         for _ in 0..MAX_ATTEMPTS {
             let mut result: Option<Result<Written, WriteError>> = None;
-            let mut decide = |snap: &Snapshot| {
-                let current = &snap.repo;
+            let mut decide = |view: &WriteView| {
+                let current = &view.repo;
                 if let Some(tags) = precondition {
                     if !tags.matches_strong(&current.checksum, current.version > 0) {
                         result = Some(Err(WriteError::PreconditionFailed));
@@ -129,7 +157,13 @@ impl Memory {
                 }
                 // Never earlier than the last change, so lastModified only moves forward.
                 let now = self.now_ms().max(current.last_modified_ms);
-                let plan = plan(&snap.entries, ops, now);
+                let plan = match plan(view, ops, permission) {
+                    Ok(plan) => plan,
+                    Err(e) => {
+                        result = Some(Err(e));
+                        return None;
+                    }
+                };
                 if plan.changes.is_empty() {
                     result = Some(Ok(Written {
                         version: current.version,
@@ -140,7 +174,7 @@ impl Memory {
                     return None;
                 }
                 let max = self.max_entries(current);
-                let live_before = snap.entries.iter().filter(|e| !e.deleted).count() as u64;
+                let live_before = u64::try_from(current.live_entries).unwrap_or(0);
                 // The cap stops growth; a repository already over a lowered cap can still be
                 // edited and shrunk.
                 if plan.live_after > max && plan.live_after > live_before {
@@ -148,22 +182,23 @@ impl Memory {
                     return None;
                 }
                 let version = current.version + 1;
-                result = Some(Ok(Written {
-                    version,
-                    checksum: plan.checksum.clone(),
-                    last_modified_ms: now,
-                    changed: true,
-                }));
+                let checksum = next_repo_checksum(
+                    &current.checksum,
+                    plan.changes.iter().filter(|c| !c.deleted).map(|c| (c.key.as_str(), c.checksum.as_str())),
+                    plan.changes.iter().filter(|c| c.deleted).map(|c| (c.key.as_str(), now)),
+                );
+                result = Some(Ok(Written { version, checksum: checksum.clone(), last_modified_ms: now, changed: true }));
                 Some(Commit {
                     expected_version: current.version,
                     version,
-                    checksum: plan.checksum,
+                    checksum,
                     now_ms: now,
                     author,
+                    live_entries: i64::try_from(plan.live_after).unwrap_or(i64::MAX),
                     changes: plan.changes,
                 })
             };
-            let outcome = self.store.write(repo.id, &mut decide).await?;
+            let outcome = self.store.write(repo.id, &keys, &mut decide).await?;
             match outcome {
                 None => return Err(StoreError::Database(sqlx::Error::RowNotFound).into()),
                 Some(CommitOutcome::VersionMoved) => continue,
@@ -179,44 +214,68 @@ impl Memory {
 struct Plan {
     changes: Vec<Change>,
     live_after: u64,
-    checksum: String,
 }
 
-/// The changes `ops` make to `entries` at time `now`, the number of live keys afterwards and
-/// the repository checksum afterwards.
-fn plan(entries: &[EntryState], ops: &[Op], now: i64) -> Plan {
-    // key → (checksum, deleted, changed_ms)
-    let mut state: BTreeMap<String, (String, bool, i64)> =
-        entries.iter().map(|e| (e.key.clone(), (e.checksum.clone(), e.deleted, e.changed_ms))).collect();
+/// The changes `ops` make to the keys in `view`, and the number of live keys
+/// afterwards; refused when `permission` does not cover a change.
+fn plan(view: &WriteView, ops: &[Op], permission: Permission) -> Result<Plan, WriteError> {
+    // key → (checksum, deleted) for the keys this write names.
+    let mut state: BTreeMap<&str, (String, bool)> =
+        view.entries.iter().map(|e| (e.key.as_str(), (e.checksum.clone(), e.deleted))).collect();
+    let mut live = u64::try_from(view.repo.live_entries).unwrap_or(0);
     // One change per key: the last op on a key wins.
-    let mut changes: BTreeMap<String, Change> = BTreeMap::new();
+    let mut changes: BTreeMap<&str, Change> = BTreeMap::new();
     for op in ops {
         match op {
             Op::Upsert { key, content } => {
                 let checksum = entry_checksum(content);
-                if matches!(state.get(key), Some((c, false, _)) if *c == checksum) {
+                let was_live = matches!(state.get(key.as_str()), Some((_, false)));
+                if matches!(state.get(key.as_str()), Some((c, false)) if *c == checksum) {
                     continue;
                 }
+                if !was_live {
+                    live += 1;
+                }
                 changes.insert(
-                    key.clone(),
-                    Change { key: key.clone(), content: content.clone(), checksum: checksum.clone(), deleted: false },
+                    key,
+                    Change { key: key.clone(), content: content.clone(), checksum: checksum.clone(), deleted: false, purge: false },
                 );
-                state.insert(key.clone(), (checksum, false, now));
+                state.insert(key, (checksum, false));
             }
             Op::Delete { key } => {
-                let Some((checksum, false, _)) = state.get(key).cloned() else { continue };
+                let Some((checksum, false)) = state.get(key.as_str()).cloned() else { continue };
+                // Only a change that takes effect needs the lead role: a member's client may
+                // name a key a lead already removed.
+                if permission != Permission::Lead {
+                    return Err(WriteError::LeadRequired { key: key.clone() });
+                }
                 // The store keeps a stored key's removed content itself; a key created earlier
                 // in this same write has only the content it was given here.
-                let content = changes.remove(key).map(|c| c.content).unwrap_or_default();
-                changes.insert(key.clone(), Change { key: key.clone(), content, checksum: checksum.clone(), deleted: true });
-                state.insert(key.clone(), (checksum, true, now));
+                let content = changes.remove(key.as_str()).map(|c| c.content).unwrap_or_default();
+                changes.insert(key, Change { key: key.clone(), content, checksum: checksum.clone(), deleted: true, purge: false });
+                state.insert(key, (checksum, true));
+                live -= 1;
+            }
+            Op::Purge { key } => {
+                if permission != Permission::Lead {
+                    return Err(WriteError::LeadRequired { key: key.clone() });
+                }
+                let Some((_, deleted)) = state.get(key.as_str()).cloned() else {
+                    return Err(WriteError::NoSuchEntry { key: key.clone() });
+                };
+                if !deleted {
+                    live -= 1;
+                }
+                // The tombstone's checksum is that of empty content: the erased content's
+                // hash would let anyone with history access test guesses of the secret.
+                let checksum = entry_checksum("");
+                changes.insert(
+                    key,
+                    Change { key: key.clone(), content: String::new(), checksum: checksum.clone(), deleted: true, purge: true },
+                );
+                state.insert(key, (checksum, true));
             }
         }
     }
-    let live_after = state.values().filter(|(_, deleted, _)| !deleted).count() as u64;
-    let checksum = repo_checksum(
-        state.iter().filter(|(_, (_, d, _))| !d).map(|(k, (c, _, _))| (k.as_str(), c.as_str())),
-        state.iter().filter(|(_, (_, d, _))| *d).map(|(k, (_, _, ms))| (k.as_str(), *ms)),
-    );
-    Plan { changes: changes.into_values().collect(), live_after, checksum }
+    Ok(Plan { changes: changes.into_values().collect(), live_after: live })
 }

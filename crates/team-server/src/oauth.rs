@@ -16,9 +16,10 @@
 
 use crate::auth::{self, token_hash};
 use crate::http::AppState;
-use crate::store::{DeviceRow, DeviceStatus, RefreshUse, StoreError};
+use crate::limits::client_key;
+use crate::store::{DeviceRow, DeviceStatus, RefreshUse, SignInRow, StoreError};
 use axum::extract::rejection::FormRejection;
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::post;
@@ -28,6 +29,7 @@ use mneme_team::server_wire::{
     REFRESH_TOKEN_GRANT, TOKEN_PATH,
 };
 use serde::Deserialize;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
@@ -35,7 +37,19 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route(DEVICE_CODE_PATH, post(device_code))
         .route(TOKEN_PATH, post(token))
         .route(DEVICE_PAGE_PATH, axum::routing::get(device_page).post(device_submit))
+        // Every sign-in form is a few short fields.
+        .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
 }
+
+const MAX_FORM_BYTES: usize = 8 * 1024;
+/// Field limits: generous for anything real, small enough that no request stores or hashes much.
+const MAX_CLIENT_ID_BYTES: usize = 64;
+const MAX_SCOPE_BYTES: usize = 256;
+const MAX_TYPED_CODE_BYTES: usize = 32;
+const MAX_USERNAME_BYTES: usize = 256;
+const MAX_PASSWORD_BYTES: usize = 1024;
+/// The scope a device sign-in may ask for (or none).
+const KNOWN_SCOPE: &str = "team_memory";
 
 /// RFC 8628 §6.1: no vowels (no words), no easily confused characters.
 const USER_CODE_ALPHABET: &[u8; 20] = b"BCDFGHJKLMNPQRSTVWXZ";
@@ -46,6 +60,7 @@ const SLOW_DOWN_STEP_S: i64 = 5;
 struct OAuthFailure {
     status: StatusCode,
     body: OAuthError,
+    retry_after: Option<u64>,
 }
 
 impl OAuthFailure {
@@ -53,6 +68,18 @@ impl OAuthFailure {
         OAuthFailure {
             status: StatusCode::BAD_REQUEST,
             body: OAuthError { error: error.to_string(), error_description: Some(description.into()) },
+            retry_after: None,
+        }
+    }
+}
+
+impl OAuthFailure {
+    /// 429 with `Retry-After`: a sign-in limit was reached.
+    fn too_many(retry_after: u64, description: impl Into<String>) -> OAuthFailure {
+        OAuthFailure {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            body: OAuthError { error: "slow_down".into(), error_description: Some(description.into()) },
+            retry_after: Some(retry_after),
         }
     }
 }
@@ -66,6 +93,7 @@ impl From<StoreError> for OAuthFailure {
                 error: "server_error".into(),
                 error_description: Some("The server's database failed; try again later.".into()),
             },
+            retry_after: None,
         }
     }
 }
@@ -79,6 +107,7 @@ impl From<auth::AuthError> for OAuthFailure {
                 OAuthFailure {
                     status: StatusCode::INTERNAL_SERVER_ERROR,
                     body: OAuthError { error: "server_error".into(), error_description: Some(other.to_string()) },
+                    retry_after: None,
                 }
             }
         }
@@ -94,7 +123,11 @@ fn no_store(mut res: Response) -> Response {
 
 impl IntoResponse for OAuthFailure {
     fn into_response(self) -> Response {
-        no_store((self.status, Json(self.body)).into_response())
+        let mut res = no_store((self.status, Json(self.body)).into_response());
+        if let Some(secs) = self.retry_after {
+            res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        res
     }
 }
 
@@ -132,6 +165,7 @@ fn normalize_user_code(typed: &str) -> String {
 
 async fn device_code(
     State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     form: Result<Form<DeviceCodeForm>, FormRejection>,
 ) -> Result<Response, OAuthFailure> {
     let Form(form) = form.map_err(|e| OAuthFailure::new("invalid_request", e.body_text()))?;
@@ -139,9 +173,29 @@ async fn device_code(
         .client_id
         .filter(|c| !c.trim().is_empty())
         .ok_or_else(|| OAuthFailure::new("invalid_request", "client_id is required."))?;
+    // Only known clients: nothing of unbounded size or unknown origin is stored.
+    if client_id.len() > MAX_CLIENT_ID_BYTES || !app.config.client_ids.iter().any(|c| *c == client_id) {
+        return Err(OAuthFailure::new(
+            "invalid_client",
+            format!("Unknown client_id; this server accepts {}.", app.config.client_ids.join(", ")),
+        ));
+    }
+    let scope = form.scope.unwrap_or_default();
+    if scope.len() > MAX_SCOPE_BYTES || !scope.split_whitespace().all(|s| s == KNOWN_SCOPE) {
+        return Err(OAuthFailure::new("invalid_scope", format!("The only scope is {KNOWN_SCOPE:?}.")));
+    }
     let now = app.now_ms();
+    let ip = client_key(peer.ip());
+    if let Some(secs) = app.sign_in.codes_per_ip.blocked(&ip, now) {
+        return Err(OAuthFailure::too_many(secs, format!("Too many sign-in requests from this address; try again in {secs} seconds.")));
+    }
+    app.sign_in.codes_per_ip.record(&ip, now);
     // Sign-in requests are short-lived; forget the lapsed ones (and expired tokens) here.
     app.store().purge_expired(now).await?;
+    if app.store().live_devices(now).await? >= app.sign_in.limits.max_live_codes {
+        tracing::warn!("too many sign-in requests are waiting; refusing new ones");
+        return Err(OAuthFailure::too_many(60, "Too many sign-ins are waiting for approval; try again in a few minutes."));
+    }
     let device_code = auth::random_hex(32)?;
     let ttl = app.config.device_code_ttl;
     let interval = app.config.device_poll_interval.as_secs().max(1);
@@ -153,7 +207,7 @@ async fn device_code(
             code_hash: token_hash(&device_code),
             user_code: user_code.clone(),
             client_id: client_id.clone(),
-            scope: form.scope.clone().unwrap_or_default(),
+            scope: scope.clone(),
             created_ms: now,
             expires_ms: now.saturating_add(auth::duration_ms(ttl)),
             interval_s: i64::try_from(interval).unwrap_or(5),
@@ -249,19 +303,37 @@ async fn device_grant(app: &AppState, form: TokenForm) -> Result<Response, OAuth
             if !app.store().take_device(&hash).await? {
                 return Err(unknown());
             }
-            let issued = auth::issue(
-                app.store(),
-                user_id,
-                None,
-                now,
-                app.config.access_token_ttl,
-                Some(app.config.refresh_token_ttl),
-            )
-            .await?;
+            // Disabled between the approval and this poll.
+            if app.store().user_by_id(user_id).await?.is_none_or(|u| u.disabled_ms.is_some()) {
+                return Err(OAuthFailure::new("access_denied", "This account is disabled. Ask a team admin."));
+            }
+            let refresh_expires = refresh_expiry(app, now, now);
+            let issued =
+                auth::issue(app.store(), user_id, None, now, app.config.access_token_ttl, Some(refresh_expires)).await?;
+            app.store()
+                .insert_sign_in(&SignInRow {
+                    family: issued.family.clone(),
+                    user_id,
+                    user: String::new(),
+                    client_id: row.client_id.clone(),
+                    created_ms: now,
+                    last_used_ms: now,
+                    expires_ms: refresh_expires,
+                    revoked_ms: None,
+                })
+                .await?;
             tracing::info!(user_id, client_id = %row.client_id, "device sign-in completed");
             Ok(token_response(issued, Some(row.scope)))
         }
     }
+}
+
+/// When a refresh token issued at `now` for a sign-in made at `signed_in_ms` expires: after
+/// the usual refresh lifetime, but never past the sign-in's own lifetime.
+fn refresh_expiry(app: &AppState, signed_in_ms: i64, now: i64) -> i64 {
+    let rolling = now.saturating_add(auth::duration_ms(app.config.refresh_token_ttl));
+    let absolute = signed_in_ms.saturating_add(auth::duration_ms(app.config.sign_in_lifetime));
+    rolling.min(absolute)
 }
 
 async fn refresh_grant(app: &AppState, form: TokenForm) -> Result<Response, OAuthFailure> {
@@ -269,15 +341,38 @@ async fn refresh_grant(app: &AppState, form: TokenForm) -> Result<Response, OAut
     let now = app.now_ms();
     match app.store().use_refresh(&token_hash(&token), now).await? {
         RefreshUse::Spent { user_id, family } => {
-            let issued = auth::issue(
-                app.store(),
-                user_id,
-                Some(family),
-                now,
-                app.config.access_token_ttl,
-                Some(app.config.refresh_token_ttl),
-            )
-            .await?;
+            let sign_in = match app.store().sign_in(&family).await? {
+                Some(s) => s,
+                // Tokens issued before sign-ins were recorded: their sign-in starts now.
+                None => {
+                    let row = SignInRow {
+                        family: family.clone(),
+                        user_id,
+                        user: String::new(),
+                        client_id: "unrecorded".into(),
+                        created_ms: now,
+                        last_used_ms: now,
+                        expires_ms: now,
+                        revoked_ms: None,
+                    };
+                    app.store().insert_sign_in(&row).await?;
+                    row
+                }
+            };
+            if sign_in.revoked_ms.is_some() {
+                return Err(OAuthFailure::new("invalid_grant", "This sign-in was revoked. Sign in again."));
+            }
+            let refresh_expires = refresh_expiry(app, sign_in.created_ms, now);
+            if refresh_expires <= now {
+                return Err(OAuthFailure::new(
+                    "invalid_grant",
+                    "This sign-in has reached its maximum lifetime. Sign in again.",
+                ));
+            }
+            let issued =
+                auth::issue(app.store(), user_id, Some(family.clone()), now, app.config.access_token_ttl, Some(refresh_expires))
+                    .await?;
+            app.store().touch_sign_in(&family, now, refresh_expires).await?;
             Ok(token_response(issued, None))
         }
         RefreshUse::Replayed { family } => {
@@ -369,15 +464,47 @@ async fn device_page(Query(q): Query<DevicePageQuery>) -> Response {
     page(StatusCode::OK, "Sign in a device", &sign_in_form(q.user_code.as_deref().unwrap_or(""), "", None))
 }
 
-async fn device_submit(State(app): State<Arc<AppState>>, form: Result<Form<DeviceSubmit>, FormRejection>) -> Response {
+/// `s` cut to at most `max` bytes (on a character boundary), for echoing into the form.
+fn clip(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+async fn device_submit(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    form: Result<Form<DeviceSubmit>, FormRejection>,
+) -> Response {
     let Ok(Form(form)) = form else {
         return page(StatusCode::BAD_REQUEST, "Sign in a device", &sign_in_form("", "", Some("The form was not sent correctly; try again.")));
     };
     let typed = form.user_code.unwrap_or_default();
     let username = form.username.unwrap_or_default();
-    let retry = |status, message: &str| page(status, "Sign in a device", &sign_in_form(&typed, &username, Some(message)));
+    let password = form.password.unwrap_or_default();
+    let retry = |status, message: &str| {
+        page(
+            status,
+            "Sign in a device",
+            &sign_in_form(clip(&typed, MAX_TYPED_CODE_BYTES), clip(&username, MAX_USERNAME_BYTES), Some(message)),
+        )
+    };
+    if typed.len() > MAX_TYPED_CODE_BYTES || username.len() > MAX_USERNAME_BYTES || password.len() > MAX_PASSWORD_BYTES {
+        return retry(StatusCode::BAD_REQUEST, "A field is too long. Check the code, user name and password.");
+    }
     let code = normalize_user_code(&typed);
     let now = app.now_ms();
+    let ip = client_key(peer.ip());
+    let limited = |secs: u64, message: String| {
+        let mut res = retry(StatusCode::TOO_MANY_REQUESTS, &message);
+        res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        res
+    };
+    if let Some(secs) = app.sign_in.failures_per_ip.blocked(&ip, now) {
+        return limited(secs, format!("Too many wrong passwords from this address. Try again in {secs} seconds."));
+    }
     let row = match app.store().device_by_user_code(&code).await {
         Ok(row) => row,
         Err(e) => {
@@ -386,6 +513,8 @@ async fn device_submit(State(app): State<Arc<AppState>>, form: Result<Form<Devic
         }
     };
     let Some(row) = row.filter(|r| r.status == DeviceStatus::Pending && r.expires_ms > now) else {
+        // A wrong code counts like a wrong password: codes are what an attacker would guess.
+        app.sign_in.failures_per_ip.record(&ip, now);
         return retry(
             StatusCode::BAD_REQUEST,
             "This code is unknown, expired or already used. Start the sign-in again on your device.",
@@ -401,7 +530,10 @@ async fn device_submit(State(app): State<Arc<AppState>>, form: Result<Form<Devic
             }
         };
     }
-    let password = form.password.unwrap_or_default();
+    // Counted by the name typed, whether or not such a user exists, so the limit reveals nothing.
+    if let Some(secs) = app.sign_in.failures_per_user.blocked(&username, now) {
+        return limited(secs, format!("Too many wrong passwords for this user. Try again in {secs} seconds."));
+    }
     let user = match app.store().user_by_name(&username).await {
         Ok(user) => user,
         Err(e) => {
@@ -409,15 +541,44 @@ async fn device_submit(State(app): State<Arc<AppState>>, form: Result<Form<Devic
             return retry(StatusCode::INTERNAL_SERVER_ERROR, "The server's database failed; try again later.");
         }
     };
-    // argon2 is deliberately slow: keep it off the async workers.
+    // argon2 is deliberately slow and takes ~19 MiB: only a few run at once, the rest wait
+    // their turn for a while and are then turned away.
+    let permit = match tokio::time::timeout(app.sign_in.limits.hash_wait, app.sign_in.hashing.acquire()).await {
+        Ok(Ok(permit)) => permit,
+        _ => {
+            tracing::warn!("password checks are saturated; a sign-in was turned away");
+            let mut res = retry(StatusCode::SERVICE_UNAVAILABLE, "The server is busy checking other sign-ins. Try again in a moment.");
+            res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(5));
+            return res;
+        }
+    };
     let stored = user.as_ref().map(|u| u.password_hash.clone());
     let verified = tokio::task::spawn_blocking(move || auth::verify_password(stored.as_deref(), &password))
         .await
         .unwrap_or(false);
+    drop(permit);
     let Some(user) = user.filter(|_| verified) else {
         tracing::warn!("device sign-in with a wrong user name or password");
+        app.sign_in.failures_per_ip.record(&ip, now);
+        app.sign_in.failures_per_user.record(&username, now);
+        app.sign_in.failures_per_code.record(&row.user_code, now);
+        if app.sign_in.failures_per_code.blocked(&row.user_code, now).is_some() {
+            // Enough guesses against this code: it is spent, and the device is told so.
+            if let Err(e) = app.store().decide_device(&row.user_code, None, now).await {
+                tracing::error!(error = %e, "storage failure on the device page");
+            }
+            app.sign_in.failures_per_code.clear(&row.user_code);
+            return retry(
+                StatusCode::UNAUTHORIZED,
+                "Wrong user name or password too many times for this code, so it no longer works. Start the sign-in again on your device.",
+            );
+        }
         return retry(StatusCode::UNAUTHORIZED, "Wrong user name or password.");
     };
+    if user.disabled_ms.is_some() {
+        return retry(StatusCode::FORBIDDEN, "This account is disabled. Ask a team admin.");
+    }
+    app.sign_in.failures_per_user.clear(&username);
     match app.store().decide_device(&row.user_code, Some(user.id), now).await {
         Ok(true) => {
             tracing::info!(user = %user.name, "device sign-in approved");

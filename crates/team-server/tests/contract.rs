@@ -7,7 +7,7 @@ use common::{databases, Harness, REPO};
 use mneme_team::server_wire::{HashesWithTombstones, HistoryResponse, LatestEntry, LatestResponse, MeResponse, RepoRole};
 use mneme_team::wire::{ErrorBody, PutResponse, TeamMemoryData, TOO_MANY_ENTRIES};
 use mneme_team_server::admin::Role;
-use mneme_team_server::checksum::{entry_checksum, repo_checksum};
+use mneme_team_server::checksum::{empty_repo_checksum, entry_checksum, next_repo_checksum};
 use mneme_team_server::RateLimit;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
@@ -96,11 +96,10 @@ async fn pull_is_404_before_the_first_push_then_200_and_304() {
         let sums = data.content.entry_checksums.clone().unwrap();
         assert_eq!(sums["notes/ü.md"], entry_checksum("grüße"));
         assert_eq!(sums.len(), 2);
-        // The repository checksum is recomputable from the body alone.
-        let deleted = data.content.deleted_entries.clone().unwrap_or_default();
+        // The repository checksum chains the first commit's changes onto the empty repository's.
         assert_eq!(
             data.checksum,
-            repo_checksum(sums.iter().map(|(k, v)| (k.as_str(), v.as_str())), deleted.iter().map(|(k, v)| (k.as_str(), *v)))
+            next_repo_checksum(&empty_repo_checksum(), sums.iter().map(|(k, v)| (k.as_str(), v.as_str())), [])
         );
 
         // If-None-Match as Claude Code sends it → 304 with no body.
@@ -173,7 +172,7 @@ async fn a_stale_if_match_is_412_and_changes_nothing() {
 #[tokio::test]
 async fn the_hashes_view_has_checksums_and_tombstones_but_no_content() {
     each_backend(defaults, |h| async move {
-        let token = h.user("alice", REPO, Role::Member).await;
+        let token = h.user("alice", REPO, Role::Lead).await;
         h.put(&token, REPO, json!({"entries": {"a.md": "A", "b.md": "B"}}), None).await.error_for_status().unwrap();
         h.put(&token, REPO, json!({"entries": {}, "soft_delete_keys": ["b.md"]}), None).await.error_for_status().unwrap();
         let res = h.request(Method::GET, &format!("{}&view=hashes", h.memory_url(REPO)), &token).send().await.unwrap();
@@ -194,7 +193,8 @@ async fn the_hashes_view_has_checksums_and_tombstones_but_no_content() {
 #[tokio::test]
 async fn soft_deletes_leave_tombstones_until_the_key_is_written_again() {
     each_backend(defaults, |h| async move {
-        let token = h.user("alice", REPO, Role::Member).await;
+        // Soft deletes remove entries for everyone, so they take a lead (see hardening.rs).
+        let token = h.user("alice", REPO, Role::Lead).await;
         h.put(&token, REPO, json!({"entries": {"a.md": "A", "b.md": "B"}}), None).await.error_for_status().unwrap();
         h.clock.advance(Duration::from_secs(10));
         let before: TeamMemoryData = h.get(&token, REPO).await.json().await.unwrap();
@@ -223,7 +223,7 @@ async fn soft_deletes_leave_tombstones_until_the_key_is_written_again() {
 #[tokio::test]
 async fn too_many_entries_is_claude_codes_structured_413() {
     each_backend(defaults, |h| async move {
-        let token = h.user("alice", REPO, Role::Member).await;
+        let token = h.user("alice", REPO, Role::Lead).await;
         h.admin.set_max_entries(REPO, Some(2)).await.unwrap();
         h.put(&token, REPO, json!({"entries": {"a.md": "A"}}), None).await.error_for_status().unwrap();
         let res = h.put(&token, REPO, json!({"entries": {"b.md": "B", "c.md": "C"}}), None).await;

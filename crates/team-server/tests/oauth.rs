@@ -13,7 +13,7 @@ async fn device_code(h: &Harness) -> DeviceCodeResponse {
     let res = h
         .http
         .post(h.url("/oauth/device/code"))
-        .form(&[("client_id", "mneme-desktop"), ("scope", "team_memory")])
+        .form(&[("client_id", "mneme"), ("scope", "team_memory")])
         .send()
         .await
         .unwrap();
@@ -27,7 +27,7 @@ async fn poll(h: &Harness, device_code: &str) -> Result<TokenResponse, OAuthErro
     let res = h
         .http
         .post(h.url("/oauth/token"))
-        .form(&[("grant_type", DEVICE_CODE_GRANT), ("device_code", device_code), ("client_id", "mneme-desktop")])
+        .form(&[("grant_type", DEVICE_CODE_GRANT), ("device_code", device_code), ("client_id", "mneme")])
         .send()
         .await
         .unwrap();
@@ -48,7 +48,7 @@ async fn refresh(h: &Harness, token: &str) -> Result<TokenResponse, OAuthError> 
     let res = h
         .http
         .post(h.url("/oauth/token"))
-        .form(&[("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", "mneme-desktop")])
+        .form(&[("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", "mneme")])
         .send()
         .await
         .unwrap();

@@ -25,6 +25,11 @@ pub const LATEST_PATH: &str = "/api/mneme/team_memory/latest";
 pub const ROLLBACK_PATH: &str = "/api/mneme/team_memory/rollback";
 /// `DELETE …?repo=&key=` (lead only): leaves a tombstone clients honour.
 pub const ENTRY_PATH: &str = "/api/mneme/team_memory/entry";
+/// `POST …?repo=` with [`PurgeRequest`] (lead only): removes a key for everyone and erases
+/// every earlier version of it from history (a leaked secret).
+pub const PURGE_PATH: &str = "/api/mneme/team_memory/purge";
+/// `GET …?repo=` (lead only): the sign-ins of everyone granted the repository.
+pub const SIGN_INS_PATH: &str = "/api/mneme/team_memory/sign_ins";
 /// `GET`: 200 `ok` while the server and its database answer.
 pub const HEALTH_PATH: &str = "/healthz";
 
@@ -153,9 +158,44 @@ pub struct LatestEntry {
 /// `POST /api/mneme/team_memory/rollback` body: make `key` what it was at `version` (a new
 /// version is written; history is never rewritten).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RollbackRequest {
     pub key: String,
     pub version: u64,
+}
+
+/// `POST /api/mneme/team_memory/purge` body. Unlike rollback and removal this rewrites
+/// history: afterwards the key's history holds only the purge itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PurgeRequest {
+    pub key: String,
+}
+
+/// `GET /api/mneme/team_memory/sign_ins`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignInsResponse {
+    pub repo: String,
+    /// Newest first.
+    pub sign_ins: Vec<SignIn>,
+}
+
+/// One sign-in (a device sign-in, or a token an admin minted) and the tokens it led to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignIn {
+    pub user: String,
+    /// The `client_id` the device sign-in named; `admin-token` for `mneme-server admin token`.
+    pub client_id: String,
+    /// ISO 8601 with milliseconds.
+    pub created: String,
+    /// The last token refresh (or the sign-in itself).
+    pub last_used: String,
+    /// When its newest token expires.
+    pub expires: String,
+    /// When it was revoked (signed out elsewhere, a replayed refresh token, or an admin).
+    pub revoked: Option<String>,
 }
 
 /// The body of the `?view=hashes` answer as this server sends it: Claude Code's

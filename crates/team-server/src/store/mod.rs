@@ -62,6 +62,8 @@ pub struct User {
     pub id: i64,
     pub name: String,
     pub password_hash: String,
+    /// Set by `admin disable-user`: the user can neither sign in nor use a token.
+    pub disabled_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +78,9 @@ pub struct Repo {
     pub last_modified_ms: i64,
     /// Overrides the server-wide cap when set.
     pub max_entries: Option<i64>,
+    /// How many keys are live (not tombstones): kept in the row so that a write checks the
+    /// entry cap without counting the repository.
+    pub live_entries: i64,
 }
 
 /// The result of [`Store::access`].
@@ -100,6 +105,15 @@ pub struct EntryState {
     pub changed_ms: i64,
 }
 
+/// What a write decides on: the repository row (read under its write lock) and the current
+/// state of only the keys the write names, so that its cost does not grow with the repository.
+#[derive(Debug, Clone)]
+pub struct WriteView {
+    pub repo: Repo,
+    /// The named keys that exist (live or tombstoned), sorted by key; content is not read.
+    pub entries: Vec<EntryState>,
+}
+
 /// A repository and its keys read in one consistent snapshot.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -115,6 +129,9 @@ pub struct Change {
     pub content: String,
     pub checksum: String,
     pub deleted: bool,
+    /// Erase every earlier version of the key from history and its content from the
+    /// tombstone (a lead's purge of a leaked secret); implies `deleted`.
+    pub purge: bool,
 }
 
 /// A write to one repository that lands only if nobody wrote since `expected_version`.
@@ -125,6 +142,8 @@ pub struct Commit {
     pub checksum: String,
     pub now_ms: i64,
     pub author: Option<i64>,
+    /// Live keys after the commit.
+    pub live_entries: i64,
     pub changes: Vec<Change>,
 }
 
@@ -138,9 +157,9 @@ pub enum CommitOutcome {
     VersionMoved,
 }
 
-/// Looks at the current state (entries without content) and returns the commit to make, or
-/// `None` to write nothing.
-pub type Decide<'a> = dyn FnMut(&Snapshot) -> Option<Commit> + Send + 'a;
+/// Looks at the current state of the named keys (without content) and returns the commit to
+/// make, or `None` to write nothing.
+pub type Decide<'a> = dyn FnMut(&WriteView) -> Option<Commit> + Send + 'a;
 
 /// One version of one key, for audit and rollback.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,6 +227,23 @@ pub enum RefreshUse {
     Replayed { family: String },
     /// Unknown, expired or revoked.
     Invalid,
+}
+
+/// One sign-in: the device sign-in (or admin-minted token) that started a token family.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInRow {
+    pub family: String,
+    pub user_id: i64,
+    /// The user's name (filled in when listing).
+    pub user: String,
+    /// The `client_id` the device sign-in named, or `admin-token` for `admin token`.
+    pub client_id: String,
+    pub created_ms: i64,
+    /// The last refresh (or the sign-in itself).
+    pub last_used_ms: i64,
+    /// When the family's newest token expires.
+    pub expires_ms: i64,
+    pub revoked_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,9 +314,12 @@ pub trait Store: Send + Sync {
 
     /// The repository row and every key (with content when `with_content`), read consistently.
     async fn snapshot(&self, repo_id: i64, with_content: bool) -> Result<Option<Snapshot>, StoreError>;
-    /// Reads the repository under its write lock, asks `decide`, and commits its answer in
-    /// the same transaction. `Ok(None)` when the repository does not exist.
-    async fn write(&self, repo_id: i64, decide: &mut Decide<'_>) -> Result<Option<CommitOutcome>, StoreError>;
+    /// Reads the repository row under its write lock and the current state of `keys` (and
+    /// nothing else), asks `decide`, and commits its answer in the same transaction.
+    /// `Ok(None)` when the repository does not exist.
+    async fn write(&self, repo_id: i64, keys: &[&str], decide: &mut Decide<'_>) -> Result<Option<CommitOutcome>, StoreError>;
+    /// One key's current state (without content), `None` when it never existed.
+    async fn entry(&self, repo_id: i64, key: &str) -> Result<Option<EntryState>, StoreError>;
     /// Newest first.
     async fn history(&self, repo_id: i64, key: &str) -> Result<Vec<HistoryRow>, StoreError>;
     async fn history_version(&self, repo_id: i64, key: &str, version: i64) -> Result<Option<HistoryRow>, StoreError>;
@@ -293,8 +332,22 @@ pub trait Store: Send + Sync {
     /// Atomically spends a live refresh token (only one concurrent caller can win).
     async fn use_refresh(&self, hash: &str, now_ms: i64) -> Result<RefreshUse, StoreError>;
     async fn revoke_family(&self, family: &str, now_ms: i64) -> Result<(), StoreError>;
+    /// Revokes every live token of `user_id`; returns how many sign-ins that ended.
+    async fn revoke_user_tokens(&self, user_id: i64, now_ms: i64) -> Result<u64, StoreError>;
+    async fn insert_sign_in(&self, sign_in: &SignInRow) -> Result<(), StoreError>;
+    /// Records a refresh in `family`: its last use and its newest token's expiry.
+    async fn touch_sign_in(&self, family: &str, now_ms: i64, expires_ms: i64) -> Result<(), StoreError>;
+    async fn sign_in(&self, family: &str) -> Result<Option<SignInRow>, StoreError>;
+    /// Sign-ins of one user (`user_id`), or of everyone granted `repo_id`; newest first.
+    async fn sign_ins(&self, user_id: Option<i64>, repo_id: Option<i64>) -> Result<Vec<SignInRow>, StoreError>;
+    /// Removes a grant; false when there was none.
+    async fn delete_grant(&self, user_id: i64, repo_id: i64) -> Result<bool, StoreError>;
+    /// Disables (`Some(now)`) or re-enables (`None`) a user.
+    async fn set_disabled(&self, user_id: i64, disabled_ms: Option<i64>) -> Result<(), StoreError>;
 
     async fn insert_device(&self, device: &DeviceRow) -> Result<(), StoreError>;
+    /// Device requests still waiting for a decision (pending and unexpired).
+    async fn live_devices(&self, now_ms: i64) -> Result<i64, StoreError>;
     async fn device_by_user_code(&self, user_code: &str) -> Result<Option<DeviceRow>, StoreError>;
     async fn device_by_code_hash(&self, code_hash: &str) -> Result<Option<DeviceRow>, StoreError>;
     async fn record_poll(&self, code_hash: &str, now_ms: i64, interval_s: i64) -> Result<(), StoreError>;

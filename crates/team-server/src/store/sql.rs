@@ -26,8 +26,9 @@ pub struct SqlStore {
     sqlite_writer: Option<Arc<tokio::sync::Mutex<()>>>,
 }
 
-/// Bumped when the schema changes; recorded in `schema_version`.
-const SCHEMA_VERSION: i64 = 1;
+/// Bumped when the schema changes; recorded in `schema_version`. Version 2 added
+/// `repos.live_entries`, `users.disabled_ms` and `sign_ins` (see [`SqlStore::migrate`]).
+const SCHEMA_VERSION: i64 = 2;
 
 fn schema(backend: Backend) -> Vec<String> {
     let id = match backend {
@@ -39,12 +40,12 @@ fn schema(backend: Backend) -> Vec<String> {
         format!("CREATE TABLE IF NOT EXISTS teams (id {id}, name TEXT NOT NULL UNIQUE, created_ms BIGINT NOT NULL)"),
         format!(
             "CREATE TABLE IF NOT EXISTS users (id {id}, name TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL, \
-             created_ms BIGINT NOT NULL)"
+             created_ms BIGINT NOT NULL, disabled_ms BIGINT)"
         ),
         format!(
             "CREATE TABLE IF NOT EXISTS repos (id {id}, team_id BIGINT NOT NULL REFERENCES teams(id), \
              slug TEXT NOT NULL, slug_key TEXT NOT NULL UNIQUE, version BIGINT NOT NULL, checksum TEXT NOT NULL, \
-             last_modified_ms BIGINT NOT NULL, max_entries BIGINT)"
+             last_modified_ms BIGINT NOT NULL, max_entries BIGINT, live_entries BIGINT NOT NULL DEFAULT 0)"
         ),
         "CREATE TABLE IF NOT EXISTS grants (user_id BIGINT NOT NULL REFERENCES users(id), \
          repo_id BIGINT NOT NULL REFERENCES repos(id), role TEXT NOT NULL, PRIMARY KEY (user_id, repo_id))"
@@ -67,10 +68,24 @@ fn schema(backend: Backend) -> Vec<String> {
          client_id TEXT NOT NULL, scope TEXT NOT NULL, created_ms BIGINT NOT NULL, expires_ms BIGINT NOT NULL, \
          interval_s BIGINT NOT NULL, last_poll_ms BIGINT, status TEXT NOT NULL, user_id BIGINT REFERENCES users(id))"
             .to_string(),
+        "CREATE TABLE IF NOT EXISTS sign_ins (family TEXT PRIMARY KEY, user_id BIGINT NOT NULL REFERENCES users(id), \
+         client_id TEXT NOT NULL, created_ms BIGINT NOT NULL, last_used_ms BIGINT NOT NULL, expires_ms BIGINT NOT NULL, \
+         revoked_ms BIGINT)"
+            .to_string(),
+        "CREATE INDEX IF NOT EXISTS sign_ins_user ON sign_ins (user_id)".to_string(),
+        "CREATE INDEX IF NOT EXISTS tokens_user ON tokens (user_id)".to_string(),
     ]
     .into_iter()
     .collect()
 }
+
+/// What a version-1 database (created before the columns existed, so `CREATE TABLE IF NOT
+/// EXISTS` left it alone) needs to reach version 2.
+const MIGRATE_1_TO_2: &[&str] = &[
+    "ALTER TABLE repos ADD COLUMN live_entries BIGINT NOT NULL DEFAULT 0",
+    "UPDATE repos SET live_entries = (SELECT COUNT(*) FROM entries e WHERE e.repo_id = repos.id AND e.deleted = 0)",
+    "ALTER TABLE users ADD COLUMN disabled_ms BIGINT",
+];
 
 /// `sqlite://PATH?mode=rwc` with the characters a URL would misread percent-encoded
 /// (sqlx decodes the path again).
@@ -88,6 +103,35 @@ fn sqlite_url(path: &std::path::Path) -> String {
     out
 }
 
+/// Creates the SQLite file readable by its owner only (0600) before SQLite opens it: it holds
+/// every team's memory and password hashes. SQLite gives its `-wal` and `-shm` files the main
+/// file's permissions. An existing file is left as it is, with a warning when others can read it.
+fn create_private(path: &std::path::Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(path)?.permissions().mode();
+                if mode & 0o077 != 0 {
+                    tracing::warn!(
+                        path = %path.display(),
+                        mode = format!("{:o}", mode & 0o777),
+                        "the database file can be read by other users; chmod 600 it"
+                    );
+                }
+            }
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
 fn slug_key(slug: &str) -> String {
     slug.to_lowercase()
 }
@@ -96,6 +140,12 @@ impl SqlStore {
     /// Opens (creating when missing) the database and brings its schema up to date.
     pub async fn connect(url: &DatabaseUrl) -> Result<SqlStore, StoreError> {
         sqlx::any::install_default_drivers();
+        if let DatabaseUrl::Sqlite(path) = url {
+            create_private(path).map_err(|e| StoreError::Connect {
+                url: url.redacted(),
+                source: sqlx::Error::Io(e),
+            })?;
+        }
         let (backend, conn_url, max_connections) = match url {
             // WAL lets readers run beside the one writer; a few connections suffice.
             DatabaseUrl::Sqlite(path) => (Backend::Sqlite, sqlite_url(path), 8),
@@ -115,6 +165,8 @@ impl SqlStore {
                         conn.execute("PRAGMA journal_mode = WAL").await?;
                         conn.execute("PRAGMA synchronous = FULL").await?;
                         conn.execute("PRAGMA foreign_keys = ON").await?;
+                        // A purge must not leave the erased content in free pages.
+                        conn.execute("PRAGMA secure_delete = ON").await?;
                     }
                     Ok(())
                 })
@@ -141,11 +193,20 @@ impl SqlStore {
             .fetch_one(&mut *tx)
             .await?
             .try_get("v")?;
-        if current.is_none() {
-            sqlx::query("INSERT INTO schema_version (version) VALUES ($1)")
-                .bind(SCHEMA_VERSION)
-                .execute(&mut *tx)
-                .await?;
+        match current {
+            None => {
+                sqlx::query("INSERT INTO schema_version (version) VALUES ($1)")
+                    .bind(SCHEMA_VERSION)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Some(1) => {
+                for stmt in MIGRATE_1_TO_2 {
+                    tx.execute(*stmt).await?;
+                }
+                sqlx::query("UPDATE schema_version SET version = $1").bind(SCHEMA_VERSION).execute(&mut *tx).await?;
+            }
+            Some(_) => {}
         }
         tx.commit().await?;
         Ok(())
@@ -214,11 +275,53 @@ async fn read_snapshot(
     Ok(Some(Snapshot { repo, entries }))
 }
 
+/// Rows of `entries` per `IN (…)` list: well under SQLite's and PostgreSQL's parameter limits.
+const KEYS_PER_QUERY: usize = 500;
+
+/// The current state of `keys` (those that exist), without content, sorted by key.
+async fn read_keys(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    repo_id: i64,
+    keys: &[&str],
+) -> Result<Vec<EntryState>, StoreError> {
+    let mut keys: Vec<&str> = keys.to_vec();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut out = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(KEYS_PER_QUERY) {
+        let params: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!(
+            "SELECT entry_key, checksum, deleted, changed_ms FROM entries WHERE repo_id = $1 AND entry_key IN ({})",
+            params.join(", ")
+        );
+        let mut q = sqlx::query(&sql).bind(repo_id);
+        for k in chunk {
+            q = q.bind(*k);
+        }
+        for r in q.fetch_all(&mut **tx).await? {
+            out.push(entry_state_from(&r)?);
+        }
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(out)
+}
+
+fn entry_state_from(r: &AnyRow) -> Result<EntryState, sqlx::Error> {
+    Ok(EntryState {
+        key: r.try_get("entry_key")?,
+        checksum: r.try_get("checksum")?,
+        content: String::new(),
+        deleted: r.try_get::<i64, _>("deleted")? != 0,
+        changed_ms: r.try_get("changed_ms")?,
+    })
+}
+
 fn is_unique_violation(e: &sqlx::Error) -> bool {
     e.as_database_error().is_some_and(|d| d.is_unique_violation())
 }
 
-const REPO_COLUMNS: &str = "r.id, t.name AS team, r.slug, r.version, r.checksum, r.last_modified_ms, r.max_entries";
+const REPO_COLUMNS: &str =
+    "r.id, t.name AS team, r.slug, r.version, r.checksum, r.last_modified_ms, r.max_entries, r.live_entries";
 
 fn repo_from(row: &AnyRow) -> Result<Repo, sqlx::Error> {
     Ok(Repo {
@@ -229,11 +332,17 @@ fn repo_from(row: &AnyRow) -> Result<Repo, sqlx::Error> {
         checksum: row.try_get("checksum")?,
         last_modified_ms: row.try_get("last_modified_ms")?,
         max_entries: row.try_get("max_entries")?,
+        live_entries: row.try_get("live_entries")?,
     })
 }
 
 fn user_from(row: &AnyRow) -> Result<User, sqlx::Error> {
-    Ok(User { id: row.try_get("id")?, name: row.try_get("name")?, password_hash: row.try_get("password_hash")? })
+    Ok(User {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        password_hash: row.try_get("password_hash")?,
+        disabled_ms: row.try_get("disabled_ms")?,
+    })
 }
 
 fn history_from(row: &AnyRow) -> Result<HistoryRow, sqlx::Error> {
@@ -255,6 +364,19 @@ fn token_from(row: &AnyRow) -> Result<TokenRow, sqlx::Error> {
         user_id: row.try_get("user_id")?,
         family: row.try_get("family")?,
         created_ms: row.try_get("created_ms")?,
+        expires_ms: row.try_get("expires_ms")?,
+        revoked_ms: row.try_get("revoked_ms")?,
+    })
+}
+
+fn sign_in_from(row: &AnyRow) -> Result<SignInRow, sqlx::Error> {
+    Ok(SignInRow {
+        family: row.try_get("family")?,
+        user_id: row.try_get("user_id")?,
+        user: row.try_get("user_name")?,
+        client_id: row.try_get("client_id")?,
+        created_ms: row.try_get("created_ms")?,
+        last_used_ms: row.try_get("last_used_ms")?,
         expires_ms: row.try_get("expires_ms")?,
         revoked_ms: row.try_get("revoked_ms")?,
     })
@@ -316,7 +438,7 @@ impl Store for SqlStore {
     }
 
     async fn user_by_name(&self, name: &str) -> Result<Option<User>, StoreError> {
-        let row = sqlx::query("SELECT id, name, password_hash FROM users WHERE name = $1")
+        let row = sqlx::query("SELECT id, name, password_hash, disabled_ms FROM users WHERE name = $1")
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
@@ -324,7 +446,7 @@ impl Store for SqlStore {
     }
 
     async fn user_by_id(&self, id: i64) -> Result<Option<User>, StoreError> {
-        let row = sqlx::query("SELECT id, name, password_hash FROM users WHERE id = $1")
+        let row = sqlx::query("SELECT id, name, password_hash, disabled_ms FROM users WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -344,7 +466,8 @@ impl Store for SqlStore {
     async fn access(&self, token_hash: &str, slug: &str, now_ms: i64) -> Result<Option<Access>, StoreError> {
         let row = sqlx::query(
             "SELECT tk.user_id, r.id, t.name AS team, r.slug, r.version, r.checksum, r.last_modified_ms, \
-             r.max_entries, g.role FROM tokens tk \
+             r.max_entries, r.live_entries, g.role FROM tokens tk \
+             JOIN users u ON u.id = tk.user_id AND u.disabled_ms IS NULL \
              LEFT JOIN repos r ON r.slug_key = $2 LEFT JOIN teams t ON t.id = r.team_id \
              LEFT JOIN grants g ON g.user_id = tk.user_id AND g.repo_id = r.id \
              WHERE tk.hash = $1 AND tk.kind = 'access' AND tk.revoked_ms IS NULL AND tk.expires_ms > $3",
@@ -439,7 +562,7 @@ impl Store for SqlStore {
         Ok(snap)
     }
 
-    async fn write(&self, repo_id: i64, decide: &mut Decide<'_>) -> Result<Option<CommitOutcome>, StoreError> {
+    async fn write(&self, repo_id: i64, keys: &[&str], decide: &mut Decide<'_>) -> Result<Option<CommitOutcome>, StoreError> {
         let _turn = match &self.sqlite_writer {
             Some(gate) => Some(gate.lock().await),
             None => None,
@@ -449,29 +572,77 @@ impl Store for SqlStore {
         // COMMIT, and at READ COMMITTED the entries read next include the previous holder's
         // commit. SQLite: BEGIN IMMEDIATE already holds the database's only write lock.
         let lock = if self.backend == Backend::Postgres { " FOR UPDATE OF r" } else { "" };
-        let Some(snap) = read_snapshot(&mut tx, repo_id, false, lock).await? else {
+        let row = sqlx::query(&format!(
+            "SELECT {REPO_COLUMNS} FROM repos r JOIN teams t ON t.id = r.team_id WHERE r.id = $1{lock}"
+        ))
+        .bind(repo_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
             tx.rollback().await?;
             return Ok(None);
         };
-        let Some(commit) = decide(&snap) else {
+        // Only the keys this write names are read: its cost follows the request, not the
+        // repository (the row carries the checksum and the live count).
+        let view = WriteView { repo: repo_from(&row)?, entries: read_keys(&mut tx, repo_id, keys).await? };
+        let Some(commit) = decide(&view) else {
             tx.rollback().await?;
             return Ok(Some(CommitOutcome::Declined));
         };
         let claimed = sqlx::query(
-            "UPDATE repos SET version = $3, checksum = $4, last_modified_ms = $5 WHERE id = $1 AND version = $2",
+            "UPDATE repos SET version = $3, checksum = $4, last_modified_ms = $5, live_entries = $6 \
+             WHERE id = $1 AND version = $2",
         )
         .bind(repo_id)
         .bind(commit.expected_version)
         .bind(commit.version)
         .bind(&commit.checksum)
         .bind(commit.now_ms)
+        .bind(commit.live_entries)
         .execute(&mut *tx)
         .await?;
         if claimed.rows_affected() != 1 {
             tx.rollback().await?;
             return Ok(Some(CommitOutcome::VersionMoved));
         }
+        let mut purged = false;
         for change in &commit.changes {
+            if change.purge {
+                // Every earlier version goes, and the tombstone keeps no content: what remains
+                // is one history row saying who purged the key and when.
+                purged = true;
+                sqlx::query("DELETE FROM entry_history WHERE repo_id = $1 AND entry_key = $2")
+                    .bind(repo_id)
+                    .bind(&change.key)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(
+                    "INSERT INTO entries (repo_id, entry_key, content, checksum, deleted, version, changed_ms) \
+                     VALUES ($1, $2, '', $3, 1, $4, $5) ON CONFLICT (repo_id, entry_key) DO UPDATE SET \
+                     content = '', checksum = excluded.checksum, deleted = 1, version = excluded.version, \
+                     changed_ms = excluded.changed_ms",
+                )
+                .bind(repo_id)
+                .bind(&change.key)
+                .bind(&change.checksum)
+                .bind(commit.version)
+                .bind(commit.now_ms)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query(
+                    "INSERT INTO entry_history (repo_id, entry_key, version, content, checksum, deleted, author_id, at_ms) \
+                     VALUES ($1, $2, $3, '', $4, 1, $5, $6)",
+                )
+                .bind(repo_id)
+                .bind(&change.key)
+                .bind(commit.version)
+                .bind(&change.checksum)
+                .bind(commit.author)
+                .bind(commit.now_ms)
+                .execute(&mut *tx)
+                .await?;
+                continue;
+            }
             if change.deleted {
                 // A tombstone keeps the removed content (for history and rollback) and is
                 // never served.
@@ -530,7 +701,26 @@ impl Store for SqlStore {
             .await?;
         }
         tx.commit().await?;
+        if purged && self.backend == Backend::Sqlite {
+            // secure_delete zeroed the freed cells, but the WAL (and the main file until the
+            // next checkpoint) still hold the pages as they were: checkpoint and truncate now.
+            // Best effort: a reader holding an old snapshot can keep pages until it ends.
+            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await {
+                tracing::warn!(error = %e, "could not checkpoint the WAL after a purge");
+            }
+        }
         Ok(Some(CommitOutcome::Committed))
+    }
+
+    async fn entry(&self, repo_id: i64, key: &str) -> Result<Option<EntryState>, StoreError> {
+        let row = sqlx::query(
+            "SELECT entry_key, checksum, deleted, changed_ms FROM entries WHERE repo_id = $1 AND entry_key = $2",
+        )
+        .bind(repo_id)
+        .bind(key)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.as_ref().map(entry_state_from).transpose()?)
     }
 
     async fn history(&self, repo_id: i64, key: &str) -> Result<Vec<HistoryRow>, StoreError> {
@@ -635,9 +825,103 @@ impl Store for SqlStore {
     }
 
     async fn revoke_family(&self, family: &str, now_ms: i64) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
         sqlx::query("UPDATE tokens SET revoked_ms = $2 WHERE family = $1 AND revoked_ms IS NULL")
             .bind(family)
             .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE sign_ins SET revoked_ms = $2 WHERE family = $1 AND revoked_ms IS NULL")
+            .bind(family)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn revoke_user_tokens(&self, user_id: i64, now_ms: i64) -> Result<u64, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("UPDATE tokens SET revoked_ms = $2 WHERE user_id = $1 AND revoked_ms IS NULL")
+            .bind(user_id)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        let ended = sqlx::query(
+            "UPDATE sign_ins SET revoked_ms = $2 WHERE user_id = $1 AND revoked_ms IS NULL AND expires_ms > $2",
+        )
+        .bind(user_id)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(ended.rows_affected())
+    }
+
+    async fn insert_sign_in(&self, s: &SignInRow) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO sign_ins (family, user_id, client_id, created_ms, last_used_ms, expires_ms, revoked_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&s.family)
+        .bind(s.user_id)
+        .bind(&s.client_id)
+        .bind(s.created_ms)
+        .bind(s.last_used_ms)
+        .bind(s.expires_ms)
+        .bind(s.revoked_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn touch_sign_in(&self, family: &str, now_ms: i64, expires_ms: i64) -> Result<(), StoreError> {
+        sqlx::query("UPDATE sign_ins SET last_used_ms = $2, expires_ms = $3 WHERE family = $1")
+            .bind(family)
+            .bind(now_ms)
+            .bind(expires_ms)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn sign_in(&self, family: &str) -> Result<Option<SignInRow>, StoreError> {
+        let row = sqlx::query(
+            "SELECT s.*, u.name AS user_name FROM sign_ins s JOIN users u ON u.id = s.user_id WHERE s.family = $1",
+        )
+        .bind(family)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.as_ref().map(sign_in_from).transpose()?)
+    }
+
+    async fn sign_ins(&self, user_id: Option<i64>, repo_id: Option<i64>) -> Result<Vec<SignInRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT s.*, u.name AS user_name FROM sign_ins s JOIN users u ON u.id = s.user_id \
+             WHERE ($1 IS NULL OR s.user_id = $1) \
+             AND ($2 IS NULL OR s.user_id IN (SELECT g.user_id FROM grants g WHERE g.repo_id = $2)) \
+             ORDER BY s.created_ms DESC, s.family",
+        )
+        .bind(user_id)
+        .bind(repo_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().map(sign_in_from).collect::<Result<_, _>>()?)
+    }
+
+    async fn delete_grant(&self, user_id: i64, repo_id: i64) -> Result<bool, StoreError> {
+        let res = sqlx::query("DELETE FROM grants WHERE user_id = $1 AND repo_id = $2")
+            .bind(user_id)
+            .bind(repo_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(res.rows_affected() == 1)
+    }
+
+    async fn set_disabled(&self, user_id: i64, disabled_ms: Option<i64>) -> Result<(), StoreError> {
+        sqlx::query("UPDATE users SET disabled_ms = $2 WHERE id = $1")
+            .bind(user_id)
+            .bind(disabled_ms)
             .execute(&self.pool)
             .await?;
         Ok(())
@@ -665,6 +949,14 @@ impl Store for SqlStore {
             Err(e) if is_unique_violation(&e) => Err(StoreError::AlreadyExists("The user code".into())),
             Err(e) => Err(e.into()),
         }
+    }
+
+    async fn live_devices(&self, now_ms: i64) -> Result<i64, StoreError> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM device_codes WHERE status = 'pending' AND expires_ms > $1")
+            .bind(now_ms)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get("n")?)
     }
 
     async fn device_by_user_code(&self, user_code: &str) -> Result<Option<DeviceRow>, StoreError> {

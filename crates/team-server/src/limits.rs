@@ -1,0 +1,178 @@
+//! Limits on sign-in, so that guessing passwords or flooding the sign-in endpoints costs the
+//! attacker more than the server: attempts per client address, per user and per user code in
+//! a sliding window (counted on the server's clock, so tests can move it), and a cap on how
+//! many password hashes run at once (argon2 takes ~19 MiB and tens of milliseconds each).
+//!
+//! The counters live in each server process: with several replicas behind a load balancer an
+//! attacker gets each limit once per replica, which the argon2 cap still bounds per process.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How many events of one kind one key may cause within `window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub max: u32,
+    pub window: Duration,
+}
+
+/// Every sign-in limit; [`SignInLimits::default`] suits a team server on the internet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignInLimits {
+    /// Requests for a device code from one client address.
+    pub codes_per_ip: Window,
+    /// Wrong passwords from one client address (on the device page).
+    pub failures_per_ip: Window,
+    /// Wrong passwords for one user, from anywhere.
+    pub failures_per_user: Window,
+    /// Wrong passwords entered against one user code before the code is denied.
+    pub failures_per_code: u32,
+    /// Device codes waiting for approval at once, server-wide.
+    pub max_live_codes: i64,
+    /// Password hashes computed at once; more wait (up to `hash_wait`) for a turn.
+    pub max_concurrent_hashes: usize,
+    pub hash_wait: Duration,
+}
+
+impl Default for SignInLimits {
+    fn default() -> SignInLimits {
+        SignInLimits {
+            codes_per_ip: Window { max: 20, window: Duration::from_secs(15 * 60) },
+            failures_per_ip: Window { max: 20, window: Duration::from_secs(15 * 60) },
+            failures_per_user: Window { max: 10, window: Duration::from_secs(15 * 60) },
+            failures_per_code: 5,
+            max_live_codes: 1000,
+            max_concurrent_hashes: 2,
+            hash_wait: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Keys tracked at most; past this, new keys are not counted (the other limits still hold)
+/// rather than letting an attacker with many addresses grow the map without bound.
+const MAX_KEYS: usize = 100_000;
+
+/// A sliding-window counter per key.
+pub struct Counter<K> {
+    limit: Window,
+    events: Mutex<HashMap<K, VecDeque<i64>>>,
+}
+
+impl<K: Hash + Eq + Clone> Counter<K> {
+    pub fn new(limit: Window) -> Counter<K> {
+        Counter { limit, events: Mutex::new(HashMap::new()) }
+    }
+
+    fn window_ms(&self) -> i64 {
+        i64::try_from(self.limit.window.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// `Some(seconds until the oldest counted event leaves the window)` once `key` is at its
+    /// limit at `now_ms`; `None` while it may still act.
+    pub fn blocked(&self, key: &K, now_ms: i64) -> Option<u64> {
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        let window = self.window_ms();
+        let q = events.get_mut(key)?;
+        while q.front().is_some_and(|t| now_ms - *t >= window) {
+            q.pop_front();
+        }
+        if q.len() < self.limit.max as usize {
+            return None;
+        }
+        let oldest = *q.front()?;
+        let wait_ms = (oldest + window - now_ms).max(1000);
+        Some(u64::try_from((wait_ms + 999) / 1000).unwrap_or(1))
+    }
+
+    /// Counts one event for `key` at `now_ms`.
+    pub fn record(&self, key: &K, now_ms: i64) {
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        if !events.contains_key(key) && events.len() >= MAX_KEYS {
+            let window = self.window_ms();
+            events.retain(|_, q| q.back().is_some_and(|t| now_ms - *t < window));
+            if events.len() >= MAX_KEYS {
+                tracing::warn!("sign-in limiter is full; a new client address is not counted");
+                return;
+            }
+        }
+        let q = events.entry(key.clone()).or_default();
+        q.push_back(now_ms);
+        // Only the newest `max` matter for the decision.
+        while q.len() > self.limit.max as usize {
+            q.pop_front();
+        }
+    }
+
+    /// Forgets `key` (after a successful sign-in).
+    pub fn clear(&self, key: &K) {
+        self.events.lock().unwrap_or_else(|e| e.into_inner()).remove(key);
+    }
+}
+
+/// The address a limit is kept for: IPv4 as is, IPv6 by its /64 (one host usually holds a
+/// whole /64, so counting single IPv6 addresses would be no limit at all).
+pub fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+    }
+}
+
+/// The server's sign-in limiters.
+pub struct SignInGuard {
+    pub limits: SignInLimits,
+    pub codes_per_ip: Counter<IpAddr>,
+    pub failures_per_ip: Counter<IpAddr>,
+    pub failures_per_user: Counter<String>,
+    pub failures_per_code: Counter<String>,
+    pub hashing: tokio::sync::Semaphore,
+}
+
+impl SignInGuard {
+    pub fn new(limits: SignInLimits) -> SignInGuard {
+        SignInGuard {
+            codes_per_ip: Counter::new(limits.codes_per_ip),
+            failures_per_ip: Counter::new(limits.failures_per_ip),
+            failures_per_user: Counter::new(limits.failures_per_user),
+            failures_per_code: Counter::new(Window { max: limits.failures_per_code, window: Duration::from_secs(24 * 3600) }),
+            hashing: tokio::sync::Semaphore::new(limits.max_concurrent_hashes.max(1)),
+            limits,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_blocked_at_its_limit_until_the_window_moves_on() {
+        let c: Counter<&str> = Counter::new(Window { max: 2, window: Duration::from_secs(60) });
+        assert_eq!(c.blocked(&"a", 0), None);
+        c.record(&"a", 0);
+        c.record(&"a", 10_000);
+        assert_eq!(c.blocked(&"a", 10_000), Some(50));
+        assert_eq!(c.blocked(&"b", 10_000), None);
+        assert_eq!(c.blocked(&"a", 60_000), None);
+        c.clear(&"a");
+        assert_eq!(c.blocked(&"a", 10_000), None);
+    }
+
+    #[test]
+    fn ipv6_addresses_count_by_their_64_prefix() {
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:bbbb::2".parse().unwrap();
+        assert_eq!(client_key(a), client_key(b));
+        let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
+        assert_eq!(client_key(mapped), "10.0.0.1".parse::<IpAddr>().unwrap());
+    }
+}

@@ -1,0 +1,592 @@
+//! The attacks of issue 13 against the team server, each as it was tried: a member removing
+//! entries for everyone, a leaked secret that history kept, sign-in floods and password
+//! guessing, access that could not be taken away, slow-header connections, a world-readable
+//! database, and loose wire input. Run on SQLite and, when configured, PostgreSQL.
+
+mod common;
+
+use common::{databases, Harness, PASSWORD, REPO};
+use mneme_team::server_wire::{
+    DeviceCodeResponse, HistoryResponse, OAuthError, SignInsResponse, TokenResponse, DEVICE_CODE_GRANT,
+};
+use mneme_team::wire::{ErrorBody, TeamMemoryData};
+use mneme_team_server::admin::Role;
+use mneme_team_server::{DatabaseUrl, ServerConfig};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+use std::time::Duration;
+
+async fn each_backend<F, Fut>(tweak: fn(&mut ServerConfig), test: F)
+where
+    F: Fn(Harness) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    for db in databases().await {
+        test(Harness::start(db, tweak).await).await;
+    }
+}
+
+fn defaults(_: &mut ServerConfig) {}
+
+async fn error_code(res: reqwest::Response) -> String {
+    let body: ErrorBody = res.json().await.expect("a JSON error body");
+    body.error.details.unwrap().error_code
+}
+
+async fn pull(h: &Harness, token: &str) -> TeamMemoryData {
+    h.get(token, REPO).await.json().await.unwrap()
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 2: roles on every route that changes what others get, and purge.
+
+#[tokio::test]
+async fn a_member_cannot_remove_entries_for_everyone_through_a_put() {
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        let member = h.user("mo", REPO, Role::Member).await;
+        h.put(&lead, REPO, json!({"entries": {"a.md": "A", "b.md": "B"}}), None).await.error_for_status().unwrap();
+
+        // The attack: a member's PUT with soft_delete_keys. Refused, and nothing in it lands.
+        let res = h.put(&member, REPO, json!({"entries": {"c.md": "C"}, "soft_delete_keys": ["a.md"]}), None).await;
+        assert_eq!(res.status(), StatusCode::FORBIDDEN);
+        assert_eq!(error_code(res).await, "lead_required");
+        let data = pull(&h, &member).await;
+        assert_eq!(data.version, 1);
+        assert_eq!(data.content.entries.keys().collect::<Vec<_>>(), ["a.md", "b.md"]);
+        assert!(data.content.deleted_entries.unwrap_or_default().is_empty());
+
+        // Naming a key that is already gone changes nothing, so a member's client that lags
+        // behind a lead's removal is not refused.
+        let res = h.put(&member, REPO, json!({"entries": {"c.md": "C"}, "soft_delete_keys": ["never.md"]}), None).await;
+        assert_eq!(res.status(), StatusCode::OK);
+        // A lead's soft delete works as before.
+        let res = h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": ["a.md"]}), None).await;
+        assert_eq!(res.status(), StatusCode::OK);
+        let res = h.put(&member, REPO, json!({"entries": {}, "soft_delete_keys": ["a.md"]}), None).await;
+        assert_eq!(res.status(), StatusCode::OK, "an already removed key is a no-op for a member too");
+        let data = pull(&h, &member).await;
+        assert_eq!(data.content.entries.keys().collect::<Vec<_>>(), ["b.md", "c.md"]);
+        h.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_lead_purges_a_leaked_secret_from_history_and_from_the_database_file() {
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        let member = h.user("mo", REPO, Role::Member).await;
+        let secret = "AKIAZ7Q4LEAKEDSECRETX9";
+        h.put(&member, REPO, json!({"entries": {"ops.md": format!("key {secret}"), "keep.md": "k"}}), None)
+            .await
+            .error_for_status()
+            .unwrap();
+        h.put(&member, REPO, json!({"entries": {"ops.md": format!("rotated? {secret}!")}}), None).await.error_for_status().unwrap();
+        let purge_url = format!("{}?repo=acme%2Fapp", h.url("/api/mneme/team_memory/purge"));
+
+        // Members may not purge.
+        let res = h.request(Method::POST, &purge_url, &member).json(&json!({"key": "ops.md"})).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::FORBIDDEN);
+        assert_eq!(error_code(res).await, "lead_required");
+        // An unknown key is 404, in the JSON shape.
+        let res = h.request(Method::POST, &purge_url, &lead).json(&json!({"key": "nope.md"})).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::NOT_FOUND);
+        assert_eq!(error_code(res).await, "entry_not_found");
+
+        h.clock.advance(Duration::from_secs(30));
+        let res = h.request(Method::POST, &purge_url, &lead).json(&json!({"key": "ops.md"})).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        // Everyone's next pull gets a tombstone, so clients move their copy to the trash.
+        let data = pull(&h, &member).await;
+        assert_eq!(data.content.entries.keys().collect::<Vec<_>>(), ["keep.md"]);
+        assert_eq!(data.content.deleted_entries.unwrap()["ops.md"], 1_795_964_430_000);
+        // History holds only the purge: no version with the secret, no hash of it.
+        let history_url = format!("{}?repo=acme%2Fapp&key=ops.md", h.url("/api/mneme/team_memory/history"));
+        let history: HistoryResponse = h.request(Method::GET, &history_url, &lead).send().await.unwrap().json().await.unwrap();
+        assert_eq!(history.versions.len(), 1);
+        let v = &history.versions[0];
+        assert!(v.deleted && v.content.is_empty());
+        assert_eq!(v.author.as_deref(), Some("lena"));
+        assert_eq!(v.checksum, mneme_team_server::checksum::entry_checksum(""));
+        // Rolling back to a purged version is impossible: it no longer exists.
+        let rollback_url = format!("{}?repo=acme%2Fapp", h.url("/api/mneme/team_memory/rollback"));
+        let res = h.request(Method::POST, &rollback_url, &lead).json(&json!({"key": "ops.md", "version": 1})).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::NOT_FOUND);
+
+        // On SQLite, the bytes are gone from the database file and its WAL too.
+        if let DatabaseUrl::Sqlite(path) = &h.db {
+            for file in [path.clone(), path.with_extension("db-wal")] {
+                if let Ok(bytes) = std::fs::read(&file) {
+                    let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+                    assert!(!found, "the secret is still in {}", file.display());
+                }
+            }
+        }
+
+        // The admin command line purges too (without an author).
+        h.put(&member, REPO, json!({"entries": {"keep.md": "k2"}}), None).await.error_for_status().unwrap();
+        h.admin.purge(REPO, "keep.md").await.unwrap();
+        let history_url = format!("{}?repo=acme%2Fapp&key=keep.md", h.url("/api/mneme/team_memory/history"));
+        let history: HistoryResponse = h.request(Method::GET, &history_url, &lead).send().await.unwrap().json().await.unwrap();
+        assert_eq!(history.versions.len(), 1);
+        assert_eq!(history.versions[0].author, None);
+        assert!(pull(&h, &member).await.content.entries.is_empty());
+        h.shutdown().await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 3: sign-in abuse.
+
+async fn device_code_as(h: &Harness, client_id: &str, scope: &str) -> reqwest::Response {
+    h.http.post(h.url("/oauth/device/code")).form(&[("client_id", client_id), ("scope", scope)]).send().await.unwrap()
+}
+
+async fn new_code(h: &Harness) -> DeviceCodeResponse {
+    let res = device_code_as(h, "mneme", "team_memory").await;
+    assert_eq!(res.status(), StatusCode::OK);
+    res.json().await.unwrap()
+}
+
+async fn submit(h: &Harness, user_code: &str, username: &str, password: &str) -> (StatusCode, String) {
+    let res = h
+        .http
+        .post(h.url("/device"))
+        .form(&[("user_code", user_code), ("username", username), ("password", password), ("action", "approve")])
+        .send()
+        .await
+        .unwrap();
+    (res.status(), res.text().await.unwrap())
+}
+
+async fn poll(h: &Harness, device_code: &str) -> Result<TokenResponse, OAuthError> {
+    let res = h
+        .http
+        .post(h.url("/oauth/token"))
+        .form(&[("grant_type", DEVICE_CODE_GRANT), ("device_code", device_code), ("client_id", "mneme")])
+        .send()
+        .await
+        .unwrap();
+    if res.status() == StatusCode::OK {
+        Ok(res.json().await.unwrap())
+    } else {
+        Err(res.json().await.unwrap())
+    }
+}
+
+#[tokio::test]
+async fn sign_in_requests_take_only_known_clients_short_fields_and_a_bounded_number_of_codes() {
+    fn small(c: &mut ServerConfig) {
+        c.sign_in_limits.max_live_codes = 3;
+        c.sign_in_limits.codes_per_ip.max = 5;
+        c.sign_in_limits.codes_per_ip.window = Duration::from_secs(3600);
+    }
+    each_backend(small, |h| async move {
+        // Any client_id used to be stored, of any length.
+        let res = device_code_as(&h, &"x".repeat(1_000_000), "team_memory").await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        let res = device_code_as(&h, "someone-else", "team_memory").await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(res.json::<OAuthError>().await.unwrap().error, "invalid_client");
+        let res = device_code_as(&h, "mneme", &"team_memory ".repeat(100)).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(res.json::<OAuthError>().await.unwrap().error, "invalid_scope");
+        // A form larger than any real one is refused before it is read (8 KiB).
+        let huge = format!("client_id=mneme&scope={}", "a".repeat(100_000));
+        let res = h
+            .http
+            .post(h.url("/oauth/device/code"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(huge)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(res.json::<OAuthError>().await.unwrap().error, "invalid_request");
+
+        // At most three codes wait at once; the fourth is told to come back.
+        for _ in 0..3 {
+            new_code(&h).await;
+        }
+        let res = device_code_as(&h, "mneme", "team_memory").await;
+        assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(res.headers().contains_key("retry-after"));
+        // Once they lapse there is room again; then the per-address limit (5 in 15 minutes)
+        // turns the sixth request away.
+        h.clock.advance(Duration::from_secs(16 * 60));
+        new_code(&h).await;
+        let res = device_code_as(&h, "mneme", "team_memory").await;
+        assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+        h.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn password_guessing_is_limited_per_code_per_user_and_per_address() {
+    fn limits(c: &mut ServerConfig) {
+        c.sign_in_limits.failures_per_user.max = 7;
+        c.sign_in_limits.failures_per_ip.max = 13;
+        c.sign_in_limits.codes_per_ip.max = 100;
+    }
+    each_backend(limits, |h| async move {
+        h.user("alice", REPO, Role::Member).await;
+        // Five wrong passwords against one code spend it, and the device learns it was denied.
+        let code = new_code(&h).await;
+        for i in 0..4 {
+            let (status, body) = submit(&h, &code.user_code, "alice", &format!("guess {i}")).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+        }
+        let (status, body) = submit(&h, &code.user_code, "alice", "guess 4").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert!(body.contains("no longer works"), "{body}");
+        let (status, _) = submit(&h, &code.user_code, "alice", PASSWORD).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "the right password no longer helps on a spent code");
+        assert_eq!(poll(&h, &code.device_code).await.unwrap_err().error, "access_denied");
+
+        // Two more wrong passwords for alice on a fresh code reach her limit of 7: then even
+        // the right one waits, without any password being hashed.
+        let code = new_code(&h).await;
+        submit(&h, &code.user_code, "alice", "guess 5").await;
+        submit(&h, &code.user_code, "alice", "guess 6").await;
+        let res = h
+            .http
+            .post(h.url("/device"))
+            .form(&[("user_code", code.user_code.as_str()), ("username", "alice"), ("password", PASSWORD), ("action", "approve")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(res.headers().contains_key("retry-after"));
+        assert!(res.text().await.unwrap().contains("Too many wrong passwords for this user"));
+        // Every failure from this address counts toward its limit of 13 (so far 8: seven wrong
+        // passwords and the spent code); other names add the rest, then the address is refused.
+        for i in 0..5 {
+            let code = new_code(&h).await;
+            let (status, _) = submit(&h, &code.user_code, &format!("nobody{i}"), "x").await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+        }
+        let (status, body) = submit(&h, &code.user_code, "bob", "x").await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+        assert!(body.contains("from this address"), "{body}");
+        // The window moves on and alice signs in.
+        h.clock.advance(Duration::from_secs(15 * 60 + 1));
+        let code = new_code(&h).await;
+        let (status, body) = submit(&h, &code.user_code, "alice", PASSWORD).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+
+        // Overlong fields are refused before anything is looked up or hashed.
+        let (status, _) = submit(&h, &code.user_code, "alice", &"p".repeat(5000)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        h.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_wrong_passwords_wait_for_a_bounded_number_of_hashing_slots() {
+    fn one_slot(c: &mut ServerConfig) {
+        c.sign_in_limits.max_concurrent_hashes = 1;
+        c.sign_in_limits.hash_wait = Duration::from_millis(1);
+        c.sign_in_limits.failures_per_ip.max = 1000;
+        c.sign_in_limits.failures_per_user.max = 1000;
+        c.sign_in_limits.failures_per_code = 1000;
+    }
+    let db = databases().await.remove(0);
+    let h = Harness::start(db, one_slot).await;
+    h.user("alice", REPO, Role::Member).await;
+    let code = new_code(&h).await;
+    // The attack was 300 concurrent wrong passwords, each running argon2 (~19 MiB) at once.
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let (http, url, user_code) = (h.http.clone(), h.url("/device"), code.user_code.clone());
+        tasks.push(tokio::spawn(async move {
+            http.post(url)
+                .form(&[("user_code", user_code.as_str()), ("username", "alice"), ("password", &format!("g{i}")), ("action", "approve")])
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }));
+    }
+    let mut busy = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            StatusCode::UNAUTHORIZED => {}
+            StatusCode::SERVICE_UNAVAILABLE => busy += 1,
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert!(busy > 0, "with one hashing slot and no waiting, some of 40 concurrent checks must be turned away");
+    h.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 4: taking access away, token lifetimes, sign-ins for leads.
+
+#[tokio::test]
+async fn admins_revoke_grants_and_tokens_disable_users_and_leads_see_sign_ins() {
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        let alice = h.user("alice", REPO, Role::Member).await;
+        assert_eq!(h.get(&alice, REPO).await.status(), StatusCode::NOT_FOUND);
+
+        // revoke-grant: her token still works elsewhere, not for this repository.
+        h.admin.revoke_grant("alice", REPO).await.unwrap();
+        assert_eq!(h.get(&alice, REPO).await.status(), StatusCode::FORBIDDEN);
+        assert!(h.admin.revoke_grant("alice", REPO).await.is_err(), "revoking twice says there is no grant");
+        h.admin.grant("alice", None, REPO, Role::Member).await.unwrap();
+        assert_eq!(h.get(&alice, REPO).await.status(), StatusCode::NOT_FOUND);
+
+        // revoke-tokens: every token ends now.
+        let second = h.admin.mint_token("alice").await.unwrap();
+        assert_eq!(h.admin.revoke_tokens("alice").await.unwrap(), 2);
+        assert_eq!(h.get(&alice, REPO).await.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(h.get(&second, REPO).await.status(), StatusCode::UNAUTHORIZED);
+
+        // disable-user: tokens end and device sign-in is refused, until enable-user.
+        let token = h.admin.mint_token("alice").await.unwrap();
+        h.admin.disable_user("alice").await.unwrap();
+        assert_eq!(h.get(&token, REPO).await.status(), StatusCode::UNAUTHORIZED);
+        assert!(h.admin.mint_token("alice").await.is_err());
+        let code = new_code(&h).await;
+        let (status, body) = submit(&h, &code.user_code, "alice", PASSWORD).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert!(body.contains("disabled"));
+        h.admin.enable_user("alice").await.unwrap();
+        let (status, body) = submit(&h, &code.user_code, "alice", PASSWORD).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        h.clock.advance(Duration::from_secs(6));
+        let tokens = poll(&h, &code.device_code).await.unwrap();
+        assert_eq!(h.get(&tokens.access_token, REPO).await.status(), StatusCode::NOT_FOUND);
+
+        // Leads see every sign-in of the repository's people; members may not.
+        let url = format!("{}?repo=acme%2Fapp", h.url("/api/mneme/team_memory/sign_ins"));
+        let res = h.request(Method::GET, &url, &tokens.access_token).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::FORBIDDEN);
+        let list: SignInsResponse = h.request(Method::GET, &url, &lead).send().await.unwrap().json().await.unwrap();
+        let alice_rows: Vec<_> = list.sign_ins.iter().filter(|s| s.user == "alice").collect();
+        assert_eq!(alice_rows.len(), 4, "{list:?}");
+        assert_eq!(alice_rows[0].client_id, "mneme");
+        assert_eq!(alice_rows[0].revoked, None);
+        assert!(alice_rows[1..].iter().all(|s| s.client_id == "admin-token" && s.revoked.is_some()));
+        assert_eq!(h.admin.sign_ins(Some("alice")).await.unwrap().len(), 4);
+
+        // Token lifetimes are capped: admin tokens at 30 days.
+        assert!(h.admin.mint_token_for("alice", Duration::from_secs(31 * 86_400)).await.is_err());
+        h.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_sign_in_ends_after_its_lifetime_however_often_it_is_refreshed() {
+    fn short(c: &mut ServerConfig) {
+        c.sign_in_lifetime = Duration::from_secs(3 * 86_400);
+    }
+    each_backend(short, |h| async move {
+        h.user("alice", REPO, Role::Member).await;
+        let code = new_code(&h).await;
+        submit(&h, &code.user_code, "alice", PASSWORD).await;
+        h.clock.advance(Duration::from_secs(6));
+        let mut tokens = poll(&h, &code.device_code).await.unwrap();
+        // Refreshing every day keeps it alive until the third day…
+        for _ in 0..2 {
+            h.clock.advance(Duration::from_secs(86_400));
+            tokens = refresh(&h, tokens.refresh_token.as_deref().unwrap()).await.unwrap();
+        }
+        // …and not past it: the rotating refresh token no longer extends it.
+        h.clock.advance(Duration::from_secs(86_400 + 1));
+        let err = refresh(&h, tokens.refresh_token.as_deref().unwrap()).await.unwrap_err();
+        assert_eq!(err.error, "invalid_grant");
+        h.shutdown().await;
+    })
+    .await;
+}
+
+async fn refresh(h: &Harness, token: &str) -> Result<TokenResponse, OAuthError> {
+    let res = h
+        .http
+        .post(h.url("/oauth/token"))
+        .form(&[("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", "mneme")])
+        .send()
+        .await
+        .unwrap();
+    if res.status() == StatusCode::OK {
+        Ok(res.json().await.unwrap())
+    } else {
+        Err(res.json().await.unwrap())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 5: slow headers, file permissions.
+
+#[tokio::test]
+async fn a_connection_that_sends_its_headers_slowly_is_dropped() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    fn quick(c: &mut ServerConfig) {
+        c.header_read_timeout = Duration::from_secs(1);
+    }
+    let db = databases().await.remove(0);
+    let h = Harness::start(db, quick).await;
+    let mut conn = tokio::net::TcpStream::connect(h.server.addr()).await.unwrap();
+    conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    let start = std::time::Instant::now();
+    // Trickle a header line byte by byte, never finishing the request.
+    let mut buf = [0u8; 1024];
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        for b in b"X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".iter().cycle() {
+            if conn.write_all(&[*b]).await.is_err() {
+                return;
+            }
+            tokio::select! {
+                n = conn.read(&mut buf) => if matches!(n, Ok(0) | Err(_)) { return },
+                () = tokio::time::sleep(Duration::from_millis(200)) => {}
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the slow-header connection was still open after 10 s");
+    assert!(start.elapsed() < Duration::from_secs(5), "dropped after {:?}", start.elapsed());
+    // A normal request on a new connection still works.
+    assert_eq!(h.http.get(h.url("/healthz")).send().await.unwrap().status(), StatusCode::OK);
+    h.shutdown().await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_sqlite_database_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = databases().await.remove(0);
+    let h = Harness::start(db, defaults).await;
+    let token = h.user("alice", REPO, Role::Member).await;
+    h.put(&token, REPO, json!({"entries": {"a.md": "A"}}), None).await.error_for_status().unwrap();
+    let DatabaseUrl::Sqlite(path) = h.db.clone() else { unreachable!() };
+    for file in [path.clone(), path.with_extension("db-wal"), path.with_extension("db-shm")] {
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{} is {mode:o}", file.display());
+    }
+    h.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 7: strict wire input.
+
+#[tokio::test]
+async fn duplicate_keys_unknown_fields_and_malformed_requests_are_refused_in_json() {
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        let put_raw = |body: &'static str| {
+            h.request(Method::PUT, &h.memory_url(REPO), &lead).header("content-type", "application/json").body(body).send()
+        };
+        // The same key twice in one PUT: the last copy used to win silently.
+        let res = put_raw(r#"{"entries": {"a.md": "first", "a.md": "second"}}"#).await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        let body: ErrorBody = res.json().await.unwrap();
+        assert!(body.error.message.unwrap().contains("appears twice"));
+        // A misspelled field used to be dropped without a word.
+        let res = put_raw(r#"{"entries": {"a.md": "A"}, "softDeleteKeys": ["b.md"]}"#).await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(error_code(res).await, "invalid_request");
+        assert_eq!(h.get(&lead, REPO).await.status(), StatusCode::NOT_FOUND, "nothing was written");
+        // Claude Code's own body shape still works.
+        let res = put_raw(r#"{"entries": {"a.md": "A"}, "soft_delete_keys": []}"#).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+
+        // The path that answered in plain text: a rollback body that is not JSON.
+        let rollback_url = format!("{}?repo=acme%2Fapp", h.url("/api/mneme/team_memory/rollback"));
+        let res = h.request(Method::POST, &rollback_url, &lead).body("not json").send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(error_code(res).await, "invalid_request");
+        let res = h
+            .request(Method::POST, &rollback_url, &lead)
+            .json(&json!({"key": "a.md", "version": 1, "extra": true}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(error_code(res).await, "invalid_request");
+        // A malformed query string, an unknown path and a wrong method answer in JSON too.
+        let res =
+            h.request(Method::GET, &h.url("/api/mneme/team_memory/history?repo=acme%2Fapp&repo=x&key=a.md"), &lead).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(error_code(res).await, "invalid_request");
+        let res = h.request(Method::GET, &h.url("/api/nothing"), &lead).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::NOT_FOUND);
+        assert_eq!(error_code(res).await, "not_found");
+        let res = h.request(Method::PATCH, &h.memory_url(REPO), &lead).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(error_code(res).await, "method_not_allowed");
+        h.shutdown().await;
+    })
+    .await;
+}
+
+/// The entry cap is checked against the live count the repository row keeps (a write no
+/// longer counts the repository), through creates, removals, revivals and purges.
+#[tokio::test]
+async fn the_entry_cap_follows_the_live_count_kept_in_the_repository_row() {
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        h.admin.set_max_entries(REPO, Some(3)).await.unwrap();
+        h.put(&lead, REPO, json!({"entries": {"a.md": "A", "b.md": "B", "c.md": "C"}}), None).await.error_for_status().unwrap();
+        assert_eq!(h.put(&lead, REPO, json!({"entries": {"d.md": "D"}}), None).await.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": ["a.md"]}), None).await.error_for_status().unwrap();
+        h.put(&lead, REPO, json!({"entries": {"d.md": "D"}}), None).await.error_for_status().unwrap();
+        // Reviving a.md would make four.
+        assert_eq!(h.put(&lead, REPO, json!({"entries": {"a.md": "A2"}}), None).await.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        h.admin.purge(REPO, "d.md").await.unwrap();
+        h.put(&lead, REPO, json!({"entries": {"a.md": "A2"}}), None).await.error_for_status().unwrap();
+        let data = pull(&h, &lead).await;
+        assert_eq!(data.content.entries.keys().collect::<Vec<_>>(), ["a.md", "b.md", "c.md"]);
+        h.shutdown().await;
+    })
+    .await;
+}
+
+/// A database made by the previous schema (version 1) gains the new columns on start, with
+/// the live counts filled in.
+#[tokio::test]
+async fn a_version_1_database_is_migrated() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    {
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}?mode=rwc", path.display())).await.unwrap();
+        for stmt in [
+            "CREATE TABLE schema_version (version BIGINT NOT NULL)",
+            "INSERT INTO schema_version VALUES (1)",
+            "CREATE TABLE teams (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_ms BIGINT NOT NULL)",
+            "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL, created_ms BIGINT NOT NULL)",
+            "CREATE TABLE repos (id INTEGER PRIMARY KEY, team_id BIGINT NOT NULL REFERENCES teams(id), slug TEXT NOT NULL, \
+             slug_key TEXT NOT NULL UNIQUE, version BIGINT NOT NULL, checksum TEXT NOT NULL, last_modified_ms BIGINT NOT NULL, max_entries BIGINT)",
+            "CREATE TABLE entries (repo_id BIGINT NOT NULL REFERENCES repos(id), entry_key TEXT NOT NULL, content TEXT NOT NULL, \
+             checksum TEXT NOT NULL, deleted BIGINT NOT NULL, version BIGINT NOT NULL, changed_ms BIGINT NOT NULL, PRIMARY KEY (repo_id, entry_key))",
+            "INSERT INTO teams VALUES (1, 'acme', 0)",
+            "INSERT INTO repos VALUES (1, 1, 'acme/app', 'acme/app', 2, 'sha256:old', 5, 2)",
+            "INSERT INTO entries VALUES (1, 'a.md', 'A', 'sha256:a', 0, 1, 1), (1, 'b.md', 'B', 'sha256:b', 0, 1, 1), \
+             (1, 'c.md', 'C', 'sha256:c', 1, 2, 5)",
+        ] {
+            sqlx::query(stmt).execute(&mut conn).await.unwrap();
+        }
+        conn.close().await.unwrap();
+    }
+    let mut config = ServerConfig::new(DatabaseUrl::Sqlite(path.clone()));
+    config.clock = common::ManualClock::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let server = mneme_team_server::spawn(config, listener).await.unwrap();
+    let admin = server.admin();
+    admin.create_user("lena", PASSWORD).await.unwrap();
+    admin.grant("lena", None, REPO, Role::Lead).await.unwrap();
+    let token = admin.mint_token("lena").await.unwrap();
+    let http = reqwest::Client::new();
+    let url = format!("{}/api/claude_code/team_memory?repo=acme%2Fapp", server.url());
+    // Two live entries and a cap of two: a third is refused, an edit is not.
+    let res = http.put(&url).bearer_auth(&token).json(&json!({"entries": {"d.md": "D"}})).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let res = http.put(&url).bearer_auth(&token).json(&json!({"entries": {"a.md": "A2"}})).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    server.shutdown().await;
+}
