@@ -188,8 +188,15 @@ impl Parser {
     }
 
     fn redirect(&mut self) -> Result<Redirect, TooComplex> {
+        let digits_start = self.pos;
         while self.peek().is_some_and(|c| c.is_ascii_digit()) {
             self.pos += 1;
+        }
+        // bash reads a leading number as a file descriptor only when it fits a C int; a longer
+        // one (`4294967297>x`) is an ordinary word, an argument of the command.
+        let fd: String = self.chars[digits_start..self.pos].iter().collect();
+        if !fd.is_empty() && fd.parse::<i32>().is_err() {
+            return Err("a file descriptor number too large for bash");
         }
         let mut op = String::new();
         while let Some(c) = self.peek() {
@@ -399,6 +406,8 @@ mod tests {
             "for f in a; do ls; done",
             "diff <(ls) <(ls)",
             "| ls",
+            "git tag 2147483648>/dev/null",
+            "git tag 4294967297>|/dev/null",
         ] {
             assert!(parse(src).is_err(), "{src:?} should be too complex");
         }

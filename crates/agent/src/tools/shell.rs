@@ -1,6 +1,11 @@
-//! `Bash`: allowed commands run with `sh -c` in the working directory, with a timeout, an
-//! output cap and Claude Code's result shape; the memory policy's `rm` is applied to the
-//! overlay instead of the disk.
+//! `Bash`: allowed commands run with `bash -c` in the working directory, in a process group
+//! of their own, with a timeout, an output cap and Claude Code's result shape; the memory
+//! policy's `rm` is applied to the overlay instead of the disk.
+//!
+//! Why bash and not `sh`: the read-only classifier parses commands the way bash does (as
+//! Claude Code's tree-sitter-bash does). Under another shell the same text means something
+//! else — dash reads `git tag 12>/dev/null` as `git tag 12` with stdout redirected, and
+//! `sleep 45 &>/dev/null` as a background job — so a command judged read-only could write.
 //!
 //! Once the run has pending changes, a command that names the memory folder (or runs inside
 //! it) runs against a scratch copy of the folder with the changes applied, so `ls`, `cat` and
@@ -18,26 +23,13 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 pub(super) const BASH_PARAMS: &[Param] = &[
-    req("command", Ty::Str, "The command to execute"),
-    opt("timeout", Ty::Num, "Optional timeout in milliseconds (max 600000)"),
-    opt(
-        "description",
-        Ty::Str,
-        "Clear, concise description of what this command does in active voice. Never use words like \"complex\" or \"risk\" in the description - just describe what it does.",
-    ),
+    req("command", Ty::Str, "The command line to run"),
+    opt("timeout", Ty::Num, "Time limit in milliseconds (at most 600000)"),
+    opt("description", Ty::Str, "A few words on what the command does"),
 ];
 
-pub(super) const BASH_DESCRIPTION: &str = "Executes a given bash command and returns its output.
-
-The working directory persists between commands, but shell state does not.
-
-IMPORTANT: Avoid using this tool to run `find`, `grep`, `cat`, `head`, `tail`, `sed`, `awk`, or `echo` commands, unless explicitly instructed or after you have verified that a dedicated tool cannot accomplish your task. Instead, use the appropriate dedicated tool as this will provide a much better experience for the user:
-
- - File search: Use Glob (NOT find or ls)
- - Content search: Use Grep (NOT grep or rg)
- - Read files: Use Read (NOT cat/head/tail)
- - Edit files: Use Edit (NOT sed/awk)
- - Write files: Use Write (NOT echo >/cat <<EOF)";
+// Mneme's own description (data/tools/), written from what the tool does here.
+pub(super) const BASH_DESCRIPTION: &str = include_str!("../../data/tools/Bash.txt");
 
 /// Claude Code's default and maximum command timeouts, and its output cap.
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -110,6 +102,87 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Environment variables that would make bash run code or change how it parses before our
+/// command starts (startup files, options, exported functions, `cd` search paths), so they are
+/// not passed on: the command must run in exactly the shell the classifier models.
+const SHELL_ENV_DROPPED: &[&str] =
+    &["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "CDPATH", "GLOBIGNORE", "EXECIGNORE", "PS4"];
+
+/// Runs `command` with bash, without startup files, with brace expansion off (the classifier
+/// refuses it anyway), stderr merged into stdout, in a new process group. On timeout or
+/// cancellation the whole group is killed, so nothing the command started outlives it.
+/// Returns the output and the exit status, `None` when it timed out.
+async fn run_bash(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    cancel: &Cancel,
+) -> Result<(Vec<u8>, Option<std::process::ExitStatus>), Failure> {
+    let mut cmd = tokio::process::Command::new("bash");
+    // `exec 2>&1` first: Claude Code returns stdout and stderr interleaved, as one stream.
+    cmd.args(["--noprofile", "--norc", "+B", "-c"])
+        .arg(format!("exec 2>&1\n{command}"))
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in SHELL_ENV_DROPPED {
+        cmd.env_remove(name);
+    }
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("BASH_FUNC_") {
+            cmd.env_remove(name);
+        }
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Failure::Failed("Shell commands need bash, which was not found on PATH; install bash to use this tool".into())
+        } else {
+            Failure::Failed(format!("Could not start bash in {}: {e}", cwd.display()))
+        }
+    })?;
+    // The group's id is the leader's pid; the leader is not reaped before the kill below, so
+    // the id cannot have been reused by then.
+    let group = child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32));
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let mut bytes = Vec::new();
+    let outcome = {
+        let read = async {
+            let _ = stdout.read_to_end(&mut bytes).await;
+            child.wait().await
+        };
+        let cancelled = async {
+            while !cancel.is_cancelled() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::select! {
+            s = tokio::time::timeout(timeout, read) => Some(s),
+            _ = cancelled => None,
+        }
+    };
+    let kill_group = || {
+        if let Some(pid) = group {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    };
+    match outcome {
+        Some(Ok(status)) => Ok((bytes, Some(status.map_err(|e| Failure::Failed(e.to_string()))?))),
+        Some(Err(_elapsed)) => {
+            kill_group();
+            let _ = child.wait().await;
+            Ok((bytes, None))
+        }
+        None => {
+            kill_group();
+            let _ = child.wait().await;
+            Err(Failure::Failed("<error>Command was aborted before completion</error>".into()))
+        }
+    }
 }
 
 impl Tools {
@@ -193,41 +266,21 @@ impl Tools {
             }
         }
 
-        // `exec 2>&1` first: Claude Code returns stdout and stderr interleaved, as one stream.
-        let mut child = tokio::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("exec 2>&1\n{run_command}"))
-            .current_dir(&cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| Failure::Failed(format!("Could not start the shell in {}: {e}", cwd.display())))?;
-        let mut stdout = child.stdout.take().expect("stdout is piped");
-        let mut bytes = Vec::new();
-        let read = async {
-            let _ = stdout.read_to_end(&mut bytes).await;
-            child.wait().await
-        };
-        let cancelled = async {
-            while !cancel.is_cancelled() {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        };
-        let status = tokio::select! {
-            s = tokio::time::timeout(Duration::from_millis(timeout_ms), read) => s,
-            _ = cancelled => return Err(Failure::Failed("<error>Command was aborted before completion</error>".into())),
-        };
+        // The classifier read `command` as bash reads it; the view path substituted above is
+        // plain (no characters the shell treats specially), so the text still parses the same.
+        if crate::bash::parse(&run_command).is_err() {
+            return Err(Failure::Failed("The command could not be analysed, so it was not run".into()));
+        }
+        let (bytes, status) = run_bash(&run_command, &cwd, Duration::from_millis(timeout_ms), cancel).await?;
         let mut output = String::from_utf8_lossy(&bytes).into_owned();
         if let Some((view, real)) = &mapping {
             output = output.replace(view.as_str(), real);
         }
-        let Ok(status) = status else {
+        let Some(status) = status else {
             let out = cap_output(output.trim_end().to_string());
             return Err(Failure::Failed(format!("Command timed out after {timeout_ms} ms\n{out}").trim_end().to_string()));
         };
-        let code = status.map_err(|e| Failure::Failed(e.to_string()))?.code().unwrap_or(-1);
+        let code = status.code().unwrap_or(-1);
         // Leading blank lines and trailing whitespace are dropped, as Claude Code does.
         let trimmed = output.trim_start_matches(['\n', ' ', '\t', '\r']);
         let start = output.len() - trimmed.len();
@@ -244,6 +297,190 @@ impl Tools {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::policy::Gate;
+    use crate::Policy;
+    use mneme_core::FixedClock;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    /// A git repository with one commit as the working directory, the memory folder beside
+    /// it, and `Tools` under the memory policy: the background extraction's setting.
+    struct Shell {
+        _tmp: tempfile::TempDir,
+        repo: PathBuf,
+        tools: Tools,
+    }
+
+    fn git(repo: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(repo)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn shell() -> Shell {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        let memory = tmp.path().join("memory");
+        let work = tmp.path().join("work");
+        for d in [&repo, &memory, &work] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["commit", "-q", "--allow-empty", "-m", "first"]);
+        let gate = Gate::new(&Policy::AutoMem { memory_dir: memory });
+        let tools = Tools::new(repo.clone(), gate, Arc::new(FixedClock::at_unix_secs(1_764_422_207)), work);
+        Shell { _tmp: tmp, repo, tools }
+    }
+
+    impl Shell {
+        async fn run(&mut self, command: &str, timeout_ms: u64) -> ToolResult {
+            self.tools.call("Bash", &json!({"command": command, "timeout": timeout_ms}), &Cancel::new()).await
+        }
+
+        /// Everything a command could have changed here: the folder's entries and git's refs.
+        fn state(&self) -> (Vec<String>, String) {
+            let mut names: Vec<String> =
+                std::fs::read_dir(&self.repo).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+            names.sort();
+            (names, git(&self.repo, &["for-each-ref", "--format=%(refname)"]))
+        }
+    }
+
+    /// A `sleep` argument no other test run uses, so a check for survivors finds only ours.
+    fn unique_seconds(whole: u32) -> String {
+        static N: AtomicU64 = AtomicU64::new(0);
+        format!("{whole}.{}{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Whether a process whose command line is exactly `argv` is alive (not a zombie).
+    fn process_alive(argv: &[&str]) -> bool {
+        let wanted: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            let dir = e.path();
+            let running = std::fs::read_to_string(dir.join("stat"))
+                .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')));
+            running && std::fs::read(dir.join("cmdline")).is_ok_and(|c| c == wanted)
+        })
+    }
+
+    /// dash read `12>` as the word `12`: `git tag 12` created a tag.
+    #[tokio::test]
+    async fn multi_digit_fd_redirect_creates_no_tag() {
+        let mut sh = shell();
+        let before = sh.state();
+        let r = sh.run("git tag 12>/dev/null", 10_000).await;
+        assert!(r.denied.is_none(), "{r:?}");
+        assert_eq!(sh.state(), before, "git tag 12>/dev/null changed the repository");
+        assert!(!git(&sh.repo, &["tag", "-l"]).contains("12"));
+    }
+
+    /// dash ran `uniq 12 99`, writing a file `99`.
+    #[tokio::test]
+    async fn multi_digit_fd_redirects_create_no_file() {
+        let mut sh = shell();
+        // With an input file named `12`, dash's `uniq 12 99` copies it to a new file `99`.
+        std::fs::write(sh.repo.join("12"), "line\n").unwrap();
+        let before = sh.state();
+        let r = sh.run("uniq 12>/dev/null 99>/dev/null", 10_000).await;
+        assert!(r.denied.is_none(), "{r:?}");
+        assert_eq!(sh.state(), before);
+        assert!(!sh.repo.join("99").exists());
+    }
+
+    /// dash read `&>` as "run in the background": the command returned at once and `sleep`
+    /// lived on past the timeout.
+    #[tokio::test]
+    async fn ampersand_redirect_is_not_a_background_job() {
+        let mut sh = shell();
+        let secs = unique_seconds(45);
+        let r = sh.run(&format!("sleep {secs} &>/dev/null"), 300).await;
+        assert!(r.is_error && r.content.contains("timed out after 300 ms"), "{r:?}");
+        assert!(!process_alive(&["sleep", &secs]), "sleep outlived its timeout");
+    }
+
+    /// A timeout kills the whole pipeline, not only the shell.
+    #[tokio::test]
+    async fn timeout_kills_the_process_group() {
+        let mut sh = shell();
+        let secs = unique_seconds(41);
+        let r = sh.run(&format!("sleep {secs} | cat"), 300).await;
+        assert!(r.is_error && r.content.contains("timed out"), "{r:?}");
+        assert!(!process_alive(&["sleep", &secs]), "the pipeline's sleep survived the timeout");
+    }
+
+    /// Cancelling a command kills its group too.
+    #[tokio::test]
+    async fn cancel_kills_the_process_group() {
+        let mut sh = shell();
+        let cancel = Cancel::new();
+        let c2 = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            c2.cancel();
+        });
+        let secs = unique_seconds(43);
+        let r = sh.tools.call("Bash", &json!({"command": format!("sleep {secs} | cat")}), &cancel).await;
+        assert!(r.is_error && r.content.contains("aborted"), "{r:?}");
+        assert!(!process_alive(&["sleep", &secs]));
+    }
+
+    /// Bash startup hooks in the environment are not honoured: `BASH_ENV` would run a file
+    /// before the command.
+    #[test]
+    fn startup_hooks_are_dropped() {
+        assert!(SHELL_ENV_DROPPED.contains(&"BASH_ENV") && SHELL_ENV_DROPPED.contains(&"SHELLOPTS"));
+    }
+
+    /// A generated family around fd numbers and redirections: every combination the gate lets
+    /// through is run for real, and none may create a file, a tag or a branch.
+    #[tokio::test]
+    async fn generated_redirections_never_write() {
+        let fds = ["", "0", "1", "2", "3", "9", "10", "12", "99", "255", "1023", "4294967297"];
+        let ops = [">", ">>", "<", ">&", "<&", "&>", "&>>", ">|", "<>"];
+        let targets = ["/dev/null", "1", "2", "-", "out", "12", "99", "'/dev/null'"];
+        let commands = ["git tag", "git branch", "uniq", "sort", "cat", "wc -l", "ls"];
+        // A small linear congruential generator: the same family on every run.
+        let mut seed: u64 = 0x5eed;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        let mut sh = shell();
+        let before = sh.state();
+        let (mut tried, mut ran) = (0, 0);
+        while tried < 2000 && ran < 250 {
+            tried += 1;
+            let mut cmd = commands[next(commands.len())].to_string();
+            for _ in 0..1 + next(3) {
+                // A blank after the operator is the same redirection; one between the number
+                // and the operator, or quotes around the number, make the number an argument.
+                let (fd, op, target) = (fds[next(fds.len())], ops[next(ops.len())], targets[next(targets.len())]);
+                let form = match next(4) {
+                    0 => format!(" {fd}{op} {target}"),
+                    1 if !fd.is_empty() => format!(" {fd} {op}{target}"),
+                    2 if !fd.is_empty() => format!(" '{fd}'{op}{target}"),
+                    _ => format!(" {fd}{op}{target}"),
+                };
+                cmd.push_str(&form);
+            }
+            if !crate::bash::is_read_only_command(&cmd) {
+                continue;
+            }
+            ran += 1;
+            let r = sh.run(&cmd, 10_000).await;
+            assert!(r.denied.is_none(), "{cmd}: {r:?}");
+            assert_eq!(sh.state(), before, "{cmd:?} changed the repository");
+        }
+        assert!(ran >= 100, "only {ran} of {tried} generated commands were read-only");
+    }
 
     #[test]
     fn semantic_exit_codes() {
