@@ -1,0 +1,625 @@
+#!/usr/bin/env python3
+"""Fixtures for the behaviours that differ between Claude Code versions (issue 10).
+
+Usage: python3 make_cases.py ROOT        (ROOT is wiped and rebuilt; any absolute location works)
+
+Same layout as ../conformance/make_fixtures.py, so ../conformance/capture.sh runs them:
+    ROOT/<family>/home/          HOME, and home/.claude as CLAUDE_CONFIG_DIR
+    ROOT/<family>/cases/*.env    CWD (relative to the family folder), EXTRA_ENV, EXTRA_ARGS,
+                                 STUB_ARGS, MANAGED
+    ROOT/<family>/...            the file trees
+Every path written into a file or a case is derived from ROOT at build time, so the expected output
+must be captured from the real binary on the same build (the memory folder name encodes the path).
+What each family shows, and the first version with each behaviour: docs/claude-code-versions.md.
+"""
+import json
+import os
+import shutil
+import sys
+import unicodedata
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from make_fixtures import w, git_repo, case, home  # noqa: E402
+from sanitize16 import sanitize16  # noqa: E402
+
+
+def wb(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def memdir(fx, project):
+    return os.path.join(fx, "home", ".claude", "projects", sanitize16(project), "memory")
+
+
+def repo_with_memory(fx, name, memory, claude_md=None):
+    """A git repo fx/name whose auto-memory index is `memory` (str or bytes)."""
+    r = os.path.join(fx, name)
+    w(f"{r}/CLAUDE.md", claude_md or f"REPO {name}\n")
+    git_repo(r)
+    md = memdir(fx, r)
+    if isinstance(memory, bytes):
+        wb(f"{md}/MEMORY.md", memory)
+    else:
+        w(f"{md}/MEMORY.md", memory)
+    return r
+
+
+# ---------------------------------------------------------------------------
+def fx_truncation(root):
+    """MEMORY.md past its caps (200 lines, 25000 characters): which text is kept and the warning.
+    2.1.268 changed the warning to say what was cut; these cases cover each variant of it."""
+    fx = os.path.join(root, "truncation")
+    home(fx)
+    lines = lambda n, f=lambda i: f"- [entry {i}](e{i}.md) \u2014 note {i}": "".join(f(i) + "\n" for i in range(1, n + 1))
+    cases = {
+        # too many lines only; the first cut line has quotes, a backslash and a tab, quoted raw
+        "lines_only": lines(250, lambda i: f"- entry {i}" if i != 201 else '- first "cut" line \\ with\ttab'),
+        "lines_200": lines(200),
+        "lines_201": lines(201),
+        # the first dropped line is blank: no quote
+        "lines_blank_cut": lines(250, lambda i: "" if i == 201 else f"- entry {i}"),
+        # too many characters only: 120 lines of 300 characters
+        "bytes_only": lines(120, lambda i: f"- line {i:03d} " + ("word " * 60)[:290]),
+        # both caps: 300 lines of 150 characters
+        "both": lines(300, lambda i: f"- line {i:03d} " + ("abc " * 40)[:140]),
+        # a single line longer than the cap
+        "single_line": "x" * 30000 + "\n",
+        # the first line is longer than the cap, more lines follow
+        "first_line_long": "y" * 26000 + "\nsecond line\nthird line\n",
+        # quote lengths around the 80-character limit, and a cut word
+        "quote_80": lines(201, lambda i: "q" * 80 if i == 201 else f"- e{i}"),
+        "quote_81": lines(201, lambda i: ("word " * 17)[:81] if i == 201 else f"- e{i}"),
+        "quote_one_word": lines(201, lambda i: "z" * 120 if i == 201 else f"- e{i}"),
+        "quote_long_last_word": lines(201, lambda i: "ab cd " + "w" * 100 if i == 201 else f"- e{i}"),
+        "quote_emoji_boundary": lines(201, lambda i: "e" * 78 + "\U0001F600\U0001F600 tail" if i == 201 else f"- e{i}"),
+        "quote_leading_space": lines(201, lambda i: "    indented cut line  " if i == 201 else f"- e{i}"),
+        # 13000 two-byte characters: 26000 bytes in UTF-8 but 13000 UTF-16 units
+        "multibyte": "\u00e9" * 13000 + "\n",
+        "multibyte_lines": lines(150, lambda i: f"- {i:03d} " + "\u00e9" * 200),
+        "astral": lines(150, lambda i: f"- {i:03d} " + "\U0001F600" * 100),
+        # leading/trailing blank lines are trimmed before counting
+        "padded": "\n\n\n" + lines(200) + "\n\n\n",
+    }
+    for name, text in cases.items():
+        repo_with_memory(fx, name, text)
+        case(fx, name, CWD=name)
+    crlf = "".join(f"- entry {i}\r\n" for i in range(1, 251)).encode()
+    repo_with_memory(fx, "crlf_lines", crlf)
+    case(fx, "crlf_lines", CWD="crlf_lines")
+    repo_with_memory(fx, "bom_lines", b"\xef\xbb\xbf" + "".join(f"- entry {i}\n" for i in range(1, 251)).encode())
+    case(fx, "bom_lines", CWD="bom_lines")
+
+
+def fx_layers(root):
+    """Every layer at start plus files attached after Reads: the wrapper of the instructions block
+    (2.1.268) and of lazily attached files (2.1.307)."""
+    fx = os.path.join(root, "layers")
+    h = home(fx)
+    w(f"{h}/.claude/CLAUDE.md", "USER-CLAUDE-MD\n")
+    w(f"{h}/.claude/rules/u-rule.md", "USER-RULE\n")
+    r = f"{fx}/repo"
+    w(f"{r}/CLAUDE.md", "ROOT-CLAUDE-MD\n\nsecond paragraph\n")
+    w(f"{r}/CLAUDE.local.md", "ROOT-LOCAL\n")
+    w(f"{r}/.claude/rules/always.md", "ALWAYS-RULE\n")
+    w(f"{r}/.claude/rules/cond-ts.md", "---\npaths: \"src/**/*.ts\"\n---\nCOND-TS-RULE\n")
+    w(f"{r}/.claude/rules/cond-py.md", "---\npaths:\n  - \"**/*.py\"\n---\nCOND-PY-RULE\n")
+    w(f"{r}/src/app.ts", "export const a = 1;\n")
+    w(f"{r}/src/tool.py", "x = 1\n")
+    w(f"{r}/sub/CLAUDE.md", "SUB-CLAUDE-MD\n")
+    w(f"{r}/sub/CLAUDE.local.md", "SUB-LOCAL\n")
+    w(f"{r}/sub/.claude/rules/sub-rule.md", "SUB-RULE\n")
+    w(f"{r}/sub/f.txt", "f\n")
+    w(f"{r}/sub/deeper/CLAUDE.md", "DEEPER-CLAUDE-MD\n")
+    w(f"{r}/sub/deeper/g.txt", "g\n")
+    w(f"{r}/.gitignore", "CLAUDE.local.md\n")
+    git_repo(r)
+    w(f"{memdir(fx, r)}/MEMORY.md", "- [a](a.md) \u2014 memory index\n")
+    case(fx, "start", CWD="repo")
+    case(fx, "read_one", CWD="repo", STUB_ARGS=f"--tool-read {r}/src/app.ts")
+    case(fx, "read_many", CWD="repo",
+         STUB_ARGS=f"--tool-read {r}/src/app.ts --tool-read {r}/sub/f.txt --tool-read {r}/src/tool.py "
+                   f"--tool-read {r}/sub/deeper/g.txt")
+    case(fx, "read_nothing_new", CWD="repo", STUB_ARGS=f"--tool-read {r}/CLAUDE.md")
+    case(fx, "no_memory", CWD="repo", EXTRA_ENV="CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
+         STUB_ARGS=f"--tool-read {r}/sub/f.txt")
+
+
+def fx_agents(root):
+    """AGENTS.md as project instructions (2.1.281): which folders, next to CLAUDE.md or not,
+    .claude/AGENTS.md, AGENTS.local.md, includes, sub-folders, the setting that chooses."""
+    fx = os.path.join(root, "agents")
+    h = home(fx)
+    w(f"{h}/.claude/CLAUDE.md", "USER-CLAUDE-MD\n")
+    w(f"{h}/.claude/AGENTS.md", "USER-DIR-AGENTS (in the config folder)\n")
+    w(f"{fx}/AGENTS.md", "ANCESTOR-AGENTS above every repo\n")
+
+    def repo(name, files, reads=(), **kv):
+        r = f"{fx}/{name}"
+        for rel, text in files.items():
+            w(f"{r}/{rel}", text)
+        w(f"{r}/x.txt", "x\n")
+        git_repo(r)
+        stub = " ".join(f"--tool-read {r}/{p}" for p in reads)
+        case(fx, name.replace("/", "_"), CWD=kv.pop("cwd", name), **({"STUB_ARGS": stub} if stub else {}), **kv)
+        return r
+
+    repo("only_agents", {"AGENTS.md": "ONLY-AGENTS\n"})
+    repo("both", {"AGENTS.md": "BOTH-AGENTS\n", "CLAUDE.md": "BOTH-CLAUDE\n"})
+    repo("dot_claude_agents", {".claude/AGENTS.md": "DOT-CLAUDE-AGENTS\n"})
+    repo("agents_and_dot", {"AGENTS.md": "AD-AGENTS\n", ".claude/AGENTS.md": "AD-DOT-AGENTS\n"})
+    repo("agents_local", {"AGENTS.md": "AL-AGENTS\n", "AGENTS.local.md": "AL-AGENTS-LOCAL\n"})
+    repo("claude_local_only", {"AGENTS.md": "CLO-AGENTS\n", "CLAUDE.local.md": "CLO-CLAUDE-LOCAL\n"})
+    repo("dot_claude_claude", {"AGENTS.md": "DCC-AGENTS\n", ".claude/CLAUDE.md": "DCC-DOT-CLAUDE\n"})
+    repo("rules_only", {"AGENTS.md": "RO-AGENTS\n", ".claude/rules/r.md": "RO-RULE\n"})
+    repo("includes", {"AGENTS.md": "INC-AGENTS\nsee @docs/inc.md\n", "docs/inc.md": "INC-TARGET\n"})
+    repo("same_text", {"AGENTS.md": "SAME TEXT\n", "CLAUDE.md": "SAME TEXT\n"})
+    repo("empty_agents", {"AGENTS.md": "", "pkg/AGENTS.md": "EA-PKG-AGENTS\n"}, cwd="empty_agents/pkg")
+    # sub-folders: from a sub-folder cwd, and lazily after a Read
+    repo("nested", {"AGENTS.md": "N-ROOT-AGENTS\n", "pkg/AGENTS.md": "N-PKG-AGENTS\n",
+                    "pkg/CLAUDE.md": "N-PKG-CLAUDE\n", "pkg/deep/AGENTS.md": "N-DEEP-AGENTS\n",
+                    "pkg/deep/y.txt": "y\n", "other/AGENTS.md": "N-OTHER-AGENTS\n", "other/z.txt": "z\n"},
+         cwd="nested/pkg")
+    repo("lazy", {"CLAUDE.md": "LZ-ROOT-CLAUDE\n", "a/AGENTS.md": "LZ-A-AGENTS\n", "a/f.txt": "f\n",
+                  "b/AGENTS.md": "LZ-B-AGENTS\n", "b/CLAUDE.md": "LZ-B-CLAUDE\n", "b/f.txt": "f\n",
+                  "c/.claude/AGENTS.md": "LZ-C-DOT-AGENTS\n", "c/f.txt": "f\n"},
+         reads=("a/f.txt", "b/f.txt", "c/f.txt"))
+    repo("lazy_agents_root", {"AGENTS.md": "LA-ROOT-AGENTS\n", "a/AGENTS.md": "LA-A-AGENTS\n", "a/f.txt": "f\n",
+                              "b/CLAUDE.md": "LA-B-CLAUDE\n", "b/f.txt": "f\n"},
+         reads=("a/f.txt", "b/f.txt"))
+    # where AGENTS.md sits among a folder's files, from a sub-folder
+    repo("order", {"AGENTS.md": "O-ROOT-AGENTS\n", ".claude/AGENTS.md": "O-ROOT-DOT-AGENTS\n",
+                   ".claude/rules/a.md": "O-ROOT-RULE\n", "pkg/AGENTS.md": "O-PKG-AGENTS\n",
+                   "pkg/.claude/rules/p.md": "O-PKG-RULE\n", "pkg/.claude/AGENTS.md": "O-PKG-DOT-AGENTS\n"},
+         cwd="order/pkg")
+    # lazily, in a project without any CLAUDE.md
+    repo("lazy_only_agents", {"AGENTS.md": "LO-ROOT-AGENTS\n", "a/AGENTS.md": "LO-A-AGENTS\n",
+                              "a/.claude/AGENTS.md": "LO-A-DOT-AGENTS\n", "a/f.txt": "f\n",
+                              "a/.claude/rules/r.md": "LO-A-RULE\n"},
+         reads=("a/f.txt",))
+    # a CLAUDE.md above the repo, or only below the working folder
+    w(f"{fx}/above/CLAUDE.md", "ABOVE-CLAUDE (above the repo)\n")
+    repo("above/repo", {"AGENTS.md": "AB-AGENTS\n"}, cwd="above/repo")
+    repo("claude_below", {"AGENTS.md": "CB-AGENTS\n", "deep/CLAUDE.md": "CB-DEEP-CLAUDE\n", "deep/f.txt": "f\n"},
+         reads=("deep/f.txt",))
+    # the switch in the user's settings
+    cfg_off = f"{fx}/cfg-plugin-off"
+    w(f"{cfg_off}/settings.json", json.dumps({"enabledPlugins": {"cc-plugin-agents-md@builtin": False}}) + "\n")
+    repo("user_plugin_off", {"AGENTS.md": "UPO-AGENTS\n"}, EXTRA_ENV=f"CLAUDE_CONFIG_DIR={cfg_off}")
+    cfg_both = f"{fx}/cfg-both"
+    w(f"{cfg_both}/settings.json", json.dumps({"pluginConfigs": {"cc-plugin-agents-md@builtin": {
+        "options": {"instructionFiles": "claude-md-and-agents-md"}}}}) + "\n")
+    repo("user_option_both", {"AGENTS.md": "UOB-AGENTS\n", "CLAUDE.md": "UOB-CLAUDE\n"},
+         EXTRA_ENV=f"CLAUDE_CONFIG_DIR={cfg_both}")
+    # the user/managed layers only: AGENTS.md there is not a thing
+    repo("user_claude_only", {"AGENTS.md": "UCO-AGENTS\n"}, EXTRA_ARGS="--setting-sources user")
+    repo("disable_claude_mds", {"AGENTS.md": "DCM-AGENTS\n"}, EXTRA_ENV="CLAUDE_CODE_DISABLE_CLAUDE_MDS=1")
+    # the choice of instruction files: 2.1.332 ships it as the built-in plugin
+    # cc-plugin-agents-md@builtin with the option instructionFiles (legacy name projectInstructions)
+    def opt(key, value, plugin="cc-plugin-agents-md@builtin"):
+        return json.dumps({"pluginConfigs": {plugin: {"options": {key: value}}}}) + "\n"
+    for mode in ["claude-md", "claude-md-or-agents-md", "claude-md-and-agents-md", "managed-only", "bogus"]:
+        n = "mode_" + mode.replace("-", "_")
+        repo(n, {"AGENTS.md": f"M-AGENTS {mode}\n", "CLAUDE.md": f"M-CLAUDE {mode}\n",
+                 ".claude/settings.json": opt("instructionFiles", mode)})
+        repo(n + "_noclaude", {"AGENTS.md": f"MN-AGENTS {mode}\n",
+                               ".claude/settings.json": opt("instructionFiles", mode)})
+    for mode in ["none", "claude", "agents-fallback", "both"]:
+        n = "legacy_" + mode.replace("-", "_")
+        repo(n, {"AGENTS.md": f"L-AGENTS {mode}\n", "CLAUDE.md": f"L-CLAUDE {mode}\n",
+                 ".claude/settings.json": opt("projectInstructions", mode)})
+    repo("mode_both_plain_name", {"AGENTS.md": "PN-AGENTS\n", "CLAUDE.md": "PN-CLAUDE\n",
+                                  ".claude/settings.json": opt("instructionFiles", "claude-md-and-agents-md",
+                                                               "cc-plugin-agents-md")})
+    repo("plugin_disabled", {"AGENTS.md": "PD-AGENTS\n", ".claude/settings.json": json.dumps(
+        {"enabledPlugins": {"cc-plugin-agents-md@builtin": False}}) + "\n"})
+
+def fx_symlinks(root):
+    """Rules, CLAUDE.md and memory reached through symbolic links (2.1.232 stopped following
+    links to rule files)."""
+    fx = os.path.join(root, "symlinks")
+    home(fx)
+    r = f"{fx}/repo"
+    ext = f"{fx}/ext"
+    w(f"{ext}/file-rule.md", "EXT-FILE-RULE (symlinked file, outside the repo)\n")
+    w(f"{ext}/cond-rule.md", "---\npaths: \"**/*.ts\"\n---\nEXT-COND-RULE\n")
+    w(f"{ext}/dir/in-dir.md", "EXT-DIR-RULE (inside a symlinked folder)\n")
+    w(f"{ext}/CLAUDE-target.md", "EXT-CLAUDE-MD (CLAUDE.md is a symlink)\n")
+    w(f"{ext}/inc.md", "EXT-INCLUDE\n")
+    w(f"{r}/.claude/rules/plain.md", "PLAIN-RULE\n")
+    w(f"{r}/inside/real.md", "INSIDE-TARGET (symlink target inside the repo)\n")
+    git_repo(r, commit=False)
+    rules = f"{r}/.claude/rules"
+    os.symlink(f"{ext}/file-rule.md", f"{rules}/file-link.md")
+    os.symlink("../../inside/real.md", f"{rules}/inside-link.md")
+    os.symlink(f"{ext}/cond-rule.md", f"{rules}/cond-link.md")
+    os.symlink(f"{ext}/dir", f"{rules}/dir-link")
+    os.symlink(f"{fx}/nowhere.md", f"{rules}/dangling.md")
+    os.symlink(rules, f"{rules}/loop")
+    os.symlink("self.md", f"{rules}/self.md")
+    os.symlink(f"{ext}/CLAUDE-target.md", f"{r}/CLAUDE.md")
+    os.symlink(f"{ext}/inc.md", f"{r}/inc-link.md")
+    w(f"{r}/CLAUDE.local.md", "LOCAL include: @inc-link.md\n")
+    w(f"{r}/src/a.ts", "a\n")
+    # a symlinked rules folder and a symlinked .claude folder
+    r2 = f"{fx}/repo2"
+    w(f"{fx}/shared-rules/shared.md", "SHARED-RULES-DIR rule\n")
+    w(f"{r2}/CLAUDE.md", "REPO2\n")
+    os.makedirs(f"{r2}/.claude")
+    os.symlink(f"{fx}/shared-rules", f"{r2}/.claude/rules")
+    git_repo(r2, commit=False)
+    r3 = f"{fx}/repo3"
+    w(f"{fx}/shared-dotclaude/CLAUDE.md", "SHARED-DOTCLAUDE CLAUDE.md\n")
+    w(f"{fx}/shared-dotclaude/rules/r.md", "SHARED-DOTCLAUDE rule\n")
+    w(f"{r3}/CLAUDE.md", "REPO3\n")
+    os.symlink(f"{fx}/shared-dotclaude", f"{r3}/.claude")
+    git_repo(r3, commit=False)
+    # the user rules folder as a link, and a MEMORY.md that is a link
+    h = f"{fx}/home"
+    w(f"{fx}/user-rules/u.md", "USER-RULE via linked folder\n")
+    os.symlink(f"{fx}/user-rules", f"{h}/.claude/rules")
+    md = memdir(fx, r)
+    w(f"{ext}/memory-target.md", "- LINKED-MEMORY-INDEX\n")
+    os.makedirs(md)
+    os.symlink(f"{ext}/memory-target.md", f"{md}/MEMORY.md")
+    case(fx, "repo", CWD="repo", STUB_ARGS=f"--tool-read {r}/src/a.ts")
+    case(fx, "rules_dir_link", CWD="repo2")
+    case(fx, "dot_claude_link", CWD="repo3")
+
+
+def fx_encoding(root):
+    """A UTF-8 byte-order mark and CRLF line ends in CLAUDE.md, rules and MEMORY.md
+    (2.1.239: a BOM before frontmatter)."""
+    fx = os.path.join(root, "encoding")
+    home(fx)
+    BOM = b"\xef\xbb\xbf"
+    r = f"{fx}/repo"
+    wb(f"{r}/CLAUDE.md", BOM + b"---\ndescription: bom frontmatter\n---\nBOM-CLAUDE-MD body\n")
+    wb(f"{r}/.claude/CLAUDE.md", BOM + b"BOM-DOT-CLAUDE no frontmatter\n")
+    wb(f"{r}/CLAUDE.local.md", b"---\r\ndescription: crlf\r\n---\r\nCRLF-LOCAL body\r\nline 2\r\n")
+    rules = f"{r}/.claude/rules"
+    wb(f"{rules}/bom-cond.md", BOM + b"---\npaths: \"src/**\"\n---\nBOM-COND-RULE\n")
+    wb(f"{rules}/bom-plain.md", BOM + b"BOM-PLAIN-RULE\n")
+    wb(f"{rules}/bom-desc.md", BOM + b"---\ndescription: d\n---\nBOM-DESC-RULE\n")
+    wb(f"{rules}/crlf-cond.md", b"---\r\npaths: \"src/**\"\r\n---\r\nCRLF-COND-RULE\r\n")
+    wb(f"{rules}/crlf-desc.md", b"---\r\ndescription: d\r\n---\r\nCRLF-DESC-RULE\r\nsecond\r\n")
+    wb(f"{rules}/cr-only.md", b"---\rpaths: \"src/**\"\r---\rCR-ONLY-RULE\r")
+    wb(f"{rules}/bom-crlf.md", BOM + b"---\r\npaths: \"src/**\"\r\n---\r\nBOM-CRLF-RULE\r\n")
+    wb(f"{rules}/double-bom.md", BOM + BOM + b"---\npaths: \"src/**\"\n---\nDOUBLE-BOM-RULE\n")
+    wb(f"{rules}/utf16.md", "UTF16-RULE\n".encode("utf-16"))
+    wb(f"{rules}/latin1.md", "LATIN1-RULE caf\u00e9\n".encode("latin-1"))
+    wb(f"{rules}/nul.md", b"NUL-RULE a\x00b\n")
+    wb(f"{rules}/ls.md", "LS-RULE a\u2028b\u2029c\n".encode())
+    w(f"{r}/src/a.ts", "a\n")
+    git_repo(r)
+    md = memdir(fx, r)
+    wb(f"{md}/MEMORY.md", BOM + b"---\nname: x\n---\n- BOM-MEMORY\r\n- second\r\n")
+    case(fx, "start", CWD="repo")
+    case(fx, "read_src", CWD="repo", STUB_ARGS=f"--tool-read {r}/src/a.ts")
+
+
+def fx_yaml_paths(root):
+    """Lenient YAML in a rule's `paths:` frontmatter. Each rule names the file it should match;
+    reading src/a.ts and lib/b.py shows which rules attach."""
+    fx = os.path.join(root, "yaml_paths")
+    home(fx)
+    r = f"{fx}/repo"
+    rules = {
+        "unquoted-star": "paths: src/**/*.ts",
+        "unquoted-leading-star": "paths: **/*.ts",
+        "quoted-star": "paths: \"**/*.ts\"",
+        "brace": "paths: \"src/*.{ts,js}\"",
+        "brace-unquoted": "paths: src/*.{ts,js}",
+        "comma-string": "paths: \"lib/**, src/**\"",
+        "comma-unquoted": "paths: lib/**, src/**",
+        "flow-list": "paths: [\"src/**\", \"lib/**\"]",
+        "flow-unquoted": "paths: [src/**, lib/**]",
+        "block-list": "paths:\n  - src/**\n  - \"lib/**\"",
+        "block-list-tab": "paths:\n\t- src/**",
+        "tab-after-colon": "paths:\t\"src/**\"",
+        "dup-key": "paths: \"nomatch/**\"\npaths: \"src/**\"",
+        "invalid-yaml": "paths: [src/**\nfoo: : :",
+        "empty-paths": "paths:",
+        "empty-list": "paths: []",
+        "null-paths": "paths: null",
+        "number": "paths: 42",
+        "bool": "paths: true",
+        "nested-map": "paths:\n  a: src/**",
+        "globs-key": "globs: src/**",
+        "Paths-caps": "Paths: src/**",
+        "dot-slash": "paths: ./src/**",
+        "abs-path": f"paths: {r}/src/**",
+        "leading-slash": "paths: /src/**",
+        "negation": "paths: \"!src/**\"",
+        "double-star-only": "paths: \"**\"",
+        "star-only": "paths: \"*\"",
+        "space-in-list": "paths: [ \" src/** \" ]",
+        "trailing-comment": "paths: src/** # comment",
+        "anchor": "x: &a src/**\npaths: *a",
+        "multiline-folded": "paths: >\n  src/**",
+        "yaml-doc-end": "paths: src/**\n...",
+        "dir-only": "paths: src",
+        "dir-slash": "paths: src/",
+        "ext-only": "paths: \"*.ts\"",
+        "case-mismatch": "paths: SRC/**",
+    }
+    for name, fm in rules.items():
+        w(f"{r}/.claude/rules/{name}.md", f"---\n{fm}\n---\nRULE {name}\n")
+    w(f"{r}/src/a.ts", "a\n")
+    w(f"{r}/lib/b.py", "b\n")
+    w(f"{r}/CLAUDE.md", "YAML-REPO\n")
+    git_repo(r)
+    case(fx, "start", CWD="repo")
+    case(fx, "read_ts", CWD="repo", STUB_ARGS=f"--tool-read {r}/src/a.ts")
+    case(fx, "read_py", CWD="repo", STUB_ARGS=f"--tool-read {r}/lib/b.py")
+
+
+def fx_size(root):
+    """Instruction files around Claude Code's size limit: a file of more than 4 MiB (4194304 bytes)
+    is left out without a word; one of exactly 4 MiB is sent whole (both 2.1.197 and 2.1.332)."""
+    fx = os.path.join(root, "size")
+    home(fx)
+    mib4 = 4 * 1024 * 1024
+
+    def body(tag, n, unit="x"):
+        head, tail = f"SIZE-{tag} start\n", f"\nSIZE-{tag} end\n"
+        fill = n - len(head.encode()) - len(tail.encode())
+        per = len(unit.encode())
+        text = (unit * 63 + "\n") * (fill // ((63 * per) + 1))
+        text += "z" * (fill - len(text.encode()))
+        return head + text + tail
+
+    for name, n, unit in [("k40", 40001, "x"), ("exact_4mib", mib4, "x"), ("over_4mib", mib4 + 1, "x"),
+                          ("multibyte_over_bytes", mib4 + 2, "\u00e9")]:
+        r = f"{fx}/{name}"
+        w(f"{r}/CLAUDE.md", body(name, n, unit))
+        w(f"{r}/CLAUDE.local.md", f"LOCAL {name} @small.md\n")
+        w(f"{r}/small.md", "SMALL include\n")
+        git_repo(r)
+        w(f"{memdir(fx, r)}/MEMORY.md", "- MEMORY of " + name + "\n")
+        case(fx, name, CWD=name)
+    r = f"{fx}/big_rule_and_include"
+    w(f"{r}/CLAUDE.md", "RULE-INCLUDE repo @big-include.md\n")
+    w(f"{r}/big-include.md", body("include", mib4 + 1))
+    w(f"{r}/.claude/rules/big.md", body("rule", mib4 + 1))
+    w(f"{r}/.claude/rules/small.md", "SMALL-RULE\n")
+    git_repo(r)
+    w(f"{memdir(fx, r)}/MEMORY.md", body("memory", mib4 + 1))
+    case(fx, "big_rule_and_include", CWD="big_rule_and_include")
+
+
+def fx_memory_env(root):
+    """Environment overrides of the memory folder and its index."""
+    fx = os.path.join(root, "memory_env")
+    home(fx)
+    r = f"{fx}/repo"
+    w(f"{r}/CLAUDE.md", "MEMENV-REPO\n")
+    git_repo(r)
+    w(f"{memdir(fx, r)}/MEMORY.md", "- DEFAULT-MEMORY\n")
+    w(f"{fx}/cowork/MEMORY.md", "- COWORK-MEMORY\n")
+    w(f"{fx}/cowork-trailing/MEMORY.md", "- COWORK-TRAILING\n")
+    w(f"{fx}/remote/projects/{sanitize16(r)}/memory/MEMORY.md", "- REMOTE-MEMORY\n")
+    w(f"{fx}/settings-dir/MEMORY.md", "- SETTING-DIR-MEMORY\n")
+    w(f"{fx}/home/.claude/settings.json", "{}\n")
+    os.makedirs(f"{fx}/empty-cowork", exist_ok=True)
+    case(fx, "default", CWD="repo")
+    case(fx, "cowork", CWD="repo", EXTRA_ENV=f"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE={fx}/cowork")
+    case(fx, "cowork_slash", CWD="repo", EXTRA_ENV=f"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE={fx}/cowork/")
+    case(fx, "cowork_relative", CWD="repo", EXTRA_ENV="CLAUDE_COWORK_MEMORY_PATH_OVERRIDE=../cowork")
+    case(fx, "cowork_missing", CWD="repo", EXTRA_ENV=f"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE={fx}/nope")
+    case(fx, "cowork_empty_dir", CWD="repo", EXTRA_ENV=f"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE={fx}/empty-cowork")
+    case(fx, "cowork_tilde", CWD="repo", EXTRA_ENV="CLAUDE_COWORK_MEMORY_PATH_OVERRIDE=~/x")
+    case(fx, "remote_dir", CWD="repo", EXTRA_ENV=f"CLAUDE_CODE_REMOTE=1 CLAUDE_CODE_REMOTE_MEMORY_DIR={fx}/remote")
+    case(fx, "remote_dir_only", CWD="repo", EXTRA_ENV=f"CLAUDE_CODE_REMOTE_MEMORY_DIR={fx}/remote")
+    case(fx, "remote_only", CWD="repo", EXTRA_ENV="CLAUDE_CODE_REMOTE=1")
+    case(fx, "remote_and_cowork", CWD="repo",
+         EXTRA_ENV=f"CLAUDE_CODE_REMOTE=1 CLAUDE_CODE_REMOTE_MEMORY_DIR={fx}/remote CLAUDE_COWORK_MEMORY_PATH_OVERRIDE={fx}/cowork")
+    case(fx, "cowork_and_setting", CWD="repo", EXTRA_ENV=f"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE={fx}/cowork",
+         EXTRA_ARGS=f"--settings {fx}/setting-dir.json")
+    w(f"{fx}/setting-dir.json", json.dumps({"autoMemoryDirectory": f"{fx}/settings-dir"}) + "\n")
+    case(fx, "setting_dir_flag", CWD="repo", EXTRA_ARGS=f"--settings {fx}/setting-dir.json")
+    w(f"{fx}/setting-dir-tilde.json", json.dumps({"autoMemoryDirectory": "~/tilde-mem"}) + "\n")
+    w(f"{fx}/home/tilde-mem/MEMORY.md", "- TILDE-SETTING-MEMORY\n")
+    case(fx, "setting_dir_tilde", CWD="repo", EXTRA_ARGS=f"--settings {fx}/setting-dir-tilde.json")
+    case(fx, "disable_0", CWD="repo", EXTRA_ENV="CLAUDE_CODE_DISABLE_AUTO_MEMORY=0")
+    case(fx, "disable_true", CWD="repo", EXTRA_ENV="CLAUDE_CODE_DISABLE_AUTO_MEMORY=true")
+    case(fx, "disable_yes", CWD="repo", EXTRA_ENV="CLAUDE_CODE_DISABLE_AUTO_MEMORY=yes")
+    case(fx, "simple_add_dir", CWD="repo", EXTRA_ENV="CLAUDE_CODE_SIMPLE=1", EXTRA_ARGS=f"--add-dir {fx}/cowork")
+
+
+def fx_unicode(root):
+    """NFC and NFD spellings of the same folder name on Linux (two different folders there)."""
+    fx = os.path.join(root, "unicode")
+    home(fx)
+    nfc = unicodedata.normalize("NFC", "caf\u00e9-repo")
+    nfd = unicodedata.normalize("NFD", "caf\u00e9-repo")
+    for form, name in [("NFC", nfc), ("NFD", nfd)]:
+        r = f"{fx}/{name}"
+        w(f"{r}/CLAUDE.md", f"{form}-REPO-CLAUDE-MD\n")
+        w(f"{r}/.claude/rules/r.md", f"{form}-RULE\n")
+        git_repo(r)
+        w(f"{memdir(fx, r)}/MEMORY.md", f"- {form}-MEMORY (folder named from the {form} path)\n")
+        case(fx, f"cwd_{form.lower()}", CWD=name)
+    # the memory folder of the NFD repo spelled in NFC, and vice versa
+    nfc_spelled = os.path.join(fx, unicodedata.normalize("NFC", "only\u00e9-nfd"))
+    w(os.path.join(memdir(fx, nfc_spelled), "MEMORY.md"),
+      "- NFC-SPELLED-MEMORY for an NFD repo\n")
+    r = f"{fx}/" + unicodedata.normalize("NFD", "only\u00e9-nfd")
+    w(f"{r}/CLAUDE.md", "ONLY-NFD-REPO\n")
+    git_repo(r)
+    case(fx, "nfd_repo_nfc_memory", CWD=os.path.basename(r))
+    # a config folder with an NFD name
+    cfg = f"{fx}/" + unicodedata.normalize("NFD", "conf\u00efg")
+    w(f"{cfg}/CLAUDE.md", "NFD-CONFIG-DIR USER CLAUDE.md\n")
+    w(f"{cfg}/projects/{sanitize16(os.path.join(fx, nfc))}/memory/MEMORY.md", "- MEMORY under the NFD config folder\n")
+    case(fx, "config_dir_nfd", CWD=nfc, EXTRA_ENV=f"CLAUDE_CONFIG_DIR={cfg}")
+    # includes spelled in the other form
+    r = f"{fx}/inc"
+    w(f"{r}/CLAUDE.md", "INC-REPO nfc->nfd: @" + unicodedata.normalize("NFC", "d\u00e9j\u00e0.md") + "\n")
+    w(f"{r}/" + unicodedata.normalize("NFD", "d\u00e9j\u00e0.md"), "NFD-NAMED-INCLUDE\n")
+    git_repo(r)
+    case(fx, "include_other_form", CWD="inc")
+
+
+def settings(path, env=None, **extra):
+    obj = dict(extra)
+    if env is not None:
+        obj["env"] = env
+    w(path, json.dumps(obj, indent=2) + "\n")
+
+
+def fx_settings_env(root):
+    """Claude Code copies the `env` block of settings files into its own environment.
+    Which sources count, in which order, against the real process environment, and which memory
+    switches are read from it. CLAUDE_COWORK_MEMORY_PATH_OVERRIDE points each source at its own
+    memory folder, so the MEMORY.md that gets loaded names the source that won."""
+    fx = os.path.join(root, "settings_env")
+    h = home(fx)
+    w(f"{h}/.claude/CLAUDE.md", "USER-CLAUDE-MD\n")
+    # one memory folder per source; each MEMORY.md says which one it is
+    ov = {}
+    for src in ["user", "project", "local", "flag", "managed", "process", "claudejson"]:
+        ov[src] = f"{fx}/override-{src}"
+        w(f"{ov[src]}/MEMORY.md", f"- OVERRIDE-{src.upper()} memory index\n")
+    dis = {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
+    cow = lambda s: {"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": ov[s]}
+
+    def cfg(name, env=None, claude_json=None, **extra):
+        c = f"{fx}/cfg-{name}"
+        w(f"{c}/CLAUDE.md", f"USER-CLAUDE-MD cfg-{name}\n")
+        if env is not None or extra:
+            settings(f"{c}/settings.json", env, **extra)
+        if claude_json is not None:
+            w(f"{c}/.claude.json", json.dumps(claude_json) + "\n")
+        return c
+
+    def repo(name, project=None, local=None):
+        r = f"{fx}/{name}"
+        w(f"{r}/CLAUDE.md", f"PROJECT-CLAUDE-MD {name}\n")
+        if project is not None:
+            settings(f"{r}/.claude/settings.json", project)
+        if local is not None:
+            settings(f"{r}/.claude/settings.local.json", local)
+        git_repo(r)
+        w(f"{memdir(fx, r)}/MEMORY.md", f"- DEFAULT-MEMORY of {name}\n")
+        return r
+
+    def add(name, cwd, cfgdir=None, env="", args="", managed=None):
+        e = (f"CLAUDE_CONFIG_DIR={cfgdir} " if cfgdir else "") + env
+        if cfgdir:
+            # the default memory folder lives under the config folder
+            md = os.path.join(cfgdir, "projects", sanitize16(os.path.join(fx, cwd)), "memory")
+            w(f"{md}/MEMORY.md", f"- CFG-MEMORY {os.path.basename(cfgdir)}\n")
+        kv = {"CWD": cwd}
+        if e.strip():
+            kv["EXTRA_ENV"] = e.strip()
+        if args:
+            kv["EXTRA_ARGS"] = args
+        if managed:
+            kv["MANAGED"] = managed
+        case(fx, name, **kv)
+
+    def flagfile(name, env):
+        p = f"{fx}/flag-{name}.json"
+        settings(p, env)
+        return p
+
+    def managed(name, env):
+        settings(f"{fx}/managed-{name}/managed-settings.json", env)
+        return f"managed-{name}"
+
+    repo("plain")
+    # each source alone turns auto memory off
+    add("baseline", "plain")
+    add("user_disable_automem", "plain", cfg("u-dis", dis))
+    repo("p-dis", project=dis)
+    add("project_disable_automem", "p-dis")
+    repo("l-dis", local=dis)
+    add("local_disable_automem", "l-dis")
+    add("flag_disable_automem", "plain", args=f"--settings {flagfile('dis', dis)}")
+    add("managed_disable_automem", "plain", managed=managed("dis", dis))
+    add("claudejson_disable_automem", "plain", cfg("cj-dis", claude_json={"env": dis}))
+    add("user_disable_claude_mds", "plain", cfg("u-dmd", {"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1"}))
+    repo("p-dmd", project={"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1"})
+    add("project_disable_claude_mds", "p-dmd")
+    add("user_simple", "plain", cfg("u-simple", {"CLAUDE_CODE_SIMPLE": "1"}))
+    add("user_cowork", "plain", cfg("u-cow", cow("user")))
+    add("user_remote_memory_dir", "plain",
+        cfg("u-remote", {"CLAUDE_CODE_REMOTE": "1", "CLAUDE_CODE_REMOTE_MEMORY_DIR": f"{fx}/remote-base"}))
+    add("user_remote_only", "plain", cfg("u-remote-only", {"CLAUDE_CODE_REMOTE": "1"}))
+    w(f"{fx}/added/CLAUDE.md", "ADDED-DIR-CLAUDE-MD\n")
+    add("user_additional_dirs", "plain", cfg("u-add", {"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "1"}),
+        args=f"--add-dir {fx}/added")
+    add("additional_dirs_no_env", "plain", args=f"--add-dir {fx}/added")
+    other = cfg("other")
+    add("user_config_dir", "plain", cfg("u-cfgdir", {"CLAUDE_CONFIG_DIR": other}))
+    # automemory setting vs env
+    add("user_automem_false_env_0", "plain",
+        cfg("u-am0", {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"}, autoMemoryEnabled=False))
+    # the process environment against settings env
+    add("process_1_user_0", "plain", cfg("u-zero", {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"}),
+        env="CLAUDE_CODE_DISABLE_AUTO_MEMORY=1")
+    add("process_0_user_1", "plain", cfg("u-dis"), env="CLAUDE_CODE_DISABLE_AUTO_MEMORY=0")
+    add("process_cowork_user_cowork", "plain", cfg("u-cow"),
+        env=f"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE={ov['process']}")
+    # precedence between sources: every pair of neighbours, each naming its own memory folder
+    repo("p-cow", project=cow("project"))
+    repo("pl-cow", project=cow("project"), local=cow("local"))
+    repo("l-cow", local=cow("local"))
+    add("user_vs_project", "p-cow", cfg("u-cow"))
+    add("project_vs_local", "pl-cow")
+    add("user_vs_local", "l-cow", cfg("u-cow"))
+    add("local_vs_flag", "pl-cow", args=f"--settings {flagfile('cow', cow('flag'))}")
+    add("flag_vs_managed", "plain", args=f"--settings {flagfile('cow', cow('flag'))}",
+        managed=managed("cow", cow("managed")))
+    add("local_vs_managed", "pl-cow", managed=managed("cow", cow("managed")))
+    add("claudejson_vs_user", "plain", cfg("cj-cow", cow("user"), claude_json={"env": cow("claudejson")}))
+    add("claudejson_only", "plain", cfg("cj-only", claude_json={"env": cow("claudejson")}))
+    # which variables project and local settings may set
+    repo("p-cow1", project=cow("project"))
+    add("project_cowork", "p-cow1")
+    repo("l-cow1", local=cow("local"))
+    add("local_cowork", "l-cow1")
+    repo("p-remote", project={"CLAUDE_CODE_REMOTE": "1", "CLAUDE_CODE_REMOTE_MEMORY_DIR": f"{fx}/remote-base"})
+    add("project_remote_memory_dir", "p-remote")
+    repo("p-cfgdir", project={"CLAUDE_CONFIG_DIR": other})
+    add("project_config_dir", "p-cfgdir")
+    repo("p-add", project={"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "1"})
+    add("project_additional_dirs", "p-add", args=f"--add-dir {fx}/added")
+    repo("p-simple", project={"CLAUDE_CODE_SIMPLE": "1"})
+    add("project_simple", "p-simple")
+    add("flag_cowork", "plain", args=f"--settings {flagfile('cow', cow('flag'))}")
+    add("managed_cowork", "plain", managed=managed("cow", cow("managed")))
+    add("process_remote_only", "plain", env="CLAUDE_CODE_REMOTE=1")
+    add("user_automem_false", "plain", cfg("u-amf", autoMemoryEnabled=False))
+    add("process_1_user_empty", "plain", cfg("u-empty", {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": ""}),
+        env="CLAUDE_CODE_DISABLE_AUTO_MEMORY=1")
+    # --setting-sources limits which files are read; does it limit their env too?
+    add("sources_user_project_env", "p-dis", args="--setting-sources user")
+    add("sources_project_user_env", "plain", cfg("u-dis"), args="--setting-sources project")
+    add("sources_user_local_env", "l-dis", args="--setting-sources user")
+    add("sources_user_flag_env", "plain", args=f"--setting-sources user --settings {flagfile('dis', dis)}")
+
+
+def main():
+    root = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
+    if not root:
+        print(__doc__)
+        sys.exit(2)
+    if os.path.exists(root):
+        shutil.rmtree(root)
+    os.makedirs(root)
+    for fx in FAMILIES:
+        fx(root)
+    for d in sorted(os.listdir(root)):
+        print(os.path.join(root, d))
+
+
+FAMILIES = [fx_layers, fx_truncation, fx_settings_env, fx_agents, fx_symlinks, fx_encoding,
+            fx_yaml_paths, fx_size, fx_memory_env, fx_unicode]
+
+if __name__ == "__main__":
+    main()
