@@ -464,6 +464,57 @@ def fx_unicode(root):
     case(fx, "include_other_form", CWD="inc")
 
 
+def fx_markdown(root):
+    """Text handling that a random differential run showed to differ: Markdown link reference
+    definitions (2.1.197 drops them from the text, 2.1.332 keeps them) and CRLF bodies after a
+    frontmatter opener with trailing blanks."""
+    fx = os.path.join(root, "markdown")
+    home(fx)
+    r = f"{fx}/repo"
+    w(f"{r}/CLAUDE.md", "[ref]: http://example.com\nROOT after a definition on line 1\n\n"
+                        "middle text\n[other]: @inc.md \"title\"\n\nafter\n"
+                        "  [indented]: /x\n[^note]: footnote\n\n[used][ref] and [other]\n<!-- comment -->\nend\n")
+    w(f"{r}/inc.md", "INC\n")
+    wb(f"{r}/.claude/rules/def-crlf.md", b"[ref]: @./x.md#\r\n<!-->\r\n\ttab text\r\nDEF-CRLF-RULE\r\n")
+    wb(f"{r}/.claude/rules/fm-def.md", b"---\n---\n[ref]: @./e.txt#\n\n\ttab text\nFM-DEF-RULE\n")
+    wb(f"{r}/.claude/rules/fm-space-crlf.md", b"--- \r\nname: y\r\n---\r\n\r\nFM-SPACE-CRLF line 1\r\nline 2\r\n")
+    wb(f"{r}/.claude/rules/fm-tab-crlf.md", b"---\t\r\nname: y\r\n---\r\nFM-TAB-CRLF line 1\r\nline 2\r\n")
+    wb(f"{r}/.claude/rules/fm-crlf.md", b"---\r\nname: y\r\n---\r\nFM-CRLF line 1\r\nline 2\r\n")
+    wb(f"{r}/.claude/rules/fm-close-space.md", b"---\nname: y\n--- \nFM-CLOSE-SPACE\n")
+    wb(f"{r}/.claude/rules/crlf-comment.md", b"CRLF-COMMENT a\r\n<!-- c -->\r\nb\r\n")
+    git_repo(r)
+    case(fx, "start", CWD="repo")
+
+
+def fx_settings_invalid(root):
+    """A settings file with one invalid value: 2.1.197 drops the whole file (its claudeMdExcludes
+    too), later versions drop only the bad key. Each repo excludes sub/CLAUDE.md and a rule."""
+    fx = os.path.join(root, "settings_invalid")
+    home(fx)
+    variants = {
+        "valid": {},
+        "relative_dir": {"autoMemoryDirectory": "relative/dir"},
+        "tilde_dotdot_dir": {"autoMemoryDirectory": "~/m1/../m3"},
+        "enabled_string": {"autoMemoryEnabled": "yes"},
+        "excludes_string": {"claudeMdExcludes": "**/sub/CLAUDE.md"},
+        "unknown_key": {"noSuchSetting": 1},
+        "env_number": {"env": {"X": 1}},
+    }
+    for name, extra in variants.items():
+        for where in ["project", "local"]:
+            r = f"{fx}/{where}_{name}"
+            w(f"{r}/CLAUDE.md", f"ROOT {where} {name}\n")
+            w(f"{r}/sub/CLAUDE.md", "SUB-CLAUDE-MD (excluded when the file is read)\n")
+            w(f"{r}/.claude/rules/x.md", "RULE-X (excluded when the file is read)\n")
+            obj = {"claudeMdExcludes": ["**/sub/CLAUDE.md", "**/.claude/rules/x.md"], **extra}
+            if "claudeMdExcludes" in extra:
+                obj["claudeMdExcludes"] = extra["claudeMdExcludes"]
+            fname = "settings.json" if where == "project" else "settings.local.json"
+            w(f"{r}/.claude/{fname}", json.dumps(obj) + "\n")
+            git_repo(r)
+            case(fx, f"{where}_{name}", CWD=f"{where}_{name}/sub")
+
+
 def settings(path, env=None, **extra):
     obj = dict(extra)
     if env is not None:
@@ -619,7 +670,7 @@ def main():
 
 
 FAMILIES = [fx_layers, fx_truncation, fx_settings_env, fx_agents, fx_symlinks, fx_encoding,
-            fx_yaml_paths, fx_size, fx_memory_env, fx_unicode]
+            fx_yaml_paths, fx_size, fx_memory_env, fx_unicode, fx_markdown, fx_settings_invalid]
 
 if __name__ == "__main__":
     main()
