@@ -1,8 +1,9 @@
 //! "What Claude sees": the four-layer context for a folder, exactly as Claude Code would send
 //! it, with per-file provenance; and what it would attach after files are read.
 
-use crate::{ApiError, Mneme};
+use crate::{ApiError, Mneme, RenderedFor};
 use mneme_claudemd::{LoadOptions, LoadedFile, Sources};
+use mneme_core::versions::ClaudeVersion;
 use mneme_core::{text, Layer};
 use mneme_store::paths::{self, AutoMemSource};
 use mneme_store::settings::{self, EnabledSources, Settings};
@@ -23,6 +24,9 @@ pub struct ContextRequest {
     pub settings_file: Option<PathBuf>,
     /// The date to print (`YYYY-MM-DD`); `None` = today.
     pub date: Option<String>,
+    /// Render as this Claude Code release does; `None` = the one installed, else the newest
+    /// the matrix checks.
+    pub claude_version: Option<ClaudeVersion>,
 }
 
 /// Where auto memory lives for this folder and whether Claude Code would use it.
@@ -94,6 +98,8 @@ pub struct ContextView {
     pub total_tokens: usize,
     /// Settings files that could not be read (reported, never overwritten).
     pub settings_problems: Vec<String>,
+    /// Whose behaviours this follows.
+    pub claude_code: RenderedFor,
 }
 
 /// What Claude Code would attach after reading some files.
@@ -103,6 +109,8 @@ pub struct ContextView {
 pub struct TouchedView {
     pub block: String,
     pub files: Vec<ContextFile>,
+    /// Whose behaviours this follows.
+    pub claude_code: RenderedFor,
 }
 
 /// Everything resolved for one folder, shared by `context` and `touched`.
@@ -112,6 +120,7 @@ pub(crate) struct Resolved {
     pub options: LoadOptions,
     pub auto_memory: AutoMemoryInfo,
     pub memdir: PathBuf,
+    pub claude_code: RenderedFor,
 }
 
 impl Mneme {
@@ -124,6 +133,7 @@ impl Mneme {
             )));
         }
         let cwd = paths::project_root(&req.cwd);
+        let (claude_code, profile) = self.rendered_for(req.claude_version);
         let enabled = match &req.setting_sources {
             Some(list) => EnabledSources::parse(list)?,
             None => EnabledSources::all(),
@@ -159,8 +169,9 @@ impl Mneme {
             // `--bare` (CLAUDE_CODE_SIMPLE) skips CLAUDE.md files unless --add-dir was given.
             disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS")
                 || (env.is_truthy("CLAUDE_CODE_SIMPLE") && req.add_dirs.is_empty()),
+            profile,
         };
-        Ok(Resolved { cwd, settings, options, auto_memory, memdir: amd.dir })
+        Ok(Resolved { cwd, settings, options, auto_memory, memdir: amd.dir, claude_code })
     }
 
     /// The user-context block Claude Code would send from `req.cwd`, with provenance.
@@ -169,7 +180,7 @@ impl Mneme {
         let ctx = mneme_claudemd::load(&r.options);
         let claude_md = mneme_claudemd::render_claude_md(&ctx.files);
         let date = req.date.clone().unwrap_or_else(|| self.today());
-        let block = mneme_claudemd::render_user_context(&claude_md, &date);
+        let block = mneme_claudemd::render_instructions(&r.options.profile, &claude_md, &date);
         let files: Vec<ContextFile> = ctx.files.iter().map(context_file).collect();
         Ok(ContextView {
             cwd: r.cwd,
@@ -192,6 +203,7 @@ impl Mneme {
             nested_candidates: ctx.nested_candidates.clone(),
             auto_memory: r.auto_memory,
             settings_problems: r.settings.errors().map(|e| e.to_string()).collect(),
+            claude_code: r.claude_code,
         })
     }
 
@@ -201,12 +213,16 @@ impl Mneme {
         // In `--bare` mode Claude Code never attaches nested memory, --add-dir or not
         // (captured: testdata/conformance-extra/expected/bare__*).
         if self.env.is_truthy("CLAUDE_CODE_SIMPLE") {
-            return Ok(TouchedView { block: String::new(), files: Vec::new() });
+            return Ok(TouchedView { block: String::new(), files: Vec::new(), claude_code: r.claude_code });
         }
         let ctx = mneme_claudemd::load(&r.options);
         let targets: Vec<PathBuf> = targets.iter().map(|t| absolute(&r.cwd, t)).collect();
         let attached = mneme_claudemd::touched(&r.options, &ctx, &targets);
-        Ok(TouchedView { block: mneme_claudemd::render_lazy(&attached), files: attached.iter().map(context_file).collect() })
+        Ok(TouchedView {
+            block: mneme_claudemd::render_lazy(&r.options.profile, &attached),
+            files: attached.iter().map(context_file).collect(),
+            claude_code: r.claude_code,
+        })
     }
 }
 

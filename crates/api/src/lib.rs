@@ -10,6 +10,7 @@
 //! is recorded in the dream history as failed, and the call answers with the error. API keys go into the OS keyring
 //! and never come back out through here; front ends learn only whether one is set.
 
+mod claude_code;
 mod context;
 mod dreams;
 mod error;
@@ -24,6 +25,8 @@ mod recall;
 mod team;
 
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
+pub use claude_code::{ClaudeCodeInfo, RenderedFor};
+pub use mneme_core::versions::ClaudeVersion;
 pub use error::{ApiError, ErrorCode};
 pub use dreams::{
     BackgroundRun, DailyLog, DreamFile, DreamFileAction, DreamGate, DreamGates, DreamHistory, DreamListItem, DreamLock,

@@ -5,7 +5,7 @@
 use crate::marked::{self, Kind, Token};
 use crate::paths;
 use mneme_core::frontmatter;
-use mneme_core::text::{js_trim, js_trim_start, truncate_entrypoint};
+use mneme_core::text::{js_trim, js_trim_start, truncate_entrypoint_with};
 use regex::Regex;
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -62,7 +62,8 @@ pub enum ParseFailure {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Truncation {
     None,
-    Entrypoint,
+    /// MEMORY.md: cut to its caps, with the note in the release's wording.
+    Entrypoint(mneme_core::versions::TruncationNote),
 }
 
 /// `parseMemoryFileContent(raw, filePath, type, includeBasePath)`. `include_base` is the
@@ -99,8 +100,8 @@ pub fn parse_memory_file_content(
         _ => Vec::new(),
     };
     let (content, truncated) = match truncation {
-        Truncation::Entrypoint => {
-            let t = truncate_entrypoint(&stripped);
+        Truncation::Entrypoint(note) => {
+            let t = truncate_entrypoint_with(&stripped, note);
             let was = t.was_truncated();
             (t.content, was)
         }
@@ -372,7 +373,7 @@ mod tests {
 
     #[test]
     fn memory_md_is_truncated_and_never_included() {
-        let p = parse_memory_file_content("---\nx: y\n---\n@a.md\n<!-- c -->\n", "/m/MEMORY.md", Truncation::Entrypoint, None, "/h").unwrap();
+        let p = parse_memory_file_content("---\nx: y\n---\n@a.md\n<!-- c -->\n", "/m/MEMORY.md", Truncation::Entrypoint(mneme_core::versions::TruncationNote::Reason), None, "/h").unwrap();
         assert_eq!(p.content, "@a.md");
         assert!(p.include_paths.is_empty());
         assert!(p.content_differs_from_disk);

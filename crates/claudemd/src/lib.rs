@@ -1,10 +1,11 @@
-//! Claude Code's CLAUDE.md loader, reproduced byte for byte (Claude Code 2.1.197,
-//! `src/utils/claudemd.ts` and the nested-memory attachment driver in `attachments.ts`).
+//! Claude Code's CLAUDE.md loader, reproduced byte for byte for every release in the version
+//! matrix (`mneme_core::versions`): `src/utils/claudemd.ts` and the nested-memory attachment
+//! driver in `attachments.ts`. Where releases differ, [`LoadOptions::profile`] decides.
 //!
 //! - [`load`] is `getMemoryFiles`: Managed, User, every directory from the filesystem root
 //!   down to the original cwd (Project + Local), `--add-dir` directories, then MEMORY.md.
-//! - [`render_claude_md`] is `getClaudeMds`; [`render_user_context`] wraps it (with the date)
-//!   into the first user message's `<system-reminder>` block.
+//! - [`render_claude_md`] is `getClaudeMds`; [`render_instructions`] wraps it into the
+//!   `<system-reminder>` block of the first user message, as the release does.
 //! - [`touched`] is `getNestedMemoryAttachmentsForFile` for files a tool read: conditional
 //!   rules whose globs match and CLAUDE.md files between the cwd and the file.
 //!
@@ -17,7 +18,8 @@ mod loader;
 mod marked;
 mod paths;
 
-use mneme_core::Layer;
+use mneme_core::versions::{InstructionsWrapper, LazyAttachment};
+use mneme_core::{Layer, Profile};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -64,6 +66,8 @@ pub struct LoadOptions {
     pub team_mem_entrypoint: Option<PathBuf>,
     /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS`.
     pub disabled: bool,
+    /// The behaviours of the Claude Code release being reproduced.
+    pub profile: Profile,
 }
 
 /// The result of an eager load.
@@ -205,25 +209,37 @@ pub fn render_claude_md(files: &[LoadedFile]) -> String {
     format!("{MEMORY_INSTRUCTION_PROMPT}\n\n{}", blocks.join("\n\n"))
 }
 
-/// The first user message's context block (`prependUserContext` over `getUserContext()`).
-pub fn render_user_context(claude_md: &str, current_date: &str) -> String {
-    let mut entries: Vec<String> = Vec::new();
-    if !claude_md.is_empty() {
-        entries.push(format!("# claudeMd\n{claude_md}"));
+/// The instructions as the release sends them in its first request: `""` when it sends
+/// nothing. `current_date` is used only by releases that put the date into the same block.
+pub fn render_instructions(profile: &Profile, claude_md: &str, current_date: &str) -> String {
+    match profile.instructions {
+        // `prependUserContext` over `getUserContext()`.
+        InstructionsWrapper::UserContext => {
+            let mut entries: Vec<String> = Vec::new();
+            if !claude_md.is_empty() {
+                entries.push(format!("# claudeMd\n{claude_md}"));
+            }
+            entries.push(format!("# currentDate\nToday's date is {current_date}."));
+            format!(
+                "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n{}\n\n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n\n",
+                entries.join("\n")
+            )
+        }
+        InstructionsWrapper::OwnReminder if claude_md.is_empty() => String::new(),
+        InstructionsWrapper::OwnReminder => format!("<system-reminder>\n{claude_md}\n</system-reminder>"),
     }
-    entries.push(format!("# currentDate\nToday's date is {current_date}."));
-    format!(
-        "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n{}\n\n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n\n",
-        entries.join("\n")
-    )
 }
 
-/// Lazily attached files as Claude Code shows them: `Contents of <path>:\n\n<content>` (the
-/// content untrimmed), joined by a blank line; `""` when there are none.
-pub fn render_lazy(files: &[LoadedFile]) -> String {
-    files
-        .iter()
-        .map(|f| format!("Contents of {}:\n\n{}", f.path.to_string_lossy(), f.content))
-        .collect::<Vec<_>>()
-        .join("\n\n")
+/// Lazily attached files as the release sends them (each file's content untrimmed); `""`
+/// when there are none. Older releases send one system message, `Contents of <path>:` blocks
+/// joined by a blank line; newer ones one `<system-reminder>` block per file, printed here one
+/// after the other as they follow each other in the message.
+pub fn render_lazy(profile: &Profile, files: &[LoadedFile]) -> String {
+    let block = |f: &LoadedFile| format!("Contents of {}:\n\n{}", f.path.to_string_lossy(), f.content);
+    match profile.lazy {
+        LazyAttachment::SystemMessage => files.iter().map(block).collect::<Vec<_>>().join("\n\n"),
+        LazyAttachment::ReminderPerFile => {
+            files.iter().map(|f| format!("<system-reminder>\n{}\n</system-reminder>\n", block(f))).collect()
+        }
+    }
 }

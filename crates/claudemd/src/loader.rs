@@ -22,6 +22,8 @@ struct Walker {
     cwd: String,
     home: String,
     excludes: Excludes,
+    /// How the release words the MEMORY.md truncation note.
+    note: mneme_core::versions::TruncationNote,
     /// Only the eager load reports skipped files and conditional rules.
     record: bool,
     skipped: Vec<SkippedFile>,
@@ -70,6 +72,7 @@ impl Walker {
             cwd: path_str(&opts.original_cwd),
             home: path_str(&opts.home),
             excludes: Excludes::new(&opts.excludes),
+            note: opts.profile.truncation_note,
             record,
             skipped: Vec::new(),
             conditional: Vec::new(),
@@ -423,7 +426,7 @@ impl Walker {
                 return None;
             }
         };
-        let parsed = match content::parse_memory_file_content(&raw, path, Truncation::Entrypoint, None, &self.home) {
+        let parsed = match content::parse_memory_file_content(&raw, path, Truncation::Entrypoint(self.note), None, &self.home) {
             Ok(p) => p,
             Err(ParseFailure::NonTextExtension) => {
                 self.skip(path, layer, None, SkipReason::NonTextExtension);

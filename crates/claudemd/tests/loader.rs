@@ -3,8 +3,9 @@
 //! could also meet a stray CLAUDE.md above the temp folder on a developer machine).
 
 use mneme_claudemd::{
-    load, render_claude_md, render_lazy, render_user_context, touched, Context, LoadOptions, LoadedFile, SkipReason, Sources,
+    load, render_claude_md, render_instructions, render_lazy, touched, Context, LoadOptions, LoadedFile, SkipReason, Sources,
 };
+use mneme_core::versions::{behaviours, ClaudeVersion};
 use mneme_core::Layer;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -61,6 +62,7 @@ impl Fx {
             auto_mem_entrypoint: None,
             team_mem_entrypoint: None,
             disabled: false,
+            profile: behaviours(ClaudeVersion::new(2, 1, 197)),
         }
     }
 
@@ -177,7 +179,7 @@ fn disabled_loads_nothing() {
     assert_eq!(ctx, Context::default());
     assert!(touched(&opts, &ctx, &[fx.p("repo/a.ts")]).is_empty());
     assert_eq!(
-        render_user_context(&render_claude_md(&ctx.files), "2026-11-29"),
+        render_instructions(&opts.profile, &render_claude_md(&ctx.files), "2026-11-29"),
         "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# currentDate\nToday's date is 2026-11-29.\n\n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n\n"
     );
 }
@@ -484,10 +486,18 @@ fn touched_walks_down_and_dedupes_across_targets() {
         vec!["repo/a/CLAUDE.md", "repo/a/a-inc.md", "repo/a/.claude/CLAUDE.md", "repo/a/CLAUDE.local.md", "repo/a/.claude/rules/u.md", "repo/a/b/CLAUDE.md"]
     );
     // repo/c/CLAUDE.md was itself read, so it is already in the read-file state.
-    let lazy = render_lazy(&got);
+    let lazy = render_lazy(&opts.profile, &got);
     assert!(lazy.starts_with(&format!("Contents of {}:\n\nA @a-inc.md", fx.p("repo/a/CLAUDE.md").display())));
     assert!(lazy.contains(":\n\nA INC\n\n\nContents of "));
-    assert_eq!(render_lazy(&[]), "");
+    assert_eq!(render_lazy(&opts.profile, &[]), "");
+    // Newer releases send one reminder per file, and no instructions block when none loads.
+    let newer = behaviours(ClaudeVersion::new(2, 1, 332));
+    let blocks = render_lazy(&newer, &got);
+    assert!(blocks.starts_with(&format!("<system-reminder>\nContents of {}:\n\nA @a-inc.md", fx.p("repo/a/CLAUDE.md").display())));
+    assert_eq!(blocks.matches("<system-reminder>\n").count(), got.len());
+    assert_eq!(blocks.matches("\n</system-reminder>\n").count(), got.len());
+    assert_eq!(render_lazy(&newer, &[]), "");
+    assert_eq!(render_instructions(&newer, "", "2026-11-29"), "");
     // Respects the sources: without project, only Local and rules attach.
     let mut local_only = opts.clone();
     local_only.sources = Sources { user: true, project: false, local: true };

@@ -16,7 +16,7 @@ mod team_sync;
 
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
-use mneme_api::{ContextRequest, Environment, MemoryEdit, MemoryListFilter, Mneme, NewMemoryRequest, SystemClock};
+use mneme_api::{ClaudeVersion, ContextRequest, Environment, MemoryEdit, MemoryListFilter, Mneme, NewMemoryRequest, SystemClock};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,11 +46,15 @@ struct Where {
     /// Claude Code's --settings FILE (flag settings).
     #[arg(long = "settings", value_name = "FILE")]
     settings_file: Option<PathBuf>,
+    /// Show it as this Claude Code release sends it (default: the installed one, else the
+    /// newest release Mneme checks). `mneme claude-code` says which is installed.
+    #[arg(long = "claude-version", value_name = "X.Y.Z")]
+    claude_version: Option<ClaudeVersion>,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print byte for byte the user-context block Claude Code would send from a folder.
+    /// Print byte for byte the instructions block Claude Code would send from a folder.
     Context {
         #[command(flatten)]
         at: Where,
@@ -338,6 +342,7 @@ fn request(at: &Where, date: Option<String>) -> Result<ContextRequest> {
         add_dirs: at.add_dirs.clone(),
         settings_file: at.settings_file.clone(),
         date,
+        claude_version: at.claude_version,
     })
 }
 

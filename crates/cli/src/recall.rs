@@ -70,7 +70,7 @@ pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
                 Some(c) => absolute(c)?,
                 None => std::env::current_dir()?,
             };
-            let req = ContextRequest { cwd, setting_sources: None, add_dirs: Vec::new(), settings_file: None, date: None };
+            let req = ContextRequest { cwd, ..ContextRequest::default() };
             let auto = mneme.context(&req)?.auto_memory;
             if !auto.enabled {
                 eprintln!("note: auto memory is off here ({}); Claude Code would recall nothing.", auto.reason);

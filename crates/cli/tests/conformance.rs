@@ -55,6 +55,9 @@ fn mneme(fx: &Path, case: &BTreeMap<String, String>, args: &[String]) -> String 
         .arg("--managed-dir")
         .arg(&managed)
         .args(args)
+        // The committed goldens were captured from 2.1.197; the version matrix
+        // (tests/versions.rs) checks every release against its binary at test time.
+        .args(["--claude-version", "2.1.197"])
         .arg("--cwd")
         .arg(fx.join(&case["CWD"]));
     if let Some(extra) = case.get("EXTRA_ENV") {

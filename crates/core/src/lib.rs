@@ -9,8 +9,10 @@ pub mod layer;
 pub mod memory_type;
 pub mod sanitize;
 pub mod text;
+pub mod versions;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use frontmatter::{Frontmatter, FrontmatterError};
 pub use layer::Layer;
 pub use memory_type::MemoryType;
+pub use versions::{ClaudeVersion, Fidelity, Profile};

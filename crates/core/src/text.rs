@@ -1,6 +1,8 @@
 //! Claude Code measures text as JavaScript does: lengths are UTF-16 code units and `trim()`
 //! uses ECMAScript's whitespace set. These helpers reproduce that so limits match exactly.
 
+use crate::versions::TruncationNote;
+
 /// `MAX_ENTRYPOINT_LINES` in `src/memdir/memdir.ts`.
 pub const MAX_ENTRYPOINT_LINES: usize = 200;
 /// `MAX_ENTRYPOINT_BYTES` in `src/memdir/memdir.ts`; despite the name, UTF-16 code units.
@@ -86,9 +88,14 @@ impl EntrypointTruncation {
     }
 }
 
-/// Claude Code's `truncateEntrypointContent`: 200 lines first, then 25,000 UTF-16 units cut
-/// at the last newline, then the exact warning.
+/// Claude Code's `truncateEntrypointContent` with the newest release's note.
 pub fn truncate_entrypoint(raw: &str) -> EntrypointTruncation {
+    truncate_entrypoint_with(raw, crate::versions::newest().truncation_note)
+}
+
+/// Claude Code's `truncateEntrypointContent`: 200 lines first, then 25,000 UTF-16 units cut
+/// at the last newline, then the warning in the wording of the release (`note`).
+pub fn truncate_entrypoint_with(raw: &str, note: TruncationNote) -> EntrypointTruncation {
     let trimmed = js_trim(raw);
     let line_count = trimmed.split('\n').count();
     let unit_count = utf16_len(trimmed);
@@ -126,10 +133,53 @@ pub fn truncate_entrypoint(raw: &str) -> EntrypointTruncation {
         (true, false) => format!("{line_count} lines (limit: {MAX_ENTRYPOINT_LINES})"),
         _ => format!("{line_count} lines and {}", format_file_size(unit_count)),
     };
+    let loaded = match note {
+        TruncationNote::Reason => "Only part of it was loaded".to_string(),
+        TruncationNote::ReasonAndCut => {
+            format!("Only part of it was loaded: {}", what_was_cut(trimmed, &truncated, line_count))
+        }
+    };
     let content = format!(
-        "{truncated}\n\n> WARNING: MEMORY.md is {reason}. Only part of it was loaded. Keep index entries to one line under ~200 chars; move detail into topic files."
+        "{truncated}\n\n> WARNING: MEMORY.md is {reason}. {loaded}. Keep index entries to one line under ~200 chars; move detail into topic files."
     );
     EntrypointTruncation { content, line_count, unit_count, was_line_truncated, was_unit_truncated }
+}
+
+/// Which part of MEMORY.md a cut left out, as newer releases word it. `kept` is a prefix of
+/// `trimmed`. When the cut fell on a line end, the lines after it are counted and the first
+/// of them quoted (at most 80 UTF-16 units, shortened at a word); otherwise the first line
+/// alone was too long and the note says after how many characters it was cut.
+fn what_was_cut(trimmed: &str, kept: &str, line_count: usize) -> String {
+    let rest = &trimmed[kept.len()..];
+    if !rest.starts_with('\n') {
+        return format!("everything after the first {} characters of line 1 was cut off", utf16_len(kept));
+    }
+    let kept_lines = kept.matches('\n').count() + 1;
+    let first_cut = js_trim(rest[1..].split('\n').next().unwrap_or(""));
+    let quote = if first_cut.is_empty() { String::new() } else { format!(" (\"{}\")", shorten_at_word(first_cut, 80)) };
+    format!(
+        "{} of {line_count} lines were cut off, starting at line {}{quote}",
+        line_count - kept_lines,
+        kept_lines + 1
+    )
+}
+
+/// Shortens `s` to at most `max` UTF-16 units ending in `…`: at the last word break when
+/// that keeps more than half, else mid-word. Never splits a surrogate pair.
+pub fn shorten_at_word(s: &str, max: usize) -> String {
+    if utf16_len(s) <= max {
+        return s.to_string();
+    }
+    let head = &s[..byte_offset_of_utf16(s, max - 1)];
+    // The start of the last run of whitespace followed by non-whitespace up to the end.
+    let last_break = head
+        .char_indices()
+        .filter(|&(i, c)| is_js_whitespace(c) && !head[i + c.len_utf8()..].chars().any(is_js_whitespace))
+        .map(|(i, _)| i)
+        .next();
+    let at_word = last_break.map(|i| head[..i].trim_end_matches(is_js_whitespace)).unwrap_or("");
+    let body = if utf16_len(at_word) * 2 > max { at_word } else { head.trim_end_matches(is_js_whitespace) };
+    format!("{body}…")
 }
 
 /// JavaScript's `new Date(ms).toISOString()`: `2026-11-29T13:16:47.123Z`.
@@ -182,7 +232,7 @@ mod tests {
     }
 
     fn check_trunc(input: &str, truncated: bool, warning: Option<&str>) {
-        let t = truncate_entrypoint(input);
+        let t = truncate_entrypoint_with(input, TruncationNote::Reason);
         assert_eq!(t.was_truncated(), truncated, "truncated flag");
         match warning {
             Some(w) => assert!(t.content.ends_with(w), "warning: {}", &t.content[t.content.len().saturating_sub(300)..]),
@@ -222,6 +272,39 @@ mod tests {
         let t = truncate_entrypoint(&s);
         assert!(t.content.starts_with(&"x".repeat(25_000)));
         assert!(!t.content.starts_with(&"x".repeat(25_001)));
+    }
+
+    #[test]
+    fn newer_notes_say_what_was_cut() {
+        let note = |s: &str| {
+            let t = truncate_entrypoint_with(s, TruncationNote::ReasonAndCut);
+            t.content.split("\n\n> WARNING: ").nth(1).unwrap().to_string()
+        };
+        let lines: String = (1..=250).map(|i| format!("- line {i}\n")).collect();
+        assert_eq!(
+            note(&lines),
+            "MEMORY.md is 250 lines (limit: 200). Only part of it was loaded: 50 of 250 lines were cut off, \
+             starting at line 201 (\"- line 201\"). Keep index entries to one line under ~200 chars; move detail into topic files."
+        );
+        // One line too long for the size cap: cut mid-line, counted in UTF-16 units.
+        assert!(note(&"😀".repeat(13_000)).contains("Only part of it was loaded: everything after the first 25000 characters of line 1 was cut off."));
+        // A blank first cut line is not quoted.
+        let blank = format!("{}\n{}", "a\n".repeat(200), "b\n".repeat(60));
+        assert!(note(&blank).contains("lines were cut off, starting at line 201. Keep"));
+    }
+
+    #[test]
+    fn shortens_quotes_like_claude_code() {
+        assert_eq!(shorten_at_word("short", 80), "short");
+        let long = format!("- [Topic 75](topic-75.md) — {}", "x".repeat(120));
+        let s = shorten_at_word(&long, 80);
+        assert_eq!(utf16_len(&s), 80);
+        assert!(s.ends_with("xxxx…"), "no break keeps more than half, so it cuts mid-word");
+        let words = "word ".repeat(30);
+        assert_eq!(shorten_at_word(&words, 80), format!("{}…", "word ".repeat(15).trim_end()));
+        // A surrogate pair straddling the cut is dropped whole.
+        let emoji = format!("{}😀😀", "a".repeat(78));
+        assert_eq!(shorten_at_word(&emoji, 80), format!("{}…", "a".repeat(78)));
     }
 
     #[test]

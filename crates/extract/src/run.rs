@@ -438,6 +438,7 @@ impl Extractor {
             additional_dirs_claude_md: false,
             auto_mem_entrypoint: None,
             team_mem_entrypoint: None,
+            profile: mneme_core::versions::newest(),
             disabled: self.env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS"),
         };
         mneme_claudemd::load(&opts)

@@ -1,0 +1,324 @@
+//! Claude Code versions and what changes between them.
+//!
+//! Claude Code updates itself almost daily, and some releases change what it sends the model:
+//! the wrapper around the instructions, how files attached later arrive, the wording of the
+//! MEMORY.md truncation warning, which files it reads. Every such difference lives here, as
+//! data: [`CHANGES`] lists each change with the first release that has it, [`behaviours`]
+//! folds them into the [`Profile`] of a release, and the loader and renderers take a
+//! `Profile` instead of testing versions. A new change is one variant and one row.
+//!
+//! The table's boundaries were found by bisecting the npm releases against the real binaries;
+//! `docs/claude-code-versions.md` says how, per behaviour. The versions the test matrix runs
+//! the real binary for are listed in `data/claude-code-versions.txt` (one per line); a version
+//! inside that range is covered by the bisection, one outside it is *unverified*: Mneme then
+//! uses the nearest profile and says so.
+
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// A Claude Code release number, `MAJOR.MINOR.PATCH`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClaudeVersion {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl ClaudeVersion {
+    pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
+        ClaudeVersion { major, minor, patch }
+    }
+
+    /// The version in what `claude --version` prints (`2.1.332 (Claude Code)`), or in a bare
+    /// `2.1.332`; a pre-release or build suffix (`-beta.1`, `+abc`) is ignored.
+    pub fn from_version_output(text: &str) -> Option<Self> {
+        text.split_whitespace().find_map(|word| word.parse().ok())
+    }
+}
+
+impl fmt::Display for ClaudeVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+impl Serialize for ClaudeVersion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionParseError(pub String);
+
+impl fmt::Display for VersionParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} is not a Claude Code version; write it as MAJOR.MINOR.PATCH, for example 2.1.332", self.0)
+    }
+}
+
+impl std::error::Error for VersionParseError {}
+
+impl FromStr for ClaudeVersion {
+    type Err = VersionParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let core = s.trim().trim_start_matches('v');
+        let core = core.split(['-', '+']).next().unwrap_or(core);
+        let parts: Vec<&str> = core.split('.').collect();
+        let num = |p: &str| -> Option<u32> {
+            (!p.is_empty() && p.len() <= 9 && p.bytes().all(|b| b.is_ascii_digit())).then(|| p.parse().ok()).flatten()
+        };
+        match parts.as_slice() {
+            [a, b, c] => match (num(a), num(b), num(c)) {
+                (Some(major), Some(minor), Some(patch)) => Ok(ClaudeVersion { major, minor, patch }),
+                _ => Err(VersionParseError(s.to_string())),
+            },
+            _ => Err(VersionParseError(s.to_string())),
+        }
+    }
+}
+
+/// How the CLAUDE.md files reach the model in the first request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum InstructionsWrapper {
+    /// One `<system-reminder>` "user context" block holding `# claudeMd` (when there are
+    /// files) and `# currentDate`, closed by a note that the context may not be relevant.
+    /// The block is sent even when no file loads (it still carries the date).
+    UserContext,
+    /// The instructions are a `<system-reminder>` block of their own, with no section header
+    /// and no date (the date moved to the end of the system prompt); nothing is sent when no
+    /// file loads.
+    OwnReminder,
+}
+
+/// How files attached after the model reads something (conditional rules, sub-folder
+/// CLAUDE.md) arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum LazyAttachment {
+    /// One `role: system` message: each file as `Contents of PATH:` and its text, the files
+    /// separated by a blank line.
+    SystemMessage,
+    /// One `<system-reminder>` text block per file in the user message that carries the tool
+    /// results.
+    ReminderPerFile,
+}
+
+/// The note appended to a MEMORY.md that was cut to fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TruncationNote {
+    /// Says why (lines, size or both) and that only part was loaded.
+    Reason,
+    /// Also says what was cut: how many lines from which line, quoting the first cut line, or
+    /// where a single over-long first line was cut.
+    ReasonAndCut,
+}
+
+/// The behaviours of a range of Claude Code releases that change what Mneme shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Profile {
+    /// The first release with exactly these behaviours (the newest change applied).
+    pub since: ClaudeVersion,
+    pub instructions: InstructionsWrapper,
+    pub lazy: LazyAttachment,
+    pub truncation_note: TruncationNote,
+    /// Which wording of the `# Memory` section the system prompt carries (1, 2, …); the text
+    /// itself is read from the user's binary, never shipped.
+    pub memory_policy_revision: u8,
+    /// A rule file reached through a symlink (or inside a symlinked folder) is loaded.
+    pub rules_follow_symlinks: bool,
+    /// A UTF-8 byte-order mark before `---` still lets the frontmatter be recognised.
+    pub frontmatter_after_bom: bool,
+    /// `AGENTS.md` is read as project instructions where a folder has no CLAUDE.md.
+    pub agents_md: bool,
+    /// MEMORY.md's CRLF line ends become LF before it is measured and cut.
+    pub memory_index_crlf_to_lf: bool,
+}
+
+/// One behaviour that changed in a release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Change {
+    /// The `# Memory` section of the system prompt was reworded.
+    MemoryPolicyReworded,
+    /// Rules reached through symlinks stopped loading.
+    RuleSymlinksIgnored,
+    /// A byte-order mark before the frontmatter is skipped.
+    FrontmatterAfterBom,
+    /// The instructions became a `<system-reminder>` of their own, without the date.
+    InstructionsOwnReminder,
+    /// The MEMORY.md truncation note says what was cut.
+    TruncationNoteSaysWhatWasCut,
+    /// `AGENTS.md` is read as project instructions.
+    AgentsMd,
+    /// Files attached later arrive as one `<system-reminder>` block per file.
+    LazyReminderPerFile,
+    /// MEMORY.md's CRLF line ends are read as LF.
+    MemoryIndexCrlfToLf,
+}
+
+impl Change {
+    fn apply(self, p: &mut Profile) {
+        match self {
+            Change::MemoryPolicyReworded => p.memory_policy_revision += 1,
+            Change::RuleSymlinksIgnored => p.rules_follow_symlinks = false,
+            Change::FrontmatterAfterBom => p.frontmatter_after_bom = true,
+            Change::InstructionsOwnReminder => p.instructions = InstructionsWrapper::OwnReminder,
+            Change::TruncationNoteSaysWhatWasCut => p.truncation_note = TruncationNote::ReasonAndCut,
+            Change::AgentsMd => p.agents_md = true,
+            Change::LazyReminderPerFile => p.lazy = LazyAttachment::ReminderPerFile,
+            Change::MemoryIndexCrlfToLf => p.memory_index_crlf_to_lf = true,
+        }
+    }
+}
+
+/// The oldest behaviours Mneme reproduces: Claude Code 2.1.197's. Older releases get these
+/// too, flagged unverified.
+pub const BASELINE: Profile = Profile {
+    since: ClaudeVersion::new(2, 1, 197),
+    instructions: InstructionsWrapper::UserContext,
+    lazy: LazyAttachment::SystemMessage,
+    truncation_note: TruncationNote::Reason,
+    memory_policy_revision: 1,
+    rules_follow_symlinks: true,
+    frontmatter_after_bom: false,
+    agents_md: false,
+    memory_index_crlf_to_lf: false,
+};
+
+/// Every change since the baseline, with the first release that has it, oldest first.
+/// Found by bisecting the npm releases (docs/claude-code-versions.md).
+pub static CHANGES: &[(ClaudeVersion, Change)] = &[
+    (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
+    (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
+    (ClaudeVersion::new(2, 1, 239), Change::FrontmatterAfterBom),
+    (ClaudeVersion::new(2, 1, 268), Change::InstructionsOwnReminder),
+    (ClaudeVersion::new(2, 1, 268), Change::TruncationNoteSaysWhatWasCut),
+    (ClaudeVersion::new(2, 1, 281), Change::AgentsMd),
+    (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
+    (ClaudeVersion::new(2, 1, 332), Change::MemoryIndexCrlfToLf),
+];
+
+/// The behaviours of `version`: the baseline with every change up to it applied.
+pub fn behaviours(version: ClaudeVersion) -> Profile {
+    let mut p = BASELINE;
+    for &(since, change) in CHANGES.iter().take_while(|(since, _)| *since <= version) {
+        change.apply(&mut p);
+        p.since = since;
+    }
+    p
+}
+
+/// The releases the test matrix runs the real binary for, one per line (`#` comments).
+pub const MATRIX: &str = include_str!("../data/claude-code-versions.txt");
+
+/// The matrix's versions, in file order.
+pub fn matrix() -> Vec<ClaudeVersion> {
+    MATRIX
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| l.parse().expect("data/claude-code-versions.txt holds MAJOR.MINOR.PATCH lines"))
+        .collect()
+}
+
+/// How sure Mneme is that a profile matches a release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Fidelity {
+    /// The release is in the test matrix: checked byte for byte against its binary.
+    Verified,
+    /// Between two matrix releases; the bisection of the releases in between placed it.
+    Bisected,
+    /// Older or newer than anything checked: the nearest profile is used.
+    Unverified,
+}
+
+/// The profile that applies to a release, and how sure that is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resolved {
+    pub version: ClaudeVersion,
+    pub profile: Profile,
+    pub fidelity: Fidelity,
+}
+
+/// The newest release the matrix checks: what Mneme assumes when no Claude Code is installed.
+pub fn newest_checked() -> ClaudeVersion {
+    matrix().into_iter().max().expect("the matrix lists at least one release")
+}
+
+/// The newest known behaviours: every change applied.
+pub fn newest() -> Profile {
+    behaviours(ClaudeVersion::new(u32::MAX, u32::MAX, u32::MAX))
+}
+
+/// The behaviours of `version` and how sure Mneme is of them.
+pub fn profile_for(version: ClaudeVersion) -> Resolved {
+    let profile = behaviours(version);
+    let checked = matrix();
+    let fidelity = if checked.contains(&version) {
+        Fidelity::Verified
+    } else {
+        match (checked.iter().min(), checked.iter().max()) {
+            (Some(lo), Some(hi)) if *lo < version && version < *hi => Fidelity::Bisected,
+            _ => Fidelity::Unverified,
+        }
+    };
+    Resolved { version, profile, fidelity }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> ClaudeVersion {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn parses_what_claude_version_prints() {
+        assert_eq!(ClaudeVersion::from_version_output("2.1.332 (Claude Code)\n"), Some(v("2.1.332")));
+        assert_eq!(v("v2.1.9-beta.1"), ClaudeVersion::new(2, 1, 9));
+        assert_eq!(ClaudeVersion::from_version_output("Claude Code"), None);
+        for bad in ["2.1", "2.1.x", "", "2..1", "1.2.3.4", "99999999999.1.1"] {
+            assert!(bad.parse::<ClaudeVersion>().is_err(), "{bad}");
+        }
+        assert!(v("2.1.10") > v("2.1.9"), "numeric, not lexical");
+    }
+
+    #[test]
+    fn table_is_sorted_and_covers_the_matrix() {
+        assert!(CHANGES.windows(2).all(|w| w[0].0 <= w[1].0));
+        let m = matrix();
+        assert!(m.len() >= 2);
+        for version in m {
+            assert_eq!(profile_for(version).fidelity, Fidelity::Verified);
+        }
+    }
+
+    #[test]
+    fn each_release_gets_the_changes_up_to_it() {
+        assert_eq!(behaviours(v("2.1.197")), BASELINE);
+        assert_eq!(behaviours(v("1.0.0")), BASELINE);
+        let at_267 = behaviours(v("2.1.267"));
+        assert_eq!(at_267.instructions, InstructionsWrapper::UserContext);
+        assert!(!at_267.rules_follow_symlinks && at_267.frontmatter_after_bom);
+        assert_eq!(at_267.since, v("2.1.239"));
+        let at_268 = behaviours(v("2.1.268"));
+        assert_eq!(at_268.instructions, InstructionsWrapper::OwnReminder);
+        assert_eq!(at_268.truncation_note, TruncationNote::ReasonAndCut);
+        assert_eq!(at_268.lazy, LazyAttachment::SystemMessage);
+        assert_eq!(behaviours(v("2.1.332")).lazy, LazyAttachment::ReminderPerFile);
+        assert_eq!(profile_for(v("2.1.300")).fidelity, Fidelity::Bisected);
+        let newer = profile_for(v("2.9.0"));
+        assert_eq!(newer.profile, newest());
+        assert_eq!(newer.fidelity, Fidelity::Unverified);
+        assert_eq!(profile_for(v("1.0.0")).fidelity, Fidelity::Unverified);
+    }
+}

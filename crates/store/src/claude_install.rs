@@ -1,0 +1,204 @@
+//! Which Claude Code this user runs: the `claude` a terminal would start (the first on
+//! `PATH`), else the native installer's or npm's usual places, and the release it is.
+//!
+//! The release decides what Mneme renders (`mneme_core::versions`), so it is read from the
+//! binary itself (`claude --version`, which answers in milliseconds and touches no state)
+//! rather than guessed from a folder name, and cached per binary (path, size, mtime) because
+//! Claude Code replaces itself when it updates.
+
+use crate::env::Environment;
+use mneme_core::ClaudeVersion;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long `claude --version` may take before Mneme gives up on it.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where the binary was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum FoundBy {
+    /// The first `claude` on `PATH`: what a terminal runs.
+    Path,
+    /// The native installer's launcher (`~/.local/bin/claude`) or its older local install
+    /// (`~/.claude/local/claude`).
+    NativeInstaller,
+    /// An npm global install outside `PATH`.
+    NpmGlobal,
+}
+
+/// An installed Claude Code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaudeInstall {
+    /// The path that was found (a launcher or symlink, as the user knows it).
+    pub path: PathBuf,
+    /// The file it resolves to.
+    pub resolved: PathBuf,
+    pub found_by: FoundBy,
+    /// `None` when `claude --version` failed; `version_error` says why.
+    pub version: Option<ClaudeVersion>,
+    pub version_error: Option<String>,
+}
+
+/// Finds the Claude Code this user runs, or `None` when there is none.
+pub fn detect(env: &Environment) -> Option<ClaudeInstall> {
+    let (path, found_by) = candidates(env).into_iter().find(|(p, _)| is_executable(p))?;
+    let resolved = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    let (version, version_error) = match cached_version(&resolved) {
+        Ok(v) => (Some(v), None),
+        Err(e) => (None, Some(e)),
+    };
+    Some(ClaudeInstall { path, resolved, found_by, version, version_error })
+}
+
+/// Every place Claude Code may be, in the order a user's shell and the installers make them
+/// win: `PATH` first, then the native installer, then npm's global folders.
+pub fn candidates(env: &Environment) -> Vec<(PathBuf, FoundBy)> {
+    let mut out = Vec::new();
+    for dir in std::env::split_paths(env.var("PATH").unwrap_or("")) {
+        // An empty or relative PATH entry means the current folder, which depends on where
+        // Mneme was started, not on the user's setup.
+        if dir.is_absolute() {
+            out.push((dir.join("claude"), FoundBy::Path));
+        }
+    }
+    let home = &env.home;
+    out.push((home.join(".local/bin/claude"), FoundBy::NativeInstaller));
+    out.push((env.config_home().join("local/claude"), FoundBy::NativeInstaller));
+    for prefix in npm_prefixes(env) {
+        out.push((prefix.join("bin/claude"), FoundBy::NpmGlobal));
+    }
+    out
+}
+
+/// npm's global prefixes: `NPM_CONFIG_PREFIX`, the user-level ones people configure, and the
+/// system ones Node's installers use.
+fn npm_prefixes(env: &Environment) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(p) = env.var("NPM_CONFIG_PREFIX").or_else(|| env.var("npm_config_prefix")).filter(|p| p.starts_with('/')) {
+        out.push(PathBuf::from(p));
+    }
+    out.push(env.home.join(".npm-global"));
+    out.push(env.home.join(".local"));
+    out.push(PathBuf::from("/usr/local"));
+    out.push(PathBuf::from("/usr"));
+    out
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+type Key = (PathBuf, u64, Option<SystemTime>);
+static CACHE: LazyLock<Mutex<HashMap<Key, Result<ClaudeVersion, String>>>> = LazyLock::new(Default::default);
+
+/// `claude --version` for `bin`, remembered while the file stays the same.
+fn cached_version(bin: &Path) -> Result<ClaudeVersion, String> {
+    let meta = std::fs::metadata(bin).map_err(|e| format!("cannot read {}: {e}", bin.display()))?;
+    let key = (bin.to_path_buf(), meta.len(), meta.modified().ok());
+    if let Some(hit) = CACHE.lock().expect("version cache").get(&key) {
+        return hit.clone();
+    }
+    let got = version_of(bin);
+    CACHE.lock().expect("version cache").insert(key, got.clone());
+    got
+}
+
+/// Runs `bin --version` with no input, a bounded time, and nothing but a minimal
+/// environment, and reads the release from what it prints.
+pub fn version_of(bin: &Path) -> Result<ClaudeVersion, String> {
+    let mut child = Command::new(bin)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .spawn()
+        .map_err(|e| format!("could not run {} --version: {e}", bin.display()))?;
+    let deadline = Instant::now() + VERSION_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{} --version did not answer within {}s", bin.display(), VERSION_TIMEOUT.as_secs()));
+            }
+            Err(e) => return Err(format!("could not wait for {} --version: {e}", bin.display())),
+        }
+    };
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_string(&mut out);
+    }
+    if !status.success() {
+        return Err(format!("{} --version failed ({status})", bin.display()));
+    }
+    ClaudeVersion::from_version_output(&out)
+        .ok_or_else(|| format!("{} --version printed no version: {:?}", bin.display(), out.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn fake_claude(dir: &Path, body: &str) -> PathBuf {
+        std::fs::create_dir_all(dir).unwrap();
+        let p = dir.join("claude");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn path_wins_over_the_installers() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        fake_claude(&home.join(".local/bin"), "echo '2.1.300 (Claude Code)'");
+        let on_path = fake_claude(&t.path().join("bin"), "echo '2.1.332 (Claude Code)'");
+        let env = Environment::with_home(&home).set_var("PATH", format!("relative:{}", t.path().join("bin").display()));
+        let found = detect(&env).unwrap();
+        assert_eq!(found.path, on_path);
+        assert_eq!(found.found_by, FoundBy::Path);
+        assert_eq!(found.version, Some(ClaudeVersion::new(2, 1, 332)));
+
+        let env = Environment::with_home(&home).set_var("PATH", "/nonexistent");
+        let found = detect(&env).unwrap();
+        assert_eq!(found.found_by, FoundBy::NativeInstaller);
+        assert_eq!(found.version, Some(ClaudeVersion::new(2, 1, 300)));
+    }
+
+    #[test]
+    fn a_broken_binary_is_reported_not_guessed() {
+        let t = tempfile::tempdir().unwrap();
+        fake_claude(&t.path().join("bin"), "echo oops; exit 3");
+        let env = Environment::with_home(t.path().join("home")).set_var("PATH", t.path().join("bin").to_string_lossy());
+        let found = detect(&env).unwrap();
+        assert_eq!(found.version, None);
+        assert!(found.version_error.unwrap().contains("--version failed"));
+
+        fake_claude(&t.path().join("bin2"), "echo 'Claude Code'");
+        assert!(version_of(&t.path().join("bin2/claude")).unwrap_err().contains("printed no version"));
+    }
+
+    #[test]
+    fn a_file_that_cannot_run_is_not_claude_code() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("bin")).unwrap();
+        std::fs::write(t.path().join("bin/claude"), "x").unwrap();
+        let env = Environment::with_home(t.path().join("home")).set_var("PATH", t.path().join("bin").to_string_lossy());
+        // Only the system-wide npm prefixes lie outside the temporary folder.
+        assert!(detect(&env).is_none_or(|found| found.found_by == FoundBy::NpmGlobal && found.path.starts_with("/usr")));
+    }
+}
