@@ -2,7 +2,7 @@
 //! the one function that applies it, all or nothing.
 
 use mneme_core::Clock;
-use mneme_store::memdir::{validate_topic_path, Memdir, MemdirError, Revision};
+use mneme_store::memdir::{validate_topic_path, Memdir, MemdirError, Revision, Scope};
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -140,15 +140,23 @@ pub fn apply_changeset(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn C
         }
     }
 
+    // An index the changeset writes is already the index it wants: a memory it removes must not
+    // take lines out of it a second time (undoing a dream that wrote a memory back from its
+    // index line restores that line and removes the file).
+    let index_written = |rel: &str| plan.iter().any(|p| p.change.after.is_some() && p.rel == Scope::of(rel).index_rel_path());
     let mut trashed: Vec<Trashed> = Vec::new();
     for p in plan.iter().filter(|p| p.change.after.is_none()) {
         if p.change.before.is_none() {
             continue; // created and removed within the run: nothing on disk to remove.
         }
-        // A memory goes with its index lines (the trash remembers them); any other file
-        // (an index, a non-topic file) is trashed as it is.
-        let trashed_entry =
-            if validate_topic_path(&p.rel).is_ok() { memdir.delete(&p.rel) } else { memdir.trash_file(&p.rel) };
+        // A memory goes with its index lines (the trash remembers them), unless the changeset
+        // writes that index itself; any other file (an index, a non-topic file) is trashed as
+        // it is.
+        let trashed_entry = if validate_topic_path(&p.rel).is_ok() && !index_written(&p.rel) {
+            memdir.delete(&p.rel)
+        } else {
+            memdir.trash_file(&p.rel)
+        };
         match trashed_entry {
             Ok(entry) => trashed.push(Trashed { path: p.change.path.clone(), trash_id: entry.id }),
             Err(source) => {

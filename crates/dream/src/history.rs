@@ -11,6 +11,7 @@ use crate::error::DreamError;
 use crate::gate::GateStatus;
 use crate::lock::Acquired;
 use crate::offline::PlanStats;
+use crate::safety::Moved;
 use mneme_agent::{Changeset, Denial};
 use mneme_core::sanitize::sanitize_path;
 use serde::{Deserialize, Serialize};
@@ -146,6 +147,10 @@ pub struct DreamRecord {
     /// What the undo wrote: each file's text just before the undo and after it. With
     /// `--force` this keeps the edits made since the dream that the undo replaced.
     pub undo: Option<Changeset>,
+    /// Every line the changeset removes and where its text is afterwards (the safety net's
+    /// result, and the "what moved where" report). Records older than the net have none.
+    #[serde(default)]
+    pub moved: Vec<Moved>,
 }
 
 /// One line of the history: a dream without its file contents.
@@ -164,6 +169,9 @@ pub struct DreamSummary {
     pub added: usize,
     pub changed: usize,
     pub removed: usize,
+    /// Removed lines found nowhere after the dream (why it waits for review).
+    #[serde(default)]
+    pub lost: usize,
     pub error: Option<String>,
     pub applied_at_ms: Option<i64>,
     pub undone_at_ms: Option<i64>,
@@ -185,6 +193,7 @@ impl DreamRecord {
             added,
             changed,
             removed,
+            lost: self.moved.iter().filter(|m| m.lost()).count(),
             error: self.error.clone(),
             applied_at_ms: self.applied_at_ms,
             undone_at_ms: self.undone_at_ms,

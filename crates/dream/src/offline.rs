@@ -11,7 +11,12 @@
 //!    field, else its modification time); memories of the same type that say the same thing
 //!    ([`crate::similar::near_duplicate`]) merge into the newest, which keeps every distinct
 //!    line of the others, and the others go to the trash.
-//! 4. **Prune and index**: lines pointing at nothing go, topic files without a line get one,
+//! 4. **Prune and index**: a line pointing at a missing file is a memory too (Claude Code
+//!    loads it into every session, and it is often the only copy left): it is pointed at the
+//!    memory it was renamed to, or the memory is written back as a topic file from the line
+//!    (type from the file name's prefix, or none, flagged for review), or, where no file can be
+//!    written, it stays and is flagged. A repeated line goes once its text is in the topic
+//!    file. Topic files without a line get one,
 //!    lines over ~200 characters are shortened (their detail moved into the topic file first),
 //!    and when `MEMORY.md` is past Claude Code's 200-line / 25,000-unit cap the least important
 //!    entries (not feedback, oldest first) move out into a topic file the index links to
@@ -19,7 +24,9 @@
 //!    Claude Code loads.
 //!
 //! Nothing is deleted: removals are changes with no `after`, which [`apply_changeset`] turns
-//! into moves to Mneme's trash, and every change keeps the full previous text.
+//! into moves to Mneme's trash, and every change keeps the full previous text. Every line the
+//! plan takes out of a file is either moved verbatim or vouched for in [`Plan::accounted`]
+//! (merged duplicates, dates made absolute), so it passes [`crate::safety::check`].
 //!
 //! [`apply_changeset`]: mneme_agent::apply_changeset
 
@@ -27,6 +34,7 @@ use crate::dates::{self, iso};
 use crate::error::DreamError;
 use crate::lock::ns_since_epoch;
 use crate::logs::{self, Fact};
+use crate::safety::{self, Accounted};
 use crate::similar::{self, Fingerprint};
 use mneme_agent::{Changeset, FileChange};
 use mneme_core::frontmatter;
@@ -70,8 +78,18 @@ pub struct PlanStats {
     pub dated: usize,
     pub distilled: usize,
     pub index_added: usize,
+    /// Repeated lines dropped (their text kept in the topic file).
     pub index_removed: usize,
     pub index_shortened: usize,
+    /// Lines whose file was missing, written back as topic files from the line.
+    #[serde(default)]
+    pub index_recreated: usize,
+    /// Lines whose file was missing, pointed at the unindexed memory of the same name.
+    #[serde(default)]
+    pub index_repointed: usize,
+    /// Lines whose file was missing and cannot be written back: kept, and flagged in the notes.
+    #[serde(default)]
+    pub index_dangling: usize,
     /// Entries among the lines moved into [`OVERFLOW_FILE`].
     pub index_demoted: usize,
     /// Lines moved into [`OVERFLOW_FILE`].
@@ -87,6 +105,9 @@ pub struct Plan {
     pub stats: PlanStats,
     /// One paragraph, like the model's closing summary.
     pub summary: String,
+    /// Lines the plan removes that are duplicates or rewrites of text it keeps, for the
+    /// safety net.
+    pub accounted: Vec<Accounted>,
 }
 
 /// A new index: its text before (`None` when there was none), after, and why.
@@ -123,6 +144,7 @@ struct Work<'a> {
     links: HashMap<String, Vec<String>>,
     /// Normalized text and words of each editable memory, for placing daily-log facts.
     known: BTreeMap<String, (String, HashSet<String>)>,
+    accounted: Vec<Accounted>,
 }
 
 /// The parts of a topic file: everything up to the body, and the body.
@@ -204,6 +226,7 @@ impl<'a> Work<'a> {
             stats: PlanStats::default(),
             links: HashMap::new(),
             known: BTreeMap::new(),
+            accounted: Vec::new(),
         })
     }
 
@@ -337,6 +360,22 @@ impl<'a> Work<'a> {
             if done.is_empty() {
                 continue;
             }
+            // The lines that changed are rewrites, not losses: say so for the safety net.
+            let old_lines: Vec<&str> = content.split('\n').collect();
+            let new_text = format!("{new_head}{new_body}");
+            let new_lines: Vec<&str> = new_text.split('\n').collect();
+            let same_shape = old_lines.len() == new_lines.len();
+            for (k, old) in old_lines.iter().enumerate() {
+                let new = if same_shape { new_lines[k] } else { "" };
+                if !same_shape || *old != new {
+                    self.accounted.push(Accounted {
+                        file: rel.clone(),
+                        text: old.to_string(),
+                        kept_in: rel.clone(),
+                        why: if same_shape { format!("relative dates made absolute: {}", new.trim()) } else { "relative dates made absolute".into() },
+                    });
+                }
+            }
             let shown: Vec<String> =
                 done.iter().take(3).map(|c| format!("{} → {}", c.phrase, c.replacement)).collect();
             let more = if done.len() > 3 { format!(", +{} more", done.len() - 3) } else { String::new() };
@@ -443,6 +482,22 @@ impl<'a> Work<'a> {
             "merged the duplicate {from} into it ({why}); kept {kept} distinct line{}",
             if kept == 1 { "" } else { "s" }
         ));
+        // Its name and description are what the duplicate finder matched; its distinct body
+        // lines were kept above.
+        if let Some(original) = self.docs[from].original.clone() {
+            let (head, _) = split_frontmatter(&original);
+            for line in head.split('\n') {
+                self.accounted.push(Accounted {
+                    file: from.to_string(),
+                    text: line.to_string(),
+                    kept_in: into.to_string(),
+                    why: format!("duplicate of {into} ({why}), merged there"),
+                });
+            }
+        }
+        for a in self.accounted.iter_mut().filter(|a| a.kept_in == from) {
+            a.kept_in = into.to_string();
+        }
         let d = self.docs.get_mut(from).expect("doc");
         d.current = None;
         d.reasons.push(format!("duplicate of {into} ({why}); merged there and moved to the trash"));
@@ -470,7 +525,8 @@ impl<'a> Work<'a> {
 
     fn doc_recency(&self, rel: &str) -> i128 {
         match self.docs.get(rel) {
-            Some(d) if d.changed() => ns_since_epoch(self.opts.now),
+            // A memory written back from its index line is as old as the line.
+            Some(d) if d.changed() && d.original.is_some() => ns_since_epoch(self.opts.now),
             Some(d) => d.mtime_ns,
             None => 0,
         }
@@ -496,15 +552,27 @@ impl<'a> Work<'a> {
         let mut doc = IndexDoc::parse(original.as_deref().unwrap_or_default());
         let mut reasons = Vec::new();
 
-        // Pointers to nothing, and repeats (the first line for a file stays). A line for a
+        // Lines for missing files are memories (see the module docs); repeats go once their
+        // text is in the topic file (the first line for a file stays). A line for a
         // merged-away file is replaced by the survivor's line when the survivor has none.
         let mut indexed: HashSet<String> = HashSet::new();
         let mut drop = Vec::new();
         let mut replace: Vec<(usize, String)> = Vec::new();
         let entries = doc.entries(Scope::Private, &root);
         let pointed: HashSet<String> = entries.iter().map(|(_, e)| e.rel_path.clone()).collect();
+        let mut renamed = self.unindexed_by_name(&pointed);
+        let index_mtime = fs::metadata(self.memdir.root().join(INDEX_FILE))
+            .and_then(|m| m.modified())
+            .map_or_else(|_| ns_since_epoch(self.opts.now), ns_since_epoch);
+        let (mut repointed, mut recreated, mut untyped, mut flagged) = (0, 0, Vec::new(), Vec::new());
         for (i, e) in &entries {
             if let Some(survivor) = merged_into.get(&e.rel_path) {
+                self.accounted.push(Accounted {
+                    file: INDEX_FILE.into(),
+                    text: doc.lines[*i].text.clone(),
+                    kept_in: survivor.clone(),
+                    why: format!("the line of {}, a duplicate merged into {survivor}", e.rel_path),
+                });
                 if !pointed.contains(survivor) && indexed.insert(survivor.clone()) {
                     replace.push((*i, self.entry_line(survivor)));
                 } else {
@@ -512,7 +580,32 @@ impl<'a> Work<'a> {
                 }
                 continue;
             }
-            if !self.exists(&e.rel_path) || !indexed.insert(e.rel_path.clone()) {
+            if !self.exists(&e.rel_path) {
+                let stem = e.rel_path.rsplit('/').next().unwrap_or(&e.rel_path).trim_end_matches(".md");
+                if let Some(to) = renamed.remove(&slugify(stem)) {
+                    let line = &doc.lines[*i].text;
+                    doc.lines[*i].text = match line.find(&format!("]({})", e.target)) {
+                        Some(_) if !to.contains([' ', '(', ')', '<', '>', '%']) => line.replacen(&format!("]({})", e.target), &format!("]({to})"), 1),
+                        _ => render_entry(&e.title, &to, Scope::Private, e.hook.as_deref()),
+                    };
+                    indexed.insert(to);
+                    repointed += 1;
+                    continue;
+                }
+                match self.recreate(e, index_mtime) {
+                    Ok(typed) => {
+                        if !typed {
+                            untyped.push(e.rel_path.clone());
+                        }
+                        indexed.insert(e.rel_path.clone());
+                        recreated += 1;
+                    }
+                    Err(why) => flagged.push(format!("line {} ({}): {why}", i + 1, e.rel_path)),
+                }
+                continue;
+            }
+            if !indexed.insert(e.rel_path.clone()) {
+                self.carry_repeat(e, &doc.lines[*i].text);
                 drop.push(*i);
             }
         }
@@ -523,8 +616,35 @@ impl<'a> Work<'a> {
         if !replace.is_empty() {
             reasons.push(format!("pointed {} line(s) at the memories duplicates were merged into", replace.len()));
         }
+        if repointed > 0 {
+            reasons.push(format!("pointed {repointed} line(s) whose file was missing at the memory of the same name"));
+            self.stats.index_repointed += repointed;
+        }
+        if recreated > 0 {
+            reasons.push(format!("its {recreated} line(s) whose file was missing now have one, written from the line"));
+            self.stats.index_recreated += recreated;
+        }
+        if !untyped.is_empty() {
+            self.notes.push(format!(
+                "{} written back from MEMORY.md {} no type, because the file name does not start with user_, feedback_, project_ or reference_: review {} and set one ({})",
+                if untyped.len() == 1 { "1 memory" } else { "memories" },
+                if untyped.len() == 1 { "has" } else { "have" },
+                if untyped.len() == 1 { "it" } else { "them" },
+                untyped.join(", ")
+            ));
+        }
+        if !flagged.is_empty() {
+            self.stats.index_dangling += flagged.len();
+            self.notes.push(format!(
+                "MEMORY.md still points at {} missing {}, kept as {} (Claude Code loads the text): {}",
+                flagged.len(),
+                if flagged.len() == 1 { "file" } else { "files" },
+                if flagged.len() == 1 { "it is" } else { "they are" },
+                flagged.join("; ")
+            ));
+        }
         if !removed.is_empty() {
-            reasons.push(format!("removed {} line(s) pointing at nothing or repeating an entry", removed.len()));
+            reasons.push(format!("dropped {} repeated line(s), their text kept in the topic file", removed.len()));
             self.stats.index_removed += removed.len();
         }
 
@@ -602,6 +722,101 @@ impl<'a> Work<'a> {
             return Ok(None);
         }
         Ok(Some((original, rendered, reasons)))
+    }
+
+    /// Editable memories no index line points at, by the slug of their `name:` (and of their
+    /// file name), for lines whose file was renamed. Names two memories share are left out.
+    fn unindexed_by_name(&self, pointed: &HashSet<String>) -> HashMap<String, String> {
+        let mut by: HashMap<String, Option<String>> = HashMap::new();
+        for (rel, d) in self.editable() {
+            if pointed.contains(rel) || self.team_linked.contains(rel) || rel == OVERFLOW_FILE || d.original.is_none() {
+                continue;
+            }
+            let (name, _) = header_fields(d.current.as_deref().unwrap_or_default(), rel);
+            let mut keys = vec![slugify(&name)];
+            let stem = rel.rsplit('/').next().unwrap_or(rel).trim_end_matches(".md");
+            keys.push(slugify(stem));
+            keys.dedup();
+            for k in keys.into_iter().filter(|k| !k.is_empty()) {
+                by.entry(k).and_modify(|v| {
+                    if v.as_deref() != Some(rel.as_str()) {
+                        *v = None
+                    }
+                }).or_insert_with(|| Some(rel.clone()));
+            }
+        }
+        by.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect()
+    }
+
+    /// Writes the memory a line points at back from the line, when it can live at that path.
+    /// Returns whether its type could be told from the file name.
+    fn recreate(&mut self, e: &mneme_store::memdir::IndexEntry, mtime_ns: i128) -> Result<bool, String> {
+        let rel = e.rel_path.as_str();
+        if !rel.ends_with(".md") {
+            return Err("not a Markdown file".into());
+        }
+        if Scope::of(rel) == Scope::Team {
+            return Err("it would be in the team's folder, which a dream does not write".into());
+        }
+        if rel.starts_with("logs/") || rel == INDEX_FILE || rel == OVERFLOW_FILE {
+            return Err("that path is kept for Mneme's and Claude Code's own files".into());
+        }
+        if rel.split('/').any(|part| part.starts_with('.')) {
+            return Err("a hidden path".into());
+        }
+        let stem = rel.rsplit('/').next().unwrap_or(rel).trim_end_matches(".md");
+        let kind = [MemoryType::User, MemoryType::Feedback, MemoryType::Project, MemoryType::Reference]
+            .into_iter()
+            .find(|t| stem.strip_prefix(t.as_str()).is_some_and(|rest| rest.starts_with(['_', '-'])));
+        // Markdown escapes in the link text are not part of the name.
+        let title = e.title.replace("\\\\", "\u{0}").replace('\\', "").replace('\u{0}', "\\");
+        let hook = e.hook.clone().filter(|h| !h.trim().is_empty());
+        let name = if title.trim().is_empty() { stem.to_string() } else { title.trim().to_string() };
+        let description = shorten(hook.as_deref().unwrap_or(&name), TARGET_INDEX_LINE_UNITS);
+        let day = iso(local_date_of(ns_since_epoch(self.opts.now), self.opts.utc_offset_secs));
+        let body = format!(
+            "{}\n\nWritten back by a Mneme dream on {day} from this memory's line in MEMORY.md: the file the line pointed at was missing.",
+            hook.as_deref().unwrap_or(&name).trim()
+        );
+        let content = new_memory_content(&name, &description, kind, &body);
+        let mut reasons = vec!["written back from its MEMORY.md line: the file the line pointed at was missing".to_string()];
+        if kind.is_none() {
+            reasons.push("no type could be told from the file name; review it and set one".into());
+        }
+        self.docs.insert(
+            rel.to_string(),
+            Doc { original: None, current: Some(content), kind, mtime_ns, editable: true, unreadable: false, reasons },
+        );
+        Ok(kind.is_some())
+    }
+
+    /// Before a repeated line goes, the parts of it the topic file does not say yet are added
+    /// to the topic file.
+    fn carry_repeat(&mut self, e: &mneme_store::memdir::IndexEntry, line: &str) {
+        let Some(d) = self.docs.get_mut(&e.rel_path).filter(|d| d.editable && d.current.is_some()) else {
+            self.accounted.push(Accounted {
+                file: INDEX_FILE.into(),
+                text: line.to_string(),
+                kept_in: INDEX_FILE.into(),
+                why: format!("repeats the line for {} kept above", e.rel_path),
+            });
+            return;
+        };
+        let text = d.current.clone().unwrap_or_default();
+        let have = format!(" {} ", safety::words(&text).join(" "));
+        let missing: Vec<&str> = std::iter::once(e.title.as_str())
+            .chain(e.hook.as_deref())
+            .filter(|p| {
+                let w = safety::words(p);
+                !w.is_empty() && !have.contains(&format!(" {} ", w.join(" ")))
+            })
+            .collect();
+        if !missing.is_empty() {
+            let mut t = text.trim_end_matches('\n').to_string();
+            t.push_str(&format!("\n\n{}\n", missing.join(" — ")));
+            d.current = Some(t);
+            d.reasons.push("took the text of a repeated MEMORY.md line".into());
+        }
     }
 
     fn entry_line(&self, rel: &str) -> String {
@@ -747,8 +962,18 @@ impl<'a> Work<'a> {
         if s.index_added > 0 {
             idx.push(format!("added {}", plural(s.index_added, "line", "lines")));
         }
+        if s.index_recreated > 0 {
+            idx.push(format!(
+                "wrote back {} from {} whose file was missing",
+                plural(s.index_recreated, "memory", "memories"),
+                if s.index_recreated == 1 { "its line" } else { "their lines" }
+            ));
+        }
+        if s.index_repointed > 0 {
+            idx.push(format!("pointed {} at renamed memories", plural(s.index_repointed, "line", "lines")));
+        }
         if s.index_removed > 0 {
-            idx.push(format!("removed {}", plural(s.index_removed, "stale line", "stale lines")));
+            idx.push(format!("dropped {} (text kept in the topic files)", plural(s.index_removed, "repeated line", "repeated lines")));
         }
         if s.index_shortened > 0 {
             idx.push(format!("shortened {}", plural(s.index_shortened, "long line", "long lines")));
@@ -772,7 +997,7 @@ impl<'a> Work<'a> {
             }
             format!("{t}.")
         };
-        Plan { changeset: Changeset { root, changes }, notes: self.notes, stats: self.stats, summary }
+        Plan { changeset: Changeset { root, changes }, notes: self.notes, stats: self.stats, summary, accounted: self.accounted }
     }
 }
 
@@ -892,6 +1117,7 @@ mod tests {
         assert_eq!(change(&p, "MEMORY.md").after.as_deref(), Some("- [New](tabs_new.md) — tabs\n- [Other](other.md) — x\n"));
         assert_eq!(p.stats.merged, 1);
         assert!(p.summary.starts_with("Merged 1 duplicate memory"), "{}", p.summary);
+        assert_nothing_lost(&t, &p);
     }
 
     #[test]
@@ -907,27 +1133,66 @@ mod tests {
         assert_eq!(a.after.as_deref(), Some("---\nname: A\ndescription: deployed on 2026-04-30\ntype: project\n---\n\nShipped on 2026-04-30; on 2026-05-04 we review.\n"));
         assert!(a.reason.contains("against 2026-05-01 (yesterday → on 2026-04-30"), "{}", a.reason);
         assert!(change(&p, "b.md").after.as_deref().unwrap().ends_with("Froze the API on 2026-04-18.\n"));
+        assert_nothing_lost(&t, &p);
+    }
+
+    /// The plan passes the safety net: every line it removes is found in the folder after it.
+    fn assert_nothing_lost(t: &T, p: &Plan) {
+        let moved = crate::safety::check(&p.changeset, &p.accounted);
+        let lost: Vec<_> = moved.iter().filter(|m| m.lost()).collect();
+        assert!(lost.is_empty(), "{lost:#?}");
+        let _ = t;
     }
 
     #[test]
-    fn the_index_loses_dangling_lines_gains_missing_ones_and_shortens_long_ones() {
+    fn the_index_keeps_lines_for_missing_files_as_memories_gains_missing_ones_and_shortens_long_ones() {
         let t = T::new();
         let long_hook = format!("{} end", "detail ".repeat(40));
         t.write("a.md", &topic("A", "a", "user", "A body."), NOW - 10);
         t.write("b.md", &topic("Bee", "the b memory", "reference", "B body."), NOW - 10);
+        t.write("feedback-finish-plans.md", &topic("finish-plans", "finish approved plans", "feedback", "Finish the whole plan."), NOW - 10);
         t.write("logs/2026/05/2026-05-05.md", "- 10:00 ran tests\n", NOW - 10);
         t.write("team/t.md", "team", NOW - 10);
-        t.write("MEMORY.md", &format!("# Index\n- [A](a.md) — {long_hook}\n- [Gone](gone.md) — x\n- [A again](a.md)\n"), NOW - 10);
+        t.write(
+            "MEMORY.md",
+            &format!(
+                "# Index\n- [A](a.md) — {long_hook}\n- [Jane](gone.md) — CLOSED — DO NOT CONTACT\n- [A again](a.md) — also alpha\n- [Tabs](feedback_tabs.md) — always tabs\n- [Finish plans](finish-plans.md) — finish what was approved\n- [Shared](team/x.md) — the team's\n"
+            ),
+            NOW - 10,
+        );
         let p = t.plan(None);
         let idx = change(&p, "MEMORY.md").after.as_deref().unwrap();
         let lines: Vec<&str> = idx.lines().collect();
         assert_eq!(lines[0], "# Index");
         assert!(lines[1].starts_with("- [A](a.md) — detail detail") && lines[1].ends_with('…'), "{}", lines[1]);
         assert!(utf16_len(lines[1]) <= TARGET_INDEX_LINE_UNITS);
-        assert_eq!(lines[2], "- [Bee](b.md) — the b memory");
-        assert_eq!(lines.len(), 3, "{idx}");
-        assert!(change(&p, "a.md").after.as_deref().unwrap().ends_with(&format!("{long_hook}\n")), "detail moved");
+        assert_eq!(
+            lines[2..].to_vec(),
+            [
+                "- [Jane](gone.md) — CLOSED — DO NOT CONTACT",
+                "- [Tabs](feedback_tabs.md) — always tabs",
+                "- [Finish plans](feedback-finish-plans.md) — finish what was approved",
+                "- [Shared](team/x.md) — the team's",
+                "- [Bee](b.md) — the b memory",
+            ],
+            "{idx}"
+        );
+        let a = change(&p, "a.md").after.as_deref().unwrap();
+        assert!(a.contains(&format!("{long_hook}\n")), "detail moved: {a}");
+        assert!(a.contains("A again — also alpha\n"), "the repeat's text moved: {a}");
+        // Lines for missing files are written back as memories, typed from the file name.
+        let gone = change(&p, "gone.md");
+        assert_eq!(gone.before, None);
+        let text = gone.after.as_deref().unwrap();
+        assert!(text.starts_with("---\nname: Jane\ndescription: CLOSED — DO NOT CONTACT\n---\n\nCLOSED — DO NOT CONTACT\n\nWritten back"), "{text}");
+        let tabs = change(&p, "feedback_tabs.md").after.as_deref().unwrap();
+        assert!(tabs.contains("  type: feedback\n"), "{tabs}");
+        assert_eq!((p.stats.index_recreated, p.stats.index_repointed, p.stats.index_dangling, p.stats.index_removed), (2, 1, 1, 1));
+        assert!(p.notes.iter().any(|n| n.contains("1 memory written back from MEMORY.md has no type") && n.contains("gone.md")), "{:?}", p.notes);
+        assert!(p.notes.iter().any(|n| n.contains("team/x.md") && n.contains("team's folder")), "{:?}", p.notes);
+        assert!(p.summary.contains("wrote back 2 memories from their lines whose file was missing"), "{}", p.summary);
         assert!(!p.changeset.changes.iter().any(|c| c.path.to_string_lossy().contains("logs/") || c.path.to_string_lossy().contains("team/")));
+        assert_nothing_lost(&t, &p);
     }
 
     #[test]
@@ -961,6 +1226,7 @@ mod tests {
             assert!(text.contains(&format!("(m{i:03}.md)")) && !after.contains(&format!("(m{i:03}.md)")), "m{i:03} moved");
         }
         assert_eq!((p.stats.index_overflowed, p.stats.index_demoted), (32, 32));
+        assert_nothing_lost(&t, &p);
         // Dreaming again over the result changes nothing.
         fs::write(t.mem().join("MEMORY.md"), &after).unwrap();
         fs::write(t.mem().join(OVERFLOW_FILE), text).unwrap();
@@ -979,6 +1245,7 @@ mod tests {
         assert!(after.contains("- fact 198 written") && !after.contains("- fact 199 written"), "{after}");
         let moved = change(&p, OVERFLOW_FILE).after.clone().unwrap();
         assert!(moved.contains("- fact 199 written") && moved.contains("- fact 259 written"));
+        assert_nothing_lost(&t, &p);
     }
 
     #[test]

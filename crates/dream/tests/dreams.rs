@@ -29,7 +29,11 @@ fn review_mode_holds_the_dream_until_approved_and_undo_restores_every_byte() {
     assert_eq!(w.snapshot(), before, "nothing written while pending");
     assert_eq!(rec.provider, "offline");
     let (added, changed, removed) = rec.counts();
-    assert_eq!((added, changed, removed), (0, 3, 1), "{:#?}", rec.changeset.changes);
+    // gone.md is written back from its index line, the only copy of that memory.
+    assert_eq!((added, changed, removed), (1, 3, 1), "{:#?}", rec.changeset.changes);
+    assert!(rec.moved.iter().all(|m| !m.lost()), "{:#?}", rec.moved);
+    let merged_line = rec.moved.iter().find(|m| m.text == "- [Old](tabs_old.md) — tabs").unwrap();
+    assert_eq!(merged_line.found_in, ["tabs_new.md"]);
     assert!(rec.changeset.changes.iter().all(|c| !c.reason.is_empty()));
     // The record is on disk in Mneme's data folder, not in the memory folder.
     let listed = w.dreams.list(&w.mem).unwrap().0;
@@ -42,7 +46,8 @@ fn review_mode_holds_the_dream_until_approved_and_undo_restores_every_byte() {
     assert_eq!(applied.trashed.len(), 1, "the merged-away file went to the trash");
     assert!(w.read("tabs_new.md").contains("Always indent with tabs.\n"));
     assert!(w.read("deploy.md").contains("Froze deploys on 2026-05-05."));
-    assert_eq!(w.read("MEMORY.md"), "- [New](tabs_new.md) — tabs\n- [Deploy](deploy.md) — deploy freeze\n");
+    assert_eq!(w.read("MEMORY.md"), "- [New](tabs_new.md) — tabs\n- [Gone](gone.md) — x\n- [Deploy](deploy.md) — deploy freeze\n");
+    assert!(w.read("gone.md").starts_with("---\nname: Gone\ndescription: x\n---\n\nx\n"));
     assert_eq!(w.dreams.approve(&w.mem, &rec.id).unwrap_err().code(), "wrong-status");
 
     let undone = w.dreams.undo(&w.mem, None, false).unwrap();

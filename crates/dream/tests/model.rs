@@ -63,7 +63,7 @@ async fn a_model_dream_runs_claude_codes_prompt_and_waits_for_review() {
     let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: false, enabled: Enablement::On, cancel: Cancel::new() };
     let rec = w.dreams.run(&w.target(), &opts).await.unwrap();
 
-    // Claude Code's prompt, with the memory folder as Claude Code writes it (trailing slash).
+    // The dream prompt, with the memory folder as Claude Code writes it (trailing slash).
     let requests = stub.model_requests();
     assert_eq!(requests.len(), 4);
     let sessions = vec!["11111111-1111-4111-8111-111111111111".to_string(), "22222222-2222-4222-8222-222222222222".to_string()];
@@ -80,9 +80,9 @@ async fn a_model_dream_runs_claude_codes_prompt_and_waits_for_review() {
         _ => String::new(),
     };
     assert_eq!(user_text, expected_prompt);
-    assert!(user_text.ends_with("Sessions since last consolidation (2):\n- 11111111-1111-4111-8111-111111111111\n- 22222222-2222-4222-8222-222222222222"));
+    assert!(user_text.ends_with("Sessions since the last dream (2):\n- 11111111-1111-4111-8111-111111111111\n- 22222222-2222-4222-8222-222222222222"));
     let system = first["system"].to_string();
-    assert!(system.contains(&format!("You have a persistent file-based memory at `{mem}/`.")), "{system}");
+    assert!(system.contains(&format!("Your memory folder is `{mem}/`.")), "{system}");
 
     // The write outside the memory folder was refused with Claude Code's exact message.
     let refusal = format!("only Read, Grep, Glob, read-only Bash, and Edit/Write within {mem}/ are allowed");
@@ -109,4 +109,56 @@ async fn a_model_dream_runs_claude_codes_prompt_and_waits_for_review() {
     assert!(w.read("MEMORY.md").contains("(feedback_commits.md) — keep commits small"));
     w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
     assert_eq!(w.snapshot(), before, "byte-identical after undo");
+}
+
+/// A model that "tidies" the index by dropping a line whose file is missing: the line is the
+/// only copy of that memory, so the safety net holds the dream for review even in automatic
+/// mode with `--yes`, and says which text would be lost. A dream that loses nothing still
+/// applies at once.
+#[tokio::test]
+async fn a_lossy_model_dream_is_held_for_review_whatever_the_mode() {
+    let w = World::new();
+    assert_eq!(w.dreams.mode(&w.mem).unwrap(), mneme_dream::DreamMode::Automatic);
+    let jane = "- [Jane](jane.md) — CLOSED — DO NOT CONTACT\n";
+    w.write("MEMORY.md", &format!("- [Tabs](tabs.md) — tabs\n{jane}"));
+    w.write("tabs.md", &topic("Tabs", "tabs", "feedback", "Use tabs."));
+    let before = w.snapshot();
+    let mem = w.mem.display().to_string();
+
+    let stub = StubModel::start().await;
+    stub.push(Turn::tool_use("Read", json!({"file_path": format!("{mem}/MEMORY.md")})));
+    stub.push(Turn::tool_use("Edit", json!({"file_path": format!("{mem}/MEMORY.md"), "old_string": jane, "new_string": ""})));
+    stub.push(Turn::text("Pruned a line pointing at a missing file."));
+    let provider = AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap();
+    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: true, enabled: Enablement::On, cancel: Cancel::new() };
+    let rec = w.dreams.run(&w.target(), &opts).await.unwrap();
+
+    assert_eq!(rec.status, DreamStatus::Pending, "held although the mode is automatic and apply_now is set");
+    assert_eq!(w.snapshot(), before, "nothing written");
+    let lost: Vec<_> = rec.moved.iter().filter(|m| m.lost()).collect();
+    assert_eq!(lost.len(), 1, "{:#?}", rec.moved);
+    assert_eq!((lost[0].from.as_str(), lost[0].text.as_str()), ("MEMORY.md", jane.trim_end()));
+    assert_eq!(lost[0].missing, ["Jane", "CLOSED — DO NOT CONTACT"]);
+    assert!(rec.notes[0].starts_with("Held for review: 1 line(s) this dream removes"), "{:?}", rec.notes);
+    assert_eq!(rec.summary_view().lost, 1);
+    // The record on disk keeps the report.
+    assert_eq!(w.dreams.show(&w.mem, &rec.id).unwrap().moved, rec.moved);
+    w.dreams.reject(&w.mem, &rec.id).unwrap();
+
+    // Moving the text into a topic file loses nothing: applied at once.
+    w.clock.advance(3601);
+    stub.push(Turn::tool_use("Read", json!({"file_path": format!("{mem}/MEMORY.md")})));
+    stub.push(Turn::tool_use(
+        "Write",
+        json!({"file_path": format!("{mem}/jane.md"), "content": topic("Jane", "CLOSED — DO NOT CONTACT", "project", "Closed; do not contact.")}),
+    ));
+    stub.push(Turn::tool_use("Edit", json!({"file_path": format!("{mem}/MEMORY.md"), "old_string": jane, "new_string": "- [Jane](jane.md) — closed\n"})));
+    stub.push(Turn::text("Wrote the Jane memory."));
+    let opts = RunOptions { apply_now: false, ..opts };
+    let rec = w.dreams.run(&w.target(), &opts).await.unwrap();
+    assert_eq!(rec.status, DreamStatus::Applied, "{:#?}", rec.moved);
+    let moved = rec.moved.iter().find(|m| m.text == jane.trim_end()).unwrap();
+    assert!(!moved.lost());
+    assert_eq!(moved.found_in, ["jane.md"]);
+    assert!(w.read("MEMORY.md").contains("- [Jane](jane.md) — closed"));
 }

@@ -1,13 +1,16 @@
 //! The offline dream on copies of real memory folders (testdata/realworld/*/tree/.claude/memory):
-//! MEMORY.md ends within Claude Code's caps, every feedback memory's text is still somewhere in
-//! the folder, and undo gives back a byte-identical folder.
+//! MEMORY.md ends within Claude Code's caps, every line that leaves it and every feedback
+//! memory's text is still somewhere in the folder, the safety net finds nothing lost (and does
+//! find the loss when the index lines of missing files are simply deleted, as dreams used to),
+//! and undo gives back a byte-identical folder.
 
 mod common;
 
 use common::*;
 use mneme_core::frontmatter;
 use mneme_core::MemoryType;
-use mneme_dream::DreamStatus;
+use mneme_dream::{Changeset, DreamStatus, FileChange};
+use mneme_store::memdir::{parse_index, Scope};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -69,8 +72,26 @@ fn offline_dreams_on_real_folders_fit_the_caps_keep_feedback_and_undo_exactly() 
             })
             .collect();
 
+        // What dreams used to do: delete every index line whose file is missing. The net
+        // catches it on every folder that has such lines.
+        let index_before = String::from_utf8(before["MEMORY.md"].clone()).unwrap();
+        let dangling: Vec<&str> = parse_index(&index_before, Scope::Private, &w.mem)
+            .iter()
+            .filter(|l| l.entry.as_ref().is_some_and(|e| !w.mem.join(&e.rel_path).exists()))
+            .map(|l| index_before.lines().nth(l.number - 1).unwrap())
+            .collect();
+        let pruned: String = index_before.split_inclusive('\n').filter(|l| !dangling.contains(&l.trim_end_matches(['\n', '\r']))).collect();
+        let lossy = Changeset {
+            root: w.mem.clone(),
+            changes: vec![FileChange { path: w.mem.join("MEMORY.md"), before: Some(index_before.clone()), after: Some(pruned), reason: String::new() }],
+        };
+        let caught = mneme_dream::safety::check(&lossy, &[]).iter().filter(|m| m.lost()).count();
+        eprintln!("{}: {} index lines point at missing files; deleting them loses {caught}", src.display(), dangling.len());
+        assert_eq!(dangling.is_empty(), caught == 0, "{}", src.display());
+
         let rec = w.offline(true).unwrap();
         assert_eq!(rec.status, DreamStatus::Applied, "{}", src.display());
+        assert!(rec.moved.iter().all(|m| !m.lost()), "{}: {:#?}", src.display(), rec.moved.iter().filter(|m| m.lost()).collect::<Vec<_>>());
         eprintln!("{}: {}", src.display(), rec.summary);
         for c in &rec.changeset.changes {
             eprintln!("  {}", c.reason);
@@ -84,6 +105,20 @@ fn offline_dreams_on_real_folders_fit_the_caps_keep_feedback_and_undo_exactly() 
             .map(|b| normalized(&String::from_utf8_lossy(b)))
             .collect::<Vec<_>>()
             .join("\n");
+        // Every line that left MEMORY.md is still in the folder, checked here without the
+        // safety net: word for word (case and spacing aside), or, for a shortened entry, its
+        // title and its hook each.
+        let index_after = String::from_utf8(w.snapshot()["MEMORY.md"].clone()).unwrap();
+        let mut left = 0;
+        for line in index_before.lines().filter(|l| !l.trim().is_empty() && !index_after.lines().any(|a| a == *l)) {
+            left += 1;
+            let found = live.contains(&normalized(line))
+                || parse_index(line, Scope::Private, &w.mem).into_iter().next().and_then(|l| l.entry).is_some_and(|e| {
+                    live.contains(&normalized(&e.title)) && e.hook.is_none_or(|h| live.contains(&normalized(&h)))
+                });
+            assert!(found, "{}: the index line was lost: {line}", src.display());
+        }
+        eprintln!("{}: {left} lines left MEMORY.md, all found in the folder", src.display());
         for (rel, body) in &feedback {
             for line in body.lines().map(normalized).filter(|l| !l.is_empty()) {
                 assert!(live.contains(&line), "{}: a line of feedback memory {rel} was lost: {line}", src.display());
