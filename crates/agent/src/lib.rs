@@ -24,6 +24,7 @@ mod changeset;
 mod headless;
 mod overlay;
 mod policy;
+pub mod prompts;
 mod run;
 mod schema;
 mod tools;

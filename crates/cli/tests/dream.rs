@@ -196,7 +196,7 @@ fn a_dream_in_progress_blocks_another_and_a_killed_dreamers_lock_is_reclaimed() 
     let rec = json(&ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]));
     assert_eq!(rec["status"], "applied");
     let prompt = stub.model_requests()[0].body["messages"][0].to_string();
-    assert!(prompt.contains("# Dream: Memory Consolidation"), "the killed dream had sent Claude Code's prompt");
+    assert!(prompt.contains("# Dream: tidy the memory folder"), "the killed dream had sent Claude Code's prompt");
 }
 
 #[test]

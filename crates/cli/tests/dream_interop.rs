@@ -1,7 +1,8 @@
-//! Mneme's `.consolidate-lock` against Claude Code's own lock code. A node process runs
-//! `crates/dream/tests/data/consolidation_lock_cc.mjs`, which is Claude Code 2.1.197's
-//! consolidationLock module and isProcessRunning cut byte for byte out of its binary (see
-//! `consolidation_lock_gen.mjs` there), and the real `mneme` binary dreams the same folder:
+//! Mneme's `.consolidate-lock` against Claude Code's own lock code. A node process runs Claude
+//! Code's consolidationLock module and isProcessRunning, cut byte for byte out of the installed
+//! binary (`MNEME_CLAUDE_BIN`) at test time by `crates/dream/tests/data/consolidation_lock_gen.mjs`
+//! into the build folder (Claude Code's code is never committed), and the real `mneme` binary
+//! dreams the same folder:
 //! each blocks the other while it holds the lock, each reclaims the lock of a dead holder, and
 //! Claude Code's rollback puts back the mtime Mneme reads.
 
@@ -16,7 +17,36 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const CLAUDE_LOCK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../dream/tests/data/consolidation_lock_cc.mjs");
+const LOCK_GEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../dream/tests/data/consolidation_lock_gen.mjs");
+
+/// The driver with Claude Code's lock code, generated once per test process from the installed
+/// binary; `None` (the test is skipped) without one, unless `MNEME_REQUIRE_CLAUDE=1`.
+fn claude_lock() -> Option<&'static Path> {
+    static SCRIPT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    SCRIPT
+        .get_or_init(|| {
+            let required = std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1");
+            let bin = match std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file()) {
+                Some(b) => b,
+                None if required => panic!("MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN does not name the Claude Code binary; run scripts/claude-code.sh"),
+                None => {
+                    eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\" to race Claude Code's own lock code");
+                    return None;
+                }
+            };
+            let out = Command::new("node").arg(LOCK_GEN).arg(&bin).output().unwrap_or_else(|e| {
+                panic!("node is needed to cut Claude Code's lock code ({e}); install it with `sudo apt-get install nodejs` (npm test needs it too)")
+            });
+            assert!(out.status.success(), "{LOCK_GEN} could not cut the lock code from {}: {}", bin.display(), String::from_utf8_lossy(&out.stderr));
+            // A name of its own per process, renamed into place: test processes may run at once.
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("claude-code-lock");
+            fs::create_dir_all(&dir).unwrap();
+            let script = dir.join(format!("consolidation_lock_cc-{}.mjs", std::process::id()));
+            fs::write(&script, &out.stdout).unwrap();
+            Some(script)
+        })
+        .as_deref()
+}
 
 /// A node process running Claude Code's lock functions on one memory folder; its PID is the
 /// one they write, and it stays alive (a running Claude Code) until dropped or [`exit`]ed.
@@ -28,8 +58,9 @@ struct ClaudeCode {
 
 impl ClaudeCode {
     fn start(memory_dir: &Path) -> ClaudeCode {
+        let script = claude_lock().expect("the test checked claude_lock() first");
         let spawned = Command::new("node")
-            .arg(CLAUDE_LOCK)
+            .arg(script)
             .arg(memory_dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -157,6 +188,9 @@ fn same_ms(a: f64, b: f64) -> bool {
 
 #[test]
 fn claude_codes_lock_blocks_mneme_and_a_dead_claude_codes_lock_is_reclaimed() {
+    if claude_lock().is_none() {
+        return;
+    }
     let (h, repo, mem) = project();
     let mut cc = ClaudeCode::start(&mem);
     assert_eq!(cc.acquire(), Some(0.0), "no lock file before");
@@ -188,6 +222,9 @@ fn claude_codes_lock_blocks_mneme_and_a_dead_claude_codes_lock_is_reclaimed() {
 
 #[test]
 fn mnemes_lock_blocks_claude_codes_and_a_crashed_mnemes_is_reclaimed() {
+    if claude_lock().is_none() {
+        return;
+    }
     let (h, repo, mem) = project();
     // A model-driven dream whose model never answers holds the lock for as long as it runs.
     let stub = StubModel::start_blocking();
@@ -219,6 +256,9 @@ fn mnemes_lock_blocks_claude_codes_and_a_crashed_mnemes_is_reclaimed() {
 
 #[test]
 fn claude_codes_rollback_restores_the_mtime_mneme_reads() {
+    if claude_lock().is_none() {
+        return;
+    }
     let (h, repo, mem) = project();
     let rec = ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]);
     assert_eq!(rec["status"], "applied");
@@ -262,6 +302,9 @@ fn claude_codes_rollback_restores_the_mtime_mneme_reads() {
 #[test]
 #[ignore = "timing-sensitive: run alone (scripts/test.sh does)"]
 fn racing_claude_codes_lock_code_never_gives_two_winners() {
+    if claude_lock().is_none() {
+        return;
+    }
     let mut mneme_wins = 0;
     let mut claude_wins = 0;
     for round in 0..40 {

@@ -54,11 +54,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Claude Code's auto-memory section of the system prompt (2.1.197, identical for every folder
-/// apart from the path): the "system prompt's auto-memory section" the consolidation prompt
-/// defers to for the file format and types.
-const MEMORY_SECTION: &str = include_str!("../data/memory_section.txt");
-
 /// Who does the consolidation.
 #[derive(Clone, Copy)]
 pub enum Engine<'a> {
@@ -368,7 +363,7 @@ impl Dreams {
         let root = with_trailing_slash(&target.memory_dir);
         let team = target.memory_dir.join(mneme_store::memdir::TEAM_DIR).is_dir();
         let task = AgentTask {
-            system: MEMORY_SECTION.replace("{MEMORY_DIR}", &root),
+            system: mneme_agent::prompts::memory_policy(&target.memory_dir),
             prompt: prompt::consolidation_prompt(&root, &target.transcript_dir.to_string_lossy(), &prompt::dream_extra(sessions), team),
             policy: Policy::AutoMem { memory_dir: target.memory_dir.clone() },
             max_turns: None,
@@ -536,23 +531,3 @@ impl Dreams {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_system_prompt_is_claude_codes_memory_section() {
-        // Checked against every captured memory section of the real-world corpus.
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/realworld");
-        let mut seen = 0;
-        for entry in std::fs::read_dir(&corpus).unwrap().flatten() {
-            let f = entry.path().join("expected/root/memory_section.txt");
-            let Ok(expected) = std::fs::read_to_string(&f) else { continue };
-            let start = expected.find("memory at `").unwrap() + "memory at `".len();
-            let dir = &expected[start..start + expected[start..].find('`').unwrap()];
-            assert_eq!(MEMORY_SECTION.replace("{MEMORY_DIR}", dir), expected, "{}", f.display());
-            seen += 1;
-        }
-        assert!(seen >= 5);
-    }
-}

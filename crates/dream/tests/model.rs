@@ -63,7 +63,7 @@ async fn a_model_dream_runs_claude_codes_prompt_and_waits_for_review() {
     let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: false, enabled: Enablement::On, cancel: Cancel::new() };
     let rec = w.dreams.run(&w.target(), &opts).await.unwrap();
 
-    // Claude Code's prompt, with the memory folder as Claude Code writes it (trailing slash).
+    // The dream prompt, with the memory folder as Claude Code writes it (trailing slash).
     let requests = stub.model_requests();
     assert_eq!(requests.len(), 4);
     let sessions = vec!["11111111-1111-4111-8111-111111111111".to_string(), "22222222-2222-4222-8222-222222222222".to_string()];
@@ -80,9 +80,9 @@ async fn a_model_dream_runs_claude_codes_prompt_and_waits_for_review() {
         _ => String::new(),
     };
     assert_eq!(user_text, expected_prompt);
-    assert!(user_text.ends_with("Sessions since last consolidation (2):\n- 11111111-1111-4111-8111-111111111111\n- 22222222-2222-4222-8222-222222222222"));
+    assert!(user_text.ends_with("Sessions since the last dream (2):\n- 11111111-1111-4111-8111-111111111111\n- 22222222-2222-4222-8222-222222222222"));
     let system = first["system"].to_string();
-    assert!(system.contains(&format!("You have a persistent file-based memory at `{mem}/`.")), "{system}");
+    assert!(system.contains(&format!("Your memory folder is `{mem}/`.")), "{system}");
 
     // The write outside the memory folder was refused with Claude Code's exact message.
     let refusal = format!("only Read, Grep, Glob, read-only Bash, and Edit/Write within {mem}/ are allowed");

@@ -4,6 +4,7 @@
 //! of reading the process environment, so tests run against temporary homes.
 
 pub mod claude_install;
+pub mod claude_text;
 pub mod env;
 pub mod git;
 pub mod memdir;

@@ -2,6 +2,8 @@
 //! [`Environment`] pointing at it, and small builders for repositories, CLAUDE.md trees and
 //! memory folders. Nothing here ever touches the real `~/.claude`.
 
+pub mod copycheck;
+
 use mneme_core::sanitize::sanitize_path;
 use mneme_store::Environment;
 use std::fs;

@@ -8,57 +8,27 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 pub(super) const READ_PARAMS: &[Param] = &[
-    req("file_path", Ty::Str, "The absolute path to the file to read"),
-    opt(
-        "offset",
-        Ty::Num,
-        "The line number to start reading from. Only provide if the file is too large to read at once",
-    ),
-    opt("limit", Ty::Num, "The number of lines to read. Only provide if the file is too large to read at once."),
+    req("file_path", Ty::Str, "Absolute path of the file"),
+    opt("offset", Ty::Num, "First line to return (counting from 1); only for files too long to read whole"),
+    opt("limit", Ty::Num, "How many lines to return; only for files too long to read whole"),
 ];
 
 pub(super) const EDIT_PARAMS: &[Param] = &[
-    req("file_path", Ty::Str, "The absolute path to the file to modify"),
-    req("old_string", Ty::Str, "The text to replace"),
-    req("new_string", Ty::Str, "The text to replace it with (must be different from old_string)"),
-    opt("replace_all", Ty::Bool, "Replace all occurrences of old_string (default false)"),
+    req("file_path", Ty::Str, "Absolute path of the file to change"),
+    req("old_string", Ty::Str, "The exact text to find"),
+    req("new_string", Ty::Str, "What to put in its place (must differ from old_string)"),
+    opt("replace_all", Ty::Bool, "Change every occurrence of old_string instead of exactly one (default false)"),
 ];
 
 pub(super) const WRITE_PARAMS: &[Param] = &[
-    req("file_path", Ty::Str, "The absolute path to the file to write (must be absolute, not relative)"),
-    req("content", Ty::Str, "The content to write to the file"),
+    req("file_path", Ty::Str, "Absolute path of the file to create or replace"),
+    req("content", Ty::Str, "The file's complete new content"),
 ];
 
-pub(super) const READ_DESCRIPTION: &str = "Reads a file from the local filesystem. You can access any file directly by using this tool.
-Assume this tool is able to read all files on the machine. If the User provides a path to a file assume that path is valid. It is okay to read a file that does not exist; an error will be returned.
-
-Usage:
-- The file_path parameter must be an absolute path, not a relative path
-- By default, it reads up to 2000 lines starting from the beginning of the file
-- You can optionally specify a line offset and limit (especially handy for long files), but it's recommended to read the whole file by not providing these parameters
-- Results are returned using cat -n format, with line numbers starting at 1
-- This tool can only read files, not directories. To list files in a directory, use the registered shell tool.
-- If you read a file that exists but has empty contents you will receive a system reminder warning in place of file contents.
-- Do NOT re-read a file you just edited to verify \u{2014} Edit/Write would have errored if the change failed, and the harness tracks file state for you.";
-
-pub(super) const EDIT_DESCRIPTION: &str = "Performs exact string replacements in files.
-
-Usage:
-- You must use your `Read` tool at least once in the conversation before editing. This tool will error if you attempt an edit without reading the file.
-- When editing text from Read tool output, ensure you preserve the exact indentation (tabs/spaces) as it appears AFTER the line number prefix. The line number prefix format is: line number + tab. Everything after that is the actual file content to match. Never include any part of the line number prefix in the old_string or new_string.
-- ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required.
-- Only use emojis if the user explicitly requests it. Avoid adding emojis to files unless asked.
-- The edit will FAIL if `old_string` is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use `replace_all` to change every instance of `old_string`.
-- Use `replace_all` for replacing and renaming strings across the file. This parameter is useful if you want to rename a variable for instance.";
-
-pub(super) const WRITE_DESCRIPTION: &str = "Writes a file to the local filesystem.
-
-Usage:
-- This tool will overwrite the existing file if there is one at the provided path.
-- If this is an existing file, you MUST use the Read tool first to read the file's contents. This tool will fail if you did not read the file first.
-- Prefer the Edit tool for modifying existing files \u{2014} it only sends the diff. Only use this tool to create new files or for complete rewrites.
-- NEVER create documentation files (*.md) or README files unless explicitly requested by the User.
-- Only use emojis if the user explicitly requests it. Avoid writing emojis to files unless asked.";
+// Mneme's own descriptions (data/tools/), written from what each tool does here.
+pub(super) const READ_DESCRIPTION: &str = include_str!("../../data/tools/Read.txt");
+pub(super) const EDIT_DESCRIPTION: &str = include_str!("../../data/tools/Edit.txt");
+pub(super) const WRITE_DESCRIPTION: &str = include_str!("../../data/tools/Write.txt");
 
 /// Appended to successful Edit/Write results.
 const STATE_IS_CURRENT: &str = " (file state is current in your context \u{2014} no need to Read it back)";
@@ -398,7 +368,7 @@ impl Tools {
         let count = content.matches(actual.as_str()).count();
         if count > 1 && !replace_all {
             return Err(Failure::Invalid(format!(
-                "Found {count} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {old}"
+                "Found {count} matches of the string to replace, but replace_all is false. Set replace_all to true to change every one, or add surrounding text to old_string until it matches once.\nString: {old}"
             )));
         }
         Ok(())

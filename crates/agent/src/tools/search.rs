@@ -15,47 +15,35 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 pub(super) const GREP_PARAMS: &[Param] = &[
-    req("pattern", Ty::Str, "The regular expression pattern to search for in file contents"),
-    opt("path", Ty::Str, "File or directory to search in (rg PATH). Defaults to current working directory."),
-    opt("glob", Ty::Str, "Glob pattern to filter files (e.g. \"*.js\", \"*.{ts,tsx}\") - maps to rg --glob"),
+    req("pattern", Ty::Str, "Regular expression to look for (ripgrep syntax)"),
+    opt("path", Ty::Str, "File or folder to search; the working directory when left out"),
+    opt("glob", Ty::Str, "Only search files whose names match this glob, e.g. \"*.md\" or \"*.{ts,tsx}\" (rg --glob)"),
     opt(
         "output_mode",
         Ty::Enum(&["content", "files_with_matches", "count"]),
-        "Output mode: \"content\" shows matching lines (supports -A/-B/-C context, -n line numbers, head_limit), \"files_with_matches\" shows file paths (supports head_limit), \"count\" shows match counts (supports head_limit). Defaults to \"files_with_matches\".",
+        "What to return: \"files_with_matches\" (default) the matching files, \"content\" the matching lines, \"count\" matches per file",
     ),
-    opt("-B", Ty::Num, "Number of lines to show before each match (rg -B). Requires output_mode: \"content\", ignored otherwise."),
-    opt("-A", Ty::Num, "Number of lines to show after each match (rg -A). Requires output_mode: \"content\", ignored otherwise."),
-    opt("-C", Ty::Num, "Alias for context."),
-    opt("context", Ty::Num, "Number of lines to show before and after each match (rg -C). Requires output_mode: \"content\", ignored otherwise."),
-    opt("-n", Ty::Bool, "Show line numbers in output (rg -n). Requires output_mode: \"content\", ignored otherwise. Defaults to true."),
-    opt("-i", Ty::Bool, "Case insensitive search (rg -i)"),
-    opt("-o", Ty::Bool, "Print only the matched (non-empty) parts of each matching line, one match per output line (rg -o / --only-matching). Requires output_mode: \"content\", ignored otherwise. Defaults to false."),
-    opt("type", Ty::Str, "File type to search (rg --type). Common types: js, py, rust, go, java, etc. More efficient than include for standard file types."),
-    opt("head_limit", Ty::Num, "Limit output to first N lines/entries, equivalent to \"| head -N\". Works across all output modes: content (limits output lines), files_with_matches (limits file paths), count (limits count entries). Defaults to 250 when unspecified. Pass 0 for unlimited (use sparingly \u{2014} large result sets waste context)."),
-    opt("offset", Ty::Num, "Skip first N lines/entries before applying head_limit, equivalent to \"| tail -n +N | head -N\". Works across all output modes. Defaults to 0."),
-    opt("multiline", Ty::Bool, "Enable multiline mode where . matches newlines and patterns can span lines (rg -U --multiline-dotall). Default: false."),
+    opt("-B", Ty::Num, "Lines of context before each match (rg -B); content mode only"),
+    opt("-A", Ty::Num, "Lines of context after each match (rg -A); content mode only"),
+    opt("-C", Ty::Num, "Same as context"),
+    opt("context", Ty::Num, "Lines of context around each match (rg -C); content mode only"),
+    opt("-n", Ty::Bool, "Number the lines (rg -n); content mode only; on unless set to false"),
+    opt("-i", Ty::Bool, "Ignore case (rg -i)"),
+    opt("-o", Ty::Bool, "Print only the matched parts, one per line (rg -o); content mode only; off by default"),
+    opt("type", Ty::Str, "Only search files of this ripgrep type (rg --type), e.g. md, py, rust"),
+    opt("head_limit", Ty::Num, "Return at most this many lines or entries, in any mode (default 250; 0 means no limit)"),
+    opt("offset", Ty::Num, "Skip this many lines or entries before head_limit applies (default 0)"),
+    opt("multiline", Ty::Bool, "Let patterns span lines, with . matching newlines (rg -U --multiline-dotall); off by default"),
 ];
 
 pub(super) const GLOB_PARAMS: &[Param] = &[
-    req("pattern", Ty::Str, "The glob pattern to match files against"),
-    opt("path", Ty::Str, "The directory to search in. If not specified, the current working directory will be used. IMPORTANT: Omit this field to use the default directory. DO NOT enter \"undefined\" or \"null\" - simply omit it for the default behavior. Must be a valid directory path if provided."),
+    req("pattern", Ty::Str, "Glob pattern the paths must match"),
+    opt("path", Ty::Str, "Folder to search in; leave the field out (do not pass \"null\") for the working directory"),
 ];
 
-pub(super) const GREP_DESCRIPTION: &str = "A powerful search tool built on ripgrep
-
-  Usage:
-  - ALWAYS use Grep for search tasks. NEVER invoke `grep` or `rg` as a Bash command. The Grep tool has been optimized for correct permissions and access.
-  - Supports full regex syntax (e.g., \"log.*Error\", \"function\\s+\\w+\")
-  - Filter files with glob parameter (e.g., \"*.js\", \"**/*.tsx\") or type parameter (e.g., \"js\", \"py\", \"rust\")
-  - Output modes: \"content\" shows matching lines, \"files_with_matches\" shows only file paths (default), \"count\" shows match counts
-  - Pattern syntax: Uses ripgrep (not grep) - literal braces need escaping (use `interface\\{\\}` to find `interface{}` in Go code)
-  - Multiline matching: By default patterns match within single lines only. For cross-line patterns like `struct \\{[\\s\\S]*?field`, use `multiline: true`
-";
-
-pub(super) const GLOB_DESCRIPTION: &str = "- Fast file pattern matching tool that works with any codebase size
-- Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\"
-- Returns matching file paths sorted by modification time
-- Use this tool when you need to find files by name patterns";
+// Mneme's own descriptions (data/tools/), written from what each tool does here.
+pub(super) const GREP_DESCRIPTION: &str = include_str!("../../data/tools/Grep.txt");
+pub(super) const GLOB_DESCRIPTION: &str = include_str!("../../data/tools/Glob.txt");
 
 /// Folders Claude Code's Grep never searches.
 const VCS_DIRS: [&str; 6] = [".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];

@@ -1,0 +1,59 @@
+//! Mneme's own texts for the model: the memory policy every memory-writing run gets as its
+//! system prompt, and the tool descriptions (`data/tools.txt`). They are written from the facts
+//! of Claude Code's memory (the four types, the frontmatter, the `MEMORY.md` index and its
+//! limits, the tools and their parameters, the permission rules), not copied from Claude Code,
+//! which is proprietary. Each lives in `data/` as plain text so a reader can review it whole.
+
+use mneme_core::text::{MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS};
+use std::path::Path;
+
+/// The memory policy with `{MEMORY_DIR}` standing for the folder.
+const MEMORY_POLICY: &str = include_str!("../data/memory_policy.txt");
+
+/// The memory policy for `memory_dir`, shown with one trailing `/` (as Claude Code shows the
+/// folder). Extraction and dream use it as their system prompt.
+pub fn memory_policy(memory_dir: &Path) -> String {
+    let dir = format!("{}/", memory_dir.to_string_lossy().trim_end_matches('/'));
+    MEMORY_POLICY
+        .replace("{MEMORY_DIR}", &dir)
+        .replace("{MAX_LINES}", &MAX_ENTRYPOINT_LINES.to_string())
+        .replace("{MAX_CHARS}", &group_thousands(MAX_ENTRYPOINT_UNITS))
+}
+
+/// `25000` as `25,000`, for prose.
+fn group_thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mneme_core::MemoryType;
+
+    /// What the policy must tell a model for its memories to be ones Claude Code reads back:
+    /// the folder, the frontmatter fields, every type, the index and its limits.
+    #[test]
+    fn the_memory_policy_states_the_format_claude_code_reads() {
+        let p = memory_policy(Path::new("/home/u/.claude/projects/-repo/memory"));
+        assert!(p.starts_with("# Memory\n\n"));
+        assert!(p.contains("`/home/u/.claude/projects/-repo/memory/`"));
+        for field in ["name:", "description:", "metadata:\n  type:"] {
+            assert!(p.contains(field), "{field}");
+        }
+        for t in MemoryType::ALL {
+            assert!(p.contains(&format!("- `{}`:", t.as_str())), "{t:?}");
+        }
+        assert!(p.contains("`MEMORY.md`") && p.contains("first 200 lines and 25,000 characters"));
+        assert!(p.contains("- [Title](file.md) — "));
+        assert!(p.contains("[[its-name]]"));
+        assert!(!p.contains('{'), "a placeholder was left: {p}");
+    }
+}

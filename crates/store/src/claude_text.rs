@@ -1,0 +1,282 @@
+//! Texts Mneme must send exactly as the user's own Claude Code does, cut at run time from the
+//! installed binary and cached per version in Mneme's data dir.
+//!
+//! Claude Code is proprietary, so Mneme's repository holds none of its prose: Mneme has its own
+//! wording for every prompt. Where a feature promises to behave exactly like Claude Code (the
+//! recall selector in its Claude Code dialect), the text comes from the binary on this machine:
+//! a Bun-compiled executable whose JavaScript sits in it as plain UTF-8. Each text is found by
+//! a short anchor (its first words), read to the end of its string literal and unescaped as
+//! JavaScript does. A `${name}` inside a template literal is resolved when the bundle assigns
+//! that name a plain string (feature-gated parts are empty strings); anything else is refused
+//! rather than guessed.
+
+use std::path::{Path, PathBuf};
+
+/// A text Mneme can cut from Claude Code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaudeText {
+    /// The recall selector's system prompt (the side query that picks relevant memories).
+    SelectorPrompt,
+}
+
+impl ClaudeText {
+    /// The opening words of the text in the bundle: a fact to search by, not the text.
+    fn anchor(self) -> &'static str {
+        match self {
+            ClaudeText::SelectorPrompt => "You are selecting memories that will be useful to Claude Code",
+        }
+    }
+
+    fn file_name(self) -> &'static str {
+        match self {
+            ClaudeText::SelectorPrompt => "selector_prompt.txt",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClaudeTextError {
+    #[error("cannot read the Claude Code binary {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{what} was not found in {path}; this Claude Code build may word or pack it differently, so Mneme uses its own text")]
+    NotFound { what: &'static str, path: PathBuf },
+    #[error("{what} in {path} could not be read as a JavaScript string: {why}")]
+    Malformed { what: &'static str, path: PathBuf, why: String },
+}
+
+/// `which` as Claude Code `version` at `bin` has it. The answer is cached in
+/// `cache_dir/<version>/` (Mneme's data dir), since reading a 200 MB binary on every call would
+/// be slow and the text of a release never changes.
+pub fn claude_text(bin: &Path, version: &str, cache_dir: &Path, which: ClaudeText) -> Result<String, ClaudeTextError> {
+    // A version string names a folder; keep it to the characters a release uses.
+    let safe: String = version.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+')).collect();
+    let cached = cache_dir.join(&safe).join(which.file_name());
+    if !safe.is_empty() {
+        if let Ok(text) = std::fs::read_to_string(&cached) {
+            return Ok(text);
+        }
+    }
+    let binary = std::fs::read(bin).map_err(|source| ClaudeTextError::Read { path: bin.to_path_buf(), source })?;
+    let text = cut(&binary, which).map_err(|e| match e {
+        Cut::NotFound => ClaudeTextError::NotFound { what: what(which), path: bin.to_path_buf() },
+        Cut::Malformed(why) => ClaudeTextError::Malformed { what: what(which), path: bin.to_path_buf(), why },
+    })?;
+    if !safe.is_empty() {
+        // The cache is an optimisation: failing to write it only costs the next call a read.
+        if let Some(dir) = cached.parent() {
+            if std::fs::create_dir_all(dir).is_ok() {
+                let tmp = dir.join(format!(".{}.{}", which.file_name(), std::process::id()));
+                if std::fs::write(&tmp, &text).is_ok() {
+                    let _ = std::fs::rename(&tmp, &cached);
+                }
+            }
+        }
+    }
+    Ok(text)
+}
+
+fn what(which: ClaudeText) -> &'static str {
+    match which {
+        ClaudeText::SelectorPrompt => "The recall selector prompt",
+    }
+}
+
+#[derive(Debug)]
+enum Cut {
+    NotFound,
+    Malformed(String),
+}
+
+/// The string literal that starts with `which`'s anchor, unescaped. The anchor may also occur
+/// outside the bundle's source (Bun keeps other copies of some strings), so every occurrence
+/// is tried and the first that opens a string literal wins.
+fn cut(binary: &[u8], which: ClaudeText) -> Result<String, Cut> {
+    let anchor = which.anchor().as_bytes();
+    let mut from = 0;
+    let mut last = Cut::NotFound;
+    while let Some(at) = find(binary, anchor, from) {
+        from = at + 1;
+        match at.checked_sub(1).map(|p| binary[p]) {
+            Some(q @ (b'"' | b'\'' | b'`')) => match literal(binary, at, q) {
+                Ok(text) => return Ok(text),
+                Err(e) => last = e,
+            },
+            _ => {}
+        }
+    }
+    Err(last)
+}
+
+/// The rest of a string literal opened by `quote`, from `at`, unescaped.
+fn literal(binary: &[u8], at: usize, quote: u8) -> Result<String, Cut> {
+    let mut out: Vec<u8> = Vec::new();
+    let mut i = at;
+    loop {
+        let b = *binary.get(i).ok_or_else(|| Cut::Malformed("the string literal never closes".into()))?;
+        match b {
+            _ if b == quote => break,
+            b'\\' => {
+                let (bytes, used) = unescape(&binary[i..]).ok_or_else(|| Cut::Malformed(format!("an unknown escape at byte {i}")))?;
+                out.extend_from_slice(&bytes);
+                i += used;
+            }
+            b'$' if quote == b'`' && binary.get(i + 1) == Some(&b'{') => {
+                let end = binary[i..].iter().position(|&c| c == b'}').ok_or_else(|| Cut::Malformed("an unclosed ${…}".into()))?;
+                let name = &binary[i + 2..i + end];
+                out.extend_from_slice(&resolve(binary, name)?);
+                i += end + 1;
+            }
+            b'\n' | b'\r' if quote != b'`' => return Err(Cut::Malformed("a line break inside a quoted string".into())),
+            0 => return Err(Cut::Malformed("a NUL byte: not JavaScript source".into())),
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| Cut::Malformed("the text is not UTF-8".into()))
+}
+
+/// A `${name}` inside the template: the plain string the bundle assigns to `name`.
+fn resolve(binary: &[u8], name: &[u8]) -> Result<Vec<u8>, Cut> {
+    let unsupported = || Cut::Malformed(format!("${{{}}} is not a plain string in the bundle", String::from_utf8_lossy(name)));
+    if name.is_empty() || !name.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$') {
+        return Err(unsupported());
+    }
+    for quote in [b'"', b'\'', b'`'] {
+        let mut needle = name.to_vec();
+        needle.extend_from_slice(&[b'=', quote]);
+        let mut from = 0;
+        while let Some(at) = find(binary, &needle, from) {
+            from = at + 1;
+            // `name` must be the whole identifier, not the tail of a longer one.
+            let before = at.checked_sub(1).map(|p| binary[p]);
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$') {
+                continue;
+            }
+            let start = at + needle.len();
+            let Some(len) = binary[start..].iter().position(|&c| c == quote) else { continue };
+            let value = &binary[start..start + len];
+            if value.contains(&b'\\') || value.contains(&b'\n') || (quote == b'`' && value.contains(&b'$')) {
+                continue;
+            }
+            return Ok(value.to_vec());
+        }
+    }
+    Err(unsupported())
+}
+
+/// One JavaScript escape at the start of `s` (which begins with a backslash): its bytes and
+/// how many input bytes it used.
+fn unescape(s: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let c = *s.get(1)?;
+    let simple = |b: u8| Some((vec![b], 2));
+    match c {
+        b'n' => simple(b'\n'),
+        b't' => simple(b'\t'),
+        b'r' => simple(b'\r'),
+        b'b' => simple(0x08),
+        b'f' => simple(0x0c),
+        b'v' => simple(0x0b),
+        b'0' if !s.get(2).is_some_and(u8::is_ascii_digit) => simple(0),
+        b'\n' => Some((Vec::new(), 2)), // a line continuation
+        b'x' => {
+            let hex = std::str::from_utf8(s.get(2..4)?).ok()?;
+            let ch = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+            Some((ch.to_string().into_bytes(), 4))
+        }
+        b'u' if s.get(2) == Some(&b'{') => {
+            let end = s.iter().position(|&b| b == b'}')?;
+            let ch = char::from_u32(u32::from_str_radix(std::str::from_utf8(&s[3..end]).ok()?, 16).ok()?)?;
+            Some((ch.to_string().into_bytes(), end + 1))
+        }
+        b'u' => {
+            let unit = u16::from_str_radix(std::str::from_utf8(s.get(2..6)?).ok()?, 16).ok()?;
+            // A surrogate pair is two escapes in a row.
+            if (0xD800..0xDC00).contains(&unit) && s.get(6) == Some(&b'\\') && s.get(7) == Some(&b'u') {
+                let low = u16::from_str_radix(std::str::from_utf8(s.get(8..12)?).ok()?, 16).ok()?;
+                let ch = char::decode_utf16([unit, low]).next()?.ok()?;
+                return Some((ch.to_string().into_bytes(), 12));
+            }
+            let ch = char::from_u32(unit as u32)?;
+            Some((ch.to_string().into_bytes(), 6))
+        }
+        _ if c.is_ascii_digit() => None, // legacy octal: never in Claude Code's prompts
+        _ => simple(c), // \" \' \` \\ \$ and any other character stand for themselves
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    if from >= hay.len() {
+        return None;
+    }
+    memchr_find(&hay[from..], needle).map(|p| p + from)
+}
+
+/// A plain substring search: the first byte is located with `position` (vectorized by the
+/// standard library) and the rest compared.
+fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let mut i = 0;
+    while i + needle.len() <= hay.len() {
+        let p = hay[i..=hay.len() - needle.len()].iter().position(|&b| b == first)?;
+        let at = i + p;
+        if &hay[at + 1..at + needle.len()] == rest {
+            return Some(at);
+        }
+        i = at + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundle(body: &str) -> Vec<u8> {
+        format!("\0\0var a=1;var Kx=\"\",Q=`{body}`;\0").into_bytes()
+    }
+
+    #[test]
+    fn a_template_literal_is_cut_and_unescaped_with_empty_interpolations_resolved() {
+        let b = bundle("You are selecting memories that will be useful to Claude Code \\u2014 \\`x\\`.\n- one${Kx}\n");
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("claude");
+        std::fs::write(&bin, &b).unwrap();
+        let got = claude_text(&bin, "9.9.9", &dir.path().join("cache"), ClaudeText::SelectorPrompt).unwrap();
+        assert_eq!(got, "You are selecting memories that will be useful to Claude Code \u{2014} `x`.\n- one\n");
+        // Cached per version: a changed binary at the same version is not read again.
+        std::fs::write(&bin, b"nothing").unwrap();
+        let again = claude_text(&bin, "9.9.9", &dir.path().join("cache"), ClaudeText::SelectorPrompt).unwrap();
+        assert_eq!(again, got);
+        let other = claude_text(&bin, "9.9.10", &dir.path().join("cache"), ClaudeText::SelectorPrompt);
+        assert!(matches!(other, Err(ClaudeTextError::NotFound { .. })), "{other:?}");
+    }
+
+    #[test]
+    fn an_interpolation_that_is_not_a_plain_string_is_refused() {
+        let b = bundle("You are selecting memories that will be useful to Claude Code ${f(1)}");
+        assert!(matches!(cut(&b, ClaudeText::SelectorPrompt), Err(Cut::Malformed(_))));
+        let b = bundle("You are selecting memories that will be useful to Claude Code ${Nope}");
+        assert!(matches!(cut(&b, ClaudeText::SelectorPrompt), Err(Cut::Malformed(_))));
+    }
+
+    /// Against the real binary (`MNEME_CLAUDE_BIN`, see `scripts/claude-code.sh`): the text is
+    /// found, is whole, and its interpolation resolved.
+    #[test]
+    fn the_selector_prompt_is_cut_from_the_installed_claude_code() {
+        let Some(bin) = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file()) else {
+            assert!(std::env::var("MNEME_REQUIRE_CLAUDE").as_deref() != Ok("1"), "MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN is not set");
+            eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\"");
+            return;
+        };
+        let binary = std::fs::read(&bin).unwrap();
+        let text = match cut(&binary, ClaudeText::SelectorPrompt) {
+            Ok(t) => t,
+            Err(e) => panic!("the selector prompt was not cut from {}: {e:?}", bin.display()),
+        };
+        assert!(text.starts_with(ClaudeText::SelectorPrompt.anchor()));
+        assert!(text.ends_with('\n') && !text.contains("${"), "{text}");
+        assert!(text.len() > 500, "{text}");
+    }
+}
