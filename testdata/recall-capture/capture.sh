@@ -65,6 +65,11 @@ reqs = [json.loads(l) for l in open(f"{fix}/requests.jsonl", encoding="utf-8")]
 bodies = [r["body"] for r in reqs if isinstance(r.get("body"), dict) and "messages" in r["body"]]
 selector = [b for b in bodies if "selecting memories" in json.dumps(b.get("system"))]
 assert len(selector) == 1, f"expected one selector request, got {len(selector)}"
+# The selector prompt is Claude Code's own prose: it is not committed. real_capture.rs cuts it
+# from the installed binary at test time and puts it back in place of this marker.
+for block in selector[0]["system"]:
+    if block["text"].startswith("You are selecting memories"):
+        block["text"] = "<the selector prompt: Claude Code's own text, not kept here; real_capture.rs cuts it from the installed binary>"
 json.dump(selector[0], open(f"{here}/selector_request.json", "w", encoding="utf-8"), indent=1, ensure_ascii=False)
 systems = [m["content"] for b in bodies for m in b["messages"] if m.get("role") == "system" and "Memory: " in m["content"]]
 assert systems, "no recalled memories reached the main loop"

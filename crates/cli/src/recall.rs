@@ -118,6 +118,9 @@ fn print(r: &RecallResult, memory_dir: &Path) {
     }
     let n = r.selected.len();
     println!("{n} {} recalled from {} (chosen by {by}):", if n == 1 { "memory" } else { "memories" }, memory_dir.display());
+    if let Some(prompt) = &r.selector_prompt {
+        println!("Asked with {}.", prompt.describe());
+    }
     for (i, m) in r.selected.iter().enumerate() {
         let cut = match m.truncated {
             Some(mneme_recall::Truncation::ByteLimit) => " [cut at 4,096 bytes]",

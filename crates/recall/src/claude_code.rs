@@ -1,33 +1,78 @@
-//! The selector side query, word for word as Claude Code sends it, and the parsing of its
-//! answer (`src/memdir/findRelevantMemories.ts`).
+//! The selector side query as Claude Code sends it (its messages, model, schema and limits;
+//! the system prompt in the user's own Claude Code's words when installed, else Mneme's), and
+//! the parsing of its answer (`src/memdir/findRelevantMemories.ts`).
 
 use crate::Dialect;
 use mneme_core::text::{is_js_whitespace, js_trim};
 use mneme_model::{Block, Message, Role};
+use mneme_store::claude_install;
+use mneme_store::claude_text::{claude_text, ClaudeText};
 use mneme_store::Environment;
+use serde::Serialize;
+use std::path::PathBuf;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 
-/// The selector's system prompt in Claude Code 2.1.197 (read from the binary): the dialogue
-/// form, where the first message is the manifest and every later user message is one query.
-pub const SELECT_MEMORIES_SYSTEM_PROMPT: &str = "You are selecting memories that will be useful to Claude Code as it processes a user's query. The first message lists the available memory files with their filenames and descriptions; subsequent messages each contain one user query.
+/// Mneme's own selector prompt for the dialogue form (2.1.197's protocol: the first message
+/// is the manifest, every later user message one query). Claude Code's own wording is its
+/// authors' and is not copied; [`selector_system_prompt`] sends it, read from the user's
+/// installed Claude Code, whenever there is one.
+pub const SELECT_MEMORIES_SYSTEM_PROMPT: &str = include_str!("../data/selector.txt");
 
-Return a list of filenames for the memories that will clearly be useful to Claude Code as it processes the user's query (up to 5). Only include memories that you are certain will be helpful based on their name and description.
-- If you are unsure if a memory will be useful in processing the user's query, then do not include it in your list. Be selective and discerning.
-- If there are no memories in the list that would clearly be useful, feel free to return an empty list.
-- Be especially conservative with user-profile and project-overview memories ([user], [project]). These describe the user's ongoing focus, not what every question is about. A profile saying \"works on DB performance\" is NOT relevant to a question that merely contains the word \"performance\" unless the question is actually about that DB work. Match on what the question IS ABOUT, not on surface keyword overlap with who the user is.
-- Do not re-select memories you already returned for an earlier query in this conversation.
-";
+/// Mneme's own selector prompt for the single-message form (2.1.88's protocol: query and
+/// manifest in one message, with the recently-used-tools rule).
+pub const SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88: &str = include_str!("../data/selector_single.txt");
 
-/// The selector's system prompt in Claude Code 2.1.88: one query and the manifest in a single
-/// message, with the recently-used-tools rule.
-pub const SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88: &str = "You are selecting memories that will be useful to Claude Code as it processes a user's query. You will be given the user's query and a list of available memory files with their filenames and descriptions.
+/// Whose words the selector's system prompt was in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum SelectorPrompt {
+    /// Claude Code's own, cut from the installed binary (cached per version in Mneme's data dir).
+    ClaudeCode { version: String, path: PathBuf },
+    /// Mneme's own wording, and why Claude Code's could not be used.
+    Mneme { why: String },
+}
 
-Return a list of filenames for the memories that will clearly be useful to Claude Code as it processes the user's query (up to 5). Only include memories that you are certain will be helpful based on their name and description.
-- If you are unsure if a memory will be useful in processing the user's query, then do not include it in your list. Be selective and discerning.
-- If there are no memories in the list that would clearly be useful, feel free to return an empty list.
-- If a list of recently-used tools is provided, do not select memories that are usage reference or API documentation for those tools (Claude Code is already exercising them). DO still select memories containing warnings, gotchas, or known issues about those tools \u{2014} active use is exactly when those matter.
-";
+impl SelectorPrompt {
+    /// One sentence for people.
+    pub fn describe(&self) -> String {
+        match self {
+            SelectorPrompt::ClaudeCode { version, path } => {
+                format!("Claude Code {version}'s own selector prompt, read from {}", path.display())
+            }
+            SelectorPrompt::Mneme { why } => format!("Mneme's own selector prompt ({why})"),
+        }
+    }
+}
+
+/// The selector's system prompt for `dialect`. For 2.1.197 it is the text of the user's own
+/// Claude Code, so that recall is asked exactly as Claude Code asks it; without an installed
+/// Claude Code (or when its text cannot be found) it is Mneme's own, and the answer says why.
+/// 2.1.88's wording is not in any current binary, so its form always uses Mneme's.
+pub fn selector_system_prompt(dialect: Dialect, env: &Environment) -> (String, SelectorPrompt) {
+    let own = |why: String| {
+        let text = match dialect {
+            Dialect::ClaudeCode2_1_197 => SELECT_MEMORIES_SYSTEM_PROMPT,
+            Dialect::ClaudeCode2_1_88 => SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88,
+        };
+        (text.to_string(), SelectorPrompt::Mneme { why })
+    };
+    if dialect == Dialect::ClaudeCode2_1_88 {
+        return own("Claude Code 2.1.88's wording is not in the installed binary".into());
+    }
+    let Some(install) = claude_install::detect(env) else {
+        return own("no Claude Code is installed to read its own from".into());
+    };
+    let Some(version) = install.version else {
+        return own(install.version_error.unwrap_or_else(|| "the installed Claude Code's version is unknown".into()));
+    };
+    let version = version.to_string();
+    let cache = env.data_dir().join("claude-code");
+    match claude_text(&install.resolved, &version, &cache, ClaudeText::SelectorPrompt) {
+        Ok(text) => (text, SelectorPrompt::ClaudeCode { version, path: install.resolved }),
+        Err(e) => own(e.to_string()),
+    }
+}
 
 /// `max_tokens` of the side query.
 pub const SELECTOR_MAX_TOKENS: u32 = 256;
@@ -174,13 +219,33 @@ pub fn collect_recent_successful_tools(messages: &[Message]) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// What Mneme's own selector prompts must say, whatever the wording: the answer's limit of
+    /// five, the dialogue form's "one query per message" and "no re-selection", the single
+    /// form's tools rule.
     #[test]
-    fn the_2_1_197_prompt_is_the_binarys() {
-        // Spot checks on the characters most likely to be retyped wrongly.
-        assert!(SELECT_MEMORIES_SYSTEM_PROMPT.ends_with("earlier query in this conversation.\n"));
-        assert!(SELECT_MEMORIES_SYSTEM_PROMPT.contains("A profile saying \"works on DB performance\" is NOT relevant"));
-        assert_eq!(SELECT_MEMORIES_SYSTEM_PROMPT.matches('\n').count(), 7);
-        assert!(SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88.contains("tools \u{2014} active use"));
+    fn mnemes_prompts_state_the_protocol() {
+        let dialogue = SELECT_MEMORIES_SYSTEM_PROMPT;
+        assert!(dialogue.contains("at most 5") && dialogue.contains("[user], [project]"));
+        assert!(dialogue.contains("Every message after that holds one request"));
+        assert!(dialogue.contains("Do not pick again a memory you already returned"));
+        assert!(dialogue.ends_with(".\n"));
+        let single = SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88;
+        assert!(single.contains("at most 5") && single.contains("tools the assistant used recently"));
+    }
+
+    #[test]
+    fn without_claude_code_the_selector_prompt_is_mnemes_and_says_why() {
+        let home = tempfile::tempdir().unwrap();
+        let env = Environment::with_home(home.path()).set_var("PATH", "/nonexistent");
+        if claude_install::detect(&env).is_some() {
+            return; // a system-wide npm install (/usr/local, /usr) is found whatever PATH says
+        }
+        let (text, source) = selector_system_prompt(Dialect::ClaudeCode2_1_197, &env);
+        assert_eq!(text, SELECT_MEMORIES_SYSTEM_PROMPT);
+        assert_eq!(source, SelectorPrompt::Mneme { why: "no Claude Code is installed to read its own from".into() });
+        assert_eq!(source.describe(), "Mneme's own selector prompt (no Claude Code is installed to read its own from)");
+        let (text, _) = selector_system_prompt(Dialect::ClaudeCode2_1_88, &env);
+        assert_eq!(text, SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88);
     }
 
     #[test]

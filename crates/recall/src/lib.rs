@@ -19,7 +19,8 @@
 //! `Select memories relevant to:\n<query>`, and after an answer that parses, the query and the
 //! raw answer stay in the dialogue. The manifest is therefore frozen at the first query:
 //! memories written later in the conversation are not offered until the conversation starts
-//! over. The system prompt is [`SELECT_MEMORIES_SYSTEM_PROMPT`] (no recently-used-tools hint,
+//! over. The system prompt ([`selector_system_prompt`]: the installed Claude Code's own, else
+//! Mneme's [`SELECT_MEMORIES_SYSTEM_PROMPT`]) has no recently-used-tools hint,
 //! which 2.1.197 no longer has; "be conservative with [user]/[project]" and "do not
 //! re-select" are new). The answer's first text block, stripped of a code fence, is parsed as
 //! JSON; names not in the manifest are dropped; any failure yields nothing. Nothing is asked
@@ -72,7 +73,8 @@ mod surface;
 pub use claude_code::{
     collect_recent_successful_tools, manifest_message, parse_answer, query_message, selected_names, selection_schema,
     selector_model, single_message, strip_code_fence, AnswerError, DEFAULT_SONNET_MODEL, DEFAULT_SONNET_MODEL_2_1_88,
-    SELECTOR_MAX_TOKENS, SELECT_MEMORIES_SYSTEM_PROMPT, SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88,
+    selector_system_prompt, SelectorPrompt, SELECTOR_MAX_TOKENS, SELECT_MEMORIES_SYSTEM_PROMPT,
+    SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88,
 };
 pub use surface::{
     freshness_text, memory_age, memory_age_days, memory_header, read_capped, render_reminders, should_recall,
@@ -160,6 +162,9 @@ pub struct RecallResult {
     pub skipped: Option<Skipped>,
     /// The failure that emptied the selection (Claude Code swallows it; Mneme shows it).
     pub error: Option<String>,
+    /// Whose words the model selector was asked in (Claude Code's, read from the installed
+    /// binary, or Mneme's and why); none when no model was asked.
+    pub selector_prompt: Option<SelectorPrompt>,
 }
 
 impl RecallResult {
@@ -312,6 +317,7 @@ pub async fn recall(
         dialect: ctx.session.dialect,
         skipped: None,
         error: None,
+        selector_prompt: None,
     };
     if !should_recall(query) {
         result.skipped = Some(Skipped::TooShort);
@@ -430,7 +436,11 @@ async fn select_by_model(
             let mut messages = conv.messages.clone();
             messages.push(Message::user_text(prompt.clone()));
             let request = Request {
-                system: SELECT_MEMORIES_SYSTEM_PROMPT.to_string(),
+                system: {
+                    let (text, source) = selector_system_prompt(dialect, ctx.env);
+                    result.selector_prompt = Some(source);
+                    text
+                },
                 messages,
                 tools: Vec::new(),
                 max_tokens: SELECTOR_MAX_TOKENS,
@@ -484,7 +494,11 @@ async fn select_by_model(
             }
             let tools = collect_recent_successful_tools(ctx.transcript);
             let request = Request {
-                system: SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88.to_string(),
+                system: {
+                    let (text, source) = selector_system_prompt(dialect, ctx.env);
+                    result.selector_prompt = Some(source);
+                    text
+                },
                 messages: vec![Message::user_text(single_message(query, &format_manifest(&headers), &tools))],
                 tools: Vec::new(),
                 max_tokens: SELECTOR_MAX_TOKENS,

@@ -6,6 +6,12 @@
 //! part of the headers, by the same `make_memory.sh` the capture used; the clock is frozen at
 //! the capture's instant, because the staleness warning depends on it.
 //!
+//! The selector prompt is Claude Code's own prose, so the committed capture holds a marker in
+//! its place: with the installed Claude Code (`MNEME_CLAUDE_BIN`) on `PATH`, Mneme reads the
+//! prompt from it, and the marker is replaced by the text cut from the same binary; without
+//! one, by Mneme's own prompt, which Mneme then sends (the rest of the body is compared either
+//! way).
+//!
 //! Left out of the comparison, on purpose: the billing-attribution block Claude Code puts
 //! first in every system prompt (`x-anthropic-billing-header: cc_version=…`; it identifies
 //! Claude Code's own build, and Mneme is not Claude Code), the prompt-cache `cache_control`
@@ -13,17 +19,19 @@
 
 use mneme_core::FixedClock;
 use mneme_model::{AnthropicProvider, Cancel, HttpOptions, RetryPolicy};
-use mneme_recall::{recall, selector_model, RecallContext, RecallSession};
+use mneme_recall::{recall, selector_model, RecallContext, RecallSession, SelectorPrompt, SELECT_MEMORIES_SYSTEM_PROMPT};
+use mneme_store::claude_text::{claude_text, ClaudeText};
 use mneme_store::Environment;
 use mneme_stub_model::{StubModel, Turn};
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 const PROMPT: &str = "can we deploy the billing service on friday";
 const SELECTION: &str = r#"{"selected_memories": ["project_billing.md", "ghost.md", "feedback_deploys.md"]}"#;
 const MEMORY_DIR: &str = "/tmp/ccrecall/home/.claude/projects/-tmp-ccrecall-repo/memory";
+const PROMPT_MARKER: &str = "<the selector prompt: Claude Code's own text, not kept here; real_capture.rs cuts it from the installed binary>";
 
 fn capture() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/recall-capture"))
@@ -61,7 +69,15 @@ async fn mneme_sends_and_surfaces_what_claude_code_did() {
     let captured_at: u64 = std::fs::read_to_string(capture().join("captured_at_ms")).unwrap().trim().parse().unwrap();
     let clock = Arc::new(FixedClock(UNIX_EPOCH + Duration::from_millis(captured_at)));
     let home = tempfile::tempdir().unwrap();
-    let env = Environment::with_home(home.path());
+    let mut env = Environment::with_home(home.path());
+    let claude = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file());
+    match &claude {
+        Some(bin) => env = env.set_var("PATH", bin.parent().unwrap().to_string_lossy().to_string()),
+        None if std::env::var("MNEME_REQUIRE_CLAUDE").as_deref() == Ok("1") => {
+            panic!("MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN does not name the Claude Code binary; run scripts/claude-code.sh")
+        }
+        None => eprintln!("note: without MNEME_CLAUDE_BIN the selector prompt is Mneme's own"),
+    }
     let stub = StubModel::start().await;
     stub.push(Turn::text(SELECTION));
     let options = HttpOptions { retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() }, ..HttpOptions::default() };
@@ -73,7 +89,24 @@ async fn mneme_sends_and_surfaces_what_claude_code_did() {
     let result = recall(PROMPT, mem, Some(&provider), &mut ctx).await;
     assert_eq!(result.error, None);
 
-    let theirs: Value = serde_json::from_str(&std::fs::read_to_string(capture().join("selector_request.json")).unwrap()).unwrap();
+    let selector_prompt = match (&claude, &result.selector_prompt) {
+        (Some(bin), Some(SelectorPrompt::ClaudeCode { version, .. })) => {
+            assert_eq!(version, "2.1.197", "the capture was made with 2.1.197");
+            let cache = tempfile::tempdir().unwrap();
+            claude_text(bin, version, cache.path(), ClaudeText::SelectorPrompt).unwrap()
+        }
+        (Some(_), other) => panic!("Claude Code is installed, yet its selector prompt was not used: {other:?}"),
+        (None, _) => SELECT_MEMORIES_SYSTEM_PROMPT.to_string(),
+    };
+    let captured = std::fs::read_to_string(capture().join("selector_request.json")).unwrap();
+    assert!(captured.contains(PROMPT_MARKER));
+    let theirs: Value = serde_json::from_str(&captured).unwrap();
+    let mut theirs = theirs;
+    for block in theirs["system"].as_array_mut().unwrap() {
+        if block["text"] == PROMPT_MARKER {
+            block["text"] = Value::String(selector_prompt.clone());
+        }
+    }
     let ours = stub.model_requests()[0].body.clone();
     assert_eq!(comparable(ours), comparable(theirs));
 
