@@ -24,6 +24,11 @@ eval "$(scripts/pg.sh)"
 export MNEME_REQUIRE_PG=1
 trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
 
+# Every dependency's licence allows MIT distribution (allow-list in deny.toml). cargo-deny is
+# built once into a cache of its own, like tauri-driver below.
+[ -x "$HOME/.cache/mneme/tools/bin/cargo-deny" ] || CARGO_TARGET_DIR="$HOME/.cache/mneme/tools/build" \
+  cargo install --locked -q cargo-deny --version '^0.20' --root "$HOME/.cache/mneme/tools"
+PATH="$HOME/.cache/mneme/tools/bin:$PATH" cargo deny --locked check licenses
 scripts/with-keyring.sh cargo test --workspace --locked "$@"
 # Mneme's dream lock racing Claude Code's own lock code (cut from the 2.1.197 binary), alone:
 # the race is about timing, so it runs while nothing else loads the cores.
