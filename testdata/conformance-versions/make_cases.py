@@ -115,9 +115,18 @@ def fx_layers(root):
     w(f"{r}/sub/f.txt", "f\n")
     w(f"{r}/sub/deeper/CLAUDE.md", "DEEPER-CLAUDE-MD\n")
     w(f"{r}/sub/deeper/g.txt", "g\n")
+    # trailing newlines: none, several, and a file that is only a comment after stripping
+    w(f"{r}/edge/CLAUDE.md", "EDGE-NO-TRAILING-NEWLINE")
+    w(f"{r}/edge/.claude/rules/many.md", "EDGE-MANY-NEWLINES\n\n\n\n")
+    w(f"{r}/edge/.claude/rules/crlf.md", "EDGE-CRLF\r\nline\r\n")
+    w(f"{r}/edge/.claude/rules/comment-only.md", "<!-- only a comment -->\n")
+    w(f"{r}/edge/.claude/rules/lead-blank.md", "\n\n  EDGE-LEADING-BLANKS\n")
+    w(f"{r}/edge/h.txt", "h\n")
     w(f"{r}/.gitignore", "CLAUDE.local.md\n")
     git_repo(r)
     w(f"{memdir(fx, r)}/MEMORY.md", "- [a](a.md) \u2014 memory index\n")
+    case(fx, "read_edges", CWD="repo", STUB_ARGS=f"--tool-read {r}/edge/h.txt --tool-read {r}/src/app.ts")
+    case(fx, "start_in_edge", CWD="repo/edge")
     case(fx, "start", CWD="repo")
     case(fx, "read_one", CWD="repo", STUB_ARGS=f"--tool-read {r}/src/app.ts")
     case(fx, "read_many", CWD="repo",
@@ -482,6 +491,9 @@ def fx_markdown(root):
     wb(f"{r}/.claude/rules/fm-crlf.md", b"---\r\nname: y\r\n---\r\nFM-CRLF line 1\r\nline 2\r\n")
     wb(f"{r}/.claude/rules/fm-close-space.md", b"---\nname: y\n--- \nFM-CLOSE-SPACE\n")
     wb(f"{r}/.claude/rules/crlf-comment.md", b"CRLF-COMMENT a\r\n<!-- c -->\r\nb\r\n")
+    wb(f"{r}/.claude/rules/inline-crlf.md", b"INLINE-CRLF <!-- inline --> text\r\nsecond\r\n")
+    wb(f"{r}/.claude/rules/def-inline.md", b"[ref]: http://x\nDEF-INLINE <!-- inline --> more\n")
+    wb(f"{r}/.claude/rules/def-block-crlf.md", b"[ref]: http://x\r\nDEF-BLOCK-CRLF\r\n<!-- c -->\r\nend\r\n")
     git_repo(r)
     case(fx, "start", CWD="repo")
 
