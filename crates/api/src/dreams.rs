@@ -220,6 +220,8 @@ pub struct DreamListItem {
     pub added: usize,
     pub changed: usize,
     pub removed: usize,
+    /// Lines it removes that would be found nowhere afterwards: why it waits for review.
+    pub lost: usize,
     pub error: Option<String>,
     pub applied_ms: Option<i64>,
     pub undone_ms: Option<i64>,
@@ -239,6 +241,7 @@ impl From<DreamSummary> for DreamListItem {
             added: s.added,
             changed: s.changed,
             removed: s.removed,
+            lost: s.lost,
             error: s.error,
             applied_ms: s.applied_at_ms,
             undone_ms: s.undone_at_ms,
@@ -290,6 +293,28 @@ pub struct DreamFile {
     pub reason: String,
 }
 
+/// One line a dream takes out of a file, and where its text is afterwards: the "what moved
+/// where" report, and the safety net's verdict on it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamMove {
+    /// The file it left, relative to the memory folder.
+    pub from: String,
+    /// The line as it was.
+    pub text: String,
+    /// The whole file went to the trash.
+    pub file_removed: bool,
+    /// Where its text is after the dream (relative paths), most telling first.
+    pub found_in: Vec<String>,
+    /// Found nowhere after the dream: applying would lose it.
+    pub lost: bool,
+    /// The parts of the line found nowhere (a link's title or hook, or the whole line).
+    pub missing: Vec<String>,
+    /// Why the dream says the line duplicates or rewrites text it keeps.
+    pub duplicate: Option<String>,
+}
+
 /// A tool call the memory policy refused a model-driven dream, with Claude Code's message.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -324,6 +349,8 @@ pub struct DreamView {
     pub session_ids: Vec<String>,
     /// Memories first, then the index.
     pub files: Vec<DreamFile>,
+    /// Every line the dream takes out of a file and where it went, lost lines first.
+    pub moved: Vec<DreamMove>,
     pub refused: Vec<DreamRefusal>,
     /// Model turns (0 for the offline dream).
     pub turns: u32,
@@ -539,6 +566,24 @@ fn files_of(root: &Path, changes: &[FileChange]) -> Vec<DreamFile> {
     files
 }
 
+fn moves(moved: Vec<mneme_dream::Moved>) -> Vec<DreamMove> {
+    let mut out: Vec<DreamMove> = moved
+        .into_iter()
+        .map(|m| DreamMove {
+            lost: m.lost(),
+            from: m.from,
+            text: m.text,
+            file_removed: m.file_removed,
+            found_in: m.found_in,
+            missing: m.missing,
+            duplicate: m.duplicate,
+        })
+        .collect();
+    // Stable: within each group the dream's own order (file by file, line by line) stays.
+    out.sort_by_key(|m| !m.lost);
+    out
+}
+
 fn dream_view(r: DreamRecord) -> DreamView {
     let item = r.summary_view().into();
     let files = files_of(&r.changeset.root, &r.changeset.changes);
@@ -563,6 +608,7 @@ fn dream_view(r: DreamRecord) -> DreamView {
         notes: r.notes,
         session_ids: r.sessions,
         files,
+        moved: moves(r.moved),
         refused: r.denials.into_iter().map(|d| DreamRefusal { tool: d.tool, message: d.message }).collect(),
         turns: r.turns,
         trashed: r.trashed.into_iter().map(|t| DreamTrashed { path: t.path, trash_id: t.trash_id }).collect(),

@@ -95,7 +95,15 @@ fn an_offline_dream_in_review_mode_waits_then_approve_applies_and_undo_restores_
     assert_eq!(dream.item.state, DreamState::Pending, "review mode holds it");
     assert_eq!((dream.item.trigger, dream.item.provider.as_str()), (DreamTrigger::Manual, "offline"));
     assert_eq!(w.snapshot(), before, "nothing is written while it waits");
-    assert_eq!((dream.item.added, dream.item.changed, dream.item.removed), (0, 3, 1));
+    // gone.md is written back from its index line (the only copy of that memory).
+    assert_eq!((dream.item.added, dream.item.changed, dream.item.removed, dream.item.lost), (1, 3, 1, 0));
+    // What moved where, line by line: the merged file's lines went into the survivor.
+    assert!(dream.moved.iter().all(|m| !m.lost), "{:#?}", dream.moved);
+    let line = dream.moved.iter().find(|m| m.from == "tabs_old.md" && m.text == "Always indent with tabs.").expect("moved line");
+    assert!(line.file_removed);
+    assert_eq!(line.found_in, ["tabs_new.md"]);
+    let old = dream.moved.iter().find(|m| m.text == "- [Old](tabs_old.md) — tabs").unwrap();
+    assert!(old.duplicate.as_deref().unwrap().contains("merged into tabs_new.md"), "{old:?}");
     // The changeset as the screen lists it: memories first, the index last, each with its
     // text before and after and a reason without the file name in front.
     let rels: Vec<&str> = dream.files.iter().map(|f| f.rel_path.as_str()).collect();
@@ -121,7 +129,10 @@ fn an_offline_dream_in_review_mode_waits_then_approve_applies_and_undo_restores_
     assert!(applied.item.applied_ms.is_some());
     assert!(!w.mem.join("tabs_old.md").exists());
     assert_eq!(applied.trashed.len(), 1, "the merged-away file is in Mneme's trash");
-    assert_eq!(fs::read_to_string(w.mem.join("MEMORY.md")).unwrap(), "- [New](tabs_new.md) — tabs\n- [Deploy](deploy.md) — deploy freeze\n");
+    assert_eq!(
+        fs::read_to_string(w.mem.join("MEMORY.md")).unwrap(),
+        "- [New](tabs_new.md) — tabs\n- [Gone](gone.md) — x\n- [Deploy](deploy.md) — deploy freeze\n"
+    );
     let again = m.approve_dream(&w.at(), &dream.item.id).unwrap_err();
     assert_eq!(again.code, ErrorCode::Conflict);
     assert!(again.message.starts_with("Dream ") && again.message.contains("is applied, so it cannot be approved"), "{}", again.message);
