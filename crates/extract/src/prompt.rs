@@ -12,47 +12,53 @@ use crate::transcript::{Block, Content, Conversation, EntryType};
 use serde_json::Value;
 use std::path::Path;
 
-/// Claude Code's auto-memory section of the system prompt, with `{MEMORY_DIR}` for the folder
-/// (identical for every folder apart from the path; checked against the captures in tests).
-const MEMORY_SECTION: &str = include_str!("../data/memory_section.txt");
-
-/// The system prompt for an extraction run: the memory section for `memory_dir` (shown with one
-/// trailing `/`, as Claude Code shows it).
+/// The system prompt for an extraction run: Mneme's memory policy for `memory_dir` (the
+/// counterpart of the memory section in Claude Code's own system prompt).
 pub fn system_prompt(memory_dir: &Path) -> String {
-    let dir = format!("{}/", memory_dir.to_string_lossy().trim_end_matches('/'));
-    MEMORY_SECTION.replace("{MEMORY_DIR}", &dir)
+    mneme_agent::prompts::memory_policy(memory_dir)
 }
 
-/// The user message that starts an extraction run (`buildExtractPrompt` on a POSIX shell):
-/// `new_message_count` is the `~N` of "the most recent ~N messages", `manifest` the
-/// existing-memory manifest (see `Memdir::manifest`), `team` whether team memory is on (which
-/// adds "scope guidance").
+/// The extraction instructions, with `{N}`, `{READ_ONLY_EXAMPLES}`, `{EXISTING}` and `{SCOPE}`.
+const EXTRACTION: &str = include_str!("../data/extraction.txt");
+
+/// The user message that starts an extraction run: Mneme's own words for what Claude Code
+/// 2.1.197's extraction fork is told (its tools and their limits, the two-turn read-then-write
+/// strategy, the ~N newest messages as the only source, the manifest of existing files, the
+/// `Nothing to save.` answer, remember/forget requests, and a pointer to the memory policy).
+/// `new_message_count` is the N, `manifest` the existing-memory manifest (see
+/// `Memdir::manifest`), `team` whether team memory is on (the policy then also covers scope).
 pub fn extraction_prompt(new_message_count: usize, manifest: &str, team: bool) -> String {
     let existing = if manifest.is_empty() {
         String::new()
     } else {
         format!(
-            "\n\n## Existing memory files\n\n{manifest}\n\nCheck this list before writing \u{2014} update an existing file rather than creating a duplicate."
+            "\n\n## Existing memory files\n\n{manifest}\n\nIf one of these already holds the point, update it instead of adding a near-copy."
         )
     };
-    let scope = if team { "scope guidance, " } else { "" };
-    let n = new_message_count;
-    [
-        format!("You are now acting as the memory extraction subagent. Analyze the most recent ~{n} messages above and use them to update your persistent memory systems."),
-        String::new(),
-        "Available tools: Read, Grep, Glob, read-only Bash (ls/find/cat/stat/wc/head/tail and similar), and Edit/Write for paths inside the memory directory only, and Bash rm with paths inside the memory directory only. All other tools \u{2014} MCP, Agent, write-capable Bash, etc \u{2014} will be denied.".to_string(),
-        String::new(),
-        "You have a limited turn budget. Edit requires a prior Read of the same file, so the efficient strategy is: turn 1 \u{2014} issue all Read calls in parallel for every file you might update; turn 2 \u{2014} issue all Write/Edit calls in parallel. Do not interleave reads and writes across multiple turns.".to_string(),
-        String::new(),
-        format!("You MUST only use content from the last ~{n} messages to update your persistent memories. Do not waste any turns attempting to investigate or verify that content further \u{2014} no grepping source files, no reading code to confirm a pattern exists, no git commands.{existing}"),
-        String::new(),
-        "If nothing is worth saving, output only 'Nothing to save.' Do not explain why.".to_string(),
-        String::new(),
-        "If the user explicitly asks you to remember something, save it immediately as whichever type fits best. If they ask you to forget something, find and remove the relevant entry.".to_string(),
-        String::new(),
-        format!("Apply the memory types, {scope}what-not-to-save criteria, and frontmatter format from the Memory section of your system prompt \u{2014} it is already in your context above."),
-    ]
-    .join("\n")
+    let n = new_message_count.to_string();
+    // Filled in one pass, so that text inside the manifest is never taken for a placeholder.
+    let mut out = String::with_capacity(EXTRACTION.len() + existing.len());
+    let mut rest = EXTRACTION.trim_end();
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open..];
+        let (value, len): (&str, usize) = if after.starts_with("{N}") {
+            (&n, "{N}".len())
+        } else if after.starts_with("{READ_ONLY_EXAMPLES}") {
+            // The POSIX shell's examples (Claude Code names PowerShell's on Windows).
+            ("ls/find/cat/stat/wc/head/tail", "{READ_ONLY_EXAMPLES}".len())
+        } else if after.starts_with("{EXISTING}") {
+            (&existing, "{EXISTING}".len())
+        } else if after.starts_with("{SCOPE}") {
+            (if team { "personal versus team scope, " } else { "" }, "{SCOPE}".len())
+        } else {
+            ("{", 1)
+        };
+        out.push_str(value);
+        rest = &after[len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// How much of one tool result is shown to the extraction model. Claude Code's fork sees the
@@ -136,34 +142,25 @@ pub fn task_prompt(messages: &[Conversation], new_message_count: usize, manifest
 mod tests {
     use super::*;
 
+    /// What the extraction run must be told, whatever the wording: the message count, the
+    /// manifest only when there is one, the tool limits, the sentinel answer, team scope only
+    /// with team memory.
     #[test]
-    fn the_system_prompt_is_claude_codes_memory_section() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance/expected");
-        let mut seen = 0;
-        for entry in std::fs::read_dir(&root).unwrap().flatten() {
-            let Ok(expected) = std::fs::read_to_string(entry.path().join("memory_section.txt")) else { continue };
-            // Folders where auto memory is off have no section.
-            let Some(at) = expected.find("memory at `") else { continue };
-            let start = at + "memory at `".len();
-            let dir = &expected[start..start + expected[start..].find('`').unwrap()];
-            assert_eq!(system_prompt(Path::new(dir.trim_end_matches('/'))), expected, "{}", entry.path().display());
-            seen += 1;
-        }
-        assert!(seen >= 5, "{seen}");
-    }
+    fn the_prompt_carries_the_count_manifest_tools_and_scope() {
+        let p = extraction_prompt(7, "", false);
+        assert_eq!(p.matches("~7 messages").count(), 2, "{p}");
+        assert!(!p.contains("## Existing memory files"));
+        assert!(p.contains("Read, Grep and Glob") && p.contains("Edit and Write, only for files inside the memory folder"));
+        assert!(p.contains("(ls/find/cat/stat/wc/head/tail and the like)"));
+        assert!(p.contains("reply with exactly \"Nothing to save.\""));
+        assert!(!p.contains("team") && !p.contains('{'), "{p}");
 
-    #[test]
-    fn the_prompt_is_claude_codes_own() {
-        // Expected texts from Claude Code's own function, cut out of the 2.1.197 binary and run
-        // by tests/data/extract_prompt_oracle.mjs.
-        let data: Value = serde_json::from_str(include_str!("../tests/data/extract_prompt.json")).unwrap();
-        let cases = data["cases"].as_array().unwrap();
-        assert_eq!(cases.len(), 8);
-        for c in cases {
-            let n = c["n"].as_u64().unwrap() as usize;
-            let got = extraction_prompt(n, c["manifest"].as_str().unwrap(), c["team"].as_bool().unwrap());
-            assert_eq!(got, c["prompt"].as_str().unwrap(), "{c}");
-        }
+        let manifest = "- [feedback] tabs.md (2026-01-01T00:00:00.000Z): prefers tabs {N}";
+        let p = extraction_prompt(12, manifest, true);
+        assert!(p.contains(&format!("no git.\n\n## Existing memory files\n\n{manifest}\n\n")), "{p}");
+        assert!(p.contains("{N}"), "text inside the manifest is not a placeholder");
+        assert!(p.contains("the four types, personal versus team scope, what does not belong"));
+        assert!(p.ends_with("and the frontmatter."));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Session memory: the per-session notes file Claude Code keeps for compaction
 //! (`src/services/SessionMemory/*`; the feature is compiled out of the 2.1.197 binary, so the
-//! texts and numbers are those of the 2.1.88 source).
+//! rules and numbers are those of the 2.1.88 source; the template and prompts are Mneme's own
+//! words, in `data/`, with the same structure).
 //!
 //! - The file is `<config>/projects/<sanitize(cwd)>/<session>/session-memory/summary.md`
 //!   ([`mneme_store::paths::session_memory_path`]); its folder is created `0700`, the file
@@ -34,80 +35,19 @@ pub const MAX_SECTION_LENGTH: u64 = 2000;
 /// Budget for the whole file in tokens (`MAX_TOTAL_SESSION_MEMORY_TOKENS`).
 pub const MAX_TOTAL_SESSION_MEMORY_TOKENS: u64 = 12000;
 
-/// `DEFAULT_SESSION_MEMORY_TEMPLATE`: ten headings, each with an italic description line.
-pub const DEFAULT_TEMPLATE: &str = "
-# Session Title
-_A short and distinctive 5-10 word descriptive title for the session. Super info dense, no filler_
+/// The notes template: ten `# ` sections, each opened by an italic line saying what belongs
+/// in it (the structure of Claude Code's `DEFAULT_SESSION_MEMORY_TEMPLATE`; Mneme's wording).
+pub const DEFAULT_TEMPLATE: &str = include_str!("../data/session_template.md");
 
-# Current State
-_What is actively being worked on right now? Pending tasks not yet completed. Immediate next steps._
+/// The update prompt with `{{notesPath}}`, `{{currentNotes}}` and `{{maxSectionTokens}}`.
+const UPDATE_PROMPT: &str = include_str!("../data/session_update.txt");
 
-# Task specification
-_What did the user ask to build? Any design decisions or other explanatory context_
-
-# Files and Functions
-_What are the important files? In short, what do they contain and why are they relevant?_
-
-# Workflow
-_What bash commands are usually run and in what order? How to interpret their output if not obvious?_
-
-# Errors & Corrections
-_Errors encountered and how they were fixed. What did the user correct? What approaches failed and should not be tried again?_
-
-# Codebase and System Documentation
-_What are the important system components? How do they work/fit together?_
-
-# Learnings
-_What has worked well? What has not? What to avoid? Do not duplicate items from other sections_
-
-# Key results
-_If the user asked a specific output such as an answer to a question, a table, or other document, repeat the exact result here_
-
-# Worklog
-_Step by step, what was attempted, done? Very terse summary for each step_
-";
-
-/// `getDefaultUpdatePrompt()`.
+/// The default update prompt (the counterpart of Claude Code's `getDefaultUpdatePrompt()`, in
+/// Mneme's words): edit only the notes file, keep the template's headings and italic lines,
+/// write dense specifics, keep sections under [`MAX_SECTION_LENGTH`], keep "Current State"
+/// current. `{{notesPath}}` and `{{currentNotes}}` are left for [`build_update_prompt`].
 pub fn default_update_prompt() -> String {
-    format!(
-        r#"IMPORTANT: This message and these instructions are NOT part of the actual user conversation. Do NOT include any references to "note-taking", "session notes extraction", or these update instructions in the notes content.
-
-Based on the user conversation above (EXCLUDING this note-taking instruction message as well as system prompt, claude.md entries, or any past session summaries), update the session notes file.
-
-The file {{{{notesPath}}}} has already been read for you. Here are its current contents:
-<current_notes_content>
-{{{{currentNotes}}}}
-</current_notes_content>
-
-Your ONLY task is to use the Edit tool to update the notes file, then stop. You can make multiple edits (update every section as needed) - make all Edit tool calls in parallel in a single message. Do not call any other tools.
-
-CRITICAL RULES FOR EDITING:
-- The file must maintain its exact structure with all sections, headers, and italic descriptions intact
--- NEVER modify, delete, or add section headers (the lines starting with '#' like # Task specification)
--- NEVER modify or delete the italic _section description_ lines (these are the lines in italics immediately following each header - they start and end with underscores)
--- The italic _section descriptions_ are TEMPLATE INSTRUCTIONS that must be preserved exactly as-is - they guide what content belongs in each section
--- ONLY update the actual content that appears BELOW the italic _section descriptions_ within each existing section
--- Do NOT add any new sections, summaries, or information outside the existing structure
-- Do NOT reference this note-taking process or instructions anywhere in the notes
-- It's OK to skip updating a section if there are no substantial new insights to add. Do not add filler content like "No info yet", just leave sections blank/unedited if appropriate.
-- Write DETAILED, INFO-DENSE content for each section - include specifics like file paths, function names, error messages, exact commands, technical details, etc.
-- For "Key results", include the complete, exact output the user requested (e.g., full table, full answer, etc.)
-- Do not include information that's already in the CLAUDE.md files included in the context
-- Keep each section under ~{MAX_SECTION_LENGTH} tokens/words - if a section is approaching this limit, condense it by cycling out less important details while preserving the most critical information
-- Focus on actionable, specific information that would help someone understand or recreate the work discussed in the conversation
-- IMPORTANT: Always update "Current State" to reflect the most recent work - this is critical for continuity after compaction
-
-Use the Edit tool with file_path: {{{{notesPath}}}}
-
-STRUCTURE PRESERVATION REMINDER:
-Each section has TWO parts that must be preserved exactly as they appear in the current file:
-1. The section header (line starting with #)
-2. The italic description line (the _italicized text_ immediately after the header - this is a template instruction)
-
-You ONLY update the actual content that comes AFTER these two preserved lines. The italic description lines starting and ending with underscores are part of the template structure, NOT content to be edited or removed.
-
-REMEMBER: Use the Edit tool in parallel and stop. Do not continue after the edits. Only include insights from the actual user conversation, never from these note-taking instructions. Do not delete or change section headers or italic _section descriptions_."#
-    )
+    substitute(UPDATE_PROMPT.trim_end(), &[("maxSectionTokens", &MAX_SECTION_LENGTH.to_string())])
 }
 
 /// `<config>/session-memory/config`, where the user's overrides live.
@@ -185,7 +125,8 @@ fn section_sizes(content: &str) -> Vec<(String, u64)> {
     sizes
 }
 
-/// `generateSectionReminders`.
+/// The size reminders appended to the prompt (Claude Code's `generateSectionReminders` rule:
+/// the whole file over budget, then the oversized sections, largest first).
 fn section_reminders(sizes: &[(String, u64)], total: u64) -> String {
     let over_budget = total > MAX_TOTAL_SESSION_MEMORY_TOKENS;
     let mut oversized: Vec<&(String, u64)> = sizes.iter().filter(|(_, t)| *t > MAX_SECTION_LENGTH).collect();
@@ -196,7 +137,7 @@ fn section_reminders(sizes: &[(String, u64)], total: u64) -> String {
     let mut out = String::new();
     if over_budget {
         out.push_str(&format!(
-            "\n\nCRITICAL: The session memory file is currently ~{total} tokens, which exceeds the maximum of {MAX_TOTAL_SESSION_MEMORY_TOKENS} tokens. You MUST condense the file to fit within this budget. Aggressively shorten oversized sections by removing less important details, merging related items, and summarizing older entries. Prioritize keeping \"Current State\" and \"Errors & Corrections\" accurate and detailed."
+            "\n\nThe notes are too long: about {total} tokens, over the limit of {MAX_TOTAL_SESSION_MEMORY_TOKENS}. Shorten them to fit: cut minor details from the longest sections, merge items that belong together, and sum up older entries. Keep \"Current State\" and \"Errors & Corrections\" accurate and complete."
         ));
     }
     if !oversized.is_empty() {
@@ -205,9 +146,9 @@ fn section_reminders(sizes: &[(String, u64)], total: u64) -> String {
             .map(|(s, t)| format!("- \"{s}\" is ~{t} tokens (limit: {MAX_SECTION_LENGTH})"))
             .collect();
         let lead = if over_budget {
-            "Oversized sections to condense"
+            "Sections to shorten first"
         } else {
-            "IMPORTANT: The following sections exceed the per-section limit and MUST be condensed"
+            "These sections are over the limit for one section; shorten them"
         };
         out.push_str(&format!("\n\n{lead}:\n{}", list.join("\n")));
     }
@@ -548,7 +489,8 @@ mod tests {
         let out = substitute(t, &[("currentNotes", "{{notesPath}} $1 $&"), ("notesPath", "/p")]);
         assert_eq!(out, "a /p b {{notesPath}} $1 $& c {{other}} {{ notesPath }} {{} {/p}");
         let p = default_update_prompt();
-        assert!(p.contains("The file {{notesPath}} has already been read") && p.contains("~2000 tokens/words"));
+        assert!(p.contains("You already have the notes file, {{notesPath}}.") && p.contains("under about 2000 tokens"));
+        assert!(p.contains("<current_notes_content>\n{{currentNotes}}\n</current_notes_content>"));
     }
 
     #[test]
@@ -558,21 +500,21 @@ mod tests {
         assert_eq!(load_template(env), DEFAULT_TEMPLATE);
         let big = format!("# A\n_a_\n{}\n# B\n_b_\n{}\n", "w".repeat(8_100), "v".repeat(40_000));
         let p = build_update_prompt(env, &big, Path::new("/n/summary.md"));
-        assert!(p.starts_with("IMPORTANT: This message"));
-        assert!(p.contains("The file /n/summary.md has already been read"));
-        let tail = &p[p.find("\n\nCRITICAL: The session").unwrap()..];
+        assert!(p.starts_with("Note: this message is an instruction"));
+        assert!(p.contains("You already have the notes file, /n/summary.md."));
+        let tail = &p[p.find("\n\nThe notes are too long").unwrap()..];
         assert_eq!(
             tail,
             format!(
-                "\n\nCRITICAL: The session memory file is currently ~{} tokens, which exceeds the maximum of 12000 tokens. You MUST condense the file to fit within this budget. Aggressively shorten oversized sections by removing less important details, merging related items, and summarizing older entries. Prioritize keeping \"Current State\" and \"Errors & Corrections\" accurate and detailed.\n\nOversized sections to condense:\n- \"# B\" is ~10001 tokens (limit: 2000)\n- \"# A\" is ~2026 tokens (limit: 2000)",
+                "\n\nThe notes are too long: about {} tokens, over the limit of 12000. Shorten them to fit: cut minor details from the longest sections, merge items that belong together, and sum up older entries. Keep \"Current State\" and \"Errors & Corrections\" accurate and complete.\n\nSections to shorten first:\n- \"# B\" is ~10001 tokens (limit: 2000)\n- \"# A\" is ~2026 tokens (limit: 2000)",
                 estimate_tokens(&big)
             )
         );
         let small = "# A\n_a_\nfine\n";
-        assert!(!build_update_prompt(env, small, Path::new("/n")).contains("CRITICAL: The session"));
+        assert!(!build_update_prompt(env, small, Path::new("/n")).contains("The notes are too long"));
         let one_big = format!("# A\n{}\n", "w".repeat(8_100));
         assert!(build_update_prompt(env, &one_big, Path::new("/n"))
-            .ends_with("\n\nIMPORTANT: The following sections exceed the per-section limit and MUST be condensed:\n- \"# A\" is ~2025 tokens (limit: 2000)"));
+            .ends_with("\n\nThese sections are over the limit for one section; shorten them:\n- \"# A\" is ~2025 tokens (limit: 2000)"));
 
         std::fs::create_dir_all(config_dir(env)).unwrap();
         std::fs::write(config_dir(env).join("template.md"), "# Mine\n").unwrap();
