@@ -15,8 +15,8 @@
 //! relative dates made absolute; `reference`: where to find things outside the project), then
 //! checked against the what-not-to-save rules: facts that describe code structure or file
 //! paths, git history, debugging recipes, anything already in a CLAUDE.md file, and ephemeral
-//! task state are not saved, even when the user asked (Claude Code: "These exclusions apply even
-//! when the user explicitly asks you to save"). Standing instructions about how to work are
+//! task state are not saved, even when the user asked (Claude Code keeps these exclusions for
+//! explicit requests too). Standing instructions about how to work are
 //! feedback and are exempt from the first three, which are about facts derivable from the repo.
 //!
 //! What survives becomes a topic file in the current frontmatter generation (`name` slug,
@@ -65,14 +65,14 @@ pub enum Rejection {
 }
 
 impl Rejection {
-    /// The what-not-to-save rule, as Claude Code words it.
+    /// Why such a statement is not kept, in a sentence for the user.
     pub fn rule(self) -> &'static str {
         match self {
-            Rejection::CodeStructure => "Code patterns, conventions, architecture, file paths, or project structure — these can be derived by reading the current project state.",
-            Rejection::GitHistory => "Git history, recent changes, or who-changed-what — `git log` / `git blame` are authoritative.",
-            Rejection::DebuggingRecipe => "Debugging solutions or fix recipes — the fix is in the code; the commit message has the context.",
-            Rejection::InClaudeMd => "Anything already documented in CLAUDE.md files.",
-            Rejection::Ephemeral => "Ephemeral task details: in-progress work, temporary state, current conversation context.",
+            Rejection::CodeStructure => "It describes the code (its structure, paths, patterns or conventions), which reading the project shows anyway.",
+            Rejection::GitHistory => "It is the project's history (what changed, when, by whom), which git already records.",
+            Rejection::DebuggingRecipe => "It is how a bug was fixed: the fix lives in the code and its commit message.",
+            Rejection::InClaudeMd => "A CLAUDE.md file already says it.",
+            Rejection::Ephemeral => "It only matters for the task at hand (work in progress, temporary state, this conversation).",
             Rejection::Vague => "Too vague to act on later.",
         }
     }
