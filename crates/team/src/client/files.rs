@@ -39,6 +39,8 @@ pub struct LocalFiles {
     pub skipped_secrets: Vec<SkippedSecret>,
     /// Left out because they are over 250,000 bytes.
     pub oversized: Vec<String>,
+    /// Left out because their key breaks Mneme's strict key policy ([`crate::keys::check_strict_key`]).
+    pub refused_keys: Vec<super::SkippedKey>,
     /// False when part of the folder could not be listed (permission denied).
     pub trusted: bool,
 }
@@ -75,6 +77,10 @@ fn walk(root: &Path, dir: &Path, out: &mut LocalFiles) -> Result<(), SyncError> 
         }
         let Some(key) = key_of(root, &path) else { continue };
         out.disk_keys.insert(key.clone());
+        if let Err(why) = crate::keys::check_strict_key(&key) {
+            out.refused_keys.push(super::SkippedKey { key, reason: why.to_string() });
+            continue;
+        }
         // Read errors leave the file out silently, as Claude Code's `catch {}` does.
         let Ok(meta) = fs::metadata(&path) else { continue };
         if meta.len() > MAX_FILE_SIZE_BYTES {
@@ -131,6 +137,25 @@ const ENOTDIR: i32 = 20;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A push leaves out files whose names break the strict key policy, saying why, and
+    /// still counts them as present (so they are not taken for deletions).
+    #[test]
+    fn push_leaves_out_keys_the_strict_policy_refuses() {
+        let tmp = tempfile::tempdir().unwrap();
+        let team = tmp.path();
+        fs::create_dir_all(team.join("notes")).unwrap();
+        for name in ["ok.md", "notes/fine.md", "con.md", "a\u{202e}dm.txt", "line\nbreak.md", "trailing.md "] {
+            fs::write(team.join(name), "text").unwrap();
+        }
+        let local = read_local(team).unwrap();
+        assert_eq!(local.entries.keys().collect::<Vec<_>>(), ["notes/fine.md", "ok.md"]);
+        let mut refused: Vec<&str> = local.refused_keys.iter().map(|k| k.key.as_str()).collect();
+        refused.sort();
+        assert_eq!(refused, ["a\u{202e}dm.txt", "con.md", "line\nbreak.md"]);
+        assert!(local.refused_keys.iter().all(|k| k.reason.contains("rename")), "{:?}", local.refused_keys);
+        assert!(local.disk_keys.contains("con.md"));
+    }
 
     #[test]
     fn hashes_and_order_match_javascript() {

@@ -192,7 +192,7 @@ impl SyncTarget {
     }
 }
 
-/// A key a pull did not write, and why.
+/// A key a pull did not write or a push left out, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SkippedKey {
@@ -234,6 +234,8 @@ pub struct PushReport {
     pub skipped_over_cap: Vec<String>,
     /// Files left out for being over 250,000 bytes.
     pub oversized: Vec<String>,
+    /// Files left out because their key breaks Mneme's strict key policy, with the reason.
+    pub refused_keys: Vec<SkippedKey>,
     /// Keys the server deleted that exist locally; never uploaded.
     pub tombstoned: Vec<String>,
     /// 412 rounds it took.
@@ -578,7 +580,9 @@ impl SyncClient {
         content: &str,
         prior: &BTreeMap<String, String>,
     ) -> Result<WriteOutcome, EntrySkipped> {
-        let path = crate::keys::validate_team_mem_key(team_dir, key)?;
+        // Mneme's strict key policy first: a key spelled non-canonically, with control or
+        // invisible characters, or impossible on Windows is refused, never normalised.
+        let path = crate::keys::validate_strict_team_mem_key(team_dir, key)?;
         if content.len() as u64 > MAX_FILE_SIZE_BYTES {
             return Err(EntrySkipped::TooLarge { bytes: content.len() });
         }
@@ -600,7 +604,7 @@ impl SyncClient {
 
     /// Moves a tombstoned key's local file to the trash; the trash id when one was moved.
     fn trash_tombstoned(&self, team_dir: &Path, key: &str) -> Option<String> {
-        let path = crate::keys::validate_team_mem_key(team_dir, key).ok()?;
+        let path = crate::keys::validate_strict_team_mem_key(team_dir, key).ok()?;
         std::fs::symlink_metadata(&path).ok()?;
         self.memdir.trash_file(&format!("{TEAM_DIR}/{key}")).ok().map(|e| e.id)
     }
@@ -640,7 +644,12 @@ impl SyncClient {
         self.token(server)?;
         files::check_canonical(&self.target.memory_dir)?;
         let local = files::read_local(&self.target.team_dir())?;
-        let mut report = PushReport { skipped_secrets: local.skipped_secrets.clone(), oversized: local.oversized.clone(), ..Default::default() };
+        let mut report = PushReport {
+            skipped_secrets: local.skipped_secrets.clone(),
+            oversized: local.oversized.clone(),
+            refused_keys: local.refused_keys.clone(),
+            ..Default::default()
+        };
         st.skipped_for_secrets = local.skipped_secrets.clone();
 
         let mut keys: Vec<String> = local.entries.keys().cloned().collect();
@@ -823,7 +832,7 @@ enum WriteOutcome {
 #[derive(Debug, thiserror::Error)]
 enum EntrySkipped {
     #[error(transparent)]
-    Invalid(#[from] crate::keys::PathTraversalError),
+    Invalid(#[from] crate::keys::StrictKeyError),
     #[error("the server's copy is {bytes} bytes, over the {MAX_FILE_SIZE_BYTES}-byte limit")]
     TooLarge { bytes: usize },
     #[error(transparent)]
@@ -910,6 +919,10 @@ impl PushReport {
         }
         if !self.oversized.is_empty() {
             s.push_str(&format!("; {} file(s) over 250,000 bytes skipped", self.oversized.len()));
+        }
+        if !self.refused_keys.is_empty() {
+            let list: Vec<String> = self.refused_keys.iter().map(|k| k.reason.clone()).collect();
+            s.push_str(&format!("; {} file(s) not synced because of their names: {}", self.refused_keys.len(), list.join("; ")));
         }
         s
     }
