@@ -366,7 +366,7 @@ async fn edit_and_write_errors_are_claude_codes() {
     assert_eq!(results[0], (not_read.to_string(), true));
     assert_eq!(results[1], (not_read.to_string(), true));
     assert!(!results[2].1);
-    assert_eq!(results[3], ("<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. Set replace_all to true to change every one, or add surrounding text to old_string until it matches once.\nString: same</tool_use_error>".to_string(), true));
+    assert_eq!(results[3], ("<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: same</tool_use_error>".to_string(), true));
     assert_eq!(results[4], ("<tool_use_error>String to replace not found in file.\nString: absent</tool_use_error>".to_string(), true));
     assert_eq!(results[5], ("<tool_use_error>No changes to make: old_string and new_string are exactly the same.</tool_use_error>".to_string(), true));
     assert_eq!(results[6], (format!("<tool_use_error>File does not exist. Note: your current working directory is {}.</tool_use_error>", f.cwd.display()), true));

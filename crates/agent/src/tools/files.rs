@@ -368,7 +368,7 @@ impl Tools {
         let count = content.matches(actual.as_str()).count();
         if count > 1 && !replace_all {
             return Err(Failure::Invalid(format!(
-                "Found {count} matches of the string to replace, but replace_all is false. Set replace_all to true to change every one, or add surrounding text to old_string until it matches once.\nString: {old}"
+                "Found {count} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {old}"
             )));
         }
         Ok(())
