@@ -203,6 +203,9 @@ def fx_agents(root):
         "options": {"instructionFiles": "claude-md-and-agents-md"}}}}) + "\n")
     repo("user_option_both", {"AGENTS.md": "UOB-AGENTS\n", "CLAUDE.md": "UOB-CLAUDE\n"},
          EXTRA_ENV=f"CLAUDE_CONFIG_DIR={cfg_both}")
+    # a managed CLAUDE.md (organisation policy) next to a project that has only AGENTS.md
+    w(f"{fx}/managed-dir/CLAUDE.md", "MANAGED-CLAUDE-MD\n")
+    repo("managed_claude", {"AGENTS.md": "MC-AGENTS\n"}, MANAGED="managed-dir")
     # the user/managed layers only: AGENTS.md there is not a thing
     repo("user_claude_only", {"AGENTS.md": "UCO-AGENTS\n"}, EXTRA_ARGS="--setting-sources user")
     repo("disable_claude_mds", {"AGENTS.md": "DCM-AGENTS\n"}, EXTRA_ENV="CLAUDE_CODE_DISABLE_CLAUDE_MDS=1")
