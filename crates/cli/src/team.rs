@@ -1,5 +1,6 @@
-//! `mneme team …`: team memory from the command line. `check-key` runs Claude Code's key
-//! validation (`validateTeamMemKey`) against a real team folder.
+//! `mneme team …`: team memory from the command line. `check-key` runs Mneme's strict key
+//! policy and Claude Code's key validation (`validateTeamMemKey`) against a real team folder,
+//! or Claude Code's alone with `--claude-code`.
 
 use clap::{ArgGroup, Args, Subcommand};
 use std::io::Read;
@@ -9,10 +10,13 @@ use std::process::ExitCode;
 #[derive(Subcommand)]
 pub enum TeamCommand {
     /// Check whether a key (a path the sync server sends) may be written under a team memory
-    /// folder, exactly as Claude Code checks it: NUL bytes, %-encoded and Unicode-normalised
+    /// folder. By default Mneme's strict policy applies first — the key must be canonical (no
+    /// `./`, `//`, `..` or trailing `/`), free of control and invisible or text-direction
+    /// characters, NFC, at most 4,096 bytes with components of at most 255, and a name Windows
+    /// can create — then Claude Code's own check: NUL bytes, %-encoded and Unicode-normalised
     /// traversal, backslashes, absolute keys, `..`, and symbolic links leading out. Prints the
-    /// path the key resolves to and exits 0 when it is accepted; prints Claude Code's message
-    /// (on standard output) and exits 1 when it is refused.
+    /// path the key resolves to and exits 0 when it is accepted; prints the reason (on standard
+    /// output) and exits 1 when it is refused.
     CheckKey(CheckKey),
     /// status, pull, push, login, logout: team memory sync (see `team_sync`).
     #[command(flatten)]
@@ -33,6 +37,10 @@ pub struct CheckKey {
     /// The team memory folder (`<auto-memory folder>/team`); it need not exist.
     #[arg(long, value_name = "DIR", required = true)]
     team_dir: PathBuf,
+    /// Claude Code's verdict alone (`validateTeamMemKey`, with its exact messages), without
+    /// Mneme's strict policy.
+    #[arg(long)]
+    claude_code: bool,
 }
 
 fn read_key(file: &PathBuf) -> anyhow::Result<String> {
@@ -77,7 +85,12 @@ pub fn run(cmd: TeamCommand) -> ExitCode {
                     }
                 }
             };
-            match mneme_team::keys::validate_team_mem_key(&team_dir, &key) {
+            let verdict = if args.claude_code {
+                mneme_team::keys::validate_team_mem_key(&team_dir, &key).map_err(|e| e.to_string())
+            } else {
+                mneme_team::keys::validate_strict_team_mem_key(&team_dir, &key).map_err(|e| e.to_string())
+            };
+            match verdict {
                 Ok(path) => {
                     println!("{}", path.display());
                     ExitCode::SUCCESS

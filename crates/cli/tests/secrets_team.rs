@@ -74,9 +74,30 @@ fn check(team: &Path, args: &[&str], stdin: &[u8]) -> Output {
 #[test]
 fn check_key_accepts_and_prints_the_resolved_path() {
     let (_tmp, team) = team_dir();
-    let out = check(&team, &["notes/../deploy.md"], b"");
+    let out = check(&team, &["notes/deploy.md"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout(&out), format!("{}\n", team.join("notes/deploy.md").display()));
+    // Claude Code resolves a non-canonical key; only with --claude-code is that the verdict.
+    let out = check(&team, &["notes/../deploy.md", "--claude-code"], b"");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stdout(&out), format!("{}\n", team.join("deploy.md").display()));
+}
+
+#[test]
+fn check_key_applies_the_strict_policy_unless_asked_for_claude_codes_verdict() {
+    let (_tmp, team) = team_dir();
+    for key in ["notes/../deploy.md", "./a.md", "a//b.md", "notes/", "con.md", "C:", "trailing.", "a\u{202e}b.md", "cafe\u{301}.md"] {
+        let strict = check(&team, &[key], b"");
+        assert_eq!(strict.status.code(), Some(1), "{key:?} should be refused");
+        let reason = stdout(&strict);
+        assert_eq!(reason.lines().count(), 1, "{reason:?}");
+        let claude_code = check(&team, &[key, "--claude-code"], b"");
+        assert_eq!(claude_code.status.code(), Some(0), "Claude Code accepts {key:?}");
+    }
+    // A newline in the key, given through a file: refused by name, never echoed raw.
+    let out = check(&team, &["--key-file", "-"], b"a\nb.md\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("U+000A"), "{}", stdout(&out));
 }
 
 #[test]
@@ -109,11 +130,11 @@ fn check_key_reads_raw_bytes_from_stdin_and_files() {
     // Only one newline goes: the second is part of the key.
     let file = tmp.path().join("key");
     std::fs::write(&file, b"x.md\n\n").unwrap();
-    let out = check(&team, &["--key-file", file.to_str().unwrap()], b"");
+    let out = check(&team, &["--key-file", file.to_str().unwrap(), "--claude-code"], b"");
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stdout(&out), format!("{}\n\n", team.join("x.md").display()));
     // A \r stays too.
-    let out = check(&team, &["--key-file", "-"], b"y.md\r\n");
+    let out = check(&team, &["--key-file", "-", "--claude-code"], b"y.md\r\n");
     assert_eq!(stdout(&out), format!("{}\r\n", team.join("y.md").display()));
 }
 
