@@ -1,13 +1,13 @@
 //! Mneme's desktop shell: a thin Tauri 2 app over the [`mneme_api::Mneme`] facade.
 //!
-//! - [`commands`]: one Tauri command per api method; each takes one camelCase request object
-//!   shaped like `mneme serve`'s JSON body for the same method and answers with the api's DTO,
-//!   or with the api's `{code, message}` error.
+//! - [`commands`]: one Tauri command per api operation, generated from the api's list
+//!   (`mneme_api::operations!`); each takes the operation's request and answers with its answer
+//!   type or the api's `{code, message}` error, exactly as `mneme serve` does.
 //! - [`editor`]: `open_in_editor` (the editor Claude Code would pick) and `reveal`.
 //! - [`live`]: the typed `FilesChanged` event, fed by `mneme serve`'s debounced watcher.
 //! - [`scheduler`]: the background scheduler (extraction, auto dream, team sync) running while
 //!   the app is open, its events forwarded as the typed `SchedulerActivity` event.
-//! - [`bindings`]: the tauri-specta builder; `tests/bindings.rs` keeps
+//! - [`bindings`] (in `commands`): the tauri-specta builder; `tests/bindings.rs` keeps
 //!   `ui/src/lib/bindings.ts` equal to what it generates.
 //!
 //! The window loads the built UI (`ui/dist`, named by the root `tauri.conf.json`).
@@ -30,91 +30,38 @@ pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
 const BINDINGS_HEADER: &str = "// Generated from src-tauri by tauri-specta; do not edit. Regenerate with:\n\
 //   MNEME_UPDATE_BINDINGS=1 cargo test -p mneme-app --test bindings\n";
 
-/// What the app holds besides the engine: the folder it opened on and the live watcher.
+/// What the app holds besides the engine: the folder it opened on, the live watcher and the
+/// background scheduler. Cheap to clone, because each command hands one to its blocking thread.
+#[derive(Clone)]
 pub struct Session {
     /// Relative `cwd`s are taken from here; reported by `home`.
     pub start_dir: PathBuf,
     /// `None` when the file watcher could not start (the app works, without live updates).
-    pub live: Option<live::Live>,
+    pub live: Option<Arc<live::Live>>,
+    pub scheduler: Arc<scheduler::Running>,
 }
 
-/// Every command and event, for the invoke handler and the TypeScript export.
-pub fn bindings() -> tauri_specta::Builder<tauri::Wry> {
-    use commands::*;
-    use editor::{open_in_editor, reveal};
-    tauri_specta::Builder::<tauri::Wry>::new()
-        .commands(tauri_specta::collect_commands![
-            home,
-            context,
-            touched,
-            projects,
-            memories,
-            memory,
-            manifest,
-            create_memory,
-            save_memory,
-            edit_memory,
-            delete_memory,
-            trash,
-            restore_memory,
-            health,
-            fix_index,
-            graph,
-            read_file,
-            save_file,
-            machine_settings,
-            set_auto_memory,
-            set_auto_dream,
-            merge_memory,
-            plan_merge_memory,
-            set_auto_memory_directory,
-            provider_settings,
-            set_provider_settings,
-            set_provider_key,
-            test_provider,
-            recall,
-            team_status,
-            team_remote,
-            set_team_server,
-            team_pull,
-            team_push,
-            team_sync,
-            team_history,
-            team_rollback,
-            team_remove,
-            team_restore_conflict,
-            team_sign_in,
-            team_sign_in_poll,
-            team_sign_out,
-            inbox,
-            set_review_mode,
-            inbox_keep,
-            inbox_edit,
-            inbox_discard,
-            inbox_promote,
-            run_extraction,
-            dream_status,
-            set_dream_mode,
-            run_dream,
-            dream_history,
-            dream,
-            approve_dream,
-            reject_dream,
-            undo_dream,
-            daily_log,
-            append_daily_log,
-            background_runs,
-            watch,
-            watching,
-            open_in_editor,
-            reveal,
-        ])
-        .events(tauri_specta::collect_events![FilesChanged, SchedulerActivity])
-        // Sizes, counts and millisecond times: all far below 2^53, where a JS number is exact.
-        .dangerously_cast_bigints_to_number()
-        // One type per DTO: the input and output shapes here never differ by serde phase.
-        .disable_serde_phases()
+impl mneme_api::ops::Host for Session {
+    fn start_dir(&self) -> &Path {
+        &self.start_dir
+    }
+
+    fn scheduler_running(&self) -> bool {
+        self.scheduler.is_running()
+    }
+
+    fn watch_project(&self, cwd: &Path, memory_dir: &Path) -> Result<Vec<PathBuf>, mneme_api::ApiError> {
+        let live = self.live.as_ref().ok_or_else(mneme_api::ops::live_off)?;
+        Ok(live.events.watch_project(cwd, memory_dir))
+    }
+
+    fn watched(&self) -> Result<Vec<mneme_api::ops::WatchedFolder>, mneme_api::ApiError> {
+        let live = self.live.as_ref().ok_or_else(mneme_api::ops::live_off)?;
+        Ok(live.events.watched())
+    }
 }
+
+pub use commands::bindings;
 
 /// Why the desktop shell could not start or do its build-time work. Each message says what to
 /// do; `main` prints it as one line.
@@ -177,14 +124,14 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
                     None
                 }
             };
-            tauri::Manager::manage(app, Session { start_dir, live });
-            tauri::Manager::manage(app, scheduler::start(app.handle(), &env, Arc::new(SystemClock)));
+            let scheduler = Arc::new(scheduler::start(app.handle(), &env, Arc::new(SystemClock)));
+            tauri::Manager::manage(app, Session { start_dir, live: live.map(Arc::new), scheduler });
             Ok(())
         })
         .build(tauri::generate_context!("../tauri.conf.json"))?
         .run(|app, event| {
             if let tauri::RunEvent::Exit = event {
-                scheduler::stop(&tauri::Manager::state::<scheduler::Running>(app));
+                scheduler::stop(&tauri::Manager::state::<Session>(app).scheduler);
             }
         });
     Ok(())

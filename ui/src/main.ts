@@ -18,7 +18,7 @@ async function start() {
   const api = engine(transport);
   app.api = api;
   try {
-    const home = await api.home();
+    const home = await api.home({});
     app.home = home.home;
     app.scheduler = home.scheduler === true;
     app.cwd = sessionStorage.getItem('mneme.cwd') || home.cwd;
@@ -34,7 +34,7 @@ async function start() {
     (s) => (app.live = s),
     noteSchedulerEvent,
   );
-  api.watch(app.cwd).catch(() => {});
+  api.watch({ cwd: app.cwd }).catch(() => {});
   app.ready = true;
 }
 

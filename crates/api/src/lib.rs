@@ -20,6 +20,7 @@ mod inbox;
 mod memories;
 mod memory_dir;
 mod merge;
+pub mod ops;
 mod providers;
 mod recall;
 mod team;

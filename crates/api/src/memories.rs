@@ -9,7 +9,7 @@ use mneme_store::memdir::{
     FieldEdits, Health, Memdir, MemdirError, NewMemory, Scope, TopicFile, TrashEntry, TrashListing,
 };
 use mneme_store::settings;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// Filters for [`Mneme::memories`].
@@ -54,26 +54,43 @@ pub struct MemoryDetail {
 }
 
 /// A new memory.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
 pub struct NewMemoryRequest {
     pub name: String,
     pub description: String,
     /// `user`, `feedback`, `project` or `reference`.
     pub kind: String,
     pub body: String,
+    /// Absent: made from the name.
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub file_name: Option<String>,
 }
 
 /// Changes to one memory; `None` leaves a part as it is.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
 pub struct MemoryEdit {
     /// File name or `name:` of the memory.
     pub memory: String,
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub name: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub description: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub kind: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub body: Option<String>,
     /// New file name; the index line follows.
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub rename: Option<String>,
 }
 

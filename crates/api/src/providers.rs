@@ -129,13 +129,24 @@ pub struct ProviderView {
 }
 
 /// New provider settings. Empty strings count as "not set" (the kind's default).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
 pub struct ProviderSettingsInput {
     pub kind: ProviderChoice,
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub model: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub base_url: Option<String>,
-    /// `None` keeps Claude Code's 600 s.
+    /// Seconds to wait for one answer (1 to 3600); absent keeps Claude Code's 600.
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub timeout_secs: Option<u64>,
+    /// The `claude` binary; absent = the one on the PATH.
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub claude_binary: Option<String>,
 }
 

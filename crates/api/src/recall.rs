@@ -11,11 +11,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// One recall question.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
 pub struct RecallQuery {
     /// The prompt, as typed into Claude Code.
     pub prompt: String,
-    /// Who chooses; `None` = the provider in the settings.
+    /// Who chooses; absent = the provider in the settings.
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub provider: Option<ProviderChoice>,
 }
 

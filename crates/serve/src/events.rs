@@ -108,16 +108,8 @@ impl Events {
     }
 }
 
-/// One folder the live watcher covers.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WatchedFolder {
-    pub path: PathBuf,
-    /// Sub-folders too, or only the folder's own files.
-    pub recursive: bool,
-    /// False while the folder does not exist yet (it is watched once it appears).
-    pub active: bool,
-}
+/// One folder the live watcher covers (the api's type: `watching` answers with it).
+pub use mneme_api::ops::WatchedFolder;
 
 impl Events {
     /// Every folder watched now or waiting to exist, in the order they were added.

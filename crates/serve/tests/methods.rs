@@ -210,3 +210,25 @@ async fn relative_cwd_is_taken_from_the_start_folder() {
     assert_eq!(view["block"].as_str().unwrap(), s.mneme.context(&s.request()).unwrap().block);
     s.stop().await;
 }
+
+/// Every route is an api operation and every api operation is a route: each name in the api's
+/// list, in camelCase, reaches that operation's request parsing (a body that is no request is
+/// refused as `invalid_input`, so nothing runs), and a name outside the list is `not_found`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routes_are_exactly_the_api_operations() {
+    let s = Server::start().await;
+    for name in mneme_api::ops::NAMES {
+        let camel: String = name
+            .split('_')
+            .enumerate()
+            .map(|(i, w)| if i == 0 { w.to_string() } else { w[..1].to_uppercase() + &w[1..] })
+            .collect();
+        let (status, body) = s.call(&camel, json!("not a request")).await;
+        assert_eq!((status, body["code"].as_str()), (400, Some("invalid_input")), "{camel}: {body}");
+    }
+    for not_an_operation in ["fix_index", "planMergeMemory", "openInEditor", "reveal", "events2", "Home"] {
+        let (status, body) = s.call(not_an_operation, json!({})).await;
+        assert_eq!((status, body["code"].as_str()), (404, Some("not_found")), "{not_an_operation}: {body}");
+    }
+    s.stop().await;
+}

@@ -2,8 +2,8 @@
 
 import { untrack } from 'svelte';
 import type { Engine, LiveStatus } from './transport';
-import type { ProviderKind } from './types';
-import type { SchedulerEvent } from './types';
+import type { ProviderChoice } from './bindings';
+import type { SchedulerEvent } from './bindings';
 
 /** How many scheduler events the page keeps for the live display. */
 const SCHEDULER_EVENTS_KEPT = 50;
@@ -112,7 +112,7 @@ export function reloadOnChange(load: () => void, also: () => unknown = () => und
 
 /** The engines a screen can run a job with: offline always, plus the configured provider when it
  *  is usable. */
-export async function usableEngines(): Promise<ProviderKind[]> {
-  const p = await engineOf().providerSettings();
+export async function usableEngines(): Promise<ProviderChoice[]> {
+  const p = await engineOf().providerSettings({});
   return ['offline', ...p.usable.filter((k) => k !== 'offline' && k === p.kind)];
 }

@@ -8,14 +8,18 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 
 /** Commands */
 export const commands = {
-	home: () => __TAURI_INVOKE<HomeInfo>("home"),
+	/**  Where the app looks by default. */
+	home: (req: NoArgs) => typedError<HomeInfo, ApiError>(__TAURI_INVOKE("home", { req })),
+	/**  What Claude Code loads at start-up in `cwd`, file by file, and the block it builds. */
 	context: (req: ContextQuery) => typedError<ContextView, ApiError>(__TAURI_INVOKE("context", { req })),
+	/**  What Claude Code attaches when the model reads these files. */
 	touched: (req: TouchedQuery) => typedError<TouchedView, ApiError>(__TAURI_INVOKE("touched", { req })),
-	projects: () => typedError<ProjectInfo[], ApiError>(__TAURI_INVOKE("projects")),
+	/**  Every project Claude Code has a folder for, newest first, with orphans flagged. */
+	projects: (req: NoArgs) => typedError<ProjectInfo[], ApiError>(__TAURI_INVOKE("projects", { req })),
 	memories: (req: MemoriesQuery) => typedError<MemorySummary[], ApiError>(__TAURI_INVOKE("memories", { req })),
 	memory: (req: MemoryRef) => typedError<MemoryDetail, ApiError>(__TAURI_INVOKE("memory", { req })),
 	/**  The manifest Claude Code's recall shows the model, byte for byte. */
-	manifest: (req: Folder) => typedError<string, ApiError>(__TAURI_INVOKE("manifest", { req })),
+	manifest: (req: Folder) => typedError<ManifestText, ApiError>(__TAURI_INVOKE("manifest", { req })),
 	createMemory: (req: CreateMemory) => typedError<MemorySummary, ApiError>(__TAURI_INVOKE("create_memory", { req })),
 	saveMemory: (req: SaveMemory) => typedError<SavedFile, ApiError>(__TAURI_INVOKE("save_memory", { req })),
 	editMemory: (req: EditMemory) => typedError<MemorySummary, ApiError>(__TAURI_INVOKE("edit_memory", { req })),
@@ -23,39 +27,37 @@ export const commands = {
 	deleteMemory: (req: MemoryRef) => typedError<Trashed, ApiError>(__TAURI_INVOKE("delete_memory", { req })),
 	trash: (req: Folder) => typedError<TrashListing, ApiError>(__TAURI_INVOKE("trash", { req })),
 	/**  Puts a trashed memory back with its index line; answers where it is again. */
-	restoreMemory: (req: TrashRef) => typedError<string, ApiError>(__TAURI_INVOKE("restore_memory", { req })),
+	restoreMemory: (req: TrashRef) => typedError<WrittenPath, ApiError>(__TAURI_INVOKE("restore_memory", { req })),
 	health: (req: Folder) => typedError<Health, ApiError>(__TAURI_INVOKE("health", { req })),
 	/**  Applies every index fix; one sentence per change. */
-	fixIndex: (req: Folder) => typedError<string[], ApiError>(__TAURI_INVOKE("fix_index", { req })),
+	fixIndex: (req: Folder) => typedError<IndexChanges, ApiError>(__TAURI_INVOKE("fix_index", { req })),
 	graph: (req: Folder) => typedError<Graph, ApiError>(__TAURI_INVOKE("graph", { req })),
 	readFile: (req: FileRef) => typedError<FileText, ApiError>(__TAURI_INVOKE("read_file", { req })),
 	saveFile: (req: SaveFile) => typedError<SavedFile, ApiError>(__TAURI_INVOKE("save_file", { req })),
-	machineSettings: () => typedError<MachineSettings, ApiError>(__TAURI_INVOKE("machine_settings")),
+	machineSettings: (req: NoArgs) => typedError<MachineSettings, ApiError>(__TAURI_INVOKE("machine_settings", { req })),
 	/**  Writes `autoMemoryEnabled` to the user settings file; answers the file's path. */
-	setAutoMemory: (req: Toggle) => typedError<string, ApiError>(__TAURI_INVOKE("set_auto_memory", { req })),
+	setAutoMemory: (req: Toggle) => typedError<WrittenPath, ApiError>(__TAURI_INVOKE("set_auto_memory", { req })),
 	/**  Writes `autoDreamEnabled` to the user settings file; answers the file's path. */
-	setAutoDream: (req: Toggle) => typedError<string, ApiError>(__TAURI_INVOKE("set_auto_dream", { req })),
+	setAutoDream: (req: Toggle) => typedError<WrittenPath, ApiError>(__TAURI_INVOKE("set_auto_dream", { req })),
 	/**
-	 *  Moves an orphan's topic files into the memory of the project at `cwd` (never overwriting),
-	 *  adds their index lines and puts the emptied folder in Mneme's trash; with `dryRun`, only
-	 *  answers what it would do.
+	 *  Moves an orphan's topic files into the memory of the project at `cwd` (never
+	 *  overwriting), adds their index lines and puts the emptied folder in Mneme's trash;
+	 *  with `dryRun`, only answers what it would do.
 	 */
 	mergeMemory: (req: MergeQuery) => typedError<MergeReport, ApiError>(__TAURI_INVOKE("merge_memory", { req })),
-	/**  What `merge_memory` would do right now; writes nothing. */
-	planMergeMemory: (req: MergeQuery) => typedError<MergeReport, ApiError>(__TAURI_INVOKE("plan_merge_memory", { req })),
 	/**
-	 *  Sets (or, with no value, removes) `autoMemoryDirectory` in the user settings file, checked
-	 *  with Claude Code's rules; a value it would ignore is refused with the reason.
+	 *  Sets (or, with no value, removes) `autoMemoryDirectory` in the user settings file,
+	 *  checked with Claude Code's rules; a value it would ignore is refused with the reason.
 	 */
 	setAutoMemoryDirectory: (req: MemoryDirValue) => typedError<AutoMemDirChange, ApiError>(__TAURI_INVOKE("set_auto_memory_directory", { req })),
 	/**  The saved model provider (offline when none was saved) and whether its key is set. */
-	providerSettings: () => typedError<ProviderView, ApiError>(__TAURI_INVOKE("provider_settings")),
+	providerSettings: (req: NoArgs) => typedError<ProviderView, ApiError>(__TAURI_INVOKE("provider_settings", { req })),
 	/**  Checks and saves the provider settings (never the key). */
-	setProviderSettings: (req: ProviderInput) => typedError<ProviderView, ApiError>(__TAURI_INVOKE("set_provider_settings", { req })),
+	setProviderSettings: (req: ProviderSettingsInput) => typedError<ProviderView, ApiError>(__TAURI_INVOKE("set_provider_settings", { req })),
 	/**  Stores (or, with no key, removes) the saved provider's API key in the OS keyring. */
 	setProviderKey: (req: ProviderKey) => typedError<ProviderView, ApiError>(__TAURI_INVOKE("set_provider_key", { req })),
 	/**  Sends one tiny completion with these settings (saved or not) and says how it went. */
-	testProvider: (req: ProviderInput) => typedError<ProviderTest, ApiError>(__TAURI_INVOKE("test_provider", { req })),
+	testProvider: (req: ProviderSettingsInput) => typedError<ProviderTest, ApiError>(__TAURI_INVOKE("test_provider", { req })),
 	/**  Which memories Claude Code would recall for a prompt typed in `cwd`, in order, with why. */
 	recall: (req: RecallAsk) => typedError<RecallView, ApiError>(__TAURI_INVOKE("recall", { req })),
 	/**  Repository, server, sign-in, sync state and team files of `cwd`; disk and keyring only. */
@@ -93,12 +95,12 @@ export const commands = {
 	/**  Sends the item's memories to CLAUDE.md, CLAUDE.local.md or team memory instead. */
 	inboxPromote: (req: InboxPromote) => typedError<InboxItemView, ApiError>(__TAURI_INVOKE("inbox_promote", { req })),
 	/**  Runs extraction now over the project's newest session transcript. */
-	runExtraction: (req: ExtractNow) => typedError<ExtractionReport, ApiError>(__TAURI_INVOKE("run_extraction", { req })),
+	runExtraction: (req: RunNow) => typedError<ExtractionReport, ApiError>(__TAURI_INVOKE("run_extraction", { req })),
 	/**  The gates of the folder's memory as they stand, its dream mode and pending dreams. */
 	dreamStatus: (req: Folder) => typedError<DreamGates, ApiError>(__TAURI_INVOKE("dream_status", { req })),
 	setDreamMode: (req: DreamModeChange) => typedError<DreamGates, ApiError>(__TAURI_INVOKE("set_dream_mode", { req })),
 	/**  Dreams now (the lock is honoured); the folder's mode decides apply or review. */
-	runDream: (req: DreamNow) => typedError<DreamView, ApiError>(__TAURI_INVOKE("run_dream", { req })),
+	runDream: (req: RunNow) => typedError<DreamView, ApiError>(__TAURI_INVOKE("run_dream", { req })),
 	dreamHistory: (req: Folder) => typedError<DreamHistory, ApiError>(__TAURI_INVOKE("dream_history", { req })),
 	/**  One dream with its whole changeset. */
 	dream: (req: DreamRef) => typedError<DreamView, ApiError>(__TAURI_INVOKE("dream", { req })),
@@ -109,17 +111,17 @@ export const commands = {
 	dailyLog: (req: DailyLogQuery) => typedError<DailyLog, ApiError>(__TAURI_INVOKE("daily_log", { req })),
 	appendDailyLog: (req: DailyLogAppend) => typedError<DailyLog, ApiError>(__TAURI_INVOKE("append_daily_log", { req })),
 	/**
-	 *  The newest background runs from the run log the app, `mneme serve --scheduler` and
-	 *  `mneme daemon` share.
+	 *  The newest background runs from the run log the app, `mneme serve --scheduler`
+	 *  and `mneme daemon` share.
 	 */
-	backgroundRuns: (req: RunsQuery) => typedError<BackgroundRun[], ApiError>(__TAURI_INVOKE("background_runs", { req })),
+	backgroundRuns: (req: RunsQuery) => typedError<BackgroundRuns, ApiError>(__TAURI_INVOKE("background_runs", { req })),
 	/**
-	 *  Adds the folder's memory folder, CLAUDE.md files and `.claude` to the live watcher (see
-	 *  `FilesChanged`); answers every folder watched or waiting to exist.
+	 *  Adds the folder's memory folder, CLAUDE.md files and `.claude` to the live watcher;
+	 *  answers every folder watched or waiting to exist.
 	 */
-	watch: (req: Folder) => typedError<string[], ApiError>(__TAURI_INVOKE("watch", { req })),
+	watch: (req: Folder) => typedError<Watching, ApiError>(__TAURI_INVOKE("watch", { req })),
 	/**  Every folder the live watcher covers now or waits for, in the order they were added. */
-	watching: () => typedError<WatchedFolder[], ApiError>(__TAURI_INVOKE("watching")),
+	watching: (req: NoArgs) => typedError<WatchedFolders, ApiError>(__TAURI_INVOKE("watching", { req })),
 	/**
 	 *  Opens a file in the editor Claude Code would use and, for a desktop editor, waits until
 	 *  it closes (the window reloads from `FilesChanged` either way).
@@ -193,6 +195,10 @@ export type BackgroundRun = {
 	summary: string,
 };
 
+export type BackgroundRuns = {
+	runs: BackgroundRun[],
+};
+
 /**  A rule with `paths:` globs, seen during the eager load. */
 export type ConditionalRule = {
 	path: string,
@@ -248,15 +254,11 @@ export type ContextView = {
 	totalTokens: number,
 	/**  Settings files that could not be read (reported, never overwritten). */
 	settingsProblems: string[],
+	/**  Whose behaviours this follows. */
+	claudeCode: RenderedFor,
 };
 
-export type CreateMemory = {
-	name: string,
-	description: string,
-	kind: string,
-	body: string,
-	fileName?: string | null,
-} & Folder;
+export type CreateMemory = Folder & NewMemoryRequest;
 
 /**  A KAIROS daily log of a memory folder. */
 export type DailyLog = {
@@ -427,11 +429,6 @@ export type DreamModeName =
 /**  No automatic dreams; one started by hand is held for review. */
 "off";
 
-export type DreamNow = {
-	/**  Who dreams; absent = the offline dream. */
-	provider?: ProviderChoice | null,
-} & Folder;
-
 /**  Why auto dream is off, when it is. */
 export type DreamOffReason = 
 /**  `autoDreamEnabled` is false or unset (the user settings toggle turns it on). */
@@ -519,15 +516,7 @@ export type Duplicate = {
 export type EdgeKind = "link" | "indexPointer" | "include";
 
 /**  Absent parts stay as they are. */
-export type EditMemory = {
-	memory: string,
-	name?: string | null,
-	description?: string | null,
-	kind?: string | null,
-	body?: string | null,
-	/**  A new file name; the index line follows. */
-	rename?: string | null,
-} & Folder;
+export type EditMemory = Folder & MemoryEdit;
 
 /**  How an editor ran. */
 export type EditorRun = {
@@ -569,11 +558,6 @@ export type ErrorCode =
  *  says what to start or unlock.
  */
 "unavailable";
-
-export type ExtractNow = {
-	/**  Who extracts; absent = offline (explicit statements only). */
-	provider?: ProviderChoice | null,
-} & Folder;
 
 /**  What [`Mneme::run_extraction`] did. */
 export type ExtractionReport = {
@@ -684,7 +668,7 @@ export type HomeInfo = {
 	configHome: string,
 	/**  The folder the app opened on. */
 	cwd: string,
-	/**  Whether the background scheduler runs in this process (always, in the desktop app). */
+	/**  Whether the background scheduler runs in the process the page talks to. */
 	scheduler: boolean,
 };
 
@@ -766,6 +750,11 @@ export type InboxView = {
 	runs: ExtractionRun[],
 	/**  The project's newest session transcript, which "run extraction now" reads. */
 	newestTranscript: TranscriptInfo | null,
+};
+
+/**  What an index fix changed, one sentence per change. */
+export type IndexChanges = {
+	changes: string[],
 };
 
 /**  An index line that holds an entry. */
@@ -857,6 +846,11 @@ export type MachineSettings = {
 	problems: string[],
 };
 
+/**  The manifest Claude Code's recall shows the model, byte for byte. */
+export type ManifestText = {
+	text: string,
+};
+
 export type MemoriesQuery = {
 	/**  `user`, `feedback`, `project` or `reference`. */
 	kind?: string | null,
@@ -875,6 +869,18 @@ export type MemoryDetail = {
 export type MemoryDirValue = {
 	/**  The new `autoMemoryDirectory`; `null` or absent removes the setting. */
 	value?: string | null,
+};
+
+/**  Changes to one memory; `None` leaves a part as it is. */
+export type MemoryEdit = {
+	/**  File name or `name:` of the memory. */
+	memory: string,
+	name?: string | null,
+	description?: string | null,
+	kind?: string | null,
+	body?: string | null,
+	/**  New file name; the index line follows. */
+	rename?: string | null,
 };
 
 export type MemoryRef = {
@@ -944,6 +950,20 @@ export type ModeChange = {
 	/**  `automatic` (as Claude Code: written at once), `review` (staged) or `off`. */
 	mode: ReviewModeName,
 } & Folder;
+
+/**  A new memory. */
+export type NewMemoryRequest = {
+	name: string,
+	description: string,
+	/**  `user`, `feedback`, `project` or `reference`. */
+	kind: string,
+	body: string,
+	/**  Absent: made from the name. */
+	fileName?: string | null,
+};
+
+/**  An operation that takes no arguments (`{}`). */
+export type NoArgs = Record<string, never>;
 
 export type NodeKind = "memory" | "index" | "claudeMd" | "rule" | 
 /**  A `[[link]]` or index target that matches no file. */
@@ -1053,20 +1073,20 @@ export type ProviderChoice =
 /**  How a provider failed, for front ends to word and style. */
 export type ProviderFailure = "badKey" | "network" | "rateLimited" | "modelNotFound" | "timeout" | "cancelled" | "api" | "badResponse" | "notConfigured";
 
-/**  Provider settings to save or test. Empty strings mean "the kind's default". */
-export type ProviderInput = {
-	kind: ProviderChoice,
-	model?: string | null,
-	baseUrl?: string | null,
-	/**  Seconds to wait for one answer (1 to 3600); absent = Claude Code's 600. */
-	timeoutSecs?: number | null,
-	/**  The `claude` binary; absent = the one on the PATH. */
-	claudeBinary?: string | null,
-};
-
 export type ProviderKey = {
 	/**  The API key to store; `null` or absent removes the stored one. */
 	key?: string | null,
+};
+
+/**  New provider settings. Empty strings count as "not set" (the kind's default). */
+export type ProviderSettingsInput = {
+	kind: ProviderChoice,
+	model?: string | null,
+	baseUrl?: string | null,
+	/**  Seconds to wait for one answer (1 to 3600); absent keeps Claude Code's 600. */
+	timeoutSecs?: number | null,
+	/**  The `claude` binary; absent = the one on the PATH. */
+	claudeBinary?: string | null,
 };
 
 /**  The outcome of [`Mneme::test_provider`]. */
@@ -1117,12 +1137,15 @@ export type ProviderView = {
 	usable: ProviderChoice[],
 };
 
-export type RecallAsk = {
+export type RecallAsk = Folder & RecallQuery;
+
+/**  One recall question. */
+export type RecallQuery = {
 	/**  The prompt, as typed into Claude Code. */
 	prompt: string,
 	/**  Who chooses; absent = the provider in the settings. */
 	provider?: ProviderChoice | null,
-} & Folder;
+};
 
 /**  The answer of [`Mneme::recall`]. */
 export type RecallView = {
@@ -1141,6 +1164,8 @@ export type RecallView = {
 	skipped: string | null,
 	/**  Why the selection is empty when a provider failed (Claude Code swallows it; Mneme shows it). */
 	error: string | null,
+	/**  Why the offline ranker chose nothing: what the closest memory lacked, in a sentence. */
+	abstained: string | null,
 	/**
 	 *  What reaches the API in 2.1.197 when the memories follow a tool result (the usual
 	 *  case): one `role: "system"` message of the unwrapped reminders joined with `\n`.
@@ -1189,6 +1214,24 @@ export type RemovedIndexLine = {
 	text: string,
 };
 
+/**  The release a view follows. */
+export type RenderedFor = {
+	/**  `MAJOR.MINOR.PATCH`. */
+	version: string,
+	/**
+	 *  `chosen` (asked for), `installed` (the user's Claude Code) or `assumed` (none found:
+	 *  the newest release Mneme checks).
+	 */
+	basis: string,
+	/**
+	 *  `verified` (in the test matrix), `bisected` (between two matrix releases) or
+	 *  `unverified` (outside them: the nearest known behaviours are used).
+	 */
+	fidelity: string,
+	/**  One sentence for people. */
+	note: string,
+};
+
 /**  What happens to what extraction finds in a project. */
 export type ReviewModeName = 
 /**  Written at once, as Claude Code does. */
@@ -1210,6 +1253,12 @@ export type ReviewModeName =
  */
 export type Revision = string;
 
+/**  A job to run now over the folder's memory (extraction, a dream). */
+export type RunNow = {
+	/**  Who runs it; absent = offline. */
+	provider?: ProviderChoice | null,
+} & Folder;
+
 export type RunOutcome = "done" | 
 /**  A gate said no; nothing was attempted. */
 "skipped" | "failed" | "cancelled";
@@ -1226,7 +1275,7 @@ export type RunsQuery = {
 export type SaveFile = {
 	path: string,
 	content: string,
-	/**  From `read_file` or the previous save (`absent` creates the file). */
+	/**  From `readFile` or the previous save (`absent` creates the file). */
 	revision: string,
 } & Folder;
 
@@ -1536,7 +1585,7 @@ export type TeamSignInPoll = {
 };
 
 export type TeamSignInRef = {
-	/**  From `team_sign_in`. */
+	/**  From `teamSignIn`. */
 	id: string,
 };
 
@@ -1633,6 +1682,8 @@ export type TouchedQuery = {
 export type TouchedView = {
 	block: string,
 	files: ContextFile[],
+	/**  Whose behaviours this follows. */
+	claudeCode: RenderedFor,
 };
 
 /**  A session transcript extraction can run over. */
@@ -1679,13 +1730,27 @@ export type Trashed = {
 	entry: TrashEntry,
 };
 
-/**  One folder the live watcher covers (`mneme serve`'s `watching` entry). */
+/**  One folder the live watcher covers. */
 export type WatchedFolder = {
 	path: string,
 	/**  Sub-folders too, or only the folder's own files. */
 	recursive: boolean,
 	/**  False while the folder does not exist yet (it is watched once it appears). */
 	active: boolean,
+};
+
+export type WatchedFolders = {
+	folders: WatchedFolder[],
+};
+
+export type Watching = {
+	/**  Every folder watched or waiting to exist. */
+	watching: string[],
+};
+
+/**  A settings file that was written. */
+export type WrittenPath = {
+	path: string,
 };
 
 /* Tauri Specta runtime */

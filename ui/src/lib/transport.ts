@@ -1,24 +1,13 @@
-// The one way the UI reaches the engine. `HttpTransport` speaks `mneme serve`'s contract:
-// `POST /api/{method}` with a bearer token and a JSON body; live updates over SSE.
-// `TauriTransport` speaks the desktop shell's: one command per method (`mergeMemory` →
-// `merge_memory`) taking the same body as `{ req: body }`, live updates from the typed
-// `files-changed` event, and the desktop-only actions (open in editor, reveal).
+// The one way the UI reaches the engine. Every operation, its request and its answer come
+// from the generated bindings (`./bindings`, made from the api's one list of operations), and
+// both back ends answer in the same shape, so nothing here knows any single operation.
+// `HttpTransport` speaks `mneme serve`'s contract: `POST /api/{method}` with a bearer token and
+// the request as the JSON body; live updates over SSE. `TauriTransport` speaks the desktop
+// shell's: one command per operation (`mergeMemory` → `merge_memory`) taking the request as
+// `{ req }`, live updates from the typed events, and the desktop-only actions.
 
-import type {
-  ContextRequest, ContextView, ErrorCode, FileText, Graph, Health, HomeInfo, MachineSettings,
-  MemoryDetail, MemoryEditRequest, MemorySummary, NewMemoryRequest, ProjectInfo, Saved, Trashed,
-  TouchedView, TrashListing,
-} from './types';
-import type { AutoMemDirChange, MergeReport, WatchedFolder } from './types';
-import type { ProviderInput, ProviderKind, ProviderTest, ProviderView, RecallView } from './types';
-import type { ExtractionReport, InboxItemView, InboxView, PromoteTo, ReviewMode } from './types';
 import { invoke } from '@tauri-apps/api/core';
-import type {
-  TeamHistory, TeamLeadChange, TeamPullResult, TeamPushResult, TeamRemote, TeamRestored, TeamServerSetting, TeamSignIn,
-  TeamSignInPoll, TeamStatus, TeamSyncResult,
-} from './types';
-import type { BackgroundRun, DailyLog, DreamGates, DreamHistory, DreamModeName, DreamView, JobName, SchedulerEvent } from './types';
-import { commands, events, type EditorRun } from './bindings';
+import { commands, events, type EditorRun, type ErrorCode, type FilesChanged, type SchedulerEvent } from './bindings';
 
 /** An error as the engine reports it: a code and a sentence that says what to do. */
 export class ApiError extends Error {
@@ -97,7 +86,7 @@ export class HttpTransport implements Transport {
     es.onerror = () => onStatus(es.readyState === EventSource.CLOSED ? 'offline' : 'connecting');
     es.addEventListener('changed', (ev) => {
       try {
-        const data = JSON.parse((ev as MessageEvent).data) as { paths?: string[] };
+        const data = JSON.parse((ev as MessageEvent).data) as Partial<FilesChanged>;
         onChanged(data.paths ?? []);
       } catch {
         onChanged([]);
@@ -180,7 +169,7 @@ export class TauriTransport implements Transport {
         unlisten = un;
         // The shell answers `watching` with an error when its file watcher could not start.
         try {
-          await this.call('watching', {});
+          await this.call<unknown>('watching', {});
           onStatus('live');
         } catch {
           onStatus('offline');
@@ -201,110 +190,30 @@ export function pickTransport(token: () => string | null): Transport | null {
   return t ? new HttpTransport(t) : null;
 }
 
-/** Typed methods over any transport. Where serve wraps an answer in an object (`{path}`,
- *  `{changes}`, `{text}`, `{folders}`) the desktop shell answers the bare value; both are
- *  accepted. */
-export function engine(t: Transport) {
-  return {
-    home: () => t.call<HomeInfo>('home', {}),
-    context: (req: ContextRequest) => t.call<ContextView>('context', req),
-    touched: (cwd: string, files: string[]) => t.call<TouchedView>('touched', { cwd, files }),
-    readFile: (cwd: string, path: string) => t.call<FileText>('readFile', { cwd, path }),
-    saveFile: (cwd: string, path: string, content: string, revision: string) =>
-      t.call<Saved>('saveFile', { cwd, path, content, revision }),
-    projects: () => t.call<ProjectInfo[]>('projects', {}),
-    memories: (cwd: string, kind?: string, search?: string) =>
-      t.call<MemorySummary[]>('memories', { cwd, kind: kind || undefined, search: search || undefined }),
-    memory: (cwd: string, memory: string) => t.call<MemoryDetail>('memory', { cwd, memory }),
-    createMemory: (req: NewMemoryRequest) => t.call<MemorySummary>('createMemory', req),
-    saveMemory: (cwd: string, relPath: string, content: string, revision: string) =>
-      t.call<Saved>('saveMemory', { cwd, relPath, content, revision }),
-    editMemory: (req: MemoryEditRequest) => t.call<MemorySummary>('editMemory', req),
-    deleteMemory: (cwd: string, memory: string) => t.call<Trashed>('deleteMemory', { cwd, memory }),
-    trash: (cwd: string) => t.call<TrashListing>('trash', { cwd }),
-    restoreMemory: async (cwd: string, id: string) => {
-      const r = await t.call<string | { path: string }>('restoreMemory', { cwd, id });
-      return typeof r === 'string' ? r : r.path;
-    },
-    health: (cwd: string) => t.call<Health>('health', { cwd }),
-    fixIndex: async (cwd: string) => {
-      const r = await t.call<string[] | { changes: string[] }>('fixIndex', { cwd });
-      return Array.isArray(r) ? r : r.changes;
-    },
-    graph: (cwd: string) => t.call<Graph>('graph', { cwd }),
-    machineSettings: () => t.call<MachineSettings>('machineSettings', {}),
-    setAutoMemory: (on: boolean) => t.call<unknown>('setAutoMemory', { on }),
-    setAutoDream: (on: boolean) => t.call<unknown>('setAutoDream', { on }),
-    watch: (cwd: string) => t.call<unknown>('watch', { cwd }),
-    /** The memory manifest Claude Code's recall shows the model. */
-    manifest: async (cwd: string) => {
-      const r = await t.call<string | { text: string }>('manifest', { cwd });
-      return typeof r === 'string' ? r : r.text;
-    },
-    /** Merges the orphan project folder `from` into the memory of the project at `cwd`. */
-    mergeMemory: (from: string, cwd: string, dryRun = false) => t.call<MergeReport>('mergeMemory', { from, cwd, dryRun }),
-    /** Sets `autoMemoryDirectory`; `null` removes it. */
-    setAutoMemoryDirectory: (value: string | null) => t.call<AutoMemDirChange>('setAutoMemoryDirectory', { value }),
-    /** The model provider: settings, the write-only key, a connection test. */
-    providerSettings: () => t.call<ProviderView>('providerSettings', {}),
-    setProviderSettings: (req: ProviderInput) => t.call<ProviderView>('setProviderSettings', req),
-    /** Stores the key in the OS keyring; `null` removes it. */
-    setProviderKey: (key: string | null) => t.call<ProviderView>('setProviderKey', { key }),
-    testProvider: (req: ProviderInput) => t.call<ProviderTest>('testProvider', req),
-    /** Which memories Claude Code would recall for `prompt` in `cwd`; `provider` absent = the saved one. */
-    recall: (cwd: string, prompt: string, provider?: ProviderKind) => t.call<RecallView>('recall', { cwd, prompt, provider }),
-    /** The review inbox of the project at `cwd`. */
-    inbox: (cwd: string) => t.call<InboxView>('inbox', { cwd }),
-    setReviewMode: (cwd: string, mode: ReviewMode) => t.call<InboxView>('setReviewMode', { cwd, mode }),
-    inboxKeep: (id: string) => t.call<InboxItemView>('inboxKeep', { id }),
-    /** Replaces one proposed file (whole content); with `keep`, writes the item too. */
-    inboxEdit: (id: string, file: string, content: string, keep: boolean) =>
-      t.call<InboxItemView>('inboxEdit', { id, file, content, keep }),
-    inboxDiscard: (id: string) => t.call<InboxItemView>('inboxDiscard', { id }),
-    inboxPromote: (id: string, to: PromoteTo) => t.call<InboxItemView>('inboxPromote', { id, to }),
-    /** Extraction over the project's newest transcript; `provider` absent = offline. */
-    runExtraction: (cwd: string, provider?: ProviderKind) => t.call<ExtractionReport>('runExtraction', { cwd, provider }),
-    watching: async () => {
-      const r = await t.call<WatchedFolder[] | { folders: WatchedFolder[] }>('watching', {});
-      return Array.isArray(r) ? r : r.folders;
-    },
-    /** Team memory: status from disk and keyring; `teamRemote` asks the team server. */
-    teamStatus: (cwd: string) => t.call<TeamStatus>('teamStatus', { cwd }),
-    teamRemote: (cwd: string) => t.call<TeamRemote>('teamRemote', { cwd }),
-    /** Saves the team server's address; `null` forgets it. */
-    setTeamServer: (url: string | null) => t.call<TeamServerSetting>('setTeamServer', { url }),
-    teamPull: (cwd: string) => t.call<TeamPullResult>('teamPull', { cwd }),
-    teamPush: (cwd: string) => t.call<TeamPushResult>('teamPush', { cwd }),
-    teamSync: (cwd: string) => t.call<TeamSyncResult>('teamSync', { cwd }),
-    teamHistory: (cwd: string, key: string) => t.call<TeamHistory>('teamHistory', { cwd, key }),
-    teamRollback: (cwd: string, key: string, version: number) => t.call<TeamLeadChange>('teamRollback', { cwd, key, version }),
-    teamRemove: (cwd: string, key: string) => t.call<TeamLeadChange>('teamRemove', { cwd, key }),
-    teamRestoreConflict: (cwd: string, trashId: string) => t.call<TeamRestored>('teamRestoreConflict', { cwd, trashId }),
-    teamSignIn: (server?: string) => t.call<TeamSignIn>('teamSignIn', { server }),
-    teamSignInPoll: (id: string) => t.call<TeamSignInPoll>('teamSignInPoll', { id }),
-    teamSignOut: () => t.call<{ server: string }>('teamSignOut', {}),
-    /** Auto dream of the project at `cwd`: the gates, the mode, dream now, history, review, undo. */
-    dreamStatus: (cwd: string) => t.call<DreamGates>('dreamStatus', { cwd }),
-    setDreamMode: (cwd: string, mode: DreamModeName) => t.call<DreamGates>('setDreamMode', { cwd, mode }),
-    /** `provider` absent = the offline dream. */
-    runDream: (cwd: string, provider?: ProviderKind) => t.call<DreamView>('runDream', { cwd, provider }),
-    dreamHistory: (cwd: string) => t.call<DreamHistory>('dreamHistory', { cwd }),
-    dream: (cwd: string, id: string) => t.call<DreamView>('dream', { cwd, id }),
-    approveDream: (cwd: string, id: string) => t.call<DreamView>('approveDream', { cwd, id }),
-    rejectDream: (cwd: string, id: string) => t.call<DreamView>('rejectDream', { cwd, id }),
-    /** `force` undoes even though files changed since the dream (their text stays in its record). */
-    undoDream: (cwd: string, id: string, force = false) => t.call<DreamView>('undoDream', { cwd, id, force }),
-    /** A daily log; `date` (`YYYY-MM-DD`) absent = today. */
-    dailyLog: (cwd: string, date?: string) => t.call<DailyLog>('dailyLog', { cwd, date }),
-    appendDailyLog: (cwd: string, text: string) => t.call<DailyLog>('appendDailyLog', { cwd, text }),
-    /** The newest runs of the background scheduler (the app, `mneme serve --scheduler`, `mneme daemon`). */
-    backgroundRuns: async (limit = 20, job?: JobName) => {
-      const r = await t.call<BackgroundRun[] | { runs: BackgroundRun[] }>('backgroundRuns', { limit, job });
-      return Array.isArray(r) ? r : r.runs;
-    },
-    /** Open in editor / reveal: only in the desktop app. */
-    desktop: t.desktop,
-  };
-}
+type Commands = typeof commands;
 
-export type Engine = ReturnType<typeof engine>;
+/** The desktop shell's commands that are not api operations (see `DESKTOP_ONLY` in src-tauri). */
+const DESKTOP_ONLY = ['openInEditor', 'reveal'] as const;
+
+/** An api operation's name, as `mneme serve` spells it. */
+export type Method = Exclude<keyof Commands, (typeof DESKTOP_ONLY)[number]>;
+/** What an operation takes. */
+export type RequestOf<K extends Method> = Parameters<Commands[K]>[0];
+/** What an operation answers (the generated command's success value). */
+export type AnswerOf<K extends Method> = Extract<Awaited<ReturnType<Commands[K]>>, { status: 'ok' }>['data'];
+
+/** Every api operation as a typed function, plus the desktop-only actions. */
+export type Engine = { [K in Method]: (req: RequestOf<K>) => Promise<AnswerOf<K>> } & {
+  /** Open in editor / reveal: only in the desktop app. */
+  readonly desktop: DesktopActions | null;
+};
+
+/** The operations over any transport, one per generated command. */
+export function engine(t: Transport): Engine {
+  const api: Record<string, unknown> = { desktop: t.desktop };
+  for (const method of Object.keys(commands)) {
+    if ((DESKTOP_ONLY as readonly string[]).includes(method)) continue;
+    api[method] = (req: object) => t.call(method, req);
+  }
+  return api as Engine;
+}

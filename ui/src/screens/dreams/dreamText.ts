@@ -1,6 +1,6 @@
 // Words and small formatters for the Dreams screen.
 
-import type { DreamFileAction, DreamState, JobName, ProviderKind, RunOutcome, SchedulerEvent } from '../../lib/types';
+import type { DreamFileAction, DreamState, JobName, ProviderChoice, RunOutcome, SchedulerEvent } from '../../lib/bindings';
 
 /** "in 5 minutes", "in 3 hours", "now" for a time in ms since the epoch. */
 export function fromNow(ms: number, now = Date.now()): string {
@@ -27,7 +27,7 @@ export function hours(h: number): string {
   return h >= 100 ? `${Math.round(h)}` : h.toFixed(1);
 }
 
-export const ENGINES: Record<ProviderKind, string> = {
+export const ENGINES: Record<ProviderChoice, string> = {
   offline: 'Offline (rules only)',
   'claude-cli': 'Claude Code CLI',
   anthropic: 'Anthropic API',

@@ -7,12 +7,12 @@ import { EdgeArrowProgram, EdgeRectangleProgram, type EdgeProgramType } from 'si
 import type { NodeDisplayData, PartialButFor } from 'sigma/types';
 import type { Settings } from 'sigma/settings';
 import { createNodeBorderProgram } from '@sigma/node-border';
-import type { Graph as GraphDto, GraphNode } from '../../lib/types';
+import type { Graph as GraphDto, GraphNode } from '../../lib/bindings';
 import type { LayoutProgress, LayoutRequest } from './layout.worker';
 
 export type ColorBy = 'type' | 'scope';
-export type NodeKind = GraphNode['kind'];
-export type EdgeKind = GraphDto['edges'][number]['kind'];
+export type { EdgeKind, NodeKind } from '../../lib/bindings';
+import type { EdgeKind, NodeKind } from '../../lib/bindings';
 
 export interface Palette {
   bg: string;

@@ -1,6 +1,6 @@
 // Words and small formatters for the Team screen.
 
-import type { TeamConflictKind, TeamFileStatus } from '../../lib/types';
+import type { TeamConflictKind, TeamFileStatus } from '../../lib/bindings';
 
 /** "just now", "5 minutes ago", "yesterday", … for a time in ms since the epoch. */
 export function ago(ms: number | null | undefined, now = Date.now()): string {
