@@ -219,8 +219,10 @@ pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
             } else {
                 for r in &records {
                     let (added, changed, removed) = r.counts();
+                    let lost = r.moved.iter().filter(|m| m.lost()).count();
+                    let lost = if lost > 0 { format!("  {lost} LOST") } else { String::new() };
                     println!(
-                        "{}  {}  {:<6}  {:<10}  {:<8}  +{added} ~{changed} -{removed}  {}",
+                        "{}  {}  {:<6}  {:<10}  {:<8}  +{added} ~{changed} -{removed}{lost}  {}",
                         r.id,
                         when(r.created_at_ms),
                         trigger(r.trigger),
@@ -348,6 +350,7 @@ fn print_record(r: &DreamRecord, diffs: bool) {
             print!("{}", diff(c.before.as_deref().unwrap_or_default(), c.after.as_deref().unwrap_or_default()));
         }
     }
+    print_moves(r);
     for n in &r.notes {
         println!("Note: {n}");
     }
@@ -355,12 +358,41 @@ fn print_record(r: &DreamRecord, diffs: bool) {
         println!("Refused {}: {}", d.tool, d.message);
     }
     match r.status {
+        DreamStatus::Pending if r.moved.iter().any(|m| m.lost()) => println!(
+            "Held for review because it would lose text: look at the LOST lines, then apply anyway with `mneme dream approve {}`, or turn it down with `mneme dream reject {}`.",
+            r.id, r.id
+        ),
         DreamStatus::Pending if !r.changeset.is_empty() => println!(
             "Held for review: apply with `mneme dream approve {}`, or turn it down with `mneme dream reject {}`.",
             r.id, r.id
         ),
         DreamStatus::Applied if !r.changeset.is_empty() => println!("Applied. Undo with `mneme dream undo {}`.", r.id),
         _ => {}
+    }
+}
+
+/// What knowledge moved where, line by line: each line the dream takes out of a file and the
+/// files its text is in afterwards; lines found nowhere first, loudly, with the missing parts.
+fn print_moves(r: &DreamRecord) {
+    let lost: Vec<_> = r.moved.iter().filter(|m| m.lost()).collect();
+    if !lost.is_empty() {
+        println!("LOST: {} line(s) this dream removes are found nowhere in the folder after it:", lost.len());
+        for m in &lost {
+            println!("  {}: {}", m.from, m.text);
+            let missing: Vec<String> = m.missing.iter().map(|p| format!("\"{p}\"")).collect();
+            println!("           missing: {}", missing.join(", "));
+        }
+    }
+    let kept: Vec<_> = r.moved.iter().filter(|m| !m.lost()).collect();
+    if !kept.is_empty() {
+        println!("What moved where ({} line(s) taken out of files, each still in the folder):", kept.len());
+        for m in kept {
+            let to = m.found_in.join(", ");
+            match &m.duplicate {
+                Some(why) => println!("  {}: {}\n           → {to} ({why})", m.from, m.text),
+                None => println!("  {}: {}\n           → {to}", m.from, m.text),
+            }
+        }
     }
 }
 

@@ -93,26 +93,32 @@ fn status_run_review_and_undo() {
 
     let listed = json(&ok(&h, &repo, &["dream", "history", "--json"]));
     assert_eq!(listed[0]["id"], id.as_str());
-    assert_eq!((listed[0]["changed"].as_u64(), listed[0]["removed"].as_u64()), (Some(2), Some(1)));
+    assert_eq!((listed[0]["added"].as_u64(), listed[0]["changed"].as_u64(), listed[0]["removed"].as_u64()), (Some(1), Some(2), Some(1)));
     assert!(listed[0].get("changeset").is_none(), "lists carry no file contents");
     let history = ok(&h, &repo, &["dream", "history"]);
-    assert!(history.starts_with(&id) && history.contains("manual  offline     pending   +0 ~2 -1"), "{history}");
+    assert!(history.starts_with(&id) && history.contains("manual  offline     pending   +1 ~2 -1  "), "{history}");
     let shown = ok(&h, &repo, &["dream", "show", &id]);
     assert!(shown.contains("  removed  tabs_old.md\n"), "{shown}");
-    assert!(shown.contains("           - - [Gone](gone.md) — x\n"), "a diff per change: {shown}");
+    // The dangling line is the only copy of that memory: written back, never deleted.
+    assert!(shown.contains("  added    gone.md\n"), "{shown}");
+    assert!(shown.contains("           + name: Gone\n"), "a diff per change: {shown}");
+    // What moved where, line by line.
+    assert!(shown.contains("What moved where ("), "{shown}");
+    assert!(shown.contains("  tabs_old.md: Always indent with tabs.\n           → tabs_new.md\n"), "{shown}");
+    assert!(!shown.contains("LOST"), "{shown}");
     assert!(shown.contains(&format!("Held for review: apply with `mneme dream approve {id}`")), "{shown}");
 
     let applied = ok(&h, &repo, &["dream", "approve", &id]);
-    assert!(applied.starts_with(&format!("Applied dream {id} (3 file(s))")), "{applied}");
+    assert!(applied.starts_with(&format!("Applied dream {id} (4 file(s))")), "{applied}");
     assert!(!mem.join("tabs_old.md").exists());
-    assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "- [New](tabs_new.md) — tabs\n");
+    assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "- [New](tabs_new.md) — tabs\n- [Gone](gone.md) — x\n");
     let err = fails(&h, &repo, &["dream", "reject", &id]);
     assert_eq!(err, format!("mneme: dream {id} is applied, so it cannot be rejected\n"));
 
     fs::write(mem.join("MEMORY.md"), "edited since\n").unwrap();
     let err = fails(&h, &repo, &["dream", "undo", "--last"]);
     assert!(err.starts_with(&format!("mneme: MEMORY.md changed since dream {id} was applied; nothing was undone.")), "{err}");
-    fs::write(mem.join("MEMORY.md"), "- [New](tabs_new.md) — tabs\n").unwrap();
+    fs::write(mem.join("MEMORY.md"), "- [New](tabs_new.md) — tabs\n- [Gone](gone.md) — x\n").unwrap();
     let undone = json(&ok(&h, &repo, &["dream", "undo", &id, "--json"]));
     assert_eq!(undone["status"], "undone");
     assert_eq!(tree(&mem), before, "byte-identical after undo");
@@ -146,7 +152,7 @@ fn two_processes_racing_consolidate_exactly_once() {
         }
         assert_eq!(consolidated, 1, "round {round}: exactly one process consolidates");
         assert!(!mem.join("tabs_old.md").exists());
-        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "- [New](tabs_new.md) — tabs\n");
+        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "- [New](tabs_new.md) — tabs\n- [Gone](gone.md) — x\n");
         let tabs = fs::read_to_string(mem.join("tabs_new.md")).unwrap();
         assert_eq!(tabs.matches("Always indent with tabs.\n").count(), 1, "merged once: {tabs}");
     }
