@@ -1,0 +1,489 @@
+//! "Check with my Claude Code": run the user's own `claude` once, offline, against a stub of
+//! the Anthropic Messages API that listens on 127.0.0.1, and capture the first request it
+//! sends, so the api crate can compare what Claude Code really loads with Mneme's view.
+//!
+//! This crate only runs and captures; it knows nothing about memory. It is separate from the
+//! api crate so that HTTP stays out of the engine: the stub is a minimal HTTP/1.1 reader on
+//! `std::net` (one request shape from one client, so a server framework would add more than it
+//! saves), answering every `POST /v1/messages` with a one-word reply in the form Claude Code
+//! asked for (an SSE stream when the body says `"stream": true`, else a JSON message), which is
+//! what makes `claude -p` finish on its own.
+//!
+//! Bounded time always: Claude Code runs in a process group of its own and the whole group is
+//! killed when the deadline passes, or shortly after the request has been captured if it does
+//! not exit by itself.
+
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The dummy key Claude Code is given: the stub accepts anything, and no real key is ever read.
+pub const DUMMY_API_KEY: &str = "sk-ant-mneme-verify-offline";
+
+/// How long Claude Code may keep running after its request was captured and answered before
+/// its process group is killed (it normally exits within a second).
+const AFTER_CAPTURE: Duration = Duration::from_secs(15);
+
+/// How much of Claude Code's stderr a failure shows.
+const STDERR_TAIL: usize = 2000;
+
+/// The variables that keep Claude Code on the stub and quiet: its API address and key, and
+/// every switch that stops it from reaching anything else (updates, telemetry, error reports,
+/// other traffic). Set in its environment and, by the caller, in flag settings, so that no
+/// settings file's `env` block can point it elsewhere.
+pub fn offline_vars(base_url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("ANTHROPIC_BASE_URL", base_url.to_string()),
+        ("ANTHROPIC_API_KEY", DUMMY_API_KEY.to_string()),
+        ("DISABLE_AUTOUPDATER", "1".to_string()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_string()),
+        ("DISABLE_TELEMETRY", "1".to_string()),
+        ("DISABLE_ERROR_REPORTING", "1".to_string()),
+        ("NO_PROXY", "127.0.0.1,localhost".to_string()),
+        ("no_proxy", "127.0.0.1,localhost".to_string()),
+    ]
+}
+
+/// Variables that would send Claude Code to another provider, through a proxy, or sign it in
+/// with real credentials; never passed on.
+pub const WITHHELD_VARS: &[&str] = &[
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BEDROCK_BASE_URL",
+    "ANTHROPIC_VERTEX_BASE_URL",
+    "ANTHROPIC_FOUNDRY_BASE_URL",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_USE_FOUNDRY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+];
+
+/// One run of Claude Code.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub bin: PathBuf,
+    /// The folder it starts in.
+    pub cwd: PathBuf,
+    /// Its whole environment (nothing else is inherited); [`offline_vars`] are added on top.
+    pub vars: BTreeMap<String, String>,
+    /// Arguments after `-p PROMPT --output-format json`.
+    pub args: Vec<String>,
+    pub prompt: String,
+    /// The run and its process group are killed after this.
+    pub timeout: Duration,
+}
+
+/// What Claude Code sent.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// The body of its first `POST /v1/messages`.
+    pub request: Value,
+    /// Its exit status; `None` when it had to be killed after the capture.
+    pub status: Option<ExitStatus>,
+    pub stderr_tail: String,
+}
+
+/// Why no request was captured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaptureError {
+    /// The stub could not listen on 127.0.0.1.
+    Stub(String),
+    /// The binary could not be started.
+    Spawn(String),
+    /// It ran past the deadline without sending a request; its group was killed.
+    TimedOut { secs: u64, stderr_tail: String },
+    /// It exited without sending a request.
+    NoRequest { status: String, stderr_tail: String },
+}
+
+impl std::fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CaptureError::Stub(e) => write!(f, "could not listen on 127.0.0.1 for Claude Code: {e}"),
+            CaptureError::Spawn(e) => write!(f, "could not start Claude Code: {e}"),
+            CaptureError::TimedOut { secs, stderr_tail } => {
+                write!(f, "Claude Code sent no request within {secs} s and was stopped")?;
+                tail(f, stderr_tail)
+            }
+            CaptureError::NoRequest { status, stderr_tail } => {
+                write!(f, "Claude Code exited ({status}) without sending a request")?;
+                tail(f, stderr_tail)
+            }
+        }
+    }
+}
+
+fn tail(f: &mut std::fmt::Formatter<'_>, stderr_tail: &str) -> std::fmt::Result {
+    if stderr_tail.trim().is_empty() {
+        write!(f, "; it printed nothing on stderr")
+    } else {
+        write!(f, "; the end of its stderr:\n{}", stderr_tail.trim_end())
+    }
+}
+
+impl std::error::Error for CaptureError {}
+
+/// A stub Anthropic API on 127.0.0.1 (a free port), recording every `POST /v1/messages` body.
+/// It stops when dropped.
+pub struct Stub {
+    port: u16,
+    messages: Arc<Mutex<Vec<Value>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Stub {
+    pub fn start() -> Result<Stub, CaptureError> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(|e| CaptureError::Stub(e.to_string()))?;
+        let port = listener.local_addr().map_err(|e| CaptureError::Stub(e.to_string()))?.port();
+        let messages = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (m, s) = (messages.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if s.load(Ordering::SeqCst) {
+                    break;
+                }
+                if let Ok(conn) = conn {
+                    let m = m.clone();
+                    std::thread::spawn(move || serve_connection(conn, &m));
+                }
+            }
+        });
+        Ok(Stub { port, messages, stop, thread: Some(thread) })
+    }
+
+    /// `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every `POST /v1/messages` body so far, in arrival order.
+    pub fn messages(&self) -> Vec<Value> {
+        self.messages.lock().expect("stub log").clone()
+    }
+
+    /// Runs Claude Code against this stub and answers its first request.
+    pub fn capture(&self, run: &Run) -> Result<Captured, CaptureError> {
+        let mut cmd = Command::new(&run.bin);
+        cmd.arg("-p").arg(&run.prompt).arg("--output-format").arg("json").args(&run.args);
+        cmd.env_clear().envs(&run.vars);
+        for name in WITHHELD_VARS {
+            cmd.env_remove(name);
+        }
+        cmd.envs(offline_vars(&self.base_url()));
+        // A group of its own, so the deadline can stop it and every helper it started.
+        cmd.current_dir(&run.cwd).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).process_group(0);
+        let mut child = cmd.spawn().map_err(|e| CaptureError::Spawn(format!("{}: {e}", run.bin.display())))?;
+        let group = rustix::process::Pid::from_raw(child.id() as i32);
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let stderr_reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = stderr.read_to_end(&mut buf);
+            buf
+        });
+        let kill_group = || {
+            if let Some(pid) = group {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+        };
+        let started = Instant::now();
+        let mut captured_at: Option<Instant> = None;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) => {}
+                Err(_) => {
+                    kill_group();
+                    let _ = child.wait();
+                    break None;
+                }
+            }
+            if captured_at.is_none() && !self.messages().is_empty() {
+                captured_at = Some(Instant::now());
+            }
+            let late = captured_at.is_some_and(|at| at.elapsed() > AFTER_CAPTURE);
+            if late || started.elapsed() > run.timeout {
+                kill_group();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // Helpers it left behind would hold stderr open; the group goes with it.
+        kill_group();
+        let stderr_tail = tail_of(&stderr_reader.join().unwrap_or_default());
+        match self.messages().into_iter().next() {
+            Some(request) => Ok(Captured { request, status, stderr_tail }),
+            None => match status {
+                None => Err(CaptureError::TimedOut { secs: run.timeout.as_secs(), stderr_tail }),
+                Some(status) => Err(CaptureError::NoRequest { status: status.to_string(), stderr_tail }),
+            },
+        }
+    }
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wakes the accept loop so it sees the flag.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn tail_of(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let start = text.len().saturating_sub(STDERR_TAIL);
+    let start = (start..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
+    text[start..].to_string()
+}
+
+/// One parsed request.
+struct Request {
+    method: String,
+    path: String,
+    body: Vec<u8>,
+}
+
+/// Serves requests on one keep-alive connection until the client closes it.
+fn serve_connection(conn: TcpStream, log: &Mutex<Vec<Value>>) {
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(120)));
+    let Ok(write_half) = conn.try_clone() else { return };
+    let mut reader = BufReader::new(conn);
+    let mut writer = write_half;
+    while let Some(req) = read_request(&mut reader) {
+        let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+        let path = req.path.split('?').next().unwrap_or("");
+        let (content_type, payload) = if req.method == "POST" && path.ends_with("/v1/messages") {
+            log.lock().expect("stub log").push(body.clone());
+            let model = body.get("model").and_then(Value::as_str).unwrap_or("claude-stub").to_string();
+            if body.get("stream").and_then(Value::as_bool) == Some(true) {
+                ("text/event-stream", sse_reply(&model))
+            } else {
+                ("application/json", json_reply(&model).to_string())
+            }
+        } else if path.ends_with("/v1/messages/count_tokens") {
+            ("application/json", json!({"input_tokens": req.body.len() / 4 + 1}).to_string())
+        } else if path.starts_with("/v1/models") {
+            let model = json!({"type": "model", "id": "claude-sonnet-4-5", "display_name": "stub", "created_at": "2025-01-01T00:00:00Z"});
+            ("application/json", json!({"data": [model], "has_more": false, "first_id": null, "last_id": null}).to_string())
+        } else {
+            ("application/json", "{}".to_string())
+        };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nrequest-id: req_mneme_verify\r\n\r\n",
+            payload.len()
+        );
+        let sent = writer.write_all(head.as_bytes()).and_then(|_| writer.write_all(payload.as_bytes())).and_then(|_| writer.flush());
+        if sent.is_err() {
+            break;
+        }
+    }
+    let _ = writer.shutdown(Shutdown::Both);
+}
+
+/// Reads one HTTP/1.1 request (`Content-Length` or chunked body); `None` at end of stream or
+/// on anything malformed, which closes the connection.
+fn read_request(r: &mut impl BufRead) -> Option<Request> {
+    let mut line = String::new();
+    // Tolerates blank lines between keep-alive requests.
+    loop {
+        line.clear();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if !line.trim().is_empty() {
+            break;
+        }
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_string();
+    let path = parts.next()?.to_string();
+    let mut length = 0usize;
+    let mut chunked = false;
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h).ok()? == 0 {
+            return None;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (name, value) = h.split_once(':')?;
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.parse().ok()?;
+        } else if name.eq_ignore_ascii_case("transfer-encoding") && value.to_ascii_lowercase().contains("chunked") {
+            chunked = true;
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            r.read_line(&mut size).ok()?;
+            let n = usize::from_str_radix(size.trim().split(';').next()?.trim(), 16).ok()?;
+            if n == 0 {
+                // Trailers, up to the blank line.
+                loop {
+                    let mut t = String::new();
+                    if r.read_line(&mut t).ok()? == 0 || t.trim().is_empty() {
+                        break;
+                    }
+                }
+                break;
+            }
+            let mut chunk = vec![0; n];
+            r.read_exact(&mut chunk).ok()?;
+            body.extend_from_slice(&chunk);
+            let mut crlf = String::new();
+            r.read_line(&mut crlf).ok()?;
+        }
+    } else {
+        body.resize(length, 0);
+        r.read_exact(&mut body).ok()?;
+    }
+    Some(Request { method, path, body })
+}
+
+fn usage() -> Value {
+    json!({"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
+}
+
+fn json_reply(model: &str) -> Value {
+    json!({
+        "id": "msg_mneme_verify", "type": "message", "role": "assistant", "model": model,
+        "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn", "stop_sequence": null, "usage": usage(),
+    })
+}
+
+/// The smallest complete stream Claude Code accepts: one text block, then `end_turn`.
+fn sse_reply(model: &str) -> String {
+    let events = [
+        ("message_start", json!({"type": "message_start", "message": {
+            "id": "msg_mneme_verify", "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage()}})),
+        ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+        ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}})),
+        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 1}})),
+        ("message_stop", json!({"type": "message_stop"})),
+    ];
+    events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn post(port: u16, path: &str, body: &str, chunked: bool) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let req = if chunked {
+            format!("POST {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n", body.len())
+        } else {
+            format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+        };
+        s.write_all(req.as_bytes()).unwrap();
+        let mut r = BufReader::new(s);
+        let mut head = String::new();
+        let mut length = 0;
+        loop {
+            let mut l = String::new();
+            r.read_line(&mut l).unwrap();
+            if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+            head.push_str(&l);
+            if l == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        r.read_exact(&mut body).unwrap();
+        head + &String::from_utf8(body).unwrap()
+    }
+
+    #[test]
+    fn stub_records_messages_and_answers_in_the_form_asked() {
+        let stub = Stub::start().unwrap();
+        let port = stub.base_url().rsplit(':').next().unwrap().parse().unwrap();
+        let streamed = post(port, "/v1/messages?beta=true", r#"{"model":"m","stream":true,"messages":[]}"#, false);
+        assert!(streamed.contains("text/event-stream") && streamed.contains("event: message_stop"), "{streamed}");
+        let plain = post(port, "/v1/messages", r#"{"model":"m","messages":[1]}"#, true);
+        assert!(plain.contains("\"stop_reason\":\"end_turn\""), "{plain}");
+        post(port, "/v1/messages/count_tokens", "{}", false);
+        let got = stub.messages();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[1]["messages"], json!([1]));
+    }
+
+    #[test]
+    fn a_missing_binary_is_a_spawn_error() {
+        let stub = Stub::start().unwrap();
+        let run = Run {
+            bin: "/nonexistent/claude".into(),
+            cwd: "/".into(),
+            vars: BTreeMap::new(),
+            args: vec![],
+            prompt: "hi".into(),
+            timeout: Duration::from_secs(5),
+        };
+        assert!(matches!(stub.capture(&run), Err(CaptureError::Spawn(_))));
+    }
+
+    #[test]
+    fn a_run_that_never_asks_is_stopped_at_the_deadline_with_its_group() {
+        let dir = tempfile_dir();
+        let bin = dir.join("claude");
+        // A shell that starts a background helper and hangs: both must be gone afterwards.
+        std::fs::write(&bin, format!("#!/bin/sh\necho starting >&2\nsleep 300 &\necho $! > {}/helper\nsleep 300\n", dir.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let stub = Stub::start().unwrap();
+        let run = Run {
+            bin,
+            cwd: dir.clone(),
+            vars: BTreeMap::from([("PATH".to_string(), "/usr/bin:/bin".to_string())]),
+            args: vec![],
+            prompt: "hi".into(),
+            timeout: Duration::from_secs(2),
+        };
+        let t = Instant::now();
+        let err = stub.capture(&run).unwrap_err();
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert!(matches!(&err, CaptureError::TimedOut { stderr_tail, .. } if stderr_tail.contains("starting")), "{err:?}");
+        let helper: i32 = std::fs::read_to_string(dir.join("helper")).unwrap().trim().parse().unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!std::path::Path::new(&format!("/proc/{helper}")).exists() || proc_is_zombie(helper), "helper {helper} survived");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn proc_is_zombie(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map(|s| s.contains(") Z ")).unwrap_or(true)
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("mneme-verify-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+}
