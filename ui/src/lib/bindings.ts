@@ -391,6 +391,8 @@ export type DreamListItem = {
 	added: number,
 	changed: number,
 	removed: number,
+	/**  Lines it removes that would be found nowhere afterwards: why it waits for review. */
+	lost: number,
 	error: string | null,
 	appliedMs: number | null,
 	undoneMs: number | null,
@@ -428,6 +430,27 @@ export type DreamModeName =
 "review" | 
 /**  No automatic dreams; one started by hand is held for review. */
 "off";
+
+/**
+ *  One line a dream takes out of a file, and where its text is afterwards: the "what moved
+ *  where" report, and the safety net's verdict on it.
+ */
+export type DreamMove = {
+	/**  The file it left, relative to the memory folder. */
+	from: string,
+	/**  The line as it was. */
+	text: string,
+	/**  The whole file went to the trash. */
+	fileRemoved: boolean,
+	/**  Where its text is after the dream (relative paths), most telling first. */
+	foundIn: string[],
+	/**  Found nowhere after the dream: applying would lose it. */
+	lost: boolean,
+	/**  The parts of the line found nowhere (a link's title or hook, or the whole line). */
+	missing: string[],
+	/**  Why the dream says the line duplicates or rewrites text it keeps. */
+	duplicate: string | null,
+};
 
 /**  Why auto dream is off, when it is. */
 export type DreamOffReason = 
@@ -493,6 +516,8 @@ export type DreamView = {
 	sessionIds: string[],
 	/**  Memories first, then the index. */
 	files: DreamFile[],
+	/**  Every line the dream takes out of a file and where it went, lost lines first. */
+	moved: DreamMove[],
 	refused: DreamRefusal[],
 	/**  Model turns (0 for the offline dream). */
 	turns: number,
