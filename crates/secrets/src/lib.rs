@@ -8,21 +8,23 @@
 //!
 //! - [`scan_claude_code`]: what Claude Code's `scanForSecrets` returns, exactly (checked
 //!   against Claude Code's own code on 500 inputs by `tests/claude_code_oracle.rs`).
-//! - [`scan`]: Mneme's verdict, used on every write into team memory. It starts from Claude
-//!   Code's matches and drops those gitleaks itself would drop: each rule's entropy floor and
-//!   allowlist (`AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx…`, the Firebase SDK's published keys),
-//!   which Claude Code's port left out and without which it flags half of gitleaks' own
-//!   false-positive examples. It adds one rule, passwords in database connection strings
-//!   ([`connection`]). Figures on gitleaks' examples are in `docs/team-memory.md`.
+//! - [`scan`]: Mneme's verdict, used on every write into team memory: gitleaks' whole default
+//!   rule set with gitleaks' own semantics ([`gitleaks`]: keyword prefilter, entropy floors,
+//!   global and per-rule allowlists), plus Claude Code's matches confirmed by the same floors and
+//!   allowlists (`AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx…`, the Firebase SDK's published keys), plus
+//!   passwords in database connection strings ([`connection`]). Measured per rule on gitleaks'
+//!   own examples by `tests/gitleaks_examples.rs`; the figures are in `docs/team-memory.md`.
 //! - [`redact`]: Claude Code's `redactSecrets`, exactly: every rule, including the
 //!   low-confidence ones, replaced by `[REDACTED]` with quotes kept.
 //!
 //! A finding names the rule and its label (`GitHub PAT`), never the secret.
 //!
-//! Scanning is one pass of a `RegexSet` over the text; only rules that hit are run again to
-//! confirm them, so clean text (the common case) costs a single linear scan.
+//! Claude Code's rules are one pass of a `RegexSet` over the text; only rules that hit are run
+//! again to confirm them. gitleaks' rules run only when one of their keywords occurs (one
+//! Aho-Corasick pass), so clean text (the common case) costs two linear scans.
 
 pub mod connection;
+pub mod gitleaks;
 pub mod jsregex;
 pub mod rules;
 
@@ -66,45 +68,28 @@ pub fn check_team_content(content: &str) -> Result<(), TeamWriteRefused> {
     }
 }
 
-/// Rules in gitleaks' example set that Mneme deliberately does not refuse content for, and
-/// why. None of them is in Claude Code's curated table either; some are redacted by its
-/// low-confidence rules.
+/// gitleaks rules that never fire on team memory, and why: they are bound to file names, and
+/// team memory is Markdown. gitleaks itself skips them for such files too.
 pub const OMITTED_RULES: &[(&str, &str)] = &[
-    ("aws-amazon-bedrock-api-key-long-lived", "not in Claude Code's table; the ABSK prefix is short base64 that also begins ordinary base64 data"),
-    ("aws-amazon-bedrock-api-key-short-lived", "not in Claude Code's table; matches on the word bedrock-api-key plus any base64, which documentation is full of"),
-    ("curl-auth-header", "not in Claude Code's table; a context heuristic over curl command lines (Claude Code redacts Bearer/Basic values instead)"),
-    ("curl-auth-user", "not in Claude Code's table; -u user:password in example commands is mostly placeholders (23 of 31 examples are false positives)"),
-    ("discord-client-id", "a client id is public by design"),
-    ("discord-client-secret", "not in Claude Code's table; keyword heuristic (the word discord near 32 characters)"),
-    ("generic-api-key", "keyword-plus-entropy heuristic; Claude Code keeps it out of refusals (its sensitive-assign rule only redacts); 36 of 44 examples are false positives"),
-    ("gitlab-pat-routable", "not in Claude Code's table; a routable glpat- token still starts with glpat- and 20 token characters, which gitlab-pat refuses"),
-    ("gitlab-ptt", "not in Claude Code's table (pipeline trigger tokens)"),
-    ("gitlab-rrt", "not in Claude Code's table (runner registration tokens, deprecated by GitLab)"),
-    ("gitlab-runner-authentication-token-routable", "not in Claude Code's table"),
-    ("heroku-api-key", "not in Claude Code's table; any UUID near the word heroku, and UUIDs are everywhere"),
-    ("heroku-api-key-v2", "not in Claude Code's table"),
-    ("jwt", "JWTs are mostly short-lived and often public (ID tokens, examples); Claude Code only redacts them (loose-jwt)"),
-    ("jwt-base64", "not in Claude Code's table; base64 of a JWT header"),
-    ("mailchimp-api-key", "not in Claude Code's table; keyword heuristic"),
-    ("slack-config-access-token", "not in Claude Code's table"),
-    ("slack-config-refresh-token", "not in Claude Code's table"),
-    ("slack-legacy-bot-token", "not in Claude Code's table; legacy Slack token formats are retired"),
-    ("slack-legacy-token", "not in Claude Code's table; legacy Slack token formats are retired"),
-    ("slack-legacy-workspace-token", "not in Claude Code's table; legacy Slack token formats are retired"),
-    ("slack-webhook-url", "not in Claude Code's table; a webhook only posts messages"),
-    ("square-access-token", "not in Claude Code's table"),
-    ("vault-batch-token", "not in Claude Code's table"),
-    ("vault-service-token", "not in Claude Code's table; its legacy s. form is 24 letters after s., which prose matches"),
+    ("freemius-secret-key", "gitleaks applies it to .php files only"),
+    ("hashicorp-tf-password", "gitleaks applies it to .tf and .hcl files only"),
+    ("kubernetes-secret-yaml", "gitleaks applies it to .yaml and .yml files only"),
+    ("nuget-config-password", "gitleaks applies it to nuget.config files only"),
+    ("pkcs12-file", "matches a file name (.p12, .pfx), not content"),
 ];
 
-/// The ids [`scan`] refuses content for, in order: Claude Code's high-confidence rules, then
-/// [`connection::RULE_ID`].
+/// The ids [`scan`] refuses content for, each once: Claude Code's high-confidence rules, then
+/// gitleaks' rules (less [`OMITTED_RULES`]), then [`connection::RULE_ID`].
 pub fn rule_ids() -> impl Iterator<Item = &'static str> {
+    let mut seen = std::collections::HashSet::new();
     CLAUDE_CODE_RULES
         .iter()
         .filter(|r| r.confidence == Confidence::High)
         .map(|r| r.id)
+        .chain(gitleaks::gitleaks().rules().iter().map(|r| r.id.as_str()))
+        .filter(|id| !OMITTED_RULES.iter().any(|(o, _)| o == id))
         .chain(std::iter::once(connection::RULE_ID))
+        .filter(move |id| seen.insert(*id))
 }
 
 /// Claude Code's label for a rule id: kebab-case to Title Case, with its special spellings
@@ -279,24 +264,31 @@ fn finding(rule_id: &'static str) -> Finding {
     Finding { rule_id, label: rule_label(rule_id) }
 }
 
-/// Mneme's verdict: one finding per rule that fired, in rule order (see the crate docs).
+/// Mneme's verdict: one finding per rule that fired, each rule once, in [`rule_ids`]' order
+/// (see the crate docs). Where gitleaks and Claude Code share a rule id, gitleaks' current
+/// rule decides: Claude Code's copies are older and looser (its `sentry-org-token` flags one of
+/// gitleaks' own negative examples).
 pub fn scan(content: &str) -> Vec<Finding> {
     let s = &*SCANNER;
+    let g = gitleaks::gitleaks();
+    let mut fired: Vec<&'static str> = g.detect(content, None).into_iter().map(|r| r.id.as_str()).collect();
     let hits = s.set.matches(content);
-    if !hits.matched_any() {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for (k, &i) in s.high.iter().enumerate() {
-        let rule = &s.all[i];
-        if hits.matched(k) && rule.any_match(content, |secret| rule.confirmed(secret)) {
-            out.push(finding(rule.rule.id));
+    if hits.matched_any() {
+        for (k, &i) in s.high.iter().enumerate() {
+            let rule = &s.all[i];
+            let gitleaks_has_it = g.rules().iter().any(|r| r.id == rule.rule.id);
+            if !gitleaks_has_it && hits.matched(k) && rule.any_match(content, |secret| rule.confirmed(secret)) {
+                fired.push(rule.rule.id);
+            }
         }
     }
     if hits.matched(s.high.len()) && connection::has_password(content) {
-        out.push(finding(connection::RULE_ID));
+        fired.push(connection::RULE_ID);
     }
-    out
+    if fired.is_empty() {
+        return Vec::new();
+    }
+    rule_ids().filter(|id| fired.contains(id)).map(finding).collect()
 }
 
 /// Exactly Claude Code 2.1.197's `scanForSecrets(content)`: one finding per high-confidence

@@ -1,9 +1,20 @@
-//! Mneme's verdict on gitleaks' own rule examples (`testdata/secrets/gitleaks-examples.jsonl`,
-//! gitleaks v8.30.1): every `secret` example of a rule Mneme covers must be refused, at most 2%
-//! of the `clean` examples may be, and every rule Mneme does not cover must be listed in
-//! `OMITTED_RULES` with a reason. `cargo test -p mneme-secrets -- --nocapture` prints the table
-//! that `docs/team-memory.md` quotes.
+//! The secret guard measured on gitleaks' own rule examples
+//! (`testdata/secrets/gitleaks-examples.jsonl`, made by `testdata/secrets/gitleaks_examples.py`
+//! from gitleaks' rule generator: the true- and false-positive examples every rule is validated
+//! with).
+//!
+//! For every rule of gitleaks' config: the rule alone (gitleaks' single-rule detector, the way
+//! gitleaks validates its rules) must catch all of its secret examples and flag at most 2% of its
+//! clean ones; and Mneme's whole verdict, [`scan`], must refuse every secret example of every
+//! rule it applies to team memory and name the rule for at most 2% of its clean examples.
+//! gitleaks' negative examples are negatives for one rule only — many are another rule's
+//! secret (Cloudflare's three key kinds are each other's negatives) or what its generic rule
+//! rightly flags — so the table also shows, without a bound, how many Mneme refuses for any
+//! reason.
+//! `cargo test -p mneme-secrets --test gitleaks_examples -- --nocapture` prints the per-rule
+//! table that `docs/team-memory.md` quotes.
 
+use mneme_secrets::gitleaks::gitleaks;
 use mneme_secrets::{rule_ids, scan, scan_claude_code, OMITTED_RULES};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -11,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 struct Example {
     rule: String,
     text: String,
+    path: Option<String>,
     secret: bool,
 }
 
@@ -23,6 +35,7 @@ fn examples() -> Vec<Example> {
             Example {
                 rule: v["rule"].as_str().unwrap().to_string(),
                 text: v["text"].as_str().unwrap().to_string(),
+                path: v["path"].as_str().map(String::from),
                 secret: match v["expect"].as_str().unwrap() {
                     "secret" => true,
                     "clean" => false,
@@ -36,26 +49,16 @@ fn examples() -> Vec<Example> {
 #[derive(Default)]
 struct Tally {
     secrets: usize,
-    caught: usize,
+    caught_by_rule: usize,
+    caught_by_mneme: usize,
     clean: usize,
-    flagged: usize,
-}
-
-fn tally(examples: &[Example], covered: &BTreeSet<&str>, refuses: impl Fn(&str) -> bool) -> BTreeMap<String, Tally> {
-    let mut by_rule: BTreeMap<String, Tally> = BTreeMap::new();
-    for e in examples {
-        let key = if covered.contains(e.rule.as_str()) { e.rule.clone() } else { "(omitted rules)".to_string() };
-        let t = by_rule.entry(key).or_default();
-        let refused = refuses(&e.text);
-        if e.secret {
-            t.secrets += 1;
-            t.caught += usize::from(refused);
-        } else {
-            t.clean += 1;
-            t.flagged += usize::from(refused);
-        }
-    }
-    by_rule
+    flagged_by_rule: usize,
+    /// Clean examples for which Mneme's verdict includes this very rule.
+    flagged_as_this_rule: usize,
+    /// Clean examples Mneme refuses for any reason (often rightly: a Cloudflare global key is a
+    /// negative example for the Cloudflare API-key rule and a secret for its own rule).
+    flagged_by_mneme: usize,
+    flagged_by_claude_code: usize,
 }
 
 fn pct(n: usize, d: usize) -> String {
@@ -67,52 +70,114 @@ fn pct(n: usize, d: usize) -> String {
 }
 
 #[test]
-fn omitted_rules_are_exactly_the_uncovered_ones() {
+fn every_rule_has_examples_and_omissions_are_path_bound() {
+    let all = examples();
+    let with_secrets: BTreeSet<&str> = all.iter().filter(|e| e.secret).map(|e| e.rule.as_str()).collect();
+    for r in gitleaks().rules() {
+        if r.id != "pkcs12-file" {
+            assert!(with_secrets.contains(r.id.as_str()), "no secret example for gitleaks rule {}", r.id);
+        }
+    }
     let covered: BTreeSet<&str> = rule_ids().collect();
-    let in_file: BTreeSet<String> = examples().into_iter().map(|e| e.rule).collect();
-    let uncovered: BTreeSet<&str> = in_file.iter().map(String::as_str).filter(|r| !covered.contains(r)).collect();
-    let omitted: BTreeSet<&str> = OMITTED_RULES.iter().map(|(id, _)| *id).collect();
-    assert_eq!(omitted.len(), OMITTED_RULES.len(), "OMITTED_RULES lists a rule twice");
-    assert_eq!(omitted, uncovered);
+    for r in gitleaks().rules() {
+        let omitted = OMITTED_RULES.iter().any(|(id, _)| *id == r.id);
+        assert_eq!(covered.contains(r.id.as_str()), !omitted, "{}", r.id);
+    }
     assert!(OMITTED_RULES.iter().all(|(_, why)| !why.trim().is_empty()));
 }
 
 #[test]
-fn covered_rules_catch_every_secret_and_almost_no_clean_text() {
+fn every_rule_catches_its_secrets_and_almost_no_clean_text() {
     let all = examples();
-    let covered: BTreeSet<&str> = rule_ids().collect();
-    let mneme = tally(&all, &covered, |t| !scan(t).is_empty());
-    let claude = tally(&all, &covered, |t| !scan_claude_code(t).is_empty());
-
-    println!("| rule | secret examples | caught | clean examples | flagged (Mneme) | flagged (Claude Code) |");
-    println!("|---|---:|---:|---:|---:|---:|");
-    let (mut s, mut c, mut k, mut f, mut cf) = (0, 0, 0, 0, 0);
-    for (rule, t) in &mneme {
-        let cc = &claude[rule];
-        println!("| {rule} | {} | {} | {} | {} | {} |", t.secrets, t.caught, t.clean, t.flagged, cc.flagged);
-        if rule != "(omitted rules)" {
-            s += t.secrets;
-            c += t.caught;
-            k += t.clean;
-            f += t.flagged;
-            cf += cc.flagged;
+    let g = gitleaks();
+    let omitted: BTreeSet<&str> = OMITTED_RULES.iter().map(|(id, _)| *id).collect();
+    let mut by_rule: BTreeMap<&str, Tally> = BTreeMap::new();
+    for e in &all {
+        let t = by_rule.entry(e.rule.as_str()).or_default();
+        let by_rule_alone = g.rule_fires(&e.rule, &e.text, e.path.as_deref());
+        let findings = scan(&e.text);
+        let by_mneme = !findings.is_empty();
+        if e.secret {
+            t.secrets += 1;
+            t.caught_by_rule += usize::from(by_rule_alone);
+            t.caught_by_mneme += usize::from(by_mneme);
+        } else {
+            t.clean += 1;
+            t.flagged_by_rule += usize::from(by_rule_alone);
+            t.flagged_as_this_rule += usize::from(findings.iter().any(|f| f.rule_id == e.rule));
+            t.flagged_by_mneme += usize::from(by_mneme);
+            t.flagged_by_claude_code += usize::from(!scan_claude_code(&e.text).is_empty());
         }
     }
-    println!(
-        "| **covered rules** | {s} | {c} ({}) | {k} | {f} ({}) | {cf} ({}) |",
-        pct(c, s),
-        pct(f, k),
-        pct(cf, k)
-    );
-    let omitted = &mneme["(omitted rules)"];
-    println!(
-        "omitted rules: {} of {} secret examples refused anyway, {} of {} clean examples refused",
-        omitted.caught, omitted.secrets, omitted.flagged, omitted.clean
-    );
 
-    assert!(s > 0 && k > 0);
-    assert_eq!(c, s, "a secret example of a covered rule was not refused");
-    assert!(f * 50 <= k, "more than 2% of clean examples of covered rules refused: {f} of {k}");
-    // The whole file: omitted rules' clean examples must not be refused either.
-    assert!((f + omitted.flagged) * 50 <= k + omitted.clean);
+    println!("| rule | secret examples | caught by the rule | caught by Mneme | clean examples | flagged by the rule | flagged by Mneme as this rule | flagged by Mneme, any rule | flagged by Claude Code |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut total = Tally::default();
+    let mut failures = Vec::new();
+    for (rule, t) in &by_rule {
+        let note = if omitted.contains(rule) { " (file-bound)" } else { "" };
+        println!(
+            "| {rule}{note} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            t.secrets,
+            t.caught_by_rule,
+            t.caught_by_mneme,
+            t.clean,
+            t.flagged_by_rule,
+            t.flagged_as_this_rule,
+            t.flagged_by_mneme,
+            t.flagged_by_claude_code
+        );
+        if t.caught_by_rule != t.secrets {
+            failures.push(format!("{rule}: the rule caught {} of {} secret examples", t.caught_by_rule, t.secrets));
+        }
+        if t.flagged_by_rule * 50 > t.clean {
+            failures.push(format!("{rule}: the rule flagged {} of {} clean examples", t.flagged_by_rule, t.clean));
+        }
+        if t.flagged_as_this_rule * 50 > t.clean {
+            failures.push(format!("{rule}: Mneme refused {} of {} clean examples as this rule", t.flagged_as_this_rule, t.clean));
+        }
+        if !omitted.contains(rule) && t.caught_by_mneme != t.secrets {
+            failures.push(format!("{rule}: Mneme refused {} of {} secret examples", t.caught_by_mneme, t.secrets));
+        }
+        total.secrets += t.secrets;
+        total.caught_by_rule += t.caught_by_rule;
+        total.caught_by_mneme += t.caught_by_mneme;
+        total.clean += t.clean;
+        total.flagged_by_rule += t.flagged_by_rule;
+        total.flagged_as_this_rule += t.flagged_as_this_rule;
+        total.flagged_by_mneme += t.flagged_by_mneme;
+        total.flagged_by_claude_code += t.flagged_by_claude_code;
+    }
+    println!(
+        "| **all {} rules** | {} | {} ({}) | {} ({}) | {} | {} ({}) | {} ({}) | {} ({}) | {} ({}) |",
+        by_rule.len(),
+        total.secrets,
+        total.caught_by_rule,
+        pct(total.caught_by_rule, total.secrets),
+        total.caught_by_mneme,
+        pct(total.caught_by_mneme, total.secrets),
+        total.clean,
+        total.flagged_by_rule,
+        pct(total.flagged_by_rule, total.clean),
+        total.flagged_as_this_rule,
+        pct(total.flagged_as_this_rule, total.clean),
+        total.flagged_by_mneme,
+        pct(total.flagged_by_mneme, total.clean),
+        total.flagged_by_claude_code,
+        pct(total.flagged_by_claude_code, total.clean),
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(total.flagged_as_this_rule * 50 <= total.clean);
+}
+
+#[test]
+#[ignore = "diagnostics: prints every clean example Mneme refuses, with the rules that fired"]
+fn print_refused_clean_examples() {
+    for e in examples().iter().filter(|e| !e.secret) {
+        let hits = scan(&e.text);
+        if !hits.is_empty() {
+            let ids: Vec<&str> = hits.iter().map(|f| f.rule_id).collect();
+            println!("{} <- {:?}: {:?}", e.rule, ids, e.text.chars().take(160).collect::<String>());
+        }
+    }
 }
