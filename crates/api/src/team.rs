@@ -480,7 +480,7 @@ fn login_error(e: LoginError) -> ApiError {
 
 fn config_error(e: config::ConfigError) -> ApiError {
     match e {
-        config::ConfigError::BadUrl(_) => ApiError::invalid(e.to_string()),
+        config::ConfigError::BadUrl(_) | config::ConfigError::Insecure(_) => ApiError::invalid(e.to_string()),
         config::ConfigError::Io { .. } => ApiError::new(ErrorCode::Io, e.to_string()),
     }
 }

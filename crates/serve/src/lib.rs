@@ -135,16 +135,60 @@ pub async fn serve_until(
     });
     let app = router(state.clone());
     ready(addr, &state.token);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            // Event streams never end on their own; graceful shutdown would wait for them.
-            let _ = stop_tx.send(true);
-        })
-        .await?;
+    serve_http(listener, app, HEADER_READ_TIMEOUT, async move {
+        shutdown.await;
+        // Event streams never end on their own; graceful shutdown would wait for them.
+        let _ = stop_tx.send(true);
+    })
+    .await?;
     if let Some(b) = background {
         b.shutdown().await;
     }
+    Ok(())
+}
+
+/// How long a connection may take to send a request's headers. The page and the app send
+/// them at once; a local process holding connections open by trickling headers is dropped.
+const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `axum::serve` plus the header-read timeout it does not set: HTTP/1.1 on `listener` until
+/// `shutdown`, then open requests finish.
+async fn serve_http(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    header_read_timeout: std::time::Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(header_read_timeout);
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors and the like: wait instead of spinning.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+            let mut router = router.clone();
+            async move { tower_service::Service::call(&mut router, req).await }
+        });
+        let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
     Ok(())
 }
 

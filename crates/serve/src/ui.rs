@@ -113,9 +113,36 @@ fn with_headers(bytes: Vec<u8>, file: &Path) -> Response {
     resp
 }
 
+/// The desktop app's Content-Security-Policy (`app.security.csp` in tauri.conf.json, read at
+/// build time so the two cannot drift), with what differs in a browser: the UI talks to this
+/// server over HTTP instead of Tauri's IPC (`connect-src 'self'`), runs the graph layout in a
+/// worker loaded from this server (`worker-src 'self'`), and may not be framed.
+pub fn content_security_policy() -> &'static str {
+    static CSP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CSP.get_or_init(|| {
+        let conf: serde_json::Value =
+            serde_json::from_str(include_str!("../../../tauri.conf.json")).expect("tauri.conf.json is JSON");
+        let mut out = Vec::new();
+        if let Some(csp) = conf["app"]["security"]["csp"].as_object() {
+            for (directive, value) in csp {
+                let value = match directive.as_str() {
+                    "connect-src" | "worker-src" => "'self'",
+                    _ => value.as_str().unwrap_or("'none'"),
+                };
+                out.push(format!("{directive} {value}"));
+            }
+        }
+        out.push("frame-ancestors 'none'".to_string());
+        out.join("; ")
+    })
+}
+
 /// The page URL carries the token: never send it on as a Referer, never let another site
-/// frame the page, never let the browser guess types.
+/// frame the page, never let the browser guess types, and load nothing from elsewhere.
 fn security_headers(h: &mut axum::http::HeaderMap) {
+    if let Ok(csp) = HeaderValue::from_str(content_security_policy()) {
+        h.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

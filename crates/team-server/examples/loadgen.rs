@@ -3,10 +3,12 @@
 //!
 //! ```text
 //! cargo run --release -p mneme-team-server --example loadgen -- --db sqlite
-//! eval "$(scripts/pg.sh)" && cargo run --release -p mneme-team-server --example loadgen -- --db postgres
+//! eval "$(scripts/pg.sh)" && cargo run --release -p mneme-team-server --example loadgen -- --db postgres --replicas 2
 //! ```
-//! Every phase is bounded by a request count. The server runs in this process (on its own
-//! runtime threads) and listens on 127.0.0.1; clients are keep-alive HTTP/1.1 connections.
+//! Every phase is bounded by a request count. The servers run in this process (on its own
+//! runtime threads) and listen on 127.0.0.1; clients are keep-alive HTTP/1.1 connections.
+//! With `--replicas N` (PostgreSQL) N servers share the database and client `i` talks to
+//! replica `i % N`, as behind a load balancer.
 
 use mneme_team::wire::{TeamMemoryData, TEAM_MEMORY_PATH};
 use mneme_team_server::admin::Role;
@@ -21,10 +23,13 @@ struct Options {
     requests: usize,
     entries: usize,
     entry_bytes: usize,
+    replicas: usize,
+    /// Full pulls to make (they carry the whole repository, so large ones are costly).
+    full_pulls: Option<usize>,
 }
 
 fn parse_args() -> anyhow::Result<Options> {
-    let mut o = Options { db: "sqlite".into(), clients: 16, requests: 4000, entries: 200, entry_bytes: 1000 };
+    let mut o = Options { db: "sqlite".into(), clients: 16, requests: 4000, entries: 200, entry_bytes: 1000, replicas: 1, full_pulls: None };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
@@ -34,8 +39,10 @@ fn parse_args() -> anyhow::Result<Options> {
             "--requests" => o.requests = value()?.parse()?,
             "--entries" => o.entries = value()?.parse()?,
             "--entry-bytes" => o.entry_bytes = value()?.parse()?,
+            "--replicas" => o.replicas = value()?.parse()?,
+            "--full-pulls" => o.full_pulls = Some(value()?.parse()?),
             other => anyhow::bail!(
-                "unknown option {other}; use --db sqlite|postgres --clients N --requests N --entries N --entry-bytes N"
+                "unknown option {other}; use --db sqlite|postgres --clients N --requests N --entries N --entry-bytes N --replicas N --full-pulls N"
             ),
         }
     }
@@ -100,13 +107,20 @@ async fn main() -> anyhow::Result<()> {
         }
         other => anyhow::bail!("--db is sqlite or postgres, not {other}"),
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let server = mneme_team_server::spawn(ServerConfig::new(database), listener).await?;
-    let admin = server.admin();
+    anyhow::ensure!(o.replicas >= 1, "--replicas must be at least 1");
+    anyhow::ensure!(o.replicas == 1 || o.db == "postgres", "several replicas need a shared database: --db postgres");
+    let mut servers = Vec::new();
+    for _ in 0..o.replicas {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        servers.push(mneme_team_server::spawn(ServerConfig::new(database.clone()), listener).await?);
+    }
+    let admin = servers[0].admin();
     admin.create_team("acme").await?;
     admin.create_user("bench", "benchmark password").await?;
     admin.grant("bench", Some("acme"), "acme/app", Role::Member).await?;
-    let url = Arc::new(format!("{}{TEAM_MEMORY_PATH}?repo=acme%2Fapp", server.url()));
+    let urls: Vec<String> = servers.iter().map(|s| format!("{}{TEAM_MEMORY_PATH}?repo=acme%2Fapp", s.url())).collect();
+    let url = Arc::new(urls[0].clone());
+    let urls = Arc::new(urls);
     let mut tokens = Vec::new();
     for _ in 0..o.clients {
         tokens.push(admin.mint_token("bench").await?);
@@ -132,28 +146,40 @@ async fn main() -> anyhow::Result<()> {
     .await;
 
     let (h, u, t) = (http.clone(), url.clone(), tokens.clone());
-    let full = phase(o.clients, o.requests / 10, move |i| {
+    let full_pulls = o.full_pulls.unwrap_or(o.requests / 10);
+    let full = phase(o.clients, full_pulls, move |i| {
         let req = h.get(u.as_str()).bearer_auth(&t[i % t.len()]);
         async move { expect(req, 200).await }
     })
     .await;
 
     // Each push changes one existing entry, as an edit in Claude Code does.
-    let (h, u, t, n) = (http.clone(), url.clone(), tokens.clone(), o.entries);
+    let (h, u, t, n) = (http.clone(), urls.clone(), tokens.clone(), o.entries);
     let push = phase(o.clients, o.requests / 4, move |i| {
         let body = json!({"entries": {format!("notes/{:05}.md", i % n): format!("edit {i}\n{}", "e".repeat(900))}});
-        let req = h.put(u.as_str()).bearer_auth(&t[i % t.len()]).json(&body);
+        let req = h.put(u[i % u.len()].as_str()).bearer_auth(&t[i % t.len()]).json(&body);
         async move { expect(req, 200).await }
     })
     .await;
 
+    // A push whose If-Match names a checksum that is no longer current: refused with 412.
+    let (h, u, t, e) = (http.clone(), urls.clone(), tokens.clone(), etag.clone());
+    let stale = phase(o.clients, o.requests / 10, move |i| {
+        let body = json!({"entries": {"notes/00000.md": format!("stale {i}")}});
+        let req = h.put(u[i % u.len()].as_str()).bearer_auth(&t[i % t.len()]).header("if-match", e.as_str()).json(&body);
+        async move { expect(req, 412).await }
+    })
+    .await;
+
     println!(
-        "backend={} clients={} entries={}x{}B\n\
+        "backend={} replicas={} clients={} entries={}x{}B\n\
          | operation | requests | requests/s | p50 ms | p99 ms |\n|---|---:|---:|---:|---:|\n\
          | no-op pull (304) | {} | {:.0} | {:.2} | {:.2} |\n\
          | full pull (200, {} KB) | {} | {:.0} | {:.2} | {:.2} |\n\
-         | push (one entry, 200) | {} | {:.0} | {:.2} | {:.2} |",
+         | push (one entry, 200) | {} | {:.0} | {:.2} | {:.2} |\n\
+         | stale push (412) | {} | {:.0} | {:.2} | {:.2} |",
         o.db,
+        o.replicas,
         o.clients,
         o.entries,
         o.entry_bytes,
@@ -162,7 +188,7 @@ async fn main() -> anyhow::Result<()> {
         noop.1,
         noop.2,
         data.content.entries.values().map(String::len).sum::<usize>() / 1000,
-        o.requests / 10,
+        full_pulls,
         full.0,
         full.1,
         full.2,
@@ -170,8 +196,14 @@ async fn main() -> anyhow::Result<()> {
         push.0,
         push.1,
         push.2,
+        o.requests / 10,
+        stale.0,
+        stale.1,
+        stale.2,
     );
-    server.shutdown().await;
+    for server in servers {
+        server.shutdown().await;
+    }
     Ok(())
 }
 

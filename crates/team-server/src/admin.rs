@@ -234,11 +234,7 @@ impl Admin {
     /// history (a leaked secret). The purge is recorded without an author.
     pub async fn purge(&self, repo: &str, key: &str) -> Result<(), AdminError> {
         let repo_row = self.repo(repo).await?;
-        let memory = crate::memory::Memory {
-            store: self.store.clone(),
-            clock: self.clock.clone(),
-            default_max_entries: crate::config::DEFAULT_MAX_ENTRIES,
-        };
+        let memory = crate::memory::Memory::new(self.store.clone(), self.clock.clone(), crate::config::DEFAULT_MAX_ENTRIES);
         memory
             .write(&repo_row, None, crate::memory::Permission::Lead, None, &[crate::memory::Op::Purge { key: key.to_string() }])
             .await?;

@@ -436,6 +436,12 @@ async fn put_team_memory(
     }
     ops.extend(deletes);
     let precondition = tags(&headers, header::IF_MATCH);
+    // The repository row read with the token already says whether If-Match still holds; a
+    // stale one is answered now, without queueing for the write lock. (Checksums never repeat,
+    // so a tag that is not current now cannot become current later.)
+    if precondition.as_ref().is_some_and(|t| !t.matches_strong(&repo.checksum, repo.version > 0)) {
+        return Err(WriteError::PreconditionFailed.into());
+    }
     // Soft deletes change what every teammate gets: a member's that would take effect is
     // refused (403 lead_required) and nothing in the request is written.
     let w = app.memory.write(&repo, Some(caller.user_id), permission(role), precondition.as_ref(), &ops).await?;

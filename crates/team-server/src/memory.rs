@@ -11,9 +11,11 @@
 
 use crate::checksum::{entry_checksum, next_repo_checksum};
 use crate::store::{Change, Commit, CommitOutcome, Repo, Snapshot, Store, StoreError, WriteView};
+use crate::store::EntryState;
 use mneme_core::Clock;
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
 
 /// An `If-Match` / `If-None-Match` header: `*` or a list of entity tags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +43,7 @@ impl EntityTags {
     }
 
     /// `If-Match` uses the strong comparison (RFC 9110 §13.1.1): weak tags never match.
-    fn matches_strong(&self, checksum: &str, exists: bool) -> bool {
+    pub fn matches_strong(&self, checksum: &str, exists: bool) -> bool {
         match self {
             EntityTags::Any => exists,
             EntityTags::List(tags) => exists && tags.iter().any(|t| t == checksum),
@@ -113,15 +115,35 @@ pub struct Written {
 
 /// Bounds the start-overs after a moved version (each one means another writer made progress).
 const MAX_ATTEMPTS: usize = 64;
+/// The most writes one group commit takes.
+const MAX_BATCH: usize = 128;
+
+/// One write waiting for its repository's next group commit.
+struct Pending {
+    author: Option<i64>,
+    permission: Permission,
+    precondition: Option<EntityTags>,
+    ops: Vec<Op>,
+    reply: oneshot::Sender<Result<Written, WriteError>>,
+}
+
+/// Writes waiting per repository; a repository has an entry while a task is committing its
+/// writes, and that task takes whatever queued meanwhile as its next group.
+type Queues = Mutex<HashMap<i64, Vec<Pending>>>;
 
 #[derive(Clone)]
 pub struct Memory {
     pub store: Arc<dyn Store>,
     pub clock: Arc<dyn Clock>,
     pub default_max_entries: u64,
+    queues: Arc<Queues>,
 }
 
 impl Memory {
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, default_max_entries: u64) -> Memory {
+        Memory { store, clock, default_max_entries, queues: Arc::default() }
+    }
+
     pub fn now_ms(&self) -> i64 {
         i64::try_from(self.clock.now_ms()).unwrap_or(i64::MAX)
     }
@@ -136,6 +158,13 @@ impl Memory {
 
     /// Applies `ops` atomically if `precondition` (an `If-Match`) holds and `permission`
     /// allows every change they would make.
+    ///
+    /// Writes to one repository are serialized anyway (its row lock), so they are committed
+    /// in groups: while one transaction commits, the writes that arrive queue, and the next
+    /// transaction decides them one after another, each on the state the previous one left,
+    /// each with its own version, and commits them together. Every write still sees exactly
+    /// the commits before it and is acknowledged only after its own commit; the group shares
+    /// the lock, the round trips and the fsync.
     pub async fn write(
         &self,
         repo: &Repo,
@@ -144,70 +173,162 @@ impl Memory {
         precondition: Option<&EntityTags>,
         ops: &[Op],
     ) -> Result<Written, WriteError> {
-        let keys: Vec<&str> = ops.iter().map(Op::key).collect();
-        for _ in 0..MAX_ATTEMPTS {
-            let mut result: Option<Result<Written, WriteError>> = None;
-            let mut decide = |view: &WriteView| {
-                let current = &view.repo;
-                if let Some(tags) = precondition {
-                    if !tags.matches_strong(&current.checksum, current.version > 0) {
-                        result = Some(Err(WriteError::PreconditionFailed));
-                        return None;
-                    }
+        let (reply, answer) = oneshot::channel();
+        let pending = Pending { author, permission, precondition: precondition.cloned(), ops: ops.to_vec(), reply };
+        let lead = {
+            let mut queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+            match queues.get_mut(&repo.id) {
+                Some(queue) => {
+                    queue.push(pending);
+                    false
                 }
-                // Never earlier than the last change, so lastModified only moves forward.
-                let now = self.now_ms().max(current.last_modified_ms);
-                let plan = match plan(view, ops, permission) {
-                    Ok(plan) => plan,
-                    Err(e) => {
-                        result = Some(Err(e));
-                        return None;
-                    }
-                };
-                if plan.changes.is_empty() {
-                    result = Some(Ok(Written {
-                        version: current.version,
-                        checksum: current.checksum.clone(),
-                        last_modified_ms: current.last_modified_ms,
-                        changed: false,
-                    }));
-                    return None;
+                None => {
+                    queues.insert(repo.id, vec![pending]);
+                    true
                 }
-                let max = self.max_entries(current);
-                let live_before = u64::try_from(current.live_entries).unwrap_or(0);
-                // The cap stops growth; a repository already over a lowered cap can still be
-                // edited and shrunk.
-                if plan.live_after > max && plan.live_after > live_before {
-                    result = Some(Err(WriteError::TooManyEntries { max, received: plan.live_after }));
-                    return None;
+            }
+        };
+        if lead {
+            // Its own task, so that a caller who hangs up does not strand the writes queued
+            // behind it.
+            let (memory, repo) = (self.clone(), repo.clone());
+            tokio::spawn(async move { memory.drain(repo).await });
+        }
+        answer.await.unwrap_or(Err(WriteError::Contended))
+    }
+
+    /// Commits `repo`'s queued writes, group by group, until none are left.
+    async fn drain(&self, repo: Repo) {
+        loop {
+            let group: Vec<Pending> = {
+                let mut queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(queue) = queues.get_mut(&repo.id) else { return };
+                if queue.is_empty() {
+                    queues.remove(&repo.id);
+                    return;
                 }
-                let version = current.version + 1;
-                let checksum = next_repo_checksum(
-                    &current.checksum,
-                    plan.changes.iter().filter(|c| !c.deleted).map(|c| (c.key.as_str(), c.checksum.as_str())),
-                    plan.changes.iter().filter(|c| c.deleted).map(|c| (c.key.as_str(), now)),
-                );
-                result = Some(Ok(Written { version, checksum: checksum.clone(), last_modified_ms: now, changed: true }));
-                Some(Commit {
-                    expected_version: current.version,
-                    version,
-                    checksum,
-                    now_ms: now,
-                    author,
-                    live_entries: i64::try_from(plan.live_after).unwrap_or(i64::MAX),
-                    changes: plan.changes,
-                })
+                let n = queue.len().min(MAX_BATCH);
+                queue.drain(..n).collect()
             };
-            let outcome = self.store.write(repo.id, &keys, &mut decide).await?;
+            self.commit_group(&repo, group).await;
+        }
+    }
+
+    async fn commit_group(&self, repo: &Repo, group: Vec<Pending>) {
+        let keys: Vec<&str> = group.iter().flat_map(|p| p.ops.iter().map(Op::key)).collect();
+        for _ in 0..MAX_ATTEMPTS {
+            let mut results: Vec<Option<Result<Written, WriteError>>> = group.iter().map(|_| None).collect();
+            let mut decide = |view: &WriteView| {
+                let mut current = view.repo.clone();
+                let mut state: HashMap<String, EntryState> = view.entries.iter().map(|e| (e.key.clone(), e.clone())).collect();
+                let mut commits = Vec::new();
+                for (pending, result) in group.iter().zip(results.iter_mut()) {
+                    let mine = WriteView {
+                        repo: current.clone(),
+                        entries: pending.ops.iter().filter_map(|op| state.get(op.key()).cloned()).collect(),
+                    };
+                    let (outcome, commit) = self.decide(&mine, pending);
+                    *result = Some(outcome);
+                    let Some(commit) = commit else { continue };
+                    for c in &commit.changes {
+                        state.insert(
+                            c.key.clone(),
+                            EntryState {
+                                key: c.key.clone(),
+                                checksum: c.checksum.clone(),
+                                content: String::new(),
+                                deleted: c.deleted,
+                                changed_ms: commit.now_ms,
+                            },
+                        );
+                    }
+                    current.version = commit.version;
+                    current.checksum = commit.checksum.clone();
+                    current.last_modified_ms = commit.now_ms;
+                    current.live_entries = commit.live_entries;
+                    commits.push(commit);
+                }
+                commits
+            };
+            let outcome = self.store.write(repo.id, &keys, &mut decide).await;
             match outcome {
-                None => return Err(StoreError::Database(sqlx::Error::RowNotFound).into()),
-                Some(CommitOutcome::VersionMoved) => continue,
-                Some(CommitOutcome::Committed | CommitOutcome::Declined) => {
-                    return result.unwrap_or(Err(WriteError::Contended));
+                Ok(Some(CommitOutcome::VersionMoved)) => continue,
+                Ok(Some(CommitOutcome::Committed | CommitOutcome::Declined)) => {
+                    for (pending, result) in group.into_iter().zip(results) {
+                        let _ = pending.reply.send(result.unwrap_or(Err(WriteError::Contended)));
+                    }
+                    return;
+                }
+                Ok(None) => {
+                    for pending in group {
+                        let _ = pending.reply.send(Err(StoreError::Database(sqlx::Error::RowNotFound).into()));
+                    }
+                    return;
+                }
+                Err(e) => {
+                    // One failure answers the whole group (the transaction was theirs together).
+                    let message = e.to_string();
+                    for pending in group {
+                        let err = StoreError::Database(sqlx::Error::Protocol(message.clone()));
+                        let _ = pending.reply.send(Err(err.into()));
+                    }
+                    return;
                 }
             }
         }
-        Err(WriteError::Contended)
+        for pending in group {
+            let _ = pending.reply.send(Err(WriteError::Contended));
+        }
+    }
+
+    /// One write decided on `view`: its answer, and the commit to make when it changes
+    /// something.
+    fn decide(&self, view: &WriteView, pending: &Pending) -> (Result<Written, WriteError>, Option<Commit>) {
+        let current = &view.repo;
+        if let Some(tags) = &pending.precondition {
+            if !tags.matches_strong(&current.checksum, current.version > 0) {
+                return (Err(WriteError::PreconditionFailed), None);
+            }
+        }
+        // Never earlier than the last change, so lastModified only moves forward.
+        let now = self.now_ms().max(current.last_modified_ms);
+        let plan = match plan(view, &pending.ops, pending.permission) {
+            Ok(plan) => plan,
+            Err(e) => return (Err(e), None),
+        };
+        if plan.changes.is_empty() {
+            let unchanged = Written {
+                version: current.version,
+                checksum: current.checksum.clone(),
+                last_modified_ms: current.last_modified_ms,
+                changed: false,
+            };
+            return (Ok(unchanged), None);
+        }
+        let max = self.max_entries(current);
+        let live_before = u64::try_from(current.live_entries).unwrap_or(0);
+        // The cap stops growth; a repository already over a lowered cap can still be
+        // edited and shrunk.
+        if plan.live_after > max && plan.live_after > live_before {
+            return (Err(WriteError::TooManyEntries { max, received: plan.live_after }), None);
+        }
+        let version = current.version + 1;
+        let checksum = next_repo_checksum(
+            &current.checksum,
+            plan.changes.iter().filter(|c| !c.deleted).map(|c| (c.key.as_str(), c.checksum.as_str())),
+            plan.changes.iter().filter(|c| c.deleted).map(|c| (c.key.as_str(), now)),
+        );
+        let written = Written { version, checksum: checksum.clone(), last_modified_ms: now, changed: true };
+        let commit = Commit {
+            expected_version: current.version,
+            version,
+            checksum,
+            now_ms: now,
+            author: pending.author,
+            live_entries: i64::try_from(plan.live_after).unwrap_or(i64::MAX),
+            changes: plan.changes,
+        };
+        (Ok(written), Some(commit))
     }
 }
 

@@ -252,6 +252,32 @@ fn tombstones_move_files_to_the_trash_and_are_never_reuploaded() {
 }
 
 #[test]
+fn a_lead_purges_through_the_client_and_sees_sign_ins() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, lead) = s.member(&repo, Role::Lead);
+    let (mo, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &lead), Machine::new(&s, &repo, &tb));
+    b.write("leak.md", "token: hunter2-leaked");
+    b.write("keep.md", "good advice");
+    b.client.push().unwrap();
+    a.client.pull().unwrap();
+
+    // Only a lead may purge; the member's client gets the usual 403.
+    assert!(matches!(b.client.purge("leak.md").unwrap_err(), SyncError::Forbidden { .. }));
+    a.client.purge("leak.md").unwrap();
+    let history = a.client.history("leak.md").unwrap();
+    assert_eq!(history.versions.len(), 1);
+    assert!(history.versions[0].deleted && history.versions[0].content.is_empty());
+    let r = b.client.pull().unwrap();
+    assert_eq!(r.trashed, ["leak.md"]);
+
+    let sign_ins = a.client.sign_ins().unwrap();
+    assert!(sign_ins.sign_ins.iter().any(|x| x.user == mo), "{sign_ins:?}");
+    assert!(matches!(b.client.sign_ins().unwrap_err(), SyncError::Forbidden { .. }));
+}
+
+#[test]
 fn latest_lists_each_keys_newest_change_in_one_request() {
     let s = Server::start(|_| {});
     let repo = s.repo();

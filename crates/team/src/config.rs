@@ -15,6 +15,8 @@ pub const SYNC_URL_VAR: &str = "TEAM_MEMORY_SYNC_URL";
 pub enum ConfigError {
     #[error("\"{0}\" is not a server address; give an http:// or https:// URL such as https://team.example.com")]
     BadUrl(String),
+    #[error("\"{0}\" is plain http:// to another machine, which would send your sign-in token and team memory unencrypted; use https:// (plain http:// is only for 127.0.0.1 or localhost)")]
+    Insecure(String),
     #[error("Could not {action} Mneme's team settings {}: {source}", .path.display())]
     Io { action: &'static str, path: PathBuf, #[source] source: std::io::Error },
 }
@@ -69,7 +71,36 @@ pub fn normalize_server_url(raw: &str) -> Result<String, ConfigError> {
     if !u.username().is_empty() || u.password().is_some() {
         return Err(bad());
     }
+    if !secure_enough(&u) {
+        return Err(ConfigError::Insecure(raw.trim().to_string()));
+    }
     Ok(u.as_str().trim_end_matches('/').to_string())
+}
+
+/// Whether a request to `url` may be sent: https anywhere, plain http only to this machine
+/// (127.0.0.0/8, ::1 or `localhost`), where nobody on the network can read the bearer token.
+/// Checked on every request too, since `TEAM_MEMORY_SYNC_URL` never passes through
+/// [`normalize_server_url`].
+pub fn transport_allowed(url: &str) -> Result<(), ConfigError> {
+    let u = url::Url::parse(url).map_err(|_| ConfigError::BadUrl(url.to_string()))?;
+    if secure_enough(&u) {
+        Ok(())
+    } else {
+        Err(ConfigError::Insecure(format!("{}://{}", u.scheme(), u.host_str().unwrap_or(""))))
+    }
+}
+
+fn secure_enough(u: &url::Url) -> bool {
+    match u.scheme() {
+        "https" => true,
+        "http" => match u.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => false,
+        },
+        _ => false,
+    }
 }
 
 /// Saves the server URL (normalized) as Mneme's setting and returns it.
@@ -120,6 +151,20 @@ mod tests {
         assert_eq!(server_url_source(&env), Some("env:TEAM_MEMORY_SYNC_URL"));
         clear_server_url(&env).unwrap();
         assert_eq!(saved_server_url(&env), None);
+    }
+
+    #[test]
+    fn plain_http_is_refused_except_on_loopback() {
+        for ok in ["http://127.0.0.1:8787", "http://127.1.2.3", "http://[::1]:9/", "http://localhost:8787", "https://team.example.com"] {
+            assert!(normalize_server_url(ok).is_ok(), "{ok}");
+            assert!(transport_allowed(ok).is_ok(), "{ok}");
+        }
+        for bad in ["http://team.example.com", "http://10.0.0.5:8787", "http://[2001:db8::1]/", "http://localhost.example.com"] {
+            let err = normalize_server_url(bad).unwrap_err();
+            assert!(matches!(err, ConfigError::Insecure(_)), "{bad}: {err}");
+            assert!(err.to_string().contains("https://"), "{err}");
+            assert!(transport_allowed(&format!("{bad}/api/claude_code/team_memory?repo=a%2Fb")).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! The server's own API beyond Claude Code's, for the app's Team screen: who is signed in,
 //! every key's newest version, a key's history, and — for the repository's lead — rolling a
 //! key back to an earlier version and removing an entry (which leaves a tombstone every
-//! client honours by moving its copy to the trash). History is never rewritten: a rollback or
-//! removal is a new version.
+//! client honours by moving its copy to the trash). A rollback or removal is a new version;
+//! only a purge (a leaked secret) rewrites history, erasing every earlier version of a key.
+//! Leads also see every sign-in of the repository's people.
 
 use crate::client::{classify_failure, encode_uri_component, http_request, SyncClient, SyncError};
 use crate::server_wire::{
-    HashesWithTombstones, HistoryResponse, LatestResponse, MeResponse, RollbackRequest, ENTRY_PATH, HISTORY_PATH,
-    LATEST_PATH, ROLLBACK_PATH,
+    HashesWithTombstones, HistoryResponse, LatestResponse, MeResponse, PurgeRequest, RollbackRequest, SignInsResponse,
+    ENTRY_PATH, HISTORY_PATH, LATEST_PATH, PURGE_PATH, ROLLBACK_PATH, SIGN_INS_PATH,
 };
 use crate::wire::{PutResponse, TEAM_MEMORY_PATH};
 
@@ -85,6 +86,29 @@ impl SyncClient {
         let (http, server, repo, token) = self.authorized()?;
         let url = self.lead_url(&server, ENTRY_PATH, &repo, Some(key));
         let mut req = http_request("DELETE", &url);
+        req.token = Some(&token);
+        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        parse(&reply.body)
+    }
+
+    /// Removes `key` for the whole team and erases every earlier version of it from the
+    /// server's history (lead only): for a secret that should never have been shared. Copies
+    /// teammates already pulled stay in their trash, so the secret must still be rotated.
+    pub fn purge(&self, key: &str) -> Result<PutResponse, SyncError> {
+        let (http, server, repo, token) = self.authorized()?;
+        let url = self.lead_url(&server, PURGE_PATH, &repo, None);
+        let mut req = http_request("POST", &url);
+        req.token = Some(&token);
+        req.json = Some(serde_json::to_string(&PurgeRequest { key: key.to_string() }).unwrap_or_default());
+        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        parse(&reply.body)
+    }
+
+    /// Every sign-in of the people granted this repository, newest first (lead only).
+    pub fn sign_ins(&self) -> Result<SignInsResponse, SyncError> {
+        let (http, server, repo, token) = self.authorized()?;
+        let url = self.lead_url(&server, SIGN_INS_PATH, &repo, None);
+        let mut req = http_request("GET", &url);
         req.token = Some(&token);
         let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
         parse(&reply.body)

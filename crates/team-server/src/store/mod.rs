@@ -157,9 +157,10 @@ pub enum CommitOutcome {
     VersionMoved,
 }
 
-/// Looks at the current state of the named keys (without content) and returns the commit to
-/// make, or `None` to write nothing.
-pub type Decide<'a> = dyn FnMut(&WriteView) -> Option<Commit> + Send + 'a;
+/// Looks at the current state of the named keys (without content) and returns the commits to
+/// make, in order (each `expected_version` the previous one's `version`), or none to write
+/// nothing. Several commits land in one transaction: a group commit.
+pub type Decide<'a> = dyn FnMut(&WriteView) -> Vec<Commit> + Send + 'a;
 
 /// One version of one key, for audit and rollback.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -315,7 +316,8 @@ pub trait Store: Send + Sync {
     /// The repository row and every key (with content when `with_content`), read consistently.
     async fn snapshot(&self, repo_id: i64, with_content: bool) -> Result<Option<Snapshot>, StoreError>;
     /// Reads the repository row under its write lock and the current state of `keys` (and
-    /// nothing else), asks `decide`, and commits its answer in the same transaction.
+    /// nothing else), asks `decide`, and commits its answer (every commit, in order) in the
+    /// same transaction.
     /// `Ok(None)` when the repository does not exist.
     async fn write(&self, repo_id: i64, keys: &[&str], decide: &mut Decide<'_>) -> Result<Option<CommitOutcome>, StoreError>;
     /// One key's current state (without content), `None` when it never existed.

@@ -585,7 +585,8 @@ impl Store for SqlStore {
         // Only the keys this write names are read: its cost follows the request, not the
         // repository (the row carries the checksum and the live count).
         let view = WriteView { repo: repo_from(&row)?, entries: read_keys(&mut tx, repo_id, keys).await? };
-        let Some(commit) = decide(&view) else {
+        let commits = decide(&view);
+        let (Some(first), Some(last)) = (commits.first(), commits.last()) else {
             tx.rollback().await?;
             return Ok(Some(CommitOutcome::Declined));
         };
@@ -594,11 +595,11 @@ impl Store for SqlStore {
              WHERE id = $1 AND version = $2",
         )
         .bind(repo_id)
-        .bind(commit.expected_version)
-        .bind(commit.version)
-        .bind(&commit.checksum)
-        .bind(commit.now_ms)
-        .bind(commit.live_entries)
+        .bind(first.expected_version)
+        .bind(last.version)
+        .bind(&last.checksum)
+        .bind(last.now_ms)
+        .bind(last.live_entries)
         .execute(&mut *tx)
         .await?;
         if claimed.rows_affected() != 1 {
@@ -606,50 +607,78 @@ impl Store for SqlStore {
             return Ok(Some(CommitOutcome::VersionMoved));
         }
         let mut purged = false;
-        for change in &commit.changes {
-            if change.purge {
-                // Every earlier version goes, and the tombstone keeps no content: what remains
-                // is one history row saying who purged the key and when.
-                purged = true;
-                sqlx::query("DELETE FROM entry_history WHERE repo_id = $1 AND entry_key = $2")
+        for commit in &commits {
+            for change in &commit.changes {
+                if change.purge {
+                    // Every earlier version goes, and the tombstone keeps no content: what remains
+                    // is one history row saying who purged the key and when.
+                    purged = true;
+                    sqlx::query("DELETE FROM entry_history WHERE repo_id = $1 AND entry_key = $2")
+                        .bind(repo_id)
+                        .bind(&change.key)
+                        .execute(&mut *tx)
+                        .await?;
+                    sqlx::query(
+                        "INSERT INTO entries (repo_id, entry_key, content, checksum, deleted, version, changed_ms) \
+                         VALUES ($1, $2, '', $3, 1, $4, $5) ON CONFLICT (repo_id, entry_key) DO UPDATE SET \
+                         content = '', checksum = excluded.checksum, deleted = 1, version = excluded.version, \
+                         changed_ms = excluded.changed_ms",
+                    )
                     .bind(repo_id)
                     .bind(&change.key)
+                    .bind(&change.checksum)
+                    .bind(commit.version)
+                    .bind(commit.now_ms)
                     .execute(&mut *tx)
                     .await?;
+                    sqlx::query(
+                        "INSERT INTO entry_history (repo_id, entry_key, version, content, checksum, deleted, author_id, at_ms) \
+                         VALUES ($1, $2, $3, '', $4, 1, $5, $6)",
+                    )
+                    .bind(repo_id)
+                    .bind(&change.key)
+                    .bind(commit.version)
+                    .bind(&change.checksum)
+                    .bind(commit.author)
+                    .bind(commit.now_ms)
+                    .execute(&mut *tx)
+                    .await?;
+                    continue;
+                }
+                if change.deleted {
+                    // A tombstone keeps the removed content (for history and rollback) and is
+                    // never served.
+                    sqlx::query(
+                        "INSERT INTO entries (repo_id, entry_key, content, checksum, deleted, version, changed_ms) \
+                         VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (repo_id, entry_key) DO UPDATE SET \
+                         deleted = 1, version = excluded.version, changed_ms = excluded.changed_ms",
+                    )
+                    .bind(repo_id)
+                    .bind(&change.key)
+                    .bind(&change.content)
+                    .bind(&change.checksum)
+                    .bind(commit.version)
+                    .bind(commit.now_ms)
+                    .execute(&mut *tx)
+                    .await?;
+                    sqlx::query(
+                        "INSERT INTO entry_history (repo_id, entry_key, version, content, checksum, deleted, author_id, at_ms) \
+                         SELECT repo_id, entry_key, version, content, checksum, 1, $3, $4 FROM entries \
+                         WHERE repo_id = $1 AND entry_key = $2",
+                    )
+                    .bind(repo_id)
+                    .bind(&change.key)
+                    .bind(commit.author)
+                    .bind(commit.now_ms)
+                    .execute(&mut *tx)
+                    .await?;
+                    continue;
+                }
                 sqlx::query(
                     "INSERT INTO entries (repo_id, entry_key, content, checksum, deleted, version, changed_ms) \
-                     VALUES ($1, $2, '', $3, 1, $4, $5) ON CONFLICT (repo_id, entry_key) DO UPDATE SET \
-                     content = '', checksum = excluded.checksum, deleted = 1, version = excluded.version, \
-                     changed_ms = excluded.changed_ms",
-                )
-                .bind(repo_id)
-                .bind(&change.key)
-                .bind(&change.checksum)
-                .bind(commit.version)
-                .bind(commit.now_ms)
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query(
-                    "INSERT INTO entry_history (repo_id, entry_key, version, content, checksum, deleted, author_id, at_ms) \
-                     VALUES ($1, $2, $3, '', $4, 1, $5, $6)",
-                )
-                .bind(repo_id)
-                .bind(&change.key)
-                .bind(commit.version)
-                .bind(&change.checksum)
-                .bind(commit.author)
-                .bind(commit.now_ms)
-                .execute(&mut *tx)
-                .await?;
-                continue;
-            }
-            if change.deleted {
-                // A tombstone keeps the removed content (for history and rollback) and is
-                // never served.
-                sqlx::query(
-                    "INSERT INTO entries (repo_id, entry_key, content, checksum, deleted, version, changed_ms) \
-                     VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (repo_id, entry_key) DO UPDATE SET \
-                     deleted = 1, version = excluded.version, changed_ms = excluded.changed_ms",
+                     VALUES ($1, $2, $3, $4, 0, $5, $6) ON CONFLICT (repo_id, entry_key) DO UPDATE SET \
+                     content = excluded.content, checksum = excluded.checksum, deleted = 0, \
+                     version = excluded.version, changed_ms = excluded.changed_ms",
                 )
                 .bind(repo_id)
                 .bind(&change.key)
@@ -661,44 +690,18 @@ impl Store for SqlStore {
                 .await?;
                 sqlx::query(
                     "INSERT INTO entry_history (repo_id, entry_key, version, content, checksum, deleted, author_id, at_ms) \
-                     SELECT repo_id, entry_key, version, content, checksum, 1, $3, $4 FROM entries \
-                     WHERE repo_id = $1 AND entry_key = $2",
+                     VALUES ($1, $2, $3, $4, $5, 0, $6, $7)",
                 )
                 .bind(repo_id)
                 .bind(&change.key)
+                .bind(commit.version)
+                .bind(&change.content)
+                .bind(&change.checksum)
                 .bind(commit.author)
                 .bind(commit.now_ms)
                 .execute(&mut *tx)
                 .await?;
-                continue;
             }
-            sqlx::query(
-                "INSERT INTO entries (repo_id, entry_key, content, checksum, deleted, version, changed_ms) \
-                 VALUES ($1, $2, $3, $4, 0, $5, $6) ON CONFLICT (repo_id, entry_key) DO UPDATE SET \
-                 content = excluded.content, checksum = excluded.checksum, deleted = 0, \
-                 version = excluded.version, changed_ms = excluded.changed_ms",
-            )
-            .bind(repo_id)
-            .bind(&change.key)
-            .bind(&change.content)
-            .bind(&change.checksum)
-            .bind(commit.version)
-            .bind(commit.now_ms)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query(
-                "INSERT INTO entry_history (repo_id, entry_key, version, content, checksum, deleted, author_id, at_ms) \
-                 VALUES ($1, $2, $3, $4, $5, 0, $6, $7)",
-            )
-            .bind(repo_id)
-            .bind(&change.key)
-            .bind(commit.version)
-            .bind(&change.content)
-            .bind(&change.checksum)
-            .bind(commit.author)
-            .bind(commit.now_ms)
-            .execute(&mut *tx)
-            .await?;
         }
         tx.commit().await?;
         if purged && self.backend == Backend::Sqlite {

@@ -90,6 +90,9 @@ impl Http {
     /// Sends `req`; statuses in `accept` come back as a [`Reply`], every other outcome as a
     /// classified [`Failure`].
     pub fn send(&self, req: Request<'_>, accept: &[u16]) -> Result<Reply, Failure> {
+        // Never put a bearer token or team memory on the network unencrypted, whatever the
+        // configured URL (TEAM_MEMORY_SYNC_URL is not checked when it is set).
+        crate::config::transport_allowed(req.url).map_err(|e| Failure::Other { detail: e.to_string() })?;
         let result = match req.method {
             "GET" | "DELETE" => {
                 let mut b = if req.method == "GET" { self.agent.get(req.url) } else { self.agent.delete(req.url) };
@@ -184,6 +187,17 @@ mod tests {
     #[test]
     fn user_agent_names_mneme() {
         assert_eq!(user_agent(), format!("mneme/{}", env!("CARGO_PKG_VERSION")));
+    }
+
+    #[test]
+    fn plain_http_to_another_machine_is_never_sent() {
+        // 192.0.2.1 is TEST-NET-1: were the request sent, it would hang until the timeout.
+        let start = std::time::Instant::now();
+        match Http::default().send(Request::new("GET", "http://192.0.2.1/api/claude_code/team_memory"), &[200]) {
+            Err(Failure::Other { detail }) => assert!(detail.contains("use https://"), "{detail}"),
+            other => panic!("expected the request to be refused, got {other:?}"),
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(1));
     }
 
     #[test]
