@@ -757,6 +757,11 @@ async function main() {
       await dated.locator('.dl.del', { hasText: 'Froze deploys yesterday for the release.' }).waitFor();
       await dated.locator('.dl.add', { hasText: /Froze deploys on \d{4}-\d{2}-\d{2} for the release\./ }).waitFor();
       await detail.locator('[data-testid="dream-file"][data-relpath="MEMORY.md"]').waitFor();
+      // What moved where, line by line: the merged-away file's lines are in the survivor, and
+      // an offline dream loses nothing.
+      await detail.getByTestId('dream-moved').locator('[data-testid="dream-moved-line"]', { hasText: 'Always indent with tabs.' })
+        .filter({ hasText: 'tabs-new.md' }).first().waitFor({ state: 'attached' });
+      if (await detail.getByTestId('dream-lost').count()) fail('an offline dream lists lines that would be lost');
       const row = page.locator(`[data-testid="dream-row"][data-id="${dreamId}"]`);
       if ((await row.getAttribute('data-state')) !== 'pending') fail('the history does not list the dream as pending');
       await page.getByTestId('dream-pending-count').getByText('1 waiting for review').waitFor();
