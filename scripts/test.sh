@@ -14,12 +14,15 @@ need_debs "${TAURI_BUILD_DEBS[@]}" libdbus-1-dev   # the desktop shell; the OS k
 # The UI is built first: the desktop shell embeds ui/dist.
 npm run --silent build:ui
 
-# Real parts for the engine's tests: Claude Code 2.1.197 itself (from the npm registry) for the
-# Claude Code CLI provider, a throwaway PostgreSQL cluster for the team sync server, and a
+# Real parts for the engine's tests: Claude Code itself (from the npm registry: 2.1.197 for the
+# Claude Code CLI provider, every matrix release for the conformance matrix), a throwaway PostgreSQL cluster for the team sync server, and a
 # private D-Bus session with gnome-keyring for everything that keeps secrets in the OS keyring.
 # Each is required: a missing one fails the run instead of skipping tests.
 MNEME_CLAUDE_BIN="$(scripts/claude-code.sh)"
-export MNEME_CLAUDE_BIN MNEME_REQUIRE_CLAUDE=1
+# Every release in the version matrix (crates/core/data/claude-code-versions.txt), for
+# crates/cli/tests/versions.rs: each fixture is run through each real binary at test time.
+MNEME_CLAUDE_BINS="$(scripts/claude-code.sh --matrix)"
+export MNEME_CLAUDE_BIN MNEME_CLAUDE_BINS MNEME_REQUIRE_CLAUDE=1
 eval "$(scripts/pg.sh)"
 export MNEME_REQUIRE_PG=1
 trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
