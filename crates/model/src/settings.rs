@@ -1,7 +1,8 @@
 //! Which provider Mneme uses, saved as `providers.json` in Mneme's data folder. Keys are never
-//! in that file: they live in the OS keyring (`anthropic-api-key`,
-//! `openai-api-key:<base url>`), with `ANTHROPIC_API_KEY` from the environment as the fallback
-//! Claude Code users already have.
+//! in that file: they live in the OS keyring, one entry per endpoint (`anthropic-api-key` for
+//! api.anthropic.com, `anthropic-api-key:<base url>` for any other, `openai-api-key:<base url>`),
+//! so changing the base URL never sends a stored key to a server it was not given for; with
+//! `ANTHROPIC_API_KEY` from the environment as the fallback Claude Code users already have.
 
 use crate::anthropic::{AnthropicProvider, ANTHROPIC_DEFAULT_BASE_URL};
 use crate::claude_cli::{find_claude, ClaudeCliProvider};
@@ -23,6 +24,18 @@ pub const ANTHROPIC_KEY_ACCOUNT: &str = "anthropic-api-key";
 /// its model catalog maps `sonnet` to this; `ANTHROPIC_DEFAULT_SONNET_MODEL` overrides it).
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-5";
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+
+/// The keyring account of an Anthropic endpoint's key: `anthropic-api-key` for the public API
+/// (the name keys were always stored under), `anthropic-api-key:<base url>` for any other, so
+/// a key given for one endpoint is never sent to another.
+pub fn anthropic_key_account(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    if base == ANTHROPIC_DEFAULT_BASE_URL {
+        ANTHROPIC_KEY_ACCOUNT.to_string()
+    } else {
+        format!("{ANTHROPIC_KEY_ACCOUNT}:{base}")
+    }
+}
 
 /// The keyring account of an OpenAI-compatible endpoint's key: one per endpoint, so a local
 /// server and a hosted one keep separate keys.
@@ -110,7 +123,7 @@ impl ProviderSettings {
     /// The keyring account holding this provider's key, if it takes one.
     pub fn key_account(&self) -> Option<String> {
         match self.kind {
-            ProviderKind::Anthropic => Some(ANTHROPIC_KEY_ACCOUNT.to_string()),
+            ProviderKind::Anthropic => self.effective_base_url().map(|u| anthropic_key_account(&u)),
             ProviderKind::Openai => self.effective_base_url().map(|u| openai_key_account(&u)),
             ProviderKind::ClaudeCli | ProviderKind::Offline => None,
         }
@@ -154,7 +167,7 @@ pub fn build_provider_with_retry(
         ProviderKind::Anthropic => {
             let base_url = settings.effective_base_url().unwrap_or_else(|| ANTHROPIC_DEFAULT_BASE_URL.to_string());
             let from_env = env.var("ANTHROPIC_API_KEY").map(str::trim).filter(|k| !k.is_empty()).map(str::to_string);
-            let key = match keychain.get(ANTHROPIC_KEY_ACCOUNT) {
+            let key = match keychain.get(&anthropic_key_account(&base_url)) {
                 Ok(Some(key)) => key,
                 Ok(None) => from_env.ok_or_else(|| {
                     ModelError::NotConfigured(

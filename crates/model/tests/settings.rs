@@ -2,7 +2,7 @@
 
 use mneme_keychain::Keychain;
 use mneme_model::{
-    build_provider, openai_key_account, Cancel, Message, ModelError, ProviderKind, ProviderSettings, ProviderSettingsError, Request,
+    anthropic_key_account, build_provider, openai_key_account, Cancel, Message, ModelError, ProviderKind, ProviderSettings, ProviderSettingsError, Request,
     OFFLINE_MESSAGE,
 };
 use mneme_stub_model::{StubModel, Turn};
@@ -107,6 +107,32 @@ async fn keyring_keys_come_before_the_environment() {
     assert_eq!(stub.model_requests()[1].header("authorization"), Some("Bearer sk-openai"));
     openai.set_api_key(&keychain, None).unwrap();
     assert_eq!(keychain.get(&openai.key_account().unwrap()).unwrap(), None);
+}
+
+#[test]
+fn anthropic_keys_are_bound_to_their_endpoint() {
+    let default = ProviderSettings { kind: ProviderKind::Anthropic, ..ProviderSettings::default() };
+    assert_eq!(default.key_account().as_deref(), Some("anthropic-api-key"), "keys stored before stay where they were");
+    let proxy = ProviderSettings { base_url: Some("https://proxy.example.com/".into()), ..default.clone() };
+    assert_eq!(proxy.key_account().as_deref(), Some("anthropic-api-key:https://proxy.example.com"));
+    assert_eq!(anthropic_key_account("https://api.anthropic.com/"), "anthropic-api-key");
+}
+
+#[tokio::test]
+#[ignore = "needs an OS keyring: scripts/with-keyring.sh cargo test -p mneme-model --test settings -- --ignored keyring"]
+async fn keyring_keys_for_one_endpoint_are_not_sent_to_another() {
+    let keychain = test_keychain();
+    let stub = StubModel::start().await;
+    let home = TestHome::new();
+    // A key saved for the public API…
+    let public = ProviderSettings { kind: ProviderKind::Anthropic, ..ProviderSettings::default() };
+    public.set_api_key(&keychain, Some("sk-ant-for-anthropic")).unwrap();
+    // …is not what a changed base URL gets: that endpoint has no key of its own.
+    let elsewhere = ProviderSettings { base_url: Some(stub.base_url()), ..public.clone() };
+    let e = build_provider(&elsewhere, &home.env, &keychain).err().expect("no key for this endpoint");
+    assert!(matches!(&e, ModelError::NotConfigured(m) if m.contains("no Anthropic API key")), "{e:?}");
+    assert!(stub.model_requests().is_empty());
+    public.set_api_key(&keychain, None).unwrap();
 }
 
 #[tokio::test]
