@@ -68,6 +68,8 @@ pub struct RecallView {
     pub skipped: Option<String>,
     /// Why the selection is empty when a provider failed (Claude Code swallows it; Mneme shows it).
     pub error: Option<String>,
+    /// Why the offline ranker chose nothing: what the closest memory lacked, in a sentence.
+    pub abstained: Option<String>,
     /// What reaches the API in 2.1.197 when the memories follow a tool result (the usual
     /// case): one `role: "system"` message of the unwrapped reminders joined with `\n`.
     pub api_system_text: Option<String>,
@@ -89,6 +91,7 @@ impl Mneme {
             selected: Vec::new(),
             skipped: None,
             error: None,
+            abstained: None,
             api_system_text: None,
         };
         let provider = match self.recall_provider(&saved, choice) {
@@ -108,6 +111,7 @@ impl Mneme {
         view.model = result.model.clone();
         view.skipped = result.skipped.map(|s| s.to_string());
         view.error = result.error.clone();
+        view.abstained = result.abstained.as_ref().map(|a| a.to_string());
         view.selected = result
             .selected
             .into_iter()

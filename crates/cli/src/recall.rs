@@ -114,6 +114,9 @@ fn print(r: &RecallResult, memory_dir: &Path) {
         if r.error.is_none() {
             println!("Nothing recalled from {} (chosen by {by}).", memory_dir.display());
         }
+        if let Some(why) = &r.abstained {
+            println!("Why: {why}.");
+        }
         return;
     }
     let n = r.selected.len();

@@ -111,6 +111,7 @@ fn documents() -> &'static Vec<Document> {
                 description: Some(g.description),
                 memory_type: mneme_core::MemoryType::parse(g.kind),
                 body: g.body,
+                index_line: None,
                 mtime_ms: 1_700_000_000_000 + i as i64,
                 mtime_ns: (1_700_000_000_000 + i as i64) * 1_000_000,
             })

@@ -2,7 +2,8 @@
 //! `cargo run -p mneme-recall --example eval -- [--providers offline,anthropic] [--verbose] [--json]`).
 //!
 //! Runs every labelled prompt of `testdata/recall-eval/labels.json` through recall with each
-//! provider and prints recall@5 and precision@5. Offline always runs. A model provider runs
+//! provider and prints recall@5, precision@5 and the share of no-memory prompts answered with nothing,
+//! overall, for the paraphrase prompts and per folder. Offline always runs. A model provider runs
 //! when it is configured — the provider chosen in Mneme's settings, Anthropic when
 //! `ANTHROPIC_API_KEY` is set — or when named with `--providers`; the others are listed as
 //! unavailable with the reason. Model providers are asked with Claude Code's selector model
@@ -11,7 +12,8 @@
 use mneme_core::SystemClock;
 use anyhow::{anyhow, bail, Context};
 use mneme_model::{build_provider, find_claude, keychain_for, ModelError, Provider, ProviderKind, ProviderSettings};
-use mneme_recall::eval::{evaluate, load_labels, Report};
+use mneme_recall::eval::{evaluate, evaluate_tuned, load_labels, Figures, Report};
+use mneme_recall::offline::Tuning;
 use mneme_recall::selector_model;
 use mneme_store::Environment;
 use std::path::PathBuf;
@@ -34,10 +36,11 @@ struct Options {
     providers: Option<Vec<ProviderKind>>,
     verbose: bool,
     json: bool,
+    sweep: bool,
 }
 
 fn parse_args() -> anyhow::Result<Options> {
-    let mut o = Options { labels: PathBuf::from("testdata/recall-eval/labels.json"), providers: None, verbose: false, json: false };
+    let mut o = Options { labels: PathBuf::from("testdata/recall-eval/labels.json"), providers: None, verbose: false, json: false, sweep: false };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -56,7 +59,8 @@ fn parse_args() -> anyhow::Result<Options> {
             }
             "--verbose" => o.verbose = true,
             "--json" => o.json = true,
-            other => bail!("unknown argument '{other}' (use --labels FILE, --providers LIST, --verbose, --json)"),
+            "--sweep" => o.sweep = true,
+            other => bail!("unknown argument '{other}' (use --labels FILE, --providers LIST, --verbose, --json, --sweep)"),
         }
     }
     Ok(o)
@@ -97,28 +101,82 @@ fn build(kind: ProviderKind, saved: &ProviderSettings, env: &Environment) -> Res
 }
 
 fn print_report(r: &Report, verbose: bool) {
-    println!(
-        "{:<11} {:<22} {:>8.3} {:>11.3} {:>6} {:>7}",
-        name(r.provider),
-        r.model.as_deref().unwrap_or("-"),
-        r.recall_at_5,
-        r.precision_at_5,
-        r.empty,
-        r.errors
-    );
+    let row = |label: &str, f: &Figures| {
+        println!(
+            "  {:<44} {:>7} {:>8.3} {:>11.3} {:>9}",
+            label,
+            f.prompts,
+            f.recall_at_5,
+            f.precision_at_5,
+            if f.no_memory == 0 { "-".to_string() } else { format!("{}/{}", f.silent, f.no_memory) }
+        );
+    };
+    println!("{} ({}), {} errors", name(r.provider), r.model.as_deref().unwrap_or("no model"), r.errors);
+    println!("  {:<44} {:>7} {:>8} {:>11} {:>9}", "", "prompts", "recall@5", "precision@5", "silent");
+    row("all", &r.all);
+    row("paraphrase prompts", &r.paraphrase);
+    for (folder, f) in &r.folders {
+        let short = folder.strip_prefix("testdata/realworld/").unwrap_or(folder).split('/').next().unwrap_or(folder);
+        row(short, f);
+    }
     if verbose {
         for o in &r.outcomes {
-            let mark = if o.recall >= 1.0 { "ok  " } else { "MISS" };
-            println!("    {mark} {:.2}/{:.2} {}", o.recall, o.precision, o.prompt);
+            let mark = if o.is_right() { "ok  " } else { "MISS" };
+            let figures = match (o.recall, o.precision) {
+                (Some(r), Some(p)) => format!("{r:.2}/{p:.2}"),
+                _ => "none".to_string(),
+            };
+            println!("    {mark} {figures} [{:?}] {}", o.kind, o.prompt);
             println!("         got  {:?}", o.retrieved);
-            if o.recall < 1.0 {
+            if !o.is_right() {
+                for (r, why) in o.retrieved.iter().zip(&o.reasons) {
+                    println!("           {r}: {why}");
+                }
+            }
+            if !o.is_right() {
                 println!("         want {:?}", o.relevant);
+            }
+            if let Some(a) = &o.abstained {
+                println!("         silent: {a}");
             }
             if let Some(e) = &o.error {
                 println!("         error: {e}");
             }
         }
     }
+    println!();
+}
+
+/// `--sweep`: the offline ranker over a grid of its knobs, one line each, so the trade-off
+/// between answering and staying silent can be seen (docs/recall.md).
+async fn sweep(labels: &mneme_recall::eval::Labels, root: &std::path::Path, env: &Environment) -> anyhow::Result<()> {
+    println!("floor min_score words about link | recall@5 precision@5 silent paraphrase-recall@5");
+    let base = Tuning::default();
+    let mut grid = vec![base];
+    for relative_floor in [0.5, 0.6, 0.7] {
+        for min_score in [0.6, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4] {
+            for (min_words, min_about_words) in [(1, 1), (2, 0), (2, 1), (3, 1)] {
+                grid.push(Tuning { relative_floor, min_score, min_words, min_about_words, ..base });
+            }
+        }
+    }
+    grid.push(Tuning { link: 0.3, ..base });
+    for t in grid {
+        let r = evaluate_tuned(labels, root, None, env, Arc::new(SystemClock), t).await;
+        println!(
+            "{:.1} {:.1} {} {} {:.1} | {:.3} {:.3} {:.3} {:.3}",
+            t.relative_floor,
+            t.min_score,
+            t.min_words,
+            t.min_about_words,
+            t.link,
+            r.all.recall_at_5,
+            r.all.precision_at_5,
+            r.all.silent_share(),
+            r.paraphrase.recall_at_5
+        );
+    }
+    Ok(())
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -128,11 +186,13 @@ async fn main() -> ExitCode {
         let env = environment()?;
         let labels = load_labels(&o.labels)?;
         let root = std::env::current_dir()?;
+        if o.sweep {
+            return sweep(&labels, &root, &env).await;
+        }
         let saved = ProviderSettings::load(&env)?;
         let folders: std::collections::BTreeSet<&str> = labels.prompts.iter().map(|p| p.folder.as_str()).collect();
         if !o.json {
             println!("Recall evaluation: {} prompts in {} memory folders ({})\n", labels.prompts.len(), folders.len(), o.labels.display());
-            println!("{:<11} {:<22} {:>8} {:>11} {:>6} {:>7}", "provider", "model", "recall@5", "precision@5", "empty", "errors");
         }
         let mut reports = Vec::new();
         let mut unavailable = Vec::new();
@@ -156,7 +216,7 @@ async fn main() -> ExitCode {
                 },
             };
             let report = evaluate(&labels, &root, provider.as_deref(), &env, Arc::new(SystemClock)).await;
-            if report.errors == report.prompts {
+            if report.errors == report.outcomes.len() {
                 let first = report.outcomes.iter().find_map(|o| o.error.clone()).unwrap_or_default();
                 unavailable.push((kind, format!("every request failed: {first}")));
                 continue;

@@ -86,7 +86,7 @@ use mneme_core::frontmatter;
 use mneme_core::text::{js_trim, utf16_len};
 use mneme_core::Clock;
 use mneme_model::{Block, Cancel, Message, ModelError, Provider, ProviderKind, Request, Role};
-use mneme_store::memdir::{format_manifest, select_for_manifest, Memdir, TopicHeader};
+use mneme_store::memdir::{format_manifest, select_for_manifest, Memdir, Scope, TopicHeader};
 use mneme_store::Environment;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -162,6 +162,9 @@ pub struct RecallResult {
     pub skipped: Option<Skipped>,
     /// The failure that emptied the selection (Claude Code swallows it; Mneme shows it).
     pub error: Option<String>,
+    /// Why the offline ranker surfaced nothing although some memories share words with the
+    /// prompt: none of them cleared its bar.
+    pub abstained: Option<offline::Abstention>,
     /// Whose words the model selector was asked in (Claude Code's, read from the installed
     /// binary, or Mneme's and why); none when no model was asked.
     pub selector_prompt: Option<SelectorPrompt>,
@@ -202,6 +205,8 @@ pub struct RecallSession {
     read_file_state: HashSet<PathBuf>,
     selectors: HashMap<PathBuf, SelectorConversation>,
     offline: HashMap<PathBuf, Arc<offline::Index>>,
+    /// The offline ranker's knobs (the default unless the evaluation sweeps them).
+    tuning: offline::Tuning,
 }
 
 impl std::fmt::Debug for RecallSession {
@@ -223,6 +228,11 @@ impl RecallSession {
     /// A new conversation following the given Claude Code's protocol.
     pub fn with_dialect(dialect: Dialect) -> RecallSession {
         RecallSession { dialect, ..RecallSession::default() }
+    }
+
+    /// Sets the offline ranker's knobs, for the evaluation's sweeps.
+    pub fn set_offline_tuning(&mut self, tuning: offline::Tuning) {
+        self.tuning = tuning;
     }
 
     pub fn dialect(&self) -> Dialect {
@@ -317,6 +327,7 @@ pub async fn recall(
         dialect: ctx.session.dialect,
         skipped: None,
         error: None,
+        abstained: None,
         selector_prompt: None,
     };
     if !should_recall(query) {
@@ -530,6 +541,20 @@ async fn select_by_model(
 /// Unreadable files are left out, as the scan leaves them out.
 pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_store::memdir::MemdirError> {
     let scan = memdir.scan()?;
+    // Each memory's index line (title and hook) is a second short description of it. A
+    // missing or unreadable index only costs that evidence.
+    let mut index_lines: HashMap<String, String> = HashMap::new();
+    for scope in [Scope::Private, Scope::Team] {
+        let Ok(index) = memdir.read_index(scope) else { continue };
+        for entry in index.lines.into_iter().filter_map(|l| l.entry) {
+            let text = index_lines.entry(entry.rel_path).or_default();
+            for part in [Some(entry.title), entry.hook].into_iter().flatten() {
+                text.push_str(&part);
+                text.push('\n');
+            }
+        }
+    }
+    let index_lines = &index_lines;
     let read = |f: &mneme_store::memdir::TopicFile| -> Option<offline::Document> {
         let bytes = std::fs::read(&f.abs_path).ok()?;
         let text = String::from_utf8_lossy(&bytes);
@@ -541,6 +566,7 @@ pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_s
             description: f.description.clone(),
             memory_type: f.memory_type,
             body,
+            index_line: index_lines.get(&f.rel_path).cloned(),
             mtime_ms: f.mtime_ms,
             mtime_ns: f.mtime_ns,
         })
@@ -578,11 +604,14 @@ fn select_offline(query: &str, memdir: &Memdir, ctx: &mut RecallContext<'_>, res
     }
     let surfaced = ctx.session.surfaced_paths();
     let read = &ctx.session.read_file_state;
-    let hits = index.search(query, MAX_RECALLED, |d| surfaced.contains(d.abs_path.as_path()) || read.contains(&d.abs_path));
-    if hits.is_empty() && index.docs().iter().all(|d| surfaced.contains(d.abs_path.as_path())) {
+    let exclude = |d: &offline::Document| surfaced.contains(d.abs_path.as_path()) || read.contains(&d.abs_path);
+    let ranking = index.search_tuned(query, MAX_RECALLED, exclude, &ctx.session.tuning);
+    if ranking.hits.is_empty() && index.docs().iter().all(|d| surfaced.contains(d.abs_path.as_path())) {
         result.skipped = Some(Skipped::AllSurfaced);
+    } else {
+        result.abstained = ranking.abstained;
     }
-    hits.into_iter()
+    ranking.hits.into_iter()
         .map(|h| {
             let d = &index.docs()[h.doc];
             Pick {

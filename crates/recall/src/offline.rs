@@ -37,10 +37,14 @@ pub enum Field {
     Description,
     Type,
     Body,
+    /// The memory's line in `MEMORY.md` (its link title and hook).
+    Index,
 }
 
+const FIELDS: usize = 5;
+
 impl Field {
-    pub const ALL: [Field; 4] = [Field::Name, Field::Description, Field::Type, Field::Body];
+    pub const ALL: [Field; FIELDS] = [Field::Name, Field::Description, Field::Type, Field::Body, Field::Index];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -48,20 +52,58 @@ impl Field {
             Field::Description => "description",
             Field::Type => "type",
             Field::Body => "body",
+            Field::Index => "index line",
         }
     }
 }
 
-/// Field weights `w_f`.
-const WEIGHTS: [f32; 4] = [3.0, 2.5, 1.0, 1.0];
+/// Field weights `w_f`. The index line is a second description written at another time,
+/// often in other words, so it weighs nearly as much.
+const WEIGHTS: [f32; FIELDS] = [3.0, 2.5, 1.0, 1.0, 2.0];
 /// Length normalisation `b_f`: little for the short fields, the usual 0.75 for the body.
-const B: [f32; 4] = [0.3, 0.5, 0.0, 0.75];
+const B: [f32; FIELDS] = [0.3, 0.5, 0.0, 0.75, 0.5];
+/// The fields that say what a memory is about (a word there is stronger evidence than the
+/// same word somewhere in the body): name, description and index line.
+const ABOUT: u8 = (1 << Field::Name as u8) | (1 << Field::Description as u8) | (1 << Field::Index as u8);
 /// Saturation `k1`.
 const K1: f32 = 1.2;
 /// A memory whose type matches the query's intent scores this much more.
 const TYPE_BOOST: f32 = 0.3;
-/// Results scoring below this share of the best one are dropped.
-pub const RELATIVE_FLOOR: f32 = 0.5;
+/// How the ranker decides what to surface; [`Tuning::default`] is what recall uses, the
+/// fields are public so the evaluation can sweep them.
+///
+/// A memory is surfaced only when it clears all three parts of the bar, each a different
+/// kind of evidence that it is about what the prompt is about:
+/// - its score reaches [`Tuning::min_score`], counted in rare-word matches: the BM25F score
+///   over the idf of a word only one memory has, so the bar means the same in a folder of 3
+///   memories and of 10,000 (a single common word in a long body does not get there);
+/// - it holds at least [`Tuning::min_words`] of the prompt's distinct content words
+///   (coverage: one shared word is usually a coincidence);
+/// - at least [`Tuning::min_about_words`] of those are in its name, description or index
+///   line (field agreement: what the memory says it is about, not only a passing mention),
+///   unless it holds twice `min_words` of them (many shared words make up for where they are).
+///
+/// When no memory clears the bar, recall surfaces nothing and says which part failed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tuning {
+    /// Results scoring below this share of the best one are dropped.
+    pub relative_floor: f32,
+    pub min_score: f32,
+    pub min_words: usize,
+    pub min_about_words: usize,
+    /// The share of a linked memory's score a memory gets through a `[[link]]` between them
+    /// (it changes the order, not whether a memory clears the bar). Off: on the evaluation,
+    /// 0.3 found one more relevant memory and surfaced more irrelevant ones (docs/recall.md).
+    pub link: f32,
+}
+
+impl Default for Tuning {
+    /// Calibrated on the labelled evaluation (docs/recall.md), which has prompts with no
+    /// relevant memory for exactly this.
+    fn default() -> Tuning {
+        Tuning { relative_floor: 0.6, min_score: 1.0, min_words: 2, min_about_words: 1, link: 0.0 }
+    }
+}
 
 /// Query words that say which type of memory is wanted (matched on the lower-cased word
 /// before stemming and stop-word removal, since several are stop words).
@@ -98,6 +140,8 @@ pub struct Document {
     pub description: Option<String>,
     pub memory_type: Option<MemoryType>,
     pub body: String,
+    /// The title and hook of the memory's `MEMORY.md` line, when it has one.
+    pub index_line: Option<String>,
     pub mtime_ms: i64,
     pub mtime_ns: i64,
 }
@@ -114,7 +158,7 @@ struct Posting {
     doc: u32,
     /// `tf~ / (k1 + tf~)`, the per-document half of the score.
     weight: f32,
-    /// Which fields hold the term (bit per [`Field`]), for the explanation.
+    /// Which fields hold the term (bit per [`Field`]), for the explanation and the bar.
     fields: u8,
 }
 
@@ -123,6 +167,8 @@ pub struct Index {
     docs: Vec<Document>,
     terms: HashMap<String, u32>,
     postings: Vec<Vec<Posting>>,
+    /// Per document, the memories it links to or is linked from with `[[...]]`.
+    links: Vec<Vec<u32>>,
     stemmer: Stemmer,
 }
 
@@ -139,10 +185,16 @@ pub struct Hit {
     /// Position in [`Index::docs`].
     pub doc: usize,
     pub score: f32,
+    /// How many of the prompt's distinct content words it holds, and how many of those are in
+    /// its name, description or index line.
+    pub words: usize,
+    pub about_words: usize,
     /// For each field, the query words it matched, in query order.
     pub matched: Vec<(Field, Vec<String>)>,
     /// The type the query's wording asked for, when this memory has it.
     pub type_boost: Option<MemoryType>,
+    /// The linked memory that lent this one part of its score, when one did.
+    pub linked_from: Option<String>,
 }
 
 impl Hit {
@@ -153,8 +205,71 @@ impl Hit {
         if let Some(t) = self.type_boost {
             parts.push(format!("asked for {} memories", t.as_str()));
         }
-        format!("matched {}", parts.join(" · "))
+        let mut out = if parts.is_empty() { String::from("matched no word itself") } else { format!("matched {}", parts.join(" · ")) };
+        if let Some(from) = &self.linked_from {
+            out.push_str(&format!(" · linked from {from}"));
+        }
+        out
     }
+}
+
+/// Why the ranker surfaced nothing for a prompt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Abstention {
+    /// The prompt has no content words (only stop words).
+    NoContentWords,
+    /// None of the prompt's content words appears in any memory, not even through a related
+    /// word mined from the folder.
+    NoSharedWords { words: Vec<String> },
+    /// Some memories share words with the prompt, but none clears the bar (see [`Tuning`]).
+    #[serde(rename_all = "camelCase")]
+    BelowBar {
+        /// The best candidate (path relative to the memory folder).
+        best: String,
+        /// The prompt's content words it holds, and those it does not.
+        matched: Vec<String>,
+        unmatched: Vec<String>,
+        /// Which of the matched words are in its name, description or index line.
+        about: Vec<String>,
+        score: f32,
+        /// What it lacks, in words.
+        short_of: String,
+    },
+}
+
+impl std::fmt::Display for Abstention {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Abstention::NoContentWords => write!(f, "the prompt has only common words, nothing to match a memory on"),
+            Abstention::NoSharedWords { words } => {
+                write!(f, "no memory mentions any of {}", quoted(words))
+            }
+            Abstention::BelowBar { best, matched, unmatched, short_of, .. } => write!(
+                f,
+                "no memory is a clear match: the closest, {best}, shares {} but not {} ({short_of})",
+                quoted(matched),
+                quoted(unmatched),
+            ),
+        }
+    }
+}
+
+fn quoted(words: &[String]) -> String {
+    if words.is_empty() {
+        return "nothing".to_string();
+    }
+    words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", ")
+}
+
+/// The outcome of a [`Index::search`]: the hits, or why there are none.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ranking {
+    pub hits: Vec<Hit>,
+    /// Set when `hits` is empty because nothing was relevant enough (not because everything
+    /// matching was excluded).
+    pub abstained: Option<Abstention>,
 }
 
 fn stop_words() -> &'static HashSet<&'static str> {
@@ -193,9 +308,51 @@ fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
+/// How many opening words of the body stand in for a missing description.
+const LEAD_WORDS: usize = 40;
+
+/// The text of `body` up to the end of its `n`th word.
+fn opening_words(body: &str, n: usize) -> &str {
+    let mut seen = 0;
+    let mut in_word = false;
+    for (i, c) in body.char_indices() {
+        let alnum = c.is_alphanumeric();
+        if alnum && !in_word {
+            seen += 1;
+            if seen > n {
+                return &body[..i];
+            }
+        }
+        in_word = alnum;
+    }
+    body
+}
+
+/// `[[target]]` links in a memory's body, as written (without the brackets, before any `|`).
+fn link_targets(body: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(open) = rest.find("[[") {
+        rest = &rest[open + 2..];
+        let Some(close) = rest.find("]]") else { break };
+        let inner = &rest[..close];
+        let target = inner.split('|').next().unwrap_or("").trim();
+        if !target.is_empty() && !target.contains('\n') {
+            out.push(target);
+        }
+        rest = &rest[close + 2..];
+    }
+    out
+}
+
 impl Index {
     fn term(&self, word: &str) -> Option<String> {
         if word.is_empty() || stop_words().contains(word) {
+            return None;
+        }
+        // One- and two-digit numbers ("5.6", "step 2") are everywhere and name nothing;
+        // longer ones (PR numbers, ports, years) can.
+        if word.len() < 3 && word.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
         // "user's" is "user" for matching.
@@ -208,12 +365,18 @@ impl Index {
 
     /// Builds the index. Cost is linear in the text; see `benches/recall.rs`.
     pub fn build(docs: Vec<Document>) -> Index {
-        let mut index = Index { docs: Vec::new(), terms: HashMap::new(), postings: Vec::new(), stemmer: Stemmer::create(Algorithm::English) };
+        let mut index = Index {
+            docs: Vec::new(),
+            terms: HashMap::new(),
+            postings: Vec::new(),
+            links: Vec::new(),
+            stemmer: Stemmer::create(Algorithm::English),
+        };
         // Per document: term id -> counts per field.
-        let mut counts: Vec<Vec<(u32, [u16; 4])>> = Vec::with_capacity(docs.len());
-        let mut lengths: Vec<[u32; 4]> = Vec::with_capacity(docs.len());
+        let mut counts: Vec<Vec<(u32, [u16; FIELDS])>> = Vec::with_capacity(docs.len());
+        let mut lengths: Vec<[u32; FIELDS]> = Vec::with_capacity(docs.len());
         // This document's counts, and where each term sits in them (`usize::MAX`: absent).
-        let mut local: Vec<(u32, [u16; 4])> = Vec::new();
+        let mut local: Vec<(u32, [u16; FIELDS])> = Vec::new();
         let mut slot: Vec<usize> = Vec::new();
         // Word -> term id (none for a stop word): stemming and the owned key are paid once per
         // distinct word, not once per occurrence.
@@ -222,10 +385,26 @@ impl Index {
             for (t, _) in local.drain(..) {
                 slot[t as usize] = usize::MAX;
             }
-            let mut len = [0u32; 4];
+            let mut len = [0u32; FIELDS];
             let stem_words = doc.stem().replace(['_', '-', '.'], " ");
             let type_word = doc.memory_type.map(MemoryType::as_str).unwrap_or("");
-            let texts = [stem_words.as_str(), doc.description.as_deref().unwrap_or(""), type_word, doc.body.as_str()];
+            let lead;
+            let description = match doc.description.as_deref().map(str::trim) {
+                Some(d) if !d.is_empty() => d,
+                // Without a description, the opening words of the body say what the memory
+                // is about (usually a heading and a goal or rule line).
+                _ => {
+                    lead = opening_words(&doc.body, LEAD_WORDS);
+                    lead
+                }
+            };
+            let texts = [
+                stem_words.as_str(),
+                description,
+                type_word,
+                doc.body.as_str(),
+                doc.index_line.as_deref().unwrap_or(""),
+            ];
             for (f, text) in texts.iter().enumerate() {
                 for_each_word(text, |w| {
                     let id = match seen.get(w) {
@@ -246,7 +425,7 @@ impl Index {
                     }
                     if slot[id_at] == usize::MAX {
                         slot[id_at] = local.len();
-                        local.push((id, [0; 4]));
+                        local.push((id, [0; FIELDS]));
                     }
                     let c = &mut local[slot[id_at]].1;
                     c[f] = c[f].saturating_add(1);
@@ -257,9 +436,9 @@ impl Index {
             lengths.push(len);
         }
         let n = docs.len().max(1) as f32;
-        let mut avg = [0f32; 4];
+        let mut avg = [0f32; FIELDS];
         for l in &lengths {
-            for f in 0..4 {
+            for f in 0..FIELDS {
                 avg[f] += l[f] as f32;
             }
         }
@@ -268,13 +447,14 @@ impl Index {
         }
         index.postings = (0..index.terms.len()).map(|_| Vec::new()).collect();
         for (d, (doc_counts, len)) in counts.into_iter().zip(&lengths).enumerate() {
-            let norm: [f32; 4] = std::array::from_fn(|f| WEIGHTS[f] / (1.0 - B[f] + B[f] * len[f] as f32 / avg[f]));
+            let norm: [f32; FIELDS] = std::array::from_fn(|f| WEIGHTS[f] / (1.0 - B[f] + B[f] * len[f] as f32 / avg[f]));
             for (term, c) in doc_counts {
-                let tf: f32 = (0..4).map(|f| f32::from(c[f]) * norm[f]).sum();
-                let fields = (0..4).filter(|&f| c[f] > 0).fold(0u8, |m, f| m | (1 << f));
+                let tf: f32 = (0..FIELDS).map(|f| f32::from(c[f]) * norm[f]).sum();
+                let fields = (0..FIELDS).filter(|&f| c[f] > 0).fold(0u8, |m, f| m | (1 << f));
                 index.postings[term as usize].push(Posting { doc: d as u32, weight: tf / (K1 + tf), fields });
             }
         }
+        index.links = resolve_links(&docs);
         index.docs = docs;
         index
     }
@@ -284,64 +464,145 @@ impl Index {
         &self.docs
     }
 
-    /// The best `k` memories for `query`, skipping those `exclude` rejects, best first. Ties
-    /// go to the newer memory, then to the path.
-    pub fn search(&self, query: &str, k: usize, exclude: impl Fn(&Document) -> bool) -> Vec<Hit> {
-        // Query terms in order, deduplicated, with the word the user typed.
-        let mut terms: Vec<(u32, String)> = Vec::new();
+    /// The best `k` memories for `query` with the default [`Tuning`], skipping those `exclude`
+    /// rejects, best first; or why there are none. Ties go to the newer memory, then to the path.
+    pub fn search(&self, query: &str, k: usize, exclude: impl Fn(&Document) -> bool) -> Ranking {
+        self.search_tuned(query, k, exclude, &Tuning::default())
+    }
+
+    /// [`Index::search`] with explicit knobs.
+    pub fn search_tuned(&self, query: &str, k: usize, exclude: impl Fn(&Document) -> bool, tuning: &Tuning) -> Ranking {
+        let silent = |why: Abstention| Ranking { hits: Vec::new(), abstained: Some(why) };
+        // The prompt's content words in order, deduplicated by stem, with the word as typed
+        // and the term id when some memory has it.
+        let mut content: Vec<(String, String, Option<u32>)> = Vec::new();
         let mut words: Vec<String> = Vec::new();
         for_each_word(query, |w| {
             words.push(w.to_string());
             if let Some(t) = self.term(w) {
-                if let Some(&id) = self.terms.get(&t) {
-                    if !terms.iter().any(|(i, _)| *i == id) {
-                        terms.push((id, w.to_string()));
-                    }
+                if !content.iter().any(|(s, _, _)| *s == t) {
+                    let id = self.terms.get(&t).copied();
+                    content.push((t, w.to_string(), id));
                 }
             }
         });
+        if content.is_empty() {
+            return silent(Abstention::NoContentWords);
+        }
+        if content.iter().all(|(_, _, id)| id.is_none()) {
+            return silent(Abstention::NoSharedWords { words: content.into_iter().map(|(_, w, _)| w).collect() });
+        }
+        let terms: Vec<(u32, String)> = content.iter().filter_map(|(_, w, id)| id.map(|i| (i, w.clone()))).collect();
         let wanted: Vec<MemoryType> = TYPE_CUES
             .iter()
             .filter(|(_, cues)| words.iter().any(|w| cues.contains(&w.as_str())))
             .map(|(t, _)| *t)
             .collect();
-        if terms.is_empty() {
-            return Vec::new();
-        }
         let n = self.docs.len() as f32;
         let mut scores = vec![0f32; self.docs.len()];
+        // Distinct prompt words held, and those in the name, description or index line.
+        let mut words_held = vec![(0usize, 0usize); self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
         for (id, _) in &terms {
             let postings = &self.postings[*id as usize];
             let df = postings.len() as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for p in postings {
-                let s = &mut scores[p.doc as usize];
-                if *s == 0.0 {
+                let d = p.doc as usize;
+                if scores[d] == 0.0 {
                     touched.push(p.doc);
                 }
-                *s += idf * p.weight;
+                scores[d] += idf * p.weight;
+                words_held[d].0 += 1;
+                words_held[d].1 += usize::from(p.fields & ABOUT != 0);
+            }
+        }
+        // A memory linked with a match shares in its score: `[[links]]` say two memories
+        // belong together, which their words alone may not show.
+        let mut lent: Vec<(f32, Option<u32>)> = vec![(0.0, None); self.docs.len()];
+        if tuning.link > 0.0 {
+            for &d in &touched {
+                let share = scores[d as usize] * tuning.link;
+                for &other in &self.links[d as usize] {
+                    if share > lent[other as usize].0 {
+                        lent[other as usize] = (share, Some(d));
+                    }
+                }
             }
         }
         let boosted = |d: u32| self.docs[d as usize].memory_type.filter(|t| wanted.contains(t));
         let mut ranked: Vec<(u32, f32)> = touched
             .into_iter()
             .filter(|&d| !exclude(&self.docs[d as usize]))
-            .map(|d| (d, scores[d as usize] * if boosted(d).is_some() { 1.0 + TYPE_BOOST } else { 1.0 }))
+            .map(|d| {
+                let score = (scores[d as usize] + lent[d as usize].0) * if boosted(d).is_some() { 1.0 + TYPE_BOOST } else { 1.0 };
+                (d, score)
+            })
             .collect();
-        // Only what clears the floor needs sorting.
-        let best = ranked.iter().map(|r| r.1).fold(0f32, f32::max);
-        ranked.retain(|r| r.1 >= best * RELATIVE_FLOOR);
-        ranked.sort_unstable_by(|a, b| {
+        if ranked.is_empty() {
+            return Ranking { hits: Vec::new(), abstained: None };
+        }
+        let order = |a: &(u32, f32), b: &(u32, f32)| {
             b.1.total_cmp(&a.1)
                 .then_with(|| self.docs[b.0 as usize].mtime_ns.cmp(&self.docs[a.0 as usize].mtime_ns))
                 .then_with(|| self.docs[a.0 as usize].rel_path.cmp(&self.docs[b.0 as usize].rel_path))
-        });
-        ranked
+        };
+        let best = ranked.iter().copied().min_by(order).unwrap_or((0, 0.0));
+        // The idf of a word only one memory has: the unit of the absolute bar.
+        let rare = (1.0 + (n - 0.5) / 1.5).ln().max(f32::EPSILON);
+        let short_of = |d: u32, score: f32| -> Option<String> {
+            let (held, about) = words_held[d as usize];
+            if held < tuning.min_words {
+                Some(format!("it holds {held} of the prompt's words, a clear match holds at least {}", tuning.min_words))
+            } else if about < tuning.min_about_words && held < 2 * tuning.min_words {
+                Some(format!("none of them is in its name, description or index line, and it holds {held}, under the {} that make up for that", 2 * tuning.min_words))
+            } else if score / rare < tuning.min_score {
+                Some(format!("its score {score:.2} is under the bar of {:.2}", tuning.min_score * rare))
+            } else {
+                None
+            }
+        };
+        ranked.retain(|&(d, score)| short_of(d, score).is_none());
+        if ranked.is_empty() {
+            let in_best = |field_mask: u8| -> Vec<String> {
+                terms
+                    .iter()
+                    .filter(|(id, _)| {
+                        let postings = &self.postings[*id as usize];
+                        postings.binary_search_by_key(&best.0, |p| p.doc).is_ok_and(|i| postings[i].fields & field_mask != 0)
+                    })
+                    .map(|(_, w)| w.clone())
+                    .collect()
+            };
+            let matched = in_best(u8::MAX);
+            let unmatched = content.iter().map(|(_, w, _)| w.clone()).filter(|w| !matched.contains(w)).collect();
+            return silent(Abstention::BelowBar {
+                best: self.docs[best.0 as usize].rel_path.clone(),
+                about: in_best(ABOUT),
+                matched,
+                unmatched,
+                score: best.1,
+                short_of: short_of(best.0, best.1).unwrap_or_default(),
+            });
+        }
+        // Of what clears the bar, only what clears the floor under the best of it needs sorting.
+        let top = ranked.iter().map(|r| r.1).fold(0f32, f32::max);
+        ranked.retain(|r| r.1 >= top * tuning.relative_floor);
+        ranked.sort_unstable_by(order);
+        let hits = ranked
             .into_iter()
             .take(k)
-            .map(|(d, score)| Hit { doc: d as usize, score, matched: self.explain(d, &terms), type_boost: boosted(d) })
-            .collect()
+            .map(|(d, score)| Hit {
+                doc: d as usize,
+                score,
+                words: words_held[d as usize].0,
+                about_words: words_held[d as usize].1,
+                matched: self.explain(d, &terms),
+                type_boost: boosted(d),
+                linked_from: lent[d as usize].1.map(|from| self.docs[from as usize].stem().to_string()),
+            })
+            .collect();
+        Ranking { hits, abstained: None }
     }
 
     fn explain(&self, doc: u32, terms: &[(u32, String)]) -> Vec<(Field, Vec<String>)> {
@@ -365,6 +626,37 @@ impl Index {
     }
 }
 
+/// Resolves every `[[link]]` to the memories it names (by `name:`, file stem or relative path,
+/// case-insensitively, as the index health check does) and records it both ways.
+fn resolve_links(docs: &[Document]) -> Vec<Vec<u32>> {
+    let mut by_key: HashMap<String, u32> = HashMap::new();
+    for (i, d) in docs.iter().enumerate() {
+        let i = i as u32;
+        by_key.entry(d.stem().to_lowercase()).or_insert(i);
+        by_key.entry(d.rel_path.to_lowercase()).or_insert(i);
+        by_key.entry(d.rel_path.trim_end_matches(".md").to_lowercase()).or_insert(i);
+        if let Some(name) = &d.name {
+            by_key.entry(name.to_lowercase()).or_insert(i);
+        }
+    }
+    let mut links: Vec<Vec<u32>> = vec![Vec::new(); docs.len()];
+    for (i, d) in docs.iter().enumerate() {
+        for target in link_targets(&d.body) {
+            let Some(&j) = by_key.get(&target.to_lowercase()) else { continue };
+            let i = i as u32;
+            if i != j {
+                if !links[i as usize].contains(&j) {
+                    links[i as usize].push(j);
+                }
+                if !links[j as usize].contains(&i) {
+                    links[j as usize].push(i);
+                }
+            }
+        }
+    }
+    links
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,6 +669,7 @@ mod tests {
             description: Some(description.into()),
             memory_type: kind,
             body: body.into(),
+            index_line: None,
             mtime_ms: mtime,
             mtime_ns: mtime * 1_000_000,
         }
@@ -406,40 +699,102 @@ mod tests {
     #[test]
     fn name_and_description_outweigh_the_body() {
         let idx = corpus();
-        let hits = idx.search("why did the deploy fail", 5, |_| false);
+        let hits = idx.search("why did the deploy pipeline fail", 5, |_| false).hits;
         assert_eq!(idx.docs()[hits[0].doc].rel_path, "project_deploy.md");
-        assert_eq!(hits[0].why(), "matched name: deploy · description: deploy · body: deploy · asked for project memories");
+        assert_eq!(hits[0].why(), "matched name: deploy · description: deploy, pipeline · body: deploy · asked for project memories");
+        assert_eq!((hits[0].words, hits[0].about_words), (2, 2));
     }
 
     #[test]
     fn stems_match_inflections() {
         let idx = corpus();
-        let hits = idx.search("mocked testing", 5, |_| false);
+        let hits = idx.search("mocked testing", 5, |_| false).hits;
         assert_eq!(idx.docs()[hits[0].doc].rel_path, "feedback_testing.md");
         assert_eq!(hits[0].matched[0], (Field::Name, vec!["testing".to_string()]));
     }
 
     #[test]
     fn type_cues_break_near_ties() {
-        let idx = Index::build(vec![
-            doc("a.md", "tests", Some(MemoryType::Project), "", 1),
-            doc("b.md", "tests", Some(MemoryType::Feedback), "", 0),
-        ]);
-        let plain = idx.search("tests run", 5, |_| false);
+        let mut docs = vec![
+            doc("a.md", "flaky tests retries", Some(MemoryType::Project), "", 1),
+            doc("b.md", "flaky tests retries", Some(MemoryType::Feedback), "", 0),
+        ];
+        docs.extend((0..10).map(|i| doc(&format!("other{i}.md"), "unrelated", None, "", 0)));
+        let idx = Index::build(docs);
+        let plain = idx.search("flaky tests retries", 5, |_| false).hits;
         assert_eq!(idx.docs()[plain[0].doc].rel_path, "a.md", "equal scores: newer first");
-        let cued = idx.search("how should tests run", 5, |_| false);
+        let cued = idx.search("how should flaky tests retries run", 5, |_| false).hits;
         assert_eq!(idx.docs()[cued[0].doc].rel_path, "b.md");
         assert_eq!(cued[0].type_boost, Some(MemoryType::Feedback));
     }
 
     #[test]
-    fn exclusions_and_the_floor() {
+    fn exclusions_are_not_abstentions() {
         let idx = corpus();
-        let hits = idx.search("grafana dashboards", 5, |d| d.rel_path == "reference_dashboards.md");
-        assert!(hits.is_empty(), "{hits:?}");
-        assert!(idx.search("the and of", 5, |_| false).is_empty());
-        assert!(idx.search("zebra", 5, |_| false).is_empty());
-        let many = Index::build((0..20).map(|i| doc(&format!("m{i}.md"), "alpha beta", None, "", i)).collect());
-        assert_eq!(many.search("alpha", 5, |_| false).len(), 5);
+        let r = idx.search("grafana dashboards", 5, |d| d.rel_path == "reference_dashboards.md");
+        assert_eq!(r, Ranking { hits: vec![], abstained: None });
+        let mut docs: Vec<Document> = (0..8).map(|i| doc(&format!("m{i}.md"), "alpha beta gamma", None, "", i)).collect();
+        docs.extend((0..200).map(|i| doc(&format!("other{i}.md"), "unrelated", None, "", 0)));
+        assert_eq!(Index::build(docs).search("alpha beta gamma", 5, |_| false).hits.len(), 5, "at most k");
+    }
+
+    #[test]
+    fn silent_with_the_reason_when_nothing_clears_the_bar() {
+        let idx = corpus();
+        assert_eq!(idx.search("the and of", 5, |_| false).abstained, Some(Abstention::NoContentWords));
+        assert_eq!(
+            idx.search("zebra crossing", 5, |_| false).abstained,
+            Some(Abstention::NoSharedWords { words: vec!["zebra".into(), "crossing".into()] })
+        );
+        // One shared word is a coincidence.
+        let r = idx.search("translate the dashboards into french", 5, |_| false);
+        assert!(r.hits.is_empty());
+        let Some(Abstention::BelowBar { best, matched, unmatched, .. }) = &r.abstained else { panic!("{r:?}") };
+        assert_eq!(best, "reference_dashboards.md");
+        assert_eq!(matched, &["dashboards"]);
+        assert_eq!(unmatched, &["translate", "french"]);
+        assert!(r.abstained.unwrap().to_string().starts_with("no memory is a clear match: the closest, reference_dashboards.md, shares “dashboards” but not “translate”, “french” (it holds 1"));
+        // Two words, but only in passing in a long body.
+        let body = "Some notes. ".repeat(30) + "We once added a print stylesheet.";
+        let idx = Index::build(vec![
+            doc("a.md", "Release checklist", None, &body, 0),
+            doc("b.md", "Deploy pipeline", None, "", 0),
+            doc("c.md", "Team roles", None, "", 0),
+        ]);
+        let r = idx.search("add a print stylesheet", 5, |_| false);
+        assert!(r.hits.is_empty(), "{r:?}");
+        assert!(matches!(r.abstained, Some(Abstention::BelowBar { .. })));
+    }
+
+    #[test]
+    fn an_index_line_and_a_missing_description_count_as_what_a_memory_is_about() {
+        let mut with_index = doc("a.md", "", None, &("Some notes. ".repeat(30) + "Print stylesheet."), 0);
+        with_index.description = None;
+        with_index.index_line = Some("Print stylesheet — how pages look on paper".into());
+        let mut lead = doc("b.md", "", None, "# Deploy pipeline\nThe deploy runs on every push.", 0);
+        lead.description = None;
+        let idx = Index::build(vec![with_index, lead, doc("c.md", "Team roles", None, "", 0)]);
+        let hits = idx.search("add a print stylesheet", 5, |_| false).hits;
+        assert_eq!(hits.len(), 1);
+        assert!(hits[0].why().contains("index line: print, stylesheet"), "{}", hits[0].why());
+        let hits = idx.search("the deploy pipeline is slow", 5, |_| false).hits;
+        assert_eq!(idx.docs()[hits[0].doc].rel_path, "b.md");
+        assert!(hits[0].why().contains("description: deploy, pipeline"), "{}", hits[0].why());
+    }
+
+    #[test]
+    fn links_resolve_both_ways_by_stem_and_name() {
+        let mut a = doc("a.md", "alpha", None, "see [[b]] and [[Gamma memory|the third]] and [[nobody]]", 0);
+        a.name = Some("Alpha".into());
+        let b = doc("b.md", "beta", None, "", 0);
+        let mut c = doc("sub/c.md", "gamma", None, "", 0);
+        c.name = Some("Gamma memory".into());
+        assert_eq!(resolve_links(&[a, b, c]), vec![vec![1, 2], vec![0], vec![0]]);
+    }
+
+    #[test]
+    fn short_numbers_are_not_content_words() {
+        let idx = corpus();
+        assert_eq!(idx.search("5 6", 5, |_| false).abstained, Some(Abstention::NoContentWords));
     }
 }
