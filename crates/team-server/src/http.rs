@@ -3,7 +3,7 @@
 //! request log).
 
 use crate::auth;
-use crate::keys::validate_key;
+use crate::keys::{validate_existing_key, validate_key};
 use crate::memory::{EntityTags, Memory, Op, Permission, WriteError, Written};
 use crate::store::{Repo, Role, StoreError};
 use crate::time_fmt::iso_ms;
@@ -428,7 +428,7 @@ async fn put_team_memory(
     let written_keys: std::collections::HashSet<&str> = ops.iter().map(Op::key).collect();
     let mut deletes = Vec::with_capacity(put.soft_delete_keys.len());
     for key in put.soft_delete_keys {
-        validate_key(&key).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "team_memory_invalid_key", e.to_string()))?;
+        validate_existing_key(&key).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "team_memory_invalid_key", e.to_string()))?;
         if written_keys.contains(key.as_str()) {
             return Err(ApiError::bad_request(format!("{key:?} is both written and deleted in one request.")));
         }

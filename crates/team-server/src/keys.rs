@@ -7,8 +7,15 @@
 //! checks containment against its folder; with no folder here, the server asks for more: a key
 //! must be a normalized relative path (no empty, `.` or `..` segment), so that every stored key
 //! names exactly one file on every client.
+//!
+//! A key the server newly stores must also pass Mneme's strict canonical policy
+//! ([`mneme_team::keys::check_strict_key`]: no control or text-direction characters, NFC,
+//! components a file system and Windows accept): refused, never normalised, so that a
+//! teammate on another system or a terminal listing cannot be tricked by a key. Keys named
+//! only to be removed keep the looser check above, so entries stored before the strict policy
+//! can still be removed.
 
-use mneme_team::keys::{sanitize_path_key, PathTraversalError};
+use mneme_team::keys::{check_strict_key, sanitize_path_key, PathTraversalError, StrictKeyError};
 
 /// Longer keys cannot be a path on Linux (`PATH_MAX`), so no client could write them.
 pub const MAX_KEY_BYTES: usize = 4096;
@@ -22,10 +29,20 @@ pub enum KeyError {
     NotNormalized(String),
     #[error("Key is longer than {MAX_KEY_BYTES} bytes")]
     TooLong,
+    /// Mneme's strict canonical policy refused it.
+    #[error(transparent)]
+    Strict(#[from] StrictKeyError),
 }
 
-/// Everything a key must satisfy to be stored.
+/// Everything a key must satisfy to be stored: [`validate_existing_key`] and the strict policy.
 pub fn validate_key(key: &str) -> Result<(), KeyError> {
+    validate_existing_key(key)?;
+    check_strict_key(key)?;
+    Ok(())
+}
+
+/// What a key named for removal must satisfy: Claude Code's checks and a normalized path.
+pub fn validate_existing_key(key: &str) -> Result<(), KeyError> {
     if key.len() > MAX_KEY_BYTES {
         return Err(KeyError::TooLong);
     }
@@ -76,6 +93,15 @@ mod tests {
         );
         assert_eq!(validate_key("a\\b.md").unwrap_err().to_string(), "Backslash in path key: \"a\\b.md\"");
         assert_eq!(validate_key("/etc/passwd").unwrap_err().to_string(), "Absolute path key: \"/etc/passwd\"");
+    }
+
+    #[test]
+    fn stored_keys_follow_the_strict_policy() {
+        for key in ["a\u{202e}dm.exe", "notes/\u{1b}[31mred.md", "con.md", "a./b.md", "cafe\u{301}.md", "x:y.md"] {
+            assert!(matches!(validate_key(key), Err(KeyError::Strict(_))), "{key:?}");
+            assert_eq!(validate_existing_key(key), Ok(()), "{key:?} can still be removed");
+        }
+        assert!(matches!(validate_key(&format!("{}.md", "a".repeat(300))), Err(KeyError::Strict(_))));
     }
 
     #[test]

@@ -10,6 +10,35 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 
+/// The commands that take access away, list sign-ins and purge, through the real binary.
+#[test]
+fn admin_commands_take_access_away_and_purge() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("team.db").display());
+    provision(&db);
+    let (code, out, _) = run(&db, &["admin", "sign-ins", "alice"], "");
+    assert_eq!(code, 0);
+    assert!(out.starts_with("alice\tadmin-token\tsigned in "), "{out}");
+    let (code, _, err) = run(&db, &["admin", "token", "alice", "--expires-in", "2678400"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("at most 30 days"), "{err}");
+    let (code, out, _) = run(&db, &["admin", "revoke-tokens", "alice"], "");
+    assert_eq!((code, out.trim()), (0, "Ended 1 live sign-in(s) of alice."));
+    assert_eq!(run(&db, &["admin", "disable-user", "alice"], "").0, 0);
+    let (code, _, err) = run(&db, &["admin", "token", "alice"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("enable-user"), "{err}");
+    assert_eq!(run(&db, &["admin", "enable-user", "alice"], "").0, 0);
+    let (code, out, _) = run(&db, &["admin", "revoke-grant", "alice", "acme/app"], "");
+    assert_eq!((code, out.trim()), (0, "alice no longer has access to acme/app."));
+    let (code, _, err) = run(&db, &["admin", "revoke-grant", "alice", "acme/app"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("nothing to revoke"), "{err}");
+    let (code, _, err) = run(&db, &["admin", "purge", "acme/app", "nope.md"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("There is no entry \"nope.md\" to purge."), "{err}");
+}
+
 #[test]
 fn admin_commands_say_what_to_do_when_they_cannot() {
     let dir = tempfile::tempdir().unwrap();

@@ -492,6 +492,10 @@ async fn duplicate_keys_unknown_fields_and_malformed_requests_are_refused_in_jso
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
         assert_eq!(error_code(res).await, "invalid_request");
         assert_eq!(h.get(&lead, REPO).await.status(), StatusCode::NOT_FOUND, "nothing was written");
+        // Keys are checked against Mneme's strict policy (mneme_team::keys::check_strict_key).
+        let res = h.put(&lead, REPO, json!({"entries": {"notes/\u{202e}dm.md": "x"}}), None).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(error_code(res).await, "team_memory_invalid_key");
         // Claude Code's own body shape still works.
         let res = put_raw(r#"{"entries": {"a.md": "A"}, "soft_delete_keys": []}"#).await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);
