@@ -329,7 +329,7 @@ mod tests {
         assert!(!m.iter().any(|x| x.text.starts_with("type:")));
         // Vouched for as a duplicate of what is kept: not lost, and said so.
         let vouch = Accounted { file: "old.md".into(), text: "name: Old tabs".into(), kept_in: "new.md".into(), why: "duplicate of new.md".into() };
-        let m = check(&f.changes(&[("old.md", None)]), &[vouch.clone()]);
+        let m = check(&f.changes(&[("old.md", None)]), std::slice::from_ref(&vouch));
         assert_eq!(lost(&m), ["Never mix spaces in."]);
         let named = m.iter().find(|x| x.text == "name: Old tabs").unwrap();
         assert_eq!((named.found_in.as_slice(), named.duplicate.as_deref()), (&["new.md".to_string()][..], Some("duplicate of new.md")));
