@@ -627,7 +627,7 @@ impl<'a> Work<'a> {
         if !untyped.is_empty() {
             self.notes.push(format!(
                 "{} written back from MEMORY.md {} no type, because the file name does not start with user_, feedback_, project_ or reference_: review {} and set one ({})",
-                if untyped.len() == 1 { "1 memory" } else { "memories" },
+                if untyped.len() == 1 { "1 memory".to_string() } else { format!("{} memories", untyped.len()) },
                 if untyped.len() == 1 { "has" } else { "have" },
                 if untyped.len() == 1 { "it" } else { "them" },
                 untyped.join(", ")
