@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Claude Code release Mneme is exact against (2.1.197) from the npm registry into
-# $HOME/.cache/mneme/claude-code, only when it is not there yet, and prints the native binary's path.
-# Tests that run the real CLI find it through MNEME_CLAUDE_BIN:
+# Installs real Claude Code releases from the npm registry into $HOME/.cache/mneme/claude-code,
+# only when they are not there yet.
+#
+#   scripts/claude-code.sh            the release the model/agent tests pin (2.1.197): prints its binary
+#   scripts/claude-code.sh X.Y.Z      that release: prints its binary
+#   scripts/claude-code.sh --matrix   every release in crates/core/data/claude-code-versions.txt:
+#                                     prints V=PATH,V=PATH for MNEME_CLAUDE_BINS
+#
+# Tests that run the real CLI find it through MNEME_CLAUDE_BIN / MNEME_CLAUDE_BINS:
 #
 #   MNEME_CLAUDE_BIN="$(scripts/claude-code.sh)" cargo test -p mneme-model
 #
@@ -9,14 +15,15 @@
 # from the platform package (@anthropic-ai/claude-code-<os>-<arch>), an optional dependency npm
 # picks for this machine, so it is used directly.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-VERSION="2.1.197"
+PINNED="2.1.197"
 DIR="${HOME}/.cache/mneme/claude-code"
 
-find_bin() {
+find_bin() { # find_bin VERSION
   local candidate
-  for candidate in "$DIR"/node_modules/@anthropic-ai/claude-code-*/claude; do
-    if [ -x "$candidate" ] && "$candidate" --version 2>/dev/null | grep -q "^$VERSION "; then
+  for candidate in "$DIR/$1"/node_modules/@anthropic-ai/claude-code-*/claude; do
+    if [ -x "$candidate" ] && "$candidate" --version 2>/dev/null | grep -q "^$1 "; then
       echo "$candidate"
       return 0
     fi
@@ -24,10 +31,27 @@ find_bin() {
   return 1
 }
 
-if ! find_bin; then
-  command -v npm >/dev/null || { echo "npm is needed to install Claude Code $VERSION; install Node.js 18 or later" >&2; exit 1; }
-  mkdir -p "$DIR"
-  [ -f "$DIR/package.json" ] || printf '{"name":"mneme-claude-code","private":true}\n' >"$DIR/package.json"
-  npm install --prefix "$DIR" --no-audit --no-fund --loglevel=error "@anthropic-ai/claude-code@$VERSION" >&2
-  find_bin || { echo "Claude Code $VERSION installed into $DIR, but no binary for this platform was found there" >&2; exit 1; }
-fi
+install() { # install VERSION: prints the binary
+  local v="$1"
+  if ! find_bin "$v"; then
+    command -v npm >/dev/null || { echo "npm is needed to install Claude Code $v; install Node.js 18 or later" >&2; exit 1; }
+    mkdir -p "$DIR/$v"
+    [ -f "$DIR/$v/package.json" ] || printf '{"name":"mneme-claude-code","private":true}\n' >"$DIR/$v/package.json"
+    npm install --prefix "$DIR/$v" --no-audit --no-fund --loglevel=error "@anthropic-ai/claude-code@$v" >&2
+    find_bin "$v" || { echo "Claude Code $v installed into $DIR/$v, but no binary for this platform was found there" >&2; exit 1; }
+  fi
+}
+
+case "${1:-}" in
+  --matrix)
+    pairs=()
+    while read -r v; do
+      v="${v%%#*}"; v="$(echo "$v" | tr -d '[:space:]')"
+      [ -n "$v" ] || continue
+      pairs+=("$v=$(install "$v")")
+    done <crates/core/data/claude-code-versions.txt
+    (IFS=,; echo "${pairs[*]}")
+    ;;
+  "") install "$PINNED" ;;
+  *) install "$1" ;;
+esac

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Build the Claude Code fixtures for the real-world memory corpus (testdata/realworld).
 
-Usage: build_fixtures.py [NAME ...]      (default: every <owner>__<repo>/ with a tree/)
+Usage: build_fixtures.py [--root DIR] [NAME ...]   (default: /tmp/ccreal, every <owner>__<repo>/ with a tree/)
 
 For each corpus entry testdata/realworld/<owner>__<repo>/ it (re)creates
     /tmp/ccreal/<owner>__<repo>/repo/     git repo: tree/ copied in, one commit
     /tmp/ccreal/<owner>__<repo>/home/     HOME; home/.claude is CLAUDE_CONFIG_DIR (empty)
     .../home/.claude/projects/<sanitize(repo)>/memory/   copy of tree/.claude/memory/ (auto-memory)
     /tmp/ccreal/<owner>__<repo>/cases/<case>.env        CWD=... (+ STUB_ARGS)
-The ROOT is fixed (/tmp/ccreal): the auto-memory dir name and every path in the captures
-derive from it. Files are written in sorted path order; rules-dir readdir order is recorded
+The committed goldens were captured at /tmp/ccreal: the auto-memory dir name and every path in
+the captures derive from it. The version matrix builds elsewhere (--root) and captures there. Files are written in sorted path order; rules-dir readdir order is recorded
 because Claude Code loads rules in readdir order.
 """
 import os, shutil, subprocess, sys
@@ -72,7 +72,11 @@ def build(name):
 
 
 def main():
-    names = sys.argv[1:] or sorted(d for d in os.listdir(HERE)
+    global ROOT
+    args = sys.argv[1:]
+    if args[:1] == ["--root"]:
+        ROOT, args = os.path.abspath(args[1]), args[2:]
+    names = args or sorted(d for d in os.listdir(HERE)
                                    if os.path.isdir(os.path.join(HERE, d, "tree")))
     for n in names:
         build(n)

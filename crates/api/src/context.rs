@@ -2,10 +2,11 @@
 //! it, with per-file provenance; and what it would attach after files are read.
 
 use crate::{ApiError, Mneme, RenderedFor};
-use mneme_claudemd::{LoadOptions, LoadedFile, Sources};
+use mneme_claudemd::{AgentsMd, LoadOptions, LoadedFile, Sources};
 use mneme_core::versions::ClaudeVersion;
 use mneme_core::{text, Layer};
-use mneme_store::paths::{self, AutoMemSource};
+use mneme_store::paths::{self, AutoMemSource, AutoMemoryReason};
+use mneme_store::settings_env;
 use mneme_store::settings::{self, EnabledSources, Settings};
 use mneme_store::git;
 use serde::Serialize;
@@ -41,7 +42,35 @@ pub struct AutoMemoryInfo {
     /// `default`, `env:CLAUDE_COWORK_MEMORY_PATH_OVERRIDE` or `setting:<source>`.
     pub source: String,
     pub entrypoint_exists: bool,
+    /// The settings file whose `env` block decided, when one did (a plugin's installer may
+    /// have written it): `NAME="value" in the env block of PATH`.
+    pub switched_by: Option<String>,
 }
+
+/// A memory switch a settings file sets for Claude Code through its `env` block.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct EnvFromSettings {
+    pub name: String,
+    pub value: String,
+    /// The settings file (`~/` for the home folder).
+    pub file: String,
+    /// The value the process environment had, which the file's wins over.
+    pub process_value: Option<String>,
+}
+
+/// The variables that change what Claude Code loads or where it keeps memory.
+const MEMORY_VARIABLES: &[&str] = &[
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY",
+    "CLAUDE_CODE_DISABLE_CLAUDE_MDS",
+    "CLAUDE_CODE_SIMPLE",
+    "CLAUDE_CODE_SAFE_MODE",
+    "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE",
+    "CLAUDE_CODE_REMOTE_MEMORY_DIR",
+    "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD",
+    "CLAUDE_CONFIG_DIR",
+];
 
 /// One file in the context, with where it came from.
 #[derive(Debug, Clone, Serialize)]
@@ -100,6 +129,8 @@ pub struct ContextView {
     pub settings_problems: Vec<String>,
     /// Whose behaviours this follows.
     pub claude_code: RenderedFor,
+    /// Memory switches that settings files set through their `env` blocks.
+    pub env_from_settings: Vec<EnvFromSettings>,
 }
 
 /// What Claude Code would attach after reading some files.
@@ -121,11 +152,14 @@ pub(crate) struct Resolved {
     pub auto_memory: AutoMemoryInfo,
     pub memdir: PathBuf,
     pub claude_code: RenderedFor,
+    /// Memory switches set by settings files' `env` blocks.
+    pub env_from_settings: Vec<EnvFromSettings>,
+    /// Bare mode (`CLAUDE_CODE_SIMPLE`), after the settings' `env` blocks.
+    pub bare: bool,
 }
 
 impl Mneme {
     pub(crate) fn resolve(&self, req: &ContextRequest) -> Result<Resolved, ApiError> {
-        let env = &self.env;
         if !req.cwd.is_dir() {
             return Err(ApiError::not_found(format!(
                 "{} is not a folder. Pass --cwd with the folder Claude Code would start in.",
@@ -138,14 +172,34 @@ impl Mneme {
             Some(list) => EnabledSources::parse(list)?,
             None => EnabledSources::all(),
         };
-        let settings = settings::load_settings(env, &cwd, enabled, req.settings_file.as_deref());
+        // Settings are found through the process environment; then their `env` blocks apply,
+        // as Claude Code applies them to itself, before anything about memory is decided.
+        let settings = settings::load_settings(&self.env, &cwd, enabled, req.settings_file.as_deref());
+        let overrides = settings_env::overrides(&self.env, &settings, profile.repo_env_ignored);
+        let effective = settings_env::apply(&self.env, &overrides);
+        let env = &effective;
         let (enabled_auto, why) = paths::auto_memory_status(env, &settings);
+        let set_by = |name: &str| {
+            overrides.iter().find(|o| o.name == name).map(|o| {
+                format!("{}={:?} in the env block of {}", o.name, o.value, settings::shown_path(&self.env, &o.path))
+            })
+        };
+        let switched_by = match why {
+            AutoMemoryReason::DisabledByEnv | AutoMemoryReason::EnabledByEnv => set_by("CLAUDE_CODE_DISABLE_AUTO_MEMORY"),
+            AutoMemoryReason::SimpleMode => set_by("CLAUDE_CODE_SIMPLE"),
+            AutoMemoryReason::SafeMode => set_by("CLAUDE_CODE_SAFE_MODE"),
+            _ => None,
+        };
         let amd = paths::resolve_auto_mem_dir(env, &settings, &cwd);
         let canonical = git::find_canonical_git_root(&cwd).unwrap_or_else(|| cwd.clone());
         let entrypoint = amd.dir.join("MEMORY.md");
         let auto_memory = AutoMemoryInfo {
             enabled: enabled_auto,
-            reason: why.to_string(),
+            reason: match &switched_by {
+                Some(file) => format!("{} It is set by {file}, not by your shell.", why),
+                None => why.to_string(),
+            },
+            switched_by,
             dir: amd.dir.clone(),
             source: match &amd.source {
                 AutoMemSource::Default => "default".to_string(),
@@ -168,10 +222,22 @@ impl Mneme {
             team_mem_entrypoint: None,
             // `--bare` (CLAUDE_CODE_SIMPLE) skips CLAUDE.md files unless --add-dir was given.
             disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS")
-                || (env.is_truthy("CLAUDE_CODE_SIMPLE") && req.add_dirs.is_empty()),
+                || (env.is_truthy("CLAUDE_CODE_SIMPLE") && (req.add_dirs.is_empty() || profile.bare_loads_nothing)),
             profile,
+            agents_md: agents_md_setting(&settings),
         };
-        Ok(Resolved { cwd, settings, options, auto_memory, memdir: amd.dir, claude_code })
+        let env_from_settings = overrides
+            .iter()
+            .filter(|o| MEMORY_VARIABLES.contains(&o.name.as_str()))
+            .map(|o| EnvFromSettings {
+                name: o.name.clone(),
+                value: o.value.clone(),
+                file: settings::shown_path(&self.env, &o.path),
+                process_value: o.process_value.clone(),
+            })
+            .collect();
+        let bare = env.is_truthy("CLAUDE_CODE_SIMPLE");
+        Ok(Resolved { cwd, settings, options, auto_memory, memdir: amd.dir, claude_code, env_from_settings, bare })
     }
 
     /// The user-context block Claude Code would send from `req.cwd`, with provenance.
@@ -204,6 +270,7 @@ impl Mneme {
             auto_memory: r.auto_memory,
             settings_problems: r.settings.errors().map(|e| e.to_string()).collect(),
             claude_code: r.claude_code,
+            env_from_settings: r.env_from_settings,
         })
     }
 
@@ -212,7 +279,7 @@ impl Mneme {
         let r = self.resolve(req)?;
         // In `--bare` mode Claude Code never attaches nested memory, --add-dir or not
         // (captured: testdata/conformance-extra/expected/bare__*).
-        if self.env.is_truthy("CLAUDE_CODE_SIMPLE") {
+        if r.bare {
             return Ok(TouchedView { block: String::new(), files: Vec::new(), claude_code: r.claude_code });
         }
         let ctx = mneme_claudemd::load(&r.options);
@@ -223,6 +290,24 @@ impl Mneme {
             files: attached.iter().map(context_file).collect(),
             claude_code: r.claude_code,
         })
+    }
+}
+
+/// The built-in AGENTS.md plugin's switch: `enabledPlugins` in the merged settings, and its
+/// `instructionFiles` option (older name `projectInstructions`), which Claude Code takes from the
+/// user's settings only.
+fn agents_md_setting(settings: &Settings) -> AgentsMd {
+    const PLUGIN: &str = "cc-plugin-agents-md@builtin";
+    if settings.merged().get("enabledPlugins").and_then(|p| p.get(PLUGIN)) == Some(&serde_json::Value::Bool(false)) {
+        return AgentsMd::Off;
+    }
+    let user = settings.source_object(settings::SettingSource::User);
+    let options = user.as_ref().and_then(|u| u.get("pluginConfigs")).and_then(|c| c.get(PLUGIN)).and_then(|c| c.get("options"));
+    let mode = options.and_then(|o| o.get("instructionFiles").or_else(|| o.get("projectInstructions"))).and_then(|m| m.as_str());
+    match mode {
+        Some("claude-md-and-agents-md" | "both") => AgentsMd::Always,
+        Some("claude-md" | "claude" | "none" | "managed-only") => AgentsMd::Off,
+        _ => AgentsMd::WithoutClaudeMd,
     }
 }
 

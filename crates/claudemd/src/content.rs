@@ -6,6 +6,7 @@ use crate::marked::{self, Kind, Token};
 use crate::paths;
 use mneme_core::frontmatter;
 use mneme_core::text::{js_trim, js_trim_start, truncate_entrypoint_with};
+use mneme_core::Profile;
 use regex::Regex;
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -63,7 +64,7 @@ pub enum ParseFailure {
 pub enum Truncation {
     None,
     /// MEMORY.md: cut to its caps, with the note in the release's wording.
-    Entrypoint(mneme_core::versions::TruncationNote),
+    Entrypoint,
 }
 
 /// `parseMemoryFileContent(raw, filePath, type, includeBasePath)`. `include_base` is the
@@ -74,40 +75,63 @@ pub fn parse_memory_file_content(
     truncation: Truncation,
     include_base: Option<&str>,
     home: &str,
+    profile: &Profile,
 ) -> Result<Parsed, ParseFailure> {
     if !has_text_extension(file_path) {
         return Err(ParseFailure::NonTextExtension);
     }
-    let parsed = frontmatter::parse(raw);
+    let original = raw;
+    // Newer releases read MEMORY.md's CRLF line ends as LF before anything else.
+    let unified;
+    let raw = if truncation == Truncation::Entrypoint && profile.memory_index_crlf_to_lf && raw.contains("\r\n") {
+        unified = raw.replace("\r\n", "\n");
+        unified.as_str()
+    } else {
+        raw
+    };
+    // Newer releases look past a byte-order mark for the frontmatter (older ones saw no
+    // frontmatter there, so a rule's `paths:` did not apply).
+    let parsed = match raw.strip_prefix('\u{FEFF}') {
+        Some(rest) if profile.frontmatter_after_bom && frontmatter::parse(rest).frontmatter.is_some() => frontmatter::parse(rest),
+        _ => frontmatter::parse(raw),
+    };
     let globs = frontmatter::rule_globs(parsed.frontmatter.as_ref());
     let body = parsed.body;
     let has_comment = body.contains("<!--");
     // An include needs an `@`; without one (and without a comment to strip) lexing cannot
     // change the result, and most files have neither.
-    let tokens = if has_comment || (include_base.is_some() && body.contains('@')) {
-        Some(marked::lex(body).map_err(|_| ParseFailure::Lexer)?)
+    let lexed = if has_comment || (include_base.is_some() && body.contains('@')) {
+        Some(marked::lex_with_skipped(body).map_err(|_| ParseFailure::Lexer)?)
     } else {
         None
     };
+    let tokens = lexed.as_ref().map(|(t, _)| t);
     // Rebuilt from tokens only when a comment is present: marked turns CRLF into LF, so only
     // then does the whole file become LF.
-    let stripped = match (&tokens, has_comment) {
-        (Some(t), true) => strip_html_comments_from_tokens(t),
+    let stripped = match (&lexed, has_comment) {
+        (Some((t, defs)), true) if profile.comments_rerender_only_when_removed => {
+            if t.iter().any(|t| t.kind == Kind::Html && is_comment_block(&t.raw)) {
+                strip_html_comments_keeping_defs(body, t, defs).unwrap_or_else(|| strip_html_comments_from_tokens(t))
+            } else {
+                body.to_string()
+            }
+        }
+        (Some((t, _)), true) => strip_html_comments_from_tokens(t),
         _ => body.to_string(),
     };
-    let include_paths = match (&tokens, include_base) {
+    let include_paths = match (tokens, include_base) {
         (Some(t), Some(base)) => extract_include_paths(t, base, home),
         _ => Vec::new(),
     };
     let (content, truncated) = match truncation {
-        Truncation::Entrypoint(note) => {
-            let t = truncate_entrypoint_with(&stripped, note);
+        Truncation::Entrypoint => {
+            let t = truncate_entrypoint_with(&stripped, profile.truncation_note);
             let was = t.was_truncated();
             (t.content, was)
         }
         Truncation::None => (stripped, false),
     };
-    let content_differs_from_disk = content != raw;
+    let content_differs_from_disk = content != original;
     Ok(Parsed { content, globs, content_differs_from_disk, truncated, include_paths })
 }
 
@@ -211,6 +235,37 @@ fn strip_html_comments_from_tokens(tokens: &[Token]) -> String {
         out.push_str(&t.raw);
     }
     out
+}
+
+/// Newer releases' re-rendering: the comment blocks go, everything else stays as marked read
+/// it (line ends made LF), link reference definitions included, which the token list alone
+/// does not hold. `None` when the tokens do not line up with the text.
+fn strip_html_comments_keeping_defs(body: &str, tokens: &[Token], defs: &[Range<usize>]) -> Option<String> {
+    let src = body.replace("\r\n", "\n").replace('\r', "\n");
+    let mut out = String::with_capacity(src.len());
+    let mut pos = 0;
+    let mut defs = defs.iter().peekable();
+    for t in tokens {
+        while let Some(d) = defs.peek().filter(|d| d.start == pos) {
+            out.push_str(src.get(d.start..d.end)?);
+            pos = d.end;
+            defs.next();
+        }
+        if !src.get(pos..)?.starts_with(&t.raw) {
+            return None;
+        }
+        if t.kind == Kind::Html && is_comment_block(&t.raw) {
+            let residue = COMMENT_SPAN.replace_all(&t.raw, "");
+            if !js_trim(&residue).is_empty() {
+                out.push_str(&residue);
+            }
+        } else {
+            out.push_str(&t.raw);
+        }
+        pos += t.raw.len();
+    }
+    out.push_str(src.get(pos..)?);
+    Some(out)
 }
 
 /// `/(?:^|\s)@((?:[^\s\\]|\\ )+)/g` with JavaScript's `\s`.
@@ -373,7 +428,7 @@ mod tests {
 
     #[test]
     fn memory_md_is_truncated_and_never_included() {
-        let p = parse_memory_file_content("---\nx: y\n---\n@a.md\n<!-- c -->\n", "/m/MEMORY.md", Truncation::Entrypoint(mneme_core::versions::TruncationNote::Reason), None, "/h").unwrap();
+        let p = parse_memory_file_content("---\nx: y\n---\n@a.md\n<!-- c -->\n", "/m/MEMORY.md", Truncation::Entrypoint, None, "/h", &mneme_core::versions::BASELINE).unwrap();
         assert_eq!(p.content, "@a.md");
         assert!(p.include_paths.is_empty());
         assert!(p.content_differs_from_disk);

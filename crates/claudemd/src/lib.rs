@@ -68,6 +68,21 @@ pub struct LoadOptions {
     pub disabled: bool,
     /// The behaviours of the Claude Code release being reproduced.
     pub profile: Profile,
+    /// Whether the built-in AGENTS.md plugin reads `AGENTS.md` (releases that have it).
+    pub agents_md: AgentsMd,
+}
+
+/// The AGENTS.md plugin's setting (`cc-plugin-agents-md@builtin`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AgentsMd {
+    /// The default: read where no CLAUDE.md is on the way to the working folder.
+    #[default]
+    WithoutClaudeMd,
+    /// Read beside CLAUDE.md files too.
+    Always,
+    /// The plugin is disabled or set to CLAUDE.md only.
+    Off,
 }
 
 /// The result of an eager load.
@@ -145,6 +160,11 @@ pub enum SkipReason {
     NestedWorktree,
     /// Its setting source is disabled (`--setting-sources`).
     SourceDisabled,
+    /// Larger than the 4 MiB Claude Code reads; it leaves the file out without a word.
+    TooLarge { bytes: u64 },
+    /// A symlink to a file or folder outside the project, which newer releases do not follow
+    /// for rules and `@include`s.
+    SymlinkOutsideProject { target: String },
 }
 
 impl SkipReason {
@@ -165,6 +185,13 @@ impl SkipReason {
                 "belongs to the main checkout; a worktree nested inside it uses its own copy".into()
             }
             SkipReason::SourceDisabled => "its setting source is disabled".into(),
+            SkipReason::TooLarge { bytes } => format!(
+                "{} is over the 4 MiB Claude Code reads, so it leaves the file out without saying so",
+                mneme_core::text::format_file_size(*bytes as usize)
+            ),
+            SkipReason::SymlinkOutsideProject { target } => {
+                format!("a symlink to {target}, outside the project; this Claude Code does not follow it")
+            }
         }
     }
 }

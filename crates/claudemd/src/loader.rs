@@ -4,7 +4,7 @@
 use crate::content::{self, ParseFailure, Truncation};
 use crate::exclude::Excludes;
 use crate::paths::{self, path_str};
-use crate::{ConditionalRule, Context, LoadOptions, LoadedFile, SkipReason, SkippedFile};
+use crate::{AgentsMd, ConditionalRule, Context, LoadOptions, LoadedFile, SkipReason, SkippedFile};
 use mneme_core::text::{estimate_tokens, js_trim, utf16_len};
 use mneme_core::Layer;
 use std::collections::HashSet;
@@ -22,8 +22,8 @@ struct Walker {
     cwd: String,
     home: String,
     excludes: Excludes,
-    /// How the release words the MEMORY.md truncation note.
-    note: mneme_core::versions::TruncationNote,
+    /// The behaviours of the release being reproduced.
+    profile: mneme_core::Profile,
     /// Only the eager load reports skipped files and conditional rules.
     record: bool,
     skipped: Vec<SkippedFile>,
@@ -33,8 +33,14 @@ struct Walker {
 enum ReadError {
     /// ENOENT, ENOTDIR, EISDIR: Claude Code ignores these silently.
     Missing,
+    /// Over [`MAX_INSTRUCTION_FILE_BYTES`]: Claude Code leaves it out silently; Mneme says so.
+    TooLarge(u64),
     Other(String),
 }
+
+/// Claude Code leaves out, without a word, any instruction file larger than this many bytes
+/// (every release in the matrix; exactly 4 MiB is still sent whole).
+pub const MAX_INSTRUCTION_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 fn read_text(path: &str) -> Result<(String, usize), ReadError> {
     let meta = fs::metadata(path).map_err(classify)?;
@@ -44,6 +50,9 @@ fn read_text(path: &str) -> Result<(String, usize), ReadError> {
     if !meta.is_file() {
         // Claude Code would block reading a FIFO forever; refuse special files instead.
         return Err(ReadError::Other("not a regular file".into()));
+    }
+    if meta.len() > MAX_INSTRUCTION_FILE_BYTES {
+        return Err(ReadError::TooLarge(meta.len()));
     }
     let bytes = fs::read(path).map_err(classify)?;
     let len = bytes.len();
@@ -72,10 +81,30 @@ impl Walker {
             cwd: path_str(&opts.original_cwd),
             home: path_str(&opts.home),
             excludes: Excludes::new(&opts.excludes),
-            note: opts.profile.truncation_note,
+            profile: opts.profile,
             record,
             skipped: Vec::new(),
             conditional: Vec::new(),
+        }
+    }
+
+    /// Newer releases do not follow a rule, a rules folder or an `@include` of a repository's
+    /// files through a symlink that leads outside the project (the user's and the managed
+    /// folders' own links are still followed).
+    fn outside_project(&self, layer: Layer, resolved: &str) -> bool {
+        !self.profile.rules_follow_symlinks
+            && matches!(layer, Layer::Project | Layer::Local)
+            && !paths::path_in_working_path(resolved, &self.cwd, &self.home)
+    }
+
+    fn skip_link(&mut self, path: &str, layer: Layer, target: &str) {
+        if self.record {
+            self.skipped.push(SkippedFile {
+                path: PathBuf::from(path),
+                layer,
+                parent: None,
+                reason: SkipReason::SymlinkOutsideProject { target: target.to_string() },
+            });
         }
     }
 
@@ -121,6 +150,10 @@ impl Walker {
             return Vec::new();
         }
         let (resolved, is_symlink) = paths::safe_resolve_path(path);
+        if is_symlink && parent.is_some() && self.outside_project(layer, &resolved) {
+            self.skip_link(path, layer, &resolved);
+            return Vec::new();
+        }
         if is_symlink {
             // 2.1.19x: a symlink whose target was already processed is skipped.
             let resolved_norm = paths::normalize(&resolved);
@@ -135,6 +168,10 @@ impl Walker {
         let (raw, raw_bytes) = match read_text(path) {
             Ok(r) => r,
             Err(ReadError::Missing) => return Vec::new(),
+            Err(ReadError::TooLarge(bytes)) => {
+                self.skip(path, layer, parent, SkipReason::TooLarge { bytes });
+                return Vec::new();
+            }
             Err(ReadError::Other(message)) => {
                 if self.record {
                     self.skipped.push(SkippedFile {
@@ -147,7 +184,7 @@ impl Walker {
                 return Vec::new();
             }
         };
-        let parsed = match content::parse_memory_file_content(&raw, path, Truncation::None, Some(&resolved), &self.home) {
+        let parsed = match content::parse_memory_file_content(&raw, path, Truncation::None, Some(&resolved), &self.home, &self.profile) {
             Ok(p) => p,
             Err(ParseFailure::NonTextExtension) => {
                 self.skip(path, layer, parent, SkipReason::NonTextExtension);
@@ -193,6 +230,10 @@ impl Walker {
             return Vec::new();
         }
         let (resolved_dir, is_symlink) = paths::safe_resolve_path(rules_dir);
+        if is_symlink && self.outside_project(layer, &resolved_dir) {
+            self.skip_link(rules_dir, layer, &resolved_dir);
+            return Vec::new();
+        }
         visited.insert(rules_dir.to_string());
         if is_symlink {
             visited.insert(resolved_dir.clone());
@@ -205,6 +246,10 @@ impl Walker {
             let name = entry.file_name().to_string_lossy().into_owned();
             let entry_path = paths::join(rules_dir, &name);
             let (resolved_entry, entry_is_symlink) = paths::safe_resolve_path(&entry_path);
+            if entry_is_symlink && self.outside_project(layer, &resolved_entry) {
+                self.skip_link(&entry_path, layer, &resolved_entry);
+                continue;
+            }
             let (is_dir, is_file) = if entry_is_symlink {
                 match fs::metadata(&resolved_entry) {
                     Ok(m) => (m.is_dir(), m.is_file()),
@@ -367,7 +412,18 @@ fn load_uncached(opts: &LoadOptions) -> Context {
         (Some(g), Some(c)) => paths::normalize(g) != paths::normalize(c) && paths::path_in_working_path(g, c, &w.home),
         _ => false,
     };
-    for dir in ancestors_root_first(&cwd) {
+    let ancestors = ancestors_root_first(&cwd);
+    // From 2.1.281 AGENTS.md stands in for CLAUDE.md in projects that have none on the way
+    // from the filesystem root to the working folder (or next to it, when the user asks).
+    let agents_md = opts.profile.agents_md
+        && match opts.agents_md {
+            AgentsMd::Off => false,
+            AgentsMd::Always => true,
+            AgentsMd::WithoutClaudeMd => !ancestors.iter().any(|d| {
+                ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"].iter().any(|f| is_file(&paths::join(d, f)))
+            }),
+        };
+    for dir in ancestors {
         let skip_project = nested_worktree
             && canonical.as_deref().is_some_and(|c| paths::path_in_working_path(&dir, c, &w.home))
             && !git_root.as_deref().is_some_and(|g| paths::path_in_working_path(&dir, g, &w.home));
@@ -378,6 +434,11 @@ fn load_uncached(opts: &LoadOptions) -> Context {
             files.extend(w.process_memory_file(&project_md, Layer::Project, &mut processed, include_external, 0, None, false));
             files.extend(w.process_memory_file(&dot_md, Layer::Project, &mut processed, include_external, 0, None, false));
             files.extend(w.rules(&rules_dir, Layer::Project, &mut processed, include_external, false));
+            if agents_md {
+                for name in ["AGENTS.md", ".claude/AGENTS.md"] {
+                    files.extend(w.process_memory_file(&paths::join(&dir, name), Layer::Project, &mut processed, include_external, 0, None, false));
+                }
+            }
         } else {
             let reason = if opts.sources.project { SkipReason::NestedWorktree } else { SkipReason::SourceDisabled };
             w.skip_candidates(&[(project_md, Layer::Project), (dot_md, Layer::Project), (rules_dir, Layer::Project)], reason);
@@ -421,12 +482,16 @@ impl Walker {
         let (raw, raw_bytes) = match read_text(path) {
             Ok(r) => r,
             Err(ReadError::Missing) => return None,
+            Err(ReadError::TooLarge(bytes)) => {
+                self.skip(path, layer, None, SkipReason::TooLarge { bytes });
+                return None;
+            }
             Err(ReadError::Other(message)) => {
                 self.skipped.push(SkippedFile { path: PathBuf::from(path), layer, parent: None, reason: SkipReason::Unreadable { message } });
                 return None;
             }
         };
-        let parsed = match content::parse_memory_file_content(&raw, path, Truncation::Entrypoint(self.note), None, &self.home) {
+        let parsed = match content::parse_memory_file_content(&raw, path, Truncation::Entrypoint, None, &self.home, &self.profile) {
             Ok(p) => p,
             Err(ParseFailure::NonTextExtension) => {
                 self.skip(path, layer, None, SkipReason::NonTextExtension);

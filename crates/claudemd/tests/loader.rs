@@ -63,6 +63,7 @@ impl Fx {
             team_mem_entrypoint: None,
             disabled: false,
             profile: behaviours(ClaudeVersion::new(2, 1, 197)),
+            agents_md: Default::default(),
         }
     }
 

@@ -138,7 +138,23 @@ pub struct Profile {
     pub agents_md: bool,
     /// MEMORY.md's CRLF line ends become LF before it is measured and cut.
     pub memory_index_crlf_to_lf: bool,
+    /// Variables a repository's own settings files (project, local) may not set through
+    /// their `env` block; the user's, the flag file's and the policy's still apply.
+    pub repo_env_ignored: &'static [&'static str],
+    /// Bare mode (`CLAUDE_CODE_SIMPLE`) loads nothing even with `--add-dir` (older releases
+    /// still loaded the working folder's files then).
+    pub bare_loads_nothing: bool,
+    /// Markdown is re-rendered only when a comment is really removed, and then keeps link
+    /// reference definitions (older releases re-rendered any file holding `<!--`, which
+    /// turned CRLF into LF and dropped a leading `[ref]: target` line).
+    pub comments_rerender_only_when_removed: bool,
 }
+
+/// From 2.1.246: a repository may not put Claude Code into bare mode.
+const REPO_ENV_IGNORED_BARE: &[&str] = &["CLAUDE_CODE_SIMPLE"];
+/// From 2.1.251: nor move where Claude Code keeps its configuration and memory.
+const REPO_ENV_IGNORED_LOCATIONS: &[&str] =
+    &["CLAUDE_CODE_SIMPLE", "CLAUDE_CONFIG_DIR", "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", "CLAUDE_CODE_REMOTE_MEMORY_DIR"];
 
 /// One behaviour that changed in a release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -160,6 +176,14 @@ pub enum Change {
     LazyReminderPerFile,
     /// MEMORY.md's CRLF line ends are read as LF.
     MemoryIndexCrlfToLf,
+    /// A repository's settings `env` can no longer turn on bare mode.
+    RepoEnvIgnoresBareMode,
+    /// A repository's settings `env` can no longer move the config or memory folders.
+    RepoEnvIgnoresLocations,
+    /// Bare mode loads nothing, `--add-dir` or not.
+    BareLoadsNothing,
+    /// Comment stripping re-renders only files it changes, keeping link definitions.
+    CommentsRerenderOnlyWhenRemoved,
 }
 
 impl Change {
@@ -173,6 +197,10 @@ impl Change {
             Change::AgentsMd => p.agents_md = true,
             Change::LazyReminderPerFile => p.lazy = LazyAttachment::ReminderPerFile,
             Change::MemoryIndexCrlfToLf => p.memory_index_crlf_to_lf = true,
+            Change::RepoEnvIgnoresBareMode => p.repo_env_ignored = REPO_ENV_IGNORED_BARE,
+            Change::RepoEnvIgnoresLocations => p.repo_env_ignored = REPO_ENV_IGNORED_LOCATIONS,
+            Change::BareLoadsNothing => p.bare_loads_nothing = true,
+            Change::CommentsRerenderOnlyWhenRemoved => p.comments_rerender_only_when_removed = true,
         }
     }
 }
@@ -189,6 +217,9 @@ pub const BASELINE: Profile = Profile {
     frontmatter_after_bom: false,
     agents_md: false,
     memory_index_crlf_to_lf: false,
+    repo_env_ignored: &[],
+    bare_loads_nothing: false,
+    comments_rerender_only_when_removed: false,
 };
 
 /// Every change since the baseline, with the first release that has it, oldest first.
@@ -197,11 +228,15 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
     (ClaudeVersion::new(2, 1, 239), Change::FrontmatterAfterBom),
+    (ClaudeVersion::new(2, 1, 246), Change::RepoEnvIgnoresBareMode),
+    (ClaudeVersion::new(2, 1, 251), Change::RepoEnvIgnoresLocations),
     (ClaudeVersion::new(2, 1, 268), Change::InstructionsOwnReminder),
     (ClaudeVersion::new(2, 1, 268), Change::TruncationNoteSaysWhatWasCut),
     (ClaudeVersion::new(2, 1, 281), Change::AgentsMd),
+    (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
+    (ClaudeVersion::new(2, 1, 286), Change::BareLoadsNothing),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
-    (ClaudeVersion::new(2, 1, 332), Change::MemoryIndexCrlfToLf),
+    (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),
 ];
 
 /// The behaviours of `version`: the baseline with every change up to it applied.
@@ -309,7 +344,7 @@ mod tests {
         let at_267 = behaviours(v("2.1.267"));
         assert_eq!(at_267.instructions, InstructionsWrapper::UserContext);
         assert!(!at_267.rules_follow_symlinks && at_267.frontmatter_after_bom);
-        assert_eq!(at_267.since, v("2.1.239"));
+        assert_eq!(at_267.since, v("2.1.251"));
         let at_268 = behaviours(v("2.1.268"));
         assert_eq!(at_268.instructions, InstructionsWrapper::OwnReminder);
         assert_eq!(at_268.truncation_note, TruncationNote::ReasonAndCut);

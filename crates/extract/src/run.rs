@@ -439,6 +439,7 @@ impl Extractor {
             auto_mem_entrypoint: None,
             team_mem_entrypoint: None,
             profile: mneme_core::versions::newest(),
+            agents_md: Default::default(),
             disabled: self.env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS"),
         };
         mneme_claudemd::load(&opts)

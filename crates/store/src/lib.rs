@@ -11,5 +11,6 @@ pub mod memdir;
 pub mod paths;
 pub mod projects;
 pub mod settings;
+pub mod settings_env;
 
 pub use env::Environment;

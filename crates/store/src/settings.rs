@@ -246,7 +246,7 @@ impl SettingsError {
 }
 
 /// `path` with the home folder shown as `~`, for messages.
-pub(crate) fn shown_path(env: &Environment, path: &Path) -> String {
+pub fn shown_path(env: &Environment, path: &Path) -> String {
     match path.strip_prefix(&env.home) {
         Ok(rest) if !env.home.as_os_str().is_empty() => format!("~/{}", rest.display()),
         _ => path.display().to_string(),

@@ -1,0 +1,184 @@
+//! The version matrix: for every Claude Code release in `crates/core/data/claude-code-versions.txt`,
+//! the real binary of that release is run over every fixture (the shared conformance trees, the
+//! hostile extras, the real-world corpus, the version-difference families and a seeded random
+//! sweep) and `mneme context --claude-version V` / `mneme touched --claude-version V` must print
+//! exactly what it sent.
+//!
+//! The expected output is generated here, at test time, by `testdata/matrix/capture_matrix.py`
+//! (cached per release and fixture content under `~/.cache/mneme/matrix-captures`, since a
+//! capture costs seconds). Binaries come from `MNEME_CLAUDE_BINS` (`V=PATH,V=PATH`), which
+//! `scripts/claude-code.sh --matrix` prints; `npm test` requires them (`MNEME_REQUIRE_CLAUDE=1`).
+//! One run at a time per machine holds `<tmp>/mneme-matrix.lock`: the fixtures are rebuilt at a
+//! fixed path so the cache stays valid, and a second run waits instead of clobbering them.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
+}
+
+/// `V=PATH` pairs for every release in the matrix, or `None` (with the reason) when absent.
+fn binaries() -> Result<BTreeMap<String, PathBuf>, String> {
+    let listed = std::env::var("MNEME_CLAUDE_BINS").map_err(|_| {
+        "MNEME_CLAUDE_BINS is not set; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"".to_string()
+    })?;
+    let bins: BTreeMap<String, PathBuf> = listed
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .filter_map(|pair| pair.split_once('=').map(|(v, p)| (v.to_string(), PathBuf::from(p))))
+        .collect();
+    for v in mneme_core::versions::matrix() {
+        let v = v.to_string();
+        match bins.get(&v) {
+            Some(p) if p.is_file() => {}
+            _ => return Err(format!("no Claude Code {v} binary in MNEME_CLAUDE_BINS ({listed})")),
+        }
+    }
+    Ok(bins)
+}
+
+#[derive(serde::Deserialize)]
+struct Case {
+    fixture: PathBuf,
+    cwd: PathBuf,
+    env: BTreeMap<String, String>,
+    args: Vec<String>,
+    managed: Option<PathBuf>,
+    reads: Vec<String>,
+}
+
+fn mneme(case: &Case, version: &str, command: &[String]) -> Result<String, String> {
+    let home = case.fixture.join("home");
+    let managed = case.managed.clone().unwrap_or_else(|| case.fixture.join("no-managed-dir"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
+    cmd.env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+        .env("MNEME_DATA_DIR", case.fixture.join("mneme-data"))
+        .envs(&case.env)
+        .arg("--managed-dir")
+        .arg(&managed)
+        .args(command)
+        .args(["--claude-version", version, "--cwd"])
+        .arg(&case.cwd)
+        .args(&case.args);
+    let out = cmd.output().map_err(|e| format!("mneme did not run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("mneme {command:?} failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let text = String::from_utf8(out.stdout).map_err(|_| "mneme printed invalid UTF-8".to_string())?;
+    Ok(match &case.managed {
+        Some(m) => text.replace(&m.to_string_lossy().to_string(), "/etc/claude-code"),
+        None => text,
+    })
+}
+
+/// Every order of `items` (Claude Code attaches concurrent reads in completion order).
+fn permutations(items: &[String]) -> Vec<Vec<String>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let first = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, first.clone());
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn first_difference(label: &str, actual: &str, expected: &str) -> String {
+    let at = actual.bytes().zip(expected.bytes()).position(|(a, b)| a != b).unwrap_or(actual.len().min(expected.len()));
+    let around = |s: &str| {
+        let mut from = at.saturating_sub(160).min(s.len());
+        while !s.is_char_boundary(from) {
+            from -= 1;
+        }
+        let mut to = (at + 160).min(s.len());
+        while !s.is_char_boundary(to) {
+            to += 1;
+        }
+        s[from..to].to_string()
+    };
+    format!("{label}: differs at byte {at}\n--- Claude Code sent ---\n{}\n--- mneme printed ---\n{}\n", around(expected), around(actual))
+}
+
+#[test]
+fn every_release_in_the_matrix_matches_its_binary() {
+    let bins = match binaries() {
+        Ok(b) => b,
+        Err(why) if std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1") => panic!("{why}"),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let tmp = std::env::temp_dir();
+    let lock = fs::File::create(tmp.join("mneme-matrix.lock")).expect("lock file");
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).expect("lock the matrix folder");
+    let root = tmp.join("mneme-matrix");
+    let out = tmp.join("mneme-matrix-out");
+    let _ = fs::remove_dir_all(&out);
+    let home = std::env::var("HOME").expect("HOME");
+    let random = std::env::var("MNEME_MATRIX_RANDOM").unwrap_or_else(|_| "500".into());
+    let mut capture = Command::new("python3");
+    capture
+        .arg(repo_root().join("testdata/matrix/capture_matrix.py"))
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .arg("--cache")
+        .arg(Path::new(&home).join(".cache/mneme/matrix-captures"))
+        .args(["--random", &random, "--seed", "20261201", "--jobs", "3"]);
+    for (v, p) in &bins {
+        capture.arg("--bin").arg(format!("{v}={}", p.display()));
+    }
+    let status = capture.status().expect("python3 runs (install python3)");
+    assert!(status.success(), "capturing the real binaries failed (see above)");
+
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for version in mneme_core::versions::matrix() {
+        let version = version.to_string();
+        let mut labels: Vec<PathBuf> = fs::read_dir(out.join(&version)).expect("captures").flatten().map(|e| e.path()).collect();
+        labels.sort();
+        for dir in labels {
+            let label = format!("{version} {}", dir.file_name().unwrap().to_string_lossy());
+            let case: Case = serde_json::from_str(&fs::read_to_string(dir.join("case.json")).unwrap()).unwrap();
+            let expected = fs::read_to_string(dir.join("instructions.txt")).unwrap();
+            match mneme(&case, &version, &["context".into(), "--date".into(), "<DATE>".into()]) {
+                Ok(actual) if actual == expected => {}
+                Ok(actual) => failures.push(first_difference(&format!("{label} context"), &actual, &expected)),
+                Err(e) => failures.push(format!("{label}: {e}")),
+            }
+            if !case.reads.is_empty() {
+                let expected = fs::read_to_string(dir.join("lazy.txt")).unwrap();
+                let orders = if case.reads.len() <= 4 { permutations(&case.reads) } else { vec![case.reads.clone()] };
+                let mut last = Ok(String::new());
+                let matched = orders.iter().any(|order| {
+                    let mut cmd = vec!["touched".to_string()];
+                    cmd.extend(order.iter().cloned());
+                    last = mneme(&case, &version, &cmd);
+                    last.as_deref() == Ok(expected.as_str())
+                });
+                if !matched {
+                    match last {
+                        Ok(actual) => failures.push(first_difference(&format!("{label} touched"), &actual, &expected)),
+                        Err(e) => failures.push(format!("{label} touched: {e}")),
+                    }
+                }
+            }
+            checked += 1;
+        }
+    }
+    eprintln!("version matrix: {checked} cases checked, {} differ", failures.len());
+    assert!(failures.is_empty(), "{} of {checked} cases differ from the real binary:\n{}", failures.len(), failures.join("\n"));
+}

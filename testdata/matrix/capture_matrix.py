@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""The version matrix's expected outputs, generated from the real Claude Code binaries.
+
+Usage: capture_matrix.py --root ROOT --out OUT --cache DIR --bin VERSION=PATH [--bin ...]
+                         [--random N] [--seed S] [--jobs J]
+
+Builds every fixture set under ROOT/<version>/ (the shared conformance fixtures, the extra hostile cases,
+the real-world corpus, the version-difference families and a seeded random sweep of N trees
+from ../differential), runs each case through each binary with ../conformance/capture.sh, and
+writes what that release sent:
+
+    OUT/<version>/<set>__<fixture>__<case>/instructions.txt   the instructions block as sent
+                                                              (`<DATE>` for the date)
+    OUT/<version>/<set>__<fixture>__<case>/lazy.txt           the files attached after the Reads
+    OUT/<version>/<set>__<fixture>__<case>/case.json          how to run mneme for the case
+
+Capturing costs seconds per case, so results are cached in DIR by a hash of the release, ROOT,
+the case and every file of the fixture outside `.git`; an unchanged case is never run twice.
+The expected text is located by what it is, not by release: the first user message's block
+that carries the CLAUDE.md preamble (or the older block with `# currentDate`), and the
+`Contents of` attachments after the tool results, whether a system message or reminder blocks.
+Nothing here reaches beyond 127.0.0.1: capture.sh points Claude Code at a local stub.
+"""
+import argparse
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TD = os.path.dirname(HERE)
+CAPTURE = os.path.join(TD, "conformance", "capture.sh")
+
+PREAMBLE = "Codebase and user instructions are shown below."
+
+
+def build(root, random_n, seed):
+    """Builds every fixture set; answers {set name: folder}."""
+    sets = {
+        "shared": ([os.path.join(TD, "conformance", "make_fixtures.py")], None),
+        "extra": ([os.path.join(TD, "conformance-extra", "make_extra.py")], None),
+        "versions": ([os.path.join(TD, "conformance-versions", "make_cases.py")], None),
+        "real": ([os.path.join(TD, "realworld", "build_fixtures.py"), "--root"], None),
+    }
+    if random_n > 0:
+        # The sweep: Markdown fragments, settings and environment, locations.
+        per = {"gen": random_n * 2 // 5, "gen_settings": random_n * 2 // 5}
+        per["gen_paths"] = random_n - sum(per.values())
+        for gen, n in per.items():
+            sets[f"rand_{gen}"] = ([os.path.join(TD, "differential", f"{gen}.py")], [str(n), str(seed)])
+    out = {}
+    for name, (cmd, extra) in sets.items():
+        folder = os.path.join(root, name)
+        if os.path.exists(folder):
+            shutil.rmtree(folder)
+        subprocess.run([sys.executable, *cmd, folder, *(extra or [])], check=True,
+                       stdout=subprocess.DEVNULL)
+        out[name] = folder
+    return out
+
+
+def parse_case(text):
+    """A case file: shell assignments KEY='value' (the `'"'"'` escape) or KEY=value."""
+    out = {}
+    for line in text.splitlines():
+        if "=" not in line or not line.strip():
+            continue
+        k, v = line.split("=", 1)
+        try:
+            parts = shlex.split(v)
+            v = parts[0] if len(parts) == 1 else v
+        except ValueError:
+            pass
+        out[k.strip()] = v
+    return out
+
+
+def tree_hash(folder):
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
+            p = os.path.join(dirpath, name)
+            h.update(os.path.relpath(p, folder).encode("utf-8", "surrogateescape") + b"\0")
+            if os.path.islink(p):
+                h.update(b"L" + os.readlink(p).encode("utf-8", "surrogateescape"))
+            elif os.path.isfile(p):
+                st = os.stat(p)
+                h.update(b"F%o:" % (st.st_mode & 0o777))
+                with open(p, "rb") as f:
+                    h.update(f.read())
+        for d in dirnames:
+            h.update(b"D" + os.path.relpath(os.path.join(dirpath, d), folder).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def blocks_of(content):
+    if isinstance(content, str):
+        return [content]
+    return [b.get("text", "") for b in content if b.get("type") == "text"]
+
+
+def expected_from(cap_dir):
+    """(instructions, lazy, read order) from a capture folder; None when Claude Code sent nothing."""
+    first = os.path.join(cap_dir, "first_request.json")
+    if not os.path.exists(first):
+        return None
+    body = json.load(open(first, encoding="utf-8"))
+    instructions = ""
+    msgs = body["messages"]
+    if msgs and msgs[0]["role"] == "user":
+        for text in blocks_of(msgs[0]["content"]):
+            if text.startswith("<system-reminder>\n" + PREAMBLE) or (
+                    text.startswith("<system-reminder>\nAs you answer") and "\n# currentDate\n" in text):
+                instructions = re.sub(r"Today's date is \d{4}-\d{2}-\d{2}\.", "Today's date is <DATE>.", text)
+                break
+    lazy, reads = "", []
+    last = os.path.join(cap_dir, "last_request.json")
+    if os.path.exists(last):
+        parts = []
+        for m in json.load(open(last, encoding="utf-8"))["messages"][1:]:
+            content = m["content"]
+            if m["role"] == "system" and isinstance(content, str) and content.startswith("Contents of "):
+                # 2.1.233-2.1.306 append a context-budget note to the same message.
+                parts.append(re.sub(r"\n\n<total_tokens>[^<]*</total_tokens>$", "", content))
+            elif m["role"] == "assistant" and isinstance(content, list):
+                reads += [b["input"].get("file_path") for b in content if b.get("type") == "tool_use"]
+            elif m["role"] == "user" and isinstance(content, list):
+                for text in blocks_of(content):
+                    if text.startswith("<system-reminder>\nContents of "):
+                        # The last block of a request loses its trailing newline in transit.
+                        parts.append(text if text.endswith("\n") else text + "\n")
+        old_style = any(not p.startswith("<system-reminder>") for p in parts)
+        lazy = "\n\n".join(parts) if old_style else "".join(parts)
+    return {"instructions": instructions, "lazy": lazy, "reads": reads}
+
+
+def capture_one(job):
+    version, binary, fixture, case_name, cache_file = job
+    if os.path.exists(cache_file):
+        return job, json.load(open(cache_file, encoding="utf-8")), True
+    with tempfile.TemporaryDirectory(prefix="mneme-cap-") as tmp:
+        env = dict(os.environ, CLAUDE_BIN=binary, OUT_ROOT=tmp)
+        r = subprocess.run(["bash", CAPTURE, fixture, case_name], env=env, capture_output=True, text=True)
+        name = f"{os.path.basename(fixture)}__{case_name}"
+        got = expected_from(os.path.join(tmp, name)) if r.returncode == 0 else None
+        if got is None:
+            stderr = ""
+            p = os.path.join(tmp, name, "claude_stderr.txt")
+            if os.path.exists(p):
+                stderr = open(p, encoding="utf-8", errors="replace").read()[-2000:]
+            raise RuntimeError(f"{version} {name}: no request captured (capture rc={r.returncode}) {r.stderr[-1000:]} {stderr}")
+    tmpf = cache_file + ".tmp"
+    with open(tmpf, "w", encoding="utf-8") as f:
+        json.dump(got, f)
+    os.replace(tmpf, cache_file)
+    return job, got, False
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cache", required=True)
+    ap.add_argument("--bin", action="append", required=True, help="VERSION=PATH")
+    ap.add_argument("--random", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=3)
+    a = ap.parse_args()
+    root = os.path.abspath(a.root)
+    bins = dict(b.split("=", 1) for b in a.bin)
+    os.makedirs(a.cache, exist_ok=True)
+    managed_free = not os.path.exists("/etc/claude-code")
+    jobs, cases, cases_by_job = [], {}, {}
+    # Each release gets its own copy of every fixture: Claude Code writes into the config
+    # folder it runs with (.claude.json, plugin state), which the next release must not see.
+    for version, binary, set_name, folder in [(v, b, s, f) for v, b in bins.items()
+                                              for s, f in build(os.path.join(root, v), a.random, a.seed).items()]:
+        for fx_name in sorted(os.listdir(folder)):
+            fixture = os.path.join(folder, fx_name)
+            if not os.path.isdir(os.path.join(fixture, "cases")):
+                continue
+            th = tree_hash(fixture)
+            for case_file in sorted(os.listdir(os.path.join(fixture, "cases"))):
+                if not case_file.endswith(".env"):
+                    continue
+                case_name = case_file[:-4]
+                text = open(os.path.join(fixture, "cases", case_file), encoding="utf-8").read()
+                case = parse_case(text)
+                # A managed-policy case installs /etc/claude-code for the run; never over a real one.
+                if case.get("MANAGED") and not (managed_free and os.geteuid() == 0):
+                    print(f"skipped {set_name}/{fx_name}/{case_name}: needs to install /etc/claude-code", file=sys.stderr)
+                    continue
+                label = f"{version}/{set_name}__{fx_name}__{case_name}"
+                cases[label] = {
+                    "fixture": fixture,
+                    "cwd": os.path.join(fixture, case.get("CWD", "")),
+                    "env": dict(kv.split("=", 1) for kv in case.get("EXTRA_ENV", "").split()),
+                    "args": case.get("EXTRA_ARGS", "").split(),
+                    "managed": os.path.join(fixture, case["MANAGED"]) if case.get("MANAGED") else None,
+                    "reads": [x for x in case.get("STUB_ARGS", "").split() if x != "--tool-read"],
+                }
+                key = hashlib.sha256("\0".join([version, root, set_name, fx_name, case_name, text, th]).encode()).hexdigest()
+                job = (version, binary, fixture, case_name, os.path.join(a.cache, key + ".json"))
+                jobs.append(job)
+                cases_by_job[job] = bool(case.get("MANAGED"))
+    failures, fresh = [], 0
+    results = {}
+    # A managed-policy case installs /etc/claude-code for its run, so those run one at a time.
+    managed = [j for j in jobs if cases_by_job[j]]
+    parallel = [j for j in jobs if not cases_by_job[j]]
+    # The managed ones run after everything else, one at a time: while /etc/claude-code
+    # exists, every Claude Code on the machine reads it.
+    for batch, workers in ((parallel, a.jobs), (managed, 1)):
+        with cf.ThreadPoolExecutor(max_workers=workers) as pool:
+            for fut in cf.as_completed([pool.submit(capture_one, j) for j in batch]):
+                try:
+                    job, got, cached = fut.result()
+                except RuntimeError as e:
+                    failures.append(str(e))
+                    continue
+                fresh += 0 if cached else 1
+                results[job] = got
+    for job, got in results.items():
+        version, _, fixture, case_name, _ = job
+        set_name = os.path.basename(os.path.dirname(fixture))
+        label = f"{version}/{set_name}__{os.path.basename(fixture)}__{case_name}"
+        d = os.path.join(a.out, label)
+        os.makedirs(d, exist_ok=True)
+        open(os.path.join(d, "instructions.txt"), "w", encoding="utf-8").write(got["instructions"])
+        open(os.path.join(d, "lazy.txt"), "w", encoding="utf-8").write(got["lazy"])
+        json.dump(cases[label], open(os.path.join(d, "case.json"), "w", encoding="utf-8"), indent=1)
+    print(f"{len(results)} captures ({fresh} new, {len(results) - fresh} cached) for {len(bins)} releases; {len(failures)} failed")
+    for f in failures:
+        print("FAILED", f, file=sys.stderr)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
