@@ -24,9 +24,11 @@ pub mod ops;
 mod providers;
 mod recall;
 mod team;
+mod verify;
 
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
 pub use claude_code::{ClaudeCodeInfo, RenderedFor};
+pub use verify::{Difference, VerifyOptions, VerifyReport, VERIFY_TIMEOUT};
 pub use mneme_core::versions::ClaudeVersion;
 pub use error::{ApiError, ErrorCode};
 pub use dreams::{

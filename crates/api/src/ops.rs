@@ -496,6 +496,11 @@ macro_rules! operations {
             context($crate::ops::ContextQuery) -> $crate::ContextView = |m, h, q| m.context(&q.at.request(h, q.date));
             /// What Claude Code attaches when the model reads these files.
             touched($crate::ops::TouchedQuery) -> $crate::TouchedView = |m, h, q| m.touched(&q.at.request(h, None), &q.files);
+            /// The user's Claude Code: where it is, which release, and whose behaviours Mneme renders.
+            claude_code($crate::ops::NoArgs) -> $crate::ClaudeCodeInfo = |m, _h, _q| Ok(m.claude_code());
+            /// Runs the user's own Claude Code once, offline (a stub API on 127.0.0.1, a sandboxed
+            /// copy of its settings), and compares what it sends from `cwd` with Mneme's view.
+            verify($crate::ops::Folder) -> $crate::VerifyReport = |m, h, q| m.verify(&q.request(h, None));
             /// Every project Claude Code has a folder for, newest first, with orphans flagged.
             projects($crate::ops::NoArgs) -> Vec<$crate::ProjectInfo> = |m, _h, _q| Ok(m.projects());
             memories($crate::ops::MemoriesQuery) -> Vec<$crate::MemorySummary> = |m, h, q| {

@@ -13,6 +13,7 @@ mod recall;
 mod secrets;
 mod team;
 mod team_sync;
+mod verify;
 
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
@@ -114,6 +115,9 @@ enum Command {
         #[command(subcommand)]
         action: dream::DreamCommand,
     },
+    /// Run your own Claude Code once, offline, and check Mneme shows exactly what it sends
+    /// (exit 0: it matches; 1: the differences, side by side; 2: the check could not run).
+    Verify(verify::VerifyArgs),
     /// Run extraction, auto dream and team sync in the background until stopped (for machines
     /// without the desktop app); `install-unit` sets it up as a systemd user service.
     Daemon(daemon::DaemonArgs),
@@ -298,6 +302,7 @@ fn main() -> ExitCode {
     // These answer with an exit code of their own and need no memory folder or HOME.
     match cli.command {
         Some(Command::Secrets { action }) => return secrets::run(action),
+        Some(Command::Verify(args)) => return verify::run(environment(cli.managed_dir.clone()), local_offset(), args),
         Some(Command::Team { action }) => return team::run(action),
         _ => {}
     }
@@ -432,7 +437,7 @@ fn run(cli: Cli) -> Result<()> {
                 println!("autoDreamEnabled is now {} in {}", matches!(state, OnOff::On), path.display());
             }
         },
-        Command::Secrets { .. } | Command::Team { .. } => unreachable!("answered in main"),
+        Command::Secrets { .. } | Command::Team { .. } | Command::Verify(_) => unreachable!("answered in main"),
         Command::Dream { action } => dream::run(mneme.environment(), action)?,
         Command::Log(args) => log::run(mneme.environment(), args)?,
         Command::Daemon(args) => daemon::run(mneme.environment(), args)?,

@@ -1,0 +1,204 @@
+//! `mneme verify` against the real Claude Code binaries of the version matrix, on a real-world
+//! fixture with user-level instructions and the project's auto memory: it must report a match
+//! (exit 0), catch a deliberately wrong profile (exit 1, the difference shown), leave every file
+//! under the temporary HOME (`~/.claude`, `~/.claude.json`) and the project exactly as they
+//! were, and say what to do when there is no Claude Code (exit 2).
+//!
+//! Binaries come from `MNEME_CLAUDE_BINS` (`V=PATH,V=PATH`, `scripts/claude-code.sh --matrix`);
+//! without it the real-binary tests are skipped unless `MNEME_REQUIRE_CLAUDE=1` (npm test).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
+}
+
+fn binaries() -> Option<BTreeMap<String, PathBuf>> {
+    let listed = std::env::var("MNEME_CLAUDE_BINS").unwrap_or_default();
+    let bins: BTreeMap<String, PathBuf> = listed
+        .split(',')
+        .filter_map(|pair| pair.split_once('=').map(|(v, p)| (v.to_string(), PathBuf::from(p))))
+        .filter(|(_, p)| p.is_file())
+        .collect();
+    if bins.len() >= 2 {
+        return Some(bins);
+    }
+    if std::env::var("MNEME_REQUIRE_CLAUDE").as_deref() == Ok("1") {
+        panic!("MNEME_CLAUDE_BINS must name at least two Claude Code binaries (got {listed:?}); run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"");
+    }
+    eprintln!("skipped: MNEME_CLAUDE_BINS is not set");
+    None
+}
+
+/// A real-world fixture (vidarc__recommendarr: CLAUDE.md, rules, auto memory) in a temporary
+/// root, plus user-level instructions and a global config, so every layer crosses the sandbox.
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("real");
+    let status = Command::new("python3")
+        .arg(repo_root().join("testdata/realworld/build_fixtures.py"))
+        .args(["--root"])
+        .arg(&root)
+        .arg("vidarc__recommendarr")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("python3 runs");
+    assert!(status.success(), "build_fixtures.py failed");
+    let base = root.join("vidarc__recommendarr");
+    let home = base.join("home");
+    let config = home.join(".claude");
+    fs::write(config.join("CLAUDE.md"), "# Mine\nAlways answer in English.\n").unwrap();
+    fs::create_dir_all(config.join("rules")).unwrap();
+    fs::write(config.join("rules/style.md"), "Prefer small functions.\n").unwrap();
+    fs::write(config.join("settings.json"), "{\"autoMemoryEnabled\": true}\n").unwrap();
+    fs::write(home.join(".claude.json"), "{\"numStartups\": 7, \"mcpServers\": {\"never\": {\"command\": \"/bin/false\"}}}\n").unwrap();
+    assert!(fs::read_dir(config.join("projects")).unwrap().count() == 1, "the fixture has one project's memory");
+    Fixture { home, repo: base.join("repo"), _tmp: tmp }
+}
+
+fn mneme(fx: &Fixture, args: &[&str], extra_env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mneme"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &fx.home)
+        .env("MNEME_DATA_DIR", fx.home.join(".local/share/mneme"))
+        .envs(extra_env.iter().copied())
+        .arg("verify")
+        .arg("--cwd")
+        .arg(&fx.repo)
+        .args(args)
+        .output()
+        .expect("mneme runs")
+}
+
+/// Every entry under `dir`: its kind, permissions, modification time and bytes (or link target).
+fn snapshot(dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        let m = fs::symlink_metadata(&p).unwrap();
+        let what = if m.file_type().is_symlink() {
+            format!("link {:?}", fs::read_link(&p).unwrap())
+        } else if m.is_dir() {
+            snapshot(&p, out);
+            format!("dir {:o} {}", m.mode(), m.mtime_nsec() + m.mtime() * 1_000_000_000)
+        } else {
+            format!("file {:o} {} {:?}", m.mode(), m.mtime_nsec() + m.mtime() * 1_000_000_000, fs::read(&p).unwrap())
+        };
+        out.insert(p, what);
+    }
+}
+
+fn state(fx: &Fixture) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    snapshot(&fx.home, &mut out);
+    snapshot(&fx.repo, &mut out);
+    out
+}
+
+fn text(o: &Output) -> String {
+    format!("exit {:?}\nstdout:\n{}\nstderr:\n{}", o.status.code(), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn verify_matches_each_real_claude_code_and_changes_nothing() {
+    let Some(bins) = binaries() else { return };
+    let fx = fixture();
+    for (version, bin) in &bins {
+        let before = state(&fx);
+        let out = mneme(&fx, &["--claude-bin", bin.to_str().unwrap(), "--json"], &[]);
+        let after = state(&fx);
+        assert_eq!(out.status.code(), Some(0), "{version}: {}", text(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["status"], "match", "{version}: {report:#}");
+        assert_eq!(report["claudeVersion"], version.as_str());
+        // It compared something real: the user's file, the project's and its memory, real paths.
+        let block = report["claudeBlock"].as_str().unwrap();
+        let config = fx.home.join(".claude");
+        for needle in [config.join("CLAUDE.md"), config.join("rules/style.md"), fx.repo.join("CLAUDE.md")] {
+            assert!(block.contains(&format!("Contents of {} (", needle.display())), "{version}: {needle:?} not in\n{block}");
+        }
+        assert!(block.contains("MEMORY.md (user's auto-memory"), "{version}: no MEMORY.md in\n{block}");
+        assert!(!block.contains("mneme-verify-"), "{version}: a sandbox path leaked into\n{block}");
+        // Nothing under HOME (~/.claude, ~/.claude.json, caches) or in the project changed.
+        let changed: Vec<_> = before
+            .keys()
+            .chain(after.keys())
+            .filter(|k| before.get(*k) != after.get(*k))
+            .collect();
+        assert!(changed.is_empty(), "{version}: verify changed {changed:?}");
+
+        // The plain output says so in a sentence.
+        let out = mneme(&fx, &["--claude-bin", bin.to_str().unwrap()], &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("Mneme matches your Claude Code {version}."));
+    }
+}
+
+#[test]
+fn verify_catches_a_wrong_profile() {
+    let Some(bins) = binaries() else { return };
+    let fx = fixture();
+    let versions: Vec<&String> = bins.keys().collect();
+    // Each release compared against another release's behaviours must be caught.
+    for (run, wrong) in [(versions[0], versions[versions.len() - 1]), (versions[versions.len() - 1], versions[0])] {
+        let out = mneme(&fx, &["--claude-bin", bins[run].to_str().unwrap(), "--json"], &[("MNEME_VERIFY_PROFILE", wrong)]);
+        assert_eq!(out.status.code(), Some(1), "{run} as {wrong}: {}", text(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["status"], "differ");
+        assert_eq!(report["comparedAs"], wrong.as_str());
+        let kinds: Vec<&str> = report["differences"].as_array().unwrap().iter().map(|d| d["kind"].as_str().unwrap()).collect();
+        assert!(kinds.contains(&"wrapper"), "{run} as {wrong}: {report:#}");
+        let out = mneme(&fx, &["--claude-bin", bins[run].to_str().unwrap()], &[("MNEME_VERIFY_PROFILE", wrong)]);
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(shown.contains(&format!("Mneme differs from your Claude Code {run}")), "{shown}");
+        assert!(shown.contains("Claude Code") && shown.contains("| Mneme"), "side by side: {shown}");
+    }
+}
+
+#[test]
+fn verify_without_claude_code_says_how_to_install_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("project");
+    fs::create_dir_all(&home).unwrap();
+    fs::create_dir_all(&project).unwrap();
+    let run = |args: &[&str], path: &str| {
+        Command::new(env!("CARGO_BIN_EXE_mneme"))
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", &home)
+            .arg("verify")
+            .arg("--cwd")
+            .arg(&project)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--claude-bin", "/nonexistent/claude"], "/usr/bin:/bin");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("There is no Claude Code at /nonexistent/claude"), "{}", text(&out));
+    // With nothing on PATH and nothing in the installers' places, the answer says how to get it
+    // (only where this machine has no system-wide install to find).
+    let system_wide = ["/usr/local/bin/claude", "/usr/bin/claude"].iter().any(|p| Path::new(p).exists());
+    if !system_wide {
+        let out = run(&["--json"], tmp.path().join("empty").to_str().unwrap());
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["status"], "failed");
+        assert!(report["summary"].as_str().unwrap().contains("npm install -g @anthropic-ai/claude-code"), "{report:#}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_mneme")).env("HOME", &home).args(["verify", "--cwd", "/nonexistent/folder"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a folder"), "{}", text(&out));
+}
