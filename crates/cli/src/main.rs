@@ -75,6 +75,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Which Claude Code you run (PATH, the native installer, npm) and which release's
+    /// behaviours Mneme shows.
+    ClaudeCode {
+        #[arg(long)]
+        json: bool,
+    },
     /// List every project Claude Code keeps a folder for, orphans flagged.
     #[command(args_conflicts_with_subcommands = true)]
     Projects {
@@ -407,6 +413,14 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Graph { at, .. } => json(&mneme.graph(&request(&at, None)?)?)?,
+        Command::ClaudeCode { json: as_json } => {
+            let info = mneme.claude_code();
+            if as_json {
+                json(&info)?;
+            } else {
+                print::claude_code(&info);
+            }
+        }
         Command::Recall(args) => recall::run(&mneme, args)?,
         Command::Memories { action } => memories(&mneme, action)?,
         Command::Settings { action } => match action {

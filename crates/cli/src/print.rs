@@ -8,6 +8,7 @@ use mneme_api::{Health, TrashListing};
 /// `mneme` with no command: what Claude Code would load here, and the state of its memory.
 pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
     let view = mneme.context(req)?;
+    println!("{}", view.claude_code.note);
     println!("Claude Code started in {} would load:", view.cwd.display());
     if view.files.is_empty() {
         println!("  nothing: no CLAUDE.md, rules or MEMORY.md apply here.");
@@ -50,6 +51,13 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
     if a.source == "setting:projectSettings" {
         println!("  note: this repository's .claude/settings.json chose that folder; Claude Code honours it in a trusted folder.");
     }
+    for e in &view.env_from_settings {
+        let over = match &e.process_value {
+            Some(v) => format!(" (over {v:?} from your shell)"),
+            None => String::new(),
+        };
+        println!("  {}={:?} is set for Claude Code by the env block of {}{over}", e.name, e.value, e.file);
+    }
     for p in &view.settings_problems {
         println!("Settings problem: {p}");
     }
@@ -57,6 +65,22 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
         health(&mneme.health(req)?);
     }
     Ok(())
+}
+
+/// `mneme claude-code`: the Claude Code this user runs and what Mneme renders for it.
+pub fn claude_code(info: &mneme_api::ClaudeCodeInfo) {
+    match (&info.path, &info.version, &info.version_error) {
+        (None, ..) => println!(
+            "No Claude Code found on PATH or in the usual install places (~/.local/bin, npm's global folder).\n\
+             Install it with: npm install -g @anthropic-ai/claude-code"
+        ),
+        (Some(path), Some(v), _) => println!("Claude Code {v} at {}", path.display()),
+        (Some(path), None, why) => {
+            println!("Claude Code at {}, release unknown: {}", path.display(), why.as_deref().unwrap_or("no answer"))
+        }
+    }
+    println!("{}", info.rendered_for.note);
+    println!("Checked byte for byte against: {}.", info.checked_releases.join(", "));
 }
 
 pub fn projects(list: &[ProjectInfo]) {
