@@ -10,10 +10,9 @@ use crate::context::absolute;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_store::memdir::{MemdirError, Revision, INDEX_FILE};
 use serde::Serialize;
-use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{self, Write};
+use std::fs::{self, File, Metadata};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A file's text with the revision to hand back when saving it.
 #[derive(Debug, Clone, Serialize)]
@@ -163,8 +162,6 @@ fn current_revision(path: &Path) -> Result<Revision, ApiError> {
     })
 }
 
-static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
-
 /// Atomically replaces (or, with [`Revision::ABSENT`], creates) `path` if it still matches
 /// `expected`. The check runs before the temporary file is written and again just before the
 /// rename; Claude Code takes no locks, so only the rename itself remains as a window.
@@ -203,44 +200,12 @@ fn write_checked(path: &Path, bytes: &[u8], expected: &Revision) -> Result<Revis
     Ok(Revision::of(bytes, &meta))
 }
 
-/// Writes `bytes` to a fresh temporary file in `dir` with the permissions of `like`, and
-/// fsyncs it. The name starts with `.mneme-` and ends in `.tmp` so Claude Code's `*.md`
-/// scans never pick it up.
+/// [`mneme_store::atomic::write_temp`], the one temporary-file writer, with the api's error.
 fn write_temp(dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> Result<(PathBuf, Metadata), ApiError> {
-    let (path, mut file) = loop {
-        let n = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
-        let p = dir.join(format!(".mneme-{}-f{n}.tmp", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).open(&p) {
-            Ok(f) => break (p, f),
-            // A leftover of a crashed process with the same pid: take the next number.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(io_error("create a temporary file in", dir, &e)),
-        }
-    };
-    let written = (|| -> io::Result<Metadata> {
-        file.write_all(bytes)?;
-        if let Some(m) = like {
-            file.set_permissions(m.permissions())?;
-        }
-        file.sync_all()?;
-        file.metadata()
-    })();
-    match written {
-        Ok(meta) => Ok((path, meta)),
-        Err(e) => {
-            let _ = fs::remove_file(&path);
-            Err(io_error("write", &path, &e))
-        }
-    }
+    mneme_store::atomic::write_temp(dir, bytes, like).map_err(|e| io_error("write a temporary file in", dir, &e))
 }
 
-/// Makes the rename durable. Best effort: some file systems refuse to fsync a folder, and the
-/// rename has happened either way.
-fn fsync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
+use mneme_store::atomic::fsync_dir;
 
 #[cfg(test)]
 mod tests {

@@ -60,6 +60,8 @@ pub use mneme_core::{Clock, FixedClock, SystemClock};
 pub use mneme_store::projects::ProjectInfo;
 pub use mneme_store::memdir::{Health, TrashListing};
 pub use mneme_store::Environment;
+/// The one way every front end writes a file (see `mneme_store::atomic`).
+pub use mneme_store::atomic::write_atomic;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -170,8 +170,7 @@ fn install_unit(env: &Environment, print: bool) -> Result<()> {
     let dir = config.join("systemd/user");
     std::fs::create_dir_all(&dir).map_err(|e| anyhow!("cannot create {} ({e}); check its permissions", dir.display()))?;
     let path = dir.join("mneme.service");
-    let tmp = dir.join(".mneme.service.tmp");
-    std::fs::write(&tmp, &text).and_then(|()| std::fs::rename(&tmp, &path)).map_err(|e| anyhow!("cannot write {} ({e})", path.display()))?;
+    mneme_api::write_atomic(&path, text.as_bytes()).map_err(|e| anyhow!("cannot write {} ({e})", path.display()))?;
     println!("Wrote {}", path.display());
     println!("Enable it now and at every login with:\n  systemctl --user daemon-reload && systemctl --user enable --now mneme.service");
     println!("Follow it with:\n  journalctl --user -u mneme.service -f");

@@ -16,7 +16,7 @@ use mneme_agent::{Changeset, Denial};
 use mneme_core::sanitize::sanitize_path;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 pub const RECORD_VERSION: u32 = 1;
@@ -222,19 +222,7 @@ pub fn memory_dir_key(memory_dir: &Path) -> String {
     sanitize_path(&memory_dir.to_string_lossy())
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let written = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
-}
+use mneme_store::atomic::write_atomic;
 
 impl History {
     /// The history of `memory_dir`, kept under `data_dir`.

@@ -11,7 +11,7 @@
 
 use mneme_core::sanitize::sanitize_path;
 use serde::{de::DeserializeOwned, Serialize};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,27 +39,9 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{}.{}-{}.tmp", file_name(path), std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed)));
-    let bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
-    let written = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written?;
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-fn file_name(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    mneme_store::atomic::write_atomic(path, &bytes)
 }
 
 /// Reads JSON; a missing file is `None`.

@@ -65,10 +65,7 @@ pub fn claude_text(bin: &Path, version: &str, cache_dir: &Path, which: ClaudeTex
         // The cache is an optimisation: failing to write it only costs the next call a read.
         if let Some(dir) = cached.parent() {
             if std::fs::create_dir_all(dir).is_ok() {
-                let tmp = dir.join(format!(".{}.{}", which.file_name(), std::process::id()));
-                if std::fs::write(&tmp, &text).is_ok() {
-                    let _ = std::fs::rename(&tmp, &cached);
-                }
+                let _ = crate::atomic::write_atomic(&cached, text.as_bytes());
             }
         }
     }

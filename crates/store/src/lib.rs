@@ -7,6 +7,7 @@ pub mod claude_install;
 pub mod claude_text;
 pub mod env;
 pub mod git;
+pub mod atomic;
 pub mod memdir;
 pub mod paths;
 pub mod projects;

@@ -17,10 +17,9 @@ use jsonc_parser::ParseOptions;
 use mneme_core::text::js_trim;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::fs::{self, File};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Claude Code refuses settings files above 2 MiB (`h2u = 2097152` in the 2.1.197 bundle).
 pub const MAX_SETTINGS_FILE_BYTES: u64 = 2 * 1024 * 1024;
@@ -932,52 +931,8 @@ fn symlink_target(path: &Path) -> PathBuf {
     current
 }
 
-/// Writes `bytes` to `target` crash-safely: temporary file in the same folder, fsync, copy the
-/// old permissions, rename, fsync the folder. A new file gets the process's default mode, as
-/// Claude Code's own writes do.
-pub(crate) fn atomic_write(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "file".to_string());
-    let old_permissions = fs::metadata(target).ok().map(|m| m.permissions());
-    let (tmp_path, mut tmp) = loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let candidate = dir.join(format!(".{name}.mneme-{}-{n}.tmp", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).open(&candidate) {
-            Ok(f) => break (candidate, f),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    };
-    let result = (|| {
-        tmp.write_all(bytes)?;
-        if let Some(perms) = old_permissions {
-            tmp.set_permissions(perms)?;
-        }
-        tmp.sync_all()?;
-        drop(tmp);
-        fs::rename(&tmp_path, target)?;
-        sync_dir(&dir)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp_path);
-    }
-    result
-}
-
-#[cfg(unix)]
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
-#[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> io::Result<()> {
-    // Windows cannot open a directory as a file; the rename itself is as durable as it gets.
-    Ok(())
-}
+/// Settings files are written the one way Mneme writes files ([`crate::atomic`]).
+use crate::atomic::write_atomic as atomic_write;
 
 /// Reads at most `limit` bytes from the start of a file.
 pub(crate) fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {

@@ -5,7 +5,6 @@
 use mneme_store::Environment;
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// The variable Claude Code reads for the team-memory server's base URL.
@@ -120,18 +119,9 @@ fn write_settings(env: &Environment, s: &TeamSettings) -> Result<(), ConfigError
     let err = |action| move |source| ConfigError::Io { action, path: settings_path(env), source };
     let dir = path.parent().map(PathBuf::from).unwrap_or_default();
     fs::create_dir_all(&dir).map_err(err("create the folder for"))?;
-    let tmp = dir.join(format!(".team.json.{}.tmp", std::process::id()));
-    let json = serde_json::to_vec_pretty(s).unwrap_or_default();
-    let written = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(&json)?;
-        f.sync_all()?;
-        fs::rename(&tmp, &path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written.map_err(err("write"))
+    // A settings value that cannot be encoded is an error, never an empty file.
+    let json = serde_json::to_vec_pretty(s).map_err(|e| err("encode")(std::io::Error::other(e)))?;
+    mneme_store::atomic::write_atomic(&path, &json).map_err(err("write"))
 }
 
 #[cfg(test)]

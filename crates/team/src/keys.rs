@@ -449,13 +449,8 @@ mod sys {
             }
         }
         let target = dir.join(name);
-        let tmp = dir.join(format!(".mneme-{}.tmp", std::process::id()));
-        std::fs::write(&tmp, bytes)
-            .and_then(|()| std::fs::rename(&tmp, &target))
-            .map_err(|source| {
-                let _ = std::fs::remove_file(&tmp);
-                TeamFileError::Io { action: "write", path: target.clone(), source }
-            })
+        mneme_store::atomic::write_atomic(&target, bytes)
+            .map_err(|source| TeamFileError::Io { action: "write", path: target.clone(), source })
     }
 }
 

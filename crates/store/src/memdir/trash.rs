@@ -393,16 +393,7 @@ fn write_record(dir: &Path, entry: &TrashEntry) -> Result<(), MemdirError> {
         detail: e.to_string(),
     })?;
     let path = dir.join(RECORD_FILE);
-    let tmp = dir.join(".record.json.tmp");
-    let written = (|| -> io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        io::Write::write_all(&mut f, &json)?;
-        f.sync_all()?;
-        fs::rename(&tmp, &path)
-    })();
-    written.map_err(io_err("write the trash record", &path))?;
-    fsync_dir(dir);
-    Ok(())
+    crate::atomic::write_atomic(&path, &json).map_err(io_err("write the trash record", &path))
 }
 
 fn read_record(dir: &Path, id: &str) -> Result<TrashEntry, MemdirError> {

@@ -24,11 +24,9 @@ use mneme_core::MemoryType;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// A new memory for [`Memdir::create`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,67 +150,12 @@ fn validate_line(field: &'static str, value: &str) -> Result<(), MemdirError> {
     Ok(())
 }
 
-/// Creates an empty temporary file next to where the real one will go.
-fn create_temp(dir: &Path) -> Result<(PathBuf, File), MemdirError> {
-    loop {
-        let n = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
-        let p = dir.join(format!(".mneme-{}-{n}.tmp", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).open(&p) {
-            Ok(f) => return Ok((p, f)),
-            // A leftover from a crashed process with the same pid: take the next number.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < u64::MAX => continue,
-            Err(e) => return Err(MemdirError::Io { action: "create a temporary file in", path: dir.to_path_buf(), source: e }),
-        }
-    }
-}
-
-/// Writes `bytes` to a fresh temporary file in `dir`, with the permissions of `like`, and
-/// fsyncs it. Returns its path and metadata.
+/// [`crate::atomic::write_temp`] with the memory folder's error.
 fn write_temp(dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> Result<(PathBuf, Metadata), MemdirError> {
-    let (path, mut file) = create_temp(dir)?;
-    let written = (|| -> io::Result<Metadata> {
-        file.write_all(bytes)?;
-        if let Some(m) = like {
-            file.set_permissions(m.permissions())?;
-            copy_owner(&file, m);
-        }
-        file.sync_all()?;
-        file.metadata()
-    })();
-    match written {
-        Ok(meta) => Ok((path, meta)),
-        Err(e) => {
-            let _ = fs::remove_file(&path);
-            Err(MemdirError::Io { action: "write", path, source: e })
-        }
-    }
+    crate::atomic::write_temp(dir, bytes, like).map_err(|source| MemdirError::Io { action: "write a temporary file in", path: dir.to_path_buf(), source })
 }
 
-/// Keeps the owner of a replaced file when Mneme runs with the rights to (as root, say);
-/// otherwise the file simply belongs to the user running Mneme, as with any editor.
-#[cfg(unix)]
-fn copy_owner(file: &File, like: &Metadata) {
-    use std::os::unix::fs::MetadataExt;
-    if let Ok(mine) = file.metadata() {
-        if mine.uid() != like.uid() || mine.gid() != like.gid() {
-            let _ = std::os::unix::fs::fchown(file, Some(like.uid()), Some(like.gid()));
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn copy_owner(_file: &File, _like: &Metadata) {}
-
-/// Makes a rename or link in `dir` durable. Best effort: some file systems refuse to fsync
-/// a folder, and the rename has already happened either way.
-pub(crate) fn fsync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
-}
+pub(crate) use crate::atomic::fsync_dir;
 
 /// Moves a file without ever replacing one at `dst`: a hard link then an unlink, falling back
 /// to check-then-rename where hard links are unsupported and to copy-then-remove across file

@@ -14,7 +14,6 @@ use mneme_core::sanitize::sanitize_path;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 const STATE_VERSION: u32 = 1;
@@ -172,17 +171,7 @@ pub fn save(path: &Path, state: &SyncState) -> Result<(), SyncError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(err)?;
     let json = serde_json::to_vec_pretty(state).map_err(|e| SyncError::State { path: path.to_path_buf(), detail: e.to_string() })?;
-    let tmp = dir.join(format!(".{}.{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("state"), std::process::id()));
-    let written = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(&json)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written.map_err(err)
+    mneme_store::atomic::write_atomic(path, &json).map_err(err)
 }
 
 #[cfg(test)]

@@ -1,0 +1,78 @@
+//! Writers killed at random points never leave a torn file: every file is either its old or
+//! its new text, and the temporary files the killed writers leave are removed by the next
+//! write into the folder. The writers are this test binary run again as child processes
+//! (`crash_writer`), so the kill is a real SIGKILL of a process mid-write.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const CHILD_ENV: &str = "MNEME_CRASH_WRITER_DIR";
+/// Two versions of each file, 200 KB each, so a write spans many blocks.
+const SIZE: usize = 200 * 1024;
+const FILES: usize = 3;
+
+fn version(file: usize, v: u8) -> Vec<u8> {
+    let mut text = format!("file {file} version {v}\n").into_bytes();
+    text.resize(SIZE, b'a' + v);
+    text
+}
+
+/// The child: rewrites every file, alternating versions, until it is killed.
+#[test]
+fn crash_writer() {
+    let Some(dir) = std::env::var_os(CHILD_ENV) else { return };
+    let dir = Path::new(&dir);
+    for round in 0u64.. {
+        for f in 0..FILES {
+            let v = ((round + f as u64) % 2) as u8;
+            mneme_store::atomic::write_atomic(&dir.join(format!("f{f}.md")), &version(f, v)).unwrap();
+        }
+    }
+}
+
+/// A cheap pseudo-random number: the test needs spread, not quality.
+fn jitter(seed: u64) -> u64 {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().subsec_nanos() as u64;
+    (nanos ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33
+}
+
+#[test]
+fn killed_writers_leave_every_file_old_or_new_and_their_temp_files_are_cleaned() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in 0..FILES {
+        std::fs::write(dir.path().join(format!("f{f}.md")), version(f, 0)).unwrap();
+    }
+    let me = std::env::current_exe().unwrap();
+    let runs = 40;
+    let mut saw_temp = 0;
+    for run in 0..runs {
+        let mut child = Command::new(&me)
+            .args(["--exact", "crash_writer", "--test-threads=1", "--nocapture"])
+            .env(CHILD_ENV, dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // 0–50 ms in: before the first write, mid-write, between rename and fsync.
+        std::thread::sleep(Duration::from_millis(jitter(run) % 50));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        for f in 0..FILES {
+            let text = std::fs::read(dir.path().join(format!("f{f}.md"))).unwrap();
+            assert!(text == version(f, 0) || text == version(f, 1), "run {run}: f{f}.md is torn ({} bytes)", text.len());
+        }
+        saw_temp += temp_files(dir.path()).len();
+    }
+    // The next write into the folder removes what the killed writers left.
+    mneme_store::atomic::write_atomic(&dir.path().join("f0.md"), &version(0, 1)).unwrap();
+    assert_eq!(temp_files(dir.path()), Vec::<String>::new(), "stale temporary files stay (saw {saw_temp} during the runs)");
+}
+
+fn temp_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".mneme-") && n.ends_with(".tmp"))
+        .collect()
+}
