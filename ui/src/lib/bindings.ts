@@ -14,6 +14,18 @@ export const commands = {
 	context: (req: ContextQuery) => typedError<ContextView, ApiError>(__TAURI_INVOKE("context", { req })),
 	/**  What Claude Code attaches when the model reads these files. */
 	touched: (req: TouchedQuery) => typedError<TouchedView, ApiError>(__TAURI_INVOKE("touched", { req })),
+	/**  The user's Claude Code: where it is, which release, and whose behaviours Mneme renders. */
+	claudeCode: (req: NoArgs) => typedError<ClaudeCodeInfo, ApiError>(__TAURI_INVOKE("claude_code", { req })),
+	/**
+	 *  Runs the user's own Claude Code once, offline (a stub API on 127.0.0.1, a sandboxed
+	 *  copy of its settings), and compares what it sends from `cwd` with Mneme's view.
+	 */
+	verify: (req: Folder) => typedError<VerifyReport, ApiError>(__TAURI_INVOKE("verify", { req })),
+	/**
+	 *  The check of the installed Claude Code release, run once per release on the project
+	 *  used last (the app asks at start and warns when Mneme disagrees with it).
+	 */
+	versionCheck: (req: NoArgs) => typedError<VersionCheck, ApiError>(__TAURI_INVOKE("version_check", { req })),
 	/**  Every project Claude Code has a folder for, newest first, with orphans flagged. */
 	projects: (req: NoArgs) => typedError<ProjectInfo[], ApiError>(__TAURI_INVOKE("projects", { req })),
 	memories: (req: MemoriesQuery) => typedError<MemorySummary[], ApiError>(__TAURI_INVOKE("memories", { req })),
@@ -177,6 +189,11 @@ export type AutoMemoryInfo = {
 	/**  `default`, `env:CLAUDE_COWORK_MEMORY_PATH_OVERRIDE` or `setting:<source>`. */
 	source: string,
 	entrypointExists: boolean,
+	/**
+	 *  The settings file whose `env` block decided, when one did (a plugin's installer may
+	 *  have written it): `NAME="value" in the env block of PATH`.
+	 */
+	switchedBy: string | null,
 };
 
 /**
@@ -197,6 +214,23 @@ export type BackgroundRun = {
 
 export type BackgroundRuns = {
 	runs: BackgroundRun[],
+};
+
+/**  The user's Claude Code as Mneme found it. */
+export type ClaudeCodeInfo = {
+	installed: boolean,
+	/**  The `claude` found, as the user knows it (a launcher or symlink). */
+	path: string | null,
+	/**  `path` (first on PATH), `nativeInstaller` or `npmGlobal`. */
+	foundBy: string | null,
+	/**  The release it reports, when `claude --version` answered. */
+	version: string | null,
+	/**  Why the release could not be read. */
+	versionError: string | null,
+	/**  What Mneme renders by default, and how sure it is. */
+	renderedFor: RenderedFor,
+	/**  The releases checked byte for byte against the real binary. */
+	checkedReleases: string[],
 };
 
 /**  A rule with `paths:` globs, seen during the eager load. */
@@ -256,6 +290,8 @@ export type ContextView = {
 	settingsProblems: string[],
 	/**  Whose behaviours this follows. */
 	claudeCode: RenderedFor,
+	/**  Memory switches that settings files set through their `env` blocks. */
+	envFromSettings: EnvFromSettings[],
 };
 
 export type CreateMemory = Folder & NewMemoryRequest;
@@ -293,6 +329,22 @@ export type DanglingLink = {
 	from: string,
 	/**  The link name. */
 	link: string,
+};
+
+/**  One way the two blocks differ. */
+export type Difference = {
+	/**  `onlyInClaudeCode`, `onlyInMneme`, `order`, `label`, `text` or `wrapper`. */
+	kind: string,
+	/**  The file concerned (real path), when one is. */
+	file: string | null,
+	/**  What differs, in a sentence. */
+	detail: string,
+	/**  1-based line (within the file's text, or the block) where they first differ. */
+	line: number | null,
+	/**  Claude Code's side (a few lines around the difference). */
+	claude: string | null,
+	/**  Mneme's side. */
+	mneme: string | null,
 };
 
 /**  One file a dream adds, changes, merges away or removes. */
@@ -554,6 +606,16 @@ export type EditorRun = {
 	 *  and may still be editing).
 	 */
 	waited: boolean,
+};
+
+/**  A memory switch a settings file sets for Claude Code through its `env` block. */
+export type EnvFromSettings = {
+	name: string,
+	value: string,
+	/**  The settings file (`~/` for the home folder). */
+	file: string,
+	/**  The value the process environment had, which the file's wins over. */
+	processValue: string | null,
 };
 
 export type ErrorCode = 
@@ -1355,7 +1417,14 @@ export type SkipReason =
 /**  A checked-in file of the main checkout, skipped in a worktree nested inside it. */
 { kind: "nestedWorktree" } | 
 /**  Its setting source is disabled (`--setting-sources`). */
-{ kind: "sourceDisabled" };
+{ kind: "sourceDisabled" } | 
+/**  Larger than the 4 MiB Claude Code reads; it leaves the file out without a word. */
+{ kind: "tooLarge"; bytes: number } | 
+/**
+ *  A symlink to a file or folder outside the project, which newer releases do not follow
+ *  for rules and `@include`s.
+ */
+{ kind: "symlinkOutsideProject"; target: string };
 
 /**  A file Claude Code looked at but did not load, and why. */
 export type SkippedEntry = {
@@ -1753,6 +1822,44 @@ export type Trashed = {
 	id: string,
 	original: string,
 	entry: TrashEntry,
+};
+
+/**  What the check found. */
+export type VerifyReport = {
+	/**  `match`, `differ` or `failed`. */
+	status: string,
+	/**  One sentence for people. */
+	summary: string,
+	/**  The `claude` that was run. */
+	claudeBin: string | null,
+	/**  The release it reported. */
+	claudeVersion: string | null,
+	/**  The release whose behaviours Mneme rendered with (the same, unless overridden). */
+	comparedAs: string | null,
+	/**  Set when the release is outside the ones Mneme has checked. */
+	unverified: string | null,
+	cwd: string,
+	differences: Difference[],
+	/**  The block Claude Code sent (real paths); absent when it sent nothing. */
+	claudeBlock: string | null,
+	/**  Mneme's block for the same folder (real paths). */
+	mnemeBlock: string | null,
+	/**  The end of Claude Code's stderr, when it failed. */
+	stderrTail: string | null,
+	elapsedMs: number,
+};
+
+/**  What Mneme knows about the installed release. */
+export type VersionCheck = {
+	/**  The installed release; `None` when no Claude Code (or its release) was found. */
+	version: string | null,
+	/**  The project it was checked on. */
+	project: string | null,
+	/**  `match`, `differ`, `failed`, or `None` when there was no project to check. */
+	status: string | null,
+	summary: string | null,
+	/**  The check ran during this call (the release changed since the last one). */
+	ranNow: boolean,
 };
 
 /**  One folder the live watcher covers. */
