@@ -12,6 +12,7 @@
 
 mod claude_code;
 mod context;
+mod version_check;
 mod dreams;
 mod error;
 mod files;
@@ -27,6 +28,7 @@ mod team;
 mod verify;
 
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
+pub use version_check::VersionCheck;
 pub use claude_code::{ClaudeCodeInfo, RenderedFor};
 pub use verify::{Difference, VerifyOptions, VerifyReport, VERIFY_TIMEOUT};
 pub use mneme_core::versions::ClaudeVersion;

@@ -501,6 +501,9 @@ macro_rules! operations {
             /// Runs the user's own Claude Code once, offline (a stub API on 127.0.0.1, a sandboxed
             /// copy of its settings), and compares what it sends from `cwd` with Mneme's view.
             verify($crate::ops::Folder) -> $crate::VerifyReport = |m, h, q| m.verify(&q.request(h, None));
+            /// The check of the installed Claude Code release, run once per release on the project
+            /// used last (the app asks at start and warns when Mneme disagrees with it).
+            version_check($crate::ops::NoArgs) -> $crate::VersionCheck = |m, _h, _q| m.version_check();
             /// Every project Claude Code has a folder for, newest first, with orphans flagged.
             projects($crate::ops::NoArgs) -> Vec<$crate::ProjectInfo> = |m, _h, _q| Ok(m.projects());
             memories($crate::ops::MemoriesQuery) -> Vec<$crate::MemorySummary> = |m, h, q| {
