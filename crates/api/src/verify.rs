@@ -556,6 +556,31 @@ mod tests {
     }
 
     #[test]
+    fn the_sandbox_copy_keeps_links_working_and_leaves_out_state() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        let shared = tmp.path().join("shared.md");
+        std::fs::create_dir_all(real.join("rules/sub")).unwrap();
+        std::fs::create_dir_all(real.join("projects/-p/memory")).unwrap();
+        std::fs::write(&shared, "S").unwrap();
+        std::fs::write(real.join("CLAUDE.md"), "U").unwrap();
+        std::fs::write(real.join("rules/a.md"), "A").unwrap();
+        std::fs::write(real.join(".credentials.json"), "{}").unwrap();
+        std::fs::write(real.join("projects/-p/memory/MEMORY.md"), "M").unwrap();
+        std::fs::write(real.join("projects/-p/session.jsonl"), "{}").unwrap();
+        std::os::unix::fs::symlink("../a.md", real.join("rules/sub/inside.md")).unwrap();
+        std::os::unix::fs::symlink("../../shared.md", real.join("rules/outside.md")).unwrap();
+        let sandbox = tmp.path().join("sandbox");
+        copy_config(&real, &sandbox, Some(&real.join("projects/-p/memory")), &tmp.path().join("none.json")).unwrap();
+        // A link into the copy stays relative; one leaving it points at its real target.
+        assert_eq!(std::fs::read_link(sandbox.join("rules/sub/inside.md")).unwrap(), Path::new("../a.md"));
+        assert_eq!(std::fs::read_link(sandbox.join("rules/outside.md")).unwrap(), shared);
+        assert_eq!(std::fs::read_to_string(sandbox.join("rules/outside.md")).unwrap(), "S");
+        assert_eq!(std::fs::read_to_string(sandbox.join("projects/-p/memory/MEMORY.md")).unwrap(), "M");
+        assert!(!sandbox.join(".credentials.json").exists() && !sandbox.join("projects/-p/session.jsonl").exists());
+    }
+
+    #[test]
     fn the_block_is_found_in_a_request() {
         let req = serde_json::json!({"messages": [{"role": "user", "content": [
             {"type": "text", "text": NEW}, {"type": "text", "text": "hello"}]}]});

@@ -202,3 +202,53 @@ fn verify_without_claude_code_says_how_to_install_it() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a folder"), "{}", text(&out));
 }
+
+/// A stand-in `claude` (a shell or Python script) that answers `--version` with `version` and
+/// otherwise runs `body`.
+fn fake_claude(dir: &Path, version: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join(format!("claude-{version}"));
+    fs::write(&bin, format!("#!/usr/bin/env python3\nimport json, os, sys, urllib.request\nif sys.argv[1:] == ['--version']:\n    print('{version} (Claude Code)')\n    sys.exit(0)\n{body}\n")).unwrap();
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+#[test]
+fn verify_says_why_a_run_failed_and_flags_a_release_older_than_any_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fx = Fixture { home: tmp.path().join("home"), repo: tmp.path().join("repo"), _tmp: tempfile::tempdir().unwrap() };
+    fs::create_dir_all(fx.home.join(".claude")).unwrap();
+    fs::create_dir_all(&fx.repo).unwrap();
+    fs::write(fx.repo.join("CLAUDE.md"), "Project rules.\n").unwrap();
+
+    // Exits without asking anything: exit 2, with the end of its stderr.
+    let quits = fake_claude(tmp.path(), "2.1.300", "sys.stderr.write('boom: cannot start\\n')\nsys.exit(3)");
+    let out = mneme(&fx, &["--claude-bin", quits.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("exited") && err.contains("without sending a request") && err.contains("boom: cannot start"), "{err}");
+
+    // Hangs: stopped at the deadline, exit 2.
+    let hangs = fake_claude(tmp.path(), "2.1.301", "import time\ntime.sleep(120)");
+    let started = std::time::Instant::now();
+    let out = mneme(&fx, &["--claude-bin", hangs.to_str().unwrap(), "--timeout", "2"], &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sent no request within 2 s"), "{}", text(&out));
+
+    // Older than every checked release, and sends no instructions: still compared, flagged
+    // unverified, and the file Mneme shows is named as missing on Claude Code's side.
+    let old = fake_claude(
+        tmp.path(),
+        "2.0.1",
+        "body = json.dumps({'model': 'm', 'stream': False, 'messages': [{'role': 'user', 'content': [{'type': 'text', 'text': 'hi'}]}]}).encode()\n\
+         urllib.request.urlopen(urllib.request.Request(os.environ['ANTHROPIC_BASE_URL'] + '/v1/messages', data=body, headers={'content-type': 'application/json'})).read()",
+    );
+    let out = mneme(&fx, &["--claude-bin", old.to_str().unwrap(), "--json"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["unverified"].as_str().unwrap().contains("older than the oldest release Mneme checks"), "{report:#}");
+    let only: Vec<&serde_json::Value> = report["differences"].as_array().unwrap().iter().filter(|d| d["kind"] == "onlyInMneme").collect();
+    assert_eq!(only.len(), 1, "{report:#}");
+    assert_eq!(only[0]["file"], fx.repo.join("CLAUDE.md").to_str().unwrap());
+}
