@@ -376,6 +376,10 @@ impl Gitleaks {
     /// The rules that find a secret in `text`, in the config's order. `path` is the file's
     /// path, for the rules and allowlists that look at it.
     pub fn detect(&self, text: &str, path: Option<&str>) -> Vec<&Rule> {
+        // gitleaks' global path allowlist (lock files, vendored code, images…).
+        if self.global.allows_file(path) {
+            return Vec::new();
+        }
         let bytes = text.as_bytes();
         self.candidates(bytes).into_iter().map(|i| &self.rules[i]).filter(|r| r.fires(bytes, path, &self.global)).collect()
     }
@@ -384,6 +388,9 @@ impl Gitleaks {
     /// which is how gitleaks validates a rule against its examples.
     pub fn rule_fires(&self, id: &str, text: &str, path: Option<&str>) -> bool {
         let Some(rule) = self.rules.iter().find(|r| r.id == id) else { return false };
+        if self.global.allows_file(path) {
+            return false;
+        }
         let lower = text.to_lowercase();
         let keyword_hit = rule.keywords.is_empty() || rule.keywords.iter().any(|k| lower.contains(k.as_str()));
         keyword_hit && rule.fires(text.as_bytes(), path, &self.global)
@@ -426,6 +433,13 @@ mod tests {
         assert!(g.detect("glpat-xxxxxxxxxxxxxxxxxxxx", None).is_empty());
         // gitleaks' global allowlist: template variables are not secrets.
         assert!(g.detect("api_key = \"${API_KEY}\"", None).is_empty());
+    }
+
+    #[test]
+    fn globally_allowed_files_are_skipped() {
+        let token = format!("glpat-{}", "nUwYcfi1NQBYsmPBK6K7");
+        assert!(gitleaks().detect(&token, Some("web/package-lock.json")).is_empty());
+        assert!(!gitleaks().detect(&token, Some("notes/deploy.md")).is_empty());
     }
 
     #[test]
