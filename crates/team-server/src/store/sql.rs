@@ -275,6 +275,69 @@ async fn read_snapshot(
     Ok(Some(Snapshot { repo, entries }))
 }
 
+/// Rows per multi-row INSERT: at 7 parameters a row, under even old SQLite's 999.
+const ROWS_PER_INSERT: usize = 100;
+
+/// Writes upserted entries and their history rows with a few multi-row statements rather than
+/// two statements per entry: fewer round trips while the repository's lock is held. `rows` are
+/// in commit order; the entries table gets each key's last state (one statement may not touch
+/// a row twice), history gets every row.
+async fn write_upserts(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    repo_id: i64,
+    rows: &[(&Commit, &Change)],
+) -> Result<(), StoreError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut last: Vec<(&Commit, &Change)> = rows.iter().rev().filter(|(_, ch)| seen.insert(ch.key.as_str())).copied().collect();
+    last.reverse();
+    for chunk in last.chunks(ROWS_PER_INSERT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let b = 2 + i * 5;
+                format!("($1, ${}, ${}, ${}, 0, ${}, ${})", b, b + 1, b + 2, b + 3, b + 4)
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO entries (repo_id, entry_key, content, checksum, deleted, version, changed_ms) VALUES {} \
+             ON CONFLICT (repo_id, entry_key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, \
+             deleted = 0, version = excluded.version, changed_ms = excluded.changed_ms",
+            values.join(", ")
+        );
+        let mut q = sqlx::query(&sql).bind(repo_id);
+        for (commit, change) in chunk {
+            q = q.bind(&change.key).bind(&change.content).bind(&change.checksum).bind(commit.version).bind(commit.now_ms);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let b = 2 + i * 6;
+                format!("($1, ${}, ${}, ${}, ${}, 0, ${}, ${})", b, b + 1, b + 2, b + 3, b + 4, b + 5)
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO entry_history (repo_id, entry_key, version, content, checksum, deleted, author_id, at_ms) VALUES {}",
+            values.join(", ")
+        );
+        let mut q = sqlx::query(&sql).bind(repo_id);
+        for (commit, change) in chunk {
+            q = q
+                .bind(&change.key)
+                .bind(commit.version)
+                .bind(&change.content)
+                .bind(&change.checksum)
+                .bind(commit.author)
+                .bind(commit.now_ms);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
 /// Rows of `entries` per `IN (…)` list: well under SQLite's and PostgreSQL's parameter limits.
 const KEYS_PER_QUERY: usize = 500;
 
@@ -607,8 +670,15 @@ impl Store for SqlStore {
             return Ok(Some(CommitOutcome::VersionMoved));
         }
         let mut purged = false;
+        // Written entries wait here and go in a few multi-row statements; a removal writes
+        // them first, since it reads what the entry holds.
+        let mut upserts: Vec<(&Commit, &Change)> = Vec::new();
         for commit in &commits {
             for change in &commit.changes {
+                if change.deleted {
+                    write_upserts(&mut tx, repo_id, &upserts).await?;
+                    upserts.clear();
+                }
                 if change.purge {
                     // Every earlier version goes, and the tombstone keeps no content: what remains
                     // is one history row saying who purged the key and when.
@@ -674,35 +744,10 @@ impl Store for SqlStore {
                     .await?;
                     continue;
                 }
-                sqlx::query(
-                    "INSERT INTO entries (repo_id, entry_key, content, checksum, deleted, version, changed_ms) \
-                     VALUES ($1, $2, $3, $4, 0, $5, $6) ON CONFLICT (repo_id, entry_key) DO UPDATE SET \
-                     content = excluded.content, checksum = excluded.checksum, deleted = 0, \
-                     version = excluded.version, changed_ms = excluded.changed_ms",
-                )
-                .bind(repo_id)
-                .bind(&change.key)
-                .bind(&change.content)
-                .bind(&change.checksum)
-                .bind(commit.version)
-                .bind(commit.now_ms)
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query(
-                    "INSERT INTO entry_history (repo_id, entry_key, version, content, checksum, deleted, author_id, at_ms) \
-                     VALUES ($1, $2, $3, $4, $5, 0, $6, $7)",
-                )
-                .bind(repo_id)
-                .bind(&change.key)
-                .bind(commit.version)
-                .bind(&change.content)
-                .bind(&change.checksum)
-                .bind(commit.author)
-                .bind(commit.now_ms)
-                .execute(&mut *tx)
-                .await?;
+                upserts.push((commit, change));
             }
         }
+        write_upserts(&mut tx, repo_id, &upserts).await?;
         tx.commit().await?;
         if purged && self.backend == Backend::Sqlite {
             // secure_delete zeroed the freed cells, but the WAL (and the main file until the
