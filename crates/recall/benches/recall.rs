@@ -1,6 +1,7 @@
 //! Offline recall over 10,000 memories: building the index (from text in memory, and from the
 //! folder on disk), one query on a built index, and a whole `recall` turn with the index
-//! already built for the conversation. Figures are in docs/benchmarks.md (`## Recall`).
+//! already built for the conversation (one answered, one answered with nothing). Figures are in
+//! docs/benchmarks.md (`## Recall`).
 //!
 //! The memories are generated, deterministic and realistic in shape: a `type_topic_words`
 //! file name, a 10–20 word description and a 80–250 word body drawn from a 3,000-word
@@ -156,10 +157,22 @@ fn query_10k(bencher: Bencher, query: &str) {
     bencher.bench(|| index.search(query, 5, |_| false));
 }
 
-/// A whole offline `recall` turn (pre-filters, ranking, capped reads of the five files,
-/// headers) on a folder of 10,000 whose index the conversation already built.
-#[divan::bench]
-fn recall_turn_10k(bencher: Bencher) {
+/// A prompt made of the first eight words of one memory's description, so the turn surfaces
+/// memories: the made-up `QUERIES` use words nearly every generated memory has, and recall
+/// rightly answers them with nothing.
+fn answered_query() -> &'static str {
+    static Q: OnceLock<String> = OnceLock::new();
+    Q.get_or_init(|| {
+        let d = documents()[1234].description.as_deref().unwrap_or_default();
+        d.split(' ').take(8).collect::<Vec<_>>().join(" ")
+    })
+}
+
+/// A whole offline `recall` turn (pre-filters, ranking, capped reads of the surfaced files,
+/// headers) on a folder of 10,000 whose index the conversation already built: one that
+/// surfaces memories, and one that stays silent (the same ranking work, no reads).
+#[divan::bench(args = ["answered", "silent"])]
+fn recall_turn_10k(bencher: Bencher, which: &str) {
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
     let home = tempfile::tempdir().expect("home");
     let env = Environment::with_home(home.path());
@@ -167,11 +180,16 @@ fn recall_turn_10k(bencher: Bencher) {
     let mut session = RecallSession::new();
     let clock: Arc<dyn mneme_core::Clock> = Arc::new(FixedClock::at_unix_secs(1_800_000_000));
     let dir = folder();
+    let query = if which == "answered" { answered_query() } else { QUERIES[0] };
     let turn = |session: &mut RecallSession| {
         let mut ctx = RecallContext { env: &env, clock: clock.clone(), cancel: &cancel, transcript: &[], session };
-        runtime.block_on(recall(QUERIES[0], dir, None, &mut ctx))
+        runtime.block_on(recall(query, dir, None, &mut ctx))
     };
-    assert!(!turn(&mut session).selected.is_empty(), "the benchmark query must recall something");
+    let first = turn(&mut session);
+    match which {
+        "answered" => assert!(!first.selected.is_empty(), "the answered query must recall something: {:?}", first.abstained),
+        _ => assert!(first.selected.is_empty() && first.abstained.is_some(), "the silent query must recall nothing"),
+    }
     bencher.bench_local(|| {
         session.compact();
         turn(&mut session)

@@ -550,19 +550,33 @@ impl Index {
         let best = ranked.iter().copied().min_by(order).unwrap_or((0, 0.0));
         // The idf of a word only one memory has: the unit of the absolute bar.
         let rare = (1.0 + (n - 0.5) / 1.5).ln().max(f32::EPSILON);
-        let short_of = |d: u32, score: f32| -> Option<String> {
+        // Which part of the bar a memory misses, if any: a plain check for every candidate (this
+        // runs over most of a large folder), the words only for the one named when silent.
+        let misses = |d: u32, score: f32| -> Option<u8> {
             let (held, about) = words_held[d as usize];
             if held < tuning.min_words {
-                Some(format!("it holds {held} of the prompt's words, a clear match holds at least {}", tuning.min_words))
+                Some(0)
             } else if about < tuning.min_about_words && held < 2 * tuning.min_words {
-                Some(format!("none of them is in its name, description or index line, and it holds {held}, under the {} that make up for that", 2 * tuning.min_words))
+                Some(1)
             } else if score / rare < tuning.min_score {
-                Some(format!("its score {score:.2} is under the bar of {:.2}", tuning.min_score * rare))
+                Some(2)
             } else {
                 None
             }
         };
-        ranked.retain(|&(d, score)| short_of(d, score).is_none());
+        let short_of = |d: u32, score: f32| -> String {
+            let held = words_held[d as usize].0;
+            match misses(d, score) {
+                Some(0) => format!("it holds {held} of the prompt's words, a clear match holds at least {}", tuning.min_words),
+                Some(1) => format!(
+                    "none of them is in its name, description or index line, and it holds {held}, under the {} that make up for that",
+                    2 * tuning.min_words
+                ),
+                Some(_) => format!("its score {score:.2} is under the bar of {:.2}", tuning.min_score * rare),
+                None => String::new(),
+            }
+        };
+        ranked.retain(|&(d, score)| misses(d, score).is_none());
         if ranked.is_empty() {
             let in_best = |field_mask: u8| -> Vec<String> {
                 terms
@@ -582,7 +596,7 @@ impl Index {
                 matched,
                 unmatched,
                 score: best.1,
-                short_of: short_of(best.0, best.1).unwrap_or_default(),
+                short_of: short_of(best.0, best.1),
             });
         }
         // Of what clears the bar, only what clears the floor under the best of it needs sorting.
