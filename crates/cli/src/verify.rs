@@ -95,7 +95,7 @@ fn side_by_side(left: &str, right: &str) {
         if s.chars().count() > W { s.chars().take(W - 1).collect::<String>() + "…" } else { s }
     };
     let (l, r): (Vec<&str>, Vec<&str>) = (left.lines().collect(), right.lines().collect());
-    println!("  {:<W$} | {}", "Claude Code", "Mneme");
+    println!("  {:<W$} | Mneme", "Claude Code");
     for i in 0..l.len().max(r.len()).min(20) {
         let a = cut(l.get(i).copied().unwrap_or(""));
         let b = cut(r.get(i).copied().unwrap_or(""));
