@@ -47,10 +47,26 @@ fn offline_recall_lists_the_memories_in_order_with_why() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], format!("2 memories recalled from {} (chosen by the offline ranker):", mem.display()));
     assert_eq!(lines[1], "1. feedback_deploys.md \u{2014} Deploys");
-    assert_eq!(lines[2], "   matched name: deploy · description: deploy, friday · body: deploy (score 1.51)");
+    // The index line names it too (`- [Deploys](feedback_deploys.md)`).
+    assert_eq!(lines[2], "   matched name: deploy · description: deploy, friday · body: deploy · index line: deploy (score 1.54)");
     assert_eq!(lines[3], "2. project_billing.md \u{2014} Billing");
     assert_eq!(lines[4], "   matched name: billing · description: billing, service (score 1.44)");
     assert_eq!(lines.len(), 5);
+}
+
+#[test]
+fn offline_recall_says_why_it_recalls_nothing() {
+    let (h, repo, mem) = project();
+    let out = stdout(&run(&h, &repo, &["recall", "translate the homepage into spanish"], &[]));
+    assert_eq!(
+        out,
+        format!(
+            "Nothing recalled from {} (chosen by the offline ranker).\nWhy: no memory mentions any of “translate”, “homepage”, “spanish”.\n",
+            mem.display()
+        )
+    );
+    let out = stdout(&run(&h, &repo, &["recall", "what should we deploy next"], &[]));
+    assert!(out.contains("\nWhy: no memory is a clear match: the closest, feedback_deploys.md, shares “deploy” but not “next” (it holds 1"), "{out}");
 }
 
 #[test]
