@@ -174,7 +174,11 @@ impl Mneme {
         };
         // Settings are found through the process environment; then their `env` blocks apply,
         // as Claude Code applies them to itself, before anything about memory is decided.
-        let settings = settings::load_settings(&self.env, &cwd, enabled, req.settings_file.as_deref());
+        let local_dir = match git::find_git_root(&cwd) {
+            Some(root) if profile.local_settings_from_repo_root => root,
+            _ => cwd.clone(),
+        };
+        let settings = settings::load_settings_with_local(&self.env, &cwd, &local_dir, enabled, req.settings_file.as_deref());
         let overrides = settings_env::overrides(&self.env, &settings, profile.repo_env_ignored);
         let effective = settings_env::apply(&self.env, &overrides);
         let env = &effective;

@@ -27,11 +27,11 @@ mod recall;
 mod team;
 mod verify;
 
-pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
-pub use version_check::VersionCheck;
 pub use claude_code::{ClaudeCodeInfo, RenderedFor};
+pub use version_check::VersionCheck;
 pub use verify::{Difference, VerifyOptions, VerifyReport, VERIFY_TIMEOUT};
 pub use mneme_core::versions::ClaudeVersion;
+pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
 pub use error::{ApiError, ErrorCode};
 pub use dreams::{
     BackgroundRun, DailyLog, DreamFile, DreamFileAction, DreamGate, DreamGates, DreamHistory, DreamListItem, DreamLock,

@@ -353,6 +353,8 @@ fn loaded(path: &str, layer: Layer, parent: Option<&str>, is_rule: bool, raw_byt
 fn gitignore_matches(globs: &[String], rel: &str) -> bool {
     let root = Path::new("/__mneme_rule_base__");
     let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+    // Claude Code matches `paths:` globs without regard to case (family `yaml_paths`).
+    builder.case_insensitive(true).expect("a static setting");
     for g in globs {
         // npm `ignore` (like git) has no `{a,b}` alternation while the ignore crate does:
         // braces left after Claude Code's own brace expansion must stay literal.

@@ -100,7 +100,7 @@ fn parse_yaml(yaml: &str) -> (Mapping, Option<FrontmatterError>) {
     }
     match serde_yaml::from_str::<Value>(yaml) {
         Ok(v) => (as_mapping(v), None),
-        Err(first) => match serde_yaml::from_str::<Value>(&quote_problematic_values(yaml)) {
+        Err(first) => match serde_yaml::from_str::<Value>(&quote_problematic_values(&last_key_wins(&untab_indents(yaml)))) {
             Ok(v) => (as_mapping(v), None),
             Err(_) => (
                 Mapping::new(),
@@ -112,6 +112,51 @@ fn parse_yaml(yaml: &str) -> (Mapping, Option<FrontmatterError>) {
             ),
         },
     }
+}
+
+/// A key given twice at the top level keeps its last value, as Claude Code's YAML reading
+/// does (family `yaml_paths`); strict YAML refuses the duplicate. Each earlier entry (its line
+/// and the indented lines under it) is dropped.
+fn last_key_wins(yaml: &str) -> String {
+    let lines: Vec<&str> = yaml.split('\n').collect();
+    let key_of = |l: &str| -> Option<String> {
+        let first = l.chars().next()?;
+        if first.is_whitespace() || matches!(first, '#' | '-') {
+            return None;
+        }
+        l.split_once(':').map(|(k, _)| k.trim().to_string())
+    };
+    let mut last: std::collections::HashMap<String, usize> = Default::default();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(k) = key_of(l) {
+            last.insert(k, i);
+        }
+    }
+    let mut out = Vec::new();
+    let mut dropping = false;
+    for (i, l) in lines.iter().enumerate() {
+        match key_of(l) {
+            Some(k) => dropping = last.get(&k) != Some(&i),
+            None if l.starts_with([' ', '\t', '-']) => {}
+            None => dropping = false,
+        }
+        if !dropping {
+            out.push(*l);
+        }
+    }
+    out.join("\n")
+}
+
+/// Tabs that indent a line (`paths:\n\t- src/**`) read as spaces, as Claude Code's YAML
+/// reading accepts them (family `yaml_paths`); strict YAML refuses tab indentation.
+fn untab_indents(yaml: &str) -> String {
+    yaml.split('\n')
+        .map(|line| {
+            let tabs = line.len() - line.trim_start_matches('\t').len();
+            format!("{}{}", "  ".repeat(tabs), &line[tabs..])
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A fast path for the frontmatter Claude Code itself writes: `key: plain words` lines and a
@@ -258,10 +303,19 @@ impl Frontmatter {
 
     /// The raw `paths:` value: a string or a list of strings.
     pub fn paths(&self) -> Option<Vec<String>> {
+        // Only text counts: `paths: true` or `paths: 42` leave the rule unconditional, as in
+        // every release in the matrix (testdata/conformance-versions, family yaml_paths).
         match self.get("paths")? {
-            Value::Sequence(items) => Some(items.iter().filter_map(scalar_string).collect()),
-            v => scalar_string(v).map(|s| vec![s]),
+            Value::Sequence(items) => Some(items.iter().filter_map(text_only).collect()),
+            v => text_only(v).map(|s| vec![s]),
         }
+    }
+}
+
+fn text_only(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        _ => None,
     }
 }
 
@@ -316,7 +370,13 @@ fn expand_braces(pattern: &str) -> Vec<String> {
 /// Claude Code's `parseFrontmatterPaths`: the globs a rule applies to, with a trailing `/**`
 /// removed; `None` when the rule is unconditional (no `paths`, or only `**`).
 pub fn rule_globs(fm: Option<&Frontmatter>) -> Option<Vec<String>> {
-    let raw = fm?.paths()?;
+    let fm = fm?;
+    // Frontmatter that does not parse makes a rule that never loads, at start or later: a
+    // conditional rule with nothing to match (every release in the matrix).
+    if fm.error.is_some() {
+        return Some(Vec::new());
+    }
+    let raw = fm.paths()?;
     let patterns: Vec<String> = split_paths(&raw)
         .into_iter()
         .map(|p| p.strip_suffix("/**").map(str::to_string).unwrap_or(p))

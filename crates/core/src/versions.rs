@@ -148,6 +148,9 @@ pub struct Profile {
     /// reference definitions (older releases re-rendered any file holding `<!--`, which
     /// turned CRLF into LF and dropped a leading `[ref]: target` line).
     pub comments_rerender_only_when_removed: bool,
+    /// Started in a sub-folder of a repository, the repository root's
+    /// `.claude/settings.local.json` applies (older releases looked in the working folder).
+    pub local_settings_from_repo_root: bool,
 }
 
 /// From 2.1.246: a repository may not put Claude Code into bare mode.
@@ -184,6 +187,8 @@ pub enum Change {
     BareLoadsNothing,
     /// Comment stripping re-renders only files it changes, keeping link definitions.
     CommentsRerenderOnlyWhenRemoved,
+    /// The repository root's local settings apply in its sub-folders.
+    LocalSettingsFromRepoRoot,
 }
 
 impl Change {
@@ -201,6 +206,7 @@ impl Change {
             Change::RepoEnvIgnoresLocations => p.repo_env_ignored = REPO_ENV_IGNORED_LOCATIONS,
             Change::BareLoadsNothing => p.bare_loads_nothing = true,
             Change::CommentsRerenderOnlyWhenRemoved => p.comments_rerender_only_when_removed = true,
+            Change::LocalSettingsFromRepoRoot => p.local_settings_from_repo_root = true,
         }
     }
 }
@@ -220,11 +226,13 @@ pub const BASELINE: Profile = Profile {
     repo_env_ignored: &[],
     bare_loads_nothing: false,
     comments_rerender_only_when_removed: false,
+    local_settings_from_repo_root: false,
 };
 
 /// Every change since the baseline, with the first release that has it, oldest first.
 /// Found by bisecting the npm releases (docs/claude-code-versions.md).
 pub static CHANGES: &[(ClaudeVersion, Change)] = &[
+    (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
     (ClaudeVersion::new(2, 1, 239), Change::FrontmatterAfterBom),

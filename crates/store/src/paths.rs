@@ -85,10 +85,11 @@ pub fn node_join(parts: &[&str]) -> String {
 }
 
 /// `projectRoot` / `originalCwd`: the real path of the launch folder (symlinks resolved),
-/// or the folder as given when that fails; NFC-normalized.
+/// or the folder as given when that fails. Spelled as on disk: the real binaries (2.1.197 and
+/// 2.1.332, Linux) read an NFD-named folder's own files and derive its memory folder from the
+/// decomposed letters; only `CLAUDE_CONFIG_DIR` is NFC-normalized.
 pub fn project_root(cwd: &Path) -> PathBuf {
-    let real = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-    PathBuf::from(nfc(&lossy(&real)))
+    fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf())
 }
 
 /// Why auto memory is on or off, in the order Claude Code 2.1.197 checks (`isAutoMemoryEnabled`).
@@ -323,8 +324,10 @@ pub fn default_auto_mem_dir(env: &Environment, project_root: &Path) -> PathBuf {
 /// `getAutoMemBase`: the canonical git root of `project_root`, else `project_root` itself.
 /// All worktrees of one repository share it.
 pub fn memory_anchor(project_root: &Path) -> String {
+    // As spelled on disk: an NFD-named folder's memory key is made from its decomposed letters
+    // (`cafe--repo`), as the real binaries do on Linux.
     let base = git::find_canonical_git_root(project_root).unwrap_or_else(|| project_root.to_path_buf());
-    nfc(&lossy(&base))
+    lossy(&base)
 }
 
 /// `findProjectDir`: the existing folder under `<config>/projects` for `path`. Tries the exact
@@ -803,9 +806,9 @@ mod tests {
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(&real, root.join("link")).unwrap();
-            assert_eq!(project_root(&root.join("link")), root.join("café 😀"));
+            assert_eq!(project_root(&root.join("link")), root.join("cafe\u{301} 😀"));
         }
-        assert_eq!(project_root(&root.join("missing/cafe\u{301}")), root.join("missing/café"));
+        assert_eq!(project_root(&root.join("missing/cafe\u{301}")), root.join("missing/cafe\u{301}"));
     }
 
     #[test]

@@ -705,10 +705,22 @@ pub fn managed_drop_in_paths(env: &Environment) -> Vec<PathBuf> {
 /// Disabled sources are still read, because Claude Code consults them for
 /// `autoMemoryDirectory` regardless of `--setting-sources`.
 pub fn load_settings(env: &Environment, cwd: &Path, enabled: EnabledSources, flag_file: Option<&Path>) -> Settings {
+    load_settings_with_local(env, cwd, cwd, enabled, flag_file)
+}
+
+/// [`load_settings`] with the local settings read from `local_dir` (newer releases take the
+/// repository root's `.claude/settings.local.json` when started in a sub-folder).
+pub fn load_settings_with_local(
+    env: &Environment,
+    cwd: &Path,
+    local_dir: &Path,
+    enabled: EnabledSources,
+    flag_file: Option<&Path>,
+) -> Settings {
     let mut files = vec![
         SettingsFile::load(env, SettingSource::User, &user_settings_path(env), enabled.user),
         SettingsFile::load(env, SettingSource::Project, &project_settings_path(cwd), enabled.project),
-        SettingsFile::load(env, SettingSource::Local, &local_settings_path(cwd), enabled.local),
+        SettingsFile::load(env, SettingSource::Local, &local_settings_path(local_dir), enabled.local),
     ];
     if let Some(flag) = flag_file {
         let path = if flag.is_absolute() { flag.to_path_buf() } else { cwd.join(flag) };
