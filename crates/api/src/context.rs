@@ -174,8 +174,15 @@ impl Mneme {
         };
         // Settings are found through the process environment; then their `env` blocks apply,
         // as Claude Code applies them to itself, before anything about memory is decided.
+        // From 2.1.211, started in a sub-folder, the nearest folder on the way up to the
+        // repository root that has a `.claude/settings.local.json` supplies it.
         let local_dir = match git::find_git_root(&cwd) {
-            Some(root) if profile.local_settings_from_repo_root => root,
+            Some(root) if profile.local_settings_from_repo_root => cwd
+                .ancestors()
+                .take_while(|d| d.starts_with(&root))
+                .find(|d| settings::local_settings_path(d).is_file())
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| cwd.clone()),
             _ => cwd.clone(),
         };
         let settings = settings::load_settings_with_local(&self.env, &cwd, &local_dir, enabled, req.settings_file.as_deref());

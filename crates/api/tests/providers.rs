@@ -54,7 +54,8 @@ fn offline_by_default_then_saved_without_any_key_in_the_file() {
     assert_eq!(v.default_model.as_deref(), Some(mneme_model::DEFAULT_ANTHROPIC_MODEL));
     assert_eq!(v.anthropic_default_model, mneme_model::DEFAULT_ANTHROPIC_MODEL);
     assert_eq!(v.effective_base_url.as_deref(), Some("https://gateway.example.com"));
-    assert_eq!(v.key.account.as_deref(), Some("anthropic-api-key"));
+    // Keys are bound to their endpoint: a custom base URL gets an entry of its own.
+    assert_eq!(v.key.account.as_deref(), Some("anthropic-api-key:https://gateway.example.com"));
     // No key was ever stored under this test's service: either the keyring says so, or there
     // is no keyring and the keyring's own advice is passed on.
     match v.key.state {

@@ -57,7 +57,7 @@ fn offline_recall_in_order_with_reasons_headers_and_the_injected_text() {
     assert_eq!(
         got,
         [
-            ("feedback_deploys.md", "matched name: deploy · description: deploy, friday · body: deploy"),
+            ("feedback_deploys.md", "matched name: deploy · description: deploy, friday · body: deploy · index line: deploy"),
             ("project_billing.md", "matched name: billing · description: billing, service"),
         ]
     );

@@ -117,6 +117,7 @@ async fn anthropic_selection_through_the_stub() {
         out,
         format!(
             "1 memory recalled from {} (chosen by claude-sonnet-5 via anthropic):\n\
+             Asked with Mneme's own selector prompt (no Claude Code is installed to read its own from).\n\
              1. project_billing.md \u{2014} Billing\n   selected by claude-sonnet-5 (1 of 1)\n",
             mem.display()
         )

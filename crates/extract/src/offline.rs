@@ -692,6 +692,17 @@ pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String])
             }
         }
     }
+    // A forgotten memory's index line goes with it, in the same changeset: the changeset
+    // writes the index itself, so nothing downstream removes the line for it.
+    let gone: Vec<usize> = index
+        .entries(Scope::Private, &root)
+        .into_iter()
+        .filter(|(_, e)| removed.contains(&e.rel_path))
+        .map(|(i, _)| i)
+        .collect();
+    if !gone.is_empty() {
+        index.remove(&gone);
+    }
     let index_after = index.render();
     if index_before.as_deref().unwrap_or("") != index_after {
         changes.push(FileChange {
@@ -871,9 +882,9 @@ mod tests {
         assert_eq!(by_name("user_dark_mode.md").after, None);
         assert_eq!(
             by_name("MEMORY.md").after.as_deref().unwrap(),
-            "- [I prefer tabs over spaces](feedback_indentation.md) — I prefer tabs over spaces\n- [Dark mode](user_dark_mode.md) — likes dark mode\n- [Deploys happen on Fridays](project_deploys_happen_on_fridays.md) — Deploys happen on Fridays\n"
+            "- [I prefer tabs over spaces](feedback_indentation.md) — I prefer tabs over spaces\n- [Deploys happen on Fridays](project_deploys_happen_on_fridays.md) — Deploys happen on Fridays\n"
         );
-        // Applied, the folder is what Claude Code expects: the removed memory's index line goes
+        // Applied, the folder is what Claude Code expects: the removed memory's index line went
         // with it, the new one is indexed.
         mneme_agent::apply_changeset(&out.changeset, &dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1))).unwrap();
         let health = memdir.health();
