@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The version matrix's expected outputs, generated from the real Claude Code binaries.
 
-Usage: capture_matrix.py --root ROOT --out OUT --cache DIR --bin VERSION=PATH [--bin ...]
+Usage: capture_matrix.py --root ROOT --out OUT [--cache DIR] --bin VERSION=PATH [--bin ...]
                          [--random N] [--seed S] [--jobs J]
 
 Builds every fixture set under ROOT/<version>/ (the shared conformance fixtures, the extra hostile cases,
@@ -167,7 +167,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--cache", required=True)
+    ap.add_argument("--cache", default=os.path.expanduser("~/.cache/mneme/matrix-captures"))
     ap.add_argument("--bin", action="append", required=True, help="VERSION=PATH")
     ap.add_argument("--random", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)

@@ -50,7 +50,7 @@ struct Case {
     reads: Vec<String>,
 }
 
-fn mneme(case: &Case, version: &str, command: &[String]) -> Result<String, String> {
+fn mneme(case: &Case, version: &str, command: &[String]) -> anyhow::Result<String> {
     let home = case.fixture.join("home");
     let managed = case.managed.clone().unwrap_or_else(|| case.fixture.join("no-managed-dir"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mneme"));
@@ -66,11 +66,11 @@ fn mneme(case: &Case, version: &str, command: &[String]) -> Result<String, Strin
         .args(["--claude-version", version, "--cwd"])
         .arg(&case.cwd)
         .args(&case.args);
-    let out = cmd.output().map_err(|e| format!("mneme did not run: {e}"))?;
+    let out = cmd.output().map_err(|e| anyhow::anyhow!("mneme did not run: {e}"))?;
     if !out.status.success() {
-        return Err(format!("mneme {command:?} failed: {}", String::from_utf8_lossy(&out.stderr)));
+        anyhow::bail!("mneme {command:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     }
-    let text = String::from_utf8(out.stdout).map_err(|_| "mneme printed invalid UTF-8".to_string())?;
+    let text = String::from_utf8(out.stdout).map_err(|_| anyhow::anyhow!("mneme printed invalid UTF-8"))?;
     Ok(match &case.managed {
         Some(m) => text.replace(&m.to_string_lossy().to_string(), "/etc/claude-code"),
         None => text,
@@ -126,7 +126,6 @@ fn every_release_in_the_matrix_matches_its_binary() {
     let root = tmp.join("mneme-matrix");
     let out = tmp.join("mneme-matrix-out");
     let _ = fs::remove_dir_all(&out);
-    let home = std::env::var("HOME").expect("HOME");
     let random = std::env::var("MNEME_MATRIX_RANDOM").unwrap_or_else(|_| "500".into());
     let mut capture = Command::new("python3");
     capture
@@ -135,8 +134,6 @@ fn every_release_in_the_matrix_matches_its_binary() {
         .arg(&root)
         .arg("--out")
         .arg(&out)
-        .arg("--cache")
-        .arg(Path::new(&home).join(".cache/mneme/matrix-captures"))
         .args(["--random", &random, "--seed", "20261201", "--jobs", "3"]);
     for (v, p) in &bins {
         capture.arg("--bin").arg(format!("{v}={}", p.display()));
@@ -167,7 +164,7 @@ fn every_release_in_the_matrix_matches_its_binary() {
                     let mut cmd = vec!["touched".to_string()];
                     cmd.extend(order.iter().cloned());
                     last = mneme(&case, &version, &cmd);
-                    last.as_deref() == Ok(expected.as_str())
+                    last.as_ref().is_ok_and(|got| got == &expected)
                 });
                 if !matched {
                     match last {

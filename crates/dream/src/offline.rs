@@ -750,19 +750,19 @@ impl<'a> Work<'a> {
 
     /// Writes the memory a line points at back from the line, when it can live at that path.
     /// Returns whether its type could be told from the file name.
-    fn recreate(&mut self, e: &mneme_store::memdir::IndexEntry, mtime_ns: i128) -> Result<bool, String> {
+    fn recreate(&mut self, e: &mneme_store::memdir::IndexEntry, mtime_ns: i128) -> Result<bool, CannotRecreate> {
         let rel = e.rel_path.as_str();
         if !rel.ends_with(".md") {
-            return Err("not a Markdown file".into());
+            return Err(CannotRecreate::NotMarkdown);
         }
         if Scope::of(rel) == Scope::Team {
-            return Err("it would be in the team's folder, which a dream does not write".into());
+            return Err(CannotRecreate::TeamFolder);
         }
         if rel.starts_with("logs/") || rel == INDEX_FILE || rel == OVERFLOW_FILE {
-            return Err("that path is kept for Mneme's and Claude Code's own files".into());
+            return Err(CannotRecreate::Reserved);
         }
         if rel.split('/').any(|part| part.starts_with('.')) {
-            return Err("a hidden path".into());
+            return Err(CannotRecreate::Hidden);
         }
         let stem = rel.rsplit('/').next().unwrap_or(rel).trim_end_matches(".md");
         let kind = [MemoryType::User, MemoryType::Feedback, MemoryType::Project, MemoryType::Reference]
@@ -1038,6 +1038,20 @@ pub fn consolidate(memdir: &Memdir, opts: OfflineOptions) -> Result<Plan, DreamE
     let merged = w.merge_duplicates();
     let index = w.reindex(&merged)?;
     Ok(w.into_plan(index))
+}
+
+/// Why a dangling index line cannot be written back as its own topic file (it stays in the
+/// index, flagged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum CannotRecreate {
+    #[error("not a Markdown file")]
+    NotMarkdown,
+    #[error("it would be in the team's folder, which a dream does not write")]
+    TeamFolder,
+    #[error("that path is kept for Mneme's and Claude Code's own files")]
+    Reserved,
+    #[error("a hidden path")]
+    Hidden,
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub fn detect(env: &Environment) -> Option<ClaudeInstall> {
     let resolved = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
     let (version, version_error) = match cached_version(&resolved) {
         Ok(v) => (Some(v), None),
-        Err(e) => (None, Some(e)),
+        Err(e) => (None, Some(e.to_string())),
     };
     Some(ClaudeInstall { path, resolved, found_by, version, version_error })
 }
@@ -97,12 +97,28 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// Why the release of a `claude` binary could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionError {
+    #[error("cannot read {}: {message}", bin.display())]
+    Unreadable { bin: PathBuf, message: String },
+    #[error("could not run {} --version: {message}", bin.display())]
+    Run { bin: PathBuf, message: String },
+    #[error("{} --version did not answer within {}s", bin.display(), VERSION_TIMEOUT.as_secs())]
+    Timeout { bin: PathBuf },
+    #[error("{} --version failed ({status})", bin.display())]
+    Failed { bin: PathBuf, status: String },
+    #[error("{} --version printed no version: {output:?}", bin.display())]
+    NoVersion { bin: PathBuf, output: String },
+}
+
 type Key = (PathBuf, u64, Option<SystemTime>);
-static CACHE: LazyLock<Mutex<HashMap<Key, Result<ClaudeVersion, String>>>> = LazyLock::new(Default::default);
+static CACHE: LazyLock<Mutex<HashMap<Key, Result<ClaudeVersion, VersionError>>>> = LazyLock::new(Default::default);
 
 /// `claude --version` for `bin`, remembered while the file stays the same.
-fn cached_version(bin: &Path) -> Result<ClaudeVersion, String> {
-    let meta = std::fs::metadata(bin).map_err(|e| format!("cannot read {}: {e}", bin.display()))?;
+fn cached_version(bin: &Path) -> Result<ClaudeVersion, VersionError> {
+    let meta = std::fs::metadata(bin)
+        .map_err(|e| VersionError::Unreadable { bin: bin.to_path_buf(), message: e.to_string() })?;
     let key = (bin.to_path_buf(), meta.len(), meta.modified().ok());
     if let Some(hit) = CACHE.lock().expect("version cache").get(&key) {
         return hit.clone();
@@ -114,7 +130,7 @@ fn cached_version(bin: &Path) -> Result<ClaudeVersion, String> {
 
 /// Runs `bin --version` with no input, a bounded time, and nothing but a minimal
 /// environment, and reads the release from what it prints.
-pub fn version_of(bin: &Path) -> Result<ClaudeVersion, String> {
+pub fn version_of(bin: &Path) -> Result<ClaudeVersion, VersionError> {
     let mut child = Command::new(bin)
         .arg("--version")
         .stdin(Stdio::null())
@@ -123,7 +139,7 @@ pub fn version_of(bin: &Path) -> Result<ClaudeVersion, String> {
         .env("DISABLE_AUTOUPDATER", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .spawn()
-        .map_err(|e| format!("could not run {} --version: {e}", bin.display()))?;
+        .map_err(|e| VersionError::Run { bin: bin.to_path_buf(), message: e.to_string() })?;
     let deadline = Instant::now() + VERSION_TIMEOUT;
     let status = loop {
         match child.try_wait() {
@@ -132,9 +148,9 @@ pub fn version_of(bin: &Path) -> Result<ClaudeVersion, String> {
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("{} --version did not answer within {}s", bin.display(), VERSION_TIMEOUT.as_secs()));
+                return Err(VersionError::Timeout { bin: bin.to_path_buf() });
             }
-            Err(e) => return Err(format!("could not wait for {} --version: {e}", bin.display())),
+            Err(e) => return Err(VersionError::Run { bin: bin.to_path_buf(), message: e.to_string() }),
         }
     };
     let mut out = String::new();
@@ -142,10 +158,10 @@ pub fn version_of(bin: &Path) -> Result<ClaudeVersion, String> {
         let _ = stdout.read_to_string(&mut out);
     }
     if !status.success() {
-        return Err(format!("{} --version failed ({status})", bin.display()));
+        return Err(VersionError::Failed { bin: bin.to_path_buf(), status: status.to_string() });
     }
     ClaudeVersion::from_version_output(&out)
-        .ok_or_else(|| format!("{} --version printed no version: {:?}", bin.display(), out.trim()))
+        .ok_or_else(|| VersionError::NoVersion { bin: bin.to_path_buf(), output: out.trim().to_string() })
 }
 
 #[cfg(test)]
@@ -189,7 +205,7 @@ mod tests {
         assert!(found.version_error.unwrap().contains("--version failed"));
 
         fake_claude(&t.path().join("bin2"), "echo 'Claude Code'");
-        assert!(version_of(&t.path().join("bin2/claude")).unwrap_err().contains("printed no version"));
+        assert!(matches!(version_of(&t.path().join("bin2/claude")), Err(VersionError::NoVersion { .. })));
     }
 
     #[test]
