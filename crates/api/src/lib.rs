@@ -21,6 +21,7 @@ mod inbox;
 mod memories;
 mod memory_dir;
 mod merge;
+mod open;
 pub mod ops;
 mod providers;
 mod recall;
@@ -43,6 +44,7 @@ pub use graph::{Graph, GraphEdge, GraphNode};
 pub use memories::{MachineSettings, MemoryDetail, MemoryEdit, MemoryListFilter, MemorySummary, NewMemoryRequest, Trashed};
 pub use memory_dir::AutoMemDirChange;
 pub use merge::MergeReport;
+pub use open::{FolderCompletion, OpenedProject};
 pub use providers::{
     KeyState, KeyStatus, ProviderChoice, ProviderFailure, ProviderSettingsInput, ProviderTest, ProviderView,
 };

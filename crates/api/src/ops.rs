@@ -79,10 +79,24 @@ impl Folder {
 pub struct HomeInfo {
     pub home: PathBuf,
     pub config_home: PathBuf,
-    /// The folder the app opened on.
+    /// The folder the process started in; relative paths are taken from it. The app never
+    /// opens on it by itself (a launcher starts apps in `/` or the home folder).
     pub cwd: PathBuf,
     /// Whether the background scheduler runs in the process the page talks to.
     pub scheduler: bool,
+    /// The project opened last, which the app opens on; absent on a first run.
+    pub last_project: Option<PathBuf>,
+    /// Whether Claude Code's config home exists (it does once Claude Code has run).
+    pub config_home_exists: bool,
+}
+
+/// A path being typed, to complete.
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct TypedPath {
+    /// Absolute, or starting with `~`.
+    pub typed: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -491,7 +505,13 @@ macro_rules! operations {
                 config_home: m.environment().config_home(),
                 cwd: h.start_dir().to_path_buf(),
                 scheduler: h.scheduler_running(),
+                last_project: m.last_project(),
+                config_home_exists: m.environment().config_home().is_dir(),
             });
+            /// Checks that `cwd` is a folder and remembers it as the project to open next time.
+            open_project($crate::ops::Folder) -> $crate::OpenedProject = |m, h, q| m.open_project(&q.request(h, None));
+            /// Folders completing a typed path (how a browser page picks a folder).
+            complete_folder($crate::ops::TypedPath) -> $crate::FolderCompletion = |m, _h, q| Ok(m.complete_folder(&q.typed));
             /// What Claude Code loads at start-up in `cwd`, file by file, and the block it builds.
             context($crate::ops::ContextQuery) -> $crate::ContextView = |m, h, q| m.context(&q.at.request(h, q.date));
             /// What Claude Code attaches when the model reads these files.
