@@ -33,6 +33,9 @@ trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
   cargo install --locked -q cargo-deny --version '^0.20' --root "$HOME/.cache/mneme/tools"
 PATH="$HOME/.cache/mneme/tools/bin:$PATH" cargo deny --locked check licenses
 scripts/with-keyring.sh cargo test --workspace --locked "$@"
+# Unreadable files reported, not read: file permissions do not bind root, so these tests run as
+# an unprivileged user (`nobody` when this runs as root).
+scripts/unprivileged-tests.sh
 # Mneme's dream lock racing Claude Code's own lock code (cut from the 2.1.197 binary), alone:
 # the race is about timing, so it runs while nothing else loads the cores.
 cargo test --locked -q -p mneme --test dream_interop -- --ignored racing
