@@ -34,6 +34,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkAccessible, checkGraphLayout } from './checks.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(ROOT, 'ui', 'package.json'));
@@ -446,7 +447,9 @@ async function main() {
     await fn();
     console.log(`  ok  ${name} (${Date.now() - t} ms)`);
   };
+  // Every screen the run screenshots is also checked with axe-core's WCAG 2 A/AA rules.
   const shot = async (name, top = true) => {
+    await checkAccessible(page, `the screen of ${name}.png`, fail);
     if (!shots) return;
     if (top) await page.evaluate(() => window.scrollTo(0, 0));
     await page.waitForTimeout(150);
@@ -457,11 +460,18 @@ async function main() {
   };
 
   try {
-    await step('page loads, token leaves the address bar', async () => {
+    await step('page loads on Projects (not the server\'s folder), token leaves the address bar; the shop opens from its row', async () => {
       await page.goto(server.url);
-      await page.getByTestId('context-block').waitFor();
+      // Nothing was opened before in this home: the Projects list, not the folder serve started in.
+      await page.locator('table.projects').waitFor();
+      if (await page.locator('#folder').inputValue()) fail('the folder box names a folder before any was opened');
       if (page.url().includes('token=')) fail(`the token is still in the address bar: ${page.url()}`);
       await waitFor('the live indicator', async () => (await page.locator('.live.live').count()) === 1);
+      await page.locator('table.projects tr', { hasText: 'code/shop' }).filter({ hasNotText: 'worktree' })
+        .getByRole('button', { name: 'What Claude sees' }).click();
+      await page.getByTestId('context-block').waitFor();
+      const home = await api(server, 'home', {});
+      if (home.lastProject !== fx.repo) fail(`opening the shop did not make it the project opened last: ${home.lastProject}`);
     });
 
     await step('What Claude sees: block equals the context API and `mneme context`', async () => {
@@ -932,6 +942,7 @@ async function main() {
       if (!text.includes(`${want.nodes.length} nodes · ${want.edges.length} edges`)) fail(`the caption reads "${text}"`);
       await page.locator('[data-testid="graph-canvas"] canvas').first().waitFor();
       await waitFor('the layout to settle', () => page.evaluate(() => window.__mnemeGraph?.settled()), 30_000);
+      await checkGraphLayout(page, 'the shop', fail);
       await page.waitForTimeout(300);
       await shot('graph');
     });
@@ -1177,6 +1188,7 @@ async function main() {
       await waitFor('the layout to settle', () => page.evaluate(() => window.__mnemeGraph?.settled()), 120_000);
       const settleMs = Date.now() - t0;
       const layout = await page.evaluate(() => window.__mnemeGraph.layoutStats());
+      console.log(`      layout: ${await checkGraphLayout(page, 'the 5,000-node project', fail)}`);
       await page.waitForTimeout(300);
       await shot('graph-5000');
       const box = await page.getByTestId('graph-canvas').boundingBox();

@@ -113,6 +113,8 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
     let builder = bindings();
     tauri::Builder::default()
         .plugin(tauri_plugin_shell::init())
+        // The native folder picker behind "Open a project…"; the page gets only `open`.
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .manage(mneme)
         .setup(move |app| {

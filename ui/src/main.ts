@@ -21,7 +21,11 @@ async function start() {
     const home = await api.home({});
     app.home = home.home;
     app.scheduler = home.scheduler === true;
-    app.cwd = sessionStorage.getItem('mneme.cwd') || home.cwd;
+    app.configHome = home.configHome;
+    app.configHomeExists = home.configHomeExists;
+    // The project this tab had open, else the one opened last; never the folder the process
+    // started in (a launcher starts apps in / or the home folder). No project: the Projects list.
+    app.cwd = sessionStorage.getItem('mneme.cwd') || home.lastProject || '';
   } catch (e) {
     app.fatal = errorMessage(e);
     return;
@@ -34,7 +38,7 @@ async function start() {
     (s) => (app.live = s),
     noteSchedulerEvent,
   );
-  api.watch({ cwd: app.cwd }).catch(() => {});
+  if (app.cwd) api.watch({ cwd: app.cwd }).catch(() => {});
   app.ready = true;
 }
 

@@ -13,6 +13,9 @@ class AppState {
   /** The project folder every screen looks from. */
   cwd = $state('');
   home = $state('');
+  /** Claude Code's config home, and whether it exists yet (the welcome screen says). */
+  configHome = $state('');
+  configHomeExists = $state(false);
   /** Bumped on every `changed` event; screens reload their data when it moves. */
   liveTick = $state(0);
   lastChanged = $state<string[]>([]);

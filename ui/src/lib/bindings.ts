@@ -10,6 +10,10 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 export const commands = {
 	/**  Where the app looks by default. */
 	home: (req: NoArgs) => typedError<HomeInfo, ApiError>(__TAURI_INVOKE("home", { req })),
+	/**  Checks that `cwd` is a folder and remembers it as the project to open next time. */
+	openProject: (req: Folder) => typedError<OpenedProject, ApiError>(__TAURI_INVOKE("open_project", { req })),
+	/**  Folders completing a typed path (how a browser page picks a folder). */
+	completeFolder: (req: TypedPath) => typedError<FolderCompletion, ApiError>(__TAURI_INVOKE("complete_folder", { req })),
 	/**  What Claude Code loads at start-up in `cwd`, file by file, and the block it builds. */
 	context: (req: ContextQuery) => typedError<ContextView, ApiError>(__TAURI_INVOKE("context", { req })),
 	/**  What Claude Code attaches when the model reads these files. */
@@ -709,6 +713,19 @@ export type Folder = {
 	addDirs?: string[] | null,
 };
 
+/**  Folders that complete a typed path. */
+export type FolderCompletion = {
+	/**  The typed path itself, absolute, when it is an existing folder. */
+	folder: string | null,
+	/**
+	 *  Sub-folders of the typed path's parent whose names start with its last part, sorted;
+	 *  hidden ones only when the last part starts with a dot.
+	 */
+	suggestions: string[],
+	/**  Whether there were more than those listed. */
+	more: boolean,
+};
+
 export type Graph = {
 	nodes: GraphNode[],
 	edges: GraphEdge[],
@@ -753,10 +770,17 @@ export type Health = {
 export type HomeInfo = {
 	home: string,
 	configHome: string,
-	/**  The folder the app opened on. */
+	/**
+	 *  The folder the process started in; relative paths are taken from it. The app never
+	 *  opens on it by itself (a launcher starts apps in `/` or the home folder).
+	 */
 	cwd: string,
 	/**  Whether the background scheduler runs in the process the page talks to. */
 	scheduler: boolean,
+	/**  The project opened last, which the app opens on; absent on a first run. */
+	lastProject: string | null,
+	/**  Whether Claude Code's config home exists (it does once Claude Code has run). */
+	configHomeExists: boolean,
 };
 
 export type InboxEdit = {
@@ -1060,6 +1084,14 @@ export type NodeKind = "memory" | "index" | "claudeMd" | "rule" |
 export type NotSaved = {
 	sentence: string,
 	rule: string,
+};
+
+/**  A project folder the app opened. */
+export type OpenedProject = {
+	/**  The folder, absolute, as the app will show it. */
+	cwd: string,
+	/**  Whether Claude Code has run there (it keeps a project folder for it). */
+	knownToClaudeCode: boolean,
 };
 
 /**  How the real project folder was recovered. */
@@ -1822,6 +1854,12 @@ export type Trashed = {
 	id: string,
 	original: string,
 	entry: TrashEntry,
+};
+
+/**  A path being typed, to complete. */
+export type TypedPath = {
+	/**  Absolute, or starting with `~`. */
+	typed: string,
 };
 
 /**  What the check found. */

@@ -439,6 +439,20 @@ export class GraphView {
     return d ? this.sigma.framedGraphToViewport(d) : null;
   }
 
+  /** Every drawn node's centre on the canvas (flat x, y pairs) and the canvas size: what the
+   *  e2e tests measure the layout's quality on. */
+  positions(): { pts: number[]; width: number; height: number } {
+    const pts: number[] = [];
+    this.graph.forEachNode((id) => {
+      const d = this.sigma.getNodeDisplayData(id);
+      if (!d || d.hidden) return;
+      const p = this.sigma.framedGraphToViewport(d);
+      pts.push(p.x, p.y);
+    });
+    const { width, height } = this.sigma.getDimensions();
+    return { pts, width, height };
+  }
+
   kill() {
     this.worker?.terminate();
     this.worker = null;

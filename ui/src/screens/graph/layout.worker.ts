@@ -121,7 +121,40 @@ function tidy(x: Float64Array, y: Float64Array, comps: Components, req: LayoutRe
   // Cheap enough on every frame for small graphs; on bigger ones, once at the end.
   const small = n <= 300;
   if (n <= NOVERLAP_MAX && (small || last)) separateDiscs(x, y, req, small ? 30 : 60);
-  if (req.allLabels && n <= NOVERLAP_MAX && (n <= 120 || last)) separateLabels(x, y, req);
+  if (req.allLabels && n <= NOVERLAP_MAX && (n <= 120 || last) && labelsFit(req)) {
+    // Label boxes are wide and flat, so separating them pushes nodes apart vertically; when
+    // that stretches the graph out of shape (long labels, a hub with many leaves), the spread
+    // itself shrinks the pixel scale and the graph ends up a vertical line. Keep the disc layout
+    // then: sigma skips labels that would collide.
+    const bx = x.slice(), by = y.slice();
+    separateLabels(x, y, req);
+    if (aspectChange(bx, by, x, y) > 1.6) { x.set(bx); y.set(by); }
+  }
+}
+
+/** Whether every label can be drawn without overlap at all: label boxes covering at most a
+ *  third of the canvas (beyond that, separating them only stretches the graph). */
+function labelsFit(req: LayoutRequest): boolean {
+  const { size, labelWidth, labelSize, view } = req;
+  let area = 0;
+  for (let i = 0; i < size.length; i++) {
+    const w = 2 * size[i] + (labelWidth[i] > 0 ? 3 + labelWidth[i] : 0) + 6;
+    const h = 2 * Math.max(size[i], labelWidth[i] > 0 ? labelSize * 0.6 : 0) + 6;
+    area += w * h;
+  }
+  const canvas = Math.max(1, view.width - 2 * view.padding) * Math.max(1, view.height - 2 * view.padding);
+  return area <= canvas / 3;
+}
+
+/** How much the bounding box's height-to-width ratio changed (a factor, at least 1). */
+function aspectChange(x0: Float64Array, y0: Float64Array, x1: Float64Array, y1: Float64Array): number {
+  const ratio = (x: Float64Array, y: Float64Array) => {
+    let a = Infinity, b = -Infinity, c = Infinity, d = -Infinity;
+    for (let i = 0; i < x.length; i++) { a = Math.min(a, x[i]); b = Math.max(b, x[i]); c = Math.min(c, y[i]); d = Math.max(d, y[i]); }
+    return (d - c || 1e-9) / (b - a || 1e-9);
+  };
+  const r0 = ratio(x0, y0), r1 = ratio(x1, y1);
+  return Math.max(r0 / r1, r1 / r0);
 }
 
 /**
