@@ -3,6 +3,7 @@
 //! Everything here takes an [`Environment`] (home, config home, env vars, managed dir) instead
 //! of reading the process environment, so tests run against temporary homes.
 
+pub mod agents;
 pub mod claude_install;
 pub mod claude_text;
 pub mod env;

@@ -363,7 +363,8 @@ pub fn find_project_dirs(env: &Environment, path: &Path) -> Vec<PathBuf> {
 }
 
 /// Where a sub-agent keeps memory (`memory:` in its definition).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "lowercase")]
 pub enum AgentScope {
     /// `<memory base>/agent-memory/<agent>`: shared by all projects.
@@ -375,6 +376,15 @@ pub enum AgentScope {
 }
 
 impl AgentScope {
+    /// The frontmatter value: `user`, `project` or `local`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentScope::User => "user",
+            AgentScope::Project => "project",
+            AgentScope::Local => "local",
+        }
+    }
+
     /// Parses the frontmatter value `user`, `project` or `local`.
     pub fn from_name(name: &str) -> Option<AgentScope> {
         match name {
