@@ -11,8 +11,11 @@ need_tool python3 python3   # builds the conformance fixtures (testdata/conforma
 need_tool node nodejs
 need_debs "${TAURI_BUILD_DEBS[@]}" libdbus-1-dev   # the desktop shell; the OS keyring (Secret Service over D-Bus)
 
-# The UI is built first: the desktop shell embeds ui/dist.
+# The UI is built first: the desktop shell embeds ui/dist. It must type-check (svelte-check
+# over every .svelte and .ts file) and its pure helpers pass their unit tests (node's runner).
 npm run --silent build:ui
+npm run --silent --prefix ui check
+node --test ui/tests/
 
 # Real parts for the engine's tests: Claude Code itself (from the npm registry: 2.1.197 for the
 # Claude Code CLI provider, every matrix release for the conformance matrix), a throwaway PostgreSQL cluster for the team sync server, and a
