@@ -50,8 +50,9 @@ export async function graphLayout(page) {
     x0 = Math.min(x0, pts[2 * i]); x1 = Math.max(x1, pts[2 * i]);
     y0 = Math.min(y0, pts[2 * i + 1]); y1 = Math.max(y1, pts[2 * i + 1]);
   }
-  // Nearest neighbours through a grid of 8 px cells: only close pairs matter.
-  const cell = 8, grid = new Map();
+  // Nearest neighbours through a grid of 16 px cells: only close pairs matter (a node with none
+  // within 16 px counts as 16 px away).
+  const cell = 16, grid = new Map();
   const key = (gx, gy) => gx * 100003 + gy;
   for (let i = 0; i < n; i++) {
     const k = key(Math.floor(pts[2 * i] / cell), Math.floor(pts[2 * i + 1] / cell));
@@ -59,7 +60,7 @@ export async function graphLayout(page) {
     if (!l) grid.set(k, (l = []));
     l.push(i);
   }
-  const nearest = new Float64Array(n).fill(Infinity);
+  const nearest = new Float64Array(n).fill(cell);
   for (let i = 0; i < n; i++) {
     const gx = Math.floor(pts[2 * i] / cell), gy = Math.floor(pts[2 * i + 1] / cell);
     for (let dx = -1; dx <= 1; dx++) for (let dy = -1; dy <= 1; dy++) {
@@ -73,7 +74,7 @@ export async function graphLayout(page) {
     nodes: n,
     spreadX: n ? (x1 - x0) / width : 0,
     spreadY: n ? (y1 - y0) / height : 0,
-    minSpacing: n > 1 ? sorted[0] : Infinity,
+    minSpacing: n > 1 ? sorted[0] : cell,
     /** The share of nodes whose nearest neighbour is closer than 2 px (drawn on top of each other). */
     stacked: n ? sorted.filter((d) => d < 2).length / n : 0,
   };
@@ -87,7 +88,7 @@ export async function graphLayout(page) {
 export async function checkGraphLayout(page, where, fail, { minSpacing = 4 } = {}) {
   const q = await graphLayout(page);
   const text = `${q.nodes} nodes: spread ${(q.spreadX * 100).toFixed(0)}% × ${(q.spreadY * 100).toFixed(0)}% of the canvas, ` +
-    `closest centres ${q.minSpacing.toFixed(1)} px, ${(q.stacked * 100).toFixed(2)}% stacked`;
+    `closest centres ${q.minSpacing >= 16 ? '16 px or more' : `${q.minSpacing.toFixed(1)} px`} apart, ${(q.stacked * 100).toFixed(2)}% stacked`;
   if (q.nodes >= 10 && (q.spreadX < 0.25 || q.spreadY < 0.25)) fail(`the graph on ${where} does not use both axes: ${text}`);
   if (q.nodes <= 1000 && q.minSpacing < minSpacing) fail(`nodes overlap on the graph of ${where}: ${text}`);
   if (q.nodes > 1000 && q.stacked > 0.01) fail(`too many nodes drawn on top of each other on the graph of ${where}: ${text}`);
