@@ -54,6 +54,9 @@ need_tool chromium chromium
 cargo build --locked -q -p mneme -p mneme-team-server
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" MNEME_SERVER_BIN="$CARGO_TARGET_DIR/debug/mneme-server" \
   E2E_NO_SCREENSHOTS=1 node e2e/run.mjs
+# Every screen on each real-world repository (testdata/realworld) and a first run on an empty
+# home, with axe-core's WCAG 2 A/AA rules and the graph layout checked on each.
+MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/screens.mjs
 
 # End to end on the desktop: the real Tauri window under Xvfb, driven through tauri-driver and
 # WebKitWebDriver.
