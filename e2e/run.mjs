@@ -829,6 +829,8 @@ async function main() {
         await waitFor('the scheduler\'s dream', async () =>
           (await api(sched, 'backgroundRuns', { job: 'dream' })).runs.some((r) => r.outcome === 'done'), 30_000);
         if (fs.existsSync(path.join(sfx.mem, 'tabs-old.md'))) fail('the scheduler\'s dream did not merge tabs-old.md');
+        // The app opens on the project opened last (never on serve's own folder).
+        await api(sched, 'openProject', { cwd: sfx.repo });
         await tab.goto(`${sched.url}#/dreams`);
         await tab.getByTestId('scheduler-running').waitFor();
         const row = tab.getByTestId('dream-row').first();
