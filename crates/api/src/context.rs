@@ -28,6 +28,8 @@ pub struct ContextRequest {
     /// Render as this Claude Code release does; `None` = the one installed, else the newest
     /// the matrix checks.
     pub claude_version: Option<ClaudeVersion>,
+    /// Work on this sub-agent's memory folder instead of auto memory.
+    pub agent: Option<crate::AgentTarget>,
 }
 
 /// Where auto memory lives for this folder and whether Claude Code would use it.
@@ -201,7 +203,7 @@ impl Mneme {
             AutoMemoryReason::SafeMode => set_by("CLAUDE_CODE_SAFE_MODE"),
             _ => None,
         };
-        let amd = paths::resolve_auto_mem_dir(env, &settings, &cwd);
+        let amd = paths::resolve_auto_mem_dir_for(env, &settings, &cwd, &profile);
         let canonical = git::find_canonical_git_root(&cwd).unwrap_or_else(|| cwd.clone());
         let entrypoint = amd.dir.join("MEMORY.md");
         let auto_memory = AutoMemoryInfo {

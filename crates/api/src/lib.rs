@@ -10,6 +10,8 @@
 //! is recorded in the dream history as failed, and the call answers with the error. API keys go into the OS keyring
 //! and never come back out through here; front ends learn only whether one is set.
 
+mod agent_context;
+mod agents;
 mod claude_code;
 mod context;
 mod version_check;
@@ -28,6 +30,10 @@ mod recall;
 mod team;
 mod verify;
 
+pub use agent_context::AgentContextView;
+pub use agents::{AgentFolder, AgentInfo, AgentTarget, AgentsView};
+pub use mneme_store::agents::{AgentProblem, AgentSource};
+pub use mneme_store::paths::AgentScope;
 pub use claude_code::{ClaudeCodeInfo, RenderedFor};
 pub use version_check::VersionCheck;
 pub use verify::{Difference, VerifyOptions, VerifyReport, VERIFY_TIMEOUT};

@@ -137,7 +137,10 @@ fn parse_kind(kind: &str) -> Result<MemoryType, ApiError> {
 impl Mneme {
     /// The memory folder Claude Code would use from `req.cwd`, with Mneme's trash beside it.
     pub(crate) fn memdir(&self, req: &ContextRequest) -> Result<(Resolved, Memdir), ApiError> {
-        let r = self.resolve(req)?;
+        let mut r = self.resolve(req)?;
+        if let Some(target) = &req.agent {
+            r.memdir = self.agent_memory(&r.cwd, &r.settings, target)?.dir;
+        }
         let trash = self.env.data_dir().join("trash").join(sanitize_path(&r.memdir.to_string_lossy()));
         // The health meter measures MEMORY.md as Claude Code loads it, comments stripped.
         let m = Memdir::new(r.memdir.clone(), trash, self.clock.clone())

@@ -56,6 +56,14 @@ pub struct Folder {
     #[serde(default)]
     #[cfg_attr(feature = "specta", specta(optional))]
     pub add_dirs: Option<Vec<PathBuf>>,
+    /// Work on this sub-agent's memory folder (its type or folder name) instead of auto memory.
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
+    pub agent: Option<String>,
+    /// With `agent`: the scope to open; absent = the one its definition declares.
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
+    pub agent_scope: Option<crate::AgentScope>,
 }
 
 impl Folder {
@@ -68,6 +76,7 @@ impl Folder {
             settings_file: None,
             date,
             claude_version: None,
+            agent: self.agent.clone().map(|name| crate::AgentTarget { name, scope: self.agent_scope }),
         }
     }
 }
@@ -525,6 +534,11 @@ macro_rules! operations {
             /// used last (the app asks at start and warns when Mneme disagrees with it).
             version_check($crate::ops::NoArgs) -> $crate::VersionCheck = |m, _h, _q| m.version_check();
             /// Every project Claude Code has a folder for, newest first, with orphans flagged.
+            /// Every sub-agent Claude Code would offer from a folder, with its memory folder, and
+            /// every agent-memory folder on disk.
+            agents($crate::ops::Folder) -> $crate::AgentsView = |m, h, q| m.agents(&q.request(h, None));
+            /// The memory section Claude Code puts in a sub-agent's system prompt (`agent` names it).
+            agent_context($crate::ops::Folder) -> $crate::AgentContextView = |m, h, q| m.agent_context(&q.request(h, None));
             projects($crate::ops::NoArgs) -> Vec<$crate::ProjectInfo> = |m, _h, _q| Ok(m.projects());
             memories($crate::ops::MemoriesQuery) -> Vec<$crate::MemorySummary> = |m, h, q| {
                 m.memories(&q.at.request(h, None), &$crate::MemoryListFilter { kind: q.kind, search: q.search })

@@ -259,6 +259,7 @@ impl Mneme {
             settings_file: Some(flag_settings),
             date,
             claude_version: Some(compare_as),
+            agent: None,
         })?;
         let real = |s: &str| s.replace(&path_str(&sandbox_config), &path_str(&real_config));
         let claude_text = real(claude_block.as_deref().unwrap_or(""));

@@ -47,6 +47,13 @@ struct Where {
     /// Claude Code's --settings FILE (flag settings).
     #[arg(long = "settings", value_name = "FILE")]
     settings_file: Option<PathBuf>,
+    /// Work on this sub-agent's memory folder instead of auto memory (its type, e.g.
+    /// `reviewer` or `toolkit:auditor`; `mneme agents` lists them).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+    /// With --agent: the memory scope to open (default: the one the agent declares).
+    #[arg(long, value_name = "SCOPE", requires = "agent", value_parser = ["user", "project", "local"])]
+    scope: Option<String>,
     /// Show it as this Claude Code release sends it (default: the installed one, else the
     /// newest release Mneme checks). `mneme claude-code` says which is installed.
     #[arg(long = "claude-version", value_name = "X.Y.Z")]
@@ -89,7 +96,15 @@ enum Command {
         #[command(subcommand)]
         action: Option<ProjectsCommand>,
     },
-    /// Manage the auto-memory folder of a project.
+    /// The sub-agents Claude Code would offer here (user, project, managed, enabled plugins),
+    /// each with its memory scope and folder, and every agent-memory folder on disk.
+    Agents {
+        #[command(flatten)]
+        at: Where,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manage the auto-memory folder of a project (or, with --agent, a sub-agent's).
     Memories {
         #[command(subcommand)]
         action: MemoriesCommand,
@@ -354,6 +369,10 @@ fn request(at: &Where, date: Option<String>) -> Result<ContextRequest> {
         settings_file: at.settings_file.clone(),
         date,
         claude_version: at.claude_version,
+        agent: at.agent.clone().map(|name| mneme_api::AgentTarget {
+            name,
+            scope: at.scope.as_deref().and_then(mneme_api::AgentScope::from_name),
+        }),
     })
 }
 
@@ -374,6 +393,17 @@ fn run(cli: Cli) -> Result<()> {
         return print::overview(&mneme, &request(&Where::default(), None)?);
     };
     match command {
+        Command::Context { at, json: as_json, .. } if at.agent.is_some() => {
+            let view = mneme.agent_context(&request(&at, None)?)?;
+            if as_json {
+                json(&view)?;
+            } else {
+                match &view.section {
+                    Some(section) => print!("{section}"),
+                    None => anyhow::bail!("{}", view.unavailable.as_deref().unwrap_or("no memory section")),
+                }
+            }
+        }
         Command::Context { at, json: as_json, date } => {
             let view = mneme.context(&request(&at, date)?)?;
             if as_json {
@@ -410,6 +440,14 @@ fn run(cli: Cli) -> Result<()> {
                 json(&projects)?;
             } else {
                 print::projects(&projects);
+            }
+        }
+        Command::Agents { at, json: as_json } => {
+            let view = mneme.agents(&request(&at, None)?)?;
+            if as_json {
+                json(&view)?;
+            } else {
+                print::agents(&view);
             }
         }
         Command::Graph { at, .. } => json(&mneme.graph(&request(&at, None)?)?)?,

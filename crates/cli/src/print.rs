@@ -220,3 +220,43 @@ pub fn memory_dir_change(c: &mneme_api::AutoMemDirChange) {
         println!("{n}");
     }
 }
+
+pub fn agents(v: &mneme_api::AgentsView) {
+    use mneme_api::AgentSource;
+    if v.agents.is_empty() {
+        println!("No sub-agents defined here. Claude Code reads them from ~/.claude/agents, .claude/agents and enabled plugins.");
+    }
+    for a in &v.agents {
+        let source = match &a.source {
+            AgentSource::Managed => "managed".to_string(),
+            AgentSource::User => "user".to_string(),
+            AgentSource::Project => "project".to_string(),
+            AgentSource::Plugin { id } => format!("plugin {id}"),
+        };
+        println!("{}  ({source}, {})", a.agent_type, a.file.display());
+        match (&a.scope, &a.memory_dir) {
+            (Some(scope), Some(dir)) => {
+                let state = if a.exists { format!("{} memories", a.memories) } else { "not created yet".to_string() };
+                let git = if a.checked_in { ", checked in to git" } else { "" };
+                println!("  memory: {}{git} — {state} — {}", scope.as_str(), dir.display());
+            }
+            _ => match &a.invalid_memory {
+                Some(bad) => println!("  memory: none (`memory: {bad}` is not user, project or local, so Claude Code ignores it)"),
+                None => println!("  memory: none"),
+            },
+        }
+    }
+    let orphans: Vec<_> = v.folders.iter().filter(|f| f.agent.is_none()).collect();
+    if !orphans.is_empty() {
+        println!("\nAgent-memory folders no agent here uses:");
+        for f in orphans {
+            println!("  {} ({}, {} memories) — {}", f.name, f.scope.as_str(), f.memories, f.dir.display());
+        }
+    }
+    for p in &v.problems {
+        println!("\nSkipped {}: {}", p.file.display(), p.reason);
+    }
+    if !v.auto_memory_enabled && v.agents.iter().any(|a| a.scope.is_some()) {
+        println!("\nAuto memory is off here, so Claude Code gives no agent its memory: {}", v.auto_memory_reason);
+    }
+}

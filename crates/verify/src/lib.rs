@@ -143,27 +143,62 @@ pub struct Stub {
     messages: Arc<Mutex<Vec<Value>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    /// Set by [`Stub::start_launching`]: sub-agents the main loop is made to start.
+    launch: Option<Arc<Launch>>,
+}
+
+/// Sub-agents for Claude Code's main loop to start through its Agent tool (named `Task` in
+/// older releases): its first turn is answered with one tool call per agent, each given
+/// `task` as its prompt, so each sub-agent's own first request can be captured.
+pub struct Launch {
+    pub agent_types: Vec<String>,
+    /// The prompt every sub-agent gets; it also tells their requests from the main loop's.
+    pub task: String,
+    launched: AtomicBool,
 }
 
 impl Stub {
     pub fn start() -> Result<Stub, CaptureError> {
+        Self::start_with(None)
+    }
+
+    /// A stub whose first main-loop turn starts these sub-agents (see [`Launch`]).
+    /// [`Stub::capture`] then waits for one request from each before its after-capture grace.
+    pub fn start_launching(agent_types: Vec<String>, task: String) -> Result<Stub, CaptureError> {
+        Self::start_with(Some(Arc::new(Launch { agent_types, task, launched: AtomicBool::new(false) })))
+    }
+
+    fn start_with(launch: Option<Arc<Launch>>) -> Result<Stub, CaptureError> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(|e| CaptureError::Stub(e.to_string()))?;
         let port = listener.local_addr().map_err(|e| CaptureError::Stub(e.to_string()))?.port();
         let messages = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
-        let (m, s) = (messages.clone(), stop.clone());
+        let (m, s, l) = (messages.clone(), stop.clone(), launch.clone());
         let thread = std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
                     break;
                 }
                 if let Ok(conn) = conn {
-                    let m = m.clone();
-                    std::thread::spawn(move || serve_connection(conn, &m));
+                    let (m, l) = (m.clone(), l.clone());
+                    std::thread::spawn(move || serve_connection(conn, &m, l.as_deref()));
                 }
             }
         });
-        Ok(Stub { port, messages, stop, thread: Some(thread) })
+        Ok(Stub { port, messages, stop, thread: Some(thread), launch })
+    }
+
+    /// The requests sub-agents sent (those whose messages carry the launch's task).
+    pub fn sub_agent_requests(&self) -> Vec<Value> {
+        let Some(launch) = &self.launch else { return Vec::new() };
+        self.messages().into_iter().filter(|b| is_sub_agent(b, &launch.task)).collect()
+    }
+
+    fn captured_enough(&self) -> bool {
+        match &self.launch {
+            None => !self.messages().is_empty(),
+            Some(l) => self.sub_agent_requests().len() >= l.agent_types.len(),
+        }
     }
 
     /// `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL`.
@@ -212,7 +247,7 @@ impl Stub {
                     break None;
                 }
             }
-            if captured_at.is_none() && !self.messages().is_empty() {
+            if captured_at.is_none() && self.captured_enough() {
                 captured_at = Some(Instant::now());
             }
             let late = captured_at.is_some_and(|at| at.elapsed() > AFTER_CAPTURE);
@@ -262,7 +297,7 @@ struct Request {
 }
 
 /// Serves requests on one keep-alive connection until the client closes it.
-fn serve_connection(conn: TcpStream, log: &Mutex<Vec<Value>>) {
+fn serve_connection(conn: TcpStream, log: &Mutex<Vec<Value>>, launch: Option<&Launch>) {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(120)));
     let Ok(write_half) = conn.try_clone() else { return };
     let mut reader = BufReader::new(conn);
@@ -273,10 +308,13 @@ fn serve_connection(conn: TcpStream, log: &Mutex<Vec<Value>>) {
         let (content_type, payload) = if req.method == "POST" && path.ends_with("/v1/messages") {
             log.lock().expect("stub log").push(body.clone());
             let model = body.get("model").and_then(Value::as_str).unwrap_or("claude-stub").to_string();
-            if body.get("stream").and_then(Value::as_bool) == Some(true) {
-                ("text/event-stream", sse_reply(&model))
-            } else {
-                ("application/json", json_reply(&model).to_string())
+            let calls = launch.and_then(|l| launch_calls(l, &body));
+            let streamed = body.get("stream").and_then(Value::as_bool) == Some(true);
+            match (calls, streamed) {
+                (Some(calls), true) => ("text/event-stream", sse_tool_reply(&model, &calls)),
+                (Some(calls), false) => ("application/json", json_tool_reply(&model, &calls).to_string()),
+                (None, true) => ("text/event-stream", sse_reply(&model)),
+                (None, false) => ("application/json", json_reply(&model).to_string()),
             }
         } else if path.ends_with("/v1/messages/count_tokens") {
             ("application/json", json!({"input_tokens": req.body.len() / 4 + 1}).to_string())
@@ -361,6 +399,64 @@ fn read_request(r: &mut impl BufRead) -> Option<Request> {
         r.read_exact(&mut body).ok()?;
     }
     Some(Request { method, path, body })
+}
+
+/// Whether a request comes from a sub-agent the launch started: its conversation opens with
+/// the launch's task.
+fn is_sub_agent(body: &Value, task: &str) -> bool {
+    let first = body.get("messages").and_then(|m| m.get(0));
+    first.is_some_and(|m| m.to_string().contains(task))
+}
+
+/// The tool calls that start the launch's sub-agents, when `body` is the main loop's first
+/// turn (it offers the Agent tool, has no tool result yet and is not a sub-agent's), once.
+fn launch_calls(launch: &Launch, body: &Value) -> Option<Vec<Value>> {
+    let tools = body.get("tools")?.as_array()?;
+    let tool = tools.iter().filter_map(|t| t.get("name")?.as_str()).find(|n| *n == "Agent" || *n == "Task")?;
+    if is_sub_agent(body, &launch.task) || body.to_string().contains("\"tool_result\"") {
+        return None;
+    }
+    if launch.launched.swap(true, Ordering::SeqCst) {
+        return None;
+    }
+    Some(
+        launch
+            .agent_types
+            .iter()
+            .enumerate()
+            .map(|(i, agent)| {
+                json!({"type": "tool_use", "id": format!("toolu_mneme_{i}"), "name": tool,
+                       "input": {"description": format!("probe {i}"), "prompt": launch.task, "subagent_type": agent}})
+            })
+            .collect(),
+    )
+}
+
+fn json_tool_reply(model: &str, calls: &[Value]) -> Value {
+    json!({
+        "id": "msg_mneme_verify", "type": "message", "role": "assistant", "model": model,
+        "content": calls, "stop_reason": "tool_use", "stop_sequence": null, "usage": usage(),
+    })
+}
+
+/// A stream of tool calls: each block starts empty and gets its input as one JSON delta.
+fn sse_tool_reply(model: &str, calls: &[Value]) -> String {
+    let mut events = vec![("message_start", json!({"type": "message_start", "message": {
+        "id": "msg_mneme_verify", "type": "message", "role": "assistant", "model": model,
+        "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage()}}))];
+    for (i, call) in calls.iter().enumerate() {
+        let mut start = call.clone();
+        start["input"] = json!({});
+        events.push(("content_block_start", json!({"type": "content_block_start", "index": i, "content_block": start})));
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": call["input"].to_string()}}),
+        ));
+        events.push(("content_block_stop", json!({"type": "content_block_stop", "index": i})));
+    }
+    events.push(("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 1}})));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
 }
 
 fn usage() -> Value {
