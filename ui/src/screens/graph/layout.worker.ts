@@ -121,6 +121,9 @@ function tidy(x: Float64Array, y: Float64Array, comps: Components, req: LayoutRe
   // Cheap enough on every frame for small graphs; on bigger ones, once at the end.
   const small = n <= 300;
   if (n <= NOVERLAP_MAX && (small || last)) separateDiscs(x, y, req, small ? 30 : 60);
+  // Bigger graphs: noverlap is too slow there, and ForceAtlas2 packs each dense cluster into a
+  // blob whose nodes sit on top of each other at the zoom that shows the whole graph.
+  if (n > NOVERLAP_MAX && last) spreadDense(x, y, req);
   if (req.allLabels && n <= NOVERLAP_MAX && (n <= 120 || last) && labelsFit(req)) {
     // Label boxes are wide and flat, so separating them pushes nodes apart vertically; when
     // that stretches the graph out of shape (long labels, a hub with many leaves), the spread
@@ -226,6 +229,55 @@ function pixelsPerUnit(x: Float64Array, y: Float64Array, view: LayoutRequest['vi
   const vr = h / w, gr = gh / gw;
   const correction = (vr < 1 && gr > 1) || (vr > 1 && gr < 1) ? 1 : Math.min(Math.max(gr, 1 / gr), Math.max(1 / vr, vr));
   return (smallest * correction) / Math.max(gw, gh);
+}
+
+/**
+ * Pushes apart node centres closer than a few pixels (at the zoom that fits the whole graph),
+ * through a grid, so only close pairs are compared: dense clusters swell into the space around
+ * them while the layout's shape stays. The target is below the spacing the canvas allows on
+ * average, so it can always be met.
+ */
+function spreadDense(x: Float64Array, y: Float64Array, req: LayoutRequest) {
+  const n = x.length;
+  const w = Math.max(1, req.view.width - 2 * req.view.padding), h = Math.max(1, req.view.height - 2 * req.view.padding);
+  const target = Math.min(4, 0.5 * Math.sqrt((w * h) / n));
+  const px = new Float64Array(n), py = new Float64Array(n);
+  const grid = new Map<number, number[]>();
+  for (let round = 0; round < 4; round++) {
+    const ppu = pixelsPerUnit(x, y, req.view) * 0.97;
+    for (let i = 0; i < n; i++) { px[i] = x[i] * ppu; py[i] = y[i] * ppu; }
+    for (let it = 0; it < 30; it++) {
+      grid.clear();
+      for (let i = 0; i < n; i++) {
+        const k = Math.floor(px[i] / target) * 73856093 ^ Math.floor(py[i] / target) * 19349663;
+        let c = grid.get(k);
+        if (!c) grid.set(k, (c = []));
+        c.push(i);
+      }
+      let moved = 0;
+      for (let i = 0; i < n; i++) {
+        const gx = Math.floor(px[i] / target), gy = Math.floor(py[i] / target);
+        for (let dx = -1; dx <= 1; dx++) for (let dy = -1; dy <= 1; dy++) {
+          const c = grid.get((gx + dx) * 73856093 ^ (gy + dy) * 19349663);
+          if (!c) continue;
+          for (const j of c) {
+            if (j <= i) continue;
+            let ddx = px[j] - px[i], ddy = py[j] - py[i];
+            let d = Math.hypot(ddx, ddy);
+            if (d >= target) continue;
+            // Coincident nodes part in a direction of their own (deterministic).
+            if (d < 1e-6) { const a = ((i * 7919 + j * 104729) % 360) * (Math.PI / 180); ddx = Math.cos(a); ddy = Math.sin(a); d = 1; } else { ddx /= d; ddy /= d; d = Math.max(d, 1e-6); }
+            const push = (target - Math.hypot(px[j] - px[i], py[j] - py[i])) / 2;
+            px[i] -= ddx * push; py[i] -= ddy * push;
+            px[j] += ddx * push; py[j] += ddy * push;
+            moved++;
+          }
+        }
+      }
+      if (moved === 0) break;
+    }
+    for (let i = 0; i < n; i++) { x[i] = px[i] / ppu; y[i] = py[i] / ppu; }
+  }
 }
 
 /** noverlap on the node discs, in screen pixels so its margins mean something. */
