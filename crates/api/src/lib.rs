@@ -47,7 +47,10 @@ pub use dreams::{
 };
 pub use files::{FileText, SavedFile};
 pub use graph::{Graph, GraphEdge, GraphNode};
-pub use memories::{MachineSettings, MemoryDetail, MemoryEdit, MemoryListFilter, MemorySummary, NewMemoryRequest, Trashed};
+pub use memories::{
+    MachineSettings, MemoryDetail, MemoryEdit, MemoryListFilter, MemoryPage, MemoryPageRequest, MemorySummary, NewMemoryRequest,
+    Trashed, MEMORY_PAGE_MAX,
+};
 pub use memory_dir::AutoMemDirChange;
 pub use merge::MergeReport;
 pub use open::{FolderCompletion, OpenedProject};

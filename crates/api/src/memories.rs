@@ -21,6 +21,40 @@ pub struct MemoryListFilter {
     pub search: Option<String>,
 }
 
+/// What the Memories screen shows: one page of the filtered list, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryPageRequest {
+    /// `user`, `feedback`, `project`, `reference`, or `none` for memories without a type.
+    pub kind: Option<String>,
+    /// `private` or `team`.
+    pub scope: Option<String>,
+    /// `7` or `30` (changed within that many days), or `old` (more than 30 days ago).
+    pub age: Option<String>,
+    pub search: Option<String>,
+    pub offset: usize,
+    pub limit: usize,
+    /// A memory (relative path) whose position in the filtered list to report.
+    pub find: Option<String>,
+}
+
+/// One page of memories. The front end holds only the pages on screen, never the whole folder.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryPage {
+    /// How many memories match the filters.
+    pub total: u32,
+    /// How many memories the folder holds.
+    pub all: u32,
+    pub offset: u32,
+    pub items: Vec<MemorySummary>,
+    /// Where the memory asked for with `find` sits in the filtered list, when it is there.
+    pub found: Option<u32>,
+}
+
+/// At most this many memories a page (the screen shows about ten rows at once).
+pub const MEMORY_PAGE_MAX: usize = 500;
+
 /// One memory in a list.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -189,6 +223,49 @@ impl Mneme {
         }
         out.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms).then_with(|| a.rel_path.cmp(&b.rel_path)));
         Ok(out)
+    }
+
+    /// One page of the memory list, filtered and sorted here (newest first, then by path), so
+    /// a front end asks only for the rows it shows.
+    pub fn memory_page(&self, req: &ContextRequest, q: &MemoryPageRequest) -> Result<MemoryPage, ApiError> {
+        let kind = match q.kind.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+            None => None,
+            Some("none") => Some(None),
+            Some(k) => Some(Some(parse_kind(k)?)),
+        };
+        let scope = match q.scope.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            None => None,
+            Some("private") => Some(Scope::Private),
+            Some("team") => Some(Scope::Team),
+            Some(s) => return Err(ApiError::invalid(format!("'{s}' is not a memory scope. Use private or team."))),
+        };
+        let age: Option<fn(i64) -> bool> = match q.age.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
+            None => None,
+            Some("7") => Some(|d| d <= 7),
+            Some("30") => Some(|d| d <= 30),
+            Some("old") => Some(|d| d > 30),
+            Some(a) => return Err(ApiError::invalid(format!("'{a}' is not an age filter. Use 7, 30 or old."))),
+        };
+        if q.limit > MEMORY_PAGE_MAX {
+            return Err(ApiError::invalid(format!("A page holds at most {MEMORY_PAGE_MAX} memories; ask for {} or fewer.", MEMORY_PAGE_MAX)));
+        }
+        let every = self.memories(req, &MemoryListFilter { kind: None, search: q.search.clone() })?;
+        // Without a search, `every` is the whole folder; with one, count the folder separately
+        // only when asked to show it (the scan is cached by the file system, not by us).
+        let all = match q.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            None => every.len(),
+            Some(_) => self.memdir(req)?.1.scan()?.files.len(),
+        };
+        let matching: Vec<MemorySummary> = every
+            .into_iter()
+            .filter(|m| kind.is_none_or(|k| m.memory_type == k))
+            .filter(|m| scope.is_none_or(|s| m.scope == s))
+            .filter(|m| age.is_none_or(|f| f(m.age_days)))
+            .collect();
+        let found = q.find.as_deref().and_then(|f| matching.iter().position(|m| m.rel_path == f)).map(|i| i as u32);
+        let total = matching.len();
+        let items: Vec<MemorySummary> = matching.into_iter().skip(q.offset).take(q.limit).collect();
+        Ok(MemoryPage { total: total as u32, all: all as u32, offset: q.offset.min(total) as u32, items, found })
     }
 
     /// The manifest Claude Code's recall and extraction show the model, byte for byte.

@@ -145,6 +145,51 @@ pub struct MemoriesQuery {
     pub search: Option<String>,
 }
 
+/// One page of the memory list (the Memories screen asks for the rows it shows).
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryPageQuery {
+    #[serde(flatten)]
+    pub at: Folder,
+    /// `user`, `feedback`, `project`, `reference`, or `none` (no type).
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
+    pub kind: Option<String>,
+    /// `private` or `team`.
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
+    pub scope: Option<String>,
+    /// `7`, `30` (changed within that many days) or `old` (longer ago).
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
+    pub age: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
+    pub search: Option<String>,
+    pub offset: u32,
+    /// At most 500.
+    pub limit: u32,
+    /// A memory (relative path) whose position in the filtered list to report.
+    #[serde(default)]
+    #[cfg_attr(feature = "specta", specta(optional))]
+    pub find: Option<String>,
+}
+
+impl MemoryPageQuery {
+    pub fn page(&self) -> crate::MemoryPageRequest {
+        crate::MemoryPageRequest {
+            kind: self.kind.clone(),
+            scope: self.scope.clone(),
+            age: self.age.clone(),
+            search: self.search.clone(),
+            offset: self.offset as usize,
+            limit: self.limit as usize,
+            find: self.find.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
@@ -543,6 +588,8 @@ macro_rules! operations {
             memories($crate::ops::MemoriesQuery) -> Vec<$crate::MemorySummary> = |m, h, q| {
                 m.memories(&q.at.request(h, None), &$crate::MemoryListFilter { kind: q.kind, search: q.search })
             };
+            /// One page of the memory list, filtered and sorted by the engine (newest first).
+            memory_page($crate::ops::MemoryPageQuery) -> $crate::MemoryPage = |m, h, q| m.memory_page(&q.at.request(h, None), &q.page());
             memory($crate::ops::MemoryRef) -> $crate::MemoryDetail = |m, h, q| m.memory(&q.at.request(h, None), &q.memory);
             /// The manifest Claude Code's recall shows the model, byte for byte.
             manifest($crate::ops::Folder) -> $crate::ops::ManifestText = |m, h, q| {

@@ -1,0 +1,92 @@
+//! The Memories screen's list is paged, filtered and sorted by the engine: a page is a slice of
+//! the same list `memories` answers (newest first, then by path), filters narrow it before it
+//! is sliced, and `find` says where a memory sits so the screen can scroll to it.
+
+use mneme_api::{ContextRequest, ErrorCode, FixedClock, MemoryListFilter, MemoryPageRequest, Mneme};
+use mneme_testsupport::{write_file, TestHome};
+use std::fs;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+const NOW: u64 = 1_700_000_000;
+
+fn fixture() -> (TestHome, Mneme, ContextRequest) {
+    let t = TestHome::new();
+    let project = t.root.join("code/app");
+    fs::create_dir_all(&project).unwrap();
+    let mem = t.memdir_for(&project);
+    let types = ["user", "feedback", "project", "reference", ""];
+    for i in 0..25 {
+        let ty = types[i % 5];
+        let meta = if ty.is_empty() { String::new() } else { format!("metadata:\n  type: {ty}\n") };
+        let rel = if i % 6 == 5 { format!("team/m{i:02}.md") } else { format!("m{i:02}.md") };
+        let file = mem.join(&rel);
+        write_file(&file, &format!("---\nname: m{i:02}\ndescription: note {i}\n{meta}---\n\nbody {}\n", if i == 7 { "needle" } else { "hay" }));
+        // m00 is the newest, one day older per number.
+        let when = SystemTime::UNIX_EPOCH + Duration::from_secs(NOW - i as u64 * 86_400);
+        fs::File::options().write(true).open(&file).unwrap().set_modified(when).unwrap();
+    }
+    let m = Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(NOW)));
+    (t, m, ContextRequest { cwd: project, ..Default::default() })
+}
+
+fn names(p: &mneme_api::MemoryPage) -> Vec<String> {
+    p.items.iter().map(|m| m.name.clone()).collect()
+}
+
+#[test]
+fn pages_are_slices_of_the_whole_list_newest_first() {
+    let (_t, m, req) = fixture();
+    let whole = m.memories(&req, &MemoryListFilter::default()).unwrap();
+    let mut paged = Vec::new();
+    let mut offset = 0;
+    loop {
+        let p = m.memory_page(&req, &MemoryPageRequest { offset, limit: 10, ..Default::default() }).unwrap();
+        assert_eq!((p.total, p.all), (25, 25));
+        if p.items.is_empty() {
+            break;
+        }
+        offset += p.items.len();
+        paged.extend(p.items);
+    }
+    let a: Vec<&str> = whole.iter().map(|m| m.rel_path.as_str()).collect();
+    let b: Vec<&str> = paged.iter().map(|m| m.rel_path.as_str()).collect();
+    assert_eq!(a, b);
+    assert_eq!(paged[0].name, "m00", "newest first");
+}
+
+#[test]
+fn filters_narrow_the_list_before_it_is_paged() {
+    let (_t, m, req) = fixture();
+    let page = |q: MemoryPageRequest| m.memory_page(&req, &MemoryPageRequest { limit: 100, ..q }).unwrap();
+    let p = page(MemoryPageRequest { kind: Some("feedback".into()), ..Default::default() });
+    assert_eq!(names(&p), ["m01", "m06", "m11", "m16", "m21"]);
+    assert_eq!((p.total, p.all), (5, 25));
+    let p = page(MemoryPageRequest { kind: Some("none".into()), ..Default::default() });
+    assert_eq!(names(&p), ["m04", "m09", "m14", "m19", "m24"]);
+    let p = page(MemoryPageRequest { scope: Some("team".into()), ..Default::default() });
+    assert_eq!(names(&p), ["m05", "m11", "m17", "m23"]);
+    let p = page(MemoryPageRequest { age: Some("7".into()), ..Default::default() });
+    assert_eq!(p.total, 8, "days 0 to 7");
+    let p = page(MemoryPageRequest { age: Some("old".into()), ..Default::default() });
+    assert_eq!(p.total, 0, "the oldest is 24 days old");
+    let p = page(MemoryPageRequest { search: Some("NEEDLE".into()), ..Default::default() });
+    assert_eq!((names(&p), p.total, p.all), (vec!["m07".to_string()], 1, 25));
+}
+
+#[test]
+fn find_reports_where_a_memory_sits_and_bad_filters_say_what_to_use() {
+    let (_t, m, req) = fixture();
+    let p = m
+        .memory_page(&req, &MemoryPageRequest { kind: Some("project".into()), offset: 0, limit: 1, find: Some("m12.md".into()), ..Default::default() })
+        .unwrap();
+    assert_eq!(p.found, Some(2), "m02, m07, m12: third");
+    assert_eq!(p.items.len(), 1);
+    let p = m.memory_page(&req, &MemoryPageRequest { limit: 1, find: Some("nope.md".into()), ..Default::default() }).unwrap();
+    assert_eq!(p.found, None);
+    let e = m.memory_page(&req, &MemoryPageRequest { scope: Some("public".into()), limit: 1, ..Default::default() }).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert!(e.message.contains("private or team"), "{}", e.message);
+    let e = m.memory_page(&req, &MemoryPageRequest { limit: 100_000, ..Default::default() }).unwrap_err();
+    assert!(e.message.contains("at most 500"), "{}", e.message);
+}
