@@ -33,6 +33,8 @@ export const commands = {
 	/**  Every project Claude Code has a folder for, newest first, with orphans flagged. */
 	projects: (req: NoArgs) => typedError<ProjectInfo[], ApiError>(__TAURI_INVOKE("projects", { req })),
 	memories: (req: MemoriesQuery) => typedError<MemorySummary[], ApiError>(__TAURI_INVOKE("memories", { req })),
+	/**  One page of the memory list, filtered and sorted by the engine (newest first). */
+	memoryPage: (req: MemoryPageQuery) => typedError<MemoryPage, ApiError>(__TAURI_INVOKE("memory_page", { req })),
 	memory: (req: MemoryRef) => typedError<MemoryDetail, ApiError>(__TAURI_INVOKE("memory", { req })),
 	/**  The manifest Claude Code's recall shows the model, byte for byte. */
 	manifest: (req: Folder) => typedError<ManifestText, ApiError>(__TAURI_INVOKE("manifest", { req })),
@@ -993,6 +995,34 @@ export type MemoryEdit = {
 	/**  New file name; the index line follows. */
 	rename?: string | null,
 };
+
+/**  One page of memories. The front end holds only the pages on screen, never the whole folder. */
+export type MemoryPage = {
+	/**  How many memories match the filters. */
+	total: number,
+	/**  How many memories the folder holds. */
+	all: number,
+	offset: number,
+	items: MemorySummary[],
+	/**  Where the memory asked for with `find` sits in the filtered list, when it is there. */
+	found: number | null,
+};
+
+/**  One page of the memory list (the Memories screen asks for the rows it shows). */
+export type MemoryPageQuery = {
+	/**  `user`, `feedback`, `project`, `reference`, or `none` (no type). */
+	kind?: string | null,
+	/**  `private` or `team`. */
+	scope?: string | null,
+	/**  `7`, `30` (changed within that many days) or `old` (longer ago). */
+	age?: string | null,
+	search?: string | null,
+	offset: number,
+	/**  At most 500. */
+	limit: number,
+	/**  A memory (relative path) whose position in the filtered list to report. */
+	find?: string | null,
+} & Folder;
 
 export type MemoryRef = {
 	/**  File name (with or without `.md`), relative path or `name:`. */
