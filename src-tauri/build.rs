@@ -1,7 +1,10 @@
-// The real tauri.conf.json lives at the repository root, so `frontendDist` and `icons` resolve
-// from there; `generate_context!` in src/lib.rs names the same file.
+// tauri.conf.json sits beside this file, where both tauri-build and the bundler (`npm run dist`)
+// look for it; `frontendDist` and the icons are named relative to it.
+include!("../scripts/build_stamp.rs");
+
 fn main() {
-    if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().config_path("../tauri.conf.json")) {
+    stamp_commit();
+    if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new()) {
         panic!("tauri-build failed: {e:#}");
     }
 }

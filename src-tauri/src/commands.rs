@@ -13,8 +13,9 @@ use tauri::State;
 pub type Answer<T> = Result<T, ApiError>;
 
 /// The commands that are not api operations: opening an editor and showing a folder act on the
-/// desktop the app runs on, which `mneme serve` (possibly reached over a tunnel) must not do.
-pub const DESKTOP_ONLY: &[&str] = &["open_in_editor", "reveal"];
+/// desktop the app runs on, which `mneme serve` (possibly reached over a tunnel) must not do;
+/// `about` names the app's own build.
+pub const DESKTOP_ONLY: &[&str] = &["open_in_editor", "reveal", "about"];
 
 /// Runs one api call off the async runtime's workers.
 pub(crate) async fn engine<T: Send + 'static>(
@@ -43,7 +44,7 @@ macro_rules! tauri_commands {
         /// Every command and event, for the invoke handler and the TypeScript export.
         pub fn bindings() -> tauri_specta::Builder<tauri::Wry> {
             tauri_specta::Builder::<tauri::Wry>::new()
-                .commands(tauri_specta::collect_commands![$($name,)* crate::editor::open_in_editor, crate::editor::reveal])
+                .commands(tauri_specta::collect_commands![$($name,)* crate::editor::open_in_editor, crate::editor::reveal, crate::about::about])
                 .events(tauri_specta::collect_events![crate::FilesChanged, crate::SchedulerActivity])
                 // Sizes, counts and millisecond times: all far below 2^53, where a JS number is exact.
                 .dangerously_cast_bigints_to_number()

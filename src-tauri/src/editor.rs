@@ -8,6 +8,7 @@
 
 use crate::commands::{engine, Answer};
 use mneme_api::{ApiError, Environment, ErrorCode, Mneme};
+use mneme_core::platform::Os;
 use serde::Serialize;
 use specta::Type;
 use std::path::{Path, PathBuf};
@@ -40,9 +41,21 @@ pub struct Launch {
     pub gui: bool,
 }
 
-/// Decides how to open `path`, as Claude Code would choose the editor.
+/// Decides how to open `path` on this system, as Claude Code would choose the editor.
 pub fn plan(env: &Environment, path: &Path) -> Result<Launch, ApiError> {
-    let (editor, from) = choose_editor(env).ok_or_else(|| {
+    plan_for(Os::current(), env, path, &|program| on_path(env, program))
+}
+
+/// How `os` opens `path`. The editor is chosen the same way everywhere; how it is started
+/// differs: on Linux and macOS the command runs through `sh` as shell text (`code -w`,
+/// `emacsclient -c`); on Windows, where `cmd` re-parses quotes its own way, it is split into a
+/// program and its arguments (a quoted program path may hold spaces). A terminal editor gets a
+/// terminal window: `$TERMINAL`/`x-terminal-emulator`/`xterm` on Linux, Terminal.app on macOS
+/// (through `osascript`; not waited on), a console window (`start /wait`) on Windows.
+/// `found(program)` says whether a program is on the PATH: the one OS call, passed in so every
+/// system's plan is tested on any machine.
+pub fn plan_for(os: Os, env: &Environment, path: &Path, found: &dyn Fn(&str) -> bool) -> Result<Launch, ApiError> {
+    let (editor, from) = choose_editor(env, found).ok_or_else(|| {
         ApiError::not_found(
             "No editor found: set $VISUAL or $EDITOR (for example `code -w`), or install code, vi or nano.",
         )
@@ -52,45 +65,97 @@ pub fn plan(env: &Environment, path: &Path) -> Result<Launch, ApiError> {
         "subl" => "subl --wait".to_string(),
         _ => editor,
     };
-    // `$1` keeps the path one argument whatever it contains; the editor command itself is
-    // shell text on purpose (`code -w`, `emacsclient -c`), as Claude Code runs it.
-    let script = format!("{editor} \"$1\"");
-    let mut args = vec!["-c".to_string(), script, "mneme-editor".to_string(), path.to_string_lossy().into_owned()];
-    let gui = is_gui(&editor);
-    if gui {
-        return Ok(Launch { program: "sh".into(), args, editor, from, gui });
+    let file = path.to_string_lossy().into_owned();
+    let gui = is_gui(os, &editor);
+    match os {
+        Os::Linux | Os::MacOs => {
+            // `$1` keeps the path one argument whatever it contains; the editor command itself
+            // is shell text on purpose, as Claude Code runs it.
+            let script = format!("{editor} \"$1\"");
+            let mut args = vec!["-c".to_string(), script, "mneme-editor".to_string(), file.clone()];
+            if gui {
+                return Ok(Launch { program: "sh".into(), args, editor, from, gui });
+            }
+            if os == Os::MacOs {
+                let command = format!("{editor} {}", sh_quote(&file));
+                let script = format!("tell application \"Terminal\" to do script \"{}\"", applescript_escape(&command));
+                return Ok(Launch { program: "osascript".into(), args: vec!["-e".into(), script], editor, from, gui });
+            }
+            let terminal = env
+                .var("TERMINAL")
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string)
+                .or_else(|| ["x-terminal-emulator", "xterm"].into_iter().find(|t| found(t)).map(str::to_string))
+                .ok_or_else(|| {
+                    ApiError::not_found(format!(
+                        "{editor} runs in a terminal and no terminal program was found. Set $VISUAL to a desktop editor \
+                         (for example `code -w`) or $TERMINAL to your terminal, then try again."
+                    ))
+                })?;
+            let mut with_terminal = vec!["-e".to_string(), "sh".to_string()];
+            with_terminal.append(&mut args);
+            Ok(Launch { program: terminal, args: with_terminal, editor, from, gui })
+        }
+        Os::Windows => {
+            let mut words = windows_words(&editor);
+            words.push(file);
+            if gui {
+                let program = words.remove(0);
+                return Ok(Launch { program, args: words, editor, from, gui });
+            }
+            // `start` opens a console window for the editor; the empty argument is its title.
+            let mut args = vec!["/c".to_string(), "start".to_string(), String::new(), "/wait".to_string()];
+            args.append(&mut words);
+            Ok(Launch { program: "cmd".into(), args, editor, from, gui })
+        }
     }
-    let terminal = env
-        .var("TERMINAL")
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(str::to_string)
-        .or_else(|| ["x-terminal-emulator", "xterm"].into_iter().find(|t| on_path(env, t)).map(str::to_string))
-        .ok_or_else(|| {
-            ApiError::not_found(format!(
-                "{editor} runs in a terminal and no terminal program was found. Set $VISUAL to a desktop editor \
-                 (for example `code -w`) or $TERMINAL to your terminal, then try again."
-            ))
-        })?;
-    let mut with_terminal = vec!["-e".to_string(), "sh".to_string()];
-    with_terminal.append(&mut args);
-    Ok(Launch { program: terminal, args: with_terminal, editor, from, gui })
 }
 
 /// `$VISUAL`, `$EDITOR`, then the first of `code`, `vi`, `nano` on the PATH.
-fn choose_editor(env: &Environment) -> Option<(String, Option<String>)> {
+fn choose_editor(env: &Environment, found: &dyn Fn(&str) -> bool) -> Option<(String, Option<String>)> {
     for key in ["VISUAL", "EDITOR"] {
         if let Some(v) = env.var(key).map(str::trim).filter(|v| !v.is_empty()) {
             return Some((v.to_string(), Some(key.to_string())));
         }
     }
-    ["code", "vi", "nano"].into_iter().find(|p| on_path(env, p)).map(|p| (p.to_string(), None))
+    ["code", "vi", "nano"].into_iter().find(|p| found(p)).map(|p| (p.to_string(), None))
 }
 
-fn is_gui(editor: &str) -> bool {
+/// Whether the editor is one of Claude Code's GUI editors, by its program's file name (on
+/// Windows without `.exe`/`.cmd`/`.bat` and in any case, as Windows names files).
+fn is_gui(os: Os, editor: &str) -> bool {
+    if os == Os::Windows {
+        let program = windows_words(editor).into_iter().next().unwrap_or_default().to_ascii_lowercase();
+        let base = program.rsplit(['/', '\\']).next().unwrap_or(&program);
+        let base = [".exe", ".cmd", ".bat"].iter().find_map(|ext| base.strip_suffix(ext)).unwrap_or(base);
+        return GUI_EDITORS.contains(&base);
+    }
     let program = editor.split_whitespace().next().unwrap_or("");
     let base = program.rsplit('/').next().unwrap_or(program);
     GUI_EDITORS.contains(&base)
+}
+
+/// An editor command split into words; a leading double-quoted program keeps its spaces
+/// (`"C:\Program Files\Notepad++\notepad++.exe" -multiInst`).
+fn windows_words(editor: &str) -> Vec<String> {
+    let editor = editor.trim();
+    if let Some(rest) = editor.strip_prefix('"') {
+        if let Some((program, args)) = rest.split_once('"') {
+            return std::iter::once(program.to_string()).chain(args.split_whitespace().map(str::to_string)).collect();
+        }
+    }
+    editor.split_whitespace().map(str::to_string).collect()
+}
+
+/// One shell word: single quotes, with each `'` written as `'\''`.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Text inside an AppleScript string literal.
+fn applescript_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 fn on_path(env: &Environment, program: &str) -> bool {
@@ -106,7 +171,8 @@ fn is_executable(p: &Path) -> bool {
     }
     #[cfg(not(unix))]
     {
-        p.is_file()
+        // Windows finds `code` as `code.cmd` or `code.exe`.
+        p.is_file() || ["exe", "cmd", "bat"].iter().any(|ext| p.with_extension(ext).is_file())
     }
 }
 
@@ -214,6 +280,49 @@ mod tests {
 
         let l = plan(&env_with(t.path(), &[("EDITOR", "vim"), ("TERMINAL", "kitty")]), file).unwrap();
         assert_eq!((l.program.as_str(), l.editor.as_str()), ("kitty", "vim"));
+    }
+
+    /// A PATH holding exactly `programs`, without touching the disk.
+    fn only(programs: &'static [&'static str]) -> impl Fn(&str) -> bool {
+        move |p| programs.contains(&p)
+    }
+
+    #[test]
+    fn macos_runs_gui_editors_through_sh_and_terminal_editors_in_terminal_app() {
+        let env = Environment::with_home("/Users/ana");
+        let file = Path::new("/Users/ana/it's \"here\"/CLAUDE.md");
+        let l = plan_for(Os::MacOs, &env, file, &only(&["code", "vi"])).unwrap();
+        assert_eq!((l.program.as_str(), l.editor.as_str(), l.gui), ("sh", "code -w", true));
+        assert_eq!(l.args, ["-c", "code -w \"$1\"", "mneme-editor", "/Users/ana/it's \"here\"/CLAUDE.md"]);
+
+        let l = plan_for(Os::MacOs, &env.clone().set_var("EDITOR", "vim"), file, &only(&[])).unwrap();
+        assert_eq!((l.program.as_str(), l.gui), ("osascript", false));
+        // The shell command quotes the path; the AppleScript string escapes its quotes.
+        assert_eq!(
+            l.args,
+            ["-e", r#"tell application "Terminal" to do script "vim '/Users/ana/it'\\''s \"here\"/CLAUDE.md'""#]
+        );
+    }
+
+    #[test]
+    fn windows_starts_the_program_itself_and_terminal_editors_in_a_console() {
+        let env = Environment::with_home(r"C:\Users\ana");
+        let file = Path::new(r"C:\Users\ana\my code\CLAUDE.md");
+        let l = plan_for(Os::Windows, &env, file, &only(&["code"])).unwrap();
+        assert_eq!((l.program.as_str(), l.editor.as_str(), l.gui), ("code", "code -w", true));
+        assert_eq!(l.args, ["-w", r"C:\Users\ana\my code\CLAUDE.md"]);
+
+        let quoted = env.clone().set_var("VISUAL", r#""C:\Program Files\Notepad++\notepad++.exe" -multiInst"#);
+        let l = plan_for(Os::Windows, &quoted, file, &only(&[])).unwrap();
+        assert!(l.gui, "notepad++.exe is a GUI editor");
+        assert_eq!(l.program, r"C:\Program Files\Notepad++\notepad++.exe");
+        assert_eq!(l.args, ["-multiInst", r"C:\Users\ana\my code\CLAUDE.md"]);
+
+        let l = plan_for(Os::Windows, &env.clone().set_var("EDITOR", "vim"), file, &only(&[])).unwrap();
+        assert_eq!((l.program.as_str(), l.gui), ("cmd", false));
+        assert_eq!(l.args, ["/c", "start", "", "/wait", "vim", r"C:\Users\ana\my code\CLAUDE.md"]);
+
+        assert!(is_gui(Os::Windows, "CODE.CMD --wait") && !is_gui(Os::Linux, "CODE.CMD --wait"));
     }
 
     #[test]

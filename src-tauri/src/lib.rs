@@ -10,8 +10,9 @@
 //! - [`bindings`] (in `commands`): the tauri-specta builder; `tests/bindings.rs` keeps
 //!   `ui/src/lib/bindings.ts` equal to what it generates.
 //!
-//! The window loads the built UI (`ui/dist`, named by the root `tauri.conf.json`).
+//! The window loads the built UI (`ui/dist`, named by `src-tauri/tauri.conf.json`).
 
+pub mod about;
 pub mod commands;
 pub mod editor;
 pub mod live;
@@ -67,8 +68,8 @@ pub use commands::bindings;
 /// do; `main` prints it as one line.
 #[derive(Debug, thiserror::Error)]
 pub enum ShellError {
-    #[error("HOME is not set to an absolute folder; set it and try again")]
-    NoHome,
+    #[error("{0} is not set to an absolute folder; set it and try again")]
+    NoHome(&'static str),
     #[error("could not export the TypeScript bindings to {path}: {message}")]
     Bindings { path: PathBuf, message: String },
     #[error("could not watch for file changes ({0}); live updates are off")]
@@ -84,12 +85,14 @@ pub fn export_bindings(path: &Path) -> Result<(), ShellError> {
         .map_err(|e| ShellError::Bindings { path: path.to_path_buf(), message: e.to_string() })
 }
 
-/// The real world, read once, exactly as the CLI reads it: HOME, every environment variable,
-/// the default managed-policy folder.
+/// The real world, read once, exactly as the CLI reads it: the home folder (`HOME`, or
+/// `USERPROFILE` on Windows), every environment variable, this system's managed-policy folder.
 pub fn environment() -> Result<Environment, ShellError> {
-    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()).ok_or(ShellError::NoHome)?;
+    let vars: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let os = mneme_core::platform::Os::current();
+    let home = os.home_dir(&vars).ok_or(ShellError::NoHome(os.home_variable()))?;
     let mut env = Environment::with_home(home);
-    env.vars = std::env::vars().collect();
+    env.vars = vars;
     Ok(env)
 }
 
@@ -130,7 +133,7 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
             tauri::Manager::manage(app, Session { start_dir, live: live.map(Arc::new), scheduler });
             Ok(())
         })
-        .build(tauri::generate_context!("../tauri.conf.json"))?
+        .build(tauri::generate_context!())?
         .run(|app, event| {
             if let tauri::RunEvent::Exit = event {
                 scheduler::stop(&tauri::Manager::state::<Session>(app).scheduler);

@@ -24,7 +24,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(name = "mneme", version, about = "See and manage the memory Claude Code uses.")]
+// The version says the commit too (stamped by build.rs), so a bug report names the exact build.
+#[command(name = "mneme", version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("MNEME_COMMIT"), ")"), about = "See and manage the memory Claude Code uses.")]
 struct Cli {
     /// The managed-policy folder Claude Code reads (default /etc/claude-code).
     #[arg(long, global = true, value_name = "DIR")]
@@ -336,14 +337,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// The real world, read once: HOME, the environment, the managed folder.
+/// The real world, read once: the home folder (`HOME`, or `USERPROFILE` on Windows), the
+/// environment, the managed folder (this system's unless --managed-dir).
 fn environment(managed_dir: Option<PathBuf>) -> Result<Environment> {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-        .ok_or_else(|| anyhow::anyhow!("HOME is not set to an absolute folder; set it and try again"))?;
+    let vars: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let os = mneme_core::platform::Os::current();
+    let home = os
+        .home_dir(&vars)
+        .ok_or_else(|| anyhow::anyhow!("{} is not set to an absolute folder; set it and try again", os.home_variable()))?;
     let mut env = Environment::with_home(home);
-    env.vars = std::env::vars().collect();
+    env.vars = vars;
     if let Some(m) = managed_dir {
         env.managed_dir = m;
     }

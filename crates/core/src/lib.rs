@@ -7,6 +7,7 @@ pub mod clock;
 pub mod frontmatter;
 pub mod layer;
 pub mod memory_type;
+pub mod platform;
 pub mod sanitize;
 pub mod text;
 pub mod versions;

@@ -9,9 +9,13 @@
 
 pub const DEFAULT_SERVICE: &str = "mneme";
 
+/// The system whose keyring this build talks to (the `keyring` crate's backend is chosen per
+/// target in Cargo.toml: Secret Service, Keychain, Credential Manager).
+const KEYRING: mneme_core::platform::Os = mneme_core::platform::Os::current();
+
 #[derive(Debug, thiserror::Error)]
 pub enum KeychainError {
-    #[error("no OS keyring is reachable ({0}); on Linux start a Secret Service such as gnome-keyring (`apt install gnome-keyring`) inside a D-Bus session")]
+    #[error("no OS keyring is reachable ({0}); Mneme keeps keys in {name}: {hint}", name = KEYRING.keyring_name(), hint = KEYRING.keyring_unreachable_hint())]
     Unavailable(String),
     #[error("the OS keyring refused access ({0}); unlock the keyring and try again")]
     Denied(String),

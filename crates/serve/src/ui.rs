@@ -121,7 +121,7 @@ pub fn content_security_policy() -> &'static str {
     static CSP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     CSP.get_or_init(|| {
         let conf: serde_json::Value =
-            serde_json::from_str(include_str!("../../../tauri.conf.json")).expect("tauri.conf.json is JSON");
+            serde_json::from_str(include_str!("../../../src-tauri/tauri.conf.json")).expect("tauri.conf.json is JSON");
         let mut out = Vec::new();
         if let Some(csp) = conf["app"]["security"]["csp"].as_object() {
             for (directive, value) in csp {

@@ -4,10 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use mneme_core::platform::Os;
 use unicode_normalization::UnicodeNormalization;
 
-/// The managed-policy folder on Linux (`src/utils/settings/managedPath.ts`).
-pub const DEFAULT_MANAGED_DIR: &str = "/etc/claude-code";
+/// The managed-policy folder on Linux (`src/utils/settings/managedPath.ts`); other systems':
+/// [`Os::managed_dir`].
+pub const DEFAULT_MANAGED_DIR: &str = Os::Linux.managed_dir();
 
 #[derive(Debug, Clone)]
 pub struct Environment {
@@ -15,14 +17,15 @@ pub struct Environment {
     pub home: PathBuf,
     /// The environment variables Claude Code would see.
     pub vars: BTreeMap<String, String>,
-    /// `/etc/claude-code` in production; injectable so tests never write to `/etc`.
+    /// `/etc/claude-code` in production on Linux ([`Os::managed_dir`] elsewhere); injectable so
+    /// tests never write to `/etc`.
     pub managed_dir: PathBuf,
 }
 
 impl Environment {
-    /// An environment with only a home folder: no variables, the default managed dir.
+    /// An environment with only a home folder: no variables, this system's managed dir.
     pub fn with_home(home: impl Into<PathBuf>) -> Self {
-        Environment { home: home.into(), vars: BTreeMap::new(), managed_dir: PathBuf::from(DEFAULT_MANAGED_DIR) }
+        Environment { home: home.into(), vars: BTreeMap::new(), managed_dir: PathBuf::from(Os::current().managed_dir()) }
     }
 
     pub fn set_var(mut self, key: &str, value: impl Into<String>) -> Self {
@@ -74,17 +77,15 @@ impl Environment {
         }
     }
 
-    /// Mneme's own data folder (trash, history): `MNEME_DATA_DIR`, else
-    /// `$XDG_DATA_HOME/mneme`, else `~/.local/share/mneme`. Never inside a memory folder,
-    /// because Claude Code treats every `.md` there as a memory.
+    /// Mneme's own data folder (trash, history): `MNEME_DATA_DIR`, else this system's
+    /// application-data folder ([`Os::data_dir`]: on Linux `$XDG_DATA_HOME/mneme`, else
+    /// `~/.local/share/mneme`). Never inside a memory folder, because Claude Code treats every
+    /// `.md` there as a memory.
     pub fn data_dir(&self) -> PathBuf {
         if let Some(d) = self.var("MNEME_DATA_DIR").filter(|d| !d.is_empty()) {
             return PathBuf::from(d);
         }
-        match self.var("XDG_DATA_HOME").filter(|d| d.starts_with('/')) {
-            Some(d) => Path::new(d).join("mneme"),
-            None => self.home.join(".local/share/mneme"),
-        }
+        Os::current().data_dir(&self.home.to_string_lossy(), &self.vars)
     }
 
     /// Expands a leading `~/` against the home folder (`expandPath`).

@@ -26,7 +26,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(name = "mneme-server", version, about = "The Mneme team-memory sync server")]
+// The version says the commit too (stamped by build.rs).
+#[command(name = "mneme-server", version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("MNEME_COMMIT"), ")"), about = "The Mneme team-memory sync server")]
 struct Cli {
     /// sqlite:/path/to/file.db or postgres://user:password@host:port/database
     #[arg(long, global = true, env = "MNEME_SERVER_DB")]

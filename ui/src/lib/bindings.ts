@@ -147,6 +147,8 @@ export const commands = {
 	openInEditor: (path: string) => typedError<EditorRun, ApiError>(__TAURI_INVOKE("open_in_editor", { path })),
 	/**  Shows a folder (or the folder holding a file) in the file manager. */
 	reveal: (path: string) => typedError<null, ApiError>(__TAURI_INVOKE("reveal", { path })),
+	/**  Version and commit of the running app. */
+	about: () => __TAURI_INVOKE<About>("about"),
 };
 
 /** Events */
@@ -156,6 +158,17 @@ export const events = {
 };
 
 /* Types */
+/**  Which build of the app is running. */
+export type About = {
+	/**  The workspace version, e.g. `0.1.0`. */
+	version: string,
+	/**
+	 *  The commit's first 12 hex digits, or `unknown` for a build made outside git without
+	 *  `MNEME_COMMIT`.
+	 */
+	commit: string,
+};
+
 /**  An index line appended to this folder's index. */
 export type AddedIndexLine = {
 	/**  `MEMORY.md` or `team/MEMORY.md`. */

@@ -7,7 +7,7 @@
 // `{ req }`, live updates from the typed events, and the desktop-only actions.
 
 import { invoke } from '@tauri-apps/api/core';
-import { commands, events, type EditorRun, type ErrorCode, type FilesChanged, type SchedulerEvent } from './bindings';
+import { commands, events, type About, type EditorRun, type ErrorCode, type FilesChanged, type SchedulerEvent } from './bindings';
 
 /** An error as the engine reports it: a code and a sentence that says what to do. */
 export class ApiError extends Error {
@@ -24,6 +24,8 @@ export interface DesktopActions {
   openInEditor(path: string): Promise<EditorRun>;
   /** Shows a folder, or the folder holding a file, in the file manager. */
   reveal(path: string): Promise<void>;
+  /** The app's version and the commit it was built from. */
+  about(): Promise<About>;
 }
 
 export interface Transport {
@@ -134,6 +136,7 @@ export class TauriTransport implements Transport {
   readonly desktop: DesktopActions = {
     openInEditor: (path) => this.invoke<EditorRun>('open_in_editor', { path }),
     reveal: (path) => this.invoke<void>('reveal', { path }),
+    about: () => this.invoke<About>('about', {}),
   };
 
   async call<T>(method: string, body: object): Promise<T> {
@@ -193,7 +196,7 @@ export function pickTransport(token: () => string | null): Transport | null {
 type Commands = typeof commands;
 
 /** The desktop shell's commands that are not api operations (see `DESKTOP_ONLY` in src-tauri). */
-const DESKTOP_ONLY = ['openInEditor', 'reveal'] as const;
+const DESKTOP_ONLY = ['openInEditor', 'reveal', 'about'] as const;
 
 /** An api operation's name, as `mneme serve` spells it. */
 export type Method = Exclude<keyof Commands, (typeof DESKTOP_ONLY)[number]>;
