@@ -240,6 +240,16 @@ enum MemoriesCommand {
         #[command(flatten)]
         at: Where,
     },
+    /// Replace a memory's whole file with the text on stdin, but only if the file is still at
+    /// REVISION (the `revision` of `memories show --json`): a file Claude Code or anyone else
+    /// changed since is refused, never overwritten.
+    Save {
+        memory: String,
+        #[arg(long, value_name = "REVISION")]
+        revision: String,
+        #[command(flatten)]
+        at: Where,
+    },
     /// Move a memory to Mneme's trash (recoverable) and drop its index line.
     Rm {
         memory: String,
@@ -569,6 +579,12 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
                 &MemoryEdit { memory, name, description, kind, body, rename },
             )?;
             println!("saved {}", edited.path.display());
+        }
+        MemoriesCommand::Save { memory, revision, at } => {
+            let req = request(&at, None)?;
+            let rel_path = mneme.memory(&req, &memory)?.summary.rel_path;
+            let saved = mneme.save_memory(&req, &rel_path, &read_stdin()?, &revision)?;
+            println!("saved {} (revision {})", saved.path.display(), saved.revision);
         }
         MemoriesCommand::Rm { memory, at } => {
             let entry = mneme.delete_memory(&request(&at, None)?, &memory)?;

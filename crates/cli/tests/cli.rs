@@ -235,7 +235,27 @@ fn refuses_to_overwrite_a_memory_changed_on_disk() {
     // Two creates of the same name: the second must not clobber the first.
     let err = fails(&h, &repo, &["memories", "new", "--name", "a", "--description", "other", "--type", "user", "--body", "two"]);
     assert!(err.to_lowercase().contains("exists"), "{err}");
-    assert!(fs::read_to_string(h.memdir_for(&repo).join("a.md")).unwrap().contains("one"));
+    let file = h.memdir_for(&repo).join("a.md");
+    assert!(fs::read_to_string(&file).unwrap().contains("one"));
+
+    // Read, then the file changes on disk (Claude Code writes it), then a save from the stale
+    // read: refused with what to do, and Claude Code's text stays.
+    let shown: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["memories", "show", "a", "--json"])).unwrap();
+    let stale = shown["revision"].as_str().expect("a revision").to_string();
+    let theirs = topic("a", "first", "user", "Claude Code wrote this meanwhile.");
+    fs::write(&file, &theirs).unwrap();
+    let mine = topic("a", "first", "user", "Mneme's edit from the stale read.");
+    let out = run(&h, &repo, &["memories", "save", "a", "--revision", &stale], Some(&mine));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("changed on disk since you opened it") && err.contains("Reload it"), "{err}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), theirs);
+
+    // Saved from the current revision, the same text lands.
+    let shown: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["memories", "show", "a", "--json"])).unwrap();
+    let out = run(&h, &repo, &["memories", "save", "a", "--revision", shown["revision"].as_str().unwrap()], Some(&mine));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(fs::read_to_string(&file).unwrap(), mine);
 }
 
 #[test]
