@@ -212,14 +212,15 @@ async fn desktop_start_and_memory() {
     let id = res["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {res}")).to_string();
     let s = Session { http: http.clone(), base: format!("{base}/session/{id}") };
 
-    // The shell (the sidebar) is the first thing the UI renders; "What Claude sees" follows
-    // once the engine has answered.
+    // The shell (the sidebar) is the first thing the UI renders; the first screen follows once
+    // the engine has answered: Projects, since no project was opened before in this home (the
+    // app never opens on the folder it was started in).
     let nav = poll(&s, "the sidebar", "return document.querySelector('nav.sidebar') ? performance.now() : null", PATIENCE).await;
     let nav_ms = ms(t0.elapsed());
     let screen = poll(
         &s,
-        "What Claude sees",
-        "return document.querySelector('[data-testid=automem-status]') ? performance.now() : null",
+        "the Projects list",
+        "return document.querySelector('table.projects, [data-testid=welcome]') ? performance.now() : null",
         PATIENCE,
     )
     .await;
@@ -249,7 +250,7 @@ async fn desktop_start_and_memory() {
         nav.as_f64().unwrap()
     );
     println!(
-        "first screen: What Claude sees rendered, seen at {screen_ms:.0} ms (performance.now() {:.0} ms); \
+        "first screen: Projects rendered, seen at {screen_ms:.0} ms (performance.now() {:.0} ms); \
          DOMContentLoaded {} ms, load {} ms (performance.now())",
         screen.as_f64().unwrap(),
         page["domContentLoaded"],
@@ -259,7 +260,7 @@ async fn desktop_start_and_memory() {
     // (2) Memory. Open the repository as a person would, on "What Claude sees".
     let pid = app_pid(driver.0.id(), &app);
     tokio::time::sleep(Duration::from_secs(1)).await;
-    println!("memory, started (home folder, What Claude sees): {}", Memory::of(pid).line());
+    println!("memory, started (Projects): {}", Memory::of(pid).line());
     s.type_into("#folder", &repo.to_string_lossy()).await;
     s.click("form.folder-picker button[type=submit]").await;
     let claude_md = repo.join("CLAUDE.md");

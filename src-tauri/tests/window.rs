@@ -229,7 +229,7 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     assert_eq!(err["code"], "invalid_input", "{err}");
 
     // Errors arrive as the api's {code, message}, and the page shows the message.
-    let err = s.invoke("context", json!({ "req": { "cwd": repo.join("nope") } })).await.unwrap_err();
+    let err = s.invoke("open_project", json!({ "req": { "cwd": repo.join("nope") } })).await.unwrap_err();
     assert_eq!(err["code"], "not_found", "{err}");
     s.type_into("#folder", &repo.join("nope").to_string_lossy()).await;
     s.click("form.folder-picker button[type=submit]").await;
