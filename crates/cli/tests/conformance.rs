@@ -4,25 +4,48 @@
 //!
 //! Goldens: `testdata/conformance` (shared fixtures), `testdata/realworld` (six public
 //! repositories) and `testdata/conformance-extra` (hostile cases captured by us with the same
-//! harness). Each fixture set is rebuilt at the absolute path it was captured under, because
-//! absolute paths and the memory folder names derived from them are part of the goldens.
+//! harness). Absolute paths and the memory folder names derived from them are part of the
+//! goldens, captured under `/tmp/ccfix`, `/tmp/ccreal` and `/tmp/ccextra`. Each test builds its
+//! fixture set under a temporary folder of its own (two test runs on one machine never share or
+//! wipe each other's trees) and maps that folder back to the captured one before comparing.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+
+use mneme_core::sanitize::sanitize_path;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
 }
 
-/// Fixture builders wipe their root; one test at a time may touch /tmp/cc*.
-static FIXTURES: Mutex<()> = Mutex::new(());
+/// One fixture set built for this test: the folder the goldens were captured under
+/// (`/tmp/ccfix`, …) and the per-run folder standing in for it.
+struct Fixtures {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    captured: &'static str,
+}
 
-fn build(script: &Path, args: &[&str]) {
-    let out = Command::new("python3").arg(script).args(args).output().expect("python3 runs (install python3)");
-    assert!(out.status.success(), "{} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr));
+impl Fixtures {
+    /// Runs `script` (a fixture builder) with `args` and then this run's root, e.g.
+    /// `<tmp>/.tmpXXXX/ccfix` for the goldens' `/tmp/ccfix`.
+    fn build(script: &Path, args: &[&str], captured: &'static str) -> Fixtures {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let name = Path::new(captured).file_name().expect("captured root has a name");
+        let root = fs::canonicalize(dir.path()).expect("canonical temporary folder").join(name);
+        let out = Command::new("python3").arg(script).args(args).arg(&root).output().expect("python3 runs (install python3)");
+        assert!(out.status.success(), "{} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr));
+        Fixtures { _dir: dir, root, captured }
+    }
+
+    /// `text` as it reads with the fixtures at the captured root: this run's root, and the
+    /// memory folder names Claude Code derives from it, mapped back.
+    fn as_captured(&self, text: &str) -> String {
+        let here = self.root.to_string_lossy();
+        text.replace(here.as_ref(), self.captured).replace(&sanitize_path(&here), &sanitize_path(self.captured))
+    }
 }
 
 /// A case file: shell assignments `KEY='value'` (single-quoted, `'"'"'` escapes) or JSON.
@@ -114,10 +137,19 @@ fn rule_runs(text: &str) -> Vec<Vec<String>> {
 }
 
 /// Claude Code lists rules in directory-read order. The goldens were captured on ext4, whose
-/// order depends on the filesystem's hash seed; when this machine reads a rules folder in a
-/// different order, compare with each run of rules sorted, and check separately that Mneme
-/// followed this machine's order.
-fn compare(name: &str, actual: &str, expected: &str, failures: &mut Vec<String>) {
+/// order depends on the filesystem's hash seed. When this machine reads a rules folder in a
+/// different order, the golden must still match with each run of rules sorted, and Mneme's
+/// output must be exactly what the real Claude Code (2.1.197, `MNEME_CLAUDE_BIN`) sends for the
+/// same case on this machine (`here`, captured on demand).
+fn compare(
+    name: &str,
+    raw: &str,
+    fixtures: &Fixtures,
+    expected: &str,
+    here: impl FnOnce() -> Result<String, String>,
+    failures: &mut Vec<String>,
+) {
+    let actual = &fixtures.as_captured(raw);
     if actual == expected {
         return;
     }
@@ -143,47 +175,47 @@ fn compare(name: &str, actual: &str, expected: &str, failures: &mut Vec<String>)
         entries.join("\n\nContents of ")
     };
     let same_rules = rule_runs(actual).iter().map(|r| r.len()).eq(rule_runs(expected).iter().map(|r| r.len()));
-    if same_rules && sort_runs(actual) == sort_runs(expected) && live_order_matches(actual) {
+    if !(same_rules && sort_runs(actual) == sort_runs(expected)) {
+        failures.push(difference(name, actual, expected));
         return;
     }
+    match here() {
+        Ok(claude) if claude == raw => {}
+        Ok(claude) => failures.push(difference(&format!("{name} (rules in another order than Claude Code lists them here)"), raw, &claude)),
+        Err(why) => failures.push(format!("{name}: this machine lists rules in another order than the golden, and {why}")),
+    }
+}
+
+fn difference(name: &str, actual: &str, expected: &str) -> String {
     let at = actual.bytes().zip(expected.bytes()).position(|(a, b)| a != b).unwrap_or(actual.len().min(expected.len()));
     let from = at.saturating_sub(200);
-    failures.push(format!(
+    format!(
         "{name}: differs at byte {at}\n--- expected ---\n{}\n--- actual ---\n{}\n",
         &expected[from.min(expected.len())..(at + 200).min(expected.len())],
         &actual[from.min(actual.len())..(at + 200).min(actual.len())]
-    ));
+    )
 }
 
-/// Every run of rules in `text` appears in the order `read_dir` walks their folder here.
-fn live_order_matches(text: &str) -> bool {
-    rule_runs(text).iter().all(|run| {
-        let Some(i) = run[0].find("/rules/") else { return true };
-        let root = PathBuf::from(&run[0][..i + "/rules".len()]);
-        let mut walk = Vec::new();
-        walk_md(&root, &mut walk);
-        let positions: Vec<usize> = run.iter().filter_map(|p| walk.iter().position(|w| w == p)).collect();
-        positions.len() == run.len() && positions.windows(2).all(|w| w[0] < w[1])
-    })
-}
-
-fn walk_md(dir: &Path, out: &mut Vec<String>) {
-    let Ok(rd) = fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk_md(&p, out);
-        } else if p.extension().is_some_and(|x| x == "md") {
-            out.push(p.to_string_lossy().to_string());
-        }
+/// What Claude Code 2.1.197 (`MNEME_CLAUDE_BIN`) sends for `case` of fixture `fx` on this
+/// machine: its instructions block, the files it attached after the Reads, and the order of
+/// those Reads (testdata/conformance/capture_here.py).
+fn claude_code_here(fx: &Path, case: &str) -> Result<serde_json::Value, String> {
+    let bin = std::env::var("MNEME_CLAUDE_BIN").map_err(|_| {
+        "MNEME_CLAUDE_BIN is not set to compare with Claude Code here; run: export MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\"".to_string()
+    })?;
+    let script = repo_root().join("testdata/conformance/capture_here.py");
+    let out = Command::new("python3").arg(script).arg(bin).arg(fx).arg(case).output().map_err(|e| format!("python3 did not run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("capturing Claude Code failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("the capture is not JSON: {e}"))
 }
 
-/// Runs every case under `fixtures_root` whose golden is in `expected_dir`.
-fn check_all(fixtures_root: &Path, expected_dir: &Path, name_of: impl Fn(&str, &str) -> String) -> usize {
+/// Runs every case of `set` whose golden is in `expected_dir`.
+fn check_all(set: &Fixtures, expected_dir: &Path, name_of: impl Fn(&str, &str) -> String) -> usize {
     let mut failures = Vec::new();
     let mut checked = 0;
-    let mut fixtures: Vec<PathBuf> = fs::read_dir(fixtures_root).expect("fixtures").flatten().map(|e| e.path()).collect();
+    let mut fixtures: Vec<PathBuf> = fs::read_dir(&set.root).expect("fixtures").flatten().map(|e| e.path()).collect();
     fixtures.sort();
     for fx in fixtures.iter().filter(|p| p.join("cases").is_dir()) {
         let fx_name = fx.file_name().expect("name").to_string_lossy().to_string();
@@ -197,16 +229,32 @@ fn check_all(fixtures_root: &Path, expected_dir: &Path, name_of: impl Fn(&str, &
             }
             let case = parse_case(&fs::read_to_string(&case_file).expect("case file"));
             let label = format!("{fx_name}__{case_name}");
+            // Claude Code on this machine, captured only when the rule order differs, once.
+            let here_cell: std::cell::OnceCell<Result<serde_json::Value, String>> = std::cell::OnceCell::new();
+            let here = |key: &str| -> Result<serde_json::Value, String> {
+                let got = here_cell.get_or_init(|| claude_code_here(fx, &case_name)).clone()?;
+                Ok(got[key].clone())
+            };
+            let text = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
             let actual = mneme(fx, &case, &["context".into(), "--date".into(), "<DATE>".into()]);
             let expected = fs::read_to_string(golden.join("user_context.txt")).expect("golden");
-            compare(&label, &actual, &expected, &mut failures);
+            compare(&label, &actual, set, &expected, || here("instructions").map(text), &mut failures);
             let lazy_expected = fs::read_to_string(golden.join("lazy_context.txt")).unwrap_or_default();
             let targets = read_targets(&label, &case);
             if !targets.is_empty() {
                 let mut args = vec!["touched".to_string()];
                 args.extend(targets);
                 let lazy = mneme(fx, &case, &args);
-                compare(&format!("{label} (lazy)"), &lazy, &lazy_expected, &mut failures);
+                // Claude Code attaches files in the order its Reads finished on that run, so here
+                // Mneme is given that order.
+                let lazy_here = || {
+                    let mut args = vec!["touched".to_string()];
+                    let reads = here("reads")?;
+                    args.extend(reads.as_array().into_iter().flatten().filter_map(|r| r.as_str().map(str::to_string)));
+                    let claude = here("lazy").map(text)?;
+                    Ok(if mneme(fx, &case, &args) == claude { lazy.clone() } else { claude })
+                };
+                compare(&format!("{label} (lazy)"), &lazy, set, &lazy_expected, lazy_here, &mut failures);
             }
             checked += 1;
         }
@@ -217,27 +265,24 @@ fn check_all(fixtures_root: &Path, expected_dir: &Path, name_of: impl Fn(&str, &
 
 #[test]
 fn shared_conformance_goldens() {
-    let _lock = FIXTURES.lock().unwrap_or_else(|e| e.into_inner());
     let root = repo_root().join("testdata/conformance");
-    build(&root.join("make_fixtures.py"), &["/tmp/ccfix"]);
-    let n = check_all(Path::new("/tmp/ccfix"), &root.join("expected"), |f, c| format!("{f}__{c}"));
+    let set = Fixtures::build(&root.join("make_fixtures.py"), &[], "/tmp/ccfix");
+    let n = check_all(&set, &root.join("expected"), |f, c| format!("{f}__{c}"));
     assert_eq!(n, 26, "every shared golden was checked");
 }
 
 #[test]
 fn realworld_goldens() {
-    let _lock = FIXTURES.lock().unwrap_or_else(|e| e.into_inner());
     let root = repo_root().join("testdata/realworld");
-    build(&root.join("build_fixtures.py"), &[]);
-    let n = check_all(Path::new("/tmp/ccreal"), &root, |f, c| format!("{f}/expected/{c}"));
+    let set = Fixtures::build(&root.join("build_fixtures.py"), &["--root"], "/tmp/ccreal");
+    let n = check_all(&set, &root, |f, c| format!("{f}/expected/{c}"));
     assert_eq!(n, 8, "every real-world golden was checked");
 }
 
 #[test]
 fn extra_goldens_captured_from_claude_code() {
-    let _lock = FIXTURES.lock().unwrap_or_else(|e| e.into_inner());
     let root = repo_root().join("testdata/conformance-extra");
-    build(&root.join("make_extra.py"), &["/tmp/ccextra"]);
-    let n = check_all(Path::new("/tmp/ccextra"), &root.join("expected"), |f, c| format!("{f}__{c}"));
+    let set = Fixtures::build(&root.join("make_extra.py"), &[], "/tmp/ccextra");
+    let n = check_all(&set, &root.join("expected"), |f, c| format!("{f}__{c}"));
     assert_eq!(n, fs::read_dir(root.join("expected")).expect("expected").count(), "every extra golden was checked");
 }
