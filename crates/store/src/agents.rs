@@ -3,7 +3,8 @@
 //! Claude Code reads markdown agents from the managed folder's `.claude/agents`, the config
 //! home's `agents/`, and every `.claude/agents` from the working folder up to the repository
 //! root (or the home folder), plus the `agents/` folder (and any `agents` the manifest names)
-//! of each installed plugin that `enabledPlugins` switches on. A later source replaces an
+//! of each installed plugin that `enabledPlugins` switches on and whose marketplace Claude Code
+//! knows (`plugins/known_marketplaces.json`). A later source replaces an
 //! earlier one with the same agent type, in Claude Code's order: plugin, user, project,
 //! managed. A markdown agent's type is its frontmatter `name`; a plugin agent's is
 //! `<plugin>:<sub-folders…>:<name or file stem>`, which is why its memory folder is
@@ -222,6 +223,11 @@ pub fn installed_plugins_path(env: &Environment) -> PathBuf {
     env.config_home().join("plugins").join("installed_plugins.json")
 }
 
+/// `<config home>/plugins/known_marketplaces.json`: the marketplaces Claude Code knows.
+pub fn known_marketplaces_path(env: &Environment) -> PathBuf {
+    env.config_home().join("plugins").join("known_marketplaces.json")
+}
+
 /// Installed plugins that the merged settings' `enabledPlugins` turns on (`"id": true`) and
 /// whose installation applies here (user or managed scope, or a project/local install for this
 /// project).
@@ -242,10 +248,26 @@ fn enabled_plugins(env: &Environment, settings: &Settings, cwd: &Path, problems:
         Err(_) => return Vec::new(),
     };
     let Some(plugins) = installed.get("plugins").and_then(|p| p.as_object()) else { return Vec::new() };
+    // Claude Code skips a plugin whose marketplace it does not know (`known_marketplaces.json`).
+    let known: serde_json::Map<String, serde_json::Value> = std::fs::read_to_string(known_marketplaces_path(env))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default();
     let root = crate::git::find_git_root(cwd);
     let mut out = Vec::new();
     for (id, entries) in plugins {
         if enabled.get(id) != Some(&serde_json::Value::Bool(true)) {
+            continue;
+        }
+        let marketplace = id.rsplit_once('@').map(|(_, m)| m).unwrap_or("");
+        if !known.contains_key(marketplace) {
+            problems.push(AgentProblem {
+                file: path.clone(),
+                reason: format!(
+                    "The plugin {id} is installed and enabled, but its marketplace {marketplace} is not in known_marketplaces.json, so Claude Code skips it; add the marketplace again with /plugin."
+                ),
+            });
             continue;
         }
         // Version 2 keeps a list of installations per plugin; version 1 kept one object.
@@ -328,12 +350,14 @@ mod tests {
         write(
             &installed_plugins_path(&env),
             &format!(
-                r#"{{"version":2,"plugins":{{"toolkit@mkt":[{{"scope":"user","installPath":{:?}}}],"off@mkt":[{{"scope":"user","installPath":{:?}}}]}}}}"#,
+                r#"{{"version":2,"plugins":{{"toolkit@mkt":[{{"scope":"user","installPath":{:?}}}],"off@mkt":[{{"scope":"user","installPath":{:?}}}],"lost@gone":[{{"scope":"user","installPath":{:?}}}]}}}}"#,
+                install.to_string_lossy(),
                 install.to_string_lossy(),
                 install.to_string_lossy()
             ),
         );
-        write(&cfg.join("settings.json"), r#"{"enabledPlugins":{"toolkit@mkt":true,"off@mkt":false}}"#);
+        write(&cfg.join("settings.json"), r#"{"enabledPlugins":{"toolkit@mkt":true,"off@mkt":false,"lost@gone":true}}"#);
+        write(&known_marketplaces_path(&env), r#"{"mkt":{"source":{"source":"directory","path":"/x"},"installLocation":"/x"}}"#);
         let settings = load_settings(&env, &repo, EnabledSources::all(), None);
         let (agents, problems) = discover(&env, &settings, &repo);
         let got: Vec<(&str, Option<AgentScope>, &AgentSource)> =
@@ -352,7 +376,8 @@ mod tests {
         );
         assert_eq!(agents[0].invalid_memory.as_deref(), Some("team"));
         assert_eq!(agents[3].prompt, "You review.");
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].file.ends_with("nodesc.md") && problems[0].reason.contains("description"));
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].reason.contains("lost@gone") && problems[0].reason.contains("known_marketplaces.json"));
+        assert!(problems[1].file.ends_with("nodesc.md") && problems[1].reason.contains("description"));
     }
 }
