@@ -578,12 +578,12 @@ macro_rules! operations {
             /// The check of the installed Claude Code release, run once per release on the project
             /// used last (the app asks at start and warns when Mneme disagrees with it).
             version_check($crate::ops::NoArgs) -> $crate::VersionCheck = |m, _h, _q| m.version_check();
-            /// Every project Claude Code has a folder for, newest first, with orphans flagged.
             /// Every sub-agent Claude Code would offer from a folder, with its memory folder, and
             /// every agent-memory folder on disk.
             agents($crate::ops::Folder) -> $crate::AgentsView = |m, h, q| m.agents(&q.request(h, None));
             /// The memory section Claude Code puts in a sub-agent's system prompt (`agent` names it).
             agent_context($crate::ops::Folder) -> $crate::AgentContextView = |m, h, q| m.agent_context(&q.request(h, None));
+            /// Every project Claude Code has a folder for, newest first, with orphans flagged.
             projects($crate::ops::NoArgs) -> Vec<$crate::ProjectInfo> = |m, _h, _q| Ok(m.projects());
             memories($crate::ops::MemoriesQuery) -> Vec<$crate::MemorySummary> = |m, h, q| {
                 m.memories(&q.at.request(h, None), &$crate::MemoryListFilter { kind: q.kind, search: q.search })
