@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Recall evaluation: `npm run eval:recall`. recall@5 and precision@5 on the labelled real-world
 # prompts for the offline ranker and every configured model provider; see docs/recall.md.
-# Arguments pass through: --providers offline,anthropic,openai,claude-cli  --verbose  --json  --sweep
+# Arguments pass through: --providers offline,anthropic,openai,claude-cli  --verbose  --json  --sweep  --labels FILE
+# Without --labels it runs the development set (labels.json, the one the offline ranker is tuned
+# on) and then the held-out set (heldout.json, never tuned on), so both figures are always seen.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 cargo run --locked -q -p mneme-recall --example eval -- "$@"
+case " $* " in
+  *" --labels "*|*" --json "*|*" --sweep "*) ;;
+  *)
+    echo "Held-out set (never used to tune the ranker):"
+    cargo run --locked -q -p mneme-recall --example eval -- --labels testdata/recall-eval/heldout.json "$@"
+    ;;
+esac

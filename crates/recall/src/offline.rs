@@ -277,19 +277,38 @@ fn stop_words() -> &'static HashSet<&'static str> {
     SET.get_or_init(|| stop_words::lookup("en").unwrap_or(&[]).iter().copied().collect())
 }
 
-/// Calls `f` with each word of `text`: runs of letters or of digits, lower-cased.
+/// Calls `f` with each word of `text`: runs of letters or of digits, lower-cased. An
+/// upper-case acronym's plural loses its `s` ("PRs" is "pr", "APIs" is "api"): the stemmer
+/// keeps the `s` of a word with no vowel before it, and reads "apis" as a word of its own.
 fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     let mut word = String::new();
     let mut digits = false;
+    // Upper-case letters at the start of the word, and whether all of it so far is those
+    // followed by one lower-case `s`.
+    let mut caps = 0usize;
+    let mut acronym_plural = false;
+    let mut flush = |word: &mut String, acronym_plural: bool| {
+        let w = word.trim_end_matches('\'');
+        let w = if acronym_plural { &w[..w.len() - 1] } else { w };
+        f(w);
+        word.clear();
+    };
     for c in text.chars() {
         // ASCII first: the Unicode tables cost more than everything else in an index build.
         let (alnum, d) = if c.is_ascii() { (c.is_ascii_alphanumeric(), c.is_ascii_digit()) } else { (c.is_alphanumeric(), c.is_numeric()) };
         if alnum {
             if !word.is_empty() && d != digits {
-                f(word.trim_end_matches('\''));
-                word.clear();
+                flush(&mut word, acronym_plural);
+                caps = 0;
             }
             digits = d;
+            if word.is_empty() {
+                caps = 0;
+            }
+            acronym_plural = c == 's' && caps >= 2 && caps == word.len();
+            if c.is_ascii_uppercase() && caps == word.len() {
+                caps += 1;
+            }
             if c.is_ascii() {
                 word.push(c.to_ascii_lowercase());
             } else {
@@ -298,13 +317,14 @@ fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
         } else if c == '\'' && !word.is_empty() && !digits {
             // Keep contractions whole so the stop-word list (which has "don't") sees them.
             word.push(c);
+            acronym_plural = false;
         } else if !word.is_empty() {
-            f(word.trim_end_matches('\''));
-            word.clear();
+            flush(&mut word, acronym_plural);
+            acronym_plural = false;
         }
     }
     if !word.is_empty() {
-        f(word.trim_end_matches('\''));
+        flush(&mut word, acronym_plural);
     }
 }
 
@@ -699,6 +719,7 @@ mod tests {
     fn words_split_at_case_free_boundaries() {
         assert_eq!(words("React19 event-types, don't PR#271"), vec!["react", "19", "event", "types", "don't", "pr", "271"]);
         assert_eq!(words("users' ÉTÉ"), vec!["users", "été"]);
+        assert_eq!(words("PRs, APIs and IDs; Ms bus SOS"), vec!["pr", "api", "and", "id", "ms", "bus", "sos"]);
     }
 
     fn corpus() -> Index {
