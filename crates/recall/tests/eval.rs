@@ -2,25 +2,22 @@
 //! worse: it answers the prompts that have relevant memories, paraphrases included, and stays
 //! silent on those that have none. The floors are the figures measured when the abstention
 //! bar was calibrated (docs/recall.md), less a small margin, so a regression fails here.
+//!
+//! `labels.json` is the development set the ranker was tuned on; `heldout.json` was written
+//! later and never tuned on, so its (lower) floors say how the tuning carries over.
 
 use mneme_core::FixedClock;
-use mneme_recall::eval::{evaluate, load_labels, Kind};
+use mneme_recall::eval::{evaluate, load_labels, Kind, Report};
 use mneme_store::Environment;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Measured 0.827 / 0.720 / 0.852 (23 of 27) / 0.739.
-const MIN_RECALL_AT_5: f64 = 0.80;
-const MIN_PRECISION_AT_5: f64 = 0.68;
-const MIN_SILENT_SHARE: f64 = 0.80;
-const MIN_PARAPHRASE_RECALL_AT_5: f64 = 0.70;
+/// The floors for one labelled set: recall@5, precision@5, silent share, paraphrase recall@5.
+struct Floors(f64, f64, f64, f64);
 
-#[tokio::test]
-async fn offline_recall_answers_paraphrases_and_stays_silent_without_a_relevant_memory() {
+async fn check(file: &str, floors: Floors) -> Report {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let labels = load_labels(&root.join("testdata/recall-eval/labels.json")).unwrap();
-    let none = labels.prompts.iter().filter(|p| p.kind == Kind::None).count();
-    assert!(labels.prompts.len() >= 100 && 4 * none >= labels.prompts.len(), "the set keeps a quarter of no-memory prompts");
+    let labels = load_labels(&root.join("testdata/recall-eval").join(file)).unwrap();
     let home = tempfile::tempdir().unwrap();
     let env = Environment::with_home(home.path());
     let report = evaluate(&labels, &root, None, &env, Arc::new(FixedClock::at_unix_secs(1_800_000_000))).await;
@@ -29,13 +26,31 @@ async fn offline_recall_answers_paraphrases_and_stays_silent_without_a_relevant_
     }
     let (all, para) = (&report.all, &report.paraphrase);
     eprintln!(
-        "recall@5 {:.3} precision@5 {:.3} silent {}/{} paraphrase recall@5 {:.3}",
+        "{file}: recall@5 {:.3} precision@5 {:.3} silent {}/{} paraphrase recall@5 {:.3}",
         all.recall_at_5, all.precision_at_5, all.silent, all.no_memory, para.recall_at_5
     );
     assert_eq!(report.errors, 0);
     assert!(report.folders.len() >= 4);
-    assert!(all.recall_at_5 >= MIN_RECALL_AT_5, "recall@5 fell to {:.3}", all.recall_at_5);
-    assert!(all.precision_at_5 >= MIN_PRECISION_AT_5, "precision@5 fell to {:.3}", all.precision_at_5);
-    assert!(all.silent_share() >= MIN_SILENT_SHARE, "silent on {} of {} no-memory prompts", all.silent, all.no_memory);
-    assert!(para.recall_at_5 >= MIN_PARAPHRASE_RECALL_AT_5, "paraphrase recall@5 fell to {:.3}", para.recall_at_5);
+    assert!(all.recall_at_5 >= floors.0, "{file}: recall@5 fell to {:.3}", all.recall_at_5);
+    assert!(all.precision_at_5 >= floors.1, "{file}: precision@5 fell to {:.3}", all.precision_at_5);
+    assert!(all.silent_share() >= floors.2, "{file}: silent on {} of {} no-memory prompts", all.silent, all.no_memory);
+    assert!(para.recall_at_5 >= floors.3, "{file}: paraphrase recall@5 fell to {:.3}", para.recall_at_5);
+    report
+}
+
+/// Measured 0.827 / 0.720 / 0.852 (23 of 27) / 0.739.
+#[tokio::test]
+async fn offline_recall_answers_paraphrases_and_stays_silent_without_a_relevant_memory() {
+    let report = check("labels.json", Floors(0.80, 0.68, 0.80, 0.70)).await;
+    let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
+    assert!(report.outcomes.len() >= 100 && 4 * none >= report.outcomes.len(), "the set keeps a quarter of no-memory prompts");
+}
+
+/// Measured 0.741 / 0.655 / 0.75 (9 of 12) / 0.583: below the development set, as expected of
+/// prompts the bar was not calibrated on.
+#[tokio::test]
+async fn offline_recall_on_the_held_out_prompts() {
+    let report = check("heldout.json", Floors(0.70, 0.60, 0.65, 0.50)).await;
+    let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
+    assert!(4 * none >= report.outcomes.len(), "the held-out set keeps a quarter of no-memory prompts");
 }
