@@ -30,6 +30,13 @@ export const commands = {
 	 *  used last (the app asks at start and warns when Mneme disagrees with it).
 	 */
 	versionCheck: (req: NoArgs) => typedError<VersionCheck, ApiError>(__TAURI_INVOKE("version_check", { req })),
+	/**
+	 *  Every sub-agent Claude Code would offer from a folder, with its memory folder, and
+	 *  every agent-memory folder on disk.
+	 */
+	agents: (req: Folder) => typedError<AgentsView, ApiError>(__TAURI_INVOKE("agents", { req })),
+	/**  The memory section Claude Code puts in a sub-agent's system prompt (`agent` names it). */
+	agentContext: (req: Folder) => typedError<AgentContextView, ApiError>(__TAURI_INVOKE("agent_context", { req })),
 	/**  Every project Claude Code has a folder for, newest first, with orphans flagged. */
 	projects: (req: NoArgs) => typedError<ProjectInfo[], ApiError>(__TAURI_INVOKE("projects", { req })),
 	memories: (req: MemoriesQuery) => typedError<MemorySummary[], ApiError>(__TAURI_INVOKE("memories", { req })),
@@ -175,6 +182,103 @@ export type AddedIndexLine = {
 	indexRelPath: string,
 	/**  The line as written (its target rewritten when the file was renamed). */
 	text: string,
+};
+
+/**  An agent's memory section as Claude Code would put it in the agent's system prompt. */
+export type AgentContextView = {
+	agentType: string,
+	scope: AgentScope,
+	memoryDir: string,
+	/**  The agent's MEMORY.md, and whether it exists. */
+	indexPath: string,
+	indexExists: boolean,
+	/**  MEMORY.md was cut to fit (200 lines / 25,000 characters). */
+	truncated: boolean,
+	/**  Claude Code adds the section only while auto memory is on. */
+	autoMemoryEnabled: boolean,
+	autoMemoryReason: string,
+	/**
+	 *  The section exactly as sent; `None` when auto memory is off or Claude Code's text could
+	 *  not be read (`unavailable` says why).
+	 */
+	section: string | null,
+	/**  The MEMORY.md part alone (what Mneme computes itself), always present. */
+	indexPart: string | null,
+	chars: number,
+	tokens: number,
+	/**  Where the instructions came from (`Claude Code 2.1.197 at /path`). */
+	textFrom: string | null,
+	unavailable: string | null,
+	claudeCode: RenderedFor,
+};
+
+/**  An agent-memory folder on disk. */
+export type AgentFolder = {
+	/**  The folder's name (an agent type with `:` turned into `-`). */
+	name: string,
+	scope: AgentScope,
+	dir: string,
+	memories: number,
+	/**  The agent (listed in `agents`) that uses this folder from here, if any. */
+	agent: string | null,
+};
+
+/**  One agent Claude Code would offer, and its memory. */
+export type AgentInfo = {
+	agentType: string,
+	source: AgentSource,
+	/**  The definition file. */
+	file: string,
+	/**  `memory:` when valid; `None` = the agent has no memory. */
+	scope: AgentScope | null,
+	/**  A `memory:` value Claude Code ignores (the agent then has no memory), as written. */
+	invalidMemory: string | null,
+	/**  The agent's memory folder (when it has memory). */
+	memoryDir: string | null,
+	exists: boolean,
+	/**  Memory files in the folder (MEMORY.md not counted). */
+	memories: number,
+	/**  Project scope: the folder is inside the repository and shared through git. */
+	checkedIn: boolean,
+};
+
+/**  A file in an agents folder that Claude Code would not load as an agent, and why. */
+export type AgentProblem = {
+	file: string,
+	reason: string,
+};
+
+/**  Where a sub-agent keeps memory (`memory:` in its definition). */
+export type AgentScope = 
+/**  `<memory base>/agent-memory/<agent>`: shared by all projects. */
+"user" | 
+/**  `<cwd>/.claude/agent-memory/<agent>`: checked in. */
+"project" | 
+/**  `<cwd>/.claude/agent-memory-local/<agent>`: this machine only. */
+"local";
+
+/**  Where an agent definition came from. */
+export type AgentSource = 
+/**  `<managed dir>/.claude/agents`. */
+{ kind: "managed" } | 
+/**  `<config home>/agents`. */
+{ kind: "user" } | 
+/**  A `.claude/agents` folder in the project (the working folder or one above it). */
+{ kind: "project" } | 
+/**  An installed, enabled plugin: its id in `enabledPlugins` (`name@marketplace`). */
+{ kind: "plugin"; id: string };
+
+/**  Every agent from a folder and every agent-memory folder Mneme can see. */
+export type AgentsView = {
+	cwd: string,
+	/**  Claude Code gives agents their memory only while auto memory is on. */
+	autoMemoryEnabled: boolean,
+	autoMemoryReason: string,
+	agents: AgentInfo[],
+	/**  User-scope folders (all projects) and this project's project and local folders. */
+	folders: AgentFolder[],
+	/**  Agent files Claude Code would skip, and why. */
+	problems: AgentProblem[],
 };
 
 export type ApiError = {
@@ -726,6 +830,10 @@ export type Folder = {
 	settingSources?: string | null,
 	/**  `--add-dir` folders. */
 	addDirs?: string[] | null,
+	/**  Work on this sub-agent's memory folder (its type or folder name) instead of auto memory. */
+	agent?: string | null,
+	/**  With `agent`: the scope to open; absent = the one its definition declares. */
+	agentScope?: AgentScope | null,
 };
 
 /**  Folders that complete a typed path. */
