@@ -203,7 +203,7 @@ impl Mneme {
             AutoMemoryReason::SafeMode => set_by("CLAUDE_CODE_SAFE_MODE"),
             _ => None,
         };
-        let amd = paths::resolve_auto_mem_dir(env, &settings, &cwd);
+        let amd = paths::resolve_auto_mem_dir_for(env, &settings, &cwd, &profile);
         let canonical = git::find_canonical_git_root(&cwd).unwrap_or_else(|| cwd.clone());
         let entrypoint = amd.dir.join("MEMORY.md");
         let auto_memory = AutoMemoryInfo {

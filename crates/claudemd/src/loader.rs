@@ -558,6 +558,12 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile]) -> Vec
             let mut rules = Vec::new();
             collect_rule_files(&dir.join(".claude/rules"), 0, &mut rules);
             for r in rules {
+            // Newer releases write a missing auto-memory index from the topic files before
+            // loading it; nothing is on disk yet, hence 0 bytes.
+            Err(ReadError::Missing) if layer == Layer::AutoMem && self.profile.writes_missing_memory_index => {
+                let folder = Path::new(path).parent()?;
+                (mneme_store::memdir::generated_index(folder)?, 0)
+            }
                 push(r, &mut out);
             }
         }

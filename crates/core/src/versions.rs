@@ -138,6 +138,12 @@ pub struct Profile {
     pub agents_md: bool,
     /// MEMORY.md's CRLF line ends become LF before it is measured and cut.
     pub memory_index_crlf_to_lf: bool,
+    /// A memory folder with topic files but no MEMORY.md gets one written from them at
+    /// start-up (`mneme_store::memdir::generated_index`), and that is what loads.
+    pub writes_missing_memory_index: bool,
+    /// `autoMemoryDirectory` is read only from the settings sources `--setting-sources`
+    /// enables (older releases read every source regardless).
+    pub memory_dir_from_enabled_sources: bool,
     /// Variables a repository's own settings files (project, local) may not set through
     /// their `env` block; the user's, the flag file's and the policy's still apply.
     pub repo_env_ignored: &'static [&'static str],
@@ -179,6 +185,10 @@ pub enum Change {
     LazyReminderPerFile,
     /// MEMORY.md's CRLF line ends are read as LF.
     MemoryIndexCrlfToLf,
+    /// A missing MEMORY.md is written from the topic files at start-up.
+    WritesMissingMemoryIndex,
+    /// `autoMemoryDirectory` follows `--setting-sources`.
+    MemoryDirFromEnabledSources,
     /// A repository's settings `env` can no longer turn on bare mode.
     RepoEnvIgnoresBareMode,
     /// A repository's settings `env` can no longer move the config or memory folders.
@@ -202,6 +212,8 @@ impl Change {
             Change::AgentsMd => p.agents_md = true,
             Change::LazyReminderPerFile => p.lazy = LazyAttachment::ReminderPerFile,
             Change::MemoryIndexCrlfToLf => p.memory_index_crlf_to_lf = true,
+            Change::WritesMissingMemoryIndex => p.writes_missing_memory_index = true,
+            Change::MemoryDirFromEnabledSources => p.memory_dir_from_enabled_sources = true,
             Change::RepoEnvIgnoresBareMode => p.repo_env_ignored = REPO_ENV_IGNORED_BARE,
             Change::RepoEnvIgnoresLocations => p.repo_env_ignored = REPO_ENV_IGNORED_LOCATIONS,
             Change::BareLoadsNothing => p.bare_loads_nothing = true,
@@ -223,6 +235,8 @@ pub const BASELINE: Profile = Profile {
     frontmatter_after_bom: false,
     agents_md: false,
     memory_index_crlf_to_lf: false,
+    writes_missing_memory_index: false,
+    memory_dir_from_enabled_sources: false,
     repo_env_ignored: &[],
     bare_loads_nothing: false,
     comments_rerender_only_when_removed: false,
@@ -242,7 +256,9 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 268), Change::TruncationNoteSaysWhatWasCut),
     (ClaudeVersion::new(2, 1, 281), Change::AgentsMd),
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
+    (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
     (ClaudeVersion::new(2, 1, 286), Change::BareLoadsNothing),
+    (ClaudeVersion::new(2, 1, 295), Change::MemoryDirFromEnabledSources),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),
 ];

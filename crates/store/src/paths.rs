@@ -290,6 +290,16 @@ pub fn resolve_auto_mem_dir(env: &Environment, settings: &Settings, project_root
     resolve_with_setting(env, settings.auto_memory_directory(), project_root)
 }
 
+/// [`resolve_auto_mem_dir`] for a release's profile: newer releases take the setting only from
+/// the sources `--setting-sources` enables ([`Settings::auto_memory_directory_from_enabled`]).
+pub fn resolve_auto_mem_dir_for(env: &Environment, settings: &Settings, project_root: &Path, profile: &mneme_core::Profile) -> AutoMemDir {
+    if profile.memory_dir_from_enabled_sources {
+        resolve_with_setting(env, settings.auto_memory_directory_from_enabled(), project_root)
+    } else {
+        resolve_auto_mem_dir(env, settings, project_root)
+    }
+}
+
 /// [`resolve_auto_mem_dir`] as Claude Code computes it before the folder is trusted, when local
 /// and project settings are not consulted.
 pub fn resolve_auto_mem_dir_untrusted(env: &Environment, settings: &Settings, project_root: &Path) -> AutoMemDir {

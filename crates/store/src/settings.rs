@@ -642,6 +642,17 @@ impl Settings {
         self.first_memory_directory(&[SettingSource::Policy, SettingSource::Flag, SettingSource::User])
     }
 
+    /// [`Settings::auto_memory_directory`] as newer releases read it
+    /// (`Profile::memory_dir_from_enabled_sources`): only from the sources `--setting-sources`
+    /// enables (policy and a flag file always are), so `--setting-sources project` takes the
+    /// project's value over the local one, and `--setting-sources user` neither.
+    pub fn auto_memory_directory_from_enabled(&self) -> Option<(SettingSource, String)> {
+        let order = [SettingSource::Policy, SettingSource::Flag, SettingSource::Local, SettingSource::Project, SettingSource::User];
+        let enabled: Vec<SettingSource> =
+            order.into_iter().filter(|&s| self.files.iter().any(|f| f.source == s && f.enabled)).collect();
+        self.first_memory_directory(&enabled)
+    }
+
     fn first_memory_directory(&self, order: &[SettingSource]) -> Option<(SettingSource, String)> {
         order.iter().find_map(|&source| {
             let obj = self.source_object(source)?;

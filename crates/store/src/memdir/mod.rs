@@ -17,6 +17,7 @@
 
 mod error;
 mod frontmatter_edit;
+mod generated_index;
 mod health;
 mod index;
 mod manifest;
@@ -33,6 +34,7 @@ mod testutil;
 
 pub use error::MemdirError;
 pub use frontmatter_edit::new_memory_content;
+pub use generated_index::{generated_index, index_from_headers, GENERATED_LINE_MAX, GENERATED_MAX_LINES, GENERATED_MAX_UNITS};
 pub use health::{loaded_index_lines, CommentStripper, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine};
 pub use index::{parse_index, render_entry, DocLine, IndexDoc, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS};
 pub use merge::{AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};

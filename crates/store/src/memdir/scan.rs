@@ -128,6 +128,12 @@ pub struct TopicHeader {
     pub memory_type: Option<MemoryType>,
     /// Private, or team.
     pub scope: Scope,
+    /// Listed as a symbolic link (to a file inside the folder; others are problems).
+    #[serde(skip)]
+    pub symlink: bool,
+    /// `description:` when the YAML made it text (not a number, list, …), as written.
+    #[serde(skip)]
+    pub text_description: Option<String>,
 }
 
 /// What kind of trouble a [`Problem`] reports.
@@ -701,6 +707,11 @@ fn read_header(real_root: &Path, c: Candidate, buf: &mut Vec<u8>) -> Result<Topi
         description: fm.and_then(js_description),
         memory_type: fm.and_then(|f| f.memory_type()),
         scope,
+        symlink: c.symlink,
+        text_description: fm.and_then(|f| match f.get("description") {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        }),
     })
 }
 
