@@ -2,7 +2,7 @@
 
 import { untrack } from 'svelte';
 import type { Engine, LiveStatus } from './transport';
-import type { ProviderChoice } from './bindings';
+import type { AgentScope, ProviderChoice } from './bindings';
 import type { SchedulerEvent } from './bindings';
 
 /** How many scheduler events the page keeps for the live display. */
@@ -22,6 +22,8 @@ class AppState {
   live = $state<LiveStatus>('connecting');
   theme = $state<'system' | 'light' | 'dark'>('system');
   ready = $state(false);
+  /** The sub-agent whose memory folder the Memories screen works on; `null` = auto memory. */
+  agent = $state<{ name: string; scope: AgentScope } | null>(null);
   /** A memory (relative path) another screen asked the Memories screen to open. */
   openMemory = $state<string | null>(null);
   /** Why the app cannot start, when it cannot. */
@@ -37,6 +39,12 @@ export const app = new AppState();
 /** Keeps a scheduler event for the live display. */
 export function noteSchedulerEvent(e: SchedulerEvent) {
   app.schedulerEvents = [...app.schedulerEvents.slice(-(SCHEDULER_EVENTS_KEPT - 1)), e];
+}
+
+/** The folder memory operations work on: the project's auto memory, or the chosen sub-agent's
+ *  memory folder (`agent`, `agentScope`). */
+export function memoryFolder(): { cwd: string; agent?: string; agentScope?: AgentScope } {
+  return app.agent ? { cwd: app.cwd, agent: app.agent.name, agentScope: app.agent.scope } : { cwd: app.cwd };
 }
 
 export function engineOf(): Engine {
