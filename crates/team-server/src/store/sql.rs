@@ -341,6 +341,128 @@ async fn write_upserts(
 /// Rows of `entries` per `IN (…)` list: well under SQLite's and PostgreSQL's parameter limits.
 const KEYS_PER_QUERY: usize = 500;
 
+/// The repository row's new state in a write, claimed only if its version is still `expected_version`.
+struct Claim<'a> {
+    expected_version: i64,
+    version: i64,
+    checksum: &'a str,
+    now_ms: i64,
+    live_entries: i64,
+}
+
+/// Upserts [`claim_and_upsert_pg`] takes in its one statement (7 parameters a row, far
+/// under PostgreSQL's 65,535); a larger write uses the portable statements.
+const PG_ROWS_PER_CLAIM: usize = 1000;
+
+/// PostgreSQL only: claims the repository row (`UPDATE … WHERE version = expected`) and writes
+/// `rows` (entries get each key's last state, history every row) in one statement of
+/// data-modifying CTEs. The inserts select from the claim, so when the version moved nothing
+/// is written; returns whether the claim held.
+async fn claim_and_upsert_pg(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    repo_id: i64,
+    claim: &Claim<'_>,
+    rows: &[(&Commit, &Change)],
+) -> Result<bool, StoreError> {
+    // A key written twice in one group: only its last row may touch `entries` (one statement
+    // cannot update a row twice).
+    let mut seen = std::collections::HashSet::new();
+    let mut last = vec![false; rows.len()];
+    for (i, (_, ch)) in rows.iter().enumerate().rev() {
+        last[i] = seen.insert(ch.key.as_str());
+    }
+    let values: Vec<String> = (0..rows.len())
+        .map(|i| {
+            let b = 7 + i * 7;
+            format!("(${}, ${}, ${}, ${}, ${}, ${}, ${})", b, b + 1, b + 2, b + 3, b + 4, b + 5, b + 6)
+        })
+        .collect();
+    let upserts = if rows.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", v (entry_key, content, checksum, version, at_ms, author_id, last) AS (VALUES {}), \
+             e AS (INSERT INTO entries (repo_id, entry_key, content, checksum, deleted, version, changed_ms) \
+             SELECT c.id, v.entry_key, v.content, v.checksum, 0, v.version, v.at_ms FROM v, c WHERE v.last = 1 \
+             ON CONFLICT (repo_id, entry_key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, \
+             deleted = 0, version = excluded.version, changed_ms = excluded.changed_ms), \
+             h AS (INSERT INTO entry_history (repo_id, entry_key, version, content, checksum, deleted, author_id, at_ms) \
+             SELECT c.id, v.entry_key, v.version, v.content, v.checksum, 0, v.author_id, v.at_ms FROM v, c)",
+            values.join(", ")
+        )
+    };
+    let sql = format!(
+        "WITH c AS (UPDATE repos SET version = $3, checksum = $4, last_modified_ms = $5, live_entries = $6 \
+         WHERE id = $1 AND version = $2 RETURNING id){upserts} SELECT COUNT(*) AS claimed FROM c"
+    );
+    let mut q = sqlx::query(&sql)
+        .bind(repo_id)
+        .bind(claim.expected_version)
+        .bind(claim.version)
+        .bind(claim.checksum)
+        .bind(claim.now_ms)
+        .bind(claim.live_entries);
+    for ((commit, change), last) in rows.iter().zip(last) {
+        q = q
+            .bind(&change.key)
+            .bind(&change.content)
+            .bind(&change.checksum)
+            .bind(commit.version)
+            .bind(commit.now_ms)
+            .bind(commit.author)
+            .bind(i64::from(last));
+    }
+    let claimed: i64 = q.fetch_one(&mut **tx).await?.try_get("claimed")?;
+    Ok(claimed == 1)
+}
+
+/// Locks the repository row (PostgreSQL `FOR UPDATE`; SQLite's write lock is already held)
+/// and reads it with the current state of `keys` in one query (the first [`KEYS_PER_QUERY`]
+/// keys; any further ones in more queries). `None` when the repository does not exist.
+async fn lock_and_read_keys(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    backend: Backend,
+    repo_id: i64,
+    keys: &[&str],
+) -> Result<Option<WriteView>, StoreError> {
+    let mut keys: Vec<&str> = keys.to_vec();
+    keys.sort_unstable();
+    keys.dedup();
+    let (first, rest) = keys.split_at(keys.len().min(KEYS_PER_QUERY));
+    let lock = if backend == Backend::Postgres { " FOR UPDATE OF r" } else { "" };
+    // With no keys the join matches nothing (`IN (NULL)`), leaving the repository row alone.
+    let params: Vec<String> = (0..first.len()).map(|i| format!("${}", i + 2)).collect();
+    let list = if params.is_empty() { "NULL".to_string() } else { params.join(", ") };
+    let sql = format!(
+        "SELECT {REPO_COLUMNS}, e.entry_key AS e_key, e.checksum AS e_checksum, e.deleted AS e_deleted, \
+         e.changed_ms AS e_changed_ms FROM repos r JOIN teams t ON t.id = r.team_id \
+         LEFT JOIN entries e ON e.repo_id = r.id AND e.entry_key IN ({list}) WHERE r.id = $1{lock}"
+    );
+    let mut q = sqlx::query(&sql).bind(repo_id);
+    for k in first {
+        q = q.bind(*k);
+    }
+    let rows = q.fetch_all(&mut **tx).await?;
+    let Some(head) = rows.first() else { return Ok(None) };
+    let repo = repo_from(head)?;
+    let mut entries = Vec::with_capacity(keys.len());
+    for r in &rows {
+        let Some(key) = r.try_get::<Option<String>, _>("e_key")? else { continue };
+        entries.push(EntryState {
+            key,
+            checksum: r.try_get("e_checksum")?,
+            content: String::new(),
+            deleted: r.try_get::<i64, _>("e_deleted")? != 0,
+            changed_ms: r.try_get("e_changed_ms")?,
+        });
+    }
+    if !rest.is_empty() {
+        entries.extend(read_keys(tx, repo_id, rest).await?);
+    }
+    entries.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(Some(WriteView { repo, entries }))
+}
+
 /// The current state of `keys` (those that exist), without content, sorted by key.
 async fn read_keys(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
@@ -632,37 +754,52 @@ impl Store for SqlStore {
         };
         let mut tx = self.begin_write().await?;
         // PostgreSQL: concurrent writers to this repository queue on its row from here to
-        // COMMIT, and at READ COMMITTED the entries read next include the previous holder's
-        // commit. SQLite: BEGIN IMMEDIATE already holds the database's only write lock.
-        let lock = if self.backend == Backend::Postgres { " FOR UPDATE OF r" } else { "" };
-        let row = sqlx::query(&format!(
-            "SELECT {REPO_COLUMNS} FROM repos r JOIN teams t ON t.id = r.team_id WHERE r.id = $1{lock}"
-        ))
-        .bind(repo_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(row) = row else {
+        // COMMIT, and at READ COMMITTED the entries read with the lock include the previous
+        // holder's commit. SQLite: BEGIN IMMEDIATE already holds the database's only write
+        // lock. The lock and the keys' state come in one round trip: on PostgreSQL every round
+        // trip made while the row is locked is time the other replicas wait.
+        let Some(view) = lock_and_read_keys(&mut tx, self.backend, repo_id, keys).await? else {
             tx.rollback().await?;
             return Ok(None);
         };
-        // Only the keys this write names are read: its cost follows the request, not the
-        // repository (the row carries the checksum and the live count).
-        let view = WriteView { repo: repo_from(&row)?, entries: read_keys(&mut tx, repo_id, keys).await? };
         let commits = decide(&view);
         let (Some(first), Some(last)) = (commits.first(), commits.last()) else {
             tx.rollback().await?;
             return Ok(Some(CommitOutcome::Declined));
         };
+        let claim = Claim {
+            expected_version: first.expected_version,
+            version: last.version,
+            checksum: &last.checksum,
+            now_ms: last.now_ms,
+            live_entries: last.live_entries,
+        };
+        // The usual write only adds and changes entries: on PostgreSQL the claim, the entries
+        // and their history then go in one statement, so the lock is held for two round trips
+        // (that statement and COMMIT) after the read.
+        let rows: Vec<(&Commit, &Change)> =
+            commits.iter().flat_map(|c| c.changes.iter().map(move |ch| (c, ch))).collect();
+        if self.backend == Backend::Postgres
+            && rows.iter().all(|(_, ch)| !ch.deleted)
+            && rows.len() <= PG_ROWS_PER_CLAIM
+        {
+            if !claim_and_upsert_pg(&mut tx, repo_id, &claim, &rows).await? {
+                tx.rollback().await?;
+                return Ok(Some(CommitOutcome::VersionMoved));
+            }
+            tx.commit().await?;
+            return Ok(Some(CommitOutcome::Committed));
+        }
         let claimed = sqlx::query(
             "UPDATE repos SET version = $3, checksum = $4, last_modified_ms = $5, live_entries = $6 \
              WHERE id = $1 AND version = $2",
         )
         .bind(repo_id)
-        .bind(first.expected_version)
-        .bind(last.version)
-        .bind(&last.checksum)
-        .bind(last.now_ms)
-        .bind(last.live_entries)
+        .bind(claim.expected_version)
+        .bind(claim.version)
+        .bind(claim.checksum)
+        .bind(claim.now_ms)
+        .bind(claim.live_entries)
         .execute(&mut *tx)
         .await?;
         if claimed.rows_affected() != 1 {
