@@ -65,8 +65,8 @@ pub use inbox::{
 pub use team::{
     TeamConflict, TeamConflictKind, TeamFile, TeamFileStatus, TeamHistory, TeamLeadChange, TeamOutcome, TeamPullResult,
     TeamPushResult, TeamRemote, TeamRemoteEntry, TeamRestored, TeamRole, TeamSecretHold, TeamServerSetting,
-    TeamServerSource, TeamSignIn, TeamSignInPoll, TeamSignInState, TeamSignedOut, TeamSkippedKey, TeamStatus,
-    TeamSuppression, TeamSyncResult, TeamSyncState, TeamVersion,
+    TeamServerSource, TeamSignIn, TeamSignInPoll, TeamSignInRecord, TeamSignIns, TeamSignInState, TeamSignedOut,
+    TeamSkippedKey, TeamStatus, TeamSuppression, TeamSyncResult, TeamSyncState, TeamVersion,
 };
 pub use mneme_store::memdir::{AddedIndexLine, MergedFile, SkippedFile};
 pub use mneme_core::{Clock, FixedClock, SystemClock};

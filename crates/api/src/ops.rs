@@ -669,6 +669,11 @@ macro_rules! operations {
             };
             /// Removes a key for everyone (lead only): a tombstone every client honours.
             team_remove($crate::ops::TeamKeyRef) -> $crate::TeamLeadChange = |m, h, q| m.team_remove(&q.at.request(h, None), &q.key);
+            /// Removes a key for everyone and erases its earlier versions from the server's
+            /// history (lead only): for a leaked secret.
+            team_purge($crate::ops::TeamKeyRef) -> $crate::TeamLeadChange = |m, h, q| m.team_purge(&q.at.request(h, None), &q.key);
+            /// Every sign-in of the people granted the repository, newest first (lead only).
+            team_sign_ins($crate::ops::Folder) -> $crate::TeamSignIns = |m, h, q| m.team_sign_ins(&q.request(h, None));
             /// Puts back a local version a pull replaced; the version it replaces goes to the trash.
             team_restore_conflict($crate::ops::TeamConflictRef) -> $crate::TeamRestored = |m, h, q| {
                 m.team_restore_conflict(&q.at.request(h, None), &q.trash_id)

@@ -359,6 +359,34 @@ pub struct TeamLeadChange {
     pub pull_error: Option<String>,
 }
 
+/// Every sign-in of the people granted a repository (lead only), newest first: who signed in,
+/// with which client, when the sign-in was last refreshed, and whether it was revoked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct TeamSignIns {
+    pub repo: String,
+    pub sign_ins: Vec<TeamSignInRecord>,
+}
+
+/// One sign-in (a device sign-in, or a token the server's admin minted) and the tokens it led to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct TeamSignInRecord {
+    pub user: String,
+    /// The `client_id` the device sign-in named; `admin-token` for a token the admin minted.
+    pub client_id: String,
+    /// ISO 8601.
+    pub created: String,
+    /// The last token refresh (or the sign-in itself).
+    pub last_used: String,
+    /// When its newest token expires.
+    pub expires: String,
+    /// When it was revoked (signed out, a replayed refresh token, or the server's admin).
+    pub revoked: Option<String>,
+}
+
 /// A device sign-in waiting for approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -785,6 +813,35 @@ impl Mneme {
         let client = self.team_client(req)?;
         let put = client.remove_entry(key).map_err(lead_error)?;
         Ok(after_lead_change(&client, key, put))
+    }
+
+    /// Removes `key` for everyone and erases every earlier version of it from the server's
+    /// history (lead only): for a secret that should never have been shared. Teammates' copies
+    /// already pulled stay in their trash, so the secret must still be rotated.
+    pub fn team_purge(&self, req: &ContextRequest, key: &str) -> Result<TeamLeadChange, ApiError> {
+        let client = self.team_client(req)?;
+        let put = client.purge(key).map_err(lead_error)?;
+        Ok(after_lead_change(&client, key, put))
+    }
+
+    /// Every sign-in of the people granted this repository, newest first (lead only).
+    pub fn team_sign_ins(&self, req: &ContextRequest) -> Result<TeamSignIns, ApiError> {
+        let r = self.team_client(req)?.sign_ins().map_err(lead_error)?;
+        Ok(TeamSignIns {
+            repo: r.repo,
+            sign_ins: r
+                .sign_ins
+                .into_iter()
+                .map(|s| TeamSignInRecord {
+                    user: s.user,
+                    client_id: s.client_id,
+                    created: s.created,
+                    last_used: s.last_used,
+                    expires: s.expires,
+                    revoked: s.revoked,
+                })
+                .collect(),
+        })
     }
 
     /// Puts back a local version a pull replaced (kept in the trash as `trash_id`). The

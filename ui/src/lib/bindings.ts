@@ -100,6 +100,13 @@ export const commands = {
 	teamRollback: (req: TeamRollbackQuery) => typedError<TeamLeadChange, ApiError>(__TAURI_INVOKE("team_rollback", { req })),
 	/**  Removes a key for everyone (lead only): a tombstone every client honours. */
 	teamRemove: (req: TeamKeyRef) => typedError<TeamLeadChange, ApiError>(__TAURI_INVOKE("team_remove", { req })),
+	/**
+	 *  Removes a key for everyone and erases its earlier versions from the server's
+	 *  history (lead only): for a leaked secret.
+	 */
+	teamPurge: (req: TeamKeyRef) => typedError<TeamLeadChange, ApiError>(__TAURI_INVOKE("team_purge", { req })),
+	/**  Every sign-in of the people granted the repository, newest first (lead only). */
+	teamSignIns: (req: Folder) => typedError<TeamSignIns, ApiError>(__TAURI_INVOKE("team_sign_ins", { req })),
 	/**  Puts back a local version a pull replaced; the version it replaces goes to the trash. */
 	teamRestoreConflict: (req: TeamConflictRef) => typedError<TeamRestored, ApiError>(__TAURI_INVOKE("team_restore_conflict", { req })),
 	/**  Starts a device sign-in: the code to show and the page to approve it on. */
@@ -1861,6 +1868,21 @@ export type TeamSignInPoll = {
 	intervalSecs: number,
 };
 
+/**  One sign-in (a device sign-in, or a token the server's admin minted) and the tokens it led to. */
+export type TeamSignInRecord = {
+	user: string,
+	/**  The `client_id` the device sign-in named; `admin-token` for a token the admin minted. */
+	clientId: string,
+	/**  ISO 8601. */
+	created: string,
+	/**  The last token refresh (or the sign-in itself). */
+	lastUsed: string,
+	/**  When its newest token expires. */
+	expires: string,
+	/**  When it was revoked (signed out, a replayed refresh token, or the server's admin). */
+	revoked: string | null,
+};
+
 export type TeamSignInRef = {
 	/**  From `teamSignIn`. */
 	id: string,
@@ -1873,6 +1895,15 @@ export type TeamSignInState =
 "slowDown" | 
 /**  Signed in; the token is in the OS keyring. */
 "signedIn";
+
+/**
+ *  Every sign-in of the people granted a repository (lead only), newest first: who signed in,
+ *  with which client, when the sign-in was last refreshed, and whether it was revoked.
+ */
+export type TeamSignIns = {
+	repo: string,
+	signIns: TeamSignInRecord[],
+};
 
 export type TeamSignedOut = {
 	server: string,
