@@ -100,7 +100,22 @@ pub fn parse_memory_file_content(
     let has_comment = body.contains("<!--");
     // An include needs an `@`; without one (and without a comment to strip) lexing cannot
     // change the result, and most files have neither.
-    let lexed = if has_comment || (include_base.is_some() && body.contains('@')) {
+    // Most files with an `@` are plain paragraphs (2,000 rules each naming a shared file):
+    // there the include regex over the whole body finds exactly what it finds over marked's
+    // text tokens, and lexing them was most of a large load's time.
+    let has_include = include_base.is_some() && body.contains('@');
+    if has_include && !has_comment && truncation == Truncation::None && is_plain_text(body) {
+        let mut include_paths = Vec::new();
+        if let Some(base) = include_base {
+            extract_from_text(body, &paths::dirname(base), home, &mut include_paths);
+        }
+        let content = body.to_string();
+        let content_differs_from_disk = content != original;
+        // Plain text has no truncation to do here: only MEMORY.md is truncated, and it has no
+        // include base.
+        return Ok(Parsed { content, globs, content_differs_from_disk, truncated: false, include_paths });
+    }
+    let lexed = if has_comment || has_include {
         Some(marked::lex_with_skipped(body).map_err(|_| ParseFailure::Lexer)?)
     } else {
         None
@@ -266,6 +281,42 @@ fn strip_html_comments_keeping_defs(body: &str, tokens: &[Token], defs: &[Range<
     }
     out.push_str(src.get(pos..)?);
     Some(out)
+}
+
+/// Whether marked reads `body` as nothing but paragraphs and ATX headings of plain text, with
+/// no construct that hides text (code, HTML, links) or splits a text token where the include
+/// regex would see a difference (emphasis, escapes, autolinks, an `@` right after a word).
+/// Then every text token is a stretch of the body bounded by whitespace, and the regex over
+/// the body finds the same paths in the same order. Deliberately narrow: printable ASCII
+/// only, and anything doubtful goes to the lexer (`plain_text_agrees_with_the_lexer` checks
+/// it against the lexer on tricky inputs).
+fn is_plain_text(body: &str) -> bool {
+    let bytes = body.as_bytes();
+    if !bytes.iter().all(|&b| b == b'\n' || (b' '..=b'~').contains(&b)) {
+        return false;
+    }
+    if bytes.iter().any(|b| matches!(b, b'`' | b'~' | b'<' | b'>' | b'[' | b']' | b'!' | b'*' | b'_' | b'\\' | b'|' | b'&')) {
+        return false;
+    }
+    // GFM autolinks (`http://`, `ftp://`, `www.`) and e-mail addresses split text tokens.
+    if body.contains("://") || body.to_ascii_lowercase().contains("www.") {
+        return false;
+    }
+    if body.match_indices('@').any(|(i, _)| i > 0 && !matches!(bytes[i - 1], b' ' | b'\n')) {
+        return false;
+    }
+    body.split('\n').all(|line| {
+        let t = line.trim_start_matches(' ');
+        // Indented code, list items, setext underlines, thematic breaks.
+        if line.len() - t.len() >= 4 && !t.is_empty() {
+            return false;
+        }
+        match t.as_bytes().first() {
+            Some(b'-' | b'+' | b'=') => false,
+            Some(b'0'..=b'9') => !t.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['.', ')']),
+            _ => true,
+        }
+    })
 }
 
 /// `/(?:^|\s)@((?:[^\s\\]|\\ )+)/g` with JavaScript's `\s`.
@@ -465,5 +516,64 @@ mod oracle {
         }
         // Lists and quotes whose raw marked rewrites cannot be placed; the rest must be.
         assert!(placed >= 150, "only {placed} cases placed");
+    }
+}
+
+#[cfg(test)]
+mod plain_text_tests {
+    use super::*;
+
+    fn via_lexer(body: &str) -> Vec<String> {
+        let tokens = marked::lex(body).expect("lexes");
+        extract_include_paths(&tokens, "/r/CLAUDE.md", "/h")
+    }
+
+    fn direct(body: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        extract_from_text(body, "/r", "/h", &mut out);
+        out
+    }
+
+    /// Wherever the fast path is taken, it must agree with the lexer; the tricky cases must
+    /// not take it (they differ, or might).
+    #[test]
+    fn plain_text_agrees_with_the_lexer() {
+        let plain = [
+            "Rule 1: keep functions short. See @../shared.md\n",
+            "# Project\nSee @docs/a.md\nSee @docs/b.md\n\n## More #\n@c.md and @d.md#frag\n",
+            "@a.md\n@a.md\n   @b.md  \n@c.md\n",
+            "Line one  \n@after-break.md (with parens) and 'quotes' ; done.\n",
+            "#nothead is text\n2026 was a year @y.md\n#######seven @z.md\n",
+            "@/abs/path.md @./rel.md @/ @#x @ alone\n",
+        ];
+        for body in plain {
+            assert!(is_plain_text(body), "{body:?} should take the fast path");
+            assert_eq!(direct(body), via_lexer(body), "{body:?}");
+        }
+        let tricky = [
+            "a@b.md\n",
+            "@@twice.md\n",
+            "#@nothead.md\n",
+            "x @foo@bar.md\n",
+            "    @indented.md\n",
+            "- @list.md\n",
+            "1. @numbered.md\n",
+            "Title\n===\n@x.md\n",
+            "> @quote.md\n",
+            "`@code.md`\n",
+            "@a*b*.md\n",
+            "@a_b.md\n",
+            "@foohttp://x\n",
+            "see www.x.com @y.md\n",
+            "@~/home.md\n",
+            "<!-- c --> @x.md\n",
+            "[@link.md](u)\n",
+            "@a!b.md\n",
+            "caf\u{e9} @x.md\n",
+            "@x.md\r\n",
+        ];
+        for body in tricky {
+            assert!(!is_plain_text(body), "{body:?} must go to the lexer");
+        }
     }
 }

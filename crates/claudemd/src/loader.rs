@@ -28,6 +28,9 @@ struct Walker {
     record: bool,
     skipped: Vec<SkippedFile>,
     conditional: Vec<ConditionalRule>,
+    /// Paths read as regular files during this load: a later mention of one (1,500 rules
+    /// including the same shared file) is reported as already loaded without another `stat`.
+    read_files: HashSet<String>,
 }
 
 enum ReadError {
@@ -64,6 +67,53 @@ fn read_text(path: &str) -> Result<(String, usize), ReadError> {
     Ok((text, len))
 }
 
+/// Reads a file [`paths::open_resolved`] already opened. Its `fstat` gave the type and size, so
+/// one `read` asking for a byte more than the size both reads the file and proves its end was
+/// reached (a regular file's read returns less than asked only at its end): the file costs
+/// `open`, `fstat`, `read` and `close`, where `read_text` takes six calls.
+fn read_opened(opened: paths::Opened) -> Result<(String, usize), ReadError> {
+    use std::io::Read;
+    let paths::Opened { mut file, meta } = opened;
+    if meta.is_dir() {
+        return Err(ReadError::Missing);
+    }
+    if !meta.is_file() {
+        return Err(ReadError::Other("not a regular file".into()));
+    }
+    if meta.len() > MAX_INSTRUCTION_FILE_BYTES {
+        return Err(ReadError::TooLarge(meta.len()));
+    }
+    let size = meta.len() as usize;
+    let mut bytes = vec![0u8; size + 1];
+    let mut filled = 0;
+    loop {
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                filled += n;
+                if filled == size {
+                    break;
+                }
+                if filled == bytes.len() {
+                    // It grew since the fstat: read the rest as it is now.
+                    file.read_to_end(&mut bytes).map_err(classify)?;
+                    filled = bytes.len();
+                    break;
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(classify(e)),
+        }
+    }
+    bytes.truncate(filled);
+    let len = bytes.len();
+    let text = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Ok((text, len))
+}
+
 fn classify(e: std::io::Error) -> ReadError {
     match e.kind() {
         ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::IsADirectory => ReadError::Missing,
@@ -85,6 +135,7 @@ impl Walker {
             record,
             skipped: Vec::new(),
             conditional: Vec::new(),
+            read_files: HashSet::new(),
         }
     }
 
@@ -109,7 +160,7 @@ impl Walker {
     }
 
     fn skip(&mut self, path: &str, layer: Layer, parent: Option<&str>, reason: SkipReason) {
-        if self.record && is_file(path) {
+        if self.record && (self.read_files.contains(path) || is_file(path)) {
             self.skipped.push(SkippedFile {
                 path: PathBuf::from(path),
                 layer,
@@ -149,7 +200,13 @@ impl Walker {
         if path.starts_with("//") {
             return Vec::new();
         }
-        let (resolved, is_symlink) = paths::safe_resolve_path(path);
+        let (resolved, is_symlink, opened) = match paths::open_resolved(path) {
+            paths::Probe::Missing => {
+                processed.insert(normalized);
+                return Vec::new();
+            }
+            paths::Probe::Resolved { real, is_symlink, opened } => (real, is_symlink, opened),
+        };
         if is_symlink && parent.is_some() && self.outside_project(layer, &resolved) {
             self.skip_link(path, layer, &resolved);
             return Vec::new();
@@ -165,8 +222,15 @@ impl Walker {
         }
         processed.insert(normalized);
 
-        let (raw, raw_bytes) = match read_text(path) {
-            Ok(r) => r,
+        let read = match opened {
+            Some(opened) => read_opened(opened),
+            None => read_text(path),
+        };
+        let (raw, raw_bytes) = match read {
+            Ok(r) => {
+                self.read_files.insert(path.to_string());
+                r
+            }
             Err(ReadError::Missing) => return Vec::new(),
             Err(ReadError::TooLarge(bytes)) => {
                 self.skip(path, layer, parent, SkipReason::TooLarge { bytes });
@@ -245,21 +309,32 @@ impl Walker {
             let Ok(entry) = entry else { return Vec::new() };
             let name = entry.file_name().to_string_lossy().into_owned();
             let entry_path = paths::join(rules_dir, &name);
-            let (resolved_entry, entry_is_symlink) = paths::safe_resolve_path(&entry_path);
+            // The listing says what each entry is: a plain file or folder resolves to the
+            // folder's realpath plus its name, with no call of its own; only links (and file
+            // systems that do not say) take `realpath`.
+            let listed = entry.file_type().ok().filter(|t| t.is_file() || t.is_dir());
+            let (resolved_entry, entry_is_symlink) = match listed {
+                Some(_) => {
+                    let real = paths::entry_realpath(&resolved_dir, &name);
+                    let differs = real != entry_path;
+                    (real, differs)
+                }
+                None => paths::safe_resolve_path(&entry_path),
+            };
             if entry_is_symlink && self.outside_project(layer, &resolved_entry) {
                 self.skip_link(&entry_path, layer, &resolved_entry);
                 continue;
             }
-            let (is_dir, is_file) = if entry_is_symlink {
-                match fs::metadata(&resolved_entry) {
+            let (is_dir, is_file) = match listed {
+                Some(t) => (t.is_dir(), t.is_file()),
+                None if entry_is_symlink => match fs::metadata(&resolved_entry) {
                     Ok(m) => (m.is_dir(), m.is_file()),
                     Err(_) => return Vec::new(),
-                }
-            } else {
-                match entry.file_type() {
+                },
+                None => match entry.file_type() {
                     Ok(t) => (t.is_dir(), t.is_file()),
                     Err(_) => return Vec::new(),
-                }
+                },
             };
             if is_dir {
                 out.extend(self.process_md_rules(&resolved_entry, layer, processed, include_external, conditional, visited, base_dir));
@@ -558,12 +633,6 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile]) -> Vec
             let mut rules = Vec::new();
             collect_rule_files(&dir.join(".claude/rules"), 0, &mut rules);
             for r in rules {
-            // Newer releases write a missing auto-memory index from the topic files before
-            // loading it; nothing is on disk yet, hence 0 bytes.
-            Err(ReadError::Missing) if layer == Layer::AutoMem && self.profile.writes_missing_memory_index => {
-                let folder = Path::new(path).parent()?;
-                (mneme_store::memdir::generated_index(folder)?, 0)
-            }
                 push(r, &mut out);
             }
         }

@@ -131,20 +131,83 @@ pub fn safe_resolve_path(path: &str) -> (String, bool) {
     if path.starts_with("//") || path.starts_with("\\\\") {
         return (path.to_string(), false);
     }
-    if let Ok(meta) = fs::symlink_metadata(path) {
-        use std::os::unix::fs::FileTypeExt;
-        let ft = meta.file_type();
-        if ft.is_fifo() || ft.is_socket() || ft.is_char_device() || ft.is_block_device() {
-            return (path.to_string(), false);
-        }
+    // One `lstat` answers both questions: is it a special file, and is it a link.
+    let meta = fs::symlink_metadata(path).ok();
+    if meta.as_ref().is_some_and(|m| is_special(m.file_type())) {
+        return (path.to_string(), false);
     }
-    match realpath(path) {
+    match realpath(path, meta.as_ref()) {
         Some(real) => {
             let is_symlink = real != path;
             (real, is_symlink)
         }
         None => (path.to_string(), false),
     }
+}
+
+fn is_special(ft: fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    ft.is_fifo() || ft.is_socket() || ft.is_char_device() || ft.is_block_device()
+}
+
+/// A candidate file opened once, for [`open_resolved`].
+pub struct Opened {
+    pub file: fs::File,
+    pub meta: fs::Metadata,
+}
+
+/// What [`open_resolved`] found.
+pub enum Probe {
+    /// `safeResolvePath`'s answer and, when the file could be opened without following a
+    /// link, the open file and its metadata (so reading it costs one `read` more).
+    Resolved { real: String, is_symlink: bool, opened: Option<Opened> },
+    /// Nothing there (or a folder on the way is missing): resolves to itself, reads as missing.
+    Missing,
+}
+
+/// `safeResolvePath` for a file that is about to be read, in as few system calls as the
+/// answer allows: one `open` that refuses to follow a final symlink and one `fstat` on it tell
+/// whether it exists, whether it is a link, a special file or a folder, and its size; the
+/// folder's realpath comes from the per-load cache. Only a link (or an error other than "not
+/// there") takes the general `lstat` + `realpath` route. The answer is the same as
+/// [`safe_resolve_path`]'s.
+pub fn open_resolved(path: &str) -> Probe {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    let general = || {
+        let (real, is_symlink) = safe_resolve_path(path);
+        Probe::Resolved { real, is_symlink, opened: None }
+    };
+    let active = DIR_REALPATHS.with(|c| c.borrow().is_some());
+    let split = path.rfind('/').filter(|&i| i > 0 && i + 1 < path.len());
+    let (Some(i), true) = (split, active) else { return general() };
+    let (dir, name) = (&path[..i], &path[i + 1..]);
+    if name == "." || name == ".." || path.starts_with("//") {
+        return general();
+    }
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused as special below).
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32)
+        .open(path);
+    let file = match file {
+        Ok(f) => f,
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            return Probe::Missing
+        }
+        // ELOOP: the last component is a link; anything else keeps its general handling.
+        Err(_) => return general(),
+    };
+    let Ok(meta) = file.metadata() else { return general() };
+    if is_special(meta.file_type()) {
+        return Probe::Resolved { real: path.to_string(), is_symlink: false, opened: Some(Opened { file, meta }) };
+    }
+    let Some(dir_real) = dir_realpath(dir) else {
+        return Probe::Resolved { real: path.to_string(), is_symlink: false, opened: Some(Opened { file, meta }) };
+    };
+    let real = if dir_real == "/" { format!("/{name}") } else { format!("{dir_real}/{name}") };
+    let is_symlink = real != path;
+    Probe::Resolved { real, is_symlink, opened: Some(Opened { file, meta }) }
 }
 
 thread_local! {
@@ -169,9 +232,46 @@ pub fn with_realpath_cache<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// `fs.realpathSync`, using the per-load folder cache when one is active.
-fn realpath(path: &str) -> Option<String> {
-    let canonical = |p: &str| fs::canonicalize(p).ok().map(|r| r.to_string_lossy().into_owned());
+fn canonical(p: &str) -> Option<String> {
+    fs::canonicalize(p).ok().map(|r| r.to_string_lossy().into_owned())
+}
+
+/// A folder's realpath, from the per-load cache (which must be active). A folder that is not
+/// itself a link resolves to its parent's realpath plus its name, so a 30-level chain costs one
+/// `lstat` per folder rather than `canonicalize`'s `readlink` of every component of every one.
+fn dir_realpath(dir: &str) -> Option<String> {
+    let cached = DIR_REALPATHS.with(|c| c.borrow().as_ref().and_then(|m| m.get(dir).cloned()));
+    match cached {
+        Some(d) => d,
+        None => {
+            let split = dir.rfind('/').filter(|&i| i + 1 < dir.len());
+            let plain = |name: &str| !name.is_empty() && name != "." && name != "..";
+            let d = match split {
+                _ if dir == "/" => Some("/".to_string()),
+                Some(i) if plain(&dir[i + 1..]) && !dir.contains("//") => {
+                    let (parent, name) = (if i == 0 { "/" } else { &dir[..i] }, &dir[i + 1..]);
+                    match fs::symlink_metadata(dir) {
+                        Ok(m) if m.is_dir() => dir_realpath(parent).map(|p| entry_realpath(&p, name)),
+                        // A link (or, oddly, not a folder): let the OS resolve it.
+                        Ok(_) => canonical(dir),
+                        Err(_) => None,
+                    }
+                }
+                _ => canonical(dir),
+            };
+            DIR_REALPATHS.with(|c| {
+                if let Some(m) = c.borrow_mut().as_mut() {
+                    m.insert(dir.to_string(), d.clone());
+                }
+            });
+            d
+        }
+    }
+}
+
+/// `fs.realpathSync`, using the per-load folder cache when one is active. `meta` is the
+/// path's own `lstat`, already taken by the caller (`None` when it failed).
+fn realpath(path: &str, meta: Option<&fs::Metadata>) -> Option<String> {
     let active = DIR_REALPATHS.with(|c| c.borrow().is_some());
     let split = path.rfind('/').filter(|&i| i > 0 && i + 1 < path.len());
     let (Some(i), true) = (split, active) else { return canonical(path) };
@@ -180,24 +280,18 @@ fn realpath(path: &str) -> Option<String> {
         return canonical(path);
     }
     // The file itself must exist and not be a link; then its realpath is its folder's.
-    let meta = fs::symlink_metadata(path).ok()?;
+    let meta = meta?;
     if meta.file_type().is_symlink() {
         return canonical(path);
     }
-    let cached = DIR_REALPATHS.with(|c| c.borrow().as_ref().and_then(|m| m.get(dir).cloned()));
-    let dir_real = match cached {
-        Some(d) => d,
-        None => {
-            let d = canonical(dir);
-            DIR_REALPATHS.with(|c| {
-                if let Some(m) = c.borrow_mut().as_mut() {
-                    m.insert(dir.to_string(), d.clone());
-                }
-            });
-            d
-        }
-    }?;
+    let dir_real = dir_realpath(dir)?;
     Some(if dir_real == "/" { format!("/{name}") } else { format!("{dir_real}/{name}") })
+}
+
+/// The realpath of an entry found by listing `dir` (whose realpath is `dir_real`), when the
+/// listing says it is not a link: no system call at all.
+pub fn entry_realpath(dir_real: &str, name: &str) -> String {
+    if dir_real == "/" { format!("/{name}") } else { format!("{dir_real}/{name}") }
 }
 
 /// A `Path` as the string Claude Code would hold.
