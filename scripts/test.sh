@@ -45,6 +45,7 @@ cargo test --locked -q -p mneme --test dream_interop -- --ignored racing
 # Sign-in and API-key storage against the real keyring (ignored in plain `cargo test`, which may
 # run where no Secret Service exists).
 scripts/with-keyring.sh cargo test --locked -q -p mneme-team -p mneme-model -p mneme-api -- --ignored keyring
+scripts/with-keyring.sh cargo test --locked -q -p mneme --test provider -- --ignored keyring
 
 # End to end in a browser: the built UI in Debian's Chromium (driven by playwright-core)
 # against a real `mneme serve` on a fixture home. `npm run e2e` also refreshes the screenshots.

@@ -43,5 +43,8 @@ XDG_DATA_HOME="$scratch/data" XDG_RUNTIME_DIR="$scratch/runtime" \
         set -euo pipefail
         eval "$(printf "mneme" | gnome-keyring-daemon --unlock --components=secrets)"
         export GNOME_KEYRING_CONTROL
+        # Tests that see this require the keyring to work (store, then read back through
+        # secret-tool) instead of also accepting "no keyring reachable".
+        export MNEME_TEST_KEYRING=1
         exec "$@"
     ' with-keyring "$@"

@@ -5,9 +5,20 @@ use mneme_stub_model::{Reply, StubModel};
 use mneme_testsupport::TestHome;
 use std::process::Output;
 
-fn run(h: &TestHome, args: &[&str], stdin: Option<&str>) -> Output {
+fn service() -> String {
+    format!("mneme-cli-test-{}", std::process::id())
+}
+
+/// `mneme settings provider` in the hermetic home, under this test run's own keyring service.
+fn command(h: &TestHome) -> std::process::Command {
     let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
-    cmd.env("MNEME_KEYRING_SERVICE", format!("mneme-cli-test-{}", std::process::id())).args(["settings", "provider"]).args(args);
+    cmd.env("MNEME_KEYRING_SERVICE", service()).args(["settings", "provider"]);
+    cmd
+}
+
+fn run(h: &TestHome, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = command(h);
+    cmd.args(args);
     // Under scripts/with-keyring.sh the session bus is passed on, so `key set` really stores.
     if let Ok(bus) = std::env::var("DBUS_SESSION_BUS_ADDRESS") {
         cmd.env("DBUS_SESSION_BUS_ADDRESS", bus);
@@ -60,8 +71,13 @@ fn show_set_and_test_against_the_stub() {
     assert!(out.contains(&want), "{out}");
 }
 
+/// `mneme settings provider key set` stores the key from stdin in the OS keyring: read back
+/// through Secret Service itself (not just reported as set), gone after `key clear`, and never
+/// in Mneme's files. Needs the keyring scripts/with-keyring.sh provides, as `npm test` does.
 #[test]
-fn keys_come_from_stdin_and_go_to_the_keyring_only() {
+#[ignore = "needs a Secret Service: run under scripts/with-keyring.sh (npm test does)"]
+fn keyring_key_set_stores_the_key_from_stdin() {
+    assert!(mneme_testsupport::keyring_required(), "run under scripts/with-keyring.sh, which provides the keyring");
     let h = TestHome::new();
     let err = one_line_error(&run(&h, &["key", "set"], Some("sk-x\n")));
     assert!(err.contains("Offline mode"), "{err}");
@@ -69,16 +85,35 @@ fn keys_come_from_stdin_and_go_to_the_keyring_only() {
     let err = one_line_error(&run(&h, &["key", "set"], Some("  \n")));
     assert!(err.contains("no key on stdin"), "{err}");
 
-    let out = run(&h, &["key", "set"], Some("sk-ant-cli-secret\n"));
-    if out.status.success() {
-        assert!(String::from_utf8_lossy(&out.stdout).starts_with("Stored the API key in the OS keyring"));
-        assert!(stdout(&run(&h, &[], None)).contains("API key:   set in the OS keyring"));
-        stdout(&run(&h, &["key", "clear"], None));
-        assert!(stdout(&run(&h, &[], None)).contains("API key:   not set"));
-    } else {
-        let err = one_line_error(&out);
-        assert!(err.contains("no OS keyring is reachable"), "{err}");
-    }
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&run(&h, &["show", "--json"], None))).unwrap();
+    let account = shown["key"]["account"].as_str().expect("the key's keyring account").to_string();
+    assert_eq!(mneme_testsupport::secret_tool_lookup(&service(), &account), None);
+    let out = stdout(&run(&h, &["key", "set"], Some("sk-ant-cli-secret\n")));
+    assert!(out.starts_with("Stored the API key in the OS keyring"), "{out}");
+    assert_eq!(mneme_testsupport::secret_tool_lookup(&service(), &account).as_deref(), Some("sk-ant-cli-secret"));
+    assert!(stdout(&run(&h, &[], None)).contains("API key:   set in the OS keyring"));
+    assert_no_key_in_files(&h, "sk-ant-cli-secret");
+
+    stdout(&run(&h, &["key", "clear"], None));
+    assert!(stdout(&run(&h, &[], None)).contains("API key:   not set"));
+    assert_eq!(mneme_testsupport::secret_tool_lookup(&service(), &account), None);
+}
+
+/// With no keyring reachable (no session bus), `key set` fails with the keyring's advice and
+/// writes the key nowhere.
+#[test]
+fn key_set_without_a_keyring_says_what_to_do_and_keeps_nothing() {
+    let h = TestHome::new();
+    stdout(&run(&h, &["set", "--kind", "anthropic"], None));
+    let mut cmd = command(&h);
+    // A bus address where nothing listens: the Secret Service cannot be reached.
+    cmd.env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", h.root.join("no-bus").display())).args(["key", "set"]);
+    let err = one_line_error(&mneme_testsupport::output_with_stdin(cmd, Some(b"sk-ant-cli-secret\n")));
+    assert!(err.contains("no OS keyring is reachable"), "{err}");
+    assert_no_key_in_files(&h, "sk-ant-cli-secret");
+}
+
+fn assert_no_key_in_files(h: &TestHome, key: &str) {
     let saved = std::fs::read_to_string(h.root.join("mneme-data/providers.json")).unwrap();
-    assert!(!saved.contains("sk-ant-cli-secret"));
+    assert!(saved.contains("anthropic") && !saved.contains(key), "{saved}");
 }

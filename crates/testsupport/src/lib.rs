@@ -142,3 +142,37 @@ pub fn output_with_stdin(mut cmd: std::process::Command, stdin: Option<&[u8]>) -
     }
     child.wait_with_output().expect("the command finishes")
 }
+
+/// Whether the OS keyring must work: `scripts/with-keyring.sh` (which `npm test` runs the suite
+/// under) sets `MNEME_TEST_KEYRING=1` inside its private D-Bus session with gnome-keyring, and
+/// there a key that cannot be stored is a failure, not the "no keyring" case.
+pub fn keyring_required() -> bool {
+    std::env::var("MNEME_TEST_KEYRING").is_ok_and(|v| v == "1")
+}
+
+/// The secret stored under `service`/`account`, read back through Secret Service itself with
+/// `secret-tool` (libsecret-tools, which with-keyring.sh installs), so a value that only reached
+/// some cache in the process or the kernel keyutils does not count as stored.
+pub fn secret_tool_lookup(service: &str, account: &str) -> Option<String> {
+    let out = Command::new("secret-tool")
+        .args(["lookup", "service", service, "username", account])
+        .output()
+        .expect("secret-tool runs (scripts/with-keyring.sh installs libsecret-tools)");
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A loopback address where nothing answers, reserved for as long as this value lives: the
+/// socket is bound but never listens, so connecting is refused, and no other process can take
+/// the port meanwhile (picking a free port and closing it would let anyone reuse it first).
+pub struct RefusedPort {
+    _socket: rustix::fd::OwnedFd,
+    pub addr: std::net::SocketAddrV4,
+}
+
+pub fn refused_port() -> RefusedPort {
+    use rustix::net::{bind, getsockname, socket, AddressFamily, SocketType};
+    let socket = socket(AddressFamily::INET, SocketType::STREAM, None).expect("a TCP socket");
+    bind(&socket, &std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
+    let addr = getsockname(&socket).expect("the bound address").try_into().expect("an IPv4 address");
+    RefusedPort { _socket: socket, addr }
+}
