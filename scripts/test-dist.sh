@@ -37,7 +37,7 @@ ls -l "$deb" "$rpm" "$server_deb" >&2
 # Every file (not folder) each package installs, for the comparisons below.
 deb_files() { dpkg-deb -c "$1" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' | sort; }
 deb_files "$deb" > /tmp/test-dist.deb-files
-rpm -qlp --qf '' "$rpm" 2>/dev/null | sort > /tmp/test-dist.rpm-all
+rpm -qlp "$rpm" | sort > /tmp/test-dist.rpm-all
 # rpm -ql lists folders too; keep the paths the .deb has as files, and report any extra file.
 comm -23 /tmp/test-dist.deb-files /tmp/test-dist.rpm-all > /tmp/test-dist.only-deb
 [ ! -s /tmp/test-dist.only-deb ] || fail "in the .deb but not the .rpm: $(tr '\n' ' ' < /tmp/test-dist.only-deb)"
@@ -101,8 +101,8 @@ sed -i "s|^MNEME_SERVER_ARGS=.*|MNEME_SERVER_ARGS=--listen 127.0.0.1:$port|" "$c
 grep -qx 'User=mneme-server' "$unit" && grep -qx 'UMask=0077' "$unit" && grep -qx "EnvironmentFile=$conf" "$unit" \
   || fail "$unit does not run as mneme-server with UMask=0077 and $conf"
 exec_start="$(sed -n 's/^ExecStart=//p' "$unit")"
-# shellcheck disable=SC2046  # the env file's KEY=value lines become the environment, as systemd reads them
-env_vars=($(grep -E '^[A-Z_]+=' "$conf"))
+# The settings file's KEY=value lines, one variable each (a value may hold spaces), as systemd reads them.
+mapfile -t env_vars < <(grep -E '^[A-Z_]+=' "$conf")
 args_line="$(sed -n 's/^MNEME_SERVER_ARGS=//p' "$conf")"
 read -r -a cmd <<< "${exec_start//\$MNEME_SERVER_ARGS/$args_line}"
 (cd / && umask 0077 && exec setpriv --reuid mneme-server --regid mneme-server --init-groups \
