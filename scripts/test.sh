@@ -58,6 +58,8 @@ MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" MNEME_SERVER_BIN="$CARGO_TARGET_DIR/de
 # Every screen on each real-world repository (testdata/realworld) and a first run on an empty
 # home, with axe-core's WCAG 2 A/AA rules and the graph layout checked on each.
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/screens.mjs
+# Agent memory in the browser: three agents (user, project, a plugin's), each folder and section.
+MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/agents.mjs
 
 # End to end on the desktop: the real Tauri window under Xvfb, driven through tauri-driver and
 # WebKitWebDriver.
