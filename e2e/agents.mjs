@@ -13,7 +13,8 @@
 // `toolkit:auditor` (from an installed, enabled plugin, `memory: local`), each with memories.
 // The run checks that the Memories screen offers each agent's folder, lists its memories, labels
 // the project one as checked in, and that What Claude sees lists every agent's memory section
-// with its token count; it writes docs/screenshots/agent-memory-*.png.
+// with its token count, and that the Team screen says the project one is shared through git; it
+// writes docs/screenshots/agent-memory-*.png.
 
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -189,6 +190,11 @@ async function main() {
       await page.waitForTimeout(200);
       await section.screenshot({ path: path.join(SHOTS, 'agent-memory-context.png') });
     }
+    // The Team screen says project-scope agent memory travels through git, not team sync.
+    await nav('Team');
+    const note = page.getByTestId('team-agent-memory');
+    await note.waitFor();
+    if (!/planner/.test(await note.textContent()) || /reviewer/.test(await note.textContent())) fail(`team note: ${await note.textContent()}`);
     if (errors.length) fail(`page errors: ${errors.join('; ')}`);
     console.log('e2e (agents): ok');
   } finally {
