@@ -388,6 +388,7 @@ pub enum JobName {
     Extraction,
     Dream,
     TeamSync,
+    ClaudeCodeCheck,
 }
 
 impl From<JobKind> for JobName {
@@ -396,6 +397,7 @@ impl From<JobKind> for JobName {
             JobKind::Extraction => JobName::Extraction,
             JobKind::Dream => JobName::Dream,
             JobKind::TeamSync => JobName::TeamSync,
+            JobKind::ClaudeCodeCheck => JobName::ClaudeCodeCheck,
         }
     }
 }
@@ -406,6 +408,7 @@ impl From<JobName> for JobKind {
             JobName::Extraction => JobKind::Extraction,
             JobName::Dream => JobKind::Dream,
             JobName::TeamSync => JobKind::TeamSync,
+            JobName::ClaudeCodeCheck => JobKind::ClaudeCodeCheck,
         }
     }
 }
@@ -667,7 +670,12 @@ impl Mneme {
     fn dream_target(&self, req: &ContextRequest) -> Result<(DreamTarget, Enablement), ApiError> {
         let r = self.resolve(req)?;
         let d = self.dreams();
-        let target = DreamTarget::for_cwd(&self.env, &r.settings, &r.cwd);
+        let mut target = DreamTarget::for_cwd(&self.env, &r.settings, &r.cwd);
+        // A sub-agent's folder dreams under the project's gates (agents run inside the
+        // project's sessions), with its own lock, history and undo in its own folder.
+        if let Some(agent) = &req.agent {
+            target.memory_dir = self.agent_memory(&r.cwd, &r.settings, agent)?.dir;
+        }
         let enabled = d.enablement(&r.settings);
         Ok((target, enabled))
     }

@@ -35,7 +35,7 @@ pub use agents::{AgentFolder, AgentInfo, AgentTarget, AgentsView};
 pub use mneme_store::agents::{AgentProblem, AgentSource};
 pub use mneme_store::paths::AgentScope;
 pub use claude_code::{ClaudeCodeInfo, RenderedFor};
-pub use version_check::VersionCheck;
+pub use version_check::{ScheduledClaudeCheck, VersionCheck};
 pub use verify::{Difference, VerifyOptions, VerifyReport, VERIFY_TIMEOUT};
 pub use mneme_core::versions::ClaudeVersion;
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};

@@ -29,16 +29,31 @@ const STATE_FILE: &str = "claude-code-check.json";
 impl Mneme {
     /// The last check for the installed release, running it first when the release changed.
     pub fn version_check(&self) -> Result<VersionCheck, ApiError> {
-        let installed = mneme_store::claude_install::detect(&self.env).and_then(|i| i.version).map(|v| v.to_string());
-        let state_path = self.env.data_dir().join(STATE_FILE);
-        let last: Option<VersionCheck> =
-            std::fs::read(&state_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
-        let Some(version) = installed else {
-            return Ok(VersionCheck::default());
-        };
-        if let Some(last) = last.filter(|l| l.version.as_deref() == Some(version.as_str())) {
-            return Ok(VersionCheck { ran_now: false, ..last });
+        match self.unchecked_release() {
+            Ok(version) => self.check_release(version),
+            Err(last) => Ok(last),
         }
+    }
+
+    /// The installed release when it has not been checked yet; otherwise what is known (the
+    /// last check of this release, or nothing when no Claude Code was found).
+    fn unchecked_release(&self) -> Result<String, VersionCheck> {
+        let installed = mneme_store::claude_install::detect(&self.env).and_then(|i| i.version).map(|v| v.to_string());
+        let Some(version) = installed else {
+            return Err(VersionCheck::default());
+        };
+        let last: Option<VersionCheck> =
+            std::fs::read(self.env.data_dir().join(STATE_FILE)).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        match last.filter(|l| l.version.as_deref() == Some(version.as_str())) {
+            Some(last) => Err(VersionCheck { ran_now: false, ..last }),
+            None => Ok(version),
+        }
+    }
+
+    /// Runs the user's Claude Code `version` once on the project used last and records the
+    /// answer.
+    fn check_release(&self, version: String) -> Result<VersionCheck, ApiError> {
+        let state_path = self.env.data_dir().join(STATE_FILE);
         // The project used last: Claude Code's own folders, newest first.
         let project = self
             .projects()
@@ -61,5 +76,27 @@ impl Mneme {
             })
             .map_err(|e| ApiError::new(crate::ErrorCode::Io, format!("could not record the Claude Code check in {}: {e}", state_path.display())))?;
         Ok(check)
+    }
+}
+
+/// The scheduler's once-per-release check ([`mneme_scheduler::ClaudeCodeCheck`]), answered by
+/// the same code as the app's [`Mneme::version_check`], so both record one state.
+pub struct ScheduledClaudeCheck(pub Mneme);
+
+impl mneme_scheduler::ClaudeCodeCheck for ScheduledClaudeCheck {
+    fn due(&self) -> Option<String> {
+        self.0.unchecked_release().ok()
+    }
+
+    fn run(&self, release: &str) -> mneme_scheduler::Outcome {
+        use mneme_scheduler::Outcome;
+        match self.0.check_release(release.to_string()) {
+            Ok(c) => match (c.status.as_deref(), c.summary) {
+                (None, _) => Outcome::Done { summary: format!("Claude Code {release} found; no project to check it on yet") },
+                (Some("match"), Some(s)) => Outcome::Done { summary: s },
+                (_, s) => Outcome::Failed { error: s.unwrap_or_else(|| format!("Claude Code {release} could not be checked")) },
+            },
+            Err(e) => Outcome::Failed { error: e.to_string() },
+        }
     }
 }

@@ -59,3 +59,55 @@ fn runs_once_per_release_on_the_project_used_last() {
     assert!(updated.ran_now, "Claude Code updated itself: check again");
     assert_eq!(runs_so_far(), 2);
 }
+
+/// The background scheduler runs the same check when Claude Code updates itself while Mneme
+/// runs: the new release is checked once, recorded as a run, and the app's answer is that run's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scheduler_checks_a_release_that_appears_while_it_runs() {
+    use mneme_scheduler::{Event, Jobs, JobKind, Outcome, SchedulerConfig};
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    let key = mneme_core::sanitize::sanitize_path(&repo.to_string_lossy());
+    h.write(
+        h.config_home().join("projects").join(&key).join("s.jsonl"),
+        &format!("{{\"type\":\"user\",\"cwd\":{:?},\"sessionId\":\"s\"}}\n", repo.to_string_lossy()),
+    );
+    let bin = h.root.join("bin");
+    let runs = h.root.join("runs.log");
+    fake_claude(&bin, "2.1.350", &runs);
+    let env = h.env.clone().set_var("PATH", bin.to_string_lossy().to_string());
+    let clock = Arc::new(FixedClock::at_unix_secs(1_764_590_000));
+    let mut config = SchedulerConfig::new(env.clone(), clock.clone());
+    config.jobs = Jobs { extraction: false, session_memory: false, dream: false, team: false };
+    config.claude_code_check = Some(Arc::new(mneme_api::ScheduledClaudeCheck(Mneme::new(env.clone(), clock.clone()))));
+    config.claude_check_every = std::time::Duration::from_millis(50);
+    let handle = mneme_scheduler::start(config).unwrap();
+    let mut events = handle.subscribe();
+    let next_check = |events: &mut tokio::sync::broadcast::Receiver<Event>| {
+        let mut events = events.resubscribe();
+        async move {
+            loop {
+                let ev = tokio::time::timeout(std::time::Duration::from_secs(30), events.recv()).await.expect("a check within 30 s");
+                if let Ok(Event::Finished { record }) = ev {
+                    if record.job == JobKind::ClaudeCodeCheck {
+                        return record;
+                    }
+                }
+            }
+        }
+    };
+    let first = next_check(&mut events).await;
+    assert_eq!(first.target, "Claude Code 2.1.350");
+    // The stand-in fails when run for real, so the check reports a failure, with its reason.
+    assert!(matches!(first.outcome, Outcome::Failed { .. }), "{first:?}");
+    // Claude Code updates itself: the next poll checks the new release, once.
+    let waiting = next_check(&mut events);
+    fake_claude(&bin, "2.1.351", &runs);
+    let second = waiting.await;
+    assert_eq!(second.target, "Claude Code 2.1.351");
+    handle.shutdown().await;
+    assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 2, "one run per release");
+    let app_view = Mneme::new(env, clock).version_check().unwrap();
+    assert_eq!(app_view.version.as_deref(), Some("2.1.351"));
+    assert!(!app_view.ran_now, "the app reads the scheduler's answer instead of running again");
+}

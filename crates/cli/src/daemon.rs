@@ -65,6 +65,7 @@ fn daemon(env: &Environment, flags: RunFlags) -> Result<()> {
     let jobs = Jobs { extraction: !flags.no_extraction, session_memory: flags.session_memory, dream: !flags.no_dream, team: !flags.no_team };
     let mut config = SchedulerConfig::new(env.clone(), Arc::new(SystemClock));
     config.jobs = jobs;
+    config.claude_code_check = Some(Arc::new(mneme_api::ScheduledClaudeCheck(mneme_api::Mneme::new(env.clone(), Arc::new(SystemClock)))));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(async move {
         let handle = mneme_scheduler::start(config)?;

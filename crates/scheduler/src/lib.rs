@@ -6,19 +6,23 @@
 //!   rules (cursor, skip, trailing run, every-N) through `mneme-extract`;
 //! - [`dream`]: checks the auto-dream gates (cheapest first) every few minutes and on turn ends,
 //!   and dreams through `mneme-dream` when they open;
-//! - [`team`]: keeps team memory in sync through `mneme-team`'s client.
+//! - [`team`]: keeps team memory in sync through `mneme-team`'s client;
+//! - [`claude_check`]: when the installed Claude Code changes, checks once that Mneme still
+//!   shows exactly what it sends (the check itself is supplied by the api).
 //!
 //! Every run is announced as [`Event`]s (for the app's progress display) and recorded in the
 //! [`runs::RunLog`]; failures back off; [`SchedulerHandle::shutdown`] cancels and waits.
 //! It runs inside the desktop app and headless as `mneme daemon`.
 
 pub mod backoff;
+pub mod claude_check;
 pub mod dream;
 pub mod extraction;
 pub mod runs;
 pub mod team;
 
 pub use backoff::Backoff;
+pub use claude_check::ClaudeCodeCheck;
 pub use runs::{JobKind, Outcome, RunLog, RunRecord};
 
 use mneme_core::Clock;
@@ -143,6 +147,10 @@ pub struct SchedulerConfig {
     pub team_pull_every: Duration,
     /// How often new transcript lines are looked for.
     pub poll: Duration,
+    /// Checks a newly installed Claude Code against Mneme's view; `None` leaves it out.
+    pub claude_code_check: Option<Arc<dyn ClaudeCodeCheck>>,
+    /// How often the installed Claude Code's release is looked at.
+    pub claude_check_every: Duration,
 }
 
 impl SchedulerConfig {
@@ -155,6 +163,9 @@ impl SchedulerConfig {
             dream_tick: Duration::from_secs(600),
             team_pull_every: Duration::from_secs(300),
             poll: Duration::from_millis(500),
+            claude_code_check: None,
+            // Claude Code updates itself at most a few times a day.
+            claude_check_every: Duration::from_secs(30 * 60),
         }
     }
 }
@@ -284,6 +295,10 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
         };
         let c = cancel.clone();
         tasks.push(tokio::task::spawn_blocking(move || l.run(c)));
+    }
+    if let Some(check) = config.claude_code_check {
+        let l = claude_check::ClaudeCheckLoop { check, reporter: reporter.clone(), every: config.claude_check_every };
+        tasks.push(tokio::spawn(l.run(cancel.clone())));
     }
     Ok(SchedulerHandle { reporter, cancel, tasks, ready, _instance: instance })
 }

@@ -13,6 +13,8 @@ pub enum JobKind {
     Extraction,
     Dream,
     TeamSync,
+    /// The installed Claude Code checked against Mneme's view after it changed.
+    ClaudeCodeCheck,
 }
 
 impl JobKind {
@@ -21,6 +23,7 @@ impl JobKind {
             JobKind::Extraction => "extraction",
             JobKind::Dream => "dream",
             JobKind::TeamSync => "team sync",
+            JobKind::ClaudeCodeCheck => "Claude Code check",
         }
     }
 }

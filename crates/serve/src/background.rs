@@ -29,7 +29,9 @@ impl Background {
     /// start-up does not wait for the scan; more are learned as sessions end turns). Must run
     /// inside a tokio runtime.
     pub fn start(env: &Environment, clock: Arc<dyn Clock>) -> Result<Background, mneme_scheduler::SchedulerError> {
-        let config = SchedulerConfig::new(env.clone(), clock);
+        let mut config = SchedulerConfig::new(env.clone(), clock.clone());
+        // A Claude Code that updated itself is checked once against Mneme's view.
+        config.claude_code_check = Some(Arc::new(mneme_api::ScheduledClaudeCheck(mneme_api::Mneme::new(env.clone(), clock))));
         let handle = mneme_scheduler::start(config)?;
         let (tx, _) = broadcast::channel(256);
         let mut events = handle.subscribe();

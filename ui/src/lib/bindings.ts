@@ -1045,7 +1045,7 @@ export type IndexHealth = {
 };
 
 /**  A background job. */
-export type JobName = "extraction" | "dream" | "team-sync";
+export type JobName = "extraction" | "dream" | "team-sync" | "claude-code-check";
 
 /**  Where the provider's API key stands. The key itself never leaves the keyring through here. */
 export type KeyState = 

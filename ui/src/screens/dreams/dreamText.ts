@@ -49,7 +49,7 @@ export const ACTION: Record<DreamFileAction, { label: string; tone: string }> = 
   removed: { label: 'removed', tone: 'bad' },
 };
 
-export const JOB: Record<JobName, string> = { extraction: 'Extraction', dream: 'Dream', 'team-sync': 'Team sync' };
+export const JOB: Record<JobName, string> = { extraction: 'Extraction', dream: 'Dream', 'team-sync': 'Team sync', 'claude-code-check': 'Claude Code check' };
 
 export const OUTCOME: Record<RunOutcome, string> = { done: 'good', skipped: 'subtle', failed: 'bad', cancelled: 'warn' };
 
