@@ -8,6 +8,8 @@ need_tool git git
 # grow by gigabytes a run.
 export CARGO_INCREMENTAL=0
 need_tool python3 python3   # builds the conformance fixtures (testdata/conformance/make_fixtures.py)
+# Old builds of the workspace's own crates pile up in the shared target dir run after run.
+python3 scripts/prune-target.py "$CARGO_TARGET_DIR" 8 || true
 need_tool node nodejs
 need_debs "${TAURI_BUILD_DEBS[@]}" libdbus-1-dev   # the desktop shell; the OS keyring (Secret Service over D-Bus)
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Keeps the shared cargo target dir small: every test run rebuilds the workspace's own crates
+under new hashes (a change of features, a fresh clone), and the old artifacts stay behind
+until the folder is tens of gigabytes. This removes, under <target>/<profile>/deps, every
+artifact of a workspace crate or test binary except the newest one of each name and kind, and
+the incremental caches. Third-party crates are left alone (rebuilding them is the slow part).
+
+Usage: prune-target.py TARGET_DIR [LIMIT_GB]   (does nothing while the folder is under LIMIT_GB, 8)
+"""
+import collections
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+target = sys.argv[1]
+limit_gb = float(sys.argv[2]) if len(sys.argv) > 2 else 8.0
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def size_gb(path):
+    out = subprocess.run(["du", "-sb", path], capture_output=True, text=True).stdout.split()
+    return int(out[0]) / 1e9 if out else 0.0
+
+
+if not os.path.isdir(target) or size_gb(target) < limit_gb:
+    sys.exit(0)
+
+# The workspace's crate names and the names of its test, bench, example and binary targets.
+names = {"mneme", "mneme_app", "mneme_server", "bindings"}
+for manifest in glob.glob(os.path.join(root, "**", "Cargo.toml"), recursive=True):
+    if "node_modules" in manifest:
+        continue
+    crate = os.path.dirname(manifest)
+    m = re.search(r'^name\s*=\s*"([^"]+)"', open(manifest, encoding="utf-8").read(), re.M)
+    if m:
+        names.add(m.group(1).replace("-", "_"))
+    for kind in ("tests", "benches", "examples", "src/bin"):
+        for f in glob.glob(os.path.join(crate, kind, "*.rs")):
+            names.add(os.path.basename(f)[:-3].replace("-", "_"))
+
+freed = 0
+for profile in ("debug", "release"):
+    deps = os.path.join(target, profile, "deps")
+    if not os.path.isdir(deps):
+        continue
+    groups = collections.defaultdict(list)
+    for f in os.listdir(deps):
+        m = re.match(r"(lib)?(.+?)-([0-9a-f]{16})(\..*)?$", f)
+        if m and m.group(2) in names:
+            groups[(m.group(1), m.group(2), m.group(4))].append(f)
+    for files in groups.values():
+        files.sort(key=lambda f: os.path.getmtime(os.path.join(deps, f)))
+        for f in files[:-1]:
+            p = os.path.join(deps, f)
+            freed += os.path.getsize(p)
+            os.remove(p)
+    incremental = os.path.join(target, profile, "incremental")
+    if os.path.isdir(incremental):
+        freed += int(size_gb(incremental) * 1e9)
+        shutil.rmtree(incremental, ignore_errors=True)
+print(f"prune-target: freed {freed / 1e9:.1f} GB of old workspace build artifacts in {target}")
