@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{closed_port_url, options, ForeverSleeper, RecordingSleeper};
+use common::{options, refused_url, ForeverSleeper, RecordingSleeper};
 use mneme_model::{
     AnthropicProvider, Block, Cancel, Message, ModelError, Provider, Request, Role, StopReason, ToolDef, Usage, STRUCTURED_OUTPUTS_BETA,
 };
@@ -222,7 +222,8 @@ async fn retry_after_is_honoured() {
 #[tokio::test]
 async fn no_network_is_a_network_error_after_retries() {
     let sleeper = Arc::new(RecordingSleeper::default());
-    let p = AnthropicProvider::new("m", "k", Some(&closed_port_url()))
+    let (_held, url) = refused_url();
+    let p = AnthropicProvider::new("m", "k", Some(&url))
         .unwrap()
         .with_options(options(2, Duration::from_secs(30), sleeper.clone()));
     let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();

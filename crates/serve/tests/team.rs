@@ -25,8 +25,8 @@ async fn team_status_server_setting_and_errors() {
     assert!(body["message"].as_str().unwrap().contains("Team → Server"), "{body}");
 
     // A server address nobody answers at: saved, then sign-in says it cannot reach it.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let url = format!("http://{closed}");
+    let refused = mneme_testsupport::refused_port();
+    let url = format!("http://{}", refused.addr);
     let saved = s.ok("setTeamServer", json!({ "url": format!("{url}/") })).await;
     assert_eq!((saved["serverUrl"].as_str(), saved["source"].as_str()), (Some(url.as_str()), Some("setting")), "{saved}");
     let (code, body) = s.call("teamSignIn", json!({})).await;

@@ -37,10 +37,10 @@ pub fn options(max_retries: u32, timeout: Duration, sleeper: Arc<dyn Sleeper>) -
     HttpOptions { timeout, retry: RetryPolicy { max_retries, ..RetryPolicy::default() }, sleeper }
 }
 
-/// A loopback port nothing listens on.
-pub fn closed_port_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
-    format!("http://127.0.0.1:{port}")
+/// A loopback URL nothing answers at, held for as long as the port lives (a port picked free
+/// and released could be taken by another process before the test connects).
+pub fn refused_url() -> (mneme_testsupport::RefusedPort, String) {
+    let port = mneme_testsupport::refused_port();
+    let url = format!("http://{}", port.addr);
+    (port, url)
 }
