@@ -192,9 +192,11 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     let status = s.text("[data-testid=automem-status]").await;
     assert!(status.contains("Auto memory is on"), "{status}");
 
-    // The same block through IPC is what the CLI prints, when it was built alongside.
+    // The same block through IPC is what the CLI prints (scripts/test.sh builds the CLI into the
+    // same target folder first; without it this check would not run, so that fails).
     let cli = PathBuf::from(env!("CARGO_BIN_EXE_mneme-app")).with_file_name("mneme");
-    if cli.is_file() {
+    assert!(cli.is_file(), "no mneme CLI at {} to compare with; build it first: cargo build -p mneme", cli.display());
+    {
         let view = s.invoke("context", json!({ "req": { "cwd": repo, "date": DATE } })).await.unwrap();
         let out = Command::new(&cli)
             .args(["context", "--date", DATE])
