@@ -240,6 +240,10 @@ mod tests {
             .unwrap();
         assert!(home.join(".claude/agent-memory/reviewer").join(&created.rel_path).is_file());
         assert_eq!(m.memories(&at_agent("gone", Some(AgentScope::Local)), &Default::default()).unwrap().len(), 1);
+        // Dreams work on the agent's folder: its gates, and an offline dream there.
+        assert_eq!(m.dream_status(&at_agent("planner", None)).unwrap().memory_dir, planner_dir);
+        m.run_dream(&at_agent("planner", None), None).unwrap();
+        assert!(planner_dir.join(".consolidate-lock").is_file(), "the dream's lock is in the agent's folder");
         let e = m.memories(&at_agent("nobody", None), &Default::default()).unwrap_err();
         assert!(e.message.contains("planner, reviewer"), "{}", e.message);
     }
