@@ -22,6 +22,11 @@ export CARGO_INCREMENTAL=0
 npm run --silent build:ui
 npm ci --no-audit --no-fund --silent
 
+# The bundler runs cargo with MACOSX_DEPLOYMENT_TARGET set from tauri.conf.json (on every
+# system), and the C build scripts rebuild when it changes; the same value here keeps one set of
+# release artifacts instead of rebuilding them twice a run.
+MACOSX_DEPLOYMENT_TARGET="$(python3 -c 'import json; print(json.load(open("src-tauri/tauri.conf.json"))["bundle"]["macOS"]["minimumSystemVersion"])')"
+export MACOSX_DEPLOYMENT_TARGET
 # The command-line and server binaries first: the app bundle carries `mneme` as a sidecar.
 cargo build --release --locked -q -p mneme -p mneme-team-server
 release="$CARGO_TARGET_DIR/release"

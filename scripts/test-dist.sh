@@ -21,8 +21,11 @@ export CARGO_INCREMENTAL=0
 step() { echo "test-dist: $* ($((SECONDS / 60))m$((SECONDS % 60))s)" >&2; }
 fail() { echo "test-dist: FAIL: $*" >&2; exit 1; }
 
-step "building the packages"
-npm run --silent dist
+# `--no-build` tests the packages the last `npm run dist` left (after a change to this script).
+if [ "${1:-}" != --no-build ]; then
+  step "building the packages"
+  npm run --silent dist
+fi
 release="$CARGO_TARGET_DIR/release"
 version="$(cargo metadata --no-deps --format-version 1 --locked | python3 -c \
   'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "mneme-app"))')"
