@@ -116,7 +116,8 @@ pub fn parse_memory_file_content(
         return Ok(Parsed { content, globs, content_differs_from_disk, truncated: false, include_paths });
     }
     let lexed = if has_comment || has_include {
-        Some(marked::lex_with_skipped(body).map_err(|_| ParseFailure::Lexer)?)
+        let dialect = marked::Dialect { blockquote_ends_at_indented_html: profile.blockquote_ends_at_indented_html };
+        Some(marked::lex_with_skipped_as(body, dialect).map_err(|_| ParseFailure::Lexer)?)
     } else {
         None
     };
@@ -483,6 +484,31 @@ mod tests {
         assert_eq!(p.content, "@a.md");
         assert!(p.include_paths.is_empty());
         assert!(p.content_differs_from_disk);
+    }
+
+    /// Outputs of the real 2.1.330 and 2.1.332 (docs/claude-code-versions.md, row 18): from
+    /// 2.1.331 an indented comment ends a blockquote's lazy continuation and is stripped; a
+    /// top-level paragraph still keeps it, and four spaces are still text.
+    #[test]
+    fn indented_comment_after_a_blockquote_by_release() {
+        use mneme_core::versions::behaviours;
+        let v = |s: &str| s.parse().unwrap();
+        let parse = |text: &str, release: &str| {
+            parse_memory_file_content(text, "/p/CLAUDE.md", Truncation::None, Some("/p/CLAUDE.md"), "/h", &behaviours(v(release)))
+                .unwrap()
+                .content
+        };
+        for (text, old, new) in [
+            ("> q\n  <!-- c -->\nafter\n", "> q\n  <!-- c -->\nafter\n", "> q\nafter\n"),
+            ("> q\n   <!-- c -->\nafter\n", "> q\n   <!-- c -->\nafter\n", "> q\nafter\n"),
+            ("> > q\n  <!-- c -->\nafter\n", "> > q\n  <!-- c -->\nafter\n", "> > q\nafter\n"),
+            ("> q\n <!-- c --> tail\nafter\n", "> q\n <!-- c --> tail\nafter\n", "> q\n  tail\nafter\n"),
+            ("> q\n    <!-- c -->\nafter\n", "> q\n    <!-- c -->\nafter\n", "> q\n    <!-- c -->\nafter\n"),
+            ("para\n  <!-- c -->\nafter\n", "para\n  <!-- c -->\nafter\n", "para\n  <!-- c -->\nafter\n"),
+        ] {
+            assert_eq!(parse(text, "2.1.330"), old, "2.1.330 on {text:?}");
+            assert_eq!(parse(text, "2.1.332"), new, "2.1.332 on {text:?}");
+        }
     }
 }
 

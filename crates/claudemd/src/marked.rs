@@ -120,15 +120,26 @@ re!(HEADING, r"^ {0,3}(#{1,6})(?=⟪S⟫|$)(⟪DOT⟫*)(?:\n+|$)");
 re!(HR, r"^ {0,3}((?:-[\t ]*){3,}|(?:_[ \t]*){3,}|(?:\*[ \t]*){3,})(?:\n+|$)");
 const TAGS: &str = "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|meta|nav|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul";
 /// The paragraph continuation guard: a line starting one of these interrupts a paragraph.
-fn para_interrupt() -> String {
+/// `html_indent` is what may precede an HTML start: nothing in marked 15, up to three spaces
+/// in the blockquote rule of the marked Claude Code bundles from 2.1.331.
+fn para_interrupt_with(html_indent: &str) -> String {
     format!(
-        r"(?! {{0,3}}((?:-[\t ]*){{3,}}|(?:_[ \t]*){{3,}}|(?:\*[ \t]*){{3,}})(?:\n+|$)| {{0,3}}#{{1,6}}(?:⟪S⟫|$)| {{0,3}}>| {{0,3}}(?:`{{3,}}(?=[^`\n]*\n)|~{{3,}})[^\n]*\n| {{0,3}}(?:[*+-]|1[.)]) |</?(?:{TAGS})(?: +|\n|/?>)|<(?:script|pre|style|textarea|!--)| +\n)"
+        r"(?! {{0,3}}((?:-[\t ]*){{3,}}|(?:_[ \t]*){{3,}}|(?:\*[ \t]*){{3,}})(?:\n+|$)| {{0,3}}#{{1,6}}(?:⟪S⟫|$)| {{0,3}}>| {{0,3}}(?:`{{3,}}(?=[^`\n]*\n)|~{{3,}})[^\n]*\n| {{0,3}}(?:[*+-]|1[.)]) |{html_indent}(?:</?(?:{TAGS})(?: +|\n|/?>)|<(?:script|pre|style|textarea|!--))| +\n)"
     )
+}
+fn para_interrupt() -> String {
+    para_interrupt_with("")
 }
 static PARAGRAPH: LazyLock<Regex> =
     LazyLock::new(|| build(&format!(r"^([^\n]+(?:\n{}[^\n]+)*)", para_interrupt())));
 static BLOCKQUOTE: LazyLock<Regex> = LazyLock::new(|| {
     build(&format!(r"^( {{0,3}}> ?(([^\n]+(?:\n{}[^\n]+)*)|[^\n]*)(?:\n|$))+", para_interrupt()))
+});
+/// From Claude Code 2.1.331: a lazy continuation line that starts an HTML block after up to
+/// three spaces (`  <!-- c -->`) ends the blockquote, as in marked 18; top-level paragraphs
+/// are not affected (measured with the real binaries).
+static BLOCKQUOTE_331: LazyLock<Regex> = LazyLock::new(|| {
+    build(&format!(r"^( {{0,3}}> ?(([^\n]+(?:\n{}[^\n]+)*)|[^\n]*)(?:\n|$))+", para_interrupt_with(" {0,3}")))
 });
 re!(LIST, r"^( {0,3}(?:[*+-]|[0-9]{1,9}[.)]))([ \t][^\n]+?)?(?:\n|$)");
 static HTML: LazyLock<Regex> = LazyLock::new(|| {
@@ -316,6 +327,15 @@ pub struct Lexer {
     top_len: usize,
     /// Top-level link definitions' byte ranges in the normalized source.
     skipped: Vec<std::ops::Range<usize>>,
+    /// The blockquote rule of the release being reproduced.
+    blockquote: &'static Regex,
+}
+
+/// Which release's lexer rules to follow where they differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Dialect {
+    /// [`BLOCKQUOTE_331`]: indented HTML ends a blockquote's lazy continuation.
+    pub blockquote_ends_at_indented_html: bool,
 }
 
 /// Deeper nesting than this (`>>>>…`, `- - - …`, `*[*[…`) is treated like marked running out
@@ -332,8 +352,14 @@ pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
 /// (link definitions, which are not tokens). With them, the top-level tokens' raw text tiles
 /// the normalized source, so a caller can place every token in the file.
 pub fn lex_with_skipped(src: &str) -> Result<(Vec<Token>, Vec<std::ops::Range<usize>>), LexError> {
+    lex_with_skipped_as(src, Dialect::default())
+}
+
+/// [`lex_with_skipped`] with a release's [`Dialect`].
+pub fn lex_with_skipped_as(src: &str, dialect: Dialect) -> Result<(Vec<Token>, Vec<std::ops::Range<usize>>), LexError> {
     let src = src.replace("\r\n", "\n").replace('\r', "\n");
-    let mut lexer = Lexer { links: HashSet::new(), top: true, depth: 0, top_len: src.len(), skipped: Vec::new() };
+    let blockquote: &'static Regex = if dialect.blockquote_ends_at_indented_html { &BLOCKQUOTE_331 } else { &BLOCKQUOTE };
+    let mut lexer = Lexer { links: HashSet::new(), top: true, depth: 0, top_len: src.len(), skipped: Vec::new(), blockquote };
     let mut tokens = Vec::new();
     lexer.block_tokens(&src, &mut tokens, false)?;
     lexer.run_inline_queue(&mut tokens)?;
@@ -504,7 +530,7 @@ impl Lexer {
     }
 
     fn blockquote(&mut self, src: &str) -> Result<Option<Token>, LexError> {
-        let Some(c) = caps(&BLOCKQUOTE, src) else { return Ok(None) };
+        let Some(c) = caps(self.blockquote, src) else { return Ok(None) };
         let cap0 = group_or_empty(&c, 0).to_string();
         let mut lines: Vec<String> = rtrim_char(&cap0, '\n').split('\n').map(str::to_string).collect();
         let mut raw = String::new();

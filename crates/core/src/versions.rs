@@ -144,6 +144,9 @@ pub struct Profile {
     /// `autoMemoryDirectory` is read only from the settings sources `--setting-sources`
     /// enables (older releases read every source regardless).
     pub memory_dir_from_enabled_sources: bool,
+    /// A blockquote's lazy continuation ends at a line starting HTML after up to three
+    /// spaces (`  <!-- c -->`), so such a comment is stripped (the bundled marked's rule).
+    pub blockquote_ends_at_indented_html: bool,
     /// Variables a repository's own settings files (project, local) may not set through
     /// their `env` block; the user's, the flag file's and the policy's still apply.
     pub repo_env_ignored: &'static [&'static str],
@@ -189,6 +192,8 @@ pub enum Change {
     WritesMissingMemoryIndex,
     /// `autoMemoryDirectory` follows `--setting-sources`.
     MemoryDirFromEnabledSources,
+    /// Indented HTML ends a blockquote's lazy continuation.
+    BlockquoteEndsAtIndentedHtml,
     /// A repository's settings `env` can no longer turn on bare mode.
     RepoEnvIgnoresBareMode,
     /// A repository's settings `env` can no longer move the config or memory folders.
@@ -214,6 +219,7 @@ impl Change {
             Change::MemoryIndexCrlfToLf => p.memory_index_crlf_to_lf = true,
             Change::WritesMissingMemoryIndex => p.writes_missing_memory_index = true,
             Change::MemoryDirFromEnabledSources => p.memory_dir_from_enabled_sources = true,
+            Change::BlockquoteEndsAtIndentedHtml => p.blockquote_ends_at_indented_html = true,
             Change::RepoEnvIgnoresBareMode => p.repo_env_ignored = REPO_ENV_IGNORED_BARE,
             Change::RepoEnvIgnoresLocations => p.repo_env_ignored = REPO_ENV_IGNORED_LOCATIONS,
             Change::BareLoadsNothing => p.bare_loads_nothing = true,
@@ -237,6 +243,7 @@ pub const BASELINE: Profile = Profile {
     memory_index_crlf_to_lf: false,
     writes_missing_memory_index: false,
     memory_dir_from_enabled_sources: false,
+    blockquote_ends_at_indented_html: false,
     repo_env_ignored: &[],
     bare_loads_nothing: false,
     comments_rerender_only_when_removed: false,
@@ -261,6 +268,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 295), Change::MemoryDirFromEnabledSources),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),
+    (ClaudeVersion::new(2, 1, 331), Change::BlockquoteEndsAtIndentedHtml),
 ];
 
 /// The behaviours of `version`: the baseline with every change up to it applied.
