@@ -411,6 +411,34 @@ fn push_pull_history_rollback_and_removal() {
     assert_eq!(style.author.as_deref(), Some("lena"));
     let e = lead.mneme.team_remove(&lead.req(), "style.md").unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound, "{}", e.message);
+
+    // Purge (the Team screen's, issue 13): only a lead; the removed key's history then holds
+    // the purge alone, with no content.
+    for e in [
+        member.mneme.team_purge(&member.req(), "style.md").unwrap_err(),
+        member.mneme.team_sign_ins(&member.req()).unwrap_err(),
+    ] {
+        assert_eq!(e.code, ErrorCode::Forbidden);
+        assert!(e.message.contains("Only a lead"), "{}", e.message);
+    }
+    assert_eq!(lead.mneme.team_history(&lead.req(), "style.md").unwrap().versions.len(), 2);
+    let purged = lead.mneme.team_purge(&lead.req(), "style.md").unwrap();
+    assert!(purged.pull_error.is_none(), "{:?}", purged.pull_error);
+    let h = lead.mneme.team_history(&lead.req(), "style.md").unwrap();
+    assert_eq!(h.versions.len(), 1, "{:?}", h.versions);
+    assert!(h.versions[0].deleted && h.versions[0].content.is_empty(), "{:?}", h.versions[0]);
+    assert_eq!(h.versions[0].author.as_deref(), Some("lena"));
+    let e = lead.mneme.team_purge(&lead.req(), "never.md").unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotFound, "{}", e.message);
+
+    // Sign-ins: both people's (here tokens the admin minted), none revoked.
+    let sign_ins = lead.mneme.team_sign_ins(&lead.req()).unwrap();
+    assert_eq!(sign_ins.repo, REPO);
+    let mut users: Vec<&str> = sign_ins.sign_ins.iter().map(|x| x.user.as_str()).collect();
+    users.sort_unstable();
+    users.dedup();
+    assert_eq!(users, ["lena", "mo"], "{sign_ins:?}");
+    assert!(sign_ins.sign_ins.iter().all(|x| x.revoked.is_none() && x.expires > x.created), "{sign_ins:?}");
 }
 
 #[test]
