@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Whole-process benchmark fixtures, the same material as crates/api/benches/engine.rs:
-ROOT/{empty,big,deep,rules}/ each with home/.claude and a git repo. Default ROOT /tmp/mneme-bench."""
+ROOT/{empty,big,deep,rules,includes}/ each with home/.claude and a git repo. Default ROOT /tmp/mneme-bench."""
 import os, shutil, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,7 +56,15 @@ def main():
             w(f"{dd}/rule-{i:04}.md", f"Rule {i}: keep functions short. See @../shared.md\n")
     w(f"{r}/.claude/rules/shared.md", "Shared rule text.\n")
     git_repo(r)
-    for name in ["empty", "big", "deep", "rules"]:
+
+    fx, r = world("includes")
+    lines = ["# Project\n"]
+    for i in range(500):
+        w(f"{r}/docs/part-{i:03}.md", f"Part {i}: a short instruction.\n")
+        lines.append(f"See @docs/part-{i:03}.md\n")
+    w(f"{r}/CLAUDE.md", "".join(lines))
+    git_repo(r)
+    for name in ["empty", "big", "deep", "rules", "includes"]:
         print(os.path.join(ROOT, name))
 
 

@@ -3,14 +3,14 @@
 # (benches/make_bench_fixtures.py), with hyperfine. Claude Code runs fully offline against the
 # conformance stub API on 127.0.0.1, exactly as testdata/conformance/capture.sh runs it.
 #
-#   scripts/bench-vs-claude.sh            # needs hyperfine, python3 and Claude Code 2.1.197:
-#   mkdir -p /tmp/cc && (cd /tmp/cc && npm init -y >/dev/null && npm install @anthropic-ai/claude-code@2.1.197)
+#   scripts/bench-vs-claude.sh            # needs hyperfine, python3 and strace; Claude Code 2.1.197
+#                                         # comes from scripts/claude-code.sh unless CLAUDE_BIN is set
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 need_tool hyperfine hyperfine
-CLAUDE_BIN="${CLAUDE_BIN:-/tmp/cc/node_modules/@anthropic-ai/claude-code-linux-x64/claude}"
-[ -x "$CLAUDE_BIN" ] || { echo "no Claude Code at $CLAUDE_BIN; install it with the command at the top of this script" >&2; exit 1; }
+CLAUDE_BIN="${CLAUDE_BIN:-$(bash scripts/claude-code.sh 2.1.197)}"
+[ -x "$CLAUDE_BIN" ] || { echo "no Claude Code at $CLAUDE_BIN; set CLAUDE_BIN to a Claude Code 2.1.197 binary" >&2; exit 1; }
 cargo build --release --locked -q -p mneme
 MNEME="$CARGO_TARGET_DIR/release/mneme"
 ROOT=/tmp/mneme-bench
@@ -36,9 +36,24 @@ hyperfine -N --warmup 1 --runs "${CLAUDE_RUNS:-5}" \
   -n "claude: empty repo" "$(claude_cmd empty)" \
   -n "claude: 10,000 topic files" "$(claude_cmd big)" \
   -n "claude: 30-level chain" "$(claude_cmd deep)" \
-  -n "claude: 2,000 rules" "$(claude_cmd rules)"
+  -n "claude: 2,000 rules" "$(claude_cmd rules)" \
+  -n "claude: 500 includes" "$(claude_cmd includes)"
 hyperfine -N --warmup 3 --runs 30 \
   -n "mneme memories list (10,000 topic files)" "$(mneme_cmd big 'memories list --json')" \
   -n "mneme memories manifest (10,000 topic files)" "$(mneme_cmd big 'memories manifest')" \
   -n "mneme context (30-level chain)" "$(mneme_cmd deep context)" \
-  -n "mneme context (2,000 rules)" "$(mneme_cmd rules context)"
+  -n "mneme context (2,000 rules)" "$(mneme_cmd rules context)" \
+  -n "mneme context (500 includes)" "$(mneme_cmd includes context)" \
+  -n "mneme context (empty repo)" "$(mneme_cmd empty context)"
+
+# System calls per loaded file: the whole process's calls, less the empty repository's, over
+# the files the context loads.
+calls() { eval "strace -f -c -o /tmp/mneme-bench/strace.txt $(mneme_cmd "$1" context) >/dev/null"; awk '/^100.00/ {print $3}' /tmp/mneme-bench/strace.txt; }
+if command -v strace >/dev/null; then
+  base=$(calls empty)
+  for fx in deep rules includes; do
+    n=$(eval "$(mneme_cmd "$fx" 'context --json')" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["files"]))')
+    c=$(calls "$fx")
+    echo "$fx: $c system calls ($base for the empty repository), $n files loaded: $(( (c - base) / n )).$(( (c - base) * 10 / n % 10 )) calls per file"
+  done
+fi

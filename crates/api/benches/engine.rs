@@ -18,10 +18,12 @@ struct World {
     big_memdir_repo: PathBuf,
     deep_cwd: PathBuf,
     rules_repo: PathBuf,
+    includes_repo: PathBuf,
 }
 
 /// Built once: a repo with 10,000 topic files, a 30-level folder chain with CLAUDE.md and
-/// CLAUDE.local.md at every level, and a repo with 2,000 rules files.
+/// CLAUDE.local.md at every level, a repo with 2,000 rules files, and a repo whose CLAUDE.md
+/// includes 500 files.
 fn world() -> &'static World {
     static WORLD: OnceLock<World> = OnceLock::new();
     WORLD.get_or_init(|| {
@@ -48,8 +50,16 @@ fn world() -> &'static World {
         }
         write_file(&rules.join(".claude/rules/shared.md"), "Shared rule text.\n");
 
+        let includes = home.git_repo("includes");
+        let mut claude_md = String::from("# Project\n");
+        for i in 0..500 {
+            write_file(&includes.join(format!("docs/part-{i:03}.md")), &format!("Part {i}: a short instruction.\n"));
+            claude_md.push_str(&format!("See @docs/part-{i:03}.md\n"));
+        }
+        write_file(&includes.join("CLAUDE.md"), &claude_md);
+
         let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
-        World { mneme, big_memdir_repo: big, deep_cwd: deep, rules_repo: rules, _home: home }
+        World { mneme, big_memdir_repo: big, deep_cwd: deep, rules_repo: rules, includes_repo: includes, _home: home }
     })
 }
 
@@ -79,4 +89,10 @@ fn context_30_level_chain() -> usize {
 fn context_2000_rules() -> usize {
     let w = world();
     w.mneme.context(&at(&w.rules_repo)).expect("context").block.len()
+}
+
+#[divan::bench(sample_count = 20)]
+fn context_500_includes() -> usize {
+    let w = world();
+    w.mneme.context(&at(&w.includes_repo)).expect("context").block.len()
 }

@@ -2,9 +2,10 @@
 //! `PATH`), else the native installer's or npm's usual places, and the release it is.
 //!
 //! The release decides what Mneme renders (`mneme_core::versions`), so it is read from the
-//! binary itself (`claude --version`, which answers in milliseconds and touches no state)
-//! rather than guessed from a folder name, and cached per binary (path, size, mtime) because
-//! Claude Code replaces itself when it updates.
+//! npm package manifest beside the binary when there is one (npm installs), else from the
+//! binary itself (`claude --version`, which touches no state) rather than guessed from a folder
+//! name, and cached per binary (path, size, mtime) because Claude Code replaces itself when it
+//! updates.
 
 use crate::env::Environment;
 use mneme_core::ClaudeVersion;
@@ -123,9 +124,31 @@ fn cached_version(bin: &Path) -> Result<ClaudeVersion, VersionError> {
     if let Some(hit) = CACHE.lock().expect("version cache").get(&key) {
         return hit.clone();
     }
-    let got = version_of(bin);
+    // npm installs put the binary beside its package's manifest, which names the release:
+    // one small read instead of starting Claude Code (tens to hundreds of milliseconds, paid
+    // by every `mneme context` process, since this cache lives in memory).
+    let got = match package_version(bin) {
+        Some(v) => Ok(v),
+        None => version_of(bin),
+    };
     CACHE.lock().expect("version cache").insert(key, got.clone());
     got
+}
+
+/// The release an npm-installed binary belongs to: the `version` of the `@anthropic-ai/claude-code`
+/// package (or its per-platform package, `@anthropic-ai/claude-code-linux-x64` and the like)
+/// whose `package.json` sits beside it or one folder up (`bin/`). `None` for any other layout.
+fn package_version(bin: &Path) -> Option<ClaudeVersion> {
+    let dir = bin.parent()?;
+    [dir, dir.parent()?].into_iter().find_map(|d| {
+        let text = std::fs::read_to_string(d.join("package.json")).ok()?;
+        let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let name = manifest.get("name")?.as_str()?;
+        if name != "@anthropic-ai/claude-code" && !name.starts_with("@anthropic-ai/claude-code-") {
+            return None;
+        }
+        manifest.get("version")?.as_str()?.parse().ok()
+    })
 }
 
 /// Runs `bin --version` with no input, a bounded time, and nothing but a minimal
@@ -193,6 +216,21 @@ mod tests {
         let found = detect(&env).unwrap();
         assert_eq!(found.found_by, FoundBy::NativeInstaller);
         assert_eq!(found.version, Some(ClaudeVersion::new(2, 1, 300)));
+    }
+
+    #[test]
+    fn an_npm_install_is_read_from_its_package_manifest() {
+        let t = tempfile::tempdir().unwrap();
+        let pkg = t.path().join("node_modules/@anthropic-ai/claude-code-linux-x64");
+        // The script would say 2.1.300 if it ran; the manifest's release wins without running it.
+        let bin = fake_claude(&pkg, "echo '2.1.300 (Claude Code)'");
+        std::fs::write(pkg.join("package.json"), r#"{"name":"@anthropic-ai/claude-code-linux-x64","version":"2.1.197"}"#).unwrap();
+        assert_eq!(cached_version(&bin), Ok(ClaudeVersion::new(2, 1, 197)));
+        // Another package's manifest is not taken for Claude Code's.
+        let other = t.path().join("other");
+        let bin = fake_claude(&other, "echo '2.1.300 (Claude Code)'");
+        std::fs::write(other.join("package.json"), r#"{"name":"something-else","version":"9.9.9"}"#).unwrap();
+        assert_eq!(cached_version(&bin), Ok(ClaudeVersion::new(2, 1, 300)));
     }
 
     #[test]
