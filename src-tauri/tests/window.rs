@@ -144,6 +144,12 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
         "the window shows {href}, not the embedded UI: build with --features tauri/custom-protocol (after npm run build:ui)"
     );
     assert_eq!(s.send(reqwest::Method::GET, "/title", None).await, "Mneme");
+    // Anything the CSP blocks is recorded from here on (the Graph's layout worker was one).
+    s.script(
+        "window.__cspViolations = []; document.addEventListener('securitypolicyviolation', \
+         e => window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`)); return true;",
+    )
+    .await;
     let nav = s.text("nav.sidebar").await;
     assert!(nav.contains("What Claude sees") && nav.contains("Settings"), "the UI did not render: {nav}");
 
@@ -316,6 +322,20 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     let done = s.invoke("merge_memory", json!({ "req": { "from": f.orphan, "cwd": repo } })).await.unwrap();
     assert_eq!((done["dryRun"].clone(), done["moved"].clone()), (json!(false), plan["moved"].clone()), "{done}");
     assert!(f.memdir.join("old-note.md").is_file() && !f.orphan.join("memory").exists(), "{done}");
+
+    // The Graph under the app's real CSP: sigma draws on its canvas and the ForceAtlas2 layout,
+    // which runs in a module worker loaded from the app's own origin, finishes (`settled` only
+    // turns true when the worker posts its last positions), and nothing was blocked.
+    s.click("nav a[href=\"#/graph\"]").await;
+    s.element("[data-testid=graph-canvas] canvas").await;
+    s.wait_for(
+        "the graph layout (in its web worker) to finish",
+        "const g = window.__mnemeGraph; return !!g && g.settled() && g.layoutStats().ms > 0 && g.positions().pts.length > 0;",
+        json!([]),
+    )
+    .await;
+    let violations = s.script("return window.__cspViolations").await;
+    assert_eq!(violations, json!([]), "the CSP blocked something the UI loads");
 
     // The scheduler inside the app: a Claude Code session ends a turn in the project, its
     // extraction loop runs, and the run reaches the Dreams screen through the typed event.
