@@ -2,9 +2,10 @@
 //! selection (`testdata/recall-capture`, made by its `capture.sh`): the side query's body and
 //! the system message that carried the recalled memories into the main loop.
 //!
-//! The fixture is rebuilt at the captured path (`/tmp/ccrecall`), because absolute paths are
-//! part of the headers, by the same `make_memory.sh` the capture used; the clock is frozen at
-//! the capture's instant, because the staleness warning depends on it.
+//! The fixture is rebuilt by the same `make_memory.sh` the capture used, under a folder of this
+//! run's own standing in for the captured `/tmp/ccrecall` (absolute paths are part of the
+//! headers, so that folder is mapped back before comparing; two test runs at once never share
+//! it); the clock is frozen at the capture's instant, because the staleness warning depends on it.
 //!
 //! The selector prompt is Claude Code's own prose, so the committed capture holds a marker in
 //! its place: with the installed Claude Code (`MNEME_CLAUDE_BIN`) on `PATH`, Mneme reads the
@@ -30,6 +31,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 const PROMPT: &str = "can we deploy the billing service on friday";
 const SELECTION: &str = r#"{"selected_memories": ["project_billing.md", "ghost.md", "feedback_deploys.md"]}"#;
+const CAPTURED_ROOT: &str = "/tmp/ccrecall";
 const MEMORY_DIR: &str = "/tmp/ccrecall/home/.claude/projects/-tmp-ccrecall-repo/memory";
 const PROMPT_MARKER: &str = "<the selector prompt: Claude Code's own text, not kept here; real_capture.rs cuts it from the installed binary>";
 
@@ -61,8 +63,11 @@ fn comparable(mut body: Value) -> Value {
 
 #[tokio::test]
 async fn mneme_sends_and_surfaces_what_claude_code_did() {
-    let mem = Path::new(MEMORY_DIR);
-    let _ = std::fs::remove_dir_all("/tmp/ccrecall");
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap().join("ccrecall");
+    let mem = root.join(MEMORY_DIR.strip_prefix(CAPTURED_ROOT).unwrap().trim_start_matches('/'));
+    let mem = mem.as_path();
+    let as_captured = |text: &str| text.replace(root.to_str().unwrap(), CAPTURED_ROOT);
     let status = std::process::Command::new("bash").arg(capture().join("make_memory.sh")).arg(mem).status().unwrap();
     assert!(status.success(), "make_memory.sh failed");
 
@@ -107,9 +112,9 @@ async fn mneme_sends_and_surfaces_what_claude_code_did() {
             block["text"] = Value::String(selector_prompt.clone());
         }
     }
-    let ours = stub.model_requests()[0].body.clone();
+    let ours: Value = serde_json::from_str(&as_captured(&stub.model_requests()[0].body.to_string())).unwrap();
     assert_eq!(comparable(ours), comparable(theirs));
 
     let theirs = std::fs::read_to_string(capture().join("main_loop_system.txt")).unwrap();
-    assert_eq!(result.api_system_text().as_deref(), Some(theirs.as_str()));
+    assert_eq!(result.api_system_text().map(|t| as_captured(&t)).as_deref(), Some(theirs.as_str()));
 }
