@@ -558,6 +558,12 @@ impl Walker {
     fn memory_index(&mut self, path: &str, layer: Layer, processed: &mut Processed) -> Option<LoadedFile> {
         let (raw, raw_bytes) = match read_text(path) {
             Ok(r) => r,
+            // Newer releases write a missing auto-memory index from the topic files before
+            // loading it; nothing is on disk yet, hence 0 bytes.
+            Err(ReadError::Missing) if layer == Layer::AutoMem && self.profile.writes_missing_memory_index => {
+                let folder = Path::new(path).parent()?;
+                (mneme_store::memdir::generated_index(folder)?, 0)
+            }
             Err(ReadError::Missing) => return None,
             Err(ReadError::TooLarge(bytes)) => {
                 self.skip(path, layer, None, SkipReason::TooLarge { bytes });
