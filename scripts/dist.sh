@@ -17,6 +17,9 @@ need_tool node nodejs
 need_tool python3 python3
 need_debs "${TAURI_BUILD_DEBS[@]}" libdbus-1-dev dpkg-dev
 export CARGO_INCREMENTAL=0
+# One commit for every binary of this run, even if HEAD moves during the (long) build.
+MNEME_COMMIT="${MNEME_COMMIT:-$(git rev-parse --short=12 HEAD)}"
+export MNEME_COMMIT
 
 # The UI the app embeds, and the Tauri CLI (npm's prebuilt binary, pinned in package-lock.json).
 npm run --silent build:ui

@@ -34,11 +34,12 @@ rpm="$release/bundle/rpm/Mneme-${version}-1.x86_64.rpm"
 server_deb="$(ls "$release"/bundle/server/mneme-server_"${version}"*_amd64.deb)"
 for f in "$deb" "$rpm" "$server_deb"; do [ -f "$f" ] || fail "$f was not built"; done
 [ "$(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)" = "mneme $version" ] || fail "the app's .deb is not mneme $version"
-[ "$(dpkg-deb -f "$server_deb" Version)" = "$version" ] || fail "the server's .deb is not version $version"
+# cargo-deb adds the Debian revision (-1).
+[ "$(dpkg-deb -f "$server_deb" Version)" = "$version-1" ] || fail "the server's .deb is not version $version-1"
 ls -l "$deb" "$rpm" "$server_deb" >&2
 
 # Every file (not folder) each package installs, for the comparisons below.
-deb_files() { dpkg-deb -c "$1" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' | sort; }
+deb_files() { dpkg-deb -c "$1" | awk '$1 !~ /^d/ { sub(/^\.?\/?/, "/", $6); print $6 }' | sort; }
 deb_files "$deb" > /tmp/test-dist.deb-files
 rpm -qlp "$rpm" | sort > /tmp/test-dist.rpm-all
 # rpm -ql lists folders too; keep the paths the .deb has as files, and report any extra file.
