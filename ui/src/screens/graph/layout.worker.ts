@@ -133,6 +133,44 @@ function tidy(x: Float64Array, y: Float64Array, comps: Components, req: LayoutRe
     separateLabels(x, y, req);
     if (aspectChange(bx, by, x, y) > 1.6) { x.set(bx); y.set(by); }
   }
+  if (last) fitAspect(x, y, req);
+}
+
+/** The least share of the canvas's own aspect a finished layout keeps along its narrow axis. */
+const MIN_ASPECT_SHARE = 0.45;
+
+/**
+ * Stretches a finished layout along its narrow axis when it is much narrower than the canvas
+ * (a chain of notes comes out of ForceAtlas2 nearly as a line, and fitted to a wide canvas it
+ * fills a thin strip). Stretching one axis only moves nodes apart, and the other axis still
+ * decides the zoom, so spacing on screen only grows.
+ */
+function fitAspect(x: Float64Array, y: Float64Array, req: LayoutRequest) {
+  const n = x.length;
+  if (n < 3) return;
+  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+  for (let i = 0; i < n; i++) {
+    x0 = Math.min(x0, x[i]); x1 = Math.max(x1, x[i]);
+    y0 = Math.min(y0, y[i]); y1 = Math.max(y1, y[i]);
+  }
+  const gw = x1 - x0, gh = y1 - y0;
+  if (gw <= 0 && gh <= 0) return;
+  const vw = Math.max(1, req.view.width - 2 * req.view.padding), vh = Math.max(1, req.view.height - 2 * req.view.padding);
+  const canvas = vw / vh;
+  const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+  if (gw * 1 < MIN_ASPECT_SHARE * canvas * gh) {
+    // Too tall: widen. A graph with no width at all gets a deterministic zigzag.
+    const want = MIN_ASPECT_SHARE * canvas * gh;
+    if (gw <= 1e-9) { for (let i = 0; i < n; i++) x[i] = cx + (i % 2 ? 0.5 : -0.5) * want; return; }
+    const k = want / gw;
+    for (let i = 0; i < n; i++) x[i] = cx + (x[i] - cx) * k;
+  } else if (gh * canvas < MIN_ASPECT_SHARE * gw) {
+    // Too wide: heighten.
+    const want = (MIN_ASPECT_SHARE * gw) / canvas;
+    if (gh <= 1e-9) { for (let i = 0; i < n; i++) y[i] = cy + (i % 2 ? 0.5 : -0.5) * want; return; }
+    const k = want / gh;
+    for (let i = 0; i < n; i++) y[i] = cy + (y[i] - cy) * k;
+  }
 }
 
 /** Whether every label can be drawn without overlap at all: label boxes covering at most a
