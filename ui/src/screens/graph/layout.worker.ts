@@ -136,7 +136,9 @@ function tidy(x: Float64Array, y: Float64Array, comps: Components, req: LayoutRe
   if (last) fitAspect(x, y, req);
 }
 
-/** The least share of the canvas's own aspect a finished layout keeps along its narrow axis. */
+/** A finished layout narrower than this share of the canvas's own aspect is stretched… */
+const STRETCH_BELOW_SHARE = 0.3;
+/** …to this share (layouts in between are left exactly as ForceAtlas2 and the separation left them). */
 const MIN_ASPECT_SHARE = 0.45;
 
 /**
@@ -158,13 +160,13 @@ function fitAspect(x: Float64Array, y: Float64Array, req: LayoutRequest) {
   const vw = Math.max(1, req.view.width - 2 * req.view.padding), vh = Math.max(1, req.view.height - 2 * req.view.padding);
   const canvas = vw / vh;
   const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
-  if (gw * 1 < MIN_ASPECT_SHARE * canvas * gh) {
+  if (gw < STRETCH_BELOW_SHARE * canvas * gh) {
     // Too tall: widen. A graph with no width at all gets a deterministic zigzag.
     const want = MIN_ASPECT_SHARE * canvas * gh;
     if (gw <= 1e-9) { for (let i = 0; i < n; i++) x[i] = cx + (i % 2 ? 0.5 : -0.5) * want; return; }
     const k = want / gw;
     for (let i = 0; i < n; i++) x[i] = cx + (x[i] - cx) * k;
-  } else if (gh * canvas < MIN_ASPECT_SHARE * gw) {
+  } else if (gh * canvas < STRETCH_BELOW_SHARE * gw) {
     // Too wide: heighten.
     const want = (MIN_ASPECT_SHARE * gw) / canvas;
     if (gh <= 1e-9) { for (let i = 0; i < n; i++) y[i] = cy + (i % 2 ? 0.5 : -0.5) * want; return; }
