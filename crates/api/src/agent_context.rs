@@ -17,7 +17,7 @@ use crate::{ApiError, ContextRequest, Mneme, RenderedFor};
 use mneme_core::text;
 use mneme_store::claude_install;
 use mneme_store::paths::AgentScope;
-use mneme_verify::{offline_vars, Run, Stub};
+use mneme_verify::{offline_vars, CaptureError, Run, Stub};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -121,7 +121,7 @@ impl Mneme {
                 }
                 view.text_from = Some(from);
             }
-            Err(why) => view.unavailable = Some(why),
+            Err(why) => view.unavailable = Some(why.to_string()),
         }
         if let Some(s) = &view.section {
             view.chars = s.encode_utf16().count();
@@ -132,27 +132,21 @@ impl Mneme {
 
     /// The section's fixed text for the release `rendered` names, from that release's binary
     /// (cached), or why it cannot be had.
-    fn agent_template(&self, rendered: &RenderedFor) -> Result<(Template, String), String> {
-        let install = claude_install::detect(&self.env).ok_or_else(|| {
-            "Claude Code is not installed, and the instructions in this section are its own text, which Mneme reads from it. \
-             Install Claude Code (npm install -g @anthropic-ai/claude-code) to see them; the MEMORY.md part below is exact."
-                .to_string()
-        })?;
-        let version = install.version.map(|v| v.to_string()).ok_or_else(|| {
-            format!("Could not read the release of Claude Code at {}: {}", install.path.display(), install.version_error.clone().unwrap_or_default())
+    fn agent_template(&self, rendered: &RenderedFor) -> Result<(Template, String), AgentTextError> {
+        let install = claude_install::detect(&self.env).ok_or(AgentTextError::NotInstalled)?;
+        let version = install.version.map(|v| v.to_string()).ok_or_else(|| AgentTextError::UnknownRelease {
+            path: install.path.clone(),
+            why: install.version_error.clone().map(|e| e.to_string()).unwrap_or_default(),
         })?;
         if version != rendered.version {
-            return Err(format!(
-                "The instructions are Claude Code {}'s own text, but the Claude Code installed is {version}; install {} or leave out --claude-version.",
-                rendered.version, rendered.version
-            ));
+            return Err(AgentTextError::OtherRelease { installed: version, wanted: rendered.version.clone() });
         }
         let from = format!("Claude Code {version} at {}", install.path.display());
         let cache = self.env.data_dir().join("claude-code").join(safe(&version)).join("agent_memory.json");
         if let Some(t) = std::fs::read(&cache).ok().and_then(|b| serde_json::from_slice::<Template>(&b).ok()) {
             return Ok((t, from));
         }
-        let template = probe(&install.path, &self.env.vars).map_err(|e| format!("Could not read the agent memory text from Claude Code {version}: {e}"))?;
+        let template = probe(&install.path, &self.env.vars).map_err(|source| AgentTextError::Probe { version: version.clone(), source })?;
         // The cache only saves the next call a run; failing to write it is not an error.
         if let Some(parent) = cache.parent() {
             if std::fs::create_dir_all(parent).is_ok() {
@@ -167,16 +161,45 @@ fn safe(version: &str) -> String {
     version.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+')).collect()
 }
 
-fn io(e: std::io::Error) -> String {
-    e.to_string()
+/// Why the section's fixed text could not be had; shown to the user in its place.
+#[derive(Debug, thiserror::Error)]
+enum AgentTextError {
+    #[error(
+        "Claude Code is not installed, and the instructions in this section are its own text, which Mneme reads from it. \
+         Install Claude Code (npm install -g @anthropic-ai/claude-code) to see them; the MEMORY.md part below is exact."
+    )]
+    NotInstalled,
+    #[error("Could not read the release of Claude Code at {}: {why}", path.display())]
+    UnknownRelease { path: PathBuf, why: String },
+    #[error("The instructions are Claude Code {wanted}'s own text, but the Claude Code installed is {installed}; install {wanted} or leave out --claude-version.")]
+    OtherRelease { installed: String, wanted: String },
+    #[error("Could not read the agent memory text from Claude Code {version}: {source}")]
+    Probe { version: String, source: ProbeError },
+}
+
+/// What went wrong running the probe agents.
+#[derive(Debug, thiserror::Error)]
+enum ProbeError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Capture(#[from] CaptureError),
+    #[error("its sub-agent {name} sent no request with its memory section ({requests} requests; the end of its stderr: {stderr})")]
+    NoSection { name: String, requests: usize, stderr: String },
+    #[error("the {0} section does not hold its MEMORY.md")]
+    NoIndex(String),
+    #[error("the empty-index section does not follow the same instructions")]
+    EmptyDiffers,
+    #[error("the empty-index text came out empty")]
+    EmptyText,
 }
 
 /// Runs Claude Code at `bin` in a throwaway home with the four probe agents and reads their
 /// sections (see the module comment).
-fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, String> {
-    let sandbox = tempfile::Builder::new().prefix("mneme-agent-probe-").tempdir().map_err(io)?;
+fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, ProbeError> {
+    let sandbox = tempfile::Builder::new().prefix("mneme-agent-probe-").tempdir()?;
     // Canonical, since Claude Code prints the folder it resolves.
-    let root = sandbox.path().canonicalize().map_err(io)?;
+    let root = sandbox.path().canonicalize()?;
     let home = root.join("home");
     let config = home.join(".claude");
     let project = root.join("project");
@@ -190,15 +213,15 @@ fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, S
     let mut dirs = BTreeMap::new();
     for (name, scope, with_index) in probes {
         let file = project.join(".claude/agents").join(format!("{name}.md"));
-        std::fs::create_dir_all(file.parent().expect("parent")).map_err(io)?;
+        std::fs::create_dir_all(file.parent().expect("parent"))?;
         let def = format!("---\nname: {name}\ndescription: Mneme probe\nmemory: {}\n---\n\nPROMPT-{name}\n", scope.as_str());
-        std::fs::write(&file, def).map_err(io)?;
+        std::fs::write(&file, def)?;
         let dir = mneme_store::paths::agent_memory_dir(&env, scope, name, &project, &project);
-        std::fs::create_dir_all(&dir).map_err(io)?;
-        std::fs::write(dir.join("MEMORY.md"), if with_index { INDEX_MARK } else { "" }).map_err(io)?;
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join("MEMORY.md"), if with_index { INDEX_MARK } else { "" })?;
         dirs.insert(name, format!("{}/", dir.to_string_lossy()));
     }
-    let stub = Stub::start_launching(probes.iter().map(|p| p.0.to_string()).collect(), TASK.into()).map_err(|e| e.to_string())?;
+    let stub = Stub::start_launching(probes.iter().map(|p| p.0.to_string()).collect(), TASK.into())?;
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
     // Only what running needs: nothing of the user's setup may change the release's text.
     for name in ["PATH", "LANG"] {
@@ -210,13 +233,13 @@ fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, S
     vars.insert("CLAUDE_CONFIG_DIR".into(), config.to_string_lossy().into_owned());
     for (name, sub) in [("XDG_CACHE_HOME", "cache"), ("XDG_CONFIG_HOME", "xdg-config"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"), ("TMPDIR", "tmp")] {
         let dir = root.join(sub);
-        std::fs::create_dir_all(&dir).map_err(io)?;
+        std::fs::create_dir_all(&dir)?;
         vars.insert(name.into(), dir.to_string_lossy().into_owned());
     }
     let flag = root.join("flag-settings.json");
     let offline: serde_json::Map<String, serde_json::Value> =
         offline_vars(&stub.base_url()).into_iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v))).collect();
-    std::fs::write(&flag, serde_json::json!({"disableAllHooks": true, "env": offline}).to_string()).map_err(io)?;
+    std::fs::write(&flag, serde_json::json!({"disableAllHooks": true, "env": offline}).to_string())?;
     let run = Run {
         bin: bin.to_path_buf(),
         cwd: project.clone(),
@@ -225,9 +248,9 @@ fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, S
         prompt: "Start the probe agents.".into(),
         timeout: PROBE_TIMEOUT,
     };
-    let captured = stub.capture(&run).map_err(|e| e.to_string())?;
+    let captured = stub.capture(&run)?;
     let requests = stub.sub_agent_requests();
-    let section_of = |name: &str| -> Result<String, String> {
+    let section_of = |name: &str| -> Result<String, ProbeError> {
         let opening = format!("PROMPT-{name}\n\n");
         requests
             .iter()
@@ -235,12 +258,10 @@ fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, S
             .flat_map(system_texts)
             .find_map(|t| t.find(&opening).map(|at| t[at + opening.len()..].to_string()))
             .map(|s| s.replace(&dirs[name], DIR_MARK))
-            .ok_or_else(|| {
-                format!(
-                    "its sub-agent {name} sent no request with its memory section ({} requests; the end of its stderr: {})",
-                    requests.len(),
-                    captured.stderr_tail.trim()
-                )
+            .ok_or_else(|| ProbeError::NoSection {
+                name: name.to_string(),
+                requests: requests.len(),
+                stderr: captured.stderr_tail.trim().to_string(),
             })
     };
     let mut prefix = BTreeMap::new();
@@ -250,7 +271,7 @@ fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, S
             continue;
         }
         let section = section_of(name)?;
-        let at = section.find(INDEX_MARK).ok_or_else(|| format!("the {name} section does not hold its MEMORY.md"))?;
+        let at = section.find(INDEX_MARK).ok_or_else(|| ProbeError::NoIndex(name.to_string()))?;
         suffix = Some(section[at + INDEX_MARK.len()..].to_string());
         prefix.insert(scope.as_str().to_string(), section[..at].to_string());
     }
@@ -262,10 +283,10 @@ fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, S
     let empty = empty_section
         .strip_prefix(user_prefix.as_str())
         .and_then(|rest| rest.strip_suffix(suffix.as_str()))
-        .ok_or_else(|| "the empty-index section does not follow the same instructions".to_string())?
+        .ok_or(ProbeError::EmptyDiffers)?
         .to_string();
     if empty.is_empty() {
-        return Err("the empty-index text came out empty".into());
+        return Err(ProbeError::EmptyText);
     }
     Ok(Template { prefix, empty })
 }
