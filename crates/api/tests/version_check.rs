@@ -24,16 +24,22 @@ fn fake_claude(bin_dir: &Path, version: &str, runs_log: &Path) {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-#[test]
-fn runs_once_per_release_on_the_project_used_last() {
-    let h = TestHome::new();
+/// A repository Claude Code has a session for (a transcript in its projects folder), so it is
+/// the project used last.
+fn project_used_last(h: &TestHome) -> std::path::PathBuf {
     let repo = h.git_repo("repo");
-    // Claude Code's own record of the project: a transcript in its projects folder.
     let key = mneme_core::sanitize::sanitize_path(&repo.to_string_lossy());
     h.write(
         h.config_home().join("projects").join(&key).join("s.jsonl"),
         &format!("{{\"type\":\"user\",\"cwd\":{:?},\"sessionId\":\"s\"}}\n", repo.to_string_lossy()),
     );
+    repo
+}
+
+#[test]
+fn runs_once_per_release_on_the_project_used_last() {
+    let h = TestHome::new();
+    let repo = project_used_last(&h);
     let bin = h.root.join("bin");
     let runs = h.root.join("runs.log");
     let mneme = |version: &str| {
@@ -66,12 +72,7 @@ fn runs_once_per_release_on_the_project_used_last() {
 async fn the_scheduler_checks_a_release_that_appears_while_it_runs() {
     use mneme_scheduler::{Event, Jobs, JobKind, Outcome, SchedulerConfig};
     let h = TestHome::new();
-    let repo = h.git_repo("repo");
-    let key = mneme_core::sanitize::sanitize_path(&repo.to_string_lossy());
-    h.write(
-        h.config_home().join("projects").join(&key).join("s.jsonl"),
-        &format!("{{\"type\":\"user\",\"cwd\":{:?},\"sessionId\":\"s\"}}\n", repo.to_string_lossy()),
-    );
+    let repo = project_used_last(&h);
     let bin = h.root.join("bin");
     let runs = h.root.join("runs.log");
     fake_claude(&bin, "2.1.350", &runs);
