@@ -176,6 +176,13 @@ async function main() {
     await page.locator('[data-relpath="small_diffs.md"]').waitFor();
     if (await page.getByTestId('checked-in-note').count()) fail('user-scope agent memory is labelled as checked in');
 
+    // Dreams work on the folder chosen on Memories: the reviewer's, under the project's gates.
+    await nav('Dreams');
+    const lede = page.locator('.screen-head .lede');
+    await page.waitForFunction(() => /agent-memory\/reviewer/.test(document.querySelector('.screen-head .lede')?.textContent ?? ''));
+    if (!/sub-agent reviewer \(user scope/.test(await lede.textContent())) fail(`Dreams does not name the agent: ${await lede.textContent()}`);
+    await shot('agent-memory-dreams');
+
     await nav('What Claude sees');
     const section = page.getByTestId('agent-memory');
     await section.waitFor({ timeout: 60_000 });
