@@ -23,6 +23,10 @@ pub struct DreamLoop {
     /// Project folders to check from the start.
     pub folders: crate::Folders,
     pub turn_ends: mpsc::UnboundedReceiver<TurnEnded>,
+    /// Counts finished passes (every folder due at a tick, or the one a turn ended in, checked
+    /// and dreamed over as its gates allow), so a caller can tell a check happened without
+    /// timing it: see [`crate::SchedulerHandle::dream_passes`].
+    pub passes: tokio::sync::watch::Sender<u64>,
 }
 
 impl DreamLoop {
@@ -77,6 +81,7 @@ impl DreamLoop {
                     }
                 }
             }
+            self.passes.send_modify(|n| *n += 1);
         }
     }
 

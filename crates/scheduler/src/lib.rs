@@ -224,6 +224,7 @@ pub struct SchedulerHandle {
     cancel: Cancel,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     ready: tokio::sync::watch::Receiver<bool>,
+    dream_passes: tokio::sync::watch::Receiver<u64>,
     _instance: InstanceLock,
 }
 
@@ -242,6 +243,14 @@ impl SchedulerHandle {
         let mut rx = self.ready.clone();
         // An error means the loop is gone; there is nothing left to wait for.
         let _ = rx.wait_for(|r| *r).await;
+    }
+
+    /// How many passes the dream loop has finished (each checks the gates of every folder due
+    /// and dreams where they are open); stays at 0 when the dream loop does not run. A pass
+    /// that starts after the count is read finishes by the time it has gone up by two, which
+    /// is how a caller learns that the gates were looked at again without sleeping on it.
+    pub fn dream_passes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.dream_passes.clone()
     }
 
     /// Cancels every loop and waits for them: a run in flight is cancelled (a dream rolls its
@@ -263,6 +272,7 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
     let mut tasks = Vec::new();
     let (turn_tx, turn_rx) = mpsc::unbounded_channel();
     let (ready_tx, ready) = tokio::sync::watch::channel(!config.jobs.extraction);
+    let (passes, dream_passes) = tokio::sync::watch::channel(0u64);
     if config.jobs.extraction {
         let l = extraction::ExtractionLoop {
             extractor: mneme_extract::Extractor::new(config.env.clone(), config.clock.clone()),
@@ -282,6 +292,7 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
             env: config.env.clone(),
             folders: config.folders.clone(),
             turn_ends: turn_rx,
+            passes,
         };
         tasks.push(tokio::spawn(l.run(cancel.clone())));
     }
@@ -300,7 +311,7 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
         let l = claude_check::ClaudeCheckLoop { check, reporter: reporter.clone(), every: config.claude_check_every };
         tasks.push(tokio::spawn(l.run(cancel.clone())));
     }
-    Ok(SchedulerHandle { reporter, cancel, tasks, ready, _instance: instance })
+    Ok(SchedulerHandle { reporter, cancel, tasks, ready, dream_passes, _instance: instance })
 }
 
 /// Every project folder Claude Code has sessions for that still exists on this machine.

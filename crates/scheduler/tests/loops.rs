@@ -118,11 +118,19 @@ async fn open_gates_lead_to_a_recorded_dream_that_holds_claude_codes_lock_format
     // The lock is Claude Code's: our PID as the body, its mtime now "last consolidated".
     let lock = std::fs::read_to_string(memory.join(".consolidate-lock")).unwrap();
     assert_eq!(lock.trim(), std::process::id().to_string());
-    // The dream is in the history, and a second tick finds the time gate closed: one dream only.
+    // The dream is in the history, and a later pass finds the time gate closed: one dream only.
     let (records, _) = mneme_dream::Dreams::new(home.env.clone(), Arc::new(SystemClock)).list(&memory).unwrap();
     assert_eq!(records.len(), 1);
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(handle.run_log().recent(10, Some(JobKind::Dream)).unwrap().len(), 1);
+    // Two more passes than now: the pass that dreamed may still be finishing, the next one
+    // starts after it and looks at the gates again (no sleep standing in for "it ran").
+    let mut passes = handle.dream_passes();
+    let seen = *passes.borrow_and_update();
+    tokio::time::timeout(Duration::from_secs(30), passes.wait_for(|n| *n >= seen + 2))
+        .await
+        .expect("the dream loop finished no further pass within 30 s")
+        .expect("the dream loop stopped");
+    let runs = handle.run_log().recent(10, Some(JobKind::Dream)).unwrap();
+    assert_eq!(runs.len(), 1, "a pass after the dream ran again: {runs:?}");
     handle.shutdown().await;
 }
 
