@@ -1,16 +1,21 @@
 // Unit tests for the UI's pure helpers (src/lib/frontmatter.ts, diff.ts, markdown.ts), run by
-// `npm test` with node's own test runner: `node --test ui/tests/`. The helpers are TypeScript
-// without imports, so each is transpiled with the TypeScript the UI already depends on and
-// imported as a module; no test framework is added for three files.
+// `npm test` with node's own test runner: `node --test ui/tests/`. Each helper is TypeScript,
+// transpiled with the TypeScript the UI already depends on and imported as a module; no test
+// framework is added for three files. markdown.ts imports marked and DOMPurify, so its module is
+// written under ui/node_modules (where those resolve) and DOMPurify gets jsdom's window.
 
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { JSDOM } from 'jsdom';
 
-const LIB = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/lib');
+const UI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const LIB = path.join(UI, 'src/lib');
+const OUT = fs.mkdtempSync(path.join(UI, 'node_modules', '.lib-tests-'));
+after(() => fs.rmSync(OUT, { recursive: true, force: true }));
 
 async function load(name) {
   const source = fs.readFileSync(path.join(LIB, name), 'utf8');
@@ -18,11 +23,16 @@ async function load(name) {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
     fileName: name,
   });
-  return import(`data:text/javascript;base64,${Buffer.from(outputText).toString('base64')}`);
+  const file = path.join(OUT, name.replace(/\.ts$/, '.mjs'));
+  fs.writeFileSync(file, outputText);
+  return import(pathToFileURL(file).href);
 }
 
+// DOMPurify binds to the global window when it is first imported.
+globalThis.window = new JSDOM('').window;
+
 const { parseMemory, withFields, yamlScalar } = await load('frontmatter.ts');
-const { lineDiff } = await load('diff.ts');
+const { collapse } = await load('diff.ts');
 const { renderMarkdown } = await load('markdown.ts');
 
 test('frontmatter: both generations of the type field are read', () => {
@@ -69,48 +79,71 @@ test('frontmatter: yamlScalar quotes what YAML would read differently', () => {
   }
 });
 
-test('diff: common lines kept, removals before additions', () => {
-  assert.deepEqual(lineDiff('a\nb\nc', 'a\nx\nc'), [
-    { op: ' ', text: 'a' },
-    { op: '-', text: 'b' },
-    { op: '+', text: 'x' },
-    { op: ' ', text: 'c' },
+test('diff: long unchanged runs fold, keeping context around each change', () => {
+  const same = (text) => ({ op: 'same', text });
+  const lines = [same('1'), same('2'), same('3'), same('4'), { op: 'removed', text: 'x' }, { op: 'added', text: 'y' },
+    same('5'), same('6'), same('7'), same('8'), same('9'), { op: 'added', text: 'z' }, same('10'), same('11')];
+  assert.deepEqual(collapse(lines, 1), [
+    { op: 'gap', text: '3 unchanged lines' }, same('4'), { op: 'removed', text: 'x' }, { op: 'added', text: 'y' },
+    same('5'), { op: 'gap', text: '3 unchanged lines' }, same('9'), { op: 'added', text: 'z' },
+    same('10'), same('11'),
   ]);
-  assert.deepEqual(lineDiff('same', 'same'), [{ op: ' ', text: 'same' }]);
-  assert.deepEqual(lineDiff('', 'new'), [{ op: '-', text: '' }, { op: '+', text: 'new' }]);
-  assert.deepEqual(lineDiff('a\nb', 'b\nc'), [{ op: '-', text: 'a' }, { op: ' ', text: 'b' }, { op: '+', text: 'c' }]);
-});
-
-test('diff: very large inputs fall back to all removed then all added', () => {
-  const a = Array.from({ length: 2001 }, (_, i) => `a${i}`).join('\n');
-  const b = Array.from({ length: 2001 }, (_, i) => `b${i}`).join('\n');
-  const d = lineDiff(a, b);
-  assert.equal(d.length, 4002);
-  assert.deepEqual(d[0], { op: '-', text: 'a0' });
-  assert.deepEqual(d[2001], { op: '+', text: 'b0' });
+  // Past a change's context, the end folds too.
+  assert.deepEqual(collapse([{ op: 'added', text: 'a' }, same('1'), same('2'), same('3')], 1),
+    [{ op: 'added', text: 'a' }, same('1'), { op: 'gap', text: '2 unchanged lines' }]);
+  // A run no longer than what it would keep stays as it is.
+  assert.deepEqual(collapse([same('a'), { op: 'added', text: 'b' }, same('c')], 1), [same('a'), { op: 'added', text: 'b' }, same('c')]);
+  assert.deepEqual(collapse([], 2), []);
 });
 
 test('markdown: blocks and inline forms', () => {
-  assert.equal(
-    renderMarkdown('# Title\n\nSome **bold** and *em* and `co<de>`.\n\n- one\n- two\n\n1. first\n\n> quote\n\n---\n\n```\n<raw>\n```'),
-    [
-      '<h1>Title</h1>',
-      '<p>Some <strong>bold</strong> and <em>em</em> and <code>co&lt;de&gt;</code>.</p>',
-      '<ul><li>one</li><li>two</li></ul>',
-      '<ol><li>first</li></ol>',
-      '<blockquote>quote</blockquote>',
-      '<hr>',
-      '<pre><code>&lt;raw&gt;</code></pre>',
-    ].join('\n'),
-  );
-  assert.equal(renderMarkdown('See [[deploys]].'), '<p>See <span class="wikilink">[[deploys]]</span>.</p>');
+  const html = renderMarkdown('# Title\n\nSome **bold** and *em* and `co<de>`.\n\n- one\n- two\n\n1. first\n\n> quote\n\n---\n\n```\n<raw>\n```\n');
+  for (const part of [
+    '<h1>Title</h1>',
+    '<p>Some <strong>bold</strong> and <em>em</em> and <code>co&lt;de&gt;</code>.</p>',
+    '<li>one</li>',
+    '<li>two</li>',
+    '<ol>',
+    '<li>first</li>',
+    '<blockquote>',
+    '<p>quote</p>',
+    '<hr>',
+    '<pre><code>&lt;raw&gt;\n</code></pre>',
+  ]) assert.ok(html.includes(part), `${part} in ${html}`);
+  assert.equal(renderMarkdown('See [[deploys]].').trim(), '<p>See <span class="wikilink">[[deploys]]</span>.</p>');
+  // GitHub-flavoured tables, as CLAUDE.md files use them.
+  assert.match(renderMarkdown('| a | b |\n|---|---|\n| 1 | 2 |\n'), /<table>[\s\S]*<td>1<\/td>/);
 });
 
-test('markdown: HTML is escaped and only safe links become links', () => {
-  assert.equal(renderMarkdown('<script>alert(1)</script>'), '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>');
-  assert.equal(
-    renderMarkdown('[docs](https://example.com) [topic](deploys.md) [bad](javascript:steal) [bad2](JavaScript:steal)'),
-    '<p><a href="https://example.com" target="_blank" rel="noreferrer">docs</a> <a href="deploys.md" target="_blank" rel="noreferrer">topic</a> bad bad2</p>',
-  );
-  assert.equal(renderMarkdown('[x](" onmouseover="y)'), '<p>[x](&quot; onmouseover=&quot;y)</p>');
+test('markdown: links open outside the app; script never survives', () => {
+  const links = renderMarkdown('[docs](https://example.com) [topic](deploys.md)');
+  assert.match(links, /<a href="https:\/\/example.com" target="_blank" rel="noreferrer">docs<\/a>/);
+  assert.match(links, /<a href="deploys.md" target="_blank" rel="noreferrer">topic<\/a>/);
+  const attacks = [
+    '<script>alert(1)</script>',
+    'text <script src="https://evil.example/x.js"></script>',
+    '<img src=x onerror="alert(1)">',
+    '<a href="#" onclick="alert(1)">click</a>',
+    '[bad](javascript:alert(1)) [bad2](JavaScript:alert(1)) [bad3](  javascript:alert(1))',
+    '<a href="javascript:alert(1)">raw</a>',
+    '<iframe src="https://evil.example"></iframe>',
+    '<svg><script>alert(1)</script></svg>',
+    '<style>body { display: none }</style><p style="position:fixed">x</p>',
+    '[x](" onmouseover="alert(1))',
+  ];
+  for (const md of attacks) {
+    const html = renderMarkdown(md);
+    // Read back as a browser would: what counts is the elements and attributes, not the text.
+    const body = new JSDOM(`<body>${html}</body>`).window.document.body;
+    for (const el of body.querySelectorAll('*')) {
+      assert.ok(!['SCRIPT', 'IFRAME', 'STYLE', 'OBJECT', 'EMBED'].includes(el.tagName), `${md} → ${html}`);
+      for (const attr of el.attributes) {
+        assert.ok(!/^on/i.test(attr.name) && attr.name !== 'style', `${attr.name} in ${md} → ${html}`);
+        assert.ok(!/^\s*javascript:/i.test(attr.value), `${attr.name}=${attr.value} in ${md} → ${html}`);
+      }
+    }
+  }
+  // The text around an attack is kept.
+  assert.match(renderMarkdown('text <script>alert(1)</script>'), /text/);
+  assert.match(renderMarkdown('<img src=x onerror="alert(1)">'), /<img src="x">/);
 });

@@ -289,6 +289,8 @@ pub struct DreamFile {
     pub before: Option<String>,
     /// After it; `None` for a file moved to the trash.
     pub after: Option<String>,
+    /// From `before` to `after`.
+    pub diff: crate::LineDiff,
     /// Why, in a line.
     pub reason: String,
 }
@@ -559,6 +561,7 @@ fn files_of(root: &Path, changes: &[FileChange]) -> Vec<DreamFile> {
                 path: c.path.clone(),
                 action,
                 merged_into,
+                diff: crate::line_diff(c.before.as_deref().unwrap_or_default(), c.after.as_deref().unwrap_or_default()),
                 before: c.before.clone(),
                 after: c.after.clone(),
                 reason,

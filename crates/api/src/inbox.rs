@@ -116,6 +116,8 @@ pub struct InboxFile {
     pub before: Option<String>,
     /// What would be written; `None` when the file would go to the trash.
     pub after: Option<String>,
+    /// From `before` to `after`.
+    pub diff: crate::LineDiff,
     pub name: Option<String>,
     pub description: Option<String>,
     pub memory_type: Option<MemoryType>,
@@ -311,6 +313,7 @@ fn item_view(i: InboxItem) -> InboxItemView {
                 memory_type: proposal.and_then(|p| p.memory_type),
                 rel_path: rel,
                 path: c.path.clone(),
+                diff: crate::line_diff(c.before.as_deref().unwrap_or_default(), c.after.as_deref().unwrap_or_default()),
                 before: c.before.clone(),
                 after: c.after.clone(),
                 reason: c.reason.clone(),

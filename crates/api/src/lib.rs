@@ -14,6 +14,7 @@ mod agent_context;
 mod agents;
 mod claude_code;
 mod context;
+mod diff;
 mod version_check;
 mod dreams;
 mod error;
@@ -40,6 +41,7 @@ pub use verify::{Difference, VerifyOptions, VerifyReport, VERIFY_TIMEOUT};
 pub use mneme_core::versions::ClaudeVersion;
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
 pub use error::{ApiError, ErrorCode};
+pub use diff::{line_diff, DiffLine, DiffOp, LineDiff};
 pub use dreams::{
     BackgroundRun, DailyLog, DreamFile, DreamFileAction, DreamGate, DreamGates, DreamHistory, DreamListItem, DreamLock,
     DreamModeName, DreamOffReason, DreamRefusal, DreamState, DreamTrashed, DreamTrigger, DreamView, JobName, RunOutcome,

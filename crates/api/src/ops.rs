@@ -511,6 +511,15 @@ pub struct WrittenPath {
     pub path: PathBuf,
 }
 
+/// Two texts to compare line by line (what the UI holds and the engine does not: an editor's
+/// unsaved text against the file on disk).
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct DiffQuery {
+    pub before: String,
+    pub after: String,
+}
+
 /// The manifest Claude Code's recall shows the model, byte for byte.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -613,6 +622,8 @@ macro_rules! operations {
                 Ok($crate::ops::IndexChanges { changes: m.fix_index(&q.request(h, None))? })
             };
             graph($crate::ops::Folder) -> $crate::Graph = |m, h, q| m.graph(&q.request(h, None));
+            /// The line diff from `before` to `after` (what changed since a file was opened).
+            diff($crate::ops::DiffQuery) -> $crate::LineDiff = |_m, _h, q| Ok($crate::line_diff(&q.before, &q.after));
             read_file($crate::ops::FileRef) -> $crate::FileText = |m, h, q| m.read_file(&q.at.request(h, None), &q.path);
             save_file($crate::ops::SaveFile) -> $crate::SavedFile = |m, h, q| {
                 m.save_file(&q.at.request(h, None), &q.path, &q.content, &q.revision)

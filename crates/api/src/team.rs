@@ -276,6 +276,11 @@ pub struct TeamVersion {
     /// A removal; `content` is what was removed.
     pub deleted: bool,
     pub content: String,
+    /// What this version changed: from the version before it (nothing, for the first) to this
+    /// one (nothing, for a removal).
+    pub changes: crate::LineDiff,
+    /// From the copy on this machine to this version; `None` when there is no local copy.
+    pub against_local: Option<crate::LineDiff>,
 }
 
 /// A key's history, newest first, with the local copy to compare against.
@@ -598,13 +603,19 @@ fn push_result(r: &PushReport) -> TeamPushResult {
     }
 }
 
-fn version(v: &EntryVersion) -> TeamVersion {
+/// A version as the history shows it, with its diffs against the version before it (`previous`)
+/// and the local copy.
+fn version(v: &EntryVersion, previous: Option<&EntryVersion>, local: Option<&str>) -> TeamVersion {
+    let text = |v: &EntryVersion| if v.deleted { String::new() } else { v.content.clone() };
+    let now = text(v);
     TeamVersion {
         version: v.version,
         checksum: v.checksum.clone(),
         author: v.author.clone(),
         time: v.time.clone(),
         deleted: v.deleted,
+        changes: crate::line_diff(&previous.map(text).unwrap_or_default(), &now),
+        against_local: local.map(|l| crate::line_diff(l, &now)),
         content: v.content.clone(),
     }
 }
@@ -796,7 +807,10 @@ impl Mneme {
         let local = mneme_team::keys::validate_team_mem_key(&target.team_dir(), key)
             .ok()
             .and_then(|p| std::fs::read_to_string(p).ok());
-        Ok(TeamHistory { key: h.key, versions: h.versions.iter().map(version).collect(), local })
+        // Newest first: the version before each one is the next in the list.
+        let versions =
+            h.versions.iter().enumerate().map(|(i, v)| version(v, h.versions.get(i + 1), local.as_deref())).collect();
+        Ok(TeamHistory { key: h.key, versions, local })
     }
 
     /// Makes `key` what it was at `version` for everyone (lead only), then pulls it here.

@@ -396,31 +396,14 @@ fn print_moves(r: &DreamRecord) {
     }
 }
 
-/// A minimal line diff (longest common subsequence), `-`/`+` lines indented under the change.
+/// The changed lines of a file (the api's line diff), `-`/`+` indented under the change.
 fn diff(before: &str, after: &str) -> String {
-    let a: Vec<&str> = before.lines().collect();
-    let b: Vec<&str> = after.lines().collect();
-    // Large files: show sizes rather than spend quadratic time on a terminal listing.
-    if a.len().saturating_mul(b.len()) > 4_000_000 {
-        return format!("           ({} lines → {} lines)\n", a.len(), b.len());
-    }
-    let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
-        }
-    }
-    let (mut i, mut j, mut out) = (0, 0, String::new());
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            i += 1;
-            j += 1;
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out.push_str(&format!("           + {}\n", b[j]));
-            j += 1;
-        } else {
-            out.push_str(&format!("           - {}\n", a[i]));
-            i += 1;
+    let mut out = String::new();
+    for line in mneme_api::line_diff(before, after).lines {
+        match line.op {
+            mneme_api::DiffOp::Same => {}
+            mneme_api::DiffOp::Removed => out.push_str(&format!("           - {}\n", line.text)),
+            mneme_api::DiffOp::Added => out.push_str(&format!("           + {}\n", line.text)),
         }
     }
     out

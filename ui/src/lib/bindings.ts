@@ -57,6 +57,8 @@ export const commands = {
 	/**  Applies every index fix; one sentence per change. */
 	fixIndex: (req: Folder) => typedError<IndexChanges, ApiError>(__TAURI_INVOKE("fix_index", { req })),
 	graph: (req: Folder) => typedError<Graph, ApiError>(__TAURI_INVOKE("graph", { req })),
+	/**  The line diff from `before` to `after` (what changed since a file was opened). */
+	diff: (req: DiffQuery) => typedError<LineDiff, ApiError>(__TAURI_INVOKE("diff", { req })),
 	readFile: (req: FileRef) => typedError<FileText, ApiError>(__TAURI_INVOKE("read_file", { req })),
 	saveFile: (req: SaveFile) => typedError<SavedFile, ApiError>(__TAURI_INVOKE("save_file", { req })),
 	machineSettings: (req: NoArgs) => typedError<MachineSettings, ApiError>(__TAURI_INVOKE("machine_settings", { req })),
@@ -491,8 +493,44 @@ export type DreamFile = {
 	before: string | null,
 	/**  After it; `None` for a file moved to the trash. */
 	after: string | null,
+	/**  From `before` to `after`. */
+	diff: LineDiff,
 	/**  Why, in a line. */
 	reason: string,
+};
+
+/**  One line of a diff, without its line ending. */
+export type DiffLine = {
+	op: DiffOp,
+	text: string,
+};
+
+/**  What a line of a diff is. */
+export type DiffOp = 
+/**  In both texts. */
+"same" | 
+/**  Only in the text before. */
+"removed" | 
+/**  Only in the text after. */
+"added";
+
+/**
+ *  Two texts to compare line by line (what the UI holds and the engine does not: an editor's
+ *  unsaved text against the file on disk).
+ */
+export type DiffQuery = {
+	before: string,
+	after: string,
+};
+
+/**
+ *  Every line of two texts in order (unchanged ones too, so a front end can show context),
+ *  removals before additions where a run of lines was replaced, and how many of each.
+ */
+export type LineDiff = {
+	lines: DiffLine[],
+	added: number,
+	removed: number,
 };
 
 export type DreamFileAction = "added" | "changed" | 
@@ -935,6 +973,8 @@ export type InboxFile = {
 	before: string | null,
 	/**  What would be written; `None` when the file would go to the trash. */
 	after: string | null,
+	/**  From `before` to `after`. */
+	diff: LineDiff,
 	name: string | null,
 	description: string | null,
 	memoryType: MemoryType | null,
@@ -1975,6 +2015,13 @@ export type TeamVersion = {
 	/**  A removal; `content` is what was removed. */
 	deleted: boolean,
 	content: string,
+	/**
+	 *  What this version changed: from the version before it (nothing, for the first) to this
+	 *  one (nothing, for a removal).
+	 */
+	changes: LineDiff,
+	/**  From the copy on this machine to this version; `None` when there is no local copy. */
+	againstLocal: LineDiff | null,
 };
 
 export type Toggle = {

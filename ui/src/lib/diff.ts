@@ -1,29 +1,36 @@
-// A line diff (longest common subsequence) for "Compare" after a conflict.
+// How a line diff is drawn. The diff itself comes from the engine (mneme-api's `LineDiff`,
+// computed with the `similar` crate); this only shapes it for display.
 
-export interface DiffLine {
-  op: ' ' | '-' | '+';
-  text: string;
-}
+import type { DiffLine } from './bindings';
 
-export function lineDiff(before: string, after: string): DiffLine[] {
-  const a = before.split('\n');
-  const b = after.split('\n');
-  if (a.length * b.length > 4_000_000) {
-    return [...a.map((text) => ({ op: '-' as const, text })), ...b.map((text) => ({ op: '+' as const, text }))];
+/** A row of a drawn diff: a line, or a run of unchanged lines folded into one. */
+export type DiffRow = DiffLine | { op: 'gap'; text: string };
+
+/** The sign shown before each line. */
+export const SIGN = { same: ' ', removed: '-', added: '+', gap: '…' } as const;
+
+/** Folds each run of unchanged lines down to `context` lines either side of a change (none at
+ *  the start or end of the text), so a long file shows only what changed and around it. */
+export function collapse(lines: DiffLine[], context: number): DiffRow[] {
+  const out: DiffRow[] = [];
+  let i = 0;
+  while (i < lines.length) {
+    if (lines[i].op !== 'same') {
+      out.push(lines[i++]);
+      continue;
+    }
+    let j = i;
+    while (j < lines.length && lines[j].op === 'same') j++;
+    const run = lines.slice(i, j);
+    const head = i === 0 ? 0 : context;
+    const tail = j === lines.length ? 0 : context;
+    if (run.length > head + tail + 1) {
+      const folded = run.length - head - tail;
+      out.push(...run.slice(0, head), { op: 'gap', text: `${folded} unchanged ${folded === 1 ? 'line' : 'lines'}` }, ...run.slice(run.length - tail));
+    } else {
+      out.push(...run);
+    }
+    i = j;
   }
-  const n = a.length, m = b.length;
-  const lcs: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--)
-    for (let j = m - 1; j >= 0; j--)
-      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-  const out: DiffLine[] = [];
-  let i = 0, j = 0;
-  while (i < n && j < m) {
-    if (a[i] === b[j]) { out.push({ op: ' ', text: a[i] }); i++; j++; }
-    else if (lcs[i + 1][j] >= lcs[i][j + 1]) out.push({ op: '-', text: a[i++] });
-    else out.push({ op: '+', text: b[j++] });
-  }
-  while (i < n) out.push({ op: '-', text: a[i++] });
-  while (j < m) out.push({ op: '+', text: b[j++] });
   return out;
 }
