@@ -6,8 +6,8 @@
 
 use crate::MemoryType;
 use regex::Regex;
-use serde_yaml::{Mapping, Value};
 use std::sync::LazyLock;
+use yaml_serde::{Mapping, Value};
 
 static SIMPLE_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([a-zA-Z_-]+):\s+(.+)$").expect("line regex"));
@@ -98,9 +98,9 @@ fn parse_yaml(yaml: &str) -> (Mapping, Option<FrontmatterError>) {
     if let Some(m) = parse_simple_yaml(yaml) {
         return (m, None);
     }
-    match serde_yaml::from_str::<Value>(yaml) {
+    match yaml_serde::from_str::<Value>(yaml) {
         Ok(v) => (as_mapping(v), None),
-        Err(first) => match serde_yaml::from_str::<Value>(&quote_problematic_values(&last_key_wins(&untab_indents(yaml)))) {
+        Err(first) => match yaml_serde::from_str::<Value>(&quote_problematic_values(&last_key_wins(&untab_indents(yaml)))) {
             Ok(v) => (as_mapping(v), None),
             Err(_) => (
                 Mapping::new(),
@@ -487,7 +487,7 @@ mod tests {
             "description: trailing  \n",
             "list:\n  - a\n",
         ] {
-            let full = serde_yaml::from_str::<Value>(yaml).ok().map(as_mapping);
+            let full = yaml_serde::from_str::<Value>(yaml).ok().map(as_mapping);
             if let Some(fast) = parse_simple_yaml(yaml) {
                 assert_eq!(Some(fast), full, "{yaml:?}");
             }

@@ -349,7 +349,7 @@ impl<'a> Work<'a> {
                 .as_ref()
                 .and_then(|f| f.get("created"))
                 .and_then(|v| match v {
-                    serde_yaml::Value::String(s) => dates::parse_iso_date(s),
+                    yaml_serde::Value::String(s) => dates::parse_iso_date(s),
                     _ => None,
                 });
             let on = created.unwrap_or_else(|| local_date_of(doc.mtime_ns, offset));

@@ -156,7 +156,7 @@ fn scope_of(fm: Option<&mneme_core::frontmatter::Frontmatter>) -> (Option<AgentS
     let Some(value) = fm.and_then(|f| f.get("memory")) else { return (None, None) };
     match value.as_str().and_then(AgentScope::from_name) {
         Some(scope) => (Some(scope), None),
-        None => (None, Some(serde_yaml::to_string(value).unwrap_or_default().trim().to_string())),
+        None => (None, Some(yaml_serde::to_string(value).unwrap_or_default().trim().to_string())),
     }
 }
 
@@ -192,9 +192,9 @@ fn plugin_agent(file: &Path, plugin: &Plugin, namespace: &[String]) -> Option<Ag
     let fm = parsed.frontmatter.as_ref();
     let stem = file.file_name()?.to_string_lossy().trim_end_matches(".md").to_string();
     let name = match fm.and_then(|f| f.get("name")) {
-        Some(serde_yaml::Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(serde_yaml::Value::Number(n)) => n.to_string(),
-        Some(serde_yaml::Value::Bool(b)) => b.to_string(),
+        Some(yaml_serde::Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(yaml_serde::Value::Number(n)) => n.to_string(),
+        Some(yaml_serde::Value::Bool(b)) => b.to_string(),
         _ => stem,
     };
     let mut parts = vec![plugin.name.clone()];

@@ -10,8 +10,8 @@
 use mneme_core::frontmatter::{self, Generation};
 use mneme_core::MemoryType;
 use regex::Regex;
-use serde_yaml::Value;
 use std::sync::LazyLock;
+use yaml_serde::Value;
 
 /// The same pattern as Claude Code's `FRONTMATTER_REGEX` (and mneme-core's parser), used
 /// here for the byte offsets of the YAML region.
@@ -47,7 +47,7 @@ pub(crate) enum Refusal {
 }
 
 /// A value as YAML: plain when that reads back as the same string in every YAML reader
-/// involved (Claude Code's, Claude Code's quoting retry, serde_yaml), double-quoted
+/// involved (Claude Code's, Claude Code's quoting retry, yaml_serde), double-quoted
 /// otherwise.
 pub(crate) fn render_scalar(v: &str) -> String {
     if plain_is_safe(v) {
@@ -80,7 +80,7 @@ fn plain_is_safe(v: &str) -> bool {
         return false;
     }
     // Numbers, dates and anything else a resolver could turn into a non-string.
-    matches!(serde_yaml::from_str::<Value>(v), Ok(Value::String(s)) if s == v)
+    matches!(yaml_serde::from_str::<Value>(v), Ok(Value::String(s)) if s == v)
 }
 
 /// A YAML double-quoted scalar. Every third dash of a run is written `\x2D`, so the text

@@ -23,13 +23,13 @@ use super::{Memdir, MemdirError, Scope, INDEX_FILE};
 use mneme_core::frontmatter::{self, Generation};
 use mneme_core::MemoryType;
 use serde::Serialize;
-use serde_yaml::Value;
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fs::{self, File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use yaml_serde::Value;
 
 /// `FRONTMATTER_MAX_LINES` in `src/memdir/memoryScan.ts`: how many lines the manifest scan
 /// reads from each file.
