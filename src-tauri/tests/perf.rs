@@ -156,6 +156,53 @@ impl Memory {
     }
 }
 
+/// Where one process's PSS goes, from /proc/PID/smaps: summed per kind of mapping, so a figure
+/// says whether memory is the program's own heap, a shared library's pages or rendering buffers.
+/// Kinds: `heap` (brk heap and anonymous mappings, which is where malloc arenas and the
+/// JavaScript heap live), `stack`, `shm` (memfd, /dev/shm, DRM and SysV shared memory: pixel
+/// buffers), the process's own executable, and every other file by name (libraries, fonts,
+/// caches).
+fn pss_by_mapping(pid: u32) -> Vec<(String, u64)> {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
+    let mut kind = String::new();
+    for line in text.lines() {
+        let mut fields = line.split_whitespace();
+        let Some(first) = fields.next() else { continue };
+        if !first.ends_with(':') {
+            // A mapping's header (every other line is `Field: value`): address perms offset dev
+            // inode [path], the path possibly holding spaces.
+            let path = line.splitn(6, char::is_whitespace).nth(5).unwrap_or("").trim();
+            kind = match path {
+                "" | "[heap]" | "[anon]" => "heap".into(),
+                p if p.starts_with("[anon:") => "heap".into(),
+                p if p.starts_with("[stack") => "stack".into(),
+                p if p.starts_with("/memfd:") || p.starts_with("/dev/shm") || p.starts_with("/dev/dri") || p.starts_with("/SYSV") => {
+                    "shm".into()
+                }
+                p if Path::new(p) == exe => "executable".into(),
+                p => Path::new(p.trim_end_matches(" (deleted)")).file_name().map_or(p.into(), |n| n.to_string_lossy().into_owned()),
+            };
+        } else if first == "Pss:" {
+            *kinds.entry(kind.clone()).or_default() += fields.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        }
+    }
+    let mut out: Vec<(String, u64)> = kinds.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1));
+    out
+}
+
+/// One line per process: its PSS and the kinds of mapping holding most of it.
+fn print_breakdown(when: &str, m: &Memory) {
+    for (pid, comm, _) in &m.parts {
+        let kinds = pss_by_mapping(*pid);
+        let total: u64 = kinds.iter().map(|k| k.1).sum();
+        let top: Vec<String> = kinds.iter().take(8).map(|(k, v)| format!("{k} {:.1}", *v as f64 / 1024.0)).collect();
+        println!("pss, {when}: {comm}[{pid}] {:.1} MiB = {} …", total as f64 / 1024.0, top.join(", "));
+    }
+}
+
 // --- the test ------------------------------------------------------------------------------
 
 /// The fixture's folders, built when missing.
@@ -195,6 +242,14 @@ async fn desktop_start_and_memory() {
     for key in ["PATH", "DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR", "LANG"] {
         if let Ok(v) = std::env::var(key) {
             vars.insert(key.into(), v);
+        }
+    }
+    // WebKit's, Mesa's and glibc malloc's own variables reach the app, so the effect of one can
+    // be measured before it is built in.
+    for (key, v) in std::env::vars() {
+        if ["WEBKIT_", "JSC_", "LIBGL_", "GALLIUM_", "MALLOC_", "GLIBC_TUNABLES"].iter().any(|p| key.starts_with(p)) {
+            println!("environment: {key}={v}");
+            vars.insert(key, v);
         }
     }
 
@@ -260,7 +315,9 @@ async fn desktop_start_and_memory() {
     // (2) Memory. Open the repository as a person would, on "What Claude sees".
     let pid = app_pid(driver.0.id(), &app);
     tokio::time::sleep(Duration::from_secs(1)).await;
-    println!("memory, started (Projects): {}", Memory::of(pid).line());
+    let started = Memory::of(pid);
+    println!("memory, started (Projects): {}", started.line());
+    print_breakdown("started", &started);
     s.type_into("#folder", &repo.to_string_lossy()).await;
     s.click("form.folder-picker button[type=submit]").await;
     let claude_md = repo.join("CLAUDE.md");
@@ -274,6 +331,7 @@ async fn desktop_start_and_memory() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let before = Memory::of(pid);
     println!("memory, project open on What Claude sees: {}", before.line());
+    print_breakdown("project open", &before);
 
     // Then Memories with Alt+3 (a click on the sidebar when the keys do not get through).
     let alt = "\u{E00A}";
@@ -335,15 +393,17 @@ async fn desktop_start_and_memory() {
         peak as f64 / 1024.0,
         settled.line()
     );
+    print_breakdown("listed, settled", &settled);
     let rendered = s.script("return document.querySelectorAll('[data-testid=memory-list] li').length").await;
     println!("memories: {rendered} list items in the DOM");
 
     println!(
         "SUMMARY first_paint_ms={} sidebar_ms={nav_ms:.0} sidebar_perf_now_ms={:.0} first_screen_ms={screen_ms:.0} \
-         rss_context_mib={:.1} rss_listed_mib={:.1} rss_settled_mib={:.1} pss_context_mib={:.1} pss_settled_mib={:.1} \
+         pss_started_mib={:.1} rss_context_mib={:.1} rss_listed_mib={:.1} rss_settled_mib={:.1} pss_context_mib={:.1} pss_settled_mib={:.1} \
          list_ms={listed_ms:.0} settled_ms={settled_ms:.0}",
         fcp.map_or("none".to_string(), |at| format!("{:.0}", origin_ms + at)),
         nav.as_f64().unwrap(),
+        started.pss as f64 / 1024.0,
         before.rss as f64 / 1024.0,
         listed.rss as f64 / 1024.0,
         settled.rss as f64 / 1024.0,
