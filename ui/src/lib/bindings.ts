@@ -463,6 +463,30 @@ export type DanglingLink = {
 	link: string,
 };
 
+/**  One line of a diff, without its line ending. */
+export type DiffLine = {
+	op: DiffOp,
+	text: string,
+};
+
+/**  What a line of a diff is. */
+export type DiffOp = 
+/**  In both texts. */
+"same" | 
+/**  Only in the text before. */
+"removed" | 
+/**  Only in the text after. */
+"added";
+
+/**
+ *  Two texts to compare line by line (what the UI holds and the engine does not: an editor's
+ *  unsaved text against the file on disk).
+ */
+export type DiffQuery = {
+	before: string,
+	after: string,
+};
+
 /**  One way the two blocks differ. */
 export type Difference = {
 	/**  `onlyInClaudeCode`, `onlyInMneme`, `order`, `label`, `text` or `wrapper`. */
@@ -497,40 +521,6 @@ export type DreamFile = {
 	diff: LineDiff,
 	/**  Why, in a line. */
 	reason: string,
-};
-
-/**  One line of a diff, without its line ending. */
-export type DiffLine = {
-	op: DiffOp,
-	text: string,
-};
-
-/**  What a line of a diff is. */
-export type DiffOp = 
-/**  In both texts. */
-"same" | 
-/**  Only in the text before. */
-"removed" | 
-/**  Only in the text after. */
-"added";
-
-/**
- *  Two texts to compare line by line (what the UI holds and the engine does not: an editor's
- *  unsaved text against the file on disk).
- */
-export type DiffQuery = {
-	before: string,
-	after: string,
-};
-
-/**
- *  Every line of two texts in order (unchanged ones too, so a front end can show context),
- *  removals before additions where a run of lines was replaced, and how many of each.
- */
-export type LineDiff = {
-	lines: DiffLine[],
-	added: number,
-	removed: number,
 };
 
 export type DreamFileAction = "added" | "changed" | 
@@ -1109,6 +1099,16 @@ export type KeyStatus = {
 };
 
 export type Layer = "Managed" | "User" | "Project" | "Local" | "AutoMem" | "TeamMem";
+
+/**
+ *  Every line of two texts in order (unchanged ones too, so a front end can show context),
+ *  removals before additions where a run of lines was replaced, and how many of each.
+ */
+export type LineDiff = {
+	lines: DiffLine[],
+	added: number,
+	removed: number,
+};
 
 /**  An index line longer than [`LONG_INDEX_LINE_UNITS`]. */
 export type LongLine = {
