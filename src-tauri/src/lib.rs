@@ -76,7 +76,7 @@ pub enum ShellError {
     #[error("could not export the TypeScript bindings to {path}: {message}")]
     Bindings { path: PathBuf, message: String },
     #[error("could not watch for file changes ({0}); live updates are off")]
-    Watch(#[from] notify::Error),
+    Watch(#[from] mneme_live::WatchError),
     #[error("the window could not run: {0}")]
     Window(#[from] tauri::Error),
 }

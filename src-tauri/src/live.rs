@@ -1,8 +1,8 @@
-//! Live updates: `mneme serve`'s debounced watcher (Claude Code's config home, then each
-//! project passed to `watch`), forwarded to the window as the typed [`FilesChanged`] event.
+//! Live updates: the debounced watcher `mneme serve` also runs (`mneme_live::events`: Claude
+//! Code's config home, then each project passed to `watch`), forwarded to the window as the typed [`FilesChanged`] event.
 
 use mneme_api::Environment;
-use mneme_serve::events::Events;
+use mneme_live::events::Events;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use std::path::PathBuf;

@@ -1,11 +1,11 @@
-//! The background scheduler inside the desktop app: `mneme serve`'s [`Background`] (extraction
-//! at turn ends, auto-dream gate checks, team sync, for every project folder that exists),
-//! started with the window and stopped when the app exits. Each of its events reaches the
+//! The background scheduler inside the desktop app: [`Background`], as `mneme serve
+//! --scheduler` runs it (extraction at turn ends, auto-dream gate checks, team sync, for every
+//! project folder that exists), started with the window and stopped when the app exits. Each of its events reaches the
 //! window as the typed [`SchedulerActivity`] event, so the UI shows "Dreaming…" and "Saved 2
 //! memories" as they happen.
 
 use mneme_api::{Clock, Environment, SchedulerEvent};
-use mneme_serve::background::Background;
+use mneme_live::background::Background;
 use serde::Serialize;
 use specta::Type;
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,5 @@
-//! The background scheduler beside the api (`mneme serve --scheduler`, and the desktop app,
-//! which reuses this): extraction at turn ends, auto-dream gate checks and team sync for every
+//! The background scheduler beside the api (`mneme serve --scheduler`, and the desktop app while
+//! its window is open): extraction at turn ends, auto-dream gate checks and team sync for every
 //! project folder that still exists, as `mneme daemon` runs them. Its events are converted
 //! once into the api's [`SchedulerEvent`] and offered to any number of listeners (the event
 //! stream's `scheduler` events, the desktop shell's typed event).

@@ -4,7 +4,8 @@
 //!   its JSON result, or with an error status and `{ "code", "message" }` (see [`methods`]).
 //! - `GET /api/events` is a Server-Sent Events stream of `changed` events naming the files
 //!   that changed under Claude Code's folders (see [`events`]), and, with `--scheduler`,
-//!   `scheduler` events from the background scheduler (see [`background`]).
+//!   `scheduler` events from the background scheduler (`mneme_live::background`, which the
+//!   desktop shell runs too).
 //! - Everything else is the static UI (`ui/dist`), with index.html for unknown paths.
 //!
 //! A local web server is reachable by every page the browser opens, so [`security`] checks
@@ -12,7 +13,6 @@
 //! the Host header (DNS rebinding), the Origin header (cross-site requests) and a JSON content
 //! type on POST (simple cross-site form posts). No CORS headers are ever sent.
 
-pub mod background;
 pub mod events;
 pub mod methods;
 pub mod security;
@@ -22,6 +22,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
 use mneme_api::Mneme;
+use mneme_live::background::Background;
 use std::future::Future;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -56,7 +57,7 @@ pub enum ServeError {
     #[error("Could not make a random access token: {0}. The operating system's random source is unavailable.")]
     Random(String),
     #[error("The file watcher for live updates could not start: {0}.")]
-    Watch(#[from] notify::Error),
+    Watch(#[from] mneme_live::WatchError),
     #[error("The server stopped with an error: {0}.")]
     Io(#[from] std::io::Error),
     #[error("--scheduler: {0}")]
@@ -112,7 +113,7 @@ pub async fn serve_until(
         None => std::env::current_dir()?,
     };
     let background = match opts.scheduler {
-        true => match background::Background::start(&env, mneme.clock()) {
+        true => match Background::start(&env, mneme.clock()) {
             Ok(b) => Some(b),
             // A `mneme daemon` or the desktop app already runs the jobs; the page still shows
             // their runs from the shared run log.
@@ -125,7 +126,7 @@ pub async fn serve_until(
         false => None,
     };
     let state = Arc::new(AppState {
-        scheduler: background.as_ref().map(background::Background::channel),
+        scheduler: background.as_ref().map(Background::channel),
         mneme,
         token,
         port: addr.port(),

@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The `client_id` Mneme's app signs in as; the server allows it unless configured otherwise.
+pub const CLIENT_ID: &str = "mneme";
+
 /// `POST /oauth/device/code` (form: `client_id`, `scope`).
 pub const DEVICE_CODE_PATH: &str = "/oauth/device/code";
 /// `POST /oauth/token` (form: `grant_type`, and `device_code` + `client_id` or `refresh_token`).

@@ -10,7 +10,7 @@
 //! With `--replicas N` (PostgreSQL) N servers share the database and client `i` talks to
 //! replica `i % N`, as behind a load balancer.
 
-use mneme_team::wire::{TeamMemoryData, TEAM_MEMORY_PATH};
+use mneme_team_proto::wire::{TeamMemoryData, TEAM_MEMORY_PATH};
 use mneme_team_server::admin::Role;
 use mneme_team_server::{DatabaseUrl, ServerConfig};
 use serde_json::json;

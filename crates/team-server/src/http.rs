@@ -19,11 +19,11 @@ use axum::{Json, Router};
 use governor::clock::{Clock as _, DefaultClock};
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
-use mneme_team::server_wire::{
+use mneme_team_proto::server_wire::{
     EntryVersion, HashesWithTombstones, HistoryResponse, LatestEntry, LatestResponse, MeResponse, PurgeRequest, RepoAccess, RepoRole,
     RollbackRequest, SignIn, SignInsResponse,
 };
-use mneme_team::wire::{
+use mneme_team_proto::wire::{
     ErrorBody, ErrorDetails, ErrorObject, PutResponse, TeamMemoryContent, TeamMemoryData, TeamMemoryHashes,
     TEAM_MEMORY_PATH, TOO_MANY_ENTRIES,
 };
@@ -69,14 +69,14 @@ impl AppState {
 pub(crate) fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route(TEAM_MEMORY_PATH, get(get_team_memory).put(put_team_memory))
-        .route(mneme_team::server_wire::ME_PATH, get(me))
-        .route(mneme_team::server_wire::HISTORY_PATH, get(history))
-        .route(mneme_team::server_wire::LATEST_PATH, get(latest))
-        .route(mneme_team::server_wire::ROLLBACK_PATH, post(rollback))
-        .route(mneme_team::server_wire::ENTRY_PATH, delete(remove_entry))
-        .route(mneme_team::server_wire::PURGE_PATH, post(purge))
-        .route(mneme_team::server_wire::SIGN_INS_PATH, get(sign_ins))
-        .route(mneme_team::server_wire::HEALTH_PATH, get(healthz))
+        .route(mneme_team_proto::server_wire::ME_PATH, get(me))
+        .route(mneme_team_proto::server_wire::HISTORY_PATH, get(history))
+        .route(mneme_team_proto::server_wire::LATEST_PATH, get(latest))
+        .route(mneme_team_proto::server_wire::ROLLBACK_PATH, post(rollback))
+        .route(mneme_team_proto::server_wire::ENTRY_PATH, delete(remove_entry))
+        .route(mneme_team_proto::server_wire::PURGE_PATH, post(purge))
+        .route(mneme_team_proto::server_wire::SIGN_INS_PATH, get(sign_ins))
+        .route(mneme_team_proto::server_wire::HEALTH_PATH, get(healthz))
         .merge(oauth::routes())
         // Unknown paths and methods answer in the same JSON error shape as everything else.
         .fallback(not_found)

@@ -3,19 +3,19 @@
 //! A key is a path relative to a client's team-memory folder. Claude Code applies
 //! `sanitizePathKey` to every key it pulls and writes nothing for a key that fails, so the
 //! server refuses such keys up front with the same checks, in the same order, with the same
-//! messages — [`mneme_team::keys::sanitize_path_key`], the client's own port. The client then
+//! messages — [`mneme_team_proto::keys::sanitize_path_key`], the client's own port. The client then
 //! checks containment against its folder; with no folder here, the server asks for more: a key
 //! must be a normalized relative path (no empty, `.` or `..` segment), so that every stored key
 //! names exactly one file on every client.
 //!
 //! A key the server newly stores must also pass Mneme's strict canonical policy
-//! ([`mneme_team::keys::check_strict_key`]: no control or text-direction characters, NFC,
+//! ([`mneme_team_proto::keys::check_strict_key`]: no control or text-direction characters, NFC,
 //! components a file system and Windows accept): refused, never normalised, so that a
 //! teammate on another system or a terminal listing cannot be tricked by a key. Keys named
 //! only to be removed keep the looser check above, so entries stored before the strict policy
 //! can still be removed.
 
-use mneme_team::keys::{check_strict_key, sanitize_path_key, PathTraversalError, StrictKeyError};
+use mneme_team_proto::keys::{check_strict_key, sanitize_path_key, PathTraversalError, StrictKeyError};
 
 /// Longer keys cannot be a path on Linux (`PATH_MAX`), so no client could write them.
 pub const MAX_KEY_BYTES: usize = 4096;

@@ -1,7 +1,7 @@
 //! `mneme-server`: the team-memory sync server.
 //!
 //! It speaks exactly the HTTP API Claude Code's team-memory client speaks (reference §8.2,
-//! types in [`mneme_team::wire`]); Mneme's sync client, which reproduces Claude Code's, syncs
+//! types in [`mneme_team_proto::wire`]); Mneme's sync client, which reproduces Claude Code's, syncs
 //! through it. (Claude Code itself authenticates with its Anthropic OAuth token, which only
 //! Anthropic can verify, so it is the wire format, not Claude Code's sign-in, that is shared.)
 //!

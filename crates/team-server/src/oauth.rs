@@ -24,7 +24,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::post;
 use axum::{Form, Json, Router};
-use mneme_team::server_wire::{
+use mneme_team_proto::server_wire::{
     DeviceCodeResponse, OAuthError, TokenResponse, DEVICE_CODE_GRANT, DEVICE_CODE_PATH, DEVICE_PAGE_PATH,
     REFRESH_TOKEN_GRANT, TOKEN_PATH,
 };

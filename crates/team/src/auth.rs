@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The `client_id` Mneme signs in as.
-pub const CLIENT_ID: &str = "mneme";
+/// The `client_id` Mneme signs in as (the server's default allowed client).
+pub use crate::server_wire::CLIENT_ID;
 /// The scope it asks for.
 pub const SCOPE: &str = "team_memory";
 /// Tokens this close to expiry are refreshed before use.

@@ -1,7 +1,8 @@
 //! Team memory (`<memory>/team/`), shared by everyone working in a repository.
 //!
-//! `wire` is the HTTP API Claude Code's client speaks (and `mneme-team-server` serves);
-//! `server_wire` the server's own sign-in and lead endpoints.
+//! [`wire`] is the HTTP API Claude Code's client speaks (and `mneme-team-server` serves),
+//! [`server_wire`] the server's own sign-in and lead endpoints; both live in `mneme-team-proto`,
+//! the contract shared with the server, and are re-exported here.
 //!
 //! The sync client: [`repo`] decides which repository a folder belongs to (Claude Code's
 //! `getGithubRepo`), [`config`] which server to use, [`auth`] signs in with the device flow and
@@ -16,8 +17,8 @@ pub mod config;
 pub mod keys;
 pub mod lead;
 pub mod repo;
-pub mod server_wire;
 pub mod watch;
-pub mod wire;
+
+pub use mneme_team_proto::{server_wire, wire};
 
 pub use client::{keyring_client, resolve_target, PullReport, PushReport, SyncClient, SyncError, SyncTarget};

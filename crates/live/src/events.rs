@@ -1,0 +1,177 @@
+//! The file watcher both shells run: it tells the UI when Claude Code (or anyone) changes files
+//! Mneme shows, so the UI reloads instead of showing stale memory (`mneme serve` sends each
+//! batch as a Server-Sent Event, the desktop shell as a typed window event).
+//!
+//! Watched: `<config home>/projects` (recursively: every project's memory folder), the config
+//! home itself (non-recursively: `settings.json`), and for each `watch_project` call the
+//! project's memory folder (recursively, for a memory folder set elsewhere by
+//! `autoMemoryDirectory`), the project folder (non-recursively: its CLAUDE.md files) and its
+//! `.claude` folder (rules, local settings). Changes are gathered for 300 ms and sent as one
+//! list of paths; an empty list means "too much changed to name; reload everything".
+
+use mneme_api::Environment;
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, watch};
+
+/// How long changes are gathered before one event goes out: an editor's save or Claude
+/// Code's write is several file-system events, and the UI should reload once.
+const DEBOUNCE: Duration = Duration::from_millis(300);
+
+/// The watcher and its subscribers' channel.
+pub struct Events {
+    tx: broadcast::Sender<Arc<Vec<PathBuf>>>,
+    stop: watch::Receiver<bool>,
+    watched: Arc<Mutex<Watched>>,
+}
+
+struct Watched {
+    watcher: RecommendedWatcher,
+    /// Folders being watched, with whether recursively.
+    active: Vec<(PathBuf, RecursiveMode)>,
+    /// Folders to watch once they exist (a fresh machine has no `projects` folder yet).
+    pending: Vec<(PathBuf, RecursiveMode)>,
+}
+
+impl Watched {
+    /// Watches `dir` now if it exists, else as soon as a change batch sees it appear.
+    fn add(&mut self, dir: &Path, mode: RecursiveMode) {
+        let covered = self.active.iter().any(|(p, m)| {
+            (p == dir && (*m == mode || *m == RecursiveMode::Recursive))
+                || (*m == RecursiveMode::Recursive && dir.starts_with(p))
+        });
+        if covered || self.pending.iter().any(|(p, m)| p == dir && *m == mode) {
+            return;
+        }
+        if dir.is_dir() && self.watcher.watch(dir, mode).is_ok() {
+            self.active.push((dir.to_path_buf(), mode));
+        } else {
+            self.pending.push((dir.to_path_buf(), mode));
+        }
+    }
+
+    fn retry_pending(&mut self) {
+        for (dir, mode) in std::mem::take(&mut self.pending) {
+            self.add(&dir, mode);
+        }
+    }
+}
+
+impl Events {
+    /// Starts watching Claude Code's config home. Must run inside a tokio runtime.
+    pub fn start(env: &Environment, stop: watch::Receiver<bool>) -> Result<Events, notify::Error> {
+        let (raw_tx, raw_rx) = mpsc::unbounded_channel::<notify::Result<notify::Event>>();
+        let watcher = notify::recommended_watcher(move |res| {
+            // The receiver only goes away when the server stops.
+            let _ = raw_tx.send(res);
+        })?;
+        let watched = Arc::new(Mutex::new(Watched { watcher, active: Vec::new(), pending: Vec::new() }));
+        {
+            let mut w = lock(&watched);
+            w.add(&env.projects_dir(), RecursiveMode::Recursive);
+            w.add(&env.config_home(), RecursiveMode::NonRecursive);
+        }
+        let (tx, _) = broadcast::channel(256);
+        tokio::spawn(debounce(raw_rx, tx.clone(), watched.clone(), stop.clone()));
+        Ok(Events { tx, stop, watched })
+    }
+
+    /// Each batch of changed paths from now on (empty: reload everything).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Vec<PathBuf>>> {
+        self.tx.subscribe()
+    }
+
+    /// Fires once the watcher has been told to stop (the stop signal given to [`Events::start`]),
+    /// so long-lived listeners such as an event stream can end.
+    pub fn stop_signal(&self) -> watch::Receiver<bool> {
+        self.stop.clone()
+    }
+
+    /// Adds one project's folders; returns every folder now watched or waiting to exist.
+    pub fn watch_project(&self, cwd: &Path, memory_dir: &Path) -> Vec<PathBuf> {
+        let mut w = lock(&self.watched);
+        w.add(memory_dir, RecursiveMode::Recursive);
+        w.add(cwd, RecursiveMode::NonRecursive);
+        let dot_claude = cwd.join(".claude");
+        if dot_claude.is_dir() {
+            w.add(&dot_claude, RecursiveMode::Recursive);
+        }
+        w.active.iter().chain(&w.pending).map(|(p, _)| p.clone()).collect()
+    }
+}
+
+/// One folder the live watcher covers (the api's type: `watching` answers with it).
+pub use mneme_api::ops::WatchedFolder;
+
+impl Events {
+    /// Every folder watched now or waiting to exist, in the order they were added.
+    pub fn watched(&self) -> Vec<WatchedFolder> {
+        let w = lock(&self.watched);
+        let entry = |active: bool| {
+            move |(p, m): &(PathBuf, RecursiveMode)| WatchedFolder {
+                path: p.clone(),
+                recursive: *m == RecursiveMode::Recursive,
+                active,
+            }
+        };
+        w.active.iter().map(entry(true)).chain(w.pending.iter().map(entry(false))).collect()
+    }
+}
+
+/// A poisoned lock only means a watch call panicked; the watcher itself is still usable.
+fn lock(m: &Mutex<Watched>) -> std::sync::MutexGuard<'_, Watched> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether a changed path is worth telling the UI about.
+fn interesting(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    // Session transcripts under projects/ change on every turn of every running session
+    // and are not shown; Mneme's own temporary files vanish within the same save.
+    !(name.ends_with(".jsonl") || (name.starts_with(".mneme-") && name.ends_with(".tmp")))
+}
+
+async fn debounce(
+    mut raw: mpsc::UnboundedReceiver<notify::Result<notify::Event>>,
+    tx: broadcast::Sender<Arc<Vec<PathBuf>>>,
+    watched: Arc<Mutex<Watched>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        let mut batch = BTreeSet::new();
+        let mut overflow = false;
+        tokio::select! {
+            first = raw.recv() => match first {
+                Some(e) => collect(e, &mut batch, &mut overflow),
+                None => return,
+            },
+            _ = stop.changed() => return,
+        }
+        let deadline = tokio::time::Instant::now() + DEBOUNCE;
+        while let Ok(Some(e)) = tokio::time::timeout_at(deadline, raw.recv()).await {
+            collect(e, &mut batch, &mut overflow);
+        }
+        // A folder waited for (say `projects`) may have just been created.
+        lock(&watched).retry_pending();
+        if batch.is_empty() && !overflow {
+            continue;
+        }
+        let paths = if overflow { Vec::new() } else { batch.into_iter().collect() };
+        // No subscribers is fine: nobody has the page open.
+        let _ = tx.send(Arc::new(paths));
+    }
+}
+
+fn collect(e: notify::Result<notify::Event>, batch: &mut BTreeSet<PathBuf>, overflow: &mut bool) {
+    match e {
+        Ok(e) if e.need_rescan() => *overflow = true,
+        // Reads (open, close without writing) change nothing.
+        Ok(e) if matches!(e.kind, EventKind::Access(_)) => {}
+        Ok(e) => batch.extend(e.paths.into_iter().filter(|p| interesting(p))),
+        // The watcher lost track (queue overflow, a watched folder vanished): say so.
+        Err(_) => *overflow = true,
+    }
+}

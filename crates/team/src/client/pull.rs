@@ -1,0 +1,257 @@
+//! Pull (server wins per key): `GET` with `If-None-Match`, 304/404/200 as Claude Code handles
+//! them, each entry written only when it differs, tombstoned keys moved to the trash, and a
+//! local edit the server never saw kept in the trash before it is replaced. See the module
+//! overview in `client` for the whole policy.
+
+use super::http::{Reply, Request};
+use super::state::{self, Conflict, ConflictKind, Outcome, SyncState};
+use super::{files, hash_content, retry_delay, strip_quotes, SkippedKey, SyncClient, SyncError};
+use crate::wire::{MAX_FILE_SIZE_BYTES, MAX_RETRIES};
+use mneme_store::memdir::TEAM_DIR;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// What a pull did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullReport {
+    /// 304: nothing was written.
+    pub not_modified: bool,
+    /// 404: the server holds nothing for this repository yet.
+    pub server_empty: bool,
+    /// Entries the server holds.
+    pub entry_count: usize,
+    /// Keys written to disk, sorted.
+    pub written: Vec<String>,
+    /// Keys the server deleted whose local file went to the trash.
+    pub trashed: Vec<String>,
+    /// Keys not written (invalid, oversized, or failed to write).
+    pub skipped: Vec<SkippedKey>,
+    /// Local edits replaced by the server's version (copies are in the trash).
+    pub conflicts: Vec<Conflict>,
+}
+
+/// The 200 body of a pull, as leniently as Claude Code's schema reads it (`organizationId`
+/// and `version` optional, unknown fields ignored).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PullBody {
+    #[allow(dead_code)]
+    repo: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    version: Option<f64>,
+    #[allow(dead_code)]
+    last_modified: String,
+    checksum: String,
+    content: PullContent,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PullContent {
+    entries: BTreeMap<String, String>,
+    #[serde(default)]
+    entry_checksums: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    deleted_entries: Option<BTreeMap<String, f64>>,
+}
+
+impl SyncClient {
+    /// Pulls with the ETag cache (`If-None-Match`), as Claude Code's periodic pulls do.
+    pub fn pull(&self) -> Result<PullReport, SyncError> {
+        self.pull_with(false)
+    }
+
+    /// Pulls everything regardless of the ETag (Claude Code's start-of-session pull).
+    pub fn pull_fresh(&self) -> Result<PullReport, SyncError> {
+        self.pull_with(true)
+    }
+
+    fn pull_with(&self, skip_etag: bool) -> Result<PullReport, SyncError> {
+        let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        let (server, repo) = self.server_and_repo()?;
+        let mut st = state::load(&self.state_path, &server, &repo)?;
+        let result = self.pull_inner(&server, &repo, &mut st, skip_etag);
+        st.last_pull = Some(match &result {
+            Ok(r) => Outcome { at_ms: self.now_ms(), ok: true, summary: r.summary(), error_class: None },
+            Err(e) => Outcome { at_ms: self.now_ms(), ok: false, summary: e.to_string(), error_class: Some(e.class().into()) },
+        });
+        state::save(&self.state_path, &st)?;
+        result
+    }
+
+    /// `GET` with Claude Code's retries: up to four attempts, auth and parse errors at once.
+    fn fetch(&self, server: &str, repo: &str, etag: Option<&str>) -> Result<Reply, SyncError> {
+        let url = self.url(server, repo, None);
+        let mut attempt = 1;
+        loop {
+            let result = self.token(server).and_then(|token| {
+                let mut req = Request::new("GET", &url);
+                req.token = Some(&token);
+                if let Some(e) = etag {
+                    req.headers.push(("If-None-Match", format!("\"{}\"", strip_quotes(e))));
+                }
+                self.http.send(req, &[200, 304, 404]).map_err(|f| self.failure(server, f))
+            });
+            let reply = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    let final_ = matches!(e, SyncError::NoAuth { .. } | SyncError::Auth { .. } | SyncError::Forbidden { .. } | SyncError::Keychain(_));
+                    if final_ || attempt > MAX_RETRIES {
+                        return Err(e);
+                    }
+                    self.sleeper.sleep(retry_delay(attempt, self.sleeper.jitter()));
+                    attempt += 1;
+                    continue;
+                }
+            };
+            return Ok(reply);
+        }
+    }
+
+    fn pull_inner(&self, server: &str, repo: &str, st: &mut SyncState, skip_etag: bool) -> Result<PullReport, SyncError> {
+        self.token(server)?;
+        files::check_canonical(&self.target.memory_dir)?;
+        let etag = if skip_etag { None } else { st.last_known_checksum.clone() };
+        let reply = self.fetch(server, repo, etag.as_deref())?;
+        let mut report = PullReport::default();
+        match reply.status {
+            304 => {
+                report.not_modified = true;
+                return Ok(report);
+            }
+            404 => {
+                st.last_known_checksum = None;
+                st.server_checksums.clear();
+                st.tombstoned_keys.clear();
+                st.kept_divergent.clear();
+                report.server_empty = true;
+                return Ok(report);
+            }
+            _ => {}
+        }
+        let body: PullBody = serde_json::from_str(&reply.body).map_err(|e| SyncError::Parse { detail: e.to_string() })?;
+        let checksum = Some(body.checksum.clone())
+            .filter(|c| !c.is_empty())
+            .or_else(|| reply.etag.as_deref().map(|e| e.trim_start_matches('"').trim_end_matches('"').to_string()))
+            .filter(|c| !c.is_empty());
+        if checksum.is_some() {
+            st.last_known_checksum = checksum;
+        }
+        let deleted = body.content.deleted_entries.unwrap_or_default();
+        st.tombstoned_keys = deleted.iter().map(|(k, v)| (k.clone(), *v as i64)).collect();
+        let prior = std::mem::take(&mut st.server_checksums);
+        st.server_checksums = body.content.entry_checksums.unwrap_or_default();
+        report.entry_count = body.content.entries.len();
+
+        let team_dir = self.target.team_dir();
+        // The pull brings every held-back key up to the server's version.
+        st.kept_divergent.clear();
+        let mut unwritten = BTreeSet::new();
+        for (key, content) in &body.content.entries {
+            match self.write_entry(&team_dir, key, content, &prior) {
+                Ok(WriteOutcome::Matched) => {}
+                Ok(WriteOutcome::Written(conflict)) => {
+                    report.written.push(key.clone());
+                    if let Some(c) = conflict {
+                        st.record_conflict(c.clone());
+                        report.conflicts.push(c);
+                    }
+                }
+                Err(why) => {
+                    unwritten.insert(key.clone());
+                    report.skipped.push(SkippedKey { key: key.clone(), reason: why.to_string() });
+                }
+            }
+        }
+        for key in deleted.keys() {
+            if let Some(entry) = self.trash_tombstoned(&team_dir, key) {
+                let c = Conflict { key: key.clone(), at_ms: self.now_ms(), kind: ConflictKind::DeletedByTeammate, trash_id: Some(entry) };
+                st.record_conflict(c);
+                report.trashed.push(key.clone());
+            }
+        }
+        for key in unwritten {
+            st.server_checksums.remove(&key);
+        }
+        Ok(report)
+    }
+
+    /// Writes one pulled entry if it differs from the file; `Err` holds why it was skipped.
+    fn write_entry(
+        &self,
+        team_dir: &Path,
+        key: &str,
+        content: &str,
+        prior: &BTreeMap<String, String>,
+    ) -> Result<WriteOutcome, EntrySkipped> {
+        // Mneme's strict key policy first: a key spelled non-canonically, with control or
+        // invisible characters, or impossible on Windows is refused, never normalised.
+        let path = crate::keys::validate_strict_team_mem_key(team_dir, key)?;
+        if content.len() as u64 > MAX_FILE_SIZE_BYTES {
+            return Err(EntrySkipped::TooLarge { bytes: content.len() });
+        }
+        let mut conflict = None;
+        if let Ok(bytes) = std::fs::read(&path) {
+            if bytes == content.as_bytes() {
+                return Ok(WriteOutcome::Matched);
+            }
+            // A local version the server never had: keep it before the server's replaces it.
+            let local_hash = hash_content(&String::from_utf8_lossy(&bytes));
+            if prior.get(key) != Some(&local_hash) {
+                let trash_id = self.memdir.trash_copy(&format!("{TEAM_DIR}/{key}")).ok().map(|e| e.id);
+                conflict = Some(Conflict { key: key.to_string(), at_ms: self.now_ms(), kind: ConflictKind::PulledOverLocalEdit, trash_id });
+            }
+        }
+        crate::keys::write_team_file(team_dir, key, content.as_bytes())?;
+        Ok(WriteOutcome::Written(conflict))
+    }
+
+    /// Moves a tombstoned key's local file to the trash; the trash id when one was moved.
+    fn trash_tombstoned(&self, team_dir: &Path, key: &str) -> Option<String> {
+        let path = crate::keys::validate_strict_team_mem_key(team_dir, key).ok()?;
+        std::fs::symlink_metadata(&path).ok()?;
+        self.memdir.trash_file(&format!("{TEAM_DIR}/{key}")).ok().map(|e| e.id)
+    }
+}
+
+enum WriteOutcome {
+    Matched,
+    Written(Option<Conflict>),
+}
+
+/// Why a pulled entry was not written (reported per key; the pull goes on).
+#[derive(Debug, thiserror::Error)]
+enum EntrySkipped {
+    #[error(transparent)]
+    Invalid(#[from] crate::keys::StrictKeyError),
+    #[error("the server's copy is {bytes} bytes, over the {MAX_FILE_SIZE_BYTES}-byte limit")]
+    TooLarge { bytes: usize },
+    #[error(transparent)]
+    Write(#[from] crate::keys::TeamFileError),
+}
+
+impl PullReport {
+    /// One line for people.
+    pub fn summary(&self) -> String {
+        if self.not_modified {
+            return "not modified".into();
+        }
+        if self.server_empty {
+            return "the server holds no team memory for this repository yet".into();
+        }
+        let mut s = format!("{} of {} entries written", self.written.len(), self.entry_count);
+        if !self.trashed.is_empty() {
+            s.push_str(&format!(", {} deleted by teammates moved to the trash", self.trashed.len()));
+        }
+        if !self.skipped.is_empty() {
+            s.push_str(&format!(", {} skipped", self.skipped.len()));
+        }
+        if !self.conflicts.is_empty() {
+            s.push_str(&format!(", {} local edits kept in the trash", self.conflicts.len()));
+        }
+        s
+    }
+}
