@@ -28,6 +28,7 @@ mod open;
 pub mod ops;
 mod providers;
 mod recall;
+pub mod records;
 mod team;
 mod verify;
 

@@ -646,7 +646,7 @@ impl Mneme {
         self
     }
 
-    fn credential_store(&self) -> Arc<dyn CredentialStore> {
+    pub(crate) fn credential_store(&self) -> Arc<dyn CredentialStore> {
         match &self.team.credentials {
             Some(s) => s.clone(),
             None => Arc::new(KeyringStore::from_env(&self.env)),
@@ -659,7 +659,7 @@ impl Mneme {
         Ok(SyncTarget { memory_dir: r.memdir, repo: repo::github_repo(&r.cwd), server_url: config::server_url(&self.env) })
     }
 
-    fn sync_client(&self, target: SyncTarget) -> SyncClient {
+    pub(crate) fn sync_client(&self, target: SyncTarget) -> SyncClient {
         let server = target.server_url.clone().unwrap_or_default();
         let session = Session::new(&server, self.credential_store(), Http::default(), self.clock.clone());
         SyncClient::new(target, &self.env, self.clock.clone(), Arc::new(session))

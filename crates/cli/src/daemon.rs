@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
-use mneme_api::{Environment, SystemClock};
+use mneme_api::{Environment, Mneme, SystemClock};
 use mneme_scheduler::{Event, Jobs, Outcome, RunRecord, SchedulerConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,11 +53,11 @@ enum DaemonCommand {
     },
 }
 
-pub fn run(env: &Environment, args: DaemonArgs) -> Result<()> {
+pub fn run(mneme: &Mneme, args: DaemonArgs) -> Result<()> {
     match args.action {
-        Some(DaemonCommand::InstallUnit { print }) => install_unit(env, print),
-        Some(DaemonCommand::Runs { limit, json }) => runs(env, limit, json),
-        None => daemon(env, args.run),
+        Some(DaemonCommand::InstallUnit { print }) => install_unit(mneme.environment(), print),
+        Some(DaemonCommand::Runs { limit, json }) => runs(mneme, limit, json),
+        None => daemon(mneme.environment(), args.run),
     }
 }
 
@@ -122,9 +122,8 @@ fn record_line(r: &RunRecord) -> String {
     format!("[{}] {}: {what}", r.job.label(), r.target)
 }
 
-fn runs(env: &Environment, limit: usize, json: bool) -> Result<()> {
-    let log = mneme_scheduler::RunLog::in_data_dir(&env.data_dir());
-    let records = log.recent(limit, None)?;
+fn runs(mneme: &Mneme, limit: usize, json: bool) -> Result<()> {
+    let records = mneme.background_run_records(limit)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&records)?);
     } else if records.is_empty() {

@@ -3,13 +3,10 @@
 
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
-use mneme_api::{Environment, SystemClock};
-use mneme_dream::{
-    DreamMode, DreamRecord, DreamStatus, DreamTarget, Dreams, Engine, Enablement, Gate, GateStatus, RunOptions, Trigger,
-};
-use mneme_model::{Cancel, Provider};
+use mneme_api::records::dream::{DreamMode, DreamRecord, DreamStatus, Gate, GateStatus, Trigger};
+use mneme_api::records::{Cancel, MemoryFolder, ModelChoice};
+use mneme_api::Mneme;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Which memory folder a command works on.
 #[derive(Args, Clone, Default)]
@@ -107,35 +104,20 @@ pub enum DreamCommand {
     },
 }
 
-fn dreams(env: &Environment) -> Dreams {
-    Dreams::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(crate::local_offset())
-}
-
 fn absolute(p: &Path) -> Result<PathBuf> {
     Ok(if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) })
 }
 
-/// The target and gate 0 for the folder the user named.
-fn target(d: &Dreams, at: &Folder) -> Result<(DreamTarget, Enablement)> {
+/// The memory folder the user named: --memory-dir itself, else the one of --cwd (default: the
+/// current folder).
+pub(crate) fn folder(at: &Folder) -> Result<MemoryFolder> {
     if let Some(dir) = &at.memory_dir {
-        let dir = absolute(dir)?;
-        let settings = d.settings_for(&dir);
-        return Ok((d.target_for_memory_dir(&dir), d.enablement(&settings)));
+        return Ok(MemoryFolder::MemoryDir(absolute(dir)?));
     }
-    let cwd = match &at.cwd {
+    Ok(MemoryFolder::Cwd(match &at.cwd {
         Some(c) => absolute(c)?,
         None => std::env::current_dir()?,
-    };
-    if !cwd.is_dir() {
-        return Err(anyhow!("{} is not a folder. Pass --cwd with the folder Claude Code would start in.", cwd.display()));
-    }
-    let (target, settings) = d.target_for_cwd(&cwd);
-    Ok((target, d.enablement(&settings)))
-}
-
-/// The memory folder a command names.
-pub(crate) fn memory_dir_of(d: &Dreams, at: &Folder) -> Result<PathBuf> {
-    Ok(target(d, at)?.0.memory_dir)
+    }))
 }
 
 fn json<T: serde::Serialize>(v: &T) -> Result<()> {
@@ -155,21 +137,10 @@ fn when(ms: i64) -> String {
     }
 }
 
-/// The provider for `run`: `None` means the offline dream.
-fn provider(env: &Environment, offline: bool, name: Option<&str>) -> Result<Option<Arc<dyn Provider>>> {
-    if offline {
-        return Ok(None);
-    }
-    Ok(mneme_model::configured_provider(env, name)?)
-}
-
-pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
-    let d = dreams(env);
+pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
     match cmd {
         DreamCommand::Status { at, json: as_json } => {
-            let (t, enabled) = target(&d, &at)?;
-            let status = d.status(&t, &enabled);
-            let mode = d.mode(&t.memory_dir)?;
+            let (status, mode) = mneme.dream_gate_status(&folder(&at)?)?;
             if as_json {
                 json(&serde_json::json!({ "status": status, "mode": mode }))?;
             } else {
@@ -177,22 +148,16 @@ pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
             }
         }
         DreamCommand::Run { at, offline, provider: name, yes, json: as_json } => {
-            let (t, enabled) = target(&d, &at)?;
-            let model = provider(env, offline, name.as_deref())?;
-            let cancel = Cancel::new();
-            let opts = RunOptions {
-                trigger: Trigger::Manual,
-                engine: match &model {
-                    Some(p) => Engine::Model(p.as_ref()),
-                    None => Engine::Offline,
-                },
-                apply_now: yes,
-                enabled,
-                cancel: cancel.clone(),
+            let at = folder(&at)?;
+            let model = match name.as_deref() {
+                _ if offline => ModelChoice::Offline,
+                Some(name) => ModelChoice::Named(name),
+                None => ModelChoice::Configured,
             };
+            let cancel = Cancel::new();
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let record = runtime.block_on(async {
-                let dream = d.run(&t, &opts);
+                let dream = mneme.dream_now(&at, model, yes, &cancel);
                 tokio::pin!(dream);
                 tokio::select! {
                     r = &mut dream => r,
@@ -210,8 +175,7 @@ pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
             }
         }
         DreamCommand::History { at, json: as_json } => {
-            let dir = memory_dir_of(&d, &at)?;
-            let (records, damaged) = d.list(&dir)?;
+            let (dir, records, damaged) = mneme.dream_records(&folder(&at)?)?;
             if as_json {
                 json(&records.iter().map(DreamRecord::summary_view).collect::<Vec<_>>())?;
             } else if records.is_empty() {
@@ -237,7 +201,7 @@ pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
             }
         }
         DreamCommand::Show { id, at, json: as_json } => {
-            let record = d.show(&memory_dir_of(&d, &at)?, &id)?;
+            let record = mneme.dream_record(&folder(&at)?, &id)?;
             if as_json {
                 json(&record)?;
             } else {
@@ -245,8 +209,7 @@ pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
             }
         }
         DreamCommand::Undo { id, last, force, at, json: as_json } => {
-            let dir = memory_dir_of(&d, &at)?;
-            let record = d.undo(&dir, if last { None } else { id.as_deref() }, force)?;
+            let record = mneme.undo_dream_record(&folder(&at)?, if last { None } else { id.as_deref() }, force)?;
             if as_json {
                 json(&record)?;
             } else {
@@ -254,7 +217,7 @@ pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
             }
         }
         DreamCommand::Approve { id, at, json: as_json } => {
-            let record = d.approve(&memory_dir_of(&d, &at)?, &id)?;
+            let record = mneme.approve_dream_record(&folder(&at)?, &id)?;
             if as_json {
                 json(&record)?;
             } else {
@@ -262,7 +225,7 @@ pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
             }
         }
         DreamCommand::Reject { id, at, json: as_json } => {
-            let record = d.reject(&memory_dir_of(&d, &at)?, &id)?;
+            let record = mneme.reject_dream_record(&folder(&at)?, &id)?;
             if as_json {
                 json(&record)?;
             } else {
@@ -270,17 +233,17 @@ pub fn run(env: &Environment, cmd: DreamCommand) -> Result<()> {
             }
         }
         DreamCommand::Mode { mode, at, json: as_json } => {
-            let dir = memory_dir_of(&d, &at)?;
+            let dir = mneme.dream_memory_dir(&folder(&at)?)?;
             if let Some(m) = mode {
                 let m = DreamMode::parse(&m)
                     .ok_or_else(|| anyhow!("'{m}' is not a dream mode. Use one of: automatic, review, off."))?;
-                d.set_mode(&dir, m)?;
+                mneme.set_dream_mode_of(&dir, m)?;
                 if !as_json {
                     println!("Dreams for {} are now {}.", dir.display(), m.as_str());
                     return Ok(());
                 }
             }
-            let mode = d.mode(&dir)?;
+            let mode = mneme.dream_mode_of(&dir)?;
             if as_json {
                 json(&serde_json::json!({ "memoryDir": dir, "mode": mode }))?;
             } else {

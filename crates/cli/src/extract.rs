@@ -4,12 +4,10 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use mneme_api::{Environment, SystemClock};
-use mneme_extract::rules::SkipReason;
-use mneme_extract::{Engine, ExtractOptions, Extractor, RunOutcome, RunRecord};
-use mneme_model::{Cancel, Provider};
+use mneme_api::records::extract::{Decision, RunOutcome, RunRecord, SkipReason};
+use mneme_api::records::{Cancel, ModelChoice};
+use mneme_api::Mneme;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 #[derive(Args)]
 pub struct ExtractArgs {
@@ -27,29 +25,14 @@ pub struct ExtractArgs {
     json: bool,
 }
 
-fn provider(env: &Environment, name: Option<&str>) -> Result<Option<Arc<dyn Provider>>> {
-    // Offline unless a provider is named: extraction over a file is asked for explicitly.
-    match name {
-        None => Ok(None),
-        Some(name) => Ok(mneme_model::configured_provider(env, Some(name))?),
-    }
-}
-
-pub fn run(env: &Environment, args: ExtractArgs) -> Result<()> {
+pub fn run(mneme: &Mneme, args: ExtractArgs) -> Result<()> {
     let transcript = if args.transcript.is_absolute() { args.transcript } else { std::env::current_dir()?.join(args.transcript) };
-    if !transcript.is_file() {
-        bail!("{} is not a file; pass a session transcript (<config>/projects/<project>/<session>.jsonl)", transcript.display());
-    }
-    let model = provider(env, args.provider.as_deref())?;
-    let engine = match &model {
-        Some(p) => Engine::Model(p.as_ref()),
-        None => Engine::Offline,
-    };
-    let extractor = Extractor::new(env.clone(), Arc::new(SystemClock));
+    // Offline unless a provider is named: extraction over a file is asked for explicitly.
+    let model = args.provider.as_deref().map_or(ModelChoice::Offline, ModelChoice::Named);
     let cancel = Cancel::new();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let records = runtime.block_on(async {
-        let run = extractor.extract_transcript(&transcript, engine, ExtractOptions { review: args.review }, &cancel);
+        let run = mneme.extract_transcript(&transcript, model, args.review, &cancel);
         tokio::pin!(run);
         tokio::select! {
             r = &mut run => r,
@@ -104,7 +87,7 @@ fn print_record(r: &RunRecord) {
         RunOutcome::Failed { .. } => {}
     }
     for d in &r.decisions {
-        if let mneme_extract::offline::Decision::Rejected { sentence, reason } = d {
+        if let Decision::Rejected { sentence, reason } = d {
             println!("  not saved: \"{sentence}\" — {}", reason.rule());
         }
     }

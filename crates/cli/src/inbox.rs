@@ -4,11 +4,9 @@
 
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
-use mneme_api::{Environment, SystemClock};
-use mneme_extract::inbox::ProposalAction;
-use mneme_extract::{Extractor, InboxItem, ItemStatus, PromoteTarget, ReviewMode};
+use mneme_api::records::extract::{InboxItem, ItemStatus, PromoteTarget, ProposalAction, ReviewMode};
+use mneme_api::Mneme;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 #[derive(Args)]
 pub struct InboxArgs {
@@ -72,10 +70,8 @@ fn cwd(arg: &Option<PathBuf>) -> Result<PathBuf> {
     })
 }
 
-pub fn run(env: &Environment, args: InboxArgs) -> Result<()> {
-    let x = Extractor::new(env.clone(), Arc::new(SystemClock));
-    let inbox = x.inbox();
-    let memory_dir = || -> Result<PathBuf> { Ok(x.project_for_cwd(&cwd(&args.cwd)?).memory_dir.dir) };
+pub fn run(mneme: &Mneme, args: InboxArgs) -> Result<()> {
+    let memory_dir = || -> Result<PathBuf> { Ok(mneme.extraction_memory_dir(&cwd(&args.cwd)?)) };
     let as_json = args.json;
     let done = |item: &InboxItem, what: &str| -> Result<()> {
         if as_json {
@@ -88,7 +84,7 @@ pub fn run(env: &Environment, args: InboxArgs) -> Result<()> {
     match args.action.unwrap_or(InboxCommand::List { history: false, all: false }) {
         InboxCommand::List { history, all } => {
             let dir = if all { None } else { Some(memory_dir()?) };
-            let items = inbox.list(dir.as_deref(), history)?;
+            let items = mneme.inbox_items(dir.as_deref(), history)?;
             if as_json {
                 println!("{}", serde_json::to_string_pretty(&items)?);
             } else if items.is_empty() {
@@ -100,30 +96,30 @@ pub fn run(env: &Environment, args: InboxArgs) -> Result<()> {
             }
         }
         InboxCommand::Show { id } => {
-            let item = inbox.get(&id)?;
+            let item = mneme.inbox_item(&id)?;
             if as_json {
                 println!("{}", serde_json::to_string_pretty(&item)?);
             } else {
                 print_item(&item);
             }
         }
-        InboxCommand::Keep { id } => done(&inbox.keep(&id)?, "Kept")?,
+        InboxCommand::Keep { id } => done(&mneme.keep_inbox_item(&id)?, "Kept")?,
         InboxCommand::Edit { id, file, content, no_keep } => {
             let content = match content {
                 Some(c) => c,
                 None => crate::read_stdin()?,
             };
             if no_keep {
-                done(&inbox.edit(&id, &file, content)?, "Edited")?;
+                done(&mneme.edit_inbox_item(&id, &file, content, false)?, "Edited")?;
             } else {
-                done(&inbox.edit_and_keep(&id, &file, content)?, "Edited and kept")?;
+                done(&mneme.edit_inbox_item(&id, &file, content, true)?, "Edited and kept")?;
             }
         }
-        InboxCommand::Discard { id } => done(&inbox.discard(&id)?, "Discarded")?,
+        InboxCommand::Discard { id } => done(&mneme.discard_inbox_item(&id)?, "Discarded")?,
         InboxCommand::Promote { id, to } => {
             let target = PromoteTarget::parse(&to)
                 .ok_or_else(|| anyhow!("'{to}' is not a place to promote to. Use claude-md, claude-local or team."))?;
-            let item = inbox.promote(&id, target)?;
+            let item = mneme.promote_inbox_item(&id, target)?;
             if as_json {
                 println!("{}", serde_json::to_string_pretty(&item)?);
             } else if let ItemStatus::Promoted { paths, .. } = &item.status {
@@ -138,10 +134,10 @@ pub fn run(env: &Environment, args: InboxArgs) -> Result<()> {
                 Some(m) => {
                     let m = ReviewMode::parse(m.trim())
                         .ok_or_else(|| anyhow!("'{m}' is not a mode. Use automatic, review or off."))?;
-                    x.set_mode(&dir, m)?;
+                    mneme.set_review_mode_at(&dir, m)?;
                     m
                 }
-                None => x.mode(&dir)?,
+                None => mneme.review_mode_at(&dir)?,
             };
             if as_json {
                 println!("{}", serde_json::json!({ "memoryDir": dir, "mode": current }));

@@ -1,12 +1,10 @@
 //! `mneme log`: KAIROS daily logs. `mneme log "TEXT"` appends one timestamped bullet to today's
 //! `logs/YYYY/MM/YYYY-MM-DD.md` in the memory folder; `mneme log show` prints a day's log.
 
-use crate::dream::Folder;
+use crate::dream::{folder, Folder};
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
-use mneme_api::{Environment, SystemClock};
-use mneme_dream::Dreams;
-use std::sync::Arc;
+use mneme_api::Mneme;
 
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -36,20 +34,10 @@ pub enum LogCommand {
     },
 }
 
-pub fn run(env: &Environment, args: LogArgs) -> Result<()> {
-    let d = Dreams::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(crate::local_offset());
+pub fn run(mneme: &Mneme, args: LogArgs) -> Result<()> {
     match (args.action, args.text) {
         (Some(LogCommand::Show { date, at, json }), _) => {
-            let date = match date {
-                Some(s) => Some(
-                    mneme_dream::dates::parse_iso_date(&s)
-                        .filter(|_| s.trim().len() == 10)
-                        .ok_or_else(|| anyhow!("'{s}' is not a date; write it as YYYY-MM-DD"))?,
-                ),
-                None => None,
-            };
-            let dir = crate::dream::memory_dir_of(&d, &at)?;
-            match d.read_log(&dir, date)? {
+            match mneme.daily_log_text(&folder(&at)?, date.as_deref())? {
                 (path, text) if json => {
                     println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "path": path, "text": text }))?)
                 }
@@ -58,8 +46,7 @@ pub fn run(env: &Environment, args: LogArgs) -> Result<()> {
             }
         }
         (None, Some(text)) => {
-            let dir = crate::dream::memory_dir_of(&d, &args.at)?;
-            let appended = d.log(&dir, &text)?;
+            let appended = mneme.append_log_line(&folder(&args.at)?, &text)?;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&appended)?);
             } else {

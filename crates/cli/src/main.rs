@@ -503,11 +503,11 @@ fn run(cli: Cli) -> Result<()> {
             }
         },
         Command::Secrets { .. } | Command::Team { .. } | Command::Verify(_) => unreachable!("answered in main"),
-        Command::Dream { action } => dream::run(mneme.environment(), action)?,
-        Command::Log(args) => log::run(mneme.environment(), args)?,
-        Command::Daemon(args) => daemon::run(mneme.environment(), args)?,
-        Command::Extract(args) => extract::run(mneme.environment(), args)?,
-        Command::Inbox(args) => inbox::run(mneme.environment(), args)?,
+        Command::Dream { action } => dream::run(&mneme, action)?,
+        Command::Log(args) => log::run(&mneme, args)?,
+        Command::Daemon(args) => daemon::run(&mneme, args)?,
+        Command::Extract(args) => extract::run(&mneme, args)?,
+        Command::Inbox(args) => inbox::run(&mneme, args)?,
         Command::Serve { port, ui_dir, scheduler } => {
             let opts =
                 mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(std::env::current_dir()?), scheduler };

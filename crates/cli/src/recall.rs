@@ -4,12 +4,10 @@
 
 use anyhow::{anyhow, Result};
 use clap::Args;
-use mneme_api::{ContextRequest, Mneme, SystemClock};
-use mneme_model::{Cancel, Provider, ProviderKind, ProviderSettings};
-use mneme_recall::{recall, selector_model, RecallContext, RecallResult, RecallSession};
+use mneme_api::records::recall::{ProviderKind, RecallResult, Truncation};
+use mneme_api::{ContextRequest, Mneme};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 #[derive(Args)]
 pub struct RecallArgs {
@@ -37,27 +35,6 @@ struct Output<'a> {
     result: &'a RecallResult,
 }
 
-/// The provider to ask, `None` for the offline ranker. Claude Code's selector model is the
-/// default for Anthropic and the Claude Code CLI when the settings name none.
-fn provider(mneme: &Mneme, name: Option<&str>) -> Result<Option<Arc<dyn Provider>>> {
-    let env = mneme.environment();
-    let mut settings = ProviderSettings::load(env)?;
-    if let Some(name) = name {
-        settings.kind = serde_json::from_value::<ProviderKind>(serde_json::Value::String(name.trim().to_string()))
-            .map_err(|_| anyhow!("'{name}' is not a provider. Use one of: offline, claude-cli, anthropic, openai."))?;
-    }
-    match settings.kind {
-        ProviderKind::Offline => return Ok(None),
-        ProviderKind::Anthropic | ProviderKind::ClaudeCli if settings.model.as_deref().is_none_or(|m| m.trim().is_empty()) => {
-            settings.model = Some(selector_model(env));
-        }
-        _ => {}
-    }
-    let service = env.var("MNEME_KEYRING_SERVICE").filter(|s| !s.is_empty()).unwrap_or(mneme_keychain::DEFAULT_SERVICE);
-    let keychain = mneme_keychain::Keychain::new(service);
-    Ok(Some(mneme_model::build_provider(&settings, env, &keychain)?))
-}
-
 fn absolute(p: &Path) -> Result<PathBuf> {
     Ok(if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) })
 }
@@ -78,18 +55,7 @@ pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
             auto.dir
         }
     };
-    let provider = provider(mneme, args.provider.as_deref())?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let cancel = Cancel::new();
-    let mut session = RecallSession::new();
-    let mut ctx = RecallContext {
-        env: mneme.environment(),
-        clock: Arc::new(SystemClock),
-        cancel: &cancel,
-        transcript: &[],
-        session: &mut session,
-    };
-    let result = runtime.block_on(recall(&args.prompt, &memory_dir, provider.as_deref(), &mut ctx));
+    let result = mneme.recall_result(&args.prompt, &memory_dir, args.provider.as_deref())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&Output { memory_dir: &memory_dir, result: &result })?);
     } else {
@@ -126,8 +92,8 @@ fn print(r: &RecallResult, memory_dir: &Path) {
     }
     for (i, m) in r.selected.iter().enumerate() {
         let cut = match m.truncated {
-            Some(mneme_recall::Truncation::ByteLimit) => " [cut at 4,096 bytes]",
-            Some(mneme_recall::Truncation::LineLimit) => " [cut at 200 lines]",
+            Some(Truncation::ByteLimit) => " [cut at 4,096 bytes]",
+            Some(Truncation::LineLimit) => " [cut at 200 lines]",
             None => "",
         };
         println!("{}. {} \u{2014} {}{cut}", i + 1, m.rel_path, m.name);

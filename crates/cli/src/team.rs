@@ -85,12 +85,7 @@ pub fn run(cmd: TeamCommand) -> ExitCode {
                     }
                 }
             };
-            let verdict = if args.claude_code {
-                mneme_team::keys::validate_team_mem_key(&team_dir, &key).map_err(|e| e.to_string())
-            } else {
-                mneme_team::keys::validate_strict_team_mem_key(&team_dir, &key).map_err(|e| e.to_string())
-            };
-            match verdict {
+            match mneme_api::records::check_team_key(&team_dir, &key, args.claude_code) {
                 Ok(path) => {
                     println!("{}", path.display());
                     ExitCode::SUCCESS

@@ -4,10 +4,7 @@
 
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
-use mneme_api::{Environment, SystemClock};
-use mneme_team::auth::{self, KeyringStore};
-use mneme_team::client::{Http, ThreadSleeper};
-use mneme_team::{config, SyncClient, SyncTarget};
+use mneme_api::{Mneme, SystemClock};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,10 +56,6 @@ fn cwd_or_current(cwd: Option<PathBuf>) -> Result<PathBuf> {
     }
 }
 
-fn client(env: &Environment, target: SyncTarget) -> SyncClient {
-    mneme_team::keyring_client(target, env, Arc::new(SystemClock))
-}
-
 fn print_json<T: Serialize>(v: &T) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
@@ -76,21 +69,10 @@ fn when(ms: u64) -> String {
         .unwrap_or_else(|| ms.to_string())
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StatusView {
-    memory_dir: PathBuf,
-    repo: Option<String>,
-    server_url: Option<String>,
-    server_url_source: Option<&'static str>,
-    signed_in_as: Option<String>,
-    signed_in: bool,
-    state: Option<mneme_team::client::SyncState>,
-}
-
 /// Runs a sync command against the real environment; errors print one line and exit 1.
 pub fn run_command(cmd: SyncCommand) -> std::process::ExitCode {
-    match crate::environment(None).and_then(|env| run(&env, cmd)) {
+    let mneme = crate::environment(None).map(|env| Mneme::new(env, Arc::new(SystemClock)));
+    match mneme.and_then(|mneme| run(&mneme, cmd)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mneme: {e}");
@@ -99,30 +81,14 @@ pub fn run_command(cmd: SyncCommand) -> std::process::ExitCode {
     }
 }
 
-pub fn run(env: &Environment, cmd: SyncCommand) -> Result<()> {
+pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
     match cmd {
         SyncCommand::Status { cwd, json } => {
-            let target = mneme_team::resolve_target(env, &cwd_or_current(cwd)?);
-            let store = KeyringStore::from_env(env);
-            let creds = match &target.server_url {
-                Some(s) => auth::CredentialStore::load(&store, s)?,
-                None => None,
-            };
-            let c = client(env, target.clone());
-            let state = c.state().ok().filter(|s| s.last_pull.is_some() || s.last_push.is_some());
-            let view = StatusView {
-                memory_dir: target.memory_dir.clone(),
-                repo: target.repo.clone(),
-                server_url: target.server_url.clone(),
-                server_url_source: config::server_url_source(env),
-                signed_in: creds.is_some(),
-                signed_in_as: creds.and_then(|c| c.user),
-                state,
-            };
+            let view = mneme.team_sync_status(&cwd_or_current(cwd)?)?;
             if json {
                 return print_json(&view);
             }
-            println!("Team folder:  {}", target.team_dir().display());
+            println!("Team folder:  {}", view.team_dir.display());
             println!("Repository:   {}", view.repo.as_deref().unwrap_or("none (no github.com `origin` remote)"));
             match (&view.server_url, view.server_url_source) {
                 (Some(s), Some(src)) => println!("Server:       {s} ({src})"),
@@ -164,8 +130,7 @@ pub fn run(env: &Environment, cmd: SyncCommand) -> Result<()> {
             Ok(())
         }
         SyncCommand::Pull { cwd, fresh, json } => {
-            let c = client(env, mneme_team::resolve_target(env, &cwd_or_current(cwd)?));
-            let r = if fresh { c.pull_fresh()? } else { c.pull()? };
+            let r = mneme.team_pull_report(&cwd_or_current(cwd)?, fresh)?;
             if json {
                 return print_json(&r);
             }
@@ -176,8 +141,7 @@ pub fn run(env: &Environment, cmd: SyncCommand) -> Result<()> {
             Ok(())
         }
         SyncCommand::Push { cwd, json } => {
-            let c = client(env, mneme_team::resolve_target(env, &cwd_or_current(cwd)?));
-            let r = c.push()?;
+            let r = mneme.team_push_report(&cwd_or_current(cwd)?)?;
             if json {
                 return print_json(&r);
             }
@@ -185,28 +149,22 @@ pub fn run(env: &Environment, cmd: SyncCommand) -> Result<()> {
             Ok(())
         }
         SyncCommand::Login { url } => {
-            let server = match url {
-                Some(u) => config::normalize_server_url(&u)?,
-                None => config::server_url(env).ok_or_else(|| anyhow!("give the team server's address: mneme team login <URL>"))?,
-            };
-            let store = KeyringStore::from_env(env);
-            let user = auth::login(&Http::default(), &server, &store, &SystemClock, &ThreadSleeper, |l| {
+            let server = mneme
+                .team_server_for(url.as_deref())?
+                .ok_or_else(|| anyhow!("give the team server's address: mneme team login <URL>"))?;
+            let user = mneme.team_device_login(&server, |l| {
                 println!("To sign in, open {} and enter the code {}", l.verification_uri, l.user_code);
                 println!("(or open {})", l.verification_uri_complete);
                 println!("Waiting for approval…");
             })?;
-            if env.var(config::SYNC_URL_VAR).is_none() {
-                config::save_server_url(env, &server)?;
-            }
             println!("Signed in to {server}{}.", user.map(|u| format!(" as {u}")).unwrap_or_default());
             Ok(())
         }
         SyncCommand::Logout { url } => {
-            let server = match url {
-                Some(u) => config::normalize_server_url(&u)?,
-                None => config::server_url(env).ok_or_else(|| anyhow!("no team server is configured; nothing to sign out of"))?,
-            };
-            auth::logout(&KeyringStore::from_env(env), &server)?;
+            let server = mneme
+                .team_server_for(url.as_deref())?
+                .ok_or_else(|| anyhow!("no team server is configured; nothing to sign out of"))?;
+            mneme.team_logout(&server)?;
             println!("Signed out of {server}; the token is gone from the OS keyring.");
             Ok(())
         }
