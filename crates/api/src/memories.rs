@@ -177,8 +177,11 @@ impl Mneme {
         }
         let trash = self.env.data_dir().join("trash").join(sanitize_path(&r.memdir.to_string_lossy()));
         // The health meter measures MEMORY.md as Claude Code loads it, comments stripped.
+        // Team memory is shared with the repository: the team crate's policy (no secrets)
+        // decides what may be written there.
         let m = Memdir::new(r.memdir.clone(), trash, self.clock.clone())
-            .with_comment_stripper(mneme_claudemd::html_comment_kept_ranges);
+            .with_comment_stripper(mneme_claudemd::html_comment_kept_ranges)
+            .with_team_write_check(mneme_team::check_team_write);
         Ok((r, m))
     }
 
@@ -378,16 +381,28 @@ impl Mneme {
         Ok(m.root().join(restored.rel_path))
     }
 
-    /// The index health meter.
+    /// The index health meter. Temporary files that killed writers left in the folder are
+    /// removed on the way: they are nobody's, and nothing else would look for them.
     pub fn health(&self, req: &ContextRequest) -> Result<Health, ApiError> {
-        Ok(self.memdir(req)?.1.health())
+        let (_, m) = self.memdir(req)?;
+        m.remove_stale_temps();
+        Ok(m.health())
     }
 
-    /// Applies every index fix: add missing lines, drop dangling ones, move entries that fall
-    /// past the cap up. Returns one sentence per change.
+    /// Applies every index fix: bring lines an unfinished edit left stale in line with their
+    /// files, add missing lines, drop dangling ones, move entries that fall past the cap up.
+    /// Returns one sentence per change.
     pub fn fix_index(&self, req: &ContextRequest) -> Result<Vec<String>, ApiError> {
         let (_, m) = self.memdir(req)?;
         let mut done = Vec::new();
+        for p in m.remove_stale_temps() {
+            done.push(format!("removed a killed writer's temporary file: {}", p.display()));
+        }
+        for fix in m.repair_stale_index_lines()? {
+            for (old, new) in fix.removed.iter().zip(&fix.added) {
+                done.push(format!("brought in line with its file in {}: {old} → {new}", fix.index_rel_path));
+            }
+        }
         for fix in m.add_missing_index_lines()?.into_iter().chain(m.drop_dangling_index_lines()?) {
             done.extend(fix.added.iter().map(|l| format!("added to {}: {l}", fix.index_rel_path)));
             done.extend(fix.removed.iter().map(|l| format!("removed from {}: {l}", fix.index_rel_path)));

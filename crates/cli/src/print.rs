@@ -145,6 +145,12 @@ pub fn health(h: &Health) {
     for d in &i.duplicates {
         println!("  listed more than once: {}", d.rel_path);
     }
+    for s in &h.stale_index_lines {
+        println!(
+            "  {} line {} shows {} {:?} for {}, but the file says {:?} (an edit did not finish; `mneme memories health --fix` updates the line)",
+            s.index_rel_path, s.line, s.field, s.index_shows, s.rel_path, s.file_has
+        );
+    }
     for u in &h.unindexed {
         println!("  no index line: {u}");
     }

@@ -132,7 +132,7 @@ fn copy_owner(_file: &File, _like: &Metadata) {}
 const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Removes the temporary files in `dir` left by writers that were killed: those of processes
-/// that no longer run (where the system says so), else those older than an hour. Never this
+/// that no longer run (where the system says so) and those older than an hour. Never this
 /// process's own. Returns what it removed.
 pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
@@ -160,12 +160,12 @@ fn temp_pid(name: &str) -> Option<u32> {
 }
 
 fn writer_gone(pid: u32, entry: &fs::DirEntry) -> bool {
-    // Linux answers exactly; elsewhere the file's age stands in.
+    // An hour-old temporary file is stale whoever has its pid now: on Linux the pid may have
+    // been handed to another process since the writer was killed, and elsewhere the age is
+    // all there is to go by.
+    let old = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > STALE_AFTER);
     let proc = Path::new("/proc");
-    if proc.join("self").exists() {
-        return !proc.join(pid.to_string()).exists();
-    }
-    entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > STALE_AFTER)
+    old || (proc.join("self").exists() && !proc.join(pid.to_string()).exists())
 }
 
 #[cfg(test)]
@@ -234,5 +234,12 @@ mod tests {
         }
         assert_eq!(remove_stale_temps(dir.path()), vec![dead.clone()]);
         assert!(!dead.exists() && mine.exists() && other.exists());
+        // A pid that runs (our parent's: the writer's pid handed on) on a two-hour-old file.
+        let reused = dir.path().join(format!(".mneme-{}-1.tmp", std::os::unix::process::parent_id()));
+        fs::write(&reused, "x").unwrap();
+        assert!(remove_stale_temps(dir.path()).is_empty(), "a fresh file of a running pid stays");
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        File::options().write(true).open(&reused).unwrap().set_modified(two_hours_ago).unwrap();
+        assert_eq!(remove_stale_temps(dir.path()), vec![reused.clone()], "an hour-old file goes whoever has the pid");
     }
 }

@@ -920,6 +920,11 @@ export type Health = {
 	unindexed: string[],
 	/**  `[[links]]` that match no memory. */
 	danglingLinks: DanglingLink[],
+	/**
+	 *  Index lines an unfinished edit left showing the memory's old name or description;
+	 *  the index fix brings them in line with the file.
+	 */
+	staleIndexLines: StaleIndexLine[],
 	/**  Files the scan could not read fully, and an unreadable index. */
 	problems: Problem[],
 };
@@ -1671,6 +1676,28 @@ export type SkippedFile = {
 	relPath: string,
 	/**  A sentence. */
 	reason: string,
+};
+
+/**
+ *  An index line that still shows a memory's old name or description: an edit changed the
+ *  file and stopped (a crash, a kill) before the index followed. Found from the note the edit
+ *  left (see `pending.rs`), so hand-written titles and hooks that differ on purpose are not.
+ */
+export type StaleIndexLine = {
+	/**  `MEMORY.md` or `team/MEMORY.md`. */
+	indexRelPath: string,
+	/**  1-based line number. */
+	line: number,
+	/**  The memory, relative to the memory folder. */
+	relPath: string,
+	/**  The line, verbatim. */
+	text: string,
+	/**  `name` (the line's title) or `description` (its hook). */
+	field: string,
+	/**  What the line shows. */
+	indexShows: string,
+	/**  What the file says now. */
+	fileHas: string,
 };
 
 export type TeamConflict = {

@@ -67,6 +67,29 @@ pub struct DanglingLink {
     pub link: String,
 }
 
+/// An index line that still shows a memory's old name or description: an edit changed the
+/// file and stopped (a crash, a kill) before the index followed. Found from the note the edit
+/// left (see `pending.rs`), so hand-written titles and hooks that differ on purpose are not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct StaleIndexLine {
+    /// `MEMORY.md` or `team/MEMORY.md`.
+    pub index_rel_path: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// The memory, relative to the memory folder.
+    pub rel_path: String,
+    /// The line, verbatim.
+    pub text: String,
+    /// `name` (the line's title) or `description` (its hook).
+    pub field: String,
+    /// What the line shows.
+    pub index_shows: String,
+    /// What the file says now.
+    pub file_has: String,
+}
+
 /// The state of one index file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -122,6 +145,9 @@ pub struct Health {
     pub unindexed: Vec<String>,
     /// `[[links]]` that match no memory.
     pub dangling_links: Vec<DanglingLink>,
+    /// Index lines an unfinished edit left showing the memory's old name or description;
+    /// the index fix brings them in line with the file.
+    pub stale_index_lines: Vec<StaleIndexLine>,
     /// Files the scan could not read fully, and an unreadable index.
     pub problems: Vec<Problem>,
 }
@@ -353,10 +379,11 @@ impl Memdir {
                     .map(|l| DanglingLink { from: f.rel_path.clone(), link: l.clone() })
             })
             .collect();
-        Health { topic_count: scan.files.len(), index, team_index, unindexed, dangling_links, problems }
+        let stale_index_lines = self.stale_index_lines();
+        Health { topic_count: scan.files.len(), index, team_index, unindexed, dangling_links, stale_index_lines, problems }
     }
 
-    fn fix_result(&self, scope: Scope, added: Vec<String>, removed: Vec<String>, moved: Vec<String>, revision: Option<Revision>) -> IndexFix {
+    pub(crate) fn fix_result(&self, scope: Scope, added: Vec<String>, removed: Vec<String>, moved: Vec<String>, revision: Option<Revision>) -> IndexFix {
         let past_cap_after = self
             .read_index(scope)
             .map(|f| past_cap_entries(&f.content, scope, &self.root, self.comment_stripper))

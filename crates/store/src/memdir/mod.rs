@@ -23,6 +23,7 @@ mod index;
 mod manifest;
 mod merge;
 mod path;
+mod pending;
 mod raw;
 mod revision;
 mod scan;
@@ -35,9 +36,9 @@ mod testutil;
 pub use error::MemdirError;
 pub use frontmatter_edit::new_memory_content;
 pub use generated_index::{generated_index, index_from_headers, GENERATED_LINE_MAX, GENERATED_MAX_LINES, GENERATED_MAX_UNITS};
-pub use health::{loaded_index_lines, CommentStripper, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine};
+pub use health::{loaded_index_lines, CommentStripper, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine, StaleIndexLine};
 pub use index::{parse_index, render_entry, DocLine, IndexDoc, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS};
-pub use merge::{AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};
+pub use merge::{trash_folder, AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};
 pub use manifest::{format_manifest, select_for_manifest, MAX_MEMORY_FILES};
 pub use path::{slugify, validate_topic_path, MAX_SLUG_LEN};
 pub use revision::Revision;
@@ -106,7 +107,15 @@ pub struct Memdir {
     /// How Claude Code's comment stripping is told, for the health meter (see
     /// [`health::CommentStripper`]); `None` measures the index as it is on disk.
     comment_stripper: Option<health::CommentStripper>,
+    /// What content bound for `team/` must pass (see [`TeamWriteCheck`]); `None` checks nothing.
+    team_write_check: Option<TeamWriteCheck>,
 }
+
+/// Decides whether content may be written into team memory, which is shared with everyone in
+/// the repository: `Err` carries the refusal, worded for the person. The store does not decide
+/// this itself; whoever decides team writes passes its policy (the api passes
+/// `mneme_team::check_team_write`, the secret scanner).
+pub type TeamWriteCheck = fn(&str) -> Result<(), String>;
 
 impl std::fmt::Debug for Memdir {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -121,13 +130,20 @@ impl Memdir {
     /// `env.data_dir().join("trash").join(<sanitized project>)`); deletes refuse otherwise.
     /// The clock stamps trash records, so tests can freeze it.
     pub fn new(root: impl Into<PathBuf>, trash_dir: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Self {
-        Memdir { root: root.into(), trash_dir: trash_dir.into(), clock, comment_stripper: None }
+        Memdir { root: root.into(), trash_dir: trash_dir.into(), clock, comment_stripper: None, team_write_check: None }
     }
 
     /// Has the health meter measure each index after block-level HTML comments are stripped,
     /// as Claude Code loads it. The api passes `mneme_claudemd::html_comment_kept_ranges`.
     pub fn with_comment_stripper(mut self, stripper: health::CommentStripper) -> Self {
         self.comment_stripper = Some(stripper);
+        self
+    }
+
+    /// Has every create, edit, rename into `team/` and team index write pass `check` first
+    /// (changesets written with `write_raw` were checked where they were made).
+    pub fn with_team_write_check(mut self, check: TeamWriteCheck) -> Self {
+        self.team_write_check = Some(check);
         self
     }
 

@@ -16,7 +16,8 @@
 use super::error::io_err;
 use super::frontmatter_edit::{self, Changes, Refusal};
 use super::health::DanglingLink;
-use super::index::{encode_target, escape_title, render_entry, unescape_title};
+use super::index::{encode_target, render_entry};
+use super::pending::{sync_lines, PendingSync};
 use super::path::{relative_to_dir, slugify, validate_topic_path};
 use super::scan::{build_topic, read_bytes, stem_of};
 use super::{Memdir, MemdirError, Problem, Revision, Scope, TopicFile};
@@ -123,14 +124,18 @@ pub struct Renamed {
     pub links_to_old_name: Vec<DanglingLink>,
 }
 
-/// Refuses content bound for team memory when it holds a secret, as Claude Code refuses a
-/// Write or Edit into the team folder: the folder is shared with everyone in the repository.
-fn check_team_secrets(rel: &str, content: &str) -> Result<(), MemdirError> {
-    if Scope::of(rel) != Scope::Team {
-        return Ok(());
+impl Memdir {
+    /// Runs the team-write check ([`Memdir::with_team_write_check`]) on content bound for team
+    /// memory, as Claude Code refuses a Write or Edit into the team folder: the folder is
+    /// shared with everyone in the repository.
+    fn check_team_write(&self, rel: &str, content: &str) -> Result<(), MemdirError> {
+        match self.team_write_check {
+            Some(check) if Scope::of(rel) == Scope::Team => {
+                check(content).map_err(|refused| MemdirError::SecretsInTeamMemory { path: rel.into(), refused })
+            }
+            _ => Ok(()),
+        }
     }
-    mneme_secrets::check_team_content(content)
-        .map_err(|refused| MemdirError::SecretsInTeamMemory { path: rel.into(), refused })
 }
 
 /// A one-line text field: not blank, no line breaks or other control characters except tab.
@@ -296,7 +301,7 @@ impl Memdir {
         };
         validate_topic_path(&rel)?;
         let content = frontmatter_edit::new_memory_content(&new.name, &new.description, new.memory_type, &new.body);
-        check_team_secrets(&rel, &content)?;
+        self.check_team_write(&rel, &content)?;
         let real_root = self.ensure_root()?;
         let abs = self.topic_abs(&real_root, &rel)?;
         if fs::symlink_metadata(&abs).is_ok() {
@@ -340,7 +345,7 @@ impl Memdir {
 
     /// Replaces a topic file's whole text, if it still matches `expected`.
     pub fn update(&self, rel: &str, content: &str, expected: &Revision) -> Result<Revision, MemdirError> {
-        check_team_secrets(rel, content)?;
+        self.check_team_write(rel, content)?;
         let real_root = self.real_root()?;
         let abs = self.topic_abs(&real_root, rel)?;
         self.require_regular(rel, &abs)?;
@@ -351,7 +356,7 @@ impl Memdir {
     /// to create it).
     pub fn write_index(&self, scope: Scope, content: &str, expected: &Revision) -> Result<Revision, MemdirError> {
         let rel = scope.index_rel_path();
-        check_team_secrets(rel, content)?;
+        self.check_team_write(rel, content)?;
         let real_root = self.ensure_root()?;
         let abs = self.index_abs(&real_root, rel)?;
         if let Some(parent) = abs.parent() {
@@ -395,43 +400,37 @@ impl Memdir {
         if new_text == text {
             return Ok(FieldsUpdated { revision: *expected, index_lines_updated: 0, index_error: None });
         }
-        check_team_secrets(rel, &new_text)?;
-        let revision = self.write_replace(&abs, rel, new_text.as_bytes(), expected)?;
-
+        self.check_team_write(rel, &new_text)?;
         let new_name = edits.name.as_deref().filter(|n| *n != old_name);
         let new_desc = edits.description.as_deref().filter(|d| Some(*d) != old_desc.as_deref());
         if new_name.is_none() && new_desc.is_none() {
+            let revision = self.write_replace(&abs, rel, new_text.as_bytes(), expected)?;
             return Ok(FieldsUpdated { revision, index_lines_updated: 0, index_error: None });
         }
+        // Two files change: note what the index shows first, so a crash after the file is
+        // written and before the index follows is found and repaired (`pending.rs`).
+        let note = PendingSync { rel_path: rel.into(), old_name: old_name.clone(), old_description: old_desc.clone() };
+        let note = self.note_pending_sync(&real_root, &note)?;
+        let revision = match self.write_replace(&abs, rel, new_text.as_bytes(), expected) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = fs::remove_file(&note);
+                return Err(e);
+            }
+        };
         let scope = Scope::of(rel);
         let root = self.root.clone();
         let synced = self.edit_index(scope, |doc| {
-            let mut updated = 0;
-            for (i, e) in doc.entries(scope, &root) {
-                if e.rel_path != rel {
-                    continue;
-                }
-                let mut line = doc.lines[i].text.clone();
-                // Right to left, so the title's span is still valid after the hook changes.
-                if let (Some(nd), Some(od), Some((s, t))) = (new_desc, old_desc.as_deref(), e.spans.hook) {
-                    if &line[s..t] == od {
-                        line.replace_range(s..t, nd);
-                    }
-                }
-                if let Some(nn) = new_name {
-                    if unescape_title(&e.title) == old_name {
-                        line.replace_range(e.spans.title.0..e.spans.title.1, &escape_title(nn));
-                    }
-                }
-                if line != doc.lines[i].text {
-                    doc.lines[i].text = line;
-                    updated += 1;
-                }
-            }
-            updated
+            sync_lines(doc, scope, &root, rel, &old_name, old_desc.as_deref(), new_name, new_desc)
         });
         Ok(match synced {
-            Ok((n, _)) => FieldsUpdated { revision, index_lines_updated: n, index_error: None },
+            Ok((n, _)) => {
+                // The index follows the file now; a note that cannot be removed only costs
+                // a look at the index next time health runs.
+                let _ = fs::remove_file(&note);
+                FieldsUpdated { revision, index_lines_updated: n, index_error: None }
+            }
+            // The note stays: health reports the lines, and its fix brings them in line.
             Err(e) => FieldsUpdated { revision, index_lines_updated: 0, index_error: Some(e.to_string()) },
         })
     }
@@ -470,7 +469,7 @@ impl Memdir {
         if Scope::of(new_rel) == Scope::Team {
             // Moving a file into team/ publishes its content just as writing it there would.
             let (bytes, _) = read_bytes(&old_abs)?.ok_or_else(|| MemdirError::NotFound { path: old_rel.into() })?;
-            check_team_secrets(new_rel, &String::from_utf8_lossy(&bytes))?;
+            self.check_team_write(new_rel, &String::from_utf8_lossy(&bytes))?;
         }
         if let Some(parent) = new_abs.parent() {
             fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
@@ -639,13 +638,22 @@ mod tests {
         format!("ghp_{}", "nUwYcfi1NQBYsmPBK6K7rrTYmlfxd6KQzYRd")
     }
 
-    const REFUSED: &str = "Content contains potential secrets (GitHub PAT) and cannot be written to team memory. \
-        Team memory is shared with all repository collaborators. Remove the sensitive content and try again.";
+    const REFUSED: &str = "refused by the team-write check";
+
+    /// A stand-in for the api's policy (the secret scanner, tested in mneme-team): what
+    /// matters here is that every write into team/ asks it.
+    fn refuse_tokens(content: &str) -> Result<(), String> {
+        if content.contains("ghp_") {
+            Err(REFUSED.into())
+        } else {
+            Ok(())
+        }
+    }
 
     #[test]
-    fn secrets_are_refused_on_every_write_into_team_memory() {
+    fn the_team_write_check_runs_on_every_write_into_team_memory() {
         let t = TestDir::new();
-        let m = t.memdir();
+        let m = t.memdir().with_team_write_check(refuse_tokens);
         let secret_body = format!("Use the bot token {} for CI.", github_pat());
 
         // create
@@ -684,12 +692,12 @@ mod tests {
         assert!(t.exists("ci-token.md") && !t.exists("team/ci-token.md"));
         m.rename("ci-token.md", "elsewhere.md").unwrap();
 
-        // private writes are not scanned
+        // private writes are not checked
         let rev = m.read("elsewhere.md").unwrap().revision;
         m.update("elsewhere.md", &format!("{secret_body} again"), &rev).unwrap();
-        // placeholders Claude Code's bare regexes would flag are accepted
+        // without a check (a Memdir nobody gave a policy) nothing is refused
         let rev = m.read("team/ci.md").unwrap().revision;
-        m.update("team/ci.md", "Example: aws_access_key_id = AKIAIOSFODNN7EXAMPLE", &rev).unwrap();
+        t.memdir().update("team/ci.md", &secret_body, &rev).unwrap();
     }
 
     #[test]

@@ -1,0 +1,258 @@
+//! A name or description edit changes two files: the topic file, then the index lines that
+//! showed the old value. Each is replaced atomically, but a crash between the two leaves
+//! `MEMORY.md` describing the other version, and nothing in either file says so: index titles
+//! and hooks are free text that often differ from `name:` and `description:` on purpose.
+//!
+//! So before the topic file is written, the edit notes what the index showed: a small file
+//! `.mneme-index-sync-<pid>-<n>.json` in the memory folder (Claude Code reads only `*.md`),
+//! removed once the index follows. A note that outlives its edit means the index may be
+//! stale; [`Memdir::health`](super::Memdir::health) compares it with the file and the index
+//! (`stale_index_lines`), and [`Memdir::repair_stale_index_lines`] brings the lines in line
+//! with the file and removes the note.
+
+use super::error::io_err;
+use super::health::{IndexFix, StaleIndexLine};
+use super::index::{escape_title, parse_index, unescape_title, IndexDoc};
+use super::scan::{read_bytes, stem_of};
+use super::{Memdir, MemdirError, Scope};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const NOTE_PREFIX: &str = ".mneme-index-sync-";
+const NOTE_SUFFIX: &str = ".json";
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// What the index showed for a memory before an edit of its name or description.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PendingSync {
+    pub rel_path: String,
+    pub old_name: String,
+    pub old_description: Option<String>,
+}
+
+/// Rewrites the lines of `doc` that point at `rel` and still show the old title or hook.
+/// Returns how many lines changed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sync_lines(
+    doc: &mut IndexDoc,
+    scope: Scope,
+    root: &Path,
+    rel: &str,
+    old_name: &str,
+    old_desc: Option<&str>,
+    new_name: Option<&str>,
+    new_desc: Option<&str>,
+) -> usize {
+    let mut updated = 0;
+    for (i, e) in doc.entries(scope, root) {
+        if e.rel_path != rel {
+            continue;
+        }
+        let mut line = doc.lines[i].text.clone();
+        // Right to left, so the title's span is still valid after the hook changes.
+        if let (Some(nd), Some(od), Some((s, t))) = (new_desc, old_desc, e.spans.hook) {
+            if &line[s..t] == od {
+                line.replace_range(s..t, nd);
+            }
+        }
+        if let Some(nn) = new_name {
+            if unescape_title(&e.title) == old_name {
+                line.replace_range(e.spans.title.0..e.spans.title.1, &escape_title(nn));
+            }
+        }
+        if line != doc.lines[i].text {
+            doc.lines[i].text = line;
+            updated += 1;
+        }
+    }
+    updated
+}
+
+impl Memdir {
+    /// Removes the temporary files killed writers left in the memory folder and its `team/`
+    /// folder (any later write into a folder does the same for that folder).
+    pub fn remove_stale_temps(&self) -> Vec<PathBuf> {
+        let mut removed = crate::atomic::remove_stale_temps(&self.root);
+        removed.extend(crate::atomic::remove_stale_temps(&self.root.join(super::TEAM_DIR)));
+        removed
+    }
+
+    /// Notes, durably, what the index shows for `rel` before its name or description changes.
+    pub(crate) fn note_pending_sync(&self, real_root: &Path, note: &PendingSync) -> Result<PathBuf, MemdirError> {
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let path = real_root.join(format!("{NOTE_PREFIX}{}-{n}{NOTE_SUFFIX}", std::process::id()));
+        let bytes = serde_json::to_vec(note).expect("a note of strings serialises");
+        crate::atomic::write_atomic(&path, &bytes).map_err(io_err("write", &path))?;
+        Ok(path)
+    }
+
+    /// Every note left in the memory folder, with its path; unreadable ones as `None`.
+    pub(crate) fn pending_syncs(&self) -> Vec<(PathBuf, Option<PendingSync>)> {
+        let Ok(entries) = fs::read_dir(&self.root) else { return Vec::new() };
+        let mut notes: Vec<_> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(NOTE_PREFIX) && n.ends_with(NOTE_SUFFIX)))
+            .map(|e| {
+                let note = fs::read(e.path()).ok().and_then(|b| serde_json::from_slice::<PendingSync>(&b).ok());
+                (e.path(), note)
+            })
+            .collect();
+        notes.sort_by(|a, b| a.0.cmp(&b.0));
+        notes
+    }
+
+    /// The name and description the file has now (the name defaults to the file stem, as
+    /// edits treat it); `None` when the file is gone or unreadable.
+    fn current_fields(&self, rel: &str) -> Option<(String, Option<String>)> {
+        let (bytes, _) = read_bytes(&self.abs(rel)).ok()??;
+        let text = String::from_utf8(bytes).ok()?;
+        let fm = mneme_core::frontmatter::parse(&text).frontmatter;
+        let name = fm.as_ref().and_then(|f| f.name()).unwrap_or_else(|| stem_of(rel).to_string());
+        Some((name, fm.as_ref().and_then(|f| f.description())))
+    }
+
+    /// For one note: the new name and description the index should follow to, each only when
+    /// the file's differs from what the index showed.
+    fn followed(&self, note: &PendingSync) -> Option<(Option<String>, Option<String>)> {
+        let (name, desc) = self.current_fields(&note.rel_path)?;
+        let new_name = (name != note.old_name).then_some(name);
+        let new_desc = desc.filter(|d| Some(d) != note.old_description.as_ref());
+        Some((new_name, new_desc))
+    }
+
+    /// Index lines still showing a title or hook their file no longer has, per leftover note.
+    pub(crate) fn stale_index_lines(&self) -> Vec<StaleIndexLine> {
+        let mut out = Vec::new();
+        for (_, note) in self.pending_syncs() {
+            let Some(note) = note else { continue };
+            let Some((new_name, new_desc)) = self.followed(&note) else { continue };
+            let scope = Scope::of(&note.rel_path);
+            let Ok(index) = self.read_index(scope) else { continue };
+            for line in parse_index(&index.content, scope, &self.root) {
+                let Some(e) = line.entry.filter(|e| e.rel_path == note.rel_path) else { continue };
+                let mut stale = |field: &str, shows: String, has: &str| {
+                    out.push(StaleIndexLine {
+                        index_rel_path: scope.index_rel_path().into(),
+                        line: line.number,
+                        rel_path: note.rel_path.clone(),
+                        text: line.text.clone(),
+                        field: field.into(),
+                        index_shows: shows,
+                        file_has: has.into(),
+                    })
+                };
+                if let Some(nn) = &new_name {
+                    if unescape_title(&e.title) == note.old_name {
+                        stale("name", note.old_name.clone(), nn);
+                    }
+                }
+                if let (Some(nd), Some(od), Some((s, t))) = (&new_desc, &note.old_description, e.spans.hook) {
+                    if &line.text[s..t] == od {
+                        stale("description", od.clone(), nd);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Brings every index line a leftover note names in line with its file (as the edit
+    /// would have), then removes the note; unreadable notes are removed too. Returns one fix
+    /// per index that changed.
+    pub fn repair_stale_index_lines(&self) -> Result<Vec<IndexFix>, MemdirError> {
+        let mut fixes: Vec<IndexFix> = Vec::new();
+        for (path, note) in self.pending_syncs() {
+            if let Some(note) = note {
+                if let Some((new_name, new_desc)) = self.followed(&note) {
+                    if new_name.is_some() || new_desc.is_some() {
+                        let scope = Scope::of(&note.rel_path);
+                        let root = self.root.clone();
+                        let (changed, revision) = self.edit_index(scope, |doc| {
+                            let before = doc.lines.iter().map(|l| l.text.clone()).collect::<Vec<_>>();
+                            sync_lines(doc, scope, &root, &note.rel_path, &note.old_name, note.old_description.as_deref(), new_name.as_deref(), new_desc.as_deref());
+                            let after = doc.lines.iter().map(|l| l.text.clone());
+                            before.into_iter().zip(after).filter(|(b, a)| b != a).collect::<Vec<_>>()
+                        })?;
+                        if !changed.is_empty() {
+                            let (removed, added) = changed.into_iter().unzip();
+                            fixes.push(self.fix_result(scope, added, removed, Vec::new(), revision));
+                        }
+                    }
+                }
+            }
+            fs::remove_file(&path).map_err(io_err("remove", &path))?;
+        }
+        Ok(fixes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::super::FieldEdits;
+    use super::*;
+
+    /// The state a kill between the two writes leaves: the note and the new file, the old index.
+    fn interrupted_edit(t: &TestDir) -> Memdir {
+        t.write("MEMORY.md", "- [Tabs](tabs.md) — use tabs\n- [Own words](notes.md) — a hook of my own\n");
+        t.write("tabs.md", "---\nname: Tabs\ndescription: use tabs\ntype: feedback\n---\nTabs.\n");
+        t.write("notes.md", "---\nname: notes\ndescription: not the hook\n---\nx\n");
+        let m = t.memdir();
+        let real = m.real_root().unwrap();
+        m.note_pending_sync(&real, &PendingSync { rel_path: "tabs.md".into(), old_name: "Tabs".into(), old_description: Some("use tabs".into()) }).unwrap();
+        t.write("tabs.md", "---\nname: Indentation\ndescription: tabs, width 4\ntype: feedback\n---\nTabs.\n");
+        m
+    }
+
+    #[test]
+    fn health_names_lines_an_unfinished_edit_left_and_the_fix_brings_them_in_line() {
+        let t = TestDir::new();
+        let m = interrupted_edit(&t);
+        let stale = m.health().stale_index_lines;
+        let got: Vec<_> = stale.iter().map(|s| (s.line, s.field.as_str(), s.index_shows.as_str(), s.file_has.as_str())).collect();
+        assert_eq!(got, [(1, "name", "Tabs", "Indentation"), (1, "description", "use tabs", "tabs, width 4")]);
+        // The hand-written line of notes.md differs from its file on purpose: no note, no report.
+        let fixes = m.repair_stale_index_lines().unwrap();
+        assert_eq!(fixes[0].removed, ["- [Tabs](tabs.md) — use tabs"]);
+        assert_eq!(fixes[0].added, ["- [Indentation](tabs.md) — tabs, width 4"]);
+        assert_eq!(t.read("MEMORY.md"), "- [Indentation](tabs.md) — tabs, width 4\n- [Own words](notes.md) — a hook of my own\n");
+        assert!(m.pending_syncs().is_empty(), "the note is gone");
+        assert!(m.health().stale_index_lines.is_empty());
+    }
+
+    #[test]
+    fn a_finished_edit_leaves_no_note_and_a_note_whose_file_never_changed_reports_nothing() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [Tabs](tabs.md) — use tabs\n");
+        t.write("tabs.md", "---\nname: Tabs\ndescription: use tabs\n---\nTabs.\n");
+        let m = t.memdir();
+        let rev = m.read("tabs.md").unwrap().revision;
+        let edits = FieldEdits { description: Some("tabs, width 4".into()), ..FieldEdits::default() };
+        assert_eq!(m.update_fields("tabs.md", &edits, &rev).unwrap().index_lines_updated, 1);
+        assert!(m.pending_syncs().is_empty());
+        // Killed after the note, before the file: file and index still agree.
+        let real = m.real_root().unwrap();
+        m.note_pending_sync(&real, &PendingSync { rel_path: "tabs.md".into(), old_name: "Tabs".into(), old_description: Some("tabs, width 4".into()) }).unwrap();
+        assert!(m.health().stale_index_lines.is_empty());
+        assert!(m.repair_stale_index_lines().unwrap().is_empty());
+        assert!(m.pending_syncs().is_empty(), "the fix removes the note all the same");
+    }
+
+    #[test]
+    fn an_index_the_edit_could_not_update_keeps_the_note_for_health() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [Tabs](tabs.md) — use tabs\n");
+        t.write("tabs.md", "---\nname: Tabs\ndescription: use tabs\n---\nTabs.\n");
+        let m = t.memdir();
+        let rev = m.read("tabs.md").unwrap().revision;
+        // An index that is not UTF-8 cannot be edited; the file is saved all the same.
+        t.write_bytes("MEMORY.md", b"- [Tabs](tabs.md) \xe2\x80\x94 use tabs\n\xff\n");
+        let edits = FieldEdits { description: Some("tabs, width 4".into()), ..FieldEdits::default() };
+        assert!(m.update_fields("tabs.md", &edits, &rev).unwrap().index_error.is_some());
+        assert_eq!(m.health().stale_index_lines.len(), 1);
+    }
+}
