@@ -228,6 +228,38 @@ def fx_agents(root):
                                                                "cc-plugin-agents-md")})
     repo("plugin_disabled", {"AGENTS.md": "PD-AGENTS\n", ".claude/settings.json": json.dumps(
         {"enabledPlugins": {"cc-plugin-agents-md@builtin": False}}) + "\n"})
+    # What the plugin's Read hook adds (a separate system message after the tool results).
+    # Reads are in different folders: reads in one folder race for the same files.
+    repo("hook_processing", {"AGENTS.md": "HP-ROOT\n",
+                             "sub/AGENTS.md": "---\ndescription: x\n---\nHP-SUB <!-- c --> text\n@./inc.md\n"
+                                              "<!-- block\ncomment -->\nend  \n",
+                             "sub/inc.md": "HP-INC\n", "sub/.claude/AGENTS.md": "HP-SUB-DOT (no newline)",
+                             "sub/deep/AGENTS.md": "HP-DEEP\r\nCRLF\r\n", "sub/deep/f.txt": "f\n"},
+         reads=("sub/deep/f.txt",))
+    repo("hook_dedupe", {"AGENTS.md": "HD-SAME\n", "a/AGENTS.md": "  HD-SAME \n\n", "a/f.txt": "f\n",
+                         "b/AGENTS.md": "", "b/.claude/AGENTS.md": "HD-B-DOT\n", "b/f.txt": "f\n",
+                         "c/AGENTS.md": "HD-TWIN\n", "c/f.txt": "f\n", "d/AGENTS.md": "HD-TWIN\n", "d/f.txt": "f\n"},
+         reads=("a/f.txt", "b/f.txt", "c/f.txt", "d/f.txt"))
+    repo("hook_self", {"AGENTS.md": "HS-ROOT\n", "c/AGENTS.md": "HS-C\n", "c/deep/AGENTS.md": "HS-DEEP\n"},
+         reads=("c/deep/AGENTS.md",))
+    repo("hook_sub_cwd", {"AGENTS.md": "HSC-ROOT\n", "pkg/AGENTS.md": "HSC-PKG\n", "pkg/deep/AGENTS.md": "HSC-DEEP\n",
+                          "pkg/deep/f.txt": "f\n"},
+         cwd="hook_sub_cwd/pkg", reads=("pkg/deep/f.txt",))
+    repo("hook_chain", {"x/AGENTS.md": "HC-X\n", "x/y/.claude/AGENTS.md": "HC-Y-DOT @../inc.md\n",
+                        "x/y/inc.md": "HC-INC\n", "x/y/z/f.txt": "f\n"},
+         reads=("x/y/z/f.txt",))
+    repo("hook_both_mode", {"CLAUDE.md": "HB-ROOT-CLAUDE\n", "a/AGENTS.md": "HB-A\n", "a/CLAUDE.md": "HB-A-CLAUDE\n",
+                            "a/f.txt": "f\n", "b/AGENTS.md": "HB-B-SAME\n", "b/CLAUDE.md": "HB-B-SAME\n", "b/f.txt": "f\n"},
+         reads=("a/f.txt", "b/f.txt"), EXTRA_ENV=f"CLAUDE_CONFIG_DIR={cfg_both}")
+    # CLAUDE_CODE_DISABLE_ATTACHMENTS: nothing after a Read, neither the hook nor nested files
+    repo("no_attachments", {"AGENTS.md": "NA-ROOT\n", "a/AGENTS.md": "NA-A\n", "a/f.txt": "f\n",
+                            "b/CLAUDE.md": "NA-B-CLAUDE\n", "b/f.txt": "f\n"},
+         reads=("a/f.txt", "b/f.txt"), EXTRA_ENV="CLAUDE_CODE_DISABLE_ATTACHMENTS=1")
+    repo("no_attachments_settings", {"AGENTS.md": "NAS-ROOT\n", "a/AGENTS.md": "NAS-A\n", "a/f.txt": "f\n",
+                                     "b/CLAUDE.md": "NAS-B-CLAUDE\n", "b/f.txt": "f\n",
+                                     ".claude/settings.json": json.dumps(
+                                         {"env": {"CLAUDE_CODE_DISABLE_ATTACHMENTS": "true"}}) + "\n"},
+         reads=("a/f.txt", "b/f.txt"))
 
 def fx_symlinks(root):
     """Rules, CLAUDE.md and memory reached through symbolic links (2.1.232 stopped following

@@ -17,8 +17,9 @@ writes what that release sent:
 Capturing costs seconds per case, so results are cached in DIR by a hash of the release, ROOT,
 the case and every file of the fixture outside `.git`; an unchanged case is never run twice.
 The expected text is located by what it is, not by release: the first user message's block
-that carries the CLAUDE.md preamble (or the older block with `# currentDate`), and the
-`Contents of` attachments after the tool results, whether a system message or reminder blocks.
+that carries the CLAUDE.md preamble (or the older block with `# currentDate`), the
+`Contents of` attachments after the tool results, whether a system message or reminder blocks,
+and the AGENTS.md plugin's `tool.call hook additional context` message after them.
 Nothing here reaches beyond 127.0.0.1: capture.sh points Claude Code at a local stub.
 """
 import argparse
@@ -38,6 +39,10 @@ TD = os.path.dirname(HERE)
 CAPTURE = os.path.join(TD, "conformance", "capture.sh")
 
 PREAMBLE = "Codebase and user instructions are shown below."
+HOOK = "tool.call hook additional context: "
+# Bumped when what is taken from a capture with reads changes (v1: the hook's message), so
+# those cases are captured again while the others stay cached.
+LAZY_EXTRACTION = "hook-v1"
 
 
 def build(root, random_n, seed):
@@ -123,12 +128,15 @@ def expected_from(cap_dir):
     lazy, reads = "", []
     last = os.path.join(cap_dir, "last_request.json")
     if os.path.exists(last):
-        parts = []
+        parts, hooks = [], []
         for m in json.load(open(last, encoding="utf-8"))["messages"][1:]:
             content = m["content"]
             if m["role"] == "system" and isinstance(content, str) and content.startswith("Contents of "):
                 # 2.1.233-2.1.306 append a context-budget note to the same message.
                 parts.append(re.sub(r"\n\n<total_tokens>[^<]*</total_tokens>$", "", content))
+            elif m["role"] == "system" and isinstance(content, str) and content.startswith(HOOK):
+                # The AGENTS.md plugin's hook output (2.1.281+); up to 2.1.312 with the note too.
+                hooks.append(re.sub(r"\n\n<total_tokens>[^<]*</total_tokens>$", "", content))
             elif m["role"] == "assistant" and isinstance(content, list):
                 reads += [b["input"].get("file_path") for b in content if b.get("type") == "tool_use"]
             elif m["role"] == "user" and isinstance(content, list):
@@ -138,6 +146,10 @@ def expected_from(cap_dir):
                         parts.append(text if text.endswith("\n") else text + "\n")
         old_style = any(not p.startswith("<system-reminder>") for p in parts)
         lazy = "\n\n".join(parts) if old_style else "".join(parts)
+        # As `mneme touched` prints it: after the attached files, the hook's message.
+        hook = "\n\n".join(hooks)
+        if hook:
+            lazy = hook if not lazy else (lazy + "\n\n" + hook if old_style else lazy + hook)
     return {"instructions": instructions, "lazy": lazy, "reads": reads}
 
 
@@ -206,7 +218,10 @@ def main():
                     "managed": os.path.join(fixture, case["MANAGED"]) if case.get("MANAGED") else None,
                     "reads": [x for x in case.get("STUB_ARGS", "").split() if x != "--tool-read"],
                 }
-                key = hashlib.sha256("\0".join([version, root, set_name, fx_name, case_name, text, th]).encode()).hexdigest()
+                key_parts = [version, root, set_name, fx_name, case_name, text, th]
+                if cases[label]["reads"]:
+                    key_parts.append(LAZY_EXTRACTION)
+                key = hashlib.sha256("\0".join(key_parts).encode()).hexdigest()
                 job = (version, binary, fixture, case_name, os.path.join(a.cache, key + ".json"))
                 jobs.append(job)
                 cases_by_job[job] = bool(case.get("MANAGED"))

@@ -71,6 +71,7 @@ const MEMORY_VARIABLES: &[&str] = &[
     "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE",
     "CLAUDE_CODE_REMOTE_MEMORY_DIR",
     "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD",
+    "CLAUDE_CODE_DISABLE_ATTACHMENTS",
     "CLAUDE_CONFIG_DIR",
 ];
 
@@ -156,8 +157,9 @@ pub(crate) struct Resolved {
     pub claude_code: RenderedFor,
     /// Memory switches set by settings files' `env` blocks.
     pub env_from_settings: Vec<EnvFromSettings>,
-    /// Bare mode (`CLAUDE_CODE_SIMPLE`), after the settings' `env` blocks.
-    pub bare: bool,
+    /// Nothing is attached after reads: bare mode (`CLAUDE_CODE_SIMPLE`) or
+    /// `CLAUDE_CODE_DISABLE_ATTACHMENTS`, after the settings' `env` blocks.
+    pub no_attachments: bool,
 }
 
 impl Mneme {
@@ -249,8 +251,10 @@ impl Mneme {
                 process_value: o.process_value.clone(),
             })
             .collect();
-        let bare = env.is_truthy("CLAUDE_CODE_SIMPLE");
-        Ok(Resolved { cwd, settings, options, auto_memory, memdir: amd.dir, claude_code, env_from_settings, bare })
+        // Both releases in the matrix attach nothing after a Read under either variable; the
+        // instructions loaded at start are unaffected by CLAUDE_CODE_DISABLE_ATTACHMENTS.
+        let no_attachments = env.is_truthy("CLAUDE_CODE_SIMPLE") || env.is_truthy("CLAUDE_CODE_DISABLE_ATTACHMENTS");
+        Ok(Resolved { cwd, settings, options, auto_memory, memdir: amd.dir, claude_code, env_from_settings, no_attachments })
     }
 
     /// The user-context block Claude Code would send from `req.cwd`, with provenance.
@@ -292,15 +296,16 @@ impl Mneme {
         let r = self.resolve(req)?;
         // In `--bare` mode Claude Code never attaches nested memory, --add-dir or not
         // (captured: testdata/conformance-extra/expected/bare__*).
-        if r.bare {
+        if r.no_attachments {
             return Ok(TouchedView { block: String::new(), files: Vec::new(), claude_code: r.claude_code });
         }
         let ctx = mneme_claudemd::load(&r.options);
         let targets: Vec<PathBuf> = targets.iter().map(|t| absolute(&r.cwd, t)).collect();
         let attached = mneme_claudemd::touched(&r.options, &ctx, &targets);
+        let hooks = mneme_claudemd::agents_md_hook(&r.options, &ctx, &targets);
         Ok(TouchedView {
-            block: mneme_claudemd::render_lazy(&r.options.profile, &attached),
-            files: attached.iter().map(context_file).collect(),
+            block: mneme_claudemd::render_touched(&r.options.profile, &attached, &hooks),
+            files: attached.iter().chain(hooks.iter().flat_map(|h| &h.files)).map(context_file).collect(),
             claude_code: r.claude_code,
         })
     }

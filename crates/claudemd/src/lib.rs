@@ -24,7 +24,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 pub use content::{html_comment_kept_ranges, strip_html_comments, TEXT_FILE_EXTENSIONS};
-pub use loader::{load, touched};
+pub use loader::{agents_md_hook, load, touched};
 
 /// Which setting sources are enabled (`--setting-sources`); Managed is always read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -124,6 +124,16 @@ pub struct LoadedFile {
     pub content_differs_from_disk: bool,
     /// MEMORY.md was cut to its line or size limit.
     pub truncated: bool,
+}
+
+/// What the AGENTS.md plugin's hook added after one `Read`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookContext {
+    /// The file that was read.
+    pub read: PathBuf,
+    /// The AGENTS.md files (and their includes) added, in order.
+    pub files: Vec<LoadedFile>,
 }
 
 /// A file that exists but was not loaded.
@@ -257,16 +267,40 @@ pub fn render_instructions(profile: &Profile, claude_md: &str, current_date: &st
     }
 }
 
+/// Everything attached after the reads, as sent: the lazily attached files (`render_lazy`),
+/// then the message that carries the AGENTS.md plugin's hook output. That message is a
+/// `role: system` message after the tool results in every release that has the plugin: one
+/// `tool.call hook additional context: ` piece per read, its files' `Contents of` blocks joined
+/// by a line break, the pieces joined by a blank line (in the order the hooks finish, which is
+/// not stable when reads run in parallel; printed here in the order of the reads).
+pub fn render_touched(profile: &Profile, files: &[LoadedFile], hooks: &[HookContext]) -> String {
+    let lazy = render_lazy(profile, files);
+    let hook = hooks
+        .iter()
+        .map(|h| format!("tool.call hook additional context: {}", h.files.iter().map(contents_block).collect::<Vec<_>>().join("\n")))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    match (lazy.is_empty(), hook.is_empty(), profile.lazy) {
+        (_, true, _) => lazy,
+        (true, false, _) => hook,
+        (false, false, LazyAttachment::SystemMessage) => format!("{lazy}\n\n{hook}"),
+        (false, false, LazyAttachment::ReminderPerFile) => format!("{lazy}{hook}"),
+    }
+}
+
+fn contents_block(f: &LoadedFile) -> String {
+    format!("Contents of {}:\n\n{}", f.path.to_string_lossy(), f.content)
+}
+
 /// Lazily attached files as the release sends them (each file's content untrimmed); `""`
 /// when there are none. Older releases send one system message, `Contents of <path>:` blocks
 /// joined by a blank line; newer ones one `<system-reminder>` block per file, printed here one
 /// after the other as they follow each other in the message.
 pub fn render_lazy(profile: &Profile, files: &[LoadedFile]) -> String {
-    let block = |f: &LoadedFile| format!("Contents of {}:\n\n{}", f.path.to_string_lossy(), f.content);
     match profile.lazy {
-        LazyAttachment::SystemMessage => files.iter().map(block).collect::<Vec<_>>().join("\n\n"),
+        LazyAttachment::SystemMessage => files.iter().map(contents_block).collect::<Vec<_>>().join("\n\n"),
         LazyAttachment::ReminderPerFile => {
-            files.iter().map(|f| format!("<system-reminder>\n{}\n</system-reminder>\n", block(f))).collect()
+            files.iter().map(|f| format!("<system-reminder>\n{}\n</system-reminder>\n", contents_block(f))).collect()
         }
     }
 }

@@ -4,7 +4,7 @@
 use crate::content::{self, ParseFailure, Truncation};
 use crate::exclude::Excludes;
 use crate::paths::{self, path_str};
-use crate::{AgentsMd, ConditionalRule, Context, LoadOptions, LoadedFile, SkipReason, SkippedFile};
+use crate::{AgentsMd, ConditionalRule, Context, HookContext, LoadOptions, LoadedFile, SkipReason, SkippedFile};
 use mneme_core::text::{estimate_tokens, js_trim, utf16_len};
 use mneme_core::Layer;
 use std::collections::HashSet;
@@ -496,9 +496,7 @@ fn load_uncached(opts: &LoadOptions) -> Context {
         && match opts.agents_md {
             AgentsMd::Off => false,
             AgentsMd::Always => true,
-            AgentsMd::WithoutClaudeMd => !ancestors.iter().any(|d| {
-                ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"].iter().any(|f| is_file(&paths::join(d, f)))
-            }),
+            AgentsMd::WithoutClaudeMd => !ancestors.iter().any(|d| has_claude_md(d)),
         };
     for dir in ancestors {
         let skip_project = nested_worktree
@@ -746,6 +744,112 @@ fn touched_uncached(opts: &LoadOptions, already_loaded: &Context, targets: &[Pat
             attached.insert(key.clone());
             read_file_state.insert(key);
             out.push(f);
+        }
+    }
+    out
+}
+
+/// The names that make a folder a CLAUDE.md folder for the AGENTS.md plugin.
+const CLAUDE_NAMES: [&str; 3] = ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"];
+/// The names the AGENTS.md plugin reads in a folder, in this order.
+const AGENTS_NAMES: [&str; 2] = ["AGENTS.md", ".claude/AGENTS.md"];
+
+fn has_claude_md(dir: &str) -> bool {
+    CLAUDE_NAMES.iter().any(|f| is_file(&paths::join(dir, f)))
+}
+
+/// What the built-in AGENTS.md plugin adds after each `Read` (releases with `agents_md`), in
+/// the order of `targets`. Unlike nested CLAUDE.md files, these come from the plugin's hook on
+/// the Read tool, so Claude Code sends them in a separate message (see `render_touched`).
+///
+/// The rules, as measured against 2.1.281-2.1.332 (docs/claude-code-versions.md, row 8):
+/// only files strictly below the working folder count; the folders from just below the working
+/// folder down to the read file's folder are read root first, `AGENTS.md` then
+/// `.claude/AGENTS.md`, each followed by its `@include`s. In the default mode nothing is added
+/// when a CLAUDE.md is on the way to the working folder, and a folder that has its own
+/// CLAUDE.md keeps only that. A file is left out when it is already in the context (by path),
+/// when its trimmed text equals that of a project file in the context or a CLAUDE.md on the
+/// way, when an earlier read this turn already added it, or when it is the file being read
+/// (which then also counts as given).
+pub fn agents_md_hook(opts: &LoadOptions, already_loaded: &Context, targets: &[PathBuf]) -> Vec<HookContext> {
+    paths::with_realpath_cache(|| agents_md_hook_uncached(opts, already_loaded, targets))
+}
+
+fn agents_md_hook_uncached(opts: &LoadOptions, already_loaded: &Context, targets: &[PathBuf]) -> Vec<HookContext> {
+    if opts.disabled || !opts.sources.project || !opts.profile.agents_md || opts.agents_md == AgentsMd::Off {
+        return Vec::new();
+    }
+    let mut w = Walker::new(opts, false);
+    let cwd = w.cwd.clone();
+    let home = w.home.clone();
+    let fallback = opts.agents_md == AgentsMd::WithoutClaudeMd;
+    if fallback && ancestors_root_first(&cwd).iter().any(|d| has_claude_md(d)) {
+        return Vec::new();
+    }
+    let below_cwd = format!("{}/", cwd.trim_end_matches('/'));
+    let in_context_paths: HashSet<String> = already_loaded.files.iter().map(|f| paths::normalize(&path_str(&f.path))).collect();
+    let in_context_texts: HashSet<String> = already_loaded
+        .files
+        .iter()
+        .filter(|f| matches!(f.layer, Layer::Project | Layer::Local))
+        .map(|f| js_trim(&f.content).to_string())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut given: HashSet<String> = HashSet::new();
+    let mut out = Vec::new();
+    for target in targets {
+        let target = paths::expand_path(&path_str(target), &cwd, &home);
+        // The hook runs only after a Read that succeeded, and only for files below the cwd.
+        if !allowed_working_path(opts, &cwd, &home, &target) || !target.starts_with(&below_cwd) {
+            continue;
+        }
+        let mut dirs = Vec::new();
+        let mut dir = paths::dirname(&target);
+        while dir.starts_with(&below_cwd) {
+            dirs.push(dir.clone());
+            dir = paths::dirname(&dir);
+        }
+        dirs.reverse();
+        let mut seen = in_context_paths.clone();
+        let mut texts = in_context_texts.clone();
+        let mut found = Vec::new();
+        for dir in &dirs {
+            let mut processed = Processed::new();
+            let claude: Vec<LoadedFile> = CLAUDE_NAMES
+                .iter()
+                .flat_map(|name| w.process_memory_file(&paths::join(dir, name), Layer::Project, &mut processed, false, 0, None, false))
+                .collect();
+            let has_claude = CLAUDE_NAMES.iter().any(|name| is_file(&paths::join(dir, name)));
+            for f in &claude {
+                seen.insert(paths::normalize(&path_str(&f.path)));
+                let t = js_trim(&f.content);
+                if !t.is_empty() {
+                    texts.insert(t.to_string());
+                }
+            }
+            if fallback && has_claude {
+                continue;
+            }
+            for name in AGENTS_NAMES {
+                found.extend(w.process_memory_file(&paths::join(dir, name), Layer::Project, &mut processed, false, 0, None, false));
+            }
+        }
+        let target_key = paths::normalize(&target);
+        let mut files = Vec::new();
+        for f in found {
+            let key = paths::normalize(&path_str(&f.path));
+            let text = js_trim(&f.content);
+            if seen.contains(&key) || (!text.is_empty() && texts.contains(text)) || given.contains(&key) {
+                continue;
+            }
+            seen.insert(key.clone());
+            given.insert(key.clone());
+            if key != target_key {
+                files.push(f);
+            }
+        }
+        if !files.is_empty() {
+            out.push(HookContext { read: PathBuf::from(&target), files });
         }
     }
     out

@@ -3,7 +3,8 @@
 //! could also meet a stray CLAUDE.md above the temp folder on a developer machine).
 
 use mneme_claudemd::{
-    load, render_claude_md, render_instructions, render_lazy, touched, Context, LoadOptions, LoadedFile, SkipReason, Sources,
+    agents_md_hook, load, render_claude_md, render_instructions, render_lazy, render_touched, touched, AgentsMd, Context,
+    LoadOptions, LoadedFile, SkipReason, Sources,
 };
 use mneme_core::versions::{behaviours, ClaudeVersion};
 use mneme_core::Layer;
@@ -462,6 +463,73 @@ fn conditional_rules_wait_for_matching_reads() {
         let got = touched(&opts, &ctx, &[fx.p(target)]);
         let got: Vec<String> = fx.names(&got).into_iter().filter(|p| p.contains("/rules/")).collect();
         assert_eq!(got, *want, "{target}");
+    }
+}
+
+/// The AGENTS.md plugin's Read hook (2.1.281+): which sub-folder files it adds, in which
+/// order, and the message it becomes (expected values from 2.1.332, docs/claude-code-versions.md).
+#[test]
+fn agents_md_hook_adds_sub_folder_agents_files_after_reads() {
+    let fx = Fx::new();
+    fx.write("repo/AGENTS.md", "ROOT SAME\n");
+    fx.write("repo/a/AGENTS.md", "---\ndescription: x\n---\nA <!-- c --> @./inc.md\n<!-- gone -->\nend\n");
+    fx.write("repo/a/inc.md", "A INC");
+    fx.write("repo/a/.claude/AGENTS.md", "A DOT\n");
+    fx.write("repo/a/b/AGENTS.md", "B\n");
+    fx.write("repo/a/b/f.txt", "f\n");
+    fx.write("repo/dup/AGENTS.md", "  ROOT SAME \n\n"); // same trimmed text as one in the context
+    fx.write("repo/empty/AGENTS.md", "");
+    fx.write("repo/claude/CLAUDE.md", "C\n"); // a folder with its own CLAUDE.md keeps only that
+    fx.write("repo/claude/AGENTS.md", "C AGENTS\n");
+    fx.write("repo/self/AGENTS.md", "SELF\n");
+    let mut opts = fx.opts("repo");
+    opts.profile = behaviours(ClaudeVersion::new(2, 1, 332));
+    let ctx = load(&opts);
+    assert_eq!(fx.names(&ctx.files), vec!["repo/AGENTS.md"]);
+    let reads = |targets: &[&str]| -> Vec<PathBuf> { targets.iter().map(|t| fx.p(t)).collect() };
+    let hooks = agents_md_hook(&opts, &ctx, &reads(&["repo/a/b/f.txt", "repo/a/g.txt", "repo/dup/x", "repo/empty/x", "repo/claude/x"]));
+    // The second read in a/ adds nothing: the first already added its files.
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(fx.names(&hooks[0].files), vec!["repo/a/AGENTS.md", "repo/a/inc.md", "repo/a/.claude/AGENTS.md", "repo/a/b/AGENTS.md"]);
+    let text = render_touched(&opts.profile, &[], &hooks);
+    let a = fx.p("repo/a").display().to_string();
+    assert_eq!(
+        text,
+        format!(
+            "tool.call hook additional context: Contents of {a}/AGENTS.md:\n\nA <!-- c --> @./inc.md\nend\n\nContents of {a}/inc.md:\n\nA INC\nContents of {a}/.claude/AGENTS.md:\n\nA DOT\n\nContents of {a}/b/AGENTS.md:\n\nB\n"
+        )
+    );
+    // Reading an AGENTS.md itself does not add it, and counts as having added it.
+    assert!(agents_md_hook(&opts, &ctx, &reads(&["repo/self/AGENTS.md", "repo/self/y.txt"])).is_empty());
+    // Two reads give two pieces; with nested files they follow the reminder blocks.
+    let two = agents_md_hook(&opts, &ctx, &reads(&["repo/a/b/f.txt", "repo/self/y.txt"]));
+    let lazy = touched(&opts, &ctx, &reads(&["repo/claude/x"]));
+    let all = render_touched(&opts.profile, &lazy, &two);
+    assert!(all.starts_with(&format!("<system-reminder>\nContents of {}:\n\nC\n\n</system-reminder>\ntool.call hook additional context: Contents of {a}/AGENTS.md", fx.p("repo/claude/CLAUDE.md").display())));
+    assert!(all.ends_with(&format!("B\n\n\ntool.call hook additional context: Contents of {}:\n\nSELF\n", fx.p("repo/self/AGENTS.md").display())));
+    // Older releases: the hook's message follows the lazily attached files' message.
+    let mut old = opts.clone();
+    old.profile = behaviours(ClaudeVersion::new(2, 1, 299));
+    assert!(render_touched(&old.profile, &lazy, &two).starts_with(&format!("Contents of {}:\n\nC\n\n\ntool.call hook", fx.p("repo/claude/CLAUDE.md").display())));
+    // Only below the working folder.
+    let mut sub = fx.opts("repo/a");
+    sub.profile = opts.profile;
+    let sub_ctx = load(&sub);
+    assert_eq!(fx.names(&agents_md_hook(&sub, &sub_ctx, &reads(&["repo/a/b/f.txt"]))[0].files), vec!["repo/a/b/AGENTS.md"]);
+    // Switched off: by a CLAUDE.md on the way, the plugin's setting, the release, or no project source.
+    fx.write("repo/CLAUDE.local.md", "LOCAL\n");
+    let ctx = load(&opts);
+    assert!(agents_md_hook(&opts, &ctx, &reads(&["repo/a/b/f.txt"])).is_empty());
+    let mut both = opts.clone();
+    both.agents_md = AgentsMd::Always;
+    assert_eq!(agents_md_hook(&both, &ctx, &reads(&["repo/claude/x"]))[0].files.len(), 1);
+    for off in [
+        LoadOptions { agents_md: AgentsMd::Off, ..both.clone() },
+        LoadOptions { profile: behaviours(ClaudeVersion::new(2, 1, 280)), ..both.clone() },
+        LoadOptions { sources: Sources { project: false, ..Sources::default() }, ..both.clone() },
+        LoadOptions { disabled: true, ..both.clone() },
+    ] {
+        assert!(agents_md_hook(&off, &ctx, &reads(&["repo/a/b/f.txt"])).is_empty());
     }
 }
 

@@ -167,6 +167,14 @@ const REPO_ENV_IGNORED_BARE: &[&str] = &["CLAUDE_CODE_SIMPLE"];
 /// From 2.1.251: nor move where Claude Code keeps its configuration and memory.
 const REPO_ENV_IGNORED_LOCATIONS: &[&str] =
     &["CLAUDE_CODE_SIMPLE", "CLAUDE_CONFIG_DIR", "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", "CLAUDE_CODE_REMOTE_MEMORY_DIR"];
+/// From 2.1.290: nor turn off what is attached after a read.
+const REPO_ENV_IGNORED_ATTACHMENTS: &[&str] = &[
+    "CLAUDE_CODE_SIMPLE",
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE",
+    "CLAUDE_CODE_REMOTE_MEMORY_DIR",
+    "CLAUDE_CODE_DISABLE_ATTACHMENTS",
+];
 
 /// One behaviour that changed in a release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -198,6 +206,8 @@ pub enum Change {
     RepoEnvIgnoresBareMode,
     /// A repository's settings `env` can no longer move the config or memory folders.
     RepoEnvIgnoresLocations,
+    /// A repository's settings `env` can no longer turn off attachments after reads.
+    RepoEnvIgnoresAttachments,
     /// Bare mode loads nothing, `--add-dir` or not.
     BareLoadsNothing,
     /// Comment stripping re-renders only files it changes, keeping link definitions.
@@ -222,6 +232,7 @@ impl Change {
             Change::BlockquoteEndsAtIndentedHtml => p.blockquote_ends_at_indented_html = true,
             Change::RepoEnvIgnoresBareMode => p.repo_env_ignored = REPO_ENV_IGNORED_BARE,
             Change::RepoEnvIgnoresLocations => p.repo_env_ignored = REPO_ENV_IGNORED_LOCATIONS,
+            Change::RepoEnvIgnoresAttachments => p.repo_env_ignored = REPO_ENV_IGNORED_ATTACHMENTS,
             Change::BareLoadsNothing => p.bare_loads_nothing = true,
             Change::CommentsRerenderOnlyWhenRemoved => p.comments_rerender_only_when_removed = true,
             Change::LocalSettingsFromRepoRoot => p.local_settings_from_repo_root = true,
@@ -265,6 +276,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
     (ClaudeVersion::new(2, 1, 286), Change::BareLoadsNothing),
+    (ClaudeVersion::new(2, 1, 290), Change::RepoEnvIgnoresAttachments),
     (ClaudeVersion::new(2, 1, 295), Change::MemoryDirFromEnabledSources),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),
