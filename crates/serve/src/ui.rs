@@ -3,11 +3,14 @@
 //! build the UI when it is not there (the API keeps working either way).
 
 use crate::AppState;
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use percent_encoding::percent_decode_str;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use tower_http::services::{ServeDir, ServeFile};
 
 /// Where the built UI is when `--ui-dir` is not given: `$MNEME_UI_DIR`; else `ui/dist` in
 /// the repository the executable sits in (found through its ancestors); else `ui/dist` in the
@@ -41,74 +44,52 @@ pub(crate) async fn serve_ui(State(state): State<Arc<AppState>>, req: Request) -
     else {
         return not_built(state.ui_dir.as_deref());
     };
-    let file = resolve(&root, path).unwrap_or_else(|| root.join("index.html"));
-    match tokio::fs::read(&file).await {
-        Ok(bytes) => with_headers(bytes, &file),
-        Err(_) => StatusCode::NOT_FOUND.into_response(),
+    // tower-http's ServeDir does the file serving (decoding, `..` refusal, content types,
+    // conditional and range requests, HEAD); index.html answers every path it does not find,
+    // directories included, since the UI routes those itself.
+    let index = ServeFile::new(root.join("index.html"));
+    let answer = if is_public(&root, path) {
+        let mut files = ServeDir::new(&root).append_index_html_on_directories(false).fallback(index);
+        tower_service::Service::call(&mut files, req).await
+    } else {
+        let mut index = index;
+        tower_service::Service::call(&mut index, req).await
+    };
+    match answer {
+        Ok(resp) => with_headers(resp.map(Body::new)),
+        Err(e) => match e {},
     }
 }
 
-/// The file under `root` a URL path names, if it is a regular file inside `root`.
-fn resolve(root: &Path, url_path: &str) -> Option<PathBuf> {
-    let decoded = percent_decode(url_path)?;
+/// What this server refuses on top of ServeDir's own checks: hidden files (a `.env` beside a
+/// build), Windows separators, and symbolic links inside the UI folder that lead outside it.
+/// A path that names nothing is public: ServeDir answers it with index.html.
+fn is_public(root: &Path, url_path: &str) -> bool {
+    let Ok(decoded) = percent_decode_str(url_path).decode_utf8() else {
+        return false;
+    };
     let mut p = root.to_path_buf();
     for seg in decoded.split('/').filter(|s| !s.is_empty()) {
-        // No `..`, no hidden files, no Windows separators: only plain names reach the disk.
         if seg.starts_with('.') || seg.contains('\\') || seg.contains('\0') {
-            return None;
+            return false;
         }
         p.push(seg);
     }
-    // A symbolic link inside the UI folder must not lead outside it.
-    let real = p.canonicalize().ok()?;
-    (real.starts_with(root) && real.is_file()).then_some(real)
+    p.canonicalize().map_or(true, |real| real.starts_with(root))
 }
 
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+fn with_headers(mut resp: Response) -> Response {
+    let h = resp.headers_mut();
+    let content_type = h.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    // The UI's text files are UTF-8; say so rather than leave the browser to guess.
+    if content_type.starts_with("text/") && !content_type.contains("charset") {
+        if let Ok(v) = HeaderValue::from_str(&format!("{content_type}; charset=utf-8")) {
+            h.insert(header::CONTENT_TYPE, v);
         }
     }
-    String::from_utf8(out).ok()
-}
-
-fn content_type(file: &Path) -> &'static str {
-    match file.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "html" => "text/html; charset=utf-8",
-        "js" | "mjs" => "text/javascript; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "json" | "map" => "application/json",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "ico" => "image/x-icon",
-        "webp" => "image/webp",
-        "woff" => "font/woff",
-        "woff2" => "font/woff2",
-        "ttf" => "font/ttf",
-        "txt" => "text/plain; charset=utf-8",
-        "wasm" => "application/wasm",
-        _ => "application/octet-stream",
-    }
-}
-
-fn with_headers(bytes: Vec<u8>, file: &Path) -> Response {
-    let mut resp = bytes.into_response();
-    let h = resp.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type(file)));
     security_headers(h);
     // index.html names hashed assets; a cached copy would point at assets of an old build.
-    let cache = if file.extension().is_some_and(|e| e == "html") { "no-store" } else { "no-cache" };
+    let cache = if content_type.starts_with("text/html") { "no-store" } else { "no-cache" };
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     resp
 }
@@ -177,17 +158,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn paths_stay_inside_the_ui_folder() {
+    fn hidden_files_and_links_out_of_the_ui_folder_are_not_public() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        let root = dir.path().join("ui");
         std::fs::create_dir_all(root.join("assets")).unwrap();
+        let root = root.canonicalize().unwrap();
         std::fs::write(root.join("index.html"), "i").unwrap();
         std::fs::write(root.join("assets/app.js"), "a").unwrap();
         std::fs::write(root.join(".env"), "secret").unwrap();
-        assert_eq!(resolve(&root, "/assets/app.js"), Some(root.join("assets/app.js")));
-        assert_eq!(resolve(&root, "/assets%2Fapp.js"), Some(root.join("assets/app.js")));
-        for bad in ["/../etc/passwd", "/assets/../../x", "/%2e%2e/x", "/.env", "/assets", "/nope", "/%zz"] {
-            assert_eq!(resolve(&root, bad), None, "{bad}");
+        std::fs::write(dir.path().join("outside.txt"), "secret").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(dir.path().join("outside.txt"), root.join("assets/out.txt")).unwrap();
+        for ok in ["/assets/app.js", "/assets%2Fapp.js", "/assets", "/nope", "/memories/testing", "/%zz"] {
+            assert!(is_public(&root, ok), "{ok}");
+        }
+        for bad in ["/.env", "/%2eenv", "/assets/..%5c..%5cx", "/a%00b", "/%ff", "/assets/out.txt"] {
+            assert!(!is_public(&root, bad), "{bad}");
         }
     }
 }

@@ -15,6 +15,7 @@ async fn serves_the_built_ui_with_a_single_page_fallback() {
     fs::create_dir_all(ui.join("assets")).unwrap();
     fs::write(ui.join("index.html"), "<!doctype html><title>Mneme UI</title>").unwrap();
     fs::write(ui.join("assets/app.js"), "console.log(1)").unwrap();
+    fs::write(ui.join(".env"), "do not serve").unwrap();
     home.write("secret.txt", "do not serve");
     let s = Server::start_with(home, repo, Some(ui)).await;
 
@@ -26,10 +27,12 @@ async fn serves_the_built_ui_with_a_single_page_fallback() {
     assert!(page.text().await.unwrap().contains("Mneme UI"));
 
     let js = s.client.get(s.url("/assets/app.js")).send().await.unwrap();
-    assert!(js.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
+    assert_eq!(js.headers()["content-type"], "text/javascript; charset=utf-8");
+    assert_eq!(js.headers()["cache-control"], "no-cache", "assets are revalidated, never served stale");
+    assert_eq!(js.headers()["x-content-type-options"], "nosniff");
     assert_eq!(js.text().await.unwrap(), "console.log(1)");
 
-    for spa in ["/memories/testing", "/context", "/../secret.txt", "/%2e%2e/secret.txt"] {
+    for spa in ["/memories/testing", "/context", "/assets", "/../secret.txt", "/%2e%2e/secret.txt", "/.env", "/%2eenv"] {
         let resp = s.client.get(s.url(spa)).send().await.unwrap();
         assert_eq!(resp.status().as_u16(), 200, "{spa}");
         assert!(resp.text().await.unwrap().contains("Mneme UI"), "{spa} falls back to index.html");
