@@ -3,15 +3,16 @@
 //!
 //! Every save names the revision the editor started from and is refused with
 //! [`ErrorCode::Conflict`] if the file changed since (Claude Code writes these files too), so
-//! the person can reload, overwrite or compare instead of silently losing either version.
-//! Writes are atomic: temporary file in the same folder, fsync, rename, fsync the folder.
+//! the person can reload, overwrite or compare instead of silently losing either version. The
+//! reading and the checked, atomic write are `mneme_store::textfile`; this module decides which
+//! files a front end may edit (those the context lists).
 
 use crate::context::absolute;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_store::memdir::{MemdirError, Revision, INDEX_FILE};
+use mneme_store::textfile::{self, TextFileError};
 use serde::Serialize;
-use std::fs::{self, File, Metadata};
-use std::io;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 /// A file's text with the revision to hand back when saving it.
@@ -35,27 +36,21 @@ pub struct SavedFile {
     pub revision: String,
 }
 
-/// The one message every refused save carries, so each front end offers the same choices.
-fn conflict(path: &Path) -> ApiError {
-    ApiError::new(
-        ErrorCode::Conflict,
-        format!(
-            "{} changed on disk since you opened it (Claude Code may have written it). Reload it to see the new \
-             text, overwrite it with yours, or compare the two first.",
-            path.display()
-        ),
-    )
+/// A store error as the api's: a stale revision is a [`ErrorCode::Conflict`] with the one
+/// message every refused save carries, so each front end offers the same choices.
+impl From<TextFileError> for ApiError {
+    fn from(e: TextFileError) -> ApiError {
+        let code = match &e {
+            TextFileError::ChangedOnDisk { .. } => ErrorCode::Conflict,
+            TextFileError::NotARegularFile { .. } | TextFileError::NoParent { .. } => ErrorCode::InvalidInput,
+            TextFileError::Io { .. } => ErrorCode::Io,
+        };
+        ApiError::new(code, e.to_string())
+    }
 }
 
 fn parse_revision(revision: &str) -> Result<Revision, ApiError> {
     revision.trim().parse::<Revision>().map_err(ApiError::from)
-}
-
-fn io_error(action: &str, path: &Path, e: &io::Error) -> ApiError {
-    ApiError::new(
-        ErrorCode::Io,
-        format!("Could not {action} {}: {e}. Check that it exists and that you may write there, then try again.", path.display()),
-    )
 }
 
 impl Mneme {
@@ -73,7 +68,7 @@ impl Mneme {
         let path = rel_path.split('/').fold(m.root().to_path_buf(), |p, part| p.join(part));
         match m.update(rel_path, content, &expected) {
             Ok(rev) => Ok(SavedFile { path, revision: rev.to_string() }),
-            Err(MemdirError::ChangedOnDisk { .. }) => Err(conflict(&path)),
+            Err(MemdirError::ChangedOnDisk { .. }) => Err(TextFileError::ChangedOnDisk { path }.into()),
             Err(e) => Err(e.into()),
         }
     }
@@ -82,7 +77,7 @@ impl Mneme {
     /// `req` lists (loaded or skipped), or of the memory folder's MEMORY.md.
     pub fn read_file(&self, req: &ContextRequest, path: &Path) -> Result<FileText, ApiError> {
         let (path, is_index) = self.editable_path(req, path)?;
-        match read_with_meta(&path)? {
+        match textfile::read(&path)? {
             Some((bytes, meta)) => Ok(FileText {
                 revision: Revision::of(&bytes, &meta).to_string(),
                 content: String::from_utf8_lossy(&bytes).into_owned(),
@@ -103,7 +98,7 @@ impl Mneme {
     pub fn save_file(&self, req: &ContextRequest, path: &Path, content: &str, revision: &str) -> Result<SavedFile, ApiError> {
         let expected = parse_revision(revision)?;
         let (path, _) = self.editable_path(req, path)?;
-        let rev = write_checked(&path, content.as_bytes(), &expected)?;
+        let rev = textfile::write_checked(&path, content.as_bytes(), &expected)?;
         Ok(SavedFile { path, revision: rev.to_string() })
     }
 
@@ -138,74 +133,6 @@ impl Mneme {
         )))
     }
 }
-
-/// The bytes and metadata of a regular file (following symbolic links), or `None` if absent.
-fn read_with_meta(path: &Path) -> Result<Option<(Vec<u8>, Metadata)>, ApiError> {
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_error("read", path, &e)),
-    };
-    let meta = file.metadata().map_err(|e| io_error("read", path, &e))?;
-    if !meta.is_file() {
-        return Err(ApiError::invalid(format!("{} is not a regular file; Mneme only edits plain files.", path.display())));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| io_error("read", path, &e))?;
-    Ok(Some((bytes, meta)))
-}
-
-fn current_revision(path: &Path) -> Result<Revision, ApiError> {
-    Ok(match read_with_meta(path)? {
-        Some((bytes, meta)) => Revision::of(&bytes, &meta),
-        None => Revision::ABSENT,
-    })
-}
-
-/// Atomically replaces (or, with [`Revision::ABSENT`], creates) `path` if it still matches
-/// `expected`. The check runs before the temporary file is written and again just before the
-/// rename; Claude Code takes no locks, so only the rename itself remains as a window.
-fn write_checked(path: &Path, bytes: &[u8], expected: &Revision) -> Result<Revision, ApiError> {
-    // A symlinked rule or CLAUDE.md is edited where it really lives, so the link survives
-    // instead of being replaced by a regular file.
-    let target = if expected.exists() { fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()) } else { path.to_path_buf() };
-    if !current_revision(&target)?.matches(expected) {
-        return Err(conflict(path));
-    }
-    let dir = target.parent().ok_or_else(|| ApiError::invalid(format!("{} has no parent folder.", path.display())))?;
-    if !expected.exists() {
-        fs::create_dir_all(dir).map_err(|e| io_error("create the folder", dir, &e))?;
-    }
-    let existing = fs::metadata(&target).ok();
-    let (tmp, meta) = write_temp(dir, bytes, existing.as_ref())?;
-    let published = if expected.exists() {
-        match current_revision(&target) {
-            Ok(now) if now.matches(expected) => fs::rename(&tmp, &target).map_err(|e| io_error("replace", &target, &e)),
-            Ok(_) => Err(conflict(path)),
-            Err(e) => Err(e),
-        }
-    } else {
-        // A hard link never replaces a file that appeared meanwhile; the rename fallback is
-        // for file systems without hard links.
-        match fs::hard_link(&tmp, &target) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(conflict(path)),
-            Err(_) if fs::symlink_metadata(&target).is_ok() => Err(conflict(path)),
-            Err(_) => fs::rename(&tmp, &target).map_err(|e| io_error("create", &target, &e)),
-        }
-    };
-    let _ = fs::remove_file(&tmp);
-    published?;
-    fsync_dir(dir);
-    Ok(Revision::of(bytes, &meta))
-}
-
-/// [`mneme_store::atomic::write_temp`], the one temporary-file writer, with the api's error.
-fn write_temp(dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> Result<(PathBuf, Metadata), ApiError> {
-    mneme_store::atomic::write_temp(dir, bytes, like).map_err(|e| io_error("write a temporary file in", dir, &e))
-}
-
-use mneme_store::atomic::fsync_dir;
 
 #[cfg(test)]
 mod tests {

@@ -1,13 +1,13 @@
 //! Merging an orphaned memory folder (its project folder is gone: a deleted worktree, a
 //! renamed folder) into a living project's memory, then putting the emptied folder in
-//! Mneme's trash so nothing is ever deleted.
+//! Mneme's trash so nothing is ever deleted. The moves are `mneme_store::memdir` (`merge_from`,
+//! `trash_folder`); this module checks the request and reports.
 
 use crate::{ApiError, ContextRequest, Mneme};
-use mneme_store::memdir::{AddedIndexLine, Memdir, MergedFile, SkippedFile};
+use mneme_store::memdir::{trash_folder, AddedIndexLine, Memdir, MergedFile, SkippedFile};
 use mneme_store::paths::AUTO_MEM_DIRNAME;
 use serde::Serialize;
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 /// What [`Mneme::merge_memory`] did (or, with `dry_run`, would do).
@@ -89,7 +89,7 @@ impl Mneme {
         if dry_run {
             return Ok(report);
         }
-        match self.trash_folder(&source_dir, &trash_root) {
+        match trash_folder(&source_dir, &trash_root, self.clock.now_ms()) {
             Ok(entry) => {
                 report.trashed_to = Some(entry.join(AUTO_MEM_DIRNAME));
                 let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
@@ -145,63 +145,4 @@ impl Mneme {
             ))),
         }
     }
-
-    /// Moves `dir` into a fresh `<trash_root>/<ms>-<project folder name>[-n]/memory` and returns
-    /// the entry folder.
-    fn trash_folder(&self, dir: &Path, trash_root: &Path) -> io::Result<PathBuf> {
-        fs::create_dir_all(trash_root)?;
-        let now_ms = self.clock.now_ms();
-        let project = dir.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let project: String = project.chars().take(120).collect();
-        let mut entry = None;
-        for n in 0u32..10_000 {
-            let id = if n == 0 { format!("{now_ms}-{project}") } else { format!("{now_ms}-{project}-{n}") };
-            let candidate = trash_root.join(id);
-            match fs::create_dir(&candidate) {
-                Ok(()) => {
-                    entry = Some(candidate);
-                    break;
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        let entry = entry.ok_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists))?;
-        let dest = entry.join(AUTO_MEM_DIRNAME);
-        let moved = match fs::rename(dir, &dest) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::CrossesDevices => copy_tree(dir, &dest).and_then(|()| fs::remove_dir_all(dir)),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = moved {
-            let _ = fs::remove_dir_all(&entry);
-            return Err(e);
-        }
-        for d in [Some(entry.as_path()), dir.parent()].into_iter().flatten() {
-            if let Ok(f) = fs::File::open(d) {
-                let _ = f.sync_all();
-            }
-        }
-        Ok(entry)
-    }
-}
-
-/// Copies a folder tree (files, folders, links as links) for a move across file systems.
-fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
-    fs::create_dir(to)?;
-    for e in fs::read_dir(from)? {
-        let e = e?;
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        let ft = e.file_type()?;
-        if ft.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if ft.is_symlink() {
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
-        } else {
-            fs::copy(&src, &dst)?;
-            fs::File::open(&dst)?.sync_all()?;
-        }
-    }
-    Ok(())
 }

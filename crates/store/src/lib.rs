@@ -14,5 +14,6 @@ pub mod paths;
 pub mod projects;
 pub mod settings;
 pub mod settings_env;
+pub mod textfile;
 
 pub use env::Environment;

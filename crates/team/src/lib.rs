@@ -9,16 +9,18 @@
 //! keeps tokens in the OS keyring, [`client`] pulls and pushes exactly as Claude Code does,
 //! [`watch`] pushes on change, and [`lead`] reaches the history, rollback and removal API.
 //! [`keys`] validates server keys exactly as Claude Code does and writes team files without
-//! following links.
+//! following links; [`policy`] decides what content may be written into team memory at all.
 
 pub mod auth;
 pub mod client;
 pub mod config;
 pub mod keys;
 pub mod lead;
+pub mod policy;
 pub mod repo;
 pub mod watch;
 
 pub use mneme_team_proto::{server_wire, wire};
 
+pub use policy::check_team_write;
 pub use client::{keyring_client, resolve_target, PullReport, PushReport, SyncClient, SyncError, SyncTarget};

@@ -119,15 +119,15 @@ pub enum MemdirError {
         /// The memory folder it was deleted from.
         origin: PathBuf,
     },
-    /// Content for team memory holds something that looks like a secret; the message is
-    /// Claude Code's (`Content contains potential secrets (…) and cannot be written to team
-    /// memory. …`).
+    /// The team-write check refused content for team memory (Mneme's: something that looks
+    /// like a secret, in Claude Code's words, `Content contains potential secrets (…) and
+    /// cannot be written to team memory. …`).
     #[error("{refused}")]
     SecretsInTeamMemory {
         /// The file, relative to the memory folder.
         path: String,
-        /// What was found (rule ids and labels, never the secret).
-        refused: mneme_secrets::TeamWriteRefused,
+        /// The check's refusal, for the person (rule labels, never the secret).
+        refused: String,
     },
     /// An operating-system error.
     #[error("Could not {action} {path}: {source}. Check that it exists and that you may write there, then try again.")]

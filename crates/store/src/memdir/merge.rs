@@ -12,6 +12,7 @@
 //!   merge does not stop half-way on an index it cannot edit.
 //! - Symbolic links and unreadable files are not moved; they are reported as skipped and stay
 //!   in the source folder.
+//! - [`trash_folder`] then puts the emptied source folder in Mneme's trash as a whole.
 
 use super::index::{encode_target, IndexEntry};
 use super::path::{relative_to_dir, validate_topic_path};
@@ -280,6 +281,64 @@ impl Memdir {
         }
         Ok(())
     }
+}
+
+/// Puts a merged-from memory folder `dir` (`<project folder>/memory`) in Mneme's trash as a
+/// whole: moves it into a fresh `<trash_root>/<now_ms>-<project folder name>[-n]/memory` and
+/// returns that entry folder. Across file systems the tree is copied (links as links, each file
+/// fsynced) before the original is removed. Nothing is deleted outright.
+pub fn trash_folder(dir: &Path, trash_root: &Path, now_ms: u128) -> io::Result<PathBuf> {
+    fs::create_dir_all(trash_root)?;
+    let project = dir.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let project: String = project.chars().take(120).collect();
+    let mut entry = None;
+    for n in 0u32..10_000 {
+        let id = if n == 0 { format!("{now_ms}-{project}") } else { format!("{now_ms}-{project}-{n}") };
+        let candidate = trash_root.join(id);
+        match fs::create_dir(&candidate) {
+            Ok(()) => {
+                entry = Some(candidate);
+                break;
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    let entry = entry.ok_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists))?;
+    let dest = entry.join(crate::paths::AUTO_MEM_DIRNAME);
+    let moved = match fs::rename(dir, &dest) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::CrossesDevices => copy_tree(dir, &dest).and_then(|()| fs::remove_dir_all(dir)),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = moved {
+        let _ = fs::remove_dir_all(&entry);
+        return Err(e);
+    }
+    for d in [Some(entry.as_path()), dir.parent()].into_iter().flatten() {
+        fsync_dir(d);
+    }
+    Ok(entry)
+}
+
+/// Copies a folder tree (files, folders, links as links) for a move across file systems.
+fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+    fs::create_dir(to)?;
+    for e in fs::read_dir(from)? {
+        let e = e?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let ft = e.file_type()?;
+        if ft.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else if ft.is_symlink() {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
+        } else {
+            fs::copy(&src, &dst)?;
+            fs::File::open(&dst)?.sync_all()?;
+        }
+    }
+    Ok(())
 }
 
 /// The source index's lines for files that landed here, target rewritten to the new path,

@@ -1,0 +1,116 @@
+//! Whole-file edits of the instruction files Claude Code reads (CLAUDE.md, rules,
+//! CLAUDE.local.md, a memory folder's MEMORY.md) for front ends with a text editor.
+//!
+//! Every save names the [`Revision`] the editor started from and is refused with
+//! [`TextFileError::ChangedOnDisk`] if the file changed since (Claude Code writes these files
+//! too), so the person can reload, overwrite or compare instead of silently losing either
+//! version. Writes go through [`crate::atomic`]: temporary file in the same folder, fsync,
+//! rename, fsync the folder. Which files may be edited at all is the caller's decision (the
+//! api allows only the files a context lists).
+
+use crate::atomic::{fsync_dir, write_temp};
+use crate::memdir::Revision;
+use std::fs::{self, File, Metadata};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Why a read or a save did not happen. Messages say what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum TextFileError {
+    /// The file is not the one the editor started from (or, for a new file, now exists).
+    #[error("{} changed on disk since you opened it (Claude Code may have written it). Reload it to see the new text, overwrite it with yours, or compare the two first.", path.display())]
+    ChangedOnDisk {
+        /// The file as the caller named it.
+        path: PathBuf,
+    },
+    /// A folder, device or other non-file.
+    #[error("{} is not a regular file; Mneme only edits plain files.", path.display())]
+    NotARegularFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A path with no folder to write in (`/`).
+    #[error("{} has no parent folder.", path.display())]
+    NoParent {
+        /// The path.
+        path: PathBuf,
+    },
+    /// An operating-system error.
+    #[error("Could not {action} {}: {source}. Check that it exists and that you may write there, then try again.", path.display())]
+    Io {
+        /// What Mneme was doing ("read", "replace", …).
+        action: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> TextFileError + 'a {
+    move |source| TextFileError::Io { action, path: path.to_path_buf(), source }
+}
+
+/// The bytes and metadata of a regular file (following symbolic links), or `None` if absent.
+pub fn read(path: &Path) -> Result<Option<(Vec<u8>, Metadata)>, TextFileError> {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err("read", path)(e)),
+    };
+    let meta = file.metadata().map_err(io_err("read", path))?;
+    if !meta.is_file() {
+        return Err(TextFileError::NotARegularFile { path: path.to_path_buf() });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    io::Read::read_to_end(&mut file, &mut bytes).map_err(io_err("read", path))?;
+    Ok(Some((bytes, meta)))
+}
+
+/// The file's revision now ([`Revision::ABSENT`] when it does not exist).
+pub fn revision(path: &Path) -> Result<Revision, TextFileError> {
+    Ok(match read(path)? {
+        Some((bytes, meta)) => Revision::of(&bytes, &meta),
+        None => Revision::ABSENT,
+    })
+}
+
+/// Atomically replaces (or, with [`Revision::ABSENT`], creates) `path` if it still matches
+/// `expected`. The check runs before the temporary file is written and again just before the
+/// rename; Claude Code takes no locks, so only the rename itself remains as a window.
+pub fn write_checked(path: &Path, bytes: &[u8], expected: &Revision) -> Result<Revision, TextFileError> {
+    let conflict = || TextFileError::ChangedOnDisk { path: path.to_path_buf() };
+    // A symlinked rule or CLAUDE.md is edited where it really lives, so the link survives
+    // instead of being replaced by a regular file.
+    let target = if expected.exists() { fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()) } else { path.to_path_buf() };
+    if !revision(&target)?.matches(expected) {
+        return Err(conflict());
+    }
+    let dir = target.parent().ok_or_else(|| TextFileError::NoParent { path: path.to_path_buf() })?;
+    if !expected.exists() {
+        fs::create_dir_all(dir).map_err(io_err("create the folder", dir))?;
+    }
+    let existing = fs::metadata(&target).ok();
+    let (tmp, meta) = write_temp(dir, bytes, existing.as_ref()).map_err(io_err("write a temporary file in", dir))?;
+    let published = if expected.exists() {
+        match revision(&target) {
+            Ok(now) if now.matches(expected) => fs::rename(&tmp, &target).map_err(io_err("replace", &target)),
+            Ok(_) => Err(conflict()),
+            Err(e) => Err(e),
+        }
+    } else {
+        // A hard link never replaces a file that appeared meanwhile; the rename fallback is
+        // for file systems without hard links.
+        match fs::hard_link(&tmp, &target) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(conflict()),
+            Err(_) if fs::symlink_metadata(&target).is_ok() => Err(conflict()),
+            Err(_) => fs::rename(&tmp, &target).map_err(io_err("create", &target)),
+        }
+    };
+    let _ = fs::remove_file(&tmp);
+    published?;
+    fsync_dir(dir);
+    Ok(Revision::of(bytes, &meta))
+}
