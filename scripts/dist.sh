@@ -37,6 +37,7 @@ export MNEME_COMMIT
 npm ci --no-audit --no-fund --silent
 out="$CARGO_TARGET_DIR/$profile"
 triple="$(rustc -vV | sed -n 's/^host: //p')"
+mkdir -p src-tauri/dist
 if [ "$profile" = release ]; then
   # The UI the app embeds.
   npm run --silent build:ui
@@ -45,8 +46,10 @@ if [ "$profile" = release ]; then
   # release artifacts instead of rebuilding them twice a run.
   MACOSX_DEPLOYMENT_TARGET="$(python3 -c 'import json; print(json.load(open("src-tauri/tauri.conf.json"))["bundle"]["macOS"]["minimumSystemVersion"])')"
   export MACOSX_DEPLOYMENT_TARGET
-  # The command-line and server binaries first: the app bundle carries `mneme` as a sidecar.
+  # The command-line and server binaries first: the app bundle carries `mneme` as a sidecar
+  # (copied at once, before another build sharing the target dir can replace it; checked below).
   cargo build --release --locked -q -p mneme -p mneme-team-server
+  cp "$out/mneme" "src-tauri/dist/mneme-$triple"
 else
   # Rebuilding ui/ would give its files new times and make cargo recompile the app, so the UI
   # `npm test` built is used; it is built here only when there is none.
@@ -54,10 +57,9 @@ else
   # Exactly scripts/test.sh's two commands: one command over all three packages would unify
   # their features differently and rebuild the dependencies.
   cargo build --locked -q -p mneme -p mneme-team-server
+  cp "$out/mneme" "src-tauri/dist/mneme-$triple"
   cargo build --locked -q -p mneme-app --features tauri/custom-protocol
 fi
-mkdir -p src-tauri/dist
-cp "$out/mneme" "src-tauri/dist/mneme-$triple"
 
 # What each package must carry besides Mneme's own licence: every linked dependency's notice.
 python3 scripts/dependency-notices.py src-tauri/dist/DEPENDENCY_NOTICES.md mneme-app mneme --ui
@@ -77,6 +79,13 @@ else
   # The bundler's unpacked copy of the .deb's tree (about 700 MB of unstripped binaries).
   rm -rf "$out"/bundle/deb/Mneme_*_amd64 "$out"/bundle/rpm/Mneme-*.x86_64
 fi
+
+# Both binaries in the packages must carry this run's commit. In a target dir shared with other
+# builds (one checkout, several people), another cargo run can replace them mid-run.
+"src-tauri/dist/mneme-$triple" --version | grep -q "(commit $MNEME_COMMIT)" && grep -qaF "$MNEME_COMMIT" "$out/mneme-app" || {
+  echo "dist: $out/mneme or mneme-app is not the build of commit $MNEME_COMMIT (another build replaced it during this run); run it again" >&2
+  exit 1
+}
 
 # The server's .deb from the binary built above (cargo-deb, cached like cargo-deny in test.sh).
 # cargo-deb reads its asset paths under target/release/ from the chosen profile's folder. With
