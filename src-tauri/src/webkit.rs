@@ -1,5 +1,5 @@
 //! WebKitGTK settings that keep the Linux app small (issue 19; figures in docs/benchmarks.md,
-//! "Desktop app"). Each was measured with `tests/perf.rs` and kept only for what it bought:
+//! "Desktop app", measured with `tests/perf.rs`):
 //!
 //! - **No accelerated compositing** (`HardwareAccelerationPolicy::Never`). Composited, WebKit
 //!   keeps every layer of the page as tiles in GPU buffers (under software GL, in the web
@@ -9,7 +9,7 @@
 //!   of its own).
 //! - **The document-viewer cache model and no page cache.** The app shows one page that never
 //!   navigates, so WebKit's browser-sized memory cache and its back/forward page cache hold
-//!   nothing worth keeping.
+//!   nothing worth keeping (not measured apart: they can only hold less).
 
 use webkit2gtk::{CacheModel, HardwareAccelerationPolicy, SettingsExt, WebContextExt, WebViewExt};
 

@@ -16,6 +16,10 @@
 //! done
 //! ```
 //!
+//! At each point it also prints every process's PSS by kind of mapping (`pss_by_mapping`), and
+//! WebKit's, Mesa's and malloc's own environment variables (`WEBKIT_*`, `MALLOC_*`, …) are passed
+//! through to the app, so a setting can be measured before it is built in.
+//!
 //! Each run starts on a fresh WebKit data and cache folder (`XDG_*_HOME` in a temporary folder),
 //! so no run profits from the previous one's caches; the memory folder is only read.
 
