@@ -8,6 +8,7 @@ pub mod frontmatter;
 pub mod layer;
 pub mod memory_type;
 pub mod platform;
+pub mod retry;
 pub mod sanitize;
 pub mod text;
 pub mod versions;

@@ -35,7 +35,7 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_retries: 10, base_delay: Duration::from_millis(500), max_delay: Duration::from_secs(32) }
+        RetryPolicy { max_retries: 10, base_delay: mneme_core::retry::BASE_DELAY, max_delay: mneme_core::retry::MAX_DELAY }
     }
 }
 
@@ -43,9 +43,7 @@ impl RetryPolicy {
     /// The wait before retry number `attempt` (1-based). `jitter` is in `[0, 1)` and adds up to a
     /// quarter of the backoff; a `retry_after` longer than the result wins.
     pub fn delay(&self, attempt: u32, retry_after: Option<Duration>, jitter: f64) -> Duration {
-        let exponent = attempt.saturating_sub(1).min(30);
-        let backoff = self.base_delay.saturating_mul(1u32 << exponent).min(self.max_delay);
-        let with_jitter = backoff + backoff.mul_f64(0.25 * jitter.clamp(0.0, 1.0));
+        let with_jitter = mneme_core::retry::backoff(self.base_delay, self.max_delay, attempt, jitter);
         match retry_after {
             Some(server) if server > with_jitter => server,
             _ => with_jitter,

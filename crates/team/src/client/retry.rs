@@ -4,10 +4,12 @@
 
 use std::time::Duration;
 
-/// The first retry's base delay.
-pub const BASE_DELAY_MS: u64 = 500;
+/// The schedule itself is Claude Code's one backoff, shared with the model providers.
+pub use mneme_core::retry::retry_delay;
+/// The first retry's base delay, in milliseconds.
+pub const BASE_DELAY_MS: u64 = mneme_core::retry::BASE_DELAY.as_millis() as u64;
 /// No base delay grows past this.
-pub const MAX_DELAY_MS: u64 = 32_000;
+pub const MAX_DELAY_MS: u64 = mneme_core::retry::MAX_DELAY.as_millis() as u64;
 
 /// Waits between attempts.
 pub trait Sleeper: Send + Sync {
@@ -31,28 +33,9 @@ impl Sleeper for ThreadSleeper {
     }
 }
 
-/// The delay before attempt `attempt + 1`, given the attempt that just failed (1-based) and
-/// a jitter draw in `[0, 1)`.
-pub fn retry_delay(attempt: u32, jitter: f64) -> Duration {
-    let base = BASE_DELAY_MS.saturating_mul(1u64 << attempt.saturating_sub(1).min(20)).min(MAX_DELAY_MS) as f64;
-    Duration::from_secs_f64((base + jitter.clamp(0.0, 1.0) * 0.25 * base) / 1000.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schedule_doubles_and_caps() {
-        let ms = |n, j| retry_delay(n, j).as_secs_f64() * 1000.0;
-        assert_eq!(ms(1, 0.0), 500.0);
-        assert_eq!(ms(2, 0.0), 1000.0);
-        assert_eq!(ms(3, 0.0), 2000.0);
-        assert_eq!(ms(7, 0.0), 32_000.0);
-        assert_eq!(ms(40, 0.0), 32_000.0);
-        assert_eq!(ms(1, 1.0), 625.0);
-        assert_eq!(ms(7, 0.5), 36_000.0);
-    }
 
     #[test]
     fn real_jitter_stays_in_range() {
