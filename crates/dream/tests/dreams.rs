@@ -276,7 +276,9 @@ fn a_running_holder_keeps_a_fresh_lock_and_a_killed_one_leaves_it_reclaimable() 
         .arg(format!("printf '%s' $$ > '{}'; exec sleep 60", w.mem.join(LOCK_FILE).display()))
         .spawn()
         .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while fs::read_to_string(w.mem.join(LOCK_FILE)).map(|s| s.is_empty()).unwrap_or(true) {
+        assert!(std::time::Instant::now() < deadline, "the other process never wrote its PID into {LOCK_FILE} within 60 s");
         std::thread::yield_now();
     }
     // The file's mtime is the real time of the write; the clock must agree for "fresh".

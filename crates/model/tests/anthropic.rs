@@ -257,7 +257,9 @@ async fn cancel_stops_a_request_in_flight() {
     let request = ask("hi");
     let call = p.complete(&request, &cancel);
     let canceller = async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         while stub.model_requests().is_empty() {
+            assert!(tokio::time::Instant::now() < deadline, "the request never reached the stub within 30 s");
             tokio::task::yield_now().await;
         }
         cancel.cancel();
@@ -278,7 +280,9 @@ async fn cancel_stops_a_backoff_wait_and_a_cancelled_call_sends_nothing() {
     let request = ask("hi");
     let call = p.complete(&request, &cancel);
     let canceller = async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         while stub.model_requests().is_empty() {
+            assert!(tokio::time::Instant::now() < deadline, "the request never reached the stub within 30 s");
             tokio::task::yield_now().await;
         }
         cancel.cancel();

@@ -168,7 +168,9 @@ async fn cancelling_a_headless_run_kills_claude_code() {
     let cancel = Cancel::new();
     let run = provider.headless().unwrap().run(&task, &cancel);
     let canceller = async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
         while !stub.model_requests().iter().any(main_loop) {
+            assert!(tokio::time::Instant::now() < deadline, "claude never sent its main-loop request to the stub within 60 s");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         cancel.cancel();

@@ -234,7 +234,9 @@ async fn a_cancelled_turn_asks_nothing_and_reports_no_error() {
     let mut ctx = RecallContext { env: &f.env, clock: f.clock.clone(), cancel: &cancel, transcript: &[], session: &mut session };
     let canceller = cancel.clone();
     let (r, ()) = tokio::join!(recall("tell me about alpha", &f.mem, Some(&provider), &mut ctx), async move {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
         while stub.model_requests().is_empty() {
+            assert!(tokio::time::Instant::now() < deadline, "the selector request never reached the stub within 60 s");
             tokio::task::yield_now().await;
         }
         canceller.cancel();

@@ -140,7 +140,9 @@ async fn a_hang_never_answers_until_the_stub_is_dropped() {
     let url = format!("{}/v1/messages", stub.base_url());
     let request = tokio::spawn(async move { post(url, json!({"model": "m"})).await });
     // The request must have arrived (and be hanging) before the drop releases it.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
     while stub.model_requests().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "the request never reached the stub within 30 s");
         tokio::task::yield_now().await;
     }
     assert!(!request.is_finished());

@@ -114,6 +114,8 @@ fn sigterm_finishes_the_request_in_flight_then_exits() {
     let body = serde_json::json!({"entries": {"MEMORY.md": "# Team memory\n"}}).to_string();
     let (first, rest) = body.split_at(body.len() / 2);
     let mut stream = TcpStream::connect(server.addr).unwrap();
+    // A server that stops answering fails the test instead of hanging it.
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
     write!(
         stream,
         "PUT /api/claude_code/team_memory?repo={} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
