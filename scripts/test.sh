@@ -71,11 +71,12 @@ MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/screens.
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/agents.mjs
 
 # End to end on the desktop: the real Tauri window under Xvfb, driven through tauri-driver and
-# WebKitWebDriver.
+# WebKitWebDriver. scripts/with-xvfb.sh lets Xvfb choose a free display itself, so a second
+# test run at the same time gets another one.
 need_debs xvfb xauth webkit2gtk-driver
 command -v tauri-driver >/dev/null 2>&1 || cargo install tauri-driver --version '^2' --locked -q
 cargo build --locked -q -p mneme-app --features tauri/custom-protocol
-xvfb-run -a -s "-screen 0 1280x800x24" \
+scripts/with-xvfb.sh \
   cargo test --locked -q -p mneme-app --features tauri/custom-protocol --test window -- --ignored
 
 # The packages as people install them, from the dev build compiled above (a release build does

@@ -18,7 +18,7 @@
 //! cargo install tauri-driver --version '^2' --locked
 //! npm run build:ui                                     # ui/dist, embedded by custom-protocol
 //! cargo build -p mneme                                 # optional: the CLI comparison runs when it is built
-//! xvfb-run -a cargo test -p mneme-app --features tauri/custom-protocol --test window -- --ignored
+//! scripts/with-xvfb.sh cargo test -p mneme-app --features tauri/custom-protocol --test window -- --ignored
 //! ```
 //!
 //! `MNEME_WINDOW_SHOT=docs/screenshots/desktop.png` (relative to the repository root) saves a
@@ -68,7 +68,7 @@ async fn the_window_answers_like_the_engine() {
         "tauri-driver not found: cargo install tauri-driver --version '^2' --locked (or set TAURI_DRIVER)",
     );
     assert!(on_path("WebKitWebDriver").is_some(), "WebKitWebDriver not found: apt-get install webkit2gtk-driver");
-    assert!(std::env::var_os("DISPLAY").is_some(), "no DISPLAY: run under xvfb-run -a");
+    assert!(std::env::var_os("DISPLAY").is_some(), "no DISPLAY: run under scripts/with-xvfb.sh");
 
     // A repository with a CLAUDE.md, an @include and a rule; a user CLAUDE.md; auto memory; an
     // orphaned project folder with one memory to merge.
