@@ -6,6 +6,7 @@
 
 use crate::providers::ProviderChoice;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
+use mneme_core::text::iso_date as iso;
 use mneme_dream::{
     DreamError, DreamMode, DreamRecord, DreamStatus, DreamSummary, DreamTarget, Dreams, Enablement, Engine, FileChange,
     Gate, GateStatus, RunOptions, Trigger,
@@ -855,10 +856,6 @@ impl Mneme {
 
 pub(crate) fn ms_now(clock: &dyn mneme_core::Clock) -> i64 {
     clock.now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-fn iso(d: time::Date) -> String {
-    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
 }
 
 /// The days with a daily log under `<memory>/logs/YYYY/MM/`, newest first.

@@ -125,7 +125,7 @@ impl Mneme {
         let now = time::OffsetDateTime::from(self.clock.now());
         let offset = time::UtcOffset::from_whole_seconds(self.utc_offset_secs).unwrap_or(time::UtcOffset::UTC);
         let local = now.to_offset(offset);
-        format!("{:04}-{:02}-{:02}", local.year(), u8::from(local.month()), local.day())
+        mneme_core::text::iso_date(local.date())
     }
 }
 

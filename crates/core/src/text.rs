@@ -182,6 +182,12 @@ pub fn shorten_at_word(s: &str, max: usize) -> String {
     format!("{body}…")
 }
 
+/// A calendar date as `YYYY-MM-DD`, the way Claude Code writes dates (the context block's
+/// date, daily-log names, dream notes): the one date formatter every crate uses.
+pub fn iso_date(d: time::Date) -> String {
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
 /// JavaScript's `new Date(ms).toISOString()`: `2026-11-29T13:16:47.123Z`.
 pub fn iso8601_millis(ms_since_epoch: i128) -> String {
     let nanos = ms_since_epoch * 1_000_000;
@@ -311,5 +317,9 @@ mod tests {
     fn iso_dates_match_javascript() {
         assert_eq!(iso8601_millis(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso8601_millis(1_764_422_207_123), "2025-11-29T13:16:47.123Z");
+        assert_eq!(iso8601_millis(1_795_966_933_007), "2026-11-29T15:42:13.007Z");
+        let d = |y, m, d| time::Date::from_calendar_date(y, time::Month::try_from(m).unwrap(), d).unwrap();
+        assert_eq!(iso_date(d(2026, 3, 7)), "2026-03-07");
+        assert_eq!(iso_date(d(987, 12, 31)), "0987-12-31");
     }
 }

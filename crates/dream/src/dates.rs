@@ -58,9 +58,7 @@ fn weekday(word: &str) -> Option<Weekday> {
     })
 }
 
-pub(crate) fn iso(d: Date) -> String {
-    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
-}
+pub(crate) use mneme_core::text::iso_date as iso;
 
 fn monday_of(d: Date) -> Date {
     d - Duration::days(i64::from(d.weekday().number_days_from_monday()))

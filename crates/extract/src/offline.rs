@@ -26,6 +26,7 @@
 
 use crate::transcript::{Block, Content, Conversation, EntryType};
 use mneme_agent::{Changeset, FileChange};
+use mneme_core::text::iso_date;
 use mneme_core::MemoryType;
 use mneme_store::memdir::{new_memory_content, render_entry, slugify, IndexDoc, Memdir, MemdirError, Scope};
 use regex::Regex;
@@ -378,9 +379,6 @@ fn message_date(timestamp: Option<&str>) -> Option<time::Date> {
     time::Date::from_calendar_date(y, time::Month::try_from(m).ok()?, d).ok()
 }
 
-fn fmt_date(d: time::Date) -> String {
-    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
-}
 
 static RELATIVE_DAY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?P<rel>today|tomorrow|yesterday|(?:(?:this|next|on|by|until|after|before)\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b").unwrap()
@@ -426,8 +424,8 @@ pub fn absolute_dates(text: &str, said_on: Option<time::Date>) -> String {
                 }
             };
             match prep.as_deref() {
-                Some("this" | "next") | None => fmt_date(date),
-                Some(p) => format!("{p} {}", fmt_date(date)),
+                Some("this" | "next") | None => iso_date(date),
+                Some(p) => format!("{p} {}", iso_date(date)),
             }
         })
         .into_owned()
@@ -458,7 +456,7 @@ pub fn judge(st: &Statement, said_on: Option<time::Date>, claude_md: &[String]) 
     if content_words(content).len() < 2 && memory_type != MemoryType::Feedback {
         return Verdict::Reject(Rejection::Vague);
     }
-    let date = said_on.map(fmt_date);
+    let date = said_on.map(iso_date);
     let (mut rule, why) = match BECAUSE.captures(content) {
         Some(c) if matches!(memory_type, MemoryType::Feedback | MemoryType::Project) => {
             (c["rule"].to_string(), Some(c["why"].to_string()))

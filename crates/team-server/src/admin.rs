@@ -49,9 +49,10 @@ pub enum AdminError {
 
 pub const MIN_PASSWORD_CHARS: usize = 8;
 
-/// Epoch milliseconds as ISO 8601, for printing.
+/// Epoch milliseconds as ISO 8601 in UTC with milliseconds (JavaScript's `toISOString()`), for
+/// printing and on the wire.
 pub fn iso(ms: i64) -> String {
-    crate::time_fmt::iso_ms(ms)
+    mneme_core::text::iso8601_millis(i128::from(ms))
 }
 
 /// Administration over one database.

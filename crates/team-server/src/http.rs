@@ -6,7 +6,7 @@ use crate::auth;
 use crate::keys::{validate_existing_key, validate_key};
 use crate::memory::{EntityTags, Memory, Op, Permission, WriteError, Written};
 use crate::store::{Repo, Role, StoreError};
-use crate::time_fmt::iso_ms;
+use crate::admin::iso as iso_ms;
 use crate::{oauth, ServerConfig};
 use axum::body::Body;
 use axum::extract::rejection::{JsonRejection, QueryRejection};

@@ -35,7 +35,6 @@ pub mod limits;
 pub mod memory;
 pub mod oauth;
 pub mod store;
-mod time_fmt;
 
 pub use config::{DatabaseUrl, RateLimit, ServerConfig, SignInLimits, Window};
 pub use store::Role;
