@@ -8,6 +8,9 @@
 //! `anthropic-api-key` or `team-token:https://team.example.com`.
 
 pub const DEFAULT_SERVICE: &str = "mneme";
+/// The variable naming another service: tests and throwaway runs set it so they never touch a
+/// person's own entries.
+pub const SERVICE_VAR: &str = "MNEME_KEYRING_SERVICE";
 
 /// The system whose keyring this build talks to (the `keyring` crate's backend is chosen per
 /// target in Cargo.toml: Secret Service, Keychain, Credential Manager).
@@ -32,6 +35,13 @@ pub struct Keychain {
 impl Keychain {
     pub fn new(service: impl Into<String>) -> Keychain {
         Keychain { service: service.into() }
+    }
+
+    /// Mneme's keyring, the one rule every crate uses: the service [`SERVICE_VAR`] names, else
+    /// [`DEFAULT_SERVICE`]; a blank value counts as unset. It takes the variable's value because
+    /// only front ends read the process environment (callers pass `env.var(SERVICE_VAR)`).
+    pub fn for_service_var(value: Option<&str>) -> Keychain {
+        Keychain::new(value.filter(|s| !s.trim().is_empty()).unwrap_or(DEFAULT_SERVICE))
     }
 
     pub fn service(&self) -> &str {
@@ -75,5 +85,18 @@ fn classify(e: keyring::Error) -> KeychainError {
             }
         }
         other => KeychainError::Other(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_service_variable_names_the_keyring_and_blank_means_unset() {
+        assert_eq!(Keychain::for_service_var(Some("mneme-test-1")).service(), "mneme-test-1");
+        assert_eq!(Keychain::for_service_var(None).service(), DEFAULT_SERVICE);
+        assert_eq!(Keychain::for_service_var(Some("")).service(), DEFAULT_SERVICE);
+        assert_eq!(Keychain::for_service_var(Some("  ")).service(), DEFAULT_SERVICE);
     }
 }

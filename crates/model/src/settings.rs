@@ -216,13 +216,12 @@ pub fn build_provider_with_retry(
     }
 }
 
-/// The env var naming the OS keyring service Mneme's secrets live under (tests set it so they
-/// never touch a person's real entries).
-pub const KEYRING_SERVICE_VAR: &str = "MNEME_KEYRING_SERVICE";
+/// The env var naming the OS keyring service Mneme's secrets live under.
+pub const KEYRING_SERVICE_VAR: &str = mneme_keychain::SERVICE_VAR;
 
 /// The keyring Mneme's secrets live in: service `mneme`, or `MNEME_KEYRING_SERVICE`.
 pub fn keychain_for(env: &Environment) -> Keychain {
-    Keychain::new(env.var(KEYRING_SERVICE_VAR).filter(|s| !s.trim().is_empty()).unwrap_or(mneme_keychain::DEFAULT_SERVICE))
+    Keychain::for_service_var(env.var(KEYRING_SERVICE_VAR))
 }
 
 /// A provider name as the CLI and settings spell it (`offline`, `claude-cli`, `anthropic`, `openai`).

@@ -29,7 +29,7 @@ pub const REFRESH_MARGIN_MS: u64 = 60_000;
 /// RFC 8628 §3.5: each `slow_down` adds five seconds to the polling interval.
 pub const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
 /// The variable tests set so they never touch a person's real keyring entries.
-pub const KEYRING_SERVICE_VAR: &str = "MNEME_KEYRING_SERVICE";
+pub const KEYRING_SERVICE_VAR: &str = mneme_keychain::SERVICE_VAR;
 
 /// What is kept in the keyring for one server.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,8 +71,7 @@ impl KeyringStore {
 
     /// The service `MNEME_KEYRING_SERVICE` names, else `mneme`.
     pub fn from_env(env: &Environment) -> Self {
-        let service = env.var(KEYRING_SERVICE_VAR).filter(|s| !s.is_empty()).unwrap_or(mneme_keychain::DEFAULT_SERVICE);
-        KeyringStore { keychain: Keychain::new(service) }
+        KeyringStore { keychain: Keychain::for_service_var(env.var(KEYRING_SERVICE_VAR)) }
     }
 
     pub fn keychain(&self) -> &Keychain {
