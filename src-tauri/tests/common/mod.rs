@@ -11,11 +11,41 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Two distinct free ports (both held while choosing, so they differ).
+/// Two distinct free ports (both held while choosing, so they differ). They are released
+/// before tauri-driver binds them, so another process may take one meanwhile: [`start_driver`]
+/// checks that the listeners are its own and starts again on fresh ports when not.
 pub fn free_ports() -> (u16, u16) {
     let a = TcpListener::bind("127.0.0.1:0").unwrap();
     let b = TcpListener::bind("127.0.0.1:0").unwrap();
     (a.local_addr().unwrap().port(), b.local_addr().unwrap().port())
+}
+
+/// The inode of the socket listening on 127.0.0.1:`port`, from /proc/net/tcp.
+fn listener_inode(port: u16) -> Option<String> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    let local = format!("0100007F:{port:04X}");
+    table.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        // Fields: sl, local address, remote address, state (0A = listening), …, inode (10th).
+        (f.len() > 9 && f[1] == local && f[3] == "0A").then(|| f[9].to_string())
+    })
+}
+
+/// Whether a process of the process group `group` holds the socket with `inode`.
+fn group_holds(group: u32, inode: &str) -> bool {
+    let want = format!("socket:[{inode}]");
+    let Ok(procs) = std::fs::read_dir("/proc") else { return false };
+    procs.flatten().filter(|p| p.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))).any(|p| {
+        // The process group is the 5th field of stat, after the parenthesised command name.
+        let in_group = std::fs::read_to_string(p.path().join("stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(2).map(str::to_string)))
+            .is_some_and(|g| g == group.to_string());
+        in_group
+            && std::fs::read_dir(p.path().join("fd"))
+                .map(|fds| fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == want.as_str())))
+                .unwrap_or(false)
+    })
 }
 
 pub fn on_path(program: &str) -> Option<PathBuf> {
@@ -35,25 +65,52 @@ pub async fn start_driver(
     vars: &BTreeMap<String, String>,
     timeout: Duration,
 ) -> (Driver, reqwest::Client, String) {
-    let (port, native_port) = free_ports();
-    let child = Command::new(driver)
-        .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
-        .env_clear()
-        .envs(vars)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("tauri-driver starts");
-    let driver = Driver(child);
     let http = reqwest::Client::builder().timeout(timeout).build().expect("http client");
-    let base = format!("http://127.0.0.1:{port}");
     let started = Instant::now();
-    while !http.get(format!("{base}/status")).send().await.is_ok_and(|r| r.status().is_success()) {
-        assert!(started.elapsed() < Duration::from_secs(20), "tauri-driver did not answer on {base}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    // Each start gets fresh ports; one is started again when a port it was given turns out to
+    // be someone else's (another test run's driver, say), so the test never drives theirs.
+    for attempt in 1.. {
+        assert!(started.elapsed() < Duration::from_secs(60), "tauri-driver did not start on free ports within 60 s ({attempt} tries)");
+        let (port, native_port) = free_ports();
+        let child = Command::new(driver)
+            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .env_clear()
+            .envs(vars)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("tauri-driver starts");
+        let mut driver_proc = Driver(child);
+        let group = driver_proc.0.id();
+        let base = format!("http://127.0.0.1:{port}");
+        let try_started = Instant::now();
+        let ours = loop {
+            if matches!(driver_proc.0.try_wait(), Ok(Some(_))) {
+                break false; // it could not bind a port
+            }
+            let held = |p| listener_inode(p).map(|i| group_holds(group, &i));
+            match (held(port), held(native_port)) {
+                (Some(true), Some(true)) => break true,
+                (Some(false), _) | (_, Some(false)) => break false,
+                _ => {}
+            }
+            if try_started.elapsed() > Duration::from_secs(20) {
+                break false; // alive but listening on neither: try again on other ports
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        if !ours {
+            drop(driver_proc);
+            continue;
+        }
+        while !http.get(format!("{base}/status")).send().await.is_ok_and(|r| r.status().is_success()) {
+            assert!(try_started.elapsed() < Duration::from_secs(20), "tauri-driver did not answer on {base}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        return (driver_proc, http, base);
     }
-    (driver, http, base)
+    unreachable!("the loop returns or fails")
 }
 
 impl Drop for Driver {
