@@ -203,15 +203,15 @@ fn print_item(i: &InboxItem) {
         };
         println!();
         println!("{what} {rel}");
-        if let (Some(before), Some(_)) = (&c.before, &c.after) {
-            for l in before.lines() {
-                println!("- {l}");
-            }
-        }
-        if let Some(after) = &c.after {
-            for l in after.lines() {
-                println!("+ {l}");
-            }
+        // The api's line diff, as the app shows it: a new file is all `+`, a removal all `-`.
+        let diff = mneme_api::line_diff(c.before.as_deref().unwrap_or_default(), c.after.as_deref().unwrap_or_default());
+        for l in diff.lines {
+            let sign = match l.op {
+                mneme_api::DiffOp::Same => ' ',
+                mneme_api::DiffOp::Removed => '-',
+                mneme_api::DiffOp::Added => '+',
+            };
+            println!("{sign} {}", l.text);
         }
     }
 }
