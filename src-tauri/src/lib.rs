@@ -7,7 +7,6 @@
 //! - [`live`]: the typed `FilesChanged` event, fed by `mneme serve`'s debounced watcher.
 //! - [`scheduler`]: the background scheduler (extraction, auto dream, team sync) running while
 //!   the app is open, its events forwarded as the typed `SchedulerActivity` event.
-//! - `webkit` (Linux): the WebKitGTK settings that keep the app's memory small.
 //! - [`bindings`] (in `commands`): the tauri-specta builder; `tests/bindings.rs` keeps
 //!   `ui/src/lib/bindings.ts` equal to what it generates.
 //!
@@ -18,8 +17,6 @@ pub mod commands;
 pub mod editor;
 pub mod live;
 pub mod scheduler;
-#[cfg(target_os = "linux")]
-mod webkit;
 
 use mneme_api::{Environment, Mneme, SystemClock};
 use std::path::{Path, PathBuf};
@@ -71,12 +68,12 @@ pub use commands::bindings;
 /// do; `main` prints it as one line.
 #[derive(Debug, thiserror::Error)]
 pub enum ShellError {
-    #[error("{0} is not set to an absolute folder; set it and try again")]
-    NoHome(&'static str),
+    #[error(transparent)]
+    NoHome(#[from] mneme_api::NoHome),
     #[error("could not export the TypeScript bindings to {path}: {message}")]
     Bindings { path: PathBuf, message: String },
     #[error("could not watch for file changes ({0}); live updates are off")]
-    Watch(#[from] mneme_live::WatchError),
+    Watch(#[from] notify::Error),
     #[error("the window could not run: {0}")]
     Window(#[from] tauri::Error),
 }
@@ -91,12 +88,7 @@ pub fn export_bindings(path: &Path) -> Result<(), ShellError> {
 /// The real world, read once, exactly as the CLI reads it: the home folder (`HOME`, or
 /// `USERPROFILE` on Windows), every environment variable, this system's managed-policy folder.
 pub fn environment() -> Result<Environment, ShellError> {
-    let vars: std::collections::BTreeMap<String, String> = std::env::vars().collect();
-    let os = mneme_core::platform::Os::current();
-    let home = os.home_dir(&vars).ok_or(ShellError::NoHome(os.home_variable()))?;
-    let mut env = Environment::with_home(home);
-    env.vars = vars;
-    Ok(env)
+    Ok(Environment::from_process()?)
 }
 
 /// The folder "What Claude sees" opens on: the argument, else the current folder, else home
@@ -125,10 +117,6 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
         .manage(mneme)
         .setup(move |app| {
             builder.mount_events(app);
-            #[cfg(target_os = "linux")]
-            if let Some(window) = tauri::Manager::get_webview_window(app, "main") {
-                window.with_webview(|webview| webkit::keep_small(&webview.inner()))?;
-            }
             let live = match live::start(app.handle(), &env) {
                 Ok(l) => Some(l),
                 Err(e) => {

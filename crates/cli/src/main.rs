@@ -350,13 +350,7 @@ fn main() -> ExitCode {
 /// The real world, read once: the home folder (`HOME`, or `USERPROFILE` on Windows), the
 /// environment, the managed folder (this system's unless --managed-dir).
 fn environment(managed_dir: Option<PathBuf>) -> Result<Environment> {
-    let vars: std::collections::BTreeMap<String, String> = std::env::vars().collect();
-    let os = mneme_core::platform::Os::current();
-    let home = os
-        .home_dir(&vars)
-        .ok_or_else(|| anyhow::anyhow!("{} is not set to an absolute folder; set it and try again", os.home_variable()))?;
-    let mut env = Environment::with_home(home);
-    env.vars = vars;
+    let mut env = Environment::from_process()?;
     if let Some(m) = managed_dir {
         env.managed_dir = m;
     }

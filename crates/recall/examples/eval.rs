@@ -67,11 +67,7 @@ fn parse_args() -> anyhow::Result<Options> {
 }
 
 fn environment() -> anyhow::Result<Environment> {
-    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
-    let home = home.context("HOME is not set to an absolute folder; set it and try again")?;
-    let mut env = Environment::with_home(home);
-    env.vars = std::env::vars().collect();
-    Ok(env)
+    Ok(Environment::from_process()?)
 }
 
 /// Why a model provider is left out when it was not asked for by name; `None` when it counts

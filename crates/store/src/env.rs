@@ -11,6 +11,14 @@ use unicode_normalization::UnicodeNormalization;
 /// [`Os::managed_dir`].
 pub const DEFAULT_MANAGED_DIR: &str = Os::Linux.managed_dir();
 
+/// The process environment names no usable home folder.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{variable} is not set to an absolute folder; set it and try again")]
+pub struct NoHome {
+    /// `HOME`, or `USERPROFILE` on Windows.
+    pub variable: &'static str,
+}
+
 #[derive(Debug, Clone)]
 pub struct Environment {
     /// The user's home folder (`os.homedir()`).
@@ -26,6 +34,21 @@ impl Environment {
     /// An environment with only a home folder: no variables, this system's managed dir.
     pub fn with_home(home: impl Into<PathBuf>) -> Self {
         Environment { home: home.into(), vars: BTreeMap::new(), managed_dir: PathBuf::from(Os::current().managed_dir()) }
+    }
+
+    /// The real world, read once by a front end (the CLI, the desktop shell, examples): the
+    /// home folder (`HOME`, or `USERPROFILE` on Windows), the environment variables, this
+    /// system's managed-policy folder. Everything below the front ends takes the result
+    /// instead of reading the process, so tests can hand in a temporary home.
+    pub fn from_process() -> Result<Self, NoHome> {
+        // A variable whose name or value is not Unicode is left out rather than failing the
+        // whole run; none of the variables Claude Code or Mneme consult is one.
+        let vars: BTreeMap<String, String> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        let os = Os::current();
+        let home = os.home_dir(&vars).ok_or(NoHome { variable: os.home_variable() })?;
+        Ok(Environment { home, vars, managed_dir: PathBuf::from(os.managed_dir()) })
     }
 
     pub fn set_var(mut self, key: &str, value: impl Into<String>) -> Self {

@@ -16,4 +16,4 @@ pub mod settings;
 pub mod settings_env;
 pub mod textfile;
 
-pub use env::Environment;
+pub use env::{Environment, NoHome};
