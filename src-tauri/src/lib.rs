@@ -7,6 +7,7 @@
 //! - [`live`]: the typed `FilesChanged` event, fed by `mneme serve`'s debounced watcher.
 //! - [`scheduler`]: the background scheduler (extraction, auto dream, team sync) running while
 //!   the app is open, its events forwarded as the typed `SchedulerActivity` event.
+//! - `webkit` (Linux): the WebKitGTK settings that keep the app's memory small.
 //! - [`bindings`] (in `commands`): the tauri-specta builder; `tests/bindings.rs` keeps
 //!   `ui/src/lib/bindings.ts` equal to what it generates.
 //!
@@ -17,6 +18,8 @@ pub mod commands;
 pub mod editor;
 pub mod live;
 pub mod scheduler;
+#[cfg(target_os = "linux")]
+mod webkit;
 
 use mneme_api::{Environment, Mneme, SystemClock};
 use std::path::{Path, PathBuf};
@@ -73,7 +76,7 @@ pub enum ShellError {
     #[error("could not export the TypeScript bindings to {path}: {message}")]
     Bindings { path: PathBuf, message: String },
     #[error("could not watch for file changes ({0}); live updates are off")]
-    Watch(#[from] notify::Error),
+    Watch(#[from] mneme_live::WatchError),
     #[error("the window could not run: {0}")]
     Window(#[from] tauri::Error),
 }
@@ -117,6 +120,10 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
         .manage(mneme)
         .setup(move |app| {
             builder.mount_events(app);
+            #[cfg(target_os = "linux")]
+            if let Some(window) = tauri::Manager::get_webview_window(app, "main") {
+                window.with_webview(|webview| webkit::keep_small(&webview.inner()))?;
+            }
             let live = match live::start(app.handle(), &env) {
                 Ok(l) => Some(l),
                 Err(e) => {
