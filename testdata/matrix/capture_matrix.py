@@ -40,9 +40,9 @@ CAPTURE = os.path.join(TD, "conformance", "capture.sh")
 
 PREAMBLE = "Codebase and user instructions are shown below."
 HOOK = "tool.call hook additional context: "
-# Bumped when what is taken from a capture with reads changes (v1: the hook's message), so
+# Bumped when what is taken from a capture with reads changes (v2: the hook's message), so
 # those cases are captured again while the others stay cached.
-LAZY_EXTRACTION = "hook-v1"
+LAZY_EXTRACTION = "hook-v2"
 
 
 def build(root, random_n, seed):
@@ -134,9 +134,11 @@ def expected_from(cap_dir):
             if m["role"] == "system" and isinstance(content, str) and content.startswith("Contents of "):
                 # 2.1.233-2.1.306 append a context-budget note to the same message.
                 parts.append(re.sub(r"\n\n<total_tokens>[^<]*</total_tokens>$", "", content))
-            elif m["role"] == "system" and isinstance(content, str) and content.startswith(HOOK):
-                # The AGENTS.md plugin's hook output (2.1.281+); up to 2.1.312 with the note too.
-                hooks.append(re.sub(r"\n\n<total_tokens>[^<]*</total_tokens>$", "", content))
+            elif m["role"] == "system" and any(t.startswith(HOOK) for t in blocks_of(content)):
+                # The AGENTS.md plugin's hook output (2.1.281+; a string or text blocks);
+                # up to 2.1.312 with the note too.
+                hooks += [re.sub(r"\n\n<total_tokens>[^<]*</total_tokens>$", "", t)
+                          for t in blocks_of(content) if t.startswith(HOOK)]
             elif m["role"] == "assistant" and isinstance(content, list):
                 reads += [b["input"].get("file_path") for b in content if b.get("type") == "tool_use"]
             elif m["role"] == "user" and isinstance(content, list):
