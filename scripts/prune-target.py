@@ -8,6 +8,7 @@ the incremental caches. Third-party crates are left alone (rebuilding them is th
 Usage: prune-target.py TARGET_DIR [LIMIT_GB]   (does nothing while the folder is under LIMIT_GB, 8)
 """
 import collections
+import fcntl
 import glob
 import os
 import re
@@ -46,6 +47,16 @@ for profile in ("debug", "release"):
     deps = os.path.join(target, profile, "deps")
     if not os.path.isdir(deps):
         continue
+    # Cargo holds an flock on <profile>/.cargo-lock while it builds; pruning under a build of
+    # another test run (two `npm test` runs share this folder) would delete its inputs. Take
+    # the same lock, without waiting: a busy profile is left for the next run to prune.
+    lock = open(os.path.join(target, profile, ".cargo-lock"), "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"prune-target: {profile} is being built by another cargo; not pruned this time")
+        lock.close()
+        continue
     groups = collections.defaultdict(list)
     for f in os.listdir(deps):
         m = re.match(r"(lib)?(.+?)-([0-9a-f]{16})(\..*)?$", f)
@@ -61,4 +72,5 @@ for profile in ("debug", "release"):
     if os.path.isdir(incremental):
         freed += int(size_gb(incremental) * 1e9)
         shutil.rmtree(incremental, ignore_errors=True)
+    lock.close()
 print(f"prune-target: freed {freed / 1e9:.1f} GB of old workspace build artifacts in {target}")
