@@ -57,7 +57,7 @@ pub enum StoreError {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct User {
     pub id: i64,
     pub name: String,
@@ -66,7 +66,7 @@ pub struct User {
     pub disabled_ms: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Repo {
     pub id: i64,
     pub team: String,
@@ -94,12 +94,15 @@ pub struct Access {
 }
 
 /// One key's current state.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct EntryState {
+    #[sqlx(rename = "entry_key")]
     pub key: String,
     pub checksum: String,
-    /// Empty unless the snapshot was taken with content.
+    /// Empty unless the snapshot was taken with content (queries without it leave the column out).
+    #[sqlx(default)]
     pub content: String,
+    #[sqlx(try_from = "IntFlag")]
     pub deleted: bool,
     /// When the key last changed (for a tombstone: when it was deleted), epoch ms.
     pub changed_ms: i64,
@@ -163,13 +166,14 @@ pub enum CommitOutcome {
 pub type Decide<'a> = dyn FnMut(&WriteView) -> Vec<Commit> + Send + 'a;
 
 /// One version of one key, for audit and rollback.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct HistoryRow {
     /// The repository version this change created.
     pub version: i64,
     pub checksum: String,
     pub author: Option<String>,
     pub at_ms: i64,
+    #[sqlx(try_from = "IntFlag")]
     pub deleted: bool,
     /// For a deletion, the content that was removed.
     pub content: String,
@@ -205,10 +209,22 @@ impl TokenKind {
     }
 }
 
+/// The `kind` column as stored: anything but `refresh` is read as the weaker access token.
+impl From<String> for TokenKind {
+    fn from(s: String) -> TokenKind {
+        if s == "refresh" {
+            TokenKind::Refresh
+        } else {
+            TokenKind::Access
+        }
+    }
+}
+
 /// A token as stored: only its SHA-256 is kept, never the token itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct TokenRow {
     pub hash: String,
+    #[sqlx(try_from = "String")]
     pub kind: TokenKind,
     pub user_id: i64,
     /// Every token issued from one sign-in shares a family, so a replayed refresh token can
@@ -231,11 +247,12 @@ pub enum RefreshUse {
 }
 
 /// One sign-in: the device sign-in (or admin-minted token) that started a token family.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct SignInRow {
     pub family: String,
     pub user_id: i64,
     /// The user's name (filled in when listing).
+    #[sqlx(rename = "user_name")]
     pub user: String,
     /// The `client_id` the device sign-in named, or `admin-token` for `admin token`.
     pub client_id: String,
@@ -266,8 +283,12 @@ impl DeviceStatus {
         }
     }
 
-    fn parse(s: &str) -> DeviceStatus {
-        match s {
+}
+
+/// The `status` column as stored; an unknown value is read as still pending (never approved).
+impl From<String> for DeviceStatus {
+    fn from(s: String) -> DeviceStatus {
+        match s.as_str() {
             "approved" => DeviceStatus::Approved,
             "denied" => DeviceStatus::Denied,
             "used" => DeviceStatus::Used,
@@ -276,8 +297,20 @@ impl DeviceStatus {
     }
 }
 
+/// A 0/1 flag column. The schema keeps flags as integers, which SQLite and PostgreSQL store
+/// alike, so rows read it as an integer and turn it into a `bool` here.
+#[derive(sqlx::Type)]
+#[sqlx(transparent)]
+struct IntFlag(i64);
+
+impl From<IntFlag> for bool {
+    fn from(f: IntFlag) -> bool {
+        f.0 != 0
+    }
+}
+
 /// A device authorization request (RFC 8628).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DeviceRow {
     pub code_hash: String,
     /// Normalized: upper case, no separator.
@@ -288,6 +321,7 @@ pub struct DeviceRow {
     pub expires_ms: i64,
     pub interval_s: i64,
     pub last_poll_ms: Option<i64>,
+    #[sqlx(try_from = "String")]
     pub status: DeviceStatus,
     pub user_id: Option<i64>,
 }

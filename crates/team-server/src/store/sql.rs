@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::config::DatabaseUrl;
-use sqlx::any::{AnyPoolOptions, AnyRow};
-use sqlx::{AnyPool, Executor, Row};
+use sqlx::any::AnyPoolOptions;
+use sqlx::{AnyPool, Executor, FromRow, Row};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -251,7 +251,7 @@ async fn read_snapshot(
     .fetch_optional(&mut **tx)
     .await?;
     let Some(row) = row else { return Ok(None) };
-    let repo = repo_from(&row)?;
+    let repo = Repo::from_row(&row)?;
     // Content of tombstones is never served, so it is not read either.
     let content = if with_content { "CASE WHEN deleted = 0 THEN content ELSE '' END" } else { "''" };
     let rows = sqlx::query(&format!(
@@ -260,16 +260,7 @@ async fn read_snapshot(
     .bind(repo_id)
     .fetch_all(&mut **tx)
     .await?;
-    let mut entries = Vec::with_capacity(rows.len());
-    for r in &rows {
-        entries.push(EntryState {
-            key: r.try_get("entry_key")?,
-            checksum: r.try_get("checksum")?,
-            content: r.try_get("content")?,
-            deleted: r.try_get::<i64, _>("deleted")? != 0,
-            changed_ms: r.try_get("changed_ms")?,
-        });
-    }
+    let mut entries = rows.iter().map(EntryState::from_row).collect::<Result<Vec<_>, _>>()?;
     // Sorted here rather than by the database, whose collation may not be byte order.
     entries.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(Some(Snapshot { repo, entries }))
@@ -444,9 +435,11 @@ async fn lock_and_read_keys(
     }
     let rows = q.fetch_all(&mut **tx).await?;
     let Some(head) = rows.first() else { return Ok(None) };
-    let repo = repo_from(head)?;
+    let repo = Repo::from_row(head)?;
     let mut entries = Vec::with_capacity(keys.len());
     for r in &rows {
+        // The joined entry's columns carry an `e_` prefix (the repository's share their names)
+        // and are NULL when the key does not exist, so this one row is read by hand.
         let Some(key) = r.try_get::<Option<String>, _>("e_key")? else { continue };
         entries.push(EntryState {
             key,
@@ -484,21 +477,11 @@ async fn read_keys(
             q = q.bind(*k);
         }
         for r in q.fetch_all(&mut **tx).await? {
-            out.push(entry_state_from(&r)?);
+            out.push(EntryState::from_row(&r)?);
         }
     }
     out.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(out)
-}
-
-fn entry_state_from(r: &AnyRow) -> Result<EntryState, sqlx::Error> {
-    Ok(EntryState {
-        key: r.try_get("entry_key")?,
-        checksum: r.try_get("checksum")?,
-        content: String::new(),
-        deleted: r.try_get::<i64, _>("deleted")? != 0,
-        changed_ms: r.try_get("changed_ms")?,
-    })
 }
 
 fn is_unique_violation(e: &sqlx::Error) -> bool {
@@ -507,81 +490,6 @@ fn is_unique_violation(e: &sqlx::Error) -> bool {
 
 const REPO_COLUMNS: &str =
     "r.id, t.name AS team, r.slug, r.version, r.checksum, r.last_modified_ms, r.max_entries, r.live_entries";
-
-fn repo_from(row: &AnyRow) -> Result<Repo, sqlx::Error> {
-    Ok(Repo {
-        id: row.try_get("id")?,
-        team: row.try_get("team")?,
-        slug: row.try_get("slug")?,
-        version: row.try_get("version")?,
-        checksum: row.try_get("checksum")?,
-        last_modified_ms: row.try_get("last_modified_ms")?,
-        max_entries: row.try_get("max_entries")?,
-        live_entries: row.try_get("live_entries")?,
-    })
-}
-
-fn user_from(row: &AnyRow) -> Result<User, sqlx::Error> {
-    Ok(User {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        password_hash: row.try_get("password_hash")?,
-        disabled_ms: row.try_get("disabled_ms")?,
-    })
-}
-
-fn history_from(row: &AnyRow) -> Result<HistoryRow, sqlx::Error> {
-    Ok(HistoryRow {
-        version: row.try_get("version")?,
-        checksum: row.try_get("checksum")?,
-        author: row.try_get("author")?,
-        at_ms: row.try_get("at_ms")?,
-        deleted: row.try_get::<i64, _>("deleted")? != 0,
-        content: row.try_get("content")?,
-    })
-}
-
-fn token_from(row: &AnyRow) -> Result<TokenRow, sqlx::Error> {
-    let kind: String = row.try_get("kind")?;
-    Ok(TokenRow {
-        hash: row.try_get("hash")?,
-        kind: if kind == "refresh" { TokenKind::Refresh } else { TokenKind::Access },
-        user_id: row.try_get("user_id")?,
-        family: row.try_get("family")?,
-        created_ms: row.try_get("created_ms")?,
-        expires_ms: row.try_get("expires_ms")?,
-        revoked_ms: row.try_get("revoked_ms")?,
-    })
-}
-
-fn sign_in_from(row: &AnyRow) -> Result<SignInRow, sqlx::Error> {
-    Ok(SignInRow {
-        family: row.try_get("family")?,
-        user_id: row.try_get("user_id")?,
-        user: row.try_get("user_name")?,
-        client_id: row.try_get("client_id")?,
-        created_ms: row.try_get("created_ms")?,
-        last_used_ms: row.try_get("last_used_ms")?,
-        expires_ms: row.try_get("expires_ms")?,
-        revoked_ms: row.try_get("revoked_ms")?,
-    })
-}
-
-fn device_from(row: &AnyRow) -> Result<DeviceRow, sqlx::Error> {
-    let status: String = row.try_get("status")?;
-    Ok(DeviceRow {
-        code_hash: row.try_get("code_hash")?,
-        user_code: row.try_get("user_code")?,
-        client_id: row.try_get("client_id")?,
-        scope: row.try_get("scope")?,
-        created_ms: row.try_get("created_ms")?,
-        expires_ms: row.try_get("expires_ms")?,
-        interval_s: row.try_get("interval_s")?,
-        last_poll_ms: row.try_get("last_poll_ms")?,
-        status: DeviceStatus::parse(&status),
-        user_id: row.try_get("user_id")?,
-    })
-}
 
 #[async_trait]
 impl Store for SqlStore {
@@ -627,7 +535,7 @@ impl Store for SqlStore {
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.as_ref().map(user_from).transpose()?)
+        Ok(row.as_ref().map(User::from_row).transpose()?)
     }
 
     async fn user_by_id(&self, id: i64) -> Result<Option<User>, StoreError> {
@@ -635,7 +543,7 @@ impl Store for SqlStore {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.as_ref().map(user_from).transpose()?)
+        Ok(row.as_ref().map(User::from_row).transpose()?)
     }
 
     async fn repo_by_slug(&self, slug: &str) -> Result<Option<Repo>, StoreError> {
@@ -645,7 +553,7 @@ impl Store for SqlStore {
         .bind(slug_key(slug))
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.as_ref().map(repo_from).transpose()?)
+        Ok(row.as_ref().map(Repo::from_row).transpose()?)
     }
 
     async fn access(&self, token_hash: &str, slug: &str, now_ms: i64) -> Result<Option<Access>, StoreError> {
@@ -665,7 +573,7 @@ impl Store for SqlStore {
         let Some(row) = row else { return Ok(None) };
         let repo_id: Option<i64> = row.try_get("id")?;
         let repo = match repo_id {
-            Some(_) => Some(repo_from(&row)?),
+            Some(_) => Some(Repo::from_row(&row)?),
             None => None,
         };
         let role: Option<String> = row.try_get("role")?;
@@ -735,7 +643,7 @@ impl Store for SqlStore {
         let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
             let role: String = row.try_get("role")?;
-            out.push((repo_from(row)?, Role::parse(&role)));
+            out.push((Repo::from_row(row)?, Role::parse(&role)));
         }
         Ok(out)
     }
@@ -905,7 +813,7 @@ impl Store for SqlStore {
         .bind(key)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.as_ref().map(entry_state_from).transpose()?)
+        Ok(row.as_ref().map(EntryState::from_row).transpose()?)
     }
 
     async fn history(&self, repo_id: i64, key: &str) -> Result<Vec<HistoryRow>, StoreError> {
@@ -918,7 +826,7 @@ impl Store for SqlStore {
         .bind(key)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows.iter().map(history_from).collect::<Result<_, _>>()?)
+        Ok(rows.iter().map(HistoryRow::from_row).collect::<Result<_, _>>()?)
     }
 
     async fn history_version(&self, repo_id: i64, key: &str, version: i64) -> Result<Option<HistoryRow>, StoreError> {
@@ -931,7 +839,7 @@ impl Store for SqlStore {
         .bind(version)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.as_ref().map(history_from).transpose()?)
+        Ok(row.as_ref().map(HistoryRow::from_row).transpose()?)
     }
 
     async fn latest(&self, repo_id: i64) -> Result<Vec<LatestRow>, StoreError> {
@@ -988,7 +896,7 @@ impl Store for SqlStore {
         .bind(hash)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.as_ref().map(token_from).transpose()?)
+        Ok(row.as_ref().map(TokenRow::from_row).transpose()?)
     }
 
     async fn use_refresh(&self, hash: &str, now_ms: i64) -> Result<RefreshUse, StoreError> {
@@ -1077,7 +985,7 @@ impl Store for SqlStore {
         .bind(family)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.as_ref().map(sign_in_from).transpose()?)
+        Ok(row.as_ref().map(SignInRow::from_row).transpose()?)
     }
 
     async fn sign_ins(&self, user_id: Option<i64>, repo_id: Option<i64>) -> Result<Vec<SignInRow>, StoreError> {
@@ -1091,7 +999,7 @@ impl Store for SqlStore {
         .bind(repo_id)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows.iter().map(sign_in_from).collect::<Result<_, _>>()?)
+        Ok(rows.iter().map(SignInRow::from_row).collect::<Result<_, _>>()?)
     }
 
     async fn delete_grant(&self, user_id: i64, repo_id: i64) -> Result<bool, StoreError> {
@@ -1149,7 +1057,7 @@ impl Store for SqlStore {
             .bind(user_code)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.as_ref().map(device_from).transpose()?)
+        Ok(row.as_ref().map(DeviceRow::from_row).transpose()?)
     }
 
     async fn device_by_code_hash(&self, code_hash: &str) -> Result<Option<DeviceRow>, StoreError> {
@@ -1157,7 +1065,7 @@ impl Store for SqlStore {
             .bind(code_hash)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.as_ref().map(device_from).transpose()?)
+        Ok(row.as_ref().map(DeviceRow::from_row).transpose()?)
     }
 
     async fn record_poll(&self, code_hash: &str, now_ms: i64, interval_s: i64) -> Result<(), StoreError> {
