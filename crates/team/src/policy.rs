@@ -4,10 +4,12 @@
 //! `Memdir::with_team_write_check` for every create, edit, rename into `team/` and team index
 //! write; the api passes it (the disk layer itself does not decide what is shareable).
 
+use mneme_store::memdir::TeamWriteRefused;
+
 /// Refuses content for team memory that holds something that looks like a secret; the message
 /// names the kinds found (never the secret) and says what to do.
-pub fn check_team_write(content: &str) -> Result<(), String> {
-    mneme_secrets::check_team_content(content).map_err(|refused| refused.to_string())
+pub fn check_team_write(content: &str) -> Result<(), TeamWriteRefused> {
+    mneme_secrets::check_team_content(content).map_err(|refused| TeamWriteRefused(refused.to_string()))
 }
 
 #[cfg(test)]
@@ -19,7 +21,7 @@ mod tests {
         // Assembled at run time, so this file holds no secret-looking literal.
         let pat = format!("ghp_{}", "nUwYcfi1NQBYsmPBK6K7rrTYmlfxd6KQzYRd");
         assert_eq!(
-            check_team_write(&format!("Use the bot token {pat} for CI.")).unwrap_err(),
+            check_team_write(&format!("Use the bot token {pat} for CI.")).unwrap_err().to_string(),
             "Content contains potential secrets (GitHub PAT) and cannot be written to team memory. \
              Team memory is shared with all repository collaborators. Remove the sensitive content and try again."
         );

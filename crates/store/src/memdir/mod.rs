@@ -115,7 +115,20 @@ pub struct Memdir {
 /// the repository: `Err` carries the refusal, worded for the person. The store does not decide
 /// this itself; whoever decides team writes passes its policy (the api passes
 /// `mneme_team::check_team_write`, the secret scanner).
-pub type TeamWriteCheck = fn(&str) -> Result<(), String>;
+pub type TeamWriteCheck = fn(&str) -> Result<(), TeamWriteRefused>;
+
+/// A team-write check's refusal, worded for the person (it names what was found, never the
+/// secret itself, and says what to do).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamWriteRefused(pub String);
+
+impl std::fmt::Display for TeamWriteRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TeamWriteRefused {}
 
 impl std::fmt::Debug for Memdir {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

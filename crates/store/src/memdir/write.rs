@@ -131,7 +131,7 @@ impl Memdir {
     fn check_team_write(&self, rel: &str, content: &str) -> Result<(), MemdirError> {
         match self.team_write_check {
             Some(check) if Scope::of(rel) == Scope::Team => {
-                check(content).map_err(|refused| MemdirError::SecretsInTeamMemory { path: rel.into(), refused })
+                check(content).map_err(|refused| MemdirError::SecretsInTeamMemory { path: rel.into(), refused: refused.0 })
             }
             _ => Ok(()),
         }
@@ -528,6 +528,7 @@ impl Memdir {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
+    use super::super::TeamWriteRefused;
     use super::*;
 
     fn new_memory(name: &str, desc: &str) -> NewMemory {
@@ -642,9 +643,9 @@ mod tests {
 
     /// A stand-in for the api's policy (the secret scanner, tested in mneme-team): what
     /// matters here is that every write into team/ asks it.
-    fn refuse_tokens(content: &str) -> Result<(), String> {
+    fn refuse_tokens(content: &str) -> Result<(), TeamWriteRefused> {
         if content.contains("ghp_") {
-            Err(REFUSED.into())
+            Err(TeamWriteRefused(REFUSED.into()))
         } else {
             Ok(())
         }
