@@ -146,7 +146,7 @@ fn compare(
     raw: &str,
     fixtures: &Fixtures,
     expected: &str,
-    here: impl FnOnce() -> Result<String, String>,
+    here: impl FnOnce() -> Result<String, Unavailable>,
     failures: &mut Vec<String>,
 ) {
     let actual = &fixtures.as_captured(raw);
@@ -196,19 +196,35 @@ fn difference(name: &str, actual: &str, expected: &str) -> String {
     )
 }
 
+/// Why Claude Code's own output could not be had on this machine (said in the failure).
+#[derive(Debug, Clone)]
+struct Unavailable(String);
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// What Claude Code 2.1.197 (`MNEME_CLAUDE_BIN`) sends for `case` of fixture `fx` on this
 /// machine: its instructions block, the files it attached after the Reads, and the order of
 /// those Reads (testdata/conformance/capture_here.py).
-fn claude_code_here(fx: &Path, case: &str) -> Result<serde_json::Value, String> {
+fn claude_code_here(fx: &Path, case: &str) -> Result<serde_json::Value, Unavailable> {
     let bin = std::env::var("MNEME_CLAUDE_BIN").map_err(|_| {
-        "MNEME_CLAUDE_BIN is not set to compare with Claude Code here; run: export MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\"".to_string()
+        Unavailable("MNEME_CLAUDE_BIN is not set to compare with Claude Code here; run: export MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\"".into())
     })?;
     let script = repo_root().join("testdata/conformance/capture_here.py");
-    let out = Command::new("python3").arg(script).arg(bin).arg(fx).arg(case).output().map_err(|e| format!("python3 did not run: {e}"))?;
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(bin)
+        .arg(fx)
+        .arg(case)
+        .output()
+        .map_err(|e| Unavailable(format!("python3 did not run: {e}")))?;
     if !out.status.success() {
-        return Err(format!("capturing Claude Code failed: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(Unavailable(format!("capturing Claude Code failed: {}", String::from_utf8_lossy(&out.stderr))));
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("the capture is not JSON: {e}"))
+    serde_json::from_slice(&out.stdout).map_err(|e| Unavailable(format!("the capture is not JSON: {e}")))
 }
 
 /// Runs every case of `set` whose golden is in `expected_dir`.
@@ -230,8 +246,8 @@ fn check_all(set: &Fixtures, expected_dir: &Path, name_of: impl Fn(&str, &str) -
             let case = parse_case(&fs::read_to_string(&case_file).expect("case file"));
             let label = format!("{fx_name}__{case_name}");
             // Claude Code on this machine, captured only when the rule order differs, once.
-            let here_cell: std::cell::OnceCell<Result<serde_json::Value, String>> = std::cell::OnceCell::new();
-            let here = |key: &str| -> Result<serde_json::Value, String> {
+            let here_cell: std::cell::OnceCell<Result<serde_json::Value, Unavailable>> = std::cell::OnceCell::new();
+            let here = |key: &str| -> Result<serde_json::Value, Unavailable> {
                 let got = here_cell.get_or_init(|| claude_code_here(fx, &case_name)).clone()?;
                 Ok(got[key].clone())
             };
