@@ -67,13 +67,26 @@ fn read_text(path: &str) -> Result<(String, usize), ReadError> {
     Ok((text, len))
 }
 
-/// Reads a file [`paths::open_resolved`] already opened. Its `fstat` gave the type and size, so
-/// one `read` asking for a byte more than the size both reads the file and proves its end was
-/// reached (a regular file's read returns less than asked only at its end): the file costs
-/// `open`, `fstat`, `read` and `close`, where `read_text` takes six calls.
+/// Reads a file [`paths::open_resolved`] already opened. Usually its first `pread` read it
+/// whole (`open`, `pread`, `close`: three calls, where `read_text` takes six). Otherwise its
+/// `fstat` gave the type and size, so one `read` asking for a byte more than the size both
+/// reads the file and proves its end was reached.
 fn read_opened(opened: paths::Opened) -> Result<(String, usize), ReadError> {
     use std::io::Read;
-    let paths::Opened { mut file, meta } = opened;
+    let paths::Opened { mut file, head } = opened;
+    let meta = match head {
+        paths::Head::Whole(bytes) => {
+            // Under HEAD_BYTES, so never over MAX_INSTRUCTION_FILE_BYTES.
+            let len = bytes.len();
+            let text = match String::from_utf8(bytes) {
+                Ok(s) => s,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            };
+            return Ok((text, len));
+        }
+        paths::Head::Dir => return Err(ReadError::Missing),
+        paths::Head::Stat(meta) => meta,
+    };
     if meta.is_dir() {
         return Err(ReadError::Missing);
     }

@@ -153,7 +153,54 @@ fn is_special(ft: fs::FileType) -> bool {
 /// A candidate file opened once, for [`open_resolved`].
 pub struct Opened {
     pub file: fs::File,
-    pub meta: fs::Metadata,
+    pub head: Head,
+}
+
+/// What the first read of an opened candidate told.
+pub enum Head {
+    /// The whole file: a positioned read came back short of [`HEAD_BYTES`], which for a
+    /// regular file means its end was reached.
+    Whole(Vec<u8>),
+    /// A folder (the read failed with `EISDIR`).
+    Dir,
+    /// The read did not settle it (empty, at least [`HEAD_BYTES`], not seekable, an error):
+    /// the file's `fstat`, to be read by size as before.
+    Stat(fs::Metadata),
+}
+
+/// How much the first read of a candidate asks for. Instruction files are almost always far
+/// smaller, so one `pread` reads them whole; a larger one costs one `fstat` more.
+pub const HEAD_BYTES: usize = 64 * 1024;
+
+thread_local! {
+    /// The first read's buffer, reused so 2,000 small rules do not each zero 64 KiB.
+    static HEAD_BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0; HEAD_BYTES]);
+}
+
+/// The first read of an opened candidate, without an `fstat` when it can be spared. A
+/// positioned read (`pread`) is what makes a short answer trustworthy: it fails with `ESPIPE`
+/// on a FIFO, socket or terminal (whose reads may come back short before their end), so a
+/// short, non-empty answer comes from a seekable file, and Linux returns less than asked from
+/// a regular file only at its end. An empty answer may be `/dev/null` or a FIFO's, a full one
+/// may be `/dev/zero`'s: those, and every error but `EISDIR`, take the `fstat`.
+fn first_read(file: &fs::File) -> Option<Head> {
+    use std::os::unix::fs::FileExt;
+    let got = HEAD_BUF.with(|b| {
+        let mut b = b.borrow_mut();
+        loop {
+            match file.read_at(&mut b[..], 0) {
+                Ok(n) if n > 0 && n < HEAD_BYTES => return Ok(Some(b[..n].to_vec())),
+                Ok(_) => return Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    });
+    match got {
+        Ok(Some(bytes)) => Some(Head::Whole(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => Some(Head::Dir),
+        _ => file.metadata().ok().map(Head::Stat),
+    }
 }
 
 /// What [`open_resolved`] found.
@@ -166,8 +213,9 @@ pub enum Probe {
 }
 
 /// `safeResolvePath` for a file that is about to be read, in as few system calls as the
-/// answer allows: one `open` that refuses to follow a final symlink and one `fstat` on it tell
-/// whether it exists, whether it is a link, a special file or a folder, and its size; the
+/// answer allows: one `open` that refuses to follow a final symlink and one `pread` on it
+/// ([`first_read`], with an `fstat` only when that does not settle it) tell whether it exists,
+/// whether it is a link, a special file or a folder, and usually read it whole; the
 /// folder's realpath comes from the per-load cache. Only a link (or an error other than "not
 /// there") takes the general `lstat` + `realpath` route. The answer is the same as
 /// [`safe_resolve_path`]'s.
@@ -198,16 +246,16 @@ pub fn open_resolved(path: &str) -> Probe {
         // ELOOP: the last component is a link; anything else keeps its general handling.
         Err(_) => return general(),
     };
-    let Ok(meta) = file.metadata() else { return general() };
-    if is_special(meta.file_type()) {
-        return Probe::Resolved { real: path.to_string(), is_symlink: false, opened: Some(Opened { file, meta }) };
+    let Some(head) = first_read(&file) else { return general() };
+    if matches!(&head, Head::Stat(meta) if is_special(meta.file_type())) {
+        return Probe::Resolved { real: path.to_string(), is_symlink: false, opened: Some(Opened { file, head }) };
     }
     let Some(dir_real) = dir_realpath(dir) else {
-        return Probe::Resolved { real: path.to_string(), is_symlink: false, opened: Some(Opened { file, meta }) };
+        return Probe::Resolved { real: path.to_string(), is_symlink: false, opened: Some(Opened { file, head }) };
     };
     let real = if dir_real == "/" { format!("/{name}") } else { format!("{dir_real}/{name}") };
     let is_symlink = real != path;
-    Probe::Resolved { real, is_symlink, opened: Some(Opened { file, meta }) }
+    Probe::Resolved { real, is_symlink, opened: Some(Opened { file, head }) }
 }
 
 thread_local! {
