@@ -22,6 +22,7 @@
 mod bash;
 mod changeset;
 mod headless;
+pub mod messages;
 mod overlay;
 mod policy;
 pub mod prompts;

@@ -133,9 +133,7 @@ impl Gate {
             "Read" | "Grep" | "Glob" => {
                 let key = if tool == "Read" { "file_path" } else { "path" };
                 match input.get(key).and_then(Value::as_str) {
-                    Some(p) if p.starts_with("//") || p.starts_with("\\\\") => Decision::Deny(format!(
-                        "Claude requested permissions to read from {p}, which appears to be a UNC path that could access network resources."
-                    )),
+                    Some(p) if p.starts_with("//") || p.starts_with("\\\\") => Decision::Deny(crate::messages::network_path(p)),
                     _ => Decision::Allow,
                 }
             }

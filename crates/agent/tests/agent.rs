@@ -2,6 +2,7 @@
 //! 127.0.0.1, scripted tool calls, and what the model gets back for each.
 
 use futures_util::future::BoxFuture;
+use mneme_agent::messages;
 use mneme_agent::{
     apply_changeset, auto_mem_denial, auto_mem_prefix, bash_denial, run_agent, session_memory_denial, AgentError,
     AgentTask, ApplyError, Mode, Policy, Stop,
@@ -275,7 +276,7 @@ async fn stage_mode_leaves_the_folder_byte_identical_and_later_reads_see_the_run
     assert_eq!(seen[1], ("---\nname: new\n---\nRight.".to_string(), false));
     assert_eq!(seen[2], (format!("Found 1 file\n{new}"), false));
     assert_eq!(seen[3], (format!("{}\n{new}", f.m("MEMORY.md")), false));
-    assert!(seen[4].1 && seen[4].0.starts_with("File does not exist."), "{:?}", seen[4]);
+    assert!(seen[4].1 && seen[4].0.starts_with("There is no file at this path"), "{:?}", seen[4]);
 
     let changes: Vec<(PathBuf, Option<String>, Option<String>)> =
         out.changeset.changes.iter().map(|c| (c.path.clone(), c.before.clone(), c.after.clone())).collect();
@@ -341,7 +342,7 @@ async fn apply_refuses_the_whole_changeset_when_claude_code_changed_a_file_meanw
 }
 
 #[tokio::test]
-async fn edit_and_write_errors_are_claude_codes() {
+async fn edit_and_write_refuse_where_claude_code_does() {
     let f = Fixture::new();
     let index = f.write("MEMORY.md", "- [A](a.md) \u{2014} same\n- [B](b.md) \u{2014} same\n");
     let stub = StubModel::start().await;
@@ -362,15 +363,17 @@ async fn edit_and_write_errors_are_claude_codes() {
     let out = run_agent(&provider(&stub), &f.task("Extract.", Some(5)), Mode::Stage, &Cancel::new()).await.unwrap();
 
     let results = tool_results(&stub.model_requests()[1]);
-    let not_read = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>";
+    let not_read = format!("<tool_use_error>{}</tool_use_error>", messages::NOT_READ);
     assert_eq!(results[0], (not_read.to_string(), true));
     assert_eq!(results[1], (not_read.to_string(), true));
     assert!(!results[2].1);
-    assert_eq!(results[3], ("<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: same</tool_use_error>".to_string(), true));
-    assert_eq!(results[4], ("<tool_use_error>String to replace not found in file.\nString: absent</tool_use_error>".to_string(), true));
-    assert_eq!(results[5], ("<tool_use_error>No changes to make: old_string and new_string are exactly the same.</tool_use_error>".to_string(), true));
-    assert_eq!(results[6], (format!("<tool_use_error>File does not exist. Note: your current working directory is {}.</tool_use_error>", f.cwd.display()), true));
-    assert_eq!(results[7], ("<tool_use_error>Content contains potential secrets (GitHub PAT) and cannot be written to team memory. Team memory is shared with all repository collaborators. Remove the sensitive content and try again.</tool_use_error>".to_string(), true));
+    let tool_use_error = |m: &str| (format!("<tool_use_error>{m}</tool_use_error>"), true);
+    assert_eq!(results[3], tool_use_error(&messages::several_matches(2, "same")));
+    assert!(results[3].0.contains("occurs 2 times") && results[3].0.ends_with("\nold_string: same</tool_use_error>"));
+    assert_eq!(results[4], tool_use_error(&messages::not_found("absent")));
+    assert_eq!(results[5], tool_use_error(messages::NO_CHANGE));
+    assert_eq!(results[6], tool_use_error(&messages::no_such_file(&f.cwd.to_string_lossy(), None)));
+    assert_eq!(results[7], tool_use_error("Not written to team memory: the content appears to contain secrets (GitHub PAT), and everyone working on the repository can read team memory. Remove the secret and try again."));
     assert_eq!(results[8], ("<tool_use_error>InputValidationError: Read failed due to the following issues:\nThe required parameter `file_path` is missing\nAn unexpected parameter `path` was provided</tool_use_error>".to_string(), true));
     assert_eq!(results[9], (format!("The file {index} has been updated. All occurrences were successfully replaced.{STATE_IS_CURRENT}", index = index.display()), false));
     assert!(out.denials.is_empty());
@@ -408,7 +411,7 @@ async fn session_memory_allows_only_edit_of_its_file() {
     // Input validation runs before the permission check, as in Claude Code.
     assert_eq!(
         results[2],
-        (format!("<tool_use_error>File does not exist. Note: your current working directory is {}.</tool_use_error>", f.cwd.display()), true)
+        (format!("<tool_use_error>{}</tool_use_error>", messages::no_such_file(&f.cwd.to_string_lossy(), None)), true)
     );
     assert_eq!(results[3], (format!("The file {} has been updated successfully.{STATE_IS_CURRENT}", summary.display()), false));
     assert_eq!(out.denials.len(), 2);

@@ -191,8 +191,8 @@ fn promote_to_claude_md_and_to_team_with_the_secret_check() {
     let e = m.inbox_promote(&id, PromoteTo::Team).unwrap_err();
     assert_eq!(e.code, ErrorCode::SecretsRefused);
     // gitleaks' generic API-key rule flags the same token as well.
-    assert!(e.message.starts_with("Content contains potential secrets (GitHub PAT"), "{}", e.message);
-    assert!(e.message.contains("and cannot be written to team memory."), "{}", e.message);
+    assert!(e.message.starts_with("Not written to team memory: the content appears to contain secrets (GitHub PAT"), "{}", e.message);
+    assert!(e.message.contains("Remove the secret and try again."), "{}", e.message);
     assert!(!w.mem.join("team").exists());
     let clean = with_secret.replace("Token: ghp_R4nd0mT0k3nXyZ8q2LmNpQ7sVwK1aB3cD5eF", "It posts to #releases.");
     m.inbox_edit(&id, &item.files[0].rel_path, &clean, false).unwrap();

@@ -264,7 +264,7 @@ async fn edit_promote_to_claude_md_and_team_with_the_secret_check() {
     );
     assert!(!w.memory.exists() || std::fs::read_dir(&w.memory).unwrap().next().is_none());
 
-    // Promote to team: refused with Claude Code's message when it holds a secret.
+    // Promote to team: refused (as Claude Code refuses it) when it holds a secret.
     w.turn("Remember that the staging token is ghp_R4nd0mT0k3nXyZ8q2LmNpQ7sVwK1aB3cD5eF for the deploy bot.", "Noted.");
     let rec = &x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap()[0];
     let RunOutcome::Staged { inbox_id } = &rec.outcome else { panic!("{rec:?}") };
@@ -272,7 +272,7 @@ async fn edit_promote_to_claude_md_and_team_with_the_secret_check() {
     assert_eq!(err.code(), "secrets-in-team-memory");
     assert_eq!(
         err.to_string(),
-        "Content contains potential secrets (GitHub PAT) and cannot be written to team memory. Team memory is shared with all repository collaborators. Remove the sensitive content and try again."
+        "Not written to team memory: the content appears to contain secrets (GitHub PAT), and everyone working on the repository can read team memory. Remove the secret and try again."
     );
     assert!(!w.memory.join("team").exists());
 

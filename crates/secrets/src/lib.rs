@@ -43,10 +43,11 @@ pub struct Finding {
     pub label: String,
 }
 
-/// Content refused for team memory, with Claude Code's exact message.
+/// Content refused for team memory. The refusal is the same as Claude Code's (same content,
+/// same rule labels); the wording is Mneme's own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "Content contains potential secrets ({}) and cannot be written to team memory. Team memory is shared with all repository collaborators. Remove the sensitive content and try again.",
+    "Not written to team memory: the content appears to contain secrets ({}), and everyone working on the repository can read team memory. Remove the secret and try again.",
     labels(.findings)
 )]
 pub struct TeamWriteRefused {
@@ -326,14 +327,14 @@ mod tests {
     }
 
     #[test]
-    fn refusal_message_is_claude_codes() {
+    fn refusal_names_every_label_in_rule_order() {
         let aws = format!("AKIA{}", "QYLPMN5HHHFPZAM2");
         let ghp = format!("ghp_{}", "nUwYcfi1NQBYsmPBK6K7rrTYmlfxd6KQzYRd");
         let err = check_team_content(&format!("{ghp}\n{aws}")).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "Content contains potential secrets (AWS Access Token, GitHub PAT) and cannot be written to team memory. \
-             Team memory is shared with all repository collaborators. Remove the sensitive content and try again."
+            "Not written to team memory: the content appears to contain secrets (AWS Access Token, GitHub PAT), \
+             and everyone working on the repository can read team memory. Remove the secret and try again."
         );
         assert!(check_team_content("Deploys go through the staging cluster first.").is_ok());
     }

@@ -17,13 +17,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn secrets_are_refused_in_claude_codes_words_and_placeholders_pass() {
+    fn secrets_are_refused_and_placeholders_pass() {
         // Assembled at run time, so this file holds no secret-looking literal.
         let pat = format!("ghp_{}", "nUwYcfi1NQBYsmPBK6K7rrTYmlfxd6KQzYRd");
         assert_eq!(
             check_team_write(&format!("Use the bot token {pat} for CI.")).unwrap_err().to_string(),
-            "Content contains potential secrets (GitHub PAT) and cannot be written to team memory. \
-             Team memory is shared with all repository collaborators. Remove the sensitive content and try again."
+            "Not written to team memory: the content appears to contain secrets (GitHub PAT), \
+             and everyone working on the repository can read team memory. Remove the secret and try again."
         );
         // Placeholders Claude Code's bare regexes would flag are accepted.
         check_team_write("Example: aws_access_key_id = AKIAIOSFODNN7EXAMPLE").unwrap();

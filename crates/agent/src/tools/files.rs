@@ -1,6 +1,8 @@
-//! `Read`, `Edit` and `Write`, with Claude Code's validation order, results and error texts.
+//! `Read`, `Edit` and `Write`, with Claude Code's validation order and results; the error and
+//! notice texts are Mneme's own (`crate::messages`).
 
-use super::{bool_arg, num_arg, str_arg, Failure, ReadState, ToolResult, Tools, CWD_NOTE};
+use super::{bool_arg, num_arg, str_arg, Failure, ReadState, ToolResult, Tools};
+use crate::messages::{self, MODIFIED, NOT_READ, UNCHANGED};
 use crate::overlay::Seen;
 use crate::schema::{opt, req, Param, Ty};
 use mneme_core::text::format_file_size;
@@ -32,11 +34,6 @@ pub(super) const WRITE_DESCRIPTION: &str = include_str!("../../data/tools/Write.
 
 /// Appended to successful Edit/Write results.
 const STATE_IS_CURRENT: &str = " (file state is current in your context \u{2014} no need to Read it back)";
-const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
-const MODIFIED: &str =
-    "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
-const UNCHANGED: &str =
-    "Wasted call \u{2014} file unchanged since your last Read. Refer to that earlier tool_result instead.";
 /// Whole-file reads above this many bytes are refused (Claude Code's default `maxSizeBytes`).
 const MAX_READ_BYTES: usize = 262_144;
 /// Claude Code's default token cap for one Read.
@@ -165,8 +162,8 @@ impl Tools {
     }
 
     fn missing_file(&self, path: &Path) -> String {
-        let mut msg = format!("File does not exist. {CWD_NOTE} {}.", self.cwd.display());
         // A file with the same name and another extension (`findSimilarFile`).
+        let mut similar = None;
         if let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) {
             if let Ok(entries) = std::fs::read_dir(dir) {
                 let mut names: Vec<String> = entries
@@ -175,12 +172,10 @@ impl Tools {
                     .filter(|n| Path::new(n).file_stem() == Some(stem) && dir.join(n) != path)
                     .collect();
                 names.sort();
-                if let Some(similar) = names.first() {
-                    msg.push_str(&format!(" Did you mean {similar}?"));
-                }
+                similar = names.into_iter().next();
             }
         }
-        msg
+        messages::no_such_file(&self.cwd.to_string_lossy(), similar.as_deref())
     }
 
     /// The team-memory secret guard (Claude Code's `checkTeamMemSecrets`).
@@ -225,9 +220,7 @@ impl Tools {
                 device.strip_suffix(f).and_then(|p| p.strip_suffix('/')).is_some_and(|p| p.matches('/').count() == 2)
             });
         if blocking.contains(&device.as_str()) || proc_fd || proc_file {
-            return Err(Failure::Invalid(format!(
-                "Cannot read '{raw}': this device file would block or produce infinite output."
-            )));
+            return Err(Failure::Invalid(messages::endless_device(raw)));
         }
         Ok(())
     }
@@ -258,10 +251,9 @@ impl Tools {
             }
         }
         if limit.is_none() && seen.content.len() > MAX_READ_BYTES {
-            return Err(Failure::Failed(format!(
-                "File content ({}) exceeds maximum allowed size ({}). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file.",
-                format_file_size(seen.content.len()),
-                format_file_size(MAX_READ_BYTES)
+            return Err(Failure::Failed(messages::too_many_bytes(
+                &format_file_size(seen.content.len()),
+                &format_file_size(MAX_READ_BYTES),
             )));
         }
         let skip = offset.saturating_sub(1) as usize;
@@ -274,9 +266,7 @@ impl Tools {
         let tokens = (utf16_len(&text) as f64 / divisor).round() as usize;
         if tokens > MAX_READ_TOKENS {
             if offset > 1 || limit.is_some() {
-                return Err(Failure::Failed(format!(
-                    "File content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_READ_TOKENS}). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file."
-                )));
+                return Err(Failure::Failed(messages::too_many_tokens(tokens, MAX_READ_TOKENS)));
             }
             let (page, page_lines, note) = first_page(&text, tokens, total);
             text = page;
@@ -298,11 +288,9 @@ impl Tools {
             // An empty file has one (empty) line, so Claude Code reports it as shorter than
             // the offset rather than as empty; only a zero-line view takes the other branch.
             return Ok(ToolResult::ok(if total == 0 {
-                "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".to_string()
+                messages::EMPTY_FILE.to_string()
             } else {
-                format!(
-                    "<system-reminder>Warning: the file exists but is shorter than the provided offset ({start}). The file has {total} lines.</system-reminder>"
-                )
+                messages::past_end(start, total)
             }));
         }
         let mut out = String::new();
@@ -314,7 +302,7 @@ impl Tools {
         Ok(ToolResult::ok(out))
     }
 
-    /// Claude Code's staleness note on memory files more than a day old.
+    /// The staleness note on memory files more than a day old (where Claude Code puts its own).
     fn memory_age_note(&self, path: &Path, mtime_ms: Option<u128>) -> String {
         let Some(prefix) = self.gate.memory_prefix() else { return String::new() };
         let Some(mtime) = mtime_ms else { return String::new() };
@@ -325,9 +313,7 @@ impl Tools {
         if days <= 1 {
             return String::new();
         }
-        format!(
-            "<system-reminder>This memory is {days} days old. Memories are point-in-time observations, not live state \u{2014} claims about code behavior or file:line citations may be outdated. Verify against current code before asserting as fact.</system-reminder>\n"
-        )
+        messages::memory_age(days)
     }
 
     pub(super) fn validate_edit(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
@@ -339,9 +325,7 @@ impl Tools {
             return Err(Failure::Invalid(refusal));
         }
         if old == new {
-            return Err(Failure::Invalid(
-                "No changes to make: old_string and new_string are exactly the same.".into(),
-            ));
+            return Err(Failure::Invalid(messages::NO_CHANGE.into()));
         }
         let Some(seen) = self.seen(&path)? else {
             if old.is_empty() {
@@ -352,7 +336,7 @@ impl Tools {
         let content = lf(&seen.content);
         if old.is_empty() {
             if !content.trim().is_empty() {
-                return Err(Failure::Invalid("Cannot create new file - file already exists.".into()));
+                return Err(Failure::Invalid(messages::ALREADY_EXISTS.into()));
             }
             return Ok(());
         }
@@ -363,13 +347,11 @@ impl Tools {
             return Err(Failure::Invalid(MODIFIED.into()));
         }
         let Some(actual) = find_actual(&content, old) else {
-            return Err(Failure::Invalid(format!("String to replace not found in file.\nString: {old}")));
+            return Err(Failure::Invalid(messages::not_found(old)));
         };
         let count = content.matches(actual.as_str()).count();
         if count > 1 && !replace_all {
-            return Err(Failure::Invalid(format!(
-                "Found {count} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {old}"
-            )));
+            return Err(Failure::Invalid(messages::several_matches(count, old)));
         }
         Ok(())
     }
@@ -456,7 +438,6 @@ fn first_page(text: &str, tokens: usize, total: usize) -> (String, usize, String
         m = ((m as f64 * 0.7).floor() as usize).max(1);
         page = lines[..m].join("\n");
     }
-    let prefix = "[Truncated: PARTIAL view \u{2014} ";
     if est(&page) > cap || page.trim().is_empty() {
         let mut k = ((cap * per_token * 0.85).floor() as usize).max(1);
         let chars: Vec<char> = text.chars().collect();
@@ -467,25 +448,14 @@ fn first_page(text: &str, tokens: usize, total: usize) -> (String, usize, String
             }
             k = ((k as f64 * 0.7).floor() as usize).max(1);
         }
-        let note = format!(
-            "{prefix}showing the first {} of {} characters ({tokens} tokens, cap {MAX_READ_TOKENS}); this file has very long lines and cannot be paginated by line. Use Grep to find a specific section, or Read with offset/limit to page through it. Do NOT answer from this excerpt alone if the answer may be elsewhere in the file.]",
-            utf16_len(&page),
-            utf16_len(text)
-        );
+        let note = messages::first_page_chars(utf16_len(&page), utf16_len(text), tokens, MAX_READ_TOKENS);
         let n = page.matches('\n').count() + 1;
         return (page, n, note);
     }
     let note = if m < total {
-        format!(
-            "{prefix}showing lines 1-{m} of {total} total ({tokens} tokens, cap {MAX_READ_TOKENS}). Call Read with offset={} limit={m} for the next page, or Grep to find a specific section. Do NOT answer from this page alone if the answer may be further in the file.]",
-            m + 1
-        )
+        messages::first_page_lines(m, total, tokens, MAX_READ_TOKENS)
     } else {
-        format!(
-            "{prefix}showing the first {} of {} characters ({tokens} tokens, cap {MAX_READ_TOKENS}); this file has very long lines and cannot be paginated by line. Use Grep to find a specific section, or Read with offset/limit to page through it. Do NOT answer from this excerpt alone if the answer may be elsewhere in the file.]",
-            utf16_len(&page),
-            utf16_len(text)
-        )
+        messages::first_page_chars(utf16_len(&page), utf16_len(text), tokens, MAX_READ_TOKENS)
     };
     (page, m, note)
 }

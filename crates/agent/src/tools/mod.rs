@@ -20,9 +20,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// `Note: your current working directory is` (Claude Code's suffix for missing paths).
-pub(crate) const CWD_NOTE: &str = "Note: your current working directory is";
-
 /// What the model gets back for one `tool_use`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ToolResult {

@@ -1,7 +1,8 @@
 //! `Grep` and `Glob`. Claude Code runs ripgrep for both; here ripgrep's own walker, matcher,
 //! searcher and printer crates produce the same lines, over the disk as the overlay changes it.
 
-use super::{num_arg, str_arg, bool_arg, Failure, ToolResult, Tools, CWD_NOTE};
+use super::{num_arg, str_arg, bool_arg, Failure, ToolResult, Tools};
+use crate::messages;
 use crate::schema::{opt, req, Param, Ty};
 use grep_printer::{StandardBuilder, SummaryBuilder, SummaryKind};
 use grep_regex::RegexMatcherBuilder;
@@ -105,15 +106,13 @@ impl Tools {
     pub(super) fn validate_grep(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
         for field in ["pattern", "path", "glob", "type"] {
             if str_arg(args, field).is_some_and(|v| v.contains('\0')) {
-                return Err(Failure::Invalid(format!(
-                    "Grep {field} cannot contain null bytes (\\0). Remove the null byte and try again."
-                )));
+                return Err(Failure::Invalid(messages::null_byte(field)));
             }
         }
         if let Some(p) = str_arg(args, "path") {
             let abs = self.abs(p);
             if !p.starts_with("//") && !self.exists(&abs) {
-                return Err(Failure::Invalid(format!("Path does not exist: {p}. {CWD_NOTE} {}.", self.cwd.display())));
+                return Err(Failure::Invalid(messages::no_such_path(p, &self.cwd.to_string_lossy())));
             }
         }
         Ok(())
@@ -126,10 +125,7 @@ impl Tools {
                 return Ok(());
             }
             if !abs.exists() {
-                return Err(Failure::Invalid(format!(
-                    "Directory does not exist: {p}. {CWD_NOTE} {}.",
-                    self.cwd.display()
-                )));
+                return Err(Failure::Invalid(messages::no_such_folder(p, &self.cwd.to_string_lossy())));
             }
             if !abs.is_dir() {
                 return Err(Failure::Invalid(format!("Path is not a directory: {p}")));
@@ -406,10 +402,7 @@ impl Tools {
         let total = dated.len();
         let mut lines: Vec<String> = dated.iter().take(GLOB_LIMIT).map(|(p, _)| self.display_path(p)).collect();
         if total > GLOB_LIMIT {
-            lines.push(format!(
-                "(Showing {GLOB_LIMIT} of {total} matching files; {} more are not listed. Narrow the pattern or path to see the rest.)",
-                total - GLOB_LIMIT
-            ));
+            lines.push(messages::glob_cut(GLOB_LIMIT, total));
         }
         Ok(ToolResult::ok(lines.join("\n")))
     }

@@ -119,9 +119,8 @@ pub enum MemdirError {
         /// The memory folder it was deleted from.
         origin: PathBuf,
     },
-    /// The team-write check refused content for team memory (Mneme's: something that looks
-    /// like a secret, in Claude Code's words, `Content contains potential secrets (…) and
-    /// cannot be written to team memory. …`).
+    /// The team-write check refused content for team memory (something that looks like a
+    /// secret; the message names the rule labels, `Not written to team memory: …`).
     #[error("{refused}")]
     SecretsInTeamMemory {
         /// The file, relative to the memory folder.

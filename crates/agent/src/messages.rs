@@ -1,0 +1,138 @@
+//! Everything the agent's tools say to the model in words, in one place and in Mneme's own
+//! wording.
+//!
+//! The tools reproduce Claude Code's behaviour exactly (which call fails, at which stage, with
+//! which data), but not its prose: each message here says what happened and what to do in our
+//! words, and keeps the data Claude Code's message carries (counts, sizes, the string, the
+//! working directory). The `<system-reminder>` wrapper is part of the tool_result format, so it
+//! stays. `tests/differential.rs` checks that each of these appears exactly where Claude Code
+//! answers with its own message of the same kind.
+
+/// Edit/Write on an existing file that this run has not read (in full).
+pub const NOT_READ: &str =
+    "This file already exists and has not been read in this session. Read it first, then make the change.";
+
+/// Edit/Write on a file that changed on disk after it was read.
+pub const MODIFIED: &str =
+    "This file changed on disk after it was last read (someone else edited it). Read it again, then make the change.";
+
+/// A Read repeating the previous one of a file that has not changed since: a success, not an
+/// error, so the model is steered back to the result it already has.
+pub const UNCHANGED: &str =
+    "Same file, same range, no change since your previous Read of it: use that earlier result instead of reading it again.";
+
+/// A Read of an empty file.
+pub const EMPTY_FILE: &str = "<system-reminder>Note: this file exists and is empty.</system-reminder>";
+
+/// A Read whose offset lies past the end of the file.
+pub fn past_end(offset: i64, total: usize) -> String {
+    format!(
+        "<system-reminder>Note: nothing to show, the file ends before line {offset} (its line count is {total}). Read from an earlier offset.</system-reminder>"
+    )
+}
+
+/// The path names no file; `similar` is a file with the same name and another extension.
+pub fn no_such_file(cwd: &str, similar: Option<&str>) -> String {
+    let mut msg = format!("There is no file at this path (relative paths start from {cwd}).");
+    if let Some(similar) = similar {
+        msg.push_str(&format!(" A file with a similar name exists: {similar}."));
+    }
+    msg
+}
+
+/// Read of a device that would block or never end.
+pub fn endless_device(path: &str) -> String {
+    format!("'{path}' is a device that waits for input or never stops producing output, so Read cannot read it. Read a regular file instead.")
+}
+
+/// A whole-file Read of a file above the byte limit (sizes as `format_file_size` writes them).
+pub fn too_many_bytes(size: &str, max: &str) -> String {
+    format!(
+        "This file is {size}, more than Read returns at once ({max}). Read part of it with offset and limit, or find the part you need with Grep."
+    )
+}
+
+/// A ranged Read whose text is above the token limit.
+pub fn too_many_tokens(tokens: usize, max: usize) -> String {
+    format!(
+        "These lines come to {tokens} tokens, more than Read returns at once ({max}). Ask for fewer lines with a smaller limit, or find the part you need with Grep."
+    )
+}
+
+/// The note leading the first page of a whole-file Read over the token limit, when it could be
+/// cut at a line.
+pub fn first_page_lines(shown: usize, total: usize, tokens: usize, max: usize) -> String {
+    format!(
+        "[Partial view: lines 1-{shown} of {total} ({tokens} tokens; one Read returns at most {max}). For the next page call Read with offset={} limit={shown}, or use Grep to find the part you need. The answer may be in lines not shown here.]",
+        shown + 1
+    )
+}
+
+/// The same note when the lines are too long to cut at a line (character counts in UTF-16
+/// units, as Claude Code counts them).
+pub fn first_page_chars(shown: usize, total: usize, tokens: usize, max: usize) -> String {
+    format!(
+        "[Partial view: the first {shown} of {total} characters ({tokens} tokens; one Read returns at most {max}). The lines are too long to page by line: use Grep to find the part you need, or Read with offset and limit. The answer may be in the part not shown here.]"
+    )
+}
+
+/// Leads a Read of a memory file last changed more than a day ago.
+pub fn memory_age(days: u128) -> String {
+    format!(
+        "<system-reminder>This memory was last changed {days} days ago. It records what was true then; code, files and line numbers it names may have changed since, so check them against the current code before relying on it.</system-reminder>\n"
+    )
+}
+
+/// Edit with identical old_string and new_string.
+pub const NO_CHANGE: &str =
+    "old_string and new_string are identical, so this edit would change nothing. Put the text you want in new_string.";
+
+/// Edit with an empty old_string (which creates a file) on a file that has content.
+pub const ALREADY_EXISTS: &str =
+    "An empty old_string creates a new file, but this file already exists and is not empty. To change it, Read it and pass the text to replace as old_string; to replace all of it, use Write.";
+
+/// Edit whose old_string is not in the file.
+pub fn not_found(old: &str) -> String {
+    format!(
+        "old_string does not occur in the file. Read the file again and copy the text exactly, including spaces and line breaks.\nold_string: {old}"
+    )
+}
+
+/// Edit whose old_string occurs more than once, without replace_all.
+pub fn several_matches(count: usize, old: &str) -> String {
+    format!(
+        "old_string occurs {count} times in the file and replace_all is false, so it is unclear which to change. Add surrounding text to old_string so it matches one place, or set replace_all to true to change all {count}.\nold_string: {old}"
+    )
+}
+
+/// Grep with a NUL byte in one of its text fields.
+pub fn null_byte(field: &str) -> String {
+    format!("The Grep {field} contains a null byte (\\0), which no pattern or path can use. Remove it and call Grep again.")
+}
+
+/// Grep with a path that does not exist.
+pub fn no_such_path(path: &str, cwd: &str) -> String {
+    format!(
+        "Nothing exists at {path} (relative paths start from {cwd}). Pass an existing file or folder as path, or leave path out."
+    )
+}
+
+/// Glob with a folder that does not exist.
+pub fn no_such_folder(path: &str, cwd: &str) -> String {
+    format!(
+        "There is no folder at {path} (relative paths start from {cwd}). Pass an existing folder as path, or leave path out."
+    )
+}
+
+/// The last line of a Glob result cut at `shown` paths.
+pub fn glob_cut(shown: usize, total: usize) -> String {
+    format!(
+        "({} more paths match but are not shown: {shown} of {total}. Use a narrower pattern or path to see them.)",
+        total - shown
+    )
+}
+
+/// The permission refusal for a network (UNC) path.
+pub fn network_path(path: &str) -> String {
+    format!("Reading {path} is refused: it is a network (UNC) path, and this agent reads only local files. Use a local path.")
+}
