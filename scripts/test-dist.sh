@@ -20,6 +20,7 @@
 # started is stopped (an EXIT trap); the file lists before install and after purge must match.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "test-dist: run as root (sudo npm run test:dist): it installs and removes packages with apt-get" >&2; exit 1; }
 . scripts/common.sh
 step() { echo "test-dist: $* ($((SECONDS / 60))m$((SECONDS % 60))s)" >&2; }
 fail() { echo "test-dist: FAIL: $*" >&2; exit 1; }
@@ -33,7 +34,6 @@ for arg in "$@"; do
 done
 
 # Prerequisites it cannot install itself, each with what to do.
-[ "$(id -u)" = 0 ] || fail "run as root (sudo npm run test:dist): it installs and removes packages with apt-get"
 command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 \
   || fail "apt-get and dpkg-deb are missing: the install test needs a Debian-based system (it installs the .deb)"
 for pkg in mneme mneme-server; do
