@@ -210,7 +210,10 @@ mod tests {
             g.decide("Bash", &json!({"command": "touch x"})),
             Decision::Deny(bash_denial(&format!("{MEM}/")))
         );
-        assert!(matches!(g.decide("Read", &json!({"file_path": "//server/share/x"})), Decision::Deny(m) if m.contains("UNC path")));
+        assert_eq!(
+            g.decide("Read", &json!({"file_path": "//server/share/x"})),
+            Decision::Deny(crate::messages::network_path("//server/share/x"))
+        );
     }
 
     #[test]
