@@ -146,7 +146,7 @@ fn print_report(r: &Report, verbose: bool) {
 /// `--sweep`: the offline ranker over a grid of its knobs, one line each, so the trade-off
 /// between answering and staying silent can be seen (docs/recall.md).
 async fn sweep(labels: &mneme_recall::eval::Labels, root: &std::path::Path, env: &Environment) -> anyhow::Result<()> {
-    println!("floor min_score words about link | recall@5 precision@5 silent paraphrase-recall@5");
+    println!("floor min_score words about link synonyms max_senses | recall@5 precision@5 silent paraphrase-recall@5");
     let base = Tuning::default();
     let mut grid = vec![base];
     for relative_floor in [0.5, 0.6, 0.7] {
@@ -157,15 +157,22 @@ async fn sweep(labels: &mneme_recall::eval::Labels, root: &std::path::Path, env:
         }
     }
     grid.push(Tuning { link: 0.3, ..base });
+    for synonyms in [0.0, 0.3, 0.5, 0.6] {
+        grid.push(Tuning { synonyms, ..base });
+    }
+    grid.push(Tuning { synonym_max_senses: 8, ..base });
+    grid.push(Tuning { synonym_max_senses: u16::MAX, ..base });
     for t in grid {
         let r = evaluate_tuned(labels, root, None, env, Arc::new(SystemClock), t).await;
         println!(
-            "{:.1} {:.1} {} {} {:.1} | {:.3} {:.3} {:.3} {:.3}",
+            "{:.1} {:.1} {} {} {:.1} {:.1} {} | {:.3} {:.3} {:.3} {:.3}",
             t.relative_floor,
             t.min_score,
             t.min_words,
             t.min_about_words,
             t.link,
+            t.synonyms,
+            t.synonym_max_senses,
             r.all.recall_at_5,
             r.all.precision_at_5,
             r.all.silent_share(),

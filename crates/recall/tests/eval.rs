@@ -38,19 +38,21 @@ async fn check(file: &str, floors: Floors) -> Report {
     report
 }
 
-/// Measured 0.827 / 0.720 / 0.852 (23 of 27) / 0.739.
+/// Measured 0.840 / 0.693 / 0.815 (22 of 27) / 0.783 (with WordNet's related words; 0.827 /
+/// 0.720 / 0.852 / 0.739 without).
 #[tokio::test]
 async fn offline_recall_answers_paraphrases_and_stays_silent_without_a_relevant_memory() {
-    let report = check("labels.json", Floors(0.80, 0.68, 0.80, 0.70)).await;
+    let report = check("labels.json", Floors(0.83, 0.68, 0.80, 0.75)).await;
     let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
     assert!(report.outcomes.len() >= 100 && 4 * none >= report.outcomes.len(), "the set keeps a quarter of no-memory prompts");
 }
 
-/// Measured 0.741 / 0.655 / 0.75 (9 of 12) / 0.583: below the development set, as expected of
+/// Measured 0.776 / 0.612 / 0.75 (9 of 12) / 0.667 (0.741 / 0.655 / 0.75 / 0.583 without
+/// WordNet's related words): below the development set, as expected of
 /// prompts the bar was not calibrated on.
 #[tokio::test]
 async fn offline_recall_on_the_held_out_prompts() {
-    let report = check("heldout.json", Floors(0.70, 0.60, 0.65, 0.50)).await;
+    let report = check("heldout.json", Floors(0.75, 0.60, 0.70, 0.60)).await;
     let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
     assert!(4 * none >= report.outcomes.len(), "the held-out set keeps a quarter of no-memory prompts");
 }
