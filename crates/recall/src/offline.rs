@@ -17,6 +17,11 @@
 //! user wants things done, which is what `feedback` memories hold. Query words like those
 //! (see [`TYPE_CUES`]) raise the score of memories of the matching type.
 //!
+//! Paraphrases share meaning, not words: each prompt word also matches, at a share of its
+//! weight, the words WordNet 3.0 relates to it in its common senses (see [`related_words`] and
+//! `scripts/wordnet-synonyms.py`), so "speed" finds a memory about "velocity" while a memory
+//! saying "speed" still ranks first.
+//!
 //! Results below [`RELATIVE_FLOOR`] of the best score are dropped: a long tail of one-word
 //! body matches costs the model context and rarely helps, the same judgement Claude Code's
 //! selector prompt asks of its model ("only include memories that you are certain will be
