@@ -1,6 +1,6 @@
 //! What may be written into team memory, which everyone in the repository receives: nothing
 //! the secret scanner flags (`mneme_secrets::check_team_content`, gitleaks' rules and Claude
-//! Code's), refused with Claude Code's words. The store asks this through
+//! Code's), refused where Claude Code refuses, in Mneme's words. The store asks this through
 //! `Memdir::with_team_write_check` for every create, edit, rename into `team/` and team index
 //! write; the api passes it (the disk layer itself does not decide what is shareable).
 
