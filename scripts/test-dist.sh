@@ -36,6 +36,13 @@ done
 # Prerequisites it cannot install itself, each with what to do.
 command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 \
   || fail "apt-get and dpkg-deb are missing: the install test needs a Debian-based system (it installs the .deb)"
+# The packages install machine-wide, so two test runs on one machine take turns here (the
+# second waits) instead of one purging what the other is checking.
+exec 9>/var/lock/mneme-test-dist.lock
+if ! flock -n 9; then
+  step "another install test is running on this machine; waiting for it"
+  flock 9
+fi
 for pkg in mneme mneme-server; do
   if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q installed; then
     fail "$pkg is already installed here; the test installs its own build and must leave the machine as it found it. Remove it first: apt-get purge -y $pkg"
@@ -142,9 +149,9 @@ getent passwd mneme-server | grep -q ':/var/lib/mneme-server:/usr/sbin/nologin$'
 if command -v systemd-analyze >/dev/null 2>&1; then
   systemd-analyze verify "$unit" >&2 || fail "systemd-analyze rejects $unit"
 fi
-# As an admin would: the settings file says where to listen (a free port, for the test).
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-sed -i "s|^MNEME_SERVER_ARGS=.*|MNEME_SERVER_ARGS=--listen 127.0.0.1:$port|" "$conf"
+# As an admin would: the settings file says where to listen (port 0 for the test: the server
+# binds a free port itself and logs it, so no port is picked and released before use).
+sed -i "s|^MNEME_SERVER_ARGS=.*|MNEME_SERVER_ARGS=--listen 127.0.0.1:0|" "$conf"
 # Systemd is not PID 1 here, so the unit's ExecStart runs the way systemd would run it: as
 # User=/Group=, with only the EnvironmentFile's variables, $MNEME_SERVER_ARGS split into words,
 # UMask=0077, in /. The unit's own lines are read, so a change to the unit is tested.
@@ -158,6 +165,14 @@ read -r -a cmd <<< "${exec_start//\$MNEME_SERVER_ARGS/$args_line}"
 (cd / && umask 0077 && exec setpriv --reuid mneme-server --regid mneme-server --init-groups \
   env -i "${env_vars[@]}" "${cmd[@]}") > "$work/server.log" 2>&1 &
 server_pid=$!
+port=
+for _ in $(seq 100); do
+  port="$(sed -n 's/.*"message":"listening","addr":"127\.0\.0\.1:\([0-9]*\)".*/\1/p' "$work/server.log" | head -1)"
+  [ -n "$port" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; fail "mneme-server stopped"; }
+  sleep 0.1
+done
+[ -n "$port" ] || { cat "$work/server.log" >&2; fail "mneme-server did not say where it listens within 10 s"; }
 for _ in $(seq 100); do
   python3 -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:$port/healthz', timeout=1).status == 200 else 1)" 2>/dev/null && break
   kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; fail "mneme-server stopped"; }
