@@ -136,3 +136,31 @@ pub fn glob_cut(shown: usize, total: usize) -> String {
 pub fn network_path(path: &str) -> String {
     format!("Reading {path} is refused: it is a network (UNC) path, and this agent reads only local files. Use a local path.")
 }
+
+/// A tool input that does not fit the tool's schema (after the `InputValidationError: `
+/// prefix, which is part of the result format): one problem per line, in Claude Code's order
+/// (missing, unexpected, wrong type).
+pub fn bad_input(tool: &str, problems: &[String]) -> String {
+    format!("{tool} cannot run with this input; correct it and call {tool} again:\n{}", problems.join("\n"))
+}
+
+/// A required parameter left out.
+pub fn missing_param(name: &str) -> String {
+    format!("- `{name}` is required but missing")
+}
+
+/// A parameter the tool does not have.
+pub fn unknown_param(name: &str) -> String {
+    format!("- `{name}` is not a parameter of this tool")
+}
+
+/// A parameter of the wrong JSON type (`input` for an input that is not an object).
+pub fn wrong_type(name: &str, expected: &str, given: &str) -> String {
+    format!("- `{name}` must be of type {expected}; this call gave {given}")
+}
+
+/// A string parameter outside its allowed values (the only problem reported then).
+pub fn not_allowed(name: &str, allowed: &[&str], given: &str) -> String {
+    let allowed = allowed.iter().map(|x| format!("'{x}'")).collect::<Vec<_>>().join(", ");
+    format!("`{name}` must be one of {allowed}; this call gave '{given}'")
+}

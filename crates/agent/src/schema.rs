@@ -1,6 +1,8 @@
 //! Tool input schemas: the JSON Schema the model is shown, and the check Claude Code's Zod
-//! schemas make before a tool runs, with its `InputValidationError` wording.
+//! schemas make before a tool runs, reporting the same problems (as an `InputValidationError`)
+//! in Mneme's words (`crate::messages`).
 
+use crate::messages;
 use serde_json::{json, Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,10 +72,7 @@ fn type_name(v: &Value) -> &'static str {
 /// Checks `input` against `params` and returns it with coerced numbers and booleans.
 pub(crate) fn validate(tool: &str, params: &[Param], input: &Value) -> Result<Map<String, Value>, InputError> {
     let Some(obj) = input.as_object() else {
-        return Err(InputError(format!(
-            "{tool} failed due to the following issue:\nThe parameter `input` type is expected as `object` but provided as `{}`",
-            type_name(input)
-        )));
+        return Err(InputError(messages::bad_input(tool, &[messages::wrong_type("input", "object", type_name(input))])));
     };
     let mut missing = Vec::new();
     let mut wrong = Vec::new();
@@ -90,10 +89,7 @@ pub(crate) fn validate(tool: &str, params: &[Param], input: &Value) -> Result<Ma
             (Ty::Num, Value::String(s)) => s.trim().parse::<f64>().ok().map(|n| json!(n)),
             (Ty::Bool, Value::String(s)) if s == "true" || s == "false" => Some(json!(s == "true")),
             (Ty::Enum(values), Value::String(s)) if values.contains(&s.as_str()) => Some(v.clone()),
-            (Ty::Enum(values), Value::String(s)) => {
-                let expected = values.iter().map(|x| format!("'{x}'")).collect::<Vec<_>>().join(" | ");
-                return Err(InputError(format!("Invalid enum value. Expected {expected}, received '{s}'")));
-            }
+            (Ty::Enum(values), Value::String(s)) => return Err(InputError(messages::not_allowed(p.name, values, s))),
             _ => None,
         };
         match coerced {
@@ -111,18 +107,13 @@ pub(crate) fn validate(tool: &str, params: &[Param], input: &Value) -> Result<Ma
         }
     }
     let unexpected: Vec<&String> = obj.keys().filter(|k| !params.iter().any(|p| p.name == k.as_str())).collect();
-    let mut issues: Vec<String> = missing.iter().map(|m| format!("The required parameter `{m}` is missing")).collect();
-    issues.extend(unexpected.iter().map(|k| format!("An unexpected parameter `{k}` was provided")));
-    issues.extend(
-        wrong
-            .iter()
-            .map(|(name, exp, got)| format!("The parameter `{name}` type is expected as `{exp}` but provided as `{got}`")),
-    );
+    let mut issues: Vec<String> = missing.iter().map(|m| messages::missing_param(m)).collect();
+    issues.extend(unexpected.iter().map(|k| messages::unknown_param(k)));
+    issues.extend(wrong.iter().map(|(name, exp, got)| messages::wrong_type(name, exp, got)));
     if issues.is_empty() {
         return Ok(out);
     }
-    let noun = if issues.len() > 1 { "issues" } else { "issue" };
-    Err(InputError(format!("{tool} failed due to the following {noun}:\n{}", issues.join("\n"))))
+    Err(InputError(messages::bad_input(tool, &issues)))
 }
 
 #[cfg(test)]
@@ -132,14 +123,19 @@ mod tests {
     const P: &[Param] = &[req("file_path", Ty::Str, "path"), opt("limit", Ty::Num, "n"), opt("all", Ty::Bool, "b")];
 
     #[test]
-    fn claude_code_wording() {
+    fn problems_in_claude_codes_order() {
         assert_eq!(
             validate("Read", P, &json!({"limit": "5"})).unwrap_err().0,
-            "Read failed due to the following issue:\nThe required parameter `file_path` is missing"
+            "Read cannot run with this input; correct it and call Read again:\n- `file_path` is required but missing"
         );
         assert_eq!(
             validate("Read", P, &json!({"file_path": 3, "extra": 1})).unwrap_err().0,
-            "Read failed due to the following issues:\nAn unexpected parameter `extra` was provided\nThe parameter `file_path` type is expected as `string` but provided as `number`"
+            "Read cannot run with this input; correct it and call Read again:\n- `extra` is not a parameter of this tool\n\
+             - `file_path` must be of type string; this call gave number"
+        );
+        assert_eq!(
+            validate("Read", P, &json!("x")).unwrap_err().0,
+            "Read cannot run with this input; correct it and call Read again:\n- `input` must be of type object; this call gave string"
         );
         let ok = validate("Read", P, &json!({"file_path": "/a", "limit": "5", "all": "true"})).unwrap();
         assert_eq!(ok["limit"], json!(5.0));

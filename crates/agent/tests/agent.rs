@@ -374,7 +374,8 @@ async fn edit_and_write_refuse_where_claude_code_does() {
     assert_eq!(results[5], tool_use_error(messages::NO_CHANGE));
     assert_eq!(results[6], tool_use_error(&messages::no_such_file(&f.cwd.to_string_lossy(), None)));
     assert_eq!(results[7], tool_use_error("Not written to team memory: the content appears to contain secrets (GitHub PAT), and everyone working on the repository can read team memory. Remove the secret and try again."));
-    assert_eq!(results[8], ("<tool_use_error>InputValidationError: Read failed due to the following issues:\nThe required parameter `file_path` is missing\nAn unexpected parameter `path` was provided</tool_use_error>".to_string(), true));
+    let problems = [messages::missing_param("file_path"), messages::unknown_param("path")];
+    assert_eq!(results[8], tool_use_error(&format!("InputValidationError: {}", messages::bad_input("Read", &problems))));
     assert_eq!(results[9], (format!("The file {index} has been updated. All occurrences were successfully replaced.{STATE_IS_CURRENT}", index = index.display()), false));
     assert!(out.denials.is_empty());
     assert_eq!(out.changeset.changes.len(), 1);

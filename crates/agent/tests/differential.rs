@@ -132,6 +132,17 @@ fn in_words() -> Vec<(usize, Vec<&'static str>, String)> {
             vec!["<tool_use_error>Found 2 matches of the string to replace", "\nString: alpha</tool_use_error>"],
             tool_use_error(messages::several_matches(2, "alpha")),
         ),
+        (
+            27,
+            vec![
+                "<tool_use_error>InputValidationError: Read failed",
+                "\nThe required parameter `file_path` is missing\nAn unexpected parameter `path` was provided</tool_use_error>",
+            ],
+            tool_use_error(format!(
+                "InputValidationError: {}",
+                messages::bad_input("Read", &[messages::missing_param("file_path"), messages::unknown_param("path")])
+            )),
+        ),
     ]
 }
 
