@@ -164,3 +164,7 @@ pub fn not_allowed(name: &str, allowed: &[&str], given: &str) -> String {
     let allowed = allowed.iter().map(|x| format!("'{x}'")).collect::<Vec<_>>().join(", ");
     format!("`{name}` must be one of {allowed}; this call gave '{given}'")
 }
+
+/// A Bash command stopped because the run was cancelled (the `<error>` wrapper is part of
+/// Claude Code's result format).
+pub const COMMAND_CANCELLED: &str = "<error>The command was stopped before it finished because the run was cancelled.</error>";

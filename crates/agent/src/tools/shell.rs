@@ -180,7 +180,7 @@ async fn run_bash(
         None => {
             kill_group();
             let _ = child.wait().await;
-            Err(Failure::Failed("<error>Command was aborted before completion</error>".into()))
+            Err(Failure::Failed(crate::messages::COMMAND_CANCELLED.into()))
         }
     }
 }
@@ -428,7 +428,7 @@ mod tests {
         });
         let secs = unique_seconds(43);
         let r = sh.tools.call("Bash", &json!({"command": format!("sleep {secs} | cat")}), &cancel).await;
-        assert!(r.is_error && r.content.contains("aborted"), "{r:?}");
+        assert!(r.is_error && r.content == crate::messages::COMMAND_CANCELLED, "{r:?}");
         assert!(!process_alive(&["sleep", &secs]));
     }
 
