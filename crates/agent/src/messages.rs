@@ -168,3 +168,11 @@ pub fn not_allowed(name: &str, allowed: &[&str], given: &str) -> String {
 /// A Bash command stopped because the run was cancelled (the `<error>` wrapper is part of
 /// Claude Code's result format).
 pub const COMMAND_CANCELLED: &str = "<error>The command was stopped before it finished because the run was cancelled.</error>";
+
+/// The memory policy's refusal of a `Bash` command that is neither read-only nor an `rm` of
+/// paths inside the memory folder (`prefix`, with its trailing `/`).
+pub fn shell_refused(prefix: &str) -> String {
+    format!(
+        "This command may not run here: only read-only commands (ls, find, grep, cat, stat, wc, head, tail and the like) and rm of paths inside {prefix} are allowed. Use one of those, or the Edit and Write tools for memory files."
+    )
+}

@@ -26,9 +26,7 @@ pub fn auto_mem_denial(prefix: &str) -> String {
 
 /// The denial for a `Bash` command that is neither read-only nor an allowed `rm`.
 pub fn bash_denial(prefix: &str) -> String {
-    format!(
-        "Only read-only shell commands and rm with all paths inside {prefix} are permitted in this context (ls, find, grep, cat, stat, wc, head, tail, and similar)"
-    )
+    crate::messages::shell_refused(prefix)
 }
 
 /// The session-memory update's denial.
@@ -182,7 +180,9 @@ mod tests {
         );
         assert_eq!(
             bash_denial(&p),
-            "Only read-only shell commands and rm with all paths inside /home/u/.claude/projects/-repo/memory/ are permitted in this context (ls, find, grep, cat, stat, wc, head, tail, and similar)"
+            "This command may not run here: only read-only commands (ls, find, grep, cat, stat, wc, head, tail and the like) \
+             and rm of paths inside /home/u/.claude/projects/-repo/memory/ are allowed. Use one of those, or the Edit and \
+             Write tools for memory files."
         );
         assert_eq!(session_memory_denial(Path::new("/s/summary.md")), "only Edit on /s/summary.md is allowed");
     }

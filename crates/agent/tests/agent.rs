@@ -214,7 +214,7 @@ async fn refusals_carry_claude_codes_exact_messages_and_the_turn_budget_stops_th
     );
     assert_eq!(
         shell_denial,
-        format!("Only read-only shell commands and rm with all paths inside {}/ are permitted in this context (ls, find, grep, cat, stat, wc, head, tail, and similar)", f.mem.display())
+        messages::shell_refused(&format!("{}/", f.mem.display()))
     );
     // What the stub received back for turns 1-4 (turn 5's result is never sent: the run stopped).
     assert_eq!(tool_results(&requests[1]), vec![(memory_denial.clone(), true)]);
