@@ -543,6 +543,9 @@ impl Index {
         }
         index.links = resolve_links(&docs);
         index.docs = docs;
+        // Load the related-word table now (tens of milliseconds, once per process), with the
+        // index, so the first recall turn does not pay for it.
+        related_words();
         index
     }
 
