@@ -48,7 +48,7 @@ hyperfine -N --warmup 3 --runs 30 \
 
 # System calls per loaded file: the whole process's calls, less the empty repository's, over
 # the files the context loads.
-calls() { eval "strace -f -c -o /tmp/mneme-bench/strace.txt $(mneme_cmd "$1" context) >/dev/null"; awk '/^100.00/ {print $3}' /tmp/mneme-bench/strace.txt; }
+calls() { eval "strace -f -c -o /tmp/mneme-bench/strace.txt $(mneme_cmd "$1" context) >/dev/null"; awk '$NF == "total" {print $4}' /tmp/mneme-bench/strace.txt; }
 if command -v strace >/dev/null; then
   base=$(calls empty)
   for fx in deep rules includes; do
