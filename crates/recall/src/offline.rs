@@ -233,7 +233,7 @@ pub enum Abstention {
     /// The prompt has no content words (only stop words).
     NoContentWords,
     /// None of the prompt's content words appears in any memory, not even through a related
-    /// word mined from the folder.
+    /// word from WordNet.
     NoSharedWords { words: Vec<String> },
     /// Some memories share words with the prompt, but none clears the bar (see [`Tuning`]).
     #[serde(rename_all = "camelCase")]
