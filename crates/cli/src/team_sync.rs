@@ -115,7 +115,7 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
             }
             if !st.skipped_for_secrets.is_empty() {
                 let list: Vec<String> = st.skipped_for_secrets.iter().map(|s| s.describe()).collect();
-                println!("Held back for secrets: {}. Remove the secret(s) to enable sync for these files.", list.join(", "));
+                println!("Held back for secrets: {}. Take the secret out of each file and it is pushed on the next sync.", list.join(", "));
             }
             if !st.skipped_over_cap.is_empty() {
                 println!("Over the server's cap of {}: {}", st.server_max_entries.unwrap_or(0), st.skipped_over_cap.join(", "));

@@ -214,7 +214,8 @@ fn a_file_with_a_secret_never_reaches_the_server() {
     assert_eq!(r.uploaded, ["setup.md"]);
     assert_eq!(r.skipped_secrets.len(), 1);
     assert_eq!(r.skipped_secrets[0].describe(), "\"creds.md\" (GitHub PAT)");
-    assert!(r.summary().contains("Remove the secret(s) to enable sync for these files."));
+    assert!(r.summary().contains("held back because they look like they hold secrets"), "{}", r.summary());
+    assert!(r.summary().contains("Take the secret out of each file and it is pushed on the next sync."));
     assert!(!s.entries(&repo, &ta).contains_key("creds.md"));
     assert!(a.client.history("creds.md").map(|h| h.versions.is_empty()).unwrap_or(true), "no version of it exists");
     assert_eq!(a.client.state().unwrap().skipped_for_secrets[0].label, "GitHub PAT");

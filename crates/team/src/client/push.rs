@@ -282,7 +282,7 @@ impl PushReport {
         if !self.skipped_secrets.is_empty() {
             let list: Vec<String> = self.skipped_secrets.iter().map(SkippedSecret::describe).collect();
             s.push_str(&format!(
-                "; {} file(s) skipped due to detected secrets: {}. Remove the secret(s) to enable sync for these files.",
+                "; {} file(s) held back because they look like they hold secrets: {}. Take the secret out of each file and it is pushed on the next sync.",
                 self.skipped_secrets.len(),
                 list.join(", ")
             ));
