@@ -305,18 +305,70 @@ fn racing_claude_codes_lock_code_never_gives_two_winners() {
     if claude_lock().is_none() {
         return;
     }
+    // How long `mneme dream run` takes from spawn to writing its lock on this machine now,
+    // uncontended (watched by polling for the lock file): the start delays below sweep from 0
+    // to twice that, so they cross the moment both reach the lock (a fixed sweep missed it on a
+    // loaded machine, where start-up took longer than the sweep).
+    let mut to_lock: Vec<Duration> = (0..3)
+        .map(|_| {
+            let (h, repo, mem) = project();
+            let lock = mem.join(".consolidate-lock");
+            let started = Instant::now();
+            let mut child = command(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("mneme starts");
+            let seen = loop {
+                if lock.exists() {
+                    break started.elapsed();
+                }
+                if child.try_wait().expect("wait").is_some() {
+                    assert!(lock.exists(), "mneme dream run alone ended without taking the lock");
+                    break started.elapsed();
+                }
+                assert!(started.elapsed() < Duration::from_secs(60), "mneme dream run alone took no lock within 60 s");
+            };
+            child.wait().expect("mneme ends");
+            seen
+        })
+        .collect();
+    to_lock.sort();
+    // And how long Claude Code's code takes from being told to acquire to having written it.
+    let mut cc_lock: Vec<Duration> = (0..3)
+        .map(|_| {
+            let (_h, _repo, mem) = project();
+            let mut cc = ClaudeCode::start(&mem);
+            let started = Instant::now();
+            cc.send("acquire");
+            assert!(cc.answer_acquire().is_some(), "Claude Code's code alone did not get the lock");
+            started.elapsed()
+        })
+        .collect();
+    cc_lock.sort();
+    // Mneme wins a round when it reaches the lock before Claude Code's code, which is sent off
+    // `offset` after Mneme (before it, for a negative offset): the crossover lies near
+    // to_lock - cc_lock, inside a sweep of +-(to_lock + cc_lock).
+    let reach = to_lock[1] + cc_lock[1];
+    let step = (reach / 20).max(Duration::from_micros(50));
     // Who won each round, in order: `M` Mneme, `C` Claude Code's code.
     let mut winners = String::new();
     for round in 0..40 {
         let (h, repo, mem) = project();
         let mut cc = ClaudeCode::start(&mem);
         let mut cmd = command(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]);
-        // Mneme needs some milliseconds to start and reach its lock; Claude Code's code is
-        // warm. Sending Claude Code off after a delay that sweeps across Mneme's start-up
-        // makes the two land on the lock at nearly the same moment in some rounds.
-        let child = cmd.spawn().expect("mneme starts");
-        std::thread::sleep(Duration::from_micros(round * 150));
-        cc.send("acquire");
+        // Offsets from -20 to +19 steps: the two land on the lock at nearly the same moment
+        // in the rounds around the crossover.
+        let child = if round < 20 {
+            cc.send("acquire");
+            std::thread::sleep(step * (20 - round));
+            cmd.spawn().expect("mneme starts")
+        } else {
+            let child = cmd.spawn().expect("mneme starts");
+            std::thread::sleep(step * (round - 20));
+            cc.send("acquire");
+            child
+        };
         let (mneme, claude) = (child, cc.answer_acquire());
         let out = mneme.wait_with_output().unwrap();
         let mneme_won = out.status.success();
@@ -340,9 +392,16 @@ fn racing_claude_codes_lock_code_never_gives_two_winners() {
     // winner changes are where the two landed on the lock at nearly the same moment.
     let (mneme_wins, claude_wins) = (winners.matches('M').count(), winners.matches('C').count());
     let raced = winners.as_bytes().windows(2).filter(|w| w[0] != w[1]).count();
-    eprintln!("40 rounds ({winners}): mneme won {mneme_wins}, Claude Code's code won {claude_wins}; the winner changed {raced} times");
+    eprintln!(
+        "40 rounds ({winners}), Claude Code's code sent off {:?} before to {:?} after Mneme (alone, Mneme reached its lock after {:?} and Claude Code's code after {:?}): mneme won {mneme_wins}, Claude Code's code won {claude_wins}; the winner changed {raced} times",
+        step * 20,
+        step * 19,
+        to_lock[1],
+        cc_lock[1]
+    );
     assert!(
         mneme_wins > 0 && claude_wins > 0,
-        "no race happened: one side won all 40 rounds ({winners}); the start delays (0 to 5,850 µs) must sweep across the moment both reach the lock"
+        "no race happened: one side won all 40 rounds ({winners}); the offsets (+-{:?}) must sweep across the moment both reach the lock",
+        step * 20
     );
 }
