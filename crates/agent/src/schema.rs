@@ -3,6 +3,7 @@
 //! in Mneme's words (`crate::messages`).
 
 use crate::messages;
+use mneme_store::settings::json_type;
 use serde_json::{json, Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,21 +59,10 @@ pub(crate) fn json_schema(params: &[Param]) -> Value {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct InputError(pub String);
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// Checks `input` against `params` and returns it with coerced numbers and booleans.
 pub(crate) fn validate(tool: &str, params: &[Param], input: &Value) -> Result<Map<String, Value>, InputError> {
     let Some(obj) = input.as_object() else {
-        return Err(InputError(messages::bad_input(tool, &[messages::wrong_type("input", "object", type_name(input))])));
+        return Err(InputError(messages::bad_input(tool, &[messages::wrong_type("input", "object", json_type(input))])));
     };
     let mut missing = Vec::new();
     let mut wrong = Vec::new();
@@ -102,7 +92,7 @@ pub(crate) fn validate(tool: &str, params: &[Param], input: &Value) -> Result<Ma
                     Ty::Num => "number",
                     Ty::Bool => "boolean",
                 };
-                wrong.push((p.name, expected, type_name(v)));
+                wrong.push((p.name, expected, json_type(v)));
             }
         }
     }

@@ -832,7 +832,7 @@ fn agents_md_hook_uncached(opts: &LoadOptions, already_loaded: &Context, targets
                 .iter()
                 .flat_map(|name| w.process_memory_file(&paths::join(dir, name), Layer::Project, &mut processed, false, 0, None, false))
                 .collect();
-            let has_claude = CLAUDE_NAMES.iter().any(|name| is_file(&paths::join(dir, name)));
+            let has_claude = has_claude_md(dir);
             for f in &claude {
                 seen.insert(paths::normalize(&path_str(&f.path)));
                 let t = js_trim(&f.content);

@@ -423,7 +423,8 @@ pub(crate) fn syntax_problem(text: &str, e: &serde_json::Error) -> ParseProblem 
     ParseProblem::Syntax { line, column, reason }
 }
 
-pub(crate) fn json_type(v: &Value) -> &'static str {
+/// The JSON name of a value's type, as error messages say it.
+pub fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
