@@ -99,6 +99,12 @@ pub struct Context {
     /// folders below the cwd, which attach lazily when a file under them is read
     /// (best-effort listing: bounded walk, skips `.git`, `node_modules` and `target`).
     pub nested_candidates: Vec<PathBuf>,
+    /// Folders this load depended on beyond those of `files` and `skipped`: the folder of each
+    /// candidate that did not exist (a missing `@include` target, say) and each sub-folder the
+    /// nested-candidate walk listed. A file appearing there can change the result, so a cache
+    /// of it must watch these too. Not serialized: it describes the walk, not the context.
+    #[serde(skip)]
+    pub looked_in: Vec<PathBuf>,
 }
 
 /// One file as Claude Code loaded it (`MemoryFileInfo`).

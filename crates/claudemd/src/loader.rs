@@ -31,6 +31,8 @@ struct Walker {
     /// Paths read as regular files during this load: a later mention of one (1,500 rules
     /// including the same shared file) is reported as already loaded without another `stat`.
     read_files: HashSet<String>,
+    /// Folders of candidates that did not exist ([`Context::looked_in`]).
+    looked_in: Vec<PathBuf>,
 }
 
 enum ReadError {
@@ -149,6 +151,7 @@ impl Walker {
             skipped: Vec::new(),
             conditional: Vec::new(),
             read_files: HashSet::new(),
+            looked_in: Vec::new(),
         }
     }
 
@@ -173,13 +176,26 @@ impl Walker {
     }
 
     fn skip(&mut self, path: &str, layer: Layer, parent: Option<&str>, reason: SkipReason) {
-        if self.record && (self.read_files.contains(path) || is_file(path)) {
+        if !self.record {
+            return;
+        }
+        if self.read_files.contains(path) || is_file(path) {
             self.skipped.push(SkippedFile {
                 path: PathBuf::from(path),
                 layer,
                 parent: parent.map(PathBuf::from),
                 reason,
             });
+        } else {
+            // Not listed while missing, but it would be once it appears.
+            self.missing(path);
+        }
+    }
+
+    /// Notes the folder of a candidate that does not exist ([`Context::looked_in`]).
+    fn missing(&mut self, path: &str) {
+        if self.record {
+            self.looked_in.push(PathBuf::from(paths::dirname(path)));
         }
     }
 
@@ -216,6 +232,7 @@ impl Walker {
         let (resolved, is_symlink, opened) = match paths::open_resolved(path) {
             paths::Probe::Missing => {
                 processed.insert(normalized);
+                self.missing(path);
                 return Vec::new();
             }
             paths::Probe::Resolved { real, is_symlink, opened } => (real, is_symlink, opened),
@@ -244,7 +261,10 @@ impl Walker {
                 self.read_files.insert(path.to_string());
                 r
             }
-            Err(ReadError::Missing) => return Vec::new(),
+            Err(ReadError::Missing) => {
+                self.missing(path);
+                return Vec::new();
+            }
             Err(ReadError::TooLarge(bytes)) => {
                 self.skip(path, layer, parent, SkipReason::TooLarge { bytes });
                 return Vec::new();
@@ -559,8 +579,9 @@ fn load_uncached(opts: &LoadOptions) -> Context {
         }
     }
 
-    let nested_candidates = nested_candidates(opts, &cwd, &files);
-    Context { files, skipped: w.skipped, conditional: w.conditional, nested_candidates }
+    let mut looked_in = w.looked_in;
+    let nested_candidates = nested_candidates(opts, &cwd, &files, &mut looked_in);
+    Context { files, skipped: w.skipped, conditional: w.conditional, nested_candidates, looked_in }
 }
 
 impl Walker {
@@ -616,7 +637,7 @@ const NESTED_MAX_DEPTH: usize = 8;
 const NESTED_MAX_DIRS: usize = 5_000;
 
 /// Memory files in folders below the cwd that would attach lazily (best-effort listing).
-fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile]) -> Vec<PathBuf> {
+fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile], listed: &mut Vec<PathBuf>) -> Vec<PathBuf> {
     let eager: HashSet<&Path> = eager.iter().map(|f| f.path.as_path()).collect();
     let mut out: Vec<PathBuf> = Vec::new();
     let mut seen: HashSet<PathBuf> = HashSet::new();
@@ -657,6 +678,7 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile]) -> Vec
             continue;
         }
         let Ok(entries) = fs::read_dir(&dir) else { continue };
+        listed.push(dir.clone());
         let mut subdirs: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
