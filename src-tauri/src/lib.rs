@@ -63,6 +63,10 @@ impl mneme_api::ops::Host for Session {
         let live = self.live.as_ref().ok_or_else(mneme_api::ops::live_off)?;
         Ok(live.events.watched())
     }
+
+    fn context_cache(&self) -> Option<&mneme_api::ContextCache> {
+        self.live.as_ref().map(|live| live.events.context_cache())
+    }
 }
 
 pub use commands::bindings;

@@ -9,7 +9,9 @@ use mneme_store::paths::{self, AutoMemSource, AutoMemoryReason};
 use mneme_store::settings_env;
 use mneme_store::settings::{self, EnabledSources, Settings};
 use mneme_store::git;
+use crate::context_cache::DependsOn;
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Which folder to look from, and the Claude Code flags that change what loads.
@@ -184,7 +186,7 @@ impl Mneme {
             Some(root) if profile.local_settings_from_repo_root => cwd
                 .ancestors()
                 .take_while(|d| d.starts_with(&root))
-                .find(|d| settings::local_settings_path(d).is_file())
+                .find(|d| mneme_claudemd::folder_present(&d.join(".claude").to_string_lossy()) && settings::local_settings_path(d).is_file())
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| cwd.clone()),
             _ => cwd.clone(),
@@ -259,13 +261,31 @@ impl Mneme {
 
     /// The user-context block Claude Code would send from `req.cwd`, with provenance.
     pub fn context(&self, req: &ContextRequest) -> Result<ContextView, ApiError> {
-        let r = self.resolve(req)?;
-        let ctx = mneme_claudemd::load(&r.options);
+        Ok(self.context_traced(req, false)?.0)
+    }
+
+    /// [`Mneme::context`], and with `trace` the folders whose change could alter the view
+    /// (for [`crate::ContextCache`]; finding them costs a few extra file-system calls).
+    pub(crate) fn context_traced(
+        &self,
+        req: &ContextRequest,
+        trace: bool,
+    ) -> Result<(ContextView, BTreeSet<DependsOn>), ApiError> {
+        // Resolving and loading share what they learn about the folders (git roots, missing
+        // `.claude` folders, realpaths): each would otherwise look again.
+        let (r, ctx) = git::with_memo(|| {
+            mneme_claudemd::with_folder_cache(|| -> Result<_, ApiError> {
+                let r = self.resolve(req)?;
+                let ctx = mneme_claudemd::load(&r.options);
+                Ok((r, ctx))
+            })
+        })?;
+        let depends_on = if trace { crate::context_cache::dependencies(self, req, &r, &ctx) } else { BTreeSet::new() };
         let claude_md = mneme_claudemd::render_claude_md(&ctx.files);
         let date = req.date.clone().unwrap_or_else(|| self.today());
         let block = mneme_claudemd::render_instructions(&r.options.profile, &claude_md, &date);
         let files: Vec<ContextFile> = ctx.files.iter().map(context_file).collect();
-        Ok(ContextView {
+        let view = ContextView {
             cwd: r.cwd,
             block,
             total_chars: files.iter().map(|f| f.chars).sum(),
@@ -288,7 +308,8 @@ impl Mneme {
             settings_problems: r.settings.errors().map(|e| e.to_string()).collect(),
             claude_code: r.claude_code,
             env_from_settings: r.env_from_settings,
-        })
+        };
+        Ok((view, depends_on))
     }
 
     /// What Claude Code would attach after the model read `targets` in one turn, in order.

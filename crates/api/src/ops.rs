@@ -29,7 +29,31 @@ pub trait Host {
     fn watch_project(&self, cwd: &Path, memory_dir: &Path) -> Result<Vec<PathBuf>, ApiError>;
     /// Every folder the live watcher covers now or waits for, in the order they were added.
     fn watched(&self) -> Result<Vec<WatchedFolder>, ApiError>;
+    /// The context cache fed by this shell's watcher; `None` (the default) builds every view.
+    fn context_cache(&self) -> Option<&crate::ContextCache> {
+        None
+    }
 }
+
+/// `context` through the host's cache when it has one.
+pub fn context_view(m: &Mneme, h: &dyn Host, req: &ContextRequest) -> Result<crate::ContextView, ApiError> {
+    match h.context_cache() {
+        Some(cache) => Ok((*m.context_cached(req, cache)?).clone()),
+        None => m.context(req),
+    }
+}
+
+/// Operations that write nothing a context view shows. Every other one empties the host's
+/// context cache when it returns: the watcher reports its writes only after its debounce, and
+/// the page asks for the context again at once. A writer missing from this list is safe; a
+/// reader missing only costs a rebuild.
+const KEEP_CONTEXT_CACHE: &[&str] = &[
+    "home", "open_project", "complete_folder", "context", "touched", "claude_code", "verify", "version_check",
+    "agents", "agent_context", "projects", "memories", "memory_page", "memory", "manifest", "trash", "health",
+    "graph", "diff", "read_file", "machine_settings", "provider_settings", "recall", "team_status", "team_remote",
+    "team_history", "team_sign_ins", "inbox", "dream_status", "dream_history", "dream", "daily_log",
+    "background_runs", "watch", "watching",
+];
 
 /// The error for [`Host`]s whose file watcher could not start.
 pub fn live_off() -> ApiError {
@@ -576,7 +600,7 @@ macro_rules! operations {
             /// Folders completing a typed path (how a browser page picks a folder).
             complete_folder($crate::ops::TypedPath) -> $crate::FolderCompletion = |m, _h, q| Ok(m.complete_folder(&q.typed));
             /// What Claude Code loads at start-up in `cwd`, file by file, and the block it builds.
-            context($crate::ops::ContextQuery) -> $crate::ContextView = |m, h, q| m.context(&q.at.request(h, q.date));
+            context($crate::ops::ContextQuery) -> $crate::ContextView = |m, h, q| $crate::ops::context_view(m, h, &q.at.request(h, q.date));
             /// What Claude Code attaches when the model reads these files.
             touched($crate::ops::TouchedQuery) -> $crate::TouchedView = |m, h, q| m.touched(&q.at.request(h, None), &q.files);
             /// The user's Claude Code: where it is, which release, and whose behaviours Mneme renders.
@@ -734,7 +758,7 @@ macro_rules! operations {
             /// Adds the folder's memory folder, CLAUDE.md files and `.claude` to the live watcher;
             /// answers every folder watched or waiting to exist.
             watch($crate::ops::Folder) -> $crate::ops::Watching = |m, h, q| {
-                let view = m.context(&q.request(h, None))?;
+                let view = $crate::ops::context_view(m, h, &q.request(h, None))?;
                 Ok($crate::ops::Watching { watching: h.watch_project(&view.cwd, &view.auto_memory.dir)? })
             };
             /// Every folder the live watcher covers now or waits for, in the order they were added.
@@ -752,7 +776,17 @@ macro_rules! define_operations {
             $(#[$doc])*
             #[allow(clippy::needless_pass_by_value)]
             pub fn $name($m: &Mneme, $h: &dyn Host, $q: $req) -> Result<$resp, ApiError> {
-                $body
+                #[allow(clippy::needless_pass_by_value)]
+                fn run($m: &Mneme, $h: &dyn Host, $q: $req) -> Result<$resp, ApiError> {
+                    $body
+                }
+                let answer = run($m, $h, $q);
+                if !KEEP_CONTEXT_CACHE.contains(&stringify!($name)) {
+                    if let Some(cache) = $h.context_cache() {
+                        cache.clear();
+                    }
+                }
+                answer
             }
         )*
 
@@ -780,6 +814,13 @@ pub fn snake_case(method: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_operation_keeping_the_context_cache_exists() {
+        for name in KEEP_CONTEXT_CACHE {
+            assert!(NAMES.contains(name), "{name} is not an operation");
+        }
+    }
 
     #[test]
     fn names_are_unique_snake_case_and_round_trip_from_camel_case() {

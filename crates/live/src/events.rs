@@ -8,8 +8,14 @@
 //! `autoMemoryDirectory`), the project folder (non-recursively: its CLAUDE.md files) and its
 //! `.claude` folder (rules, local settings). Changes are gathered for 300 ms and sent as one
 //! list of paths; an empty list means "too much changed to name; reload everything".
+//!
+//! The watcher also keeps the api's [`ContextCache`]: building a view adds flat watches on the
+//! folders it depends on (every folder above the project, their `.claude`, the settings
+//! files' folders, …; `mneme_api::ContextCache` has the rules), and each batch is handed to
+//! the cache before anyone hears of it, so a page reloading on the event never gets a view the
+//! batch made stale.
 
-use mneme_api::Environment;
+use mneme_api::{ContextCache, DependsOn, Environment, FolderWatch};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -26,12 +32,15 @@ pub struct Events {
     tx: broadcast::Sender<Arc<Vec<PathBuf>>>,
     stop: watch::Receiver<bool>,
     watched: Arc<Mutex<Watched>>,
+    cache: Arc<ContextCache>,
 }
 
 struct Watched {
     watcher: RecommendedWatcher,
-    /// Folders being watched, with whether recursively.
-    active: Vec<(PathBuf, RecursiveMode)>,
+    /// Folders being watched, with whether recursively and the watch's number (1, 2, …).
+    active: Vec<(PathBuf, RecursiveMode, u64)>,
+    /// How many watches were ever added: the newest one's number.
+    added: u64,
     /// Folders to watch once they exist (a fresh machine has no `projects` folder yet).
     pending: Vec<(PathBuf, RecursiveMode)>,
 }
@@ -39,18 +48,33 @@ struct Watched {
 impl Watched {
     /// Watches `dir` now if it exists, else as soon as a change batch sees it appear.
     fn add(&mut self, dir: &Path, mode: RecursiveMode) {
-        let covered = self.active.iter().any(|(p, m)| {
-            (p == dir && (*m == mode || *m == RecursiveMode::Recursive))
-                || (*m == RecursiveMode::Recursive && dir.starts_with(p))
-        });
-        if covered || self.pending.iter().any(|(p, m)| p == dir && *m == mode) {
+        if self.covering(dir, mode).is_some() || self.pending.iter().any(|(p, m)| p == dir && *m == mode) {
             return;
         }
-        if dir.is_dir() && self.watcher.watch(dir, mode).is_ok() {
-            self.active.push((dir.to_path_buf(), mode));
-        } else {
+        if !(dir.is_dir() && self.watch_now(dir, mode)) {
             self.pending.push((dir.to_path_buf(), mode));
         }
+    }
+
+    /// The number of the oldest active watch that covers `dir` as `mode` asks.
+    fn covering(&self, dir: &Path, mode: RecursiveMode) -> Option<u64> {
+        self.active
+            .iter()
+            .filter(|(p, m, _)| {
+                (p == dir && (*m == mode || *m == RecursiveMode::Recursive))
+                    || (*m == RecursiveMode::Recursive && dir.starts_with(p))
+            })
+            .map(|(_, _, n)| *n)
+            .min()
+    }
+
+    fn watch_now(&mut self, dir: &Path, mode: RecursiveMode) -> bool {
+        if self.watcher.watch(dir, mode).is_err() {
+            return false;
+        }
+        self.added += 1;
+        self.active.push((dir.to_path_buf(), mode, self.added));
+        true
     }
 
     fn retry_pending(&mut self) {
@@ -68,15 +92,22 @@ impl Events {
             // The receiver only goes away when the server stops.
             let _ = raw_tx.send(res);
         })?;
-        let watched = Arc::new(Mutex::new(Watched { watcher, active: Vec::new(), pending: Vec::new() }));
+        let watched = Arc::new(Mutex::new(Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new() }));
         {
             let mut w = lock(&watched);
             w.add(&env.projects_dir(), RecursiveMode::Recursive);
             w.add(&env.config_home(), RecursiveMode::NonRecursive);
         }
         let (tx, _) = broadcast::channel(256);
-        tokio::spawn(debounce(raw_rx, tx.clone(), watched.clone(), stop.clone()));
-        Ok(Events { tx, stop, watched })
+        let cache = Arc::new(ContextCache::new(Arc::new(Watches(watched.clone()))));
+        tokio::spawn(debounce(raw_rx, tx.clone(), watched.clone(), cache.clone(), stop.clone()));
+        Ok(Events { tx, stop, watched, cache })
+    }
+
+    /// The context cache this watcher keeps current (the shells hand it to the api's
+    /// operations through `Host::context_cache`).
+    pub fn context_cache(&self) -> &ContextCache {
+        &self.cache
     }
 
     /// Each batch of changed paths from now on (empty: reload everything).
@@ -99,7 +130,7 @@ impl Events {
         if dot_claude.is_dir() {
             w.add(&dot_claude, RecursiveMode::Recursive);
         }
-        w.active.iter().chain(&w.pending).map(|(p, _)| p.clone()).collect()
+        w.active.iter().map(|(p, _, _)| p).chain(w.pending.iter().map(|(p, _)| p)).cloned().collect()
     }
 }
 
@@ -110,14 +141,42 @@ impl Events {
     /// Every folder watched now or waiting to exist, in the order they were added.
     pub fn watched(&self) -> Vec<WatchedFolder> {
         let w = lock(&self.watched);
-        let entry = |active: bool| {
-            move |(p, m): &(PathBuf, RecursiveMode)| WatchedFolder {
-                path: p.clone(),
-                recursive: *m == RecursiveMode::Recursive,
-                active,
-            }
+        let entry = |p: &PathBuf, m: &RecursiveMode, active: bool| WatchedFolder {
+            path: p.clone(),
+            recursive: *m == RecursiveMode::Recursive,
+            active,
         };
-        w.active.iter().map(entry(true)).chain(w.pending.iter().map(entry(false))).collect()
+        w.active
+            .iter()
+            .map(|(p, m, _)| entry(p, m, true))
+            .chain(w.pending.iter().map(|(p, m)| entry(p, m, false)))
+            .collect()
+    }
+}
+
+/// The watcher as the context cache sees it.
+struct Watches(Arc<Mutex<Watched>>);
+
+impl FolderWatch for Watches {
+    fn generation(&self) -> u64 {
+        lock(&self.0).added
+    }
+
+    fn cover(&self, folders: &[DependsOn]) -> Option<u64> {
+        let mut w = lock(&self.0);
+        let mut newest = 0;
+        for f in folders {
+            let mode = if f.recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
+            let n = match w.covering(&f.dir, mode) {
+                Some(n) => n,
+                // Could not be watched (gone since, or out of inotify watches): the view that
+                // needs it is not kept.
+                None if !w.watch_now(&f.dir, mode) => return None,
+                None => w.added,
+            };
+            newest = newest.max(n);
+        }
+        Some(newest)
     }
 }
 
@@ -138,8 +197,17 @@ async fn debounce(
     mut raw: mpsc::UnboundedReceiver<notify::Result<notify::Event>>,
     tx: broadcast::Sender<Arc<Vec<PathBuf>>>,
     watched: Arc<Mutex<Watched>>,
+    cache: Arc<ContextCache>,
     mut stop: watch::Receiver<bool>,
 ) {
+    // Once this task ends nobody tells the cache about changes: it must keep nothing.
+    struct CloseOnExit(Arc<ContextCache>);
+    impl Drop for CloseOnExit {
+        fn drop(&mut self) {
+            self.0.close();
+        }
+    }
+    let _close = CloseOnExit(cache.clone());
     loop {
         let mut batch = BTreeSet::new();
         let mut overflow = false;
@@ -159,7 +227,9 @@ async fn debounce(
         if batch.is_empty() && !overflow {
             continue;
         }
-        let paths = if overflow { Vec::new() } else { batch.into_iter().collect() };
+        let paths: Vec<PathBuf> = if overflow { Vec::new() } else { batch.into_iter().collect() };
+        // The cache first, so a page reloading on this batch gets fresh views.
+        cache.changed(&paths);
         // No subscribers is fine: nobody has the page open.
         let _ = tx.send(Arc::new(paths));
     }

@@ -90,6 +90,10 @@ impl Host for AppState {
     fn watched(&self) -> Result<Vec<WatchedFolder>, ApiError> {
         Ok(self.events.watched())
     }
+
+    fn context_cache(&self) -> Option<&mneme_api::ContextCache> {
+        Some(self.events.context_cache())
+    }
 }
 
 /// One `match` arm per operation: parse the request, run the operation, encode the answer.
