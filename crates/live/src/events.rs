@@ -245,3 +245,96 @@ fn collect(e: notify::Result<notify::Event>, batch: &mut BTreeSet<PathBuf>, over
         Err(_) => *overflow = true,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mneme_api::{ContextRequest, FixedClock, Mneme};
+    use mneme_testsupport::TestHome;
+
+    /// The debounce task over a raw channel the test feeds, with the cache it keeps; real
+    /// watches back the cache (their own events go nowhere).
+    struct Rig {
+        raw: mpsc::UnboundedSender<notify::Result<notify::Event>>,
+        batches: broadcast::Receiver<Arc<Vec<PathBuf>>>,
+        cache: Arc<ContextCache>,
+        stop: watch::Sender<bool>,
+        home: TestHome,
+        repo: PathBuf,
+        mneme: Mneme,
+    }
+
+    fn rig() -> Rig {
+        let home = TestHome::new();
+        let repo = home.git_repo("repo");
+        home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
+        let watcher = notify::recommended_watcher(|_| {}).unwrap();
+        let watched = Arc::new(Mutex::new(Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new() }));
+        let cache = Arc::new(ContextCache::new(Arc::new(Watches(watched.clone()))));
+        let (raw, raw_rx) = mpsc::unbounded_channel();
+        let (tx, batches) = broadcast::channel(16);
+        let (stop, stop_rx) = watch::channel(false);
+        tokio::spawn(debounce(raw_rx, tx, watched, cache.clone(), stop_rx));
+        let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_764_400_000)));
+        Rig { raw, batches, cache, stop, home, repo, mneme }
+    }
+
+    impl Rig {
+        /// Builds the view until the cache keeps it (the first build adds the watches).
+        fn keep(&self) {
+            let req = ContextRequest { cwd: self.repo.clone(), ..Default::default() };
+            for _ in 0..3 {
+                self.mneme.context_cached(&req, &self.cache).unwrap();
+            }
+            assert_eq!(self.cache.stats().entries, 1, "the view was not kept");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_overflow_drops_every_view_before_the_reload_everything_batch_goes_out() {
+        let mut r = rig();
+        r.keep();
+        r.raw.send(Ok(notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan))).unwrap();
+        let batch = r.batches.recv().await.unwrap();
+        assert!(batch.is_empty(), "an overflow is an empty batch: {batch:?}");
+        assert_eq!(r.cache.stats().entries, 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_watcher_error_drops_every_view() {
+        let mut r = rig();
+        r.keep();
+        r.raw.send(Err(notify::Error::generic("lost track"))).unwrap();
+        assert!(r.batches.recv().await.unwrap().is_empty());
+        assert_eq!(r.cache.stats().entries, 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_change_elsewhere_keeps_the_view_and_one_it_depends_on_drops_it() {
+        let mut r = rig();
+        r.keep();
+        let unrelated = r.home.root.join("repo/src/lib.rs");
+        r.raw.send(Ok(notify::Event::new(EventKind::Any).add_path(unrelated))).unwrap();
+        r.batches.recv().await.unwrap();
+        assert_eq!(r.cache.stats().entries, 1, "a file no view depends on dropped it");
+        r.raw.send(Ok(notify::Event::new(EventKind::Any).add_path(r.repo.join("CLAUDE.md")))).unwrap();
+        r.batches.recv().await.unwrap();
+        assert_eq!(r.cache.stats().entries, 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stopped_watcher_leaves_nothing_kept() {
+        let r = rig();
+        r.keep();
+        r.stop.send(true).unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while r.cache.stats().entries > 0 {
+            assert!(tokio::time::Instant::now() < deadline, "the cache outlived its watcher");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let req = ContextRequest { cwd: r.repo.clone(), ..Default::default() };
+        let a = r.mneme.context_cached(&req, &r.cache).unwrap();
+        let b = r.mneme.context_cached(&req, &r.cache).unwrap();
+        assert!(!Arc::ptr_eq(&a, &b), "a view was served with no watcher behind it");
+    }
+}

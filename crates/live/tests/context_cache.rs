@@ -1,0 +1,247 @@
+//! The context cache with the real file watcher: a view for an unchanged folder comes from
+//! memory (the very same `Arc`), and every kind of change a view depends on drops it, so the
+//! next call shows the change. Hermetic: a temporary home, config home and managed folder.
+
+use mneme_api::{Clock, ContextRequest, ContextView, Mneme};
+use mneme_live::events::Events;
+use mneme_testsupport::{write_file, TestHome};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::{broadcast, watch};
+
+/// A clock the test moves (to cross midnight).
+struct Moving(AtomicU64);
+
+impl Clock for Moving {
+    fn now(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(self.0.load(Ordering::SeqCst))
+    }
+}
+
+/// 2025-11-29 07:06:40 UTC.
+const START: u64 = 1_764_400_000;
+
+struct World {
+    home: TestHome,
+    repo: PathBuf,
+    clock: Arc<Moving>,
+    mneme: Mneme,
+    events: Events,
+    changes: broadcast::Receiver<Arc<Vec<PathBuf>>>,
+    _stop: watch::Sender<bool>,
+}
+
+/// A repository with a CLAUDE.md and a rule, a user CLAUDE.md including a file outside the
+/// project, user settings, and a MEMORY.md; the watcher running.
+fn world() -> World {
+    let home = TestHome::new();
+    let repo = home.git_repo("repo");
+    home.write(repo.join("CLAUDE.md"), "Use tabs for indentation.\n");
+    home.write(repo.join(".claude/rules/style.md"), "Prefer small functions.\n");
+    home.write(repo.join("src/main.rs"), "fn main() {}\n");
+    home.write(home.root.join("shared/notes.md"), "Shared note one.\n");
+    let user_md = format!(
+        "User rules.\n@{}\n@{}\n",
+        home.root.join("shared/notes.md").display(),
+        home.root.join("elsewhere/extra.md").display()
+    );
+    // The folder of the missing include target exists but holds nothing the view loads.
+    home.write(home.root.join("elsewhere/README"), "Not an instruction file.\n");
+    home.write(home.config_home().join("CLAUDE.md"), &user_md);
+    home.write(home.config_home().join("settings.json"), "{\n  \"theme\": \"dark\"\n}\n");
+    home.write(home.memdir_for(&repo).join("MEMORY.md"), "- [First](first.md) — the first memory\n");
+    let clock = Arc::new(Moving(AtomicU64::new(START)));
+    let mneme = Mneme::new(home.env.clone(), clock.clone());
+    let (stop, stop_rx) = watch::channel(false);
+    let events = Events::start(&home.env, stop_rx).expect("the watcher starts");
+    let changes = events.subscribe();
+    World { home, repo, clock, mneme, events, changes, _stop: stop }
+}
+
+impl World {
+    fn request(&self) -> ContextRequest {
+        ContextRequest { cwd: self.repo.clone(), ..Default::default() }
+    }
+
+    fn view(&self) -> Arc<ContextView> {
+        self.mneme.context_cached(&self.request(), self.events.context_cache()).expect("context")
+    }
+
+    /// A view the cache keeps: two calls in a row answering with the same `Arc`. Retried,
+    /// because a change by another process in a folder above the test's (the shared temporary
+    /// folder) rightly drops the view too.
+    fn cached(&self) -> Arc<ContextView> {
+        for _ in 0..20 {
+            let a = self.view();
+            let b = self.view();
+            if Arc::ptr_eq(&a, &b) {
+                return b;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no view was kept in 20 tries");
+    }
+
+    /// Waits for the watcher's batch naming `path` (or a folder on the way to it). The cache
+    /// hears of a batch before any subscriber does.
+    async fn seen(&mut self, path: &Path) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let batch = tokio::time::timeout(left, self.changes.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no change batch named {} within 10 s", path.display()))
+                .expect("the watcher runs");
+            if batch.is_empty() || batch.iter().any(|p| path.starts_with(p)) {
+                return;
+            }
+        }
+    }
+
+    /// Keeps a view, makes `change`, waits for the watcher, and answers the next view, checking
+    /// it is not the kept one.
+    async fn after(&mut self, path: &Path, change: impl FnOnce(&Path)) -> Arc<ContextView> {
+        let kept = self.cached();
+        change(path);
+        self.seen(path).await;
+        let next = self.view();
+        assert!(!Arc::ptr_eq(&kept, &next), "a change to {} left the kept view in place", path.display());
+        next
+    }
+}
+
+fn rewrite(text: &'static str) -> impl FnOnce(&Path) {
+    move |p: &Path| write_file(p, text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_second_identical_call_is_the_kept_view_not_a_new_build() {
+    let w = world();
+    let first = w.cached();
+    let before = w.events.context_cache().stats();
+    let again = w.view();
+    assert!(Arc::ptr_eq(&first, &again), "the same request built the view again");
+    let after = w.events.context_cache().stats();
+    assert_eq!(after.hits, before.hits + 1);
+    assert_eq!(after.misses, before.misses);
+    assert!(again.block.contains("Use tabs for indentation."));
+    // What the cache answers is what a fresh build answers.
+    let fresh = w.mneme.context(&w.request()).unwrap();
+    assert_eq!(serde_json::to_value(&*again).unwrap(), serde_json::to_value(&fresh).unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_the_projects_claude_md_shows_on_the_next_call() {
+    let mut w = world();
+    let path = w.repo.join("CLAUDE.md");
+    let v = w.after(&path, rewrite("Use spaces, four of them.\n")).await;
+    assert!(v.block.contains("Use spaces, four of them.") && !v.block.contains("Use tabs"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_a_rule_shows_on_the_next_call() {
+    let mut w = world();
+    let path = w.repo.join(".claude/rules/style.md");
+    let v = w.after(&path, rewrite("Prefer long, descriptive names.\n")).await;
+    assert!(v.block.contains("Prefer long, descriptive names."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_rule_in_a_new_sub_folder_of_the_rules_shows_on_the_next_call() {
+    let mut w = world();
+    let path = w.repo.join(".claude/rules/deep/er/naming.md");
+    let v = w.after(&path, rewrite("Name things plainly.\n")).await;
+    assert!(v.block.contains("Name things plainly."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_an_included_file_outside_the_project_shows_on_the_next_call() {
+    let mut w = world();
+    let path = w.home.root.join("shared/notes.md");
+    assert!(w.cached().block.contains("Shared note one."));
+    let v = w.after(&path, rewrite("Shared note two.\n")).await;
+    assert!(v.block.contains("Shared note two."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_include_target_appearing_shows_on_the_next_call() {
+    let mut w = world();
+    // Claude Code skips a missing include without a word; the loader reports its folder in
+    // `looked_in`, which nothing else would have the watcher cover.
+    let path = w.home.root.join("elsewhere/extra.md");
+    assert!(!w.cached().block.contains("Extra from elsewhere."));
+    let v = w.after(&path, rewrite("Extra from elsewhere.\n")).await;
+    assert!(v.block.contains("Extra from elsewhere."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settings_change_shows_on_the_next_call() {
+    let mut w = world();
+    assert!(w.cached().auto_memory.enabled);
+    let path = w.home.config_home().join("settings.json");
+    let v = w.after(&path, rewrite("{\n  \"autoMemoryEnabled\": false\n}\n")).await;
+    assert!(!v.auto_memory.enabled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_settings_file_appearing_shows_on_the_next_call() {
+    let mut w = world();
+    // `.claude/settings.json` in the repository excludes the rule.
+    let path = w.repo.join(".claude/settings.json");
+    let excludes = "{\n  \"claudeMdExcludes\": [\"**/rules/style.md\"]\n}\n";
+    let v = w.after(&path, rewrite(excludes)).await;
+    assert!(!v.block.contains("Prefer small functions."), "{}", v.block);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_memory_md_shows_on_the_next_call() {
+    let mut w = world();
+    let path = w.home.memdir_for(&w.repo).join("MEMORY.md");
+    assert!(w.cached().block.contains("the first memory"));
+    let v = w.after(&path, rewrite("- [Second](second.md) — the second memory\n")).await;
+    assert!(v.block.contains("the second memory"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_claude_md_in_a_folder_above_the_project_shows_on_the_next_call() {
+    let mut w = world();
+    let path = w.home.root.join("CLAUDE.md");
+    let v = w.after(&path, rewrite("From the folder above.\n")).await;
+    assert!(v.block.contains("From the folder above."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_claude_md_in_a_sub_folder_joins_the_nested_candidates() {
+    let mut w = world();
+    let path = w.repo.join("src/CLAUDE.md");
+    let v = w.after(&path, rewrite("Sub-folder notes.\n")).await;
+    assert!(v.nested_candidates.contains(&path), "{:?}", v.nested_candidates);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_view_is_never_served_for_another_day() {
+    let w = world();
+    // 2.1.197 prints the date in the block (later releases moved it out).
+    let req = ContextRequest { claude_version: Some("2.1.197".parse().unwrap()), ..w.request() };
+    let view = || w.mneme.context_cached(&req, w.events.context_cache()).unwrap();
+    let today = view();
+    assert!(Arc::ptr_eq(&today, &view()) || Arc::ptr_eq(&view(), &view()), "no view was kept");
+    assert!(today.block.contains("2025-11-29"));
+    w.clock.0.fetch_add(86_400, Ordering::SeqCst);
+    let tomorrow = view();
+    assert!(!Arc::ptr_eq(&today, &tomorrow));
+    assert!(tomorrow.block.contains("2025-11-30") && !tomorrow.block.contains("2025-11-29"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_request_for_the_same_folder_is_another_view() {
+    let w = world();
+    let all = w.cached();
+    let req = ContextRequest { setting_sources: Some("user".into()), ..w.request() };
+    let user_only = w.mneme.context_cached(&req, w.events.context_cache()).unwrap();
+    assert!(!Arc::ptr_eq(&all, &user_only));
+    assert!(!user_only.block.contains("Use tabs for indentation."));
+    assert!(all.block.contains("Use tabs for indentation."));
+}
