@@ -245,3 +245,64 @@ async fn another_request_for_the_same_folder_is_another_view() {
     assert!(!user_only.block.contains("Use tabs for indentation."));
     assert!(all.block.contains("Use tabs for indentation."));
 }
+
+/// A shell as the operations see it: the start folder and this watcher's cache.
+struct Shell<'a>(&'a World);
+
+impl mneme_api::ops::Host for Shell<'_> {
+    fn start_dir(&self) -> &Path {
+        &self.0.repo
+    }
+
+    fn scheduler_running(&self) -> bool {
+        false
+    }
+
+    fn watch_project(&self, cwd: &Path, memory_dir: &Path) -> Result<Vec<PathBuf>, mneme_api::ApiError> {
+        Ok(self.0.events.watch_project(cwd, memory_dir))
+    }
+
+    fn watched(&self) -> Result<Vec<mneme_api::ops::WatchedFolder>, mneme_api::ApiError> {
+        Ok(self.0.events.watched())
+    }
+
+    fn context_cache(&self) -> Option<&mneme_api::ContextCache> {
+        Some(self.0.events.context_cache())
+    }
+}
+
+/// An operation's request from the JSON a page sends.
+macro_rules! arg {
+    ($($json:tt)+) => {
+        serde_json::from_value(serde_json::json!($($json)+)).unwrap()
+    };
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_context_operation_uses_the_shells_cache_and_a_save_empties_it_at_once() {
+    use mneme_api::ops;
+    let w = world();
+    let shell = Shell(&w);
+    let cache = w.events.context_cache();
+    let query = || -> ops::ContextQuery { arg!({ "cwd": "." }) };
+    ops::context(&w.mneme, &shell, query()).unwrap();
+    let mut hit = false;
+    for _ in 0..20 {
+        let before = cache.stats().hits;
+        ops::context(&w.mneme, &shell, query()).unwrap();
+        if cache.stats().hits == before + 1 {
+            hit = true;
+            break;
+        }
+    }
+    assert!(hit, "the context operation never answered from the shell's cache");
+    assert!(cache.stats().entries >= 1);
+    // Reading keeps the view; saving through an operation drops it before the watcher could
+    // report the write, so the page's immediate reload shows the saved text.
+    let file: mneme_api::FileText = ops::read_file(&w.mneme, &shell, arg!({ "cwd": ".", "path": "CLAUDE.md" })).unwrap();
+    assert!(cache.stats().entries >= 1, "reading a file dropped the view");
+    let save = arg!({ "cwd": ".", "path": "CLAUDE.md", "content": "Saved through Mneme.\n", "revision": file.revision });
+    ops::save_file(&w.mneme, &shell, save).unwrap();
+    assert_eq!(cache.stats().entries, 0);
+    assert!(ops::context(&w.mneme, &shell, query()).unwrap().block.contains("Saved through Mneme."));
+}
