@@ -186,7 +186,7 @@ impl Mneme {
             Some(root) if profile.local_settings_from_repo_root => cwd
                 .ancestors()
                 .take_while(|d| d.starts_with(&root))
-                .find(|d| settings::local_settings_path(d).is_file())
+                .find(|d| mneme_claudemd::folder_present(&d.join(".claude").to_string_lossy()) && settings::local_settings_path(d).is_file())
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| cwd.clone()),
             _ => cwd.clone(),
@@ -271,8 +271,15 @@ impl Mneme {
         req: &ContextRequest,
         trace: bool,
     ) -> Result<(ContextView, BTreeSet<DependsOn>), ApiError> {
-        let r = self.resolve(req)?;
-        let ctx = mneme_claudemd::load(&r.options);
+        // Resolving and loading share what they learn about the folders (git roots, missing
+        // `.claude` folders, realpaths): each would otherwise look again.
+        let (r, ctx) = git::with_memo(|| {
+            mneme_claudemd::with_folder_cache(|| -> Result<_, ApiError> {
+                let r = self.resolve(req)?;
+                let ctx = mneme_claudemd::load(&r.options);
+                Ok((r, ctx))
+            })
+        })?;
         let depends_on = if trace { crate::context_cache::dependencies(self, req, &r, &ctx) } else { BTreeSet::new() };
         let claude_md = mneme_claudemd::render_claude_md(&ctx.files);
         let date = req.date.clone().unwrap_or_else(|| self.today());

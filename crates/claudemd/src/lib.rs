@@ -25,6 +25,9 @@ use std::path::PathBuf;
 
 pub use content::{html_comment_kept_ranges, strip_html_comments, TEXT_FILE_EXTENSIONS};
 pub use loader::{agents_md_hook, load, touched};
+/// For callers that look at the same folders just before a load (the api's settings lookup)
+/// and for one-shot processes (the CLI); see each function.
+pub use paths::{folder_present, keep_files_open_until_exit, with_realpath_cache as with_folder_cache};
 
 /// Which setting sources are enabled (`--setting-sources`); Managed is always read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

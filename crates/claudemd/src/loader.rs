@@ -79,6 +79,7 @@ fn read_opened(opened: paths::Opened) -> Result<(String, usize), ReadError> {
     let meta = match head {
         paths::Head::Whole(bytes) => {
             // Under HEAD_BYTES, so never over MAX_INSTRUCTION_FILE_BYTES.
+            paths::release(file);
             let len = bytes.len();
             let text = match String::from_utf8(bytes) {
                 Ok(s) => s,
@@ -326,7 +327,8 @@ impl Walker {
         if visited.contains(rules_dir) {
             return Vec::new();
         }
-        let (resolved_dir, is_symlink) = paths::safe_resolve_path(rules_dir);
+        // Nothing there (the usual case for most folders on the way): one `lstat`, no `open`.
+        let Some((resolved_dir, is_symlink)) = paths::resolve_if_present(rules_dir) else { return Vec::new() };
         if is_symlink && self.outside_project(layer, &resolved_dir) {
             self.skip_link(rules_dir, layer, &resolved_dir);
             return Vec::new();
@@ -370,6 +372,9 @@ impl Walker {
                 },
             };
             if is_dir {
+                if listed.is_some() {
+                    paths::note_listed_folder(&resolved_entry, &resolved_entry);
+                }
                 out.extend(self.process_md_rules(&resolved_entry, layer, processed, include_external, conditional, visited, base_dir));
             } else if is_file && name.ends_with(".md") {
                 let files = self.process_memory_file(&resolved_entry, layer, processed, include_external, 0, None, true);
@@ -488,7 +493,7 @@ fn ancestors_root_first(start: &str) -> Vec<String> {
 
 /// `getMemoryFiles()`.
 pub fn load(opts: &LoadOptions) -> Context {
-    paths::with_realpath_cache(|| load_uncached(opts))
+    mneme_store::git::with_memo(|| paths::with_realpath_cache(|| load_uncached(opts)))
 }
 
 fn load_uncached(opts: &LoadOptions) -> Context {
@@ -516,6 +521,11 @@ fn load_uncached(opts: &LoadOptions) -> Context {
     }
 
     let cwd = w.cwd.clone();
+    // The working folder is normally given as its realpath already (the api resolves it):
+    // then no folder above it needs an `lstat` to learn its own realpath.
+    if mneme_store::paths::realpath(Path::new(&cwd)).is_ok_and(|real| path_str(&real) == cwd) {
+        paths::seed_realpath_chain(&cwd);
+    }
     let git_root = mneme_store::git::find_git_root(Path::new(&cwd)).map(|p| path_str(&p));
     let canonical = mneme_store::git::find_canonical_git_root(Path::new(&cwd)).map(|p| path_str(&p));
     let nested_worktree = match (&git_root, &canonical) {
@@ -539,6 +549,8 @@ fn load_uncached(opts: &LoadOptions) -> Context {
         let dot_md = paths::join(&dir, ".claude/CLAUDE.md");
         let rules_dir = paths::join(&dir, ".claude/rules");
         if opts.sources.project && !skip_project {
+            // Asked once, so a missing `.claude` answers for everything below it.
+            paths::folder_present(&paths::join(&dir, ".claude"));
             files.extend(w.process_memory_file(&project_md, Layer::Project, &mut processed, include_external, 0, None, false));
             files.extend(w.process_memory_file(&dot_md, Layer::Project, &mut processed, include_external, 0, None, false));
             files.extend(w.rules(&rules_dir, Layer::Project, &mut processed, include_external, false));

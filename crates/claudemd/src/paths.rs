@@ -128,21 +128,40 @@ pub fn path_in_working_path(path: &str, working: &str, home: &str) -> bool {
 /// Claude Code's `safeResolvePath`: the realpath and whether it differs from the input.
 /// UNC-looking paths and special files are returned unresolved; any error too.
 pub fn safe_resolve_path(path: &str) -> (String, bool) {
+    resolve_if_present(path).unwrap_or_else(|| (path.to_string(), false))
+}
+
+/// [`safe_resolve_path`], or `None` when nothing is at `path` (where `safeResolvePath` answers
+/// with the path itself): a caller about to list a folder that is not there can stop here
+/// instead of failing to open it too.
+pub fn resolve_if_present(path: &str) -> Option<(String, bool)> {
     if path.starts_with("//") || path.starts_with("\\\\") {
-        return (path.to_string(), false);
+        return Some((path.to_string(), false));
+    }
+    if under_missing(path) {
+        return None;
+    }
+    // A folder this load already resolved (listed as a folder by its parent, or on the way
+    // to the working folder) needs no `lstat` again.
+    if let Some(Some(real)) = DIR_REALPATHS.with(|c| c.borrow().as_ref().and_then(|c| c.realpaths.get(path).cloned())) {
+        let is_symlink = real != path;
+        return Some((real, is_symlink));
     }
     // One `lstat` answers both questions: is it a special file, and is it a link.
-    let meta = fs::symlink_metadata(path).ok();
+    let meta = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        m => m.ok(),
+    };
     if meta.as_ref().is_some_and(|m| is_special(m.file_type())) {
-        return (path.to_string(), false);
+        return Some((path.to_string(), false));
     }
-    match realpath(path, meta.as_ref()) {
+    Some(match realpath(path, meta.as_ref()) {
         Some(real) => {
             let is_symlink = real != path;
             (real, is_symlink)
         }
         None => (path.to_string(), false),
-    }
+    })
 }
 
 fn is_special(ft: fs::FileType) -> bool {
@@ -233,6 +252,9 @@ pub fn open_resolved(path: &str) -> Probe {
     if name == "." || name == ".." || path.starts_with("//") {
         return general();
     }
+    if under_missing(path) {
+        return Probe::Missing;
+    }
     // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused as special below).
     let file = fs::OpenOptions::new()
         .read(true)
@@ -259,9 +281,100 @@ pub fn open_resolved(path: &str) -> Probe {
 }
 
 thread_local! {
-    /// Realpaths of folders seen during one load (see [`with_realpath_cache`]).
-    static DIR_REALPATHS: std::cell::RefCell<Option<std::collections::HashMap<String, Option<String>>>> =
-        const { std::cell::RefCell::new(None) };
+    /// What one load learnt about folders (see [`with_realpath_cache`]).
+    static DIR_REALPATHS: std::cell::RefCell<Option<LoadCache>> = const { std::cell::RefCell::new(None) };
+}
+
+#[derive(Default)]
+struct LoadCache {
+    /// Realpaths of folders seen.
+    realpaths: std::collections::HashMap<String, Option<String>>,
+    /// Folders found missing by [`folder_present`]: nothing below them is looked for again.
+    missing: Vec<String>,
+}
+
+/// Whether `dir` exists, remembered for the rest of the load: when it does not, every later
+/// look for a file below it (`.claude/CLAUDE.md`, `.claude/rules`, `.claude/AGENTS.md`) is
+/// answered "not there" without a system call. Most folders on the way from `/` to a project
+/// have no `.claude`, so one `lstat` replaces three failed lookups per folder. Outside a load
+/// (no cache active) it only answers.
+pub fn folder_present(dir: &str) -> bool {
+    if under_missing(dir) {
+        return false;
+    }
+    match fs::symlink_metadata(dir) {
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            DIR_REALPATHS.with(|c| {
+                if let Some(c) = c.borrow_mut().as_mut() {
+                    c.missing.push(dir.to_string());
+                }
+            });
+            false
+        }
+        // Present, or unknown (no permission…): the ordinary lookups decide.
+        _ => true,
+    }
+}
+
+/// Whether `path` lies below (or is) a folder this load found missing.
+fn under_missing(path: &str) -> bool {
+    DIR_REALPATHS.with(|c| {
+        c.borrow().as_ref().is_some_and(|c| {
+            c.missing.iter().any(|m| path.strip_prefix(m.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
+        })
+    })
+}
+
+/// Records that `dir` — a realpath — and every folder above it resolve to themselves, so the
+/// load does not `lstat` its way up from each of them. The caller has resolved `dir` (one
+/// `realpath` of the working folder), and every ancestor of a realpath is a realpath.
+pub fn seed_realpath_chain(dir: &str) {
+    DIR_REALPATHS.with(|c| {
+        if let Some(c) = c.borrow_mut().as_mut() {
+            let mut d = dir.to_string();
+            while d.starts_with('/') {
+                let parent = dirname(&d);
+                c.realpaths.insert(d.clone(), Some(d.clone()));
+                if parent == d {
+                    break;
+                }
+                d = parent;
+            }
+        }
+    });
+}
+
+/// Records a folder that a listing showed to be a folder (not a link) at `real`, the listed
+/// parent's realpath plus its name, so resolving or reading below it costs no `lstat`.
+pub fn note_listed_folder(path: &str, real: &str) {
+    DIR_REALPATHS.with(|c| {
+        if let Some(c) = c.borrow_mut().as_mut() {
+            c.realpaths.insert(path.to_string(), Some(real.to_string()));
+        }
+    });
+}
+
+/// How many opened files a one-shot process may leave for its exit to close.
+static KEEP_OPEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// For a process that loads once and exits (the `mneme` CLI): up to `budget` files read by the
+/// loader are not closed one by one but left to the process's exit, which closes them all at
+/// once — one system call fewer per loaded file. The caller sizes the budget well under its
+/// open-files limit. Long-running processes (the app, `mneme serve`) never call this.
+pub fn keep_files_open_until_exit(budget: usize) {
+    KEEP_OPEN.store(budget, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Closes a file the loader is done with, or leaves it open for the exit while the budget of
+/// [`keep_files_open_until_exit`] lasts. Descriptors are opened close-on-exec, so programs the
+/// process starts never inherit them.
+pub fn release(file: fs::File) {
+    use std::sync::atomic::Ordering;
+    let kept = KEEP_OPEN.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok();
+    if kept {
+        // Leaks the descriptor on purpose: the kernel closes it when the process exits.
+        let _ = std::os::fd::IntoRawFd::into_raw_fd(file);
+    }
 }
 
 /// Runs `f` with folder realpaths cached. `realpath` walks every component of a path with
@@ -271,7 +384,7 @@ thread_local! {
 pub fn with_realpath_cache<R>(f: impl FnOnce() -> R) -> R {
     let outer = DIR_REALPATHS.with(|c| c.borrow().is_some());
     if !outer {
-        DIR_REALPATHS.with(|c| *c.borrow_mut() = Some(std::collections::HashMap::new()));
+        DIR_REALPATHS.with(|c| *c.borrow_mut() = Some(LoadCache::default()));
     }
     let r = f();
     if !outer {
@@ -288,7 +401,7 @@ fn canonical(p: &str) -> Option<String> {
 /// itself a link resolves to its parent's realpath plus its name, so a 30-level chain costs one
 /// `lstat` per folder rather than `canonicalize`'s `readlink` of every component of every one.
 fn dir_realpath(dir: &str) -> Option<String> {
-    let cached = DIR_REALPATHS.with(|c| c.borrow().as_ref().and_then(|m| m.get(dir).cloned()));
+    let cached = DIR_REALPATHS.with(|c| c.borrow().as_ref().and_then(|m| m.realpaths.get(dir).cloned()));
     match cached {
         Some(d) => d,
         None => {
@@ -309,7 +422,7 @@ fn dir_realpath(dir: &str) -> Option<String> {
             };
             DIR_REALPATHS.with(|c| {
                 if let Some(m) = c.borrow_mut().as_mut() {
-                    m.insert(dir.to_string(), d.clone());
+                    m.realpaths.insert(dir.to_string(), d.clone());
                 }
             });
             d

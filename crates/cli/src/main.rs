@@ -383,6 +383,25 @@ fn request(at: &Where, date: Option<String>) -> Result<ContextRequest> {
     })
 }
 
+/// `mneme context` and `touched` load once and exit, so the files the loader reads are left
+/// for the exit to close (one `close` fewer per file; see
+/// `mneme_api::keep_files_open_until_exit`). The soft open-files limit is raised toward
+/// the hard one first, as Go's runtime does for every program, and a margin is kept so the
+/// process's own later opens never run short.
+fn leave_files_to_exit() {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    let Some(mut soft) = limit.current else { return };
+    let wanted = limit.maximum.map_or(65_536, |hard| hard.min(65_536));
+    if wanted > soft {
+        limit.current = Some(wanted);
+        if setrlimit(Resource::Nofile, limit).is_ok() {
+            soft = wanted;
+        }
+    }
+    mneme_api::keep_files_open_until_exit(soft.saturating_sub(256) as usize);
+}
+
 fn json<T: serde::Serialize>(v: &T) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
@@ -412,6 +431,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Context { at, json: as_json, date } => {
+            leave_files_to_exit();
             let view = mneme.context(&request(&at, date)?)?;
             if as_json {
                 json(&view)?;
@@ -420,6 +440,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Touched { files, at, json: as_json } => {
+            leave_files_to_exit();
             let view = mneme.touched(&request(&at, None)?, &files)?;
             if as_json {
                 json(&view)?;

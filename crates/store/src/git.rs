@@ -9,20 +9,81 @@ use std::path::{Path, PathBuf};
 /// `findGitRoot`: walk up from `start` to the first folder where `.git` exists (directory or
 /// file). The filesystem root is checked last.
 pub fn find_git_root(start: &Path) -> Option<PathBuf> {
+    let mut walked = Vec::new();
     let mut dir = Some(start);
-    while let Some(d) = dir {
+    let found = loop {
+        let Some(d) = dir else { break None };
+        if let Some(known) = memo_get(d) {
+            break known;
+        }
+        walked.push(d);
         if fs::metadata(d.join(".git")).is_ok() {
-            return Some(d.to_path_buf());
+            break Some(d.to_path_buf());
         }
         dir = d.parent();
+    };
+    // Every folder walked shares the answer: a later question from any of them costs nothing.
+    for d in walked {
+        memo_put(d, &found);
     }
-    None
+    found
+}
+
+thread_local! {
+    /// Git roots found while [`with_memo`] runs, by the folder asked about.
+    static ROOTS: std::cell::RefCell<Option<Memo>> = const { std::cell::RefCell::new(None) };
+}
+
+#[derive(Default)]
+struct Memo {
+    /// [`find_git_root`]'s answer by the folder asked about.
+    roots: std::collections::HashMap<PathBuf, Option<PathBuf>>,
+    /// [`resolve_canonical_root`]'s answer by git root.
+    canonical: std::collections::HashMap<PathBuf, PathBuf>,
+}
+
+/// Runs `f` with git roots remembered. Resolving one folder's context asks for the git root
+/// of the same folder several times (settings, the auto-memory folder, the loader, the
+/// canonical root), and each answer walks up the folder chain with one `stat` per level; a
+/// 30-level chain cost 150 of them. Within `f` the first answer is reused. The memo lives only
+/// for `f`, so a long-running app sees a `.git` created later.
+pub fn with_memo<R>(f: impl FnOnce() -> R) -> R {
+    let outer = ROOTS.with(|m| m.borrow().is_some());
+    if !outer {
+        ROOTS.with(|m| *m.borrow_mut() = Some(Memo::default()));
+    }
+    let r = f();
+    if !outer {
+        ROOTS.with(|m| *m.borrow_mut() = None);
+    }
+    r
+}
+
+fn memo_get(dir: &Path) -> Option<Option<PathBuf>> {
+    ROOTS.with(|m| m.borrow().as_ref().and_then(|m| m.roots.get(dir).cloned()))
+}
+
+fn memo_put(dir: &Path, root: &Option<PathBuf>) {
+    ROOTS.with(|m| {
+        if let Some(m) = m.borrow_mut().as_mut() {
+            m.roots.insert(dir.to_path_buf(), root.clone());
+        }
+    });
 }
 
 /// `resolveCanonicalRoot`: for a worktree, the main checkout (or the bare repository itself);
 /// otherwise `git_root` unchanged. Any failure or failed check returns `git_root`.
 pub fn resolve_canonical_root(git_root: &Path) -> PathBuf {
-    canonical_from_worktree(git_root).unwrap_or_else(|| git_root.to_path_buf())
+    if let Some(known) = ROOTS.with(|m| m.borrow().as_ref().and_then(|m| m.canonical.get(git_root).cloned())) {
+        return known;
+    }
+    let canonical = canonical_from_worktree(git_root).unwrap_or_else(|| git_root.to_path_buf());
+    ROOTS.with(|m| {
+        if let Some(m) = m.borrow_mut().as_mut() {
+            m.canonical.insert(git_root.to_path_buf(), canonical.clone());
+        }
+    });
+    canonical
 }
 
 fn canonical_from_worktree(git_root: &Path) -> Option<PathBuf> {
@@ -81,6 +142,25 @@ pub fn path_is_within(p: &Path, dir: &Path) -> bool {
 mod tests {
     use super::*;
     use std::process::Command;
+
+    #[test]
+    fn the_memo_answers_within_its_scope_and_forgets_after() {
+        let t = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(t.path()).unwrap();
+        let deep = root.join("a/b/c");
+        fs::create_dir_all(&deep).unwrap();
+        fs::create_dir(root.join(".git")).unwrap();
+        with_memo(|| {
+            assert_eq!(find_git_root(&deep), Some(root.clone()));
+            // A nearer `.git` made now is not seen by this scope: every folder walked, and
+            // the ones in between, already have their answer.
+            fs::create_dir(root.join("a/.git")).unwrap();
+            assert_eq!(find_git_root(&deep), Some(root.clone()));
+            assert_eq!(find_git_root(&root.join("a/b")), Some(root.clone()));
+        });
+        // Outside the scope the disk is asked again.
+        assert_eq!(find_git_root(&deep), Some(root.join("a")));
+    }
 
     fn git(dir: &Path, args: &[&str]) {
         let ok = Command::new("git")

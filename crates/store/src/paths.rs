@@ -89,7 +89,22 @@ pub fn node_join(parts: &[&str]) -> String {
 /// 2.1.332, Linux) read an NFD-named folder's own files and derive its memory folder from the
 /// decomposed letters; only `CLAUDE_CONFIG_DIR` is NFC-normalized.
 pub fn project_root(cwd: &Path) -> PathBuf {
-    fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf())
+    realpath(cwd).unwrap_or_else(|_| cwd.to_path_buf())
+}
+
+/// `realpath(3)` in three system calls whatever the depth: open the path without reading it
+/// (`O_PATH`) and ask the kernel which file that descriptor names (`/proc/self/fd/N`).
+/// `fs::canonicalize` calls `readlink` on every component — 31 calls for a folder 30 levels
+/// down. Falls back to `fs::canonicalize` where `/proc` is not mounted or the answer is not
+/// a plain absolute path (a deleted folder reads back with a ` (deleted)` suffix).
+pub fn realpath(p: &Path) -> std::io::Result<PathBuf> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::PATH.bits() as i32).open(p)?;
+    match fs::read_link(format!("/proc/self/fd/{}", opened.as_raw_fd())) {
+        Ok(real) if real.is_absolute() && !real.to_string_lossy().ends_with(" (deleted)") => Ok(real),
+        _ => fs::canonicalize(p),
+    }
 }
 
 /// Why auto memory is on or off, in the order Claude Code 2.1.197 checks (`isAutoMemoryEnabled`).
@@ -546,6 +561,22 @@ pub fn workspace_trusted(env: &Environment, cwd: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn realpath_agrees_with_canonicalize_through_links_and_refuses_what_is_missing() {
+        let t = tempfile::tempdir().unwrap();
+        let real = fs::canonicalize(t.path()).unwrap().join("real/deep/er");
+        fs::create_dir_all(&real).unwrap();
+        std::os::unix::fs::symlink(real.parent().unwrap(), t.path().join("link")).unwrap();
+        let via_link = t.path().join("link/er");
+        assert_eq!(realpath(&via_link).unwrap(), fs::canonicalize(&via_link).unwrap());
+        assert_eq!(realpath(&via_link).unwrap(), real);
+        let file = real.join("f.md");
+        fs::write(&file, "x").unwrap();
+        assert_eq!(realpath(&t.path().join("link/er/f.md")).unwrap(), file);
+        assert!(realpath(&t.path().join("missing/x")).is_err());
+        assert_eq!(project_root(&t.path().join("missing")), t.path().join("missing"));
+    }
     use crate::settings::SettingsFile;
     use serde_json::json;
 
