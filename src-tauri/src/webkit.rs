@@ -10,7 +10,14 @@
 //! - **The document-viewer cache model and no page cache.** The app shows one page that never
 //!   navigates, so WebKit's browser-sized memory cache and its back/forward page cache hold
 //!   nothing worth keeping (not measured apart: they can only hold less).
-
+//! - **No GL in the app's own process** ([`GL_OFF`], set before GTK starts). Without
+//!   compositing the window process only copies finished pixels, yet GTK (its GLX check at
+//!   start) and WebKit (asking EGL which GPU the web process should render on, and whether it
+//!   can share DMA-BUF buffers) both load the GL driver there; on a machine without a GPU that
+//!   is Mesa's software driver and LLVM, ~25 MiB of PSS. GL stays in the web process, where
+//!   WebGL (the Graph) draws. These three variables are read only by GTK and WebKit in this
+//!   process, all while the window is built, so [`forget_gl_off`] takes them out again before
+//!   the app starts anything else (editor, file manager, Claude Code).
 use webkit2gtk::{CacheModel, HardwareAccelerationPolicy, SettingsExt, WebContextExt, WebViewExt};
 
 /// Applies the settings above to the window's web view. WebKit applies them to a page that is
@@ -22,5 +29,45 @@ pub fn keep_small(webview: &webkit2gtk::WebView) {
     }
     if let Some(context) = webview.context() {
         context.set_cache_model(CacheModel::DocumentViewer);
+    }
+}
+
+/// The variables that keep GL out of the window process, and their values:
+/// - `GDK_GL=disable`: GTK 3 skips its GLX set-up (it opens the GL driver to pick visuals).
+/// - `WEBKIT_DISABLE_DMABUF_RENDERER=1`: no DMA-BUF buffer sharing, which WebKit checks for
+///   with EGL; with compositing off there are no GPU buffers to share.
+/// - `WEBKIT_WEB_RENDER_DEVICE_FILE`: the render device WebKit would otherwise ask EGL for, to
+///   hand to the web process. That process only uses it for DMA-BUF buffers, which are off,
+///   so a name that is no device (`/dev/null`) saves the question without changing anything.
+pub const GL_OFF: &[(&str, &str)] = &[
+    ("GDK_GL", "disable"),
+    ("WEBKIT_DISABLE_DMABUF_RENDERER", "1"),
+    ("WEBKIT_WEB_RENDER_DEVICE_FILE", "/dev/null"),
+];
+
+/// Sets [`GL_OFF`]'s variables that the person has not set themselves (their own value wins)
+/// and returns the names it set. Call before GTK starts and before any thread: setting the
+/// environment is only sound while nothing else reads it.
+pub fn set_gl_off() -> Vec<&'static str> {
+    let mut set = Vec::new();
+    for (name, value) in GL_OFF {
+        if std::env::var_os(name).is_none() {
+            std::env::set_var(name, value);
+            set.push(*name);
+        }
+    }
+    set
+}
+
+/// Takes the variables [`set_gl_off`] set out of the environment again, so programs the app
+/// starts (an editor, the file manager, Claude Code, the agent's shell) run as they would
+/// from the person's own shell. GTK read `GDK_GL` when it started and WebKit read the other
+/// two when the window launched its web process, once (WebKit keeps the answers for any
+/// later web process), so by the time the window exists they have done their work. (The
+/// threads running by then are GTK's, WebKit's and the async runtime's; the app's own code
+/// reads the environment only through the `Environment` read at start.)
+pub fn forget_gl_off(set: &[&str]) {
+    for name in set {
+        std::env::remove_var(name);
     }
 }

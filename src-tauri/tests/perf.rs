@@ -17,8 +17,8 @@
 //! ```
 //!
 //! At each point it also prints every process's PSS by kind of mapping (`pss_by_mapping`), and
-//! WebKit's, Mesa's and malloc's own environment variables (`WEBKIT_*`, `MALLOC_*`, …) are passed
-//! through to the app, so a setting can be measured before it is built in.
+//! WebKit's, Mesa's, GTK's and malloc's own environment variables (`WEBKIT_*`, `GDK_*`, …) are
+//! passed through to the app, so a setting can be measured before it is built in.
 //!
 //! Each run starts on a fresh WebKit data and cache folder (`XDG_*_HOME` in a temporary folder),
 //! so no run profits from the previous one's caches; the memory folder is only read.
@@ -193,7 +193,7 @@ fn pss_by_mapping(pid: u32) -> Vec<(String, u64)> {
         }
     }
     let mut out: Vec<(String, u64)> = kinds.into_iter().collect();
-    out.sort_by(|a, b| b.1.cmp(&a.1));
+    out.sort_by_key(|k| std::cmp::Reverse(k.1));
     out
 }
 
@@ -248,10 +248,12 @@ async fn desktop_start_and_memory() {
             vars.insert(key.into(), v);
         }
     }
-    // WebKit's, Mesa's and glibc malloc's own variables reach the app, so the effect of one can
-    // be measured before it is built in.
+    // WebKit's, Mesa's, EGL's, GTK's and glibc malloc's own variables reach the app, so the
+    // effect of one can be measured before it is built in.
+    const PASSED: &[&str] =
+        &["WEBKIT_", "JSC_", "LIBGL_", "GALLIUM_", "MESA_", "EGL_", "__EGL_", "GDK_", "GSK_", "MALLOC_", "GLIBC_TUNABLES"];
     for (key, v) in std::env::vars() {
-        if ["WEBKIT_", "JSC_", "LIBGL_", "GALLIUM_", "MALLOC_", "GLIBC_TUNABLES"].iter().any(|p| key.starts_with(p)) {
+        if PASSED.iter().any(|p| key.starts_with(p)) {
             println!("environment: {key}={v}");
             vars.insert(key, v);
         }

@@ -86,8 +86,15 @@ async fn the_window_answers_like_the_engine() {
     home.write(orphan.join("memory/old-note.md"), &mneme_testsupport::topic("Old note", "from a deleted folder", "project", "Keep it."));
     home.write(orphan.join("memory/MEMORY.md"), "- [Old note](old-note.md) — from a deleted folder\n");
 
-    // A stand-in desktop editor (named like one, so it is waited on) that records its argument.
-    let editor = home.write("bin/code", "#!/bin/sh\nprintf '%s' \"$1\" > \"$(dirname \"$0\")/opened\"\n");
+    // A stand-in desktop editor (named like one, so it is waited on) that records its argument,
+    // and any of the variables the app sets only for GTK and WebKit (src/webkit.rs), which
+    // programs it starts must not inherit.
+    let editor = home.write(
+        "bin/code",
+        "#!/bin/sh\nprintf '%s' \"$1\" > \"$(dirname \"$0\")/opened\"\n\
+         env | grep -E '^(GDK_GL|WEBKIT_DISABLE_DMABUF_RENDERER|WEBKIT_WEB_RENDER_DEVICE_FILE)=' > \"$(dirname \"$0\")/gl-env\"\n\
+         exit 0\n",
+    );
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut vars = app_vars(&home);
     vars.insert("VISUAL".into(), editor.to_string_lossy().into_owned());
@@ -228,6 +235,8 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     assert!(note.as_str().unwrap().starts_with("Closed "), "{note}");
     let opened = home.root.join("bin/opened");
     assert_eq!(std::fs::read_to_string(&opened).unwrap(), claude_md.to_string_lossy());
+    let gl_env = std::fs::read_to_string(home.root.join("bin/gl-env")).unwrap();
+    assert_eq!(gl_env, "", "the editor inherited the app's GTK/WebKit variables");
     if let Some(shot) = shot_path() {
         let png = s.screenshot().await.expect("a screenshot of the window");
         std::fs::write(&shot, png).unwrap();
