@@ -22,6 +22,12 @@
 //! `scripts/wordnet-synonyms.py`), so "speed" finds a memory about "velocity" while a memory
 //! saying "speed" still ranks first.
 //!
+//! A folder also relates its own words: when the memories that mention a word in their text
+//! mostly say, in their name, description or index line, that they are about another word, the
+//! prompt word also matches memories about that other word, at a smaller share (see
+//! [`folder_related`]). Such a match adds to the score only; it never counts as the memory
+//! holding the prompt word.
+//!
 //! Results below [`RELATIVE_FLOOR`] of the best score are dropped: a long tail of one-word
 //! body matches costs the model context and rarely helps, the same judgement Claude Code's
 //! selector prompt asks of its model ("only include memories that you are certain will be
@@ -108,13 +114,18 @@ pub struct Tuning {
     /// Prompt words with more WordNet senses than this are not expanded: a word like "set"
     /// (45 senses) or "keep" (25) relates to nearly anything, so its related words are noise.
     pub synonym_max_senses: u16,
+    /// The share of a match a prompt word earns through a word the folder relates to it
+    /// ([`folder_related`]). Such a match adds to the score, but does not count as the
+    /// memory holding the prompt word (coverage, field agreement): the association is
+    /// statistics over a few memories, not meaning. 0 turns it off.
+    pub folder_related: f32,
 }
 
 impl Default for Tuning {
     /// Calibrated on the labelled evaluation (docs/recall.md), which has prompts with no
     /// relevant memory for exactly this.
     fn default() -> Tuning {
-        Tuning { relative_floor: 0.6, min_score: 1.0, min_words: 2, min_about_words: 1, link: 0.0, synonyms: 0.4, synonym_max_senses: 20 }
+        Tuning { relative_floor: 0.6, min_score: 1.0, min_words: 2, min_about_words: 1, link: 0.0, synonyms: 0.4, synonym_max_senses: 20, folder_related: 0.5 }
     }
 }
 
@@ -182,6 +193,10 @@ pub struct Index {
     postings: Vec<Vec<Posting>>,
     /// Per document, the memories it links to or is linked from with `[[...]]`.
     links: Vec<Vec<u32>>,
+    /// Per term, the terms this folder relates to it ([`folder_related`]).
+    related_in_folder: HashMap<u32, Vec<u32>>,
+    /// Each term as first written in the folder (lower-cased), for explanations.
+    term_names: Vec<String>,
     stemmer: Stemmer,
 }
 
@@ -335,6 +350,8 @@ struct QueryTerm {
     /// How explanations name it: the prompt word, or `word (as related)`.
     label: String,
     share: f32,
+    /// Whether a match through it counts as holding the prompt word (not for folder words).
+    counts: bool,
 }
 
 /// Calls `f` with each word of `text`: runs of letters or of digits, lower-cased. An
@@ -457,6 +474,8 @@ impl Index {
             terms: HashMap::new(),
             postings: Vec::new(),
             links: Vec::new(),
+            related_in_folder: HashMap::new(),
+            term_names: Vec::new(),
             stemmer: Stemmer::create(Algorithm::English),
         };
         // Per document: term id -> counts per field.
@@ -499,7 +518,11 @@ impl Index {
                         None => {
                             let id = index.term(w).map(|t| {
                                 let next = u32::try_from(index.terms.len()).unwrap_or(u32::MAX);
-                                *index.terms.entry(t).or_insert(next)
+                                let id = *index.terms.entry(t).or_insert(next);
+                                if id as usize == index.term_names.len() {
+                                    index.term_names.push(w.to_string());
+                                }
+                                id
                             });
                             seen.insert(w.to_string(), id);
                             id
@@ -532,6 +555,7 @@ impl Index {
         for a in &mut avg {
             *a = (*a / n).max(1.0);
         }
+        index.related_in_folder = folder_related(&counts, index.terms.len());
         index.postings = (0..index.terms.len()).map(|_| Vec::new()).collect();
         for (d, (doc_counts, len)) in counts.into_iter().zip(&lengths).enumerate() {
             let norm: [f32; FIELDS] = std::array::from_fn(|f| WEIGHTS[f] / (1.0 - B[f] + B[f] * len[f] as f32 / avg[f]));
@@ -542,6 +566,7 @@ impl Index {
             }
         }
         index.links = resolve_links(&docs);
+
         index.docs = docs;
         // Load the related-word table now (tens of milliseconds, once per process), with the
         // index, so the first recall turn does not pay for it.
@@ -585,7 +610,7 @@ impl Index {
         let mut expanded: Vec<QueryTerm> = Vec::new();
         for (i, (stem, w, id)) in content.iter().enumerate() {
             if let Some(id) = id {
-                expanded.push(QueryTerm { id: *id, word: i, label: w.clone(), share: 1.0 });
+                expanded.push(QueryTerm { id: *id, word: i, label: w.clone(), share: 1.0, counts: true });
             }
             let rel = related.and_then(|t| t.get(stem)).filter(|(senses, _)| *senses <= tuning.synonym_max_senses);
             for (rs, rw) in rel.map(|(_, r)| r.as_slice()).unwrap_or(&[]) {
@@ -593,7 +618,22 @@ impl Index {
                     continue;
                 }
                 if let Some(&rid) = self.terms.get(rs) {
-                    expanded.push(QueryTerm { id: rid, word: i, label: format!("{w} (as {rw})"), share: tuning.synonyms });
+                    expanded.push(QueryTerm { id: rid, word: i, label: format!("{w} (as {rw})"), share: tuning.synonyms, counts: true });
+                }
+            }
+        }
+        // The words this folder relates to a prompt word the folder has (a word already reached
+        // another way counts only that way).
+        if tuning.folder_related > 0.0 {
+            for (i, (_, w, id)) in content.iter().enumerate() {
+                let Some(id) = id else { continue };
+                for &rid in self.related_in_folder.get(id).map(Vec::as_slice).unwrap_or(&[]) {
+                    if content.iter().any(|(_, _, c)| *c == Some(rid)) || expanded.iter().any(|q| q.word == i && q.id == rid) {
+                        continue;
+                    }
+                    let other = self.term_names.get(rid as usize).map(String::as_str).unwrap_or("");
+                    let label = format!("{w} (goes with {other})");
+                    expanded.push(QueryTerm { id: rid, word: i, label, share: tuning.folder_related, counts: false });
                 }
             }
         }
@@ -613,7 +653,8 @@ impl Index {
         let mut touched: Vec<u32> = Vec::new();
         // Per prompt word, a memory earns the best of its own term and its related words (never
         // their sum: five synonyms in one memory are still one prompt word).
-        let mut best: Vec<(f32, u8)> = vec![(0.0, 0); self.docs.len()];
+        // (score, fields where the word is held, whether any match was through a term at all).
+        let mut best: Vec<(f32, u8, bool)> = vec![(0.0, 0, false); self.docs.len()];
         let mut this_word: Vec<u32> = Vec::new();
         for i in 0..content.len() {
             for q in expanded.iter().filter(|q| q.word == i) {
@@ -622,22 +663,28 @@ impl Index {
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
                 for p in postings {
                     let b = &mut best[p.doc as usize];
-                    if b.1 == 0 {
+                    if !b.2 {
                         this_word.push(p.doc);
+                        b.2 = true;
                     }
                     b.0 = b.0.max(q.share * idf * p.weight);
-                    b.1 |= p.fields;
+                    if q.counts {
+                        b.1 |= p.fields;
+                    }
                 }
             }
             for d in this_word.drain(..) {
-                let (score, fields) = std::mem::take(&mut best[d as usize]);
+                let (score, fields, _) = std::mem::take(&mut best[d as usize]);
                 let d = d as usize;
                 if scores[d] == 0.0 {
                     touched.push(d as u32);
                 }
                 scores[d] += score;
-                words_held[d].0 += 1;
-                words_held[d].1 += usize::from(fields & ABOUT != 0);
+                // Only through the word itself or a WordNet relative is the word held.
+                if fields != 0 {
+                    words_held[d].0 += 1;
+                    words_held[d].1 += usize::from(fields & ABOUT != 0);
+                }
             }
         }
         // A memory linked with a match shares in its score: `[[links]]` say two memories
@@ -762,6 +809,71 @@ impl Index {
         }
         out
     }
+}
+
+/// In how many memories at least a folder association must be seen.
+const FOLDER_MIN_MEMORIES: u32 = 3;
+/// The share of the memories holding a word that must name the other word in what they are
+/// about.
+const FOLDER_MIN_SHARE: f32 = 0.5;
+/// At most this many folder-related words per word (the strongest).
+const FOLDER_MAX_RELATED: usize = 5;
+
+/// Words this folder relates, mined from its memories at index time: word `b` (in a memory's
+/// body but not in its name, description or index line) relates to word `a` when at least
+/// [`FOLDER_MIN_MEMORIES`] memories have `b` in their body and `a` in what they say they are
+/// about, and those are at least [`FOLDER_MIN_SHARE`] of the memories that have `b` at all.
+/// So in a folder where the notes that mention "ETIMEDOUT" or "scores" are the ones about
+/// Lighthouse, a prompt with those words also meets the other Lighthouse notes. WordNet
+/// knows general English; this knows the folder's own vocabulary, names and jargon.
+///
+/// `counts` is, per memory, each term's count per field. A pair can only reach the share when
+/// the about-word is about-word in at least that many memories, so pairs with rarer
+/// about-words are never counted: that keeps the build linear in practice.
+fn folder_related(counts: &[Vec<(u32, [u16; FIELDS])>], terms: usize) -> HashMap<u32, Vec<u32>> {
+    let about = |c: &[u16; FIELDS]| c[Field::Name as usize] > 0 || c[Field::Description as usize] > 0 || c[Field::Index as usize] > 0;
+    let mut df = vec![0u32; terms];
+    let mut about_df = vec![0u32; terms];
+    for doc in counts {
+        for (t, c) in doc {
+            df[*t as usize] += 1;
+            about_df[*t as usize] += u32::from(about(c));
+        }
+    }
+    let needed = |b: u32| FOLDER_MIN_MEMORIES.max((df[b as usize] as f32 * FOLDER_MIN_SHARE).ceil() as u32);
+    let mut pairs: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut abouts: Vec<u32> = Vec::new();
+    for doc in counts {
+        abouts.clear();
+        abouts.extend(doc.iter().filter(|(t, c)| about(c) && about_df[*t as usize] >= FOLDER_MIN_MEMORIES).map(|(t, _)| *t));
+        if abouts.is_empty() {
+            continue;
+        }
+        abouts.sort_unstable_by_key(|&a| std::cmp::Reverse(about_df[a as usize]));
+        for (b, c) in doc {
+            if about(c) || c[Field::Body as usize] == 0 {
+                continue;
+            }
+            let need = needed(*b);
+            for &a in abouts.iter().take_while(|&&a| about_df[a as usize] >= need) {
+                *pairs.entry((*b, a)).or_default() += 1;
+            }
+        }
+    }
+    let mut related: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+    for ((b, a), n) in pairs {
+        if n >= needed(b) {
+            related.entry(b).or_default().push((a, n));
+        }
+    }
+    related
+        .into_iter()
+        .map(|(b, mut v)| {
+            v.sort_unstable_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+            v.truncate(FOLDER_MAX_RELATED);
+            (b, v.into_iter().map(|(a, _)| a).collect())
+        })
+        .collect()
 }
 
 /// Resolves every `[[link]]` to the memories it names (by `name:`, file stem or relative path,
@@ -965,6 +1077,39 @@ mod tests {
         ]);
         let r = idx.search("set the crawler", 5, |_| false);
         assert!(r.hits.is_empty(), "{r:?}");
+    }
+
+    #[test]
+    fn the_folder_relates_its_own_words() {
+        // Three notes whose text mentions "etimedout" all say they are about Lighthouse; a
+        // fourth Lighthouse note does not mention it.
+        let mut docs: Vec<Document> = (0..3)
+            .map(|i| doc(["flaky.md", "scores.md", "broken.md"][i], ["Lighthouse flaky in CI", "Lighthouse scores dropped", "Lighthouse broke the build"][i], None, "It timed out with ETIMEDOUT.", 0))
+            .collect();
+        docs.push(doc("lighthouse-schedule.md", "Lighthouse only on page changes", None, "Path filters decide when it runs.", 0));
+        docs.push(doc("deploy.md", "Deploy pipeline", None, "Pages deploy from main; ETIMEDOUT once.", 0));
+        docs.extend((0..6).map(|i| doc(&format!("other{i}.md"), "Team roles", None, "Who reviews what.", 0)));
+        let idx = Index::build(docs);
+        let lighthouse = idx.terms["lighthous"];
+        assert_eq!(idx.related_in_folder[&idx.terms["etimedout"]], vec![lighthouse]);
+        // "etimedout" reaches the schedule note through "lighthouse", below the notes that
+        // have the word itself, and saying so.
+        let open = Tuning { min_score: 0.0, min_words: 0, min_about_words: 0, relative_floor: 0.0, ..Tuning::default() };
+        let r = idx.search_tuned("etimedout schedule", 10, |_| false, &open);
+        let hit = r.hits.iter().find(|h| idx.docs()[h.doc].rel_path == "lighthouse-schedule.md").expect("reached through the folder");
+        assert!(hit.why().contains("etimedout (goes with lighthouse)"), "{}", hit.why());
+        assert_eq!((hit.words, hit.about_words), (1, 1), "a folder-related match does not count as holding the word");
+        // Off, it is not reached.
+        let off = Tuning { folder_related: 0.0, ..open };
+        let r = idx.search_tuned("etimedout", 10, |_| false, &off);
+        assert!(r.hits.iter().all(|h| idx.docs()[h.doc].rel_path != "lighthouse-schedule.md"));
+        // One or two memories are not an association.
+        let idx = Index::build(vec![
+            doc("a.md", "Lighthouse audit", None, "ETIMEDOUT", 0),
+            doc("b.md", "Lighthouse audit", None, "ETIMEDOUT", 0),
+            doc("c.md", "Team roles", None, "", 0),
+        ]);
+        assert!(idx.related_in_folder.is_empty());
     }
 
     #[test]
