@@ -3,7 +3,8 @@
 # prompts for the offline ranker and every configured model provider; see docs/recall.md.
 # Arguments pass through: --providers offline,anthropic,openai,claude-cli  --verbose  --json  --sweep  --labels FILE
 # Without --labels it runs the development set (labels.json, the one the offline ranker is tuned
-# on) and then the held-out set (heldout.json, never tuned on), so both figures are always seen.
+# on), the held-out set (heldout.json, never tuned on) and both as one set (the combined figures),
+# so all three are always seen. --labels may be repeated to run several files as one set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
@@ -13,5 +14,7 @@ case " $* " in
   *)
     echo "Held-out set (never used to tune the ranker):"
     cargo run --locked -q -p mneme-recall --example eval -- --labels testdata/recall-eval/heldout.json "$@"
+    echo "Combined (development + held-out, as one set):"
+    cargo run --locked -q -p mneme-recall --example eval -- --labels testdata/recall-eval/labels.json --labels testdata/recall-eval/heldout.json "$@"
     ;;
 esac

@@ -1,7 +1,8 @@
 //! The recall evaluation: `npm run eval:recall` (or `scripts/recall-eval.sh`, or
 //! `cargo run -p mneme-recall --example eval -- [--providers offline,anthropic] [--verbose] [--json]`).
 //!
-//! Runs every labelled prompt of `testdata/recall-eval/labels.json` through recall with each
+//! Runs every labelled prompt of `testdata/recall-eval/labels.json` (or of the `--labels` files;
+//! given several, they run as one set) through recall with each
 //! provider and prints recall@5, precision@5 and the share of no-memory prompts answered with nothing,
 //! overall, for the paraphrase prompts and per folder. Offline always runs. A model provider runs
 //! when it is configured — the provider chosen in Mneme's settings, Anthropic when
@@ -32,7 +33,8 @@ fn name(kind: ProviderKind) -> &'static str {
 }
 
 struct Options {
-    labels: PathBuf,
+    /// One or more labelled sets; several are run as one (the combined figures).
+    labels: Vec<PathBuf>,
     providers: Option<Vec<ProviderKind>>,
     verbose: bool,
     json: bool,
@@ -40,11 +42,11 @@ struct Options {
 }
 
 fn parse_args() -> anyhow::Result<Options> {
-    let mut o = Options { labels: PathBuf::from("testdata/recall-eval/labels.json"), providers: None, verbose: false, json: false, sweep: false };
+    let mut o = Options { labels: Vec::new(), providers: None, verbose: false, json: false, sweep: false };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--labels" => o.labels = args.next().map(PathBuf::from).context("--labels needs a file")?,
+            "--labels" => o.labels.push(args.next().map(PathBuf::from).context("--labels needs a file")?),
             "--providers" => {
                 let list = args.next().context("--providers needs a comma list")?;
                 let mut kinds = Vec::new();
@@ -60,8 +62,11 @@ fn parse_args() -> anyhow::Result<Options> {
             "--verbose" => o.verbose = true,
             "--json" => o.json = true,
             "--sweep" => o.sweep = true,
-            other => bail!("unknown argument '{other}' (use --labels FILE, --providers LIST, --verbose, --json, --sweep)"),
+            other => bail!("unknown argument '{other}' (use --labels FILE (repeat it to run several sets as one), --providers LIST, --verbose, --json, --sweep)"),
         }
+    }
+    if o.labels.is_empty() {
+        o.labels.push(PathBuf::from("testdata/recall-eval/labels.json"));
     }
     Ok(o)
 }
@@ -146,7 +151,7 @@ fn print_report(r: &Report, verbose: bool) {
 /// `--sweep`: the offline ranker over a grid of its knobs, one line each, so the trade-off
 /// between answering and staying silent can be seen (docs/recall.md).
 async fn sweep(labels: &mneme_recall::eval::Labels, root: &std::path::Path, env: &Environment) -> anyhow::Result<()> {
-    println!("floor min_score words about link synonyms max_senses | recall@5 precision@5 silent paraphrase-recall@5");
+    println!("floor min_score words about link synonyms max_senses folder | recall@5 precision@5 silent paraphrase-recall@5");
     let base = Tuning::default();
     let mut grid = vec![base];
     for relative_floor in [0.5, 0.6, 0.7] {
@@ -161,11 +166,14 @@ async fn sweep(labels: &mneme_recall::eval::Labels, root: &std::path::Path, env:
         grid.push(Tuning { synonyms, ..base });
     }
     grid.push(Tuning { synonym_max_senses: 8, ..base });
+    for folder_related in [0.0, 0.3, 0.7, 1.0] {
+        grid.push(Tuning { folder_related, ..base });
+    }
     grid.push(Tuning { synonym_max_senses: u16::MAX, ..base });
     for t in grid {
         let r = evaluate_tuned(labels, root, None, env, Arc::new(SystemClock), t).await;
         println!(
-            "{:.1} {:.1} {} {} {:.1} {:.1} {} | {:.3} {:.3} {:.3} {:.3}",
+            "{:.1} {:.1} {} {} {:.1} {:.1} {} {:.1} | {:.3} {:.3} {:.3} {:.3}",
             t.relative_floor,
             t.min_score,
             t.min_words,
@@ -173,6 +181,7 @@ async fn sweep(labels: &mneme_recall::eval::Labels, root: &std::path::Path, env:
             t.link,
             t.synonyms,
             t.synonym_max_senses,
+            t.folder_related,
             r.all.recall_at_5,
             r.all.precision_at_5,
             r.all.silent_share(),
@@ -187,7 +196,11 @@ async fn main() -> ExitCode {
     let run = async {
         let o = parse_args()?;
         let env = environment()?;
-        let labels = load_labels(&o.labels)?;
+        let mut labels = load_labels(&o.labels[0])?;
+        for more in &o.labels[1..] {
+            labels.prompts.extend(load_labels(more)?.prompts);
+        }
+        let files = o.labels.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ");
         let root = std::env::current_dir()?;
         if o.sweep {
             return sweep(&labels, &root, &env).await;
@@ -195,7 +208,7 @@ async fn main() -> ExitCode {
         let saved = ProviderSettings::load(&env)?;
         let folders: std::collections::BTreeSet<&str> = labels.prompts.iter().map(|p| p.folder.as_str()).collect();
         if !o.json {
-            println!("Recall evaluation: {} prompts in {} memory folders ({})\n", labels.prompts.len(), folders.len(), o.labels.display());
+            println!("Recall evaluation: {} prompts in {} memory folders ({files})\n", labels.prompts.len(), folders.len());
         }
         let mut reports = Vec::new();
         let mut unavailable = Vec::new();
