@@ -7,6 +7,7 @@ mod dream;
 mod extract;
 mod inbox;
 mod log;
+mod memories_json;
 mod print;
 mod provider;
 mod recall;
@@ -539,13 +540,11 @@ fn run(cli: Cli) -> Result<()> {
 
 fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
     match action {
-        MemoriesCommand::List { at, kind, search, json: as_json } => {
-            let list = mneme.memories(&request(&at, None)?, &MemoryListFilter { kind, search })?;
-            if as_json {
-                json(&list)?;
-            } else {
-                print::memory_list(&list);
-            }
+        MemoriesCommand::List { at, kind, search, json: true } => {
+            memories_json::print(mneme, &request(&at, None)?, &MemoryListFilter { kind, search })?;
+        }
+        MemoriesCommand::List { at, kind, search, json: false } => {
+            print::memory_list(&mneme.memories(&request(&at, None)?, &MemoryListFilter { kind, search })?);
         }
         MemoriesCommand::Show { memory, at, json: as_json } => {
             let detail = mneme.memory(&request(&at, None)?, &memory)?;

@@ -279,6 +279,28 @@ impl Memdir {
         Ok(Scan { files, problems })
     }
 
+    /// Every topic file, read in full as [`Memdir::scan`] reads it, handed to `f` on the
+    /// thread that read it; `f`'s answers in walk order (not sorted), `None`s left out, then
+    /// the scan's problems. For callers that reduce or format each file anyway (the memory
+    /// list): that work then runs on every core beside the reading, and no sorted copy of the
+    /// whole folder is built first. A missing memory folder is an empty scan.
+    pub fn scan_map<R: Send>(
+        &self,
+        f: impl Fn(TopicFile) -> Option<R> + Sync,
+    ) -> Result<(Vec<R>, Vec<Problem>), MemdirError> {
+        let read = |root: &Path, c: Candidate, buf: &mut Vec<u8>| {
+            let (file, problems) = read_topic(root, c, buf);
+            (file.and_then(&f), problems)
+        };
+        let Some((batches, mut problems)) = self.read_candidates(read)? else { return Ok((Vec::new(), Vec::new())) };
+        let mut out = Vec::with_capacity(batches.iter().map(Vec::len).sum());
+        for (r, mut file_problems) in batches.into_iter().flatten() {
+            problems.append(&mut file_problems);
+            out.extend(r);
+        }
+        Ok((out, problems))
+    }
+
     /// Every topic file's header from its first 30 lines, in walk order: what Claude Code's
     /// manifest is built from. A missing memory folder is an empty scan.
     pub fn scan_headers(&self) -> Result<HeaderScan, MemdirError> {
