@@ -416,5 +416,30 @@ async fn desktop_start_and_memory() {
         before.pss as f64 / 1024.0,
         settled.pss as f64 / 1024.0,
     );
+
+    // (3) Optionally the Graph of the same project, where WebGL needs the GL driver the window
+    // process no longer loads (src/webkit.rs): MNEME_PERF_GRAPH_SHOT=file.png waits for the
+    // layout to settle, prints the memory, and saves a screenshot to check that it drew.
+    if let Some(shot) = std::env::var_os("MNEME_PERF_GRAPH_SHOT").map(PathBuf::from) {
+        let t_graph = Instant::now();
+        s.click("nav a[href=\"#/graph\"]").await;
+        s.element("[data-testid=graph-canvas] canvas").await;
+        s.wait_for_within(
+            "the graph layout to settle",
+            "const g = window.__mnemeGraph; return !!g && g.settled() && g.positions().pts.length > 0;",
+            json!([]),
+            Duration::from_secs(600),
+        )
+        .await;
+        let graph = Memory::of(pid);
+        // `pts` holds x and y of each node, one after the other.
+        let nodes = s.script("return window.__mnemeGraph.positions().pts.length / 2").await;
+        println!("graph: {nodes} nodes laid out after {:.0} ms", ms(t_graph.elapsed()));
+        println!("memory, Graph open and settled: {}", graph.line());
+        print_breakdown("graph", &graph);
+        let png = s.screenshot().await.expect("a screenshot of the window");
+        std::fs::write(&shot, png).unwrap();
+        println!("graph: screenshot saved to {}", shot.display());
+    }
     let _ = http.delete(&s.base).send().await;
 }
