@@ -18,6 +18,7 @@
 //!   WebGL (the Graph) draws. These three variables are read only by GTK and WebKit in this
 //!   process, all while the window is built, so [`forget_gl_off`] takes them out again before
 //!   the app starts anything else (editor, file manager, Claude Code).
+
 use webkit2gtk::{CacheModel, HardwareAccelerationPolicy, SettingsExt, WebContextExt, WebViewExt};
 
 /// Applies the settings above to the window's web view. WebKit applies them to a page that is
