@@ -2,7 +2,9 @@
 //! and the desktop app (`src-tauri`) — kept here so neither shell depends on the other:
 //!
 //! - [`events`]: the debounced file watcher over Claude Code's folders, whose batches of changed
-//!   paths the shells forward to the UI (a Server-Sent Event, a typed window event).
+//!   paths the shells forward to the UI (a Server-Sent Event, a typed window event), and the
+//!   api's context cache it keeps current (`Events::context_cache`, handed to the operations
+//!   through `Host::context_cache`).
 //! - [`background`]: the background scheduler (extraction, auto dream, team sync) with its
 //!   events converted once into the api's `SchedulerEvent`.
 //!
