@@ -43,11 +43,21 @@ struct Watched {
     added: u64,
     /// Folders to watch once they exist (a fresh machine has no `projects` folder yet).
     pending: Vec<(PathBuf, RecursiveMode)>,
+    /// The folders the shell asked for, in order: what `watched` lists. The context cache's
+    /// many flat watches (every folder above a project, …) are bookkeeping, not shown.
+    shown: Vec<(PathBuf, RecursiveMode)>,
 }
 
 impl Watched {
     /// Watches `dir` now if it exists, else as soon as a change batch sees it appear.
     fn add(&mut self, dir: &Path, mode: RecursiveMode) {
+        let listed = self.shown.iter().any(|(p, m)| {
+            (p == dir && (*m == mode || *m == RecursiveMode::Recursive))
+                || (*m == RecursiveMode::Recursive && dir.starts_with(p))
+        });
+        if !listed {
+            self.shown.push((dir.to_path_buf(), mode));
+        }
         if self.covering(dir, mode).is_some() || self.pending.iter().any(|(p, m)| p == dir && *m == mode) {
             return;
         }
@@ -92,7 +102,7 @@ impl Events {
             // The receiver only goes away when the server stops.
             let _ = raw_tx.send(res);
         })?;
-        let watched = Arc::new(Mutex::new(Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new() }));
+        let watched = Arc::new(Mutex::new(Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new(), shown: Vec::new() }));
         {
             let mut w = lock(&watched);
             w.add(&env.projects_dir(), RecursiveMode::Recursive);
@@ -130,7 +140,7 @@ impl Events {
         if dot_claude.is_dir() {
             w.add(&dot_claude, RecursiveMode::Recursive);
         }
-        w.active.iter().map(|(p, _, _)| p).chain(w.pending.iter().map(|(p, _)| p)).cloned().collect()
+        w.shown.iter().map(|(p, _)| p.clone()).collect()
     }
 }
 
@@ -138,18 +148,17 @@ impl Events {
 pub use mneme_api::ops::WatchedFolder;
 
 impl Events {
-    /// Every folder watched now or waiting to exist, in the order they were added.
+    /// Every folder the shell asked to watch, in the order it asked, each watched now or
+    /// waiting to exist (the context cache's own watches are not listed).
     pub fn watched(&self) -> Vec<WatchedFolder> {
         let w = lock(&self.watched);
-        let entry = |p: &PathBuf, m: &RecursiveMode, active: bool| WatchedFolder {
-            path: p.clone(),
-            recursive: *m == RecursiveMode::Recursive,
-            active,
-        };
-        w.active
+        w.shown
             .iter()
-            .map(|(p, m, _)| entry(p, m, true))
-            .chain(w.pending.iter().map(|(p, m)| entry(p, m, false)))
+            .map(|(p, m)| WatchedFolder {
+                path: p.clone(),
+                recursive: *m == RecursiveMode::Recursive,
+                active: w.covering(p, *m).is_some(),
+            })
             .collect()
     }
 }
@@ -269,7 +278,7 @@ mod tests {
         let repo = home.git_repo("repo");
         home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
         let watcher = notify::recommended_watcher(|_| {}).unwrap();
-        let watched = Arc::new(Mutex::new(Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new() }));
+        let watched = Arc::new(Mutex::new(Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new(), shown: Vec::new() }));
         let cache = Arc::new(ContextCache::new(Arc::new(Watches(watched.clone()))));
         let (raw, raw_rx) = mpsc::unbounded_channel();
         let (tx, batches) = broadcast::channel(16);

@@ -306,3 +306,14 @@ async fn the_context_operation_uses_the_shells_cache_and_a_save_empties_it_at_on
     assert_eq!(cache.stats().entries, 0);
     assert!(ops::context(&w.mneme, &shell, query()).unwrap().block.contains("Saved through Mneme."));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_caches_watches_stay_out_of_the_list_the_settings_screen_shows() {
+    let w = world();
+    w.cached();
+    let listed = w.events.watched();
+    assert!(listed.iter().any(|f| f.path == w.home.config_home() && f.active), "{listed:?}");
+    // The folder above the project is watched for the cache, and not listed.
+    assert!(!listed.iter().any(|f| f.path == w.home.root), "{listed:?}");
+    assert_eq!(listed.len(), 2, "{listed:?}");
+}
