@@ -1,5 +1,7 @@
 //! Live updates: the debounced watcher `mneme serve` also runs (`mneme_live::events`: Claude
 //! Code's config home, then each project passed to `watch`), forwarded to the window as the typed [`FilesChanged`] event.
+//! The same watcher keeps the api's context cache (`Session`'s `Host::context_cache`), and
+//! hears of each batch before the window does, so a reload never gets a stale view.
 
 use mneme_api::Environment;
 use mneme_live::events::Events;
