@@ -191,18 +191,19 @@ impl Mneme {
 
     /// Topic files of the folder's auto memory, newest first.
     pub fn memories(&self, req: &ContextRequest, filter: &MemoryListFilter) -> Result<Vec<MemorySummary>, ApiError> {
-        Ok(self.memories_with(req, filter, |_| ())?.into_iter().map(|(m, ())| m).collect())
+        self.memories_with(req, filter, |m| m)
     }
 
-    /// [`Mneme::memories`], each memory also handed to `f` on the thread that read it, so
-    /// per-memory work (the CLI's JSON text for 10,000 memories) runs on every core while the
-    /// folder is still being read rather than after it. Newest first, as `memories`.
+    /// [`Mneme::memories`], each memory handed to `f` on the thread that read it and `f`'s
+    /// answers returned in the list's order, so per-memory work (the CLI's JSON text for
+    /// 10,000 memories) runs on every core while the folder is still being read rather than
+    /// after it, and what `f` does not keep is freed as it goes.
     pub fn memories_with<R: Send>(
         &self,
         req: &ContextRequest,
         filter: &MemoryListFilter,
-        f: impl Fn(&MemorySummary) -> R + Sync,
-    ) -> Result<Vec<(MemorySummary, R)>, ApiError> {
+        f: impl Fn(MemorySummary) -> R + Sync,
+    ) -> Result<Vec<R>, ApiError> {
         let (_, m) = self.memdir(req)?;
         let kind = filter.kind.as_deref().map(parse_kind).transpose()?;
         let needle = filter.search.as_deref().map(str::to_lowercase).filter(|s| !s.is_empty());
@@ -223,8 +224,7 @@ impl Mneme {
             }
             let is_indexed = indexed.contains(&file.rel_path);
             let summary = summary_of(file, is_indexed, now_ms);
-            let r = f(&summary);
-            Some((summary, r))
+            Some(Listed { modified_ms: summary.modified_ms, rel_path: summary.rel_path.clone(), item: f(summary) })
         })?;
         Ok(newest_first(items))
     }
@@ -469,16 +469,22 @@ fn summary_of(f: TopicFile, indexed: bool, now_ms: i64) -> MemorySummary {
     }
 }
 
+/// An entry of the list with what it is sorted by.
+struct Listed<R> {
+    modified_ms: i64,
+    rel_path: String,
+    item: R,
+}
+
 /// Newest first, then by path (paths are unique, so the order is total). The indices are
-/// sorted and each entry moved once: an entry is a few hundred bytes, and moving 10,000 of
-/// them at every step of a sort cost more than the comparisons.
-fn newest_first<R>(items: Vec<(MemorySummary, R)>) -> Vec<(MemorySummary, R)> {
+/// sorted and each entry moved once, rather than moving whole entries at every step.
+fn newest_first<R>(items: Vec<Listed<R>>) -> Vec<R> {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_unstable_by(|&a, &b| {
-        let (a, b) = (&items[a].0, &items[b].0);
+        let (a, b) = (&items[a], &items[b]);
         b.modified_ms.cmp(&a.modified_ms).then_with(|| a.rel_path.cmp(&b.rel_path))
     });
-    let mut slots: Vec<Option<(MemorySummary, R)>> = items.into_iter().map(Some).collect();
+    let mut slots: Vec<Option<R>> = items.into_iter().map(|l| Some(l.item)).collect();
     order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
