@@ -294,6 +294,72 @@ pub(crate) fn dependencies(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mneme_core::FixedClock;
+    use mneme_testsupport::TestHome;
+
+    /// A watcher that watched everything long ago, or one that can watch nothing.
+    struct Fake {
+        can_watch: bool,
+    }
+
+    impl FolderWatch for Fake {
+        fn generation(&self) -> u64 {
+            1
+        }
+
+        fn cover(&self, _: &[DependsOn]) -> Option<u64> {
+            self.can_watch.then_some(1)
+        }
+    }
+
+    fn setup(can_watch: bool) -> (TestHome, Mneme, ContextCache, ContextRequest) {
+        let home = TestHome::new();
+        let repo = home.git_repo("repo");
+        home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
+        let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_764_400_000)));
+        let req = ContextRequest { cwd: repo, ..Default::default() };
+        (home, mneme, ContextCache::new(Arc::new(Fake { can_watch })), req)
+    }
+
+    #[test]
+    fn a_view_whose_folders_cannot_all_be_watched_is_never_kept() {
+        let (_home, m, cache, req) = setup(false);
+        let a = m.context_cached(&req, &cache).unwrap();
+        let b = m.context_cached(&req, &cache).unwrap();
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(cache.stats(), CacheStats { hits: 0, misses: 2, entries: 0 });
+    }
+
+    #[test]
+    fn a_watched_view_is_kept_per_request_until_cleared() {
+        let (_home, m, cache, req) = setup(true);
+        let a = m.context_cached(&req, &cache).unwrap();
+        assert!(Arc::ptr_eq(&a, &m.context_cached(&req, &cache).unwrap()));
+        // The date resolved: today's date asked for explicitly is the same request.
+        let dated = ContextRequest { date: Some(m.today()), ..req.clone() };
+        assert!(Arc::ptr_eq(&a, &m.context_cached(&dated, &cache).unwrap()));
+        let other_day = ContextRequest { date: Some("2001-01-01".into()), ..req.clone() };
+        assert!(!Arc::ptr_eq(&a, &m.context_cached(&other_day, &cache).unwrap()));
+        cache.clear();
+        assert!(!Arc::ptr_eq(&a, &m.context_cached(&req, &cache).unwrap()));
+        cache.close();
+        let c = m.context_cached(&req, &cache).unwrap();
+        assert!(!Arc::ptr_eq(&c, &m.context_cached(&req, &cache).unwrap()), "kept after close");
+    }
+
+    #[test]
+    fn the_dependencies_cover_the_folders_above_the_project_and_the_config_home() {
+        let (home, m, _cache, req) = setup(true);
+        let r = m.resolve(&req).unwrap();
+        let ctx = mneme_claudemd::load(&r.options);
+        let deps = existing(dependencies(&m, &req, &r, &ctx));
+        let flat = |d: &Path| deps.contains(&DependsOn::flat(d));
+        assert!(flat(&req.cwd) && flat(&home.root) && flat(Path::new("/")), "{deps:?}");
+        assert!(flat(&home.config_home()), "{deps:?}");
+        assert!(deps.contains(&DependsOn::tree(home.root.join("managed"))) || flat(&home.root), "{deps:?}");
+        // A missing folder is watched through the nearest one above that exists.
+        assert!(!deps.iter().any(|d| !d.dir.is_dir()), "{deps:?}");
+    }
 
     #[test]
     fn a_flat_folder_concerns_its_entries_itself_and_folders_above_but_not_deeper_ones() {
