@@ -5,14 +5,29 @@
 #
 #   scripts/bench-vs-claude.sh            # needs hyperfine, python3 and strace; Claude Code 2.1.197
 #                                         # comes from scripts/claude-code.sh unless CLAUDE_BIN is set
+#   scripts/bench-vs-claude.sh --memories # only the 10,000-topic-file rows (Claude Code on the empty
+#                                         # repository and on that material, mneme memories list and
+#                                         # manifest), in one run
+#   MNEME_BIN=/path/to/mneme scripts/bench-vs-claude.sh   # time that binary, no build
 set -euo pipefail
+ONLY=all
+case "${1:-}" in
+  "") ;;
+  --memories) ONLY=memories ;;
+  *) echo "unknown option '$1'; use --memories for the 10,000-topic-file rows only, or no option for every row" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 need_tool hyperfine hyperfine
 CLAUDE_BIN="${CLAUDE_BIN:-$(bash scripts/claude-code.sh 2.1.197)}"
 [ -x "$CLAUDE_BIN" ] || { echo "no Claude Code at $CLAUDE_BIN; set CLAUDE_BIN to a Claude Code 2.1.197 binary" >&2; exit 1; }
-cargo build --release --locked -q -p mneme
-MNEME="$CARGO_TARGET_DIR/release/mneme"
+# MNEME_BIN: time an already built binary (e.g. a copy kept for a before/after run) instead.
+if [ -n "${MNEME_BIN:-}" ]; then
+  MNEME="$MNEME_BIN"
+else
+  cargo build --release --locked -q -p mneme
+  MNEME="$CARGO_TARGET_DIR/release/mneme"
+fi
 ROOT=/tmp/mneme-bench
 python3 benches/make_bench_fixtures.py "$ROOT" >/dev/null
 
@@ -32,6 +47,15 @@ mneme_cmd() {
   local fx="$ROOT/$1"
   echo "env HOME=$fx/home CLAUDE_CONFIG_DIR=$fx/home/.claude MNEME_DATA_DIR=$ROOT/data $MNEME $2 --cwd $(cwd_of "$1")"
 }
+if [ "$ONLY" = memories ]; then
+  hyperfine -N --warmup 1 --runs "${CLAUDE_RUNS:-5}" \
+    -n "claude: empty repo" "$(claude_cmd empty)" \
+    -n "claude: 10,000 topic files" "$(claude_cmd big)"
+  hyperfine -N --warmup 3 --runs 30 \
+    -n "mneme memories list (10,000 topic files)" "$(mneme_cmd big 'memories list --json')" \
+    -n "mneme memories manifest (10,000 topic files)" "$(mneme_cmd big 'memories manifest')"
+  exit 0
+fi
 hyperfine -N --warmup 1 --runs "${CLAUDE_RUNS:-5}" \
   -n "claude: empty repo" "$(claude_cmd empty)" \
   -n "claude: 10,000 topic files" "$(claude_cmd big)" \
