@@ -26,6 +26,11 @@ fn entry_text(one_element_list: &[u8]) -> &[u8] {
 
 pub fn print(mneme: &Mneme, req: &ContextRequest, filter: &MemoryListFilter) -> Result<()> {
     let list = mneme.memories_with(req, filter, |m| entry_json(&m))?;
+    // An entry that cannot be JSON (a path that is not UTF-8) fails the command before anything
+    // is printed, as serialising the whole list did.
+    if let Some(Err(e)) = list.iter().find(|entry| entry.is_err()) {
+        anyhow::bail!("{e}");
+    }
     let stdout = std::io::stdout();
     // Stdout flushes at every line feed; the buffer in front makes that one write per 64 KiB.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -33,11 +38,11 @@ pub fn print(mneme: &Mneme, req: &ContextRequest, filter: &MemoryListFilter) -> 
         out.write_all(b"[]\n")?;
     } else {
         out.write_all(b"[\n")?;
-        for (i, entry) in list.iter().enumerate() {
+        for (i, entry) in list.iter().flatten().enumerate() {
             if i > 0 {
                 out.write_all(b",\n")?;
             }
-            out.write_all(entry_text(entry.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?))?;
+            out.write_all(entry_text(entry))?;
         }
         out.write_all(b"\n]\n")?;
     }
