@@ -382,15 +382,7 @@ pub fn release(file: fs::File) {
 /// folder once and checking only the file itself with `lstat` saves most of those calls. The
 /// cache lives only for one load, so a long-running app never sees stale links.
 pub fn with_realpath_cache<R>(f: impl FnOnce() -> R) -> R {
-    let outer = DIR_REALPATHS.with(|c| c.borrow().is_some());
-    if !outer {
-        DIR_REALPATHS.with(|c| *c.borrow_mut() = Some(LoadCache::default()));
-    }
-    let r = f();
-    if !outer {
-        DIR_REALPATHS.with(|c| *c.borrow_mut() = None);
-    }
-    r
+    mneme_core::scoped::with_scoped(&DIR_REALPATHS, f)
 }
 
 fn canonical(p: &str) -> Option<String> {

@@ -10,6 +10,7 @@ pub mod memory_type;
 pub mod platform;
 pub mod retry;
 pub mod sanitize;
+pub mod scoped;
 pub mod text;
 pub mod versions;
 

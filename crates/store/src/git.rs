@@ -48,15 +48,7 @@ struct Memo {
 /// 30-level chain cost 150 of them. Within `f` the first answer is reused. The memo lives only
 /// for `f`, so a long-running app sees a `.git` created later.
 pub fn with_memo<R>(f: impl FnOnce() -> R) -> R {
-    let outer = ROOTS.with(|m| m.borrow().is_some());
-    if !outer {
-        ROOTS.with(|m| *m.borrow_mut() = Some(Memo::default()));
-    }
-    let r = f();
-    if !outer {
-        ROOTS.with(|m| *m.borrow_mut() = None);
-    }
-    r
+    mneme_core::scoped::with_scoped(&ROOTS, f)
 }
 
 fn memo_get(dir: &Path) -> Option<Option<PathBuf>> {
