@@ -1,6 +1,8 @@
 //! The `mneme` commands end to end, in hermetic homes: each test starts the real binary with
 //! a temporary HOME and CLAUDE_CONFIG_DIR and checks what it printed and what it left on disk.
 
+mod common;
+
 use mneme_testsupport::{set_mtime, topic, TestHome};
 use std::fs;
 use std::path::Path;
@@ -13,18 +15,12 @@ fn run(h: &TestHome, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
 }
 
 fn ok(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
-    let out = run(h, cwd, args, None);
-    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("utf-8")
+    common::succeeded(run(h, cwd, args, None), args)
 }
 
 /// Runs a command that must fail; returns its one-line error.
 fn fails(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
-    let out = run(h, cwd, args, None);
-    assert!(!out.status.success(), "mneme {args:?} should fail");
-    let err = String::from_utf8(out.stderr).expect("utf-8");
-    assert_eq!(err.trim_end().lines().count(), 1, "one clear line, got: {err}");
-    err
+    common::one_line_error(run(h, cwd, args, None), args)
 }
 
 fn project() -> (TestHome, std::path::PathBuf) {

@@ -29,17 +29,13 @@ fn run(h: &TestHome, cwd: &Path, args: &[&str]) -> Output {
 }
 
 fn ok(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
-    let out = run(h, cwd, args);
-    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("utf-8")
+    common::succeeded(run(h, cwd, args), args)
 }
 
 fn fails(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
     let out = run(h, cwd, args);
-    assert_eq!(out.status.code(), Some(1), "mneme {args:?} should fail: {}", String::from_utf8_lossy(&out.stdout));
-    let err = String::from_utf8(out.stderr).expect("utf-8");
-    assert_eq!(err.trim_end().lines().count(), 1, "one clear line, got: {err}");
-    err
+    assert_eq!(out.status.code(), Some(1), "mneme {args:?} should fail with exit 1");
+    common::one_line_error(out, args)
 }
 
 fn json(text: &str) -> Value {

@@ -1,6 +1,8 @@
 //! `mneme extract` and `mneme inbox` end to end: the real binary in a hermetic home, over a
 //! transcript written by the real Claude Code and over hand-made ones.
 
+mod common;
+
 use mneme_testsupport::TestHome;
 use serde_json::{json, Value};
 use std::fs;
@@ -14,17 +16,11 @@ fn run(h: &TestHome, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
 }
 
 fn ok(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
-    let out = run(h, cwd, args, None);
-    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("utf-8")
+    common::succeeded(run(h, cwd, args, None), args)
 }
 
 fn fails(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
-    let out = run(h, cwd, args, None);
-    assert!(!out.status.success(), "mneme {args:?} should fail");
-    let err = String::from_utf8(out.stderr).expect("utf-8");
-    assert_eq!(err.trim_end().lines().count(), 1, "one clear line, got: {err}");
-    err
+    common::one_line_error(run(h, cwd, args, None), args)
 }
 
 /// A project and a session transcript in it with the given user prompts, each answered.

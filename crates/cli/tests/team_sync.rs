@@ -2,6 +2,8 @@
 //! team server is set: what the status says, and the one-line refusals that say what to do.
 //! (Nothing here reaches a keyring or a network.)
 
+mod common;
+
 use mneme_testsupport::TestHome;
 use serde_json::Value;
 use std::path::Path;
@@ -13,9 +15,7 @@ fn run(h: &TestHome, cwd: &Path, args: &[&str]) -> Output {
 }
 
 fn ok(h: &TestHome, cwd: &Path, args: &[&str]) -> String {
-    let out = run(h, cwd, args);
-    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("utf-8")
+    common::succeeded(run(h, cwd, args), args)
 }
 
 fn fails(h: &TestHome, cwd: &Path, args: &[&str]) -> String {

@@ -1,8 +1,26 @@
-//! Fixtures shared by the CLI's dream tests.
+//! What the CLI's test files share: checking a finished `mneme` run, and the dream tests'
+//! fixture. Each test file compiles this module on its own, so a file that uses only part of it
+//! would warn about the rest.
+#![allow(dead_code)]
 
 use mneme_testsupport::{topic, TestHome};
 use std::fs;
 use std::path::PathBuf;
+use std::process::Output;
+
+/// The standard output of a run that must succeed; on failure the assertion shows its error.
+pub fn succeeded(out: Output, args: &[&str]) -> String {
+    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// The error of a run that must fail, checked to be one clear line.
+pub fn one_line_error(out: Output, args: &[&str]) -> String {
+    assert!(!out.status.success(), "mneme {args:?} should fail: {}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8(out.stderr).expect("utf-8");
+    assert_eq!(err.trim_end().lines().count(), 1, "one clear line, got: {err}");
+    err
+}
 
 /// A repository whose memory holds two near-duplicate feedback memories (a dream merges them)
 /// and the index `extra_index` lines after their two entries.
