@@ -2,6 +2,7 @@
 # Recall evaluation: `npm run eval:recall`. recall@5 and precision@5 on the labelled real-world
 # prompts for the offline ranker and every configured model provider; see docs/recall.md.
 # Arguments pass through: --providers offline,anthropic,openai,claude-cli  --verbose  --json  --sweep  --labels FILE
+#   --tune KNOB=VALUE,... (the offline ranker with some of its Tuning knobs changed, e.g. min_score=1.2)
 # Without --labels it runs the development set (labels.json, the one the offline ranker is tuned
 # on), the held-out set (heldout.json, never tuned on) and both as one set (the combined figures),
 # so all three are always seen. --labels may be repeated to run several files as one set.

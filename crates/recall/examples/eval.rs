@@ -1,5 +1,6 @@
 //! The recall evaluation: `npm run eval:recall` (or `scripts/recall-eval.sh`, or
-//! `cargo run -p mneme-recall --example eval -- [--providers offline,anthropic] [--verbose] [--json]`).
+//! `cargo run -p mneme-recall --example eval -- [--providers offline,anthropic] [--verbose] [--json]
+//! [--tune min_score=1.2,synonyms=0.5]`).
 //!
 //! Runs every labelled prompt of `testdata/recall-eval/labels.json` (or of the `--labels` files;
 //! given several, they run as one set) through recall with each
@@ -39,10 +40,12 @@ struct Options {
     verbose: bool,
     json: bool,
     sweep: bool,
+    /// `--tune`: the offline ranker's knobs changed from the default for this run.
+    tuning: Tuning,
 }
 
 fn parse_args() -> anyhow::Result<Options> {
-    let mut o = Options { labels: Vec::new(), providers: None, verbose: false, json: false, sweep: false };
+    let mut o = Options { labels: Vec::new(), providers: None, verbose: false, json: false, sweep: false, tuning: Tuning::default() };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -62,13 +65,36 @@ fn parse_args() -> anyhow::Result<Options> {
             "--verbose" => o.verbose = true,
             "--json" => o.json = true,
             "--sweep" => o.sweep = true,
-            other => bail!("unknown argument '{other}' (use --labels FILE (repeat it to run several sets as one), --providers LIST, --verbose, --json, --sweep)"),
+            "--tune" => o.tuning = parse_tuning(&args.next().context("--tune needs knob=value pairs, e.g. --tune min_score=1.2,synonyms=0.5")?, o.tuning)?,
+            other => bail!("unknown argument '{other}' (use --labels FILE (repeat it to run several sets as one), --providers LIST, --verbose, --json, --sweep, --tune KNOB=VALUE,...)"),
         }
     }
     if o.labels.is_empty() {
         o.labels.push(PathBuf::from("testdata/recall-eval/labels.json"));
     }
     Ok(o)
+}
+
+/// `--tune min_score=1.2,synonyms=0.5`: a one-off run of the offline ranker with some
+/// knobs changed, to try a setting without editing the defaults.
+fn parse_tuning(list: &str, mut t: Tuning) -> anyhow::Result<Tuning> {
+    for pair in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').with_context(|| format!("'{pair}' is not knob=value"))?;
+        let num = || value.parse::<f32>().with_context(|| format!("{key}: '{value}' is not a number"));
+        let count = || value.parse::<u16>().with_context(|| format!("{key}: '{value}' is not a whole number from 0 to 65535"));
+        match key {
+            "relative_floor" => t.relative_floor = num()?,
+            "min_score" => t.min_score = num()?,
+            "min_words" => t.min_words = count()?.into(),
+            "min_about_words" => t.min_about_words = count()?.into(),
+            "link" => t.link = num()?,
+            "synonyms" => t.synonyms = num()?,
+            "synonym_max_senses" => t.synonym_max_senses = count()?,
+            "folder_related" => t.folder_related = num()?,
+            other => bail!("'{other}' is not a knob of the offline ranker (see mneme_recall::offline::Tuning)"),
+        }
+    }
+    Ok(t)
 }
 
 fn environment() -> anyhow::Result<Environment> {
@@ -231,7 +257,10 @@ async fn main() -> ExitCode {
                     }
                 },
             };
-            let report = evaluate(&labels, &root, provider.as_deref(), &env, Arc::new(SystemClock)).await;
+            let report = match kind {
+                ProviderKind::Offline => evaluate_tuned(&labels, &root, None, &env, Arc::new(SystemClock), o.tuning).await,
+                _ => evaluate(&labels, &root, provider.as_deref(), &env, Arc::new(SystemClock)).await,
+            };
             if report.errors == report.outcomes.len() {
                 let first = report.outcomes.iter().find_map(|o| o.error.clone()).unwrap_or_default();
                 unavailable.push((kind, format!("every request failed: {first}")));
