@@ -122,6 +122,13 @@ def main():
             lines.append(f"Source: {p['repository']}")
         lines.append("")
         lines += texts(f"{p['name']} {p['version']}", folder)
+        # A -sys crate that builds a C library from its own copy (libdbus-sys's `vendored`)
+        # puts that library in the binary too, under the library's licence.
+        vendor = os.path.join(folder, "vendor")
+        for sub in sorted(os.listdir(vendor)) if os.path.isdir(vendor) else []:
+            if licence_files(os.path.join(vendor, sub)):
+                lines += [f"The copy of {sub} in vendor/{sub}, built into the binary:", ""]
+                lines += texts(f"{p['name']}'s vendor/{sub}", os.path.join(vendor, sub))
     if ui:
         pkgs = npm_ui()
         lines += [f"## npm packages in the user interface ({len(pkgs)})", ""]
