@@ -95,6 +95,10 @@ pub fn expand_path(path: &str, base: &str, home: &str) -> String {
     } else {
         resolve(base, trimmed)
     };
+    // The quick check answers "yes" for ASCII and most text without building anything.
+    if unicode_normalization::is_nfc_quick(out.chars()) == unicode_normalization::IsNormalized::Yes {
+        return out;
+    }
     out.nfc().collect()
 }
 
@@ -118,6 +122,12 @@ pub fn path_in_working_path(path: &str, working: &str, home: &str) -> bool {
     }
     let a = fold(&expand_path(path, "/", home));
     let b = fold(&expand_path(working, "/", home));
+    // Both are normalized absolute paths, so `a` inside `b` is a prefix ending at a `/`, and
+    // `relative` would answer with the rest: no `..` in it, no leading `/`. Anything else
+    // takes the general comparison below.
+    if a.strip_prefix(b.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || b.ends_with('/')) {
+        return true;
+    }
     let rel = relative(&b, &a);
     if rel.is_empty() {
         return true;

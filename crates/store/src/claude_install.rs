@@ -76,6 +76,10 @@ pub fn candidates(env: &Environment) -> Vec<(PathBuf, FoundBy)> {
     for prefix in npm_prefixes(env) {
         out.push((prefix.join("bin/claude"), FoundBy::NpmGlobal));
     }
+    // A place named twice (PATH often repeats a folder; `/usr/local/bin` is also npm's) is
+    // looked at once, under the first reason it was named for.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|(p, _)| seen.insert(p.clone()));
     out
 }
 

@@ -154,7 +154,7 @@ impl Memdir {
     /// The memory folder with symbolic links resolved. `NotFound` passes through so callers
     /// can treat a missing folder as "no memories yet".
     pub(crate) fn real_root(&self) -> Result<PathBuf, MemdirError> {
-        match fs::canonicalize(&self.root) {
+        match crate::paths::realpath(&self.root) {
             Ok(p) if p.is_dir() => Ok(p),
             Ok(_) => Err(MemdirError::RootNotADirectory { root: self.root.clone() }),
             Err(e) => Err(MemdirError::Io { action: "open the memory folder", path: self.root.clone(), source: e }),

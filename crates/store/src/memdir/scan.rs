@@ -334,8 +334,10 @@ impl Memdir {
         let mut walker = Walker::start(&self.root)?;
         let mut first = Vec::new();
         let more = walker.fill(&mut first, PARALLEL_THRESHOLD);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        if !more || threads <= 1 {
+        // Asked only for a folder big enough to share out: the answer costs a dozen system
+        // calls (the cgroup's CPU quota files), more than reading a small folder.
+        let threads = if more { std::thread::available_parallelism().map_or(1, |n| n.get()).min(8) } else { 1 };
+        if threads <= 1 {
             walker.fill(&mut first, usize::MAX);
             let mut buf = Vec::new();
             let out = first.into_iter().map(|c| f(&real_root, c, &mut buf)).collect();
