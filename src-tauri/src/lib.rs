@@ -112,15 +112,15 @@ fn start_dir(arg: Option<PathBuf>, home: &Path) -> PathBuf {
 /// Opens the window and runs until it closes. `utc_offset` must be read before any thread
 /// starts (see main.rs).
 pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
-    // Read before the GL variables below are set, so what the engine passes on to Claude Code
-    // never holds them.
+    // Read before the GL and JIT variables below are set, so what the engine passes on to
+    // Claude Code never holds them.
     let env = environment()?;
     let start_dir = start_dir(start, &env.home);
     let mneme = Mneme::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(utc_offset);
     let builder = bindings();
     // Before GTK and WebKit start (in `build`), while the process has one thread.
     #[cfg(target_os = "linux")]
-    let gl_off = webkit::set_gl_off();
+    let for_launch = webkit::set_for_launch();
     tauri::Builder::default()
         .plugin(tauri_plugin_shell::init())
         // The native folder picker behind "Open a project…"; the page gets only `open`.
@@ -135,7 +135,7 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
             }
             // The window and its web process exist: GTK and WebKit have read the variables.
             #[cfg(target_os = "linux")]
-            webkit::forget_gl_off(&gl_off);
+            webkit::forget_after_launch(&for_launch);
             let live = match live::start(app.handle(), &env) {
                 Ok(l) => Some(l),
                 Err(e) => {

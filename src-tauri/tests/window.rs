@@ -87,18 +87,18 @@ async fn the_window_answers_like_the_engine() {
     home.write(orphan.join("memory/MEMORY.md"), "- [Old note](old-note.md) — from a deleted folder\n");
 
     // A stand-in desktop editor (named like one, so it is waited on) that records its argument,
-    // and any of the variables the app sets only for GTK and WebKit (src/webkit.rs), which
-    // programs it starts must not inherit.
+    // and any of the variables the app sets only for GTK, WebKit and its web process
+    // (src/webkit.rs), which programs it starts must not inherit.
     let editor = home.write(
         "bin/code",
         "#!/bin/sh\nprintf '%s' \"$1\" > \"$(dirname \"$0\")/opened\"\n\
-         env | grep -E '^(GDK_GL|WEBKIT_DISABLE_DMABUF_RENDERER|WEBKIT_WEB_RENDER_DEVICE_FILE)=' > \"$(dirname \"$0\")/gl-env\"\n\
+         env | grep -E '^(GDK_GL|WEBKIT_DISABLE_DMABUF_RENDERER|WEBKIT_WEB_RENDER_DEVICE_FILE|JSC_[A-Za-z]+)=' > \"$(dirname \"$0\")/gl-env\"\n\
          exit 0\n",
     );
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut vars = app_vars(&home);
     vars.insert("VISUAL".into(), editor.to_string_lossy().into_owned());
-    let (_driver, http, base) = start_driver(&driver, &vars, Duration::from_secs(60)).await;
+    let (driver, http, base) = start_driver(&driver, &vars, Duration::from_secs(60)).await;
 
     // The app opens on the home folder; the test opens the project through the UI.
     let caps = json!({ "capabilities": { "alwaysMatch": { "browserName": "wry", "tauri:options": {
@@ -107,6 +107,13 @@ async fn the_window_answers_like_the_engine() {
     let res: Value = http.post(format!("{base}/session")).json(&caps).send().await.unwrap().json().await.unwrap();
     let id = res["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {res}")).to_string();
     let s = Session { http: http.clone(), base: format!("{base}/session/{id}") };
+
+    // The web process started with JavaScriptCore's raised JIT thresholds (src/webkit.rs): the
+    // app sets them only until the window is up, so this proves it was up in time.
+    let web_env = web_process_environ(driver.0.id(), &app);
+    for (name, value) in JIT_LATER {
+        assert!(web_env.iter().any(|v| *v == format!("{name}={value}")), "the web process started without {name}={value}: {web_env:?}");
+    }
 
     // A failed check still closes the session (and saves what the window showed).
     let fixture = Fixture { home: &home, repo: &repo, memdir: &memdir, settings: &settings, orphan: &orphan, vars: &vars };
@@ -122,6 +129,47 @@ async fn the_window_answers_like_the_engine() {
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic);
     }
+}
+
+/// What src/webkit.rs's `JIT_LATER` sets for the web process (a test cannot see the private
+/// module; a change there must be made here too).
+const JIT_LATER: &[(&str, &str)] = &[
+    ("JSC_thresholdForJITAfterWarmUp", "50000"),
+    ("JSC_thresholdForJITSoon", "10000"),
+    ("JSC_thresholdForOptimizeAfterWarmUp", "100000"),
+    ("JSC_thresholdForOptimizeSoon", "100000"),
+];
+
+/// The environment the window's WebKitWebProcess started with (`/proc/PID/environ`): a
+/// descendant of the app process that tauri-driver (pid `driver`) started.
+fn web_process_environ(driver: u32, app: &Path) -> Vec<String> {
+    let app = app.canonicalize().unwrap();
+    let parent = |pid: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // pid (comm) state ppid ...; comm may hold spaces and parentheses.
+        stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
+    };
+    let descends = |mut pid: u32, from: u32| loop {
+        match parent(pid) {
+            Some(p) if p == from => return true,
+            Some(p) if p > 1 => pid = p,
+            _ => return false,
+        }
+    };
+    let pids: Vec<u32> =
+        std::fs::read_dir("/proc").unwrap().flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
+    let app_pid = *pids
+        .iter()
+        .find(|&&p| descends(p, driver) && std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == app))
+        .expect("the app process under tauri-driver");
+    let web = *pids
+        .iter()
+        .find(|&&p| {
+            descends(p, app_pid) && std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "WebKitWebProces")
+        })
+        .expect("the app's WebKitWebProcess");
+    let environ = std::fs::read(format!("/proc/{web}/environ")).unwrap();
+    environ.split(|&b| b == 0).filter(|v| !v.is_empty()).map(|v| String::from_utf8_lossy(v).into_owned()).collect()
 }
 
 const SETTINGS: &str = "{\n  \"theme\": \"dark\",\n  \"env\": { \"KEEP\": \"1\" }\n}\n";
