@@ -929,23 +929,38 @@ impl Index {
         // Agreement in meaning, checked in score order (it costs vector comparisons, so only
         // for memories that cleared the rest of the bar, and only until the list is full): the
         // first memory to clear it is the best, and the floor is a share of its score.
-        ranked.sort_unstable_by(order);
-        let mut kept: Vec<(u32, f32)> = Vec::new();
-        let mut top: Option<f32> = None;
-        for &(d, score) in &ranked {
-            if top.is_some_and(|t| score < t * tuning.relative_floor) || kept.len() == k {
-                break;
+        let agrees = |d: u32| {
+            tuning.min_near_share <= 0.0 || meaning.far_words(d).len() as f32 <= (1.0 - tuning.min_near_share) * meaning.words() as f32
+        };
+        let keep = |sorted: &[(u32, f32)]| -> Vec<(u32, f32)> {
+            let mut kept: Vec<(u32, f32)> = Vec::new();
+            let mut top: Option<f32> = None;
+            for &(d, score) in sorted {
+                if top.is_some_and(|t| score < t * tuning.relative_floor) || kept.len() == k {
+                    break;
+                }
+                if agrees(d) {
+                    top.get_or_insert(score);
+                    kept.push((d, score));
+                }
             }
-            if tuning.min_near_share > 0.0 && meaning.far_words(d).len() as f32 > (1.0 - tuning.min_near_share) * meaning.words() as f32 {
-                continue;
-            }
-            top.get_or_insert(score);
-            kept.push((d, score));
+            kept
+        };
+        // Usually the best memory agrees, and then only those within the floor of it need
+        // sorting (a large folder has thousands of candidates); when it does not, all of them.
+        let lexical_top = ranked.iter().map(|r| r.1).fold(0f32, f32::max);
+        let mut near_top: Vec<(u32, f32)> = ranked.iter().copied().filter(|r| r.1 >= lexical_top * tuning.relative_floor).collect();
+        near_top.sort_unstable_by(order);
+        let mut kept = keep(&near_top);
+        let best_agrees = near_top.first().map(|b| b.0) == kept.first().map(|f| f.0);
+        if !best_agrees {
+            ranked.sort_unstable_by(order);
+            kept = keep(&ranked);
         }
         if kept.is_empty() {
             // Name the memory that came closest: the best that cleared the words' bar, else the
             // best of all.
-            let (closest, closest_score, short) = match ranked.first() {
+            let (closest, closest_score, short) = match near_top.first() {
                 Some(&(d, score)) => {
                     let far: Vec<String> = meaning.far_words(d).into_iter().map(|i| content[i].1.clone()).collect();
                     let why = format!(
