@@ -15,6 +15,8 @@ use serde::Serialize;
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 use unicode_normalization::UnicodeNormalization;
 
 /// The auto-memory folder's name inside a project folder.
@@ -501,18 +503,47 @@ pub fn project_config_key(original_cwd: &Path) -> String {
 
 /// Reads the global config (`~/.claude.json`, or `$CLAUDE_CONFIG_DIR/.claude.json`).
 /// `Ok(None)` when it does not exist.
-pub fn read_global_config(env: &Environment) -> Result<Option<Value>, SettingsError> {
+///
+/// The file grows with every project Claude Code has opened (a megabyte is common), and one
+/// context asks it several questions (settings' `env`, trust, external includes): parsing it
+/// each time was most of a context's time at that size. So the last parse is kept, keyed by
+/// what `fstat` says of the file read (inode, size, modification and change times): any write
+/// moves the change time, which nothing can set back. File times tick coarsely (a few
+/// milliseconds), so two writes of the same size within one tick look alike; as git does for
+/// its index, a parse is kept only when the file was already a second old when it was read.
+pub fn read_global_config(env: &Environment) -> Result<Option<Arc<Value>>, SettingsError> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    type Key = (PathBuf, u64, u64, u64, i64, i64, i64, i64);
+    static LAST: Mutex<Option<(Key, Arc<Value>)>> = Mutex::new(None);
     let path = env.global_config_path();
     let shown = crate::settings::shown_path(env, &path);
-    let bytes = match fs::read(&path) {
-        Ok(b) => b,
+    let read_error = |source| SettingsError::Read { path: path.clone(), shown: shown.clone(), source };
+    let mut file = match fs::File::open(&path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(SettingsError::Read { path, shown, source }),
+        Err(source) => return Err(read_error(source)),
     };
+    let meta = file.metadata().map_err(read_error)?;
+    let key: Key = (path.clone(), meta.dev(), meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec(), meta.ctime(), meta.ctime_nsec());
+    if let Some((known, value)) = LAST.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+        if *known == key {
+            return Ok(Some(Arc::clone(value)));
+        }
+    }
+    let mut bytes = Vec::with_capacity(meta.len().try_into().unwrap_or(0));
+    file.read_to_end(&mut bytes).map_err(read_error)?;
     let text = String::from_utf8_lossy(&bytes);
     let body = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
     match serde_json::from_str::<Value>(body) {
-        Ok(v @ Value::Object(_)) => Ok(Some(v)),
+        Ok(v @ Value::Object(_)) => {
+            let v = Arc::new(v);
+            let settled = meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age >= Duration::from_secs(1));
+            if settled {
+                *LAST.lock().unwrap_or_else(PoisonError::into_inner) = Some((key, Arc::clone(&v)));
+            }
+            Ok(Some(v))
+        }
         Ok(other) => Err(ParseProblem::NotAnObject(json_type(&other)).into_error(&path, shown)),
         Err(e) => Err(syntax_problem(body, &e).into_error(&path, shown)),
     }
@@ -960,6 +991,37 @@ mod tests {
         for bad in ["../../etc", "0f8fad5b-d9cb-469f-a165-70867728950", "0f8fad5b-d9cb-469f-a165-70867728950g", ""] {
             assert_eq!(session_memory_path(&e, Path::new("/w"), bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn the_global_config_is_parsed_again_only_when_the_file_changed() {
+        let t = tempfile::tempdir().unwrap();
+        let e = Environment::with_home(t.path());
+        let cfg = t.path().join(".claude.json");
+        let old = std::time::SystemTime::now() - Duration::from_secs(60);
+        let write = |body: &str| {
+            fs::write(&cfg, body).unwrap();
+            fs::File::options().write(true).open(&cfg).unwrap().set_modified(old).unwrap();
+        };
+        write(r#"{"n": 1}"#);
+        let first = read_global_config(&e).unwrap().unwrap();
+        let again = read_global_config(&e).unwrap().unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "an unchanged, settled file is not parsed again");
+        // Same size, same (old) modification time, same inode: the change time still moved
+        // (past the file system's clock tick, which the sleep makes sure of).
+        std::thread::sleep(Duration::from_millis(50));
+        write(r#"{"n": 2}"#);
+        assert_eq!(read_global_config(&e).unwrap().unwrap()["n"], 2);
+        // A file written just now is parsed on every read, since a second write within the
+        // same clock tick could keep every time and the size.
+        fs::write(&cfg, r#"{"n": 3}"#).unwrap();
+        let fresh = read_global_config(&e).unwrap().unwrap();
+        assert_eq!(fresh["n"], 3);
+        assert!(!Arc::ptr_eq(&fresh, &read_global_config(&e).unwrap().unwrap()));
+        fs::write(&cfg, "[1]").unwrap();
+        assert!(read_global_config(&e).is_err());
+        fs::remove_file(&cfg).unwrap();
+        assert!(read_global_config(&e).unwrap().is_none());
     }
 
     #[test]

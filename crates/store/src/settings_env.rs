@@ -67,7 +67,7 @@ fn js_string(v: &Value) -> String {
 /// names this release does not take from project or local settings.
 pub fn overrides(env: &Environment, settings: &Settings, repo_ignored: &[&str]) -> Vec<EnvOverride> {
     let mut layers: Vec<(EnvSource, PathBuf, Map<String, Value>)> = Vec::new();
-    if let Ok(Some(Value::Object(cfg))) = read_global_config(env) {
+    if let Ok(Some(cfg)) = read_global_config(env) {
         if let Some(Value::Object(block)) = cfg.get("env") {
             layers.push((EnvSource::GlobalConfig, env.global_config_path(), block.clone()));
         }
