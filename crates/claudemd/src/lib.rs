@@ -75,6 +75,30 @@ pub struct LoadOptions {
     pub agents_md: AgentsMd,
 }
 
+impl LoadOptions {
+    /// A session in `original_cwd` with nothing beyond the defaults: every source on, no
+    /// external includes, excludes, `--add-dir` folders or memory indexes, CLAUDE.md files
+    /// not disabled. Callers set the rest with struct update syntax.
+    pub fn new(original_cwd: PathBuf, home: PathBuf, config_home: PathBuf, managed_dir: PathBuf, profile: Profile) -> Self {
+        LoadOptions {
+            original_cwd,
+            home,
+            config_home,
+            managed_dir,
+            sources: Sources::default(),
+            include_external: false,
+            excludes: Vec::new(),
+            additional_dirs: Vec::new(),
+            additional_dirs_claude_md: false,
+            auto_mem_entrypoint: None,
+            team_mem_entrypoint: None,
+            disabled: false,
+            profile,
+            agents_md: AgentsMd::default(),
+        }
+    }
+}
+
 /// The AGENTS.md plugin's setting (`cc-plugin-agents-md@builtin`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]

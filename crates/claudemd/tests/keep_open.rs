@@ -2,7 +2,7 @@
 //! for its exit to close, and closes the rest as usual. Its own test binary, because the
 //! budget and the count of open descriptors are process-wide.
 
-use mneme_claudemd::{keep_files_open_until_exit, load, LoadOptions, Sources};
+use mneme_claudemd::{keep_files_open_until_exit, load, LoadOptions};
 use mneme_core::versions::{behaviours, ClaudeVersion};
 use std::fs;
 
@@ -20,22 +20,13 @@ fn the_budget_of_files_left_open_is_kept_and_not_exceeded() {
     for i in 0..40 {
         fs::write(rules.join(format!("r{i:02}.md")), format!("rule {i}\n")).unwrap();
     }
-    let opts = LoadOptions {
-        original_cwd: root.join("repo"),
-        home: root.join("home"),
-        config_home: root.join("home/.claude"),
-        managed_dir: root.join("managed"),
-        sources: Sources::default(),
-        include_external: false,
-        excludes: Vec::new(),
-        additional_dirs: Vec::new(),
-        additional_dirs_claude_md: false,
-        auto_mem_entrypoint: None,
-        team_mem_entrypoint: None,
-        disabled: false,
-        profile: behaviours(ClaudeVersion::new(2, 1, 197)),
-        agents_md: Default::default(),
-    };
+    let opts = LoadOptions::new(
+        root.join("repo"),
+        root.join("home"),
+        root.join("home/.claude"),
+        root.join("managed"),
+        behaviours(ClaudeVersion::new(2, 1, 197)),
+    );
 
     // Without a budget every file is closed once read.
     let before = open_descriptors();

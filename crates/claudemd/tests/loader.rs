@@ -50,22 +50,7 @@ impl Fx {
     fn opts(&self, cwd: &str) -> LoadOptions {
         let cwd = self.p(cwd);
         fs::create_dir_all(&cwd).unwrap();
-        LoadOptions {
-            original_cwd: cwd,
-            home: self.p("home"),
-            config_home: self.p("home/.claude"),
-            managed_dir: self.p("managed"),
-            sources: Sources::default(),
-            include_external: false,
-            excludes: Vec::new(),
-            additional_dirs: Vec::new(),
-            additional_dirs_claude_md: false,
-            auto_mem_entrypoint: None,
-            team_mem_entrypoint: None,
-            disabled: false,
-            profile: behaviours(ClaudeVersion::new(2, 1, 197)),
-            agents_md: Default::default(),
-        }
+        LoadOptions::new(cwd, self.p("home"), self.p("home/.claude"), self.p("managed"), behaviours(ClaudeVersion::new(2, 1, 197)))
     }
 
     fn rel(&self, p: &Path) -> Option<String> {

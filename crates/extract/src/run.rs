@@ -20,7 +20,7 @@ use crate::rules::{ExtractionState, Messages, Persisted, RunPlan, TurnDecision, 
 use crate::session_memory::{self, SessionMemoryError, SessionMemoryState, Updated};
 use crate::transcript::{self, Entry, Transcript, TranscriptReader};
 use mneme_agent::{apply_changeset, AgentTask, Changeset, Mode, Policy, Stop};
-use mneme_claudemd::{LoadOptions, Sources};
+use mneme_claudemd::LoadOptions;
 use mneme_core::{Clock, Layer};
 use mneme_model::{Cancel, Provider};
 use mneme_store::memdir::Memdir;
@@ -427,20 +427,16 @@ impl Extractor {
         let canonical = git::find_canonical_git_root(&project.root).unwrap_or_else(|| project.root.clone());
         let settings = load_settings(&self.env, &project.root, EnabledSources::all(), None);
         let opts = LoadOptions {
-            original_cwd: project.root.clone(),
-            home: self.env.home.clone(),
-            config_home: self.env.config_home(),
-            managed_dir: self.env.managed_dir.clone(),
-            sources: Sources::default(),
             include_external: paths::external_includes_approved(&self.env, &canonical),
             excludes: settings.claude_md_excludes(),
-            additional_dirs: Vec::new(),
-            additional_dirs_claude_md: false,
-            auto_mem_entrypoint: None,
-            team_mem_entrypoint: None,
-            profile: mneme_core::versions::newest(),
-            agents_md: Default::default(),
             disabled: self.env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS"),
+            ..LoadOptions::new(
+                project.root.clone(),
+                self.env.home.clone(),
+                self.env.config_home(),
+                self.env.managed_dir.clone(),
+                mneme_core::versions::newest(),
+            )
         };
         mneme_claudemd::load(&opts)
             .files
