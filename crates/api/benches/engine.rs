@@ -2,7 +2,7 @@
 //! sizes a demanding user reaches. Figures are written down in docs/benchmarks.md.
 
 use mneme_api::{ContextRequest, FixedClock, MemoryListFilter, Mneme};
-use mneme_testsupport::{populate_memdir, write_file, TestHome};
+use mneme_testsupport::{populate_memdir, populate_rules, write_file, TestHome};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -39,16 +39,7 @@ fn world() -> &'static World {
         }
 
         let rules = home.git_repo("rules");
-        for i in 0..2_000 {
-            let dir = rules.join(".claude/rules").join(format!("group-{:02}", i % 40));
-            let text = if i % 4 == 0 {
-                format!("---\npaths: \"src/mod{i}/**/*.rs\"\n---\nConditional rule {i}.\n")
-            } else {
-                format!("Rule {i}: keep functions short. See @../shared.md\n")
-            };
-            write_file(&dir.join(format!("rule-{i:04}.md")), &text);
-        }
-        write_file(&rules.join(".claude/rules/shared.md"), "Shared rule text.\n");
+        populate_rules(&rules, 2_000);
 
         let includes = home.git_repo("includes");
         let mut claude_md = String::from("# Project\n");

@@ -6,7 +6,7 @@
 
 use mneme_api::{ContextCache, ContextRequest, FixedClock, Mneme};
 use mneme_live::events::Events;
-use mneme_testsupport::{write_file, TestHome};
+use mneme_testsupport::{populate_rules, TestHome};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -30,16 +30,7 @@ fn world() -> &'static World {
     WORLD.get_or_init(|| {
         let home = TestHome::new();
         let rules = home.git_repo("rules");
-        for i in 0..2_000 {
-            let dir = rules.join(".claude/rules").join(format!("group-{:02}", i % 40));
-            let text = if i % 4 == 0 {
-                format!("---\npaths: \"src/mod{i}/**/*.rs\"\n---\nConditional rule {i}.\n")
-            } else {
-                format!("Rule {i}: keep functions short. See @../shared.md\n")
-            };
-            write_file(&dir.join(format!("rule-{i:04}.md")), &text);
-        }
-        write_file(&rules.join(".claude/rules/shared.md"), "Shared rule text.\n");
+        populate_rules(&rules, 2_000);
         let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let (stop, stop_rx) = tokio::sync::watch::channel(false);

@@ -96,6 +96,22 @@ pub fn set_mtime(p: &Path, secs: i64) {
     filetime::set_file_mtime(p, filetime::FileTime::from_unix_time(secs, 0)).expect("set mtime");
 }
 
+/// Writes `n` rules into `repo/.claude/rules`, spread over 40 folders (for benchmarks; the
+/// same material as benches/make_bench_fixtures.py's): every fourth is conditional (`paths:`),
+/// the others each include the shared `../shared.md`.
+pub fn populate_rules(repo: &Path, n: usize) {
+    for i in 0..n {
+        let dir = repo.join(".claude/rules").join(format!("group-{:02}", i % 40));
+        let text = if i % 4 == 0 {
+            format!("---\npaths: \"src/mod{i}/**/*.rs\"\n---\nConditional rule {i}.\n")
+        } else {
+            format!("Rule {i}: keep functions short. See @../shared.md\n")
+        };
+        write_file(&dir.join(format!("rule-{i:04}.md")), &text);
+    }
+    write_file(&repo.join(".claude/rules/shared.md"), "Shared rule text.\n");
+}
+
 /// Builds a memory folder of `n` topic files (for benchmarks), with an index of the first 150.
 pub fn populate_memdir(dir: &Path, n: usize) {
     fs::create_dir_all(dir).expect("create memdir");
