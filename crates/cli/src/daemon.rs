@@ -37,6 +37,7 @@ struct RunFlags {
 }
 
 #[derive(Subcommand)]
+#[command(defer = true)]
 enum DaemonCommand {
     /// Write the systemd user unit that runs `mneme daemon` at login, and print how to enable it.
     InstallUnit {

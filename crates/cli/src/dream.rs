@@ -8,7 +8,8 @@ use mneme_api::records::{Cancel, MemoryFolder, ModelChoice};
 use mneme_api::Mneme;
 use std::path::{Path, PathBuf};
 
-/// Which memory folder a command works on.
+// Which memory folder a command works on. (A plain comment: with `defer`, a flattened `Args`
+// struct's doc comment would replace the subcommand's own description in its help.)
 #[derive(Args, Clone, Default)]
 pub struct Folder {
     /// The folder Claude Code would be started in (default: the current folder); its memory
@@ -21,6 +22,7 @@ pub struct Folder {
 }
 
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum DreamCommand {
     /// The gates: hours and sessions since the last dream, the lock holder, when one may run.
     Status {

@@ -20,6 +20,7 @@ pub struct InboxArgs {
 }
 
 #[derive(Subcommand)]
+#[command(defer = true)]
 enum InboxCommand {
     /// Items waiting for review for this project, newest first.
     List {

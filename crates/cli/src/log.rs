@@ -21,6 +21,7 @@ pub struct LogArgs {
 }
 
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum LogCommand {
     /// Print a day's log.
     Show {

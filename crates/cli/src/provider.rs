@@ -14,6 +14,7 @@ pub struct ProviderArgs {
 }
 
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum ProviderCommand {
     /// Show the provider, its model, endpoint, timeout and whether a key is set (the default).
     Show {
@@ -54,6 +55,7 @@ pub enum ProviderCommand {
 }
 
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum KeyCommand {
     /// Read the key from stdin (e.g. `pbpaste | mneme settings provider key set`) and store it.
     Set,

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum SecretsCommand {
     /// Scan text from standard input for secrets the way writes into team memory are checked.
     /// Prints the label of each rule that fired, one per line, and exits 1 when the text holds

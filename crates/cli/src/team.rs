@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum TeamCommand {
     /// Check whether a key (a path the sync server sends) may be written under a team memory
     /// folder. By default Mneme's strict policy applies first — the key must be canonical (no

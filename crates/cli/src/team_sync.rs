@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum SyncCommand {
     /// Show the repository, server, who is signed in, the last pull and push, files held back
     /// for secrets, and whether automatic pushes are suppressed.
