@@ -115,9 +115,10 @@ const TYPE_BOOST: f32 = 0.3;
 pub struct Tuning {
     /// Results scoring below this share of the best one are dropped (except through
     /// [`Tuning::second_look`]). 0.7: with the second look, 0.6 to 0.95 find the same on the
-    /// development set and a higher floor is more precise, but 0.8 drops the third note of a
-    /// three-part prompt ("fix the bug in the staging migration, add a test, explain it in
-    /// backend terms") whose three notes each answer one part.
+    /// development set and a higher floor is more precise, but a prompt of several parts, each
+    /// answered by another memory ("fix the bug in the staging migration, add a test, explain
+    /// it in backend terms"), spreads its memories' scores, and 0.8 dropped the third of three
+    /// in such a folder written to check this.
     pub relative_floor: f32,
     pub min_score: f32,
     pub min_words: usize,
