@@ -802,7 +802,10 @@ const CLAUDE_NAMES: [&str; 3] = ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local
 const AGENTS_NAMES: [&str; 2] = ["AGENTS.md", ".claude/AGENTS.md"];
 
 fn has_claude_md(dir: &str) -> bool {
-    CLAUDE_NAMES.iter().any(|f| is_file(&paths::join(dir, f)))
+    // `.claude` first: the load asks for it anyway, and when it is missing `.claude/CLAUDE.md`
+    // needs no lookup. What is found missing here is not looked for again by the load.
+    paths::folder_present(&paths::join(dir, ".claude"));
+    CLAUDE_NAMES.iter().any(|f| paths::file_present(&paths::join(dir, f)))
 }
 
 /// What the built-in AGENTS.md plugin adds after each `Read` (releases with `agents_md`), in

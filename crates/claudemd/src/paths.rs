@@ -299,7 +299,8 @@ thread_local! {
 struct LoadCache {
     /// Realpaths of folders seen.
     realpaths: std::collections::HashMap<String, Option<String>>,
-    /// Folders found missing by [`folder_present`]: nothing below them is looked for again.
+    /// Folders found missing by [`folder_present`] and files by [`file_present`]: nothing at
+    /// or below them is looked for again.
     missing: Vec<String>,
 }
 
@@ -326,7 +327,30 @@ pub fn folder_present(dir: &str) -> bool {
     }
 }
 
-/// Whether `path` lies below (or is) a folder this load found missing.
+/// Whether a file, or a link to one, is at `path`. When nothing at all is there, that is
+/// remembered for the rest of the load like a missing folder, so the read that would follow
+/// (the AGENTS.md check looks for each folder's CLAUDE.md files before the load reads them)
+/// costs no second lookup. A dangling link is not remembered: its read takes the link route.
+pub fn file_present(path: &str) -> bool {
+    if under_missing(path) {
+        return false;
+    }
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => fs::metadata(path).is_ok_and(|m| m.is_file()),
+        Ok(meta) => meta.is_file(),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            DIR_REALPATHS.with(|c| {
+                if let Some(c) = c.borrow_mut().as_mut() {
+                    c.missing.push(path.to_string());
+                }
+            });
+            false
+        }
+        Err(_) => false,
+    }
+}
+
+/// Whether `path` lies below (or is) a folder (or file) this load found missing.
 fn under_missing(path: &str) -> bool {
     DIR_REALPATHS.with(|c| {
         c.borrow().as_ref().is_some_and(|c| {

@@ -17,7 +17,15 @@ pub fn find_git_root(start: &Path) -> Option<PathBuf> {
             break known;
         }
         walked.push(d);
-        if fs::metadata(d.join(".git")).is_ok() {
+        if let Ok(meta) = fs::metadata(d.join(".git")) {
+            if meta.is_dir() {
+                // An ordinary checkout: its canonical root is itself, no need to read `.git`.
+                ROOTS.with(|m| {
+                    if let Some(m) = m.borrow_mut().as_mut() {
+                        m.canonical.insert(d.to_path_buf(), d.to_path_buf());
+                    }
+                });
+            }
             break Some(d.to_path_buf());
         }
         dir = d.parent();
@@ -38,7 +46,8 @@ thread_local! {
 struct Memo {
     /// [`find_git_root`]'s answer by the folder asked about.
     roots: std::collections::HashMap<PathBuf, Option<PathBuf>>,
-    /// [`resolve_canonical_root`]'s answer by git root.
+    /// [`resolve_canonical_root`]'s answer by git root (known without a read when the walk
+    /// found `.git` to be a directory).
     canonical: std::collections::HashMap<PathBuf, PathBuf>,
 }
 
@@ -181,6 +190,13 @@ mod tests {
         assert_eq!(find_canonical_git_root(&root.join("wt")), Some(repo.clone()));
         assert_eq!(find_git_root(&repo.join(".claude/worktrees/n")), Some(repo.join(".claude/worktrees/n")));
         assert_eq!(find_canonical_git_root(&repo.join(".claude/worktrees/n")), Some(repo.clone()));
+        // The same answers with the memo on, which takes a `.git` directory's checkout as its
+        // own canonical root without reading `.git`; a worktree's `.git` file is still read.
+        with_memo(|| {
+            assert_eq!(find_canonical_git_root(&repo.join("sub")), Some(repo.clone()));
+            assert_eq!(find_canonical_git_root(&root.join("wt")), Some(repo.clone()));
+            assert_eq!(find_canonical_git_root(&repo.join(".claude/worktrees/n")), Some(repo.clone()));
+        });
     }
 
     #[test]

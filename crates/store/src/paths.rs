@@ -118,9 +118,14 @@ pub fn project_root(cwd: &Path) -> PathBuf {
 /// a plain absolute path (a deleted folder reads back with a ` (deleted)` suffix).
 pub fn realpath(p: &Path) -> std::io::Result<PathBuf> {
     use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStringExt;
     use std::os::unix::fs::OpenOptionsExt;
     let opened = fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::PATH.bits() as i32).open(p)?;
-    match fs::read_link(format!("/proc/self/fd/{}", opened.as_raw_fd())) {
+    // A buffer of PATH_MAX: `fs::read_link` starts at 256 bytes and asks again, larger, for a
+    // longer answer (a second call for a folder 30 levels down).
+    let link = rustix::fs::readlink(format!("/proc/self/fd/{}", opened.as_raw_fd()), Vec::with_capacity(4096))
+        .map(|c| PathBuf::from(std::ffi::OsString::from_vec(c.into_bytes())));
+    match link {
         Ok(real) if real.is_absolute() && !real.to_string_lossy().ends_with(" (deleted)") => Ok(real),
         _ => fs::canonicalize(p),
     }
@@ -519,20 +524,28 @@ pub fn read_global_config(env: &Environment) -> Result<Option<Arc<Value>>, Setti
     let path = env.global_config_path();
     let shown = crate::settings::shown_path(env, &path);
     let read_error = |source| SettingsError::Read { path: path.clone(), shown: shown.clone(), source };
+    let key_of = |meta: &fs::Metadata| -> Key {
+        (path.clone(), meta.dev(), meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec(), meta.ctime(), meta.ctime_nsec())
+    };
+    // With a parse kept, one `stat` of the path answers an unchanged file (an open, `fstat`
+    // and close otherwise). A changed or missing file falls through to the open below, whose
+    // own `fstat` keys what is read.
+    if let Some((known, value)) = LAST.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+        if fs::metadata(&path).is_ok_and(|meta| key_of(&meta) == *known) {
+            return Ok(Some(Arc::clone(value)));
+        }
+    }
     let mut file = match fs::File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(read_error(source)),
     };
     let meta = file.metadata().map_err(read_error)?;
-    let key: Key = (path.clone(), meta.dev(), meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec(), meta.ctime(), meta.ctime_nsec());
-    if let Some((known, value)) = LAST.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
-        if *known == key {
-            return Ok(Some(Arc::clone(value)));
-        }
-    }
+    let key = key_of(&meta);
     let mut bytes = Vec::with_capacity(meta.len().try_into().unwrap_or(0));
-    file.read_to_end(&mut bytes).map_err(read_error)?;
+    // Through `take`: `File::read_to_end` would `fstat` and `lseek` again to size its buffer,
+    // which the `fstat` above has already done.
+    (&mut file).take(u64::MAX).read_to_end(&mut bytes).map_err(read_error)?;
     let text = String::from_utf8_lossy(&bytes);
     let body = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
     match serde_json::from_str::<Value>(body) {
