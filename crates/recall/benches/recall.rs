@@ -10,7 +10,7 @@
 use divan::Bencher;
 use mneme_core::FixedClock;
 use mneme_model::Cancel;
-use mneme_recall::offline::{Document, Index};
+use mneme_recall::offline::{Document, Index, Tuning};
 use mneme_recall::{load_documents, recall, RecallContext, RecallSession};
 use mneme_store::memdir::Memdir;
 use mneme_store::Environment;
@@ -166,6 +166,16 @@ fn answered_query() -> &'static str {
         let d = documents()[1234].description.as_deref().unwrap_or_default();
         d.split(' ').take(8).collect::<Vec<_>>().join(" ")
     })
+}
+
+/// The answered prompt's ranking alone, with and without the second look (which looks at every
+/// candidate again for the notes that go with the best one), to show what it costs.
+#[divan::bench(args = ["second look", "no second look"])]
+fn query_answered_10k(bencher: Bencher, which: &str) {
+    let index = index();
+    let tuning = if which == "second look" { Tuning::default() } else { Tuning { second_look: 0.0, ..Tuning::default() } };
+    assert!(!index.search_tuned(answered_query(), 5, |_| false, &tuning).hits.is_empty());
+    bencher.bench(|| index.search_tuned(answered_query(), 5, |_| false, &tuning));
 }
 
 /// A whole offline `recall` turn (pre-filters, ranking, capped reads of the surfaced files,

@@ -1016,14 +1016,9 @@ impl Index {
             }
         }
         let boosted = |d: u32| self.docs[d as usize].memory_type.filter(|t| wanted.contains(t));
-        let mut ranked: Vec<(u32, f32)> = touched
-            .into_iter()
-            .filter(|&d| !exclude(&self.docs[d as usize]))
-            .map(|d| {
-                let score = (scores[d as usize] + lent[d as usize].0) * if boosted(d).is_some() { 1.0 + TYPE_BOOST } else { 1.0 };
-                (d, score)
-            })
-            .collect();
+        let score_of = |d: u32| (scores[d as usize] + lent[d as usize].0) * if boosted(d).is_some() { 1.0 + TYPE_BOOST } else { 1.0 };
+        let mut ranked: Vec<(u32, f32)> =
+            touched.into_iter().filter(|&d| !exclude(&self.docs[d as usize])).map(|d| (d, score_of(d))).collect();
         if ranked.is_empty() {
             return Ranking { hits: Vec::new(), abstained: None };
         }
@@ -1062,8 +1057,6 @@ impl Index {
                 None => String::new(),
             }
         };
-        // Every candidate, for the second look (which may take one that missed the score bar).
-        let candidates = if tuning.second_look > 0.0 { ranked.clone() } else { Vec::new() };
         ranked.retain(|&(d, score)| misses(d, score).is_none());
         // Agreement in meaning, checked in score order (it costs vector comparisons, so only
         // for memories that cleared the rest of the bar, and only until the list is full): the
@@ -1134,19 +1127,24 @@ impl Index {
             });
         }
         if tuning.second_look > 0.0 && kept.len() < k {
-            let best_words = &self.rare_about[kept[0].0 as usize];
-            let goes_with_best = |o: u32| {
-                self.rare_about[o as usize].iter().filter(|t| best_words.binary_search(t).is_ok()).count() >= SECOND_LOOK_WORDS
-            };
-            let mut more: Vec<(u32, f32)> = candidates
+            // The memories sharing the best one's rare words in what they are about: each such
+            // word is in at most a few memories, so this is a handful of postings, not a pass
+            // over every candidate.
+            let mut shared: HashMap<u32, usize> = HashMap::new();
+            for &t in &self.rare_about[kept[0].0 as usize] {
+                for p in self.postings[t as usize].iter().filter(|p| p.fields & ABOUT != 0) {
+                    *shared.entry(p.doc).or_default() += 1;
+                }
+            }
+            let mut more: Vec<(u32, f32)> = shared
                 .into_iter()
+                .filter(|&(o, n)| n >= SECOND_LOOK_WORDS && scores[o as usize] > 0.0 && !kept.iter().any(|x| x.0 == o) && !exclude(&self.docs[o as usize]))
+                .map(|(o, _)| (o, score_of(o)))
                 .filter(|&(o, score)| {
                     let (held, about) = words_held[o as usize];
-                    !kept.iter().any(|x| x.0 == o)
-                        && held >= tuning.min_words
+                    held >= tuning.min_words
                         && (about >= tuning.min_about_words || held >= 2 * tuning.min_words)
                         && score / rare >= tuning.second_look * tuning.min_score
-                        && goes_with_best(o)
                         && agrees(o)
                 })
                 .collect();
