@@ -274,6 +274,8 @@ pub struct Hit {
     pub type_boost: Option<MemoryType>,
     /// The linked memory that lent this one part of its score, when one did.
     pub linked_from: Option<String>,
+    /// The memory this one goes with, when the second look surfaced it ([`Tuning::second_look`]).
+    pub goes_with: Option<String>,
 }
 
 impl Hit {
@@ -287,6 +289,9 @@ impl Hit {
         let mut out = if parts.is_empty() { String::from("matched no word itself") } else { format!("matched {}", parts.join(" · ")) };
         if let Some(from) = &self.linked_from {
             out.push_str(&format!(" · linked from {from}"));
+        }
+        if let Some(best) = &self.goes_with {
+            out.push_str(&format!(" · goes with {best} (rare words of what both are about)"));
         }
         out
     }
@@ -1126,6 +1131,8 @@ impl Index {
                 short_of: short,
             });
         }
+        // The memories before this position cleared the floor; those after came by the second look.
+        let first_look = kept.len();
         if tuning.second_look > 0.0 && kept.len() < k {
             // The memories sharing the best one's rare words in what they are about: each such
             // word is in at most a few memories, so this is a handful of postings, not a pass
@@ -1152,9 +1159,11 @@ impl Index {
             kept.extend(more);
             kept.truncate(k);
         }
+        let best_stem = kept.first().map(|b| self.docs[b.0 as usize].stem().to_string());
         let hits = kept
             .into_iter()
-            .map(|(d, score)| Hit {
+            .enumerate()
+            .map(|(i, (d, score))| Hit {
                 doc: d as usize,
                 score,
                 words: words_held[d as usize].0,
@@ -1162,6 +1171,7 @@ impl Index {
                 matched: self.explain(d, &terms),
                 type_boost: boosted(d),
                 linked_from: lent[d as usize].1.map(|from| self.docs[from as usize].stem().to_string()),
+                goes_with: (i >= first_look).then(|| best_stem.clone()).flatten(),
             })
             .collect();
         Ranking { hits, abstained: None }
@@ -1525,6 +1535,8 @@ mod tests {
         let on = Tuning::default();
         let hits = idx.search_tuned(prompt, 5, |_| false, &on).hits;
         assert_eq!(hits.iter().map(|h| idx.docs()[h.doc].rel_path.as_str()).collect::<Vec<_>>(), ["bento-grid.md", "ux-research.md"]);
+        assert_eq!(hits[0].goes_with, None);
+        assert!(hits[1].why().ends_with(" · goes with bento-grid (rare words of what both are about)"), "{}", hits[1].why());
         // It never answers a prompt that gets nothing otherwise.
         assert!(idx.search_tuned("translate the grid into french", 5, |_| false, &on).hits.is_empty());
     }
