@@ -38,25 +38,27 @@ async fn check(file: &str, floors: Floors) -> Report {
     report
 }
 
-/// Measured 0.862 / 0.713 / 0.852 (23 of 27) / 0.826 with the second look and the 0.7 floor,
+/// Measured 0.862 / 0.676 / 0.852 (23 of 27) / 0.826 with the second look and the 0.6 floor
+/// (0.862 / 0.713 with the 0.7 floor, which drops a multi-part prompt's third memory),
 /// 0.853 / 0.704 / 0.852 (23 of 27) / 0.826 with WordNet's phrases,
 /// 0.840 / 0.691 / 0.852 (23 of 27) / 0.783 with agreement in meaning (GloVe vectors),
 /// 0.840 / 0.691 / 0.815 (22 of 27) / 0.783 with WordNet's and the folder's related words only
 /// (0.840 / 0.693 with WordNet's alone; 0.827 / 0.720 / 0.852 / 0.739 with neither).
 #[tokio::test]
 async fn offline_recall_answers_paraphrases_and_stays_silent_without_a_relevant_memory() {
-    let report = check("labels.json", Floors(0.86, 0.71, 0.85, 0.80)).await;
+    let report = check("labels.json", Floors(0.86, 0.67, 0.85, 0.80)).await;
     let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
     assert!(report.outcomes.len() >= 100 && 4 * none >= report.outcomes.len(), "the set keeps a quarter of no-memory prompts");
 }
 
-/// Measured 0.828 / 0.681 / 0.75 (9 of 12) / 0.667 with the second look and the 0.7 floor,
+/// Measured 0.828 / 0.629 / 0.75 (9 of 12) / 0.667 with the second look and the 0.6 floor
+/// (0.828 / 0.681 with the 0.7 floor),
 /// 0.810 / 0.647 / 0.75 (9 of 12) / 0.667 with WordNet's and the folder's related words,
 /// the same with agreement in meaning and with WordNet's phrases (0.776 / 0.612 with WordNet's alone; 0.741 / 0.655 / 0.75 / 0.583 with neither): below the
 /// development set, as expected of prompts the bar was not calibrated on.
 #[tokio::test]
 async fn offline_recall_on_the_held_out_prompts() {
-    let report = check("heldout.json", Floors(0.82, 0.66, 0.70, 0.65)).await;
+    let report = check("heldout.json", Floors(0.82, 0.62, 0.70, 0.65)).await;
     let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
     assert!(4 * none >= report.outcomes.len(), "the held-out set keeps a quarter of no-memory prompts");
 }
