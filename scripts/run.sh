@@ -26,7 +26,7 @@ fi
 
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   need_debs "${TAURI_BUILD_DEBS[@]}"
-  [ -x "$CARGO_TARGET_DIR/release/mneme-app" ] || echo "mneme: building the desktop app (the first build takes ~10 minutes on 2 cores)…" >&2
+  [ -x "$CARGO_TARGET_DIR/release/mneme-app" ] || echo "mneme: building the desktop app (the first build takes 15 minutes or more on 2 cores)…" >&2
   cargo build --release --locked -q -p mneme-app --features tauri/custom-protocol
   cd "$here"
   exec "$CARGO_TARGET_DIR/release/mneme-app" "$here"
