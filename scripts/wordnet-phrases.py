@@ -25,6 +25,8 @@ import os
 import re
 import sys
 
+import wordnet_files
+
 WN = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/wordnet"
 POS = ["noun", "verb", "adj", "adv"]
 MAX_SENSES = 2
@@ -41,17 +43,7 @@ STOP_WORDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../crates
 
 def data_lines(pos):
     """synset offset -> (lemmas, gloss)."""
-    out = {}
-    with open(os.path.join(WN, "data." + pos), encoding="latin-1") as f:
-        for line in f:
-            if line.startswith("  "):
-                continue  # the licence header
-            head, _, gloss = line.partition(" | ")
-            body = head.split()
-            w_cnt = int(body[3], 16)
-            lemmas = [re.sub(r"\(.*\)$", "", body[4 + 2 * i]).lower() for i in range(w_cnt)]
-            out[body[0]] = (lemmas, gloss.strip())
-    return out
+    return {offset: (lemmas, gloss) for offset, lemmas, _rest, gloss in wordnet_files.synsets(WN, pos)}
 
 
 def main():
@@ -64,15 +56,9 @@ def main():
     # The common senses of each lemma (one word or several), as (pos, offset).
     chosen = {}
     for pos in POS:
-        with open(os.path.join(WN, "index." + pos), encoding="latin-1") as f:
-            for line in f:
-                if line.startswith("  "):
-                    continue
-                parts = line.split()
-                p_cnt = int(parts[3])
-                tagged = int(parts[5 + p_cnt])
-                for off in parts[6 + p_cnt :][: min(tagged, MAX_SENSES)]:
-                    chosen.setdefault(parts[0], []).append((pos, off))
+        for lemma, _sense_count, tagged, offsets in wordnet_files.index_entries(WN, pos):
+            for off in offsets[: min(tagged, MAX_SENSES)]:
+                chosen.setdefault(lemma, []).append((pos, off))
     phrases = collections.defaultdict(set)
     for lemma, senses in sorted(chosen.items()):
         phrase = lemma.replace("_", " ")

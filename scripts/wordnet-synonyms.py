@@ -19,9 +19,10 @@ at load time with its own stemmer, so the table stays plain words.
 Usage: scripts/wordnet-synonyms.py [/usr/share/wordnet] > crates/recall/data/synonyms.txt
 """
 import collections
-import os
 import re
 import sys
+
+import wordnet_files
 
 WN = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/wordnet"
 POS = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
@@ -32,29 +33,15 @@ WORD = re.compile(r"^[a-z]{3,}$")
 def data_lines(pos):
     """synset offset -> (lemmas, derivation targets as (pos, offset, target word number))."""
     out = {}
-    with open(os.path.join(WN, "data." + pos), encoding="latin-1") as f:
-        for line in f:
-            if line.startswith("  "):
-                continue  # the licence header
-            body = line.split(" | ")[0].split()
-            offset = body[0]
-            w_cnt = int(body[3], 16)
-            lemmas = []
-            i = 4
-            for _ in range(w_cnt):
-                lemma = re.sub(r"\(.*\)$", "", body[i]).lower()  # adjective markers like (a)
-                lemmas.append(lemma)
-                i += 2
-            p_cnt = int(body[i])
-            i += 1
-            derived = []
-            for _ in range(p_cnt):
-                sym, target, tpos, srctgt = body[i : i + 4]
-                i += 4
-                if sym == "+":
-                    src, tgt = int(srctgt[:2], 16), int(srctgt[2:], 16)
-                    derived.append((src, "adj" if tpos in "as" else {"n": "noun", "v": "verb", "r": "adv"}[tpos], target, tgt))
-            out[offset] = (lemmas, derived)
+    for offset, lemmas, rest, _gloss in wordnet_files.synsets(WN, pos):
+        p_cnt = int(rest[0])
+        derived = []
+        for k in range(p_cnt):
+            sym, target, tpos, srctgt = rest[1 + 4 * k : 5 + 4 * k]
+            if sym == "+":
+                src, tgt = int(srctgt[:2], 16), int(srctgt[2:], 16)
+                derived.append((src, "adj" if tpos in "as" else {"n": "noun", "v": "verb", "r": "adv"}[tpos], target, tgt))
+        out[offset] = (lemmas, derived)
     return out
 
 
@@ -65,22 +52,14 @@ def main():
     # word -> how many senses WordNet knows for it, over all parts of speech
     polysemy = collections.Counter()
     for pos in POS:
-        with open(os.path.join(WN, "index." + pos), encoding="latin-1") as f:
-            for line in f:
-                if line.startswith("  "):
-                    continue
-                parts = line.split()
-                lemma = parts[0]
-                p_cnt = int(parts[3])
-                tagged = int(parts[5 + p_cnt])
-                offsets = parts[6 + p_cnt :]
-                if not WORD.match(lemma):
-                    continue
-                polysemy[lemma] += int(parts[2])
-                if tagged == 0:
-                    continue
-                for off in offsets[: min(tagged, MAX_SENSES)]:
-                    senses[lemma].append((pos, off))
+        for lemma, sense_count, tagged, offsets in wordnet_files.index_entries(WN, pos):
+            if not WORD.match(lemma):
+                continue
+            polysemy[lemma] += sense_count
+            if tagged == 0:
+                continue
+            for off in offsets[: min(tagged, MAX_SENSES)]:
+                senses[lemma].append((pos, off))
     related = collections.defaultdict(set)
     for word, chosen in senses.items():
         for pos, off in chosen:
