@@ -3,6 +3,7 @@
 //! share, guarded by the worktree back-link checks so a hostile `.git` file cannot point
 //! memory at another repository.
 
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +23,7 @@ pub fn find_git_root(start: &Path) -> Option<PathBuf> {
                 // An ordinary checkout: its canonical root is itself, no need to read `.git`.
                 ROOTS.with(|m| {
                     if let Some(m) = m.borrow_mut().as_mut() {
-                        m.canonical.insert(d.to_path_buf(), d.to_path_buf());
+                        m.canonical.insert(d.as_os_str().to_owned(), d.to_path_buf());
                     }
                 });
             }
@@ -44,11 +45,13 @@ thread_local! {
 
 #[derive(Default)]
 struct Memo {
-    /// [`find_git_root`]'s answer by the folder asked about.
-    roots: std::collections::HashMap<PathBuf, Option<PathBuf>>,
+    /// [`find_git_root`]'s answer by the folder asked about. Keyed by the path's bytes: hashing
+    /// a `Path` parses its components, which for a walk up 30 levels was most of the memo's cost
+    /// (a path spelt differently, `a//b` for `a/b`, only misses the memo and asks the disk).
+    roots: std::collections::HashMap<OsString, Option<PathBuf>>,
     /// [`resolve_canonical_root`]'s answer by git root (known without a read when the walk
     /// found `.git` to be a directory).
-    canonical: std::collections::HashMap<PathBuf, PathBuf>,
+    canonical: std::collections::HashMap<OsString, PathBuf>,
 }
 
 /// Runs `f` with git roots remembered. Resolving one folder's context asks for the git root
@@ -61,13 +64,13 @@ pub fn with_memo<R>(f: impl FnOnce() -> R) -> R {
 }
 
 fn memo_get(dir: &Path) -> Option<Option<PathBuf>> {
-    ROOTS.with(|m| m.borrow().as_ref().and_then(|m| m.roots.get(dir).cloned()))
+    ROOTS.with(|m| m.borrow().as_ref().and_then(|m| m.roots.get(dir.as_os_str()).cloned()))
 }
 
 fn memo_put(dir: &Path, root: &Option<PathBuf>) {
     ROOTS.with(|m| {
         if let Some(m) = m.borrow_mut().as_mut() {
-            m.roots.insert(dir.to_path_buf(), root.clone());
+            m.roots.insert(dir.as_os_str().to_owned(), root.clone());
         }
     });
 }
@@ -75,13 +78,13 @@ fn memo_put(dir: &Path, root: &Option<PathBuf>) {
 /// `resolveCanonicalRoot`: for a worktree, the main checkout (or the bare repository itself);
 /// otherwise `git_root` unchanged. Any failure or failed check returns `git_root`.
 pub fn resolve_canonical_root(git_root: &Path) -> PathBuf {
-    if let Some(known) = ROOTS.with(|m| m.borrow().as_ref().and_then(|m| m.canonical.get(git_root).cloned())) {
+    if let Some(known) = ROOTS.with(|m| m.borrow().as_ref().and_then(|m| m.canonical.get(git_root.as_os_str()).cloned())) {
         return known;
     }
     let canonical = canonical_from_worktree(git_root).unwrap_or_else(|| git_root.to_path_buf());
     ROOTS.with(|m| {
         if let Some(m) = m.borrow_mut().as_mut() {
-            m.canonical.insert(git_root.to_path_buf(), canonical.clone());
+            m.canonical.insert(git_root.as_os_str().to_owned(), canonical.clone());
         }
     });
     canonical

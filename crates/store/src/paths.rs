@@ -90,7 +90,10 @@ fn normalize_by_segments(path: &str) -> String {
 fn is_node_normal(path: &str) -> bool {
     let inner = path.strip_prefix('/').unwrap_or(path);
     let inner = inner.strip_suffix('/').unwrap_or(inner);
-    !inner.is_empty() && inner.split('/').all(|seg| !matches!(seg, "" | "." | ".."))
+    // One pass over the bytes: `split('/')` searches for each separator afresh, which showed in
+    // profiles of a 30-level folder chain whose every path is checked here.
+    let normal_segment = |seg: &[u8]| !matches!(seg, b"" | b"." | b"..");
+    !inner.is_empty() && inner.as_bytes().split(|&b| b == b'/').all(normal_segment)
 }
 
 /// Node's `path.posix.join`: non-empty parts joined with `/`, then normalized.
