@@ -19,7 +19,7 @@ pub mod editor;
 pub mod live;
 pub mod scheduler;
 #[cfg(target_os = "linux")]
-mod webkit;
+pub mod webkit;
 
 use mneme_api::{Environment, Mneme, SystemClock};
 use std::path::{Path, PathBuf};

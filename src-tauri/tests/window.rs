@@ -31,6 +31,7 @@ mod common;
 use common::{on_path, start_driver, Session, PATIENCE};
 use futures_util::FutureExt;
 use mneme_api::{ContextRequest, Environment, Mneme, SystemClock};
+use mneme_app::webkit::JIT_LATER;
 use mneme_testsupport::TestHome;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -130,15 +131,6 @@ async fn the_window_answers_like_the_engine() {
         std::panic::resume_unwind(panic);
     }
 }
-
-/// What src/webkit.rs's `JIT_LATER` sets for the web process (a test cannot see the private
-/// module; a change there must be made here too).
-const JIT_LATER: &[(&str, &str)] = &[
-    ("JSC_thresholdForJITAfterWarmUp", "50000"),
-    ("JSC_thresholdForJITSoon", "10000"),
-    ("JSC_thresholdForOptimizeAfterWarmUp", "100000"),
-    ("JSC_thresholdForOptimizeSoon", "100000"),
-];
 
 /// The environment the window's WebKitWebProcess started with (`/proc/PID/environ`): a
 /// descendant of the app process that tauri-driver (pid `driver`) started.

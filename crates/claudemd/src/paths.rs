@@ -310,21 +310,8 @@ struct LoadCache {
 /// have no `.claude`, so one `lstat` replaces three failed lookups per folder. Outside a load
 /// (no cache active) it only answers.
 pub fn folder_present(dir: &str) -> bool {
-    if under_missing(dir) {
-        return false;
-    }
-    match fs::symlink_metadata(dir) {
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
-            DIR_REALPATHS.with(|c| {
-                if let Some(c) = c.borrow_mut().as_mut() {
-                    c.missing.push(dir.to_string());
-                }
-            });
-            false
-        }
-        // Present, or unknown (no permission…): the ordinary lookups decide.
-        _ => true,
-    }
+    // Present, or unknown (no permission…): the ordinary lookups decide.
+    lstat_remembered(dir).is_some()
 }
 
 /// Whether a file, or a link to one, is at `path`. When nothing at all is there, that is
@@ -332,21 +319,30 @@ pub fn folder_present(dir: &str) -> bool {
 /// (the AGENTS.md check looks for each folder's CLAUDE.md files before the load reads them)
 /// costs no second lookup. A dangling link is not remembered: its read takes the link route.
 pub fn file_present(path: &str) -> bool {
+    match lstat_remembered(path) {
+        Some(Ok(meta)) if meta.file_type().is_symlink() => fs::metadata(path).is_ok_and(|m| m.is_file()),
+        Some(Ok(meta)) => meta.is_file(),
+        _ => false,
+    }
+}
+
+/// `lstat` of `path` during a load: `None` when nothing is there, which the load remembers
+/// (and answers from, with no system call, for `path` and everything below it); otherwise
+/// what `lstat` said. Outside a load it only asks.
+fn lstat_remembered(path: &str) -> Option<std::io::Result<fs::Metadata>> {
     if under_missing(path) {
-        return false;
+        return None;
     }
     match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => fs::metadata(path).is_ok_and(|m| m.is_file()),
-        Ok(meta) => meta.is_file(),
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
             DIR_REALPATHS.with(|c| {
                 if let Some(c) = c.borrow_mut().as_mut() {
                     c.missing.push(path.to_string());
                 }
             });
-            false
+            None
         }
-        Err(_) => false,
+        other => Some(other),
     }
 }
 

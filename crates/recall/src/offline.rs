@@ -1038,13 +1038,14 @@ impl Index {
         let rare = (1.0 + (n - 0.5) / 1.5).ln().max(f32::EPSILON);
         // Which part of the bar a memory misses, if any: a plain check for every candidate (this
         // runs over most of a large folder), the words only for the one named when silent.
-        let misses = |d: u32, score: f32| -> Option<u8> {
+        // `bar`: the share of the score bar that applies (1, or the second look's).
+        let misses = |d: u32, score: f32, bar: f32| -> Option<u8> {
             let (held, about) = words_held[d as usize];
             if held < tuning.min_words {
                 Some(0)
             } else if about < tuning.min_about_words && held < 2 * tuning.min_words {
                 Some(1)
-            } else if score / rare < tuning.min_score {
+            } else if score / rare < bar * tuning.min_score {
                 Some(2)
             } else {
                 None
@@ -1052,7 +1053,7 @@ impl Index {
         };
         let short_of = |d: u32, score: f32| -> String {
             let held = words_held[d as usize].0;
-            match misses(d, score) {
+            match misses(d, score, 1.0) {
                 Some(0) => format!("it holds {held} of the prompt's words, a clear match holds at least {}", tuning.min_words),
                 Some(1) => format!(
                     "none of them is in its name, description or index line, and it holds {held}, under the {} that make up for that",
@@ -1062,13 +1063,12 @@ impl Index {
                 None => String::new(),
             }
         };
-        ranked.retain(|&(d, score)| misses(d, score).is_none());
+        ranked.retain(|&(d, score)| misses(d, score, 1.0).is_none());
         // Agreement in meaning, checked in score order (it costs vector comparisons, so only
         // for memories that cleared the rest of the bar, and only until the list is full): the
         // first memory to clear it is the best, and the floor is a share of its score.
-        let agrees = |d: u32| {
-            tuning.min_near_share <= 0.0 || meaning.far_words(d, phrase_held.get(&d).copied().unwrap_or(0)).len() as f32 <= (1.0 - tuning.min_near_share) * meaning.words() as f32
-        };
+        let far_words = |d: u32| meaning.far_words(d, phrase_held.get(&d).copied().unwrap_or(0));
+        let agrees = |d: u32| tuning.min_near_share <= 0.0 || far_words(d).len() as f32 <= (1.0 - tuning.min_near_share) * meaning.words() as f32;
         let keep = |sorted: &[(u32, f32)]| -> Vec<(u32, f32)> {
             let mut kept: Vec<(u32, f32)> = Vec::new();
             let mut top: Option<f32> = None;
@@ -1099,7 +1099,7 @@ impl Index {
             // best of all.
             let (closest, closest_score, short) = match near_top.first() {
                 Some(&(d, score)) => {
-                    let far: Vec<String> = meaning.far_words(d, phrase_held.get(&d).copied().unwrap_or(0)).into_iter().map(|i| content[i].1.clone()).collect();
+                    let far: Vec<String> = far_words(d).into_iter().map(|i| content[i].1.clone()).collect();
                     let why = format!(
                         "nothing in it is near {} in meaning, and a clear match has words near at least {:.0}% of the prompt's",
                         quoted(&far),
@@ -1147,13 +1147,7 @@ impl Index {
                 .into_iter()
                 .filter(|&(o, n)| n >= SECOND_LOOK_WORDS && scores[o as usize] > 0.0 && !kept.iter().any(|x| x.0 == o) && !exclude(&self.docs[o as usize]))
                 .map(|(o, _)| (o, score_of(o)))
-                .filter(|&(o, score)| {
-                    let (held, about) = words_held[o as usize];
-                    held >= tuning.min_words
-                        && (about >= tuning.min_about_words || held >= 2 * tuning.min_words)
-                        && score / rare >= tuning.second_look * tuning.min_score
-                        && agrees(o)
-                })
+                .filter(|&(o, score)| misses(o, score, tuning.second_look).is_none() && agrees(o))
                 .collect();
             more.sort_unstable_by(order);
             kept.extend(more);
@@ -1459,8 +1453,8 @@ mod tests {
         docs.extend((0..10).map(|i| doc(&format!("other{i}.md"), "Team roles", None, "", 0)));
         let idx = Index::build(docs);
         // "speed" meets "velocity" through WordNet at a share of the weight, so the memory that
-        // says "speed" itself ranks first (with the default floor the second is dropped: it
-        // scores under 0.7 of the first)...
+        // says "speed" itself ranks first (with no floor, so the second is kept whatever its
+        // share of the first's score)...
         let no_floor = Tuning { relative_floor: 0.0, ..Tuning::default() };
         let hits = idx.search_tuned("throttle the crawler speed", 5, |_| false, &no_floor).hits;
         let paths: Vec<&str> = hits.iter().map(|h| idx.docs()[h.doc].rel_path.as_str()).collect();

@@ -21,11 +21,7 @@ pub fn find_git_root(start: &Path) -> Option<PathBuf> {
         if let Ok(meta) = fs::metadata(d.join(".git")) {
             if meta.is_dir() {
                 // An ordinary checkout: its canonical root is itself, no need to read `.git`.
-                ROOTS.with(|m| {
-                    if let Some(m) = m.borrow_mut().as_mut() {
-                        m.canonical.insert(d.as_os_str().to_owned(), d.to_path_buf());
-                    }
-                });
+                memo_update(|m| m.canonical.insert(d.as_os_str().to_owned(), d.to_path_buf()));
             }
             break Some(d.to_path_buf());
         }
@@ -68,9 +64,14 @@ fn memo_get(dir: &Path) -> Option<Option<PathBuf>> {
 }
 
 fn memo_put(dir: &Path, root: &Option<PathBuf>) {
+    memo_update(|m| m.roots.insert(dir.as_os_str().to_owned(), root.clone()));
+}
+
+/// Changes the memo while [`with_memo`] runs; outside it, nothing.
+fn memo_update<R>(f: impl FnOnce(&mut Memo) -> R) {
     ROOTS.with(|m| {
         if let Some(m) = m.borrow_mut().as_mut() {
-            m.roots.insert(dir.as_os_str().to_owned(), root.clone());
+            f(m);
         }
     });
 }
@@ -82,11 +83,7 @@ pub fn resolve_canonical_root(git_root: &Path) -> PathBuf {
         return known;
     }
     let canonical = canonical_from_worktree(git_root).unwrap_or_else(|| git_root.to_path_buf());
-    ROOTS.with(|m| {
-        if let Some(m) = m.borrow_mut().as_mut() {
-            m.canonical.insert(git_root.as_os_str().to_owned(), canonical.clone());
-        }
-    });
+    memo_update(|m| m.canonical.insert(git_root.as_os_str().to_owned(), canonical.clone()));
     canonical
 }
 
