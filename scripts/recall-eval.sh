@@ -4,8 +4,9 @@
 # Arguments pass through: --providers offline,anthropic,openai,claude-cli  --verbose  --json  --sweep  --labels FILE
 #   --tune KNOB=VALUE,... (the offline ranker with some of its Tuning knobs changed, e.g. min_score=1.2)
 # Without --labels it runs the development set (labels.json, the one the offline ranker is tuned
-# on), the held-out set (heldout.json, never tuned on) and both as one set (the combined figures),
-# so all three are always seen. --labels may be repeated to run several files as one set.
+# on), the held-out sets (heldout.json, read while tuning; heldout2.json, written later from the
+# memory files alone and never run before its first measurement) and all three as one set (the
+# combined figures), so all are always seen. --labels may be repeated to run several files as one set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
@@ -13,9 +14,11 @@ cargo run --locked -q -p mneme-recall --example eval -- "$@"
 case " $* " in
   *" --labels "*|*" --json "*|*" --sweep "*) ;;
   *)
-    echo "Held-out set (never used to tune the ranker):"
+    echo "Held-out set (never used to tune the ranker, but read while tuning):"
     cargo run --locked -q -p mneme-recall --example eval -- --labels testdata/recall-eval/heldout.json "$@"
-    echo "Combined (development + held-out, as one set):"
-    cargo run --locked -q -p mneme-recall --example eval -- --labels testdata/recall-eval/labels.json --labels testdata/recall-eval/heldout.json "$@"
+    echo "Second held-out set (written from the memory files alone; the independent estimate):"
+    cargo run --locked -q -p mneme-recall --example eval -- --labels testdata/recall-eval/heldout2.json "$@"
+    echo "Combined (development + both held-out sets, as one set):"
+    cargo run --locked -q -p mneme-recall --example eval -- --labels testdata/recall-eval/labels.json --labels testdata/recall-eval/heldout.json --labels testdata/recall-eval/heldout2.json "$@"
     ;;
 esac

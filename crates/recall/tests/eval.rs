@@ -4,7 +4,9 @@
 //! bar was calibrated (docs/recall.md), less a small margin, so a regression fails here.
 //!
 //! `labels.json` is the development set the ranker was tuned on; `heldout.json` was written
-//! later and never tuned on, so its (lower) floors say how the tuning carries over.
+//! later and never tuned on (but its totals were read while tuning); `heldout2.json` was written
+//! from the memory files alone, with no look at the ranker, and first run after it was committed:
+//! its much lower floors are the honest estimate for prompts nobody has seen (docs/recall.md).
 
 use mneme_core::FixedClock;
 use mneme_recall::eval::{evaluate, load_labels, Kind, Report};
@@ -61,4 +63,14 @@ async fn offline_recall_on_the_held_out_prompts() {
     let report = check("heldout.json", Floors(0.82, 0.62, 0.70, 0.65)).await;
     let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
     assert!(4 * none >= report.outcomes.len(), "the held-out set keeps a quarter of no-memory prompts");
+}
+
+/// Measured 0.688 / 0.451 / 0.50 (8 of 16) / 0.573 at its first run (2026-12-02, the ranker of
+/// the two tests above): what a new folder's prompts get. Issue 18's bars are 0.85 / 0.60 / 0.80
+/// / 0.75; these floors only keep the ranker from getting worse on prompts it was not shaped by.
+#[tokio::test]
+async fn offline_recall_on_prompts_written_without_the_ranker() {
+    let report = check("heldout2.json", Floors(0.67, 0.43, 0.50, 0.55)).await;
+    let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
+    assert!(report.outcomes.len() >= 48 && 3 * none >= report.outcomes.len(), "the set keeps a third of no-memory prompts");
 }
