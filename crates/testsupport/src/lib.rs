@@ -3,6 +3,7 @@
 //! memory folders. Nothing here ever touches the real `~/.claude`.
 
 pub mod copycheck;
+pub mod hostile;
 
 use mneme_core::sanitize::sanitize_path;
 use mneme_store::Environment;
