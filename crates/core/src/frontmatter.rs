@@ -332,9 +332,26 @@ fn scalar_string(v: &Value) -> Option<String> {
 
 /// Claude Code's `splitPathInFrontmatter`: split on commas outside braces, then expand
 /// `{a,b}` alternatives so that several groups multiply out.
+///
+/// Brace groups multiply (`{a,b}` twenty times is a million patterns), and Claude Code builds
+/// them all. A rules file from a cloned repository must not be able to exhaust memory that
+/// way, so the expansion stops after [`MAX_EXPANDED_PATHS`] patterns or once it has looked at
+/// [`MAX_EXPANSION_BYTES`] bytes of intermediate patterns (each step rescans one), keeping the
+/// patterns found so far in Claude Code's order; no real rule comes near either.
 pub fn split_paths(values: &[String]) -> Vec<String> {
-    values.iter().flat_map(|v| split_outside_braces(v)).flat_map(|p| expand_braces(&p)).collect()
+    let mut out = Vec::new();
+    let mut budget = MAX_EXPANSION_BYTES;
+    for part in values.iter().flat_map(|v| split_outside_braces(v)) {
+        expand_braces(&part, &mut out, &mut budget);
+    }
+    out
 }
+
+/// The most patterns a `paths:` value expands to; see [`split_paths`].
+pub const MAX_EXPANDED_PATHS: usize = 1_000;
+/// The most bytes of intermediate patterns one `paths:` value's expansion looks at; see
+/// [`split_paths`].
+pub const MAX_EXPANSION_BYTES: usize = 1 << 20;
 
 fn split_outside_braces(input: &str) -> Vec<String> {
     let mut parts = Vec::new();
@@ -356,17 +373,28 @@ fn split_outside_braces(input: &str) -> Vec<String> {
     parts.into_iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
 }
 
-/// Expands the first `{…}` group (recursively for the rest), like Claude Code's
-/// `expandBraces`: `src/*.{ts,tsx}` → `src/*.ts`, `src/*.tsx`.
-fn expand_braces(pattern: &str) -> Vec<String> {
+/// Expands the first `{…}` group, then the rest in the expansions, like Claude Code's
+/// recursive `expandBraces`: `src/*.{ts,tsx}` → `src/*.ts`, `src/*.tsx`. Iterative, depth
+/// first in the same order, so thousands of groups cannot overflow the stack; it stops when
+/// `budget` bytes are spent or `out` holds [`MAX_EXPANDED_PATHS`] patterns.
+fn expand_braces(pattern: &str, out: &mut Vec<String>, budget: &mut usize) {
     static BRACE: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^([^{]*)\{([^}]+)\}(.*)$").expect("brace regex"));
-    let Some(c) = BRACE.captures(pattern) else { return vec![pattern.to_string()] };
-    let (prefix, alternatives, suffix) = (&c[1], &c[2], &c[3]);
-    alternatives
-        .split(',')
-        .flat_map(|alt| expand_braces(&format!("{prefix}{}{suffix}", alt.trim())))
-        .collect()
+    let mut pending = vec![pattern.to_string()];
+    while let Some(p) = pending.pop() {
+        if *budget < p.len() || out.len() >= MAX_EXPANDED_PATHS {
+            return;
+        }
+        *budget -= p.len().max(1);
+        let Some(c) = BRACE.captures(&p) else {
+            out.push(p);
+            continue;
+        };
+        let (prefix, alternatives, suffix) = (&c[1], &c[2], &c[3]);
+        // Pushed in reverse so the first alternative is expanded (and emitted) first.
+        let next: Vec<String> = alternatives.split(',').map(|alt| format!("{prefix}{}{suffix}", alt.trim())).collect();
+        pending.extend(next.into_iter().rev());
+    }
 }
 
 /// Claude Code's `parseFrontmatterPaths`: the globs a rule applies to, with a trailing `/**`
