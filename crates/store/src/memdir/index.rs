@@ -81,10 +81,21 @@ pub fn parse_index(content: &str, scope: Scope, root: &Path) -> Vec<IndexLine> {
         .collect()
 }
 
-/// The first link on `line` to a `.md` file inside the memory folder.
+/// The most `](` a line is searched at for its entry. Each try may scan the rest of the line
+/// for the balancing `)`, so a hostile index line of tens of thousands of `](` took minutes;
+/// an index line Mneme or Claude Code writes has one link, and people's lines a few.
+pub const MAX_LINK_TRIES: usize = 64;
+
+/// The first link on `line` to a `.md` file inside the memory folder, among its first
+/// [`MAX_LINK_TRIES`] `](`; a line whose entry comes later has none.
 pub(crate) fn parse_entry(line: &str, dir: &str, root: &Path) -> Option<IndexEntry> {
     let mut from = 0;
+    let mut tries = 0;
     while let Some(found) = line[from..].find("](") {
+        tries += 1;
+        if tries > MAX_LINK_TRIES {
+            return None;
+        }
         let open = from + found;
         let target_start = open + 2;
         from = target_start;

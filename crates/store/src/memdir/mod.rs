@@ -37,7 +37,7 @@ pub use error::MemdirError;
 pub use frontmatter_edit::new_memory_content;
 pub use generated_index::{generated_index, index_from_headers, GENERATED_LINE_MAX, GENERATED_MAX_LINES, GENERATED_MAX_UNITS};
 pub use health::{loaded_index_lines, CommentStripper, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine, StaleIndexLine};
-pub use index::{parse_index, render_entry, DocLine, IndexDoc, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS};
+pub use index::{parse_index, render_entry, DocLine, IndexDoc, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS, MAX_LINK_TRIES};
 pub use merge::{trash_folder, AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};
 pub use manifest::{format_manifest, select_for_manifest, MAX_MEMORY_FILES};
 pub use path::{slugify, validate_topic_path, MAX_SLUG_LEN};
