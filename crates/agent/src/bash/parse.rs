@@ -45,7 +45,7 @@ pub(crate) type TooComplex = &'static str;
 
 /// Splits `src` into simple commands, or says why it cannot be analysed.
 pub(crate) fn parse(src: &str) -> Result<Vec<SimpleCommand>, TooComplex> {
-    let mut p = Parser { chars: src.chars().collect(), pos: 0 };
+    let mut p = Parser { chars: src.chars().collect(), pos: 0, brace: None };
     let mut commands = Vec::new();
     let mut current: Vec<Item> = Vec::new();
     loop {
@@ -146,6 +146,20 @@ fn is_keyword(raw: &str, first: bool) -> bool {
 struct Parser {
     chars: Vec<char>,
     pos: usize,
+    /// What the last look for a brace group found; see [`Parser::brace_group`].
+    brace: Option<BraceScan>,
+}
+
+/// From a `{` to the first `}` or whitespace after it.
+#[derive(Clone, Copy)]
+struct BraceScan {
+    /// Where the look stopped: the `}`, the whitespace, or the end of the text.
+    end: usize,
+    /// It stopped at a `}`.
+    closed: bool,
+    /// The last `,` before `end`, and the first `.` of the last `..`.
+    last_comma: Option<usize>,
+    last_dots: Option<usize>,
 }
 
 impl Parser {
@@ -228,6 +242,37 @@ impl Parser {
         Ok(Redirect { op, target: target.value })
     }
 
+    /// Whether the `{` at `pos` opens a brace expansion: the text up to the first `}` of its
+    /// word holds a `,` or a `..`. Every `{` before that `}` shares the look (one scan per
+    /// stretch, not one per `{`): a word of 100,000 `{` took minutes when each rescanned the
+    /// rest of the word.
+    fn brace_group(&mut self) -> bool {
+        let pos = self.pos;
+        if self.brace.is_none_or(|b| b.end <= pos) {
+            let mut scan = BraceScan { end: self.chars.len(), closed: false, last_comma: None, last_dots: None };
+            for i in pos + 1..self.chars.len() {
+                match self.chars[i] {
+                    '}' => {
+                        scan.end = i;
+                        scan.closed = true;
+                        break;
+                    }
+                    c if c.is_whitespace() => {
+                        scan.end = i;
+                        break;
+                    }
+                    ',' => scan.last_comma = Some(i),
+                    '.' if i > pos + 1 && self.chars[i - 1] == '.' => scan.last_dots = Some(i - 1),
+                    _ => {}
+                }
+            }
+            self.brace = Some(scan);
+        }
+        let b = self.brace.expect("just scanned");
+        // Only what lies after this `{` is inside its group.
+        b.closed && (b.last_comma.is_some_and(|i| i > pos) || b.last_dots.is_some_and(|i| i > pos))
+    }
+
     fn word(&mut self) -> Result<Word, TooComplex> {
         let start = self.pos;
         let mut value = String::new();
@@ -285,7 +330,13 @@ impl Parser {
                     match self.peek_at(1) {
                         Some('\n') => {}
                         Some(n) => value.push(n),
-                        None => value.push('\\'),
+                        None => {
+                            // A backslash ending the command is a literal backslash (bash
+                            // keeps it); there is no second character to step over.
+                            value.push('\\');
+                            self.pos += 1;
+                            continue;
+                        }
                     }
                     self.pos += 2;
                 }
@@ -316,12 +367,8 @@ impl Parser {
                 }
                 '{' => {
                     // Brace expansion (`{a,b}`, `{1..3}`) rewrites words before any check sees them.
-                    let rest: String = self.chars[self.pos..].iter().take_while(|c| !c.is_whitespace()).collect();
-                    if let Some(close) = rest.find('}') {
-                        let inner = &rest[1..close];
-                        if inner.contains(',') || inner.contains("..") {
-                            return Err("brace expansion cannot be analysed");
-                        }
+                    if self.brace_group() {
+                        return Err("brace expansion cannot be analysed");
                     }
                     value.push(c);
                     self.pos += 1;
@@ -411,6 +458,32 @@ mod tests {
         ] {
             assert!(parse(src).is_err(), "{src:?} should be too complex");
         }
+    }
+
+    /// `ls \` (a backslash ending the command) stepped past the end of the text and the
+    /// word slice panicked, killing the agent's permission check.
+    #[test]
+    fn trailing_backslash_is_a_literal_backslash() {
+        assert_eq!(argvs("ls \\"), vec![vec!["ls".to_string(), "\\".to_string()]]);
+        assert_eq!(argvs("cat a\\"), vec![vec!["cat".to_string(), "a\\".to_string()]]);
+        assert!(parse("\\").is_ok());
+    }
+
+    /// A word of 100,000 `{` rescanned the rest of the word at each one (minutes per
+    /// command); the groups are still told apart as before.
+    #[test]
+    fn many_braces_in_one_word() {
+        let start = std::time::Instant::now();
+        assert!(parse(&format!("echo x{}", "{".repeat(100_000))).is_ok());
+        assert!(parse(&format!("echo x{}}}", "{".repeat(100_000))).is_ok());
+        assert!(parse(&format!("echo x{}a,b}}", "{".repeat(100_000))).is_err());
+        assert!(start.elapsed() < std::time::Duration::from_secs(10));
+        assert!(parse("echo x{a,b}").is_err());
+        assert!(parse("echo x{1..3}").is_err());
+        assert!(parse("echo x{{a..b}").is_err());
+        assert!(parse("echo a{b}c x{y} z{.}").is_ok());
+        assert!(parse("echo x{a} ,b}").is_ok());
+        assert!(parse("echo x{a.}.b}").is_ok());
     }
 
     #[test]
