@@ -1,0 +1,47 @@
+//! Hostile shell commands for the memory agent's Bash policy: the read-only classifier and
+//! the memory `rm` check must answer (refusing whatever they cannot analyse) for any text,
+//! including 12,000-deep `$(`, quotes that never close, NUL and invalid UTF-8 turned lossy.
+
+use mneme_agent::{is_memory_rm_command, is_read_only_command};
+use mneme_testsupport::hostile::{config, mutated_text, text};
+use proptest::prelude::*;
+
+fn commands() -> Vec<Vec<u8>> {
+    [
+        "ls -la /tmp && cat a.txt | head -n 5",
+        "git log --oneline -5; git status",
+        "rm /home/u/.claude/projects/p/memory/old.md",
+        "grep -rn 'x' src/ 2>/dev/null | wc -l",
+        "FOO=1 echo \"a $b\" 'c' > out.txt",
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect()
+}
+
+const NESTED: &[&str] = &["$(", "`", "(", "{ ", "\"", "'", "\\", "<(", "${", "|", "&&", ";", "<<", "#"];
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    #[test]
+    fn damaged_commands(cmd in mutated_text(commands())) {
+        let _ = is_read_only_command(&cmd);
+        let _ = is_memory_rm_command(&cmd, "/home/u/.claude/projects/p/memory/");
+    }
+
+    #[test]
+    fn arbitrary_commands(cmd in text()) {
+        let _ = is_read_only_command(&cmd);
+        let _ = is_memory_rm_command(&cmd, "/m/");
+    }
+
+    /// Nesting the classifier refuses (substitution, subshells, groups) is never read-only.
+    #[test]
+    fn deep_nesting_is_not_read_only(piece in proptest::sample::select(NESTED.to_vec()), n in 1usize..12_000, tail in text()) {
+        let cmd = format!("ls {}{tail}", piece.repeat(n));
+        let refused = ["$(", "`", "(", "<(", "${"].contains(&piece);
+        prop_assert!(!(refused && is_read_only_command(&cmd)), "read-only: {:?}", cmd);
+        let _ = is_memory_rm_command(&cmd, "/m/");
+    }
+}

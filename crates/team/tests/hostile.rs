@@ -1,0 +1,46 @@
+//! Hostile git remote URLs (`parseGitRemote`), as a cloned repository's `.git/config` can hold
+//! them: the repository identity is a host, owner and name without separators or traversal,
+//! or nothing.
+
+use mneme_team::repo::parse_git_remote;
+use mneme_testsupport::hostile::{config, mutated_text, text};
+use proptest::prelude::*;
+
+fn remotes() -> Vec<Vec<u8>> {
+    [
+        "git@github.com:owner/name.git",
+        "https://github.com/owner/name.git",
+        "ssh://git@example.com:2222/owner/name",
+        "https://user:pass@gitlab.example.org/group/project",
+        "git://host.example/a/b.git",
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect()
+}
+
+fn check(url: &str) -> Result<(), TestCaseError> {
+    if let Some(r) = parse_git_remote(url) {
+        for part in [&r.owner, &r.name] {
+            prop_assert!(!part.is_empty() && !part.contains('/') && part != "." && part != "..", "{url:?} → {r:?}");
+        }
+        prop_assert!(!r.host.is_empty() && !r.host.contains('/'));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    #[test]
+    fn damaged_remotes(url in mutated_text(remotes())) {
+        check(&url)?;
+    }
+
+    #[test]
+    fn arbitrary_remotes(url in text(), owner in text(), name in text()) {
+        check(&url)?;
+        check(&format!("git@github.com:{owner}/{name}"))?;
+        check(&format!("https://github.com/{owner}/{name}.git"))?;
+    }
+}
