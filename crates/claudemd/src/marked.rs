@@ -742,6 +742,9 @@ impl Lexer {
 
     fn inline_tokens_inner(&mut self, src: &str) -> Result<Vec<Token>, LexError> {
         let masked = self.mask(src);
+        let mut cursor = MaskCursor::new(src, &masked);
+        // Where the last closers are: an HTML comment's `-->`, a link's `)`.
+        let (last_comment_close, last_paren) = (src.rfind("-->"), src.rfind(')'));
         let mut tokens: Vec<Token> = Vec::new();
         let mut rest: &str = src;
         let mut keep_prev_char = false;
@@ -757,13 +760,22 @@ impl Lexer {
                 rest = &rest[raw.len()..];
                 continue;
             }
-            if let Some(c) = caps(&TAG, rest) {
+            // Two regexes that can only match with a closer somewhere ahead would scan to the
+            // end for it at every opener of a hostile paragraph (`<!--<!--…`, `[a]([a](…`),
+            // quadratic in its length: where the closer is nowhere ahead they are not run.
+            let at = src.len() - rest.len();
+            let comment_cannot_close = rest.starts_with("<!--")
+                && !rest[4..].starts_with('>')
+                && !rest[4..].starts_with("->")
+                && last_comment_close.is_none_or(|e| e < at + 4);
+            if let Some(c) = if comment_cannot_close { None } else { caps(&TAG, rest) } {
                 let raw = group_or_empty(&c, 0);
                 tokens.push(Token::with_text(Kind::Html, raw, raw));
                 rest = &rest[raw.len()..];
                 continue;
             }
-            if let Some(token) = self.link(rest)? {
+            let link_cannot_close = last_paren.is_none_or(|p| p < at);
+            if let Some(token) = if link_cannot_close { None } else { self.link(rest)? } {
                 rest = substring_from(rest, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
@@ -779,7 +791,7 @@ impl Lexer {
                 }
                 continue;
             }
-            if let Some(token) = self.em_strong(rest, &masked, &prev_char)? {
+            if let Some(token) = self.em_strong(rest, cursor.tail_for(rest), &prev_char)? {
                 rest = substring_from(rest, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
@@ -899,7 +911,8 @@ impl Lexer {
 
     // `is_multiple_of` needs Rust 1.87; the workspace supports 1.85.
     #[allow(clippy::manual_is_multiple_of)]
-    fn em_strong(&mut self, src: &str, masked_full: &str, prev_char: &str) -> Result<Option<Token>, LexError> {
+    /// `masked_tail`: the masked text's last `src.length` UTF-16 units (see [`MaskCursor`]).
+    fn em_strong(&mut self, src: &str, masked_tail: &str, prev_char: &str) -> Result<Option<Token>, LexError> {
         let Some(m) = caps(&EM_STRONG_LDELIM, src) else { return Ok(None) };
         if m.get(3).is_some() && test(&UNICODE_ALNUM, prev_char) {
             return Ok(None);
@@ -913,10 +926,9 @@ impl Lexer {
         let mut delim_total = l_length as isize;
         let mut mid_delim_total: isize = 0;
         let end_reg: &Regex = if m0.starts_with('*') { &EM_STRONG_RDELIM_AST } else { &EM_STRONG_RDELIM_UND };
-        // maskedSrc.slice(-1 * src.length + lLength): the last (src.length - lLength) units.
-        let keep = utf16_len(src).saturating_sub(l_length);
-        let total = utf16_len(masked_full);
-        let masked = substring_from(masked_full, total.saturating_sub(keep));
+        // maskedSrc.slice(-1 * src.length + lLength): the last (src.length - lLength) units,
+        // which is `masked_tail` (the last src.length units) less its first lLength.
+        let masked = substring_from(masked_tail, l_length);
         let mut pos = 0;
         while pos <= masked.len() {
             let Ok(Some(c)) = end_reg.captures_from_pos(masked, pos) else { break };
@@ -953,6 +965,39 @@ impl Lexer {
     }
 }
 
+/// The masked text's last `rest.length` UTF-16 units for each `rest` (a suffix of the text the
+/// mask was made from) as the inline lexer walks forward: marked slices them off the end of the
+/// masked text for every emphasis delimiter, which counted over the whole text each time made
+/// a paragraph of thousands of `*a` quadratic. The mask keeps every UTF-16 length but that of
+/// a `\\` before a character outside the BMP, so the two texts' positions agree: a cursor moved
+/// forward through both costs the length walked. Where the lengths differ, it counts from the
+/// end as marked does.
+struct MaskCursor<'a> {
+    src: &'a str,
+    masked: &'a str,
+    same_length: bool,
+    /// Byte positions in `src` and `masked` of the same UTF-16 offset.
+    at: (usize, usize),
+}
+
+impl<'a> MaskCursor<'a> {
+    fn new(src: &'a str, masked: &'a str) -> MaskCursor<'a> {
+        MaskCursor { src, masked, same_length: utf16_len(src) == utf16_len(masked), at: (0, 0) }
+    }
+
+    fn tail_for(&mut self, rest: &str) -> &'a str {
+        let to = self.src.len() - rest.len().min(self.src.len());
+        if !self.same_length || to < self.at.0 {
+            let total = utf16_len(self.masked);
+            return substring_from(self.masked, total.saturating_sub(utf16_len(rest)));
+        }
+        let units = utf16_len(&self.src[self.at.0..to]);
+        let in_masked = &self.masked[self.at.1..];
+        self.at = (to, self.at.1 + byte_offset_of_utf16(in_masked, units));
+        &self.masked[self.at.1..]
+    }
+}
+
 /// `raw.slice(a, -b)` in UTF-16 units.
 fn slice_units(s: &str, from_start: usize, from_end: usize) -> String {
     let total = utf16_len(s);
@@ -976,9 +1021,44 @@ fn bracket_mask(m: &str) -> String {
 
 /// marked's `while ((match = re.exec(s)) != null) s = s.slice(0, i) + repl + s.slice(re.lastIndex)`
 /// loop: the search resumes at the old match end, counted in UTF-16 units on the new string.
+///
+/// Built in one pass while every replacement keeps its match's length in UTF-16 units (all of
+/// marked's masks do, bar a `\\` before a character outside the BMP): then the new string has
+/// the old one's positions, so searching the input from the old match end is searching the new
+/// string there, and a hostile paragraph of thousands of matches costs linear time instead of a
+/// copy of the whole string per match. Anything else continues in marked's own way.
 fn global_replace(re: &Regex, input: &str, mut repl: impl FnMut(&str) -> Option<String>) -> String {
-    let mut s = input.to_string();
-    let mut pos = 0usize;
+    let mut out = String::with_capacity(input.len());
+    let (mut copied, mut pos) = (0usize, 0usize);
+    while pos <= input.len() {
+        let Ok(Some(m)) = re.find_from_pos(input, pos) else { break };
+        if m.start() == m.end() {
+            let at = out.len() + (m.start() - copied);
+            out.push_str(&input[copied..]);
+            return global_replace_from(re, out, at, repl);
+        }
+        if let Some(r) = repl(m.as_str()) {
+            if utf16_len(&r) != utf16_len(m.as_str()) {
+                // The search resumes at the old end counted on the new string: do it on that string.
+                let resume = utf16_len(&input[copied..m.end()]) + utf16_len(&out);
+                out.push_str(&input[copied..m.start()]);
+                out.push_str(&r);
+                out.push_str(&input[m.end()..]);
+                let at = byte_offset_of_utf16(&out, resume);
+                return global_replace_from(re, out, at, repl);
+            }
+            out.push_str(&input[copied..m.start()]);
+            out.push_str(&r);
+            copied = m.end();
+        }
+        pos = m.end();
+    }
+    out.push_str(&input[copied..]);
+    out
+}
+
+/// marked's loop itself, on `s` from byte `pos`: a copy of the string per replacement.
+fn global_replace_from(re: &Regex, mut s: String, mut pos: usize, mut repl: impl FnMut(&str) -> Option<String>) -> String {
     while pos <= s.len() {
         let Ok(Some(m)) = re.find_from_pos(&s, pos) else { break };
         let (start, end) = (m.start(), m.end());
@@ -1090,5 +1170,48 @@ mod tests {
         assert_eq!(inl[1].kind, Kind::Text);
         assert_eq!(inl[1].text, "@x.md and ");
         assert_eq!(inl[2].kind, Kind::Codespan);
+    }
+
+    /// Texts where marked's masks meet: escapes of BMP and astral punctuation (the one mask
+    /// that changes a UTF-16 length), links, code spans, tags, non-ASCII inside brackets.
+    fn mask_samples() -> Vec<String> {
+        let parts = ["\\*", "\\😀", "[a](b)", "[é](x)", "`c`", "<b>", "[r]", "*a", "é", "x", " ", "\n", "[[n]]", "\\"];
+        let mut out = Vec::new();
+        let mut seed = 7u64;
+        for len in 1..60 {
+            let mut text = String::new();
+            for _ in 0..len {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                text.push_str(parts[(seed >> 33) as usize % parts.len()]);
+            }
+            out.push(text);
+        }
+        out
+    }
+
+    #[test]
+    fn one_pass_replacement_is_markeds_loop() {
+        for text in mask_samples() {
+            for (re, repl) in [(&*ANY_PUNCTUATION, 0), (&*BLOCK_SKIP, 1), (&*REFLINK_SEARCH, 1)] {
+                let f = |m: &str| Some(if repl == 0 { "++".to_string() } else { bracket_mask(m) });
+                assert_eq!(global_replace(re, &text, f), global_replace_from(re, text.clone(), 0, f), "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_mask_cursor_is_the_tail_counted_from_the_end() {
+        let mut links = HashSet::new();
+        links.insert("r".to_string());
+        let lexer = Lexer { links, top: true, depth: 0, top_len: 0, skipped: Vec::new(), blockquote: &BLOCKQUOTE };
+        for text in mask_samples() {
+            let masked = lexer.mask(&text);
+            let mut cursor = MaskCursor::new(&text, &masked);
+            for (i, _) in text.char_indices() {
+                let rest = &text[i..];
+                let from_end = substring_from(&masked, utf16_len(&masked).saturating_sub(utf16_len(rest)));
+                assert_eq!(cursor.tail_for(rest), from_end, "{text:?} at {i}");
+            }
+        }
     }
 }
