@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# Differential run against real Claude Code 2.1.197: random fixtures, captured and compared.
-#   scripts/differential.sh [N] [SEED]     (needs /tmp/cc with @anthropic-ai/claude-code@2.1.197)
+# Differential run against real Claude Code releases, including ones outside the test matrix:
+# the version matrix's fixtures plus a fresh random sweep (testdata/differential/gen*.py) run
+# through each release's real binary and through `mneme --claude-version`, compared byte for
+# byte by the matrix test itself (crates/cli/tests/versions.rs). Releases are installed from npm
+# into $HOME/.cache/mneme/claude-code when missing; captures are cached per release and tree.
+#
+#   scripts/differential.sh VERSION[,VERSION...] [N] [SEED]
+#   scripts/differential.sh 2.1.260,2.1.300 100 9001     # two releases, 100 random trees, seed 9001
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
-N="${1:-40}"; SEED="${2:-$RANDOM}"
-cargo build --locked -q -p mneme
-MNEME="$CARGO_TARGET_DIR/debug/mneme"
-status=0
-for gen in gen gen_settings gen_paths; do
-  root="/tmp/mneme-diff-$gen"
-  rm -rf "$root" "$root-cap" "$root-exp"
-  python3 "testdata/differential/$gen.py" "$root" "$N" "$SEED" >/dev/null
-  for f in "$root"/*; do OUT_ROOT="$root-cap" testdata/conformance/capture.sh "$f" >/dev/null 2>&1; done
-  python3 testdata/conformance-extra/goldens.py "$root-cap" "$root-exp" >/dev/null
-  echo "$gen (seed $SEED):"
-  python3 testdata/differential/compare.py "$MNEME" "$root" "$root-exp" | tail -20 || status=1
-done
-exit $status
+[ $# -ge 1 ] || { echo "usage: scripts/differential.sh VERSION[,VERSION...] [N random trees, default 100] [SEED, default a random one]" >&2; exit 2; }
+VERSIONS="$1"; N="${2:-100}"; SEED="${3:-$RANDOM}"
+pairs=()
+for v in ${VERSIONS//,/ }; do pairs+=("$v=$(bash scripts/claude-code.sh "$v")"); done
+echo "differential: Claude Code $VERSIONS, $N random trees, seed $SEED" >&2
+MNEME_CLAUDE_BINS="$(IFS=,; echo "${pairs[*]}")" MNEME_MATRIX_VERSIONS="$VERSIONS" \
+  MNEME_MATRIX_RANDOM="$N" MNEME_MATRIX_SEED="$SEED" MNEME_REQUIRE_CLAUDE=1 \
+  cargo test --locked -q -p mneme --test versions -- --nocapture

@@ -40,9 +40,10 @@ CAPTURE = os.path.join(TD, "conformance", "capture.sh")
 
 PREAMBLE = "Codebase and user instructions are shown below."
 HOOK = "tool.call hook additional context: "
-# Bumped when what is taken from a capture with reads changes (v2: the hook's message), so
+# Bumped when what is taken from a capture with reads changes (v2: the hook's message; v3: the
+# attached files' system message as text blocks), so
 # those cases are captured again while the others stay cached.
-LAZY_EXTRACTION = "hook-v2"
+LAZY_EXTRACTION = "system-blocks-v3"
 
 
 def build(root, random_n, seed):
@@ -131,9 +132,12 @@ def expected_from(cap_dir):
         parts, hooks = [], []
         for m in json.load(open(last, encoding="utf-8"))["messages"][1:]:
             content = m["content"]
-            if m["role"] == "system" and isinstance(content, str) and content.startswith("Contents of "):
-                # 2.1.233-2.1.306 append a context-budget note to the same message.
-                parts.append(re.sub(r"\n\n<total_tokens>[^<]*</total_tokens>$", "", content))
+            if m["role"] == "system" and any(t.startswith("Contents of ") for t in blocks_of(content)):
+                # A string, or (when it is the request's last message, some releases between
+                # 2.1.197 and 2.1.307) one text block; 2.1.233-2.1.306 append a context-budget
+                # note to the same message.
+                parts += [re.sub(r"\n\n<total_tokens>[^<]*</total_tokens>$", "", t)
+                          for t in blocks_of(content) if t.startswith("Contents of ")]
             elif m["role"] == "system" and any(t.startswith(HOOK) for t in blocks_of(content)):
                 # The AGENTS.md plugin's hook output (2.1.281+; a string or text blocks);
                 # up to 2.1.312 with the note too.
@@ -155,6 +159,23 @@ def expected_from(cap_dir):
     return {"instructions": instructions, "lazy": lazy, "reads": reads}
 
 
+class Refused(Exception):
+    """Claude Code answered a case itself without sending a request (some releases refuse a
+    prompt they judge too long before sending it): nothing to compare, so the case is reported
+    and skipped rather than failed."""
+
+
+def refused_locally(cap_dir):
+    """The text Claude Code answered with when it ended with an error and sent no request."""
+    try:
+        out = json.load(open(os.path.join(cap_dir, "claude_stdout.json"), encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(out, dict) and out.get("is_error") and isinstance(out.get("result"), str):
+        return out["result"]
+    return None
+
+
 def capture_one(job):
     version, binary, fixture, case_name, cache_file = job
     if os.path.exists(cache_file):
@@ -165,6 +186,9 @@ def capture_one(job):
         name = f"{os.path.basename(fixture)}__{case_name}"
         got = expected_from(os.path.join(tmp, name)) if r.returncode == 0 else None
         if got is None:
+            refusal = refused_locally(os.path.join(tmp, name))
+            if refusal:
+                raise Refused(f"{version} {name}: Claude Code sent no request and answered {refusal!r} itself")
             stderr = ""
             p = os.path.join(tmp, name, "claude_stderr.txt")
             if os.path.exists(p):
@@ -186,6 +210,8 @@ def main():
     ap.add_argument("--random", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=3)
+    ap.add_argument("--allow-refusals", action="store_true",
+                    help="skip, instead of failing, cases a release answers itself without a request")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
     bins = dict(b.split("=", 1) for b in a.bin)
@@ -227,7 +253,7 @@ def main():
                 job = (version, binary, fixture, case_name, os.path.join(a.cache, key + ".json"))
                 jobs.append(job)
                 cases_by_job[job] = bool(case.get("MANAGED"))
-    failures, fresh = [], 0
+    failures, refused, fresh = [], [], 0
     results = {}
     # A managed-policy case installs /etc/claude-code for its run, so those run one at a time.
     managed = [j for j in jobs if cases_by_job[j]]
@@ -239,6 +265,9 @@ def main():
             for fut in cf.as_completed([pool.submit(capture_one, j) for j in batch]):
                 try:
                     job, got, cached = fut.result()
+                except Refused as e:
+                    refused.append(str(e))
+                    continue
                 except RuntimeError as e:
                     failures.append(str(e))
                     continue
@@ -253,7 +282,11 @@ def main():
         open(os.path.join(d, "instructions.txt"), "w", encoding="utf-8").write(got["instructions"])
         open(os.path.join(d, "lazy.txt"), "w", encoding="utf-8").write(got["lazy"])
         json.dump(cases[label], open(os.path.join(d, "case.json"), "w", encoding="utf-8"), indent=1)
-    print(f"{len(results)} captures ({fresh} new, {len(results) - fresh} cached) for {len(bins)} releases; {len(failures)} failed")
+    print(f"{len(results)} captures ({fresh} new, {len(results) - fresh} cached) for {len(bins)} releases; {len(failures)} failed, {len(refused)} answered by Claude Code itself")
+    for r in refused:
+        print(f"REFUSED {r}" + ("" if a.allow_refusals else " (a failure: pass --allow-refusals to skip such cases)"))
+    if not a.allow_refusals:
+        failures += refused
     for f in failures:
         print("FAILED", f, file=sys.stderr)
     sys.exit(1 if failures else 0)
