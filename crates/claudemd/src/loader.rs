@@ -165,6 +165,14 @@ impl Walker {
             && !paths::path_in_working_path(resolved, &self.cwd, &self.home)
     }
 
+    /// For a path whose real path differs from it: whether the release counts it as reached
+    /// through a symlink. From 2.1.284 it does; 2.1.232-2.1.283 asked only whether the path
+    /// itself is a link, so a rules folder inside a linked `.claude` (and its rules) still
+    /// loaded (bisected: 2.1.283 loads them, 2.1.284 does not).
+    fn judged_a_link(&self, path: &str) -> bool {
+        self.profile.links_judged_by_realpath || fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+    }
+
     fn skip_link(&mut self, path: &str, layer: Layer, target: &str) {
         if self.record {
             self.skipped.push(SkippedFile {
@@ -329,7 +337,7 @@ impl Walker {
         }
         // Nothing there (the usual case for most folders on the way): one `lstat`, no `open`.
         let Some((resolved_dir, is_symlink)) = paths::resolve_if_present(rules_dir) else { return Vec::new() };
-        if is_symlink && self.outside_project(layer, &resolved_dir) {
+        if is_symlink && self.judged_a_link(rules_dir) && self.outside_project(layer, &resolved_dir) {
             self.skip_link(rules_dir, layer, &resolved_dir);
             return Vec::new();
         }
@@ -356,7 +364,9 @@ impl Walker {
                 }
                 None => paths::safe_resolve_path(&entry_path),
             };
-            if entry_is_symlink && self.outside_project(layer, &resolved_entry) {
+            // Listed as a plain file or folder, the entry is no link itself (only a folder above).
+            let judged = listed.is_none() && self.judged_a_link(&entry_path) || self.profile.links_judged_by_realpath;
+            if entry_is_symlink && judged && self.outside_project(layer, &resolved_entry) {
                 self.skip_link(&entry_path, layer, &resolved_entry);
                 continue;
             }

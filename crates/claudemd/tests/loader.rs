@@ -665,3 +665,29 @@ fn nested_candidates_are_bounded_and_skip_heavy_folders() {
         vec!["repo/a/.claude/CLAUDE.md", "repo/a/.claude/rules/r.md", "repo/a/CLAUDE.local.md", "repo/a/CLAUDE.md", "repo/d0/CLAUDE.md"]
     );
 }
+
+/// A repository whose `.claude` is a link to a folder outside it: its CLAUDE.md loads in every
+/// release, its rules up to 2.1.283 (the symlink check of 2.1.232-2.1.283 asked only whether the
+/// rules folder or rule itself is a link) and not from 2.1.284 (bisected against the real
+/// releases with the version matrix's `symlinks/dot_claude_link` case).
+#[test]
+fn rules_inside_a_linked_dot_claude_load_until_2_1_284() {
+    let fx = Fx::new();
+    fx.write("repo/CLAUDE.md", "P\n");
+    fx.write("shared/CLAUDE.md", "SHARED DOT CLAUDE\n");
+    fx.write("shared/rules/r.md", "SHARED RULE\n");
+    fs::create_dir_all(fx.p("repo/.git")).unwrap();
+    fx.symlink(fx.p("shared").to_str().unwrap(), "repo/.claude");
+    let at = |patch| {
+        let mut opts = fx.opts("repo");
+        opts.profile = behaviours(ClaudeVersion::new(2, 1, patch));
+        fx.names(&load(&opts).files)
+    };
+    for patch in [197, 231, 232, 260, 283] {
+        // Read under its real path, as Claude Code names it.
+        assert_eq!(at(patch), ["repo/CLAUDE.md", "repo/.claude/CLAUDE.md", "shared/rules/r.md"], "2.1.{patch}");
+    }
+    for patch in [284, 300, 332] {
+        assert_eq!(at(patch), ["repo/CLAUDE.md", "repo/.claude/CLAUDE.md"], "2.1.{patch}");
+    }
+}

@@ -132,6 +132,10 @@ pub struct Profile {
     pub memory_policy_revision: u8,
     /// A rule file reached through a symlink (or inside a symlinked folder) is loaded.
     pub rules_follow_symlinks: bool,
+    /// Whether a rules folder or rule counts as reached through a symlink when its real path
+    /// differs from its path, a linked `.claude` above it included; before, only when that path
+    /// itself is a link (so the rules inside a linked `.claude` still loaded).
+    pub links_judged_by_realpath: bool,
     /// A UTF-8 byte-order mark before `---` still lets the frontmatter be recognised.
     pub frontmatter_after_bom: bool,
     /// `AGENTS.md` is read as project instructions where a folder has no CLAUDE.md.
@@ -184,6 +188,8 @@ pub enum Change {
     MemoryPolicyReworded,
     /// Rules reached through symlinks stopped loading.
     RuleSymlinksIgnored,
+    /// The symlink check looks at the real path, so a linked `.claude`'s rules stop loading.
+    LinksJudgedByRealpath,
     /// A byte-order mark before the frontmatter is skipped.
     FrontmatterAfterBom,
     /// The instructions became a `<system-reminder>` of their own, without the date.
@@ -221,6 +227,7 @@ impl Change {
         match self {
             Change::MemoryPolicyReworded => p.memory_policy_revision += 1,
             Change::RuleSymlinksIgnored => p.rules_follow_symlinks = false,
+            Change::LinksJudgedByRealpath => p.links_judged_by_realpath = true,
             Change::FrontmatterAfterBom => p.frontmatter_after_bom = true,
             Change::InstructionsOwnReminder => p.instructions = InstructionsWrapper::OwnReminder,
             Change::TruncationNoteSaysWhatWasCut => p.truncation_note = TruncationNote::ReasonAndCut,
@@ -249,6 +256,7 @@ pub const BASELINE: Profile = Profile {
     truncation_note: TruncationNote::Reason,
     memory_policy_revision: 1,
     rules_follow_symlinks: true,
+    links_judged_by_realpath: false,
     frontmatter_after_bom: false,
     agents_md: false,
     memory_index_crlf_to_lf: false,
@@ -274,6 +282,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 268), Change::TruncationNoteSaysWhatWasCut),
     (ClaudeVersion::new(2, 1, 281), Change::AgentsMd),
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
+    (ClaudeVersion::new(2, 1, 284), Change::LinksJudgedByRealpath),
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
     (ClaudeVersion::new(2, 1, 286), Change::BareLoadsNothing),
     (ClaudeVersion::new(2, 1, 290), Change::RepoEnvIgnoresAttachments),
