@@ -316,7 +316,10 @@ pub fn render_touched(profile: &Profile, files: &[LoadedFile], hooks: &[HookCont
     match (lazy.is_empty(), hook.is_empty(), profile.lazy) {
         (_, true, _) => lazy,
         (true, false, _) => hook,
-        (false, false, LazyAttachment::SystemMessage) => format!("{lazy}\n\n{hook}"),
+        // 2.1.281-2.1.306: the hook's system message comes first and the attached files'
+        // system message right after it, and adjacent system messages reach the API as one,
+        // joined by a blank line (seen with 2.1.300 in the differential run of 2026-12-02).
+        (false, false, LazyAttachment::SystemMessage) => format!("{hook}\n\n{lazy}"),
         (false, false, LazyAttachment::ReminderPerFile) => format!("{lazy}{hook}"),
     }
 }

@@ -492,10 +492,13 @@ fn agents_md_hook_adds_sub_folder_agents_files_after_reads() {
     let all = render_touched(&opts.profile, &lazy, &two);
     assert!(all.starts_with(&format!("<system-reminder>\nContents of {}:\n\nC\n\n</system-reminder>\ntool.call hook additional context: Contents of {a}/AGENTS.md", fx.p("repo/claude/CLAUDE.md").display())));
     assert!(all.ends_with(&format!("B\n\n\ntool.call hook additional context: Contents of {}:\n\nSELF\n", fx.p("repo/self/AGENTS.md").display())));
-    // Older releases: the hook's message follows the lazily attached files' message.
+    // 2.1.281-2.1.306: the hook's system message and the attached files' one that follows it
+    // reach the API as one message, the hook's pieces first (2.1.300, captured).
     let mut old = opts.clone();
     old.profile = behaviours(ClaudeVersion::new(2, 1, 299));
-    assert!(render_touched(&old.profile, &lazy, &two).starts_with(&format!("Contents of {}:\n\nC\n\n\ntool.call hook", fx.p("repo/claude/CLAUDE.md").display())));
+    let merged = render_touched(&old.profile, &lazy, &two);
+    assert!(merged.starts_with(&format!("tool.call hook additional context: Contents of {a}/AGENTS.md")));
+    assert!(merged.ends_with(&format!("SELF\n\n\nContents of {}:\n\nC\n", fx.p("repo/claude/CLAUDE.md").display())));
     // Only below the working folder.
     let mut sub = fx.opts("repo/a");
     sub.profile = opts.profile;
