@@ -241,7 +241,8 @@ impl Mneme {
             disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS")
                 || (env.is_truthy("CLAUDE_CODE_SIMPLE") && (req.add_dirs.is_empty() || profile.bare_loads_nothing)),
             profile,
-            agents_md: agents_md_setting(&settings),
+            // 2.1.281-2.1.284 ran the plugin in its default mode whatever the settings said.
+            agents_md: if profile.agents_md_settings_honoured { agents_md_setting(&settings) } else { AgentsMd::WithoutClaudeMd },
         };
         let env_from_settings = overrides
             .iter()

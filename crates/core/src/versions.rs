@@ -140,6 +140,9 @@ pub struct Profile {
     pub frontmatter_after_bom: bool,
     /// `AGENTS.md` is read as project instructions where a folder has no CLAUDE.md.
     pub agents_md: bool,
+    /// The AGENTS.md plugin's switches (`enabledPlugins`, its `instructionFiles` option) are
+    /// honoured; 2.1.281-2.1.284 ran it in its default mode whatever they said.
+    pub agents_md_settings_honoured: bool,
     /// MEMORY.md's CRLF line ends become LF before it is measured and cut.
     pub memory_index_crlf_to_lf: bool,
     /// A memory folder with topic files but no MEMORY.md gets one written from them at
@@ -198,6 +201,8 @@ pub enum Change {
     TruncationNoteSaysWhatWasCut,
     /// `AGENTS.md` is read as project instructions.
     AgentsMd,
+    /// The AGENTS.md plugin's settings take effect.
+    AgentsMdSettingsHonoured,
     /// Files attached later arrive as one `<system-reminder>` block per file.
     LazyReminderPerFile,
     /// MEMORY.md's CRLF line ends are read as LF.
@@ -232,6 +237,7 @@ impl Change {
             Change::InstructionsOwnReminder => p.instructions = InstructionsWrapper::OwnReminder,
             Change::TruncationNoteSaysWhatWasCut => p.truncation_note = TruncationNote::ReasonAndCut,
             Change::AgentsMd => p.agents_md = true,
+            Change::AgentsMdSettingsHonoured => p.agents_md_settings_honoured = true,
             Change::LazyReminderPerFile => p.lazy = LazyAttachment::ReminderPerFile,
             Change::MemoryIndexCrlfToLf => p.memory_index_crlf_to_lf = true,
             Change::WritesMissingMemoryIndex => p.writes_missing_memory_index = true,
@@ -259,6 +265,7 @@ pub const BASELINE: Profile = Profile {
     links_judged_by_realpath: false,
     frontmatter_after_bom: false,
     agents_md: false,
+    agents_md_settings_honoured: false,
     memory_index_crlf_to_lf: false,
     writes_missing_memory_index: false,
     memory_dir_from_enabled_sources: false,
@@ -284,6 +291,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
     (ClaudeVersion::new(2, 1, 284), Change::LinksJudgedByRealpath),
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
+    (ClaudeVersion::new(2, 1, 285), Change::AgentsMdSettingsHonoured),
     (ClaudeVersion::new(2, 1, 286), Change::BareLoadsNothing),
     (ClaudeVersion::new(2, 1, 290), Change::RepoEnvIgnoresAttachments),
     (ClaudeVersion::new(2, 1, 295), Change::MemoryDirFromEnabledSources),
@@ -403,6 +411,9 @@ mod tests {
         assert_eq!(at_268.truncation_note, TruncationNote::ReasonAndCut);
         assert_eq!(at_268.lazy, LazyAttachment::SystemMessage);
         assert_eq!(behaviours(v("2.1.332")).lazy, LazyAttachment::ReminderPerFile);
+        // AGENTS.md from 2.1.281, its plugin's settings honoured only from 2.1.285.
+        assert!(behaviours(v("2.1.284")).agents_md && !behaviours(v("2.1.284")).agents_md_settings_honoured);
+        assert!(behaviours(v("2.1.285")).agents_md_settings_honoured);
         assert_eq!(profile_for(v("2.1.300")).fidelity, Fidelity::Bisected);
         let newer = profile_for(v("2.9.0"));
         assert_eq!(newer.profile, newest());
