@@ -360,6 +360,21 @@ mod tests {
         format!("{whole}.{}{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
     }
 
+    /// Whether a process whose command line is exactly `argv` is still alive (not a zombie)
+    /// five seconds after the group was killed. SIGKILL takes effect when the process is next
+    /// scheduled, which on two busy cores can be after the command has returned (seen in CI),
+    /// so this waits for it to go; one that survives five seconds was not killed.
+    fn process_survives(argv: &[&str]) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while process_alive(argv) {
+            if std::time::Instant::now() > deadline {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
+    }
+
     /// Whether a process whose command line is exactly `argv` is alive (not a zombie).
     fn process_alive(argv: &[&str]) -> bool {
         let wanted: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
@@ -403,7 +418,7 @@ mod tests {
         let secs = unique_seconds(45);
         let r = sh.run(&format!("sleep {secs} &>/dev/null"), 300).await;
         assert!(r.is_error && r.content.contains("timed out after 300 ms"), "{r:?}");
-        assert!(!process_alive(&["sleep", &secs]), "sleep outlived its timeout");
+        assert!(!process_survives(&["sleep", &secs]), "sleep outlived its timeout");
     }
 
     /// A timeout kills the whole pipeline, not only the shell.
@@ -413,7 +428,7 @@ mod tests {
         let secs = unique_seconds(41);
         let r = sh.run(&format!("sleep {secs} | cat"), 300).await;
         assert!(r.is_error && r.content.contains("timed out"), "{r:?}");
-        assert!(!process_alive(&["sleep", &secs]), "the pipeline's sleep survived the timeout");
+        assert!(!process_survives(&["sleep", &secs]), "the pipeline's sleep survived the timeout");
     }
 
     /// Cancelling a command kills its group too.
@@ -429,7 +444,7 @@ mod tests {
         let secs = unique_seconds(43);
         let r = sh.tools.call("Bash", &json!({"command": format!("sleep {secs} | cat")}), &cancel).await;
         assert!(r.is_error && r.content == crate::messages::COMMAND_CANCELLED, "{r:?}");
-        assert!(!process_alive(&["sleep", &secs]));
+        assert!(!process_survives(&["sleep", &secs]));
     }
 
     /// Bash startup hooks in the environment are not honoured: `BASH_ENV` would run a file
