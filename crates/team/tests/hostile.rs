@@ -2,7 +2,7 @@
 //! them: the repository identity is a host, owner and name without separators or traversal,
 //! or nothing.
 
-use mneme_team::repo::parse_git_remote;
+use mneme_team::repo::{github_slug, is_github_host, parse_git_remote};
 use mneme_testsupport::hostile::{config, mutated_text, text};
 use proptest::prelude::*;
 
@@ -24,7 +24,17 @@ fn check(url: &str) -> Result<(), TestCaseError> {
         for part in [&r.owner, &r.name] {
             prop_assert!(!part.is_empty() && !part.contains('/') && part != "." && part != "..", "{url:?} → {r:?}");
         }
-        prop_assert!(!r.host.is_empty() && !r.host.contains('/'));
+        prop_assert!(!r.host.is_empty());
+        // Claude Code's `git@([^:]+):` takes anything up to the colon as the host, slashes and
+        // `@` included (`git@./x@github.com:o/n`); such a host must never count as github.com,
+        // or a crafted remote would read and write another repository's team memory.
+        if r.host.contains(['/', '@', '\\']) {
+            prop_assert!(!is_github_host(&r.host), "{url:?} → {r:?}");
+        }
+    }
+    if let Some(slug) = github_slug(url) {
+        let parts: Vec<&str> = slug.split('/').collect();
+        prop_assert!(parts.len() == 2 && parts.iter().all(|p| !p.is_empty() && *p != "." && *p != ".."), "{url:?} → {slug:?}");
     }
     Ok(())
 }
@@ -42,5 +52,13 @@ proptest! {
         check(&url)?;
         check(&format!("git@github.com:{owner}/{name}"))?;
         check(&format!("https://github.com/{owner}/{name}.git"))?;
+    }
+}
+
+/// Hosts with separators that random runs found: kept as plain cases so they are always tried.
+#[test]
+fn remotes_found_by_earlier_runs() {
+    for url in ["git@./self.md@github.com:owner/name.git", "git@a/b.github.com:owner/name.git", "git@x@github.com:owner/name"] {
+        check(url).unwrap();
     }
 }

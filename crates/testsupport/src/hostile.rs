@@ -17,7 +17,12 @@ use std::path::{Path, PathBuf};
 /// The configuration every hostile property runs with: enough cases to find the usual
 /// suspects, few enough for CI's two cores, and no regression files written into the
 /// repository (a failure found is turned into a named regression test instead).
+///
+/// `MNEME_HOSTILE_CASES` raises the count for a long hunt (`MNEME_HOSTILE_CASES=20000 cargo
+/// test --test hostile`); proptest's own `PROPTEST_RNG_SEED` fixes the seed, which
+/// `npm test` does so the gate gives the same answer for the same commit.
 pub fn config(cases: u32) -> Config {
+    let cases = std::env::var("MNEME_HOSTILE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(cases);
     Config { cases, failure_persistence: None, ..Config::default() }
 }
 
