@@ -168,9 +168,11 @@ impl Walker {
     /// For a path whose real path differs from it: whether the release counts it as reached
     /// through a symlink. From 2.1.284 it does; 2.1.232-2.1.283 asked only whether the path
     /// itself is a link, so a rules folder inside a linked `.claude` (and its rules) still
-    /// loaded (bisected: 2.1.283 loads them, 2.1.284 does not).
-    fn judged_a_link(&self, path: &str) -> bool {
-        self.profile.links_judged_by_realpath || fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+    /// loaded (bisected: 2.1.283 loads them, 2.1.284 does not). `listed_plain`: a folder
+    /// listing already said the path is a plain file or folder, so it is no link itself.
+    fn judged_a_link(&self, path: &str, listed_plain: bool) -> bool {
+        self.profile.links_judged_by_realpath
+            || !listed_plain && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
     }
 
     fn skip_link(&mut self, path: &str, layer: Layer, target: &str) {
@@ -337,7 +339,7 @@ impl Walker {
         }
         // Nothing there (the usual case for most folders on the way): one `lstat`, no `open`.
         let Some((resolved_dir, is_symlink)) = paths::resolve_if_present(rules_dir) else { return Vec::new() };
-        if is_symlink && self.judged_a_link(rules_dir) && self.outside_project(layer, &resolved_dir) {
+        if is_symlink && self.judged_a_link(rules_dir, false) && self.outside_project(layer, &resolved_dir) {
             self.skip_link(rules_dir, layer, &resolved_dir);
             return Vec::new();
         }
@@ -364,9 +366,7 @@ impl Walker {
                 }
                 None => paths::safe_resolve_path(&entry_path),
             };
-            // Listed as a plain file or folder, the entry is no link itself (only a folder above).
-            let judged = listed.is_none() && self.judged_a_link(&entry_path) || self.profile.links_judged_by_realpath;
-            if entry_is_symlink && judged && self.outside_project(layer, &resolved_entry) {
+            if entry_is_symlink && self.judged_a_link(&entry_path, listed.is_some()) && self.outside_project(layer, &resolved_entry) {
                 self.skip_link(&entry_path, layer, &resolved_entry);
                 continue;
             }
