@@ -968,32 +968,39 @@ impl Lexer {
 /// The masked text's last `rest.length` UTF-16 units for each `rest` (a suffix of the text the
 /// mask was made from) as the inline lexer walks forward: marked slices them off the end of the
 /// masked text for every emphasis delimiter, which counted over the whole text each time made
-/// a paragraph of thousands of `*a` quadratic. The mask keeps every UTF-16 length but that of
-/// a `\\` before a character outside the BMP, so the two texts' positions agree: a cursor moved
-/// forward through both costs the length walked. Where the lengths differ, it counts from the
-/// end as marked does.
+/// a paragraph of thousands of `*a` quadratic. Both positions only move forward — `rest`
+/// shrinks, and the masked text's start of the tail is its length less `rest`'s, in units — so
+/// a cursor through each text costs the length walked. (The two lengths differ by one unit for
+/// each `\\` before a character outside the BMP, which the mask shortens.)
 struct MaskCursor<'a> {
     src: &'a str,
     masked: &'a str,
-    same_length: bool,
-    /// Byte positions in `src` and `masked` of the same UTF-16 offset.
+    /// UTF-16 lengths of `src` and `masked`.
+    totals: (usize, usize),
+    /// Byte positions reached in `src` and `masked`, and their UTF-16 offsets.
     at: (usize, usize),
+    units: (usize, usize),
 }
 
 impl<'a> MaskCursor<'a> {
     fn new(src: &'a str, masked: &'a str) -> MaskCursor<'a> {
-        MaskCursor { src, masked, same_length: utf16_len(src) == utf16_len(masked), at: (0, 0) }
+        MaskCursor { src, masked, totals: (utf16_len(src), utf16_len(masked)), at: (0, 0), units: (0, 0) }
     }
 
     fn tail_for(&mut self, rest: &str) -> &'a str {
         let to = self.src.len() - rest.len().min(self.src.len());
-        if !self.same_length || to < self.at.0 {
-            let total = utf16_len(self.masked);
-            return substring_from(self.masked, total.saturating_sub(utf16_len(rest)));
+        if to < self.at.0 {
+            // Asked about an earlier point (the lexer never does): count from the end.
+            return substring_from(self.masked, self.totals.1.saturating_sub(utf16_len(rest)));
         }
-        let units = utf16_len(&self.src[self.at.0..to]);
-        let in_masked = &self.masked[self.at.1..];
-        self.at = (to, self.at.1 + byte_offset_of_utf16(in_masked, units));
+        self.units.0 += utf16_len(&self.src[self.at.0..to]);
+        self.at.0 = to;
+        let target = self.totals.1.saturating_sub(self.totals.0 - self.units.0);
+        // `units.1` is at most every earlier target, which is at most this one; the scan goes
+        // on from a character boundary exactly as `substring_from` would from the start.
+        let from = self.at.1;
+        self.at.1 += byte_offset_of_utf16(&self.masked[from..], target - self.units.1);
+        self.units.1 += utf16_len(&self.masked[from..self.at.1]);
         &self.masked[self.at.1..]
     }
 }
@@ -1022,11 +1029,12 @@ fn bracket_mask(m: &str) -> String {
 /// marked's `while ((match = re.exec(s)) != null) s = s.slice(0, i) + repl + s.slice(re.lastIndex)`
 /// loop: the search resumes at the old match end, counted in UTF-16 units on the new string.
 ///
-/// Built in one pass while every replacement keeps its match's length in UTF-16 units (all of
-/// marked's masks do, bar a `\\` before a character outside the BMP): then the new string has
-/// the old one's positions, so searching the input from the old match end is searching the new
-/// string there, and a hostile paragraph of thousands of matches costs linear time instead of a
-/// copy of the whole string per match. Anything else continues in marked's own way.
+/// Built in one pass while no replacement is longer than its match in UTF-16 units (all of
+/// marked's masks keep the length, bar a `\\` before a character outside the BMP, which
+/// shortens it): then the new string from the resume point on is the input's own text, so
+/// searching the input there is searching the new string (none of these patterns looks
+/// behind), and a hostile paragraph of thousands of matches costs linear time instead of a
+/// copy of the whole string per match. A longer replacement continues in marked's own way.
 fn global_replace(re: &Regex, input: &str, mut repl: impl FnMut(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(input.len());
     let (mut copied, mut pos) = (0usize, 0usize);
@@ -1038,8 +1046,10 @@ fn global_replace(re: &Regex, input: &str, mut repl: impl FnMut(&str) -> Option<
             return global_replace_from(re, out, at, repl);
         }
         if let Some(r) = repl(m.as_str()) {
-            if utf16_len(&r) != utf16_len(m.as_str()) {
-                // The search resumes at the old end counted on the new string: do it on that string.
+            let (old_units, new_units) = (utf16_len(m.as_str()), utf16_len(&r));
+            if new_units > old_units {
+                // The search resumes at the old end counted on the new string, which lies
+                // inside the replacement: do it on that string.
                 let resume = utf16_len(&input[copied..m.end()]) + utf16_len(&out);
                 out.push_str(&input[copied..m.start()]);
                 out.push_str(&r);
@@ -1049,7 +1059,15 @@ fn global_replace(re: &Regex, input: &str, mut repl: impl FnMut(&str) -> Option<
             }
             out.push_str(&input[copied..m.start()]);
             out.push_str(&r);
-            copied = m.end();
+            // A shorter replacement (`\` before a character outside the BMP, 3 units, masked
+            // as `++`): the old end counted on the new string lies that many units past the
+            // replacement, in text the new string shares with the input. Those units are
+            // skipped unsearched, as in marked, and the search goes on in the input.
+            let skip = byte_offset_of_utf16(&input[m.end()..], old_units - new_units);
+            out.push_str(&input[m.end()..m.end() + skip]);
+            copied = m.end() + skip;
+            pos = copied;
+            continue;
         }
         pos = m.end();
     }
@@ -1175,7 +1193,7 @@ mod tests {
     /// Texts where marked's masks meet: escapes of BMP and astral punctuation (the one mask
     /// that changes a UTF-16 length), links, code spans, tags, non-ASCII inside brackets.
     fn mask_samples() -> Vec<String> {
-        let parts = ["\\*", "\\😀", "[a](b)", "[é](x)", "`c`", "<b>", "[r]", "*a", "é", "x", " ", "\n", "[[n]]", "\\"];
+        let parts = ["\\*", "\\😀", "😀", "[a](b)", "[é](x)", "`c`", "<b>", "[r]", "*a", "é", "x", " ", "\n", "[[n]]", "\\"];
         let mut out = Vec::new();
         let mut seed = 7u64;
         for len in 1..60 {
