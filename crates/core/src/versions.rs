@@ -167,6 +167,9 @@ pub struct Profile {
     /// Started in a sub-folder of a repository, the repository root's
     /// `.claude/settings.local.json` applies (older releases looked in the working folder).
     pub local_settings_from_repo_root: bool,
+    /// With the project source off (`--setting-sources` without `project`), the working
+    /// folder's conditional rules are not attached after a Read (older releases attached them).
+    pub cwd_rules_need_project_source: bool,
 }
 
 /// From 2.1.246: a repository may not put Claude Code into bare mode.
@@ -225,6 +228,8 @@ pub enum Change {
     CommentsRerenderOnlyWhenRemoved,
     /// The repository root's local settings apply in its sub-folders.
     LocalSettingsFromRepoRoot,
+    /// The working folder's conditional rules attach after a Read only with the project source on.
+    CwdRulesNeedProjectSource,
 }
 
 impl Change {
@@ -249,6 +254,7 @@ impl Change {
             Change::BareLoadsNothing => p.bare_loads_nothing = true,
             Change::CommentsRerenderOnlyWhenRemoved => p.comments_rerender_only_when_removed = true,
             Change::LocalSettingsFromRepoRoot => p.local_settings_from_repo_root = true,
+            Change::CwdRulesNeedProjectSource => p.cwd_rules_need_project_source = true,
         }
     }
 }
@@ -274,12 +280,14 @@ pub const BASELINE: Profile = Profile {
     bare_loads_nothing: false,
     comments_rerender_only_when_removed: false,
     local_settings_from_repo_root: false,
+    cwd_rules_need_project_source: false,
 };
 
 /// Every change since the baseline, with the first release that has it, oldest first.
 /// Found by bisecting the npm releases (docs/claude-code-versions.md).
 pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
+    (ClaudeVersion::new(2, 1, 211), Change::CwdRulesNeedProjectSource),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
     (ClaudeVersion::new(2, 1, 239), Change::FrontmatterAfterBom),
