@@ -46,7 +46,7 @@ trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
 PATH="$HOME/.cache/mneme/tools/bin:$PATH" cargo deny --locked check licenses
 # The hostile-input properties (tests/hostile.rs in each crate) draw from one fixed seed here,
 # so a commit passes or fails the same way every run; hunting with fresh seeds and more cases
-# is a separate, deliberate run (README, "Hostile input").
+# is a separate, deliberate run (ARCHITECTURE.md, "Hostile input").
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261202}"
 scripts/with-keyring.sh cargo test --workspace --locked "$@"
 # Unreadable files reported, not read: file permissions do not bind root, so these tests run as

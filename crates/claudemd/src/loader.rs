@@ -788,12 +788,13 @@ fn touched_uncached(opts: &LoadOptions, already_loaded: &Context, targets: &[Pat
             found.extend(w.conditioned_rules(target, &rules_dir, Layer::Project, &mut processed, false));
             processed.extend(unconditional);
         }
-        // From 2.1.211 the project source must be on (docs/claude-code-versions.md, row 23).
-        let cwd_rules = opts.sources.project || !opts.profile.cwd_rules_need_project_source;
-        for dir in cwd_level_dirs.into_iter().filter(|_| cwd_rules) {
-            // getConditionalRulesForCwdLevelDirectory
-            let rules_dir = paths::join(&dir, ".claude/rules");
-            found.extend(w.conditioned_rules(target, &rules_dir, Layer::Project, &mut processed, false));
+        // getConditionalRulesForCwdLevelDirectory; from 2.1.211 only with the project source on
+        // (docs/claude-code-versions.md, row 23).
+        if opts.sources.project || !opts.profile.cwd_rules_need_project_source {
+            for dir in cwd_level_dirs {
+                let rules_dir = paths::join(&dir, ".claude/rules");
+                found.extend(w.conditioned_rules(target, &rules_dir, Layer::Project, &mut processed, false));
+            }
         }
         for f in found {
             let key = path_str(&f.path);
