@@ -112,6 +112,7 @@ def fx_layers(root):
     w(f"{r}/sub/CLAUDE.md", "SUB-CLAUDE-MD\n")
     w(f"{r}/sub/CLAUDE.local.md", "SUB-LOCAL\n")
     w(f"{r}/sub/.claude/rules/sub-rule.md", "SUB-RULE\n")
+    w(f"{r}/sub/.claude/rules/sub-cond.md", "---\npaths: \"deeper/**\"\n---\nSUB-COND-RULE\n")
     w(f"{r}/sub/f.txt", "f\n")
     w(f"{r}/sub/deeper/CLAUDE.md", "DEEPER-CLAUDE-MD\n")
     w(f"{r}/sub/deeper/g.txt", "g\n")
@@ -135,6 +136,12 @@ def fx_layers(root):
     case(fx, "read_nothing_new", CWD="repo", STUB_ARGS=f"--tool-read {r}/CLAUDE.md")
     case(fx, "no_memory", CWD="repo", EXTRA_ENV="CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
          STUB_ARGS=f"--tool-read {r}/sub/f.txt")
+    # With a source off (row 23: from 2.1.211 the working folder's conditional rules need the
+    # project source): the nested folders' files and rules, unconditional and conditional, after
+    # the same Reads.
+    for sources in ("local", "user", "project"):
+        case(fx, f"read_many_sources_{sources}", CWD="repo", EXTRA_ARGS=f"--setting-sources {sources}",
+             STUB_ARGS=f"--tool-read {r}/src/app.ts --tool-read {r}/sub/f.txt --tool-read {r}/sub/deeper/g.txt")
 
 
 def fx_agents(root):

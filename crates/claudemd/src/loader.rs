@@ -772,6 +772,10 @@ fn touched_uncached(opts: &LoadOptions, already_loaded: &Context, targets: &[Pat
             found.extend(w.conditioned_rules(target, &user_rules, Layer::User, &mut processed, true));
         }
         let (nested_dirs, cwd_level_dirs) = directories_to_process(target, &cwd);
+        // From 2.1.211 a project's rules (every folder's, conditional or not) are attached only
+        // with the project source on, as its CLAUDE.md files always were (docs/claude-code-versions.md,
+        // row 23).
+        let project_rules = opts.sources.project || !opts.profile.project_rules_need_project_source;
         for dir in nested_dirs {
             // getMemoryFilesForNestedDirectory
             if opts.sources.project {
@@ -781,6 +785,9 @@ fn touched_uncached(opts: &LoadOptions, already_loaded: &Context, targets: &[Pat
             if opts.sources.local {
                 found.extend(w.process_memory_file(&paths::join(&dir, "CLAUDE.local.md"), Layer::Local, &mut processed, false, 0, None, false));
             }
+            if !project_rules {
+                continue;
+            }
             let rules_dir = paths::join(&dir, ".claude/rules");
             // Unconditional rules use a copy so the conditional pass can still see the files.
             let mut unconditional = processed.clone();
@@ -788,9 +795,8 @@ fn touched_uncached(opts: &LoadOptions, already_loaded: &Context, targets: &[Pat
             found.extend(w.conditioned_rules(target, &rules_dir, Layer::Project, &mut processed, false));
             processed.extend(unconditional);
         }
-        // getConditionalRulesForCwdLevelDirectory; from 2.1.211 only with the project source on
-        // (docs/claude-code-versions.md, row 23).
-        if opts.sources.project || !opts.profile.cwd_rules_need_project_source {
+        // getConditionalRulesForCwdLevelDirectory.
+        if project_rules {
             for dir in cwd_level_dirs {
                 let rules_dir = paths::join(&dir, ".claude/rules");
                 found.extend(w.conditioned_rules(target, &rules_dir, Layer::Project, &mut processed, false));

@@ -562,6 +562,12 @@ fn touched_walks_down_and_dedupes_across_targets() {
         fx.names(&touched(&local_only, &load(&local_only), &[fx.p("repo/a/g.txt")])),
         vec!["repo/a/CLAUDE.local.md", "repo/a/.claude/rules/u.md"]
     );
+    // From 2.1.211 the project's rules need the project source too (row 23 of
+    // docs/claude-code-versions.md); 2.1.210 is the last release that attaches them.
+    for (release, want) in [(210, vec!["repo/a/CLAUDE.local.md", "repo/a/.claude/rules/u.md"]), (211, vec!["repo/a/CLAUDE.local.md"])] {
+        local_only.profile = behaviours(ClaudeVersion::new(2, 1, release));
+        assert_eq!(fx.names(&touched(&local_only, &load(&local_only), &[fx.p("repo/a/g.txt")])), want, "2.1.{release}");
+    }
 }
 
 #[test]

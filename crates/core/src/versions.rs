@@ -167,9 +167,11 @@ pub struct Profile {
     /// Started in a sub-folder of a repository, the repository root's
     /// `.claude/settings.local.json` applies (older releases looked in the working folder).
     pub local_settings_from_repo_root: bool,
-    /// With the project source off (`--setting-sources` without `project`), the working
-    /// folder's conditional rules are not attached after a Read (older releases attached them).
-    pub cwd_rules_need_project_source: bool,
+    /// With the project source off (`--setting-sources` without `project`), no project rules
+    /// are attached after a Read: neither the working folder's conditional rules nor any
+    /// sub-folder's `.claude/rules` (older releases attached them; the sub-folders' CLAUDE.md
+    /// files always needed the project source).
+    pub project_rules_need_project_source: bool,
 }
 
 /// From 2.1.246: a repository may not put Claude Code into bare mode.
@@ -228,8 +230,8 @@ pub enum Change {
     CommentsRerenderOnlyWhenRemoved,
     /// The repository root's local settings apply in its sub-folders.
     LocalSettingsFromRepoRoot,
-    /// The working folder's conditional rules attach after a Read only with the project source on.
-    CwdRulesNeedProjectSource,
+    /// Project rules attach after a Read only with the project source on.
+    ProjectRulesNeedProjectSource,
 }
 
 impl Change {
@@ -254,7 +256,7 @@ impl Change {
             Change::BareLoadsNothing => p.bare_loads_nothing = true,
             Change::CommentsRerenderOnlyWhenRemoved => p.comments_rerender_only_when_removed = true,
             Change::LocalSettingsFromRepoRoot => p.local_settings_from_repo_root = true,
-            Change::CwdRulesNeedProjectSource => p.cwd_rules_need_project_source = true,
+            Change::ProjectRulesNeedProjectSource => p.project_rules_need_project_source = true,
         }
     }
 }
@@ -280,14 +282,14 @@ pub const BASELINE: Profile = Profile {
     bare_loads_nothing: false,
     comments_rerender_only_when_removed: false,
     local_settings_from_repo_root: false,
-    cwd_rules_need_project_source: false,
+    project_rules_need_project_source: false,
 };
 
 /// Every change since the baseline, with the first release that has it, oldest first.
 /// Found by bisecting the npm releases (docs/claude-code-versions.md).
 pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
-    (ClaudeVersion::new(2, 1, 211), Change::CwdRulesNeedProjectSource),
+    (ClaudeVersion::new(2, 1, 211), Change::ProjectRulesNeedProjectSource),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
     (ClaudeVersion::new(2, 1, 239), Change::FrontmatterAfterBom),
