@@ -101,6 +101,7 @@ def fx_layers(root):
     h = home(fx)
     w(f"{h}/.claude/CLAUDE.md", "USER-CLAUDE-MD\n")
     w(f"{h}/.claude/rules/u-rule.md", "USER-RULE\n")
+    w(f"{h}/.claude/rules/u-cond.md", "---\npaths: \"**/*.ts\"\n---\nUSER-COND-RULE\n")
     r = f"{fx}/repo"
     w(f"{r}/CLAUDE.md", "ROOT-CLAUDE-MD\n\nsecond paragraph\n")
     w(f"{r}/CLAUDE.local.md", "ROOT-LOCAL\n")
