@@ -24,6 +24,14 @@ ROOT = "/tmp/ccreal"
 EXTRA = {
     "Tresjs__tres": {"nested_core": ("repo/packages/core", ""),
                      "nested_leches": ("repo/packages/leches", "")},
+    "bytedance__deer-flow": {"nested_backend": ("repo/backend", ""),
+                             "read_backend": ("repo", "--tool-read {repo}/backend/ruff.toml")},
+    "cesar-carlos__dart_odbc_fast": {
+        "read_dart": ("repo", "--tool-read {repo}/lib/domain/types/param_direction.dart"),
+        "read_rust": ("repo", "--tool-read {repo}/native/odbc_engine/src/security/mod.rs")},
+    "davidleathers113__dependable-call-exchange-backend": {
+        "nested_api": ("repo/internal/api", ""),
+        "read_domain": ("repo", "--tool-read {repo}/internal/domain/compliance/tcpa.go")},
 }
 
 
