@@ -228,6 +228,11 @@ async function main() {
             await page.waitForTimeout(200);
             const id = label.toLowerCase().replace(/[^a-z]+/g, '-');
             await shoot(page, path.join(SHOTS, 'realworld', name, `${id}.png`));
+            if (label === 'Memories' && !fs.existsSync(path.join(CORPUS, name, 'tree', '.claude', 'memory'))) {
+              // No auto memory in this repository: an empty folder is not a broken index.
+              await page.getByTestId('health-empty').waitFor();
+              if (await page.getByTestId('fix-index').isEnabled()) fail(`${name}: Fix index is offered for a folder with nothing saved`);
+            }
             if (await page.getByTestId('graph-canvas').count()) {
               const q = await checkGraphLayout(page, name, fail);
               console.log(`      graph: ${q}`);
