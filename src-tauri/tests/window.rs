@@ -31,7 +31,7 @@ mod common;
 use common::{on_path, start_driver, Session, PATIENCE};
 use futures_util::FutureExt;
 use mneme_api::{ContextRequest, Environment, Mneme, SystemClock};
-use mneme_app::webkit::JIT_LATER;
+use mneme_app::webkit::{GL_OFF, JIT_LATER};
 use mneme_testsupport::TestHome;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -90,11 +90,14 @@ async fn the_window_answers_like_the_engine() {
     // A stand-in desktop editor (named like one, so it is waited on) that records its argument,
     // and any of the variables the app sets only for GTK, WebKit and its web process
     // (src/webkit.rs), which programs it starts must not inherit.
+    let launch_only = GL_OFF.iter().chain(JIT_LATER).map(|(name, _)| *name).collect::<Vec<_>>().join("|");
     let editor = home.write(
         "bin/code",
-        "#!/bin/sh\nprintf '%s' \"$1\" > \"$(dirname \"$0\")/opened\"\n\
-         env | grep -E '^(GDK_GL|WEBKIT_DISABLE_DMABUF_RENDERER|WEBKIT_WEB_RENDER_DEVICE_FILE|JSC_[A-Za-z]+)=' > \"$(dirname \"$0\")/gl-env\"\n\
-         exit 0\n",
+        &format!(
+            "#!/bin/sh\nprintf '%s' \"$1\" > \"$(dirname \"$0\")/opened\"\n\
+             env | grep -E '^({launch_only})=' > \"$(dirname \"$0\")/gl-env\"\n\
+             exit 0\n"
+        ),
     );
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut vars = app_vars(&home);
