@@ -410,8 +410,9 @@ def fx_yaml_paths(root):
 
 
 def fx_size(root):
-    """Instruction files around Claude Code's size limit: a file of more than 4 MiB (4194304 bytes)
-    is left out without a word; one of exactly 4 MiB is sent whole (both 2.1.197 and 2.1.332)."""
+    """Instruction files around Claude Code's size limit: from 2.1.196 a file of more than 4 MiB
+    (4194304 bytes) is left out without a word, one of exactly 4 MiB is sent whole; 2.1.195 and
+    older send every one whole."""
     fx = os.path.join(root, "size")
     home(fx)
     mib4 = 4 * 1024 * 1024

@@ -192,7 +192,7 @@ impl Mneme {
             _ => cwd.clone(),
         };
         let settings = settings::load_settings_with_local(&self.env, &cwd, &local_dir, enabled, req.settings_file.as_deref());
-        let overrides = settings_env::overrides(&self.env, &settings, profile.repo_env_ignored);
+        let overrides = settings_env::overrides(&self.env, &settings, profile.settings_env_ignored, profile.repo_env_ignored);
         let effective = settings_env::apply(&self.env, &overrides);
         let env = &effective;
         let (enabled_auto, why) = paths::auto_memory_status(env, &settings);
@@ -205,6 +205,8 @@ impl Mneme {
             AutoMemoryReason::DisabledByEnv | AutoMemoryReason::EnabledByEnv => set_by("CLAUDE_CODE_DISABLE_AUTO_MEMORY"),
             AutoMemoryReason::SimpleMode => set_by("CLAUDE_CODE_SIMPLE"),
             AutoMemoryReason::SafeMode => set_by("CLAUDE_CODE_SAFE_MODE"),
+            // Only releases before 2.1.195 take it from a settings file.
+            AutoMemoryReason::RemoteWithoutStorage => set_by("CLAUDE_CODE_REMOTE"),
             _ => None,
         };
         let amd = paths::resolve_auto_mem_dir_for(env, &settings, &cwd, &profile);

@@ -38,16 +38,22 @@ struct Walker {
 enum ReadError {
     /// ENOENT, ENOTDIR, EISDIR: Claude Code ignores these silently.
     Missing,
-    /// Over [`MAX_INSTRUCTION_FILE_BYTES`]: Claude Code leaves it out silently; Mneme says so.
+    /// Over [`MAX_INSTRUCTION_FILE_BYTES`] in a release that leaves such files out (silently;
+    /// Mneme says so).
     TooLarge(u64),
     Other(String),
 }
 
 /// Claude Code leaves out, without a word, any instruction file larger than this many bytes
-/// (every release in the matrix; exactly 4 MiB is still sent whole).
+/// (from 2.1.196, `Profile::oversized_files_left_out`; exactly 4 MiB is still sent whole).
 pub const MAX_INSTRUCTION_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
-fn read_text(path: &str) -> Result<(String, usize), ReadError> {
+/// The size over which `profile`'s release leaves a file out, if it does.
+fn size_cap(profile: &mneme_core::Profile) -> Option<u64> {
+    profile.oversized_files_left_out.then_some(MAX_INSTRUCTION_FILE_BYTES)
+}
+
+fn read_text(path: &str, cap: Option<u64>) -> Result<(String, usize), ReadError> {
     let meta = fs::metadata(path).map_err(classify)?;
     if meta.is_dir() {
         return Err(ReadError::Missing);
@@ -56,7 +62,7 @@ fn read_text(path: &str) -> Result<(String, usize), ReadError> {
         // Claude Code would block reading a FIFO forever; refuse special files instead.
         return Err(ReadError::Other("not a regular file".into()));
     }
-    if meta.len() > MAX_INSTRUCTION_FILE_BYTES {
+    if cap.is_some_and(|cap| meta.len() > cap) {
         return Err(ReadError::TooLarge(meta.len()));
     }
     let bytes = fs::read(path).map_err(classify)?;
@@ -73,7 +79,7 @@ fn read_text(path: &str) -> Result<(String, usize), ReadError> {
 /// whole (`open`, `pread`, `close`: three calls, where `read_text` takes six). Otherwise its
 /// `fstat` gave the type and size, so one `read` asking for a byte more than the size both
 /// reads the file and proves its end was reached.
-fn read_opened(opened: paths::Opened) -> Result<(String, usize), ReadError> {
+fn read_opened(opened: paths::Opened, cap: Option<u64>) -> Result<(String, usize), ReadError> {
     use std::io::Read;
     let paths::Opened { mut file, head } = opened;
     let meta = match head {
@@ -96,7 +102,7 @@ fn read_opened(opened: paths::Opened) -> Result<(String, usize), ReadError> {
     if !meta.is_file() {
         return Err(ReadError::Other("not a regular file".into()));
     }
-    if meta.len() > MAX_INSTRUCTION_FILE_BYTES {
+    if cap.is_some_and(|cap| meta.len() > cap) {
         return Err(ReadError::TooLarge(meta.len()));
     }
     let size = meta.len() as usize;
@@ -264,8 +270,8 @@ impl Walker {
         processed.insert(normalized);
 
         let read = match opened {
-            Some(opened) => read_opened(opened),
-            None => read_text(path),
+            Some(opened) => read_opened(opened, size_cap(&self.profile)),
+            None => read_text(path, size_cap(&self.profile)),
         };
         let (raw, raw_bytes) = match read {
             Ok(r) => {
@@ -610,7 +616,7 @@ impl Walker {
     /// MEMORY.md (auto or team memory): read without include processing, frontmatter and
     /// comments stripped, truncated; added unless its path was already loaded.
     fn memory_index(&mut self, path: &str, layer: Layer, processed: &mut Processed) -> Option<LoadedFile> {
-        let (raw, raw_bytes) = match read_text(path) {
+        let (raw, raw_bytes) = match read_text(path, size_cap(&self.profile)) {
             Ok(r) => r,
             // Newer releases write a missing auto-memory index from the topic files before
             // loading it; nothing is on disk yet, hence 0 bytes.

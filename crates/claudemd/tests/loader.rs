@@ -700,3 +700,21 @@ fn rules_inside_a_linked_dot_claude_load_until_2_1_284() {
         assert_eq!(at(patch), ["repo/CLAUDE.md", "repo/.claude/CLAUDE.md"], "2.1.{patch}");
     }
 }
+
+#[test]
+fn files_over_4_mib_are_left_out_from_2_1_196() {
+    let fx = Fx::new();
+    let over = format!("BIG\n{}", "x".repeat(4 * 1024 * 1024 - 3));
+    fx.write("repo/CLAUDE.md", &over);
+    fx.write("repo/.claude/rules/small.md", "SMALL\n");
+    let mut opts = fx.opts("repo");
+    let ctx = load(&opts);
+    assert_eq!(fx.names(&ctx.files), ["repo/.claude/rules/small.md"]);
+    assert!(matches!(fx.skipped(&ctx).as_slice(), [(p, SkipReason::TooLarge { bytes })] if p == "repo/CLAUDE.md" && *bytes == 4 * 1024 * 1024 + 1));
+    // 2.1.195 and older send it whole (docs/claude-code-versions.md, "Before 2.1.197").
+    opts.profile = behaviours(ClaudeVersion::new(2, 1, 195));
+    let ctx = load(&opts);
+    assert_eq!(fx.names(&ctx.files), ["repo/CLAUDE.md", "repo/.claude/rules/small.md"]);
+    assert_eq!(ctx.files[0].content.len(), over.len());
+    assert!(fx.skipped(&ctx).is_empty());
+}

@@ -154,9 +154,15 @@ pub struct Profile {
     /// A blockquote's lazy continuation ends at a line starting HTML after up to three
     /// spaces (`  <!-- c -->`), so such a comment is stripped (the bundled marked's rule).
     pub blockquote_ends_at_indented_html: bool,
+    /// Variables no settings file's `env` block can set: Claude Code reads them before it
+    /// applies the blocks (so a settings file cannot make a session remote).
+    pub settings_env_ignored: &'static [&'static str],
     /// Variables a repository's own settings files (project, local) may not set through
     /// their `env` block; the user's, the flag file's and the policy's still apply.
     pub repo_env_ignored: &'static [&'static str],
+    /// An instruction file over 4 MiB (`MAX_INSTRUCTION_FILE_BYTES` in `mneme-claudemd`) is
+    /// left out without a word; older releases sent it whole.
+    pub oversized_files_left_out: bool,
     /// Bare mode (`CLAUDE_CODE_SIMPLE`) loads nothing even with `--add-dir` (older releases
     /// still loaded the working folder's files then).
     pub bare_loads_nothing: bool,
@@ -174,6 +180,8 @@ pub struct Profile {
     pub project_rules_need_project_source: bool,
 }
 
+/// From 2.1.195: `CLAUDE_CODE_REMOTE` is read before the settings files' `env` blocks.
+const SETTINGS_ENV_IGNORED_REMOTE: &[&str] = &["CLAUDE_CODE_REMOTE"];
 /// From 2.1.246: a repository may not put Claude Code into bare mode.
 const REPO_ENV_IGNORED_BARE: &[&str] = &["CLAUDE_CODE_SIMPLE"];
 /// From 2.1.251: nor move where Claude Code keeps its configuration and memory.
@@ -192,6 +200,10 @@ const REPO_ENV_IGNORED_ATTACHMENTS: &[&str] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Change {
+    /// `CLAUDE_CODE_REMOTE` stopped being settable from a settings file's `env` block.
+    RemoteReadBeforeSettings,
+    /// Instruction files over 4 MiB stopped loading.
+    OversizedFilesLeftOut,
     /// The `# Memory` section of the system prompt was reworded.
     MemoryPolicyReworded,
     /// Rules reached through symlinks stopped loading.
@@ -239,6 +251,8 @@ impl Change {
         match self {
             Change::MemoryPolicyReworded => p.memory_policy_revision += 1,
             Change::RuleSymlinksIgnored => p.rules_follow_symlinks = false,
+            Change::RemoteReadBeforeSettings => p.settings_env_ignored = SETTINGS_ENV_IGNORED_REMOTE,
+            Change::OversizedFilesLeftOut => p.oversized_files_left_out = true,
             Change::LinksJudgedByRealpath => p.links_judged_by_realpath = true,
             Change::FrontmatterAfterBom => p.frontmatter_after_bom = true,
             Change::InstructionsOwnReminder => p.instructions = InstructionsWrapper::OwnReminder,
@@ -261,10 +275,11 @@ impl Change {
     }
 }
 
-/// The oldest behaviours Mneme reproduces: Claude Code 2.1.197's. Older releases get these
-/// too, flagged unverified.
+/// The oldest behaviours Mneme reproduces: those of the releases before 2.1.195, from 2.1.160
+/// (`since`, the matrix's oldest release; 2.1.140 and 2.1.150 could not even start in a folder
+/// whose name is in Unicode's decomposed form). Older releases get these too, flagged unverified.
 pub const BASELINE: Profile = Profile {
-    since: ClaudeVersion::new(2, 1, 197),
+    since: ClaudeVersion::new(2, 1, 160),
     instructions: InstructionsWrapper::UserContext,
     lazy: LazyAttachment::SystemMessage,
     truncation_note: TruncationNote::Reason,
@@ -278,7 +293,9 @@ pub const BASELINE: Profile = Profile {
     writes_missing_memory_index: false,
     memory_dir_from_enabled_sources: false,
     blockquote_ends_at_indented_html: false,
+    settings_env_ignored: &[],
     repo_env_ignored: &[],
+    oversized_files_left_out: false,
     bare_loads_nothing: false,
     comments_rerender_only_when_removed: false,
     local_settings_from_repo_root: false,
@@ -288,6 +305,8 @@ pub const BASELINE: Profile = Profile {
 /// Every change since the baseline, with the first release that has it, oldest first.
 /// Found by bisecting the npm releases (docs/claude-code-versions.md).
 pub static CHANGES: &[(ClaudeVersion, Change)] = &[
+    (ClaudeVersion::new(2, 1, 195), Change::RemoteReadBeforeSettings),
+    (ClaudeVersion::new(2, 1, 196), Change::OversizedFilesLeftOut),
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
     (ClaudeVersion::new(2, 1, 211), Change::ProjectRulesNeedProjectSource),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
@@ -410,8 +429,14 @@ mod tests {
 
     #[test]
     fn each_release_gets_the_changes_up_to_it() {
-        assert_eq!(behaviours(v("2.1.197")), BASELINE);
+        assert_eq!(behaviours(v("2.1.194")), BASELINE);
         assert_eq!(behaviours(v("1.0.0")), BASELINE);
+        // Before 2.1.195 a settings file could make a session remote; before 2.1.196 a file
+        // over 4 MiB was sent whole.
+        assert!(BASELINE.settings_env_ignored.is_empty() && !BASELINE.oversized_files_left_out);
+        assert_eq!(behaviours(v("2.1.195")).settings_env_ignored, ["CLAUDE_CODE_REMOTE"]);
+        assert!(!behaviours(v("2.1.195")).oversized_files_left_out && behaviours(v("2.1.196")).oversized_files_left_out);
+        assert_eq!(behaviours(v("2.1.197")).since, v("2.1.196"));
         let at_267 = behaviours(v("2.1.267"));
         assert_eq!(at_267.instructions, InstructionsWrapper::UserContext);
         assert!(!at_267.rules_follow_symlinks && at_267.frontmatter_after_bom);

@@ -12,8 +12,8 @@
 //! - newer releases ignore some variables when they come from a repository's own files
 //!   (project or local settings): which ones is the release's profile
 //!   (`Profile::repo_env_ignored`);
-//! - `CLAUDE_CODE_REMOTE` is read before the blocks are applied, so a settings file cannot
-//!   make a session remote.
+//! - from 2.1.195 `CLAUDE_CODE_REMOTE` is read before the blocks are applied, so a settings
+//!   file cannot make a session remote (`Profile::settings_env_ignored`).
 
 use crate::env::Environment;
 use crate::paths::read_global_config;
@@ -44,9 +44,6 @@ pub struct EnvOverride {
     pub process_value: Option<String>,
 }
 
-/// Variables read before the settings blocks are applied; a settings file cannot change them.
-const READ_BEFORE_SETTINGS: &[&str] = &["CLAUDE_CODE_REMOTE"];
-
 /// JavaScript's `String(value)`, which is what assigning to `process.env` does.
 fn js_string(v: &Value) -> String {
     match v {
@@ -63,9 +60,10 @@ fn js_string(v: &Value) -> String {
     }
 }
 
-/// The variables the settings files set, winners only, in name order. `repo_ignored` are the
-/// names this release does not take from project or local settings.
-pub fn overrides(env: &Environment, settings: &Settings, repo_ignored: &[&str]) -> Vec<EnvOverride> {
+/// The variables the settings files set, winners only, in name order. `ignored` are the names
+/// this release takes from no settings file (it reads them before applying the blocks),
+/// `repo_ignored` those it does not take from project or local settings.
+pub fn overrides(env: &Environment, settings: &Settings, ignored: &[&str], repo_ignored: &[&str]) -> Vec<EnvOverride> {
     let mut layers: Vec<(EnvSource, PathBuf, Map<String, Value>)> = Vec::new();
     if let Ok(Some(cfg)) = read_global_config(env) {
         if let Some(Value::Object(block)) = cfg.get("env") {
@@ -83,7 +81,7 @@ pub fn overrides(env: &Environment, settings: &Settings, repo_ignored: &[&str]) 
     for (source, path, block) in layers {
         let from_repo = matches!(source, EnvSource::Setting(SettingSource::Project | SettingSource::Local));
         for (name, value) in block {
-            if READ_BEFORE_SETTINGS.contains(&name.as_str()) || (from_repo && repo_ignored.contains(&name.as_str())) {
+            if ignored.contains(&name.as_str()) || (from_repo && repo_ignored.contains(&name.as_str())) {
                 continue;
             }
             let process_value = env.var(&name).map(str::to_string);
@@ -139,7 +137,7 @@ mod tests {
         );
         let env = f.env.clone().set_var("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1");
         let s = load_settings(&env, &f.repo, EnabledSources::all(), None);
-        let got = overrides(&env, &s, &[]);
+        let got = overrides(&env, &s, &[], &[]);
         let v = |n: &str| got.iter().find(|o| o.name == n).map(|o| (o.value.as_str(), o.source));
         assert_eq!(v("A"), Some(("user", EnvSource::Setting(SettingSource::User))));
         assert_eq!(v("B"), Some(("project", EnvSource::Setting(SettingSource::Project))));
@@ -160,12 +158,16 @@ mod tests {
             "{}",
         );
         let user_only = load_settings(&f.env, &f.repo, EnabledSources::parse("user").unwrap(), None);
-        let got = overrides(&f.env, &user_only, &[]);
+        let got = overrides(&f.env, &user_only, &[], &[]);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].value, "user");
         let all = load_settings(&f.env, &f.repo, EnabledSources::all(), None);
-        let names: Vec<String> = overrides(&f.env, &all, &["CLAUDE_CODE_SIMPLE"]).into_iter().map(|o| o.name).collect();
-        assert_eq!(names, ["X"], "SIMPLE ignored from the repository, REMOTE never taken from settings");
-        assert!(overrides(&f.env, &all, &[]).iter().any(|o| o.name == "CLAUDE_CODE_SIMPLE"));
+        let names = |ignored: &[&str], repo_ignored: &[&str]| -> Vec<String> {
+            overrides(&f.env, &all, ignored, repo_ignored).into_iter().map(|o| o.name).collect()
+        };
+        assert_eq!(names(&["CLAUDE_CODE_REMOTE"], &["CLAUDE_CODE_SIMPLE"]), ["X"], "SIMPLE ignored from the repository, REMOTE from every file");
+        assert_eq!(names(&["CLAUDE_CODE_REMOTE"], &[]), ["CLAUDE_CODE_SIMPLE", "X"]);
+        // Releases before 2.1.195 took REMOTE from a settings file like any other variable.
+        assert_eq!(names(&[], &[]), ["CLAUDE_CODE_REMOTE", "CLAUDE_CODE_SIMPLE", "X"]);
     }
 }
