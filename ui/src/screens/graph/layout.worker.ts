@@ -132,6 +132,9 @@ function tidy(x: Float64Array, y: Float64Array, comps: Components, req: LayoutRe
     const bx = x.slice(), by = y.slice();
     separateLabels(x, y, req);
     if (aspectChange(bx, by, x, y) > 1.6) { x.set(bx); y.set(by); }
+    // Label boxes that could not all be cleared may leave discs on top of each other, which
+    // the disc pass had kept apart: the discs come first.
+    else if (last) separateDiscs(x, y, req, 60);
   }
   if (last) fitAspect(x, y, req);
 }
