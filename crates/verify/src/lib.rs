@@ -222,7 +222,19 @@ impl Stub {
         cmd.envs(offline_vars(&self.base_url()));
         // A group of its own, so the deadline can stop it and every helper it started.
         cmd.current_dir(&run.cwd).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).process_group(0);
-        let mut child = cmd.spawn().map_err(|e| CaptureError::Spawn(format!("{}: {e}", run.bin.display())))?;
+        // A binary written a moment ago (an update in progress) can still be open for writing in
+        // a child some other thread is forking: exec then fails with "text file busy" for a few
+        // milliseconds. Try again briefly before calling it unstartable.
+        let mut tries = 0;
+        let mut child = loop {
+            match cmd.spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 20 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => break other.map_err(|e| CaptureError::Spawn(format!("{}: {e}", run.bin.display())))?,
+            }
+        };
         let group = rustix::process::Pid::from_raw(child.id() as i32);
         let mut stderr = child.stderr.take().expect("piped stderr");
         let stderr_reader = std::thread::spawn(move || {
