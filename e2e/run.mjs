@@ -437,18 +437,28 @@ async function main() {
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT);
   const pageErrors = [];
-  page.on('pageerror', (e) => pageErrors.push(e.message));
+  let current = 'start';
+  /** An API path a step expects to answer 404 (a file it removed on purpose). */
+  let expectedMissing = null;
+  page.on('pageerror', (e) => pageErrors.push(`${e.message} (during "${current}")`));
   // Only errors the run causes on purpose pass: the live-update stream (`/api/events`) breaking
   // off when a test stops the server, and the 400/409 answers the error checks ask for. Anything
   // else in the console fails the run.
   page.on('console', (m) => {
     if (m.type() !== 'error') return;
     const from = m.location()?.url ?? '';
-    if (new URL(from, 'http://x').pathname === '/api/events' || /status of 40[09]/.test(m.text())) return;
-    pageErrors.push(`${m.text()} (${from})`);
+    const at = new URL(from, 'http://x').pathname;
+    if (at === '/api/events' || /status of 40[09]/.test(m.text()) || (at === expectedMissing && /status of 404/.test(m.text()))) return;
+    pageErrors.push(`${m.text()} (${from}, during "${current}")`);
+  });
+  // What an API call that failed asked for: the console names only the URL.
+  page.on('response', (r) => {
+    const at = new URL(r.url()).pathname;
+    if (r.status() >= 404 && at.startsWith('/api/') && r.status() !== 409 && !(r.status() === 404 && at === expectedMissing)) {
+      pageErrors.push(`  ${r.status()} for ${r.request().method()} ${at} ${r.request().postData() ?? ''} (during "${current}")`);
+    }
   });
 
-  let current = 'start';
   const step = async (name, fn) => {
     current = name;
     const t = Date.now();
@@ -635,6 +645,18 @@ async function main() {
       await shot('memories-malformed');
     });
 
+    await step('Memories: a memory deleted on disk while it is open says so', async () => {
+      // The editor asks for the file again and is told it is gone: that 404 is the point here.
+      expectedMissing = '/api/memory';
+      try {
+        fs.rmSync(path.join(fx.mem, 'broken.md'));
+        await page.getByTestId('memory-gone').waitFor();
+        await waitFor('broken.md to leave the list', async () => (await page.locator('[data-relpath="broken.md"]').count()) === 0);
+      } finally {
+        expectedMissing = null;
+      }
+    });
+
     await step('Memories: new memory', async () => {
       await page.getByTestId('new-memory').click();
       await page.getByLabel('Name', { exact: true }).fill('code-review');
@@ -663,6 +685,8 @@ async function main() {
       if (fs.readFileSync(path.join(fx.mem, 'MEMORY.md'), 'utf8') !== indexBefore) fail('review mode changed MEMORY.md');
       const view = await api(server, 'inbox', { cwd: fx.repo });
       if (view.pending.length !== 1 || view.pending[0].files.filter((f) => !f.isIndex).length !== 2) fail(`the inbox holds ${JSON.stringify(view.pending)}`);
+      // The heading counts what the banner counts: memories, not runs.
+      await page.getByTestId('inbox-pending-h').getByText('2 memories waiting for review', { exact: true }).waitFor();
       await item.locator('.dl.add', { hasText: 'Never run migrations on staging without telling QA first.' }).first().waitFor();
       await item.getByText('feedback', { exact: true }).waitFor();
       await shot('inbox');

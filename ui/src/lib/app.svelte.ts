@@ -83,6 +83,11 @@ export function fmtBytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
+/** "1 memory", "3 memories": a count with its noun (`many` defaults to `one` + "s"). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 export function fmtAge(days: number): string {
   if (days <= 0) return 'today';
   if (days === 1) return 'yesterday';
