@@ -8,6 +8,7 @@ use mneme_core::frontmatter;
 use mneme_core::text::{js_trim, js_trim_start, truncate_entrypoint_with};
 use mneme_core::Profile;
 use regex::Regex;
+use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::LazyLock;
 
@@ -105,10 +106,11 @@ pub fn parse_memory_file_content(
     // text tokens, and lexing them was most of a large load's time.
     let has_include = include_base.is_some() && body.contains('@');
     if has_include && !has_comment && truncation == Truncation::None && is_plain_text(body) {
-        let mut include_paths = Vec::new();
+        let mut includes = Includes::default();
         if let Some(base) = include_base {
-            extract_from_text(body, &paths::dirname(base), home, &mut include_paths);
+            extract_from_text(body, &paths::dirname(base), home, &mut includes);
         }
+        let include_paths = includes.order;
         let content = body.to_string();
         let content_differs_from_disk = content != original;
         // Plain text has no truncation to do here: only MEMORY.md is truncated, and it has no
@@ -329,13 +331,21 @@ static INCLUDE: LazyLock<Regex> = LazyLock::new(|| {
 /// `extractIncludePathsFromTokens(tokens, basePath)`: absolute paths in order of first
 /// appearance, deduplicated.
 pub fn extract_include_paths(tokens: &[Token], base_path: &str, home: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+    let mut out = Includes::default();
     let base_dir = paths::dirname(base_path);
     walk(tokens, &base_dir, home, &mut out);
-    out
+    out.order
 }
 
-fn walk(tokens: &[Token], base_dir: &str, home: &str, out: &mut Vec<String>) {
+/// Include paths in order of first appearance. The set makes each new path one lookup: with a
+/// scan of the list instead, a file of a few hundred thousand `@` paths took minutes.
+#[derive(Default)]
+struct Includes {
+    order: Vec<String>,
+    seen: HashSet<String>,
+}
+
+fn walk(tokens: &[Token], base_dir: &str, home: &str, out: &mut Includes) {
     for t in tokens {
         match t.kind {
             Kind::Code | Kind::Codespan => continue,
@@ -356,7 +366,7 @@ fn walk(tokens: &[Token], base_dir: &str, home: &str, out: &mut Vec<String>) {
     }
 }
 
-fn extract_from_text(text: &str, base_dir: &str, home: &str, out: &mut Vec<String>) {
+fn extract_from_text(text: &str, base_dir: &str, home: &str, out: &mut Includes) {
     for c in INCLUDE.captures_iter(text) {
         let Some(m) = c.get(1) else { continue };
         let mut path = m.as_str();
@@ -371,8 +381,8 @@ fn extract_from_text(text: &str, base_dir: &str, home: &str, out: &mut Vec<Strin
             continue;
         }
         let resolved = paths::expand_path(&path, base_dir, home);
-        if !out.contains(&resolved) {
-            out.push(resolved);
+        if out.seen.insert(resolved.clone()) {
+            out.order.push(resolved);
         }
     }
 }
@@ -555,9 +565,9 @@ mod plain_text_tests {
     }
 
     fn direct(body: &str) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out = Includes::default();
         extract_from_text(body, "/r", "/h", &mut out);
-        out
+        out.order
     }
 
     /// Wherever the fast path is taken, it must agree with the lexer; the tricky cases must
