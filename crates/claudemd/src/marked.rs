@@ -277,6 +277,57 @@ pub struct LexError {
     pub byte: u32,
 }
 
+/// The byte after a block's indent of at most three spaces; `None` after four or more, or at
+/// the end. A block rule written ` {0,3}X…` can match only where this is `Some(X)`, so the
+/// tokenizers below look at it before running (and, the first time, compiling) the rule's
+/// regex: compiling all of marked's rules takes ~9 ms, several times a small repository's
+/// whole `mneme context`, and a document needs only the rules its lines can start.
+/// These checks only skip what cannot match, so the tokens are the same.
+fn after_indent(src: &str) -> Option<u8> {
+    let n = src.bytes().take_while(|&b| b == b' ').count();
+    if n > 3 {
+        None
+    } else {
+        src.as_bytes().get(n).copied()
+    }
+}
+
+/// Whether a line of `src` after the first can be a setext underline (` {0,3}` then `=` or
+/// `-`) before the paragraph ends at a line of only whitespace: what `LHEADING` needs.
+fn may_have_underline(src: &str) -> bool {
+    let mut lines = src.split('\n');
+    lines.next();
+    for line in lines {
+        if matches!(after_indent(line), Some(b'=' | b'-')) {
+            return true;
+        }
+        // A whitespace-only line ends the text the heading could span (when a newline follows
+        // it; the last line has nothing after it anyway).
+        if line.chars().all(is_js_whitespace) {
+            return false;
+        }
+    }
+    false
+}
+
+/// `cond`, a check that a rule can match here, or `true` in the tests that lex without the
+/// checks to show they change nothing.
+fn may(cond: bool) -> bool {
+    cond || !checks_on()
+}
+#[cfg(not(test))]
+fn checks_on() -> bool {
+    true
+}
+#[cfg(test)]
+thread_local! {
+    static CHECKS: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+#[cfg(test)]
+fn checks_on() -> bool {
+    CHECKS.with(|c| c.get())
+}
+
 fn caps<'t>(re: &Regex, s: &'t str) -> Option<Captures<'t, str>> {
     re.captures(s).ok().flatten()
 }
@@ -493,12 +544,18 @@ impl Lexer {
     }
 
     fn space(&self, src: &str) -> Option<Token> {
+        if !may(matches!(src.bytes().find(|&b| b != b' ' && b != b'\t'), None | Some(b'\n'))) {
+            return None;
+        }
         let c = caps(&NEWLINE, src)?;
         let raw = group_or_empty(&c, 0);
         (!raw.is_empty()).then(|| Token::new(Kind::Space, raw))
     }
 
     fn code(&self, src: &str) -> Option<Token> {
+        if !may(src.starts_with("    ") || after_indent(src) == Some(b'\t')) {
+            return None;
+        }
         let c = caps(&BLOCK_CODE, src)?;
         let raw = group_or_empty(&c, 0);
         let text = replace_all(&CODE_REMOVE_INDENT, raw, "");
@@ -506,6 +563,9 @@ impl Lexer {
     }
 
     fn fences(&self, src: &str) -> Option<Token> {
+        if !may(matches!(after_indent(src), Some(b'`' | b'~'))) {
+            return None;
+        }
         let c = caps(&FENCES, src)?;
         // The fenced text is never searched or merged, so marked's indent compensation of
         // `text` is not needed here.
@@ -513,6 +573,9 @@ impl Lexer {
     }
 
     fn heading(&self, src: &str) -> Option<Token> {
+        if !may(after_indent(src) == Some(b'#')) {
+            return None;
+        }
         let c = caps(&HEADING, src)?;
         let mut text = js_trim(group_or_empty(&c, 2)).to_string();
         if text.ends_with('#') {
@@ -525,11 +588,17 @@ impl Lexer {
     }
 
     fn hr(&self, src: &str) -> Option<Token> {
+        if !may(matches!(after_indent(src), Some(b'-' | b'_' | b'*'))) {
+            return None;
+        }
         let c = caps(&HR, src)?;
         Some(Token::new(Kind::Hr, rtrim_char(group_or_empty(&c, 0), '\n')))
     }
 
     fn blockquote(&mut self, src: &str) -> Result<Option<Token>, LexError> {
+        if !may(after_indent(src) == Some(b'>')) {
+            return Ok(None);
+        }
         let Some(c) = caps(self.blockquote, src) else { return Ok(None) };
         let cap0 = group_or_empty(&c, 0).to_string();
         let mut lines: Vec<String> = rtrim_char(&cap0, '\n').split('\n').map(str::to_string).collect();
@@ -596,6 +665,9 @@ impl Lexer {
     }
 
     fn list(&mut self, src: &str) -> Result<Option<Token>, LexError> {
+        if !may(matches!(after_indent(src), Some(b'*' | b'+' | b'-' | b'0'..=b'9'))) {
+            return Ok(None);
+        }
         let Some(c) = caps(&LIST, src) else { return Ok(None) };
         let bull = js_trim(group_or_empty(&c, 1));
         let item_regex: &Regex = if bull.len() > 1 {
@@ -699,18 +771,27 @@ impl Lexer {
     }
 
     fn html(&self, src: &str) -> Option<Token> {
+        if !may(after_indent(src) == Some(b'<')) {
+            return None;
+        }
         let c = caps(&HTML, src)?;
         Some(Token::new(Kind::Html, group_or_empty(&c, 0)))
     }
 
     /// A link reference definition: its raw text and its normalized label.
     fn def(&self, src: &str) -> Option<(String, String)> {
+        if !may(after_indent(src) == Some(b'[')) {
+            return None;
+        }
         let c = caps(&DEF, src)?;
         let tag = replace_all(&MULTIPLE_SPACE, &group_or_empty(&c, 1).to_lowercase(), " ");
         Some((group_or_empty(&c, 0).to_string(), tag))
     }
 
     fn lheading(&self, src: &str) -> Option<Token> {
+        if !may(may_have_underline(src)) {
+            return None;
+        }
         let c = caps(&LHEADING, src)?;
         Some(Token::inline(Kind::Heading, group_or_empty(&c, 0), group_or_empty(&c, 1)))
     }
@@ -754,7 +835,10 @@ impl Lexer {
                 prev_char.clear();
             }
             keep_prev_char = false;
-            if let Some(c) = caps(&ESCAPE, rest) {
+            // Each inline rule below starts with a fixed character; as for the block rules
+            // ([`after_indent`]), its regex runs only where the text starts with it.
+            let first = rest.as_bytes()[0];
+            if let Some(c) = if may(first == b'\\') { caps(&ESCAPE, rest) } else { None } {
                 let raw = group_or_empty(&c, 0);
                 tokens.push(Token::with_text(Kind::Escape, raw, group_or_empty(&c, 1)));
                 rest = &rest[raw.len()..];
@@ -768,19 +852,19 @@ impl Lexer {
                 && !rest[4..].starts_with('>')
                 && !rest[4..].starts_with("->")
                 && last_comment_close.is_none_or(|e| e < at + 4);
-            if let Some(c) = if comment_cannot_close { None } else { caps(&TAG, rest) } {
+            if let Some(c) = if comment_cannot_close || !may(first == b'<') { None } else { caps(&TAG, rest) } {
                 let raw = group_or_empty(&c, 0);
                 tokens.push(Token::with_text(Kind::Html, raw, raw));
                 rest = &rest[raw.len()..];
                 continue;
             }
-            let link_cannot_close = last_paren.is_none_or(|p| p < at);
+            let link_cannot_close = last_paren.is_none_or(|p| p < at) || !may(first == b'[' || rest.starts_with("!["));
             if let Some(token) = if link_cannot_close { None } else { self.link(rest)? } {
                 rest = substring_from(rest, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
             }
-            if let Some(token) = self.reflink(rest)? {
+            if let Some(token) = if may(first == b'[' || rest.starts_with("![")) { self.reflink(rest)? } else { None } {
                 rest = substring_from(rest, utf16_len(&token.raw));
                 match tokens.last_mut() {
                     Some(last) if token.kind == Kind::Text && last.kind == Kind::Text => {
@@ -791,24 +875,24 @@ impl Lexer {
                 }
                 continue;
             }
-            if let Some(token) = self.em_strong(rest, cursor.tail_for(rest), &prev_char)? {
+            if let Some(token) = if may(first == b'*' || first == b'_') { self.em_strong(rest, cursor.tail_for(rest), &prev_char)? } else { None } {
                 rest = substring_from(rest, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
             }
-            if let Some(c) = caps(&INLINE_CODE, rest) {
+            if let Some(c) = if may(first == b'`') { caps(&INLINE_CODE, rest) } else { None } {
                 let raw = group_or_empty(&c, 0);
                 tokens.push(Token::with_text(Kind::Codespan, raw, group_or_empty(&c, 2)));
                 rest = &rest[raw.len()..];
                 continue;
             }
-            if let Some(c) = caps(&BR, rest) {
+            if let Some(c) = if may(first == b' ' || first == b'\\') { caps(&BR, rest) } else { None } {
                 let raw = group_or_empty(&c, 0);
                 tokens.push(Token::new(Kind::Br, raw));
                 rest = &rest[raw.len()..];
                 continue;
             }
-            if let Some(c) = caps(&AUTOLINK, rest) {
+            if let Some(c) = if may(first == b'<') { caps(&AUTOLINK, rest) } else { None } {
                 let raw = group_or_empty(&c, 0);
                 let text = group_or_empty(&c, 1);
                 let mut link = Token::with_text(Kind::Link, raw, text);
@@ -844,7 +928,7 @@ impl Lexer {
     /// seen. Replacements keep the UTF-16 length (except marked's own astral-escape quirk).
     fn mask(&self, src: &str) -> String {
         let mut masked = src.to_string();
-        if !self.links.is_empty() {
+        if !self.links.is_empty() && may(masked.contains('[')) {
             masked = global_replace(&REFLINK_SEARCH, &masked, |m: &str| {
                 // `match[0].slice(match[0].lastIndexOf("[") + 1, -1)`; the match ends in `]`.
                 let from = m.rfind('[').map_or(0, |i| i + 1);
@@ -853,7 +937,13 @@ impl Lexer {
                 self.links.contains(label).then(|| bracket_mask(m))
             });
         }
-        masked = global_replace(&ANY_PUNCTUATION, &masked, |_| Some("++".to_string()));
+        // Each of these matches only at a `\\`, or a `[`, `` ` `` or `<`.
+        if may(masked.contains('\\')) {
+            masked = global_replace(&ANY_PUNCTUATION, &masked, |_| Some("++".to_string()));
+        }
+        if !may(masked.contains(['[', '`', '<'])) {
+            return masked;
+        }
         global_replace(&BLOCK_SKIP, &masked, |m| Some(bracket_mask(m)))
     }
 
@@ -1150,6 +1240,31 @@ fn find_closing_bracket(s: &str, open: char, close: char) -> ClosingBracket {
 
 #[cfg(test)]
 mod tests {
+    /// The checks before each rule ([`after_indent`], [`may`]) only skip rules that cannot
+    /// match: lexing with them and without them gives the same tokens.
+    #[test]
+    fn rule_checks_change_no_token() {
+        use proptest::prelude::*;
+        const PIECES: &[&str] = &[
+            "# h", "  ## h #", "####### x", "text", "more text", "", "", "  ", "\t", "    code", "  \tcode", "```", "~~~", "``` js",
+            "---", "***", "_ _ _", "- a", "* b", "+ c", "1. d", "12) e", "> q", "   > q", "    > q", "<!-- c -->", "<!--", "-->",
+            "<div>", "</div>", "  <p>x</p>", "<details>", "[a]: /u \"t\"", "[A]: <x>", "[a]", "[a][]", "[x][a]", "![i](p.png)",
+            "[l](http://x (t))", "Title", "===", "--", " =", "\u{a0}", "\u{2028}", "*em* and **strong**", "_u_ __v__", "`code` ``x``",
+            "a  ", "a\\", "\\*", "<b>t</b>", "<a@b.c>", "<http://x>", "@inc.md", "x@y", "| a | b |", "|---|", "é😀", "\r",
+        ];
+        let doc = proptest::collection::vec((proptest::sample::select(PIECES.to_vec()), proptest::sample::select(vec!["\n", "\n", " ", "", "\n\n"])), 0..14)
+            .prop_map(|v| v.into_iter().map(|(p, j)| format!("{p}{j}")).collect::<String>());
+        let config = ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() };
+        proptest!(config, |(src in doc, newest in any::<bool>())| {
+            let dialect = Dialect { blockquote_ends_at_indented_html: newest };
+            let with = lex_with_skipped_as(&src, dialect);
+            CHECKS.with(|c| c.set(false));
+            let without = lex_with_skipped_as(&src, dialect);
+            CHECKS.with(|c| c.set(true));
+            prop_assert_eq!(with, without, "{:?}", src);
+        });
+    }
+
     use super::*;
 
     fn kinds(tokens: &[Token]) -> Vec<(Kind, String)> {
