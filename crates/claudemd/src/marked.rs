@@ -17,7 +17,7 @@
 use fancy_regex::{Captures, Regex, RegexBuilder};
 use mneme_core::text::{byte_offset_of_utf16, is_js_whitespace, js_trim, utf16_len};
 use std::collections::HashSet;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// JavaScript's `\s` (WhiteSpace + LineTerminator), for use inside a character class.
 const WS: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
@@ -164,25 +164,55 @@ re!(LIST_ITEM_DOT, r"^( {0,3}[0-9]{1,9}\.)((?:[\t ][^\n]*)?(?:\n|$))");
 re!(LIST_ITEM_PAREN, r"^( {0,3}[0-9]{1,9}\))((?:[\t ][^\n]*)?(?:\n|$))");
 
 /// marked builds these per list item from the item's indent; the indent only enters as
-/// `min(3, indent - 1)`, so four precompiled variants cover every case.
+/// `min(3, indent - 1)`, so four variants cover every case. Each regex is compiled the first
+/// time a line could match it (see [`after_indent`]: every one starts ` {0,n}X` with n ≤ 3).
 struct IndentRules {
-    next_bullet: Regex,
-    hr: Regex,
-    fences_begin: Regex,
-    heading_begin: Regex,
-    html_begin: Regex,
+    n: usize,
+    next_bullet: OnceLock<Regex>,
+    hr: OnceLock<Regex>,
+    fences_begin: OnceLock<Regex>,
+    heading_begin: OnceLock<Regex>,
+    html_begin: OnceLock<Regex>,
 }
-static INDENT_RULES: LazyLock<Vec<IndentRules>> = LazyLock::new(|| {
-    (0..=3)
-        .map(|n| IndentRules {
-            next_bullet: build(&format!(r"^ {{0,{n}}}(?:[*+-]|[0-9]{{1,9}}[.)])((?:[ \t][^\n]*)?(?:\n|$))")),
-            hr: build(&format!(r"^ {{0,{n}}}((?:- *){{3,}}|(?:_ *){{3,}}|(?:\* *){{3,}})(?:\n+|$)")),
-            fences_begin: build(&format!(r"^ {{0,{n}}}(?:```|~~~)")),
-            heading_begin: build(&format!(r"^ {{0,{n}}}#")),
-            html_begin: build(&format!(r"^(?i: {{0,{n}}}<(?:[a-z]⟪DOT⟫*>|!--))")),
-        })
-        .collect()
-});
+static INDENT_RULES: [IndentRules; 4] = [IndentRules::new(0), IndentRules::new(1), IndentRules::new(2), IndentRules::new(3)];
+
+impl IndentRules {
+    const fn new(n: usize) -> IndentRules {
+        IndentRules {
+            n,
+            next_bullet: OnceLock::new(),
+            hr: OnceLock::new(),
+            fences_begin: OnceLock::new(),
+            heading_begin: OnceLock::new(),
+            html_begin: OnceLock::new(),
+        }
+    }
+    fn next_bullet(&self, line: &str) -> bool {
+        may(matches!(after_indent(line), Some(b'*' | b'+' | b'-' | b'0'..=b'9')))
+            && test(
+                self.next_bullet.get_or_init(|| build(&format!(r"^ {{0,{}}}(?:[*+-]|[0-9]{{1,9}}[.)])((?:[ \t][^\n]*)?(?:\n|$))", self.n))),
+                line,
+            )
+    }
+    fn hr(&self, line: &str) -> bool {
+        may(matches!(after_indent(line), Some(b'-' | b'_' | b'*')))
+            && test(
+                self.hr.get_or_init(|| build(&format!(r"^ {{0,{}}}((?:- *){{3,}}|(?:_ *){{3,}}|(?:\* *){{3,}})(?:\n+|$)", self.n))),
+                line,
+            )
+    }
+    fn fences_begin(&self, line: &str) -> bool {
+        may(matches!(after_indent(line), Some(b'`' | b'~')))
+            && test(self.fences_begin.get_or_init(|| build(&format!(r"^ {{0,{}}}(?:```|~~~)", self.n))), line)
+    }
+    fn heading_begin(&self, line: &str) -> bool {
+        may(after_indent(line) == Some(b'#')) && test(self.heading_begin.get_or_init(|| build(&format!(r"^ {{0,{}}}#", self.n))), line)
+    }
+    fn html_begin(&self, line: &str) -> bool {
+        may(after_indent(line) == Some(b'<'))
+            && test(self.html_begin.get_or_init(|| build(&format!(r"^(?i: {{0,{}}}<(?:[a-z]⟪DOT⟫*>|!--))", self.n))), line)
+    }
+}
 
 // ---- inline rules (marked 15.0.12 `inline.normal`) ------------------------------------------
 re!(ESCAPE, r##"^\\([!"#$%&'()*+,\-./:;<=>?@\[\]\\^_`{|}~])"##);
@@ -719,11 +749,11 @@ impl Lexer {
                     let raw_line = first_line(&src).to_string();
                     next_line = raw_line.clone();
                     let next_line_without_tabs = next_line.replace('\t', "    ");
-                    if test(&rules.fences_begin, &next_line)
-                        || test(&rules.heading_begin, &next_line)
-                        || test(&rules.html_begin, &next_line)
-                        || test(&rules.next_bullet, &next_line)
-                        || test(&rules.hr, &next_line)
+                    if rules.fences_begin(&next_line)
+                        || rules.heading_begin(&next_line)
+                        || rules.html_begin(&next_line)
+                        || rules.next_bullet(&next_line)
+                        || rules.hr(&next_line)
                     {
                         break;
                     }
@@ -737,7 +767,7 @@ impl Lexer {
                         if search_non_space(&line.replace('\t', "    ")) >= 4 {
                             break;
                         }
-                        if test(&rules.fences_begin, &line) || test(&rules.heading_begin, &line) || test(&rules.hr, &line) {
+                        if rules.fences_begin(&line) || rules.heading_begin(&line) || rules.hr(&line) {
                             break;
                         }
                         item_contents.push('\n');
@@ -1249,7 +1279,7 @@ mod tests {
             "# h", "  ## h #", "####### x", "text", "more text", "", "", "  ", "\t", "    code", "  \tcode", "```", "~~~", "``` js",
             "---", "***", "_ _ _", "- a", "* b", "+ c", "1. d", "12) e", "> q", "   > q", "    > q", "<!-- c -->", "<!--", "-->",
             "<div>", "</div>", "  <p>x</p>", "<details>", "[a]: /u \"t\"", "[A]: <x>", "[a]", "[a][]", "[x][a]", "![i](p.png)",
-            "[l](http://x (t))", "Title", "===", "--", " =", "\u{a0}", "\u{2028}", "*em* and **strong**", "_u_ __v__", "`code` ``x``",
+            "[l](http://x (t))", "Title", "===", "--", " =", "\u{a0}", "\u{2028}", "*em* and **strong**", "_u_ __v__", "`code` ``x``", "  - nested", " 2. n", "   ```", "  ~~~", "  # h", " <div>", "  <!-- c", "  ---", " * * *", "      deep",
             "a  ", "a\\", "\\*", "<b>t</b>", "<a@b.c>", "<http://x>", "@inc.md", "x@y", "| a | b |", "|---|", "é😀", "\r",
         ];
         let doc = proptest::collection::vec((proptest::sample::select(PIECES.to_vec()), proptest::sample::select(vec!["\n", "\n", " ", "", "\n\n"])), 0..14)
