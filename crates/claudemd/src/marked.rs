@@ -408,8 +408,9 @@ pub struct Lexer {
     top_len: usize,
     /// Top-level link definitions' byte ranges in the normalized source.
     skipped: Vec<std::ops::Range<usize>>,
-    /// The blockquote rule of the release being reproduced.
-    blockquote: &'static Regex,
+    /// The blockquote rule of the release being reproduced, compiled at its first use (a
+    /// `&Regex` here would compile it for every document).
+    blockquote: &'static LazyLock<Regex>,
 }
 
 /// Which release's lexer rules to follow where they differ.
@@ -439,7 +440,7 @@ pub fn lex_with_skipped(src: &str) -> Result<(Vec<Token>, Vec<std::ops::Range<us
 /// [`lex_with_skipped`] with a release's [`Dialect`].
 pub fn lex_with_skipped_as(src: &str, dialect: Dialect) -> Result<(Vec<Token>, Vec<std::ops::Range<usize>>), LexError> {
     let src = src.replace("\r\n", "\n").replace('\r', "\n");
-    let blockquote: &'static Regex = if dialect.blockquote_ends_at_indented_html { &BLOCKQUOTE_331 } else { &BLOCKQUOTE };
+    let blockquote: &'static LazyLock<Regex> = if dialect.blockquote_ends_at_indented_html { &BLOCKQUOTE_331 } else { &BLOCKQUOTE };
     let mut lexer = Lexer { links: HashSet::new(), top: true, depth: 0, top_len: src.len(), skipped: Vec::new(), blockquote };
     let mut tokens = Vec::new();
     lexer.block_tokens(&src, &mut tokens, false)?;
@@ -629,7 +630,7 @@ impl Lexer {
         if !may(after_indent(src) == Some(b'>')) {
             return Ok(None);
         }
-        let Some(c) = caps(self.blockquote, src) else { return Ok(None) };
+        let Some(c) = caps(LazyLock::force(self.blockquote), src) else { return Ok(None) };
         let cap0 = group_or_empty(&c, 0).to_string();
         let mut lines: Vec<String> = rtrim_char(&cap0, '\n').split('\n').map(str::to_string).collect();
         let mut raw = String::new();
