@@ -5,7 +5,7 @@
 use crate::marked::{self, Kind, Token};
 use crate::paths;
 use mneme_core::frontmatter;
-use mneme_core::text::{js_trim, js_trim_start, truncate_entrypoint_with};
+use mneme_core::text::{is_js_whitespace, js_trim, js_trim_start, truncate_entrypoint_with};
 use mneme_core::Profile;
 use regex::Regex;
 use std::collections::HashSet;
@@ -322,11 +322,53 @@ fn is_plain_text(body: &str) -> bool {
     })
 }
 
-/// `/(?:^|\s)@((?:[^\s\\]|\\ )+)/g` with JavaScript's `\s`.
-static INCLUDE: LazyLock<Regex> = LazyLock::new(|| {
-    let ws = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
-    Regex::new(&format!(r"(?:^|[{ws}])@((?:[^{ws}\\]|\\ )+)")).expect("include regex")
-});
+/// The paths of `/(?:^|\s)@((?:[^\s\\]|\\ )+)/g` (JavaScript's `\s`) in `text`, in order: an
+/// `@` at the start or after whitespace, then a run of characters that are neither whitespace
+/// nor `\`, or are `\ ` (an escaped space). Written out rather than compiled: the regex, with
+/// its Unicode classes, took ~2 ms to build in every process that met an `@`, most of a
+/// small repository's `mneme context`; a test holds this to the regex.
+fn include_paths(text: &str) -> impl Iterator<Item = &str> {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while from < text.len() {
+            // Where an `@` may start a path: at the very start, or after a whitespace character.
+            let at = if from == 0 && text.starts_with('@') {
+                0
+            } else {
+                let (i, c) = text[from..].char_indices().map(|(i, c)| (from + i, c)).find(|&(i, c)| {
+                    is_js_whitespace(c) && text[i + c.len_utf8()..].starts_with('@')
+                })?;
+                i + c.len_utf8()
+            };
+            let start = at + 1;
+            let mut end = start;
+            let mut rest = text[start..].chars().peekable();
+            while let Some(c) = rest.next() {
+                if c == '\\' {
+                    if rest.peek() != Some(&' ') {
+                        break;
+                    }
+                    rest.next();
+                    end += 2;
+                } else if is_js_whitespace(c) {
+                    break;
+                } else {
+                    end += c.len_utf8();
+                }
+            }
+            if end > start {
+                from = end;
+                return Some(&text[start..end]);
+            }
+            // `@` with no path after it: look again from the next character.
+            from = at.max(from) + 1;
+            while !text.is_char_boundary(from) {
+                from += 1;
+            }
+        }
+        None
+    })
+}
 
 /// `extractIncludePathsFromTokens(tokens, basePath)`: absolute paths in order of first
 /// appearance, deduplicated.
@@ -367,9 +409,7 @@ fn walk(tokens: &[Token], base_dir: &str, home: &str, out: &mut Includes) {
 }
 
 fn extract_from_text(text: &str, base_dir: &str, home: &str, out: &mut Includes) {
-    for c in INCLUDE.captures_iter(text) {
-        let Some(m) = c.get(1) else { continue };
-        let mut path = m.as_str();
+    for mut path in include_paths(text) {
         if let Some(i) = path.find('#') {
             path = &path[..i];
         }
@@ -399,6 +439,22 @@ fn is_valid_include(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// [`include_paths`] finds exactly what Claude Code's regex finds.
+    #[test]
+    fn include_scanner_matches_the_regex() {
+        use proptest::prelude::*;
+        let ws = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+        let re = Regex::new(&format!(r"(?:^|[{ws}])@((?:[^{ws}\\]|\\ )+)")).unwrap();
+        let pieces = vec!["@", "@", "@", " ", " ", "\\", "\\ ", "a", "b.md", "#x", "\n", "\t", "\u{a0}", "\u{3000}", "\u{feff}", "\u{85}", "é", "😀", "./", "~/", "@@"];
+        let text = proptest::collection::vec(proptest::sample::select(pieces), 0..24).prop_map(|v| v.concat());
+        let config = ProptestConfig { cases: 5000, failure_persistence: None, ..ProptestConfig::default() };
+        proptest!(config, |(t in text)| {
+            let want: Vec<&str> = re.captures_iter(&t).map(|c| c.get(1).unwrap().as_str()).collect();
+            let got: Vec<&str> = include_paths(&t).collect();
+            prop_assert_eq!(got, want, "{:?}", t);
+        });
+    }
+
     use super::*;
 
     fn strip(s: &str) -> String {
