@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use std::sync::{LazyLock, OnceLock};
 
 /// JavaScript's `\s` (WhiteSpace + LineTerminator), for use inside a character class.
-const WS: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+pub(crate) const WS: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
 
 /// Expands the placeholders used in the regex sources below:
 /// `⟪S⟫` = JS `\s`, `⟪NS⟫` = JS `\S`, `⟪DOT⟫` = JS `.`, `⟪W⟫` = JS `\w` class body.
@@ -1271,6 +1271,8 @@ fn find_closing_bracket(s: &str, open: char, close: char) -> ClosingBracket {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The checks before each rule ([`after_indent`], [`may`]) only skip rules that cannot
     /// match: lexing with them and without them gives the same tokens.
     #[test]
@@ -1295,8 +1297,6 @@ mod tests {
             prop_assert_eq!(with, without, "{:?}", src);
         });
     }
-
-    use super::*;
 
     fn kinds(tokens: &[Token]) -> Vec<(Kind, String)> {
         tokens.iter().map(|t| (t.kind, t.raw.clone())).collect()
