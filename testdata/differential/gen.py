@@ -24,6 +24,10 @@ def fragment():
         "text <!-- inline --> text", "<!--\nmulti\n-->\nafter", "<!-- c -->tail", "<!---->", "<!-->",
         "---", "***", "", "", "text line", "  indented text", "\ttab text", "- [ ] task",
         f"- a\n  - nested {i}", f"<span>{i}</span>", f"<!-- c -->\n{i}", f"{i} <!-- c -->",
+        # Where an emphasis closes decides whether a backtick starts a code span (and hides
+        # an include) or sits in the emphasis's text.
+        f"*x `{i}* y`", f"**a `{i}** b`", f"_a `{i}_ b`", f"*a **b `{i}* c** d`", f"***x `{i}* y** z`",
+        f"*a*b*c `{i}*`", f"__a_ `{i}__`", f"*{i} **b*", f"a* *b `{i}* c`", f"_a_b `{i}_`",
     ])
 
 def doc():

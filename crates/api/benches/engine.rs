@@ -19,11 +19,13 @@ struct World {
     deep_cwd: PathBuf,
     rules_repo: PathBuf,
     includes_repo: PathBuf,
+    emphasis_repo: PathBuf,
 }
 
 /// Built once: a repo with 10,000 topic files, a 30-level folder chain with CLAUDE.md and
-/// CLAUDE.local.md at every level, a repo with 2,000 rules files, and a repo whose CLAUDE.md
-/// includes 500 files.
+/// CLAUDE.local.md at every level, a repo with 2,000 rules files, a repo whose CLAUDE.md
+/// includes 500 files, and one whose CLAUDE.md is a paragraph of 20,000 emphasis openers
+/// that never close (which marked takes quadratic time over).
 fn world() -> &'static World {
     static WORLD: OnceLock<World> = OnceLock::new();
     WORLD.get_or_init(|| {
@@ -49,8 +51,20 @@ fn world() -> &'static World {
         }
         write_file(&includes.join("CLAUDE.md"), &claude_md);
 
+        let emphasis = home.git_repo("emphasis");
+        // The comment makes the file go through the lexer (to be taken out).
+        write_file(&emphasis.join("CLAUDE.md"), &format!("<!-- note -->\n{}\n", "*a ".repeat(20_000)));
+
         let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
-        World { mneme, big_memdir_repo: big, deep_cwd: deep, rules_repo: rules, includes_repo: includes, _home: home }
+        World {
+            mneme,
+            big_memdir_repo: big,
+            deep_cwd: deep,
+            rules_repo: rules,
+            includes_repo: includes,
+            emphasis_repo: emphasis,
+            _home: home,
+        }
     })
 }
 
@@ -86,4 +100,10 @@ fn context_2000_rules() -> usize {
 fn context_500_includes() -> usize {
     let w = world();
     w.mneme.context(&at(&w.includes_repo)).expect("context").block.len()
+}
+
+#[divan::bench(sample_count = 20)]
+fn context_20000_unclosed_emphasis() -> usize {
+    let w = world();
+    w.mneme.context(&at(&w.emphasis_repo)).expect("context").block.len()
 }

@@ -855,6 +855,7 @@ impl Lexer {
     fn inline_tokens_inner(&mut self, src: &str) -> Result<Vec<Token>, LexError> {
         let masked = self.mask(src);
         let mut cursor = MaskCursor::new(src, &masked);
+        let mut chains = EmChains { masked: &masked, ast: None, und: None };
         // Where the last closers are: an HTML comment's `-->`, a link's `)`.
         let (last_comment_close, last_paren) = (src.rfind("-->"), src.rfind(')'));
         let mut tokens: Vec<Token> = Vec::new();
@@ -906,7 +907,7 @@ impl Lexer {
                 }
                 continue;
             }
-            if let Some(token) = if may(first == b'*' || first == b'_') { self.em_strong(rest, cursor.tail_for(rest), &prev_char)? } else { None } {
+            if let Some(token) = if may(first == b'*' || first == b'_') { self.em_strong(rest, cursor.tail_for(rest), &prev_char, &mut chains)? } else { None } {
                 rest = substring_from(rest, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
@@ -1033,7 +1034,7 @@ impl Lexer {
     // `is_multiple_of` needs Rust 1.87; the workspace supports 1.85.
     #[allow(clippy::manual_is_multiple_of)]
     /// `masked_tail`: the masked text's last `src.length` UTF-16 units (see [`MaskCursor`]).
-    fn em_strong(&mut self, src: &str, masked_tail: &str, prev_char: &str) -> Result<Option<Token>, LexError> {
+    fn em_strong(&mut self, src: &str, masked_tail: &str, prev_char: &str, chains: &mut EmChains) -> Result<Option<Token>, LexError> {
         let Some(m) = caps(&EM_STRONG_LDELIM, src) else { return Ok(None) };
         if m.get(3).is_some() && test(&UNICODE_ALNUM, prev_char) {
             return Ok(None);
@@ -1044,34 +1045,15 @@ impl Lexer {
         }
         let m0 = group_or_empty(&m, 0);
         let l_length = m0.chars().count() - 1;
-        let mut delim_total = l_length as isize;
-        let mut mid_delim_total: isize = 0;
         let end_reg: &Regex = if m0.starts_with('*') { &EM_STRONG_RDELIM_AST } else { &EM_STRONG_RDELIM_UND };
         // maskedSrc.slice(-1 * src.length + lLength): the last (src.length - lLength) units,
         // which is `masked_tail` (the last src.length units) less its first lLength.
         let masked = substring_from(masked_tail, l_length);
-        let mut pos = 0;
-        while pos <= masked.len() {
-            let Ok(Some(c)) = end_reg.captures_from_pos(masked, pos) else { break };
-            let whole = c.get(0).map_or(0..0, |g| g.start()..g.end());
-            pos = if whole.end > whole.start { whole.end } else { whole.end + 1 };
-            let r_delim = (1..=6).find_map(|i| group(&c, i).filter(|s| !s.is_empty()));
-            let Some(r_delim) = r_delim else { continue };
-            let mut r_length = r_delim.chars().count() as isize;
-            if c.get(3).is_some() || c.get(4).is_some() {
-                delim_total += r_length;
-                continue;
-            } else if (c.get(5).is_some() || c.get(6).is_some()) && l_length % 3 != 0 && (l_length as isize + r_length).rem_euclid(3) == 0 {
-                mid_delim_total += r_length;
-                continue;
-            }
-            delim_total -= r_length;
-            if delim_total > 0 {
-                continue;
-            }
-            r_length = r_length.min(r_length + delim_total + mid_delim_total);
-            let match_index = utf16_len(&masked[..whole.start]);
-            let last_char_length = masked[whole.start..].chars().next().map_or(0, char::len_utf16);
+        let chain = if m0.starts_with('*') { &mut chains.ast } else { &mut chains.und };
+        let chain = chain.get_or_insert_with(|| DelimChain::new(chains.masked, end_reg));
+        if let Some((start, r_length)) = chain.closer(masked, l_length) {
+            let match_index = utf16_len(&masked[..start]);
+            let last_char_length = masked[start..].chars().next().map_or(0, char::len_utf16);
             let raw_len = (l_length + match_index + last_char_length) as isize + r_length;
             let raw = substring_to(src, raw_len.max(0) as usize).to_string();
             let (kind, text) = if (l_length as isize).min(r_length) % 2 != 0 {
@@ -1083,6 +1065,228 @@ impl Lexer {
             return Ok(Some(Token { kind, raw, text, tokens, items: Vec::new(), inline_pending: false }));
         }
         Ok(None)
+    }
+}
+
+/// The right-delimiter chains of one inline text (see [`DelimChain`]), one per delimiter
+/// character, made when a delimiter first needs one.
+struct EmChains<'a> {
+    masked: &'a str,
+    ast: Option<DelimChain<'a>>,
+    und: Option<DelimChain<'a>>,
+}
+
+/// A match of a right-delimiter regex that captured a delimiter run, in a [`DelimChain`]: its
+/// start in the masked text, where the next search goes on, which group captured the run and
+/// its length in chars; then, once known, the next such match, and the sums of what the run
+/// does to an opener's count (see [`RightDelim::effect`]) from here to the end of the text.
+struct RightDelim {
+    start: usize,
+    next: usize,
+    group: u8,
+    len: u32,
+    /// The next delimiter match ([`UNKNOWN`] until searched, [`NONE`] at the end).
+    after: u32,
+    /// For each opener length mod 3, once settled: the sums of the effects from here to the
+    /// end, and the next match after this one whose count-after is higher (so a search for a
+    /// closer can leap the matches between, which cannot close).
+    settled: Option<Settled>,
+}
+
+const UNKNOWN: u32 = u32::MAX;
+const NONE: u32 = u32::MAX - 1;
+
+fn index(i: u32) -> Option<usize> {
+    (i < NONE).then_some(i as usize)
+}
+
+#[derive(Clone, Copy)]
+struct Settled {
+    count: [i64; 3],
+    aside: [i64; 3],
+    higher: [u32; 3],
+}
+
+impl RightDelim {
+    /// What this run does to the count of open delimiters of an opener whose length is `l`
+    /// (mod 3): another opener adds to it (groups 3 and 4); a run that could close but whose
+    /// length would break the rule of three is set aside (groups 5 and 6, counted apart);
+    /// any other run closes that many. Returns (change to the count, set aside).
+    // `is_multiple_of` needs Rust 1.87; the workspace supports 1.85.
+    #[allow(clippy::manual_is_multiple_of)]
+    fn effect(&self, l: usize) -> (i64, i64) {
+        let r = i64::from(self.len);
+        if self.group == 3 || self.group == 4 {
+            (r, 0)
+        } else if (self.group == 5 || self.group == 6) && l % 3 != 0 && (l + self.len as usize) % 3 == 0 {
+            (0, r)
+        } else {
+            (-r, 0)
+        }
+    }
+}
+
+/// marked looks for an emphasis's closer by running the right-delimiter regex globally over
+/// the rest of the masked text, once per opening delimiter, counting openers and closers until
+/// the count reaches zero — quadratic in a paragraph of thousands of unclosed `*a` (Claude
+/// Code from 2.1.331 lexes such a paragraph in linear time). Here:
+/// - Past the first search (which alone may take the regex's `^` alternative), a search from
+///   a position finds the same match whichever opener asked, so each position is searched
+///   once and the delimiter-capturing matches are linked in the order the loop meets them.
+/// - From a match to the end of the text the count changes by a known sum, so the closer is
+///   the first match after which the rest of the sum is high enough: found by leaping from a
+///   match to the next one whose rest is higher, a handful of leaps per opener.
+struct DelimChain<'a> {
+    text: &'a str,
+    re: &'static Regex,
+    found: Vec<RightDelim>,
+    /// For each byte position searched from: the first delimiter match the searches from it
+    /// reach (an index into `found`, [`NONE`], or [`UNKNOWN`] if not searched yet).
+    from: Vec<u32>,
+    /// Regex searches and leaps made, for the test that keeps them linear.
+    steps: usize,
+}
+
+impl<'a> DelimChain<'a> {
+    fn new(text: &'a str, re: &'static Regex) -> DelimChain<'a> {
+        DelimChain { text, re, found: Vec::new(), from: vec![UNKNOWN; text.len() + 2], steps: 0 }
+    }
+
+    /// Records a match found in the suffix of the text starting at `offset`: where the next
+    /// search goes on (absolute), and the match's index in `found` if it captured a delimiter.
+    fn push(&mut self, c: &Captures<'_, str>, offset: usize) -> (usize, Option<usize>) {
+        let whole = c.get(0).map_or(0..0, |g| g.start()..g.end());
+        // Every alternative consumes text; an empty match would go on one byte later, as
+        // marked's `lastIndex` does.
+        let next = offset + if whole.end > whole.start { whole.end } else { whole.end + 1 };
+        let Some((group, run)) = (1..=6).find_map(|i| group(c, i).filter(|s| !s.is_empty()).map(|s| (i, s))) else {
+            return (next, None);
+        };
+        self.found.push(RightDelim {
+            start: offset + whole.start,
+            next,
+            group: group as u8,
+            len: run.chars().count() as u32,
+            after: UNKNOWN,
+            settled: None,
+        });
+        (next, Some(self.found.len() - 1))
+    }
+
+    /// The first delimiter match of the searches from `pos` on (`pos` past the text's start).
+    fn first_from(&mut self, pos: usize) -> Option<usize> {
+        let mut asked = Vec::new();
+        let mut at = pos;
+        let found = loop {
+            if at > self.text.len() {
+                break NONE;
+            }
+            if self.from[at] != UNKNOWN {
+                break self.from[at];
+            }
+            asked.push(at);
+            // A search that gives up (the backtracking limit) ends the loop, as "no match".
+            self.steps += 1;
+            let Ok(Some(c)) = self.re.captures_from_pos(self.text, at) else { break NONE };
+            match self.push(&c, 0) {
+                (_, Some(i)) => break i as u32,
+                (next, None) => at = next,
+            }
+        };
+        for p in asked {
+            self.from[p] = found;
+        }
+        index(found)
+    }
+
+    /// The delimiter match after `found[i]`.
+    fn after(&mut self, i: usize) -> Option<usize> {
+        if self.found[i].after == UNKNOWN {
+            let next = self.first_from(self.found[i].next);
+            self.found[i].after = next.map_or(NONE, |n| n as u32);
+        }
+        index(self.found[i].after)
+    }
+
+    /// Settles `found[i]` and every match after it, searching the rest of the text the first
+    /// time.
+    fn settle(&mut self, i: usize) {
+        let mut path = Vec::new();
+        let mut at = Some(i);
+        while let Some(j) = at {
+            if self.found[j].settled.is_some() {
+                break;
+            }
+            path.push(j);
+            at = self.after(j);
+        }
+        // From the end back, each match's sums are its own effect plus its successor's.
+        for &j in path.iter().rev() {
+            let next = index(self.found[j].after);
+            let mut own = Settled { count: [0; 3], aside: [0; 3], higher: [NONE; 3] };
+            for c in 0..3 {
+                let rest = next.map_or(0, |n| self.sum(n, c));
+                let (count, aside) = self.found[j].effect(c);
+                own.count[c] = rest + count;
+                own.aside[c] = next.and_then(|n| self.found[n].settled.as_ref()).map_or(0, |s| s.aside[c]) + aside;
+                // `j`'s count-after is its successor's sum; leap over the matches whose
+                // count-after is not higher.
+                let mut higher = next;
+                while let Some(h) = higher {
+                    if self.count_after(h, c) > rest {
+                        break;
+                    }
+                    higher = self.higher(h, c);
+                }
+                own.higher[c] = higher.map_or(NONE, |h| h as u32);
+            }
+            self.found[j].settled = Some(own);
+        }
+    }
+
+    /// Of a settled match, for opener lengths `c` mod 3: the sum of the effects from it to
+    /// the end, the sum after it, and the next match whose sum after is higher.
+    fn sum(&self, i: usize, c: usize) -> i64 {
+        self.found[i].settled.as_ref().map_or(0, |s| s.count[c])
+    }
+    fn count_after(&self, i: usize, c: usize) -> i64 {
+        self.sum(i, c) - self.found[i].effect(c).0
+    }
+    fn higher(&self, i: usize, c: usize) -> Option<usize> {
+        self.found[i].settled.as_ref().and_then(|s| index(s.higher[c]))
+    }
+
+    /// marked's closer search for an opening run of `l_length` delimiters, over `masked` (a
+    /// suffix of the chain's text, starting just after the opening run): the closing match's
+    /// start in `masked` (bytes) and the closing run's length.
+    fn closer(&mut self, masked: &str, l_length: usize) -> Option<(usize, isize)> {
+        let offset = self.text.len() - masked.len();
+        // Only the first search may take the regex's `^` alternative (its match starts where
+        // `masked` does); its match joins the chain through the search after it.
+        self.steps += 1;
+        let first = match self.re.captures_from_pos(masked, 0) {
+            Ok(Some(c)) => match self.push(&c, offset) {
+                (_, Some(i)) => Some(i),
+                (next, None) => self.first_from(next),
+            },
+            _ => None,
+        }?;
+        // The count after match k is l + sum(first..=k) = l + sum(first) - after(k); the
+        // closer is the first k where that reaches zero (only a closing run lowers it, so that
+        // k closes), i.e. where the sum after k reaches l + sum(first).
+        let c = l_length % 3;
+        self.settle(first);
+        let bar = l_length as i64 + self.sum(first, c);
+        let mut k = first;
+        while self.count_after(k, c) < bar {
+            self.steps += 1;
+            k = self.higher(k, c)?;
+        }
+        let open = bar - self.count_after(k, c);
+        let aside_from = |i: usize| self.found[i].settled.as_ref().map_or(0, |s| s.aside[c]);
+        let aside = aside_from(first) - (aside_from(k) - self.found[k].effect(c).1);
+        let r_length = i64::from(self.found[k].len);
+        Some((self.found[k].start - offset, r_length.min(r_length + open + aside) as isize))
     }
 }
 
@@ -1324,6 +1528,77 @@ mod tests {
         assert!(lex(&format!("{}x\n", "- ".repeat(5000))).is_err());
         assert!(lex(&format!("{}x{}\n", "*[".repeat(3000), "]*".repeat(3000))).is_ok());
         assert!(lex(&format!("{}x\n", ">".repeat(20))).is_ok());
+    }
+
+    /// marked's closer search as it reads (and as this lexer ran it before [`DelimChain`]):
+    /// the regex run globally over the slice, every search from scratch.
+    #[allow(clippy::manual_is_multiple_of)]
+    fn closer_reference(re: &Regex, masked: &str, l_length: usize) -> Option<(usize, isize)> {
+        let (mut delim_total, mut mid_delim_total) = (l_length as isize, 0isize);
+        let mut pos = 0;
+        while pos <= masked.len() {
+            let Ok(Some(c)) = re.captures_from_pos(masked, pos) else { break };
+            let whole = c.get(0).map_or(0..0, |g| g.start()..g.end());
+            pos = if whole.end > whole.start { whole.end } else { whole.end + 1 };
+            let Some(r_delim) = (1..=6).find_map(|i| group(&c, i).filter(|s| !s.is_empty())) else { continue };
+            let mut r_length = r_delim.chars().count() as isize;
+            if c.get(3).is_some() || c.get(4).is_some() {
+                delim_total += r_length;
+                continue;
+            } else if (c.get(5).is_some() || c.get(6).is_some()) && l_length % 3 != 0 && (l_length as isize + r_length).rem_euclid(3) == 0 {
+                mid_delim_total += r_length;
+                continue;
+            }
+            delim_total -= r_length;
+            if delim_total > 0 {
+                continue;
+            }
+            r_length = r_length.min(r_length + delim_total + mid_delim_total);
+            return Some((whole.start, r_length));
+        }
+        None
+    }
+
+    #[test]
+    fn the_delimiter_chain_finds_markeds_closers() {
+        use proptest::prelude::*;
+        const PIECES: &[&str] = &[
+            "*", "**", "***", "_", "__", "a", "bc", " ", ".", ",", "\n", "\t", "é", "“", "🎉", "\\", "(", ")", "-", "+", "\u{a0}",
+        ];
+        let text = proptest::collection::vec(proptest::sample::select(PIECES), 0..40).prop_map(|p| p.concat());
+        proptest!(ProptestConfig::with_cases(400), |(text in text, backwards in any::<bool>())| {
+            for re in [&*EM_STRONG_RDELIM_AST, &*EM_STRONG_RDELIM_UND] {
+                // One chain answers every opener of a text, in the lexer's order (forwards) or
+                // the other way, so answers kept from one opener are reused by the others.
+                let mut chain = DelimChain::new(&text, re);
+                let mut starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+                if backwards {
+                    starts.reverse();
+                }
+                for start in starts {
+                    for l_length in 1..=4 {
+                        let masked = &text[start..];
+                        prop_assert_eq!(chain.closer(masked, l_length), closer_reference(re, masked, l_length), "{:?} from byte {}", text, start);
+                    }
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn openers_without_closers_cost_linear_work() {
+        // 2,000 openers and no closer: marked searches the rest of the text for each, about
+        // 2,000,000 regex searches. The chain searches each position once, and each opener
+        // leaps to where its count could reach zero: with nothing but openers after it, nowhere;
+        // with `**a b*` (two open, one closed: the count only grows), nowhere either.
+        for (unit, l_length) in [("*a ", 1), ("**a b* ", 2)] {
+            let text = unit.repeat(2000);
+            let mut chain = DelimChain::new(&text, &EM_STRONG_RDELIM_AST);
+            for start in (0..text.len()).step_by(unit.len()) {
+                assert_eq!(chain.closer(&text[start + l_length..], l_length), None);
+            }
+            assert!(chain.steps <= 6 * 2000, "{unit:?}: {} steps", chain.steps);
+        }
     }
 
     #[test]

@@ -321,7 +321,27 @@ enum OnOff {
     Off,
 }
 
+/// `mneme … | head` closes the pipe before mneme has written everything. Rust ignores SIGPIPE,
+/// so `println!` panics there ("failed printing to stdout: Broken pipe") with a backtrace; the
+/// reader has what it wanted, so end quietly, as `grep` or `rg` do.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Help and --version are not errors; print them as clap formats them.

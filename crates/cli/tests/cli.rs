@@ -278,3 +278,26 @@ fn projects_lists_memory_folders_and_flags_orphans() {
     let dead = find(&gone).expect("the orphan is listed with its recovered folder");
     assert_eq!(dead["orphaned"], true);
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_command_quietly() {
+    // `mneme context | head -1`: the reader closes the pipe while mneme still has lines to
+    // write. The command stops without a panic's message or backtrace.
+    let (h, repo) = project();
+    fs::write(repo.join("CLAUDE.md"), "A line of the project's rules.\n".repeat(20_000)).unwrap();
+    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), &h);
+    cmd.current_dir(&repo)
+        .arg("--managed-dir")
+        .arg(h.root.join("managed"))
+        .arg("context")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    // Closing the only read end before anything is read: every write fails with EPIPE.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(stderr.is_empty(), "{stderr}");
+}
