@@ -28,6 +28,8 @@ def fragment():
         # an include) or sits in the emphasis's text.
         f"*x `{i}* y`", f"**a `{i}** b`", f"_a `{i}_ b`", f"*a **b `{i}* c** d`", f"***x `{i}* y** z`",
         f"*a*b*c `{i}*`", f"__a_ `{i}__`", f"*{i} **b*", f"a* *b `{i}* c`", f"_a_b `{i}_`",
+        # Links and images side by side without spaces share one destination run.
+        f"[a](b)[{i}](c)", f"[![a]({i})](c)", f"[a](b){i}(c)", f"[a]({i} \"t\")[b](c)", f"[a](<{i}>)(x)",
     ])
 
 def doc():

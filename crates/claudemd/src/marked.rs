@@ -219,6 +219,17 @@ re!(ESCAPE, r##"^\\([!"#$%&'()*+,\-./:;<=>?@\[\]\\^_`{|}~])"##);
 re!(TAG, r#"^(?:<!--(?:-?>|[\s\S]*?-->)|</[a-zA-Z][⟪W⟫:-]*⟪S⟫*>|<[a-zA-Z][⟪W⟫-]*(?:⟪S⟫+[a-zA-Z:_][⟪W⟫.:-]*(?:⟪S⟫*=⟪S⟫*"[^"]*"|⟪S⟫*=⟪S⟫*'[^']*'|⟪S⟫*=⟪S⟫*[^⟪WSB⟫"'=<>`]+)?)*?⟪S⟫*/?>|<\?[\s\S]*?\?>|<![a-zA-Z]+⟪S⟫[\s\S]*?>|<!\[CDATA\[[\s\S]*?\]\]>)"#);
 const INLINE_LABEL: &str = r"(?:\[(?:\\⟪DOT⟫|[^\[\]\\])*\]|\\⟪DOT⟫|`[^`]*`|[^\[\]\\`])*?";
 const BLOCK_LABEL: &str = r"(?!⟪S⟫*\])(?:\\⟪DOT⟫|[^\[\]\\])+";
+/// marked's inline `link` rule, `^!?\[(label)\]\(⟪S⟫*(destination)(title)?⟪S⟫*\)`, in its three
+/// parts (see [`LinkRuns`] for why). The label's end is unique (no alternative of the label
+/// can take the `]` of `](`), so the label is matched once and the destination tried after it.
+const LINK_TAIL: &str = r#"(?:(?:[ \t]*(?:\n[ \t]*)?)("(?:\\"?|[^"\\])*"|'(?:\\'?|[^'\\])*'|\((?:\\\)?|[^)\\])*\)))?⟪S⟫*\)"#;
+static LINK_LABEL: LazyLock<Regex> = LazyLock::new(|| build(&format!(r"^!?\[({INLINE_LABEL})\]\(⟪S⟫*")));
+/// The destination in angle brackets, then the rest: tried first, as the rule's first alternative.
+static LINK_ANGLE: LazyLock<Regex> = LazyLock::new(|| build(&format!(r"^(<(?:\\⟪DOT⟫|[^\n<>\\])+>){LINK_TAIL}")));
+/// The bare destination (greedy: the longest after which the rest matches), then the rest.
+static LINK_BARE: LazyLock<Regex> = LazyLock::new(|| build(&format!(r"^([^ \t\n\x00-\x1f]*){LINK_TAIL}")));
+/// The rule whole, as marked writes it: the reference the three parts are tested against.
+#[cfg(test)]
 static LINK: LazyLock<Regex> = LazyLock::new(|| {
     build(&format!(
         r#"^!?\[({INLINE_LABEL})\]\(⟪S⟫*(<(?:\\⟪DOT⟫|[^\n<>\\])+>|[^ \t\n\x00-\x1f]*)(?:(?:[ \t]*(?:\n[ \t]*)?)("(?:\\"?|[^"\\])*"|'(?:\\'?|[^'\\])*'|\((?:\\\)?|[^)\\])*\)))?⟪S⟫*\)"#
@@ -856,6 +867,7 @@ impl Lexer {
         let masked = self.mask(src);
         let mut cursor = MaskCursor::new(src, &masked);
         let mut chains = EmChains { masked: &masked, ast: None, und: None };
+        let mut link_runs = LinkRuns::new(src);
         // Where the last closers are: an HTML comment's `-->`, a link's `)`.
         let (last_comment_close, last_paren) = (src.rfind("-->"), src.rfind(')'));
         let mut tokens: Vec<Token> = Vec::new();
@@ -891,7 +903,7 @@ impl Lexer {
                 continue;
             }
             let link_cannot_close = last_paren.is_none_or(|p| p < at) || !may(first == b'[' || rest.starts_with("!["));
-            if let Some(token) = if link_cannot_close { None } else { self.link(rest)? } {
+            if let Some(token) = if link_cannot_close { None } else { self.link(rest, &mut link_runs)? } {
                 rest = substring_from(rest, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
@@ -979,32 +991,30 @@ impl Lexer {
         global_replace(&BLOCK_SKIP, &masked, |m| Some(bracket_mask(m)))
     }
 
-    fn link(&mut self, src: &str) -> Result<Option<Token>, LexError> {
-        let Some(c) = caps(&LINK, src) else { return Ok(None) };
-        let mut cap0 = group_or_empty(&c, 0).to_string();
-        let cap1 = group_or_empty(&c, 1).to_string();
-        let cap2 = group_or_empty(&c, 2).to_string();
-        let trimmed_url = js_trim(&cap2);
+    fn link(&mut self, src: &str, runs: &mut LinkRuns) -> Result<Option<Token>, LexError> {
+        let Some((mut cap0, cap1, cap2)) = runs.link(src) else { return Ok(None) };
+        let trimmed_url = js_trim(cap2);
         if trimmed_url.starts_with('<') {
             if !trimmed_url.ends_with('>') {
                 return Ok(None);
             }
+            // The `>` and the backslashes before it: an even count escapes the `>`.
             let inner = &trimmed_url[..trimmed_url.len() - 1];
-            let rtrim_slash = rtrim_char(inner, '\\');
-            if (utf16_len(trimmed_url) - utf16_len(rtrim_slash)) & 1 == 0 {
+            if (1 + inner.len() - rtrim_char(inner, '\\').len()) & 1 == 0 {
                 return Ok(None);
             }
         } else {
-            match find_closing_bracket(&cap2, '(', ')') {
+            match runs.closing_paren(src, cap2) {
                 ClosingBracket::Unbalanced => return Ok(None),
                 ClosingBracket::At(last_paren) => {
                     let start = if cap0.starts_with('!') { 5 } else { 4 };
-                    let link_len = start + utf16_len(&cap1) + last_paren;
-                    cap0 = js_trim(substring_to(&cap0, link_len)).to_string();
+                    let link_len = start + utf16_len(cap1) + last_paren;
+                    cap0 = js_trim(substring_to(cap0, link_len));
                 }
                 ClosingBracket::None => {}
             }
         }
+        let (cap0, cap1) = (cap0.to_string(), cap1.to_string());
         self.output_link(&cap0, &cap1).map(Some)
     }
 
@@ -1065,6 +1075,157 @@ impl Lexer {
             return Ok(Some(Token { kind, raw, text, tokens, items: Vec::new(), inline_pending: false }));
         }
         Ok(None)
+    }
+}
+
+/// marked's link rule takes the longest run of non-blank characters after `](` after which a
+/// title and `)` can follow, so each `[`…`](` of a paragraph without spaces (`[![a](b)` over
+/// and over) searches to the end of the run — quadratic, and slow in the regex crate, which
+/// must carry the captures through the whole run (a 64 KB such paragraph took a minute here;
+/// Claude Code takes well under a second). But whether a title and `)` follow a position does
+/// not depend on where the destination began, so within one run the longest destination ends
+/// at the same place for every link that starts at or before it: the first link's search
+/// answers the rest of the run's.
+struct LinkRuns<'a> {
+    text: &'a str,
+    /// The run found last: a start searched from and where its run ends.
+    run: Option<(usize, usize)>,
+    /// Per run end: the destination start the run was searched from, and the longest bare
+    /// destination's end and the whole match's end then (absolute), if it matched.
+    bare: std::collections::HashMap<usize, (usize, Option<(usize, usize)>)>,
+    /// The text's parentheses, counted once a long destination needs them.
+    parens: Option<Parens>,
+}
+
+impl<'a> LinkRuns<'a> {
+    fn new(text: &'a str) -> LinkRuns<'a> {
+        LinkRuns { text, run: None, bare: std::collections::HashMap::new(), parens: None }
+    }
+
+    /// The link rule on `src` (a suffix of the text): the whole match, the label and the
+    /// destination.
+    fn link<'s>(&mut self, src: &'s str) -> Option<(&'s str, &'s str, &'s str)> {
+        let c = caps(&LINK_LABEL, src)?;
+        let label = group_or_empty(&c, 1);
+        let d = c.get(0)?.end();
+        let (dest_end, end) = self.destination(src, d)?;
+        Some((&src[..end], label, &src[d..dest_end]))
+    }
+
+    /// Where the destination starting at `d` in `src` ends, and where the match ends.
+    fn destination(&mut self, src: &str, d: usize) -> Option<(usize, usize)> {
+        let at = &src[d..];
+        if at.starts_with('<') {
+            if let Some(c) = caps(&LINK_ANGLE, at) {
+                return Some((d + c.get(1)?.end(), d + c.get(0)?.end()));
+            }
+        }
+        let base = self.text.len() - src.len();
+        let abs = base + d;
+        let run_end = self.run_end(abs);
+        let found = match self.bare.get(&run_end) {
+            // The longest destination from an earlier start in this run ends where it ends
+            // for this one too, if that is not before this one's start.
+            Some(&(from, found)) if from <= abs => found.filter(|&(e, _)| e >= abs),
+            _ => {
+                let found = caps(&LINK_BARE, at).and_then(|c| Some((abs + c.get(1)?.end(), abs + c.get(0)?.end())));
+                self.bare.insert(run_end, (abs, found));
+                found
+            }
+        };
+        found.map(|(e, end)| (e - base, end - base))
+    }
+
+    /// `find_closing_bracket(destination, '(', ')')` for a destination `link` returned from
+    /// `src`. The links of one run each get the rest of the run as their destination, and a
+    /// paragraph of `[a]((b)` makes every one of them scan it to learn that its parentheses do
+    /// not balance; a long destination is answered from counts kept for the whole text.
+    fn closing_paren(&mut self, src: &str, destination: &str) -> ClosingBracket {
+        if destination.len() <= 256 {
+            return find_closing_bracket(destination, '(', ')');
+        }
+        // Byte offsets of the destination in the text (it is a slice of `src`, a suffix).
+        debug_assert!(src.as_bytes().as_ptr_range().contains(&destination.as_ptr()) || destination.is_empty());
+        let from = self.text.len() - src.len() + (destination.as_ptr() as usize - src.as_ptr() as usize);
+        let text = self.text;
+        self.parens.get_or_insert_with(|| Parens::new(text)).closing(text, from, from + destination.len())
+    }
+
+    /// The end of the run of characters a bare destination may hold (`[^ \t\n\x00-\x1f]`)
+    /// starting at `abs`.
+    fn run_end(&mut self, abs: usize) -> usize {
+        if let Some((from, end)) = self.run {
+            if from <= abs && abs <= end {
+                return end;
+            }
+        }
+        let end = self.text.as_bytes()[abs..].iter().position(|&b| b <= b' ').map_or(self.text.len(), |p| abs + p);
+        self.run = Some((abs, end));
+        end
+    }
+}
+
+/// marked's `findClosingBracket(s, "()")` for any slice of a text that does not start just
+/// after a `\\`: the depth of parentheses before each byte (an escaped character counts for
+/// nothing), the number of `)` before it, and the next byte at which the depth is lower than
+/// here (just after the `)` that closes more than was opened).
+struct Parens {
+    depth: Vec<i32>,
+    closes: Vec<u32>,
+    lower: Vec<u32>,
+}
+
+impl Parens {
+    fn new(text: &str) -> Parens {
+        let n = text.len();
+        let (mut depth, mut closes) = (vec![0i32; n + 1], vec![0u32; n + 1]);
+        let (mut d, mut c, mut escaped) = (0i32, 0u32, false);
+        for (i, ch) in text.char_indices() {
+            for p in i..i + ch.len_utf8() {
+                depth[p] = d;
+                closes[p] = c;
+            }
+            if ch == ')' {
+                c += 1;
+            }
+            if std::mem::take(&mut escaped) {
+                continue;
+            }
+            match ch {
+                '\\' => escaped = true,
+                '(' => d += 1,
+                ')' => d -= 1,
+                _ => {}
+            }
+        }
+        depth[n] = d;
+        closes[n] = c;
+        // Next lower depth, right to left with a stack of candidates.
+        let mut lower = vec![u32::MAX; n + 1];
+        let mut stack: Vec<usize> = Vec::new();
+        for x in (0..=n).rev() {
+            while stack.last().is_some_and(|&y| depth[y] >= depth[x]) {
+                stack.pop();
+            }
+            if let Some(&y) = stack.last() {
+                lower[x] = y as u32;
+            }
+            stack.push(x);
+        }
+        Parens { depth, closes, lower }
+    }
+
+    /// `find_closing_bracket(&text[from..to], '(', ')')`.
+    fn closing(&self, text: &str, from: usize, to: usize) -> ClosingBracket {
+        if self.closes[to] == self.closes[from] {
+            return ClosingBracket::None;
+        }
+        match self.lower[from] as usize {
+            // `y - 1` is the `)` that takes the depth below where the slice began.
+            y if y <= to => ClosingBracket::At(utf16_len(&text[from..y - 1])),
+            _ if self.depth[to] > self.depth[from] => ClosingBracket::Unbalanced,
+            _ => ClosingBracket::None,
+        }
     }
 }
 
@@ -1599,6 +1760,92 @@ mod tests {
             }
             assert!(chain.steps <= 6 * 2000, "{unit:?}: {} steps", chain.steps);
         }
+    }
+
+    #[test]
+    fn link_runs_match_markeds_link_rule() {
+        use proptest::prelude::*;
+        const PIECES: &[&str] = &[
+            "[", "]", "(", ")", "![", "](", "a", "b)", " ", "\t", "\n", "<", ">", "\"", "'", "\\", "`", "\u{a0}", "é", "[a](b)",
+            "<x>", "\"t\"", "(t)", "\\)", "🎉",
+        ];
+        let text = proptest::collection::vec(proptest::sample::select(PIECES), 0..40).prop_map(|p| p.concat());
+        proptest!(ProptestConfig::with_cases(1000), |(text in text)| {
+            // One memo for the whole text, asked at every `[` in the lexer's order.
+            let mut runs = LinkRuns::new(&text);
+            for (i, _) in text.char_indices() {
+                let rest = &text[i..];
+                let expected = caps(&LINK, rest).map(|c| (group_or_empty(&c, 0), group_or_empty(&c, 1), group_or_empty(&c, 2)));
+                prop_assert_eq!(runs.link(rest), expected, "{:?} from byte {}", text, i);
+            }
+        });
+    }
+
+    #[test]
+    fn long_destinations_close_where_markeds_scan_does() {
+        use proptest::prelude::*;
+        // Destinations over 256 bytes are answered from the text's parenthesis counts.
+        const PIECES: &[&str] = &["[a](", "![a](", "(", ")", "(b)", "b", "\\", "\\)", "é", "[", "]"];
+        let piece = || proptest::collection::vec(proptest::sample::select(PIECES), 1..8).prop_map(|p| p.concat());
+        proptest!(ProptestConfig::with_cases(300), |(head in piece(), unit in piece(), times in 20usize..80, tail in piece())| {
+            let text = format!("{head}{}{tail}", unit.repeat(times));
+            let mut runs = LinkRuns::new(&text);
+            for (i, _) in text.char_indices() {
+                let rest = &text[i..];
+                if let Some((_, _, destination)) = runs.link(rest) {
+                    let want = find_closing_bracket(destination, '(', ')');
+                    let got = runs.closing_paren(rest, destination);
+                    prop_assert!(
+                        matches!((&want, &got), (ClosingBracket::None, ClosingBracket::None) | (ClosingBracket::Unbalanced, ClosingBracket::Unbalanced))
+                            || matches!((&want, &got), (ClosingBracket::At(a), ClosingBracket::At(b)) if a == b),
+                        "{:?} from byte {}", text, i
+                    );
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn links_in_one_run_search_it_once() {
+        // 2,000 images in a paragraph without spaces: each `[` and `![` asks for the longest
+        // destination of the same run; one search of the run answers them all.
+        let text = "[![a](b)".repeat(2000);
+        let mut runs = LinkRuns::new(&text);
+        let mut links = 0;
+        for (i, _) in text.char_indices() {
+            if runs.link(&text[i..]).is_some() {
+                links += 1;
+            }
+        }
+        // Asked at every character: `![a](b)` matches at its `!` and, as a link, at its `[`.
+        assert_eq!(links, 4000);
+        assert_eq!(runs.bare.len(), 1);
+    }
+
+    #[test]
+    fn paren_counts_answer_find_closing_bracket() {
+        use proptest::prelude::*;
+        const PIECES: &[&str] = &["(", ")", "\\", "a", "é", "🎉", "\\(", "\\)", "\\\\", " "];
+        let text = proptest::collection::vec(proptest::sample::select(PIECES), 0..30).prop_map(|p| p.concat());
+        proptest!(ProptestConfig::with_cases(500), |(text in text)| {
+            let parens = Parens::new(&text);
+            let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+            for &from in &bounds {
+                // A destination never starts just after a backslash (it follows `(` or a space).
+                if text[..from].ends_with('\\') {
+                    continue;
+                }
+                for &to in bounds.iter().filter(|&&to| to >= from) {
+                    let want = find_closing_bracket(&text[from..to], '(', ')');
+                    let got = parens.closing(&text, from, to);
+                    prop_assert!(
+                        matches!((&want, &got), (ClosingBracket::None, ClosingBracket::None) | (ClosingBracket::Unbalanced, ClosingBracket::Unbalanced))
+                            || matches!((&want, &got), (ClosingBracket::At(a), ClosingBracket::At(b)) if a == b),
+                        "{:?} [{}..{}]", text, from, to
+                    );
+                }
+            }
+        });
     }
 
     #[test]
