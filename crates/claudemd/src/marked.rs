@@ -1017,8 +1017,7 @@ impl Lexer {
                 ClosingBracket::None => {}
             }
         }
-        let (cap0, cap1) = (cap0.to_string(), cap1.to_string());
-        self.output_link(&cap0, &cap1).map(Some)
+        self.output_link(cap0, cap1).map(Some)
     }
 
     fn output_link(&mut self, raw: &str, label: &str) -> Result<Token, LexError> {
@@ -1044,8 +1043,6 @@ impl Lexer {
         self.output_link(&cap0, &label).map(Some)
     }
 
-    // `is_multiple_of` needs Rust 1.87; the workspace supports 1.85.
-    #[allow(clippy::manual_is_multiple_of)]
     /// `masked_tail`: the masked text's last `src.length` UTF-16 units (see [`MaskCursor`]).
     fn em_strong(&mut self, src: &str, masked_tail: &str, prev_char: &str, chains: &mut EmChains) -> Result<Option<Token>, LexError> {
         let Some(m) = caps(&EM_STRONG_LDELIM, src) else { return Ok(None) };
@@ -1058,12 +1055,12 @@ impl Lexer {
         }
         let m0 = group_or_empty(&m, 0);
         let l_length = m0.chars().count() - 1;
-        let end_reg: &Regex = if m0.starts_with('*') { &EM_STRONG_RDELIM_AST } else { &EM_STRONG_RDELIM_UND };
+        let (end_reg, chain): (&'static Regex, _) =
+            if m0.starts_with('*') { (&EM_STRONG_RDELIM_AST, &mut chains.ast) } else { (&EM_STRONG_RDELIM_UND, &mut chains.und) };
+        let chain = chain.get_or_insert_with(|| DelimChain::new(chains.masked, end_reg));
         // maskedSrc.slice(-1 * src.length + lLength): the last (src.length - lLength) units,
         // which is `masked_tail` (the last src.length units) less its first lLength.
         let masked = substring_from(masked_tail, l_length);
-        let chain = if m0.starts_with('*') { &mut chains.ast } else { &mut chains.und };
-        let chain = chain.get_or_insert_with(|| DelimChain::new(chains.masked, end_reg));
         if let Some((start, r_length)) = chain.closer(masked, l_length) {
             let match_index = utf16_len(&masked[..start]);
             let last_char_length = masked[start..].chars().next().map_or(0, char::len_utf16);

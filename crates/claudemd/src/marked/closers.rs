@@ -420,7 +420,7 @@ mod tests {
             "*", "**", "***", "_", "__", "a", "bc", " ", ".", ",", "\n", "\t", "é", "“", "🎉", "\\", "(", ")", "-", "+", "\u{a0}",
         ];
         let text = proptest::collection::vec(proptest::sample::select(PIECES), 0..40).prop_map(|p| p.concat());
-        proptest!(ProptestConfig::with_cases(400), |(text in text, backwards in any::<bool>())| {
+        proptest!(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() }, |(text in text, backwards in any::<bool>())| {
             for re in [&*EM_STRONG_RDELIM_AST, &*EM_STRONG_RDELIM_UND] {
                 // One chain answers every opener of a text, in the lexer's order (forwards) or
                 // the other way, so answers kept from one opener are reused by the others.
@@ -463,7 +463,7 @@ mod tests {
             "<x>", "\"t\"", "(t)", "\\)", "🎉",
         ];
         let text = proptest::collection::vec(proptest::sample::select(PIECES), 0..40).prop_map(|p| p.concat());
-        proptest!(ProptestConfig::with_cases(1000), |(text in text)| {
+        proptest!(ProptestConfig { cases: 1000, failure_persistence: None, ..ProptestConfig::default() }, |(text in text)| {
             // One memo for the whole text, asked at every `[` in the lexer's order.
             let mut runs = LinkRuns::new(&text);
             for (i, _) in text.char_indices() {
@@ -480,7 +480,7 @@ mod tests {
         // Destinations over 256 bytes are answered from the text's parenthesis counts.
         const PIECES: &[&str] = &["[a](", "![a](", "(", ")", "(b)", "b", "\\", "\\)", "é", "[", "]"];
         let piece = || proptest::collection::vec(proptest::sample::select(PIECES), 1..8).prop_map(|p| p.concat());
-        proptest!(ProptestConfig::with_cases(300), |(head in piece(), unit in piece(), times in 20usize..80, tail in piece())| {
+        proptest!(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() }, |(head in piece(), unit in piece(), times in 20usize..80, tail in piece())| {
             let text = format!("{head}{}{tail}", unit.repeat(times));
             let mut runs = LinkRuns::new(&text);
             for (i, _) in text.char_indices() {
@@ -520,7 +520,7 @@ mod tests {
         use proptest::prelude::*;
         const PIECES: &[&str] = &["(", ")", "\\", "a", "é", "🎉", "\\(", "\\)", "\\\\", " "];
         let text = proptest::collection::vec(proptest::sample::select(PIECES), 0..30).prop_map(|p| p.concat());
-        proptest!(ProptestConfig::with_cases(500), |(text in text)| {
+        proptest!(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() }, |(text in text)| {
             let parens = Parens::new(&text);
             let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
             for &from in &bounds {
