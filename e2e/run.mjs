@@ -634,6 +634,38 @@ async function main() {
       if ((await page.evaluate(() => (window).__e2eMarker)) !== marker) fail('the page reloaded instead of updating live');
     });
 
+    await step('Memories: the preview renders off the page; one that would take marked seconds is shown as written, the window never stalls', async () => {
+      await page.locator('[data-relpath="release-train.md"]').click();
+      const preview = page.getByTestId('memory-preview');
+      await preview.locator('p', { hasText: 'The release train leaves every Tuesday.' }).waitFor();
+      // The longest the page's thread goes without running a timer, from here on.
+      await page.evaluate(() => {
+        const w = window;
+        w.__e2eMaxGap = 0;
+        let last = performance.now();
+        w.__e2eGapTimer = setInterval(() => {
+          const now = performance.now();
+          w.__e2eMaxGap = Math.max(w.__e2eMaxGap, now - last);
+          last = now;
+        }, 20);
+      });
+      // A paragraph of `**a b* ` is quadratic for marked's emphasis matching: 56 KB of it takes
+      // node ~18 s, time the page's thread would be frozen if it rendered there.
+      write(path.join(fx.mem, 'slow-preview.md'),
+        '---\nname: slow-preview\ndescription: A body that marked renders slowly\nmetadata:\n  type: project\n---\n\n' + '**a b* '.repeat(8000) + '\n');
+      await page.locator('[data-relpath="slow-preview.md"]').click({ timeout: 15_000 });
+      await preview.locator('.preview-note').waitFor({ timeout: 10_000 });
+      const shown = (await preview.locator('pre.preview-raw').textContent()) ?? '';
+      if (!shown.startsWith('**a b* **a b* ')) fail(`the slow body is not shown as written: ${shown.slice(0, 60)}`);
+      const gap = await page.evaluate(() => { clearInterval((window).__e2eGapTimer); return (window).__e2eMaxGap; });
+      if (gap > 1000) fail(`the page's thread stalled for ${Math.round(gap)} ms while the preview rendered`);
+      // The next memory renders again (a fresh worker replaced the one that was stopped).
+      await page.locator('[data-relpath="release-train.md"]').click();
+      await preview.locator('p', { hasText: 'The release train leaves every Tuesday.' }).waitFor();
+      fs.rmSync(path.join(fx.mem, 'slow-preview.md'));
+      await waitFor('slow-preview.md to leave the list', async () => (await page.locator('[data-relpath="slow-preview.md"]').count()) === 0);
+    });
+
     await step('Memories: malformed frontmatter shows the problem and the raw text', async () => {
       write(path.join(fx.mem, 'broken.md'), '---\nname: broken\ndescription: "unclosed\ntype: project\n---\n\nBody text.\n');
       await page.locator('[data-relpath="broken.md"]').click({ timeout: 15_000 });

@@ -1,8 +1,9 @@
-// Unit tests for the UI's pure helpers (src/lib/frontmatter.ts, diff.ts, markdown.ts), run by
-// `npm test` with node's own test runner: `node --test ui/tests/`. Each helper is TypeScript,
-// transpiled with the TypeScript the UI already depends on and imported as a module; no test
-// framework is added for three files. markdown.ts imports marked and DOMPurify, so its module is
-// written under ui/node_modules (where those resolve) and DOMPurify gets jsdom's window.
+// Unit tests for the UI's pure helpers (src/lib/frontmatter.ts, diff.ts, markdown.ts,
+// sanitize.ts), run by `npm test` with node's own test runner: `node --test ui/tests/`. Each
+// helper is TypeScript, transpiled with the TypeScript the UI already depends on and imported as
+// a module; no test framework is added for four files. markdown.ts imports marked and sanitize.ts
+// DOMPurify, so their modules are written under ui/node_modules (where those resolve) and
+// DOMPurify gets jsdom's window. (The preview worker's time limit needs a real browser: e2e/run.mjs.)
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,7 +25,8 @@ async function load(name) {
     fileName: name,
   });
   const file = path.join(OUT, name.replace(/\.ts$/, '.mjs'));
-  fs.writeFileSync(file, outputText);
+  // A helper that imports another (`from './markdown'`) gets the other's written module.
+  fs.writeFileSync(file, outputText.replace(/(from\s+'\.\/[\w.-]+)'/g, "$1.mjs'"));
   return import(pathToFileURL(file).href);
 }
 
@@ -33,7 +35,11 @@ globalThis.window = new JSDOM('').window;
 
 const { parseMemory, withFields, yamlScalar } = await load('frontmatter.ts');
 const { collapse } = await load('diff.ts');
-const { renderMarkdown } = await load('markdown.ts');
+await load('html.ts');
+const { markdownToHtml } = await load('markdown.ts');
+const { sanitizeHtml } = await load('sanitize.ts');
+// What a preview shows: marked's HTML (the worker's part), sanitised (the page's part).
+const renderMarkdown = (src) => sanitizeHtml(markdownToHtml(src));
 
 test('frontmatter: both generations of the type field are read', () => {
   const current = parseMemory('---\nname: Deploys\ndescription: Never on Fridays\nmetadata:\n  type: feedback\n---\nBody\n');

@@ -1,0 +1,94 @@
+// A live Markdown preview that can never freeze the window. marked runs in a worker; the page
+// only sanitises the answer. A render that takes longer than PREVIEW_LIMIT_MS is abandoned (the
+// worker is terminated, a fresh one serves the next text) and the text is shown as written, with
+// a note saying why. While one render runs, newer texts wait and only the newest is rendered, so
+// typing fast never queues up work.
+
+import { escapeHtml } from './html';
+import { sanitizeHtml } from './sanitize';
+import type { RenderAnswer, RenderRequest } from './markdown.worker';
+
+/** How long a preview may take before the text is shown as written instead. Ordinary memories
+ *  render in a few milliseconds; a hostile one (a teammate's, a team server's) could take minutes. */
+export const PREVIEW_LIMIT_MS = 1500;
+
+export class MarkdownPreview {
+  /** The preview's HTML, safe to give `{@html}`. Empty until the first render answers. */
+  html = $state('');
+  private worker: Worker | null = null;
+  private nextId = 0;
+  private running: { id: number; src: string; timer: ReturnType<typeof setTimeout> } | null = null;
+  private waiting: string | null = null;
+  /** The last text given up on: asking again would only wait out the limit again. */
+  private slowSrc: string | null = null;
+  private disposed = false;
+
+  /** Renders `src` (the newest text wins when several arrive while one renders). */
+  update(src: string) {
+    if (this.disposed) return;
+    if (this.running) {
+      this.waiting = src;
+      return;
+    }
+    this.start(src);
+  }
+
+  /** Stops the worker; call when the screen goes away. */
+  dispose() {
+    this.disposed = true;
+    if (this.running) clearTimeout(this.running.timer);
+    this.running = null;
+    this.waiting = null;
+    this.worker?.terminate();
+    this.worker = null;
+  }
+
+  private start(src: string) {
+    if (src === this.slowSrc) {
+      this.showAsWritten(src);
+      return;
+    }
+    const worker = this.worker ?? this.spawn();
+    const id = ++this.nextId;
+    const timer = setTimeout(() => this.giveUp(id), PREVIEW_LIMIT_MS);
+    this.running = { id, src, timer };
+    worker.postMessage({ id, src } satisfies RenderRequest);
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(new URL('./markdown.worker.ts', import.meta.url), { type: 'module' });
+    worker.onmessage = (ev: MessageEvent<RenderAnswer>) => {
+      if (!this.running || ev.data.id !== this.running.id) return;
+      clearTimeout(this.running.timer);
+      this.running = null;
+      this.html = sanitizeHtml(ev.data.html);
+      this.next();
+    };
+    this.worker = worker;
+    return worker;
+  }
+
+  private giveUp(id: number) {
+    if (!this.running || this.running.id !== id) return;
+    const { src } = this.running;
+    this.running = null;
+    // The worker is still inside marked; only terminating it stops that.
+    this.worker?.terminate();
+    this.worker = null;
+    this.slowSrc = src;
+    this.showAsWritten(src);
+    this.next();
+  }
+
+  private showAsWritten(src: string) {
+    this.html =
+      `<p class="preview-note">This text took longer than ${PREVIEW_LIMIT_MS / 1000} s to render as Markdown, so it is shown as written.</p>` +
+      `<pre class="preview-raw">${escapeHtml(src)}</pre>`;
+  }
+
+  private next() {
+    const src = this.waiting;
+    this.waiting = null;
+    if (src !== null) this.start(src);
+  }
+}
