@@ -33,7 +33,7 @@ async function load(name) {
 // DOMPurify binds to the global window when it is first imported.
 globalThis.window = new JSDOM('').window;
 
-const { parseMemory, withFields, yamlScalar } = await load('frontmatter.ts');
+const { parseMemory, withFields, yamlScalar, stripComment } = await load('frontmatter.ts');
 const { collapse } = await load('diff.ts');
 await load('html.ts');
 const { markdownToHtml } = await load('markdown.ts');
@@ -152,4 +152,23 @@ test('markdown: links open outside the app; script never survives', () => {
   // The text around an attack is kept.
   assert.match(renderMarkdown('text <script>alert(1)</script>'), /text/);
   assert.match(renderMarkdown('<img src=x onerror="alert(1)">'), /<img src="x">/);
+});
+
+test('frontmatter: a plain scalar loses its comment exactly as the regex took it, in one pass', () => {
+  const regex = (s) => s.replace(/\s+#.*$/, '');
+  for (const s of ['a # b', 'a#b', 'a  #b # c', '# a', ' #a', 'a \t# b', 'a\n # b', 'a # b\nc', 'a # b\rc # d', 'a\u2028 #x', '', 'x ']) {
+    assert.equal(stripComment(s), regex(s), JSON.stringify(s));
+  }
+  // Random strings over the characters that matter.
+  const chars = [' ', '\t', '#', 'a', '\n', '\r', '\u00a0', '\u2029'];
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  for (let n = 0; n < 5000; n++) {
+    let s = '';
+    for (let len = next() % 12; len > 0; len--) s += chars[next() % chars.length];
+    assert.equal(stripComment(s), regex(s), JSON.stringify(s));
+  }
+  // The input that took the regex seconds: a description of a million spaces.
+  const hostile = `description: a${' '.repeat(1_000_000)}b`;
+  assert.equal(parseMemory(`---\n${hostile}\n---\n`).fields.description, `a${' '.repeat(1_000_000)}b`);
 });
