@@ -535,6 +535,35 @@ async function main() {
       await editor.getByRole('button', { name: 'Close' }).click();
     });
 
+    await step('What Claude sees: a conflict with a 4,500-line change draws 2,000 lines until asked for more', async () => {
+      const file = path.join(fx.repo, 'CLAUDE.md');
+      const before = fs.readFileSync(file, 'utf8');
+      await page.locator(`.file-row[data-path="${file}"]`).click();
+      const editor = page.getByRole('region', { name: `Edit ${file}` });
+      const ta = editor.getByRole('textbox', { name: 'File text' });
+      await ta.waitFor();
+      await ta.fill(before + '- One more line of mine.\n');
+      fs.writeFileSync(file, before + Array.from({ length: 4_500 }, (_, i) => `- generated line ${i}\n`).join(''));
+      await editor.getByRole('button', { name: 'Save' }).click();
+      await editor.getByRole('alertdialog').waitFor();
+      await editor.getByRole('button', { name: 'Compare' }).click();
+      const more = editor.getByTestId('diff-more');
+      await more.waitFor();
+      const drawn = await editor.locator('[data-testid="diff-view"] .dl:not([data-testid="diff-more"])').count();
+      if (drawn !== 2000) fail(`the diff drew ${drawn} rows before asked for more, not 2,000`);
+      const says = (await more.textContent()) ?? '';
+      const total = before.split('\n').length - 1 + 4_501;
+      if (!says.includes((total - 2000).toLocaleString('en-US'))) fail(`the diff does not say how many lines are left: ${says}`);
+      await more.getByRole('button').click();
+      await more.waitFor({ state: 'detached' });
+      const all = await editor.locator('[data-testid="diff-view"] .dl').count();
+      if (all !== total) fail(`after Show more the diff drew ${all} rows, not all ${total}`);
+      await editor.getByRole('button', { name: 'Reload' }).click();
+      fs.writeFileSync(file, before);
+      await waitFor('the editor to show the file again', async () => (await ta.inputValue()) === before);
+      await editor.getByRole('button', { name: 'Close' }).click();
+    });
+
     await step('Projects lists the fixture project', async () => {
       await nav('Projects');
       await page.locator('table.projects').getByText('shop').first().waitFor();
