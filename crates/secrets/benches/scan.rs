@@ -49,6 +49,16 @@ fn redact_clean_200kb(b: Bencher) {
     b.bench(|| mneme_secrets::redact(black_box(&text)));
 }
 
+/// One 200 KB line of assignments the generic rule matches and its entropy floor drops: every
+/// match's line is the whole text (this was quadratic before lines were found once).
+#[divan::bench]
+fn scan_one_long_line_of_dropped_matches_200kb(b: Bencher) {
+    let item = format!("token={} ", "x".repeat(30));
+    let text = item.repeat(200_000 / item.len());
+    let _ = mneme_secrets::scan("warm up");
+    b.bench(|| mneme_secrets::scan(black_box(&text)));
+}
+
 #[divan::bench]
 fn scan_one_line(b: Bencher) {
     let _ = mneme_secrets::scan("warm up");

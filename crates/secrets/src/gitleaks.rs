@@ -27,6 +27,7 @@
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
+use std::collections::HashMap;
 use std::sync::{LazyLock, OnceLock};
 
 /// gitleaks' default config, unchanged.
@@ -212,14 +213,15 @@ impl Allowlist {
         }
     }
 
-    /// gitleaks' `checkFindingAllowed` for one allowlist.
-    fn allows_finding(&self, secret: &[u8], whole: &[u8], line: &[u8], path: Option<&str>) -> bool {
-        let target = match self.target {
-            Target::Secret => secret,
-            Target::Match => whole,
-            Target::Line => line,
+    /// gitleaks' `checkFindingAllowed` for one allowlist. `line_matches` says whether one of
+    /// its regexes matches the finding's line; it is asked only when the line is the target, so
+    /// the caller can answer once per line (see [`Rule::fires`]).
+    fn allows_finding(&self, secret: &[u8], whole: &[u8], line_matches: impl FnOnce() -> bool, path: Option<&str>) -> bool {
+        let regex_allowed = match self.target {
+            Target::Secret => self.regex_matches(secret),
+            Target::Match => self.regex_matches(whole),
+            Target::Line => line_matches(),
         };
-        let regex_allowed = !target.is_empty() && self.regexes.iter().any(|r| r.is_match(target));
         let stopword = !secret.is_empty()
             && self.stopwords.as_ref().is_some_and(|ac| ac.is_match(String::from_utf8_lossy(secret).to_lowercase().as_str()));
         if self.and {
@@ -237,6 +239,11 @@ impl Allowlist {
         } else {
             regex_allowed || stopword
         }
+    }
+
+    /// Whether one of its regexes matches `target` (never an empty one).
+    fn regex_matches(&self, target: &[u8]) -> bool {
+        !target.is_empty() && self.regexes.iter().any(|r| r.is_match(target))
     }
 }
 
@@ -263,18 +270,25 @@ impl Rule {
         }
         // A rule with a path and no regex flags the file itself (`.p12` files).
         let Some(re) = self.regex() else { return self.path.is_some() };
+        // A finding's line is found, and the allowlists that look at lines are asked, once per
+        // line: one long line can hold thousands of matches the filters drop, and scanning the
+        // line again for each of them was quadratic (a 444 KB line of `token=xxx… ` took 4 s).
+        let mut lines = Lines::new(text);
+        // Per line (its span) and allowlist (0 the global one, then the rule's), the answer.
+        let mut line_answers: HashMap<(usize, usize, usize), bool> = HashMap::new();
         re.find_iter(text).any(|m| {
             let whole = trim_newlines(m.as_bytes());
             let start = m.start() + (m.as_bytes().len() - trim_start_newlines(m.as_bytes()).len());
-            let line = line_around(text, start, start + whole.len());
             let secret = self.secret_of(re, whole);
             if self.entropy != 0.0 && entropy(secret) <= self.entropy {
                 return false;
             }
-            if global.allows_finding(secret, whole, line, path) {
+            let (from, to) = lines.around(start, start + whole.len());
+            let mut line_matches = |k: usize, a: &Allowlist| *line_answers.entry((from, to, k)).or_insert_with(|| a.regex_matches(&text[from..to]));
+            if global.allows_finding(secret, whole, || line_matches(0, global), path) {
                 return false;
             }
-            !self.allowlists.iter().any(|a| a.allows_finding(secret, whole, line, path))
+            !self.allowlists.iter().enumerate().any(|(k, a)| a.allows_finding(secret, whole, || line_matches(k + 1, a), path))
         })
     }
 
@@ -303,11 +317,27 @@ fn trim_newlines(b: &[u8]) -> &[u8] {
     &b[..b.len() - n]
 }
 
-/// The whole lines a match spans (gitleaks' `finding.Line`).
-fn line_around(text: &[u8], start: usize, end: usize) -> &[u8] {
-    let from = text[..start].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
-    let to = text[end..].iter().position(|&c| c == b'\n').map_or(text.len(), |i| end + i);
-    &text[from..to]
+/// Where the lines of a text start and end, found on first use.
+struct Lines<'a> {
+    text: &'a [u8],
+    newlines: Option<Vec<usize>>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a [u8]) -> Lines<'a> {
+        Lines { text, newlines: None }
+    }
+
+    /// The span of the whole lines `start..end` is in (gitleaks' `finding.Line`): from after
+    /// the last newline before `start` to the first newline at or after `end`.
+    fn around(&mut self, start: usize, end: usize) -> (usize, usize) {
+        let text = self.text;
+        let newlines = self.newlines.get_or_insert_with(|| text.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(i, _)| i).collect());
+        let before = newlines.partition_point(|&p| p < start);
+        let from = if before == 0 { 0 } else { newlines[before - 1] + 1 };
+        let to = newlines.get(newlines.partition_point(|&p| p < end)).copied().unwrap_or(text.len());
+        (from, to)
+    }
 }
 
 impl Gitleaks {
@@ -415,6 +445,42 @@ mod tests {
         for r in g.rules() {
             let _ = r.regex();
         }
+    }
+
+    #[test]
+    fn lines_around_a_match_are_the_whole_lines_it_spans() {
+        // The plain definition: back to the last newline before the start, on to the first at
+        // or after the end.
+        fn naive(text: &[u8], start: usize, end: usize) -> (usize, usize) {
+            let from = text[..start].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
+            let to = text[end..].iter().position(|&c| c == b'\n').map_or(text.len(), |i| end + i);
+            (from, to)
+        }
+        let mut seed = 17u64;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..2000 {
+            let len = next(24);
+            let text: Vec<u8> = (0..len).map(|_| if next(3) == 0 { b'\n' } else { b'a' }).collect();
+            let mut lines = Lines::new(&text);
+            for _ in 0..8 {
+                let start = next(len + 1);
+                let end = start + next(len + 1 - start);
+                assert_eq!(lines.around(start, end), naive(&text, start, end), "{:?} {start}..{end}", String::from_utf8_lossy(&text));
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_line_of_dropped_matches_still_finds_the_real_one() {
+        let g = gitleaks();
+        let dropped = format!("token={} ", "x".repeat(30)).repeat(5000);
+        assert!(g.detect(&dropped, None).is_empty());
+        let token = format!("glpat-{}", "nUwYcfi1NQBYsmPBK6K7");
+        let ids: Vec<&str> = g.detect(&format!("{dropped}{token}"), None).iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["gitlab-pat"]);
     }
 
     #[test]
