@@ -414,7 +414,6 @@ impl<'a> Work<'a> {
                 })
                 .collect();
             let bodies: Vec<&HashSet<String>> = prints.iter().map(|p| &p.body).collect();
-            let pairs = similar::similar_pairs(&bodies, similar::BODY_WITH_HEAD_MIN);
             let mut parent: Vec<usize> = (0..rels.len()).collect();
             fn find(p: &mut [usize], i: usize) -> usize {
                 let mut r = i;
@@ -424,16 +423,24 @@ impl<'a> Work<'a> {
                 }
                 r
             }
-            let mut why: HashMap<(usize, usize), String> = HashMap::new();
-            for (i, j) in pairs {
-                if let Some(reason) = similar::near_duplicate(&prints[i], &prints[j]) {
-                    let (a, b) = (find(&mut parent, i), find(&mut parent, j));
-                    if a != b {
-                        parent[a] = b;
-                    }
-                    why.insert((i, j), reason);
+            // The clusters are the connected groups of near-duplicate pairs, so a pair already in
+            // one cluster is not measured (see `similar::join`).
+            similar::join(&bodies, similar::BODY_WITH_HEAD_MIN, |j, i, alike| {
+                let (a, b) = (find(&mut parent, j), find(&mut parent, i));
+                if a != b && alike() && similar::near_duplicate(&prints[j], &prints[i]).is_some() {
+                    parent[a] = b;
                 }
-            }
+            });
+            // Why a memory merges into the survivor: what the two have in common when they are
+            // near-duplicates themselves (a pair the join finds), else that they are alike
+            // through others of the cluster.
+            let why = |s: usize, o: usize| -> String {
+                let (a, b) = (&prints[s], &prints[o]);
+                (similar::jaccard(&a.body, &b.body) >= similar::BODY_WITH_HEAD_MIN)
+                    .then(|| similar::near_duplicate(a, b))
+                    .flatten()
+                    .unwrap_or_else(|| "similar to another memory merged here".into())
+            };
             let mut clusters: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
             for i in 0..rels.len() {
                 let r = find(&mut parent, i);
@@ -444,12 +451,12 @@ impl<'a> Work<'a> {
                 // Newest first; the newest survives.
                 order.sort_by(|&a, &b| self.docs[&rels[b]].mtime_ns.cmp(&self.docs[&rels[a]].mtime_ns).then(rels[a].cmp(&rels[b])));
                 let survivor = order[0];
+                let survivor_text = self.docs[&rels[survivor]].current.clone().unwrap_or_default();
+                let mut seen: HashSet<String> =
+                    split_frontmatter(&survivor_text).1.lines().map(similar::normalized).filter(|l| !l.is_empty()).collect();
                 for &other in &order[1..] {
-                    let reason = why
-                        .get(&(survivor.min(other), survivor.max(other)))
-                        .cloned()
-                        .unwrap_or_else(|| "similar to another memory merged here".into());
-                    self.merge(&rels[survivor], &rels[other], &reason);
+                    let reason = why(survivor, other);
+                    self.merge(&rels[survivor], &rels[other], &reason, &mut seen);
                     merged_into.insert(rels[other].clone(), rels[survivor].clone());
                 }
             }
@@ -457,12 +464,13 @@ impl<'a> Work<'a> {
         merged_into
     }
 
-    fn merge(&mut self, into: &str, from: &str, why: &str) {
+    /// Merges `from` into `into`. `seen` holds the normalised lines of `into`'s body: the caller
+    /// keeps it across a cluster's merges, since each adds only the lines it kept (normalising
+    /// the growing body again for every copy was quadratic in the cluster's size).
+    fn merge(&mut self, into: &str, from: &str, why: &str, seen: &mut HashSet<String>) {
         let from_text = self.docs[from].current.clone().unwrap_or_default();
         let into_text = self.docs[into].current.clone().unwrap_or_default();
         let (head, body) = split_frontmatter(&into_text);
-        let mut seen: HashSet<String> =
-            body.lines().map(similar::normalized).filter(|l| !l.is_empty()).collect();
         let mut extra = Vec::new();
         for line in split_frontmatter(&from_text).1.lines() {
             let n = similar::normalized(line);

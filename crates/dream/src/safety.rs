@@ -23,7 +23,7 @@ use mneme_agent::Changeset;
 use mneme_core::frontmatter;
 use mneme_store::memdir::{parse_index, Scope, INDEX_FILE};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::path::Path;
 
@@ -206,6 +206,12 @@ pub fn check(changeset: &Changeset, accounted: &[Accounted]) -> Vec<Moved> {
         }
     }
     let files: Vec<Searchable> = after.iter().map(|(rel, text)| Searchable::new(rel.clone(), text)).collect();
+    // What the dream vouches for, by the file the line left (in the dream's order): a dream
+    // that merges thousands of copies vouches for five lines of each.
+    let mut vouched: HashMap<&str, Vec<&Accounted>> = HashMap::new();
+    for a in accounted {
+        vouched.entry(a.file.as_str()).or_default().push(a);
+    }
     let mut out = Vec::new();
     for c in &changeset.changes {
         let (Some(rel), Some(before)) = (rel_of(root, &c.path), c.before.as_deref()) else { continue };
@@ -234,7 +240,8 @@ pub fn check(changeset: &Changeset, accounted: &[Accounted]) -> Vec<Moved> {
                 missing: Vec::new(),
                 duplicate: None,
             };
-            if let Some(a) = accounted.iter().find(|a| a.file == rel && a.text.trim() == trimmed && after.contains_key(&a.kept_in)) {
+            let vouched_here = vouched.get(rel.as_str()).map(Vec::as_slice).unwrap_or_default();
+            if let Some(a) = vouched_here.iter().find(|a| a.text.trim() == trimmed && after.contains_key(&a.kept_in)) {
                 moved.found_in.push(a.kept_in.clone());
                 moved.duplicate = Some(a.why.clone());
                 out.push(moved);

@@ -59,6 +59,42 @@ fn review_mode_holds_the_dream_until_approved_and_undo_restores_every_byte() {
 }
 
 #[test]
+fn a_thousand_copies_of_one_memory_merge_into_one() {
+    // Every pair of copies is a near-duplicate. Clustering them needs each copy measured once,
+    // not every pair kept: a folder of 3,000 copies took a dream 19 s and 715 MB that way.
+    let w = World::new();
+    w.dreams.set_mode(&w.mem, DreamMode::Review).unwrap();
+    let body = "Always run the full suite before pushing to main.\n**Why:** staging deploys whatever lands there.";
+    for i in 0..1000 {
+        w.write(&format!("copy_{i:04}.md"), &topic(&format!("Test before pushing {i}"), "Run the tests before pushing", "feedback", body));
+    }
+    let rec = w.offline(false).unwrap();
+    let removed: Vec<_> = rec.changeset.changes.iter().filter(|c| c.after.is_none()).collect();
+    assert_eq!(removed.len(), 999, "every copy but one removed");
+    // Same age: the first by name survives, unchanged (the others add no distinct line).
+    assert!(removed.iter().all(|c| !c.path.ends_with("copy_0000.md")));
+    assert!(removed.iter().all(|c| c.reason.contains("copy_0000.md")), "{}", removed[0].reason);
+    assert!(rec.changeset.changes.iter().all(|c| !c.path.ends_with("copy_0000.md") || c.after.is_some()));
+}
+
+#[test]
+fn copies_merged_into_one_add_each_distinct_line_once() {
+    let w = World::new();
+    w.dreams.set_mode(&w.mem, DreamMode::Review).unwrap();
+    let body = "Always run the full suite before pushing to main.\n**Why:** staging deploys whatever lands there.\nIt takes four minutes.";
+    w.write("a.md", &topic("Tests first", "Run the tests before pushing", "feedback", body));
+    w.write("b.md", &topic("Tests first b", "Run the tests before pushing", "feedback", &format!("{body}\nAsk in #infra if it is red.")));
+    w.write("c.md", &topic("Tests first c", "Run the tests before pushing", "feedback", &format!("{body}\nAsk   in #INFRA if it is red.\nSkip it for docs-only changes.")));
+    let rec = w.offline(false).unwrap();
+    let a = rec.changeset.changes.iter().find(|c| c.path.ends_with("a.md")).expect("the survivor changed");
+    // b's line once (c's copy of it differs only in spacing and case), then c's own line.
+    assert_eq!(
+        a.after.as_deref().unwrap(),
+        format!("---\nname: Tests first\ndescription: Run the tests before pushing\ntype: feedback\n---\n\n{body}\n\nAsk in #infra if it is red.\n\nSkip it for docs-only changes.\n")
+    );
+}
+
+#[test]
 fn rejecting_writes_nothing_and_automatic_mode_applies_at_once() {
     let w = duplicated_world();
     let before = w.snapshot();
