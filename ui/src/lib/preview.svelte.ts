@@ -11,6 +11,9 @@ import type { RenderAnswer, RenderRequest } from './markdown.worker';
 /** How long a preview may take before the text is shown as written instead. Ordinary memories
  *  render in a few milliseconds; a hostile one (a teammate's, a team server's) could take minutes. */
 export const PREVIEW_LIMIT_MS = 1500;
+/** A fresh worker's first render also loads the worker's script, which on a loaded machine can
+ *  take a good part of a second: it gets this much longer, so no ordinary memory is shown raw. */
+const WORKER_START_MS = 3000;
 
 export class MarkdownPreview {
   /** The preview's HTML, safe to give `{@html}`. Empty until the first render answers. */
@@ -48,9 +51,10 @@ export class MarkdownPreview {
       this.showAsWritten(src);
       return;
     }
+    const fresh = !this.worker;
     const worker = this.worker ?? this.spawn();
     const id = ++this.nextId;
-    const timer = setTimeout(() => this.giveUp(id), PREVIEW_LIMIT_MS);
+    const timer = setTimeout(() => this.giveUp(id), PREVIEW_LIMIT_MS + (fresh ? WORKER_START_MS : 0));
     this.running = { id, src, timer };
     worker.postMessage({ id, src } satisfies RenderRequest);
   }
