@@ -80,7 +80,7 @@ pub const SHINGLE_MIN_COUNT: usize = 5;
 
 /// Whether two memories (of the same type) say the same thing, and why, as a short phrase.
 /// Every rule needs at least [`BODY_WITH_HEAD_MIN`] of the body words shared, which is what
-/// lets [`similar_pairs`] find the candidates without comparing every pair.
+/// lets [`join`] find the candidates without comparing every pair.
 pub fn near_duplicate(a: &Fingerprint, b: &Fingerprint) -> Option<String> {
     if !a.body_normalized.is_empty() && a.body_normalized == b.body_normalized {
         return Some("identical text".into());
@@ -103,29 +103,19 @@ pub fn near_duplicate(a: &Fingerprint, b: &Fingerprint) -> Option<String> {
     None
 }
 
-/// Every pair of documents (given as their body word sets) whose Jaccard similarity is at
-/// least `threshold`, as `(i, j)` with `i < j`, found with prefix filtering (the AllPairs
-/// set-similarity join): words are numbered from rarest to most common, and two sets that
-/// share a `threshold` fraction can only do so if they share one of the first
+/// The set-similarity join over documents (given as their body word sets): calls
+/// `visit(j, i, similar)` (`j < i`) once for each candidate pair, as it is found, where
+/// `similar()` counts the pair's overlap and says whether the Jaccard similarity reaches
+/// `threshold`; every pair that does is a candidate. Candidates come from prefix filtering (the
+/// AllPairs join): words are numbered from rarest to most common, and two sets that share a
+/// `threshold` fraction can only do so if they share one of the first
 /// `|A| - ⌈threshold·|A|⌉ + 1` words of each. Only those words are indexed, so common words
 /// cost nothing, and each candidate's exact overlap is counted by merging sorted id lists.
-pub fn similar_pairs(sets: &[&HashSet<String>], threshold: f64) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    join(sets, threshold, |j, i, similar| {
-        if similar() {
-            out.push((j, i));
-        }
-    });
-    out.sort_unstable();
-    out
-}
-
-/// The join behind [`similar_pairs`]: calls `visit(j, i, similar)` (`j < i`) once for each
-/// candidate pair, as it is found, where `similar()` counts the pair's overlap and says whether
-/// it reaches `threshold`. A caller that already knows what it needs about a pair need not ask:
-/// clustering near-duplicates skips pairs already in one cluster, so n copies of one memory
-/// cost n overlap counts instead of n²/2 (a folder of 3,000 copies took a dream 19 s and
-/// 715 MB when every pair was counted and kept).
+///
+/// A caller that already knows what it needs about a pair need not ask: clustering
+/// near-duplicates skips pairs already in one cluster, so n copies of one memory cost n overlap
+/// counts instead of n²/2 (a folder of 3,000 copies took a dream 19 s and 715 MB when every
+/// pair was counted and kept).
 pub fn join(sets: &[&HashSet<String>], threshold: f64, mut visit: impl FnMut(usize, usize, &mut dyn FnMut() -> bool)) {
     let mut df: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
     for s in sets {
@@ -193,6 +183,18 @@ fn overlap(a: &[u32], b: &[u32]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every pair [`join`] finds similar, as `(i, j)` with `i < j`, sorted.
+    fn similar_pairs(sets: &[&HashSet<String>], threshold: f64) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        join(sets, threshold, |j, i, similar| {
+            if similar() {
+                out.push((j, i));
+            }
+        });
+        out.sort_unstable();
+        out
+    }
 
     #[test]
     fn the_join_finds_exactly_the_pairs_a_full_comparison_finds() {

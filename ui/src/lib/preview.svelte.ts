@@ -96,3 +96,16 @@ export class MarkdownPreview {
     if (src !== null) this.start(src);
   }
 }
+
+/** A component's preview of `source()` (`null`: nothing to render now): rendered whenever the
+ *  text changes, the worker stopped when the component goes away. Call while the component
+ *  initialises. */
+export function markdownPreview(source: () => string | null): MarkdownPreview {
+  const preview = new MarkdownPreview();
+  $effect(() => {
+    const src = source();
+    if (src !== null) preview.update(src);
+  });
+  $effect(() => () => preview.dispose());
+  return preview;
+}
