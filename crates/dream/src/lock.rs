@@ -21,7 +21,7 @@ use crate::error::DreamError;
 use filetime::FileTime;
 use mneme_core::Clock;
 use serde::{Deserialize, Serialize};
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -301,26 +301,14 @@ impl ConsolidationLock {
 /// Code's synchronous check → write → read-back takes, short enough not to be noticed.
 const RACE_GRACE: Duration = Duration::from_millis(150);
 
-/// An exclusive advisory lock on a file, released when dropped (the descriptor closes).
-struct GuardLock {
-    _file: File,
-}
+/// An exclusive advisory lock on a file, released when dropped.
+struct GuardLock(#[allow(dead_code)] mneme_store::file_lock::FileLock);
 
 impl GuardLock {
     fn take(path: &Path) -> Result<GuardLock, DreamError> {
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|e| DreamError::io("create the folder", parent, e))?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|e| DreamError::io("open the dream guard file", path, e))?;
-        #[cfg(unix)]
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| DreamError::io("lock the dream guard file", path, e.into()))?;
-        Ok(GuardLock { _file: file })
+        mneme_store::file_lock::FileLock::take(path)
+            .map(GuardLock)
+            .map_err(|e| DreamError::io("lock the dream guard file", path, e))
     }
 }
 

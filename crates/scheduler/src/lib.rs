@@ -179,24 +179,24 @@ pub enum SchedulerError {
     Lock { path: PathBuf, source: std::io::Error },
 }
 
-/// One scheduler per machine: an exclusive `flock` on `<data dir>/scheduler.lock`, held for
-/// the scheduler's life and released by the kernel when the process ends, however it ends.
-struct InstanceLock(#[allow(dead_code)] std::fs::File);
+/// One scheduler per machine: an exclusive `flock` on `<data dir>/scheduler.lock` with the
+/// holder's PID as its body, held for the scheduler's life and released by the kernel when
+/// the process ends, however it ends.
+struct InstanceLock(#[allow(dead_code)] mneme_store::file_lock::FileLock);
 
 impl InstanceLock {
     fn take(data_dir: &std::path::Path) -> Result<InstanceLock, SchedulerError> {
         use std::io::{Read, Seek, Write};
         let path = data_dir.join("scheduler.lock");
         let err = |source| SchedulerError::Lock { path: path.clone(), source };
-        std::fs::create_dir_all(data_dir).map_err(err)?;
-        let mut f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(err)?;
-        if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+        let Some(mut lock) = mneme_store::file_lock::FileLock::try_take(&path).map_err(err)? else {
             let mut body = String::new();
-            let _ = f.read_to_string(&mut body);
+            let _ = std::fs::File::open(&path).and_then(|mut f| f.read_to_string(&mut body));
             return Err(SchedulerError::AlreadyRunning { pid: body.trim().parse().ok() });
-        }
+        };
+        let f = lock.file();
         f.set_len(0).and_then(|()| f.rewind()).and_then(|()| write!(f, "{}", std::process::id())).map_err(err)?;
-        Ok(InstanceLock(f))
+        Ok(InstanceLock(lock))
     }
 }
 

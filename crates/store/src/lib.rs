@@ -7,6 +7,7 @@ pub mod agents;
 pub mod claude_install;
 pub mod claude_text;
 pub mod env;
+pub mod file_lock;
 pub mod git;
 pub mod atomic;
 pub mod memdir;
