@@ -77,12 +77,14 @@ pub(crate) fn append_jsonl<T: Serialize>(path: &Path, value: &T) -> io::Result<(
 
 /// Every parseable line; unreadable lines (a crash mid-append) are skipped.
 pub(crate) fn read_jsonl<T: DeserializeOwned>(path: &Path) -> io::Result<Vec<T>> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
+    // Bytes, line by line: a line cut inside a character must not make the whole file
+    // unreadable, as a whole-file UTF-8 decode would.
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+    Ok(bytes.split(|&b| b == b'\n').filter_map(|l| serde_json::from_slice(l).ok()).collect())
 }
 
 /// A fresh id: the time, then 8 random hex digits, so ids sort by creation.
@@ -111,6 +113,10 @@ mod tests {
         fs::OpenOptions::new().append(true).open(&l).unwrap().write_all(b"{torn").unwrap();
         append_jsonl(&l, &2).unwrap();
         assert_eq!(read_jsonl::<u32>(&l).unwrap(), vec![1, 2]);
+        // Cut inside a character (the disk filled mid-append): only that line is lost.
+        fs::OpenOptions::new().append(true).open(&l).unwrap().write_all(b"\"caf\xC3").unwrap();
+        append_jsonl(&l, &3).unwrap();
+        assert_eq!(read_jsonl::<u32>(&l).unwrap(), vec![1, 2, 3]);
         let a = new_id(5);
         assert!(a.starts_with("0000000000005-") && a.len() == 22 && a != new_id(5));
     }

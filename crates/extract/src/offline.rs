@@ -391,10 +391,14 @@ pub fn absolute_dates(text: &str, said_on: Option<time::Date>) -> String {
     RELATIVE_DAY
         .replace_all(text, |c: &regex::Captures| {
             let whole = &c[0];
-            // "every Tuesday", "each Friday", "other Monday": a recurring day, not a date.
-            let before = text[..c.get(0).map_or(0, |m| m.start())].trim_end().to_lowercase();
+            // "every Tuesday", "each Friday", "other Monday": a recurring day, not a date. Only
+            // the word before is looked at (lower-casing all that precedes would make a long
+            // message quadratic).
+            let head = text[..c.get(0).map_or(0, |m| m.start())].trim_end();
+            let word_start = head.char_indices().rev().find(|&(_, ch)| !ch.is_alphanumeric()).map_or(0, |(i, ch)| i + ch.len_utf8());
+            let before = head[word_start..].to_lowercase();
             let recurring = ["every", "each", "other", "alternate", "most", "some"];
-            if recurring.iter().any(|w| before.ends_with(w) && before[..before.len() - w.len()].chars().next_back().is_none_or(|ch| !ch.is_alphanumeric())) {
+            if recurring.contains(&before.as_str()) {
                 return whole.to_string();
             }
             let rel = c["rel"].to_lowercase();
@@ -403,9 +407,9 @@ pub fn absolute_dates(text: &str, said_on: Option<time::Date>) -> String {
                 None => (None, rel.clone()),
             };
             let date = match day.as_str() {
-                "today" => base,
-                "tomorrow" => base.next_day().unwrap_or(base),
-                "yesterday" => base.previous_day().unwrap_or(base),
+                "today" => Some(base),
+                "tomorrow" => base.next_day(),
+                "yesterday" => base.previous_day(),
                 name => {
                     let target = match name {
                         "monday" => time::Weekday::Monday,
@@ -416,13 +420,14 @@ pub fn absolute_dates(text: &str, said_on: Option<time::Date>) -> String {
                         "saturday" => time::Weekday::Saturday,
                         _ => time::Weekday::Sunday,
                     };
-                    let mut d = base.next_day().unwrap_or(base);
-                    while d.weekday() != target {
-                        d = d.next_day().unwrap_or(d);
-                    }
-                    d
+                    // The next such day: one to seven days on.
+                    let ahead = (target.number_days_from_monday() + 7 - base.weekday().number_days_from_monday()) % 7;
+                    base.checked_add(time::Duration::days(if ahead == 0 { 7 } else { i64::from(ahead) }))
                 }
             };
+            // A timestamp at the end of the calendar (a hostile transcript's year 9999) has no
+            // next day: the words stay as written.
+            let Some(date) = date else { return whole.to_string() };
             match prep.as_deref() {
                 Some("this" | "next") | None => iso_date(date),
                 Some(p) => format!("{p} {}", iso_date(date)),
@@ -618,13 +623,18 @@ pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String])
                 match best {
                     Some((_, e)) => {
                         removed.insert(e.rel_path.clone());
-                        changes.retain(|c| c.path != root.join(&e.rel_path));
-                        changes.push(FileChange {
-                            path: root.join(&e.rel_path),
-                            before: Some(e.content.clone()),
-                            after: None,
-                            reason: format!("{LABEL}: forget"),
-                        });
+                        let path = root.join(&e.rel_path);
+                        // Saved or updated earlier in this run: the file on disk is what the
+                        // first change found (`before`), not the content in hand; one created
+                        // in this run is simply not created.
+                        let earlier = changes.iter().position(|c| c.path == path).map(|i| changes.remove(i));
+                        let before = match earlier {
+                            Some(c) => c.before,
+                            None => Some(e.content.clone()),
+                        };
+                        if before.is_some() {
+                            changes.push(FileChange { path, before, after: None, reason: format!("{LABEL}: forget") });
+                        }
                         decisions.push(Decision::Forgot { sentence, rel_path: e.rel_path.clone() });
                     }
                     None => decisions.push(Decision::NothingToForget { sentence }),
@@ -817,6 +827,11 @@ mod tests {
         assert_eq!(absolute_dates("standup every Tuesday, demo each Friday", monday), "standup every Tuesday, demo each Friday");
         assert_eq!(absolute_dates("the deploy is on Tuesday", monday), "the deploy is on 2026-03-03");
         assert_eq!(absolute_dates("ship by Friday, not today or tomorrow", Some(time::Date::from_calendar_date(2026, time::Month::March, 6).unwrap())), "ship by 2026-03-13, not 2026-03-06 or 2026-03-07");
+        // The last day the calendar has (a hostile transcript's timestamp) has no next Monday.
+        let end = Some(time::Date::from_calendar_date(9999, time::Month::December, 31).unwrap());
+        assert_eq!(absolute_dates("launch is on Monday, not today or tomorrow", end), "launch is on Monday, not 9999-12-31 or tomorrow");
+        assert_eq!(absolute_dates("broken since yesterday", Some(time::Date::MIN)), "broken since yesterday");
+        assert_eq!(absolute_dates("demo a_every Friday, other Friday", monday), "demo a_every Friday, other Friday");
     }
 
     fn user(uuid: &str, text: &str) -> Conversation {
@@ -890,5 +905,31 @@ mod tests {
         // Nothing to do a second time.
         let again = extract(&messages[2..], &memdir, &[]).unwrap();
         assert!(again.changeset.changes.is_empty(), "{:?}", again.changeset);
+    }
+
+    #[test]
+    fn what_one_run_saves_and_then_forgets_applies_as_nothing_or_as_the_removal_of_the_original() {
+        let dir = tempfile::tempdir().unwrap();
+        let mem = dir.path().join("memory");
+        std::fs::create_dir_all(&mem).unwrap();
+        let tabs = "---\nname: indentation\ndescription: Use tabs, not spaces\nmetadata:\n  type: feedback\n---\n\nUse tabs, not spaces.\n";
+        std::fs::write(mem.join("feedback_indentation.md"), tabs).unwrap();
+        std::fs::write(mem.join("MEMORY.md"), "- [Indentation](feedback_indentation.md) — Use tabs, not spaces\n").unwrap();
+        let memdir = Memdir::new(&mem, dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1_772_445_600)));
+        let messages = vec![user(
+            "u1",
+            "Remember that deploys happen on Fridays. Forget that deploys happen on Fridays. \
+             From now on use spaces. Forget that I use spaces.",
+        )];
+        let out = extract(&messages, &memdir, &[]).unwrap();
+        let paths: Vec<_> = out.changeset.changes.iter().map(|c| c.path.strip_prefix(&mem).unwrap().display().to_string()).collect();
+        // The memory created and forgotten in the run is not written at all; the one updated
+        // and then forgotten is removed as it is on disk.
+        assert_eq!(paths, ["feedback_indentation.md", "MEMORY.md"], "{:?}", out.decisions);
+        let removal = &out.changeset.changes[0];
+        assert_eq!((removal.before.as_deref(), removal.after.as_deref()), (Some(tabs), None));
+        mneme_agent::apply_changeset(&out.changeset, &dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1))).unwrap();
+        assert!(!mem.join("feedback_indentation.md").exists());
+        assert_eq!(std::fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "");
     }
 }

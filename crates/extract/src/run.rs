@@ -363,16 +363,28 @@ impl Extractor {
                 }
                 TurnDecision::Run(plan) => {
                     let cursor = session.state.cursor().map(str::to_string);
-                    let (rec, ok) = self.run(session, &project, &plan, cursor.as_deref(), trigger, engine, mode, cancel).await?;
-                    self.log(&rec)?;
+                    let ran = self.run(session, &project, &plan, cursor.as_deref(), trigger, engine, mode, cancel).await;
+                    // Whatever happens next, the run is over: a session left "in progress" would
+                    // stash every later turn and never extract again until Mneme restarts.
+                    let (rec, ok) = match ran {
+                        Ok(r) => r,
+                        Err(e) => {
+                            session.state.run_finished(&plan, false);
+                            return Err(e);
+                        }
+                    };
+                    let logged = self.log(&rec);
                     out.push(rec);
-                    if follow {
+                    if follow && logged.is_ok() {
                         // Turns that ended during the run: Claude Code stashes the newest.
                         if let Ok(Some(newer)) = session.poll() {
                             session.state.turn_ended(newer);
                         }
                     }
                     decision = session.state.run_finished(&plan, ok);
+                    if let Err(e) = logged {
+                        return Err(e);
+                    }
                     trigger = Trigger::Trailing;
                 }
             }

@@ -188,7 +188,24 @@ pub fn setup_file(env: &Environment, path: &Path) -> io::Result<String> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
     }
-    fs::read_to_string(path)
+    // Read without following a link or waiting on a FIFO planted under the notes' name: what
+    // is read here goes into the model's prompt.
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc_flags::NOFOLLOW_NONBLOCK);
+    let mut f = opts.open(path).map_err(|e| io::Error::new(e.kind(), format!("{e}; the session notes must be a plain file, not a link ({})", path.display())))?;
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("the session notes {} are not a plain file; remove what is there", path.display())));
+    }
+    let mut text = String::new();
+    io::Read::read_to_string(&mut f, &mut text)?;
+    Ok(text)
+}
+
+#[cfg(unix)]
+mod libc_flags {
+    pub const NOFOLLOW_NONBLOCK: i32 = (rustix::fs::OFlags::NOFOLLOW.bits() | rustix::fs::OFlags::NONBLOCK.bits()) as i32;
 }
 
 fn create_private_dir(dir: &Path) -> io::Result<()> {

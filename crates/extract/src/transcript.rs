@@ -20,7 +20,6 @@
 
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -213,7 +212,11 @@ pub struct Usage {
 impl Usage {
     /// `getTokenCountFromUsage`: the whole context at that call (input + cache + output).
     pub fn context_tokens(&self) -> u64 {
-        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens + self.output_tokens
+        // Saturating: the counts come from the transcript, which may hold anything.
+        self.input_tokens
+            .saturating_add(self.cache_creation_input_tokens)
+            .saturating_add(self.cache_read_input_tokens)
+            .saturating_add(self.output_tokens)
     }
 }
 
@@ -412,27 +415,60 @@ impl TranscriptReader {
     }
 
     /// Reads what was appended since the cursor and moves the cursor past the complete lines.
-    /// A missing file reads as empty.
+    /// A missing file reads as empty; anything but a plain file (a FIFO, a device, a folder
+    /// planted under a transcript's name) is refused without waiting on it. At most
+    /// [`MAX_CHUNK`] bytes are held at once: a line longer than that is no transcript entry
+    /// Claude Code writes, so it is skipped whole (the cursor moves to the end of the file,
+    /// reported as malformed) instead of being read into memory.
     pub fn read_new(&mut self, path: &Path) -> io::Result<Batch> {
-        let mut file = match File::open(path) {
+        let mut file = match mneme_store::open::open_no_wait(path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Batch::default()),
             Err(e) => return Err(e),
         };
-        let len = file.metadata()?.len();
-        let restarted = len < self.offset;
-        if restarted {
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a plain file (a folder, pipe or device), so not a transcript"));
+        }
+        let len = meta.len();
+        let mut batch = Batch { restarted: len < self.offset, ..Batch::default() };
+        if batch.restarted {
             self.offset = 0;
         }
         file.seek(SeekFrom::Start(self.offset))?;
-        let mut bytes = Vec::with_capacity((len - self.offset) as usize);
-        file.read_to_end(&mut bytes)?;
-        let (mut batch, consumed) = parse_complete_lines(&bytes, self.offset);
-        self.offset += consumed as u64;
-        batch.restarted = restarted;
+        let mut bytes = Vec::new();
+        loop {
+            bytes.clear();
+            let want = (len.saturating_sub(self.offset)).min(MAX_CHUNK);
+            if want == 0 {
+                break;
+            }
+            (&mut file).take(want).read_to_end(&mut bytes)?;
+            let (part, consumed) = parse_complete_lines(&bytes, self.offset);
+            batch.entries.extend(part.entries);
+            batch.malformed.extend(part.malformed);
+            self.offset += consumed as u64;
+            if consumed == 0 {
+                if bytes.len() as u64 == MAX_CHUNK {
+                    batch.malformed.push(Malformed {
+                        offset: self.offset,
+                        error: format!("a line longer than {} MiB; skipped to the end of the file", MAX_CHUNK >> 20),
+                    });
+                    self.offset = len;
+                }
+                break;
+            }
+            if (bytes.len() as u64) < want {
+                break; // the file ended sooner than it said (it shrank while read)
+            }
+            file.seek(SeekFrom::Start(self.offset))?;
+        }
         Ok(batch)
     }
 }
+
+/// The most of a transcript held in memory at once, and so the longest line read.
+pub const MAX_CHUNK: u64 = 128 << 20;
 
 /// A whole transcript read at once.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -68,7 +68,10 @@ impl TranscriptWatcher {
         watcher.watch(&root, RecursiveMode::NonRecursive)?;
         for entry in std::fs::read_dir(&root).map_err(notify::Error::io)?.flatten() {
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                watcher.watch(&entry.path(), RecursiveMode::NonRecursive)?;
+                // A project folder that cannot be watched (unreadable, or the system's watch
+                // limit reached) loses only its own sessions, as in `handle`; the rest are
+                // still watched.
+                let _ = watcher.watch(&entry.path(), RecursiveMode::NonRecursive);
             }
         }
         Ok(TranscriptWatcher { projects_dir: root, watcher: Mutex::new(watcher), rx, ready: Mutex::new(VecDeque::new()) })

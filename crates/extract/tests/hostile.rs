@@ -85,3 +85,42 @@ fn transcript_files_of_hostile_bytes() {
         assert!(t.offset as usize <= content.len());
     }
 }
+
+/// What can sit under a transcript's name besides a transcript: each is refused or read in
+/// bounded memory, and none waits (a FIFO with no writer would hang a plain `open`).
+#[test]
+fn transcript_names_holding_a_fifo_a_device_or_a_vast_sparse_file() {
+    use mneme_extract::transcript::{TranscriptReader, MAX_CHUNK};
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.jsonl");
+    rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    let err = Transcript::load(&fifo).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+    let zero = dir.path().join("zero.jsonl");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    assert_eq!(Transcript::load(&zero).unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
+
+    // A terabyte that says it is a file (sparse: no newline anywhere). One chunk is read, the
+    // line is reported and skipped, and what is appended after it is read as usual.
+    let vast = dir.path().join("vast.jsonl");
+    let f = std::fs::File::create(&vast).unwrap();
+    f.set_len(1 << 40).unwrap();
+    let mut reader = TranscriptReader::new();
+    let batch = reader.read_new(&vast).unwrap();
+    assert!(batch.entries.is_empty());
+    assert_eq!(batch.malformed.len(), 1);
+    assert!(batch.malformed[0].error.contains(&format!("longer than {} MiB", MAX_CHUNK >> 20)), "{:?}", batch.malformed);
+    assert_eq!(reader.offset(), 1 << 40);
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(&vast).unwrap();
+    f.write_all(b"\n{\"type\":\"user\",\"uuid\":\"u1\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n").unwrap();
+    let batch = reader.read_new(&vast).unwrap();
+    assert_eq!(batch.entries.len(), 1, "{:?}", batch.malformed);
+
+    // Lines spread over more than one chunk are all read in one call.
+    let long = dir.path().join("long.jsonl");
+    let line = format!("{{\"type\":\"user\",\"pad\":\"{}\"}}\n", "x".repeat(40 << 20));
+    std::fs::write(&long, line.repeat(4)).unwrap();
+    let t = Transcript::load(&long).unwrap();
+    assert_eq!((t.entries.len(), t.malformed.len(), t.offset), (4, 0, (line.len() * 4) as u64));
+}

@@ -163,7 +163,7 @@ fn scope_of(fm: Option<&mneme_core::frontmatter::Frontmatter>) -> (Option<AgentS
 /// A markdown agent: `Ok(None)` for a file without a `name` (Claude Code skips it silently),
 /// `Err` for one it reports.
 fn markdown_agent(file: &Path, source: AgentSource) -> Result<Option<AgentDefinition>, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("Cannot read it: {e}."))?;
+    let text = crate::open::read_plain_to_string(file).map_err(|e| format!("Cannot read it: {e}."))?;
     let parsed = mneme_core::frontmatter::parse(&text);
     let fm = parsed.frontmatter.as_ref();
     let Some(name) = fm.and_then(|f| f.get("name")).and_then(|v| v.as_str()).filter(|n| !n.is_empty()) else {
@@ -187,7 +187,7 @@ fn markdown_agent(file: &Path, source: AgentSource) -> Result<Option<AgentDefini
 }
 
 fn plugin_agent(file: &Path, plugin: &Plugin, namespace: &[String]) -> Option<AgentDefinition> {
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = crate::open::read_plain_to_string(file).ok()?;
     let parsed = mneme_core::frontmatter::parse(&text);
     let fm = parsed.frontmatter.as_ref();
     let stem = file.file_name()?.to_string_lossy().trim_end_matches(".md").to_string();
@@ -234,7 +234,7 @@ pub fn known_marketplaces_path(env: &Environment) -> PathBuf {
 fn enabled_plugins(env: &Environment, settings: &Settings, cwd: &Path, problems: &mut Vec<AgentProblem>) -> Vec<Plugin> {
     let Some(enabled) = settings.merged().get("enabledPlugins").and_then(|e| e.as_object()) else { return Vec::new() };
     let path = installed_plugins_path(env);
-    let installed: serde_json::Value = match std::fs::read_to_string(&path) {
+    let installed: serde_json::Value = match crate::open::read_plain_to_string(&path) {
         Ok(text) => match serde_json::from_str(&text) {
             Ok(v) => v,
             Err(e) => {
@@ -249,7 +249,7 @@ fn enabled_plugins(env: &Environment, settings: &Settings, cwd: &Path, problems:
     };
     let Some(plugins) = installed.get("plugins").and_then(|p| p.as_object()) else { return Vec::new() };
     // Claude Code skips a plugin whose marketplace it does not know (`known_marketplaces.json`).
-    let known: serde_json::Map<String, serde_json::Value> = std::fs::read_to_string(known_marketplaces_path(env))
+    let known: serde_json::Map<String, serde_json::Value> = crate::open::read_plain_to_string(&known_marketplaces_path(env))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|v| v.as_object().cloned())
@@ -283,7 +283,7 @@ fn enabled_plugins(env: &Environment, settings: &Settings, cwd: &Path, problems:
         let Some(install) = entry.and_then(|e| e.get("installPath")).and_then(|p| p.as_str()).map(PathBuf::from) else {
             continue;
         };
-        let manifest: Option<serde_json::Value> = std::fs::read_to_string(install.join(".claude-plugin").join("plugin.json"))
+        let manifest: Option<serde_json::Value> = crate::open::read_plain_to_string(&install.join(".claude-plugin").join("plugin.json"))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
         let name = manifest

@@ -88,18 +88,18 @@ pub fn resolve_canonical_root(git_root: &Path) -> PathBuf {
 }
 
 fn canonical_from_worktree(git_root: &Path) -> Option<PathBuf> {
-    // A directory `.git` fails to read as a file (EISDIR): an ordinary checkout.
-    let text = fs::read_to_string(git_root.join(".git")).ok()?;
+    // A directory `.git` is not a plain file: an ordinary checkout.
+    let text = crate::open::read_plain_to_string(&git_root.join(".git")).ok()?;
     let pointer = text.trim().strip_prefix("gitdir:")?.trim().to_string();
     let worktree_git_dir = normalize(&git_root.join(pointer));
-    let common = fs::read_to_string(worktree_git_dir.join("commondir")).ok()?;
+    let common = crate::open::read_plain_to_string(&worktree_git_dir.join("commondir")).ok()?;
     let common_dir = normalize(&worktree_git_dir.join(common.trim()));
     // Check 1: the worktree's git dir must sit in <common>/worktrees/.
     if normalize(worktree_git_dir.parent()?) != common_dir.join("worktrees") {
         return None;
     }
     // Check 2: the worktree's back-link must point at this checkout's `.git`.
-    let back = fs::read_to_string(worktree_git_dir.join("gitdir")).ok()?;
+    let back = crate::open::read_plain_to_string(&worktree_git_dir.join("gitdir")).ok()?;
     let back_real = fs::canonicalize(back.trim()).ok()?;
     if back_real != fs::canonicalize(git_root).ok()?.join(".git") {
         return None;

@@ -11,6 +11,7 @@ pub mod file_lock;
 pub mod git;
 pub mod atomic;
 pub mod memdir;
+pub mod open;
 pub mod paths;
 pub mod projects;
 pub mod settings;

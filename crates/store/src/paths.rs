@@ -538,14 +538,14 @@ pub fn read_global_config(env: &Environment) -> Result<Option<Arc<Value>>, Setti
             return Ok(Some(Arc::clone(value)));
         }
     }
-    let mut file = match fs::File::open(&path) {
+    let mut file = match crate::open::open_no_wait(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(read_error(source)),
     };
     let meta = file.metadata().map_err(read_error)?;
     let key = key_of(&meta);
-    let mut bytes = Vec::with_capacity(meta.len().try_into().unwrap_or(0));
+    let mut bytes = Vec::with_capacity(crate::open::capacity_for(meta.len()));
     // Through `take`: `File::read_to_end` would `fstat` and `lseek` again to size its buffer,
     // which the `fstat` above has already done.
     (&mut file).take(u64::MAX).read_to_end(&mut bytes).map_err(read_error)?;

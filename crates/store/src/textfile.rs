@@ -10,7 +10,7 @@
 
 use crate::atomic::{fsync_dir, write_temp};
 use crate::memdir::Revision;
-use std::fs::{self, File, Metadata};
+use std::fs::{self, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -54,7 +54,7 @@ fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) ->
 
 /// The bytes and metadata of a regular file (following symbolic links), or `None` if absent.
 pub fn read(path: &Path) -> Result<Option<(Vec<u8>, Metadata)>, TextFileError> {
-    let mut file = match File::open(path) {
+    let mut file = match crate::open::open_no_wait(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_err("read", path)(e)),
@@ -63,7 +63,7 @@ pub fn read(path: &Path) -> Result<Option<(Vec<u8>, Metadata)>, TextFileError> {
     if !meta.is_file() {
         return Err(TextFileError::NotARegularFile { path: path.to_path_buf() });
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let mut bytes = Vec::with_capacity(crate::open::capacity_for(meta.len()));
     io::Read::read_to_end(&mut file, &mut bytes).map_err(io_err("read", path))?;
     Ok(Some((bytes, meta)))
 }

@@ -594,7 +594,8 @@ fn file_stat(file: &File) -> io::Result<FileStat> {
 #[cfg(unix)]
 fn open_plain(c: &Candidate, abs: &Path) -> io::Result<File> {
     use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    // NONBLOCK: a FIFO planted under a memory's name must not wait for a writer.
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
     let fd = match &c.dir.fd {
         Some(dir) => rustix::fs::openat(dir, c.name(), flags, Mode::empty())?,
         None => rustix::fs::open(abs, flags, Mode::empty())?,
@@ -624,7 +625,7 @@ fn open_candidate(real_root: &Path, c: &Candidate, abs: &Path) -> Result<(File, 
                 ),
             ));
         }
-        File::open(abs).map_err(unreadable)?
+        crate::open::open_no_wait(abs).map_err(unreadable)?
     } else {
         open_plain(c, abs).map_err(unreadable)?
     };
@@ -905,7 +906,7 @@ fn read_known_size(file: &mut File, len: u64, buf: &mut Vec<u8>) -> io::Result<(
 
 /// Reads a file's bytes and metadata; `None` when it does not exist.
 pub(crate) fn read_bytes(abs: &Path) -> Result<Option<(Vec<u8>, Metadata)>, MemdirError> {
-    let mut file = match File::open(abs) {
+    let mut file = match crate::open::open_no_wait(abs) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(MemdirError::Io { action: "open", path: abs.to_path_buf(), source: e }),
@@ -917,7 +918,7 @@ pub(crate) fn read_bytes(abs: &Path) -> Result<Option<(Vec<u8>, Metadata)>, Memd
             detail: describe_type(&meta),
         });
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let mut bytes = Vec::with_capacity(crate::open::capacity_for(meta.len()));
     file.read_to_end(&mut bytes).map_err(io_err("read", abs))?;
     Ok(Some((bytes, meta)))
 }

@@ -22,7 +22,7 @@ use crate::env::Environment;
 use mneme_core::text::js_trim;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
@@ -281,8 +281,14 @@ impl SettingsFile {
         let mut file =
             SettingsFile { source, path: path.to_path_buf(), enabled, exists: false, value: None, error: None };
         let shown = shown_path(env, path);
-        let meta = match fs::metadata(path) {
-            Ok(m) => m,
+        // One open, then the type and size of what was opened: a link to `/dev/zero` or a FIFO
+        // in a cloned repository's `.claude/` is refused instead of read forever.
+        let read = crate::open::open_no_wait(path).and_then(|f| {
+            let meta = f.metadata()?;
+            Ok((f, meta))
+        });
+        let (f, meta) = match read {
+            Ok(r) => r,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return file,
             Err(source) => {
                 file.exists = true;
@@ -291,17 +297,20 @@ impl SettingsFile {
             }
         };
         file.exists = true;
+        if !meta.is_file() {
+            let source = io::Error::new(io::ErrorKind::InvalidInput, "not a plain file (a folder, pipe, socket or device)");
+            file.error = Some(SettingsError::Read { path: path.to_path_buf(), shown, source });
+            return file;
+        }
         if meta.len() > MAX_SETTINGS_FILE_BYTES {
             file.error = Some(SettingsError::TooLarge { path: path.to_path_buf(), shown, size: meta.len() });
             return file;
         }
-        let bytes = match fs::read(path) {
-            Ok(b) => b,
-            Err(source) => {
-                file.error = Some(SettingsError::Read { path: path.to_path_buf(), shown, source });
-                return file;
-            }
-        };
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        if let Err(source) = io::Read::read_to_end(&mut io::Read::take(f, MAX_SETTINGS_FILE_BYTES + 1), &mut bytes) {
+            file.error = Some(SettingsError::Read { path: path.to_path_buf(), shown, source });
+            return file;
+        }
         // Node decodes with replacement characters, so invalid bytes inside a string still
         // parse; lossy decoding reproduces that.
         let text = String::from_utf8_lossy(&bytes);
@@ -753,7 +762,7 @@ pub fn load_settings_with_local(
 /// Reads at most `limit` bytes from the start of a file.
 pub(crate) fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let mut buf = Vec::new();
-    File::open(path)?.take(limit).read_to_end(&mut buf)?;
+    crate::open::open_no_wait(path)?.take(limit).read_to_end(&mut buf)?;
     Ok(buf)
 }
 
@@ -784,6 +793,22 @@ mod tests {
     pub(super) fn write(p: &Path, text: &str) {
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, text).unwrap();
+    }
+
+    /// A cloned repository's `.claude/settings.json` that is a link to `/dev/zero`, or a FIFO:
+    /// reported as unreadable at once, never read forever.
+    #[test]
+    fn a_settings_file_that_is_a_device_or_a_fifo_is_refused_without_waiting() {
+        let h = home();
+        let project = h.root.join("repo/.claude/settings.json");
+        std::os::unix::fs::symlink("/dev/zero", &project).unwrap();
+        let local = h.root.join("repo/.claude/settings.local.json");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &local, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        for path in [&project, &local] {
+            let f = SettingsFile::load(&h.env, SettingSource::Project, path, true);
+            let err = f.error.expect("refused").to_string();
+            assert!(f.exists && f.value.is_none() && err.contains("not a plain file"), "{err}");
+        }
     }
 
     #[test]

@@ -1,0 +1,75 @@
+//! Opening a file to read it without waiting on whatever is there.
+//!
+//! Every file Mneme reads sits in a folder someone else can write to (Claude Code, a
+//! teammate's sync, a cloned repository), so a name may hold a FIFO, and a plain `open` of a
+//! FIFO waits for a writer forever: one planted `MEMORY.md` or transcript would hang the CLI
+//! or stop a background loop. `O_NONBLOCK` makes that open return at once (reads of regular
+//! files are unaffected), and the caller's `fstat` then refuses what is not a plain file.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// Opens `path` (following links) for reading without waiting for a FIFO's writer.
+pub fn open_no_wait(path: &Path) -> io::Result<File> {
+    OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(path)
+}
+
+/// How much to reserve for reading a file that says it is `len` bytes long: the size a
+/// sparse or growing file reports is not a promise, so a huge one is not reserved up front
+/// (an allocation of a terabyte aborts the process); reading grows the buffer as needed.
+pub fn capacity_for(len: u64) -> usize {
+    const MAX_UP_FRONT: u64 = 64 << 20;
+    len.min(MAX_UP_FRONT) as usize
+}
+
+/// The whole of a plain file, opened without waiting on a FIFO: a folder, pipe, socket or
+/// device under the name (a cloned repository's `settings.json` linked to `/dev/zero`, a FIFO
+/// planted beside memories) is refused with [`io::ErrorKind::InvalidInput`] instead of being
+/// read forever. A missing file is [`io::ErrorKind::NotFound`], as `fs::read` gives it.
+pub fn read_plain(path: &Path) -> io::Result<(Vec<u8>, std::fs::Metadata)> {
+    use std::io::Read;
+    let mut file = open_no_wait(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_plain());
+    }
+    let mut bytes = Vec::with_capacity(capacity_for(meta.len()));
+    file.read_to_end(&mut bytes)?;
+    Ok((bytes, meta))
+}
+
+/// [`read_plain`] as text, invalid UTF-8 refused as `fs::read_to_string` refuses it.
+pub fn read_plain_to_string(path: &Path) -> io::Result<String> {
+    let (bytes, _) = read_plain(path)?;
+    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+fn not_plain() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a plain file (a folder, pipe, socket or device)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_opens_at_once_and_reads_as_not_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("MEMORY.md");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        let f = open_no_wait(&fifo).expect("opened without a writer");
+        assert!(!f.metadata().unwrap().is_file());
+        assert_eq!(capacity_for(1 << 40), 64 << 20);
+        assert_eq!(capacity_for(10), 10);
+        let err = read_plain(&fifo).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        let link = dir.path().join("settings.json");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert_eq!(read_plain_to_string(&link).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(read_plain(&dir.path().join("none")).unwrap_err().kind(), io::ErrorKind::NotFound);
+        std::fs::write(dir.path().join("a.json"), "{}").unwrap();
+        assert_eq!(read_plain_to_string(&dir.path().join("a.json")).unwrap(), "{}");
+    }
+}
