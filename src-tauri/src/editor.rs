@@ -104,6 +104,17 @@ pub fn plan_for(os: Os, env: &Environment, path: &Path, found: &dyn Fn(&str) -> 
                 let program = words.remove(0);
                 return Ok(Launch { program, args: words, editor, from, gui });
             }
+            // `cmd /c` reads the whole line as shell syntax, and Rust quotes an argument only
+            // for spaces: a file named `x&calc&.md` (a teammate's memory, a cloned repository's
+            // folder) would run `calc`. Such a path is refused rather than escaped.
+            let path = words.last().map(String::as_str).unwrap_or_default();
+            if let Some(c) = path.chars().find(|c| "&|<>^%!".contains(*c)) {
+                return Err(ApiError::invalid(format!(
+                    "The path {path} holds `{c}`, which the Windows command shell would read as a command, so {editor} \
+                     is not started through it. Set $VISUAL to a desktop editor (for example `code -w`), or open the \
+                     file from your editor."
+                )));
+            }
             // `start` opens a console window for the editor; the empty argument is its title.
             let mut args = vec!["/c".to_string(), "start".to_string(), String::new(), "/wait".to_string()];
             args.append(&mut words);
@@ -321,6 +332,13 @@ mod tests {
         let l = plan_for(Os::Windows, &env.clone().set_var("EDITOR", "vim"), file, &only(&[])).unwrap();
         assert_eq!((l.program.as_str(), l.gui), ("cmd", false));
         assert_eq!(l.args, ["/c", "start", "", "/wait", "vim", r"C:\Users\ana\my code\CLAUDE.md"]);
+        // A path the command shell would run part of is refused for a terminal editor, and
+        // still given as one argument to a desktop editor (no shell between).
+        let hostile = Path::new(r"C:\Users\ana\.claude\projects\p\memory\team\x&calc&.md");
+        let err = plan_for(Os::Windows, &env.clone().set_var("EDITOR", "vim"), hostile, &only(&[])).unwrap_err();
+        assert!(err.message.contains("`&`") && err.message.contains("$VISUAL"), "{}", err.message);
+        let l = plan_for(Os::Windows, &env, hostile, &only(&["code"])).unwrap();
+        assert_eq!(l.args, ["-w", hostile.to_str().unwrap()]);
 
         assert!(is_gui(Os::Windows, "CODE.CMD --wait") && !is_gui(Os::Linux, "CODE.CMD --wait"));
     }

@@ -33,10 +33,10 @@ async function load(name) {
 // DOMPurify binds to the global window when it is first imported.
 globalThis.window = new JSDOM('').window;
 
-const { parseMemory, withFields, yamlScalar, stripComment } = await load('frontmatter.ts');
+const { parseMemory, withFields, yamlScalar, stripComment, YAML_NUMBER } = await load('frontmatter.ts');
 const { collapse } = await load('diff.ts');
 await load('html.ts');
-const { markdownToHtml } = await load('markdown.ts');
+const { markdownToHtml, maxPreviewHtml } = await load('markdown.ts');
 const { sanitizeHtml } = await load('sanitize.ts');
 // What a preview shows: marked's HTML (the worker's part), sanitised (the page's part).
 const renderMarkdown = (src) => sanitizeHtml(markdownToHtml(src));
@@ -83,6 +83,25 @@ test('frontmatter: yamlScalar quotes what YAML would read differently', () => {
   for (const quoted of ['', ' padded', 'yes', 'null', '1.5', '0x1f', '- item', 'key: value', 'a #b', 'two\nlines', "'q"]) {
     assert.equal(yamlScalar(quoted), JSON.stringify(quoted), quoted);
   }
+});
+
+test('frontmatter: YAML numbers are the old pattern\'s numbers, found in one pass', () => {
+  const old = /^[-+]?(\d[\d_]*)?\.?\d+([eE][-+]?\d+)?$/;
+  for (const s of ['1', '1.5', '.5', '1_000', '-2e10', '+3.1E-2', '1_', '_1', '1.', '1..2', 'e5', '1e', '12_3.4_5']) {
+    assert.equal(YAML_NUMBER.test(s), old.test(s), s);
+  }
+  const chars = ['1', '0', '_', '.', 'e', 'E', '-', '+', 'x'];
+  let seed = 11;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  for (let n = 0; n < 20000; n++) {
+    let s = '';
+    for (let len = 1 + (next() % 9); len > 0; len--) s += chars[next() % chars.length];
+    assert.equal(YAML_NUMBER.test(s), old.test(s), JSON.stringify(s));
+  }
+  // The description that froze the editor: a long run of digits, then a word.
+  const digits = '1'.repeat(200_000);
+  assert.equal(yamlScalar(`${digits} x`), `${digits} x`);
+  assert.equal(yamlScalar(digits), JSON.stringify(digits));
 });
 
 test('diff: long unchanged runs fold, keeping context around each change', () => {
@@ -171,4 +190,12 @@ test('frontmatter: a plain scalar loses its comment exactly as the regex took it
   // The input that took the regex seconds: a description of a million spaces.
   const hostile = `description: a${' '.repeat(1_000_000)}b`;
   assert.equal(parseMemory(`---\n${hostile}\n---\n`).fields.description, `a${' '.repeat(1_000_000)}b`);
+});
+
+test('markdown: a preview too large for the page is told apart from ordinary text', () => {
+  const vast = `[a]: http://x/${'y'.repeat(20_000)}\n\n${'[a] '.repeat(500)}\n`;
+  assert.ok(markdownToHtml(vast).length > maxPreviewHtml(vast));
+  // Ordinary Markdown, however long, stays within its bound.
+  const ordinary = '# Title\n\n- **bold** item with `code` and a [link](https://example.com/a/b)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n'.repeat(3000);
+  assert.ok(markdownToHtml(ordinary).length <= maxPreviewHtml(ordinary));
 });

@@ -28,3 +28,11 @@ const marked = new Marked({ gfm: true, async: false }, { extensions: [wikilink] 
 export function markdownToHtml(src: string): string {
   return marked.parse(src) as string;
 }
+
+/** The most HTML a preview of `src` may be. Ordinary Markdown renders to one to three times its
+ *  length; a link reference defined once with a long address and used thousands of times renders
+ *  to hundreds of megabytes from a hundred kilobytes, which sanitising and drawing on the page's
+ *  thread would freeze the window over (and could exhaust its memory). */
+export function maxPreviewHtml(src: string): number {
+  return Math.max(2_000_000, src.length * 8);
+}

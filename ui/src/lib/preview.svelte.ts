@@ -48,7 +48,7 @@ export class MarkdownPreview {
 
   private start(src: string) {
     if (src === this.slowSrc) {
-      this.showAsWritten(src);
+      this.showAsWritten(src, `took longer than ${PREVIEW_LIMIT_MS / 1000} s to render as Markdown`);
       return;
     }
     const fresh = !this.worker;
@@ -63,9 +63,11 @@ export class MarkdownPreview {
     const worker = new Worker(new URL('./markdown.worker.ts', import.meta.url), { type: 'module' });
     worker.onmessage = (ev: MessageEvent<RenderAnswer>) => {
       if (!this.running || ev.data.id !== this.running.id) return;
-      clearTimeout(this.running.timer);
+      const { src, timer } = this.running;
+      clearTimeout(timer);
       this.running = null;
-      this.html = sanitizeHtml(ev.data.html);
+      if (ev.data.html === null) this.showAsWritten(src, 'would render to far more HTML than it has text');
+      else this.html = sanitizeHtml(ev.data.html);
       this.next();
     };
     this.worker = worker;
@@ -80,13 +82,13 @@ export class MarkdownPreview {
     this.worker?.terminate();
     this.worker = null;
     this.slowSrc = src;
-    this.showAsWritten(src);
+    this.showAsWritten(src, `took longer than ${PREVIEW_LIMIT_MS / 1000} s to render as Markdown`);
     this.next();
   }
 
-  private showAsWritten(src: string) {
+  private showAsWritten(src: string, why: string) {
     this.html =
-      `<p class="preview-note">This text took longer than ${PREVIEW_LIMIT_MS / 1000} s to render as Markdown, so it is shown as written.</p>` +
+      `<p class="preview-note">This text ${escapeHtml(why)}, so it is shown as written.</p>` +
       `<pre class="preview-raw">${escapeHtml(src)}</pre>`;
   }
 
