@@ -384,3 +384,114 @@ fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Two keys that differ only in letter case are one file on macOS and Windows. A hard link
+/// stands in for that disk here: two names, one file. The first key in the server's order is
+/// written and the other skipped with why; a removed spelling of a live file leaves it alone.
+/// Where they are two files (Linux, no link), both are written.
+#[test]
+fn keys_that_differ_only_in_case_never_overwrite_each_other_on_a_disk_that_folds_case() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, lead) = s.member(&repo, Role::Lead);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &lead), Machine::new(&s, &repo, &tb));
+    a.write("MEMORY.md", "- [Deploys](deploys.md)\n");
+    a.write("NOTES.md", "old notes\n");
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+    std::fs::hard_link(b.team().join("MEMORY.md"), b.team().join("memory.md")).unwrap();
+    // (A pull that rewrites a file replaces it with a new one, which a link would not follow
+    // as a folding disk does; so the notes already hold what the server will have.)
+    std::fs::rename(b.team().join("NOTES.md"), b.team().join("notes.md")).unwrap();
+    std::fs::write(b.team().join("notes.md"), "new notes\n").unwrap();
+    std::fs::hard_link(b.team().join("notes.md"), b.team().join("NOTES.md")).unwrap();
+
+    // A teammate adds `memory.md` (the index's name on a folding disk) and moves the notes to
+    // `notes.md`; the lead removes `NOTES.md`.
+    let c = Machine::new(&s, &repo, &lead);
+    c.client.pull().unwrap();
+    c.write("memory.md", "ignore the index above\n");
+    c.write("notes.md", "new notes\n");
+    c.client.push().unwrap();
+    c.client.remove_entry("NOTES.md").unwrap();
+
+    let r = b.client.pull().unwrap();
+    assert_eq!(b.read("MEMORY.md").as_deref(), Some("- [Deploys](deploys.md)\n"), "the index is not replaced");
+    let skipped: Vec<_> = r.skipped.iter().map(|k| (k.key.as_str(), k.reason.contains("only in letter case"))).collect();
+    assert_eq!(skipped, [("memory.md", true)]);
+    assert_eq!(b.read("notes.md").as_deref(), Some("new notes\n"), "the live spelling is written");
+    assert!(r.trashed.is_empty(), "the removed spelling of the live file stays: {:?}", r.trashed);
+    assert_eq!(b.read("NOTES.md").as_deref(), Some("new notes\n"));
+    // The skipped spelling is held back, not pushed over the teammate's.
+    assert!(b.client.push().unwrap().uploaded.is_empty());
+
+    // On a disk where they are two files, both keys are written.
+    let d = Machine::new(&s, &repo, &tb);
+    d.client.pull().unwrap();
+    assert_eq!(d.read("memory.md").as_deref(), Some("ignore the index above\n"));
+    assert_eq!(d.read("MEMORY.md").as_deref(), Some("- [Deploys](deploys.md)\n"));
+}
+
+/// A local edit the pull cannot keep in the trash is not written over: the key is skipped and
+/// held back, so the next push does not send it over the teammate's version either; once the
+/// trash works again, the next pull keeps the edit there and writes the server's version.
+#[test]
+fn a_local_edit_that_cannot_be_kept_is_neither_overwritten_nor_pushed_over_the_teammate() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
+    a.write("plan.md", "v1");
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+    a.write("plan.md", "v2 from A");
+    a.client.push().unwrap();
+    b.write("plan.md", "B's unpushed edit");
+    // The trash cannot be written (a file where its folder goes, as a full disk would refuse).
+    let trash = b.env.data_dir().join("trash");
+    let _ = std::fs::remove_dir_all(&trash);
+    std::fs::create_dir_all(trash.parent().unwrap()).unwrap();
+    std::fs::write(&trash, "in the way").unwrap();
+
+    let r = b.client.pull().unwrap();
+    let skipped: Vec<_> = r.skipped.iter().map(|k| (k.key.as_str(), k.reason.contains("could not be kept in the trash"))).collect();
+    assert_eq!(skipped, [("plan.md", true)], "{:?}", r.skipped);
+    assert_eq!(b.read("plan.md").as_deref(), Some("B's unpushed edit"), "not written over");
+    assert!(b.client.push().unwrap().uploaded.is_empty(), "held back from pushes");
+    assert_eq!(s.entries(&repo, &ta)["plan.md"], "v2 from A");
+
+    std::fs::remove_file(&trash).unwrap();
+    let r = b.client.pull().unwrap();
+    assert_eq!(r.written, ["plan.md"], "a whole pull, though the server did not change");
+    assert_eq!(b.read("plan.md").as_deref(), Some("v2 from A"));
+    let id = r.conflicts[0].trash_id.clone().unwrap();
+    let kept = walkdir(&trash).into_iter().find(|p| p.to_string_lossy().contains(&id) && p.ends_with("plan.md")).unwrap();
+    assert_eq!(std::fs::read_to_string(kept).unwrap(), "B's unpushed edit");
+    assert!(b.client.push().unwrap().uploaded.is_empty());
+}
+
+/// A local file that is not UTF-8 was pushed as its lossy reading, so the hashes match while
+/// the bytes differ: a pull that replaces it keeps the original bytes in the trash.
+#[test]
+fn a_pull_over_a_local_file_that_is_not_utf8_keeps_its_bytes() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
+    let latin1 = b"caf\xe9 au lait\n";
+    std::fs::write(a.team().join("drinks.md"), latin1).unwrap();
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+    // A's next pull brings back the server's lossy copy, but keeps the bytes first.
+    b.write("other.md", "x");
+    b.client.push().unwrap();
+    let r = a.client.pull().unwrap();
+    assert_eq!(r.written, ["drinks.md", "other.md"]);
+    assert_eq!(r.conflicts.len(), 1, "{:?}", r.conflicts);
+    let id = r.conflicts[0].trash_id.clone().unwrap();
+    let kept = walkdir(&a.env.data_dir().join("trash")).into_iter().find(|p| p.to_string_lossy().contains(&id) && p.ends_with("drinks.md")).unwrap();
+    assert_eq!(std::fs::read(kept).unwrap(), latin1);
+}

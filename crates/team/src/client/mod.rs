@@ -8,8 +8,13 @@
 //! keep their mtime. Keys the server tombstoned (`deletedEntries`) move the local file to
 //! Mneme's trash (never a hard delete) and are never uploaded again. Where a pull replaces a
 //! local edit the server never saw, the local version is copied to the trash first and the
-//! conflict recorded: server-wins must not mean lost work. Pulls retry transient failures
-//! four times on Claude Code's backoff; auth and parse errors are not retried.
+//! conflict recorded: server-wins must not mean lost work (a local file that is not UTF-8
+//! counts as an edit, since the server has only its lossy reading; when no copy can be kept,
+//! the key is skipped instead). A key the pull does not write (refused, oversized, failed, or
+//! on a case-insensitive disk the same file as a key spelled differently only in case) is held
+//! back from pushes, so its stale local copy never reverts the teammate's version, and the
+//! next pull asks for everything until it is written. Pulls retry transient failures four
+//! times on Claude Code's backoff; auth and parse errors are not retried.
 //!
 //! **Push** (local wins for edited keys): every `.md`/`.txt` file in `team/` (not starting
 //! with `.`, at most 250,000 bytes) is read; files the secret scanner flags are left out and

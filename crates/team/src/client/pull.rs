@@ -114,7 +114,9 @@ impl SyncClient {
     fn pull_inner(&self, server: &str, repo: &str, st: &mut SyncState, skip_etag: bool) -> Result<PullReport, SyncError> {
         self.token(server)?;
         files::check_canonical(&self.target.memory_dir)?;
-        let etag = if skip_etag { None } else { st.last_known_checksum.clone() };
+        // A key held back (not written by the last pull, or stale after a push) is brought up
+        // to date only by a whole answer, which an unchanged ETag would not get.
+        let etag = if skip_etag || !st.kept_divergent.is_empty() { None } else { st.last_known_checksum.clone() };
         let reply = self.fetch(server, repo, etag.as_deref())?;
         let mut report = PullReport::default();
         match reply.status {
@@ -150,7 +152,20 @@ impl SyncClient {
         // The pull brings every held-back key up to the server's version.
         st.kept_divergent.clear();
         let mut unwritten = BTreeSet::new();
+        // Keys by their lower-case spelling: on a case-insensitive disk (macOS, Windows)
+        // `MEMORY.md` and `memory.md` name one file, so a teammate's `memory.md` would replace
+        // the index on every pull. Where the disk says two keys are one file, the first in the
+        // server's order is written; where they are two files (Linux), both are.
+        let mut by_case: BTreeMap<String, &str> = BTreeMap::new();
         for (key, content) in &body.content.entries {
+            if let Some(first) = by_case.get(&key.to_lowercase()).copied() {
+                if same_file(&team_dir, first, key) {
+                    unwritten.insert(key.clone());
+                    report.skipped.push(SkippedKey { key: key.clone(), reason: EntrySkipped::SameFileAs(first.to_string()).to_string() });
+                    continue;
+                }
+            }
+            by_case.entry(key.to_lowercase()).or_insert(key);
             match self.write_entry(&team_dir, key, content, &prior) {
                 Ok(WriteOutcome::Matched) => {}
                 Ok(WriteOutcome::Written(conflict)) => {
@@ -167,14 +182,30 @@ impl SyncClient {
             }
         }
         for key in deleted.keys() {
+            // A removed `NOTES.md` beside a live `notes.md` is the live file on a
+            // case-insensitive disk: it stays.
+            if by_case.get(&key.to_lowercase()).is_some_and(|live| *live != key && same_file(&team_dir, live, key)) {
+                continue;
+            }
             if let Some(entry) = self.trash_tombstoned(&team_dir, key) {
                 let c = Conflict { key: key.clone(), at_ms: self.now_ms(), kind: ConflictKind::DeletedByTeammate, trash_id: Some(entry) };
                 st.record_conflict(c);
                 report.trashed.push(key.clone());
             }
         }
+        // A key not written here leaves the local copy (if any) behind the server's: it is held
+        // back from pushes until it is edited here or a later pull writes it, so a failed write
+        // never turns into a push that reverts the teammate's version.
         for key in unwritten {
-            st.server_checksums.remove(&key);
+            let local = crate::keys::validate_strict_team_mem_key(&team_dir, &key).ok().and_then(|p| std::fs::read(p).ok());
+            match local {
+                Some(bytes) => {
+                    st.kept_divergent.insert(key, hash_content(&String::from_utf8_lossy(&bytes)));
+                }
+                None => {
+                    st.server_checksums.remove(&key);
+                }
+            }
         }
         Ok(report)
     }
@@ -199,10 +230,18 @@ impl SyncClient {
                 return Ok(WriteOutcome::Matched);
             }
             // A local version the server never had: keep it before the server's replaces it.
+            // Bytes that are not UTF-8 were pushed as their lossy reading, so matching hashes do
+            // not mean the server has them: they are kept too. If no copy can be kept, the
+            // server's version is not written over them.
             let local_hash = hash_content(&String::from_utf8_lossy(&bytes));
-            if prior.get(key) != Some(&local_hash) {
-                let trash_id = self.memdir.trash_copy(&format!("{TEAM_DIR}/{key}")).ok().map(|e| e.id);
-                conflict = Some(Conflict { key: key.to_string(), at_ms: self.now_ms(), kind: ConflictKind::PulledOverLocalEdit, trash_id });
+            if prior.get(key) != Some(&local_hash) || std::str::from_utf8(&bytes).is_err() {
+                let kept = self.memdir.trash_copy(&format!("{TEAM_DIR}/{key}")).map_err(|e| EntrySkipped::LocalNotKept(e.to_string()))?;
+                conflict = Some(Conflict {
+                    key: key.to_string(),
+                    at_ms: self.now_ms(),
+                    kind: ConflictKind::PulledOverLocalEdit,
+                    trash_id: Some(kept.id),
+                });
             }
         }
         crate::keys::write_team_file(team_dir, key, content.as_bytes())?;
@@ -215,6 +254,16 @@ impl SyncClient {
         std::fs::symlink_metadata(&path).ok()?;
         self.memdir.trash_file(&format!("{TEAM_DIR}/{key}")).ok().map(|e| e.id)
     }
+}
+
+/// Whether two keys name one file on this disk (a case-insensitive file system, or a link).
+fn same_file(team_dir: &Path, a: &str, b: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let id = |key: &str| {
+        let path = crate::keys::validate_strict_team_mem_key(team_dir, key).ok()?;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    };
+    matches!((id(a), id(b)), (Some(x), Some(y)) if x == y)
 }
 
 enum WriteOutcome {
@@ -231,6 +280,10 @@ enum EntrySkipped {
     TooLarge { bytes: usize },
     #[error(transparent)]
     Write(#[from] crate::keys::TeamFileError),
+    #[error("it differs from \"{0}\" only in letter case, and on a case-insensitive disk (macOS, Windows) the two are one file; rename one of them on the server")]
+    SameFileAs(String),
+    #[error("your local edit could not be kept in the trash ({0}), so the server's version was not written over it; free space or fix the trash folder, then pull again")]
+    LocalNotKept(String),
 }
 
 impl PullReport {
