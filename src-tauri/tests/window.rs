@@ -41,6 +41,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const DATE: &str = "2025-11-29";
+/// The address a link in the page opens (never fetched: the stand-in opener only records it).
+const LINK: &str = "https://example.invalid/from-a-preview";
 
 
 /// `MNEME_WINDOW_SHOT`, relative paths taken from the repository root.
@@ -100,8 +102,14 @@ async fn the_window_answers_like_the_engine() {
         ),
     );
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // A stand-in for the system's URL opener (the first program the shell plugin tries), first
+    // on the app's PATH: it records the address a link in the page handed over.
+    let opener = home.write("bin/xdg-open", "#!/bin/sh\nprintf '%s' \"$1\" > \"$(dirname \"$0\")/opened-url\"\n");
+    std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut vars = app_vars(&home);
     vars.insert("VISUAL".into(), editor.to_string_lossy().into_owned());
+    let path = format!("{}:{}", opener.parent().unwrap().display(), vars.get("PATH").map(String::as_str).unwrap_or("/usr/bin:/bin"));
+    vars.insert("PATH".into(), path);
     let (driver, http, base) = start_driver(&driver, &vars, Duration::from_secs(60)).await;
 
     // The app opens on the home folder; the test opens the project through the UI.
@@ -287,6 +295,23 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     }
     let err = s.invoke("open_in_editor", json!({ "path": "relative.md" })).await.unwrap_err();
     assert_eq!(err["code"], "invalid_input", "{err}");
+
+    // A link in a preview (or the team sign-in link) opens in the person's browser: the page
+    // may hand the system opener a web address, and nothing else.
+    s.script_with(
+        "const a = document.createElement('a'); a.href = arguments[0]; a.target = '_blank'; a.rel = 'noreferrer'; \
+         a.textContent = 'link'; document.body.appendChild(a); a.click(); a.remove(); return true;",
+        json!([LINK]),
+    )
+    .await;
+    let url_file = home.root.join("bin/opened-url");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !url_file.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(std::fs::read_to_string(&url_file).ok().as_deref(), Some(LINK), "a link with target=_blank did not reach the system opener");
+    let refused = s.invoke("plugin:shell|open", json!({ "path": "file:///etc/passwd" })).await;
+    assert!(refused.is_err(), "the page may open only web addresses: {refused:?}");
 
     // Errors arrive as the api's {code, message}, and the page shows the message.
     let err = s.invoke("open_project", json!({ "req": { "cwd": repo.join("nope") } })).await.unwrap_err();
