@@ -63,7 +63,14 @@ pub enum Rejection {
     Ephemeral,
     /// Too little to be a memory ("don't do that").
     Vague,
+    /// More new memories than one run writes ([`MAX_NEW_PER_RUN`]).
+    TooMany,
 }
+
+/// The most new memory files one offline run creates. People state a few lasting rules in a
+/// conversation; a message of thousands of "never use X." sentences (pasted, or hostile) would
+/// otherwise fill the folder and `MEMORY.md` with thousands of files.
+pub const MAX_NEW_PER_RUN: usize = 25;
 
 impl Rejection {
     /// Why such a statement is not kept, in a sentence for the user.
@@ -75,6 +82,7 @@ impl Rejection {
             Rejection::InClaudeMd => "A CLAUDE.md file already says it.",
             Rejection::Ephemeral => "It only matters for the task at hand (work in progress, temporary state, this conversation).",
             Rejection::Vague => "Too vague to act on later.",
+            Rejection::TooMany => "One run saves at most 25 new memories; say it again in a later turn, or add it in the Memories screen.",
         }
     }
 }
@@ -606,6 +614,7 @@ pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String])
     let mut decisions = Vec::new();
     let mut taken: HashSet<String> = existing.iter().map(|e| e.rel_path.to_lowercase()).collect();
     let mut removed: HashSet<String> = HashSet::new();
+    let mut created = 0usize;
 
     for (st, ts) in statements(messages) {
         let said_on = message_date(ts.as_deref());
@@ -669,7 +678,11 @@ pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String])
                         e.text = normalize(&topic_text(&description, &body));
                         decisions.push(Decision::Saved { sentence, rel_path: e.rel_path.clone(), memory_type, updated: true });
                     }
+                    None if created >= MAX_NEW_PER_RUN => {
+                        decisions.push(Decision::Rejected { sentence, reason: Rejection::TooMany });
+                    }
                     None => {
+                        created += 1;
                         let slug = slugify(&title).split('-').take(6).collect::<Vec<_>>().join("-");
                         let stem = format!("{}_{}", memory_type.as_str(), slug.replace('-', "_"));
                         let mut rel = format!("{stem}.md");
@@ -905,6 +918,22 @@ mod tests {
         // Nothing to do a second time.
         let again = extract(&messages[2..], &memdir, &[]).unwrap();
         assert!(again.changeset.changes.is_empty(), "{:?}", again.changeset);
+    }
+
+    #[test]
+    fn one_run_creates_at_most_its_share_of_new_memories() {
+        let dir = tempfile::tempdir().unwrap();
+        let mem = dir.path().join("memory");
+        std::fs::create_dir_all(&mem).unwrap();
+        let memdir = Memdir::new(&mem, dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1_772_445_600)));
+        let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+        let text: String = (0..40).map(|i| format!("Never use {}{} with {}. ", words[i % 10], i, words[(i / 10) % 10])).collect();
+        let out = extract(&[user("u1", &text)], &memdir, &[]).unwrap();
+        let saved = out.decisions.iter().filter(|d| matches!(d, Decision::Saved { updated: false, .. })).count();
+        let refused = out.decisions.iter().filter(|d| matches!(d, Decision::Rejected { reason: Rejection::TooMany, .. })).count();
+        assert_eq!((saved, refused), (MAX_NEW_PER_RUN, 40 - MAX_NEW_PER_RUN), "{:?}", out.decisions);
+        // The files and one index change.
+        assert_eq!(out.changeset.changes.len(), MAX_NEW_PER_RUN + 1);
     }
 
     #[test]

@@ -236,8 +236,8 @@ impl Extractor {
     /// Starts following a session's transcript, with its saved cursor.
     pub fn open_session(&self, transcript: &Path) -> Result<Session, ExtractError> {
         let t = Transcript::load(transcript).map_err(|source| ExtractError::Read { path: transcript.into(), source })?;
-        let cwd = t.cwd().ok_or_else(|| ExtractError::NoCwd { path: transcript.into() })?;
-        let project = self.project_for_cwd(Path::new(cwd));
+        let cwd = t.cwd().map(PathBuf::from).ok_or_else(|| ExtractError::NoCwd { path: transcript.into() })?;
+        let project = self.project_for_cwd(&cwd);
         let session_id = t.session_id().map(str::to_string);
         let key = session_key(transcript, session_id.as_deref());
         let state = self.load_state(&project, &key)?;
@@ -245,13 +245,14 @@ impl Extractor {
         let session_memory = data::read_json(&sm_path)
             .map_err(|source| ExtractError::State { action: "read", path: sm_path, source })?
             .unwrap_or_default();
+        // What was read to find the folder is kept: the first poll reads only what follows.
         Ok(Session {
             transcript: transcript.to_path_buf(),
-            reader: TranscriptReader::new(),
-            entries: Vec::new(),
+            reader: TranscriptReader::at(t.offset),
+            entries: t.entries,
             reported: None,
             session_id,
-            cwd: PathBuf::from(cwd),
+            cwd,
             project,
             state,
             session_memory,

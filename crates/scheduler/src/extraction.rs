@@ -11,8 +11,29 @@ use mneme_extract::{Engine, Extractor, RunOutcome, RunRecord, Session};
 use mneme_model::Cancel;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
+
+/// How long a session's transcript may stay unchanged before its entries are let go; a change
+/// after that opens it again from its saved state, as after a restart.
+const IDLE: Duration = Duration::from_secs(30 * 60);
+/// How often a transcript that cannot be opened (no `cwd` in it) is tried again before it is
+/// left alone until the next start: each try reads the whole file.
+const MAX_OPEN_ATTEMPTS: u32 = 10;
+
+/// The sessions the loop follows: each with when its transcript last changed, so that a
+/// machine that runs for weeks does not keep every transcript it ever saw in memory.
+#[derive(Default)]
+struct Sessions {
+    open: HashMap<PathBuf, (Session, Instant)>,
+    failed_opens: HashMap<PathBuf, u32>,
+}
+
+impl Sessions {
+    fn forget_idle(&mut self, now: Instant) {
+        self.open.retain(|_, (_, seen)| now.duration_since(*seen) < IDLE);
+    }
+}
 
 /// A session's turn ended: which folder it ran in and which session it was.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +78,7 @@ impl ExtractionLoop {
                 return;
             }
         };
-        let mut sessions: HashMap<PathBuf, Session> = HashMap::new();
+        let mut sessions = Sessions::default();
         loop {
             if sleep_or_cancel(self.poll, &cancel).await {
                 return;
@@ -68,21 +89,31 @@ impl ExtractionLoop {
                 }
                 self.on_change(&mut sessions, transcript, &cancel).await;
             }
+            sessions.forget_idle(Instant::now());
         }
     }
 
-    async fn on_change(&self, sessions: &mut HashMap<PathBuf, Session>, transcript: PathBuf, cancel: &Cancel) {
-        if !sessions.contains_key(&transcript) {
+    async fn on_change(&self, sessions: &mut Sessions, transcript: PathBuf, cancel: &Cancel) {
+        if !sessions.open.contains_key(&transcript) {
+            let tries = sessions.failed_opens.entry(transcript.clone()).or_default();
+            if *tries >= MAX_OPEN_ATTEMPTS {
+                return;
+            }
             match self.extractor.open_session(&transcript) {
                 Ok(s) => {
-                    sessions.insert(transcript.clone(), s);
+                    sessions.failed_opens.remove(&transcript);
+                    sessions.open.insert(transcript.clone(), (s, Instant::now()));
                 }
                 // A transcript with no `cwd` yet (its first lines are still being written) is
-                // tried again on its next change.
-                Err(_) => return,
+                // tried again on its next change, a few times: each try reads the whole file.
+                Err(_) => {
+                    *tries += 1;
+                    return;
+                }
             }
         }
-        let Some(session) = sessions.get_mut(&transcript) else { return };
+        let Some((session, seen)) = sessions.open.get_mut(&transcript) else { return };
+        *seen = Instant::now();
         let messages = match session.poll() {
             Ok(Some(m)) => m,
             Ok(None) => return,
