@@ -98,6 +98,10 @@ fn parse_yaml(yaml: &str) -> (Mapping, Option<FrontmatterError>) {
     if let Some(m) = parse_simple_yaml(yaml) {
         return (m, None);
     }
+    if excessive_aliasing(yaml) {
+        let message = "Excessive aliasing: the frontmatter's YAML aliases would expand to far more text than it holds".to_string();
+        return (Mapping::new(), Some(FrontmatterError { line: None, message }));
+    }
     match yaml_serde::from_str::<Value>(yaml) {
         Ok(v) => (as_mapping(v), None),
         Err(first) => match yaml_serde::from_str::<Value>(&quote_problematic_values(&last_key_wins(&untab_indents(yaml)))) {
@@ -112,6 +116,28 @@ fn parse_yaml(yaml: &str) -> (Mapping, Option<FrontmatterError>) {
             ),
         },
     }
+}
+
+/// Whether the YAML's aliases could expand past what any memory needs. The parser copies an
+/// anchored value at each alias, so one long anchored string and thousands of aliases to it
+/// make gigabytes from a few hundred kilobytes (its own guard counts alias jumps, which a flat
+/// list of them stays under). Claude Code's parser (Bun's) refuses such documents as
+/// "excessive aliasing" too. The bound is generous: every alias counted as a copy of the whole
+/// block, at most 16 MiB in all.
+fn excessive_aliasing(yaml: &str) -> bool {
+    const BUDGET: usize = 16 << 20;
+    if !yaml.contains('&') {
+        return false;
+    }
+    let bytes = yaml.as_bytes();
+    let aliases = (0..bytes.len())
+        .filter(|&i| {
+            bytes[i] == b'*'
+                && (i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',' | b':' | b'-'))
+                && bytes.get(i + 1).is_some_and(|c| !c.is_ascii_whitespace() && !matches!(c, b',' | b'[' | b']' | b'{' | b'}'))
+        })
+        .count();
+    aliases.saturating_mul(yaml.len()) > BUDGET
 }
 
 /// A key given twice at the top level keeps its last value, as Claude Code's YAML reading
@@ -445,6 +471,23 @@ pub fn links(body: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aliases_that_would_expand_to_gigabytes_are_refused_as_excessive() {
+        let big = "x".repeat(200_000);
+        let aliases = vec!["*a"; 50_000].join(", ");
+        let text = format!("---\nname: n\nanchor: &a \"{big}\"\nlist: [{aliases}]\n---\nbody\n");
+        let p = parse(&text);
+        let fm = p.frontmatter.unwrap();
+        assert!(fm.fields.is_empty());
+        assert!(fm.error.unwrap().message.starts_with("Excessive aliasing"));
+        assert_eq!(p.body, "body\n");
+        // A few aliases in an ordinary block still resolve.
+        let p = parse("---\nname: &n deploys\ndescription: *n\ntags: [*n, *n]\n---\n");
+        let fm = p.frontmatter.unwrap();
+        assert_eq!(fm.error, None);
+        assert_eq!(fm.get("description").and_then(|v| v.as_str()), Some("deploys"));
+    }
 
     #[test]
     fn both_generations_and_unknown_keys() {

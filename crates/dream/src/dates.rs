@@ -224,14 +224,45 @@ fn protected(text: &str) -> Vec<(usize, usize)> {
     for m in URL.find_iter(text) {
         out.push((m.start(), m.end()));
     }
+    // Each `](` to the next `)`. That `)` is found once for all the `](` before it (looking
+    // again from each would be quadratic in a text of `](` with no `)`).
     let mut from = 0;
+    let mut close: Option<usize> = None;
     while let Some(i) = text[from..].find("](") {
         let s = from + i + 2;
-        let e = text[s..].find(')').map_or(text.len(), |j| s + j + 1);
+        let e = match close {
+            Some(c) if c >= s => c + 1,
+            _ => match text[s..].find(')') {
+                Some(j) => {
+                    close = Some(s + j);
+                    s + j + 1
+                }
+                None => {
+                    // No `)` anywhere after: every later `](` is inside this range.
+                    out.push((s, text.len()));
+                    break;
+                }
+            },
+        };
         out.push((s, e));
         from = s;
     }
-    out
+    // Sorted and merged, so a phrase is checked against them by a binary search.
+    out.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(out.len());
+    for (a, b) in out {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    merged
+}
+
+/// Whether `s..e` overlaps one of the sorted, disjoint `ranges`.
+fn overlaps(ranges: &[(usize, usize)], s: usize, e: usize) -> bool {
+    let first_ending_after = ranges.partition_point(|&(_, b)| b <= s);
+    ranges.get(first_ending_after).is_some_and(|&(a, _)| a < e)
 }
 
 fn glued_before(text: &str, at: usize) -> bool {
@@ -259,7 +290,7 @@ pub fn absolutize(text: &str, on: Date) -> (String, Vec<Conversion>) {
     for c in PHRASE.captures_iter(text) {
         let Some(m) = c.get(0) else { continue };
         let (s, e) = (m.start(), m.end());
-        if guard.iter().any(|&(a, b)| s < b && e > a) || glued_before(text, s) || glued_after(text, e) {
+        if overlaps(&guard, s, e) || glued_before(text, s) || glued_after(text, e) {
             continue;
         }
         let Some(resolved) = resolve(&c, on) else { continue };
@@ -285,7 +316,9 @@ pub fn local_date(ns: i128, utc_offset_secs: i32) -> Date {
 pub fn parse_iso_date(s: &str) -> Option<Date> {
     let s = s.trim().trim_matches(['"', '\'']);
     let b = s.as_bytes();
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+    // Digits checked before slicing: a multibyte character at byte 9 would split there.
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' || !digits(0..4) || !digits(5..7) || !digits(8..10) {
         return None;
     }
     let y: i32 = s[..4].parse().ok()?;
@@ -304,6 +337,19 @@ mod tests {
 
     fn conv(text: &str) -> String {
         absolutize(text, date!(2026 - 05 - 06)).0 // a Wednesday
+    }
+
+    /// Link targets are found once each: `](` repeated with no `)` (a hostile body) and with
+    /// one `)` at the very end both finish at once, and a phrase inside either stays.
+    #[test]
+    fn link_targets_in_hostile_text_are_found_in_one_pass() {
+        let on = date!(2026 - 03 - 02);
+        let open = format!("{}yesterday", "](".repeat(200_000));
+        assert_eq!(absolutize(&open, on).1, []);
+        let closed = format!("{}yesterday)", "](".repeat(200_000));
+        assert_eq!(absolutize(&closed, on).1, []);
+        let (text, done) = absolutize("see [x](a) yesterday and [y](b)", on);
+        assert_eq!((text.as_str(), done.len()), ("see [x](a) on 2026-03-01 and [y](b)", 1));
     }
 
     #[test]
@@ -357,6 +403,8 @@ mod tests {
         assert_eq!(parse_iso_date("'2026-01-05T10:00:00Z'"), Some(date!(2026 - 01 - 05)));
         assert_eq!(parse_iso_date("2026-13-05"), None);
         assert_eq!(parse_iso_date("20260105"), None);
+        assert_eq!(parse_iso_date("2026-05-0é"), None, "a multibyte character where a digit goes");
+        assert_eq!(parse_iso_date("2026-0é-05"), None);
         // 2026-05-06T23:30Z is already May 7th at UTC+1.
         let ns = 1_778_110_200i128 * 1_000_000_000;
         assert_eq!(local_date(ns, 0), date!(2026 - 05 - 06));

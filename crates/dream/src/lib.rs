@@ -282,7 +282,7 @@ impl Dreams {
             moved: Vec::new(),
         };
         let produced = match opts.engine {
-            Engine::Offline => self.offline(target, since),
+            Engine::Offline => contained("planning the dream", || self.offline(target, since)),
             Engine::Model(p) => self.with_model(p, target, &sessions, &opts.cancel, &history).await,
         };
         let produced = match produced {
@@ -313,7 +313,7 @@ impl Dreams {
         }
         let mode = history.mode().unwrap_or_default();
         if record.changeset.is_empty() || (lost == 0 && (opts.apply_now || mode == DreamMode::Automatic)) {
-            if let Err(e) = self.apply(&mut record) {
+            if let Err(e) = contained("applying the dream", || self.apply(&mut record)) {
                 return Err(self.fail(&history, &lock, record, e));
             }
         }
@@ -322,6 +322,8 @@ impl Dreams {
     }
 
     /// Records a failed dream and rolls the lock back, returning the error to report.
+    /// (A panic while planning or applying is turned into such a failure by [`contained`], so a
+    /// bug met on some hostile file still rolls the lock back instead of leaving it stamped.)
     fn fail(&self, history: &History, lock: &ConsolidationLock, mut record: DreamRecord, e: DreamError) -> DreamError {
         if let Some(a) = &record.lock {
             // Claude Code: "If the rollback itself fails, the next trigger is delayed until
@@ -531,3 +533,16 @@ impl Dreams {
     }
 }
 
+
+/// Runs `f`, turning a panic into an error that says what was being done, so the caller's
+/// failure path (lock rollback, a failed record) still runs.
+fn contained<T>(what: &str, f: impl FnOnce() -> Result<T, DreamError>) -> Result<T, DreamError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(DreamError::Invalid(format!("internal error while {what} ({why}); the dream stopped there. Please report it")))
+    })
+}

@@ -269,12 +269,25 @@ pub(crate) fn unescape_title(title: &str) -> String {
     out
 }
 
-/// `- [Title](target) — hook`, or without the hook when there is none.
+/// `- [Title](target) — hook`, or without the hook when there is none. Always one line: a
+/// title or hook taken from frontmatter may hold line breaks (`description: |`), which would
+/// split the entry, or start a line that reads as an entry of its own; each line break or
+/// control character becomes a space.
 pub fn render_entry(title: &str, rel_path: &str, scope: Scope, hook: Option<&str>) -> String {
     let target = encode_target(&relative_to_dir(rel_path, scope.dir()));
-    match hook.map(str::trim).filter(|h| !h.is_empty()) {
-        Some(h) => format!("- [{}]({target}) — {h}", escape_title(title)),
-        None => format!("- [{}]({target})", escape_title(title)),
+    let title = one_line(title);
+    match hook.map(one_line).map(|h| h.trim().to_string()).filter(|h| !h.is_empty()) {
+        Some(h) => format!("- [{}]({target}) — {h}", escape_title(&title)),
+        None => format!("- [{}]({target})", escape_title(&title)),
+    }
+}
+
+fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}');
+    if s.contains(breaks) {
+        std::borrow::Cow::Owned(s.chars().map(|c| if breaks(c) { ' ' } else { c }).collect())
+    } else {
+        std::borrow::Cow::Borrowed(s)
     }
 }
 
@@ -474,6 +487,14 @@ mod tests {
         let got = parse_entry(line, "", Path::new("/mem")).map(|e| (e.title, e.rel_path, e.hook));
         let want = expect.map(|(t, r, h)| (t.to_string(), r.to_string(), h.map(str::to_string)));
         assert_eq!(got, want, "{line:?}");
+    }
+
+    #[test]
+    fn an_entry_is_one_line_whatever_its_title_and_hook_hold() {
+        let line = render_entry("Deploy\nnotes", "x.md", Scope::Private, Some("ok\n- [X](y.md) — injected\r\u{2028}end"));
+        assert_eq!(line, "- [Deploy notes](x.md) — ok - [X](y.md) — injected  end");
+        assert!(!line.contains(['\n', '\r']));
+        assert_eq!(render_entry("Plain", "a b.md", Scope::Private, None), "- [Plain](a%20b.md)");
     }
 
     #[test]
