@@ -772,6 +772,18 @@ impl<'a> Work<'a> {
         if rel.split('/').any(|part| part.starts_with('.')) {
             return Err(CannotRecreate::Hidden);
         }
+        // A path no file can have (a decoded line break, a name over 255 bytes) or one under
+        // a file would fail when applied, and so fail every dream after it.
+        if let Err(e) = mneme_store::memdir::validate_topic_path(rel) {
+            return Err(CannotRecreate::BadPath(e.to_string()));
+        }
+        let mut folder = self.memdir.root().to_path_buf();
+        for part in rel.split('/').take(rel.split('/').count() - 1) {
+            folder.push(part);
+            if std::fs::symlink_metadata(&folder).is_ok_and(|m| !m.is_dir()) {
+                return Err(CannotRecreate::UnderAFile(part.to_string()));
+            }
+        }
         let stem = rel.rsplit('/').next().unwrap_or(rel).trim_end_matches(".md");
         let kind = [MemoryType::User, MemoryType::Feedback, MemoryType::Project, MemoryType::Reference]
             .into_iter()
@@ -843,6 +855,18 @@ impl<'a> Work<'a> {
         if loaded_index_lines(&doc.render()).iter().all(|f| *f) {
             return (0, 0);
         }
+        // The lines move into the overflow file; one that is there but cannot be edited (a
+        // link, not UTF-8) would be overwritten by a plan that thinks it new, and fail.
+        let overflow_usable = match self.docs.get(OVERFLOW_FILE) {
+            Some(d) => d.editable && d.current.is_some(),
+            None => std::fs::symlink_metadata(root.join(OVERFLOW_FILE)).is_err(),
+        };
+        if !overflow_usable {
+            self.notes.push(format!(
+                "MEMORY.md is longer than Claude Code loads, but {OVERFLOW_FILE} cannot be edited (a link, or not UTF-8), so no lines were moved into it; fix or remove that file"
+            ));
+            return (0, 0);
+        }
         let own: Vec<usize> =
             doc.entries(Scope::Private, root).into_iter().filter(|(_, e)| e.rel_path == OVERFLOW_FILE).map(|(i, _)| i).collect();
         doc.remove(&own);
@@ -880,14 +904,22 @@ impl<'a> Work<'a> {
                 hi = mid - 1;
             }
         }
-        let mut cut = 0;
-        let (fitted, kept) = loop {
+        // The fewest lines to cut from the end, by halves (one at a time re-measured the whole
+        // index per line: minutes for a 50,000-line MEMORY.md of prose).
+        let done = |cut: usize| {
             let (d, kept) = build(lo, cut);
-            if fits(&d) || kept.is_empty() {
-                break (d, kept);
-            }
-            cut += 1;
+            fits(&d) || kept.is_empty()
         };
+        let (mut c_lo, mut c_hi) = (0usize, doc.lines.len());
+        while c_lo < c_hi {
+            let mid = (c_lo + c_hi) / 2;
+            if done(mid) {
+                c_hi = mid;
+            } else {
+                c_lo = mid + 1;
+            }
+        }
+        let (fitted, kept) = build(lo, c_lo);
         let kept: HashSet<usize> = kept.into_iter().collect();
         let moved: Vec<&str> = (0..doc.lines.len()).filter(|i| !kept.contains(i)).map(|i| doc.lines[i].text.as_str()).collect();
         let start = moved.iter().position(|l| !l.trim().is_empty()).unwrap_or(moved.len());
@@ -1050,7 +1082,7 @@ pub fn consolidate(memdir: &Memdir, opts: OfflineOptions) -> Result<Plan, DreamE
 
 /// Why a dangling index line cannot be written back as its own topic file (it stays in the
 /// index, flagged).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 enum CannotRecreate {
     #[error("not a Markdown file")]
     NotMarkdown,
@@ -1060,6 +1092,10 @@ enum CannotRecreate {
     Reserved,
     #[error("a hidden path")]
     Hidden,
+    #[error("{0}")]
+    BadPath(String),
+    #[error("\"{0}\" is a file, not a folder")]
+    UnderAFile(String),
 }
 
 #[cfg(test)]
@@ -1268,6 +1304,27 @@ mod tests {
         let moved = change(&p, OVERFLOW_FILE).after.clone().unwrap();
         assert!(moved.contains("- fact 199 written") && moved.contains("- fact 259 written"));
         assert_nothing_lost(&t, &p);
+    }
+
+    #[test]
+    fn a_vast_index_of_prose_is_cut_by_halves_and_an_overflow_file_that_cannot_be_edited_is_left_alone() {
+        let t = T::new();
+        let prose: String = (0..50_000).map(|i| format!("- fact {i} written straight into the index\n")).collect();
+        t.write("MEMORY.md", &prose, NOW);
+        let p = t.plan(None);
+        let after = change(&p, "MEMORY.md").after.clone().unwrap();
+        assert!(loaded_index_lines(&after).iter().all(|f| *f));
+        assert!(after.contains("- fact 198 written") && !after.contains("- fact 199 written"));
+        assert!(change(&p, OVERFLOW_FILE).after.as_deref().unwrap().contains("- fact 49999 written"));
+
+        // The overflow file is a link: nothing is moved into it, and the plan says why.
+        let t = T::new();
+        t.write("MEMORY.md", &prose[..20_000], NOW);
+        t.write("elsewhere.md", "x", NOW);
+        std::os::unix::fs::symlink(t.mem().join("elsewhere.md"), t.mem().join(OVERFLOW_FILE)).unwrap();
+        let p = t.plan(None);
+        assert!(!p.changeset.changes.iter().any(|c| c.path.ends_with(OVERFLOW_FILE)), "{:#?}", p.changeset.changes);
+        assert!(p.notes.iter().any(|n| n.contains("cannot be edited")), "{:?}", p.notes);
     }
 
     #[test]

@@ -326,3 +326,23 @@ fn a_running_holder_keeps_a_fresh_lock_and_a_killed_one_leaves_it_reclaimable() 
     holder.wait().unwrap();
     assert_eq!(w.offline(true).unwrap().status, DreamStatus::Applied);
 }
+
+/// Index lines whose file could never exist (a decoded line break, a name over 255 bytes, a
+/// path under a file) are kept and flagged, not planned as writes that would fail this dream
+/// and every one after it.
+#[test]
+fn index_lines_no_file_could_answer_are_flagged_and_the_dream_still_applies() {
+    let w = World::new();
+    w.write("a.md", &topic("A", "a file", "project", "Body."));
+    let long = format!("{}.md", "n".repeat(300));
+    let index = format!("- [A](a.md) — a file\n- [Broken](x%0Ay.md) — line break\n- [Long]({long}) — too long\n- [Under](a.md/b.md) — under a file\n");
+    w.write("MEMORY.md", &index);
+    let rec = w.offline(true).unwrap();
+    assert_eq!(rec.status, mneme_dream::DreamStatus::Applied, "{rec:#?}");
+    assert!(rec.changeset.changes.iter().all(|c| c.after.is_none() || !c.path.to_string_lossy().contains("y.md")), "{:#?}", rec.changeset.changes);
+    let notes = rec.notes.join("\n");
+    for flagged in ["x\ny.md", "a.md/b.md", &long[..20]] {
+        assert!(notes.contains(flagged), "{flagged:?} not flagged in {notes}");
+    }
+    assert_eq!(w.read("MEMORY.md"), index, "the lines stay");
+}
