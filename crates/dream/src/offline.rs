@@ -471,11 +471,24 @@ impl<'a> Work<'a> {
         let from_text = self.docs[from].current.clone().unwrap_or_default();
         let into_text = self.docs[into].current.clone().unwrap_or_default();
         let (head, body) = split_frontmatter(&into_text);
-        let mut extra = Vec::new();
+        let mut extra: Vec<String> = Vec::new();
         for line in split_frontmatter(&from_text).1.lines() {
             let n = similar::normalized(line);
             if !n.is_empty() && seen.insert(n) {
-                extra.push(line.trim_end());
+                extra.push(line.trim_end().to_string());
+            }
+        }
+        // Its description too, where the survivor does not say it yet: duplicates are often
+        // found by their bodies alone, so the description may be what set the two apart. (Its
+        // name is an identifier, and goes with the file.)
+        let have = format!(" {} ", safety::words(&format!("{into_text}\n{}", extra.join("\n"))).join(" "));
+        if let Some(fm) = frontmatter::parse(&from_text).frontmatter {
+            for key in ["description"] {
+                let Some(value) = fm.get(key).and_then(|v| v.as_str()).map(str::trim).filter(|v| !v.is_empty()) else { continue };
+                let w = safety::words(value);
+                if !w.is_empty() && !have.contains(&format!(" {} ", w.join(" "))) && seen.insert(similar::normalized(value)) {
+                    extra.push(value.split_whitespace().collect::<Vec<_>>().join(" "));
+                }
             }
         }
         let kept = extra.len();
@@ -490,8 +503,8 @@ impl<'a> Work<'a> {
             "merged the duplicate {from} into it ({why}); kept {kept} distinct line{}",
             if kept == 1 { "" } else { "s" }
         ));
-        // Its name and description are what the duplicate finder matched; its distinct body
-        // lines were kept above.
+        // Its distinct body lines, and its description where the survivor lacked it, were
+        // kept above.
         if let Some(original) = self.docs[from].original.clone() {
             let (head, _) = split_frontmatter(&original);
             for line in head.split('\n') {
@@ -612,8 +625,7 @@ impl<'a> Work<'a> {
                 }
                 continue;
             }
-            if !indexed.insert(e.rel_path.clone()) {
-                self.carry_repeat(e, &doc.lines[*i].text);
+            if !indexed.insert(e.rel_path.clone()) && self.carry_repeat(e) {
                 drop.push(*i);
             }
         }
@@ -811,16 +823,11 @@ impl<'a> Work<'a> {
     }
 
     /// Before a repeated line goes, the parts of it the topic file does not say yet are added
-    /// to the topic file.
-    fn carry_repeat(&mut self, e: &mneme_store::memdir::IndexEntry, line: &str) {
+    /// to the topic file. Returns whether the line may go: not when the topic file cannot be
+    /// edited (a link, not UTF-8, a daily log), since what the repeat says would then be lost.
+    fn carry_repeat(&mut self, e: &mneme_store::memdir::IndexEntry) -> bool {
         let Some(d) = self.docs.get_mut(&e.rel_path).filter(|d| d.editable && d.current.is_some()) else {
-            self.accounted.push(Accounted {
-                file: INDEX_FILE.into(),
-                text: line.to_string(),
-                kept_in: INDEX_FILE.into(),
-                why: format!("repeats the line for {} kept above", e.rel_path),
-            });
-            return;
+            return false;
         };
         let text = d.current.clone().unwrap_or_default();
         let have = format!(" {} ", safety::words(&text).join(" "));
@@ -837,6 +844,7 @@ impl<'a> Work<'a> {
             d.current = Some(t);
             d.reasons.push("took the text of a repeated MEMORY.md line".into());
         }
+        true
     }
 
     fn entry_line(&self, rel: &str) -> String {
@@ -1175,6 +1183,23 @@ mod tests {
         assert_eq!(change(&p, "MEMORY.md").after.as_deref(), Some("- [New](tabs_new.md) — tabs\n- [Other](other.md) — x\n"));
         assert_eq!(p.stats.merged, 1);
         assert!(p.summary.starts_with("Merged 1 duplicate memory"), "{}", p.summary);
+        assert_nothing_lost(&t, &p);
+    }
+
+    /// Duplicates found by their bodies alone may differ in what their descriptions say: the
+    /// merged-away one's description goes into the survivor, so nothing it said is lost.
+    #[test]
+    fn a_merged_duplicate_keeps_a_description_the_survivor_does_not_say() {
+        let t = T::new();
+        let body = "Run the whole suite before pushing.\n**Why:** staging deploys whatever lands.";
+        t.write("a.md", &topic("Tests", "Run the tests before pushing", "feedback", body), NOW - 9000);
+        t.write("b.md", &topic("Freeze", "Deploy freeze on Fridays", "feedback", body), NOW - 100);
+        t.write("MEMORY.md", "- [Tests](a.md) — tests\n- [Freeze](b.md) — freeze\n", NOW - 100);
+        let p = t.plan(None);
+        let (gone, kept) = if change(&p, "a.md").after.is_none() { ("a.md", "b.md") } else { ("b.md", "a.md") };
+        assert_eq!(change(&p, gone).after, None);
+        let desc = if gone == "a.md" { "Run the tests before pushing" } else { "Deploy freeze on Fridays" };
+        assert!(change(&p, kept).after.as_deref().unwrap().contains(desc), "{:#?}", p.changeset.changes);
         assert_nothing_lost(&t, &p);
     }
 
