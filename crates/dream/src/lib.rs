@@ -433,6 +433,26 @@ impl Dreams {
         if record.status != DreamStatus::Pending {
             return Err(DreamError::WrongStatus { id: id.into(), status: record.status.as_str(), action: "approved" });
         }
+        // The plan said where each removed line's text lives on; files it does not write may
+        // have changed since (Claude Code edits memories), and then that text is gone with it.
+        let now = safety::check(&record.changeset, &[]);
+        let mut changed: Vec<String> = Vec::new();
+        for m in now.iter().filter(|m| m.lost()) {
+            let planned = record.moved.iter().find(|o| o.from == m.from && o.text == m.text && o.duplicate.is_none() && !o.lost());
+            for f in planned.map(|o| o.found_in.clone()).unwrap_or_default() {
+                if !changed.contains(&f) {
+                    changed.push(f);
+                }
+            }
+        }
+        if !changed.is_empty() {
+            return Err(DreamError::Conflict {
+                id: id.into(),
+                files: changed,
+                when: "was planned",
+                advice: "text a line it removes was to be found in is no longer there, so nothing was applied. Reject this dream and let a new one look again",
+            });
+        }
         self.apply(&mut record)?;
         history.save(&record)?;
         Ok(record)

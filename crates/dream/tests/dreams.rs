@@ -346,3 +346,26 @@ fn index_lines_no_file_could_answer_are_flagged_and_the_dream_still_applies() {
     }
     assert_eq!(w.read("MEMORY.md"), index, "the lines stay");
 }
+
+/// A pending dream that removes a copy because the survivor holds its text is refused when,
+/// by the time it is approved, the survivor (which the dream does not write) no longer does.
+#[test]
+fn approving_a_dream_whose_survivor_changed_since_is_refused() {
+    let w = World::new();
+    w.dreams.set_mode(&w.mem, DreamMode::Review).unwrap();
+    let body = "Never deploy on Fridays.\n**Why:** nobody is around on the weekend.";
+    w.write("old.md", &topic("No Friday deploys", "Never deploy on Fridays", "feedback", body));
+    filetime::set_file_mtime(w.mem.join("old.md"), filetime::FileTime::from_unix_time(NOW as i64 - 90_000, 0)).unwrap();
+    w.write("new.md", &topic("No Friday deploys", "Never deploy on Fridays", "feedback", body));
+    w.write("MEMORY.md", "- [No Friday deploys](old.md) — Never deploy on Fridays\n- [No Friday deploys](new.md) — Never deploy on Fridays\n");
+    let rec = w.offline(false).unwrap();
+    assert_eq!(rec.status, DreamStatus::Pending);
+    assert!(!rec.changeset.changes.iter().any(|c| c.path.ends_with("new.md")), "the survivor is not written: {:#?}", rec.changeset.changes);
+    // Claude Code rewrites the survivor before the person approves.
+    w.write("new.md", &topic("No Friday deploys", "Never deploy on Fridays", "feedback", "Deploys are fine any day now."));
+    let err = w.dreams.approve(&w.mem, &rec.id).unwrap_err();
+    assert_eq!(err.code(), "conflict", "{err}");
+    assert!(err.to_string().contains("new.md"), "{err}");
+    assert!(w.mem.join("old.md").exists(), "nothing applied");
+    assert_eq!(w.dreams.show(&w.mem, &rec.id).unwrap().status, DreamStatus::Pending);
+}
