@@ -43,20 +43,34 @@ fn mtime_ms(meta: &fs::Metadata) -> Option<u128> {
     meta.modified().ok()?.duration_since(SystemTime::UNIX_EPOCH).ok().map(|d| d.as_millis())
 }
 
-/// The file's text (invalid UTF-8 shown as U+FFFD) and mtime, `None` when missing.
+/// The most of one file the agent's tools read (a file under `/proc` may say it is empty
+/// and never end).
+pub(crate) const MAX_READ_BYTES: u64 = 64 << 20;
+
+/// The file's text (invalid UTF-8 shown as U+FFFD) and mtime, `None` when missing. A device,
+/// FIFO or socket is refused without waiting on it; a file past [`MAX_READ_BYTES`] is refused
+/// after reading no more than that.
 pub(crate) fn read_disk(path: &Path) -> io::Result<Option<Seen>> {
-    match fs::read(path) {
-        Ok(bytes) => {
-            let mtime = fs::metadata(path).ok().and_then(|m| mtime_ms(&m));
-            let content = match String::from_utf8(bytes) {
-                Ok(s) => s,
-                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            };
-            Ok(Some(Seen { content, mtime_ms: mtime }))
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+    use io::Read;
+    let file = match mneme_store::open::open_no_wait(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a plain file (a folder, device, pipe or socket), so it is not read"));
     }
+    let mut bytes = Vec::with_capacity(mneme_store::open::capacity_for(meta.len()));
+    file.take(MAX_READ_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_READ_BYTES {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("larger than {} MiB, so it is not read", MAX_READ_BYTES >> 20)));
+    }
+    let content = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Ok(Some(Seen { content, mtime_ms: mtime_ms(&meta) }))
 }
 
 impl Overlay {

@@ -45,3 +45,20 @@ proptest! {
         let _ = is_memory_rm_command(&cmd, "/m/");
     }
 }
+
+/// Line continuations split a redirection (`2\<newline>>x` is `2>x` to bash) so that a word the
+/// classifier reads as an argument is not one, and the flags after it pair up differently:
+/// each of these ran a command or deleted a tree. None is read-only.
+#[test]
+fn line_continuations_never_pass_as_read_only() {
+    for cmd in [
+        "find ~ -printf 2\\\n>/dev/null -name -delete",
+        "find . -printf 2\\\n>/dev/null -name -exec sh -c 'id > /tmp/x' \\;",
+        "printf 2\\\n>/dev/null -v 'BASH_CMDS[cat]' %s /bin/sh; cat -c 'id > /tmp/x'",
+        "cat a \\\n b",
+        "ls -la \\\n",
+    ] {
+        assert!(!is_read_only_command(cmd), "read-only: {cmd:?}");
+    }
+    assert!(is_read_only_command("cat a b"));
+}

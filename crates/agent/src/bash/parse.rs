@@ -45,6 +45,14 @@ pub(crate) type TooComplex = &'static str;
 
 /// Splits `src` into simple commands, or says why it cannot be analysed.
 pub(crate) fn parse(src: &str) -> Result<Vec<SimpleCommand>, TooComplex> {
+    // Bash joins a line ending in `\` to the next before it reads anything else, so
+    // `2\<newline>>x` is the redirection `2>x`, and operators and words can be split across
+    // lines the same way. Modelling that everywhere is fragile (a word read as an argument
+    // that bash reads as part of a redirection shifts how every flag after it pairs up); a
+    // read-only command never needs it.
+    if src.contains("\\\n") {
+        return Err("a line continuation (a backslash before a line break)");
+    }
     let mut p = Parser { chars: src.chars().collect(), pos: 0, brace: None };
     let mut commands = Vec::new();
     let mut current: Vec<Item> = Vec::new();

@@ -231,7 +231,8 @@ impl Tools {
         let files = self.files_under(&root, &overrides, types.as_ref(), true);
 
         let mut sb = SearcherBuilder::new();
-        sb.multi_line(multiline).binary_detection(BinaryDetection::quit(0));
+        // A multi-line search holds a whole file; one under /proc has no end (`pagemap`).
+        sb.multi_line(multiline).binary_detection(BinaryDetection::quit(0)).heap_limit(Some(crate::overlay::MAX_READ_BYTES as usize));
         if mode == "content" {
             sb.line_number(line_numbers);
             match context {

@@ -49,6 +49,60 @@ fn is_failure(command: &str, code: i32) -> bool {
     }
 }
 
+/// `PATH` with only its absolute entries (the system's default when none is left).
+fn safe_path(path: Option<&std::ffi::OsStr>) -> std::ffi::OsString {
+    let kept: Vec<PathBuf> = path.map(|p| std::env::split_paths(p).filter(|d| d.is_absolute()).collect()).unwrap_or_default();
+    if kept.is_empty() {
+        return "/usr/local/bin:/usr/bin:/bin".into();
+    }
+    std::env::join_paths(kept).unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())
+}
+
+/// The most output a command may write before it is stopped (its process group killed).
+const OUTPUT_BUDGET_BYTES: u64 = 64 << 20;
+/// How much of each end of a long output is kept while it streams: more than the result
+/// shows ([`MAX_OUTPUT_CHARS`] in all, half from each end, up to four bytes a character).
+const KEPT_END_BYTES: usize = 128 * 1024;
+
+/// The head and tail of a command's output as it streams, and how much there was.
+#[derive(Default)]
+struct Kept {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    total: u64,
+}
+
+impl Kept {
+    fn push(&mut self, mut chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        let room = KEPT_END_BYTES.saturating_sub(self.head.len());
+        let into_head = room.min(chunk.len());
+        self.head.extend_from_slice(&chunk[..into_head]);
+        chunk = &chunk[into_head..];
+        if chunk.len() >= KEPT_END_BYTES {
+            self.tail.clear();
+            chunk = &chunk[chunk.len() - KEPT_END_BYTES..];
+        }
+        let over = (self.tail.len() + chunk.len()).saturating_sub(KEPT_END_BYTES);
+        self.tail.drain(..over);
+        self.tail.extend(chunk);
+    }
+
+    /// The output, with a note where bytes were not kept.
+    fn into_bytes(self) -> Vec<u8> {
+        let dropped = self.total - (self.head.len() + self.tail.len()) as u64;
+        let mut out = self.head;
+        if dropped > 0 {
+            out.extend_from_slice(format!("\n\n... [{dropped} bytes of output not kept] ...\n\n").as_bytes());
+        }
+        out.extend(self.tail);
+        if self.total > OUTPUT_BUDGET_BYTES {
+            out.extend_from_slice(format!("\n[stopped: the command wrote more than {} MiB]", OUTPUT_BUDGET_BYTES >> 20).as_bytes());
+        }
+        out
+    }
+}
+
 /// Cuts long output in the middle, keeping both ends.
 fn cap_output(s: String) -> String {
     let n = s.chars().count();
@@ -104,12 +158,6 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Environment variables that would make bash run code or change how it parses before our
-/// command starts (startup files, options, exported functions, `cd` search paths), so they are
-/// not passed on: the command must run in exactly the shell the classifier models.
-const SHELL_ENV_DROPPED: &[&str] =
-    &["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "CDPATH", "GLOBIGNORE", "EXECIGNORE", "PS4"];
-
 /// Runs `command` with bash, without startup files, with brace expansion off (the classifier
 /// refuses it anyway), stderr merged into stdout, in a new process group. On timeout or
 /// cancellation the whole group is killed, so nothing the command started outlives it.
@@ -130,14 +178,22 @@ async fn run_bash(
         .stderr(Stdio::null())
         .process_group(0)
         .kill_on_drop(true);
-    for name in SHELL_ENV_DROPPED {
-        cmd.env_remove(name);
-    }
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("BASH_FUNC_") {
-            cmd.env_remove(name);
+    // Only what a read-only command needs from Mneme's environment. Nothing that makes bash
+    // run code or parse differently before the command (BASH_ENV, SHELLOPTS, exported
+    // functions, CDPATH…): it must run in exactly the shell the classifier models. Not its
+    // secrets (provider
+    // keys, tokens) are not the command's to print, and a relative PATH entry (`.`, or the
+    // empty one a trailing `:` makes) would run a program from the folder the command runs
+    // in, a repository someone else wrote, under a name the classifier approved.
+    cmd.env_clear();
+    for (name, value) in std::env::vars_os() {
+        let keep = matches!(name.to_str(), Some("HOME" | "USER" | "LOGNAME" | "LANG" | "TZ" | "TMPDIR" | "TERM"))
+            || name.to_str().is_some_and(|n| n.starts_with("LC_"));
+        if keep {
+            cmd.env(&name, &value);
         }
     }
+    cmd.env("PATH", safe_path(std::env::var_os("PATH").as_deref()));
     let mut child = cmd.spawn().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Failure::Failed("Shell commands need bash, which was not found on PATH; install bash to use this tool".into())
@@ -149,10 +205,26 @@ async fn run_bash(
     // the id cannot have been reused by then.
     let group = child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32));
     let mut stdout = child.stdout.take().expect("stdout is piped");
-    let mut bytes = Vec::new();
+    let mut kept = Kept::default();
     let outcome = {
         let read = async {
-            let _ = stdout.read_to_end(&mut bytes).await;
+            // Streamed: `cat /dev/zero` passes the classifier, and its output must not all be
+            // held. Past the budget the group is killed; the ends are what the result shows.
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match stdout.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        kept.push(&buf[..n]);
+                        if kept.total > OUTPUT_BUDGET_BYTES {
+                            if let Some(pid) = group {
+                                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+                            }
+                            break;
+                        }
+                    }
+                }
+            }
             child.wait().await
         };
         let cancelled = async {
@@ -170,6 +242,7 @@ async fn run_bash(
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         }
     };
+    let bytes = kept.into_bytes();
     match outcome {
         Some(Ok(status)) => Ok((bytes, Some(status.map_err(|e| Failure::Failed(e.to_string()))?))),
         Some(Err(_elapsed)) => {
@@ -431,6 +504,57 @@ mod tests {
         assert!(!process_survives(&["sleep", &secs]), "the pipeline's sleep survived the timeout");
     }
 
+    /// Endless output (`cat /dev/zero` is read-only) is streamed, not held: past the budget
+    /// the group is killed, and the result shows both ends and says so.
+    #[tokio::test]
+    async fn endless_output_is_stopped_at_the_budget() {
+        let mut sh = shell();
+        let r = sh.run("seq 7 inf", 120_000).await;
+        assert!(r.content.starts_with("Exit code") && r.content.contains("\n7\n8\n9\n10\n"), "{}", &r.content[..80.min(r.content.len())]);
+        assert!(r.content.contains("[stopped: the command wrote more than 64 MiB]"), "{}", &r.content[r.content.len().saturating_sub(200)..]);
+        assert!(r.content.chars().count() < MAX_OUTPUT_CHARS + 500);
+        assert!(!process_survives(&["seq", "7", "inf"]));
+    }
+
+    /// The file tools never wait on a device or FIFO, nor read one without end: each call
+    /// answers with an error at once, before and whatever the permission check decides.
+    #[tokio::test]
+    async fn file_tools_refuse_devices_fifos_and_endless_proc_files() {
+        let mut sh = shell();
+        let fifo = sh.repo.join("pipe.md");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        let calls = [
+            ("Write", json!({"file_path": "/dev/zero", "content": "x"})),
+            ("Edit", json!({"file_path": "/dev/zero", "old_string": "a", "new_string": "b"})),
+            ("Read", json!({"file_path": "/proc/self/pagemap"})),
+            ("Read", json!({"file_path": "/proc/self/root/dev/zero"})),
+            ("Read", json!({"file_path": fifo})),
+            ("Edit", json!({"file_path": fifo, "old_string": "a", "new_string": "b"})),
+            ("Grep", json!({"pattern": ".", "multiline": true, "path": "/proc/self/pagemap"})),
+        ];
+        for (tool, args) in calls {
+            let r = tokio::time::timeout(Duration::from_secs(60), sh.tools.call(tool, &args, &Cancel::new()))
+                .await
+                .unwrap_or_else(|_| panic!("{tool} {args} did not answer"));
+            assert!(r.is_error || r.content.is_empty() || r.content.starts_with("No "), "{tool} {args}: {}", &r.content[..r.content.len().min(200)]);
+        }
+    }
+
+    #[test]
+    fn kept_ends_hold_the_first_and_last_bytes() {
+        let mut k = Kept::default();
+        for i in 0..100_000u32 {
+            k.push(format!("{i:08}\n").as_bytes());
+        }
+        let out = String::from_utf8(k.into_bytes()).unwrap();
+        assert!(out.starts_with("00000000\n00000001\n") && out.ends_with("00099998\n00099999\n"));
+        assert!(out.contains(&format!("... [{} bytes of output not kept] ...", 900_000 - 2 * KEPT_END_BYTES)));
+        let mut small = Kept::default();
+        small.push(b"a\n");
+        small.push(b"b\n");
+        assert_eq!(small.into_bytes(), b"a\nb\n");
+    }
+
     /// Cancelling a command kills its group too.
     #[tokio::test]
     async fn cancel_kills_the_process_group() {
@@ -447,11 +571,28 @@ mod tests {
         assert!(!process_survives(&["sleep", &secs]));
     }
 
-    /// Bash startup hooks in the environment are not honoured: `BASH_ENV` would run a file
-    /// before the command.
+    /// Only absolute `PATH` entries reach the command: `.` or an empty entry would run a
+    /// program from the repository the command runs in.
     #[test]
-    fn startup_hooks_are_dropped() {
-        assert!(SHELL_ENV_DROPPED.contains(&"BASH_ENV") && SHELL_ENV_DROPPED.contains(&"SHELLOPTS"));
+    fn relative_path_entries_are_dropped() {
+        assert_eq!(safe_path(Some("/usr/bin::.:bin:/bin:".as_ref())), "/usr/bin:/bin");
+        assert_eq!(safe_path(Some(".".as_ref())), "/usr/local/bin:/usr/bin:/bin");
+        assert_eq!(safe_path(None), "/usr/local/bin:/usr/bin:/bin");
+    }
+
+    /// The command's environment holds only the names kept (and what bash sets itself): no
+    /// startup hooks, no exported functions, none of Mneme's secrets.
+    #[tokio::test]
+    async fn the_command_sees_only_the_environment_it_needs() {
+        let mut sh = shell();
+        let r = sh.run("cat /proc/self/environ", 10_000).await;
+        assert!(!r.is_error, "{r:?}");
+        for var in r.content.split('\0').filter(|v| !v.is_empty()) {
+            let name = var.split('=').next().unwrap_or_default();
+            let kept = ["HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "TERM", "PATH", "PWD", "SHLVL", "_", "OLDPWD"].contains(&name)
+                || name.starts_with("LC_");
+            assert!(kept, "{name} reached the command");
+        }
     }
 
     /// A generated family around fd numbers and redirections: every combination the gate lets
