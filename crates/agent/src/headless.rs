@@ -5,7 +5,7 @@
 use crate::bash::read_only_prefixes;
 use crate::policy::Gate;
 use crate::run::changeset_root;
-use crate::{AgentError, AgentOutcome, AgentTask, Changeset, FileChange, Policy, Stop};
+use crate::{AgentError, AgentOutcome, AgentTask, Changeset, Denial, FileChange, Policy, Stop};
 use mneme_model::{Cancel, HeadlessAgent, HeadlessTask, ModelError};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -123,28 +123,42 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
         Err(e) => return Err(e.into()),
     };
 
+    // Claude Code wrote into a scratch copy with its own permissions; what comes back is held
+    // to the same policy as the turn loop's writes (`.md` files, no protected names, no secret
+    // into team memory), so nothing reaches the real folder that Mneme's own tools refuse.
+    let gate = Gate::new(&task.policy);
     let mut changes = Vec::new();
+    let mut denials = Vec::new();
     let names: BTreeSet<String> = files(&root).union(&files(&scratch)).cloned().collect();
     for rel in names {
         let before = text(&root.join(&rel));
         let after = text(&scratch.join(&rel));
-        if before != after {
-            changes.push(FileChange {
-                path: root.join(&rel),
-                before,
-                after,
-                reason: format!("{}: Claude Code", task.label),
-            });
+        if before == after {
+            continue;
         }
+        let path = root.join(&rel);
+        let shown = path.to_string_lossy().into_owned();
+        if !gate.allows_write_path("Write", &shown) {
+            denials.push(Denial { tool: "Write".into(), message: format!("{shown}: not a memory file this run may write; left out") });
+            continue;
+        }
+        let team = gate.memory_prefix().map(|p| format!("{p}team/"));
+        if let (Some(team), Some(text)) = (team, after.as_deref()) {
+            let findings = mneme_secrets::scan_claude_code(text);
+            if shown.starts_with(&team) && !findings.is_empty() {
+                denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {}", mneme_secrets::TeamWriteRefused { findings }) });
+                continue;
+            }
+        }
+        changes.push(FileChange { path, before, after, reason: format!("{}: Claude Code", task.label) });
     }
-    let gate = Gate::new(&task.policy);
     let Some(result) = result else {
         return Ok(AgentOutcome {
             changeset: Changeset { root, changes },
             applied: None,
             written_paths: Vec::new(),
             turns: 0,
-            denials: Vec::new(),
+            denials,
             final_text: String::new(),
             stop: Stop::Cancelled,
         });
@@ -169,7 +183,7 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
         applied: None,
         written_paths,
         turns: result.turns,
-        denials: Vec::new(),
+        denials,
         final_text: result.result.replace(&copy, &real),
         stop,
     })

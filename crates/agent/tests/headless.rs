@@ -52,10 +52,13 @@ async fn claude_code_runs_in_a_scratch_copy_and_its_changes_come_back_as_a_chang
         Turn::tool_use("Read", json!({"file_path": scratch.join("MEMORY.md")}))
             .and_tool_use("Write", json!({"file_path": scratch.join("user_role.md"), "content": "Data scientist.\n"}))
             .and_tool_use("Write", json!({"file_path": mem.join("evil.md"), "content": "straight into the real folder"}))
-            .and_tool_use("Bash", json!({"command": format!("ls {}", scratch.display())})),
+            .and_tool_use("Bash", json!({"command": format!("ls {}", scratch.display())}))
+            // Claude Code's rules let it write any file in the scratch copy; Mneme's memory
+            // policy takes only memory files back.
+            .and_tool_use("Write", json!({"file_path": scratch.join("notes.txt"), "content": "not a memory file"})),
     );
     stub.push_when(
-        |r| main_loop(r) && r.tool_result_count() == 4,
+        |r| main_loop(r) && r.tool_result_count() == 5,
         Turn::tool_use(
             "Edit",
             json!({"file_path": scratch.join("MEMORY.md"), "old_string": "a\n", "new_string": "a\n- [Role](user_role.md) \u{2014} data scientist\n"}),
@@ -97,6 +100,8 @@ async fn claude_code_runs_in_a_scratch_copy_and_its_changes_come_back_as_a_chang
         (mem.join("user_role.md"), None, Some("Data scientist.\n".into())),
     ]);
     assert_eq!(out.changeset.root, mem);
+    let denied: Vec<&str> = out.denials.iter().map(|d| d.message.as_str()).collect();
+    assert!(denied.len() == 1 && denied[0].contains("notes.txt") && denied[0].contains("left out"), "{denied:?}");
     assert_eq!(out.written_paths, vec![mem.join("user_role.md"), mem.join("MEMORY.md")]);
 
     // Claude Code saw the scratch paths, and answered the refused write and the listing.
