@@ -4,12 +4,12 @@
 //! project really lives under `/private/tmp`.
 
 use crate::paths;
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 #[derive(Debug, Clone)]
 pub struct Excludes {
     /// (pattern as written, compiled form); realpath variants carry their source pattern.
-    matchers: Vec<(String, GlobMatcher)>,
+    matchers: Vec<(String, GlobSet)>,
 }
 
 impl Excludes {
@@ -40,7 +40,11 @@ impl Excludes {
                 // picomatch: `*` and `?` stay inside one segment, `**` spans segments, and with
                 // `dot: true` dotfiles match like any other name.
                 let glob = GlobBuilder::new(&p).literal_separator(true).backslash_escape(true).build().ok()?;
-                Some((source, glob.compile_matcher()))
+                // Built as a set, which reports a pattern too large to compile (a project's
+                // settings may hold a 200 KB glob) where a single matcher panics; such a
+                // pattern matches nothing.
+                let set = GlobSetBuilder::new().add(glob).build().ok()?;
+                Some((source, set))
             })
             .collect();
         Excludes { matchers }
@@ -56,6 +60,14 @@ impl Excludes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pattern_too_large_to_compile_matches_nothing_instead_of_panicking() {
+        let huge = format!("**/{}", "?".repeat(200_000));
+        let ex = Excludes::new(&[huge, "**/vendor/**".to_string()]);
+        assert_eq!(ex.matching("/r/vendor/CLAUDE.md"), Some("**/vendor/**"));
+        assert_eq!(ex.matching("/r/CLAUDE.md"), None);
+    }
 
     #[test]
     fn picomatch_like_matching() {

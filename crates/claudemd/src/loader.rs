@@ -15,6 +15,12 @@ use std::path::{Path, PathBuf};
 /// `MAX_INCLUDE_DEPTH`: a file reached through 5 or more includes is not read.
 const MAX_INCLUDE_DEPTH: usize = 5;
 
+/// How deep rules folders are followed. Claude Code's walk has no limit of its own, but a
+/// cloned repository's chain of links (`rules/n -> ../d/1`, `d/1/n -> ../2`, … all inside
+/// the project) nests folders as deep as it likes, and each level is a frame of this walk:
+/// thousands abort the process on an overflowed stack. No real rules tree comes near this.
+const MAX_RULES_DEPTH: usize = 200;
+
 /// The set Claude Code calls `processedPaths`: normalized path strings.
 type Processed = HashSet<String>;
 
@@ -33,6 +39,8 @@ struct Walker {
     read_files: HashSet<String>,
     /// Folders of candidates that did not exist ([`Context::looked_in`]).
     looked_in: Vec<PathBuf>,
+    /// How many rules folders deep the walk is now (see [`MAX_RULES_DEPTH`]).
+    rules_depth: usize,
 }
 
 enum ReadError {
@@ -53,6 +61,25 @@ fn size_cap(profile: &mneme_core::Profile) -> Option<u64> {
     profile.oversized_files_left_out.then_some(MAX_INSTRUCTION_FILE_BYTES)
 }
 
+/// The most of one file read in a release without a size cap: a `/proc` file (`pagemap`,
+/// reached through a cloned repository's `CLAUDE.md` link) reports size 0 and streams
+/// hundreds of gigabytes.
+const READ_CEILING: u64 = 64 * 1024 * 1024;
+
+/// Reads the rest of `file` onto `bytes`, refusing past `cap` (or [`READ_CEILING`]).
+fn bounded_read(file: impl std::io::Read, bytes: &mut Vec<u8>, cap: Option<u64>) -> Result<(), ReadError> {
+    use std::io::Read;
+    let limit = cap.unwrap_or(READ_CEILING);
+    let have = bytes.len() as u64;
+    file.take((limit + 1).saturating_sub(have)).read_to_end(bytes).map_err(classify)?;
+    let len = bytes.len() as u64;
+    match cap {
+        Some(_) if len > limit => Err(ReadError::TooLarge(len)),
+        None if len > limit => Err(ReadError::Other(format!("larger than {} MiB, so it is not read", READ_CEILING >> 20))),
+        _ => Ok(()),
+    }
+}
+
 fn read_text(path: &str, cap: Option<u64>) -> Result<(String, usize), ReadError> {
     let meta = fs::metadata(path).map_err(classify)?;
     if meta.is_dir() {
@@ -65,7 +92,9 @@ fn read_text(path: &str, cap: Option<u64>) -> Result<(String, usize), ReadError>
     if cap.is_some_and(|cap| meta.len() > cap) {
         return Err(ReadError::TooLarge(meta.len()));
     }
-    let bytes = fs::read(path).map_err(classify)?;
+    let file = fs::File::open(path).map_err(classify)?;
+    let mut bytes = Vec::with_capacity(meta.len().min(READ_CEILING) as usize);
+    bounded_read(file, &mut bytes, cap)?;
     let len = bytes.len();
     // `readFile(path, 'utf-8')`: invalid sequences become U+FFFD, a BOM stays.
     let text = match String::from_utf8(bytes) {
@@ -117,8 +146,10 @@ fn read_opened(opened: paths::Opened, cap: Option<u64>) -> Result<(String, usize
                     break;
                 }
                 if filled == bytes.len() {
-                    // It grew since the fstat: read the rest as it is now.
-                    file.read_to_end(&mut bytes).map_err(classify)?;
+                    // It grew since the fstat (or is a /proc file that says it is empty and
+                    // never ends): read the rest, no further than the cap.
+                    bytes.truncate(filled);
+                    bounded_read(&mut file, &mut bytes, cap)?;
                     filled = bytes.len();
                     break;
                 }
@@ -159,6 +190,7 @@ impl Walker {
             conditional: Vec::new(),
             read_files: HashSet::new(),
             looked_in: Vec::new(),
+            rules_depth: 0,
         }
     }
 
@@ -343,6 +375,13 @@ impl Walker {
         if visited.contains(rules_dir) {
             return Vec::new();
         }
+        if self.rules_depth >= MAX_RULES_DEPTH {
+            if self.record {
+                let message = format!("rules folders nested more than {MAX_RULES_DEPTH} deep (a chain of links?) are not followed");
+                self.skipped.push(SkippedFile { path: PathBuf::from(rules_dir), layer, parent: None, reason: SkipReason::Unreadable { message } });
+            }
+            return Vec::new();
+        }
         // Nothing there (the usual case for most folders on the way): one `lstat`, no `open`.
         let Some((resolved_dir, is_symlink)) = paths::resolve_if_present(rules_dir) else { return Vec::new() };
         if is_symlink && self.judged_a_link(rules_dir, false) && self.outside_project(layer, &resolved_dir) {
@@ -391,7 +430,10 @@ impl Walker {
                 if listed.is_some() {
                     paths::note_listed_folder(&resolved_entry, &resolved_entry);
                 }
-                out.extend(self.process_md_rules(&resolved_entry, layer, processed, include_external, conditional, visited, base_dir));
+                self.rules_depth += 1;
+                let below = self.process_md_rules(&resolved_entry, layer, processed, include_external, conditional, visited, base_dir);
+                self.rules_depth -= 1;
+                out.extend(below);
             } else if is_file && name.ends_with(".md") {
                 let files = self.process_memory_file(&resolved_entry, layer, processed, include_external, 0, None, true);
                 for f in files {
@@ -675,6 +717,7 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile], listed
         }
     };
     let mut visited_dirs = 0usize;
+    let real_cwd = fs::canonicalize(cwd).unwrap_or_else(|_| PathBuf::from(cwd));
     // Depth-first, sorted, so the listing is stable.
     let mut stack: Vec<(PathBuf, usize)> = vec![(PathBuf::from(cwd), 0)];
     while let Some((dir, depth)) = stack.pop() {
@@ -696,10 +739,17 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile], listed
                     push(p, &mut out);
                 }
             }
-            let mut rules = Vec::new();
-            collect_rule_files(&dir.join(".claude/rules"), 0, &mut rules);
-            for r in rules {
-                push(r, &mut out);
+            // A rules folder that is a link out of the project (`sub/.claude/rules -> /`) is
+            // not listed: it would list the whole file system. Every folder listed counts
+            // against the same budget as the walk.
+            let rules_dir = dir.join(".claude/rules");
+            let inside = || fs::canonicalize(&rules_dir).is_ok_and(|real| real.starts_with(&real_cwd));
+            if rules_dir.is_dir() && inside() {
+                let mut rules = Vec::new();
+                collect_rule_files(&rules_dir, 0, &mut rules, &mut visited_dirs);
+                for r in rules {
+                    push(r, &mut out);
+                }
             }
         }
         if depth >= NESTED_MAX_DEPTH {
@@ -725,10 +775,11 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile], listed
     out
 }
 
-fn collect_rule_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if depth > NESTED_MAX_DEPTH {
+fn collect_rule_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, visited_dirs: &mut usize) {
+    if depth > NESTED_MAX_DEPTH || *visited_dirs > NESTED_MAX_DIRS {
         return;
     }
+    *visited_dirs += 1;
     let Ok(entries) = fs::read_dir(dir) else { return };
     let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
     entries.sort_by_key(|e| e.file_name());
@@ -736,7 +787,7 @@ fn collect_rule_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
         let p = e.path();
         // Plain file types only: symlink loops in a rules folder cannot trap this walk.
         match e.file_type() {
-            Ok(t) if t.is_dir() => collect_rule_files(&p, depth + 1, out),
+            Ok(t) if t.is_dir() => collect_rule_files(&p, depth + 1, out, visited_dirs),
             Ok(t) if t.is_file() && p.extension().is_some_and(|x| x == "md") => out.push(p),
             _ => {}
         }

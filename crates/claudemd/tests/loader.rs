@@ -718,3 +718,66 @@ fn files_over_4_mib_are_left_out_from_2_1_196() {
     assert_eq!(ctx.files[0].content.len(), over.len());
     assert!(fx.skipped(&ctx).is_empty());
 }
+
+/// A cloned repository's chain of folder links inside the project (`rules/n -> ../../d/1`,
+/// `d/1/n -> ../2`, …) nests rules folders without end: the walk stops at its depth limit and
+/// says so, instead of aborting the process on an overflowed stack (4,000 links did).
+#[test]
+fn a_chain_of_linked_rules_folders_stops_at_the_depth_limit() {
+    let fx = Fx::new();
+    git(&fx.p("repo"), &["init", "-q"]);
+    fx.write("repo/.claude/rules/top.md", "TOP RULE\n");
+    let links = 5_000;
+    fx.symlink("../../d/1", "repo/.claude/rules/n");
+    for k in 1..links {
+        fs::create_dir_all(fx.p(&format!("repo/d/{k}"))).unwrap();
+        fx.symlink(&format!("../{}", k + 1), &format!("repo/d/{k}/n"));
+    }
+    fx.write(&format!("repo/d/{links}/deep.md"), "DEEP RULE\n");
+    let ctx = std::thread::Builder::new()
+        .stack_size(2 << 20) // what `mneme serve` and the app get from spawn_blocking
+        .spawn(move || {
+            let opts = fx.opts("repo");
+            let ctx = load(&opts);
+            (fx, ctx)
+        })
+        .unwrap()
+        .join()
+        .expect("the load finished without overflowing its stack");
+    let (fx, ctx) = ctx;
+    assert!(fx.names(&ctx.files).contains(&"repo/.claude/rules/top.md".to_string()));
+    let deep: Vec<_> = fx.skipped(&ctx).into_iter().filter(|(_, r)| matches!(r, SkipReason::Unreadable { message } if message.contains("nested more than"))).collect();
+    assert_eq!(deep.len(), 1, "{:?}", fx.skipped(&ctx).iter().take(3).collect::<Vec<_>>());
+}
+
+/// `CLAUDE.md` linked to a `/proc` file that says it is empty and streams without end is
+/// reported as unreadable after a bounded read, not read until memory runs out.
+#[test]
+fn a_claude_md_linked_to_an_endless_proc_file_is_read_no_further_than_the_cap() {
+    let fx = Fx::new();
+    git(&fx.p("repo"), &["init", "-q"]);
+    fx.symlink("/proc/self/pagemap", "repo/CLAUDE.md");
+    fx.write("repo/.claude/CLAUDE.md", "STILL HERE\n");
+    let ctx = load(&fx.opts("repo"));
+    assert_eq!(fx.names(&ctx.files), ["repo/.claude/CLAUDE.md"]);
+    let skipped = fx.skipped(&ctx);
+    assert!(
+        skipped.iter().any(|(p, r)| p == "repo/CLAUDE.md" && matches!(r, SkipReason::TooLarge { .. } | SkipReason::Unreadable { .. })),
+        "{skipped:?}"
+    );
+}
+
+/// A rules folder linked to `/` in a sub-folder is not listed as nested candidates (it would
+/// list the whole file system).
+#[test]
+fn a_nested_rules_folder_linked_out_of_the_project_is_not_listed() {
+    let fx = Fx::new();
+    git(&fx.p("repo"), &["init", "-q"]);
+    fx.write("repo/sub/.claude/CLAUDE.md", "SUB\n");
+    fx.symlink("/", "repo/sub/.claude/rules");
+    fx.write("repo/other/.claude/rules/r.md", "R\n");
+    let ctx = load(&fx.opts("repo"));
+    let listed: Vec<String> = ctx.nested_candidates.iter().filter_map(|p| fx.rel(p)).collect();
+    assert_eq!(ctx.nested_candidates.len(), listed.len(), "only files under the fixture: {:?}", &ctx.nested_candidates[..ctx.nested_candidates.len().min(5)]);
+    assert!(listed.contains(&"repo/other/.claude/rules/r.md".to_string()), "{listed:?}");
+}
