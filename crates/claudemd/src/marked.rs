@@ -490,18 +490,20 @@ impl Lexer {
     }
 
     fn block_tokens_inner(&mut self, src: &str, tokens: &mut Vec<Token>, mut last_paragraph_clipped: bool) -> Result<(), LexError> {
-        let mut src: String = src.to_string();
+        // A view of what is left, not a copy of it per token (that was quadratic: a file of
+        // 800,000 `#` lines took 24 s).
+        let mut src: &str = src;
         while !src.is_empty() {
-            if let Some(token) = self.space(&src) {
-                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+            if let Some(token) = self.space(src) {
+                src = substring_from(src, utf16_len(&token.raw));
                 match tokens.last_mut() {
                     Some(last) if token.raw.len() == 1 => last.raw.push('\n'),
                     _ => tokens.push(token),
                 }
                 continue;
             }
-            if let Some(token) = self.code(&src) {
-                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+            if let Some(token) = self.code(src) {
+                src = substring_from(src, utf16_len(&token.raw));
                 match tokens.last_mut() {
                     Some(last) if matches!(last.kind, Kind::Paragraph | Kind::Text) => {
                         last.continue_with(&token.raw, &token.text);
@@ -512,30 +514,30 @@ impl Lexer {
             }
             let simple = self
                 .fences(&src)
-                .or_else(|| self.heading(&src))
-                .or_else(|| self.hr(&src));
+                .or_else(|| self.heading(src))
+                .or_else(|| self.hr(src));
             if let Some(token) = simple {
-                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+                src = substring_from(src, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
             }
-            if let Some(token) = self.blockquote(&src)? {
-                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+            if let Some(token) = self.blockquote(src)? {
+                src = substring_from(src, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
             }
-            if let Some(token) = self.list(&src)? {
-                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+            if let Some(token) = self.list(src)? {
+                src = substring_from(src, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
             }
-            if let Some(token) = self.html(&src) {
-                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+            if let Some(token) = self.html(src) {
+                src = substring_from(src, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
             }
-            if let Some((raw, tag)) = self.def(&src) {
-                src = substring_from(&src, utf16_len(&raw)).to_string();
+            if let Some((raw, tag)) = self.def(src) {
+                src = substring_from(src, utf16_len(&raw));
                 match tokens.last_mut() {
                     Some(last) if matches!(last.kind, Kind::Paragraph | Kind::Text) => {
                         last.continue_with(&raw, &raw);
@@ -551,13 +553,13 @@ impl Lexer {
                 }
                 continue;
             }
-            if let Some(token) = self.lheading(&src) {
-                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+            if let Some(token) = self.lheading(src) {
+                src = substring_from(src, utf16_len(&token.raw));
                 tokens.push(token);
                 continue;
             }
             if self.top {
-                if let Some(token) = self.paragraph(&src) {
+                if let Some(token) = self.paragraph(src) {
                     let advance = utf16_len(&token.raw);
                     match tokens.last_mut() {
                         Some(last) if last_paragraph_clipped && last.kind == Kind::Paragraph => {
@@ -567,12 +569,12 @@ impl Lexer {
                     }
                     // No extensions, so the paragraph source is never cut.
                     last_paragraph_clipped = false;
-                    src = substring_from(&src, advance).to_string();
+                    src = substring_from(src, advance);
                     continue;
                 }
             }
-            if let Some(token) = self.text(&src) {
-                src = substring_from(&src, utf16_len(&token.raw)).to_string();
+            if let Some(token) = self.text(src) {
+                src = substring_from(src, utf16_len(&token.raw));
                 match tokens.last_mut() {
                     Some(last) if last.kind == Kind::Text => {
                         last.continue_with(&token.raw, &token.text);
@@ -724,21 +726,21 @@ impl Lexer {
                 _ => &LIST_ITEM_DASH,
             }
         };
-        let mut src: String = src.to_string();
+        let mut src: &str = src;
         let mut items: Vec<(String, String)> = Vec::new();
         let mut list_raw = String::new();
         while !src.is_empty() {
-            let Some(cap) = caps(item_regex, &src) else { break };
-            if test(&HR, &src) {
+            let Some(cap) = caps(item_regex, src) else { break };
+            if test(&HR, src) {
                 break;
             }
             let cap0 = group_or_empty(&cap, 0).to_string();
             let cap1 = group_or_empty(&cap, 1).to_string();
             let cap2 = group_or_empty(&cap, 2).to_string();
             let mut raw = cap0.clone();
-            src = substring_from(&src, utf16_len(&raw)).to_string();
+            src = substring_from(src, utf16_len(&raw));
             let mut line = expand_leading_tabs(first_line(&cap2));
-            let mut next_line = first_line(&src).to_string();
+            let mut next_line = first_line(src).to_string();
             let mut blank_line = js_trim(&line).is_empty();
             let mut item_contents = String::new();
             let indent: usize;
@@ -755,13 +757,13 @@ impl Lexer {
             if blank_line && test(&BLANK_LINE, &next_line) {
                 raw.push_str(&next_line);
                 raw.push('\n');
-                src = substring_from(&src, utf16_len(&next_line) + 1).to_string();
+                src = substring_from(src, utf16_len(&next_line) + 1);
                 end_early = true;
             }
             if !end_early {
                 let rules = &INDENT_RULES[indent.saturating_sub(1).min(3)];
                 while !src.is_empty() {
-                    let raw_line = first_line(&src).to_string();
+                    let raw_line = first_line(src).to_string();
                     next_line = raw_line.clone();
                     let next_line_without_tabs = next_line.replace('\t', "    ");
                     if rules.fences_begin(&next_line)
@@ -793,7 +795,7 @@ impl Lexer {
                     }
                     raw.push_str(&raw_line);
                     raw.push('\n');
-                    src = substring_from(&src, utf16_len(&raw_line) + 1).to_string();
+                    src = substring_from(src, utf16_len(&raw_line) + 1);
                     line = substring_from(&next_line_without_tabs, indent).to_string();
                 }
             }
