@@ -223,6 +223,24 @@ def fx_lazy_single():
     case(fx, "read_one", CWD="repo", STUB_ARGS=f"--tool-read {r}/a/b/c.py")
 
 
+def fx_globs(name, patterns):
+    # claudeMdExcludes goes through picomatch, whose rules are its own: `[!a]` is a class of
+    # `!` and `a`, a bracket expression also matches itself literally, `{a}` is literal,
+    # `@(x|y)`/`!(keep|q)`/`+(a)` are extglobs, `(zz|qq)` is a group, a leading `!` negates.
+    fx = os.path.join(ROOT, name)
+    h = home(fx)
+    r = f"{fx}/repo"
+    w(f"{r}/CLAUDE.md", "GLOBS-REPO\n")
+    w(f"{r}/CLAUDE.local.md", "GLOBS-REPO-LOCAL\n")
+    w(f"{h}/.claude/CLAUDE.md", "GLOBS-USER\n")
+    for rule in ["a.md", "b.md", "!.md", "{a}.md", "x.md", "y.md", "z.md", "aa.md", "ab.md", "aab.md",
+                 "zz.md", "keep/k.md", "drop/d.md", "q/[ab].md", "q/a.md", "q/c.md"]:
+        w(f"{r}/.claude/rules/{rule}", f"GLOBS-RULE {rule}\n")
+    w(f"{h}/.claude/settings.json", json.dumps({"claudeMdExcludes": patterns}))
+    git_repo(r)
+    case(fx, "default", CWD="repo")
+
+
 def main():
     if os.path.exists(ROOT):
         shutil.rmtree(ROOT)
@@ -243,6 +261,9 @@ def main():
     fx_large()
     fx_bare()
     fx_lazy_single()
+    fx_globs("globs", ["**/rules/[!a].md", "**/rules/{a}.md", "**/rules/@(x|y).md", "**/rules/!(keep|q)/*.md",
+                       "**/rules/+(a)b.md", "**/rules/(zz|qq).md", "**/q/[ab].md"])
+    fx_globs("globsneg", ["!**/keep/**"])
     for d in sorted(os.listdir(ROOT)):
         print(os.path.join(ROOT, d))
 

@@ -4,12 +4,12 @@
 //! project really lives under `/private/tmp`.
 
 use crate::paths;
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use crate::picomatch::{Matcher, Options};
 
 #[derive(Debug, Clone)]
 pub struct Excludes {
     /// (pattern as written, compiled form); realpath variants carry their source pattern.
-    matchers: Vec<(String, GlobSet)>,
+    matchers: Vec<(String, std::sync::Arc<Matcher>)>,
 }
 
 impl Excludes {
@@ -37,14 +37,10 @@ impl Excludes {
             .into_iter()
             .filter(|(_, p)| !p.is_empty())
             .filter_map(|(source, p)| {
-                // picomatch: `*` and `?` stay inside one segment, `**` spans segments, and with
-                // `dot: true` dotfiles match like any other name.
-                let glob = GlobBuilder::new(&p).literal_separator(true).backslash_escape(true).build().ok()?;
-                // Built as a set, which reports a pattern too large to compile (a project's
-                // settings may hold a 200 KB glob) where a single matcher panics; such a
-                // pattern matches nothing.
-                let set = GlobSetBuilder::new().add(glob).build().ok()?;
-                Some((source, set))
+                // picomatch's own rules (crate::picomatch). A pattern picomatch refuses (over
+                // 64 KiB) matches nothing.
+                let matcher = Matcher::new(&p, Options { dot: true })?;
+                Some((source, std::sync::Arc::new(matcher)))
             })
             .collect();
         Excludes { matchers }
@@ -102,6 +98,14 @@ mod tests {
             ("/r/**/CLAUDE.md", "/r/CLAUDE.md", true),
             ("/r/dir", "/r/dir/CLAUDE.md", false),
             ("/r/dir/", "/r/dir/CLAUDE.md", false),
+            // Where picomatch's rules are its own.
+            ("/r/[!a]/CLAUDE.md", "/r/b/CLAUDE.md", false),
+            ("!**/keep/**", "/r/CLAUDE.md", true),
+            ("/r/(a|b)/CLAUDE.md", "/r/b/CLAUDE.md", true),
+            ("**/{CLAUDE}.md", "/r/CLAUDE.md", false),
+            ("/r/@(docs|notes)/**", "/r/notes/CLAUDE.md", true),
+            ("/r/!(keep)/CLAUDE.md", "/r/keep/CLAUDE.md", false),
+            ("/r/!(keep)/CLAUDE.md", "/r/drop/CLAUDE.md", true),
         ];
         for (pattern, path, want) in table {
             let ex = Excludes::new(&[pattern.to_string()]);

@@ -17,6 +17,7 @@ mod exclude;
 mod loader;
 mod marked;
 mod paths;
+pub mod picomatch;
 
 use mneme_core::versions::{InstructionsWrapper, LazyAttachment};
 use mneme_core::{Layer, Profile};
