@@ -223,6 +223,24 @@ def fx_lazy_single():
     case(fx, "read_one", CWD="repo", STUB_ARGS=f"--tool-read {r}/a/b/c.py")
 
 
+def fx_pathsneg():
+    # A conditional rule's `paths:` go through npm `ignore`: the folders on the way are asked
+    # first, and an ignored folder decides for everything in it (`!src/x.ts` cannot bring the
+    # file back); `*/` matches folders only, so it attaches for `src/x.ts` and not for `x.ts`.
+    fx = os.path.join(ROOT, "pathsneg")
+    home(fx)
+    r = f"{fx}/repo"
+    w(f"{r}/CLAUDE.md", "PATHSNEG-REPO\n")
+    w(f"{r}/.claude/rules/neg.md", "---\npaths:\n  - src\n  - \"!src/x.ts\"\n---\nNEG RULE (src, then !src/x.ts)\n")
+    w(f"{r}/.claude/rules/dirs.md", "---\npaths: \"*/\"\n---\nDIRS RULE (*/)\n")
+    w(f"{r}/.claude/rules/plain-neg.md", "---\npaths:\n  - \"*.ts\"\n  - \"!x.ts\"\n---\nPLAIN NEG RULE (*.ts, then !x.ts)\n")
+    w(f"{r}/src/x.ts", "export {}\n")
+    w(f"{r}/x.ts", "export {}\n")
+    git_repo(r)
+    case(fx, "read_src", CWD="repo", STUB_ARGS=f"--tool-read {r}/src/x.ts")
+    case(fx, "read_top", CWD="repo", STUB_ARGS=f"--tool-read {r}/x.ts")
+
+
 def fx_globs(name, patterns):
     # claudeMdExcludes goes through picomatch, whose rules are its own: `[!a]` is a class of
     # `!` and `a`, a bracket expression also matches itself literally, `{a}` is literal,
@@ -264,6 +282,7 @@ def main():
     fx_globs("globs", ["**/rules/[!a].md", "**/rules/{a}.md", "**/rules/@(x|y).md", "**/rules/!(keep|q)/*.md",
                        "**/rules/+(a)b.md", "**/rules/(zz|qq).md", "**/q/[ab].md"])
     fx_globs("globsneg", ["!**/keep/**"])
+    fx_pathsneg()
     for d in sorted(os.listdir(ROOT)):
         print(os.path.join(ROOT, d))
 

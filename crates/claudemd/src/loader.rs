@@ -534,7 +534,19 @@ fn gitignore_matches(globs: &[String], rel: &str) -> bool {
         let _ = builder.add_line(None, &literal);
     }
     let Ok(gi) = builder.build() else { return false };
-    gi.matched_path_or_any_parents(root.join(rel), false).is_ignore()
+    // npm `ignore` tests the folders on the way first, top down, and an ignored folder decides
+    // for everything inside it (a later `!` cannot bring a file back); otherwise the path's own
+    // last matching pattern decides. (The ignore crate's `matched_path_or_any_parents` asks in
+    // the other order, and also asks the empty path above a one-segment `rel`, which `*/`
+    // matches.)
+    let segments: Vec<&str> = rel.split('/').collect();
+    for depth in 1..segments.len() {
+        let dir = segments[..depth].join("/");
+        if gi.matched(root.join(&dir), true).is_ignore() {
+            return true;
+        }
+    }
+    gi.matched(root.join(rel), false).is_ignore()
 }
 
 /// Directories from `start` up to, not including, the filesystem root; root first.
@@ -1031,6 +1043,27 @@ mod tests {
     use super::*;
 
     /// Expected values from npm `ignore` 7 (`ignore().add(globs).ignores(rel)`).
+    /// Recorded answers of npm `ignore` 7.0.17 for 1,500 generated glob sets and 4,500 paths
+    /// (tests/data/ignore_oracle.js made them).
+    #[test]
+    fn agrees_with_recorded_npm_ignore_answers() {
+        let data = include_str!("../tests/data/ignore_oracle.json");
+        let cases: Vec<(Vec<String>, Vec<String>, Vec<bool>)> = serde_json::from_str(data).expect("oracle parses");
+        let mut differences = Vec::new();
+        let (mut total, mut ignored) = (0, 0);
+        for (globs, paths, answers) in &cases {
+            for (rel, want) in paths.iter().zip(answers) {
+                total += 1;
+                ignored += usize::from(*want);
+                if gitignore_matches(globs, rel) != *want {
+                    differences.push(format!("{globs:?} vs {rel:?}: npm ignore says {want}"));
+                }
+            }
+        }
+        assert!(differences.is_empty(), "{} of {total} differ:\n{}", differences.len(), differences[..differences.len().min(20)].join("\n"));
+        assert!(ignored * 5 > total && ignored * 5 < total * 4, "{ignored} of {total} match");
+    }
+
     #[test]
     fn gitignore_semantics_agree_with_npm_ignore() {
         let table: &[(&[&str], &str, bool)] = &[
@@ -1050,6 +1083,14 @@ mod tests {
             (&["src/*"], "src/a/b.ts", true),
             (&["lib/*.rs"], "lib/m.rs", true),
             (&["*.{ts,tsx}"], "a.{ts,tsx}", true),
+            (&["a", "!a/b"], "a/b", true),
+            (&["src", "!src/x.ts"], "src/x.ts", true),
+            (&["*.ts", "!x.ts"], "src/x.ts", false),
+            (&["a/**", "!a/b"], "a/b", false),
+            (&["a/**", "!a/b/**"], "a/b/c", true),
+            (&["*/"], "a", false),
+            (&["*/"], "a/b", true),
+            (&["**/"], "a", false),
         ];
         for (globs, rel, want) in table {
             let globs: Vec<String> = globs.iter().map(|s| s.to_string()).collect();
