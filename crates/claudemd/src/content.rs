@@ -385,6 +385,10 @@ struct Includes {
 }
 
 fn walk(tokens: &[Token], base_dir: &str, home: &str, out: &mut Includes) {
+    crate::marked::grow(|| walk_inner(tokens, base_dir, home, out))
+}
+
+fn walk_inner(tokens: &[Token], base_dir: &str, home: &str, out: &mut Includes) {
     for t in tokens {
         match t.kind {
             Kind::Code | Kind::Codespan => continue,

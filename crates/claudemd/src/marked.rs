@@ -294,6 +294,22 @@ pub struct Token {
     inline_pending: bool,
 }
 
+/// A token tree as deep as [`MAX_NESTING`] is taken apart with a loop: the drop the compiler
+/// writes recurses once per level.
+impl Drop for Token {
+    fn drop(&mut self) {
+        if self.tokens.is_empty() && self.items.is_empty() {
+            return;
+        }
+        let mut pending = std::mem::take(&mut self.tokens);
+        pending.append(&mut self.items);
+        while let Some(mut t) = pending.pop() {
+            pending.append(&mut t.tokens);
+            pending.append(&mut t.items);
+        }
+    }
+}
+
 impl Token {
     /// Marked's "merge into the previous token": both texts continue on a new line.
     fn continue_with(&mut self, raw: &str, text: &str) {
@@ -307,10 +323,14 @@ impl Token {
         Token { kind, raw: raw.into(), text: String::new(), tokens: Vec::new(), items: Vec::new(), inline_pending: false }
     }
     fn with_text(kind: Kind, raw: impl Into<String>, text: impl Into<String>) -> Self {
-        Token { text: text.into(), ..Token::new(kind, raw) }
+        let mut t = Token::new(kind, raw);
+        t.text = text.into();
+        t
     }
     fn inline(kind: Kind, raw: impl Into<String>, text: impl Into<String>) -> Self {
-        Token { inline_pending: true, ..Token::with_text(kind, raw, text) }
+        let mut t = Token::with_text(kind, raw, text);
+        t.inline_pending = true;
+        t
     }
 }
 
@@ -434,10 +454,24 @@ pub struct Dialect {
     pub blockquote_ends_at_indented_html: bool,
 }
 
-/// Deeper nesting than this (`>>>>…`, `- - - …`, `*[*[…`) is treated like marked running out
-/// of JavaScript stack: the lex fails and Claude Code drops the file. Real files nest a few
-/// levels; the bound keeps a hostile file from overflowing this thread's stack.
-const MAX_NESTING: usize = 100;
+/// Deeper nesting than this (`>>>>…`, `- - - …`, `*a *a …`) is treated like marked running out
+/// of JavaScript stack: the lex fails and Claude Code drops the file. Where that happens
+/// depends on the construct and on the release's JavaScript engine; Claude Code 2.1.197 still
+/// loads 3,000 nested emphases or strongs, 10,000 nested blockquotes and 1,900 nested list items
+/// (deeper lists pass the 4 MiB file cap first), and drops 10,000 nested emphases, 15,000
+/// blockquotes and 30,000 strongs. So every file up to 3,000 levels deep loads as it does
+/// there; the recursion below grows its stack on the heap ([`grow`]) to get there on any
+/// thread.
+pub(crate) const MAX_NESTING: usize = 3_000;
+
+/// Runs `f` with at least [`RED_ZONE`] of stack left, moving to a fresh heap-allocated
+/// segment when the thread's own stack runs low: each nesting level of the lexer costs a few
+/// kilobytes of frames, far past a 2 MiB thread stack at [`MAX_NESTING`].
+pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
+    const RED_ZONE: usize = 256 * 1024;
+    const SEGMENT: usize = 8 * 1024 * 1024;
+    stacker::maybe_grow(RED_ZONE, SEGMENT, f)
+}
 
 /// `new Lexer({ gfm: false }).lex(src)`.
 pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
@@ -467,6 +501,10 @@ impl Lexer {
     /// link definitions anywhere in the file are known. Lexing each pending token from its
     /// final `text` is equivalent to marked's queue (merges rewrite the queued source).
     fn run_inline_queue(&mut self, tokens: &mut [Token]) -> Result<(), LexError> {
+        grow(|| self.run_inline_queue_inner(tokens))
+    }
+
+    fn run_inline_queue_inner(&mut self, tokens: &mut [Token]) -> Result<(), LexError> {
         for t in tokens.iter_mut() {
             if t.inline_pending {
                 t.tokens = self.inline_tokens(&t.text)?;
@@ -484,7 +522,7 @@ impl Lexer {
             return Err(LexError { byte: 0 });
         }
         self.depth += 1;
-        let r = self.block_tokens_inner(src, tokens, last_paragraph_clipped);
+        let r = grow(|| self.block_tokens_inner(src, tokens, last_paragraph_clipped));
         self.depth -= 1;
         r
     }
@@ -863,7 +901,7 @@ impl Lexer {
             return Err(LexError { byte: 0 });
         }
         self.depth += 1;
-        let r = self.inline_tokens_inner(src);
+        let r = grow(|| self.inline_tokens_inner(src));
         self.depth -= 1;
         r
     }
@@ -1318,6 +1356,37 @@ mod tests {
         assert!(lex(&format!("{}x\n", "- ".repeat(5000))).is_err());
         assert!(lex(&format!("{}x{}\n", "*[".repeat(3000), "]*".repeat(3000))).is_ok());
         assert!(lex(&format!("{}x\n", ">".repeat(20))).is_ok());
+    }
+
+    /// Nesting Claude Code 2.1.197 still loads (it drops the file only past 10,000 emphases or
+    /// 15,000 blockquotes) lexes here too, on a thread with a small stack: the lexer grows its
+    /// stack on the heap, and the token tree it returns is walked for includes and dropped
+    /// there. (Nested inline and list lexing is quadratic or worse, in marked too: the inline
+    /// and list documents are only as deep as a small stack needs.)
+    #[test]
+    fn nesting_claude_code_loads_lexes_on_a_small_stack() {
+        let docs = [
+            (format!("<!-- c -->\n{} deep @q.md\n", ">".repeat(MAX_NESTING - 10)), MAX_NESTING - 20),
+            (format!("<!-- c -->\n{}@e.md{}\n", "_a ".repeat(600), " a_".repeat(600)), 590),
+            (format!("<!-- c -->\n{}@s.md{}\n", "**a ".repeat(600), " a**".repeat(600)), 590),
+            ((0..200).map(|i| format!("{}- x @inc{i}.md\n", "  ".repeat(i))).collect::<String>(), 190),
+        ];
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                for (doc, min_depth) in docs {
+                    let tokens = lex(&doc).expect("Claude Code loads this nesting");
+                    fn depth(ts: &[Token]) -> usize {
+                        grow(|| ts.iter().map(|t| 1 + depth(&t.tokens).max(depth(&t.items))).max().unwrap_or(0))
+                    }
+                    assert!(depth(&tokens) > min_depth, "nested {} deep", depth(&tokens));
+                    let includes = crate::content::extract_include_paths(&tokens, "/r/CLAUDE.md", "/h");
+                    assert!(!includes.is_empty(), "the innermost @path is found");
+                }
+            })
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
     }
 
     #[test]
