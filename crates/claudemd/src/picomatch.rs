@@ -363,6 +363,21 @@ impl Parser<'_> {
         self.prev = id;
     }
 
+    /// A globstar right after a slash: the slash's output opens a group that the globstar's
+    /// output closes (`prior.output = '(?:' + prior.output` in parse.js).
+    fn globstar_after_slash(&mut self, prior: usize, value: &str, globstar_output: String) {
+        let cut = self.arena[prior].out().chars().count() + self.p().out().chars().count();
+        truncate_chars(&mut self.output, cut);
+        let opened = format!("(?:{}", self.arena[prior].out());
+        self.arena[prior].output = Some(opened.clone());
+        let star = self.pm();
+        star.kind = "globstar";
+        star.output = Some(globstar_output.clone());
+        star.value.push_str(value);
+        self.output.push_str(&opened);
+        self.output.push_str(&globstar_output);
+    }
+
     fn text(&mut self, value: impl Into<String>) {
         self.push(Tok::new("text", value, None));
     }
@@ -986,33 +1001,13 @@ fn parse(input: &[char], opts: Options, fastpaths_on: bool) -> Parsed {
             }
 
             if prior_kind == "slash" && prior_prev_kind != Some("bos") && !after_star && is_end {
-                let cut = p.arena[prior].out().chars().count() + p.p().out().chars().count();
-                truncate_chars(&mut p.output, cut);
-                let po = format!("(?:{}", p.arena[prior].out());
-                p.arena[prior].output = Some(po.clone());
-                let gs = format!("{}|$)", globstar(opts.dot));
-                let pm = p.pm();
-                pm.kind = "globstar";
-                pm.output = Some(gs.clone());
-                pm.value.push_str(&value);
-                p.output.push_str(&po);
-                p.output.push_str(&gs);
+                p.globstar_after_slash(prior, &value, format!("{}|$)", globstar(opts.dot)));
                 continue;
             }
 
             if prior_kind == "slash" && prior_prev_kind != Some("bos") && rest.starts_with('/') {
                 let end = if rest.chars().nth(1).is_some() { "|$" } else { "" };
-                let cut = p.arena[prior].out().chars().count() + p.p().out().chars().count();
-                truncate_chars(&mut p.output, cut);
-                let po = format!("(?:{}", p.arena[prior].out());
-                p.arena[prior].output = Some(po.clone());
-                let gs = format!("{}{SLASH_LITERAL}|{SLASH_LITERAL}{end})", globstar(opts.dot));
-                let pm = p.pm();
-                pm.kind = "globstar";
-                pm.output = Some(gs.clone());
-                pm.value.push_str(&value);
-                p.output.push_str(&po);
-                p.output.push_str(&gs);
+                p.globstar_after_slash(prior, &value, format!("{}{SLASH_LITERAL}|{SLASH_LITERAL}{end})", globstar(opts.dot)));
                 p.advance();
                 p.push(Tok::new("slash", "/", Some(String::new())));
                 continue;
