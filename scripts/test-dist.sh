@@ -162,8 +162,11 @@ exec_start="$(sed -n 's/^ExecStart=//p' "$unit")"
 mapfile -t env_vars < <(grep -E '^[A-Z_]+=' "$conf")
 args_line="$(sed -n 's/^MNEME_SERVER_ARGS=//p' "$conf")"
 read -r -a cmd <<< "${exec_start//\$MNEME_SERVER_ARGS/$args_line}"
+# The log exists before the server starts: the background job opens it only once it runs, and
+# the first read below must not fail on a machine busy enough to run the reader first.
+: > "$work/server.log"
 (cd / && umask 0077 && exec setpriv --reuid mneme-server --regid mneme-server --init-groups \
-  env -i "${env_vars[@]}" "${cmd[@]}") > "$work/server.log" 2>&1 &
+  env -i "${env_vars[@]}" "${cmd[@]}") >> "$work/server.log" 2>&1 &
 server_pid=$!
 port=
 for _ in $(seq 100); do
