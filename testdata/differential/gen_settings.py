@@ -17,7 +17,11 @@ MEMDIRS = ["~/m1", "~", "~/", "~/..", "~/./m2", "relative/dir", "/", "//unc/x", 
 ENV = ["", "", "CLAUDE_CODE_DISABLE_AUTO_MEMORY=0", "CLAUDE_CODE_DISABLE_AUTO_MEMORY=TRUE",
        "CLAUDE_CODE_DISABLE_AUTO_MEMORY=maybe", "CLAUDE_CODE_SIMPLE=1", "CLAUDE_CODE_DISABLE_CLAUDE_MDS=1",
        "CLAUDE_CODE_REMOTE=1", "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE=/tmp/ccdiffs-override"]
-EXCLUDES = [["**/sub/CLAUDE.md"], ["**/CLAUDE.local.md"], ["*.md"], ["**/.claude/rules/**"], ["/nonexistent/**"], []]
+# The last ones lean on picomatch's own rules: a leading `!` negates, `[!s]` is a class of `!` and
+# `s`, `{sub}` is literal, groups and extglobs alternate, `X/**` also matches X.
+EXCLUDES = [["**/sub/CLAUDE.md"], ["**/CLAUDE.local.md"], ["*.md"], ["**/.claude/rules/**"], ["/nonexistent/**"], [],
+            ["!**/sub/**"], ["**/[!s]ub/CLAUDE.md"], ["**/@(sub|x)/**"], ["**/{sub}/CLAUDE.md"],
+            ["**/(sub|zz)/CLAUDE.local.md"], ["**/.claude/rules/!(a*)"], ["**/sub/CLAUDE.md/**"]]
 
 def memory_md():
     kind = random.choice(["small", "lines", "units", "uni", "fm", "empty", "none", "crlf"])
