@@ -142,13 +142,9 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
             denials.push(Denial { tool: "Write".into(), message: format!("{shown}: not a memory file this run may write; left out") });
             continue;
         }
-        let team = gate.memory_prefix().map(|p| format!("{p}team/"));
-        if let (Some(team), Some(text)) = (team, after.as_deref()) {
-            let findings = mneme_secrets::scan_claude_code(text);
-            if shown.starts_with(&team) && !findings.is_empty() {
-                denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {}", mneme_secrets::TeamWriteRefused { findings }) });
-                continue;
-            }
+        if let Some(refusal) = after.as_deref().and_then(|text| gate.team_secret_refusal(&path, text)) {
+            denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {refusal}") });
+            continue;
         }
         changes.push(FileChange { path, before, after, reason: format!("{}: Claude Code", task.label) });
     }

@@ -102,6 +102,17 @@ impl Gate {
         matches!(self.policy, Policy::AutoMem { .. }).then_some(self.prefix.as_str())
     }
 
+    /// The team-memory secret guard (Claude Code's `checkTeamMemSecrets`): why `content` may
+    /// not be written to `path`, when the path is in team memory and the content holds a secret.
+    pub fn team_secret_refusal(&self, path: &Path, content: &str) -> Option<String> {
+        let team = format!("{}team/", self.memory_prefix()?);
+        if !path.to_string_lossy().starts_with(&team) {
+            return None;
+        }
+        let findings = mneme_secrets::scan_claude_code(content);
+        (!findings.is_empty()).then(|| mneme_secrets::TeamWriteRefused { findings }.to_string())
+    }
+
     /// Whether an `Edit`/`Write` of `file_path` is one the policy allows (Claude Code's
     /// `writtenPaths` filter).
     pub fn allows_write_path(&self, tool: &str, file_path: &str) -> bool {

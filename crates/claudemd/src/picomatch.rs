@@ -138,9 +138,9 @@ fn fastpaths(input: &[char], opts: Options) -> Option<String> {
     let input = replacements(input).unwrap_or_else(|| input.to_vec());
     let nodot = if opts.dot { NO_DOTS } else { NO_DOT };
     let slash_dot = if opts.dot { NO_DOTS_SLASH } else { NO_DOT };
-    let star = STAR;
     let gs = globstar(opts.dot);
-    fn create(s: &str, nodot: &str, slash_dot: &str, star: &str, gs: &str) -> Option<String> {
+    fn create(s: &str, nodot: &str, slash_dot: &str, gs: &str) -> Option<String> {
+        let star = STAR;
         Some(match s {
             "*" => format!("{nodot}{ONE_CHAR}{star}"),
             ".*" => format!("{DOT_LITERAL}{ONE_CHAR}{star}"),
@@ -156,14 +156,14 @@ fn fastpaths(input: &[char], opts: Options) -> Option<String> {
                     let ext = &s[i + 1..];
                     !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 })?;
-                let source = create(&s[..dot], nodot, slash_dot, star, gs)?;
+                let source = create(&s[..dot], nodot, slash_dot, gs)?;
                 format!("{source}{DOT_LITERAL}{}", &s[dot + 1..])
             }
         })
     }
     let s: String = input.iter().collect();
     let s = s.strip_prefix("./").unwrap_or(&s);
-    create(s, nodot, slash_dot, star, &gs).map(|source| format!("{source}{SLASH_LITERAL}?"))
+    create(s, nodot, slash_dot, &gs).map(|source| format!("{source}{SLASH_LITERAL}?"))
 }
 
 /// `utils.escapeRegex`.
@@ -260,7 +260,7 @@ fn extglob_chars(c: char) -> (&'static str, &'static str, String) {
     }
 }
 
-struct Parser<'a> {
+struct Parser {
     opts: Options,
     input: Vec<char>,
     index: i64,
@@ -279,10 +279,9 @@ struct Parser<'a> {
     extglobs: Vec<Ext>,
     braces_stack: Vec<usize>,
     stack: Vec<&'static str>,
-    star: &'a str,
 }
 
-impl Parser<'_> {
+impl Parser {
     fn len(&self) -> i64 {
         self.input.len() as i64
     }
@@ -329,12 +328,11 @@ impl Parser<'_> {
             if tok.kind != "slash" && tok.kind != "paren" && !is_brace && !is_extglob {
                 let cut = self.p().out().chars().count();
                 truncate_chars(&mut self.output, cut);
-                let star = self.star.to_string();
                 let p = self.pm();
                 p.kind = "star";
                 p.value = "*".into();
-                p.output = Some(star.clone());
-                self.output.push_str(&star);
+                p.output = Some(STAR.to_string());
+                self.output.push_str(STAR);
             }
         }
         if !self.extglobs.is_empty() && tok.kind != "paren" {
@@ -433,12 +431,12 @@ impl Parser<'_> {
         }
         let mut output = ext.close.clone();
         if ext.kind == "negate" {
-            let mut extglob_star = self.star.to_string();
+            let mut extglob_star = STAR.to_string();
             if ext.inner.chars().count() > 1 && ext.inner.contains('/') {
                 extglob_star = globstar(self.opts.dot);
             }
             let rest = self.remaining();
-            if extglob_star != self.star || self.eos() || (!rest.is_empty() && rest.chars().all(|c| c == ')')) {
+            if extglob_star != STAR || self.eos() || (!rest.is_empty() && rest.chars().all(|c| c == ')')) {
                 output = format!(")$)){extglob_star}");
                 ext.close = output.clone();
             }
@@ -480,8 +478,7 @@ fn append_output(tok: &mut Tok, text: &str) {
 fn parse(input: &[char], opts: Options, fastpaths_on: bool) -> Parsed {
     let input = replacements(input).unwrap_or_else(|| input.to_vec());
     let star = STAR;
-    let mut bos = Tok::new("bos", "", Some(String::new()));
-    bos.prev = None;
+    let bos = Tok::new("bos", "", Some(String::new()));
     let mut p = Parser {
         opts,
         input,
@@ -500,7 +497,6 @@ fn parse(input: &[char], opts: Options, fastpaths_on: bool) -> Parsed {
         extglobs: Vec::new(),
         braces_stack: Vec::new(),
         stack: Vec::new(),
-        star,
     };
     // utils.removePrefix
     if p.input.starts_with(&['.', '/']) {
@@ -1410,7 +1406,7 @@ pub fn js_regex_to_rust(src: &str) -> String {
             } else if c == '^' && class_start {
                 out.push('^');
                 i += 1;
-                // The first character after `[^` may be `]` literally? No: in JS `[^]` is any char.
+                // Still at the class start: `[^]` (any character) is handled with `[]` below.
                 continue;
             } else if c == ']' {
                 // JS: `[]` is the empty class (matches nothing), `[^]` any character.
@@ -1453,10 +1449,6 @@ fn push_literal(out: &mut String, c: char, in_class: bool) {
     if meta.contains(c) {
         out.push('\\');
         out.push(c);
-    } else if c.is_whitespace() {
-        // The regex crate's verbose mode is off, so whitespace is literal; escape it anyway for
-        // clarity with `\x{..}`.
-        out.push_str(&format!("\\x{{{:X}}}", c as u32));
     } else {
         out.push(c);
     }

@@ -482,13 +482,11 @@ impl<'a> Work<'a> {
         // found by their bodies alone, so the description may be what set the two apart. (Its
         // name is an identifier, and goes with the file.)
         let have = format!(" {} ", safety::words(&format!("{into_text}\n{}", extra.join("\n"))).join(" "));
-        if let Some(fm) = frontmatter::parse(&from_text).frontmatter {
-            for key in ["description"] {
-                let Some(value) = fm.get(key).and_then(|v| v.as_str()).map(str::trim).filter(|v| !v.is_empty()) else { continue };
-                let w = safety::words(value);
-                if !w.is_empty() && !have.contains(&format!(" {} ", w.join(" "))) && seen.insert(similar::normalized(value)) {
-                    extra.push(value.split_whitespace().collect::<Vec<_>>().join(" "));
-                }
+        let fm = frontmatter::parse(&from_text).frontmatter;
+        if let Some(value) = fm.as_ref().and_then(|f| f.get("description")).and_then(|v| v.as_str()).map(str::trim).filter(|v| !v.is_empty()) {
+            let w = safety::words(value);
+            if !w.is_empty() && !have.contains(&format!(" {} ", w.join(" "))) && seen.insert(similar::normalized(value)) {
+                extra.push(value.split_whitespace().collect::<Vec<_>>().join(" "));
             }
         }
         let kept = extra.len();

@@ -193,7 +193,7 @@ pub fn setup_file(env: &Environment, path: &Path) -> io::Result<String> {
     let mut opts = OpenOptions::new();
     opts.read(true);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc_flags::NOFOLLOW_NONBLOCK);
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32);
     let mut f = opts.open(path).map_err(|e| io::Error::new(e.kind(), format!("{e}; the session notes must be a plain file, not a link ({})", path.display())))?;
     if !f.metadata()?.is_file() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("the session notes {} are not a plain file; remove what is there", path.display())));
@@ -201,11 +201,6 @@ pub fn setup_file(env: &Environment, path: &Path) -> io::Result<String> {
     let mut text = String::new();
     io::Read::read_to_string(&mut f, &mut text)?;
     Ok(text)
-}
-
-#[cfg(unix)]
-mod libc_flags {
-    pub const NOFOLLOW_NONBLOCK: i32 = (rustix::fs::OFlags::NOFOLLOW.bits() | rustix::fs::OFlags::NONBLOCK.bits()) as i32;
 }
 
 fn create_private_dir(dir: &Path) -> io::Result<()> {

@@ -46,7 +46,8 @@ pub fn read_plain_to_string(path: &Path) -> io::Result<String> {
     String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
-fn not_plain() -> io::Error {
+/// The error for a name that holds a folder, pipe, socket or device instead of a plain file.
+pub fn not_plain() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, "not a plain file (a folder, pipe, socket or device)")
 }
 

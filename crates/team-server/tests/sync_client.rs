@@ -325,19 +325,14 @@ fn a_pull_over_an_unpushed_local_edit_keeps_the_local_version_in_the_trash() {
     let (_, ta) = s.member(&repo, Role::Member);
     let (_, tb) = s.member(&repo, Role::Member);
     let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
-    a.write("plan.md", "v1");
-    a.client.push().unwrap();
-    b.client.pull().unwrap();
-    a.write("plan.md", "v2 from A");
-    a.client.push().unwrap();
-    b.write("plan.md", "B's unpushed edit");
+    unpushed_edit_behind_a_teammates_push(&a, &b);
     let r = b.client.pull().unwrap();
     assert_eq!(r.written, ["plan.md"]);
     assert_eq!(b.read("plan.md").as_deref(), Some("v2 from A"), "the server wins per key");
     assert_eq!(r.conflicts.len(), 1);
     assert_eq!(r.conflicts[0].kind, ConflictKind::PulledOverLocalEdit);
     let id = r.conflicts[0].trash_id.clone().unwrap();
-    let kept = walkdir(&b.env.data_dir().join("trash")).into_iter().find(|p| p.to_string_lossy().contains(&id) && p.ends_with("plan.md")).unwrap();
+    let kept = kept_in_trash(&b.env.data_dir().join("trash"), &id, "plan.md");
     assert_eq!(std::fs::read_to_string(kept).unwrap(), "B's unpushed edit");
 }
 
@@ -368,6 +363,22 @@ fn the_watcher_pushes_after_changes_and_flushes_on_shutdown() {
     let last = w.shutdown().expect("a flush push").unwrap();
     assert_eq!(last.uploaded, ["late.md"]);
     assert!(s.entries(&repo, &ta).contains_key("late.md"));
+}
+
+/// A pushes `plan.md`, B pulls it, A pushes a second version, and B edits its copy without
+/// pushing: B's next pull meets a local edit behind a teammate's push.
+fn unpushed_edit_behind_a_teammates_push(a: &Machine, b: &Machine) {
+    a.write("plan.md", "v1");
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+    a.write("plan.md", "v2 from A");
+    a.client.push().unwrap();
+    b.write("plan.md", "B's unpushed edit");
+}
+
+/// The file `name` inside the trash entry `id`.
+fn kept_in_trash(trash: &std::path::Path, id: &str, name: &str) -> std::path::PathBuf {
+    walkdir(trash).into_iter().find(|p| p.to_string_lossy().contains(id) && p.ends_with(name)).expect("kept in the trash")
 }
 
 fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -443,12 +454,7 @@ fn a_local_edit_that_cannot_be_kept_is_neither_overwritten_nor_pushed_over_the_t
     let (_, ta) = s.member(&repo, Role::Member);
     let (_, tb) = s.member(&repo, Role::Member);
     let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
-    a.write("plan.md", "v1");
-    a.client.push().unwrap();
-    b.client.pull().unwrap();
-    a.write("plan.md", "v2 from A");
-    a.client.push().unwrap();
-    b.write("plan.md", "B's unpushed edit");
+    unpushed_edit_behind_a_teammates_push(&a, &b);
     // The trash cannot be written (a file where its folder goes, as a full disk would refuse).
     let trash = b.env.data_dir().join("trash");
     let _ = std::fs::remove_dir_all(&trash);
@@ -467,7 +473,7 @@ fn a_local_edit_that_cannot_be_kept_is_neither_overwritten_nor_pushed_over_the_t
     assert_eq!(r.written, ["plan.md"], "a whole pull, though the server did not change");
     assert_eq!(b.read("plan.md").as_deref(), Some("v2 from A"));
     let id = r.conflicts[0].trash_id.clone().unwrap();
-    let kept = walkdir(&trash).into_iter().find(|p| p.to_string_lossy().contains(&id) && p.ends_with("plan.md")).unwrap();
+    let kept = kept_in_trash(&trash, &id, "plan.md");
     assert_eq!(std::fs::read_to_string(kept).unwrap(), "B's unpushed edit");
     assert!(b.client.push().unwrap().uploaded.is_empty());
 }
@@ -492,6 +498,6 @@ fn a_pull_over_a_local_file_that_is_not_utf8_keeps_its_bytes() {
     assert_eq!(r.written, ["drinks.md", "other.md"]);
     assert_eq!(r.conflicts.len(), 1, "{:?}", r.conflicts);
     let id = r.conflicts[0].trash_id.clone().unwrap();
-    let kept = walkdir(&a.env.data_dir().join("trash")).into_iter().find(|p| p.to_string_lossy().contains(&id) && p.ends_with("drinks.md")).unwrap();
+    let kept = kept_in_trash(&a.env.data_dir().join("trash"), &id, "drinks.md");
     assert_eq!(std::fs::read(kept).unwrap(), latin1);
 }

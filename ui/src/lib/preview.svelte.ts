@@ -11,6 +11,7 @@ import type { RenderAnswer, RenderRequest } from './markdown.worker';
 /** How long a preview may take before the text is shown as written instead. Ordinary memories
  *  render in a few milliseconds; a hostile one (a teammate's, a team server's) could take minutes. */
 export const PREVIEW_LIMIT_MS = 1500;
+const TOO_SLOW = `took longer than ${PREVIEW_LIMIT_MS / 1000} s to render as Markdown`;
 /** A fresh worker's first render also loads the worker's script, which on a loaded machine can
  *  take a good part of a second: it gets this much longer, so no ordinary memory is shown raw. */
 const WORKER_START_MS = 3000;
@@ -48,7 +49,7 @@ export class MarkdownPreview {
 
   private start(src: string) {
     if (src === this.slowSrc) {
-      this.showAsWritten(src, `took longer than ${PREVIEW_LIMIT_MS / 1000} s to render as Markdown`);
+      this.showAsWritten(src, TOO_SLOW);
       return;
     }
     const fresh = !this.worker;
@@ -82,7 +83,7 @@ export class MarkdownPreview {
     this.worker?.terminate();
     this.worker = null;
     this.slowSrc = src;
-    this.showAsWritten(src, `took longer than ${PREVIEW_LIMIT_MS / 1000} s to render as Markdown`);
+    this.showAsWritten(src, TOO_SLOW);
     this.next();
   }
 

@@ -178,16 +178,6 @@ impl Tools {
         messages::no_such_file(&self.cwd.to_string_lossy(), similar.as_deref())
     }
 
-    /// The team-memory secret guard (Claude Code's `checkTeamMemSecrets`).
-    fn team_secret_refusal(&self, path: &Path, content: &str) -> Option<String> {
-        let team = format!("{}team/", self.gate.memory_prefix()?);
-        if !path.to_string_lossy().starts_with(&team) {
-            return None;
-        }
-        let findings = mneme_secrets::scan_claude_code(content);
-        (!findings.is_empty()).then(|| mneme_secrets::TeamWriteRefused { findings }.to_string())
-    }
-
     /// Whether the file changed since it was read, by someone other than this run.
     fn changed_since_read(&mut self, path: &Path, state: &ReadState) -> Result<bool, Failure> {
         if self.overlay.is_changed(path) {
@@ -321,7 +311,7 @@ impl Tools {
         let old = str_arg(args, "old_string").unwrap_or_default();
         let new = str_arg(args, "new_string").unwrap_or_default();
         let replace_all = bool_arg(args, "replace_all").unwrap_or(false);
-        if let Some(refusal) = self.team_secret_refusal(&path, new) {
+        if let Some(refusal) = self.gate.team_secret_refusal(&path, new) {
             return Err(Failure::Invalid(refusal));
         }
         if old == new {
@@ -392,7 +382,7 @@ impl Tools {
     pub(super) fn validate_write(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
         let path = self.abs(str_arg(args, "file_path").unwrap_or_default());
         let content = str_arg(args, "content").unwrap_or_default();
-        if let Some(refusal) = self.team_secret_refusal(&path, content) {
+        if let Some(refusal) = self.gate.team_secret_refusal(&path, content) {
             return Err(Failure::Invalid(refusal));
         }
         if self.seen(&path)?.is_none() {

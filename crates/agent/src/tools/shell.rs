@@ -51,11 +51,12 @@ fn is_failure(command: &str, code: i32) -> bool {
 
 /// `PATH` with only its absolute entries (the system's default when none is left).
 fn safe_path(path: Option<&std::ffi::OsStr>) -> std::ffi::OsString {
+    const DEFAULT: &str = "/usr/local/bin:/usr/bin:/bin";
     let kept: Vec<PathBuf> = path.map(|p| std::env::split_paths(p).filter(|d| d.is_absolute()).collect()).unwrap_or_default();
     if kept.is_empty() {
-        return "/usr/local/bin:/usr/bin:/bin".into();
+        return DEFAULT.into();
     }
-    std::env::join_paths(kept).unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())
+    std::env::join_paths(kept).unwrap_or_else(|_| DEFAULT.into())
 }
 
 /// The most output a command may write before it is stopped (its process group killed).
@@ -180,11 +181,11 @@ async fn run_bash(
         .kill_on_drop(true);
     // Only what a read-only command needs from Mneme's environment. Nothing that makes bash
     // run code or parse differently before the command (BASH_ENV, SHELLOPTS, exported
-    // functions, CDPATH…): it must run in exactly the shell the classifier models. Not its
-    // secrets (provider
-    // keys, tokens) are not the command's to print, and a relative PATH entry (`.`, or the
-    // empty one a trailing `:` makes) would run a program from the folder the command runs
-    // in, a repository someone else wrote, under a name the classifier approved.
+    // functions, CDPATH…): it must run in exactly the shell the classifier models. Not
+    // Mneme's secrets (provider keys, tokens): they are not the command's to print. And no
+    // relative PATH entry (`.`, or the empty one a trailing `:` makes): it would run a program
+    // from the folder the command runs in, a repository someone else wrote, under a name the
+    // classifier approved.
     cmd.env_clear();
     for (name, value) in std::env::vars_os() {
         let keep = matches!(name.to_str(), Some("HOME" | "USER" | "LOGNAME" | "LANG" | "TZ" | "TMPDIR" | "TERM"))

@@ -298,7 +298,7 @@ impl SettingsFile {
         };
         file.exists = true;
         if !meta.is_file() {
-            let source = io::Error::new(io::ErrorKind::InvalidInput, "not a plain file (a folder, pipe, socket or device)");
+            let source = crate::open::not_plain();
             file.error = Some(SettingsError::Read { path: path.to_path_buf(), shown, source });
             return file;
         }
@@ -306,7 +306,7 @@ impl SettingsFile {
             file.error = Some(SettingsError::TooLarge { path: path.to_path_buf(), shown, size: meta.len() });
             return file;
         }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        let mut bytes = Vec::with_capacity(crate::open::capacity_for(meta.len().min(MAX_SETTINGS_FILE_BYTES + 1)));
         if let Err(source) = io::Read::read_to_end(&mut io::Read::take(f, MAX_SETTINGS_FILE_BYTES + 1), &mut bytes) {
             file.error = Some(SettingsError::Read { path: path.to_path_buf(), shown, source });
             return file;
