@@ -730,7 +730,10 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile], listed
         }
     };
     let mut visited_dirs = 0usize;
-    let real_cwd = fs::canonicalize(cwd).unwrap_or_else(|_| PathBuf::from(cwd));
+    // Asked only when some folder below has a rules folder: most walks never need it, and a
+    // deep cwd would cost a readlink per level through `fs::canonicalize`.
+    let real_cwd = std::cell::OnceCell::new();
+    let real_cwd = || real_cwd.get_or_init(|| mneme_store::paths::realpath(Path::new(cwd)).unwrap_or_else(|_| PathBuf::from(cwd)));
     // Depth-first, sorted, so the listing is stable.
     let mut stack: Vec<(PathBuf, usize)> = vec![(PathBuf::from(cwd), 0)];
     while let Some((dir, depth)) = stack.pop() {
@@ -756,7 +759,7 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile], listed
             // not listed: it would list the whole file system. Every folder listed counts
             // against the same budget as the walk.
             let rules_dir = dir.join(".claude/rules");
-            let inside = || fs::canonicalize(&rules_dir).is_ok_and(|real| real.starts_with(&real_cwd));
+            let inside = || fs::canonicalize(&rules_dir).is_ok_and(|real| real.starts_with(real_cwd()));
             if rules_dir.is_dir() && inside() {
                 let mut rules = Vec::new();
                 collect_rule_files(&rules_dir, 0, &mut rules, &mut visited_dirs);
