@@ -501,3 +501,31 @@ fn a_pull_over_a_local_file_that_is_not_utf8_keeps_its_bytes() {
     let kept = kept_in_trash(&a.env.data_dir().join("trash"), &id, "drinks.md");
     assert_eq!(std::fs::read(kept).unwrap(), latin1);
 }
+
+/// A FIFO where a teammate's memory lands (planted by another program, or left by a tool):
+/// the pull neither waits on it nor reads it as the local version; the teammate's text
+/// replaces it, and a push afterwards sends nothing back.
+#[test]
+fn a_pull_over_a_fifo_does_not_wait_on_it() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
+    a.write("deploys.md", "Deploy from main only.\n");
+    a.client.push().unwrap();
+    let fifo = b.team().join("deploys.md");
+    std::fs::create_dir_all(b.team()).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // A push first: the FIFO is not a memory, so nothing is sent (and nothing waits on it).
+    assert!(b.client.push().unwrap().uploaded.is_empty());
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let written = b.client.pull().map(|r| r.written);
+        done.send((written, b)).unwrap();
+    });
+    let (written, b) = wait.recv_timeout(Duration::from_secs(60)).expect("the pull waited on a FIFO");
+    assert_eq!(written.unwrap(), ["deploys.md"]);
+    assert_eq!(b.read("deploys.md").as_deref(), Some("Deploy from main only.\n"));
+    assert!(b.client.push().unwrap().uploaded.is_empty());
+}

@@ -55,7 +55,7 @@ pub fn server_url_source(env: &Environment) -> Option<&'static str> {
 
 /// The saved setting alone.
 pub fn saved_server_url(env: &Environment) -> Option<String> {
-    let bytes = fs::read(settings_path(env)).ok()?;
+    let (bytes, _) = mneme_store::open::read_plain(&settings_path(env)).ok()?;
     serde_json::from_slice::<TeamSettings>(&bytes).ok()?.server_url
 }
 

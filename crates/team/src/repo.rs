@@ -136,7 +136,7 @@ pub fn git_dir(cwd: &Path) -> Option<PathBuf> {
     let dot_git = root.join(".git");
     let meta = fs::metadata(&dot_git).ok()?;
     if meta.is_file() {
-        let text = fs::read_to_string(&dot_git).ok()?;
+        let text = mneme_store::open::read_plain_to_string(&dot_git).ok()?;
         let text = js_trim(&text);
         if let Some(rest) = text.strip_prefix("gitdir:") {
             return Some(mneme_store::git::normalize(&root.join(js_trim(rest))));
@@ -152,7 +152,7 @@ fn origin_url_in(git_dir: &Path) -> Option<String> {
 }
 
 fn config_value_in(git_dir: &Path, section: &str, subsection: Option<&str>, key: &str) -> Option<String> {
-    let bytes = fs::read(git_dir.join("config")).ok()?;
+    let (bytes, _) = mneme_store::open::read_plain(&git_dir.join("config")).ok()?;
     config_value(&String::from_utf8_lossy(&bytes), section, subsection, key)
 }
 
@@ -163,7 +163,7 @@ pub fn remote_url(cwd: &Path) -> Option<String> {
     if let Some(url) = origin_url_in(&dir) {
         return Some(url);
     }
-    let common = fs::read_to_string(dir.join("commondir")).ok()?;
+    let common = mneme_store::open::read_plain_to_string(&dir.join("commondir")).ok()?;
     let common = mneme_store::git::normalize(&dir.join(js_trim(&common)));
     if common != dir {
         origin_url_in(&common)

@@ -62,3 +62,17 @@ fn remotes_found_by_earlier_runs() {
         check(url).unwrap();
     }
 }
+
+/// A repository whose `.git/config` is a FIFO (an unpacked archive can hold one): finding the
+/// remote gives up on it at once instead of waiting for a writer.
+#[test]
+fn a_git_config_that_is_a_fifo_is_not_waited_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let git = tmp.path().join(".git");
+    std::fs::create_dir_all(&git).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(git.join("config")).status().unwrap().success());
+    let cwd = tmp.path().to_path_buf();
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(mneme_team::repo::remote_url(&cwd)).unwrap());
+    assert_eq!(wait.recv_timeout(std::time::Duration::from_secs(60)).expect("waited on the FIFO"), None);
+}

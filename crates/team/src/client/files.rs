@@ -9,7 +9,7 @@ use crate::wire::MAX_FILE_SIZE_BYTES;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 /// `hashContent`: `sha256:` and the hex SHA-256 of the UTF-8 text.
@@ -81,13 +81,27 @@ fn walk(root: &Path, dir: &Path, out: &mut LocalFiles) -> Result<(), SyncError> 
             out.refused_keys.push(super::SkippedKey { key, reason: why.to_string() });
             continue;
         }
-        // Read errors leave the file out silently, as Claude Code's `catch {}` does.
-        let Ok(meta) = fs::metadata(&path) else { continue };
+        // Read errors leave the file out silently, as Claude Code's `catch {}` does. The size
+        // is asked of the open file, and a FIFO swapped in after the listing is refused rather
+        // than waited on.
+        let Ok(file) = mneme_store::open::open_no_wait(&path) else { continue };
+        let Ok(meta) = file.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
         if meta.len() > MAX_FILE_SIZE_BYTES {
             out.oversized.push(key);
             continue;
         }
-        let Ok(bytes) = fs::read(&path) else { continue };
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        // A file that grew past the cap since it was measured is read only to just over it.
+        if file.take(MAX_FILE_SIZE_BYTES + 1).read_to_end(&mut bytes).is_err() {
+            continue;
+        }
+        if bytes.len() as u64 > MAX_FILE_SIZE_BYTES {
+            out.oversized.push(key);
+            continue;
+        }
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if let Some(hit) = mneme_secrets::scan(&text).into_iter().next() {
             out.skipped_secrets.push(SkippedSecret { path: key, rule_id: hit.rule_id.to_string(), label: hit.label.to_string() });

@@ -197,7 +197,7 @@ impl SyncClient {
         // back from pushes until it is edited here or a later pull writes it, so a failed write
         // never turns into a push that reverts the teammate's version.
         for key in unwritten {
-            let local = crate::keys::validate_strict_team_mem_key(&team_dir, &key).ok().and_then(|p| std::fs::read(p).ok());
+            let local = crate::keys::validate_strict_team_mem_key(&team_dir, &key).ok().and_then(|p| mneme_store::open::read_plain(&p).ok()).map(|(b, _)| b);
             match local {
                 Some(bytes) => {
                     st.kept_divergent.insert(key, hash_content(&String::from_utf8_lossy(&bytes)));
@@ -225,7 +225,7 @@ impl SyncClient {
             return Err(EntrySkipped::TooLarge { bytes: content.len() });
         }
         let mut conflict = None;
-        if let Ok(bytes) = std::fs::read(&path) {
+        if let Ok((bytes, _)) = mneme_store::open::read_plain(&path) {
             if bytes == content.as_bytes() {
                 return Ok(WriteOutcome::Matched);
             }
