@@ -23,6 +23,9 @@ pub const MAX_CONFLICT_RETRIES: u32 = 2;
 pub const DEBOUNCE_MS: u64 = 2_000;
 /// The structured 413's error code.
 pub const TOO_MANY_ENTRIES: &str = "team_memory_too_many_entries";
+/// Mneme's server only: the 413 `error_code` when a push would take a repository's history past
+/// its storage cap. Claude Code knows no such code and treats it as any other refused push.
+pub const STORAGE_FULL: &str = "team_memory_storage_full";
 
 /// `GET` 200 body (`TeamMemoryDataSchema`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -33,6 +33,8 @@ pub enum AdminError {
     NoTeams,
     #[error("The entry limit must be at least 1.")]
     ZeroMaxEntries,
+    #[error("The storage limit must be at least 1 byte.")]
+    ZeroMaxBytes,
     #[error("{user:?} has no grant for {repo:?}; nothing to revoke.")]
     NoGrant { user: String, repo: String },
     #[error("Tokens minted here may live at most {max_days} days; ask for less with --expires-in (seconds).")]
@@ -235,7 +237,7 @@ impl Admin {
     /// history (a leaked secret). The purge is recorded without an author.
     pub async fn purge(&self, repo: &str, key: &str) -> Result<(), AdminError> {
         let repo_row = self.repo(repo).await?;
-        let memory = crate::memory::Memory::new(self.store.clone(), self.clock.clone(), crate::config::DEFAULT_MAX_ENTRIES);
+        let memory = crate::memory::Memory::new(self.store.clone(), self.clock.clone(), crate::config::DEFAULT_MAX_ENTRIES, crate::config::DEFAULT_MAX_REPO_BYTES);
         memory
             .write(&repo_row, None, crate::memory::Permission::Lead, None, &[crate::memory::Op::Purge { key: key.to_string() }])
             .await?;
@@ -250,6 +252,17 @@ impl Admin {
         let repo_row = self.store.repo_by_slug(repo).await?.ok_or_else(|| AdminError::NoRepo(repo.to_string()))?;
         let max = max.map(|m| i64::try_from(m).unwrap_or(i64::MAX));
         self.store.set_max_entries(repo_row.id, max).await?;
+        Ok(())
+    }
+
+    /// Caps the bytes of history `repo` may hold; `None` returns it to the server default.
+    pub async fn set_max_bytes(&self, repo: &str, max: Option<u64>) -> Result<(), AdminError> {
+        if max == Some(0) {
+            return Err(AdminError::ZeroMaxBytes);
+        }
+        let repo_row = self.store.repo_by_slug(repo).await?.ok_or_else(|| AdminError::NoRepo(repo.to_string()))?;
+        let max = max.map(|m| i64::try_from(m).unwrap_or(i64::MAX));
+        self.store.set_max_bytes(repo_row.id, max).await?;
         Ok(())
     }
 }

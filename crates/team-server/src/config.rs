@@ -77,6 +77,9 @@ pub struct ServerConfig {
     pub public_url: Option<String>,
     /// The entry cap for repositories without their own (`set-max-entries`).
     pub max_entries: u64,
+    /// The storage cap for repositories without their own (`set-max-bytes`): UTF-8 bytes of
+    /// every version in a repository's history.
+    pub max_repo_bytes: u64,
     /// The largest entry accepted, in UTF-8 bytes (Claude Code's `MAX_FILE_SIZE_BYTES`).
     pub max_entry_bytes: u64,
     /// The largest PUT body accepted. Claude Code batches under 200,000 bytes but sends a single
@@ -108,6 +111,7 @@ impl fmt::Debug for ServerConfig {
             .field("database", &self.database.redacted())
             .field("public_url", &self.public_url)
             .field("max_entries", &self.max_entries)
+            .field("max_repo_bytes", &self.max_repo_bytes)
             .field("max_entry_bytes", &self.max_entry_bytes)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("rate_limit", &self.rate_limit)
@@ -125,6 +129,9 @@ impl fmt::Debug for ServerConfig {
 
 /// Large enough that no real team meets it unless an admin lowers it.
 pub const DEFAULT_MAX_ENTRIES: u64 = 100_000;
+/// 1 GiB of history per repository: a team's memory is kilobytes to a few megabytes, so only
+/// a runaway or hostile client meets it, and one repository cannot fill the server's disk.
+pub const DEFAULT_MAX_REPO_BYTES: u64 = 1 << 30;
 /// 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -134,6 +141,7 @@ impl ServerConfig {
             database,
             public_url: None,
             max_entries: DEFAULT_MAX_ENTRIES,
+            max_repo_bytes: DEFAULT_MAX_REPO_BYTES,
             max_entry_bytes: mneme_team_proto::wire::MAX_FILE_SIZE_BYTES,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             rate_limit: None,

@@ -157,6 +157,9 @@ impl From<WriteError> for ApiError {
                 received_entries: Some(received),
                 ..ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, TOO_MANY_ENTRIES, e.to_string())
             },
+            WriteError::StorageFull { .. } => {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, mneme_team_proto::wire::STORAGE_FULL, e.to_string())
+            }
             WriteError::Contended => ApiError {
                 retry_after: Some(1),
                 ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "contended", e.to_string())

@@ -7,6 +7,7 @@
 //! mneme-server admin grant alice acme/app [--lead] [--team acme]
 //! mneme-server admin token alice
 //! mneme-server admin set-max-entries acme/app 500
+//! mneme-server admin set-max-bytes acme/app 2147483648
 //! mneme-server admin revoke-grant alice acme/app
 //! mneme-server admin revoke-tokens alice
 //! mneme-server admin disable-user alice        # enable-user to undo
@@ -57,6 +58,10 @@ enum Command {
         /// Entry cap for repositories without their own.
         #[arg(long, default_value_t = mneme_team_server::config::DEFAULT_MAX_ENTRIES)]
         max_entries: u64,
+        /// Storage cap, in bytes of history (every version pushed), for repositories without
+        /// their own.
+        #[arg(long, default_value_t = mneme_team_server::config::DEFAULT_MAX_REPO_BYTES)]
+        max_repo_bytes: u64,
         /// Requests per minute one access token may make (0 = unlimited).
         #[arg(long, default_value_t = 0)]
         rate_limit_per_minute: u32,
@@ -114,6 +119,8 @@ enum AdminCommand {
     Purge { repo: String, key: String },
     /// Cap the live entries of REPO (Claude Code learns the cap from the 413 it gets).
     SetMaxEntries { repo: String, max: u64 },
+    /// Cap the bytes of history REPO may hold (every version pushed; a lead's purge frees a key's).
+    SetMaxBytes { repo: String, max: u64 },
 }
 
 fn init_logs(format: LogFormat) {
@@ -158,11 +165,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("Say which database to use with --db sqlite:/path/to/file.db (or set MNEME_SERVER_DB)."))?
         .parse()?;
     match cli.command {
-        Command::Serve { listen, public_url, max_entries, rate_limit_per_minute, client_ids } => {
+        Command::Serve { listen, public_url, max_entries, max_repo_bytes, rate_limit_per_minute, client_ids } => {
             let mut config = ServerConfig::new(db.clone());
             config.client_ids.extend(client_ids);
             config.public_url = public_url;
             config.max_entries = max_entries;
+            config.max_repo_bytes = max_repo_bytes;
             config.rate_limit = (rate_limit_per_minute > 0)
                 .then_some(RateLimit { burst: rate_limit_per_minute, period: Duration::from_secs(60) });
             let listener = tokio::net::TcpListener::bind(listen)
@@ -202,6 +210,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 AdminCommand::SetMaxEntries { repo, max } => {
                     admin.set_max_entries(&repo, Some(max)).await?;
                     println!("{repo} may now hold {max} entries.");
+                }
+                AdminCommand::SetMaxBytes { repo, max } => {
+                    admin.set_max_bytes(&repo, Some(max)).await?;
+                    println!("{repo} may now hold {max} bytes of history.");
                 }
                 AdminCommand::RevokeGrant { user, repo } => {
                     admin.revoke_grant(&user, &repo).await?;

@@ -93,6 +93,10 @@ pub enum WriteError {
     PreconditionFailed,
     #[error("This push would leave {received} entries; the limit for this repository is {max}. Remove or consolidate memory files.")]
     TooManyEntries { max: u64, received: u64 },
+    #[error(
+        "This push would take the repository's stored memory (every version ever pushed) to {would} bytes; its limit is {max} bytes. Ask a lead to purge entries that are no longer needed, or the server's admin to raise the limit (`mneme-server admin set-max-bytes`)."
+    )]
+    StorageFull { max: u64, would: u64 },
     #[error("The repository is too busy to take this write now; try again.")]
     Contended,
     #[error("Only a lead can remove {key:?} for everyone. Restore the file (the next pull brings it back) or ask a lead to remove it.")]
@@ -136,12 +140,13 @@ pub struct Memory {
     pub store: Arc<dyn Store>,
     pub clock: Arc<dyn Clock>,
     pub default_max_entries: u64,
+    pub default_max_bytes: u64,
     queues: Arc<Queues>,
 }
 
 impl Memory {
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, default_max_entries: u64) -> Memory {
-        Memory { store, clock, default_max_entries, queues: Arc::default() }
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, default_max_entries: u64, default_max_bytes: u64) -> Memory {
+        Memory { store, clock, default_max_entries, default_max_bytes, queues: Arc::default() }
     }
 
     pub fn now_ms(&self) -> i64 {
@@ -150,6 +155,10 @@ impl Memory {
 
     pub fn max_entries(&self, repo: &Repo) -> u64 {
         repo.max_entries.and_then(|m| u64::try_from(m).ok()).unwrap_or(self.default_max_entries)
+    }
+
+    pub fn max_bytes(&self, repo: &Repo) -> u64 {
+        repo.max_bytes.and_then(|m| u64::try_from(m).ok()).unwrap_or(self.default_max_bytes)
     }
 
     pub async fn snapshot(&self, repo: &Repo, with_content: bool) -> Result<Option<Snapshot>, StoreError> {
@@ -246,6 +255,7 @@ impl Memory {
                     current.checksum = commit.checksum.clone();
                     current.last_modified_ms = commit.now_ms;
                     current.live_entries = commit.live_entries;
+                    current.history_bytes = commit.history_bytes;
                     commits.push(commit);
                 }
                 commits
@@ -312,6 +322,16 @@ impl Memory {
         if plan.live_after > max && plan.live_after > live_before {
             return (Err(WriteError::TooManyEntries { max, received: plan.live_after }), None);
         }
+        // Every version pushed stays in history, so the storage cap counts what this write
+        // adds to it; removals and purges (a lead's) always go through, and a purge is how a
+        // full repository gets room again.
+        let history_before = u64::try_from(current.history_bytes).unwrap_or(0);
+        let added: u64 = plan.changes.iter().filter(|c| !c.deleted).map(|c| c.content.len() as u64).sum();
+        let history_after = history_before.saturating_add(added);
+        let max_bytes = self.max_bytes(current);
+        if added > 0 && history_after > max_bytes {
+            return (Err(WriteError::StorageFull { max: max_bytes, would: history_after }), None);
+        }
         let version = current.version + 1;
         let checksum = next_repo_checksum(
             &current.checksum,
@@ -326,6 +346,7 @@ impl Memory {
             now_ms: now,
             author: pending.author,
             live_entries: i64::try_from(plan.live_after).unwrap_or(i64::MAX),
+            history_bytes: i64::try_from(history_after).unwrap_or(i64::MAX),
             changes: plan.changes,
         };
         (Ok(written), Some(commit))

@@ -550,6 +550,50 @@ async fn the_entry_cap_follows_the_live_count_kept_in_the_repository_row() {
     .await;
 }
 
+/// A teammate (or a runaway client) pushing large versions over and over: every version stays
+/// in history, so without a cap one repository could fill the server's disk. The storage cap
+/// counts history bytes in the repository row, through edits, removals (whose tombstone holds
+/// the content again) and purges (which free a key's whole history); a full repository still
+/// takes removals, and the server's default applies until an admin sets one.
+#[tokio::test]
+async fn the_storage_cap_counts_every_version_and_a_purge_frees_room() {
+    use mneme_team_server::store::{SqlStore, Store};
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        let stored = || async {
+            let store = SqlStore::connect(&h.db).await.unwrap();
+            store.repo_by_slug(REPO).await.unwrap().unwrap().history_bytes
+        };
+        h.put(&lead, REPO, json!({"entries": {"a.md": "12345"}}), None).await.error_for_status().unwrap();
+        assert_eq!(stored().await, 5);
+        h.admin.set_max_bytes(REPO, Some(12)).await.unwrap();
+        // Three more bytes of a.md would make 5 + 8 = 13 (the old version stays in history).
+        let res = h.put(&lead, REPO, json!({"entries": {"a.md": "12345678"}}), None).await;
+        assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let body: ErrorBody = res.json().await.unwrap();
+        assert_eq!(body.error.details.unwrap().error_code, "team_memory_storage_full");
+        assert!(body.error.message.unwrap().contains("set-max-bytes"));
+        // Multi-byte text is counted in UTF-8 bytes: "é" is two.
+        h.put(&lead, REPO, json!({"entries": {"b.md": "éé", "c.md": "ab"}}), None).await.error_for_status().unwrap();
+        assert_eq!(stored().await, 11);
+        // A removal is a lead's and always goes through; its tombstone keeps b.md's 4 bytes.
+        h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": ["b.md"]}), None).await.error_for_status().unwrap();
+        assert_eq!(stored().await, 15);
+        assert_eq!(h.put(&lead, REPO, json!({"entries": {"d.md": "x"}}), None).await.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        // Purging b.md frees both of its history rows.
+        h.admin.purge(REPO, "b.md").await.unwrap();
+        assert_eq!(stored().await, 7);
+        h.put(&lead, REPO, json!({"entries": {"d.md": "x"}}), None).await.error_for_status().unwrap();
+        assert_eq!(stored().await, 8);
+        // Back to the server's default (1 GiB): the edit refused above goes through.
+        h.admin.set_max_bytes(REPO, None).await.unwrap();
+        h.put(&lead, REPO, json!({"entries": {"a.md": "12345678"}}), None).await.error_for_status().unwrap();
+        assert_eq!(stored().await, 16);
+        h.shutdown().await;
+    })
+    .await;
+}
+
 /// Item 7: a write costs the same however large the repository is. Before, every write read
 /// the whole repository under the write lock (at 2,000 entries a push took p50 393 ms under
 /// 50 writers); now it reads the repository row and the keys it names. One-entry pushes
@@ -604,6 +648,36 @@ async fn a_write_costs_the_same_in_a_small_and_a_large_repository() {
     .await;
 }
 
+/// A version-2 database (before the storage cap) gains the cap's columns on start, with the
+/// history it already holds counted in UTF-8 bytes.
+#[tokio::test]
+async fn a_version_2_database_counts_its_history_on_start() {
+    use mneme_team_server::store::{SqlStore, Store};
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.db");
+    let h = Harness::start(common::TestDb { label: "sqlite", url: DatabaseUrl::Sqlite(path.clone()), dir: None }, defaults).await;
+    let lead = h.user("lena", REPO, Role::Lead).await;
+    h.put(&lead, REPO, json!({"entries": {"a.md": "héllo", "b.md": "xyz"}}), None).await.error_for_status().unwrap();
+    h.put(&lead, REPO, json!({"entries": {"a.md": "hello"}}), None).await.error_for_status().unwrap();
+    h.shutdown().await;
+    {
+        // Back to how version 2 left a database.
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+        for stmt in [
+            "ALTER TABLE repos DROP COLUMN max_bytes",
+            "ALTER TABLE repos DROP COLUMN history_bytes",
+            "UPDATE schema_version SET version = 2",
+        ] {
+            sqlx::query(stmt).execute(&mut conn).await.unwrap();
+        }
+        conn.close().await.unwrap();
+    }
+    let store = SqlStore::connect(&DatabaseUrl::Sqlite(path)).await.unwrap();
+    let repo = store.repo_by_slug(REPO).await.unwrap().unwrap();
+    assert_eq!((repo.history_bytes, repo.max_bytes), (6 + 3 + 5, None));
+}
+
 /// A database made by the previous schema (version 1) gains the new columns on start, with
 /// the live counts filled in.
 #[tokio::test]
@@ -647,4 +721,8 @@ async fn a_version_1_database_is_migrated() {
     let res = http.put(&url).bearer_auth(&token).json(&json!({"entries": {"a.md": "A2"}})).send().await.unwrap();
     assert_eq!(res.status(), StatusCode::OK);
     server.shutdown().await;
+    // The history the old database held (none: version 1 had no history table) plus the edit.
+    let store = mneme_team_server::store::SqlStore::connect(&DatabaseUrl::Sqlite(path)).await.unwrap();
+    let repo = mneme_team_server::store::Store::repo_by_slug(&store, REPO).await.unwrap().unwrap();
+    assert_eq!(repo.history_bytes, 2);
 }

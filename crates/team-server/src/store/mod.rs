@@ -81,6 +81,12 @@ pub struct Repo {
     /// How many keys are live (not tombstones): kept in the row so that a write checks the
     /// entry cap without counting the repository.
     pub live_entries: i64,
+    /// Overrides the server-wide storage cap when set.
+    pub max_bytes: Option<i64>,
+    /// UTF-8 bytes of content in this repository's history (every version ever written,
+    /// removed ones included): kept in the row for the storage cap. The current entries hold
+    /// at most as much again, so the disk a repository takes is bounded by about twice this.
+    pub history_bytes: i64,
 }
 
 /// The result of [`Store::access`].
@@ -147,6 +153,9 @@ pub struct Commit {
     pub author: Option<i64>,
     /// Live keys after the commit.
     pub live_entries: i64,
+    /// The repository's history bytes after the commit's new versions; a removal's or a
+    /// purge's change to them is counted by the store, which knows the content they touch.
+    pub history_bytes: i64,
     pub changes: Vec<Change>,
 }
 
@@ -343,6 +352,7 @@ pub trait Store: Send + Sync {
     /// Registers `slug` under `team` with no data yet (version 0, `empty_checksum`).
     async fn create_repo(&self, team: &str, slug: &str, empty_checksum: &str) -> Result<Repo, StoreError>;
     async fn set_max_entries(&self, repo_id: i64, max: Option<i64>) -> Result<(), StoreError>;
+    async fn set_max_bytes(&self, repo_id: i64, max: Option<i64>) -> Result<(), StoreError>;
     async fn set_grant(&self, user_id: i64, repo_id: i64, role: Role) -> Result<(), StoreError>;
     async fn role(&self, user_id: i64, repo_id: i64) -> Result<Option<Role>, StoreError>;
     async fn repos_for_user(&self, user_id: i64) -> Result<Vec<(Repo, Role)>, StoreError>;

@@ -27,8 +27,9 @@ pub struct SqlStore {
 }
 
 /// Bumped when the schema changes; recorded in `schema_version`. Version 2 added
-/// `repos.live_entries`, `users.disabled_ms` and `sign_ins` (see [`SqlStore::migrate`]).
-const SCHEMA_VERSION: i64 = 2;
+/// `repos.live_entries`, `users.disabled_ms` and `sign_ins`; version 3 `repos.max_bytes` and
+/// `repos.history_bytes` (see [`SqlStore::migrate`]).
+const SCHEMA_VERSION: i64 = 3;
 
 fn schema(backend: Backend) -> Vec<String> {
     let id = match backend {
@@ -45,7 +46,8 @@ fn schema(backend: Backend) -> Vec<String> {
         format!(
             "CREATE TABLE IF NOT EXISTS repos (id {id}, team_id BIGINT NOT NULL REFERENCES teams(id), \
              slug TEXT NOT NULL, slug_key TEXT NOT NULL UNIQUE, version BIGINT NOT NULL, checksum TEXT NOT NULL, \
-             last_modified_ms BIGINT NOT NULL, max_entries BIGINT, live_entries BIGINT NOT NULL DEFAULT 0)"
+             last_modified_ms BIGINT NOT NULL, max_entries BIGINT, live_entries BIGINT NOT NULL DEFAULT 0, \
+             max_bytes BIGINT, history_bytes BIGINT NOT NULL DEFAULT 0)"
         ),
         "CREATE TABLE IF NOT EXISTS grants (user_id BIGINT NOT NULL REFERENCES users(id), \
          repo_id BIGINT NOT NULL REFERENCES repos(id), role TEXT NOT NULL, PRIMARY KEY (user_id, repo_id))"
@@ -86,6 +88,27 @@ const MIGRATE_1_TO_2: &[&str] = &[
     "UPDATE repos SET live_entries = (SELECT COUNT(*) FROM entries e WHERE e.repo_id = repos.id AND e.deleted = 0)",
     "ALTER TABLE users ADD COLUMN disabled_ms BIGINT",
 ];
+
+/// Version 2 to 3: the storage cap's columns, the history's size counted once here.
+fn migrate_2_to_3(backend: Backend) -> Vec<String> {
+    vec![
+        "ALTER TABLE repos ADD COLUMN max_bytes BIGINT".to_string(),
+        "ALTER TABLE repos ADD COLUMN history_bytes BIGINT NOT NULL DEFAULT 0".to_string(),
+        format!(
+            "UPDATE repos SET history_bytes = (SELECT COALESCE(SUM({}), 0) FROM entry_history h WHERE h.repo_id = repos.id)",
+            content_bytes(backend, "h.content")
+        ),
+    ]
+}
+
+/// SQL for the UTF-8 length in bytes of the text column `column` (SQLite's LENGTH counts
+/// characters of text, bytes of a blob; the server's databases are UTF-8).
+fn content_bytes(backend: Backend, column: &str) -> String {
+    match backend {
+        Backend::Sqlite => format!("LENGTH(CAST({column} AS BLOB))"),
+        Backend::Postgres => format!("OCTET_LENGTH({column})"),
+    }
+}
 
 /// `sqlite://PATH?mode=rwc` with the characters a URL would misread percent-encoded
 /// (sqlx decodes the path again).
@@ -200,9 +223,14 @@ impl SqlStore {
                     .execute(&mut *tx)
                     .await?;
             }
-            Some(1) => {
-                for stmt in MIGRATE_1_TO_2 {
-                    tx.execute(*stmt).await?;
+            Some(old @ (1 | 2)) => {
+                if old == 1 {
+                    for stmt in MIGRATE_1_TO_2 {
+                        tx.execute(*stmt).await?;
+                    }
+                }
+                for stmt in migrate_2_to_3(self.backend) {
+                    tx.execute(stmt.as_str()).await?;
                 }
                 sqlx::query("UPDATE schema_version SET version = $1").bind(SCHEMA_VERSION).execute(&mut *tx).await?;
             }
@@ -339,6 +367,7 @@ struct Claim<'a> {
     checksum: &'a str,
     now_ms: i64,
     live_entries: i64,
+    history_bytes: i64,
 }
 
 /// Upserts [`claim_and_upsert_pg`] takes in its one statement (7 parameters a row, far
@@ -364,7 +393,7 @@ async fn claim_and_upsert_pg(
     }
     let values: Vec<String> = (0..rows.len())
         .map(|i| {
-            let b = 7 + i * 7;
+            let b = 8 + i * 7;
             format!("(${}, ${}, ${}, ${}, ${}, ${}, ${})", b, b + 1, b + 2, b + 3, b + 4, b + 5, b + 6)
         })
         .collect();
@@ -383,8 +412,8 @@ async fn claim_and_upsert_pg(
         )
     };
     let sql = format!(
-        "WITH c AS (UPDATE repos SET version = $3, checksum = $4, last_modified_ms = $5, live_entries = $6 \
-         WHERE id = $1 AND version = $2 RETURNING id){upserts} SELECT COUNT(*) AS claimed FROM c"
+        "WITH c AS (UPDATE repos SET version = $3, checksum = $4, last_modified_ms = $5, live_entries = $6, \
+         history_bytes = $7 WHERE id = $1 AND version = $2 RETURNING id){upserts} SELECT COUNT(*) AS claimed FROM c"
     );
     let mut q = sqlx::query(&sql)
         .bind(repo_id)
@@ -392,7 +421,8 @@ async fn claim_and_upsert_pg(
         .bind(claim.version)
         .bind(claim.checksum)
         .bind(claim.now_ms)
-        .bind(claim.live_entries);
+        .bind(claim.live_entries)
+        .bind(claim.history_bytes);
     for ((commit, change), last) in rows.iter().zip(last) {
         q = q
             .bind(&change.key)
@@ -489,7 +519,8 @@ fn is_unique_violation(e: &sqlx::Error) -> bool {
 }
 
 const REPO_COLUMNS: &str =
-    "r.id, t.name AS team, r.slug, r.version, r.checksum, r.last_modified_ms, r.max_entries, r.live_entries";
+    "r.id, t.name AS team, r.slug, r.version, r.checksum, r.last_modified_ms, r.max_entries, r.live_entries, \
+     r.max_bytes, r.history_bytes";
 
 #[async_trait]
 impl Store for SqlStore {
@@ -559,7 +590,7 @@ impl Store for SqlStore {
     async fn access(&self, token_hash: &str, slug: &str, now_ms: i64) -> Result<Option<Access>, StoreError> {
         let row = sqlx::query(
             "SELECT tk.user_id, r.id, t.name AS team, r.slug, r.version, r.checksum, r.last_modified_ms, \
-             r.max_entries, r.live_entries, g.role FROM tokens tk \
+             r.max_entries, r.live_entries, r.max_bytes, r.history_bytes, g.role FROM tokens tk \
              JOIN users u ON u.id = tk.user_id AND u.disabled_ms IS NULL \
              LEFT JOIN repos r ON r.slug_key = $2 LEFT JOIN teams t ON t.id = r.team_id \
              LEFT JOIN grants g ON g.user_id = tk.user_id AND g.repo_id = r.id \
@@ -607,6 +638,11 @@ impl Store for SqlStore {
             .bind(max)
             .execute(&self.pool)
             .await?;
+        Ok(())
+    }
+
+    async fn set_max_bytes(&self, repo_id: i64, max: Option<i64>) -> Result<(), StoreError> {
+        sqlx::query("UPDATE repos SET max_bytes = $2 WHERE id = $1").bind(repo_id).bind(max).execute(&self.pool).await?;
         Ok(())
     }
 
@@ -681,6 +717,7 @@ impl Store for SqlStore {
             checksum: &last.checksum,
             now_ms: last.now_ms,
             live_entries: last.live_entries,
+            history_bytes: last.history_bytes,
         };
         // The usual write only adds and changes entries: on PostgreSQL the claim, the entries
         // and their history then go in one statement, so the lock is held for two round trips
@@ -699,8 +736,8 @@ impl Store for SqlStore {
             return Ok(Some(CommitOutcome::Committed));
         }
         let claimed = sqlx::query(
-            "UPDATE repos SET version = $3, checksum = $4, last_modified_ms = $5, live_entries = $6 \
-             WHERE id = $1 AND version = $2",
+            "UPDATE repos SET version = $3, checksum = $4, last_modified_ms = $5, live_entries = $6, \
+             history_bytes = $7 WHERE id = $1 AND version = $2",
         )
         .bind(repo_id)
         .bind(claim.expected_version)
@@ -708,6 +745,7 @@ impl Store for SqlStore {
         .bind(claim.checksum)
         .bind(claim.now_ms)
         .bind(claim.live_entries)
+        .bind(claim.history_bytes)
         .execute(&mut *tx)
         .await?;
         if claimed.rows_affected() != 1 {
@@ -728,6 +766,12 @@ impl Store for SqlStore {
                     // Every earlier version goes, and the tombstone keeps no content: what remains
                     // is one history row saying who purged the key and when.
                     purged = true;
+                    let freed = format!(
+                        "UPDATE repos SET history_bytes = history_bytes - (SELECT COALESCE(SUM({}), 0) \
+                         FROM entry_history WHERE repo_id = $1 AND entry_key = $2) WHERE id = $1",
+                        content_bytes(self.backend, "content")
+                    );
+                    sqlx::query(&freed).bind(repo_id).bind(&change.key).execute(&mut *tx).await?;
                     sqlx::query("DELETE FROM entry_history WHERE repo_id = $1 AND entry_key = $2")
                         .bind(repo_id)
                         .bind(&change.key)
@@ -787,6 +831,13 @@ impl Store for SqlStore {
                     .bind(commit.now_ms)
                     .execute(&mut *tx)
                     .await?;
+                    // The tombstone's history row holds the removed content again.
+                    let kept = format!(
+                        "UPDATE repos SET history_bytes = history_bytes + (SELECT COALESCE(SUM({}), 0) \
+                         FROM entries WHERE repo_id = $1 AND entry_key = $2) WHERE id = $1",
+                        content_bytes(self.backend, "content")
+                    );
+                    sqlx::query(&kept).bind(repo_id).bind(&change.key).execute(&mut *tx).await?;
                     continue;
                 }
                 upserts.push((commit, change));
