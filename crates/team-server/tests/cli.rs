@@ -74,6 +74,11 @@ fn admin_commands_say_what_to_do_when_they_cannot() {
     assert_eq!(code, 1);
     assert!(err.contains("There is no repository \"acme/nope\""), "{err}");
     assert_eq!(run(&db, &["admin", "set-max-entries", "acme/app", "5"], "").0, 0);
+    let (code, out, _) = run(&db, &["admin", "set-max-bytes", "acme/app", "1048576"], "");
+    assert_eq!((code, out.trim()), (0, "acme/app may now hold 1048576 bytes of history."));
+    let (code, _, err) = run(&db, &["admin", "set-max-bytes", "acme/app", "0"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("at least 1 byte"), "{err}");
     let (code, out, _) = run(&db, &["admin", "token", "alice"], "");
     assert_eq!(code, 0);
     assert!(out.trim().starts_with("mneme_at_") && out.trim().len() == 9 + 64, "{out}");
