@@ -135,15 +135,69 @@ fn para_interrupt() -> String {
 }
 static PARAGRAPH: LazyLock<Regex> =
     LazyLock::new(|| build(&format!(r"^([^\n]+(?:\n{}[^\n]+)*)", para_interrupt())));
+/// marked's blockquote rule; [`blockquote_len`] is it written out (the property test
+/// `blockquote_scanner_matches_the_regex` holds the two together).
+#[cfg(test)]
 static BLOCKQUOTE: LazyLock<Regex> = LazyLock::new(|| {
     build(&format!(r"^( {{0,3}}> ?(([^\n]+(?:\n{}[^\n]+)*)|[^\n]*)(?:\n|$))+", para_interrupt()))
 });
 /// From Claude Code 2.1.331: a lazy continuation line that starts an HTML block after up to
 /// three spaces (`  <!-- c -->`) ends the blockquote, as in marked 18; top-level paragraphs
 /// are not affected (measured with the real binaries).
+#[cfg(test)]
 static BLOCKQUOTE_331: LazyLock<Regex> = LazyLock::new(|| {
     build(&format!(r"^( {{0,3}}> ?(([^\n]+(?:\n{}[^\n]+)*)|[^\n]*)(?:\n|$))+", para_interrupt_with(" {0,3}")))
 });
+/// The line starts that end a blockquote's lazy continuation: the paragraph guard (its
+/// negative lookahead's body, anchored), in marked 15 and from 2.1.331.
+static QUOTE_INTERRUPT: LazyLock<Regex> = LazyLock::new(|| build(&anchored_interrupt(&para_interrupt())));
+static QUOTE_INTERRUPT_331: LazyLock<Regex> =
+    LazyLock::new(|| build(&anchored_interrupt(&para_interrupt_with(" {0,3}"))));
+fn anchored_interrupt(guard: &str) -> String {
+    let body = guard.strip_prefix("(?!").and_then(|g| g.strip_suffix(')')).expect("a negative lookahead");
+    format!("^(?:{body})")
+}
+
+/// The length in bytes of marked's blockquote match at the start of `src`,
+/// `^( {0,3}> ?(([^\n]+(?:\n(?!interrupt)[^\n]+)*)|[^\n]*)(?:\n|$))+`, written out: each
+/// quoted line, then while it has text the lazy lines after it that are not empty and start
+/// nothing that interrupts a paragraph. Every branch the regex tries first succeeds, so the
+/// first path is the match. The regex ran in fancy-regex's backtracking VM over the whole
+/// quote at every nesting level, the most of a deep quote's time.
+fn blockquote_len(src: &str, interrupt: &Regex) -> Option<usize> {
+    let bytes = src.as_bytes();
+    let line_end = |from: usize| src[from..].find('\n').map_or(src.len(), |i| from + i);
+    let mut pos = 0;
+    let mut matched = false;
+    loop {
+        let spaces = bytes[pos..].iter().take(3).take_while(|&&c| c == b' ').count();
+        if bytes.get(pos + spaces) != Some(&b'>') {
+            break;
+        }
+        let mut p = pos + spaces + 1;
+        if bytes.get(p) == Some(&b' ') {
+            p += 1;
+        }
+        let mut end = line_end(p);
+        if end > p {
+            while end < src.len() {
+                let next = end + 1;
+                let next_end = line_end(next);
+                if next_end == next || test(interrupt, &src[next..]) {
+                    break;
+                }
+                end = next_end;
+            }
+        }
+        // `(?:\n|$)`: the line ends in a newline or the input does.
+        pos = (end + 1).min(src.len());
+        matched = true;
+        if pos == src.len() {
+            break;
+        }
+    }
+    matched.then_some(pos)
+}
 re!(LIST, r"^( {0,3}(?:[*+-]|[0-9]{1,9}[.)]))([ \t][^\n]+?)?(?:\n|$)");
 static HTML: LazyLock<Regex> = LazyLock::new(|| {
     build(&format!(
@@ -155,10 +209,7 @@ re!(LHEADING, r"^(?!(?:[*+-]|[0-9]{1,9}[.)]) |(?: {4}| {0,3}\t)| {0,3}(?:`{3,}|~
 re!(BLOCK_TEXT, r"^[^\n]+");
 
 // ---- `other` helpers used by the tokenizers --------------------------------------------------
-re!(CODE_REMOVE_INDENT, r"(?m)^(?: {1,4}| {0,3}\t)");
-re!(BLOCKQUOTE_START, r"^ {0,3}>");
 re!(BLOCKQUOTE_SETEXT, r"\n {0,3}((?:=+|-+) *)(?=\n|$)");
-re!(BLOCKQUOTE_SETEXT2, r"(?m)^ {0,3}>[ \t]?");
 re!(BLANK_LINE, r"^[ \t]*$");
 re!(LIST_ITEM_STAR, r"^( {0,3}\*)((?:[\t ][^\n]*)?(?:\n|$))");
 re!(LIST_ITEM_PLUS, r"^( {0,3}\+)((?:[\t ][^\n]*)?(?:\n|$))");
@@ -409,6 +460,16 @@ fn group_or_empty<'t>(c: &Captures<'t, str>, i: usize) -> &'t str {
 fn substring_from(s: &str, units: usize) -> &str {
     &s[byte_offset_of_utf16(s, units)..]
 }
+/// marked's `src.substring(raw.length)`: what is left after a token. Its raw text is almost
+/// always the start of `src` itself, and then the answer is a slice found without counting
+/// UTF-16 units twice over the token (which, at every level of a deep quote, was a third of
+/// the lexer's time).
+fn after_raw<'s>(src: &'s str, raw: &str) -> &'s str {
+    match src.strip_prefix(raw) {
+        Some(rest) => rest,
+        None => substring_from(src, utf16_len(raw)),
+    }
+}
 /// JavaScript `str.substring(0, end)`.
 fn substring_to(s: &str, units: usize) -> &str {
     &s[..byte_offset_of_utf16(s, units)]
@@ -442,9 +503,9 @@ pub struct Lexer {
     top_len: usize,
     /// Top-level link definitions' byte ranges in the normalized source.
     skipped: Vec<std::ops::Range<usize>>,
-    /// The blockquote rule of the release being reproduced, compiled at its first use (a
-    /// `&Regex` here would compile it for every document).
-    blockquote: &'static LazyLock<Regex>,
+    /// What ends a blockquote's lazy lines in the release being reproduced, compiled at its
+    /// first use (a `&Regex` here would compile it for every document).
+    quote_interrupt: &'static LazyLock<Regex>,
 }
 
 /// Which release's lexer rules to follow where they differ.
@@ -457,10 +518,10 @@ pub struct Dialect {
 /// Deeper nesting than this (`>>>>…`, `- - - …`, `*a *a …`) is treated like marked running out
 /// of JavaScript stack: the lex fails and the file is left out. Claude Code 2.1.197 and 2.1.332
 /// go further (they load 3,000 nested emphases, 10,000 nested blockquotes), but marked re-lexes
-/// a blockquote for each lazy line after it, which is cubic in the depth: 800 levels and one
-/// more line take 16 s here. 400 levels cost under two seconds in the worst shape, and no real
-/// file comes near them; the recursion grows its stack on the heap ([`grow`]) to get there on
-/// any thread.
+/// a blockquote for each lazy line after it, which is cubic in the depth (1,600 levels and one
+/// more line: 7 s in marked under Node, 8 s here in a debug build). 400 levels cost a tenth of a
+/// second in that shape (release), and no real file comes near them; the recursion grows its
+/// stack on the heap ([`grow`]) to get there on any thread.
 pub(crate) const MAX_NESTING: usize = 400;
 
 /// Runs `f` with at least [`RED_ZONE`] of stack left, moving to a fresh heap-allocated
@@ -487,8 +548,9 @@ pub fn lex_with_skipped(src: &str) -> Result<(Vec<Token>, Vec<std::ops::Range<us
 /// [`lex_with_skipped`] with a release's [`Dialect`].
 pub fn lex_with_skipped_as(src: &str, dialect: Dialect) -> Result<(Vec<Token>, Vec<std::ops::Range<usize>>), LexError> {
     let src = src.replace("\r\n", "\n").replace('\r', "\n");
-    let blockquote: &'static LazyLock<Regex> = if dialect.blockquote_ends_at_indented_html { &BLOCKQUOTE_331 } else { &BLOCKQUOTE };
-    let mut lexer = Lexer { links: HashSet::new(), top: true, depth: 0, top_len: src.len(), skipped: Vec::new(), blockquote };
+    let quote_interrupt: &'static LazyLock<Regex> =
+        if dialect.blockquote_ends_at_indented_html { &QUOTE_INTERRUPT_331 } else { &QUOTE_INTERRUPT };
+    let mut lexer = Lexer { links: HashSet::new(), top: true, depth: 0, top_len: src.len(), skipped: Vec::new(), quote_interrupt };
     let mut tokens = Vec::new();
     lexer.block_tokens(&src, &mut tokens, false)?;
     lexer.run_inline_queue(&mut tokens)?;
@@ -532,7 +594,7 @@ impl Lexer {
         let mut src: &str = src;
         while !src.is_empty() {
             if let Some(token) = self.space(src) {
-                src = substring_from(src, utf16_len(&token.raw));
+                src = after_raw(src, &token.raw);
                 match tokens.last_mut() {
                     Some(last) if token.raw.len() == 1 => last.raw.push('\n'),
                     _ => tokens.push(token),
@@ -540,7 +602,7 @@ impl Lexer {
                 continue;
             }
             if let Some(token) = self.code(src) {
-                src = substring_from(src, utf16_len(&token.raw));
+                src = after_raw(src, &token.raw);
                 match tokens.last_mut() {
                     Some(last) if matches!(last.kind, Kind::Paragraph | Kind::Text) => {
                         last.continue_with(&token.raw, &token.text);
@@ -554,27 +616,27 @@ impl Lexer {
                 .or_else(|| self.heading(src))
                 .or_else(|| self.hr(src));
             if let Some(token) = simple {
-                src = substring_from(src, utf16_len(&token.raw));
+                src = after_raw(src, &token.raw);
                 tokens.push(token);
                 continue;
             }
             if let Some(token) = self.blockquote(src)? {
-                src = substring_from(src, utf16_len(&token.raw));
+                src = after_raw(src, &token.raw);
                 tokens.push(token);
                 continue;
             }
             if let Some(token) = self.list(src)? {
-                src = substring_from(src, utf16_len(&token.raw));
+                src = after_raw(src, &token.raw);
                 tokens.push(token);
                 continue;
             }
             if let Some(token) = self.html(src) {
-                src = substring_from(src, utf16_len(&token.raw));
+                src = after_raw(src, &token.raw);
                 tokens.push(token);
                 continue;
             }
             if let Some((raw, tag)) = self.def(src) {
-                src = substring_from(src, utf16_len(&raw));
+                src = after_raw(src, &raw);
                 match tokens.last_mut() {
                     Some(last) if matches!(last.kind, Kind::Paragraph | Kind::Text) => {
                         last.continue_with(&raw, &raw);
@@ -591,7 +653,7 @@ impl Lexer {
                 continue;
             }
             if let Some(token) = self.lheading(src) {
-                src = substring_from(src, utf16_len(&token.raw));
+                src = after_raw(src, &token.raw);
                 tokens.push(token);
                 continue;
             }
@@ -611,7 +673,7 @@ impl Lexer {
                 }
             }
             if let Some(token) = self.text(src) {
-                src = substring_from(src, utf16_len(&token.raw));
+                src = after_raw(src, &token.raw);
                 match tokens.last_mut() {
                     Some(last) if last.kind == Kind::Text => {
                         last.continue_with(&token.raw, &token.text);
@@ -642,7 +704,8 @@ impl Lexer {
         }
         let c = caps(&BLOCK_CODE, src)?;
         let raw = group_or_empty(&c, 0);
-        let text = replace_all(&CODE_REMOVE_INDENT, raw, "");
+        // marked: `.replace(/^(?: {1,4}| {0,3}\t)/gm, '')`.
+        let text = strip_line_prefixes(raw, code_indent_len);
         Some(Token::with_text(Kind::Code, raw, rtrim_char(&text, '\n')))
     }
 
@@ -683,33 +746,37 @@ impl Lexer {
         if !may(after_indent(src) == Some(b'>')) {
             return Ok(None);
         }
-        let Some(c) = caps(LazyLock::force(self.blockquote), src) else { return Ok(None) };
-        let cap0 = group_or_empty(&c, 0).to_string();
-        let mut lines: Vec<String> = rtrim_char(&cap0, '\n').split('\n').map(str::to_string).collect();
+        let Some(len) = blockquote_len(src, LazyLock::force(self.quote_interrupt)) else { return Ok(None) };
+        let mut lines: Vec<String> = rtrim_char(&src[..len], '\n').split('\n').map(str::to_string).collect();
         let mut raw = String::new();
         let mut text = String::new();
         let mut tokens: Vec<Token> = Vec::new();
         while !lines.is_empty() {
             let mut in_blockquote = false;
-            let mut current: Vec<String> = Vec::new();
             let mut i = 0;
             while i < lines.len() {
-                if test(&BLOCKQUOTE_START, &lines[i]) {
-                    current.push(lines[i].clone());
+                // marked's `/^ {0,3}>/`.
+                if quote_marker_len(&lines[i]) > 0 {
                     in_blockquote = true;
-                } else if !in_blockquote {
-                    current.push(lines[i].clone());
-                } else {
+                } else if in_blockquote {
                     break;
                 }
                 i += 1;
             }
-            lines.drain(..i);
-            let current_raw = current.join("\n");
-            let step = replace_all(&BLOCKQUOTE_SETEXT, &current_raw, "\n    ${1}");
-            let current_text = replace_all(&BLOCKQUOTE_SETEXT2, &step, "");
-            raw = if raw.is_empty() { current_raw.clone() } else { format!("{raw}\n{current_raw}") };
-            text = if text.is_empty() { current_text.clone() } else { format!("{text}\n{current_text}") };
+            let current_raw = lines.drain(..i).collect::<Vec<_>>().join("\n");
+            let step = if may_hold_setext_underline(&current_raw) {
+                std::borrow::Cow::Owned(replace_all(&BLOCKQUOTE_SETEXT, &current_raw, "\n    ${1}"))
+            } else {
+                std::borrow::Cow::Borrowed(current_raw.as_str())
+            };
+            // marked: `.replace(/^ {0,3}>[ \t]?/gm, '')`.
+            let current_text = strip_line_prefixes(&step, quote_marker_len);
+            for (whole, part) in [(&mut raw, current_raw.as_str()), (&mut text, current_text.as_str())] {
+                if !whole.is_empty() {
+                    whole.push('\n');
+                }
+                whole.push_str(part);
+            }
             let top = self.top;
             self.top = true;
             self.block_tokens(&current_text, &mut tokens, true)?;
@@ -739,7 +806,7 @@ impl Lexer {
                     raw = format!("{}{}", substring_to(&raw, utf16_len(&raw).saturating_sub(utf16_len(&old_raw))), new_token.raw);
                     // marked subtracts the old token's raw (not text) length here.
                     text = format!("{}{}", substring_to(&text, utf16_len(&text).saturating_sub(utf16_len(&old_raw))), new_token.raw);
-                    lines = substring_from(&new_text, utf16_len(&new_token.raw)).split('\n').map(str::to_string).collect();
+                    lines = after_raw(&new_text, &new_token.raw).split('\n').map(str::to_string).collect();
                     let n = tokens.len();
                     tokens[n - 1] = new_token;
                     continue;
@@ -777,7 +844,7 @@ impl Lexer {
             let cap1 = group_or_empty(&cap, 1).to_string();
             let cap2 = group_or_empty(&cap, 2).to_string();
             let mut raw = cap0.clone();
-            src = substring_from(src, utf16_len(&raw));
+            src = after_raw(src, &raw);
             let mut line = expand_leading_tabs(first_line(&cap2));
             let mut next_line = first_line(src).to_string();
             let mut blank_line = js_trim(&line).is_empty();
@@ -948,12 +1015,12 @@ impl Lexer {
             }
             let link_cannot_close = last_paren.is_none_or(|p| p < at) || !may(first == b'[' || rest.starts_with("!["));
             if let Some(token) = if link_cannot_close { None } else { self.link(rest, &mut link_runs)? } {
-                rest = substring_from(rest, utf16_len(&token.raw));
+                rest = after_raw(rest, &token.raw);
                 tokens.push(token);
                 continue;
             }
             if let Some(token) = if may(first == b'[' || rest.starts_with("![")) { self.reflink(rest)? } else { None } {
-                rest = substring_from(rest, utf16_len(&token.raw));
+                rest = after_raw(rest, &token.raw);
                 match tokens.last_mut() {
                     Some(last) if token.kind == Kind::Text && last.kind == Kind::Text => {
                         last.raw.push_str(&token.raw);
@@ -964,7 +1031,7 @@ impl Lexer {
                 continue;
             }
             if let Some(token) = if may(first == b'*' || first == b'_') { self.em_strong(rest, cursor.tail_for(rest), &prev_char, &mut chains)? } else { None } {
-                rest = substring_from(rest, utf16_len(&token.raw));
+                rest = after_raw(rest, &token.raw);
                 tokens.push(token);
                 continue;
             }
@@ -1250,6 +1317,76 @@ fn global_replace_from(re: &Regex, mut s: String, mut pos: usize, mut repl: impl
 
 /// `str.replace(re, template)` for a global regex, without fancy-regex's panic on a runtime
 /// error (such an error leaves the rest of the string unchanged).
+/// `text.replace(/^P/gm, '')` for a pattern `P` that never crosses a line, `prefix_len` giving
+/// the length of its match at the start of a line (0 for none). JavaScript's multiline `^`
+/// is at the start and after every `\n`, `\r`, U+2028 and U+2029 (the regex crate's only
+/// after `\n`), and one pass over the lines stays linear where the regex tried every `>` of
+/// a deep quote as a place to start.
+fn strip_line_prefixes(text: &str, prefix_len: fn(&str) -> usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        rest = &rest[prefix_len(rest)..];
+        match line_terminator(rest) {
+            Some(i) => {
+                let end = i + if rest.as_bytes()[i] == 0xE2 { 3 } else { 1 };
+                out.push_str(&rest[..end]);
+                rest = &rest[end..];
+            }
+            None => {
+                out.push_str(rest);
+                return out;
+            }
+        }
+    }
+}
+
+/// Whether some line after the first starts (after up to three spaces) with `=` or `-`, as
+/// [`BLOCKQUOTE_SETEXT`] needs: most quotes have none, and the regex's search over a deep quote
+/// at every level was a large part of its time.
+fn may_hold_setext_underline(text: &str) -> bool {
+    text.match_indices('\n').any(|(i, _)| {
+        let after = &text.as_bytes()[i + 1..];
+        let spaces = after.iter().take(3).take_while(|&&c| c == b' ').count();
+        matches!(after.get(spaces), Some(b'=' | b'-'))
+    })
+}
+
+/// Where JavaScript's first line terminator in `s` is: `\n`, `\r`, U+2028 or U+2029 (both
+/// `E2 80 A8/A9` in UTF-8).
+fn line_terminator(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = memchr::memchr3(b'\n', b'\r', 0xE2, &b[from..]) {
+        let i = from + i;
+        if b[i] != 0xE2 || (b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9))) {
+            return Some(i);
+        }
+        from = i + 1;
+    }
+    None
+}
+
+/// ` {0,3}>[ \t]?` at the start of `line`.
+fn quote_marker_len(line: &str) -> usize {
+    let b = line.as_bytes();
+    let spaces = b.iter().take(3).take_while(|&&c| c == b' ').count();
+    if b.get(spaces) != Some(&b'>') {
+        return 0;
+    }
+    spaces + 1 + usize::from(matches!(b.get(spaces + 1), Some(b' ' | b'\t')))
+}
+
+/// `(?: {1,4}| {0,3}\t)` at the start of `line`: the first branch wins whenever there is a
+/// space, so a tab counts only at the very start.
+fn code_indent_len(line: &str) -> usize {
+    let b = line.as_bytes();
+    match b.iter().take(4).take_while(|&&c| c == b' ').count() {
+        0 => usize::from(b.first() == Some(&b'\t')),
+        n => n,
+    }
+}
+
 fn replace_all(re: &Regex, text: &str, template: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
@@ -1329,6 +1466,34 @@ mod tests {
             CHECKS.with(|c| c.set(true));
             prop_assert_eq!(with, without, "{:?}", src);
         });
+    }
+
+    /// [`blockquote_len`] finds what marked's blockquote regex matches, in both dialects.
+    #[test]
+    fn blockquote_scanner_matches_the_regex() {
+        use proptest::prelude::*;
+        const PIECES: &[&str] = &[
+            ">", "> ", ">\t", " >", "   >", "    >", "a", "text", " ", "  ", "\t", "#", "# h", "####### x", "---", "***", "_ _ _", "- a", "* b",
+            "+", "1. d", "1) e", "2. f", "```", "~~~", "``` x", "<!-- c -->", "<div>", "</p>", "<pre>", "<x>", "=", "\u{2028}", "é", "",
+        ];
+        let line = proptest::collection::vec(proptest::sample::select(PIECES.to_vec()), 0..5).prop_map(|v| v.concat());
+        let doc = proptest::collection::vec(line, 0..8).prop_map(|v| v.join("\n"));
+        let config = ProptestConfig { cases: 20_000, failure_persistence: None, ..ProptestConfig::default() };
+        proptest!(config, |(src in doc)| {
+            for (regex, interrupt) in [(&*BLOCKQUOTE, &*QUOTE_INTERRUPT), (&*BLOCKQUOTE_331, &*QUOTE_INTERRUPT_331)] {
+                let want = caps(regex, &src).map(|c| group_or_empty(&c, 0).len());
+                prop_assert_eq!(blockquote_len(&src, interrupt), want, "{:?}", src);
+            }
+        });
+    }
+
+    /// marked strips a quote's markers with `/^ {0,3}>[ \t]?/gm`, and JavaScript's multiline
+    /// `^` follows U+2028 and U+2029 as well as `\n` (checked with marked in Node).
+    #[test]
+    fn quote_markers_go_after_every_javascript_line_terminator() {
+        let t = lex("> a\u{2028}> b\u{2029}  >\tc\n> d").unwrap();
+        assert_eq!(t[0].text, "a\u{2028}b\u{2029}c\nd");
+        assert_eq!(strip_line_prefixes("    a\u{2028}  \tb\r\tc", code_indent_len), "a\u{2028}\tb\rc");
     }
 
     fn kinds(tokens: &[Token]) -> Vec<(Kind, String)> {
@@ -1430,7 +1595,7 @@ mod tests {
     fn the_mask_cursor_is_the_tail_counted_from_the_end() {
         let mut links = HashSet::new();
         links.insert("r".to_string());
-        let lexer = Lexer { links, top: true, depth: 0, top_len: 0, skipped: Vec::new(), blockquote: &BLOCKQUOTE };
+        let lexer = Lexer { links, top: true, depth: 0, top_len: 0, skipped: Vec::new(), quote_interrupt: &QUOTE_INTERRUPT };
         for text in mask_samples() {
             let masked = lexer.mask(&text);
             let mut cursor = MaskCursor::new(&text, &masked);
