@@ -1219,11 +1219,15 @@ async function main() {
     });
 
     await step('Team: a second version, its history and the diff between versions', async () => {
-      write(path.join(teamDir, 'deploys.md'), deploys.replace('main only.', 'main only, after CI is green.\nTag every release.'));
+      const second = deploys.replace('main only.', 'main only, after CI is green.\nTag every release.');
+      write(path.join(teamDir, 'deploys.md'), second);
       await page.getByTestId('team-push').click();
       await page.getByTestId('team-result').getByText('Pushed: uploaded 1 file.').waitFor();
       const row = page.locator('[data-testid="team-files"] tr[data-key="deploys.md"]');
       await row.getByText('2 versions').waitFor();
+      // The server counts both versions against the repository's storage cap (1 GiB by default).
+      const stored = Buffer.byteLength(deploys) + Buffer.byteLength(second);
+      await page.getByTestId('team-storage').getByText(`${stored} B of 1.0 GB, every version kept`).waitFor({ timeout: 10_000 });
       await row.getByTestId('team-open-history').click();
       const hist = page.getByTestId('team-history');
       await hist.locator('[data-version]').nth(1).waitFor();

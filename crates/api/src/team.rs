@@ -20,7 +20,7 @@ use mneme_team::client::{
     SyncState,
 };
 use mneme_team::server_wire::{EntryVersion, RepoRole};
-use mneme_team::wire::TOO_MANY_ENTRIES;
+use mneme_team::wire::{STORAGE_FULL, TOO_MANY_ENTRIES};
 use mneme_team::{config, repo, SyncClient, SyncTarget};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -260,6 +260,10 @@ pub struct TeamRemote {
     pub team: Option<String>,
     /// The server's entry cap for the repository.
     pub max_entries: Option<u64>,
+    /// Bytes of history the server keeps for the repository (every version), when it says.
+    pub stored_bytes: Option<u64>,
+    /// The server's storage cap on them, when it says.
+    pub max_bytes: Option<u64>,
     /// One per key the server has history for, sorted by key.
     pub entries: Vec<TeamRemoteEntry>,
 }
@@ -551,6 +555,9 @@ fn recovery(reason: &str, cap: Option<u64>) -> String {
             let limit = cap.map(|c| format!("at most {c} entries")).unwrap_or_else(|| "a limited number of entries".into());
             format!("The server holds {limit} for this repository. Delete or merge team files (deleting one resumes automatic pushes), then Push: {then}")
         }
+        STORAGE_FULL => format!(
+            "The server keeps every version of every team file, and this repository has reached its storage limit. Ask a lead to purge files nobody needs (Team → Purge) or the server's admin to raise the limit, then Push: {then}"
+        ),
         r if r.contains("acl") || r.contains("forbidden") => {
             format!("The server refused this account for the repository. Ask the team's lead for access, then Push: {then}")
         }
@@ -765,6 +772,8 @@ impl Mneme {
             }),
             team: access.map(|a| a.team.clone()),
             max_entries: access.map(|a| a.max_entries),
+            stored_bytes: access.and_then(|a| a.stored_bytes),
+            max_bytes: access.and_then(|a| a.max_bytes),
             entries,
         })
     }

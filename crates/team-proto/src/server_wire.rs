@@ -99,6 +99,13 @@ pub struct RepoAccess {
     /// 0 while the repository has no data.
     pub version: u64,
     pub max_entries: u64,
+    /// UTF-8 bytes of the repository's history, every version kept (Mneme's server; absent
+    /// from older ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_bytes: Option<u64>,
+    /// The storage cap on `stored_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
 }
 
 /// `GET /api/mneme/team_memory/history`.

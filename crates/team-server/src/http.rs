@@ -461,6 +461,8 @@ async fn me(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Result<Json
         .into_iter()
         .map(|(repo, role)| RepoAccess {
             max_entries: app.memory.max_entries(&repo),
+            stored_bytes: Some(u64::try_from(repo.history_bytes).unwrap_or(0)),
+            max_bytes: Some(app.memory.max_bytes(&repo)),
             version: u64::try_from(repo.version).unwrap_or(0),
             repo: repo.slug,
             team: repo.team,

@@ -344,6 +344,11 @@ async fn leads_audit_roll_back_and_remove_members_only_read() {
         h.clock.advance(Duration::from_secs(60));
         h.put(&lead, REPO, json!({"entries": {"plan.md": "v2", "other.md": "o"}}), None).await.error_for_status().unwrap();
 
+        // Both versions of plan.md and other.md count against the storage cap.
+        let me: MeResponse = h.request(Method::GET, &h.url("/api/mneme/me"), &member).send().await.unwrap().json().await.unwrap();
+        assert_eq!(me.repos[0].stored_bytes, Some(5));
+        assert_eq!(me.repos[0].max_bytes, Some(mneme_team_server::config::DEFAULT_MAX_REPO_BYTES));
+
         let history_url = format!("{}?repo=acme%2Fapp&key=plan.md", h.url("/api/mneme/team_memory/history"));
         let history: HistoryResponse = h.request(Method::GET, &history_url, &member).send().await.unwrap().json().await.unwrap();
         let seen: Vec<_> = history.versions.iter().map(|v| (v.version, v.author.as_deref(), v.content.as_str(), v.deleted)).collect();

@@ -1837,6 +1837,10 @@ export type TeamRemote = {
 	team: string | null,
 	/**  The server's entry cap for the repository. */
 	maxEntries: number | null,
+	/**  Bytes of history the server keeps for the repository (every version), when it says. */
+	storedBytes: number | null,
+	/**  The server's storage cap on them, when it says. */
+	maxBytes: number | null,
 	/**  One per key the server has history for, sorted by key. */
 	entries: TeamRemoteEntry[],
 };

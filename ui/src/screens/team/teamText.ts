@@ -51,6 +51,7 @@ export function reasonText(reason: string): string {
   if (reason === 'no_oauth') return 'not signed in';
   if (reason === 'no_repo') return 'no github.com repository';
   if (reason === 'team_memory_too_many_entries' || reason === 'http_413') return 'too many entries for the server';
+  if (reason === 'team_memory_storage_full') return 'the server’s storage limit for this repository is reached';
   const m = /^http_(\d+)$/.exec(reason);
   if (m) return `the server answered HTTP ${m[1]}`;
   return reason.replace(/_/g, ' ');
