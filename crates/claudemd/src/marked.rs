@@ -169,12 +169,8 @@ fn blockquote_len(src: &str, interrupt: &Regex) -> Option<usize> {
     let line_end = |from: usize| src[from..].find('\n').map_or(src.len(), |i| from + i);
     let mut pos = 0;
     let mut matched = false;
-    loop {
-        let spaces = bytes[pos..].iter().take(3).take_while(|&&c| c == b' ').count();
-        if bytes.get(pos + spaces) != Some(&b'>') {
-            break;
-        }
-        let mut p = pos + spaces + 1;
+    while let Some(after) = after_quote_marker(&src[pos..]) {
+        let mut p = pos + after;
         if bytes.get(p) == Some(&b' ') {
             p += 1;
         }
@@ -192,9 +188,6 @@ fn blockquote_len(src: &str, interrupt: &Regex) -> Option<usize> {
         // `(?:\n|$)`: the line ends in a newline or the input does.
         pos = (end + 1).min(src.len());
         matched = true;
-        if pos == src.len() {
-            break;
-        }
     }
     matched.then_some(pos)
 }
@@ -1367,14 +1360,14 @@ fn line_terminator(s: &str) -> Option<usize> {
     None
 }
 
+/// Where ` {0,3}>` at the start of `s` ends, if it is there.
+fn after_quote_marker(s: &str) -> Option<usize> {
+    (after_indent(s) == Some(b'>')).then(|| s.find('>').map_or(0, |i| i + 1))
+}
+
 /// ` {0,3}>[ \t]?` at the start of `line`.
 fn quote_marker_len(line: &str) -> usize {
-    let b = line.as_bytes();
-    let spaces = b.iter().take(3).take_while(|&&c| c == b' ').count();
-    if b.get(spaces) != Some(&b'>') {
-        return 0;
-    }
-    spaces + 1 + usize::from(matches!(b.get(spaces + 1), Some(b' ' | b'\t')))
+    after_quote_marker(line).map_or(0, |n| n + usize::from(matches!(line.as_bytes().get(n), Some(b' ' | b'\t'))))
 }
 
 /// `(?: {1,4}| {0,3}\t)` at the start of `line`: the first branch wins whenever there is a

@@ -246,24 +246,24 @@ impl Admin {
 
     /// Caps the number of live entries in `repo`; `None` returns it to the server default.
     pub async fn set_max_entries(&self, repo: &str, max: Option<u64>) -> Result<(), AdminError> {
-        if max == Some(0) {
-            return Err(AdminError::ZeroMaxEntries);
-        }
-        let repo_row = self.store.repo_by_slug(repo).await?.ok_or_else(|| AdminError::NoRepo(repo.to_string()))?;
-        let max = max.map(|m| i64::try_from(m).unwrap_or(i64::MAX));
-        self.store.set_max_entries(repo_row.id, max).await?;
-        Ok(())
+        let (id, max) = self.cap_for(repo, max, AdminError::ZeroMaxEntries).await?;
+        Ok(self.store.set_max_entries(id, max).await?)
     }
 
     /// Caps the bytes of history `repo` may hold; `None` returns it to the server default.
     pub async fn set_max_bytes(&self, repo: &str, max: Option<u64>) -> Result<(), AdminError> {
+        let (id, max) = self.cap_for(repo, max, AdminError::ZeroMaxBytes).await?;
+        Ok(self.store.set_max_bytes(id, max).await?)
+    }
+
+    /// A repository cap's checks: not zero (`zero` otherwise), a repository that exists; its
+    /// id and the cap as the store keeps it.
+    async fn cap_for(&self, repo: &str, max: Option<u64>, zero: AdminError) -> Result<(i64, Option<i64>), AdminError> {
         if max == Some(0) {
-            return Err(AdminError::ZeroMaxBytes);
+            return Err(zero);
         }
         let repo_row = self.store.repo_by_slug(repo).await?.ok_or_else(|| AdminError::NoRepo(repo.to_string()))?;
-        let max = max.map(|m| i64::try_from(m).unwrap_or(i64::MAX));
-        self.store.set_max_bytes(repo_row.id, max).await?;
-        Ok(())
+        Ok((repo_row.id, max.map(|m| i64::try_from(m).unwrap_or(i64::MAX))))
     }
 }
 
