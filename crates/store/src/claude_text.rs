@@ -93,12 +93,11 @@ fn cut(binary: &[u8], which: ClaudeText) -> Result<String, Cut> {
     let mut last = Cut::NotFound;
     while let Some(at) = find(binary, anchor, from) {
         from = at + 1;
-        match at.checked_sub(1).map(|p| binary[p]) {
-            Some(q @ (b'"' | b'\'' | b'`')) => match literal(binary, at, q) {
+        if let Some(q @ (b'"' | b'\'' | b'`')) = at.checked_sub(1).map(|p| binary[p]) {
+            match literal(binary, at, q) {
                 Ok(text) => return Ok(text),
                 Err(e) => last = e,
-            },
-            _ => {}
+            }
         }
     }
     Err(last)

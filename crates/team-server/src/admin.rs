@@ -5,7 +5,7 @@
 use crate::auth;
 use crate::checksum::empty_repo_checksum;
 use crate::config::DatabaseUrl;
-use crate::store::{SignInRow, SqlStore, Store, StoreError};
+use crate::store::{Pruned, SignInRow, SqlStore, Store, StoreError};
 pub use crate::store::Role;
 use mneme_core::{Clock, SystemClock};
 use std::sync::Arc;
@@ -35,6 +35,8 @@ pub enum AdminError {
     ZeroMaxEntries,
     #[error("The storage limit must be at least 1 byte.")]
     ZeroMaxBytes,
+    #[error("Keep at least 1 version of each key (--keep): its newest is what a rollback and the Team screen's history start from.")]
+    ZeroKeep,
     #[error("{user:?} has no grant for {repo:?}; nothing to revoke.")]
     NoGrant { user: String, repo: String },
     #[error("Tokens minted here may live at most {max_days} days; ask for less with --expires-in (seconds).")]
@@ -244,6 +246,31 @@ impl Admin {
         Ok(())
     }
 
+    /// Frees room under the storage cap without removing anything teammates pull: drops each
+    /// key's history versions beyond its `keep` newest, only those written more than
+    /// `older_than` ago when given. `dry_run` reports what would go and changes nothing.
+    pub async fn prune_history(
+        &self,
+        repo: &str,
+        keep: u64,
+        older_than: Option<Duration>,
+        dry_run: bool,
+    ) -> Result<Pruned, AdminError> {
+        if keep == 0 {
+            return Err(AdminError::ZeroKeep);
+        }
+        let repo_row = self.repo(repo).await?;
+        let before_ms = match older_than {
+            Some(age) => self.now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX)),
+            None => i64::MAX,
+        };
+        let keep = i64::try_from(keep).unwrap_or(i64::MAX);
+        self.store
+            .prune_history(repo_row.id, keep, before_ms, dry_run)
+            .await?
+            .ok_or_else(|| AdminError::NoRepo(repo.to_string()))
+    }
+
     /// Caps the number of live entries in `repo`; `None` returns it to the server default.
     pub async fn set_max_entries(&self, repo: &str, max: Option<u64>) -> Result<(), AdminError> {
         let (id, max) = self.cap_for(repo, max, AdminError::ZeroMaxEntries).await?;
@@ -262,7 +289,7 @@ impl Admin {
         if max == Some(0) {
             return Err(zero);
         }
-        let repo_row = self.store.repo_by_slug(repo).await?.ok_or_else(|| AdminError::NoRepo(repo.to_string()))?;
+        let repo_row = self.repo(repo).await?;
         Ok((repo_row.id, max.map(|m| i64::try_from(m).unwrap_or(i64::MAX))))
     }
 }

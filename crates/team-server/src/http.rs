@@ -557,7 +557,7 @@ async fn remove_entry(
     let (caller, repo, role) = authorize(&app, &headers, q.repo()?).await?;
     require_lead(role, &repo)?;
     let key = q.key()?.to_string();
-    if !app.store().entry(repo.id, &key).await?.is_some_and(|e| !e.deleted) {
+    if app.store().entry(repo.id, &key).await?.is_none_or(|e| e.deleted) {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "entry_not_found",

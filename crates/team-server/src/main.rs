@@ -8,6 +8,7 @@
 //! mneme-server admin token alice
 //! mneme-server admin set-max-entries acme/app 500
 //! mneme-server admin set-max-bytes acme/app 2147483648
+//! mneme-server admin prune-history acme/app --keep 20 [--older-than-days 90] [--dry-run]
 //! mneme-server admin revoke-grant alice acme/app
 //! mneme-server admin revoke-tokens alice
 //! mneme-server admin disable-user alice        # enable-user to undo
@@ -121,6 +122,19 @@ enum AdminCommand {
     SetMaxEntries { repo: String, max: u64 },
     /// Cap the bytes of history REPO may hold (every version pushed; a lead's purge frees a key's).
     SetMaxBytes { repo: String, max: u64 },
+    /// Free storage in REPO by dropping old versions from history (what teammates pull stays).
+    PruneHistory {
+        repo: String,
+        /// How many of each key's newest versions to keep (at least 1).
+        #[arg(long)]
+        keep: u64,
+        /// Drop only versions written more than this many days ago.
+        #[arg(long, value_name = "DAYS")]
+        older_than_days: Option<u64>,
+        /// Say what would be dropped and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 fn init_logs(format: LogFormat) {
@@ -249,6 +263,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                             iso(r.last_used_ms)
                         );
                     }
+                }
+                AdminCommand::PruneHistory { repo, keep, older_than_days, dry_run } => {
+                    let age = older_than_days.map(|d| Duration::from_secs(d.saturating_mul(86_400)));
+                    let pruned = admin.prune_history(&repo, keep, age, dry_run).await?;
+                    let which = match older_than_days {
+                        Some(d) => format!("beyond each key's {keep} newest and older than {d} days"),
+                        None => format!("beyond each key's {keep} newest"),
+                    };
+                    let verb = if dry_run { "Would drop" } else { "Dropped" };
+                    println!(
+                        "{verb} {} old versions from {repo}'s history ({which}), freeing {} bytes.",
+                        pruned.versions, pruned.bytes
+                    );
                 }
                 AdminCommand::Purge { repo, key } => {
                     admin.purge(&repo, &key).await?;

@@ -94,7 +94,7 @@ pub enum WriteError {
     #[error("This push would leave {received} entries; the limit for this repository is {max}. Remove or consolidate memory files.")]
     TooManyEntries { max: u64, received: u64 },
     #[error(
-        "This push would take the repository's stored memory (every version ever pushed) to {would} bytes; its limit is {max} bytes. Ask a lead to purge entries that are no longer needed, or the server's admin to raise the limit (`mneme-server admin set-max-bytes`)."
+        "This push would take the repository's stored memory (every version ever pushed) to {would} bytes; its limit is {max} bytes. Ask a lead to purge entries that are no longer needed, or the server's admin to drop old versions (`mneme-server admin prune-history`) or raise the limit (`mneme-server admin set-max-bytes`)."
     )]
     StorageFull { max: u64, would: u64 },
     #[error("The repository is too busy to take this write now; try again.")]

@@ -174,7 +174,7 @@ async fn device_code(
         .filter(|c| !c.trim().is_empty())
         .ok_or_else(|| OAuthFailure::new("invalid_request", "client_id is required."))?;
     // Only known clients: nothing of unbounded size or unknown origin is stored.
-    if client_id.len() > MAX_CLIENT_ID_BYTES || !app.config.client_ids.iter().any(|c| *c == client_id) {
+    if client_id.len() > MAX_CLIENT_ID_BYTES || !app.config.client_ids.contains(&client_id) {
         return Err(OAuthFailure::new(
             "invalid_client",
             format!("Unknown client_id; this server accepts {}.", app.config.client_ids.join(", ")),

@@ -79,6 +79,14 @@ fn admin_commands_say_what_to_do_when_they_cannot() {
     let (code, _, err) = run(&db, &["admin", "set-max-bytes", "acme/app", "0"], "");
     assert_eq!(code, 1);
     assert!(err.contains("at least 1 byte"), "{err}");
+    let (code, out, _) = run(&db, &["admin", "prune-history", "acme/app", "--keep", "5", "--older-than-days", "30", "--dry-run"], "");
+    assert_eq!(
+        (code, out.trim()),
+        (0, "Would drop 0 old versions from acme/app's history (beyond each key's 5 newest and older than 30 days), freeing 0 bytes.")
+    );
+    let (code, _, err) = run(&db, &["admin", "prune-history", "acme/app", "--keep", "0"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("Keep at least 1 version"), "{err}");
     let (code, out, _) = run(&db, &["admin", "token", "alice"], "");
     assert_eq!(code, 0);
     assert!(out.trim().starts_with("mneme_at_") && out.trim().len() == 9 + 64, "{out}");

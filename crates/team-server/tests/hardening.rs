@@ -594,6 +594,69 @@ async fn the_storage_cap_counts_every_version_and_a_purge_frees_room() {
     .await;
 }
 
+/// A full repository's admin frees room without removing anything teammates pull: old
+/// versions beyond each key's newest few (and, when asked, only those older than an age) leave
+/// history, their bytes go back to the storage cap, a dry run changes nothing, and the live
+/// entries, tombstones and newest versions stay.
+#[tokio::test]
+async fn pruning_history_frees_old_versions_and_keeps_what_teammates_pull() {
+    use mneme_team_server::admin::AdminError;
+    use mneme_team_server::store::{Pruned, SqlStore, Store};
+    const DAY: Duration = Duration::from_secs(86_400);
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        let store = SqlStore::connect(&h.db).await.unwrap();
+        let repo_id = store.repo_by_slug(REPO).await.unwrap().unwrap().id;
+        let stored = || async { store.repo_by_slug(REPO).await.unwrap().unwrap().history_bytes };
+        let versions = |key: &'static str| {
+            let store = &store;
+            async move { store.history(repo_id, key).await.unwrap().iter().map(|r| r.content.clone()).collect::<Vec<_>>() }
+        };
+        // Day 0: a.md and c.md; day 10: a.md edited, c.md removed (its tombstone keeps the
+        // text); day 20: a.md edited again (a fresh token each time: an hour's has expired).
+        h.put(&lead, REPO, json!({"entries": {"a.md": "aaaa", "c.md": "12345"}}), None).await.error_for_status().unwrap();
+        h.clock.advance(10 * DAY);
+        let lead = h.admin.mint_token("lena").await.unwrap();
+        h.put(&lead, REPO, json!({"entries": {"a.md": "bbbbb"}}), None).await.error_for_status().unwrap();
+        h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": ["c.md"]}), None).await.error_for_status().unwrap();
+        h.clock.advance(10 * DAY);
+        let lead = h.admin.mint_token("lena").await.unwrap();
+        h.put(&lead, REPO, json!({"entries": {"a.md": "cc"}}), None).await.error_for_status().unwrap();
+        assert_eq!(stored().await, 4 + 5 + 5 + 5 + 2);
+
+        // A dry run counts a.md's two old versions and c.md's first: nothing changes.
+        let dry = h.admin.prune_history(REPO, 1, None, true).await.unwrap();
+        assert_eq!(dry, Pruned { versions: 3, bytes: 4 + 5 + 5 });
+        assert_eq!(stored().await, 21);
+        assert_eq!(versions("a.md").await, ["cc", "bbbbb", "aaaa"]);
+
+        // Older than 15 days: only day 0's versions that are not a key's newest go.
+        let pruned = h.admin.prune_history(REPO, 1, Some(15 * DAY), false).await.unwrap();
+        assert_eq!(pruned, Pruned { versions: 2, bytes: 4 + 5 });
+        assert_eq!(stored().await, 12);
+        assert_eq!(versions("a.md").await, ["cc", "bbbbb"]);
+        assert_eq!(versions("c.md").await, ["12345"], "the tombstone, with the removed text, stays");
+
+        // Keeping two of each leaves it as it is; keeping one drops a.md's day-10 version.
+        assert_eq!(h.admin.prune_history(REPO, 2, None, false).await.unwrap(), Pruned::default());
+        assert_eq!(h.admin.prune_history(REPO, 1, None, false).await.unwrap(), Pruned { versions: 1, bytes: 5 });
+        assert_eq!(stored().await, 2 + 5);
+        assert_eq!(versions("a.md").await, ["cc"]);
+        let data = pull(&h, &lead).await;
+        assert_eq!(data.content.entries.into_iter().collect::<Vec<_>>(), [("a.md".to_string(), "cc".to_string())]);
+
+        // The freed room takes pushes again under a cap the old versions had filled.
+        h.admin.set_max_bytes(REPO, Some(10)).await.unwrap();
+        h.put(&lead, REPO, json!({"entries": {"b.md": "xyz"}}), None).await.error_for_status().unwrap();
+        assert_eq!(stored().await, 10);
+
+        assert!(matches!(h.admin.prune_history(REPO, 0, None, false).await, Err(AdminError::ZeroKeep)));
+        assert!(matches!(h.admin.prune_history("acme/nope", 1, None, false).await, Err(AdminError::NoRepo(_))));
+        h.shutdown().await;
+    })
+    .await;
+}
+
 /// Item 7: a write costs the same however large the repository is. Before, every write read
 /// the whole repository under the write lock (at 2,000 entries a push took p50 393 ms under
 /// 50 writers); now it reads the repository row and the keys it names. One-entry pushes

@@ -174,6 +174,15 @@ pub enum CommitOutcome {
 /// nothing. Several commits land in one transaction: a group commit.
 pub type Decide<'a> = dyn FnMut(&WriteView) -> Vec<Commit> + Send + 'a;
 
+/// What a history prune removed (or, on a dry run, would remove).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pruned {
+    /// History rows (versions of keys) removed.
+    pub versions: i64,
+    /// UTF-8 bytes of content they held: what the storage cap gets back.
+    pub bytes: i64,
+}
+
 /// One version of one key, for audit and rollback.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct HistoryRow {
@@ -372,6 +381,11 @@ pub trait Store: Send + Sync {
     /// Every key's newest history row (tombstones included) in one query, sorted by key in
     /// byte order: what the Team screen lists, without one history request per key.
     async fn latest(&self, repo_id: i64) -> Result<Vec<LatestRow>, StoreError>;
+    /// Removes each key's history versions beyond its `keep` newest that were written before
+    /// `before_ms`, under the repository's write lock, and gives their bytes back to the
+    /// storage cap; live entries and tombstones are not touched. With `dry_run` it only
+    /// counts. `None` when the repository does not exist.
+    async fn prune_history(&self, repo_id: i64, keep: i64, before_ms: i64, dry_run: bool) -> Result<Option<Pruned>, StoreError>;
 
     async fn insert_token(&self, token: &TokenRow) -> Result<(), StoreError>;
     async fn token(&self, hash: &str) -> Result<Option<TokenRow>, StoreError>;

@@ -250,6 +250,18 @@ impl SqlStore {
         })
     }
 
+    /// After content was erased (a purge, a prune): secure_delete zeroed the freed cells, but
+    /// SQLite's WAL (and the main file until the next checkpoint) still hold the pages as they
+    /// were, so checkpoint and truncate now. Best effort: a reader holding an old snapshot can
+    /// keep pages until it ends. PostgreSQL's VACUUM is the operator's.
+    async fn checkpoint_erased(&self) {
+        if self.backend == Backend::Sqlite {
+            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await {
+                tracing::warn!(error = %e, "could not checkpoint the WAL after erasing history");
+            }
+        }
+    }
+
     /// A read-only transaction that sees one snapshot across several statements.
     async fn begin_snapshot(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
         Ok(match self.backend {
@@ -845,13 +857,8 @@ impl Store for SqlStore {
         }
         write_upserts(&mut tx, repo_id, &upserts).await?;
         tx.commit().await?;
-        if purged && self.backend == Backend::Sqlite {
-            // secure_delete zeroed the freed cells, but the WAL (and the main file until the
-            // next checkpoint) still hold the pages as they were: checkpoint and truncate now.
-            // Best effort: a reader holding an old snapshot can keep pages until it ends.
-            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await {
-                tracing::warn!(error = %e, "could not checkpoint the WAL after a purge");
-            }
+        if purged {
+            self.checkpoint_erased().await;
         }
         Ok(Some(CommitOutcome::Committed))
     }
@@ -921,6 +928,63 @@ impl Store for SqlStore {
         // Sorted here rather than by the database, whose collation may not be byte order.
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
+    }
+
+    async fn prune_history(&self, repo_id: i64, keep: i64, before_ms: i64, dry_run: bool) -> Result<Option<Pruned>, StoreError> {
+        let _turn = match &self.sqlite_writer {
+            Some(gate) => Some(gate.lock().await),
+            None => None,
+        };
+        let mut tx = self.begin_write().await?;
+        // The repository row's lock keeps pushes (which add to history_bytes) out until COMMIT.
+        let lock = if self.backend == Backend::Postgres { " FOR UPDATE" } else { "" };
+        let exists = sqlx::query(&format!("SELECT id FROM repos WHERE id = $1{lock}"))
+            .bind(repo_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if exists.is_none() {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        // Each version's rank among its key's versions, newest first, in one pass over the
+        // history's primary key (a count of newer versions per row would be quadratic in a
+        // key's versions).
+        let doomed = format!(
+            "SELECT entry_key, version, bytes FROM (SELECT entry_key, version, at_ms, {} AS bytes, \
+             ROW_NUMBER() OVER (PARTITION BY entry_key ORDER BY version DESC) AS newer \
+             FROM entry_history WHERE repo_id = $1) ranked WHERE newer > $2 AND at_ms < $3",
+            content_bytes(self.backend, "content")
+        );
+        let counted = sqlx::query(&format!(
+            "SELECT COUNT(*) AS versions, CAST(COALESCE(SUM(bytes), 0) AS BIGINT) AS bytes FROM ({doomed}) d"
+        ))
+        .bind(repo_id)
+        .bind(keep)
+        .bind(before_ms)
+        .fetch_one(&mut *tx)
+        .await?;
+        let pruned = Pruned { versions: counted.try_get("versions")?, bytes: counted.try_get("bytes")? };
+        if dry_run || pruned.versions == 0 {
+            tx.rollback().await?;
+            return Ok(Some(pruned));
+        }
+        sqlx::query(&format!(
+            "DELETE FROM entry_history WHERE repo_id = $1 AND (entry_key, version) IN \
+             (SELECT entry_key, version FROM ({doomed}) d)"
+        ))
+        .bind(repo_id)
+        .bind(keep)
+        .bind(before_ms)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE repos SET history_bytes = CASE WHEN history_bytes > $2 THEN history_bytes - $2 ELSE 0 END WHERE id = $1")
+            .bind(repo_id)
+            .bind(pruned.bytes)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        self.checkpoint_erased().await;
+        Ok(Some(pruned))
     }
 
     async fn insert_token(&self, token: &TokenRow) -> Result<(), StoreError> {
