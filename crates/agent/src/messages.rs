@@ -132,6 +132,16 @@ pub fn glob_cut(shown: usize, total: usize) -> String {
     )
 }
 
+/// The note after a Grep or Glob result cut short by the time limit.
+pub fn search_cut(secs: u64) -> String {
+    format!("(The search stopped at its {secs}-second limit, so more matches may exist. Search a narrower path or a more specific pattern to see them all.)")
+}
+
+/// A Grep or Glob that found nothing before the time limit: not the same as no matches.
+pub fn search_timed_out(secs: u64) -> String {
+    format!("The search stopped at its {secs}-second limit before finding anything, so matches may still exist. Search a narrower path or a more specific pattern.")
+}
+
 /// The permission refusal for a network (UNC) path.
 pub fn network_path(path: &str) -> String {
     format!("Reading {path} is refused: it is a network (UNC) path, and this agent reads only local files. Use a local path.")

@@ -6,14 +6,16 @@ use crate::messages;
 use crate::schema::{opt, req, Param, Ty};
 use grep_printer::{StandardBuilder, SummaryBuilder, SummaryKind};
 use grep_regex::RegexMatcherBuilder;
-use grep_searcher::{BinaryDetection, SearcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink};
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::WalkBuilder;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
+use mneme_core::Clock;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 pub(super) const GREP_PARAMS: &[Param] = &[
     req("pattern", Ty::Str, "Regular expression to look for (ripgrep syntax)"),
@@ -51,6 +53,53 @@ const VCS_DIRS: [&str; 6] = [".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
 /// Claude Code's default Grep `head_limit` and Glob result cap.
 const GREP_DEFAULT_LIMIT: usize = 250;
 const GLOB_LIMIT: usize = 100;
+
+/// How long one Grep or Glob may search. Claude Code stops its ripgrep after 20 seconds (60
+/// under WSL) and answers with what it had found, saying more may exist; here the walk and the
+/// search stop between files at the same limit. A path like `/` would otherwise hold the run
+/// for as long as the disk takes to walk.
+const SEARCH_TIME_LIMIT: Duration = Duration::from_secs(20);
+
+/// One search's time limit, on the run's clock (tests move it).
+struct Budget {
+    clock: Arc<dyn Clock>,
+    deadline: SystemTime,
+    spent: bool,
+}
+
+impl Budget {
+    fn start(clock: &Arc<dyn Clock>) -> Budget {
+        Budget { clock: clock.clone(), deadline: clock.now() + SEARCH_TIME_LIMIT, spent: false }
+    }
+
+    /// Whether the search may go on to its next file; once false, false for good.
+    fn left(&mut self) -> bool {
+        if !self.spent && self.clock.now() >= self.deadline {
+            self.spent = true;
+        }
+        !self.spent
+    }
+
+    /// What a search cut short answers: its results and a note, or, when it found nothing
+    /// before the limit, a failure (nothing found is not "no matches").
+    fn finish(&self, found_any: bool, output: String) -> Result<ToolResult, Failure> {
+        match (self.spent, found_any) {
+            (false, _) => Ok(ToolResult::ok(output)),
+            (true, true) => Ok(ToolResult::ok(format!("{output}\n\n{}", messages::search_cut(SEARCH_TIME_LIMIT.as_secs())))),
+            (true, false) => Err(Failure::Failed(messages::search_timed_out(SEARCH_TIME_LIMIT.as_secs()))),
+        }
+    }
+}
+
+/// Searches one file on disk. Opened without waiting, so a FIFO or a file like `/proc/kmsg`,
+/// whose reads block until something arrives, answers at once instead of holding the search
+/// past its limit; only regular files are read.
+fn search_disk<S: Sink>(searcher: &mut Searcher, matcher: &grep_regex::RegexMatcher, path: &Path, sink: S) {
+    let Ok(file) = mneme_store::open::open_no_wait(path) else { return };
+    if file.metadata().is_ok_and(|m| m.is_file()) {
+        let _ = searcher.search_file(matcher, &file, sink);
+    }
+}
 
 fn rg_error(e: impl std::fmt::Display) -> Failure {
     Failure::Failed(e.to_string())
@@ -142,6 +191,7 @@ impl Tools {
         overrides: &ignore::overrides::Override,
         types: Option<&ignore::types::Types>,
         respect_ignore_files: bool,
+        budget: &mut Budget,
     ) -> Vec<PathBuf> {
         let mut files = BTreeSet::new();
         if root.is_file() || (!root.exists() && self.overlay.written().any(|(p, _)| p == root)) {
@@ -156,6 +206,9 @@ impl Tools {
                 walk.types(t.clone());
             }
             for entry in walk.build().flatten() {
+                if !budget.left() {
+                    break;
+                }
                 if entry.file_type().is_some_and(|t| t.is_file()) {
                     files.insert(entry.into_path());
                 }
@@ -228,7 +281,8 @@ impl Tools {
             None => None,
         };
         let single_file = root.is_file() || (!root.exists() && self.overlay.written().any(|(p, _)| p == root));
-        let files = self.files_under(&root, &overrides, types.as_ref(), true);
+        let mut budget = Budget::start(&self.clock);
+        let files = self.files_under(&root, &overrides, types.as_ref(), true, &mut budget);
 
         let mut sb = SearcherBuilder::new();
         // A multi-line search holds a whole file; one under /proc has no end (`pagemap`).
@@ -255,7 +309,7 @@ impl Tools {
             })
             .collect();
 
-        let output = match mode {
+        let (found_any, output) = match mode {
             "content" => {
                 let mut printer = StandardBuilder::new()
                     .path(!single_file)
@@ -263,31 +317,34 @@ impl Tools {
                     .only_matching(only_matching)
                     .build_no_color(Vec::new());
                 for (p, own) in &contents {
+                    if !budget.left() {
+                        break;
+                    }
                     let sink = printer.sink_with_path(&matcher, p);
-                    let _ = match own {
-                        Some(text) => searcher.search_slice(&matcher, text.as_bytes(), sink),
-                        None => searcher.search_path(&matcher, p, sink),
-                    };
+                    match own {
+                        Some(text) => drop(searcher.search_slice(&matcher, text.as_bytes(), sink)),
+                        None => search_disk(&mut searcher, &matcher, p, sink),
+                    }
                 }
                 let text = String::from_utf8_lossy(printer.get_mut().get_ref()).into_owned();
                 let lines: Vec<String> = text.lines().map(|l| self.relativize_line(l, false)).collect();
                 let (page, applied) = head_limit(&lines, limit, offset);
                 let body = if page.is_empty() { "No matches found".to_string() } else { page.join("\n") };
                 let pag = pagination(applied, offset);
-                if pag.is_empty() {
-                    body
-                } else {
-                    format!("{body}\n\n[Showing results with pagination = {pag}]")
-                }
+                let out = if pag.is_empty() { body } else { format!("{body}\n\n[Showing results with pagination = {pag}]") };
+                (!lines.is_empty(), out)
             }
             "count" => {
                 let mut printer = SummaryBuilder::new().kind(SummaryKind::Count).path(true).build_no_color(Vec::new());
                 for (p, own) in &contents {
+                    if !budget.left() {
+                        break;
+                    }
                     let sink = printer.sink_with_path(&matcher, p);
-                    let _ = match own {
-                        Some(text) => searcher.search_slice(&matcher, text.as_bytes(), sink),
-                        None => searcher.search_path(&matcher, p, sink),
-                    };
+                    match own {
+                        Some(text) => drop(searcher.search_slice(&matcher, text.as_bytes(), sink)),
+                        None => search_disk(&mut searcher, &matcher, p, sink),
+                    }
                 }
                 let text = String::from_utf8_lossy(printer.get_mut().get_ref()).into_owned();
                 let lines: Vec<String> = text.lines().map(|l| self.relativize_line(l, true)).collect();
@@ -303,23 +360,27 @@ impl Tools {
                 }
                 let body = if page.is_empty() { "No matches found".to_string() } else { page.join("\n") };
                 let pag = pagination(applied, offset);
-                format!(
+                let out = format!(
                     "{body}\n\nFound {matches} total {} across {nfiles} {}.{}",
                     if matches == 1 { "occurrence" } else { "occurrences" },
                     if nfiles == 1 { "file" } else { "files" },
                     if pag.is_empty() { String::new() } else { format!(" with pagination = {pag}") }
-                )
+                );
+                (!lines.is_empty(), out)
             }
             _ => {
                 // The run's own files count as newest: they were written after everything on disk.
                 let mut hits: Vec<(PathBuf, (bool, u128))> = Vec::new();
                 for (p, own) in &contents {
+                    if !budget.left() {
+                        break;
+                    }
                     let mut printer = SummaryBuilder::new().kind(SummaryKind::QuietWithMatch).build_no_color(Vec::new());
                     let mut sink = printer.sink_with_path(&matcher, p);
-                    let _ = match own {
-                        Some(text) => searcher.search_slice(&matcher, text.as_bytes(), &mut sink),
-                        None => searcher.search_path(&matcher, p, &mut sink),
-                    };
+                    match own {
+                        Some(text) => drop(searcher.search_slice(&matcher, text.as_bytes(), &mut sink)),
+                        None => search_disk(&mut searcher, &matcher, p, &mut sink),
+                    }
                     if sink.has_match() {
                         hits.push((p.clone(), (own.is_some(), mtime_ms(p))));
                     }
@@ -330,7 +391,7 @@ impl Tools {
                 });
                 let names: Vec<String> = hits.iter().map(|(p, _)| self.display_path(p)).collect();
                 let (page, applied) = head_limit(&names, limit, offset);
-                if page.is_empty() {
+                let out = if page.is_empty() {
                     "No files found".to_string()
                 } else {
                     let pag = pagination(applied, offset);
@@ -341,10 +402,11 @@ impl Tools {
                         if pag.is_empty() { String::new() } else { format!(" {pag}") },
                         page.join("\n")
                     )
-                }
+                };
+                (!names.is_empty(), out)
             }
         };
-        Ok(ToolResult::ok(output))
+        budget.finish(found_any, output)
     }
 
     /// `path:rest` lines from rg with the path made relative to the working directory.
@@ -386,7 +448,8 @@ impl Tools {
         let mut ob = OverrideBuilder::new(&base);
         ob.add(&relative).map_err(rg_error)?;
         let overrides = ob.build().map_err(rg_error)?;
-        let files = self.files_under(&base, &overrides, None, false);
+        let mut budget = Budget::start(&self.clock);
+        let files = self.files_under(&base, &overrides, None, false, &mut budget);
         // The run's own files count as newest: they were written after everything on disk.
         let mut dated: Vec<(PathBuf, (bool, SystemTime))> = files
             .into_iter()
@@ -398,20 +461,94 @@ impl Tools {
         // `rg --sort=modified`: oldest first.
         dated.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
         if dated.is_empty() {
-            return Ok(ToolResult::ok("No files found"));
+            return budget.finish(false, "No files found".to_string());
         }
         let total = dated.len();
         let mut lines: Vec<String> = dated.iter().take(GLOB_LIMIT).map(|(p, _)| self.display_path(p)).collect();
         if total > GLOB_LIMIT {
             lines.push(messages::glob_cut(GLOB_LIMIT, total));
         }
-        Ok(ToolResult::ok(lines.join("\n")))
+        budget.finish(true, lines.join("\n"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Gate;
+    use crate::Policy;
+    use std::sync::Mutex;
+
+    /// A clock that moves on by `step` each time it is read.
+    struct Ticking {
+        now: Mutex<SystemTime>,
+        step: Duration,
+    }
+
+    impl Clock for Ticking {
+        fn now(&self) -> SystemTime {
+            let mut now = self.now.lock().unwrap();
+            *now += self.step;
+            *now
+        }
+    }
+
+    /// Tools over a folder of `n` notes that all hold "needle", on a clock that moves `step`
+    /// at every look: the search's time limit runs out after a known number of files.
+    fn tools_over_notes(n: usize, step: Duration) -> (tempfile::TempDir, Tools) {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..n {
+            std::fs::write(dir.path().join(format!("note{i:02}.md")), "a needle here\n").unwrap();
+        }
+        let clock: Arc<dyn Clock> = Arc::new(Ticking { now: Mutex::new(SystemTime::UNIX_EPOCH), step });
+        let gate = Gate::new(&Policy::AutoMem { memory_dir: dir.path().to_path_buf() });
+        let tools = Tools::new(dir.path().to_path_buf(), gate, clock, dir.path().to_path_buf());
+        (dir, tools)
+    }
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    /// Each look at the clock is a second: the walk of 10 notes takes 11 (the folder and each
+    /// note), so the search reads 8 notes before its 20th second and says it stopped.
+    #[test]
+    fn a_grep_past_its_time_limit_answers_with_what_it_found_and_says_so() {
+        let (_dir, mut tools) = tools_over_notes(10, Duration::from_secs(1));
+        let out = tools.grep(&args(serde_json::json!({"pattern": "needle"}))).unwrap();
+        assert!(!out.is_error);
+        let (list, note) = out.content.split_once("\n\n").unwrap();
+        assert!(list.starts_with("Found 8 files\n"), "{list}");
+        assert_eq!(list.lines().count(), 9);
+        assert_eq!(note, messages::search_cut(20));
+        // Within the limit nothing is said.
+        let (_dir, mut tools) = tools_over_notes(10, Duration::from_millis(10));
+        let out = tools.grep(&args(serde_json::json!({"pattern": "needle", "output_mode": "count"}))).unwrap();
+        assert!(out.content.ends_with("Found 10 total occurrences across 10 files."), "{}", out.content);
+    }
+
+    #[test]
+    fn a_glob_past_its_time_limit_lists_what_the_walk_reached() {
+        let (_dir, mut tools) = tools_over_notes(30, Duration::from_secs(1));
+        let out = tools.glob(&args(serde_json::json!({"pattern": "*.md"}))).unwrap();
+        let (list, note) = out.content.split_once("\n\n").unwrap();
+        // The folder and 18 notes before the 20th second.
+        assert_eq!(list.lines().count(), 18, "{list}");
+        assert_eq!(note, messages::search_cut(20));
+    }
+
+    /// Nothing found before the limit is a failure, not "No files found": matches may exist.
+    #[test]
+    fn a_search_that_found_nothing_in_time_fails_instead_of_saying_no_matches() {
+        let (_dir, mut tools) = tools_over_notes(3, Duration::from_secs(3600));
+        for out in [
+            tools.grep(&args(serde_json::json!({"pattern": "needle"}))),
+            tools.grep(&args(serde_json::json!({"pattern": "needle", "output_mode": "content"}))),
+            tools.glob(&args(serde_json::json!({"pattern": "*.md"}))),
+        ] {
+            assert_eq!(out, Err(Failure::Failed(messages::search_timed_out(20))));
+        }
+    }
 
     #[test]
     fn head_limit_like_claude_code() {
