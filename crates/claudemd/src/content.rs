@@ -58,6 +58,8 @@ pub enum ParseFailure {
     NonTextExtension,
     /// marked threw; Claude Code's reader catches it and drops the file.
     Lexer,
+    /// Nested past what the port lexes (`marked::MAX_NESTING`); Claude Code may load it.
+    TooDeep,
 }
 
 /// Which files are truncated as a memory index.
@@ -119,7 +121,10 @@ pub fn parse_memory_file_content(
     }
     let lexed = if has_comment || has_include {
         let dialect = marked::Dialect { blockquote_ends_at_indented_html: profile.blockquote_ends_at_indented_html };
-        Some(marked::lex_with_skipped_as(body, dialect).map_err(|_| ParseFailure::Lexer)?)
+        Some(marked::lex_with_skipped_as(body, dialect).map_err(|e| match e {
+            marked::LexError::Stuck { .. } => ParseFailure::Lexer,
+            marked::LexError::TooDeep => ParseFailure::TooDeep,
+        })?)
     } else {
         None
     };

@@ -57,6 +57,18 @@ enum ReadError {
 pub const MAX_INSTRUCTION_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The size over which `profile`'s release leaves a file out, if it does.
+/// Why a file the lexer refused is left out, for the skipped list.
+fn lexer_refusal(failure: &ParseFailure) -> String {
+    match failure {
+        ParseFailure::TooDeep => format!(
+            "it nests quotes, lists or emphasis more than {} levels deep, deeper than Mneme reads; Claude Code \
+             reads about 10,000 levels and may load it, so flatten the nesting to see it here",
+            crate::marked::MAX_NESTING
+        ),
+        _ => "the Markdown lexer rejected it".into(),
+    }
+}
+
 fn size_cap(profile: &mneme_core::Profile) -> Option<u64> {
     profile.oversized_files_left_out.then_some(MAX_INSTRUCTION_FILE_BYTES)
 }
@@ -337,8 +349,8 @@ impl Walker {
                 self.skip(path, layer, parent, SkipReason::NonTextExtension);
                 return Vec::new();
             }
-            Err(ParseFailure::Lexer) => {
-                self.skip(path, layer, parent, SkipReason::Unreadable { message: "the Markdown lexer rejected it".into() });
+            Err(failure @ (ParseFailure::Lexer | ParseFailure::TooDeep)) => {
+                self.skip(path, layer, parent, SkipReason::Unreadable { message: lexer_refusal(&failure) });
                 return Vec::new();
             }
         };
@@ -695,8 +707,8 @@ impl Walker {
                 self.skip(path, layer, None, SkipReason::NonTextExtension);
                 return None;
             }
-            Err(ParseFailure::Lexer) => {
-                self.skip(path, layer, None, SkipReason::Unreadable { message: "the Markdown lexer rejected it".into() });
+            Err(failure @ (ParseFailure::Lexer | ParseFailure::TooDeep)) => {
+                self.skip(path, layer, None, SkipReason::Unreadable { message: lexer_refusal(&failure) });
                 return None;
             }
         };

@@ -378,11 +378,15 @@ impl Token {
     }
 }
 
-/// marked throws `Infinite loop on byte: N` when no tokenizer matches; Claude Code's reader
-/// catches it and drops the file.
+/// Why a document was not lexed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LexError {
-    pub byte: u32,
+pub enum LexError {
+    /// marked throws `Infinite loop on byte: N` when no tokenizer matches; Claude Code's reader
+    /// catches it and drops the file, as Mneme does.
+    Stuck { byte: u32 },
+    /// Nested deeper than [`MAX_NESTING`]: Mneme leaves the file out where Claude Code (whose
+    /// limit is its JavaScript stack) still loads it.
+    TooDeep,
 }
 
 /// The byte after a block's indent of at most three spaces; `None` after four or more, or at
@@ -508,13 +512,16 @@ pub struct Dialect {
     pub blockquote_ends_at_indented_html: bool,
 }
 
-/// Deeper nesting than this (`>>>>…`, `- - - …`, `*a *a …`) is treated like marked running out
-/// of JavaScript stack: the lex fails and the file is left out. Claude Code 2.1.197 and 2.1.332
-/// go further (they load 3,000 nested emphases, 10,000 nested blockquotes), but marked re-lexes
-/// a blockquote for each lazy line after it, which is cubic in the depth (1,600 levels and one
-/// more line: 7 s in marked under Node, 8 s here in a debug build). 400 levels cost a tenth of a
-/// second in that shape (release), and no real file comes near them; the recursion grows its
-/// stack on the heap ([`grow`]) to get there on any thread.
+/// Deeper nesting than this (`>>>>…`, `- - - …`, `*a *a …`) fails the lex ([`LexError::TooDeep`])
+/// and the file is left out, saying why. Claude Code goes much further: it drops a file only when
+/// JavaScript runs out of stack, about 10,000–13,700 levels under an 8 MiB stack depending on
+/// the release and the construct (`scripts/claude-nesting-limit.sh`; docs/benchmarks.md, "How
+/// deep Claude Code nests"). The port cannot follow it there yet: each level keeps its own copy
+/// of its text alive down the recursion (memory grows with the square of the depth: 11,500
+/// quotes take 289 MB, 4,000 emphases 2 GB) and a lazy line re-lexes every level (cubic: 1,600
+/// levels and one more line take 8 s). 400 levels cost a tenth of a second in the worst shape,
+/// and no real file comes near them; the recursion grows its stack on the heap ([`grow`]) to get
+/// there on any thread.
 pub(crate) const MAX_NESTING: usize = 400;
 
 /// Runs `f` with at least [`RED_ZONE`] of stack left, moving to a fresh heap-allocated
@@ -573,7 +580,7 @@ impl Lexer {
 
     fn block_tokens(&mut self, src: &str, tokens: &mut Vec<Token>, last_paragraph_clipped: bool) -> Result<(), LexError> {
         if self.depth >= MAX_NESTING {
-            return Err(LexError { byte: 0 });
+            return Err(LexError::TooDeep);
         }
         self.depth += 1;
         let r = grow(|| self.block_tokens_inner(src, tokens, last_paragraph_clipped));
@@ -676,7 +683,7 @@ impl Lexer {
                 continue;
             }
             let byte = src.encode_utf16().next().map_or(0, u32::from);
-            return Err(LexError { byte });
+            return Err(LexError::Stuck { byte });
         }
         self.top = true;
         Ok(())
@@ -959,7 +966,7 @@ impl Lexer {
 
     fn inline_tokens(&mut self, src: &str) -> Result<Vec<Token>, LexError> {
         if self.depth >= MAX_NESTING {
-            return Err(LexError { byte: 0 });
+            return Err(LexError::TooDeep);
         }
         self.depth += 1;
         let r = grow(|| self.inline_tokens_inner(src));
@@ -1066,7 +1073,7 @@ impl Lexer {
                 continue;
             }
             let byte = rest.encode_utf16().next().map_or(0, u32::from);
-            return Err(LexError { byte });
+            return Err(LexError::Stuck { byte });
         }
         Ok(tokens)
     }

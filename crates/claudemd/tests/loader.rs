@@ -750,6 +750,26 @@ fn a_chain_of_linked_rules_folders_stops_at_the_depth_limit() {
     assert_eq!(deep.len(), 1, "{:?}", fx.skipped(&ctx).iter().take(3).collect::<Vec<_>>());
 }
 
+/// A file nested past the port's limit is left out with a reason that says so (and that Claude
+/// Code, which nests as deep as its stack allows, may still load it); a file marked's own rules
+/// refuse keeps the plain reason. The other files load.
+#[test]
+fn a_file_nested_past_the_limit_is_left_out_saying_why() {
+    let fx = Fx::new();
+    git(&fx.p("repo"), &["init", "-q"]);
+    // The comment sends the file through the lexer; 500 quote levels pass the 400-level limit.
+    fx.write("repo/CLAUDE.md", &format!("<!-- c -->\n{} deep\n", ">".repeat(500)));
+    fx.write("repo/.claude/CLAUDE.md", &format!("<!-- c -->\n{} fine\n", ">".repeat(300)));
+    let ctx = load(&fx.opts("repo"));
+    assert_eq!(fx.names(&ctx.files), ["repo/.claude/CLAUDE.md"]);
+    let skipped = fx.skipped(&ctx);
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    let (path, reason) = &skipped[0];
+    assert_eq!(path, "repo/CLAUDE.md");
+    let SkipReason::Unreadable { message } = reason else { panic!("{reason:?}") };
+    assert!(message.contains("more than 400 levels deep") && message.contains("flatten the nesting"), "{message}");
+}
+
 /// `CLAUDE.md` linked to a `/proc` file that says it is empty and streams without end is
 /// reported as unreadable after a bounded read, not read until memory runs out.
 #[test]
