@@ -272,8 +272,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                         None => format!("beyond each key's {keep} newest"),
                     };
                     let verb = if dry_run { "Would drop" } else { "Dropped" };
+                    let versions = if pruned.versions == 1 { "version" } else { "versions" };
                     println!(
-                        "{verb} {} old versions from {repo}'s history ({which}), freeing {} bytes.",
+                        "{verb} {} old {versions} from {repo}'s history ({which}), freeing {} bytes.",
                         pruned.versions, pruned.bytes
                     );
                 }
