@@ -771,7 +771,7 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile], listed
             // not listed: it would list the whole file system. Every folder listed counts
             // against the same budget as the walk.
             let rules_dir = dir.join(".claude/rules");
-            let inside = || fs::canonicalize(&rules_dir).is_ok_and(|real| real.starts_with(real_cwd()));
+            let inside = || mneme_store::paths::realpath(&rules_dir).is_ok_and(|real| real.starts_with(real_cwd()));
             if rules_dir.is_dir() && inside() {
                 let mut rules = Vec::new();
                 collect_rule_files(&rules_dir, 0, &mut rules, &mut visited_dirs);
@@ -1035,7 +1035,7 @@ fn allowed_working_path(opts: &LoadOptions, cwd: &str, home: &str, target: &str)
 fn directories_to_process(target: &str, cwd: &str) -> (Vec<String>, Vec<String>) {
     let mut dir = paths::dirname(&paths::resolve(cwd, target));
     if !dir.starts_with(cwd) {
-        if let Ok(real) = fs::canonicalize(&dir) {
+        if let Ok(real) = mneme_store::paths::realpath(Path::new(&dir)) {
             let real = path_str(&real);
             if real.starts_with(cwd) {
                 dir = real;
