@@ -58,14 +58,10 @@ pub const MAX_INSTRUCTION_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The size over which `profile`'s release leaves a file out, if it does.
 /// Why a file the lexer refused is left out, for the skipped list.
-fn lexer_refusal(failure: &ParseFailure) -> String {
+fn lexer_refusal(failure: &ParseFailure) -> SkipReason {
     match failure {
-        ParseFailure::TooDeep => format!(
-            "it nests quotes, lists or emphasis more than {} levels deep, deeper than Mneme reads; Claude Code \
-             reads about 10,000 levels and may load it, so flatten the nesting to see it here",
-            crate::marked::MAX_NESTING
-        ),
-        _ => "the Markdown lexer rejected it".into(),
+        ParseFailure::TooDeep => SkipReason::TooDeep { limit: crate::marked::MAX_NESTING as u32 },
+        _ => SkipReason::Unreadable { message: "the Markdown lexer rejected it".into() },
     }
 }
 
@@ -350,7 +346,7 @@ impl Walker {
                 return Vec::new();
             }
             Err(failure @ (ParseFailure::Lexer | ParseFailure::TooDeep)) => {
-                self.skip(path, layer, parent, SkipReason::Unreadable { message: lexer_refusal(&failure) });
+                self.skip(path, layer, parent, lexer_refusal(&failure));
                 return Vec::new();
             }
         };
@@ -708,7 +704,7 @@ impl Walker {
                 return None;
             }
             Err(failure @ (ParseFailure::Lexer | ParseFailure::TooDeep)) => {
-                self.skip(path, layer, None, SkipReason::Unreadable { message: lexer_refusal(&failure) });
+                self.skip(path, layer, None, lexer_refusal(&failure));
                 return None;
             }
         };

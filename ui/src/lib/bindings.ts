@@ -1659,7 +1659,13 @@ export type SkipReason =
  *  A symlink to a file or folder outside the project, which newer releases do not follow
  *  for rules and `@include`s.
  */
-{ kind: "symlinkOutsideProject"; target: string };
+{ kind: "symlinkOutsideProject"; target: string } | 
+/**
+ *  Nested deeper than Mneme's Markdown lexer goes (`limit` levels); Claude Code, which nests
+ *  as deep as its JavaScript stack allows, may load it. The one reason here where Claude
+ *  Code's block may hold a file Mneme's does not.
+ */
+{ kind: "tooDeep"; limit: number };
 
 /**  A file Claude Code looked at but did not load, and why. */
 export type SkippedEntry = {
