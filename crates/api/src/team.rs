@@ -556,7 +556,7 @@ fn recovery(reason: &str, cap: Option<u64>) -> String {
             format!("The server holds {limit} for this repository. Delete or merge team files (deleting one resumes automatic pushes), then Push: {then}")
         }
         STORAGE_FULL => format!(
-            "The server keeps every version of every team file, and this repository has reached its storage limit. Ask a lead to purge files nobody needs (Team → Purge) or the server's admin to raise the limit, then Push: {then}"
+            "The server keeps every version of every team file, and this repository has reached its storage limit. Ask a lead to purge files nobody needs (Team → Purge), or the server's admin to drop old versions or raise the limit, then Push: {then}"
         ),
         r if r.contains("acl") || r.contains("forbidden") => {
             format!("The server refused this account for the repository. Ask the team's lead for access, then Push: {then}")

@@ -56,10 +56,9 @@ pub struct Parsed {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseFailure {
     NonTextExtension,
-    /// marked threw; Claude Code's reader catches it and drops the file.
-    Lexer,
-    /// Nested past what the port lexes (`marked::MAX_NESTING`); Claude Code may load it.
-    TooDeep,
+    /// The lexer refused it: marked threw (Claude Code's reader catches it and drops the file),
+    /// or it nests past what the port lexes.
+    Lexer(marked::LexError),
 }
 
 /// Which files are truncated as a memory index.
@@ -121,10 +120,7 @@ pub fn parse_memory_file_content(
     }
     let lexed = if has_comment || has_include {
         let dialect = marked::Dialect { blockquote_ends_at_indented_html: profile.blockquote_ends_at_indented_html };
-        Some(marked::lex_with_skipped_as(body, dialect).map_err(|e| match e {
-            marked::LexError::Stuck { .. } => ParseFailure::Lexer,
-            marked::LexError::TooDeep => ParseFailure::TooDeep,
-        })?)
+        Some(marked::lex_with_skipped_as(body, dialect).map_err(ParseFailure::Lexer)?)
     } else {
         None
     };

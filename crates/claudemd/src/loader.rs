@@ -56,15 +56,15 @@ enum ReadError {
 /// (from 2.1.196, `Profile::oversized_files_left_out`; exactly 4 MiB is still sent whole).
 pub const MAX_INSTRUCTION_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
-/// The size over which `profile`'s release leaves a file out, if it does.
 /// Why a file the lexer refused is left out, for the skipped list.
-fn lexer_refusal(failure: &ParseFailure) -> SkipReason {
-    match failure {
-        ParseFailure::TooDeep => SkipReason::TooDeep { limit: crate::marked::MAX_NESTING as u32 },
-        _ => SkipReason::Unreadable { message: "the Markdown lexer rejected it".into() },
+fn lexer_refusal(e: &crate::marked::LexError) -> SkipReason {
+    match e {
+        crate::marked::LexError::TooDeep => SkipReason::TooDeep { limit: crate::marked::MAX_NESTING as u32 },
+        crate::marked::LexError::Stuck { .. } => SkipReason::Unreadable { message: "the Markdown lexer rejected it".into() },
     }
 }
 
+/// The size over which `profile`'s release leaves a file out, if it does.
 fn size_cap(profile: &mneme_core::Profile) -> Option<u64> {
     profile.oversized_files_left_out.then_some(MAX_INSTRUCTION_FILE_BYTES)
 }
@@ -345,8 +345,8 @@ impl Walker {
                 self.skip(path, layer, parent, SkipReason::NonTextExtension);
                 return Vec::new();
             }
-            Err(failure @ (ParseFailure::Lexer | ParseFailure::TooDeep)) => {
-                self.skip(path, layer, parent, lexer_refusal(&failure));
+            Err(ParseFailure::Lexer(e)) => {
+                self.skip(path, layer, parent, lexer_refusal(&e));
                 return Vec::new();
             }
         };
@@ -703,8 +703,8 @@ impl Walker {
                 self.skip(path, layer, None, SkipReason::NonTextExtension);
                 return None;
             }
-            Err(failure @ (ParseFailure::Lexer | ParseFailure::TooDeep)) => {
-                self.skip(path, layer, None, lexer_refusal(&failure));
+            Err(ParseFailure::Lexer(e)) => {
+                self.skip(path, layer, None, lexer_refusal(&e));
                 return None;
             }
         };

@@ -11,8 +11,8 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::WalkBuilder;
 use serde_json::{Map, Value};
-use std::collections::BTreeSet;
 use mneme_core::Clock;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -91,10 +91,15 @@ impl Budget {
     }
 }
 
-/// Searches one file on disk. Opened without waiting, so a FIFO or a file like `/proc/kmsg`,
-/// whose reads block until something arrives, answers at once instead of holding the search
-/// past its limit; only regular files are read.
-fn search_disk<S: Sink>(searcher: &mut Searcher, matcher: &grep_regex::RegexMatcher, path: &Path, sink: S) {
+/// Searches one file as the run sees it: the overlay's text (`own`) where the run wrote it,
+/// else the disk's. A file on disk is opened without waiting, so a FIFO or a file like
+/// `/proc/kmsg`, whose reads block until something arrives, answers at once instead of holding
+/// the search past its limit; only regular files are read. Errors leave the file out, as rg's do.
+fn search_one<S: Sink>(searcher: &mut Searcher, matcher: &grep_regex::RegexMatcher, path: &Path, own: Option<&str>, sink: S) {
+    if let Some(text) = own {
+        let _ = searcher.search_slice(matcher, text.as_bytes(), sink);
+        return;
+    }
     let Ok(file) = mneme_store::open::open_no_wait(path) else { return };
     if file.metadata().is_ok_and(|m| m.is_file()) {
         let _ = searcher.search_file(matcher, &file, sink);
@@ -321,10 +326,7 @@ impl Tools {
                         break;
                     }
                     let sink = printer.sink_with_path(&matcher, p);
-                    match own {
-                        Some(text) => drop(searcher.search_slice(&matcher, text.as_bytes(), sink)),
-                        None => search_disk(&mut searcher, &matcher, p, sink),
-                    }
+                    search_one(&mut searcher, &matcher, p, own.as_deref(), sink);
                 }
                 let text = String::from_utf8_lossy(printer.get_mut().get_ref()).into_owned();
                 let lines: Vec<String> = text.lines().map(|l| self.relativize_line(l, false)).collect();
@@ -341,10 +343,7 @@ impl Tools {
                         break;
                     }
                     let sink = printer.sink_with_path(&matcher, p);
-                    match own {
-                        Some(text) => drop(searcher.search_slice(&matcher, text.as_bytes(), sink)),
-                        None => search_disk(&mut searcher, &matcher, p, sink),
-                    }
+                    search_one(&mut searcher, &matcher, p, own.as_deref(), sink);
                 }
                 let text = String::from_utf8_lossy(printer.get_mut().get_ref()).into_owned();
                 let lines: Vec<String> = text.lines().map(|l| self.relativize_line(l, true)).collect();
@@ -377,10 +376,7 @@ impl Tools {
                     }
                     let mut printer = SummaryBuilder::new().kind(SummaryKind::QuietWithMatch).build_no_color(Vec::new());
                     let mut sink = printer.sink_with_path(&matcher, p);
-                    match own {
-                        Some(text) => drop(searcher.search_slice(&matcher, text.as_bytes(), &mut sink)),
-                        None => search_disk(&mut searcher, &matcher, p, &mut sink),
-                    }
+                    search_one(&mut searcher, &matcher, p, own.as_deref(), &mut sink);
                     if sink.has_match() {
                         hits.push((p.clone(), (own.is_some(), mtime_ms(p))));
                     }

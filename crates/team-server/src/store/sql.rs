@@ -240,6 +240,15 @@ impl SqlStore {
         Ok(())
     }
 
+    /// On SQLite, this writer's place in the queue ([`SqlStore::sqlite_writer`]), held until
+    /// the write commits; nothing on PostgreSQL.
+    async fn writer_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match &self.sqlite_writer {
+            Some(gate) => Some(gate.lock().await),
+            None => None,
+        }
+    }
+
     /// A write transaction. SQLite takes its single write lock up front (a deferred
     /// transaction that reads and then writes can fail to upgrade under WAL); PostgreSQL
     /// runs at READ COMMITTED and relies on conditional updates.
@@ -704,10 +713,7 @@ impl Store for SqlStore {
     }
 
     async fn write(&self, repo_id: i64, keys: &[&str], decide: &mut Decide<'_>) -> Result<Option<CommitOutcome>, StoreError> {
-        let _turn = match &self.sqlite_writer {
-            Some(gate) => Some(gate.lock().await),
-            None => None,
-        };
+        let _turn = self.writer_turn().await;
         let mut tx = self.begin_write().await?;
         // PostgreSQL: concurrent writers to this repository queue on its row from here to
         // COMMIT, and at READ COMMITTED the entries read with the lock include the previous
@@ -931,10 +937,7 @@ impl Store for SqlStore {
     }
 
     async fn prune_history(&self, repo_id: i64, keep: i64, before_ms: i64, dry_run: bool) -> Result<Option<Pruned>, StoreError> {
-        let _turn = match &self.sqlite_writer {
-            Some(gate) => Some(gate.lock().await),
-            None => None,
-        };
+        let _turn = self.writer_turn().await;
         let mut tx = self.begin_write().await?;
         // The repository row's lock keeps pushes (which add to history_bytes) out until COMMIT.
         let lock = if self.backend == Backend::Postgres { " FOR UPDATE" } else { "" };
