@@ -984,6 +984,8 @@ async function main() {
       await results.locator('[data-relpath="user_role.md"] .header-text', { hasText: 'This memory is 40 days old.' }).waitFor();
       await shot('recall');
       if (!(await page.getByTestId('recall-summary').textContent())?.includes('chosen by the offline ranker')) fail('the summary does not say who chose');
+      const sure = await page.getByTestId('recall-confidence').textContent();
+      if (typeof want.confidence !== 'number' || !sure?.includes(`about ${Math.round(want.confidence * 100)}% sure`)) fail(`the summary shows "${sure}" for the API's confidence ${want.confidence}`);
       const reasons = await results.getByTestId('recall-reason').allTextContents();
       if (reasons.join('|') !== want.selected.map((m) => m.reason).join('|')) fail(`the reasons read ${reasons}`);
       const first = results.locator('[data-relpath]').first();

@@ -70,6 +70,9 @@ pub struct RecallView {
     pub error: Option<String>,
     /// Why the offline ranker chose nothing: what the closest memory lacked, in a sentence.
     pub abstained: Option<String>,
+    /// For the offline ranker's answers, its estimate (0 to 1) that the first memory is
+    /// relevant (`mneme_recall::offline::Confidence`).
+    pub confidence: Option<f32>,
     /// What reaches the API in 2.1.197 when the memories follow a tool result (the usual
     /// case): one `role: "system"` message of the unwrapped reminders joined with `\n`.
     pub api_system_text: Option<String>,
@@ -92,6 +95,7 @@ impl Mneme {
             skipped: None,
             error: None,
             abstained: None,
+            confidence: None,
             api_system_text: None,
         };
         let provider = match self.recall_provider(&saved, choice) {
@@ -112,6 +116,10 @@ impl Mneme {
         view.skipped = result.skipped.map(|s| s.to_string());
         view.error = result.error.clone();
         view.abstained = result.abstained.as_ref().map(|a| a.to_string());
+        view.confidence = match (&result.confidence, result.selected.first()) {
+            (Some(sure), Some(first)) if result.model.is_none() && sure.memory == first.rel_path => Some(sure.probability()),
+            _ => None,
+        };
         view.selected = result
             .selected
             .into_iter()

@@ -51,7 +51,9 @@ fn offline_recall_lists_the_memories_in_order_with_why() {
     assert_eq!(lines[2], "   matched name: deploy · description: deploy, friday · body: deploy · index line: deploy (score 1.54)");
     assert_eq!(lines[3], "2. project_billing.md \u{2014} Billing");
     assert_eq!(lines[4], "   matched name: billing · description: billing, service (score 1.44)");
-    assert_eq!(lines.len(), 5);
+    // How sure the ranker is of the first (mneme_recall::offline::Confidence).
+    assert!(lines[5].starts_with("The offline ranker puts the chance that feedback_deploys.md is relevant at about "), "{}", lines[5]);
+    assert_eq!(lines.len(), 6);
 }
 
 #[test]

@@ -95,6 +95,7 @@ fn parse_tuning(list: &str, mut t: Tuning) -> anyhow::Result<Tuning> {
             "min_near_share" => t.min_near_share = num()?,
             "phrases" => t.phrases = num()?,
             "second_look" => t.second_look = num()?,
+            "min_confidence" => t.min_confidence = num()?,
             other => bail!("'{other}' is not a knob of the offline ranker (see mneme_recall::offline::Tuning)"),
         }
     }
@@ -181,7 +182,7 @@ fn print_report(r: &Report, verbose: bool) {
 /// `--sweep`: the offline ranker over a grid of its knobs, one line each, so the trade-off
 /// between answering and staying silent can be seen (docs/recall.md).
 async fn sweep(labels: &mneme_recall::eval::Labels, root: &std::path::Path, env: &Environment) -> anyhow::Result<()> {
-    println!("floor min_score words about link synonyms max_senses folder near_cos near_share phrases second_look | recall@5 precision@5 silent paraphrase-recall@5");
+    println!("floor min_score words about link synonyms max_senses folder near_cos near_share phrases second_look confidence | recall@5 precision@5 silent paraphrase-recall@5");
     let base = Tuning::default();
     let mut grid = vec![base];
     for relative_floor in [0.5, 0.6, 0.7] {
@@ -209,10 +210,13 @@ async fn sweep(labels: &mneme_recall::eval::Labels, root: &std::path::Path, env:
     for second_look in [0.5, 0.9] {
         grid.push(Tuning { second_look, ..base });
     }
+    for min_confidence in [0.0, 0.3, 0.35, 0.4, 0.5, 0.55, 0.6] {
+        grid.push(Tuning { min_confidence, ..base });
+    }
     for t in grid {
         let r = evaluate_tuned(labels, root, None, env, Arc::new(SystemClock), t).await;
         println!(
-            "{:.1} {:.1} {} {} {:.1} {:.1} {} {:.1} {:.2} {:.2} {:.1} {:.1} | {:.3} {:.3} {:.3} {:.3}",
+            "{:.1} {:.1} {} {} {:.1} {:.1} {} {:.1} {:.2} {:.2} {:.1} {:.1} {:.2} | {:.3} {:.3} {:.3} {:.3}",
             t.relative_floor,
             t.min_score,
             t.min_words,
@@ -225,6 +229,7 @@ async fn sweep(labels: &mneme_recall::eval::Labels, root: &std::path::Path, env:
             t.min_near_share,
             t.phrases,
             t.second_look,
+            t.min_confidence,
             r.all.recall_at_5,
             r.all.precision_at_5,
             r.all.silent_share(),

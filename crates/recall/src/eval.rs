@@ -89,6 +89,9 @@ pub struct Outcome {
     pub precision: Option<f64>,
     /// Why the offline ranker surfaced nothing, when it held back.
     pub abstained: Option<String>,
+    /// How sure the offline ranker was of the best memory it weighed (what
+    /// `scripts/recall-fit-confidence.py` fits on).
+    pub confidence: Option<crate::offline::Confidence>,
     pub error: Option<String>,
 }
 
@@ -210,6 +213,7 @@ pub async fn evaluate_tuned(
             reasons: result.selected.iter().map(|m| m.reason.clone()).collect(),
             retrieved,
             abstained: result.abstained.map(|a| a.to_string()),
+            confidence: result.confidence,
             error: result.error,
         });
     }

@@ -165,6 +165,9 @@ pub struct RecallResult {
     /// Why the offline ranker surfaced nothing although some memories share words with the
     /// prompt: none of them cleared its bar.
     pub abstained: Option<offline::Abstention>,
+    /// How sure the offline ranker was of the best memory it weighed (the first surfaced, or
+    /// the closest when it stayed silent).
+    pub confidence: Option<offline::Confidence>,
     /// Whose words the model selector was asked in (Claude Code's, read from the installed
     /// binary, or Mneme's and why); none when no model was asked.
     pub selector_prompt: Option<SelectorPrompt>,
@@ -328,6 +331,7 @@ pub async fn recall(
         skipped: None,
         error: None,
         abstained: None,
+        confidence: None,
         selector_prompt: None,
     };
     if !should_recall(query) {
@@ -611,6 +615,7 @@ fn select_offline(query: &str, memdir: &Memdir, ctx: &mut RecallContext<'_>, res
     } else {
         result.abstained = ranking.abstained;
     }
+    result.confidence = ranking.confidence;
     ranking.hits.into_iter()
         .map(|h| {
             let d = &index.docs()[h.doc];

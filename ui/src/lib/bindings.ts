@@ -1489,6 +1489,11 @@ export type RecallView = {
 	/**  Why the offline ranker chose nothing: what the closest memory lacked, in a sentence. */
 	abstained: string | null,
 	/**
+	 *  For the offline ranker's answers, its estimate (0 to 1) that the first memory is
+	 *  relevant (`mneme_recall::offline::Confidence`).
+	 */
+	confidence: number | null,
+	/**
 	 *  What reaches the API in 2.1.197 when the memories follow a tool result (the usual
 	 *  case): one `role: "system"` message of the unwrapped reminders joined with `\n`.
 	 */
