@@ -23,9 +23,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETS = os.path.join(ROOT, "testdata", "recall-eval")
 
 
-def outcomes(files):
-    """The eval's outcomes for these label files, run as one set with the model off."""
-    cmd = ["cargo", "run", "--locked", "-q", "-p", "mneme-recall", "--example", "eval", "--", "--json", "--tune", "min_confidence=0"]
+def outcomes(files, tune=""):
+    """The eval's outcomes for these label files, run as one set with the model off (and the
+    ranker's other knobs as `tune` sets them)."""
+    knobs = ",".join(k for k in [tune, "min_confidence=0"] if k)
+    cmd = ["cargo", "run", "--locked", "-q", "-p", "mneme-recall", "--example", "eval", "--", "--json", "--tune", knobs]
     for f in files:
         cmd += ["--labels", os.path.join(SETS, f)]
     out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
@@ -82,17 +84,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fit", default="labels.json,heldout.json,heldout2.json", help="label files to fit on (comma list, in testdata/recall-eval)")
     ap.add_argument("--check", default="heldout3.json", help="label files to report on without fitting (comma list; empty for none)")
+    ap.add_argument("--tune", default="", help="other knobs of the ranker for both, as scripts/recall-eval.sh --tune takes them (e.g. min_words=1)")
     args = ap.parse_args()
     fit_files = [f for f in args.fit.split(",") if f]
     check_files = [f for f in args.check.split(",") if f]
-    train = outcomes(fit_files)
+    train = outcomes(fit_files, args.tune)
     rows = [(features(o["confidence"]), 1.0 if o["confidence"]["memory"] in o["relevant"] else 0.0) for o in train if o.get("confidence")]
     if not rows:
         sys.exit("no prompt had a memory to weigh; check the label files")
     w = fit([x for x, _ in rows], [y for _, y in rows])
     print(f"fitted on {', '.join(fit_files)} ({len(rows)} examples)")
     print("CONFIDENCE_WEIGHTS: [" + ", ".join(f"{v:.2f}" for v in w) + "]  (bias, ln score, about words, ln body words, ln prompt words)")
-    check = outcomes(check_files) if check_files else []
+    check = outcomes(check_files, args.tune) if check_files else []
     print("threshold | fitted sets: recall@5 precision@5 silent paraphrase | " + (", ".join(check_files) if check else ""))
     for t in [0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]:
         line = f"{t:.2f}      | " + " ".join(f"{v:.3f}" for v in figures(train, w, t))
