@@ -612,7 +612,7 @@ impl Lexer {
                 continue;
             }
             let simple = self
-                .fences(&src)
+                .fences(src)
                 .or_else(|| self.heading(src))
                 .or_else(|| self.hr(src));
             if let Some(token) = simple {

@@ -233,6 +233,9 @@ fn first_read(file: &fs::File) -> Option<Head> {
 }
 
 /// What [`open_resolved`] found.
+// Not boxed: a probe lives for one file of the loader's hot loop, and a box would be an
+// allocation per file read to save stack bytes nobody keeps.
+#[allow(clippy::large_enum_variant)]
 pub enum Probe {
     /// `safeResolvePath`'s answer and, when the file could be opened without following a
     /// link, the open file and its metadata (so reading it costs one `read` more).

@@ -580,7 +580,7 @@ fn parse(input: &[char], opts: Options, fastpaths_on: bool) -> Parsed {
                     continue;
                 }
                 if run > 0 {
-                    fixed.push_str(if run % 2 == 0 { "\\\\" } else { "\\" });
+                    fixed.push_str(if run.is_multiple_of(2) { "\\\\" } else { "\\" });
                     run = 0;
                 }
                 if c != '\0' {

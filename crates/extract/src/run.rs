@@ -383,9 +383,7 @@ impl Extractor {
                         }
                     }
                     decision = session.state.run_finished(&plan, ok);
-                    if let Err(e) = logged {
-                        return Err(e);
-                    }
+                    logged?;
                     trigger = Trigger::Trailing;
                 }
             }
