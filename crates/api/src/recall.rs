@@ -116,10 +116,7 @@ impl Mneme {
         view.skipped = result.skipped.map(|s| s.to_string());
         view.error = result.error.clone();
         view.abstained = result.abstained.as_ref().map(|a| a.to_string());
-        view.confidence = match (&result.confidence, result.selected.first()) {
-            (Some(sure), Some(first)) if result.model.is_none() && sure.memory == first.rel_path => Some(sure.probability()),
-            _ => None,
-        };
+        view.confidence = result.first_confidence();
         view.selected = result
             .selected
             .into_iter()

@@ -102,10 +102,8 @@ fn print(r: &RecallResult, memory_dir: &Path) {
             None => println!("   {}", m.reason),
         }
     }
-    if let (Some(sure), Some(first)) = (&r.confidence, r.selected.first()) {
-        if r.model.is_none() && sure.memory == first.rel_path {
-            println!("The offline ranker puts the chance that {} is relevant at about {:.0}%.", first.rel_path, sure.probability() * 100.0);
-        }
+    if let (Some(chance), Some(first)) = (r.first_confidence(), r.selected.first()) {
+        println!("The offline ranker puts the chance that {} is relevant at about {:.0}%.", first.rel_path, chance * 100.0);
     }
 }
 

@@ -174,6 +174,13 @@ pub struct RecallResult {
 }
 
 impl RecallResult {
+    /// The offline ranker's chance that the first memory it surfaced is relevant; none for a
+    /// model's choice or when nothing was surfaced.
+    pub fn first_confidence(&self) -> Option<f32> {
+        let (sure, first) = (self.confidence.as_ref()?, self.selected.first()?);
+        (self.model.is_none() && sure.memory == first.rel_path).then(|| sure.probability())
+    }
+
     /// The `<system-reminder>` texts of the meta messages Claude Code would add, in order.
     pub fn reminders(&self) -> Vec<String> {
         render_reminders(self.selected.iter().map(|m| (m.header.as_str(), m.content.as_str())), self.dialect)
