@@ -29,15 +29,32 @@ pub fn capacity_for(len: u64) -> usize {
 /// planted beside memories) is refused with [`io::ErrorKind::InvalidInput`] instead of being
 /// read forever. A missing file is [`io::ErrorKind::NotFound`], as `fs::read` gives it.
 pub fn read_plain(path: &Path) -> io::Result<(Vec<u8>, std::fs::Metadata)> {
+    read_plain_capped(path, u64::MAX)
+}
+
+/// [`read_plain`] for at most `cap` bytes: a file larger than that, by its size or by what it
+/// grew to while being read, is [`io::ErrorKind::FileTooLarge`], and no more than one byte past
+/// the cap is ever read.
+pub fn read_plain_capped(path: &Path, cap: u64) -> io::Result<(Vec<u8>, std::fs::Metadata)> {
     use std::io::Read;
-    let mut file = open_no_wait(path)?;
+    let file = open_no_wait(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(not_plain());
     }
+    if meta.len() > cap {
+        return Err(too_large(cap));
+    }
     let mut bytes = Vec::with_capacity(capacity_for(meta.len()));
-    file.read_to_end(&mut bytes)?;
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(cap));
+    }
     Ok((bytes, meta))
+}
+
+fn too_large(cap: u64) -> io::Error {
+    io::Error::new(io::ErrorKind::FileTooLarge, format!("larger than {cap} bytes"))
 }
 
 /// [`read_plain`] as text, invalid UTF-8 refused as `fs::read_to_string` refuses it.
@@ -72,5 +89,9 @@ mod tests {
         assert_eq!(read_plain(&dir.path().join("none")).unwrap_err().kind(), io::ErrorKind::NotFound);
         std::fs::write(dir.path().join("a.json"), "{}").unwrap();
         assert_eq!(read_plain_to_string(&dir.path().join("a.json")).unwrap(), "{}");
+        std::fs::write(dir.path().join("b.md"), "12345").unwrap();
+        assert_eq!(read_plain_capped(&dir.path().join("b.md"), 5).unwrap().0, b"12345");
+        let err = read_plain_capped(&dir.path().join("b.md"), 4).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::FileTooLarge, "{err}");
     }
 }

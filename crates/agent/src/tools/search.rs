@@ -188,6 +188,12 @@ impl Tools {
         Ok(())
     }
 
+    /// Whether `root` names one file as the run sees it: on disk, or written earlier in the run
+    /// (only in the overlay). Grep then searches just it and prints no file name.
+    fn is_single_file(&self, root: &Path) -> bool {
+        root.is_file() || (!root.exists() && self.overlay.written().any(|(p, _)| p == root))
+    }
+
     /// The files under `root` as the run sees them, filtered like `rg` with `overrides`
     /// (and `types`), in path order.
     fn files_under(
@@ -199,7 +205,7 @@ impl Tools {
         budget: &mut Budget,
     ) -> Vec<PathBuf> {
         let mut files = BTreeSet::new();
-        if root.is_file() || (!root.exists() && self.overlay.written().any(|(p, _)| p == root)) {
+        if self.is_single_file(root) {
             files.insert(root.to_path_buf());
         } else {
             let mut walk = WalkBuilder::new(root);
@@ -285,7 +291,7 @@ impl Tools {
             }
             None => None,
         };
-        let single_file = root.is_file() || (!root.exists() && self.overlay.written().any(|(p, _)| p == root));
+        let single_file = self.is_single_file(&root);
         let mut budget = Budget::start(&self.clock);
         let files = self.files_under(&root, &overrides, types.as_ref(), true, &mut budget);
 

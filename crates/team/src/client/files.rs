@@ -9,7 +9,7 @@ use crate::wire::MAX_FILE_SIZE_BYTES;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// `hashContent`: `sha256:` and the hex SHA-256 of the UTF-8 text.
@@ -82,26 +82,16 @@ fn walk(root: &Path, dir: &Path, out: &mut LocalFiles) -> Result<(), SyncError> 
             continue;
         }
         // Read errors leave the file out silently, as Claude Code's `catch {}` does. The size
-        // is asked of the open file, and a FIFO swapped in after the listing is refused rather
-        // than waited on.
-        let Ok(file) = mneme_store::open::open_no_wait(&path) else { continue };
-        let Ok(meta) = file.metadata() else { continue };
-        if !meta.is_file() {
-            continue;
-        }
-        if meta.len() > MAX_FILE_SIZE_BYTES {
-            out.oversized.push(key);
-            continue;
-        }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        // A file that grew past the cap since it was measured is read only to just over it.
-        if file.take(MAX_FILE_SIZE_BYTES + 1).read_to_end(&mut bytes).is_err() {
-            continue;
-        }
-        if bytes.len() as u64 > MAX_FILE_SIZE_BYTES {
-            out.oversized.push(key);
-            continue;
-        }
+        // is asked of the open file (a FIFO swapped in after the listing is refused rather than
+        // waited on), and a file that grew past the cap since it was listed is caught too.
+        let bytes = match mneme_store::open::read_plain_capped(&path, MAX_FILE_SIZE_BYTES) {
+            Ok((bytes, _)) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+                out.oversized.push(key);
+                continue;
+            }
+            Err(_) => continue,
+        };
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if let Some(hit) = mneme_secrets::scan(&text).into_iter().next() {
             out.skipped_secrets.push(SkippedSecret { path: key, rule_id: hit.rule_id.to_string(), label: hit.label.to_string() });
@@ -169,6 +159,21 @@ mod tests {
         assert_eq!(refused, ["a\u{202e}dm.txt", "con.md", "line\nbreak.md"]);
         assert!(local.refused_keys.iter().all(|k| k.reason.contains("rename")), "{:?}", local.refused_keys);
         assert!(local.disk_keys.contains("con.md"));
+    }
+
+    /// A file over the wire's size cap is reported as oversized, not pushed; one at the cap is
+    /// pushed; a FIFO under a syncable name is left out without waiting for a writer.
+    #[test]
+    fn the_push_walk_keeps_to_the_size_cap() {
+        let tmp = tempfile::tempdir().unwrap();
+        let team = tmp.path();
+        let cap = MAX_FILE_SIZE_BYTES as usize;
+        fs::write(team.join("at-cap.md"), "a".repeat(cap)).unwrap();
+        fs::write(team.join("over.md"), "a".repeat(cap + 1)).unwrap();
+        rustix::fs::mkfifoat(rustix::fs::CWD, &team.join("pipe.md"), rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        let local = read_local(team).unwrap();
+        assert_eq!(local.entries.keys().collect::<Vec<_>>(), ["at-cap.md"]);
+        assert_eq!(local.oversized, ["over.md"]);
     }
 
     #[test]
