@@ -259,6 +259,23 @@ def fx_globs(name, patterns):
     case(fx, "default", CWD="repo")
 
 
+def fx_deep():
+    # Deep block nesting, which Claude Code lexes until JavaScript runs out of stack (11,562 to
+    # 13,750 quote levels under an 8 MiB stack, by release): 10,000 quotes, 2,000 list levels and
+    # 1,500 quote-and-item pairs, each with an include at the bottom and a comment that sends the
+    # file through the lexer.
+    fx = os.path.join(ROOT, "deep")
+    home(fx)
+    r = f"{fx}/repo"
+    w(f"{r}/CLAUDE.md", "<!-- c -->\nDEEP-QUOTES\n\n" + ">" * 10000 + " bottom @inc/q.md\n")
+    w(f"{r}/.claude/CLAUDE.md", "<!-- c -->\nDEEP-LIST\n\n" + "- " * 2000 + "bottom @../inc/l.md\n")
+    w(f"{r}/.claude/rules/pairs.md", "<!-- c -->\nDEEP-PAIRS\n\n" + "> - " * 1500 + "bottom @../../inc/p.md\n")
+    for name in ["q", "l", "p"]:
+        w(f"{r}/inc/{name}.md", f"INCLUDED FROM THE BOTTOM OF {name}\n")
+    git_repo(r)
+    case(fx, "default", CWD="repo")
+
+
 def main():
     if os.path.exists(ROOT):
         shutil.rmtree(ROOT)
@@ -283,6 +300,7 @@ def main():
                        "**/rules/+(a)b.md", "**/rules/(zz|qq).md", "**/q/[ab].md"])
     fx_globs("globsneg", ["!**/keep/**"])
     fx_pathsneg()
+    fx_deep()
     for d in sorted(os.listdir(ROOT)):
         print(os.path.join(ROOT, d))
 

@@ -17,20 +17,7 @@ pub fn memory_policy(memory_dir: &Path) -> String {
     MEMORY_POLICY
         .replace("{MEMORY_DIR}", &dir)
         .replace("{MAX_LINES}", &MAX_ENTRYPOINT_LINES.to_string())
-        .replace("{MAX_CHARS}", &group_thousands(MAX_ENTRYPOINT_UNITS))
-}
-
-/// `25000` as `25,000`, for prose.
-fn group_thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+        .replace("{MAX_CHARS}", &mneme_core::text::group_thousands(MAX_ENTRYPOINT_UNITS))
 }
 
 #[cfg(test)]

@@ -209,8 +209,9 @@ pub enum SkipReason {
     /// A symlink to a file or folder outside the project, which newer releases do not follow
     /// for rules and `@include`s.
     SymlinkOutsideProject { target: String },
-    /// Nested deeper than Mneme's Markdown lexer goes (`limit` levels); Claude Code, which nests
-    /// as deep as its JavaScript stack allows, may load it. The one reason here where Claude
+    /// Nested deeper than Mneme's Markdown lexer goes (past `limit` levels: 11,000 of quotes and
+    /// lists, 400 of emphasis and links, or fewer where a deep quote is also long); Claude Code,
+    /// which nests as deep as its JavaScript stack allows, may load it. The one reason here where Claude
     /// Code's block may hold a file Mneme's does not.
     TooDeep { limit: u32 },
 }
@@ -241,8 +242,10 @@ impl SkipReason {
                 format!("a symlink to {target}, outside the project; this Claude Code does not follow it")
             }
             SkipReason::TooDeep { limit } => format!(
-                "it nests quotes, lists or emphasis more than {limit} levels deep, deeper than Mneme reads; \
-                 Claude Code reads about 10,000 levels and may load it, so flatten the nesting to see it here"
+                "it nests quotes, lists or emphasis more than {} levels deep, deeper than Mneme reads; \
+                 Claude Code nests as deep as its JavaScript stack allows and may load it, so flatten the \
+                 nesting to see it here",
+                mneme_core::text::group_thousands(*limit as usize)
             ),
         }
     }

@@ -59,7 +59,7 @@ pub const MAX_INSTRUCTION_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// Why a file the lexer refused is left out, for the skipped list.
 fn lexer_refusal(e: &crate::marked::LexError) -> SkipReason {
     match e {
-        crate::marked::LexError::TooDeep => SkipReason::TooDeep { limit: crate::marked::MAX_NESTING as u32 },
+        crate::marked::LexError::TooDeep { limit } => SkipReason::TooDeep { limit: *limit as u32 },
         crate::marked::LexError::Stuck { .. } => SkipReason::Unreadable { message: "the Markdown lexer rejected it".into() },
     }
 }

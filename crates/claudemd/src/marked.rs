@@ -338,7 +338,7 @@ pub struct Token {
     inline_pending: bool,
 }
 
-/// A token tree as deep as [`MAX_NESTING`] is taken apart with a loop: the drop the compiler
+/// A token tree as deep as [`MAX_BLOCK_NESTING`] is taken apart with a loop: the drop the compiler
 /// writes recurses once per level.
 impl Drop for Token {
     fn drop(&mut self) {
@@ -384,9 +384,11 @@ pub enum LexError {
     /// marked throws `Infinite loop on byte: N` when no tokenizer matches; Claude Code's reader
     /// catches it and drops the file, as Mneme does.
     Stuck { byte: u32 },
-    /// Nested deeper than [`MAX_NESTING`]: Mneme leaves the file out where Claude Code (whose
-    /// limit is its JavaScript stack) still loads it.
-    TooDeep,
+    /// Nested past [`MAX_BLOCK_NESTING`] or [`MAX_INLINE_NESTING`] (`limit`, the one met), or
+    /// so deep and long that lexing it would take more than [`DEEP_BLOCK_BUDGET`] (`limit`, the
+    /// depth reached): Mneme leaves the file out where Claude Code (whose limit is its
+    /// JavaScript stack) may still load it.
+    TooDeep { limit: usize },
 }
 
 /// The byte after a block's indent of at most three spaces; `None` after four or more, or at
@@ -494,8 +496,11 @@ pub struct Lexer {
     /// Link reference definition labels (`tokens.links`), lower-cased as marked keys them.
     links: HashSet<String>,
     top: bool,
-    /// Current nesting of block/inline lexing calls.
+    /// Current nesting of block lexing calls (in the block pass) or of inline lexing calls (in
+    /// the inline pass, which runs after it).
     depth: usize,
+    /// What is left of [`DEEP_BLOCK_BUDGET`].
+    deep_budget: usize,
     /// Length of the normalized source, to turn what is left of it into an offset.
     top_len: usize,
     /// Top-level link definitions' byte ranges in the normalized source.
@@ -512,21 +517,32 @@ pub struct Dialect {
     pub blockquote_ends_at_indented_html: bool,
 }
 
-/// Deeper nesting than this (`>>>>…`, `- - - …`, `*a *a …`) fails the lex ([`LexError::TooDeep`])
-/// and the file is left out, saying why. Claude Code goes much further: it drops a file only when
-/// JavaScript runs out of stack, about 10,000–13,700 levels under an 8 MiB stack depending on
-/// the release and the construct (`scripts/claude-nesting-limit.sh`; docs/benchmarks.md, "How
-/// deep Claude Code nests"). The port cannot follow it there yet: each level keeps its own copy
-/// of its text alive down the recursion (memory grows with the square of the depth: 11,500
-/// quotes take 289 MB, 4,000 emphases 2 GB) and a lazy line re-lexes every level (cubic: 1,600
-/// levels and one more line take 8 s). 400 levels cost a tenth of a second in the worst shape,
-/// and no real file comes near them; the recursion grows its stack on the heap ([`grow`]) to get
-/// there on any thread.
-pub(crate) const MAX_NESTING: usize = 400;
+/// Block nesting (`>>>>…`, `- - - …`, `> - > - …`) deeper than this fails the lex
+/// ([`LexError::TooDeep`]) and the file is left out, saying why. Claude Code drops a file only
+/// when JavaScript runs out of stack: under an 8 MiB stack, 11,562 to 13,750 quote levels and
+/// more list levels, by release (`scripts/claude-nesting-limit.sh`; docs/benchmarks.md, "How deep
+/// Claude Code nests"). This sits just under the lowest of those, so up to here the port loads
+/// what every measured release loads. The recursion grows its stack on the heap ([`grow`]).
+pub(crate) const MAX_BLOCK_NESTING: usize = 11_000;
+
+/// Inline nesting (`*a *a …`, `**a **a …`, `[[[…`) deeper than this fails the lex. Claude Code
+/// goes to about 10,000 levels, but each inline level keeps a masked copy of its text and
+/// emphasis searches it for closers (1,000 levels take 0.8 s and 133 MB here, 4,000 take 13 s
+/// and 2 GB), so the port stops where a hostile file still costs a tenth of a second.
+pub(crate) const MAX_INLINE_NESTING: usize = 400;
+
+/// Past [`MAX_INLINE_NESTING`] block levels, the bytes of text the lexer may still hand to
+/// nested block lexing before it gives up ([`LexError::TooDeep`]). Each level keeps its own
+/// copy of its text, so a deep quote costs the square of its depth (11,000 levels are ~60 MB
+/// of it), and marked re-lexes a whole quote for every lazy line after it, which is cubic: the
+/// budget stops such a file after about a second instead of minutes. Files nested no deeper
+/// than [`MAX_INLINE_NESTING`] never count against it, so no ordinary file, however large,
+/// meets it.
+const DEEP_BLOCK_BUDGET: usize = 64 << 20;
 
 /// Runs `f` with at least [`RED_ZONE`] of stack left, moving to a fresh heap-allocated
 /// segment when the thread's own stack runs low: each nesting level of the lexer costs a few
-/// kilobytes of frames, far past a 2 MiB thread stack at [`MAX_NESTING`].
+/// kilobytes of frames, far past a 2 MiB thread stack at [`MAX_INLINE_NESTING`].
 pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
     const RED_ZONE: usize = 256 * 1024;
     const SEGMENT: usize = 8 * 1024 * 1024;
@@ -550,7 +566,15 @@ pub fn lex_with_skipped_as(src: &str, dialect: Dialect) -> Result<(Vec<Token>, V
     let src = src.replace("\r\n", "\n").replace('\r', "\n");
     let quote_interrupt: &'static LazyLock<Regex> =
         if dialect.blockquote_ends_at_indented_html { &QUOTE_INTERRUPT_331 } else { &QUOTE_INTERRUPT };
-    let mut lexer = Lexer { links: HashSet::new(), top: true, depth: 0, top_len: src.len(), skipped: Vec::new(), quote_interrupt };
+    let mut lexer = Lexer {
+        links: HashSet::new(),
+        top: true,
+        depth: 0,
+        deep_budget: DEEP_BLOCK_BUDGET,
+        top_len: src.len(),
+        skipped: Vec::new(),
+        quote_interrupt,
+    };
     let mut tokens = Vec::new();
     lexer.block_tokens(&src, &mut tokens, false)?;
     lexer.run_inline_queue(&mut tokens)?;
@@ -579,8 +603,11 @@ impl Lexer {
     }
 
     fn block_tokens(&mut self, src: &str, tokens: &mut Vec<Token>, last_paragraph_clipped: bool) -> Result<(), LexError> {
-        if self.depth >= MAX_NESTING {
-            return Err(LexError::TooDeep);
+        if self.depth >= MAX_BLOCK_NESTING {
+            return Err(LexError::TooDeep { limit: MAX_BLOCK_NESTING });
+        }
+        if self.depth >= MAX_INLINE_NESTING {
+            self.deep_budget = self.deep_budget.checked_sub(src.len()).ok_or(LexError::TooDeep { limit: self.depth })?;
         }
         self.depth += 1;
         let r = grow(|| self.block_tokens_inner(src, tokens, last_paragraph_clipped));
@@ -965,8 +992,8 @@ impl Lexer {
     // ---- inline ---------------------------------------------------------------------------
 
     fn inline_tokens(&mut self, src: &str) -> Result<Vec<Token>, LexError> {
-        if self.depth >= MAX_NESTING {
-            return Err(LexError::TooDeep);
+        if self.depth >= MAX_INLINE_NESTING {
+            return Err(LexError::TooDeep { limit: MAX_INLINE_NESTING });
         }
         self.depth += 1;
         let r = grow(|| self.inline_tokens_inner(src));
@@ -1518,8 +1545,15 @@ mod tests {
 
     #[test]
     fn hostile_nesting_fails_instead_of_overflowing() {
-        assert!(lex(&format!("{}x\n", ">".repeat(5000))).is_err());
-        assert!(lex(&format!("{}x\n", "- ".repeat(5000))).is_err());
+        assert_eq!(lex(&format!("{}x\n", ">".repeat(MAX_BLOCK_NESTING + 1))).unwrap_err(), LexError::TooDeep { limit: MAX_BLOCK_NESTING });
+        assert_eq!(lex(&format!("{}x{}\n", "_a ".repeat(500), " a_".repeat(500))).unwrap_err(), LexError::TooDeep { limit: MAX_INLINE_NESTING });
+        // marked re-lexes a quote for every lazy line after it (cubic in the depth): the budget
+        // stops this long before Claude Code, which takes minutes over it, would finish.
+        let lazy = format!("{}x\nlazy\n", ">".repeat(3000));
+        match lex(&lazy) {
+            Err(LexError::TooDeep { limit }) => assert!((MAX_INLINE_NESTING..3000).contains(&limit), "{limit}"),
+            other => panic!("{other:?}"),
+        }
         assert!(lex(&format!("{}x{}\n", "*[".repeat(3000), "]*".repeat(3000))).is_ok());
         assert!(lex(&format!("{}x\n", ">".repeat(20))).is_ok());
     }
@@ -1531,9 +1565,10 @@ mod tests {
     #[test]
     fn nesting_claude_code_loads_lexes_on_a_small_stack() {
         let docs = [
-            (format!("<!-- c -->\n{} deep @q.md\n", ">".repeat(MAX_NESTING - 10)), MAX_NESTING - 20),
-            (format!("<!-- c -->\n{}@e.md{}\n", "_a ".repeat(MAX_NESTING - 10), " a_".repeat(MAX_NESTING - 10)), MAX_NESTING - 20),
-            (format!("<!-- c -->\n{}@s.md{}\n", "**a ".repeat(MAX_NESTING - 10), " a**".repeat(MAX_NESTING - 10)), MAX_NESTING - 20),
+            (format!("<!-- c -->\n{} deep @q.md\n", ">".repeat(3000)), 2990),
+            (format!("<!-- c -->\n{}deep @l.md\n", "- ".repeat(1500)), 1490),
+            (format!("<!-- c -->\n{}@e.md{}\n", "_a ".repeat(MAX_INLINE_NESTING - 10), " a_".repeat(MAX_INLINE_NESTING - 10)), MAX_INLINE_NESTING - 20),
+            (format!("<!-- c -->\n{}@s.md{}\n", "**a ".repeat(MAX_INLINE_NESTING - 10), " a**".repeat(MAX_INLINE_NESTING - 10)), MAX_INLINE_NESTING - 20),
             ((0..200).map(|i| format!("{}- x @inc{i}.md\n", "  ".repeat(i))).collect::<String>(), 190),
         ];
         std::thread::Builder::new()
@@ -1595,7 +1630,7 @@ mod tests {
     fn the_mask_cursor_is_the_tail_counted_from_the_end() {
         let mut links = HashSet::new();
         links.insert("r".to_string());
-        let lexer = Lexer { links, top: true, depth: 0, top_len: 0, skipped: Vec::new(), quote_interrupt: &QUOTE_INTERRUPT };
+        let lexer = Lexer { links, top: true, depth: 0, deep_budget: DEEP_BLOCK_BUDGET, top_len: 0, skipped: Vec::new(), quote_interrupt: &QUOTE_INTERRUPT };
         for text in mask_samples() {
             let masked = lexer.mask(&text);
             let mut cursor = MaskCursor::new(&text, &masked);

@@ -757,11 +757,13 @@ fn a_chain_of_linked_rules_folders_stops_at_the_depth_limit() {
 fn a_file_nested_past_the_limit_is_left_out_saying_why() {
     let fx = Fx::new();
     git(&fx.p("repo"), &["init", "-q"]);
-    // The comment sends the file through the lexer; 500 quote levels pass the 400-level limit.
-    fx.write("repo/CLAUDE.md", &format!("<!-- c -->\n{} deep\n", ">".repeat(500)));
-    fx.write("repo/.claude/CLAUDE.md", &format!("<!-- c -->\n{} fine\n", ">".repeat(300)));
+    // The comment sends a file through the lexer. 500 emphasis levels pass the 400-level inline
+    // limit; 2,000 quote levels are well within the block limit, and Claude Code loads both.
+    fx.write("repo/CLAUDE.md", &format!("<!-- c -->\n{}deep{}\n", "_a ".repeat(500), " a_".repeat(500)));
+    fx.write("repo/.claude/CLAUDE.md", &format!("<!-- c -->\n{} fine @quoted.md\n", ">".repeat(2000)));
+    fx.write("repo/.claude/quoted.md", "INCLUDED FROM DEEP\n");
     let ctx = load(&fx.opts("repo"));
-    assert_eq!(fx.names(&ctx.files), ["repo/.claude/CLAUDE.md"]);
+    assert_eq!(fx.names(&ctx.files), ["repo/.claude/CLAUDE.md", "repo/.claude/quoted.md"]);
     let skipped = fx.skipped(&ctx);
     assert_eq!(skipped.len(), 1, "{skipped:?}");
     let (path, reason) = &skipped[0];

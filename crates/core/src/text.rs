@@ -44,6 +44,19 @@ pub fn byte_offset_of_utf16(s: &str, units: usize) -> usize {
     s.len()
 }
 
+/// `25000` as `25,000`, for prose.
+pub fn group_thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Claude Code's `formatFileSize`: bytes below 1 KiB, then KB/MB/GB with one decimal and a
 /// trailing `.0` dropped (25,000 prints as `24.4KB`).
 pub fn format_file_size(n: usize) -> String {
