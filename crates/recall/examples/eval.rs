@@ -84,6 +84,7 @@ fn parse_tuning(list: &str, mut t: Tuning) -> anyhow::Result<Tuning> {
         let count = || value.parse::<u16>().with_context(|| format!("{key}: '{value}' is not a whole number from 0 to 65535"));
         match key {
             "relative_floor" => t.relative_floor = num()?,
+            "part_floor" => t.part_floor = num()?,
             "min_score" => t.min_score = num()?,
             "min_words" => t.min_words = count()?.into(),
             "min_about_words" => t.min_about_words = count()?.into(),

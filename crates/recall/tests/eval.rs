@@ -53,7 +53,7 @@ async fn check(file: &str, floors: Floors) -> Report {
 /// 0.826 without it).
 #[tokio::test]
 async fn offline_recall_answers_paraphrases_and_stays_silent_without_a_relevant_memory() {
-    let report = check("labels.json", Floors(0.80, 0.63, 0.92, 0.68)).await;
+    let report = check("labels.json", Floors(0.80, 0.66, 0.92, 0.68)).await;
     let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
     assert!(report.outcomes.len() >= 100 && 4 * none >= report.outcomes.len(), "the set keeps a quarter of no-memory prompts");
 }
@@ -66,7 +66,7 @@ async fn offline_recall_answers_paraphrases_and_stays_silent_without_a_relevant_
 /// (10 of 12) / 0.417 with the confidence model, which holds back several of its paraphrases.
 #[tokio::test]
 async fn offline_recall_on_the_held_out_prompts() {
-    let report = check("heldout.json", Floors(0.70, 0.54, 0.80, 0.40)).await;
+    let report = check("heldout.json", Floors(0.70, 0.58, 0.80, 0.40)).await;
     let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
     assert!(4 * none >= report.outcomes.len(), "the held-out set keeps a quarter of no-memory prompts");
 }
@@ -77,7 +77,7 @@ async fn offline_recall_on_the_held_out_prompts() {
 /// With the confidence model: 0.672 / 0.443 / 0.875 (14 of 16) / 0.542.
 #[tokio::test]
 async fn offline_recall_on_prompts_written_without_the_ranker() {
-    let report = check("heldout2.json", Floors(0.65, 0.43, 0.85, 0.52)).await;
+    let report = check("heldout2.json", Floors(0.65, 0.45, 0.85, 0.52)).await;
     let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
     assert!(report.outcomes.len() >= 48 && 3 * none >= report.outcomes.len(), "the set keeps a third of no-memory prompts");
 }
@@ -87,7 +87,7 @@ async fn offline_recall_on_prompts_written_without_the_ranker() {
 /// without this set (2026-12-03).
 #[tokio::test]
 async fn offline_recall_on_a_third_set_written_without_the_ranker() {
-    let report = check("heldout3.json", Floors(0.80, 0.56, 0.70, 0.60)).await;
+    let report = check("heldout3.json", Floors(0.80, 0.60, 0.70, 0.60)).await;
     let none = report.outcomes.iter().filter(|o| o.kind == Kind::None).count();
     assert!(report.outcomes.len() >= 60 && 3 * none >= report.outcomes.len(), "the set keeps a third of no-memory prompts");
 }
