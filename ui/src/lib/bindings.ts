@@ -1666,8 +1666,9 @@ export type SkipReason =
  */
 { kind: "symlinkOutsideProject"; target: string } | 
 /**
- *  Nested deeper than Mneme's Markdown lexer goes (`limit` levels); Claude Code, which nests
- *  as deep as its JavaScript stack allows, may load it. The one reason here where Claude
+ *  Nested deeper than Mneme's Markdown lexer goes (past `limit` levels: 11,000 of quotes and
+ *  lists, 400 of emphasis and links, or fewer where a deep quote is also long); Claude Code,
+ *  which nests as deep as its JavaScript stack allows, may load it. The one reason here where Claude
  *  Code's block may hold a file Mneme's does not.
  */
 { kind: "tooDeep"; limit: number };
