@@ -531,13 +531,16 @@ pub(crate) const MAX_BLOCK_NESTING: usize = 11_000;
 /// and 2 GB), so the port stops where a hostile file still costs a tenth of a second.
 pub(crate) const MAX_INLINE_NESTING: usize = 400;
 
-/// Past [`MAX_INLINE_NESTING`] block levels, the bytes of text the lexer may still hand to
+/// Block levels that never count against [`DEEP_BLOCK_BUDGET`]: the old single limit, so every
+/// file that lexed before lexes as it did.
+const FREE_BLOCK_DEPTH: usize = 400;
+
+/// Past [`FREE_BLOCK_DEPTH`] block levels, the bytes of text the lexer may still hand to
 /// nested block lexing before it gives up ([`LexError::TooDeep`]). Each level keeps its own
 /// copy of its text, so a deep quote costs the square of its depth (11,000 levels are ~60 MB
 /// of it), and marked re-lexes a whole quote for every lazy line after it, which is cubic: the
-/// budget stops such a file after about a second instead of minutes. Files nested no deeper
-/// than [`MAX_INLINE_NESTING`] never count against it, so no ordinary file, however large,
-/// meets it.
+/// budget stops such a file after about a second instead of minutes. No ordinary file, however
+/// large, meets it.
 const DEEP_BLOCK_BUDGET: usize = 64 << 20;
 
 /// Runs `f` with at least [`RED_ZONE`] of stack left, moving to a fresh heap-allocated
@@ -606,7 +609,7 @@ impl Lexer {
         if self.depth >= MAX_BLOCK_NESTING {
             return Err(LexError::TooDeep { limit: MAX_BLOCK_NESTING });
         }
-        if self.depth >= MAX_INLINE_NESTING {
+        if self.depth >= FREE_BLOCK_DEPTH {
             self.deep_budget = self.deep_budget.checked_sub(src.len()).ok_or(LexError::TooDeep { limit: self.depth })?;
         }
         self.depth += 1;
@@ -1551,7 +1554,7 @@ mod tests {
         // stops this long before Claude Code, which takes minutes over it, would finish.
         let lazy = format!("{}x\nlazy\n", ">".repeat(3000));
         match lex(&lazy) {
-            Err(LexError::TooDeep { limit }) => assert!((MAX_INLINE_NESTING..3000).contains(&limit), "{limit}"),
+            Err(LexError::TooDeep { limit }) => assert!((FREE_BLOCK_DEPTH..3000).contains(&limit), "{limit}"),
             other => panic!("{other:?}"),
         }
         assert!(lex(&format!("{}x{}\n", "*[".repeat(3000), "]*".repeat(3000))).is_ok());
