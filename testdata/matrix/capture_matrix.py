@@ -40,9 +40,13 @@ CAPTURE = os.path.join(TD, "conformance", "capture.sh")
 
 PREAMBLE = "Codebase and user instructions are shown below."
 HOOK = "tool.call hook additional context: "
+# How releases before 2.1.160 attach files to a Read's result: after a blank line, a reminder each.
+IN_RESULT = "\n\n<system-reminder>\nContents of "
 # Bumped when what is taken from a capture with reads changes (v2: the hook's message; v3: the
 # attached files' system message as text blocks), so
-# those cases are captured again while the others stay cached.
+# those cases are captured again while the others stay cached. (Reading the files appended to a
+# Read's result, IN_RESULT, did not bump it: only releases before 2.1.160 send that form, and no
+# capture of a newer release reads differently.)
 LAZY_EXTRACTION = "system-blocks-v3"
 
 
@@ -129,7 +133,7 @@ def expected_from(cap_dir):
     lazy, reads = "", []
     last = os.path.join(cap_dir, "last_request.json")
     if os.path.exists(last):
-        parts, hooks = [], []
+        parts, hooks, in_result = [], [], []
         for m in json.load(open(last, encoding="utf-8"))["messages"][1:]:
             content = m["content"]
             if m["role"] == "system" and any(t.startswith("Contents of ") for t in blocks_of(content)):
@@ -150,8 +154,16 @@ def expected_from(cap_dir):
                     if text.startswith("<system-reminder>\nContents of "):
                         # The last block of a request loses its trailing newline in transit.
                         parts.append(text if text.endswith("\n") else text + "\n")
-        old_style = any(not p.startswith("<system-reminder>") for p in parts)
-        lazy = "\n\n".join(parts) if old_style else "".join(parts)
+                for block in content:
+                    # Releases before 2.1.160 append the files to the Read's own result, each
+                    # in a reminder, after a blank line.
+                    if block.get("type") == "tool_result":
+                        result = "".join(blocks_of(block.get("content") or ""))
+                        at = result.find(IN_RESULT)
+                        if at >= 0:
+                            in_result.append(result[at + 2:])
+        old_style = any(not p.startswith("<system-reminder>") for p in parts) or bool(in_result)
+        lazy = "\n\n".join(parts + in_result) if old_style else "".join(parts)
         # As `mneme touched` prints it: after the attached files, the hook's message.
         hook = "\n\n".join(hooks)
         if hook:
@@ -176,6 +188,25 @@ def refused_locally(cap_dir):
     return None
 
 
+def did_not_start(cap_dir):
+    """Why Claude Code did not start in the case's working folder, or None: it asked the API
+    nothing (the stub's HEAD probe aside) and either ended with status 0 without a word
+    (2.1.122-2.1.142) or said it cannot access the folder (2.1.143-2.1.159). Both happen where
+    the folder's name is in Unicode's decomposed form and only the composed spelling is looked
+    for (row 29 of docs/claude-code-versions.md)."""
+    def text(f):
+        p = os.path.join(cap_dir, f)
+        return open(p, encoding="utf-8", errors="replace").read() if os.path.exists(p) else ""
+    if not all(json.loads(line).get("method") == "HEAD" for line in text("requests.jsonl").splitlines() if line):
+        return None
+    stderr = text("claude_stderr.txt")
+    if "Can't access working directory" in stderr:
+        return stderr.strip().splitlines()[-1]
+    if text("claude_rc").strip() == "0" and not text("claude_stdout.json") and not stderr:
+        return "it exited 0 without a word"
+    return None
+
+
 def capture_one(job):
     version, binary, fixture, case_name, cache_file = job
     if os.path.exists(cache_file):
@@ -189,6 +220,11 @@ def capture_one(job):
             refusal = refused_locally(os.path.join(tmp, name))
             if refusal:
                 raise Refused(f"{version} {name}: Claude Code sent no request and answered {refusal!r} itself")
+            why = did_not_start(os.path.join(tmp, name)) if r.returncode == 0 else None
+            if why:
+                # Claude Code does not run there: Mneme must say so for this release.
+                got = {"instructions": "", "lazy": "", "reads": [], "not_started": why}
+        if got is None:
             stderr = ""
             p = os.path.join(tmp, name, "claude_stderr.txt")
             if os.path.exists(p):
@@ -279,10 +315,15 @@ def main():
         label = f"{version}/{set_name}__{os.path.basename(fixture)}__{case_name}"
         d = os.path.join(a.out, label)
         os.makedirs(d, exist_ok=True)
-        open(os.path.join(d, "instructions.txt"), "w", encoding="utf-8").write(got["instructions"])
-        open(os.path.join(d, "lazy.txt"), "w", encoding="utf-8").write(got["lazy"])
+        if got.get("not_started"):
+            # Nothing was sent: the release did not start in this folder (see did_not_start).
+            open(os.path.join(d, "not-started.txt"), "w", encoding="utf-8").write(got["not_started"])
+        else:
+            open(os.path.join(d, "instructions.txt"), "w", encoding="utf-8").write(got["instructions"])
+            open(os.path.join(d, "lazy.txt"), "w", encoding="utf-8").write(got["lazy"])
         json.dump(cases[label], open(os.path.join(d, "case.json"), "w", encoding="utf-8"), indent=1)
-    print(f"{len(results)} captures ({fresh} new, {len(results) - fresh} cached) for {len(bins)} releases; {len(failures)} failed, {len(refused)} answered by Claude Code itself")
+    not_started = sum(1 for g in results.values() if g.get("not_started"))
+    print(f"{len(results)} captures ({fresh} new, {len(results) - fresh} cached) for {len(bins)} releases; {len(failures)} failed, {len(refused)} answered by Claude Code itself, {not_started} where it did not start")
     for r in refused:
         print(f"REFUSED {r}" + ("" if a.allow_refusals else " (a failure: pass --allow-refusals to skip such cases)"))
     if not a.allow_refusals:

@@ -149,6 +149,26 @@ pub struct TouchedView {
     pub claude_code: RenderedFor,
 }
 
+/// The folder as releases that took the composed (NFC) spelling of their working folder saw
+/// it; they ended at once, without a word, where only the decomposed spelling exists.
+fn composed_cwd(cwd: PathBuf, claude_code: &RenderedFor) -> Result<PathBuf, ApiError> {
+    let Some(text) = cwd.to_str() else { return Ok(cwd) };
+    let composed = paths::nfc(text);
+    if composed == text {
+        return Ok(cwd);
+    }
+    let composed = PathBuf::from(composed);
+    if composed.is_dir() {
+        Ok(composed)
+    } else {
+        Err(ApiError::invalid(format!(
+            "Claude Code {} does not start in {}: it looks for the folder under the composed (NFC) spelling of its name, and there is none. Rename the folder to its composed spelling, or update Claude Code (2.1.160 and later start in the folder as it is spelled).",
+            claude_code.version,
+            cwd.display()
+        )))
+    }
+}
+
 /// Everything resolved for one folder, shared by `context` and `touched`.
 pub(crate) struct Resolved {
     pub cwd: PathBuf,
@@ -172,8 +192,10 @@ impl Mneme {
                 req.cwd.display()
             )));
         }
-        let cwd = paths::project_root(&req.cwd);
         let (claude_code, profile) = self.rendered_for(req.claude_version);
+        let cwd = paths::project_root(&req.cwd);
+        // Releases before 2.1.160 work in the composed (NFC) spelling of the folder they start in.
+        let cwd = if profile.cwd_as_spelled { cwd } else { composed_cwd(cwd, &claude_code)? };
         let enabled = match &req.setting_sources {
             Some(list) => EnabledSources::parse(list)?,
             None => EnabledSources::all(),
@@ -284,7 +306,7 @@ impl Mneme {
             })
         })?;
         let depends_on = if trace { crate::context_cache::dependencies(self, req, &r, &ctx) } else { BTreeSet::new() };
-        let claude_md = mneme_claudemd::render_claude_md(&ctx.files);
+        let claude_md = mneme_claudemd::render_claude_md(&r.options.profile, &ctx.files);
         let date = req.date.clone().unwrap_or_else(|| self.today());
         let block = mneme_claudemd::render_instructions(&r.options.profile, &claude_md, &date);
         let files: Vec<ContextFile> = ctx.files.iter().map(context_file).collect();
@@ -325,7 +347,13 @@ impl Mneme {
         }
         let ctx = mneme_claudemd::load(&r.options);
         let targets: Vec<PathBuf> = targets.iter().map(|t| absolute(&r.cwd, t)).collect();
-        let attached = mneme_claudemd::touched(&r.options, &ctx, &targets);
+        // Bare mode returned above, so `disabled` here is CLAUDE_CODE_DISABLE_CLAUDE_MDS. Before
+        // 2.1.149 it kept out only the files loaded at start; what a Read brings still came.
+        let attached = if r.options.disabled && !r.options.profile.claude_mds_switch_covers_reads {
+            mneme_claudemd::touched(&LoadOptions { disabled: false, ..r.options.clone() }, &ctx, &targets)
+        } else {
+            mneme_claudemd::touched(&r.options, &ctx, &targets)
+        };
         let hooks = mneme_claudemd::agents_md_hook(&r.options, &ctx, &targets);
         Ok(TouchedView {
             block: mneme_claudemd::render_touched(&r.options.profile, &attached, &hooks),

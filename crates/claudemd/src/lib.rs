@@ -270,14 +270,18 @@ pub const MEMORY_INSTRUCTION_PROMPT: &str = "Codebase and user instructions are 
 
 /// `getClaudeMds(files)`: the preamble and one `Contents of <path><description>:` block per
 /// file with content; `""` when there is none.
-pub fn render_claude_md(files: &[LoadedFile]) -> String {
+pub fn render_claude_md(profile: &Profile, files: &[LoadedFile]) -> String {
     let blocks: Vec<String> = files
         .iter()
         .filter(|f| !f.content.is_empty())
         .map(|f| {
             let content = mneme_core::text::js_trim(&f.content);
             let path = f.path.to_string_lossy();
-            let description = f.layer.description();
+            // Before managed files had a label of their own, they carried the user's.
+            let description = match f.layer {
+                Layer::Managed if !profile.managed_files_own_label => Layer::User.description(),
+                layer => layer.description(),
+            };
             if f.layer == Layer::TeamMem {
                 format!("Contents of {path}{description}:\n\n<team-memory-content source=\"shared\">\n{content}\n</team-memory-content>")
             } else {
@@ -333,6 +337,8 @@ pub fn render_touched(profile: &Profile, files: &[LoadedFile], hooks: &[HookCont
         // joined by a blank line (seen with 2.1.300 in the differential run of 2026-12-02).
         (false, false, LazyAttachment::SystemMessage) => format!("{hook}\n\n{lazy}"),
         (false, false, LazyAttachment::ReminderPerFile) => format!("{lazy}{hook}"),
+        // No release both appends files to the Read's result and has the plugin (2.1.281+).
+        (false, false, LazyAttachment::InToolResult) => format!("{lazy}\n\n{hook}"),
     }
 }
 
@@ -341,11 +347,18 @@ fn contents_block(f: &LoadedFile) -> String {
 }
 
 /// Lazily attached files as the release sends them (each file's content untrimmed); `""`
-/// when there are none. Older releases send one system message, `Contents of <path>:` blocks
-/// joined by a blank line; newer ones one `<system-reminder>` block per file, printed here one
-/// after the other as they follow each other in the message.
+/// when there are none. The oldest releases append them to the Read's result, a reminder per
+/// file joined by a blank line (printed here without the blank line that separates them from
+/// the file read); later ones send one system message, `Contents of <path>:` blocks joined by
+/// a blank line; the newest one `<system-reminder>` block per file, printed here one after the
+/// other as they follow each other in the message.
 pub fn render_lazy(profile: &Profile, files: &[LoadedFile]) -> String {
     match profile.lazy {
+        LazyAttachment::InToolResult => files
+            .iter()
+            .map(|f| format!("<system-reminder>\n{}\n</system-reminder>", contents_block(f)))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
         LazyAttachment::SystemMessage => files.iter().map(contents_block).collect::<Vec<_>>().join("\n\n"),
         LazyAttachment::ReminderPerFile => {
             files.iter().map(|f| format!("<system-reminder>\n{}\n</system-reminder>\n", contents_block(f))).collect()

@@ -580,7 +580,9 @@ fn parse(input: &[char], opts: Options, fastpaths_on: bool) -> Parsed {
                     continue;
                 }
                 if run > 0 {
-                    fixed.push_str(if run.is_multiple_of(2) { "\\\\" } else { "\\" });
+                    // `% 2`, not `is_multiple_of` (Rust 1.87; the workspace supports 1.85).
+                    #[allow(clippy::manual_is_multiple_of)]
+                    fixed.push_str(if run % 2 == 0 { "\\\\" } else { "\\" });
                     run = 0;
                 }
                 if c != '\0' {

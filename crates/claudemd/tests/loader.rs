@@ -106,8 +106,13 @@ fn layers_load_in_claude_code_order() {
     let layers: Vec<Layer> = ctx.files.iter().filter(|f| fx.rel(&f.path).is_some()).map(|f| f.layer).collect();
     use Layer::*;
     assert_eq!(layers, vec![Managed, Managed, User, User, Project, Project, Project, Project, Local, AutoMem]);
-    let rendered = render_claude_md(&ctx.files);
+    let rendered = render_claude_md(&opts.profile, &ctx.files);
     assert!(rendered.contains(&format!("Contents of {} (organization-managed policy instructions):\n\nMANAGED", fx.p("managed/CLAUDE.md").display())));
+    // Before 2.1.136 managed files carried the user's label (row 26 of docs/claude-code-versions.md).
+    let before = render_claude_md(&behaviours(ClaudeVersion::new(2, 1, 133)), &ctx.files);
+    assert!(before.contains(&format!("Contents of {} (user's private global instructions for all projects):\n\nMANAGED\n", fx.p("managed/CLAUDE.md").display())));
+    assert!(before.contains(&format!("Contents of {} (user's private global instructions for all projects):\n\nMANAGED RULE", fx.p("managed/.claude/rules/m.md").display())));
+    assert!(!before.contains("organization-managed"));
     assert!(rendered.contains(&format!("Contents of {} (user's auto-memory, persists across conversations):\n\n- index", fx.p("mem/MEMORY.md").display())));
     assert!(ctx.files.iter().find(|f| f.path.ends_with("r.md")).unwrap().is_rule);
     assert_eq!(fx.names(&ctx.nested_candidates.iter().map(|p| file(p)).collect::<Vec<_>>()), vec!["repo/sub/CLAUDE.md"]);
@@ -166,7 +171,7 @@ fn disabled_loads_nothing() {
     assert_eq!(ctx, Context::default());
     assert!(touched(&opts, &ctx, &[fx.p("repo/a.ts")]).is_empty());
     assert_eq!(
-        render_instructions(&opts.profile, &render_claude_md(&ctx.files), "2026-11-29"),
+        render_instructions(&opts.profile, &render_claude_md(&opts.profile, &ctx.files), "2026-11-29"),
         "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# currentDate\nToday's date is 2026-11-29.\n\n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n\n"
     );
 }
@@ -245,7 +250,7 @@ fn paths_with_spaces_unicode_and_250_characters() {
     fx.write(&format!("{long_dir}/CLAUDE.md"), "LONG\n");
     let ctx = load(&fx.opts(odd));
     assert_eq!(fx.names(&ctx.files), vec![format!("{odd}/CLAUDE.md")]);
-    assert!(render_claude_md(&ctx.files).contains(&format!("Contents of {} (project", fx.p(odd).join("CLAUDE.md").display())));
+    assert!(render_claude_md(&behaviours(ClaudeVersion::new(2, 1, 197)), &ctx.files).contains(&format!("Contents of {} (project", fx.p(odd).join("CLAUDE.md").display())));
     let ctx = load(&fx.opts(&long_dir));
     assert_eq!(fx.names(&ctx.files), vec![format!("{long_dir}/CLAUDE.md")]);
 }
@@ -264,7 +269,7 @@ fn crlf_files_keep_crlf_unless_a_comment_is_stripped() {
     assert!(local.content_differs_from_disk);
     assert_eq!(local.raw_bytes, "keep\r\n<!-- note -->\r\nmore\r\n".len());
     // Rendering trims each file, so the inner CRLF survives and the trailing one does not.
-    assert!(render_claude_md(&ctx.files).contains(&format!("line 1\r\nline 2\n\nContents of {}", local.path.display())));
+    assert!(render_claude_md(&behaviours(ClaudeVersion::new(2, 1, 197)), &ctx.files).contains(&format!("line 1\r\nline 2\n\nContents of {}", local.path.display())));
 }
 
 #[test]
@@ -555,6 +560,15 @@ fn touched_walks_down_and_dedupes_across_targets() {
     assert_eq!(blocks.matches("\n</system-reminder>\n").count(), got.len());
     assert_eq!(render_lazy(&newer, &[]), "");
     assert_eq!(render_instructions(&newer, "", "2026-11-29"), "");
+    // Releases before 2.1.154 append them to the Read's result: a reminder per file, the
+    // reminders joined by a blank line (row 27 of docs/claude-code-versions.md).
+    let oldest = behaviours(ClaudeVersion::new(2, 1, 153));
+    let appended = render_lazy(&oldest, &got);
+    assert!(appended.starts_with(&format!("<system-reminder>\nContents of {}:\n\nA @a-inc.md", fx.p("repo/a/CLAUDE.md").display())));
+    assert!(appended.contains(":\n\nA INC\n\n</system-reminder>\n\n<system-reminder>\nContents of "));
+    assert!(appended.ends_with(":\n\nB\n\n</system-reminder>"));
+    assert_eq!(appended.matches("<system-reminder>\n").count(), got.len());
+    assert_eq!(render_lazy(&oldest, &[]), "");
     // Respects the sources: without project, only Local and rules attach.
     let mut local_only = opts.clone();
     local_only.sources = Sources { user: true, project: false, local: true };
@@ -599,7 +613,7 @@ fn memory_indexes() {
     let ctx = load(&opts);
     assert_eq!(fx.names(&ctx.files), vec!["mem/MEMORY.md", "team/MEMORY.md"]);
     assert_eq!(ctx.files[0].content, "- a @not-included.md");
-    assert!(render_claude_md(&ctx.files).ends_with(&format!(
+    assert!(render_claude_md(&opts.profile, &ctx.files).ends_with(&format!(
         "Contents of {} (shared team memory, synced across the organization):\n\n<team-memory-content source=\"shared\">\n- team\n</team-memory-content>",
         fx.p("team/MEMORY.md").display()
     )));
@@ -613,7 +627,7 @@ fn memory_indexes() {
     let ctx = load(&opts);
     assert!(ctx.files.is_empty());
     assert_eq!(fx.skipped(&ctx), vec![("empty/MEMORY.md".into(), SkipReason::Empty)]);
-    assert_eq!(render_claude_md(&ctx.files), "");
+    assert_eq!(render_claude_md(&opts.profile, &ctx.files), "");
 }
 
 #[test]

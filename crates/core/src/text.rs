@@ -45,11 +45,13 @@ pub fn byte_offset_of_utf16(s: &str, units: usize) -> usize {
 }
 
 /// `25000` as `25,000`, for prose.
+// `% 3`, not `is_multiple_of` (Rust 1.87; the workspace supports 1.85).
+#[allow(clippy::manual_is_multiple_of)]
 pub fn group_thousands(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
+        if i > 0 && (s.len() - i) % 3 == 0 {
             out.push(',');
         }
         out.push(c);

@@ -99,6 +99,10 @@ pub enum InstructionsWrapper {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum LazyAttachment {
+    /// Appended to the Read's own tool result after a blank line: one `<system-reminder>`
+    /// holding `Contents of PATH:` and its text per file, the reminders separated by a blank
+    /// line, all of one turn's files on the turn's last result.
+    InToolResult,
     /// One `role: system` message: each file as `Contents of PATH:` and its text, the files
     /// separated by a blank line.
     SystemMessage,
@@ -148,9 +152,22 @@ pub struct Profile {
     /// A memory folder with topic files but no MEMORY.md gets one written from them at
     /// start-up (`mneme_store::memdir::generated_index`), and that is what loads.
     pub writes_missing_memory_index: bool,
+    /// `autoMemoryDirectory` is read from the repository's settings (local, project) as well
+    /// as from the policy, a flag file and the user's (older releases read only those three).
+    pub memory_dir_from_repo_settings: bool,
     /// `autoMemoryDirectory` is read only from the settings sources `--setting-sources`
     /// enables (older releases read every source regardless).
     pub memory_dir_from_enabled_sources: bool,
+    /// The working folder is taken as spelled on disk. Older releases took its composed
+    /// (NFC) spelling, so in a folder named in decomposed form they read the composed twin's
+    /// files, and where there is no such twin they ended at once without a word.
+    pub cwd_as_spelled: bool,
+    /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS` also keeps out what a Read would attach (nested
+    /// CLAUDE.md files, conditional rules); older releases kept out only the start-up files.
+    pub claude_mds_switch_covers_reads: bool,
+    /// Managed-policy files (`/etc/claude-code`) carry their own label; older releases gave
+    /// them the user's ("user's private global instructions for all projects").
+    pub managed_files_own_label: bool,
     /// A blockquote's lazy continuation ends at a line starting HTML after up to three
     /// spaces (`  <!-- c -->`), so such a comment is stripped (the bundled marked's rule).
     pub blockquote_ends_at_indented_html: bool,
@@ -200,6 +217,16 @@ const REPO_ENV_IGNORED_ATTACHMENTS: &[&str] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Change {
+    /// Managed-policy files got a label of their own.
+    ManagedFilesOwnLabel,
+    /// Files attached later moved from the Read's result to a system message.
+    LazySystemMessage,
+    /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS` also stops what a Read attaches.
+    ClaudeMdsSwitchCoversReads,
+    /// A repository's settings can set `autoMemoryDirectory`.
+    MemoryDirFromRepoSettings,
+    /// The working folder is no longer normalized to NFC.
+    CwdAsSpelled,
     /// `CLAUDE_CODE_REMOTE` stopped being settable from a settings file's `env` block.
     RemoteReadBeforeSettings,
     /// Instruction files over 4 MiB stopped loading.
@@ -249,6 +276,11 @@ pub enum Change {
 impl Change {
     fn apply(self, p: &mut Profile) {
         match self {
+            Change::ManagedFilesOwnLabel => p.managed_files_own_label = true,
+            Change::LazySystemMessage => p.lazy = LazyAttachment::SystemMessage,
+            Change::ClaudeMdsSwitchCoversReads => p.claude_mds_switch_covers_reads = true,
+            Change::MemoryDirFromRepoSettings => p.memory_dir_from_repo_settings = true,
+            Change::CwdAsSpelled => p.cwd_as_spelled = true,
             Change::MemoryPolicyReworded => p.memory_policy_revision += 1,
             Change::RuleSymlinksIgnored => p.rules_follow_symlinks = false,
             Change::RemoteReadBeforeSettings => p.settings_env_ignored = SETTINGS_ENV_IGNORED_REMOTE,
@@ -275,13 +307,12 @@ impl Change {
     }
 }
 
-/// The oldest behaviours Mneme reproduces: those of the releases before 2.1.195, from 2.1.160
-/// (`since`, the matrix's oldest release; 2.1.140 and 2.1.150 could not even start in a folder
-/// whose name is in Unicode's decomposed form). Older releases get these too, flagged unverified.
+/// The oldest behaviours Mneme reproduces: those of the releases before 2.1.136, from 2.1.122
+/// (`since`, the matrix's oldest release). Older releases get these too, flagged unverified.
 pub const BASELINE: Profile = Profile {
-    since: ClaudeVersion::new(2, 1, 160),
+    since: ClaudeVersion::new(2, 1, 122),
     instructions: InstructionsWrapper::UserContext,
-    lazy: LazyAttachment::SystemMessage,
+    lazy: LazyAttachment::InToolResult,
     truncation_note: TruncationNote::Reason,
     memory_policy_revision: 1,
     rules_follow_symlinks: true,
@@ -291,7 +322,11 @@ pub const BASELINE: Profile = Profile {
     agents_md_settings_honoured: false,
     memory_index_crlf_to_lf: false,
     writes_missing_memory_index: false,
+    memory_dir_from_repo_settings: false,
     memory_dir_from_enabled_sources: false,
+    cwd_as_spelled: false,
+    claude_mds_switch_covers_reads: false,
+    managed_files_own_label: false,
     blockquote_ends_at_indented_html: false,
     settings_env_ignored: &[],
     repo_env_ignored: &[],
@@ -305,6 +340,11 @@ pub const BASELINE: Profile = Profile {
 /// Every change since the baseline, with the first release that has it, oldest first.
 /// Found by bisecting the npm releases (docs/claude-code-versions.md).
 pub static CHANGES: &[(ClaudeVersion, Change)] = &[
+    (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
+    (ClaudeVersion::new(2, 1, 149), Change::ClaudeMdsSwitchCoversReads),
+    (ClaudeVersion::new(2, 1, 154), Change::LazySystemMessage),
+    (ClaudeVersion::new(2, 1, 157), Change::MemoryDirFromRepoSettings),
+    (ClaudeVersion::new(2, 1, 160), Change::CwdAsSpelled),
     (ClaudeVersion::new(2, 1, 195), Change::RemoteReadBeforeSettings),
     (ClaudeVersion::new(2, 1, 196), Change::OversizedFilesLeftOut),
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
@@ -429,8 +469,19 @@ mod tests {
 
     #[test]
     fn each_release_gets_the_changes_up_to_it() {
-        assert_eq!(behaviours(v("2.1.194")), BASELINE);
+        assert_eq!(behaviours(v("2.1.135")), BASELINE);
         assert_eq!(behaviours(v("1.0.0")), BASELINE);
+        // Before 2.1.160: managed files labelled as the user's until 2.1.136, the
+        // CLAUDE_CODE_DISABLE_CLAUDE_MDS switch blind to reads until 2.1.149, files attached
+        // after a Read appended to its result until 2.1.154, the memory folder only from the
+        // policy, flag or user settings until 2.1.157, the working folder in NFC until 2.1.160.
+        assert!(!BASELINE.managed_files_own_label && behaviours(v("2.1.136")).managed_files_own_label);
+        assert!(!behaviours(v("2.1.148")).claude_mds_switch_covers_reads && behaviours(v("2.1.149")).claude_mds_switch_covers_reads);
+        assert_eq!(behaviours(v("2.1.153")).lazy, LazyAttachment::InToolResult);
+        assert_eq!(behaviours(v("2.1.154")).lazy, LazyAttachment::SystemMessage);
+        assert!(!behaviours(v("2.1.156")).memory_dir_from_repo_settings && behaviours(v("2.1.157")).memory_dir_from_repo_settings);
+        assert!(!behaviours(v("2.1.159")).cwd_as_spelled && behaviours(v("2.1.160")).cwd_as_spelled);
+        assert_eq!(behaviours(v("2.1.194")).since, v("2.1.160"));
         // Before 2.1.195 a settings file could make a session remote; before 2.1.196 a file
         // over 4 MiB was sent whole.
         assert!(BASELINE.settings_env_ignored.is_empty() && !BASELINE.oversized_files_left_out);

@@ -24,7 +24,8 @@ pub const AUTO_MEM_DIRNAME: &str = "memory";
 /// The index file in a memory folder.
 pub const ENTRYPOINT_NAME: &str = "MEMORY.md";
 
-fn nfc(s: &str) -> String {
+/// `s` in Unicode's composed form (NFC), as Claude Code spells the paths it builds.
+pub fn nfc(s: &str) -> String {
     s.nfc().collect()
 }
 
@@ -332,10 +333,14 @@ pub fn resolve_auto_mem_dir(env: &Environment, settings: &Settings, project_root
     resolve_with_setting(env, settings.auto_memory_directory(), project_root)
 }
 
-/// [`resolve_auto_mem_dir`] for a release's profile: newer releases take the setting only from
-/// the sources `--setting-sources` enables ([`Settings::auto_memory_directory_from_enabled`]).
+/// [`resolve_auto_mem_dir`] for a release's profile: the oldest releases take the setting only
+/// from the policy, a flag file and the user's settings (as [`resolve_auto_mem_dir_untrusted`]),
+/// the newest only from the sources `--setting-sources` enables
+/// ([`Settings::auto_memory_directory_from_enabled`]).
 pub fn resolve_auto_mem_dir_for(env: &Environment, settings: &Settings, project_root: &Path, profile: &mneme_core::Profile) -> AutoMemDir {
-    if profile.memory_dir_from_enabled_sources {
+    if !profile.memory_dir_from_repo_settings {
+        resolve_auto_mem_dir_untrusted(env, settings, project_root)
+    } else if profile.memory_dir_from_enabled_sources {
         resolve_with_setting(env, settings.auto_memory_directory_from_enabled(), project_root)
     } else {
         resolve_auto_mem_dir(env, settings, project_root)
