@@ -206,8 +206,16 @@ impl Mneme {
             vars.remove(*name);
         }
         vars.insert("CLAUDE_CONFIG_DIR".into(), path_str(&sandbox_config));
-        // Caches, logs and temporary files Claude Code writes go to the sandbox too.
-        for (name, sub) in [("XDG_CACHE_HOME", "cache"), ("XDG_CONFIG_HOME", "xdg-config"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"), ("TMPDIR", "tmp")] {
+        // Caches, logs and temporary files Claude Code writes go to the sandbox too: npm's
+        // among them (2.1.122 runs npm, which logs to `~/.npm/_logs` unless told otherwise).
+        for (name, sub) in [
+            ("XDG_CACHE_HOME", "cache"),
+            ("XDG_CONFIG_HOME", "xdg-config"),
+            ("XDG_DATA_HOME", "data"),
+            ("XDG_STATE_HOME", "state"),
+            ("TMPDIR", "tmp"),
+            ("npm_config_cache", "npm-cache"),
+        ] {
             let dir = sandbox.path().join(sub);
             std::fs::create_dir_all(&dir).map_err(|e| ApiError::new(ErrorCode::Io, format!("{}: {e}", dir.display())))?;
             vars.insert(name.into(), path_str(&dir));

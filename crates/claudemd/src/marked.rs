@@ -519,7 +519,7 @@ pub struct Dialect {
 
 /// Block nesting (`>>>>…`, `- - - …`, `> - > - …`) deeper than this fails the lex
 /// ([`LexError::TooDeep`]) and the file is left out, saying why. Claude Code drops a file only
-/// when JavaScript runs out of stack: under an 8 MiB stack, 11,562 to 13,750 quote levels and
+/// when JavaScript runs out of stack: under an 8 MiB stack, 11,500 to 13,750 quote levels and
 /// more list levels, by release (`scripts/claude-nesting-limit.sh`; docs/benchmarks.md, "How deep
 /// Claude Code nests"). This sits just under the lowest of those, so up to here the port loads
 /// what every measured release loads. The recursion grows its stack on the heap ([`grow`]).
