@@ -21,7 +21,7 @@ fn at(cwd: PathBuf, patch: u32) -> ContextRequest {
 }
 
 #[test]
-fn before_2_1_157_a_repository_cannot_move_the_memory_folder() {
+fn from_2_1_121_to_2_1_156_a_repository_cannot_move_the_memory_folder() {
     let t = TestHome::new();
     let repo = t.git_repo("code/app");
     let user_dir = t.root.join("user-mem");
@@ -41,6 +41,16 @@ fn before_2_1_157_a_repository_cannot_move_the_memory_folder() {
     assert_eq!(new.auto_memory.dir, project_dir);
     assert_eq!(new.auto_memory.source, "setting:projectSettings");
     assert!(new.block.contains("PROJECT-SETTINGS MEMORY"), "{}", new.block);
+
+    // Before 2.1.121 the repository's local settings (not its checked-in ones) came before the
+    // user's.
+    let local_dir = t.root.join("local-mem");
+    write_file(&repo.join(".claude/settings.local.json"), &format!("{{\"autoMemoryDirectory\": {:?}}}", local_dir.display().to_string()));
+    assert_eq!(m.context(&at(repo.clone(), 120)).unwrap().auto_memory.dir, local_dir);
+    assert_eq!(m.context(&at(repo.clone(), 120)).unwrap().auto_memory.source, "setting:localSettings");
+    assert_eq!(m.context(&at(repo.clone(), 121)).unwrap().auto_memory.dir, user_dir);
+    assert_eq!(m.context(&at(repo.clone(), 157)).unwrap().auto_memory.dir, local_dir);
+    fs::remove_file(repo.join(".claude/settings.local.json")).unwrap();
 
     // With no user value the old releases use the default folder, whatever the repository says.
     fs::remove_file(t.config_home().join("settings.json")).unwrap();

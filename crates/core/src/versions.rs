@@ -111,6 +111,20 @@ pub enum LazyAttachment {
     ReminderPerFile,
 }
 
+/// Which settings sources `autoMemoryDirectory` is read from (before
+/// [`Profile::memory_dir_from_enabled_sources`] narrows them further).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MemoryDirSources {
+    /// The policy, a flag file, the repository's local settings and the user's: never the
+    /// checked-in project settings.
+    AllButProject,
+    /// Only the policy, a flag file and the user's settings (as before a folder is trusted).
+    UserLevel,
+    /// Every source: policy → flag → local → project → user.
+    Every,
+}
+
 /// The note appended to a MEMORY.md that was cut to fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -152,9 +166,8 @@ pub struct Profile {
     /// A memory folder with topic files but no MEMORY.md gets one written from them at
     /// start-up (`mneme_store::memdir::generated_index`), and that is what loads.
     pub writes_missing_memory_index: bool,
-    /// `autoMemoryDirectory` is read from the repository's settings (local, project) as well
-    /// as from the policy, a flag file and the user's (older releases read only those three).
-    pub memory_dir_from_repo_settings: bool,
+    /// The settings sources `autoMemoryDirectory` is read from.
+    pub memory_dir_sources: MemoryDirSources,
     /// `autoMemoryDirectory` is read only from the settings sources `--setting-sources`
     /// enables (older releases read every source regardless).
     pub memory_dir_from_enabled_sources: bool,
@@ -223,7 +236,9 @@ pub enum Change {
     LazySystemMessage,
     /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS` also stops what a Read attaches.
     ClaudeMdsSwitchCoversReads,
-    /// A repository's settings can set `autoMemoryDirectory`.
+    /// The repository's local settings can no longer set `autoMemoryDirectory`.
+    MemoryDirFromUserLevelOnly,
+    /// Every settings source, the checked-in project settings too, can set `autoMemoryDirectory`.
     MemoryDirFromRepoSettings,
     /// The working folder is no longer normalized to NFC.
     CwdAsSpelled,
@@ -279,7 +294,8 @@ impl Change {
             Change::ManagedFilesOwnLabel => p.managed_files_own_label = true,
             Change::LazySystemMessage => p.lazy = LazyAttachment::SystemMessage,
             Change::ClaudeMdsSwitchCoversReads => p.claude_mds_switch_covers_reads = true,
-            Change::MemoryDirFromRepoSettings => p.memory_dir_from_repo_settings = true,
+            Change::MemoryDirFromUserLevelOnly => p.memory_dir_sources = MemoryDirSources::UserLevel,
+            Change::MemoryDirFromRepoSettings => p.memory_dir_sources = MemoryDirSources::Every,
             Change::CwdAsSpelled => p.cwd_as_spelled = true,
             Change::MemoryPolicyReworded => p.memory_policy_revision += 1,
             Change::RuleSymlinksIgnored => p.rules_follow_symlinks = false,
@@ -307,10 +323,11 @@ impl Change {
     }
 }
 
-/// The oldest behaviours Mneme reproduces: those of the releases before 2.1.136, from 2.1.122
-/// (`since`, the matrix's oldest release). Older releases get these too, flagged unverified.
+/// The oldest behaviours Mneme reproduces: those of the releases before 2.1.121, from 2.1.113
+/// (`since`, the matrix's oldest release and the first published with a Linux binary; the ones
+/// before it ship `cli.js` for Node). Older releases get these too, flagged unverified.
 pub const BASELINE: Profile = Profile {
-    since: ClaudeVersion::new(2, 1, 122),
+    since: ClaudeVersion::new(2, 1, 113),
     instructions: InstructionsWrapper::UserContext,
     lazy: LazyAttachment::InToolResult,
     truncation_note: TruncationNote::Reason,
@@ -322,7 +339,7 @@ pub const BASELINE: Profile = Profile {
     agents_md_settings_honoured: false,
     memory_index_crlf_to_lf: false,
     writes_missing_memory_index: false,
-    memory_dir_from_repo_settings: false,
+    memory_dir_sources: MemoryDirSources::AllButProject,
     memory_dir_from_enabled_sources: false,
     cwd_as_spelled: false,
     claude_mds_switch_covers_reads: false,
@@ -340,6 +357,7 @@ pub const BASELINE: Profile = Profile {
 /// Every change since the baseline, with the first release that has it, oldest first.
 /// Found by bisecting the npm releases (docs/claude-code-versions.md).
 pub static CHANGES: &[(ClaudeVersion, Change)] = &[
+    (ClaudeVersion::new(2, 1, 121), Change::MemoryDirFromUserLevelOnly),
     (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
     (ClaudeVersion::new(2, 1, 149), Change::ClaudeMdsSwitchCoversReads),
     (ClaudeVersion::new(2, 1, 154), Change::LazySystemMessage),
@@ -469,7 +487,7 @@ mod tests {
 
     #[test]
     fn each_release_gets_the_changes_up_to_it() {
-        assert_eq!(behaviours(v("2.1.135")), BASELINE);
+        assert_eq!(behaviours(v("2.1.120")), BASELINE);
         assert_eq!(behaviours(v("1.0.0")), BASELINE);
         // Before 2.1.160: managed files labelled as the user's until 2.1.136, the
         // CLAUDE_CODE_DISABLE_CLAUDE_MDS switch blind to reads until 2.1.149, files attached
@@ -479,7 +497,11 @@ mod tests {
         assert!(!behaviours(v("2.1.148")).claude_mds_switch_covers_reads && behaviours(v("2.1.149")).claude_mds_switch_covers_reads);
         assert_eq!(behaviours(v("2.1.153")).lazy, LazyAttachment::InToolResult);
         assert_eq!(behaviours(v("2.1.154")).lazy, LazyAttachment::SystemMessage);
-        assert!(!behaviours(v("2.1.156")).memory_dir_from_repo_settings && behaviours(v("2.1.157")).memory_dir_from_repo_settings);
+        assert_eq!(BASELINE.memory_dir_sources, MemoryDirSources::AllButProject);
+        assert_eq!(behaviours(v("2.1.120")).memory_dir_sources, MemoryDirSources::AllButProject);
+        assert_eq!(behaviours(v("2.1.121")).memory_dir_sources, MemoryDirSources::UserLevel);
+        assert_eq!(behaviours(v("2.1.156")).memory_dir_sources, MemoryDirSources::UserLevel);
+        assert_eq!(behaviours(v("2.1.157")).memory_dir_sources, MemoryDirSources::Every);
         assert!(!behaviours(v("2.1.159")).cwd_as_spelled && behaviours(v("2.1.160")).cwd_as_spelled);
         assert_eq!(behaviours(v("2.1.194")).since, v("2.1.160"));
         // Before 2.1.195 a settings file could make a session remote; before 2.1.196 a file

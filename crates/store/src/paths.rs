@@ -333,12 +333,15 @@ pub fn resolve_auto_mem_dir(env: &Environment, settings: &Settings, project_root
     resolve_with_setting(env, settings.auto_memory_directory(), project_root)
 }
 
-/// [`resolve_auto_mem_dir`] for a release's profile: the oldest releases take the setting only
-/// from the policy, a flag file and the user's settings (as [`resolve_auto_mem_dir_untrusted`]),
-/// the newest only from the sources `--setting-sources` enables
-/// ([`Settings::auto_memory_directory_from_enabled`]).
+/// [`resolve_auto_mem_dir`] for a release's profile: the oldest releases take the setting from
+/// every source but the project's, the next only from the policy, a flag file and the user's
+/// settings (as [`resolve_auto_mem_dir_untrusted`]), the newest only from the sources
+/// `--setting-sources` enables ([`Settings::auto_memory_directory_from_enabled`]).
 pub fn resolve_auto_mem_dir_for(env: &Environment, settings: &Settings, project_root: &Path, profile: &mneme_core::Profile) -> AutoMemDir {
-    if !profile.memory_dir_from_repo_settings {
+    use mneme_core::versions::MemoryDirSources;
+    if profile.memory_dir_sources == MemoryDirSources::AllButProject {
+        resolve_with_setting(env, settings.auto_memory_directory_without_project(), project_root)
+    } else if profile.memory_dir_sources == MemoryDirSources::UserLevel {
         resolve_auto_mem_dir_untrusted(env, settings, project_root)
     } else if profile.memory_dir_from_enabled_sources {
         resolve_with_setting(env, settings.auto_memory_directory_from_enabled(), project_root)

@@ -657,6 +657,12 @@ impl Settings {
         self.first_memory_directory(&[SettingSource::Policy, SettingSource::Flag, SettingSource::User])
     }
 
+    /// What releases before 2.1.121 read: policy → flag → local → user, never the checked-in
+    /// project settings.
+    pub fn auto_memory_directory_without_project(&self) -> Option<(SettingSource, String)> {
+        self.first_memory_directory(&[SettingSource::Policy, SettingSource::Flag, SettingSource::Local, SettingSource::User])
+    }
+
     /// [`Settings::auto_memory_directory`] as newer releases read it
     /// (`Profile::memory_dir_from_enabled_sources`): only from the sources `--setting-sources`
     /// enables (policy and a flag file always are), so `--setting-sources project` takes the
