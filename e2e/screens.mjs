@@ -170,6 +170,8 @@ async function main() {
         await welcome.waitFor();
         if (!/#\/projects$/.test(page.url())) fail(`the first run opened on ${page.url()}, not the Projects list`);
         if (await page.locator('#folder').inputValue()) fail('the folder box is filled on a first run; it must start empty');
+        // The search for Claude Code answers after the welcome is drawn; read the text once it has.
+        await page.getByTestId('welcome-claude').filter({ hasNotText: 'Looking for Claude Code' }).waitFor();
         const text = await welcome.innerText();
         for (const want of ['.claude/CLAUDE.md', '.claude/projects/', 'does not exist yet', 'No Claude Code found']) {
           if (!text.includes(want)) fail(`the welcome does not say "${want}":\n${text}`);
