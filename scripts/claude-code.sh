@@ -13,7 +13,8 @@
 #
 # npm 11 skips the package's postinstall (it only links bin/claude.exe); the binary itself comes
 # from the platform package (@anthropic-ai/claude-code-<os>-<arch>), an optional dependency npm
-# picks for this machine, so it is used directly.
+# picks for this machine, so it is used directly. Releases up to 2.1.112 have no binary: their
+# cli.js needs Node 18 or later on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +23,9 @@ DIR="${HOME}/.cache/mneme/claude-code"
 
 find_bin() { # find_bin VERSION
   local candidate
-  for candidate in "$DIR/$1"/node_modules/@anthropic-ai/claude-code-*/claude; do
+  # From 2.1.113 a platform binary; up to 2.1.112 the package's own cli.js, run by Node through
+  # the `claude` link npm makes for it (its first line is `#!/usr/bin/env node`).
+  for candidate in "$DIR/$1"/node_modules/@anthropic-ai/claude-code-*/claude "$DIR/$1/node_modules/.bin/claude"; do
     if [ -x "$candidate" ] && "$candidate" --version 2>/dev/null | grep -q "^$1 "; then
       echo "$candidate"
       return 0

@@ -276,6 +276,19 @@ def fx_deep():
     case(fx, "default", CWD="repo")
 
 
+def fx_deep_plain():
+    # A file nested past every release's limit (14,000 quote levels) with no `@` and no comment:
+    # releases up to 2.1.241 lex it anyway and drop it; from 2.1.242 a file with neither is not
+    # lexed, so it loads whole.
+    fx = os.path.join(ROOT, "deep_plain")
+    home(fx)
+    r = f"{fx}/repo"
+    w(f"{r}/CLAUDE.md", "DEEP-PLAIN\n\n" + ">" * 14000 + " bottom\n")
+    w(f"{r}/.claude/rules/shallow.md", "SHALLOW RULE\n")
+    git_repo(r)
+    case(fx, "default", CWD="repo")
+
+
 def main():
     if os.path.exists(ROOT):
         shutil.rmtree(ROOT)
@@ -293,6 +306,7 @@ def main():
     fx_memsize("memnonl", "q" * 30000)
     fx_memsize("memfm", "---\nname: x\n---\n<!-- c -->\n- [A](a.md) — after frontmatter and comment\n")
     fx_adddir()
+    fx_deep_plain()
     fx_large()
     fx_bare()
     fx_lazy_single()

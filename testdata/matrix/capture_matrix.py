@@ -185,6 +185,10 @@ def refused_locally(cap_dir):
         return None
     if isinstance(out, dict) and out.get("is_error") and isinstance(out.get("result"), str):
         return out["result"]
+    # Releases up to 2.1.81 on Node end this way on a file nested far too deep (14,000 quote
+    # levels): the stack overflows outside what drops a file, and the run fails as a whole.
+    if isinstance(out, dict) and out.get("is_error") and out.get("subtype") == "error_during_execution":
+        return "(error_during_execution, no message)"
     return None
 
 

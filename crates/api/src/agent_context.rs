@@ -87,8 +87,9 @@ impl Mneme {
         let agent = self.agent_memory(&r.cwd, &r.settings, target)?;
         let index_path = agent.dir.join("MEMORY.md");
         let raw = std::fs::read_to_string(&index_path).ok();
-        // Claude Code embeds the index only when it holds more than whitespace.
-        let cut = raw.as_deref().filter(|t| !text::js_trim(t).is_empty()).map(|t| {
+        // Claude Code embeds the index only when it holds more than whitespace, trimmed (the
+        // CLAUDE.md loader of releases before 2.1.83 did not trim; this section always did).
+        let cut = raw.as_deref().map(text::js_trim).filter(|t| !t.is_empty()).map(|t| {
             text::truncate_entrypoint_with(t, r.options.profile.truncation_note)
         });
         let mut view = AgentContextView {

@@ -80,19 +80,32 @@ impl Mneme {
     /// The behaviours to render with: the release asked for, else the installed one, else
     /// the newest the matrix checks.
     pub(crate) fn rendered_for(&self, chosen: Option<ClaudeVersion>) -> (RenderedFor, Profile) {
+        let mut runtime = None;
         let (version, basis) = match chosen {
             Some(v) => (v, "chosen"),
-            None => match claude_install::detect(&self.env).and_then(|f| f.version) {
-                Some(v) => (v, "installed"),
+            None => match claude_install::detect(&self.env).and_then(|f| Some((f.version?, f.runtime))) {
+                Some((v, r)) => {
+                    runtime = r;
+                    (v, "installed")
+                }
                 None => (versions::newest_checked(), "assumed"),
             },
         };
-        let resolved = versions::profile_for(version);
+        let mut resolved = versions::profile_for(version);
+        // A native install of a release whose npm package was still `cli.js` is a binary.
+        if let Some(r) = runtime {
+            resolved.profile = resolved.profile.with_runtime(r);
+        }
         let newest = versions::newest_checked();
         let note = match (basis, resolved.fidelity) {
             (_, Fidelity::Unverified) if version > newest => format!(
                 "Claude Code {version} is newer than any release Mneme has checked (newest: {newest}); \
                  shown with {newest}'s behaviours. Run Check with my Claude Code to confirm."
+            ),
+            (_, Fidelity::Unverified) if version >= versions::BASELINE.since => format!(
+                "Claude Code {version} is older than the releases Mneme checks on every test run (from {}); \
+                 shown with the behaviours differential runs found for it.",
+                versions::matrix().into_iter().min().unwrap_or(newest)
             ),
             (_, Fidelity::Unverified) => format!(
                 "Claude Code {version} is older than any release Mneme has checked; shown with {}'s behaviours.",

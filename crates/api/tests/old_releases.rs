@@ -106,3 +106,75 @@ fn before_2_1_149_the_claude_md_switch_still_lets_reads_attach_files() {
     assert_eq!(new.block, "");
     assert!(new.files.is_empty());
 }
+
+#[test]
+fn up_to_2_1_112_npm_runs_on_node_which_lists_rules_sorted() {
+    let t = TestHome::new();
+    let repo = t.git_repo("code/app");
+    // Created in an order that is neither sorted nor its reverse, so no file system's own
+    // order can pass for the sorted one.
+    for name in ["b.md", "c.md", "a.md", "B.md"] {
+        write_file(&repo.join(".claude/rules").join(name), &format!("RULE {name}\n"));
+    }
+    let m = mneme(&t);
+    let old = m.context(&at(repo.clone(), 112)).unwrap();
+    let order: Vec<String> = old.files.iter().filter_map(|f| f.path.file_name()).map(|n| n.to_string_lossy().into_owned()).filter(|n| n != "CLAUDE.md").collect();
+    assert_eq!(order, ["B.md", "a.md", "b.md", "c.md"], "Node's readdir sorts byte by byte");
+    let new = m.context(&at(repo.clone(), 113)).unwrap();
+    let listed: Vec<String> = fs::read_dir(repo.join(".claude/rules")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let order: Vec<String> = new.files.iter().filter_map(|f| f.path.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
+    assert_eq!(order, listed, "a binary keeps the folder's own order");
+
+    // Node's smaller stack: 2,000 quote levels load in a binary, not on Node.
+    write_file(&repo.join("CLAUDE.md"), &format!("DEEP\n\n{}x\n", ">".repeat(2_000)));
+    assert!(!m.context(&at(repo.clone(), 112)).unwrap().block.contains("DEEP"));
+    assert!(m.context(&at(repo.clone(), 113)).unwrap().block.contains("DEEP"));
+}
+
+#[test]
+fn before_2_1_83_memory_md_has_only_its_line_cap() {
+    let t = TestHome::new();
+    let repo = t.git_repo("code/app");
+    let long: String = (1..=150).map(|i| format!("- [Topic {i}](t{i}.md) — {}\n", "x".repeat(200))).collect();
+    write_file(&t.memdir_for(&repo).join("MEMORY.md"), &long);
+    let m = mneme(&t);
+    let old = m.context(&at(repo.clone(), 81)).unwrap();
+    assert!(old.block.contains("Topic 150") && !old.block.contains("WARNING"), "no size cap before 2.1.83");
+    let new = m.context(&at(repo.clone(), 83)).unwrap();
+    assert!(!new.block.contains("Topic 150") && new.block.contains("> WARNING: MEMORY.md is "), "the 25,000-unit cap from 2.1.83");
+
+    let lines: String = (1..=230).map(|i| format!("- line {i}\n")).collect();
+    write_file(&t.memdir_for(&repo).join("MEMORY.md"), &lines);
+    let old = m.context(&at(repo.clone(), 81)).unwrap();
+    assert!(old.block.contains("- line 200\n\n> WARNING: MEMORY.md is 230 lines (limit: 200). Only the first 200 lines were loaded."), "{}", old.block);
+}
+
+#[test]
+fn bare_mode_with_added_folders_loads_from_2_1_81_to_2_1_285() {
+    let t = TestHome::new();
+    let repo = t.git_repo("code/app");
+    let extra = t.git_repo("code/extra");
+    write_file(&repo.join("CLAUDE.md"), "BARE-REPO\n");
+    write_file(&extra.join("CLAUDE.md"), "BARE-EXTRA\n");
+    let mut env = t.env.clone();
+    env.vars.insert("CLAUDE_CODE_SIMPLE".into(), "1".into());
+    let m = Mneme::new(env, Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
+    let with_dir = |patch| ContextRequest { add_dirs: vec![extra.clone()], ..at(repo.clone(), patch) };
+    assert!(!m.context(&with_dir(80)).unwrap().block.contains("BARE-"));
+    assert!(m.context(&with_dir(81)).unwrap().block.contains("BARE-REPO"));
+    assert!(m.context(&with_dir(285)).unwrap().block.contains("BARE-REPO"));
+    assert!(!m.context(&with_dir(286)).unwrap().block.contains("BARE-"));
+}
+
+#[test]
+fn before_2_1_242_a_file_without_an_at_sign_is_lexed_and_can_be_too_deep() {
+    let t = TestHome::new();
+    let repo = t.git_repo("code/app");
+    write_file(&repo.join("CLAUDE.md"), &format!("DEEP-PLAIN\n\n{} bottom\n", ">".repeat(12_000)));
+    write_file(&repo.join(".claude/rules/shallow.md"), "SHALLOW RULE\n");
+    let m = mneme(&t);
+    let old = m.context(&at(repo.clone(), 241)).unwrap();
+    assert!(!old.block.contains("DEEP-PLAIN") && old.block.contains("SHALLOW RULE"), "{}", &old.block[..300.min(old.block.len())]);
+    assert!(old.skipped.iter().any(|s| s.path.ends_with("CLAUDE.md")), "the dropped file is reported: {:?}", old.skipped);
+    assert!(m.context(&at(repo.clone(), 242)).unwrap().block.contains("DEEP-PLAIN"));
+}

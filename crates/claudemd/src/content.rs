@@ -105,8 +105,19 @@ pub fn parse_memory_file_content(
     // Most files with an `@` are plain paragraphs (2,000 rules each naming a shared file):
     // there the include regex over the whole body finds exactly what it finds over marked's
     // text tokens, and lexing them was most of a large load's time.
-    let has_include = include_base.is_some() && body.contains('@');
-    if has_include && !has_comment && truncation == Truncation::None && is_plain_text(body) {
+    let dialect = marked::Dialect {
+        blockquote_ends_at_indented_html: profile.blockquote_ends_at_indented_html,
+        node_stack: profile.runtime == mneme_core::versions::Runtime::Node,
+    };
+    // Lexing can also fail: past the nesting limit Claude Code's lexer runs out of stack and the
+    // file is dropped. Every block level opens on a line with one more character of container
+    // syntax in front (`>`, a list marker, indentation), so a file whose lines never start with
+    // that many cannot nest that deep and need not be lexed to see; releases before 2.1.242
+    // lex every file that can include, `@` or not.
+    let could_be_too_deep = longest_container_prefix(body) >= marked::max_block_nesting(dialect);
+    let has_include =
+        include_base.is_some() && (body.contains('@') || (could_be_too_deep && !profile.lexes_only_files_with_at));
+    if has_include && !has_comment && truncation == Truncation::None && is_plain_text(body) && !could_be_too_deep {
         let mut includes = Includes::default();
         if let Some(base) = include_base {
             extract_from_text(body, &paths::dirname(base), home, &mut includes);
@@ -119,7 +130,6 @@ pub fn parse_memory_file_content(
         return Ok(Parsed { content, globs, content_differs_from_disk, truncated: false, include_paths });
     }
     let lexed = if has_comment || has_include {
-        let dialect = marked::Dialect { blockquote_ends_at_indented_html: profile.blockquote_ends_at_indented_html };
         Some(marked::lex_with_skipped_as(body, dialect).map_err(ParseFailure::Lexer)?)
     } else {
         None
@@ -294,6 +304,19 @@ fn strip_html_comments_keeping_defs(body: &str, tokens: &[Token], defs: &[Range<
 /// the body finds the same paths in the same order. Deliberately narrow: printable ASCII
 /// only, and anything doubtful goes to the lexer (`plain_text_agrees_with_the_lexer` checks
 /// it against the lexer on tricky inputs).
+/// The most characters of container syntax (blank, `>`, a list marker's `-*+`, digits, `.`,
+/// `)`) any line starts with: a bound on how deep the file's blocks can nest.
+fn longest_container_prefix(body: &str) -> usize {
+    body.split('\n')
+        .map(|line| {
+            line.bytes()
+                .take_while(|b| matches!(b, b' ' | b'\t' | b'>' | b'-' | b'*' | b'+' | b'.' | b')' | b'0'..=b'9'))
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 fn is_plain_text(body: &str) -> bool {
     let bytes = body.as_bytes();
     if !bytes.iter().all(|&b| b == b'\n' || (b' '..=b'~').contains(&b)) {
@@ -548,7 +571,7 @@ mod tests {
 
     #[test]
     fn memory_md_is_truncated_and_never_included() {
-        let p = parse_memory_file_content("---\nx: y\n---\n@a.md\n<!-- c -->\n", "/m/MEMORY.md", Truncation::Entrypoint, None, "/h", &mneme_core::versions::BASELINE).unwrap();
+        let p = parse_memory_file_content("---\nx: y\n---\n@a.md\n<!-- c -->\n", "/m/MEMORY.md", Truncation::Entrypoint, None, "/h", &mneme_core::versions::newest()).unwrap();
         assert_eq!(p.content, "@a.md");
         assert!(p.include_paths.is_empty());
         assert!(p.content_differs_from_disk);

@@ -7,6 +7,7 @@ use crate::paths::{self, path_str};
 use crate::{AgentsMd, ConditionalRule, Context, HookContext, LoadOptions, LoadedFile, SkipReason, SkippedFile};
 use mneme_core::text::{estimate_tokens, js_trim, utf16_len};
 use mneme_core::Layer;
+use mneme_core::versions::Runtime;
 use std::collections::HashSet;
 use std::fs;
 use std::io::ErrorKind;
@@ -401,11 +402,16 @@ impl Walker {
         if is_symlink {
             visited.insert(resolved_dir.clone());
         }
-        let Ok(entries) = fs::read_dir(&resolved_dir) else { return Vec::new() };
+        let Ok(listing) = fs::read_dir(&resolved_dir) else { return Vec::new() };
+        // A failing entry makes Claude Code's whole call for this directory return [].
+        let Ok(mut entries) = listing.collect::<Result<Vec<_>, _>>() else { return Vec::new() };
+        if self.profile.runtime == Runtime::Node {
+            // Node's readdir hands back names sorted byte by byte; a Bun binary, the file
+            // system's own order.
+            entries.sort_by_key(|e| e.file_name());
+        }
         let mut out = Vec::new();
         for entry in entries {
-            // A failing entry makes Claude Code's whole call for this directory return [].
-            let Ok(entry) = entry else { return Vec::new() };
             let name = entry.file_name().to_string_lossy().into_owned();
             let entry_path = paths::join(rules_dir, &name);
             // The listing says what each entry is: a plain file or folder resolves to the

@@ -503,6 +503,8 @@ pub struct Lexer {
     deep_budget: usize,
     /// Length of the normalized source, to turn what is left of it into an offset.
     top_len: usize,
+    /// Block levels past which the lex fails ([`MAX_BLOCK_NESTING`] or, on Node, less).
+    max_depth: usize,
     /// Top-level link definitions' byte ranges in the normalized source.
     skipped: Vec<std::ops::Range<usize>>,
     /// What ends a blockquote's lazy lines in the release being reproduced, compiled at its
@@ -515,6 +517,9 @@ pub struct Lexer {
 pub struct Dialect {
     /// [`BLOCKQUOTE_331`]: indented HTML ends a blockquote's lazy continuation.
     pub blockquote_ends_at_indented_html: bool,
+    /// The release runs on Node, whose smaller stack ends nesting at
+    /// [`MAX_BLOCK_NESTING_NODE`] instead of [`MAX_BLOCK_NESTING`].
+    pub node_stack: bool,
 }
 
 /// Block nesting (`>>>>…`, `- - - …`, `> - > - …`) deeper than this fails the lex
@@ -524,6 +529,12 @@ pub struct Dialect {
 /// Claude Code nests"). This sits just under the lowest of those, so up to here the port loads
 /// what every measured release loads. The recursion grows its stack on the heap ([`grow`]).
 pub(crate) const MAX_BLOCK_NESTING: usize = 11_000;
+
+/// [`MAX_BLOCK_NESTING`] for releases that run on Node (`cli.js`, up to 2.1.112). Node's
+/// default stack is about 1 MB: Claude Code 2.1.112 on Node 20 loads 2,050 quote levels and
+/// drops 2,100, and loads 1,500 list levels and drops 2,000. The exact depth moves with the
+/// Node version and its `--stack-size`, so this sits under both measured bounds.
+pub(crate) const MAX_BLOCK_NESTING_NODE: usize = 1_500;
 
 /// Inline nesting (`*a *a …`, `**a **a …`, `[[[…`) deeper than this fails the lex. Claude Code
 /// goes to about 10,000 levels, but each inline level keeps a masked copy of its text and
@@ -552,6 +563,15 @@ pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }
 
+/// The block nesting at which a lex in `dialect` fails.
+pub(crate) fn max_block_nesting(dialect: Dialect) -> usize {
+    if dialect.node_stack {
+        MAX_BLOCK_NESTING_NODE
+    } else {
+        MAX_BLOCK_NESTING
+    }
+}
+
 /// `new Lexer({ gfm: false }).lex(src)`.
 pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
     lex_with_skipped(src).map(|(tokens, _)| tokens)
@@ -573,6 +593,7 @@ pub fn lex_with_skipped_as(src: &str, dialect: Dialect) -> Result<(Vec<Token>, V
         links: HashSet::new(),
         top: true,
         depth: 0,
+        max_depth: max_block_nesting(dialect),
         deep_budget: DEEP_BLOCK_BUDGET,
         top_len: src.len(),
         skipped: Vec::new(),
@@ -606,8 +627,8 @@ impl Lexer {
     }
 
     fn block_tokens(&mut self, src: &str, tokens: &mut Vec<Token>, last_paragraph_clipped: bool) -> Result<(), LexError> {
-        if self.depth >= MAX_BLOCK_NESTING {
-            return Err(LexError::TooDeep { limit: MAX_BLOCK_NESTING });
+        if self.depth >= self.max_depth {
+            return Err(LexError::TooDeep { limit: self.max_depth });
         }
         if self.depth >= FREE_BLOCK_DEPTH {
             self.deep_budget = self.deep_budget.checked_sub(src.len()).ok_or(LexError::TooDeep { limit: self.depth })?;
@@ -1489,7 +1510,7 @@ mod tests {
             .prop_map(|v| v.into_iter().map(|(p, j)| format!("{p}{j}")).collect::<String>());
         let config = ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() };
         proptest!(config, |(src in doc, newest in any::<bool>())| {
-            let dialect = Dialect { blockquote_ends_at_indented_html: newest };
+            let dialect = Dialect { blockquote_ends_at_indented_html: newest, node_stack: false };
             let with = lex_with_skipped_as(&src, dialect);
             CHECKS.with(|c| c.set(false));
             let without = lex_with_skipped_as(&src, dialect);
@@ -1549,6 +1570,11 @@ mod tests {
     #[test]
     fn hostile_nesting_fails_instead_of_overflowing() {
         assert_eq!(lex(&format!("{}x\n", ">".repeat(MAX_BLOCK_NESTING + 1))).unwrap_err(), LexError::TooDeep { limit: MAX_BLOCK_NESTING });
+        let node = Dialect { node_stack: true, ..Dialect::default() };
+        let quotes = |n: usize| format!("{}x\n", ">".repeat(n));
+        assert!(lex_with_skipped_as(&quotes(MAX_BLOCK_NESTING_NODE - 1), node).is_ok());
+        assert_eq!(lex_with_skipped_as(&quotes(MAX_BLOCK_NESTING_NODE + 1), node).unwrap_err(), LexError::TooDeep { limit: MAX_BLOCK_NESTING_NODE });
+        assert!(lex(&quotes(MAX_BLOCK_NESTING_NODE + 1)).is_ok(), "a binary nests deeper");
         assert_eq!(lex(&format!("{}x{}\n", "_a ".repeat(500), " a_".repeat(500))).unwrap_err(), LexError::TooDeep { limit: MAX_INLINE_NESTING });
         // marked re-lexes a quote for every lazy line after it (cubic in the depth): the budget
         // stops this long before Claude Code, which takes minutes over it, would finish.
@@ -1633,7 +1659,7 @@ mod tests {
     fn the_mask_cursor_is_the_tail_counted_from_the_end() {
         let mut links = HashSet::new();
         links.insert("r".to_string());
-        let lexer = Lexer { links, top: true, depth: 0, deep_budget: DEEP_BLOCK_BUDGET, top_len: 0, skipped: Vec::new(), quote_interrupt: &QUOTE_INTERRUPT };
+        let lexer = Lexer { links, top: true, depth: 0, max_depth: MAX_BLOCK_NESTING, deep_budget: DEEP_BLOCK_BUDGET, top_len: 0, skipped: Vec::new(), quote_interrupt: &QUOTE_INTERRUPT };
         for text in mask_samples() {
             let masked = lexer.mask(&text);
             let mut cursor = MaskCursor::new(&text, &masked);

@@ -197,7 +197,11 @@ fn every_release_in_the_matrix_matches_its_binary() {
             let expected = fs::read_to_string(dir.join("instructions.txt")).unwrap();
             match mneme(&case, &version, &["context".into(), "--date".into(), "<DATE>".into()]) {
                 Ok(actual) if actual == expected => {}
-                Ok(actual) => failures.push(first_difference(&format!("{label} context"), &actual, &expected)),
+                Ok(actual) => {
+                    // Kept beside the capture for a whole diff (`diff instructions.txt mneme-instructions.txt`).
+                    let _ = fs::write(dir.join("mneme-instructions.txt"), &actual);
+                    failures.push(first_difference(&format!("{label} context"), &actual, &expected))
+                }
                 Err(e) => failures.push(format!("{label}: {e}")),
             }
             if !case.reads.is_empty() {
@@ -212,7 +216,10 @@ fn every_release_in_the_matrix_matches_its_binary() {
                 });
                 if !matched {
                     match last {
-                        Ok(actual) => failures.push(first_difference(&format!("{label} touched"), &actual, &expected)),
+                        Ok(actual) => {
+                            let _ = fs::write(dir.join("mneme-lazy.txt"), &actual);
+                            failures.push(first_difference(&format!("{label} touched"), &actual, &expected))
+                        }
                         Err(e) => failures.push(format!("{label} touched: {e}")),
                     }
                 }

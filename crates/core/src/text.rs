@@ -111,6 +111,9 @@ pub fn truncate_entrypoint(raw: &str) -> EntrypointTruncation {
 /// Claude Code's `truncateEntrypointContent`: 200 lines first, then 25,000 UTF-16 units cut
 /// at the last newline, then the warning in the wording of the release (`note`).
 pub fn truncate_entrypoint_with(raw: &str, note: TruncationNote) -> EntrypointTruncation {
+    if note == TruncationNote::FirstLines {
+        return truncate_to_first_lines(raw);
+    }
     let trimmed = js_trim(raw);
     let line_count = trimmed.split('\n').count();
     let unit_count = utf16_len(trimmed);
@@ -149,6 +152,7 @@ pub fn truncate_entrypoint_with(raw: &str, note: TruncationNote) -> EntrypointTr
         _ => format!("{line_count} lines and {}", format_file_size(unit_count)),
     };
     let loaded = match note {
+        TruncationNote::FirstLines => unreachable!("handled by truncate_to_first_lines above"),
         TruncationNote::Reason => "Only part of it was loaded".to_string(),
         TruncationNote::ReasonAndCut => {
             format!("Only part of it was loaded: {}", what_was_cut(trimmed, &truncated, line_count))
@@ -158,6 +162,27 @@ pub fn truncate_entrypoint_with(raw: &str, note: TruncationNote) -> EntrypointTr
         "{truncated}\n\n> WARNING: MEMORY.md is {reason}. {loaded}. Keep index entries to one line under ~200 chars; move detail into topic files."
     );
     EntrypointTruncation { content, line_count, unit_count, was_line_truncated, was_unit_truncated }
+}
+
+/// Releases before 2.1.83: lines are counted after trailing whitespace is trimmed, and past
+/// 200 the first 200 are kept with a note; under that the text stays as it is. There is no
+/// size cap.
+fn truncate_to_first_lines(raw: &str) -> EntrypointTruncation {
+    let trimmed = raw.trim_end_matches(is_js_whitespace);
+    let line_count = trimmed.split('\n').count();
+    let unit_count = utf16_len(trimmed);
+    let was_line_truncated = line_count > MAX_ENTRYPOINT_LINES;
+    let content = if was_line_truncated {
+        let kept = trimmed.split('\n').take(MAX_ENTRYPOINT_LINES).collect::<Vec<_>>().join("\n");
+        format!(
+            "{kept}\n\n> WARNING: MEMORY.md is {line_count} lines (limit: {MAX_ENTRYPOINT_LINES}). Only the first \
+             {MAX_ENTRYPOINT_LINES} lines were loaded. Move detailed content into separate topic files and keep \
+             MEMORY.md as a concise index."
+        )
+    } else {
+        raw.to_string()
+    };
+    EntrypointTruncation { content, line_count, unit_count, was_line_truncated, was_unit_truncated: false }
 }
 
 /// Which part of MEMORY.md a cut left out, as newer releases word it. `kept` is a prefix of
@@ -259,6 +284,24 @@ mod tests {
             Some(w) => assert!(t.content.ends_with(w), "warning: {}", &t.content[t.content.len().saturating_sub(300)..]),
             None => assert!(!t.content.contains("WARNING")),
         }
+    }
+
+    #[test]
+    fn releases_before_2_1_83_cut_at_200_lines_only() {
+        // Under the cap the text is left as it is, leading blank lines and all; no size cap.
+        let long_lines = format!("\n{}\n", "x".repeat(40_000));
+        let t = truncate_entrypoint_with(&long_lines, TruncationNote::FirstLines);
+        assert!(!t.was_truncated());
+        assert_eq!(t.content, long_lines);
+        // Trailing blank lines do not count; leading ones do.
+        let lines: String = (1..=201).map(|i| format!("- line {i}\n")).collect::<String>() + "\n\n";
+        let t = truncate_entrypoint_with(&format!("\n{lines}"), TruncationNote::FirstLines);
+        assert!(t.was_line_truncated && !t.was_unit_truncated);
+        assert!(t.content.starts_with("\n- line 1\n"));
+        assert!(t.content.ends_with(
+            "- line 199\n\n> WARNING: MEMORY.md is 202 lines (limit: 200). Only the first 200 lines were loaded. \
+             Move detailed content into separate topic files and keep MEMORY.md as a concise index."
+        ));
     }
 
     #[test]

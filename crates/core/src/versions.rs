@@ -125,10 +125,29 @@ pub enum MemoryDirSources {
     Every,
 }
 
+/// What runs a release's JavaScript. The npm package shipped `cli.js` for Node up to 2.1.112
+/// and a Bun-compiled binary from 2.1.113; the native installer has always installed a binary.
+/// The runtime decides two things Mneme shows: the order a folder's entries are listed in, and
+/// how deep Markdown can nest before the lexer runs out of stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Runtime {
+    /// Node: `fs.readdir` lists a folder sorted byte by byte (libuv sorts `scandir`), and its
+    /// default stack of about 1 MB ends nesting after a couple of thousand levels.
+    Node,
+    /// A Bun binary: a folder is listed in the order the file system keeps it, and an 8 MiB
+    /// stack nests past 11,000 levels.
+    Bun,
+}
+
 /// The note appended to a MEMORY.md that was cut to fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TruncationNote {
+    /// Releases before 2.1.83: only the 200-line cap exists (no size cap); the text is cut to
+    /// its first 200 lines, and the note says so and asks for a shorter index. A MEMORY.md
+    /// under the cap is left as it is on disk (not trimmed).
+    FirstLines,
     /// Says why (lines, size or both) and that only part was loaded.
     Reason,
     /// Also says what was cut: how many lines from which line, quoting the first cut line, or
@@ -142,6 +161,9 @@ pub enum TruncationNote {
 pub struct Profile {
     /// The first release with exactly these behaviours (the newest change applied).
     pub since: ClaudeVersion,
+    /// What runs the release as npm installs it ([`Runtime`]); a native install of an older
+    /// release is a binary all the same (`with_runtime`).
+    pub runtime: Runtime,
     pub instructions: InstructionsWrapper,
     pub lazy: LazyAttachment,
     pub truncation_note: TruncationNote,
@@ -181,6 +203,9 @@ pub struct Profile {
     /// Managed-policy files (`/etc/claude-code`) carry their own label; older releases gave
     /// them the user's ("user's private global instructions for all projects").
     pub managed_files_own_label: bool,
+    /// A file that can include others is lexed (and can fail, nested too deep) only when it
+    /// holds an `@` or a comment; older releases lex every such file.
+    pub lexes_only_files_with_at: bool,
     /// A blockquote's lazy continuation ends at a line starting HTML after up to three
     /// spaces (`  <!-- c -->`), so such a comment is stripped (the bundled marked's rule).
     pub blockquote_ends_at_indented_html: bool,
@@ -193,8 +218,8 @@ pub struct Profile {
     /// An instruction file over 4 MiB (`MAX_INSTRUCTION_FILE_BYTES` in `mneme-claudemd`) is
     /// left out without a word; older releases sent it whole.
     pub oversized_files_left_out: bool,
-    /// Bare mode (`CLAUDE_CODE_SIMPLE`) loads nothing even with `--add-dir` (older releases
-    /// still loaded the working folder's files then).
+    /// Bare mode (`CLAUDE_CODE_SIMPLE`) loads nothing even with `--add-dir` (releases from
+    /// 2.1.81 to 2.1.285 still loaded the working folder's files then; 2.1.80 and older did not).
     pub bare_loads_nothing: bool,
     /// Markdown is re-rendered only when a comment is really removed, and then keeps link
     /// reference definitions (older releases re-rendered any file holding `<!--`, which
@@ -230,6 +255,14 @@ const REPO_ENV_IGNORED_ATTACHMENTS: &[&str] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Change {
+    /// Bare mode with `--add-dir` loads the working folder's and the added folders' files.
+    BareLoadsAddDirs,
+    /// MEMORY.md gets a size cap besides the line cap, and a note that says which was met.
+    MemoryIndexSizeCap,
+    /// The npm package became a Bun binary instead of `cli.js` for Node.
+    BunBinary,
+    /// Files without an `@` or a comment are no longer lexed.
+    LexesOnlyFilesWithAt,
     /// Managed-policy files got a label of their own.
     ManagedFilesOwnLabel,
     /// Files attached later moved from the Read's result to a system message.
@@ -291,6 +324,10 @@ pub enum Change {
 impl Change {
     fn apply(self, p: &mut Profile) {
         match self {
+            Change::BareLoadsAddDirs => p.bare_loads_nothing = false,
+            Change::MemoryIndexSizeCap => p.truncation_note = TruncationNote::Reason,
+            Change::BunBinary => p.runtime = Runtime::Bun,
+            Change::LexesOnlyFilesWithAt => p.lexes_only_files_with_at = true,
             Change::ManagedFilesOwnLabel => p.managed_files_own_label = true,
             Change::LazySystemMessage => p.lazy = LazyAttachment::SystemMessage,
             Change::ClaudeMdsSwitchCoversReads => p.claude_mds_switch_covers_reads = true,
@@ -323,14 +360,15 @@ impl Change {
     }
 }
 
-/// The oldest behaviours Mneme reproduces: those of the releases before 2.1.121, from 2.1.113
-/// (`since`, the matrix's oldest release and the first published with a Linux binary; the ones
-/// before it ship `cli.js` for Node). Older releases get these too, flagged unverified.
+/// The oldest behaviours Mneme reproduces: 2.1.80's (`since`, the matrix's oldest release;
+/// releases up to 2.1.112 ship `cli.js` for Node). Older releases get these too, flagged
+/// unverified: 2.1.70, for one, ends with an error instead of dropping a file nested too deep.
 pub const BASELINE: Profile = Profile {
-    since: ClaudeVersion::new(2, 1, 113),
+    since: ClaudeVersion::new(2, 1, 80),
+    runtime: Runtime::Node,
     instructions: InstructionsWrapper::UserContext,
     lazy: LazyAttachment::InToolResult,
-    truncation_note: TruncationNote::Reason,
+    truncation_note: TruncationNote::FirstLines,
     memory_policy_revision: 1,
     rules_follow_symlinks: true,
     links_judged_by_realpath: false,
@@ -344,11 +382,12 @@ pub const BASELINE: Profile = Profile {
     cwd_as_spelled: false,
     claude_mds_switch_covers_reads: false,
     managed_files_own_label: false,
+    lexes_only_files_with_at: false,
     blockquote_ends_at_indented_html: false,
     settings_env_ignored: &[],
     repo_env_ignored: &[],
     oversized_files_left_out: false,
-    bare_loads_nothing: false,
+    bare_loads_nothing: true,
     comments_rerender_only_when_removed: false,
     local_settings_from_repo_root: false,
     project_rules_need_project_source: false,
@@ -357,6 +396,9 @@ pub const BASELINE: Profile = Profile {
 /// Every change since the baseline, with the first release that has it, oldest first.
 /// Found by bisecting the npm releases (docs/claude-code-versions.md).
 pub static CHANGES: &[(ClaudeVersion, Change)] = &[
+    (ClaudeVersion::new(2, 1, 81), Change::BareLoadsAddDirs),
+    (ClaudeVersion::new(2, 1, 83), Change::MemoryIndexSizeCap),
+    (ClaudeVersion::new(2, 1, 113), Change::BunBinary),
     (ClaudeVersion::new(2, 1, 121), Change::MemoryDirFromUserLevelOnly),
     (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
     (ClaudeVersion::new(2, 1, 149), Change::ClaudeMdsSwitchCoversReads),
@@ -370,6 +412,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
     (ClaudeVersion::new(2, 1, 239), Change::FrontmatterAfterBom),
+    (ClaudeVersion::new(2, 1, 242), Change::LexesOnlyFilesWithAt),
     (ClaudeVersion::new(2, 1, 246), Change::RepoEnvIgnoresBareMode),
     (ClaudeVersion::new(2, 1, 251), Change::RepoEnvIgnoresLocations),
     (ClaudeVersion::new(2, 1, 268), Change::InstructionsOwnReminder),
@@ -395,6 +438,14 @@ pub fn behaviours(version: ClaudeVersion) -> Profile {
         p.since = since;
     }
     p
+}
+
+impl Profile {
+    /// The same release run by `runtime`: a native install of a release whose npm package was
+    /// still `cli.js` runs as a binary.
+    pub fn with_runtime(self, runtime: Runtime) -> Profile {
+        Profile { runtime, ..self }
+    }
 }
 
 /// The releases the test matrix runs the real binary for, one per line (`#` comments).
@@ -487,8 +538,18 @@ mod tests {
 
     #[test]
     fn each_release_gets_the_changes_up_to_it() {
-        assert_eq!(behaviours(v("2.1.120")), BASELINE);
+        assert_eq!(behaviours(v("2.1.80")), BASELINE);
         assert_eq!(behaviours(v("1.0.0")), BASELINE);
+        // Up to 2.1.80 bare mode loads nothing, as again from 2.1.286; MEMORY.md has only its
+        // line cap before 2.1.83; npm's package runs on Node up to 2.1.112.
+        assert!(BASELINE.bare_loads_nothing && !behaviours(v("2.1.81")).bare_loads_nothing);
+        assert!(!behaviours(v("2.1.285")).bare_loads_nothing && behaviours(v("2.1.286")).bare_loads_nothing);
+        assert_eq!(behaviours(v("2.1.81")).truncation_note, TruncationNote::FirstLines);
+        assert_eq!(behaviours(v("2.1.83")).truncation_note, TruncationNote::Reason);
+        assert_eq!(behaviours(v("2.1.112")).runtime, Runtime::Node);
+        assert_eq!(behaviours(v("2.1.113")).runtime, Runtime::Bun);
+        assert_eq!(behaviours(v("2.1.120")).since, v("2.1.113"));
+        assert!(!behaviours(v("2.1.241")).lexes_only_files_with_at && behaviours(v("2.1.242")).lexes_only_files_with_at);
         // Before 2.1.160: managed files labelled as the user's until 2.1.136, the
         // CLAUDE_CODE_DISABLE_CLAUDE_MDS switch blind to reads until 2.1.149, files attached
         // after a Read appended to its result until 2.1.154, the memory folder only from the

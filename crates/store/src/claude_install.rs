@@ -8,6 +8,7 @@
 //! updates.
 
 use crate::env::Environment;
+use mneme_core::versions::Runtime;
 use mneme_core::ClaudeVersion;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -46,6 +47,9 @@ pub struct ClaudeInstall {
     /// `None` when `claude --version` failed; `version_error` says why.
     pub version: Option<ClaudeVersion>,
     pub version_error: Option<String>,
+    /// What runs it, when the file says: a Node script (`cli.js`, npm's package up to
+    /// 2.1.112) or a compiled binary. `None` for a launcher script of another kind.
+    pub runtime: Option<Runtime>,
 }
 
 /// Finds the Claude Code this user runs, or `None` when there is none.
@@ -56,7 +60,23 @@ pub fn detect(env: &Environment) -> Option<ClaudeInstall> {
         Ok(v) => (Some(v), None),
         Err(e) => (None, Some(e.to_string())),
     };
-    Some(ClaudeInstall { path, resolved, found_by, version, version_error })
+    let runtime = runtime_of(&resolved);
+    Some(ClaudeInstall { path, resolved, found_by, version, version_error, runtime })
+}
+
+/// Node for a script whose `#!` line names node, a binary for an executable format (ELF,
+/// Mach-O), else unknown.
+pub fn runtime_of(file: &Path) -> Option<Runtime> {
+    let mut head = [0u8; 128];
+    let n = std::fs::File::open(file).and_then(|mut f| f.read(&mut head)).ok()?;
+    let head = &head[..n];
+    let first_line = head.split(|&b| b == b'\n').next().unwrap_or(head);
+    if first_line.starts_with(b"#!") {
+        return first_line.windows(4).any(|w| w == b"node").then_some(Runtime::Node);
+    }
+    let binary = head.starts_with(b"\x7fELF")
+        || [[0xcf, 0xfa, 0xed, 0xfe], [0xca, 0xfe, 0xba, 0xbe]].iter().any(|magic| head.starts_with(magic));
+    binary.then_some(Runtime::Bun)
 }
 
 /// Every place Claude Code may be, in the order a user's shell and the installers make them
@@ -258,5 +278,20 @@ mod tests {
         let env = Environment::with_home(t.path().join("home")).set_var("PATH", t.path().join("bin").to_string_lossy());
         // Only the system-wide npm prefixes lie outside the temporary folder.
         assert!(detect(&env).is_none_or(|found| found.found_by == FoundBy::NpmGlobal && found.path.starts_with("/usr")));
+    }
+
+    #[test]
+    fn the_runtime_is_read_from_the_file() {
+        let t = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let p = t.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        assert_eq!(runtime_of(&write("cli.js", b"#!/usr/bin/env node\n// (c)\n")), Some(Runtime::Node));
+        assert_eq!(runtime_of(&write("elf", b"\x7fELF\x02\x01\x01\0")), Some(Runtime::Bun));
+        assert_eq!(runtime_of(&write("macho", &[0xcf, 0xfa, 0xed, 0xfe, 7, 0, 0, 1])), Some(Runtime::Bun));
+        assert_eq!(runtime_of(&write("launcher", b"#!/bin/sh\nexec node \"$0.js\"\n")), None, "only the #! line counts");
+        assert_eq!(runtime_of(&t.path().join("missing")), None);
     }
 }
