@@ -150,15 +150,18 @@ pub struct TouchedView {
 }
 
 /// The folder as releases that took the composed (NFC) spelling of their working folder saw
-/// it; they ended at once, without a word, where only the decomposed spelling exists.
-fn composed_cwd(cwd: PathBuf, claude_code: &RenderedFor) -> Result<PathBuf, ApiError> {
+/// it. Where only the decomposed spelling exists, 2.1.84–2.1.159 did not start
+/// (`refuse_missing`); older releases started all the same in the composed path, which holds
+/// nothing, so only what lies outside it loads (the user's files, the memory folder named
+/// after the composed path).
+fn composed_cwd(cwd: PathBuf, claude_code: &RenderedFor, refuse_missing: bool) -> Result<PathBuf, ApiError> {
     let Some(text) = cwd.to_str() else { return Ok(cwd) };
     let composed = paths::nfc(text);
     if composed == text {
         return Ok(cwd);
     }
     let composed = PathBuf::from(composed);
-    if composed.is_dir() {
+    if composed.is_dir() || !refuse_missing {
         Ok(composed)
     } else {
         Err(ApiError::invalid(format!(
@@ -195,7 +198,7 @@ impl Mneme {
         let (claude_code, profile) = self.rendered_for(req.claude_version);
         let cwd = paths::project_root(&req.cwd);
         // Releases before 2.1.160 work in the composed (NFC) spelling of the folder they start in.
-        let cwd = if profile.cwd_as_spelled { cwd } else { composed_cwd(cwd, &claude_code)? };
+        let cwd = if profile.cwd_as_spelled { cwd } else { composed_cwd(cwd, &claude_code, profile.refuses_missing_composed_cwd)? };
         let enabled = match &req.setting_sources {
             Some(list) => EnabledSources::parse(list)?,
             None => EnabledSources::all(),

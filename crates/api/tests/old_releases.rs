@@ -82,7 +82,11 @@ fn before_2_1_160_the_working_folder_is_taken_in_its_composed_spelling() {
     let err = m.context(&at(alone.clone(), 159)).unwrap_err().to_string();
     assert!(err.contains("Claude Code 2.1.159 does not start in") && err.contains("composed (NFC) spelling"), "{err}");
     assert!(err.contains("Rename the folder") && err.contains("2.1.160"), "{err}");
-    assert!(m.context(&at(alone, 160)).unwrap().block.contains("ALONE"));
+    assert!(m.context(&at(alone.clone(), 160)).unwrap().block.contains("ALONE"));
+    // Before 2.1.84 they started all the same, in the composed path, where nothing is.
+    let started = m.context(&at(alone.clone(), 83)).unwrap();
+    assert!(!started.block.contains("ALONE"), "{}", started.block);
+    assert_eq!(started.cwd.to_str().unwrap(), mneme_store::paths::nfc(alone.to_str().unwrap()));
 }
 
 #[test]

@@ -94,10 +94,12 @@ pub fn parse_memory_file_content(
     // Newer releases look past a byte-order mark for the frontmatter (older ones saw no
     // frontmatter there, so a rule's `paths:` did not apply).
     let parsed = match raw.strip_prefix('\u{FEFF}') {
-        Some(rest) if profile.frontmatter_after_bom && frontmatter::parse(rest).frontmatter.is_some() => frontmatter::parse(rest),
-        _ => frontmatter::parse(raw),
+        Some(rest) if profile.frontmatter_after_bom && frontmatter::parse(rest).frontmatter.is_some() => {
+            frontmatter::parse_with(rest, profile.runtime)
+        }
+        _ => frontmatter::parse_with(raw, profile.runtime),
     };
-    let globs = frontmatter::rule_globs(parsed.frontmatter.as_ref());
+    let globs = frontmatter::rule_globs_as(parsed.frontmatter.as_ref(), profile);
     let body = parsed.body;
     let has_comment = body.contains("<!--");
     // An include needs an `@`; without one (and without a comment to strip) lexing cannot

@@ -5,6 +5,7 @@
 //! has `type:` at the top level, the current one nests it as `metadata: { type: }`.
 
 use crate::MemoryType;
+use crate::versions::Runtime;
 use regex::Regex;
 use std::sync::LazyLock;
 use yaml_serde::{Mapping, Value};
@@ -84,17 +85,25 @@ pub fn block_bounds(content: &str) -> Option<(std::ops::Range<usize>, usize)> {
     Some((start..close, close + 3 + ws))
 }
 
-/// Split and parse. Never fails: a bad block yields empty fields plus an error.
+/// Split and parse as a Bun binary reads YAML. Never fails: a bad block yields empty fields
+/// plus an error.
 pub fn parse(content: &str) -> Parsed<'_> {
+    parse_with(content, Runtime::Bun)
+}
+
+/// [`parse`] as `runtime` reads YAML: Bun's parser takes tab indentation and repeated keys
+/// (the last wins); Node releases use the strict `yaml` package, which refuses both, and then
+/// only retry with awkward values quoted.
+pub fn parse_with(content: &str, runtime: Runtime) -> Parsed<'_> {
     let Some((range, whole)) = block_bounds(content) else {
         return Parsed { frontmatter: None, body: content };
     };
     let yaml = content[range].to_string();
-    let (fields, error) = parse_yaml(&yaml);
+    let (fields, error) = parse_yaml(&yaml, runtime);
     Parsed { frontmatter: Some(Frontmatter { yaml, fields, error, block_len: whole }), body: &content[whole..] }
 }
 
-fn parse_yaml(yaml: &str) -> (Mapping, Option<FrontmatterError>) {
+fn parse_yaml(yaml: &str, runtime: Runtime) -> (Mapping, Option<FrontmatterError>) {
     if let Some(m) = parse_simple_yaml(yaml) {
         return (m, None);
     }
@@ -104,7 +113,10 @@ fn parse_yaml(yaml: &str) -> (Mapping, Option<FrontmatterError>) {
     }
     match yaml_serde::from_str::<Value>(yaml) {
         Ok(v) => (as_mapping(v), None),
-        Err(first) => match yaml_serde::from_str::<Value>(&quote_problematic_values(&last_key_wins(&untab_indents(yaml)))) {
+        Err(first) => match yaml_serde::from_str::<Value>(&match runtime {
+            Runtime::Bun => quote_problematic_values(&last_key_wins(&untab_indents(yaml))),
+            Runtime::Node => quote_problematic_values(yaml),
+        }) {
             Ok(v) => (as_mapping(v), None),
             Err(_) => (
                 Mapping::new(),
@@ -329,6 +341,51 @@ impl Frontmatter {
             .collect()
     }
 
+    /// `paths:` as releases before 2.1.84 split it: the value walked like a string, so a list's
+    /// entries run together into one pattern (`[a, b]` reads `ab`), an entry that is exactly
+    /// `{`, `}` or `,` acting as that character (commas inside an entry never split it); a
+    /// number or a boolean gives no pattern at all. The parts still need their braces expanded.
+    pub fn paths_parts_as_2_1_83(&self) -> Option<Vec<String>> {
+        fn js_string(v: &Value) -> String {
+            match v {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                Value::Null => "null".to_string(),
+                Value::Sequence(items) => items.iter().map(js_string).collect::<Vec<_>>().join(","),
+                _ => "[object Object]".to_string(),
+            }
+        }
+        let items = match self.get("paths")? {
+            Value::String(s) => return Some(split_outside_braces(s)),
+            Value::Sequence(items) => items,
+            _ => return None,
+        };
+        let (mut parts, mut current, mut depth) = (Vec::new(), String::new(), 0i64);
+        let mut finish = |current: &mut String, parts: &mut Vec<String>| {
+            let t = crate::text::js_trim(current);
+            if !t.is_empty() {
+                parts.push(t.to_string());
+            }
+            current.clear();
+        };
+        for item in items {
+            let w = js_string(item);
+            match w.as_str() {
+                "{" => depth += 1,
+                "}" => depth -= 1,
+                "," if depth == 0 => {
+                    finish(&mut current, &mut parts);
+                    continue;
+                }
+                _ => {}
+            }
+            current.push_str(&w);
+        }
+        finish(&mut current, &mut parts);
+        Some(parts)
+    }
+
     /// The raw `paths:` value: a string or a list of strings.
     pub fn paths(&self) -> Option<Vec<String>> {
         // Only text counts: `paths: true` or `paths: 42` leave the rule unconditional, as in
@@ -369,6 +426,16 @@ pub fn split_paths(values: &[String]) -> Vec<String> {
     let mut budget = MAX_EXPANSION_BYTES;
     for part in values.iter().flat_map(|v| split_outside_braces(v)) {
         expand_braces(&part, &mut out, &mut budget);
+    }
+    out
+}
+
+/// [`split_paths`] for parts already split at their commas.
+fn expand_parts(parts: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut budget = MAX_EXPANSION_BYTES;
+    for part in parts {
+        expand_braces(part, &mut out, &mut budget);
     }
     out
 }
@@ -426,14 +493,24 @@ fn expand_braces(pattern: &str, out: &mut Vec<String>, budget: &mut usize) {
 /// Claude Code's `parseFrontmatterPaths`: the globs a rule applies to, with a trailing `/**`
 /// removed; `None` when the rule is unconditional (no `paths`, or only `**`).
 pub fn rule_globs(fm: Option<&Frontmatter>) -> Option<Vec<String>> {
+    rule_globs_as(fm, &crate::versions::newest())
+}
+
+/// [`rule_globs`] as the release of `profile` reads `paths:`.
+pub fn rule_globs_as(fm: Option<&Frontmatter>, profile: &crate::versions::Profile) -> Option<Vec<String>> {
     let fm = fm?;
-    // Frontmatter that does not parse makes a rule that never loads, at start or later: a
-    // conditional rule with nothing to match (every release in the matrix).
     if fm.error.is_some() {
-        return Some(Vec::new());
+        return match profile.runtime {
+            // Frontmatter that does not parse makes a rule that never loads, at start or
+            // later: a conditional rule with nothing to match (every binary in the matrix).
+            Runtime::Bun => Some(Vec::new()),
+            // On Node a frontmatter the `yaml` package refuses (tab indentation, a repeated
+            // key) reads as no frontmatter: the rule loads at start (2.1.80-2.1.112).
+            Runtime::Node => None,
+        };
     }
-    let raw = fm.paths()?;
-    let patterns: Vec<String> = split_paths(&raw)
+    let expanded = if profile.paths_lists_split { split_paths(&fm.paths()?) } else { expand_parts(&fm.paths_parts_as_2_1_83()?) };
+    let patterns: Vec<String> = expanded
         .into_iter()
         .map(|p| p.strip_suffix("/**").map(str::to_string).unwrap_or(p))
         .filter(|p| !p.is_empty())
@@ -471,6 +548,38 @@ pub fn links(body: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::versions::{behaviours, ClaudeVersion};
+
+    fn globs_at(text: &str, patch: u32) -> Option<Vec<String>> {
+        let profile = behaviours(ClaudeVersion::new(2, 1, patch));
+        rule_globs_as(parse_with(text, profile.runtime).frontmatter.as_ref(), &profile)
+    }
+
+    #[test]
+    fn node_releases_read_yaml_strictly_and_a_refused_block_is_no_frontmatter() {
+        // Tab indentation and a repeated key: a binary's parser takes both; Node's `yaml`
+        // package refuses them, and the rule then loads at start as if it had no frontmatter.
+        for text in ["---\npaths:\n\t- src/**\n---\nR\n", "---\npaths: \"a/**\"\npaths: \"src/**\"\n---\nR\n"] {
+            assert_eq!(globs_at(text, 113), Some(vec!["src".to_string()]), "{text:?}");
+            assert_eq!(globs_at(text, 112), None, "{text:?}");
+        }
+        // Broken YAML that quoting mends is read the same way by both.
+        assert_eq!(globs_at("---\npaths: [src/**\n---\nR\n", 112), globs_at("---\npaths: [src/**\n---\nR\n", 113));
+    }
+
+    #[test]
+    fn before_2_1_84_a_paths_list_runs_together() {
+        let list = "---\npaths:\n  - \"lib/**/*.dart\"\n  - \"test/**/*.dart\"\n---\nR\n";
+        assert_eq!(globs_at(list, 83), Some(vec!["lib/**/*.darttest/**/*.dart".to_string()]));
+        assert_eq!(globs_at(list, 84), Some(vec!["lib/**/*.dart".to_string(), "test/**/*.dart".to_string()]));
+        // One entry is the same either way; a lone `,` entry still separates, a comma inside an
+        // entry does not, and braces still expand.
+        assert_eq!(globs_at("---\npaths:\n  - \"src/**\"\n---\nR\n", 83), Some(vec!["src".to_string()]));
+        assert_eq!(globs_at("---\npaths: [\"a/*\", \",\", \"b/*,c\"]\n---\nR\n", 83), Some(vec!["a/*".to_string(), "b/*,c".to_string()]));
+        assert_eq!(globs_at("---\npaths: [\"x.{ts,js}\"]\n---\nR\n", 83), Some(vec!["x.ts".to_string(), "x.js".to_string()]));
+        // A number is no pattern at all: the rule is unconditional.
+        assert_eq!(globs_at("---\npaths: 42\n---\nR\n", 83), None);
+    }
 
     #[test]
     fn aliases_that_would_expand_to_gigabytes_are_refused_as_excessive() {

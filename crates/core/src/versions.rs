@@ -203,6 +203,13 @@ pub struct Profile {
     /// Managed-policy files (`/etc/claude-code`) carry their own label; older releases gave
     /// them the user's ("user's private global instructions for all projects").
     pub managed_files_own_label: bool,
+    /// With the working folder taken in its composed spelling (`cwd_as_spelled` off), a folder
+    /// with no composed twin stops Claude Code from starting; before 2.1.84 it started in the
+    /// composed path all the same.
+    pub refuses_missing_composed_cwd: bool,
+    /// Each entry of a `paths:` list is its own pattern; before, the list was walked like a
+    /// string and its entries ran together into one (`frontmatter::paths_parts_as_2_1_83`).
+    pub paths_lists_split: bool,
     /// A file that can include others is lexed (and can fail, nested too deep) only when it
     /// holds an `@` or a comment; older releases lex every such file.
     pub lexes_only_files_with_at: bool,
@@ -259,6 +266,10 @@ pub enum Change {
     BareLoadsAddDirs,
     /// MEMORY.md gets a size cap besides the line cap, and a note that says which was met.
     MemoryIndexSizeCap,
+    /// A `paths:` list's entries are separate patterns.
+    PathsListsSplit,
+    /// A working folder with no composed twin stops Claude Code from starting.
+    RefusesMissingComposedCwd,
     /// The npm package became a Bun binary instead of `cli.js` for Node.
     BunBinary,
     /// Files without an `@` or a comment are no longer lexed.
@@ -326,6 +337,8 @@ impl Change {
         match self {
             Change::BareLoadsAddDirs => p.bare_loads_nothing = false,
             Change::MemoryIndexSizeCap => p.truncation_note = TruncationNote::Reason,
+            Change::PathsListsSplit => p.paths_lists_split = true,
+            Change::RefusesMissingComposedCwd => p.refuses_missing_composed_cwd = true,
             Change::BunBinary => p.runtime = Runtime::Bun,
             Change::LexesOnlyFilesWithAt => p.lexes_only_files_with_at = true,
             Change::ManagedFilesOwnLabel => p.managed_files_own_label = true,
@@ -360,9 +373,10 @@ impl Change {
     }
 }
 
-/// The oldest behaviours Mneme reproduces: 2.1.80's (`since`, the matrix's oldest release;
-/// releases up to 2.1.112 ship `cli.js` for Node). Older releases get these too, flagged
-/// unverified: 2.1.70, for one, ends with an error instead of dropping a file nested too deep.
+/// The oldest behaviours Mneme reproduces: 2.1.80's (`since`, the oldest release differential
+/// runs compared; the matrix's oldest is 2.1.100, and releases up to 2.1.112 ship `cli.js` for
+/// Node). Older releases get these too, flagged unverified: 2.1.70, for one, ends with an error
+/// instead of dropping a file nested too deep.
 pub const BASELINE: Profile = Profile {
     since: ClaudeVersion::new(2, 1, 80),
     runtime: Runtime::Node,
@@ -382,6 +396,8 @@ pub const BASELINE: Profile = Profile {
     cwd_as_spelled: false,
     claude_mds_switch_covers_reads: false,
     managed_files_own_label: false,
+    refuses_missing_composed_cwd: false,
+    paths_lists_split: false,
     lexes_only_files_with_at: false,
     blockquote_ends_at_indented_html: false,
     settings_env_ignored: &[],
@@ -398,6 +414,8 @@ pub const BASELINE: Profile = Profile {
 pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 81), Change::BareLoadsAddDirs),
     (ClaudeVersion::new(2, 1, 83), Change::MemoryIndexSizeCap),
+    (ClaudeVersion::new(2, 1, 84), Change::PathsListsSplit),
+    (ClaudeVersion::new(2, 1, 84), Change::RefusesMissingComposedCwd),
     (ClaudeVersion::new(2, 1, 113), Change::BunBinary),
     (ClaudeVersion::new(2, 1, 121), Change::MemoryDirFromUserLevelOnly),
     (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
@@ -546,6 +564,8 @@ mod tests {
         assert!(!behaviours(v("2.1.285")).bare_loads_nothing && behaviours(v("2.1.286")).bare_loads_nothing);
         assert_eq!(behaviours(v("2.1.81")).truncation_note, TruncationNote::FirstLines);
         assert_eq!(behaviours(v("2.1.83")).truncation_note, TruncationNote::Reason);
+        assert!(!behaviours(v("2.1.83")).paths_lists_split && behaviours(v("2.1.84")).paths_lists_split);
+        assert!(!behaviours(v("2.1.83")).refuses_missing_composed_cwd && behaviours(v("2.1.84")).refuses_missing_composed_cwd);
         assert_eq!(behaviours(v("2.1.112")).runtime, Runtime::Node);
         assert_eq!(behaviours(v("2.1.113")).runtime, Runtime::Bun);
         assert_eq!(behaviours(v("2.1.120")).since, v("2.1.113"));
