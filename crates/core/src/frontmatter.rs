@@ -362,7 +362,7 @@ impl Frontmatter {
             _ => return None,
         };
         let (mut parts, mut current, mut depth) = (Vec::new(), String::new(), 0i64);
-        let mut finish = |current: &mut String, parts: &mut Vec<String>| {
+        let finish = |current: &mut String, parts: &mut Vec<String>| {
             let t = crate::text::js_trim(current);
             if !t.is_empty() {
                 parts.push(t.to_string());
