@@ -2,7 +2,7 @@
 """The version matrix's expected outputs, generated from the real Claude Code binaries.
 
 Usage: capture_matrix.py --root ROOT --out OUT [--cache DIR] --bin VERSION=PATH [--bin ...]
-                         [--random N] [--seed S] [--jobs J]
+                         [--random N] [--seed S] [--jobs J] [--only SET,...] [--real-corpus DIR]
 
 Builds every fixture set under ROOT/<version>/ (the shared conformance fixtures, the extra hostile cases,
 the real-world corpus, the version-difference families and a seeded random sweep of N trees
@@ -50,8 +50,8 @@ IN_RESULT = "\n\n<system-reminder>\nContents of "
 LAZY_EXTRACTION = "system-blocks-v3"
 
 
-def build(root, random_n, seed):
-    """Builds every fixture set; answers {set name: folder}."""
+def build(root, random_n, seed, only=None, real_corpus=None):
+    """Builds every fixture set (or those named in `only`); answers {set name: folder}."""
     sets = {
         "shared": ([os.path.join(TD, "conformance", "make_fixtures.py")], None),
         "extra": ([os.path.join(TD, "conformance-extra", "make_extra.py")], None),
@@ -64,6 +64,14 @@ def build(root, random_n, seed):
         per["gen_paths"] = random_n - sum(per.values())
         for gen, n in per.items():
             sets[f"rand_{gen}"] = ([os.path.join(TD, "differential", f"{gen}.py")], [str(n), str(seed)])
+    if real_corpus:
+        # Repositories outside the corpus, laid out like it (scripts/sweep-real.sh).
+        sets["sweep"] = ([os.path.join(TD, "realworld", "build_fixtures.py"), "--corpus", real_corpus, "--root"], None)
+    if only:
+        unknown = set(only) - set(sets)
+        if unknown:
+            sys.exit(f"capture_matrix: no fixture set {', '.join(sorted(unknown))}; the sets are {', '.join(sets)}")
+        sets = {k: v for k, v in sets.items() if k in only}
     out = {}
     for name, (cmd, extra) in sets.items():
         folder = os.path.join(root, name)
@@ -250,6 +258,8 @@ def main():
     ap.add_argument("--random", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=3)
+    ap.add_argument("--only", help="comma list of fixture sets to capture (shared, extra, versions, real, sweep, rand_*)")
+    ap.add_argument("--real-corpus", help="a folder of <owner>__<repo>/tree entries to capture as the set 'sweep'")
     ap.add_argument("--allow-refusals", action="store_true",
                     help="skip, instead of failing, cases a release answers itself without a request")
     a = ap.parse_args()
@@ -261,7 +271,9 @@ def main():
     # Each release gets its own copy of every fixture: Claude Code writes into the config
     # folder it runs with (.claude.json, plugin state), which the next release must not see.
     for version, binary, set_name, folder in [(v, b, s, f) for v, b in bins.items()
-                                              for s, f in build(os.path.join(root, v), a.random, a.seed).items()]:
+                                              for s, f in build(os.path.join(root, v), a.random, a.seed,
+                                                                only=a.only.split(",") if a.only else None,
+                                                                real_corpus=os.path.abspath(a.real_corpus) if a.real_corpus else None).items()]:
         for fx_name in sorted(os.listdir(folder)):
             fixture = os.path.join(folder, fx_name)
             if not os.path.isdir(os.path.join(fixture, "cases")):

@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """Build the Claude Code fixtures for the real-world memory corpus (testdata/realworld).
 
-Usage: build_fixtures.py [--root DIR] [NAME ...]   (default: /tmp/ccreal, every <owner>__<repo>/ with a tree/)
+Usage: build_fixtures.py [--root DIR] [--corpus DIR] [NAME ...]
+       (default: /tmp/ccreal, every <owner>__<repo>/ with a tree/ in this folder)
+
+--corpus reads the entries from another folder laid out the same way (scripts/sweep-real.sh runs
+repositories that are not in the corpus through real Claude Code releases this way). An entry's
+optional cases.json adds cases: {"name": ["cwd relative to the fixture", "stub args"]}, with
+{repo} in the stub args standing for the fixture's repository.
 
 For each corpus entry testdata/realworld/<owner>__<repo>/ it (re)creates
     /tmp/ccreal/<owner>__<repo>/repo/     git repo: tree/ copied in, one commit
@@ -12,7 +18,7 @@ The committed goldens were captured at /tmp/ccreal: the auto-memory dir name and
 the captures derive from it. The version matrix builds elsewhere (--root) and captures there. Files are written in sorted path order; rules-dir readdir order is recorded
 because Claude Code loads rules in readdir order.
 """
-import os, shutil, subprocess, sys
+import json, os, shutil, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
@@ -53,8 +59,8 @@ def copytree_sorted(src, dst):
             shutil.copyfile(os.path.join(dirpath, fn), os.path.join(dst, rel, fn))
 
 
-def build(name):
-    tree = os.path.join(HERE, name, "tree")
+def build(name, corpus=HERE):
+    tree = os.path.join(corpus, name, "tree")
     fx = os.path.join(ROOT, name)
     if os.path.exists(fx):
         shutil.rmtree(fx)
@@ -70,6 +76,10 @@ def build(name):
         copytree_sorted(mem_src, md)
     cases = {"root": ("repo", "")}
     cases.update(EXTRA.get(name, {}))
+    extra_cases = os.path.join(corpus, name, "cases.json")
+    if os.path.exists(extra_cases):
+        with open(extra_cases, encoding="utf-8") as f:
+            cases.update({c: tuple(v) for c, v in json.load(f).items()})
     os.makedirs(os.path.join(fx, "cases"))
     for c, (cwd, stub) in cases.items():
         with open(os.path.join(fx, "cases", c + ".env"), "w") as f:
@@ -82,12 +92,17 @@ def build(name):
 def main():
     global ROOT
     args = sys.argv[1:]
-    if args[:1] == ["--root"]:
-        ROOT, args = os.path.abspath(args[1]), args[2:]
-    names = args or sorted(d for d in os.listdir(HERE)
-                                   if os.path.isdir(os.path.join(HERE, d, "tree")))
+    corpus = HERE
+    while args[:1] in (["--root"], ["--corpus"]):
+        if args[0] == "--root":
+            ROOT = os.path.abspath(args[1])
+        else:
+            corpus = os.path.abspath(args[1])
+        args = args[2:]
+    names = args or sorted(d for d in os.listdir(corpus)
+                                   if os.path.isdir(os.path.join(corpus, d, "tree")))
     for n in names:
-        build(n)
+        build(n, corpus)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-//! What releases before 2.1.160 do differently, through the operations every shell calls
+//! What older releases do differently, through the operations every shell calls
 //! (`Mneme::context`, `Mneme::touched`): rows 28, 29 and 30 of docs/claude-code-versions.md, each
 //! checked on the last release with the old behaviour and the first with the new one. (Rows 26
 //! and 27, the managed label and the files appended to a Read's result, are rendering; the
@@ -181,4 +181,28 @@ fn before_2_1_242_a_file_without_an_at_sign_is_lexed_and_can_be_too_deep() {
     assert!(!old.block.contains("DEEP-PLAIN") && old.block.contains("SHALLOW RULE"), "{}", &old.block[..300.min(old.block.len())]);
     assert!(old.skipped.iter().any(|s| s.path.ends_with("CLAUDE.md")), "the dropped file is reported: {:?}", old.skipped);
     assert!(m.context(&at(repo.clone(), 242)).unwrap().block.contains("DEEP-PLAIN"));
+}
+
+#[test]
+fn from_2_1_311_to_2_1_330_the_lexer_runs_out_of_stack_sooner() {
+    let t = TestHome::new();
+    let repo = t.git_repo("code/app");
+    let m = mneme(&t);
+    let loads = |levels: usize, patch: u32| {
+        // The comment sends the file through the lexer in every release.
+        write_file(&repo.join("CLAUDE.md"), &format!("<!-- c -->\nDEEP\n\n{} bottom\n", ">".repeat(levels)));
+        let view = m.context(&at(repo.clone(), patch)).unwrap();
+        let skipped = view.skipped.iter().any(|s| s.path.ends_with("CLAUDE.md"));
+        assert_eq!(view.block.contains("DEEP"), !skipped, "a file left out is reported ({levels} levels, 2.1.{patch})");
+        !skipped
+    };
+    // 2.1.310 loads 11,585 quote levels; 2.1.311-2.1.327 stop near 7,700-7,900; 2.1.328-2.1.330
+    // near 8,460; 2.1.331 loads more than 14,500.
+    assert!(loads(7_800, 310));
+    assert!(!loads(7_800, 311));
+    assert!(!loads(7_800, 327));
+    assert!(loads(7_800, 328));
+    assert!(!loads(8_500, 330));
+    assert!(loads(8_500, 331));
+    assert!(loads(7_400, 316), "under every release's limit");
 }

@@ -109,14 +109,14 @@ pub fn parse_memory_file_content(
     // text tokens, and lexing them was most of a large load's time.
     let dialect = marked::Dialect {
         blockquote_ends_at_indented_html: profile.blockquote_ends_at_indented_html,
-        node_stack: profile.runtime == mneme_core::versions::Runtime::Node,
+        max_block_nesting: profile.block_nesting,
     };
     // Lexing can also fail: past the nesting limit Claude Code's lexer runs out of stack and the
     // file is dropped. Every block level opens on a line with one more character of container
     // syntax in front (`>`, a list marker, indentation), so a file whose lines never start with
     // that many cannot nest that deep and need not be lexed to see; releases before 2.1.242
     // lex every file that can include, `@` or not.
-    let could_be_too_deep = longest_container_prefix(body) >= marked::max_block_nesting(dialect);
+    let could_be_too_deep = longest_container_prefix(body) >= dialect.max_block_nesting;
     let has_include =
         include_base.is_some() && (body.contains('@') || (could_be_too_deep && !profile.lexes_only_files_with_at));
     if has_include && !has_comment && truncation == Truncation::None && is_plain_text(body) && !could_be_too_deep {

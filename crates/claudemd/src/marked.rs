@@ -513,28 +513,28 @@ pub struct Lexer {
 }
 
 /// Which release's lexer rules to follow where they differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dialect {
     /// [`BLOCKQUOTE_331`]: indented HTML ends a blockquote's lazy continuation.
     pub blockquote_ends_at_indented_html: bool,
-    /// The release runs on Node, whose smaller stack ends nesting at
-    /// [`MAX_BLOCK_NESTING_NODE`] instead of [`MAX_BLOCK_NESTING`].
-    pub node_stack: bool,
+    /// Block nesting past which the lex fails: where the release's lexer runs out of stack
+    /// (`Profile::block_nesting`; [`MAX_BLOCK_NESTING`] for the newest releases).
+    pub max_block_nesting: usize,
 }
 
-/// Block nesting (`>>>>…`, `- - - …`, `> - > - …`) deeper than this fails the lex
-/// ([`LexError::TooDeep`]) and the file is left out, saying why. Claude Code drops a file only
-/// when JavaScript runs out of stack: under an 8 MiB stack, 11,500 to 13,750 quote levels and
-/// more list levels, by release (`scripts/claude-nesting-limit.sh`; docs/benchmarks.md, "How deep
-/// Claude Code nests"). This sits just under the lowest of those, so up to here the port loads
-/// what every measured release loads. The recursion grows its stack on the heap ([`grow`]).
-pub(crate) const MAX_BLOCK_NESTING: usize = 11_000;
+impl Default for Dialect {
+    fn default() -> Self {
+        Dialect { blockquote_ends_at_indented_html: false, max_block_nesting: MAX_BLOCK_NESTING }
+    }
+}
 
-/// [`MAX_BLOCK_NESTING`] for releases that run on Node (`cli.js`, up to 2.1.112). Node's
-/// default stack is about 1 MB: Claude Code 2.1.112 on Node 20 loads 2,050 quote levels and
-/// drops 2,100, and loads 1,500 list levels and drops 2,000. The exact depth moves with the
-/// Node version and its `--stack-size`, so this sits under both measured bounds.
-pub(crate) const MAX_BLOCK_NESTING_NODE: usize = 1_500;
+/// Block nesting (`>>>>…`, `- - - …`, `> - > - …`) deeper than a release's limit fails the lex
+/// ([`LexError::TooDeep`]) and the file is left out, saying why. Claude Code drops a file only
+/// when JavaScript runs out of stack, at a depth that depends on the release (its runtime and
+/// the size of its lexer's frames), so the limits are release facts kept with the others in
+/// `mneme_core::versions` (`Profile::block_nesting`). This one, the newest binaries', is the
+/// default. The recursion grows its stack on the heap ([`grow`]).
+pub(crate) const MAX_BLOCK_NESTING: usize = mneme_core::versions::BLOCK_NESTING_BINARY;
 
 /// Inline nesting (`*a *a …`, `**a **a …`, `[[[…`) deeper than this fails the lex. Claude Code
 /// goes to about 10,000 levels, but each inline level keeps a masked copy of its text and
@@ -563,15 +563,6 @@ pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }
 
-/// The block nesting at which a lex in `dialect` fails.
-pub(crate) fn max_block_nesting(dialect: Dialect) -> usize {
-    if dialect.node_stack {
-        MAX_BLOCK_NESTING_NODE
-    } else {
-        MAX_BLOCK_NESTING
-    }
-}
-
 /// `new Lexer({ gfm: false }).lex(src)`.
 pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
     lex_with_skipped(src).map(|(tokens, _)| tokens)
@@ -593,7 +584,7 @@ pub fn lex_with_skipped_as(src: &str, dialect: Dialect) -> Result<(Vec<Token>, V
         links: HashSet::new(),
         top: true,
         depth: 0,
-        max_depth: max_block_nesting(dialect),
+        max_depth: dialect.max_block_nesting,
         deep_budget: DEEP_BLOCK_BUDGET,
         top_len: src.len(),
         skipped: Vec::new(),
@@ -1510,7 +1501,7 @@ mod tests {
             .prop_map(|v| v.into_iter().map(|(p, j)| format!("{p}{j}")).collect::<String>());
         let config = ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() };
         proptest!(config, |(src in doc, newest in any::<bool>())| {
-            let dialect = Dialect { blockquote_ends_at_indented_html: newest, node_stack: false };
+            let dialect = Dialect { blockquote_ends_at_indented_html: newest, ..Dialect::default() };
             let with = lex_with_skipped_as(&src, dialect);
             CHECKS.with(|c| c.set(false));
             let without = lex_with_skipped_as(&src, dialect);
@@ -1570,11 +1561,11 @@ mod tests {
     #[test]
     fn hostile_nesting_fails_instead_of_overflowing() {
         assert_eq!(lex(&format!("{}x\n", ">".repeat(MAX_BLOCK_NESTING + 1))).unwrap_err(), LexError::TooDeep { limit: MAX_BLOCK_NESTING });
-        let node = Dialect { node_stack: true, ..Dialect::default() };
+        let node = Dialect { max_block_nesting: 1_500, ..Dialect::default() };
         let quotes = |n: usize| format!("{}x\n", ">".repeat(n));
-        assert!(lex_with_skipped_as(&quotes(MAX_BLOCK_NESTING_NODE - 1), node).is_ok());
-        assert_eq!(lex_with_skipped_as(&quotes(MAX_BLOCK_NESTING_NODE + 1), node).unwrap_err(), LexError::TooDeep { limit: MAX_BLOCK_NESTING_NODE });
-        assert!(lex(&quotes(MAX_BLOCK_NESTING_NODE + 1)).is_ok(), "a binary nests deeper");
+        assert!(lex_with_skipped_as(&quotes(1_499), node).is_ok());
+        assert_eq!(lex_with_skipped_as(&quotes(1_501), node).unwrap_err(), LexError::TooDeep { limit: 1_500 });
+        assert!(lex(&quotes(1_501)).is_ok(), "the default nests deeper");
         assert_eq!(lex(&format!("{}x{}\n", "_a ".repeat(500), " a_".repeat(500))).unwrap_err(), LexError::TooDeep { limit: MAX_INLINE_NESTING });
         // marked re-lexes a quote for every lazy line after it (cubic in the depth): the budget
         // stops this long before Claude Code, which takes minutes over it, would finish.

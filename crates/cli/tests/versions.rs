@@ -13,7 +13,9 @@
 //!
 //! The same test is the differential run against releases outside the matrix
 //! (`scripts/differential.sh`): `MNEME_MATRIX_VERSIONS` (`V,V`) replaces the matrix's releases,
-//! `MNEME_MATRIX_SEED` and `MNEME_MATRIX_RANDOM` choose another random sweep.
+//! `MNEME_MATRIX_SEED` and `MNEME_MATRIX_RANDOM` choose another random sweep. And the sweep of
+//! real repositories outside the corpus (`scripts/sweep-real.sh`): `MNEME_MATRIX_REAL_CORPUS`
+//! names their folder, `MNEME_MATRIX_SETS` the fixture sets to run.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -168,6 +170,13 @@ fn every_release_in_the_matrix_matches_its_binary() {
     // the matrix's own releases must send every case.
     if std::env::var("MNEME_MATRIX_VERSIONS").is_ok() {
         capture.arg("--allow-refusals");
+    }
+    // scripts/sweep-real.sh: repositories outside the corpus, and only the sets asked for.
+    if let Ok(corpus) = std::env::var("MNEME_MATRIX_REAL_CORPUS") {
+        capture.arg("--real-corpus").arg(corpus);
+    }
+    if let Ok(sets) = std::env::var("MNEME_MATRIX_SETS") {
+        capture.arg("--only").arg(sets);
     }
     for v in releases() {
         capture.arg("--bin").arg(format!("{v}={}", bins[&v].display()));

@@ -216,6 +216,9 @@ pub struct Profile {
     /// A blockquote's lazy continuation ends at a line starting HTML after up to three
     /// spaces (`  <!-- c -->`), so such a comment is stripped (the bundled marked's rule).
     pub blockquote_ends_at_indented_html: bool,
+    /// Block nesting (quotes, list items) past which a file is left out: where the release's
+    /// Markdown lexer runs out of stack under the usual 8 MiB (`BLOCK_NESTING_*`).
+    pub block_nesting: usize,
     /// Variables no settings file's `env` block can set: Claude Code reads them before it
     /// applies the blocks (so a settings file cannot make a session remote).
     pub settings_env_ignored: &'static [&'static str],
@@ -241,6 +244,25 @@ pub struct Profile {
     /// files always needed the project source).
     pub project_rules_need_project_source: bool,
 }
+
+/// How deep a release's Markdown lexer nests before JavaScript runs out of stack and the file
+/// is left out, measured on each release by bisection (`scripts/claude-nesting-limit.sh`,
+/// `ulimit -s` 8192; docs/claude-code-versions.md, rows 40 and 41). Each sits a little under
+/// the lowest depth measured for its releases, quotes, lists and quote-and-item pairs alike,
+/// since the exact depth moves a few dozen levels with the environment.
+///
+/// Releases on Node (`cli.js`, up to 2.1.112): Node's ~1 MB stack; 2.1.112 on Node 20 loads
+/// 2,050 quote levels and drops 2,100, loads 1,500 list levels and drops 2,000.
+pub const BLOCK_NESTING_NODE: usize = 1_500;
+/// Binaries (2.1.113 on) with small lexer frames: 11,500 quote levels in 2.1.122, 11,585 in
+/// 2.1.310, 13,750 in 2.1.332, more than 14,500 in 2.1.331, and more list levels.
+pub const BLOCK_NESTING_BINARY: usize = 11_000;
+/// 2.1.311 to 2.1.327, whose lexer frames are larger: 7,902 quote levels in 2.1.311 and
+/// 2.1.312, 7,702 to 7,730 in 2.1.314 to 2.1.327; 2.1.316 loads 8,464 list levels and 3,995
+/// quote-and-item pairs (7,990 levels).
+pub const BLOCK_NESTING_BINARY_2_1_311: usize = 7_500;
+/// 2.1.328 to 2.1.330: 8,464 quote levels.
+pub const BLOCK_NESTING_BINARY_2_1_328: usize = 8_200;
 
 /// From 2.1.195: `CLAUDE_CODE_REMOTE` is read before the settings files' `env` blocks.
 const SETTINGS_ENV_IGNORED_REMOTE: &[&str] = &["CLAUDE_CODE_REMOTE"];
@@ -272,6 +294,8 @@ pub enum Change {
     RefusesMissingComposedCwd,
     /// The npm package became a Bun binary instead of `cli.js` for Node.
     BunBinary,
+    /// The lexer's frames changed size, so the nesting it survives moved ([`Profile::block_nesting`]).
+    LexerStack(usize),
     /// Files without an `@` or a comment are no longer lexed.
     LexesOnlyFilesWithAt,
     /// Managed-policy files got a label of their own.
@@ -339,7 +363,11 @@ impl Change {
             Change::MemoryIndexSizeCap => p.truncation_note = TruncationNote::Reason,
             Change::PathsListsSplit => p.paths_lists_split = true,
             Change::RefusesMissingComposedCwd => p.refuses_missing_composed_cwd = true,
-            Change::BunBinary => p.runtime = Runtime::Bun,
+            Change::BunBinary => {
+                p.runtime = Runtime::Bun;
+                p.block_nesting = BLOCK_NESTING_BINARY;
+            }
+            Change::LexerStack(levels) => p.block_nesting = levels,
             Change::LexesOnlyFilesWithAt => p.lexes_only_files_with_at = true,
             Change::ManagedFilesOwnLabel => p.managed_files_own_label = true,
             Change::LazySystemMessage => p.lazy = LazyAttachment::SystemMessage,
@@ -400,6 +428,7 @@ pub const BASELINE: Profile = Profile {
     paths_lists_split: false,
     lexes_only_files_with_at: false,
     blockquote_ends_at_indented_html: false,
+    block_nesting: BLOCK_NESTING_NODE,
     settings_env_ignored: &[],
     repo_env_ignored: &[],
     oversized_files_left_out: false,
@@ -444,8 +473,11 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 290), Change::RepoEnvIgnoresAttachments),
     (ClaudeVersion::new(2, 1, 295), Change::MemoryDirFromEnabledSources),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
+    (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
+    (ClaudeVersion::new(2, 1, 328), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_328)),
     (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),
     (ClaudeVersion::new(2, 1, 331), Change::BlockquoteEndsAtIndentedHtml),
+    (ClaudeVersion::new(2, 1, 331), Change::LexerStack(BLOCK_NESTING_BINARY)),
 ];
 
 /// The behaviours of `version`: the baseline with every change up to it applied.
@@ -462,7 +494,14 @@ impl Profile {
     /// The same release run by `runtime`: a native install of a release whose npm package was
     /// still `cli.js` runs as a binary.
     pub fn with_runtime(self, runtime: Runtime) -> Profile {
-        Profile { runtime, ..self }
+        // The runtime's stack decides how deep the lexer gets; a binary of a release that npm
+        // ships for Node nests like the first binaries did.
+        let block_nesting = match runtime {
+            _ if runtime == self.runtime => self.block_nesting,
+            Runtime::Node => BLOCK_NESTING_NODE,
+            Runtime::Bun => BLOCK_NESTING_BINARY,
+        };
+        Profile { runtime, block_nesting, ..self }
     }
 }
 
@@ -608,5 +647,23 @@ mod tests {
         assert_eq!(newer.profile, newest());
         assert_eq!(newer.fidelity, Fidelity::Unverified);
         assert_eq!(profile_for(v("1.0.0")).fidelity, Fidelity::Unverified);
+    }
+
+    #[test]
+    fn each_release_nests_as_deep_as_its_stack_allows() {
+        let nesting = |r: &str| behaviours(v(r)).block_nesting;
+        assert_eq!(nesting("2.1.112"), BLOCK_NESTING_NODE);
+        assert_eq!(nesting("2.1.113"), BLOCK_NESTING_BINARY);
+        assert_eq!(nesting("2.1.310"), BLOCK_NESTING_BINARY);
+        assert_eq!(nesting("2.1.311"), BLOCK_NESTING_BINARY_2_1_311);
+        assert_eq!(nesting("2.1.327"), BLOCK_NESTING_BINARY_2_1_311);
+        assert_eq!(nesting("2.1.328"), BLOCK_NESTING_BINARY_2_1_328);
+        assert_eq!(nesting("2.1.330"), BLOCK_NESTING_BINARY_2_1_328);
+        assert_eq!(nesting("2.1.331"), BLOCK_NESTING_BINARY);
+        // A native install of a release npm shipped for Node is a binary; the other way round
+        // is never needed, but keeps to the runtime.
+        assert_eq!(behaviours(v("2.1.100")).with_runtime(Runtime::Bun).block_nesting, BLOCK_NESTING_BINARY);
+        assert_eq!(behaviours(v("2.1.316")).with_runtime(Runtime::Bun).block_nesting, BLOCK_NESTING_BINARY_2_1_311);
+        assert_eq!(behaviours(v("2.1.316")).with_runtime(Runtime::Node).block_nesting, BLOCK_NESTING_NODE);
     }
 }
