@@ -1,0 +1,1 @@
+"""Package that implements REST API for managing app."""

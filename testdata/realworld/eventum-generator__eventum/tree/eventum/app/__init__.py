@@ -1,0 +1,1 @@
+"""Managing app functionality."""

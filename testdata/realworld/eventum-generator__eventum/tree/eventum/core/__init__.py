@@ -1,0 +1,1 @@
+"""Core package that implements generators runtime."""
