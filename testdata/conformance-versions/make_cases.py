@@ -542,6 +542,26 @@ def fx_markdown(root):
     case(fx, "start", CWD="repo")
 
 
+def fx_reads_again(root):
+    """What a Read attaches that was already loaded at start (row 41): up to 2.1.280 the
+    `.claude` folder on the way to a file inside it gives its CLAUDE.md again, and a sub-folder's
+    CLAUDE.md brings a start-up include again; from 2.1.281 neither."""
+    fx = os.path.join(root, "reads_again")
+    home(fx)
+    r = f"{fx}/repo"
+    w(f"{r}/CLAUDE.md", "AGAIN-ROOT\n\nSee @shared.md\n")
+    w(f"{r}/shared.md", "AGAIN-SHARED\n")
+    w(f"{r}/.claude/CLAUDE.md", "AGAIN-DOT-CLAUDE\n")
+    w(f"{r}/.claude/rules/always.md", "AGAIN-RULE\n")
+    w(f"{r}/.claude/rules/pkg.md", "---\npaths: \"pkg/**\"\n---\nAGAIN-PKG-RULE\n")
+    w(f"{r}/.claude/sub/x.txt", "x\n")
+    w(f"{r}/pkg/CLAUDE.md", "AGAIN-PKG\n\nSee @../shared.md and @../.claude/rules/always.md\n")
+    w(f"{r}/pkg/x.txt", "y\n")
+    git_repo(r)
+    case(fx, "read_dot_claude", CWD="repo", STUB_ARGS=f"--tool-read {r}/.claude/sub/x.txt")
+    case(fx, "read_pkg", CWD="repo", STUB_ARGS=f"--tool-read {r}/pkg/x.txt")
+
+
 def fx_settings_invalid(root):
     """A settings file with one invalid value: 2.1.197 drops the whole file (its claudeMdExcludes
     too), later versions drop only the bad key. Each repo excludes sub/CLAUDE.md and a rule."""
@@ -726,7 +746,8 @@ def main():
 
 
 FAMILIES = [fx_layers, fx_truncation, fx_settings_env, fx_agents, fx_symlinks, fx_encoding,
-            fx_yaml_paths, fx_size, fx_memory_env, fx_unicode, fx_markdown, fx_settings_invalid]
+            fx_yaml_paths, fx_size, fx_memory_env, fx_unicode, fx_markdown, fx_settings_invalid,
+            fx_reads_again]
 
 if __name__ == "__main__":
     main()

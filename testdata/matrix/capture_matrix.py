@@ -219,10 +219,21 @@ def did_not_start(cap_dir):
     return None
 
 
+# The Read tool's own notice for a file over its token cap. Recent releases merge consecutive
+# system messages, so it can end up inside the text of the memory or hook message before it; it
+# is the Read's result, not memory. Removed when a capture is used (not when it is cached), so
+# captures cached before this stay valid.
+READ_TRUNCATED = re.compile(r"\n\n\[Truncated: PARTIAL view \u2014 [^\n]*\]")
+
+
+def without_read_notices(got):
+    return dict(got, lazy=READ_TRUNCATED.sub("", got["lazy"]))
+
+
 def capture_one(job):
     version, binary, fixture, case_name, cache_file = job
     if os.path.exists(cache_file):
-        return job, json.load(open(cache_file, encoding="utf-8")), True
+        return job, without_read_notices(json.load(open(cache_file, encoding="utf-8"))), True
     with tempfile.TemporaryDirectory(prefix="mneme-cap-") as tmp:
         env = dict(os.environ, CLAUDE_BIN=binary, OUT_ROOT=tmp)
         r = subprocess.run(["bash", CAPTURE, fixture, case_name], env=env, capture_output=True, text=True)
@@ -246,7 +257,7 @@ def capture_one(job):
     with open(tmpf, "w", encoding="utf-8") as f:
         json.dump(got, f)
     os.replace(tmpf, cache_file)
-    return job, got, False
+    return job, without_read_notices(got), False
 
 
 def main():

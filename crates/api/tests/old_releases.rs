@@ -206,3 +206,26 @@ fn from_2_1_311_to_2_1_330_the_lexer_runs_out_of_stack_sooner() {
     assert!(loads(8_500, 331));
     assert!(loads(7_400, 316), "under every release's limit");
 }
+
+#[test]
+fn up_to_2_1_280_a_read_attaches_again_what_was_loaded_at_start() {
+    let t = TestHome::new();
+    let repo = t.git_repo("code/app");
+    write_file(&repo.join("CLAUDE.md"), "ROOT\n\nSee @shared.md\n");
+    write_file(&repo.join("shared.md"), "SHARED\n");
+    write_file(&repo.join(".claude/CLAUDE.md"), "DOT-CLAUDE\n");
+    write_file(&repo.join(".claude/sub/x.txt"), "x\n");
+    write_file(&repo.join("pkg/CLAUDE.md"), "PKG\n\nSee @../shared.md\n");
+    write_file(&repo.join("pkg/x.txt"), "y\n");
+    let m = mneme(&t);
+    let attached = |patch: u32, target: &str| -> Vec<String> {
+        let view = m.touched(&at(repo.clone(), patch), &[repo.join(target)]).unwrap();
+        view.files.iter().map(|f| f.path.strip_prefix(&repo).unwrap().to_string_lossy().into_owned()).collect()
+    };
+    // The `.claude` folder on the way to a file inside it is a sub-folder like any other, and its
+    // CLAUDE.md is the start-up `.claude/CLAUDE.md`; a sub-folder's include can be a start-up one.
+    assert_eq!(attached(280, ".claude/sub/x.txt"), [".claude/CLAUDE.md"]);
+    assert_eq!(attached(280, "pkg/x.txt"), ["pkg/CLAUDE.md", "shared.md"]);
+    assert!(attached(281, ".claude/sub/x.txt").is_empty());
+    assert_eq!(attached(281, "pkg/x.txt"), ["pkg/CLAUDE.md"]);
+}

@@ -840,7 +840,13 @@ fn touched_uncached(opts: &LoadOptions, already_loaded: &Context, targets: &[Pat
     let cwd = w.cwd.clone();
     let home = w.home.clone();
     let targets: Vec<String> = targets.iter().map(|t| paths::expand_path(&path_str(t), &cwd, &home)).collect();
-    let mut read_file_state: HashSet<String> = already_loaded.files.iter().map(|f| path_str(&f.path)).collect();
+    // What counts as already read: the start-up files, from the release that stopped attaching
+    // them again (docs/claude-code-versions.md, row 41), and the Reads' own targets.
+    let mut read_file_state: HashSet<String> = if opts.profile.reads_skip_startup_files {
+        already_loaded.files.iter().map(|f| path_str(&f.path)).collect()
+    } else {
+        HashSet::new()
+    };
     read_file_state.extend(targets.iter().cloned());
     let mut attached: HashSet<String> = HashSet::new();
     let mut out = Vec::new();

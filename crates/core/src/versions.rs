@@ -216,6 +216,11 @@ pub struct Profile {
     /// A blockquote's lazy continuation ends at a line starting HTML after up to three
     /// spaces (`  <!-- c -->`), so such a comment is stripped (the bundled marked's rule).
     pub blockquote_ends_at_indented_html: bool,
+    /// Files loaded at start count as already read, so a Read does not attach them again: a
+    /// `.claude/CLAUDE.md` reached as the `.claude` folder's own CLAUDE.md on the way to a file
+    /// inside it, or a start-up include that a sub-folder's CLAUDE.md includes too. Older
+    /// releases attach them again.
+    pub reads_skip_startup_files: bool,
     /// Block nesting (quotes, list items) past which a file is left out: where the release's
     /// Markdown lexer runs out of stack under the usual 8 MiB (`BLOCK_NESTING_*`).
     pub block_nesting: usize,
@@ -354,6 +359,8 @@ pub enum Change {
     LocalSettingsFromRepoRoot,
     /// Project rules attach after a Read only with the project source on.
     ProjectRulesNeedProjectSource,
+    /// A Read no longer attaches files that were loaded at start.
+    ReadsSkipStartupFiles,
 }
 
 impl Change {
@@ -397,6 +404,7 @@ impl Change {
             Change::CommentsRerenderOnlyWhenRemoved => p.comments_rerender_only_when_removed = true,
             Change::LocalSettingsFromRepoRoot => p.local_settings_from_repo_root = true,
             Change::ProjectRulesNeedProjectSource => p.project_rules_need_project_source = true,
+            Change::ReadsSkipStartupFiles => p.reads_skip_startup_files = true,
         }
     }
 }
@@ -428,6 +436,7 @@ pub const BASELINE: Profile = Profile {
     paths_lists_split: false,
     lexes_only_files_with_at: false,
     blockquote_ends_at_indented_html: false,
+    reads_skip_startup_files: false,
     block_nesting: BLOCK_NESTING_NODE,
     settings_env_ignored: &[],
     repo_env_ignored: &[],
@@ -465,6 +474,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 268), Change::InstructionsOwnReminder),
     (ClaudeVersion::new(2, 1, 268), Change::TruncationNoteSaysWhatWasCut),
     (ClaudeVersion::new(2, 1, 281), Change::AgentsMd),
+    (ClaudeVersion::new(2, 1, 281), Change::ReadsSkipStartupFiles),
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
     (ClaudeVersion::new(2, 1, 284), Change::LinksJudgedByRealpath),
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
@@ -642,6 +652,8 @@ mod tests {
         // AGENTS.md from 2.1.281, its plugin's settings honoured only from 2.1.285.
         assert!(behaviours(v("2.1.284")).agents_md && !behaviours(v("2.1.284")).agents_md_settings_honoured);
         assert!(behaviours(v("2.1.285")).agents_md_settings_honoured);
+        // Up to 2.1.280 a Read attaches again what was loaded at start.
+        assert!(!behaviours(v("2.1.280")).reads_skip_startup_files && behaviours(v("2.1.281")).reads_skip_startup_files);
         assert_eq!(profile_for(v("2.1.300")).fidelity, Fidelity::Bisected);
         let newer = profile_for(v("2.9.0"));
         assert_eq!(newer.profile, newest());
