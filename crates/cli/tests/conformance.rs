@@ -2,7 +2,7 @@
 //! byte by the `mneme` binary — `mneme context` for the user-context block and
 //! `mneme touched` for the files attached after a read.
 //!
-//! Goldens: `testdata/conformance` (shared fixtures), `testdata/realworld` (eighteen public
+//! Goldens: `testdata/conformance` (shared fixtures), `testdata/realworld` (twenty public
 //! repositories) and `testdata/conformance-extra` (hostile cases captured by us with the same
 //! harness). Absolute paths and the memory folder names derived from them are part of the
 //! goldens, captured under `/tmp/ccfix`, `/tmp/ccreal` and `/tmp/ccextra`. Each test builds its
@@ -292,7 +292,7 @@ fn realworld_goldens() {
     let root = repo_root().join("testdata/realworld");
     let set = Fixtures::build(&root.join("build_fixtures.py"), &["--root"], "/tmp/ccreal");
     let n = check_all(&set, &root, |f, c| format!("{f}/expected/{c}"));
-    assert_eq!(n, 34, "every real-world golden was checked");
+    assert_eq!(n, 36, "every real-world golden was checked");
 }
 
 #[test]
