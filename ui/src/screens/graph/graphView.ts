@@ -368,7 +368,8 @@ export class GraphView {
     this.sigma.setSetting('labelDensity', small ? 2 : 0.6);
     this.sigma.setSetting('hideEdgesOnMove', data.edges.length > 4000);
     this.setFilters({});
-    if (fresh || added > 0) this.layout(fresh ? (n > 2000 ? 200 : n > 400 ? 300 : 500) : Math.min(120, 20 + added * 4));
+    // An empty graph has nothing to lay out, but is settled all the same (layout says so).
+    if (fresh || added > 0 || n === 0) this.layout(fresh ? (n > 2000 ? 200 : n > 400 ? 300 : 500) : Math.min(120, 20 + added * 4));
   }
 
   private layout(iterations: number) {
