@@ -252,7 +252,7 @@ pub struct Profile {
 
 /// How deep a release's Markdown lexer nests before JavaScript runs out of stack and the file
 /// is left out, measured on each release by bisection (`scripts/claude-nesting-limit.sh`,
-/// `ulimit -s` 8192; docs/claude-code-versions.md, rows 40 and 41). Each sits a little under
+/// `ulimit -s` 8192; docs/claude-code-versions.md, rows 33 and 40). Each sits a little under
 /// the lowest depth measured for its releases, quotes, lists and quote-and-item pairs alike,
 /// since the exact depth moves a few dozen levels with the environment.
 ///
