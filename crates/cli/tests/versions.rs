@@ -260,3 +260,50 @@ fn known_differences() -> Vec<String> {
         .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
         .collect()
 }
+
+/// `scripts/sweep-real.sh`'s parts without a Claude Code: a corpus outside `testdata/realworld`
+/// is built with its own cases (`build_fixtures.py --corpus`, `cases.json`), and the capture
+/// refuses a fixture set it does not have instead of capturing nothing.
+#[test]
+fn a_sweep_corpus_builds_with_its_own_cases_and_unknown_sets_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = tmp.path().join("corpus");
+    let entry = corpus.join("someone__repo");
+    fs::create_dir_all(entry.join("tree/pkg")).unwrap();
+    fs::write(entry.join("tree/CLAUDE.md"), "ROOT\n").unwrap();
+    fs::write(entry.join("tree/pkg/x.ts"), "x\n").unwrap();
+    fs::write(entry.join("cases.json"), r#"{"read_x": ["repo", "--tool-read {repo}/pkg/x.ts"], "in_pkg": ["repo/pkg", ""]}"#).unwrap();
+    let root = tmp.path().join("built");
+    let status = Command::new("python3")
+        .arg(repo_root().join("testdata/realworld/build_fixtures.py"))
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--root")
+        .arg(&root)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("python3 runs");
+    assert!(status.success());
+    let fx = root.join("someone__repo");
+    assert_eq!(fs::read_to_string(fx.join("repo/CLAUDE.md")).unwrap(), "ROOT\n");
+    assert!(fx.join("repo/.git").is_dir(), "the copy is a git repository");
+    let mut cases: Vec<String> = fs::read_dir(fx.join("cases")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    cases.sort();
+    assert_eq!(cases, ["in_pkg.env", "read_x.env", "root.env"]);
+    let read = fs::read_to_string(fx.join("cases/read_x.env")).unwrap();
+    assert!(read.contains(&format!("STUB_ARGS='--tool-read {}/pkg/x.ts'", fx.join("repo").display())), "{read}");
+    assert_eq!(fs::read_to_string(fx.join("cases/in_pkg.env")).unwrap(), "CWD='repo/pkg'\n");
+
+    let out = Command::new("python3")
+        .arg(repo_root().join("testdata/matrix/capture_matrix.py"))
+        .args(["--root"])
+        .arg(tmp.path().join("m"))
+        .args(["--out"])
+        .arg(tmp.path().join("o"))
+        .args(["--bin", "2.1.332=/nonexistent", "--only", "sweep"])
+        .output()
+        .expect("python3 runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no fixture set sweep") && err.contains("shared"), "{err}");
+}
