@@ -1561,11 +1561,12 @@ mod tests {
     #[test]
     fn hostile_nesting_fails_instead_of_overflowing() {
         assert_eq!(lex(&format!("{}x\n", ">".repeat(MAX_BLOCK_NESTING + 1))).unwrap_err(), LexError::TooDeep { limit: MAX_BLOCK_NESTING });
-        let node = Dialect { max_block_nesting: 1_500, ..Dialect::default() };
+        const NODE: usize = mneme_core::versions::BLOCK_NESTING_NODE;
+        let node = Dialect { max_block_nesting: NODE, ..Dialect::default() };
         let quotes = |n: usize| format!("{}x\n", ">".repeat(n));
-        assert!(lex_with_skipped_as(&quotes(1_499), node).is_ok());
-        assert_eq!(lex_with_skipped_as(&quotes(1_501), node).unwrap_err(), LexError::TooDeep { limit: 1_500 });
-        assert!(lex(&quotes(1_501)).is_ok(), "the default nests deeper");
+        assert!(lex_with_skipped_as(&quotes(NODE - 1), node).is_ok());
+        assert_eq!(lex_with_skipped_as(&quotes(NODE + 1), node).unwrap_err(), LexError::TooDeep { limit: NODE });
+        assert!(lex(&quotes(NODE + 1)).is_ok(), "the default nests deeper");
         assert_eq!(lex(&format!("{}x{}\n", "_a ".repeat(500), " a_".repeat(500))).unwrap_err(), LexError::TooDeep { limit: MAX_INLINE_NESTING });
         // marked re-lexes a quote for every lazy line after it (cubic in the depth): the budget
         // stops this long before Claude Code, which takes minutes over it, would finish.

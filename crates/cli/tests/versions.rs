@@ -186,11 +186,13 @@ fn every_release_in_the_matrix_matches_its_binary() {
 
     let mut failures = Vec::new();
     let mut checked = 0;
+    let mut checked_labels = Vec::new();
     for version in releases() {
         let mut labels: Vec<PathBuf> = fs::read_dir(out.join(&version)).expect("captures").flatten().map(|e| e.path()).collect();
         labels.sort();
         for dir in labels {
             let label = format!("{version} {}", dir.file_name().unwrap().to_string_lossy());
+            checked_labels.push(label.clone());
             let case: Case = serde_json::from_str(&fs::read_to_string(dir.join("case.json")).unwrap()).unwrap();
             // The release did not start in this folder (releases before 2.1.160 in a folder
             // named in decomposed form with no composed twin): Mneme must refuse it too.
@@ -242,7 +244,12 @@ fn every_release_in_the_matrix_matches_its_binary() {
     let known = known_differences();
     let (listed, new): (Vec<&String>, Vec<&String>) =
         failures.iter().partition(|f| known.iter().any(|k| f.starts_with(&format!("{k}:"))));
-    let fixed: Vec<&String> = known.iter().filter(|k| !failures.iter().any(|f| f.starts_with(&format!("{k}:")))).collect();
+    // Only a listed case that was run can be gone: a sweep or a differential run covers a part.
+    let fixed: Vec<&String> = known
+        .iter()
+        .filter(|k| checked_labels.iter().any(|l| k.starts_with(&format!("{l} "))))
+        .filter(|k| !failures.iter().any(|f| f.starts_with(&format!("{k}:"))))
+        .collect();
     eprintln!("version matrix: {checked} cases checked, {} differ ({} known and listed)", failures.len(), listed.len());
     for f in &listed {
         eprintln!("known difference: {}", f.lines().next().unwrap_or(""));
