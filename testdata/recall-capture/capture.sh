@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Captures what real Claude Code 2.1.197 sends for relevant-memory recall, for
+# Captures what a real Claude Code release sends for relevant-memory recall, for
 # crates/recall/tests/real_capture.rs. Run as root (it needs a network namespace):
 #
-#   testdata/recall-capture/capture.sh [CLAUDE_BIN]
+#   testdata/recall-capture/capture.sh VERSION [CLAUDE_BIN]
+#
+# CLAUDE_BIN defaults to the release scripts/claude-code.sh installs from npm.
 #
 # Recall is behind the GrowthBook flag `tengu_moth_copse` (off by default). Claude Code reads
 # flags from `cachedGrowthBookFeatures` in its global config, but only while nonessential
@@ -12,14 +14,21 @@
 #
 # The stub (testdata/conformance/stub_api.py) answers the first main-loop turn with a Read of
 # README.md (so the turn has a second iteration, where the recalled memories are attached) and
-# every other request with the selection below. Outputs, next to this script:
+# every other request with the selection below. Outputs, in VERSION/ next to this script:
 #   selector_request.json   the side query's body
-#   main_loop_system.txt    the role:"system" message carrying the recalled memories
+#   main_loop.json          how the recalled memories reached the main loop: `delivery`
+#                           (`systemMessage`: a role:"system" message; `toolResult`: appended
+#                           to the Read's result, before 2.1.154) and `text`, with the
+#                           `<total_tokens>` budget line of 2.1.233 to 2.1.312 taken out (it
+#                           depends on the conversation, not on recall)
 #   captured_at_ms          when it ran (the freshness header depends on it)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CONF="$(cd "$HERE/../conformance" && pwd)"
-CLAUDE_BIN="${1:-/tmp/cc/node_modules/@anthropic-ai/claude-code-linux-x64/claude}"
+VERSION="${1:?usage: capture.sh VERSION [CLAUDE_BIN]}"
+CLAUDE_BIN="${2:-$("$HERE/../../scripts/claude-code.sh" "$VERSION")}"
+"$CLAUDE_BIN" --version | grep -q "^$VERSION " || { echo "$CLAUDE_BIN is not Claude Code $VERSION" >&2; exit 1; }
+OUT="$HERE/$VERSION"
 FIX=/tmp/ccrecall
 SELECTION='{"selected_memories": ["project_billing.md", "ghost.md", "feedback_deploys.md"]}'
 PROMPT="can we deploy the billing service on friday"
@@ -51,15 +60,16 @@ kill \$STUB
 RUN
 # Claude Code attaches the memories only if its recall prefetch settled before the Read came
 # back, which is a race on a fast stub: try a few times.
-for attempt in 1 2 3 4 5; do
+for attempt in $(seq 10); do
   rm -f "$FIX/requests.jsonl" "$FIX/port"
   unshare -n bash "$FIX/run.sh"
-  grep -q '"role": "system", "content": "Retrieved for possible relevance' "$FIX/requests.jsonl" && break
-  [ "$attempt" = 5 ] && { echo "recalled memories never reached the main loop" >&2; exit 1; }
+  grep -q 'Stripe webhooks move to v2' "$FIX/requests.jsonl" && break
+  [ "$attempt" = 10 ] && { echo "recalled memories never reached the main loop" >&2; exit 1; }
 done
 
-python3 - "$FIX" "$HERE" <<'PY'
-import json, sys
+mkdir -p "$OUT"
+python3 - "$FIX" "$OUT" <<'PY'
+import json, re, sys
 fix, here = sys.argv[1], sys.argv[2]
 reqs = [json.loads(l) for l in open(f"{fix}/requests.jsonl", encoding="utf-8")]
 bodies = [r["body"] for r in reqs if isinstance(r.get("body"), dict) and "messages" in r["body"]]
@@ -71,9 +81,27 @@ for block in selector[0]["system"]:
     if block["text"].startswith("You are selecting memories"):
         block["text"] = "<the selector prompt: Claude Code's own text, not kept here; real_capture.rs cuts it from the installed binary>"
 json.dump(selector[0], open(f"{here}/selector_request.json", "w", encoding="utf-8"), indent=1, ensure_ascii=False)
-systems = [m["content"] for b in bodies for m in b["messages"] if m.get("role") == "system" and "Memory: " in m["content"]]
-assert systems, "no recalled memories reached the main loop"
-open(f"{here}/main_loop_system.txt", "w", encoding="utf-8").write(systems[-1])
+# The last main-loop request holds the memories: in a role:"system" message (a string, or
+# text blocks from 2.1.212), or, before 2.1.154, appended to the Read's tool result.
+def texts(content):
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+found = None
+main = [b for b in bodies if b not in selector and "Stripe webhooks" in json.dumps(b["messages"])]
+assert main, "no recalled memories reached the main loop"
+for m in main[-1]["messages"]:
+    if m.get("role") == "system" and "Stripe webhooks" in texts(m["content"]):
+        text = re.sub(r"^<total_tokens>[^<]*</total_tokens>\n\n", "", texts(m["content"]))
+        found = {"delivery": "systemMessage", "text": text}
+    elif m.get("role") == "user" and not isinstance(m["content"], str):
+        for b in m["content"]:
+            c = b.get("content")
+            if b.get("type") == "tool_result" and isinstance(c, str) and "Stripe webhooks" in c:
+                # From the first reminder that carries a memory (the Read may add its own first).
+                starts = [i.start() for i in re.finditer(r"<system-reminder>\n", c)]
+                first = next(i for i in starts if "Memory: " in c[i:c.find("</system-reminder>", i)])
+                found = {"delivery": "toolResult", "text": c[first:]}
+assert found, "no recalled memories reached the main loop"
+json.dump(found, open(f"{here}/main_loop.json", "w", encoding="utf-8"), indent=1, ensure_ascii=False)
 open(f"{here}/captured_at_ms", "w").write(open(f"{fix}/captured_at_ms").read())
 print("captured", len(bodies), "requests")
 PY

@@ -48,6 +48,7 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
             tools: defs.clone(),
             max_tokens: MAX_TOKENS,
             json_schema: None,
+            thinking_disabled: false,
         };
         let response = match provider.complete(&request, cancel).await {
             Ok(r) => r,

@@ -320,6 +320,7 @@ impl Mneme {
             tools: Vec::new(),
             max_tokens: 16,
             json_schema: None,
+            thinking_disabled: false,
         };
         let cancel = Cancel::new();
         let answer = crate::block_on(provider.complete(&request, &cancel))?;

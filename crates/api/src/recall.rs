@@ -2,10 +2,12 @@
 //! typed in a project, in order, with why, and the exact text it would inject. The selection
 //! is Claude Code's side query through a model provider, or Mneme's offline ranker.
 
+use crate::claude_code::RenderedFor;
 use crate::providers::ProviderChoice;
 use crate::{ApiError, ContextRequest, Mneme};
 use mneme_model::{build_provider, ModelError, Provider, ProviderKind, ProviderSettings};
-use mneme_recall::{recall, selector_model, RecallContext, RecallSession, Truncation};
+use mneme_core::versions::Profile;
+use mneme_recall::{recall, selector_model, Delivery, RecallContext, RecallSession, Truncation};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,9 +75,15 @@ pub struct RecallView {
     /// For the offline ranker's answers, its estimate (0 to 1) that the first memory is
     /// relevant (`mneme_recall::offline::Confidence`).
     pub confidence: Option<f32>,
-    /// What reaches the API in 2.1.197 when the memories follow a tool result (the usual
-    /// case): one `role: "system"` message of the unwrapped reminders joined with `\n`.
-    pub api_system_text: Option<String>,
+    /// What reaches the API when the memories follow a tool result (the usual case), placed
+    /// as `api_delivery` says.
+    pub api_text: Option<String>,
+    /// `systemMessage` (2.1.154 on: one `role: "system"` message of the unwrapped reminders
+    /// joined with `\n`) or `toolResult` (older releases: the reminders appended to the tool
+    /// result after a blank line).
+    pub api_delivery: String,
+    /// The Claude Code release whose recall was followed, and how sure that is.
+    pub claude_code: RenderedFor,
 }
 
 impl Mneme {
@@ -85,6 +93,7 @@ impl Mneme {
         let r = self.resolve(req)?;
         let saved = ProviderSettings::load(&self.env)?;
         let choice = query.provider.unwrap_or(saved.kind.into());
+        let (claude_code, release) = self.rendered_for(req.claude_version);
         let mut view = RecallView {
             memory_dir: r.memdir.clone(),
             auto_memory_enabled: r.auto_memory.enabled,
@@ -96,9 +105,11 @@ impl Mneme {
             error: None,
             abstained: None,
             confidence: None,
-            api_system_text: None,
+            api_text: None,
+            api_delivery: String::new(),
+            claude_code,
         };
-        let provider = match self.recall_provider(&saved, choice) {
+        let provider = match self.recall_provider(&saved, choice, &release) {
             Ok(p) => p,
             Err(e) => {
                 view.error = Some(e.to_string());
@@ -106,12 +117,17 @@ impl Mneme {
             }
         };
         let cancel = mneme_model::Cancel::new();
-        let mut session = RecallSession::new();
+        let mut session = RecallSession::for_release(release);
         let mut ctx =
             RecallContext { env: &self.env, clock: self.clock.clone(), cancel: &cancel, transcript: &[], session: &mut session };
         let result = crate::block_on(recall(&query.prompt, &r.memdir, provider.as_deref(), &mut ctx))?;
         let injected = result.reminders();
-        view.api_system_text = result.api_system_text();
+        view.api_text = result.api_text();
+        view.api_delivery = match result.delivery {
+            Delivery::ToolResult => "toolResult",
+            Delivery::SystemMessage => "systemMessage",
+        }
+        .to_string();
         view.model = result.model.clone();
         view.skipped = result.skipped.map(|s| s.to_string());
         view.error = result.error.clone();
@@ -142,13 +158,18 @@ impl Mneme {
 
     /// The provider for `choice`: `None` for the offline ranker. Anthropic and the Claude Code
     /// CLI get Claude Code's selector model when none is named.
-    fn recall_provider(&self, saved: &ProviderSettings, choice: ProviderChoice) -> Result<Option<Arc<dyn Provider>>, ModelError> {
+    fn recall_provider(
+        &self,
+        saved: &ProviderSettings,
+        choice: ProviderChoice,
+        release: &Profile,
+    ) -> Result<Option<Arc<dyn Provider>>, ModelError> {
         let mut settings = Mneme::settings_for(saved, choice);
         let kind = settings.kind;
         match kind {
             ProviderKind::Offline => return Ok(None),
             ProviderKind::Anthropic | ProviderKind::ClaudeCli if settings.model.as_deref().is_none_or(|m| m.trim().is_empty()) => {
-                settings.model = Some(selector_model(&self.env));
+                settings.model = Some(selector_model(&self.env, release));
             }
             _ => {}
         }

@@ -318,9 +318,18 @@ impl Mneme {
     }
 
     /// Which memories Claude Code would recall from `memory_dir` for a prompt, by the saved
-    /// provider or `provider` (its kind over the saved settings). Claude Code's selector model
-    /// is the default for Anthropic and the Claude Code CLI when the settings name none.
-    pub fn recall_result(&self, prompt: &str, memory_dir: &Path, provider: Option<&str>) -> Result<RecallResult, ApiError> {
+    /// provider or `provider` (its kind over the saved settings), as `claude_version` (else
+    /// the installed Claude Code, else the newest release Mneme checks) asks and surfaces
+    /// them. That release's selector model is the default for Anthropic and the Claude Code
+    /// CLI when the settings name none.
+    pub fn recall_result(
+        &self,
+        prompt: &str,
+        memory_dir: &Path,
+        provider: Option<&str>,
+        claude_version: Option<mneme_core::versions::ClaudeVersion>,
+    ) -> Result<(RecallResult, crate::claude_code::RenderedFor), ApiError> {
+        let (rendered_for, release) = self.rendered_for(claude_version);
         let mut settings = ProviderSettings::load(&self.env).map_err(exact)?;
         if let Some(name) = provider {
             settings.kind = serde_json::from_value::<ProviderKind>(serde_json::Value::String(name.trim().to_string())).map_err(|_| {
@@ -333,17 +342,18 @@ impl Mneme {
                 if matches!(kind, ProviderKind::Anthropic | ProviderKind::ClaudeCli)
                     && settings.model.as_deref().is_none_or(|m| m.trim().is_empty())
                 {
-                    settings.model = Some(mneme_recall::selector_model(&self.env));
+                    settings.model = Some(mneme_recall::selector_model(&self.env, &release));
                 }
                 let built = mneme_model::build_provider(&settings, &self.env, &self.keychain());
                 Some(built.map_err(|e| ApiError::invalid(e.to_string()))?)
             }
         };
         let cancel = Cancel::new();
-        let mut session = RecallSession::new();
+        let mut session = RecallSession::for_release(release);
         let mut ctx =
             RecallContext { env: &self.env, clock: self.clock.clone(), cancel: &cancel, transcript: &[], session: &mut session };
-        crate::block_on(mneme_recall::recall(prompt, memory_dir, provider.as_deref(), &mut ctx))
+        let result = crate::block_on(mneme_recall::recall(prompt, memory_dir, provider.as_deref(), &mut ctx))?;
+        Ok((result, rendered_for))
     }
 
     /// The team sync target of a project folder, as the sync client resolves it.

@@ -84,8 +84,9 @@ fn offline_recall_in_order_with_reasons_headers_and_the_injected_text() {
     let second = &v.selected[1];
     assert_eq!(second.injected, format!("<system-reminder>\n{}\n\n{}\n</system-reminder>", second.header, second.content));
     // On the wire after a tool result: one system message, the reminders unwrapped.
+    assert_eq!(v.api_delivery, "systemMessage");
     assert_eq!(
-        v.api_system_text.as_deref().unwrap(),
+        v.api_text.as_deref().unwrap(),
         format!("{}{}\n\n{}\n{}\n\n{}", mneme_recall::RELEVANCE_PREAMBLE, first.header, first.content, second.header, second.content)
     );
     // Cut at Claude Code's 200 lines, with its note.
@@ -131,15 +132,38 @@ fn the_saved_provider_chooses_through_claude_codes_side_query() {
     let m = mneme(&t, &[("ANTHROPIC_API_KEY", "sk-ant-test")]);
     let v = m.recall(&at(&repo), &ask("how should I explain the frontend to the user", None)).unwrap();
     assert_eq!(v.provider, ProviderChoice::Anthropic);
-    assert_eq!(v.model.as_deref(), Some(mneme_recall::DEFAULT_SONNET_MODEL));
+    // No Claude Code is installed here: the newest release Mneme checks is followed.
+    let newest = mneme_core::versions::newest_checked().to_string();
+    assert_eq!((v.claude_code.version.as_str(), v.claude_code.basis.as_str()), (newest.as_str(), "assumed"));
+    assert_eq!(v.model.as_deref(), Some("claude-sonnet-5-5"));
     assert!(v.error.is_none(), "{:?}", v.error);
     assert_eq!(v.selected.len(), 1, "names outside the manifest are dropped");
     assert_eq!(v.selected[0].path, mem.join("user_role.md"));
-    assert_eq!(v.selected[0].reason, format!("selected by {} (1 of 1)", mneme_recall::DEFAULT_SONNET_MODEL));
+    assert_eq!(v.selected[0].reason, "selected by claude-sonnet-5-5 (1 of 1)");
     assert!(v.selected[0].score.is_none());
     let sent = &stub.model_requests()[0];
-    assert_eq!(sent.body["max_tokens"], 256);
+    assert_eq!(sent.body["max_tokens"], 2560);
+    assert!(sent.body.get("thinking").is_none());
     assert_eq!(sent.body["messages"][1]["content"][0]["text"], "Select memories relevant to:\nhow should I explain the frontend to the user");
+
+    // As an older release asks and surfaces it: its model, limits and schema, and, before
+    // 2.1.154, the memories appended to the tool result.
+    let older = |v: &str| ContextRequest { claude_version: Some(v.parse().unwrap()), ..at(&repo) };
+    stub.push(Turn::json(&json!({"selected_memories": ["user_role.md"]})));
+    let v = m.recall(&older("2.1.250"), &ask("how should I explain the frontend to the user", None)).unwrap();
+    assert_eq!((v.claude_code.version.as_str(), v.claude_code.basis.as_str()), ("2.1.250", "chosen"));
+    assert_eq!(v.model.as_deref(), Some("claude-sonnet-5"));
+    let sent = stub.model_requests().last().unwrap().body.clone();
+    assert_eq!((sent["max_tokens"].clone(), sent["thinking"].clone()), (json!(512), json!({"type": "disabled"})));
+    assert_eq!(v.api_delivery, "systemMessage");
+    stub.push(Turn::json(&json!({"selected_memories": ["user_role.md"]})));
+    let v = m.recall(&older("2.1.147"), &ask("how should I explain the frontend to the user", None)).unwrap();
+    assert_eq!(v.model.as_deref(), Some("claude-sonnet-4-6"));
+    let sent = stub.model_requests().last().unwrap().body.clone();
+    assert_eq!(sent["max_tokens"], 256);
+    assert!(sent["output_config"]["format"]["schema"]["properties"].get("selected_knowledge_ids").is_some());
+    assert_eq!(v.api_delivery, "toolResult");
+    assert_eq!(v.api_text.as_deref(), Some(v.selected[0].injected.as_str()), "the reminder kept whole");
 
     // The offline ranker can still be picked per query; the model is not asked.
     let before = stub.model_requests().len();

@@ -5,7 +5,8 @@
 use anyhow::{anyhow, Result};
 use clap::Args;
 use mneme_api::records::recall::{ProviderKind, RecallResult, Truncation};
-use mneme_api::{ContextRequest, Mneme};
+use mneme_api::{ContextRequest, Mneme, RenderedFor};
+use mneme_core::versions::ClaudeVersion;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,10 @@ pub struct RecallArgs {
     /// offline, claude-cli, anthropic or openai (default: the provider in Settings).
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
+    /// Ask and surface as this Claude Code release does (default: the installed one, else the
+    /// newest release Mneme checks).
+    #[arg(long = "claude-version", value_name = "X.Y.Z")]
+    pub claude_version: Option<ClaudeVersion>,
     #[arg(long)]
     pub json: bool,
 }
@@ -31,6 +36,7 @@ pub struct RecallArgs {
 #[serde(rename_all = "camelCase")]
 struct Output<'a> {
     memory_dir: &'a Path,
+    claude_code: &'a RenderedFor,
     #[serde(flatten)]
     result: &'a RecallResult,
 }
@@ -47,7 +53,7 @@ pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
                 Some(c) => absolute(c)?,
                 None => std::env::current_dir()?,
             };
-            let req = ContextRequest { cwd, ..ContextRequest::default() };
+            let req = ContextRequest { cwd, claude_version: args.claude_version, ..ContextRequest::default() };
             let auto = mneme.context(&req)?.auto_memory;
             if !auto.enabled {
                 eprintln!("note: auto memory is off here ({}); Claude Code would recall nothing.", auto.reason);
@@ -55,11 +61,12 @@ pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
             auto.dir
         }
     };
-    let result = mneme.recall_result(&args.prompt, &memory_dir, args.provider.as_deref())?;
+    let (result, claude_code) = mneme.recall_result(&args.prompt, &memory_dir, args.provider.as_deref(), args.claude_version)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&Output { memory_dir: &memory_dir, result: &result })?);
+        let out = Output { memory_dir: &memory_dir, claude_code: &claude_code, result: &result };
+        println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print(&result, &memory_dir);
+        print(&result, &memory_dir, &claude_code);
     }
     match (&result.error, result.selected.is_empty()) {
         (Some(e), true) => Err(anyhow!("nothing recalled: {e}")),
@@ -67,7 +74,7 @@ pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
     }
 }
 
-fn print(r: &RecallResult, memory_dir: &Path) {
+fn print(r: &RecallResult, memory_dir: &Path, claude_code: &RenderedFor) {
     let by = match &r.model {
         Some(model) => format!("{model} via {}", kind_name(r.provider)),
         None => "the offline ranker".to_string(),
@@ -90,6 +97,7 @@ fn print(r: &RecallResult, memory_dir: &Path) {
     if let Some(prompt) = &r.selector_prompt {
         println!("Asked with {}.", prompt.describe());
     }
+    println!("{}", claude_code.note);
     for (i, m) in r.selected.iter().enumerate() {
         let cut = match m.truncated {
             Some(Truncation::ByteLimit) => " [cut at 4,096 bytes]",

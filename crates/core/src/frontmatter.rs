@@ -312,7 +312,12 @@ impl Frontmatter {
 
     /// The type, from either generation: `metadata.type` wins over a top-level `type`.
     pub fn memory_type(&self) -> Option<MemoryType> {
-        self.metadata_type().or_else(|| self.get_str("type").and_then(|t| MemoryType::parse(&t)))
+        self.metadata_type().or_else(|| self.top_level_type())
+    }
+
+    /// The type as releases before 2.1.139 read it: a top-level `type` only.
+    pub fn top_level_type(&self) -> Option<MemoryType> {
+        self.get_str("type").and_then(|t| MemoryType::parse(&t))
     }
 
     fn metadata_type(&self) -> Option<MemoryType> {

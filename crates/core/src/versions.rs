@@ -155,6 +155,21 @@ pub enum TruncationNote {
     ReasonAndCut,
 }
 
+/// How recall's selector side query is sent, apart from its system prompt (which Mneme reads
+/// from the user's own binary) and its messages (the same dialogue in every release here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallSelector {
+    /// The model the `sonnet` alias names on the first-party API, when
+    /// `ANTHROPIC_DEFAULT_SONNET_MODEL` does not name one.
+    pub sonnet_model: &'static str,
+    pub max_tokens: u32,
+    /// `thinking: {"type": "disabled"}` is sent.
+    pub thinking_disabled: bool,
+    /// The answer's schema also offers `selected_knowledge_ids`.
+    pub knowledge_ids: bool,
+}
+
 /// The behaviours of a range of Claude Code releases that change what Mneme shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -248,6 +263,20 @@ pub struct Profile {
     /// sub-folder's `.claude/rules` (older releases attached them; the sub-folders' CLAUDE.md
     /// files always needed the project source).
     pub project_rules_need_project_source: bool,
+    /// A memory's type is read from `metadata.type` (the newer frontmatter) as well as a
+    /// top-level `type`, so the recall manifest tags such memories; older releases read only a
+    /// top-level `type`.
+    pub memory_type_in_metadata: bool,
+    /// The recall selector is a dialogue kept for the conversation (the manifest first, then
+    /// one message per query); older releases send one message per query holding both, with
+    /// the recently used tools, in their own wording (the recall crate's `Dialect`).
+    pub recall_dialogue: bool,
+    /// The first recalled memory opens with a note that it was retrieved for possible
+    /// relevance, and a memory saved today or yesterday is headed `Memory: <path>:` like any
+    /// other; older releases headed it `Memory (saved today): <path>:` and had no note.
+    pub recall_relevance_note: bool,
+    /// The recall selector's model, limits and schema.
+    pub recall_selector: RecallSelector,
 }
 
 /// How deep a release's Markdown lexer nests before JavaScript runs out of stack and the file
@@ -361,6 +390,14 @@ pub enum Change {
     ProjectRulesNeedProjectSource,
     /// A Read no longer attaches files that were loaded at start.
     ReadsSkipStartupFiles,
+    /// A memory's `metadata.type` counts as its type.
+    MemoryTypeInMetadata,
+    /// The recall selector became a dialogue kept for the conversation.
+    RecallDialogue,
+    /// Recalled memories got the relevance note and lost the saved-when header.
+    RecallRelevanceNote,
+    /// The recall selector is asked with another model, limits or schema.
+    RecallSelector(RecallSelector),
 }
 
 impl Change {
@@ -405,6 +442,10 @@ impl Change {
             Change::LocalSettingsFromRepoRoot => p.local_settings_from_repo_root = true,
             Change::ProjectRulesNeedProjectSource => p.project_rules_need_project_source = true,
             Change::ReadsSkipStartupFiles => p.reads_skip_startup_files = true,
+            Change::MemoryTypeInMetadata => p.memory_type_in_metadata = true,
+            Change::RecallDialogue => p.recall_dialogue = true,
+            Change::RecallRelevanceNote => p.recall_relevance_note = true,
+            Change::RecallSelector(selector) => p.recall_selector = selector,
         }
     }
 }
@@ -445,7 +486,27 @@ pub const BASELINE: Profile = Profile {
     comments_rerender_only_when_removed: false,
     local_settings_from_repo_root: false,
     project_rules_need_project_source: false,
+    memory_type_in_metadata: false,
+    recall_dialogue: false,
+    recall_relevance_note: false,
+    recall_selector: RECALL_SELECTOR_2_1_80,
 };
+
+/// The recall selector up to 2.1.146.
+const RECALL_SELECTOR_2_1_80: RecallSelector =
+    RecallSelector { sonnet_model: "claude-sonnet-4-6", max_tokens: 256, thinking_disabled: false, knowledge_ids: false };
+/// From 2.1.147: the schema offers knowledge ids.
+const RECALL_SELECTOR_2_1_147: RecallSelector = RecallSelector { knowledge_ids: true, ..RECALL_SELECTOR_2_1_80 };
+/// From 2.1.197: Sonnet 5.
+const RECALL_SELECTOR_2_1_197: RecallSelector = RecallSelector { sonnet_model: "claude-sonnet-5", ..RECALL_SELECTOR_2_1_147 };
+/// From 2.1.210: no knowledge ids.
+const RECALL_SELECTOR_2_1_210: RecallSelector = RecallSelector { knowledge_ids: false, ..RECALL_SELECTOR_2_1_197 };
+/// From 2.1.216: a larger answer with thinking turned off.
+const RECALL_SELECTOR_2_1_216: RecallSelector =
+    RecallSelector { max_tokens: 512, thinking_disabled: true, ..RECALL_SELECTOR_2_1_210 };
+/// From 2.1.284: Sonnet 5.5, a larger answer again, thinking left to the model's default.
+const RECALL_SELECTOR_2_1_284: RecallSelector =
+    RecallSelector { sonnet_model: "claude-sonnet-5-5", max_tokens: 2560, thinking_disabled: false, knowledge_ids: false };
 
 /// Every change since the baseline, with the first release that has it, oldest first.
 /// Found by bisecting the npm releases (docs/claude-code-versions.md).
@@ -454,17 +515,24 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 83), Change::MemoryIndexSizeCap),
     (ClaudeVersion::new(2, 1, 84), Change::PathsListsSplit),
     (ClaudeVersion::new(2, 1, 84), Change::RefusesMissingComposedCwd),
+    (ClaudeVersion::new(2, 1, 90), Change::RecallRelevanceNote),
+    (ClaudeVersion::new(2, 1, 91), Change::RecallDialogue),
     (ClaudeVersion::new(2, 1, 113), Change::BunBinary),
     (ClaudeVersion::new(2, 1, 121), Change::MemoryDirFromUserLevelOnly),
     (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
+    (ClaudeVersion::new(2, 1, 139), Change::MemoryTypeInMetadata),
+    (ClaudeVersion::new(2, 1, 147), Change::RecallSelector(RECALL_SELECTOR_2_1_147)),
     (ClaudeVersion::new(2, 1, 149), Change::ClaudeMdsSwitchCoversReads),
     (ClaudeVersion::new(2, 1, 154), Change::LazySystemMessage),
     (ClaudeVersion::new(2, 1, 157), Change::MemoryDirFromRepoSettings),
     (ClaudeVersion::new(2, 1, 160), Change::CwdAsSpelled),
     (ClaudeVersion::new(2, 1, 195), Change::RemoteReadBeforeSettings),
     (ClaudeVersion::new(2, 1, 196), Change::OversizedFilesLeftOut),
+    (ClaudeVersion::new(2, 1, 197), Change::RecallSelector(RECALL_SELECTOR_2_1_197)),
+    (ClaudeVersion::new(2, 1, 210), Change::RecallSelector(RECALL_SELECTOR_2_1_210)),
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
     (ClaudeVersion::new(2, 1, 211), Change::ProjectRulesNeedProjectSource),
+    (ClaudeVersion::new(2, 1, 216), Change::RecallSelector(RECALL_SELECTOR_2_1_216)),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
     (ClaudeVersion::new(2, 1, 239), Change::FrontmatterAfterBom),
@@ -475,6 +543,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 268), Change::TruncationNoteSaysWhatWasCut),
     (ClaudeVersion::new(2, 1, 281), Change::AgentsMd),
     (ClaudeVersion::new(2, 1, 281), Change::ReadsSkipStartupFiles),
+    (ClaudeVersion::new(2, 1, 284), Change::RecallSelector(RECALL_SELECTOR_2_1_284)),
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
     (ClaudeVersion::new(2, 1, 284), Change::LinksJudgedByRealpath),
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),

@@ -65,6 +65,9 @@ impl AnthropicProvider {
         if !request.tools.is_empty() {
             body.insert("tools".into(), json!(request.tools));
         }
+        if request.thinking_disabled {
+            body.insert("thinking".into(), json!({"type": "disabled"}));
+        }
         if let Some(schema) = &request.json_schema {
             body.insert("output_config".into(), json!({"format": {"type": "json_schema", "schema": schema}}));
         }

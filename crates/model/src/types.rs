@@ -74,6 +74,9 @@ pub struct Request {
     /// `response_format: {type: "json_schema", json_schema: {name, schema, strict}}`, the Claude
     /// Code CLI `--json-schema`.
     pub json_schema: Option<Value>,
+    /// Anthropic `thinking: {"type": "disabled"}`: Claude Code 2.1.216 to 2.1.283 send it with
+    /// the recall selector's side query. Other providers have nothing to turn off.
+    pub thinking_disabled: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

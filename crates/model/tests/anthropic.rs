@@ -21,7 +21,7 @@ fn provider(stub: &StubModel, max_retries: u32) -> (AnthropicProvider, Arc<Recor
 }
 
 fn ask(text: &str) -> Request {
-    Request { system: "be brief".into(), messages: vec![Message::user_text(text)], tools: vec![], max_tokens: 1024, json_schema: None }
+    Request { system: "be brief".into(), messages: vec![Message::user_text(text)], tools: vec![], max_tokens: 1024, json_schema: None, thinking_disabled: false }
 }
 
 #[tokio::test]
@@ -106,6 +106,7 @@ async fn structured_output_is_sent_as_claude_codes_recall_sends_it() {
         tools: vec![],
         max_tokens: 256,
         json_schema: Some(schema.clone()),
+        thinking_disabled: false,
     };
     let r = p.complete(&request, &Cancel::new()).await.unwrap();
     let parsed: Value = serde_json::from_str(r.first_text().unwrap()).unwrap();

@@ -58,6 +58,7 @@ async fn one_shot_question_with_structured_output() {
         tools: vec![],
         max_tokens: 256,
         json_schema: Some(schema),
+        thinking_disabled: false,
     };
     let response = provider.complete(&request, &Cancel::new()).await.unwrap();
     let answer: Value = serde_json::from_str(response.first_text().unwrap()).unwrap();
@@ -84,7 +85,7 @@ async fn cli_errors_map_to_error_classes() {
     let provider = ClaudeCliProvider::new(binary, &environment(&home, &stub))
         .with_model(Some("claude-nope-9".into()))
         .with_timeout(Duration::from_secs(120));
-    let ask = Request { system: "s".into(), messages: vec![Message::user_text("hello there")], tools: vec![], max_tokens: 64, json_schema: None };
+    let ask = Request { system: "s".into(), messages: vec![Message::user_text("hello there")], tools: vec![], max_tokens: 64, json_schema: None, thinking_disabled: false };
     // Every call gets the error: after a failed stream Claude Code retries once without
     // streaming, and that attempt must fail the same way.
     stub.set_default(Reply::status(401));

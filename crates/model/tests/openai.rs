@@ -31,7 +31,7 @@ async fn text_answer_with_and_without_a_key() {
     stub.push(Turn::text("hi back").with_usage(7, 2));
     let (p, _) = provider(&stub, Some("sk-local"), 0);
     assert_eq!(p.kind(), ProviderKind::Openai);
-    let request = Request { system: "sys".into(), messages: vec![Message::user_text("hi")], tools: vec![], max_tokens: 100, json_schema: None };
+    let request = Request { system: "sys".into(), messages: vec![Message::user_text("hi")], tools: vec![], max_tokens: 100, json_schema: None, thinking_disabled: false };
     let r = p.complete(&request, &Cancel::new()).await.unwrap();
     assert_eq!(r.content, vec![Block::Text { text: "hi back".into() }]);
     assert_eq!((r.stop_reason, r.usage), (StopReason::EndTurn, Usage { input_tokens: 7, output_tokens: 2 }));
@@ -61,6 +61,7 @@ async fn tool_calls_round_trip_as_functions() {
         tools: vec![lookup_tool()],
         max_tokens: 100,
         json_schema: None,
+        thinking_disabled: false,
     };
     let first = p.complete(&request, &Cancel::new()).await.unwrap();
     assert_eq!(first.stop_reason, StopReason::ToolUse);
@@ -98,7 +99,7 @@ async fn structured_output_uses_response_format() {
     let schema = json!({"type": "object", "properties": {"selected_memories": {"type": "array", "items": {"type": "string"}}},
                         "required": ["selected_memories"], "additionalProperties": false});
     let request =
-        Request { system: "pick".into(), messages: vec![Message::user_text("q")], tools: vec![], max_tokens: 256, json_schema: Some(schema.clone()) };
+        Request { system: "pick".into(), messages: vec![Message::user_text("q")], tools: vec![], max_tokens: 256, json_schema: Some(schema.clone()), thinking_disabled: false };
     let r = p.complete(&request, &Cancel::new()).await.unwrap();
     assert_eq!(serde_json::from_str::<Value>(r.first_text().unwrap()).unwrap(), json!({"selected_memories": []}));
     assert_eq!(
@@ -114,7 +115,7 @@ async fn streaming_assembles_content_and_tool_calls() {
     let (p, _) = provider(&stub, None, 0);
     let p = p.with_streaming(true);
     let request =
-        Request { system: String::new(), messages: vec![Message::user_text("q")], tools: vec![lookup_tool()], max_tokens: 100, json_schema: None };
+        Request { system: String::new(), messages: vec![Message::user_text("q")], tools: vec![lookup_tool()], max_tokens: 100, json_schema: None, thinking_disabled: false };
     let r = p.complete(&request, &Cancel::new()).await.unwrap();
     assert_eq!(r.content[0], Block::Text { text: "thinking aloud".into() });
     assert!(matches!(&r.content[1], Block::ToolUse { name, input, .. } if name == "lookup" && *input == json!({"q": "naïve"})));
@@ -127,7 +128,7 @@ async fn streaming_assembles_content_and_tool_calls() {
 async fn errors_map_and_only_transient_ones_retry() {
     let stub = StubModel::start().await;
     let (p, sleeper) = provider(&stub, Some("bad"), 3);
-    let request = Request { system: String::new(), messages: vec![Message::user_text("q")], tools: vec![], max_tokens: 10, json_schema: None };
+    let request = Request { system: String::new(), messages: vec![Message::user_text("q")], tools: vec![], max_tokens: 10, json_schema: None, thinking_disabled: false };
     stub.push_status(401);
     assert!(matches!(p.complete(&request, &Cancel::new()).await.unwrap_err(), ModelError::BadKey(m) if m.contains("Incorrect API key")));
     stub.push_status(404);

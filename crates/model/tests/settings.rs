@@ -15,7 +15,7 @@ fn test_keychain() -> Keychain {
 }
 
 fn ask() -> Request {
-    Request { system: String::new(), messages: vec![Message::user_text("hi")], tools: vec![], max_tokens: 16, json_schema: None }
+    Request { system: String::new(), messages: vec![Message::user_text("hi")], tools: vec![], max_tokens: 16, json_schema: None, thinking_disabled: false }
 }
 
 #[test]

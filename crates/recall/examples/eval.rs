@@ -128,7 +128,7 @@ fn unavailable_reason(kind: ProviderKind, saved: &ProviderSettings, env: &Enviro
 fn build(kind: ProviderKind, saved: &ProviderSettings, env: &Environment) -> Result<Arc<dyn Provider>, ModelError> {
     let mut settings = if saved.kind == kind { saved.clone() } else { ProviderSettings { kind, ..ProviderSettings::default() } };
     if matches!(kind, ProviderKind::Anthropic | ProviderKind::ClaudeCli) && settings.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
-        settings.model = Some(selector_model(env));
+        settings.model = Some(selector_model(env, &mneme_core::versions::newest()));
     }
     build_provider(&settings, env, &keychain_for(env))
 }

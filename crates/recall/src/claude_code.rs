@@ -4,6 +4,7 @@
 
 use crate::Dialect;
 use mneme_core::text::{is_js_whitespace, js_trim};
+use mneme_core::versions::{self, Profile};
 use mneme_model::{Block, Message, Role};
 use mneme_store::claude_install;
 use mneme_store::claude_text::{claude_text, ClaudeText};
@@ -45,10 +46,11 @@ impl SelectorPrompt {
     }
 }
 
-/// The selector's system prompt for `dialect`. For 2.1.197 it is the text of the user's own
-/// Claude Code, so that recall is asked exactly as Claude Code asks it; without an installed
-/// Claude Code (or when its text cannot be found) it is Mneme's own, and the answer says why.
-/// 2.1.88's wording is not in any current binary, so its form always uses Mneme's.
+/// The selector's system prompt for `dialect`: the text of the user's own Claude Code, so that
+/// recall is asked exactly as Claude Code asks it, when that release asks in the same form
+/// (releases before 2.1.100 send one message per query, later ones a dialogue); otherwise, or
+/// without an installed Claude Code, or when its text cannot be found, Mneme's own, and the
+/// answer says why.
 pub fn selector_system_prompt(dialect: Dialect, env: &Environment) -> (String, SelectorPrompt) {
     let own = |why: String| {
         let text = match dialect {
@@ -57,15 +59,22 @@ pub fn selector_system_prompt(dialect: Dialect, env: &Environment) -> (String, S
         };
         (text.to_string(), SelectorPrompt::Mneme { why })
     };
-    if dialect == Dialect::ClaudeCode2_1_88 {
-        return own("Claude Code 2.1.88's wording is not in the installed binary".into());
-    }
     let Some(install) = claude_install::detect(env) else {
         return own("no Claude Code is installed to read its own from".into());
     };
     let Some(version) = install.version else {
         return own(install.version_error.unwrap_or_else(|| "the installed Claude Code's version is unknown".into()));
     };
+    // The installed release's prompt is written for its own form of the query: a dialogue
+    // (2.1.100 on) or one message per query.
+    let installed_dialect = if versions::behaviours(version).recall_dialogue {
+        Dialect::ClaudeCode2_1_197
+    } else {
+        Dialect::ClaudeCode2_1_88
+    };
+    if installed_dialect != dialect {
+        return own(format!("the installed Claude Code {version} asks in the other form of the query"));
+    }
     let version = version.to_string();
     let cache = env.data_dir().join("claude-code");
     match claude_text(&install.resolved, &version, &cache, ClaudeText::SelectorPrompt) {
@@ -74,29 +83,26 @@ pub fn selector_system_prompt(dialect: Dialect, env: &Environment) -> (String, S
     }
 }
 
-/// `max_tokens` of the side query.
-pub const SELECTOR_MAX_TOKENS: u32 = 256;
+/// `max_tokens` of the 2.1.88 side query (later releases: `RecallSelector::max_tokens`).
+pub const SELECTOR_MAX_TOKENS_2_1_88: u32 = 256;
 
-/// `getDefaultSonnetModel()` on the first-party API in 2.1.197: its model catalog maps the
-/// `sonnet` alias to `claude-sonnet-5` (captured in `testdata/recall-capture`).
-pub const DEFAULT_SONNET_MODEL: &str = "claude-sonnet-5";
-
-/// The same in the 2.1.88 source, whose default was Sonnet 4.6.
+/// The model the 2.1.88 source's side query went to, Sonnet 4.6.
 pub const DEFAULT_SONNET_MODEL_2_1_88: &str = "claude-sonnet-4-6";
 
-/// The model the side query goes to in 2.1.197: `ANTHROPIC_DEFAULT_SONNET_MODEL` when set
-/// (non-empty), else [`DEFAULT_SONNET_MODEL`].
-pub fn selector_model(env: &Environment) -> String {
+/// The model the side query goes to: `ANTHROPIC_DEFAULT_SONNET_MODEL` when set (non-empty),
+/// else the model the release's catalog maps the `sonnet` alias to on the first-party API
+/// (`RecallSelector::sonnet_model`, captured per release in `testdata/recall-capture`).
+pub fn selector_model(env: &Environment, release: &Profile) -> String {
     env.var("ANTHROPIC_DEFAULT_SONNET_MODEL")
         .filter(|m| !m.is_empty())
-        .map_or_else(|| DEFAULT_SONNET_MODEL.to_string(), str::to_string)
+        .map_or_else(|| release.recall_selector.sonnet_model.to_string(), str::to_string)
 }
 
-/// The structured-output schema of the side query. 2.1.197 also offers
-/// `selected_knowledge_ids` (for knowledge-index results it never has in this build).
-pub fn selection_schema(dialect: Dialect) -> Value {
+/// The structured-output schema of the side query. Releases 2.1.146 to 2.1.206 also offer
+/// `selected_knowledge_ids` (for knowledge-index results they never have in these builds).
+pub fn selection_schema(knowledge_ids: bool) -> Value {
     let mut properties = json!({"selected_memories": {"type": "array", "items": {"type": "string"}}});
-    if dialect == Dialect::ClaudeCode2_1_197 {
+    if knowledge_ids {
         properties["selected_knowledge_ids"] = json!({"type": "array", "items": {"type": "string"}});
     }
     json!({
@@ -249,11 +255,16 @@ mod tests {
     }
 
     #[test]
-    fn model_comes_from_the_environment() {
+    fn model_comes_from_the_environment_else_the_release() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
         let env = Environment::with_home("/h");
-        assert_eq!(selector_model(&env), "claude-sonnet-5");
-        assert_eq!(selector_model(&env.clone().set_var("ANTHROPIC_DEFAULT_SONNET_MODEL", "")), "claude-sonnet-5");
-        assert_eq!(selector_model(&env.set_var("ANTHROPIC_DEFAULT_SONNET_MODEL", "my-sonnet")), "my-sonnet");
+        let v197 = behaviours(ClaudeVersion::new(2, 1, 197));
+        let v332 = behaviours(ClaudeVersion::new(2, 1, 332));
+        assert_eq!(selector_model(&env, &v197), "claude-sonnet-5");
+        assert_eq!(selector_model(&env, &v332), "claude-sonnet-5-5");
+        assert_eq!(selector_model(&env, &behaviours(ClaudeVersion::new(2, 1, 160))), "claude-sonnet-4-6");
+        assert_eq!(selector_model(&env.clone().set_var("ANTHROPIC_DEFAULT_SONNET_MODEL", ""), &v197), "claude-sonnet-5");
+        assert_eq!(selector_model(&env.set_var("ANTHROPIC_DEFAULT_SONNET_MODEL", "my-sonnet"), &v332), "my-sonnet");
     }
 
     #[test]

@@ -72,8 +72,8 @@ mod surface;
 
 pub use claude_code::{
     collect_recent_successful_tools, manifest_message, parse_answer, query_message, selected_names, selection_schema,
-    selector_model, single_message, strip_code_fence, AnswerError, DEFAULT_SONNET_MODEL, DEFAULT_SONNET_MODEL_2_1_88,
-    selector_system_prompt, SelectorPrompt, SELECTOR_MAX_TOKENS, SELECT_MEMORIES_SYSTEM_PROMPT,
+    selector_model, single_message, strip_code_fence, AnswerError, DEFAULT_SONNET_MODEL_2_1_88,
+    selector_system_prompt, SelectorPrompt, SELECTOR_MAX_TOKENS_2_1_88, SELECT_MEMORIES_SYSTEM_PROMPT,
     SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88,
 };
 pub use surface::{
@@ -83,10 +83,11 @@ pub use surface::{
 };
 
 use mneme_core::frontmatter;
+use mneme_core::versions::{self, LazyAttachment, Profile};
 use mneme_core::text::{js_trim, utf16_len};
 use mneme_core::Clock;
 use mneme_model::{Block, Cancel, Message, ModelError, Provider, ProviderKind, Request, Role};
-use mneme_store::memdir::{format_manifest, select_for_manifest, Memdir, Scope, TopicHeader};
+use mneme_store::memdir::{format_manifest_as, select_for_manifest, Memdir, Scope, TopicHeader};
 use mneme_store::Environment;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -119,6 +120,19 @@ pub enum Skipped {
     AllSurfaced,
     #[error("cancelled")]
     Cancelled,
+}
+
+/// Where the recalled memories reach the API when they follow a tool result (the usual case,
+/// since recall is collected after tools run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Delivery {
+    /// Appended to the tool result after a blank line, the reminders kept whole and separated
+    /// by a blank line (releases before 2.1.154).
+    ToolResult,
+    /// One `role: "system"` message: the reminders unwrapped and joined with `\n` (2.1.154 on;
+    /// a string up to 2.1.211, one text block after).
+    SystemMessage,
 }
 
 /// One recalled memory, as it would be surfaced.
@@ -158,6 +172,11 @@ pub struct RecallResult {
     pub model: Option<String>,
     /// Which Claude Code's protocol was followed.
     pub dialect: Dialect,
+    /// Where the memories reach the API in the release followed.
+    pub delivery: Delivery,
+    /// The first reminder opens with [`RELEVANCE_PREAMBLE`] (2.1.90 on).
+    #[serde(skip)]
+    pub relevance_note: bool,
     /// Set when recall did not run or had nothing to ask about.
     pub skipped: Option<Skipped>,
     /// The failure that emptied the selection (Claude Code swallows it; Mneme shows it).
@@ -183,16 +202,22 @@ impl RecallResult {
 
     /// The `<system-reminder>` texts of the meta messages Claude Code would add, in order.
     pub fn reminders(&self) -> Vec<String> {
-        render_reminders(self.selected.iter().map(|m| (m.header.as_str(), m.content.as_str())), self.dialect)
+        render_reminders(self.selected.iter().map(|m| (m.header.as_str(), m.content.as_str())), self.relevance_note)
     }
 
-    /// The text that reaches the API in 2.1.197 when the attachment follows a tool result (the
-    /// usual case, since recall is collected after tools run): one `role: "system"` message
-    /// whose content is the reminders without their `<system-reminder>` wrapping, joined with
-    /// `\n`. `None` when nothing was recalled.
-    pub fn api_system_text(&self) -> Option<String> {
-        let parts: Vec<String> = self.reminders().iter().map(|r| strip_system_reminder(r).to_string()).collect();
-        let text = parts.join("\n");
+    /// The text that reaches the API when the attachment follows a tool result (the usual
+    /// case, since recall is collected after tools run), placed as [`RecallResult::delivery`]
+    /// says: the reminders whole, separated by a blank line, for the tool result; without their
+    /// `<system-reminder>` wrapping, joined with `\n`, for the system message. `None` when
+    /// nothing was recalled.
+    pub fn api_text(&self) -> Option<String> {
+        let reminders = self.reminders();
+        let text = match self.delivery {
+            Delivery::ToolResult => reminders.join("\n\n"),
+            Delivery::SystemMessage => {
+                reminders.iter().map(|r| strip_system_reminder(r).to_string()).collect::<Vec<_>>().join("\n")
+            }
+        };
         (!js_trim(&text).is_empty()).then_some(text)
     }
 }
@@ -207,9 +232,11 @@ struct SelectorConversation {
 /// What one conversation has recalled so far: the surfaced memories (for dedupe and the 60 KiB
 /// budget), the files the model read or wrote (`readFileState`), the selector dialogues and
 /// the offline indexes, per memory folder.
-#[derive(Default)]
 pub struct RecallSession {
     dialect: Dialect,
+    /// The release whose recall is followed: its selector's model, limits and schema, its
+    /// manifest, and where the memories reach the API.
+    profile: Profile,
     /// Surfaced memories with their content length in UTF-16 units, in order.
     surfaced: Vec<(PathBuf, usize)>,
     read_file_state: HashSet<PathBuf>,
@@ -229,15 +256,44 @@ impl std::fmt::Debug for RecallSession {
     }
 }
 
+impl Default for RecallSession {
+    fn default() -> Self {
+        RecallSession::for_release(versions::newest())
+    }
+}
+
 impl RecallSession {
-    /// A new conversation following Claude Code 2.1.197.
+    /// A new conversation following the newest release Mneme knows.
     pub fn new() -> RecallSession {
         RecallSession::default()
     }
 
-    /// A new conversation following the given Claude Code's protocol.
+    /// A new conversation following the release whose behaviours are `profile`
+    /// (`mneme_core::versions::behaviours`).
+    pub fn for_release(profile: Profile) -> RecallSession {
+        RecallSession {
+            dialect: if profile.recall_dialogue { Dialect::ClaudeCode2_1_197 } else { Dialect::ClaudeCode2_1_88 },
+            profile,
+            surfaced: Vec::new(),
+            read_file_state: HashSet::new(),
+            selectors: HashMap::new(),
+            offline: HashMap::new(),
+            tuning: offline::Tuning::default(),
+        }
+    }
+
+    /// A new conversation following the given Claude Code's protocol: 2.1.88's (the release
+    /// the reference source is), or the newest release's.
     pub fn with_dialect(dialect: Dialect) -> RecallSession {
-        RecallSession { dialect, ..RecallSession::default() }
+        match dialect {
+            Dialect::ClaudeCode2_1_88 => RecallSession::for_release(versions::behaviours(versions::ClaudeVersion::new(2, 1, 88))),
+            Dialect::ClaudeCode2_1_197 => RecallSession::default(),
+        }
+    }
+
+    /// The behaviours of the release followed.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
     }
 
     /// Sets the offline ranker's knobs, for the evaluation's sweeps.
@@ -335,6 +391,11 @@ pub async fn recall(
         provider: model_provider.map_or(ProviderKind::Offline, |p| p.kind()),
         model: model_provider.map(|p| p.model().to_string()),
         dialect: ctx.session.dialect,
+        delivery: match ctx.session.profile.lazy {
+            LazyAttachment::InToolResult => Delivery::ToolResult,
+            LazyAttachment::SystemMessage | LazyAttachment::ReminderPerFile => Delivery::SystemMessage,
+        },
+        relevance_note: ctx.session.profile.recall_relevance_note,
         skipped: None,
         error: None,
         abstained: None,
@@ -360,7 +421,7 @@ pub async fn recall(
     };
     let surfaced: HashSet<PathBuf> = ctx.session.surfaced.iter().map(|(p, _)| p.clone()).collect();
     let now_ms = ctx.clock.now_ms();
-    let dialect = ctx.session.dialect;
+    let relevance_note = ctx.session.profile.recall_relevance_note;
     result.selected = picks
         .into_iter()
         .filter(|p| !ctx.session.read_file_state.contains(&p.path) && !surfaced.contains(&p.path))
@@ -369,7 +430,7 @@ pub async fn recall(
             // A file that vanished or cannot be read is dropped, as Claude Code drops it.
             let read = read_capped(&p.path).ok()?;
             Some(Recalled {
-                header: memory_header(&p.path, p.mtime_ns, now_ms, dialect),
+                header: memory_header(&p.path, p.mtime_ns, now_ms, relevance_note),
                 path: p.path,
                 rel_path: p.rel_path,
                 name: p.name,
@@ -431,6 +492,7 @@ async fn select_by_model(
 ) -> Vec<Pick> {
     let surfaced = ctx.session.surfaced_paths().into_iter().map(Path::to_path_buf).collect::<HashSet<_>>();
     let dialect = ctx.session.dialect;
+    let release = ctx.session.profile;
     let model = provider.model().to_string();
     let reason = |i: usize, n: usize| format!("selected by {model} ({} of {n})", i + 1);
     match dialect {
@@ -446,7 +508,8 @@ async fn select_by_model(
                     result.skipped = Some(Skipped::Cancelled);
                     return Vec::new();
                 }
-                let messages = vec![Message::user_text(manifest_message(&format_manifest(&headers)))];
+                let manifest = format_manifest_as(&headers, release.memory_type_in_metadata);
+                let messages = vec![Message::user_text(manifest_message(&manifest))];
                 ctx.session.selectors.insert(key.clone(), SelectorConversation { headers, messages });
             }
             let Some(conv) = ctx.session.selectors.get_mut(&key) else { return Vec::new() };
@@ -465,8 +528,9 @@ async fn select_by_model(
                 },
                 messages,
                 tools: Vec::new(),
-                max_tokens: SELECTOR_MAX_TOKENS,
-                json_schema: Some(selection_schema(dialect)),
+                max_tokens: release.recall_selector.max_tokens,
+                json_schema: Some(selection_schema(release.recall_selector.knowledge_ids)),
+                thinking_disabled: release.recall_selector.thinking_disabled,
             };
             let text = match ask(provider, &request, ctx.cancel).await {
                 Ok(t) => t,
@@ -521,10 +585,11 @@ async fn select_by_model(
                     result.selector_prompt = Some(source);
                     text
                 },
-                messages: vec![Message::user_text(single_message(query, &format_manifest(&headers), &tools))],
+                messages: vec![Message::user_text(single_message(query, &format_manifest_as(&headers, release.memory_type_in_metadata), &tools))],
                 tools: Vec::new(),
-                max_tokens: SELECTOR_MAX_TOKENS,
-                json_schema: Some(selection_schema(dialect)),
+                max_tokens: SELECTOR_MAX_TOKENS_2_1_88,
+                json_schema: Some(selection_schema(false)),
+                thinking_disabled: false,
             };
             let by_name: HashMap<&str, &TopicHeader> = headers.iter().map(|h| (h.rel_path.as_str(), h)).collect();
             let names = match ask(provider, &request, ctx.cancel).await {

@@ -3,7 +3,6 @@
 //! model finally sees (`src/utils/attachments.ts`, `src/memdir/memoryAge.ts`,
 //! `src/utils/messages.ts` case `relevant_memories`).
 
-use crate::Dialect;
 use mneme_core::text::{is_js_whitespace, js_trim};
 use serde::Serialize;
 use std::io;
@@ -136,19 +135,20 @@ pub fn freshness_text(days: i64) -> String {
 }
 
 /// `memoryHeader`: the line above a recalled memory, computed once when it is surfaced so the
-/// bytes stay stable for the prompt cache. 2.1.197 writes `Memory: <path>:` (after the
-/// staleness warning when there is one); 2.1.88 wrote `Memory (saved today): <path>:` for a
-/// fresh memory.
-pub fn memory_header(path: &Path, mtime_ns: i64, now_ms: u128, dialect: Dialect) -> String {
+/// bytes stay stable for the prompt cache. From 2.1.90 it is `Memory: <path>:` (after the
+/// staleness warning when there is one; `relevance_note`); before, a memory saved today or
+/// yesterday was headed `Memory (saved today): <path>:`.
+pub fn memory_header(path: &Path, mtime_ns: i64, now_ms: u128, relevance_note: bool) -> String {
     let days = memory_age_days(mtime_ns, now_ms);
     let stale = freshness_text(days);
     let path = path.display();
     if !stale.is_empty() {
         return format!("{stale}\n\nMemory: {path}:");
     }
-    match dialect {
-        Dialect::ClaudeCode2_1_197 => format!("Memory: {path}:"),
-        Dialect::ClaudeCode2_1_88 => format!("Memory (saved {}): {path}:", memory_age(days)),
+    if relevance_note {
+        format!("Memory: {path}:")
+    } else {
+        format!("Memory (saved {}): {path}:", memory_age(days))
     }
 }
 
@@ -170,13 +170,13 @@ pub fn strip_system_reminder(text: &str) -> &str {
 
 /// The meta user messages one `relevant_memories` attachment becomes: one per memory,
 /// `<header>\n\n<content>` inside a system reminder, the first one opened by
-/// [`RELEVANCE_PREAMBLE`] in 2.1.197.
-pub fn render_reminders<'a>(memories: impl IntoIterator<Item = (&'a str, &'a str)>, dialect: Dialect) -> Vec<String> {
+/// [`RELEVANCE_PREAMBLE`] from 2.1.90 (`relevance_note`).
+pub fn render_reminders<'a>(memories: impl IntoIterator<Item = (&'a str, &'a str)>, relevance_note: bool) -> Vec<String> {
     memories
         .into_iter()
         .enumerate()
         .map(|(i, (header, content))| {
-            let preamble = if i == 0 && dialect == Dialect::ClaudeCode2_1_197 { RELEVANCE_PREAMBLE } else { "" };
+            let preamble = if i == 0 && relevance_note { RELEVANCE_PREAMBLE } else { "" };
             system_reminder(&format!("{preamble}{header}\n\n{content}"))
         })
         .collect()
@@ -263,11 +263,11 @@ mod tests {
              code behavior or file:line citations may be outdated. Verify against current code before asserting as fact."
         );
         let p = Path::new("/m/a.md");
-        assert_eq!(memory_header(p, now_ns, now_ms, Dialect::ClaudeCode2_1_197), "Memory: /m/a.md:");
-        assert_eq!(memory_header(p, now_ns - DAY_NS, now_ms, Dialect::ClaudeCode2_1_88), "Memory (saved yesterday): /m/a.md:");
-        assert_eq!(memory_header(p, now_ns, now_ms, Dialect::ClaudeCode2_1_88), "Memory (saved today): /m/a.md:");
+        assert_eq!(memory_header(p, now_ns, now_ms, true), "Memory: /m/a.md:");
+        assert_eq!(memory_header(p, now_ns - DAY_NS, now_ms, false), "Memory (saved yesterday): /m/a.md:");
+        assert_eq!(memory_header(p, now_ns, now_ms, false), "Memory (saved today): /m/a.md:");
         assert_eq!(
-            memory_header(p, now_ns - 3 * DAY_NS, now_ms, Dialect::ClaudeCode2_1_197),
+            memory_header(p, now_ns - 3 * DAY_NS, now_ms, true),
             format!("{}\n\nMemory: /m/a.md:", freshness_text(3))
         );
     }
@@ -281,7 +281,7 @@ mod tests {
 
     #[test]
     fn reminders() {
-        let r = render_reminders([("Memory: /a.md:", "A"), ("Memory: /b.md:", "B")], Dialect::ClaudeCode2_1_197);
+        let r = render_reminders([("Memory: /a.md:", "A"), ("Memory: /b.md:", "B")], true);
         assert_eq!(
             r,
             vec![
@@ -291,7 +291,7 @@ mod tests {
                 "<system-reminder>\nMemory: /b.md:\n\nB\n</system-reminder>".to_string(),
             ]
         );
-        let r = render_reminders([("H", "C")], Dialect::ClaudeCode2_1_88);
+        let r = render_reminders([("H", "C")], false);
         assert_eq!(r, vec!["<system-reminder>\nH\n\nC\n</system-reminder>".to_string()]);
     }
 }

@@ -71,12 +71,22 @@ impl Fixture {
     }
 }
 
+/// These tests follow 2.1.197's side query (its model, limits and schema); other releases'
+/// are checked against their captures in `real_capture.rs`.
+fn release() -> mneme_core::versions::Profile {
+    mneme_core::versions::behaviours(mneme_core::versions::ClaudeVersion::new(2, 1, 197))
+}
+
+fn v197() -> RecallSession {
+    RecallSession::for_release(release())
+}
+
 fn no_retries() -> HttpOptions {
     HttpOptions { retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() }, ..HttpOptions::default() }
 }
 
 fn anthropic(stub: &StubModel, env: &Environment) -> AnthropicProvider {
-    AnthropicProvider::new(selector_model(env), "sk-ant-test", Some(&stub.base_url())).unwrap().with_options(no_retries())
+    AnthropicProvider::new(selector_model(env, &release()), "sk-ant-test", Some(&stub.base_url())).unwrap().with_options(no_retries())
 }
 
 fn picks(names: &[&str]) -> Turn {
@@ -105,7 +115,7 @@ async fn the_side_query_is_claude_codes_and_the_dialogue_is_kept() {
     let stub = StubModel::start().await;
     stub.push(picks(&["feedback_testing.md"]));
     let provider = anthropic(&stub, &f.env);
-    let mut session = RecallSession::new();
+    let mut session = v197();
 
     let r = f.recall("fix the flaky integration tests", &provider, &mut session).await;
     assert_eq!(r.error, None);
@@ -175,7 +185,7 @@ async fn the_model_comes_from_the_environment() {
     f.memory("a.md", "user", "alpha", "a", 0);
     let stub = StubModel::start().await;
     stub.push(picks(&["a.md"]));
-    let r = f.recall("tell me about alpha", &anthropic(&stub, &f.env), &mut RecallSession::new()).await;
+    let r = f.recall("tell me about alpha", &anthropic(&stub, &f.env), &mut v197()).await;
     assert_eq!(r.selected[0].reason, "selected by sonnet-from-env (1 of 1)");
     assert_eq!(stub.model_requests()[0].body["model"], "sonnet-from-env");
 }
@@ -188,7 +198,7 @@ async fn names_outside_the_manifest_are_dropped_and_five_is_the_most() {
     }
     let stub = StubModel::start().await;
     stub.push(picks(&["ghost.md", "m7.md", "MEMORY.md", "m1.md", "/abs/m2.md", "m2.md", "m3.md", "m4.md", "m5.md", "m6.md"]));
-    let r = f.recall("which memories matter here", &anthropic(&stub, &f.env), &mut RecallSession::new()).await;
+    let r = f.recall("which memories matter here", &anthropic(&stub, &f.env), &mut v197()).await;
     assert_eq!(r.error, None);
     assert_eq!(rel_paths(&r), vec!["m7.md", "m1.md", "m2.md", "m3.md", "m4.md"]);
     assert_eq!(r.selected[4].reason, "selected by claude-sonnet-5 (5 of 7)");
@@ -202,22 +212,22 @@ async fn failures_empty_the_selection_and_say_why() {
     let provider = anthropic(&stub, &f.env);
 
     stub.push(Reply::status(500));
-    let r = f.recall("tell me about alpha", &provider, &mut RecallSession::new()).await;
+    let r = f.recall("tell me about alpha", &provider, &mut v197()).await;
     assert!(r.selected.is_empty());
     assert!(r.error.as_deref().unwrap_or("").contains("500"), "{:?}", r.error);
 
     stub.push(Turn::text("I think a.md is relevant"));
-    let r = f.recall("tell me about alpha", &provider, &mut RecallSession::new()).await;
+    let r = f.recall("tell me about alpha", &provider, &mut v197()).await;
     assert!(r.selected.is_empty());
     assert!(r.error.as_deref().unwrap_or("").starts_with("the model's answer is not JSON"), "{:?}", r.error);
 
     stub.push(Turn::json(&json!({"memories": ["a.md"]})));
-    let r = f.recall("tell me about alpha", &provider, &mut RecallSession::new()).await;
+    let r = f.recall("tell me about alpha", &provider, &mut v197()).await;
     assert!(r.selected.is_empty());
     assert_eq!(r.error.as_deref(), Some("the model's answer has no selected_memories list"));
 
     stub.push(Turn::json(&json!({"selected_memories": []})));
-    let r = f.recall("tell me about alpha", &provider, &mut RecallSession::new()).await;
+    let r = f.recall("tell me about alpha", &provider, &mut v197()).await;
     assert!(r.selected.is_empty());
     assert_eq!(r.error, None);
 }
@@ -230,7 +240,7 @@ async fn a_cancelled_turn_asks_nothing_and_reports_no_error() {
     stub.push(Reply::Hang);
     let provider = anthropic(&stub, &f.env);
     let cancel = Cancel::new();
-    let mut session = RecallSession::new();
+    let mut session = v197();
     let mut ctx = RecallContext { env: &f.env, clock: f.clock.clone(), cancel: &cancel, transcript: &[], session: &mut session };
     let canceller = cancel.clone();
     let (r, ()) = tokio::join!(recall("tell me about alpha", &f.mem, Some(&provider), &mut ctx), async move {
@@ -253,7 +263,7 @@ async fn surfaced_and_read_files_are_filtered_and_a_fully_surfaced_folder_is_not
     f.memory("c.md", "feedback", "gamma", "c", 0);
     let stub = StubModel::start().await;
     let provider = anthropic(&stub, &f.env);
-    let mut session = RecallSession::new();
+    let mut session = v197();
     session.add_surfaced(&a, "a");
     session.mark_read(&b);
 
@@ -283,17 +293,17 @@ async fn the_session_budget_and_short_prompts_stop_recall_before_any_query() {
     let stub = StubModel::start().await;
     let provider = anthropic(&stub, &f.env);
 
-    let r = f.recall("  alpha\n", &provider, &mut RecallSession::new()).await;
+    let r = f.recall("  alpha\n", &provider, &mut v197()).await;
     assert_eq!(r.skipped, Some(Skipped::TooShort));
 
     // The budget counts UTF-16 units: 30,720 two-unit emoji are 60 KiB.
-    let mut session = RecallSession::new();
+    let mut session = v197();
     session.add_surfaced(f.mem.join("earlier.md"), &"\u{1F600}".repeat(30_720));
     let r = f.recall("tell me about alpha", &provider, &mut session).await;
     assert_eq!(r.skipped, Some(Skipped::SessionBudget));
     assert!(stub.model_requests().is_empty());
 
-    let mut session = RecallSession::new();
+    let mut session = v197();
     session.add_surfaced(f.mem.join("earlier.md"), &"x".repeat(61_439));
     stub.push(picks(&["a.md"]));
     let r = f.recall("tell me about alpha", &provider, &mut session).await;
@@ -309,7 +319,7 @@ async fn cut_files_carry_the_note_and_old_ones_the_staleness_warning() {
     let fresh = f.memory("fresh.md", "reference", "a fresh one", "short", DAY - 1);
     let stub = StubModel::start().await;
     stub.push(picks(&["long.md", "fresh.md"]));
-    let r = f.recall("show me the long and fresh ones", &anthropic(&stub, &f.env), &mut RecallSession::new()).await;
+    let r = f.recall("show me the long and fresh ones", &anthropic(&stub, &f.env), &mut v197()).await;
     assert_eq!(rel_paths(&r), vec!["long.md", "fresh.md"]);
 
     let cut = &r.selected[0];
@@ -346,7 +356,7 @@ async fn the_byte_cap() {
     f.memory("wide.md", "reference", "wide", &body, 0);
     let stub = StubModel::start().await;
     stub.push(picks(&["wide.md"]));
-    let r = f.recall("the wide one please", &anthropic(&stub, &f.env), &mut RecallSession::new()).await;
+    let r = f.recall("the wide one please", &anthropic(&stub, &f.env), &mut v197()).await;
     let m = &r.selected[0];
     assert_eq!(m.truncated, Some(Truncation::ByteLimit));
     let kept = "---\nname: wide\ndescription: wide\nmetadata:\n  type: reference\n---\n\n".to_string() + &"a".repeat(3000);
@@ -394,11 +404,12 @@ async fn the_2_1_88_dialect_sends_one_message_with_the_recent_tools() {
 
     let sent = &stub.model_requests()[0].body;
     assert_eq!(sent["system"], json!([{"type": "text", "text": SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88}]));
-    // Already surfaced memories are left out of the manifest itself.
+    // Already surfaced memories are left out of the manifest itself; 2.1.88 reads only a
+    // top-level `type`, so a memory typed under `metadata:` has no tag.
     assert_eq!(
         sent["messages"],
         json!([user(&format!(
-            "Query: now run the script again\n\nAvailable memories:\n- [feedback] bash_gotchas.md ({}): Bash tool gotchas\n\nRecently used tools: Bash, Read",
+            "Query: now run the script again\n\nAvailable memories:\n- bash_gotchas.md ({}): Bash tool gotchas\n\nRecently used tools: Bash, Read",
             iso(0)
         ))])
     );
@@ -427,7 +438,7 @@ async fn the_openai_provider_carries_the_same_selection() {
     let stub = StubModel::start().await;
     stub.push(picks(&["b.md"]));
     let provider = OpenAiProvider::new("local-model", None, Some(&format!("{}/v1", stub.base_url()))).unwrap().with_options(no_retries());
-    let r = f.recall("tell me about beta", &provider, &mut RecallSession::new()).await;
+    let r = f.recall("tell me about beta", &provider, &mut v197()).await;
     assert_eq!(r.error, None);
     assert_eq!(r.provider, ProviderKind::Openai);
     assert_eq!(rel_paths(&r), vec!["b.md"]);

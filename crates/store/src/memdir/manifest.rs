@@ -23,13 +23,19 @@ pub fn select_for_manifest(mut headers: Vec<TopicHeader>) -> Vec<TopicHeader> {
 /// `- [<type>] <relative path> (<ISO-8601 mtime>): <description>`, the `[<type>] ` part
 /// omitted when there is no type and `: <description>` when there is no description.
 pub fn format_manifest(headers: &[TopicHeader]) -> String {
+    format_manifest_as(headers, true)
+}
+
+/// The manifest as a release that reads a memory's type from `metadata.type`
+/// (`metadata_type`, 2.1.139 on) or only from a top-level `type` (older releases) writes it.
+pub fn format_manifest_as(headers: &[TopicHeader], metadata_type: bool) -> String {
     let mut out = String::with_capacity(headers.len() * 96);
     for (i, h) in headers.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
         out.push_str("- ");
-        if let Some(t) = h.memory_type {
+        if let Some(t) = if metadata_type { h.memory_type } else { h.top_level_type } {
             out.push('[');
             out.push_str(t.as_str());
             out.push_str("] ");

@@ -126,6 +126,10 @@ pub struct TopicHeader {
     pub description: Option<String>,
     /// The type if it appears within the first 30 lines.
     pub memory_type: Option<MemoryType>,
+    /// The type as releases before 2.1.139 read it (a top-level `type` only), for their
+    /// manifest ([`super::format_manifest_as`]).
+    #[serde(skip)]
+    pub top_level_type: Option<MemoryType>,
     /// Private, or team.
     pub scope: Scope,
     /// Listed as a symbolic link (to a file inside the folder; others are problems).
@@ -731,6 +735,7 @@ fn read_header(real_root: &Path, c: Candidate, buf: &mut Vec<u8>) -> Result<Topi
         name: fm.and_then(|f| f.name()),
         description: fm.and_then(js_description),
         memory_type: fm.and_then(|f| f.memory_type()),
+        top_level_type: fm.and_then(|f| f.top_level_type()),
         scope,
         symlink: c.symlink,
         text_description: fm.and_then(|f| match f.get("description") {
