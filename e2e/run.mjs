@@ -992,6 +992,10 @@ async function main() {
       await first.getByText('Exact text Claude Code injects').click();
       if ((await first.getByTestId('recall-injected').textContent()) !== want.selected[0].injected) fail('the injected text differs from the API');
       if (!want.selected[0].injected.startsWith('<system-reminder>\nRetrieved for possible relevance')) fail('the first reminder lacks the relevance preamble');
+      const release = await page.getByTestId('recall-release').textContent();
+      if (!release?.includes(`Claude Code ${want.claudeCode.version}`) || !release.includes(want.claudeCode.note)) fail(`the bench names the release as "${release}"`);
+      await page.getByTestId('recall-wire').locator('summary').click();
+      if ((await page.getByTestId('recall-wire').locator('pre').textContent()) !== want.apiText) fail('the wire text differs from the API');
     });
 
     await step('Projects: merge an orphaned memory folder into the project', async () => {

@@ -95,9 +95,9 @@ fn print(r: &RecallResult, memory_dir: &Path, claude_code: &RenderedFor) {
     let n = r.selected.len();
     println!("{n} {} recalled from {} (chosen by {by}):", if n == 1 { "memory" } else { "memories" }, memory_dir.display());
     if let Some(prompt) = &r.selector_prompt {
-        println!("Asked with {}.", prompt.describe());
+        // The release decides the selector's model, limits and schema.
+        println!("Asked with {}. {}", prompt.describe(), claude_code.note);
     }
-    println!("{}", claude_code.note);
     for (i, m) in r.selected.iter().enumerate() {
         let cut = match m.truncated {
             Some(Truncation::ByteLimit) => " [cut at 4,096 bytes]",

@@ -114,12 +114,13 @@ async fn anthropic_selection_through_the_stub() {
     let stub = StubModel::start().await;
     use_anthropic(&h, &stub);
     stub.push(Turn::json(&json!({"selected_memories": ["project_billing.md", "not_there.md"]})));
-    let out = stdout(&run(&h, &repo, &["recall", "where is the billing rewrite at"], &[("ANTHROPIC_API_KEY", "sk-ant-test")]));
+    let key = [("ANTHROPIC_API_KEY", "sk-ant-test")];
+    let out = stdout(&run(&h, &repo, &["recall", "where is the billing rewrite at", "--claude-version", "2.1.197"], &key));
     assert_eq!(
         out,
         format!(
             "1 memory recalled from {} (chosen by claude-sonnet-5 via anthropic):\n\
-             Asked with Mneme's own selector prompt (no Claude Code is installed to read its own from).\n\
+             Asked with Mneme's own selector prompt (no Claude Code is installed to read its own from). As Claude Code 2.1.197 sends it.\n\
              1. project_billing.md \u{2014} Billing\n   selected by claude-sonnet-5 (1 of 1)\n",
             mem.display()
         )
@@ -128,6 +129,14 @@ async fn anthropic_selection_through_the_stub() {
     assert_eq!(sent.header("x-api-key"), Some("sk-ant-test"));
     assert_eq!(sent.body["model"], "claude-sonnet-5");
     assert_eq!(sent.body["max_tokens"], 256);
+    // Without --claude-version and with no Claude Code installed: the newest release checked.
+    stub.push(Turn::json(&json!({"selected_memories": ["project_billing.md"]})));
+    let out = stdout(&run(&h, &repo, &["recall", "where is the billing rewrite at", "--json"], &key));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let newest = mneme_core::versions::newest_checked().to_string();
+    assert_eq!((v["claudeCode"]["version"].as_str(), v["claudeCode"]["basis"].as_str()), (Some(newest.as_str()), Some("assumed")));
+    assert_eq!((v["model"].as_str(), v["delivery"].as_str()), (Some("claude-sonnet-5-5"), Some("systemMessage")));
+    assert_eq!(stub.model_requests()[1].body["max_tokens"], 2560);
     assert_eq!(sent.body["system"][0]["text"], mneme_recall::SELECT_MEMORIES_SYSTEM_PROMPT);
     assert_eq!(sent.body["messages"][1]["content"][0]["text"], "Select memories relevant to:\nwhere is the billing rewrite at");
 }

@@ -708,7 +708,30 @@ mod tests {
         assert!(BASELINE.settings_env_ignored.is_empty() && !BASELINE.oversized_files_left_out);
         assert_eq!(behaviours(v("2.1.195")).settings_env_ignored, ["CLAUDE_CODE_REMOTE"]);
         assert!(!behaviours(v("2.1.195")).oversized_files_left_out && behaviours(v("2.1.196")).oversized_files_left_out);
-        assert_eq!(behaviours(v("2.1.197")).since, v("2.1.196"));
+        assert_eq!(behaviours(v("2.1.196")).since, v("2.1.196"));
+        assert_eq!(behaviours(v("2.1.197")).since, v("2.1.197"));
+        // Recall, captured release by release (testdata/recall-capture): one message per query
+        // until 2.1.90, the relevance note from 2.1.90, the dialogue from 2.1.91; a memory's
+        // `metadata.type` tags it from 2.1.139; the selector's model, limits and schema move at
+        // 2.1.147, 2.1.197, 2.1.210, 2.1.216 and 2.1.284.
+        assert!(!behaviours(v("2.1.89")).recall_relevance_note && behaviours(v("2.1.90")).recall_relevance_note);
+        assert!(!behaviours(v("2.1.90")).recall_dialogue && behaviours(v("2.1.91")).recall_dialogue);
+        assert!(!behaviours(v("2.1.138")).memory_type_in_metadata && behaviours(v("2.1.139")).memory_type_in_metadata);
+        let selector = |r: &str| {
+            let s = behaviours(v(r)).recall_selector;
+            (s.sonnet_model, s.max_tokens, s.thinking_disabled, s.knowledge_ids)
+        };
+        assert_eq!(selector("2.1.146"), ("claude-sonnet-4-6", 256, false, false));
+        assert_eq!(selector("2.1.147"), ("claude-sonnet-4-6", 256, false, true));
+        assert_eq!(selector("2.1.196"), ("claude-sonnet-4-6", 256, false, true));
+        assert_eq!(selector("2.1.197"), ("claude-sonnet-5", 256, false, true));
+        assert_eq!(selector("2.1.209"), ("claude-sonnet-5", 256, false, true));
+        assert_eq!(selector("2.1.210"), ("claude-sonnet-5", 256, false, false));
+        assert_eq!(selector("2.1.215"), ("claude-sonnet-5", 256, false, false));
+        assert_eq!(selector("2.1.216"), ("claude-sonnet-5", 512, true, false));
+        assert_eq!(selector("2.1.283"), ("claude-sonnet-5", 512, true, false));
+        assert_eq!(selector("2.1.284"), ("claude-sonnet-5-5", 2560, false, false));
+        assert_eq!(selector("2.1.332"), ("claude-sonnet-5-5", 2560, false, false));
         let at_267 = behaviours(v("2.1.267"));
         assert_eq!(at_267.instructions, InstructionsWrapper::UserContext);
         assert!(!at_267.rules_follow_symlinks && at_267.frontmatter_after_bom);

@@ -36,18 +36,26 @@
 //! as one `role: "system"` message: the reminders unwrapped and joined with `\n`
 //! ([`RecallResult::api_system_text`]).
 //!
-//! All of this was checked against the binary itself: `testdata/recall-capture/capture.sh`
-//! runs real Claude Code 2.1.197 with the flag forced on (through `cachedGrowthBookFeatures`,
-//! inside a network namespace with only loopback) against the conformance stub API, and
-//! `tests/real_capture.rs` requires Mneme's side query and surfaced text to equal what it sent,
-//! apart from the billing-attribution system block, `cache_control` markers and
-//! `metadata.user_id`, which identify Claude Code and its prompt cache rather than the recall.
+//! # Other releases
 //!
-//! [`Dialect::ClaudeCode2_1_88`] reproduces the older protocol the reference digest describes:
-//! a fresh scan per query with already-surfaced files left out of the manifest, one message
+//! What differs between releases is data in `mneme_core::versions` (rows 42–48 of
+//! docs/claude-code-versions.md), and a [`RecallSession`] follows one release
+//! ([`RecallSession::for_release`]): the selector's model, `max_tokens`, `thinking` and schema
+//! (`RecallSelector`), whether a memory's `metadata.type` tags it in the manifest, the
+//! relevance note and header form ([`render_reminders`], [`memory_header`]), and where the
+//! memories reach the API ([`Delivery`]: appended to the tool result before 2.1.154).
+//! Releases up to 2.1.90 ask in [`Dialect::ClaudeCode2_1_88`]'s form: a fresh scan per query
+//! with already-surfaced files left out of the manifest, one message
 //! `Query: <query>\n\nAvailable memories:\n<manifest>` plus `\n\nRecently used tools: a, b`
-//! ([`collect_recent_successful_tools`]), its own system prompt and schema, no fence
-//! stripping, and `Memory (saved today|yesterday)` headers.
+//! ([`collect_recent_successful_tools`]), no fence stripping.
+//!
+//! All of this was checked against the binaries themselves: `testdata/recall-capture/capture.sh`
+//! runs a real release with the flag forced on (through `cachedGrowthBookFeatures`, inside a
+//! network namespace with only loopback) against the conformance stub API, and
+//! `tests/real_capture.rs` requires Mneme's side query and surfaced text to equal what each
+//! captured release sent, apart from the billing-attribution system block, `cache_control`
+//! markers and `metadata.user_id`, which identify Claude Code and its prompt cache rather than
+//! the recall.
 //!
 //! Not reproduced: `@agent-<type>` mentions switching the search to that agent's memory folder
 //! (callers pass the folder), the prompt-cache `cache_control` markers (the provider trait has
@@ -94,14 +102,15 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Which Claude Code's recall to reproduce.
+/// The form of the selector query (`Profile::recall_dialogue` chooses it for a release).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub enum Dialect {
-    /// The installed, observed 2.1.197: the per-conversation selector dialogue.
+    /// 2.1.91 on: the per-conversation selector dialogue.
     #[default]
     #[serde(rename = "2.1.197")]
     ClaudeCode2_1_197,
-    /// The 2.1.88 source: one message per query, with the recently-used-tools hint.
+    /// Up to 2.1.90 (and the 2.1.88 source): one message per query, with the
+    /// recently-used-tools hint.
     #[serde(rename = "2.1.88")]
     ClaudeCode2_1_88,
 }

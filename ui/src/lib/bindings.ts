@@ -1494,10 +1494,18 @@ export type RecallView = {
 	 */
 	confidence: number | null,
 	/**
-	 *  What reaches the API in 2.1.197 when the memories follow a tool result (the usual
-	 *  case): one `role: "system"` message of the unwrapped reminders joined with `\n`.
+	 *  What reaches the API when the memories follow a tool result (the usual case), placed
+	 *  as `api_delivery` says.
 	 */
-	apiSystemText: string | null,
+	apiText: string | null,
+	/**
+	 *  `systemMessage` (2.1.154 on: one `role: "system"` message of the unwrapped reminders
+	 *  joined with `\n`) or `toolResult` (older releases: the reminders appended to the tool
+	 *  result after a blank line).
+	 */
+	apiDelivery: string,
+	/**  The Claude Code release whose recall was followed, and how sure that is. */
+	claudeCode: RenderedFor,
 };
 
 /**  One memory recall would surface. */
