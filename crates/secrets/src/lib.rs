@@ -79,8 +79,9 @@ pub const OMITTED_RULES: &[(&str, &str)] = &[
     ("pkcs12-file", "matches a file name (.p12, .pfx), not content"),
 ];
 
-/// The ids [`scan`] refuses content for, each once: Claude Code's high-confidence rules, then
-/// gitleaks' rules (less [`OMITTED_RULES`]), then [`connection::RULE_ID`].
+/// The ids [`scan`] refuses content for, each once: Claude Code 2.1.197's high-confidence rules,
+/// then gitleaks' rules (less [`OMITTED_RULES`]), then the rules later releases added
+/// ([`rules::LATER_CLAUDE_CODE_RULES`]), then [`connection::RULE_ID`].
 pub fn rule_ids() -> impl Iterator<Item = &'static str> {
     let mut seen = std::collections::HashSet::new();
     CLAUDE_CODE_RULES
@@ -88,6 +89,7 @@ pub fn rule_ids() -> impl Iterator<Item = &'static str> {
         .filter(|r| r.confidence == Confidence::High)
         .map(|r| r.id)
         .chain(gitleaks::gitleaks().rules().iter().map(|r| r.id.as_str()))
+        .chain(rules::LATER_CLAUDE_CODE_RULES.iter().map(|(r, _)| r.id))
         .filter(|id| !OMITTED_RULES.iter().any(|(o, _)| o == id))
         .chain(std::iter::once(connection::RULE_ID))
         .filter(move |id| seen.insert(*id))
@@ -236,6 +238,8 @@ impl Compiled {
 struct Scanner {
     /// Every rule of Claude Code's table, in order.
     all: Vec<Compiled>,
+    /// [`rules::LATER_CLAUDE_CODE_RULES`], each with the literal it needs.
+    later: Vec<(Compiled, &'static str)>,
     /// Indices into `all` of the high-confidence rules, in order.
     high: Vec<usize>,
     /// One prefilter per high rule (same order), then the connection-string rule.
@@ -258,7 +262,8 @@ static SCANNER: LazyLock<Scanner> = LazyLock::new(|| {
     patterns.push(connection::PATTERN.to_string());
     // The counted repetitions ({50,1000}, {70,400}, …) make a large automaton; allow it.
     let set = RegexSetBuilder::new(&patterns).size_limit(64 << 20).build().expect("prefilter set compiles");
-    Scanner { all, high, set }
+    let later = rules::LATER_CLAUDE_CODE_RULES.iter().map(|(rule, needs)| (Compiled::new(rule), *needs)).collect();
+    Scanner { all, high, set, later }
 });
 
 fn finding(rule_id: &'static str) -> Finding {
@@ -281,6 +286,11 @@ pub fn scan(content: &str) -> Vec<Finding> {
             if !gitleaks_has_it && hits.matched(k) && rule.any_match(content, |secret| rule.confirmed(secret)) {
                 fired.push(rule.rule.id);
             }
+        }
+    }
+    for (rule, needs) in &s.later {
+        if content.contains(needs) && rule.any_match(content, |secret| rule.confirmed(secret)) {
+            fired.push(rule.rule.id);
         }
     }
     if hits.matched(s.high.len()) && connection::has_password(content) {
@@ -315,6 +325,29 @@ pub fn redact(content: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_later_releases_refuse_are_refused_too() {
+        let random = "Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5Fg0Ae";
+        let cases = [
+            (format!("export CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-{random}-Qw"), "Anthropic OAuth Token"),
+            (format!("refresh: sk-ant-ort01-{random}"), "Anthropic OAuth Token"),
+            (format!("SLACK_ROTATING=xoxe.xoxp-1-{random}"), "Slack Rotation Token"),
+            (format!("xoxe-1-{random}"), "Slack Rotation Token"),
+            (format!("workflow xwfp-{random}"), "Slack Workflow Token"),
+        ];
+        for (text, label) in &cases {
+            let found: Vec<String> = scan(text).into_iter().map(|f| f.label).collect();
+            assert!(found.iter().any(|l| l == label), "{text}: {found:?}");
+            // Not in 2.1.197's table: its scanner and redaction pass these by.
+            assert!(!scan_claude_code(text).iter().any(|f| f.label == *label), "{text}");
+        }
+        // Placeholders and short or low-entropy tails are not secrets.
+        for text in ["sk-ant-oat01-xxxxxxxxxxxxxxxxxxxxxxxxxxxx", "sk-ant-oat01-short", "xwfp-aaaaaaaaaaaaaaaaaaaaaaaa", "the xoxe prefix"] {
+            assert!(scan(text).is_empty(), "{text}: {:?}", scan(text));
+        }
+        assert!(rule_ids().any(|id| id == "slack-workflow-token"));
+    }
 
     #[test]
     fn labels_follow_claude_codes_spelling() {
