@@ -151,6 +151,10 @@ const MIN_CENTRE_PX = 6;
  */
 function keepDiscsApart(x: Float64Array, y: Float64Array, req: LayoutRequest) {
   for (let round = 0; round < 4 && closestCentresPx(x, y, req) < MIN_CENTRE_PX; round++) separateDiscs(x, y, req, 60);
+  // noverlap does not always converge in those rounds (how far ForceAtlas2 got before the last
+  // frame depends on the machine's speed: 1.7 px apart was seen under load), so the pairs still
+  // too close are pushed apart directly, as for big graphs.
+  if (closestCentresPx(x, y, req) < MIN_CENTRE_PX) spreadDense(x, y, req, MIN_CENTRE_PX * 1.25);
 }
 
 /** The smallest distance between two node centres, in screen pixels at the fitting zoom. */
@@ -304,10 +308,10 @@ function pixelsPerUnit(x: Float64Array, y: Float64Array, view: LayoutRequest['vi
  * them while the layout's shape stays. The target is below the spacing the canvas allows on
  * average, so it can always be met.
  */
-function spreadDense(x: Float64Array, y: Float64Array, req: LayoutRequest) {
+function spreadDense(x: Float64Array, y: Float64Array, req: LayoutRequest, wanted = 4) {
   const n = x.length;
   const w = Math.max(1, req.view.width - 2 * req.view.padding), h = Math.max(1, req.view.height - 2 * req.view.padding);
-  const target = Math.min(4, 0.5 * Math.sqrt((w * h) / n));
+  const target = Math.min(wanted, 0.5 * Math.sqrt((w * h) / n));
   const px = new Float64Array(n), py = new Float64Array(n);
   const grid = new Map<number, number[]>();
   let firstPassMoved = 0;
