@@ -20,9 +20,11 @@ use std::time::Duration;
 
 pub const PROVIDERS_FILE: &str = "providers.json";
 pub const ANTHROPIC_KEY_ACCOUNT: &str = "anthropic-api-key";
-/// The model Claude Code 2.1.197's side queries use on the first-party API (`getDefaultSonnetModel`:
-/// its model catalog maps `sonnet` to this; `ANTHROPIC_DEFAULT_SONNET_MODEL` overrides it).
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-5";
+/// The model the newest Claude Code releases' side queries use on the first-party API (their
+/// model catalog maps `sonnet` to this from 2.1.284; `ANTHROPIC_DEFAULT_SONNET_MODEL` overrides
+/// it): Mneme's own runs default to it. `mneme_core::versions` keeps each release's (recall
+/// follows the user's release), and a test keeps the two equal for the newest.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-5-5";
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
 
 /// The keyring account of an Anthropic endpoint's key: `anthropic-api-key` for the public API

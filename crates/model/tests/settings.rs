@@ -77,7 +77,9 @@ async fn anthropic_falls_back_to_the_environment_key() {
 
     let env = home.env.clone().set_var("ANTHROPIC_API_KEY", "sk-from-env");
     let p = build_provider(&settings, &env, &keychain).unwrap();
-    assert_eq!((p.kind(), p.model()), (ProviderKind::Anthropic, "claude-sonnet-5"));
+    assert_eq!((p.kind(), p.model()), (ProviderKind::Anthropic, "claude-sonnet-5-5"));
+    // The newest release's Sonnet, as its selector asks.
+    assert_eq!(mneme_model::DEFAULT_ANTHROPIC_MODEL, mneme_core::versions::newest().recall_selector.sonnet_model);
     assert_eq!(p.complete(&ask(), &Cancel::new()).await.unwrap().first_text(), Some("hello"));
     assert_eq!(stub.model_requests()[0].header("x-api-key"), Some("sk-from-env"));
 }
