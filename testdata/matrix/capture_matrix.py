@@ -15,7 +15,8 @@ writes what that release sent:
     OUT/<version>/<set>__<fixture>__<case>/case.json          how to run mneme for the case
 
 Capturing costs seconds per case, so results are cached in DIR by a hash of the release, ROOT,
-the case and every file of the fixture outside `.git`; an unchanged case is never run twice.
+the case, every file of the fixture outside `.git` and every folder outside it that the case's
+environment names; an unchanged case is never run twice.
 The expected text is located by what it is, not by release: the first user message's block
 that carries the CLAUDE.md preamble (or the older block with `# currentDate`), the
 `Contents of` attachments after the tool results, whether a system message or reminder blocks,
@@ -310,6 +311,12 @@ def main():
                     "reads": [x for x in case.get("STUB_ARGS", "").split() if x != "--tool-read"],
                 }
                 key_parts = [version, root, set_name, fx_name, case_name, text, th]
+                # A folder the case names by absolute path outside the fixture (the random
+                # settings sweep's shared CLAUDE_COWORK_MEMORY_PATH_OVERRIDE folder, which the
+                # last tree generated writes) is part of what the capture saw.
+                for value in sorted(cases[label]["env"].values()):
+                    if value.startswith("/") and not value.startswith(fixture) and os.path.isdir(value):
+                        key_parts.append(value + "=" + tree_hash(value))
                 if cases[label]["reads"]:
                     key_parts.append(LAZY_EXTRACTION)
                 key = hashlib.sha256("\0".join(key_parts).encode()).hexdigest()
