@@ -7,7 +7,7 @@ use crate::providers::ProviderChoice;
 use crate::{ApiError, ContextRequest, Mneme};
 use mneme_model::{build_provider, ModelError, Provider, ProviderKind, ProviderSettings};
 use mneme_core::versions::Profile;
-use mneme_recall::{recall, selector_model, Delivery, RecallContext, RecallSession, Truncation};
+use mneme_recall::{recall, selector_model, RecallContext, RecallSession, Truncation};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -123,11 +123,7 @@ impl Mneme {
         let result = crate::block_on(recall(&query.prompt, &r.memdir, provider.as_deref(), &mut ctx))?;
         let injected = result.reminders();
         view.api_text = result.api_text();
-        view.api_delivery = match result.delivery {
-            Delivery::ToolResult => "toolResult",
-            Delivery::SystemMessage => "systemMessage",
-        }
-        .to_string();
+        view.api_delivery = result.delivery.as_str().to_string();
         view.model = result.model.clone();
         view.skipped = result.skipped.map(|s| s.to_string());
         view.error = result.error.clone();
@@ -158,7 +154,7 @@ impl Mneme {
 
     /// The provider for `choice`: `None` for the offline ranker. Anthropic and the Claude Code
     /// CLI get Claude Code's selector model when none is named.
-    fn recall_provider(
+    pub(crate) fn recall_provider(
         &self,
         saved: &ProviderSettings,
         choice: ProviderChoice,

@@ -330,24 +330,14 @@ impl Mneme {
         claude_version: Option<mneme_core::versions::ClaudeVersion>,
     ) -> Result<(RecallResult, crate::claude_code::RenderedFor), ApiError> {
         let (rendered_for, release) = self.rendered_for(claude_version);
-        let mut settings = ProviderSettings::load(&self.env).map_err(exact)?;
-        if let Some(name) = provider {
-            settings.kind = serde_json::from_value::<ProviderKind>(serde_json::Value::String(name.trim().to_string())).map_err(|_| {
-                ApiError::invalid(format!("'{name}' is not a provider. Use one of: offline, claude-cli, anthropic, openai."))
-            })?;
-        }
-        let provider = match settings.kind {
-            ProviderKind::Offline => None,
-            kind => {
-                if matches!(kind, ProviderKind::Anthropic | ProviderKind::ClaudeCli)
-                    && settings.model.as_deref().is_none_or(|m| m.trim().is_empty())
-                {
-                    settings.model = Some(mneme_recall::selector_model(&self.env, &release));
-                }
-                let built = mneme_model::build_provider(&settings, &self.env, &self.keychain());
-                Some(built.map_err(|e| ApiError::invalid(e.to_string()))?)
-            }
+        let saved = ProviderSettings::load(&self.env).map_err(exact)?;
+        let choice = match provider {
+            Some(name) => serde_json::from_value::<ProviderKind>(serde_json::Value::String(name.trim().to_string()))
+                .map_err(|_| ApiError::invalid(format!("'{name}' is not a provider. Use one of: offline, claude-cli, anthropic, openai.")))?
+                .into(),
+            None => saved.kind.into(),
         };
+        let provider = self.recall_provider(&saved, choice, &release).map_err(|e| ApiError::invalid(e.to_string()))?;
         let cancel = Cancel::new();
         let mut session = RecallSession::for_release(release);
         let mut ctx =

@@ -83,12 +83,6 @@ pub fn selector_system_prompt(dialect: Dialect, env: &Environment) -> (String, S
     }
 }
 
-/// `max_tokens` of the 2.1.88 side query (later releases: `RecallSelector::max_tokens`).
-pub const SELECTOR_MAX_TOKENS_2_1_88: u32 = 256;
-
-/// The model the 2.1.88 source's side query went to, Sonnet 4.6.
-pub const DEFAULT_SONNET_MODEL_2_1_88: &str = "claude-sonnet-4-6";
-
 /// The model the side query goes to: `ANTHROPIC_DEFAULT_SONNET_MODEL` when set (non-empty),
 /// else the model the release's catalog maps the `sonnet` alias to on the first-party API
 /// (`RecallSelector::sonnet_model`, captured per release in `testdata/recall-capture`).

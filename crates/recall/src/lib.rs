@@ -34,7 +34,7 @@
 //! ([`freshness_text`]) for a memory more than a day old. 2.1.197 has no `Memory (saved
 //! today)` form any more. On the wire the attachment usually follows a tool result and is sent
 //! as one `role: "system"` message: the reminders unwrapped and joined with `\n`
-//! ([`RecallResult::api_system_text`]).
+//! ([`RecallResult::api_text`]).
 //!
 //! # Other releases
 //!
@@ -80,8 +80,8 @@ mod surface;
 
 pub use claude_code::{
     collect_recent_successful_tools, manifest_message, parse_answer, query_message, selected_names, selection_schema,
-    selector_model, single_message, strip_code_fence, AnswerError, DEFAULT_SONNET_MODEL_2_1_88,
-    selector_system_prompt, SelectorPrompt, SELECTOR_MAX_TOKENS_2_1_88, SELECT_MEMORIES_SYSTEM_PROMPT,
+    selector_model, single_message, strip_code_fence, AnswerError,
+    selector_system_prompt, SelectorPrompt, SELECT_MEMORIES_SYSTEM_PROMPT,
     SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88,
 };
 pub use surface::{
@@ -142,6 +142,16 @@ pub enum Delivery {
     /// One `role: "system"` message: the reminders unwrapped and joined with `\n` (2.1.154 on;
     /// a string up to 2.1.211, one text block after).
     SystemMessage,
+}
+
+impl Delivery {
+    /// The name it is serialized as (`toolResult`, `systemMessage`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Delivery::ToolResult => "toolResult",
+            Delivery::SystemMessage => "systemMessage",
+        }
+    }
 }
 
 /// One recalled memory, as it would be surfaced.
@@ -242,7 +252,6 @@ struct SelectorConversation {
 /// budget), the files the model read or wrote (`readFileState`), the selector dialogues and
 /// the offline indexes, per memory folder.
 pub struct RecallSession {
-    dialect: Dialect,
     /// The release whose recall is followed: its selector's model, limits and schema, its
     /// manifest, and where the memories reach the API.
     profile: Profile,
@@ -258,7 +267,7 @@ pub struct RecallSession {
 impl std::fmt::Debug for RecallSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RecallSession")
-            .field("dialect", &self.dialect)
+            .field("dialect", &self.dialect())
             .field("surfaced", &self.surfaced)
             .field("read_file_state", &self.read_file_state)
             .finish_non_exhaustive()
@@ -281,7 +290,6 @@ impl RecallSession {
     /// (`mneme_core::versions::behaviours`).
     pub fn for_release(profile: Profile) -> RecallSession {
         RecallSession {
-            dialect: if profile.recall_dialogue { Dialect::ClaudeCode2_1_197 } else { Dialect::ClaudeCode2_1_88 },
             profile,
             surfaced: Vec::new(),
             read_file_state: HashSet::new(),
@@ -300,18 +308,19 @@ impl RecallSession {
         }
     }
 
-    /// The behaviours of the release followed.
-    pub fn profile(&self) -> &Profile {
-        &self.profile
-    }
 
     /// Sets the offline ranker's knobs, for the evaluation's sweeps.
     pub fn set_offline_tuning(&mut self, tuning: offline::Tuning) {
         self.tuning = tuning;
     }
 
+    /// The form of the selector query, as the release followed asks it.
     pub fn dialect(&self) -> Dialect {
-        self.dialect
+        if self.profile.recall_dialogue {
+            Dialect::ClaudeCode2_1_197
+        } else {
+            Dialect::ClaudeCode2_1_88
+        }
     }
 
     /// Paths surfaced so far (Claude Code's `alreadySurfaced`).
@@ -399,7 +408,7 @@ pub async fn recall(
         selected: Vec::new(),
         provider: model_provider.map_or(ProviderKind::Offline, |p| p.kind()),
         model: model_provider.map(|p| p.model().to_string()),
-        dialect: ctx.session.dialect,
+        dialect: ctx.session.dialect(),
         delivery: match ctx.session.profile.lazy {
             LazyAttachment::InToolResult => Delivery::ToolResult,
             LazyAttachment::SystemMessage | LazyAttachment::ReminderPerFile => Delivery::SystemMessage,
@@ -500,8 +509,21 @@ async fn select_by_model(
     result: &mut RecallResult,
 ) -> Vec<Pick> {
     let surfaced = ctx.session.surfaced_paths().into_iter().map(Path::to_path_buf).collect::<HashSet<_>>();
-    let dialect = ctx.session.dialect;
+    let dialect = ctx.session.dialect();
     let release = ctx.session.profile;
+    // Both forms of the query: the system prompt, and the release's model limits and schema.
+    let selector_request = |messages: Vec<Message>, result: &mut RecallResult| {
+        let (system, source) = selector_system_prompt(dialect, ctx.env);
+        result.selector_prompt = Some(source);
+        Request {
+            system,
+            messages,
+            tools: Vec::new(),
+            max_tokens: release.recall_selector.max_tokens,
+            json_schema: Some(selection_schema(release.recall_selector.knowledge_ids)),
+            thinking_disabled: release.recall_selector.thinking_disabled,
+        }
+    };
     let model = provider.model().to_string();
     let reason = |i: usize, n: usize| format!("selected by {model} ({} of {n})", i + 1);
     match dialect {
@@ -529,18 +551,7 @@ async fn select_by_model(
             let prompt = query_message(query);
             let mut messages = conv.messages.clone();
             messages.push(Message::user_text(prompt.clone()));
-            let request = Request {
-                system: {
-                    let (text, source) = selector_system_prompt(dialect, ctx.env);
-                    result.selector_prompt = Some(source);
-                    text
-                },
-                messages,
-                tools: Vec::new(),
-                max_tokens: release.recall_selector.max_tokens,
-                json_schema: Some(selection_schema(release.recall_selector.knowledge_ids)),
-                thinking_disabled: release.recall_selector.thinking_disabled,
-            };
+            let request = selector_request(messages, result);
             let text = match ask(provider, &request, ctx.cancel).await {
                 Ok(t) => t,
                 Err(e) => {
@@ -588,18 +599,8 @@ async fn select_by_model(
                 return Vec::new();
             }
             let tools = collect_recent_successful_tools(ctx.transcript);
-            let request = Request {
-                system: {
-                    let (text, source) = selector_system_prompt(dialect, ctx.env);
-                    result.selector_prompt = Some(source);
-                    text
-                },
-                messages: vec![Message::user_text(single_message(query, &format_manifest_as(&headers, release.memory_type_in_metadata), &tools))],
-                tools: Vec::new(),
-                max_tokens: SELECTOR_MAX_TOKENS_2_1_88,
-                json_schema: Some(selection_schema(false)),
-                thinking_disabled: false,
-            };
+            let manifest = format_manifest_as(&headers, release.memory_type_in_metadata);
+            let request = selector_request(vec![Message::user_text(single_message(query, &manifest, &tools))], result);
             let by_name: HashMap<&str, &TopicHeader> = headers.iter().map(|h| (h.rel_path.as_str(), h)).collect();
             let names = match ask(provider, &request, ctx.cancel).await {
                 Ok(text) => parse_answer(&text, dialect).and_then(|v| selected_names(&v, |n| by_name.contains_key(n))),
