@@ -104,12 +104,21 @@ impl Gate {
 
     /// The team-memory secret guard (Claude Code's `checkTeamMemSecrets`): why `content` may
     /// not be written to `path`, when the path is in team memory and the content holds a secret.
+    /// A model run refuses what Claude Code's scanner flags *and* what Mneme's does (every other
+    /// write into team memory answers to that one): the model writes what a transcript put
+    /// before it, and Claude Code 2.1.197's table misses secrets Mneme's catches (an Anthropic
+    /// OAuth token, a database password in a connection string).
     pub fn team_secret_refusal(&self, path: &Path, content: &str) -> Option<String> {
         let team = format!("{}team/", self.memory_prefix()?);
         if !path.to_string_lossy().starts_with(&team) {
             return None;
         }
-        let findings = mneme_secrets::scan_claude_code(content);
+        let mut findings = mneme_secrets::scan_claude_code(content);
+        for f in mneme_secrets::scan(content) {
+            if !findings.iter().any(|seen| seen.rule_id == f.rule_id) {
+                findings.push(f);
+            }
+        }
         (!findings.is_empty()).then(|| mneme_secrets::TeamWriteRefused { findings }.to_string())
     }
 
@@ -225,6 +234,24 @@ mod tests {
             g.decide("Read", &json!({"file_path": "//server/share/x"})),
             Decision::Deny(crate::messages::network_path("//server/share/x"))
         );
+    }
+
+    #[test]
+    fn team_writes_answer_to_both_scanners() {
+        let g = gate();
+        let team = PathBuf::from(format!("{MEM}/team/ci.md"));
+        // Assembled at run time, so this file holds no secret-looking literal.
+        let pat = format!("token ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+        let placeholder = format!("AKIA{}", "IOSFODNN7EXAMPLE");
+        let oauth = format!("sk-ant-oat01-{}", "Zq8vN2mK4pR7tX1wB5yC3dF6gH9jL0sA2eU4iO6uY8qW1zT3xV5nM7bQ9cE2rK4-aBcDeFgHiJkLmNoP-QrStUvAA");
+        let dsn = format!("postgres://deploy:{}@db.internal:5432/app", "Tr0ub4dor-and-3");
+        for content in [&pat, &placeholder, &oauth, &dsn] {
+            assert!(g.team_secret_refusal(&team, content).is_some(), "{content}");
+            assert_eq!(g.team_secret_refusal(&PathBuf::from(format!("{MEM}/ci.md")), content), None, "private memory is not scanned");
+        }
+        // Claude Code's rule and gitleaks' both fire on the PAT: it is named once.
+        assert_eq!(g.team_secret_refusal(&team, &pat).unwrap().matches("GitHub PAT").count(), 1);
+        assert_eq!(g.team_secret_refusal(&team, "Deploys go through staging first."), None);
     }
 
     #[test]
