@@ -80,21 +80,18 @@ impl Mneme {
     /// The behaviours to render with: the release asked for, else the installed one, else
     /// the newest the matrix checks.
     pub(crate) fn rendered_for(&self, chosen: Option<ClaudeVersion>) -> (RenderedFor, Profile) {
-        let mut runtime = None;
-        let (version, basis) = match chosen {
-            Some(v) => (v, "chosen"),
-            None => match claude_install::detect(&self.env).and_then(|f| Some((f.version?, f.runtime))) {
-                Some((v, r)) => {
-                    runtime = r;
-                    (v, "installed")
-                }
-                None => (versions::newest_checked(), "assumed"),
-            },
+        let installed = match chosen {
+            Some(_) => None,
+            None => claude_install::detect(&self.env).and_then(|f| Some((f.version?, f.profile()?))),
+        };
+        let (version, basis) = match (chosen, installed) {
+            (Some(v), _) => (v, "chosen"),
+            (None, Some((v, _))) => (v, "installed"),
+            (None, None) => (versions::newest_checked(), "assumed"),
         };
         let mut resolved = versions::profile_for(version);
-        // A native install of a release whose npm package was still `cli.js` is a binary.
-        if let Some(r) = runtime {
-            resolved.profile = resolved.profile.with_runtime(r);
+        if let Some((_, profile)) = installed {
+            resolved.profile = profile;
         }
         let newest = versions::newest_checked();
         let note = match (basis, resolved.fidelity) {

@@ -185,6 +185,15 @@ impl Mneme {
         Ok((r, m))
     }
 
+    /// [`Mneme::memdir`] for a change that may give a memory its type: the type is written
+    /// where the user's Claude Code reads it (releases before 2.1.139 see only a top-level
+    /// `type:`). Finding the release is left to writes, so listing never waits for it.
+    fn memdir_for_writing(&self, req: &ContextRequest) -> Result<(Resolved, Memdir), ApiError> {
+        let (r, m) = self.memdir(req)?;
+        let (_, release) = self.rendered_for(None);
+        Ok((r, m.for_release(&release)))
+    }
+
     fn summary(&self, f: &TopicFile, indexed: bool) -> MemorySummary {
         summary_of(f.clone(), indexed, self.clock.now_ms() as i64)
     }
@@ -319,9 +328,9 @@ impl Mneme {
         })
     }
 
-    /// Creates a memory (current frontmatter generation) and its index line.
+    /// Creates a memory (in the frontmatter form the user's Claude Code reads) and its index line.
     pub fn create_memory(&self, req: &ContextRequest, new: &NewMemoryRequest) -> Result<MemorySummary, ApiError> {
-        let (_, m) = self.memdir(req)?;
+        let (_, m) = self.memdir_for_writing(req)?;
         let created = m.create(&NewMemory {
             name: new.name.clone(),
             description: new.description.clone(),
@@ -336,7 +345,7 @@ impl Mneme {
 
     /// Edits fields and/or renames a memory, keeping unknown frontmatter keys and the index.
     pub fn edit_memory(&self, req: &ContextRequest, edit: &MemoryEdit) -> Result<MemorySummary, ApiError> {
-        let (_, m) = self.memdir(req)?;
+        let (_, m) = self.memdir_for_writing(req)?;
         let f = self.find(&m, &edit.memory)?;
         let mut rel = f.rel_path.clone();
         let fields = FieldEdits {

@@ -229,3 +229,47 @@ fn up_to_2_1_280_a_read_attaches_again_what_was_loaded_at_start() {
     assert!(attached(281, ".claude/sub/x.txt").is_empty());
     assert_eq!(attached(281, "pkg/x.txt"), ["pkg/CLAUDE.md"]);
 }
+
+/// Releases before 2.1.139 read a memory's type only from a top-level `type:` (row 44), and
+/// their memory instructions write it there: a memory Mneme creates or types for such a user
+/// must carry it there too, or their Claude Code lists it untyped.
+#[test]
+fn before_2_1_139_a_new_memory_carries_a_top_level_type() {
+    use mneme_api::{MemoryEdit, NewMemoryRequest};
+    use mneme_core::frontmatter::{self, Generation};
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestHome::new();
+    let repo = t.git_repo("code/app");
+    let bin = t.root.join("bin");
+    let installed = |version: &str| {
+        write_file(&bin.join("claude"), &format!("#!/bin/sh\necho '{version} (Claude Code)'\n"));
+        fs::set_permissions(bin.join("claude"), fs::Permissions::from_mode(0o755)).unwrap();
+        Mneme::new(t.env.clone().set_var("PATH", bin.to_string_lossy().to_string()), Arc::new(FixedClock::at_unix_secs(1_700_000_000)))
+    };
+    let req = ContextRequest { cwd: repo.clone(), ..Default::default() };
+    let create = |m: &Mneme, name: &str| {
+        let new = NewMemoryRequest { name: name.into(), description: "d".into(), kind: "feedback".into(), body: "b".into(), file_name: None };
+        m.create_memory(&req, &new).unwrap();
+        fs::read_to_string(t.memdir_for(&repo).join(format!("{name}.md"))).unwrap()
+    };
+    let generation = |text: &str| {
+        let fm = frontmatter::parse(text).frontmatter.unwrap();
+        (fm.memory_type().map(|k| k.as_str()), fm.generation())
+    };
+
+    let old = installed("2.1.138");
+    let text = create(&old, "tabs");
+    assert_eq!(text, "---\nname: tabs\ndescription: d\ntype: feedback\n---\n\nb\n");
+    // A memory without a type gains one where the release reads it.
+    write_file(&t.memdir_for(&repo).join("plain.md"), "---\nname: plain\ndescription: d\n---\nbody\n");
+    old.edit_memory(&req, &MemoryEdit { memory: "plain.md".into(), kind: Some("user".into()), ..Default::default() }).unwrap();
+    let plain = fs::read_to_string(t.memdir_for(&repo).join("plain.md")).unwrap();
+    assert_eq!(generation(&plain), (Some("user"), Generation::TopLevelType), "{plain}");
+
+    let new = installed("2.1.139");
+    assert_eq!(generation(&create(&new, "spaces")), (Some("feedback"), Generation::Metadata));
+    // A memory that has its type keeps its form whatever the release.
+    new.edit_memory(&req, &MemoryEdit { memory: "tabs.md".into(), kind: Some("project".into()), ..Default::default() }).unwrap();
+    let tabs = fs::read_to_string(t.memdir_for(&repo).join("tabs.md")).unwrap();
+    assert_eq!(generation(&tabs), (Some("project"), Generation::TopLevelType), "{tabs}");
+}

@@ -50,6 +50,19 @@ pub enum Generation {
     Untyped,
 }
 
+impl Generation {
+    /// Where the release of `profile` reads a memory's type, and so where a new type is written:
+    /// `metadata:`/`type:` from 2.1.139, a top-level `type:` before (their memory instructions
+    /// ask for that form, and their recall does not see a type under `metadata:`).
+    pub fn written_by(profile: &crate::versions::Profile) -> Generation {
+        if profile.memory_type_in_metadata {
+            Generation::Metadata
+        } else {
+            Generation::TopLevelType
+        }
+    }
+}
+
 /// A parsed frontmatter block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frontmatter {

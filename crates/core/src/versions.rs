@@ -264,8 +264,9 @@ pub struct Profile {
     /// files always needed the project source).
     pub project_rules_need_project_source: bool,
     /// A memory's type is read from `metadata.type` (the newer frontmatter) as well as a
-    /// top-level `type`, so the recall manifest tags such memories; older releases read only a
-    /// top-level `type`.
+    /// top-level `type`, so the recall manifest tags such memories, and the release's memory
+    /// instructions ask for new memories in that form; older releases read and write only a
+    /// top-level `type` (`frontmatter::Generation::written_by`).
     pub memory_type_in_metadata: bool,
     /// The recall selector is a dialogue kept for the conversation (the manifest first, then
     /// one message per query); older releases send one message per query holding both, with

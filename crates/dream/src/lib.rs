@@ -184,9 +184,11 @@ impl Dreams {
         gate::enablement(&self.env, settings, false)
     }
 
-    /// The memory folder with the same trash the rest of Mneme uses for it.
+    /// The memory folder with the same trash the rest of Mneme uses for it, writing new
+    /// memories the way the user's Claude Code reads them.
     pub fn memdir(&self, memory_dir: &Path) -> Memdir {
         Memdir::new(memory_dir, self.trash_dir(memory_dir), self.clock.clone())
+            .for_release(&mneme_store::claude_install::installed_profile(&self.env))
     }
 
     fn trash_dir(&self, memory_dir: &Path) -> PathBuf {
@@ -365,7 +367,7 @@ impl Dreams {
         let root = with_trailing_slash(&target.memory_dir);
         let team = target.memory_dir.join(mneme_store::memdir::TEAM_DIR).is_dir();
         let task = AgentTask {
-            system: mneme_agent::prompts::memory_policy(&target.memory_dir),
+            system: mneme_agent::prompts::memory_policy(&target.memory_dir, self.memdir(&target.memory_dir).type_form()),
             prompt: prompt::consolidation_prompt(&root, &target.transcript_dir.to_string_lossy(), &prompt::dream_extra(sessions), team),
             policy: Policy::AutoMem { memory_dir: target.memory_dir.clone() },
             max_turns: None,

@@ -319,7 +319,7 @@ impl<'a> Work<'a> {
         let name = shorten(&fact.text, 60);
         let description = shorten(&fact.text, TARGET_INDEX_LINE_UNITS);
         let body = format!("{}\n\nSource: daily log {} ({when}).", fact.text, fact.log_rel_path);
-        let content = new_memory_content(&name, &description, Some(fact.kind), &body);
+        let content = new_memory_content(&name, &description, Some(fact.kind), &body, self.memdir.type_form());
         self.known.insert(rel.clone(), (similar::normalized(&content), similar::token_set(&content)));
         self.docs.insert(
             rel,
@@ -808,7 +808,7 @@ impl<'a> Work<'a> {
             "{}\n\nWritten back by a Mneme dream on {day} from this memory's line in MEMORY.md: the file the line pointed at was missing.",
             hook.as_deref().unwrap_or(&name).trim()
         );
-        let content = new_memory_content(&name, &description, kind, &body);
+        let content = new_memory_content(&name, &description, kind, &body, self.memdir.type_form());
         let mut reasons = vec!["written back from its MEMORY.md line: the file the line pointed at was missing".to_string()];
         if kind.is_none() {
             reasons.push("no type could be told from the file name; review it and set one".into());
@@ -948,7 +948,7 @@ impl<'a> Work<'a> {
                 d.reasons.push(format!("took {count} index line(s) that fell past MEMORY.md's cap"));
             }
             _ => {
-                let content = new_memory_content(OVERFLOW_NAME, OVERFLOW_HOOK, Some(MemoryType::Reference), &block);
+                let content = new_memory_content(OVERFLOW_NAME, OVERFLOW_HOOK, Some(MemoryType::Reference), &block, self.memdir.type_form());
                 let now = ns_since_epoch(self.opts.now);
                 self.docs.insert(
                     OVERFLOW_FILE.to_string(),

@@ -27,6 +27,7 @@
 use crate::transcript::{Block, Content, Conversation, EntryType};
 use mneme_agent::{Changeset, FileChange};
 use mneme_core::text::iso_date;
+use mneme_core::frontmatter::Generation;
 use mneme_core::MemoryType;
 use mneme_store::memdir::{new_memory_content, render_entry, slugify, IndexDoc, Memdir, MemdirError, Scope};
 use regex::Regex;
@@ -580,7 +581,7 @@ fn updated_content(content: &str, description: &str, body: &str) -> String {
 
 /// A YAML scalar for one line: as [`new_memory_content`] writes it.
 fn yaml_scalar(s: &str) -> String {
-    let rendered = new_memory_content("x", s, None, "");
+    let rendered = new_memory_content("x", s, None, "", Generation::Metadata);
     rendered
         .lines()
         .find_map(|l| l.strip_prefix("description: "))
@@ -692,7 +693,7 @@ pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String])
                             n += 1;
                         }
                         taken.insert(rel.to_lowercase());
-                        let content = new_memory_content(&slug, &description, Some(memory_type), &body);
+                        let content = new_memory_content(&slug, &description, Some(memory_type), &body, memdir.type_form());
                         changes.push(FileChange {
                             path: root.join(&rel),
                             before: None,
@@ -918,6 +919,21 @@ mod tests {
         // Nothing to do a second time.
         let again = extract(&messages[2..], &memdir, &[]).unwrap();
         assert!(again.changeset.changes.is_empty(), "{:?}", again.changeset);
+    }
+
+    #[test]
+    fn for_a_release_before_2_1_139_new_memories_carry_a_top_level_type() {
+        let dir = tempfile::tempdir().unwrap();
+        let mem = dir.path().join("memory");
+        std::fs::create_dir_all(&mem).unwrap();
+        let release = mneme_core::versions::behaviours(mneme_core::ClaudeVersion::new(2, 1, 138));
+        let memdir = Memdir::new(&mem, dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1_772_445_600))).for_release(&release);
+        let out = extract(&[user("u1", "Remember that deploys happen on Fridays!")], &memdir, &[]).unwrap();
+        let new = out.changeset.changes.iter().find(|c| c.path == mem.join("project_deploys_happen_on_fridays.md")).unwrap();
+        assert_eq!(
+            new.after.as_deref().unwrap(),
+            "---\nname: deploys-happen-on-fridays\ndescription: Deploys happen on Fridays\ntype: project\n---\n\nDeploys happen on Fridays.\n\n**Why:** The user said so explicitly on 2026-03-02: \"Remember that deploys happen on Fridays!\"\n"
+        );
     }
 
     #[test]

@@ -12,10 +12,11 @@ use crate::transcript::{Block, Content, Conversation, EntryType};
 use serde_json::Value;
 use std::path::Path;
 
-/// The system prompt for an extraction run: Mneme's memory policy for `memory_dir` (the
-/// counterpart of the memory section in Claude Code's own system prompt).
-pub fn system_prompt(memory_dir: &Path) -> String {
-    mneme_agent::prompts::memory_policy(memory_dir)
+/// The system prompt for an extraction run: Mneme's memory policy for `memory_dir`, asking
+/// for the type in `form` (the counterpart of the memory section in Claude Code's own system
+/// prompt).
+pub fn system_prompt(memory_dir: &Path, form: mneme_core::frontmatter::Generation) -> String {
+    mneme_agent::prompts::memory_policy(memory_dir, form)
 }
 
 /// The extraction instructions, with `{N}`, `{READ_ONLY_EXAMPLES}`, `{EXISTING}` and `{SCOPE}`.

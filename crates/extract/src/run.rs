@@ -473,7 +473,8 @@ impl Extractor {
         let dir = &project.memory_dir.dir;
         let data_dir = self.env.data_dir();
         let trash = data::trash_dir(&data_dir, dir);
-        let memdir = Memdir::new(dir.clone(), trash.clone(), self.clock.clone());
+        let memdir = Memdir::new(dir.clone(), trash.clone(), self.clock.clone())
+            .for_release(&mneme_store::claude_install::installed_profile(&self.env));
         let since: &[transcript::Conversation] = match cursor {
             Some(c) => match plan.messages.iter().position(|m| m.uuid == c) {
                 Some(i) => &plan.messages[i + 1..],
@@ -496,7 +497,7 @@ impl Extractor {
             Engine::Model(provider) => {
                 let manifest = if dir.is_dir() { memdir.manifest() } else { String::new() };
                 let task = AgentTask {
-                    system: prompt::system_prompt(dir),
+                    system: prompt::system_prompt(dir, memdir.type_form()),
                     prompt: prompt::task_prompt(since, plan.new_message_count, &manifest, false),
                     policy: Policy::AutoMem { memory_dir: dir.clone() },
                     max_turns: Some(MAX_TURNS),

@@ -8,7 +8,7 @@
 //! updates.
 
 use crate::env::Environment;
-use mneme_core::versions::Runtime;
+use mneme_core::versions::{self, Profile, Runtime};
 use mneme_core::ClaudeVersion;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -62,6 +62,27 @@ pub fn detect(env: &Environment) -> Option<ClaudeInstall> {
     };
     let runtime = runtime_of(&resolved);
     Some(ClaudeInstall { path, resolved, found_by, version, version_error, runtime })
+}
+
+impl ClaudeInstall {
+    /// The behaviours of this install: its release's profile, as run by the runtime found
+    /// (a native install of a release whose npm package was still `cli.js` is a binary).
+    /// `None` when the release could not be read.
+    pub fn profile(&self) -> Option<Profile> {
+        let profile = versions::profile_for(self.version?).profile;
+        Some(match self.runtime {
+            Some(r) => profile.with_runtime(r),
+            None => profile,
+        })
+    }
+}
+
+/// The behaviours of the Claude Code this user runs, or of the newest release Mneme checks
+/// when none is found (or its release cannot be read): what files Mneme writes for it follow.
+pub fn installed_profile(env: &Environment) -> Profile {
+    detect(env)
+        .and_then(|found| found.profile())
+        .unwrap_or_else(|| versions::profile_for(versions::newest_checked()).profile)
 }
 
 /// Node for a script whose `#!` line names node, a binary for an executable format (ELF,

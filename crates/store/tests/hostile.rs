@@ -64,7 +64,7 @@ proptest! {
     #[test]
     fn new_memory_frontmatter_round_trips(name in text(), description in text(), body in text(), typed in any::<bool>()) {
         let t = typed.then_some(MemoryType::Feedback);
-        let content = new_memory_content(&name, &description, t, &body);
+        let content = new_memory_content(&name, &description, t, &body, mneme_core::frontmatter::Generation::Metadata);
         let parsed = frontmatter::parse(&content);
         let fm = parsed.frontmatter.expect("a frontmatter block");
         prop_assert!(fm.error.is_none(), "{:?} in {:?}", fm.error, content);

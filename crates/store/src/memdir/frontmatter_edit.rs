@@ -118,9 +118,10 @@ fn double_quote(v: &str) -> String {
     out
 }
 
-/// A new memory in the current generation:
-/// `---\nname: …\ndescription: …\nmetadata:\n  type: …\n---\n\n<body>\n`.
-pub fn new_memory_content(name: &str, description: &str, memory_type: Option<MemoryType>, body: &str) -> String {
+/// A new memory: `---\nname: …\ndescription: …\nmetadata:\n  type: …\n---\n\n<body>\n`, or with a
+/// top-level `type: …` when `form` is [`Generation::TopLevelType`] (what releases before 2.1.139
+/// read; see [`Generation::written_by`]).
+pub fn new_memory_content(name: &str, description: &str, memory_type: Option<MemoryType>, body: &str, form: Generation) -> String {
     let mut s = String::with_capacity(64 + name.len() + description.len() + body.len());
     s.push_str("---\nname: ");
     s.push_str(&render_scalar(name));
@@ -128,7 +129,7 @@ pub fn new_memory_content(name: &str, description: &str, memory_type: Option<Mem
     s.push_str(&render_scalar(description));
     s.push('\n');
     if let Some(t) = memory_type {
-        s.push_str("metadata:\n  type: ");
+        s.push_str(if form == Generation::TopLevelType { "type: " } else { "metadata:\n  type: " });
         s.push_str(t.as_str());
         s.push('\n');
     }
@@ -143,19 +144,20 @@ pub fn new_memory_content(name: &str, description: &str, memory_type: Option<Mem
     s
 }
 
-/// Applies `ch` to `content` with minimal textual edits, verified by re-parsing.
-pub(crate) fn apply(content: &str, ch: &Changes<'_>) -> Result<String, Refusal> {
+/// Applies `ch` to `content` with minimal textual edits, verified by re-parsing. A file that
+/// has no type yet gains one in `form`; a typed file keeps its own generation.
+pub(crate) fn apply(content: &str, ch: &Changes<'_>, form: Generation) -> Result<String, Refusal> {
     let before = frontmatter::parse(content);
     if let Some(e) = before.frontmatter.as_ref().and_then(|f| f.error.as_ref()) {
         return Err(Refusal::Malformed(e.to_string()));
     }
     let new = match FRONTMATTER.captures(content) {
-        None => add_block(content, ch),
+        None => add_block(content, ch, form),
         Some(caps) => {
             let yaml = caps.get(1).map_or(0..0, |m| m.range());
             let generation = before.frontmatter.as_ref().map_or(Generation::Untyped, |f| f.generation());
             let has_top_type = before.frontmatter.as_ref().is_some_and(|f| f.get("type").is_some());
-            edit_block(content, yaml, generation, has_top_type, ch)?
+            edit_block(content, yaml, generation, has_top_type, ch, form)?
         }
     };
     verify(content, &new, ch)?;
@@ -183,7 +185,7 @@ fn body_text(body: &str, eol: &str) -> String {
 }
 
 /// A file without frontmatter gains a block holding just the requested fields.
-fn add_block(content: &str, ch: &Changes<'_>) -> String {
+fn add_block(content: &str, ch: &Changes<'_>, form: Generation) -> String {
     let eol = eol_of_text(content);
     let rest = match ch.body {
         Some(b) => body_text(b, eol),
@@ -199,8 +201,10 @@ fn add_block(content: &str, ch: &Changes<'_>) -> String {
     if let Some(d) = ch.description {
         s.push_str(&format!("description: {}{eol}", render_scalar(d)));
     }
-    if let Some(t) = ch.memory_type {
-        s.push_str(&format!("metadata:{eol}  type: {t}{eol}"));
+    match ch.memory_type {
+        Some(t) if form == Generation::TopLevelType => s.push_str(&format!("type: {t}{eol}")),
+        Some(t) => s.push_str(&format!("metadata:{eol}  type: {t}{eol}")),
+        None => {}
     }
     s.push_str(&format!("---{eol}"));
     if !rest.is_empty() && !rest.starts_with('\n') && !rest.starts_with("\r\n") {
@@ -321,6 +325,7 @@ fn edit_block(
     generation: Generation,
     has_top_type: bool,
     ch: &Changes<'_>,
+    form: Generation,
 ) -> Result<String, Refusal> {
     let eol = eol_of_text(content);
     let mut lines: Vec<String> = content[yaml.clone()].split_inclusive('\n').map(str::to_string).collect();
@@ -341,6 +346,9 @@ fn edit_block(
                 if has_top_type {
                     set_top(&mut lines, "type", t.as_str(), eol, end);
                 }
+            }
+            Generation::Untyped | Generation::None if form == Generation::TopLevelType => {
+                set_top(&mut lines, "type", t.as_str(), eol, end)
             }
             Generation::Untyped | Generation::None => set_metadata_type(&mut lines, t, eol)?,
         }
@@ -488,16 +496,30 @@ mod tests {
     }
 
     #[test]
-    fn new_memories_use_the_current_generation() {
+    fn new_memories_use_the_form_asked_for() {
         assert_eq!(
-            new_memory_content("Prefers tabs", "Use tabs: always", Some(MemoryType::Feedback), "Tabs.\n\n**Why:** x\n\n"),
+            new_memory_content("Prefers tabs", "Use tabs: always", Some(MemoryType::Feedback), "Tabs.\n\n**Why:** x\n\n", Generation::Metadata),
             "---\nname: Prefers tabs\ndescription: \"Use tabs: always\"\nmetadata:\n  type: feedback\n---\n\nTabs.\n\n**Why:** x\n"
         );
-        assert_eq!(new_memory_content("a", "b", None, ""), "---\nname: a\ndescription: b\n---\n");
+        assert_eq!(
+            new_memory_content("Prefers tabs", "Use tabs", Some(MemoryType::Feedback), "Tabs.", Generation::TopLevelType),
+            "---\nname: Prefers tabs\ndescription: Use tabs\ntype: feedback\n---\n\nTabs.\n"
+        );
+        for form in [Generation::Metadata, Generation::TopLevelType] {
+            assert_eq!(new_memory_content("a", "b", None, "", form), "---\nname: a\ndescription: b\n---\n");
+            // Each form reads back as the type it was written with, in the generation asked for.
+            let text = new_memory_content("a", "b", Some(MemoryType::Project), "x", form);
+            let fm = frontmatter::parse(&text).frontmatter.expect("a block");
+            assert_eq!((fm.memory_type(), fm.generation()), (Some(MemoryType::Project), form));
+        }
     }
 
     fn check_edit(before: &str, ch: Changes<'_>, expect: Result<&str, &str>) {
-        match (apply(before, &ch), expect) {
+        check_edit_as(before, ch, Generation::Metadata, expect)
+    }
+
+    fn check_edit_as(before: &str, ch: Changes<'_>, form: Generation, expect: Result<&str, &str>) {
+        match (apply(before, &ch, form), expect) {
             (Ok(got), Ok(want)) => assert_eq!(got, want, "\nbefore: {before:?}"),
             (Err(Refusal::NotEditable(r)) | Err(Refusal::Malformed(r)), Err(want)) => {
                 assert!(r.contains(want), "{before:?}: {r:?} lacks {want:?}")
@@ -552,6 +574,30 @@ mod tests {
             "---\nname: a\ndescription: d\n---\nbody\n",
             ty(MemoryType::Feedback),
             Ok("---\nname: a\ndescription: d\nmetadata:\n  type: feedback\n---\nbody\n"),
+        );
+    }
+
+    #[test]
+    fn untyped_files_gain_a_top_level_type_for_older_releases() {
+        check_edit_as(
+            "---\nname: a\ndescription: d\n---\nbody\n",
+            ty(MemoryType::Feedback),
+            Generation::TopLevelType,
+            Ok("---\nname: a\ndescription: d\ntype: feedback\n---\nbody\n"),
+        );
+        check_edit_as("just text\n", ty(MemoryType::User), Generation::TopLevelType, Ok("---\ntype: user\n---\n\njust text\n"));
+        // A typed file keeps its generation whatever the release.
+        check_edit_as(
+            "---\nname: a\nmetadata:\n  type: user\n---\n",
+            ty(MemoryType::Project),
+            Generation::TopLevelType,
+            Ok("---\nname: a\nmetadata:\n  type: project\n---\n"),
+        );
+        check_edit_as(
+            "---\nname: a\ntype: user\n---\n",
+            ty(MemoryType::Project),
+            Generation::Metadata,
+            Ok("---\nname: a\ntype: project\n---\n"),
         );
     }
 

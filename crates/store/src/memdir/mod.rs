@@ -48,6 +48,7 @@ pub use scan::{
 pub use trash::{RemovedIndexLine, Restored, TrashEntry, TrashListing};
 pub use write::{Created, FieldEdits, FieldsUpdated, MemoryFile, NewMemory, Renamed};
 
+use mneme_core::frontmatter::Generation;
 use mneme_core::Clock;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -109,6 +110,9 @@ pub struct Memdir {
     comment_stripper: Option<health::CommentStripper>,
     /// What content bound for `team/` must pass (see [`TeamWriteCheck`]); `None` checks nothing.
     team_write_check: Option<TeamWriteCheck>,
+    /// Where a type goes in a memory that has none yet: where the user's Claude Code reads it
+    /// ([`Memdir::for_release`]); the newest form unless told.
+    type_form: Generation,
 }
 
 /// Decides whether content may be written into team memory, which is shared with everyone in
@@ -143,7 +147,28 @@ impl Memdir {
     /// `env.data_dir().join("trash").join(<sanitized project>)`); deletes refuse otherwise.
     /// The clock stamps trash records, so tests can freeze it.
     pub fn new(root: impl Into<PathBuf>, trash_dir: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Self {
-        Memdir { root: root.into(), trash_dir: trash_dir.into(), clock, comment_stripper: None, team_write_check: None }
+        Memdir {
+            root: root.into(),
+            trash_dir: trash_dir.into(),
+            clock,
+            comment_stripper: None,
+            team_write_check: None,
+            type_form: Generation::Metadata,
+        }
+    }
+
+    /// Writes new memories, and the type of a memory that had none, the way the release of
+    /// `profile` reads them (a top-level `type:` before 2.1.139, `metadata:`/`type:` since). A
+    /// memory that already has a type keeps its own form.
+    pub fn for_release(mut self, profile: &mneme_core::Profile) -> Self {
+        self.type_form = Generation::written_by(profile);
+        self
+    }
+
+    /// Where this folder's new memories get their type (see [`Memdir::for_release`]); pass it
+    /// to [`new_memory_content`] for memories written through a changeset.
+    pub fn type_form(&self) -> Generation {
+        self.type_form
     }
 
     /// Has the health meter measure each index after block-level HTML comments are stripped,

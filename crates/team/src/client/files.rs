@@ -170,7 +170,7 @@ mod tests {
         let cap = MAX_FILE_SIZE_BYTES as usize;
         fs::write(team.join("at-cap.md"), "a".repeat(cap)).unwrap();
         fs::write(team.join("over.md"), "a".repeat(cap + 1)).unwrap();
-        rustix::fs::mkfifoat(rustix::fs::CWD, &team.join("pipe.md"), rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        rustix::fs::mkfifoat(rustix::fs::CWD, team.join("pipe.md"), rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
         let local = read_local(team).unwrap();
         assert_eq!(local.entries.keys().collect::<Vec<_>>(), ["at-cap.md"]);
         assert_eq!(local.oversized, ["over.md"]);
