@@ -186,11 +186,12 @@ impl Mneme {
     }
 
     /// [`Mneme::memdir`] for a change that may give a memory its type: the type is written
-    /// where the user's Claude Code reads it (releases before 2.1.139 see only a top-level
-    /// `type:`). Finding the release is left to writes, so listing never waits for it.
+    /// where the release asked for (`req.claude_version`), else the installed one, reads it
+    /// (releases before 2.1.139 see only a top-level `type:`). Finding the release is left to
+    /// writes, so listing never waits for it.
     fn memdir_for_writing(&self, req: &ContextRequest) -> Result<(Resolved, Memdir), ApiError> {
         let (r, m) = self.memdir(req)?;
-        let (_, release) = self.rendered_for(None);
+        let (_, release) = self.rendered_for(req.claude_version);
         Ok((r, m.for_release(&release)))
     }
 

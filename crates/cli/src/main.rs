@@ -213,12 +213,17 @@ enum MemoriesCommand {
     },
     /// Create a memory and its index line. The body is read from --body or standard input.
     New {
+        /// The memory's `name:` (a short kebab-case slug, as Claude Code names its own).
         #[arg(long)]
         name: String,
+        /// One line saying what the memory is about: recall decides on it.
         #[arg(long)]
         description: String,
-        #[arg(long = "type")]
+        /// user, feedback, project or reference. Written where your Claude Code reads it (a
+        /// top-level `type:` before 2.1.139, under `metadata:` since; see --claude-version).
+        #[arg(long = "type", value_name = "TYPE")]
         kind: String,
+        /// The memory's text (default: standard input).
         #[arg(long)]
         body: Option<String>,
         /// File name (default: derived from the name).
@@ -229,15 +234,22 @@ enum MemoriesCommand {
     },
     /// Change a memory's description, type, name or body (body from --body or --body-stdin).
     Edit {
+        /// The memory: its file name or `name:`.
         memory: String,
+        /// A new `name:`.
         #[arg(long)]
         name: Option<String>,
+        /// A new one-line description.
         #[arg(long)]
         description: Option<String>,
-        #[arg(long = "type")]
+        /// A new type: user, feedback, project or reference. A memory that has a type keeps
+        /// its form; one without gets it where your Claude Code reads it.
+        #[arg(long = "type", value_name = "TYPE")]
         kind: Option<String>,
+        /// A new text.
         #[arg(long)]
         body: Option<String>,
+        /// Read the new text from standard input.
         #[arg(long)]
         body_stdin: bool,
         /// Rename the file (the index line follows).
