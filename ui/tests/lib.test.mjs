@@ -78,6 +78,17 @@ test('frontmatter: only changed fields are rewritten; unknown keys, comments, CR
   assert.equal(fresh, '---\nname: n\ndescription: d\nmetadata:\n  type: user\n---\nplain body');
 });
 
+test('frontmatter: a memory without a type gets it where the release reads it; a typed one keeps its form', () => {
+  // Claude Code before 2.1.139 reads only a top-level `type:`.
+  assert.equal(withFields('plain', { name: 'n', description: 'd', type: 'user' }, 'plain', 'top'), '---\nname: n\ndescription: d\ntype: user\n---\nplain');
+  assert.equal(withFields('---\nname: a\n---\nx', { name: 'a', description: '', type: 'project' }, 'x', 'top'), '---\nname: a\ntype: project\n---\nx');
+  assert.equal(withFields('---\nname: a\n---\nx', { name: 'a', description: '', type: 'project' }, 'x', 'metadata'), '---\nname: a\nmetadata:\n  type: project\n---\nx');
+  assert.equal(
+    withFields('---\nname: a\nmetadata:\n  type: user\n---\nx', { name: 'a', description: '', type: 'project' }, 'x', 'top'),
+    '---\nname: a\nmetadata:\n  type: project\n---\nx',
+  );
+});
+
 test('frontmatter: yamlScalar quotes what YAML would read differently', () => {
   for (const plain of ['Deploys', 'Never deploy on Fridays', 'a-b c']) assert.equal(yamlScalar(plain), plain);
   for (const quoted of ['', ' padded', 'yes', 'null', '1.5', '0x1f', '- item', 'key: value', 'a #b', 'two\nlines', "'q"]) {

@@ -85,6 +85,10 @@ pub struct MemoryDetail {
     /// Pass back when saving; the save is refused if the file changed since.
     pub revision: String,
     pub problems: Vec<String>,
+    /// Where an editor puts the type of a memory that has none: `top` (a top-level `type:`,
+    /// all that Claude Code before 2.1.139 reads) or `metadata` (`metadata:`/`type:`), as the
+    /// release shown (the installed one unless another is chosen) reads it.
+    pub new_type_at: String,
 }
 
 /// A new memory.
@@ -326,6 +330,7 @@ impl Mneme {
             content: file.content,
             revision: file.revision.to_string(),
             problems: file.problems.iter().map(|p| p.message.clone()).collect(),
+            new_type_at: if self.rendered_for(req.claude_version).1.memory_type_in_metadata { "metadata" } else { "top" }.into(),
         })
     }
 

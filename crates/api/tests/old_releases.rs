@@ -259,6 +259,9 @@ fn before_2_1_139_a_new_memory_carries_a_top_level_type() {
 
     let old = installed("2.1.138");
     let text = create(&old, "tabs");
+    // The editor is told where a type goes, for the file it edits itself.
+    assert_eq!(old.memory(&req, "tabs").unwrap().new_type_at, "top");
+    assert_eq!(old.memory(&ContextRequest { claude_version: Some(ClaudeVersion::new(2, 1, 139)), ..req.clone() }, "tabs").unwrap().new_type_at, "metadata");
     assert_eq!(text, "---\nname: tabs\ndescription: d\ntype: feedback\n---\n\nb\n");
     // A memory without a type gains one where the release reads it.
     write_file(&t.memdir_for(&repo).join("plain.md"), "---\nname: plain\ndescription: d\n---\nbody\n");

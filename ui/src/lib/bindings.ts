@@ -1150,6 +1150,12 @@ export type MemoryDetail = {
 	/**  Pass back when saving; the save is refused if the file changed since. */
 	revision: string,
 	problems: string[],
+	/**
+	 *  Where an editor puts the type of a memory that has none: `top` (a top-level `type:`,
+	 *  all that Claude Code before 2.1.139 reads) or `metadata` (`metadata:`/`type:`), as the
+	 *  release shown (the installed one unless another is chosen) reads it.
+	 */
+	newTypeAt: string,
 } & MemorySummary;
 
 export type MemoryDirValue = {

@@ -131,12 +131,17 @@ export function yamlScalar(value: string): string {
   return plainOk ? value : JSON.stringify(value);
 }
 
-/** The file with `next` fields written in; unchanged fields keep their bytes. */
-export function withFields(content: string, next: Fields, body: string): string {
+/**
+ * The file with `next` fields written in; unchanged fields keep their bytes. A memory without a
+ * type gets one where `newTypeAt` says (the user's Claude Code: a top-level `type:` before
+ * 2.1.139); one with a type keeps its form.
+ */
+export function withFields(content: string, next: Fields, body: string, newTypeAt: 'top' | 'metadata' = 'metadata'): string {
   const p = parseMemory(content);
+  const typeLines = (t: string) => (newTypeAt === 'top' ? [`type: ${t}`] : ['metadata:', `  type: ${t}`]);
   if (!p.hasFrontmatter) {
     const lines = [`name: ${yamlScalar(next.name)}`, `description: ${yamlScalar(next.description)}`];
-    if (next.type) lines.push('metadata:', `  type: ${next.type}`);
+    if (next.type) lines.push(...typeLines(next.type));
     return `---\n${lines.join('\n')}\n---\n${body}`;
   }
   const lines = [...p.lines];
@@ -149,7 +154,7 @@ export function withFields(content: string, next: Fields, body: string): string 
   if (next.name !== p.fields.name) setTop('name', next.name);
   if (next.description !== p.fields.description) setTop('description', next.description);
   if (next.type !== p.fields.type) {
-    if (p.typeAt === 'top') setTop('type', next.type);
+    if (p.typeAt === 'top' || (p.typeAt === 'none' && newTypeAt === 'top')) setTop('type', next.type);
     else {
       const meta = findKey(lines, 'metadata', 0, lines.length, 0);
       if (meta) {
