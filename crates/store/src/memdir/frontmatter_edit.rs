@@ -586,6 +586,10 @@ mod tests {
             Ok("---\nname: a\ndescription: d\ntype: feedback\n---\nbody\n"),
         );
         check_edit_as("just text\n", ty(MemoryType::User), Generation::TopLevelType, Ok("---\ntype: user\n---\n\njust text\n"));
+        // A block whose last line runs into the closing fence cannot take a line after it.
+        for form in [Generation::TopLevelType, Generation::Metadata] {
+            check_edit_as("---\nname: a---\nbody\n", ty(MemoryType::User), form, Err(""));
+        }
         // A typed file keeps its generation whatever the release.
         check_edit_as(
             "---\nname: a\nmetadata:\n  type: user\n---\n",
