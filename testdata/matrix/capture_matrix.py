@@ -227,8 +227,22 @@ def did_not_start(cap_dir):
 READ_TRUNCATED = re.compile(r"\n\n\[Truncated: PARTIAL view \u2014 [^\n]*\]")
 
 
+# The skills a sub-folder's `.claude/skills` offers, listed after a Read into that folder. Some
+# releases (2.1.197) put the list in the same system message as the files the Read attached,
+# after them; it is Claude Code's skills feature, not memory, and `mneme touched` does not print
+# it. Cut up to the next attached file (or the end), when a capture is used, like the notice above.
+SKILLS = "\n\nThe following skills are available for use with the Skill tool:\n"
+
+
+def without_skills(lazy):
+    while (at := lazy.find(SKILLS)) >= 0:
+        end = lazy.find("\n\nContents of /", at + len(SKILLS))
+        lazy = lazy[:at] + (lazy[end:] if end >= 0 else "")
+    return lazy
+
+
 def without_read_notices(got):
-    return dict(got, lazy=READ_TRUNCATED.sub("", got["lazy"]))
+    return dict(got, lazy=without_skills(READ_TRUNCATED.sub("", got["lazy"])))
 
 
 def capture_one(job):

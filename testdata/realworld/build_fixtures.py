@@ -51,12 +51,18 @@ def git(cwd, *args):
 
 
 def copytree_sorted(src, dst):
+    # Symbolic links stay links (a repository's `CLAUDE.md -> AGENTS.md`, a linked `.claude`,
+    # links that point nowhere): Claude Code's handling of them is part of what is compared.
     for dirpath, dirnames, filenames in os.walk(src):
         dirnames.sort()
         rel = os.path.relpath(dirpath, src)
         os.makedirs(os.path.join(dst, rel), exist_ok=True)
-        for fn in sorted(filenames):
-            shutil.copyfile(os.path.join(dirpath, fn), os.path.join(dst, rel, fn))
+        for fn in sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            source = os.path.join(dirpath, fn)
+            if os.path.islink(source):
+                os.symlink(os.readlink(source), os.path.join(dst, rel, fn))
+            else:
+                shutil.copyfile(source, os.path.join(dst, rel, fn))
 
 
 def build(name, corpus=HERE):
