@@ -189,11 +189,11 @@ impl Mneme {
         Ok((r, m))
     }
 
-    /// [`Mneme::memdir`] for a change that may give a memory its type: the type is written
-    /// where the release asked for (`req.claude_version`), else the installed one, reads it
-    /// (releases before 2.1.139 see only a top-level `type:`). Finding the release is left to
-    /// writes, so listing never waits for it.
-    fn memdir_for_writing(&self, req: &ContextRequest) -> Result<(Resolved, Memdir), ApiError> {
+    /// [`Mneme::memdir`] for what depends on the release asked for (`req.claude_version`), else
+    /// the installed one: where a change that gives a memory its type writes it, and which
+    /// types the manifest shows (releases before 2.1.139 read only a top-level `type:`).
+    /// Finding the release is left to these, so listing never waits for it.
+    fn memdir_for_release(&self, req: &ContextRequest) -> Result<(Resolved, Memdir), ApiError> {
         let (r, m) = self.memdir(req)?;
         let (_, release) = self.rendered_for(req.claude_version);
         Ok((r, m.for_release(&release)))
@@ -286,9 +286,10 @@ impl Mneme {
         Ok(MemoryPage { total: total as u32, all: all as u32, offset: q.offset.min(total) as u32, items, found })
     }
 
-    /// The manifest Claude Code's recall and extraction show the model, byte for byte.
+    /// The manifest Claude Code's recall and extraction show the model, byte for byte, as the
+    /// release asked for (else the installed one) writes it.
     pub fn manifest(&self, req: &ContextRequest) -> Result<String, ApiError> {
-        Ok(self.memdir(req)?.1.manifest())
+        Ok(self.memdir_for_release(req)?.1.manifest())
     }
 
     /// Finds a memory by file name (with or without `.md`), relative path or `name:`.
@@ -336,7 +337,7 @@ impl Mneme {
 
     /// Creates a memory (in the frontmatter form the user's Claude Code reads) and its index line.
     pub fn create_memory(&self, req: &ContextRequest, new: &NewMemoryRequest) -> Result<MemorySummary, ApiError> {
-        let (_, m) = self.memdir_for_writing(req)?;
+        let (_, m) = self.memdir_for_release(req)?;
         let created = m.create(&NewMemory {
             name: new.name.clone(),
             description: new.description.clone(),
@@ -351,7 +352,7 @@ impl Mneme {
 
     /// Edits fields and/or renames a memory, keeping unknown frontmatter keys and the index.
     pub fn edit_memory(&self, req: &ContextRequest, edit: &MemoryEdit) -> Result<MemorySummary, ApiError> {
-        let (_, m) = self.memdir_for_writing(req)?;
+        let (_, m) = self.memdir_for_release(req)?;
         let f = self.find(&m, &edit.memory)?;
         let mut rel = f.rel_path.clone();
         let fields = FieldEdits {

@@ -269,6 +269,16 @@ fn before_2_1_139_a_new_memory_carries_a_top_level_type() {
     let plain = fs::read_to_string(t.memdir_for(&repo).join("plain.md")).unwrap();
     assert_eq!(generation(&plain), (Some("user"), Generation::TopLevelType), "{plain}");
 
+    // The manifest recall shows the model tags only the types the release reads: `tabs.md`'s
+    // top-level one always, `spaces.md`'s (under `metadata:`) from 2.1.139.
+    let spaces = "---\nname: spaces\ndescription: d\nmetadata:\n  type: feedback\n---\n\nb\n";
+    write_file(&t.memdir_for(&repo).join("spaces.md"), spaces);
+    let tags = |m: &Mneme| m.manifest(&req).unwrap().lines().map(|l| l.split(" (").next().unwrap().to_string()).collect::<Vec<_>>();
+    let mut old_tags = tags(&old);
+    old_tags.sort();
+    assert_eq!(old_tags, ["- [feedback] tabs.md", "- [user] plain.md", "- spaces.md"]);
+    fs::remove_file(t.memdir_for(&repo).join("spaces.md")).unwrap();
+
     let new = installed("2.1.139");
     assert_eq!(generation(&create(&new, "spaces")), (Some("feedback"), Generation::Metadata));
     // A memory that has its type keeps its form whatever the release.

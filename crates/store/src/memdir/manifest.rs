@@ -6,6 +6,7 @@
 //! assumption that the reader moved with the writer.
 
 use super::{Memdir, TopicHeader};
+use mneme_core::frontmatter::Generation;
 use mneme_core::text::iso8601_millis;
 
 /// `MAX_MEMORY_FILES` in `src/memdir/memoryScan.ts`: the manifest lists at most this many.
@@ -57,7 +58,8 @@ impl Memdir {
     /// any error yields the empty string.
     pub fn manifest(&self) -> String {
         match self.scan_headers() {
-            Ok(scan) => format_manifest(&select_for_manifest(scan.headers)),
+            // The release that reads types under `metadata:` is the one that writes them there.
+            Ok(scan) => format_manifest_as(&select_for_manifest(scan.headers), self.type_form() == Generation::Metadata),
             Err(_) => String::new(),
         }
     }
