@@ -227,17 +227,24 @@ def did_not_start(cap_dir):
 READ_TRUNCATED = re.compile(r"\n\n\[Truncated: PARTIAL view \u2014 [^\n]*\]")
 
 
-# The skills a sub-folder's `.claude/skills` offers, listed after a Read into that folder. Some
-# releases (2.1.197) put the list in the same system message as the files the Read attached,
-# after them; it is Claude Code's skills feature, not memory, and `mneme touched` does not print
-# it. Cut up to the next attached file (or the end), when a capture is used, like the notice above.
-SKILLS = "\n\nThe following skills are available for use with the Skill tool:\n"
+# The skills a sub-folder's `.claude/skills` offers, announced after a Read into that folder,
+# next to the files the Read attached: in its own reminder in the Read's result (2.1.100), or in
+# the same system message after them (2.1.197: the list; 2.1.285: "New skills discovered in …").
+# It is Claude Code's skills feature, not memory, and `mneme touched` does not print it. Cut
+# when a capture is used, like the notice above: a reminder whole, a paragraph up to the next
+# attached file (or the end).
+SKILLS_REMINDER = "\n\n<system-reminder>\nThe following skills are available for use with the Skill tool:\n"
+SKILLS_PARAGRAPHS = ("\n\nThe following skills are available for use with the Skill tool:\n",
+                     "\n\nNew skills discovered in ")
 
 
 def without_skills(lazy):
-    while (at := lazy.find(SKILLS)) >= 0:
-        end = lazy.find("\n\nContents of /", at + len(SKILLS))
-        lazy = lazy[:at] + (lazy[end:] if end >= 0 else "")
+    while (at := lazy.find(SKILLS_REMINDER)) >= 0 and (end := lazy.find("</system-reminder>", at)) >= 0:
+        lazy = lazy[:at] + lazy[end + len("</system-reminder>"):]
+    for marker in SKILLS_PARAGRAPHS:
+        while (at := lazy.find(marker)) >= 0:
+            end = lazy.find("\n\nContents of /", at + len(marker))
+            lazy = lazy[:at] + (lazy[end:] if end >= 0 else "")
     return lazy
 
 

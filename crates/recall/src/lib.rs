@@ -95,7 +95,7 @@ use mneme_core::versions::{self, LazyAttachment, Profile};
 use mneme_core::text::{js_trim, utf16_len};
 use mneme_core::Clock;
 use mneme_model::{Block, Cancel, Message, ModelError, Provider, ProviderKind, Request, Role};
-use mneme_store::memdir::{format_manifest_as, select_for_manifest, Memdir, Scope, TopicHeader};
+use mneme_store::memdir::{format_manifest_as, Memdir, Scope, TopicHeader};
 use mneme_store::Environment;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -432,7 +432,7 @@ pub async fn recall(
         result.skipped = Some(Skipped::Cancelled);
         return result;
     }
-    let memdir = Memdir::new(memory_dir, ctx.env.data_dir().join("trash"), ctx.clock.clone());
+    let memdir = Memdir::new(memory_dir, ctx.env.data_dir().join("trash"), ctx.clock.clone()).for_release(&ctx.session.profile);
     let picks = match model_provider {
         Some(p) => select_by_model(query, &memdir, p, ctx, &mut result).await,
         None => select_offline(query, &memdir, ctx, &mut result),
@@ -467,8 +467,8 @@ pub async fn recall(
 
 /// The scan Claude Code's selector sees: 30-line headers, newest 200.
 fn manifest_headers(memdir: &Memdir, result: &mut RecallResult) -> Vec<TopicHeader> {
-    match memdir.scan_headers() {
-        Ok(scan) => select_for_manifest(scan.headers),
+    match memdir.manifest_headers() {
+        Ok(headers) => headers,
         Err(e) => {
             result.error = Some(format!("could not read the memory folder: {e}"));
             Vec::new()

@@ -5,19 +5,54 @@
 //! writes `metadata: { type: }`. Mneme shows the type from either generation, on the
 //! assumption that the reader moved with the writer.
 
-use super::{Memdir, TopicHeader};
+use super::{Memdir, MemdirError, TopicHeader};
+use mneme_core::versions::Runtime;
 use mneme_core::frontmatter::Generation;
 use mneme_core::text::iso8601_millis;
 
 /// `MAX_MEMORY_FILES` in `src/memdir/memoryScan.ts`: the manifest lists at most this many.
 pub const MAX_MEMORY_FILES: usize = 200;
 
-/// Claude Code's selection: newest first by modification time, ties kept in walk order (a
-/// stable sort, as JavaScript's), cut to [`MAX_MEMORY_FILES`].
-pub fn select_for_manifest(mut headers: Vec<TopicHeader>) -> Vec<TopicHeader> {
+/// Claude Code's selection: newest first by modification time, ties kept in the order its
+/// runtime lists the folder (a stable sort, as JavaScript's), cut to [`MAX_MEMORY_FILES`].
+/// `headers` come in Mneme's walk order, which is Bun's (the order the file system keeps); Node
+/// lists differently ([`node_listing_order`]). Files written in one go (a checkout, a copy)
+/// often share their modification time to the nanosecond, so the tie order is what a folder
+/// shows.
+pub fn select_for_manifest(mut headers: Vec<TopicHeader>, runtime: Runtime) -> Vec<TopicHeader> {
+    if runtime == Runtime::Node {
+        headers.sort_by(|a, b| node_listing_order(&a.rel_path, &b.rel_path));
+    }
     headers.sort_by_key(|h| std::cmp::Reverse(h.mtime_ns));
     headers.truncate(MAX_MEMORY_FILES);
     headers
+}
+
+/// The order Node's `fs.promises.readdir(dir, {recursive: true})` lists two files in (paths
+/// relative to `dir`, `/`-separated): a folder's own entries first, sorted byte by byte (libuv
+/// sorts `scandir`), then each of its sub-folders whole, the last by name first (the folders
+/// still to list are a stack).
+pub fn node_listing_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut pa, mut pb) = (a.split('/'), b.split('/'));
+    loop {
+        match (pa.next(), pb.next()) {
+            (Some(x), Some(y)) if x == y => continue,
+            (Some(x), Some(y)) => {
+                // The first place they part: a file here comes before anything in a sub-folder.
+                let (x_is_file, y_is_file) = (pa.clone().next().is_none(), pb.clone().next().is_none());
+                return match (x_is_file, y_is_file) {
+                    (true, true) => x.as_bytes().cmp(y.as_bytes()),
+                    (true, false) => std::cmp::Ordering::Less,
+                    (false, true) => std::cmp::Ordering::Greater,
+                    (false, false) => y.as_bytes().cmp(x.as_bytes()),
+                };
+            }
+            (None, None) => return std::cmp::Ordering::Equal,
+            // One path is a prefix of the other: only a folder and a file inside it.
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+        }
+    }
 }
 
 /// `formatMemoryManifest`: one line per header, joined with `\n`:
@@ -54,12 +89,17 @@ pub fn format_manifest_as(headers: &[TopicHeader], metadata_type: bool) -> Strin
 }
 
 impl Memdir {
+    /// The headers the release's manifest lists ([`Memdir::for_release`]), in its order.
+    pub fn manifest_headers(&self) -> Result<Vec<TopicHeader>, MemdirError> {
+        Ok(select_for_manifest(self.scan_headers()?.headers, self.runtime()))
+    }
+
     /// The manifest Claude Code would build for this folder right now. Like Claude Code,
     /// any error yields the empty string.
     pub fn manifest(&self) -> String {
-        match self.scan_headers() {
+        match self.manifest_headers() {
             // The release that reads types under `metadata:` is the one that writes them there.
-            Ok(scan) => format_manifest_as(&select_for_manifest(scan.headers), self.type_form() == Generation::Metadata),
+            Ok(headers) => format_manifest_as(&headers, self.type_form() == Generation::Metadata),
             Err(_) => String::new(),
         }
     }
@@ -90,6 +130,35 @@ mod tests {
              - untyped.md (2025-11-29T13:16:45.999Z): no type here\n\
              - bare.md (2025-11-29T13:16:44.001Z)"
         );
+    }
+
+    /// Node 20 listed this tree as `B.md a a.md b c z.md c/4.md b/3.md a/1.md a/Z.md a/x
+    /// a/x/2.md` (`fs.promises.readdir(dir, {recursive: true})`).
+    #[test]
+    fn node_lists_a_folder_sorted_and_its_sub_folders_last_first() {
+        let mut paths = vec!["a/x/2.md", "z.md", "b/3.md", "a/Z.md", "a.md", "c/4.md", "B.md", "a/1.md"];
+        paths.sort_by(|a, b| super::node_listing_order(a, b));
+        assert_eq!(paths, ["B.md", "a.md", "z.md", "c/4.md", "b/3.md", "a/1.md", "a/Z.md", "a/x/2.md"]);
+    }
+
+    /// Files written in one go share their modification time; the manifest then lists them
+    /// in the order the release's runtime listed the folder (checked against 2.1.100 on Node
+    /// and 2.1.138 to 2.1.332 on Bun with real memory folders, docs/claude-code-versions.md).
+    #[test]
+    fn ties_keep_the_runtimes_listing_order() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let t = TestDir::new();
+        for rel in ["b.md", "A.md", "team/c.md", "a.md"] {
+            t.write(rel, "---\ndescription: d\n---\n");
+            t.set_mtime(rel, 1_700_000_000, 0);
+        }
+        let names = |m: &str| m.lines().map(|l| l[2..].split(' ').next().unwrap().to_string()).collect::<Vec<_>>();
+        let node = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 100)));
+        assert_eq!(names(&node.manifest()), ["A.md", "a.md", "b.md", "team/c.md"]);
+        // Bun lists in the file system's order, which is Mneme's walk order.
+        let bun = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 138)));
+        let walked: Vec<String> = t.memdir().scan_headers().unwrap().headers.into_iter().map(|h| h.rel_path).collect();
+        assert_eq!(names(&bun.manifest()), walked);
     }
 
     #[test]

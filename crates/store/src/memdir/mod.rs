@@ -49,6 +49,7 @@ pub use trash::{RemovedIndexLine, Restored, TrashEntry, TrashListing};
 pub use write::{Created, FieldEdits, FieldsUpdated, MemoryFile, NewMemory, Renamed};
 
 use mneme_core::frontmatter::Generation;
+use mneme_core::versions::Runtime;
 use mneme_core::Clock;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -113,6 +114,9 @@ pub struct Memdir {
     /// Where a type goes in a memory that has none yet: where the user's Claude Code reads it
     /// ([`Memdir::for_release`]); the newest form unless told.
     type_form: Generation,
+    /// What runs the release ([`Memdir::for_release`]): Node lists a folder sorted, which
+    /// orders the manifest's ties; Bun unless told.
+    runtime: Runtime,
 }
 
 /// Decides whether content may be written into team memory, which is shared with everyone in
@@ -154,15 +158,22 @@ impl Memdir {
             comment_stripper: None,
             team_write_check: None,
             type_form: Generation::Metadata,
+            runtime: Runtime::Bun,
         }
     }
 
     /// Writes new memories, and the type of a memory that had none, the way the release of
-    /// `profile` reads them (a top-level `type:` before 2.1.139, `metadata:`/`type:` since). A
-    /// memory that already has a type keeps its own form.
+    /// `profile` reads them (a top-level `type:` before 2.1.139, `metadata:`/`type:` since), and
+    /// lists the manifest as it does. A memory that already has a type keeps its own form.
     pub fn for_release(mut self, profile: &mneme_core::Profile) -> Self {
         self.type_form = Generation::written_by(profile);
+        self.runtime = profile.runtime;
         self
+    }
+
+    /// What runs the release this folder is read for (see [`Memdir::for_release`]).
+    pub fn runtime(&self) -> Runtime {
+        self.runtime
     }
 
     /// Where this folder's new memories get their type (see [`Memdir::for_release`]); pass it
