@@ -268,6 +268,15 @@ pub struct Profile {
     /// instructions ask for new memories in that form; older releases read and write only a
     /// top-level `type` (`frontmatter::Generation::written_by`).
     pub memory_type_in_metadata: bool,
+    /// The manifest shows a memory's description only when its YAML is text; older releases
+    /// print whatever value it is (a number, `true`) as JavaScript would.
+    pub manifest_text_descriptions: bool,
+    /// The memory scan behind the manifest leaves out files and folders whose name starts
+    /// with `.`; older releases list them.
+    pub memory_scan_skips_dot_entries: bool,
+    /// The memory scan lists memories that are symbolic links after the plain files, which
+    /// orders the manifest's ties; older releases list them where the folder has them.
+    pub memory_scan_links_last: bool,
     /// The recall selector is a dialogue kept for the conversation (the manifest first, then
     /// one message per query); older releases send one message per query holding both, with
     /// the recently used tools, in their own wording (the recall crate's `Dialect`).
@@ -393,6 +402,12 @@ pub enum Change {
     ReadsSkipStartupFiles,
     /// A memory's `metadata.type` counts as its type.
     MemoryTypeInMetadata,
+    /// The manifest shows a description only when it is text.
+    ManifestTextDescriptions,
+    /// The memory scan leaves out dot files and dot folders.
+    MemoryScanSkipsDotEntries,
+    /// The memory scan lists links after plain files.
+    MemoryScanLinksLast,
     /// The recall selector became a dialogue kept for the conversation.
     RecallDialogue,
     /// Recalled memories got the relevance note and lost the saved-when header.
@@ -444,6 +459,9 @@ impl Change {
             Change::ProjectRulesNeedProjectSource => p.project_rules_need_project_source = true,
             Change::ReadsSkipStartupFiles => p.reads_skip_startup_files = true,
             Change::MemoryTypeInMetadata => p.memory_type_in_metadata = true,
+            Change::ManifestTextDescriptions => p.manifest_text_descriptions = true,
+            Change::MemoryScanSkipsDotEntries => p.memory_scan_skips_dot_entries = true,
+            Change::MemoryScanLinksLast => p.memory_scan_links_last = true,
             Change::RecallDialogue => p.recall_dialogue = true,
             Change::RecallRelevanceNote => p.recall_relevance_note = true,
             Change::RecallSelector(selector) => p.recall_selector = selector,
@@ -488,6 +506,9 @@ pub const BASELINE: Profile = Profile {
     local_settings_from_repo_root: false,
     project_rules_need_project_source: false,
     memory_type_in_metadata: false,
+    manifest_text_descriptions: false,
+    memory_scan_skips_dot_entries: false,
+    memory_scan_links_last: false,
     recall_dialogue: false,
     recall_relevance_note: false,
     recall_selector: RECALL_SELECTOR_2_1_80,
@@ -522,6 +543,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 121), Change::MemoryDirFromUserLevelOnly),
     (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
     (ClaudeVersion::new(2, 1, 139), Change::MemoryTypeInMetadata),
+    (ClaudeVersion::new(2, 1, 139), Change::ManifestTextDescriptions),
     (ClaudeVersion::new(2, 1, 147), Change::RecallSelector(RECALL_SELECTOR_2_1_147)),
     (ClaudeVersion::new(2, 1, 149), Change::ClaudeMdsSwitchCoversReads),
     (ClaudeVersion::new(2, 1, 154), Change::LazySystemMessage),
@@ -534,6 +556,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
     (ClaudeVersion::new(2, 1, 211), Change::ProjectRulesNeedProjectSource),
     (ClaudeVersion::new(2, 1, 216), Change::RecallSelector(RECALL_SELECTOR_2_1_216)),
+    (ClaudeVersion::new(2, 1, 217), Change::MemoryScanSkipsDotEntries),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
     (ClaudeVersion::new(2, 1, 239), Change::FrontmatterAfterBom),
@@ -554,6 +577,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 295), Change::MemoryDirFromEnabledSources),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
+    (ClaudeVersion::new(2, 1, 326), Change::MemoryScanLinksLast),
     (ClaudeVersion::new(2, 1, 328), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_328)),
     (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),
     (ClaudeVersion::new(2, 1, 331), Change::BlockquoteEndsAtIndentedHtml),

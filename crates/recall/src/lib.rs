@@ -539,7 +539,7 @@ async fn select_by_model(
                     result.skipped = Some(Skipped::Cancelled);
                     return Vec::new();
                 }
-                let manifest = format_manifest_as(&headers, release.memory_type_in_metadata);
+                let manifest = format_manifest_as(&headers, &release);
                 let messages = vec![Message::user_text(manifest_message(&manifest))];
                 ctx.session.selectors.insert(key.clone(), SelectorConversation { headers, messages });
             }
@@ -599,7 +599,7 @@ async fn select_by_model(
                 return Vec::new();
             }
             let tools = collect_recent_successful_tools(ctx.transcript);
-            let manifest = format_manifest_as(&headers, release.memory_type_in_metadata);
+            let manifest = format_manifest_as(&headers, &release);
             let request = selector_request(vec![Message::user_text(single_message(query, &manifest, &tools))], result);
             let by_name: HashMap<&str, &TopicHeader> = headers.iter().map(|h| (h.rel_path.as_str(), h)).collect();
             let names = match ask(provider, &request, ctx.cancel).await {

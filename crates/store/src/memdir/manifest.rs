@@ -6,8 +6,7 @@
 //! assumption that the reader moved with the writer.
 
 use super::{Memdir, MemdirError, TopicHeader};
-use mneme_core::versions::Runtime;
-use mneme_core::frontmatter::Generation;
+use mneme_core::versions::{Profile, Runtime};
 use mneme_core::text::iso8601_millis;
 
 /// `MAX_MEMORY_FILES` in `src/memdir/memoryScan.ts`: the manifest lists at most this many.
@@ -19,9 +18,18 @@ pub const MAX_MEMORY_FILES: usize = 200;
 /// lists differently ([`node_listing_order`]). Files written in one go (a checkout, a copy)
 /// often share their modification time to the nanosecond, so the tie order is what a folder
 /// shows.
-pub fn select_for_manifest(mut headers: Vec<TopicHeader>, runtime: Runtime) -> Vec<TopicHeader> {
-    if runtime == Runtime::Node {
+/// From 2.1.217 a file or folder whose name starts with `.` is not listed at all; from 2.1.326
+/// a memory that is a symbolic link is listed after the plain files.
+pub fn select_for_manifest(mut headers: Vec<TopicHeader>, release: &Profile) -> Vec<TopicHeader> {
+    if release.memory_scan_skips_dot_entries {
+        headers.retain(|h| !h.rel_path.split('/').any(|part| part.starts_with('.')));
+    }
+    if release.runtime == Runtime::Node {
         headers.sort_by(|a, b| node_listing_order(&a.rel_path, &b.rel_path));
+    }
+    if release.memory_scan_links_last {
+        // Stable: the files keep their order, then the links keep theirs.
+        headers.sort_by_key(|h| h.symlink);
     }
     headers.sort_by_key(|h| std::cmp::Reverse(h.mtime_ns));
     headers.truncate(MAX_MEMORY_FILES);
@@ -59,12 +67,14 @@ pub fn node_listing_order(a: &str, b: &str) -> std::cmp::Ordering {
 /// `- [<type>] <relative path> (<ISO-8601 mtime>): <description>`, the `[<type>] ` part
 /// omitted when there is no type and `: <description>` when there is no description.
 pub fn format_manifest(headers: &[TopicHeader]) -> String {
-    format_manifest_as(headers, true)
+    format_manifest_as(headers, &mneme_core::versions::newest())
 }
 
-/// The manifest as a release that reads a memory's type from `metadata.type`
-/// (`metadata_type`, 2.1.139 on) or only from a top-level `type` (older releases) writes it.
-pub fn format_manifest_as(headers: &[TopicHeader], metadata_type: bool) -> String {
+/// The manifest as `release` writes it: from 2.1.139 a type under `metadata:` is read and a
+/// description only when the YAML made it text; older releases read a top-level `type` only,
+/// and show a number or other value as JavaScript prints it.
+pub fn format_manifest_as(headers: &[TopicHeader], release: &Profile) -> String {
+    let metadata_type = release.memory_type_in_metadata;
     let mut out = String::with_capacity(headers.len() * 96);
     for (i, h) in headers.iter().enumerate() {
         if i > 0 {
@@ -80,7 +90,8 @@ pub fn format_manifest_as(headers: &[TopicHeader], metadata_type: bool) -> Strin
         out.push_str(" (");
         out.push_str(&iso8601_millis(i128::from(h.mtime_ms)));
         out.push(')');
-        if let Some(d) = &h.description {
+        let description = if release.manifest_text_descriptions { &h.text_description } else { &h.description };
+        if let Some(d) = description.as_ref().filter(|d| !d.is_empty()) {
             out.push_str(": ");
             out.push_str(d);
         }
@@ -91,15 +102,14 @@ pub fn format_manifest_as(headers: &[TopicHeader], metadata_type: bool) -> Strin
 impl Memdir {
     /// The headers the release's manifest lists ([`Memdir::for_release`]), in its order.
     pub fn manifest_headers(&self) -> Result<Vec<TopicHeader>, MemdirError> {
-        Ok(select_for_manifest(self.scan_headers()?.headers, self.runtime()))
+        Ok(select_for_manifest(self.scan_headers()?.headers, self.release()))
     }
 
     /// The manifest Claude Code would build for this folder right now. Like Claude Code,
     /// any error yields the empty string.
     pub fn manifest(&self) -> String {
         match self.manifest_headers() {
-            // The release that reads types under `metadata:` is the one that writes them there.
-            Ok(headers) => format_manifest_as(&headers, self.type_form() == Generation::Metadata),
+            Ok(headers) => format_manifest_as(&headers, self.release()),
             Err(_) => String::new(),
         }
     }
@@ -159,6 +169,74 @@ mod tests {
         let bun = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 138)));
         let walked: Vec<String> = t.memdir().scan_headers().unwrap().headers.into_iter().map(|h| h.rel_path).collect();
         assert_eq!(names(&bun.manifest()), walked);
+    }
+
+    /// From 2.1.139 (checked on the real binaries, docs/claude-code-versions.md) a description
+    /// the YAML does not make text is not shown; before, it was printed as JavaScript prints it.
+    #[test]
+    fn only_text_descriptions_from_2_1_139() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let t = TestDir::new();
+        t.write("number.md", "---\ndescription: 12345\ntype: user\n---\n");
+        t.write("quoted.md", "---\ndescription: \"12345\"\ntype: user\n---\n");
+        t.set_mtime("number.md", 1_700_000_001, 0);
+        t.set_mtime("quoted.md", 1_700_000_000, 0);
+        let at = |patch| t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, patch))).manifest();
+        assert_eq!(
+            at(138),
+            "- [user] number.md (2023-11-14T22:13:21.000Z): 12345\n- [user] quoted.md (2023-11-14T22:13:20.000Z): 12345"
+        );
+        assert_eq!(
+            at(139),
+            "- [user] number.md (2023-11-14T22:13:21.000Z)\n- [user] quoted.md (2023-11-14T22:13:20.000Z): 12345"
+        );
+    }
+
+    /// Checked on the real binaries: 2.1.216 lists `.dot.md` and `.hidden/h.md`, 2.1.217 neither.
+    #[test]
+    fn dot_entries_are_left_out_from_2_1_217() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let t = TestDir::new();
+        for rel in ["a.md", ".dot.md", ".hidden/h.md", "team/.x.md", "team/b.md"] {
+            t.write(rel, "---\ndescription: d\n---\n");
+        }
+        let listed = |patch| {
+            let mut names: Vec<String> = t
+                .memdir()
+                .for_release(&behaviours(ClaudeVersion::new(2, 1, patch)))
+                .manifest_headers()
+                .unwrap()
+                .into_iter()
+                .map(|h| h.rel_path)
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(listed(216), [".dot.md", ".hidden/h.md", "a.md", "team/.x.md", "team/b.md"]);
+        assert_eq!(listed(217), ["a.md", "team/b.md"]);
+    }
+
+    /// Checked on the real binaries: among files of one time, 2.1.325 lists a link where the
+    /// folder has it, 2.1.326 after the plain files.
+    #[test]
+    fn links_come_after_plain_files_from_2_1_326() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let t = TestDir::new();
+        t.write("a.md", "---\ndescription: a\n---\n");
+        t.write("z.md", "---\ndescription: z\n---\n");
+        std::os::unix::fs::symlink("a.md", t.mem().join("link.md")).unwrap();
+        for rel in ["a.md", "z.md"] {
+            t.set_mtime(rel, 1_700_000_000, 0);
+        }
+        let order = |patch| -> Vec<String> {
+            let release = behaviours(ClaudeVersion::new(2, 1, patch));
+            t.memdir().for_release(&release).manifest_headers().unwrap().into_iter().map(|h| h.rel_path).collect()
+        };
+        let walked: Vec<String> = t.memdir().scan_headers().unwrap().headers.into_iter().map(|h| h.rel_path).collect();
+        assert_eq!(order(325), walked);
+        let last = order(326);
+        assert_eq!(last.last().map(String::as_str), Some("link.md"), "{last:?}");
+        assert_eq!(last.iter().filter(|r| *r != "link.md").collect::<Vec<_>>(), walked.iter().filter(|r| *r != "link.md").collect::<Vec<_>>());
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub use trash::{RemovedIndexLine, Restored, TrashEntry, TrashListing};
 pub use write::{Created, FieldEdits, FieldsUpdated, MemoryFile, NewMemory, Renamed};
 
 use mneme_core::frontmatter::Generation;
-use mneme_core::versions::Runtime;
+use mneme_core::versions::Profile;
 use mneme_core::Clock;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -111,12 +111,9 @@ pub struct Memdir {
     comment_stripper: Option<health::CommentStripper>,
     /// What content bound for `team/` must pass (see [`TeamWriteCheck`]); `None` checks nothing.
     team_write_check: Option<TeamWriteCheck>,
-    /// Where a type goes in a memory that has none yet: where the user's Claude Code reads it
-    /// ([`Memdir::for_release`]); the newest form unless told.
-    type_form: Generation,
-    /// What runs the release ([`Memdir::for_release`]): Node lists a folder sorted, which
-    /// orders the manifest's ties; Bun unless told.
-    runtime: Runtime,
+    /// The Claude Code release the folder is written and listed for ([`Memdir::for_release`]):
+    /// where a new type goes, what the manifest shows and in which order. The newest unless told.
+    release: Profile,
 }
 
 /// Decides whether content may be written into team memory, which is shared with everyone in
@@ -157,29 +154,27 @@ impl Memdir {
             clock,
             comment_stripper: None,
             team_write_check: None,
-            type_form: Generation::Metadata,
-            runtime: Runtime::Bun,
+            release: mneme_core::versions::newest(),
         }
     }
 
     /// Writes new memories, and the type of a memory that had none, the way the release of
     /// `profile` reads them (a top-level `type:` before 2.1.139, `metadata:`/`type:` since), and
     /// lists the manifest as it does. A memory that already has a type keeps its own form.
-    pub fn for_release(mut self, profile: &mneme_core::Profile) -> Self {
-        self.type_form = Generation::written_by(profile);
-        self.runtime = profile.runtime;
+    pub fn for_release(mut self, profile: &Profile) -> Self {
+        self.release = *profile;
         self
     }
 
-    /// What runs the release this folder is read for (see [`Memdir::for_release`]).
-    pub fn runtime(&self) -> Runtime {
-        self.runtime
+    /// The release this folder is written and listed for (see [`Memdir::for_release`]).
+    pub fn release(&self) -> &Profile {
+        &self.release
     }
 
     /// Where this folder's new memories get their type (see [`Memdir::for_release`]); pass it
     /// to [`new_memory_content`] for memories written through a changeset.
     pub fn type_form(&self) -> Generation {
-        self.type_form
+        Generation::written_by(&self.release)
     }
 
     /// Has the health meter measure each index after block-level HTML comments are stripped,

@@ -300,7 +300,7 @@ impl Memdir {
             Scope::Team => format!("{}/{file}", super::TEAM_DIR),
         };
         validate_topic_path(&rel)?;
-        let content = frontmatter_edit::new_memory_content(&new.name, &new.description, new.memory_type, &new.body, self.type_form);
+        let content = frontmatter_edit::new_memory_content(&new.name, &new.description, new.memory_type, &new.body, self.type_form());
         self.check_team_write(&rel, &content)?;
         let real_root = self.ensure_root()?;
         let abs = self.topic_abs(&real_root, &rel)?;
@@ -393,7 +393,7 @@ impl Memdir {
             memory_type: edits.memory_type,
             body: edits.body.as_deref(),
         };
-        let new_text = frontmatter_edit::apply(&text, &changes, self.type_form).map_err(|r| match r {
+        let new_text = frontmatter_edit::apply(&text, &changes, self.type_form()).map_err(|r| match r {
             Refusal::Malformed(detail) => MemdirError::MalformedFrontmatter { path: rel.into(), detail },
             Refusal::NotEditable(reason) => MemdirError::FrontmatterNotEditable { path: rel.into(), reason },
         })?;
