@@ -248,14 +248,15 @@ def without_skills(lazy):
     return lazy
 
 
-def without_read_notices(got):
+def comparable(got):
+    """What is compared of a capture: its text less the Read's notices and the skills announced."""
     return dict(got, lazy=without_skills(READ_TRUNCATED.sub("", got["lazy"])))
 
 
 def capture_one(job):
     version, binary, fixture, case_name, cache_file = job
     if os.path.exists(cache_file):
-        return job, without_read_notices(json.load(open(cache_file, encoding="utf-8"))), True
+        return job, comparable(json.load(open(cache_file, encoding="utf-8"))), True
     with tempfile.TemporaryDirectory(prefix="mneme-cap-") as tmp:
         env = dict(os.environ, CLAUDE_BIN=binary, OUT_ROOT=tmp)
         r = subprocess.run(["bash", CAPTURE, fixture, case_name], env=env, capture_output=True, text=True)
@@ -279,7 +280,7 @@ def capture_one(job):
     with open(tmpf, "w", encoding="utf-8") as f:
         json.dump(got, f)
     os.replace(tmpf, cache_file)
-    return job, without_read_notices(got), False
+    return job, comparable(got), False
 
 
 def main():

@@ -4,6 +4,7 @@
 use crate::context::Resolved;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_core::sanitize::sanitize_path;
+use mneme_core::frontmatter::Generation;
 use mneme_core::MemoryType;
 use mneme_store::memdir::{
     FieldEdits, Health, Memdir, MemdirError, NewMemory, Scope, TopicFile, TrashEntry, TrashListing,
@@ -322,7 +323,7 @@ impl Mneme {
 
     /// One memory with its full text.
     pub fn memory(&self, req: &ContextRequest, key: &str) -> Result<MemoryDetail, ApiError> {
-        let (_, m) = self.memdir(req)?;
+        let (_, m) = self.memdir_for_release(req)?;
         let f = self.find(&m, key)?;
         let file = m.read(&f.rel_path)?;
         let indexed = indexed_targets(&m).contains(&f.rel_path);
@@ -331,7 +332,7 @@ impl Mneme {
             content: file.content,
             revision: file.revision.to_string(),
             problems: file.problems.iter().map(|p| p.message.clone()).collect(),
-            new_type_at: if self.rendered_for(req.claude_version).1.memory_type_in_metadata { "metadata" } else { "top" }.into(),
+            new_type_at: if m.type_form() == Generation::TopLevelType { "top" } else { "metadata" }.into(),
         })
     }
 

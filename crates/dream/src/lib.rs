@@ -184,11 +184,15 @@ impl Dreams {
         gate::enablement(&self.env, settings, false)
     }
 
-    /// The memory folder with the same trash the rest of Mneme uses for it, writing new
-    /// memories the way the user's Claude Code reads them.
+    /// The memory folder with the same trash the rest of Mneme uses for it.
     pub fn memdir(&self, memory_dir: &Path) -> Memdir {
         Memdir::new(memory_dir, self.trash_dir(memory_dir), self.clock.clone())
-            .for_release(&mneme_store::claude_install::installed_profile(&self.env))
+    }
+
+    /// [`Dreams::memdir`] for a dream that writes memories: new ones the way the user's Claude
+    /// Code reads them. Only a dream looks the release up; undo and the daily log do not.
+    fn memdir_for_dream(&self, memory_dir: &Path) -> Memdir {
+        self.memdir(memory_dir).for_release(&mneme_store::claude_install::installed_profile(&self.env))
     }
 
     fn trash_dir(&self, memory_dir: &Path) -> PathBuf {
@@ -342,7 +346,7 @@ impl Dreams {
 
     fn offline(&self, target: &DreamTarget, since: Option<SystemTime>) -> Result<Produced, DreamError> {
         let plan = offline::consolidate(
-            &self.memdir(&target.memory_dir),
+            &self.memdir_for_dream(&target.memory_dir),
             OfflineOptions { utc_offset_secs: self.utc_offset_secs, since, now: self.clock.now() },
         )?;
         Ok(Produced {
@@ -367,7 +371,7 @@ impl Dreams {
         let root = with_trailing_slash(&target.memory_dir);
         let team = target.memory_dir.join(mneme_store::memdir::TEAM_DIR).is_dir();
         let task = AgentTask {
-            system: mneme_agent::prompts::memory_policy(&target.memory_dir, self.memdir(&target.memory_dir).type_form()),
+            system: mneme_agent::prompts::memory_policy(&target.memory_dir, self.memdir_for_dream(&target.memory_dir).type_form()),
             prompt: prompt::consolidation_prompt(&root, &target.transcript_dir.to_string_lossy(), &prompt::dream_extra(sessions), team),
             policy: Policy::AutoMem { memory_dir: target.memory_dir.clone() },
             max_turns: None,

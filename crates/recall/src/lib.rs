@@ -308,7 +308,6 @@ impl RecallSession {
         }
     }
 
-
     /// Sets the offline ranker's knobs, for the evaluation's sweeps.
     pub fn set_offline_tuning(&mut self, tuning: offline::Tuning) {
         self.tuning = tuning;

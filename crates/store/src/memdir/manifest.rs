@@ -18,6 +18,7 @@ pub const MAX_MEMORY_FILES: usize = 200;
 /// lists differently ([`node_listing_order`]). Files written in one go (a checkout, a copy)
 /// often share their modification time to the nanosecond, so the tie order is what a folder
 /// shows.
+///
 /// From 2.1.217 a file or folder whose name starts with `.` is not listed at all; from 2.1.326
 /// a memory that is a symbolic link is listed after the plain files.
 pub fn select_for_manifest(mut headers: Vec<TopicHeader>, release: &Profile) -> Vec<TopicHeader> {
