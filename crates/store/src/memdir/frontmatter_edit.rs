@@ -68,7 +68,7 @@ fn plain_is_safe(v: &str) -> bool {
     if v.contains(": ") || v.contains(" #") || v.contains("---") || v.contains(['{', '}', '[', ']', '*', '&', '#', '!', '|', '>', '%', '@', '`']) {
         return false;
     }
-    if v.chars().any(|c| c.is_control() || c == '\u{FEFF}' || c == '\u{2028}' || c == '\u{2029}') {
+    if v.chars().any(must_escape) {
         return false;
     }
     if SPECIAL_WORDS.contains(&v.to_ascii_lowercase().as_str()) {
@@ -81,6 +81,13 @@ fn plain_is_safe(v: &str) -> bool {
     }
     // Numbers, dates and anything else a resolver could turn into a non-string.
     matches!(yaml_serde::from_str::<Value>(v), Ok(Value::String(s)) if s == v)
+}
+
+/// Characters a YAML scalar may not hold as they are: controls and the two non-characters
+/// outside YAML's printable set (U+FFFE, U+FFFF; readers refuse them), and the byte-order mark
+/// and line separators some readers take as breaks.
+fn must_escape(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{FEFF}' | '\u{2028}' | '\u{2029}' | '\u{FFFE}' | '\u{FFFF}')
 }
 
 /// A YAML double-quoted scalar. Every third dash of a run is written `\x2D`, so the text
@@ -107,7 +114,7 @@ fn double_quote(v: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             c if (c as u32) < 0x100 && (c.is_control()) => out.push_str(&format!("\\x{:02X}", c as u32)),
-            c if c.is_control() || c == '\u{FEFF}' || c == '\u{2028}' || c == '\u{2029}' => {
+            c if must_escape(c) => {
                 out.push_str(&format!("\\u{:04X}", c as u32))
             }
             c => out.push(c),
@@ -489,6 +496,10 @@ mod tests {
         check_scalar("-----", "\"--\\x2D--\"");
         check_scalar("tab\there", "\"tab\\there\"");
         check_scalar("bell\u{7}", "\"bell\\x07\"");
+        // Outside YAML's printable set: a reader refuses them written as they are (found by
+        // the hostile-input round trip).
+        check_scalar("\u{FFFE}", "\"\\uFFFE\"");
+        check_scalar("x\u{FFFF}y", "\"x\\uFFFFy\"");
         check_scalar("[x]", "\"[x]\"");
         check_scalar("@mention", "\"@mention\"");
         check_scalar("ends:", "\"ends:\"");
