@@ -10,6 +10,9 @@
 #   scripts/manifest-sweep.sh VERSION[,VERSION...] [MEMORY-FOLDER...]
 #   scripts/manifest-sweep.sh 2.1.100,2.1.332      # every testdata/realworld/*/tree/.claude/memory
 #
+#   MANIFEST_SWEEP_KEEP=/tmp/out scripts/manifest-sweep.sh 2.1.332 DIR   # also keep both lists of
+#                                         # each run there (claude-V-N.txt, mneme-V-N.txt)
+#
 # Exit 0 when every folder matches on every release, 1 when one differs (the difference is shown).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,6 +75,12 @@ for m in (selector[0]["messages"] if selector else []):
 PY
     env HOME="$FIX/case/home" CLAUDE_CONFIG_DIR="$FIX/case/home/.claude" PATH=/usr/bin:/bin \
       "$MNEME" memories manifest --cwd "$FIX/case/repo" --claude-version "$v" >"$FIX/mneme.txt"
+    if [ -n "${MANIFEST_SWEEP_KEEP:-}" ]; then
+      mkdir -p "$MANIFEST_SWEEP_KEEP"
+      n=$(( ${n:-0} + 1 ))
+      cp "$FIX/claude.txt" "$MANIFEST_SWEEP_KEEP/claude-$v-$n.txt"
+      cp "$FIX/mneme.txt" "$MANIFEST_SWEEP_KEEP/mneme-$v-$n.txt"
+    fi
     if ! [ -s "$FIX/claude.txt" ]; then
       if [ -s "$FIX/mneme.txt" ]; then echo "NO RECALL $v $folder (Claude Code sent no selector request)"; differ=1
       else echo "same      $v $folder (no topic files)"; fi

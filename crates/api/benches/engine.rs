@@ -81,7 +81,7 @@ fn scan_10k_topic_files() -> usize {
 #[divan::bench(sample_count = 20)]
 fn manifest_10k_topic_files() -> usize {
     let w = world();
-    w.mneme.manifest(&at(&w.big_memdir_repo)).expect("manifest").len()
+    w.mneme.manifest(&at(&w.big_memdir_repo)).expect("manifest").text.len()
 }
 
 #[divan::bench(sample_count = 50)]

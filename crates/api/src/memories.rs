@@ -2,12 +2,13 @@
 //! the trash, restore, and the index health meter with its fixes.
 
 use crate::context::Resolved;
+use crate::ops::ManifestText;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_core::sanitize::sanitize_path;
 use mneme_core::frontmatter::Generation;
 use mneme_core::MemoryType;
 use mneme_store::memdir::{
-    FieldEdits, Health, Memdir, MemdirError, NewMemory, Scope, TopicFile, TrashEntry, TrashListing,
+    format_manifest_as, FieldEdits, Health, Memdir, MemdirError, NewMemory, Scope, TopicFile, TrashEntry, TrashListing,
 };
 use mneme_store::settings;
 use serde::{Deserialize, Serialize};
@@ -289,8 +290,15 @@ impl Mneme {
 
     /// The manifest Claude Code's recall and extraction show the model, byte for byte, as the
     /// release asked for (else the installed one) writes it.
-    pub fn manifest(&self, req: &ContextRequest) -> Result<String, ApiError> {
-        Ok(self.memdir_for_release(req)?.1.manifest())
+    /// Like Claude Code, any failure to list the folder gives the empty text; one the user can
+    /// fix (a link the release's scan cannot get past) is said in `note`.
+    pub fn manifest(&self, req: &ContextRequest) -> Result<ManifestText, ApiError> {
+        let m = self.memdir_for_release(req)?.1;
+        Ok(match m.manifest_headers() {
+            Ok(headers) => ManifestText { text: format_manifest_as(&headers, m.release()), note: None },
+            Err(e @ MemdirError::ListingFails { .. }) => ManifestText { text: String::new(), note: Some(e.to_string()) },
+            Err(_) => ManifestText { text: String::new(), note: None },
+        })
     }
 
     /// Finds a memory by file name (with or without `.md`), relative path or `name:`.

@@ -549,6 +549,9 @@ pub struct DiffQuery {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ManifestText {
     pub text: String,
+    /// Why the text is empty although the folder holds memories: the release's memory scan
+    /// cannot list the folder (a link back into it), so Claude Code's recall sees nothing.
+    pub note: Option<String>,
 }
 
 /// What an index fix changed, one sentence per change.
@@ -626,7 +629,7 @@ macro_rules! operations {
             memory($crate::ops::MemoryRef) -> $crate::MemoryDetail = |m, h, q| m.memory(&q.at.request(h, None), &q.memory);
             /// The manifest Claude Code's recall shows the model, byte for byte.
             manifest($crate::ops::Folder) -> $crate::ops::ManifestText = |m, h, q| {
-                Ok($crate::ops::ManifestText { text: m.manifest(&q.request(h, None))? })
+                m.manifest(&q.request(h, None))
             };
             create_memory($crate::ops::CreateMemory) -> $crate::MemorySummary = |m, h, q| m.create_memory(&q.at.request(h, None), &q.new);
             save_memory($crate::ops::SaveMemory) -> $crate::SavedFile = |m, h, q| {

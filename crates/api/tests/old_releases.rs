@@ -273,7 +273,7 @@ fn before_2_1_139_a_new_memory_carries_a_top_level_type() {
     // top-level one always, `spaces.md`'s (under `metadata:`) from 2.1.139.
     let spaces = "---\nname: spaces\ndescription: d\nmetadata:\n  type: feedback\n---\n\nb\n";
     write_file(&t.memdir_for(&repo).join("spaces.md"), spaces);
-    let tags = |m: &Mneme| m.manifest(&req).unwrap().lines().map(|l| l.split(" (").next().unwrap().to_string()).collect::<Vec<_>>();
+    let tags = |m: &Mneme| m.manifest(&req).unwrap().text.lines().map(|l| l.split(" (").next().unwrap().to_string()).collect::<Vec<_>>();
     let mut old_tags = tags(&old);
     old_tags.sort();
     assert_eq!(old_tags, ["- [feedback] tabs.md", "- [user] plain.md", "- spaces.md"]);

@@ -595,8 +595,11 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
         }
         MemoriesCommand::Manifest { at } => {
             let manifest = mneme.manifest(&request(&at, None)?)?;
-            if !manifest.is_empty() {
-                println!("{manifest}");
+            if !manifest.text.is_empty() {
+                println!("{}", manifest.text);
+            }
+            if let Some(note) = manifest.note {
+                eprintln!("mneme: {note}");
             }
         }
         MemoriesCommand::Health { at, json: as_json, fix } => {

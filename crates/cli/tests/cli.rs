@@ -301,3 +301,27 @@ fn a_reader_that_stops_early_ends_the_command_quietly() {
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+/// A link back into the memory folder: releases before 2.1.326 follow it without end, their
+/// memory scan fails and recall is shown no memory, so the manifest is empty, and Mneme says
+/// why on standard error; 2.1.326 on walks each folder once.
+#[cfg(unix)]
+#[test]
+fn manifest_says_why_an_older_release_lists_nothing() {
+    let (h, repo) = project();
+    let memdir = h.memdir_for(&repo);
+    fs::create_dir_all(memdir.join("notes")).unwrap();
+    fs::write(memdir.join("notes/deploys.md"), "---\ndescription: how we deploy\n---\nSteps.\n").unwrap();
+    std::os::unix::fs::symlink("..", memdir.join("notes/up")).unwrap();
+    let args = ["memories", "manifest", "--claude-version", "2.1.197"];
+    let out = run(&h, &repo, &args, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("mneme: Claude Code before 2.1.326 cannot list this memory folder: the link notes/up leads back"),
+        "{err}"
+    );
+    let newest = ok(&h, &repo, &["memories", "manifest", "--claude-version", "2.1.332"]);
+    assert!(newest.starts_with("- notes/deploys.md (") && newest.trim_end().ends_with("): how we deploy"), "{newest}");
+}

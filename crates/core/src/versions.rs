@@ -274,8 +274,11 @@ pub struct Profile {
     /// The memory scan behind the manifest leaves out files and folders whose name starts
     /// with `.`; older releases list them.
     pub memory_scan_skips_dot_entries: bool,
-    /// The memory scan lists memories that are symbolic links after the plain files, which
-    /// orders the manifest's ties; older releases list them where the folder has them.
+    /// The memory scan is Claude Code's own walk (rows 51 and 52): sub-folders depth first,
+    /// then the links, sorted, each folder followed once, so links come after the plain files
+    /// among the manifest's ties. Older releases list the folder with a recursive `readdir`,
+    /// links where the folder has them, and fail on a link back into the folder
+    /// (`mneme_store::memdir::listing`).
     pub memory_scan_links_last: bool,
     /// The recall selector is a dialogue kept for the conversation (the manifest first, then
     /// one message per query); older releases send one message per query holding both, with

@@ -79,7 +79,7 @@ async fn memory_lifecycle_create_list_save_conflict_delete_restore() {
     assert_eq!(edited["description"], "how we really test");
 
     let manifest = s.ok("manifest", json!({ "cwd": cwd })).await;
-    assert_eq!(manifest["text"].as_str().unwrap(), s.mneme.manifest(&s.request()).unwrap());
+    assert_eq!(manifest["text"].as_str().unwrap(), s.mneme.manifest(&s.request()).unwrap().text);
     assert!(manifest["text"].as_str().unwrap().contains("how we really test"));
 
     let health = s.ok("health", json!({ "cwd": cwd })).await;

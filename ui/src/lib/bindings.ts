@@ -1135,6 +1135,11 @@ export type MachineSettings = {
 /**  The manifest Claude Code's recall shows the model, byte for byte. */
 export type ManifestText = {
 	text: string,
+	/**
+	 *  Why the text is empty although the folder holds memories: the release's memory scan
+	 *  cannot list the folder (a link back into it), so Claude Code's recall sees nothing.
+	 */
+	note: string | null,
 };
 
 export type MemoriesQuery = {

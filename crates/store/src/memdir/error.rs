@@ -81,6 +81,18 @@ pub enum MemdirError {
         /// The file, relative to the memory folder.
         path: String,
     },
+    /// The release's memory scan cannot list the folder, so Claude Code's recall sees no
+    /// memories at all (a link that leads back into a folder being walked, or a link into a
+    /// tree too large to walk).
+    #[error("Claude Code {release} cannot list this memory folder: {reason}. Its memory scan then finds nothing, so recall never offers a memory from here. Remove or replace the link {link}.")]
+    ListingFails {
+        /// The release whose scan fails.
+        release: String,
+        /// The link, relative to the memory folder.
+        link: String,
+        /// What goes wrong.
+        reason: String,
+    },
     /// The memory folder path names something that is not a folder.
     #[error("The memory folder {root} is not a folder. Check the autoMemoryDirectory setting, or move the file that is in the way.")]
     RootNotADirectory {
@@ -156,6 +168,7 @@ impl MemdirError {
             MemdirError::FrontmatterNotEditable { .. } => "frontmatter-not-editable",
             MemdirError::NotUtf8 { .. } => "not-utf8",
             MemdirError::RootNotADirectory { .. } => "root-not-a-directory",
+            MemdirError::ListingFails { .. } => "listing-fails",
             MemdirError::TrashInsideMemdir { .. } => "trash-inside-memdir",
             MemdirError::TrashEntryNotFound { .. } => "trash-entry-not-found",
             MemdirError::TrashEntryDamaged { .. } => "trash-entry-damaged",

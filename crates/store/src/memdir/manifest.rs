@@ -5,7 +5,8 @@
 //! writes `metadata: { type: }`. Mneme shows the type from either generation, on the
 //! assumption that the reader moved with the writer.
 
-use super::{Memdir, MemdirError, TopicHeader};
+use super::{Memdir, MemdirError, ProblemKind, TopicHeader, INDEX_FILE};
+use std::collections::HashMap;
 use mneme_core::versions::{Profile, Runtime};
 use mneme_core::text::iso8601_millis;
 
@@ -102,8 +103,46 @@ pub fn format_manifest_as(headers: &[TopicHeader], release: &Profile) -> String 
 
 impl Memdir {
     /// The headers the release's manifest lists ([`Memdir::for_release`]), in its order.
+    ///
+    /// The files come from Mneme's scan; where the folder holds symbolic links, or the release
+    /// walks sub-folders depth first (2.1.326 on), the release's own listing
+    /// ([`super::listing`]) decides which entries there are and in what order, and what only
+    /// it reaches (a link to a folder, a link out of the memory folder) is read where it leads.
+    /// A listing the release cannot finish (a link back into the folder, before 2.1.326) is
+    /// [`MemdirError::ListingFails`]: Claude Code's scan then lists nothing.
     pub fn manifest_headers(&self) -> Result<Vec<TopicHeader>, MemdirError> {
-        Ok(select_for_manifest(self.scan_headers()?.headers, self.release()))
+        let release = self.release();
+        let scan = self.scan_headers()?;
+        let saw_links = scan.headers.iter().any(|h| h.symlink)
+            || scan.problems.iter().any(|p| {
+                matches!(p.kind, ProblemKind::SymlinkNotFollowed | ProblemKind::SymlinkOutside | ProblemKind::Unreadable)
+            });
+        let subfolders = scan.headers.iter().any(|h| h.rel_path.contains('/'));
+        // Mneme's walk is the recursive readdir's order (Bun's) when no link is involved.
+        if !saw_links && !(release.memory_scan_links_last && subfolders) {
+            return Ok(select_for_manifest(scan.headers, release));
+        }
+        let root = self.real_root()?;
+        let listed = super::listing::list(&root, release.memory_scan_links_last).map_err(|f| MemdirError::ListingFails {
+            release: if release.memory_scan_links_last { "2.1.326 and later" } else { "before 2.1.326" }.to_string(),
+            link: f.link,
+            reason: f.reason,
+        })?;
+        let mut scanned: HashMap<String, TopicHeader> = scan.headers.into_iter().map(|h| (h.rel_path.clone(), h)).collect();
+        let mut buf = Vec::new();
+        let mut headers = Vec::with_capacity(listed.len());
+        for l in listed {
+            let name = l.rel.rsplit('/').next().unwrap_or(&l.rel);
+            if !name.ends_with(".md") || name == INDEX_FILE {
+                continue;
+            }
+            let header = match scanned.remove(&l.rel) {
+                Some(h) => Some(TopicHeader { symlink: h.symlink || l.via_link, ..h }),
+                None => super::scan::header_at(l.rel, l.path, l.via_link, &mut buf),
+            };
+            headers.extend(header);
+        }
+        Ok(select_for_manifest(headers, release))
     }
 
     /// The manifest Claude Code would build for this folder right now. Like Claude Code,
@@ -238,6 +277,67 @@ mod tests {
         let last = order(326);
         assert_eq!(last.last().map(String::as_str), Some("link.md"), "{last:?}");
         assert_eq!(last.iter().filter(|r| *r != "link.md").collect::<Vec<_>>(), walked.iter().filter(|r| *r != "link.md").collect::<Vec<_>>());
+    }
+
+    /// Links to folders and out of the memory folder, as real releases list them
+    /// (`scripts/manifest-sweep.sh` on the same tree: 2.1.100, 2.1.197, 2.1.325, 2.1.326,
+    /// 2.1.332). Times differ where the file system's own order would otherwise decide.
+    #[test]
+    fn links_are_followed_as_each_release_follows_them() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        use std::os::unix::fs::symlink;
+        let t = TestDir::new();
+        let outside = t.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        for (rel, secs) in [("a.md", 5), ("b.md", 4), ("sub/c.md", 1)] {
+            t.write(rel, &format!("---\ndescription: {rel}\n---\n"));
+            t.set_mtime(rel, 1_700_000_000 + secs, 0);
+        }
+        for (name, secs) in [("o.md", 2), ("o2.md", 1)] {
+            std::fs::write(outside.join(name), format!("---\ndescription: {name} outside\n---\n")).unwrap();
+            filetime::set_file_mtime(outside.join(name), filetime::FileTime::from_unix_time(1_700_000_000 + secs, 0)).unwrap();
+        }
+        for (link, target) in [
+            ("filelink.md", "a.md"),
+            ("zlink.md", "sub/c.md"),
+            ("outfile.md", "../outside/o2.md"),
+            ("outlink", "../outside"),
+            ("dirlink", "sub"),
+            ("nowhere.md", "../no-such-file.md"),
+        ] {
+            symlink(target, t.mem().join(link)).unwrap();
+        }
+        let listed = |patch| -> Vec<String> {
+            let release = behaviours(ClaudeVersion::new(2, 1, patch));
+            t.memdir().for_release(&release).manifest_headers().unwrap().into_iter().map(|h| h.rel_path).collect()
+        };
+        // Node: each folder sorted, sub-folders (links to folders among them) last-first.
+        assert_eq!(
+            listed(100),
+            ["a.md", "filelink.md", "b.md", "outlink/o.md", "outfile.md", "zlink.md", "sub/c.md", "outlink/o2.md", "dirlink/c.md"]
+        );
+        // Bun's recursive listing: the same entries (its order among sub-folders varies).
+        let mut bun = listed(197);
+        assert_eq!(bun[2..4], ["b.md", "outlink/o.md"]);
+        bun.sort();
+        assert_eq!(bun, ["a.md", "b.md", "dirlink/c.md", "filelink.md", "outfile.md", "outlink/o.md", "outlink/o2.md", "sub/c.md", "zlink.md"]);
+        // 2.1.326's own walk: plain files first, then the links in sorted order; `dirlink`
+        // leads to a folder already walked.
+        let own = ["a.md", "filelink.md", "b.md", "outlink/o.md", "sub/c.md", "outfile.md", "outlink/o2.md", "zlink.md"];
+        assert_eq!(listed(326), own);
+        assert_eq!(listed(332), own);
+        // What a link leads to is read there: the description and time are the target's.
+        let m = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 332))).manifest();
+        assert!(m.contains("- outfile.md (2023-11-14T22:13:21.000Z): o2.md outside"), "{m}");
+
+        // A link back into the folder: the recursive listing never ends, so those releases
+        // list nothing; 2.1.326 on walks no folder twice.
+        symlink(".", t.mem().join("sub/loop")).unwrap();
+        let err = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 197))).manifest_headers().unwrap_err();
+        assert_eq!(err.code(), "listing-fails");
+        assert!(err.to_string().contains("/loop leads back"), "{err}");
+        assert_eq!(t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 100))).manifest(), "");
+        assert_eq!(listed(332), own);
     }
 
     #[test]

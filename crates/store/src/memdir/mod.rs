@@ -20,6 +20,7 @@ mod frontmatter_edit;
 mod generated_index;
 mod health;
 mod index;
+mod listing;
 mod manifest;
 mod merge;
 mod path;

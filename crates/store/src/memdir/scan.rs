@@ -718,26 +718,50 @@ pub(crate) fn first_lines(bytes: &[u8], max_lines: usize) -> (Cow<'_, str>, bool
 
 fn read_header(real_root: &Path, c: Candidate, buf: &mut Vec<u8>) -> Result<TopicHeader, Problem> {
     let abs = c.abs();
-    let (mut file, st) = open_candidate(real_root, &c, &abs)?;
+    let (file, st) = open_candidate(real_root, &c, &abs)?;
+    header_from(c.rel, abs, file, &st, c.symlink, buf)
+}
+
+/// The header of the plain file at `abs`, wherever it is and however it was reached (links
+/// followed): what Claude Code's manifest reads of a file its own listing found
+/// ([`super::listing`]), which may lie outside the folder. `None` when it is not a plain file
+/// or cannot be read: Claude Code leaves such an entry out.
+pub(crate) fn header_at(rel: String, abs: PathBuf, symlink: bool, buf: &mut Vec<u8>) -> Option<TopicHeader> {
+    let file = crate::open::open_no_wait(&abs).ok()?;
+    let st = file_stat(&file).ok()?;
+    if st.kind != 0 {
+        return None;
+    }
+    header_from(rel, abs, file, &st, symlink, buf).ok()
+}
+
+fn header_from(
+    rel: String,
+    abs: PathBuf,
+    mut file: File,
+    st: &FileStat,
+    symlink: bool,
+    buf: &mut Vec<u8>,
+) -> Result<TopicHeader, Problem> {
     let n = read_head(&mut file, FRONTMATTER_MAX_LINES, st.size, buf)
-        .map_err(|e| Problem::new(&c.rel, ProblemKind::Unreadable, format!("Could not read this file ({e}).")))?;
+        .map_err(|e| Problem::new(&rel, ProblemKind::Unreadable, format!("Could not read this file ({e}).")))?;
     drop(file);
     let (text, _) = first_lines(&buf[..n], FRONTMATTER_MAX_LINES);
     let parsed = frontmatter::parse(&text);
     let fm = parsed.frontmatter.as_ref();
     let ns = st.mtime_ns;
-    let scope = Scope::of(&c.rel);
+    let scope = Scope::of(&rel);
     Ok(TopicHeader {
-        rel_path: c.rel,
+        rel_path: rel,
         abs_path: abs,
-        mtime_ms: ns_to_ms(ns),
         mtime_ns: ns,
+        mtime_ms: ns_to_ms(ns),
         name: fm.and_then(|f| f.name()),
         description: fm.and_then(js_description),
         memory_type: fm.and_then(|f| f.memory_type()),
         top_level_type: fm.and_then(|f| f.top_level_type()),
         scope,
-        symlink: c.symlink,
+        symlink,
         text_description: fm.and_then(|f| match f.get("description") {
             Some(Value::String(s)) => Some(s.clone()),
             _ => None,
@@ -1075,7 +1099,17 @@ mod tests {
         assert_eq!(kinds["a.md"], ProblemKind::Unreadable);
         assert_eq!(kinds["escape.md"], ProblemKind::SymlinkOutside);
         assert_eq!(kinds["dangling.md"], ProblemKind::Unreadable);
-        assert!(!t.memdir().manifest().contains("secret"));
+        // Claude Code's own scan reads a link out of the folder, so the manifest (what its
+        // recall selector is shown) lists it with the description it leads to; Mneme's scan
+        // above never reads it. The loops end: 2.1.326 on walks no folder twice, and older
+        // releases' scan fails on the folder loop and lists nothing.
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let newest = t.memdir().manifest();
+        let listed: Vec<&str> = newest.lines().map(|l| l[2..].split(' ').next().unwrap()).collect();
+        assert_eq!(listed.len(), 3, "{newest}");
+        assert!(["real.md", "alias.md", "escape.md"].iter().all(|r| listed.contains(r)), "{newest}");
+        assert!(newest.contains("escape.md (") && newest.contains("): secret"), "{newest}");
+        assert_eq!(t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 300))).manifest(), "");
     }
 
     #[test]
