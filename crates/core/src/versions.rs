@@ -272,8 +272,12 @@ pub struct Profile {
     /// print whatever value it is (a number, `true`) as JavaScript would.
     pub manifest_text_descriptions: bool,
     /// The memory scan behind the manifest leaves out files and folders whose name starts
-    /// with `.`; older releases list them.
+    /// with `.`, and the top-level `logs/`, `sessions/` and `proposals/` folders, those and
+    /// `team` named in any case (and with trailing dots or spaces); older releases list them.
     pub memory_scan_skips_dot_entries: bool,
+    /// The memory scan behind the manifest leaves out what lies in a folder inside the top-level
+    /// `team/` (`team/a/b.md`; `team/b.md` stays): those are other team stores' mounts.
+    pub memory_scan_skips_team_subfolders: bool,
     /// The memory scan is Claude Code's own walk (rows 51 and 52): sub-folders depth first,
     /// then the links, sorted, each folder followed once, so links come after the plain files
     /// among the manifest's ties. Older releases list the folder with a recursive `readdir`,
@@ -407,8 +411,10 @@ pub enum Change {
     MemoryTypeInMetadata,
     /// The manifest shows a description only when it is text.
     ManifestTextDescriptions,
-    /// The memory scan leaves out dot files and dot folders.
+    /// The memory scan leaves out dot files and dot folders, and the reserved top-level folders.
     MemoryScanSkipsDotEntries,
+    /// The memory scan leaves out folders inside `team/`.
+    MemoryScanSkipsTeamSubfolders,
     /// The memory scan lists links after plain files.
     MemoryScanLinksLast,
     /// The recall selector became a dialogue kept for the conversation.
@@ -464,6 +470,7 @@ impl Change {
             Change::MemoryTypeInMetadata => p.memory_type_in_metadata = true,
             Change::ManifestTextDescriptions => p.manifest_text_descriptions = true,
             Change::MemoryScanSkipsDotEntries => p.memory_scan_skips_dot_entries = true,
+            Change::MemoryScanSkipsTeamSubfolders => p.memory_scan_skips_team_subfolders = true,
             Change::MemoryScanLinksLast => p.memory_scan_links_last = true,
             Change::RecallDialogue => p.recall_dialogue = true,
             Change::RecallRelevanceNote => p.recall_relevance_note = true,
@@ -511,6 +518,7 @@ pub const BASELINE: Profile = Profile {
     memory_type_in_metadata: false,
     manifest_text_descriptions: false,
     memory_scan_skips_dot_entries: false,
+    memory_scan_skips_team_subfolders: false,
     memory_scan_links_last: false,
     recall_dialogue: false,
     recall_relevance_note: false,
@@ -558,6 +566,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 210), Change::RecallSelector(RECALL_SELECTOR_2_1_210)),
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
     (ClaudeVersion::new(2, 1, 211), Change::ProjectRulesNeedProjectSource),
+    (ClaudeVersion::new(2, 1, 213), Change::MemoryScanSkipsTeamSubfolders),
     (ClaudeVersion::new(2, 1, 216), Change::RecallSelector(RECALL_SELECTOR_2_1_216)),
     (ClaudeVersion::new(2, 1, 217), Change::MemoryScanSkipsDotEntries),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),

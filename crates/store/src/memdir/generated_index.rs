@@ -4,10 +4,12 @@
 //! is this text, not "no index". Every fact here was measured with the real binary
 //! (docs/claude-code-versions.md, "MEMORY.md written from the topic files"):
 //!
-//! - the topic files are the manifest scan's (first 30 lines read), newest first, ties in
-//!   walk order; symbolic links, anything under a dot-named folder or named with a leading
-//!   dot, anything under the top-level `team/` folder, and paths holding `(`, `)`, `[` or
-//!   `]` (they would break the link) are left out;
+//! - the topic files are those of a walk of the folder depth first in the file system's order
+//!   (first 30 lines read), newest first, ties in walk order; symbolic links (and what they
+//!   lead to), a file with a second hard link, anything under a dot-named folder or named with
+//!   a leading dot, anything under a folder named `team`, `logs`, `sessions` or `proposals` at
+//!   any depth and in any case (trailing dots and spaces ignored), and paths holding `(`, `)`,
+//!   `[` or `]` (they would break the link) are left out;
 //! - a line is `- [<stem>](<relative path>)`, then ` — <description>` when the frontmatter's
 //!   `description:` is YAML text with something besides white space (runs of white space
 //!   become one space);
@@ -16,9 +18,11 @@
 //!   with its line break, stay within 17,500: 70% of MEMORY.md's own caps, so the new index
 //!   is never truncated when it is loaded. The first line that does not fit ends the list.
 
+use super::manifest::folder_key;
 use super::scan::TopicHeader;
 use super::Memdir;
 use mneme_core::text::{is_js_whitespace, utf16_len};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -34,8 +38,14 @@ pub const GENERATED_MAX_UNITS: usize = 17_500;
 pub fn generated_index(root: &Path) -> Option<String> {
     // Only the walk is used: no trash, no clock.
     let dir = Memdir::new(root, root, Arc::new(mneme_core::clock::SystemClock));
-    let scan = dir.scan_headers().ok()?;
-    index_from_headers(scan.headers)
+    let mut headers = dir.scan_headers().ok()?.headers;
+    // Claude Code's own walk decides which files (no links, no file with a second hard
+    // link) and the order of ties (depth first).
+    let order: HashMap<String, usize> =
+        super::listing::single_named_files(root).into_iter().enumerate().map(|(i, rel)| (rel, i)).collect();
+    headers.retain(|h| order.contains_key(&h.rel_path));
+    headers.sort_by_key(|h| order[&h.rel_path]);
+    index_from_headers(headers)
 }
 
 /// The index text for headers in walk order (see the module comment for the rules).
@@ -62,8 +72,9 @@ pub fn index_from_headers(mut headers: Vec<TopicHeader>) -> Option<String> {
 fn listed(h: &TopicHeader) -> bool {
     let rel = h.rel_path.as_str();
     !h.symlink
-        && !rel.split('/').any(|part| part.starts_with('.'))
-        && !rel.starts_with("team/")
+        && !rel.split('/').any(|part| {
+            part.starts_with('.') || matches!(folder_key(part).as_str(), "team" | "logs" | "sessions" | "proposals")
+        })
         && !rel.contains(['(', ')', '[', ']'])
 }
 
@@ -131,6 +142,47 @@ mod tests {
             index(&t),
             "- [new](sub/new.md) — newest\n- [plain](plain.md)\n- [number](number.md)\n- [old](old.md) — spaced out desc\n"
         );
+    }
+
+    /// Checked on 2.1.285, 2.1.325, 2.1.326 and 2.1.332: a file with a second hard link (both
+    /// names), a link and what a linked folder holds are left out, and ties follow a depth-first
+    /// walk (a sub-folder's files where the folder is met).
+    #[cfg(unix)]
+    #[test]
+    fn only_single_named_files_in_a_depth_first_walk() {
+        let t = TestDir::new();
+        for rel in ["a.md", "b.md", "sub/c.md", "zsub/d.md", "e.md"] {
+            t.write(rel, "x\n");
+            t.set_mtime(rel, 1_700_000_000, 0);
+        }
+        std::fs::hard_link(t.mem().join("e.md"), t.mem().join("hard.md")).unwrap();
+        std::fs::create_dir_all(t.path().join("outside")).unwrap();
+        t.write_outside("outside/o.md", "x\n");
+        std::os::unix::fs::symlink(t.path().join("outside"), t.mem().join("outlink")).unwrap();
+        std::os::unix::fs::symlink("a.md", t.mem().join("alias.md")).unwrap();
+        let listed: Vec<String> =
+            index(&t).lines().map(|l| l.split('(').nth(1).unwrap().trim_end_matches(')').to_string()).collect();
+        // The same files in the order of the walk, whatever order the file system keeps.
+        assert_eq!(listed, super::super::listing::single_named_files(&t.mem()));
+        let mut sorted = listed.clone();
+        sorted.sort();
+        assert_eq!(sorted, ["a.md", "b.md", "sub/c.md", "zsub/d.md"]);
+    }
+
+    /// Checked on 2.1.285 and 2.1.332: a folder named `team`, `logs`, `sessions` or
+    /// `proposals` keeps its files out at any depth, in any case and with trailing dots.
+    #[test]
+    fn reserved_folders_at_any_depth_are_left_out() {
+        let t = TestDir::new();
+        let all = [
+            "a.md", "team/t.md", "team/sub/ts.md", "Team/sub/up.md", "team./x/y.md", "logs/l.md", "logs/2026/01/d.md",
+            "sessions/s.md", "proposals/p.md", "Proposals/q.md", "sub/logs/n.md", "sub/team/x/deep.md", "other/deep/c.md",
+        ];
+        for (i, rel) in all.iter().enumerate() {
+            t.write(rel, &format!("---\ndescription: d {rel}\n---\n"));
+            t.set_mtime(rel, 1_700_000_000 + i as i64, 0);
+        }
+        assert_eq!(index(&t), "- [c](other/deep/c.md) — d other/deep/c.md\n- [a](a.md) — d a.md\n");
     }
 
     #[test]

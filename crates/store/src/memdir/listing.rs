@@ -258,6 +258,38 @@ fn own_walk_list(root: &Path) -> Result<Vec<Listed>, Fails> {
     Ok(w.out)
 }
 
+/// The plain files under `root` that hold one name each, depth first in the file system's
+/// order, as relative paths: the walk Claude Code writes a missing MEMORY.md from (2.1.285 on,
+/// `generated_index`). It follows no link, and leaves out a file with another hard link (it
+/// reads each file only as the single-named regular file it listed). A folder that cannot be
+/// read lists nothing.
+pub(crate) fn single_named_files(root: &Path) -> Vec<String> {
+    fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+        for (name, entry) in entries(dir) {
+            let rel = join(prefix, &name);
+            match kind_of(&entry) {
+                Kind::Dir => walk(&entry.path(), &rel, out),
+                Kind::File if single_named(&entry) => out.push(rel),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, "", &mut out);
+    out
+}
+
+#[cfg(unix)]
+fn single_named(entry: &fs::DirEntry) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    entry.metadata().is_ok_and(|m| m.nlink() == 1)
+}
+
+#[cfg(not(unix))]
+fn single_named(_entry: &fs::DirEntry) -> bool {
+    true
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -334,6 +366,21 @@ mod tests {
         // A link to a folder above the memory folder is not followed either.
         t.link("memory/up", "../..");
         assert_eq!(sorted(t.rels(true)), ["a.md", "sub/b.md"]);
+    }
+
+    #[test]
+    fn single_named_files_leave_out_links_and_hard_links() {
+        let t = Tree::new();
+        t.file("memory/a.md");
+        t.file("memory/sub/c.md");
+        t.file("memory/shared.md");
+        fs::hard_link(t.root().join("shared.md"), t.root().join("also.md")).unwrap();
+        t.file("outside/o.md");
+        t.link("memory/out", "../outside");
+        t.link("memory/alias.md", "a.md");
+        let mut got = single_named_files(&t.root());
+        got.sort();
+        assert_eq!(got, ["a.md", "sub/c.md"]);
     }
 
     #[test]

@@ -20,11 +20,25 @@ pub const MAX_MEMORY_FILES: usize = 200;
 /// often share their modification time to the nanosecond, so the tie order is what a folder
 /// shows.
 ///
-/// From 2.1.217 a file or folder whose name starts with `.` is not listed at all; from 2.1.326
-/// a memory that is a symbolic link is listed after the plain files.
+/// From 2.1.213 what lies in a folder inside `team/` is not listed (other team stores' mounts);
+/// from 2.1.217 neither is a file or folder whose name starts with `.`, nor the top-level
+/// `logs/`, `sessions/` and `proposals/`; from 2.1.326 a memory that is a symbolic link is
+/// listed after the plain files.
 pub fn select_for_manifest(mut headers: Vec<TopicHeader>, release: &Profile) -> Vec<TopicHeader> {
     if release.memory_scan_skips_dot_entries {
-        headers.retain(|h| !h.rel_path.split('/').any(|part| part.starts_with('.')));
+        headers.retain(|h| {
+            let first = h.rel_path.split('/').next().unwrap_or_default();
+            !h.rel_path.split('/').any(|part| part.starts_with('.'))
+                && !matches!(folder_key(first).as_str(), "logs" | "sessions" | "proposals")
+        });
+    }
+    if release.memory_scan_skips_team_subfolders {
+        // Split on either slash, as Claude Code does; `team` in any case from 2.1.217.
+        headers.retain(|h| {
+            let parts: Vec<&str> = h.rel_path.split(['/', '\\']).collect();
+            let team = if release.memory_scan_skips_dot_entries { folder_key(parts[0]) == "team" } else { parts[0] == "team" };
+            !(team && parts.len() >= 3)
+        });
     }
     if release.runtime == Runtime::Node {
         headers.sort_by(|a, b| node_listing_order(&a.rel_path, &b.rel_path));
@@ -36,6 +50,15 @@ pub fn select_for_manifest(mut headers: Vec<TopicHeader>, release: &Profile) -> 
     headers.sort_by_key(|h| std::cmp::Reverse(h.mtime_ns));
     headers.truncate(MAX_MEMORY_FILES);
     headers
+}
+
+/// A folder name as Claude Code compares it with the names it reserves in the memory folder
+/// (`team`, `logs`, `sessions`, `proposals`): composed (NFC), trailing dots and spaces dropped,
+/// lower case.
+pub(crate) fn folder_key(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let composed: String = name.nfc().collect();
+    composed.trim_end_matches(['.', ' ']).to_lowercase()
 }
 
 /// The order Node's `fs.promises.readdir(dir, {recursive: true})` lists two files in (paths
@@ -277,6 +300,43 @@ mod tests {
         let last = order(326);
         assert_eq!(last.last().map(String::as_str), Some("link.md"), "{last:?}");
         assert_eq!(last.iter().filter(|r| *r != "link.md").collect::<Vec<_>>(), walked.iter().filter(|r| *r != "link.md").collect::<Vec<_>>());
+    }
+
+    /// The same tree through 2.1.210, 2.1.213, 2.1.216, 2.1.217, 2.1.250 and 2.1.332
+    /// (`scripts/manifest-sweep.sh`): 2.1.213 stops listing folders inside `team/`, 2.1.217
+    /// the top-level `logs/`, `sessions/` and `proposals/` and `team` in any spelling.
+    #[test]
+    fn reserved_folders_are_left_out_as_each_release_leaves_them() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let t = TestDir::new();
+        let all = [
+            "a.md", "team/t.md", "team/sub/ts.md", "Team/sub/up.md", "team./x/y.md", "logs/l.md", "logs/2026/01/d.md",
+            "sessions/s.md", "proposals/p.md", "Proposals/q.md", "sub/logs/n.md", "sub/team/x/deep.md", "other/deep/c.md",
+        ];
+        for rel in all {
+            t.write(rel, "---\ndescription: d\n---\n");
+        }
+        let listed = |patch| {
+            let mut names: Vec<String> = t
+                .memdir()
+                .for_release(&behaviours(ClaudeVersion::new(2, 1, patch)))
+                .manifest_headers()
+                .unwrap()
+                .into_iter()
+                .map(|h| h.rel_path)
+                .collect();
+            names.sort();
+            names
+        };
+        let mut every: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+        every.sort();
+        assert_eq!(listed(210), every);
+        let without_team_sub: Vec<String> = every.iter().filter(|r| *r != "team/sub/ts.md").cloned().collect();
+        assert_eq!(listed(213), without_team_sub);
+        assert_eq!(listed(216), without_team_sub);
+        let newer = ["a.md", "other/deep/c.md", "sub/logs/n.md", "sub/team/x/deep.md", "team/t.md"];
+        assert_eq!(listed(217), newer);
+        assert_eq!(listed(332), newer);
     }
 
     /// Links to folders and out of the memory folder, as real releases list them
