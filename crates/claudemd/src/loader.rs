@@ -691,7 +691,7 @@ impl Walker {
             // loading it; nothing is on disk yet, hence 0 bytes.
             Err(ReadError::Missing) if layer == Layer::AutoMem && self.profile.writes_missing_memory_index => {
                 let folder = Path::new(path).parent()?;
-                (mneme_store::memdir::generated_index(folder)?, 0)
+                (mneme_store::memdir::generated_index(folder, &self.profile)?, 0)
             }
             Err(ReadError::Missing) => return None,
             Err(ReadError::TooLarge(bytes)) => {

@@ -275,6 +275,12 @@ pub struct Profile {
     /// with `.`, and the top-level `logs/`, `sessions/` and `proposals/` folders, those and
     /// `team` named in any case (and with trailing dots or spaces); older releases list them.
     pub memory_scan_skips_dot_entries: bool,
+    /// The memory scan keeps of a file's first 30 lines only whole lines within 64 KiB, so a
+    /// frontmatter that closes later is not seen.
+    pub memory_head_byte_cap: bool,
+    /// The memory scan decodes a file that starts with the UTF-16LE byte-order mark as UTF-16
+    /// (older releases read its bytes as UTF-8 and find no frontmatter).
+    pub memory_heads_decode_utf16: bool,
     /// The memory scan behind the manifest leaves out what lies in a folder inside the top-level
     /// `team/` (`team/a/b.md`; `team/b.md` stays): those are other team stores' mounts.
     pub memory_scan_skips_team_subfolders: bool,
@@ -415,6 +421,10 @@ pub enum Change {
     MemoryScanSkipsDotEntries,
     /// The memory scan leaves out folders inside `team/`.
     MemoryScanSkipsTeamSubfolders,
+    /// The memory scan reads heads within 64 KiB.
+    MemoryHeadByteCap,
+    /// The memory scan decodes UTF-16LE files.
+    MemoryHeadsDecodeUtf16,
     /// The memory scan lists links after plain files.
     MemoryScanLinksLast,
     /// The recall selector became a dialogue kept for the conversation.
@@ -471,6 +481,8 @@ impl Change {
             Change::ManifestTextDescriptions => p.manifest_text_descriptions = true,
             Change::MemoryScanSkipsDotEntries => p.memory_scan_skips_dot_entries = true,
             Change::MemoryScanSkipsTeamSubfolders => p.memory_scan_skips_team_subfolders = true,
+            Change::MemoryHeadByteCap => p.memory_head_byte_cap = true,
+            Change::MemoryHeadsDecodeUtf16 => p.memory_heads_decode_utf16 = true,
             Change::MemoryScanLinksLast => p.memory_scan_links_last = true,
             Change::RecallDialogue => p.recall_dialogue = true,
             Change::RecallRelevanceNote => p.recall_relevance_note = true,
@@ -519,6 +531,8 @@ pub const BASELINE: Profile = Profile {
     manifest_text_descriptions: false,
     memory_scan_skips_dot_entries: false,
     memory_scan_skips_team_subfolders: false,
+    memory_head_byte_cap: false,
+    memory_heads_decode_utf16: false,
     memory_scan_links_last: false,
     recall_dialogue: false,
     recall_relevance_note: false,
@@ -563,6 +577,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 195), Change::RemoteReadBeforeSettings),
     (ClaudeVersion::new(2, 1, 196), Change::OversizedFilesLeftOut),
     (ClaudeVersion::new(2, 1, 197), Change::RecallSelector(RECALL_SELECTOR_2_1_197)),
+    (ClaudeVersion::new(2, 1, 208), Change::MemoryHeadByteCap),
     (ClaudeVersion::new(2, 1, 210), Change::RecallSelector(RECALL_SELECTOR_2_1_210)),
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
     (ClaudeVersion::new(2, 1, 211), Change::ProjectRulesNeedProjectSource),
@@ -587,6 +602,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 286), Change::BareLoadsNothing),
     (ClaudeVersion::new(2, 1, 290), Change::RepoEnvIgnoresAttachments),
     (ClaudeVersion::new(2, 1, 295), Change::MemoryDirFromEnabledSources),
+    (ClaudeVersion::new(2, 1, 299), Change::MemoryHeadsDecodeUtf16),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
     (ClaudeVersion::new(2, 1, 326), Change::MemoryScanLinksLast),

@@ -22,6 +22,7 @@ use super::manifest::folder_key;
 use super::scan::TopicHeader;
 use super::Memdir;
 use mneme_core::text::{is_js_whitespace, utf16_len};
+use mneme_core::versions::Profile;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -35,7 +36,7 @@ pub const GENERATED_MAX_UNITS: usize = 17_500;
 
 /// The MEMORY.md Claude Code would write for the memory folder at `root`, or `None` when
 /// it would write nothing (no folder, or no topic file it lists).
-pub fn generated_index(root: &Path) -> Option<String> {
+pub fn generated_index(root: &Path, release: &Profile) -> Option<String> {
     // Only the walk is used: no trash, no clock.
     let dir = Memdir::new(root, root, Arc::new(mneme_core::clock::SystemClock));
     let mut headers = dir.scan_headers().ok()?.headers;
@@ -45,7 +46,7 @@ pub fn generated_index(root: &Path) -> Option<String> {
         super::listing::single_named_files(root).into_iter().enumerate().map(|(i, rel)| (rel, i)).collect();
     headers.retain(|h| order.contains_key(&h.rel_path));
     headers.sort_by_key(|h| order[&h.rel_path]);
-    index_from_headers(headers)
+    index_from_headers(headers.into_iter().map(|h| h.as_read_by(release)).collect())
 }
 
 /// The index text for headers in walk order (see the module comment for the rules).
@@ -119,7 +120,7 @@ mod tests {
     use crate::memdir::testutil::*;
 
     fn index(t: &TestDir) -> String {
-        generated_index(&t.mem()).unwrap_or_default()
+        generated_index(&t.mem(), &mneme_core::versions::newest()).unwrap_or_default()
     }
 
     #[test]
@@ -189,8 +190,9 @@ mod tests {
     fn no_topic_files_writes_nothing() {
         let t = TestDir::new();
         t.write(".hidden.md", "x\n");
-        assert_eq!(generated_index(&t.mem()), None);
-        assert_eq!(generated_index(&t.mem().join("missing")), None);
+        let newest = mneme_core::versions::newest();
+        assert_eq!(generated_index(&t.mem(), &newest), None);
+        assert_eq!(generated_index(&t.mem().join("missing"), &newest), None);
     }
 
     #[test]

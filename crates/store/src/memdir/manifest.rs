@@ -24,7 +24,8 @@ pub const MAX_MEMORY_FILES: usize = 200;
 /// from 2.1.217 neither is a file or folder whose name starts with `.`, nor the top-level
 /// `logs/`, `sessions/` and `proposals/`; from 2.1.326 a memory that is a symbolic link is
 /// listed after the plain files.
-pub fn select_for_manifest(mut headers: Vec<TopicHeader>, release: &Profile) -> Vec<TopicHeader> {
+pub fn select_for_manifest(headers: Vec<TopicHeader>, release: &Profile) -> Vec<TopicHeader> {
+    let mut headers: Vec<TopicHeader> = headers.into_iter().map(|h| h.as_read_by(release)).collect();
     if release.memory_scan_skips_dot_entries {
         headers.retain(|h| {
             let first = h.rel_path.split('/').next().unwrap_or_default();
@@ -337,6 +338,41 @@ mod tests {
         let newer = ["a.md", "other/deep/c.md", "sub/logs/n.md", "sub/team/x/deep.md", "team/t.md"];
         assert_eq!(listed(217), newer);
         assert_eq!(listed(332), newer);
+    }
+
+    /// Checked on 2.1.207/2.1.208 and 2.1.296/2.1.299 (`scripts/manifest-sweep.sh`): from
+    /// 2.1.208 a head keeps whole lines within 64 KiB, so a frontmatter closing later is not
+    /// seen; from 2.1.299 a file with the UTF-16LE byte-order mark is decoded.
+    #[test]
+    fn heads_are_read_as_each_release_reads_them() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let t = TestDir::new();
+        t.write("huge.md", &format!("---\ndescription: {}\n---\nbody\n", "x".repeat(70_000)));
+        t.write("big.md", &format!("---\ndescription: {}END\n---\nbody\n", "y".repeat(30_000)));
+        let utf16: Vec<u8> = "\u{feff}---\r\ndescription: sixteen\r\ntype: user\r\n---\r\nbody\r\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        t.write_bytes("utf16.md", &utf16);
+        t.set_mtime("huge.md", 1_700_000_003, 0);
+        t.set_mtime("big.md", 1_700_000_002, 0);
+        t.set_mtime("utf16.md", 1_700_000_001, 0);
+        let described = |patch| -> Vec<(String, bool)> {
+            t.memdir()
+                .for_release(&behaviours(ClaudeVersion::new(2, 1, patch)))
+                .manifest_headers()
+                .unwrap()
+                .into_iter()
+                .map(|h| (h.rel_path, h.description.is_some()))
+                .collect()
+        };
+        let s = |r: &str, d: bool| (r.to_string(), d);
+        assert_eq!(described(207), [s("huge.md", true), s("big.md", true), s("utf16.md", false)]);
+        assert_eq!(described(208), [s("huge.md", false), s("big.md", true), s("utf16.md", false)]);
+        assert_eq!(described(296), [s("huge.md", false), s("big.md", true), s("utf16.md", false)]);
+        assert_eq!(described(299), [s("huge.md", false), s("big.md", true), s("utf16.md", true)]);
+        let m = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 332))).manifest();
+        assert!(m.ends_with("- [user] utf16.md (2023-11-14T22:13:21.000Z): sixteen"), "{m}");
     }
 
     /// Links to folders and out of the memory folder, as real releases list them

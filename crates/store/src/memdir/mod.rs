@@ -44,7 +44,8 @@ pub use manifest::{format_manifest, format_manifest_as, select_for_manifest, MAX
 pub use path::{slugify, validate_topic_path, MAX_SLUG_LEN};
 pub use revision::Revision;
 pub use scan::{
-    FrontmatterProblem, HeaderScan, Problem, ProblemKind, Scan, TopicFile, TopicHeader, FRONTMATTER_MAX_LINES,
+    FrontmatterProblem, HeaderFields, HeaderScan, OtherReadings, Problem, ProblemKind, Scan, TopicFile, TopicHeader,
+    FRONTMATTER_MAX_LINES, HEAD_BYTE_CAP,
 };
 pub use trash::{RemovedIndexLine, Restored, TrashEntry, TrashListing};
 pub use write::{Created, FieldEdits, FieldsUpdated, MemoryFile, NewMemory, Renamed};

@@ -138,6 +138,104 @@ pub struct TopicHeader {
     /// `description:` when the YAML made it text (not a number, list, …), as written.
     #[serde(skip)]
     pub text_description: Option<String>,
+    /// How some releases read this file's head differently, when they do (rare: a head over
+    /// 64 KiB, a UTF-16 file); [`TopicHeader::as_read_by`] picks the release's reading.
+    #[serde(skip)]
+    pub other_readings: Option<Box<OtherReadings>>,
+}
+
+/// What the frontmatter of a file's first 30 lines gives a header.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HeaderFields {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub memory_type: Option<MemoryType>,
+    pub top_level_type: Option<MemoryType>,
+    pub text_description: Option<String>,
+}
+
+impl HeaderFields {
+    fn of(text: &str) -> HeaderFields {
+        let parsed = frontmatter::parse(text);
+        let Some(fm) = parsed.frontmatter.as_ref() else { return HeaderFields::default() };
+        HeaderFields {
+            name: fm.name(),
+            description: js_description(fm),
+            memory_type: fm.memory_type(),
+            top_level_type: fm.top_level_type(),
+            text_description: match fm.get("description") {
+                Some(Value::String(s)) => Some(s.clone()),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// A file's head as the releases that read it differently see it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OtherReadings {
+    /// From 2.1.208 the head keeps whole lines only while they fit in 64 KiB
+    /// ([`HEAD_BYTE_CAP`]); set when that cuts something.
+    pub capped: Option<HeaderFields>,
+    /// From 2.1.299 a file that starts with the UTF-16LE byte-order mark is decoded as
+    /// UTF-16 (and capped the same way); set for such a file.
+    pub utf16: Option<HeaderFields>,
+}
+
+/// What releases from 2.1.208 keep of a file's first 30 lines: whole lines, joined, while
+/// they fit in this many UTF-8 bytes.
+pub const HEAD_BYTE_CAP: usize = 65_536;
+
+/// A UTF-16 file is read up to this many bytes for its head.
+const UTF16_READ_MAX: u64 = 4 << 20;
+
+impl TopicHeader {
+    /// The header as `release` reads the file (see [`OtherReadings`]).
+    pub fn as_read_by(mut self, release: &mneme_core::versions::Profile) -> TopicHeader {
+        let Some(other) = self.other_readings.take() else { return self };
+        let fields = if release.memory_heads_decode_utf16 && other.utf16.is_some() {
+            other.utf16
+        } else if release.memory_head_byte_cap {
+            other.capped
+        } else {
+            None
+        };
+        if let Some(f) = fields {
+            self.name = f.name;
+            self.description = f.description;
+            self.memory_type = f.memory_type;
+            self.top_level_type = f.top_level_type;
+            self.text_description = f.text_description;
+        }
+        self
+    }
+}
+
+/// Whole lines of `text` (joined with `\n`) while they fit in `cap` bytes; `None` when all do.
+fn capped_lines(text: &str, cap: usize) -> Option<String> {
+    let mut used = 0usize;
+    for (i, line) in text.split('\n').enumerate() {
+        let next = used + usize::from(i > 0) + line.len();
+        if next > cap {
+            // `used` bytes are the lines before this one, with their joins.
+            return Some(text[..used].to_string());
+        }
+        used = next;
+    }
+    None
+}
+
+/// The first 30 lines of a UTF-16LE file (its byte-order mark first), as the releases that
+/// decode it take them: decoded, the mark dropped, split on `\n`, one `\r` dropped from each
+/// line's end, whole lines kept within [`HEAD_BYTE_CAP`].
+fn utf16_head(bytes: &[u8]) -> String {
+    let units: Vec<u16> = bytes.chunks_exact(2).map(|p| u16::from_le_bytes([p[0], p[1]])).collect();
+    let text = String::from_utf16_lossy(&units);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let lines: Vec<&str> =
+        text.split('\n').take(FRONTMATTER_MAX_LINES).map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let joined = lines.join("\n");
+    capped_lines(&joined, HEAD_BYTE_CAP).unwrap_or(joined)
 }
 
 /// What kind of trouble a [`Problem`] reports.
@@ -743,12 +841,27 @@ fn header_from(
     symlink: bool,
     buf: &mut Vec<u8>,
 ) -> Result<TopicHeader, Problem> {
-    let n = read_head(&mut file, FRONTMATTER_MAX_LINES, st.size, buf)
-        .map_err(|e| Problem::new(&rel, ProblemKind::Unreadable, format!("Could not read this file ({e}).")))?;
+    let unreadable = |e: io::Error| Problem::new(&rel, ProblemKind::Unreadable, format!("Could not read this file ({e})."));
+    let mut n = read_head(&mut file, FRONTMATTER_MAX_LINES, st.size, buf).map_err(unreadable)?;
+    let utf16 = buf[..n].starts_with(&[0xFF, 0xFE]);
+    if utf16 {
+        // Its line breaks are two bytes: read on, up to a bound, for 30 of them.
+        let mut rest = Vec::new();
+        (&mut file).take(UTF16_READ_MAX.saturating_sub(n as u64)).read_to_end(&mut rest).map_err(unreadable)?;
+        buf.truncate(n);
+        buf.extend_from_slice(&rest);
+        n = buf.len();
+    }
     drop(file);
     let (text, _) = first_lines(&buf[..n], FRONTMATTER_MAX_LINES);
-    let parsed = frontmatter::parse(&text);
-    let fm = parsed.frontmatter.as_ref();
+    let f = HeaderFields::of(&text);
+    let mut other = OtherReadings::default();
+    if let Some(kept) = capped_lines(&text, HEAD_BYTE_CAP) {
+        other.capped = Some(HeaderFields::of(&kept));
+    }
+    if utf16 {
+        other.utf16 = Some(HeaderFields::of(&utf16_head(&buf[..n])));
+    }
     let ns = st.mtime_ns;
     let scope = Scope::of(&rel);
     Ok(TopicHeader {
@@ -756,16 +869,14 @@ fn header_from(
         abs_path: abs,
         mtime_ns: ns,
         mtime_ms: ns_to_ms(ns),
-        name: fm.and_then(|f| f.name()),
-        description: fm.and_then(js_description),
-        memory_type: fm.and_then(|f| f.memory_type()),
-        top_level_type: fm.and_then(|f| f.top_level_type()),
+        name: f.name,
+        description: f.description,
+        memory_type: f.memory_type,
+        top_level_type: f.top_level_type,
         scope,
         symlink,
-        text_description: fm.and_then(|f| match f.get("description") {
-            Some(Value::String(s)) => Some(s.clone()),
-            _ => None,
-        }),
+        text_description: f.text_description,
+        other_readings: (other != OtherReadings::default()).then(|| Box::new(other)),
     })
 }
 
