@@ -10,6 +10,46 @@ pub const MAX_ENTRYPOINT_UNITS: usize = 25_000;
 /// `MAX_MEMORY_CHARACTER_COUNT`: Claude Code's advisory size for one CLAUDE.md file.
 pub const MAX_MEMORY_CHARACTER_COUNT: usize = 40_000;
 
+/// JavaScript's `String(number)`: the shortest digits that read back as `f`, written plainly
+/// from 1e-7 up to 1e21 and in exponent form (`1e+21`, `1.5e-7`) outside, `Infinity`, `NaN`.
+pub fn js_number(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    if f == 0.0 {
+        return "0".into();
+    }
+    // Rust's `{:e}` gives the same shortest round-trip digits: `d.ddde<x>`.
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = digits.len() as i32;
+    let n = exp.parse::<i32>().unwrap_or(0) + 1; // the decimal point after `n` digits
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let e = n - 1;
+        let sign = if e < 0 { '-' } else { '+' };
+        if k == 1 {
+            format!("{digits}e{sign}{}", e.abs())
+        } else {
+            format!("{}.{}e{sign}{}", &digits[..1], &digits[1..], e.abs())
+        }
+    };
+    if f < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
 /// Length of `s` in UTF-16 code units (JavaScript's `String.prototype.length`).
 pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
@@ -249,6 +289,17 @@ pub fn iso8601_millis(ms_since_epoch: i128) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_print_as_javascript_prints_them() {
+        for (f, js) in [
+            (1.0, "1"), (1.5, "1.5"), (-2.25, "-2.25"), (123456789.0, "123456789"), (1e21, "1e+21"), (1e20, "100000000000000000000"),
+            (0.1, "0.1"), (1e-6, "0.000001"), (1e-7, "1e-7"), (1.5e-7, "1.5e-7"), (2.5e25, "2.5e+25"), (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"), (f64::NAN, "NaN"), (0.0, "0"), (12345.678, "12345.678"),
+        ] {
+            assert_eq!(js_number(f), js, "{f}");
+        }
+    }
 
     #[test]
     fn file_sizes_print_like_claude_code() {

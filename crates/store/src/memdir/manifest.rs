@@ -375,6 +375,28 @@ mod tests {
         assert!(m.ends_with("- [user] utf16.md (2023-11-14T22:13:21.000Z): sixteen"), "{m}");
     }
 
+    /// Checked on 2.1.100 (Node) and 2.1.197: Node's strict YAML gives a block with tab
+    /// indentation or a repeated key no frontmatter, and a number prints as JavaScript prints
+    /// it (`.inf` is `Infinity`) before 2.1.139.
+    #[test]
+    fn node_releases_read_heads_strictly() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let t = TestDir::new();
+        t.write("tabmeta.md", "---\ndescription: tm\nmetadata:\n\ttype: user\n---\n");
+        t.write("dupkey.md", "---\ndescription: first\ndescription: second\n---\n");
+        t.write("infinity.md", "---\ndescription: .inf\n---\n");
+        t.write("big.md", "---\ndescription: 1e21\n---\n");
+        for (i, rel) in ["tabmeta.md", "dupkey.md", "infinity.md", "big.md"].iter().enumerate() {
+            t.set_mtime(rel, 1_700_000_010 - i as i64, 0);
+        }
+        let at = |patch| t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, patch))).manifest();
+        let descriptions = |m: String| m.lines().map(|l| l.split_once("): ").map(|(_, d)| d.to_string())).collect::<Vec<_>>();
+        let s = |d: &str| Some(d.to_string());
+        assert_eq!(descriptions(at(100)), [None, None, s("Infinity"), s("1e+21")]);
+        assert_eq!(descriptions(at(138)), [s("tm"), s("second"), s("Infinity"), s("1e+21")]);
+        assert_eq!(descriptions(at(197)), [s("tm"), s("second"), None, None]);
+    }
+
     /// Links to folders and out of the memory folder, as real releases list them
     /// (`scripts/manifest-sweep.sh` on the same tree: 2.1.100, 2.1.197, 2.1.325, 2.1.326,
     /// 2.1.332). Times differ where the file system's own order would otherwise decide.

@@ -156,7 +156,11 @@ pub struct HeaderFields {
 
 impl HeaderFields {
     fn of(text: &str) -> HeaderFields {
-        let parsed = frontmatter::parse(text);
+        HeaderFields::read(text, mneme_core::versions::Runtime::Bun)
+    }
+
+    fn read(text: &str, runtime: mneme_core::versions::Runtime) -> HeaderFields {
+        let parsed = frontmatter::parse_with(text, runtime);
         let Some(fm) = parsed.frontmatter.as_ref() else { return HeaderFields::default() };
         HeaderFields {
             name: fm.name(),
@@ -180,6 +184,38 @@ pub struct OtherReadings {
     /// From 2.1.299 a file that starts with the UTF-16LE byte-order mark is decoded as
     /// UTF-16 (and capped the same way); set for such a file.
     pub utf16: Option<HeaderFields>,
+    /// Releases on Node (up to 2.1.112) parse YAML strictly: tab indentation or a repeated key
+    /// and the block is no frontmatter ([`frontmatter::parse_with`]); set when that differs.
+    pub node: Option<HeaderFields>,
+}
+
+/// Whether Node's strict YAML could read the block differently from Bun's: a tab, or a key
+/// written twice at the top level. Only then is the block parsed a second time.
+fn node_may_differ(text: &str) -> bool {
+    let mut lines = text.lines();
+    if lines.next().map(str::trim_end) != Some("---") {
+        return false;
+    }
+    let mut keys: Vec<&str> = Vec::new();
+    for line in lines {
+        if line.trim_end() == "---" {
+            break;
+        }
+        if line.contains('\t') {
+            return true;
+        }
+        if line.starts_with(|c: char| c.is_whitespace() || c == '-' || c == '#') {
+            continue;
+        }
+        if let Some((key, _)) = line.split_once(':') {
+            let key = key.trim();
+            if keys.contains(&key) {
+                return true;
+            }
+            keys.push(key);
+        }
+    }
+    false
 }
 
 /// What releases from 2.1.208 keep of a file's first 30 lines: whole lines, joined, while
@@ -193,7 +229,9 @@ impl TopicHeader {
     /// The header as `release` reads the file (see [`OtherReadings`]).
     pub fn as_read_by(mut self, release: &mneme_core::versions::Profile) -> TopicHeader {
         let Some(other) = self.other_readings.take() else { return self };
-        let fields = if release.memory_heads_decode_utf16 && other.utf16.is_some() {
+        let fields = if release.runtime == mneme_core::versions::Runtime::Node {
+            other.node
+        } else if release.memory_heads_decode_utf16 && other.utf16.is_some() {
             other.utf16
         } else if release.memory_head_byte_cap {
             other.capped
@@ -862,6 +900,12 @@ fn header_from(
     if utf16 {
         other.utf16 = Some(HeaderFields::of(&utf16_head(&buf[..n])));
     }
+    if node_may_differ(&text) {
+        let node = HeaderFields::read(&text, mneme_core::versions::Runtime::Node);
+        if node != f {
+            other.node = Some(node);
+        }
+    }
     let ns = st.mtime_ns;
     let scope = Scope::of(&rel);
     Ok(TopicHeader {
@@ -995,18 +1039,10 @@ fn js_string(v: &Value) -> Option<String> {
         Value::String(s) if s.is_empty() => None,
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => {
+            // JavaScript holds every number as a double: `0` and `NaN` are falsy, the rest
+            // prints as `String(n)` does (`Infinity` for `.inf`, `1e+21`).
             let f = n.as_f64().unwrap_or(0.0);
-            if f == 0.0 || f.is_nan() {
-                None
-            } else if let Some(i) = n.as_i64() {
-                Some(i.to_string())
-            } else if let Some(u) = n.as_u64() {
-                Some(u.to_string())
-            } else if f.fract() == 0.0 && f.abs() < 1e21 {
-                Some(format!("{f:.0}"))
-            } else {
-                Some(f.to_string())
-            }
+            (f != 0.0 && !f.is_nan()).then(|| mneme_core::text::js_number(f))
         }
         // `String([a, b])` is "a,b"; nested values stringify the same way.
         Value::Sequence(items) => Some(items.iter().map(|i| js_string(i).unwrap_or_default()).collect::<Vec<_>>().join(",")),
