@@ -91,6 +91,10 @@ pub struct MemoryDetail {
     /// all that Claude Code before 2.1.139 reads) or `metadata` (`metadata:`/`type:`), as the
     /// release shown (the installed one unless another is chosen) reads it.
     pub new_type_at: String,
+    /// Why Claude Code's recall never offers this memory, when it cannot: its memory scan (the
+    /// list the selector and the extraction agent are shown) leaves the file out, as the
+    /// release shown reads the folder. `None` when the memory is on that list.
+    pub recall_note: Option<String>,
 }
 
 /// A new memory.
@@ -335,12 +339,14 @@ impl Mneme {
         let f = self.find(&m, key)?;
         let file = m.read(&f.rel_path)?;
         let indexed = indexed_targets(&m).contains(&f.rel_path);
+        let version = self.rendered_for(req.claude_version).0.version;
         Ok(MemoryDetail {
             summary: self.summary(&file.topic, indexed),
             content: file.content,
             revision: file.revision.to_string(),
             problems: file.problems.iter().map(|p| p.message.clone()).collect(),
             new_type_at: if m.type_form() == Generation::TopLevelType { "top" } else { "metadata" }.into(),
+            recall_note: recall_note(&m, &f.rel_path, &version),
         })
     }
 
@@ -475,6 +481,36 @@ impl Mneme {
 }
 
 /// The list entry for a scanned file, moved out of it rather than copied.
+/// Why the release's recall cannot offer `rel` (see [`MemoryDetail::recall_note`]).
+fn recall_note(m: &Memdir, rel: &str, version: &str) -> Option<String> {
+    let headers = match m.manifest_headers() {
+        Ok(h) => h,
+        Err(e @ MemdirError::ListingFails { .. }) => return Some(e.to_string()),
+        Err(_) => return None,
+    };
+    if headers.iter().any(|h| h.rel_path == rel) {
+        return None;
+    }
+    let release = m.release();
+    let first = rel.split('/').next().unwrap_or(rel);
+    let key = mneme_store::memdir::folder_key(first);
+    let why = if release.memory_scan_skips_dot_entries && rel.split('/').any(|p| p.starts_with('.')) {
+        "its name, or a folder's it lies in, starts with a dot, and its memory scan leaves those out".to_string()
+    } else if release.memory_scan_skips_dot_entries && matches!(key.as_str(), "logs" | "sessions" | "proposals") {
+        format!("it lies in {first}/, a folder its memory scan leaves out")
+    } else if release.memory_scan_skips_team_subfolders && key == "team" && rel.split('/').count() >= 3 {
+        "it lies in a folder inside team/, which its memory scan leaves out (those hold other team stores)".to_string()
+    } else if headers.len() >= mneme_store::memdir::MAX_MEMORY_FILES {
+        format!(
+            "only the newest {} memories are offered, and this one is older; a change to it makes it the newest",
+            mneme_store::memdir::MAX_MEMORY_FILES
+        )
+    } else {
+        "its memory scan does not list it".to_string()
+    };
+    Some(format!("Claude Code {version} never offers this memory in recall: {why}."))
+}
+
 fn summary_of(f: TopicFile, indexed: bool, now_ms: i64) -> MemorySummary {
     let name = match f.name {
         Some(n) => n,

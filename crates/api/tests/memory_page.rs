@@ -90,3 +90,35 @@ fn find_reports_where_a_memory_sits_and_bad_filters_say_what_to_use() {
     let e = m.memory_page(&req, &MemoryPageRequest { limit: 100_000, ..Default::default() }).unwrap_err();
     assert!(e.message.contains("at most 500"), "{}", e.message);
 }
+
+/// A memory the release's memory scan leaves out says so in its detail, with the reason.
+#[test]
+fn a_memory_recall_never_offers_says_why() {
+    use mneme_core::versions::ClaudeVersion;
+    let (t, m, req) = fixture();
+    let mem = t.memdir_for(&req.cwd);
+    write_file(&mem.join("logs/2026-01-02.md"), "---\ndescription: a day's log\n---\n");
+    write_file(&mem.join("team/mobile/shared.md"), "---\ndescription: another team's store\n---\n");
+    let at = |v: ClaudeVersion| ContextRequest { claude_version: Some(v), ..req.clone() };
+    let newest = at(ClaudeVersion::new(2, 1, 332));
+    assert_eq!(m.memory(&newest, "m01").unwrap().recall_note, None);
+    assert_eq!(
+        m.memory(&newest, "logs/2026-01-02.md").unwrap().recall_note.as_deref(),
+        Some("Claude Code 2.1.332 never offers this memory in recall: it lies in logs/, a folder its memory scan leaves out.")
+    );
+    let team = m.memory(&newest, "team/mobile/shared.md").unwrap().recall_note.unwrap();
+    assert!(team.contains("a folder inside team/"), "{team}");
+    // 2.1.212 lists both.
+    let old = at(ClaudeVersion::new(2, 1, 212));
+    assert_eq!(m.memory(&old, "logs/2026-01-02.md").unwrap().recall_note, None);
+    assert_eq!(m.memory(&old, "team/mobile/shared.md").unwrap().recall_note, None);
+    // Past the newest 200, a memory is never offered either.
+    for i in 0..200 {
+        let file = mem.join(format!("n{i:03}.md"));
+        write_file(&file, "---\ndescription: newer\n---\n");
+        let when = SystemTime::UNIX_EPOCH + Duration::from_secs(NOW + 1000 + i);
+        fs::File::options().write(true).open(&file).unwrap().set_modified(when).unwrap();
+    }
+    let note = m.memory(&newest, "m01").unwrap().recall_note.unwrap();
+    assert!(note.contains("only the newest 200 memories are offered"), "{note}");
+}

@@ -1161,6 +1161,12 @@ export type MemoryDetail = {
 	 *  release shown (the installed one unless another is chosen) reads it.
 	 */
 	newTypeAt: string,
+	/**
+	 *  Why Claude Code's recall never offers this memory, when it cannot: its memory scan (the
+	 *  list the selector and the extraction agent are shown) leaves the file out, as the
+	 *  release shown reads the folder. `None` when the memory is on that list.
+	 */
+	recallNote: string | null,
 } & MemorySummary;
 
 export type MemoryDirValue = {

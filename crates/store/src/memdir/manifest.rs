@@ -56,7 +56,7 @@ pub fn select_for_manifest(headers: Vec<TopicHeader>, release: &Profile) -> Vec<
 /// A folder name as Claude Code compares it with the names it reserves in the memory folder
 /// (`team`, `logs`, `sessions`, `proposals`): composed (NFC), trailing dots and spaces dropped,
 /// lower case.
-pub(crate) fn folder_key(name: &str) -> String {
+pub fn folder_key(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     let composed: String = name.nfc().collect();
     composed.trim_end_matches(['.', ' ']).to_lowercase()
