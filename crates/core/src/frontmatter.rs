@@ -276,9 +276,21 @@ fn parse_simple_yaml(yaml: &str) -> Option<Mapping> {
 }
 
 fn as_mapping(v: Value) -> Mapping {
-    match v {
+    match untag(v) {
         Value::Mapping(m) => m,
         _ => Mapping::new(),
+    }
+}
+
+/// A value under a tag the YAML readers do not know (`!note x`) reads as the value itself, in
+/// Node's and Bun's reading alike (checked on 2.1.100, 2.1.197 and 2.1.332: `description: !tag
+/// x` is the text `x`); nested values too.
+fn untag(v: Value) -> Value {
+    match v {
+        Value::Tagged(t) => untag(t.value),
+        Value::Mapping(m) => Value::Mapping(m.into_iter().map(|(k, v)| (untag(k), untag(v))).collect()),
+        Value::Sequence(items) => Value::Sequence(items.into_iter().map(untag).collect()),
+        other => other,
     }
 }
 
@@ -694,6 +706,15 @@ mod tests {
         }
         assert!(parse_simple_yaml("name: a\ndescription: b\nmetadata:\n  type: user\n").is_some());
         assert!(parse_simple_yaml("description: true\n").is_none());
+    }
+
+    #[test]
+    fn unknown_tags_read_as_their_value() {
+        let p = parse("---\ndescription: !tag x\nmetadata:\n  type: !t user\nlist: !l [a, !b c]\n---\n");
+        let fm = p.frontmatter.unwrap();
+        assert_eq!(fm.get("description"), Some(&Value::String("x".into())));
+        assert_eq!(fm.memory_type(), Some(MemoryType::User));
+        assert_eq!(fm.get("list"), Some(&Value::Sequence(vec![Value::String("a".into()), Value::String("c".into())])));
     }
 
     #[test]
