@@ -183,6 +183,18 @@ impl Memdir {
 mod tests {
     use super::super::testutil::*;
 
+    /// The manifest's files, in its order, as Claude Code 2.1.`patch` lists the folder.
+    fn listed_by(t: &TestDir, patch: u32) -> Vec<String> {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let release = behaviours(ClaudeVersion::new(2, 1, patch));
+        t.memdir().for_release(&release).manifest_headers().unwrap().into_iter().map(|h| h.rel_path).collect()
+    }
+
+    fn sorted(mut v: Vec<String>) -> Vec<String> {
+        v.sort();
+        v
+    }
+
     #[test]
     fn lines_match_claude_code() {
         let t = TestDir::new();
@@ -259,23 +271,11 @@ mod tests {
     /// Checked on the real binaries: 2.1.216 lists `.dot.md` and `.hidden/h.md`, 2.1.217 neither.
     #[test]
     fn dot_entries_are_left_out_from_2_1_217() {
-        use mneme_core::versions::{behaviours, ClaudeVersion};
         let t = TestDir::new();
         for rel in ["a.md", ".dot.md", ".hidden/h.md", "team/.x.md", "team/b.md"] {
             t.write(rel, "---\ndescription: d\n---\n");
         }
-        let listed = |patch| {
-            let mut names: Vec<String> = t
-                .memdir()
-                .for_release(&behaviours(ClaudeVersion::new(2, 1, patch)))
-                .manifest_headers()
-                .unwrap()
-                .into_iter()
-                .map(|h| h.rel_path)
-                .collect();
-            names.sort();
-            names
-        };
+        let listed = |patch| sorted(listed_by(&t, patch));
         assert_eq!(listed(216), [".dot.md", ".hidden/h.md", "a.md", "team/.x.md", "team/b.md"]);
         assert_eq!(listed(217), ["a.md", "team/b.md"]);
     }
@@ -284,7 +284,6 @@ mod tests {
     /// folder has it, 2.1.326 after the plain files.
     #[test]
     fn links_come_after_plain_files_from_2_1_326() {
-        use mneme_core::versions::{behaviours, ClaudeVersion};
         let t = TestDir::new();
         t.write("a.md", "---\ndescription: a\n---\n");
         t.write("z.md", "---\ndescription: z\n---\n");
@@ -292,10 +291,7 @@ mod tests {
         for rel in ["a.md", "z.md"] {
             t.set_mtime(rel, 1_700_000_000, 0);
         }
-        let order = |patch| -> Vec<String> {
-            let release = behaviours(ClaudeVersion::new(2, 1, patch));
-            t.memdir().for_release(&release).manifest_headers().unwrap().into_iter().map(|h| h.rel_path).collect()
-        };
+        let order = |patch| listed_by(&t, patch);
         let walked: Vec<String> = t.memdir().scan_headers().unwrap().headers.into_iter().map(|h| h.rel_path).collect();
         assert_eq!(order(325), walked);
         let last = order(326);
@@ -308,7 +304,6 @@ mod tests {
     /// the top-level `logs/`, `sessions/` and `proposals/` and `team` in any spelling.
     #[test]
     fn reserved_folders_are_left_out_as_each_release_leaves_them() {
-        use mneme_core::versions::{behaviours, ClaudeVersion};
         let t = TestDir::new();
         let all = [
             "a.md", "team/t.md", "team/sub/ts.md", "Team/sub/up.md", "team./x/y.md", "logs/l.md", "logs/2026/01/d.md",
@@ -317,18 +312,7 @@ mod tests {
         for rel in all {
             t.write(rel, "---\ndescription: d\n---\n");
         }
-        let listed = |patch| {
-            let mut names: Vec<String> = t
-                .memdir()
-                .for_release(&behaviours(ClaudeVersion::new(2, 1, patch)))
-                .manifest_headers()
-                .unwrap()
-                .into_iter()
-                .map(|h| h.rel_path)
-                .collect();
-            names.sort();
-            names
-        };
+        let listed = |patch| sorted(listed_by(&t, patch));
         let mut every: Vec<String> = all.iter().map(|s| s.to_string()).collect();
         every.sort();
         assert_eq!(listed(210), every);
@@ -425,10 +409,7 @@ mod tests {
         ] {
             symlink(target, t.mem().join(link)).unwrap();
         }
-        let listed = |patch| -> Vec<String> {
-            let release = behaviours(ClaudeVersion::new(2, 1, patch));
-            t.memdir().for_release(&release).manifest_headers().unwrap().into_iter().map(|h| h.rel_path).collect()
-        };
+        let listed = |patch| listed_by(&t, patch);
         // Node: each folder sorted, sub-folders (links to folders among them) last-first.
         assert_eq!(
             listed(100),
