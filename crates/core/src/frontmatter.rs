@@ -127,10 +127,10 @@ fn parse_yaml(yaml: &str, runtime: Runtime) -> (Mapping, Option<FrontmatterError
     match yaml_serde::from_str::<Value>(yaml) {
         Ok(v) => (as_mapping(v), None),
         Err(first) => match yaml_serde::from_str::<Value>(&match runtime {
-            Runtime::Bun => quote_problematic_values(&last_key_wins(&untab_indents(yaml))),
+            Runtime::Bun => last_key_wins(&quote_problematic_values(&untab_indents(yaml))),
             Runtime::Node => quote_problematic_values(yaml),
         }) {
-            Ok(v) => (as_mapping(v), None),
+            Ok(v) => (without_earlier_keys(as_mapping(v)), None),
             Err(_) => (
                 Mapping::new(),
                 Some(FrontmatterError {
@@ -165,9 +165,15 @@ fn excessive_aliasing(yaml: &str) -> bool {
     aliases.saturating_mul(yaml.len()) > BUDGET
 }
 
+/// The key an earlier entry of a repeated key is renamed to ([`last_key_wins`]): a control
+/// character no YAML key written in a file can hold, then its line number.
+const EARLIER_KEY: &str = "\u{1}earlier-";
+
 /// A key given twice at the top level keeps its last value, as Claude Code's YAML reading
-/// does (family `yaml_paths`); strict YAML refuses the duplicate. Each earlier entry (its line
-/// and the indented lines under it) is dropped.
+/// does (family `yaml_paths`); strict YAML refuses the duplicate. Each earlier entry is renamed
+/// rather than dropped, so its value must still parse: `description: ends:` then
+/// `description: ok` is no frontmatter in Claude Code (2.1.197, 2.1.332), as a bad value
+/// anywhere is. [`without_earlier_keys`] removes the renamed entries after parsing.
 fn last_key_wins(yaml: &str) -> String {
     let lines: Vec<&str> = yaml.split('\n').collect();
     let key_of = |l: &str| -> Option<String> {
@@ -183,19 +189,24 @@ fn last_key_wins(yaml: &str) -> String {
             last.insert(k, i);
         }
     }
-    let mut out = Vec::new();
-    let mut dropping = false;
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
     for (i, l) in lines.iter().enumerate() {
-        match key_of(l) {
-            Some(k) => dropping = last.get(&k) != Some(&i),
-            None if l.starts_with([' ', '\t', '-']) => {}
-            None => dropping = false,
-        }
-        if !dropping {
-            out.push(*l);
+        match key_of(l).filter(|k| last.get(k) != Some(&i)) {
+            // `"\u0001earlier-7": value`, the rest of the line as it was.
+            Some(_) => {
+                let rest = l.split_once(':').map_or("", |(_, r)| r);
+                out.push(format!("\"\\u0001earlier-{i}\":{rest}"));
+            }
+            None => out.push((*l).to_string()),
         }
     }
     out.join("\n")
+}
+
+/// The mapping without the entries [`last_key_wins`] renamed.
+fn without_earlier_keys(mut m: Mapping) -> Mapping {
+    m.retain(|k, _| !k.as_str().is_some_and(|k| k.starts_with(EARLIER_KEY)));
+    m
 }
 
 /// Tabs that indent a line (`paths:\n\t- src/**`) read as spaces, as Claude Code's YAML
@@ -706,6 +717,19 @@ mod tests {
         }
         assert!(parse_simple_yaml("name: a\ndescription: b\nmetadata:\n  type: user\n").is_some());
         assert!(parse_simple_yaml("description: true\n").is_none());
+    }
+
+    /// Checked on 2.1.197 and 2.1.332: a repeated key keeps its last value, but an earlier
+    /// value that does not parse still spoils the block.
+    #[test]
+    fn a_repeated_key_keeps_its_last_value_only_if_every_value_parses() {
+        let desc = |yaml: &str| parse(&format!("---\n{yaml}---\n")).frontmatter.and_then(|f| f.get("description").cloned());
+        assert_eq!(desc("description: first\ndescription: second\n"), Some(Value::String("second".into())));
+        assert_eq!(desc("description: a: b\ntype: user\ntype: feedback\n"), Some(Value::String("a: b".into())));
+        assert_eq!(desc("description: ends:\ndescription: second\n"), None);
+        let p = parse("---\ndescription: a: b\ntype: user\ntype: feedback\n---\n").frontmatter.unwrap();
+        assert_eq!(p.memory_type(), Some(MemoryType::Feedback));
+        assert!(p.get("type").is_some() && p.fields.len() == 2, "{:?}", p.fields);
     }
 
     #[test]
