@@ -124,22 +124,32 @@ fn parse_yaml(yaml: &str, runtime: Runtime) -> (Mapping, Option<FrontmatterError
         let message = "Excessive aliasing: the frontmatter's YAML aliases would expand to far more text than it holds".to_string();
         return (Mapping::new(), Some(FrontmatterError { line: None, message }));
     }
-    match yaml_serde::from_str::<Value>(yaml) {
-        Ok(v) => (as_mapping(v), None),
-        Err(first) => match yaml_serde::from_str::<Value>(&match runtime {
-            Runtime::Bun => last_key_wins(&quote_problematic_values(&untab_indents(yaml))),
-            Runtime::Node => quote_problematic_values(yaml),
-        }) {
-            Ok(v) => (without_earlier_keys(as_mapping(v)), None),
-            Err(_) => (
-                Mapping::new(),
-                Some(FrontmatterError {
-                    // +1 for the opening fence line.
-                    line: first.location().map(|l| l.line() + 1),
-                    message: first.to_string(),
-                }),
-            ),
-        },
+    let first = match yaml_serde::from_str::<Value>(yaml) {
+        Ok(v) => return (as_mapping(v), None),
+        Err(e) => e,
+    };
+    // Bun's reading takes tab indentation and repeated keys as they are, so a block that is
+    // only strict YAML's trouble parses on the first try; the retry with awkward values quoted
+    // comes after that, as in Claude Code.
+    if runtime == Runtime::Bun {
+        if let Ok(v) = yaml_serde::from_str::<Value>(&last_key_wins(&untab_indents(yaml))) {
+            return (without_earlier_keys(as_mapping(v)), None);
+        }
+    }
+    let retry = match runtime {
+        Runtime::Bun => last_key_wins(&quote_problematic_values(&untab_indents(yaml))),
+        Runtime::Node => quote_problematic_values(yaml),
+    };
+    match yaml_serde::from_str::<Value>(&retry) {
+        Ok(v) => (without_earlier_keys(as_mapping(v)), None),
+        Err(_) => (
+            Mapping::new(),
+            Some(FrontmatterError {
+                // +1 for the opening fence line.
+                line: first.location().map(|l| l.line() + 1),
+                message: first.to_string(),
+            }),
+        ),
     }
 }
 
@@ -727,6 +737,9 @@ mod tests {
         assert_eq!(desc("description: first\ndescription: second\n"), Some(Value::String("second".into())));
         assert_eq!(desc("description: a: b\ntype: user\ntype: feedback\n"), Some(Value::String("a: b".into())));
         assert_eq!(desc("description: ends:\ndescription: second\n"), None);
+        // A block scalar repeated: the first reading already takes it (the retry would quote
+        // its `>` and break the lines under it).
+        assert_eq!(desc("description: >\n  folded\n  text\ntype: user\ndescription: second\n"), Some(Value::String("second".into())));
         let p = parse("---\ndescription: a: b\ntype: user\ntype: feedback\n---\n").frontmatter.unwrap();
         assert_eq!(p.memory_type(), Some(MemoryType::Feedback));
         assert!(p.get("type").is_some() && p.fields.len() == 2, "{:?}", p.fields);
