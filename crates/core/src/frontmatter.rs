@@ -128,11 +128,11 @@ fn parse_yaml(yaml: &str, runtime: Runtime) -> (Mapping, Option<FrontmatterError
         Ok(v) => return (as_mapping(v), None),
         Err(e) => e,
     };
-    // Bun's reading takes tab indentation and repeated keys as they are, so a block that is
-    // only strict YAML's trouble parses on the first try; the retry with awkward values quoted
-    // comes after that, as in Claude Code.
+    // Bun's reading takes repeated keys as they are, so a block whose only trouble for strict
+    // YAML is a repeated key parses on the first try; tab indentation and awkward values wait
+    // for the retry, which quotes values (`value # comment` keeps its `#`). Checked on 2.1.332.
     if runtime == Runtime::Bun {
-        if let Ok(v) = yaml_serde::from_str::<Value>(&last_key_wins(&untab_indents(yaml))) {
+        if let Ok(v) = yaml_serde::from_str::<Value>(&last_key_wins(yaml)) {
             return (without_earlier_keys(as_mapping(v)), None);
         }
     }
@@ -740,6 +740,9 @@ mod tests {
         // A block scalar repeated: the first reading already takes it (the retry would quote
         // its `>` and break the lines under it).
         assert_eq!(desc("description: >\n  folded\n  text\ntype: user\ndescription: second\n"), Some(Value::String("second".into())));
+        // A tab sends the block to the retry, which quotes the value, comment and all.
+        assert_eq!(desc("description: value # comment\nmetadata:\n\ttype: user\n"), Some(Value::String("value # comment".into())));
+        assert_eq!(desc("description: value # comment\nmetadata:\n  type: user\n"), Some(Value::String("value".into())));
         let p = parse("---\ndescription: a: b\ntype: user\ntype: feedback\n---\n").frontmatter.unwrap();
         assert_eq!(p.memory_type(), Some(MemoryType::Feedback));
         assert!(p.get("type").is_some() && p.fields.len() == 2, "{:?}", p.fields);
