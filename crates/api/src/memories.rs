@@ -491,22 +491,20 @@ fn recall_note(m: &Memdir, rel: &str, version: &str) -> Option<String> {
     if headers.iter().any(|h| h.rel_path == rel) {
         return None;
     }
-    let release = m.release();
-    let first = rel.split('/').next().unwrap_or(rel);
-    let key = mneme_store::memdir::folder_key(first);
-    let why = if release.memory_scan_skips_dot_entries && rel.split('/').any(|p| p.starts_with('.')) {
-        "its name, or a folder's it lies in, starts with a dot, and its memory scan leaves those out".to_string()
-    } else if release.memory_scan_skips_dot_entries && matches!(key.as_str(), "logs" | "sessions" | "proposals") {
-        format!("it lies in {first}/, a folder its memory scan leaves out")
-    } else if release.memory_scan_skips_team_subfolders && key == "team" && rel.split('/').count() >= 3 {
-        "it lies in a folder inside team/, which its memory scan leaves out (those hold other team stores)".to_string()
-    } else if headers.len() >= mneme_store::memdir::MAX_MEMORY_FILES {
-        format!(
+    use mneme_store::memdir::{left_out_by_scan, LeftOut};
+    let why = match left_out_by_scan(rel, m.release()) {
+        Some(LeftOut::DotName) => {
+            "its name, or a folder's it lies in, starts with a dot, and its memory scan leaves those out".to_string()
+        }
+        Some(LeftOut::ReservedFolder(folder)) => format!("it lies in {folder}/, a folder its memory scan leaves out"),
+        Some(LeftOut::TeamSubfolder) => {
+            "it lies in a folder inside team/, which its memory scan leaves out (those hold other team stores)".to_string()
+        }
+        None if headers.len() >= mneme_store::memdir::MAX_MEMORY_FILES => format!(
             "only the newest {} memories are offered, and this one is older; a change to it makes it the newest",
             mneme_store::memdir::MAX_MEMORY_FILES
-        )
-    } else {
-        "its memory scan does not list it".to_string()
+        ),
+        None => "its memory scan does not list it".to_string(),
     };
     Some(format!("Claude Code {version} never offers this memory in recall: {why}."))
 }

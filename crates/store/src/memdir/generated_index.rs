@@ -18,7 +18,7 @@
 //!   with its line break, stay within 17,500: 70% of MEMORY.md's own caps, so the new index
 //!   is never truncated when it is loaded. The first line that does not fit ends the list.
 
-use super::manifest::folder_key;
+use super::manifest::{folder_key, RESERVED_FOLDERS};
 use super::scan::TopicHeader;
 use super::Memdir;
 use mneme_core::text::{is_js_whitespace, utf16_len};
@@ -74,7 +74,7 @@ fn listed(h: &TopicHeader) -> bool {
     let rel = h.rel_path.as_str();
     !h.symlink
         && !rel.split('/').any(|part| {
-            part.starts_with('.') || matches!(folder_key(part).as_str(), "team" | "logs" | "sessions" | "proposals")
+            part.starts_with('.') || RESERVED_FOLDERS.contains(&folder_key(part).as_str())
         })
         && !rel.contains(['(', ')', '[', ']'])
 }

@@ -26,21 +26,7 @@ pub const MAX_MEMORY_FILES: usize = 200;
 /// listed after the plain files.
 pub fn select_for_manifest(headers: Vec<TopicHeader>, release: &Profile) -> Vec<TopicHeader> {
     let mut headers: Vec<TopicHeader> = headers.into_iter().map(|h| h.as_read_by(release)).collect();
-    if release.memory_scan_skips_dot_entries {
-        headers.retain(|h| {
-            let first = h.rel_path.split('/').next().unwrap_or_default();
-            !h.rel_path.split('/').any(|part| part.starts_with('.'))
-                && !matches!(folder_key(first).as_str(), "logs" | "sessions" | "proposals")
-        });
-    }
-    if release.memory_scan_skips_team_subfolders {
-        // Split on either slash, as Claude Code does; `team` in any case from 2.1.217.
-        headers.retain(|h| {
-            let parts: Vec<&str> = h.rel_path.split(['/', '\\']).collect();
-            let team = if release.memory_scan_skips_dot_entries { folder_key(parts[0]) == "team" } else { parts[0] == "team" };
-            !(team && parts.len() >= 3)
-        });
-    }
+    headers.retain(|h| left_out_by_scan(&h.rel_path, release).is_none());
     if release.runtime == Runtime::Node {
         headers.sort_by(|a, b| node_listing_order(&a.rel_path, &b.rel_path));
     }
@@ -51,6 +37,43 @@ pub fn select_for_manifest(headers: Vec<TopicHeader>, release: &Profile) -> Vec<
     headers.sort_by_key(|h| std::cmp::Reverse(h.mtime_ns));
     headers.truncate(MAX_MEMORY_FILES);
     headers
+}
+
+/// Why the release's memory scan leaves a file out whatever it holds (see [`select_for_manifest`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeftOut {
+    /// Its name, or a folder's it lies in, starts with `.` (2.1.217 on).
+    DotName,
+    /// It lies in the top-level `logs/`, `sessions/` or `proposals/` (2.1.217 on); the folder
+    /// as named.
+    ReservedFolder(String),
+    /// It lies in a folder inside `team/` (2.1.213 on).
+    TeamSubfolder,
+}
+
+/// The folder names Claude Code reserves in the memory folder, as [`folder_key`] gives them.
+pub const RESERVED_FOLDERS: [&str; 4] = ["team", "logs", "sessions", "proposals"];
+
+/// Whether, and why, `release`'s memory scan leaves out the file at `rel` by its path alone.
+pub fn left_out_by_scan(rel: &str, release: &Profile) -> Option<LeftOut> {
+    if release.memory_scan_skips_dot_entries {
+        if rel.split('/').any(|part| part.starts_with('.')) {
+            return Some(LeftOut::DotName);
+        }
+        let first = rel.split('/').next().unwrap_or_default();
+        if matches!(folder_key(first).as_str(), "logs" | "sessions" | "proposals") {
+            return Some(LeftOut::ReservedFolder(first.to_string()));
+        }
+    }
+    if release.memory_scan_skips_team_subfolders {
+        // Split on either slash, as Claude Code does; `team` in any case from 2.1.217.
+        let parts: Vec<&str> = rel.split(['/', '\\']).collect();
+        let team = if release.memory_scan_skips_dot_entries { folder_key(parts[0]) == "team" } else { parts[0] == "team" };
+        if team && parts.len() >= 3 {
+            return Some(LeftOut::TeamSubfolder);
+        }
+    }
+    None
 }
 
 /// A folder name as Claude Code compares it with the names it reserves in the memory folder

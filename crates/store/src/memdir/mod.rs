@@ -40,7 +40,10 @@ pub use generated_index::{generated_index, index_from_headers, GENERATED_LINE_MA
 pub use health::{loaded_index_lines, CommentStripper, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine, StaleIndexLine};
 pub use index::{parse_index, render_entry, DocLine, IndexDoc, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS, MAX_LINK_TRIES};
 pub use merge::{trash_folder, AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};
-pub use manifest::{folder_key, format_manifest, format_manifest_as, select_for_manifest, MAX_MEMORY_FILES};
+pub use manifest::{
+    folder_key, format_manifest, format_manifest_as, left_out_by_scan, select_for_manifest, LeftOut, MAX_MEMORY_FILES,
+    RESERVED_FOLDERS,
+};
 pub use path::{slugify, validate_topic_path, MAX_SLUG_LEN};
 pub use revision::Revision;
 pub use scan::{
