@@ -36,6 +36,7 @@ pub use policy::{auto_mem_denial, auto_mem_prefix, bash_denial, is_auto_mem_writ
 
 use mneme_core::Clock;
 use mneme_model::{Cancel, ModelError, Provider};
+pub use mneme_secrets::SecretScanner;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -63,6 +64,10 @@ pub struct AgentTask {
     pub work_dir: PathBuf,
     /// The injected clock: memory ages in `Read` results, trash stamps when applying.
     pub clock: Arc<dyn Clock>,
+    /// The secret scanner of the Claude Code release this run stands in for
+    /// (`Profile::secret_scanner`): a write into team memory is refused when it, or Mneme's own
+    /// scanner, finds a secret.
+    pub secret_scanner: SecretScanner,
 }
 
 impl std::fmt::Debug for AgentTask {

@@ -9,6 +9,7 @@
 
 use crate::bash::{is_memory_rm_command, is_read_only_command};
 use crate::Policy;
+use mneme_secrets::SecretScanner;
 use mneme_store::paths::node_normalize;
 use serde_json::Value;
 use std::path::Path;
@@ -86,15 +87,16 @@ pub(crate) enum Decision {
 pub(crate) struct Gate {
     policy: Policy,
     prefix: String,
+    secret_scanner: SecretScanner,
 }
 
 impl Gate {
-    pub fn new(policy: &Policy) -> Gate {
+    pub fn new(policy: &Policy, secret_scanner: SecretScanner) -> Gate {
         let prefix = match policy {
             Policy::AutoMem { memory_dir } => auto_mem_prefix(memory_dir),
             Policy::SessionMemory { path } => path.to_string_lossy().into_owned(),
         };
-        Gate { policy: policy.clone(), prefix }
+        Gate { policy: policy.clone(), prefix, secret_scanner }
     }
 
     /// The memory folder with its trailing `/`, under the memory policy.
@@ -104,16 +106,16 @@ impl Gate {
 
     /// The team-memory secret guard (Claude Code's `checkTeamMemSecrets`): why `content` may
     /// not be written to `path`, when the path is in team memory and the content holds a secret.
-    /// A model run refuses what Claude Code's scanner flags *and* what Mneme's does (every other
-    /// write into team memory answers to that one): the model writes what a transcript put
-    /// before it, and Claude Code 2.1.197's table misses secrets Mneme's catches (an Anthropic
-    /// OAuth token, a database password in a connection string).
+    /// A model run refuses what the release's own scanner flags *and* what Mneme's does (every
+    /// other write into team memory answers to that one): the model writes what a transcript put
+    /// before it, and Claude Code's tables miss secrets Mneme's catches (a database password in a
+    /// connection string; an Anthropic OAuth token before 2.1.234).
     pub fn team_secret_refusal(&self, path: &Path, content: &str) -> Option<String> {
         let team = format!("{}team/", self.memory_prefix()?);
         if !path.to_string_lossy().starts_with(&team) {
             return None;
         }
-        let mut findings = mneme_secrets::scan_claude_code(content);
+        let mut findings = mneme_secrets::scan_claude_code(content, self.secret_scanner);
         for f in mneme_secrets::scan(content) {
             if !findings.iter().any(|seen| seen.rule_id == f.rule_id) {
                 findings.push(f);
@@ -181,7 +183,7 @@ mod tests {
     const MEM: &str = "/home/u/.claude/projects/-repo/memory";
 
     fn gate() -> Gate {
-        Gate::new(&Policy::AutoMem { memory_dir: PathBuf::from(MEM) })
+        Gate::new(&Policy::AutoMem { memory_dir: PathBuf::from(MEM) }, SecretScanner::V2_1_323)
     }
 
     #[test]
@@ -255,9 +257,21 @@ mod tests {
     }
 
     #[test]
+    fn team_writes_answer_to_the_releases_own_scanner() {
+        // A key block whose BEGIN line was already redacted: only 2.1.323's scanner (and later)
+        // calls it a private key, and gitleaks' rule needs the BEGIN line.
+        let content = format!("[REDACTED]PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n", "Mq3x".repeat(20));
+        let team = PathBuf::from(format!("{MEM}/team/keys.md"));
+        let policy = Policy::AutoMem { memory_dir: PathBuf::from(MEM) };
+        let refusal = Gate::new(&policy, SecretScanner::V2_1_323).team_secret_refusal(&team, &content);
+        assert!(refusal.is_some_and(|r| r.contains("Private Key")));
+        assert_eq!(Gate::new(&policy, SecretScanner::V2_1_234).team_secret_refusal(&team, &content), None);
+    }
+
+    #[test]
     fn session_memory_policy() {
         let path = PathBuf::from("/h/.claude/projects/x/s1/session-memory/summary.md");
-        let g = Gate::new(&Policy::SessionMemory { path: path.clone() });
+        let g = Gate::new(&Policy::SessionMemory { path: path.clone() }, SecretScanner::V2_1_323);
         let deny = Decision::Deny(session_memory_denial(&path));
         assert_eq!(g.decide("Edit", &json!({"file_path": path})), Decision::Allow);
         assert_eq!(g.decide("Write", &json!({"file_path": path})), deny);

@@ -196,6 +196,7 @@ async fn tool_results_match_claude_code() {
         label: "diff".into(),
         work_dir: home.root.join("work"),
         clock,
+        secret_scanner: mneme_agent::SecretScanner::V2_1_323,
     };
     run_agent(&provider as &dyn Provider, &agent_task, Mode::Stage, &Cancel::new()).await.unwrap();
     let ours: Vec<Vec<(String, bool)>> = stub2.model_requests().into_iter().skip(1).map(|r| results(&r)).collect();

@@ -41,6 +41,7 @@ pub use claude_code::{ClaudeCodeInfo, RenderedFor};
 pub use version_check::{ScheduledClaudeCheck, VersionCheck};
 pub use verify::{Difference, VerifyOptions, VerifyReport, VERIFY_TIMEOUT};
 pub use mneme_core::versions::ClaudeVersion;
+pub use mneme_store::claude_install::installed_profile;
 /// For one-shot processes only (the CLI): files the loader reads are left for the exit to close.
 pub use mneme_claudemd::keep_files_open_until_exit;
 pub use context_cache::{CacheStats, ContextCache, DependsOn, FolderWatch};

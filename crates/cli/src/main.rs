@@ -373,7 +373,13 @@ fn main() -> ExitCode {
     };
     // These answer with an exit code of their own and need no memory folder or HOME.
     match cli.command {
-        Some(Command::Secrets { action }) => return secrets::run(action),
+        Some(Command::Secrets { action }) => {
+            let managed_dir = cli.managed_dir.clone();
+            return secrets::run(action, move || match environment(managed_dir) {
+                Ok(env) => mneme_api::installed_profile(&env),
+                Err(_) => mneme_core::versions::profile_for(mneme_core::versions::newest_checked()).profile,
+            });
+        }
         Some(Command::Verify(args)) => return verify::run(environment(cli.managed_dir.clone()), local_offset(), args),
         Some(Command::Team { action }) => return team::run(action),
         _ => {}

@@ -1,6 +1,7 @@
 //! `mneme secrets scan`: the check team memory writes go through, on any text.
 
 use clap::Subcommand;
+use mneme_core::versions::{self, ClaudeVersion, Profile};
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -12,17 +13,22 @@ pub enum SecretsCommand {
     /// a secret; prints nothing and exits 0 when it is clean. The secret itself is never
     /// printed.
     Scan {
-        /// Use Claude Code 2.1.197's verdict exactly: its regexes alone, without the
-        /// placeholder filters (AKIAIOSFODNN7EXAMPLE, ghp_xxx…) and the connection-string rule
-        /// Mneme adds.
+        /// Give Claude Code's own verdict exactly: the installed release's token rules alone,
+        /// without the placeholder filters (AKIAIOSFODNN7EXAMPLE, ghp_xxx…) and the
+        /// connection-string rule Mneme adds.
         #[arg(long)]
         claude_code: bool,
+        /// With --claude-code: as this release scans (default: the installed one, else the
+        /// newest release Mneme checks).
+        #[arg(long = "claude-version", value_name = "X.Y.Z", requires = "claude_code")]
+        claude_version: Option<ClaudeVersion>,
     },
 }
 
-pub fn run(cmd: SecretsCommand) -> ExitCode {
+/// `installed` names the user's Claude Code release when none is given.
+pub fn run(cmd: SecretsCommand, installed: impl FnOnce() -> Profile) -> ExitCode {
     match cmd {
-        SecretsCommand::Scan { claude_code } => {
+        SecretsCommand::Scan { claude_code, claude_version } => {
             let mut bytes = Vec::new();
             if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
                 eprintln!("mneme: could not read standard input ({e}); pipe the text to scan into mneme secrets scan");
@@ -30,8 +36,12 @@ pub fn run(cmd: SecretsCommand) -> ExitCode {
             }
             // Invalid UTF-8 is scanned as U+FFFD: a secret around it still matches.
             let text = String::from_utf8_lossy(&bytes);
-            let findings =
-                if claude_code { mneme_secrets::scan_claude_code(&text) } else { mneme_secrets::scan(&text) };
+            let findings = if claude_code {
+                let release = claude_version.map_or_else(installed, |v| versions::profile_for(v).profile);
+                mneme_secrets::scan_claude_code(&text, release.secret_scanner)
+            } else {
+                mneme_secrets::scan(&text)
+            };
             for f in &findings {
                 println!("{}", f.label);
             }

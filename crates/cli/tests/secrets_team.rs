@@ -57,6 +57,23 @@ fn scan_can_give_claude_codes_exact_verdict() {
     assert_eq!(stdout(&out), "AWS Access Token\n");
 }
 
+#[test]
+fn scan_gives_the_verdict_of_the_release_asked_for() {
+    // Anthropic OAuth tokens are in Claude Code's table from 2.1.234.
+    let text = format!("token: sk-ant-oat01-{}", "Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5Fg0Ae");
+    let old = mneme(&["secrets", "scan", "--claude-code", "--claude-version", "2.1.233"], text.as_bytes());
+    assert_eq!(old.status.code(), Some(0), "{}", String::from_utf8_lossy(&old.stderr));
+    assert!(old.stdout.is_empty());
+    let new = mneme(&["secrets", "scan", "--claude-code", "--claude-version", "2.1.234"], text.as_bytes());
+    assert_eq!(new.status.code(), Some(1));
+    assert_eq!(stdout(&new), "Anthropic OAuth Token\n");
+    // Mneme's own verdict refuses it whatever the release.
+    assert_eq!(stdout(&mneme(&["secrets", "scan"], text.as_bytes())), "Anthropic OAuth Token\n");
+    // A release only means something for Claude Code's verdict.
+    let misused = mneme(&["secrets", "scan", "--claude-version", "2.1.234"], text.as_bytes());
+    assert_eq!(misused.status.code(), Some(2));
+}
+
 fn team_dir() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let team = std::fs::canonicalize(tmp.path()).unwrap().join("memory/team");

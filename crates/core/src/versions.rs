@@ -170,6 +170,32 @@ pub struct RecallSelector {
     pub knowledge_ids: bool,
 }
 
+/// Which secret scanner a release runs (`scanForSecrets`: what it refuses to write into team
+/// memory and leaves out of a push). Named by the first release of each; the rule tables are in
+/// `mneme_secrets::claude_code`, checked against each release's own code by
+/// `crates/secrets/tests/claude_code_oracle.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum SecretScanner {
+    /// Up to 2.1.195: 36 token rules, a private key block among them.
+    #[serde(rename = "2.1.80")]
+    V2_1_80,
+    /// 2.1.196: Google OAuth client secrets, OpenAI's legacy keys and Supabase's two key kinds;
+    /// OpenAI keys of any length around `T3BlbkFJ`; a GCP key may end before any non-key character.
+    #[serde(rename = "2.1.196")]
+    V2_1_196,
+    /// 2.1.232: GitLab's nine other token kinds, and GitLab tokens longer than 20 characters.
+    #[serde(rename = "2.1.232")]
+    V2_1_232,
+    /// 2.1.234: Anthropic OAuth tokens, Slack rotation, workflow and webhook tokens and every
+    /// Slack user token kind; a private key is a BEGIN line, 64 characters, then an END line.
+    #[serde(rename = "2.1.234")]
+    V2_1_234,
+    /// 2.1.323: a private key whose BEGIN or END line was already redacted (`[REDACTED]PRIVATE
+    /// KEY-----`) still counts.
+    #[serde(rename = "2.1.323")]
+    V2_1_323,
+}
+
 /// The behaviours of a range of Claude Code releases that change what Mneme shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -300,6 +326,8 @@ pub struct Profile {
     pub recall_relevance_note: bool,
     /// The recall selector's model, limits and schema.
     pub recall_selector: RecallSelector,
+    /// The secret scanner guarding team memory.
+    pub secret_scanner: SecretScanner,
 }
 
 /// How deep a release's Markdown lexer nests before JavaScript runs out of stack and the file
@@ -433,6 +461,8 @@ pub enum Change {
     RecallRelevanceNote,
     /// The recall selector is asked with another model, limits or schema.
     RecallSelector(RecallSelector),
+    /// The secret scanner changed its rules.
+    SecretScanner(SecretScanner),
 }
 
 impl Change {
@@ -487,6 +517,7 @@ impl Change {
             Change::RecallDialogue => p.recall_dialogue = true,
             Change::RecallRelevanceNote => p.recall_relevance_note = true,
             Change::RecallSelector(selector) => p.recall_selector = selector,
+            Change::SecretScanner(scanner) => p.secret_scanner = scanner,
         }
     }
 }
@@ -537,6 +568,7 @@ pub const BASELINE: Profile = Profile {
     recall_dialogue: false,
     recall_relevance_note: false,
     recall_selector: RECALL_SELECTOR_2_1_80,
+    secret_scanner: SecretScanner::V2_1_80,
 };
 
 /// The recall selector up to 2.1.146.
@@ -576,6 +608,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 160), Change::CwdAsSpelled),
     (ClaudeVersion::new(2, 1, 195), Change::RemoteReadBeforeSettings),
     (ClaudeVersion::new(2, 1, 196), Change::OversizedFilesLeftOut),
+    (ClaudeVersion::new(2, 1, 196), Change::SecretScanner(SecretScanner::V2_1_196)),
     (ClaudeVersion::new(2, 1, 197), Change::RecallSelector(RECALL_SELECTOR_2_1_197)),
     (ClaudeVersion::new(2, 1, 208), Change::MemoryHeadByteCap),
     (ClaudeVersion::new(2, 1, 210), Change::RecallSelector(RECALL_SELECTOR_2_1_210)),
@@ -586,6 +619,8 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 217), Change::MemoryScanSkipsDotEntries),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
+    (ClaudeVersion::new(2, 1, 232), Change::SecretScanner(SecretScanner::V2_1_232)),
+    (ClaudeVersion::new(2, 1, 234), Change::SecretScanner(SecretScanner::V2_1_234)),
     (ClaudeVersion::new(2, 1, 239), Change::FrontmatterAfterBom),
     (ClaudeVersion::new(2, 1, 242), Change::LexesOnlyFilesWithAt),
     (ClaudeVersion::new(2, 1, 246), Change::RepoEnvIgnoresBareMode),
@@ -605,6 +640,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 299), Change::MemoryHeadsDecodeUtf16),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
+    (ClaudeVersion::new(2, 1, 323), Change::SecretScanner(SecretScanner::V2_1_323)),
     (ClaudeVersion::new(2, 1, 326), Change::MemoryScanLinksLast),
     (ClaudeVersion::new(2, 1, 328), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_328)),
     (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),

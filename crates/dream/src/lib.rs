@@ -370,8 +370,9 @@ impl Dreams {
     ) -> Result<Produced, DreamError> {
         let root = with_trailing_slash(&target.memory_dir);
         let team = target.memory_dir.join(mneme_store::memdir::TEAM_DIR).is_dir();
+        let memdir = self.memdir_for_dream(&target.memory_dir);
         let task = AgentTask {
-            system: mneme_agent::prompts::memory_policy(&target.memory_dir, self.memdir_for_dream(&target.memory_dir).type_form()),
+            system: mneme_agent::prompts::memory_policy(&target.memory_dir, memdir.type_form()),
             prompt: prompt::consolidation_prompt(&root, &target.transcript_dir.to_string_lossy(), &prompt::dream_extra(sessions), team),
             policy: Policy::AutoMem { memory_dir: target.memory_dir.clone() },
             max_turns: None,
@@ -379,6 +380,7 @@ impl Dreams {
             label: "auto_dream".into(),
             work_dir: history.dir().join("work"),
             clock: self.clock.clone(),
+            secret_scanner: memdir.release().secret_scanner,
         };
         let outcome = mneme_agent::run_agent(provider, &task, Mode::Stage, cancel)
             .await

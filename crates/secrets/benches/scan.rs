@@ -35,11 +35,12 @@ fn scan_with_secret_200kb(b: Bencher) {
     b.bench(|| mneme_secrets::scan(black_box(&text)));
 }
 
-#[divan::bench]
-fn scan_claude_code_clean_200kb(b: Bencher) {
+/// Claude Code's own check, for 2.1.197's table and the newest.
+#[divan::bench(args = [mneme_secrets::SecretScanner::V2_1_196, mneme_secrets::SecretScanner::V2_1_323])]
+fn scan_claude_code_clean_200kb(b: Bencher, scanner: mneme_secrets::SecretScanner) {
     let text = markdown();
-    let _ = mneme_secrets::scan_claude_code("warm up");
-    b.bench(|| mneme_secrets::scan_claude_code(black_box(&text)));
+    let _ = mneme_secrets::scan_claude_code("warm up", scanner);
+    b.bench(|| mneme_secrets::scan_claude_code(black_box(&text), scanner));
 }
 
 #[divan::bench]

@@ -431,3 +431,42 @@ fn render_members(negated: bool, members: &[Member]) -> String {
     out.push(']');
     out
 }
+
+/// A text as JavaScript counts it, for the rules that count characters of any kind
+/// (`[\s\S-]{64,}?` between a private key's lines): a JavaScript string holds a character outside
+/// the Basic Multilingual Plane as two code units, and a regex without the `u` flag matches each
+/// on its own, so 32 emoji are 64 characters to it. Here each such character is written as two
+/// stand-ins (U+E000, which no rule names), and a match found in this text maps back to the
+/// original as long as it starts and ends next to characters of the original.
+pub struct CodeUnits {
+    /// The text with the stand-ins.
+    pub text: String,
+    /// Where, in `text`, each replaced character's stand-ins end.
+    ends: Vec<usize>,
+}
+
+impl CodeUnits {
+    /// `None` when the text has no character outside the BMP (then it counts the same).
+    pub fn of(original: &str) -> Option<CodeUnits> {
+        if original.chars().all(|c| c.len_utf16() == 1) {
+            return None;
+        }
+        let mut text = String::with_capacity(original.len() + original.len() / 2);
+        let mut ends = Vec::new();
+        for c in original.chars() {
+            if c.len_utf16() == 2 {
+                text.push_str("\u{E000}\u{E000}");
+                ends.push(text.len());
+            } else {
+                text.push(c);
+            }
+        }
+        Some(CodeUnits { text, ends })
+    }
+
+    /// The byte offset in the original text of an offset in `text` that falls between
+    /// characters of the original: each replaced character is 4 bytes there and 6 here.
+    pub fn original_offset(&self, at: usize) -> usize {
+        at - 2 * self.ends.partition_point(|&end| end <= at)
+    }
+}

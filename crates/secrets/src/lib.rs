@@ -1,21 +1,24 @@
 //! The secret scanner that guards team memory (pure: no IO).
 //!
-//! Claude Code 2.1.197 refuses a Write or Edit into the team folder when the content matches
-//! one of its curated gitleaks rules, skips such files when it pushes, and redacts secrets in
-//! text it logs. This crate holds that rule table verbatim (the JavaScript sources, in Claude
-//! Code's order, rewritten for Rust by [`jsregex`] so they match exactly as in JavaScript) and
-//! answers three questions:
+//! Claude Code refuses a Write or Edit into the team folder when the content matches one of its
+//! curated token rules, skips such files when it pushes, and redacts secrets in text it logs.
+//! This crate holds those rule tables verbatim (the JavaScript sources, in Claude Code's order,
+//! rewritten for Rust by [`jsregex`] so they match exactly as in JavaScript) and answers three
+//! questions:
 //!
-//! - [`scan_claude_code`]: what Claude Code's `scanForSecrets` returns, exactly (checked
-//!   against Claude Code's own code on 500 inputs by `tests/claude_code_oracle.rs`).
+//! - [`scan_claude_code`]: what a release's `scanForSecrets` returns, exactly, for each of the
+//!   tables releases have run ([`claude_code`]; checked against each table's releases' own code
+//!   on 7,100 inputs by `tests/claude_code_oracle.rs`).
 //! - [`scan`]: Mneme's verdict, used on every write into team memory: gitleaks' whole default
 //!   rule set with gitleaks' own semantics ([`gitleaks`]: keyword prefilter, entropy floors,
 //!   global and per-rule allowlists), plus Claude Code's matches confirmed by the same floors and
 //!   allowlists (`AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx…`, the Firebase SDK's published keys), plus
 //!   passwords in database connection strings ([`connection`]). Measured per rule on gitleaks'
 //!   own examples by `tests/gitleaks_examples.rs`; the figures are in `docs/team-memory.md`.
-//! - [`redact`]: Claude Code's `redactSecrets`, exactly: every rule, including the
-//!   low-confidence ones, replaced by `[REDACTED]` with quotes kept.
+//! - [`redact`]: Claude Code 2.1.197's `redactSecrets`, exactly: every rule, including the
+//!   low-confidence ones, replaced by `[REDACTED]` with quotes kept. (Later releases rewrote
+//!   redaction around URL credentials and tracked spans; it only shapes their logs, and Mneme
+//!   logs no secrets, so it is not ported.)
 //!
 //! A finding names the rule and its label (`GitHub PAT`), never the secret.
 //!
@@ -23,11 +26,13 @@
 //! again to confirm them. gitleaks' rules run only when one of their keywords occurs (one
 //! Aho-Corasick pass), so clean text (the common case) costs two linear scans.
 
+pub mod claude_code;
 pub mod connection;
 pub mod gitleaks;
 pub mod jsregex;
 pub mod rules;
 
+pub use mneme_core::versions::SecretScanner;
 use regex::{Regex, RegexSet, RegexSetBuilder};
 use rules::{Confidence, CLAUDE_CODE_RULES};
 use serde::Serialize;
@@ -111,6 +116,8 @@ pub fn rule_label(rule_id: &str) -> String {
             "npm" => "NPM".to_string(),
             "pypi" => "PyPI".to_string(),
             "jwt" => "JWT".to_string(),
+            "ci" => "CI".to_string(),
+            "scim" => "SCIM".to_string(),
             "github" => "GitHub".to_string(),
             "gitlab" => "GitLab".to_string(),
             "openai" => "OpenAI".to_string(),
@@ -157,15 +164,6 @@ impl Compiled {
         let confirm = rules::confirm_for(rule.id);
         let allow = confirm.allow.iter().map(|a| Regex::new(a).expect("allowlist compiles")).collect();
         Compiled { rule, engine, confirm, allow }
-    }
-
-    /// JavaScript's `re.test(text)`. A `fancy-regex` backtracking-limit error counts as a
-    /// match: refusing is the safe side for a secret scanner.
-    fn is_match(&self, text: &str) -> bool {
-        match &self.engine {
-            Engine::Plain(r) => r.is_match(text),
-            Engine::Fancy(r) => r.is_match(text).unwrap_or(true),
-        }
     }
 
     /// Calls `f` with (whole match, first non-empty group) for each match, until it says stop.
@@ -223,6 +221,21 @@ impl Compiled {
             format!("{}{quote}[REDACTED]{quote}{}", &whole[..s], &whole[s + r.len()..])
         };
         match &self.engine {
+            // The private key's `[\s\S-]{64,}?` counts as JavaScript does (`CodeUnits`); the
+            // match starts and ends on its ASCII lines, so it maps back.
+            Engine::Plain(re) if self.rule.id == "private-key" && jsregex::CodeUnits::of(text).is_some() => {
+                let units = jsregex::CodeUnits::of(text).expect("checked");
+                let mut out = String::with_capacity(text.len());
+                let mut last = 0;
+                for m in re.find_iter(&units.text) {
+                    let (start, end) = (units.original_offset(m.start()), units.original_offset(m.end()));
+                    out.push_str(&text[last..start]);
+                    out.push_str("[REDACTED]");
+                    last = end;
+                }
+                out.push_str(&text[last..]);
+                out
+            }
             Engine::Plain(re) => {
                 re.replace_all(text, |c: &regex::Captures<'_>| replace(&c[0], c.get(1).map(|m| m.as_str()))).into_owned()
             }
@@ -302,17 +315,11 @@ pub fn scan(content: &str) -> Vec<Finding> {
     rule_ids().filter(|id| fired.contains(id)).map(finding).collect()
 }
 
-/// Exactly Claude Code 2.1.197's `scanForSecrets(content)`: one finding per high-confidence
-/// rule whose regex matches, in table order, with no further filtering.
-pub fn scan_claude_code(content: &str) -> Vec<Finding> {
-    let s = &*SCANNER;
-    let hits = s.set.matches(content);
-    s.high
-        .iter()
-        .enumerate()
-        .filter(|&(k, &i)| hits.matched(k) && (matches!(s.all[i].engine, Engine::Plain(_)) || s.all[i].is_match(content)))
-        .map(|(_, &i)| finding(s.all[i].rule.id))
-        .collect()
+/// Exactly what `scanForSecrets(content)` returns in a Claude Code release running `scanner`
+/// (`Profile::secret_scanner`): one finding per rule whose regex matches, in table order, with
+/// no further filtering ([`claude_code`]).
+pub fn scan_claude_code(content: &str, scanner: SecretScanner) -> Vec<Finding> {
+    claude_code::scan(content, scanner)
 }
 
 /// Exactly Claude Code 2.1.197's `redactSecrets(content)`: each rule of the table in turn
@@ -340,7 +347,7 @@ mod tests {
             let found: Vec<String> = scan(text).into_iter().map(|f| f.label).collect();
             assert!(found.iter().any(|l| l == label), "{text}: {found:?}");
             // Not in 2.1.197's table: its scanner and redaction pass these by.
-            assert!(!scan_claude_code(text).iter().any(|f| f.label == *label), "{text}");
+            assert!(!scan_claude_code(text, SecretScanner::V2_1_196).iter().any(|f| f.label == *label), "{text}");
         }
         // Placeholders and short or low-entropy tails are not secrets.
         for text in ["sk-ant-oat01-xxxxxxxxxxxxxxxxxxxxxxxxxxxx", "sk-ant-oat01-short", "xwfp-aaaaaaaaaaaaaaaaaaaaaaaa", "the xoxe prefix"] {
@@ -357,6 +364,8 @@ mod tests {
         assert_eq!(rule_label("pypi-upload-token"), "PyPI Upload Token");
         assert_eq!(rule_label("connection-string-password"), "Connection String Password");
         assert_eq!(rule_label("loose-jwt"), "Loose JWT");
+        assert_eq!(rule_label("gitlab-scim-oauth-token"), "GitLab SCIM OAuth Token");
+        assert_eq!(rule_label("gitlab-ci-build-token"), "GitLab CI Build Token");
     }
 
     #[test]
@@ -375,7 +384,7 @@ mod tests {
     #[test]
     fn placeholders_claude_code_flags_are_not_findings() {
         for text in ["aws_access_key: AKIAIOSFODNN7EXAMPLE", "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"] {
-            assert!(!scan_claude_code(text).is_empty(), "{text}");
+            assert!(!scan_claude_code(text, SecretScanner::V2_1_196).is_empty(), "{text}");
             assert!(scan(text).is_empty(), "{text}");
         }
     }

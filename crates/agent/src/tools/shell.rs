@@ -409,7 +409,7 @@ mod tests {
         }
         git(&repo, &["init", "-q"]);
         git(&repo, &["commit", "-q", "--allow-empty", "-m", "first"]);
-        let gate = Gate::new(&Policy::AutoMem { memory_dir: memory });
+        let gate = Gate::new(&Policy::AutoMem { memory_dir: memory }, crate::SecretScanner::V2_1_323);
         let tools = Tools::new(repo.clone(), gate, Arc::new(FixedClock::at_unix_secs(1_764_422_207)), work);
         Shell { _tmp: tmp, repo, tools }
     }

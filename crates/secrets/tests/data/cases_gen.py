@@ -136,6 +136,75 @@ cases += [
     "\u3000token\u3000=\u3000" + r(ALNUM, 20),
     "token=\u00a0" + r(ALNUM, 20),
 ]
+# Later releases' rules (2.1.232 on): GitLab's token kinds in their newer form, Slack's rotation,
+# workflow, webhook and other user tokens, Anthropic OAuth tokens inside runs of token
+# characters, and private keys whose BEGIN or END line was already redacted (2.1.324 on).
+W = ALNUM + "_=-"
+later = {
+    "glpat_new": "glpat-" + r(W, 26) + "." + r(az + D, 9),
+    "glpat_long": "glpat-" + r(ALNUM, 24),
+    "glrt": "glrt-" + r(W, 22),
+    "gloas": "gloas-" + r(W, 40),
+    "glptt": "glptt-" + r(W, 20),
+    "glagent": "glagent-" + r(W, 50),
+    "glimt": "glimt-" + r(W, 25),
+    "glsoat": "glsoat-" + r(W, 20),
+    "glcbt": "glcbt-" + r(W, 20),
+    "glft": "glft-" + r(W, 20),
+    "glffct": "glffct-" + r(W, 20),
+    "xoxe_rot": "xoxe.xoxp-1-" + r(ALNUM + "-", 40),
+    "xoxe_1": "xoxe-1-" + r(ALNUM, 30),
+    "xoxa": "xoxa-" + "-".join(r(D, 11) for _ in range(3)) + "-" + r(ALNUM, 30),
+    "xoxr": "xoxr-" + "-".join(r(D, 12) for _ in range(3)) + "-" + r(ALNUM, 28),
+    "xwfp": "xwfp-" + r(ALNUM + "-", 30),
+    "webhook": "https://hooks.slack.com/services/T" + r(AZ + D, 8) + "/B" + r(AZ + D, 8) + "/" + r(ALNUM, 24),
+    "oat": "sk-ant-oat01-" + r(ALNUM + "_-", 40),
+    "ort": "sk-ant-ort01-" + r(ALNUM + "_-", 40),
+}
+for name, tok in later.items():
+    cases += [tok, f'{name.upper()}="{tok}"', f"see {tok} here", tok + "x!"]
+cases += [
+    "glpat-" + r(W, 19),
+    "x" + later["glrt"],
+    "hooks.slack.com/services/" + r(ALNUM, 39),
+    "HOOKS.SLACK.COM/workflows/" + r(ALNUM, 45),
+    "xwfp-" + r(ALNUM, 19),
+    "abc_" + later["oat"],
+    "abc-" + later["oat"],
+    "\\n" + later["oat"],
+    "q\\n" + later["oat"] + "\\r",
+    later["oat"] + "!",
+    later["oat"] + "\u00e9",
+    "sk-ant-oat1-" + r(ALNUM, 30),
+    "sk-ant-oat01-" + r(ALNUM, 19),
+]
+redacted_pems = [
+    f"[REDACTED]PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----",
+    f"[REDACTED-RSA]-BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----",
+    f"[REDACTED] RSA PRIVATE KEY-----\n{body}\n[REDACTED]PRIVATE KEY-----",
+    f"-----BEGIN EC PRIVATE KEY-----\n{body}\n[REDACTED-EC]----END EC PRIVATE KEY-----",
+    f"-----BEGIN PRIVATE KEY-----\n{body}\n[REDACTED]",
+    f"[REDACTED]-- PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----",
+    f"[REDACTED]- PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----",
+    f"[REDACTED]-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----",
+    f"[redacted]private key-----\n{body}\n-----end private key-----",
+    f"[REDACTED]PRIVATE KEY-----\n{body[:50]}\n-----END PRIVATE KEY-----",
+    f"[REDACTED]PRIVATE KEY BLOCK-----\n{body}\n[REDACTED-PGP]PRIVATE KEY BLOCK-----",
+    f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body[:40]}\n-----END OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----",
+    f"[REDACTED-TOOLONGTOOLONGTOOLONGX]PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----",
+    f"-----BEGIN  PRIVATE KEY-----\n{body}\n-----END--PRIVATE KEY-----",
+]
+cases += redacted_pems
+# The span check's edges: exactly 63 and 64 characters between the lines (an emoji is two
+# JavaScript characters), and redaction markers whose captured part holds `--`.
+for gap in ("A" * 63, "A" * 64, "\U0001F600" * 31 + "A", "\U0001F600" * 32, "A" * 62 + "\U0001F600"):
+    cases += [f"-----BEGIN PRIVATE KEY-----{gap}-----END PRIVATE KEY-----"]
+cases += [
+    f"[REDACTED] --PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----",
+    f"[REDACTED] -- RSA PRIVATE KEY-----\n{body}\n[REDACTED]PRIVATE KEY-----",
+    f"-----BEGIN PRIVATE KEY-----\n{body}\n[REDACTED] A--B PRIVATE KEY-----",
+    f"-----BEGIN PRIVATE KEY-----\n{body}\n[REDACTED]-END PRIVATE KEY-----",
+]
 with open("cases.json", "w") as f:
     json.dump(cases, f, ensure_ascii=True, indent=0)
     f.write("\n")

@@ -1,9 +1,10 @@
-// Regenerates claude_code_oracle.json from the real Claude Code binary:
+// Regenerates claude_code_oracle.json from the real Claude Code 2.1.197 binary:
 //   node claude_code_oracle.mjs /path/to/claude > claude_code_oracle.json
 // It cuts the secret scanner module (rule table, scanForSecrets, redactSecrets, the label
 // function) out of the Bun-compiled binary's embedded JavaScript and runs it unchanged on
 // every text of ../../../../testdata/secrets/gitleaks-examples.jsonl plus cases.json, so the
-// Rust port is checked against Claude Code's own code, not a re-reading of it.
+// Rust port is checked against Claude Code's own code, not a re-reading of it. The texts are
+// named by their index in that list; a redacted text by a hash of it.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -45,9 +46,33 @@ const gitleaks = fs
 const extra = JSON.parse(fs.readFileSync(path.join(here, "cases.json"), "utf8"));
 const texts = [...gitleaks, ...extra];
 
-const out = {
-  generatedFrom: "Claude Code 2.1.197 (claude-code-linux-x64), secretScanner module",
-  rules: cc.table.map((r) => ({ id: r.id, source: r.source, flags: r.flags ?? "", confidence: r.confidence, label: cc.label(r.id) })),
-  cases: texts.map((text) => ({ text, scan: cc.scan(text).map((f) => f.ruleId), redact: cc.redact(text) })),
+// FNV-1a (32 bits) of the UTF-8 of a text: the redacted texts are kept as these, which is
+// enough to see that Mneme's redaction gives the same text without vendoring 7,000 of them.
+const fnv = (s) => {
+  let h = 0x811c9dc5;
+  for (const b of Buffer.from(s, "utf8")) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
 };
-process.stdout.write(JSON.stringify(out, null, 1) + "\n");
+const rules = cc.table.map((r) => ({ id: r.id, source: r.source, flags: r.flags ?? "", confidence: r.confidence, label: cc.label(r.id) }));
+const found = texts.flatMap((t, i) => {
+  const ids = cc.scan(t).map((f) => f.ruleId);
+  return ids.length ? [`  "${i}": ${JSON.stringify(ids)}`] : [];
+});
+const redacted = texts.flatMap((t, i) => {
+  const r = cc.redact(t);
+  return r === t ? [] : [`  "${i}": "${fnv(r)}"`];
+});
+process.stdout.write(`{
+ "generatedFrom": "Claude Code 2.1.197 (claude-code-linux-x64), secretScanner module",
+ "texts": ${texts.length},
+ "rules": [
+  ${rules.map((r) => JSON.stringify(r)).join(",\n  ")}
+ ],
+ "found": {
+${found.join(",\n")}
+ },
+ "redacted": {
+${redacted.join(",\n")}
+ }
+}
+`);

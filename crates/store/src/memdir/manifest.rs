@@ -166,7 +166,7 @@ impl Memdir {
             });
         let subfolders = scan.headers.iter().any(|h| h.rel_path.contains('/'));
         // Mneme's walk is the recursive readdir's order (Bun's) when no link is involved.
-        if !saw_links && !(release.memory_scan_links_last && subfolders) {
+        if !(saw_links || release.memory_scan_links_last && subfolders) {
             return Ok(select_for_manifest(scan.headers, release));
         }
         let root = self.real_root()?;
