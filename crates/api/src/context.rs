@@ -49,6 +49,9 @@ pub struct AutoMemoryInfo {
     /// The settings file whose `env` block decided, when one did (a plugin's installer may
     /// have written it): `NAME="value" in the env block of PATH`.
     pub switched_by: Option<String>,
+    /// Why MEMORY.md is not loaded at start although auto memory is on, when that is so (from
+    /// 2.1.198, `CLAUDE_MEMORY_STORES` hands memory to per-turn recall), in a sentence.
+    pub index_skipped: Option<String>,
 }
 
 /// A memory switch a settings file sets for Claude Code through its `env` block.
@@ -75,6 +78,7 @@ const MEMORY_VARIABLES: &[&str] = &[
     "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD",
     "CLAUDE_CODE_DISABLE_ATTACHMENTS",
     "CLAUDE_CONFIG_DIR",
+    "CLAUDE_MEMORY_STORES",
 ];
 
 /// One file in the context, with where it came from.
@@ -234,6 +238,18 @@ impl Mneme {
             AutoMemoryReason::RemoteWithoutStorage => set_by("CLAUDE_CODE_REMOTE"),
             _ => None,
         };
+        // From 2.1.198 memory stores (any non-blank `CLAUDE_MEMORY_STORES`) replace the index
+        // with per-turn recall, as the `tengu_moth_copse` flag does.
+        let index_skipped = (enabled_auto
+            && profile.memory_stores_skip_index
+            && env.var("CLAUDE_MEMORY_STORES").is_some_and(|v| !v.trim().is_empty()))
+        .then(|| {
+            let by = set_by("CLAUDE_MEMORY_STORES").unwrap_or_else(|| "CLAUDE_MEMORY_STORES is set in the environment".to_string());
+            format!(
+                "MEMORY.md is not loaded at start: {by}, so Claude Code {} recalls memories turn by turn instead.",
+                claude_code.version
+            )
+        });
         let amd = paths::resolve_auto_mem_dir_for(env, &settings, &cwd, &profile);
         let canonical = git::find_canonical_git_root(&cwd).unwrap_or_else(|| cwd.clone());
         let entrypoint = amd.dir.join("MEMORY.md");
@@ -244,6 +260,7 @@ impl Mneme {
                 None => why.to_string(),
             },
             switched_by,
+            index_skipped: index_skipped.clone(),
             dir: amd.dir.clone(),
             source: match &amd.source {
                 AutoMemSource::Default => "default".to_string(),
@@ -262,7 +279,7 @@ impl Mneme {
             excludes: settings.claude_md_excludes(),
             additional_dirs: req.add_dirs.iter().map(|d| absolute(&cwd, d)).collect(),
             additional_dirs_claude_md: env.is_truthy("CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD"),
-            auto_mem_entrypoint: enabled_auto.then(|| entrypoint.clone()),
+            auto_mem_entrypoint: (enabled_auto && index_skipped.is_none()).then(|| entrypoint.clone()),
             team_mem_entrypoint: None,
             // `--bare` (CLAUDE_CODE_SIMPLE) skips CLAUDE.md files unless --add-dir was given.
             disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS")

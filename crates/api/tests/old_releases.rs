@@ -286,3 +286,29 @@ fn before_2_1_139_a_new_memory_carries_a_top_level_type() {
     let tabs = fs::read_to_string(t.memdir_for(&repo).join("tabs.md")).unwrap();
     assert_eq!(generation(&tabs), (Some("project"), Generation::TopLevelType), "{tabs}");
 }
+
+#[test]
+fn from_2_1_198_memory_stores_turn_the_index_off() {
+    let t = TestHome::new();
+    let repo = t.git_repo("code/stores");
+    write_file(&t.memdir_for(&repo).join("MEMORY.md"), "- STORES-INDEX-LINE\n");
+    write_file(&t.config_home().join("settings.json"), r#"{"env": {"CLAUDE_MEMORY_STORES": "[]"}}"#);
+    let m = mneme(&t);
+
+    let old = m.context(&at(repo.clone(), 197)).unwrap();
+    assert!(old.block.contains("STORES-INDEX-LINE"), "{}", old.block);
+    assert_eq!(old.auto_memory.index_skipped, None);
+
+    let new = m.context(&at(repo.clone(), 198)).unwrap();
+    assert!(!new.block.contains("STORES-INDEX-LINE"), "{}", new.block);
+    assert!(new.auto_memory.enabled, "auto memory itself stays on");
+    let why = new.auto_memory.index_skipped.expect("says why the index is missing");
+    assert!(why.contains("CLAUDE_MEMORY_STORES") && why.contains("settings.json") && why.contains("2.1.198"), "{why}");
+    assert!(new.env_from_settings.iter().any(|e| e.name == "CLAUDE_MEMORY_STORES"));
+
+    // Blanks are no stores.
+    write_file(&t.config_home().join("settings.json"), r#"{"env": {"CLAUDE_MEMORY_STORES": "  "}}"#);
+    let blank = m.context(&at(repo.clone(), 332)).unwrap();
+    assert!(blank.block.contains("STORES-INDEX-LINE"), "{}", blank.block);
+    assert_eq!(blank.auto_memory.index_skipped, None);
+}

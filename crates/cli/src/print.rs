@@ -48,6 +48,9 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
         other => format!("autoMemoryDirectory in {}", other.trim_start_matches("setting:")),
     };
     println!("  folder: {} ({from})", a.dir.display());
+    if let Some(why) = &a.index_skipped {
+        println!("  {why}");
+    }
     if a.source == "setting:projectSettings" {
         println!("  note: this repository's .claude/settings.json chose that folder; Claude Code honours it in a trusted folder.");
     }

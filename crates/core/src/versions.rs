@@ -328,6 +328,10 @@ pub struct Profile {
     pub recall_selector: RecallSelector,
     /// The secret scanner guarding team memory.
     pub secret_scanner: SecretScanner,
+    /// With `CLAUDE_MEMORY_STORES` set to anything but blanks (from the shell or a settings
+    /// file's `env` block), MEMORY.md is not loaded at start: Claude Code recalls memories turn
+    /// by turn instead, as its `tengu_moth_copse` flag makes it do. Older releases load it.
+    pub memory_stores_skip_index: bool,
 }
 
 /// How deep a release's Markdown lexer nests before JavaScript runs out of stack and the file
@@ -463,6 +467,8 @@ pub enum Change {
     RecallSelector(RecallSelector),
     /// The secret scanner changed its rules.
     SecretScanner(SecretScanner),
+    /// `CLAUDE_MEMORY_STORES` turns the MEMORY.md index off.
+    MemoryStoresSkipIndex,
 }
 
 impl Change {
@@ -518,6 +524,7 @@ impl Change {
             Change::RecallRelevanceNote => p.recall_relevance_note = true,
             Change::RecallSelector(selector) => p.recall_selector = selector,
             Change::SecretScanner(scanner) => p.secret_scanner = scanner,
+            Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
         }
     }
 }
@@ -569,6 +576,7 @@ pub const BASELINE: Profile = Profile {
     recall_relevance_note: false,
     recall_selector: RECALL_SELECTOR_2_1_80,
     secret_scanner: SecretScanner::V2_1_80,
+    memory_stores_skip_index: false,
 };
 
 /// The recall selector up to 2.1.146.
@@ -610,6 +618,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 196), Change::OversizedFilesLeftOut),
     (ClaudeVersion::new(2, 1, 196), Change::SecretScanner(SecretScanner::V2_1_196)),
     (ClaudeVersion::new(2, 1, 197), Change::RecallSelector(RECALL_SELECTOR_2_1_197)),
+    (ClaudeVersion::new(2, 1, 198), Change::MemoryStoresSkipIndex),
     (ClaudeVersion::new(2, 1, 208), Change::MemoryHeadByteCap),
     (ClaudeVersion::new(2, 1, 210), Change::RecallSelector(RECALL_SELECTOR_2_1_210)),
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),

@@ -4,7 +4,8 @@
 //! # What Claude Code 2.1.197 does (read from the binary, which wins over the 2.1.88 source)
 //!
 //! Recall runs once per user turn when auto memory is on and the `tengu_moth_copse` flag is on
-//! (off by default, and it replaces the `MEMORY.md` index when on). The prompt is the text of the
+//! (off by default, and it replaces the `MEMORY.md` index when on; from 2.1.198 a non-blank
+//! `CLAUDE_MEMORY_STORES` turns it on too, `Profile::memory_stores_skip_index`). The prompt is the text of the
 //! last non-meta user message; recall is skipped when it is empty or one word
 //! ([`should_recall`]), and when the memories surfaced so far in the conversation add up to
 //! [`MAX_SESSION_BYTES`] UTF-16 units.

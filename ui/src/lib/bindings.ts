@@ -326,6 +326,11 @@ export type AutoMemoryInfo = {
 	 *  have written it): `NAME="value" in the env block of PATH`.
 	 */
 	switchedBy: string | null,
+	/**
+	 *  Why MEMORY.md is not loaded at start although auto memory is on, when that is so (from
+	 *  2.1.198, `CLAUDE_MEMORY_STORES` hands memory to per-turn recall), in a sentence.
+	 */
+	indexSkipped: string | null,
 };
 
 /**
