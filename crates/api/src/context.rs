@@ -49,9 +49,11 @@ pub struct AutoMemoryInfo {
     /// The settings file whose `env` block decided, when one did (a plugin's installer may
     /// have written it): `NAME="value" in the env block of PATH`.
     pub switched_by: Option<String>,
-    /// Why MEMORY.md is not loaded at start although auto memory is on, when that is so (from
-    /// 2.1.198, `CLAUDE_MEMORY_STORES` hands memory to per-turn recall), in a sentence.
-    pub index_skipped: Option<String>,
+    /// Why the index Claude Code loads at start is not MEMORY.md's text although auto memory is
+    /// on, when that is so, in a sentence: from 2.1.198 `CLAUDE_MEMORY_STORES` hands memory to
+    /// per-turn recall and no index loads; from 2.1.122 `CLAUDE_COWORK_MEMORY_INDEX_CONTENT` is
+    /// the index instead of the file.
+    pub index_note: Option<String>,
 }
 
 /// A memory switch a settings file sets for Claude Code through its `env` block.
@@ -79,6 +81,7 @@ const MEMORY_VARIABLES: &[&str] = &[
     "CLAUDE_CODE_DISABLE_ATTACHMENTS",
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_MEMORY_STORES",
+    "CLAUDE_COWORK_MEMORY_INDEX_CONTENT",
 ];
 
 /// One file in the context, with where it came from.
@@ -240,15 +243,33 @@ impl Mneme {
         };
         // From 2.1.198 memory stores (any non-blank `CLAUDE_MEMORY_STORES`) replace the index
         // with per-turn recall, as the `tengu_moth_copse` flag does.
-        let index_skipped = (enabled_auto
+        let skips_index = enabled_auto
             && profile.memory_stores_skip_index
-            && env.var("CLAUDE_MEMORY_STORES").is_some_and(|v| !v.trim().is_empty()))
-        .then(|| {
-            let by = set_by("CLAUDE_MEMORY_STORES").unwrap_or_else(|| "CLAUDE_MEMORY_STORES is set in the environment".to_string());
+            && env.var("CLAUDE_MEMORY_STORES").is_some_and(|v| !v.trim().is_empty());
+        // Where a variable comes from, without its value (these two may hold a whole index).
+        let set_in = |name: &str| match overrides.iter().find(|o| o.name == name) {
+            Some(o) => format!("in the env block of {}", settings::shown_path(&self.env, &o.path)),
+            None => "in the environment".to_string(),
+        };
+        let index_skipped = skips_index.then(|| {
             format!(
-                "MEMORY.md is not loaded at start: {by}, so Claude Code {} recalls memories turn by turn instead.",
+                "MEMORY.md is not loaded at start: CLAUDE_MEMORY_STORES is set ({}), so Claude Code {} recalls memories turn by turn instead.",
+                set_in("CLAUDE_MEMORY_STORES"),
                 claude_code.version
             )
+        });
+        // From 2.1.122 a host (Claude's desktop app's cowork mode) may hand the index over as
+        // text; an empty value means none.
+        let given_index = env.var("CLAUDE_COWORK_MEMORY_INDEX_CONTENT").filter(|_| enabled_auto && profile.memory_index_from_env);
+        let index_note = index_skipped.or_else(|| {
+            given_index.map(|text| {
+                let at = set_in("CLAUDE_COWORK_MEMORY_INDEX_CONTENT");
+                if text.is_empty() {
+                    format!("No index is loaded at start: CLAUDE_COWORK_MEMORY_INDEX_CONTENT is set and empty ({at}).")
+                } else {
+                    format!("Claude Code loads the text of CLAUDE_COWORK_MEMORY_INDEX_CONTENT ({at}) as the index, not MEMORY.md on disk.")
+                }
+            })
         });
         let amd = paths::resolve_auto_mem_dir_for(env, &settings, &cwd, &profile);
         let canonical = git::find_canonical_git_root(&cwd).unwrap_or_else(|| cwd.clone());
@@ -260,7 +281,7 @@ impl Mneme {
                 None => why.to_string(),
             },
             switched_by,
-            index_skipped: index_skipped.clone(),
+            index_note: index_note.clone(),
             dir: amd.dir.clone(),
             source: match &amd.source {
                 AutoMemSource::Default => "default".to_string(),
@@ -279,7 +300,8 @@ impl Mneme {
             excludes: settings.claude_md_excludes(),
             additional_dirs: req.add_dirs.iter().map(|d| absolute(&cwd, d)).collect(),
             additional_dirs_claude_md: env.is_truthy("CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD"),
-            auto_mem_entrypoint: (enabled_auto && index_skipped.is_none()).then(|| entrypoint.clone()),
+            auto_mem_entrypoint: (enabled_auto && !skips_index).then(|| entrypoint.clone()),
+            auto_mem_content: given_index.map(str::to_string),
             team_mem_entrypoint: None,
             // `--bare` (CLAUDE_CODE_SIMPLE) skips CLAUDE.md files unless --add-dir was given.
             disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS")

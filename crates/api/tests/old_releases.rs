@@ -297,12 +297,12 @@ fn from_2_1_198_memory_stores_turn_the_index_off() {
 
     let old = m.context(&at(repo.clone(), 197)).unwrap();
     assert!(old.block.contains("STORES-INDEX-LINE"), "{}", old.block);
-    assert_eq!(old.auto_memory.index_skipped, None);
+    assert_eq!(old.auto_memory.index_note, None);
 
     let new = m.context(&at(repo.clone(), 198)).unwrap();
     assert!(!new.block.contains("STORES-INDEX-LINE"), "{}", new.block);
     assert!(new.auto_memory.enabled, "auto memory itself stays on");
-    let why = new.auto_memory.index_skipped.expect("says why the index is missing");
+    let why = new.auto_memory.index_note.expect("says why the index is missing");
     assert!(why.contains("CLAUDE_MEMORY_STORES") && why.contains("settings.json") && why.contains("2.1.198"), "{why}");
     assert!(new.env_from_settings.iter().any(|e| e.name == "CLAUDE_MEMORY_STORES"));
 
@@ -310,5 +310,39 @@ fn from_2_1_198_memory_stores_turn_the_index_off() {
     write_file(&t.config_home().join("settings.json"), r#"{"env": {"CLAUDE_MEMORY_STORES": "  "}}"#);
     let blank = m.context(&at(repo.clone(), 332)).unwrap();
     assert!(blank.block.contains("STORES-INDEX-LINE"), "{}", blank.block);
-    assert_eq!(blank.auto_memory.index_skipped, None);
+    assert_eq!(blank.auto_memory.index_note, None);
+}
+
+#[test]
+fn from_2_1_122_a_host_can_hand_the_index_over_as_text() {
+    let t = TestHome::new();
+    let repo = t.git_repo("code/cowork");
+    write_file(&t.memdir_for(&repo).join("MEMORY.md"), "- FILE-INDEX-LINE\n");
+    let settings = t.config_home().join("settings.json");
+    write_file(&settings, r#"{"env": {"CLAUDE_COWORK_MEMORY_INDEX_CONTENT": "---\nname: kept\n---\nGIVEN-INDEX\n<!-- kept -->\n"}}"#);
+    let m = mneme(&t);
+
+    let old = m.context(&at(repo.clone(), 121)).unwrap();
+    assert!(old.block.contains("FILE-INDEX-LINE") && !old.block.contains("GIVEN-INDEX"), "{}", old.block);
+    assert_eq!(old.auto_memory.index_note, None);
+
+    let new = m.context(&at(repo.clone(), 122)).unwrap();
+    assert!(!new.block.contains("FILE-INDEX-LINE"), "{}", new.block);
+    // Taken as it is: the frontmatter and the comment stay.
+    assert!(new.block.contains("---\nname: kept\n---\nGIVEN-INDEX\n<!-- kept -->"), "{}", new.block);
+    let note = new.auto_memory.index_note.expect("says where the index comes from");
+    assert!(note.contains("CLAUDE_COWORK_MEMORY_INDEX_CONTENT") && note.contains("settings.json"), "{note}");
+    assert!(!note.contains("GIVEN-INDEX"), "the note does not repeat the text: {note}");
+
+    // An empty value loads no index at all.
+    write_file(&settings, r#"{"env": {"CLAUDE_COWORK_MEMORY_INDEX_CONTENT": ""}}"#);
+    let empty = m.context(&at(repo.clone(), 332)).unwrap();
+    assert!(!empty.block.contains("FILE-INDEX-LINE") && !empty.block.contains("MEMORY.md"), "{}", empty.block);
+    assert!(empty.auto_memory.index_note.is_some_and(|n| n.contains("empty")));
+
+    // Memory stores win: no index, whatever the host gave.
+    write_file(&settings, r#"{"env": {"CLAUDE_COWORK_MEMORY_INDEX_CONTENT": "GIVEN-INDEX", "CLAUDE_MEMORY_STORES": "[]"}}"#);
+    let stores = m.context(&at(repo.clone(), 332)).unwrap();
+    assert!(!stores.block.contains("GIVEN-INDEX"), "{}", stores.block);
+    assert!(stores.auto_memory.index_note.is_some_and(|n| n.contains("CLAUDE_MEMORY_STORES")));
 }

@@ -66,6 +66,11 @@ pub struct LoadOptions {
     pub additional_dirs_claude_md: bool,
     /// `<auto-memory dir>/MEMORY.md`; `None` when auto memory is off.
     pub auto_mem_entrypoint: Option<PathBuf>,
+    /// What stands in for that file's text, when something does: from 2.1.122 the value of
+    /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT` (an empty value means no index at all). It is
+    /// truncated like the file but otherwise taken as it is: no frontmatter or comments
+    /// stripped.
+    pub auto_mem_content: Option<String>,
     /// The team memory `MEMORY.md`; `None` when team memory is off.
     pub team_mem_entrypoint: Option<PathBuf>,
     /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS`.
@@ -92,6 +97,7 @@ impl LoadOptions {
             additional_dirs: Vec::new(),
             additional_dirs_claude_md: false,
             auto_mem_entrypoint: None,
+            auto_mem_content: None,
             team_mem_entrypoint: None,
             disabled: false,
             profile,

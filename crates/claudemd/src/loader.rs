@@ -5,7 +5,7 @@ use crate::content::{self, ParseFailure, Truncation};
 use crate::exclude::Excludes;
 use crate::paths::{self, path_str};
 use crate::{AgentsMd, ConditionalRule, Context, HookContext, LoadOptions, LoadedFile, SkipReason, SkippedFile};
-use mneme_core::text::{estimate_tokens, js_trim, utf16_len};
+use mneme_core::text::{estimate_tokens, js_trim, truncate_entrypoint_with, utf16_len};
 use mneme_core::Layer;
 use mneme_core::versions::Runtime;
 use std::collections::HashSet;
@@ -671,9 +671,12 @@ fn load_uncached(opts: &LoadOptions) -> Context {
 
     for (entrypoint, layer) in [(&opts.auto_mem_entrypoint, Layer::AutoMem), (&opts.team_mem_entrypoint, Layer::TeamMem)] {
         let Some(entrypoint) = entrypoint else { continue };
-        if let Some(f) = w.memory_index(&path_str(entrypoint), layer, &mut processed) {
-            files.push(f);
-        }
+        let given = if layer == Layer::AutoMem { opts.auto_mem_content.as_deref() } else { None };
+        let index = match given {
+            Some(text) => w.given_memory_index(&path_str(entrypoint), text, &mut processed),
+            None => w.memory_index(&path_str(entrypoint), layer, &mut processed),
+        };
+        files.extend(index);
     }
 
     let mut looked_in = w.looked_in;
@@ -682,6 +685,37 @@ fn load_uncached(opts: &LoadOptions) -> Context {
 }
 
 impl Walker {
+    /// The auto-memory index given as text instead of read from `path` (see
+    /// [`LoadOptions::auto_mem_content`]): nothing for an empty text, else the text truncated
+    /// as MEMORY.md is, under the file's path, whether or not the file exists.
+    fn given_memory_index(&mut self, path: &str, text: &str, processed: &mut Processed) -> Option<LoadedFile> {
+        if text.is_empty() {
+            return None;
+        }
+        let given_bytes = text.len();
+        let unified;
+        let text = if self.profile.memory_index_crlf_to_lf && text.contains("\r\n") {
+            unified = text.replace("\r\n", "\n");
+            unified.as_str()
+        } else {
+            text
+        };
+        let t = truncate_entrypoint_with(text, self.profile.truncation_note);
+        let truncated = t.was_truncated();
+        let normalized = paths::normalize(path);
+        if processed.contains(&normalized) {
+            self.skip(path, Layer::AutoMem, None, SkipReason::AlreadyLoaded);
+            return None;
+        }
+        processed.insert(normalized);
+        if t.content.is_empty() {
+            self.skip(path, Layer::AutoMem, None, SkipReason::Empty);
+            return None;
+        }
+        let parsed = content::Parsed { content: t.content, globs: None, content_differs_from_disk: true, truncated, include_paths: Vec::new() };
+        Some(loaded(path, Layer::AutoMem, None, false, given_bytes, parsed))
+    }
+
     /// MEMORY.md (auto or team memory): read without include processing, frontmatter and
     /// comments stripped, truncated; added unless its path was already loaded.
     fn memory_index(&mut self, path: &str, layer: Layer, processed: &mut Processed) -> Option<LoadedFile> {

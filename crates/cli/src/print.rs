@@ -48,7 +48,7 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
         other => format!("autoMemoryDirectory in {}", other.trim_start_matches("setting:")),
     };
     println!("  folder: {} ({from})", a.dir.display());
-    if let Some(why) = &a.index_skipped {
+    if let Some(why) = &a.index_note {
         println!("  {why}");
     }
     if a.source == "setting:projectSettings" {

@@ -328,6 +328,10 @@ pub struct Profile {
     pub recall_selector: RecallSelector,
     /// The secret scanner guarding team memory.
     pub secret_scanner: SecretScanner,
+    /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT`, when set (from the shell or a settings file's
+    /// `env` block), is the auto-memory index instead of MEMORY.md's text: truncated as the file
+    /// is, nothing else done to it, and an empty value loads no index. Older releases ignore it.
+    pub memory_index_from_env: bool,
     /// With `CLAUDE_MEMORY_STORES` set to anything but blanks (from the shell or a settings
     /// file's `env` block), MEMORY.md is not loaded at start: Claude Code recalls memories turn
     /// by turn instead, as its `tengu_moth_copse` flag makes it do. Older releases load it.
@@ -469,6 +473,8 @@ pub enum Change {
     SecretScanner(SecretScanner),
     /// `CLAUDE_MEMORY_STORES` turns the MEMORY.md index off.
     MemoryStoresSkipIndex,
+    /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT` stands in for MEMORY.md.
+    MemoryIndexFromEnv,
 }
 
 impl Change {
@@ -525,6 +531,7 @@ impl Change {
             Change::RecallSelector(selector) => p.recall_selector = selector,
             Change::SecretScanner(scanner) => p.secret_scanner = scanner,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
+            Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
         }
     }
 }
@@ -577,6 +584,7 @@ pub const BASELINE: Profile = Profile {
     recall_selector: RECALL_SELECTOR_2_1_80,
     secret_scanner: SecretScanner::V2_1_80,
     memory_stores_skip_index: false,
+    memory_index_from_env: false,
 };
 
 /// The recall selector up to 2.1.146.
@@ -606,6 +614,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 91), Change::RecallDialogue),
     (ClaudeVersion::new(2, 1, 113), Change::BunBinary),
     (ClaudeVersion::new(2, 1, 121), Change::MemoryDirFromUserLevelOnly),
+    (ClaudeVersion::new(2, 1, 122), Change::MemoryIndexFromEnv),
     (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
     (ClaudeVersion::new(2, 1, 139), Change::MemoryTypeInMetadata),
     (ClaudeVersion::new(2, 1, 139), Change::ManifestTextDescriptions),

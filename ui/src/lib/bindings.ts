@@ -327,10 +327,12 @@ export type AutoMemoryInfo = {
 	 */
 	switchedBy: string | null,
 	/**
-	 *  Why MEMORY.md is not loaded at start although auto memory is on, when that is so (from
-	 *  2.1.198, `CLAUDE_MEMORY_STORES` hands memory to per-turn recall), in a sentence.
+	 *  Why the index Claude Code loads at start is not MEMORY.md's text although auto memory is
+	 *  on, when that is so, in a sentence: from 2.1.198 `CLAUDE_MEMORY_STORES` hands memory to
+	 *  per-turn recall and no index loads; from 2.1.122 `CLAUDE_COWORK_MEMORY_INDEX_CONTENT` is
+	 *  the index instead of the file.
 	 */
-	indexSkipped: string | null,
+	indexNote: string | null,
 };
 
 /**
