@@ -258,14 +258,14 @@ mod tests {
 
     #[test]
     fn team_writes_answer_to_the_releases_own_scanner() {
-        // A key block whose BEGIN line was already redacted: only 2.1.323's scanner (and later)
-        // calls it a private key, and gitleaks' rule needs the BEGIN line.
-        let content = format!("[REDACTED]PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n", "Mq3x".repeat(20));
-        let team = PathBuf::from(format!("{MEM}/team/keys.md"));
+        // A placeholder OAuth token: Mneme's own verdict passes it (too little entropy to be a
+        // token), Claude Code refuses it from 2.1.234, whose table has the rule; 2.1.232's has not.
+        let content = format!("oauth: sk-ant-oat01-{}\n", "x".repeat(30));
+        let team = PathBuf::from(format!("{MEM}/team/auth.md"));
         let policy = Policy::AutoMem { memory_dir: PathBuf::from(MEM) };
-        let refusal = Gate::new(&policy, SecretScanner::V2_1_323).team_secret_refusal(&team, &content);
-        assert!(refusal.is_some_and(|r| r.contains("Private Key")));
-        assert_eq!(Gate::new(&policy, SecretScanner::V2_1_234).team_secret_refusal(&team, &content), None);
+        let refusal = Gate::new(&policy, SecretScanner::V2_1_234).team_secret_refusal(&team, &content);
+        assert!(refusal.is_some_and(|r| r.contains("Anthropic OAuth Token")));
+        assert_eq!(Gate::new(&policy, SecretScanner::V2_1_232).team_secret_refusal(&team, &content), None);
     }
 
     #[test]

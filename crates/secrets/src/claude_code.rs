@@ -148,11 +148,67 @@ pub fn scan(content: &str, scanner: SecretScanner) -> Vec<Finding> {
     found
 }
 
+/// The rules of a table that match where `keep(rule id, secret)` agrees for at least one match
+/// (the secret: the first non-empty capture group, else the whole match), in table order, then
+/// the private key when the table checks it apart (`keep(id, "")`). Mneme's own verdict uses
+/// this to hold Claude Code's matches to gitleaks' placeholder filters.
+pub(crate) fn kept_matches(content: &str, scanner: SecretScanner, keep: impl Fn(&str, &str) -> bool) -> Vec<&'static str> {
+    let table = compiled(scanner);
+    let hits = table.set.matches(content);
+    let mut kept: Vec<&'static str> = Vec::new();
+    for (k, (rule, fancy)) in table.rules.iter().enumerate() {
+        if !hits.matched(k) && rule.id != "private-key" {
+            continue;
+        }
+        if rule.id == "private-key" {
+            // Counted as JavaScript counts (see `scan`); the block itself is the secret.
+            let text = CodeUnits::of(content).map(|u| u.text);
+            if PRIVATE_KEY_RULE.is_match(text.as_deref().unwrap_or(content)) && keep(rule.id, "") {
+                kept.push(rule.id);
+            }
+            continue;
+        }
+        let secret_of = |groups: &mut dyn Iterator<Item = Option<&str>>| -> Option<String> {
+            let whole = groups.next().flatten()?;
+            Some(groups.flatten().find(|g| !g.is_empty()).unwrap_or(whole).to_string())
+        };
+        let found = match fancy {
+            Some(re) => re.captures_iter(content).any(|c| match c {
+                Ok(c) => secret_of(&mut c.iter().map(|m| m.map(|m| m.as_str()))).is_some_and(|s| keep(rule.id, &s)),
+                // A backtracking limit: refusing is the safe side.
+                Err(_) => true,
+            }),
+            None => table.plain(k).captures_iter(content).any(|c| {
+                secret_of(&mut c.iter().map(|m| m.map(|m| m.as_str()))).is_some_and(|s| keep(rule.id, &s))
+            }),
+        };
+        if found {
+            kept.push(rule.id);
+        }
+    }
+    let check = private_key_check(scanner);
+    if check != PrivateKeyCheck::Rule && has_private_key_span(content, check == PrivateKeyCheck::SpanAfterRedaction) && keep("private-key", "") {
+        kept.push("private-key");
+    }
+    kept
+}
+
 /// A table ready to run: one prefilter per rule (exact for the rules without lookarounds, which
 /// are the others' `fancy-regex`) in a set, so clean text costs one pass.
 struct Compiled {
     rules: Vec<(&'static TokenRule, Option<fancy_regex::Regex>)>,
     set: RegexSet,
+    /// Each plain rule on its own, compiled the first time a text needs its matches.
+    plain: Vec<OnceLock<Regex>>,
+}
+
+impl Compiled {
+    fn plain(&self, k: usize) -> &Regex {
+        self.plain[k].get_or_init(|| {
+            let r = self.rules[k].0;
+            Regex::new(&jsregex::translate(r.source, r.flags, Target::Prefilter).expect("rule translates")).expect("rule compiles")
+        })
+    }
 }
 
 fn compiled(scanner: SecretScanner) -> &'static Compiled {
@@ -170,7 +226,8 @@ fn compiled(scanner: SecretScanner) -> &'static Compiled {
         let patterns = rules.iter().map(|(r, _)| jsregex::translate(r.source, r.flags, Target::Prefilter).expect("rule translates"));
         // The counted repetitions ({50,1000}, {70,400}, …) make a large automaton; allow it.
         let set = RegexSetBuilder::new(patterns).size_limit(64 << 20).build().expect("rule set compiles");
-        Compiled { rules, set }
+        let plain = rules.iter().map(|_| OnceLock::new()).collect();
+        Compiled { rules, set, plain }
     })
 }
 

@@ -11,8 +11,9 @@
 //!   on 7,100 inputs by `tests/claude_code_oracle.rs`).
 //! - [`scan`]: Mneme's verdict, used on every write into team memory: gitleaks' whole default
 //!   rule set with gitleaks' own semantics ([`gitleaks`]: keyword prefilter, entropy floors,
-//!   global and per-rule allowlists), plus Claude Code's matches confirmed by the same floors and
-//!   allowlists (`AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx…`, the Firebase SDK's published keys), plus
+//!   global and per-rule allowlists), plus the newest Claude Code table's matches confirmed by
+//!   the same floors and allowlists (so it refuses all Claude Code refuses but placeholders such
+//!   as `AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx…` and the Firebase SDK's published keys), plus
 //!   passwords in database connection strings ([`connection`]). Measured per rule on gitleaks'
 //!   own examples by `tests/gitleaks_examples.rs`; the figures are in `docs/team-memory.md`.
 //! - [`redact`]: Claude Code 2.1.197's `redactSecrets`, exactly: every rule, including the
@@ -33,8 +34,8 @@ pub mod jsregex;
 pub mod rules;
 
 pub use mneme_core::versions::SecretScanner;
-use regex::{Regex, RegexSet, RegexSetBuilder};
-use rules::{Confidence, CLAUDE_CODE_RULES};
+use regex::{Regex, RegexSet};
+use rules::CLAUDE_CODE_RULES;
 use serde::Serialize;
 use std::sync::LazyLock;
 
@@ -84,17 +85,15 @@ pub const OMITTED_RULES: &[(&str, &str)] = &[
     ("pkcs12-file", "matches a file name (.p12, .pfx), not content"),
 ];
 
-/// The ids [`scan`] refuses content for, each once: Claude Code 2.1.197's high-confidence rules,
-/// then gitleaks' rules (less [`OMITTED_RULES`]), then the rules later releases added
-/// ([`rules::LATER_CLAUDE_CODE_RULES`]), then [`connection::RULE_ID`].
+/// The ids [`scan`] refuses content for, each once: the newest Claude Code's token rules and its
+/// private-key check, then gitleaks' rules (less [`OMITTED_RULES`]), then
+/// [`connection::RULE_ID`].
 pub fn rule_ids() -> impl Iterator<Item = &'static str> {
     let mut seen = std::collections::HashSet::new();
-    CLAUDE_CODE_RULES
-        .iter()
-        .filter(|r| r.confidence == Confidence::High)
+    claude_code::token_rules(newest_table())
         .map(|r| r.id)
+        .chain(std::iter::once("private-key"))
         .chain(gitleaks::gitleaks().rules().iter().map(|r| r.id.as_str()))
-        .chain(rules::LATER_CLAUDE_CODE_RULES.iter().map(|(r, _)| r.id))
         .filter(|id| !OMITTED_RULES.iter().any(|(o, _)| o == id))
         .chain(std::iter::once(connection::RULE_ID))
         .filter(move |id| seen.insert(*id))
@@ -148,8 +147,6 @@ enum Engine {
 struct Compiled {
     rule: &'static rules::CcRule,
     engine: Engine,
-    confirm: rules::Confirm,
-    allow: Vec<Regex>,
 }
 
 impl Compiled {
@@ -161,42 +158,7 @@ impl Compiled {
             let p = jsregex::translate(rule.source, rule.flags, jsregex::Target::Prefilter).expect("rule translates");
             Engine::Plain(Regex::new(&p).expect("rule compiles"))
         };
-        let confirm = rules::confirm_for(rule.id);
-        let allow = confirm.allow.iter().map(|a| Regex::new(a).expect("allowlist compiles")).collect();
-        Compiled { rule, engine, confirm, allow }
-    }
-
-    /// Calls `f` with (whole match, first non-empty group) for each match, until it says stop.
-    fn any_match(&self, text: &str, mut f: impl FnMut(&str) -> bool) -> bool {
-        let secret_of = |groups: Vec<Option<&str>>| -> Option<String> {
-            let whole = groups.first().copied().flatten()?;
-            Some(groups.iter().skip(1).flatten().find(|g| !g.is_empty()).copied().unwrap_or(whole).to_string())
-        };
-        match &self.engine {
-            Engine::Plain(r) => r.captures_iter(text).any(|c| {
-                let groups = c.iter().map(|m| m.map(|m| m.as_str())).collect();
-                secret_of(groups).is_some_and(|s| f(&s))
-            }),
-            Engine::Fancy(r) => r.captures_iter(text).any(|c| match c {
-                Ok(c) => {
-                    let groups = c.iter().map(|m| m.map(|m| m.as_str())).collect();
-                    secret_of(groups).is_some_and(|s| f(&s))
-                }
-                Err(_) => true,
-            }),
-        }
-    }
-
-    /// Whether gitleaks' filters for this rule keep the secret.
-    fn confirmed(&self, secret: &str) -> bool {
-        if self.confirm.entropy.is_some_and(|floor| rules::shannon_entropy(secret) <= floor) {
-            return false;
-        }
-        if self.allow.iter().any(|a| a.is_match(secret)) || GLOBAL_ALLOW.is_match(secret) {
-            return false;
-        }
-        let lower = secret.to_lowercase();
-        !rules::GLOBAL_STOPWORDS.iter().any(|w| lower.contains(w))
+        Compiled { rule, engine }
     }
 
     /// JavaScript's `text.replace(re_g, callback)` with `redactSecrets`' callback.
@@ -248,65 +210,60 @@ impl Compiled {
     }
 }
 
+/// 2.1.197's whole table (low-confidence rules too), for [`redact`].
 struct Scanner {
-    /// Every rule of Claude Code's table, in order.
     all: Vec<Compiled>,
-    /// [`rules::LATER_CLAUDE_CODE_RULES`], each with the literal it needs.
-    later: Vec<(Compiled, &'static str)>,
-    /// Indices into `all` of the high-confidence rules, in order.
-    high: Vec<usize>,
-    /// One prefilter per high rule (same order), then the connection-string rule.
-    set: RegexSet,
 }
 
 static GLOBAL_ALLOW: LazyLock<RegexSet> =
     LazyLock::new(|| RegexSet::new(rules::GLOBAL_ALLOW).expect("gitleaks' global allowlist compiles"));
 
-static SCANNER: LazyLock<Scanner> = LazyLock::new(|| {
-    let all: Vec<Compiled> = CLAUDE_CODE_RULES.iter().map(Compiled::new).collect();
-    let high: Vec<usize> = (0..all.len()).filter(|&i| all[i].rule.confidence == Confidence::High).collect();
-    let mut patterns: Vec<String> = high
-        .iter()
-        .map(|&i| {
-            let r = all[i].rule;
-            jsregex::translate(r.source, r.flags, jsregex::Target::Prefilter).expect("rule translates")
-        })
-        .collect();
-    patterns.push(connection::PATTERN.to_string());
-    // The counted repetitions ({50,1000}, {70,400}, …) make a large automaton; allow it.
-    let set = RegexSetBuilder::new(&patterns).size_limit(64 << 20).build().expect("prefilter set compiles");
-    let later = rules::LATER_CLAUDE_CODE_RULES.iter().map(|(rule, needs)| (Compiled::new(rule), *needs)).collect();
-    Scanner { all, high, set, later }
+static SCANNER: LazyLock<Scanner> = LazyLock::new(|| Scanner { all: CLAUDE_CODE_RULES.iter().map(Compiled::new).collect() });
+
+/// The table Mneme's own verdict takes Claude Code's rules from: the newest release's, so that
+/// Mneme refuses at least what the Claude Code a teammate updates to refuses.
+fn newest_table() -> SecretScanner {
+    mneme_core::versions::newest().secret_scanner
+}
+
+/// gitleaks' allowlist regexes for each rule id Claude Code's newest table has, compiled once.
+static ALLOW: LazyLock<std::collections::HashMap<&'static str, Vec<Regex>>> = LazyLock::new(|| {
+    claude_code::token_rules(newest_table())
+        .map(|r| (r.id, rules::confirm_for(r.id).allow.iter().map(|a| Regex::new(a).expect("allowlist compiles")).collect()))
+        .collect()
 });
+
+/// Whether gitleaks' filters for rule `id` keep `secret` (a Claude Code match): its entropy
+/// floor, its allowlist, gitleaks' global allowlist and stop words. A private key block has no
+/// secret to weigh: it is kept.
+fn confirmed(id: &str, secret: &str) -> bool {
+    if id == "private-key" {
+        return true;
+    }
+    if rules::confirm_for(id).entropy.is_some_and(|floor| rules::shannon_entropy(secret) <= floor) {
+        return false;
+    }
+    if ALLOW.get(id).is_some_and(|allow| allow.iter().any(|a| a.is_match(secret))) || GLOBAL_ALLOW.is_match(secret) {
+        return false;
+    }
+    let lower = secret.to_lowercase();
+    !rules::GLOBAL_STOPWORDS.iter().any(|w| lower.contains(w))
+}
 
 fn finding(rule_id: &'static str) -> Finding {
     Finding { rule_id, label: rule_label(rule_id) }
 }
 
 /// Mneme's verdict: one finding per rule that fired, each rule once, in [`rule_ids`]' order
-/// (see the crate docs). Where gitleaks and Claude Code share a rule id, gitleaks' current
-/// rule decides: Claude Code's copies are older and looser (its `sentry-org-token` flags one of
-/// gitleaks' own negative examples).
+/// (see the crate docs): gitleaks' rules, the newest Claude Code's rules held to gitleaks'
+/// placeholder filters for the same id (so `ghp_xxxx…` and `AKIAIOSFODNN7EXAMPLE` pass, while a
+/// real token of a kind gitleaks spells more narrowly is refused as Claude Code refuses it), and
+/// passwords in connection strings.
 pub fn scan(content: &str) -> Vec<Finding> {
-    let s = &*SCANNER;
     let g = gitleaks::gitleaks();
     let mut fired: Vec<&'static str> = g.detect(content, None).into_iter().map(|r| r.id.as_str()).collect();
-    let hits = s.set.matches(content);
-    if hits.matched_any() {
-        for (k, &i) in s.high.iter().enumerate() {
-            let rule = &s.all[i];
-            let gitleaks_has_it = g.rules().iter().any(|r| r.id == rule.rule.id);
-            if !gitleaks_has_it && hits.matched(k) && rule.any_match(content, |secret| rule.confirmed(secret)) {
-                fired.push(rule.rule.id);
-            }
-        }
-    }
-    for (rule, needs) in &s.later {
-        if content.contains(needs) && rule.any_match(content, |secret| rule.confirmed(secret)) {
-            fired.push(rule.rule.id);
-        }
-    }
-    if hits.matched(s.high.len()) && connection::has_password(content) {
+    fired.extend(claude_code::kept_matches(content, newest_table(), confirmed));
+    if connection::has_password(content) {
         fired.push(connection::RULE_ID);
     }
     if fired.is_empty() {

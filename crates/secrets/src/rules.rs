@@ -156,27 +156,6 @@ pub fn confirm_for(id: &str) -> Confirm {
     }
 }
 
-/// High-confidence rules that Claude Code releases after 2.1.197 added and gitleaks has no rule
-/// for, in the same JavaScript syntax (docs/team-memory.md): Anthropic's OAuth access and
-/// refresh tokens, Slack's rotation tokens (`xoxe`) and workflow tokens (`xwfp-`). They are not
-/// part of 2.1.197's table, so [`crate::scan_claude_code`] and [`crate::redact`] leave them
-/// out; Mneme's own verdict ([`crate::scan`]) refuses them. Each carries a literal the text
-/// must hold before its regex runs.
-pub const LATER_CLAUDE_CODE_RULES: &[(CcRule, &str)] = &[
-    (
-        CcRule { id: "anthropic-oauth-token", source: r#"\b(sk-ant-(?:oat|ort)\d{2}-[\w-]{20,})"#, flags: "", confidence: Confidence::High },
-        "sk-ant-o",
-    ),
-    (
-        CcRule { id: "slack-rotation-token", source: r#"xoxe(?:\.xox[a-z])?-[0-9]-[A-Za-z0-9-]{28,}"#, flags: "", confidence: Confidence::High },
-        "xoxe",
-    ),
-    (
-        CcRule { id: "slack-workflow-token", source: r#"\bxwfp-[a-zA-Z0-9-]{20,}"#, flags: "", confidence: Confidence::High },
-        "xwfp-",
-    ),
-];
-
 /// gitleaks' global allowlist regexes (tested against the secret), in Rust syntax: template
 /// and variable placeholders, one repeated letter, `true`/`false`/`null`, Unix paths.
 pub const GLOBAL_ALLOW: &[&str] = &[

@@ -136,3 +136,30 @@ fn every_release_table_agrees_with_that_release() {
     // Every table is checked against at least one release that runs it.
     assert_eq!(scanners.len(), 5, "{scanners:?}");
 }
+
+/// Mneme's own verdict refuses every text the newest release refuses, except placeholders:
+/// a run of one repeated character (`ghp_xxxx…`), AWS's `…EXAMPLE` keys, and the Firebase SDK's
+/// published API keys that gitleaks allowlists.
+#[test]
+fn mneme_refuses_whatever_the_newest_release_refuses_but_placeholders() {
+    let texts = texts();
+    let o: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/claude_code_scan_2.1.332.json")).unwrap(),
+    )
+    .unwrap();
+    let published = mneme_secrets::rules::confirm_for("gcp-api-key").allow;
+    let placeholder = |t: &str| {
+        let b = t.as_bytes();
+        b.windows(8).any(|w| w.iter().all(|&c| c == w[0] && c.is_ascii_alphanumeric()))
+            || t.contains("EXAMPLE")
+            || published.iter().any(|k| t.contains(k))
+    };
+    let mut passed = Vec::new();
+    for i in o["found"].as_object().unwrap().keys() {
+        let text = &texts[i.parse::<usize>().unwrap()];
+        if mneme_secrets::scan(text).is_empty() && !placeholder(text) {
+            passed.push(text.clone());
+        }
+    }
+    assert!(passed.is_empty(), "Claude Code refuses these and Mneme does not:\n{}", passed.join("\n"));
+}

@@ -55,6 +55,8 @@ struct Tally {
     flagged_by_rule: usize,
     /// Clean examples for which Mneme's verdict includes this very rule.
     flagged_as_this_rule: usize,
+    /// The same, less those the newest Claude Code also refuses as this rule.
+    flagged_as_this_rule_alone: usize,
     /// Clean examples Mneme refuses for any reason (often rightly: a Cloudflare global key is a
     /// negative example for the Cloudflare API-key rule and a secret for its own rule).
     flagged_by_mneme: usize,
@@ -106,9 +108,14 @@ fn every_rule_catches_its_secrets_and_almost_no_clean_text() {
         } else {
             t.clean += 1;
             t.flagged_by_rule += usize::from(by_rule_alone);
-            t.flagged_as_this_rule += usize::from(findings.iter().any(|f| f.rule_id == e.rule));
+            let as_this_rule = findings.iter().any(|f| f.rule_id == e.rule);
+            t.flagged_as_this_rule += usize::from(as_this_rule);
             t.flagged_by_mneme += usize::from(by_mneme);
-            t.flagged_by_claude_code += usize::from(!scan_claude_code(&e.text, newest).is_empty());
+            let claude_code = scan_claude_code(&e.text, newest);
+            t.flagged_by_claude_code += usize::from(!claude_code.is_empty());
+            // Mneme refuses what the newest Claude Code refuses (real tokens gitleaks spells
+            // more narrowly); that is not noise of Mneme's own.
+            t.flagged_as_this_rule_alone += usize::from(as_this_rule && !claude_code.iter().any(|f| f.rule_id == e.rule));
         }
     }
 
@@ -135,8 +142,11 @@ fn every_rule_catches_its_secrets_and_almost_no_clean_text() {
         if t.flagged_by_rule * 50 > t.clean {
             failures.push(format!("{rule}: the rule flagged {} of {} clean examples", t.flagged_by_rule, t.clean));
         }
-        if t.flagged_as_this_rule * 50 > t.clean {
-            failures.push(format!("{rule}: Mneme refused {} of {} clean examples as this rule", t.flagged_as_this_rule, t.clean));
+        if t.flagged_as_this_rule_alone * 50 > t.clean {
+            failures.push(format!(
+                "{rule}: Mneme refused {} of {} clean examples as this rule where Claude Code does not",
+                t.flagged_as_this_rule_alone, t.clean
+            ));
         }
         if !omitted.contains(rule) && t.caught_by_mneme != t.secrets {
             failures.push(format!("{rule}: Mneme refused {} of {} secret examples", t.caught_by_mneme, t.secrets));
@@ -169,7 +179,7 @@ fn every_rule_catches_its_secrets_and_almost_no_clean_text() {
         pct(total.flagged_by_claude_code, total.clean),
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(total.flagged_as_this_rule * 50 <= total.clean);
+    assert!(total.flagged_as_this_rule * 50 <= total.clean, "{} of {} clean examples refused as their own rule", total.flagged_as_this_rule, total.clean);
 }
 
 #[test]
