@@ -511,6 +511,25 @@ async function main() {
       await shot('what-claude-sees');
     });
 
+    await step("What Claude sees: an index a host hands over (CLAUDE_COWORK_MEMORY_INDEX_CONTENT) stands in for MEMORY.md, and says so", async () => {
+      const settings = path.join(fx.config, 'settings.json');
+      const before = fs.existsSync(settings) ? fs.readFileSync(settings, 'utf8') : null;
+      const json = before ? JSON.parse(before) : {};
+      fs.writeFileSync(settings, JSON.stringify({ ...json, env: { ...(json.env ?? {}), CLAUDE_COWORK_MEMORY_INDEX_CONTENT: '- HOST-GIVEN-INDEX' } }, null, 2));
+      const note = page.getByTestId('index-note');
+      try {
+        // The watcher sees the settings file change and the screen follows.
+        await note.waitFor({ timeout: 15_000 });
+        if (!/CLAUDE_COWORK_MEMORY_INDEX_CONTENT/.test((await note.textContent()) ?? '')) fail(`the index note says: ${await note.textContent()}`);
+        const view = await api(server, 'context', { cwd: fx.repo });
+        if (!view.block.includes('- HOST-GIVEN-INDEX')) fail('the context block does not carry the given index');
+      } finally {
+        if (before === null) fs.rmSync(settings);
+        else fs.writeFileSync(settings, before);
+      }
+      await note.waitFor({ state: 'detached', timeout: 15_000 });
+    });
+
     await step('What Claude sees: edit a file in place; a change on disk meanwhile asks Reload/Overwrite/Compare', async () => {
       const file = path.join(fx.repo, 'CLAUDE.md');
       await page.locator(`.file-row[data-path="${file}"]`).click();
