@@ -123,71 +123,52 @@ pub fn token_rules(scanner: SecretScanner) -> impl Iterator<Item = &'static Toke
 /// Exactly what `scanForSecrets(content)` returns in a release running `scanner`: one finding per
 /// rule that matches, in table order, then the private key when the table checks it apart.
 pub fn scan(content: &str, scanner: SecretScanner) -> Vec<Finding> {
-    let table = compiled(scanner);
-    let hits = table.set.matches(content);
-    let units = std::cell::OnceCell::new();
-    let mut found: Vec<Finding> = table
-        .rules
-        .iter()
-        .enumerate()
-        .filter(|(k, (rule, fancy))| {
-            if rule.id == "private-key" {
-                // The one rule that counts characters of any kind: JavaScript's count decides.
-                if let Some(units) = units.get_or_init(|| CodeUnits::of(content)) {
-                    return PRIVATE_KEY_RULE.is_match(&units.text);
-                }
-            }
-            hits.matched(*k) && fancy.as_ref().is_none_or(|re| re.is_match(content).unwrap_or(true))
-        })
-        .map(|(_, (rule, _))| finding(rule.id))
-        .collect();
-    let check = private_key_check(scanner);
-    if check != PrivateKeyCheck::Rule && has_private_key_span(content, check == PrivateKeyCheck::SpanAfterRedaction) {
-        found.push(finding("private-key"));
-    }
-    found
+    kept_matches(content, scanner, |_, _| true).into_iter().map(finding).collect()
 }
 
 /// The rules of a table that match where `keep(rule id, secret)` agrees for at least one match
 /// (the secret: the first non-empty capture group, else the whole match), in table order, then
-/// the private key when the table checks it apart (`keep(id, "")`). Mneme's own verdict uses
-/// this to hold Claude Code's matches to gitleaks' placeholder filters.
+/// the private key when the table checks it apart (`keep(id, "")`). [`scan`] keeps every match;
+/// Mneme's own verdict holds them to gitleaks' placeholder filters.
 pub(crate) fn kept_matches(content: &str, scanner: SecretScanner, keep: impl Fn(&str, &str) -> bool) -> Vec<&'static str> {
     let table = compiled(scanner);
     let hits = table.set.matches(content);
     let mut kept: Vec<&'static str> = Vec::new();
     for (k, (rule, fancy)) in table.rules.iter().enumerate() {
-        if !hits.matched(k) && rule.id != "private-key" {
-            continue;
-        }
-        if rule.id == "private-key" {
-            // Counted as JavaScript counts (see `scan`); the block itself is the secret.
-            let text = CodeUnits::of(content).map(|u| u.text);
-            if PRIVATE_KEY_RULE.is_match(text.as_deref().unwrap_or(content)) && keep(rule.id, "") {
-                kept.push(rule.id);
+        let found = if rule.id == "private-key" {
+            // The one rule that counts characters of any kind: JavaScript counts a character
+            // outside the BMP as two, so a block the set misses may still be one. The block
+            // itself is the secret.
+            (hits.matched(k)
+                || (content.contains("-----") && CodeUnits::of(content).is_some_and(|u| PRIVATE_KEY_RULE.is_match(&u.text))))
+                && keep(rule.id, "")
+        } else if !hits.matched(k) {
+            false
+        } else {
+            let secret_of = |groups: &mut dyn Iterator<Item = Option<&str>>| -> Option<String> {
+                let whole = groups.next().flatten()?;
+                Some(groups.flatten().find(|g| !g.is_empty()).unwrap_or(whole).to_string())
+            };
+            match fancy {
+                Some(re) => re.captures_iter(content).any(|c| match c {
+                    Ok(c) => secret_of(&mut c.iter().map(|m| m.map(|m| m.as_str()))).is_some_and(|s| keep(rule.id, &s)),
+                    // A backtracking limit: refusing is the safe side.
+                    Err(_) => true,
+                }),
+                None => table.plain(k).captures_iter(content).any(|c| {
+                    secret_of(&mut c.iter().map(|m| m.map(|m| m.as_str()))).is_some_and(|s| keep(rule.id, &s))
+                }),
             }
-            continue;
-        }
-        let secret_of = |groups: &mut dyn Iterator<Item = Option<&str>>| -> Option<String> {
-            let whole = groups.next().flatten()?;
-            Some(groups.flatten().find(|g| !g.is_empty()).unwrap_or(whole).to_string())
-        };
-        let found = match fancy {
-            Some(re) => re.captures_iter(content).any(|c| match c {
-                Ok(c) => secret_of(&mut c.iter().map(|m| m.map(|m| m.as_str()))).is_some_and(|s| keep(rule.id, &s)),
-                // A backtracking limit: refusing is the safe side.
-                Err(_) => true,
-            }),
-            None => table.plain(k).captures_iter(content).any(|c| {
-                secret_of(&mut c.iter().map(|m| m.map(|m| m.as_str()))).is_some_and(|s| keep(rule.id, &s))
-            }),
         };
         if found {
             kept.push(rule.id);
         }
     }
     let check = private_key_check(scanner);
-    if check != PrivateKeyCheck::Rule && has_private_key_span(content, check == PrivateKeyCheck::SpanAfterRedaction) && keep("private-key", "") {
+    if check != PrivateKeyCheck::Rule
+        && has_private_key_span(content, check == PrivateKeyCheck::SpanAfterRedaction)
+        && keep("private-key", "")
+    {
         kept.push("private-key");
     }
     kept

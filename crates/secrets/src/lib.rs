@@ -182,11 +182,11 @@ impl Compiled {
             let s = whole.rfind(r).unwrap_or(whole.len());
             format!("{}{quote}[REDACTED]{quote}{}", &whole[..s], &whole[s + r.len()..])
         };
-        match &self.engine {
-            // The private key's `[\s\S-]{64,}?` counts as JavaScript does (`CodeUnits`); the
-            // match starts and ends on its ASCII lines, so it maps back.
-            Engine::Plain(re) if self.rule.id == "private-key" && jsregex::CodeUnits::of(text).is_some() => {
-                let units = jsregex::CodeUnits::of(text).expect("checked");
+        // The private key's `[\s\S-]{64,}?` counts as JavaScript does (`CodeUnits`); the match
+        // starts and ends on its ASCII lines, so it maps back.
+        let units = if self.rule.id == "private-key" { jsregex::CodeUnits::of(text) } else { None };
+        match (&self.engine, units) {
+            (Engine::Plain(re), Some(units)) => {
                 let mut out = String::with_capacity(text.len());
                 let mut last = 0;
                 for m in re.find_iter(&units.text) {
@@ -198,10 +198,10 @@ impl Compiled {
                 out.push_str(&text[last..]);
                 out
             }
-            Engine::Plain(re) => {
+            (Engine::Plain(re), None) => {
                 re.replace_all(text, |c: &regex::Captures<'_>| replace(&c[0], c.get(1).map(|m| m.as_str()))).into_owned()
             }
-            Engine::Fancy(re) => re
+            (Engine::Fancy(re), _) => re
                 .replace_all(text, |c: &fancy_regex::Captures<'_, str>| {
                     replace(c.get(0).map_or("", |m| m.as_str()), c.get(1).map(|m| m.as_str()))
                 })
@@ -223,7 +223,9 @@ static SCANNER: LazyLock<Scanner> = LazyLock::new(|| Scanner { all: CLAUDE_CODE_
 /// The table Mneme's own verdict takes Claude Code's rules from: the newest release's, so that
 /// Mneme refuses at least what the Claude Code a teammate updates to refuses.
 fn newest_table() -> SecretScanner {
-    mneme_core::versions::newest().secret_scanner
+    // Resolving the newest profile folds the whole change list; every scan asks.
+    static NEWEST: LazyLock<SecretScanner> = LazyLock::new(|| mneme_core::versions::newest().secret_scanner);
+    *NEWEST
 }
 
 /// gitleaks' allowlist regexes for each rule id Claude Code's newest table has, compiled once.
