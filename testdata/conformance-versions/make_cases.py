@@ -397,6 +397,11 @@ def fx_yaml_paths(root):
         "dir-slash": "paths: src/",
         "ext-only": "paths: \"*.ts\"",
         "case-mismatch": "paths: SRC/**",
+        # A tab before a nested key, and a value that starts with YAML's explicit-key mark.
+        "tab-before-key": "paths: src/**\nmeta:\n\towner: me",
+        "tab-before-key-first": "meta:\n\towner: me\npaths: src/**",
+        "explicit-key": "paths: ? src/**",
+        "explicit-key-other": "paths: src/**\nnote: ? what",
     }
     for name, fm in rules.items():
         w(f"{r}/.claude/rules/{name}.md", f"---\n{fm}\n---\nRULE {name}\n")

@@ -95,9 +95,9 @@ pub fn parse_memory_file_content(
     // frontmatter there, so a rule's `paths:` did not apply).
     let parsed = match raw.strip_prefix('\u{FEFF}') {
         Some(rest) if profile.frontmatter_after_bom && frontmatter::parse(rest).frontmatter.is_some() => {
-            frontmatter::parse_with(rest, profile.runtime)
+            frontmatter::parse_with(rest, profile.frontmatter_reader)
         }
-        _ => frontmatter::parse_with(raw, profile.runtime),
+        _ => frontmatter::parse_with(raw, profile.frontmatter_reader),
     };
     let globs = frontmatter::rule_globs_as(parsed.frontmatter.as_ref(), profile);
     let body = parsed.body;

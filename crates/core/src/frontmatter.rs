@@ -5,13 +5,17 @@
 //! has `type:` at the top level, the current one nests it as `metadata: { type: }`.
 
 use crate::MemoryType;
-use crate::versions::Runtime;
+use crate::bun_yaml;
+use crate::versions::{FrontmatterReader, YamlParser};
 use regex::Regex;
 use std::sync::LazyLock;
 use yaml_serde::{Mapping, Value};
 
-static SIMPLE_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^([a-zA-Z_-]+):\s+(.+)$").expect("line regex"));
+/// The retry's `key: value` line, `/^([a-zA-Z_-]+):\s+(.+)$/` as JavaScript reads it: `\s` also
+/// takes U+FEFF, and `.` stops at `\r`, U+2028 and U+2029, so a CRLF line never matches.
+static SIMPLE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^([a-zA-Z_-]+):[\s\x{feff}]+([^\n\r\x{2028}\x{2029}]+)$").expect("line regex")
+});
 static YAML_SPECIAL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[{}\[\]*&#!|>%@`]|:\s").expect("special regex"));
 
@@ -98,25 +102,28 @@ pub fn block_bounds(content: &str) -> Option<(std::ops::Range<usize>, usize)> {
     Some((start..close, close + 3 + ws))
 }
 
-/// Split and parse as a Bun binary reads YAML. Never fails: a bad block yields empty fields
-/// plus an error.
+/// Split and parse as the newest Claude Code release reads YAML. Never fails: a bad block
+/// yields empty fields plus an error.
 pub fn parse(content: &str) -> Parsed<'_> {
-    parse_with(content, Runtime::Bun)
+    parse_with(content, FrontmatterReader::NEWEST)
 }
 
-/// [`parse`] as `runtime` reads YAML: Bun's parser takes tab indentation and repeated keys
-/// (the last wins); Node releases use the strict `yaml` package, which refuses both, and then
-/// only retry with awkward values quoted.
-pub fn parse_with(content: &str, runtime: Runtime) -> Parsed<'_> {
+/// [`parse`] as a release with `reader` reads the block ([`FrontmatterReader`]).
+pub fn parse_with(content: &str, reader: FrontmatterReader) -> Parsed<'_> {
     let Some((range, whole)) = block_bounds(content) else {
         return Parsed { frontmatter: None, body: content };
     };
     let yaml = content[range].to_string();
-    let (fields, error) = parse_yaml(&yaml, runtime);
+    let (fields, error) = parse_yaml(&yaml, reader);
     Parsed { frontmatter: Some(Frontmatter { yaml, fields, error, block_len: whole }), body: &content[whole..] }
 }
 
-fn parse_yaml(yaml: &str, runtime: Runtime) -> (Mapping, Option<FrontmatterError>) {
+/// The keys a release reads from the YAML between the fences; empty when it reads none.
+pub fn read_block(yaml: &str, reader: FrontmatterReader) -> Mapping {
+    parse_yaml(yaml, reader).0
+}
+
+fn parse_yaml(yaml: &str, reader: FrontmatterReader) -> (Mapping, Option<FrontmatterError>) {
     if let Some(m) = parse_simple_yaml(yaml) {
         return (m, None);
     }
@@ -124,32 +131,41 @@ fn parse_yaml(yaml: &str, runtime: Runtime) -> (Mapping, Option<FrontmatterError
         let message = "Excessive aliasing: the frontmatter's YAML aliases would expand to far more text than it holds".to_string();
         return (Mapping::new(), Some(FrontmatterError { line: None, message }));
     }
-    let first = match yaml_serde::from_str::<Value>(yaml) {
-        Ok(v) => return (as_mapping(v), None),
+    let first = match parse_as(yaml, reader.parser) {
+        Ok(m) => return (m, None),
         Err(e) => e,
     };
-    // Bun's reading takes repeated keys as they are, so a block whose only trouble for strict
-    // YAML is a repeated key parses on the first try; tab indentation and awkward values wait
-    // for the retry, which quotes values (`value # comment` keeps its `#`). Checked on 2.1.332.
-    if runtime == Runtime::Bun {
-        if let Ok(v) = yaml_serde::from_str::<Value>(&last_key_wins(yaml)) {
-            return (without_earlier_keys(as_mapping(v)), None);
-        }
+    let mut retry = quote_problematic_values(yaml, reader);
+    if reader.retry_untabs {
+        retry = untab_indents(&retry);
     }
-    let retry = match runtime {
-        Runtime::Bun => last_key_wins(&quote_problematic_values(&untab_indents(yaml))),
-        Runtime::Node => quote_problematic_values(yaml),
-    };
-    match yaml_serde::from_str::<Value>(&retry) {
-        Ok(v) => (without_earlier_keys(as_mapping(v)), None),
-        Err(_) => (
-            Mapping::new(),
-            Some(FrontmatterError {
-                // +1 for the opening fence line.
-                line: first.location().map(|l| l.line() + 1),
-                message: first.to_string(),
-            }),
-        ),
+    match parse_as(&retry, reader.parser) {
+        Ok(m) => (m, None),
+        // +1 for the opening fence line.
+        Err(_) => (Mapping::new(), Some(FrontmatterError { line: first.line.map(|l| l + 1), message: first.message })),
+    }
+}
+
+/// A single value as `parser` reads it.
+fn parse_value(text: &str, parser: YamlParser) -> Option<Value> {
+    match parser {
+        YamlParser::Node => yaml_serde::from_str::<Value>(text).ok().map(untag),
+        YamlParser::Bun1_3 => bun_yaml::parse(text, bun_yaml::Bun::V1_3).ok(),
+        YamlParser::Bun1_4 => bun_yaml::parse(text, bun_yaml::Bun::V1_4).ok(),
+    }
+}
+
+/// One attempt of `parser` at a block: the mapping it gives (a list or a scalar gives an empty
+/// one), or its error.
+fn parse_as(yaml: &str, parser: YamlParser) -> Result<Mapping, bun_yaml::YamlError> {
+    match parser {
+        // The `yaml` package is strict, as libyaml is: tab indentation and repeated keys fail.
+        YamlParser::Node => yaml_serde::from_str::<Value>(yaml).map(as_mapping).map_err(|e| bun_yaml::YamlError {
+            line: e.location().map(|l| l.line()),
+            message: e.to_string(),
+        }),
+        YamlParser::Bun1_3 => bun_yaml::parse(yaml, bun_yaml::Bun::V1_3).map(as_mapping),
+        YamlParser::Bun1_4 => bun_yaml::parse(yaml, bun_yaml::Bun::V1_4).map(as_mapping),
     }
 }
 
@@ -175,50 +191,6 @@ fn excessive_aliasing(yaml: &str) -> bool {
     aliases.saturating_mul(yaml.len()) > BUDGET
 }
 
-/// The key an earlier entry of a repeated key is renamed to ([`last_key_wins`]): a control
-/// character no YAML key written in a file can hold, then its line number.
-const EARLIER_KEY: &str = "\u{1}earlier-";
-
-/// A key given twice at the top level keeps its last value, as Claude Code's YAML reading
-/// does (family `yaml_paths`); strict YAML refuses the duplicate. Each earlier entry is renamed
-/// rather than dropped, so its value must still parse: `description: ends:` then
-/// `description: ok` is no frontmatter in Claude Code (2.1.197, 2.1.332), as a bad value
-/// anywhere is. [`without_earlier_keys`] removes the renamed entries after parsing.
-fn last_key_wins(yaml: &str) -> String {
-    let lines: Vec<&str> = yaml.split('\n').collect();
-    let key_of = |l: &str| -> Option<String> {
-        let first = l.chars().next()?;
-        if first.is_whitespace() || matches!(first, '#' | '-') {
-            return None;
-        }
-        l.split_once(':').map(|(k, _)| k.trim().to_string())
-    };
-    let mut last: std::collections::HashMap<String, usize> = Default::default();
-    for (i, l) in lines.iter().enumerate() {
-        if let Some(k) = key_of(l) {
-            last.insert(k, i);
-        }
-    }
-    let mut out: Vec<String> = Vec::with_capacity(lines.len());
-    for (i, l) in lines.iter().enumerate() {
-        match key_of(l).filter(|k| last.get(k) != Some(&i)) {
-            // `"\u0001earlier-7": value`, the rest of the line as it was.
-            Some(_) => {
-                let rest = l.split_once(':').map_or("", |(_, r)| r);
-                out.push(format!("\"\\u0001earlier-{i}\":{rest}"));
-            }
-            None => out.push((*l).to_string()),
-        }
-    }
-    out.join("\n")
-}
-
-/// The mapping without the entries [`last_key_wins`] renamed.
-fn without_earlier_keys(mut m: Mapping) -> Mapping {
-    m.retain(|k, _| !k.as_str().is_some_and(|k| k.starts_with(EARLIER_KEY)));
-    m
-}
-
 /// Tabs that indent a line (`paths:\n\t- src/**`) read as spaces, as Claude Code's YAML
 /// reading accepts them (family `yaml_paths`); strict YAML refuses tab indentation.
 fn untab_indents(yaml: &str) -> String {
@@ -229,6 +201,12 @@ fn untab_indents(yaml: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Whether a block is only what Claude Code itself writes (`key: plain words` lines and a
+/// `metadata:` block of them), which every release's reader reads alike.
+pub fn is_plain_block(yaml: &str) -> bool {
+    parse_simple_yaml(yaml).is_some()
 }
 
 /// A fast path for the frontmatter Claude Code itself writes: `key: plain words` lines and a
@@ -315,16 +293,21 @@ fn untag(v: Value) -> Value {
     }
 }
 
-/// Claude Code's `quoteProblematicValues`: `key: value` lines whose value holds a
-/// YAML-special character are rewritten as `key: "value"`.
-fn quote_problematic_values(yaml: &str) -> String {
+/// The retry's rewrite: a `key: value` line whose value holds a character YAML treats specially
+/// is rewritten as `key: "value"`, backslashes and quotes escaped; a value already quoted stays,
+/// and so, with `keep_lists` (the release's parser), does a value that parses as a whole list.
+fn quote_problematic_values(yaml: &str, reader: FrontmatterReader) -> String {
     yaml.split('\n')
         .map(|line| {
             let Some(c) = SIMPLE_LINE.captures(line) else { return line.to_string() };
             let (key, value) = (&c[1], &c[2]);
             let quoted = (value.starts_with('"') && value.ends_with('"'))
                 || (value.starts_with('\'') && value.ends_with('\''));
-            if !quoted && YAML_SPECIAL.is_match(value) {
+            let list = reader.retry_keeps_lists
+                && value.starts_with('[')
+                && value.ends_with(']')
+                && parse_value(value, reader.parser).is_some_and(|v| matches!(v, Value::Sequence(_)));
+            if !quoted && !list && YAML_SPECIAL.is_match(value) {
                 let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
                 format!("{key}: \"{escaped}\"")
             } else {
@@ -550,15 +533,9 @@ pub fn rule_globs(fm: Option<&Frontmatter>) -> Option<Vec<String>> {
 /// [`rule_globs`] as the release of `profile` reads `paths:`.
 pub fn rule_globs_as(fm: Option<&Frontmatter>, profile: &crate::versions::Profile) -> Option<Vec<String>> {
     let fm = fm?;
+    // A block the release's reader refuses twice is no frontmatter: the rule loads at start.
     if fm.error.is_some() {
-        return match profile.runtime {
-            // Frontmatter that does not parse makes a rule that never loads, at start or
-            // later: a conditional rule with nothing to match (every binary in the matrix).
-            Runtime::Bun => Some(Vec::new()),
-            // On Node a frontmatter the `yaml` package refuses (tab indentation, a repeated
-            // key) reads as no frontmatter: the rule loads at start (2.1.80-2.1.112).
-            Runtime::Node => None,
-        };
+        return None;
     }
     let expanded = if profile.paths_lists_split { split_paths(&fm.paths()?) } else { expand_parts(&fm.paths_parts_as_2_1_83()?) };
     let patterns: Vec<String> = expanded
@@ -603,7 +580,7 @@ mod tests {
 
     fn globs_at(text: &str, patch: u32) -> Option<Vec<String>> {
         let profile = behaviours(ClaudeVersion::new(2, 1, patch));
-        rule_globs_as(parse_with(text, profile.runtime).frontmatter.as_ref(), &profile)
+        rule_globs_as(parse_with(text, profile.frontmatter_reader).frontmatter.as_ref(), &profile)
     }
 
     #[test]

@@ -140,6 +140,52 @@ pub enum Runtime {
     Bun,
 }
 
+/// Which YAML parser reads a release's frontmatter. Claude Code hands a block to its runtime's
+/// parser: Node's releases bundle the strict `yaml` package, Bun binaries call `Bun.YAML.parse`,
+/// whose reading changed with Bun 1.4 (docs/claude-code-versions.md, row 62).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum YamlParser {
+    /// The `yaml` package (releases up to 2.1.112): tab indentation and a repeated key are errors.
+    Node,
+    /// Bun 1.3 (2.1.113 to 2.1.179): a tab separates like a space instead of indenting, so a
+    /// tab-indented key lands at the top level (`metadata:\n\ttype: user` is a `type` of its
+    /// own), and a value opened by `? ` is the text after it.
+    Bun1_3,
+    /// Bun 1.4 (from 2.1.181): a tab that indents is an error, and `key: ? value` does not parse.
+    Bun1_4,
+}
+
+/// How a release reads a frontmatter block: its YAML parser, and the one retry after the parser
+/// refuses a block, which quotes the values of `key: value` lines that hold a character YAML
+/// treats specially. When the retry is refused too, the file has no frontmatter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FrontmatterReader {
+    pub parser: YamlParser,
+    /// The retry leaves a value alone that is a whole flow list (`[src/**, lib/**]`), instead
+    /// of quoting it into one string (from 2.1.146).
+    pub retry_keeps_lists: bool,
+    /// The retry turns each tab that indents a line into two spaces (from 2.1.163).
+    pub retry_untabs: bool,
+}
+
+impl FrontmatterReader {
+    /// The newest release's reader.
+    pub const NEWEST: FrontmatterReader =
+        FrontmatterReader { parser: YamlParser::Bun1_4, retry_keeps_lists: true, retry_untabs: true };
+
+    /// Every reader a release has had, oldest first (Node's to 2.1.112; Bun 1.3's from 2.1.113,
+    /// keeping lists from 2.1.146 and untabbing from 2.1.163; Bun 1.4's from 2.1.181).
+    pub const ALL: [FrontmatterReader; 5] = [
+        FrontmatterReader { parser: YamlParser::Node, retry_keeps_lists: false, retry_untabs: false },
+        FrontmatterReader { parser: YamlParser::Bun1_3, retry_keeps_lists: false, retry_untabs: false },
+        FrontmatterReader { parser: YamlParser::Bun1_3, retry_keeps_lists: true, retry_untabs: false },
+        FrontmatterReader { parser: YamlParser::Bun1_3, retry_keeps_lists: true, retry_untabs: true },
+        FrontmatterReader::NEWEST,
+    ];
+}
+
 /// The note appended to a MEMORY.md that was cut to fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -219,6 +265,8 @@ pub struct Profile {
     pub links_judged_by_realpath: bool,
     /// A UTF-8 byte-order mark before `---` still lets the frontmatter be recognised.
     pub frontmatter_after_bom: bool,
+    /// How frontmatter YAML is read (rules' `paths:`, memories' descriptions and types).
+    pub frontmatter_reader: FrontmatterReader,
     /// `AGENTS.md` is read as project instructions where a folder has no CLAUDE.md.
     pub agents_md: bool,
     /// The AGENTS.md plugin's switches (`enabledPlugins`, its `instructionFiles` option) are
@@ -475,6 +523,12 @@ pub enum Change {
     MemoryStoresSkipIndex,
     /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT` stands in for MEMORY.md.
     MemoryIndexFromEnv,
+    /// Frontmatter YAML is read by another parser.
+    YamlParser(YamlParser),
+    /// The frontmatter retry leaves whole flow lists unquoted.
+    FrontmatterRetryKeepsLists,
+    /// The frontmatter retry turns indenting tabs into spaces.
+    FrontmatterRetryUntabs,
 }
 
 impl Change {
@@ -486,6 +540,7 @@ impl Change {
             Change::RefusesMissingComposedCwd => p.refuses_missing_composed_cwd = true,
             Change::BunBinary => {
                 p.runtime = Runtime::Bun;
+                p.frontmatter_reader.parser = YamlParser::Bun1_3;
                 p.block_nesting = BLOCK_NESTING_BINARY;
             }
             Change::LexerStack(levels) => p.block_nesting = levels,
@@ -532,6 +587,9 @@ impl Change {
             Change::SecretScanner(scanner) => p.secret_scanner = scanner,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
             Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
+            Change::YamlParser(parser) => p.frontmatter_reader.parser = parser,
+            Change::FrontmatterRetryKeepsLists => p.frontmatter_reader.retry_keeps_lists = true,
+            Change::FrontmatterRetryUntabs => p.frontmatter_reader.retry_untabs = true,
         }
     }
 }
@@ -550,6 +608,7 @@ pub const BASELINE: Profile = Profile {
     rules_follow_symlinks: true,
     links_judged_by_realpath: false,
     frontmatter_after_bom: false,
+    frontmatter_reader: FrontmatterReader { parser: YamlParser::Node, retry_keeps_lists: false, retry_untabs: false },
     agents_md: false,
     agents_md_settings_honoured: false,
     memory_index_crlf_to_lf: false,
@@ -618,11 +677,14 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
     (ClaudeVersion::new(2, 1, 139), Change::MemoryTypeInMetadata),
     (ClaudeVersion::new(2, 1, 139), Change::ManifestTextDescriptions),
+    (ClaudeVersion::new(2, 1, 146), Change::FrontmatterRetryKeepsLists),
     (ClaudeVersion::new(2, 1, 147), Change::RecallSelector(RECALL_SELECTOR_2_1_147)),
     (ClaudeVersion::new(2, 1, 149), Change::ClaudeMdsSwitchCoversReads),
     (ClaudeVersion::new(2, 1, 154), Change::LazySystemMessage),
     (ClaudeVersion::new(2, 1, 157), Change::MemoryDirFromRepoSettings),
     (ClaudeVersion::new(2, 1, 160), Change::CwdAsSpelled),
+    (ClaudeVersion::new(2, 1, 163), Change::FrontmatterRetryUntabs),
+    (ClaudeVersion::new(2, 1, 181), Change::YamlParser(YamlParser::Bun1_4)),
     (ClaudeVersion::new(2, 1, 195), Change::RemoteReadBeforeSettings),
     (ClaudeVersion::new(2, 1, 196), Change::OversizedFilesLeftOut),
     (ClaudeVersion::new(2, 1, 196), Change::SecretScanner(SecretScanner::V2_1_196)),
@@ -687,7 +749,15 @@ impl Profile {
             Runtime::Node => BLOCK_NESTING_NODE,
             Runtime::Bun => BLOCK_NESTING_BINARY,
         };
-        Profile { runtime, block_nesting, ..self }
+        // The same JavaScript asks Bun's parser when it runs in Bun (`typeof Bun` decides), and
+        // the first binaries' Bun reads YAML as Bun 1.3 does.
+        let mut frontmatter_reader = self.frontmatter_reader;
+        frontmatter_reader.parser = match runtime {
+            _ if runtime == self.runtime => frontmatter_reader.parser,
+            Runtime::Node => YamlParser::Node,
+            Runtime::Bun => YamlParser::Bun1_3,
+        };
+        Profile { runtime, block_nesting, frontmatter_reader, ..self }
     }
 }
 
@@ -809,7 +879,18 @@ mod tests {
         assert_eq!(behaviours(v("2.1.156")).memory_dir_sources, MemoryDirSources::UserLevel);
         assert_eq!(behaviours(v("2.1.157")).memory_dir_sources, MemoryDirSources::Every);
         assert!(!behaviours(v("2.1.159")).cwd_as_spelled && behaviours(v("2.1.160")).cwd_as_spelled);
-        assert_eq!(behaviours(v("2.1.194")).since, v("2.1.160"));
+        assert_eq!(behaviours(v("2.1.194")).since, v("2.1.181"));
+        // Frontmatter: Bun 1.3's parser from the first binary, its retry keeping lists from
+        // 2.1.146 and untabbing from 2.1.163, Bun 1.4's parser from 2.1.181.
+        assert_eq!(behaviours(v("2.1.112")).frontmatter_reader, FrontmatterReader::ALL[0]);
+        assert_eq!(behaviours(v("2.1.113")).frontmatter_reader, FrontmatterReader::ALL[1]);
+        assert_eq!(behaviours(v("2.1.145")).frontmatter_reader, FrontmatterReader::ALL[1]);
+        assert_eq!(behaviours(v("2.1.146")).frontmatter_reader, FrontmatterReader::ALL[2]);
+        assert_eq!(behaviours(v("2.1.162")).frontmatter_reader, FrontmatterReader::ALL[2]);
+        assert_eq!(behaviours(v("2.1.163")).frontmatter_reader, FrontmatterReader::ALL[3]);
+        assert_eq!(behaviours(v("2.1.179")).frontmatter_reader, FrontmatterReader::ALL[3]);
+        assert_eq!(behaviours(v("2.1.181")).frontmatter_reader, FrontmatterReader::NEWEST);
+        assert_eq!(behaviours(v("2.1.100")).with_runtime(Runtime::Bun).frontmatter_reader.parser, YamlParser::Bun1_3);
         // Before 2.1.195 a settings file could make a session remote; before 2.1.196 a file
         // over 4 MiB was sent whole.
         assert!(BASELINE.settings_env_ignored.is_empty() && !BASELINE.oversized_files_left_out);

@@ -672,7 +672,8 @@ mod tests {
     fn refusals() {
         check_edit("---\ndescription: [unclosed\n  - : :\n---\n", desc("x"), Err("malformed"));
         check_edit("---\nmetadata: {type: user}\n---\n", ty(MemoryType::Project), Err("one line"));
-        // A quoted key is not recognised, so the edit would duplicate it; the check catches that.
-        check_edit("---\n\"description\": old\n---\n", desc("x"), Err("would not parse"));
+        // A quoted key is not recognised, so the edit would duplicate it, and the earlier key
+        // would win as Claude Code reads the block; the check catches that.
+        check_edit("---\n\"description\": old\n---\n", desc("x"), Err("would not read back as written"));
     }
 }

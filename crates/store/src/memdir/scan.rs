@@ -21,6 +21,7 @@ use super::error::io_err;
 use super::path::describe_type;
 use super::{Memdir, MemdirError, Scope, INDEX_FILE};
 use mneme_core::frontmatter::{self, Generation};
+use mneme_core::versions::FrontmatterReader;
 use mneme_core::MemoryType;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -156,11 +157,11 @@ pub struct HeaderFields {
 
 impl HeaderFields {
     fn of(text: &str) -> HeaderFields {
-        HeaderFields::read(text, mneme_core::versions::Runtime::Bun)
+        HeaderFields::read(text, FrontmatterReader::NEWEST)
     }
 
-    fn read(text: &str, runtime: mneme_core::versions::Runtime) -> HeaderFields {
-        let parsed = frontmatter::parse_with(text, runtime);
+    fn read(text: &str, reader: FrontmatterReader) -> HeaderFields {
+        let parsed = frontmatter::parse_with(text, reader);
         let Some(fm) = parsed.frontmatter.as_ref() else { return HeaderFields::default() };
         HeaderFields {
             name: fm.name(),
@@ -184,38 +185,10 @@ pub struct OtherReadings {
     /// From 2.1.299 a file that starts with the UTF-16LE byte-order mark is decoded as
     /// UTF-16 (and capped the same way); set for such a file.
     pub utf16: Option<HeaderFields>,
-    /// Releases on Node (up to 2.1.112) parse YAML strictly: tab indentation or a repeated key
-    /// and the block is no frontmatter ([`frontmatter::parse_with`]); set when that differs.
-    pub node: Option<HeaderFields>,
-}
-
-/// Whether Node's strict YAML could read the block differently from Bun's: a tab, or a key
-/// written twice at the top level. Only then is the block parsed a second time.
-fn node_may_differ(text: &str) -> bool {
-    let mut lines = text.lines();
-    if lines.next().map(str::trim_end) != Some("---") {
-        return false;
-    }
-    let mut keys: Vec<&str> = Vec::new();
-    for line in lines {
-        if line.trim_end() == "---" {
-            break;
-        }
-        if line.contains('\t') {
-            return true;
-        }
-        if line.starts_with(|c: char| c.is_whitespace() || c == '-' || c == '#') {
-            continue;
-        }
-        if let Some((key, _)) = line.split_once(':') {
-            let key = key.trim();
-            if keys.contains(&key) {
-                return true;
-            }
-            keys.push(key);
-        }
-    }
-    false
+    /// How the releases with other YAML readers ([`FrontmatterReader`]: Node's strict parser to
+    /// 2.1.112, Bun 1.3's with each of its retries to 2.1.179) read the block, for each that
+    /// reads it differently from the newest.
+    pub by_reader: Vec<(FrontmatterReader, HeaderFields)>,
 }
 
 /// What releases from 2.1.208 keep of a file's first 30 lines: whole lines, joined, while
@@ -229,8 +202,9 @@ impl TopicHeader {
     /// The header as `release` reads the file (see [`OtherReadings`]).
     pub fn as_read_by(mut self, release: &mneme_core::versions::Profile) -> TopicHeader {
         let Some(other) = self.other_readings.take() else { return self };
-        let fields = if release.runtime == mneme_core::versions::Runtime::Node {
-            other.node
+        let reader = release.frontmatter_reader;
+        let fields = if let Some((_, f)) = other.by_reader.into_iter().find(|(r, _)| *r == reader) {
+            Some(f)
         } else if release.memory_heads_decode_utf16 && other.utf16.is_some() {
             other.utf16
         } else if release.memory_head_byte_cap {
@@ -900,10 +874,13 @@ fn header_from(
     if utf16 {
         other.utf16 = Some(HeaderFields::of(&utf16_head(&buf[..n])));
     }
-    if node_may_differ(&text) {
-        let node = HeaderFields::read(&text, mneme_core::versions::Runtime::Node);
-        if node != f {
-            other.node = Some(node);
+    // Only a block beyond plain `key: value` lines can read differently; most memories' are not.
+    if frontmatter::block_bounds(&text).is_some_and(|(yaml, _)| !frontmatter::is_plain_block(&text[yaml])) {
+        for reader in FrontmatterReader::ALL.into_iter().filter(|r| *r != FrontmatterReader::NEWEST) {
+            let theirs = HeaderFields::read(&text, reader);
+            if theirs != f {
+                other.by_reader.push((reader, theirs));
+            }
         }
     }
     let ns = st.mtime_ns;

@@ -1,0 +1,615 @@
+//! YAML as a Bun binary's `Bun.YAML.parse` reads a frontmatter block, built from the events of
+//! a YAML 1.2 parser (saphyr-parser). Claude Code hands every frontmatter block to Bun's parser,
+//! and what a block means (a rule's `paths:`, a memory's description and type) is whatever
+//! JavaScript value comes back. The grammar is the spec's; what this module adds is how Bun
+//! turns the parsed nodes into values, which is where a YAML 1.1 reader such as libyaml goes
+//! another way:
+//!
+//! - plain scalars resolve by YAML 1.2's core schema: `08` and `017` are the numbers 8 and 17,
+//!   `0o17` and `0x1F` are octal and hex, an integer past 64 bits is a double, `-0` is zero;
+//! - a merge key (`<<: {…}`, `<<: *anchor`, `<<: [*a, *b]`) lends its mapping's entries to the
+//!   mapping it sits in, under the entries written there;
+//! - a repeated key keeps its last value, in the place of its first;
+//! - keys become property names, as in a JavaScript object (`1`, `true`, `null` are text);
+//! - an unknown tag (`!note x`) leaves the value as it would be untagged, `!!str` makes text, and
+//!   the non-specific `!` makes even an empty value the empty text.
+//!
+//! The expected values come from the real parsers (`crates/core/tests/bun_yaml.rs`).
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use yaml_serde::{Mapping, Number, Value};
+
+/// Which Bun's reading: the parser changed with Bun 1.4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bun {
+    V1_3,
+    V1_4,
+}
+
+/// Why a block did not parse, and on which line of it (1-based), when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// The value of a whole block: the document's root, or, as Bun does, a list of the roots when
+/// the block holds several documents (`null` when it holds none).
+pub fn parse(yaml: &str, bun: Bun) -> Result<Value, YamlError> {
+    let yaml = match bun {
+        Bun::V1_3 => bun_1_3_values(yaml),
+        Bun::V1_4 => Cow::Borrowed(yaml),
+    };
+    let scan = prescan(&yaml, bun);
+    if let Some((line, why)) = scan.refused {
+        return Err(YamlError { line: Some(line), message: why.into() });
+    }
+    let mut parser = Parser::new_from_str(&scan.text);
+    let mut builder = Builder::new(bun);
+    let mut docs: Vec<Value> = Vec::new();
+    while let Some(next) = parser.next_event() {
+        let (event, _) = next.map_err(|e| YamlError { line: Some(e.marker().line()), message: e.info().to_string() })?;
+        match event {
+            Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
+            Event::DocumentStart(_) => builder = Builder::new(bun),
+            Event::DocumentEnd => docs.push(builder.root.take().unwrap_or(Value::Null)),
+            Event::Alias(id) => {
+                let value = builder.anchors.get(&id).cloned().ok_or_else(|| YamlError {
+                    line: None,
+                    message: "an alias to an anchor that is not defined".into(),
+                })?;
+                builder.add(value);
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let value = scalar(&text, style, tag.as_deref(), builder.bun);
+                if anchor > 0 {
+                    builder.anchors.insert(anchor, value.clone());
+                }
+                builder.add(value);
+            }
+            Event::SequenceStart(anchor, _) => builder.open(Open::Sequence(Vec::new()), anchor),
+            Event::MappingStart(anchor, _) => builder.open(Open::Mapping(Mapping::new(), None), anchor),
+            Event::SequenceEnd | Event::MappingEnd => builder.close(),
+        }
+    }
+    Ok(match docs.len() {
+        0 => Value::Null,
+        1 => docs.pop().unwrap_or(Value::Null),
+        _ => Value::Sequence(docs),
+    })
+}
+
+enum Open {
+    Sequence(Vec<Value>),
+    /// The mapping so far and the key waiting for its value.
+    Mapping(Mapping, Option<Value>),
+}
+
+struct Builder {
+    bun: Bun,
+    stack: Vec<(Open, usize)>,
+    anchors: HashMap<usize, Value>,
+    root: Option<Value>,
+}
+
+impl Builder {
+    fn new(bun: Bun) -> Builder {
+        Builder { bun, stack: Vec::new(), anchors: HashMap::new(), root: None }
+    }
+
+    fn open(&mut self, open: Open, anchor: usize) {
+        self.stack.push((open, anchor));
+    }
+
+    fn close(&mut self) {
+        let Some((open, anchor)) = self.stack.pop() else { return };
+        let value = match open {
+            Open::Sequence(items) => Value::Sequence(items),
+            Open::Mapping(map, _) => Value::Mapping(map),
+        };
+        if anchor > 0 {
+            self.anchors.insert(anchor, value.clone());
+        }
+        self.add(value);
+    }
+
+    fn add(&mut self, value: Value) {
+        match self.stack.last_mut() {
+            None => self.root = Some(value),
+            Some((Open::Sequence(items), _)) => items.push(value),
+            Some((Open::Mapping(map, pending), _)) => match pending.take() {
+                None => *pending = Some(Value::String(property_name(&value))),
+                // A merge key lends a mapping's entries, or those of each mapping in a list (the
+                // rest of the list is dropped); any other value is an ordinary `<<` entry.
+                Some(key) if key.as_str() == Some("<<") => match value {
+                    Value::Mapping(m) => lend(map, &m),
+                    Value::Sequence(items) => items.iter().filter_map(Value::as_mapping).for_each(|m| lend(map, m)),
+                    other => {
+                        map.insert(key, other);
+                    }
+                },
+                // A repeated key keeps its place and takes the later value, as a JavaScript
+                // property does.
+                Some(key) => {
+                    map.insert(key, value);
+                }
+            },
+        }
+    }
+}
+
+/// A merged mapping's entries, where the mapping has no such key yet: the entries written in
+/// the mapping win over merged ones wherever they stand, and an earlier merge over a later one.
+/// Bun adds each merged mapping's keys last to first.
+fn lend(map: &mut Mapping, from: &Mapping) {
+    let entries: Vec<(&Value, &Value)> = from.iter().collect();
+    for (k, v) in entries.into_iter().rev() {
+        if !map.contains_key(k) {
+            map.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// What a look over a block's text finds before the parser runs: the text the parser gets, or
+/// why Bun refuses the block where saphyr-parser would not.
+struct Prescan<'a> {
+    /// The block as the parser gets it. A tab after a `:` indicator is a space (YAML and Bun take
+    /// it as separating white space, `type:\tuser`; saphyr-parser refuses it), and for Bun 1.3
+    /// a line indented with tabs has only the spaces before its first tab.
+    text: Cow<'a, str>,
+    /// The line (1-based) and reason Bun refuses the block for.
+    refused: Option<(usize, &'static str)>,
+}
+
+/// A block scalar (`key: |`) being read: the indentation of the line that opened it, and
+/// whether the last line was its header or a blank line.
+struct BlockScalar {
+    parent: usize,
+    fresh: bool,
+}
+
+/// How lines indented with tabs read ([`prescan`]).
+///
+/// Bun 1.4 refuses a tab in the indentation of a line that starts a new entry; the lines that
+/// continue a plain or quoted value, lines inside a flow collection and a block scalar's text
+/// may hold one after spaces. Bun 1.3 counts only the spaces before a line's first tab as its
+/// indentation (`meta:\n\ttype: user` is a `type` of its own) and refuses a line that starts
+/// with a tab only when its parser steps onto that line itself (the line before did not end in
+/// plain text, which would carry it over) while inside the second or a later entry of a
+/// mapping: `meta:\n\towner: me` reads, `paths: x\nmeta:\n\towner: me` does not. Both refuse a
+/// tab-first line right after a block scalar's header or a blank line inside it.
+fn prescan(yaml: &str, bun: Bun) -> Prescan<'_> {
+    let mut scan = Prescan { text: Cow::Borrowed(yaml), refused: None };
+    // `...` (a document's end) before any document.
+    if let Some((n, _)) = yaml.split('\n').enumerate().find(|(_, l)| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with('#')
+    }) {
+        let first = yaml.split('\n').nth(n).unwrap_or("");
+        if first.strip_prefix("...").is_some_and(|rest| rest.trim().is_empty() || rest.starts_with([' ', '\t'])) {
+            scan.refused = Some((n + 1, "Unexpected document end"));
+            return scan;
+        }
+    }
+    if !yaml.contains(['\t', '[', '{']) {
+        return scan;
+    }
+    let tab_refusal = match bun {
+        Bun::V1_3 => "Unexpected character",
+        Bun::V1_4 => "Tab characters cannot be used as indentation",
+    };
+    let mut out = String::with_capacity(yaml.len());
+    let (mut single, mut double, mut flow) = (false, false, 0usize);
+    let mut block_scalar: Option<BlockScalar> = None;
+    // The block mappings around the current line: the column of their keys and how many
+    // entries each has had.
+    let mut maps: Vec<(usize, usize)> = Vec::new();
+    // Whether the last line with content ended in plain text (which carries a line break over),
+    // and its indentation.
+    let (mut prev_plain, mut prev_indent) = (false, 0usize);
+    for (n, raw) in yaml.split_inclusive('\n').enumerate() {
+        let line_no = n + 1;
+        let mut refuse = |why: &'static str| {
+            scan.refused.get_or_insert((line_no, why));
+        };
+        let body_end = raw.trim_end_matches(['\n', '\r']).len();
+        let lead_len = raw.len() - raw.trim_start_matches([' ', '\t']).len();
+        let lead = &raw[..lead_len.min(body_end)];
+        let spaces = lead.find('\t').unwrap_or(lead.len());
+        let tab_first = raw.starts_with('\t');
+        let has_tab = lead.contains('\t');
+        let rest = &raw[lead.len()..body_end];
+        let blank = rest.is_empty();
+        let in_mapping_entry_after_first = maps.iter().any(|&(_, count)| count >= 2);
+        let mut carried = prev_plain;
+        if let Some(b) = &mut block_scalar {
+            if blank {
+                if tab_first && b.fresh {
+                    refuse(tab_refusal);
+                }
+                b.fresh = true;
+                out.push_str(raw);
+                continue;
+            }
+            if !tab_first && spaces > b.parent {
+                b.fresh = false;
+                out.push_str(raw);
+                continue;
+            }
+            if tab_first && b.fresh {
+                refuse(tab_refusal);
+            }
+            // The text ends here; a tab-first line after it is carried over in Bun 1.3.
+            carried = tab_first;
+            block_scalar = None;
+        }
+        if single || double || flow > 0 {
+            if tab_first && !maps.is_empty() {
+                refuse(if single || double { tab_refusal } else { "Unexpected token" });
+            }
+        } else if has_tab {
+            match bun {
+                Bun::V1_4 => {
+                    let continues_plain = prev_plain && !tab_first && spaces > prev_indent && !blank;
+                    let harmless_blank = (blank || rest.starts_with('#')) && !(tab_first && !carried && in_mapping_entry_after_first);
+                    if !continues_plain && !harmless_blank {
+                        refuse(tab_refusal);
+                    }
+                }
+                Bun::V1_3 => {
+                    if tab_first && !carried && in_mapping_entry_after_first {
+                        refuse(tab_refusal);
+                    }
+                }
+            }
+        }
+        // Bun 1.3 reads the line as if only the spaces before its first tab indented it.
+        let (indent, line) = if bun == Bun::V1_3 && has_tab && !single && !double && flow == 0 {
+            out.push_str(&lead[..spaces]);
+            (spaces, &raw[lead.len()..])
+        } else {
+            out.push_str(lead);
+            (lead.len(), &raw[lead.len()..])
+        };
+        let starts_in_block = !single && !double && flow == 0;
+        if blank {
+            out.push_str(line);
+            continue;
+        }
+        if starts_in_block && rest.starts_with('#') {
+            prev_plain = false;
+            out.push_str(line);
+            continue;
+        }
+        if starts_in_block {
+            maps.retain(|&(col, _)| col <= indent);
+            // `- ` items, then a key: the mapping it belongs to starts at the key's column.
+            let mut col = indent;
+            let mut item = line;
+            while let Some(after) = item.strip_prefix('-').filter(|a| a.is_empty() || a.starts_with([' ', '\t', '\r', '\n'])) {
+                let skip = after.len() - after.trim_start_matches([' ', '\t']).len();
+                col += 1 + skip;
+                item = &after[skip..];
+                maps.retain(|&(c, _)| c < col);
+            }
+            if is_key_line(item) {
+                match maps.last_mut() {
+                    Some((c, count)) if *c == col => *count += 1,
+                    _ => maps.push((col, 1)),
+                }
+            }
+        }
+        let chars: Vec<char> = line.chars().collect();
+        let mut at_start = true;
+        let mut comment = false;
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            out.push(c);
+            if double {
+                match c {
+                    '\\' => {
+                        if let Some(&next) = chars.get(i + 1) {
+                            out.push(next);
+                            i += 1;
+                        }
+                    }
+                    '"' => double = false,
+                    _ => {}
+                }
+                i += 1;
+                continue;
+            }
+            if single {
+                if c == '\'' {
+                    single = false;
+                }
+                i += 1;
+                continue;
+            }
+            let starts = at_start;
+            at_start = false;
+            match c {
+                '"' if starts => double = true,
+                '\'' if starts => single = true,
+                '#' if i == 0 || chars[i - 1].is_whitespace() => {
+                    comment = true;
+                    out.extend(&chars[i + 1..]);
+                    break;
+                }
+                ' ' | '\t' | '\r' | '\n' => at_start = starts,
+                ':' if chars.get(i + 1).is_none_or(|n| n.is_whitespace()) || flow > 0 => {
+                    while chars.get(i + 1) == Some(&'\t') {
+                        out.push(' ');
+                        i += 1;
+                    }
+                    at_start = true;
+                }
+                '-' | '?' if starts && chars.get(i + 1).is_none_or(|n| n.is_whitespace()) => at_start = true,
+                '[' | '{' if starts || flow > 0 => {
+                    flow += 1;
+                    at_start = true;
+                }
+                ']' | '}' if flow > 0 => flow -= 1,
+                ',' if flow > 0 => at_start = true,
+                '>' | '|' if starts && flow > 0 => refuse("Unexpected token"),
+                '!' if starts && flow > 0 => {
+                    let tag_end = chars[i..].iter().position(|c| c.is_whitespace() || matches!(c, ',' | ']' | '}'));
+                    let after = tag_end.map(|e| i + e).and_then(|e| chars[e..].iter().find(|c| **c != ' '));
+                    if after.is_none_or(|c| matches!(c, ',' | ']' | '}')) {
+                        refuse("Unexpected token");
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        if starts_in_block || (!single && !double && flow == 0) {
+            prev_plain = !comment && !single && !double && flow == 0 && ends_in_plain_text(line);
+            prev_indent = indent;
+        }
+        if !single && !double && flow == 0 && opens_block_scalar(line) {
+            block_scalar = Some(BlockScalar { parent: indent, fresh: true });
+            prev_plain = false;
+        }
+    }
+    scan.text = Cow::Owned(out);
+    scan
+}
+
+/// Whether a line (after its indentation and `- ` items) is a `key:` entry of a block mapping.
+fn is_key_line(item: &str) -> bool {
+    let item = item.trim_end_matches(['\r', '\n']);
+    let key_end = match item.chars().next() {
+        Some(q @ ('"' | '\'')) => item[1..].find(q).map(|e| e + 2),
+        Some('#' | '[' | '{' | '&' | '*' | '!' | '|' | '>' | '%' | '@' | '`') | None => None,
+        Some(_) => item.find(": ").or_else(|| item.ends_with(':').then(|| item.len() - 1)).filter(|e| !item[..*e].contains(" #")),
+    };
+    key_end.is_some_and(|e| item[e..].starts_with(':') && item[e + 1..].chars().next().is_none_or(char::is_whitespace))
+}
+
+/// Whether a line's last token is plain text (which, in Bun, carries the line break after it
+/// over): not a `key:` with nothing after it, a lone `-`, a quoted value's closing quote, a flow
+/// collection's bracket, an anchor, tag or alias, or a document marker.
+fn ends_in_plain_text(line: &str) -> bool {
+    let t = line.trim_end();
+    if t.is_empty() || t == "---" || t.ends_with(':') || t == "-" || t.ends_with(" -") || t == "?" {
+        return false;
+    }
+    if t.ends_with(['"', '\'', ']', '}']) {
+        return false;
+    }
+    let last = t.rsplit([' ', '\t']).next().unwrap_or(t);
+    !last.starts_with(['&', '!', '*'])
+}
+
+/// Two readings of Bun 1.3 where a value is missing after its marks. `key: ? value` is
+/// `key: value` (YAML has no explicit key there; Bun 1.4 refuses it, as saphyr-parser does).
+/// And a value that is only a tag, an anchor or a `?` (`description: !`, `a: &x`, `a: ?`) takes
+/// the next line's key, at the same indentation, as its text, that line's value going to an
+/// empty key: `description: !\nname: x` reads `{description: "name", null: "x"}`.
+fn bun_1_3_values(yaml: &str) -> Cow<'_, str> {
+    if !yaml.contains([':', '?']) || !yaml.contains(['?', '!', '&']) {
+        return Cow::Borrowed(yaml);
+    }
+    let lines: Vec<&str> = yaml.split('\n').collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let body = &line[indent..];
+        let key_end = (!body.starts_with(['#', '"', '\'', '-', '{', '[', '?']))
+            .then(|| body.find(": ").or_else(|| body.trim_end().ends_with(':').then(|| body.trim_end().len() - 1)))
+            .flatten()
+            .filter(|e| !body[..*e].contains(['#', '"', '\'']));
+        let Some(key_end) = key_end else {
+            out.push(line.to_string());
+            i += 1;
+            continue;
+        };
+        let value = body[key_end + 1..].trim_start_matches([' ', '\t']);
+        let value_text = value.split(" #").next().unwrap_or("").trim_end_matches(['\r', ' ', '\t']);
+        if let Some(after) = value_text.strip_prefix("? ") {
+            // `key: ? value`
+            out.push(format!("{}{}: {}", &line[..indent], &body[..key_end], after.trim_start()));
+            i += 1;
+            continue;
+        }
+        let marks_only = !value_text.is_empty()
+            && value_text.split_whitespace().all(|t| t == "?" || t.starts_with(['!', '&']))
+            && (value_text == "?" || !value_text.contains('?'));
+        let next = lines.get(i + 1).copied().unwrap_or("");
+        let next_indent = next.len() - next.trim_start_matches(' ').len();
+        let next_key = (next_indent == indent && !next[indent..].starts_with(['#', '-', ' ', '\t']))
+            .then(|| next[indent..].find(':'))
+            .flatten()
+            .filter(|e| !next[indent..indent + e].is_empty() && next[indent + e + 1..].chars().next().is_none_or(char::is_whitespace));
+        match (marks_only, next_key) {
+            (true, Some(e)) => {
+                let marks = if value_text == "?" { "" } else { value_text };
+                out.push(format!("{}{}: {} {}", &line[..indent], &body[..key_end], marks, &next[indent..indent + e]).replace(":  ", ": "));
+                out.push(format!("{}{}", &next[..indent], &next[indent + e..]));
+                i += 2;
+            }
+            (true, None) if value_text == "?" => {
+                out.push(format!("{}{}:", &line[..indent], &body[..key_end]));
+                i += 1;
+            }
+            _ => {
+                out.push(line.to_string());
+                i += 1;
+            }
+        }
+    }
+    Cow::Owned(out.join("\n"))
+}
+
+/// Whether a line ends with a block scalar's header (`key: |`, `- >-`, `key: |2 # note`).
+fn opens_block_scalar(line: &str) -> bool {
+    let content = match line.find(" #") {
+        Some(i) => &line[..i],
+        None => line,
+    };
+    let last = content.trim_end().rsplit([' ', '\t']).next().unwrap_or("");
+    let mut chars = last.chars();
+    matches!(chars.next(), Some('|' | '>')) && chars.all(|c| c.is_ascii_digit() || c == '+' || c == '-')
+        && content.trim_end().len() > last.len()
+}
+
+/// The name a key gets as a JavaScript property.
+fn property_name(key: &Value) -> String {
+    match key {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => crate::text::js_number(n.as_f64().unwrap_or(f64::NAN)),
+        Value::String(s) => s.clone(),
+        Value::Sequence(items) => items.iter().map(js_text).collect::<Vec<_>>().join(","),
+        Value::Mapping(_) => "[object Object]".into(),
+        Value::Tagged(t) => property_name(&t.value),
+    }
+}
+
+/// `String(v)` for an element of a list that names a property.
+fn js_text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        other => property_name(other),
+    }
+}
+
+/// A scalar's value. Quoted and block scalars are text; a plain one resolves by the core schema
+/// ([`resolve_plain`]). Tags: `!!str` and the non-specific `!` make text (an empty value the
+/// empty text); `!!int` and `!!float` a number where the text is one, `!!bool` a boolean where it
+/// spells one, `!!null` null where it spells null, and otherwise text; any other tag makes text,
+/// and null when there is no text at all.
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, bun: Bun) -> Value {
+    let plain = style == ScalarStyle::Plain;
+    let Some(tag) = tag else {
+        return if plain { resolve_plain(text, bun) } else { Value::String(text.to_string()) };
+    };
+    let text_value = Value::String(text.to_string());
+    let non_specific = (tag.handle == "!" && tag.suffix.is_empty()) || (tag.handle.is_empty() && tag.suffix == "!");
+    if non_specific {
+        return text_value;
+    }
+    let core = tag.handle == "!!" || tag.handle == "tag:yaml.org,2002:";
+    let resolved = if plain { resolve_plain(text, bun) } else { text_value.clone() };
+    match (core, tag.suffix.as_str()) {
+        (true, "str") => text_value,
+        (true, "int" | "float") if text.is_empty() => Value::Null,
+        (true, "int" | "float") => if resolved.is_number() { resolved } else { text_value },
+        (true, "bool") if text.is_empty() => Value::Null,
+        (true, "bool") => if resolved.is_bool() { resolved } else { text_value },
+        (true, "null") => if resolved.is_null() { Value::Null } else { text_value },
+        _ if text.is_empty() && plain => Value::Null,
+        _ => text_value,
+    }
+}
+
+/// A plain scalar by YAML 1.2's core schema, as `bun` reads it: null, booleans in three
+/// spellings each, decimal integers (leading zeros and all), `0x`/`0o` integers with an
+/// optional sign, floats, `.inf` and `.nan`; the rest is text. Bun 1.3 also reads the longest
+/// number at the start of a scalar made of digits, `.`, `e`, `+` and one `-` (`2001-12` is
+/// 2001), and takes no sign before a leading dot (`-.5` is text).
+pub fn resolve_plain(text: &str, bun: Bun) -> Value {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "true" | "True" | "TRUE" => return Value::Bool(true),
+        "false" | "False" | "FALSE" => return Value::Bool(false),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return number(f64::INFINITY),
+        "-.inf" | "-.Inf" | "-.INF" => return number(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return number(f64::NAN),
+        _ => {}
+    }
+    let (negative, unsigned) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    for (prefix, base) in [("0x", 16), ("0o", 8)] {
+        if let Some(digits) = unsigned.strip_prefix(prefix) {
+            if !digits.is_empty() && digits.chars().all(|c| c.is_digit(base)) {
+                if let Ok(u) = u64::from_str_radix(digits, base) {
+                    // Read as a double, as JavaScript holds every number.
+                    let f = u as f64;
+                    return number(if negative { -f } else { f });
+                }
+            }
+            return Value::String(text.to_string());
+        }
+    }
+    if bun == Bun::V1_3 && unsigned.starts_with('.') && text.len() > unsigned.len() {
+        return Value::String(text.to_string());
+    }
+    if is_core_number(unsigned) {
+        return decimal(text);
+    }
+    if bun == Bun::V1_3 && text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        && text.bytes().filter(|b| *b == b'-').count() <= 1
+    {
+        if let Some(n) = (1..text.len()).rev().map(|end| &text[..end]).find(|p| {
+            let u = p.strip_prefix(['-', '+']).unwrap_or(p);
+            is_core_number(u) && !(u.starts_with('.') && p.len() > u.len())
+        }) {
+            return decimal(n);
+        }
+    }
+    Value::String(text.to_string())
+}
+
+/// A decimal the core schema accepts, as a number: integers that fit stay integers.
+fn decimal(text: &str) -> Value {
+    match text.parse::<i64>() {
+        Ok(i) if i != 0 || !text.starts_with('-') => Value::Number(Number::from(i)),
+        _ => number(text.parse::<f64>().unwrap_or(f64::NAN)),
+    }
+}
+
+/// A decimal integer or float: `(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`, the sign
+/// already taken off.
+fn is_core_number(s: &str) -> bool {
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some(("", frac)) => digits(frac),
+        Some((int, frac)) => digits(int) && (frac.is_empty() || digits(frac)),
+        None => digits(mantissa),
+    };
+    mantissa_ok && exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)))
+}
+
+/// A number as JavaScript holds it: whole numbers that fit stay integers, so they print without
+/// a fraction.
+fn number(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
+        Value::Number(Number::from(f as i64))
+    } else {
+        Value::Number(Number::from(f))
+    }
+}
