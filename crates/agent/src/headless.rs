@@ -126,7 +126,7 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
     // Claude Code wrote into a scratch copy with its own permissions; what comes back is held
     // to the same policy as the turn loop's writes (`.md` files, no protected names, no secret
     // into team memory), so nothing reaches the real folder that Mneme's own tools refuse.
-    let gate = Gate::new(&task.policy, task.secret_scanner);
+    let gate = Gate::new(&task.policy, task.release.secret_scanner);
     let mut changes = Vec::new();
     let mut denials = Vec::new();
     let names: BTreeSet<String> = files(&root).union(&files(&scratch)).cloned().collect();

@@ -64,10 +64,11 @@ pub struct AgentTask {
     pub work_dir: PathBuf,
     /// The injected clock: memory ages in `Read` results, trash stamps when applying.
     pub clock: Arc<dyn Clock>,
-    /// The secret scanner of the Claude Code release this run stands in for
-    /// (`Profile::secret_scanner`): a write into team memory is refused when it, or Mneme's own
-    /// scanner, finds a secret.
-    pub secret_scanner: SecretScanner,
+    /// The Claude Code release this run stands in for: a write into team memory is refused
+    /// when its secret scanner (`Profile::secret_scanner`), or Mneme's own, finds a secret, and
+    /// the tools answer as its tools do (`Profile::read_empty_file_warns`,
+    /// `Profile::grep_reports_refused_input`).
+    pub release: mneme_core::versions::Profile,
 }
 
 impl std::fmt::Debug for AgentTask {

@@ -24,6 +24,12 @@ pub const UNCHANGED: &str =
 /// A Read of an empty file.
 pub const EMPTY_FILE: &str = "<system-reminder>Note: this file exists and is empty.</system-reminder>";
 
+/// A Grep that did not run because its pattern, glob or file type was refused; `detail` is what
+/// the search program said.
+pub fn search_refused(detail: &str) -> String {
+    format!("The search did not run: its pattern, glob or file type was refused before any file was searched.\n{detail}")
+}
+
 /// A Read whose offset lies past the end of the file.
 pub fn past_end(offset: i64, total: usize) -> String {
     format!(

@@ -25,8 +25,9 @@ pub(crate) fn changeset_root(policy: &Policy) -> PathBuf {
 }
 
 pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Cancel) -> Result<AgentOutcome, AgentError> {
-    let gate = Gate::new(&task.policy, task.secret_scanner);
+    let gate = Gate::new(&task.policy, task.release.secret_scanner);
     let mut tools = Tools::new(task.cwd.clone(), gate.clone(), task.clock.clone(), task.work_dir.clone());
+    tools.release = task.release;
     if let Policy::SessionMemory { path } = &task.policy {
         // Claude Code reads the summary file before starting the update, so its Edit passes
         // the read-first check.

@@ -60,7 +60,7 @@ impl Fixture {
             label: "extract_memories".into(),
             work_dir: self.root.join("data/agent"),
             clock,
-            secret_scanner: mneme_agent::SecretScanner::V2_1_323,
+            release: mneme_core::versions::newest(),
         }
     }
 

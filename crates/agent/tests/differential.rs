@@ -1,5 +1,6 @@
-//! Differential check: the same scripted tool calls answered by this crate's tools and by the
-//! real Claude Code 2.1.197 (through the stub model server); every tool_result must match:
+//! Differential check: the same scripted tool calls answered by this crate's tools and by a
+//! real Claude Code (through the stub model server), Mneme's tools answering as that release's
+//! do (`AgentTask::release`, from the binary's `--version`); every tool_result must match:
 //! byte for byte, except where the answer is a message in words. There Claude Code uses its
 //! prose and Mneme its own (`mneme_agent::messages`), so both must be the same kind of answer
 //! with the same data and the same `is_error`: Claude Code's is recognised by short anchors
@@ -10,6 +11,7 @@
 //! `MNEME_REQUIRE_CLAUDE=1`.
 
 use mneme_agent::{messages, run_agent, AgentTask, Mode, Policy};
+use mneme_core::versions::{self, Profile};
 use mneme_core::{Clock, FixedClock};
 use mneme_model::{AnthropicProvider, Cancel, ClaudeCliProvider, HeadlessTask, Provider};
 use mneme_stub_model::{RecordedRequest, StubModel, Turn};
@@ -62,10 +64,12 @@ fn fixture(dir: &Path) {
     std::fs::write(dir.join("sub/c.md"), "gamma alpha\n").unwrap();
     std::fs::write(dir.join("empty.md"), "").unwrap();
     std::fs::write(dir.join("q.md"), "She said \u{201c}hi\u{201d} and it\u{2019}s fine\n").unwrap();
+    std::fs::write(dir.join("nl.md"), "\n").unwrap();
+    std::fs::write(dir.join("blank.md"), "\n\n\n").unwrap();
     // Grep lists files newest first and Glob oldest first, by the millisecond: the two copies
     // get the same distinct mtimes (an hour before the test clock, so no staleness notes) and
     // their order does not depend on when each was written.
-    for (i, f) in ["MEMORY.md", "a.md", "b.md", "sub/c.md", "empty.md", "q.md"].iter().enumerate() {
+    for (i, f) in ["MEMORY.md", "a.md", "b.md", "sub/c.md", "empty.md", "q.md", "nl.md", "blank.md"].iter().enumerate() {
         mneme_testsupport::set_mtime(&dir.join(f), 1_764_422_207 - 3_600 + 10 * i as i64);
     }
 }
@@ -113,17 +117,44 @@ fn calls(dir: &Path) -> Vec<Turn> {
         Turn::tool_use("Edit", json!({"file_path": p("MEMORY.md"), "old_string": ".md)", "new_string": ".md )", "replace_all": true})),
         Turn::tool_use("Bash", json!({"command": format!("ls {d}/sub")})),
         Turn::tool_use("Grep", json!({"pattern": "(unclosed", "path": d})),
+        Turn::tool_use("Read", json!({"file_path": p("empty.md"), "offset": 3})),
+        Turn::tool_use("Read", json!({"file_path": p("nl.md")})),
+        Turn::tool_use("Grep", json!({"pattern": "a", "path": d, "glob": "{unclosed"})),
+        Turn::tool_use("Grep", json!({"pattern": "a", "path": d, "type": "nosuchtype"})),
+        Turn::tool_use("Grep", json!({"pattern": "(unclosed", "path": d, "output_mode": "content"})),
+        Turn::tool_use("Read", json!({"file_path": p("blank.md"), "offset": 2, "limit": 1})),
         Turn::text("done"),
     ]
 }
 
+/// The release a Claude Code binary is (`2.1.332 (Claude Code)`).
+fn release_of(binary: &Path) -> Profile {
+    let out = std::process::Command::new(binary).arg("--version").output().expect("claude --version runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("a version in {text:?}"));
+    versions::behaviours(version)
+}
+
+/// What rg says of the refused pattern, glob and file type of calls 37, 40, 41 and 42.
+const REFUSED_PATTERN: &str = "rg: regex parse error:\n    (?:(unclosed)\n    ^\nerror: unclosed group";
+const REFUSED_GLOB: &str = "rg: error parsing glob '{unclosed': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)";
+const REFUSED_TYPE: &str = "rg: unrecognized file type: nosuchtype";
+
 /// The calls (by index in [`calls`]) answered with a message in words: the anchors Claude
 /// Code's answer must contain, and Mneme's exact answer (paths as `<DIR>`).
-fn in_words() -> Vec<(usize, Vec<&'static str>, String)> {
+fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
     let tool_use_error = |m: String| format!("<tool_use_error>{m}</tool_use_error>");
-    vec![
-        // The empty file has one (empty) line, so both report it as shorter than offset 1.
-        (3, vec!["shorter than the provided offset", "(1)", "has 1 lines"], messages::past_end(1, 1)),
+    let mut out = vec![
+        // The empty file has one (empty) line: from 2.1.208 a Read that reaches it is told the
+        // file is empty; before, that the file is shorter than offset 1.
+        if release.read_empty_file_warns {
+            (3, vec!["the file exists but the contents are empty"], messages::EMPTY_FILE.to_string())
+        } else {
+            (3, vec!["shorter than the provided offset", "(1)", "has 1 lines"], messages::past_end(1, 1))
+        },
+        (38, vec!["shorter than the provided offset", "(3)", "has 1 lines"], messages::past_end(3, 1)),
+        // A blank line of a longer file: numbered from 2.1.208 (compared exactly), "shorter"
+        // before.
         (4, vec!["shorter than the provided offset", "(50)", "has 6 lines"], messages::past_end(50, 6)),
         (5, vec!["File does not exist.", "working directory is <DIR>."], messages::no_such_file("<DIR>", None)),
         (6, vec!["File does not exist.", "working directory is <DIR>.", "Did you mean a.md?"], messages::no_such_file("<DIR>", Some("a.md"))),
@@ -143,12 +174,41 @@ fn in_words() -> Vec<(usize, Vec<&'static str>, String)> {
                 messages::bad_input("Read", &[messages::missing_param("file_path"), messages::unknown_param("path")])
             )),
         ),
-    ]
+    ];
+    if !release.read_empty_file_warns {
+        out.push((43, vec!["shorter than the provided offset", "(2)", "has 4 lines"], messages::past_end(2, 4)));
+    }
+    // From 2.1.208 a search rg refuses fails with what rg said; before, it found nothing (the
+    // exact answers compared as they are).
+    if release.grep_reports_refused_input {
+        for (i, detail) in [(37, REFUSED_PATTERN), (40, REFUSED_GLOB), (41, REFUSED_TYPE), (42, REFUSED_PATTERN)] {
+            out.push((i, vec![detail], messages::search_refused(detail)));
+        }
+    }
+    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_results_match_claude_code() {
     let Some(binary) = claude_binary() else { return };
+    check(&binary).await;
+    // And the newest release the matrix holds (`MNEME_CLAUDE_BINS`, `V=PATH,…`), whose tools
+    // answer some calls otherwise (`Profile::read_empty_file_warns`,
+    // `grep_reports_refused_input`). Releases before 2.1.160 add their own reminders to tool
+    // results and lack Grep's `-o`; those are not reproduced (docs/claude-code-versions.md).
+    let newest = std::env::var("MNEME_CLAUDE_BINS").ok().and_then(|list| {
+        list.split(',')
+            .filter_map(|pair| pair.split_once('='))
+            .filter_map(|(v, p)| Some((v.parse::<versions::ClaudeVersion>().ok()?, PathBuf::from(p))))
+            .max_by_key(|(v, _)| *v)
+    });
+    if let Some((_, path)) = newest.filter(|(_, p)| *p != binary && p.is_file()) {
+        check(&path).await;
+    }
+}
+
+async fn check(binary: &Path) {
+    let release = release_of(binary);
     let home = TestHome::new();
     let ours_dir = home.root.join("ours/memory");
     let theirs_dir = home.root.join("theirs/memory");
@@ -162,7 +222,7 @@ async fn tool_results_match_claude_code() {
         stub.push_when(main, t);
     }
     let env = stub.claude_code_vars().into_iter().fold(home.env.clone(), |env, (k, v)| env.set_var(k, v));
-    let cli = ClaudeCliProvider::new(binary, &env).with_timeout(Duration::from_secs(180));
+    let cli = ClaudeCliProvider::new(binary.to_path_buf(), &env).with_timeout(Duration::from_secs(180));
     let rule = format!("/{}/**", theirs_dir.display());
     let task = HeadlessTask {
         prompt: "go".into(),
@@ -174,7 +234,7 @@ async fn tool_results_match_claude_code() {
             "Bash(ls:*)".into(), "Bash(wc:*)".into(), "Bash(cat:*)".into(), "Bash(grep:*)".into(),
         ],
         disallowed_tools: vec![],
-        max_turns: Some(40),
+        max_turns: Some(60),
     };
     cli.headless().unwrap().run(&task, &Cancel::new()).await.unwrap();
     let theirs: Vec<Vec<(String, bool)>> =
@@ -196,7 +256,7 @@ async fn tool_results_match_claude_code() {
         label: "diff".into(),
         work_dir: home.root.join("work"),
         clock,
-        secret_scanner: mneme_agent::SecretScanner::V2_1_323,
+        release,
     };
     run_agent(&provider as &dyn Provider, &agent_task, Mode::Stage, &Cancel::new()).await.unwrap();
     let ours: Vec<Vec<(String, bool)>> = stub2.model_requests().into_iter().skip(1).map(|r| results(&r)).collect();
@@ -215,7 +275,7 @@ async fn tool_results_match_claude_code() {
         lines.sort();
         (format!("{}\n\n{tail}", lines.join("\n")), *e)
     };
-    let in_words = in_words();
+    let in_words = in_words(&release);
     let mut mismatches = Vec::new();
     for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
         let differs = if let Some((_, anchors, own)) = in_words.iter().find(|(n, ..)| *n == i) {

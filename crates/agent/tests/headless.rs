@@ -78,7 +78,7 @@ async fn claude_code_runs_in_a_scratch_copy_and_its_changes_come_back_as_a_chang
         label: "extract_memories".into(),
         work_dir: work_dir.clone(),
         clock,
-        secret_scanner: mneme_agent::SecretScanner::V2_1_323,
+        release: mneme_core::versions::newest(),
     };
     let out = run_agent(&provider, &task, Mode::Stage, &Cancel::new()).await.unwrap();
 

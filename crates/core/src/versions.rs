@@ -376,6 +376,12 @@ pub struct Profile {
     pub recall_selector: RecallSelector,
     /// The secret scanner guarding team memory.
     pub secret_scanner: SecretScanner,
+    /// A Read that selects lines of a file with no text (an empty file from the start) warns
+    /// that the file is empty; before, it said the file was shorter than the offset.
+    pub read_empty_file_warns: bool,
+    /// A Grep whose pattern, glob or file type ripgrep refuses fails with ripgrep's message;
+    /// before, it answered that nothing was found.
+    pub grep_reports_refused_input: bool,
     /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT`, when set (from the shell or a settings file's
     /// `env` block), is the auto-memory index instead of MEMORY.md's text: truncated as the file
     /// is, nothing else done to it, and an empty value loads no index. Older releases ignore it.
@@ -523,6 +529,10 @@ pub enum Change {
     MemoryStoresSkipIndex,
     /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT` stands in for MEMORY.md.
     MemoryIndexFromEnv,
+    /// The agent's Read warns of an empty file where it had said "shorter than the offset".
+    ReadEmptyFileWarns,
+    /// The agent's Grep fails with ripgrep's message where it had found nothing.
+    GrepReportsRefusedInput,
     /// Frontmatter YAML is read by another parser.
     YamlParser(YamlParser),
     /// The frontmatter retry leaves whole flow lists unquoted.
@@ -587,6 +597,8 @@ impl Change {
             Change::SecretScanner(scanner) => p.secret_scanner = scanner,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
             Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
+            Change::ReadEmptyFileWarns => p.read_empty_file_warns = true,
+            Change::GrepReportsRefusedInput => p.grep_reports_refused_input = true,
             Change::YamlParser(parser) => p.frontmatter_reader.parser = parser,
             Change::FrontmatterRetryKeepsLists => p.frontmatter_reader.retry_keeps_lists = true,
             Change::FrontmatterRetryUntabs => p.frontmatter_reader.retry_untabs = true,
@@ -642,6 +654,8 @@ pub const BASELINE: Profile = Profile {
     recall_relevance_note: false,
     recall_selector: RECALL_SELECTOR_2_1_80,
     secret_scanner: SecretScanner::V2_1_80,
+    read_empty_file_warns: false,
+    grep_reports_refused_input: false,
     memory_stores_skip_index: false,
     memory_index_from_env: false,
 };
@@ -691,6 +705,8 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 197), Change::RecallSelector(RECALL_SELECTOR_2_1_197)),
     (ClaudeVersion::new(2, 1, 198), Change::MemoryStoresSkipIndex),
     (ClaudeVersion::new(2, 1, 208), Change::MemoryHeadByteCap),
+    (ClaudeVersion::new(2, 1, 208), Change::ReadEmptyFileWarns),
+    (ClaudeVersion::new(2, 1, 208), Change::GrepReportsRefusedInput),
     (ClaudeVersion::new(2, 1, 210), Change::RecallSelector(RECALL_SELECTOR_2_1_210)),
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
     (ClaudeVersion::new(2, 1, 211), Change::ProjectRulesNeedProjectSource),
@@ -890,6 +906,9 @@ mod tests {
         assert_eq!(behaviours(v("2.1.163")).frontmatter_reader, FrontmatterReader::ALL[3]);
         assert_eq!(behaviours(v("2.1.179")).frontmatter_reader, FrontmatterReader::ALL[3]);
         assert_eq!(behaviours(v("2.1.181")).frontmatter_reader, FrontmatterReader::NEWEST);
+        // The agent's tools: an empty file and a refused search answered anew from 2.1.208.
+        assert!(!behaviours(v("2.1.207")).read_empty_file_warns && behaviours(v("2.1.208")).read_empty_file_warns);
+        assert!(!behaviours(v("2.1.207")).grep_reports_refused_input && behaviours(v("2.1.208")).grep_reports_refused_input);
         assert_eq!(behaviours(v("2.1.100")).with_runtime(Runtime::Bun).frontmatter_reader.parser, YamlParser::Bun1_3);
         // Before 2.1.195 a settings file could make a session remote; before 2.1.196 a file
         // over 4 MiB was sent whole.

@@ -380,7 +380,7 @@ impl Dreams {
             label: "auto_dream".into(),
             work_dir: history.dir().join("work"),
             clock: self.clock.clone(),
-            secret_scanner: memdir.release().secret_scanner,
+            release: *memdir.release(),
         };
         let outcome = mneme_agent::run_agent(provider, &task, Mode::Stage, cancel)
             .await

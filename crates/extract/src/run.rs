@@ -505,7 +505,7 @@ impl Extractor {
                     label: "extract_memories".into(),
                     work_dir: data_dir.join("work").join("extract"),
                     clock: self.clock.clone(),
-                    secret_scanner: memdir.release().secret_scanner,
+                    release: *memdir.release(),
                 };
                 match mneme_agent::run_agent(provider, &task, Mode::Stage, cancel).await {
                     Ok(o) if o.stop == Stop::Cancelled => {

@@ -440,7 +440,7 @@ pub async fn update(
         work_dir: data.join("work").join("session-memory"),
         clock,
         // The notes file is never in team memory; the scanner only has to be a real one.
-        secret_scanner: mneme_store::claude_install::installed_profile(env).secret_scanner,
+        release: mneme_store::claude_install::installed_profile(env),
     };
     let trash = data.join("trash").join("session-memory");
     let outcome = mneme_agent::run_agent(provider, &task, mneme_agent::Mode::Apply { trash_dir: trash }, cancel).await?;

@@ -50,9 +50,6 @@ fn lf(s: &str) -> String {
 
 /// Claude Code's `addLineNumbers`: `N\tline` from `start`, a trailing `\r` dropped.
 fn number_lines(content: &str, start: i64) -> String {
-    if content.is_empty() {
-        return String::new();
-    }
     content
         .split('\n')
         .enumerate()
@@ -274,10 +271,14 @@ impl Tools {
                 partial: truncation.is_some(),
             },
         );
-        if text.is_empty() {
-            // An empty file has one (empty) line, so Claude Code reports it as shorter than
-            // the offset rather than as empty; only a zero-line view takes the other branch.
-            return Ok(ToolResult::ok(if total == 0 {
+        // Lines with no text: an empty file has one (empty) line. Up to 2.1.207 a Read that
+        // finds no text says the file is shorter than the offset; from 2.1.208 one that reaches
+        // lines shows them numbered, or, for the empty file, says it is empty. An offset past
+        // the end is "shorter" in every release.
+        let reached = skip < total && limit != Some(0);
+        let numbered_blank = reached && self.release.read_empty_file_warns && total > 1;
+        if text.is_empty() && !numbered_blank {
+            return Ok(ToolResult::ok(if total == 0 || (reached && self.release.read_empty_file_warns) {
                 messages::EMPTY_FILE.to_string()
             } else {
                 messages::past_end(start, total)
@@ -461,6 +462,33 @@ mod tests {
         assert_eq!(slice_lines("\u{feff}a\r\nb\r\n", 0, None), ("a\nb\n".to_string(), 3));
         assert_eq!(slice_lines("a\nb\nc\nd", 1, Some(2)), ("b\nc".to_string(), 4));
         assert_eq!(slice_lines("a\nb", 5, None), (String::new(), 2));
+    }
+
+    /// Lines with no text (an empty file, blank lines): from 2.1.208 a Read that reaches them
+    /// says the file is empty or shows them numbered; before, it said the file was shorter than
+    /// the offset (checked on 2.1.197, 2.1.207, 2.1.208 and 2.1.332 in tests/differential.rs).
+    #[test]
+    fn reads_of_lines_with_no_text_follow_the_release() {
+        use crate::policy::Gate;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("empty.md"), "").unwrap();
+        std::fs::write(dir.path().join("blank.md"), "\n\n\n").unwrap();
+        let gate = Gate::new(&crate::Policy::AutoMem { memory_dir: dir.path().to_path_buf() }, crate::SecretScanner::V2_1_323);
+        let clock: std::sync::Arc<dyn mneme_core::Clock> = std::sync::Arc::new(mneme_core::FixedClock::at_unix_secs(1_764_422_207));
+        let read = |release: &str, file: &str, offset: u64, limit: Option<u64>| {
+            let mut tools = Tools::new(dir.path().to_path_buf(), gate.clone(), clock.clone(), dir.path().to_path_buf());
+            tools.release = mneme_core::versions::behaviours(release.parse().unwrap());
+            let mut call = serde_json::json!({"file_path": dir.path().join(file), "offset": offset});
+            if let Some(l) = limit {
+                call["limit"] = l.into();
+            }
+            tools.read(call.as_object().unwrap()).unwrap().content
+        };
+        assert_eq!(read("2.1.207", "empty.md", 1, None), messages::past_end(1, 1));
+        assert_eq!(read("2.1.208", "empty.md", 1, None), messages::EMPTY_FILE);
+        assert_eq!(read("2.1.208", "empty.md", 3, None), messages::past_end(3, 1));
+        assert_eq!(read("2.1.207", "blank.md", 2, Some(1)), messages::past_end(2, 4));
+        assert_eq!(read("2.1.208", "blank.md", 2, Some(1)), "2\t");
     }
 
     #[test]

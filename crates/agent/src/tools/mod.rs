@@ -74,6 +74,8 @@ pub(crate) struct Tools {
     pub work_dir: PathBuf,
     /// Scratch views made for `Bash`, removed when the run ends.
     pub views: Vec<PathBuf>,
+    /// The release whose tools' answers these follow (the newest unless a run says otherwise).
+    pub release: mneme_core::versions::Profile,
 }
 
 impl Drop for Tools {
@@ -144,6 +146,7 @@ impl Tools {
             clock,
             work_dir,
             views: Vec::new(),
+            release: mneme_core::versions::newest(),
         }
     }
 

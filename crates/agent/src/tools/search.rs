@@ -258,14 +258,22 @@ impl Tools {
         } else {
             mb.line_terminator(Some(b'\n'));
         }
-        // rg exits with an error for a pattern it cannot parse, and Claude Code reports that
-        // as finding nothing.
-        let Ok(matcher) = mb.build(pattern) else {
-            return Ok(ToolResult::ok(match mode {
+        // What rg refuses before it searches (a pattern, glob or file type it cannot use), in
+        // rg's words: Claude Code reports it as an error from 2.1.208 and as finding nothing
+        // before.
+        let refused = |detail: String| -> Result<ToolResult, Failure> {
+            if self.release.grep_reports_refused_input {
+                return Err(Failure::Failed(messages::search_refused(&format!("rg: {detail}"))));
+            }
+            Ok(ToolResult::ok(match mode {
                 "content" => "No matches found".to_string(),
                 "count" => "No matches found\n\nFound 0 total occurrences across 0 files.".to_string(),
                 _ => "No files found".to_string(),
-            }));
+            }))
+        };
+        let matcher = match mb.build(pattern) {
+            Ok(m) => m,
+            Err(e) => return refused(e.to_string()),
         };
 
         let mut ob = OverrideBuilder::new(&root);
@@ -277,17 +285,25 @@ impl Tools {
                 let parts: Vec<&str> =
                     if word.contains('{') && word.contains('}') { vec![word] } else { word.split(',').collect() };
                 for g in parts.into_iter().filter(|g| !g.is_empty()) {
-                    ob.add(g).map_err(rg_error)?;
+                    if let Err(e) = ob.add(g) {
+                        return refused(e.to_string());
+                    }
                 }
             }
         }
-        let overrides = ob.build().map_err(rg_error)?;
+        let overrides = match ob.build() {
+            Ok(o) => o,
+            Err(e) => return refused(e.to_string()),
+        };
         let types = match str_arg(args, "type") {
             Some(t) => {
                 let mut tb = TypesBuilder::new();
                 tb.add_defaults();
                 tb.select(t);
-                Some(tb.build().map_err(|_| Failure::Failed(format!("unrecognized file type: {t}")))?)
+                match tb.build() {
+                    Ok(types) => Some(types),
+                    Err(_) => return refused(format!("unrecognized file type: {t}")),
+                }
             }
             None => None,
         };
@@ -549,6 +565,28 @@ mod tests {
             tools.glob(&args(serde_json::json!({"pattern": "*.md"}))),
         ] {
             assert_eq!(out, Err(Failure::Failed(messages::search_timed_out(20))));
+        }
+    }
+
+    /// A pattern, glob or file type rg refuses: from 2.1.208 the Grep fails with rg's message,
+    /// before it answered that nothing was found (checked on 2.1.207, 2.1.208 and 2.1.332 in
+    /// tests/differential.rs).
+    #[test]
+    fn a_refused_search_fails_from_2_1_208_and_found_nothing_before() {
+        let (_dir, mut tools) = tools_over_notes(2, Duration::from_millis(1));
+        let version = |v: &str| mneme_core::versions::behaviours(v.parse().unwrap());
+        let calls = [
+            (serde_json::json!({"pattern": "(open"}), "rg: regex parse error:\n    (?:(open)\n    ^\nerror: unclosed group", "No files found"),
+            (serde_json::json!({"pattern": "(open", "output_mode": "content"}), "rg: regex parse error:\n    (?:(open)\n    ^\nerror: unclosed group", "No matches found"),
+            (serde_json::json!({"pattern": "a", "type": "nosuch"}), "rg: unrecognized file type: nosuch", "No files found"),
+            (serde_json::json!({"pattern": "a", "glob": "{x", "output_mode": "count"}), "rg: error parsing glob '{x': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)", "No matches found\n\nFound 0 total occurrences across 0 files."),
+        ];
+        for (call, detail, before) in calls {
+            tools.release = version("2.1.208");
+            assert_eq!(tools.grep(&args(call.clone())), Err(Failure::Failed(messages::search_refused(detail))));
+            tools.release = version("2.1.207");
+            let out = tools.grep(&args(call)).unwrap();
+            assert_eq!((out.content.as_str(), out.is_error), (before, false));
         }
     }
 
