@@ -5,7 +5,7 @@
 //! has `type:` at the top level, the current one nests it as `metadata: { type: }`.
 
 use crate::MemoryType;
-use crate::bun_yaml;
+use crate::js_yaml;
 use crate::versions::{FrontmatterReader, YamlParser};
 use regex::Regex;
 use std::sync::LazyLock;
@@ -148,25 +148,13 @@ fn parse_yaml(yaml: &str, reader: FrontmatterReader) -> (Mapping, Option<Frontma
 
 /// A single value as `parser` reads it.
 fn parse_value(text: &str, parser: YamlParser) -> Option<Value> {
-    match parser {
-        YamlParser::Node => yaml_serde::from_str::<Value>(text).ok().map(untag),
-        YamlParser::Bun1_3 => bun_yaml::parse(text, bun_yaml::Bun::V1_3).ok(),
-        YamlParser::Bun1_4 => bun_yaml::parse(text, bun_yaml::Bun::V1_4).ok(),
-    }
+    js_yaml::parse(text, parser).ok()
 }
 
 /// One attempt of `parser` at a block: the mapping it gives (a list or a scalar gives an empty
 /// one), or its error.
-fn parse_as(yaml: &str, parser: YamlParser) -> Result<Mapping, bun_yaml::YamlError> {
-    match parser {
-        // The `yaml` package is strict, as libyaml is: tab indentation and repeated keys fail.
-        YamlParser::Node => yaml_serde::from_str::<Value>(yaml).map(as_mapping).map_err(|e| bun_yaml::YamlError {
-            line: e.location().map(|l| l.line()),
-            message: e.to_string(),
-        }),
-        YamlParser::Bun1_3 => bun_yaml::parse(yaml, bun_yaml::Bun::V1_3).map(as_mapping),
-        YamlParser::Bun1_4 => bun_yaml::parse(yaml, bun_yaml::Bun::V1_4).map(as_mapping),
-    }
+fn parse_as(yaml: &str, parser: YamlParser) -> Result<Mapping, js_yaml::YamlError> {
+    js_yaml::parse(yaml, parser).map(as_mapping)
 }
 
 /// Whether the YAML's aliases could expand past what any memory needs. The parser copies an

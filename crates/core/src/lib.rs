@@ -3,9 +3,9 @@
 //! truncation, the project-folder sanitizer). Nothing here touches the disk or the clock, so
 //! every rule can be tested as a pure function.
 
-pub mod bun_yaml;
 pub mod clock;
 pub mod frontmatter;
+pub mod js_yaml;
 pub mod layer;
 pub mod memory_type;
 pub mod platform;

@@ -1,5 +1,5 @@
 //! Mneme's frontmatter reading against the YAML reading of real Claude Code releases, on 2,700
-//! frontmatter blocks (`tests/data/bun_yaml/cases.json`: every block under testdata/, awkward
+//! frontmatter blocks (`tests/data/js_yaml/cases.json`: every block under testdata/, awkward
 //! ones picked by hand, and seeded random ones). Claude Code hands a block to the Bun it is
 //! built on (`Bun.YAML.parse`), retries once with awkward values quoted, and otherwise reads no
 //! frontmatter; both Bun's parser and the retry changed across releases. The expected values
@@ -14,7 +14,7 @@ use std::path::Path;
 use yaml_serde::Value;
 
 fn data(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bun_yaml").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/js_yaml").join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -67,7 +67,7 @@ fn sorted(v: Json) -> Json {
 /// per oracle file (`known_differences.json`): Bun 1.3's parser has quirks on odd inputs that
 /// are not modelled (a lone `!` as text, a `>` with no block after it, `{x: a: b}` as a nested
 /// mapping, …). The list must match exactly: a block that starts to differ fails, and so does
-/// one that stops differing until the list is updated (`MNEME_UPDATE_BUN_YAML_KNOWN=1`).
+/// one that stops differing until the list is updated (`MNEME_UPDATE_YAML_KNOWN=1`).
 /// Real repositories' blocks and the hand-picked ones may not be on it.
 fn known(oracle_file: &str) -> Vec<usize> {
     let all: Json = serde_json::from_str(&data("known_differences.json")).unwrap();
@@ -92,8 +92,8 @@ fn check(oracle_file: &str, release: &str) {
             differ.push(format!("#{i} {block:?}\n  Claude Code {release}: {expected}\n  Mneme: {got}"));
         }
     }
-    if std::env::var_os("MNEME_UPDATE_BUN_YAML_KNOWN").is_some() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bun_yaml/known_differences.json");
+    if std::env::var_os("MNEME_UPDATE_YAML_KNOWN").is_some() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/js_yaml/known_differences.json");
         let mut all: Map<String, Json> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|_| "{}".into())).unwrap();
         all.insert(oracle_file.to_string(), json!(differing));
         std::fs::write(&path, serde_json::to_string(&all).unwrap() + "\n").unwrap();
@@ -109,8 +109,13 @@ fn check(oracle_file: &str, release: &str) {
         unexpected.len(),
         cases.len(),
         fixed.len(),
-        unexpected.iter().take(if std::env::var_os("MNEME_BUN_YAML_ALL").is_some() { usize::MAX } else { 30 }).map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+        unexpected.iter().take(if std::env::var_os("MNEME_YAML_ALL").is_some() { usize::MAX } else { 30 }).map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
     );
+}
+
+#[test]
+fn node_releases_read_it_with_their_bundled_yaml() {
+    check("oracle_node-2.1.100_quote.json", "2.1.100");
 }
 
 #[test]

@@ -1,32 +1,29 @@
-//! YAML as a Bun binary's `Bun.YAML.parse` reads a frontmatter block, built from the events of
-//! a YAML 1.2 parser (saphyr-parser). Claude Code hands every frontmatter block to Bun's parser,
-//! and what a block means (a rule's `paths:`, a memory's description and type) is whatever
-//! JavaScript value comes back. The grammar is the spec's; what this module adds is how Bun
-//! turns the parsed nodes into values, which is where a YAML 1.1 reader such as libyaml goes
-//! another way:
+//! YAML as Claude Code's JavaScript reads a frontmatter block: `Bun.YAML.parse` in a Bun binary
+//! (its 1.3 and 1.4 readings), the bundled `yaml` package in the releases that ran on Node.
+//! The grammar comes from a YAML 1.2 parser's events (saphyr-parser); this module turns them
+//! into the values JavaScript gets, which is where a YAML 1.1 reader such as libyaml goes
+//! another way, and refuses what the runtime refuses:
 //!
 //! - plain scalars resolve by YAML 1.2's core schema: `08` and `017` are the numbers 8 and 17,
 //!   `0o17` and `0x1F` are octal and hex, an integer past 64 bits is a double, `-0` is zero;
-//! - a merge key (`<<: {…}`, `<<: *anchor`, `<<: [*a, *b]`) lends its mapping's entries to the
-//!   mapping it sits in, under the entries written there;
-//! - a repeated key keeps its last value, in the place of its first;
-//! - keys become property names, as in a JavaScript object (`1`, `true`, `null` are text);
-//! - an unknown tag (`!note x`) leaves the value as it would be untagged, `!!str` makes text, and
-//!   the non-specific `!` makes even an empty value the empty text.
+//! - in Bun a merge key (`<<: {…}`, `<<: *anchor`, `<<: [*a, *b]`) lends its mapping's entries
+//!   to the mapping it sits in, under the entries written there; the `yaml` package keeps `<<`
+//!   as an ordinary key;
+//! - in Bun a repeated key keeps its last value, in the place of its first; the `yaml` package
+//!   refuses it;
+//! - keys become property names, as in a JavaScript object (`1`, `true` are text; a null key is
+//!   `null` in Bun and the empty name in the `yaml` package);
+//! - an unknown tag (`!note x`) makes text, `!!str` makes text, and the non-specific `!` makes
+//!   even an empty value the empty text;
+//! - tabs in indentation, by each runtime's rule ([`prescan`]).
 //!
-//! The expected values come from the real parsers (`crates/core/tests/bun_yaml.rs`).
+//! The expected values come from the real parsers (`crates/core/tests/js_yaml.rs`).
 
+use crate::versions::YamlParser;
 use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use yaml_serde::{Mapping, Number, Value};
-
-/// Which Bun's reading: the parser changed with Bun 1.4.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bun {
-    V1_3,
-    V1_4,
-}
 
 /// Why a block did not parse, and on which line of it (1-based), when known.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,10 +34,10 @@ pub struct YamlError {
 
 /// The value of a whole block: the document's root, or, as Bun does, a list of the roots when
 /// the block holds several documents (`null` when it holds none).
-pub fn parse(yaml: &str, bun: Bun) -> Result<Value, YamlError> {
+pub fn parse(yaml: &str, bun: YamlParser) -> Result<Value, YamlError> {
     let yaml = match bun {
-        Bun::V1_3 => bun_1_3_values(yaml),
-        Bun::V1_4 => Cow::Borrowed(yaml),
+        YamlParser::Bun1_3 => bun_1_3_values(yaml),
+        YamlParser::Node | YamlParser::Bun1_4 => Cow::Borrowed(yaml),
     };
     let scan = prescan(&yaml, bun);
     if let Some((line, why)) = scan.refused {
@@ -73,6 +70,9 @@ pub fn parse(yaml: &str, bun: Bun) -> Result<Value, YamlError> {
             Event::MappingStart(anchor, _) => builder.open(Open::Mapping(Mapping::new(), None), anchor),
             Event::SequenceEnd | Event::MappingEnd => builder.close(),
         }
+        if let Some(key) = builder.repeated.take() {
+            return Err(YamlError { line: None, message: format!("Map keys must be unique: {key}") });
+        }
     }
     Ok(match docs.len() {
         0 => Value::Null,
@@ -88,15 +88,17 @@ enum Open {
 }
 
 struct Builder {
-    bun: Bun,
+    bun: YamlParser,
     stack: Vec<(Open, usize)>,
     anchors: HashMap<usize, Value>,
     root: Option<Value>,
+    /// A key written twice in one mapping, which the `yaml` package refuses.
+    repeated: Option<String>,
 }
 
 impl Builder {
-    fn new(bun: Bun) -> Builder {
-        Builder { bun, stack: Vec::new(), anchors: HashMap::new(), root: None }
+    fn new(bun: YamlParser) -> Builder {
+        Builder { bun, stack: Vec::new(), anchors: HashMap::new(), root: None, repeated: None }
     }
 
     fn open(&mut self, open: Open, anchor: usize) {
@@ -116,14 +118,22 @@ impl Builder {
     }
 
     fn add(&mut self, value: Value) {
+        let node = self.bun == YamlParser::Node;
         match self.stack.last_mut() {
             None => self.root = Some(value),
             Some((Open::Sequence(items), _)) => items.push(value),
             Some((Open::Mapping(map, pending), _)) => match pending.take() {
-                None => *pending = Some(Value::String(property_name(&value))),
+                None => {
+                    let name = property_name(&value, self.bun);
+                    if node && map.contains_key(name.as_str()) {
+                        self.repeated.get_or_insert(name.clone());
+                    }
+                    *pending = Some(Value::String(name))
+                }
                 // A merge key lends a mapping's entries, or those of each mapping in a list (the
-                // rest of the list is dropped); any other value is an ordinary `<<` entry.
-                Some(key) if key.as_str() == Some("<<") => match value {
+                // rest of the list is dropped); any other value is an ordinary `<<` entry, and
+                // always in the `yaml` package.
+                Some(key) if key.as_str() == Some("<<") && !node => match value {
                     Value::Mapping(m) => lend(map, &m),
                     Value::Sequence(items) => items.iter().filter_map(Value::as_mapping).for_each(|m| lend(map, m)),
                     other => {
@@ -159,7 +169,7 @@ struct Prescan<'a> {
     /// it as separating white space, `type:\tuser`; saphyr-parser refuses it), and for Bun 1.3
     /// a line indented with tabs has only the spaces before its first tab.
     text: Cow<'a, str>,
-    /// The line (1-based) and reason Bun refuses the block for.
+    /// The line (1-based) and reason the runtime refuses the block for.
     refused: Option<(usize, &'static str)>,
 }
 
@@ -179,8 +189,9 @@ struct BlockScalar {
 /// with a tab only when its parser steps onto that line itself (the line before did not end in
 /// plain text, which would carry it over) while inside the second or a later entry of a
 /// mapping: `meta:\n\towner: me` reads, `paths: x\nmeta:\n\towner: me` does not. Both refuse a
-/// tab-first line right after a block scalar's header or a blank line inside it.
-fn prescan(yaml: &str, bun: Bun) -> Prescan<'_> {
+/// tab-first line right after a block scalar's header or a blank line inside it. The `yaml`
+/// package (Node) refuses a tab in the indentation of any line but a blank or comment line.
+fn prescan(yaml: &str, bun: YamlParser) -> Prescan<'_> {
     let mut scan = Prescan { text: Cow::Borrowed(yaml), refused: None };
     // `...` (a document's end) before any document.
     if let Some((n, _)) = yaml.split('\n').enumerate().find(|(_, l)| {
@@ -197,11 +208,14 @@ fn prescan(yaml: &str, bun: Bun) -> Prescan<'_> {
         return scan;
     }
     let tab_refusal = match bun {
-        Bun::V1_3 => "Unexpected character",
-        Bun::V1_4 => "Tab characters cannot be used as indentation",
+        YamlParser::Node => "Tabs are not allowed as indentation",
+        YamlParser::Bun1_3 => "Unexpected character",
+        YamlParser::Bun1_4 => "Tab characters cannot be used as indentation",
     };
     let mut out = String::with_capacity(yaml.len());
-    let (mut single, mut double, mut flow) = (false, false, 0usize);
+    let (mut single, mut double) = (false, false);
+    // The open flow collections, innermost last (`[` or `{`).
+    let mut flows: Vec<char> = Vec::new();
     let mut block_scalar: Option<BlockScalar> = None;
     // The block mappings around the current line: the column of their keys and how many
     // entries each has had.
@@ -245,20 +259,28 @@ fn prescan(yaml: &str, bun: Bun) -> Prescan<'_> {
             carried = tab_first;
             block_scalar = None;
         }
+        let flow = flows.len();
         if single || double || flow > 0 {
             if tab_first && !maps.is_empty() {
                 refuse(if single || double { tab_refusal } else { "Unexpected token" });
             }
         } else if has_tab {
             match bun {
-                Bun::V1_4 => {
+                // The `yaml` package refuses a tab in any indentation but a blank or comment line's.
+                YamlParser::Node => {
+                    let continues_plain = prev_plain && !tab_first && spaces > prev_indent;
+                    if !blank && !rest.starts_with('#') && !continues_plain {
+                        refuse(tab_refusal);
+                    }
+                }
+                YamlParser::Bun1_4 => {
                     let continues_plain = prev_plain && !tab_first && spaces > prev_indent && !blank;
                     let harmless_blank = (blank || rest.starts_with('#')) && !(tab_first && !carried && in_mapping_entry_after_first);
                     if !continues_plain && !harmless_blank {
                         refuse(tab_refusal);
                     }
                 }
-                Bun::V1_3 => {
+                YamlParser::Bun1_3 => {
                     if tab_first && !carried && in_mapping_entry_after_first {
                         refuse(tab_refusal);
                     }
@@ -266,7 +288,7 @@ fn prescan(yaml: &str, bun: Bun) -> Prescan<'_> {
             }
         }
         // Bun 1.3 reads the line as if only the spaces before its first tab indented it.
-        let (indent, line) = if bun == Bun::V1_3 && has_tab && !single && !double && flow == 0 {
+        let (indent, line) = if bun == YamlParser::Bun1_3 && has_tab && !single && !double && flow == 0 {
             out.push_str(&lead[..spaces]);
             (spaces, &raw[lead.len()..])
         } else {
@@ -340,7 +362,7 @@ fn prescan(yaml: &str, bun: Bun) -> Prescan<'_> {
                     break;
                 }
                 ' ' | '\t' | '\r' | '\n' => at_start = starts,
-                ':' if chars.get(i + 1).is_none_or(|n| n.is_whitespace()) || flow > 0 => {
+                ':' if chars.get(i + 1).is_none_or(|n| n.is_whitespace()) || !flows.is_empty() => {
                     while chars.get(i + 1) == Some(&'\t') {
                         out.push(' ');
                         i += 1;
@@ -348,14 +370,26 @@ fn prescan(yaml: &str, bun: Bun) -> Prescan<'_> {
                     at_start = true;
                 }
                 '-' | '?' if starts && chars.get(i + 1).is_none_or(|n| n.is_whitespace()) => at_start = true,
-                '[' | '{' if starts || flow > 0 => {
-                    flow += 1;
+                '[' | '{' if starts || !flows.is_empty() => {
+                    flows.push(c);
                     at_start = true;
                 }
-                ']' | '}' if flow > 0 => flow -= 1,
-                ',' if flow > 0 => at_start = true,
-                '>' | '|' if starts && flow > 0 => refuse("Unexpected token"),
-                '!' if starts && flow > 0 => {
+                ']' | '}' if !flows.is_empty() => {
+                    flows.pop();
+                }
+                ',' if !flows.is_empty() => at_start = true,
+                '>' | '|' if starts && !flows.is_empty() => refuse("Unexpected token"),
+                // A lone `?` as a flow mapping's value.
+                '?' if starts
+                    && flows.last() == Some(&'{')
+                    && chars[..i].iter().rev().find(|c| **c != ' ') == Some(&':')
+                    && chars[i + 1..].iter().find(|c| **c != ' ').is_none_or(|c| matches!(c, ',' | '}')) =>
+                {
+                    refuse("Unexpected token")
+                }
+                // Bun wants a value after a lone `!` in a flow collection; the `yaml` package
+                // reads the empty text.
+                '!' if starts && !flows.is_empty() && bun != YamlParser::Node => {
                     let tag_end = chars[i..].iter().position(|c| c.is_whitespace() || matches!(c, ',' | ']' | '}'));
                     let after = tag_end.map(|e| i + e).and_then(|e| chars[e..].iter().find(|c| **c != ' '));
                     if after.is_none_or(|c| matches!(c, ',' | ']' | '}')) {
@@ -366,11 +400,11 @@ fn prescan(yaml: &str, bun: Bun) -> Prescan<'_> {
             }
             i += 1;
         }
-        if starts_in_block || (!single && !double && flow == 0) {
-            prev_plain = !comment && !single && !double && flow == 0 && ends_in_plain_text(line);
+        if starts_in_block || (!single && !double && flows.is_empty()) {
+            prev_plain = !comment && !single && !double && flows.is_empty() && ends_in_plain_text(line);
             prev_indent = indent;
         }
-        if !single && !double && flow == 0 && opens_block_scalar(line) {
+        if !single && !double && flows.is_empty() && opens_block_scalar(line) {
             block_scalar = Some(BlockScalar { parent: indent, fresh: true });
             prev_plain = false;
         }
@@ -479,24 +513,25 @@ fn opens_block_scalar(line: &str) -> bool {
         && content.trim_end().len() > last.len()
 }
 
-/// The name a key gets as a JavaScript property.
-fn property_name(key: &Value) -> String {
+/// The name a key gets as a JavaScript property (the `yaml` package names a null key `""`).
+fn property_name(key: &Value, parser: YamlParser) -> String {
     match key {
+        Value::Null if parser == YamlParser::Node => String::new(),
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => crate::text::js_number(n.as_f64().unwrap_or(f64::NAN)),
         Value::String(s) => s.clone(),
-        Value::Sequence(items) => items.iter().map(js_text).collect::<Vec<_>>().join(","),
+        Value::Sequence(items) => items.iter().map(|i| js_text(i, parser)).collect::<Vec<_>>().join(","),
         Value::Mapping(_) => "[object Object]".into(),
-        Value::Tagged(t) => property_name(&t.value),
+        Value::Tagged(t) => property_name(&t.value, parser),
     }
 }
 
 /// `String(v)` for an element of a list that names a property.
-fn js_text(v: &Value) -> String {
+fn js_text(v: &Value, parser: YamlParser) -> String {
     match v {
         Value::Null => String::new(),
-        other => property_name(other),
+        other => property_name(other, parser),
     }
 }
 
@@ -505,7 +540,7 @@ fn js_text(v: &Value) -> String {
 /// empty text); `!!int` and `!!float` a number where the text is one, `!!bool` a boolean where it
 /// spells one, `!!null` null where it spells null, and otherwise text; any other tag makes text,
 /// and null when there is no text at all.
-fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, bun: Bun) -> Value {
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, bun: YamlParser) -> Value {
     let plain = style == ScalarStyle::Plain;
     let Some(tag) = tag else {
         return if plain { resolve_plain(text, bun) } else { Value::String(text.to_string()) };
@@ -534,7 +569,7 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, bun: Bun) -> Value 
 /// optional sign, floats, `.inf` and `.nan`; the rest is text. Bun 1.3 also reads the longest
 /// number at the start of a scalar made of digits, `.`, `e`, `+` and one `-` (`2001-12` is
 /// 2001), and takes no sign before a leading dot (`-.5` is text).
-pub fn resolve_plain(text: &str, bun: Bun) -> Value {
+pub fn resolve_plain(text: &str, bun: YamlParser) -> Value {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
         "true" | "True" | "TRUE" => return Value::Bool(true),
@@ -561,13 +596,13 @@ pub fn resolve_plain(text: &str, bun: Bun) -> Value {
             return Value::String(text.to_string());
         }
     }
-    if bun == Bun::V1_3 && unsigned.starts_with('.') && text.len() > unsigned.len() {
+    if bun == YamlParser::Bun1_3 && unsigned.starts_with('.') && text.len() > unsigned.len() {
         return Value::String(text.to_string());
     }
     if is_core_number(unsigned) {
         return decimal(text);
     }
-    if bun == Bun::V1_3 && text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+    if bun == YamlParser::Bun1_3 && text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
         && text.bytes().filter(|b| *b == b'-').count() <= 1
     {
         if let Some(n) = (1..text.len()).rev().map(|end| &text[..end]).find(|p| {

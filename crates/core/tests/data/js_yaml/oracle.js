@@ -2,7 +2,8 @@
 // crates/core/tests/bun_yaml.rs. Run it with the Bun the release embeds (`strings claude | grep
 // 'Bun v1'`; Bun's releases are on npm as @oven/bun-linux-x64) and the release's retry:
 //
-//   bun oracle.js quote|quote-array|quote-array-untab|quote-array-untab-S cases.json > out.json
+//   bun oracle.js quote|quote-array|quote-array-untab cases.json > out.json
+//   node oracle_node.mjs path/to/2.1.100/cli.js quote cases.json > out.json   (Node releases)
 //
 // Claude Code parses the block with Bun.YAML.parse; when that throws it retries once on the
 // block with awkward `key: value` lines quoted (and, by release, lists left alone, tabs that
@@ -10,7 +11,10 @@
 // that throws too the frontmatter is empty. A result that is not a plain object is empty too.
 // This file restates that procedure in Mneme's words to drive the release's own YAML parser;
 // the procedure's release history is in docs/claude-code-versions.md (row 62).
-const [variant, file] = process.argv.slice(2);
+// Under Node, oracle_node.mjs first loads the `yaml` package a Node release bundles and hands
+// its parse over as globalThis.ccYamlParse.
+const parseYaml = globalThis.ccYamlParse ?? ((text) => Bun.YAML.parse(text));
+const [variant, file] = process.argv.slice(-2);
 const { cases } = JSON.parse(require("fs").readFileSync(file, "utf8"));
 const special = /[{}[\]*&#!|>%@`]|: /;
 const keyValue = variant.endsWith("-S") ? /^([a-zA-Z_-]+):\s+(\S.*)$/ : /^([a-zA-Z_-]+):\s+(.+)$/;
@@ -24,7 +28,7 @@ function retryText(block) {
     if (wrapped('"') || wrapped("'")) return line;
     if (variant !== "quote" && value.startsWith("[") && value.endsWith("]")) {
       try {
-        if (Array.isArray(Bun.YAML.parse(value))) return line;
+        if (Array.isArray(parseYaml(value))) return line;
       } catch {}
     }
     if (!special.test(value)) return line;
@@ -52,12 +56,13 @@ function encode(v) {
 const plainObject = (v) => (v !== null && typeof v === "object" && !Array.isArray(v) ? v : {});
 const results = cases.map((block) => {
   try {
-    return { ok: encode(plainObject(Bun.YAML.parse(block))) };
+    return { ok: encode(plainObject(parseYaml(block))) };
   } catch {}
   try {
-    return { ok: encode(plainObject(Bun.YAML.parse(retryText(block)))), retried: true };
+    return { ok: encode(plainObject(parseYaml(retryText(block)))), retried: true };
   } catch (e) {
-    return { error: String((e && e.message) || e) };
+    return { error: String((e && e.message) || e).split("\n")[0] };
   }
 });
-process.stdout.write(JSON.stringify({ bun: Bun.version, variant, results }) + "\n");
+const reader = globalThis.ccYamlParse ? `yaml bundled in ${globalThis.ccYamlFrom}` : `Bun ${Bun.version}`;
+process.stdout.write(JSON.stringify({ reader, variant, results }) + "\n");
