@@ -48,7 +48,7 @@ set -e
 ip link set lo up
 cd "$FIX/repo"
 python3 "$CONF/stub_api.py" --port 0 --log "$FIX/requests.jsonl" --port-file "$FIX/port" \
-  --reply '$SELECTION' --tool-read "$FIX/repo/README.md" 2>"$FIX/stub.err" &
+  --reply '$SELECTION' --tool-read "$FIX/repo/README.md" --tool-read-delay-ms 1500 2>"$FIX/stub.err" &
 STUB=\$!
 for _ in \$(seq 100); do [ -s "$FIX/port" ] && break; sleep 0.05; done
 date +%s%3N >"$FIX/captured_at_ms"
@@ -59,7 +59,8 @@ env -i PATH=/usr/local/bin:/usr/bin:/bin TERM=dumb LANG=C.UTF-8 HOME="$FIX/home"
 kill \$STUB
 RUN
 # Claude Code attaches the memories only if its recall prefetch settled before the Read came
-# back, which is a race on a fast stub: try a few times.
+# back, which is a race on a fast stub (the stub holds the Read back 1.5 s; the Node releases
+# scan a folder of a dozen memories slower than that race allowed): try a few times.
 for attempt in $(seq 10); do
   rm -f "$FIX/requests.jsonl" "$FIX/port"
   unshare -n bash "$FIX/run.sh"

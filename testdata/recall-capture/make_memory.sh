@@ -33,6 +33,25 @@ type: user
 
 Explain frontend in backend terms.
 MD
+# Frontmatter each runtime's YAML reads its own way (docs/claude-code-versions.md, row 62): tab
+# indentation, core-schema numbers, a merge key, a repeated key, `? `, a lone `!`, CRLF.
+mkdir -p "$MEM/odd"
+printf -- '---\nname: tab meta\ndescription: tabbed metadata\nmetadata:\n\ttype: user\n---\nbody\n' >"$MEM/odd/tab_meta.md"
+printf -- '---\nmetadata:\n\ttype: feedback\ndescription: meta first\n---\nbody\n' >"$MEM/odd/tab_meta_first.md"
+printf -- '---\ndescription: 017\ntype: user\n---\nbody\n' >"$MEM/odd/num_desc.md"
+printf -- '---\n<<: {description: merged desc, type: reference}\nname: m\n---\nbody\n' >"$MEM/odd/merge.md"
+printf -- '---\ndescription: first\ndescription: second\n---\nbody\n' >"$MEM/odd/dup.md"
+printf -- '---\ndescription: ? asked\n---\nbody\n' >"$MEM/odd/q_desc.md"
+printf -- '---\ndescription: !\nname: nm\n---\nbody\n' >"$MEM/odd/bang_desc.md"
+printf -- '---\r\nname: n\r\nmetadata:\r\n\ttype: feedback\r\n---\r\nbody\r\n' >"$MEM/odd/crlf_tab.md"
+printf -- '---\ndescription: a long line\n \tthat continues\n---\nbody\n' >"$MEM/odd/tab_continues.md"
+printf -- '---\n~: x\ndescription: with a null key\n---\nbody\n' >"$MEM/odd/null_key.md"
+i=0
+for f in tab_meta tab_meta_first num_desc merge dup q_desc bang_desc crlf_tab tab_continues null_key; do
+  touch -d "2026-10-01T10:$(printf %02d $i):00Z" "$MEM/odd/$f.md"
+  i=$((i + 1))
+done
+touch -d '2026-10-01T09:00:00Z' "$MEM/odd"
 printf -- '- [Deploys](feedback_deploys.md) — no Friday deploys\n' >"$MEM/MEMORY.md"
 touch -d '2026-11-01T10:00:00Z' "$MEM/user_role.md"
 touch -d '2026-11-20T10:00:00.250Z' "$MEM/project_billing.md"
