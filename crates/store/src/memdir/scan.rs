@@ -381,7 +381,9 @@ impl Candidate {
 impl Memdir {
     /// Every topic file, read in full. A missing memory folder is an empty scan.
     pub fn scan(&self) -> Result<Scan, MemdirError> {
-        let Some((mut batches, mut problems)) = self.read_candidates(read_topic)? else { return Ok(Scan::default()) };
+        let reader = self.release.frontmatter_reader;
+        let read = |root: &Path, c: Candidate, buf: &mut Vec<u8>| read_topic(root, c, buf, reader);
+        let Some((mut batches, mut problems)) = self.read_candidates(read)? else { return Ok(Scan::default()) };
         for (_, file_problems) in batches.iter_mut().flatten() {
             problems.append(file_problems);
         }
@@ -402,8 +404,9 @@ impl Memdir {
         &self,
         f: impl Fn(TopicFile) -> Option<R> + Sync,
     ) -> Result<(Vec<R>, Vec<Problem>), MemdirError> {
+        let reader = self.release.frontmatter_reader;
         let read = |root: &Path, c: Candidate, buf: &mut Vec<u8>| {
-            let (file, problems) = read_topic(root, c, buf);
+            let (file, problems) = read_topic(root, c, buf, reader);
             (file.and_then(&f), problems)
         };
         let Some((batches, mut problems)) = self.read_candidates(read)? else { return Ok((Vec::new(), Vec::new())) };
@@ -906,7 +909,8 @@ pub(crate) fn ns_to_ms(ns: i64) -> i64 {
     ns / 1_000_000
 }
 
-fn read_topic(real_root: &Path, c: Candidate, buf: &mut Vec<u8>) -> (Option<TopicFile>, Vec<Problem>) {
+/// A topic file read in full, its frontmatter as `reader` (the release listed for) reads it.
+fn read_topic(real_root: &Path, c: Candidate, buf: &mut Vec<u8>, reader: FrontmatterReader) -> (Option<TopicFile>, Vec<Problem>) {
     let mut problems = Vec::new();
     let abs = c.abs();
     let (mut file, st) = match open_candidate(real_root, &c, &abs) {
@@ -932,13 +936,21 @@ fn read_topic(real_root: &Path, c: Candidate, buf: &mut Vec<u8>) -> (Option<Topi
         problems.push(Problem::new(&c.rel, ProblemKind::Unreadable, format!("Could not read this file ({e}).")));
         return (None, problems);
     }
-    let topic = topic_from_bytes(c.rel, abs, st.mtime_ns, st.size, buf, &mut problems);
+    let topic = topic_from_bytes(c.rel, abs, st.mtime_ns, st.size, buf, &mut problems, reader);
     (Some(topic), problems)
 }
 
-/// A [`TopicFile`] from a file's bytes, adding to `problems` what a reader should know.
-pub(crate) fn build_topic(rel: &str, abs: &Path, meta: &Metadata, raw: &[u8], problems: &mut Vec<Problem>) -> TopicFile {
-    topic_from_bytes(rel.to_string(), abs.to_path_buf(), super::revision::mtime_ns(meta), meta.len(), raw, problems)
+/// A [`TopicFile`] from a file's bytes, its frontmatter as `reader` reads it, adding to
+/// `problems` what a reader should know.
+pub(crate) fn build_topic(
+    rel: &str,
+    abs: &Path,
+    meta: &Metadata,
+    raw: &[u8],
+    problems: &mut Vec<Problem>,
+    reader: FrontmatterReader,
+) -> TopicFile {
+    topic_from_bytes(rel.to_string(), abs.to_path_buf(), super::revision::mtime_ns(meta), meta.len(), raw, problems, reader)
 }
 
 fn topic_from_bytes(
@@ -948,6 +960,7 @@ fn topic_from_bytes(
     size: u64,
     raw: &[u8],
     problems: &mut Vec<Problem>,
+    reader: FrontmatterReader,
 ) -> TopicFile {
     let bytes = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
     let text = match std::str::from_utf8(bytes) {
@@ -961,7 +974,7 @@ fn topic_from_bytes(
             Cow::Owned(String::from_utf8_lossy(bytes).into_owned())
         }
     };
-    let parsed = frontmatter::parse(&text);
+    let parsed = frontmatter::parse_with(&text, reader);
     let fm = parsed.frontmatter.as_ref();
     let frontmatter_error = fm.and_then(|f| f.error.as_ref()).map(|e| {
         problems.push(Problem::new(
@@ -1171,6 +1184,26 @@ mod tests {
         assert_eq!(scan.problems.len(), 1);
         assert_eq!(scan.problems[0].kind, ProblemKind::MalformedFrontmatter);
         assert_eq!(scan.problems[0].rel_path, "bad.md");
+    }
+
+    /// A memory is read, listed and reported on as the release it is listed for reads its
+    /// frontmatter: 2.1.160's YAML (Bun 1.3, its retry not yet untabbing) refuses a tab-indented
+    /// `metadata:` block after the first key, where the newest reads it.
+    #[test]
+    fn a_memory_reads_as_the_release_it_is_listed_for_reads_it() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let t = TestDir::new();
+        t.write("tabbed.md", "---\ndescription: tabbed\nmetadata:\n\ttype: user\n---\nbody\n");
+        let newest = t.memdir().read("tabbed.md").unwrap();
+        assert_eq!((newest.topic.description.as_deref(), newest.topic.memory_type), (Some("tabbed"), Some(MemoryType::User)));
+        assert!(newest.problems.is_empty());
+        let old = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 160)));
+        let read = old.read("tabbed.md").unwrap();
+        assert_eq!((read.topic.description, read.topic.memory_type), (None, None));
+        assert_eq!(read.problems.len(), 1);
+        assert_eq!(read.problems[0].kind, ProblemKind::MalformedFrontmatter);
+        let scan = old.scan().unwrap();
+        assert_eq!(scan.problems.iter().map(|p| p.kind).collect::<Vec<_>>(), [ProblemKind::MalformedFrontmatter]);
     }
 
     /// File permissions do not bind root, so this runs only where they apply: `scripts/test.sh`

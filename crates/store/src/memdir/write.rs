@@ -272,7 +272,7 @@ impl Memdir {
         let abs = self.topic_abs(&real_root, rel)?;
         let (bytes, meta) = read_bytes(&abs)?.ok_or_else(|| MemdirError::NotFound { path: rel.into() })?;
         let mut problems = Vec::new();
-        let topic = build_topic(rel, &abs, &meta, &bytes, &mut problems);
+        let topic = build_topic(rel, &abs, &meta, &bytes, &mut problems, self.release().frontmatter_reader);
         let revision = Revision::of(&bytes, &meta);
         let content = match String::from_utf8(bytes) {
             Ok(s) => s,
