@@ -316,9 +316,17 @@ fn prescan(yaml: &str, bun: YamlParser) -> Prescan<'_> {
                 item = &after[skip..];
                 maps.retain(|&(c, _)| c < col);
             }
-            if is_key_line(item) {
+            let explicit = item.starts_with('?') && item[1..].chars().next().is_none_or(char::is_whitespace);
+            if is_key_line(item) || explicit {
                 match maps.last_mut() {
-                    Some((c, count)) if *c == col => *count += 1,
+                    Some((c, count)) if *c == col => {
+                        // Bun 1.3 takes an explicit key (`? k` then `: v`) only as a mapping's
+                        // first entry.
+                        if explicit && bun == YamlParser::Bun1_3 {
+                            refuse("Multiline implicit key");
+                        }
+                        *count += 1
+                    }
                     _ => maps.push((col, 1)),
                 }
             }
@@ -368,6 +376,18 @@ fn prescan(yaml: &str, bun: YamlParser) -> Prescan<'_> {
                         i += 1;
                     }
                     at_start = true;
+                }
+                // Bun 1.3 takes `---` where a value starts on an unindented line for a document
+                // marker, and refuses it there.
+                '-' if starts
+                    && i > 0
+                    && indent == 0
+                    && !has_tab
+                    && bun == YamlParser::Bun1_3
+                    && chars[i..].starts_with(&['-', '-', '-'])
+                    && chars.get(i + 3).is_none_or(|n| n.is_whitespace()) =>
+                {
+                    refuse("Unexpected document start")
                 }
                 '-' | '?' if starts && chars.get(i + 1).is_none_or(|n| n.is_whitespace()) => at_start = true,
                 '[' | '{' if starts || !flows.is_empty() => {
