@@ -402,6 +402,10 @@ def fx_yaml_paths(root):
         "tab-before-key-first": "meta:\n\towner: me\npaths: src/**",
         "explicit-key": "paths: ? src/**",
         "explicit-key-other": "paths: src/**\nnote: ? what",
+        # A block only the retry reads: the list stays a list from 2.1.146, and a tab-indented
+        # key is untabbed from 2.1.163.
+        "list-then-bad-value": "paths: [src/**, lib/**]\nnote: a: b",
+        "tab-key-then-bad-value": "description: d\npaths:\n\t- src/**\nnote: a: b",
     }
     for name, fm in rules.items():
         w(f"{r}/.claude/rules/{name}.md", f"---\n{fm}\n---\nRULE {name}\n")
