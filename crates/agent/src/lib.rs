@@ -67,7 +67,7 @@ pub struct AgentTask {
     /// The Claude Code release this run stands in for: a write into team memory is refused
     /// when its secret scanner (`Profile::secret_scanner`), or Mneme's own, finds a secret, and
     /// the tools answer as its tools do (`Profile::read_empty_file_warns`,
-    /// `Profile::grep_reports_refused_input`).
+    /// `Profile::searches_report_refused_input`).
     pub release: mneme_core::versions::Profile,
 }
 

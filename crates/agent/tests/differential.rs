@@ -123,6 +123,10 @@ fn calls(dir: &Path) -> Vec<Turn> {
         Turn::tool_use("Grep", json!({"pattern": "a", "path": d, "type": "nosuchtype"})),
         Turn::tool_use("Grep", json!({"pattern": "(unclosed", "path": d, "output_mode": "content"})),
         Turn::tool_use("Read", json!({"file_path": p("blank.md"), "offset": 2, "limit": 1})),
+        Turn::tool_use("Glob", json!({"pattern": "{unclosed", "path": d})),
+        Turn::tool_use("Glob", json!({"pattern": "a[", "path": d})),
+        Turn::tool_use("Grep", json!({"pattern": "a", "path": p("nope")})),
+        Turn::tool_use("Glob", json!({"pattern": "*.md", "path": p("nope")})),
         Turn::text("done"),
     ]
 }
@@ -135,7 +139,7 @@ fn release_of(binary: &Path) -> Profile {
     versions::behaviours(version)
 }
 
-/// What rg says of the refused pattern, glob and file type of calls 37, 40, 41 and 42.
+/// What rg says of the refused pattern, glob and file type of calls 37, 40, 41, 42 and 44.
 const REFUSED_PATTERN: &str = "rg: regex parse error:\n    (?:(unclosed)\n    ^\nerror: unclosed group";
 const REFUSED_GLOB: &str = "rg: error parsing glob '{unclosed': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)";
 const REFUSED_TYPE: &str = "rg: unrecognized file type: nosuchtype";
@@ -165,10 +169,8 @@ fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
         ),
         (
             27,
-            vec![
-                "<tool_use_error>InputValidationError: Read failed",
-                "\nThe required parameter `file_path` is missing\nAn unexpected parameter `path` was provided</tool_use_error>",
-            ],
+            // 2.1.260 to 2.1.270 at least word the missing `file_path` as one of type `unknown`.
+            vec!["<tool_use_error>InputValidationError: Read failed", "\nAn unexpected parameter `path` was provided", "`file_path`"],
             tool_use_error(format!(
                 "InputValidationError: {}",
                 messages::bad_input("Read", &[messages::missing_param("file_path"), messages::unknown_param("path")])
@@ -178,10 +180,21 @@ fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
     if !release.read_empty_file_warns {
         out.push((43, vec!["shorter than the provided offset", "(2)", "has 4 lines"], messages::past_end(2, 4)));
     }
+    // A search path that does not exist: refused as input up to 2.1.259, a failed call after.
+    let path_answer = |m: String| if release.search_path_checked_when_run { m } else { tool_use_error(m) };
+    out.push((46, vec!["Path does not exist: <DIR>/nope.", "current working directory is <DIR>."], path_answer(messages::no_such_path("<DIR>/nope", "<DIR>"))));
+    out.push((47, vec!["Directory does not exist: <DIR>/nope.", "current working directory is <DIR>."], path_answer(messages::no_such_folder("<DIR>/nope", "<DIR>"))));
     // From 2.1.208 a search rg refuses fails with what rg said; before, it found nothing (the
     // exact answers compared as they are).
-    if release.grep_reports_refused_input {
-        for (i, detail) in [(37, REFUSED_PATTERN), (40, REFUSED_GLOB), (41, REFUSED_TYPE), (42, REFUSED_PATTERN)] {
+    if release.searches_report_refused_input {
+        for (i, detail) in [
+            (37, REFUSED_PATTERN),
+            (40, REFUSED_GLOB),
+            (41, REFUSED_TYPE),
+            (42, REFUSED_PATTERN),
+            (44, REFUSED_GLOB),
+            (45, "rg: error parsing glob 'a[': unclosed character class; missing ']'"),
+        ] {
             out.push((i, vec![detail], messages::search_refused(detail)));
         }
     }
@@ -194,7 +207,7 @@ async fn tool_results_match_claude_code() {
     check(&binary).await;
     // And the newest release the matrix holds (`MNEME_CLAUDE_BINS`, `V=PATH,…`), whose tools
     // answer some calls otherwise (`Profile::read_empty_file_warns`,
-    // `grep_reports_refused_input`). Releases before 2.1.160 add their own reminders to tool
+    // `searches_report_refused_input`). Releases before 2.1.160 add their own reminders to tool
     // results and lack Grep's `-o`; those are not reproduced (docs/claude-code-versions.md).
     let newest = std::env::var("MNEME_CLAUDE_BINS").ok().and_then(|list| {
         list.split(',')
@@ -279,7 +292,9 @@ async fn check(binary: &Path) {
     let mut mismatches = Vec::new();
     for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
         let differs = if let Some((_, anchors, own)) = in_words.iter().find(|(n, ..)| *n == i) {
-            !anchors.iter().all(|a| t.0.contains(a)) || o.0 != *own || t.1 != o.1
+            // The same words or not, a refusal of the input is wrapped as one by both.
+            let wrapped = |text: &str| text.starts_with("<tool_use_error>");
+            !anchors.iter().all(|a| t.0.contains(a)) || o.0 != *own || t.1 != o.1 || wrapped(&t.0) != wrapped(&o.0)
         } else if unordered.contains(&i) {
             sorted(t) != sorted(o)
         } else {

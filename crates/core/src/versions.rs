@@ -379,9 +379,12 @@ pub struct Profile {
     /// A Read that selects lines of a file with no text (an empty file from the start) warns
     /// that the file is empty; before, it said the file was shorter than the offset.
     pub read_empty_file_warns: bool,
-    /// A Grep whose pattern, glob or file type ripgrep refuses fails with ripgrep's message;
-    /// before, it answered that nothing was found.
-    pub grep_reports_refused_input: bool,
+    /// A Grep or Glob whose pattern, glob or file type ripgrep refuses fails with ripgrep's
+    /// message; before, it answered that nothing was found.
+    pub searches_report_refused_input: bool,
+    /// A Grep or Glob given a path that does not exist fails when it runs; before, the call was
+    /// refused as bad input (the answer wrapped as a `<tool_use_error>`).
+    pub search_path_checked_when_run: bool,
     /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT`, when set (from the shell or a settings file's
     /// `env` block), is the auto-memory index instead of MEMORY.md's text: truncated as the file
     /// is, nothing else done to it, and an empty value loads no index. Older releases ignore it.
@@ -531,8 +534,10 @@ pub enum Change {
     MemoryIndexFromEnv,
     /// The agent's Read warns of an empty file where it had said "shorter than the offset".
     ReadEmptyFileWarns,
-    /// The agent's Grep fails with ripgrep's message where it had found nothing.
-    GrepReportsRefusedInput,
+    /// The agent's Grep and Glob fail with ripgrep's message where they had found nothing.
+    SearchesReportRefusedInput,
+    /// The agent's Grep and Glob check their path when they run, not as input.
+    SearchPathCheckedWhenRun,
     /// Frontmatter YAML is read by another parser.
     YamlParser(YamlParser),
     /// The frontmatter retry leaves whole flow lists unquoted.
@@ -598,7 +603,8 @@ impl Change {
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
             Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
             Change::ReadEmptyFileWarns => p.read_empty_file_warns = true,
-            Change::GrepReportsRefusedInput => p.grep_reports_refused_input = true,
+            Change::SearchesReportRefusedInput => p.searches_report_refused_input = true,
+            Change::SearchPathCheckedWhenRun => p.search_path_checked_when_run = true,
             Change::YamlParser(parser) => p.frontmatter_reader.parser = parser,
             Change::FrontmatterRetryKeepsLists => p.frontmatter_reader.retry_keeps_lists = true,
             Change::FrontmatterRetryUntabs => p.frontmatter_reader.retry_untabs = true,
@@ -655,7 +661,8 @@ pub const BASELINE: Profile = Profile {
     recall_selector: RECALL_SELECTOR_2_1_80,
     secret_scanner: SecretScanner::V2_1_80,
     read_empty_file_warns: false,
-    grep_reports_refused_input: false,
+    searches_report_refused_input: false,
+    search_path_checked_when_run: false,
     memory_stores_skip_index: false,
     memory_index_from_env: false,
 };
@@ -706,7 +713,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 198), Change::MemoryStoresSkipIndex),
     (ClaudeVersion::new(2, 1, 208), Change::MemoryHeadByteCap),
     (ClaudeVersion::new(2, 1, 208), Change::ReadEmptyFileWarns),
-    (ClaudeVersion::new(2, 1, 208), Change::GrepReportsRefusedInput),
+    (ClaudeVersion::new(2, 1, 208), Change::SearchesReportRefusedInput),
     (ClaudeVersion::new(2, 1, 210), Change::RecallSelector(RECALL_SELECTOR_2_1_210)),
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
     (ClaudeVersion::new(2, 1, 211), Change::ProjectRulesNeedProjectSource),
@@ -721,6 +728,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 242), Change::LexesOnlyFilesWithAt),
     (ClaudeVersion::new(2, 1, 246), Change::RepoEnvIgnoresBareMode),
     (ClaudeVersion::new(2, 1, 251), Change::RepoEnvIgnoresLocations),
+    (ClaudeVersion::new(2, 1, 260), Change::SearchPathCheckedWhenRun),
     (ClaudeVersion::new(2, 1, 268), Change::InstructionsOwnReminder),
     (ClaudeVersion::new(2, 1, 268), Change::TruncationNoteSaysWhatWasCut),
     (ClaudeVersion::new(2, 1, 281), Change::AgentsMd),
@@ -908,7 +916,8 @@ mod tests {
         assert_eq!(behaviours(v("2.1.181")).frontmatter_reader, FrontmatterReader::NEWEST);
         // The agent's tools: an empty file and a refused search answered anew from 2.1.208.
         assert!(!behaviours(v("2.1.207")).read_empty_file_warns && behaviours(v("2.1.208")).read_empty_file_warns);
-        assert!(!behaviours(v("2.1.207")).grep_reports_refused_input && behaviours(v("2.1.208")).grep_reports_refused_input);
+        assert!(!behaviours(v("2.1.207")).searches_report_refused_input && behaviours(v("2.1.208")).searches_report_refused_input);
+        assert!(!behaviours(v("2.1.259")).search_path_checked_when_run && behaviours(v("2.1.260")).search_path_checked_when_run);
         assert_eq!(behaviours(v("2.1.100")).with_runtime(Runtime::Bun).frontmatter_reader.parser, YamlParser::Bun1_3);
         // Before 2.1.195 a settings file could make a session remote; before 2.1.196 a file
         // over 4 MiB was sent whole.
@@ -942,7 +951,7 @@ mod tests {
         let at_267 = behaviours(v("2.1.267"));
         assert_eq!(at_267.instructions, InstructionsWrapper::UserContext);
         assert!(!at_267.rules_follow_symlinks && at_267.frontmatter_after_bom);
-        assert_eq!(at_267.since, v("2.1.251"));
+        assert_eq!(at_267.since, v("2.1.260"));
         let at_268 = behaviours(v("2.1.268"));
         assert_eq!(at_268.instructions, InstructionsWrapper::OwnReminder);
         assert_eq!(at_268.truncation_note, TruncationNote::ReasonAndCut);

@@ -163,24 +163,55 @@ impl Tools {
                 return Err(Failure::Invalid(messages::null_byte(field)));
             }
         }
-        if let Some(p) = str_arg(args, "path") {
-            let abs = self.abs(p);
-            if !p.starts_with("//") && !self.exists(&abs) {
-                return Err(Failure::Invalid(messages::no_such_path(p, &self.cwd.to_string_lossy())));
-            }
+        match self.missing_search_path(args, false) {
+            Some(message) if !self.release.search_path_checked_when_run => Err(Failure::Invalid(message)),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Why a Grep's (`folder` false) or Glob's path cannot be searched because nothing is
+    /// there. Up to 2.1.259 that refuses the call as input, before the permission check; from
+    /// 2.1.260 the call fails when it runs.
+    fn missing_search_path(&self, args: &Map<String, Value>, folder: bool) -> Option<String> {
+        let p = str_arg(args, "path")?;
+        if p.starts_with("//") {
+            return None;
+        }
+        let abs = self.abs(p);
+        let cwd = self.cwd.to_string_lossy();
+        match folder {
+            false => (!self.exists(&abs)).then(|| messages::no_such_path(p, &cwd)),
+            true => (!abs.exists()).then(|| messages::no_such_folder(p, &cwd)),
+        }
+    }
+
+    /// [`Tools::missing_search_path`] where it fails the call as it runs (from 2.1.260).
+    fn search_path_failure(&self, args: &Map<String, Value>, folder: bool) -> Result<(), Failure> {
+        match self.missing_search_path(args, folder) {
+            Some(message) if self.release.search_path_checked_when_run => Err(Failure::Failed(message)),
+            _ => Ok(()),
+        }
+    }
+
+    /// What a search rg refuses before it searches answers (`detail` in rg's words): an error
+    /// from 2.1.208, and before, as if nothing was found (`none`).
+    fn refused_search(&self, detail: String, none: &str) -> Result<ToolResult, Failure> {
+        if self.release.searches_report_refused_input {
+            Err(Failure::Failed(messages::search_refused(&format!("rg: {detail}"))))
+        } else {
+            Ok(ToolResult::ok(none.to_string()))
+        }
     }
 
     pub(super) fn validate_glob(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
-        if let Some(p) = str_arg(args, "path") {
+        if let Some(message) = self.missing_search_path(args, true) {
+            return match self.release.search_path_checked_when_run {
+                true => Ok(()),
+                false => Err(Failure::Invalid(message)),
+            };
+        }
+        if let Some(p) = str_arg(args, "path").filter(|p| !p.starts_with("//")) {
             let abs = self.abs(p);
-            if p.starts_with("//") {
-                return Ok(());
-            }
-            if !abs.exists() {
-                return Err(Failure::Invalid(messages::no_such_folder(p, &self.cwd.to_string_lossy())));
-            }
             if !abs.is_dir() {
                 return Err(Failure::Invalid(format!("Path is not a directory: {p}")));
             }
@@ -239,6 +270,7 @@ impl Tools {
     }
 
     pub(super) fn grep(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
+        self.search_path_failure(args, false)?;
         let pattern = str_arg(args, "pattern").unwrap_or_default();
         let root = str_arg(args, "path").map_or_else(|| self.cwd.clone(), |p| self.abs(p));
         let mode = str_arg(args, "output_mode").unwrap_or("files_with_matches");
@@ -258,19 +290,13 @@ impl Tools {
         } else {
             mb.line_terminator(Some(b'\n'));
         }
-        // What rg refuses before it searches (a pattern, glob or file type it cannot use), in
-        // rg's words: Claude Code reports it as an error from 2.1.208 and as finding nothing
-        // before.
-        let refused = |detail: String| -> Result<ToolResult, Failure> {
-            if self.release.grep_reports_refused_input {
-                return Err(Failure::Failed(messages::search_refused(&format!("rg: {detail}"))));
-            }
-            Ok(ToolResult::ok(match mode {
-                "content" => "No matches found".to_string(),
-                "count" => "No matches found\n\nFound 0 total occurrences across 0 files.".to_string(),
-                _ => "No files found".to_string(),
-            }))
+        // What rg refuses before it searches (a pattern, glob or file type it cannot use).
+        let none = match mode {
+            "content" => "No matches found",
+            "count" => "No matches found\n\nFound 0 total occurrences across 0 files.",
+            _ => "No files found",
         };
+        let refused = |detail: String| self.refused_search(detail, none);
         let matcher = match mb.build(pattern) {
             Ok(m) => m,
             Err(e) => return refused(e.to_string()),
@@ -439,6 +465,7 @@ impl Tools {
     }
 
     pub(super) fn glob(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
+        self.search_path_failure(args, true)?;
         let pattern = str_arg(args, "pattern").unwrap_or_default();
         let mut base = str_arg(args, "path").map_or_else(|| self.cwd.clone(), |p| self.abs(p));
         let mut relative = pattern.to_string();
@@ -464,8 +491,13 @@ impl Tools {
             }
         }
         let mut ob = OverrideBuilder::new(&base);
-        ob.add(&relative).map_err(rg_error)?;
-        let overrides = ob.build().map_err(rg_error)?;
+        if let Err(e) = ob.add(&relative) {
+            return self.refused_search(e.to_string(), "No files found");
+        }
+        let overrides = match ob.build() {
+            Ok(o) => o,
+            Err(e) => return self.refused_search(e.to_string(), "No files found"),
+        };
         let mut budget = Budget::start(&self.clock);
         let files = self.files_under(&base, &overrides, None, false, &mut budget);
         // The run's own files count as newest: they were written after everything on disk.
@@ -588,6 +620,30 @@ mod tests {
             let out = tools.grep(&args(call)).unwrap();
             assert_eq!((out.content.as_str(), out.is_error), (before, false));
         }
+        let bad_glob = args(serde_json::json!({"pattern": "a["}));
+        tools.release = version("2.1.208");
+        let detail = "rg: error parsing glob 'a[': unclosed character class; missing ']'";
+        assert_eq!(tools.glob(&bad_glob), Err(Failure::Failed(messages::search_refused(detail))));
+        tools.release = version("2.1.207");
+        assert_eq!(tools.glob(&bad_glob).unwrap().content, "No files found");
+    }
+
+    /// A search in a folder that is not there: refused as input (before the permission check)
+    /// up to 2.1.259, a failed call from 2.1.260 (checked in tests/differential.rs).
+    #[test]
+    fn a_missing_search_path_is_bad_input_until_2_1_260_and_a_failed_call_from_it() {
+        let (dir, mut tools) = tools_over_notes(1, Duration::from_millis(1));
+        let missing = dir.path().join("nope").to_string_lossy().into_owned();
+        let cwd = dir.path().to_string_lossy().into_owned();
+        let grep = args(serde_json::json!({"pattern": "a", "path": missing}));
+        let glob = args(serde_json::json!({"pattern": "*.md", "path": missing}));
+        tools.release = mneme_core::versions::behaviours("2.1.259".parse().unwrap());
+        assert_eq!(tools.validate_grep(&grep), Err(Failure::Invalid(messages::no_such_path(&missing, &cwd))));
+        assert_eq!(tools.validate_glob(&glob), Err(Failure::Invalid(messages::no_such_folder(&missing, &cwd))));
+        tools.release = mneme_core::versions::behaviours("2.1.260".parse().unwrap());
+        assert_eq!((tools.validate_grep(&grep), tools.validate_glob(&glob)), (Ok(()), Ok(())));
+        assert_eq!(tools.grep(&grep), Err(Failure::Failed(messages::no_such_path(&missing, &cwd))));
+        assert_eq!(tools.glob(&glob), Err(Failure::Failed(messages::no_such_folder(&missing, &cwd))));
     }
 
     #[test]
