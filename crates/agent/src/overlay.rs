@@ -23,6 +23,9 @@ struct Entry {
     state: State,
     /// The tools that changed it, in order, without repeats.
     tools: Vec<String>,
+    /// How many times the run wrote or removed it: the run's own writes have no modification
+    /// time, so this tells whether one came since a Read.
+    writes: u64,
 }
 
 /// What a read sees.
@@ -77,7 +80,7 @@ impl Overlay {
     fn touch(&mut self, path: &Path) -> io::Result<&mut Entry> {
         if !self.entries.contains_key(path) {
             let base = read_disk(path)?.map(|s| s.content);
-            self.entries.insert(path.to_path_buf(), Entry { base, state: State::Clean, tools: Vec::new() });
+            self.entries.insert(path.to_path_buf(), Entry { base, state: State::Clean, tools: Vec::new(), writes: 0 });
             self.order.push(path.to_path_buf());
         }
         Ok(self.entries.get_mut(path).expect("inserted above"))
@@ -96,10 +99,15 @@ impl Overlay {
         let seen = read_disk(path)?;
         self.entries.insert(
             path.to_path_buf(),
-            Entry { base: seen.as_ref().map(|s| s.content.clone()), state: State::Clean, tools: Vec::new() },
+            Entry { base: seen.as_ref().map(|s| s.content.clone()), state: State::Clean, tools: Vec::new(), writes: 0 },
         );
         self.order.push(path.to_path_buf());
         Ok(seen)
+    }
+
+    /// How many times the run has written or removed the file.
+    pub fn writes(&self, path: &Path) -> u64 {
+        self.entries.get(path).map_or(0, |e| e.writes)
     }
 
     /// Whether the run changed the file (so disk state says nothing about it).
@@ -114,6 +122,7 @@ impl Overlay {
     pub fn write(&mut self, path: &Path, content: String, tool: &str) -> io::Result<()> {
         let e = self.touch(path)?;
         e.state = State::Written(content);
+        e.writes += 1;
         if !e.tools.iter().any(|t| t == tool) {
             e.tools.push(tool.to_string());
         }
@@ -123,6 +132,7 @@ impl Overlay {
     pub fn remove(&mut self, path: &Path, tool: &str) -> io::Result<()> {
         let e = self.touch(path)?;
         e.state = State::Removed;
+        e.writes += 1;
         if !e.tools.iter().any(|t| t == tool) {
             e.tools.push(tool.to_string());
         }

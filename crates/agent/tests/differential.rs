@@ -127,6 +127,18 @@ fn calls(dir: &Path) -> Vec<Turn> {
         Turn::tool_use("Glob", json!({"pattern": "a[", "path": d})),
         Turn::tool_use("Grep", json!({"pattern": "a", "path": p("nope")})),
         Turn::tool_use("Glob", json!({"pattern": "*.md", "path": p("nope")})),
+        Turn::tool_use("Read", json!({"file_path": p("sub")})),
+        Turn::tool_use("Read", json!({"file_path": p("q.md"), "limit": 0})),
+        Turn::tool_use("Edit", json!({"file_path": p("q.md"), "old_string": "fine", "new_string": "fine"})),
+        Turn::tool_use("Edit", json!({"file_path": p("ghost.md"), "old_string": "a", "new_string": "b"})),
+        Turn::tool_use("Write", json!({"file_path": p("deep/er/new.md"), "content": "x\n"})),
+        Turn::tool_use("Grep", json!({"pattern": "alpha", "path": d, "type": "md", "output_mode": "count"})),
+        Turn::tool_use("Grep", json!({"pattern": "gamma", "path": d, "output_mode": "content", "-B": 1, "-A": 1, "-n": false})),
+        Turn::tool_use("Bash", json!({"command": format!("ls {d}/nope")})),
+        Turn::tool_use("Edit", json!({"file_path": p("q.md"), "old_string": "", "new_string": "x"})),
+        Turn::tool_use("Read", json!({"file_path": p("sub/c.md")})),
+        Turn::tool_use("Read", json!({"file_path": p("sub/c.md")})),
+        Turn::tool_use("Read", json!({"file_path": p("sub/c.md"), "offset": 1, "limit": 0})),
         Turn::text("done"),
     ]
 }
@@ -179,6 +191,16 @@ fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
     ];
     if !release.read_empty_file_warns {
         out.push((43, vec!["shorter than the provided offset", "(2)", "has 4 lines"], messages::past_end(2, 4)));
+    }
+    out.push((50, vec!["<tool_use_error>No changes to make", "old_string and new_string are exactly the same"], tool_use_error(messages::NO_CHANGE.to_string())));
+    out.push((51, vec!["<tool_use_error>File does not exist.", "working directory is <DIR>."], tool_use_error(messages::no_such_file("<DIR>", None))));
+    out.push((56, vec!["<tool_use_error>Cannot create new file", "file already exists"], tool_use_error(messages::ALREADY_EXISTS.to_string())));
+    // A Read repeating an earlier one of an unchanged file (with `limit: 0`, which is no
+    // limit): a short note up to 2.1.316, the text again from 2.1.317.
+    if release.read_dedups_unchanged {
+        for i in [49, 58, 59] {
+            out.push((i, vec!["Wasted call", "unchanged since your last Read"], messages::UNCHANGED.to_string()));
+        }
     }
     // A search path that does not exist: refused as input up to 2.1.259, a failed call after.
     let path_answer = |m: String| if release.search_path_checked_when_run { m } else { tool_use_error(m) };
@@ -247,7 +269,7 @@ async fn check(binary: &Path) {
             "Bash(ls:*)".into(), "Bash(wc:*)".into(), "Bash(cat:*)".into(), "Bash(grep:*)".into(),
         ],
         disallowed_tools: vec![],
-        max_turns: Some(60),
+        max_turns: Some(80),
     };
     cli.headless().unwrap().run(&task, &Cancel::new()).await.unwrap();
     let theirs: Vec<Vec<(String, bool)>> =

@@ -382,6 +382,9 @@ pub struct Profile {
     /// A Grep or Glob whose pattern, glob or file type ripgrep refuses fails with ripgrep's
     /// message; before, it answered that nothing was found.
     pub searches_report_refused_input: bool,
+    /// A Read repeating the previous one of a file unchanged since is answered with a short
+    /// note instead of the text again (up to 2.1.316).
+    pub read_dedups_unchanged: bool,
     /// A Grep or Glob given a path that does not exist fails when it runs; before, the call was
     /// refused as bad input (the answer wrapped as a `<tool_use_error>`).
     pub search_path_checked_when_run: bool,
@@ -538,6 +541,8 @@ pub enum Change {
     SearchesReportRefusedInput,
     /// The agent's Grep and Glob check their path when they run, not as input.
     SearchPathCheckedWhenRun,
+    /// The agent's Read answers a repeated Read of an unchanged file in full.
+    ReadRepeatsInFull,
     /// Frontmatter YAML is read by another parser.
     YamlParser(YamlParser),
     /// The frontmatter retry leaves whole flow lists unquoted.
@@ -605,6 +610,7 @@ impl Change {
             Change::ReadEmptyFileWarns => p.read_empty_file_warns = true,
             Change::SearchesReportRefusedInput => p.searches_report_refused_input = true,
             Change::SearchPathCheckedWhenRun => p.search_path_checked_when_run = true,
+            Change::ReadRepeatsInFull => p.read_dedups_unchanged = false,
             Change::YamlParser(parser) => p.frontmatter_reader.parser = parser,
             Change::FrontmatterRetryKeepsLists => p.frontmatter_reader.retry_keeps_lists = true,
             Change::FrontmatterRetryUntabs => p.frontmatter_reader.retry_untabs = true,
@@ -663,6 +669,7 @@ pub const BASELINE: Profile = Profile {
     read_empty_file_warns: false,
     searches_report_refused_input: false,
     search_path_checked_when_run: false,
+    read_dedups_unchanged: true,
     memory_stores_skip_index: false,
     memory_index_from_env: false,
 };
@@ -744,6 +751,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 299), Change::MemoryHeadsDecodeUtf16),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
+    (ClaudeVersion::new(2, 1, 317), Change::ReadRepeatsInFull),
     (ClaudeVersion::new(2, 1, 323), Change::SecretScanner(SecretScanner::V2_1_323)),
     (ClaudeVersion::new(2, 1, 326), Change::MemoryScanLinksLast),
     (ClaudeVersion::new(2, 1, 328), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_328)),
@@ -918,6 +926,7 @@ mod tests {
         assert!(!behaviours(v("2.1.207")).read_empty_file_warns && behaviours(v("2.1.208")).read_empty_file_warns);
         assert!(!behaviours(v("2.1.207")).searches_report_refused_input && behaviours(v("2.1.208")).searches_report_refused_input);
         assert!(!behaviours(v("2.1.259")).search_path_checked_when_run && behaviours(v("2.1.260")).search_path_checked_when_run);
+        assert!(behaviours(v("2.1.316")).read_dedups_unchanged && !behaviours(v("2.1.317")).read_dedups_unchanged);
         assert_eq!(behaviours(v("2.1.100")).with_runtime(Runtime::Bun).frontmatter_reader.parser, YamlParser::Bun1_3);
         // Before 2.1.195 a settings file could make a session remote; before 2.1.196 a file
         // over 4 MiB was sent whole.

@@ -153,7 +153,8 @@ impl Tools {
     /// its update agent starts.
     pub(crate) fn preload(&mut self, path: &Path) {
         if let Ok(Some(seen)) = self.overlay.read(path) {
-            let state = ReadState { content: lf(&seen.content), mtime_ms: seen.mtime_ms, offset: None, limit: None, partial: false };
+            let writes = self.overlay.writes(path);
+            let state = ReadState { content: lf(&seen.content), mtime_ms: seen.mtime_ms, offset: None, limit: None, partial: false, writes };
             self.read_state.insert(path.to_path_buf(), state);
         }
     }
@@ -216,7 +217,8 @@ impl Tools {
         let raw = str_arg(args, "file_path").unwrap_or_default();
         let path = self.abs(raw);
         let offset = num_arg(args, "offset").map_or(1, |n| n.max(0.0) as u64);
-        let limit = num_arg(args, "limit").map(|n| n.max(1.0) as u64);
+        // A limit of 0 is no limit, as Claude Code takes it.
+        let limit = num_arg(args, "limit").filter(|n| *n >= 1.0).map(|n| n as u64);
         if !self.overlay.is_changed(&path) && path.is_dir() {
             return Err(Failure::Failed(format!(
                 "EISDIR: illegal operation on a directory, read '{}'",
@@ -226,14 +228,16 @@ impl Tools {
         let Some(seen) = self.seen(&path)? else {
             return Err(Failure::Failed(self.missing_file(&path)));
         };
-        // A repeated identical Read of an unchanged file gets a short answer.
-        if let Some(prev) = self.read_state.get(&path) {
-            if !prev.partial
-                && prev.offset == Some(offset)
-                && prev.limit == limit
-                && prev.mtime_ms.is_some()
-                && prev.mtime_ms == seen.mtime_ms
-            {
+        // A repeated identical Read of an unchanged file gets a short answer, up to 2.1.316;
+        // later releases answer it in full.
+        if let Some(prev) = self.read_state.get(&path).filter(|_| self.release.read_dedups_unchanged) {
+            let unchanged = match (prev.mtime_ms, seen.mtime_ms) {
+                (Some(then), Some(now)) => then == now,
+                // The run's own file: no write since that Read.
+                (None, None) => prev.writes == self.overlay.writes(&path),
+                _ => false,
+            };
+            if !prev.partial && prev.offset == Some(offset) && prev.limit == limit && unchanged {
                 return Ok(ToolResult::ok(UNCHANGED));
             }
         }
@@ -269,6 +273,7 @@ impl Tools {
                 offset: Some(offset),
                 limit: if truncation.is_some() { Some(lines as u64) } else { limit },
                 partial: truncation.is_some(),
+                writes: self.overlay.writes(&path),
             },
         );
         // Lines with no text: an empty file has one (empty) line. Up to 2.1.207 a Read that
@@ -369,10 +374,8 @@ impl Tools {
         };
         let on_disk = if crlf { updated.replace('\n', "\r\n") } else { updated.clone() };
         self.overlay.write(&path, on_disk, "Edit").map_err(|e| Failure::Failed(e.to_string()))?;
-        self.read_state.insert(
-            path,
-            ReadState { content: updated, mtime_ms: None, offset: None, limit: None, partial: false },
-        );
+        let writes = self.overlay.writes(&path);
+        self.read_state.insert(path, ReadState { content: updated, mtime_ms: None, offset: None, limit: None, partial: false, writes });
         Ok(ToolResult::ok(if replace_all {
             format!("The file {raw} has been updated. All occurrences were successfully replaced.{STATE_IS_CURRENT}")
         } else {
@@ -404,7 +407,8 @@ impl Tools {
         let content = str_arg(args, "content").unwrap_or_default().to_string();
         let existed = self.seen(&path)?.is_some();
         self.overlay.write(&path, content.clone(), "Write").map_err(|e| Failure::Failed(e.to_string()))?;
-        self.read_state.insert(path, ReadState { content, mtime_ms: None, offset: None, limit: None, partial: false });
+        let writes = self.overlay.writes(&path);
+        self.read_state.insert(path, ReadState { content, mtime_ms: None, offset: None, limit: None, partial: false, writes });
         Ok(ToolResult::ok(if existed {
             format!("The file {raw} has been updated successfully.{STATE_IS_CURRENT}")
         } else {
@@ -489,6 +493,30 @@ mod tests {
         assert_eq!(read("2.1.208", "empty.md", 3, None), messages::past_end(3, 1));
         assert_eq!(read("2.1.207", "blank.md", 2, Some(1)), messages::past_end(2, 4));
         assert_eq!(read("2.1.208", "blank.md", 2, Some(1)), "2\t");
+    }
+
+    /// A Read repeating the previous one of an unchanged file: a short note up to 2.1.316 (for
+    /// the run's own writes too, until it writes again), the text again from 2.1.317.
+    #[test]
+    fn repeated_reads_follow_the_release() {
+        use crate::policy::Gate;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "alpha\n").unwrap();
+        let gate = Gate::new(&crate::Policy::AutoMem { memory_dir: dir.path().to_path_buf() }, crate::SecretScanner::V2_1_323);
+        let clock: std::sync::Arc<dyn mneme_core::Clock> = std::sync::Arc::new(mneme_core::FixedClock::at_unix_secs(1_764_422_207));
+        let call = |v: Value| v.as_object().unwrap().clone();
+        for (release, repeats_short) in [("2.1.316", true), ("2.1.317", false)] {
+            let mut tools = Tools::new(dir.path().to_path_buf(), gate.clone(), clock.clone(), dir.path().to_path_buf());
+            tools.release = mneme_core::versions::behaviours(release.parse().unwrap());
+            let read = call(serde_json::json!({"file_path": dir.path().join("a.md")}));
+            let whole = |t: &mut Tools| t.read(&read).unwrap().content;
+            assert_eq!(whole(&mut tools), "1\talpha\n2\t");
+            assert_eq!(whole(&mut tools) == UNCHANGED, repeats_short, "{release}");
+            // The run's own write: read afresh once, then short again until the next write.
+            tools.write(&call(serde_json::json!({"file_path": dir.path().join("a.md"), "content": "beta"}))).unwrap();
+            assert_eq!(whole(&mut tools), "1\tbeta");
+            assert_eq!(whole(&mut tools) == UNCHANGED, repeats_short, "{release}");
+        }
     }
 
     #[test]

@@ -62,6 +62,8 @@ pub(crate) struct ReadState {
     pub limit: Option<u64>,
     /// The Read returned only part of the file because of the token cap.
     pub partial: bool,
+    /// The run's writes of the file so far (`Overlay::writes`), for its own files' freshness.
+    pub writes: u64,
 }
 
 /// The tools of one run, with the run's state: the overlay and what has been read.
