@@ -175,6 +175,11 @@ pub fn wrong_type(name: &str, expected: &str, given: &str) -> String {
     format!("- `{name}` must be of type {expected}; this call gave {given}")
 }
 
+/// A number parameter that must be more than 0.
+pub fn not_positive(name: &str, given: &str) -> String {
+    format!("- `{name}` must be more than 0; this call gave {given}")
+}
+
 /// A string parameter outside its allowed values (the only problem reported then).
 pub fn not_allowed(name: &str, allowed: &[&str], given: &str) -> String {
     let allowed = allowed.iter().map(|x| format!("'{x}'")).collect::<Vec<_>>().join(", ");

@@ -197,8 +197,15 @@ fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
     out.push((56, vec!["<tool_use_error>Cannot create new file", "file already exists"], tool_use_error(messages::ALREADY_EXISTS.to_string())));
     // A Read repeating an earlier one of an unchanged file (with `limit: 0`, which is no
     // limit): a short note up to 2.1.316, the text again from 2.1.317.
+    // Up to 2.1.179 the schema refuses `limit: 0` (calls 49 and 59).
+    let limit_zero = tool_use_error(format!("InputValidationError: {}", messages::bad_input("Read", &[messages::not_positive("limit", "0")])));
+    if !release.read_limit_zero_is_none {
+        for i in [49, 59] {
+            out.push((i, vec!["<tool_use_error>InputValidationError", "\"limit\"", "too_small"], limit_zero.clone()));
+        }
+    }
     if release.read_dedups_unchanged {
-        for i in [49, 58, 59] {
+        for i in [49, 58, 59].into_iter().filter(|i| *i == 58 || release.read_limit_zero_is_none) {
             out.push((i, vec!["Wasted call", "unchanged since your last Read"], messages::UNCHANGED.to_string()));
         }
     }

@@ -382,6 +382,9 @@ pub struct Profile {
     /// A Grep or Glob whose pattern, glob or file type ripgrep refuses fails with ripgrep's
     /// message; before, it answered that nothing was found.
     pub searches_report_refused_input: bool,
+    /// A Read's `limit: 0` means no limit; before, the schema refused a limit that is not
+    /// above 0.
+    pub read_limit_zero_is_none: bool,
     /// A Read repeating the previous one of a file unchanged since is answered with a short
     /// note instead of the text again (up to 2.1.316).
     pub read_dedups_unchanged: bool,
@@ -543,6 +546,8 @@ pub enum Change {
     SearchPathCheckedWhenRun,
     /// The agent's Read answers a repeated Read of an unchanged file in full.
     ReadRepeatsInFull,
+    /// The agent's Read takes `limit: 0` for no limit.
+    ReadLimitZeroIsNone,
     /// Frontmatter YAML is read by another parser.
     YamlParser(YamlParser),
     /// The frontmatter retry leaves whole flow lists unquoted.
@@ -611,6 +616,7 @@ impl Change {
             Change::SearchesReportRefusedInput => p.searches_report_refused_input = true,
             Change::SearchPathCheckedWhenRun => p.search_path_checked_when_run = true,
             Change::ReadRepeatsInFull => p.read_dedups_unchanged = false,
+            Change::ReadLimitZeroIsNone => p.read_limit_zero_is_none = true,
             Change::YamlParser(parser) => p.frontmatter_reader.parser = parser,
             Change::FrontmatterRetryKeepsLists => p.frontmatter_reader.retry_keeps_lists = true,
             Change::FrontmatterRetryUntabs => p.frontmatter_reader.retry_untabs = true,
@@ -670,6 +676,7 @@ pub const BASELINE: Profile = Profile {
     searches_report_refused_input: false,
     search_path_checked_when_run: false,
     read_dedups_unchanged: true,
+    read_limit_zero_is_none: false,
     memory_stores_skip_index: false,
     memory_index_from_env: false,
 };
@@ -713,6 +720,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 160), Change::CwdAsSpelled),
     (ClaudeVersion::new(2, 1, 163), Change::FrontmatterRetryUntabs),
     (ClaudeVersion::new(2, 1, 181), Change::YamlParser(YamlParser::Bun1_4)),
+    (ClaudeVersion::new(2, 1, 181), Change::ReadLimitZeroIsNone),
     (ClaudeVersion::new(2, 1, 195), Change::RemoteReadBeforeSettings),
     (ClaudeVersion::new(2, 1, 196), Change::OversizedFilesLeftOut),
     (ClaudeVersion::new(2, 1, 196), Change::SecretScanner(SecretScanner::V2_1_196)),
@@ -927,6 +935,7 @@ mod tests {
         assert!(!behaviours(v("2.1.207")).searches_report_refused_input && behaviours(v("2.1.208")).searches_report_refused_input);
         assert!(!behaviours(v("2.1.259")).search_path_checked_when_run && behaviours(v("2.1.260")).search_path_checked_when_run);
         assert!(behaviours(v("2.1.316")).read_dedups_unchanged && !behaviours(v("2.1.317")).read_dedups_unchanged);
+        assert!(!behaviours(v("2.1.179")).read_limit_zero_is_none && behaviours(v("2.1.181")).read_limit_zero_is_none);
         assert_eq!(behaviours(v("2.1.100")).with_runtime(Runtime::Bun).frontmatter_reader.parser, YamlParser::Bun1_3);
         // Before 2.1.195 a settings file could make a session remote; before 2.1.196 a file
         // over 4 MiB was sent whole.

@@ -195,6 +195,14 @@ impl Tools {
     }
 
     pub(super) fn validate_read(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
+        // Up to 2.1.179 the schema wants a limit above 0; from 2.1.181 a limit of 0 is none.
+        if let Some(limit) = num_arg(args, "limit").filter(|l| *l <= 0.0 && !self.release.read_limit_zero_is_none) {
+            let given = mneme_core::text::js_number(limit);
+            return Err(Failure::Invalid(format!(
+                "InputValidationError: {}",
+                messages::bad_input("Read", &[messages::not_positive("limit", &given)])
+            )));
+        }
         let raw = str_arg(args, "file_path").unwrap_or_default();
         let path = self.abs(raw);
         let device = path.to_string_lossy().into_owned();
@@ -517,6 +525,25 @@ mod tests {
             assert_eq!(whole(&mut tools), "1\tbeta");
             assert_eq!(whole(&mut tools) == UNCHANGED, repeats_short, "{release}");
         }
+    }
+
+    /// `limit: 0`: refused by the schema up to 2.1.179, no limit from 2.1.181.
+    #[test]
+    fn a_zero_limit_follows_the_release() {
+        use crate::policy::Gate;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "one\ntwo\n").unwrap();
+        let gate = Gate::new(&crate::Policy::AutoMem { memory_dir: dir.path().to_path_buf() }, crate::SecretScanner::V2_1_323);
+        let clock: std::sync::Arc<dyn mneme_core::Clock> = std::sync::Arc::new(mneme_core::FixedClock::at_unix_secs(1_764_422_207));
+        let mut tools = Tools::new(dir.path().to_path_buf(), gate, clock, dir.path().to_path_buf());
+        let call = serde_json::json!({"file_path": dir.path().join("a.md"), "limit": 0});
+        let args = call.as_object().unwrap();
+        tools.release = mneme_core::versions::behaviours("2.1.179".parse().unwrap());
+        let refusal = format!("InputValidationError: {}", messages::bad_input("Read", &[messages::not_positive("limit", "0")]));
+        assert_eq!(tools.validate_read(args), Err(Failure::Invalid(refusal)));
+        tools.release = mneme_core::versions::behaviours("2.1.181".parse().unwrap());
+        assert_eq!(tools.validate_read(args), Ok(()));
+        assert_eq!(tools.read(args).unwrap().content, "1\tone\n2\ttwo\n3\t");
     }
 
     #[test]
