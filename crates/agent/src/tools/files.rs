@@ -476,20 +476,25 @@ mod tests {
         assert_eq!(slice_lines("a\nb", 5, None), (String::new(), 2));
     }
 
+    /// Tools over `dir` answering as `release` does.
+    fn tools_for(dir: &Path, release: &str) -> Tools {
+        let gate = crate::policy::Gate::new(&crate::Policy::AutoMem { memory_dir: dir.to_path_buf() }, crate::SecretScanner::V2_1_323);
+        let clock: std::sync::Arc<dyn mneme_core::Clock> = std::sync::Arc::new(mneme_core::FixedClock::at_unix_secs(1_764_422_207));
+        let mut tools = Tools::new(dir.to_path_buf(), gate, clock, dir.to_path_buf());
+        tools.release = mneme_core::versions::behaviours(release.parse().unwrap());
+        tools
+    }
+
     /// Lines with no text (an empty file, blank lines): from 2.1.208 a Read that reaches them
     /// says the file is empty or shows them numbered; before, it said the file was shorter than
     /// the offset (checked on 2.1.197, 2.1.207, 2.1.208 and 2.1.332 in tests/differential.rs).
     #[test]
     fn reads_of_lines_with_no_text_follow_the_release() {
-        use crate::policy::Gate;
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("empty.md"), "").unwrap();
         std::fs::write(dir.path().join("blank.md"), "\n\n\n").unwrap();
-        let gate = Gate::new(&crate::Policy::AutoMem { memory_dir: dir.path().to_path_buf() }, crate::SecretScanner::V2_1_323);
-        let clock: std::sync::Arc<dyn mneme_core::Clock> = std::sync::Arc::new(mneme_core::FixedClock::at_unix_secs(1_764_422_207));
         let read = |release: &str, file: &str, offset: u64, limit: Option<u64>| {
-            let mut tools = Tools::new(dir.path().to_path_buf(), gate.clone(), clock.clone(), dir.path().to_path_buf());
-            tools.release = mneme_core::versions::behaviours(release.parse().unwrap());
+            let mut tools = tools_for(dir.path(), release);
             let mut call = serde_json::json!({"file_path": dir.path().join(file), "offset": offset});
             if let Some(l) = limit {
                 call["limit"] = l.into();
@@ -507,15 +512,11 @@ mod tests {
     /// the run's own writes too, until it writes again), the text again from 2.1.317.
     #[test]
     fn repeated_reads_follow_the_release() {
-        use crate::policy::Gate;
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.md"), "alpha\n").unwrap();
-        let gate = Gate::new(&crate::Policy::AutoMem { memory_dir: dir.path().to_path_buf() }, crate::SecretScanner::V2_1_323);
-        let clock: std::sync::Arc<dyn mneme_core::Clock> = std::sync::Arc::new(mneme_core::FixedClock::at_unix_secs(1_764_422_207));
         let call = |v: Value| v.as_object().unwrap().clone();
         for (release, repeats_short) in [("2.1.316", true), ("2.1.317", false)] {
-            let mut tools = Tools::new(dir.path().to_path_buf(), gate.clone(), clock.clone(), dir.path().to_path_buf());
-            tools.release = mneme_core::versions::behaviours(release.parse().unwrap());
+            let mut tools = tools_for(dir.path(), release);
             let read = call(serde_json::json!({"file_path": dir.path().join("a.md")}));
             let whole = |t: &mut Tools| t.read(&read).unwrap().content;
             assert_eq!(whole(&mut tools), "1\talpha\n2\t");
@@ -530,12 +531,9 @@ mod tests {
     /// `limit: 0`: refused by the schema up to 2.1.179, no limit from 2.1.181.
     #[test]
     fn a_zero_limit_follows_the_release() {
-        use crate::policy::Gate;
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.md"), "one\ntwo\n").unwrap();
-        let gate = Gate::new(&crate::Policy::AutoMem { memory_dir: dir.path().to_path_buf() }, crate::SecretScanner::V2_1_323);
-        let clock: std::sync::Arc<dyn mneme_core::Clock> = std::sync::Arc::new(mneme_core::FixedClock::at_unix_secs(1_764_422_207));
-        let mut tools = Tools::new(dir.path().to_path_buf(), gate, clock, dir.path().to_path_buf());
+        let mut tools = tools_for(dir.path(), "2.1.179");
         let call = serde_json::json!({"file_path": dir.path().join("a.md"), "limit": 0});
         let args = call.as_object().unwrap();
         tools.release = mneme_core::versions::behaviours("2.1.179".parse().unwrap());
