@@ -262,24 +262,15 @@ fn parse_simple_yaml(yaml: &str) -> Option<Mapping> {
     Some(out)
 }
 
+/// The object a block gives; a list, a scalar or nothing gives none (Claude Code takes only a
+/// plain object).
 fn as_mapping(v: Value) -> Mapping {
-    match untag(v) {
+    match v {
         Value::Mapping(m) => m,
         _ => Mapping::new(),
     }
 }
 
-/// A value under a tag the YAML readers do not know (`!note x`) reads as the value itself, in
-/// Node's and Bun's reading alike (checked on 2.1.100, 2.1.197 and 2.1.332: `description: !tag
-/// x` is the text `x`); nested values too.
-fn untag(v: Value) -> Value {
-    match v {
-        Value::Tagged(t) => untag(t.value),
-        Value::Mapping(m) => Value::Mapping(m.into_iter().map(|(k, v)| (untag(k), untag(v))).collect()),
-        Value::Sequence(items) => Value::Sequence(items.into_iter().map(untag).collect()),
-        other => other,
-    }
-}
 
 /// The retry's rewrite: a `key: value` line whose value holds a character YAML treats specially
 /// is rewritten as `key: "value"`, backslashes and quotes escaped; a value already quoted stays,

@@ -34,23 +34,23 @@ pub struct YamlError {
 
 /// The value of a whole block: the document's root, or, as Bun does, a list of the roots when
 /// the block holds several documents (`null` when it holds none).
-pub fn parse(yaml: &str, bun: YamlParser) -> Result<Value, YamlError> {
-    let yaml = match bun {
+pub fn parse(yaml: &str, parser: YamlParser) -> Result<Value, YamlError> {
+    let yaml = match parser {
         YamlParser::Bun1_3 => bun_1_3_values(yaml),
         YamlParser::Node | YamlParser::Bun1_4 => Cow::Borrowed(yaml),
     };
-    let scan = prescan(&yaml, bun);
+    let scan = prescan(&yaml, parser);
     if let Some((line, why)) = scan.refused {
         return Err(YamlError { line: Some(line), message: why.into() });
     }
-    let mut parser = Parser::new_from_str(&scan.text);
-    let mut builder = Builder::new(bun);
+    let mut events = Parser::new_from_str(&scan.text);
+    let mut builder = Builder::new(parser);
     let mut docs: Vec<Value> = Vec::new();
-    while let Some(next) = parser.next_event() {
+    while let Some(next) = events.next_event() {
         let (event, _) = next.map_err(|e| YamlError { line: Some(e.marker().line()), message: e.info().to_string() })?;
         match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
-            Event::DocumentStart(_) => builder = Builder::new(bun),
+            Event::DocumentStart(_) => builder = Builder::new(parser),
             Event::DocumentEnd => docs.push(builder.root.take().unwrap_or(Value::Null)),
             Event::Alias(id) => {
                 let value = builder.anchors.get(&id).cloned().ok_or_else(|| YamlError {
@@ -60,7 +60,7 @@ pub fn parse(yaml: &str, bun: YamlParser) -> Result<Value, YamlError> {
                 builder.add(value);
             }
             Event::Scalar(text, style, anchor, tag) => {
-                let value = scalar(&text, style, tag.as_deref(), builder.bun);
+                let value = scalar(&text, style, tag.as_deref(), parser);
                 if anchor > 0 {
                     builder.anchors.insert(anchor, value.clone());
                 }
@@ -88,7 +88,7 @@ enum Open {
 }
 
 struct Builder {
-    bun: YamlParser,
+    parser: YamlParser,
     stack: Vec<(Open, usize)>,
     anchors: HashMap<usize, Value>,
     root: Option<Value>,
@@ -97,8 +97,8 @@ struct Builder {
 }
 
 impl Builder {
-    fn new(bun: YamlParser) -> Builder {
-        Builder { bun, stack: Vec::new(), anchors: HashMap::new(), root: None, repeated: None }
+    fn new(parser: YamlParser) -> Builder {
+        Builder { parser, stack: Vec::new(), anchors: HashMap::new(), root: None, repeated: None }
     }
 
     fn open(&mut self, open: Open, anchor: usize) {
@@ -118,13 +118,13 @@ impl Builder {
     }
 
     fn add(&mut self, value: Value) {
-        let node = self.bun == YamlParser::Node;
+        let node = self.parser == YamlParser::Node;
         match self.stack.last_mut() {
             None => self.root = Some(value),
             Some((Open::Sequence(items), _)) => items.push(value),
             Some((Open::Mapping(map, pending), _)) => match pending.take() {
                 None => {
-                    let name = property_name(&value, self.bun);
+                    let name = property_name(&value, self.parser);
                     if node && map.contains_key(name.as_str()) {
                         self.repeated.get_or_insert(name.clone());
                     }
@@ -191,7 +191,7 @@ struct BlockScalar {
 /// mapping: `meta:\n\towner: me` reads, `paths: x\nmeta:\n\towner: me` does not. Both refuse a
 /// tab-first line right after a block scalar's header or a blank line inside it. The `yaml`
 /// package (Node) refuses a tab in the indentation of any line but a blank or comment line.
-fn prescan(yaml: &str, bun: YamlParser) -> Prescan<'_> {
+fn prescan(yaml: &str, parser: YamlParser) -> Prescan<'_> {
     let mut scan = Prescan { text: Cow::Borrowed(yaml), refused: None };
     // `...` (a document's end) before any document.
     if let Some((n, _)) = yaml.split('\n').enumerate().find(|(_, l)| {
@@ -207,7 +207,7 @@ fn prescan(yaml: &str, bun: YamlParser) -> Prescan<'_> {
     if !yaml.contains(['\t', '[', '{']) {
         return scan;
     }
-    let tab_refusal = match bun {
+    let tab_refusal = match parser {
         YamlParser::Node => "Tabs are not allowed as indentation",
         YamlParser::Bun1_3 => "Unexpected character",
         YamlParser::Bun1_4 => "Tab characters cannot be used as indentation",
@@ -265,7 +265,7 @@ fn prescan(yaml: &str, bun: YamlParser) -> Prescan<'_> {
                 refuse(if single || double { tab_refusal } else { "Unexpected token" });
             }
         } else if has_tab {
-            match bun {
+            match parser {
                 // The `yaml` package refuses a tab in any indentation but a blank or comment line's.
                 YamlParser::Node => {
                     let continues_plain = prev_plain && !tab_first && spaces > prev_indent;
@@ -288,7 +288,7 @@ fn prescan(yaml: &str, bun: YamlParser) -> Prescan<'_> {
             }
         }
         // Bun 1.3 reads the line as if only the spaces before its first tab indented it.
-        let (indent, line) = if bun == YamlParser::Bun1_3 && has_tab && !single && !double && flow == 0 {
+        let (indent, line) = if parser == YamlParser::Bun1_3 && has_tab && !single && !double && flow == 0 {
             out.push_str(&lead[..spaces]);
             (spaces, &raw[lead.len()..])
         } else {
@@ -322,7 +322,7 @@ fn prescan(yaml: &str, bun: YamlParser) -> Prescan<'_> {
                     Some((c, count)) if *c == col => {
                         // Bun 1.3 takes an explicit key (`? k` then `: v`) only as a mapping's
                         // first entry.
-                        if explicit && bun == YamlParser::Bun1_3 {
+                        if explicit && parser == YamlParser::Bun1_3 {
                             refuse("Multiline implicit key");
                         }
                         *count += 1
@@ -383,7 +383,7 @@ fn prescan(yaml: &str, bun: YamlParser) -> Prescan<'_> {
                     && i > 0
                     && indent == 0
                     && !has_tab
-                    && bun == YamlParser::Bun1_3
+                    && parser == YamlParser::Bun1_3
                     && chars[i..].starts_with(&['-', '-', '-'])
                     && chars.get(i + 3).is_none_or(|n| n.is_whitespace()) =>
                 {
@@ -409,7 +409,7 @@ fn prescan(yaml: &str, bun: YamlParser) -> Prescan<'_> {
                 }
                 // Bun wants a value after a lone `!` in a flow collection; the `yaml` package
                 // reads the empty text.
-                '!' if starts && !flows.is_empty() && bun != YamlParser::Node => {
+                '!' if starts && !flows.is_empty() && parser != YamlParser::Node => {
                     let tag_end = chars[i..].iter().position(|c| c.is_whitespace() || matches!(c, ',' | ']' | '}'));
                     let after = tag_end.map(|e| i + e).and_then(|e| chars[e..].iter().find(|c| **c != ' '));
                     if after.is_none_or(|c| matches!(c, ',' | ']' | '}')) {
@@ -560,10 +560,10 @@ fn js_text(v: &Value, parser: YamlParser) -> String {
 /// empty text); `!!int` and `!!float` a number where the text is one, `!!bool` a boolean where it
 /// spells one, `!!null` null where it spells null, and otherwise text; any other tag makes text,
 /// and null when there is no text at all.
-fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, bun: YamlParser) -> Value {
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, parser: YamlParser) -> Value {
     let plain = style == ScalarStyle::Plain;
     let Some(tag) = tag else {
-        return if plain { resolve_plain(text, bun) } else { Value::String(text.to_string()) };
+        return if plain { resolve_plain(text, parser) } else { Value::String(text.to_string()) };
     };
     let text_value = Value::String(text.to_string());
     let non_specific = (tag.handle == "!" && tag.suffix.is_empty()) || (tag.handle.is_empty() && tag.suffix == "!");
@@ -571,7 +571,7 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, bun: YamlParser) ->
         return text_value;
     }
     let core = tag.handle == "!!" || tag.handle == "tag:yaml.org,2002:";
-    let resolved = if plain { resolve_plain(text, bun) } else { text_value.clone() };
+    let resolved = if plain { resolve_plain(text, parser) } else { text_value.clone() };
     match (core, tag.suffix.as_str()) {
         (true, "str") => text_value,
         (true, "int" | "float") if text.is_empty() => Value::Null,
@@ -584,12 +584,12 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, bun: YamlParser) ->
     }
 }
 
-/// A plain scalar by YAML 1.2's core schema, as `bun` reads it: null, booleans in three
+/// A plain scalar by YAML 1.2's core schema, as `parser` reads it: null, booleans in three
 /// spellings each, decimal integers (leading zeros and all), `0x`/`0o` integers with an
 /// optional sign, floats, `.inf` and `.nan`; the rest is text. Bun 1.3 also reads the longest
 /// number at the start of a scalar made of digits, `.`, `e`, `+` and one `-` (`2001-12` is
 /// 2001), and takes no sign before a leading dot (`-.5` is text).
-pub fn resolve_plain(text: &str, bun: YamlParser) -> Value {
+fn resolve_plain(text: &str, parser: YamlParser) -> Value {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
         "true" | "True" | "TRUE" => return Value::Bool(true),
@@ -616,13 +616,13 @@ pub fn resolve_plain(text: &str, bun: YamlParser) -> Value {
             return Value::String(text.to_string());
         }
     }
-    if bun == YamlParser::Bun1_3 && unsigned.starts_with('.') && text.len() > unsigned.len() {
+    if parser == YamlParser::Bun1_3 && unsigned.starts_with('.') && text.len() > unsigned.len() {
         return Value::String(text.to_string());
     }
     if is_core_number(unsigned) {
         return decimal(text);
     }
-    if bun == YamlParser::Bun1_3 && text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+    if parser == YamlParser::Bun1_3 && text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
         && text.bytes().filter(|b| *b == b'-').count() <= 1
     {
         if let Some(n) = (1..text.len()).rev().map(|end| &text[..end]).find(|p| {
