@@ -17,6 +17,13 @@ writes what that release sent:
 Capturing costs seconds per case, so results are cached in DIR by a hash of the release, ROOT,
 the case, every file of the fixture outside `.git` and every folder outside it that the case's
 environment names; an unchanged case is never run twice.
+
+The cache starts from `captures.tar.xz` next to this script (unless --no-archive): the captures the
+real binaries made for the matrix as committed, about 0.4 MB for the 145 MB they unpack to. A
+cold machine would otherwise spend half an hour of CI starting Claude Code 3,000 times to learn
+what the repository already knows; a case whose fixture changed has a new key and is captured
+live. `--save-archive` rewrites the archive from exactly the captures this run used (run it the
+way the versions test does: `MNEME_MATRIX_SAVE_ARCHIVE=1 cargo test -p mneme --test versions`).
 The expected text is located by what it is, not by release: the first user message's block
 that carries the CLAUDE.md preamble (or the older block with `# currentDate`), the
 `Contents of` attachments after the tool results, whether a system message or reminder blocks,
@@ -26,18 +33,23 @@ Nothing here reaches beyond 127.0.0.1: capture.sh points Claude Code at a local 
 import argparse
 import concurrent.futures as cf
 import hashlib
+import io
 import json
+import lzma
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TD = os.path.dirname(HERE)
 CAPTURE = os.path.join(TD, "conformance", "capture.sh")
+ARCHIVE = os.path.join(HERE, "captures.tar.xz")
+CACHE_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
 PREAMBLE = "Codebase and user instructions are shown below."
 HOOK = "tool.call hook additional context: "
@@ -283,6 +295,40 @@ def capture_one(job):
     return job, comparable(got), False
 
 
+def fill_cache(cache, archive):
+    """Copies into the cache the committed captures it lacks; returns how many. Only plain
+    files named as cache entries are taken, so the archive cannot write anywhere else."""
+    if not os.path.exists(archive):
+        return 0
+    added = 0
+    with tarfile.open(archive, "r:xz") as t:
+        for m in t:
+            name = os.path.basename(m.name)
+            dest = os.path.join(cache, name)
+            if not m.isfile() or not CACHE_NAME.fullmatch(name) or os.path.exists(dest):
+                continue
+            # Another run (the versions test's two tests) may be filling the same cache.
+            tmp = f"{dest}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(t.extractfile(m).read())
+            os.replace(tmp, dest)
+            added += 1
+    return added
+
+
+def save_archive(archive, cache_files):
+    """Writes the captures used by this run as the committed archive, byte-for-byte reproducible
+    (sorted names, no owner, a fixed time) so an unchanged matrix rewrites the same archive."""
+    tmp = archive + ".tmp"
+    with tarfile.open(tmp, "w:xz", preset=9 | lzma.PRESET_EXTREME, format=tarfile.GNU_FORMAT) as t:
+        for path in sorted(set(cache_files)):
+            info = tarfile.TarInfo(os.path.basename(path))
+            data = open(path, "rb").read()
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            t.addfile(info, io.BytesIO(data))
+    os.replace(tmp, archive)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
@@ -294,12 +340,15 @@ def main():
     ap.add_argument("--jobs", type=int, default=3)
     ap.add_argument("--only", help="comma list of fixture sets to capture (shared, extra, versions, real, sweep, rand_*)")
     ap.add_argument("--real-corpus", help="a folder of <owner>__<repo>/tree entries to capture as the set 'sweep'")
+    ap.add_argument("--no-archive", action="store_true", help="do not start the cache from the committed captures.tar.xz")
+    ap.add_argument("--save-archive", action="store_true", help="rewrite captures.tar.xz from the captures this run used")
     ap.add_argument("--allow-refusals", action="store_true",
                     help="skip, instead of failing, cases a release answers itself without a request")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
     bins = dict(b.split("=", 1) for b in a.bin)
     os.makedirs(a.cache, exist_ok=True)
+    from_archive = 0 if a.no_archive else fill_cache(a.cache, ARCHIVE)
     managed_free = not os.path.exists("/etc/claude-code")
     jobs, cases, cases_by_job = [], {}, {}
     # Each release gets its own copy of every fixture: Claude Code writes into the config
@@ -379,11 +428,14 @@ def main():
             open(os.path.join(d, "lazy.txt"), "w", encoding="utf-8").write(got["lazy"])
         json.dump(cases[label], open(os.path.join(d, "case.json"), "w", encoding="utf-8"), indent=1)
     not_started = sum(1 for g in results.values() if g.get("not_started"))
-    print(f"{len(results)} captures ({fresh} new, {len(results) - fresh} cached) for {len(bins)} releases; {len(failures)} failed, {len(refused)} answered by Claude Code itself, {not_started} where it did not start")
+    print(f"{len(results)} captures ({fresh} new, {len(results) - fresh} cached; {from_archive} cache entries from {os.path.basename(ARCHIVE)}) for {len(bins)} releases; {len(failures)} failed, {len(refused)} answered by Claude Code itself, {not_started} where it did not start")
     for r in refused:
         print(f"REFUSED {r}" + ("" if a.allow_refusals else " (a failure: pass --allow-refusals to skip such cases)"))
     if not a.allow_refusals:
         failures += refused
+    if a.save_archive and not failures:
+        save_archive(ARCHIVE, [job[4] for job in results])
+        print(f"wrote {len(results)} captures to {ARCHIVE} ({os.path.getsize(ARCHIVE):,} bytes)")
     for f in failures:
         print("FAILED", f, file=sys.stderr)
     sys.exit(1 if failures else 0)

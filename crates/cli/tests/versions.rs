@@ -6,7 +6,10 @@
 //!
 //! The expected output is generated here, at test time, by `testdata/matrix/capture_matrix.py`
 //! (cached per release and fixture content under `~/.cache/mneme/matrix-captures`, since a
-//! capture costs seconds). Binaries come from `MNEME_CLAUDE_BINS` (`V=PATH,V=PATH`), which
+//! capture costs seconds; the cache starts from the captures committed in
+//! `testdata/matrix/captures.tar.xz`, so a fresh machine starts Claude Code only for cases that
+//! changed. `MNEME_MATRIX_SAVE_ARCHIVE=1` rewrites that archive from the run's captures, and
+//! `MNEME_MATRIX_NO_ARCHIVE=1` leaves it out). Binaries come from `MNEME_CLAUDE_BINS` (`V=PATH,V=PATH`), which
 //! `scripts/claude-code.sh --matrix` prints; `npm test` requires them (`MNEME_REQUIRE_CLAUDE=1`).
 //! One run at a time per machine holds `<tmp>/mneme-matrix.lock`: the fixtures are rebuilt at a
 //! fixed path so the cache stays valid, and a second run waits instead of clobbering them.
@@ -180,6 +183,12 @@ fn every_release_in_the_matrix_matches_its_binary() {
     }
     if let Ok(sets) = std::env::var("MNEME_MATRIX_SETS") {
         capture.arg("--only").arg(sets);
+    }
+    if std::env::var_os("MNEME_MATRIX_SAVE_ARCHIVE").is_some() {
+        capture.arg("--save-archive");
+    }
+    if std::env::var_os("MNEME_MATRIX_NO_ARCHIVE").is_some() {
+        capture.arg("--no-archive");
     }
     for v in releases() {
         capture.arg("--bin").arg(format!("{v}={}", bins[&v].display()));
