@@ -308,9 +308,10 @@ def fill_cache(cache, archive):
             if not m.isfile() or not CACHE_NAME.fullmatch(name) or os.path.exists(dest):
                 continue
             # Another run (the versions test's two tests) may be filling the same cache.
+            data = t.extractfile(m).read()
             tmp = f"{dest}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
-                f.write(t.extractfile(m).read())
+                f.write(data)
             os.replace(tmp, dest)
             added += 1
     return added
@@ -348,7 +349,11 @@ def main():
     root = os.path.abspath(a.root)
     bins = dict(b.split("=", 1) for b in a.bin)
     os.makedirs(a.cache, exist_ok=True)
-    from_archive = 0 if a.no_archive else fill_cache(a.cache, ARCHIVE)
+    try:
+        from_archive = 0 if a.no_archive else fill_cache(a.cache, ARCHIVE)
+    except (OSError, EOFError, tarfile.TarError, lzma.LZMAError) as e:
+        sys.exit(f"{ARCHIVE} cannot be read ({e}): restore it with `git checkout -- {os.path.relpath(ARCHIVE)}`, "
+                 "or run with --no-archive (MNEME_MATRIX_NO_ARCHIVE=1) to capture everything live")
     managed_free = not os.path.exists("/etc/claude-code")
     jobs, cases, cases_by_job = [], {}, {}
     # Each release gets its own copy of every fixture: Claude Code writes into the config
