@@ -39,5 +39,13 @@ need_debs() { # need_debs <debian package>...: installs the missing ones as root
   done
 }
 
+need_tauri_driver() { # tauri-driver for the desktop end-to-end tests, built once into Mneme's cache
+  # (like cargo-deny and cargo-deb) so a machine whose ~/.cargo is new does not compile it again.
+  local tools="$HOME/.cache/mneme/tools"
+  export PATH="$tools/bin:$PATH"
+  command -v tauri-driver >/dev/null 2>&1 && return 0
+  CARGO_TARGET_DIR="$tools/build" cargo install tauri-driver --version '^2' --locked -q --root "$tools"
+}
+
 # What the desktop shell (Tauri 2 on WebKitGTK) needs to build.
 TAURI_BUILD_DEBS=(libwebkit2gtk-4.1-dev build-essential libxdo-dev libssl-dev libayatana-appindicator3-dev librsvg2-dev pkg-config)

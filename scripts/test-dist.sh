@@ -51,7 +51,7 @@ done
 need_tool python3 python3
 need_tool setpriv util-linux
 need_debs xvfb xauth webkit2gtk-driver rpm binutils
-command -v tauri-driver >/dev/null 2>&1 || cargo install tauri-driver --version '^2' --locked -q
+need_tauri_driver
 export CARGO_INCREMENTAL=0
 # One commit stamped into every binary (scripts/build_stamp.rs), as in scripts/dist.sh and
 # scripts/test.sh; the same value keeps cargo from rebuilding them for the installed test below.

@@ -78,7 +78,7 @@ MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/agents.m
 # WebKitWebDriver. scripts/with-xvfb.sh lets Xvfb choose a free display itself, so a second
 # test run at the same time gets another one.
 need_debs xvfb xauth webkit2gtk-driver
-command -v tauri-driver >/dev/null 2>&1 || cargo install tauri-driver --version '^2' --locked -q
+need_tauri_driver
 cargo build --locked -q -p mneme-app --features tauri/custom-protocol
 scripts/with-xvfb.sh \
   cargo test --locked -q -p mneme-app --features tauri/custom-protocol --test window -- --ignored
