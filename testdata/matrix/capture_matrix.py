@@ -307,8 +307,8 @@ def fill_cache(cache, archive):
             dest = os.path.join(cache, name)
             if not m.isfile() or not CACHE_NAME.fullmatch(name) or os.path.exists(dest):
                 continue
-            # Another run (the versions test's two tests) may be filling the same cache.
             data = t.extractfile(m).read()
+            # Another run (the versions test's two tests) may be filling the same cache.
             tmp = f"{dest}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
                 f.write(data)
@@ -346,6 +346,10 @@ def main():
     ap.add_argument("--allow-refusals", action="store_true",
                     help="skip, instead of failing, cases a release answers itself without a request")
     a = ap.parse_args()
+    if a.save_archive and (a.only or a.real_corpus):
+        # The archive is the whole matrix's: a run over some sets would drop the others' captures.
+        sys.exit("--save-archive writes the whole matrix's captures: run it without --only and --real-corpus "
+                 "(MNEME_MATRIX_SAVE_ARCHIVE=1 cargo test -p mneme --test versions)")
     root = os.path.abspath(a.root)
     bins = dict(b.split("=", 1) for b in a.bin)
     os.makedirs(a.cache, exist_ok=True)
