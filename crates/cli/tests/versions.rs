@@ -185,6 +185,12 @@ fn every_release_in_the_matrix_matches_its_binary() {
         capture.arg("--only").arg(sets);
     }
     if std::env::var_os("MNEME_MATRIX_SAVE_ARCHIVE").is_some() {
+        // The archive holds the matrix as `npm test` runs it; another run's captures would replace it.
+        let changed: Vec<&str> = ["MNEME_MATRIX_VERSIONS", "MNEME_MATRIX_SEED", "MNEME_MATRIX_RANDOM", "MNEME_MATRIX_REAL_CORPUS", "MNEME_MATRIX_SETS"]
+            .into_iter()
+            .filter(|v| std::env::var_os(v).is_some())
+            .collect();
+        assert!(changed.is_empty(), "MNEME_MATRIX_SAVE_ARCHIVE writes the default matrix's captures: unset {}", changed.join(", "));
         capture.arg("--save-archive");
     }
     if std::env::var_os("MNEME_MATRIX_NO_ARCHIVE").is_some() {
