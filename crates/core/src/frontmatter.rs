@@ -271,7 +271,6 @@ fn as_mapping(v: Value) -> Mapping {
     }
 }
 
-
 /// The retry's rewrite: a `key: value` line whose value holds a character YAML treats specially
 /// is rewritten as `key: "value"`, backslashes and quotes escaped; a value already quoted stays,
 /// and so, with `keep_lists` (the release's parser), does a value that parses as a whole list.

@@ -536,7 +536,6 @@ mod tests {
         let mut tools = tools_for(dir.path(), "2.1.179");
         let call = serde_json::json!({"file_path": dir.path().join("a.md"), "limit": 0});
         let args = call.as_object().unwrap();
-        tools.release = mneme_core::versions::behaviours("2.1.179".parse().unwrap());
         let refusal = format!("InputValidationError: {}", messages::bad_input("Read", &[messages::not_positive("limit", "0")]));
         assert_eq!(tools.validate_read(args), Err(Failure::Invalid(refusal)));
         tools.release = mneme_core::versions::behaviours("2.1.181".parse().unwrap());

@@ -163,10 +163,7 @@ impl Tools {
                 return Err(Failure::Invalid(messages::null_byte(field)));
             }
         }
-        match self.missing_search_path(args, false) {
-            Some(message) if !self.release.search_path_checked_when_run => Err(Failure::Invalid(message)),
-            _ => Ok(()),
-        }
+        self.missing_path_failure(self.missing_search_path(args, false), false)
     }
 
     /// Why a Grep's (`folder` false) or Glob's path cannot be searched because nothing is
@@ -185,10 +182,14 @@ impl Tools {
         }
     }
 
-    /// [`Tools::missing_search_path`] where it fails the call as it runs (from 2.1.260).
-    fn search_path_failure(&self, args: &Map<String, Value>, folder: bool) -> Result<(), Failure> {
-        match self.missing_search_path(args, folder) {
-            Some(message) if self.release.search_path_checked_when_run => Err(Failure::Failed(message)),
+    /// A missing search path (`message`) at this stage of the call: refused as input
+    /// (`at_run` false) up to 2.1.259, a failed call as it runs (`at_run` true) from 2.1.260,
+    /// and nothing at the other stage.
+    fn missing_path_failure(&self, message: Option<String>, at_run: bool) -> Result<(), Failure> {
+        match message {
+            Some(m) if at_run == self.release.search_path_checked_when_run => {
+                Err(if at_run { Failure::Failed(m) } else { Failure::Invalid(m) })
+            }
             _ => Ok(()),
         }
     }
@@ -204,11 +205,8 @@ impl Tools {
     }
 
     pub(super) fn validate_glob(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
-        if let Some(message) = self.missing_search_path(args, true) {
-            return match self.release.search_path_checked_when_run {
-                true => Ok(()),
-                false => Err(Failure::Invalid(message)),
-            };
+        if let missing @ Some(_) = self.missing_search_path(args, true) {
+            return self.missing_path_failure(missing, false);
         }
         if let Some(p) = str_arg(args, "path").filter(|p| !p.starts_with("//")) {
             let abs = self.abs(p);
@@ -270,7 +268,7 @@ impl Tools {
     }
 
     pub(super) fn grep(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
-        self.search_path_failure(args, false)?;
+        self.missing_path_failure(self.missing_search_path(args, false), true)?;
         let pattern = str_arg(args, "pattern").unwrap_or_default();
         let root = str_arg(args, "path").map_or_else(|| self.cwd.clone(), |p| self.abs(p));
         let mode = str_arg(args, "output_mode").unwrap_or("files_with_matches");
@@ -465,7 +463,7 @@ impl Tools {
     }
 
     pub(super) fn glob(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
-        self.search_path_failure(args, true)?;
+        self.missing_path_failure(self.missing_search_path(args, true), true)?;
         let pattern = str_arg(args, "pattern").unwrap_or_default();
         let mut base = str_arg(args, "path").map_or_else(|| self.cwd.clone(), |p| self.abs(p));
         let mut relative = pattern.to_string();
