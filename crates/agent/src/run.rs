@@ -34,7 +34,7 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
         tools.preload(path);
     }
     let mut messages = vec![Message::user_text(task.prompt.clone())];
-    let defs = definitions();
+    let defs = definitions(&task.release);
     let mut turns = 0u32;
     let mut denials = Vec::new();
     let mut written_paths: Vec<PathBuf> = Vec::new();

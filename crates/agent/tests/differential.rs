@@ -206,8 +206,17 @@ fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
     }
     if release.read_dedups_unchanged {
         for i in [49, 58, 59].into_iter().filter(|i| *i == 58 || release.read_limit_zero_is_none) {
-            out.push((i, vec!["Wasted call", "unchanged since your last Read"], messages::UNCHANGED.to_string()));
+            // Worded anew in 2.1.128; these words are in both.
+            out.push((i, vec!["unchanged since", "earlier", "tool_result"], messages::UNCHANGED.to_string()));
         }
+    }
+    // Grep's `-o` is refused by the schema up to 2.1.140.
+    if !release.grep_only_matching {
+        out.push((
+            28,
+            vec!["<tool_use_error>InputValidationError: Grep failed", "An unexpected parameter `-o` was provided"],
+            tool_use_error(format!("InputValidationError: {}", messages::bad_input("Grep", &[messages::unknown_param("-o")]))),
+        ));
     }
     // A search path that does not exist: refused as input up to 2.1.259, a failed call after.
     let path_answer = |m: String| if release.search_path_checked_when_run { m } else { tool_use_error(m) };
@@ -234,18 +243,21 @@ fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
 async fn tool_results_match_claude_code() {
     let Some(binary) = claude_binary() else { return };
     check(&binary).await;
-    // And the newest release the matrix holds (`MNEME_CLAUDE_BINS`, `V=PATH,…`), whose tools
-    // answer some calls otherwise (`Profile::read_empty_file_warns`,
-    // `searches_report_refused_input`). Releases before 2.1.160 add their own reminders to tool
-    // results and lack Grep's `-o`; those are not reproduced (docs/claude-code-versions.md).
-    let newest = std::env::var("MNEME_CLAUDE_BINS").ok().and_then(|list| {
-        list.split(',')
-            .filter_map(|pair| pair.split_once('='))
-            .filter_map(|(v, p)| Some((v.parse::<versions::ClaudeVersion>().ok()?, PathBuf::from(p))))
-            .max_by_key(|(v, _)| *v)
-    });
-    if let Some((_, path)) = newest.filter(|(_, p)| *p != binary && p.is_file()) {
-        check(&path).await;
+    // And the oldest and newest releases the matrix holds (`MNEME_CLAUDE_BINS`, `V=PATH,…`),
+    // whose tools answer some calls otherwise (`Profile::read_empty_file_warns`,
+    // `grep_only_matching`, …).
+    let matrix: Vec<(versions::ClaudeVersion, PathBuf)> = std::env::var("MNEME_CLAUDE_BINS")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|pair| pair.split_once('='))
+        .filter_map(|(v, p)| Some((v.parse::<versions::ClaudeVersion>().ok()?, PathBuf::from(p))))
+        .collect();
+    let oldest = matrix.iter().min_by_key(|(v, _)| *v);
+    let newest = matrix.iter().max_by_key(|(v, _)| *v);
+    for (_, path) in oldest.into_iter().chain(newest.filter(|n| Some(*n) != oldest)) {
+        if *path != binary && path.is_file() {
+            check(path).await;
+        }
     }
 }
 
@@ -275,7 +287,9 @@ async fn check(binary: &Path) {
             format!("Read({rule})"), format!("Edit({rule})"), format!("Write({rule})"),
             "Bash(ls:*)".into(), "Bash(wc:*)".into(), "Bash(cat:*)".into(), "Bash(grep:*)".into(),
         ],
-        disallowed_tools: vec![],
+        // Mneme's agents keep no to-do or task list; releases before 2.1.153 remind the model
+        // of theirs in some results when those tools are offered.
+        disallowed_tools: vec!["TodoWrite".into(), "TaskCreate".into(), "TaskUpdate".into()],
         max_turns: Some(80),
     };
     cli.headless().unwrap().run(&task, &Cancel::new()).await.unwrap();

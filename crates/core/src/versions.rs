@@ -385,6 +385,12 @@ pub struct Profile {
     /// A Read's `limit: 0` means no limit; before, the schema refused a limit that is not
     /// above 0.
     pub read_limit_zero_is_none: bool,
+    /// A successful Edit or Write ends by saying the file's state is current in the model's
+    /// context, so it need not read the file back; before, the answer ended with the path.
+    pub edits_say_state_is_current: bool,
+    /// Grep offers `-o` (only the matched parts); before, the schema refused it as an
+    /// unexpected parameter.
+    pub grep_only_matching: bool,
     /// A Read repeating the previous one of a file unchanged since is answered with a short
     /// note instead of the text again (up to 2.1.316).
     pub read_dedups_unchanged: bool,
@@ -548,6 +554,10 @@ pub enum Change {
     ReadRepeatsInFull,
     /// The agent's Read takes `limit: 0` for no limit.
     ReadLimitZeroIsNone,
+    /// The agent's Edit and Write say the file's state is current.
+    EditsSayStateIsCurrent,
+    /// The agent's Grep offers `-o`.
+    GrepOnlyMatching,
     /// Frontmatter YAML is read by another parser.
     YamlParser(YamlParser),
     /// The frontmatter retry leaves whole flow lists unquoted.
@@ -617,6 +627,8 @@ impl Change {
             Change::SearchPathCheckedWhenRun => p.search_path_checked_when_run = true,
             Change::ReadRepeatsInFull => p.read_dedups_unchanged = false,
             Change::ReadLimitZeroIsNone => p.read_limit_zero_is_none = true,
+            Change::EditsSayStateIsCurrent => p.edits_say_state_is_current = true,
+            Change::GrepOnlyMatching => p.grep_only_matching = true,
             Change::YamlParser(parser) => p.frontmatter_reader.parser = parser,
             Change::FrontmatterRetryKeepsLists => p.frontmatter_reader.retry_keeps_lists = true,
             Change::FrontmatterRetryUntabs => p.frontmatter_reader.retry_untabs = true,
@@ -627,7 +639,8 @@ impl Change {
 /// The oldest behaviours Mneme reproduces: 2.1.80's (`since`, the oldest release differential
 /// runs compared; the matrix's oldest is 2.1.100, and releases up to 2.1.112 ship `cli.js` for
 /// Node). Older releases get these too, flagged unverified: 2.1.70, for one, ends with an error
-/// instead of dropping a file nested too deep.
+/// instead of dropping a file nested too deep. The agents' tools are 2.1.92's here: the few ways
+/// 2.1.80–2.1.91 answer otherwise are listed, not reproduced (docs/claude-code-versions.md).
 pub const BASELINE: Profile = Profile {
     since: ClaudeVersion::new(2, 1, 80),
     runtime: Runtime::Node,
@@ -677,6 +690,8 @@ pub const BASELINE: Profile = Profile {
     search_path_checked_when_run: false,
     read_dedups_unchanged: true,
     read_limit_zero_is_none: false,
+    edits_say_state_is_current: false,
+    grep_only_matching: false,
     memory_stores_skip_index: false,
     memory_index_from_env: false,
 };
@@ -709,9 +724,11 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 113), Change::BunBinary),
     (ClaudeVersion::new(2, 1, 121), Change::MemoryDirFromUserLevelOnly),
     (ClaudeVersion::new(2, 1, 122), Change::MemoryIndexFromEnv),
+    (ClaudeVersion::new(2, 1, 128), Change::EditsSayStateIsCurrent),
     (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
     (ClaudeVersion::new(2, 1, 139), Change::MemoryTypeInMetadata),
     (ClaudeVersion::new(2, 1, 139), Change::ManifestTextDescriptions),
+    (ClaudeVersion::new(2, 1, 141), Change::GrepOnlyMatching),
     (ClaudeVersion::new(2, 1, 146), Change::FrontmatterRetryKeepsLists),
     (ClaudeVersion::new(2, 1, 147), Change::RecallSelector(RECALL_SELECTOR_2_1_147)),
     (ClaudeVersion::new(2, 1, 149), Change::ClaudeMdsSwitchCoversReads),
@@ -936,6 +953,8 @@ mod tests {
         assert!(!behaviours(v("2.1.259")).search_path_checked_when_run && behaviours(v("2.1.260")).search_path_checked_when_run);
         assert!(behaviours(v("2.1.316")).read_dedups_unchanged && !behaviours(v("2.1.317")).read_dedups_unchanged);
         assert!(!behaviours(v("2.1.179")).read_limit_zero_is_none && behaviours(v("2.1.181")).read_limit_zero_is_none);
+        assert!(!behaviours(v("2.1.126")).edits_say_state_is_current && behaviours(v("2.1.128")).edits_say_state_is_current);
+        assert!(!behaviours(v("2.1.140")).grep_only_matching && behaviours(v("2.1.141")).grep_only_matching);
         assert_eq!(behaviours(v("2.1.100")).with_runtime(Runtime::Bun).frontmatter_reader.parser, YamlParser::Bun1_3);
         // Before 2.1.195 a settings file could make a session remote; before 2.1.196 a file
         // over 4 MiB was sent whole.

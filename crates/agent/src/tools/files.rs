@@ -32,7 +32,7 @@ pub(super) const READ_DESCRIPTION: &str = include_str!("../../data/tools/Read.tx
 pub(super) const EDIT_DESCRIPTION: &str = include_str!("../../data/tools/Edit.txt");
 pub(super) const WRITE_DESCRIPTION: &str = include_str!("../../data/tools/Write.txt");
 
-/// Appended to successful Edit/Write results.
+/// Appended to successful Edit/Write results from 2.1.128 (`Profile::edits_say_state_is_current`).
 const STATE_IS_CURRENT: &str = " (file state is current in your context \u{2014} no need to Read it back)";
 /// Whole-file reads above this many bytes are refused (Claude Code's default `maxSizeBytes`).
 const MAX_READ_BYTES: usize = 262_144;
@@ -384,10 +384,10 @@ impl Tools {
         self.overlay.write(&path, on_disk, "Edit").map_err(|e| Failure::Failed(e.to_string()))?;
         let writes = self.overlay.writes(&path);
         self.read_state.insert(path, ReadState { content: updated, mtime_ms: None, offset: None, limit: None, partial: false, writes });
-        Ok(ToolResult::ok(if replace_all {
-            format!("The file {raw} has been updated. All occurrences were successfully replaced.{STATE_IS_CURRENT}")
+        Ok(self.written(if replace_all {
+            format!("The file {raw} has been updated. All occurrences were successfully replaced.")
         } else {
-            format!("The file {raw} has been updated successfully.{STATE_IS_CURRENT}")
+            format!("The file {raw} has been updated successfully.")
         }))
     }
 
@@ -417,11 +417,16 @@ impl Tools {
         self.overlay.write(&path, content.clone(), "Write").map_err(|e| Failure::Failed(e.to_string()))?;
         let writes = self.overlay.writes(&path);
         self.read_state.insert(path, ReadState { content, mtime_ms: None, offset: None, limit: None, partial: false, writes });
-        Ok(ToolResult::ok(if existed {
-            format!("The file {raw} has been updated successfully.{STATE_IS_CURRENT}")
+        Ok(self.written(if existed {
+            format!("The file {raw} has been updated successfully.")
         } else {
-            format!("File created successfully at: {raw}{STATE_IS_CURRENT}")
+            format!("File created successfully at: {raw}")
         }))
+    }
+
+    /// A successful Edit's or Write's answer, with the note the release adds.
+    fn written(&self, said: String) -> ToolResult {
+        ToolResult::ok(if self.release.edits_say_state_is_current { said + STATE_IS_CURRENT } else { said })
     }
 }
 
@@ -541,6 +546,29 @@ mod tests {
         tools.release = mneme_core::versions::behaviours("2.1.181".parse().unwrap());
         assert_eq!(tools.validate_read(args), Ok(()));
         assert_eq!(tools.read(args).unwrap().content, "1\tone\n2\ttwo\n3\t");
+    }
+
+    /// A successful Edit or Write: the note that the file's state is current from 2.1.128,
+    /// the bare answer before (checked on 2.1.126 and 2.1.128 in tests/differential.rs).
+    #[test]
+    fn edits_and_writes_note_the_current_state_from_2_1_128() {
+        let dir = tempfile::tempdir().unwrap();
+        let call = |v: Value| v.as_object().unwrap().clone();
+        for (release, note) in [("2.1.126", ""), ("2.1.128", STATE_IS_CURRENT)] {
+            let mut tools = tools_for(dir.path(), release);
+            let file = dir.path().join(format!("{release}.md"));
+            let raw = file.to_string_lossy().into_owned();
+            let created = tools.write(&call(serde_json::json!({"file_path": raw, "content": "one\n"}))).unwrap();
+            assert_eq!(created.content, format!("File created successfully at: {raw}{note}"));
+            let edited = tools.edit(&call(serde_json::json!({"file_path": raw, "old_string": "one", "new_string": "two"}))).unwrap();
+            assert_eq!(edited.content, format!("The file {raw} has been updated successfully.{note}"));
+            let all = call(serde_json::json!({"file_path": raw, "old_string": "two", "new_string": "three", "replace_all": true}));
+            assert_eq!(tools.edit(&all).unwrap().content, format!("The file {raw} has been updated. All occurrences were successfully replaced.{note}"));
+            let replaced = tools.write(&call(serde_json::json!({"file_path": raw, "content": "four\n"}))).unwrap();
+            assert_eq!(replaced.content, format!("The file {raw} has been updated successfully.{note}"));
+            // The run's writes are staged; its own Read sees them.
+            assert_eq!(tools.read(&call(serde_json::json!({"file_path": raw}))).unwrap().content, "1\tfour\n2\t");
+        }
     }
 
     #[test]

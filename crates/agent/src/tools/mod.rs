@@ -12,6 +12,7 @@ mod shell;
 use crate::overlay::Overlay;
 use crate::policy::{Decision, Gate};
 use crate::schema::{self, InputError, Param};
+use mneme_core::versions::Profile;
 use mneme_core::Clock;
 use mneme_model::{Cancel, ToolDef};
 use mneme_store::paths::node_normalize;
@@ -77,7 +78,7 @@ pub(crate) struct Tools {
     /// Scratch views made for `Bash`, removed when the run ends.
     pub views: Vec<PathBuf>,
     /// The release whose tools' answers these follow (the newest unless a run says otherwise).
-    pub release: mneme_core::versions::Profile,
+    pub release: Profile,
 }
 
 impl Drop for Tools {
@@ -91,8 +92,9 @@ impl Drop for Tools {
 /// The tool names, in the order the model is shown them.
 pub(crate) const TOOL_NAMES: [&str; 6] = ["Bash", "Glob", "Grep", "Read", "Edit", "Write"];
 
-fn params_of(name: &str) -> Option<&'static [Param]> {
-    Some(match name {
+/// The parameters tool `name` takes in the release the run answers as.
+fn params_of(name: &str, release: &Profile) -> Option<Vec<Param>> {
+    let all = match name {
         "Read" => files::READ_PARAMS,
         "Edit" => files::EDIT_PARAMS,
         "Write" => files::WRITE_PARAMS,
@@ -100,7 +102,10 @@ fn params_of(name: &str) -> Option<&'static [Param]> {
         "Glob" => search::GLOB_PARAMS,
         "Bash" => shell::BASH_PARAMS,
         _ => return None,
-    })
+    };
+    // Grep's `-o` came in 2.1.141; before, the schema refused it as unexpected.
+    let offered = |p: &&Param| !(name == "Grep" && p.name == "-o") || release.grep_only_matching;
+    Some(all.iter().filter(offered).copied().collect())
 }
 
 fn description_of(name: &str) -> &'static str {
@@ -114,14 +119,14 @@ fn description_of(name: &str) -> &'static str {
     }
 }
 
-/// The tool definitions sent with every request.
-pub(crate) fn definitions() -> Vec<ToolDef> {
+/// The tool definitions sent with every request, as `release` offers them.
+pub(crate) fn definitions(release: &Profile) -> Vec<ToolDef> {
     TOOL_NAMES
         .iter()
         .map(|name| ToolDef {
             name: name.to_string(),
             description: description_of(name).to_string(),
-            input_schema: schema::json_schema(params_of(name).unwrap_or_default()),
+            input_schema: schema::json_schema(&params_of(name, release).unwrap_or_default()),
         })
         .collect()
 }
@@ -173,10 +178,10 @@ impl Tools {
 
     /// Runs one tool call through every stage.
     pub async fn call(&mut self, name: &str, input: &Value, cancel: &Cancel) -> ToolResult {
-        let Some(params) = params_of(name) else {
+        let Some(params) = params_of(name, &self.release) else {
             return ToolResult::tool_use_error(&format!("Error: No such tool available: {name}"));
         };
-        let args = match schema::validate(name, params, input) {
+        let args = match schema::validate(name, &params, input) {
             Ok(a) => a,
             Err(InputError(msg)) => return ToolResult::tool_use_error(&format!("InputValidationError: {msg}")),
         };

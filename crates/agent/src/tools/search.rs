@@ -524,6 +524,7 @@ impl Tools {
 mod tests {
     use super::*;
     use crate::policy::Gate;
+    use mneme_model::Cancel;
     use crate::Policy;
     use std::sync::Mutex;
 
@@ -642,6 +643,29 @@ mod tests {
         assert_eq!((tools.validate_grep(&grep), tools.validate_glob(&glob)), (Ok(()), Ok(())));
         assert_eq!(tools.grep(&grep), Err(Failure::Failed(messages::no_such_path(&missing, &cwd))));
         assert_eq!(tools.glob(&glob), Err(Failure::Failed(messages::no_such_folder(&missing, &cwd))));
+    }
+
+    /// Grep's `-o`: offered from 2.1.141, in the schema the model is shown and in the check of
+    /// each call; up to 2.1.140 a call with it is refused as input (checked on 2.1.140 and
+    /// 2.1.141 in tests/differential.rs).
+    #[tokio::test]
+    async fn grep_offers_only_matching_from_2_1_141() {
+        let (dir, mut tools) = tools_over_notes(1, Duration::from_millis(1));
+        let offers = |release: &mneme_core::versions::Profile| {
+            let defs = crate::tools::definitions(release);
+            let grep = defs.iter().find(|d| d.name == "Grep").unwrap();
+            grep.input_schema["properties"].get("-o").is_some()
+        };
+        let version = |v: &str| mneme_core::versions::behaviours(v.parse().unwrap());
+        assert!(!offers(&version("2.1.140")) && offers(&version("2.1.141")));
+        let call = serde_json::json!({"pattern": "a", "path": dir.path(), "output_mode": "content", "-o": true});
+        tools.release = version("2.1.140");
+        let refused = tools.call("Grep", &call, &Cancel::new()).await;
+        let words = format!("InputValidationError: {}", messages::bad_input("Grep", &[messages::unknown_param("-o")]));
+        assert_eq!((refused.content, refused.is_error), (format!("<tool_use_error>{words}</tool_use_error>"), true));
+        tools.release = version("2.1.141");
+        let answered = tools.call("Grep", &call, &Cancel::new()).await;
+        assert!(!answered.is_error && answered.content.lines().all(|l| l.ends_with(":a")), "{}", answered.content);
     }
 
     #[test]
