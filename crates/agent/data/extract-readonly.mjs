@@ -1,40 +1,221 @@
-// Extracts Claude Code's read-only Bash allowlist (readOnlyValidation) from the compiled
-// binary into readonly.json, which crates/agent/src/bash/tables.rs loads. Callbacks
+// Extracts Claude Code's read-only Bash allowlist (readOnlyValidation's tables) from an
+// installed release into the JSON that crates/agent/src/bash/tables.rs loads. Callbacks
 // (additionalCommandIsDangerousCallback) are recorded by command name only: their logic is
-// ported by hand in rules.rs.
+// ported by hand in readonly.rs, and a callback it does not know refuses the command.
 //
-//   node crates/agent/data/extract-readonly.mjs /path/to/claude > crates/agent/data/readonly.json
+//   node crates/agent/data/extract-readonly.mjs "$(scripts/claude-code.sh 2.1.197)" > crates/agent/data/readonly.json
+//
+// Works on the releases from 2.1.113 to 2.1.332 at least (2.1.100 has no glob-safe list yet):
+// each table is found by what it holds, not by its minified name, and evaluated in a sandbox
+// that looks up every name it uses in the source, at the definition nearest to where it is
+// used, so renamed helpers and reordered modules do not matter. A table that cannot be found
+// stops the script. `crates/agent/tests/readonly_tables.rs` checks that readonly.json is what
+// this prints for the release it was taken from.
 import fs from "node:fs";
 import vm from "node:vm";
 
-const bin = fs.readFileSync(process.argv[2]).toString("latin1");
-function between(start, end) {
-  const i = bin.indexOf(start);
-  const j = bin.indexOf(end, i);
-  if (i < 0 || j < 0) throw new Error(`anchor not found: ${start}`);
-  return bin.slice(i, j);
-}
-// Flag tables and the git/gh/docker/rg/pyright command tables.
-const part1 = between('Jjt={"--all"', "gaa=/^-[a-zA-Z0-9_-]/");
-// fd/grep flags, the main command table, READONLY_COMMANDS and the regex list.
-const part2 = between('bBa={"-h"', "SBa=/^(?:");
-// The find-predicate sets referenced by part 2.
-const kjt = between('Kjt=new Set(["-name"', ")") + ")";
-const yjt = between("Yjt=/^-newer", ",");
-// BOp builds the "command followed by safe characters" regex for each READONLY_COMMANDS entry.
-const bop = between("function BOp(", "function VOp(");
+const src = fs.readFileSync(process.argv[2]).toString("latin1");
 
-const stub = (name) => {
-  const f = () => false;
-  f.stubName = name;
-  return f;
+const IDENT = /[A-Za-z_$][\w$]*/y;
+const OPEN = { "{": "}", "[": "]", "(": ")" };
+const KEYWORDS = new Set(["return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw", "instanceof", "yield", "await"]);
+
+/** Where the expression starting at `i` ends: at the first `,` `;` or unmatched closing bracket
+ *  outside brackets, strings, templates and regex literals. */
+function expressionEnd(i) {
+  const stack = [];
+  let prev = "="; // what came before: decides whether `/` starts a regex
+  while (i < src.length) {
+    const c = src[i];
+    if (c === '"' || c === "'") {
+      i = stringEnd(i);
+      prev = "x";
+      continue;
+    }
+    if (c === "`") {
+      i = templateEnd(i);
+      prev = "x";
+      continue;
+    }
+    if (c === "/" && /[=(,[!&|?:{};+\-*%<>~^]|^$/.test(prev)) {
+      i = regexEnd(i);
+      prev = "x";
+      continue;
+    }
+    if (c in OPEN) stack.push(OPEN[c]);
+    else if (c === ")" || c === "]" || c === "}") {
+      if (stack.length === 0) return i;
+      stack.pop();
+    } else if ((c === "," || c === ";") && stack.length === 0) return i;
+    if (/[A-Za-z_$]/.test(c)) {
+      IDENT.lastIndex = i;
+      const word = IDENT.exec(src)[0];
+      i += word.length;
+      prev = KEYWORDS.has(word) ? "=" : "x";
+      continue;
+    }
+    if (!/\s/.test(c)) prev = c;
+    i++;
+  }
+  throw new Error("unterminated expression");
+}
+
+function stringEnd(i) {
+  const q = src[i++];
+  while (src[i] !== q) i += src[i] === "\\" ? 2 : 1;
+  return i + 1;
+}
+
+function regexEnd(i) {
+  let inClass = false;
+  for (i++; ; i++) {
+    const c = src[i];
+    if (c === "\\") i++;
+    else if (c === "[") inClass = true;
+    else if (c === "]") inClass = false;
+    else if (c === "/" && !inClass) break;
+  }
+  for (i++; /[a-z]/.test(src[i]); i++);
+  return i;
+}
+
+function templateEnd(i) {
+  for (i++; src[i] !== "`"; i++) {
+    if (src[i] === "\\") i++;
+    else if (src[i] === "$" && src[i + 1] === "{") i = expressionEnd(i + 2);
+  }
+  return i + 1;
+}
+
+/** The assignment `NAME=EXPR` whose expression holds the text at `at`. */
+function assignmentAround(at) {
+  for (let eq = src.lastIndexOf("=", at); eq >= 0; eq = src.lastIndexOf("=", eq - 1)) {
+    if ("=!<>+-*/%&|^".includes(src[eq - 1]) || src[eq + 1] === "=" || src[eq + 1] === ">") continue;
+    const m = /[A-Za-z_$][\w$]*$/.exec(src.slice(Math.max(0, eq - 40), eq));
+    if (!m) continue;
+    const end = expressionEnd(eq + 1);
+    if (end > at) return { name: m[0], start: eq + 1, end, text: src.slice(eq + 1, end) };
+  }
+  throw new Error(`no assignment around ${at}`);
+}
+
+/** The assignment whose expression holds `anchor`, at its occurrence nearest to `near`. */
+function assignmentWith(anchor, near = 0) {
+  let best = -1;
+  for (let at = src.indexOf(anchor); at >= 0; at = src.indexOf(anchor, at + 1)) {
+    if (best < 0 || Math.abs(at - near) < Math.abs(best - near)) best = at;
+  }
+  if (best < 0) throw new Error(`not found in this release: ${anchor}`);
+  return assignmentAround(best);
+}
+
+/** The match of `re` (global) nearest to `near`. */
+function nearest(re, near) {
+  let best = -1;
+  for (const m of src.matchAll(re)) if (best < 0 || Math.abs(m.index - near) < Math.abs(best - near)) best = m.index;
+  if (best < 0) throw new Error(`not found in this release: ${re}`);
+  return best;
+}
+
+/** Every definition of `name` (`name=…` or `function name(`), nearest to `near` first. */
+function definitionsOf(name, near) {
+  const out = [];
+  const esc = name.replace(/\$/g, "\\$");
+  const re = new RegExp(`(?<![\\w$.])(?:function\\s+${esc}\\s*\\(|${esc}=(?![=>]))`, "g");
+  for (const m of src.matchAll(re)) out.push(m.index);
+  return out.sort((a, b) => Math.abs(a - near) - Math.abs(b - near));
+}
+
+/** The value each definition (by its place in the source) evaluated to. */
+const values = new Map();
+/** Definitions being evaluated: a name that refers back to itself gets a stub. */
+const evaluating = new Set();
+const stub = () => false;
+const BUILTINS = { RegExp, Set, Map, Object, Array, String, Number, JSON, Math, Symbol, require: () => ({}) };
+
+/** The value of the definition of `name` at `at` (`function name(…){…}` or `name=…`), its own
+ *  names looked up near it. */
+function definitionValue(name, at) {
+  if (values.has(at)) return values.get(at);
+  if (evaluating.has(at)) return stub;
+  evaluating.add(at);
+  try {
+    const code = src.startsWith("function", at)
+      ? src.slice(at, bracketEnd(src.indexOf("{", at)))
+      : src.slice(at + name.length + 1, expressionEnd(at + name.length + 1));
+    const value = sandbox(at)(code);
+    values.set(at, value);
+    return value;
+  } finally {
+    evaluating.delete(at);
+  }
+}
+
+/** Evaluates code as if written at `near`: a name it uses is its definition nearest to
+ *  `near` that evaluates (a minified name is reused by many modules; the nearest is the one in
+ *  scope); what cannot be found or evaluated is a function answering false (the callbacks,
+ *  of which only the presence matters). */
+function sandbox(near) {
+  const resolved = {};
+  const handler = {
+    has: (t, key) => typeof key === "string" && key !== "undefined",
+    get(t, key) {
+      if (typeof key !== "string") return undefined;
+      if (key in BUILTINS) return BUILTINS[key];
+      if (key in resolved) return resolved[key];
+      resolved[key] = stub;
+      for (const at of definitionsOf(key, near).slice(0, 3)) {
+        try {
+          resolved[key] = definitionValue(key, at);
+          break;
+        } catch {
+          // the next definition, or the stub
+        }
+      }
+      return resolved[key];
+    },
+    set(t, key, value) {
+      resolved[key] = value;
+      return true;
+    },
+  };
+  const ctx = vm.createContext(new Proxy({}, handler));
+  return (code) => vm.runInContext(`(${code})`, ctx);
+}
+
+function bracketEnd(open) {
+  const end = expressionEnd(open + 1);
+  return end + 1;
+}
+
+// The main table: every command with its safe flags, in order; `xargs` comes first.
+const main = assignmentWith("{xargs:{safeFlags:");
+const evaluate = sandbox(main.start);
+const tableObj = evaluate(main.text);
+// The lists next to it, each found by what it holds.
+const listWith = (anchor) => evaluate(assignmentWith(anchor, main.start).text);
+/** The value of the name the first match of `re` captures, looked up near the match. */
+const named = (re, what) => {
+  const m = re.exec(src);
+  if (!m) throw new Error(`not found in this release: ${what}`);
+  return sandbox(m.index)(m[1]);
 };
-const ctx = { aN: stub("aN"), _Le: stub("_Le"), ENn: stub("ENn"), tmt: stub("tmt"), bi: stub("bi"), kp: stub("kp") };
-vm.createContext(ctx);
-vm.runInContext(`${bop};${kjt};${yjt};Sut=new Set();L5e=/x/;${part1};${part2};`, ctx);
+// The commands xargs may run: what the flag walk is handed as its targets.
+const xargsTargets = named(/xargsTargetCommands:[^?]{0,40}\?([\w$]+)/, "xargs's targets");
+const readonlyCommands = listWith('"cal","uptime"');
+const exactCommands = listWith('"pwd","whoami"');
+const exactArgv = listWith('[["claude","-h"]');
+// find's predicates that run, write or delete: the set holding both -execdir and -fprint0.
+const findDangerous = evaluate(assignmentAround(nearest(/new Set\(\[(?=[^\]]*"-execdir")(?=[^\]]*"-fprint0")/g, main.start)).text);
+const findWithArg = listWith('new Set(["-name","-iname"');
+const globSafe = listWith('new Set(["ls","cat","head","tail","wc","stat"');
+// The patterns: one built from each read-only command, then hand-written ones (`echo` first).
+const patterns = /new Set\(\[\.\.\.[\w$]+\.map\([\w$]+\),\/\^echo/.exec(src);
+if (!patterns) throw new Error("not found in this release: the read-only patterns");
+const regexes = evaluate(assignmentAround(patterns.index).text);
 
 const table = {};
-function add(name, cfg) {
+for (const [name, cfg] of Object.entries(tableObj)) {
   table[name] = {
     safeFlags: cfg.safeFlags ?? {},
     respectsDoubleDash: cfg.respectsDoubleDash !== false,
@@ -42,18 +223,17 @@ function add(name, cfg) {
     hasCallback: typeof cfg.additionalCommandIsDangerousCallback === "function",
   };
 }
-for (const [name, cfg] of Object.entries(ctx.MOp)) add(name, cfg);
 const out = {
   // Order matters: the first entry whose words prefix the command wins.
-  commands: Object.keys(ctx.MOp),
+  commands: Object.keys(tableObj),
   table,
-  xargsTargets: ctx.OOp,
-  readonlyCommands: ctx.zyo,
-  exactCommands: [...ctx.WOp],
-  exactArgv: ctx.qOp,
-  findDangerous: [...ctx.jOp],
-  findWithArg: [...ctx.GOp],
-  globSafe: [...ctx.KOp],
-  regexes: [...ctx.zOp].map((r) => r.source),
+  xargsTargets: [...xargsTargets],
+  readonlyCommands: [...readonlyCommands],
+  exactCommands: [...exactCommands],
+  exactArgv: [...exactArgv],
+  findDangerous: [...findDangerous],
+  findWithArg: [...findWithArg],
+  globSafe: [...globSafe],
+  regexes: [...regexes].map((r) => r.source),
 };
 process.stdout.write(JSON.stringify(out, null, 1) + "\n");
