@@ -117,13 +117,54 @@ function nearest(re, near) {
   return best;
 }
 
-/** Every definition of `name` (`name=…` or `function name(`), nearest to `near` first. */
-function definitionsOf(name, near) {
+/** Where each bundled module starts: Bun's binaries hold many (`// @bun` opens each), and a
+ *  minified name means something else in each. */
+const MODULES = [...src.matchAll(/\/\/ @bun\b/g)].map((m) => m.index);
+
+/** The module holding `at`, as `[start, end)`. */
+function moduleOf(at) {
+  let lo = 0;
+  let hi = MODULES.length - 1;
+  if (hi < 0 || at < MODULES[0]) return [0, MODULES[0] ?? src.length];
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (MODULES[mid] <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return [MODULES[lo], MODULES[lo + 1] ?? src.length];
+}
+
+const esc = (name) => name.replace(/\$/g, "\\$");
+
+/** Definitions of `name` (`name=…` or `function name(`) between `from` and `to`, nearest to
+ *  `near` first. */
+function definitionsIn(name, from, to, near) {
+  const re = new RegExp(`(?<![\\w$.])(?:function\\s+${esc(name)}\\s*\\(|${esc(name)}=(?![=>]))`, "g");
+  re.lastIndex = from;
   const out = [];
-  const esc = name.replace(/\$/g, "\\$");
-  const re = new RegExp(`(?<![\\w$.])(?:function\\s+${esc}\\s*\\(|${esc}=(?![=>]))`, "g");
-  for (const m of src.matchAll(re)) out.push(m.index);
+  for (let m = re.exec(src); m && m.index < to; m = re.exec(src)) out.push(m.index);
   return out.sort((a, b) => Math.abs(a - near) - Math.abs(b - near));
+}
+
+/** Every definition of `name` as seen from `near`: in its own module; else, when the module
+ *  imports it (`import{x as name}`), where another module exports `x`; else anywhere. */
+function definitionsOf(name, near) {
+  const [from, to] = moduleOf(near);
+  const local = definitionsIn(name, from, to, near);
+  if (local.length > 0) return local;
+  const imported = new RegExp(`import\\{[^}]*?(?<![\\w$])(?:([\\w$]+) as )?${esc(name)}(?![\\w$])[^}]*\\}from`, "g");
+  imported.lastIndex = from;
+  const m = imported.exec(src);
+  if (m && m.index < to) {
+    const exported = m[1] ?? name;
+    const exports = new RegExp(`export\\{[^}]*?(?<![\\w$])(?:([\\w$]+) as )?${esc(exported)}(?![\\w$])`, "g");
+    for (const e of src.matchAll(exports)) {
+      const [efrom, eto] = moduleOf(e.index);
+      const found = definitionsIn(e[1] ?? exported, efrom, eto, e.index);
+      if (found.length > 0) return found;
+    }
+  }
+  return definitionsIn(name, 0, src.length, near);
 }
 
 /** The value each definition (by its place in the source) evaluated to. */
@@ -133,16 +174,16 @@ const evaluating = new Set();
 const stub = () => false;
 const BUILTINS = { RegExp, Set, Map, Object, Array, String, Number, JSON, Math, Symbol, require: () => ({}) };
 
-/** The value of the definition of `name` at `at` (`function name(…){…}` or `name=…`), its own
- *  names looked up near it. */
-function definitionValue(name, at) {
+/** The value of the definition at `at` (`function f(…){…}` or `f=…`; an imported name is
+ *  defined under another), its own names looked up near it. */
+function definitionValue(at) {
   if (values.has(at)) return values.get(at);
   if (evaluating.has(at)) return stub;
   evaluating.add(at);
   try {
     const code = src.startsWith("function", at)
       ? src.slice(at, bracketEnd(src.indexOf("{", at)))
-      : src.slice(at + name.length + 1, expressionEnd(at + name.length + 1));
+      : src.slice(src.indexOf("=", at) + 1, expressionEnd(src.indexOf("=", at) + 1));
     const value = sandbox(at)(code);
     values.set(at, value);
     return value;
@@ -166,7 +207,7 @@ function sandbox(near) {
       resolved[key] = stub;
       for (const at of definitionsOf(key, near).slice(0, 3)) {
         try {
-          resolved[key] = definitionValue(key, at);
+          resolved[key] = definitionValue(at);
           break;
         } catch {
           // the next definition, or the stub
@@ -180,7 +221,8 @@ function sandbox(near) {
     },
   };
   const ctx = vm.createContext(new Proxy({}, handler));
-  return (code) => vm.runInContext(`(${code})`, ctx);
+  // A wrong guess can run into a loop: give up on it after a while.
+  return (code) => vm.runInContext(`(${code})`, ctx, { timeout: 5000 });
 }
 
 function bracketEnd(open) {
@@ -214,6 +256,11 @@ const patterns = /new Set\(\[\.\.\.[\w$]+\.map\([\w$]+\),\/\^echo/.exec(src);
 if (!patterns) throw new Error("not found in this release: the read-only patterns");
 const regexes = evaluate(assignmentAround(patterns.index).text);
 
+// From 2.1.332 jq's pattern no longer carries its own guard: the code refuses a jq whose
+// words match this pattern (a program read from a file, modules, the environment).
+const jqGuardAt = src.indexOf("=/^-[a-zA-Z]*[fL]|^--(?:from-file");
+const jqGuard = jqGuardAt < 0 ? null : sandbox(jqGuardAt)(src.slice(jqGuardAt + 1, expressionEnd(jqGuardAt + 1))).source;
+
 const table = {};
 for (const [name, cfg] of Object.entries(tableObj)) {
   table[name] = {
@@ -235,5 +282,6 @@ const out = {
   findWithArg: [...findWithArg],
   globSafe: [...globSafe],
   regexes: [...regexes].map((r) => r.source),
+  jqGuard,
 };
 process.stdout.write(JSON.stringify(out, null, 1) + "\n");

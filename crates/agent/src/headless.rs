@@ -6,6 +6,7 @@ use crate::bash::read_only_prefixes;
 use crate::policy::Gate;
 use crate::run::changeset_root;
 use crate::{AgentError, AgentOutcome, AgentTask, Changeset, Denial, FileChange, Policy, Stop};
+use mneme_core::versions::Profile;
 use mneme_model::{Cancel, HeadlessAgent, HeadlessTask, ModelError};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -75,7 +76,7 @@ fn rule_path(p: &Path) -> String {
 /// mode, where even read-only shell commands need a rule, so each command of Claude Code's
 /// READONLY_COMMANDS list (none of which can write) plus `ls`, `find`, `grep` and `rg` gets a
 /// prefix rule; Claude Code itself refuses `find -delete`/`-exec` under a `find` prefix rule.
-fn allowed_tools(policy: &Policy, scratch: &Path) -> Vec<String> {
+fn allowed_tools(policy: &Policy, scratch: &Path, release: &Profile) -> Vec<String> {
     match policy {
         Policy::AutoMem { .. } => {
             let mut rules: Vec<String> = vec![
@@ -86,7 +87,7 @@ fn allowed_tools(policy: &Policy, scratch: &Path) -> Vec<String> {
                 format!("Write({}/**)", rule_path(scratch)),
                 format!("Read({}/**)", rule_path(scratch)),
             ];
-            rules.extend(read_only_prefixes().into_iter().map(|c| format!("Bash({c}:*)")));
+            rules.extend(read_only_prefixes(release.bash_read_only).into_iter().map(|c| format!("Bash({c}:*)")));
             rules
         }
         Policy::SessionMemory { path } => {
@@ -113,7 +114,7 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
         prompt: task.prompt.replace(&real, &copy),
         system: Some(task.system.replace(&real, &copy)),
         cwd,
-        allowed_tools: allowed_tools(&task.policy, &scratch),
+        allowed_tools: allowed_tools(&task.policy, &scratch, &task.release),
         disallowed_tools: Vec::new(),
         max_turns: task.max_turns,
     };
@@ -126,7 +127,7 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
     // Claude Code wrote into a scratch copy with its own permissions; what comes back is held
     // to the same policy as the turn loop's writes (`.md` files, no protected names, no secret
     // into team memory), so nothing reaches the real folder that Mneme's own tools refuse.
-    let gate = Gate::new(&task.policy, task.release.secret_scanner);
+    let gate = Gate::new(&task.policy, &task.release);
     let mut changes = Vec::new();
     let mut denials = Vec::new();
     let names: BTreeSet<String> = files(&root).union(&files(&scratch)).cloned().collect();
@@ -191,7 +192,8 @@ mod tests {
 
     #[test]
     fn rules_use_claude_codes_absolute_path_form() {
-        let rules = allowed_tools(&Policy::AutoMem { memory_dir: "/m".into() }, Path::new("/data/agent/h-1/memory"));
+        let newest = mneme_core::versions::newest();
+        let rules = allowed_tools(&Policy::AutoMem { memory_dir: "/m".into() }, Path::new("/data/agent/h-1/memory"), &newest);
         assert_eq!(rules[..5], [
             "Read",
             "Grep",
@@ -208,6 +210,7 @@ mod tests {
         let rules = allowed_tools(
             &Policy::SessionMemory { path: "/h/s/session-memory/summary.md".into() },
             Path::new("/w/session-memory"),
+            &newest,
         );
         assert_eq!(rules, vec!["Read(//w/session-memory/summary.md)", "Edit(//w/session-memory/summary.md)"]);
     }

@@ -9,6 +9,7 @@
 
 use crate::bash::{is_memory_rm_command, is_read_only_command};
 use crate::Policy;
+use mneme_core::versions::{BashReadOnlyTables, Profile};
 use mneme_secrets::SecretScanner;
 use mneme_store::paths::node_normalize;
 use serde_json::Value;
@@ -88,15 +89,18 @@ pub(crate) struct Gate {
     policy: Policy,
     prefix: String,
     secret_scanner: SecretScanner,
+    bash_read_only: BashReadOnlyTables,
 }
 
 impl Gate {
-    pub fn new(policy: &Policy, secret_scanner: SecretScanner) -> Gate {
+    /// The policy as the release `release` applies it (its secret scanner, its read-only
+    /// shell tables).
+    pub fn new(policy: &Policy, release: &Profile) -> Gate {
         let prefix = match policy {
             Policy::AutoMem { memory_dir } => auto_mem_prefix(memory_dir),
             Policy::SessionMemory { path } => path.to_string_lossy().into_owned(),
         };
-        Gate { policy: policy.clone(), prefix, secret_scanner }
+        Gate { policy: policy.clone(), prefix, secret_scanner: release.secret_scanner, bash_read_only: release.bash_read_only }
     }
 
     /// The memory folder with its trailing `/`, under the memory policy.
@@ -159,7 +163,7 @@ impl Gate {
             }
             "Bash" => {
                 let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
-                if is_read_only_command(command) || is_memory_rm_command(command, &self.prefix) {
+                if is_read_only_command(command, self.bash_read_only) || is_memory_rm_command(command, &self.prefix) {
                     Decision::Allow
                 } else {
                     Decision::Deny(bash_denial(&self.prefix))
@@ -183,7 +187,7 @@ mod tests {
     const MEM: &str = "/home/u/.claude/projects/-repo/memory";
 
     fn gate() -> Gate {
-        Gate::new(&Policy::AutoMem { memory_dir: PathBuf::from(MEM) }, SecretScanner::V2_1_323)
+        Gate::new(&Policy::AutoMem { memory_dir: PathBuf::from(MEM) }, &mneme_core::versions::newest())
     }
 
     #[test]
@@ -263,15 +267,16 @@ mod tests {
         let content = format!("oauth: sk-ant-oat01-{}\n", "x".repeat(30));
         let team = PathBuf::from(format!("{MEM}/team/auth.md"));
         let policy = Policy::AutoMem { memory_dir: PathBuf::from(MEM) };
-        let refusal = Gate::new(&policy, SecretScanner::V2_1_234).team_secret_refusal(&team, &content);
+        let scanning = |secret_scanner| Gate::new(&policy, &Profile { secret_scanner, ..mneme_core::versions::newest() });
+        let refusal = scanning(SecretScanner::V2_1_234).team_secret_refusal(&team, &content);
         assert!(refusal.is_some_and(|r| r.contains("Anthropic OAuth Token")));
-        assert_eq!(Gate::new(&policy, SecretScanner::V2_1_232).team_secret_refusal(&team, &content), None);
+        assert_eq!(scanning(SecretScanner::V2_1_232).team_secret_refusal(&team, &content), None);
     }
 
     #[test]
     fn session_memory_policy() {
         let path = PathBuf::from("/h/.claude/projects/x/s1/session-memory/summary.md");
-        let g = Gate::new(&Policy::SessionMemory { path: path.clone() }, SecretScanner::V2_1_323);
+        let g = Gate::new(&Policy::SessionMemory { path: path.clone() }, &mneme_core::versions::newest());
         let deny = Decision::Deny(session_memory_denial(&path));
         assert_eq!(g.decide("Edit", &json!({"file_path": path})), Decision::Allow);
         assert_eq!(g.decide("Write", &json!({"file_path": path})), deny);

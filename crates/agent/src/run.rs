@@ -25,7 +25,7 @@ pub(crate) fn changeset_root(policy: &Policy) -> PathBuf {
 }
 
 pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Cancel) -> Result<AgentOutcome, AgentError> {
-    let gate = Gate::new(&task.policy, task.release.secret_scanner);
+    let gate = Gate::new(&task.policy, &task.release);
     let mut tools = Tools::new(task.cwd.clone(), gate.clone(), task.clock.clone(), task.work_dir.clone());
     tools.release = task.release;
     if let Policy::SessionMemory { path } = &task.policy {

@@ -3,6 +3,7 @@
 //! including 12,000-deep `$(`, quotes that never close, NUL and invalid UTF-8 turned lossy.
 
 use mneme_agent::{is_memory_rm_command, is_read_only_command};
+use mneme_core::versions::{self, BashReadOnlyTables, Change};
 use mneme_testsupport::hostile::{config, mutated_text, text};
 use proptest::prelude::*;
 
@@ -19,6 +20,20 @@ fn commands() -> Vec<Vec<u8>> {
     .collect()
 }
 
+/// Every release's read-only tables.
+fn every_table_set() -> Vec<BashReadOnlyTables> {
+    let changed = versions::CHANGES.iter().filter_map(|(_, c)| match c {
+        Change::BashReadOnly(t) => Some(*t),
+        _ => None,
+    });
+    std::iter::once(versions::BASELINE.bash_read_only).chain(changed).collect()
+}
+
+/// The newest release's.
+fn newest() -> BashReadOnlyTables {
+    versions::newest().bash_read_only
+}
+
 const NESTED: &[&str] = &["$(", "`", "(", "{ ", "\"", "'", "\\", "<(", "${", "|", "&&", ";", "<<", "#"];
 
 proptest! {
@@ -26,13 +41,13 @@ proptest! {
 
     #[test]
     fn damaged_commands(cmd in mutated_text(commands())) {
-        let _ = is_read_only_command(&cmd);
+        let _ = is_read_only_command(&cmd, newest());
         let _ = is_memory_rm_command(&cmd, "/home/u/.claude/projects/p/memory/");
     }
 
     #[test]
     fn arbitrary_commands(cmd in text()) {
-        let _ = is_read_only_command(&cmd);
+        let _ = is_read_only_command(&cmd, newest());
         let _ = is_memory_rm_command(&cmd, "/m/");
     }
 
@@ -41,7 +56,7 @@ proptest! {
     fn deep_nesting_is_not_read_only(piece in proptest::sample::select(NESTED.to_vec()), n in 1usize..12_000, tail in text()) {
         let cmd = format!("ls {}{tail}", piece.repeat(n));
         let refused = ["$(", "`", "(", "<(", "${"].contains(&piece);
-        prop_assert!(!(refused && is_read_only_command(&cmd)), "read-only: {:?}", cmd);
+        prop_assert!(!(refused && is_read_only_command(&cmd, newest())), "read-only: {:?}", cmd);
         let _ = is_memory_rm_command(&cmd, "/m/");
     }
 }
@@ -58,7 +73,9 @@ fn line_continuations_never_pass_as_read_only() {
         "cat a \\\n b",
         "ls -la \\\n",
     ] {
-        assert!(!is_read_only_command(cmd), "read-only: {cmd:?}");
+        for tables in every_table_set() {
+            assert!(!is_read_only_command(cmd, tables), "read-only by {tables:?}: {cmd:?}");
+        }
     }
-    assert!(is_read_only_command("cat a b"));
+    assert!(every_table_set().into_iter().all(|t| is_read_only_command("cat a b", t)));
 }

@@ -1,18 +1,19 @@
-//! The read-only Bash tables Mneme's agents judge commands by (`data/readonly.json`) are
-//! exactly those of the Claude Code release they were taken from, as
-//! `data/extract-readonly.mjs` reads them out of its binary; and the extractor still finds
-//! every table in the newest release of the matrix, so the tables can be taken again.
+//! The read-only Bash tables Mneme's agents judge commands by for a release
+//! (`Profile::bash_read_only`, `data/readonly/<release>.json`) are exactly those in that
+//! release's binary, as `data/extract-readonly.mjs` reads them, for every release the
+//! environment names (the pinned one and the matrix).
 //!
-//! Needs the release (`MNEME_CLAUDE_BIN` or one of `MNEME_CLAUDE_BINS`, see
-//! `scripts/claude-code.sh`) and Node; skipped without them unless `MNEME_REQUIRE_CLAUDE=1`.
+//! Needs the releases (`MNEME_CLAUDE_BIN`, `MNEME_CLAUDE_BINS`, see `scripts/claude-code.sh`)
+//! and Node; skipped without them unless `MNEME_REQUIRE_CLAUDE=1`.
 
-use mneme_core::versions::ClaudeVersion;
+use mneme_core::versions::{self, ClaudeVersion};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The release `data/readonly.json` was taken from (`src/bash/tables.rs` says so too).
-const TABLES_FROM: &str = "2.1.197";
+/// The first release the extractor reads (2.1.100 has no glob-safe list yet); older ones are
+/// judged by 2.1.113's tables, unverified.
+const FIRST_EXTRACTED: ClaudeVersion = ClaudeVersion::new(2, 1, 113);
 
 /// Every Claude Code binary the environment names, with its release.
 fn binaries() -> Vec<(ClaudeVersion, PathBuf)> {
@@ -50,22 +51,25 @@ fn required() -> bool {
 }
 
 #[test]
-fn the_tables_are_the_releases_own() {
-    let bins = binaries();
-    let from: ClaudeVersion = TABLES_FROM.parse().unwrap();
-    let Some((_, binary)) = bins.iter().find(|(v, _)| *v == from) else {
-        assert!(!required(), "MNEME_REQUIRE_CLAUDE=1 but no Claude Code {TABLES_FROM} is named by MNEME_CLAUDE_BIN(S)");
-        eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh {TABLES_FROM})\"");
+fn each_release_is_judged_by_its_own_tables() {
+    let mut bins = binaries();
+    bins.sort();
+    bins.dedup();
+    bins.retain(|(v, _)| *v >= FIRST_EXTRACTED);
+    if bins.is_empty() {
+        assert!(!required(), "MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN(S) name no Claude Code release");
+        eprintln!("skipped: set MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"");
         return;
-    };
-    let checked_in: Value = serde_json::from_str(include_str!("../data/readonly.json")).unwrap();
-    assert!(checked_in == extract(binary), "data/readonly.json differs from what Claude Code {TABLES_FROM} holds; regenerate it with data/extract-readonly.mjs");
-
-    // The newest release: every table found, the main one still led by xargs.
-    let (newest, path) = bins.iter().max_by_key(|(v, _)| *v).unwrap();
-    let tables = extract(path);
-    assert_eq!(tables["commands"][0], "xargs", "{newest}");
-    for key in ["xargsTargets", "readonlyCommands", "exactCommands", "exactArgv", "findDangerous", "findWithArg", "globSafe", "regexes"] {
-        assert!(tables[key].as_array().is_some_and(|a| !a.is_empty()), "{newest}: no {key}");
+    }
+    for (v, binary) in bins {
+        let which = versions::behaviours(v).bash_read_only;
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("data/readonly/{}.json", which.0));
+        let ours: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert!(
+            ours == extract(&binary),
+            "Claude Code {v}'s read-only tables differ from {} (Profile::bash_read_only for {v}); \
+             take them with data/extract-readonly.mjs and add a Change::BashReadOnly",
+            file.display()
+        );
     }
 }

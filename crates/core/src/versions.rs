@@ -242,6 +242,16 @@ pub enum SecretScanner {
     V2_1_323,
 }
 
+/// Which read-only Bash tables a release judges shell commands by (`readOnlyValidation`: each
+/// command's safe flags, the plain read-only commands, find's predicates, the patterns), named
+/// by the first release that has them. Mneme's agents run a command only when it passes them.
+/// The tables are `crates/agent/data/readonly/<release>.json`, taken from each release's own
+/// binary by `crates/agent/data/extract-readonly.mjs`; `crates/agent/tests/readonly_tables.rs`
+/// checks them against the matrix's releases and `tests/bash_verdicts.rs` the verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct BashReadOnlyTables(pub ClaudeVersion);
+
 /// The behaviours of a range of Claude Code releases that change what Mneme shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -376,6 +386,8 @@ pub struct Profile {
     pub recall_selector: RecallSelector,
     /// The secret scanner guarding team memory.
     pub secret_scanner: SecretScanner,
+    /// The read-only Bash tables the agents' shell judges commands by.
+    pub bash_read_only: BashReadOnlyTables,
     /// A Read that selects lines of a file with no text (an empty file from the start) warns
     /// that the file is empty; before, it said the file was shorter than the offset.
     pub read_empty_file_warns: bool,
@@ -540,6 +552,8 @@ pub enum Change {
     RecallSelector(RecallSelector),
     /// The secret scanner changed its rules.
     SecretScanner(SecretScanner),
+    /// The read-only Bash tables changed.
+    BashReadOnly(BashReadOnlyTables),
     /// `CLAUDE_MEMORY_STORES` turns the MEMORY.md index off.
     MemoryStoresSkipIndex,
     /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT` stands in for MEMORY.md.
@@ -620,6 +634,7 @@ impl Change {
             Change::RecallRelevanceNote => p.recall_relevance_note = true,
             Change::RecallSelector(selector) => p.recall_selector = selector,
             Change::SecretScanner(scanner) => p.secret_scanner = scanner,
+            Change::BashReadOnly(tables) => p.bash_read_only = tables,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
             Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
             Change::ReadEmptyFileWarns => p.read_empty_file_warns = true,
@@ -685,6 +700,7 @@ pub const BASELINE: Profile = Profile {
     recall_relevance_note: false,
     recall_selector: RECALL_SELECTOR_2_1_80,
     secret_scanner: SecretScanner::V2_1_80,
+    bash_read_only: BashReadOnlyTables(ClaudeVersion::new(2, 1, 113)),
     read_empty_file_warns: false,
     searches_report_refused_input: false,
     search_path_checked_when_run: false,
@@ -722,19 +738,28 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 90), Change::RecallRelevanceNote),
     (ClaudeVersion::new(2, 1, 91), Change::RecallDialogue),
     (ClaudeVersion::new(2, 1, 113), Change::BunBinary),
+    (ClaudeVersion::new(2, 1, 117), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 117)))),
     (ClaudeVersion::new(2, 1, 121), Change::MemoryDirFromUserLevelOnly),
     (ClaudeVersion::new(2, 1, 122), Change::MemoryIndexFromEnv),
+    (ClaudeVersion::new(2, 1, 122), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 122)))),
     (ClaudeVersion::new(2, 1, 128), Change::EditsSayStateIsCurrent),
     (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
+    (ClaudeVersion::new(2, 1, 136), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 136)))),
     (ClaudeVersion::new(2, 1, 139), Change::MemoryTypeInMetadata),
     (ClaudeVersion::new(2, 1, 139), Change::ManifestTextDescriptions),
+    (ClaudeVersion::new(2, 1, 139), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 139)))),
     (ClaudeVersion::new(2, 1, 141), Change::GrepOnlyMatching),
+    (ClaudeVersion::new(2, 1, 144), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 144)))),
+    (ClaudeVersion::new(2, 1, 145), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 145)))),
     (ClaudeVersion::new(2, 1, 146), Change::FrontmatterRetryKeepsLists),
     (ClaudeVersion::new(2, 1, 147), Change::RecallSelector(RECALL_SELECTOR_2_1_147)),
     (ClaudeVersion::new(2, 1, 149), Change::ClaudeMdsSwitchCoversReads),
     (ClaudeVersion::new(2, 1, 154), Change::LazySystemMessage),
     (ClaudeVersion::new(2, 1, 157), Change::MemoryDirFromRepoSettings),
+    (ClaudeVersion::new(2, 1, 157), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 157)))),
     (ClaudeVersion::new(2, 1, 160), Change::CwdAsSpelled),
+    (ClaudeVersion::new(2, 1, 160), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 160)))),
+    (ClaudeVersion::new(2, 1, 161), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 161)))),
     (ClaudeVersion::new(2, 1, 163), Change::FrontmatterRetryUntabs),
     (ClaudeVersion::new(2, 1, 181), Change::YamlParser(YamlParser::Bun1_4)),
     (ClaudeVersion::new(2, 1, 181), Change::ReadLimitZeroIsNone),
@@ -750,6 +775,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
     (ClaudeVersion::new(2, 1, 211), Change::ProjectRulesNeedProjectSource),
     (ClaudeVersion::new(2, 1, 213), Change::MemoryScanSkipsTeamSubfolders),
+    (ClaudeVersion::new(2, 1, 213), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 213)))),
     (ClaudeVersion::new(2, 1, 216), Change::RecallSelector(RECALL_SELECTOR_2_1_216)),
     (ClaudeVersion::new(2, 1, 217), Change::MemoryScanSkipsDotEntries),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
@@ -771,15 +797,21 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
     (ClaudeVersion::new(2, 1, 285), Change::AgentsMdSettingsHonoured),
     (ClaudeVersion::new(2, 1, 286), Change::BareLoadsNothing),
+    (ClaudeVersion::new(2, 1, 289), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 289)))),
     (ClaudeVersion::new(2, 1, 290), Change::RepoEnvIgnoresAttachments),
+    (ClaudeVersion::new(2, 1, 290), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 290)))),
     (ClaudeVersion::new(2, 1, 295), Change::MemoryDirFromEnabledSources),
+    (ClaudeVersion::new(2, 1, 295), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 295)))),
     (ClaudeVersion::new(2, 1, 299), Change::MemoryHeadsDecodeUtf16),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
     (ClaudeVersion::new(2, 1, 317), Change::ReadRepeatsInFull),
+    (ClaudeVersion::new(2, 1, 319), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 319)))),
     (ClaudeVersion::new(2, 1, 323), Change::SecretScanner(SecretScanner::V2_1_323)),
+    (ClaudeVersion::new(2, 1, 324), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 324)))),
     (ClaudeVersion::new(2, 1, 326), Change::MemoryScanLinksLast),
     (ClaudeVersion::new(2, 1, 328), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_328)),
+    (ClaudeVersion::new(2, 1, 329), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 329)))),
     (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),
     (ClaudeVersion::new(2, 1, 331), Change::BlockquoteEndsAtIndentedHtml),
     (ClaudeVersion::new(2, 1, 331), Change::LexerStack(BLOCK_NESTING_BINARY)),
@@ -920,7 +952,15 @@ mod tests {
         assert!(!behaviours(v("2.1.83")).refuses_missing_composed_cwd && behaviours(v("2.1.84")).refuses_missing_composed_cwd);
         assert_eq!(behaviours(v("2.1.112")).runtime, Runtime::Node);
         assert_eq!(behaviours(v("2.1.113")).runtime, Runtime::Bun);
-        assert_eq!(behaviours(v("2.1.120")).since, v("2.1.113"));
+        // 2.1.117 changed only the read-only shell tables.
+        assert_eq!(behaviours(v("2.1.120")).since, v("2.1.117"));
+        assert_eq!(behaviours(v("2.1.116")).since, v("2.1.113"));
+        // The read-only shell tables: 2.1.113's for older releases, then each set from the first
+        // release that has it (2.1.319's up to 2.1.323, jq's guard in code from 2.1.324).
+        assert_eq!(behaviours(v("2.1.100")).bash_read_only, BashReadOnlyTables(v("2.1.113")));
+        assert_eq!(behaviours(v("2.1.197")).bash_read_only, BashReadOnlyTables(v("2.1.161")));
+        assert_eq!(behaviours(v("2.1.323")).bash_read_only, BashReadOnlyTables(v("2.1.319")));
+        assert_eq!(behaviours(v("2.1.324")).bash_read_only, BashReadOnlyTables(v("2.1.324")));
         assert!(!behaviours(v("2.1.241")).lexes_only_files_with_at && behaviours(v("2.1.242")).lexes_only_files_with_at);
         // Before 2.1.160: managed files labelled as the user's until 2.1.136, the
         // CLAUDE_CODE_DISABLE_CLAUDE_MDS switch blind to reads until 2.1.149, files attached

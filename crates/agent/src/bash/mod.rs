@@ -12,8 +12,8 @@ pub(crate) use parse::parse;
 /// Commands that are read-only whatever their arguments (Claude Code's READONLY_COMMANDS, one
 /// word each) plus the listing and searching commands Claude Code itself guards under a
 /// prefix rule, sorted: the `Bash(<cmd>:*)` rules a headless Claude Code gets.
-pub(crate) fn read_only_prefixes() -> Vec<String> {
-    let mut cmds: Vec<String> = tables::tables().readonly.iter().filter(|c| !c.contains(' ')).cloned().collect();
+pub(crate) fn read_only_prefixes(which: mneme_core::versions::BashReadOnlyTables) -> Vec<String> {
+    let mut cmds: Vec<String> = tables::tables(which).readonly.iter().filter(|c| !c.contains(' ')).cloned().collect();
     cmds.extend(["ls", "find", "grep", "rg", "pwd"].map(String::from));
     cmds.sort();
     cmds.dedup();
@@ -158,11 +158,13 @@ mod tests {
             "eval ls",
             "",
         ];
+        // The port follows 2.1.197's code; its tables are that release's.
+        let tables = mneme_core::versions::behaviours("2.1.197".parse().unwrap()).bash_read_only;
         for c in accepted {
-            assert!(is_read_only_command(c), "should be read-only: {c:?}");
+            assert!(is_read_only_command(c, tables), "should be read-only: {c:?}");
         }
         for c in refused {
-            assert!(!is_read_only_command(c), "should not be read-only: {c:?}");
+            assert!(!is_read_only_command(c, tables), "should not be read-only: {c:?}");
         }
     }
 

@@ -5,7 +5,8 @@
 //! command table with nothing but its safe flags, or a match of the fixed regex list.
 
 use super::parse::{argv_of, parse, SimpleCommand};
-use super::tables::{tables, CommandConfig, FlagArg};
+use super::tables::{tables, CommandConfig, FlagArg, Tables};
+use mneme_core::versions::BashReadOnlyTables;
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -47,8 +48,10 @@ static_re!(git_config_env, r"\s--config-env[\s=]");
 static_re!(git_signature_format, r"%[-+ ]?G|%\(\*?signature");
 static_re!(short_numeric, r"^-\d+$");
 
-/// Whether Claude Code's `BashTool.isReadOnly` accepts `command`.
-pub fn is_read_only_command(command: &str) -> bool {
+/// Whether Claude Code's `BashTool.isReadOnly` accepts `command`, by the read-only tables of
+/// the release it stands in for (`Profile::bash_read_only`).
+pub fn is_read_only_command(command: &str, which: BashReadOnlyTables) -> bool {
+    let t = tables(which);
     let Ok(commands) = parse(command) else { return false };
     if commands.is_empty() {
         return false;
@@ -61,10 +64,10 @@ pub fn is_read_only_command(command: &str) -> bool {
     if git && cd {
         return false;
     }
-    commands.iter().all(simple_is_read_only)
+    commands.iter().all(|c| simple_is_read_only(c, t))
 }
 
-fn simple_is_read_only(cmd: &SimpleCommand) -> bool {
+fn simple_is_read_only(cmd: &SimpleCommand, t: &Tables) -> bool {
     for r in &cmd.redirects {
         let input = matches!(r.op.as_str(), "<" | "<&");
         let dup_fd = r.op == ">&" && digits().is_match(&r.target);
@@ -80,12 +83,12 @@ fn simple_is_read_only(cmd: &SimpleCommand) -> bool {
     }
     let argv = unwrap_argv(&cmd.argv);
     if cmd.glob {
-        return argv.first().is_some_and(|a| tables().glob_safe.contains(a));
+        return argv.first().is_some_and(|a| t.glob_safe.contains(a));
     }
-    if let Some(verdict) = by_argv(&argv) {
+    if let Some(verdict) = by_argv(&argv, t) {
         return verdict;
     }
-    by_text(strip_wrapper_text(&cmd.text))
+    by_text(strip_wrapper_text(&cmd.text), t)
 }
 
 /// `command [-p] [--] X`, `builtin [--] X`, `noglob X` run X.
@@ -139,9 +142,13 @@ fn strip_wrapper_text(text: &str) -> &str {
 }
 
 /// Claude Code's argv-level rules; `None` when they have no opinion.
-fn by_argv(e: &[String]) -> Option<bool> {
-    let t = tables();
+fn by_argv(e: &[String], t: &Tables) -> Option<bool> {
     let first = e.first()?.as_str();
+    if let Some(guard) = t.jq_guard.as_ref().filter(|_| first == "jq") {
+        if e.iter().any(|a| guard.is_match(a).unwrap_or(true)) {
+            return Some(false);
+        }
+    }
     if t.exact_commands.contains(first) {
         return Some(e.len() == 1);
     }
@@ -209,15 +216,15 @@ fn printf_is_safe(e: &[String]) -> bool {
 }
 
 /// Claude Code's text-level rules: the flag-checked command table, then the regex list.
-fn by_text(text: &str) -> bool {
+fn by_text(text: &str, tables: &Tables) -> bool {
     let mut t = text.trim();
     if let Some(rest) = t.strip_suffix(" 2>&1") {
         t = rest.trim();
     }
-    if command_table_allows(t) {
+    if command_table_allows(t, tables) {
         return true;
     }
-    for re in &tables().regexes {
+    for re in &tables.regexes {
         if re.is_match(t).unwrap_or(false) {
             if t.starts_with("find") && find_action().is_match(&t.replace(['\'', '"', '\\'], "")) {
                 return false;
@@ -233,12 +240,12 @@ fn by_text(text: &str) -> bool {
     false
 }
 
-fn command_table_allows(text: &str) -> bool {
+fn command_table_allows(text: &str, tables: &Tables) -> bool {
     let Some(argv) = argv_of(text) else { return false };
     if argv.is_empty() {
         return false;
     }
-    let Some((words, cfg, regex)) = tables()
+    let Some((words, cfg, regex)) = tables
         .commands
         .iter()
         .find(|(words, _, _)| argv.len() >= words.len() && words.iter().zip(&argv).all(|(w, a)| w == a))
@@ -265,7 +272,7 @@ fn command_table_allows(text: &str) -> bool {
         return false;
     }
     let name = words.join(" ");
-    if !flags_are_safe(&argv, r, cfg, &argv[0]) {
+    if !flags_are_safe(&argv, r, cfg, &argv[0], tables) {
         return false;
     }
     match regex {
@@ -292,8 +299,8 @@ fn value_fits(value: &str, kind: FlagArg) -> bool {
 
 /// Claude Code's flag walk: every flag must be in the command's safe-flag table, with an
 /// argument of the right kind; combined short flags only when each takes no argument.
-fn flags_are_safe(e: &[String], start: usize, cfg: &CommandConfig, command: &str) -> bool {
-    let xargs_targets = (command == "xargs").then(|| &tables().xargs_targets);
+fn flags_are_safe(e: &[String], start: usize, cfg: &CommandConfig, command: &str, tables: &Tables) -> bool {
+    let xargs_targets = (command == "xargs").then_some(&tables.xargs_targets);
     let mut o = start;
     while o < e.len() {
         let mut s = e[o].as_str();
@@ -467,6 +474,28 @@ fn callback_says_dangerous(name: &str, text: &str, t: &[String]) -> bool {
         "tput" => tput_is_dangerous(t),
         "ss" => ss_is_dangerous(t),
         "pyright" => has("--watch") || has("-w"),
+        // From 2.1.213: a topic naming a path (or the home folder) is not read-only.
+        "help" => t.iter().any(|a| a.contains(['~', '/', '\\'])),
+        // From 2.1.319: every option before `--` a plain short or long flag.
+        "which" => {
+            static CELL: OnceLock<Regex> = OnceLock::new();
+            let plain = re(&CELL, r"^(?:-[A-Za-z]+|--[a-z-]+)$");
+            let options = t.iter().take_while(|a| *a != "--");
+            options.filter(|a| a.starts_with('-')).any(|a| !plain.is_match(a))
+        }
+        // From 2.1.329: `--submodule` only as `=short`, `--ignore-submodules` only as `=all`
+        // (or `=dirty` beside `--submodule=short`); the others run git in each submodule.
+        "git diff" => {
+            let options = t.iter().position(|a| a == "--").map_or(t, |i| &t[..i]);
+            let short = options.iter().any(|a| a == "--submodule=short");
+            t.iter().any(|a| {
+                let name = a.split('=').next().unwrap_or(a);
+                (name == "--submodule" && a != "--submodule=short")
+                    || (name == "--ignore-submodules"
+                        && a != "--ignore-submodules=all"
+                        && !(a == "--ignore-submodules=dirty" && short))
+            })
+        }
         "docker logs" | "docker inspect" => docker_is_dangerous(t),
         "test" => {
             if t.iter().any(|a| matches!(a.as_str(), "-v" | "-R" | "-a" | "-o") || a.contains('[')) {

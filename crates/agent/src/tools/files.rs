@@ -483,7 +483,7 @@ mod tests {
 
     /// Tools over `dir` answering as `release` does.
     fn tools_for(dir: &Path, release: &str) -> Tools {
-        let gate = crate::policy::Gate::new(&crate::Policy::AutoMem { memory_dir: dir.to_path_buf() }, crate::SecretScanner::V2_1_323);
+        let gate = crate::policy::Gate::new(&crate::Policy::AutoMem { memory_dir: dir.to_path_buf() }, &mneme_core::versions::newest());
         let clock: std::sync::Arc<dyn mneme_core::Clock> = std::sync::Arc::new(mneme_core::FixedClock::at_unix_secs(1_764_422_207));
         let mut tools = Tools::new(dir.to_path_buf(), gate, clock, dir.to_path_buf());
         tools.release = mneme_core::versions::behaviours(release.parse().unwrap());

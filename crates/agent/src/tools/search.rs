@@ -550,7 +550,7 @@ mod tests {
             std::fs::write(dir.path().join(format!("note{i:02}.md")), "a needle here\n").unwrap();
         }
         let clock: Arc<dyn Clock> = Arc::new(Ticking { now: Mutex::new(SystemTime::UNIX_EPOCH), step });
-        let gate = Gate::new(&Policy::AutoMem { memory_dir: dir.path().to_path_buf() }, crate::SecretScanner::V2_1_323);
+        let gate = Gate::new(&Policy::AutoMem { memory_dir: dir.path().to_path_buf() }, &mneme_core::versions::newest());
         let tools = Tools::new(dir.path().to_path_buf(), gate, clock, dir.path().to_path_buf());
         (dir, tools)
     }

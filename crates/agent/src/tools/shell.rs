@@ -315,7 +315,7 @@ impl Tools {
         let command = str_arg(args, "command").unwrap_or_default().to_string();
         let timeout_ms = num_arg(args, "timeout").map_or(DEFAULT_TIMEOUT_MS, |t| (t.max(0.0) as u64).min(MAX_TIMEOUT_MS));
         if let Some(prefix) = self.gate.memory_prefix().map(String::from) {
-            if !crate::bash::is_read_only_command(&command) {
+            if !crate::bash::is_read_only_command(&command, self.release.bash_read_only) {
                 if let Some((targets, force)) = memory_rm_targets(&command, &prefix) {
                     return self.remove_in_overlay(&targets, force);
                 }
@@ -409,7 +409,7 @@ mod tests {
         }
         git(&repo, &["init", "-q"]);
         git(&repo, &["commit", "-q", "--allow-empty", "-m", "first"]);
-        let gate = Gate::new(&Policy::AutoMem { memory_dir: memory }, crate::SecretScanner::V2_1_323);
+        let gate = Gate::new(&Policy::AutoMem { memory_dir: memory }, &mneme_core::versions::newest());
         let tools = Tools::new(repo.clone(), gate, Arc::new(FixedClock::at_unix_secs(1_764_422_207)), work);
         Shell { _tmp: tmp, repo, tools }
     }
@@ -628,7 +628,7 @@ mod tests {
                 };
                 cmd.push_str(&form);
             }
-            if !crate::bash::is_read_only_command(&cmd) {
+            if !crate::bash::is_read_only_command(&cmd, mneme_core::versions::newest().bash_read_only) {
                 continue;
             }
             ran += 1;
