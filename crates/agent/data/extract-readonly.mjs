@@ -256,7 +256,7 @@ const patterns = /new Set\(\[\.\.\.[\w$]+\.map\([\w$]+\),\/\^echo/.exec(src);
 if (!patterns) throw new Error("not found in this release: the read-only patterns");
 const regexes = evaluate(assignmentAround(patterns.index).text);
 
-// From 2.1.332 jq's pattern no longer carries its own guard: the code refuses a jq whose
+// From 2.1.324 jq's pattern no longer carries its own guard: the code refuses a jq whose
 // words match this pattern (a program read from a file, modules, the environment).
 const jqGuardAt = src.indexOf("=/^-[a-zA-Z]*[fL]|^--(?:from-file");
 const jqGuard = jqGuardAt < 0 ? null : sandbox(jqGuardAt)(src.slice(jqGuardAt + 1, expressionEnd(jqGuardAt + 1))).source;

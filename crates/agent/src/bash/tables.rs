@@ -48,8 +48,7 @@ struct Raw {
     find_with_arg: Vec<String>,
     glob_safe: Vec<String>,
     regexes: Vec<String>,
-    /// Absent from tables taken before the field was: none of those releases has a guard.
-    #[serde(default)]
+    /// `null` where jq's own pattern carries the guard (up to 2.1.323).
     jq_guard: Option<String>,
 }
 
@@ -67,7 +66,7 @@ pub(crate) struct Tables {
     pub glob_safe: HashSet<String>,
     pub regexes: Vec<Regex>,
     /// Words that make a `jq` command not read-only, where the release checks them in code
-    /// rather than in jq's pattern (from 2.1.332).
+    /// rather than in jq's pattern (from 2.1.324).
     pub jq_guard: Option<Regex>,
 }
 
