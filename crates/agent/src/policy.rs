@@ -9,8 +9,7 @@
 
 use crate::bash::{is_memory_rm_command, is_read_only_command};
 use crate::Policy;
-use mneme_core::versions::{BashReadOnlyTables, Profile};
-use mneme_secrets::SecretScanner;
+use mneme_core::versions::Profile;
 use mneme_store::paths::node_normalize;
 use serde_json::Value;
 use std::path::Path;
@@ -88,8 +87,8 @@ pub(crate) enum Decision {
 pub(crate) struct Gate {
     policy: Policy,
     prefix: String,
-    secret_scanner: SecretScanner,
-    bash_read_only: BashReadOnlyTables,
+    /// The release the run answers as: its secret scanner, its read-only shell tables.
+    release: Profile,
 }
 
 impl Gate {
@@ -100,7 +99,7 @@ impl Gate {
             Policy::AutoMem { memory_dir } => auto_mem_prefix(memory_dir),
             Policy::SessionMemory { path } => path.to_string_lossy().into_owned(),
         };
-        Gate { policy: policy.clone(), prefix, secret_scanner: release.secret_scanner, bash_read_only: release.bash_read_only }
+        Gate { policy: policy.clone(), prefix, release: *release }
     }
 
     /// The memory folder with its trailing `/`, under the memory policy.
@@ -119,7 +118,7 @@ impl Gate {
         if !path.to_string_lossy().starts_with(&team) {
             return None;
         }
-        let mut findings = mneme_secrets::scan_claude_code(content, self.secret_scanner);
+        let mut findings = mneme_secrets::scan_claude_code(content, self.release.secret_scanner);
         for f in mneme_secrets::scan(content) {
             if !findings.iter().any(|seen| seen.rule_id == f.rule_id) {
                 findings.push(f);
@@ -163,7 +162,7 @@ impl Gate {
             }
             "Bash" => {
                 let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
-                if is_read_only_command(command, self.bash_read_only) || is_memory_rm_command(command, &self.prefix) {
+                if is_read_only_command(command, self.release.bash_read_only) || is_memory_rm_command(command, &self.prefix) {
                     Decision::Allow
                 } else {
                     Decision::Deny(bash_denial(&self.prefix))
@@ -268,9 +267,9 @@ mod tests {
         let team = PathBuf::from(format!("{MEM}/team/auth.md"));
         let policy = Policy::AutoMem { memory_dir: PathBuf::from(MEM) };
         let scanning = |secret_scanner| Gate::new(&policy, &Profile { secret_scanner, ..mneme_core::versions::newest() });
-        let refusal = scanning(SecretScanner::V2_1_234).team_secret_refusal(&team, &content);
+        let refusal = scanning(mneme_secrets::SecretScanner::V2_1_234).team_secret_refusal(&team, &content);
         assert!(refusal.is_some_and(|r| r.contains("Anthropic OAuth Token")));
-        assert_eq!(scanning(SecretScanner::V2_1_232).team_secret_refusal(&team, &content), None);
+        assert_eq!(scanning(mneme_secrets::SecretScanner::V2_1_232).team_secret_refusal(&team, &content), None);
     }
 
     #[test]

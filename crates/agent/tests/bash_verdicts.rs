@@ -10,8 +10,8 @@ use mneme_agent::is_read_only_command;
 use mneme_core::versions::{self, ClaudeVersion};
 use mneme_model::{Cancel, ClaudeCliProvider, HeadlessTask, Provider};
 use mneme_stub_model::{RecordedRequest, StubModel, Turn};
-use mneme_testsupport::TestHome;
-use serde_json::{json, Value};
+use mneme_testsupport::{claude_code, TestHome};
+use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -152,8 +152,6 @@ const COMMANDS: &[&str] = &[
     "echo hi > zzz4.md",
 ];
 
-/// Every tool result of the conversation, in order (a release may add a message of its own
-/// after a result, so the whole conversation of the last request is read).
 /// Commands Mneme refuses whatever the release says, on purpose: Claude Code reads them with a
 /// shell grammar of its own that knows test brackets and (from some release after 2.1.160) a
 /// list of variables safe to expand, and may run them; Mneme's reader is stricter and refuses
@@ -161,48 +159,11 @@ const COMMANDS: &[&str] = &[
 const REFUSED_BY_MNEME_ONLY: &[&str] =
     &["echo $HOME", "echo \"$HOME\"", "[ -f a.md ]", "[ -f a.md ] && cat a.md", "[[ -f a.md ]]", "[ -v HOME ]"];
 
-fn results(r: &RecordedRequest) -> Vec<(String, bool)> {
-    let messages = r.body["messages"].as_array().cloned().unwrap_or_default();
-    messages
-        .iter()
-        .filter_map(|m| m["content"].as_array())
-        .flatten()
-        .filter(|b| b["type"] == "tool_result")
-        .map(|b| {
-            let content = match &b["content"] {
-                Value::String(s) => s.clone(),
-                other => other.as_array().into_iter().flatten().filter_map(|t| t["text"].as_str()).collect(),
-            };
-            (content, b["is_error"].as_bool().unwrap_or(false))
-        })
-        .collect()
-}
-
-/// Every binary the environment names (the pinned release, the matrix), by release.
-fn binaries() -> Vec<(ClaudeVersion, PathBuf)> {
-    let mut out: Vec<(ClaudeVersion, PathBuf)> = std::env::var("MNEME_CLAUDE_BINS")
-        .unwrap_or_default()
-        .split(',')
-        .filter_map(|pair| pair.split_once('='))
-        .filter_map(|(v, p)| Some((v.parse().ok()?, PathBuf::from(p))))
-        .collect();
-    if let Some(path) = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from) {
-        let out_v = std::process::Command::new(&path).arg("--version").output().ok();
-        let v = out_v.and_then(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().next()?.parse().ok());
-        out.extend(v.map(|v| (v, path)));
-    }
-    out.retain(|(_, p)| p.is_file());
-    out.sort();
-    out.dedup();
-    out
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_verdicts_match_claude_code() {
-    let bins = binaries();
+    let bins = claude_code::all();
     if bins.is_empty() {
-        assert!(!std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1"), "MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN(S) name no Claude Code");
-        eprintln!("skipped: set MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"");
+        claude_code::skip("MNEME_CLAUDE_BIN(S) name no Claude Code; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"");
         return;
     }
     // Two releases at a time: each is a Claude Code process answering one command per turn.
@@ -249,8 +210,10 @@ async fn check(v: ClaudeVersion, binary: PathBuf) -> Vec<String> {
         max_turns: Some(COMMANDS.len() as u32 + 5),
     };
     cli.headless().unwrap().run(&task, &Cancel::new()).await.unwrap();
+    // The whole conversation of the longest request: a release may add a message of its own
+    // after a result, so the latest message alone may not hold it.
     let last = stub.model_requests().into_iter().filter(|r| main(r)).max_by_key(|r| r.body["messages"].as_array().map_or(0, Vec::len));
-    let answers = last.map(|r| results(&r)).unwrap_or_default();
+    let answers = last.map(|r| r.tool_results()).unwrap_or_default();
     assert_eq!(answers.len(), COMMANDS.len(), "{v}: one answer per command");
     let mut differ = Vec::new();
     for (c, (text, _)) in COMMANDS.iter().zip(&answers) {

@@ -15,46 +15,11 @@ use mneme_core::versions::{self, Profile};
 use mneme_core::{Clock, FixedClock};
 use mneme_model::{AnthropicProvider, Cancel, ClaudeCliProvider, HeadlessTask, Provider};
 use mneme_stub_model::{RecordedRequest, StubModel, Turn};
-use mneme_testsupport::TestHome;
-use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use mneme_testsupport::{claude_code, TestHome};
+use serde_json::json;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-
-fn claude_binary() -> Option<PathBuf> {
-    let required = std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1");
-    let found = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file());
-    match found {
-        Some(path) => Some(path),
-        None if required => panic!("MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN does not name the Claude Code binary; run scripts/claude-code.sh"),
-        None => {
-            eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\" to run this test against the real Claude Code");
-            None
-        }
-    }
-}
-
-fn results(r: &RecordedRequest) -> Vec<(String, bool)> {
-    let messages = r.body["messages"].as_array().unwrap();
-    let last = messages
-        .iter()
-        .rev()
-        .find(|m| m["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result")))
-        .unwrap();
-    last["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|b| b["type"] == "tool_result")
-        .map(|b| {
-            let content = match &b["content"] {
-                Value::String(s) => s.clone(),
-                other => other.as_array().unwrap().iter().filter_map(|t| t["text"].as_str()).collect(),
-            };
-            (content, b["is_error"].as_bool().unwrap_or(false))
-        })
-        .collect()
-}
 
 fn fixture(dir: &Path) {
     std::fs::create_dir_all(dir.join("sub")).unwrap();
@@ -141,14 +106,6 @@ fn calls(dir: &Path) -> Vec<Turn> {
         Turn::tool_use("Read", json!({"file_path": p("sub/c.md"), "offset": 1, "limit": 0})),
         Turn::text("done"),
     ]
-}
-
-/// The release a Claude Code binary is (`2.1.332 (Claude Code)`).
-fn release_of(binary: &Path) -> Profile {
-    let out = std::process::Command::new(binary).arg("--version").output().expect("claude --version runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let version = text.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("a version in {text:?}"));
-    versions::behaviours(version)
 }
 
 /// What rg says of the refused pattern, glob and file type of calls 37, 40, 41, 42 and 44.
@@ -241,28 +198,23 @@ fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_results_match_claude_code() {
-    let Some(binary) = claude_binary() else { return };
+    let Some(binary) = claude_code::pinned() else { return };
     check(&binary).await;
     // And the oldest and newest releases the matrix holds (`MNEME_CLAUDE_BINS`, `V=PATH,…`),
     // whose tools answer some calls otherwise (`Profile::read_empty_file_warns`,
     // `grep_only_matching`, …).
-    let matrix: Vec<(versions::ClaudeVersion, PathBuf)> = std::env::var("MNEME_CLAUDE_BINS")
-        .unwrap_or_default()
-        .split(',')
-        .filter_map(|pair| pair.split_once('='))
-        .filter_map(|(v, p)| Some((v.parse::<versions::ClaudeVersion>().ok()?, PathBuf::from(p))))
-        .collect();
-    let oldest = matrix.iter().min_by_key(|(v, _)| *v);
-    let newest = matrix.iter().max_by_key(|(v, _)| *v);
+    let matrix = claude_code::listed();
+    let oldest = matrix.first_key_value();
+    let newest = matrix.last_key_value();
     for (_, path) in oldest.into_iter().chain(newest.filter(|n| Some(*n) != oldest)) {
-        if *path != binary && path.is_file() {
+        if *path != binary {
             check(path).await;
         }
     }
 }
 
 async fn check(binary: &Path) {
-    let release = release_of(binary);
+    let release = versions::behaviours(claude_code::version_of(binary).expect("claude --version names its release"));
     let home = TestHome::new();
     let ours_dir = home.root.join("ours/memory");
     let theirs_dir = home.root.join("theirs/memory");
@@ -294,7 +246,7 @@ async fn check(binary: &Path) {
     };
     cli.headless().unwrap().run(&task, &Cancel::new()).await.unwrap();
     let theirs: Vec<Vec<(String, bool)>> =
-        stub.model_requests().into_iter().filter(|r| main(r)).skip(1).map(|r| results(&r)).collect();
+        stub.model_requests().into_iter().filter(|r| main(r)).skip(1).map(|r| r.latest_tool_results()).collect();
 
     // This crate.
     let stub2 = StubModel::start().await;
@@ -315,7 +267,7 @@ async fn check(binary: &Path) {
         release,
     };
     run_agent(&provider as &dyn Provider, &agent_task, Mode::Stage, &Cancel::new()).await.unwrap();
-    let ours: Vec<Vec<(String, bool)>> = stub2.model_requests().into_iter().skip(1).map(|r| results(&r)).collect();
+    let ours: Vec<Vec<(String, bool)>> = stub2.model_requests().into_iter().skip(1).map(|r| r.latest_tool_results()).collect();
 
     let norm = |v: Vec<Vec<(String, bool)>>, dir: &Path| -> Vec<(String, bool)> {
         v.into_iter().flatten().map(|(c, e)| (c.replace(&dir.to_string_lossy().into_owned(), "<DIR>"), e)).collect()

@@ -11,24 +11,11 @@ use mneme_agent::{run_agent, AgentTask, Mode, Policy, Stop};
 use mneme_core::{Clock, FixedClock};
 use mneme_model::{Cancel, ClaudeCliProvider};
 use mneme_stub_model::{RecordedRequest, StubModel, Turn};
-use mneme_testsupport::TestHome;
+use mneme_testsupport::{claude_code, TestHome};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-fn claude_binary() -> Option<PathBuf> {
-    let required = std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1");
-    let found = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file());
-    match found {
-        Some(path) => Some(path),
-        None if required => panic!("MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN does not name the Claude Code binary; run scripts/claude-code.sh"),
-        None => {
-            eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\" to run this test against the real Claude Code");
-            None
-        }
-    }
-}
 
 fn main_loop(r: &RecordedRequest) -> bool {
     r.has_tool("Write")
@@ -36,7 +23,7 @@ fn main_loop(r: &RecordedRequest) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_runs_in_a_scratch_copy_and_its_changes_come_back_as_a_changeset() {
-    let Some(binary) = claude_binary() else { return };
+    let Some(binary) = claude_code::pinned() else { return };
     let stub = StubModel::start().await;
     let home = TestHome::new();
     let mem = home.root.join("home/.claude/projects/-repo/memory");

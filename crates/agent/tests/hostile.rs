@@ -3,7 +3,7 @@
 //! including 12,000-deep `$(`, quotes that never close, NUL and invalid UTF-8 turned lossy.
 
 use mneme_agent::{is_memory_rm_command, is_read_only_command};
-use mneme_core::versions::{self, BashReadOnlyTables, Change};
+use mneme_core::versions::{self, BashReadOnlyTables};
 use mneme_testsupport::hostile::{config, mutated_text, text};
 use proptest::prelude::*;
 
@@ -18,15 +18,6 @@ fn commands() -> Vec<Vec<u8>> {
     .iter()
     .map(|s| s.as_bytes().to_vec())
     .collect()
-}
-
-/// Every release's read-only tables.
-fn every_table_set() -> Vec<BashReadOnlyTables> {
-    let changed = versions::CHANGES.iter().filter_map(|(_, c)| match c {
-        Change::BashReadOnly(t) => Some(*t),
-        _ => None,
-    });
-    std::iter::once(versions::BASELINE.bash_read_only).chain(changed).collect()
 }
 
 /// The newest release's.
@@ -73,9 +64,9 @@ fn line_continuations_never_pass_as_read_only() {
         "cat a \\\n b",
         "ls -la \\\n",
     ] {
-        for tables in every_table_set() {
+        for tables in BashReadOnlyTables::all() {
             assert!(!is_read_only_command(cmd, tables), "read-only by {tables:?}: {cmd:?}");
         }
     }
-    assert!(every_table_set().into_iter().all(|t| is_read_only_command("cat a b", t)));
+    assert!(BashReadOnlyTables::all().into_iter().all(|t| is_read_only_command("cat a b", t)));
 }

@@ -7,37 +7,14 @@
 //! and Node; skipped without them unless `MNEME_REQUIRE_CLAUDE=1`.
 
 use mneme_core::versions::{self, ClaudeVersion};
+use mneme_testsupport::claude_code;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// The first release the extractor reads (2.1.100 has no glob-safe list yet); older ones are
 /// judged by 2.1.113's tables, unverified.
 const FIRST_EXTRACTED: ClaudeVersion = ClaudeVersion::new(2, 1, 113);
-
-/// Every Claude Code binary the environment names, with its release.
-fn binaries() -> Vec<(ClaudeVersion, PathBuf)> {
-    let mut out = Vec::new();
-    if let Some(path) = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from) {
-        if let Some(v) = version_of(&path) {
-            out.push((v, path));
-        }
-    }
-    for pair in std::env::var("MNEME_CLAUDE_BINS").unwrap_or_default().split(',') {
-        if let Some((v, p)) = pair.split_once('=') {
-            if let Ok(v) = v.parse() {
-                out.push((v, PathBuf::from(p)));
-            }
-        }
-    }
-    out.retain(|(_, p)| p.is_file());
-    out
-}
-
-fn version_of(binary: &Path) -> Option<ClaudeVersion> {
-    let out = Command::new(binary).arg("--version").output().ok()?;
-    String::from_utf8_lossy(&out.stdout).split_whitespace().next()?.parse().ok()
-}
 
 fn extract(binary: &Path) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/extract-readonly.mjs");
@@ -46,19 +23,12 @@ fn extract(binary: &Path) -> Value {
     serde_json::from_slice(&out.stdout).expect("the extractor prints JSON")
 }
 
-fn required() -> bool {
-    std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1")
-}
-
 #[test]
 fn each_release_is_judged_by_its_own_tables() {
-    let mut bins = binaries();
-    bins.sort();
-    bins.dedup();
+    let mut bins = claude_code::all();
     bins.retain(|(v, _)| *v >= FIRST_EXTRACTED);
     if bins.is_empty() {
-        assert!(!required(), "MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN(S) name no Claude Code release");
-        eprintln!("skipped: set MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"");
+        claude_code::skip("MNEME_CLAUDE_BIN(S) name no Claude Code release; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"");
         return;
     }
     for (v, binary) in bins {

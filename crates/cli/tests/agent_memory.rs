@@ -12,28 +12,12 @@
 //! where the section ends. Binaries come from `MNEME_CLAUDE_BINS` as in `tests/versions.rs`.
 
 use mneme_stub_model::{StubModel, Turn};
+use mneme_testsupport::claude_code;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const TASK: &str = "Agent memory matrix: reply with one word.";
-
-fn binaries() -> Result<BTreeMap<String, PathBuf>, String> {
-    let listed = std::env::var("MNEME_CLAUDE_BINS").map_err(|_| {
-        "MNEME_CLAUDE_BINS is not set; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"".to_string()
-    })?;
-    let bins: BTreeMap<String, PathBuf> = listed
-        .split(',')
-        .filter_map(|pair| pair.split_once('=').map(|(v, p)| (v.to_string(), PathBuf::from(p))))
-        .collect();
-    for v in mneme_core::versions::matrix() {
-        if !bins.get(&v.to_string()).is_some_and(|p| p.is_file()) {
-            return Err(format!("no Claude Code {v} binary in MNEME_CLAUDE_BINS ({listed})"));
-        }
-    }
-    Ok(bins)
-}
 
 fn write(p: &Path, text: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -153,17 +137,10 @@ fn mneme_section(version: &str, bin: &Path, home: &Path, project: &Path, data: &
 
 #[test]
 fn agent_memory_sections_match_every_release() {
-    let bins = match binaries() {
-        Ok(b) => b,
-        Err(why) if std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1") => panic!("{why}"),
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
-    };
+    let Some(bins) = claude_code::or_skip(claude_code::matrix()) else { return };
     for v in mneme_core::versions::matrix() {
         let version = v.to_string();
-        let bin = &bins[&version];
+        let bin = &bins[&v];
         let t = tempfile::tempdir().unwrap();
         let root = t.path().canonicalize().unwrap();
         let (home, project) = fixture(&root);

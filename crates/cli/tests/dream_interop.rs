@@ -9,7 +9,7 @@
 mod common;
 
 use mneme_stub_model::StubModel;
-use mneme_testsupport::TestHome;
+use mneme_testsupport::{claude_code, TestHome};
 use serde_json::Value;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -25,15 +25,7 @@ fn claude_lock() -> Option<&'static Path> {
     static SCRIPT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     SCRIPT
         .get_or_init(|| {
-            let required = std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1");
-            let bin = match std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file()) {
-                Some(b) => b,
-                None if required => panic!("MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN does not name the Claude Code binary; run scripts/claude-code.sh"),
-                None => {
-                    eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\" to race Claude Code's own lock code");
-                    return None;
-                }
-            };
+            let bin = claude_code::pinned()?;
             let out = Command::new("node").arg(LOCK_GEN).arg(&bin).output().unwrap_or_else(|e| {
                 panic!("node is needed to cut Claude Code's lock code ({e}); install it with `sudo apt-get install nodejs` (npm test needs it too)")
             });

@@ -7,6 +7,8 @@
 //! Binaries come from `MNEME_CLAUDE_BINS` (`V=PATH,V=PATH`, `scripts/claude-code.sh --matrix`);
 //! without it the real-binary tests are skipped unless `MNEME_REQUIRE_CLAUDE=1` (npm test).
 
+use mneme_core::versions::ClaudeVersion;
+use mneme_testsupport::claude_code;
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -15,23 +17,6 @@ use std::process::{Command, Output};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
-}
-
-fn binaries() -> Option<BTreeMap<String, PathBuf>> {
-    let listed = std::env::var("MNEME_CLAUDE_BINS").unwrap_or_default();
-    let bins: BTreeMap<String, PathBuf> = listed
-        .split(',')
-        .filter_map(|pair| pair.split_once('=').map(|(v, p)| (v.to_string(), PathBuf::from(p))))
-        .filter(|(_, p)| p.is_file())
-        .collect();
-    if bins.len() >= 2 {
-        return Some(bins);
-    }
-    if std::env::var("MNEME_REQUIRE_CLAUDE").as_deref() == Ok("1") {
-        panic!("MNEME_CLAUDE_BINS must name at least two Claude Code binaries (got {listed:?}); run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"");
-    }
-    eprintln!("skipped: MNEME_CLAUDE_BINS is not set");
-    None
 }
 
 /// A real-world fixture (vidarc__recommendarr: CLAUDE.md, rules, auto memory) in a temporary
@@ -110,9 +95,16 @@ fn text(o: &Output) -> String {
     format!("exit {:?}\nstdout:\n{}\nstderr:\n{}", o.status.code(), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
+/// Two releases at least (the matrix), or `None` after saying why not.
+fn two_releases() -> Option<BTreeMap<ClaudeVersion, PathBuf>> {
+    let bins = claude_code::listed();
+    let enough = if bins.len() >= 2 { Ok(bins) } else { Err(format!("MNEME_CLAUDE_BINS names {} Claude Code binaries, not two or more; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"", bins.len())) };
+    claude_code::or_skip(enough)
+}
+
 #[test]
 fn verify_matches_each_real_claude_code_and_changes_nothing() {
-    let Some(bins) = binaries() else { return };
+    let Some(bins) = two_releases() else { return };
     let fx = fixture();
     for (version, bin) in &bins {
         let before = state(&fx);
@@ -121,7 +113,7 @@ fn verify_matches_each_real_claude_code_and_changes_nothing() {
         assert_eq!(out.status.code(), Some(0), "{version}: {}", text(&out));
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["status"], "match", "{version}: {report:#}");
-        assert_eq!(report["claudeVersion"], version.as_str());
+        assert_eq!(report["claudeVersion"], version.to_string());
         // It compared something real: the user's file, the project's and its memory, real paths.
         let block = report["claudeBlock"].as_str().unwrap();
         let config = fx.home.join(".claude");
@@ -147,19 +139,20 @@ fn verify_matches_each_real_claude_code_and_changes_nothing() {
 
 #[test]
 fn verify_catches_a_wrong_profile() {
-    let Some(bins) = binaries() else { return };
+    let Some(bins) = two_releases() else { return };
     let fx = fixture();
-    let versions: Vec<&String> = bins.keys().collect();
+    let versions: Vec<String> = bins.keys().map(ToString::to_string).collect();
+    let bin = |v: &str| bins[&v.parse::<ClaudeVersion>().unwrap()].to_str().unwrap();
     // Each release compared against another release's behaviours must be caught.
-    for (run, wrong) in [(versions[0], versions[versions.len() - 1]), (versions[versions.len() - 1], versions[0])] {
-        let out = mneme(&fx, &["--claude-bin", bins[run].to_str().unwrap(), "--json"], &[("MNEME_VERIFY_PROFILE", wrong)]);
+    for (run, wrong) in [(&versions[0], &versions[versions.len() - 1]), (&versions[versions.len() - 1], &versions[0])] {
+        let out = mneme(&fx, &["--claude-bin", bin(run), "--json"], &[("MNEME_VERIFY_PROFILE", wrong)]);
         assert_eq!(out.status.code(), Some(1), "{run} as {wrong}: {}", text(&out));
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["status"], "differ");
         assert_eq!(report["comparedAs"], wrong.as_str());
         let kinds: Vec<&str> = report["differences"].as_array().unwrap().iter().map(|d| d["kind"].as_str().unwrap()).collect();
         assert!(kinds.contains(&"wrapper"), "{run} as {wrong}: {report:#}");
-        let out = mneme(&fx, &["--claude-bin", bins[run].to_str().unwrap()], &[("MNEME_VERIFY_PROFILE", wrong)]);
+        let out = mneme(&fx, &["--claude-bin", bin(run)], &[("MNEME_VERIFY_PROFILE", wrong)]);
         let shown = String::from_utf8_lossy(&out.stdout);
         assert!(shown.contains(&format!("Mneme differs from your Claude Code {run}")), "{shown}");
         assert!(shown.contains("Claude Code") && shown.contains("| Mneme"), "side by side: {shown}");

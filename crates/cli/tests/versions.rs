@@ -20,6 +20,8 @@
 //! real repositories outside the corpus (`scripts/sweep-real.sh`): `MNEME_MATRIX_REAL_CORPUS`
 //! names their folder, `MNEME_MATRIX_SETS` the fixture sets to run.
 
+use mneme_core::versions::ClaudeVersion;
+use mneme_testsupport::claude_code;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -30,30 +32,16 @@ fn repo_root() -> PathBuf {
 }
 
 /// The releases to check: `MNEME_MATRIX_VERSIONS` when set, else the matrix's.
-fn releases() -> Vec<String> {
+fn releases() -> Vec<ClaudeVersion> {
     match std::env::var("MNEME_MATRIX_VERSIONS") {
-        Ok(list) => list.split(',').map(str::trim).filter(|v| !v.is_empty()).map(str::to_string).collect(),
-        Err(_) => mneme_core::versions::matrix().iter().map(ToString::to_string).collect(),
+        Ok(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(|v| v.parse().unwrap_or_else(|_| panic!("MNEME_MATRIX_VERSIONS: {v:?} is not a release like 2.1.197")))
+            .collect(),
+        Err(_) => mneme_core::versions::matrix(),
     }
-}
-
-/// `V=PATH` pairs for every release to check, or `None` (with the reason) when absent.
-fn binaries() -> Result<BTreeMap<String, PathBuf>, String> {
-    let listed = std::env::var("MNEME_CLAUDE_BINS").map_err(|_| {
-        "MNEME_CLAUDE_BINS is not set; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"".to_string()
-    })?;
-    let bins: BTreeMap<String, PathBuf> = listed
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .filter_map(|pair| pair.split_once('=').map(|(v, p)| (v.to_string(), PathBuf::from(p))))
-        .collect();
-    for v in releases() {
-        match bins.get(&v) {
-            Some(p) if p.is_file() => {}
-            _ => return Err(format!("no Claude Code {v} binary in MNEME_CLAUDE_BINS ({listed})")),
-        }
-    }
-    Ok(bins)
 }
 
 #[derive(serde::Deserialize)]
@@ -144,14 +132,7 @@ fn first_difference(label: &str, actual: &str, expected: &str) -> String {
 
 #[test]
 fn every_release_in_the_matrix_matches_its_binary() {
-    let bins = match binaries() {
-        Ok(b) => b,
-        Err(why) if std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1") => panic!("{why}"),
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
-    };
+    let Some(bins) = claude_code::or_skip(claude_code::for_releases(&releases())) else { return };
     let tmp = std::env::temp_dir();
     let lock = fs::File::create(tmp.join("mneme-matrix.lock")).expect("lock file");
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).expect("lock the matrix folder");
@@ -205,7 +186,7 @@ fn every_release_in_the_matrix_matches_its_binary() {
     let mut failures = Vec::new();
     let mut checked = 0;
     let mut checked_labels = Vec::new();
-    for version in releases() {
+    for version in releases().iter().map(ToString::to_string) {
         let mut labels: Vec<PathBuf> = fs::read_dir(out.join(&version)).expect("captures").flatten().map(|e| e.path()).collect();
         labels.sort();
         for dir in labels {

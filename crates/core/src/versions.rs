@@ -252,6 +252,17 @@ pub enum SecretScanner {
 #[serde(transparent)]
 pub struct BashReadOnlyTables(pub ClaudeVersion);
 
+impl BashReadOnlyTables {
+    /// Every set some release judges by, oldest first: the baseline's and each change's.
+    pub fn all() -> Vec<BashReadOnlyTables> {
+        let changed = CHANGES.iter().filter_map(|(_, c)| match c {
+            Change::BashReadOnly(t) => Some(*t),
+            _ => None,
+        });
+        std::iter::once(BASELINE.bash_read_only).chain(changed).collect()
+    }
+}
+
 /// The behaviours of a range of Claude Code releases that change what Mneme shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -8,23 +8,9 @@
 use mneme_model::{Cancel, ClaudeCliProvider, HeadlessTask, Message, ModelError, Provider, ProviderKind, Request};
 use mneme_store::Environment;
 use mneme_stub_model::{RecordedRequest, Reply, StubModel, Turn};
-use mneme_testsupport::TestHome;
+use mneme_testsupport::{claude_code, TestHome};
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::time::Duration;
-
-fn claude_binary() -> Option<PathBuf> {
-    let required = std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1");
-    let found = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file());
-    match found {
-        Some(path) => Some(path),
-        None if required => panic!("MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN does not name the Claude Code binary; run scripts/claude-code.sh"),
-        None => {
-            eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\" to run this test against the real Claude Code");
-            None
-        }
-    }
-}
 
 /// The environment `capture.sh` gives Claude Code, around a temporary home.
 fn environment(home: &TestHome, stub: &StubModel) -> Environment {
@@ -41,7 +27,7 @@ fn text_of_messages(r: &RecordedRequest) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_shot_question_with_structured_output() {
-    let Some(binary) = claude_binary() else { return };
+    let Some(binary) = claude_code::pinned() else { return };
     let stub = StubModel::start().await;
     let home = TestHome::new();
     stub.push_when(
@@ -79,7 +65,7 @@ async fn one_shot_question_with_structured_output() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_errors_map_to_error_classes() {
-    let Some(binary) = claude_binary() else { return };
+    let Some(binary) = claude_code::pinned() else { return };
     let stub = StubModel::start().await;
     let home = TestHome::new();
     let provider = ClaudeCliProvider::new(binary, &environment(&home, &stub))
@@ -105,7 +91,7 @@ async fn cli_errors_map_to_error_classes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn headless_writes_land_only_where_the_rules_allow() {
-    let Some(binary) = claude_binary() else { return };
+    let Some(binary) = claude_code::pinned() else { return };
     let stub = StubModel::start().await;
     let home = TestHome::new();
     let work = home.root.join("work");
@@ -153,7 +139,7 @@ async fn headless_writes_land_only_where_the_rules_allow() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_headless_run_kills_claude_code() {
-    let Some(binary) = claude_binary() else { return };
+    let Some(binary) = claude_code::pinned() else { return };
     let stub = StubModel::start().await;
     let home = TestHome::new();
     stub.push_when(main_loop, Reply::Hang);

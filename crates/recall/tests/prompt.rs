@@ -5,15 +5,11 @@
 
 use mneme_recall::{selector_system_prompt, Dialect, SelectorPrompt, SELECT_MEMORIES_SYSTEM_PROMPT};
 use mneme_store::Environment;
-use std::path::PathBuf;
+use mneme_testsupport::claude_code;
 
 #[test]
 fn the_installed_claude_codes_selector_prompt_is_used_and_cached() {
-    let Some(bin) = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file()) else {
-        assert!(std::env::var("MNEME_REQUIRE_CLAUDE").as_deref() != Ok("1"), "MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN is not set");
-        eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\"");
-        return;
-    };
+    let Some(bin) = claude_code::pinned() else { return };
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("mneme-data");
     let env = Environment::with_home(home.path())

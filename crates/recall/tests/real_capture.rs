@@ -33,8 +33,8 @@ use mneme_recall::{
 use mneme_store::claude_text::{claude_text, ClaudeText};
 use mneme_store::Environment;
 use mneme_stub_model::{StubModel, Turn};
+use mneme_testsupport::claude_code;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -90,26 +90,16 @@ fn captured_releases() -> Vec<ClaudeVersion> {
     releases
 }
 
-/// `MNEME_CLAUDE_BINS`: release → binary.
-fn claude_bins() -> BTreeMap<String, PathBuf> {
-    std::env::var("MNEME_CLAUDE_BINS")
-        .unwrap_or_default()
-        .split(',')
-        .filter_map(|pair| pair.split_once('=').map(|(v, p)| (v.to_string(), PathBuf::from(p))))
-        .filter(|(_, p)| p.is_file())
-        .collect()
-}
-
 #[tokio::test]
 async fn every_captured_release_is_asked_and_surfaced_as_it_was() {
     let releases = captured_releases();
     assert!(releases.len() >= 6, "captures went missing: {releases:?}");
-    let bins = claude_bins();
-    let required = std::env::var("MNEME_REQUIRE_CLAUDE").as_deref() == Ok("1");
+    let bins = claude_code::listed();
+    let required = claude_code::required();
     let matrix = versions::matrix();
     let mut with_own_prompt = Vec::new();
     for release in releases {
-        let bin = bins.get(&release.to_string());
+        let bin = bins.get(&release);
         if bin.is_none() && required && matrix.contains(&release) {
             panic!("MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BINS has no Claude Code {release}; run scripts/claude-code.sh --matrix");
         }

@@ -185,6 +185,21 @@ impl RecordedRequest {
         })
     }
 
+    /// Every `tool_result` block of the conversation (Anthropic), in order, as (text, is_error).
+    pub fn tool_results(&self) -> Vec<(String, bool)> {
+        self.messages().iter().flat_map(tool_results_of).collect()
+    }
+
+    /// The tool results of the latest message that carries any: the answers to the calls of
+    /// the turn before (earlier ones a client may have trimmed or rewritten since).
+    pub fn latest_tool_results(&self) -> Vec<(String, bool)> {
+        self.messages().iter().rev().map(tool_results_of).find(|r| !r.is_empty()).unwrap_or_default()
+    }
+
+    fn messages(&self) -> &[Value] {
+        self.body.get("messages").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+
     /// The number of `tool_result` blocks (Anthropic) or `tool` messages (OpenAI) sent back.
     pub fn tool_result_count(&self) -> usize {
         let Some(messages) = self.body.get("messages").and_then(Value::as_array) else { return 0 };
@@ -200,6 +215,23 @@ impl RecordedRequest {
             })
             .sum()
     }
+}
+
+/// The `tool_result` blocks of one message; a block's content is a string or text blocks.
+fn tool_results_of(message: &Value) -> Vec<(String, bool)> {
+    let blocks = message.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        .map(|b| {
+            let text = match b.get("content") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Array(parts)) => parts.iter().filter_map(|t| t.get("text").and_then(Value::as_str)).collect(),
+                _ => String::new(),
+            };
+            (text, b.get("is_error").and_then(Value::as_bool).unwrap_or(false))
+        })
+        .collect()
 }
 
 type Matcher = Arc<dyn Fn(&RecordedRequest) -> bool + Send + Sync>;

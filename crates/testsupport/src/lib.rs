@@ -2,6 +2,7 @@
 //! [`Environment`] pointing at it, and small builders for repositories, CLAUDE.md trees and
 //! memory folders. Nothing here ever touches the real `~/.claude`.
 
+pub mod claude_code;
 pub mod copycheck;
 pub mod hostile;
 

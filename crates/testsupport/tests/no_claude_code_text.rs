@@ -8,23 +8,11 @@
 //! Needs `MNEME_CLAUDE_BIN` (see `scripts/claude-code.sh`); skipped without it unless
 //! `MNEME_REQUIRE_CLAUDE=1`.
 
+use mneme_testsupport::claude_code;
 use mneme_testsupport::copycheck::{shared_runs, Source};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
-
-fn claude_bin() -> Option<PathBuf> {
-    let required = std::env::var("MNEME_REQUIRE_CLAUDE").is_ok_and(|v| v == "1");
-    let found = std::env::var_os("MNEME_CLAUDE_BIN").map(PathBuf::from).filter(|p| p.is_file());
-    match found {
-        Some(p) => Some(p),
-        None if required => panic!("MNEME_REQUIRE_CLAUDE=1 but MNEME_CLAUDE_BIN does not name the Claude Code binary; run scripts/claude-code.sh"),
-        None => {
-            eprintln!("skipped: set MNEME_CLAUDE_BIN=\"$(scripts/claude-code.sh)\" to run this test against the real Claude Code");
-            None
-        }
-    }
-}
 
 /// One reviewed exception: a shared run is allowed when it lies in a file under `path` and
 /// contains `contains` (normalized: whitespace collapsed to single spaces).
@@ -39,7 +27,7 @@ const ALLOW_LIST: &str = "testdata/claude-code-interop.json";
 
 #[test]
 fn no_committed_file_shares_200_characters_with_claude_code() {
-    let Some(bin) = claude_bin() else { return };
+    let Some(bin) = claude_code::pinned() else { return };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let started = Instant::now();
 

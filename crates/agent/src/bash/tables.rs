@@ -137,18 +137,11 @@ pub(crate) fn tables(which: BashReadOnlyTables) -> &'static Tables {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mneme_core::versions::{Change, BASELINE, CHANGES};
 
     /// The releases with tables here are the releases the profiles name, and each set loads.
     #[test]
     fn every_release_named_has_its_tables() {
-        let named: Vec<String> = std::iter::once(BASELINE.bash_read_only)
-            .chain(CHANGES.iter().filter_map(|(_, c)| match c {
-                Change::BashReadOnly(t) => Some(*t),
-                _ => None,
-            }))
-            .map(|t| t.0.to_string())
-            .collect();
+        let named: Vec<String> = BashReadOnlyTables::all().iter().map(|t| t.0.to_string()).collect();
         let here: Vec<String> = TABLES.iter().map(|(v, _)| v.to_string()).collect();
         assert_eq!(named, here);
         for (v, _) in TABLES {
