@@ -4,14 +4,15 @@
 //!
 //! It is only as good as the file watcher behind it, so the rules are strict:
 //!
-//! - A view is kept with the folders whose change could alter it ([`DependsOn`], derived from
-//!   what `resolve` and the loader report), and only once the shell's watcher covers every one
-//!   of them ([`FolderWatch::cover`]) with watches that existed before the view was built (a
-//!   change made before a watch existed would never be reported). When the watches are new,
+//! - A view is kept with what it depends on ([`DependsOn`]: one entry of a folder, any entry
+//!   of it, or a whole tree; derived from what `resolve` and the loader report), and only once
+//!   the shell's watcher covers every folder of them ([`FolderWatch::cover`]) with watches that
+//!   existed before the view was built (a change made before a watch existed would never be
+//!   reported). When the watches are new,
 //!   the view is built a second time, now that they exist, and that one is kept.
-//! - Each batch of changed paths the watcher reports drops every view depending on a folder
-//!   that holds one of them ([`ContextCache::changed`]); a watcher overflow or error (an
-//!   empty batch) drops them all, and a stopped watcher turns the cache off for good.
+//! - Each batch of changed paths the watcher reports drops every view one of them concerns
+//!   ([`ContextCache::changed`]); a watcher overflow or error (an empty batch) drops them all,
+//!   and a stopped watcher turns the cache off for good.
 //! - A view built while any batch arrived is not kept: what it read may predate the change.
 //! - The key is the whole request with its date resolved, so a view is never served for
 //!   another day; settings files are dependencies, and the process environment is fixed for
@@ -20,35 +21,55 @@
 use crate::context::ContextRequest;
 use crate::{ApiError, ContextView, Mneme};
 use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// A folder a cached view depends on: a change to an entry directly in it (or anywhere
-/// below, when `recursive`) may change the view.
+/// A place a cached view depends on: one entry of a folder (a file the view read or looked
+/// for), any entry directly in the folder, or (when `recursive`) anything below it. Naming the
+/// entry keeps a view (and the page showing it) from reloading whenever anything else in a busy
+/// folder above the project changes, such as a shell's history file in the home folder.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DependsOn {
     pub dir: PathBuf,
     pub recursive: bool,
+    /// Only this entry of `dir` matters; `None`: any entry (or anything below, when recursive).
+    pub entry: Option<OsString>,
 }
 
 impl DependsOn {
     fn flat(dir: impl Into<PathBuf>) -> Self {
-        DependsOn { dir: dir.into(), recursive: false }
+        DependsOn { dir: dir.into(), recursive: false, entry: None }
     }
 
     fn tree(dir: impl Into<PathBuf>) -> Self {
-        DependsOn { dir: dir.into(), recursive: true }
+        DependsOn { dir: dir.into(), recursive: true, entry: None }
     }
 
-    /// Whether a change at `path` (a file or folder the watcher names) may concern this folder:
-    /// an entry of it (anywhere below, when recursive), the folder itself, or a folder above it
-    /// (removed or renamed, taking this one along).
-    pub fn concerns(&self, path: &Path) -> bool {
-        if self.recursive {
-            path.starts_with(&self.dir) || self.dir.starts_with(path)
-        } else {
-            path.parent() == Some(self.dir.as_path()) || self.dir.starts_with(path)
+    /// The one entry `path` names in its folder (the folder itself, for a path with no parent).
+    fn file(path: &Path) -> Self {
+        match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => DependsOn { dir: dir.to_path_buf(), recursive: false, entry: Some(name.to_owned()) },
+            _ => DependsOn::flat(path),
         }
+    }
+
+    /// Whether a change at `path` (a file or folder the watcher names) may concern this: the
+    /// entry (any entry; anything below, when recursive), the folder itself, or a folder above
+    /// it (removed or renamed, taking this one along). Entry names compare ignoring ASCII case,
+    /// as a case-insensitive file system may report another spelling of the same name.
+    pub fn concerns(&self, path: &Path) -> bool {
+        if self.dir.starts_with(path) {
+            return true;
+        }
+        if self.recursive {
+            return path.starts_with(&self.dir);
+        }
+        path.parent() == Some(self.dir.as_path())
+            && match &self.entry {
+                None => true,
+                Some(name) => path.file_name().is_some_and(|n| n.eq_ignore_ascii_case(name)),
+            }
     }
 }
 
@@ -98,6 +119,8 @@ pub struct CacheStats {
     pub misses: u64,
     /// Views kept now.
     pub entries: usize,
+    /// Batches of changes the watcher reported.
+    pub batches: u64,
 }
 
 impl ContextCache {
@@ -115,6 +138,7 @@ impl ContextCache {
     pub fn changed(&self, paths: &[PathBuf]) {
         let mut s = self.lock();
         s.changes += 1;
+        s.stats.batches += 1;
         if paths.is_empty() {
             s.entries.clear();
         } else {
@@ -189,30 +213,48 @@ impl Mneme {
     }
 }
 
-/// Each folder as the watcher can watch it: canonical (the kernel knows a folder by its inode,
-/// so a second name for it would rename the events of the first), and a folder that does not
-/// exist replaced by the nearest one above that does, watched flat — creating the missing one
-/// is a change there.
+/// Each dependency as the watcher can watch it: its folder canonical (the kernel knows a
+/// folder by its inode, so a second name for it would rename the events of the first), and one
+/// whose folder does not exist replaced by the nearest folder above that does, watching the
+/// one entry of it on the way down: creating the missing folder is a change there. Where a
+/// link lies on the way to a folder, each step of the way is watched by name as well, so
+/// pointing the link elsewhere is seen.
 fn existing(depends_on: BTreeSet<DependsOn>) -> Vec<DependsOn> {
     let mut out = BTreeSet::new();
-    for d in depends_on {
-        match std::fs::canonicalize(&d.dir) {
-            Ok(dir) if dir.is_dir() => {
-                out.insert(DependsOn { dir, recursive: d.recursive });
+    let mut todo: Vec<DependsOn> = depends_on.into_iter().collect();
+    let mut linked = std::collections::HashSet::new();
+    while let Some(d) = todo.pop() {
+        // The folder, or the nearest one above it that exists and the entry leading down.
+        let mut found = None;
+        let mut below: Option<&Path> = None;
+        for dir in d.dir.ancestors() {
+            if let Some(real) = std::fs::canonicalize(dir).ok().filter(|r| r.is_dir()) {
+                found = Some((dir.to_path_buf(), real));
+                break;
             }
-            _ => {
-                let Some(dir) = d.dir.ancestors().skip(1).find_map(|a| std::fs::canonicalize(a).ok().filter(|a| a.is_dir()))
-                else {
-                    continue;
-                };
-                out.insert(DependsOn::flat(dir));
-            }
+            below = Some(dir);
         }
+        let Some((given, real)) = found else { continue };
+        if real != given && linked.insert(given.clone()) {
+            todo.extend(given.ancestors().filter(|a| a.parent().is_some()).map(DependsOn::file));
+        }
+        out.insert(match below {
+            None => DependsOn { dir: real, ..d },
+            // A `..` on the way has no name to watch: any entry then.
+            Some(below) => DependsOn { dir: real, recursive: false, entry: below.file_name().map(OsString::from) },
+        });
     }
     out.into_iter().collect()
 }
 
-/// The folders a view built from these inputs depends on (see the module's list).
+/// The entries that matter in a folder Claude Code looks into for instructions (every folder
+/// from the filesystem root to the project, and `--add-dir` folders): the instruction files
+/// the loader reads there (`AGENTS.md` from 2.1.281), `.claude` (its CLAUDE.md, rules and
+/// settings, watched as a folder of its own) and `.git`, which makes a folder the project's
+/// repository root and so decides the memory folder and which settings apply.
+const INSTRUCTION_ENTRIES: [&str; 5] = ["CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude", ".git"];
+
+/// What a view built from these inputs depends on (see the module's list).
 pub(crate) fn dependencies(
     m: &Mneme,
     req: &ContextRequest,
@@ -220,23 +262,32 @@ pub(crate) fn dependencies(
     ctx: &mneme_claudemd::Context,
 ) -> BTreeSet<DependsOn> {
     let mut out = BTreeSet::new();
-    // A folder Claude Code looks into for instructions: its CLAUDE.md files, `.claude`
-    // (CLAUDE.md, settings) and `.claude/rules` with every sub-folder.
-    let project_folder = |out: &mut BTreeSet<DependsOn>, dir: &Path| {
-        out.insert(DependsOn::flat(dir));
+    let instruction_folder = |out: &mut BTreeSet<DependsOn>, dir: &Path| {
+        for name in INSTRUCTION_ENTRIES {
+            out.insert(DependsOn::file(&dir.join(name)));
+        }
         out.insert(DependsOn::flat(dir.join(".claude")));
         out.insert(DependsOn::tree(dir.join(".claude/rules")));
     };
+    // The folders on the way to the project, and each step of the way: renaming a folder, or
+    // pointing a link on the path elsewhere, moves the project.
     let asked = std::path::absolute(&req.cwd).unwrap_or_else(|_| req.cwd.clone());
-    for dir in asked.ancestors().chain(r.cwd.ancestors()) {
-        project_folder(&mut out, dir);
+    for path in [&asked, &r.cwd] {
+        for dir in path.ancestors() {
+            instruction_folder(&mut out, dir);
+            if dir.parent().is_some() {
+                out.insert(DependsOn::file(dir));
+            }
+        }
     }
     for dir in &r.options.additional_dirs {
-        project_folder(&mut out, dir);
+        instruction_folder(&mut out, dir);
     }
-    // The nested-candidate walk's folders and those of missing candidates.
+    // Each folder the nested-candidate walk listed: a new sub-folder (or file) anywhere there.
     for dir in &ctx.looked_in {
-        project_folder(&mut out, dir);
+        out.insert(DependsOn::flat(dir));
+        out.insert(DependsOn::flat(dir.join(".claude")));
+        out.insert(DependsOn::tree(dir.join(".claude/rules")));
     }
     for home in [m.env.config_home(), r.options.config_home.clone()] {
         out.insert(DependsOn::flat(&home));
@@ -246,30 +297,23 @@ pub(crate) fn dependencies(
         out.insert(DependsOn::tree(managed));
     }
     // `~/.claude.json`: trust and the external-includes approval.
-    if let Some(dir) = m.env.global_config_path().parent() {
-        out.insert(DependsOn::flat(dir));
-    }
+    out.insert(DependsOn::file(&m.env.global_config_path()));
     for file in r.settings.files() {
-        if let Some(dir) = file.path.parent() {
-            out.insert(DependsOn::flat(dir));
-        }
+        out.insert(DependsOn::file(&file.path));
     }
-    if let Some(dir) = req.settings_file.as_ref().map(|f| crate::context::absolute(&r.cwd, f)) {
-        if let Some(dir) = dir.parent() {
-            out.insert(DependsOn::flat(dir));
-        }
+    if let Some(file) = req.settings_file.as_ref().map(|f| crate::context::absolute(&r.cwd, f)) {
+        out.insert(DependsOn::file(&file));
     }
     out.insert(DependsOn::tree(&r.memdir));
+    // Every file the load read, skipped or looked for in vain.
     let listed = ctx.files.iter().map(|f| &f.path).chain(ctx.skipped.iter().map(|s| &s.path));
-    for path in listed.chain(ctx.conditional.iter().map(|c| &c.path)).chain(&ctx.nested_candidates) {
-        if let Some(dir) = path.parent() {
-            out.insert(DependsOn::flat(dir));
-        }
-        // A linked file changes where its target lives.
-        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-            if let Some(dir) = std::fs::canonicalize(path).ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
-                out.insert(DependsOn::flat(dir));
-            }
+    let listed = listed.chain(ctx.conditional.iter().map(|c| &c.path)).chain(&ctx.nested_candidates).chain(&ctx.missing);
+    for path in listed {
+        out.insert(DependsOn::file(path));
+        // A link changes where its target lives (a dangling one, where it will appear).
+        if let Ok(target) = std::fs::read_link(path) {
+            let target = path.parent().map_or(target.clone(), |dir| dir.join(&target));
+            out.insert(DependsOn::file(&std::fs::canonicalize(&target).unwrap_or(target)));
         }
     }
     // Which Claude Code is installed decides the release rendered for, unless the request
@@ -277,9 +321,7 @@ pub(crate) fn dependencies(
     // resolves to (an update replaces it).
     if req.claude_version.is_none() {
         for (path, _) in mneme_store::claude_install::candidates(&m.env) {
-            if let Some(dir) = path.parent() {
-                out.insert(DependsOn::flat(dir));
-            }
+            out.insert(DependsOn::file(&path));
             if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
                 if let Some(dir) = std::fs::canonicalize(&path).ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
                     out.insert(DependsOn::flat(dir));
@@ -327,7 +369,7 @@ mod tests {
         let a = m.context_cached(&req, &cache).unwrap();
         let b = m.context_cached(&req, &cache).unwrap();
         assert!(!Arc::ptr_eq(&a, &b));
-        assert_eq!(cache.stats(), CacheStats { hits: 0, misses: 2, entries: 0 });
+        assert_eq!(cache.stats(), CacheStats { hits: 0, misses: 2, entries: 0, batches: 0 });
     }
 
     #[test]
@@ -354,11 +396,46 @@ mod tests {
         let ctx = mneme_claudemd::load(&r.options);
         let deps = existing(dependencies(&m, &req, &r, &ctx));
         let flat = |d: &Path| deps.contains(&DependsOn::flat(d));
-        assert!(flat(&req.cwd) && flat(&home.root) && flat(Path::new("/")), "{deps:?}");
+        let named = |p: &Path| deps.contains(&DependsOn::file(p));
+        // Above the project: what the loader reads there and the way down, by name.
+        for dir in [req.cwd.as_path(), home.root.as_path(), Path::new("/")] {
+            for name in INSTRUCTION_ENTRIES {
+                assert!(named(&dir.join(name)), "{name} in {dir:?}: {deps:?}");
+            }
+        }
+        assert!(named(&req.cwd), "{deps:?}");
+        // The config home's entries, the managed folder's tree (or the folder above it).
         assert!(flat(&home.config_home()), "{deps:?}");
-        assert!(deps.contains(&DependsOn::tree(home.root.join("managed"))) || flat(&home.root), "{deps:?}");
+        assert!(deps.contains(&DependsOn::tree(home.root.join("managed"))) || named(&home.root.join("managed")), "{deps:?}");
+        // The home folder only by the entries that matter: `~/.zsh_history` changes nothing.
+        assert!(!flat(&home.root) && !flat(&home.home()), "{deps:?}");
+        for dir in [home.home(), home.root.clone()] {
+            assert!(!deps.iter().any(|d| d.concerns(&dir.join(".zsh_history"))), "{deps:?}");
+        }
+        assert!(named(&m.env.global_config_path()), "{deps:?}");
         // A missing folder is watched through the nearest one above that exists.
         assert!(!deps.iter().any(|d| !d.dir.is_dir()), "{deps:?}");
+    }
+
+    #[test]
+    fn a_missing_folder_is_watched_by_its_name_in_the_nearest_folder_that_exists() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let deps = existing([DependsOn::file(&root.join("a/b/CLAUDE.md")), DependsOn::tree(root.join("c/rules"))].into());
+        assert_eq!(deps, [DependsOn::file(&root.join("a")), DependsOn::file(&root.join("c"))]);
+    }
+
+    #[test]
+    fn a_link_on_the_way_is_watched_by_name_step_by_step() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("real/docs")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+        let deps = existing([DependsOn::file(&root.join("link/docs/x.md"))].into());
+        // The file in the real folder, and the link's own entry: re-pointing it is seen.
+        assert!(deps.contains(&DependsOn::file(&root.join("real/docs/x.md"))), "{deps:?}");
+        assert!(deps.contains(&DependsOn::file(&root.join("link"))), "{deps:?}");
+        assert!(deps.contains(&DependsOn::file(&root.join("real/docs"))), "{deps:?}");
     }
 
     #[test]
@@ -372,5 +449,18 @@ mod tests {
         let t = DependsOn::tree("/p/a/.claude/rules");
         assert!(t.concerns(Path::new("/p/a/.claude/rules/x/y.md")));
         assert!(!t.concerns(Path::new("/p/a/.claude/settings.json")));
+    }
+
+    #[test]
+    fn a_named_entry_concerns_that_entry_in_any_case_and_the_folders_above_only() {
+        let f = DependsOn::file(Path::new("/p/a/CLAUDE.md"));
+        assert_eq!(f, DependsOn { dir: "/p/a".into(), recursive: false, entry: Some("CLAUDE.md".into()) });
+        assert!(f.concerns(Path::new("/p/a/CLAUDE.md")));
+        assert!(f.concerns(Path::new("/p/a/claude.md")), "a case-insensitive file system's spelling");
+        assert!(f.concerns(Path::new("/p/a")) && f.concerns(Path::new("/p")));
+        assert!(!f.concerns(Path::new("/p/a/.zsh_history")));
+        assert!(!f.concerns(Path::new("/p/a/CLAUDE.md.swp")));
+        assert!(!f.concerns(Path::new("/p/a/sub/CLAUDE.md")));
+        assert_eq!(DependsOn::file(Path::new("/")), DependsOn::flat("/"));
     }
 }

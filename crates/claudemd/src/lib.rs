@@ -133,10 +133,12 @@ pub struct Context {
     /// folders below the cwd, which attach lazily when a file under them is read
     /// (best-effort listing: bounded walk, skips `.git`, `node_modules` and `target`).
     pub nested_candidates: Vec<PathBuf>,
-    /// Folders this load depended on beyond those of `files` and `skipped`: the folder of each
-    /// candidate that did not exist (a missing `@include` target, say) and each sub-folder the
-    /// nested-candidate walk listed. A file appearing there can change the result, so a cache
-    /// of it must watch these too. Not serialized: it describes the walk, not the context.
+    /// Candidates this load looked for and did not find (a missing `@include` target, a
+    /// folder's absent CLAUDE.md): one appearing can change the result, so a cache of it must
+    /// watch for them too. Not serialized: it describes the walk, not the context.
+    #[serde(skip)]
+    pub missing: Vec<PathBuf>,
+    /// Each folder the nested-candidate walk listed: a new sub-folder there can add candidates.
     #[serde(skip)]
     pub looked_in: Vec<PathBuf>,
 }

@@ -38,8 +38,8 @@ struct Walker {
     /// Paths read as regular files during this load: a later mention of one (1,500 rules
     /// including the same shared file) is reported as already loaded without another `stat`.
     read_files: HashSet<String>,
-    /// Folders of candidates that did not exist ([`Context::looked_in`]).
-    looked_in: Vec<PathBuf>,
+    /// Candidates that did not exist ([`Context::missing`]).
+    missing: Vec<PathBuf>,
     /// How many rules folders deep the walk is now (see [`MAX_RULES_DEPTH`]).
     rules_depth: usize,
 }
@@ -199,7 +199,7 @@ impl Walker {
             skipped: Vec::new(),
             conditional: Vec::new(),
             read_files: HashSet::new(),
-            looked_in: Vec::new(),
+            missing: Vec::new(),
             rules_depth: 0,
         }
     }
@@ -247,14 +247,14 @@ impl Walker {
             });
         } else {
             // Not listed while missing, but it would be once it appears.
-            self.missing(path);
+            self.note_missing(path);
         }
     }
 
-    /// Notes the folder of a candidate that does not exist ([`Context::looked_in`]).
-    fn missing(&mut self, path: &str) {
+    /// Notes a candidate that does not exist ([`Context::missing`]).
+    fn note_missing(&mut self, path: &str) {
         if self.record {
-            self.looked_in.push(PathBuf::from(paths::dirname(path)));
+            self.missing.push(PathBuf::from(path));
         }
     }
 
@@ -291,7 +291,7 @@ impl Walker {
         let (resolved, is_symlink, opened) = match paths::open_resolved(path) {
             paths::Probe::Missing => {
                 processed.insert(normalized);
-                self.missing(path);
+                self.note_missing(path);
                 return Vec::new();
             }
             paths::Probe::Resolved { real, is_symlink, opened } => (real, is_symlink, opened),
@@ -321,7 +321,7 @@ impl Walker {
                 r
             }
             Err(ReadError::Missing) => {
-                self.missing(path);
+                self.note_missing(path);
                 return Vec::new();
             }
             Err(ReadError::TooLarge(bytes)) => {
@@ -679,9 +679,9 @@ fn load_uncached(opts: &LoadOptions) -> Context {
         files.extend(index);
     }
 
-    let mut looked_in = w.looked_in;
+    let mut looked_in = Vec::new();
     let nested_candidates = nested_candidates(opts, &cwd, &files, &mut looked_in);
-    Context { files, skipped: w.skipped, conditional: w.conditional, nested_candidates, looked_in }
+    Context { files, skipped: w.skipped, conditional: w.conditional, nested_candidates, missing: w.missing, looked_in }
 }
 
 impl Walker {

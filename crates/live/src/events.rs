@@ -13,7 +13,9 @@
 //! folders it depends on (every folder above the project, their `.claude`, the settings
 //! files' folders, …; `mneme_api::ContextCache` has the rules), and each batch is handed to
 //! the cache before anyone hears of it, so a page reloading on the event never gets a view the
-//! batch made stale.
+//! batch made stale. Pages then hear only of the paths they may show: those in the folders the
+//! shell asked for and those a view depended on, not the rest of what the cache's flat watches
+//! see (every command a shell runs rewrites its history file in the home folder).
 
 use mneme_api::{ContextCache, DependsOn, Environment, FolderWatch};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
@@ -46,9 +48,28 @@ struct Watched {
     /// The folders the shell asked for, in order: what `watched` lists. The context cache's
     /// many flat watches (every folder above a project, …) are bookkeeping, not shown.
     shown: Vec<(PathBuf, RecursiveMode)>,
+    /// Everything the context cache's views ever depended on (kept after a view is dropped:
+    /// a page may still show it). With `shown`, what a change must touch to be sent on: the
+    /// cache's watches on folders above a project see every file there (a shell's history in
+    /// the home folder), and pages should not reload for those.
+    interests: BTreeSet<DependsOn>,
 }
 
 impl Watched {
+    fn new(watcher: RecommendedWatcher) -> Watched {
+        Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new(), shown: Vec::new(), interests: BTreeSet::new() }
+    }
+
+    /// Whether a change at `path` is one the pages may show: in a folder the shell asked for,
+    /// or something a context view depended on.
+    fn shows(&self, path: &Path) -> bool {
+        let asked = self.shown.iter().any(|(dir, mode)| {
+            let dep = DependsOn { dir: dir.clone(), recursive: *mode == RecursiveMode::Recursive, entry: None };
+            dep.concerns(path)
+        });
+        asked || self.interests.iter().any(|d| d.concerns(path))
+    }
+
     /// Watches `dir` now if it exists, else as soon as a change batch sees it appear.
     fn add(&mut self, dir: &Path, mode: RecursiveMode) {
         let listed = self.shown.iter().any(|(p, m)| {
@@ -102,7 +123,7 @@ impl Events {
             // The receiver only goes away when the server stops.
             let _ = raw_tx.send(res);
         })?;
-        let watched = Arc::new(Mutex::new(Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new(), shown: Vec::new() }));
+        let watched = Arc::new(Mutex::new(Watched::new(watcher)));
         {
             let mut w = lock(&watched);
             w.add(&env.projects_dir(), RecursiveMode::Recursive);
@@ -174,17 +195,20 @@ impl FolderWatch for Watches {
     fn cover(&self, folders: &[DependsOn]) -> Option<u64> {
         let mut w = lock(&self.0);
         let mut newest = 0;
-        for f in folders {
-            let mode = if f.recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
-            let n = match w.covering(&f.dir, mode) {
+        // Watches are per folder; many dependencies name entries of the same one.
+        let unique: BTreeSet<(&Path, bool)> = folders.iter().map(|f| (f.dir.as_path(), f.recursive)).collect();
+        for (dir, recursive) in unique {
+            let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
+            let n = match w.covering(dir, mode) {
                 Some(n) => n,
                 // Could not be watched (gone since, or out of inotify watches): the view that
                 // needs it is not kept.
-                None if !w.watch_now(&f.dir, mode) => return None,
+                None if !w.watch_now(dir, mode) => return None,
                 None => w.added,
             };
             newest = newest.max(n);
         }
+        w.interests.extend(folders.iter().cloned());
         Some(newest)
     }
 }
@@ -239,8 +263,15 @@ async fn debounce(
         let paths: Vec<PathBuf> = if overflow { Vec::new() } else { batch.into_iter().collect() };
         // The cache first, so a page reloading on this batch gets fresh views.
         cache.changed(&paths);
-        // No subscribers is fine: nobody has the page open.
-        let _ = tx.send(Arc::new(paths));
+        // Pages hear only of changes they may show (an empty batch: everything).
+        let shown: Vec<PathBuf> = {
+            let w = lock(&watched);
+            paths.iter().filter(|p| w.shows(p)).cloned().collect()
+        };
+        if overflow || !shown.is_empty() {
+            // No subscribers is fine: nobody has the page open.
+            let _ = tx.send(Arc::new(shown));
+        }
     }
 }
 
@@ -278,7 +309,7 @@ mod tests {
         let repo = home.git_repo("repo");
         home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
         let watcher = notify::recommended_watcher(|_| {}).unwrap();
-        let watched = Arc::new(Mutex::new(Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new(), shown: Vec::new() }));
+        let watched = Arc::new(Mutex::new(Watched::new(watcher)));
         let cache = Arc::new(ContextCache::new(Arc::new(Watches(watched.clone()))));
         let (raw, raw_rx) = mpsc::unbounded_channel();
         let (tx, batches) = broadcast::channel(16);
@@ -318,17 +349,48 @@ mod tests {
         assert_eq!(r.cache.stats().entries, 0);
     }
 
+    impl Rig {
+        /// Reports a change at `path` and waits until the cache has heard of it.
+        async fn change(&self, path: PathBuf) {
+            let before = self.cache.stats().batches;
+            self.raw.send(Ok(notify::Event::new(EventKind::Any).add_path(path))).unwrap();
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+            while self.cache.stats().batches == before {
+                assert!(tokio::time::Instant::now() < deadline, "the batch never reached the cache");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_change_elsewhere_keeps_the_view_and_one_it_depends_on_drops_it() {
         let mut r = rig();
         r.keep();
-        let unrelated = r.home.root.join("repo/src/lib.rs");
-        r.raw.send(Ok(notify::Event::new(EventKind::Any).add_path(unrelated))).unwrap();
-        r.batches.recv().await.unwrap();
+        // A file in the project no view reads, and a shell's history in the folder above it
+        // and in the home folder (both watched for the view's sake: CLAUDE.md, ~/.claude.json):
+        // the view stays, and no page hears of any.
+        r.change(r.repo.join("src/lib.rs")).await;
+        r.change(r.home.root.join(".zsh_history")).await;
+        r.change(r.home.home().join(".zsh_history")).await;
         assert_eq!(r.cache.stats().entries, 1, "a file no view depends on dropped it");
-        r.raw.send(Ok(notify::Event::new(EventKind::Any).add_path(r.repo.join("CLAUDE.md")))).unwrap();
-        r.batches.recv().await.unwrap();
+        let claude_md = r.repo.join("CLAUDE.md");
+        r.change(claude_md.clone()).await;
         assert_eq!(r.cache.stats().entries, 0);
+        // Batches go out in order: had either unrelated one been sent, it would come first.
+        assert_eq!(*r.batches.recv().await.unwrap(), vec![claude_md]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_page_still_hears_of_a_file_a_dropped_view_depended_on() {
+        let mut r = rig();
+        r.keep();
+        let claude_md = r.repo.join("CLAUDE.md");
+        r.change(claude_md.clone()).await;
+        assert_eq!(*r.batches.recv().await.unwrap(), vec![claude_md.clone()]);
+        // No view is kept now, but a page may still show the one it got: it hears again.
+        assert_eq!(r.cache.stats().entries, 0);
+        r.change(claude_md.clone()).await;
+        assert_eq!(*r.batches.recv().await.unwrap(), vec![claude_md]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

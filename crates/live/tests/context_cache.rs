@@ -168,12 +168,66 @@ async fn editing_an_included_file_outside_the_project_shows_on_the_next_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_include_target_appearing_shows_on_the_next_call() {
     let mut w = world();
-    // Claude Code skips a missing include without a word; the loader reports its folder in
-    // `looked_in`, which nothing else would have the watcher cover.
+    // Claude Code skips a missing include without a word; the loader reports the path in
+    // `missing`, which nothing else would have the watcher cover.
     let path = w.home.root.join("elsewhere/extra.md");
     assert!(!w.cached().block.contains("Extra from elsewhere."));
     let v = w.after(&path, rewrite("Extra from elsewhere.\n")).await;
     assert!(v.block.contains("Extra from elsewhere."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_include_folder_appearing_shows_on_the_next_call() {
+    let mut w = world();
+    // The include names a file in a folder that does not exist yet: the folder above is
+    // watched for that folder's name.
+    let user_md = w.home.config_home().join("CLAUDE.md");
+    let target = w.home.root.join("later/sub/extra.md");
+    write_file(&user_md, &format!("User rules.\n@{}\n", target.display()));
+    assert!(!w.cached().block.contains("Extra from later."));
+    let v = w.after(&target, rewrite("Extra from later.\n")).await;
+    assert!(v.block.contains("Extra from later."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pointing_a_linked_folder_of_an_include_elsewhere_shows_on_the_next_call() {
+    let mut w = world();
+    let (link, other) = (w.home.root.join("linked"), w.home.root.join("other"));
+    write_file(&other.join("notes.md"), "Other note.\n");
+    std::os::unix::fs::symlink(w.home.root.join("shared"), &link).unwrap();
+    write_file(&w.home.config_home().join("CLAUDE.md"), &format!("User rules.\n@{}\n", link.join("notes.md").display()));
+    assert!(w.cached().block.contains("Shared note one."));
+    let v = w
+        .after(&link, |l| {
+            std::fs::remove_file(l).unwrap();
+            std::os::unix::fs::symlink(&other, l).unwrap();
+        })
+        .await;
+    assert!(v.block.contains("Other note."), "{}", v.block);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_file_in_a_folder_above_the_project_keeps_the_view_and_no_page_hears_of_it() {
+    let mut w = world();
+    let kept = w.cached();
+    // A shell's history next to the project's folder and in the home folder: both folders are
+    // watched for the view's sake (a CLAUDE.md there, the config), not for these.
+    let cache = w.events.context_cache();
+    for history in [w.home.root.join(".zsh_history"), w.home.home().join(".bash_history")] {
+        let before = cache.stats().batches;
+        write_file(&history, "ls\n");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while cache.stats().batches == before {
+            assert!(Instant::now() < deadline, "the watcher never reported {}", history.display());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    assert!(Arc::ptr_eq(&kept, &w.view()), "a shell's history dropped the view");
+    // Batches go out in order: the first a page hears of is the CLAUDE.md edit.
+    let claude_md = w.repo.join("CLAUDE.md");
+    write_file(&claude_md, "Use spaces.\n");
+    let batch = tokio::time::timeout(Duration::from_secs(10), w.changes.recv()).await.expect("a batch").unwrap();
+    assert!(batch.contains(&claude_md) && !batch.iter().any(|p| p.ends_with(".zsh_history") || p.ends_with(".bash_history")), "{batch:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
