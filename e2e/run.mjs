@@ -1094,6 +1094,31 @@ async function main() {
       await page.getByTestId('memory-editor').getByRole('heading', { name: 'testing-policy' }).waitFor();
     });
 
+    await step('Graph: a project of a few files sits in the middle at a readable size, not in the corners', async () => {
+      const lone = path.join(fx.home, 'code', 'lone');
+      fs.mkdirSync(path.join(lone, '.claude', 'rules'), { recursive: true });
+      fs.writeFileSync(path.join(lone, 'CLAUDE.md'), '# Lone\n\n- One rule.\n');
+      fs.writeFileSync(path.join(lone, '.claude', 'rules', 'style.md'), '- Short names.\n');
+      await page.locator('#folder').fill(lone);
+      await page.locator('#folder').press('Enter');
+      await nav('Graph');
+      const want = await api(server, 'graph', { cwd: lone });
+      if (want.nodes.length < 2 || want.nodes.length >= 10) fail(`the small project has ${want.nodes.length} nodes, not 2 to 9`);
+      const caption = page.getByTestId('graph-caption');
+      await waitFor('the graph caption', async () => +(await caption.getAttribute('data-node-count')) === want.nodes.length);
+      await page.locator('[data-testid="graph-canvas"] canvas').first().waitFor();
+      await waitFor('the layout to settle', () => page.evaluate(() => window.__mnemeGraph?.settled()), 30_000);
+      const { pts, width, height } = await page.evaluate(() => window.__mnemeGraph.positions());
+      // Fitted to the whole canvas, a few nodes end on its edges with labels cut off.
+      for (let i = 0; i < pts.length; i += 2) {
+        const [x, y] = [pts[i] / width, pts[i + 1] / height];
+        if (x < 0.2 || x > 0.8 || y < 0.15 || y > 0.85) fail(`a node of the small graph sits at ${(x * 100).toFixed(0)}% × ${(y * 100).toFixed(0)}% of the canvas`);
+      }
+      await shot('graph-small');
+      await page.locator('#folder').fill(fx.repo);
+      await page.locator('#folder').press('Enter');
+    });
+
     await step('Settings: toggles write Claude Code user settings', async () => {
       await nav('Settings');
       const t = page.getByTestId('toggle-auto-dream');

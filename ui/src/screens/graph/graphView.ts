@@ -76,6 +76,10 @@ function fade(color: string, bg: string, amount: number): string {
   return `rgb(${mix.join(',')})`;
 }
 
+/** Graphs with fewer nodes than this are framed at a readable size instead of filling the canvas
+ *  (`GraphView.frameSmall`); the e2e layout check asks larger ones to use both axes. */
+const SMALL_GRAPH = 10;
+
 /** A stable pseudo-random number in [0, 1) from a string: seeds the first layout. */
 function hash01(s: string, salt: number): number {
   let h = 2166136261 ^ salt;
@@ -399,12 +403,15 @@ export class GraphView {
           return a;
         }, { attributes: ['x', 'y'] });
         if (done) {
+          this.frameSmall();
           this.lastLayoutMs = performance.now() - this.layoutStarted;
           this.onLayout(false);
         }
       };
     }
     this.run++;
+    // The layout moves every node: sigma fits them to the view again as they move.
+    this.sigma.setCustomBBox(null);
     this.layoutStarted = performance.now();
     this.lastIterations = iterations;
     this.onLayout(true);
@@ -416,6 +423,33 @@ export class GraphView {
       allLabels: this.allLabels,
     };
     this.worker.postMessage(req, [x.buffer, y.buffer, size.buffer, labelWidth.buffer, req.edges.buffer]);
+  }
+
+  /** A graph of a few nodes is not stretched over the whole canvas: sigma fits any graph's
+   *  extent to the view, which flings two lone files to opposite corners, a label cut off at
+   *  the edge. Below `SMALL_GRAPH` nodes the frame is widened until the closest two sit about
+   *  a label's width apart, in the middle of the canvas. */
+  private frameSmall() {
+    this.sigma.setCustomBBox(null);
+    this.sigma.refresh();
+    const ids = this.graph.nodes();
+    if (ids.length < 2 || ids.length >= SMALL_GRAPH) return;
+    const font = this.labelFont(this.sigma.getSettings());
+    const pts = ids.map((id) => this.sigma.graphToViewport(this.graph.getNodeAttributes(id)));
+    let closest = Infinity;
+    for (let i = 0; i < pts.length; i++) {
+      for (let j = i + 1; j < pts.length; j++) closest = Math.min(closest, Math.hypot(pts[i].x - pts[j].x, pts[i].y - pts[j].y));
+    }
+    const widest = Math.max(...ids.map((id) => this.labelWidth(this.graph.getNodeAttribute(id, 'label') ?? '', font)));
+    const target = Math.max(160, widest + 48);
+    if (!(closest > target && Number.isFinite(closest))) return;
+    // Sigma scales the frame's longer side to the view: widening both sides by k shrinks every
+    // on-screen distance by k, about the same centre.
+    const k = closest / target;
+    const { x: [x0, x1], y: [y0, y1] } = this.sigma.getBBox();
+    const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2, hx = ((x1 - x0) / 2) * k, hy = ((y1 - y0) / 2) * k;
+    this.sigma.setCustomBBox({ x: [cx - hx, cx + hx], y: [cy - hy, cy + hy] });
+    this.sigma.refresh();
   }
 
   focus(id: string) {
