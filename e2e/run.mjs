@@ -583,6 +583,33 @@ async function main() {
       await editor.getByRole('button', { name: 'Close' }).click();
     });
 
+    await step('What Claude sees: typing survives the file being rewritten in place (its row gone for a moment)', async () => {
+      const file = path.join(fx.repo, 'CLAUDE.md');
+      const before = fs.readFileSync(file, 'utf8');
+      const row = page.locator(`.file-row[data-path="${file}"]`);
+      await row.click();
+      const editor = page.getByRole('region', { name: `Edit ${file}` });
+      const ta = editor.getByRole('textbox', { name: 'File text' });
+      await ta.waitFor();
+      const mine = before + '- Typed before the file was rewritten.\n';
+      await ta.fill(mine);
+      // Emptied on disk (as a write in place does first): an empty CLAUDE.md is skipped, so its
+      // row, and the editor under it, leave the page.
+      fs.writeFileSync(file, '');
+      await row.waitFor({ state: 'detached' });
+      fs.writeFileSync(file, before + '- Written by someone else.\n');
+      await row.waitFor();
+      if ((await ta.inputValue()) !== mine) fail('the text typed before the row left the page was lost');
+      await editor.getByText('Unsaved changes').waitFor();
+      await editor.getByRole('button', { name: 'Save' }).click();
+      await editor.getByRole('alertdialog').waitFor();
+      await editor.getByRole('button', { name: 'Reload' }).click();
+      await waitFor('the editor to show the file on disk', async () => (await ta.inputValue()).includes('Written by someone else.'));
+      fs.writeFileSync(file, before);
+      await waitFor('the editor to show the file again', async () => (await ta.inputValue()) === before);
+      await editor.getByRole('button', { name: 'Close' }).click();
+    });
+
     await step('Projects lists the fixture project', async () => {
       await nav('Projects');
       await page.locator('table.projects').getByText('shop').first().waitFor();

@@ -244,7 +244,23 @@ fn existing(depends_on: BTreeSet<DependsOn>) -> Vec<DependsOn> {
             Some(below) => DependsOn { dir: real, recursive: false, entry: below.file_name().map(OsString::from) },
         });
     }
-    out.into_iter().collect()
+    without_covered(out)
+}
+
+/// Leaves out what another dependency already covers (an entry of a folder whose entries all
+/// count, anything inside a tree), so 2,000 rules under `.claude/rules` are one tree and
+/// every batch is checked against a handful of dependencies, not thousands. Whatever concerns a
+/// dropped one concerns the one covering it, a change to a folder above included.
+fn without_covered(deps: BTreeSet<DependsOn>) -> Vec<DependsOn> {
+    let trees: std::collections::HashSet<&Path> = deps.iter().filter(|d| d.recursive).map(|d| d.dir.as_path()).collect();
+    let flats: std::collections::HashSet<&Path> =
+        deps.iter().filter(|d| !d.recursive && d.entry.is_none()).map(|d| d.dir.as_path()).collect();
+    let covered = |d: &DependsOn| {
+        // A tree covers itself: only trees above it count.
+        let above = if d.recursive { d.dir.parent() } else { Some(d.dir.as_path()) };
+        above.is_some_and(|a| a.ancestors().any(|t| trees.contains(t))) || (d.entry.is_some() && flats.contains(d.dir.as_path()))
+    };
+    deps.iter().filter(|d| !covered(d)).cloned().collect()
 }
 
 /// The entries that matter in a folder Claude Code looks into for instructions (every folder
@@ -396,17 +412,18 @@ mod tests {
         let ctx = mneme_claudemd::load(&r.options);
         let deps = existing(dependencies(&m, &req, &r, &ctx));
         let flat = |d: &Path| deps.contains(&DependsOn::flat(d));
-        let named = |p: &Path| deps.contains(&DependsOn::file(p));
-        // Above the project: what the loader reads there and the way down, by name.
+        let named = |p: &Path| deps.iter().any(|d| d.concerns(p));
+        // Above the project: what the loader reads there and the way down, by name (in the
+        // project, whose every entry the nested walk counts, by the folder).
         for dir in [req.cwd.as_path(), home.root.as_path(), Path::new("/")] {
             for name in INSTRUCTION_ENTRIES {
                 assert!(named(&dir.join(name)), "{name} in {dir:?}: {deps:?}");
             }
         }
-        assert!(named(&req.cwd), "{deps:?}");
-        // The config home's entries, the managed folder's tree (or the folder above it).
+        assert!(flat(&req.cwd) && deps.contains(&DependsOn::file(&req.cwd)), "{deps:?}");
+        // The config home's entries, the managed folder (missing here: its name above it).
         assert!(flat(&home.config_home()), "{deps:?}");
-        assert!(deps.contains(&DependsOn::tree(home.root.join("managed"))) || named(&home.root.join("managed")), "{deps:?}");
+        assert!(named(&home.root.join("managed")), "{deps:?}");
         // The home folder only by the entries that matter: `~/.zsh_history` changes nothing.
         assert!(!flat(&home.root) && !flat(&home.home()), "{deps:?}");
         for dir in [home.home(), home.root.clone()] {
@@ -423,6 +440,27 @@ mod tests {
         let root = root.path().canonicalize().unwrap();
         let deps = existing([DependsOn::file(&root.join("a/b/CLAUDE.md")), DependsOn::tree(root.join("c/rules"))].into());
         assert_eq!(deps, [DependsOn::file(&root.join("a")), DependsOn::file(&root.join("c"))]);
+    }
+
+    #[test]
+    fn what_another_dependency_covers_is_left_out() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("p/.claude/rules/deep")).unwrap();
+        let rules = root.join("p/.claude/rules");
+        let deps = existing(
+            [
+                DependsOn::tree(&rules),
+                DependsOn::tree(rules.join("deep")),
+                DependsOn::file(&rules.join("a.md")),
+                DependsOn::flat(rules.join("deep")),
+                DependsOn::flat(root.join("p")),
+                DependsOn::file(&root.join("p/CLAUDE.md")),
+                DependsOn::file(&root.join("CLAUDE.md")),
+            ]
+            .into(),
+        );
+        assert_eq!(deps, [DependsOn::file(&root.join("CLAUDE.md")), DependsOn::flat(root.join("p")), DependsOn::tree(rules)]);
     }
 
     #[test]
