@@ -98,8 +98,14 @@ fn text(o: &Output) -> String {
 /// Two releases at least (the matrix), or `None` after saying why not.
 fn two_releases() -> Option<BTreeMap<ClaudeVersion, PathBuf>> {
     let bins = claude_code::listed();
-    let enough = if bins.len() >= 2 { Ok(bins) } else { Err(format!("MNEME_CLAUDE_BINS names {} Claude Code binaries, not two or more; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"", bins.len())) };
-    claude_code::or_skip(enough)
+    if bins.len() >= 2 {
+        return Some(bins);
+    }
+    let n = bins.len();
+    claude_code::skip(&format!(
+        "MNEME_CLAUDE_BINS names {n} Claude Code binaries, not two or more; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\""
+    ));
+    None
 }
 
 #[test]

@@ -51,19 +51,29 @@ pub fn all() -> Vec<(ClaudeVersion, PathBuf)> {
     out.into_iter().collect()
 }
 
-/// A binary for each of `releases`, or why not (with the command that fetches them).
-pub fn for_releases(releases: &[ClaudeVersion]) -> Result<BTreeMap<ClaudeVersion, PathBuf>, String> {
+/// Why the binaries a test needs are not there, with the command that fetches them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing(pub String);
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A binary for each of `releases`, or why not.
+pub fn for_releases(releases: &[ClaudeVersion]) -> Result<BTreeMap<ClaudeVersion, PathBuf>, Missing> {
     let bins = listed();
     match releases.iter().find(|v| !bins.contains_key(v)) {
-        Some(v) => Err(format!(
+        Some(v) => Err(Missing(format!(
             "no Claude Code {v} binary in MNEME_CLAUDE_BINS; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\""
-        )),
+        ))),
         None => Ok(bins),
     }
 }
 
 /// A binary for every release of the matrix (`versions::matrix`), or why not.
-pub fn matrix() -> Result<BTreeMap<ClaudeVersion, PathBuf>, String> {
+pub fn matrix() -> Result<BTreeMap<ClaudeVersion, PathBuf>, Missing> {
     for_releases(&versions::matrix())
 }
 
@@ -80,8 +90,8 @@ pub fn skip(why: &str) {
 }
 
 /// The binaries found, or `None` after [`skip`] said why not.
-pub fn or_skip<T>(found: Result<T, String>) -> Option<T> {
-    found.map_err(|why| skip(&why)).ok()
+pub fn or_skip<T>(found: Result<T, Missing>) -> Option<T> {
+    found.map_err(|why| skip(&why.0)).ok()
 }
 
 #[cfg(test)]
