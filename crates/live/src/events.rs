@@ -10,8 +10,8 @@
 //! list of paths; an empty list means "too much changed to name; reload everything".
 //!
 //! The watcher also keeps the api's [`ContextCache`]: building a view adds flat watches on the
-//! folders it depends on (every folder above the project, their `.claude`, the settings
-//! files' folders, …; `mneme_api::ContextCache` has the rules), and each batch is handed to
+//! folders its dependencies lie in (every folder above the project, their `.claude`, the
+//! settings files' folders, …; `mneme_api::ContextCache` has the rules), and each batch is handed to
 //! the cache before anyone hears of it, so a page reloading on the event never gets a view the
 //! batch made stale. Pages then hear only of the paths they may show: those in the folders the
 //! shell asked for and those a view depended on, not the rest of what the cache's flat watches
@@ -194,6 +194,8 @@ impl FolderWatch for Watches {
 
     fn cover(&self, folders: &[DependsOn]) -> Option<u64> {
         let mut w = lock(&self.0);
+        // Recorded even when a folder cannot be watched: the page still shows that view.
+        w.interests.extend(folders.iter().cloned());
         let mut newest = 0;
         // Watches are per folder; many dependencies name entries of the same one.
         let unique: BTreeSet<(&Path, bool)> = folders.iter().map(|f| (f.dir.as_path(), f.recursive)).collect();
@@ -208,7 +210,6 @@ impl FolderWatch for Watches {
             };
             newest = newest.max(n);
         }
-        w.interests.extend(folders.iter().cloned());
         Some(newest)
     }
 }
