@@ -223,12 +223,18 @@ fn existing(depends_on: BTreeSet<DependsOn>) -> Vec<DependsOn> {
     let mut out = BTreeSet::new();
     let mut todo: Vec<DependsOn> = depends_on.into_iter().collect();
     let mut linked = std::collections::HashSet::new();
+    // Many dependencies share a folder (five names in each folder above the project): each
+    // folder is resolved once.
+    let mut resolved: std::collections::HashMap<PathBuf, Option<PathBuf>> = std::collections::HashMap::new();
+    let mut real_dir = |dir: &Path| {
+        resolved.entry(dir.to_path_buf()).or_insert_with(|| std::fs::canonicalize(dir).ok().filter(|r| r.is_dir())).clone()
+    };
     while let Some(d) = todo.pop() {
         // The folder, or the nearest one above it that exists and the entry leading down.
         let mut found = None;
         let mut below: Option<&Path> = None;
         for dir in d.dir.ancestors() {
-            if let Some(real) = std::fs::canonicalize(dir).ok().filter(|r| r.is_dir()) {
+            if let Some(real) = real_dir(dir) {
                 found = Some((dir.to_path_buf(), real));
                 break;
             }
