@@ -20,8 +20,9 @@
 
 use crate::context::ContextRequest;
 use crate::{ApiError, ContextView, Mneme};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -70,6 +71,60 @@ impl DependsOn {
                 None => true,
                 Some(name) => path.file_name().is_some_and(|n| n.eq_ignore_ascii_case(name)),
             }
+    }
+}
+
+/// Many dependencies, asked about one changed path at a time: the answer of
+/// [`DependsOn::concerns`] for any of them, in time that grows with the path's depth rather than
+/// with their number. A shell keeps every view's dependencies for the life of the session (a
+/// page may still show a view the cache dropped), and a busy batch names hundreds of paths.
+#[derive(Debug, Default)]
+pub struct DependsOnIndex {
+    /// By folder: each dependency's `recursive` and `entry`.
+    by_dir: BTreeMap<PathBuf, BTreeSet<(bool, Option<OsString>)>>,
+}
+
+impl DependsOnIndex {
+    pub fn insert(&mut self, d: DependsOn) {
+        self.by_dir.entry(d.dir).or_default().insert((d.recursive, d.entry));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_dir.is_empty()
+    }
+
+    /// Whether a change at `path` concerns any dependency kept.
+    pub fn concerns(&self, path: &Path) -> bool {
+        // The path itself or a folder above a dependency: paths sort component by component,
+        // so those starting with `path` follow it without a gap and the first one tells.
+        if self.by_dir.range::<Path, _>((Bound::Included(path), Bound::Unbounded)).next().is_some_and(|(dir, _)| dir.starts_with(path)) {
+            return true;
+        }
+        let name = path.file_name();
+        let mut above = path.ancestors().skip(1);
+        // Its own folder: a dependency on any entry, on this entry, or on the whole tree.
+        if let Some(parent) = above.next() {
+            let in_parent = self.by_dir.get(parent).is_some_and(|deps| {
+                deps.iter().any(|(recursive, entry)| match entry {
+                    _ if *recursive => true,
+                    None => true,
+                    Some(e) => name.is_some_and(|n| n.eq_ignore_ascii_case(e)),
+                })
+            });
+            if in_parent {
+                return true;
+            }
+        }
+        // Further up: only a tree reaches down.
+        above.any(|dir| self.by_dir.get(dir).is_some_and(|deps| deps.iter().any(|(recursive, _)| *recursive)))
+    }
+}
+
+impl Extend<DependsOn> for DependsOnIndex {
+    fn extend<I: IntoIterator<Item = DependsOn>>(&mut self, iter: I) {
+        for d in iter {
+            self.insert(d);
+        }
     }
 }
 
@@ -383,6 +438,45 @@ mod tests {
         let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_764_400_000)));
         let req = ContextRequest { cwd: repo, ..Default::default() };
         (home, mneme, ContextCache::new(Arc::new(Fake { can_watch })), req)
+    }
+
+    #[test]
+    fn the_index_answers_as_asking_every_dependency_would() {
+        // Every dependency shape over a small tree, and every path near it: the index must
+        // agree with `concerns` asked of each dependency in turn, for many random sets.
+        let dirs = ["/", "/a", "/a/b", "/a/b/c", "/a/bc", "/x", "/x/y"];
+        let entries = [None, Some("b"), Some("B"), Some("c"), Some("y")];
+        let mut shapes = Vec::new();
+        for dir in dirs {
+            for recursive in [false, true] {
+                for entry in entries {
+                    shapes.push(DependsOn { dir: dir.into(), recursive, entry: entry.map(OsString::from) });
+                }
+            }
+        }
+        let paths: Vec<PathBuf> = ["/", "/a", "/a/b", "/a/B", "/a/b/c", "/a/b/c/d", "/a/bc", "/a/bcd", "/x", "/x/y", "/x/Y/z", "/z", "/a/b/cc"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        let mut seed: u64 = 20261205;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let mut disagreements = Vec::new();
+        for _ in 0..2_000 {
+            let picked: Vec<DependsOn> = (0..1 + next() % 4).map(|_| shapes[next() % shapes.len()].clone()).collect();
+            let mut index = DependsOnIndex::default();
+            index.extend(picked.iter().cloned());
+            for path in &paths {
+                let linear = picked.iter().any(|d| d.concerns(path));
+                if index.concerns(path) != linear {
+                    disagreements.push((picked.clone(), path.clone(), linear));
+                }
+            }
+        }
+        assert!(disagreements.is_empty(), "{} disagreements, first: {:?}", disagreements.len(), disagreements.first());
+        assert!(DependsOnIndex::default().is_empty() && !DependsOnIndex::default().concerns(Path::new("/a")));
     }
 
     #[test]

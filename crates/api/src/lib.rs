@@ -44,7 +44,7 @@ pub use mneme_core::versions::ClaudeVersion;
 pub use mneme_store::claude_install::installed_profile;
 /// For one-shot processes only (the CLI): files the loader reads are left for the exit to close.
 pub use mneme_claudemd::keep_files_open_until_exit;
-pub use context_cache::{CacheStats, ContextCache, DependsOn, FolderWatch};
+pub use context_cache::{CacheStats, ContextCache, DependsOn, DependsOnIndex, FolderWatch};
 pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
 pub use error::{ApiError, ErrorCode};
 pub use diff::{line_diff, DiffLine, DiffOp, LineDiff};

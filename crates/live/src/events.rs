@@ -17,7 +17,7 @@
 //! shell asked for and those a view depended on, not the rest of what the cache's flat watches
 //! see (every command a shell runs rewrites its history file in the home folder).
 
-use mneme_api::{ContextCache, DependsOn, Environment, FolderWatch};
+use mneme_api::{ContextCache, DependsOn, DependsOnIndex, Environment, FolderWatch};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -52,12 +52,12 @@ struct Watched {
     /// a page may still show it). With `shown`, what a change must touch to be sent on: the
     /// cache's watches on folders above a project see every file there (a shell's history in
     /// the home folder), and pages should not reload for those.
-    interests: BTreeSet<DependsOn>,
+    interests: DependsOnIndex,
 }
 
 impl Watched {
     fn new(watcher: RecommendedWatcher) -> Watched {
-        Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new(), shown: Vec::new(), interests: BTreeSet::new() }
+        Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new(), shown: Vec::new(), interests: DependsOnIndex::default() }
     }
 
     /// Whether a change at `path` is one the pages may show: in a folder the shell asked for,
@@ -67,7 +67,7 @@ impl Watched {
             let dep = DependsOn { dir: dir.clone(), recursive: *mode == RecursiveMode::Recursive, entry: None };
             dep.concerns(path)
         });
-        asked || self.interests.iter().any(|d| d.concerns(path))
+        asked || self.interests.concerns(path)
     }
 
     /// Watches `dir` now if it exists, else as soon as a change batch sees it appear.
