@@ -106,15 +106,19 @@ impl Mneme {
     /// The agents Claude Code would offer from `req.cwd`, with their memory folders.
     pub fn agents(&self, req: &ContextRequest) -> Result<AgentsView, ApiError> {
         let r = self.resolve(req)?;
-        let (defs, problems) = agents::discover(&self.env, &r.settings, &r.cwd);
+        let (defs, mut problems) = agents::discover(&self.env, &r.settings, &r.cwd);
         let agents: Vec<AgentInfo> = defs
             .into_iter()
             .map(|d| {
-                let memory_dir = d.memory.map(|s| self.agent_dir(&r.cwd, s, &d.agent_type));
+                let unsafe_name = d.memory.and(paths::agent_type_problem(&d.agent_type));
+                if let Some(reason) = &unsafe_name {
+                    problems.push(AgentProblem { file: d.file.clone(), reason: format!("Mneme does not open this agent's memory: {reason}.") });
+                }
+                let memory_dir = d.memory.filter(|_| unsafe_name.is_none()).map(|s| self.agent_dir(&r.cwd, s, &d.agent_type));
                 let exists = memory_dir.as_deref().is_some_and(Path::is_dir);
                 AgentInfo {
                     memories: memory_dir.as_deref().filter(|_| exists).map(count_memories).unwrap_or(0),
-                    checked_in: d.memory == Some(AgentScope::Project),
+                    checked_in: d.memory == Some(AgentScope::Project) && memory_dir.is_some(),
                     agent_type: d.agent_type,
                     source: d.source,
                     file: d.file,
@@ -180,6 +184,10 @@ impl Mneme {
             }
         };
         let agent_type = def.as_ref().map(|d| d.agent_type.clone()).unwrap_or_else(|| target.name.clone());
+        if let Some(reason) = paths::agent_type_problem(&agent_type) {
+            let file = def.as_ref().map(|d| format!(" ({})", d.file.display())).unwrap_or_default();
+            return Err(ApiError::invalid(format!("Cannot open that agent memory folder{file}: {reason}.")));
+        }
         Ok(AgentMemory { dir: self.agent_dir(cwd, scope, &agent_type), agent_type, scope })
     }
 }
@@ -246,5 +254,30 @@ mod tests {
         assert!(planner_dir.join(".consolidate-lock").is_file(), "the dream's lock is in the agent's folder");
         let e = m.memories(&at_agent("nobody", None), &Default::default()).unwrap_err();
         assert!(e.message.contains("planner, reviewer"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_agent_named_like_a_path_gets_no_memory_folder() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        let repo = t.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        let env = mneme_store::Environment::with_home(&home);
+        // A cloned repository chooses the name; `memory: user` would resolve to ~/.ssh.
+        write(&repo.join(".claude/agents/evil.md"), "---\nname: ../../.ssh\ndescription: e\nmemory: user\n---\nHi.");
+        let m = Mneme::new(env, Arc::new(mneme_core::SystemClock));
+        let req = ContextRequest { cwd: repo.clone(), ..ContextRequest::default() };
+        let view = m.agents(&req).unwrap();
+        let evil = view.agents.iter().find(|a| a.agent_type == "../../.ssh").unwrap();
+        assert_eq!(evil.memory_dir, None);
+        assert!(view.problems.iter().any(|p| p.reason.contains("outside agent-memory")), "{:?}", view.problems);
+        for scope in [None, Some(AgentScope::User), Some(AgentScope::Project)] {
+            let at = ContextRequest { agent: Some(AgentTarget { name: "../../.ssh".into(), scope }), ..req.clone() };
+            let new = crate::NewMemoryRequest { name: "n".into(), description: "d".into(), kind: "user".into(), body: "x".into(), file_name: None };
+            let e = m.create_memory(&at, &new).unwrap_err();
+            assert!(e.message.contains("rename the agent"), "{}", e.message);
+        }
+        assert_eq!(std::fs::read_dir(home.join(".ssh")).unwrap().count(), 0, "nothing written into ~/.ssh");
     }
 }

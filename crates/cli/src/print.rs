@@ -249,6 +249,7 @@ pub fn agents(v: &mneme_api::AgentsView) {
                 let git = if a.checked_in { ", checked in to git" } else { "" };
                 println!("  memory: {}{git} — {state} — {}", scope.as_str(), dir.display());
             }
+            (Some(scope), None) => println!("  memory: {} — not opened: the agent's name is not a folder name (below)", scope.as_str()),
             _ => match &a.invalid_memory {
                 Some(bad) => println!("  memory: none (`memory: {bad}` is not user, project or local, so Claude Code ignores it)"),
                 None => println!("  memory: none"),
@@ -263,7 +264,9 @@ pub fn agents(v: &mneme_api::AgentsView) {
         }
     }
     for p in &v.problems {
-        println!("\nSkipped {}: {}", p.file.display(), p.reason);
+        // Claude Code's skipped files, and agents whose memory Mneme will not open.
+        let what = if p.reason.starts_with("Mneme does not open") { "Problem with" } else { "Skipped" };
+        println!("\n{what} {}: {}", p.file.display(), p.reason);
     }
     if !v.auto_memory_enabled && v.agents.iter().any(|a| a.scope.is_some()) {
         println!("\nAuto memory is off here, so Claude Code gives no agent its memory: {}", v.auto_memory_reason);

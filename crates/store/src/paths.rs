@@ -456,6 +456,23 @@ impl AgentScope {
     }
 }
 
+/// Why an agent type cannot name a memory folder of its own, if it cannot: a definition's
+/// `name:` is the repository's to choose, and one with a path separator or a `..` would put the
+/// folder anywhere (`../../.ssh`). Mneme neither lists nor opens such a folder.
+pub fn agent_type_problem(agent_type: &str) -> Option<String> {
+    let name = agent_type.replace(':', "-");
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains(['/', '\\', '\0'])
+        || name.chars().any(char::is_control);
+    bad.then(|| {
+        format!(
+            "the agent name {agent_type:?} is not a folder name (it is empty, `.` or `..`, or holds a slash, a backslash or a control character), so its memory folder would lie outside agent-memory; rename the agent in its definition"
+        )
+    })
+}
+
 /// `getAgentMemoryDir`: an agent's memory folder (no trailing separator). Only colons in the
 /// agent type are replaced (`plugin:agent` → `plugin-agent`). Local scope moves to
 /// `<remote dir>/projects/<sanitized root>/agent-memory-local/<agent>` when
@@ -975,6 +992,16 @@ mod tests {
         // A short path never prefix-matches.
         fs::create_dir_all(projects.join("-work-short-other")).unwrap();
         assert_eq!(find_project_dirs(&e, short).len(), 1);
+    }
+
+    #[test]
+    fn agent_types_that_would_leave_the_agent_memory_folder() {
+        for bad in ["", ".", "..", "../../.ssh", "a/b", "a\\b", "x\0y", "line\nbreak", "/abs"] {
+            assert!(agent_type_problem(bad).is_some(), "{bad:?} must be refused");
+        }
+        for good in ["reviewer", "plugin:agent", "my plugin:x", "a..b", ".hidden", "…", "ревьюер"] {
+            assert_eq!(agent_type_problem(good), None, "{good:?} is a plain folder name");
+        }
     }
 
     #[test]

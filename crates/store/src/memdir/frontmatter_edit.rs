@@ -154,6 +154,11 @@ pub fn new_memory_content(name: &str, description: &str, memory_type: Option<Mem
 /// Applies `ch` to `content` with minimal textual edits, verified by re-parsing. A file that
 /// has no type yet gains one in `form`; a typed file keeps its own generation.
 pub(crate) fn apply(content: &str, ch: &Changes<'_>, form: Generation) -> Result<String, Refusal> {
+    // Claude Code's memory scan reads the block after a byte-order mark (an editor on Windows
+    // writes one), so the edit goes after it too, and the mark stays.
+    if let Some(rest) = content.strip_prefix('\u{feff}') {
+        return apply(rest, ch, form).map(|new| format!("\u{feff}{new}"));
+    }
     let before = frontmatter::parse(content);
     if let Some(e) = before.frontmatter.as_ref().and_then(|f| f.error.as_ref()) {
         return Err(Refusal::Malformed(e.to_string()));
@@ -666,6 +671,18 @@ mod tests {
         check_edit("---\nname: a\n---\nold", Changes { body: Some("new\n\n"), ..Changes::default() }, Ok("---\nname: a\n---\nnew\n"));
         check_edit("---\nname: a\n---", Changes { body: Some("new"), ..Changes::default() }, Ok("---\nname: a\n---\n\nnew\n"));
         check_edit("plain", Changes { body: Some("new"), ..Changes::default() }, Ok("new\n"));
+    }
+
+    #[test]
+    fn a_byte_order_mark_stays_and_the_block_after_it_is_edited() {
+        let with_bom = "\u{feff}---\nname: deploy-rules\ndescription: how we deploy\ntype: project\n---\nOld body\n";
+        check_edit(
+            with_bom,
+            Changes { body: Some("New body"), ..Changes::default() },
+            Ok("\u{feff}---\nname: deploy-rules\ndescription: how we deploy\ntype: project\n---\nNew body\n"),
+        );
+        check_edit(with_bom, desc("to prod"), Ok("\u{feff}---\nname: deploy-rules\ndescription: to prod\ntype: project\n---\nOld body\n"));
+        check_edit("\u{feff}plain\n", desc("d"), Ok("\u{feff}---\ndescription: d\n---\n\nplain\n"));
     }
 
     #[test]

@@ -110,7 +110,7 @@ impl Memdir {
     fn current_fields(&self, rel: &str) -> Option<(String, Option<String>)> {
         let (bytes, _) = read_bytes(&self.abs(rel)).ok()??;
         let text = String::from_utf8(bytes).ok()?;
-        let fm = mneme_core::frontmatter::parse(&text).frontmatter;
+        let fm = mneme_core::frontmatter::parse(text.strip_prefix('\u{feff}').unwrap_or(&text)).frontmatter;
         let name = fm.as_ref().and_then(|f| f.name()).unwrap_or_else(|| stem_of(rel).to_string());
         Some((name, fm.as_ref().and_then(|f| f.description())))
     }

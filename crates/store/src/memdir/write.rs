@@ -384,7 +384,8 @@ impl Memdir {
             return Err(MemdirError::ChangedOnDisk { path: rel.into() });
         }
         let text = String::from_utf8(bytes).map_err(|_| MemdirError::NotUtf8 { path: rel.into() })?;
-        let old = mneme_core::frontmatter::parse(&text);
+        // As the scan reads it: after a byte-order mark.
+        let old = mneme_core::frontmatter::parse(text.strip_prefix('\u{feff}').unwrap_or(&text));
         let old_name = old.frontmatter.as_ref().and_then(|f| f.name()).unwrap_or_else(|| stem_of(rel).to_string());
         let old_desc = old.frontmatter.as_ref().and_then(|f| f.description());
         let changes = Changes {
