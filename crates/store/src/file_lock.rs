@@ -26,6 +26,15 @@ impl FileLock {
         }
     }
 
+    /// Waits until the folder itself is free, locking the folder (no file is created in it:
+    /// a memory folder is Claude Code's, and a lock file there would be one more entry in it).
+    /// A thread must not take the same folder twice: the second waits for the first forever.
+    pub fn take_folder(dir: &Path) -> io::Result<FileLock> {
+        let folder = File::open(dir)?;
+        rustix::fs::flock(&folder, rustix::fs::FlockOperation::LockExclusive)?;
+        Ok(FileLock(folder))
+    }
+
     /// The locked file, for a body such as the holder's PID.
     pub fn file(&mut self) -> &mut File {
         &mut self.0

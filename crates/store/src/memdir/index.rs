@@ -457,6 +457,12 @@ impl Memdir {
         let rel = scope.index_rel_path();
         let real_root = self.ensure_root()?;
         let abs = self.index_abs(&real_root, rel)?;
+        // Held from the read to the rename, so two Mneme writers each add their line to what
+        // the other wrote instead of one replacing the other's index. A folder not made yet
+        // (`team/`) is not made just to lock it: there the index is new, and creating a new
+        // file fails when someone else created it first.
+        let folder = abs.parent().filter(|p| !p.is_dir());
+        let _writing = if folder.is_none() { Some(self.lock_folder_of(&abs)?) } else { None };
         let (content, revision) = match super::scan::read_bytes(&abs)? {
             None => (String::new(), Revision::ABSENT),
             Some((bytes, meta)) => {
@@ -471,10 +477,10 @@ impl Memdir {
         if rendered == content {
             return Ok((out, None));
         }
-        if let Some(parent) = abs.parent() {
+        if let Some(parent) = folder {
             std::fs::create_dir_all(parent).map_err(super::error::io_err("create the folder", parent))?;
         }
-        let new_rev = self.write_replace(&abs, rel, rendered.as_bytes(), &revision)?;
+        let new_rev = self.write_replace_locked(&abs, rel, rendered.as_bytes(), &revision)?;
         Ok((out, Some(new_rev)))
     }
 }

@@ -222,6 +222,27 @@ impl Memdir {
         bytes: &[u8],
         expected: &Revision,
     ) -> Result<Revision, MemdirError> {
+        let _writing = self.lock_folder_of(abs)?;
+        self.write_replace_locked(abs, display, bytes, expected)
+    }
+
+    /// Mneme's processes and threads write a memory folder one at a time: between the check
+    /// that a file is as expected and the rename that replaces it, another writer could
+    /// replace it too, and one of the two changes would be lost with both reported saved.
+    /// Claude Code takes no lock; the revision checks are what catch its writes.
+    pub(crate) fn lock_folder_of(&self, abs: &Path) -> Result<crate::file_lock::FileLock, MemdirError> {
+        let dir = abs.parent().unwrap_or(&self.root);
+        crate::file_lock::FileLock::take_folder(dir).map_err(io_err("lock the folder", dir))
+    }
+
+    /// [`Memdir::write_replace`] for a caller that holds the folder's lock.
+    pub(crate) fn write_replace_locked(
+        &self,
+        abs: &Path,
+        display: &str,
+        bytes: &[u8],
+        expected: &Revision,
+    ) -> Result<Revision, MemdirError> {
         let changed = || MemdirError::ChangedOnDisk { path: display.to_string() };
         if !expected.exists() {
             return match self.write_new(abs, display, bytes) {
@@ -561,6 +582,36 @@ mod tests {
         let f = &m.scan().unwrap().files[0];
         assert_eq!(f.memory_type, Some(MemoryType::Feedback));
         assert_eq!(f.generation, mneme_core::frontmatter::Generation::Metadata);
+    }
+
+    #[test]
+    fn writers_at_the_same_time_each_keep_their_index_line() {
+        // Each thread its own Memdir, as separate processes (the CLI, the daemon, `mneme
+        // serve`) are: without the folder lock one rename replaced the other's index and both
+        // creates reported success.
+        let t = TestDir::new();
+        t.memdir().create(&new_memory("Seed", "s")).unwrap();
+        let root = t.mem();
+        let trash = t.path().join("trash");
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let (root, trash) = (root.clone(), trash.clone());
+                std::thread::spawn(move || {
+                    let m = Memdir::new(root, trash, clock());
+                    for j in 0..10 {
+                        m.create(&new_memory(&format!("T{i} N{j}"), "d")).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for th in threads {
+            th.join().unwrap();
+        }
+        let index = t.read("MEMORY.md");
+        let missing: Vec<String> =
+            (0..8).flat_map(|i| (0..10).map(move |j| format!("(t{i}-n{j}.md)"))).filter(|l| !index.contains(l.as_str())).collect();
+        assert!(missing.is_empty(), "index lines lost: {missing:?}\n{index}");
+        assert_eq!(index.lines().count(), 81);
     }
 
     #[test]
