@@ -127,7 +127,7 @@ pub enum InboxError {
     NotFound(String),
     #[error("inbox item {id} was already {status}; nothing was done")]
     NotPending { id: String, status: &'static str },
-    #[error("{} changed since this item was staged (Claude Code may have written it). Nothing was written; discard the item, or run the extraction again.", path.display())]
+    #[error("{} changed since this item was staged (Claude Code may have written it). Nothing was written. Look at the file as it is now, then give the text you want with `mneme inbox edit` (or Edit in the Inbox), which keeps it in place of the current file, or discard the item.", path.display())]
     Changed { path: PathBuf },
     #[error("{0}")]
     Apply(ApplyError),
@@ -302,11 +302,33 @@ impl Inbox {
         Ok(item)
     }
 
-    /// Applies the item's changeset as a whole and marks it kept.
+    /// Applies the item's changeset as a whole and marks it kept. An index Claude Code changed
+    /// since the item was staged (it adds a line whenever it saves a memory) is not a reason
+    /// to refuse: the item's own line changes are made to the index as it is now. A memory
+    /// file that changed is: its new text is Claude Code's, and only the user may replace it.
     pub fn keep(&self, id: &str) -> Result<InboxItem, InboxError> {
         let mut item = self.pending(id)?;
         let trash = data::trash_dir(&self.data_dir, &item.memory_dir);
-        apply_changeset(&item.changeset, &trash, self.clock.clone()).map_err(from_apply)?;
+        let mut changeset = item.changeset.clone();
+        for change in changeset.changes.iter_mut().filter(|c| is_index(&rel_of(&item.changeset.root, &c.path))) {
+            let Some(after) = change.after.as_deref() else { continue };
+            let current = match std::fs::read(&change.path) {
+                Ok(bytes) => match String::from_utf8(bytes) {
+                    Ok(text) => Some(text),
+                    // Not text: leave it to the apply's check, which refuses.
+                    Err(_) => continue,
+                },
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(_) => continue,
+            };
+            if current != change.before {
+                let rebased = rebase_index(change.before.as_deref().unwrap_or(""), after, current.as_deref().unwrap_or(""));
+                change.after = Some(rebased);
+                change.before = current;
+            }
+        }
+        apply_changeset(&changeset, &trash, self.clock.clone()).map_err(from_apply)?;
+        item.changeset = changeset;
         item.status = ItemStatus::Kept { at_ms: self.now_ms() };
         self.save(&item)?;
         Ok(item)
@@ -334,6 +356,18 @@ impl Inbox {
         };
         let rel = rel_of(&root, &item.changeset.changes[pos].path);
         item.changeset.changes[pos].after = Some(content.clone());
+        // The user has said what this file should hold, so it replaces the file as it is now,
+        // even when Claude Code changed it since the item was staged (keeping is refused for
+        // such a file until then). A file that is not text stays guarded.
+        match std::fs::read(&item.changeset.changes[pos].path) {
+            Ok(bytes) => {
+                if let Ok(text) = String::from_utf8(bytes) {
+                    item.changeset.changes[pos].before = Some(text);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => item.changeset.changes[pos].before = None,
+            Err(_) => {}
+        }
         if !is_index(&rel) {
             let fm = mneme_core::frontmatter::parse(&content).frontmatter;
             let description = fm.as_ref().and_then(|f| f.description());
@@ -415,6 +449,34 @@ impl Inbox {
         self.save(&item)?;
         Ok(item)
     }
+}
+
+/// The index an item proposed (`after`, made from `before`), redone on the index as it is now:
+/// the lines the item removed are removed where they still are, and the lines it added are
+/// added after the last one, unless the index already holds them. Lines anyone else added or
+/// removed since stay as they are.
+fn rebase_index(before: &str, after: &str, current: &str) -> String {
+    let (before, after) = (IndexDoc::parse(before), IndexDoc::parse(after));
+    let mut doc = IndexDoc::parse(current);
+    let count = |doc: &IndexDoc, text: &str| doc.lines.iter().filter(|l| l.text == text).count();
+    let mut removed: Vec<&str> = Vec::new();
+    for l in &before.lines {
+        let text = l.text.as_str();
+        if !removed.contains(&text) && count(&after, text) < count(&before, text) {
+            removed.push(text);
+        }
+    }
+    for text in removed {
+        let extra = count(&before, text) - count(&after, text);
+        let at: Vec<usize> = doc.lines.iter().enumerate().filter(|(_, l)| l.text == text).map(|(i, _)| i).take(extra).collect();
+        doc.remove(&at);
+    }
+    for l in &after.lines {
+        if count(&before, &l.text) < count(&after, &l.text) && count(&doc, &l.text) < count(&after, &l.text) && !l.text.trim().is_empty() {
+            doc.append(l.text.clone());
+        }
+    }
+    doc.render()
 }
 
 /// A memory's body without its frontmatter.

@@ -208,7 +208,7 @@ async fn review_mode_writes_nothing_until_keep_and_keep_lands_with_the_index_lin
 }
 
 #[tokio::test]
-async fn keep_refuses_when_claude_code_changed_a_file_meanwhile_and_writes_nothing() {
+async fn keep_redoes_its_index_lines_on_an_index_claude_code_changed_meanwhile() {
     let w = World::new();
     std::fs::create_dir_all(&w.memory).unwrap();
     std::fs::write(w.memory.join("MEMORY.md"), "- [Old](old.md) — old\n").unwrap();
@@ -220,17 +220,45 @@ async fn keep_refuses_when_claude_code_changed_a_file_meanwhile_and_writes_nothi
         .await
         .unwrap();
     let RunOutcome::Staged { inbox_id } = &recs[0].outcome else { panic!("{:?}", recs[0]) };
-    // Claude Code appends to the index after staging.
+    // Claude Code adds a line to the index after staging, as it does whenever it saves one.
     std::fs::write(w.memory.join("MEMORY.md"), "- [Old](old.md) — old\n- [New](new.md) — by Claude Code\n").unwrap();
+    let kept = x.inbox().keep(inbox_id).unwrap();
+    assert!(matches!(kept.status, ItemStatus::Kept { .. }));
+    let index = w.read("MEMORY.md").unwrap();
+    let lines: Vec<&str> = index.lines().collect();
+    assert_eq!(lines.len(), 3, "{index}");
+    assert_eq!(&lines[..2], ["- [Old](old.md) — old", "- [New](new.md) — by Claude Code"], "Claude Code's line stays");
+    assert!(lines[2].contains("(project_deploys_happen_on_fridays.md)"), "{index}");
+    assert!(w.memory.join("project_deploys_happen_on_fridays.md").is_file());
+}
+
+#[tokio::test]
+async fn keep_refuses_a_memory_file_claude_code_wrote_meanwhile_until_the_user_says_what_it_holds() {
+    let w = World::new();
+    std::fs::create_dir_all(&w.memory).unwrap();
+    std::fs::write(w.memory.join("MEMORY.md"), "- [Old](old.md) — old\n").unwrap();
+    let x = w.extractor();
+    w.turn("Remember that deploys happen on Fridays.", "Noted.");
+    let recs = x
+        .extract_transcript(&w.transcript, Engine::Offline, ExtractOptions { review: true }, &Cancel::new())
+        .await
+        .unwrap();
+    let RunOutcome::Staged { inbox_id } = &recs[0].outcome else { panic!("{:?}", recs[0]) };
+    let topic = w.memory.join("project_deploys_happen_on_fridays.md");
+    let theirs = "---\nname: deploys\ndescription: by Claude Code\ntype: project\n---\n\nTheirs.\n";
+    std::fs::write(&topic, theirs).unwrap();
     let err = x.inbox().keep(inbox_id).unwrap_err();
     assert_eq!(err.code(), "changed-on-disk");
-    assert!(err.to_string().contains("MEMORY.md changed since this item was staged"), "{err}");
-    assert!(!w.memory.join("project_deploys_happen_on_fridays.md").exists(), "the topic file did not land without its index line");
-    assert_eq!(w.read("MEMORY.md").unwrap(), "- [Old](old.md) — old\n- [New](new.md) — by Claude Code\n");
-    // Discarded, it stays in the history.
-    let d = x.inbox().discard(inbox_id).unwrap();
-    assert!(matches!(d.status, ItemStatus::Discarded { .. }));
-    assert!(x.inbox().list(None, false).unwrap().is_empty());
+    assert!(err.to_string().contains("changed since this item was staged") && err.to_string().contains("inbox edit"), "{err}");
+    assert_eq!(std::fs::read_to_string(&topic).unwrap(), theirs, "their file was not overwritten");
+    assert_eq!(w.read("MEMORY.md").unwrap(), "- [Old](old.md) — old\n", "nothing of the item was written");
+    // Told what the file should hold, keeping writes it in place of theirs.
+    let mine = "---\nname: deploys\ndescription: deploys happen on Fridays\ntype: project\n---\n\nFridays.\n";
+    let kept = x.inbox().edit_and_keep(inbox_id, "project_deploys_happen_on_fridays.md", mine.into()).unwrap();
+    assert!(matches!(kept.status, ItemStatus::Kept { .. }));
+    assert_eq!(std::fs::read_to_string(&topic).unwrap(), mine);
+    // Discarding a kept item is refused; the history keeps it.
+    assert_eq!(x.inbox().discard(inbox_id).unwrap_err().code(), "not-pending");
     assert_eq!(x.inbox().list(None, true).unwrap().len(), 1);
 }
 
