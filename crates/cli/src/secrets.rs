@@ -34,13 +34,14 @@ pub fn run(cmd: SecretsCommand, installed: impl FnOnce() -> Profile) -> ExitCode
                 eprintln!("mneme: could not read standard input ({e}); pipe the text to scan into mneme secrets scan");
                 return ExitCode::FAILURE;
             }
-            // Invalid UTF-8 is scanned as U+FFFD: a secret around it still matches.
-            let text = String::from_utf8_lossy(&bytes);
             let findings = if claude_code {
+                // Invalid UTF-8 is scanned as U+FFFD, as Claude Code reads such a file.
+                let text = String::from_utf8_lossy(&bytes);
                 let release = claude_version.map_or_else(installed, |v| versions::profile_for(v).profile);
                 mneme_secrets::scan_claude_code(&text, release.secret_scanner)
             } else {
-                mneme_secrets::scan(&text)
+                // Mneme's verdict also reads UTF-16 text (a PowerShell redirect writes it).
+                mneme_secrets::scan_bytes(&bytes)
             };
             for f in &findings {
                 println!("{}", f.label);

@@ -274,6 +274,65 @@ pub fn scan(content: &str) -> Vec<Finding> {
     rule_ids().filter(|id| fired.contains(id)).map(finding).collect()
 }
 
+/// [`scan`] for a file's bytes, whatever text encoding they are in. Bytes that are not UTF-8
+/// are read as UTF-8 with U+FFFD for what does not decode, and also, when they look like
+/// UTF-16 (a byte-order mark, or a NUL in every other byte, as Windows PowerShell's `>`
+/// writes), as UTF-16 in both byte orders: a token spelled with a NUL after each letter is
+/// still a token to whoever reads the file.
+pub fn scan_bytes(bytes: &[u8]) -> Vec<Finding> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut findings = scan(&text);
+    // Valid UTF-8 too: ASCII with a NUL after each letter is valid UTF-8.
+    if !looks_like_utf16(bytes) {
+        return findings;
+    }
+    for big_endian in [false, true] {
+        for f in scan(&decode_utf16(bytes, big_endian)) {
+            if !findings.contains(&f) {
+                findings.push(f);
+            }
+        }
+    }
+    let order: Vec<&str> = rule_ids().collect();
+    findings.sort_by_key(|f| order.iter().position(|id| *id == f.rule_id));
+    findings
+}
+
+/// What a team server refuses to store: the newest Claude Code release's verdict (its curated,
+/// high-confidence token rules, without gitleaks' broader ones), on the text and, when it looks
+/// like UTF-16, on the text decoded. Every client scans before it pushes; this catches a client
+/// that does not (a teammate's `curl`) without refusing anything a current Claude Code sends.
+pub fn scan_pushed(content: &str) -> Vec<Finding> {
+    let mut findings = claude_code::scan(content, newest_table());
+    let bytes = content.as_bytes();
+    if looks_like_utf16(bytes) {
+        // A byte-order mark read as UTF-8 became replacement characters (three bytes each), so
+        // the text may start on either byte.
+        for (skip, big_endian) in [(0, false), (0, true), (1, false), (1, true)] {
+            for f in claude_code::scan(&decode_utf16(&bytes[skip.min(bytes.len())..], big_endian), newest_table()) {
+                if !findings.contains(&f) {
+                    findings.push(f);
+                }
+            }
+        }
+    }
+    findings
+}
+
+fn looks_like_utf16(bytes: &[u8]) -> bool {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return true;
+    }
+    // ASCII text in UTF-16 has a NUL in every other byte: at least a third of them, say.
+    let nuls = bytes.iter().filter(|b| **b == 0).count();
+    bytes.len() >= 4 && nuls * 3 >= bytes.len()
+}
+
+fn decode_utf16(bytes: &[u8], big_endian: bool) -> String {
+    let units = bytes.chunks_exact(2).map(|p| if big_endian { u16::from_be_bytes([p[0], p[1]]) } else { u16::from_le_bytes([p[0], p[1]]) });
+    char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+}
+
 /// Exactly what `scanForSecrets(content)` returns in a Claude Code release running `scanner`
 /// (`Profile::secret_scanner`): one finding per rule whose regex matches, in table order, with
 /// no further filtering ([`claude_code`]).
@@ -291,6 +350,29 @@ pub fn redact(content: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_in_utf16_text_is_found() {
+        let line = "deploy token: ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d\n";
+        let utf8 = scan(line);
+        assert!(!utf8.is_empty());
+        let le: Vec<u8> = [0xFF, 0xFE].into_iter().chain(line.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        let be: Vec<u8> = [0xFE, 0xFF].into_iter().chain(line.encode_utf16().flat_map(u16::to_be_bytes)).collect();
+        let bare_le: Vec<u8> = line.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        for bytes in [&le, &be, &bare_le] {
+            assert_eq!(scan_bytes(bytes), utf8, "{:?}", &bytes[..8]);
+        }
+        assert!(scan_bytes("plain notes, no tokens\n".as_bytes()).is_empty());
+        let notes: Vec<u8> = "plain notes, no tokens\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        assert!(scan_bytes(&notes).is_empty());
+        assert_eq!(scan_bytes(line.as_bytes()), utf8);
+        // What a server is sent: the file read as UTF-8, NULs and all.
+        let sent = String::from_utf8_lossy(&le).into_owned();
+        assert_eq!(scan_pushed(&sent).iter().map(|f| f.rule_id).collect::<Vec<_>>(), ["github-pat"]);
+        assert_eq!(scan_pushed(line).iter().map(|f| f.rule_id).collect::<Vec<_>>(), ["github-pat"]);
+        // gitleaks' broad rules are the client's to apply, not the server's.
+        assert!(scan_pushed("api_key = \"Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5Fg0\"").is_empty());
+    }
 
     #[test]
     fn tokens_later_releases_refuse_are_refused_too() {

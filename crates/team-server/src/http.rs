@@ -428,6 +428,7 @@ async fn put_team_memory(
         }
         ops.push(Op::Upsert { key, content });
     }
+    refuse_secrets(&ops).await?;
     let written_keys: std::collections::HashSet<&str> = ops.iter().map(Op::key).collect();
     let mut deletes = Vec::with_capacity(put.soft_delete_keys.len());
     for key in put.soft_delete_keys {
@@ -449,6 +450,35 @@ async fn put_team_memory(
     // refused (403 lead_required) and nothing in the request is written.
     let w = app.memory.write(&repo, Some(caller.user_id), permission(role), precondition.as_ref(), &ops).await?;
     Ok(written(w))
+}
+
+/// Refuses the whole write when an entry holds a token the newest Claude Code would not push
+/// (`mneme_secrets::scan_pushed`): every teammate's pull would write it to their disk. Run off
+/// the async workers: a body is up to megabytes of text for the rules to read.
+async fn refuse_secrets(ops: &[Op]) -> Result<(), ApiError> {
+    let entries: Vec<(String, String)> = ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Upsert { key, content } => Some((key.clone(), content.clone())),
+            _ => None,
+        })
+        .collect();
+    let found = tokio::task::spawn_blocking(move || {
+        entries.into_iter().find_map(|(key, content)| {
+            let findings = mneme_secrets::scan_pushed(&content);
+            (!findings.is_empty()).then(|| (key, findings.into_iter().map(|f| f.label).collect::<Vec<_>>().join(", ")))
+        })
+    })
+    .await
+    .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "The secret check failed; try again."))?;
+    match found {
+        None => Ok(()),
+        Some((key, labels)) => Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "team_memory_contains_secret",
+            format!("{key:?} appears to hold a secret ({labels}), and everyone on the repository would get it on their next pull. Nothing in this request was written: remove the secret and push again."),
+        )),
+    }
 }
 
 async fn me(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Result<Json<MeResponse>, ApiError> {

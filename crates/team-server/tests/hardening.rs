@@ -499,6 +499,19 @@ async fn duplicate_keys_unknown_fields_and_malformed_requests_are_refused_in_jso
         // Claude Code's own body shape still works.
         let res = put_raw(r#"{"entries": {"a.md": "A"}, "soft_delete_keys": []}"#).await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);
+        // A token is refused whoever sends it (a teammate's curl skips the client's scan), in
+        // UTF-16 too (PowerShell's `>` writes it; the client reads the file as UTF-8).
+        let token = "deploy token: ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d\n";
+        let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain(token.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        for leak in [token.to_string(), String::from_utf8_lossy(&utf16).into_owned()] {
+            let res = h.put(&lead, REPO, json!({"entries": {"b.md": "fine", "leak.md": leak}}), None).await;
+            assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+            let body: ErrorBody = res.json().await.unwrap();
+            let message = body.error.message.unwrap();
+            assert!(message.contains("leak.md") && message.contains("GitHub"), "{message}");
+        }
+        let snapshot: serde_json::Value = h.get(&lead, REPO).await.json().await.unwrap();
+        assert_eq!(snapshot["content"]["entries"], json!({"a.md": "A"}), "nothing of a refused write was stored");
 
         // The path that answered in plain text: a rollback body that is not JSON.
         let rollback_url = format!("{}?repo=acme%2Fapp", h.url("/api/mneme/team_memory/rollback"));

@@ -92,11 +92,12 @@ fn walk(root: &Path, dir: &Path, out: &mut LocalFiles) -> Result<(), SyncError> 
             }
             Err(_) => continue,
         };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        if let Some(hit) = mneme_secrets::scan(&text).into_iter().next() {
+        // Scanned as bytes: a UTF-16 file's tokens have a NUL after each letter.
+        if let Some(hit) = mneme_secrets::scan_bytes(&bytes).into_iter().next() {
             out.skipped_secrets.push(SkippedSecret { path: key, rule_id: hit.rule_id.to_string(), label: hit.label.to_string() });
             continue;
         }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         out.entries.insert(key, text);
     }
     Ok(())
