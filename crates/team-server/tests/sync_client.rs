@@ -160,7 +160,8 @@ fn structured_413_teaches_the_cap_and_later_pushes_send_the_first_keys() {
 
 #[test]
 fn rate_limits_are_transient_and_pulls_back_off() {
-    let s = Server::start(|c| c.rate_limit = Some(mneme_team_server::RateLimit { burst: 2, period: Duration::from_secs(3600) }));
+    // Three requests: a first push asks what the server holds, then writes; then a pull.
+    let s = Server::start(|c| c.rate_limit = Some(mneme_team_server::RateLimit { burst: 3, period: Duration::from_secs(3600) }));
     let repo = s.repo();
     let (_, ta) = s.member(&repo, Role::Member);
     let a = Machine::new(&s, &repo, &ta);
@@ -181,6 +182,24 @@ fn rate_limits_are_transient_and_pulls_back_off() {
     let st = a.client.state().unwrap();
     assert_eq!(st.suppressed, None, "429 is transient: no suppression");
     assert_eq!(st.last_push.as_ref().map(|o| o.ok), Some(false));
+}
+
+#[test]
+fn a_first_push_does_not_replace_a_teammates_copy_unseen() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let a = Machine::new(&s, &repo, &ta);
+    a.write("notes.md", "alice v1, important");
+    a.client.push().unwrap();
+    // Bob never pulled; his copy of the same key is his own.
+    let b = Machine::new(&s, &repo, &tb);
+    b.write("notes.md", "bob's stale copy");
+    let r = b.client.push().unwrap();
+    let conflicts: Vec<&str> = r.conflicts.iter().map(|c| c.key.as_str()).collect();
+    assert_eq!(conflicts, ["notes.md"], "pushing over a version this machine never saw is reported");
+    assert_eq!(b.client.state().unwrap().conflicts.len(), 1, "and kept in the sync state for the Team screen");
 }
 
 #[test]

@@ -109,6 +109,13 @@ impl SyncClient {
             hashes.insert(k.clone(), hash_content(&local.entries[k]));
         }
 
+        // Never synced with this server (or it had nothing): without a checksum to send as
+        // If-Match the first write would replace a teammate's newer copy unseen, so ask what
+        // the server holds first, as after a conflict.
+        if st.last_known_checksum.is_none() && !hashes.is_empty() {
+            let probe = self.probe(server, repo, st)?;
+            self.reconcile(probe, st, &mut hashes, &local.disk_keys, &mut report);
+        }
         for round in 0..=MAX_CONFLICT_RETRIES {
             let delta: BTreeMap<String, String> = hashes
                 .iter()
@@ -151,39 +158,53 @@ impl SyncClient {
             }
             report.conflict_retries += 1;
             let probe = self.probe(server, repo, st)?;
-            // Keep only keys this client knew about or has on disk; a teammate's new keys
-            // arrive with the next pull.
-            let before = std::mem::take(&mut st.server_checksums);
-            for (k, h) in &probe.entry_checksums {
-                if before.contains_key(k) || local.disk_keys.contains(k) {
-                    st.server_checksums.insert(k.clone(), h.clone());
-                }
-            }
-            for (k, h) in &hashes {
-                let theirs = probe.entry_checksums.get(k);
-                if theirs.is_none() || theirs == before.get(k) || theirs == Some(h) {
-                    continue;
-                }
-                if before.get(k) == Some(h) {
-                    // Unchanged here since the last sync, changed by a teammate: the local copy
-                    // is merely stale. Claude Code 2.1.197 pushes it anyway for team memory
-                    // (reverting the teammate); Mneme holds it back, as Claude Code does for
-                    // personal memory, until it is edited here or the next pull refreshes it.
-                    st.kept_divergent.insert(k.clone(), h.clone());
-                    continue;
-                }
-                let c = Conflict { key: k.clone(), at_ms: self.now_ms(), kind: ConflictKind::PushedOverTeammate, trash_id: None };
-                st.record_conflict(c.clone());
-                report.conflicts.push(c);
-            }
-            for (k, at) in probe.deleted_entries {
-                st.tombstoned_keys.insert(k.clone(), at);
-                if hashes.remove(&k).is_some() {
-                    report.tombstoned.push(k);
-                }
-            }
+            self.reconcile(probe, st, &mut hashes, &local.disk_keys, &mut report);
         }
         Err(SyncError::Conflict { attempts: MAX_CONFLICT_RETRIES + 1 })
+    }
+
+    /// What the server holds, from the hashes view, weighed against what would be sent: keys a
+    /// teammate changed where this copy is merely stale are held back, ones changed on both
+    /// sides are recorded as conflicts, and keys a lead removed are not sent again.
+    fn reconcile(
+        &self,
+        probe: Probe,
+        st: &mut SyncState,
+        hashes: &mut BTreeMap<String, String>,
+        disk_keys: &std::collections::BTreeSet<String>,
+        report: &mut PushReport,
+    ) {
+        // Keep only keys this client knew about or has on disk; a teammate's new keys
+        // arrive with the next pull.
+        let before = std::mem::take(&mut st.server_checksums);
+        for (k, h) in &probe.entry_checksums {
+            if before.contains_key(k) || disk_keys.contains(k) {
+                st.server_checksums.insert(k.clone(), h.clone());
+            }
+        }
+        for (k, h) in hashes.iter() {
+            let theirs = probe.entry_checksums.get(k);
+            if theirs.is_none() || theirs == before.get(k) || theirs == Some(h) {
+                continue;
+            }
+            if before.get(k) == Some(h) {
+                // Unchanged here since the last sync, changed by a teammate: the local copy
+                // is merely stale. Claude Code 2.1.197 pushes it anyway for team memory
+                // (reverting the teammate); Mneme holds it back, as Claude Code does for
+                // personal memory, until it is edited here or the next pull refreshes it.
+                st.kept_divergent.insert(k.clone(), h.clone());
+                continue;
+            }
+            let c = Conflict { key: k.clone(), at_ms: self.now_ms(), kind: ConflictKind::PushedOverTeammate, trash_id: None };
+            st.record_conflict(c.clone());
+            report.conflicts.push(c);
+        }
+        for (k, at) in probe.deleted_entries {
+            st.tombstoned_keys.insert(k.clone(), at);
+            if hashes.remove(&k).is_some() {
+                report.tombstoned.push(k);
+            }
+        }
     }
 
     fn put(&self, server: &str, repo: &str, if_match: Option<&str>, entries: &BTreeMap<String, String>) -> Result<PutOutcome, SyncError> {
