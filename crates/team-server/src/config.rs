@@ -102,6 +102,9 @@ pub struct ServerConfig {
     pub sign_in_limits: SignInLimits,
     /// How long a connection may take to send a request's headers before it is dropped.
     pub header_read_timeout: Duration,
+    /// How long a request may take to send its whole body (a byte every few seconds would
+    /// otherwise hold the connection for ever); answered 408.
+    pub body_read_timeout: Duration,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -123,6 +126,7 @@ impl fmt::Debug for ServerConfig {
             .field("client_ids", &self.client_ids)
             .field("sign_in_limits", &self.sign_in_limits)
             .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -153,6 +157,8 @@ impl ServerConfig {
             client_ids: vec![mneme_team_proto::server_wire::CLIENT_ID.to_string()],
             sign_in_limits: SignInLimits::default(),
             header_read_timeout: Duration::from_secs(10),
+            // 4 MiB in 30 s is about 1 Mbit/s: slower than any client that means it.
+            body_read_timeout: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
         }
     }

@@ -81,8 +81,33 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         // Unknown paths and methods answer in the same JSON error shape as everything else.
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), read_body_in_time))
         .layer(axum::middleware::from_fn(log_request))
         .with_state(state)
+}
+
+/// Reads every request's body, up to the largest the server takes, within
+/// `body_read_timeout`; the handlers then read it from memory. Hyper's header timeout ends
+/// once the headers are in, and a client sending one byte of body every few seconds would
+/// otherwise keep its connection (and a task) for as long as it liked, signed in or not.
+async fn read_body_in_time(State(app): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let limit = usize::try_from(app.config.max_body_bytes).unwrap_or(usize::MAX);
+    match tokio::time::timeout(app.config.body_read_timeout, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+        Ok(Err(_)) => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "team_memory_body_too_large",
+            format!("The request body is larger than {limit} bytes. Send the entries in smaller batches."),
+        )
+        .into_response(),
+        Err(_) => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!("The request body did not arrive within {} seconds.", app.config.body_read_timeout.as_secs()),
+        )
+        .into_response(),
+    }
 }
 
 /// One structured log line per request (never the query string, which names repositories
@@ -483,7 +508,8 @@ async fn refuse_secrets(ops: &[Op]) -> Result<(), ApiError> {
 
 async fn me(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Result<Json<MeResponse>, ApiError> {
     let caller = authenticate(&app, &headers).await?;
-    let user = app.store().user_by_id(caller.user_id).await?.ok_or_else(ApiError::unauthorized)?;
+    // The repository routes join on live users; this one reads the user itself.
+    let user = app.store().user_by_id(caller.user_id).await?.filter(|u| u.disabled_ms.is_none()).ok_or_else(ApiError::unauthorized)?;
     let repos = app
         .store()
         .repos_for_user(caller.user_id)

@@ -456,6 +456,49 @@ async fn a_connection_that_sends_its_headers_slowly_is_dropped() {
     h.shutdown().await;
 }
 
+#[tokio::test]
+async fn a_request_that_sends_its_body_slowly_is_answered_408() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    fn quick(c: &mut ServerConfig) {
+        c.body_read_timeout = Duration::from_secs(1);
+    }
+    let db = databases().await.remove(0);
+    let h = Harness::start(db, quick).await;
+    // Not signed in: the sign-in page's form is open to anyone.
+    for path in ["/device", "/oauth/device/code"] {
+        let mut conn = tokio::net::TcpStream::connect(h.server.addr()).await.unwrap();
+        let head = format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 8000\r\n\r\n");
+        conn.write_all(head.as_bytes()).await.unwrap();
+        let start = std::time::Instant::now();
+        let mut answer = Vec::new();
+        let ended = tokio::time::timeout(Duration::from_secs(10), async {
+            let mut buf = [0u8; 4096];
+            loop {
+                if conn.write_all(b"a").await.is_err() {
+                    return;
+                }
+                tokio::select! {
+                    n = conn.read(&mut buf) => match n {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => answer.extend_from_slice(&buf[..n]),
+                    },
+                    () = tokio::time::sleep(Duration::from_millis(300)) => {}
+                }
+                if answer.windows(4).any(|w| w == b"\r\n\r\n") {
+                    return;
+                }
+            }
+        })
+        .await;
+        assert!(ended.is_ok(), "{path}: the slow-body request was still open after 10 s");
+        assert!(start.elapsed() < Duration::from_secs(5), "{path}: answered after {:?}", start.elapsed());
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with("HTTP/1.1 408"), "{path}: {text}");
+    }
+    assert_eq!(h.http.get(h.url("/healthz")).send().await.unwrap().status(), StatusCode::OK);
+    h.shutdown().await;
+}
+
 #[cfg(unix)]
 #[tokio::test]
 async fn the_sqlite_database_is_readable_by_its_owner_only() {

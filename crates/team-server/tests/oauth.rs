@@ -156,6 +156,25 @@ async fn access_tokens_expire_and_a_refresh_brings_a_new_one() {
 }
 
 #[tokio::test]
+async fn a_user_disabled_while_their_tokens_live_gets_nothing_more() {
+    use mneme_team_server::store::Store;
+    for db in databases().await {
+        let h = Harness::start(db, |_| {}).await;
+        h.user("alice", REPO, Role::Member).await;
+        let code = device_code(&h).await;
+        submit(&h, &code.user_code, "alice", PASSWORD, "approve").await;
+        let tokens = poll(&h, &code.device_code).await.unwrap();
+        // The user is marked disabled, and a refresh races the revocation that follows.
+        let store = mneme_team_server::store::SqlStore::connect(&h.db).await.unwrap();
+        let alice = store.user_by_name("alice").await.unwrap().unwrap();
+        store.set_disabled(alice.id, Some(1)).await.unwrap();
+        assert_eq!(me_status(&h, &tokens.access_token).await, StatusCode::UNAUTHORIZED);
+        assert_eq!(refresh(&h, tokens.refresh_token.as_deref().unwrap()).await.unwrap_err().error, "invalid_grant");
+        h.shutdown().await;
+    }
+}
+
+#[tokio::test]
 async fn denied_and_expired_requests_end_with_their_errors() {
     for db in databases().await {
         let h = Harness::start(db, |_| {}).await;
