@@ -363,7 +363,7 @@ async fn refresh_grant(app: &AppState, form: TokenForm) -> Result<Response, OAut
                 return Err(OAuthFailure::new("invalid_grant", "This sign-in was revoked. Sign in again."));
             }
             // Disabling a user revokes their tokens; a refresh racing that must not mint new ones.
-            if !app.store().user_by_id(user_id).await?.is_some_and(|u| u.disabled_ms.is_none()) {
+            if app.store().user_by_id(user_id).await?.is_none_or(|u| u.disabled_ms.is_some()) {
                 app.store().revoke_family(&family, now).await?;
                 return Err(OAuthFailure::new("invalid_grant", "This account is disabled. Ask the server's admin."));
             }
