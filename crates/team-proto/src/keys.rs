@@ -200,8 +200,9 @@ pub enum StrictKeyError {
         /// The character's code point.
         code: u32,
     },
-    /// A character that changes text direction or is invisible, so the key reads as another.
-    #[error("Key {key:?} contains U+{code:04X}, an invisible or text-direction character that makes a name display as something else; rename the file without it")]
+    /// A character that changes text direction, is invisible or is a space other than the
+    /// ordinary one, so the key reads as another.
+    #[error("Key {key:?} contains U+{code:04X}, an invisible, blank or text-direction character that makes a name display as something else; rename the file without it")]
     InvisibleCharacter {
         /// The key.
         key: String,
@@ -215,6 +216,21 @@ pub enum StrictKeyError {
         key: String,
         /// Its NFC form.
         nfc: String,
+    },
+    /// A character drawn like `/` or `\\`, so a file name reads as a folder path.
+    #[error("Key {key:?} contains U+{code:04X}, which looks like a slash, so the name reads as a folder path it is not; rename the file without it")]
+    LookalikeSlash {
+        /// The key.
+        key: String,
+        /// The character's code point.
+        code: u32,
+    },
+    /// A file team sync never sends back: every client's push skips it, so it would sit in
+    /// every teammate's folder as the server's alone.
+    #[error("Key {key:?} names a file team sync never pushes (only names ending in .md or .txt and not starting with a dot sync); rename it")]
+    NotSynced {
+        /// The key.
+        key: String,
     },
     /// A name Windows cannot create.
     #[error("Key {key:?} cannot be a file name on Windows ({why}); rename it so every teammate can sync it")]
@@ -235,6 +251,18 @@ fn is_invisible(c: char) -> bool {
         | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{3164}'
         | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF9}'..='\u{FFFB}'
         | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}')
+}
+
+/// Characters drawn as a slash or a backslash that are neither (NFKC keeps them as they are,
+/// so Claude Code's own check lets them through).
+fn is_lookalike_slash(c: char) -> bool {
+    matches!(c, '\u{2044}' | '\u{2215}' | '\u{2216}' | '\u{2571}' | '\u{2572}' | '\u{29F5}' | '\u{29F6}' | '\u{29F8}' | '\u{29F9}' | '\u{1735}' | '\u{3033}')
+}
+
+/// Only these file names sync (Claude Code 2.1.197's push): not starting with `.`, ending in
+/// `.md` or `.txt`.
+pub fn syncs_name(name: &str) -> bool {
+    !name.starts_with('.') && (name.ends_with(".md") || name.ends_with(".txt"))
 }
 
 /// Device names Windows reserves in every folder, with or without an extension.
@@ -273,8 +301,13 @@ pub fn check_strict_key(key: &str) -> Result<(), StrictKeyError> {
     if let Some(c) = key.chars().find(|&c| c.is_control() && c != '\0') {
         return Err(StrictKeyError::ControlCharacter { key: key.into(), code: c as u32 });
     }
-    if let Some(c) = key.chars().find(|&c| is_invisible(c)) {
+    // Blank: Unicode's other spaces (an ideographic space at the end of a name) and the braille
+    // blank, which renders as a space.
+    if let Some(c) = key.chars().find(|&c| is_invisible(c) || c == '\u{2800}' || (c.is_whitespace() && c != ' ')) {
         return Err(StrictKeyError::InvisibleCharacter { key: key.into(), code: c as u32 });
+    }
+    if let Some(c) = key.chars().find(|&c| is_lookalike_slash(c)) {
+        return Err(StrictKeyError::LookalikeSlash { key: key.into(), code: c as u32 });
     }
     sanitize_path_key(key)?;
     let components: Vec<&str> = key.split('/').collect();
@@ -319,6 +352,9 @@ pub fn check_strict_key(key: &str) -> Result<(), StrictKeyError> {
         if windows_device(c) {
             return windows(format!("{c:?} is a reserved device name"));
         }
+    }
+    if !components.last().is_some_and(|name| syncs_name(name)) {
+        return Err(StrictKeyError::NotSynced { key: key.into() });
     }
     Ok(())
 }

@@ -36,12 +36,13 @@ fn accepts_ordinary_keys() {
         "console.md",
         "com10.md",
         "lpt.md",
-        ".hidden.md",
+        ".hidden/in-a-dot-folder.md",
+        "a\u{2010}b.md",
     ] {
         assert_eq!(check_strict_key(key), Ok(()), "{key:?}");
     }
-    assert_eq!(check_strict_key(&"a".repeat(MAX_COMPONENT_BYTES)), Ok(()));
-    let long = vec!["b".repeat(200); 20].join("/");
+    assert_eq!(check_strict_key(&format!("{}.md", "a".repeat(MAX_COMPONENT_BYTES - 3))), Ok(()));
+    let long = format!("{}/x.md", vec!["b".repeat(200); 19].join("/"));
     assert!(long.len() <= MAX_KEY_BYTES);
     assert_eq!(check_strict_key(&long), Ok(()));
 }
@@ -83,6 +84,26 @@ fn refuses_bidi_and_invisible_characters() {
         "tag\u{e0041}.md",
     ] {
         refused(key, |e| matches!(e, StrictKeyError::InvisibleCharacter { .. }));
+    }
+}
+
+#[test]
+fn refuses_blanks_and_lookalike_slashes() {
+    // Each renders as a space, or nothing, or a slash: `notes∕deploy.md` reads as a folder.
+    for key in ["a\u{2800}.md", "a.md\u{3000}", "a\u{00a0}b.md", "a\u{2009}b.md", "x\u{205f}.md"] {
+        refused(key, |e| matches!(e, StrictKeyError::InvisibleCharacter { .. }));
+    }
+    for key in ["notes\u{2215}deploy.md", "notes\u{2044}deploy.md", "notes\u{29f8}deploy.md", "a\u{2216}b.md"] {
+        refused(key, |e| matches!(e, StrictKeyError::LookalikeSlash { .. }));
+    }
+}
+
+#[test]
+fn refuses_files_team_sync_never_pushes() {
+    // Claude Code's push sends only `.md`/`.txt` names not starting with a dot; a key it would
+    // never send back would sit in everyone's folder as the server's alone.
+    for key in [".bashrc", ".git/config", "notes/.hidden.md", "script.sh", "notes", "x.md.bak"] {
+        refused(key, |e| matches!(e, StrictKeyError::NotSynced { .. }));
     }
 }
 

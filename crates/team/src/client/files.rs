@@ -24,9 +24,7 @@ pub fn js_sort(keys: &mut [String]) {
 }
 
 /// Only these names sync (2.1.197): not starting with `.`, ending in `.md` or `.txt`.
-pub fn syncs_name(name: &str) -> bool {
-    !name.starts_with('.') && (name.ends_with(".md") || name.ends_with(".txt"))
-}
+pub use mneme_team_proto::keys::syncs_name;
 
 /// What a push read from the team folder.
 #[derive(Debug, Default)]

@@ -152,20 +152,20 @@ impl SyncClient {
         // The pull brings every held-back key up to the server's version.
         st.kept_divergent.clear();
         let mut unwritten = BTreeSet::new();
-        // Keys by their lower-case spelling: on a case-insensitive disk (macOS, Windows)
+        // Keys by their case-folded spelling: on a case-insensitive disk (macOS, Windows)
         // `MEMORY.md` and `memory.md` name one file, so a teammate's `memory.md` would replace
         // the index on every pull. Where the disk says two keys are one file, the first in the
         // server's order is written; where they are two files (Linux), both are.
         let mut by_case: BTreeMap<String, &str> = BTreeMap::new();
         for (key, content) in &body.content.entries {
-            if let Some(first) = by_case.get(&key.to_lowercase()).copied() {
+            if let Some(first) = by_case.get(&case_fold(key)).copied() {
                 if same_file(&team_dir, first, key) {
                     unwritten.insert(key.clone());
                     report.skipped.push(SkippedKey { key: key.clone(), reason: EntrySkipped::SameFileAs(first.to_string()).to_string() });
                     continue;
                 }
             }
-            by_case.entry(key.to_lowercase()).or_insert(key);
+            by_case.entry(case_fold(key)).or_insert(key);
             match self.write_entry(&team_dir, key, content, &prior) {
                 Ok(WriteOutcome::Matched) => {}
                 Ok(WriteOutcome::Written(conflict)) => {
@@ -184,7 +184,7 @@ impl SyncClient {
         for key in deleted.keys() {
             // A removed `NOTES.md` beside a live `notes.md` is the live file on a
             // case-insensitive disk: it stays.
-            if by_case.get(&key.to_lowercase()).is_some_and(|live| *live != key && same_file(&team_dir, live, key)) {
+            if by_case.get(&case_fold(key)).is_some_and(|live| *live != key && same_file(&team_dir, live, key)) {
                 continue;
             }
             if let Some(entry) = self.trash_tombstoned(&team_dir, key) {
@@ -306,5 +306,25 @@ impl PullReport {
             s.push_str(&format!(", {} local edits kept in the trash", self.conflicts.len()));
         }
         s
+    }
+}
+
+/// A key with case folded away as far as any disk might fold it: lower-cased after upper-casing,
+/// so `ſ` meets `s` and `ς` meets `σ`, which lower-casing alone keeps apart. Grouping too much
+/// costs nothing: two keys are treated as one file only where the disk says they are.
+fn case_fold(key: &str) -> String {
+    key.to_lowercase().to_uppercase().to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::case_fold;
+
+    #[test]
+    fn keys_a_case_insensitive_disk_may_take_for_one_are_grouped() {
+        for (a, b) in [("MEMORY.md", "memory.md"), ("deploy-steps.md", "deploy-ſteps.md"), ("σημειώσεις.md", "σημειώσεις.md".replace('σ', "ς").as_str()), ("Straße.md", "STRASSE.md")] {
+            assert_eq!(case_fold(a), case_fold(b), "{a} / {b}");
+        }
+        assert_ne!(case_fold("a.md"), case_fold("b.md"));
     }
 }
