@@ -79,16 +79,35 @@ fn has_drive_prefix(rel: &str) -> bool {
 /// other run of characters collapsed to one `-`, at most [`MAX_SLUG_LEN`] long; `memory`
 /// when nothing usable remains (an all-emoji name, say).
 pub fn slugify(name: &str) -> String {
+    // Composed first: a name typed on macOS may arrive decomposed, and team keys must be NFC.
+    use unicode_normalization::UnicodeNormalization;
+    slug(&name.nfc().collect::<String>(), char::is_alphanumeric)
+}
+
+/// [`slugify`] keeping ASCII letters and digits only, for ids that must be plain ASCII (the
+/// trash's entry folders).
+pub fn slugify_ascii(name: &str) -> String {
+    slug(name, |c| c.is_ascii_alphanumeric())
+}
+
+/// Letters and digits (lower-cased, any script: `стиль кода` stays readable rather than
+/// collapsing to the same fallback as every other non-Latin name) and `_`, with one `-` for
+/// each run of anything else, at most [`MAX_SLUG_LEN`] bytes.
+fn slug(name: &str, keep: impl Fn(char) -> bool) -> String {
     let mut out = String::with_capacity(name.len().min(MAX_SLUG_LEN));
     let mut pending_dash = false;
-    for c in name.chars() {
-        let c = c.to_ascii_lowercase();
-        if c.is_ascii_alphanumeric() || c == '_' {
+    'chars: for c in name.chars() {
+        if keep(c) || c == '_' {
             if pending_dash && !out.is_empty() {
                 out.push('-');
             }
             pending_dash = false;
-            out.push(c);
+            for lower in c.to_lowercase() {
+                if out.len() + lower.len_utf8() > MAX_SLUG_LEN {
+                    break 'chars;
+                }
+                out.push(lower);
+            }
         } else {
             pending_dash = true;
         }
@@ -96,7 +115,6 @@ pub fn slugify(name: &str) -> String {
             break;
         }
     }
-    out.truncate(MAX_SLUG_LEN);
     let trimmed = out.trim_end_matches('-');
     if trimmed.is_empty() {
         "memory".to_string()
@@ -299,7 +317,14 @@ mod tests {
         check_slug("Prefers tabs", "prefers-tabs");
         check_slug("  Use `cargo nextest`: always!  ", "use-cargo-nextest-always");
         check_slug("user_role", "user_role");
-        check_slug("Café — notes", "caf-notes");
+        check_slug("Café — notes", "café-notes");
+        check_slug("предпочтения пользователя", "предпочтения-пользователя");
+        check_slug("コーディング規約", "コーディング規約");
+        check_slug("Über Straße", "über-straße");
+        assert_eq!(slugify_ascii("Café — notes"), "caf-notes");
+        // Cut at a character, never inside one.
+        let long = slugify(&"é".repeat(80));
+        assert!(long.len() <= MAX_SLUG_LEN && long.chars().all(|c| c == 'é'), "{long}");
         check_slug("😀😀", "memory");
         check_slug("a--b", "a-b");
         check_slug(&"x".repeat(250), &"x".repeat(MAX_SLUG_LEN));

@@ -90,7 +90,7 @@ impl Memdir {
     /// A fresh entry folder `<ms>-<stem>[-n]`, created exclusively.
     fn new_trash_entry_dir(&self, now_ms: u64, rel: &str) -> Result<(String, PathBuf), MemdirError> {
         fs::create_dir_all(&self.trash_dir).map_err(io_err("create the trash folder", &self.trash_dir))?;
-        let stem: String = super::path::slugify(stem_of(rel)).chars().take(40).collect();
+        let stem: String = super::path::slugify_ascii(stem_of(rel)).chars().take(40).collect();
         for n in 0u32.. {
             let id = if n == 0 { format!("{now_ms}-{stem}") } else { format!("{now_ms}-{stem}-{n}") };
             let dir = self.trash_dir.join(&id);

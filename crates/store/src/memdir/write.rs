@@ -302,6 +302,23 @@ impl Memdir {
         Ok(MemoryFile { topic, content, revision, problems })
     }
 
+    /// `<slug>.md`, or `<slug>-2.md`, `-3`, … when that is taken: a name given without a file
+    /// name should not fail because another memory's name made the same slug.
+    fn free_file_name(&self, scope: Scope, slug: &str) -> String {
+        let taken = |file: &str| {
+            let rel = match scope {
+                Scope::Private => file.to_string(),
+                Scope::Team => format!("{}/{file}", super::TEAM_DIR),
+            };
+            fs::symlink_metadata(self.root.join(rel)).is_ok()
+        };
+        let first = format!("{slug}.md");
+        if !taken(&first) {
+            return first;
+        }
+        (2..1000).map(|n| format!("{slug}-{n}.md")).find(|f| !taken(f)).unwrap_or(first)
+    }
+
     /// Creates a memory in the current frontmatter generation and adds its index line
     /// (`- [name](file.md) — description`) to the scope's `MEMORY.md`, creating the index if
     /// needed. Refuses to replace an existing file. If the index cannot be written the new
@@ -309,7 +326,10 @@ impl Memdir {
     pub fn create(&self, new: &NewMemory) -> Result<Created, MemdirError> {
         validate_line("name", &new.name)?;
         validate_line("description", &new.description)?;
-        let file = new.file_name.clone().unwrap_or_else(|| format!("{}.md", slugify(&new.name)));
+        let file = match &new.file_name {
+            Some(f) => f.clone(),
+            None => self.free_file_name(new.scope, &slugify(&new.name)),
+        };
         if new.scope == Scope::Private && Scope::of(&file) == Scope::Team {
             return Err(MemdirError::InvalidInput {
                 field: "file name",
@@ -615,6 +635,21 @@ mod tests {
     }
 
     #[test]
+    fn names_that_make_the_same_file_name_get_a_number() {
+        let t = TestDir::new();
+        let m = t.memdir();
+        assert_eq!(m.create(&new_memory("стиль кода", "a")).unwrap().rel_path, "стиль-кода.md");
+        assert_eq!(m.create(&new_memory("Стиль  кода!", "b")).unwrap().rel_path, "стиль-кода-2.md");
+        assert_eq!(m.create(&new_memory("😀", "c")).unwrap().rel_path, "memory.md");
+        assert_eq!(m.create(&new_memory("🎉", "d")).unwrap().rel_path, "memory-2.md");
+        // A file name given is that file, or a refusal.
+        let mut named = new_memory("x", "e");
+        named.file_name = Some("memory.md".into());
+        assert!(matches!(m.create(&named), Err(MemdirError::AlreadyExists { .. })));
+        assert_eq!(t.read("MEMORY.md").lines().count(), 4);
+    }
+
+    #[test]
     fn create_appends_to_an_existing_index_keeping_its_shape() {
         let t = TestDir::new();
         t.write("MEMORY.md", "# Index\r\n\r\n- [A](a.md) — a\r\n\r\n");
@@ -648,7 +683,9 @@ mod tests {
             let err = m.create(&n).unwrap_err();
             assert_eq!(err.code(), code, "{err}");
         };
-        check(new_memory("Prefers tabs", "x"), "already-exists");
+        let mut named = new_memory("Prefers tabs", "x");
+        named.file_name = Some("prefers-tabs.md".into());
+        check(named, "already-exists");
         assert_eq!(t.read("prefers-tabs.md"), "mine");
         check(new_memory("", "x"), "invalid-input");
         check(new_memory("two\nlines", "x"), "invalid-input");
