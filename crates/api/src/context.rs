@@ -210,6 +210,18 @@ impl Mneme {
             Some(list) => EnabledSources::parse(list)?,
             None => EnabledSources::all(),
         };
+        // Every release checked (2.1.100 to 2.1.332) stops at once when the file is missing,
+        // so there is no session to show.
+        if let Some(flag) = &req.settings_file {
+            let path = if flag.is_absolute() { flag.clone() } else { cwd.join(flag) };
+            if !path.exists() {
+                return Err(ApiError::not_found(format!(
+                    "Claude Code does not start with --settings {}: it stops with \"Error: Settings file not found: {}\". Check the path.",
+                    flag.display(),
+                    path.display()
+                )));
+            }
+        }
         // Settings are found through the process environment; then their `env` blocks apply,
         // as Claude Code applies them to itself, before anything about memory is decided.
         // From 2.1.211, started in a sub-folder, the nearest folder on the way up to the
@@ -349,7 +361,11 @@ impl Mneme {
         })?;
         let depends_on = if trace { crate::context_cache::dependencies(self, req, &r, &ctx) } else { BTreeSet::new() };
         let claude_md = mneme_claudemd::render_claude_md(&r.options.profile, &ctx.files);
-        let date = req.date.clone().unwrap_or_else(|| self.today());
+        let date = match req.date.as_deref() {
+            None => self.today(),
+            Some(d) if d.len() == 10 && mneme_dream::dates::parse_iso_date(d).is_some() => d.to_string(),
+            Some(d) => return Err(ApiError::invalid(format!("'{d}' is not a date; write it as YYYY-MM-DD."))),
+        };
         let block = mneme_claudemd::render_instructions(&r.options.profile, &claude_md, &date);
         let files: Vec<ContextFile> = ctx.files.iter().map(context_file).collect();
         let view = ContextView {

@@ -409,7 +409,14 @@ impl Mneme {
     /// Puts a trashed memory back, with its index line.
     pub fn restore_memory(&self, req: &ContextRequest, id: &str) -> Result<PathBuf, ApiError> {
         let (_, m) = self.memdir(req)?;
-        let restored = m.restore(id)?;
+        let restored = m.restore(id).map_err(|e| match e {
+            // Restoring has no other name to offer: say how to make room instead.
+            mneme_store::memdir::MemdirError::AlreadyExists { path } => ApiError::new(
+                crate::ErrorCode::AlreadyExists,
+                format!("{path} exists again in the memory folder, and restoring would replace it. Rename that memory or move it to the trash first, then restore this one."),
+            ),
+            other => other.into(),
+        })?;
         Ok(m.root().join(restored.rel_path))
     }
 

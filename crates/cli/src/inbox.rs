@@ -41,7 +41,8 @@ enum InboxCommand {
         id: String,
         /// The file, by name or path inside the memory folder.
         file: String,
-        #[arg(long)]
+        /// The file's new text (default: standard input); it may start with a dash.
+        #[arg(long, allow_hyphen_values = true)]
         content: Option<String>,
         #[arg(long)]
         no_keep: bool,

@@ -10,7 +10,7 @@ use mneme_api::Mneme;
 #[command(args_conflicts_with_subcommands = true)]
 pub struct LogArgs {
     /// What to log (one line; line breaks become spaces).
-    #[arg(value_name = "TEXT")]
+    #[arg(value_name = "TEXT", allow_hyphen_values = true)]
     pub text: Option<String>,
     #[command(flatten)]
     pub at: Folder,

@@ -217,14 +217,15 @@ enum MemoriesCommand {
         #[arg(long)]
         name: String,
         /// One line saying what the memory is about: recall decides on it.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         description: String,
         /// user, feedback, project or reference. Written where your Claude Code reads it (a
         /// top-level `type:` before 2.1.139, under `metadata:` since; see --claude-version).
         #[arg(long = "type", value_name = "TYPE")]
         kind: String,
-        /// The memory's text (default: standard input).
-        #[arg(long)]
+        /// The memory's text (default: standard input). Markdown starts lines with `- `, so
+        /// a value may start with a dash.
+        #[arg(long, allow_hyphen_values = true)]
         body: Option<String>,
         /// File name (default: derived from the name).
         #[arg(long)]
@@ -240,14 +241,14 @@ enum MemoriesCommand {
         #[arg(long)]
         name: Option<String>,
         /// A new one-line description.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         description: Option<String>,
         /// A new type: user, feedback, project or reference. A memory that has a type keeps
         /// its form; one without gets it where your Claude Code reads it.
         #[arg(long = "type", value_name = "TYPE")]
         kind: Option<String>,
-        /// A new text.
-        #[arg(long)]
+        /// A new text (it may start with a dash, as a Markdown list does).
+        #[arg(long, allow_hyphen_values = true)]
         body: Option<String>,
         /// Read the new text from standard input.
         #[arg(long)]
@@ -454,9 +455,9 @@ fn json<T: serde::Serialize>(v: &T) -> Result<()> {
 }
 
 fn read_stdin() -> Result<String> {
-    let mut s = String::new();
-    std::io::stdin().read_to_string(&mut s)?;
-    Ok(s)
+    let mut bytes = Vec::new();
+    std::io::stdin().read_to_end(&mut bytes)?;
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("standard input is not UTF-8 text; memory and instruction files are UTF-8, so convert it first (iconv -t UTF-8)"))
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -482,6 +483,11 @@ fn run(cli: Cli) -> Result<()> {
             if as_json {
                 json(&view)?;
             } else {
+                // Standard output stays the block, byte for byte; what Claude Code would warn
+                // about goes to standard error.
+                for p in &view.settings_problems {
+                    eprintln!("mneme: settings problem: {p}");
+                }
                 print!("{}", view.block);
             }
         }
@@ -645,7 +651,13 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
         MemoriesCommand::Save { memory, revision, at } => {
             let req = request(&at, None)?;
             let rel_path = mneme.memory(&req, &memory)?.summary.rel_path;
-            let saved = mneme.save_memory(&req, &rel_path, &read_stdin()?, &revision)?;
+            let saved = mneme.save_memory(&req, &rel_path, &read_stdin()?, &revision).map_err(|e| match e.code {
+                // The shared message offers the app's "overwrite"; here the way is a new revision.
+                mneme_api::ErrorCode::Conflict => anyhow::anyhow!(
+                    "{rel_path} changed on disk since revision {revision} (Claude Code may have written it); nothing was saved. `mneme memories show {rel_path} --json` gives its text and revision now: save again with that --revision to replace it."
+                ),
+                _ => e.into(),
+            })?;
             println!("saved {} (revision {})", saved.path.display(), saved.revision);
         }
         MemoriesCommand::Rm { memory, at } => {

@@ -47,7 +47,15 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 
 pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
     let memory_dir = match &args.memory_dir {
-        Some(dir) => absolute(dir)?,
+        Some(dir) => {
+            let dir = absolute(dir)?;
+            match std::fs::metadata(&dir) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => anyhow::bail!("--memory-dir {} is a file, not a folder; pass the folder that holds MEMORY.md and the topic files", dir.display()),
+                Err(_) => anyhow::bail!("--memory-dir {} does not exist; check the path (`mneme context` shows a project's memory folder)", dir.display()),
+            }
+            dir
+        }
         None => {
             let cwd = match &args.cwd {
                 Some(c) => absolute(c)?,

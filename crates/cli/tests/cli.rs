@@ -228,8 +228,11 @@ fn bad_inputs_get_one_clear_line() {
 fn refuses_to_overwrite_a_memory_changed_on_disk() {
     let (h, repo) = project();
     ok(&h, &repo, &["memories", "new", "--name", "a", "--description", "first", "--type", "user", "--body", "one"]);
-    // Two creates of the same name: the second must not clobber the first.
-    let err = fails(&h, &repo, &["memories", "new", "--name", "a", "--description", "other", "--type", "user", "--body", "two"]);
+    // Two creates of the same name: the second must not clobber the first. Without a file
+    // name it takes the next free one; naming the first's file is refused.
+    let out = ok(&h, &repo, &["memories", "new", "--name", "a", "--description", "other", "--type", "user", "--body", "two"]);
+    assert!(out.contains("a-2.md"), "{out}");
+    let err = fails(&h, &repo, &["memories", "new", "--name", "a", "--description", "other", "--type", "user", "--body", "two", "--file", "a.md"]);
     assert!(err.to_lowercase().contains("exists"), "{err}");
     let file = h.memdir_for(&repo).join("a.md");
     assert!(fs::read_to_string(&file).unwrap().contains("one"));
@@ -244,7 +247,7 @@ fn refuses_to_overwrite_a_memory_changed_on_disk() {
     let out = run(&h, &repo, &["memories", "save", "a", "--revision", &stale], Some(&mine));
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("changed on disk since you opened it") && err.contains("Reload it"), "{err}");
+    assert!(err.contains("changed on disk since revision") && err.contains("save again with that --revision"), "{err}");
     assert_eq!(fs::read_to_string(&file).unwrap(), theirs);
 
     // Saved from the current revision, the same text lands.
