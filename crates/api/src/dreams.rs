@@ -192,6 +192,8 @@ impl From<DreamStatus> for DreamState {
             DreamStatus::Rejected => DreamState::Rejected,
             DreamStatus::Undone => DreamState::Undone,
             DreamStatus::Failed => DreamState::Failed,
+            // Cut short while writing: shown as applied (its note says so), so it can be undone.
+            DreamStatus::Applying => DreamState::Applied,
         }
     }
 }
@@ -752,18 +754,17 @@ impl Mneme {
         };
         let d = self.dreams();
         // The lock keeps this process's PID for 60 minutes after a dream (Claude Code's rule,
-        // which keeps the time gate's record); the engine's "another dream holds the lock"
-        // would point at this very app, so say what is going on instead.
+        // which keeps the time gate's record). That only blocks while one of this app's own
+        // dreams is still running; the engine's "another dream holds the lock" would point at
+        // this very app, so say what is going on instead.
         let lock = d.status(&target, &enabled).lock;
-        if lock.held && lock.holder_pid == Some(i64::from(std::process::id())) {
-            let now = ms_now(&*self.clock);
-            let ago = (now - lock.mtime_ms.unwrap_or(now)).max(0) / 60_000;
-            let left = ((lock.stale_at_ms.unwrap_or(now) - now).max(0) + 59_999) / 60_000;
+        if lock.held
+            && lock.holder_pid == Some(i64::from(std::process::id()))
+            && mneme_dream::lock::ConsolidationLock::new(&target.memory_dir).running_here()
+        {
             return Err(ApiError::new(
                 ErrorCode::Conflict,
-                format!(
-                    "This app took the dream lock of this folder {ago} min ago (a dream of its own, finished or still running). The lock holds for 60 minutes, as Claude Code's does, so the next dream can start in {left} min."
-                ),
+                "A dream of this app is running in this folder now; wait for it to finish, then dream again.",
             ));
         }
         let record = crate::block_on(async {
@@ -852,10 +853,6 @@ impl Mneme {
         let runs = log.recent(limit, job.map(Into::into)).map_err(|e| ApiError::new(ErrorCode::Io, sentence(e.to_string())))?;
         Ok(runs.into_iter().map(Into::into).collect())
     }
-}
-
-pub(crate) fn ms_now(clock: &dyn mneme_core::Clock) -> i64 {
-    clock.now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// The days with a daily log under `<memory>/logs/YYYY/MM/`, newest first.

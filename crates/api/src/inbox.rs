@@ -278,7 +278,7 @@ impl From<ExtractError> for ApiError {
     fn from(e: ExtractError) -> Self {
         match e {
             ExtractError::Inbox(i) => i.into(),
-            ExtractError::NoConversation { .. } | ExtractError::NoCwd { .. } => ApiError::invalid(e.to_string()),
+            ExtractError::NoConversation { .. } | ExtractError::NoCwd { .. } | ExtractError::ForeignCwd { .. } => ApiError::invalid(e.to_string()),
             ExtractError::Read { .. } | ExtractError::State { .. } | ExtractError::SessionMemory(_) => {
                 ApiError::new(ErrorCode::Io, e.to_string())
             }

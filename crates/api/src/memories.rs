@@ -163,7 +163,7 @@ pub struct MachineSettings {
 pub(crate) fn code_for(e: &MemdirError) -> ErrorCode {
     match e {
         MemdirError::ChangedOnDisk { .. } => ErrorCode::Conflict,
-        MemdirError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
+        MemdirError::AlreadyExists { .. } | MemdirError::NameTaken { .. } => ErrorCode::AlreadyExists,
         MemdirError::NotFound { .. } | MemdirError::TrashEntryNotFound { .. } => ErrorCode::NotFound,
         MemdirError::MalformedFrontmatter { .. } | MemdirError::FrontmatterNotEditable { .. } => ErrorCode::Malformed,
         MemdirError::Io { .. } => ErrorCode::Io,

@@ -228,11 +228,11 @@ fn bad_inputs_get_one_clear_line() {
 fn refuses_to_overwrite_a_memory_changed_on_disk() {
     let (h, repo) = project();
     ok(&h, &repo, &["memories", "new", "--name", "a", "--description", "first", "--type", "user", "--body", "one"]);
-    // Two creates of the same name: the second must not clobber the first. Without a file
-    // name it takes the next free one; naming the first's file is refused.
-    let out = ok(&h, &repo, &["memories", "new", "--name", "a", "--description", "other", "--type", "user", "--body", "two"]);
-    assert!(out.contains("a-2.md"), "{out}");
-    let err = fails(&h, &repo, &["memories", "new", "--name", "a", "--description", "other", "--type", "user", "--body", "two", "--file", "a.md"]);
+    // Two creates of the same name: the second must not clobber the first, nor make a second
+    // memory of that name. Naming the first's file is refused too.
+    let err = fails(&h, &repo, &["memories", "new", "--name", "a", "--description", "other", "--type", "user", "--body", "two"]);
+    assert!(err.contains("already exists (a.md)"), "{err}");
+    let err = fails(&h, &repo, &["memories", "new", "--name", "b", "--description", "other", "--type", "user", "--body", "two", "--file", "a.md"]);
     assert!(err.to_lowercase().contains("exists"), "{err}");
     let file = h.memdir_for(&repo).join("a.md");
     assert!(fs::read_to_string(&file).unwrap().contains("one"));

@@ -46,6 +46,9 @@ pub enum DreamStatus {
     Undone,
     /// Did not finish; nothing written.
     Failed,
+    /// Being written to the memory folder, or was when Mneme stopped (killed, power lost): the
+    /// record holds every file's earlier text, so undo puts back what was written.
+    Applying,
 }
 
 impl DreamStatus {
@@ -56,6 +59,7 @@ impl DreamStatus {
             DreamStatus::Rejected => "rejected",
             DreamStatus::Undone => "undone",
             DreamStatus::Failed => "failed",
+            DreamStatus::Applying => "applying",
         }
     }
 }

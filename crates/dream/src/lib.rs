@@ -99,6 +99,11 @@ struct Produced {
     accounted: Vec<Accounted>,
 }
 
+/// The note an applying dream's record carries until it is written: what a record left in that
+/// state means to whoever reads it later.
+const INTERRUPTED_NOTE: &str =
+    "Mneme stopped while writing this dream to the memory folder, so only part of it may be there. Undo puts back every file it changed.";
+
 /// The dream engine of one machine.
 #[derive(Clone)]
 pub struct Dreams {
@@ -250,6 +255,14 @@ impl Dreams {
             }
             Err(NotAcquired::LostRace { .. }) => return Err(DreamError::LostRace { path: lock.path().to_path_buf() }),
         };
+        // However this ends (an error, a panic, a cancel), the dream is no longer running here.
+        struct Running<'a>(&'a ConsolidationLock);
+        impl Drop for Running<'_> {
+            fn drop(&mut self) {
+                self.0.finished();
+            }
+        }
+        let _running = Running(&lock);
         let since = (acquired.prior_mtime_ns != 0).then(|| system_time(acquired.prior_mtime_ns));
         let sessions = gate::sessions_touched_since(&target.transcript_dir, since, target.current_session.as_deref());
         let now_ms = ms_since_epoch(self.clock.now());
@@ -319,7 +332,7 @@ impl Dreams {
         }
         let mode = history.mode().unwrap_or_default();
         if record.changeset.is_empty() || (lost == 0 && (opts.apply_now || mode == DreamMode::Automatic)) {
-            if let Err(e) = contained("applying the dream", || self.apply(&mut record)) {
+            if let Err(e) = contained("applying the dream", || self.apply(&history, &mut record)) {
                 return Err(self.fail(&history, &lock, record, e));
             }
         }
@@ -400,10 +413,29 @@ impl Dreams {
     }
 
     /// Writes a record's changeset and marks it applied.
-    fn apply(&self, record: &mut DreamRecord) -> Result<(), DreamError> {
+    fn apply(&self, history: &History, record: &mut DreamRecord) -> Result<(), DreamError> {
         if !record.changeset.is_empty() {
-            let applied = apply_changeset(&record.changeset, &self.trash_dir(&record.memory_dir), self.clock.clone())
-                .map_err(|e| self.apply_error(&record.id, e, "was planned", "reject it and run the dream again"))?;
+            // Recorded first, every file's earlier text with it: a process killed halfway leaves
+            // a record undo can work from, not a half-changed folder nobody knows about.
+            let was = record.status;
+            record.status = DreamStatus::Applying;
+            record.notes.insert(0, INTERRUPTED_NOTE.to_string());
+            if let Err(e) = history.save(record) {
+                record.status = was;
+                record.notes.retain(|n| n != INTERRUPTED_NOTE);
+                return Err(e);
+            }
+            let applied = apply_changeset(&record.changeset, &self.trash_dir(&record.memory_dir), self.clock.clone());
+            record.notes.retain(|n| n != INTERRUPTED_NOTE);
+            let applied = match applied {
+                Ok(a) => a,
+                Err(e) => {
+                    // The apply rolled itself back: the record is as it was before it.
+                    record.status = was;
+                    let _ = history.save(record);
+                    return Err(self.apply_error(&record.id, e, "was planned", "reject it and run the dream again"));
+                }
+            };
             record.trashed =
                 applied.trashed.into_iter().map(|t| TrashedFile { path: t.path, trash_id: t.trash_id }).collect();
         }
@@ -461,7 +493,7 @@ impl Dreams {
                 advice: "text a line it removes was to be found in is no longer there, so nothing was applied. Reject this dream and let a new one look again",
             });
         }
-        self.apply(&mut record)?;
+        self.apply(&history, &mut record)?;
         history.save(&record)?;
         Ok(record)
     }
@@ -493,10 +525,11 @@ impl Dreams {
                 .list()?
                 .0
                 .into_iter()
-                .find(|r| r.status == DreamStatus::Applied && !r.changeset.is_empty())
+                .find(|r| matches!(r.status, DreamStatus::Applied | DreamStatus::Applying) && !r.changeset.is_empty())
                 .ok_or(DreamError::NothingToUndo)?,
         };
-        if record.status != DreamStatus::Applied {
+        let interrupted = record.status == DreamStatus::Applying;
+        if !matches!(record.status, DreamStatus::Applied | DreamStatus::Applying) {
             return Err(DreamError::WrongStatus { id: record.id.clone(), status: record.status.as_str(), action: "undone" });
         }
         if record.changeset.is_empty() {
@@ -514,6 +547,10 @@ impl Dreams {
                 Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(e.into()),
             };
+            // A dream cut short wrote only some of its files; the rest are as they were.
+            if interrupted && current == c.before {
+                continue;
+            }
             if current != c.after {
                 stale.push(rel.clone());
             }

@@ -197,6 +197,24 @@ impl ConsolidationLock {
         }
     }
 
+    /// Whether a dream of this process is running in this folder now. The lock keeps the PID
+    /// of the last dreamer for an hour after it finished (Claude Code's rule), so a lock held by
+    /// this very process is busy only while one of its own dreams runs.
+    pub fn running_here(&self) -> bool {
+        running().contains(&self.path)
+    }
+
+    /// Ends this process's dream in the folder (see [`running_here`](Self::running_here)):
+    /// the caller of a successful acquire calls it when the dream is over, however it ended.
+    pub fn finished(&self) {
+        running().remove(&self.path);
+    }
+
+    /// Held, and not only by this process between dreams of its own.
+    fn held_by_another(&self, state: &LockState) -> bool {
+        state.held && !(state.holder_pid == Some(i64::from(self.pid)) && self.pid == std::process::id() && !self.running_here())
+    }
+
     /// `tryAcquireConsolidationLock`, with the injected clock's "now" as the acquisition time.
     pub fn try_acquire(&self, clock: &dyn Clock) -> Result<Result<Acquired, NotAcquired>, DreamError> {
         self.try_acquire_with(clock, || {})
@@ -215,7 +233,7 @@ impl ConsolidationLock {
         };
         let now = clock.now();
         let state = self.state(now);
-        if state.held {
+        if self.held_by_another(&state) {
             return Ok(Err(NotAcquired::Held(state)));
         }
         let prior_mtime_ns = match (state.exists, state.mtime_ms) {
@@ -230,7 +248,7 @@ impl ConsolidationLock {
         // running it knows nothing of Mneme's guard file. Look again just before writing, so a
         // dreamer that wrote since our check is seen instead of overwritten.
         let again = self.state(now);
-        if again.held {
+        if self.held_by_another(&again) {
             return Ok(Err(NotAcquired::Held(again)));
         }
         if again.exists {
@@ -272,6 +290,8 @@ impl ConsolidationLock {
         if settled != Some(i64::from(self.pid)) {
             return Ok(Err(NotAcquired::LostRace { winner_pid: settled }));
         }
+        // Marked while the guard file is still held: another thread's acquire waits for it.
+        running().insert(self.path.clone());
         Ok(Ok(Acquired { prior_mtime_ns, acquired_at_ns: ns_since_epoch(now) }))
     }
 
@@ -295,6 +315,14 @@ impl ConsolidationLock {
         filetime::set_file_times(&self.path, filetime_of(t), filetime_of(t))
             .map_err(|e| DreamError::io("roll back the dream lock", &self.path, e))
     }
+}
+
+/// The folders (their lock files) where a dream of this process is running: marked while the
+/// guard file is held, so two threads of one process never both win.
+fn running() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<PathBuf>> {
+    static RUNNING: std::sync::LazyLock<std::sync::Mutex<std::collections::BTreeSet<PathBuf>>> =
+        std::sync::LazyLock::new(Default::default);
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// How long an acquisition waits before its last look at the lock: far longer than Claude
@@ -377,6 +405,13 @@ mod tests {
             Err(NotAcquired::Held(s)) => assert_eq!(s.holder_pid, Some(i64::from(std::process::id()))),
             other => panic!("{other:?}"),
         }
+        // Once this process's dream is over the file still names our PID for the hour, but
+        // nothing of ours runs: the next dream of this process may take it.
+        assert!(l.running_here());
+        l.finished();
+        assert!(!l.running_here() && l.state(clock.now()).held);
+        assert!(l.try_acquire(&clock).unwrap().is_ok());
+        l.finished();
     }
 
     #[test]

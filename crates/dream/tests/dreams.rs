@@ -113,6 +113,25 @@ fn rejecting_writes_nothing_and_automatic_mode_applies_at_once() {
 }
 
 #[test]
+fn a_dream_cut_short_while_writing_is_undone_from_its_record() {
+    let w = duplicated_world();
+    let before = w.snapshot();
+    let mut rec = w.offline(false).unwrap();
+    // What a process killed halfway through applying leaves behind: the record, saved as
+    // applying before the first write, and only some of the files written.
+    let first = rec.changeset.changes.iter().find(|c| c.before.is_some() && c.after.is_some()).unwrap().clone();
+    fs::write(&first.path, first.after.as_deref().unwrap()).unwrap();
+    assert_ne!(w.snapshot(), before);
+    rec.status = DreamStatus::Applying;
+    w.dreams.history(&w.mem).save(&rec).unwrap();
+    assert_eq!(w.dreams.list(&w.mem).unwrap().0[0].status, DreamStatus::Applying);
+    // Undo finds it with no id, puts back what was written and leaves the rest alone.
+    let undone = w.dreams.undo(&w.mem, None, false).unwrap();
+    assert_eq!((undone.id, undone.status), (rec.id, DreamStatus::Undone));
+    assert_eq!(w.snapshot(), before, "byte-identical after undoing half a dream");
+}
+
+#[test]
 fn approve_and_undo_refuse_when_files_changed_since_and_force_keeps_the_newer_text() {
     let w = duplicated_world();
     let rec = w.offline(false).unwrap();
@@ -191,8 +210,11 @@ fn a_live_dreamer_blocks_and_a_dead_ones_lock_is_reclaimed() {
     assert_eq!(lock_mtime.unix_seconds(), NOW as i64, "mtime = consolidated at (the injected clock)");
     let prior = rec.lock.unwrap().prior_mtime_ns;
     assert_eq!(prior, i128::from(NOW as i64 - 120) * 1_000_000_000);
-    // Mneme's own dream now blocks a second dreamer in the same way.
-    assert_eq!(w.offline(true).unwrap_err().code(), "locked");
+    // Mneme's own finished dream blocks another process's dreamer in the same way, but not
+    // the next dream of this process: none of its dreams is running.
+    let another = mneme_dream::lock::ConsolidationLock::new(&w.mem).with_pid(std::process::id() + 1);
+    assert!(matches!(another.try_acquire(&*w.clock).unwrap(), Err(mneme_dream::lock::NotAcquired::Held(_))));
+    assert!(w.offline(true).is_ok());
 }
 
 /// A provider whose every call fails, for the rollback path.

@@ -72,6 +72,8 @@ pub enum ExtractError {
     NoConversation { path: PathBuf },
     #[error("{} does not say which folder the session ran in (no `cwd` on its entries); it is not a Claude Code transcript", path.display())]
     NoCwd { path: PathBuf },
+    #[error("{} is kept in Claude Code's folder for another project: no folder its entries name ({}) is the project it is stored under. Mneme writes memories only for the project a transcript belongs to; move the file, or pass a transcript from that project.", path.display(), cwds.join(", "))]
+    ForeignCwd { path: PathBuf, cwds: Vec<String> },
     #[error("could not {action} {}: {source}. Check that Mneme's data folder is writable.", path.display())]
     State { action: &'static str, path: PathBuf, source: io::Error },
     #[error(transparent)]
@@ -233,10 +235,39 @@ impl Extractor {
         data::write_json(&path, state.persisted()).map_err(|source| ExtractError::State { action: "write", path, source })
     }
 
+    /// The folder whose memory a transcript feeds: where the session started. Entries name
+    /// their own `cwd`, and a transcript is anyone's text, so a folder is taken only when it is
+    /// absolute and, for a transcript in Claude Code's projects folder, only when it is the
+    /// project the transcript is stored under (Claude Code names that folder after where the
+    /// session started; a `cd` later in the session does not move its memory).
+    fn session_cwd(&self, transcript: &Path, t: &Transcript) -> Result<PathBuf, ExtractError> {
+        let cwds: Vec<&str> = t.cwds().into_iter().filter(|c| Path::new(c).is_absolute()).collect();
+        if cwds.is_empty() {
+            return Err(ExtractError::NoCwd { path: transcript.into() });
+        }
+        let stored_under = transcript.parent().filter(|dir| {
+            let projects = std::fs::canonicalize(self.env.projects_dir()).unwrap_or_else(|_| self.env.projects_dir());
+            dir.parent().and_then(|p| std::fs::canonicalize(p).ok()).is_some_and(|p| p == projects)
+        });
+        let Some(folder) = stored_under.and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned()) else {
+            return Ok(PathBuf::from(cwds[0]));
+        };
+        // As Claude Code finds a project's folder: its sanitized path, or for a path too long
+        // for one name, the name's readable prefix (the hash after it depends on the runtime).
+        let names_folder = |path: &str| {
+            folder == mneme_core::sanitize::sanitize_path(path)
+                || mneme_core::sanitize::long_name_prefix(path).is_some_and(|prefix| folder.starts_with(&prefix))
+        };
+        cwds.iter()
+            .find(|c| names_folder(c) || names_folder(&paths::project_root(Path::new(c)).to_string_lossy()))
+            .map(PathBuf::from)
+            .ok_or_else(|| ExtractError::ForeignCwd { path: transcript.into(), cwds: cwds.iter().map(|c| c.to_string()).collect() })
+    }
+
     /// Starts following a session's transcript, with its saved cursor.
     pub fn open_session(&self, transcript: &Path) -> Result<Session, ExtractError> {
         let t = Transcript::load(transcript).map_err(|source| ExtractError::Read { path: transcript.into(), source })?;
-        let cwd = t.cwd().map(PathBuf::from).ok_or_else(|| ExtractError::NoCwd { path: transcript.into() })?;
+        let cwd = self.session_cwd(transcript, &t)?;
         let project = self.project_for_cwd(&cwd);
         let session_id = t.session_id().map(str::to_string);
         let key = session_key(transcript, session_id.as_deref());

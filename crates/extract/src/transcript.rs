@@ -497,6 +497,18 @@ impl Transcript {
         self.entries.iter().rev().find_map(|e| e.as_conversation().filter(|c| c.is_main_thread())?.cwd.as_deref())
     }
 
+    /// Every folder the main thread ran in, oldest first, each once (a `cd` during the session
+    /// adds one; the first is where it started).
+    pub fn cwds(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for cwd in self.entries.iter().filter_map(|e| e.as_conversation().filter(|c| c.is_main_thread())?.cwd.as_deref()) {
+            if !out.contains(&cwd) {
+                out.push(cwd);
+            }
+        }
+        out
+    }
+
     /// The main thread's messages; see [`conversation`].
     pub fn conversation(&self) -> Vec<&Conversation> {
         conversation(&self.entries)

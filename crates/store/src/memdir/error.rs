@@ -13,6 +13,14 @@ pub enum MemdirError {
         /// The file, relative to the memory folder.
         path: String,
     },
+    /// A create would make a second memory of a name (`[[links]]` find a memory by its name).
+    #[error("A memory named {name:?} already exists ({path}). Open that one and edit it, or choose another name: [[links]] find a memory by its name.")]
+    NameTaken {
+        /// The name asked for.
+        name: String,
+        /// The memory that has it, relative to the memory folder.
+        path: String,
+    },
     /// A create, rename or restore would have replaced an existing file.
     #[error("{path} already exists in the memory folder. Choose another file name, or open the existing memory and edit it instead.")]
     AlreadyExists {
@@ -158,7 +166,7 @@ impl MemdirError {
     pub fn code(&self) -> &'static str {
         match self {
             MemdirError::ChangedOnDisk { .. } => "changed-on-disk",
-            MemdirError::AlreadyExists { .. } => "already-exists",
+            MemdirError::AlreadyExists { .. } | MemdirError::NameTaken { .. } => "already-exists",
             MemdirError::NotFound { .. } => "not-found",
             MemdirError::InvalidPath { .. } => "invalid-path",
             MemdirError::OutsideMemdir { .. } => "outside-memdir",

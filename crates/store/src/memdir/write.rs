@@ -341,6 +341,17 @@ impl Memdir {
             Scope::Team => format!("{}/{file}", super::TEAM_DIR),
         };
         validate_topic_path(&rel)?;
+        // `[[name]]` links find a memory by its name: a second memory of the same name makes
+        // them ambiguous, so a create never makes one.
+        if self.root.is_dir() {
+            let wanted = new.name.trim().to_lowercase();
+            let same = self.scan_headers()?.headers.into_iter().find(|h| {
+                Scope::of(&h.rel_path) == new.scope && h.name.as_deref().is_some_and(|n| n.trim().to_lowercase() == wanted)
+            });
+            if let Some(h) = same {
+                return Err(MemdirError::NameTaken { name: new.name.trim().to_string(), path: h.rel_path });
+            }
+        }
         let content = frontmatter_edit::new_memory_content(&new.name, &new.description, new.memory_type, &new.body, self.type_form());
         self.check_team_write(&rel, &content)?;
         let real_root = self.ensure_root()?;
@@ -639,9 +650,12 @@ mod tests {
         let t = TestDir::new();
         let m = t.memdir();
         assert_eq!(m.create(&new_memory("стиль кода", "a")).unwrap().rel_path, "стиль-кода.md");
-        assert_eq!(m.create(&new_memory("Стиль  кода!", "b")).unwrap().rel_path, "стиль-кода-2.md");
+        assert_eq!(m.create(&new_memory("стиль кода!", "b")).unwrap().rel_path, "стиль-кода-2.md");
         assert_eq!(m.create(&new_memory("😀", "c")).unwrap().rel_path, "memory.md");
         assert_eq!(m.create(&new_memory("🎉", "d")).unwrap().rel_path, "memory-2.md");
+        // The same name again (in any case) is refused: [[links]] would not know which.
+        let err = m.create(&new_memory("Стиль кода", "e")).unwrap_err();
+        assert!(err.to_string().contains("стиль-кода.md"), "{err}");
         // A file name given is that file, or a refusal.
         let mut named = new_memory("x", "e");
         named.file_name = Some("memory.md".into());
