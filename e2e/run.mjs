@@ -641,10 +641,19 @@ async function main() {
       await shot('memories');
     });
 
-    await step('Memories: fix the index health', async () => {
+    await step('Memories: fix the index health, undo it, fix it again', async () => {
+      const original = fs.readFileSync(path.join(fx.mem, 'MEMORY.md'), 'utf8');
       await page.getByTestId('health-issues').waitFor();
+      // The fix drops the line of a missing file, which may be the only copy of what it
+      // says: Undo puts the index back byte for byte.
       await page.getByTestId('fix-index').click();
       await page.getByTestId('fix-result').waitFor();
+      await page.getByTestId('health-ok').waitFor();
+      await page.getByTestId('undo-fix').click();
+      await page.getByTestId('health-issues').waitFor();
+      if (fs.readFileSync(path.join(fx.mem, 'MEMORY.md'), 'utf8') !== original) fail('Undo did not put the index back as it was');
+      if (await page.getByTestId('undo-fix').count()) fail('Undo is still offered after undoing');
+      await page.getByTestId('fix-index').click();
       await page.getByTestId('health-ok').waitFor();
       const index = fs.readFileSync(path.join(fx.mem, 'MEMORY.md'), 'utf8');
       if (!index.includes('api-gateway.md')) fail(`Fix index did not add the unindexed file:\n${index}`);

@@ -49,7 +49,7 @@ impl From<TextFileError> for ApiError {
     }
 }
 
-fn parse_revision(revision: &str) -> Result<Revision, ApiError> {
+pub(crate) fn parse_revision(revision: &str) -> Result<Revision, ApiError> {
     revision.trim().parse::<Revision>().map_err(ApiError::from)
 }
 

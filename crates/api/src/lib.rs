@@ -56,7 +56,7 @@ pub use dreams::{
 pub use files::{FileText, SavedFile};
 pub use graph::{Graph, GraphEdge, GraphNode};
 pub use memories::{
-    MachineSettings, MemoryDetail, MemoryEdit, MemoryListFilter, MemoryPage, MemoryPageRequest, MemorySummary, NewMemoryRequest,
+    IndexBefore, MachineSettings, MemoryDetail, MemoryEdit, MemoryListFilter, MemoryPage, MemoryPageRequest, MemorySummary, NewMemoryRequest,
     Trashed, MEMORY_PAGE_MAX,
 };
 pub use memory_dir::AutoMemDirChange;

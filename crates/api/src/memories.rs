@@ -160,6 +160,22 @@ pub struct MachineSettings {
     pub problems: Vec<String>,
 }
 
+/// The indexes of a memory folder a fix may rewrite.
+const INDEXES: [&str; 2] = ["MEMORY.md", "team/MEMORY.md"];
+
+/// An index as it was before a fix rewrote it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct IndexBefore {
+    /// `MEMORY.md` or `team/MEMORY.md`.
+    pub rel_path: String,
+    /// Its text before the fix.
+    pub content: String,
+    /// Its revision after the fix: the undo happens only while it is still that.
+    pub revision: String,
+}
+
 pub(crate) fn code_for(e: &MemdirError) -> ErrorCode {
     match e {
         MemdirError::ChangedOnDisk { .. } => ErrorCode::Conflict,
@@ -426,6 +442,53 @@ impl Mneme {
         let (_, m) = self.memdir(req)?;
         m.remove_stale_temps();
         Ok(m.health())
+    }
+
+    /// [`Mneme::fix_index`], keeping each index it rewrites as it was, so the fix can be taken
+    /// back ([`Mneme::undo_fix_index`]): a line pointing at a missing file may be the only copy
+    /// of what it says.
+    pub fn fix_index_undoable(&self, req: &ContextRequest) -> Result<(Vec<String>, Vec<IndexBefore>), ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let before: Vec<(&str, Option<Vec<u8>>)> = INDEXES.iter().map(|rel| (*rel, m.read_raw(rel).ok().and_then(|(b, _)| b))).collect();
+        let changes = self.fix_index(req)?;
+        let mut undo = Vec::new();
+        for (rel, old) in before {
+            // An index the fix created holds nothing anyone wrote: there is nothing to put back.
+            let (Some(old), Ok((Some(now), revision))) = (old, m.read_raw(rel)) else { continue };
+            if now == old {
+                continue;
+            }
+            let Ok(content) = String::from_utf8(old) else { continue };
+            undo.push(IndexBefore { rel_path: rel.to_string(), content, revision: revision.to_string() });
+        }
+        Ok((changes, undo))
+    }
+
+    /// Puts back indexes as they were before a fix, each only while it is still exactly what
+    /// the fix wrote (Claude Code may have written it since: then nothing is put back).
+    pub fn undo_fix_index(&self, req: &ContextRequest, undo: &[IndexBefore]) -> Result<Vec<String>, ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let mut planned = Vec::new();
+        for u in undo {
+            if !INDEXES.contains(&u.rel_path.as_str()) {
+                return Err(ApiError::invalid(format!("{} is not an index; only MEMORY.md and team/MEMORY.md are put back", u.rel_path)));
+            }
+            let expected = crate::files::parse_revision(&u.revision)?;
+            let (_, current) = m.read_raw(&u.rel_path)?;
+            if !current.matches(&expected) {
+                return Err(ApiError::new(
+                    ErrorCode::Conflict,
+                    format!("{} changed since the fix (Claude Code may have written it), so nothing was put back. Open it to compare.", u.rel_path),
+                ));
+            }
+            planned.push((u, expected));
+        }
+        let mut done = Vec::new();
+        for (u, expected) in planned {
+            m.write_raw(&u.rel_path, u.content.as_bytes(), &expected)?;
+            done.push(format!("put back {} as it was before the fix", u.rel_path));
+        }
+        Ok(done)
     }
 
     /// Applies every index fix: bring lines an unfinished edit left stale in line with their

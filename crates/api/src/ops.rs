@@ -554,11 +554,23 @@ pub struct ManifestText {
     pub note: Option<String>,
 }
 
-/// What an index fix changed, one sentence per change.
+/// What an index fix changed, one sentence per change, and how to take it back.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct IndexChanges {
     pub changes: Vec<String>,
+    /// Each index the fix rewrote, as it was before: `undo_fix_index` puts them back while
+    /// nobody has changed them since. Empty when nothing was rewritten.
+    pub undo: Vec<crate::IndexBefore>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct UndoFixIndex {
+    #[serde(flatten)]
+    pub at: Folder,
+    pub undo: Vec<crate::IndexBefore>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -646,7 +658,12 @@ macro_rules! operations {
             health($crate::ops::Folder) -> $crate::Health = |m, h, q| m.health(&q.request(h, None));
             /// Applies every index fix; one sentence per change.
             fix_index($crate::ops::Folder) -> $crate::ops::IndexChanges = |m, h, q| {
-                Ok($crate::ops::IndexChanges { changes: m.fix_index(&q.request(h, None))? })
+                let (changes, undo) = m.fix_index_undoable(&q.request(h, None))?;
+                Ok($crate::ops::IndexChanges { changes, undo })
+            };
+            /// Puts back the indexes a fix rewrote, unless they changed since.
+            undo_fix_index($crate::ops::UndoFixIndex) -> $crate::ops::IndexChanges = |m, h, q| {
+                Ok($crate::ops::IndexChanges { changes: m.undo_fix_index(&q.at.request(h, None), &q.undo)?, undo: Vec::new() })
             };
             graph($crate::ops::Folder) -> $crate::Graph = |m, h, q| m.graph(&q.request(h, None));
             /// The line diff from `before` to `after` (what changed since a file was opened).

@@ -70,3 +70,34 @@ fn comments_do_not_count_towards_the_unit_cap() {
     let h = check(&crlf);
     assert_eq!(h.index.unit_count, entries(1, 150).trim().encode_utf16().count());
 }
+
+#[test]
+fn a_fix_can_be_taken_back_until_the_index_changes_again() {
+    let t = TestHome::new();
+    let project = t.root.join("code/app");
+    fs::create_dir_all(&project).unwrap();
+    let mem = t.memdir_for(&project);
+    // The line of a missing file is the only copy of what it says; a topic file has no line.
+    let index = "- [Snapshot lock](snapshot-lock.md) — holds acquireProfileLock until the browser is quiet\n";
+    write_file(&mem.join("MEMORY.md"), index);
+    write_file(&mem.join("deploy.md"), "---\nname: deploy\ndescription: how we deploy\ntype: project\n---\nFridays.\n");
+    let m = Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
+    let req = ContextRequest { cwd: project, ..Default::default() };
+    let (changes, undo) = m.fix_index_undoable(&req).unwrap();
+    assert!(changes.len() >= 2, "{changes:?}");
+    assert_eq!(undo.len(), 1);
+    assert_ne!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), index);
+    m.undo_fix_index(&req, &undo).unwrap();
+    assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), index, "byte for byte");
+    // Once the index changed again (Claude Code saved a memory), the undo puts nothing back.
+    let (_, undo) = m.fix_index_undoable(&req).unwrap();
+    let edited = format!("{}- [New](new.md) — by Claude Code\n", fs::read_to_string(mem.join("MEMORY.md")).unwrap());
+    write_file(&mem.join("MEMORY.md"), &edited);
+    let err = m.undo_fix_index(&req, &undo).unwrap_err();
+    assert!(err.message.contains("changed since the fix"), "{}", err.message);
+    assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), edited);
+    // Only the indexes can be written this way.
+    let mut other = undo.clone();
+    other[0].rel_path = "deploy.md".into();
+    assert!(m.undo_fix_index(&req, &other).is_err());
+}

@@ -137,6 +137,8 @@ pub enum InboxError {
     NothingToPromote(String),
     #[error(transparent)]
     Secret(#[from] mneme_secrets::TeamWriteRefused),
+    #[error("Not written to CLAUDE.md: the memory appears to contain a secret ({labels}), and CLAUDE.md is checked in for everyone with the repository. Remove the secret (edit the item), or promote it to CLAUDE.local.md, which stays on this machine.")]
+    SecretInClaudeMd { labels: String },
     #[error("team memory {} already exists; edit it in the Memories screen instead of promoting over it", path.display())]
     TeamExists { path: PathBuf },
     #[error(transparent)]
@@ -156,6 +158,7 @@ impl InboxError {
             InboxError::NotInItem { .. } => "invalid-input",
             InboxError::NothingToPromote(_) => "nothing-to-promote",
             InboxError::Secret(_) => "secrets-in-team-memory",
+            InboxError::SecretInClaudeMd { .. } => "secrets-in-claude-md",
             InboxError::TeamExists { .. } => "already-exists",
             InboxError::Memdir(e) => e.code(),
             InboxError::Io { .. } => "io",
@@ -429,6 +432,14 @@ impl Inbox {
                     None => String::new(),
                 };
                 let updated = append_to_claude_md(&existing, &memories);
+                if target == PromoteTarget::ClaudeMd {
+                    let added: String = memories.iter().filter_map(|m| m.after.as_deref()).collect::<Vec<_>>().join("\n");
+                    let found = mneme_secrets::scan(&added);
+                    if !found.is_empty() {
+                        let labels = found.iter().map(|f| f.label.as_str()).collect::<Vec<_>>().join(", ");
+                        return Err(InboxError::SecretInClaudeMd { labels });
+                    }
+                }
                 match project.write_raw(name, updated.as_bytes(), &revision) {
                     Ok(_) => {}
                     Err(MemdirError::ChangedOnDisk { .. }) => {

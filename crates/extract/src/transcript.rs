@@ -555,8 +555,10 @@ pub fn conversation(entries: &[Entry]) -> Vec<&Conversation> {
         }
     }
     chain.extend(siblings);
-    let mut seen = HashSet::new();
-    main.into_iter().filter(|c| chain.contains(c.uuid.as_str()) && seen.insert(c.uuid.as_str())).collect()
+    // An entry written twice under one uuid: the later one, as the chain above followed it
+    // (and as Claude Code's own map by uuid keeps it).
+    let last: HashMap<&str, usize> = main.iter().enumerate().map(|(i, c)| (c.uuid.as_str(), i)).collect();
+    main.iter().enumerate().filter(|(i, c)| chain.contains(c.uuid.as_str()) && last[c.uuid.as_str()] == *i).map(|(_, c)| *c).collect()
 }
 
 /// A `tool_use` with its result, if any.
@@ -713,6 +715,19 @@ mod tests {
         assert_eq!(turn_end(&c), Some("a3".into()));
         // Mid-loop: the newest message is a tool result.
         assert_eq!(turn_end(&c[..6]), None);
+    }
+
+    #[test]
+    fn an_entry_written_twice_under_one_uuid_counts_as_its_later_copy() {
+        let entries = vec![
+            conv("A", None, "user", json!({"message": {"content": "hello there friend"}})),
+            conv("D", Some("A"), "assistant", json!({"message": {"content": "ok"}})),
+            conv("D", Some("D"), "user", json!({"message": {"content": "From now on, always sign commits with gpg."}})),
+            conv("E", Some("D"), "assistant", json!({"message": {"content": "ok"}})),
+        ];
+        let c = conversation(&entries);
+        let texts: Vec<String> = c.iter().map(|c| format!("{}:{:?}", c.uuid, c.entry_type)).collect();
+        assert_eq!(texts, ["D:User", "E:Assistant"], "the chain the later copy starts (its parent is itself) ends there");
     }
 
     #[test]

@@ -345,6 +345,14 @@ async fn edit_promote_to_claude_md_and_team_with_the_secret_check() {
         "Not written to team memory: the content appears to contain secrets (GitHub PAT), and everyone working on the repository can read team memory. Remove the secret and try again."
     );
     assert!(!w.memory.join("team").exists());
+    // CLAUDE.md is checked in for everyone too: refused; CLAUDE.local.md stays on this machine.
+    let claude_md = std::fs::read_to_string(w.project.join("CLAUDE.md")).unwrap();
+    let err = inbox.promote(inbox_id, PromoteTarget::ClaudeMd).unwrap_err();
+    assert_eq!(err.code(), "secrets-in-claude-md");
+    assert!(err.to_string().contains("GitHub PAT") && err.to_string().contains("CLAUDE.local.md"), "{err}");
+    assert_eq!(std::fs::read_to_string(w.project.join("CLAUDE.md")).unwrap(), claude_md, "nothing written");
+    inbox.promote(inbox_id, PromoteTarget::ClaudeLocal).unwrap();
+    assert!(std::fs::read_to_string(w.project.join("CLAUDE.local.md")).unwrap().contains("staging token"));
 
     // A clean one lands in team/ with its team index line.
     w.turn("Remember that the release calendar lives in the Eng wiki under Releases.", "Noted.");

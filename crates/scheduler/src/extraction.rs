@@ -10,7 +10,7 @@ use mneme_extract::rules::SkipReason;
 use mneme_extract::{Engine, Extractor, RunOutcome, RunRecord, Session};
 use mneme_model::Cancel;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -55,34 +55,63 @@ pub struct ExtractionLoop {
     pub ready: tokio::sync::watch::Sender<bool>,
 }
 
+/// What tells a folder from another made at the same path later: its device and inode.
+type FolderId = (u64, u64);
+
+fn folder_id(dir: &Path) -> Option<FolderId> {
+    let meta = std::fs::metadata(dir).ok().filter(std::fs::Metadata::is_dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        Some((0, 0))
+    }
+}
+
 impl ExtractionLoop {
     pub async fn run(self, cancel: Cancel) {
         let env = self.extractor.env().clone();
         let projects_dir = env.projects_dir();
-        // Claude Code creates the projects folder with its first session; wait for it.
-        let watcher = loop {
-            if projects_dir.is_dir() {
-                match TranscriptWatcher::new(&projects_dir) {
-                    Ok(w) => {
-                        self.ready.send_replace(true);
-                        break w;
-                    }
-                    Err(e) => {
-                        let run = self.reporter.begin(JobKind::Extraction, projects_dir.display().to_string());
-                        run.finish(Outcome::Failed { error: format!("cannot watch {}: {e}", projects_dir.display()) });
+        let mut sessions = Sessions::default();
+        // The watcher and the folder it watches. A projects folder removed and made again (a
+        // cleanup, a restore from backup) is a new folder the old watch never sees, so its
+        // identity is checked on every poll and the watch made again when it changed.
+        let mut watching: Option<(TranscriptWatcher, Option<FolderId>)> = None;
+        let mut failed_once = false;
+        loop {
+            let id = folder_id(&projects_dir);
+            let stale = match &watching {
+                Some((_, was)) => id.is_none() || *was != id,
+                None => true,
+            };
+            if stale {
+                watching = None;
+                // Claude Code creates the projects folder with its first session; wait for it.
+                if projects_dir.is_dir() {
+                    match TranscriptWatcher::new(&projects_dir) {
+                        Ok(w) => {
+                            watching = Some((w, id));
+                            failed_once = false;
+                        }
+                        Err(e) if !failed_once => {
+                            failed_once = true;
+                            let run = self.reporter.begin(JobKind::Extraction, projects_dir.display().to_string());
+                            run.finish(Outcome::Failed { error: format!("cannot watch {}: {e}", projects_dir.display()) });
+                        }
+                        Err(_) => {}
                     }
                 }
+                self.ready.send_replace(true);
             }
-            self.ready.send_replace(true);
-            if sleep_or_cancel(Duration::from_secs(30), &cancel).await {
+            let wait = if watching.is_some() { self.poll } else { Duration::from_secs(30).min(self.poll * 10) };
+            if sleep_or_cancel(wait, &cancel).await {
                 return;
             }
-        };
-        let mut sessions = Sessions::default();
-        loop {
-            if sleep_or_cancel(self.poll, &cancel).await {
-                return;
-            }
+            let Some((watcher, _)) = &watching else { continue };
             for transcript in watcher.drain() {
                 if cancel.is_cancelled() {
                     return;
@@ -103,6 +132,14 @@ impl ExtractionLoop {
                 Ok(s) => {
                     sessions.failed_opens.remove(&transcript);
                     sessions.open.insert(transcript.clone(), (s, Instant::now()));
+                }
+                // A transcript naming a folder it is not stored under is not going to change its
+                // mind: said once, then left alone.
+                Err(e @ mneme_extract::ExtractError::ForeignCwd { .. }) => {
+                    *tries = MAX_OPEN_ATTEMPTS;
+                    let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
+                    run.finish(Outcome::Failed { error: e.to_string() });
+                    return;
                 }
                 // A transcript with no `cwd` yet (its first lines are still being written) is
                 // tried again on its next change, a few times: each try reads the whole file.

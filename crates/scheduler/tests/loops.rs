@@ -96,6 +96,31 @@ async fn a_turn_end_runs_offline_extraction_and_saves_a_memory_with_its_index_li
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_folder_removed_and_made_again_is_watched_again() {
+    let home = TestHome::new();
+    let project = home.git_repo("app");
+    let memory = home.memdir_for(&project);
+    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
+    let handle = start(config(&home, jobs, vec![])).unwrap();
+    let mut rx = handle.subscribe();
+    handle.ready().await;
+    // Claude Code's projects folder goes away and comes back (a cleanup, a restore): the
+    // watch on the old folder sees nothing of the new one.
+    std::fs::remove_dir_all(home.env.projects_dir()).unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    std::fs::create_dir_all(&transcripts).unwrap();
+    // The loop polls every 50 ms; a second is ample for it to watch the new folder.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    append(&transcripts.join(format!("{SID}.jsonl")), &project, &turn("From now on, never use sudo in scripts.", "Understood."));
+    let rec = finished(&mut rx, JobKind::Extraction).await;
+    assert!(matches!(&rec.outcome, Outcome::Done { summary } if summary.starts_with("● Saved 1 memory")), "{rec:?}");
+    assert!(std::fs::read_to_string(memory.join("MEMORY.md")).unwrap().contains("sudo"));
+    handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_gates_lead_to_a_recorded_dream_that_holds_claude_codes_lock_format() {
     let home = TestHome::new();
     let project = home.git_repo("app");

@@ -105,6 +105,19 @@ export function fmtTime(ms: number | null): string {
 }
 
 /** `path` relative to `base` when inside it, else with the home folder shown as `~`. */
+/** How sure Mneme is of a Claude Code release's behaviours, in words: the badge sits beside
+ *  "no Claude Code was found here", so it must not read as "your Claude Code was checked". */
+export function fidelityLabel(fidelity: string): { text: string; title: string } {
+  switch (fidelity) {
+    case 'verified':
+      return { text: 'release verified', title: 'Mneme checks this release against its real binary on every test run' };
+    case 'bisected':
+      return { text: 'release bisected', title: 'Between two releases Mneme checks against their real binaries; its behaviours were bisected' };
+    default:
+      return { text: 'release not verified', title: 'Outside the releases Mneme checks: the nearest known behaviours are shown' };
+  }
+}
+
 export function shortPath(path: string, base = app.cwd): string {
   if (base && path.startsWith(base + '/')) return path.slice(base.length + 1);
   if (app.home && path.startsWith(app.home + '/')) return '~/' + path.slice(app.home.length + 1);

@@ -56,6 +56,8 @@ export const commands = {
 	health: (req: Folder) => typedError<Health, ApiError>(__TAURI_INVOKE("health", { req })),
 	/**  Applies every index fix; one sentence per change. */
 	fixIndex: (req: Folder) => typedError<IndexChanges, ApiError>(__TAURI_INVOKE("fix_index", { req })),
+	/**  Puts back the indexes a fix rewrote, unless they changed since. */
+	undoFixIndex: (req: UndoFixIndex) => typedError<IndexChanges, ApiError>(__TAURI_INVOKE("undo_fix_index", { req })),
 	graph: (req: Folder) => typedError<Graph, ApiError>(__TAURI_INVOKE("graph", { req })),
 	/**  The line diff from `before` to `after` (what changed since a file was opened). */
 	diff: (req: DiffQuery) => typedError<LineDiff, ApiError>(__TAURI_INVOKE("diff", { req })),
@@ -1035,9 +1037,24 @@ export type InboxView = {
 	newestTranscript: TranscriptInfo | null,
 };
 
-/**  What an index fix changed, one sentence per change. */
+/**  An index as it was before a fix rewrote it. */
+export type IndexBefore = {
+	/**  `MEMORY.md` or `team/MEMORY.md`. */
+	relPath: string,
+	/**  Its text before the fix. */
+	content: string,
+	/**  Its revision after the fix: the undo happens only while it is still that. */
+	revision: string,
+};
+
+/**  What an index fix changed, one sentence per change, and how to take it back. */
 export type IndexChanges = {
 	changes: string[],
+	/**
+	 *  Each index the fix rewrote, as it was before: `undo_fix_index` puts them back while
+	 *  nobody has changed them since. Empty when nothing was rewritten.
+	 */
+	undo: IndexBefore[],
 };
 
 /**  An index line that holds an entry. */
@@ -2165,6 +2182,10 @@ export type TypedPath = {
 	/**  Absolute, or starting with `~`. */
 	typed: string,
 };
+
+export type UndoFixIndex = {
+	undo: IndexBefore[],
+} & Folder;
 
 /**  What the check found. */
 export type VerifyReport = {
