@@ -249,6 +249,17 @@ async fn a_transcript_feeds_only_the_project_it_is_stored_under() {
     assert!(x.extract_transcript(&relative, Engine::Offline, ExtractOptions { review: false }, &Cancel::new()).await.is_err());
 }
 
+/// Stages, in review mode, the item a user's "Remember that deploys happen on Fridays." makes.
+async fn staged_friday_rule(w: &World, x: &Extractor) -> String {
+    w.turn("Remember that deploys happen on Fridays.", "Noted.");
+    let recs = x
+        .extract_transcript(&w.transcript, Engine::Offline, ExtractOptions { review: true }, &Cancel::new())
+        .await
+        .unwrap();
+    let RunOutcome::Staged { inbox_id } = &recs[0].outcome else { panic!("{:?}", recs[0]) };
+    inbox_id.clone()
+}
+
 #[tokio::test]
 async fn keep_redoes_its_index_lines_on_an_index_claude_code_changed_meanwhile() {
     let w = World::new();
@@ -256,12 +267,7 @@ async fn keep_redoes_its_index_lines_on_an_index_claude_code_changed_meanwhile()
     std::fs::write(w.memory.join("MEMORY.md"), "- [Old](old.md) — old\n").unwrap();
     std::fs::write(w.memory.join("old.md"), "old\n").unwrap();
     let x = w.extractor();
-    w.turn("Remember that deploys happen on Fridays.", "Noted.");
-    let recs = x
-        .extract_transcript(&w.transcript, Engine::Offline, ExtractOptions { review: true }, &Cancel::new())
-        .await
-        .unwrap();
-    let RunOutcome::Staged { inbox_id } = &recs[0].outcome else { panic!("{:?}", recs[0]) };
+    let inbox_id = &staged_friday_rule(&w, &x).await;
     // Claude Code adds a line to the index after staging, as it does whenever it saves one.
     std::fs::write(w.memory.join("MEMORY.md"), "- [Old](old.md) — old\n- [New](new.md) — by Claude Code\n").unwrap();
     let kept = x.inbox().keep(inbox_id).unwrap();
@@ -280,12 +286,7 @@ async fn keep_refuses_a_memory_file_claude_code_wrote_meanwhile_until_the_user_s
     std::fs::create_dir_all(&w.memory).unwrap();
     std::fs::write(w.memory.join("MEMORY.md"), "- [Old](old.md) — old\n").unwrap();
     let x = w.extractor();
-    w.turn("Remember that deploys happen on Fridays.", "Noted.");
-    let recs = x
-        .extract_transcript(&w.transcript, Engine::Offline, ExtractOptions { review: true }, &Cancel::new())
-        .await
-        .unwrap();
-    let RunOutcome::Staged { inbox_id } = &recs[0].outcome else { panic!("{:?}", recs[0]) };
+    let inbox_id = &staged_friday_rule(&w, &x).await;
     let topic = w.memory.join("project_deploys_happen_on_fridays.md");
     let theirs = "---\nname: deploys\ndescription: by Claude Code\ntype: project\n---\n\nTheirs.\n";
     std::fs::write(&topic, theirs).unwrap();
