@@ -638,6 +638,9 @@ async function main() {
       if (!text.includes('description: Every bug fix ships with a failing-first regression test\n')) fail(`the description did not reach the file:\n${text}`);
       if (!text.includes('originSessionId: 6f1c2a9e-0b7d-4a51-9d3e-2c8f4b1a7e55')) fail('saving dropped the unknown key originSessionId');
       if (!text.includes('metadata:\n  type: feedback')) fail('saving changed the frontmatter generation');
+      // Its index line says the same in other words (a lower-case "every"): a hand-written
+      // hook is the user's, so it stays.
+      if (!fs.readFileSync(path.join(fx.mem, 'MEMORY.md'), 'utf8').includes('(testing-policy.md) — every bug fix gets a regression test\n')) fail('saving rewrote an index line written in its own words');
       await shot('memories');
     });
 

@@ -6,7 +6,7 @@
 //! `x-terminal-emulator`, `xterm`), since a desktop app has none. And revealing a file's
 //! folder in the file manager.
 
-use crate::commands::{engine, Answer};
+use crate::commands::Answer;
 use mneme_api::{ApiError, Environment, ErrorCode, Mneme};
 use mneme_core::platform::Os;
 use serde::Serialize;
@@ -220,19 +220,42 @@ pub async fn open_in_editor(app: AppHandle<Wry>, m: State<'_, Mneme>, path: Path
     Ok(EditorRun { editor: launch.editor, from: launch.from, waited: launch.gui })
 }
 
-/// Shows a folder (or the folder holding a file) in the file manager.
+/// How the file manager is asked to show `target` without opening it. Handing a folder to the
+/// system's "open" is not safe on macOS: `open` launches an app bundle (any folder named
+/// `X.app`, which a cloned repository can hold under `.claude/rules/`), so Finder gets `-R`,
+/// which only selects the item. Explorer selects it too. Elsewhere the folder holding it is
+/// opened with `xdg-open`, which hands a folder to the file manager and runs nothing.
+fn reveal_plan(os: Os, target: &Path, is_dir: bool) -> (&'static str, Vec<String>) {
+    let shown = target.to_string_lossy().into_owned();
+    match os {
+        Os::MacOs => ("open", vec!["-R".into(), shown]),
+        Os::Windows => ("explorer", vec![format!("/select,{shown}")]),
+        Os::Linux => {
+            let folder = if is_dir { target } else { target.parent().unwrap_or(target) };
+            ("xdg-open", vec![folder.to_string_lossy().into_owned()])
+        }
+    }
+}
+
+/// Shows a file or folder in the file manager (the folder holding a file, where the file
+/// manager cannot select one).
 #[tauri::command]
 #[specta::specta]
-pub async fn reveal(app: AppHandle<Wry>, m: State<'_, Mneme>, path: PathBuf) -> Answer<()> {
+pub async fn reveal(app: AppHandle<Wry>, path: PathBuf) -> Answer<()> {
     let target = existing(&path)?;
-    let folder = if target.is_dir() { target } else { target.parent().map(Path::to_path_buf).unwrap_or(target) };
-    engine(&m, move |_| {
-        #[allow(deprecated)] // tauri-plugin-opener replaces it; the shell plugin is the one in use here.
-        app.shell().open(folder.to_string_lossy(), None).map_err(|e| {
-            ApiError::new(ErrorCode::Io, format!("Could not open {} in the file manager: {e}.", folder.display()))
-        })
-    })
-    .await
+    let (program, args) = reveal_plan(Os::current(), &target, target.is_dir());
+    let out = app.shell().command(program).args(&args).output().await.map_err(|e| {
+        ApiError::new(ErrorCode::Io, format!("Could not start {program} to show {} in the file manager: {e}.", target.display()))
+    })?;
+    // Explorer exits with 1 even when it showed the folder.
+    if !out.status.success() && program != "explorer" {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(ApiError::new(
+            ErrorCode::Io,
+            format!("Could not show {} in the file manager: {program} stopped with {:?}: {}", target.display(), out.status.code(), stderr.trim()),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(all(test, unix))]
@@ -254,6 +277,17 @@ mod tests {
         fs::create_dir_all(&bin).unwrap();
         fs::write(bin.join(program), "#!/bin/sh\n").unwrap();
         fs::set_permissions(bin.join(program), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn reveal_never_hands_a_folder_to_macos_open() {
+        let bundle = Path::new("/repo/.claude/rules/Evil.app");
+        let file = bundle.join("readme.md");
+        assert_eq!(reveal_plan(Os::MacOs, &file, false), ("open", vec!["-R".to_string(), file.display().to_string()]));
+        assert_eq!(reveal_plan(Os::MacOs, bundle, true), ("open", vec!["-R".to_string(), bundle.display().to_string()]));
+        assert_eq!(reveal_plan(Os::Windows, &file, false).1, vec![format!("/select,{}", file.display())]);
+        assert_eq!(reveal_plan(Os::Linux, &file, false), ("xdg-open", vec![bundle.display().to_string()]));
+        assert_eq!(reveal_plan(Os::Linux, bundle, true), ("xdg-open", vec![bundle.display().to_string()]));
     }
 
     #[test]

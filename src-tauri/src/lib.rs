@@ -109,6 +109,41 @@ fn start_dir(arg: Option<PathBuf>, home: &Path) -> PathBuf {
     }
 }
 
+/// Keeps the window on the app. A link in a preview opens in the browser (`target=_blank`,
+/// which the shell plugin hands on), but an element that navigates the window itself (an image
+/// map's `<area>`, a form, a script) must not replace Mneme with a page posing as it: any
+/// navigation away from the app's own origin is cancelled, and an http(s) address goes to the
+/// browser instead.
+fn navigation_guard() -> tauri::plugin::TauriPlugin<tauri::Wry> {
+    tauri::plugin::Builder::new("navigation-guard")
+        .on_navigation(|webview, url| {
+            if is_app_origin(url) {
+                return true;
+            }
+            if matches!(url.scheme(), "http" | "https") {
+                use tauri_plugin_shell::ShellExt;
+                #[allow(deprecated)] // tauri-plugin-opener replaces it; the shell plugin is the one in use here.
+                let _ = webview.shell().open(url.as_str(), None);
+            }
+            false
+        })
+        .build()
+}
+
+/// The addresses the app's own page is served from: the custom protocol (`tauri://localhost`
+/// on Linux and macOS, `http(s)://tauri.localhost` on Windows) and, in a dev build, Vite.
+fn is_app_origin(url: &tauri::Url) -> bool {
+    match url.scheme() {
+        "tauri" => url.host_str() == Some("localhost"),
+        "http" | "https" => {
+            url.host_str() == Some("tauri.localhost")
+                || (cfg!(debug_assertions) && url.host_str() == Some("localhost") && url.port() == Some(5173))
+        }
+        "about" => url.as_str() == "about:blank",
+        _ => false,
+    }
+}
+
 /// Opens the window and runs until it closes. `utc_offset` must be read before any thread
 /// starts (see main.rs).
 pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
@@ -123,6 +158,7 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
     let for_launch = webkit::set_for_launch();
     tauri::Builder::default()
         .plugin(tauri_plugin_shell::init())
+        .plugin(navigation_guard())
         // The native folder picker behind "Open a project…"; the page gets only `open`.
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
@@ -154,4 +190,29 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
             }
         });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_app_origin;
+
+    #[test]
+    fn only_the_apps_own_page_may_fill_the_window() {
+        let url = |s: &str| tauri::Url::parse(s).unwrap();
+        for ok in ["tauri://localhost/", "tauri://localhost/index.html#/memories", "http://tauri.localhost/", "https://tauri.localhost/x"] {
+            assert!(is_app_origin(&url(ok)), "{ok}");
+        }
+        for no in [
+            "http://127.0.0.1:18999/hit",
+            "https://evil.example/",
+            "tauri://evil/",
+            "http://tauri.localhost.evil.example/",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "data:text/html,x",
+            "about:srcdoc",
+        ] {
+            assert!(!is_app_origin(&url(no)), "{no}");
+        }
+    }
 }

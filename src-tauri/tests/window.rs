@@ -312,6 +312,31 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     assert_eq!(std::fs::read_to_string(&url_file).ok().as_deref(), Some(LINK), "a link with target=_blank did not reach the system opener");
     let refused = s.invoke("plugin:shell|open", json!({ "path": "file:///etc/passwd" })).await;
     assert!(refused.is_err(), "the page may open only web addresses: {refused:?}");
+    let refused = s.invoke("plugin:shell|open", json!({ "path": "mailto:a@b.example?attach=/etc/passwd" })).await;
+    assert!(refused.is_err(), "a mailto: address may ask the mail client to attach a local file: {refused:?}");
+
+    // Something in the page that navigates the window itself (an image map's <area>, a
+    // script) cannot replace the app with another page: the navigation is cancelled and a web
+    // address goes to the browser instead.
+    std::fs::remove_file(&url_file).unwrap();
+    s.script_with(
+        "const m = document.createElement('map'); m.name = 'm'; const a = document.createElement('area'); \
+         a.shape = 'default'; a.href = arguments[0]; m.appendChild(a); document.body.appendChild(m); a.click(); return true;",
+        json!([LINK]),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !url_file.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(std::fs::read_to_string(&url_file).ok().as_deref(), Some(LINK), "the window's own navigation did not go to the browser");
+    let still = s.script("return location.href").await;
+    assert!(still.as_str().unwrap_or("").starts_with("tauri://"), "the window left the app for {still}");
+
+    // Reveal shows the folder holding a file; it is never handed the file itself.
+    std::fs::remove_file(&url_file).unwrap();
+    s.invoke("reveal", json!({ "path": claude_md })).await.unwrap();
+    assert_eq!(std::fs::read_to_string(&url_file).unwrap(), std::fs::canonicalize(repo).unwrap().to_string_lossy());
 
     // Errors arrive as the api's {code, message}, and the page shows the message.
     let err = s.invoke("open_project", json!({ "req": { "cwd": repo.join("nope") } })).await.unwrap_err();

@@ -6,7 +6,7 @@ use mneme_claudemd::{AgentsMd, LoadOptions, LoadedFile, Sources};
 use mneme_core::versions::ClaudeVersion;
 use mneme_core::{text, Layer};
 use mneme_store::paths::{self, AutoMemSource, AutoMemoryReason};
-use mneme_store::settings_env;
+use mneme_store::session::SessionMemory;
 use mneme_store::settings::{self, EnabledSources, Settings};
 use mneme_store::git;
 use crate::context_cache::DependsOn;
@@ -192,6 +192,8 @@ pub(crate) struct Resolved {
     /// Nothing is attached after reads: bare mode (`CLAUDE_CODE_SIMPLE`) or
     /// `CLAUDE_CODE_DISABLE_ATTACHMENTS`, after the settings' `env` blocks.
     pub no_attachments: bool,
+    /// The environment the session sees: the process's, after the settings' `env` blocks.
+    pub session_env: mneme_store::Environment,
 }
 
 impl Mneme {
@@ -213,33 +215,32 @@ impl Mneme {
         // Every release checked (2.1.100 to 2.1.332) stops at once when the file is missing,
         // so there is no session to show.
         if let Some(flag) = &req.settings_file {
-            let path = if flag.is_absolute() { flag.clone() } else { cwd.join(flag) };
-            if !path.exists() {
-                return Err(ApiError::not_found(format!(
-                    "Claude Code does not start with --settings {}: it stops with \"Error: Settings file not found: {}\". Check the path.",
-                    flag.display(),
-                    path.display()
-                )));
+            match settings::inline_settings_json(flag) {
+                // Claude Code parses the JSON before it starts; a value it cannot parse stops it.
+                Some(json) if mneme_core::js_json::parse_str(json).is_err() => {
+                    return Err(ApiError::invalid(format!(
+                        "Claude Code does not start with --settings {json}: it stops with \"Error: Invalid JSON provided to --settings\". Fix the JSON, or pass a settings file."
+                    )));
+                }
+                Some(_) => {}
+                None => {
+                    let path = if flag.is_absolute() { flag.clone() } else { cwd.join(flag) };
+                    if !path.exists() {
+                        return Err(ApiError::not_found(format!(
+                            "Claude Code does not start with --settings {}: it stops with \"Error: Settings file not found: {}\". Check the path.",
+                            flag.display(),
+                            path.display()
+                        )));
+                    }
+                }
             }
         }
         // Settings are found through the process environment; then their `env` blocks apply,
-        // as Claude Code applies them to itself, before anything about memory is decided.
-        // From 2.1.211, started in a sub-folder, the nearest folder on the way up to the
-        // repository root that has a `.claude/settings.local.json` supplies it.
-        let local_dir = match git::find_git_root(&cwd) {
-            Some(root) if profile.local_settings_from_repo_root => cwd
-                .ancestors()
-                .take_while(|d| d.starts_with(&root))
-                .find(|d| mneme_claudemd::folder_present(&d.join(".claude").to_string_lossy()) && settings::local_settings_path(d).is_file())
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| cwd.clone()),
-            _ => cwd.clone(),
-        };
-        let settings = settings::load_settings_with_local(&self.env, &cwd, &local_dir, enabled, req.settings_file.as_deref());
-        let overrides = settings_env::overrides(&self.env, &settings, profile.settings_env_ignored, profile.repo_env_ignored);
-        let effective = settings_env::apply(&self.env, &overrides);
+        // as Claude Code applies them to itself, before anything about memory is decided
+        // (`SessionMemory`, which extraction, dreams and team sync use too).
+        let session = SessionMemory::resolve(&self.env, &cwd, &profile, enabled, req.settings_file.as_deref());
+        let SessionMemory { settings, overrides, env: effective, enabled: enabled_auto, reason: why, dir: amd, .. } = session;
         let env = &effective;
-        let (enabled_auto, why) = paths::auto_memory_status(env, &settings);
         let set_by = |name: &str| {
             overrides.iter().find(|o| o.name == name).map(|o| {
                 format!("{}={:?} in the env block of {}", o.name, o.value, settings::shown_path(&self.env, &o.path))
@@ -283,7 +284,6 @@ impl Mneme {
                 }
             })
         });
-        let amd = paths::resolve_auto_mem_dir_for(env, &settings, &cwd, &profile);
         let canonical = git::find_canonical_git_root(&cwd).unwrap_or_else(|| cwd.clone());
         let entrypoint = amd.dir.join("MEMORY.md");
         let auto_memory = AutoMemoryInfo {
@@ -335,7 +335,7 @@ impl Mneme {
         // Both releases in the matrix attach nothing after a Read under either variable; the
         // instructions loaded at start are unaffected by CLAUDE_CODE_DISABLE_ATTACHMENTS.
         let no_attachments = env.is_truthy("CLAUDE_CODE_SIMPLE") || env.is_truthy("CLAUDE_CODE_DISABLE_ATTACHMENTS");
-        Ok(Resolved { cwd, settings, options, auto_memory, memdir: amd.dir, claude_code, env_from_settings, no_attachments })
+        Ok(Resolved { cwd, settings, options, auto_memory, memdir: amd.dir, claude_code, env_from_settings, no_attachments, session_env: effective })
     }
 
     /// The user-context block Claude Code would send from `req.cwd`, with provenance.

@@ -378,7 +378,8 @@ pub(crate) fn dependencies(
     for file in r.settings.files() {
         out.insert(DependsOn::file(&file.path));
     }
-    if let Some(file) = req.settings_file.as_ref().map(|f| crate::context::absolute(&r.cwd, f)) {
+    let flag_file = req.settings_file.as_ref().filter(|f| mneme_store::settings::inline_settings_json(f).is_none());
+    if let Some(file) = flag_file.map(|f| crate::context::absolute(&r.cwd, f)) {
         out.insert(DependsOn::file(&file));
     }
     out.insert(DependsOn::tree(&r.memdir));

@@ -675,14 +675,18 @@ impl Mneme {
     /// same settings sources, the same memory folder).
     fn dream_target(&self, req: &ContextRequest) -> Result<(DreamTarget, Enablement), ApiError> {
         let r = self.resolve(req)?;
-        let d = self.dreams();
-        let mut target = DreamTarget::for_cwd(&self.env, &r.settings, &r.cwd);
+        let mut target = DreamTarget {
+            memory_dir: r.memdir.clone(),
+            transcript_dir: mneme_store::paths::transcript_dir(&r.session_env, &r.cwd),
+            current_session: None,
+            cwd: r.cwd.clone(),
+        };
         // A sub-agent's folder dreams under the project's gates (agents run inside the
         // project's sessions), with its own lock, history and undo in its own folder.
         if let Some(agent) = &req.agent {
             target.memory_dir = self.agent_memory(&r.cwd, &r.settings, agent)?.dir;
         }
-        let enabled = d.enablement(&r.settings);
+        let enabled = mneme_dream::gate::enablement(&r.session_env, &r.settings, false);
         Ok((target, enabled))
     }
 

@@ -9,6 +9,7 @@
 
 use crate::context::absolute;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
+use mneme_claudemd::SkipReason;
 use mneme_store::memdir::{MemdirError, Revision, INDEX_FILE};
 use mneme_store::textfile::{self, TextFileError};
 use serde::Serialize;
@@ -34,6 +35,21 @@ pub struct FileText {
 pub struct SavedFile {
     pub path: PathBuf,
     pub revision: String,
+}
+
+/// A memory saved whole, and what its `MEMORY.md` lines did.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct SavedMemory {
+    pub path: PathBuf,
+    pub revision: String,
+    /// Index lines whose title or hook followed a changed name or description (lines written
+    /// by hand, that showed something else, stay as they are).
+    pub index_lines_updated: u32,
+    /// Set when the memory was saved but its index lines could not follow; the health
+    /// meter then lists them, and its fix brings them in line.
+    pub index_error: Option<String>,
 }
 
 /// A store error as the api's: a stale revision is a [`ErrorCode::Conflict`] with the one
@@ -62,12 +78,17 @@ impl Mneme {
         rel_path: &str,
         content: &str,
         revision: &str,
-    ) -> Result<SavedFile, ApiError> {
+    ) -> Result<SavedMemory, ApiError> {
         let expected = parse_revision(revision)?;
         let (_, m) = self.memdir(req)?;
         let path = rel_path.split('/').fold(m.root().to_path_buf(), |p, part| p.join(part));
         match m.update(rel_path, content, &expected) {
-            Ok(rev) => Ok(SavedFile { path, revision: rev.to_string() }),
+            Ok(done) => Ok(SavedMemory {
+                path,
+                revision: done.revision.to_string(),
+                index_lines_updated: u32::try_from(done.index_lines_updated).unwrap_or(u32::MAX),
+                index_error: done.index_error,
+            }),
             Err(MemdirError::ChangedOnDisk { .. }) => Err(TextFileError::ChangedOnDisk { path }.into()),
             Err(e) => Err(e.into()),
         }
@@ -109,11 +130,25 @@ impl Mneme {
         let view = self.context(req)?;
         let wanted = absolute(&req.cwd, path);
         let index = view.auto_memory.dir.join(INDEX_FILE);
+        // A skipped file Claude Code reads in other circumstances (an excluded CLAUDE.md, a
+        // conditional rule, an empty one) is the user's to edit. An `@include` target it refuses to
+        // follow is not: the CLAUDE.md naming it may be a cloned repository's, and `@~/.ssh/id_rsa`
+        // must not make the file readable and writable from the window.
+        let never_read = |r: &SkipReason| {
+            matches!(
+                r,
+                SkipReason::ExternalInclude
+                    | SkipReason::NonTextExtension
+                    | SkipReason::DepthLimit
+                    | SkipReason::SymlinkOutsideProject { .. }
+                    | SkipReason::Unreadable { .. }
+            )
+        };
         let listed = view
             .files
             .iter()
             .map(|f| &f.path)
-            .chain(view.skipped.iter().map(|s| &s.path))
+            .chain(view.skipped.iter().filter(|s| !never_read(&s.detail)).map(|s| &s.path))
             .chain(std::iter::once(&index));
         let wanted_real = fs::canonicalize(&wanted).ok();
         for candidate in listed {
@@ -250,6 +285,23 @@ mod tests {
     }
 
     #[test]
+    fn includes_claude_code_refuses_to_follow_are_not_opened() {
+        // A cloned repository's CLAUDE.md names files outside it; Claude Code skips them
+        // (external includes not approved), and so must the window's read and save.
+        let (home, mneme, req) = world();
+        let key = home.write("home/.ssh/id_rsa.md", "PRIVATE\n");
+        let victim = home.write("elsewhere/notes.txt", "mine\n");
+        home.write(req.cwd.join("CLAUDE.md"), &format!("Rules.\n@{}\n@{}\n", key.display(), victim.display()));
+        let view = mneme.context(&req).unwrap();
+        assert!(view.skipped.iter().any(|s| s.path == key && s.detail == SkipReason::ExternalInclude), "{:?}", view.skipped);
+        for p in [&key, &victim] {
+            assert_eq!(mneme.read_file(&req, p).unwrap_err().code, ErrorCode::InvalidInput, "{p:?}");
+            assert_eq!(mneme.save_file(&req, p, "x", "absent").unwrap_err().code, ErrorCode::InvalidInput, "{p:?}");
+        }
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "mine\n");
+    }
+
+    #[test]
     fn the_memory_index_can_be_created_and_edited() {
         let (home, mneme, req) = world();
         let index = home.memdir_for(&req.cwd).join("MEMORY.md");
@@ -267,7 +319,7 @@ mod tests {
     #[test]
     fn a_symlinked_rule_is_written_through_its_link() {
         let (home, mneme, req) = world();
-        let real = home.write("shared/style.md", "Shared style.\n");
+        let real = home.write(req.cwd.join("shared/style.md"), "Shared style.\n");
         let rules = req.cwd.join(".claude/rules");
         fs::create_dir_all(&rules).unwrap();
         let link = rules.join("style.md");
@@ -277,5 +329,13 @@ mod tests {
         mneme.save_file(&req, &link, "New style.\n", &file.revision).unwrap();
         assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
         assert_eq!(fs::read_to_string(&real).unwrap(), "New style.\n");
+        // A link leading out of the project (a cloned repository's `.claude/rules/x.md ->
+        // ~/.ssh/config`) is one this Claude Code does not follow: not opened, not written.
+        let secret = home.write("home/.ssh/config.md", "Host *\n");
+        let out = rules.join("out.md");
+        std::os::unix::fs::symlink(&secret, &out).unwrap();
+        assert_eq!(mneme.read_file(&req, &out).unwrap_err().code, ErrorCode::InvalidInput);
+        assert_eq!(mneme.save_file(&req, &out, "x", "absent").unwrap_err().code, ErrorCode::InvalidInput);
+        assert_eq!(fs::read_to_string(&secret).unwrap(), "Host *\n");
     }
 }

@@ -53,7 +53,7 @@ pub use dreams::{
     DreamModeName, DreamOffReason, DreamRefusal, DreamState, DreamTrashed, DreamTrigger, DreamView, JobName, RunOutcome,
     SchedulerEvent, LOG_DAYS_SHOWN,
 };
-pub use files::{FileText, SavedFile};
+pub use files::{FileText, SavedFile, SavedMemory};
 pub use graph::{Graph, GraphEdge, GraphNode};
 pub use memories::{
     IndexBefore, MachineSettings, MemoryDetail, MemoryEdit, MemoryListFilter, MemoryPage, MemoryPageRequest, MemorySummary, NewMemoryRequest,

@@ -10,7 +10,9 @@ use mneme_core::MemoryType;
 use mneme_store::memdir::{
     format_manifest_as, FieldEdits, Health, Memdir, MemdirError, NewMemory, Scope, TopicFile, TrashEntry, TrashListing,
 };
-use mneme_store::settings;
+use mneme_store::paths::{AutoMemSource, AutoMemoryReason};
+use mneme_store::session::SessionMemory;
+use mneme_store::settings::{self, EnabledSources, SettingSource};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -154,10 +156,27 @@ pub struct Trashed {
 #[serde(rename_all = "camelCase")]
 pub struct MachineSettings {
     pub user_settings_path: PathBuf,
+    /// The values in the user settings file (`None`: not set there).
     pub auto_memory_enabled: Option<bool>,
     pub auto_dream_enabled: Option<bool>,
     pub auto_memory_directory: Option<String>,
     pub problems: Vec<String>,
+    /// Why the user file's `autoMemoryEnabled` decides nothing on this machine, when something
+    /// above it does for every project (managed policy, an environment variable, a settings
+    /// `env` block), with what Claude Code does instead. A project's own settings may still
+    /// turn it off there (What Claude sees says so per project).
+    pub auto_memory_overridden: Option<String>,
+    /// The same for `autoDreamEnabled`.
+    pub auto_dream_overridden: Option<String>,
+    /// The same for `autoMemoryDirectory`.
+    pub auto_memory_directory_overridden: Option<String>,
+}
+
+/// See [`MachineSettings`]'s `*_overridden` fields.
+struct MachineOverrides {
+    auto_memory: Option<String>,
+    auto_dream: Option<String>,
+    directory: Option<String>,
 }
 
 /// The indexes of a memory folder a fix may rewrite.
@@ -530,13 +549,69 @@ impl Mneme {
         let path = settings::user_settings_path(&self.env);
         let file = settings::SettingsFile::load(&self.env, settings::SettingSource::User, &path, true);
         let get = |k: &str| file.value.as_ref().and_then(|v| v.get(k)).cloned();
+        let over = self.machine_overrides();
         Ok(MachineSettings {
             user_settings_path: path,
             auto_memory_enabled: get("autoMemoryEnabled").and_then(|v| v.as_bool()),
             auto_dream_enabled: get("autoDreamEnabled").and_then(|v| v.as_bool()),
             auto_memory_directory: get("autoMemoryDirectory").and_then(|v| v.as_str().map(str::to_string)),
             problems: file.error.iter().map(|e| e.to_string()).collect(),
+            auto_memory_overridden: over.auto_memory,
+            auto_dream_overridden: over.auto_dream,
+            auto_memory_directory_overridden: over.directory,
         })
+    }
+
+    /// What decides the three memory settings on this machine above the user's settings file:
+    /// the sources that apply to every project (managed policy and its drop-ins, the process
+    /// environment, and the `env` blocks of the user settings, `~/.claude.json` and policy).
+    fn machine_overrides(&self) -> MachineOverrides {
+        let machine_only = EnabledSources { user: true, project: false, local: false };
+        let profile = mneme_store::claude_install::installed_profile(&self.env);
+        let session = SessionMemory::resolve(&self.env, &self.env.home, &profile, machine_only, None);
+        let shown = |p: &std::path::Path| settings::shown_path(&self.env, p);
+        let from_policy = |key: &str| {
+            (session.settings.effective_source(key) == Some(SettingSource::Policy)).then(|| {
+                let file = session.settings.files().iter().rev().find(|f| {
+                    f.source == SettingSource::Policy && f.applied_object().is_some_and(|o| o.contains_key(key))
+                });
+                let value = session.settings.merged().get(key).map(|v| v.to_string()).unwrap_or_default();
+                let at = file.map(|f| shown(&f.path)).unwrap_or_else(|| "managed settings".into());
+                format!("Your organisation's managed settings ({at}) set {key} to {value}; Claude Code follows them whatever this file says.")
+            })
+        };
+        // Where a variable that decides comes from: an env block of a settings file, or the
+        // environment Mneme was started in (and so, usually, the shell Claude Code starts in).
+        let variable = |name: &str| match session.overrides.iter().find(|o| o.name == name) {
+            Some(o) => format!("{name}={:?} in the env block of {}", o.value, shown(&o.path)),
+            None => format!("{name}={:?} in the environment", session.env.var(name).unwrap_or_default()),
+        };
+        let auto_memory = match session.reason {
+            AutoMemoryReason::Default | AutoMemoryReason::Setting { source: Some(SettingSource::User), .. } => None,
+            AutoMemoryReason::Setting { .. } => from_policy("autoMemoryEnabled"),
+            AutoMemoryReason::DisabledByEnv | AutoMemoryReason::EnabledByEnv => Some(format!(
+                "{} It is set by {}; this switch has no effect while it is.",
+                session.reason,
+                variable("CLAUDE_CODE_DISABLE_AUTO_MEMORY")
+            )),
+            AutoMemoryReason::SafeMode => {
+                Some(format!("{} It is set by {}.", session.reason, variable("CLAUDE_CODE_SAFE_MODE")))
+            }
+            AutoMemoryReason::SimpleMode => Some(format!("{} It is set by {}.", session.reason, variable("CLAUDE_CODE_SIMPLE"))),
+            AutoMemoryReason::RemoteWithoutStorage => {
+                Some(format!("{} It is set by {}.", session.reason, variable("CLAUDE_CODE_REMOTE")))
+            }
+        };
+        let directory = match &session.dir.source {
+            AutoMemSource::EnvOverride => Some(format!(
+                "{} moves every project's memory to {} (Claude Code's desktop app sets it for its own sessions); this setting applies where it is not set.",
+                variable("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"),
+                session.dir.dir.display()
+            )),
+            AutoMemSource::Setting(SettingSource::Policy) => from_policy("autoMemoryDirectory"),
+            _ => None,
+        };
+        MachineOverrides { auto_memory, auto_dream: from_policy("autoDreamEnabled"), directory }
     }
 
     /// Writes `autoMemoryEnabled` to the user settings file, keeping everything else.

@@ -32,16 +32,8 @@ impl Mneme {
     /// the reason.
     pub fn set_auto_memory_directory(&self, value: Option<&str>) -> Result<AutoMemDirChange, ApiError> {
         let default_base = self.env.memory_base().join("projects");
-        let note = self
-            .env
-            .var("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE")
-            .and_then(|raw| validate_memory_path(raw, false, &self.env))
-            .map(|dir| {
-                format!(
-                    "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE is set, so Claude Code uses {} instead while it is.",
-                    dir.display()
-                )
-            });
+        // Managed policy or the cowork override (shell or an env block) may decide instead.
+        let note = self.machine_settings()?.auto_memory_directory_overridden;
         match value {
             None => {
                 let settings_path = settings::remove_user_setting(&self.env, "autoMemoryDirectory")?;

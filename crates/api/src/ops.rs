@@ -644,7 +644,7 @@ macro_rules! operations {
                 m.manifest(&q.request(h, None))
             };
             create_memory($crate::ops::CreateMemory) -> $crate::MemorySummary = |m, h, q| m.create_memory(&q.at.request(h, None), &q.new);
-            save_memory($crate::ops::SaveMemory) -> $crate::SavedFile = |m, h, q| {
+            save_memory($crate::ops::SaveMemory) -> $crate::SavedMemory = |m, h, q| {
                 m.save_memory(&q.at.request(h, None), &q.rel_path, &q.content, &q.revision)
             };
             edit_memory($crate::ops::EditMemory) -> $crate::MemorySummary = |m, h, q| m.edit_memory(&q.at.request(h, None), &q.edit);

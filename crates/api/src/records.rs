@@ -121,16 +121,14 @@ impl Mneme {
         let d = self.engine_dreams();
         match at {
             MemoryFolder::MemoryDir(dir) => {
-                let settings = d.settings_for(dir);
-                Ok((d.target_for_memory_dir(dir), d.enablement(&settings)))
+                Ok((d.target_for_memory_dir(dir), d.enablement_at(dir)))
             }
             MemoryFolder::Cwd(cwd) if !cwd.is_dir() => Err(ApiError::not_found(format!(
                 "{} is not a folder. Pass --cwd with the folder Claude Code would start in.",
                 cwd.display()
             ))),
             MemoryFolder::Cwd(cwd) => {
-                let (target, settings) = d.target_for_cwd(cwd);
-                Ok((target, d.enablement(&settings)))
+                Ok(d.target_for_cwd(cwd))
             }
         }
     }

@@ -46,8 +46,8 @@ struct Where {
     /// Claude Code's --add-dir (repeatable).
     #[arg(long = "add-dir", value_name = "DIR")]
     add_dirs: Vec<PathBuf>,
-    /// Claude Code's --settings FILE (flag settings).
-    #[arg(long = "settings", value_name = "FILE")]
+    /// Claude Code's --settings (flag settings): a file, or the settings as JSON (`'{"autoMemoryEnabled": false}'`).
+    #[arg(long = "settings", value_name = "FILE-OR-JSON")]
     settings_file: Option<PathBuf>,
     /// Work on this sub-agent's memory folder instead of auto memory (its type, e.g.
     /// `reviewer` or `toolkit:auditor`; `mneme agents` lists them).
@@ -546,6 +546,9 @@ fn run(cli: Cli) -> Result<()> {
             Some(SettingsCommand::AutoMemory { state }) => {
                 let path = mneme.set_auto_memory(matches!(state, OnOff::On))?;
                 println!("autoMemoryEnabled is now {} in {}", matches!(state, OnOff::On), path.display());
+                if let Some(why) = mneme.machine_settings()?.auto_memory_overridden {
+                    eprintln!("warning: this has no effect for now. {why}");
+                }
             }
             Some(SettingsCommand::MemoryDir { path, clear, json: as_json }) => {
                 if path.is_none() && !clear {
@@ -567,6 +570,9 @@ fn run(cli: Cli) -> Result<()> {
             Some(SettingsCommand::AutoDream { state }) => {
                 let path = mneme.set_auto_dream(matches!(state, OnOff::On))?;
                 println!("autoDreamEnabled is now {} in {}", matches!(state, OnOff::On), path.display());
+                if let Some(why) = mneme.machine_settings()?.auto_dream_overridden {
+                    eprintln!("warning: this has no effect for now. {why}");
+                }
             }
         },
         Command::Secrets { .. } | Command::Team { .. } | Command::Verify(_) => unreachable!("answered in main"),
@@ -659,6 +665,12 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
                 _ => e.into(),
             })?;
             println!("saved {} (revision {})", saved.path.display(), saved.revision);
+            match (saved.index_lines_updated, &saved.index_error) {
+                (_, Some(e)) => eprintln!("warning: its MEMORY.md line still shows the old name or description: {e}. `mneme memories health --fix` brings it in line."),
+                (0, None) => {}
+                (1, None) => println!("its MEMORY.md line follows the new name or description"),
+                (n, None) => println!("its {n} MEMORY.md lines follow the new name or description"),
+            }
         }
         MemoriesCommand::Rm { memory, at } => {
             let entry = mneme.delete_memory(&request(&at, None)?, &memory)?;

@@ -185,9 +185,18 @@ pub fn settings(s: &MachineSettings) {
     };
     println!("User settings: {}", s.user_settings_path.display());
     println!("  auto memory: {}", show(s.auto_memory_enabled, "Claude Code's default: on"));
+    if let Some(why) = &s.auto_memory_overridden {
+        println!("    but: {why}");
+    }
     println!("  auto dream:  {}", show(s.auto_dream_enabled, "Claude Code's default: off"));
+    if let Some(why) = &s.auto_dream_overridden {
+        println!("    but: {why}");
+    }
     if let Some(d) = &s.auto_memory_directory {
         println!("  memory directory: {d}");
+    }
+    if let Some(why) = &s.auto_memory_directory_overridden {
+        println!("    but: {why}");
     }
     for p in &s.problems {
         println!("  problem: {p}");

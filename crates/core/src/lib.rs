@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod frontmatter;
+pub mod js_json;
 pub mod js_yaml;
 pub mod layer;
 pub mod memory_type;

@@ -14,6 +14,7 @@
 use crate::lock::{ms_since_epoch, ns_since_epoch, ConsolidationLock, LockState};
 use mneme_core::Clock;
 use mneme_store::paths::{self, AutoMemoryReason};
+use mneme_store::session::SessionMemory;
 use mneme_store::settings::{SettingSource, Settings};
 use mneme_store::Environment;
 use serde::{Deserialize, Serialize};
@@ -71,12 +72,15 @@ pub struct DreamTarget {
 }
 
 impl DreamTarget {
-    /// The memory folder and transcript folder Claude Code would use for a session started in
-    /// `cwd`, with these settings.
-    pub fn for_cwd(env: &Environment, settings: &Settings, cwd: &Path) -> DreamTarget {
-        let root = paths::project_root(cwd);
-        let memory_dir = paths::resolve_auto_mem_dir(env, settings, &root).dir;
-        DreamTarget { memory_dir, transcript_dir: paths::transcript_dir(env, &root), current_session: None, cwd: root }
+    /// The memory folder and transcript folder of a session (the transcripts under the
+    /// config home the session sees, after its settings' `env` blocks).
+    pub fn for_session(session: &SessionMemory) -> DreamTarget {
+        DreamTarget {
+            memory_dir: session.dir.dir.clone(),
+            transcript_dir: paths::transcript_dir(&session.env, &session.root),
+            current_session: None,
+            cwd: session.root.clone(),
+        }
     }
 }
 

@@ -48,7 +48,7 @@ use mneme_core::sanitize::sanitize_path;
 use mneme_core::Clock;
 use mneme_model::{Cancel, Provider};
 use mneme_store::memdir::{Memdir, MemdirError};
-use mneme_store::settings::{load_settings, EnabledSources, Settings};
+use mneme_store::session::SessionMemory;
 use mneme_store::Environment;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -158,17 +158,17 @@ impl Dreams {
         &self.env
     }
 
-    /// The memory and transcript folders for a Claude Code session started in `cwd`, and the
-    /// settings that session would see.
-    pub fn target_for_cwd(&self, cwd: &Path) -> (DreamTarget, Settings) {
-        let root = mneme_store::paths::project_root(cwd);
-        let settings = load_settings(&self.env, &root, EnabledSources::all(), None);
-        (DreamTarget::for_cwd(&self.env, &settings, cwd), settings)
+    /// The memory and transcript folders for a Claude Code session started in `cwd`, and
+    /// gate 0 as that session sees it (KAIROS never applies to Mneme's own runs).
+    pub fn target_for_cwd(&self, cwd: &Path) -> (DreamTarget, Enablement) {
+        let session = SessionMemory::for_cwd(&self.env, cwd);
+        (DreamTarget::for_session(&session), gate::enablement(&session.env, &session.settings, false))
     }
 
-    /// The merged settings a session started in `dir` would see.
-    pub fn settings_for(&self, dir: &Path) -> Settings {
-        load_settings(&self.env, &mneme_store::paths::project_root(dir), EnabledSources::all(), None)
+    /// Gate 0 for a session started in `dir` (after its settings' `env` blocks).
+    pub fn enablement_at(&self, dir: &Path) -> Enablement {
+        let session = SessionMemory::for_cwd(&self.env, dir);
+        gate::enablement(&session.env, &session.settings, false)
     }
 
     /// A memory folder given directly. Its sessions are those of the project folder holding it
@@ -184,10 +184,6 @@ impl Dreams {
         }
     }
 
-    /// Gate 0 for these settings (KAIROS never applies to Mneme's own runs).
-    pub fn enablement(&self, settings: &Settings) -> Enablement {
-        gate::enablement(&self.env, settings, false)
-    }
 
     /// The memory folder with the same trash the rest of Mneme uses for it.
     pub fn memdir(&self, memory_dir: &Path) -> Memdir {

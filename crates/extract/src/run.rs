@@ -25,7 +25,7 @@ use mneme_core::{Clock, Layer};
 use mneme_model::{Cancel, Provider};
 use mneme_store::memdir::Memdir;
 use mneme_store::paths::{self, AutoMemDir};
-use mneme_store::settings::{load_settings, EnabledSources};
+use mneme_store::session::SessionMemory;
 use mneme_store::{git, Environment};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -197,12 +197,11 @@ impl Extractor {
 
     /// The project of a folder Claude Code ran in: its memory folder and whether auto memory
     /// is on, read from the settings as Claude Code reads them.
+    /// Settings files' `env` blocks count (`SessionMemory`): a memory is never written where,
+    /// or while, Claude Code would not read it.
     pub fn project_for_cwd(&self, cwd: &Path) -> Project {
-        let root = paths::project_root(cwd);
-        let settings = load_settings(&self.env, &root, EnabledSources::all(), None);
-        let (_, auto_memory) = paths::auto_memory_status(&self.env, &settings);
-        let memory_dir = paths::resolve_auto_mem_dir(&self.env, &settings, &root);
-        Project { root, memory_dir, auto_memory }
+        let session = SessionMemory::for_cwd(&self.env, cwd);
+        Project { root: session.root, memory_dir: session.dir, auto_memory: session.reason }
     }
 
     /// The review mode of a project.
@@ -467,16 +466,17 @@ impl Extractor {
     /// documented in CLAUDE.md files").
     fn claude_md(&self, project: &Project) -> Vec<String> {
         let canonical = git::find_canonical_git_root(&project.root).unwrap_or_else(|| project.root.clone());
-        let settings = load_settings(&self.env, &project.root, EnabledSources::all(), None);
+        // As the session sees them: after the settings files' `env` blocks.
+        let SessionMemory { settings, env, .. } = SessionMemory::for_cwd(&self.env, &project.root);
         let opts = LoadOptions {
-            include_external: paths::external_includes_approved(&self.env, &canonical),
+            include_external: paths::external_includes_approved(&env, &canonical),
             excludes: settings.claude_md_excludes(),
-            disabled: self.env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS"),
+            disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS"),
             ..LoadOptions::new(
                 project.root.clone(),
-                self.env.home.clone(),
-                self.env.config_home(),
-                self.env.managed_dir.clone(),
+                env.home.clone(),
+                env.config_home(),
+                env.managed_dir.clone(),
                 mneme_core::versions::newest(),
             )
         };

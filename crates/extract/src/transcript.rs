@@ -383,7 +383,7 @@ pub fn parse_complete_lines(bytes: &[u8], base: u64) -> (Batch, usize) {
         if text.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<Value>(text) {
+        match mneme_core::js_json::parse(text) {
             Ok(v) => batch.entries.push(parse_entry(v)),
             Err(e) => batch.malformed.push(Malformed { offset, error: e.to_string() }),
         }
@@ -680,6 +680,25 @@ mod tests {
         let Content::Blocks(blocks) = &a.message.as_ref().unwrap().content else { panic!() };
         assert!(matches!(&blocks[0], Block::Other { kind, .. } if kind == "server_tool_use"));
         assert_eq!(blocks[1], Block::Text { text: "bare".into() });
+    }
+
+    #[test]
+    fn a_message_cut_inside_an_emoji_is_still_read() {
+        // JSON.stringify writes an unpaired surrogate as an escape (a tool result cut inside an
+        // emoji); Node reads invalid UTF-8 as U+FFFD. Neither line is malformed to Claude Code.
+        let mut text = b"{\"type\":\"user\",\"uuid\":\"u\",\"message\":{\"content\":\"rocket \\ud83d\"}}\n".to_vec();
+        text.extend_from_slice(b"{\"type\":\"user\",\"uuid\":\"v\",\"message\":{\"content\":\"bad \xff byte\"}}\n");
+        let (b, _) = parse_complete_lines(&text, 0);
+        assert!(b.malformed.is_empty(), "{:?}", b.malformed);
+        let texts: Vec<_> = b
+            .entries
+            .iter()
+            .map(|e| match &e.as_conversation().unwrap().message.as_ref().unwrap().content {
+                Content::Text(t) => t.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(texts, ["rocket \u{fffd}", "bad \u{fffd} byte"]);
     }
 
     fn conv(uuid: &str, parent: Option<&str>, t: &str, extra: Value) -> Entry {

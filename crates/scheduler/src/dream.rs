@@ -88,9 +88,8 @@ impl DreamLoop {
     /// One gate check (and dream, when the gates open) for the folder a session ran in.
     /// Only runs that get past the gates are recorded: a closed gate every few minutes is not news.
     async fn check(&self, cwd: &std::path::Path, session: Option<String>, cancel: &Cancel) -> Result<(), ()> {
-        let (mut target, settings) = self.dreams.target_for_cwd(cwd);
+        let (mut target, enabled) = self.dreams.target_for_cwd(cwd);
         target.current_session = session;
-        let enabled = self.dreams.enablement(&settings);
         if !enabled.is_on() || self.dreams.mode(&target.memory_dir).is_ok_and(|m| m == DreamMode::Off) {
             return Ok(());
         }

@@ -62,8 +62,9 @@ pub(crate) async fn serve_ui(State(state): State<Arc<AppState>>, req: Request) -
 }
 
 /// What this server refuses on top of ServeDir's own checks: hidden files (a `.env` beside a
-/// build), Windows separators, and symbolic links inside the UI folder that lead outside it.
-/// A path that names nothing is public: ServeDir answers it with index.html.
+/// build, also when a link with an ordinary name leads to one), Windows separators, and
+/// symbolic links inside the UI folder that lead outside it. A path that names nothing is
+/// public: ServeDir answers it with index.html.
 fn is_public(root: &Path, url_path: &str) -> bool {
     let Ok(decoded) = percent_decode_str(url_path).decode_utf8() else {
         return false;
@@ -75,7 +76,10 @@ fn is_public(root: &Path, url_path: &str) -> bool {
         }
         p.push(seg);
     }
-    p.canonicalize().map_or(true, |real| real.starts_with(root))
+    p.canonicalize().map_or(true, |real| {
+        real.strip_prefix(root)
+            .is_ok_and(|inside| !inside.components().any(|c| c.as_os_str().to_string_lossy().starts_with('.')))
+    })
 }
 
 fn with_headers(mut resp: Response) -> Response {
@@ -169,10 +173,13 @@ mod tests {
         std::fs::write(dir.path().join("outside.txt"), "secret").unwrap();
         #[cfg(unix)]
         std::os::unix::fs::symlink(dir.path().join("outside.txt"), root.join("assets/out.txt")).unwrap();
+        // A link with an ordinary name to a hidden file inside the folder.
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root.join(".env"), root.join("assets/env.txt")).unwrap();
         for ok in ["/assets/app.js", "/assets%2Fapp.js", "/assets", "/nope", "/memories/testing", "/%zz"] {
             assert!(is_public(&root, ok), "{ok}");
         }
-        for bad in ["/.env", "/%2eenv", "/assets/..%5c..%5cx", "/a%00b", "/%ff", "/assets/out.txt"] {
+        for bad in ["/.env", "/%2eenv", "/assets/..%5c..%5cx", "/a%00b", "/%ff", "/assets/out.txt", "/assets/env.txt"] {
             assert!(!is_public(&root, bad), "{bad}");
         }
     }

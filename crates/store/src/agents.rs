@@ -235,7 +235,7 @@ fn enabled_plugins(env: &Environment, settings: &Settings, cwd: &Path, problems:
     let Some(enabled) = settings.merged().get("enabledPlugins").and_then(|e| e.as_object()) else { return Vec::new() };
     let path = installed_plugins_path(env);
     let installed: serde_json::Value = match crate::open::read_plain_to_string(&path) {
-        Ok(text) => match serde_json::from_str(&text) {
+        Ok(text) => match mneme_core::js_json::parse_str(&text) {
             Ok(v) => v,
             Err(e) => {
                 problems.push(AgentProblem {
@@ -251,7 +251,7 @@ fn enabled_plugins(env: &Environment, settings: &Settings, cwd: &Path, problems:
     // Claude Code skips a plugin whose marketplace it does not know (`known_marketplaces.json`).
     let known: serde_json::Map<String, serde_json::Value> = crate::open::read_plain_to_string(&known_marketplaces_path(env))
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|t| mneme_core::js_json::parse_str(&t).ok())
         .and_then(|v| v.as_object().cloned())
         .unwrap_or_default();
     let root = crate::git::find_git_root(cwd);

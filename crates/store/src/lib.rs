@@ -15,6 +15,7 @@ pub mod open;
 pub mod paths;
 pub mod projects;
 pub mod settings;
+pub mod session;
 pub mod settings_env;
 pub mod textfile;
 

@@ -576,7 +576,7 @@ pub fn read_global_config(env: &Environment) -> Result<Option<Arc<Value>>, Setti
     (&mut file).take(u64::MAX).read_to_end(&mut bytes).map_err(read_error)?;
     let text = String::from_utf8_lossy(&bytes);
     let body = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
-    match serde_json::from_str::<Value>(body) {
+    match mneme_core::js_json::parse_str(body) {
         Ok(v @ Value::Object(_)) => {
             let v = Arc::new(v);
             let settled = meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age >= Duration::from_secs(1));

@@ -171,12 +171,33 @@ fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, SyncError> {
     serde_json::from_str(body).map_err(|e| SyncError::Parse { detail: e.to_string() })
 }
 
+/// The sign-in page the server names is opened in the person's browser (and is a link in the
+/// app), so it must be a web address: a `javascript:` or `file:` one from a hostile server
+/// would run in the app's page or open a local file. Over https, the page must be https too.
+fn check_sign_in_page(server: &str, page: &str) -> Result<(), LoginError> {
+    let refused = |why: &str| LoginError::Refused {
+        error: "invalid_verification_uri".into(),
+        description: Some(format!("the sign-in page it names, {page:?}, {why}")),
+    };
+    let url = url::Url::parse(page).map_err(|_| refused("is not a web address"))?;
+    let secure_server = server.trim_start().to_ascii_lowercase().starts_with("https:");
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if !secure_server => Ok(()),
+        "http" => Err(refused("is plain http while the server is https")),
+        _ => Err(refused("is not an http(s) address")),
+    }
+}
+
 /// Asks `server` for a device code.
 pub fn start_login(http: &Http, server: &str, clock: &dyn Clock) -> Result<DeviceLogin, LoginError> {
     let form = vec![("client_id", CLIENT_ID.to_string()), ("scope", SCOPE.to_string())];
     let body = form_post(http, server, DEVICE_CODE_PATH, form)?
         .map_err(|e| LoginError::Refused { error: e.error, description: e.error_description })?;
     let d: DeviceCodeResponse = parse(&body)?;
+    for page in [&d.verification_uri, &d.verification_uri_complete] {
+        check_sign_in_page(server, page)?;
+    }
     Ok(DeviceLogin {
         server: server.to_string(),
         user_code: d.user_code,
@@ -341,5 +362,31 @@ impl TokenSource for Session {
             return Ok(Some(c.access_token));
         }
         Ok(Some(self.refresh_from(c)?.access_token))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_sign_in_page;
+
+    #[test]
+    fn the_sign_in_page_must_be_a_web_address() {
+        for (server, page) in [
+            ("https://team.example", "https://team.example/device?user_code=AB"),
+            ("https://team.example", "https://sso.example/device"),
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080/device"),
+        ] {
+            assert!(check_sign_in_page(server, page).is_ok(), "{page}");
+        }
+        for (server, page) in [
+            ("http://127.0.0.1:8080", "javascript:window.__pwned=1"),
+            ("http://127.0.0.1:8080", "file:///etc/passwd"),
+            ("http://127.0.0.1:8080", "data:text/html,x"),
+            ("http://127.0.0.1:8080", "/device"),
+            ("https://team.example", "http://team.example/device"),
+        ] {
+            let e = check_sign_in_page(server, page).unwrap_err().to_string();
+            assert!(e.contains("refused the sign-in request") && e.contains(page), "{page}: {e}");
+        }
     }
 }

@@ -46,7 +46,7 @@ export const commands = {
 	/**  The manifest Claude Code's recall shows the model, byte for byte. */
 	manifest: (req: Folder) => typedError<ManifestText, ApiError>(__TAURI_INVOKE("manifest", { req })),
 	createMemory: (req: CreateMemory) => typedError<MemorySummary, ApiError>(__TAURI_INVOKE("create_memory", { req })),
-	saveMemory: (req: SaveMemory) => typedError<SavedFile, ApiError>(__TAURI_INVOKE("save_memory", { req })),
+	saveMemory: (req: SaveMemory) => typedError<SavedMemory, ApiError>(__TAURI_INVOKE("save_memory", { req })),
 	editMemory: (req: EditMemory) => typedError<MemorySummary, ApiError>(__TAURI_INVOKE("edit_memory", { req })),
 	/**  Moves a memory to Mneme's trash and removes its index line. */
 	deleteMemory: (req: MemoryRef) => typedError<Trashed, ApiError>(__TAURI_INVOKE("delete_memory", { req })),
@@ -163,7 +163,10 @@ export const commands = {
 	 *  it closes (the window reloads from `FilesChanged` either way).
 	 */
 	openInEditor: (path: string) => typedError<EditorRun, ApiError>(__TAURI_INVOKE("open_in_editor", { path })),
-	/**  Shows a folder (or the folder holding a file) in the file manager. */
+	/**
+	 *  Shows a file or folder in the file manager (the folder holding a file, where the file
+	 *  manager cannot select one).
+	 */
 	reveal: (path: string) => typedError<null, ApiError>(__TAURI_INVOKE("reveal", { path })),
 	/**  Version and commit of the running app. */
 	about: () => __TAURI_INVOKE<About>("about"),
@@ -1150,10 +1153,22 @@ export type LongLine = {
 /**  Memory settings of this machine, as Claude Code reads them from user settings. */
 export type MachineSettings = {
 	userSettingsPath: string,
+	/**  The values in the user settings file (`None`: not set there). */
 	autoMemoryEnabled: boolean | null,
 	autoDreamEnabled: boolean | null,
 	autoMemoryDirectory: string | null,
 	problems: string[],
+	/**
+	 *  Why the user file's `autoMemoryEnabled` decides nothing on this machine, when something
+	 *  above it does for every project (managed policy, an environment variable, a settings
+	 *  `env` block), with what Claude Code does instead. A project's own settings may still
+	 *  turn it off there (What Claude sees says so per project).
+	 */
+	autoMemoryOverridden: string | null,
+	/**  The same for `autoDreamEnabled`. */
+	autoDreamOverridden: string | null,
+	/**  The same for `autoMemoryDirectory`. */
+	autoMemoryDirectoryOverridden: string | null,
 };
 
 /**  The manifest Claude Code's recall shows the model, byte for byte. */
@@ -1666,6 +1681,22 @@ export type SaveMemory = {
 export type SavedFile = {
 	path: string,
 	revision: string,
+};
+
+/**  A memory saved whole, and what its `MEMORY.md` lines did. */
+export type SavedMemory = {
+	path: string,
+	revision: string,
+	/**
+	 *  Index lines whose title or hook followed a changed name or description (lines written
+	 *  by hand, that showed something else, stay as they are).
+	 */
+	indexLinesUpdated: number,
+	/**
+	 *  Set when the memory was saved but its index lines could not follow; the health
+	 *  meter then lists them, and its fix brings them in line.
+	 */
+	indexError: string | null,
 };
 
 /**  One event of the background scheduler (a run started, its progress, its result). */

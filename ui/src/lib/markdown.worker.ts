@@ -4,10 +4,17 @@
 import { markdownToHtml, maxPreviewHtml } from './markdown';
 
 export interface RenderRequest { id: number; src: string }
-export interface RenderAnswer { id: number; html: string | null }
+/** `error`: marked threw (a text nested deeper than its recursion goes overflows the stack). */
+export interface RenderAnswer { id: number; html: string | null; error?: string }
 
 self.onmessage = (ev: MessageEvent<RenderRequest>) => {
   const { id, src } = ev.data;
-  const html = markdownToHtml(src);
-  (self as unknown as Worker).postMessage({ id, html: html.length > maxPreviewHtml(src) ? null : html } satisfies RenderAnswer);
+  let answer: RenderAnswer;
+  try {
+    const html = markdownToHtml(src);
+    answer = { id, html: html.length > maxPreviewHtml(src) ? null : html };
+  } catch (e) {
+    answer = { id, html: null, error: e instanceof RangeError ? 'it nests too deeply' : String(e) };
+  }
+  (self as unknown as Worker).postMessage(answer satisfies RenderAnswer);
 };

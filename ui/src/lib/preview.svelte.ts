@@ -37,6 +37,20 @@ export class MarkdownPreview {
     this.start(src);
   }
 
+  /** Forgets what is shown and any render under way: the text is another document now (the
+   *  editor opened another memory), and the last one's preview must not stand in for it. */
+  reset() {
+    if (this.disposed) return;
+    this.html = '';
+    this.waiting = null;
+    if (this.running) {
+      clearTimeout(this.running.timer);
+      this.running = null;
+      this.worker?.terminate();
+      this.worker = null;
+    }
+  }
+
   /** Stops the worker; call when the screen goes away. */
   dispose() {
     this.disposed = true;
@@ -67,8 +81,25 @@ export class MarkdownPreview {
       const { src, timer } = this.running;
       clearTimeout(timer);
       this.running = null;
-      if (ev.data.html === null) this.showAsWritten(src, 'would render to far more HTML than it has text');
-      else this.html = sanitizeHtml(ev.data.html);
+      // A newer text waits: it is drawn next, this one never (it is already out of date).
+      if (this.waiting === null) {
+        if (ev.data.error !== undefined) this.showAsWritten(src, `could not be rendered as Markdown (${ev.data.error})`);
+        else if (ev.data.html === null) this.showAsWritten(src, 'would render to far more HTML than it has text');
+        else this.html = sanitizeHtml(ev.data.html);
+      }
+      this.next();
+    };
+    // The worker itself failed (its script did not load, or it died): show the text as written
+    // and start a fresh one for the next text.
+    worker.onerror = (ev: ErrorEvent) => {
+      ev.preventDefault();
+      if (this.worker === worker) this.worker = null;
+      worker.terminate();
+      if (!this.running) return;
+      const { src, timer } = this.running;
+      clearTimeout(timer);
+      this.running = null;
+      if (this.waiting === null) this.showAsWritten(src, `could not be rendered as Markdown (${ev.message || 'the renderer stopped'})`);
       this.next();
     };
     this.worker = worker;
@@ -83,7 +114,7 @@ export class MarkdownPreview {
     this.worker?.terminate();
     this.worker = null;
     this.slowSrc = src;
-    this.showAsWritten(src, TOO_SLOW);
+    if (this.waiting === null) this.showAsWritten(src, TOO_SLOW);
     this.next();
   }
 

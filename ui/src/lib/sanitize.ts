@@ -4,10 +4,11 @@
 
 import DOMPurify from 'dompurify';
 
-// Links in a preview open outside the app and tell the target nothing about it. Registered once,
+// Links in a preview open outside the app and tell the target nothing about it: `<a>` and an
+// image map's `<area>`, which would otherwise navigate the app's own window. Registered once,
 // on the module's own DOMPurify instance.
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
-  if (node.tagName === 'A' && node.hasAttribute('href')) {
+  if ((node.tagName === 'A' || node.tagName === 'AREA') && node.hasAttribute('href')) {
     node.setAttribute('target', '_blank');
     node.setAttribute('rel', 'noreferrer');
   }
@@ -19,5 +20,8 @@ export function sanitizeHtml(html: string): string {
     // A preview must not restyle the app around it.
     FORBID_TAGS: ['style'],
     FORBID_ATTR: ['style'],
+    // An `id` or `name` from a memory must not shadow the page's globals (`id="__TAURI_INTERNALS__"`
+    // would make the browser page think it runs in the desktop app): DOMPurify prefixes them.
+    SANITIZE_NAMED_PROPS: true,
   });
 }

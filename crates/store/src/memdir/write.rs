@@ -396,12 +396,33 @@ impl Memdir {
     }
 
     /// Replaces a topic file's whole text, if it still matches `expected`.
-    pub fn update(&self, rel: &str, content: &str, expected: &Revision) -> Result<Revision, MemdirError> {
+    ///
+    /// When the new text changes the memory's name or description, index lines whose title or
+    /// hook still show the old value follow, as with [`Self::update_fields`]: an editor that
+    /// saves the whole file is the same edit to the user.
+    pub fn update(&self, rel: &str, content: &str, expected: &Revision) -> Result<FieldsUpdated, MemdirError> {
         self.check_team_write(rel, content)?;
         let real_root = self.real_root()?;
         let abs = self.topic_abs(&real_root, rel)?;
         self.require_regular(rel, &abs)?;
-        self.write_replace(&abs, rel, content.as_bytes(), expected)
+        let old = match read_bytes(&abs)? {
+            Some((bytes, meta)) if Revision::of(&bytes, &meta).matches(expected) => String::from_utf8(bytes).ok(),
+            Some(_) => return Err(MemdirError::ChangedOnDisk { path: rel.into() }),
+            None => return Err(MemdirError::NotFound { path: rel.into() }),
+        };
+        let shown = |text: &str| {
+            let fm = mneme_core::frontmatter::parse(text.strip_prefix('\u{feff}').unwrap_or(text)).frontmatter;
+            let name = fm.as_ref().and_then(|f| f.name()).unwrap_or_else(|| stem_of(rel).to_string());
+            (name, fm.as_ref().and_then(|f| f.description()))
+        };
+        let Some((old_name, old_desc)) = old.as_deref().map(shown) else {
+            let revision = self.write_replace(&abs, rel, content.as_bytes(), expected)?;
+            return Ok(FieldsUpdated { revision, index_lines_updated: 0, index_error: None });
+        };
+        let (new_name, new_desc) = shown(content);
+        let new_name = Some(new_name.as_str()).filter(|n| *n != old_name);
+        let new_desc = new_desc.as_deref().filter(|d| Some(*d) != old_desc.as_deref());
+        self.write_following_index(&real_root, &abs, rel, content, expected, (&old_name, old_desc.as_deref()), (new_name, new_desc))
     }
 
     /// Replaces an index's whole text, if it still matches `expected` ([`Revision::ABSENT`]
@@ -456,15 +477,31 @@ impl Memdir {
         self.check_team_write(rel, &new_text)?;
         let new_name = edits.name.as_deref().filter(|n| *n != old_name);
         let new_desc = edits.description.as_deref().filter(|d| Some(*d) != old_desc.as_deref());
+        self.write_following_index(&real_root, &abs, rel, &new_text, expected, (&old_name, old_desc.as_deref()), (new_name, new_desc))
+    }
+
+    /// Writes a topic file's new text and, when its name or description changed (`new` holds
+    /// the changed ones), brings the index lines still showing the `old` ones along.
+    #[allow(clippy::too_many_arguments)]
+    fn write_following_index(
+        &self,
+        real_root: &Path,
+        abs: &Path,
+        rel: &str,
+        new_text: &str,
+        expected: &Revision,
+        (old_name, old_desc): (&str, Option<&str>),
+        (new_name, new_desc): (Option<&str>, Option<&str>),
+    ) -> Result<FieldsUpdated, MemdirError> {
         if new_name.is_none() && new_desc.is_none() {
-            let revision = self.write_replace(&abs, rel, new_text.as_bytes(), expected)?;
+            let revision = self.write_replace(abs, rel, new_text.as_bytes(), expected)?;
             return Ok(FieldsUpdated { revision, index_lines_updated: 0, index_error: None });
         }
         // Two files change: note what the index shows first, so a crash after the file is
         // written and before the index follows is found and repaired (`pending.rs`).
-        let note = PendingSync { rel_path: rel.into(), old_name: old_name.clone(), old_description: old_desc.clone() };
-        let note = self.note_pending_sync(&real_root, &note)?;
-        let revision = match self.write_replace(&abs, rel, new_text.as_bytes(), expected) {
+        let note = PendingSync { rel_path: rel.into(), old_name: old_name.to_string(), old_description: old_desc.map(str::to_string) };
+        let note = self.note_pending_sync(real_root, &note)?;
+        let revision = match self.write_replace(abs, rel, new_text.as_bytes(), expected) {
             Ok(r) => r,
             Err(e) => {
                 let _ = fs::remove_file(&note);
@@ -473,9 +510,7 @@ impl Memdir {
         };
         let scope = Scope::of(rel);
         let root = self.root.clone();
-        let synced = self.edit_index(scope, |doc| {
-            sync_lines(doc, scope, &root, rel, &old_name, old_desc.as_deref(), new_name, new_desc)
-        });
+        let synced = self.edit_index(scope, |doc| sync_lines(doc, scope, &root, rel, old_name, old_desc, new_name, new_desc));
         Ok(match synced {
             Ok((n, _)) => {
                 // The index follows the file now; a note that cannot be removed only costs
@@ -818,7 +853,7 @@ mod tests {
         );
         assert_eq!(t.read("a.md"), "v2 by Claude Code");
         let fresh = m.read("a.md").unwrap();
-        let rev = m.update("a.md", "mine", &fresh.revision).unwrap();
+        let rev = m.update("a.md", "mine", &fresh.revision).unwrap().revision;
         assert_eq!(t.read("a.md"), "mine");
         assert!(rev.matches(&m.read("a.md").unwrap().revision));
         // A touch without a content change is not a conflict.
@@ -869,6 +904,34 @@ mod tests {
         // Stale revision refused, nothing written.
         let err = m.update_fields("tabs.md", &FieldEdits { body: Some("x".into()), ..Default::default() }, &r).unwrap_err();
         assert_eq!(err.code(), "changed-on-disk");
+    }
+
+    #[test]
+    fn saving_the_whole_file_brings_the_index_along() {
+        // The app's editor saves the whole text; a name or description changed there is the
+        // same edit as `memories edit --description`, so index lines still showing the old
+        // value follow, and a hand-written hook stays.
+        let t = TestDir::new();
+        t.write("tabs.md", "---\nname: tabs\ndescription: old hook\n---\n\nBody\n");
+        t.write("notes.md", "---\nname: notes\ndescription: what the file says\n---\n");
+        t.write("MEMORY.md", "- [tabs](tabs.md) — old hook\n- [notes](notes.md) — my own words\n");
+        let m = t.memdir();
+        let r = m.read("tabs.md").unwrap().revision;
+        let out = m.update("tabs.md", "---\nname: Tabs\ndescription: new hook\n---\n\nBody\n", &r).unwrap();
+        assert_eq!((out.index_lines_updated, out.index_error), (1, None));
+        let r = m.read("notes.md").unwrap().revision;
+        let out = m.update("notes.md", "---\nname: notes\ndescription: what it says now\n---\n", &r).unwrap();
+        assert_eq!(out.index_lines_updated, 0);
+        assert_eq!(t.read("MEMORY.md"), "- [Tabs](tabs.md) — new hook\n- [notes](notes.md) — my own words\n");
+        // A body-only save leaves the index alone; a removed description leaves the hook.
+        let r = m.read("tabs.md").unwrap().revision;
+        assert_eq!(m.update("tabs.md", "---\nname: Tabs\n---\n\nNew body\n", &r).unwrap().index_lines_updated, 0);
+        assert_eq!(t.read("MEMORY.md"), "- [Tabs](tabs.md) — new hook\n- [notes](notes.md) — my own words\n");
+        assert!(!t.tree().contains(".mneme-index-sync-"), "no sync note left: {}", t.tree());
+        // A stale revision writes neither file.
+        let err = m.update("tabs.md", "---\nname: Lost\n---\n", &r).unwrap_err();
+        assert_eq!(err.code(), "changed-on-disk");
+        assert!(t.read("MEMORY.md").contains("[Tabs]"));
     }
 
     #[test]

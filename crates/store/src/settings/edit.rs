@@ -94,7 +94,7 @@ enum EditFailure {
 
 /// `body` as the object Claude Code's `JSON.parse` would see, or why it is not one.
 fn parse_object(body: &str) -> Result<Map<String, Value>, EditFailure> {
-    match serde_json::from_str::<Value>(body) {
+    match mneme_core::js_json::parse_str(body) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(EditFailure::Parse(ParseProblem::NotAnObject(json_type(&other)))),
         Err(e) => Err(EditFailure::Parse(syntax_problem(body, &e))),
@@ -106,11 +106,15 @@ fn parse_cst(body: &str) -> Result<(CstRootNode, jsonc_parser::cst::CstObject), 
     let strict =
         ParseOptions { allow_comments: false, allow_loose_object_property_names: false, allow_trailing_commas: false };
     let root = CstRootNode::parse(body, &strict).map_err(|e| {
-        EditFailure::Parse(ParseProblem::Syntax {
-            line: e.line_display(),
-            column: e.column_display(),
-            reason: e.kind().to_string(),
-        })
+        let mut reason = e.kind().to_string();
+        // JSON.parse keeps half of a surrogate pair (`"\ud83d"`), so Claude Code reads the file;
+        // the format-preserving editor cannot hold one, and rewriting it would change the text.
+        if reason.contains("unicode escape") {
+            reason = "it holds a \\u escape of half a character (a \\uD800–\\uDFFF without its pair), which Claude Code \
+                      reads but Mneme cannot keep byte for byte while editing; remove or complete that escape"
+                .to_string();
+        }
+        EditFailure::Parse(ParseProblem::Syntax { line: e.line_display(), column: e.column_display(), reason })
     })?;
     let object = root
         .object_value()
@@ -166,7 +170,7 @@ impl std::fmt::Display for EditCheck {
 }
 
 fn verify_edit(before: &Map<String, Value>, edited: &str, key: &str, value: &Value) -> Result<(), EditCheck> {
-    let after = match serde_json::from_str::<Value>(edited) {
+    let after = match mneme_core::js_json::parse_str(edited) {
         Ok(Value::Object(map)) => map,
         Ok(_) => return Err(EditCheck::NotAnObject),
         Err(e) => return Err(EditCheck::InvalidJson(e)),
@@ -280,7 +284,7 @@ fn remove_top_level_key(body: &str, key: &str) -> Result<Option<String>, EditFai
         }
     }
     let edited = root.to_string();
-    let after = match serde_json::from_str::<Value>(&edited) {
+    let after = match mneme_core::js_json::parse_str(&edited) {
         Ok(Value::Object(map)) => map,
         Ok(_) => return Err(EditFailure::Mismatch(EditCheck::NotAnObject.to_string())),
         Err(e) => return Err(EditFailure::Mismatch(EditCheck::InvalidJson(e).to_string())),
@@ -420,6 +424,26 @@ mod tests {
         check_write("{\"k\": 1, \"k\": 2}", "k", json!(3), "{\"k\": 3, \"k\": 3}");
         // A byte-order mark survives.
         check_write("\u{FEFF}{\n  \"k\": 1\n}\n", "k", json!(2), "\u{FEFF}{\n  \"k\": 2\n}\n");
+    }
+
+    #[test]
+    fn write_keeps_what_only_node_accepts() {
+        // JSON.parse reads 1e400 as Infinity; serde_json refuses it. The file is still Claude
+        // Code's settings, so it is edited, and those bytes stay as they were.
+        let original = "{\n  \"cleanupPeriodDays\": 1e400,\n  \"autoMemoryEnabled\": true\n}\n";
+        check_write(original, "autoMemoryEnabled", json!(false), &original.replace("true", "false"));
+        // A lone surrogate escape: read as Claude Code reads it, and an edit is refused with
+        // why, the file untouched.
+        let h = home();
+        let p = h.root.join("home/.claude/settings.json");
+        let cut = "{\n  \"note\": \"cut \\ud83d\",\n  \"autoMemoryEnabled\": true\n}\n";
+        fs::write(&p, cut).unwrap();
+        let file = SettingsFile::load(&h.env, SettingSource::User, &p, true);
+        assert!(file.applies(), "{:?}", file.error);
+        assert_eq!(file.value.as_ref().unwrap()["note"], json!("cut \u{fffd}"));
+        let err = write_user_setting(&h.env, "autoMemoryEnabled", json!(false)).unwrap_err().to_string();
+        assert!(err.contains("half a character") && err.contains("line 2"), "{err}");
+        assert_eq!(fs::read_to_string(&p).unwrap(), cut);
     }
 
     #[test]

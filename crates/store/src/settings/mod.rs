@@ -330,6 +330,19 @@ impl SettingsFile {
         file
     }
 
+    /// `--settings '{...}'`: the flag's settings given as JSON rather than a file. Shown as
+    /// `--settings JSON` where a file would show its path.
+    pub fn inline(json: &str) -> SettingsFile {
+        let path = PathBuf::from(INLINE_SETTINGS_NAME);
+        match parse_settings_text(json) {
+            Ok(map) => SettingsFile::from_value(SettingSource::Flag, path, Value::Object(map)),
+            Err(problem) => {
+                let error = problem.into_error(&path, INLINE_SETTINGS_NAME.to_string());
+                SettingsFile { source: SettingSource::Flag, path, enabled: true, exists: true, value: None, error: Some(error) }
+            }
+        }
+    }
+
     /// A settings file built from a value already in memory (tests, `--settings` JSON).
     /// The same type checks as for a file on disk apply.
     pub fn from_value(source: SettingSource, path: impl Into<PathBuf>, value: Value) -> SettingsFile {
@@ -371,6 +384,16 @@ impl SettingsFile {
     }
 }
 
+/// How a `--settings` value given as JSON is named where a file would show its path.
+pub const INLINE_SETTINGS_NAME: &str = "--settings JSON";
+
+/// `--settings` takes a file or the settings themselves: Claude Code reads the value as JSON
+/// when, trimmed, it starts with `{` and ends with `}` (2.1.122 to 2.1.332 read it so).
+pub fn inline_settings_json(flag: &Path) -> Option<&str> {
+    let value = flag.to_str()?.trim();
+    (value.starts_with('{') && value.ends_with('}')).then_some(value)
+}
+
 /// What went wrong parsing a settings text, before the path is known.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ParseProblem {
@@ -396,7 +419,7 @@ fn parse_settings_text(text: &str) -> Result<Map<String, Value>, ParseProblem> {
         return Ok(Map::new());
     }
     let body = text.strip_prefix('\u{FEFF}').unwrap_or(text);
-    match serde_json::from_str::<Value>(body) {
+    match mneme_core::js_json::parse_str(body) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(ParseProblem::NotAnObject(json_type(&other))),
         Err(e) => Err(syntax_problem(body, &e)),
@@ -755,8 +778,13 @@ pub fn load_settings_with_local(
         SettingsFile::load(env, SettingSource::Local, &local_settings_path(local_dir), enabled.local),
     ];
     if let Some(flag) = flag_file {
-        let path = if flag.is_absolute() { flag.to_path_buf() } else { cwd.join(flag) };
-        files.push(SettingsFile::load(env, SettingSource::Flag, &path, true));
+        files.push(match inline_settings_json(flag) {
+            Some(json) => SettingsFile::inline(json),
+            None => {
+                let path = if flag.is_absolute() { flag.to_path_buf() } else { cwd.join(flag) };
+                SettingsFile::load(env, SettingSource::Flag, &path, true)
+            }
+        });
     }
     files.push(SettingsFile::load(env, SettingSource::Policy, &managed_settings_path(env), true));
     for drop_in in managed_drop_in_paths(env) {

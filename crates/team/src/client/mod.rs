@@ -259,8 +259,7 @@ pub fn keyring_client(target: SyncTarget, env: &Environment, clock: Arc<dyn Cloc
 /// The memory folder and repository of the project at `cwd`, with the server from
 /// `TEAM_MEMORY_SYNC_URL` or Mneme's setting: what the CLI and app sync.
 pub fn resolve_target(env: &Environment, cwd: &Path) -> SyncTarget {
-    let root = mneme_store::paths::project_root(cwd);
-    let settings = mneme_store::settings::load_settings(env, &root, mneme_store::settings::EnabledSources::all(), None);
-    let memory_dir = mneme_store::paths::resolve_auto_mem_dir(env, &settings, &root).dir;
+    // The folder the session uses, after its settings' `env` blocks.
+    let memory_dir = mneme_store::session::SessionMemory::for_cwd(env, cwd).dir.dir;
     SyncTarget { memory_dir, repo: crate::repo::github_repo(cwd), server_url: crate::config::server_url(env) }
 }

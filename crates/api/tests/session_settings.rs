@@ -1,0 +1,94 @@
+//! Every part of Mneme that acts on a project's memory sees the settings as the session does:
+//! a settings file's `env` block that turns auto memory off or moves its folder counts for the
+//! Dreams screen, the dream and extraction folders and team sync as it does for What Claude
+//! sees. And the Settings screen says when something above the user's file decides.
+
+use mneme_api::records::MemoryFolder;
+use mneme_api::{ContextRequest, FixedClock, Mneme};
+use mneme_testsupport::TestHome;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn mneme(t: &TestHome) -> Mneme {
+    Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(1_778_068_800)))
+}
+
+fn user_settings(t: &TestHome, json: &str) {
+    t.write(t.config_home().join("settings.json"), json);
+}
+
+#[test]
+fn an_env_block_that_turns_auto_memory_off_counts_everywhere() {
+    let t = TestHome::new();
+    let repo = t.git_repo("repo");
+    user_settings(&t, r#"{"autoDreamEnabled": true, "env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}}"#);
+    let m = mneme(&t);
+    let req = ContextRequest { cwd: repo.clone(), ..Default::default() };
+    assert!(!m.context(&req).unwrap().auto_memory.enabled);
+    let gates = m.dream_status(&req).unwrap();
+    assert!(!gates.enabled, "{}", gates.enabled_explanation);
+    assert!(gates.enabled_explanation.contains("auto memory is off"), "{}", gates.enabled_explanation);
+    let (status, _) = m.dream_gate_status(&MemoryFolder::Cwd(repo)).unwrap();
+    assert!(!status.enabled, "{}", status.enabled_explanation);
+}
+
+#[test]
+fn an_env_block_that_moves_the_memory_folder_moves_every_engine() {
+    let t = TestHome::new();
+    let repo = t.git_repo("repo");
+    let moved = t.home().join("cowork-memory");
+    user_settings(&t, &format!(r#"{{"env": {{"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": "{}"}}}}"#, moved.display()));
+    let m = mneme(&t);
+    let req = ContextRequest { cwd: repo.clone(), ..Default::default() };
+    assert_eq!(m.context(&req).unwrap().auto_memory.dir, moved);
+    assert_eq!(m.dream_status(&req).unwrap().memory_dir, moved);
+    assert_eq!(m.dream_memory_dir(&MemoryFolder::Cwd(repo.clone())).unwrap(), moved);
+    assert_eq!(m.extraction_memory_dir(&repo), moved);
+    assert_eq!(mneme_team::client::resolve_target(&t.env, &repo).memory_dir, moved);
+}
+
+#[test]
+fn the_settings_screen_says_what_decides_above_the_users_file() {
+    let t = TestHome::new();
+    user_settings(&t, r#"{"autoMemoryEnabled": true, "autoDreamEnabled": true}"#);
+    let m = mneme(&t);
+    let s = m.machine_settings().unwrap();
+    assert_eq!((s.auto_memory_overridden, s.auto_dream_overridden, s.auto_memory_directory_overridden), (None, None, None));
+
+    // Managed policy wins over the user's file.
+    let policy = t.env.managed_dir.join("managed-settings.json");
+    t.write(&policy, r#"{"autoMemoryEnabled": false, "autoDreamEnabled": false, "autoMemoryDirectory": "/srv/memory"}"#);
+    let s = m.machine_settings().unwrap();
+    let memory = s.auto_memory_overridden.expect("policy decides auto memory");
+    assert!(memory.contains("managed settings") && memory.contains("autoMemoryEnabled to false"), "{memory}");
+    assert!(s.auto_dream_overridden.expect("policy decides auto dream").contains("autoDreamEnabled to false"));
+    assert!(s.auto_memory_directory_overridden.expect("policy decides the folder").contains("\"/srv/memory\""));
+    assert_eq!(s.auto_memory_enabled, Some(true), "the user's own value is still shown");
+
+    // A variable set in an env block of the user's file, named with where it comes from.
+    std::fs::remove_file(&policy).unwrap();
+    user_settings(&t, r#"{"autoMemoryEnabled": true, "env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}}"#);
+    let why = m.machine_settings().unwrap().auto_memory_overridden.expect("the env block decides");
+    assert!(why.contains("CLAUDE_CODE_DISABLE_AUTO_MEMORY=\"1\" in the env block of"), "{why}");
+
+    // The shell's environment.
+    user_settings(&t, "{}");
+    let env = t.env.clone().set_var("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "0");
+    let why = Mneme::new(env, Arc::new(FixedClock::at_unix_secs(0))).machine_settings().unwrap().auto_memory_overridden;
+    assert!(why.expect("the environment decides").contains("in the environment"));
+}
+
+#[test]
+fn settings_given_as_json_on_the_command_line() {
+    let t = TestHome::new();
+    let repo = t.git_repo("repo");
+    let m = mneme(&t);
+    let req = |flag: &str| ContextRequest { cwd: repo.clone(), settings_file: Some(PathBuf::from(flag)), ..Default::default() };
+    let view = m.context(&req(r#" {"autoMemoryEnabled": false} "#)).unwrap();
+    assert!(!view.auto_memory.enabled, "{}", view.auto_memory.reason);
+    let err = m.context(&req(r#"{"autoMemoryEnabled": fals}"#)).unwrap_err();
+    assert!(err.message.contains("Invalid JSON provided to --settings"), "{}", err.message);
+    // A file name that only starts with a brace is still a file.
+    let err = m.context(&req("{notes.json")).unwrap_err();
+    assert!(err.message.contains("Settings file not found"), "{}", err.message);
+}
