@@ -364,6 +364,18 @@ impl Mneme {
                     "\"{u}\" is not an http:// or https:// address. Write the whole address, e.g. http://127.0.0.1:11434/v1."
                 )));
             }
+            // A password in the address would be stored, shown and printed in every network
+            // error; a query or fragment breaks the request path the provider appends.
+            if !parsed.username().is_empty() || parsed.password().is_some() {
+                return Err(ApiError::invalid(
+                    "The address holds a user name or password; leave it out (Mneme keeps the API key in the system keyring) and write only the server's address.",
+                ));
+            }
+            if parsed.query().is_some() || parsed.fragment().is_some() {
+                return Err(ApiError::invalid(format!(
+                    "\"{u}\" has a ?query or #fragment; the base URL is the address the API's paths go after, e.g. http://127.0.0.1:11434/v1."
+                )));
+            }
         }
         if kind == ProviderKind::Openai && model.is_none() {
             return Err(ApiError::invalid(

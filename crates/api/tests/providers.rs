@@ -100,6 +100,8 @@ fn settings_a_provider_could_not_use_are_refused_and_nothing_is_written() {
         (ProviderSettingsInput { model: Some("m".into()), base_url: Some("localhost:11434".into()), ..input(ProviderChoice::Openai) }, "http"),
         (ProviderSettingsInput { base_url: Some("not a url".into()), ..input(ProviderChoice::Anthropic) }, "not a URL"),
         (ProviderSettingsInput { base_url: Some("ftp://example.com".into()), ..input(ProviderChoice::Anthropic) }, "http:// or https://"),
+        (ProviderSettingsInput { base_url: Some("http://user:pa55word@127.0.0.1:9/v1".into()), ..input(ProviderChoice::Anthropic) }, "user name or password"),
+        (ProviderSettingsInput { base_url: Some("https://example.com/v1?x=1".into()), ..input(ProviderChoice::Anthropic) }, "?query or #fragment"),
         (ProviderSettingsInput { timeout_secs: Some(0), ..input(ProviderChoice::Anthropic) }, "1 to 3600"),
         (ProviderSettingsInput { timeout_secs: Some(7200), ..input(ProviderChoice::Anthropic) }, "1 to 3600"),
         (ProviderSettingsInput { claude_binary: Some("bin/claude".into()), ..input(ProviderChoice::ClaudeCli) }, "relative path"),

@@ -54,6 +54,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// The most model turns one dream takes. Claude Code sets none; Mneme's dreams run on the
+/// user's own key and model, and a model that keeps calling tools (small local ones do) would
+/// otherwise run, and bill, for ever. A real consolidation takes a few dozen.
+pub const DREAM_MAX_TURNS: u32 = 100;
+
 /// Who does the consolidation.
 #[derive(Clone, Copy)]
 pub enum Engine<'a> {
@@ -384,7 +389,7 @@ impl Dreams {
             system: mneme_agent::prompts::memory_policy(&target.memory_dir, memdir.type_form()),
             prompt: prompt::consolidation_prompt(&root, &target.transcript_dir.to_string_lossy(), &prompt::dream_extra(sessions), team),
             policy: Policy::AutoMem { memory_dir: target.memory_dir.clone() },
-            max_turns: None,
+            max_turns: Some(DREAM_MAX_TURNS),
             cwd: target.cwd.clone(),
             label: "auto_dream".into(),
             work_dir: history.dir().join("work"),
@@ -397,10 +402,16 @@ impl Dreams {
         if outcome.stop == Stop::Cancelled {
             return Err(DreamError::Cancelled);
         }
+        let notes = match outcome.stop {
+            Stop::MaxTurns { max_turns } => vec![format!(
+                "The model was still working after {max_turns} turns, so the dream stopped there; what it changed until then is below."
+            )],
+            _ => Vec::new(),
+        };
         Ok(Produced {
             changeset: outcome.changeset,
             summary: outcome.final_text,
-            notes: Vec::new(),
+            notes,
             stats: None,
             denials: outcome.denials,
             turns: outcome.turns,

@@ -162,3 +162,20 @@ async fn a_lossy_model_dream_is_held_for_review_whatever_the_mode() {
     assert_eq!(moved.found_in, ["jane.md"]);
     assert!(w.read("MEMORY.md").contains("- [Jane](jane.md) — closed"));
 }
+
+/// A model that never stops calling tools (small local models loop) ends after the turn
+/// budget, with a note saying so, instead of running and billing for ever.
+#[tokio::test]
+async fn a_model_that_never_stops_is_stopped_after_the_turn_budget() {
+    let w = World::new();
+    w.dreams.set_mode(&w.mem, mneme_dream::DreamMode::Review).unwrap();
+    w.write("MEMORY.md", "- [Tabs](tabs.md) — tabs\n");
+    w.write("tabs.md", &topic("Tabs", "tabs", "feedback", "Use tabs."));
+    let stub = StubModel::start().await;
+    stub.set_default(Turn::tool_use("Glob", json!({"pattern": "**/*.md"})));
+    let provider = AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap();
+    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: false, enabled: Enablement::On, cancel: Cancel::new() };
+    let rec = w.dreams.run(&w.target(), &opts).await.unwrap();
+    assert_eq!(stub.model_requests().len(), mneme_dream::DREAM_MAX_TURNS as usize);
+    assert!(rec.notes.iter().any(|n| n.contains(&format!("after {} turns", mneme_dream::DREAM_MAX_TURNS))), "{:?}", rec.notes);
+}

@@ -34,6 +34,8 @@ use std::sync::Arc;
 pub const MAX_SECTION_LENGTH: u64 = 2000;
 /// Budget for the whole file in tokens (`MAX_TOTAL_SESSION_MEMORY_TOKENS`).
 pub const MAX_TOTAL_SESSION_MEMORY_TOKENS: u64 = 12000;
+/// The most model turns one notes update takes (see where it is used).
+pub const SESSION_MEMORY_MAX_TURNS: u32 = 20;
 
 /// The notes template: ten `# ` sections, each opened by an italic line saying what belongs
 /// in it (the structure of Claude Code's `DEFAULT_SESSION_MEMORY_TEMPLATE`; Mneme's wording).
@@ -434,7 +436,9 @@ pub async fn update(
         system: String::new(),
         prompt,
         policy: mneme_agent::Policy::SessionMemory { path: path.clone() },
-        max_turns: None,
+        // Claude Code sets none; on the user's own key a looping model must still stop (one
+        // notes file takes a handful of edits).
+        max_turns: Some(SESSION_MEMORY_MAX_TURNS),
         cwd: cwd.to_path_buf(),
         label: "session_memory".into(),
         work_dir: data.join("work").join("session-memory"),

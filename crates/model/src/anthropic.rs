@@ -3,8 +3,8 @@
 //! blocks, and structured output as `output_config.format` with the
 //! `structured-outputs-2025-12-15` beta on `/v1/messages?beta=true`.
 
-use crate::http::{classify_status, client, parse_json, read_sse, send};
-use crate::retry::{transport_failure, with_retries, Failure, HttpOptions};
+use crate::http::{classify_status, client, parse_json, read_body, read_sse, send};
+use crate::retry::{with_retries, Failure, HttpOptions};
 use crate::{Block, Cancel, ModelError, Provider, ProviderKind, Request, Response, StopReason, Usage};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
@@ -93,7 +93,7 @@ impl AnthropicProvider {
             read_sse(response, url, self.options.timeout, |data| state.event(data, &self.model, url)).await?;
             state.finish()
         } else {
-            let text = response.text().await.map_err(|e| transport_failure(&e, self.options.timeout, url))?;
+            let text = read_body(response, url, self.options.timeout).await?;
             parse_message(&parse_json(&text)?)
         }
     }

@@ -129,9 +129,32 @@ impl ClaudeCliProvider {
         if outcome.is_err() {
             let _ = child.start_kill();
         }
-        let _ = child.wait().await;
+        // Its answer is read: a Claude Code that then neither exits nor lets go (a hung
+        // shutdown) gets a moment, then is stopped, so the call still ends.
+        if tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_err() {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
         outcome
     }
+}
+
+/// The most of one answer (or one stream-json event) read from `claude`.
+const MAX_OUTPUT_BYTES: u64 = 32 << 20;
+/// The most of its error output read.
+const MAX_ERROR_OUTPUT_BYTES: u64 = 1 << 20;
+/// How long `claude` may take to exit once its answer is read.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// Error output up to [`MAX_ERROR_OUTPUT_BYTES`]; the rest is read and dropped, so `claude`
+/// never stalls on a full pipe.
+async fn read_capped(from: &mut (impl tokio::io::AsyncRead + Unpin), into: &mut Vec<u8>) {
+    let _ = from.take(MAX_ERROR_OUTPUT_BYTES).read_to_end(into).await;
+    let _ = tokio::io::copy(from, &mut tokio::io::sink()).await;
+}
+
+fn too_much_output() -> ModelError {
+    ModelError::BadResponse(format!("Claude Code printed more than {} MiB for one answer; it was stopped", MAX_OUTPUT_BYTES >> 20))
 }
 
 /// Turns Claude Code's error text (`API Error: 401 …`, `Invalid API key · Please run /login`)
@@ -253,12 +276,25 @@ impl Provider for ClaudeCliProvider {
             let child = self.spawn(&self.workdir, &args)?;
             let model = self.model.as_deref();
             self.drive(child, &prompt, cancel, async |child: &mut Child| {
-                let mut out = child.stdout.take().ok_or_else(|| ModelError::Api("Claude Code's output could not be read".into()))?;
+                let out = child.stdout.take().ok_or_else(|| ModelError::Api("Claude Code's output could not be read".into()))?;
                 let mut err = child.stderr.take().ok_or_else(|| ModelError::Api("Claude Code's errors could not be read".into()))?;
-                // Both pipes at once: a full stderr pipe nobody drains would stall Claude Code.
-                let (mut stdout, mut stderr) = (String::new(), String::new());
-                let (read, _) = tokio::join!(out.read_to_string(&mut stdout), err.read_to_string(&mut stderr));
-                read.map_err(|e| ModelError::Api(format!("reading Claude Code's output failed ({e})")))?;
+                // Both pipes at once (a full stderr pipe nobody drains would stall Claude Code),
+                // each read up to a cap: a broken or hostile `claude` could print gigabytes.
+                let stderr_task = tokio::spawn(async move {
+                    let mut text = Vec::new();
+                    read_capped(&mut err, &mut text).await;
+                    text
+                });
+                let mut stdout = Vec::new();
+                out.take(MAX_OUTPUT_BYTES + 1)
+                    .read_to_end(&mut stdout)
+                    .await
+                    .map_err(|e| ModelError::Api(format!("reading Claude Code's output failed ({e})")))?;
+                if stdout.len() as u64 > MAX_OUTPUT_BYTES {
+                    return Err(too_much_output());
+                }
+                let stderr = stderr_task.await.unwrap_or_default();
+                let (stdout, stderr) = (String::from_utf8_lossy(&stdout), String::from_utf8_lossy(&stderr));
                 let result: Value = match stdout.lines().rev().find_map(|l| serde_json::from_str::<Value>(l.trim()).ok()) {
                     Some(v) if v.get("type").and_then(Value::as_str) == Some("result") => v,
                     _ => return Err(classify_cli_error(if stderr.trim().is_empty() { &stdout } else { &stderr }, model)),
@@ -365,15 +401,29 @@ impl HeadlessAgent for ClaudeCliProvider {
                 let stdout = child.stdout.take().ok_or_else(|| ModelError::Api("Claude Code's output could not be read".into()))?;
                 let stderr_task = child.stderr.take().map(|mut e| {
                     tokio::spawn(async move {
-                        let mut text = String::new();
-                        let _ = e.read_to_string(&mut text).await;
-                        text
+                        let mut text = Vec::new();
+                        read_capped(&mut e, &mut text).await;
+                        String::from_utf8_lossy(&text).into_owned()
                     })
                 });
-                let mut lines = BufReader::new(stdout).lines();
+                let mut reader = BufReader::new(stdout);
                 let mut transcript = Transcript::default();
-                while let Some(line) = lines.next_line().await.map_err(|e| ModelError::Api(format!("reading Claude Code's output failed ({e})")))? {
-                    transcript.line(&line, &task.cwd);
+                let mut line = Vec::new();
+                loop {
+                    // One event per line, each read up to a cap (a file's text is one line).
+                    line.clear();
+                    let n = (&mut reader)
+                        .take(MAX_OUTPUT_BYTES + 1)
+                        .read_until(b'\n', &mut line)
+                        .await
+                        .map_err(|e| ModelError::Api(format!("reading Claude Code's output failed ({e})")))?;
+                    if n == 0 {
+                        break;
+                    }
+                    if line.len() as u64 > MAX_OUTPUT_BYTES {
+                        return Err(too_much_output());
+                    }
+                    transcript.line(String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']), &task.cwd);
                 }
                 let stderr = match stderr_task {
                     Some(t) => t.await.unwrap_or_default(),

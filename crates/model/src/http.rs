@@ -7,12 +7,24 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use std::time::Duration;
 
+/// The largest answer read from a model endpoint. A real one is a few hundred KB at most; a
+/// broken or hostile endpoint could otherwise send gigabytes (or stream forever) into memory.
+pub(crate) const MAX_BODY_BYTES: usize = 32 << 20;
+/// The most of an error body read for its message.
+const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+/// The most of an endpoint's error message that is kept (it reaches the terminal, run logs
+/// and dream records).
+const MAX_ERROR_MESSAGE_CHARS: usize = 300;
+
 /// One client per provider: rustls (no OpenSSL to install), connection reuse across requests.
 /// The per-attempt timeout is applied around the whole attempt by `with_retries`, not here,
-/// so that a streamed answer is bounded too.
+/// so that a streamed answer is bounded too. Redirects are not followed: the key (`x-api-key`,
+/// which reqwest does not strip) and the prompt would go to whatever host the endpoint names,
+/// over plain http too.
 pub(crate) fn client() -> Result<reqwest::Client, ModelError> {
     reqwest::Client::builder()
         .user_agent(concat!("mneme/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| ModelError::Network(format!("the HTTP client could not start ({e})")))
 }
@@ -29,9 +41,68 @@ pub(crate) async fn send(
     if response.status().is_success() {
         return Ok(response);
     }
+    if response.status().is_redirection() {
+        let to = response.headers().get(reqwest::header::LOCATION).and_then(|l| l.to_str().ok()).unwrap_or("another address");
+        return Err(Failure::Fatal(ModelError::Api(format!(
+            "{url} redirected to {}; Mneme does not follow redirects with your key. If you trust that address, set it as the base URL.",
+            printable(to, MAX_ERROR_MESSAGE_CHARS)
+        ))));
+    }
     let headers = response.headers().clone();
-    let text = response.text().await.unwrap_or_default();
-    Err(classify_status(status, &headers, &text, model, url))
+    let (bytes, _) = read_limited(response, MAX_ERROR_BODY_BYTES).await.unwrap_or_default();
+    Err(classify_status(status, &headers, &String::from_utf8_lossy(&bytes), model, url))
+}
+
+/// A successful answer's body, refused when it is larger than [`MAX_BODY_BYTES`].
+pub(crate) async fn read_body(response: reqwest::Response, url: &str, timeout: Duration) -> Result<String, Failure> {
+    let declared = response.content_length();
+    let too_large = || {
+        Failure::Fatal(ModelError::BadResponse(format!(
+            "{url} sent an answer larger than {} MiB; a model's answer is far smaller, so it was not read",
+            MAX_BODY_BYTES >> 20
+        )))
+    };
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(too_large());
+    }
+    match read_limited(response, MAX_BODY_BYTES).await {
+        Ok((_, true)) => Err(too_large()),
+        Ok((bytes, false)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) => Err(transport_failure(&e, timeout, url)),
+    }
+}
+
+/// Up to `limit` bytes of a body, and whether there was more (the rest is not read).
+async fn read_limited(response: reqwest::Response, limit: usize) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut stream = response.bytes_stream();
+    let mut out = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        if out.len() + chunk.len() > limit {
+            out.extend_from_slice(&chunk[..limit - out.len()]);
+            return Ok((out, true));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok((out, false))
+}
+
+/// `text` cut to `max` characters with control characters (a terminal's escape sequences in an
+/// endpoint's error page) written as escapes, so printing it cannot retitle or clear a terminal.
+pub(crate) fn printable(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The `(type or code, message)` of an error body in either API's shape:
@@ -40,12 +111,10 @@ pub(crate) fn error_detail(text: &str) -> (String, String) {
     let parsed: Value = serde_json::from_str(text).unwrap_or(Value::Null);
     let error = parsed.get("error").unwrap_or(&parsed);
     let message = match error {
-        Value::String(s) => s.clone(),
-        _ => error.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
-            let trimmed = text.trim();
-            trimmed.chars().take(300).collect()
-        }),
+        Value::String(s) => s.as_str(),
+        _ => error.get("message").and_then(Value::as_str).unwrap_or_else(|| text.trim()),
     };
+    let message = printable(message, MAX_ERROR_MESSAGE_CHARS);
     let kind = error
         .get("code")
         .and_then(Value::as_str)
@@ -96,6 +165,12 @@ pub(crate) async fn read_sse(
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| transport_failure(&e, timeout, url))?;
         buffer.extend_from_slice(&chunk);
+        if buffer.len() + data.len() > MAX_BODY_BYTES {
+            return Err(Failure::Fatal(ModelError::BadResponse(format!(
+                "{url} sent an event larger than {} MiB; it was not read",
+                MAX_BODY_BYTES >> 20
+            ))));
+        }
         while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = buffer.drain(..=end).collect();
             let line = String::from_utf8_lossy(&line);

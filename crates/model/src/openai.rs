@@ -4,8 +4,8 @@
 //! (`https://api.openai.com/v1`, `http://localhost:11434/v1`). Content blocks are translated at
 //! this edge: `tool_use` ↔ assistant `tool_calls`, `tool_result` → `tool` messages.
 
-use crate::http::{client, parse_json, read_sse, send};
-use crate::retry::{transport_failure, with_retries, Failure, HttpOptions};
+use crate::http::{client, parse_json, read_body, read_sse, send};
+use crate::retry::{with_retries, Failure, HttpOptions};
 use crate::{Block, Cancel, Message, ModelError, Provider, ProviderKind, Request, Response, Role, StopReason, Usage};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
@@ -88,7 +88,7 @@ impl OpenAiProvider {
             read_sse(response, url, self.options.timeout, |data| state.chunk(data)).await?;
             state.finish()
         } else {
-            let text = response.text().await.map_err(|e| transport_failure(&e, self.options.timeout, url))?;
+            let text = read_body(response, url, self.options.timeout).await?;
             parse_completion(&parse_json(&text)?)
         }
     }

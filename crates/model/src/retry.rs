@@ -107,6 +107,15 @@ where
         if retries >= options.retry.max_retries {
             return Err(error);
         }
+        // A server that asks for a longer wait than a person would sit through (a misbehaving
+        // one said 99,999,999 s) gets an answer now, not a call that never ends.
+        if let Some(asked) = retry_after.filter(|w| *w > MAX_SERVER_WAIT) {
+            return Err(ModelError::RateLimited(format!(
+                "{error}; the server asks to wait {} s before trying again, longer than Mneme waits ({} s)",
+                asked.as_secs(),
+                MAX_SERVER_WAIT.as_secs()
+            )));
+        }
         retries += 1;
         let wait = options.retry.delay(retries, retry_after, jitter());
         tokio::select! {
@@ -121,6 +130,9 @@ where
 fn jitter() -> f64 {
     getrandom::u32().map_or(0.0, |n| f64::from(n) / (f64::from(u32::MAX) + 1.0))
 }
+
+/// The longest `retry-after` Mneme waits out before one more attempt.
+pub const MAX_SERVER_WAIT: Duration = Duration::from_secs(60);
 
 /// `retry-after` read the way Claude Code reads it: `parseInt` of the header, in seconds.
 pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {

@@ -311,3 +311,88 @@ async fn an_overload_inside_the_stream_is_retried_and_a_bad_request_is_not() {
     assert!(matches!(&e, ModelError::Api(m) if m.contains("prompt is too long")), "{e:?}");
     assert_eq!(sleeper.waits().len(), 1);
 }
+
+/// A loopback server that answers every connection with `reply(n)` (n counts connections) and
+/// then closes it; the count tells whether anything came at all.
+fn raw_server(reply: impl Fn(usize) -> Vec<u8> + Send + 'static) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let n = seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 65536];
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(300)));
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(&reply(n));
+        }
+    });
+    (url, hits)
+}
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_so_the_key_and_prompt_stay_home() {
+    // reqwest strips Authorization on a cross-host redirect but not x-api-key, and follows
+    // https → http: a redirecting endpoint would receive the key elsewhere, in clear.
+    let (elsewhere, elsewhere_hits) = raw_server(|_| b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n".to_vec());
+    for status in ["301 Moved Permanently", "307 Temporary Redirect"] {
+        let location = format!("{elsewhere}/v1/messages");
+        let (url, _) = raw_server(move |_| format!("HTTP/1.1 {status}\r\nlocation: {location}\r\ncontent-length: 0\r\n\r\n").into_bytes());
+        let sleeper = Arc::new(RecordingSleeper::default());
+        let p = AnthropicProvider::new("m", "sk-ant-secret", Some(&url)).unwrap().with_options(options(3, Duration::from_secs(30), sleeper.clone()));
+        let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+        assert!(matches!(&e, ModelError::Api(m) if m.contains("redirected to") && m.contains(&elsewhere)), "{e:?}");
+        assert!(sleeper.waits().is_empty(), "a redirect is not retried");
+    }
+    assert_eq!(elsewhere_hits.load(std::sync::atomic::Ordering::SeqCst), 0, "the redirect target was contacted");
+}
+
+#[tokio::test]
+async fn an_answer_too_large_for_a_model_is_refused_unread() {
+    // Declared too large: refused before reading.
+    let (url, _) = raw_server(|_| b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 524288000\r\n\r\n{".to_vec());
+    let p = AnthropicProvider::new("m", "k", Some(&url)).unwrap().with_options(options(0, Duration::from_secs(30), Arc::new(RecordingSleeper::default())));
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::BadResponse(m) if m.contains("larger than 32 MiB")), "{e:?}");
+    // Chunked with no length: read up to the limit, then refused.
+    let (url, _) = raw_server(|_| {
+        let mut out = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+        let chunk = vec![b'A'; 1 << 20];
+        for _ in 0..40 {
+            out.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+            out.extend_from_slice(&chunk);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"0\r\n\r\n");
+        out
+    });
+    let p = AnthropicProvider::new("m", "k", Some(&url)).unwrap().with_options(options(0, Duration::from_secs(30), Arc::new(RecordingSleeper::default())));
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::BadResponse(m) if m.contains("larger than 32 MiB")), "{e:?}");
+}
+
+#[tokio::test]
+async fn a_retry_after_longer_than_a_minute_is_answered_at_once() {
+    let stub = StubModel::start().await;
+    stub.push_rate_limit(99_999_999);
+    let (p, sleeper) = provider(&stub, 3);
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::RateLimited(m) if m.contains("asks to wait 99999999 s")), "{e:?}");
+    assert!(sleeper.waits().is_empty());
+    assert_eq!(stub.model_requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_error_message_cannot_drive_the_terminal_and_is_kept_short() {
+    let stub = StubModel::start().await;
+    let long = format!("\u{1b}]0;pwned\u{7}\u{1b}[2J{}", "x".repeat(5000));
+    stub.push_error(400, json!({"type": "error", "error": {"type": "invalid_request_error", "message": long}}));
+    let (p, _) = provider(&stub, 0);
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err().to_string();
+    assert!(!e.contains('\u{1b}') && !e.contains('\u{7}'), "{e:?}");
+    assert!(e.contains("\\u{1b}]0;pwned"), "{e}");
+    assert!(e.len() < 600, "{} characters", e.len());
+}

@@ -165,3 +165,36 @@ async fn cancelling_a_headless_run_kills_claude_code() {
     let (result, ()) = tokio::join!(run, canceller);
     assert_eq!(result.unwrap_err(), ModelError::Cancelled);
 }
+
+/// A stand-in `claude` (a shell script) for what a real one cannot be made to do.
+#[cfg(unix)]
+fn fake_claude(home: &TestHome, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = home.write("bin/claude", &format!("#!/bin/sh\ncat > /dev/null\n{body}\n"));
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_that_answers_and_then_hangs_still_ends_the_call() {
+    let home = TestHome::new();
+    let binary = fake_claude(&home, r#"echo '{"type":"result","subtype":"success","is_error":false,"result":"ok"}'; exec 1>&- 2>&-; exec sleep 1000"#);
+    let provider = ClaudeCliProvider::new(binary, &home.env).with_timeout(Duration::from_secs(120));
+    let ask = Request { system: "s".into(), messages: vec![Message::user_text("hi")], tools: vec![], max_tokens: 64, json_schema: None, thinking_disabled: false };
+    let started = std::time::Instant::now();
+    let answer = provider.complete(&ask, &Cancel::new()).await.unwrap();
+    assert_eq!(answer.first_text(), Some("ok"));
+    assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_that_prints_without_end_is_stopped_at_the_cap() {
+    let home = TestHome::new();
+    let binary = fake_claude(&home, "exec yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | tr -d '\\n'");
+    let provider = ClaudeCliProvider::new(binary, &home.env).with_timeout(Duration::from_secs(120));
+    let ask = Request { system: "s".into(), messages: vec![Message::user_text("hi")], tools: vec![], max_tokens: 64, json_schema: None, thinking_disabled: false };
+    let e = provider.complete(&ask, &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::BadResponse(m) if m.contains("more than 32 MiB")), "{e:?}");
+}
