@@ -239,6 +239,13 @@ impl Mneme {
         // as Claude Code applies them to itself, before anything about memory is decided
         // (`SessionMemory`, which extraction, dreams and team sync use too).
         let session = SessionMemory::resolve(&self.env, &cwd, &profile, enabled, req.settings_file.as_deref());
+        if let Some((path, why)) = session.settings.policy_stopping_start(&profile) {
+            return Err(ApiError::invalid(format!(
+                "Claude Code {} does not start on this machine: its managed settings {} cannot be used. {why} Ask whoever manages this machine to fix or remove it.",
+                claude_code.version,
+                path.display()
+            )));
+        }
         let SessionMemory { settings, overrides, env: effective, enabled: enabled_auto, reason: why, dir: amd, .. } = session;
         let env = &effective;
         let set_by = |name: &str| {

@@ -92,3 +92,78 @@ fn settings_given_as_json_on_the_command_line() {
     let err = m.context(&req("{notes.json")).unwrap_err();
     assert!(err.message.contains("Settings file not found"), "{}", err.message);
 }
+
+fn at(cwd: &std::path::Path, release: &str) -> ContextRequest {
+    ContextRequest { cwd: cwd.to_path_buf(), claude_version: Some(release.parse().unwrap()), ..Default::default() }
+}
+
+/// Started in a sub-folder, 2.1.211 on read the working folder's own local settings and the
+/// repository root's (which wins), never a folder in between; 2.1.210 only the working folder's.
+#[test]
+fn local_settings_from_a_sub_folder_as_each_release_reads_them() {
+    let t = TestHome::new();
+    let repo = t.git_repo("repo");
+    let sub = repo.join("a/b");
+    std::fs::create_dir_all(&sub).unwrap();
+    let local = |dir: &std::path::Path, on: bool| {
+        t.write(dir.join(".claude/settings.local.json"), &format!(r#"{{"autoMemoryEnabled": {on}}}"#));
+    };
+    let m = mneme(&t);
+    let on = |release: &str| m.context(&at(&sub, release)).unwrap().auto_memory.enabled;
+    // Root off, intermediate and working folder on: the root wins from 2.1.211.
+    local(&repo, false);
+    local(&repo.join("a"), true);
+    local(&sub, true);
+    assert!(on("2.1.210"));
+    assert!(!on("2.1.211") && !on("2.1.332"));
+    // Without the working folder's own file the intermediate one is never read.
+    std::fs::remove_file(sub.join(".claude/settings.local.json")).unwrap();
+    local(&repo, true);
+    local(&repo.join("a"), false);
+    assert!(on("2.1.210") && on("2.1.332"));
+    // The working folder's own file applies where the root has none.
+    std::fs::remove_file(repo.join(".claude/settings.local.json")).unwrap();
+    local(&sub, false);
+    assert!(!on("2.1.210") && !on("2.1.332"));
+}
+
+/// A managed-settings file with a wrong-typed key: left out whole up to 2.1.165, only that key
+/// from 2.1.166. One that is not a JSON object stops Claude Code from 2.1.259.
+#[test]
+fn managed_settings_as_each_release_reads_them() {
+    let t = TestHome::new();
+    let repo = t.git_repo("repo");
+    let m = mneme(&t);
+    let policy = t.env.managed_dir.join("managed-settings.json");
+    t.write(&policy, r#"{"autoMemoryEnabled": false, "autoDreamEnabled": "x"}"#);
+    assert!(m.context(&at(&repo, "2.1.165")).unwrap().auto_memory.enabled, "the whole file left out");
+    assert!(!m.context(&at(&repo, "2.1.166")).unwrap().auto_memory.enabled, "only the bad key left out");
+    assert!(!m.context(&at(&repo, "2.1.332")).unwrap().auto_memory.enabled);
+
+    t.write(&policy, "[1, 2]");
+    assert!(m.context(&at(&repo, "2.1.258")).is_ok());
+    let err = m.context(&at(&repo, "2.1.259")).unwrap_err();
+    assert!(err.message.contains("does not start") && err.message.contains("could not be parsed as a JSON object"), "{}", err.message);
+    // Empty is an empty object, for every release.
+    t.write(&policy, "  \n");
+    assert!(m.context(&at(&repo, "2.1.332")).is_ok());
+    // A folder where the file should be: unreadable, which stops 2.1.285 on.
+    std::fs::remove_file(&policy).unwrap();
+    std::fs::create_dir_all(&policy).unwrap();
+    assert!(m.context(&at(&repo, "2.1.284")).is_ok());
+    assert!(m.context(&at(&repo, "2.1.285")).unwrap_err().message.contains("Unable to read managed policy settings"));
+}
+
+/// `CLAUDE_CODE_SAFE_MODE` from a repository's settings turns memory off up to 2.1.245; from
+/// 2.1.246 a repository cannot set it (the user's own settings still can).
+#[test]
+fn safe_mode_from_a_repository_as_each_release_reads_it() {
+    let t = TestHome::new();
+    let repo = t.git_repo("repo");
+    t.write(repo.join(".claude/settings.json"), r#"{"env": {"CLAUDE_CODE_SAFE_MODE": "1"}}"#);
+    let m = mneme(&t);
+    assert!(!m.context(&at(&repo, "2.1.245")).unwrap().auto_memory.enabled);
+    assert!(m.context(&at(&repo, "2.1.246")).unwrap().auto_memory.enabled);
+    user_settings(&t, r#"{"env": {"CLAUDE_CODE_SAFE_MODE": "1"}}"#);
+    assert!(!m.context(&at(&repo, "2.1.332")).unwrap().auto_memory.enabled);
+}

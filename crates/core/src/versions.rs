@@ -351,8 +351,18 @@ pub struct Profile {
     /// turned CRLF into LF and dropped a leading `[ref]: target` line).
     pub comments_rerender_only_when_removed: bool,
     /// Started in a sub-folder of a repository, the repository root's
-    /// `.claude/settings.local.json` applies (older releases looked in the working folder).
+    /// `.claude/settings.local.json` applies over the working folder's own (older releases
+    /// read only the working folder's).
     pub local_settings_from_repo_root: bool,
+    /// `CLAUDE_COWORK_MEMORY_PATH_OVERRIDE` is read trimmed (blank is unset); before, as it is.
+    pub cowork_override_trimmed: bool,
+    /// A managed-settings file with a wrong-typed key keeps its other keys (before, the whole
+    /// file was left out).
+    pub policy_keeps_valid_keys: bool,
+    /// A managed-settings file that is not a JSON object stops Claude Code from starting.
+    pub policy_unparsable_stops_start: bool,
+    /// A managed-settings file that cannot be read (other than for permission) stops it too.
+    pub policy_unreadable_stops_start: bool,
     /// With the project source off (`--setting-sources` without `project`), no project rules
     /// are attached after a Read: neither the working folder's conditional rules nor any
     /// sub-folder's `.claude/rules` (older releases attached them; the sub-folders' CLAUDE.md
@@ -451,14 +461,21 @@ pub const BLOCK_NESTING_BINARY_2_1_328: usize = 8_200;
 
 /// From 2.1.195: `CLAUDE_CODE_REMOTE` is read before the settings files' `env` blocks.
 const SETTINGS_ENV_IGNORED_REMOTE: &[&str] = &["CLAUDE_CODE_REMOTE"];
-/// From 2.1.246: a repository may not put Claude Code into bare mode.
-const REPO_ENV_IGNORED_BARE: &[&str] = &["CLAUDE_CODE_SIMPLE"];
+/// From 2.1.246: a repository may not put Claude Code into bare mode or safe mode. (The
+/// release's list holds more names; these are the ones that decide what Mneme shows.)
+const REPO_ENV_IGNORED_BARE: &[&str] = &["CLAUDE_CODE_SIMPLE", "CLAUDE_CODE_SAFE_MODE"];
 /// From 2.1.251: nor move where Claude Code keeps its configuration and memory.
-const REPO_ENV_IGNORED_LOCATIONS: &[&str] =
-    &["CLAUDE_CODE_SIMPLE", "CLAUDE_CONFIG_DIR", "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", "CLAUDE_CODE_REMOTE_MEMORY_DIR"];
+const REPO_ENV_IGNORED_LOCATIONS: &[&str] = &[
+    "CLAUDE_CODE_SIMPLE",
+    "CLAUDE_CODE_SAFE_MODE",
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE",
+    "CLAUDE_CODE_REMOTE_MEMORY_DIR",
+];
 /// From 2.1.290: nor turn off what is attached after a read.
 const REPO_ENV_IGNORED_ATTACHMENTS: &[&str] = &[
     "CLAUDE_CODE_SIMPLE",
+    "CLAUDE_CODE_SAFE_MODE",
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE",
     "CLAUDE_CODE_REMOTE_MEMORY_DIR",
@@ -537,6 +554,14 @@ pub enum Change {
     CommentsRerenderOnlyWhenRemoved,
     /// The repository root's local settings apply in its sub-folders.
     LocalSettingsFromRepoRoot,
+    /// The cowork memory-folder override is read through the env schema, trimmed.
+    CoworkOverrideTrimmed,
+    /// A managed-settings file keeps its valid keys when one is wrong-typed.
+    PolicyKeepsValidKeys,
+    /// A managed-settings file that is not a JSON object stops Claude Code from starting.
+    PolicyUnparsableStopsStart,
+    /// A managed-settings file that cannot be read stops Claude Code from starting.
+    PolicyUnreadableStopsStart,
     /// Project rules attach after a Read only with the project source on.
     ProjectRulesNeedProjectSource,
     /// A Read no longer attaches files that were loaded at start.
@@ -632,6 +657,10 @@ impl Change {
             Change::BareLoadsNothing => p.bare_loads_nothing = true,
             Change::CommentsRerenderOnlyWhenRemoved => p.comments_rerender_only_when_removed = true,
             Change::LocalSettingsFromRepoRoot => p.local_settings_from_repo_root = true,
+            Change::CoworkOverrideTrimmed => p.cowork_override_trimmed = true,
+            Change::PolicyKeepsValidKeys => p.policy_keeps_valid_keys = true,
+            Change::PolicyUnparsableStopsStart => p.policy_unparsable_stops_start = true,
+            Change::PolicyUnreadableStopsStart => p.policy_unreadable_stops_start = true,
             Change::ProjectRulesNeedProjectSource => p.project_rules_need_project_source = true,
             Change::ReadsSkipStartupFiles => p.reads_skip_startup_files = true,
             Change::MemoryTypeInMetadata => p.memory_type_in_metadata = true,
@@ -699,6 +728,10 @@ pub const BASELINE: Profile = Profile {
     bare_loads_nothing: true,
     comments_rerender_only_when_removed: false,
     local_settings_from_repo_root: false,
+    cowork_override_trimmed: false,
+    policy_keeps_valid_keys: false,
+    policy_unparsable_stops_start: false,
+    policy_unreadable_stops_start: false,
     project_rules_need_project_source: false,
     memory_type_in_metadata: false,
     manifest_text_descriptions: false,
@@ -772,6 +805,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 160), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 160)))),
     (ClaudeVersion::new(2, 1, 161), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 161)))),
     (ClaudeVersion::new(2, 1, 163), Change::FrontmatterRetryUntabs),
+    (ClaudeVersion::new(2, 1, 166), Change::PolicyKeepsValidKeys),
     (ClaudeVersion::new(2, 1, 181), Change::YamlParser(YamlParser::Bun1_4)),
     (ClaudeVersion::new(2, 1, 181), Change::ReadLimitZeroIsNone),
     (ClaudeVersion::new(2, 1, 195), Change::RemoteReadBeforeSettings),
@@ -790,6 +824,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 216), Change::RecallSelector(RECALL_SELECTOR_2_1_216)),
     (ClaudeVersion::new(2, 1, 217), Change::MemoryScanSkipsDotEntries),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
+    (ClaudeVersion::new(2, 1, 228), Change::CoworkOverrideTrimmed),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
     (ClaudeVersion::new(2, 1, 232), Change::SecretScanner(SecretScanner::V2_1_232)),
     (ClaudeVersion::new(2, 1, 234), Change::SecretScanner(SecretScanner::V2_1_234)),
@@ -797,6 +832,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 242), Change::LexesOnlyFilesWithAt),
     (ClaudeVersion::new(2, 1, 246), Change::RepoEnvIgnoresBareMode),
     (ClaudeVersion::new(2, 1, 251), Change::RepoEnvIgnoresLocations),
+    (ClaudeVersion::new(2, 1, 259), Change::PolicyUnparsableStopsStart),
     (ClaudeVersion::new(2, 1, 260), Change::SearchPathCheckedWhenRun),
     (ClaudeVersion::new(2, 1, 268), Change::InstructionsOwnReminder),
     (ClaudeVersion::new(2, 1, 268), Change::TruncationNoteSaysWhatWasCut),
@@ -807,6 +843,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 284), Change::LinksJudgedByRealpath),
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
     (ClaudeVersion::new(2, 1, 285), Change::AgentsMdSettingsHonoured),
+    (ClaudeVersion::new(2, 1, 285), Change::PolicyUnreadableStopsStart),
     (ClaudeVersion::new(2, 1, 286), Change::BareLoadsNothing),
     (ClaudeVersion::new(2, 1, 289), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 289)))),
     (ClaudeVersion::new(2, 1, 290), Change::RepoEnvIgnoresAttachments),

@@ -330,7 +330,7 @@ impl AutoMemDir {
 /// An invalid override or setting falls through to the next rule; a setting is taken from
 /// the first source that defines it, even if that value is then rejected.
 pub fn resolve_auto_mem_dir(env: &Environment, settings: &Settings, project_root: &Path) -> AutoMemDir {
-    resolve_with_setting(env, settings.auto_memory_directory(), project_root)
+    resolve_with_setting(env, settings.auto_memory_directory(), project_root, true)
 }
 
 /// [`resolve_auto_mem_dir`] for a release's profile: the oldest releases take the setting from
@@ -339,31 +339,35 @@ pub fn resolve_auto_mem_dir(env: &Environment, settings: &Settings, project_root
 /// `--setting-sources` enables ([`Settings::auto_memory_directory_from_enabled`]).
 pub fn resolve_auto_mem_dir_for(env: &Environment, settings: &Settings, project_root: &Path, profile: &mneme_core::Profile) -> AutoMemDir {
     use mneme_core::versions::MemoryDirSources;
-    if profile.memory_dir_sources == MemoryDirSources::AllButProject {
-        resolve_with_setting(env, settings.auto_memory_directory_without_project(), project_root)
+    let setting = if profile.memory_dir_sources == MemoryDirSources::AllButProject {
+        settings.auto_memory_directory_without_project()
     } else if profile.memory_dir_sources == MemoryDirSources::UserLevel {
-        resolve_auto_mem_dir_untrusted(env, settings, project_root)
+        settings.auto_memory_directory_untrusted()
     } else if profile.memory_dir_from_enabled_sources {
-        resolve_with_setting(env, settings.auto_memory_directory_from_enabled(), project_root)
+        settings.auto_memory_directory_from_enabled()
     } else {
-        resolve_auto_mem_dir(env, settings, project_root)
-    }
+        settings.auto_memory_directory()
+    };
+    resolve_with_setting(env, setting, project_root, profile.cowork_override_trimmed)
 }
 
 /// [`resolve_auto_mem_dir`] as Claude Code computes it before the folder is trusted, when local
 /// and project settings are not consulted.
 pub fn resolve_auto_mem_dir_untrusted(env: &Environment, settings: &Settings, project_root: &Path) -> AutoMemDir {
-    resolve_with_setting(env, settings.auto_memory_directory_untrusted(), project_root)
+    resolve_with_setting(env, settings.auto_memory_directory_untrusted(), project_root, true)
 }
 
+/// `trim_override`: from 2.1.228 the override is read through Claude Code's env schema, which
+/// trims it (and a blank one is unset); before, as it is, so a leading space made it relative
+/// and ignored, and a trailing one stayed in the folder's name.
 fn resolve_with_setting(
     env: &Environment,
     setting: Option<(SettingSource, String)>,
     project_root: &Path,
+    trim_override: bool,
 ) -> AutoMemDir {
-    if let Some(dir) =
-        env.var("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE").and_then(|raw| validate_memory_path(raw, false, env))
-    {
+    let override_value = env.var("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE").map(|raw| if trim_override { raw.trim() } else { raw });
+    if let Some(dir) = override_value.filter(|v| !v.is_empty()).and_then(|raw| validate_memory_path(raw, false, env)) {
         return AutoMemDir { dir, source: AutoMemSource::EnvOverride };
     }
     if let Some((source, raw)) = setting {
@@ -923,6 +927,20 @@ mod tests {
         assert!(d.contains(&default.join("x/../MEMORY.md")));
         assert!(!d.contains(&default));
         assert!(!d.contains(&PathBuf::from(format!("{}-old/x.md", default.display()))));
+
+        // The override read trimmed (2.1.228 on) or as it is (before): a leading space made it
+        // relative, so ignored; a trailing one stayed in the folder's name.
+        let old = mneme_core::versions::behaviours(mneme_core::ClaudeVersion::new(2, 1, 227));
+        let new = mneme_core::versions::behaviours(mneme_core::ClaudeVersion::new(2, 1, 228));
+        for (value, before, after) in [
+            (" /cowork/mem ", default.clone(), PathBuf::from("/cowork/mem")),
+            ("/cowork/mem \n", PathBuf::from("/cowork/mem \n"), PathBuf::from("/cowork/mem")),
+            ("   ", default.clone(), default.clone()),
+        ] {
+            let e = e.clone().set_var("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", value);
+            assert_eq!(resolve_auto_mem_dir_for(&e, &Settings::default(), &project, &old).dir, before, "{value:?} before");
+            assert_eq!(resolve_auto_mem_dir_for(&e, &Settings::default(), &project, &new).dir, after, "{value:?} after");
+        }
     }
 
     #[test]

@@ -40,7 +40,8 @@ impl SessionMemory {
         sources: EnabledSources,
         flag_file: Option<&Path>,
     ) -> SessionMemory {
-        let settings = settings::load_settings_with_local(env, root, &local_settings_dir(root, profile), sources, flag_file);
+        let settings = settings::load_settings_with_local(env, root, &local_settings_dirs(env, root, profile), sources, flag_file)
+            .for_release(profile);
         let overrides = settings_env::overrides(env, &settings, profile.settings_env_ignored, profile.repo_env_ignored);
         let effective = settings_env::apply(env, &overrides);
         let (enabled, reason) = paths::auto_memory_status(&effective, &settings);
@@ -56,20 +57,41 @@ impl SessionMemory {
     }
 }
 
-/// The folder whose `.claude/settings.local.json` a session started in `cwd` reads. From
-/// 2.1.211, started in a sub-folder of a repository, the nearest folder on the way up to the
-/// repository root that has one supplies it.
-pub fn local_settings_dir(cwd: &Path, profile: &Profile) -> PathBuf {
-    let Some(root) = git::find_git_root(cwd).filter(|_| profile.local_settings_from_repo_root) else {
-        return cwd.to_path_buf();
-    };
-    cwd.ancestors()
-        .take_while(|d| d.starts_with(&root))
-        .find(|d| folder_present(&d.join(".claude")) && settings::local_settings_path(d).is_file())
-        .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf)
+/// The folders whose `.claude/settings.local.json` a session started in `cwd` reads, lowest
+/// priority first. From 2.1.211: the working folder's own, then the "store root"'s, which wins:
+/// the canonical git root (a linked worktree's main checkout), unless there is none, it is the
+/// working folder or the home folder, or it (or its `.git` or `.claude`) is not owned by the
+/// user running Claude Code; never a folder in between. Before, only the working folder's.
+pub fn local_settings_dirs(env: &Environment, cwd: &Path, profile: &Profile) -> Vec<PathBuf> {
+    let own = vec![cwd.to_path_buf()];
+    if !profile.local_settings_from_repo_root {
+        return own;
+    }
+    let Some(root) = git::find_canonical_git_root(cwd) else { return own };
+    let home = std::fs::canonicalize(&env.home).unwrap_or_else(|_| env.home.clone());
+    if root == cwd || root == home || !owned_by_user(&root) {
+        return own;
+    }
+    vec![cwd.to_path_buf(), root]
 }
 
-/// Present, or unknown (no permission to look): the ordinary lookups decide.
-fn folder_present(dir: &Path) -> bool {
-    !matches!(std::fs::symlink_metadata(dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+/// The ownership check Claude Code makes before it keeps consent in a repository root: the
+/// folder, its `.git` and (when present) its `.claude` belong to the user running it.
+fn owned_by_user(root: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::geteuid().as_raw();
+        let owned = |p: &Path, required: bool| match std::fs::metadata(p) {
+            Ok(m) => m.uid() == me,
+            Err(_) => !required,
+        };
+        owned(root, true) && owned(&root.join(".git"), true) && owned(&root.join(".claude"), false)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = root;
+        true
+    }
 }
+

@@ -574,6 +574,50 @@ impl Settings {
         settings
     }
 
+    /// These settings as a release reads them where it differs from the load: from 2.1.166 a
+    /// managed-settings file with a wrong-typed key keeps its other keys (the key alone is
+    /// dropped, with a warning), where earlier releases left the whole file out.
+    pub fn for_release(mut self, profile: &mneme_core::Profile) -> Settings {
+        if !profile.policy_keeps_valid_keys {
+            return self;
+        }
+        let mut changed = false;
+        for file in self.files.iter_mut().filter(|f| f.source == SettingSource::Policy) {
+            if !matches!(file.error, Some(SettingsError::InvalidValue { .. })) {
+                continue;
+            }
+            if let Some(Value::Object(map)) = file.value.as_mut() {
+                while let Some((key, _, _)) = check_known_types(map) {
+                    map.remove(&key);
+                }
+                file.error = None;
+                changed = true;
+            }
+        }
+        if changed {
+            self.merged = self.compute_merged();
+        }
+        self
+    }
+
+    /// Managed-settings files that keep Claude Code from starting at all, with what it says:
+    /// from 2.1.259 one that is not a JSON object, from 2.1.285 one it cannot read (not for
+    /// lack of permission, which it only warns about). A missing or empty file is fine.
+    pub fn policy_stopping_start(&self, profile: &mneme_core::Profile) -> Option<(&Path, String)> {
+        self.files.iter().filter(|f| f.source == SettingSource::Policy).find_map(|f| match &f.error {
+            Some(e @ (SettingsError::Malformed { .. } | SettingsError::NotAnObject { .. })) if profile.policy_unparsable_stops_start => Some((
+                f.path.as_path(),
+                format!("{e} Claude Code says: \"Managed settings document could not be parsed as a JSON object; none of its settings are in effect. Fix or remove it.\""),
+            )),
+            Some(e @ SettingsError::Read { source, .. })
+                if profile.policy_unreadable_stops_start && source.kind() != io::ErrorKind::PermissionDenied =>
+            {
+                Some((f.path.as_path(), format!("{e} Claude Code says: \"Unable to read managed policy settings.\"")))
+            }
+            _ => None,
+        })
+    }
+
     fn compute_merged(&self) -> Map<String, Value> {
         let mut merged = Map::new();
         // Claude Code loads a file once even when two sources resolve to it (cwd = home makes
@@ -631,7 +675,14 @@ impl Settings {
             }
             return (found && !merged.is_empty()).then_some(merged);
         }
-        self.files.iter().find(|f| f.source == source).and_then(SettingsFile::applied_object).cloned()
+        // Local settings may come from two files (the working folder's, then the repository
+        // root's, which wins); every other source has one.
+        let mut objects = self.files.iter().filter(|f| f.source == source).filter_map(SettingsFile::applied_object);
+        let mut merged = objects.next()?.clone();
+        for obj in objects {
+            merge_settings(&mut merged, obj);
+        }
+        Some(merged)
     }
 
     /// `autoMemoryEnabled` from the merge. Project settings count: a repository may opt out.
@@ -760,23 +811,26 @@ pub fn managed_drop_in_paths(env: &Environment) -> Vec<PathBuf> {
 /// Disabled sources are still read, because Claude Code consults them for
 /// `autoMemoryDirectory` regardless of `--setting-sources`.
 pub fn load_settings(env: &Environment, cwd: &Path, enabled: EnabledSources, flag_file: Option<&Path>) -> Settings {
-    load_settings_with_local(env, cwd, cwd, enabled, flag_file)
+    load_settings_with_local(env, cwd, &[cwd.to_path_buf()], enabled, flag_file)
 }
 
-/// [`load_settings`] with the local settings read from `local_dir` (newer releases take the
-/// repository root's `.claude/settings.local.json` when started in a sub-folder).
+/// [`load_settings`] with the local settings read from `local_dirs`' `.claude/settings.local.json`,
+/// lowest priority first (newer releases add the repository root's when started in a sub-folder;
+/// `crate::session::local_settings_dirs`).
 pub fn load_settings_with_local(
     env: &Environment,
     cwd: &Path,
-    local_dir: &Path,
+    local_dirs: &[PathBuf],
     enabled: EnabledSources,
     flag_file: Option<&Path>,
 ) -> Settings {
     let mut files = vec![
         SettingsFile::load(env, SettingSource::User, &user_settings_path(env), enabled.user),
         SettingsFile::load(env, SettingSource::Project, &project_settings_path(cwd), enabled.project),
-        SettingsFile::load(env, SettingSource::Local, &local_settings_path(local_dir), enabled.local),
     ];
+    for dir in local_dirs {
+        files.push(SettingsFile::load(env, SettingSource::Local, &local_settings_path(dir), enabled.local));
+    }
     if let Some(flag) = flag_file {
         files.push(match inline_settings_json(flag) {
             Some(json) => SettingsFile::inline(json),
