@@ -589,18 +589,24 @@ impl Mneme {
         let auto_memory = match session.reason {
             AutoMemoryReason::Default | AutoMemoryReason::Setting { source: Some(SettingSource::User), .. } => None,
             AutoMemoryReason::Setting { .. } => from_policy("autoMemoryEnabled"),
-            AutoMemoryReason::DisabledByEnv | AutoMemoryReason::EnabledByEnv => Some(format!(
-                "{} It is set by {}; this switch has no effect while it is.",
-                session.reason,
+            AutoMemoryReason::DisabledByEnv => Some(format!(
+                "Auto memory is off: {} turns it off whatever this switch says.",
+                variable("CLAUDE_CODE_DISABLE_AUTO_MEMORY")
+            )),
+            AutoMemoryReason::EnabledByEnv => Some(format!(
+                "Auto memory is on: {} (a false value) turns it on whatever this switch says.",
                 variable("CLAUDE_CODE_DISABLE_AUTO_MEMORY")
             )),
             AutoMemoryReason::SafeMode => {
-                Some(format!("{} It is set by {}.", session.reason, variable("CLAUDE_CODE_SAFE_MODE")))
+                Some(format!("Auto memory is off: {} runs Claude Code in safe mode.", variable("CLAUDE_CODE_SAFE_MODE")))
             }
-            AutoMemoryReason::SimpleMode => Some(format!("{} It is set by {}.", session.reason, variable("CLAUDE_CODE_SIMPLE"))),
-            AutoMemoryReason::RemoteWithoutStorage => {
-                Some(format!("{} It is set by {}.", session.reason, variable("CLAUDE_CODE_REMOTE")))
+            AutoMemoryReason::SimpleMode => {
+                Some(format!("Auto memory is off: {} runs Claude Code in bare mode.", variable("CLAUDE_CODE_SIMPLE")))
             }
+            AutoMemoryReason::RemoteWithoutStorage => Some(format!(
+                "Auto memory is off: {} makes every session remote, with nowhere to keep memory.",
+                variable("CLAUDE_CODE_REMOTE")
+            )),
         };
         let directory = match &session.dir.source {
             AutoMemSource::EnvOverride => Some(format!(
