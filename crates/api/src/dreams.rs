@@ -629,6 +629,7 @@ fn dream_view(r: DreamRecord) -> DreamView {
 fn off_reason(e: &Enablement) -> (Option<DreamOffReason>, Option<String>, String) {
     match e {
         Enablement::On => (None, None, "On: autoDreamEnabled is true and auto memory is on.".into()),
+        Enablement::OnByServerFlag => (None, None, mneme_dream::gate::SERVER_FLAG_ON.into()),
         Enablement::AutoDreamOff { source: Some(s) } => (
             Some(DreamOffReason::AutoDreamOff),
             Some(s.as_str().to_string()),
@@ -637,7 +638,7 @@ fn off_reason(e: &Enablement) -> (Option<DreamOffReason>, Option<String>, String
         Enablement::AutoDreamOff { source: None } => (
             Some(DreamOffReason::AutoDreamOff),
             None,
-            "Off: autoDreamEnabled is not set, and Claude Code leaves auto dream off unless Anthropic's server flag turns it on."
+            "Off: autoDreamEnabled is not set, and Claude Code's server flag for auto dream (as last cached in ~/.claude.json) does not turn it on."
                 .into(),
         ),
         Enablement::AutoMemoryOff { reason } => {

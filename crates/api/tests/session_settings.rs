@@ -167,3 +167,21 @@ fn safe_mode_from_a_repository_as_each_release_reads_it() {
     user_settings(&t, r#"{"env": {"CLAUDE_CODE_SAFE_MODE": "1"}}"#);
     assert!(!m.context(&at(&repo, "2.1.332")).unwrap().auto_memory.enabled);
 }
+
+/// With `autoDreamEnabled` unset, Claude Code's cached server flag decides: an account whose
+/// flag is on dreams by default, and the Dreams screen says so instead of "off".
+#[test]
+fn an_unset_auto_dream_follows_the_cached_server_flag() {
+    let t = TestHome::new();
+    let repo = t.git_repo("repo");
+    let m = mneme(&t);
+    let req = ContextRequest { cwd: repo, ..Default::default() };
+    let gates = m.dream_status(&req).unwrap();
+    assert!(!gates.enabled && gates.enabled_explanation.contains("does not turn it on"), "{}", gates.enabled_explanation);
+    t.write(t.env.global_config_path(), r#"{"cachedGrowthBookFeatures": {"tengu_onyx_plover": {"enabled": true, "minHours": 24}}}"#);
+    let gates = m.dream_status(&req).unwrap();
+    assert!(gates.enabled && gates.enabled_explanation.contains("server flag"), "{}", gates.enabled_explanation);
+    // The user's own setting still wins.
+    user_settings(&t, r#"{"autoDreamEnabled": false}"#);
+    assert!(!m.dream_status(&req).unwrap().enabled);
+}

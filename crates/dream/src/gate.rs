@@ -89,6 +89,9 @@ impl DreamTarget {
 #[serde(tag = "state", rename_all = "camelCase")]
 pub enum Enablement {
     On,
+    /// `autoDreamEnabled` is not set, and Claude Code's server flag for auto dream
+    /// (`tengu_onyx_plover`, as last cached in `~/.claude.json`) turns it on for this account.
+    OnByServerFlag,
     /// `autoDreamEnabled` is false in this settings source, or unset (off by default: Claude
     /// Code turns it on only when Anthropic's server flag says so, which Mneme cannot see).
     AutoDreamOff { source: Option<SettingSource> },
@@ -102,13 +105,14 @@ pub enum Enablement {
 
 impl Enablement {
     pub fn is_on(&self) -> bool {
-        matches!(self, Enablement::On)
+        matches!(self, Enablement::On | Enablement::OnByServerFlag)
     }
 
     /// One sentence for people.
     pub fn explanation(&self) -> String {
         match self {
             Enablement::On => "On: autoDreamEnabled is true and auto memory is on.".into(),
+            Enablement::OnByServerFlag => SERVER_FLAG_ON.into(),
             Enablement::AutoDreamOff { source: Some(s) } => {
                 format!("Off: autoDreamEnabled is false in the {} settings; turn it on with `mneme settings auto-dream on`.", s.as_str())
             }
@@ -139,8 +143,26 @@ pub fn enablement(env: &Environment, settings: &Settings, kairos_active: bool) -
     match settings.auto_dream_enabled() {
         Some(true) => Enablement::On,
         Some(false) => Enablement::AutoDreamOff { source: settings.effective_source("autoDreamEnabled") },
+        None if server_flag_enables_dream(env) => Enablement::OnByServerFlag,
         None => Enablement::AutoDreamOff { source: None },
     }
+}
+
+/// [`Enablement::OnByServerFlag`] in a sentence.
+pub const SERVER_FLAG_ON: &str =
+    "On: autoDreamEnabled is not set, and Claude Code's server flag for auto dream (as last cached in ~/.claude.json) turns it on for this account.";
+
+/// Whether the auto-dream flag Claude Code last cached says `enabled` (every release checked
+/// reads it from the global config's `cachedGrowthBookFeatures`, 2.1.332 also from
+/// `cachedFeatureFlags`). With the setting unset, that flag is the default.
+pub fn server_flag_enables_dream(env: &Environment) -> bool {
+    let Ok(Some(cfg)) = paths::read_global_config(env) else { return false };
+    ["cachedGrowthBookFeatures", "cachedFeatureFlags"]
+        .iter()
+        .find_map(|k| cfg.get(*k).and_then(|flags| flags.get("tengu_onyx_plover")))
+        .and_then(|flag| flag.get("enabled"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
 }
 
 /// `listSessionsTouchedSince(lastAt)` minus the current session: session ids (UUID-named
