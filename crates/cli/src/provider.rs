@@ -125,8 +125,13 @@ pub fn run(mneme: &Mneme, args: ProviderArgs) -> Result<()> {
 fn read_key() -> Result<String> {
     let mut key = String::new();
     if std::io::stdin().is_terminal() {
-        eprint!("Paste the API key and press Enter: ");
-        std::io::stdin().read_line(&mut key)?;
+        eprint!("Paste the API key and press Enter (it is not shown): ");
+        {
+            // Not shown on screen, nor kept in the terminal's scrollback or a recording of it.
+            let _quiet = NoEcho::on_stdin();
+            std::io::stdin().read_line(&mut key)?;
+        }
+        eprintln!();
     } else {
         std::io::stdin().read_to_string(&mut key)?;
     }
@@ -135,6 +140,40 @@ fn read_key() -> Result<String> {
         return Err(anyhow!("no key on stdin; pipe it in, e.g. `printenv MY_KEY | mneme settings provider key set`"));
     }
     Ok(key)
+}
+
+/// The terminal's echo turned off until dropped (a terminal that cannot be asked is left as
+/// it is).
+struct NoEcho {
+    #[cfg(unix)]
+    before: Option<rustix::termios::Termios>,
+}
+
+impl NoEcho {
+    fn on_stdin() -> NoEcho {
+        #[cfg(unix)]
+        {
+            use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
+            let stdin = std::io::stdin();
+            let before = tcgetattr(&stdin).ok().filter(|t| {
+                let mut quiet = t.clone();
+                quiet.local_modes.remove(LocalModes::ECHO);
+                tcsetattr(&stdin, OptionalActions::Now, &quiet).is_ok()
+            });
+            NoEcho { before }
+        }
+        #[cfg(not(unix))]
+        NoEcho {}
+    }
+}
+
+impl Drop for NoEcho {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(before) = &self.before {
+            let _ = rustix::termios::tcsetattr(std::io::stdin(), rustix::termios::OptionalActions::Now, before);
+        }
+    }
 }
 
 fn label(k: ProviderChoice) -> &'static str {

@@ -117,3 +117,35 @@ fn assert_no_key_in_files(h: &TestHome, key: &str) {
     let saved = std::fs::read_to_string(h.root.join("mneme-data/providers.json")).unwrap();
     assert!(saved.contains("anthropic") && !saved.contains(key), "{saved}");
 }
+
+/// At a terminal, the pasted key is not echoed: run under `script` (a real pseudo-terminal),
+/// with the key typed a moment after the command starts, as a person pastes it after the
+/// prompt, the terminal's transcript after the prompt never holds the key.
+#[cfg(unix)]
+#[test]
+fn a_key_pasted_at_a_terminal_is_not_shown() {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` (util-linux) to give the command a terminal");
+        return;
+    }
+    let h = TestHome::new();
+    stdout(&run(&h, &["set", "--kind", "anthropic"], None));
+    let mneme = env!("CARGO_BIN_EXE_mneme");
+    let transcript = h.root.join("typescript");
+    let mut cmd = mneme_testsupport::command_in("sh", &h);
+    cmd.env("MNEME_KEYRING_SERVICE", service())
+        .env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", h.root.join("no-bus").display()))
+        .args([
+            "-c",
+            "(sleep 2; printf 'sk-ant-typed-secret\\n') | script -q -e -c \"$0 settings provider key set\" \"$1\"",
+            mneme,
+            transcript.to_str().unwrap(),
+        ]);
+    let out = mneme_testsupport::output_with_stdin(cmd, None);
+    let seen = std::fs::read_to_string(&transcript).unwrap_or_default() + &String::from_utf8_lossy(&out.stdout);
+    let prompt = "Paste the API key and press Enter";
+    let after = seen.find(prompt).map(|at| &seen[at..]).unwrap_or_else(|| panic!("no prompt at a terminal: {seen:?}"));
+    assert!(!after.contains("sk-ant-typed-secret"), "the key was echoed: {seen:?}");
+    assert!(after.contains("no OS keyring is reachable"), "the key was not read: {seen:?}");
+    assert_no_key_in_files(&h, "sk-ant-typed-secret");
+}
