@@ -547,15 +547,20 @@ impl Mneme {
     /// Memory settings of this machine from Claude Code's user settings file.
     pub fn machine_settings(&self) -> Result<MachineSettings, ApiError> {
         let path = settings::user_settings_path(&self.env);
-        let file = settings::SettingsFile::load(&self.env, settings::SettingSource::User, &path, true);
-        let get = |k: &str| file.value.as_ref().and_then(|v| v.get(k)).cloned();
-        let over = self.machine_overrides();
+        let machine_only = EnabledSources { user: true, project: false, local: false };
+        let profile = mneme_store::claude_install::installed_profile(&self.env);
+        let session = SessionMemory::resolve(&self.env, &self.env.home, &profile, machine_only, None);
+        // The user file as the installed release reads it: its problems include a value that
+        // breaks that release's schema, which makes it ignore the file.
+        let file = session.settings.files().iter().find(|f| f.source == SettingSource::User);
+        let get = |k: &str| file.and_then(|f| f.value.as_ref()).and_then(|v| v.get(k)).cloned();
+        let over = self.machine_overrides(&session);
         Ok(MachineSettings {
             user_settings_path: path,
             auto_memory_enabled: get("autoMemoryEnabled").and_then(|v| v.as_bool()),
             auto_dream_enabled: get("autoDreamEnabled").and_then(|v| v.as_bool()),
             auto_memory_directory: get("autoMemoryDirectory").and_then(|v| v.as_str().map(str::to_string)),
-            problems: file.error.iter().map(|e| e.to_string()).collect(),
+            problems: file.and_then(|f| f.error.as_ref()).map(|e| e.to_string()).into_iter().collect(),
             auto_memory_overridden: over.auto_memory,
             auto_dream_overridden: over.auto_dream,
             auto_memory_directory_overridden: over.directory,
@@ -565,10 +570,7 @@ impl Mneme {
     /// What decides the three memory settings on this machine above the user's settings file:
     /// the sources that apply to every project (managed policy and its drop-ins, the process
     /// environment, and the `env` blocks of the user settings, `~/.claude.json` and policy).
-    fn machine_overrides(&self) -> MachineOverrides {
-        let machine_only = EnabledSources { user: true, project: false, local: false };
-        let profile = mneme_store::claude_install::installed_profile(&self.env);
-        let session = SessionMemory::resolve(&self.env, &self.env.home, &profile, machine_only, None);
+    fn machine_overrides(&self, session: &SessionMemory) -> MachineOverrides {
         let shown = |p: &std::path::Path| settings::shown_path(&self.env, p);
         let from_policy = |key: &str| {
             (session.settings.effective_source(key) == Some(SettingSource::Policy)).then(|| {

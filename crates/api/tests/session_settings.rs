@@ -154,6 +154,38 @@ fn managed_settings_as_each_release_reads_them() {
     assert!(m.context(&at(&repo, "2.1.285")).unwrap_err().message.contains("Unable to read managed policy settings"));
 }
 
+/// A value anywhere in a settings file that breaks the release's schema makes Claude Code
+/// ignore the whole file, whatever key it is in: the context, the settings screen and the
+/// managed-settings rule (one bad key dropped from 2.1.166) all follow the release's rules.
+#[test]
+fn a_value_the_release_refuses_anywhere_leaves_the_file_out() {
+    let t = TestHome::new();
+    let repo = t.git_repo("repo");
+    let m = mneme(&t);
+    let on = |release: &str| m.context(&at(&repo, release)).unwrap().auto_memory.enabled;
+    user_settings(&t, r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 0}"#);
+    assert!(on("2.1.197") && on("2.1.332"), "the whole file is left out");
+    let view = m.context(&at(&repo, "2.1.332")).unwrap();
+    let problem = view.settings_problems.join("\n");
+    assert!(problem.contains("\"cleanupPeriodDays\" must be a whole number above 0, but it is 0"), "{problem}");
+    assert!(problem.contains("none of its settings apply"), "{problem}");
+    let machine = m.machine_settings().unwrap();
+    assert!(machine.problems.iter().any(|p| p.contains("cleanupPeriodDays")), "{:?}", machine.problems);
+
+    // A key Mneme never reads, of the wrong type, does the same; valid values do not.
+    user_settings(&t, r#"{"autoMemoryEnabled": false, "permissions": {"allow": []}, "model": 5}"#);
+    assert!(on("2.1.332"));
+    user_settings(&t, r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 3, "model": "sonnet", "someFutureKey": 5}"#);
+    assert!(!on("2.1.100") && !on("2.1.332"));
+    assert!(m.machine_settings().unwrap().problems.is_empty());
+
+    // Managed settings: the bad key alone is dropped from 2.1.166.
+    user_settings(&t, "{}");
+    t.write(t.env.managed_dir.join("managed-settings.json"), r#"{"cleanupPeriodDays": -1, "autoMemoryEnabled": false}"#);
+    assert!(on("2.1.165"));
+    assert!(!on("2.1.166") && !on("2.1.332"));
+}
+
 /// `CLAUDE_CODE_SAFE_MODE` from a repository's settings turns memory off up to 2.1.245; from
 /// 2.1.246 a repository cannot set it (the user's own settings still can).
 #[test]

@@ -165,6 +165,33 @@ fn verify_catches_a_wrong_profile() {
     }
 }
 
+/// A settings file that breaks a release's schema anywhere (a number out of bounds, a value of
+/// the wrong type in a key Mneme never reads) is ignored whole by that release, so its
+/// `"autoMemoryEnabled": false` leaves auto memory on; the same file with valid values turns it
+/// off. Each real release must agree with Mneme on both.
+#[test]
+fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
+    let Some(bins) = two_releases() else { return };
+    let fx = fixture();
+    let settings = fx.home.join(".claude/settings.json");
+    let cases = [
+        (r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 0}"#, true),
+        (r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 7, "model": 5}"#, true),
+        (r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 7, "model": "sonnet"}"#, false),
+    ];
+    for (version, bin) in &bins {
+        for (json, memory_on) in cases {
+            fs::write(&settings, json).unwrap();
+            let out = mneme(&fx, &["--claude-bin", bin.to_str().unwrap(), "--json"], &[]);
+            assert_eq!(out.status.code(), Some(0), "{version} with {json}: {}", text(&out));
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(report["status"], "match", "{version} with {json}: {report:#}");
+            let block = report["claudeBlock"].as_str().unwrap_or_default();
+            assert_eq!(block.contains("MEMORY.md (user's auto-memory"), memory_on, "{version} with {json}: {block}");
+        }
+    }
+}
+
 #[test]
 fn verify_without_claude_code_says_how_to_install_it() {
     let tmp = tempfile::tempdir().unwrap();

@@ -269,6 +269,9 @@ impl BashReadOnlyTables {
 pub struct Profile {
     /// The first release with exactly these behaviours (the newest change applied).
     pub since: ClaudeVersion,
+    /// The release these behaviours were asked for ([`behaviours`]): what a per-release table,
+    /// such as the settings schema's value rules, is looked up by.
+    pub release: ClaudeVersion,
     /// What runs the release as npm installs it ([`Runtime`]); a native install of an older
     /// release is a binary all the same (`with_runtime`).
     pub runtime: Runtime,
@@ -698,6 +701,7 @@ impl Change {
 /// 2.1.80–2.1.91 answer otherwise are listed, not reproduced (docs/claude-code-versions.md).
 pub const BASELINE: Profile = Profile {
     since: ClaudeVersion::new(2, 1, 80),
+    release: ClaudeVersion::new(2, 1, 80),
     runtime: Runtime::Node,
     instructions: InstructionsWrapper::UserContext,
     lazy: LazyAttachment::InToolResult,
@@ -867,7 +871,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
 
 /// The behaviours of `version`: the baseline with every change up to it applied.
 pub fn behaviours(version: ClaudeVersion) -> Profile {
-    let mut p = BASELINE;
+    let mut p = Profile { release: version, ..BASELINE };
     for &(since, change) in CHANGES.iter().take_while(|(since, _)| *since <= version) {
         change.apply(&mut p);
         p.since = since;
@@ -989,7 +993,7 @@ mod tests {
     #[test]
     fn each_release_gets_the_changes_up_to_it() {
         assert_eq!(behaviours(v("2.1.80")), BASELINE);
-        assert_eq!(behaviours(v("1.0.0")), BASELINE);
+        assert_eq!(behaviours(v("1.0.0")), Profile { release: v("1.0.0"), ..BASELINE });
         // Up to 2.1.80 bare mode loads nothing, as again from 2.1.286; MEMORY.md has only its
         // line cap before 2.1.83; npm's package runs on Node up to 2.1.112.
         assert!(BASELINE.bare_loads_nothing && !behaviours(v("2.1.81")).bare_loads_nothing);
@@ -1089,7 +1093,7 @@ mod tests {
         assert!(!behaviours(v("2.1.280")).reads_skip_startup_files && behaviours(v("2.1.281")).reads_skip_startup_files);
         assert_eq!(profile_for(v("2.1.300")).fidelity, Fidelity::Bisected);
         let newer = profile_for(v("2.9.0"));
-        assert_eq!(newer.profile, newest());
+        assert_eq!(newer.profile, Profile { release: v("2.9.0"), ..newest() });
         assert_eq!(newer.fidelity, Fidelity::Unverified);
         assert_eq!(profile_for(v("1.0.0")).fidelity, Fidelity::Unverified);
     }

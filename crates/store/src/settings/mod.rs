@@ -15,6 +15,7 @@
 //! it is a different job: it keeps every byte of the file it does not mean to change).
 
 mod edit;
+pub mod schema;
 
 pub use edit::{remove_user_setting, write_user_setting};
 
@@ -158,8 +159,9 @@ pub enum SettingsError {
         /// The JSON type found instead, e.g. `array`.
         found: &'static str,
     },
-    /// A known key has the wrong type, which makes Claude Code's schema reject the file.
-    #[error("{shown}: \"{key}\" must be {expected}, but it is {found}. Claude Code rejects the whole file while a value has the wrong type, so none of its settings apply. Fix the value.")]
+    /// A value breaks Claude Code's schema (a wrong type, a number out of bounds), which
+    /// makes it ignore the whole file.
+    #[error("{shown}: \"{key}\" must be {expected}, but it is {found}. Claude Code ignores the whole file while one value breaks its rules, so none of its settings apply. Fix the value.")]
     InvalidValue {
         /// The file.
         path: PathBuf,
@@ -167,10 +169,10 @@ pub enum SettingsError {
         shown: String,
         /// The offending top-level key.
         key: String,
-        /// The type Claude Code's schema wants.
-        expected: &'static str,
-        /// The JSON type found.
-        found: &'static str,
+        /// What Claude Code's schema wants, in words.
+        expected: String,
+        /// What the file holds: the JSON type, or the value when only its bounds are wrong.
+        found: String,
     },
     /// Larger than Claude Code will read.
     #[error("{shown} is {size} bytes, over Claude Code's 2 MiB limit for settings files, so Claude Code ignores it. Make the file smaller.")]
@@ -264,6 +266,8 @@ pub struct SettingsFile {
     pub source: SettingSource,
     /// Where it is (or would be).
     pub path: PathBuf,
+    /// The file as messages show it (`~/.claude/settings.json`, `--settings JSON`).
+    pub shown: String,
     /// Whether the source takes part in the merge (see [`EnabledSources`]).
     pub enabled: bool,
     /// Whether the file exists. A missing file is not an error.
@@ -278,9 +282,16 @@ pub struct SettingsFile {
 impl SettingsFile {
     /// Reads one settings file the way Claude Code does. Never fails: problems are recorded.
     pub fn load(env: &Environment, source: SettingSource, path: &Path, enabled: bool) -> SettingsFile {
-        let mut file =
-            SettingsFile { source, path: path.to_path_buf(), enabled, exists: false, value: None, error: None };
         let shown = shown_path(env, path);
+        let mut file = SettingsFile {
+            source,
+            path: path.to_path_buf(),
+            shown: shown.clone(),
+            enabled,
+            exists: false,
+            value: None,
+            error: None,
+        };
         // One open, then the type and size of what was opened: a link to `/dev/zero` or a FIFO
         // in a cloned repository's `.claude/` is refused instead of read forever.
         let read = crate::open::open_no_wait(path).and_then(|f| {
@@ -320,8 +331,8 @@ impl SettingsFile {
                     path: path.to_path_buf(),
                     shown: shown.clone(),
                     key,
-                    expected,
-                    found,
+                    expected: expected.into(),
+                    found: found.into(),
                 });
                 file.value = Some(Value::Object(map));
             }
@@ -338,7 +349,15 @@ impl SettingsFile {
             Ok(map) => SettingsFile::from_value(SettingSource::Flag, path, Value::Object(map)),
             Err(problem) => {
                 let error = problem.into_error(&path, INLINE_SETTINGS_NAME.to_string());
-                SettingsFile { source: SettingSource::Flag, path, enabled: true, exists: true, value: None, error: Some(error) }
+                SettingsFile {
+                    source: SettingSource::Flag,
+                    path,
+                    shown: INLINE_SETTINGS_NAME.to_string(),
+                    enabled: true,
+                    exists: true,
+                    value: None,
+                    error: Some(error),
+                }
             }
         }
     }
@@ -348,15 +367,16 @@ impl SettingsFile {
     pub fn from_value(source: SettingSource, path: impl Into<PathBuf>, value: Value) -> SettingsFile {
         let path = path.into();
         let shown = path.display().to_string();
-        let mut file = SettingsFile { source, path, enabled: true, exists: true, value: None, error: None };
+        let mut file =
+            SettingsFile { source, path, shown: shown.clone(), enabled: true, exists: true, value: None, error: None };
         match value {
             Value::Object(map) => {
                 file.error = check_known_types(&map).map(|(key, expected, found)| SettingsError::InvalidValue {
                     path: file.path.clone(),
                     shown,
                     key,
-                    expected,
-                    found,
+                    expected: expected.into(),
+                    found: found.into(),
                 });
                 file.value = Some(Value::Object(map));
             }
@@ -484,6 +504,12 @@ enum Expect {
 }
 
 fn check_known_types(map: &Map<String, Value>) -> Option<(String, &'static str, &'static str)> {
+    all_known_type_errors(map).into_iter().next()
+}
+
+/// Every memory key of the wrong type, in [`KNOWN_TYPES`]' order.
+fn all_known_type_errors(map: &Map<String, Value>) -> Vec<(String, &'static str, &'static str)> {
+    let mut out = Vec::new();
     for (key, expect) in KNOWN_TYPES {
         let Some(v) = map.get(*key) else { continue };
         let (ok, expected) = match expect {
@@ -498,10 +524,10 @@ fn check_known_types(map: &Map<String, Value>) -> Option<(String, &'static str, 
                 (Expect::StringArray, Value::Array(_)) => "an array with a non-string item",
                 _ => json_type(v),
             };
-            return Some(((*key).to_string(), expected, found));
+            out.push(((*key).to_string(), expected, found));
         }
     }
-    None
+    out
 }
 
 /// lodash `mergeWith(target, src, settingsMergeCustomizer)`: objects merge recursively, two
@@ -574,25 +600,43 @@ impl Settings {
         settings
     }
 
-    /// These settings as a release reads them where it differs from the load: from 2.1.166 a
-    /// managed-settings file with a wrong-typed key keeps its other keys (the key alone is
-    /// dropped, with a warning), where earlier releases left the whole file out.
+    /// These settings as `profile`'s release reads them. Each file that parsed is held to the
+    /// release's schema ([`schema`]): a value that breaks it makes the release ignore the
+    /// whole file, except that from 2.1.166 a managed-settings file keeps its other keys (the
+    /// key alone is dropped, with a warning). Where the releases read say nothing for a
+    /// memory key, the load's type check of it stands.
     pub fn for_release(mut self, profile: &mneme_core::Profile) -> Settings {
-        if !profile.policy_keeps_valid_keys {
-            return self;
-        }
         let mut changed = false;
-        for file in self.files.iter_mut().filter(|f| f.source == SettingSource::Policy) {
-            if !matches!(file.error, Some(SettingsError::InvalidValue { .. })) {
+        for file in self.files.iter_mut() {
+            if !matches!(file.error, None | Some(SettingsError::InvalidValue { .. })) {
                 continue;
             }
-            if let Some(Value::Object(map)) = file.value.as_mut() {
-                while let Some((key, _, _)) = check_known_types(map) {
-                    map.remove(&key);
+            let Some(Value::Object(map)) = file.value.as_mut() else { continue };
+            let mut found = schema::violations(map, profile.release);
+            for (key, expected, found_type) in all_known_type_errors(map) {
+                if schema::rule(&key, profile.release).is_none() {
+                    found.push(schema::Violation { key, expected: expected.into(), found: found_type.into() });
                 }
-                file.error = None;
-                changed = true;
             }
+            let error = if file.source == SettingSource::Policy && profile.policy_keeps_valid_keys {
+                for v in &found {
+                    map.remove(&v.key);
+                }
+                changed |= !found.is_empty();
+                None
+            } else {
+                // The first in the file, as Claude Code's message names.
+                let first = found.into_iter().min_by_key(|v| map.keys().position(|k| *k == v.key));
+                first.map(|v| SettingsError::InvalidValue {
+                    path: file.path.clone(),
+                    shown: file.shown.clone(),
+                    key: v.key,
+                    expected: v.expected,
+                    found: v.found,
+                })
+            };
+            changed |= error.is_some() != file.error.is_some();
+            file.error = error;
         }
         if changed {
             self.merged = self.compute_merged();

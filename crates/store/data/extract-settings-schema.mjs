@@ -1,0 +1,275 @@
+// Takes the value rules of Claude Code's settings schema out of one release, for the checks in
+// crates/store/src/settings/schema.rs: Claude Code ignores a whole settings file when one of its
+// keys breaks the schema (a string where a number belongs, 0 where the number must be above 0),
+// so Mneme has to know each key's rule to say which files count.
+//
+//   node crates/store/data/extract-settings-schema.mjs "$(scripts/claude-code.sh 2.1.332)"
+//
+// Prints {"keys": {KEY: RULE}, "unchecked": [KEY…]}. A rule is what a value must be, in
+// Mneme's own notation:
+//   {"type": "boolean" | "string" | "number" | "array" | "object" | "enum",
+//    "nullable": true,              null is accepted as well
+//    "values": [...],               enum: the strings accepted
+//    "int": true, "gt"/"gte"/"lt"/"lte": N,   number bounds
+//    "minLength"/"maxLength": N,    string length in UTF-16 units, or array length
+//    "items": RULE,                 array: the rule of every item
+//    "more": true}                  the schema checks more than this (a pattern, a refinement,
+//                                   an object's fields); those checks are not reproduced
+// Only what is certain is written: a key whose schema this script cannot read (a union, a
+// preprocess step, a named sub-schema) goes to "unchecked", and a key whose schema falls back
+// to a default on a bad value (`.catch`) is left out, since it never rejects the file.
+//
+// The schema is found by what it holds (an object of keys including $schema, autoMemoryEnabled
+// and cleanupPeriodDays), and the minified names of zod's constructors by keys whose type is
+// known (autoMemoryEnabled is a boolean, $schema a string, cleanupPeriodDays a number,
+// claudeMdExcludes an array); releases that call zod through its namespace (`H.string()`) need
+// no guessing. Nothing of the schema's text (its descriptions) is kept.
+import fs from "node:fs";
+import { jsScanner } from "../../../scripts/js-scan.mjs";
+
+const src = fs.readFileSync(process.argv[2]).toString("latin1");
+const { expressionEnd, stringEnd } = jsScanner(src);
+
+/** The top-level `key: value` entries of the object literal opening at `open`. */
+function entries(open) {
+  const out = [];
+  let i = open + 1;
+  while (src[i] !== "}") {
+    let key;
+    if (src[i] === '"' || src[i] === "'") {
+      const close = stringEnd(i);
+      key = JSON.parse(src[i] === '"' ? src.slice(i, close) : `"${src.slice(i + 1, close - 1)}"`);
+      i = close;
+    } else if (src.startsWith("...", i)) {
+      key = null;
+      i += 3;
+    } else {
+      const m = /^[A-Za-z_$][\w$]*/.exec(src.slice(i, i + 200));
+      if (!m) throw new Error(`unexpected text in the settings schema at ${i}: ${src.slice(i, i + 40)}`);
+      key = m[0];
+      i += key.length;
+    }
+    let valueStart = i;
+    if (key !== null) {
+      if (src[i] !== ":") throw new Error(`no value for ${key} at ${i}`);
+      valueStart = i + 1;
+    }
+    const valueEnd = expressionEnd(valueStart);
+    if (key !== null) out.push({ key, text: src.slice(valueStart, valueEnd) });
+    if (src[valueEnd] === "}") break;
+    if (src[valueEnd] !== ",") throw new Error(`the settings schema's object does not go on at ${valueEnd}`);
+    i = valueEnd + 1;
+  }
+  return out;
+}
+
+/** The settings schema's keys: the object literal that holds the anchor keys at its top. */
+function settingsEntries() {
+  const wanted = ["autoMemoryEnabled", "cleanupPeriodDays"];
+  for (let at = src.indexOf("{$schema:"); at >= 0; at = src.indexOf("{$schema:", at + 1)) {
+    let list;
+    try {
+      list = entries(at);
+    } catch (e) {
+      if (process.env.DEBUG) console.error(at, e.message);
+      continue;
+    }
+    const keys = new Set(list.map((e) => e.key));
+    if (wanted.every((k) => keys.has(k))) return list;
+  }
+  throw new Error("no settings schema found in this release (an object with $schema, autoMemoryEnabled and cleanupPeriodDays)");
+}
+
+/** Where the bracket opening at `open` closes, past any commas inside it. */
+function closeOf(scan, text, open) {
+  for (let i = open + 1; ; ) {
+    const end = scan.expressionEnd(i);
+    if (text[end] !== "," && text[end] !== ";") return end;
+    i = end + 1;
+  }
+}
+
+/** `base(args).method(args)…` as {base, args, calls: [{name, args}]}, or null for anything else. */
+function chain(text) {
+  text = text.trim();
+  if (text.startsWith("()=>")) text = text.slice(4);
+  const scan = jsScanner(text);
+  const m = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)?\(/.exec(text);
+  if (!m) return null;
+  const base = m[0].slice(0, -1);
+  let close = closeOf(scan, text, m[0].length - 1) + 1;
+  const parts = { base, args: text.slice(m[0].length, close - 1), calls: [] };
+  let i = close;
+  while (i < text.length) {
+    const c = /^\.([A-Za-z_$][\w$]*)\(/.exec(text.slice(i));
+    if (!c) return null;
+    close = closeOf(scan, text, i + c[0].length - 1) + 1;
+    parts.calls.push({ name: c[1], args: text.slice(i + c[0].length, close - 1) });
+    i = close;
+  }
+  return parts;
+}
+
+/** The top-level comma-separated arguments of a call's argument text. */
+function splitArgs(text) {
+  const closed = `${text})`;
+  const scan = jsScanner(closed);
+  const out = [];
+  for (let i = 0; i < text.length; ) {
+    const end = scan.expressionEnd(i);
+    out.push(text.slice(i, end));
+    i = end + 1;
+  }
+  return out;
+}
+
+const NUMBER = /^-?(\d+(\.\d+)?(e[+-]?\d+)?|\.\d+)$/i;
+const numberArg = (args) => (NUMBER.test(splitArgs(args)[0]?.trim() ?? "") ? Number(splitArgs(args)[0]) : undefined);
+const stringList = (text) => {
+  const t = text.trim();
+  if (!/^\[("([^"\\]|\\.)*"(,"([^"\\]|\\.)*")*)?\]$/.test(t)) return undefined;
+  return JSON.parse(t);
+};
+
+/** Zod's constructors by their names in the namespace style, or by what the anchors showed. */
+const KINDS = { boolean: "boolean", string: "string", number: "number", array: "array", object: "object", strictObject: "object", looseObject: "object", enum: "enum" };
+
+function ruleOf(text, aliases) {
+  const c = chain(text);
+  if (!c) return { unchecked: true };
+  const name = c.base.includes(".") ? c.base.split(".")[1] : c.base;
+  const kind = c.base.includes(".") ? KINDS[name] : aliases.get(name);
+  if (!kind) return { unchecked: true };
+  const rule = { type: kind };
+  const args = splitArgs(c.args);
+  if (kind === "array") {
+    const items = args.length === 1 ? ruleOf(args[0], aliases) : { unchecked: true };
+    if (items.caught) rule.more = true;
+    else if (items.unchecked) rule.more = true;
+    else rule.items = items;
+    if (items.more) rule.more = true;
+  } else if (kind === "enum") {
+    const values = args.length >= 1 ? stringList(args[0]) : undefined;
+    if (!values) return { unchecked: true };
+    rule.values = values;
+  } else if (kind === "object") {
+    // Only that it is an object: its fields are the schema's business.
+    if (args.length < 1 || !args[0].trim().startsWith("{")) return { unchecked: true };
+    rule.more = true;
+  }
+  for (const call of c.calls) {
+    const n = numberArg(call.args);
+    switch (call.name) {
+      case "optional":
+      case "describe":
+      case "default":
+      case "prefault":
+      case "readonly":
+      case "meta":
+      case "passthrough":
+      case "strict":
+      case "strip":
+      case "loose":
+      case "finite":
+        break;
+      case "nullable":
+      case "nullish":
+        rule.nullable = true;
+        break;
+      case "catch":
+        return { caught: true };
+      case "int":
+      case "safe":
+        rule.int = true;
+        break;
+      case "positive":
+        rule.gt = 0;
+        break;
+      case "nonnegative":
+        rule.gte = 0;
+        break;
+      case "negative":
+        rule.lt = 0;
+        break;
+      case "nonpositive":
+        rule.lte = 0;
+        break;
+      case "gt":
+      case "gte":
+      case "lt":
+      case "lte":
+        if (n === undefined) rule.more = true;
+        else rule[call.name] = n;
+        break;
+      case "min":
+      case "max":
+      case "length":
+      case "nonempty": {
+        const bound = call.name === "nonempty" ? 1 : n;
+        if (bound === undefined) {
+          rule.more = true;
+          break;
+        }
+        if (kind === "number") rule[call.name === "min" ? "gte" : "lte"] = bound;
+        else if (kind === "string" || kind === "array") {
+          if (call.name !== "max") rule.minLength = bound;
+          if (call.name === "max" || call.name === "length") rule.maxLength = bound;
+        } else rule.more = true;
+        break;
+      }
+      case "or":
+      case "and":
+      case "pipe":
+      case "transform":
+        // The value may be accepted another way, or changed before it is checked.
+        return { unchecked: true };
+      default:
+        // A refinement, a pattern, a format: more than this rule says.
+        rule.more = true;
+    }
+  }
+  return rule;
+}
+
+/** The minified constructor names, learnt from keys whose type Mneme knows. */
+function learnAliases(list) {
+  const aliases = new Map();
+  const anchors = { $schema: "string", autoMemoryEnabled: "boolean", cleanupPeriodDays: "number", claudeMdExcludes: "array", respectGitignore: "boolean" };
+  for (const { key, text } of list) {
+    const kind = anchors[key];
+    const c = kind && chain(text);
+    if (!c || c.base.includes(".")) continue;
+    if (aliases.has(c.base) && aliases.get(c.base) !== kind) throw new Error(`${c.base} is both ${aliases.get(c.base)} and ${kind}`);
+    aliases.set(c.base, kind);
+  }
+  // An object schema is a constructor called with one object literal of fields, and an enum
+  // one called with one array of strings; a name used both ways is neither.
+  const shapes = new Map();
+  const note = (base, shape) => shapes.set(base, (shapes.get(base) ?? new Set()).add(shape));
+  for (const { text } of list) {
+    const c = chain(text);
+    if (!c || c.base.includes(".") || aliases.has(c.base)) continue;
+    const args = splitArgs(c.args);
+    if (args.length === 1 && args[0].trim().startsWith("{")) note(c.base, "object");
+    else if (args.length === 1 && stringList(args[0])) note(c.base, "enum");
+    else note(c.base, "other");
+  }
+  for (const [base, seen] of shapes) if (seen.size === 1 && !seen.has("other")) aliases.set(base, [...seen][0]);
+  return aliases;
+}
+
+const list = settingsEntries();
+const aliases = learnAliases(list);
+const keys = {};
+const unchecked = [];
+for (const { key, text } of list) {
+  const rule = ruleOf(text, aliases);
+  if (rule.caught) continue;
+  if (rule.unchecked) unchecked.push(key);
+  else keys[key] = rule;
+}
+for (const [key, type] of [["autoMemoryEnabled", "boolean"], ["cleanupPeriodDays", "number"]]) {
+  if (keys[key]?.type !== type) throw new Error(`${key} read as ${JSON.stringify(keys[key])}: the schema was not understood`);
+}
+const sorted = Object.fromEntries(Object.keys(keys).sort().map((k) => [k, keys[k]]));
+process.stdout.write(`${JSON.stringify({ keys: sorted, unchecked: unchecked.sort() }, null, 1)}\n`);

@@ -1,0 +1,464 @@
+//! What each key of a settings file must hold for Claude Code to use the file at all.
+//!
+//! Claude Code checks every settings file against its schema and ignores the whole file when
+//! one value breaks it: `"cleanupPeriodDays": 0` or `"model": 5` beside `"autoMemoryEnabled":
+//! false` leaves auto memory on. The rules change from release to release (keys are added,
+//! bounds move), so they are not written here but taken out of the releases themselves by
+//! `scripts/settings-schema.sh` into `data/settings-schema.json`, each with the releases it was
+//! read from. A key is checked for a release only where that holds: between two releases read
+//! with the same rule, or past the newest one read. Keys whose schema the script could not
+//! read (unions, nested sub-schemas) and the parts of a rule marked `more` (patterns, an
+//! object's fields) are not checked, so Mneme may miss a file Claude Code rejects, but never
+//! rejects one Claude Code uses.
+
+use mneme_core::versions::ClaudeVersion;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// The rules read out of Claude Code releases, with the releases they hold for.
+const DATA: &str = include_str!("../../data/settings-schema.json");
+
+/// What a value must be, in the notation of `data/extract-settings-schema.mjs`.
+/// One key's rule; read from the data file, and from the extractor's output in tests.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rule {
+    #[serde(rename = "type")]
+    kind: Kind,
+    #[serde(default)]
+    nullable: bool,
+    #[serde(default)]
+    values: Option<Vec<String>>,
+    #[serde(default)]
+    int: bool,
+    #[serde(default)]
+    gt: Option<f64>,
+    #[serde(default)]
+    gte: Option<f64>,
+    #[serde(default)]
+    lt: Option<f64>,
+    #[serde(default)]
+    lte: Option<f64>,
+    #[serde(default)]
+    min_length: Option<usize>,
+    #[serde(default)]
+    max_length: Option<usize>,
+    #[serde(default)]
+    items: Option<Box<Rule>>,
+    /// The schema checks more than this rule says; not reproduced.
+    #[serde(default)]
+    #[allow(dead_code)]
+    more: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Kind {
+    Boolean,
+    String,
+    Number,
+    Array,
+    Object,
+    Enum,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Run {
+    from: String,
+    to: String,
+    rule: Rule,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Data {
+    releases: Vec<String>,
+    keys: BTreeMap<String, Vec<Run>>,
+}
+
+/// Each key's rules as `(from, to, rule)`, and the oldest and newest releases read.
+struct Table {
+    keys: BTreeMap<String, Vec<(ClaudeVersion, ClaudeVersion, Rule)>>,
+    oldest: ClaudeVersion,
+    newest: ClaudeVersion,
+}
+
+static TABLE: LazyLock<Table> = LazyLock::new(|| {
+    let data: Data = serde_json::from_str(DATA)
+        .expect("data/settings-schema.json is what scripts/settings-schema.sh writes");
+    let version = |s: &str| {
+        s.parse::<ClaudeVersion>()
+            .expect("data/settings-schema.json holds X.Y.Z releases")
+    };
+    let read: Vec<ClaudeVersion> = data.releases.iter().map(|r| version(r)).collect();
+    let keys = data
+        .keys
+        .into_iter()
+        .map(|(key, runs)| {
+            (
+                key,
+                runs.into_iter()
+                    .map(|r| (version(&r.from), version(&r.to), r.rule))
+                    .collect(),
+            )
+        })
+        .collect();
+    Table {
+        keys,
+        oldest: read
+            .iter()
+            .copied()
+            .min()
+            .expect("data/settings-schema.json names the releases it read"),
+        newest: read
+            .iter()
+            .copied()
+            .max()
+            .expect("data/settings-schema.json names the releases it read"),
+    }
+});
+
+/// The rule `release` holds `key` to, when the releases read say it for certain.
+pub fn rule(key: &str, release: ClaudeVersion) -> Option<&'static Rule> {
+    let table = &*TABLE;
+    table.keys.get(key)?.iter().find_map(|(from, to, rule)| {
+        let within = *from <= release && release <= *to;
+        // Past the newest release read, or before the oldest, the nearest release's rules.
+        let newer = *to == table.newest && release > table.newest;
+        let older = *from == table.oldest && release < table.oldest;
+        (within || newer || older).then_some(rule)
+    })
+}
+
+/// A value that makes a release ignore its settings file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub key: String,
+    /// What the rule wants, in words ("a whole number above 0").
+    pub expected: String,
+    /// What the file holds instead ("0", "a string").
+    pub found: String,
+}
+
+/// Every value of a settings object that breaks `release`'s schema, in the file's order.
+pub fn violations(map: &Map<String, Value>, release: ClaudeVersion) -> Vec<Violation> {
+    map.iter()
+        .filter_map(|(key, value)| {
+            let rule = rule(key, release)?;
+            let found = rule.check(value).err()?;
+            Some(Violation {
+                key: key.clone(),
+                expected: rule.describe(),
+                found,
+            })
+        })
+        .collect()
+}
+
+impl Rule {
+    /// `Err(what was found)` when `value` breaks the rule.
+    fn check(&self, value: &Value) -> Result<(), String> {
+        if value.is_null() && self.nullable {
+            return Ok(());
+        }
+        let wrong_type = || Err(super::json_type(value).to_string());
+        match (self.kind, value) {
+            (Kind::Boolean, Value::Bool(_)) | (Kind::Object, Value::Object(_)) => Ok(()),
+            (Kind::String, Value::String(s)) => {
+                let len = s.encode_utf16().count();
+                if self.min_length.is_some_and(|m| len < m)
+                    || self.max_length.is_some_and(|m| len > m)
+                {
+                    return Err(format!(
+                        "{len} character{} long",
+                        if len == 1 { "" } else { "s" }
+                    ));
+                }
+                Ok(())
+            }
+            (Kind::Enum, Value::String(s)) => match &self.values {
+                Some(values) if !values.contains(s) => Err(shown_string(s)),
+                _ => Ok(()),
+            },
+            (Kind::Number, Value::Number(n)) => {
+                let Some(x) = n.as_f64() else { return Ok(()) };
+                let broken = (self.int && x.fract() != 0.0)
+                    || self.gt.is_some_and(|b| x <= b)
+                    || self.gte.is_some_and(|b| x < b)
+                    || self.lt.is_some_and(|b| x >= b)
+                    || self.lte.is_some_and(|b| x > b);
+                if broken {
+                    Err(n.to_string())
+                } else {
+                    Ok(())
+                }
+            }
+            (Kind::Array, Value::Array(items)) => {
+                if self.min_length.is_some_and(|m| items.len() < m)
+                    || self.max_length.is_some_and(|m| items.len() > m)
+                {
+                    return Err(format!("an array of {} items", items.len()));
+                }
+                if let Some(rule) = &self.items {
+                    for item in items {
+                        if let Err(found) = rule.check(item) {
+                            return Err(format!("an array with an item that is {found}"));
+                        }
+                    }
+                }
+                Ok(())
+            }
+            _ => wrong_type(),
+        }
+    }
+
+    /// What the rule wants, in words.
+    fn describe(&self) -> String {
+        let mut text = match self.kind {
+            Kind::Boolean => "true or false".to_string(),
+            Kind::Object => "an object".to_string(),
+            Kind::String => match (self.min_length, self.max_length) {
+                (Some(lo), Some(hi)) if lo == hi => format!("a string of {lo} characters"),
+                (Some(lo), Some(hi)) => format!("a string of {lo} to {hi} characters"),
+                (Some(lo), None) => format!("a string of at least {lo} characters"),
+                (None, Some(hi)) => format!("a string of at most {hi} characters"),
+                (None, None) => "a string".to_string(),
+            },
+            Kind::Enum => {
+                let values = self.values.as_deref().unwrap_or_default();
+                let mut listed: Vec<String> =
+                    values.iter().take(8).map(|v| shown_string(v)).collect();
+                if values.len() > 8 {
+                    listed.push("…".into());
+                }
+                format!("one of {}", listed.join(", "))
+            }
+            Kind::Number => {
+                let mut bounds = Vec::new();
+                if let Some(b) = self.gt {
+                    bounds.push(format!("above {}", number(b)));
+                }
+                if let Some(b) = self.gte {
+                    bounds.push(format!("at least {}", number(b)));
+                }
+                if let Some(b) = self.lt {
+                    bounds.push(format!("below {}", number(b)));
+                }
+                if let Some(b) = self.lte {
+                    bounds.push(format!("at most {}", number(b)));
+                }
+                let noun = if self.int {
+                    "a whole number"
+                } else {
+                    "a number"
+                };
+                if bounds.is_empty() {
+                    noun.to_string()
+                } else {
+                    format!("{noun} {}", bounds.join(" and "))
+                }
+            }
+            Kind::Array => {
+                let of = match self.items.as_deref().map(|r| r.kind) {
+                    Some(Kind::String) => " of strings",
+                    Some(Kind::Boolean) => " of true/false values",
+                    Some(Kind::Number) => " of numbers",
+                    Some(Kind::Object) => " of objects",
+                    Some(Kind::Enum) | Some(Kind::Array) => " of allowed values",
+                    None => "",
+                };
+                match (self.min_length, self.max_length) {
+                    (Some(lo), None) => format!("an array{of} with at least {lo} items"),
+                    (None, Some(hi)) => format!("an array{of} with at most {hi} items"),
+                    (Some(lo), Some(hi)) => format!("an array{of} with {lo} to {hi} items"),
+                    (None, None) => format!("an array{of}"),
+                }
+            }
+        };
+        if self.nullable {
+            text.push_str(" (or null)");
+        }
+        text
+    }
+}
+
+/// A number as JavaScript prints it: `1`, not `1.0`.
+fn number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        x.to_string()
+    }
+}
+
+/// A string value quoted, its first 40 characters.
+fn shown_string(s: &str) -> String {
+    let clipped: String = s.chars().take(40).collect();
+    let more = if clipped.len() < s.len() { "…" } else { "" };
+    format!("{:?}", format!("{clipped}{more}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn v(s: &str) -> ClaudeVersion {
+        s.parse().unwrap()
+    }
+
+    fn map(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn the_data_file_reads_and_every_rule_describes_itself() {
+        for runs in TABLE.keys.values() {
+            for (from, to, rule) in runs {
+                assert!(from <= to);
+                assert!(!rule.describe().is_empty());
+            }
+        }
+        assert!(TABLE.oldest < TABLE.newest);
+    }
+
+    #[test]
+    fn a_number_out_of_bounds_or_of_the_wrong_type_breaks_the_schema() {
+        let newest = TABLE.newest;
+        let found = violations(
+            &map(json!({"autoMemoryEnabled": false, "cleanupPeriodDays": 0})),
+            newest,
+        );
+        assert_eq!(
+            found,
+            vec![Violation {
+                key: "cleanupPeriodDays".into(),
+                expected: "a whole number above 0".into(),
+                found: "0".into()
+            }]
+        );
+        let found = violations(
+            &map(json!({"cleanupPeriodDays": 1.5, "model": 5, "claudeMdExcludes": ["a", 1]})),
+            newest,
+        );
+        let by_key: Vec<(&str, &str)> = found
+            .iter()
+            .map(|f| (f.key.as_str(), f.found.as_str()))
+            .collect();
+        assert_eq!(
+            by_key,
+            // In the file's order.
+            vec![
+                ("cleanupPeriodDays", "1.5"),
+                ("model", "number"),
+                ("claudeMdExcludes", "an array with an item that is number")
+            ]
+        );
+        assert!(violations(
+            &map(json!({"cleanupPeriodDays": 30, "model": "opus", "claudeMdExcludes": ["a"]})),
+            newest
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn keys_the_schema_does_not_know_are_left_alone() {
+        let newest = TABLE.newest;
+        assert!(violations(
+            &map(json!({"notASettingOfClaudeCode": 5, "x-team": {"a": 1}})),
+            newest
+        )
+        .is_empty());
+        // A key read for newer releases only is not checked for an older one.
+        let (key, first) = TABLE
+            .keys
+            .iter()
+            .find_map(|(k, runs)| {
+                runs.first()
+                    .filter(|(from, _, _)| *from > TABLE.oldest)
+                    .map(|(from, _, _)| (k.clone(), *from))
+            })
+            .expect("some key appears after the oldest release read");
+        let value = match rule(&key, first).unwrap().kind {
+            Kind::Boolean => json!("not a boolean"),
+            _ => json!(true),
+        };
+        assert_eq!(
+            violations(&map(json!({ key.clone(): value })), first).len(),
+            1,
+            "{key} at {first}"
+        );
+        assert!(violations(&map(json!({ key: value })), TABLE.oldest).is_empty());
+    }
+
+    #[test]
+    fn a_release_past_the_newest_read_keeps_the_newest_rules_and_gaps_stay_unchecked() {
+        let far = v("9.9.9");
+        assert_eq!(
+            rule("cleanupPeriodDays", far),
+            rule("cleanupPeriodDays", TABLE.newest)
+        );
+        assert!(rule("cleanupPeriodDays", far).is_some());
+        // Between two releases read with different rules for a key, the key is not checked.
+        for (key, runs) in &TABLE.keys {
+            for pair in runs.windows(2) {
+                let (_, to, _) = &pair[0];
+                let (from, _, _) = &pair[1];
+                if let Some(between) = next_patch(*to).filter(|b| b < from) {
+                    assert_eq!(rule(key, between), None, "{key} between {to} and {from}");
+                }
+            }
+        }
+    }
+
+    fn next_patch(v: ClaudeVersion) -> Option<ClaudeVersion> {
+        format!("{}", v).rsplit_once('.').and_then(|(head, p)| {
+            format!("{head}.{}", p.parse::<u32>().ok()? + 1)
+                .parse()
+                .ok()
+        })
+    }
+
+    #[test]
+    fn descriptions_and_findings_read_as_sentences() {
+        let rule = Rule {
+            kind: Kind::Number,
+            nullable: false,
+            values: None,
+            int: false,
+            gt: None,
+            gte: Some(0.0),
+            lt: None,
+            lte: Some(1.0),
+            min_length: None,
+            max_length: None,
+            items: None,
+            more: false,
+        };
+        assert_eq!(rule.describe(), "a number at least 0 and at most 1");
+        assert_eq!(rule.check(&json!(2)), Err("2".into()));
+        assert_eq!(rule.check(&json!("2")), Err("string".into()));
+        let choice = Rule {
+            kind: Kind::Enum,
+            values: Some(vec!["a".into(), "b".into()]),
+            nullable: true,
+            ..rule.clone()
+        };
+        assert_eq!(choice.describe(), "one of \"a\", \"b\" (or null)");
+        assert_eq!(choice.check(&json!("c")), Err("\"c\"".into()));
+        assert_eq!(choice.check(&Value::Null), Ok(()));
+        let text = Rule {
+            kind: Kind::String,
+            min_length: Some(2),
+            gte: None,
+            lte: None,
+            ..rule
+        };
+        // Lengths count UTF-16 units, as JavaScript's do.
+        assert_eq!(text.check(&json!("😀")), Ok(()));
+        assert_eq!(text.check(&json!("é")), Err("1 character long".into()));
+    }
+}
