@@ -177,6 +177,9 @@ fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
     let cases = [
         (r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 0}"#, true),
         (r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 7, "model": 5}"#, true),
+        (r#"{"autoMemoryEnabled": false, "permissions": "ask"}"#, true),
+        (r#"{"autoMemoryEnabled": false, "env": ["A=1"]}"#, true),
+        (r#"{"autoMemoryEnabled": false, "enabledPlugins": []}"#, true),
         (r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 7, "model": "sonnet"}"#, false),
     ];
     for (version, bin) in &bins {

@@ -578,6 +578,11 @@ impl Extractor {
             }
             ReviewMode::Automatic | ReviewMode::Off => match apply_changeset(&changeset, &trash, self.clock.clone()) {
                 Ok(_) => {
+                    // Claude Code counts every Edit or Write the model asked for, even one that
+                    // failed (an `old_string` not found); the line here names only files the
+                    // run really changed, so it never says a memory was saved when none was.
+                    let changed: Vec<PathBuf> = changeset.changes.iter().map(|c| lexical(&c.path)).collect();
+                    let written: Vec<PathBuf> = written.into_iter().filter(|p| changed.contains(&lexical(p))).collect();
                     let (memories, team) = memory_paths(&written, dir);
                     rec.message = saved_message(&memories, team);
                     rec.outcome = RunOutcome::Saved;
@@ -593,4 +598,10 @@ impl Extractor {
             },
         }
     }
+}
+
+/// A path with `.` components and repeated separators taken out, to compare the path a tool
+/// call named with the one the changeset holds.
+fn lexical(p: &std::path::Path) -> PathBuf {
+    p.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
 }

@@ -107,6 +107,29 @@ fn push_two_memories(stub: &StubModel, w: &World) {
     stub.push(Turn::text("Saved."));
 }
 
+/// An Edit that fails (its text is not in the file) changes nothing, so the run's line names
+/// only the memory really written, where Claude Code would count the failed Edit too.
+#[tokio::test]
+async fn a_failed_edit_is_not_counted_as_a_saved_memory() {
+    let w = World::new();
+    std::fs::create_dir_all(&w.memory).unwrap();
+    std::fs::write(w.memory.join("feedback_tabs.md"), TABS).unwrap();
+    w.turn("I'm a data scientist.", "Noted.");
+    let stub = StubModel::start().await;
+    stub.push(
+        Turn::tool_use("Write", json!({"file_path": w.m("user_role.md"), "content": ROLE}))
+            .and_tool_use("Edit", json!({"file_path": w.m("feedback_tabs.md"), "old_string": "no such text", "new_string": "x"})),
+    );
+    stub.push(Turn::text("Saved."));
+    let p = provider(&stub);
+    let recs = w.extractor().extract_transcript(&w.transcript, Engine::Model(&p), ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    let r = &recs[0];
+    assert_eq!(r.outcome, RunOutcome::Saved, "{r:?}");
+    assert_eq!(r.message.as_deref(), Some("● Saved 1 memory\nuser_role.md"));
+    assert_eq!(r.memory_paths, vec![PathBuf::from(w.m("user_role.md"))]);
+    assert_eq!(w.read("feedback_tabs.md").as_deref(), Some(TABS));
+}
+
 #[tokio::test]
 async fn a_model_run_writes_two_memories_and_the_index_and_says_so_as_claude_code_does() {
     let w = World::new();

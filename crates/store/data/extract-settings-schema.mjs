@@ -64,6 +64,9 @@ function entries(open) {
 }
 
 /** The settings schema's keys: the object literal that holds the anchor keys at its top. */
+/** Where the settings schema's object starts. */
+let schemaAt = 0;
+
 function settingsEntries() {
   const wanted = ["autoMemoryEnabled", "cleanupPeriodDays"];
   for (let at = src.indexOf("{$schema:"); at >= 0; at = src.indexOf("{$schema:", at + 1)) {
@@ -75,7 +78,10 @@ function settingsEntries() {
       continue;
     }
     const keys = new Set(list.map((e) => e.key));
-    if (wanted.every((k) => keys.has(k))) return list;
+    if (wanted.every((k) => keys.has(k))) {
+      schemaAt = at;
+      return list;
+    }
   }
   throw new Error("no settings schema found in this release (an object with $schema, autoMemoryEnabled and cleanupPeriodDays)");
 }
@@ -132,16 +138,44 @@ const stringList = (text) => {
 };
 
 /** Zod's constructors by their names in the namespace style, or by what the anchors showed. */
-const KINDS = { boolean: "boolean", string: "string", number: "number", array: "array", object: "object", strictObject: "object", looseObject: "object", enum: "enum" };
+const KINDS = {
+  boolean: "boolean",
+  string: "string",
+  number: "number",
+  array: "array",
+  object: "object",
+  strictObject: "object",
+  looseObject: "object",
+  record: "record",
+  enum: "enum",
+};
+
+/** Calls that change nothing about which values pass. */
+const NEUTRAL = new Set(["optional", "describe", "default", "prefault", "readonly", "meta", "passthrough", "strict", "strip", "loose", "finite"]);
+
+/** Whether the chain ends by falling back on a bad value (`.catch(…)`, then only neutral calls):
+ *  such a key never makes the file fail, whatever its schema. */
+function caught(c) {
+  const at = c.calls.findLastIndex((call) => call.name === "catch");
+  return at >= 0 && c.calls.slice(at + 1).every((call) => NEUTRAL.has(call.name));
+}
 
 function ruleOf(text, aliases) {
   const c = chain(text);
   if (!c) return { unchecked: true };
+  if (caught(c)) return { caught: true };
   const name = c.base.includes(".") ? c.base.split(".")[1] : c.base;
-  const kind = c.base.includes(".") ? KINDS[name] : aliases.get(name);
+  let kind = c.base.includes(".") ? KINDS[name] : aliases.get(name);
   if (!kind) return { unchecked: true };
-  const rule = { type: kind };
   const args = splitArgs(c.args);
+  if (kind === "record") {
+    // A record is an object whatever its keys and values hold.
+    if (args.length !== 2) return { unchecked: true };
+    kind = "object";
+    args.length = 0;
+    args.push("{}");
+  }
+  const rule = { type: kind };
   if (kind === "array") {
     const items = args.length === 1 ? ruleOf(args[0], aliases) : { unchecked: true };
     if (items.caught) rule.more = true;
@@ -159,19 +193,8 @@ function ruleOf(text, aliases) {
   }
   for (const call of c.calls) {
     const n = numberArg(call.args);
+    if (NEUTRAL.has(call.name)) continue;
     switch (call.name) {
-      case "optional":
-      case "describe":
-      case "default":
-      case "prefault":
-      case "readonly":
-      case "meta":
-      case "passthrough":
-      case "strict":
-      case "strip":
-      case "loose":
-      case "finite":
-        break;
       case "nullable":
       case "nullish":
         rule.nullable = true;
@@ -242,20 +265,50 @@ function learnAliases(list) {
     if (aliases.has(c.base) && aliases.get(c.base) !== kind) throw new Error(`${c.base} is both ${aliases.get(c.base)} and ${kind}`);
     aliases.set(c.base, kind);
   }
-  // An object schema is a constructor called with one object literal of fields, and an enum
-  // one called with one array of strings; a name used both ways is neither.
+  // An object schema is a constructor called with one object literal of fields, an enum one
+  // called with one array of strings, a record one called with a string schema and another
+  // schema; a name used more than one way is none of them. A single name as the argument
+  // (a shape or a list defined elsewhere) fits any of them.
   const shapes = new Map();
   const note = (base, shape) => shapes.set(base, (shapes.get(base) ?? new Set()).add(shape));
+  const stringAlias = [...aliases].find(([, kind]) => kind === "string")?.[0];
   for (const { text } of list) {
     const c = chain(text);
     if (!c || c.base.includes(".") || aliases.has(c.base)) continue;
-    const args = splitArgs(c.args);
-    if (args.length === 1 && args[0].trim().startsWith("{")) note(c.base, "object");
+    const args = splitArgs(c.args).map((a) => a.trim());
+    if (args.length === 1 && /^[A-Za-z_$][\w$]*$/.test(args[0])) note(c.base, "neutral");
+    else if (args.length === 1 && args[0].startsWith("{")) note(c.base, "object");
     else if (args.length === 1 && stringList(args[0])) note(c.base, "enum");
+    else if (args.length === 2 && stringAlias && args[0] === `${stringAlias}()`) note(c.base, "record");
     else note(c.base, "other");
   }
+  for (const seen of shapes.values()) seen.delete("neutral");
   for (const [base, seen] of shapes) if (seen.size === 1 && !seen.has("other")) aliases.set(base, [...seen][0]);
   return aliases;
+}
+
+/** A key written as a lazy schema, `LAZY(()=>NAME(…))`, or as a call `NAME(…)` of a function
+ *  that builds one (with neutral calls after either), read
+ *  through NAME's definition nearest the settings schema (`function NAME(…){return …}` or
+ *  `NAME=WRAP(()=>…)`): only for the kind of value it takes, and only when that is an object,
+ *  since a minified name has other definitions elsewhere in the bundle. */
+function throughLazy(text, aliases) {
+  const m = /^(?:\(\)=>)?(?:[A-Za-z_$][\w$]*\(\(\)=>([A-Za-z_$][\w$]*)\([\w$]*\)\)|([A-Za-z_$][\w$]*)\([\w$]*\))((?:\.[A-Za-z_$][\w$]*\((?:[^()"`']|"(?:[^"\\]|\\.)*"|`[^`]*`|'(?:[^'\\]|\\.)*')*\))*)$/.exec(text.trim());
+  if (!m) return { unchecked: true };
+  const after = chain(`x()${m[3]}`);
+  if (!after || !after.calls.every((call) => NEUTRAL.has(call.name) || call.name === "nullable" || call.name === "nullish")) return { unchecked: true };
+  const named = m[1] ?? m[2];
+  if (aliases.has(named)) return { unchecked: true };
+  const name = named.replace(/\$/g, "\\$");
+  const defs = [...src.matchAll(new RegExp(`(?<![\\w$.])(?:function ${name}\\([\\w$,]*\\)\\{return |${name}=[A-Za-z_$][\\w$]*\\(\\(\\)=>)`, "g"))];
+  if (defs.length === 0) return { unchecked: true };
+  const nearest = defs.reduce((a, b) => (Math.abs(b.index - schemaAt) < Math.abs(a.index - schemaAt) ? b : a));
+  const start = nearest.index + nearest[0].length;
+  const inner = ruleOf(src.slice(start, expressionEnd(start)), aliases);
+  if (inner.type !== "object") return { unchecked: true };
+  const rule = { type: "object", more: true };
+  if (after.calls.some((call) => call.name === "nullable" || call.name === "nullish")) rule.nullable = true;
+  return rule;
 }
 
 const list = settingsEntries();
@@ -263,7 +316,8 @@ const aliases = learnAliases(list);
 const keys = {};
 const unchecked = [];
 for (const { key, text } of list) {
-  const rule = ruleOf(text, aliases);
+  let rule = ruleOf(text, aliases);
+  if (rule.unchecked) rule = throughLazy(text, aliases);
   if (rule.caught) continue;
   if (rule.unchecked) unchecked.push(key);
   else keys[key] = rule;
