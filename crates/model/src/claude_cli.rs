@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 
 /// Tools whose `file_path` input names a file the agent writes.
 const WRITING_TOOLS: [&str; 4] = ["Write", "Edit", "MultiEdit", "NotebookEdit"];
@@ -82,6 +82,9 @@ impl ClaudeCliProvider {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            // A group of its own, so that what it leaves running when it exits (a hook's
+            // background job, a server it did not stop) can be stopped with it.
+            .process_group(0)
             .kill_on_drop(true);
         command
     }
@@ -103,15 +106,26 @@ impl ClaudeCliProvider {
         })
     }
 
-    /// Feeds the prompt, then waits for `work` to read the output, bounded by the timeout and `cancel`.
+    /// Feeds the prompt, then waits for `work` to read the output (stdout, stderr), bounded
+    /// by the timeout and `cancel`.
     async fn drive<T>(
         &self,
         mut child: Child,
         prompt: &str,
         cancel: &Cancel,
-        work: impl AsyncFnOnce(&mut Child) -> Result<T, ModelError>,
+        work: impl AsyncFnOnce(ChildStdout, ChildStderr) -> Result<T, ModelError>,
     ) -> Result<T, ModelError> {
         let mut stdin = child.stdin.take().ok_or_else(|| ModelError::Api("Claude Code's input could not be opened".into()))?;
+        let stdout = child.stdout.take().ok_or_else(|| ModelError::Api("Claude Code's output could not be read".into()))?;
+        let stderr = child.stderr.take().ok_or_else(|| ModelError::Api("Claude Code's errors could not be read".into()))?;
+        // The group's id is Claude Code's pid. It is killed right after Claude Code is reaped,
+        // before the id could come round again (pids are handed out in order up to pid_max).
+        let group = child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32));
+        let kill_group = || {
+            if let Some(pid) = group {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+        };
         let prompt = prompt.to_string();
         // Writing on its own task: a prompt larger than the pipe buffer would otherwise block
         // while Claude Code blocks on a full stdout nobody reads yet.
@@ -119,11 +133,31 @@ impl ClaudeCliProvider {
             let _ = stdin.write_all(prompt.as_bytes()).await;
             let _ = stdin.shutdown().await;
         });
+        let work = work(stdout, stderr);
+        tokio::pin!(work);
+        let deadline = tokio::time::sleep(self.timeout);
+        tokio::pin!(deadline);
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(ModelError::Cancelled),
-            () = tokio::time::sleep(self.timeout) => Err(ModelError::Timeout(self.timeout.as_secs())),
-            outcome = work(&mut child) => outcome,
+            () = &mut deadline => Err(ModelError::Timeout(self.timeout.as_secs())),
+            outcome = &mut work => outcome,
+            _ = child.wait() => {
+                // Claude Code has exited, but a process it started may still hold its output
+                // open, and the reads would wait for that process to end: stop its group, and
+                // give what is left in the pipes a moment to be read.
+                kill_group();
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => Err(ModelError::Cancelled),
+                    outcome = &mut work => outcome,
+                    () = tokio::time::sleep(EXIT_GRACE) => Err(ModelError::Api(
+                        "Claude Code exited, but a process it started in a session of its own kept its output open; \
+                         check the hooks and MCP servers in your Claude Code settings for one that stays in the background"
+                            .into(),
+                    )),
+                }
+            }
         };
         feeder.abort();
         if outcome.is_err() {
@@ -135,6 +169,7 @@ impl ClaudeCliProvider {
             let _ = child.start_kill();
             let _ = child.wait().await;
         }
+        kill_group();
         outcome
     }
 }
@@ -275,9 +310,7 @@ impl Provider for ClaudeCliProvider {
             })?;
             let child = self.spawn(&self.workdir, &args)?;
             let model = self.model.as_deref();
-            self.drive(child, &prompt, cancel, async |child: &mut Child| {
-                let out = child.stdout.take().ok_or_else(|| ModelError::Api("Claude Code's output could not be read".into()))?;
-                let mut err = child.stderr.take().ok_or_else(|| ModelError::Api("Claude Code's errors could not be read".into()))?;
+            self.drive(child, &prompt, cancel, async |out: ChildStdout, mut err: ChildStderr| {
                 // Both pipes at once (a full stderr pipe nobody drains would stall Claude Code),
                 // each read up to a cap: a broken or hostile `claude` could print gigabytes.
                 let stderr_task = tokio::spawn(async move {
@@ -397,14 +430,11 @@ impl HeadlessAgent for ClaudeCliProvider {
             }
             let child = self.spawn(&task.cwd, &args)?;
             let model = self.model.as_deref();
-            self.drive(child, &task.prompt, cancel, async |child: &mut Child| {
-                let stdout = child.stdout.take().ok_or_else(|| ModelError::Api("Claude Code's output could not be read".into()))?;
-                let stderr_task = child.stderr.take().map(|mut e| {
-                    tokio::spawn(async move {
-                        let mut text = Vec::new();
-                        read_capped(&mut e, &mut text).await;
-                        String::from_utf8_lossy(&text).into_owned()
-                    })
+            self.drive(child, &task.prompt, cancel, async |stdout: ChildStdout, mut e: ChildStderr| {
+                let stderr_task = tokio::spawn(async move {
+                    let mut text = Vec::new();
+                    read_capped(&mut e, &mut text).await;
+                    String::from_utf8_lossy(&text).into_owned()
                 });
                 let mut reader = BufReader::new(stdout);
                 let mut transcript = Transcript::default();
@@ -425,10 +455,7 @@ impl HeadlessAgent for ClaudeCliProvider {
                     }
                     transcript.line(String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']), &task.cwd);
                 }
-                let stderr = match stderr_task {
-                    Some(t) => t.await.unwrap_or_default(),
-                    None => String::new(),
-                };
+                let stderr = stderr_task.await.unwrap_or_default();
                 let Some(result) = transcript.result else {
                     return Err(classify_cli_error(&stderr, model));
                 };

@@ -188,6 +188,36 @@ async fn a_claude_that_answers_and_then_hangs_still_ends_the_call() {
     assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
 }
 
+/// A `claude` that answers and exits, leaving a background process (a hook's job, say) that
+/// still holds its output: the call ends with the answer instead of waiting for that process,
+/// and the process is stopped with it.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_claude_leaves_behind_holding_its_output_does_not_hold_up_the_call() {
+    let home = TestHome::new();
+    let pidfile = home.root.join("left-behind.pid");
+    let body = format!(
+        r#"sleep 1000 & echo $! > '{}'; echo '{{"type":"result","subtype":"success","is_error":false,"result":"ok"}}'; exit 0"#,
+        pidfile.display()
+    );
+    let binary = fake_claude(&home, &body);
+    // Far shorter than the background process lives: waiting for it would end in a timeout.
+    let provider = ClaudeCliProvider::new(binary, &home.env).with_timeout(Duration::from_secs(30));
+    let ask = Request { system: "s".into(), messages: vec![Message::user_text("hi")], tools: vec![], max_tokens: 64, json_schema: None, thinking_disabled: false };
+    let answer = provider.complete(&ask, &Cancel::new()).await.unwrap();
+    assert_eq!(answer.first_text(), Some("ok"));
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    // Stopped with Claude Code's group (a zombie until its parent, gone, is replaced by init).
+    let alive = || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    for _ in 0..100 {
+        if !alive() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(), "the process claude left behind is still running");
+}
+
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claude_that_prints_without_end_is_stopped_at_the_cap() {
