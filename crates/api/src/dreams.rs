@@ -653,6 +653,15 @@ fn blocked_explanation(s: &GateStatus) -> String {
     match s.blocked_by {
         None => "Nothing: every gate is open, so the scheduler would dream at its next check.".into(),
         Some(Gate::Enabled) => "Auto dream is off.".into(),
+        // The lock's date is ahead of the clock (it was ahead when a dream stamped it, or the
+        // file came from another machine): Claude Code counts the hours from that date too.
+        Some(Gate::Time) if s.hours_since.is_some_and(|h| h < 0.0) => format!(
+            "The time gate: the last consolidation is dated {:.1} hours in the future (the clock was ahead when it was recorded, \
+             or the lock file came from another machine), so Claude Code will not dream here until {} hours after that date. \
+             Dream now dates it to the present.",
+            -s.hours_since.unwrap_or_default(),
+            s.min_hours
+        ),
         Some(Gate::Time) => format!(
             "The time gate: {:.1} of {} hours since the last consolidation.",
             s.hours_since.unwrap_or_default(),

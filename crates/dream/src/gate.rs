@@ -292,7 +292,10 @@ impl Scheduler {
         {
             let mut scan = self.last_scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if let Some(prev) = *scan {
-                if ns_since_epoch(now) - ns_since_epoch(prev) < SESSION_SCAN_INTERVAL.as_nanos() as i128 {
+                // A scan "in the future" means the clock was stepped back since: the throttle
+                // is over, or every folder would wait for the clock to catch up.
+                let elapsed = ns_since_epoch(now) - ns_since_epoch(prev);
+                if (0..SESSION_SCAN_INTERVAL.as_nanos() as i128).contains(&elapsed) {
                     return Decision::Skip(Gate::Throttle);
                 }
             }
@@ -315,10 +318,11 @@ impl Scheduler {
         let hours = Self::hours_since(now, last_at);
         let throttled_until = self
             .last_scan()
-            .map(|t| t + SESSION_SCAN_INTERVAL)
+            .filter(|t| ns_since_epoch(*t) <= ns_since_epoch(now))
+            .and_then(|t| t.checked_add(SESSION_SCAN_INTERVAL))
             .filter(|until| ns_since_epoch(*until) > ns_since_epoch(now));
         let time_ok_at = last_at.map_or(i64::MIN, |t| {
-            ms_since_epoch(t) + (self.config.min_hours * 3.6e6).ceil() as i64
+            ms_since_epoch(t).saturating_add((self.config.min_hours * 3.6e6).ceil() as i64)
         });
         let lock_free_at = if lock_state.held { lock_state.stale_at_ms.unwrap_or(i64::MIN) } else { i64::MIN };
         let next = [ms_since_epoch(now), time_ok_at, throttled_until.map_or(i64::MIN, ms_since_epoch), lock_free_at]
@@ -445,6 +449,23 @@ mod tests {
         session(&w, 9, T0);
         assert_eq!(sessions_touched_since(&w.target.transcript_dir, last, None).len(), 3);
         assert!(sessions_touched_since(Path::new("/nonexistent/x"), None, None).is_empty());
+    }
+
+    /// The clock stepped back after a scan: the throttle is over rather than lasting until
+    /// the clock catches up with the scan.
+    #[test]
+    fn a_clock_stepped_back_does_not_stretch_the_throttle() {
+        let w = world();
+        let on = Enablement::On;
+        let s = Scheduler::new(DreamConfig::default());
+        let at = |secs: u64| FixedClock::at_unix_secs(secs);
+        stamp_lock(&w, T0);
+        let t1 = T0 + 48 * 3600;
+        assert_eq!(s.check(&on, &w.target, &at(t1)), Decision::Skip(Gate::Sessions));
+        assert_eq!(s.check(&on, &w.target, &at(t1 + 60)), Decision::Skip(Gate::Throttle));
+        let back = t1 - 3600;
+        assert_eq!(s.status(&on, &w.target, &at(back)).throttled_until_ms, None);
+        assert_eq!(s.check(&on, &w.target, &at(back)), Decision::Skip(Gate::Sessions), "scanned again");
     }
 
     #[test]

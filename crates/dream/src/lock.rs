@@ -40,8 +40,10 @@ pub(crate) fn ns_since_epoch(t: SystemTime) -> i128 {
     }
 }
 
+/// Milliseconds since the epoch, held to i64's range: a file's time can be anything a
+/// filesystem stores (tmpfs keeps 2^63-1 seconds as given).
 pub(crate) fn ms_since_epoch(t: SystemTime) -> i64 {
-    (ns_since_epoch(t) / 1_000_000) as i64
+    (ns_since_epoch(t) / 1_000_000).clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
 fn filetime_of(t: SystemTime) -> FileTime {
@@ -193,7 +195,8 @@ impl ConsolidationLock {
             holder_pid: pid,
             holder_alive: alive,
             held: fresh && alive,
-            stale_at_ms: mtime.map(|m| ms_since_epoch(m + HOLDER_STALE)),
+            // `checked_add`: a lock dated at the end of time must not panic the status.
+            stale_at_ms: mtime.map(|m| m.checked_add(HOLDER_STALE).map_or(i64::MAX, ms_since_epoch)),
         }
     }
 
@@ -210,9 +213,15 @@ impl ConsolidationLock {
         running().remove(&self.path);
     }
 
-    /// Held, and not only by this process between dreams of its own.
+    /// Held, and not only by this process between dreams of its own. A dream of this very
+    /// process still running here holds the folder however old the lock looks: after a suspend
+    /// the wall clock can pass the hour in the middle of it.
     fn held_by_another(&self, state: &LockState) -> bool {
-        state.held && !(state.holder_pid == Some(i64::from(self.pid)) && self.pid == std::process::id() && !self.running_here())
+        let ours = self.pid == std::process::id();
+        if ours && self.running_here() {
+            return true;
+        }
+        state.held && !(state.holder_pid == Some(i64::from(self.pid)) && ours)
     }
 
     /// `tryAcquireConsolidationLock`, with the injected clock's "now" as the acquisition time.
@@ -414,6 +423,39 @@ mod tests {
         l.finished();
     }
 
+    /// A lock dated at the end of time (tmpfs keeps any mtime it is given) is reported, not a
+    /// panic of every status and every scheduler tick.
+    #[test]
+    fn a_lock_dated_at_the_end_of_time_does_not_panic() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_in(&d);
+        fs::create_dir_all(l.path().parent().unwrap()).unwrap();
+        fs::write(l.path(), "1").unwrap();
+        let far = SystemTime::UNIX_EPOCH + Duration::from_secs(i64::MAX as u64 / 2);
+        let state = l.state(far);
+        assert_eq!(state.stale_at_ms, Some(i64::MAX).filter(|_| far.checked_add(HOLDER_STALE).is_none()).or(state.stale_at_ms));
+        assert_eq!(ms_since_epoch(far), i64::MAX, "milliseconds past i64 are held at its end");
+        // The mtime itself as far as the filesystem allows: the status still reads.
+        let _ = filetime::set_file_mtime(l.path(), FileTime::from_unix_time(i64::MAX / 1000, 0));
+        let _ = l.state(SystemTime::now());
+    }
+
+    /// A dream of this process still running keeps the folder, even once the wall clock says
+    /// the lock is over an hour old (a laptop suspended in the middle of a dream).
+    #[test]
+    fn our_running_dream_holds_the_folder_past_the_hour() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_in(&d).with_pid(std::process::id());
+        let clock = FixedClock::at_unix_secs(1_800_000_000);
+        l.try_acquire(&clock).unwrap().unwrap();
+        let later = FixedClock::at_unix_secs(1_800_000_000 + 3 * HOUR);
+        assert!(!l.state(later.now()).held, "by the wall clock the hour is over");
+        assert!(matches!(l.try_acquire(&later).unwrap(), Err(NotAcquired::Held(_))), "but our dream still runs");
+        l.finished();
+        assert!(l.try_acquire(&later).unwrap().is_ok());
+        l.finished();
+    }
+
     #[test]
     fn a_live_foreign_pid_under_an_hour_old_blocks() {
         let d = tempfile::tempdir().unwrap();
@@ -448,6 +490,7 @@ mod tests {
         for body in [dead.to_string(), String::new(), "not a pid".into(), "1".into(), "0".into()] {
             write_lock(&l, &body, now - 5);
             assert!(l.try_acquire(&FixedClock::at_unix_secs(now as u64)).unwrap().is_ok(), "{body:?}");
+            l.finished();
         }
     }
 
@@ -471,12 +514,14 @@ mod tests {
         // No lock before: rollback removes it.
         let a = l.try_acquire(&clock).unwrap().unwrap();
         l.rollback(&a).unwrap();
+        l.finished();
         assert!(!l.path().exists());
         // A lock before: the body is emptied and the old mtime comes back.
         write_lock(&l, "99999999", 1_700_000_000);
         let a = l.try_acquire(&clock).unwrap().unwrap();
         assert_eq!(mtime_secs(l.path()), 1_800_000_000);
         l.rollback(&a).unwrap();
+        l.finished();
         assert_eq!(fs::read_to_string(l.path()).unwrap(), "");
         assert_eq!(mtime_secs(l.path()), 1_700_000_000);
         assert_eq!(l.last_consolidated_at(), Some(UNIX_EPOCH + Duration::from_secs(1_700_000_000)));
@@ -491,7 +536,9 @@ mod tests {
         let a = l.try_acquire(&clock).unwrap().unwrap();
         assert!(guard.exists());
         l.rollback(&a).unwrap();
+        l.finished();
         // Released on return: a second acquisition does not deadlock.
         assert!(l.try_acquire(&clock).unwrap().is_ok());
+        l.finished();
     }
 }
