@@ -110,7 +110,7 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
             };
             for (label, o) in [("Last pull:   ", &st.last_pull), ("Last push:   ", &st.last_push)] {
                 match o {
-                    Some(o) => println!("{label} {} — {}{}", when(o.at_ms), if o.ok { "" } else { "failed: " }, o.summary),
+                    Some(o) => println!("{label} {} — {}{}", when(o.at_ms), if o.ok { "" } else { "failed: " }, safe(&o.summary)),
                     None => println!("{label} never"),
                 }
             }
@@ -122,11 +122,11 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
                 println!("Over the server's cap of {}: {}", st.server_max_entries.unwrap_or(0), st.skipped_over_cap.join(", "));
             }
             match &st.suppressed {
-                Some(s) => println!("Automatic pushes: suppressed since {} ({})", when(s.at_ms), s.reason),
+                Some(s) => println!("Automatic pushes: suppressed since {} ({})", when(s.at_ms), safe(&s.reason)),
                 None => println!("Automatic pushes: on"),
             }
             for c in st.conflicts.iter().rev().take(5) {
-                println!("Conflict:     {} {:?} at {}{}", c.key, c.kind, when(c.at_ms), c.trash_id.as_deref().map(|t| format!(" (trash {t})")).unwrap_or_default());
+                println!("Conflict:     {} {:?} at {}{}", safe(&c.key), c.kind, when(c.at_ms), c.trash_id.as_deref().map(|t| format!(" (trash {t})")).unwrap_or_default());
             }
             Ok(())
         }
@@ -135,9 +135,9 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
             if json {
                 return print_json(&r);
             }
-            println!("Pulled: {}", r.summary());
+            println!("Pulled: {}", safe(&r.summary()));
             for s in &r.skipped {
-                println!("  skipped {}: {}", s.key, s.reason);
+                println!("  skipped {}: {}", safe(&s.key), safe(&s.reason));
             }
             Ok(())
         }
@@ -146,7 +146,7 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
             if json {
                 return print_json(&r);
             }
-            println!("Pushed: {}", r.summary());
+            println!("Pushed: {}", safe(&r.summary()));
             Ok(())
         }
         SyncCommand::Login { url } => {
@@ -154,11 +154,11 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
                 .team_server_for(url.as_deref())?
                 .ok_or_else(|| anyhow!("give the team server's address: mneme team login <URL>"))?;
             let user = mneme.team_device_login(&server, |l| {
-                println!("To sign in, open {} and enter the code {}", l.verification_uri, l.user_code);
-                println!("(or open {})", l.verification_uri_complete);
+                println!("To sign in, open {} and enter the code {}", safe(&l.verification_uri), safe(&l.user_code));
+                println!("(or open {})", safe(&l.verification_uri_complete));
                 println!("Waiting for approval…");
             })?;
-            println!("Signed in to {server}{}.", user.map(|u| format!(" as {u}")).unwrap_or_default());
+            println!("Signed in to {server}{}.", user.map(|u| format!(" as {}", safe(&u))).unwrap_or_default());
             Ok(())
         }
         SyncCommand::Logout { url } => {
@@ -170,4 +170,10 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Text a team server or a teammate chose (keys, reasons, names, the sign-in page), with
+/// anything a terminal would act on shown as an escape.
+fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    mneme_core::text::terminal_safe(s)
 }

@@ -50,6 +50,20 @@ pub fn js_number(f: f64) -> String {
     }
 }
 
+/// `s` safe to print to a terminal: control characters (C0 with the newline, DEL, C1) and the
+/// characters that reorder text (bidi overrides, isolates and marks) are written as `\u{…}`,
+/// so text from a server or another user cannot move the cursor, recolour the screen or make a
+/// name read as another.
+pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control() || matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(s.chars().map(|c| if unsafe_char(c) { format!("\\u{{{:04x}}}", c as u32) } else { c.to_string() }).collect())
+}
+
 /// Length of `s` in UTF-16 code units (JavaScript's `String.prototype.length`).
 pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
@@ -289,6 +303,12 @@ pub fn iso8601_millis(ms_since_epoch: i128) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_safe_escapes_what_a_terminal_would_act_on() {
+        assert!(matches!(terminal_safe("notes/deploy.md é"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(terminal_safe("a\x1b[2Jb\nc\u{202E}d\u{9b}"), "a\\u{001b}[2Jb\\u{000a}c\\u{202e}d\\u{009b}");
+    }
 
     #[test]
     fn numbers_print_as_javascript_prints_them() {

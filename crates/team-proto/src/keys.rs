@@ -155,9 +155,16 @@ pub fn sanitize_path_key(key: &str) -> Result<&str, PathTraversalError> {
     }
     Ok(key)
 }
-/// The longest key the strict policy accepts, in bytes: Linux's `PATH_MAX`, so every client can
-/// at least name the file.
-pub const MAX_KEY_BYTES: usize = 4096;
+/// The longest key the strict policy accepts, in bytes. The key lands under a client's team
+/// folder (`~/.claude/projects/<project>/memory/team/`, often 100 to 300 bytes), and macOS
+/// allows 1,024 bytes for a whole path: a longer key could be written by one teammate and then
+/// not even listed on another's machine, which would stop that teammate's every push.
+pub const MAX_KEY_BYTES: usize = 512;
+
+/// The most folders a key may go down (its components, the file's name included), for the same
+/// reason: each level costs the listing a path lookup, and a key a few bytes per level deep
+/// reaches any path limit.
+pub const MAX_KEY_DEPTH: usize = 16;
 
 /// The longest path component, in bytes: `NAME_MAX` on Linux and macOS (ext4, APFS).
 pub const MAX_COMPONENT_BYTES: usize = 255;
@@ -174,6 +181,9 @@ pub enum StrictKeyError {
     /// The key is longer than [`MAX_KEY_BYTES`].
     #[error("Key is {0} bytes, over the {MAX_KEY_BYTES}-byte limit; use a shorter path")]
     TooLong(usize),
+    /// The key goes more than [`MAX_KEY_DEPTH`] levels down.
+    #[error("Key is {0} levels deep, over the limit of {MAX_KEY_DEPTH}; move the file to a shallower folder")]
+    TooDeep(usize),
     /// A component is longer than [`MAX_COMPONENT_BYTES`].
     #[error("Key component {component:?} is {bytes} bytes, over the {MAX_COMPONENT_BYTES}-byte limit file systems allow; rename it")]
     ComponentTooLong {
@@ -282,7 +292,7 @@ fn windows_device(component: &str) -> bool {
 /// key a team server stores: refuse, never normalise. On top of Claude Code's checks
 /// ([`sanitize_path_key`]) a key must be the one canonical spelling of its path (no empty, `.`
 /// or `..` component, no leading `./`, no trailing `/`), hold no control, invisible or
-/// text-direction character, be NFC, fit [`MAX_KEY_BYTES`] with components of at most
+/// text-direction character, be NFC, fit [`MAX_KEY_BYTES`] and [`MAX_KEY_DEPTH`] with components of at most
 /// [`MAX_COMPONENT_BYTES`], and be a name Windows can create (no `<>:"|?*`, no `CON`, `NUL`,
 /// `COM1`… with any extension, no component ending in a dot or a space).
 ///
@@ -295,6 +305,10 @@ pub fn check_strict_key(key: &str) -> Result<(), StrictKeyError> {
     }
     if key.len() > MAX_KEY_BYTES {
         return Err(StrictKeyError::TooLong(key.len()));
+    }
+    let depth = key.split('/').count();
+    if depth > MAX_KEY_DEPTH {
+        return Err(StrictKeyError::TooDeep(depth));
     }
     // NUL keeps Claude Code's own message; other control characters are named by code point,
     // so the message itself cannot carry them to a terminal.

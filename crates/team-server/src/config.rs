@@ -41,18 +41,32 @@ impl DatabaseUrl {
     pub fn redacted(&self) -> String {
         match self {
             DatabaseUrl::Sqlite(p) => format!("sqlite:{}", p.display()),
-            DatabaseUrl::Postgres(u) => {
-                let Some((scheme, rest)) = u.split_once("://") else { return u.clone() };
-                match rest.split_once('@') {
-                    Some((auth, host)) => {
-                        let user = auth.split_once(':').map(|(u, _)| u).unwrap_or(auth);
-                        format!("{scheme}://{user}:***@{host}")
-                    }
-                    None => u.clone(),
-                }
-            }
+            DatabaseUrl::Postgres(u) => redact_postgres(u),
         }
     }
+}
+
+/// A PostgreSQL URL with its password hidden, wherever it is given: after the user (the last
+/// `@` ends it, so a password holding `@` is hidden whole) or as a query parameter
+/// (`?password=`, `sslpassword=`). A URL that does not parse is not shown at all.
+fn redact_postgres(u: &str) -> String {
+    let Ok(mut url) = url::Url::parse(u) else {
+        return "postgres://(address hidden: it does not parse as a URL)".into();
+    };
+    if url.password().is_some() {
+        let _ = url.set_password(Some("***"));
+    }
+    if url.query().is_some() {
+        let pairs: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(k, v)| {
+                let secret = k.to_ascii_lowercase().contains("password");
+                (k.into_owned(), if secret { "***".into() } else { v.into_owned() })
+            })
+            .collect();
+        url.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    url.to_string()
 }
 
 impl fmt::Display for DatabaseUrl {
@@ -175,6 +189,11 @@ mod tests {
         assert_eq!("sqlite:rel.db".parse::<DatabaseUrl>().unwrap(), DatabaseUrl::Sqlite("rel.db".into()));
         let pg: DatabaseUrl = "postgres://mneme:secret@127.0.0.1:5433/db".parse().unwrap();
         assert_eq!(pg.redacted(), "postgres://mneme:***@127.0.0.1:5433/db");
+        // A password holding `@`, or given as a parameter, is hidden whole.
+        let pg: DatabaseUrl = "postgres://u:p@ss@db.internal/x?sslmode=require&password=s3cret".parse().unwrap();
+        let shown = pg.redacted();
+        assert!(!shown.contains("ss@") && !shown.contains("s3cret"), "{shown}");
+        assert_eq!(shown, "postgres://u:***@db.internal/x?sslmode=require&password=***");
         assert!("mysql://x".parse::<DatabaseUrl>().is_err());
         assert!("sqlite:".parse::<DatabaseUrl>().is_err());
     }

@@ -189,7 +189,9 @@ impl From<WriteError> for ApiError {
                 retry_after: Some(1),
                 ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "contended", e.to_string())
             },
-            WriteError::LeadRequired { .. } => ApiError::new(StatusCode::FORBIDDEN, "lead_required", e.to_string()),
+            WriteError::LeadRequired { .. } | WriteError::RemovedByLead { .. } => {
+                ApiError::new(StatusCode::FORBIDDEN, "lead_required", e.to_string())
+            }
             WriteError::NoSuchEntry { .. } => ApiError::new(StatusCode::NOT_FOUND, "entry_not_found", e.to_string()),
             WriteError::Store(s) => s.into(),
         }

@@ -101,6 +101,8 @@ pub enum WriteError {
     Contended,
     #[error("Only a lead can remove {key:?} for everyone. Restore the file (the next pull brings it back) or ask a lead to remove it.")]
     LeadRequired { key: String },
+    #[error("A lead removed {key:?} for everyone, and only a lead can bring it back. Save the text under another name, or ask a lead to restore it.")]
+    RemovedByLead { key: String },
     #[error("There is no entry {key:?} to purge.")]
     NoSuchEntry { key: String },
     #[error(transparent)]
@@ -372,6 +374,12 @@ fn plan(view: &WriteView, ops: &[Op], permission: Permission) -> Result<Plan, Wr
             Op::Upsert { key, content } => {
                 let checksum = entry_checksum(content);
                 let was_live = matches!(state.get(key.as_str()), Some((_, false)));
+                // Bringing back what a lead removed is a lead's decision too: a member's write
+                // would otherwise undo the removal for everyone. (Honest clients never send a
+                // removed key; `push.rs` leaves tombstoned keys out.)
+                if matches!(state.get(key.as_str()), Some((_, true))) && permission != Permission::Lead {
+                    return Err(WriteError::RemovedByLead { key: key.clone() });
+                }
                 if matches!(state.get(key.as_str()), Some((c, false)) if *c == checksum) {
                     continue;
                 }

@@ -383,6 +383,13 @@ async fn leads_audit_roll_back_and_remove_members_only_read() {
         assert!(other.versions[0].deleted);
         assert_eq!(other.versions[0].content, "o");
         assert_eq!(other.versions[0].author.as_deref(), Some("lena"));
+        // A member cannot undo the removal by writing the key again; a lead can.
+        let res = h.put(&member, REPO, json!({"entries": {"other.md": "back"}}), None).await;
+        assert_eq!(res.status(), StatusCode::FORBIDDEN);
+        let body = res.text().await.unwrap();
+        assert!(body.contains("lead_required") && body.contains("only a lead can bring it back"), "{body}");
+        let data: TeamMemoryData = h.get(&member, REPO).await.json().await.unwrap();
+        assert!(!data.content.entries.contains_key("other.md"));
         // A rollback to before the removal restores it.
         let res = h.request(Method::POST, &rollback_url, &lead).json(&json!({"key": "other.md", "version": 2})).send().await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);

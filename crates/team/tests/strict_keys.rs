@@ -1,7 +1,7 @@
 //! Mneme's strict canonical key policy (`check_strict_key`): every class of key it refuses,
 //! each of which Claude Code's own check accepts, and the keys it must keep accepting.
 
-use mneme_team::keys::{check_strict_key, validate_team_mem_key, StrictKeyError, MAX_COMPONENT_BYTES, MAX_KEY_BYTES};
+use mneme_team::keys::{check_strict_key, validate_team_mem_key, StrictKeyError, MAX_COMPONENT_BYTES, MAX_KEY_BYTES, MAX_KEY_DEPTH};
 
 fn team() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
@@ -42,8 +42,8 @@ fn accepts_ordinary_keys() {
         assert_eq!(check_strict_key(key), Ok(()), "{key:?}");
     }
     assert_eq!(check_strict_key(&format!("{}.md", "a".repeat(MAX_COMPONENT_BYTES - 3))), Ok(()));
-    let long = format!("{}/x.md", vec!["b".repeat(200); 19].join("/"));
-    assert!(long.len() <= MAX_KEY_BYTES);
+    let long = format!("{}/x.md", vec!["b".repeat(30); 15].join("/"));
+    assert!(long.len() <= MAX_KEY_BYTES && long.split('/').count() == MAX_KEY_DEPTH);
     assert_eq!(check_strict_key(&long), Ok(()));
 }
 
@@ -112,9 +112,14 @@ fn refuses_over_long_components_and_paths() {
     refused(&format!("{}.md", "a".repeat(MAX_COMPONENT_BYTES - 2)), |e| matches!(e, StrictKeyError::ComponentTooLong { .. }));
     // 128 two-byte characters and ".md": 259 bytes in one component.
     refused(&format!("{}.md", "é".repeat(128)), |e| matches!(e, StrictKeyError::ComponentTooLong { .. }));
-    let long = format!("{}/x.md", vec!["d".repeat(100); 41].join("/"));
+    let long = format!("{}/x.md", vec!["d".repeat(100); 6].join("/"));
     assert!(long.len() > MAX_KEY_BYTES);
     assert!(matches!(check_strict_key(&long), Err(StrictKeyError::TooLong(n)) if n == long.len()));
+    // Deep but short: 500 levels of one letter fit in 1,004 bytes, past macOS's path limit
+    // under any team folder.
+    let deep = format!("{}x.md", "a/".repeat(MAX_KEY_DEPTH));
+    assert!(deep.len() <= MAX_KEY_BYTES);
+    assert!(matches!(check_strict_key(&deep), Err(StrictKeyError::TooDeep(n)) if n == MAX_KEY_DEPTH + 1));
 }
 
 #[test]

@@ -55,7 +55,9 @@ fn walk(root: &Path, dir: &Path, out: &mut LocalFiles) -> Result<(), SyncError> 
     let listing = match fs::read_dir(dir) {
         Ok(l) => l,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+        // A folder that cannot be listed (no permission; a path too long for the system, which
+        // a teammate's deep key can plant) is left out, and its absence deletes nothing.
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied || e.raw_os_error() == Some(rustix::io::Errno::NAMETOOLONG.raw_os_error()) => {
             out.trusted = false;
             return Ok(());
         }
@@ -140,6 +142,28 @@ const ENOTDIR: i32 = 20;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A folder nested past the system's path limit (a deep key a teammate or a server
+    /// planted) is left out of the listing, which is then not trusted for deletions, instead
+    /// of failing every push.
+    #[test]
+    fn a_folder_past_the_path_limit_is_left_out_not_fatal() {
+        use rustix::fs::{mkdirat, openat, Mode, OFlags};
+        let tmp = tempfile::tempdir().unwrap();
+        let team = tmp.path().join("team");
+        fs::create_dir_all(&team).unwrap();
+        fs::write(team.join("ok.md"), "text").unwrap();
+        // Created one level at a time, relative to the last: no absolute path is ever formed.
+        let mut dir = openat(rustix::fs::CWD, &team, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+        let name = "d".repeat(200);
+        for _ in 0..25 {
+            mkdirat(&dir, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+            dir = openat(&dir, name.as_str(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+        }
+        let local = read_local(&team).unwrap();
+        assert!(local.entries.contains_key("ok.md"));
+        assert!(!local.trusted, "part of the folder was not listed");
+    }
 
     /// A push leaves out files whose names break the strict key policy, saying why, and
     /// still counts them as present (so they are not taken for deletions).
