@@ -293,7 +293,10 @@ pub struct TeamVersion {
 #[serde(rename_all = "camelCase")]
 pub struct TeamHistory {
     pub key: String,
+    /// The newest versions the server sends in one page (100).
     pub versions: Vec<TeamVersion>,
+    /// The server keeps older versions than these.
+    pub older_not_shown: bool,
     /// The file in `team/` now, when there is one.
     pub local: Option<String>,
 }
@@ -819,7 +822,7 @@ impl Mneme {
         // Newest first: the version before each one is the next in the list.
         let versions =
             h.versions.iter().enumerate().map(|(i, v)| version(v, h.versions.get(i + 1), local.as_deref())).collect();
-        Ok(TeamHistory { key: h.key, versions, local })
+        Ok(TeamHistory { key: h.key, versions, older_not_shown: h.more_before.is_some(), local })
     }
 
     /// Makes `key` what it was at `version` for everyone (lead only), then pulls it here.

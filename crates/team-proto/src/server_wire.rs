@@ -114,9 +114,19 @@ pub struct RepoAccess {
 pub struct HistoryResponse {
     pub repo: String,
     pub key: String,
-    /// Newest first.
+    /// Newest first; at most the page asked for (`limit`, 100 by default).
     pub versions: Vec<EntryVersion>,
+    /// When older versions exist: the version to pass as `before` for the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_before: Option<u64>,
 }
+
+/// The versions one history request returns when it does not say (`limit`).
+pub const HISTORY_PAGE: u64 = 100;
+
+/// The most one history request returns: each version carries its whole content (up to
+/// 250,000 bytes), so an unbounded list could make the server hold gigabytes per request.
+pub const MAX_HISTORY_PAGE: u64 = 500;
 
 /// One change to one key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

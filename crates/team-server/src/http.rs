@@ -20,7 +20,7 @@ use governor::clock::{Clock as _, DefaultClock};
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
 use mneme_team_proto::server_wire::{
-    EntryVersion, HashesWithTombstones, HistoryResponse, LatestEntry, LatestResponse, MeResponse, PurgeRequest, RepoAccess, RepoRole,
+    EntryVersion, HashesWithTombstones, HistoryResponse, LatestEntry, HISTORY_PAGE, MAX_HISTORY_PAGE, LatestResponse, MeResponse, PurgeRequest, RepoAccess, RepoRole,
     RollbackRequest, SignIn, SignInsResponse,
 };
 use mneme_team_proto::wire::{
@@ -328,6 +328,10 @@ struct RepoQuery {
     repo: Option<String>,
     view: Option<String>,
     key: Option<String>,
+    /// History paging: versions older than this one.
+    before: Option<u64>,
+    /// History paging: at most this many versions.
+    limit: Option<u64>,
 }
 
 impl RepoQuery {
@@ -541,10 +545,17 @@ async fn history(
     let q = query(q)?;
     let (_, repo, _) = authorize(&app, &headers, q.repo()?).await?;
     let key = q.key()?;
-    let versions = app
-        .store()
-        .history(repo.id, key)
-        .await?
+    let limit = q.limit.unwrap_or(HISTORY_PAGE);
+    if limit == 0 || limit > MAX_HISTORY_PAGE {
+        return Err(ApiError::bad_request(format!("limit must be from 1 to {MAX_HISTORY_PAGE}; page with before=VERSION for more.")));
+    }
+    let before = q.before.map_or(i64::MAX, |b| i64::try_from(b).unwrap_or(i64::MAX));
+    // One more than asked for, to know whether older versions remain.
+    let mut rows = app.store().history(repo.id, key, before, (limit + 1) as i64).await?;
+    let more = rows.len() as u64 > limit;
+    rows.truncate(limit as usize);
+    let more_before = more.then(|| rows.last().map(|h| u64::try_from(h.version).unwrap_or(0))).flatten();
+    let versions = rows
         .into_iter()
         .map(|h| EntryVersion {
             version: u64::try_from(h.version).unwrap_or(0),
@@ -555,7 +566,7 @@ async fn history(
             content: h.content,
         })
         .collect();
-    Ok(Json(HistoryResponse { repo: repo.slug, key: key.to_string(), versions }))
+    Ok(Json(HistoryResponse { repo: repo.slug, key: key.to_string(), versions, more_before }))
 }
 
 async fn latest(

@@ -354,6 +354,18 @@ async fn leads_audit_roll_back_and_remove_members_only_read() {
         let seen: Vec<_> = history.versions.iter().map(|v| (v.version, v.author.as_deref(), v.content.as_str(), v.deleted)).collect();
         assert_eq!(seen, [(2, Some("lena"), "v2", false), (1, Some("mo"), "v1", false)]);
         assert_eq!(history.versions[1].time, "2026-11-29T15:00:00.000Z");
+        assert_eq!(history.more_before, None);
+        // Paged: one at a time, newest first, then the next page from where it stopped.
+        let page: HistoryResponse =
+            h.request(Method::GET, &format!("{history_url}&limit=1"), &member).send().await.unwrap().json().await.unwrap();
+        assert_eq!((page.versions.len(), page.versions[0].version, page.more_before), (1, 2, Some(2)));
+        let next: HistoryResponse =
+            h.request(Method::GET, &format!("{history_url}&limit=1&before=2"), &member).send().await.unwrap().json().await.unwrap();
+        assert_eq!((next.versions.len(), next.versions[0].version, next.more_before), (1, 1, None));
+        for bad in ["0", "501"] {
+            let res = h.request(Method::GET, &format!("{history_url}&limit={bad}"), &member).send().await.unwrap();
+            assert_eq!(res.status(), StatusCode::BAD_REQUEST, "limit={bad}");
+        }
         assert_eq!(history.versions[0].checksum, entry_checksum("v2"));
 
         // Rolling back and removing are for leads.

@@ -666,7 +666,7 @@ async fn pruning_history_frees_old_versions_and_keeps_what_teammates_pull() {
         let stored = || async { store.repo_by_slug(REPO).await.unwrap().unwrap().history_bytes };
         let versions = |key: &'static str| {
             let store = &store;
-            async move { store.history(repo_id, key).await.unwrap().iter().map(|r| r.content.clone()).collect::<Vec<_>>() }
+            async move { store.history(repo_id, key, i64::MAX, i64::MAX).await.unwrap().iter().map(|r| r.content.clone()).collect::<Vec<_>>() }
         };
         // Day 0: a.md and c.md; day 10: a.md edited, c.md removed (its tombstone keeps the
         // text); day 20: a.md edited again (a fresh token each time: an hour's has expired).

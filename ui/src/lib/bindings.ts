@@ -1857,7 +1857,10 @@ export type TeamFileStatus =
 /**  A key's history, newest first, with the local copy to compare against. */
 export type TeamHistory = {
 	key: string,
+	/**  The newest versions the server sends in one page (100). */
 	versions: TeamVersion[],
+	/**  The server keeps older versions than these. */
+	olderNotShown: boolean,
 	/**  The file in `team/` now, when there is one. */
 	local: string | null,
 };

@@ -376,7 +376,8 @@ pub trait Store: Send + Sync {
     /// One key's current state (without content), `None` when it never existed.
     async fn entry(&self, repo_id: i64, key: &str) -> Result<Option<EntryState>, StoreError>;
     /// Newest first.
-    async fn history(&self, repo_id: i64, key: &str) -> Result<Vec<HistoryRow>, StoreError>;
+    /// A key's versions older than `before`, newest first, at most `limit` of them.
+    async fn history(&self, repo_id: i64, key: &str, before: i64, limit: i64) -> Result<Vec<HistoryRow>, StoreError>;
     async fn history_version(&self, repo_id: i64, key: &str, version: i64) -> Result<Option<HistoryRow>, StoreError>;
     /// Every key's newest history row (tombstones included) in one query, sorted by key in
     /// byte order: what the Team screen lists, without one history request per key.

@@ -880,14 +880,16 @@ impl Store for SqlStore {
         Ok(row.as_ref().map(EntryState::from_row).transpose()?)
     }
 
-    async fn history(&self, repo_id: i64, key: &str) -> Result<Vec<HistoryRow>, StoreError> {
+    async fn history(&self, repo_id: i64, key: &str, before: i64, limit: i64) -> Result<Vec<HistoryRow>, StoreError> {
         let rows = sqlx::query(
             "SELECT h.version, h.checksum, u.name AS author, h.at_ms, h.deleted, h.content FROM entry_history h \
-             LEFT JOIN users u ON u.id = h.author_id WHERE h.repo_id = $1 AND h.entry_key = $2 \
-             ORDER BY h.version DESC",
+             LEFT JOIN users u ON u.id = h.author_id WHERE h.repo_id = $1 AND h.entry_key = $2 AND h.version < $3 \
+             ORDER BY h.version DESC LIMIT $4",
         )
         .bind(repo_id)
         .bind(key)
+        .bind(before)
+        .bind(limit)
         .fetch_all(&self.pool)
         .await?;
         Ok(rows.iter().map(HistoryRow::from_row).collect::<Result<_, _>>()?)
