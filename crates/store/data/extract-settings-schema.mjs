@@ -170,7 +170,7 @@ function ruleOf(text, aliases) {
   const args = splitArgs(c.args);
   if (kind === "record") {
     // A record is an object whatever its keys and values hold.
-    if (args.length !== 2) return { unchecked: true };
+    if (args.length !== 2 && args.length !== 3) return { unchecked: true };
     kind = "object";
     args.length = 0;
     args.push("{}");
@@ -267,7 +267,7 @@ function learnAliases(list) {
   }
   // An object schema is a constructor called with one object literal of fields, an enum one
   // called with one array of strings, a record one called with a string schema and another
-  // schema; a name used more than one way is none of them. A single name as the argument
+  // schema (and perhaps its options); a name used more than one way is none of them. A single name as the argument
   // (a shape or a list defined elsewhere) fits any of them.
   const shapes = new Map();
   const note = (base, shape) => shapes.set(base, (shapes.get(base) ?? new Set()).add(shape));
@@ -279,7 +279,9 @@ function learnAliases(list) {
     if (args.length === 1 && /^[A-Za-z_$][\w$]*$/.test(args[0])) note(c.base, "neutral");
     else if (args.length === 1 && args[0].startsWith("{")) note(c.base, "object");
     else if (args.length === 1 && stringList(args[0])) note(c.base, "enum");
-    else if (args.length === 2 && stringAlias && args[0] === `${stringAlias}()`) note(c.base, "record");
+    // z.record(keys, values) or z.record(keys, values, {error: …}).
+    else if ((args.length === 2 || (args.length === 3 && args[2].startsWith("{"))) && stringAlias && args[0].startsWith(`${stringAlias}()`))
+      note(c.base, "record");
     else note(c.base, "other");
   }
   for (const seen of shapes.values()) seen.delete("neutral");
