@@ -119,6 +119,9 @@ pub struct ServerConfig {
     /// How long a request may take to send its whole body (a byte every few seconds would
     /// otherwise hold the connection for ever); answered 408.
     pub body_read_timeout: Duration,
+    /// How many request bodies the server holds in memory at once (they are read before the
+    /// token is checked); more wait a moment, then get 503.
+    pub max_bodies_in_memory: usize,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -141,6 +144,7 @@ impl fmt::Debug for ServerConfig {
             .field("sign_in_limits", &self.sign_in_limits)
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
+            .field("max_bodies_in_memory", &self.max_bodies_in_memory)
             .finish_non_exhaustive()
     }
 }
@@ -152,6 +156,9 @@ pub const DEFAULT_MAX_ENTRIES: u64 = 100_000;
 pub const DEFAULT_MAX_REPO_BYTES: u64 = 1 << 30;
 /// 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 4 * 1024 * 1024;
+
+/// 64 bodies of up to 4 MiB: at most 256 MiB held for requests being read or handled.
+pub const DEFAULT_MAX_BODIES_IN_MEMORY: usize = 64;
 
 impl ServerConfig {
     pub fn new(database: DatabaseUrl) -> ServerConfig {
@@ -173,6 +180,7 @@ impl ServerConfig {
             header_read_timeout: Duration::from_secs(10),
             // 4 MiB in 30 s is about 1 Mbit/s: slower than any client that means it.
             body_read_timeout: Duration::from_secs(30),
+            max_bodies_in_memory: DEFAULT_MAX_BODIES_IN_MEMORY,
             clock: Arc::new(SystemClock),
         }
     }

@@ -44,6 +44,8 @@ pub(crate) struct AppState {
     limiter: Option<Limiter>,
     /// Attempt limits and the hashing cap for sign-in.
     pub sign_in: crate::limits::SignInGuard,
+    /// Requests whose body is held in memory at once ([`ServerConfig::max_bodies_in_memory`]).
+    bodies: tokio::sync::Semaphore,
 }
 
 impl AppState {
@@ -54,7 +56,8 @@ impl AppState {
             Some(RateLimiter::dashmap(quota))
         });
         let sign_in = crate::limits::SignInGuard::new(config.sign_in_limits);
-        AppState { memory, config, base_url, limiter, sign_in }
+        let bodies = tokio::sync::Semaphore::new(config.max_bodies_in_memory.max(1));
+        AppState { memory, config, base_url, limiter, sign_in, bodies }
     }
 
     pub fn now_ms(&self) -> i64 {
@@ -86,14 +89,41 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
+/// How long a request with a body waits for its turn when the server holds as many as it may.
+const BODY_PERMIT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Reads every request's body, up to the largest the server takes, within
 /// `body_read_timeout`; the handlers then read it from memory. Hyper's header timeout ends
 /// once the headers are in, and a client sending one byte of body every few seconds would
 /// otherwise keep its connection (and a task) for as long as it liked, signed in or not.
+///
+/// The body is read before anyone is signed in (the handler checks the token), so how many
+/// bodies are held at once is capped: past the cap a request waits a moment, then is turned
+/// away (503, Retry-After), and the memory many slow or large requests could take is bounded
+/// by `max_bodies_in_memory` × `max_body_bytes` whoever sends them.
 async fn read_body_in_time(State(app): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
+    let empty = axum::body::HttpBody::size_hint(&body).upper() == Some(0);
+    let _permit = if empty {
+        None
+    } else {
+        match tokio::time::timeout(BODY_PERMIT_WAIT, app.bodies.acquire()).await {
+            Ok(Ok(permit)) => Some(permit),
+            _ => {
+                let mut res = ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "busy",
+                    "The server is reading as many requests as it holds at once. Try again in a moment.",
+                )
+                .into_response();
+                res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(5));
+                return res;
+            }
+        }
+    };
     let limit = usize::try_from(app.config.max_body_bytes).unwrap_or(usize::MAX);
     match tokio::time::timeout(app.config.body_read_timeout, axum::body::to_bytes(body, limit)).await {
+        // The permit is kept until the answer is made: the handler holds the body till then.
         Ok(Ok(bytes)) => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
         Ok(Err(_)) => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,

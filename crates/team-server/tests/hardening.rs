@@ -456,6 +456,35 @@ async fn a_connection_that_sends_its_headers_slowly_is_dropped() {
     h.shutdown().await;
 }
 
+/// Bodies are read before the token is checked, so only so many are held at once: with room
+/// for one, a second request with a body is turned away (503, Retry-After) while the first is
+/// still arriving, and requests without a body are not held up.
+#[tokio::test]
+async fn bodies_held_at_once_are_capped() {
+    use tokio::io::AsyncWriteExt;
+    fn one(c: &mut ServerConfig) {
+        c.max_bodies_in_memory = 1;
+        c.body_read_timeout = Duration::from_secs(20);
+    }
+    let db = databases().await.remove(0);
+    let h = Harness::start(db, one).await;
+    let mut slow = tokio::net::TcpStream::connect(h.server.addr()).await.unwrap();
+    let head = "POST /oauth/device/code HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 8000\r\n\r\na";
+    slow.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let res = h.http.post(h.url("/oauth/device/code")).body("client_id=x").send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(res.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string()).as_deref(), Some("5"));
+    assert!(res.text().await.unwrap().contains("\"busy\""));
+    assert_eq!(h.http.get(h.url("/healthz")).send().await.unwrap().status(), StatusCode::OK);
+    // Once the slow request is gone, bodies are read again.
+    drop(slow);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let res = h.http.post(h.url("/oauth/device/code")).body("client_id=x").send().await.unwrap();
+    assert_ne!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    h.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_request_that_sends_its_body_slowly_is_answered_408() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
