@@ -7,6 +7,7 @@
 use crate::providers::ProviderChoice;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_core::text::iso_date as iso;
+use mneme_dream::gate::ClaudeCodeOffer;
 use mneme_dream::{
     DreamError, DreamMode, DreamRecord, DreamStatus, DreamSummary, DreamTarget, Dreams, Enablement, Engine, FileChange,
     Gate, GateStatus, RunOptions, Trigger,
@@ -138,6 +139,12 @@ pub struct DreamGates {
     pub enabled_explanation: String,
     /// The settings source that set `autoDreamEnabled` to false, when one did.
     pub auto_dream_source: Option<String>,
+    /// Whether Claude Code itself dreams for this account at all (its server flag offers
+    /// auto dream), whatever the setting says; `None` when Mneme cannot tell. Mneme's own
+    /// background dreams follow the setting.
+    pub claude_code_offers: Option<bool>,
+    /// Why Claude Code does not dream here, or why that cannot be told; `None` when it does.
+    pub offer_note: Option<String>,
     /// The lock file's mtime: when this folder was last consolidated (`None`: never).
     pub last_consolidated_ms: Option<i64>,
     pub hours_since: Option<f64>,
@@ -684,7 +691,13 @@ impl Mneme {
     /// The folder's dream target and gate 0, resolved like every other screen's folder (the
     /// same settings sources, the same memory folder).
     fn dream_target(&self, req: &ContextRequest) -> Result<(DreamTarget, Enablement), ApiError> {
+        Ok(self.dream_target_and_offer(req)?.0)
+    }
+
+    /// [`Self::dream_target`], and whether Claude Code itself offers auto dream here.
+    fn dream_target_and_offer(&self, req: &ContextRequest) -> Result<((DreamTarget, Enablement), ClaudeCodeOffer), ApiError> {
         let r = self.resolve(req)?;
+        let offer = mneme_dream::gate::claude_code_offer(&r.session_env, &r.options.profile);
         let mut target = DreamTarget {
             memory_dir: r.memdir.clone(),
             transcript_dir: mneme_store::paths::transcript_dir(&r.session_env, &r.cwd),
@@ -697,7 +710,7 @@ impl Mneme {
             target.memory_dir = self.agent_memory(&r.cwd, &r.settings, agent)?.dir;
         }
         let enabled = mneme_dream::gate::enablement(&r.session_env, &r.settings, false);
-        Ok((target, enabled))
+        Ok(((target, enabled), offer))
     }
 
     fn memory_dir_for_dreams(&self, req: &ContextRequest) -> Result<PathBuf, ApiError> {
@@ -707,7 +720,26 @@ impl Mneme {
     /// The gates of the project's memory folder as they stand, its dream mode and how many
     /// dreams wait for approval. Changes nothing.
     pub fn dream_status(&self, req: &ContextRequest) -> Result<DreamGates, ApiError> {
-        let (target, enabled) = self.dream_target(req)?;
+        let ((target, enabled), offer) = self.dream_target_and_offer(req)?;
+        let (claude_code_offers, offer_note) = match offer {
+            ClaudeCodeOffer::Offered => (Some(true), None),
+            ClaudeCodeOffer::NotOffered => (
+                Some(false),
+                Some(
+                    "Claude Code itself will not dream for this account: its server flag for auto dream (as last cached in \
+                     ~/.claude.json) does not offer it, whatever autoDreamEnabled says. Mneme's own background dreams follow the setting above."
+                        .to_string(),
+                ),
+            ),
+            ClaudeCodeOffer::Unknown => (
+                None,
+                Some(
+                    "Claude Code offers auto dream to this account only if its team memory holds content on Anthropic's server, \
+                     which Mneme cannot see (the server flag for auto dream does not offer it). Mneme's own background dreams follow the setting above."
+                        .to_string(),
+                ),
+            ),
+        };
         let d = self.dreams();
         let s = d.status(&target, &enabled);
         let mode = d.mode(&target.memory_dir)?;
@@ -722,6 +754,8 @@ impl Mneme {
             off_reason,
             enabled_explanation: explanation,
             auto_dream_source,
+            claude_code_offers,
+            offer_note,
             last_consolidated_ms: s.last_consolidated_at_ms,
             hours_since: s.hours_since,
             min_hours: s.min_hours,

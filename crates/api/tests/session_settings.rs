@@ -217,3 +217,30 @@ fn an_unset_auto_dream_follows_the_cached_server_flag() {
     user_settings(&t, r#"{"autoDreamEnabled": false}"#);
     assert!(!m.dream_status(&req).unwrap().enabled);
 }
+
+/// Claude Code dreams only for an account its server flag offers auto dream to, whatever
+/// autoDreamEnabled says; 2.1.101 to 2.1.209 also where team memory holds content on the
+/// server, which Mneme cannot see. The Dreams screen says so beside the setting.
+#[test]
+fn whether_claude_code_itself_offers_auto_dream() {
+    let t = TestHome::new();
+    let repo = t.git_repo("repo");
+    let m = mneme(&t);
+    user_settings(&t, r#"{"autoDreamEnabled": true}"#);
+    let at = |release: &str| ContextRequest { cwd: repo.clone(), claude_version: Some(release.parse().unwrap()), ..Default::default() };
+    let gates = m.dream_status(&at("2.1.332")).unwrap();
+    assert!(gates.enabled, "Mneme's own dreams follow the setting");
+    assert_eq!(gates.claude_code_offers, Some(false));
+    assert!(gates.offer_note.as_deref().is_some_and(|n| n.contains("will not dream for this account")), "{:?}", gates.offer_note);
+    // Team memory on (its cached flag): 2.1.150 may offer it, 2.1.100 and 2.1.210 do not.
+    t.write(t.env.global_config_path(), r#"{"cachedGrowthBookFeatures": {"tengu_herring_clock": true}}"#);
+    assert_eq!(m.dream_status(&at("2.1.150")).unwrap().claude_code_offers, None);
+    assert_eq!(m.dream_status(&at("2.1.100")).unwrap().claude_code_offers, Some(false));
+    assert_eq!(m.dream_status(&at("2.1.210")).unwrap().claude_code_offers, Some(false));
+    // Offered by the flag: every release.
+    t.write(t.env.global_config_path(), r#"{"cachedGrowthBookFeatures": {"tengu_onyx_plover": {"available": true}}}"#);
+    for release in ["2.1.100", "2.1.150", "2.1.332"] {
+        let gates = m.dream_status(&at(release)).unwrap();
+        assert_eq!((gates.claude_code_offers, gates.offer_note), (Some(true), None), "{release}");
+    }
+}

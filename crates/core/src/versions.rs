@@ -437,6 +437,11 @@ pub struct Profile {
     /// `env` block), is the auto-memory index instead of MEMORY.md's text: truncated as the file
     /// is, nothing else done to it, and an empty value loads no index. Older releases ignore it.
     pub memory_index_from_env: bool,
+    /// Auto dream is offered (and, with `autoDreamEnabled` unset, on) not only to accounts the
+    /// cached server flag `tengu_onyx_plover` marks, but also in a session whose team memory
+    /// holds content on Anthropic's server: 2.1.101 to 2.1.209. Before and after, the flag alone
+    /// decides whether Claude Code dreams at all.
+    pub dream_offered_by_team_memory: bool,
     /// With `CLAUDE_MEMORY_STORES` set to anything but blanks (from the shell or a settings
     /// file's `env` block), MEMORY.md is not loaded at start: Claude Code recalls memories turn
     /// by turn instead, as its `tengu_moth_copse` flag makes it do. Older releases load it.
@@ -597,6 +602,9 @@ pub enum Change {
     MemoryStoresSkipIndex,
     /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT` stands in for MEMORY.md.
     MemoryIndexFromEnv,
+    /// Auto dream is offered where team memory holds content, too (`true`), or again by the
+    /// server flag alone (`false`).
+    DreamOfferedByTeamMemory(bool),
     /// The agent's Read warns of an empty file where it had said "shorter than the offset".
     ReadEmptyFileWarns,
     /// The agent's Grep and Glob fail with ripgrep's message where they had found nothing.
@@ -680,6 +688,7 @@ impl Change {
             Change::BashReadOnly(tables) => p.bash_read_only = tables,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
             Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
+            Change::DreamOfferedByTeamMemory(on) => p.dream_offered_by_team_memory = on,
             Change::ReadEmptyFileWarns => p.read_empty_file_warns = true,
             Change::SearchesReportRefusedInput => p.searches_report_refused_input = true,
             Change::SearchPathCheckedWhenRun => p.search_path_checked_when_run = true,
@@ -758,6 +767,7 @@ pub const BASELINE: Profile = Profile {
     grep_only_matching: false,
     memory_stores_skip_index: false,
     memory_index_from_env: false,
+    dream_offered_by_team_memory: false,
 };
 
 /// The recall selector up to 2.1.146.
@@ -785,6 +795,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 84), Change::RefusesMissingComposedCwd),
     (ClaudeVersion::new(2, 1, 90), Change::RecallRelevanceNote),
     (ClaudeVersion::new(2, 1, 91), Change::RecallDialogue),
+    (ClaudeVersion::new(2, 1, 101), Change::DreamOfferedByTeamMemory(true)),
     (ClaudeVersion::new(2, 1, 113), Change::BunBinary),
     (ClaudeVersion::new(2, 1, 117), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 117)))),
     (ClaudeVersion::new(2, 1, 121), Change::MemoryDirFromUserLevelOnly),
@@ -821,6 +832,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 208), Change::ReadEmptyFileWarns),
     (ClaudeVersion::new(2, 1, 208), Change::SearchesReportRefusedInput),
     (ClaudeVersion::new(2, 1, 210), Change::RecallSelector(RECALL_SELECTOR_2_1_210)),
+    (ClaudeVersion::new(2, 1, 210), Change::DreamOfferedByTeamMemory(false)),
     (ClaudeVersion::new(2, 1, 211), Change::LocalSettingsFromRepoRoot),
     (ClaudeVersion::new(2, 1, 211), Change::ProjectRulesNeedProjectSource),
     (ClaudeVersion::new(2, 1, 213), Change::MemoryScanSkipsTeamSubfolders),

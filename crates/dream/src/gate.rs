@@ -156,13 +156,45 @@ pub const SERVER_FLAG_ON: &str =
 /// reads it from the global config's `cachedGrowthBookFeatures`, 2.1.332 also from
 /// `cachedFeatureFlags`). With the setting unset, that flag is the default.
 pub fn server_flag_enables_dream(env: &Environment) -> bool {
-    let Ok(Some(cfg)) = paths::read_global_config(env) else { return false };
-    ["cachedGrowthBookFeatures", "cachedFeatureFlags"]
-        .iter()
-        .find_map(|k| cfg.get(*k).and_then(|flags| flags.get("tengu_onyx_plover")))
-        .and_then(|flag| flag.get("enabled"))
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false)
+    cached_feature(env, "tengu_onyx_plover").is_some_and(|flag| flag.get("enabled") == Some(&serde_json::Value::Bool(true)))
+}
+
+/// A server flag's value as Claude Code last cached it in the global config.
+fn cached_feature(env: &Environment, name: &str) -> Option<serde_json::Value> {
+    let Ok(Some(cfg)) = paths::read_global_config(env) else { return None };
+    ["cachedGrowthBookFeatures", "cachedFeatureFlags"].iter().find_map(|k| cfg.get(*k).and_then(|flags| flags.get(name)).cloned())
+}
+
+/// Whether Claude Code itself dreams for this account at all, whatever `autoDreamEnabled`
+/// says (Mneme's own scheduler follows the setting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ClaudeCodeOffer {
+    /// The cached server flag (`tengu_onyx_plover`) offers auto dream: `enabled` or `available`.
+    Offered,
+    /// It does not (or was never cached: an account that has not run Claude Code online).
+    NotOffered,
+    /// The flag does not, but the release also offers it in a session whose team memory holds
+    /// content on Anthropic's server, which Mneme cannot see, and team memory may be on here.
+    Unknown,
+}
+
+/// [`ClaudeCodeOffer`] for the release `profile` describes.
+pub fn claude_code_offer(env: &Environment, profile: &mneme_core::Profile) -> ClaudeCodeOffer {
+    let flag = cached_feature(env, "tengu_onyx_plover");
+    let marked = |k: &str| flag.as_ref().and_then(|f| f.get(k)) == Some(&serde_json::Value::Bool(true));
+    if marked("enabled") || marked("available") {
+        return ClaudeCodeOffer::Offered;
+    }
+    // 2.1.101-2.1.209 also offer it where team memory is on (memory stores, or its own flag)
+    // and the session found content on the server.
+    let team_memory = env.var("CLAUDE_MEMORY_STORES").is_some_and(|v| !v.trim().is_empty())
+        || cached_feature(env, "tengu_herring_clock") == Some(serde_json::Value::Bool(true));
+    if profile.dream_offered_by_team_memory && team_memory {
+        ClaudeCodeOffer::Unknown
+    } else {
+        ClaudeCodeOffer::NotOffered
+    }
 }
 
 /// `listSessionsTouchedSince(lastAt)` minus the current session: session ids (UUID-named

@@ -568,6 +568,14 @@ export type DreamGates = {
 	enabledExplanation: string,
 	/**  The settings source that set `autoDreamEnabled` to false, when one did. */
 	autoDreamSource: string | null,
+	/**
+	 *  Whether Claude Code itself dreams for this account at all (its server flag offers
+	 *  auto dream), whatever the setting says; `None` when Mneme cannot tell. Mneme's own
+	 *  background dreams follow the setting.
+	 */
+	claudeCodeOffers: boolean | null,
+	/**  Why Claude Code does not dream here, or why that cannot be told; `None` when it does. */
+	offerNote: string | null,
 	/**  The lock file's mtime: when this folder was last consolidated (`None`: never). */
 	lastConsolidatedMs: number | null,
 	hoursSince: number | null,
