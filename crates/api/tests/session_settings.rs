@@ -213,6 +213,14 @@ fn an_unset_auto_dream_follows_the_cached_server_flag() {
     t.write(t.env.global_config_path(), r#"{"cachedGrowthBookFeatures": {"tengu_onyx_plover": {"enabled": true, "minHours": 24}}}"#);
     let gates = m.dream_status(&req).unwrap();
     assert!(gates.enabled && gates.enabled_explanation.contains("server flag"), "{}", gates.enabled_explanation);
+    assert_eq!((gates.min_hours, gates.min_sessions), (24.0, 5));
+    // The same flag's thresholds count, each checked as Claude Code checks it.
+    t.write(t.env.global_config_path(), r#"{"cachedGrowthBookFeatures": {"tengu_onyx_plover": {"enabled": true, "minHours": 6, "minSessions": 2}}}"#);
+    let gates = m.dream_status(&req).unwrap();
+    assert_eq!((gates.min_hours, gates.min_sessions), (6.0, 2));
+    t.write(t.env.global_config_path(), r#"{"cachedGrowthBookFeatures": {"tengu_onyx_plover": {"enabled": true, "minHours": -1, "minSessions": "2"}}}"#);
+    let gates = m.dream_status(&req).unwrap();
+    assert_eq!((gates.min_hours, gates.min_sessions), (24.0, 5));
     // The user's own setting still wins.
     user_settings(&t, r#"{"autoDreamEnabled": false}"#);
     assert!(!m.dream_status(&req).unwrap().enabled);

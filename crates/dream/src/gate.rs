@@ -155,6 +155,14 @@ pub const SERVER_FLAG_ON: &str =
 /// Whether the auto-dream flag Claude Code last cached says `enabled` (every release checked
 /// reads it from the global config's `cachedGrowthBookFeatures`, 2.1.332 also from
 /// `cachedFeatureFlags`). With the setting unset, that flag is the default.
+/// The thresholds Claude Code takes from the same cached flag (`minHours`, `minSessions`),
+/// each validated as it does: a finite number above 0, else the default.
+pub fn server_flag_config(env: &Environment) -> DreamConfig {
+    let flag = cached_feature(env, "tengu_onyx_plover");
+    let number = |k: &str| flag.as_ref().and_then(|f| f.get(k)).and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN);
+    DreamConfig::new(number("minHours"), number("minSessions"))
+}
+
 pub fn server_flag_enables_dream(env: &Environment) -> bool {
     cached_feature(env, "tengu_onyx_plover").is_some_and(|flag| flag.get("enabled") == Some(&serde_json::Value::Bool(true)))
 }
@@ -288,17 +296,22 @@ pub enum Decision {
 /// process), so create one per background worker and keep it.
 #[derive(Debug, Default)]
 pub struct Scheduler {
-    config: DreamConfig,
+    config: Mutex<DreamConfig>,
     last_scan: Mutex<Option<SystemTime>>,
 }
 
 impl Scheduler {
     pub fn new(config: DreamConfig) -> Self {
-        Scheduler { config, last_scan: Mutex::new(None) }
+        Scheduler { config: Mutex::new(config), last_scan: Mutex::new(None) }
+    }
+
+    /// New thresholds (the server flag's, read again before each check), keeping the throttle.
+    pub fn set_config(&self, config: DreamConfig) {
+        *self.config.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = config;
     }
 
     pub fn config(&self) -> DreamConfig {
-        self.config
+        *self.config.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn last_scan(&self) -> Option<SystemTime> {
@@ -312,13 +325,14 @@ impl Scheduler {
     /// A scheduler tick: gates 0–3 in order, stopping at the first that fails. Passing the
     /// time gate records this scan for the throttle, as Claude Code does.
     pub fn check(&self, enabled: &Enablement, target: &DreamTarget, clock: &dyn Clock) -> Decision {
+        let config = self.config();
         if !enabled.is_on() {
             return Decision::Skip(Gate::Enabled);
         }
         let lock = ConsolidationLock::new(&target.memory_dir);
         let last_at = lock.last_consolidated_at();
         let now = clock.now();
-        if Self::hours_since(now, last_at) < self.config.min_hours {
+        if Self::hours_since(now, last_at) < config.min_hours {
             return Decision::Skip(Gate::Time);
         }
         {
@@ -334,7 +348,7 @@ impl Scheduler {
             *scan = Some(now);
         }
         let sessions = sessions_touched_since(&target.transcript_dir, last_at, target.current_session.as_deref());
-        if sessions.len() < self.config.min_sessions {
+        if sessions.len() < config.min_sessions {
             return Decision::Skip(Gate::Sessions);
         }
         Decision::Go { last_at, sessions }
@@ -342,6 +356,7 @@ impl Scheduler {
 
     /// The gates as they stand, for display; changes nothing.
     pub fn status(&self, enabled: &Enablement, target: &DreamTarget, clock: &dyn Clock) -> GateStatus {
+        let config = self.config();
         let now = clock.now();
         let lock = ConsolidationLock::new(&target.memory_dir);
         let last_at = lock.last_consolidated_at();
@@ -354,7 +369,7 @@ impl Scheduler {
             .and_then(|t| t.checked_add(SESSION_SCAN_INTERVAL))
             .filter(|until| ns_since_epoch(*until) > ns_since_epoch(now));
         let time_ok_at = last_at.map_or(i64::MIN, |t| {
-            ms_since_epoch(t).saturating_add((self.config.min_hours * 3.6e6).ceil() as i64)
+            ms_since_epoch(t).saturating_add((config.min_hours * 3.6e6).ceil() as i64)
         });
         let lock_free_at = if lock_state.held { lock_state.stale_at_ms.unwrap_or(i64::MIN) } else { i64::MIN };
         let next = [ms_since_epoch(now), time_ok_at, throttled_until.map_or(i64::MIN, ms_since_epoch), lock_free_at]
@@ -363,11 +378,11 @@ impl Scheduler {
             .unwrap_or_default();
         let blocked_by = if !enabled.is_on() {
             Some(Gate::Enabled)
-        } else if hours < self.config.min_hours {
+        } else if hours < config.min_hours {
             Some(Gate::Time)
         } else if throttled_until.is_some() {
             Some(Gate::Throttle)
-        } else if sessions.len() < self.config.min_sessions {
+        } else if sessions.len() < config.min_sessions {
             Some(Gate::Sessions)
         } else if lock_state.held {
             Some(Gate::Lock)
@@ -381,10 +396,10 @@ impl Scheduler {
             enabled_explanation: enabled.explanation(),
             last_consolidated_at_ms: last_at.map(ms_since_epoch),
             hours_since: last_at.map(|_| hours),
-            min_hours: self.config.min_hours,
+            min_hours: config.min_hours,
             sessions_since: sessions.len(),
             session_ids: sessions,
-            min_sessions: self.config.min_sessions,
+            min_sessions: config.min_sessions,
             lock: lock_state,
             throttled_until_ms: throttled_until.map(ms_since_epoch),
             next_eligible_at_ms: next,

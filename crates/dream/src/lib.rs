@@ -116,6 +116,9 @@ pub struct Dreams {
     clock: Arc<dyn Clock>,
     utc_offset_secs: i32,
     scheduler: Arc<Scheduler>,
+    /// Thresholds given by the caller ([`Dreams::with_config`]); otherwise the server flag's,
+    /// read again before each check.
+    config_fixed: bool,
 }
 
 fn system_time(ns: i128) -> SystemTime {
@@ -144,7 +147,7 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
 
 impl Dreams {
     pub fn new(env: Environment, clock: Arc<dyn Clock>) -> Self {
-        Dreams { env, clock, utc_offset_secs: 0, scheduler: Arc::new(Scheduler::new(DreamConfig::default())) }
+        Dreams { env, clock, utc_offset_secs: 0, scheduler: Arc::new(Scheduler::new(DreamConfig::default())), config_fixed: false }
     }
 
     /// The machine's offset from UTC (local dates for logs and relative dates).
@@ -156,6 +159,7 @@ impl Dreams {
     /// Other thresholds than Claude Code's defaults (a fresh scheduler and throttle).
     pub fn with_config(mut self, config: DreamConfig) -> Self {
         self.scheduler = Arc::new(Scheduler::new(config));
+        self.config_fixed = true;
         self
     }
 
@@ -211,7 +215,16 @@ impl Dreams {
 
     /// The gates as they stand (changes nothing).
     pub fn status(&self, target: &DreamTarget, enabled: &Enablement) -> GateStatus {
+        self.refresh_config();
         self.scheduler.status(enabled, target, &*self.clock)
+    }
+
+    /// Claude Code's thresholds as its cached server flag gives them now (24 hours and 5
+    /// sessions when it gives none).
+    fn refresh_config(&self) {
+        if !self.config_fixed {
+            self.scheduler.set_config(gate::server_flag_config(&self.env));
+        }
     }
 
     pub fn mode(&self, memory_dir: &Path) -> Result<DreamMode, DreamError> {
@@ -228,6 +241,7 @@ impl Dreams {
         if self.mode(&target.memory_dir)? == DreamMode::Off {
             return Ok(None);
         }
+        self.refresh_config();
         if let Decision::Skip(_) = self.scheduler.check(enabled, target, &*self.clock) {
             return Ok(None);
         }
