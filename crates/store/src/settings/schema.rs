@@ -6,7 +6,9 @@
 //! bounds move), so they are not written here but taken out of the releases themselves by
 //! `scripts/settings-schema.sh` into `data/settings-schema.json`, each with the releases it was
 //! read from. A key is checked for a release only where that holds: between two releases read
-//! with the same rule, or past the newest one read. Keys whose schema the script could not
+//! with the same rule, or past the newest one read (never before the oldest). Keys releases
+//! mend or drop before their check ([`REPAIRED_BEFORE_THE_CHECK`]) and top-level nulls are never
+//! held against a file. Keys whose schema the script could not
 //! read (unions, nested sub-schemas) and the parts of a rule marked `more` (patterns, an
 //! object's fields) are not checked, so Mneme may miss a file Claude Code rejects, but never
 //! rejects one Claude Code uses.
@@ -124,14 +126,50 @@ static TABLE: LazyLock<Table> = LazyLock::new(|| {
 /// The rule `release` holds `key` to, when the releases read say it for certain.
 pub fn rule(key: &str, release: ClaudeVersion) -> Option<&'static Rule> {
     let table = &*TABLE;
+    if REPAIRED_BEFORE_THE_CHECK.contains(&key) {
+        return None;
+    }
+    // Before the oldest release read nothing is known: 2.1.80 takes `cleanupPeriodDays: 0`,
+    // which 2.1.100 refuses, and passes keys it does not know yet whatever they hold.
+    if release < table.oldest {
+        return None;
+    }
     table.keys.get(key)?.iter().find_map(|(from, to, rule)| {
         let within = *from <= release && release <= *to;
-        // Past the newest release read, or before the oldest, the nearest release's rules.
+        // Past the newest release read, the newest rules.
         let newer = *to == table.newest && release > table.newest;
-        let older = *from == table.oldest && release < table.oldest;
-        (within || newer || older).then_some(rule)
+        (within || newer).then_some(rule)
     })
 }
+
+/// Keys some releases mend or drop before the schema sees the file, so that a value the schema
+/// would refuse does not make them ignore it: the keys honoured only from managed settings
+/// (`managedMcpServers`, `isolation`, `attributionProjectPolicy`, `deniedModels`,
+/// `availableModelsMatch`, `remoteControl`, `modelPicker`, `modelPricing`, dropped with a warning
+/// elsewhere), the MCP server lists (a list that is not an array is dropped; a bare name in
+/// `enabledMcpjsonServers`/`disabledMcpjsonServers` becomes a list of one), the marketplace keys
+/// (`allowedMarketplaces` dropped beside `strictKnownMarketplaces`, a non-object
+/// `extraKnownMarketplaces` dropped) and `crossSessionInbound`. Which release mends which varies
+/// and the mending is code, not schema, so these keys are never held against a file. Found by
+/// running 2.1.122, 2.1.160, 2.1.197, 2.1.259, 2.1.283, 2.1.316 and 2.1.332 on such files.
+pub const REPAIRED_BEFORE_THE_CHECK: &[&str] = &[
+    "managedMcpServers",
+    "isolation",
+    "attributionProjectPolicy",
+    "deniedModels",
+    "availableModelsMatch",
+    "remoteControl",
+    "modelPicker",
+    "modelPricing",
+    "allowedMcpServers",
+    "deniedMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+    "allowedMarketplaces",
+    "strictKnownMarketplaces",
+    "extraKnownMarketplaces",
+    "crossSessionInbound",
+];
 
 /// A value that makes a release ignore its settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +184,10 @@ pub struct Violation {
 /// Every value of a settings object that breaks `release`'s schema, in the file's order.
 pub fn violations(map: &Map<String, Value>, release: ClaudeVersion) -> Vec<Violation> {
     map.iter()
+        // A top-level null is dropped before the check by newer releases for many keys (2.1.332
+        // for every switch that restricts, 2.1.283 for `enableAllProjectMcpServers`), and which
+        // ones moves from release to release: it is never held against a file.
+        .filter(|(_, value)| !value.is_null())
         .filter_map(|(key, value)| {
             let rule = rule(key, release)?;
             let found = rule.check(value).err()?;
@@ -185,7 +227,8 @@ impl Rule {
             },
             (Kind::Number, Value::Number(n)) => {
                 let Some(x) = n.as_f64() else { return Ok(()) };
-                let broken = (self.int && x.fract() != 0.0)
+                // zod 4's `.int()`: a safe integer (every release read uses zod 4).
+                let broken = (self.int && (x.fract() != 0.0 || x.abs() > 9_007_199_254_740_991.0))
                     || self.gt.is_some_and(|b| x <= b)
                     || self.gte.is_some_and(|b| x < b)
                     || self.lt.is_some_and(|b| x >= b)
@@ -378,7 +421,7 @@ mod tests {
             .iter()
             .find_map(|(k, runs)| {
                 runs.first()
-                    .filter(|(from, _, _)| *from > TABLE.oldest)
+                    .filter(|(from, _, _)| *from > TABLE.oldest && !REPAIRED_BEFORE_THE_CHECK.contains(&k.as_str()))
                     .map(|(from, _, _)| (k.clone(), *from))
             })
             .expect("some key appears after the oldest release read");
@@ -420,6 +463,23 @@ mod tests {
                 .parse()
                 .ok()
         })
+    }
+
+    /// What Claude Code mends or drops before its check is not held against a file: a
+    /// top-level null, the keys of [`REPAIRED_BEFORE_THE_CHECK`]; and nothing is known of the
+    /// releases older than the oldest read.
+    #[test]
+    fn what_claude_code_mends_first_and_releases_not_read_are_left_alone() {
+        let newest = TABLE.newest;
+        assert!(violations(&map(json!({"model": null, "cleanupPeriodDays": null})), newest).is_empty());
+        assert!(violations(&map(json!({"allowedMcpServers": 5, "enabledMcpjsonServers": "one", "modelPicker": 5})), newest).is_empty());
+        let before = v("2.1.80");
+        assert!(before < TABLE.oldest);
+        assert!(violations(&map(json!({"cleanupPeriodDays": 0, "defaultShell": "zsh"})), before).is_empty());
+        // zod 4's `.int()` wants a safe integer.
+        let found = violations(&map(json!({"cleanupPeriodDays": 1e17})), newest);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(violations(&map(json!({"cleanupPeriodDays": 9_007_199_254_740_991_u64})), newest).is_empty());
     }
 
     #[test]
