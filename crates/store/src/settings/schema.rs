@@ -190,7 +190,7 @@ pub fn violations(map: &Map<String, Value>, release: ClaudeVersion) -> Vec<Viola
         .filter(|(_, value)| !value.is_null())
         .filter_map(|(key, value)| {
             let rule = rule(key, release)?;
-            let found = rule.check(value).err()?;
+            let found = rule.breach(value)?;
             Some(Violation {
                 key: key.clone(),
                 expected: rule.describe(),
@@ -201,32 +201,32 @@ pub fn violations(map: &Map<String, Value>, release: ClaudeVersion) -> Vec<Viola
 }
 
 impl Rule {
-    /// `Err(what was found)` when `value` breaks the rule.
-    fn check(&self, value: &Value) -> Result<(), String> {
+    /// What `value` holds instead ("0", "a string"), when it breaks the rule.
+    fn breach(&self, value: &Value) -> Option<String> {
         if value.is_null() && self.nullable {
-            return Ok(());
+            return None;
         }
-        let wrong_type = || Err(super::json_type(value).to_string());
+        let wrong_type = || Some(super::json_type(value).to_string());
         match (self.kind, value) {
-            (Kind::Boolean, Value::Bool(_)) | (Kind::Object, Value::Object(_)) => Ok(()),
+            (Kind::Boolean, Value::Bool(_)) | (Kind::Object, Value::Object(_)) => None,
             (Kind::String, Value::String(s)) => {
                 let len = s.encode_utf16().count();
                 if self.min_length.is_some_and(|m| len < m)
                     || self.max_length.is_some_and(|m| len > m)
                 {
-                    return Err(format!(
+                    return Some(format!(
                         "{len} character{} long",
                         if len == 1 { "" } else { "s" }
                     ));
                 }
-                Ok(())
+                None
             }
             (Kind::Enum, Value::String(s)) => match &self.values {
-                Some(values) if !values.contains(s) => Err(shown_string(s)),
-                _ => Ok(()),
+                Some(values) if !values.contains(s) => Some(shown_string(s)),
+                _ => None,
             },
             (Kind::Number, Value::Number(n)) => {
-                let Some(x) = n.as_f64() else { return Ok(()) };
+                let x = n.as_f64()?;
                 // zod 4's `.int()`: a safe integer (every release read uses zod 4).
                 let broken = (self.int && (x.fract() != 0.0 || x.abs() > 9_007_199_254_740_991.0))
                     || self.gt.is_some_and(|b| x <= b)
@@ -234,25 +234,25 @@ impl Rule {
                     || self.lt.is_some_and(|b| x >= b)
                     || self.lte.is_some_and(|b| x > b);
                 if broken {
-                    Err(n.to_string())
+                    Some(n.to_string())
                 } else {
-                    Ok(())
+                    None
                 }
             }
             (Kind::Array, Value::Array(items)) => {
                 if self.min_length.is_some_and(|m| items.len() < m)
                     || self.max_length.is_some_and(|m| items.len() > m)
                 {
-                    return Err(format!("an array of {} items", items.len()));
+                    return Some(format!("an array of {} items", items.len()));
                 }
                 if let Some(rule) = &self.items {
                     for item in items {
-                        if let Err(found) = rule.check(item) {
-                            return Err(format!("an array with an item that is {found}"));
+                        if let Some(found) = rule.breach(item) {
+                            return Some(format!("an array with an item that is {found}"));
                         }
                     }
                 }
-                Ok(())
+                None
             }
             _ => wrong_type(),
         }
@@ -499,8 +499,8 @@ mod tests {
             more: false,
         };
         assert_eq!(rule.describe(), "a number at least 0 and at most 1");
-        assert_eq!(rule.check(&json!(2)), Err("2".into()));
-        assert_eq!(rule.check(&json!("2")), Err("string".into()));
+        assert_eq!(rule.breach(&json!(2)), Some("2".into()));
+        assert_eq!(rule.breach(&json!("2")), Some("string".into()));
         let choice = Rule {
             kind: Kind::Enum,
             values: Some(vec!["a".into(), "b".into()]),
@@ -508,8 +508,8 @@ mod tests {
             ..rule.clone()
         };
         assert_eq!(choice.describe(), "one of \"a\", \"b\" (or null)");
-        assert_eq!(choice.check(&json!("c")), Err("\"c\"".into()));
-        assert_eq!(choice.check(&Value::Null), Ok(()));
+        assert_eq!(choice.breach(&json!("c")), Some("\"c\"".into()));
+        assert_eq!(choice.breach(&Value::Null), None);
         let text = Rule {
             kind: Kind::String,
             min_length: Some(2),
@@ -518,7 +518,7 @@ mod tests {
             ..rule
         };
         // Lengths count UTF-16 units, as JavaScript's do.
-        assert_eq!(text.check(&json!("😀")), Ok(()));
-        assert_eq!(text.check(&json!("é")), Err("1 character long".into()));
+        assert_eq!(text.breach(&json!("😀")), None);
+        assert_eq!(text.breach(&json!("é")), Some("1 character long".into()));
     }
 }
