@@ -7,7 +7,7 @@
 use crate::providers::ProviderChoice;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_core::text::iso_date as iso;
-use mneme_dream::gate::ClaudeCodeOffer;
+use mneme_dream::{CachedFlags, ClaudeCodeOffer};
 use mneme_dream::{
     DreamError, DreamMode, DreamRecord, DreamStatus, DreamSummary, DreamTarget, Dreams, Enablement, Engine, FileChange,
     Gate, GateStatus, RunOptions, Trigger,
@@ -683,21 +683,57 @@ fn blocked_explanation(s: &GateStatus) -> String {
     }
 }
 
+/// Where a dream works, whether it may run there, and whether Claude Code itself dreams there,
+/// with the cached server flags read once for all of it.
+pub(crate) struct DreamSite {
+    pub target: DreamTarget,
+    pub enabled: Enablement,
+    pub offer: ClaudeCodeOffer,
+    pub flags: CachedFlags,
+}
+
+/// Whether Claude Code itself dreams here; `None` when Mneme cannot tell.
+pub(crate) fn offer_known(offer: ClaudeCodeOffer) -> Option<bool> {
+    match offer {
+        ClaudeCodeOffer::Offered => Some(true),
+        ClaudeCodeOffer::NotOffered => Some(false),
+        ClaudeCodeOffer::Unknown => None,
+    }
+}
+
+/// Why Claude Code does not dream here, or why that cannot be told; `None` when it does.
+pub(crate) fn offer_note(offer: ClaudeCodeOffer) -> Option<String> {
+    match offer {
+        ClaudeCodeOffer::Offered => None,
+        ClaudeCodeOffer::NotOffered => Some(
+            "Claude Code itself will not dream for this account: its server flag for auto dream (as last cached in \
+             ~/.claude.json) does not offer it, whatever autoDreamEnabled says. Mneme's own background dreams follow autoDreamEnabled."
+                .to_string(),
+        ),
+        ClaudeCodeOffer::Unknown => Some(
+            "Claude Code offers auto dream to this account only if its team memory holds content on Anthropic's server, \
+             which Mneme cannot see (the server flag for auto dream does not offer it). Mneme's own background dreams follow autoDreamEnabled."
+                .to_string(),
+        ),
+    }
+}
+
 impl Mneme {
-    fn dreams(&self) -> Dreams {
+    pub(crate) fn dreams(&self) -> Dreams {
         Dreams::new(self.env.clone(), self.clock.clone()).with_utc_offset(self.utc_offset_secs)
     }
 
     /// The folder's dream target and gate 0, resolved like every other screen's folder (the
     /// same settings sources, the same memory folder).
     fn dream_target(&self, req: &ContextRequest) -> Result<(DreamTarget, Enablement), ApiError> {
-        Ok(self.dream_target_and_offer(req)?.0)
+        let site = self.dream_site(req)?;
+        Ok((site.target, site.enabled))
     }
 
-    /// [`Self::dream_target`], and whether Claude Code itself offers auto dream here.
-    fn dream_target_and_offer(&self, req: &ContextRequest) -> Result<((DreamTarget, Enablement), ClaudeCodeOffer), ApiError> {
+    /// Where a dream over the request's folder works and what gates it, resolved once.
+    pub(crate) fn dream_site(&self, req: &ContextRequest) -> Result<DreamSite, ApiError> {
         let r = self.resolve(req)?;
-        let offer = mneme_dream::gate::claude_code_offer(&r.session_env, &r.options.profile);
+        let flags = CachedFlags::read(&r.session_env);
         let mut target = DreamTarget {
             memory_dir: r.memdir.clone(),
             transcript_dir: mneme_store::paths::transcript_dir(&r.session_env, &r.cwd),
@@ -709,8 +745,12 @@ impl Mneme {
         if let Some(agent) = &req.agent {
             target.memory_dir = self.agent_memory(&r.cwd, &r.settings, agent)?.dir;
         }
-        let enabled = mneme_dream::gate::enablement(&r.session_env, &r.settings, false);
-        Ok(((target, enabled), offer))
+        Ok(DreamSite {
+            target,
+            enabled: mneme_dream::gate::enablement(&r.session_env, &r.settings, false, &flags),
+            offer: flags.claude_code_offer(&r.session_env, &r.options.profile),
+            flags,
+        })
     }
 
     fn memory_dir_for_dreams(&self, req: &ContextRequest) -> Result<PathBuf, ApiError> {
@@ -720,28 +760,10 @@ impl Mneme {
     /// The gates of the project's memory folder as they stand, its dream mode and how many
     /// dreams wait for approval. Changes nothing.
     pub fn dream_status(&self, req: &ContextRequest) -> Result<DreamGates, ApiError> {
-        let ((target, enabled), offer) = self.dream_target_and_offer(req)?;
-        let (claude_code_offers, offer_note) = match offer {
-            ClaudeCodeOffer::Offered => (Some(true), None),
-            ClaudeCodeOffer::NotOffered => (
-                Some(false),
-                Some(
-                    "Claude Code itself will not dream for this account: its server flag for auto dream (as last cached in \
-                     ~/.claude.json) does not offer it, whatever autoDreamEnabled says. Mneme's own background dreams follow the setting above."
-                        .to_string(),
-                ),
-            ),
-            ClaudeCodeOffer::Unknown => (
-                None,
-                Some(
-                    "Claude Code offers auto dream to this account only if its team memory holds content on Anthropic's server, \
-                     which Mneme cannot see (the server flag for auto dream does not offer it). Mneme's own background dreams follow the setting above."
-                        .to_string(),
-                ),
-            ),
-        };
+        let DreamSite { target, enabled, offer, flags } = self.dream_site(req)?;
+        let (claude_code_offers, offer_note) = (offer_known(offer), offer_note(offer));
         let d = self.dreams();
-        let s = d.status(&target, &enabled);
+        let s = d.status_with(&target, &enabled, &flags);
         let mode = d.mode(&target.memory_dir)?;
         let (records, _) = d.list(&target.memory_dir)?;
         let (off_reason, auto_dream_source, explanation) = off_reason(&enabled);

@@ -11,11 +11,13 @@
 //!
 //! The modules below re-export the record types a front end needs to read the answers.
 
-use crate::{ApiError, ErrorCode, Mneme};
-use mneme_dream::{DreamMode, DreamRecord, DreamTarget, Dreams, Enablement, Engine as DreamEngine, GateStatus, LogAppended};
+use crate::dreams::DreamSite;
+use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
+use mneme_dream::{CachedFlags, DreamMode, DreamRecord, DreamTarget, Enablement, Engine as DreamEngine, GateStatus, LogAppended};
 use mneme_extract::{Engine as ExtractEngine, ExtractOptions, Extractor, InboxItem, PromoteTarget, ReviewMode};
 use mneme_model::{Provider, ProviderKind, ProviderSettings};
 use mneme_recall::{RecallContext, RecallResult, RecallSession};
+use mneme_store::session::SessionMemory;
 use mneme_team::auth::{self, DeviceLogin};
 use mneme_team::client::{Http, PullReport, PushReport, SyncState, ThreadSleeper};
 use mneme_team::{config, SyncTarget};
@@ -65,6 +67,18 @@ pub enum MemoryFolder {
     MemoryDir(PathBuf),
 }
 
+/// `mneme dream status`: the gates, the folder's dream mode, and whether Claude Code itself
+/// dreams there.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamGateStatus {
+    pub status: GateStatus,
+    pub mode: DreamMode,
+    /// `None` when Mneme cannot tell (see [`crate::DreamGates::claude_code_offers`]).
+    pub claude_code_offers: Option<bool>,
+    pub offer_note: Option<String>,
+}
+
 /// Which model runs a job: the offline engine, the provider saved in Settings, or one named
 /// for this run (`offline`, `claude-cli`, `anthropic`, `openai`; the saved settings otherwise).
 #[derive(Debug, Clone, Copy)]
@@ -112,25 +126,29 @@ fn sync(e: mneme_team::SyncError) -> ApiError {
 }
 
 impl Mneme {
-    fn engine_dreams(&self) -> Dreams {
-        Dreams::new(self.env.clone(), self.clock.clone()).with_utc_offset(self.utc_offset_secs)
-    }
-
-    /// The folder's dream target and gate 0, resolved as `mneme-dream` resolves a folder.
-    fn dream_target_at(&self, at: &MemoryFolder) -> Result<(DreamTarget, Enablement), ApiError> {
-        let d = self.engine_dreams();
+    /// The folder's dream site, resolved as every screen resolves a folder; a memory folder
+    /// given directly dreams under the gates of a session started in it.
+    fn dream_site_at(&self, at: &MemoryFolder) -> Result<DreamSite, ApiError> {
         match at {
+            MemoryFolder::Cwd(cwd) => self.dream_site(&ContextRequest { cwd: cwd.clone(), ..Default::default() }),
             MemoryFolder::MemoryDir(dir) => {
-                Ok((d.target_for_memory_dir(dir), d.enablement_at(dir)))
-            }
-            MemoryFolder::Cwd(cwd) if !cwd.is_dir() => Err(ApiError::not_found(format!(
-                "{} is not a folder. Pass --cwd with the folder Claude Code would start in.",
-                cwd.display()
-            ))),
-            MemoryFolder::Cwd(cwd) => {
-                Ok(d.target_for_cwd(cwd))
+                let session = SessionMemory::for_cwd(&self.env, dir);
+                let flags = CachedFlags::read(&session.env);
+                let (_, profile) = self.rendered_for(None);
+                Ok(DreamSite {
+                    target: self.dreams().target_for_memory_dir(dir),
+                    enabled: mneme_dream::gate::enablement(&session.env, &session.settings, false, &flags),
+                    offer: flags.claude_code_offer(&session.env, &profile),
+                    flags,
+                })
             }
         }
+    }
+
+    /// The folder's dream target and gate 0.
+    fn dream_target_at(&self, at: &MemoryFolder) -> Result<(DreamTarget, Enablement), ApiError> {
+        let site = self.dream_site_at(at)?;
+        Ok((site.target, site.enabled))
     }
 
     /// The memory folder a dream or daily-log command works on.
@@ -139,12 +157,12 @@ impl Mneme {
     }
 
     /// The dream gates of the folder as they stand, and its dream mode. Changes nothing.
-    pub fn dream_gate_status(&self, at: &MemoryFolder) -> Result<(GateStatus, DreamMode), ApiError> {
-        let (target, enabled) = self.dream_target_at(at)?;
-        let d = self.engine_dreams();
-        let status = d.status(&target, &enabled);
+    pub fn dream_gate_status(&self, at: &MemoryFolder) -> Result<DreamGateStatus, ApiError> {
+        let DreamSite { target, enabled, offer, flags } = self.dream_site_at(at)?;
+        let d = self.dreams();
+        let status = d.status_with(&target, &enabled, &flags);
         let mode = d.mode(&target.memory_dir).map_err(exact)?;
-        Ok((status, mode))
+        Ok(DreamGateStatus { status, mode, claude_code_offers: crate::dreams::offer_known(offer), offer_note: crate::dreams::offer_note(offer) })
     }
 
     /// Dreams now over the folder (the lock is honoured). Applied at once when `apply_now` or
@@ -169,45 +187,45 @@ impl Mneme {
             enabled,
             cancel: cancel.clone(),
         };
-        self.engine_dreams().run(&target, &opts).await.map_err(exact)
+        self.dreams().run(&target, &opts).await.map_err(exact)
     }
 
     /// Every dream of the folder, newest first, and the records that could not be read (each
     /// in the engine's words).
     pub fn dream_records(&self, at: &MemoryFolder) -> Result<(PathBuf, Vec<DreamRecord>, Vec<String>), ApiError> {
         let dir = self.dream_memory_dir(at)?;
-        let (records, damaged) = self.engine_dreams().list(&dir).map_err(exact)?;
+        let (records, damaged) = self.dreams().list(&dir).map_err(exact)?;
         Ok((dir, records, damaged.iter().map(ToString::to_string).collect()))
     }
 
     /// One dream with every change it made or proposes.
     pub fn dream_record(&self, at: &MemoryFolder, id: &str) -> Result<DreamRecord, ApiError> {
-        self.engine_dreams().show(&self.dream_memory_dir(at)?, id).map_err(exact)
+        self.dreams().show(&self.dream_memory_dir(at)?, id).map_err(exact)
     }
 
     /// Applies a dream held for review.
     pub fn approve_dream_record(&self, at: &MemoryFolder, id: &str) -> Result<DreamRecord, ApiError> {
-        self.engine_dreams().approve(&self.dream_memory_dir(at)?, id).map_err(exact)
+        self.dreams().approve(&self.dream_memory_dir(at)?, id).map_err(exact)
     }
 
     /// Turns down a dream held for review; nothing is written.
     pub fn reject_dream_record(&self, at: &MemoryFolder, id: &str) -> Result<DreamRecord, ApiError> {
-        self.engine_dreams().reject(&self.dream_memory_dir(at)?, id).map_err(exact)
+        self.dreams().reject(&self.dream_memory_dir(at)?, id).map_err(exact)
     }
 
     /// Undoes an applied dream (`None`: the newest), refused when its files changed since
     /// unless `force`.
     pub fn undo_dream_record(&self, at: &MemoryFolder, id: Option<&str>, force: bool) -> Result<DreamRecord, ApiError> {
-        self.engine_dreams().undo(&self.dream_memory_dir(at)?, id, force).map_err(exact)
+        self.dreams().undo(&self.dream_memory_dir(at)?, id, force).map_err(exact)
     }
 
     /// The dream mode of a memory folder (from [`Mneme::dream_memory_dir`]).
     pub fn dream_mode_of(&self, memory_dir: &Path) -> Result<DreamMode, ApiError> {
-        self.engine_dreams().mode(memory_dir).map_err(exact)
+        self.dreams().mode(memory_dir).map_err(exact)
     }
 
     pub fn set_dream_mode_of(&self, memory_dir: &Path, mode: DreamMode) -> Result<(), ApiError> {
-        self.engine_dreams().set_mode(memory_dir, mode).map_err(exact)
+        self.dreams().set_mode(memory_dir, mode).map_err(exact)
     }
 
     /// A day's KAIROS log of the folder (`date`: `YYYY-MM-DD`; `None`: today, local time): its
@@ -222,13 +240,13 @@ impl Mneme {
             None => None,
         };
         let dir = self.dream_memory_dir(at)?;
-        self.engine_dreams().read_log(&dir, date).map_err(exact)
+        self.dreams().read_log(&dir, date).map_err(exact)
     }
 
     /// Appends one timestamped bullet to today's daily log of the folder.
     pub fn append_log_line(&self, at: &MemoryFolder, text: &str) -> Result<LogAppended, ApiError> {
         let dir = self.dream_memory_dir(at)?;
-        self.engine_dreams().log(&dir, text).map_err(exact)
+        self.dreams().log(&dir, text).map_err(exact)
     }
 
     /// The provider a dream or extraction run asks, `None` for the offline engine.

@@ -28,7 +28,7 @@ fn an_env_block_that_turns_auto_memory_off_counts_everywhere() {
     let gates = m.dream_status(&req).unwrap();
     assert!(!gates.enabled, "{}", gates.enabled_explanation);
     assert!(gates.enabled_explanation.contains("auto memory is off"), "{}", gates.enabled_explanation);
-    let (status, _) = m.dream_gate_status(&MemoryFolder::Cwd(repo)).unwrap();
+    let status = m.dream_gate_status(&MemoryFolder::Cwd(repo)).unwrap().status;
     assert!(!status.enabled, "{}", status.enabled_explanation);
 }
 

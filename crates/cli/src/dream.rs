@@ -3,8 +3,8 @@
 
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
-use mneme_api::records::dream::{DreamMode, DreamRecord, DreamStatus, Gate, GateStatus, Trigger};
-use mneme_api::records::{Cancel, MemoryFolder, ModelChoice};
+use mneme_api::records::dream::{DreamMode, DreamRecord, DreamStatus, Gate, Trigger};
+use mneme_api::records::{Cancel, DreamGateStatus, MemoryFolder, ModelChoice};
 use mneme_api::Mneme;
 use std::path::{Path, PathBuf};
 
@@ -142,11 +142,11 @@ fn when(ms: i64) -> String {
 pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
     match cmd {
         DreamCommand::Status { at, json: as_json } => {
-            let (status, mode) = mneme.dream_gate_status(&folder(&at)?)?;
+            let gates = mneme.dream_gate_status(&folder(&at)?)?;
             if as_json {
-                json(&serde_json::json!({ "status": status, "mode": mode }))?;
+                json(&gates)?;
             } else {
-                print_status(&status, mode);
+                print_status(&gates);
             }
         }
         DreamCommand::Run { at, offline, provider: name, yes, json: as_json } => {
@@ -263,10 +263,14 @@ fn trigger(t: Trigger) -> &'static str {
     }
 }
 
-fn print_status(s: &GateStatus, mode: DreamMode) {
+fn print_status(gates: &DreamGateStatus) {
+    let s = &gates.status;
     println!("Memory folder:      {}", s.memory_dir.display());
     println!("Auto dream:         {}", s.enabled_explanation);
-    println!("Review mode:        {}", mode.as_str());
+    if let Some(note) = &gates.offer_note {
+        println!("Claude Code:        {note}");
+    }
+    println!("Review mode:        {}", gates.mode.as_str());
     match (s.last_consolidated_at_ms, s.hours_since) {
         (Some(at), Some(h)) => println!("Last consolidated:  {} ({h:.1} h ago; needs {} h)", when(at), s.min_hours),
         _ => println!("Last consolidated:  never"),

@@ -77,6 +77,17 @@ fn status_run_review_and_undo() {
     assert!(text.contains("Auto dream:         On: autoDreamEnabled is true and auto memory is on."), "{text}");
     assert!(text.contains("Last consolidated:  never"), "{text}");
     assert!(text.contains("Blocked by:         the session gate (0 of 5 sessions)"), "{text}");
+    // No server flag cached: Claude Code itself never dreams for this account, and says so.
+    assert_eq!(status["claudeCodeOffers"], false);
+    assert!(text.contains("Claude Code:        Claude Code itself will not dream for this account"), "{text}");
+    // Once the flag is cached it offers auto dream, and its thresholds are the gates'.
+    let global = h.env.global_config_path();
+    fs::write(&global, r#"{"cachedGrowthBookFeatures":{"tengu_onyx_plover":{"available":true,"minSessions":2}}}"#).unwrap();
+    let text = ok(&h, &repo, &["dream", "status"]);
+    assert!(!text.contains("Claude Code:"), "{text}");
+    assert!(text.contains("Blocked by:         the session gate (0 of 2 sessions)"), "{text}");
+    assert_eq!(json(&ok(&h, &repo, &["dream", "status", "--json"]))["claudeCodeOffers"], true);
+    fs::remove_file(&global).unwrap();
 
     ok(&h, &repo, &["dream", "mode", "review"]);
     let rec = json(&ok(&h, &repo, &["dream", "run", "--offline", "--json"]));

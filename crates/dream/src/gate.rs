@@ -126,10 +126,10 @@ impl Enablement {
     }
 }
 
-/// Gate 0 (`isGateOpen` + `isAutoDreamEnabled`), from the environment and merged settings.
-/// `kairos_active` says whether the session is a long-lived KAIROS assistant session, which
-/// only the caller can know.
-pub fn enablement(env: &Environment, settings: &Settings, kairos_active: bool) -> Enablement {
+/// Gate 0 (`isGateOpen` + `isAutoDreamEnabled`), from the environment, merged settings and
+/// the server flags Claude Code last cached. `kairos_active` says whether the session is a
+/// long-lived KAIROS assistant session, which only the caller can know.
+pub fn enablement(env: &Environment, settings: &Settings, kairos_active: bool, flags: &CachedFlags) -> Enablement {
     if kairos_active {
         return Enablement::Kairos;
     }
@@ -143,7 +143,7 @@ pub fn enablement(env: &Environment, settings: &Settings, kairos_active: bool) -
     match settings.auto_dream_enabled() {
         Some(true) => Enablement::On,
         Some(false) => Enablement::AutoDreamOff { source: settings.effective_source("autoDreamEnabled") },
-        None if server_flag_enables_dream(env) => Enablement::OnByServerFlag,
+        None if flags.enable_dream() => Enablement::OnByServerFlag,
         None => Enablement::AutoDreamOff { source: None },
     }
 }
@@ -152,25 +152,57 @@ pub fn enablement(env: &Environment, settings: &Settings, kairos_active: bool) -
 pub const SERVER_FLAG_ON: &str =
     "On: autoDreamEnabled is not set, and Claude Code's server flag for auto dream (as last cached in ~/.claude.json) turns it on for this account.";
 
-/// Whether the auto-dream flag Claude Code last cached says `enabled` (every release checked
-/// reads it from the global config's `cachedGrowthBookFeatures`, 2.1.332 also from
-/// `cachedFeatureFlags`). With the setting unset, that flag is the default.
-/// The thresholds Claude Code takes from the same cached flag (`minHours`, `minSessions`),
-/// each validated as it does: a finite number above 0, else the default.
-pub fn server_flag_config(env: &Environment) -> DreamConfig {
-    let flag = cached_feature(env, "tengu_onyx_plover");
-    let number = |k: &str| flag.as_ref().and_then(|f| f.get(k)).and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN);
-    DreamConfig::new(number("minHours"), number("minSessions"))
+/// The server flags that bear on dreams, as Claude Code last cached them in its global config
+/// (every release checked reads `cachedGrowthBookFeatures`, 2.1.332 also `cachedFeatureFlags`).
+/// Read once per question: that file can be large, and one status needs several of them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CachedFlags {
+    /// `tengu_onyx_plover`: whether auto dream is on when the setting is unset, whether it is
+    /// offered at all, and its thresholds.
+    auto_dream: Option<serde_json::Value>,
+    /// `tengu_herring_clock`: team memory.
+    team_memory: Option<serde_json::Value>,
 }
 
-pub fn server_flag_enables_dream(env: &Environment) -> bool {
-    cached_feature(env, "tengu_onyx_plover").is_some_and(|flag| flag.get("enabled") == Some(&serde_json::Value::Bool(true)))
-}
+impl CachedFlags {
+    /// The flags as the global config holds them now; none when it is missing or unreadable
+    /// (an account that never ran Claude Code online).
+    pub fn read(env: &Environment) -> Self {
+        let Ok(Some(cfg)) = paths::read_global_config(env) else { return CachedFlags::default() };
+        let flag = |name: &str| ["cachedGrowthBookFeatures", "cachedFeatureFlags"].iter().find_map(|k| cfg.get(*k).and_then(|flags| flags.get(name)).cloned());
+        CachedFlags { auto_dream: flag("tengu_onyx_plover"), team_memory: flag("tengu_herring_clock") }
+    }
 
-/// A server flag's value as Claude Code last cached it in the global config.
-fn cached_feature(env: &Environment, name: &str) -> Option<serde_json::Value> {
-    let Ok(Some(cfg)) = paths::read_global_config(env) else { return None };
-    ["cachedGrowthBookFeatures", "cachedFeatureFlags"].iter().find_map(|k| cfg.get(*k).and_then(|flags| flags.get(name)).cloned())
+    fn auto_dream_marks(&self, key: &str) -> bool {
+        self.auto_dream.as_ref().and_then(|f| f.get(key)) == Some(&serde_json::Value::Bool(true))
+    }
+
+    /// Whether the auto-dream flag says `enabled`: with the setting unset, it is the default.
+    pub fn enable_dream(&self) -> bool {
+        self.auto_dream_marks("enabled")
+    }
+
+    /// The thresholds Claude Code takes from the auto-dream flag (`minHours`, `minSessions`),
+    /// each validated as it does: a finite number above 0, else the default.
+    pub fn dream_config(&self) -> DreamConfig {
+        let number = |k: &str| self.auto_dream.as_ref().and_then(|f| f.get(k)).and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN);
+        DreamConfig::new(number("minHours"), number("minSessions"))
+    }
+
+    /// [`ClaudeCodeOffer`] for the release `profile` describes, in a session with `env`.
+    pub fn claude_code_offer(&self, env: &Environment, profile: &mneme_core::Profile) -> ClaudeCodeOffer {
+        if self.auto_dream_marks("enabled") || self.auto_dream_marks("available") {
+            return ClaudeCodeOffer::Offered;
+        }
+        // 2.1.101-2.1.209 also offer it where team memory is on (memory stores, or its own
+        // flag) and the session found content on the server.
+        let team_memory = env.var("CLAUDE_MEMORY_STORES").is_some_and(|v| !v.trim().is_empty()) || self.team_memory == Some(serde_json::Value::Bool(true));
+        if profile.dream_offered_by_team_memory && team_memory {
+            ClaudeCodeOffer::Unknown
+        } else {
+            ClaudeCodeOffer::NotOffered
+        }
+    }
 }
 
 /// Whether Claude Code itself dreams for this account at all, whatever `autoDreamEnabled`
@@ -185,24 +217,6 @@ pub enum ClaudeCodeOffer {
     /// The flag does not, but the release also offers it in a session whose team memory holds
     /// content on Anthropic's server, which Mneme cannot see, and team memory may be on here.
     Unknown,
-}
-
-/// [`ClaudeCodeOffer`] for the release `profile` describes.
-pub fn claude_code_offer(env: &Environment, profile: &mneme_core::Profile) -> ClaudeCodeOffer {
-    let flag = cached_feature(env, "tengu_onyx_plover");
-    let marked = |k: &str| flag.as_ref().and_then(|f| f.get(k)) == Some(&serde_json::Value::Bool(true));
-    if marked("enabled") || marked("available") {
-        return ClaudeCodeOffer::Offered;
-    }
-    // 2.1.101-2.1.209 also offer it where team memory is on (memory stores, or its own flag)
-    // and the session found content on the server.
-    let team_memory = env.var("CLAUDE_MEMORY_STORES").is_some_and(|v| !v.trim().is_empty())
-        || cached_feature(env, "tengu_herring_clock") == Some(serde_json::Value::Bool(true));
-    if profile.dream_offered_by_team_memory && team_memory {
-        ClaudeCodeOffer::Unknown
-    } else {
-        ClaudeCodeOffer::NotOffered
-    }
 }
 
 /// `listSessionsTouchedSince(lastAt)` minus the current session: session ids (UUID-named
@@ -454,20 +468,28 @@ mod tests {
     #[test]
     fn enablement_follows_settings_env_and_mode() {
         let env = Environment::with_home("/h");
-        assert_eq!(enablement(&env, &settings(json!({})), false), Enablement::AutoDreamOff { source: None });
-        assert_eq!(enablement(&env, &settings(json!({"autoDreamEnabled": true})), false), Enablement::On);
+        let none = CachedFlags::default();
+        assert_eq!(enablement(&env, &settings(json!({})), false, &none), Enablement::AutoDreamOff { source: None });
+        // The cached server flag decides only while the setting is unset.
+        let flagged = CachedFlags { auto_dream: Some(json!({"enabled": true})), team_memory: None };
+        assert_eq!(enablement(&env, &settings(json!({})), false, &flagged), Enablement::OnByServerFlag);
         assert_eq!(
-            enablement(&env, &settings(json!({"autoDreamEnabled": false})), false),
+            enablement(&env, &settings(json!({"autoDreamEnabled": false})), false, &flagged),
+            Enablement::AutoDreamOff { source: Some(SettingSource::User) }
+        );
+        assert_eq!(enablement(&env, &settings(json!({"autoDreamEnabled": true})), false, &none), Enablement::On);
+        assert_eq!(
+            enablement(&env, &settings(json!({"autoDreamEnabled": false})), false, &none),
             Enablement::AutoDreamOff { source: Some(SettingSource::User) }
         );
         let on = settings(json!({"autoDreamEnabled": true, "autoMemoryEnabled": false}));
-        assert!(matches!(enablement(&env, &on, false), Enablement::AutoMemoryOff { .. }));
+        assert!(matches!(enablement(&env, &on, false, &none), Enablement::AutoMemoryOff { .. }));
         let on = settings(json!({"autoDreamEnabled": true}));
-        assert_eq!(enablement(&env, &on, true), Enablement::Kairos);
+        assert_eq!(enablement(&env, &on, true, &none), Enablement::Kairos);
         let remote = env.clone().set_var("CLAUDE_CODE_REMOTE", "1");
-        assert_eq!(enablement(&remote, &on, false), Enablement::Remote);
+        assert_eq!(enablement(&remote, &on, false, &none), Enablement::Remote);
         let no_mem = env.set_var("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1");
-        assert!(matches!(enablement(&no_mem, &on, false), Enablement::AutoMemoryOff { .. }));
+        assert!(matches!(enablement(&no_mem, &on, false, &none), Enablement::AutoMemoryOff { .. }));
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub mod safety;
 pub mod similar;
 
 pub use error::DreamError;
-pub use gate::{enablement, DreamConfig, DreamTarget, Enablement, Gate, GateStatus, Scheduler};
+pub use gate::{enablement, CachedFlags, ClaudeCodeOffer, DreamConfig, DreamTarget, Enablement, Gate, GateStatus, Scheduler};
 pub use history::{DreamMode, DreamRecord, DreamStatus, DreamSummary, History, TrashedFile, Trigger};
 pub use lock::{ConsolidationLock, LockState, LOCK_FILE};
 pub use logs::{append_log, LogAppended};
@@ -171,13 +171,13 @@ impl Dreams {
     /// gate 0 as that session sees it (KAIROS never applies to Mneme's own runs).
     pub fn target_for_cwd(&self, cwd: &Path) -> (DreamTarget, Enablement) {
         let session = SessionMemory::for_cwd(&self.env, cwd);
-        (DreamTarget::for_session(&session), gate::enablement(&session.env, &session.settings, false))
+        (DreamTarget::for_session(&session), gate::enablement(&session.env, &session.settings, false, &CachedFlags::read(&session.env)))
     }
 
     /// Gate 0 for a session started in `dir` (after its settings' `env` blocks).
     pub fn enablement_at(&self, dir: &Path) -> Enablement {
         let session = SessionMemory::for_cwd(&self.env, dir);
-        gate::enablement(&session.env, &session.settings, false)
+        gate::enablement(&session.env, &session.settings, false, &CachedFlags::read(&session.env))
     }
 
     /// A memory folder given directly. Its sessions are those of the project folder holding it
@@ -215,15 +215,20 @@ impl Dreams {
 
     /// The gates as they stand (changes nothing).
     pub fn status(&self, target: &DreamTarget, enabled: &Enablement) -> GateStatus {
-        self.refresh_config();
+        self.status_with(target, enabled, &CachedFlags::read(&self.env))
+    }
+
+    /// [`Dreams::status`] with the server flags the caller has already read.
+    pub fn status_with(&self, target: &DreamTarget, enabled: &Enablement, flags: &CachedFlags) -> GateStatus {
+        self.refresh_config(flags);
         self.scheduler.status(enabled, target, &*self.clock)
     }
 
     /// Claude Code's thresholds as its cached server flag gives them now (24 hours and 5
     /// sessions when it gives none).
-    fn refresh_config(&self) {
+    fn refresh_config(&self, flags: &CachedFlags) {
         if !self.config_fixed {
-            self.scheduler.set_config(gate::server_flag_config(&self.env));
+            self.scheduler.set_config(flags.dream_config());
         }
     }
 
@@ -241,7 +246,7 @@ impl Dreams {
         if self.mode(&target.memory_dir)? == DreamMode::Off {
             return Ok(None);
         }
-        self.refresh_config();
+        self.refresh_config(&CachedFlags::read(&self.env));
         if let Decision::Skip(_) = self.scheduler.check(enabled, target, &*self.clock) {
             return Ok(None);
         }
