@@ -327,13 +327,7 @@ impl SettingsFile {
         let text = String::from_utf8_lossy(&bytes);
         match parse_settings_text(&text) {
             Ok(map) => {
-                file.error = check_known_types(&map).map(|(key, expected, found)| SettingsError::InvalidValue {
-                    path: path.to_path_buf(),
-                    shown: shown.clone(),
-                    key,
-                    expected: expected.into(),
-                    found: found.into(),
-                });
+                file.error = known_type_error(&map, path, &shown);
                 file.value = Some(Value::Object(map));
             }
             Err(problem) => file.error = Some(problem.into_error(path, shown)),
@@ -371,13 +365,7 @@ impl SettingsFile {
             SettingsFile { source, path, shown: shown.clone(), enabled: true, exists: true, value: None, error: None };
         match value {
             Value::Object(map) => {
-                file.error = check_known_types(&map).map(|(key, expected, found)| SettingsError::InvalidValue {
-                    path: file.path.clone(),
-                    shown,
-                    key,
-                    expected: expected.into(),
-                    found: found.into(),
-                });
+                file.error = known_type_error(&map, &file.path, &shown);
                 file.value = Some(Value::Object(map));
             }
             other => {
@@ -503,8 +491,11 @@ enum Expect {
     StringArray,
 }
 
-fn check_known_types(map: &Map<String, Value>) -> Option<(String, &'static str, &'static str)> {
-    all_known_type_errors(map).into_iter().next()
+/// The load's check, before any release is known: the first memory key of the wrong type.
+/// [`Settings::for_release`] replaces it with the release's own rules.
+fn known_type_error(map: &Map<String, Value>, path: &Path, shown: &str) -> Option<SettingsError> {
+    let (key, expected, found) = all_known_type_errors(map).into_iter().next()?;
+    Some(SettingsError::InvalidValue { path: path.to_path_buf(), shown: shown.to_string(), key, expected: expected.into(), found: found.into() })
 }
 
 /// Every memory key of the wrong type, in [`KNOWN_TYPES`]' order.
