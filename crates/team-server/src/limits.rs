@@ -26,7 +26,11 @@ pub struct SignInLimits {
     pub codes_per_ip: Window,
     /// Wrong passwords from one client address (on the device page).
     pub failures_per_ip: Window,
-    /// Wrong passwords for one user, from anywhere.
+    /// Wrong passwords for one user from one client address: what stops one attacker guessing,
+    /// without letting that attacker lock the user out everywhere else.
+    pub failures_per_user_address: Window,
+    /// Wrong passwords for one user, from anywhere: a cap on guessing spread over many
+    /// addresses (reaching it locks the user out, which then takes several addresses).
     pub failures_per_user: Window,
     /// Wrong passwords entered against one user code before the code is denied.
     pub failures_per_code: u32,
@@ -42,7 +46,8 @@ impl Default for SignInLimits {
         SignInLimits {
             codes_per_ip: Window { max: 20, window: Duration::from_secs(15 * 60) },
             failures_per_ip: Window { max: 20, window: Duration::from_secs(15 * 60) },
-            failures_per_user: Window { max: 10, window: Duration::from_secs(15 * 60) },
+            failures_per_user_address: Window { max: 10, window: Duration::from_secs(15 * 60) },
+            failures_per_user: Window { max: 50, window: Duration::from_secs(15 * 60) },
             failures_per_code: 5,
             max_live_codes: 1000,
             max_concurrent_hashes: 2,
@@ -132,6 +137,7 @@ pub struct SignInGuard {
     pub limits: SignInLimits,
     pub codes_per_ip: Counter<IpAddr>,
     pub failures_per_ip: Counter<IpAddr>,
+    pub failures_per_user_address: Counter<(String, IpAddr)>,
     pub failures_per_user: Counter<String>,
     pub failures_per_code: Counter<String>,
     pub hashing: tokio::sync::Semaphore,
@@ -142,6 +148,7 @@ impl SignInGuard {
         SignInGuard {
             codes_per_ip: Counter::new(limits.codes_per_ip),
             failures_per_ip: Counter::new(limits.failures_per_ip),
+            failures_per_user_address: Counter::new(limits.failures_per_user_address),
             failures_per_user: Counter::new(limits.failures_per_user),
             failures_per_code: Counter::new(Window { max: limits.failures_per_code, window: Duration::from_secs(24 * 3600) }),
             hashing: tokio::sync::Semaphore::new(limits.max_concurrent_hashes.max(1)),

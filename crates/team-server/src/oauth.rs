@@ -536,8 +536,16 @@ async fn device_submit(
         };
     }
     // Counted by the name typed, whether or not such a user exists, so the limit reveals nothing.
+    // Per address first: one attacker's guesses lock that attacker out, not the user.
+    let user_address = (username.clone(), ip);
+    if let Some(secs) = app.sign_in.failures_per_user_address.blocked(&user_address, now) {
+        return limited(secs, format!("Too many wrong passwords for this user from this address. Try again in {secs} seconds."));
+    }
     if let Some(secs) = app.sign_in.failures_per_user.blocked(&username, now) {
-        return limited(secs, format!("Too many wrong passwords for this user. Try again in {secs} seconds."));
+        return limited(
+            secs,
+            format!("Too many wrong passwords for this user from several addresses. Try again in {secs} seconds, or ask a team admin."),
+        );
     }
     let user = match app.store().user_by_name(&username).await {
         Ok(user) => user,
@@ -565,6 +573,7 @@ async fn device_submit(
     let Some(user) = user.filter(|_| verified) else {
         tracing::warn!("device sign-in with a wrong user name or password");
         app.sign_in.failures_per_ip.record(&ip, now);
+        app.sign_in.failures_per_user_address.record(&user_address, now);
         app.sign_in.failures_per_user.record(&username, now);
         app.sign_in.failures_per_code.record(&row.user_code, now);
         if app.sign_in.failures_per_code.blocked(&row.user_code, now).is_some() {
@@ -583,7 +592,7 @@ async fn device_submit(
     if user.disabled_ms.is_some() {
         return retry(StatusCode::FORBIDDEN, "This account is disabled. Ask a team admin.");
     }
-    app.sign_in.failures_per_user.clear(&username);
+    app.sign_in.failures_per_user_address.clear(&user_address);
     match app.store().decide_device(&row.user_code, Some(user.id), now).await {
         Ok(true) => {
             tracing::info!(user = %user.name, "device sign-in approved");

@@ -145,14 +145,27 @@ async fn device_code_as(h: &Harness, client_id: &str, scope: &str) -> reqwest::R
 }
 
 async fn new_code(h: &Harness) -> DeviceCodeResponse {
-    let res = device_code_as(h, "mneme", "team_memory").await;
+    new_code_from(h, &h.http).await
+}
+
+async fn new_code_from(h: &Harness, http: &reqwest::Client) -> DeviceCodeResponse {
+    let res = http.post(h.url("/oauth/device/code")).form(&[("client_id", "mneme"), ("scope", "team_memory")]).send().await.unwrap();
     assert_eq!(res.status(), StatusCode::OK);
     res.json().await.unwrap()
 }
 
+/// A client whose requests come from another loopback address (all of 127/8 is this host).
+fn client_at(last_octet: u8) -> reqwest::Client {
+    let addr = std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, last_octet));
+    reqwest::Client::builder().local_address(addr).build().unwrap()
+}
+
 async fn submit(h: &Harness, user_code: &str, username: &str, password: &str) -> (StatusCode, String) {
-    let res = h
-        .http
+    submit_from(h, &h.http, user_code, username, password).await
+}
+
+async fn submit_from(h: &Harness, http: &reqwest::Client, user_code: &str, username: &str, password: &str) -> (StatusCode, String) {
+    let res = http
         .post(h.url("/device"))
         .form(&[("user_code", user_code), ("username", username), ("password", password), ("action", "approve")])
         .send()
@@ -227,7 +240,8 @@ async fn sign_in_requests_take_only_known_clients_short_fields_and_a_bounded_num
 #[tokio::test]
 async fn password_guessing_is_limited_per_code_per_user_and_per_address() {
     fn limits(c: &mut ServerConfig) {
-        c.sign_in_limits.failures_per_user.max = 7;
+        c.sign_in_limits.failures_per_user_address.max = 7;
+        c.sign_in_limits.failures_per_user.max = 9;
         c.sign_in_limits.failures_per_ip.max = 13;
         c.sign_in_limits.codes_per_ip.max = 100;
     }
@@ -260,7 +274,24 @@ async fn password_guessing_is_limited_per_code_per_user_and_per_address() {
             .unwrap();
         assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
         assert!(res.headers().contains_key("retry-after"));
-        assert!(res.text().await.unwrap().contains("Too many wrong passwords for this user"));
+        assert!(res.text().await.unwrap().contains("Too many wrong passwords for this user from this address"));
+        // That guesser has not locked alice out: from her own address she signs in.
+        let alices = client_at(2);
+        let mine = new_code_from(&h, &alices).await;
+        let (status, body) = submit_from(&h, &alices, &mine.user_code, "alice", PASSWORD).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        // Guesses spread over addresses meet alice's own cap (9 in 15 minutes, from anywhere):
+        // two more from a third address, and then she waits wherever she is.
+        let third = client_at(3);
+        let theirs = new_code_from(&h, &third).await;
+        for i in 0..2 {
+            let (status, body) = submit_from(&h, &third, &theirs.user_code, "alice", &format!("spread {i}")).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+        }
+        let mine = new_code_from(&h, &alices).await;
+        let (status, body) = submit_from(&h, &alices, &mine.user_code, "alice", PASSWORD).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+        assert!(body.contains("from several addresses"), "{body}");
         // Every failure from this address counts toward its limit of 13 (so far 8: seven wrong
         // passwords and the spent code); other names add the rest, then the address is refused.
         for i in 0..5 {
