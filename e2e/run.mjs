@@ -1332,6 +1332,29 @@ async function main() {
       await page.setViewportSize({ width: 1280, height: 800 });
     });
 
+    await step('Team: a file with more versions than a page holds shows the newest and says the older are kept', async () => {
+      // A teammate's Claude Code wrote the file 101 times; the screen's history shows a page.
+      const token = team.token();
+      for (let i = 1; i <= 101; i++) {
+        const res = await fetch(`${team.url}/api/claude_code/team_memory?repo=${encodeURIComponent(TEAM.repo)}`, {
+          method: 'PUT',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ entries: { 'changelog.md': `# Changelog\n\nRelease ${i} is out.\n` } }),
+        });
+        if (!res.ok) fail(`writing version ${i} of changelog.md: the team server answered ${res.status} ${await res.text()}`);
+      }
+      await page.getByTestId('team-pull').click();
+      const row = page.locator('[data-testid="team-files"] tr[data-key="changelog.md"]');
+      await row.getByText('101 versions').waitFor();
+      await row.getByTestId('team-open-history').click();
+      const hist = page.getByTestId('team-history');
+      await hist.getByTestId('team-history-older').getByText('The newest 100 versions are listed').waitFor();
+      const shown = await hist.locator('[data-version]').count();
+      if (shown !== 100) fail(`the history lists ${shown} versions, not the newest 100`);
+      await hist.scrollIntoViewIfNeeded();
+      await shot('team-history-older', false);
+    });
+
     await step('Team: remove a file for everyone (a tombstone); the local copy goes to the trash', async () => {
       const row = page.locator('[data-testid="team-files"] tr[data-key="deploys.md"]');
       await row.getByTestId('team-remove').click();
