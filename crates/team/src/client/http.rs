@@ -9,6 +9,10 @@ use std::time::Duration;
 /// entries are capped at 250 KB and servers cap their number).
 const MAX_RESPONSE_BYTES: u64 = 1 << 30;
 
+/// How much of a refusal's body is read (the errors Claude Code's servers and Mneme's send
+/// are a few hundred bytes).
+const MAX_ERROR_BODY_BYTES: u64 = 64 * 1024;
+
 /// What the client sends as `User-Agent`. Claude Code sends `claude-code/<version>`; Mneme
 /// names itself so a server operator can tell the two apart in logs.
 pub fn user_agent() -> String {
@@ -127,10 +131,15 @@ impl Http {
         let mut resp = result.map_err(classify)?;
         let status = resp.status().as_u16();
         let etag = resp.headers().get("etag").and_then(|v| v.to_str().ok()).map(str::to_string);
-        let body = resp.body_mut().with_config().limit(MAX_RESPONSE_BYTES).read_to_string().map_err(classify)?;
         if accept.contains(&status) {
+            let body = resp.body_mut().with_config().limit(MAX_RESPONSE_BYTES).read_to_string().map_err(classify)?;
             return Ok(Reply { status, etag, body });
         }
+        // A refusal explains itself in a few lines of JSON or text; of a longer one only the
+        // start is read, so a hostile server cannot fill memory with its error page.
+        let mut head = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut std::io::Read::take(resp.body_mut().with_config().reader(), MAX_ERROR_BODY_BYTES), &mut head);
+        let body = String::from_utf8_lossy(&head).into_owned();
         Err(match status {
             401 | 403 => Failure::Auth { status, body },
             _ => Failure::Http { status, body },
@@ -209,5 +218,30 @@ mod tests {
             Err(Failure::Network { .. }) => {}
             other => panic!("expected a network failure, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn only_the_start_of_a_huge_refusal_is_read() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/api/claude_code/team_memory", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut request = [0u8; 4096];
+            let _ = conn.read(&mut request);
+            let size = 8 * 1024 * 1024;
+            let _ = write!(conn, "HTTP/1.1 500 Internal Server Error\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n");
+            let chunk = vec![b'x'; 64 * 1024];
+            for _ in 0..size / chunk.len() {
+                if conn.write_all(&chunk).is_err() {
+                    break; // the client stopped reading, as it should
+                }
+            }
+        });
+        match Http::default().send(Request::new("GET", &url), &[200]) {
+            Err(Failure::Http { status: 500, body }) => assert_eq!(body.len() as u64, MAX_ERROR_BODY_BYTES),
+            other => panic!("expected a 500 with the start of its body, got {other:?}"),
+        }
+        server.join().unwrap();
     }
 }
