@@ -271,6 +271,38 @@ fn tombstones_move_files_to_the_trash_and_are_never_reuploaded() {
     assert!(!s.entries(&repo, &lead).contains_key("old.md"));
 }
 
+/// A removal whose local copy cannot go to the trash is reported, leaves the file, and is
+/// tried again by the next pull, though the server has not changed since.
+#[test]
+fn a_removal_the_trash_cannot_take_is_reported_and_tried_again() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, lead) = s.member(&repo, Role::Lead);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &lead), Machine::new(&s, &repo, &tb));
+    a.write("old.md", "obsolete advice");
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+    a.client.remove_entry("old.md").unwrap();
+    // The trash cannot be written (a file where its folder goes, as a full disk would refuse).
+    let trash = b.env.data_dir().join("trash");
+    let _ = std::fs::remove_dir_all(&trash);
+    std::fs::create_dir_all(trash.parent().unwrap()).unwrap();
+    std::fs::write(&trash, "in the way").unwrap();
+
+    let r = b.client.pull().unwrap();
+    assert!(r.trashed.is_empty());
+    let skipped: Vec<_> = r.skipped.iter().map(|k| (k.key.as_str(), k.reason.contains("could not be moved to the trash"))).collect();
+    assert_eq!(skipped, [("old.md", true)], "{:?}", r.skipped);
+    assert_eq!(b.read("old.md").as_deref(), Some("obsolete advice"), "nothing is deleted without a copy in the trash");
+
+    std::fs::remove_file(&trash).unwrap();
+    let r = b.client.pull().unwrap();
+    assert!(!r.not_modified, "a whole pull, though the server did not change");
+    assert_eq!(r.trashed, ["old.md"]);
+    assert_eq!(b.read("old.md"), None);
+}
+
 #[test]
 fn a_lead_purges_through_the_client_and_sees_sign_ins() {
     let s = Server::start(|_| {});

@@ -187,10 +187,18 @@ impl SyncClient {
             if by_case.get(&case_fold(key)).is_some_and(|live| *live != key && same_file(&team_dir, live, key)) {
                 continue;
             }
-            if let Some(entry) = self.trash_tombstoned(&team_dir, key) {
-                let c = Conflict { key: key.clone(), at_ms: self.now_ms(), kind: ConflictKind::DeletedByTeammate, trash_id: Some(entry) };
-                st.record_conflict(c);
-                report.trashed.push(key.clone());
+            match self.trash_tombstoned(&team_dir, key) {
+                Ok(Some(entry)) => {
+                    let c = Conflict { key: key.clone(), at_ms: self.now_ms(), kind: ConflictKind::DeletedByTeammate, trash_id: Some(entry) };
+                    st.record_conflict(c);
+                    report.trashed.push(key.clone());
+                }
+                Ok(None) => {}
+                // Held back like an entry not written, so the next pull tries again.
+                Err(why) => {
+                    unwritten.insert(key.clone());
+                    report.skipped.push(SkippedKey { key: key.clone(), reason: why.to_string() });
+                }
             }
         }
         // A key not written here leaves the local copy (if any) behind the server's: it is held
@@ -248,11 +256,17 @@ impl SyncClient {
         Ok(WriteOutcome::Written(conflict))
     }
 
-    /// Moves a tombstoned key's local file to the trash; the trash id when one was moved.
-    fn trash_tombstoned(&self, team_dir: &Path, key: &str) -> Option<String> {
-        let path = crate::keys::validate_strict_team_mem_key(team_dir, key).ok()?;
-        std::fs::symlink_metadata(&path).ok()?;
-        self.memdir.trash_file(&format!("{TEAM_DIR}/{key}")).ok().map(|e| e.id)
+    /// Moves a tombstoned key's local file to the trash; the trash id when one was moved,
+    /// `None` when there is no local file (or the key names none this machine could hold).
+    fn trash_tombstoned(&self, team_dir: &Path, key: &str) -> Result<Option<String>, EntrySkipped> {
+        let Ok(path) = crate::keys::validate_strict_team_mem_key(team_dir, key) else { return Ok(None) };
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Ok(None);
+        }
+        match self.memdir.trash_file(&format!("{TEAM_DIR}/{key}")) {
+            Ok(e) => Ok(Some(e.id)),
+            Err(e) => Err(EntrySkipped::RemovedNotTrashed(e.to_string())),
+        }
     }
 }
 
@@ -284,6 +298,8 @@ enum EntrySkipped {
     SameFileAs(String),
     #[error("your local edit could not be kept in the trash ({0}), so the server's version was not written over it; free space or fix the trash folder, then pull again")]
     LocalNotKept(String),
+    #[error("a lead removed it for everyone, but the copy here could not be moved to the trash ({0}); free space or fix the trash folder and pull again, or delete the file by hand")]
+    RemovedNotTrashed(String),
 }
 
 impl PullReport {
