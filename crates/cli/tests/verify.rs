@@ -181,9 +181,25 @@ fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
         (r#"{"autoMemoryEnabled": false, "env": ["A=1"]}"#, true),
         (r#"{"autoMemoryEnabled": false, "enabledPlugins": []}"#, true),
         (r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 7, "model": "sonnet"}"#, false),
+        // Inside hooks and permissions: a hook in the old one-level format, a command hook
+        // without its command, a timeout that is not a number, an unknown hook type, a
+        // permission list written as one string.
+        (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"matcher": "Bash", "command": "x"}]}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "hooks": {"PermissionRequest": [{"hooks": [{"type": "command"}]}]}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": "5"}]}]}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"hooks": [{"type": "cmd", "command": "x"}]}]}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "permissions": {"allow": "Bash"}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "permissions": {"additionalDirectories": [1]}}"#, true),
+        // What releases mend or pass: an unknown event, extra fields, entries that are not
+        // strings in a permission list, an empty command.
+        (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "", "x": 1}], "y": 2}]}}"#, false),
+        (r#"{"autoMemoryEnabled": false, "permissions": {"allow": [1], "deny": ["Bash("]}}"#, false),
     ];
+    // Under an event whose hooks guard nothing, from 2.1.257 a broken entry no longer costs the file.
+    let unguarded = r#"{"autoMemoryEnabled": false, "hooks": {"Stop": [{"matcher": "x", "command": "x"}]}}"#;
     for (version, bin) in &bins {
-        for (json, memory_on) in cases {
+        let strict_everywhere = *version < ClaudeVersion::new(2, 1, 257);
+        for (json, memory_on) in cases.into_iter().chain([(unguarded, strict_everywhere)]) {
             fs::write(&settings, json).unwrap();
             let out = mneme(&fx, &["--claude-bin", bin.to_str().unwrap(), "--json"], &[]);
             assert_eq!(out.status.code(), Some(0), "{version} with {json}: {}", text(&out));

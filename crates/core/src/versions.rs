@@ -362,6 +362,9 @@ pub struct Profile {
     /// A managed-settings file with a wrong-typed key keeps its other keys (before, the whole
     /// file was left out).
     pub policy_keeps_valid_keys: bool,
+    /// A broken hook entry costs the settings file only under the events whose hooks guard an
+    /// action (`PreToolUse`, `PermissionRequest`); under any other event the release passes it.
+    pub hooks_strict_only_where_they_guard: bool,
     /// A managed-settings file that is not a JSON object stops Claude Code from starting.
     pub policy_unparsable_stops_start: bool,
     /// A managed-settings file that cannot be read (other than for permission) stops it too.
@@ -566,6 +569,8 @@ pub enum Change {
     CoworkOverrideTrimmed,
     /// A managed-settings file keeps its valid keys when one is wrong-typed.
     PolicyKeepsValidKeys,
+    /// Broken hook entries cost the file only under the events whose hooks guard an action.
+    HooksStrictOnlyWhereTheyGuard,
     /// A managed-settings file that is not a JSON object stops Claude Code from starting.
     PolicyUnparsableStopsStart,
     /// A managed-settings file that cannot be read stops Claude Code from starting.
@@ -670,6 +675,7 @@ impl Change {
             Change::LocalSettingsFromRepoRoot => p.local_settings_from_repo_root = true,
             Change::CoworkOverrideTrimmed => p.cowork_override_trimmed = true,
             Change::PolicyKeepsValidKeys => p.policy_keeps_valid_keys = true,
+            Change::HooksStrictOnlyWhereTheyGuard => p.hooks_strict_only_where_they_guard = true,
             Change::PolicyUnparsableStopsStart => p.policy_unparsable_stops_start = true,
             Change::PolicyUnreadableStopsStart => p.policy_unreadable_stops_start = true,
             Change::ProjectRulesNeedProjectSource => p.project_rules_need_project_source = true,
@@ -743,6 +749,7 @@ pub const BASELINE: Profile = Profile {
     local_settings_from_repo_root: false,
     cowork_override_trimmed: false,
     policy_keeps_valid_keys: false,
+    hooks_strict_only_where_they_guard: false,
     policy_unparsable_stops_start: false,
     policy_unreadable_stops_start: false,
     project_rules_need_project_source: false,
@@ -848,6 +855,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 242), Change::LexesOnlyFilesWithAt),
     (ClaudeVersion::new(2, 1, 246), Change::RepoEnvIgnoresBareMode),
     (ClaudeVersion::new(2, 1, 251), Change::RepoEnvIgnoresLocations),
+    (ClaudeVersion::new(2, 1, 257), Change::HooksStrictOnlyWhereTheyGuard),
     (ClaudeVersion::new(2, 1, 259), Change::PolicyUnparsableStopsStart),
     (ClaudeVersion::new(2, 1, 260), Change::SearchPathCheckedWhenRun),
     (ClaudeVersion::new(2, 1, 268), Change::InstructionsOwnReminder),

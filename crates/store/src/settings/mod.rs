@@ -16,6 +16,7 @@
 
 mod edit;
 pub mod schema;
+pub mod shapes;
 
 pub use edit::{remove_user_setting, write_user_setting};
 
@@ -167,7 +168,8 @@ pub enum SettingsError {
         path: PathBuf,
         /// The file as shown to the user.
         shown: String,
-        /// The offending top-level key.
+        /// Where the offending value is: a top-level key, or a path inside one
+        /// (`hooks.Stop[0].hooks`).
         key: String,
         /// What Claude Code's schema wants, in words.
         expected: String,
@@ -603,10 +605,10 @@ impl Settings {
                 continue;
             }
             let Some(Value::Object(map)) = file.value.as_mut() else { continue };
-            let mut found = schema::violations(map, profile.release);
+            let mut found = schema::violations(map, profile);
             for (key, expected, found_type) in all_known_type_errors(map) {
                 if schema::rule(&key, profile.release).is_none() {
-                    found.push(schema::Violation { key, expected: expected.into(), found: found_type.into() });
+                    found.push(schema::Violation { path: key.clone(), key, expected: expected.into(), found: found_type.into() });
                 }
             }
             let error = if file.source == SettingSource::Policy && profile.policy_keeps_valid_keys {
@@ -621,7 +623,7 @@ impl Settings {
                 first.map(|v| SettingsError::InvalidValue {
                     path: file.path.clone(),
                     shown: file.shown.clone(),
-                    key: v.key,
+                    key: v.path,
                     expected: v.expected,
                     found: v.found,
                 })

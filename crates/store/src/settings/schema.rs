@@ -174,28 +174,37 @@ pub const REPAIRED_BEFORE_THE_CHECK: &[&str] = &[
 /// A value that makes a release ignore its settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
+    /// The top-level key that holds the value.
     pub key: String,
+    /// Where the value is: the key, or a path inside it (`hooks.Stop[0].hooks`).
+    pub path: String,
     /// What the rule wants, in words ("a whole number above 0").
     pub expected: String,
     /// What the file holds instead ("0", "a string").
     pub found: String,
 }
 
-/// Every value of a settings object that breaks `release`'s schema, in the file's order.
-pub fn violations(map: &Map<String, Value>, release: ClaudeVersion) -> Vec<Violation> {
+/// Every value of a settings object that breaks the schema of the release `profile`
+/// describes, in the file's order.
+pub fn violations(map: &Map<String, Value>, profile: &mneme_core::Profile) -> Vec<Violation> {
+    let release = profile.release;
     map.iter()
         // A top-level null is dropped before the check by newer releases for many keys (2.1.332
         // for every switch that restricts, 2.1.283 for `enableAllProjectMcpServers`), and which
         // ones moves from release to release: it is never held against a file.
         .filter(|(_, value)| !value.is_null())
         .filter_map(|(key, value)| {
-            let rule = rule(key, release)?;
-            let found = rule.breach(value)?;
-            Some(Violation {
-                key: key.clone(),
-                expected: rule.describe(),
-                found,
-            })
+            if let Some(rule) = rule(key, release) {
+                if let Some(found) = rule.breach(value) {
+                    return Some(Violation { key: key.clone(), path: key.clone(), expected: rule.describe(), found });
+                }
+            }
+            // What is checked inside `hooks` and `permissions` holds from the oldest release read.
+            if release < TABLE.oldest {
+                return None;
+            }
+            let b = super::shapes::breach(key, value, profile)?;
+            Some(Violation { key: key.clone(), path: b.path, expected: b.expected, found: b.found })
         })
         .collect()
 }
@@ -353,8 +362,22 @@ mod tests {
         s.parse().unwrap()
     }
 
+    fn at(release: ClaudeVersion) -> mneme_core::Profile {
+        mneme_core::versions::profile_for(release).profile
+    }
+
     fn map(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_break_inside_hooks_names_its_place_and_holds_from_the_oldest_release_read() {
+        let file = map(json!({"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"matcher": "Bash", "command": "x"}]}}));
+        let found = violations(&file, &at(TABLE.newest));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].key.as_str(), found[0].path.as_str()), ("hooks", "hooks.PreToolUse[0]"));
+        assert!(violations(&file, &at(TABLE.oldest)).len() == 1);
+        assert!(violations(&file, &at(v("2.1.80"))).is_empty(), "nothing is known before the oldest release read");
     }
 
     #[test]
@@ -373,19 +396,20 @@ mod tests {
         let newest = TABLE.newest;
         let found = violations(
             &map(json!({"autoMemoryEnabled": false, "cleanupPeriodDays": 0})),
-            newest,
+            &at(newest),
         );
         assert_eq!(
             found,
             vec![Violation {
                 key: "cleanupPeriodDays".into(),
+                path: "cleanupPeriodDays".into(),
                 expected: "a whole number above 0".into(),
                 found: "0".into()
             }]
         );
         let found = violations(
             &map(json!({"cleanupPeriodDays": 1.5, "model": 5, "claudeMdExcludes": ["a", 1]})),
-            newest,
+            &at(newest),
         );
         let by_key: Vec<(&str, &str)> = found
             .iter()
@@ -402,7 +426,7 @@ mod tests {
         );
         assert!(violations(
             &map(json!({"cleanupPeriodDays": 30, "model": "opus", "claudeMdExcludes": ["a"]})),
-            newest
+            &at(newest)
         )
         .is_empty());
     }
@@ -412,7 +436,7 @@ mod tests {
         let newest = TABLE.newest;
         assert!(violations(
             &map(json!({"notASettingOfClaudeCode": 5, "x-team": {"a": 1}})),
-            newest
+            &at(newest)
         )
         .is_empty());
         // A key read for newer releases only is not checked for an older one.
@@ -430,11 +454,11 @@ mod tests {
             _ => json!(true),
         };
         assert_eq!(
-            violations(&map(json!({ key.clone(): value })), first).len(),
+            violations(&map(json!({ key.clone(): value })), &at(first)).len(),
             1,
             "{key} at {first}"
         );
-        assert!(violations(&map(json!({ key: value })), TABLE.oldest).is_empty());
+        assert!(violations(&map(json!({ key: value })), &at(TABLE.oldest)).is_empty());
     }
 
     #[test]
@@ -471,15 +495,15 @@ mod tests {
     #[test]
     fn what_claude_code_mends_first_and_releases_not_read_are_left_alone() {
         let newest = TABLE.newest;
-        assert!(violations(&map(json!({"model": null, "cleanupPeriodDays": null})), newest).is_empty());
-        assert!(violations(&map(json!({"allowedMcpServers": 5, "enabledMcpjsonServers": "one", "modelPicker": 5})), newest).is_empty());
+        assert!(violations(&map(json!({"model": null, "cleanupPeriodDays": null})), &at(newest)).is_empty());
+        assert!(violations(&map(json!({"allowedMcpServers": 5, "enabledMcpjsonServers": "one", "modelPicker": 5})), &at(newest)).is_empty());
         let before = v("2.1.80");
         assert!(before < TABLE.oldest);
-        assert!(violations(&map(json!({"cleanupPeriodDays": 0, "defaultShell": "zsh"})), before).is_empty());
+        assert!(violations(&map(json!({"cleanupPeriodDays": 0, "defaultShell": "zsh"})), &at(before)).is_empty());
         // zod 4's `.int()` wants a safe integer.
-        let found = violations(&map(json!({"cleanupPeriodDays": 1e17})), newest);
+        let found = violations(&map(json!({"cleanupPeriodDays": 1e17})), &at(newest));
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(violations(&map(json!({"cleanupPeriodDays": 9_007_199_254_740_991_u64})), newest).is_empty());
+        assert!(violations(&map(json!({"cleanupPeriodDays": 9_007_199_254_740_991_u64})), &at(newest)).is_empty());
     }
 
     #[test]

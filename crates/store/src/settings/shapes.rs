@@ -1,0 +1,240 @@
+//! What Claude Code checks inside `hooks` and `permissions`, the two keys whose insides
+//! hand-edited settings files break most often: a hook in the old one-level format, a hook
+//! without its command, a permission list written as one string. One such break makes Claude
+//! Code ignore the whole file, so that a `"autoMemoryEnabled": false` beside it does nothing.
+//!
+//! The generated table ([`super::schema`]) holds each key's own type only; these rules were
+//! read from the schemas of 2.1.100, 2.1.197 and 2.1.332 and confirmed by running 2.1.100,
+//! 2.1.113, 2.1.122, 2.1.160, 2.1.197, 2.1.316 and 2.1.332 on files that break each one
+//! (`crates/cli/tests/verify.rs` runs the release matrix on them). Only what every one of those
+//! releases refuses is checked. Left alone, because releases differ or mend it first: an event
+//! whose value is not an array (2.1.122-2.1.197 pass it, 2.1.100 and 2.1.316 do not), events a
+//! release does not know (dropped from 2.1.113), `hooks` that is not an object, and the items
+//! of `allow`, `deny` and `ask` (entries that are not strings are dropped before the check).
+//! From 2.1.257 a broken entry under an event whose hooks guard nothing (`Stop`,
+//! `Notification`, …) no longer costs the file either (bisected over the npm releases: 2.1.252
+//! refuses it, 2.1.257 passes it; 2.1.253-2.1.256 were never published); `PreToolUse` and
+//! `PermissionRequest` stay strict.
+
+use super::json_type;
+use mneme_core::Profile;
+use serde_json::{Map, Value};
+
+/// The hook events every release read knows (2.1.100's list; later releases add more, which
+/// releases that do not know them drop before the check).
+const EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Notification",
+    "UserPromptSubmit",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Setup",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Elicitation",
+    "ElicitationResult",
+    "ConfigChange",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "InstructionsLoaded",
+    "CwdChanged",
+    "FileChanged",
+];
+
+/// The events whose hooks guard an action: from 2.1.257 the only ones where a broken entry
+/// costs the file (`Profile::hooks_strict_only_where_they_guard`).
+const GUARDING_EVENTS: &[&str] = &["PreToolUse", "PermissionRequest"];
+
+/// Every hook `type` some release read accepts (2.1.100: the first four; `mcp_tool` later).
+/// Any other refuses the file in all of them.
+const HOOK_TYPES: &[&str] = &["command", "prompt", "agent", "http", "mcp_tool"];
+
+/// Where inside a key a value breaks the rules, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Breach {
+    /// `hooks.PreToolUse[0].hooks`: the path to the value.
+    pub path: String,
+    pub expected: String,
+    pub found: String,
+}
+
+/// The first breach inside `value`, the value of top-level `key`, for the release `profile`
+/// describes.
+pub fn breach(key: &str, value: &Value, profile: &Profile) -> Option<Breach> {
+    match (key, value) {
+        ("hooks", Value::Object(events)) => {
+            hooks(events, if profile.hooks_strict_only_where_they_guard { GUARDING_EVENTS } else { EVENTS })
+        }
+        ("permissions", Value::Object(p)) => permissions(p),
+        _ => None,
+    }
+}
+
+fn wrong(path: String, expected: &str, value: &Value) -> Option<Breach> {
+    Some(Breach { path, expected: expected.to_string(), found: json_type(value).to_string() })
+}
+
+fn hooks(events: &Map<String, Value>, checked: &[&str]) -> Option<Breach> {
+    for (event, matchers) in events {
+        let Value::Array(matchers) = matchers else { continue };
+        if !checked.contains(&event.as_str()) {
+            continue;
+        }
+        for (i, m) in matchers.iter().enumerate() {
+            let at = format!("hooks.{event}[{i}]");
+            let Value::Object(m) = m else {
+                return wrong(at, "an object with a \"hooks\" list (and an optional \"matcher\")", m);
+            };
+            if let Some(matcher) = m.get("matcher").filter(|v| !v.is_string()) {
+                return wrong(format!("{at}.matcher"), "a string", matcher);
+            }
+            let list = match m.get("hooks") {
+                Some(Value::Array(list)) => list,
+                Some(other) => return wrong(format!("{at}.hooks"), "an array of hooks", other),
+                None => {
+                    return Some(Breach {
+                        path: at,
+                        expected: "an object with a \"hooks\" list, such as {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"…\"}]}".into(),
+                        found: "an object without \"hooks\" (the old format, with the command beside the matcher)".into(),
+                    })
+                }
+            };
+            for (j, hook) in list.iter().enumerate() {
+                if let Some(b) = one_hook(format!("{at}.hooks[{j}]"), hook) {
+                    return Some(b);
+                }
+            }
+        }
+    }
+    None
+}
+
+fn one_hook(at: String, hook: &Value) -> Option<Breach> {
+    let Value::Object(hook) = hook else { return wrong(at, "an object with a \"type\"", hook) };
+    let kinds = || HOOK_TYPES.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ");
+    let kind = match hook.get("type") {
+        Some(Value::String(kind)) => kind,
+        Some(other) => return wrong(format!("{at}.type"), &format!("one of {}", kinds()), other),
+        None => return Some(Breach { path: at, expected: format!("an object with a \"type\" ({})", kinds()), found: "an object without one".into() }),
+    };
+    if !HOOK_TYPES.contains(&kind.as_str()) {
+        return Some(Breach { path: format!("{at}.type"), expected: format!("one of {}", kinds()), found: format!("\"{kind}\"") });
+    }
+    if kind != "command" {
+        return None;
+    }
+    match hook.get("command") {
+        Some(Value::String(_)) => {}
+        Some(other) => return wrong(format!("{at}.command"), "a string", other),
+        None => return Some(Breach { path: at, expected: "a command hook with a \"command\" string".into(), found: "one without".into() }),
+    }
+    match hook.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|x| x > 0.0) => None,
+        Some(Value::Number(n)) => Some(Breach { path: format!("{at}.timeout"), expected: "a number of seconds above 0".into(), found: n.to_string() }),
+        Some(other) => wrong(format!("{at}.timeout"), "a number of seconds above 0", other),
+    }
+}
+
+fn permissions(p: &Map<String, Value>) -> Option<Breach> {
+    for list in ["allow", "deny", "ask"] {
+        match p.get(list) {
+            None | Some(Value::Null) | Some(Value::Array(_)) => {}
+            Some(other) => return wrong(format!("permissions.{list}"), "an array of permission rules, such as [\"Bash(npm test)\"]", other),
+        }
+    }
+    match p.get("additionalDirectories") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(dirs)) => dirs.iter().enumerate().find(|(_, d)| !d.is_string()).and_then(|(i, d)| wrong(format!("permissions.additionalDirectories[{i}]"), "a folder path (a string)", d)),
+        Some(other) => wrong("permissions.additionalDirectories".into(), "an array of folder paths", other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn at(release: &str) -> Profile {
+        mneme_core::versions::profile_for(release.parse().unwrap()).profile
+    }
+
+    fn path_of(key: &str, value: Value) -> Option<String> {
+        breach(key, &value, &at("2.1.252")).map(|b| b.path)
+    }
+
+    #[test]
+    fn hooks_in_the_current_format_pass() {
+        let ok = json!({
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "timeout": 5}]}],
+            "Stop": [{"hooks": [{"type": "prompt", "prompt": "y"}, {"type": "command", "command": ""}]}],
+            // Releases that do not know an event drop it; those that do may read it otherwise.
+            "NotAnEvent": [{"matcher": "Bash", "command": "x"}],
+            "PostToolUse": "not a list",
+            "SessionStart": null,
+        });
+        assert_eq!(breach("hooks", &ok, &at("2.1.252")), None);
+        assert_eq!(path_of("hooks", json!("not an object")), None);
+    }
+
+    #[test]
+    fn each_break_every_release_refuses_is_found_where_it_is() {
+        let cases = [
+            (json!({"PreToolUse": [{"matcher": "Bash", "command": "x"}]}), "hooks.PreToolUse[0]"),
+            (json!({"PreToolUse": ["x"]}), "hooks.PreToolUse[0]"),
+            (json!({"PreToolUse": [null]}), "hooks.PreToolUse[0]"),
+            (json!({"PreToolUse": [{"matcher": 5, "hooks": []}]}), "hooks.PreToolUse[0].matcher"),
+            (json!({"PreToolUse": [{"matcher": null, "hooks": []}]}), "hooks.PreToolUse[0].matcher"),
+            (json!({"PreToolUse": [{"hooks": "x"}]}), "hooks.PreToolUse[0].hooks"),
+            (json!({"Stop": [{"hooks": [{"type": "command"}]}]}), "hooks.Stop[0].hooks[0]"),
+            (json!({"Stop": [{"hooks": [{"command": "x"}]}]}), "hooks.Stop[0].hooks[0]"),
+            (json!({"Stop": [{"hooks": [null]}]}), "hooks.Stop[0].hooks[0]"),
+            (json!({"Stop": [{"hooks": [{"type": 5, "command": "x"}]}]}), "hooks.Stop[0].hooks[0].type"),
+            (json!({"Stop": [{"hooks": [{"type": "bogus", "command": "x"}]}]}), "hooks.Stop[0].hooks[0].type"),
+            (json!({"Stop": [{"hooks": [{"type": "command", "command": 5}]}]}), "hooks.Stop[0].hooks[0].command"),
+            (json!({"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": "5"}]}]}), "hooks.Stop[0].hooks[0].timeout"),
+            (json!({"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}), "hooks.Stop[0].hooks[0].timeout"),
+        ];
+        for (value, path) in cases {
+            assert_eq!(path_of("hooks", value.clone()).as_deref(), Some(path), "{value}");
+        }
+        let b = breach("hooks", &json!({"PreToolUse": [{"matcher": "Bash", "command": "x"}]}), &at("2.1.252")).unwrap();
+        assert!(b.found.contains("old format"), "{b:?}");
+    }
+
+    #[test]
+    fn from_2_1_257_only_the_guarding_events_are_strict() {
+        let old_format = |event: &str| json!({ event: [{"matcher": "Bash", "command": "x"}] });
+        for event in ["Stop", "Notification", "SessionStart"] {
+            assert!(breach("hooks", &old_format(event), &at("2.1.252")).is_some(), "{event}");
+            assert_eq!(breach("hooks", &old_format(event), &at("2.1.257")), None, "{event}");
+        }
+        for event in GUARDING_EVENTS {
+            assert!(breach("hooks", &old_format(event), &at("2.1.257")).is_some(), "{event}");
+            assert!(breach("hooks", &old_format(event), &at("2.1.332")).is_some(), "{event}");
+        }
+    }
+
+    #[test]
+    fn permission_lists_must_be_lists() {
+        assert_eq!(path_of("permissions", json!({"allow": "Bash"})).as_deref(), Some("permissions.allow"));
+        assert_eq!(path_of("permissions", json!({"deny": "Bash"})).as_deref(), Some("permissions.deny"));
+        assert_eq!(path_of("permissions", json!({"ask": {}})).as_deref(), Some("permissions.ask"));
+        assert_eq!(path_of("permissions", json!({"additionalDirectories": "x"})).as_deref(), Some("permissions.additionalDirectories"));
+        assert_eq!(path_of("permissions", json!({"additionalDirectories": ["a", 1]})).as_deref(), Some("permissions.additionalDirectories[1]"));
+        // Entries that are not strings are dropped before the check; a malformed rule is
+        // reported by Claude Code but does not cost the file.
+        assert_eq!(path_of("permissions", json!({"allow": [1], "deny": ["Bash("], "additionalDirectories": []})), None);
+    }
+}
