@@ -24,6 +24,10 @@ pub struct Window {
 pub struct SignInLimits {
     /// Requests for a device code from one client address.
     pub codes_per_ip: Window,
+    /// Requests for a device code from one network (an IPv4 /24, an IPv6 /48), so that an
+    /// attacker holding many addresses cannot fill the server-wide cap of waiting codes from
+    /// one network.
+    pub codes_per_network: Window,
     /// Wrong passwords from one client address (on the device page).
     pub failures_per_ip: Window,
     /// Wrong passwords for one user from one client address: what stops one attacker guessing,
@@ -45,6 +49,7 @@ impl Default for SignInLimits {
     fn default() -> SignInLimits {
         SignInLimits {
             codes_per_ip: Window { max: 20, window: Duration::from_secs(15 * 60) },
+            codes_per_network: Window { max: 100, window: Duration::from_secs(15 * 60) },
             failures_per_ip: Window { max: 20, window: Duration::from_secs(15 * 60) },
             failures_per_user_address: Window { max: 10, window: Duration::from_secs(15 * 60) },
             failures_per_user: Window { max: 50, window: Duration::from_secs(15 * 60) },
@@ -132,10 +137,26 @@ pub fn client_key(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// The network a client address belongs to, as far as one holder usually has it: an IPv4
+/// /24, an IPv6 /48 (what a site is given).
+pub fn network_key(ip: IpAddr) -> IpAddr {
+    match client_key(ip) {
+        IpAddr::V4(v4) => {
+            let [a, b, c, _] = v4.octets();
+            IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, 0))
+        }
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], 0, 0, 0, 0, 0))
+        }
+    }
+}
+
 /// The server's sign-in limiters.
 pub struct SignInGuard {
     pub limits: SignInLimits,
     pub codes_per_ip: Counter<IpAddr>,
+    pub codes_per_network: Counter<IpAddr>,
     pub failures_per_ip: Counter<IpAddr>,
     pub failures_per_user_address: Counter<(String, IpAddr)>,
     pub failures_per_user: Counter<String>,
@@ -147,6 +168,7 @@ impl SignInGuard {
     pub fn new(limits: SignInLimits) -> SignInGuard {
         SignInGuard {
             codes_per_ip: Counter::new(limits.codes_per_ip),
+            codes_per_network: Counter::new(limits.codes_per_network),
             failures_per_ip: Counter::new(limits.failures_per_ip),
             failures_per_user_address: Counter::new(limits.failures_per_user_address),
             failures_per_user: Counter::new(limits.failures_per_user),
@@ -181,5 +203,15 @@ mod tests {
         assert_eq!(client_key(a), client_key(b));
         let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
         assert_eq!(client_key(mapped), "10.0.0.1".parse::<IpAddr>().unwrap());
+    }
+
+    #[test]
+    fn networks_are_an_ipv4_24_and_an_ipv6_48() {
+        let net = |s: &str| network_key(s.parse().unwrap()).to_string();
+        assert_eq!(net("10.1.2.3"), "10.1.2.0");
+        assert_eq!(net("::ffff:10.1.2.3"), "10.1.2.0");
+        assert_eq!(net("2001:db8:1:2:aaaa::1"), "2001:db8:1::");
+        assert_eq!(net("2001:db8:1:ffff::9"), net("2001:db8:1:2::1"));
+        assert_ne!(net("2001:db8:2::1"), net("2001:db8:1::1"));
     }
 }

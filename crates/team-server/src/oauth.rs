@@ -16,7 +16,7 @@
 
 use crate::auth::{self, token_hash};
 use crate::http::AppState;
-use crate::limits::client_key;
+use crate::limits::{client_key, network_key};
 use crate::store::{DeviceRow, DeviceStatus, RefreshUse, SignInRow, StoreError};
 use axum::extract::rejection::FormRejection;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Query, State};
@@ -189,7 +189,12 @@ async fn device_code(
     if let Some(secs) = app.sign_in.codes_per_ip.blocked(&ip, now) {
         return Err(OAuthFailure::too_many(secs, format!("Too many sign-in requests from this address; try again in {secs} seconds.")));
     }
+    let network = network_key(peer.ip());
+    if let Some(secs) = app.sign_in.codes_per_network.blocked(&network, now) {
+        return Err(OAuthFailure::too_many(secs, format!("Too many sign-in requests from this network; try again in {secs} seconds.")));
+    }
     app.sign_in.codes_per_ip.record(&ip, now);
+    app.sign_in.codes_per_network.record(&network, now);
     // Sign-in requests are short-lived; forget the lapsed ones (and expired tokens) here.
     app.store().purge_expired(now).await?;
     if app.store().live_devices(now).await? >= app.sign_in.limits.max_live_codes {

@@ -238,6 +238,29 @@ async fn sign_in_requests_take_only_known_clients_short_fields_and_a_bounded_num
 }
 
 #[tokio::test]
+async fn many_addresses_of_one_network_cannot_fill_the_waiting_codes() {
+    fn limits(c: &mut ServerConfig) {
+        c.sign_in_limits.codes_per_ip.max = 2;
+        c.sign_in_limits.codes_per_network.max = 5;
+    }
+    each_backend(limits, |h| async move {
+        // Two each from 127.0.0.2 and .3, then one from .4: the network's five.
+        for (octet, n) in [(2, 2), (3, 2), (4, 1)] {
+            let from = client_at(octet);
+            for _ in 0..n {
+                new_code_from(&h, &from).await;
+            }
+        }
+        let res = client_at(5).post(h.url("/oauth/device/code")).form(&[("client_id", "mneme"), ("scope", "team_memory")]).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(res.headers().contains_key("retry-after"));
+        assert!(res.json::<OAuthError>().await.unwrap().error_description.unwrap_or_default().contains("from this network"));
+        h.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn password_guessing_is_limited_per_code_per_user_and_per_address() {
     fn limits(c: &mut ServerConfig) {
         c.sign_in_limits.failures_per_user_address.max = 7;
