@@ -7,7 +7,8 @@
 use crate::providers::ProviderChoice;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_core::text::iso_date as iso;
-use mneme_dream::{CachedFlags, ClaudeCodeOffer};
+use mneme_core::Profile;
+use mneme_dream::{CachedFlags, ClaudeCodeOffer, DreamSite};
 use mneme_dream::{
     DreamError, DreamMode, DreamRecord, DreamStatus, DreamSummary, DreamTarget, Dreams, Enablement, Engine, FileChange,
     Gate, GateStatus, RunOptions, Trigger,
@@ -683,15 +684,6 @@ fn blocked_explanation(s: &GateStatus) -> String {
     }
 }
 
-/// Where a dream works, whether it may run there, and whether Claude Code itself dreams there,
-/// with the cached server flags read once for all of it.
-pub(crate) struct DreamSite {
-    pub target: DreamTarget,
-    pub enabled: Enablement,
-    pub offer: ClaudeCodeOffer,
-    pub flags: CachedFlags,
-}
-
 /// Whether Claude Code itself dreams here; `None` when Mneme cannot tell.
 pub(crate) fn offer_known(offer: ClaudeCodeOffer) -> Option<bool> {
     match offer {
@@ -726,12 +718,13 @@ impl Mneme {
     /// The folder's dream target and gate 0, resolved like every other screen's folder (the
     /// same settings sources, the same memory folder).
     fn dream_target(&self, req: &ContextRequest) -> Result<(DreamTarget, Enablement), ApiError> {
-        let site = self.dream_site(req)?;
+        let (site, _) = self.dream_site(req)?;
         Ok((site.target, site.enabled))
     }
 
-    /// Where a dream over the request's folder works and what gates it, resolved once.
-    pub(crate) fn dream_site(&self, req: &ContextRequest) -> Result<DreamSite, ApiError> {
+    /// Where a dream over the request's folder works and what gates it, resolved once, and
+    /// the release it is seen for.
+    fn dream_site(&self, req: &ContextRequest) -> Result<(DreamSite, Profile), ApiError> {
         let r = self.resolve(req)?;
         let flags = CachedFlags::read(&r.session_env);
         let mut target = DreamTarget {
@@ -745,12 +738,8 @@ impl Mneme {
         if let Some(agent) = &req.agent {
             target.memory_dir = self.agent_memory(&r.cwd, &r.settings, agent)?.dir;
         }
-        Ok(DreamSite {
-            target,
-            enabled: mneme_dream::gate::enablement(&r.session_env, &r.settings, false, &flags),
-            offer: flags.claude_code_offer(&r.session_env, &r.options.profile),
-            flags,
-        })
+        let enabled = mneme_dream::gate::enablement(&r.session_env, &r.settings, false, &flags);
+        Ok((DreamSite { target, enabled, flags, env: r.session_env.clone() }, r.options.profile))
     }
 
     fn memory_dir_for_dreams(&self, req: &ContextRequest) -> Result<PathBuf, ApiError> {
@@ -760,7 +749,8 @@ impl Mneme {
     /// The gates of the project's memory folder as they stand, its dream mode and how many
     /// dreams wait for approval. Changes nothing.
     pub fn dream_status(&self, req: &ContextRequest) -> Result<DreamGates, ApiError> {
-        let DreamSite { target, enabled, offer, flags } = self.dream_site(req)?;
+        let (DreamSite { target, enabled, flags, env }, profile) = self.dream_site(req)?;
+        let offer = flags.claude_code_offer(&env, &profile);
         let (claude_code_offers, offer_note) = (offer_known(offer), offer_note(offer));
         let d = self.dreams();
         let s = d.status_with(&target, &enabled, &flags);

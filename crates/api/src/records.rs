@@ -11,13 +11,11 @@
 //!
 //! The modules below re-export the record types a front end needs to read the answers.
 
-use crate::dreams::DreamSite;
-use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
-use mneme_dream::{CachedFlags, DreamMode, DreamRecord, DreamTarget, Enablement, Engine as DreamEngine, GateStatus, LogAppended};
+use crate::{ApiError, ErrorCode, Mneme};
+use mneme_dream::{DreamMode, DreamSite, DreamRecord, DreamTarget, Enablement, Engine as DreamEngine, GateStatus, LogAppended};
 use mneme_extract::{Engine as ExtractEngine, ExtractOptions, Extractor, InboxItem, PromoteTarget, ReviewMode};
 use mneme_model::{Provider, ProviderKind, ProviderSettings};
 use mneme_recall::{RecallContext, RecallResult, RecallSession};
-use mneme_store::session::SessionMemory;
 use mneme_team::auth::{self, DeviceLogin};
 use mneme_team::client::{Http, PullReport, PushReport, SyncState, ThreadSleeper};
 use mneme_team::{config, SyncTarget};
@@ -126,22 +124,17 @@ fn sync(e: mneme_team::SyncError) -> ApiError {
 }
 
 impl Mneme {
-    /// The folder's dream site, resolved as every screen resolves a folder; a memory folder
-    /// given directly dreams under the gates of a session started in it.
+    /// The folder's dream site, resolved as the background scheduler resolves it (a history,
+    /// an undo or a log line needs no Claude Code that starts); a memory folder given directly
+    /// dreams under the gates of a session started in it.
     fn dream_site_at(&self, at: &MemoryFolder) -> Result<DreamSite, ApiError> {
         match at {
-            MemoryFolder::Cwd(cwd) => self.dream_site(&ContextRequest { cwd: cwd.clone(), ..Default::default() }),
-            MemoryFolder::MemoryDir(dir) => {
-                let session = SessionMemory::for_cwd(&self.env, dir);
-                let flags = CachedFlags::read(&session.env);
-                let (_, profile) = self.rendered_for(None);
-                Ok(DreamSite {
-                    target: self.dreams().target_for_memory_dir(dir),
-                    enabled: mneme_dream::gate::enablement(&session.env, &session.settings, false, &flags),
-                    offer: flags.claude_code_offer(&session.env, &profile),
-                    flags,
-                })
-            }
+            MemoryFolder::MemoryDir(dir) => Ok(self.dreams().site_for_memory_dir(dir)),
+            MemoryFolder::Cwd(cwd) if !cwd.is_dir() => Err(ApiError::not_found(format!(
+                "{} is not a folder. Pass --cwd with the folder Claude Code would start in.",
+                cwd.display()
+            ))),
+            MemoryFolder::Cwd(cwd) => Ok(self.dreams().site_for_cwd(cwd)),
         }
     }
 
@@ -158,7 +151,8 @@ impl Mneme {
 
     /// The dream gates of the folder as they stand, and its dream mode. Changes nothing.
     pub fn dream_gate_status(&self, at: &MemoryFolder) -> Result<DreamGateStatus, ApiError> {
-        let DreamSite { target, enabled, offer, flags } = self.dream_site_at(at)?;
+        let DreamSite { target, enabled, flags, env } = self.dream_site_at(at)?;
+        let offer = flags.claude_code_offer(&env, &self.rendered_for(None).1);
         let d = self.dreams();
         let status = d.status_with(&target, &enabled, &flags);
         let mode = d.mode(&target.memory_dir).map_err(exact)?;

@@ -190,6 +190,9 @@ fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
         (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"hooks": [{"type": "cmd", "command": "x"}]}]}}"#, true),
         (r#"{"autoMemoryEnabled": false, "permissions": {"allow": "Bash"}}"#, true),
         (r#"{"autoMemoryEnabled": false, "permissions": {"additionalDirectories": [1]}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "permissions": {"allow": null}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"matcher": null, "hooks": [{"type": "command", "command": "x"}]}]}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": 0}]}]}}"#, true),
         // What releases mend or pass: an unknown event, extra fields, entries that are not
         // strings in a permission list, an empty command.
         (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "", "x": 1}], "y": 2}]}}"#, false),

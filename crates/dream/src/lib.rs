@@ -145,6 +145,26 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
     parts.map(|p| p.join("/")).filter(|p| !p.is_empty())
 }
 
+/// Where a dream works and what gates it, as one session sees them: the target, gate 0, and
+/// the server flags Claude Code cached in that session's global config (settings' `env`
+/// blocks can move it), read once.
+#[derive(Debug, Clone)]
+pub struct DreamSite {
+    pub target: DreamTarget,
+    pub enabled: Enablement,
+    pub flags: CachedFlags,
+    /// The session's environment (after the settings' `env` blocks).
+    pub env: Environment,
+}
+
+impl DreamSite {
+    fn new(target: DreamTarget, session: &SessionMemory) -> DreamSite {
+        let flags = CachedFlags::read(&session.env);
+        let enabled = gate::enablement(&session.env, &session.settings, false, &flags);
+        DreamSite { target, enabled, flags, env: session.env.clone() }
+    }
+}
+
 impl Dreams {
     pub fn new(env: Environment, clock: Arc<dyn Clock>) -> Self {
         Dreams { env, clock, utc_offset_secs: 0, scheduler: Arc::new(Scheduler::new(DreamConfig::default())), config_fixed: false }
@@ -168,16 +188,15 @@ impl Dreams {
     }
 
     /// The memory and transcript folders for a Claude Code session started in `cwd`, and
-    /// gate 0 as that session sees it (KAIROS never applies to Mneme's own runs).
-    pub fn target_for_cwd(&self, cwd: &Path) -> (DreamTarget, Enablement) {
+    /// its gates as that session sees them (KAIROS never applies to Mneme's own runs).
+    pub fn site_for_cwd(&self, cwd: &Path) -> DreamSite {
         let session = SessionMemory::for_cwd(&self.env, cwd);
-        (DreamTarget::for_session(&session), gate::enablement(&session.env, &session.settings, false, &CachedFlags::read(&session.env)))
+        DreamSite::new(DreamTarget::for_session(&session), &session)
     }
 
-    /// Gate 0 for a session started in `dir` (after its settings' `env` blocks).
-    pub fn enablement_at(&self, dir: &Path) -> Enablement {
-        let session = SessionMemory::for_cwd(&self.env, dir);
-        gate::enablement(&session.env, &session.settings, false, &CachedFlags::read(&session.env))
+    /// A memory folder given directly, under the gates of a session started in it.
+    pub fn site_for_memory_dir(&self, memory_dir: &Path) -> DreamSite {
+        DreamSite::new(self.target_for_memory_dir(memory_dir), &SessionMemory::for_cwd(&self.env, memory_dir))
     }
 
     /// A memory folder given directly. Its sessions are those of the project folder holding it
@@ -242,11 +261,11 @@ impl Dreams {
 
     /// A scheduler tick: when the folder's mode allows automatic dreams and every gate opens
     /// (the lock last), dreams and returns the record; otherwise `None`.
-    pub async fn tick(&self, target: &DreamTarget, enabled: &Enablement, engine: Engine<'_>, cancel: &Cancel) -> Result<Option<DreamRecord>, DreamError> {
+    pub async fn tick(&self, target: &DreamTarget, enabled: &Enablement, flags: &CachedFlags, engine: Engine<'_>, cancel: &Cancel) -> Result<Option<DreamRecord>, DreamError> {
         if self.mode(&target.memory_dir)? == DreamMode::Off {
             return Ok(None);
         }
-        self.refresh_config(&CachedFlags::read(&self.env));
+        self.refresh_config(flags);
         if let Decision::Skip(_) = self.scheduler.check(enabled, target, &*self.clock) {
             return Ok(None);
         }

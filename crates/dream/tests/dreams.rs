@@ -283,7 +283,7 @@ fn session(w: &World, n: u32) {
 fn the_scheduler_dreams_only_when_every_gate_opens() {
     let w = duplicated_world();
     let t = w.target();
-    let tick = |e: &Enablement| block_on(w.dreams.tick(&t, e, Engine::Offline, &Cancel::new())).unwrap();
+    let tick = |e: &Enablement| block_on(w.dreams.tick(&t, e, &mneme_dream::CachedFlags::default(), Engine::Offline, &Cancel::new())).unwrap();
     assert!(tick(&Enablement::AutoDreamOff { source: None }).is_none());
     for n in 0..4 {
         session(&w, n);

@@ -28,7 +28,8 @@ use crate::transcript::{Block, Content, Conversation, EntryType};
 use mneme_agent::{Changeset, FileChange};
 use mneme_core::text::iso_date;
 use mneme_core::MemoryType;
-use mneme_store::memdir::{new_memory_content, render_entry, slugify, IndexDoc, Memdir, MemdirError, Scope};
+use mneme_core::frontmatter::Generation;
+use mneme_store::memdir::{edited_content, new_memory_content, render_entry, slugify, IndexDoc, Memdir, MemdirError, Scope};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashSet};
@@ -599,12 +600,93 @@ fn normalize(s: &str) -> String {
     s.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
-/// The memory with the new rule added after what it already says. Nothing it held is
-/// dropped: its front matter (description included) and body stay as written, and a file whose
-/// front matter does not parse is appended to as well. An update used to replace the body, and
-/// a memory's other rules (a rollback procedure, a sign-off) were lost with no copy kept.
-fn updated_content(content: &str, body: &str) -> String {
-    format!("{}\n\n{}\n", content.trim_end(), body.trim_matches('\n'))
+/// The rules a memory's body holds, as byte ranges of it: each paragraph with the `**Why:**`
+/// and `**How to apply:**` paragraphs that follow it.
+fn rule_groups(body: &str) -> Vec<(usize, usize)> {
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    for para in body.split("\n\n") {
+        let start = at;
+        at += para.len() + 2;
+        let text = para.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let end = start + para.len();
+        let explains = text.starts_with("**Why:**") || text.starts_with("**How to apply:**");
+        match groups.last_mut() {
+            Some(last) if explains => last.1 = end,
+            _ => groups.push((start, end)),
+        }
+    }
+    groups
+}
+
+/// The first paragraph of a rule (its statement, without the why).
+fn statement_of(group: &str) -> &str {
+    group.trim_start_matches('\n').split("\n\n").next().unwrap_or_default()
+}
+
+/// Words a rule says no to ("not", "never", "don't", "avoid", "instead of", "rather than",
+/// "over" after "prefer", "without": the next three content words, up to a comma), and
+/// the content words it says yes to.
+fn polarity(rule: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let lower = rule.to_lowercase().replace("instead of", "instead").replace("rather than", "rather");
+    let (mut yes, mut no) = (BTreeSet::new(), BTreeSet::new());
+    let mut negated = 0usize;
+    let mut prefers = false;
+    for token in lower.split_inclusive(|c: char| !c.is_alphanumeric() && c != '\'') {
+        let word = token.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'').trim_matches('\'');
+        prefers |= word.starts_with("prefer");
+        let over = word == "over" && prefers;
+        if over || matches!(word, "not" | "never" | "don't" | "dont" | "no" | "avoid" | "instead" | "rather" | "without" | "stop") {
+            negated = 3;
+        } else if let Some(w) = content_words(word).into_iter().next() {
+            if negated > 0 {
+                negated -= 1;
+                no.insert(w);
+            } else {
+                yes.insert(w);
+            }
+        }
+        if token.ends_with([',', ';', '.', ':']) {
+            negated = 0;
+        }
+    }
+    yes.retain(|w| !no.contains(w));
+    (yes, no)
+}
+
+/// Whether the new rule says no to what the old one says yes to, or the other way round:
+/// "use tabs" against "use spaces, never tabs", "never push to main" against "push to main
+/// after review". Two rules that merely share words ("run the tests before pushing", "run the
+/// linter before pushing") are both kept.
+fn contradicts(old_rule: &str, new_rule: &str) -> bool {
+    let ((old_yes, old_no), (new_yes, new_no)) = (polarity(old_rule), polarity(new_rule));
+    normalize(old_rule) != normalize(new_rule) && (!old_yes.is_disjoint(&new_no) || !old_no.is_disjoint(&new_yes))
+}
+
+/// The memory with the new rule in it. A rule already there that the new one contradicts is
+/// the one the user has just changed ("indent with tabs", now "indent with spaces, never
+/// tabs"): it is replaced, with its why, so the memory never says both; when it was the memory's only rule,
+/// the description follows it. Anything else the memory holds stays as written (its front
+/// matter, its other rules: an update once replaced the whole body and lost them), and a rule
+/// on a new topic goes after them. A file whose front matter cannot be edited is appended to.
+/// Also says whether the description changed.
+fn updated_content(content: &str, body: &str, description: &str, form: Generation) -> (String, bool) {
+    let appended = || (format!("{}\n\n{}\n", content.trim_end(), body.trim_matches('\n')), false);
+    let old_body = mneme_core::frontmatter::parse(content).body;
+    let new_rule = statement_of(body);
+    let groups = rule_groups(old_body);
+    let Some(&(start, end)) = groups.iter().find(|(start, end)| contradicts(statement_of(&old_body[*start..*end]), new_rule)) else {
+        return appended();
+    };
+    let replaced = format!("{}{}{}", &old_body[..start], body.trim_matches('\n'), &old_body[end..]);
+    let description = (groups.len() == 1).then_some(description);
+    match edited_content(content, description, Some(replaced.trim_matches('\n')), form) {
+        Some(edited) => (edited, description.is_some()),
+        None => appended(),
+    }
 }
 
 /// Runs the offline extractor over `messages` (the user/assistant messages since the cursor)
@@ -679,7 +761,14 @@ pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String])
                         decisions.push(Decision::AlreadySaved { sentence, rel_path: e.rel_path.clone() })
                     }
                     Some(e) => {
-                        let after = updated_content(&e.content, &body);
+                        let (after, redescribed) = updated_content(&e.content, &body, &description, memdir.type_form());
+                        if redescribed {
+                            // Its index line says what the memory now says.
+                            let lines: Vec<usize> = index.entries(Scope::Private, &root).into_iter().filter(|(_, x)| x.rel_path == e.rel_path).map(|(i, _)| i).collect();
+                            for i in lines {
+                                index.set_hook(i, &description, Scope::Private, &root);
+                            }
+                        }
                         let path = root.join(&e.rel_path);
                         let before = changes
                             .iter()
@@ -688,9 +777,18 @@ pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String])
                             .unwrap_or_else(|| Some(e.content.clone()));
                         changes.retain(|c| c.path != path);
                         changes.push(FileChange { path, before, after: Some(after.clone()), reason: format!("{LABEL}: update") });
-                        // The memory keeps its name and description, so its index line stays.
-                        e.words.extend(content_words(&topic_text("", &body)));
-                        e.text = format!("{} {}", e.text, normalize(&topic_text("", &body)));
+                        // The memory keeps its name (and its index line its title).
+                        let parsed = mneme_core::frontmatter::parse(&after);
+                        let now_described = parsed
+                            .frontmatter
+                            .as_ref()
+                            .and_then(|f| f.fields.get("description"))
+                            .and_then(|v| v.as_str())
+                            .unwrap_or_default()
+                            .to_string();
+                        let text = topic_text(&now_described, parsed.body);
+                        e.words = content_words(&text);
+                        e.text = normalize(&text);
                         e.content = after;
                         decisions.push(Decision::Saved { sentence, rel_path: e.rel_path.clone(), memory_type, updated: true });
                     }
@@ -893,6 +991,39 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_is_replaced_only_by_one_that_says_no_to_it() {
+        assert!(contradicts("Use tabs, not spaces.", "Use spaces."));
+        assert!(contradicts("Use spaces.", "I prefer tabs over spaces."));
+        assert!(contradicts("Never push to main.", "Push to main after a review."));
+        assert!(contradicts("Mock the database in unit tests.", "Don't mock the database."));
+        // Rules that share words but not a yes and a no are both kept.
+        assert!(!contradicts("Run the tests before pushing.", "Run the linter before pushing."));
+        assert!(!contradicts("Deploys go over the VPN.", "Deploys need the VPN."));
+        assert!(!contradicts("Never push to main.", "Never force-push to feature branches."));
+        assert!(!contradicts("Use tabs, not spaces.", "Use tabs, not spaces."));
+    }
+
+    #[test]
+    fn an_update_replaces_the_rule_it_contradicts_and_keeps_the_others() {
+        let memory = "---\nname: style\ndescription: How to format code\nmetadata:\n  type: feedback\n---\n\nUse tabs, not spaces.\n\n**Why:** Team style.\n\nWrap lines at 100 columns.\n";
+        let body = "Use spaces, never tabs.\n\n**Why:** The new formatter.";
+        let (after, redescribed) = updated_content(memory, body, "Use spaces, never tabs", Generation::Metadata);
+        assert_eq!(
+            after,
+            "---\nname: style\ndescription: How to format code\nmetadata:\n  type: feedback\n---\n\nUse spaces, never tabs.\n\n**Why:** The new formatter.\n\nWrap lines at 100 columns.\n"
+        );
+        assert!(!redescribed, "a memory of several rules keeps its description");
+        // A memory of one rule takes the new rule's description too.
+        let one = "---\nname: style\ndescription: Use tabs, not spaces\nmetadata:\n  type: feedback\n---\n\nUse tabs, not spaces.\n";
+        let (after, redescribed) = updated_content(one, body, "Use spaces, never tabs", Generation::Metadata);
+        assert_eq!(after, "---\nname: style\ndescription: Use spaces, never tabs\nmetadata:\n  type: feedback\n---\n\nUse spaces, never tabs.\n\n**Why:** The new formatter.\n");
+        assert!(redescribed);
+        // No contradiction: added after what is there.
+        let (after, _) = updated_content(memory, "Wrap comments at 80 columns.", "x", Generation::Metadata);
+        assert!(after.ends_with("Wrap lines at 100 columns.\n\nWrap comments at 80 columns.\n"), "{after}");
+    }
+
+    #[test]
     fn extract_writes_new_memories_updates_duplicates_and_forgets() {
         let dir = tempfile::tempdir().unwrap();
         let mem = dir.path().join("memory");
@@ -933,9 +1064,11 @@ mod tests {
         assert_eq!(ind.before.as_deref(), Some(tabs), "before is what is on disk, even after two updates");
         assert_eq!(
             ind.after.as_deref().unwrap(),
-            // Each statement is added, dated, after what the memory already said: nothing it
-            // held is dropped (an update used to replace the body, other rules and all).
-            "---\nname: indentation\ndescription: Use tabs, not spaces\noriginSessionId: abc\nmetadata:\n  type: feedback\n---\n\nUse tabs, not spaces.\n\nUse spaces.\n\n**Why:** The user said so explicitly on 2026-03-02: \"From now on use spaces.\"\n\nI prefer tabs over spaces.\n\n**Why:** The user said so explicitly on 2026-03-02: \"Remember that I prefer tabs over spaces\"\n"
+            // Each statement replaces the one it contradicts ("use tabs, not spaces", then "use
+            // spaces", then "tabs over spaces"): the memory says what the user said last, not all
+            // three. Its front matter stays as written but for the description, which follows
+            // its only rule.
+            "---\nname: indentation\ndescription: I prefer tabs over spaces\noriginSessionId: abc\nmetadata:\n  type: feedback\n---\n\nI prefer tabs over spaces.\n\n**Why:** The user said so explicitly on 2026-03-02: \"Remember that I prefer tabs over spaces\"\n"
         );
         let new = by_name("project_deploys_happen_on_fridays.md");
         assert_eq!(new.before, None);
@@ -946,7 +1079,7 @@ mod tests {
         assert_eq!(by_name("user_dark_mode.md").after, None);
         assert_eq!(
             by_name("MEMORY.md").after.as_deref().unwrap(),
-            "- [Indentation](feedback_indentation.md) — Use tabs, not spaces\n- [Deploys happen on Fridays](project_deploys_happen_on_fridays.md) — Deploys happen on Fridays\n"
+            "- [Indentation](feedback_indentation.md) — I prefer tabs over spaces\n- [Deploys happen on Fridays](project_deploys_happen_on_fridays.md) — Deploys happen on Fridays\n"
         );
         // Applied, the folder is what Claude Code expects: the removed memory's index line went
         // with it, the new one is indexed.

@@ -88,14 +88,14 @@ impl DreamLoop {
     /// One gate check (and dream, when the gates open) for the folder a session ran in.
     /// Only runs that get past the gates are recorded: a closed gate every few minutes is not news.
     async fn check(&self, cwd: &std::path::Path, session: Option<String>, cancel: &Cancel) -> Result<(), ()> {
-        let (mut target, enabled) = self.dreams.target_for_cwd(cwd);
+        let mneme_dream::DreamSite { mut target, enabled, flags, .. } = self.dreams.site_for_cwd(cwd);
         target.current_session = session;
         if !enabled.is_on() || self.dreams.mode(&target.memory_dir).is_ok_and(|m| m == DreamMode::Off) {
             return Ok(());
         }
         // The gates as they stand (this loop's own throttle included): only a folder whose
         // gates are all open gets a run announced, so the app can show "Dreaming…" while it runs.
-        if self.dreams.status(&target, &enabled).blocked_by.is_some() {
+        if self.dreams.status_with(&target, &enabled, &flags).blocked_by.is_some() {
             return Ok(());
         }
         let provider = match provider_engine(self.dreams.environment()) {
@@ -112,7 +112,7 @@ impl DreamLoop {
         };
         let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
         run.progress(format!("Dreaming over {}", target.memory_dir.display()));
-        match self.dreams.tick(&target, &enabled, engine, cancel).await {
+        match self.dreams.tick(&target, &enabled, &flags, engine, cancel).await {
             // Lost the lock to another dreamer (Claude Code or another Mneme) between the look
             // and the tick.
             Ok(None) => {

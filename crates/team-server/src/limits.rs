@@ -34,8 +34,10 @@ pub struct SignInLimits {
     /// without letting that attacker lock the user out everywhere else.
     pub failures_per_user_address: Window,
     /// Wrong passwords for one user, from anywhere: a cap on guessing spread over many
-    /// addresses (reaching it locks the user out, which then takes several addresses).
+    /// addresses. Reaching it locks the user out, except on the networks they signed in from
+    /// within `trusted_for`, so that a guesser cannot lock them out of their own.
     pub failures_per_user: Window,
+    pub trusted_for: Duration,
     /// Wrong passwords entered against one user code before the code is denied.
     pub failures_per_code: u32,
     /// Device codes waiting for approval at once, server-wide.
@@ -53,6 +55,7 @@ impl Default for SignInLimits {
             failures_per_ip: Window { max: 20, window: Duration::from_secs(15 * 60) },
             failures_per_user_address: Window { max: 10, window: Duration::from_secs(15 * 60) },
             failures_per_user: Window { max: 50, window: Duration::from_secs(15 * 60) },
+            trusted_for: Duration::from_secs(30 * 24 * 3600),
             failures_per_code: 5,
             max_live_codes: 1000,
             max_concurrent_hashes: 2,
@@ -152,6 +155,33 @@ pub fn network_key(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// Where users signed in successfully: (user name, [`network_key`]) → when, at most
+/// [`MAX_KEYS`] of them (the oldest forgotten first).
+pub struct Trusted {
+    within: Duration,
+    seen: Mutex<HashMap<(String, IpAddr), i64>>,
+}
+
+impl Trusted {
+    /// Remembers that `user` signed in from `network` at `now_ms`.
+    pub fn record(&self, user: &str, network: IpAddr, now_ms: i64) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.len() >= MAX_KEYS && !seen.contains_key(&(user.to_string(), network)) {
+            if let Some(oldest) = seen.iter().min_by_key(|(_, at)| **at).map(|(k, _)| k.clone()) {
+                seen.remove(&oldest);
+            }
+        }
+        seen.insert((user.to_string(), network), now_ms);
+    }
+
+    /// Whether `user` signed in from `network` within the trusted period before `now_ms`.
+    pub fn contains(&self, user: &str, network: IpAddr, now_ms: i64) -> bool {
+        let within = i64::try_from(self.within.as_millis()).unwrap_or(i64::MAX);
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.get(&(user.to_string(), network)).is_some_and(|at| now_ms.saturating_sub(*at) < within)
+    }
+}
+
 /// The server's sign-in limiters.
 pub struct SignInGuard {
     pub limits: SignInLimits,
@@ -161,6 +191,8 @@ pub struct SignInGuard {
     pub failures_per_user_address: Counter<(String, IpAddr)>,
     pub failures_per_user: Counter<String>,
     pub failures_per_code: Counter<String>,
+    /// The networks each user last signed in from, and when.
+    pub trusted: Trusted,
     pub hashing: tokio::sync::Semaphore,
 }
 
@@ -173,6 +205,7 @@ impl SignInGuard {
             failures_per_user_address: Counter::new(limits.failures_per_user_address),
             failures_per_user: Counter::new(limits.failures_per_user),
             failures_per_code: Counter::new(Window { max: limits.failures_per_code, window: Duration::from_secs(24 * 3600) }),
+            trusted: Trusted { within: limits.trusted_for, seen: Mutex::new(HashMap::new()) },
             hashing: tokio::sync::Semaphore::new(limits.max_concurrent_hashes.max(1)),
             limits,
         }

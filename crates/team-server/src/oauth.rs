@@ -546,7 +546,9 @@ async fn device_submit(
     if let Some(secs) = app.sign_in.failures_per_user_address.blocked(&user_address, now) {
         return limited(secs, format!("Too many wrong passwords for this user from this address. Try again in {secs} seconds."));
     }
-    if let Some(secs) = app.sign_in.failures_per_user.blocked(&username, now) {
+    let network = network_key(peer.ip());
+    let trusted = app.sign_in.trusted.contains(&username, network, now);
+    if let Some(secs) = app.sign_in.failures_per_user.blocked(&username, now).filter(|_| !trusted) {
         return limited(
             secs,
             format!("Too many wrong passwords for this user from several addresses. Try again in {secs} seconds, or ask a team admin."),
@@ -598,6 +600,7 @@ async fn device_submit(
         return retry(StatusCode::FORBIDDEN, "This account is disabled. Ask a team admin.");
     }
     app.sign_in.failures_per_user_address.clear(&user_address);
+    app.sign_in.trusted.record(&username, network, now);
     match app.store().decide_device(&row.user_code, Some(user.id), now).await {
         Ok(true) => {
             tracing::info!(user = %user.name, "device sign-in approved");

@@ -154,10 +154,14 @@ async fn new_code_from(h: &Harness, http: &reqwest::Client) -> DeviceCodeRespons
     res.json().await.unwrap()
 }
 
-/// A client whose requests come from another loopback address (all of 127/8 is this host).
+/// A client whose requests come from another loopback address (all of 127/8 is this host,
+/// so 127.0.1.x is another /24 network).
+fn client_from(addr: &str) -> reqwest::Client {
+    reqwest::Client::builder().local_address(addr.parse::<std::net::IpAddr>().unwrap()).build().unwrap()
+}
+
 fn client_at(last_octet: u8) -> reqwest::Client {
-    let addr = std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, last_octet));
-    reqwest::Client::builder().local_address(addr).build().unwrap()
+    client_from(&format!("127.0.0.{last_octet}"))
 }
 
 async fn submit(h: &Harness, user_code: &str, username: &str, password: &str) -> (StatusCode, String) {
@@ -303,18 +307,23 @@ async fn password_guessing_is_limited_per_code_per_user_and_per_address() {
         let mine = new_code_from(&h, &alices).await;
         let (status, body) = submit_from(&h, &alices, &mine.user_code, "alice", PASSWORD).await;
         assert_eq!(status, StatusCode::OK, "{body}");
-        // Guesses spread over addresses meet alice's own cap (9 in 15 minutes, from anywhere):
-        // two more from a third address, and then she waits wherever she is.
-        let third = client_at(3);
+        // Guesses spread over networks meet alice's own cap (9 in 15 minutes, from anywhere):
+        // two more from another network, and then she waits on any network she has not signed
+        // in from, but not on her own.
+        let third = client_from("127.0.1.3");
         let theirs = new_code_from(&h, &third).await;
         for i in 0..2 {
             let (status, body) = submit_from(&h, &third, &theirs.user_code, "alice", &format!("spread {i}")).await;
             assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
         }
-        let mine = new_code_from(&h, &alices).await;
-        let (status, body) = submit_from(&h, &alices, &mine.user_code, "alice", PASSWORD).await;
+        let elsewhere = client_from("127.0.2.4");
+        let code = new_code_from(&h, &elsewhere).await;
+        let (status, body) = submit_from(&h, &elsewhere, &code.user_code, "alice", PASSWORD).await;
         assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
         assert!(body.contains("from several addresses"), "{body}");
+        let mine = new_code_from(&h, &alices).await;
+        let (status, body) = submit_from(&h, &alices, &mine.user_code, "alice", PASSWORD).await;
+        assert_eq!(status, StatusCode::OK, "alice's own network stays open: {body}");
         // Every failure from this address counts toward its limit of 13 (so far 8: seven wrong
         // passwords and the spent code); other names add the rest, then the address is refused.
         for i in 0..5 {

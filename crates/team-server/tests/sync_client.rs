@@ -301,6 +301,23 @@ fn a_removal_the_trash_cannot_take_is_reported_and_tried_again() {
     assert!(!r.not_modified, "a whole pull, though the server did not change");
     assert_eq!(r.trashed, ["old.md"]);
     assert_eq!(b.read("old.md"), None);
+
+    // A folder where the removed file was is not moved; it is reported on every pull until
+    // it is gone.
+    a.write("notes.md", "x");
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+    a.client.remove_entry("notes.md").unwrap();
+    let team_notes = b.home.path().join("memory/team/notes.md");
+    std::fs::remove_file(&team_notes).unwrap();
+    std::fs::create_dir(&team_notes).unwrap();
+    for _ in 0..2 {
+        let r = b.client.pull().unwrap();
+        assert!(!r.not_modified);
+        let skipped: Vec<_> = r.skipped.iter().map(|k| (k.key.as_str(), k.reason.contains("not a plain file"))).collect();
+        assert_eq!(skipped, [("notes.md", true)], "{:?}", r.skipped);
+    }
+    assert!(team_notes.is_dir());
 }
 
 #[test]

@@ -151,6 +151,13 @@ pub fn new_memory_content(name: &str, description: &str, memory_type: Option<Mem
     s
 }
 
+/// `content` with a new `description:` and/or a new body, by minimal textual edits verified
+/// by re-parsing (the rest of the front matter stays as written); `None` when the file cannot
+/// be edited that way (a block that does not parse), so the caller can keep it as it is.
+pub fn edited_content(content: &str, description: Option<&str>, body: Option<&str>, form: Generation) -> Option<String> {
+    apply(content, &Changes { description, body, ..Default::default() }, form).ok()
+}
+
 /// Applies `ch` to `content` with minimal textual edits, verified by re-parsing. A file that
 /// has no type yet gains one in `form`; a typed file keeps its own generation.
 pub(crate) fn apply(content: &str, ch: &Changes<'_>, form: Generation) -> Result<String, Refusal> {

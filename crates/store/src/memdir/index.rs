@@ -359,6 +359,20 @@ impl IndexDoc {
             .collect()
     }
 
+    /// Puts `hook` after the link of the entry on line `at` (replacing what followed it, or
+    /// adding ` — hook`), leaving the rest of the line as written. False when that line is not
+    /// an entry.
+    pub fn set_hook(&mut self, at: usize, hook: &str, scope: Scope, root: &Path) -> bool {
+        let Some(line) = self.lines.get_mut(at) else { return false };
+        let Some(entry) = parse_entry(&line.text, scope.dir(), root) else { return false };
+        let hook = one_line(hook).trim().to_string();
+        line.text = match entry.spans.hook {
+            Some((start, end)) => format!("{}{hook}{}", &line.text[..start], &line.text[end..]),
+            None => format!("{} — {hook}", line.text.trim_end()),
+        };
+        true
+    }
+
     /// Adds a line after the last non-blank one, keeping trailing blank lines and the file's
     /// habit of ending (or not) with a newline. Returns the new line's 0-based index.
     pub fn append(&mut self, text: String) -> usize {

@@ -203,7 +203,7 @@ pub fn violations(map: &Map<String, Value>, profile: &mneme_core::Profile) -> Ve
             if release < TABLE.oldest {
                 return None;
             }
-            let b = super::shapes::breach(key, value, profile)?;
+            let b = super::shapes::breach(key, value, profile, release <= TABLE.newest)?;
             Some(Violation { key: key.clone(), path: b.path, expected: b.expected, found: b.found })
         })
         .collect()

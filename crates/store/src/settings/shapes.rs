@@ -11,6 +11,8 @@
 //! whose value is not an array (2.1.122-2.1.197 pass it, 2.1.100 and 2.1.316 do not), events a
 //! release does not know (dropped from 2.1.113), `hooks` that is not an object, and the items
 //! of `allow`, `deny` and `ask` (entries that are not strings are dropped before the check).
+//! A `null` inside these keys is no empty value: every release read refuses `"allow": null`,
+//! `"matcher": null` and `"timeout": null`.
 //! From 2.1.257 a broken entry under an event whose hooks guard nothing (`Stop`,
 //! `Notification`, …) no longer costs the file either (bisected over the npm releases: 2.1.252
 //! refuses it, 2.1.257 passes it; 2.1.253-2.1.256 were never published); `PreToolUse` and
@@ -70,11 +72,12 @@ pub struct Breach {
 }
 
 /// The first breach inside `value`, the value of top-level `key`, for the release `profile`
-/// describes.
-pub fn breach(key: &str, value: &Value, profile: &Profile) -> Option<Breach> {
+/// describes. `types_known` says whether [`HOOK_TYPES`] is that release's whole list (a release
+/// newer than the newest read may have added one).
+pub fn breach(key: &str, value: &Value, profile: &Profile, types_known: bool) -> Option<Breach> {
     match (key, value) {
         ("hooks", Value::Object(events)) => {
-            hooks(events, if profile.hooks_strict_only_where_they_guard { GUARDING_EVENTS } else { EVENTS })
+            hooks(events, if profile.hooks_strict_only_where_they_guard { GUARDING_EVENTS } else { EVENTS }, types_known)
         }
         ("permissions", Value::Object(p)) => permissions(p),
         _ => None,
@@ -85,7 +88,7 @@ fn wrong(path: String, expected: &str, value: &Value) -> Option<Breach> {
     Some(Breach { path, expected: expected.to_string(), found: json_type(value).to_string() })
 }
 
-fn hooks(events: &Map<String, Value>, checked: &[&str]) -> Option<Breach> {
+fn hooks(events: &Map<String, Value>, checked: &[&str], types_known: bool) -> Option<Breach> {
     for (event, matchers) in events {
         let Value::Array(matchers) = matchers else { continue };
         if !checked.contains(&event.as_str()) {
@@ -111,7 +114,7 @@ fn hooks(events: &Map<String, Value>, checked: &[&str]) -> Option<Breach> {
                 }
             };
             for (j, hook) in list.iter().enumerate() {
-                if let Some(b) = one_hook(format!("{at}.hooks[{j}]"), hook) {
+                if let Some(b) = one_hook(format!("{at}.hooks[{j}]"), hook, types_known) {
                     return Some(b);
                 }
             }
@@ -120,7 +123,7 @@ fn hooks(events: &Map<String, Value>, checked: &[&str]) -> Option<Breach> {
     None
 }
 
-fn one_hook(at: String, hook: &Value) -> Option<Breach> {
+fn one_hook(at: String, hook: &Value, types_known: bool) -> Option<Breach> {
     let Value::Object(hook) = hook else { return wrong(at, "an object with a \"type\"", hook) };
     let kinds = || HOOK_TYPES.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ");
     let kind = match hook.get("type") {
@@ -129,6 +132,9 @@ fn one_hook(at: String, hook: &Value) -> Option<Breach> {
         None => return Some(Breach { path: at, expected: format!("an object with a \"type\" ({})", kinds()), found: "an object without one".into() }),
     };
     if !HOOK_TYPES.contains(&kind.as_str()) {
+        if !types_known {
+            return None;
+        }
         return Some(Breach { path: format!("{at}.type"), expected: format!("one of {}", kinds()), found: format!("\"{kind}\"") });
     }
     if kind != "command" {
@@ -140,7 +146,7 @@ fn one_hook(at: String, hook: &Value) -> Option<Breach> {
         None => return Some(Breach { path: at, expected: "a command hook with a \"command\" string".into(), found: "one without".into() }),
     }
     match hook.get("timeout") {
-        None | Some(Value::Null) => None,
+        None => None,
         Some(Value::Number(n)) if n.as_f64().is_some_and(|x| x > 0.0) => None,
         Some(Value::Number(n)) => Some(Breach { path: format!("{at}.timeout"), expected: "a number of seconds above 0".into(), found: n.to_string() }),
         Some(other) => wrong(format!("{at}.timeout"), "a number of seconds above 0", other),
@@ -150,12 +156,12 @@ fn one_hook(at: String, hook: &Value) -> Option<Breach> {
 fn permissions(p: &Map<String, Value>) -> Option<Breach> {
     for list in ["allow", "deny", "ask"] {
         match p.get(list) {
-            None | Some(Value::Null) | Some(Value::Array(_)) => {}
+            None | Some(Value::Array(_)) => {}
             Some(other) => return wrong(format!("permissions.{list}"), "an array of permission rules, such as [\"Bash(npm test)\"]", other),
         }
     }
     match p.get("additionalDirectories") {
-        None | Some(Value::Null) => None,
+        None => None,
         Some(Value::Array(dirs)) => dirs.iter().enumerate().find(|(_, d)| !d.is_string()).and_then(|(i, d)| wrong(format!("permissions.additionalDirectories[{i}]"), "a folder path (a string)", d)),
         Some(other) => wrong("permissions.additionalDirectories".into(), "an array of folder paths", other),
     }
@@ -171,7 +177,7 @@ mod tests {
     }
 
     fn path_of(key: &str, value: Value) -> Option<String> {
-        breach(key, &value, &at("2.1.252")).map(|b| b.path)
+        breach(key, &value, &at("2.1.252"), true).map(|b| b.path)
     }
 
     #[test]
@@ -184,7 +190,11 @@ mod tests {
             "PostToolUse": "not a list",
             "SessionStart": null,
         });
-        assert_eq!(breach("hooks", &ok, &at("2.1.252")), None);
+        assert_eq!(breach("hooks", &ok, &at("2.1.252"), true), None);
+        // A release newer than the newest read may know another hook type.
+        let newer_type = json!({"PreToolUse": [{"hooks": [{"type": "sdk"}]}]});
+        assert!(breach("hooks", &newer_type, &at("2.1.332"), true).is_some());
+        assert_eq!(breach("hooks", &newer_type, &at("2.1.332"), false), None);
         assert_eq!(path_of("hooks", json!("not an object")), None);
     }
 
@@ -205,11 +215,13 @@ mod tests {
             (json!({"Stop": [{"hooks": [{"type": "command", "command": 5}]}]}), "hooks.Stop[0].hooks[0].command"),
             (json!({"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": "5"}]}]}), "hooks.Stop[0].hooks[0].timeout"),
             (json!({"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}), "hooks.Stop[0].hooks[0].timeout"),
+            (json!({"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 0}]}]}), "hooks.Stop[0].hooks[0].timeout"),
+            (json!({"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": null}]}]}), "hooks.Stop[0].hooks[0].timeout"),
         ];
         for (value, path) in cases {
             assert_eq!(path_of("hooks", value.clone()).as_deref(), Some(path), "{value}");
         }
-        let b = breach("hooks", &json!({"PreToolUse": [{"matcher": "Bash", "command": "x"}]}), &at("2.1.252")).unwrap();
+        let b = breach("hooks", &json!({"PreToolUse": [{"matcher": "Bash", "command": "x"}]}), &at("2.1.252"), true).unwrap();
         assert!(b.found.contains("old format"), "{b:?}");
     }
 
@@ -217,12 +229,12 @@ mod tests {
     fn from_2_1_257_only_the_guarding_events_are_strict() {
         let old_format = |event: &str| json!({ event: [{"matcher": "Bash", "command": "x"}] });
         for event in ["Stop", "Notification", "SessionStart"] {
-            assert!(breach("hooks", &old_format(event), &at("2.1.252")).is_some(), "{event}");
-            assert_eq!(breach("hooks", &old_format(event), &at("2.1.257")), None, "{event}");
+            assert!(breach("hooks", &old_format(event), &at("2.1.252"), true).is_some(), "{event}");
+            assert_eq!(breach("hooks", &old_format(event), &at("2.1.257"), true), None, "{event}");
         }
         for event in GUARDING_EVENTS {
-            assert!(breach("hooks", &old_format(event), &at("2.1.257")).is_some(), "{event}");
-            assert!(breach("hooks", &old_format(event), &at("2.1.332")).is_some(), "{event}");
+            assert!(breach("hooks", &old_format(event), &at("2.1.257"), true).is_some(), "{event}");
+            assert!(breach("hooks", &old_format(event), &at("2.1.332"), true).is_some(), "{event}");
         }
     }
 
@@ -231,6 +243,9 @@ mod tests {
         assert_eq!(path_of("permissions", json!({"allow": "Bash"})).as_deref(), Some("permissions.allow"));
         assert_eq!(path_of("permissions", json!({"deny": "Bash"})).as_deref(), Some("permissions.deny"));
         assert_eq!(path_of("permissions", json!({"ask": {}})).as_deref(), Some("permissions.ask"));
+        // Null is not an empty list: every release read refuses it.
+        assert_eq!(path_of("permissions", json!({"allow": null})).as_deref(), Some("permissions.allow"));
+        assert_eq!(path_of("permissions", json!({"additionalDirectories": null})).as_deref(), Some("permissions.additionalDirectories"));
         assert_eq!(path_of("permissions", json!({"additionalDirectories": "x"})).as_deref(), Some("permissions.additionalDirectories"));
         assert_eq!(path_of("permissions", json!({"additionalDirectories": ["a", 1]})).as_deref(), Some("permissions.additionalDirectories[1]"));
         // Entries that are not strings are dropped before the check; a malformed rule is

@@ -138,7 +138,13 @@ impl Http {
         // A refusal explains itself in a few lines of JSON or text; of a longer one only the
         // start is read, so a hostile server cannot fill memory with its error page.
         let mut head = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut std::io::Read::take(resp.body_mut().with_config().reader(), MAX_ERROR_BODY_BYTES), &mut head);
+        let read = std::io::Read::read_to_end(&mut std::io::Read::take(resp.body_mut().with_config().reader(), MAX_ERROR_BODY_BYTES), &mut head);
+        // A refusal whose body never came (a timeout, a reset) is that failure, not the status.
+        if let Err(e) = read {
+            if head.is_empty() {
+                return Err(classify(ureq::Error::from(e)));
+            }
+        }
         let body = String::from_utf8_lossy(&head).into_owned();
         Err(match status {
             401 | 403 => Failure::Auth { status, body },

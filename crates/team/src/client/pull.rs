@@ -152,6 +152,7 @@ impl SyncClient {
         // The pull brings every held-back key up to the server's version.
         st.kept_divergent.clear();
         let mut unwritten = BTreeSet::new();
+        let mut untrashed = Vec::new();
         // Keys by their case-folded spelling: on a case-insensitive disk (macOS, Windows)
         // `MEMORY.md` and `memory.md` name one file, so a teammate's `memory.md` would replace
         // the index on every pull. Where the disk says two keys are one file, the first in the
@@ -196,7 +197,7 @@ impl SyncClient {
                 Ok(None) => {}
                 // Held back like an entry not written, so the next pull tries again.
                 Err(why) => {
-                    unwritten.insert(key.clone());
+                    untrashed.push(key.clone());
                     report.skipped.push(SkippedKey { key: key.clone(), reason: why.to_string() });
                 }
             }
@@ -204,6 +205,13 @@ impl SyncClient {
         // A key not written here leaves the local copy (if any) behind the server's: it is held
         // back from pushes until it is edited here or a later pull writes it, so a failed write
         // never turns into a push that reverts the teammate's version.
+        // A removal not carried out here keeps the next pull whole (no ETag), so it is tried
+        // again even when the server has not changed; what is on disk may not be readable.
+        for key in untrashed {
+            let local = crate::keys::validate_strict_team_mem_key(&team_dir, &key).ok().and_then(|p| mneme_store::open::read_plain(&p).ok()).map(|(b, _)| b);
+            let hash = local.map_or_else(|| "(not a readable file)".to_string(), |b| hash_content(&String::from_utf8_lossy(&b)));
+            st.kept_divergent.insert(key, hash);
+        }
         for key in unwritten {
             let local = crate::keys::validate_strict_team_mem_key(&team_dir, &key).ok().and_then(|p| mneme_store::open::read_plain(&p).ok()).map(|(b, _)| b);
             match local {
@@ -260,8 +268,9 @@ impl SyncClient {
     /// `None` when there is no local file (or the key names none this machine could hold).
     fn trash_tombstoned(&self, team_dir: &Path, key: &str) -> Result<Option<String>, EntrySkipped> {
         let Ok(path) = crate::keys::validate_strict_team_mem_key(team_dir, key) else { return Ok(None) };
-        if std::fs::symlink_metadata(&path).is_err() {
-            return Ok(None);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { return Ok(None) };
+        if !meta.is_file() {
+            return Err(EntrySkipped::RemovedNotAFile);
         }
         match self.memdir.trash_file(&format!("{TEAM_DIR}/{key}")) {
             Ok(e) => Ok(Some(e.id)),
@@ -300,6 +309,8 @@ enum EntrySkipped {
     LocalNotKept(String),
     #[error("a lead removed it for everyone, but the copy here could not be moved to the trash ({0}); free space or fix the trash folder and pull again, or delete the file by hand")]
     RemovedNotTrashed(String),
+    #[error("a lead removed it for everyone, but here it is not a plain file (a folder or a link), which Mneme does not move to the trash; remove it by hand")]
+    RemovedNotAFile,
 }
 
 impl PullReport {
