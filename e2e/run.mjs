@@ -760,6 +760,24 @@ async function main() {
       await waitFor('slow-preview.md to leave the list', async () => (await page.locator('[data-relpath="slow-preview.md"]').count()) === 0);
     });
 
+    await step('Memories: a memory of over a million characters opens read-only at once, and can still be edited here', async () => {
+      const lines = Array.from({ length: 12_000 }, (_, i) => `Step ${i}: check the dashboards before and after every release.`).join('\n');
+      write(path.join(fx.mem, 'huge-runbook.md'),
+        '---\nname: huge-runbook\ndescription: A runbook far longer than a text box handles\nmetadata:\n  type: reference\n---\n\n' + lines.repeat(2) + '\n');
+      await page.locator('[data-relpath="huge-runbook.md"]').click({ timeout: 15_000 });
+      await page.getByTestId('memory-large').waitFor({ timeout: 10_000 });
+      const start = (await page.getByTestId('memory-large-start').textContent()) ?? '';
+      if (!start.startsWith('---\nname: huge-runbook') || start.length !== 100_000) fail(`the read-only start holds ${start.length} characters`);
+      if ((await page.getByTestId('memory-raw').count()) + (await page.getByLabel('Body (Markdown)').count()) !== 0) fail('a text box opened for the huge memory');
+      await page.getByTestId('memory-edit-large').click();
+      await page.getByLabel('Body (Markdown)').waitFor({ timeout: 20_000 });
+      // Away from it before it goes, as in the step before.
+      await page.locator('[data-relpath="release-train.md"]').click();
+      await page.getByTestId('memory-preview').locator('p', { hasText: 'The release train leaves every Tuesday.' }).waitFor();
+      fs.rmSync(path.join(fx.mem, 'huge-runbook.md'));
+      await waitFor('huge-runbook.md to leave the list', async () => (await page.locator('[data-relpath="huge-runbook.md"]').count()) === 0);
+    });
+
     await step('Memories: malformed frontmatter shows the problem and the raw text', async () => {
       write(path.join(fx.mem, 'broken.md'), '---\nname: broken\ndescription: "unclosed\ntype: project\n---\n\nBody text.\n');
       await page.locator('[data-relpath="broken.md"]').click({ timeout: 15_000 });

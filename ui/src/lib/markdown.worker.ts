@@ -14,7 +14,10 @@ self.onmessage = (ev: MessageEvent<RenderRequest>) => {
     const html = markdownToHtml(src);
     answer = { id, html: html.length > maxPreviewHtml(src) ? null : html };
   } catch (e) {
-    answer = { id, html: null, error: e instanceof RangeError ? 'it nests too deeply' : String(e) };
+    // A stack overflow is a text nested deeper than marked recurses; any other failure says
+    // what it was.
+    const deep = e instanceof RangeError && /call stack/i.test(e.message);
+    answer = { id, html: null, error: deep ? 'it nests too deeply' : String(e) };
   }
   (self as unknown as Worker).postMessage(answer satisfies RenderAnswer);
 };

@@ -12,6 +12,11 @@ import type { RenderAnswer, RenderRequest } from './markdown.worker';
  *  render in a few milliseconds; a hostile one (a teammate's, a team server's) could take minutes. */
 export const PREVIEW_LIMIT_MS = 1500;
 const TOO_SLOW = `took longer than ${PREVIEW_LIMIT_MS / 1000} s to render as Markdown`;
+/** Texts longer than this are not rendered as Markdown at all: even off the page's thread,
+ *  handing the worker megabytes on every keystroke and drawing the answer freezes the editor. */
+export const PREVIEW_MAX_CHARS = 500_000;
+/** How much of a text shown as written is drawn (the rest is named, not drawn). */
+export const SHOWN_MAX_CHARS = 100_000;
 /** A fresh worker's first render also loads the worker's script, which on a loaded machine can
  *  take a good part of a second: it gets this much longer, so no ordinary memory is shown raw. */
 const WORKER_START_MS = 3000;
@@ -30,6 +35,12 @@ export class MarkdownPreview {
   /** Renders `src` (the newest text wins when several arrive while one renders). */
   update(src: string) {
     if (this.disposed) return;
+    if (src.length > PREVIEW_MAX_CHARS) {
+      // Whatever was waiting or rendering is out of date now.
+      this.waiting = null;
+      this.showAsWritten(src, `is ${src.length.toLocaleString('en')} characters long, too long to preview as Markdown`);
+      return;
+    }
     if (this.running) {
       this.waiting = src;
       return;
@@ -119,9 +130,11 @@ export class MarkdownPreview {
   }
 
   private showAsWritten(src: string, why: string) {
+    const cut = src.length > SHOWN_MAX_CHARS;
+    const more = cut ? `<p class="preview-note">… and ${(src.length - SHOWN_MAX_CHARS).toLocaleString('en')} more characters, not shown here.</p>` : '';
     this.html =
-      `<p class="preview-note">This text ${escapeHtml(why)}, so it is shown as written.</p>` +
-      `<pre class="preview-raw">${escapeHtml(src)}</pre>`;
+      `<p class="preview-note">This text ${escapeHtml(why)}, so ${cut ? 'its start is' : 'it is'} shown as written.</p>` +
+      `<pre class="preview-raw">${escapeHtml(cut ? src.slice(0, SHOWN_MAX_CHARS) : src)}</pre>` + more;
   }
 
   private next() {
