@@ -191,6 +191,7 @@ fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
         (r#"{"autoMemoryEnabled": false, "permissions": {"allow": "Bash"}}"#, true),
         (r#"{"autoMemoryEnabled": false, "permissions": {"additionalDirectories": [1]}}"#, true),
         (r#"{"autoMemoryEnabled": false, "permissions": {"allow": null}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "statusLine": {"type": "command"}}"#, true),
         (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"matcher": null, "hooks": [{"type": "command", "command": "x"}]}]}}"#, true),
         (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": 0}]}]}}"#, true),
         // What releases mend or pass: an unknown event, extra fields, entries that are not

@@ -1,5 +1,5 @@
-//! What Claude Code checks inside `hooks` and `permissions`, the two keys whose insides
-//! hand-edited settings files break most often: a hook in the old one-level format, a hook
+//! What Claude Code checks inside `hooks`, `permissions` and `statusLine`, the keys whose
+//! insides hand-edited settings files break most often: a hook in the old one-level format, a hook
 //! without its command, a permission list written as one string. One such break makes Claude
 //! Code ignore the whole file, so that a `"autoMemoryEnabled": false` beside it does nothing.
 //!
@@ -80,6 +80,7 @@ pub fn breach(key: &str, value: &Value, profile: &Profile, types_known: bool) ->
             hooks(events, if profile.hooks_strict_only_where_they_guard { GUARDING_EVENTS } else { EVENTS }, types_known)
         }
         ("permissions", Value::Object(p)) => permissions(p),
+        ("statusLine", Value::Object(line)) => status_line(line),
         _ => None,
     }
 }
@@ -150,6 +151,29 @@ fn one_hook(at: String, hook: &Value, types_known: bool) -> Option<Breach> {
         Some(Value::Number(n)) if n.as_f64().is_some_and(|x| x > 0.0) => None,
         Some(Value::Number(n)) => Some(Breach { path: format!("{at}.timeout"), expected: "a number of seconds above 0".into(), found: n.to_string() }),
         Some(other) => wrong(format!("{at}.timeout"), "a number of seconds above 0", other),
+    }
+}
+
+/// `statusLine`: a command for the status line, `{"type": "command", "command": "…"}`; every
+/// release read refuses it without the type or the command.
+fn status_line(line: &Map<String, Value>) -> Option<Breach> {
+    match line.get("type") {
+        Some(Value::String(t)) if t == "command" => {}
+        Some(other) => return wrong_value("statusLine.type".into(), "\"command\"", other),
+        None => return Some(Breach { path: "statusLine".into(), expected: "{\"type\": \"command\", \"command\": \"…\"}".into(), found: "an object without \"type\"".into() }),
+    }
+    match line.get("command") {
+        Some(Value::String(_)) => None,
+        Some(other) => wrong("statusLine.command".into(), "a string", other),
+        None => Some(Breach { path: "statusLine".into(), expected: "{\"type\": \"command\", \"command\": \"…\"}".into(), found: "an object without \"command\"".into() }),
+    }
+}
+
+/// Like [`wrong`], naming a string by its value.
+fn wrong_value(path: String, expected: &str, value: &Value) -> Option<Breach> {
+    match value {
+        Value::String(s) => Some(Breach { path, expected: expected.to_string(), found: format!("\"{s}\"") }),
+        other => wrong(path, expected, other),
     }
 }
 
@@ -236,6 +260,15 @@ mod tests {
             assert!(breach("hooks", &old_format(event), &at("2.1.257"), true).is_some(), "{event}");
             assert!(breach("hooks", &old_format(event), &at("2.1.332"), true).is_some(), "{event}");
         }
+    }
+
+    #[test]
+    fn a_status_line_is_a_command() {
+        assert_eq!(path_of("statusLine", json!({"type": "command", "command": "x", "padding": 1})), None);
+        assert_eq!(path_of("statusLine", json!({"type": "command"})).as_deref(), Some("statusLine"));
+        assert_eq!(path_of("statusLine", json!({"command": "x"})).as_deref(), Some("statusLine"));
+        assert_eq!(path_of("statusLine", json!({"type": "cmd", "command": "x"})).as_deref(), Some("statusLine.type"));
+        assert_eq!(path_of("statusLine", json!({"type": "command", "command": 5})).as_deref(), Some("statusLine.command"));
     }
 
     #[test]
