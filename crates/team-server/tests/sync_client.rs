@@ -271,6 +271,16 @@ fn tombstones_move_files_to_the_trash_and_are_never_reuploaded() {
     assert!(!s.entries(&repo, &lead).contains_key("old.md"));
 }
 
+/// Makes `m`'s trash unwritable (a file where its folder goes, as a full disk would refuse);
+/// removing that file makes it work again.
+fn block_the_trash(m: &Machine) -> std::path::PathBuf {
+    let trash = m.env.data_dir().join("trash");
+    let _ = std::fs::remove_dir_all(&trash);
+    std::fs::create_dir_all(trash.parent().unwrap()).unwrap();
+    std::fs::write(&trash, "in the way").unwrap();
+    trash
+}
+
 /// A removal whose local copy cannot go to the trash is reported, leaves the file, and is
 /// tried again by the next pull, though the server has not changed since.
 #[test]
@@ -284,11 +294,7 @@ fn a_removal_the_trash_cannot_take_is_reported_and_tried_again() {
     a.client.push().unwrap();
     b.client.pull().unwrap();
     a.client.remove_entry("old.md").unwrap();
-    // The trash cannot be written (a file where its folder goes, as a full disk would refuse).
-    let trash = b.env.data_dir().join("trash");
-    let _ = std::fs::remove_dir_all(&trash);
-    std::fs::create_dir_all(trash.parent().unwrap()).unwrap();
-    std::fs::write(&trash, "in the way").unwrap();
+    let trash = block_the_trash(&b);
 
     let r = b.client.pull().unwrap();
     assert!(r.trashed.is_empty());
@@ -308,7 +314,7 @@ fn a_removal_the_trash_cannot_take_is_reported_and_tried_again() {
     a.client.push().unwrap();
     b.client.pull().unwrap();
     a.client.remove_entry("notes.md").unwrap();
-    let team_notes = b.home.path().join("memory/team/notes.md");
+    let team_notes = b.team().join("notes.md");
     std::fs::remove_file(&team_notes).unwrap();
     std::fs::create_dir(&team_notes).unwrap();
     for _ in 0..2 {
@@ -523,11 +529,7 @@ fn a_local_edit_that_cannot_be_kept_is_neither_overwritten_nor_pushed_over_the_t
     let (_, tb) = s.member(&repo, Role::Member);
     let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
     unpushed_edit_behind_a_teammates_push(&a, &b);
-    // The trash cannot be written (a file where its folder goes, as a full disk would refuse).
-    let trash = b.env.data_dir().join("trash");
-    let _ = std::fs::remove_dir_all(&trash);
-    std::fs::create_dir_all(trash.parent().unwrap()).unwrap();
-    std::fs::write(&trash, "in the way").unwrap();
+    let trash = block_the_trash(&b);
 
     let r = b.client.pull().unwrap();
     let skipped: Vec<_> = r.skipped.iter().map(|k| (k.key.as_str(), k.reason.contains("could not be kept in the trash"))).collect();
