@@ -477,7 +477,8 @@ impl Extractor {
                 env.home.clone(),
                 env.config_home(),
                 env.managed_dir.clone(),
-                mneme_core::versions::newest(),
+                // As the user's own release loads them (the memory folder is written for it too).
+                mneme_store::claude_install::installed_profile(&self.env),
             )
         };
         mneme_claudemd::load(&opts)
