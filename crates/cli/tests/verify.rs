@@ -199,11 +199,14 @@ fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
         (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "", "x": 1}], "y": 2}]}}"#, false),
         (r#"{"autoMemoryEnabled": false, "permissions": {"allow": [1], "deny": ["Bash("]}}"#, false),
     ];
-    // Under an event whose hooks guard nothing, from 2.1.257 a broken entry no longer costs the file.
+    // Under an event whose hooks guard nothing, from 2.1.257 a broken entry no longer costs the
+    // file; an event that is not a list costs it before 2.1.122 and again from 2.1.257.
     let unguarded = r#"{"autoMemoryEnabled": false, "hooks": {"Stop": [{"matcher": "x", "command": "x"}]}}"#;
+    let not_a_list = r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": "x"}}"#;
     for (version, bin) in &bins {
         let strict_everywhere = *version < ClaudeVersion::new(2, 1, 257);
-        for (json, memory_on) in cases.into_iter().chain([(unguarded, strict_everywhere)]) {
+        let lists_mended = ClaudeVersion::new(2, 1, 122) <= *version && *version < ClaudeVersion::new(2, 1, 257);
+        for (json, memory_on) in cases.into_iter().chain([(unguarded, strict_everywhere), (not_a_list, !lists_mended)]) {
             fs::write(&settings, json).unwrap();
             let out = mneme(&fx, &["--claude-bin", bin.to_str().unwrap(), "--json"], &[]);
             assert_eq!(out.status.code(), Some(0), "{version} with {json}: {}", text(&out));

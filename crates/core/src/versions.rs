@@ -365,6 +365,9 @@ pub struct Profile {
     /// A broken hook entry costs the settings file only under the events whose hooks guard an
     /// action (`PreToolUse`, `PermissionRequest`); under any other event the release passes it.
     pub hooks_strict_only_where_they_guard: bool,
+    /// A hook event whose value is not an array (`"Stop": "x"`, `null`) no longer costs the
+    /// settings file (from 2.1.257 again, for a non-null value under an event that guards).
+    pub hooks_mend_non_array_events: bool,
     /// A managed-settings file that is not a JSON object stops Claude Code from starting.
     pub policy_unparsable_stops_start: bool,
     /// A managed-settings file that cannot be read (other than for permission) stops it too.
@@ -571,6 +574,8 @@ pub enum Change {
     PolicyKeepsValidKeys,
     /// Broken hook entries cost the file only under the events whose hooks guard an action.
     HooksStrictOnlyWhereTheyGuard,
+    /// A hook event whose value is not an array no longer costs the file.
+    HooksMendNonArrayEvents,
     /// A managed-settings file that is not a JSON object stops Claude Code from starting.
     PolicyUnparsableStopsStart,
     /// A managed-settings file that cannot be read stops Claude Code from starting.
@@ -676,6 +681,7 @@ impl Change {
             Change::CoworkOverrideTrimmed => p.cowork_override_trimmed = true,
             Change::PolicyKeepsValidKeys => p.policy_keeps_valid_keys = true,
             Change::HooksStrictOnlyWhereTheyGuard => p.hooks_strict_only_where_they_guard = true,
+            Change::HooksMendNonArrayEvents => p.hooks_mend_non_array_events = true,
             Change::PolicyUnparsableStopsStart => p.policy_unparsable_stops_start = true,
             Change::PolicyUnreadableStopsStart => p.policy_unreadable_stops_start = true,
             Change::ProjectRulesNeedProjectSource => p.project_rules_need_project_source = true,
@@ -750,6 +756,7 @@ pub const BASELINE: Profile = Profile {
     cowork_override_trimmed: false,
     policy_keeps_valid_keys: false,
     hooks_strict_only_where_they_guard: false,
+    hooks_mend_non_array_events: false,
     policy_unparsable_stops_start: false,
     policy_unreadable_stops_start: false,
     project_rules_need_project_source: false,
@@ -808,6 +815,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 121), Change::MemoryDirFromUserLevelOnly),
     (ClaudeVersion::new(2, 1, 122), Change::MemoryIndexFromEnv),
     (ClaudeVersion::new(2, 1, 122), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 122)))),
+    (ClaudeVersion::new(2, 1, 122), Change::HooksMendNonArrayEvents),
     (ClaudeVersion::new(2, 1, 128), Change::EditsSayStateIsCurrent),
     (ClaudeVersion::new(2, 1, 136), Change::ManagedFilesOwnLabel),
     (ClaudeVersion::new(2, 1, 136), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 136)))),

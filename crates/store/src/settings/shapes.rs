@@ -7,16 +7,21 @@
 //! read from the schemas of 2.1.100, 2.1.197 and 2.1.332 and confirmed by running 2.1.100,
 //! 2.1.113, 2.1.122, 2.1.160, 2.1.197, 2.1.316 and 2.1.332 on files that break each one
 //! (`crates/cli/tests/verify.rs` runs the release matrix on them). Only what every one of those
-//! releases refuses is checked. Left alone, because releases differ or mend it first: an event
-//! whose value is not an array (2.1.122-2.1.197 pass it, 2.1.100 and 2.1.316 do not), events a
-//! release does not know (dropped from 2.1.113), `hooks` that is not an object, and the items
-//! of `allow`, `deny` and `ask` (entries that are not strings are dropped before the check).
-//! A `null` inside these keys is no empty value: every release read refuses `"allow": null`,
-//! `"matcher": null` and `"timeout": null`.
-//! From 2.1.257 a broken entry under an event whose hooks guard nothing (`Stop`,
-//! `Notification`, …) no longer costs the file either (bisected over the npm releases: 2.1.252
-//! refuses it, 2.1.257 passes it; 2.1.253-2.1.256 were never published); `PreToolUse` and
-//! `PermissionRequest` stay strict.
+//! releases refuses is checked, and where releases differ, the boundary was bisected over the
+//! npm releases and lives in the profile:
+//!
+//! - From 2.1.257 a broken entry under an event whose hooks guard nothing (`Stop`,
+//!   `Notification`, …) no longer costs the file (2.1.252 refuses it; 2.1.253-2.1.256 were
+//!   never published); `PreToolUse` and `PermissionRequest` stay strict
+//!   (`Profile::hooks_strict_only_where_they_guard`).
+//! - An event whose value is not an array (`"Stop": "x"`, `null`) is refused before 2.1.122,
+//!   passed from it, and refused again from 2.1.257 under the guarding events unless it is null
+//!   (`Profile::hooks_mend_non_array_events`).
+//!
+//! Left alone: events a release does not know (2.1.100 refuses them, 2.1.113 on drop them),
+//! `hooks` that is not an object, and the items of `allow`, `deny` and `ask` (entries that are
+//! not strings are dropped before the check). A `null` inside these keys is no empty value:
+//! every release read refuses `"allow": null`, `"matcher": null` and `"timeout": null`.
 
 use super::json_type;
 use mneme_core::Profile;
@@ -76,9 +81,7 @@ pub struct Breach {
 /// newer than the newest read may have added one).
 pub fn breach(key: &str, value: &Value, profile: &Profile, types_known: bool) -> Option<Breach> {
     match (key, value) {
-        ("hooks", Value::Object(events)) => {
-            hooks(events, if profile.hooks_strict_only_where_they_guard { GUARDING_EVENTS } else { EVENTS }, types_known)
-        }
+        ("hooks", Value::Object(events)) => hooks(events, profile, types_known),
         ("permissions", Value::Object(p)) => permissions(p),
         ("statusLine", Value::Object(line)) => status_line(line),
         _ => None,
@@ -89,12 +92,20 @@ fn wrong(path: String, expected: &str, value: &Value) -> Option<Breach> {
     Some(Breach { path, expected: expected.to_string(), found: json_type(value).to_string() })
 }
 
-fn hooks(events: &Map<String, Value>, checked: &[&str], types_known: bool) -> Option<Breach> {
+fn hooks(events: &Map<String, Value>, profile: &Profile, types_known: bool) -> Option<Breach> {
+    let checked = if profile.hooks_strict_only_where_they_guard { GUARDING_EVENTS } else { EVENTS };
     for (event, matchers) in events {
-        let Value::Array(matchers) = matchers else { continue };
         if !checked.contains(&event.as_str()) {
             continue;
         }
+        let matchers = match matchers {
+            Value::Array(matchers) => matchers,
+            // Mended from 2.1.122; from 2.1.257 a guarding event's value is refused again
+            // unless it is null.
+            Value::Null if profile.hooks_mend_non_array_events => continue,
+            _ if profile.hooks_mend_non_array_events && !profile.hooks_strict_only_where_they_guard => continue,
+            other => return wrong(format!("hooks.{event}"), "an array of matcher entries", other),
+        };
         for (i, m) in matchers.iter().enumerate() {
             let at = format!("hooks.{event}[{i}]");
             let Value::Object(m) = m else {
@@ -209,10 +220,8 @@ mod tests {
         let ok = json!({
             "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "timeout": 5}]}],
             "Stop": [{"hooks": [{"type": "prompt", "prompt": "y"}, {"type": "command", "command": ""}]}],
-            // Releases that do not know an event drop it; those that do may read it otherwise.
+            // Releases that do not know an event drop it.
             "NotAnEvent": [{"matcher": "Bash", "command": "x"}],
-            "PostToolUse": "not a list",
-            "SessionStart": null,
         });
         assert_eq!(breach("hooks", &ok, &at("2.1.252"), true), None);
         // A release newer than the newest read may know another hook type.
@@ -247,6 +256,21 @@ mod tests {
         }
         let b = breach("hooks", &json!({"PreToolUse": [{"matcher": "Bash", "command": "x"}]}), &at("2.1.252"), true).unwrap();
         assert!(b.found.contains("old format"), "{b:?}");
+    }
+
+    #[test]
+    fn an_event_that_is_not_a_list_costs_the_file_where_the_release_does_not_mend_it() {
+        let word = json!({"PreToolUse": "x"});
+        let null = json!({"PreToolUse": null});
+        let unguarded = json!({"Stop": "x"});
+        for (release, word_breaks, null_breaks, unguarded_breaks) in
+            [("2.1.121", true, true, true), ("2.1.122", false, false, false), ("2.1.252", false, false, false), ("2.1.257", true, false, false), ("2.1.332", true, false, false)]
+        {
+            let p = at(release);
+            assert_eq!(breach("hooks", &word, &p, true).is_some(), word_breaks, "{release}");
+            assert_eq!(breach("hooks", &null, &p, true).is_some(), null_breaks, "{release}");
+            assert_eq!(breach("hooks", &unguarded, &p, true).is_some(), unguarded_breaks, "{release}");
+        }
     }
 
     #[test]
