@@ -347,7 +347,9 @@ fn number(x: f64) -> String {
 }
 
 /// A string value quoted, its first 40 characters.
-fn shown_string(s: &str) -> String {
+/// A string from a settings file as a message shows it: quoted, escaped (a hostile project
+/// file's control characters never reach a terminal) and clipped to 40 characters.
+pub(super) fn shown_string(s: &str) -> String {
     let clipped: String = s.chars().take(40).collect();
     let more = if clipped.len() < s.len() { "…" } else { "" };
     format!("{:?}", format!("{clipped}{more}"))

@@ -24,6 +24,7 @@
 //! every release read refuses `"allow": null`, `"matcher": null` and `"timeout": null`.
 
 use super::json_type;
+use super::schema::shown_string;
 use mneme_core::Profile;
 use serde_json::{Map, Value};
 
@@ -147,7 +148,7 @@ fn one_hook(at: String, hook: &Value, types_known: bool) -> Option<Breach> {
         if !types_known {
             return None;
         }
-        return Some(Breach { path: format!("{at}.type"), expected: format!("one of {}", kinds()), found: format!("\"{kind}\"") });
+        return Some(Breach { path: format!("{at}.type"), expected: format!("one of {}", kinds()), found: shown_string(kind) });
     }
     if kind != "command" {
         return None;
@@ -183,7 +184,7 @@ fn status_line(line: &Map<String, Value>) -> Option<Breach> {
 /// Like [`wrong`], naming a string by its value.
 fn wrong_value(path: String, expected: &str, value: &Value) -> Option<Breach> {
     match value {
-        Value::String(s) => Some(Breach { path, expected: expected.to_string(), found: format!("\"{s}\"") }),
+        Value::String(s) => Some(Breach { path, expected: expected.to_string(), found: shown_string(s) }),
         other => wrong(path, expected, other),
     }
 }
@@ -293,6 +294,9 @@ mod tests {
         assert_eq!(path_of("statusLine", json!({"command": "x"})).as_deref(), Some("statusLine"));
         assert_eq!(path_of("statusLine", json!({"type": "cmd", "command": "x"})).as_deref(), Some("statusLine.type"));
         assert_eq!(path_of("statusLine", json!({"type": "command", "command": 5})).as_deref(), Some("statusLine.command"));
+        // A hostile project file's text is shown escaped and clipped.
+        let b = breach("statusLine", &json!({"type": "\u{1b}[2J".repeat(20), "command": "x"}), &at("2.1.332"), true).unwrap();
+        assert!(!b.found.contains('\u{1b}') && b.found.chars().count() < 100, "{}", b.found);
     }
 
     #[test]
