@@ -779,13 +779,7 @@ pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String])
                         changes.push(FileChange { path, before, after: Some(after.clone()), reason: format!("{LABEL}: update") });
                         // The memory keeps its name (and its index line its title).
                         let parsed = mneme_core::frontmatter::parse(&after);
-                        let now_described = parsed
-                            .frontmatter
-                            .as_ref()
-                            .and_then(|f| f.fields.get("description"))
-                            .and_then(|v| v.as_str())
-                            .unwrap_or_default()
-                            .to_string();
+                        let now_described = parsed.frontmatter.as_ref().and_then(|f| f.description()).unwrap_or_default();
                         let text = topic_text(&now_described, parsed.body);
                         e.words = content_words(&text);
                         e.text = normalize(&text);
