@@ -753,7 +753,7 @@ impl Mneme {
         let offer = flags.claude_code_offer(&env, &profile);
         let (claude_code_offers, offer_note) = (offer_known(offer), offer_note(offer));
         let d = self.dreams();
-        let s = d.status_with(&target, &enabled, &flags);
+        let s = d.status(&target, &enabled, &flags);
         let mode = d.mode(&target.memory_dir)?;
         let (records, _) = d.list(&target.memory_dir)?;
         let (off_reason, auto_dream_source, explanation) = off_reason(&enabled);
@@ -804,7 +804,7 @@ impl Mneme {
     /// or held for review. A dream that fails is recorded in the history and reported as the
     /// error.
     pub fn run_dream(&self, req: &ContextRequest, provider: Option<ProviderChoice>) -> Result<DreamView, ApiError> {
-        let (target, enabled) = self.dream_target(req)?;
+        let (DreamSite { target, enabled, flags, .. }, _) = self.dream_site(req)?;
         let model = match provider.unwrap_or(ProviderChoice::Offline) {
             ProviderChoice::Offline => None,
             choice => {
@@ -817,7 +817,7 @@ impl Mneme {
         // which keeps the time gate's record). That only blocks while one of this app's own
         // dreams is still running; the engine's "another dream holds the lock" would point at
         // this very app, so say what is going on instead.
-        let lock = d.status(&target, &enabled).lock;
+        let lock = d.status(&target, &enabled, &flags).lock;
         if lock.held
             && lock.holder_pid == Some(i64::from(std::process::id()))
             && mneme_dream::lock::ConsolidationLock::new(&target.memory_dir).running_here()
@@ -836,6 +836,7 @@ impl Mneme {
                 },
                 apply_now: false,
                 enabled,
+                flags,
                 cancel: Cancel::new(),
             };
             d.run(&target, &opts).await

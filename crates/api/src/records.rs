@@ -154,7 +154,7 @@ impl Mneme {
         let DreamSite { target, enabled, flags, env } = self.dream_site_at(at)?;
         let offer = flags.claude_code_offer(&env, &self.rendered_for(None).1);
         let d = self.dreams();
-        let status = d.status_with(&target, &enabled, &flags);
+        let status = d.status(&target, &enabled, &flags);
         let mode = d.mode(&target.memory_dir).map_err(exact)?;
         Ok(DreamGateStatus { status, mode, claude_code_offers: crate::dreams::offer_known(offer), offer_note: crate::dreams::offer_note(offer) })
     }
@@ -169,7 +169,7 @@ impl Mneme {
         apply_now: bool,
         cancel: &Cancel,
     ) -> Result<DreamRecord, ApiError> {
-        let (target, enabled) = self.dream_target_at(at)?;
+        let DreamSite { target, enabled, flags, .. } = self.dream_site_at(at)?;
         let provider = self.job_provider(model)?;
         let opts = mneme_dream::RunOptions {
             trigger: mneme_dream::Trigger::Manual,
@@ -179,6 +179,7 @@ impl Mneme {
             },
             apply_now,
             enabled,
+            flags,
             cancel: cancel.clone(),
         };
         self.dreams().run(&target, &opts).await.map_err(exact)

@@ -89,6 +89,9 @@ pub struct RunOptions<'a> {
     pub apply_now: bool,
     /// Gate 0 as it stands, for the record.
     pub enabled: Enablement,
+    /// Claude Code's cached server flags as the session sees them (its config directory), for
+    /// the thresholds the record's gates are measured against.
+    pub flags: CachedFlags,
     pub cancel: Cancel,
 }
 
@@ -232,13 +235,10 @@ impl Dreams {
         History::new(&self.env.data_dir(), memory_dir)
     }
 
-    /// The gates as they stand (changes nothing).
-    pub fn status(&self, target: &DreamTarget, enabled: &Enablement) -> GateStatus {
-        self.status_with(target, enabled, &CachedFlags::read(&self.env))
-    }
-
-    /// [`Dreams::status`] with the server flags the caller has already read.
-    pub fn status_with(&self, target: &DreamTarget, enabled: &Enablement, flags: &CachedFlags) -> GateStatus {
+    /// The gates as they stand (changes nothing), measured against the thresholds of the
+    /// server flags the session sees ([`DreamSite::flags`]; not this process's config
+    /// directory, which may be another).
+    pub fn status(&self, target: &DreamTarget, enabled: &Enablement, flags: &CachedFlags) -> GateStatus {
         self.refresh_config(flags);
         self.scheduler.status(enabled, target, &*self.clock)
     }
@@ -269,7 +269,7 @@ impl Dreams {
         if let Decision::Skip(_) = self.scheduler.check(enabled, target, &*self.clock) {
             return Ok(None);
         }
-        let opts = RunOptions { trigger: Trigger::Auto, engine, apply_now: false, enabled: enabled.clone(), cancel: cancel.clone() };
+        let opts = RunOptions { trigger: Trigger::Auto, engine, apply_now: false, enabled: enabled.clone(), flags: flags.clone(), cancel: cancel.clone() };
         match self.run(target, &opts).await {
             Err(DreamError::Locked { .. } | DreamError::LostRace { .. }) => Ok(None),
             other => other.map(Some),
@@ -281,7 +281,7 @@ impl Dreams {
     /// folder's mode is automatic. A failure or cancel rolls the lock back and is recorded.
     pub async fn run(&self, target: &DreamTarget, opts: &RunOptions<'_>) -> Result<DreamRecord, DreamError> {
         let history = self.history(&target.memory_dir);
-        let gate = self.status(target, &opts.enabled);
+        let gate = self.status(target, &opts.enabled, &opts.flags);
         let lock = ConsolidationLock::new(&target.memory_dir).with_guard(history.dir().join("acquire.lock"));
         let acquired = match lock.try_acquire(&*self.clock)? {
             Ok(a) => a,

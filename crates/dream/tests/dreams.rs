@@ -197,7 +197,7 @@ fn a_live_dreamer_blocks_and_a_dead_ones_lock_is_reclaimed() {
     );
     assert_eq!(fs::read_to_string(&lock).unwrap(), other.id().to_string(), "lock untouched");
     assert!(w.dreams.list(&w.mem).unwrap().0.is_empty(), "a blocked dream is not a dream");
-    let status = w.dreams.status(&w.target(), &Enablement::On);
+    let status = w.dreams.status(&w.target(), &Enablement::On, &mneme_dream::CachedFlags::default());
     assert!(status.lock.held && status.lock.holder_alive);
 
     // The holder dies (a crash): its lock is reclaimed at once.
@@ -249,6 +249,7 @@ fn a_failed_dream_rolls_the_lock_back_and_is_recorded() {
         engine: Engine::Model(&failing),
         apply_now: true,
         enabled: Enablement::On,
+        flags: mneme_dream::CachedFlags::default(),
         cancel: Cancel::new(),
     };
     let err = block_on(w.dreams.run(&w.target(), &opts)).unwrap_err();
@@ -390,4 +391,29 @@ fn approving_a_dream_whose_survivor_changed_since_is_refused() {
     assert!(err.to_string().contains("new.md"), "{err}");
     assert!(w.mem.join("old.md").exists(), "nothing applied");
     assert_eq!(w.dreams.show(&w.mem, &rec.id).unwrap().status, DreamStatus::Pending);
+}
+
+#[test]
+fn a_dream_is_measured_against_the_thresholds_of_the_session_s_config_directory() {
+    // The session's Claude Code keeps its global config in another directory than this
+    // process's (CLAUDE_CONFIG_DIR set for the project), with its own cached server flag.
+    let w = World::new();
+    w.write("MEMORY.md", "- [A](a.md) - a\n");
+    w.write("a.md", "---\nname: A\ndescription: a\ntype: user\n---\nA.\n");
+    let session_config = w.home.root.join("session-config");
+    fs::create_dir_all(&session_config).unwrap();
+    fs::write(
+        session_config.join(".claude.json"),
+        r#"{"cachedGrowthBookFeatures": {"tengu_onyx_plover": {"enabled": true, "minHours": 3, "minSessions": 7}}}"#,
+    )
+    .unwrap();
+    let session_env = w.home.env.clone().set_var("CLAUDE_CONFIG_DIR", session_config.to_string_lossy());
+    let flags = mneme_dream::CachedFlags::read(&session_env);
+    assert_ne!(flags, mneme_dream::CachedFlags::read(&w.home.env), "the two directories hold different flags");
+    let opts = mneme_dream::RunOptions { flags, ..w.opts(Engine::Offline, false) };
+    let record = block_on(w.dreams.run(&w.target(), &opts)).unwrap();
+    assert_eq!((record.gate.min_hours, record.gate.min_sessions), (3.0, 7));
+    // The process's own directory has no flag: the defaults.
+    let record = block_on(w.dreams.run(&w.target(), &w.opts(Engine::Offline, false))).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((record.gate.min_hours, record.gate.min_sessions), (24.0, 5));
 }

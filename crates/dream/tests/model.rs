@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use mneme_dream::{DreamStatus, Engine, Enablement, RunOptions, Trigger};
+use mneme_dream::{CachedFlags, DreamStatus, Engine, Enablement, RunOptions, Trigger};
 use mneme_model::{AnthropicProvider, Cancel};
 use mneme_stub_model::{RecordedRequest, StubModel, Turn};
 use serde_json::{json, Value};
@@ -60,7 +60,7 @@ async fn a_model_dream_runs_claude_codes_prompt_and_waits_for_review() {
     stub.push(Turn::text("Consolidated: added the small-commits feedback."));
 
     let provider = AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap();
-    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: false, enabled: Enablement::On, cancel: Cancel::new() };
+    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: false, enabled: Enablement::On, flags: CachedFlags::default(), cancel: Cancel::new() };
     let rec = w.dreams.run(&w.target(), &opts).await.unwrap();
 
     // The dream prompt, with the memory folder as Claude Code writes it (trailing slash).
@@ -130,7 +130,7 @@ async fn a_lossy_model_dream_is_held_for_review_whatever_the_mode() {
     stub.push(Turn::tool_use("Edit", json!({"file_path": format!("{mem}/MEMORY.md"), "old_string": jane, "new_string": ""})));
     stub.push(Turn::text("Pruned a line pointing at a missing file."));
     let provider = AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap();
-    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: true, enabled: Enablement::On, cancel: Cancel::new() };
+    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: true, enabled: Enablement::On, flags: CachedFlags::default(), cancel: Cancel::new() };
     let rec = w.dreams.run(&w.target(), &opts).await.unwrap();
 
     assert_eq!(rec.status, DreamStatus::Pending, "held although the mode is automatic and apply_now is set");
@@ -174,7 +174,7 @@ async fn a_model_that_never_stops_is_stopped_after_the_turn_budget() {
     let stub = StubModel::start().await;
     stub.set_default(Turn::tool_use("Glob", json!({"pattern": "**/*.md"})));
     let provider = AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap();
-    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: false, enabled: Enablement::On, cancel: Cancel::new() };
+    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: false, enabled: Enablement::On, flags: CachedFlags::default(), cancel: Cancel::new() };
     let rec = w.dreams.run(&w.target(), &opts).await.unwrap();
     assert_eq!(stub.model_requests().len(), mneme_dream::DREAM_MAX_TURNS as usize);
     assert!(rec.notes.iter().any(|n| n.contains(&format!("after {} turns", mneme_dream::DREAM_MAX_TURNS))), "{:?}", rec.notes);

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use mneme_core::Clock;
-use mneme_dream::{Dreams, Engine, Enablement, RunOptions, Trigger};
+use mneme_dream::{CachedFlags, Dreams, Engine, Enablement, RunOptions, Trigger};
 use mneme_model::Cancel;
 use mneme_testsupport::TestHome;
 use std::collections::BTreeMap;
@@ -68,7 +68,7 @@ impl World {
     }
 
     pub fn opts(&self, engine: Engine<'static>, apply_now: bool) -> RunOptions<'static> {
-        RunOptions { trigger: Trigger::Manual, engine, apply_now, enabled: Enablement::On, cancel: Cancel::new() }
+        RunOptions { trigger: Trigger::Manual, engine, apply_now, enabled: Enablement::On, flags: CachedFlags::default(), cancel: Cancel::new() }
     }
 
     pub fn offline(&self, apply_now: bool) -> Result<mneme_dream::DreamRecord, mneme_dream::DreamError> {
