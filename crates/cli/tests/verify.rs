@@ -194,8 +194,18 @@ fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
         (r#"{"autoMemoryEnabled": false, "statusLine": {"type": "command"}}"#, true),
         (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"matcher": null, "hooks": [{"type": "command", "command": "x"}]}]}}"#, true),
         (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": 0}]}]}}"#, true),
+        // Inside other objects, records and lists: a switch written as a word, a null, a
+        // required field left out, a value outside a record's choices, an item of the wrong kind.
+        (r#"{"autoMemoryEnabled": false, "sandbox": {"enabled": "yes"}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "voice": {"mode": null}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "spinnerVerbs": {"mode": "append"}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "worktree": {"symlinkDirectories": ["node_modules", 5]}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "sshConfigs": [{"id": "a", "name": "b", "sshHost": "h", "sshPort": "22"}]}"#, true),
+        (r#"{"autoMemoryEnabled": false, "fileSuggestion": {"command": "x"}}"#, true),
         // What releases mend or pass: an unknown event, extra fields, entries that are not
-        // strings in a permission list, an empty command.
+        // strings in a permission list, an empty command, environment values that are not
+        // strings (turned into strings), fields an object does not declare.
+        (r#"{"autoMemoryEnabled": false, "env": {"A": 5, "B": null}, "sandbox": {"enabled": true, "notAField": 5}}"#, false),
         (r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "", "x": 1}], "y": 2}]}}"#, false),
         (r#"{"autoMemoryEnabled": false, "permissions": {"allow": [1], "deny": ["Bash("]}}"#, false),
     ];

@@ -13,8 +13,11 @@
 //    "int": true, "gt"/"gte"/"lt"/"lte": N,   number bounds
 //    "minLength"/"maxLength": N,    string length in UTF-16 units, or array length
 //    "items": RULE,                 array: the rule of every item
+//    "fields": {NAME: RULE},        object: the rules of the fields it declares (others pass)
+//    "required": [NAME…],           object: fields that must be there
+//    "each": RULE,                  object that is a record with string keys: every value's rule
 //    "more": true}                  the schema checks more than this (a pattern, a refinement,
-//                                   an object's fields); those checks are not reproduced
+//                                   a field it could not read); those checks are not reproduced
 // Only what is certain is written: a key whose schema this script cannot read (a union, a
 // preprocess step, a named sub-schema) goes to "unchecked", and a key whose schema falls back
 // to a default on a bad value (`.catch`) is left out, since it never rejects the file.
@@ -30,8 +33,11 @@ import { jsScanner } from "../../../scripts/js-scan.mjs";
 const src = fs.readFileSync(process.argv[2]).toString("latin1");
 const { expressionEnd, stringEnd } = jsScanner(src);
 
-/** The top-level `key: value` entries of the object literal opening at `open`. */
-function entries(open) {
+/** The top-level `key: value` entries of the object literal opening at `open` in `text`
+ *  (the whole bundle unless told). */
+function entries(open, text = src, scan = text === src ? { expressionEnd, stringEnd } : jsScanner(text)) {
+  const src = text;
+  const { expressionEnd, stringEnd } = scan;
   const out = [];
   let i = open + 1;
   while (src[i] !== "}") {
@@ -56,6 +62,7 @@ function entries(open) {
     }
     const valueEnd = expressionEnd(valueStart);
     if (key !== null) out.push({ key, text: src.slice(valueStart, valueEnd) });
+    else out.spread = true;
     if (src[valueEnd] === "}") break;
     if (src[valueEnd] !== ",") throw new Error(`the settings schema's object does not go on at ${valueEnd}`);
     i = valueEnd + 1;
@@ -150,6 +157,39 @@ const KINDS = {
   enum: "enum",
 };
 
+/** Calls after which a field may be left out of its object. */
+const OPTIONAL = new Set(["optional", "default", "prefault", "nullish"]);
+
+/** The fields an object schema's literal declares, as {fields, required, more}: a field
+ *  is required when its schema is read and nothing makes it optional; a field whose schema is
+ *  not read is neither checked nor required (it may be optional), and makes the rule `more`. */
+function shapeOf(literal, aliases) {
+  const out = { fields: {}, required: [] };
+  let list;
+  try {
+    list = entries(0, literal);
+  } catch {
+    return { more: true };
+  }
+  for (const { key, text } of list) {
+    const field = ruleOf(text, aliases);
+    if (field.caught) continue;
+    if (field.unchecked) {
+      out.more = true;
+      continue;
+    }
+    if (!field.optional) out.required.push(key);
+    delete field.optional;
+    if (field.more) out.more = true;
+    out.fields[key] = field;
+  }
+  // A spread (`...other`) brings fields this script does not see.
+  if (list.spread) out.more = true;
+  if (Object.keys(out.fields).length === 0) delete out.fields;
+  if (out.required.length === 0) delete out.required;
+  return out;
+}
+
 /** Calls that change nothing about which values pass. */
 const NEUTRAL = new Set(["optional", "describe", "default", "prefault", "readonly", "meta", "passthrough", "strict", "strip", "loose", "finite"]);
 
@@ -164,35 +204,46 @@ function ruleOf(text, aliases) {
   const c = chain(text);
   if (!c) return { unchecked: true };
   if (caught(c)) return { caught: true };
-  const name = c.base.includes(".") ? c.base.split(".")[1] : c.base;
-  let kind = c.base.includes(".") ? KINDS[name] : aliases.get(name);
+  const [prefix, name] = c.base.includes(".") ? c.base.split(".") : [null, c.base];
+  // `NS.string()` is zod's only where NS is the namespace the anchors use: `z.coerce` (a
+  // value turned into a string or number first) is written the same way.
+  if (prefix !== null && !aliases.namespaces.has(prefix)) return { unchecked: true };
+  let kind = prefix !== null ? KINDS[name] : aliases.get(name);
   if (!kind) return { unchecked: true };
   const args = splitArgs(c.args);
+  const rule = { type: kind === "record" ? "object" : kind };
   if (kind === "record") {
-    // A record is an object whatever its keys and values hold.
     if (args.length !== 2 && args.length !== 3) return { unchecked: true };
-    kind = "object";
-    args.length = 0;
-    args.push("{}");
+    // Every value of a record keyed by any string follows one rule; keys with rules of their
+    // own (an enum, a pattern) are more than that.
+    const each = ruleOf(args[1], aliases);
+    const anyKey = [...aliases].some(([name, k]) => k === "string" && args[0].trim() === `${name}()`) || [...aliases.namespaces].some((ns) => args[0].trim() === `${ns}.string()`);
+    if (anyKey && !each.unchecked && !each.caught) {
+      delete each.optional;
+      rule.each = each;
+      if (each.more) rule.more = true;
+    } else rule.more = true;
   }
-  const rule = { type: kind };
   if (kind === "array") {
     const items = args.length === 1 ? ruleOf(args[0], aliases) : { unchecked: true };
     if (items.caught) rule.more = true;
     else if (items.unchecked) rule.more = true;
-    else rule.items = items;
+    else {
+      delete items.optional;
+      rule.items = items;
+    }
     if (items.more) rule.more = true;
   } else if (kind === "enum") {
     const values = args.length >= 1 ? stringList(args[0]) : undefined;
     if (!values) return { unchecked: true };
     rule.values = values;
   } else if (kind === "object") {
-    // Only that it is an object: its fields are the schema's business.
     if (args.length < 1 || !args[0].trim().startsWith("{")) return { unchecked: true };
-    rule.more = true;
+    Object.assign(rule, shapeOf(args[0].trim(), aliases));
   }
   for (const call of c.calls) {
     const n = numberArg(call.args);
+    if (OPTIONAL.has(call.name)) rule.optional = true;
     if (NEUTRAL.has(call.name)) continue;
     switch (call.name) {
       case "nullable":
@@ -257,11 +308,17 @@ function ruleOf(text, aliases) {
 /** The minified constructor names, learnt from keys whose type Mneme knows. */
 function learnAliases(list) {
   const aliases = new Map();
+  aliases.namespaces = new Set();
   const anchors = { $schema: "string", autoMemoryEnabled: "boolean", cleanupPeriodDays: "number", claudeMdExcludes: "array", respectGitignore: "boolean" };
   for (const { key, text } of list) {
     const kind = anchors[key];
     const c = kind && chain(text);
-    if (!c || c.base.includes(".")) continue;
+    if (!c) continue;
+    if (c.base.includes(".")) {
+      const [ns, name] = c.base.split(".");
+      if (KINDS[name] === kind) aliases.namespaces.add(ns);
+      continue;
+    }
     if (aliases.has(c.base) && aliases.get(c.base) !== kind) throw new Error(`${c.base} is both ${aliases.get(c.base)} and ${kind}`);
     aliases.set(c.base, kind);
   }
@@ -308,7 +365,8 @@ function throughLazy(text, aliases) {
   const start = nearest.index + nearest[0].length;
   const inner = ruleOf(src.slice(start, expressionEnd(start)), aliases);
   if (inner.type !== "object") return { unchecked: true };
-  const rule = { type: "object", more: true };
+  const rule = { ...inner };
+  delete rule.optional;
   if (after.calls.some((call) => call.name === "nullable" || call.name === "nullish")) rule.nullable = true;
   return rule;
 }
@@ -321,6 +379,7 @@ for (const { key, text } of list) {
   let rule = ruleOf(text, aliases);
   if (rule.unchecked) rule = throughLazy(text, aliases);
   if (rule.caught) continue;
+  delete rule.optional;
   if (rule.unchecked) unchecked.push(key);
   else keys[key] = rule;
 }

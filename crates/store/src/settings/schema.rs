@@ -8,11 +8,15 @@
 //! read from. A key is checked for a release only where that holds: between two releases read
 //! with the same rule, or past the newest one read (never before the oldest). Keys releases
 //! mend or drop before their check ([`REPAIRED_BEFORE_THE_CHECK`]) and top-level nulls are never
-//! held against a file. Keys whose schema the script could not
-//! read (unions, nested sub-schemas) and the parts of a rule marked `more` (patterns, an
-//! object's fields) are not checked, so Mneme may miss a file Claude Code rejects, but never
-//! rejects one Claude Code uses.
+//! held against a file. Inside an object the fields it declares are checked the same way
+//! (`"sandbox": {"enabled": "yes"}`, a `spinnerVerbs` without its `verbs`), as are the values of
+//! a record keyed by any string (`env`, `skillOverrides`) and the items of an array; a `null`
+//! there counts, since releases drop only top-level nulls. Keys whose schema the script could not
+//! read (unions, code that builds the schema) and the parts of a rule marked `more` (patterns,
+//! fields it could not read) are not checked, so Mneme may miss a file Claude Code rejects, but
+//! never rejects one Claude Code uses.
 
+use super::shapes::Breach;
 use mneme_core::versions::ClaudeVersion;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -49,6 +53,15 @@ pub struct Rule {
     max_length: Option<usize>,
     #[serde(default)]
     items: Option<Box<Rule>>,
+    /// An object's declared fields; fields not named here pass whatever they hold.
+    #[serde(default)]
+    fields: BTreeMap<String, Rule>,
+    /// Fields an object must have.
+    #[serde(default)]
+    required: Vec<String>,
+    /// A record's rule for every value.
+    #[serde(default)]
+    each: Option<Box<Rule>>,
     /// The schema checks more than this rule says; not reproduced.
     #[serde(default)]
     #[allow(dead_code)]
@@ -195,8 +208,8 @@ pub fn violations(map: &Map<String, Value>, profile: &mneme_core::Profile) -> Ve
         .filter(|(_, value)| !value.is_null())
         .filter_map(|(key, value)| {
             if let Some(rule) = rule(key, release) {
-                if let Some(found) = rule.breach(value) {
-                    return Some(Violation { key: key.clone(), path: key.clone(), expected: rule.describe(), found });
+                if let Some(b) = rule.breach(value, key) {
+                    return Some(Violation { key: key.clone(), path: b.path, expected: b.expected, found: b.found });
                 }
             }
             // What is checked inside `hooks` and `permissions` holds from the oldest release read.
@@ -210,14 +223,51 @@ pub fn violations(map: &Map<String, Value>, profile: &mneme_core::Profile) -> Ve
 }
 
 impl Rule {
-    /// What `value` holds instead ("0", "a string"), when it breaks the rule.
-    fn breach(&self, value: &Value) -> Option<String> {
+    /// Where inside `value`, found at `path`, the rule is broken, what is wanted there and
+    /// what is there instead.
+    fn breach(&self, value: &Value, path: &str) -> Option<Breach> {
+        let here = |found: String| Some(Breach { path: path.to_string(), expected: self.describe(), found });
         if value.is_null() && self.nullable {
             return None;
         }
+        match (self.kind, value) {
+            (Kind::Object, Value::Object(map)) => self.breach_inside(map, path),
+            (Kind::Array, Value::Array(items)) => {
+                if self.min_length.is_some_and(|m| items.len() < m)
+                    || self.max_length.is_some_and(|m| items.len() > m)
+                {
+                    return here(format!("an array of {} items", items.len()));
+                }
+                let rule = self.items.as_deref()?;
+                items.iter().enumerate().find_map(|(i, item)| rule.breach(item, &format!("{path}[{i}]")))
+            }
+            _ => self.breach_of_value(value).and_then(here),
+        }
+    }
+
+    /// The first field of an object that breaks its rule (in the file's order), then the first
+    /// required field that is missing.
+    fn breach_inside(&self, map: &Map<String, Value>, path: &str) -> Option<Breach> {
+        let broken = map.iter().find_map(|(name, value)| {
+            let rule = self.fields.get(name).or(self.each.as_deref())?;
+            rule.breach(value, &field_path(path, name))
+        });
+        broken.or_else(|| {
+            let missing = self.required.iter().find(|name| !map.contains_key(name.as_str()))?;
+            let rule = self.fields.get(missing)?;
+            Some(Breach {
+                path: field_path(path, missing),
+                expected: rule.describe(),
+                found: "nothing (the field is required)".into(),
+            })
+        })
+    }
+
+    /// What a single value holds instead ("0", "a string"), when it breaks the rule.
+    fn breach_of_value(&self, value: &Value) -> Option<String> {
         let wrong_type = || Some(super::json_type(value).to_string());
         match (self.kind, value) {
-            (Kind::Boolean, Value::Bool(_)) | (Kind::Object, Value::Object(_)) => None,
+            (Kind::Boolean, Value::Bool(_)) => None,
             (Kind::String, Value::String(s)) => {
                 let len = s.encode_utf16().count();
                 if self.min_length.is_some_and(|m| len < m)
@@ -247,21 +297,6 @@ impl Rule {
                 } else {
                     None
                 }
-            }
-            (Kind::Array, Value::Array(items)) => {
-                if self.min_length.is_some_and(|m| items.len() < m)
-                    || self.max_length.is_some_and(|m| items.len() > m)
-                {
-                    return Some(format!("an array of {} items", items.len()));
-                }
-                if let Some(rule) = &self.items {
-                    for item in items {
-                        if let Some(found) = rule.breach(item) {
-                            return Some(format!("an array with an item that is {found}"));
-                        }
-                    }
-                }
-                None
             }
             _ => wrong_type(),
         }
@@ -334,6 +369,19 @@ impl Rule {
             text.push_str(" (or null)");
         }
         text
+    }
+}
+
+/// The path to field `name` inside the value at `path`: `sandbox.enabled`, or
+/// `skillOverrides["my skill"]` for a name that is not a plain word.
+fn field_path(path: &str, name: &str) -> String {
+    // Anything else (a hostile file's control characters, a name of thousands of characters)
+    // is shown escaped and clipped.
+    let plain = (1..=40).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if plain {
+        format!("{path}.{name}")
+    } else {
+        format!("{path}[{}]", shown_string(name))
     }
 }
 
@@ -423,7 +471,7 @@ mod tests {
             vec![
                 ("cleanupPeriodDays", "1.5"),
                 ("model", "number"),
-                ("claudeMdExcludes", "an array with an item that is number")
+                ("claudeMdExcludes", "number")
             ]
         );
         assert!(violations(
@@ -495,6 +543,37 @@ mod tests {
     /// top-level null, the keys of [`REPAIRED_BEFORE_THE_CHECK`]; and nothing is known of the
     /// releases older than the oldest read.
     #[test]
+    fn inside_an_object_the_declared_fields_a_record_s_values_and_an_array_s_items_are_checked() {
+        // Each of these confirmed on 2.1.100, 2.1.197 and 2.1.332: the file is ignored.
+        let newest = at(TABLE.newest);
+        let one = |value: Value| {
+            let found = violations(&map(value), &newest);
+            assert_eq!(found.len(), 1, "{found:?}");
+            let f = &found[0];
+            (f.path.clone(), f.expected.clone(), f.found.clone())
+        };
+        assert_eq!(one(json!({"sandbox": {"enabled": "yes"}})), ("sandbox.enabled".into(), "true or false".into(), "string".into()));
+        // A null inside an object is a value like any other (only top-level nulls are dropped).
+        assert_eq!(one(json!({"voice": {"mode": null}})).0, "voice.mode");
+        assert_eq!(
+            one(json!({"spinnerVerbs": {"mode": "append"}})),
+            ("spinnerVerbs.verbs".into(), "an array of strings".into(), "nothing (the field is required)".into())
+        );
+        assert_eq!(one(json!({"spinnerVerbs": {"mode": "append", "verbs": ["a", 1]}})).0, "spinnerVerbs.verbs[1]");
+        assert_eq!(one(json!({"sshConfigs": [{"id": "a", "name": "b", "sshHost": "h", "sshPort": 22.5}]})).0, "sshConfigs[0].sshPort");
+        let (path, expected, found) = one(json!({"skillOverrides": {"my skill": "sometimes"}}));
+        assert_eq!((path.as_str(), found.as_str()), ("skillOverrides[\"my skill\"]", "\"sometimes\""));
+        assert!(expected.starts_with("one of \"on\""), "{expected}");
+        let hostile = format!("x\u{1b}[2J{}", "y".repeat(100));
+        let path = one(json!({"skillOverrides": {hostile: "sometimes"}})).0;
+        assert!(path.starts_with("skillOverrides[\"x\\u{1b}[2J") && path.len() < 70, "{path}");
+        // Fields an object does not declare, and values the release turns into strings first
+        // (`env`), pass.
+        let fine = json!({"sandbox": {"enabled": true, "notAField": 5}, "env": {"A": 5, "B": null}, "spinnerVerbs": {"mode": "replace", "verbs": []}});
+        assert!(violations(&map(fine), &newest).is_empty());
+    }
+
+    #[test]
     fn what_claude_code_mends_first_and_releases_not_read_are_left_alone() {
         let newest = TABLE.newest;
         assert!(violations(&map(json!({"model": null, "cleanupPeriodDays": null})), &at(newest)).is_empty());
@@ -522,11 +601,15 @@ mod tests {
             min_length: None,
             max_length: None,
             items: None,
+            fields: BTreeMap::new(),
+            required: Vec::new(),
+            each: None,
             more: false,
         };
+        let found = |rule: &Rule, value: Value| rule.breach(&value, "k").map(|b| b.found);
         assert_eq!(rule.describe(), "a number at least 0 and at most 1");
-        assert_eq!(rule.breach(&json!(2)), Some("2".into()));
-        assert_eq!(rule.breach(&json!("2")), Some("string".into()));
+        assert_eq!(found(&rule, json!(2)), Some("2".into()));
+        assert_eq!(found(&rule, json!("2")), Some("string".into()));
         let choice = Rule {
             kind: Kind::Enum,
             values: Some(vec!["a".into(), "b".into()]),
@@ -534,8 +617,8 @@ mod tests {
             ..rule.clone()
         };
         assert_eq!(choice.describe(), "one of \"a\", \"b\" (or null)");
-        assert_eq!(choice.breach(&json!("c")), Some("\"c\"".into()));
-        assert_eq!(choice.breach(&Value::Null), None);
+        assert_eq!(found(&choice, json!("c")), Some("\"c\"".into()));
+        assert_eq!(found(&choice, Value::Null), None);
         let text = Rule {
             kind: Kind::String,
             min_length: Some(2),
@@ -544,7 +627,7 @@ mod tests {
             ..rule
         };
         // Lengths count UTF-16 units, as JavaScript's do.
-        assert_eq!(text.breach(&json!("😀")), None);
-        assert_eq!(text.breach(&json!("é")), Some("1 character long".into()));
+        assert_eq!(found(&text, json!("😀")), None);
+        assert_eq!(found(&text, json!("é")), Some("1 character long".into()));
     }
 }

@@ -1,4 +1,5 @@
-//! What Claude Code checks inside `hooks`, `permissions` and `statusLine`, the keys whose
+//! What Claude Code checks inside `hooks`, `permissions` and the command settings
+//! (`statusLine`, `subagentStatusLine`, `fileSuggestion`), the keys whose
 //! insides hand-edited settings files break most often: a hook in the old one-level format, a hook
 //! without its command, a permission list written as one string. One such break makes Claude
 //! Code ignore the whole file, so that a `"autoMemoryEnabled": false` beside it does nothing.
@@ -84,7 +85,9 @@ pub fn breach(key: &str, value: &Value, profile: &Profile, types_known: bool) ->
     match (key, value) {
         ("hooks", Value::Object(events)) => hooks(events, profile, types_known),
         ("permissions", Value::Object(p)) => permissions(p),
-        ("statusLine", Value::Object(line)) => status_line(line),
+        // Known to the release: `subagentStatusLine` came in 2.1.113, and a key a release
+        // does not know passes whatever it holds.
+        (key, Value::Object(line)) if COMMAND_KEYS.contains(&key) && super::schema::rule(key, profile.release).is_some() => command_setting(key, line),
         _ => None,
     }
 }
@@ -166,18 +169,22 @@ fn one_hook(at: String, hook: &Value, types_known: bool) -> Option<Breach> {
     }
 }
 
-/// `statusLine`: a command for the status line, `{"type": "command", "command": "…"}`; every
-/// release read refuses it without the type or the command.
-fn status_line(line: &Map<String, Value>) -> Option<Breach> {
+/// The settings that name a command to run, `{"type": "command", "command": "…"}`: every
+/// release that knows them refuses one without the type or the command. (The generated table
+/// has their `command`; their `type` is a zod literal the extractor does not read.)
+const COMMAND_KEYS: &[&str] = &["statusLine", "subagentStatusLine", "fileSuggestion"];
+
+fn command_setting(key: &str, line: &Map<String, Value>) -> Option<Breach> {
+    let whole = |what: &str| Some(Breach { path: key.into(), expected: "{\"type\": \"command\", \"command\": \"…\"}".into(), found: format!("an object without \"{what}\"") });
     match line.get("type") {
         Some(Value::String(t)) if t == "command" => {}
-        Some(other) => return wrong_value("statusLine.type".into(), "\"command\"", other),
-        None => return Some(Breach { path: "statusLine".into(), expected: "{\"type\": \"command\", \"command\": \"…\"}".into(), found: "an object without \"type\"".into() }),
+        Some(other) => return wrong_value(format!("{key}.type"), "\"command\"", other),
+        None => return whole("type"),
     }
     match line.get("command") {
         Some(Value::String(_)) => None,
-        Some(other) => wrong("statusLine.command".into(), "a string", other),
-        None => Some(Breach { path: "statusLine".into(), expected: "{\"type\": \"command\", \"command\": \"…\"}".into(), found: "an object without \"command\"".into() }),
+        Some(other) => wrong(format!("{key}.command"), "a string", other),
+        None => whole("command"),
     }
 }
 
@@ -297,6 +304,12 @@ mod tests {
         // A hostile project file's text is shown escaped and clipped.
         let b = breach("statusLine", &json!({"type": "\u{1b}[2J".repeat(20), "command": "x"}), &at("2.1.332"), true).unwrap();
         assert!(!b.found.contains('\u{1b}') && b.found.chars().count() < 100, "{}", b.found);
+        // The other command settings alike, where the release knows them (probed on the matrix).
+        assert_eq!(path_of("fileSuggestion", json!({"command": "x"})).as_deref(), Some("fileSuggestion"));
+        assert_eq!(path_of("subagentStatusLine", json!({"type": "x", "command": "x"})).as_deref(), Some("subagentStatusLine.type"));
+        let no_type = json!({"command": "x"});
+        assert!(breach("subagentStatusLine", &no_type, &at("2.1.113"), true).is_some());
+        assert_eq!(breach("subagentStatusLine", &no_type, &at("2.1.100"), true), None, "2.1.100 does not know the key");
     }
 
     #[test]
