@@ -95,7 +95,7 @@ impl DreamLoop {
         }
         // The gates as they stand (this loop's own throttle included): only a folder whose
         // gates are all open gets a run announced, so the app can show "Dreaming…" while it runs.
-        if self.dreams.status_with(&target, &enabled, &flags).blocked_by.is_some() {
+        if self.dreams.status(&target, &enabled, &flags).blocked_by.is_some() {
             return Ok(());
         }
         let provider = match provider_engine(self.dreams.environment()) {
