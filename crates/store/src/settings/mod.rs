@@ -466,6 +466,18 @@ pub(crate) fn syntax_problem(text: &str, e: &serde_json::Error) -> ParseProblem 
 }
 
 /// The JSON name of a value's type, as error messages say it.
+/// A value's JSON type as a message names what a file holds instead: "a string", "null".
+pub fn a_json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 pub fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -515,7 +527,7 @@ fn all_known_type_errors(map: &Map<String, Value>) -> Vec<(String, &'static str,
         if !ok {
             let found = match (expect, v) {
                 (Expect::StringArray, Value::Array(_)) => "an array with a non-string item",
-                _ => json_type(v),
+                _ => a_json_type(v),
             };
             out.push(((*key).to_string(), expected, found));
         }

@@ -258,14 +258,14 @@ impl Rule {
             Some(Breach {
                 path: field_path(path, missing),
                 expected: rule.describe(),
-                found: "nothing (the field is required)".into(),
+                found: "missing".into(),
             })
         })
     }
 
     /// What a single value holds instead ("0", "a string"), when it breaks the rule.
     fn breach_of_value(&self, value: &Value) -> Option<String> {
-        let wrong_type = || Some(super::json_type(value).to_string());
+        let wrong_type = || Some(super::a_json_type(value).to_string());
         match (self.kind, value) {
             (Kind::Boolean, Value::Bool(_)) => None,
             (Kind::String, Value::String(s)) => {
@@ -470,8 +470,8 @@ mod tests {
             // In the file's order.
             vec![
                 ("cleanupPeriodDays", "1.5"),
-                ("model", "number"),
-                ("claudeMdExcludes", "number")
+                ("model", "a number"),
+                ("claudeMdExcludes", "a number")
             ]
         );
         assert!(violations(
@@ -552,12 +552,12 @@ mod tests {
             let f = &found[0];
             (f.path.clone(), f.expected.clone(), f.found.clone())
         };
-        assert_eq!(one(json!({"sandbox": {"enabled": "yes"}})), ("sandbox.enabled".into(), "true or false".into(), "string".into()));
+        assert_eq!(one(json!({"sandbox": {"enabled": "yes"}})), ("sandbox.enabled".into(), "true or false".into(), "a string".into()));
         // A null inside an object is a value like any other (only top-level nulls are dropped).
         assert_eq!(one(json!({"voice": {"mode": null}})).0, "voice.mode");
         assert_eq!(
             one(json!({"spinnerVerbs": {"mode": "append"}})),
-            ("spinnerVerbs.verbs".into(), "an array of strings".into(), "nothing (the field is required)".into())
+            ("spinnerVerbs.verbs".into(), "an array of strings".into(), "missing".into())
         );
         assert_eq!(one(json!({"spinnerVerbs": {"mode": "append", "verbs": ["a", 1]}})).0, "spinnerVerbs.verbs[1]");
         assert_eq!(one(json!({"sshConfigs": [{"id": "a", "name": "b", "sshHost": "h", "sshPort": 22.5}]})).0, "sshConfigs[0].sshPort");
@@ -609,7 +609,7 @@ mod tests {
         let found = |rule: &Rule, value: Value| rule.breach(&value, "k").map(|b| b.found);
         assert_eq!(rule.describe(), "a number at least 0 and at most 1");
         assert_eq!(found(&rule, json!(2)), Some("2".into()));
-        assert_eq!(found(&rule, json!("2")), Some("string".into()));
+        assert_eq!(found(&rule, json!("2")), Some("a string".into()));
         let choice = Rule {
             kind: Kind::Enum,
             values: Some(vec!["a".into(), "b".into()]),

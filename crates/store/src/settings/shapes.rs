@@ -24,7 +24,7 @@
 //! not strings are dropped before the check). A `null` inside these keys is no empty value:
 //! every release read refuses `"allow": null`, `"matcher": null` and `"timeout": null`.
 
-use super::json_type;
+use super::a_json_type;
 use super::schema::shown_string;
 use mneme_core::Profile;
 use serde_json::{Map, Value};
@@ -93,7 +93,7 @@ pub fn breach(key: &str, value: &Value, profile: &Profile, types_known: bool) ->
 }
 
 fn wrong(path: String, expected: &str, value: &Value) -> Option<Breach> {
-    Some(Breach { path, expected: expected.to_string(), found: json_type(value).to_string() })
+    Some(Breach { path, expected: expected.to_string(), found: a_json_type(value).to_string() })
 }
 
 fn hooks(events: &Map<String, Value>, profile: &Profile, types_known: bool) -> Option<Breach> {
