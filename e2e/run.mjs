@@ -475,6 +475,10 @@ async function main() {
   };
   const nav = async (label) => {
     await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: label, exact: true }).click();
+    // A new screen opens at its top with the focus in it (focusing it must not scroll its
+    // title up under the folder bar).
+    await waitFor(`${label} to open at its top, focused`, async () =>
+      page.evaluate(() => document.activeElement?.id === 'main' && window.scrollY === 0));
   };
 
   try {
