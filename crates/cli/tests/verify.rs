@@ -202,6 +202,7 @@ fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
         (r#"{"autoMemoryEnabled": false, "worktree": {"symlinkDirectories": ["node_modules", 5]}}"#, true),
         (r#"{"autoMemoryEnabled": false, "sshConfigs": [{"id": "a", "name": "b", "sshHost": "h", "sshPort": "22"}]}"#, true),
         (r#"{"autoMemoryEnabled": false, "fileSuggestion": {"command": "x"}}"#, true),
+        (r#"{"autoMemoryEnabled": false, "permissions": {"defaultMode": 5}}"#, true),
         // What releases mend or pass: an unknown event, extra fields, entries that are not
         // strings in a permission list, an empty command, environment values that are not
         // strings (turned into strings), fields an object does not declare.

@@ -20,8 +20,9 @@
 //!   (`Profile::hooks_mend_non_array_events`).
 //!
 //! Left alone: events a release does not know (2.1.100 refuses them, 2.1.113 on drop them),
-//! `hooks` that is not an object, and the items of `allow`, `deny` and `ask` (entries that are
-//! not strings are dropped before the check). A `null` inside these keys is no empty value:
+//! `hooks` that is not an object, the items of `allow`, `deny` and `ask` (entries that are
+//! not strings are dropped before the check), and which names `defaultMode` takes (its type is
+//! checked). A `null` inside these keys is no empty value:
 //! every release read refuses `"allow": null`, `"matcher": null` and `"timeout": null`.
 
 use super::a_json_type;
@@ -203,6 +204,11 @@ fn permissions(p: &Map<String, Value>) -> Option<Breach> {
             Some(other) => return wrong(format!("permissions.{list}"), "an array of permission rules, such as [\"Bash(npm test)\"]", other),
         }
     }
+    // Which mode names a release takes moves (aliases, new modes, a list built at run time),
+    // so only the type is checked: every release refuses a mode that is not a string.
+    if let Some(mode) = p.get("defaultMode").filter(|m| !m.is_string()) {
+        return wrong("permissions.defaultMode".into(), "a permission mode, such as \"default\" or \"plan\"", mode);
+    }
     match p.get("additionalDirectories") {
         None => None,
         Some(Value::Array(dirs)) => dirs.iter().enumerate().find(|(_, d)| !d.is_string()).and_then(|(i, d)| wrong(format!("permissions.additionalDirectories[{i}]"), "a folder path (a string)", d)),
@@ -319,6 +325,9 @@ mod tests {
         assert_eq!(path_of("permissions", json!({"ask": {}})).as_deref(), Some("permissions.ask"));
         // Null is not an empty list: every release read refuses it.
         assert_eq!(path_of("permissions", json!({"allow": null})).as_deref(), Some("permissions.allow"));
+        assert_eq!(path_of("permissions", json!({"defaultMode": 5})).as_deref(), Some("permissions.defaultMode"));
+        assert_eq!(path_of("permissions", json!({"defaultMode": null})).as_deref(), Some("permissions.defaultMode"));
+        assert_eq!(path_of("permissions", json!({"defaultMode": "a mode of a later release"})), None);
         assert_eq!(path_of("permissions", json!({"additionalDirectories": null})).as_deref(), Some("permissions.additionalDirectories"));
         assert_eq!(path_of("permissions", json!({"additionalDirectories": "x"})).as_deref(), Some("permissions.additionalDirectories"));
         assert_eq!(path_of("permissions", json!({"additionalDirectories": ["a", 1]})).as_deref(), Some("permissions.additionalDirectories[1]"));
