@@ -11,7 +11,9 @@
 # the ones it has not seen, and the data file is rebuilt from everything in that cache.
 # Each release is downloaded with npm pack (the platform package from 2.1.113, about 70 MB; the
 # JavaScript package before) and read by crates/store/data/extract-settings-schema.mjs.
-# Needs npm and Node; takes about 20 s per release.
+# Needs npm and Node; takes about 20 s per release. Then run scripts/settings-sweep.py: it
+# checks, on the real releases, that Mneme agrees with each one about files that break the rules
+# read (a release may mend a value before its check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
