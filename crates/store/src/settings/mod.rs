@@ -162,7 +162,7 @@ pub enum SettingsError {
     },
     /// A value breaks Claude Code's schema (a wrong type, a number out of bounds), which
     /// makes it ignore the whole file.
-    #[error("{shown}: \"{key}\" must be {expected}, but it is {found}. Claude Code ignores the whole file while one value breaks its rules, so none of its settings apply. Fix the value.")]
+    #[error("{shown}: \"{key}\" must be {expected}, but it is {found}{}. Claude Code ignores the whole file while one value breaks its rules, so none of its settings apply. Fix {}.", others_note(*.others), if *.others == 0 { "the value" } else { "them all" })]
     InvalidValue {
         /// The file.
         path: PathBuf,
@@ -175,6 +175,8 @@ pub enum SettingsError {
         expected: String,
         /// What the file holds: the JSON type, or the value when only its bounds are wrong.
         found: String,
+        /// How many other values of the file break the rules too.
+        others: usize,
     },
     /// Larger than Claude Code will read.
     #[error("{shown} is {size} bytes, over Claude Code's 2 MiB limit for settings files, so Claude Code ignores it. Make the file smaller.")]
@@ -250,6 +252,15 @@ impl SettingsError {
             | SettingsError::EditMismatch { path, .. } => Some(path),
             SettingsError::UnknownSource { .. } => None,
         }
+    }
+}
+
+/// " (and 2 more values break the rules)" after the first broken value a message names.
+fn others_note(others: usize) -> String {
+    match others {
+        0 => String::new(),
+        1 => " (and 1 more value breaks the rules)".into(),
+        n => format!(" (and {n} more values break the rules)"),
     }
 }
 
@@ -509,7 +520,7 @@ enum Expect {
 /// [`Settings::for_release`] replaces it with the release's own rules.
 fn known_type_error(map: &Map<String, Value>, path: &Path, shown: &str) -> Option<SettingsError> {
     let (key, expected, found) = all_known_type_errors(map).into_iter().next()?;
-    Some(SettingsError::InvalidValue { path: path.to_path_buf(), shown: shown.to_string(), key, expected: expected.into(), found: found.into() })
+    Some(SettingsError::InvalidValue { path: path.to_path_buf(), shown: shown.to_string(), key, expected: expected.into(), found: found.into(), others: 0 })
 }
 
 /// Every memory key of the wrong type, in [`KNOWN_TYPES`]' order.
@@ -630,7 +641,8 @@ impl Settings {
                 changed |= !found.is_empty();
                 None
             } else {
-                // The first in the file, as Claude Code's message names.
+                // The first in the file, as Claude Code's message names, and how many more.
+                let others = found.len().saturating_sub(1);
                 let first = found.into_iter().min_by_key(|v| map.keys().position(|k| *k == v.key));
                 first.map(|v| SettingsError::InvalidValue {
                     path: file.path.clone(),
@@ -638,6 +650,7 @@ impl Settings {
                     key: v.path,
                     expected: v.expected,
                     found: v.found,
+                    others,
                 })
             };
             changed |= error.is_some() != file.error.is_some();
@@ -1062,6 +1075,22 @@ mod tests {
             let s = Settings::from_files(vec![f]);
             assert_eq!(s.auto_dream_enabled(), None, "{text}");
         }
+    }
+
+    #[test]
+    fn the_message_names_the_first_broken_value_and_counts_the_others() {
+        let release = mneme_core::versions::profile_for("2.1.332".parse().unwrap()).profile;
+        let load = |text: &str| {
+            let f = SettingsFile::from_value(SettingSource::User, "/u/settings.json", serde_json::from_str(text).unwrap());
+            let s = Settings::from_files(vec![f]).for_release(&release);
+            s.file(SettingSource::User).unwrap().error.as_ref().map(ToString::to_string).unwrap_or_default()
+        };
+        let one = load(r#"{"autoMemoryEnabled": false, "sandbox": {"enabled": "yes"}}"#);
+        assert!(one.contains("\"sandbox.enabled\" must be true or false, but it is a string. Claude Code"), "{one}");
+        assert!(one.ends_with("Fix the value."), "{one}");
+        let three = load(r#"{"cleanupPeriodDays": 0, "model": 5, "voice": {"mode": null}}"#);
+        assert!(three.contains("\"cleanupPeriodDays\" must be a whole number above 0, but it is 0 (and 2 more values break the rules)."), "{three}");
+        assert!(three.ends_with("Fix them all."), "{three}");
     }
 
     #[test]
