@@ -60,6 +60,10 @@ pub struct Project {
     pub memory_dir: AutoMemDir,
     /// Whether Claude Code's auto memory is on there; why not, when it is off.
     pub auto_memory: paths::AutoMemoryReason,
+    /// The environment the session sees (after the settings files' `env` blocks), and the
+    /// settings' `claudeMdExcludes`: what loading its CLAUDE.md files needs, resolved once.
+    pub session_env: Environment,
+    pub claude_md_excludes: Vec<String>,
 }
 
 /// Every way extraction fails before or around a run (a failing run itself is recorded as
@@ -201,7 +205,8 @@ impl Extractor {
     /// or while, Claude Code would not read it.
     pub fn project_for_cwd(&self, cwd: &Path) -> Project {
         let session = SessionMemory::for_cwd(&self.env, cwd);
-        Project { root: session.root, memory_dir: session.dir, auto_memory: session.reason }
+        let claude_md_excludes = session.settings.claude_md_excludes();
+        Project { root: session.root, memory_dir: session.dir, auto_memory: session.reason, session_env: session.env, claude_md_excludes }
     }
 
     /// The review mode of a project.
@@ -467,10 +472,10 @@ impl Extractor {
     fn claude_md(&self, project: &Project) -> Vec<String> {
         let canonical = git::find_canonical_git_root(&project.root).unwrap_or_else(|| project.root.clone());
         // As the session sees them: after the settings files' `env` blocks.
-        let SessionMemory { settings, env, .. } = SessionMemory::for_cwd(&self.env, &project.root);
+        let env = &project.session_env;
         let opts = LoadOptions {
-            include_external: paths::external_includes_approved(&env, &canonical),
-            excludes: settings.claude_md_excludes(),
+            include_external: paths::external_includes_approved(env, &canonical),
+            excludes: project.claude_md_excludes.clone(),
             disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS"),
             ..LoadOptions::new(
                 project.root.clone(),

@@ -19,7 +19,7 @@ pub struct NoHome {
     pub variable: &'static str,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Environment {
     /// The user's home folder (`os.homedir()`).
     pub home: PathBuf,
