@@ -170,6 +170,11 @@ pub struct MachineSettings {
     pub auto_dream_overridden: Option<String>,
     /// The same for `autoMemoryDirectory`.
     pub auto_memory_directory_overridden: Option<String>,
+    /// The problem, when Claude Code ignores the user file for a value in it (one of
+    /// `problems`): Mneme leaves the file alone until it is fixed.
+    #[serde(skip)]
+    #[cfg_attr(feature = "specta", specta(skip))]
+    pub ignored_for: Option<String>,
 }
 
 /// See [`MachineSettings`]'s `*_overridden` fields.
@@ -561,6 +566,10 @@ impl Mneme {
             auto_dream_enabled: get("autoDreamEnabled").and_then(|v| v.as_bool()),
             auto_memory_directory: get("autoMemoryDirectory").and_then(|v| v.as_str().map(str::to_string)),
             problems: file.and_then(|f| f.error.as_ref()).map(|e| e.to_string()).into_iter().collect(),
+            ignored_for: file
+                .and_then(|f| f.error.as_ref())
+                .filter(|e| matches!(e, mneme_store::settings::SettingsError::InvalidValue { .. }))
+                .map(|e| e.to_string()),
             auto_memory_overridden: over.auto_memory,
             auto_dream_overridden: over.auto_dream,
             auto_memory_directory_overridden: over.directory,
@@ -624,11 +633,25 @@ impl Mneme {
 
     /// Writes `autoMemoryEnabled` to the user settings file, keeping everything else.
     pub fn set_auto_memory(&self, on: bool) -> Result<PathBuf, ApiError> {
+        self.user_settings_to_change()?;
         Ok(settings::write_user_setting(&self.env, "autoMemoryEnabled", serde_json::Value::Bool(on))?)
+    }
+
+    /// The machine's settings, when the user settings file may be changed: not while Claude
+    /// Code ignores it (a value breaks its rules), since a change would do nothing until the
+    /// file is fixed — and the Settings screen promises to leave such a file alone.
+    /// (A file that does not parse is refused by the write itself, with its own message.)
+    pub(crate) fn user_settings_to_change(&self) -> Result<MachineSettings, ApiError> {
+        let s = self.machine_settings()?;
+        match &s.ignored_for {
+            Some(problem) => Err(ApiError::new(ErrorCode::Malformed, format!("{problem} Mneme will not change this file until it is fixed."))),
+            None => Ok(s),
+        }
     }
 
     /// Writes `autoDreamEnabled` to the user settings file, keeping everything else.
     pub fn set_auto_dream(&self, on: bool) -> Result<PathBuf, ApiError> {
+        self.user_settings_to_change()?;
         Ok(settings::write_user_setting(&self.env, "autoDreamEnabled", serde_json::Value::Bool(on))?)
     }
 }

@@ -33,7 +33,7 @@ impl Mneme {
     pub fn set_auto_memory_directory(&self, value: Option<&str>) -> Result<AutoMemDirChange, ApiError> {
         let default_base = self.env.memory_base().join("projects");
         // Managed policy or the cowork override (shell or an env block) may decide instead.
-        let note = self.machine_settings()?.auto_memory_directory_overridden;
+        let note = self.user_settings_to_change()?.auto_memory_directory_overridden;
         match value {
             None => {
                 let settings_path = settings::remove_user_setting(&self.env, "autoMemoryDirectory")?;

@@ -171,6 +171,15 @@ fn a_value_the_release_refuses_anywhere_leaves_the_file_out() {
     assert!(problem.contains("none of its settings apply"), "{problem}");
     let machine = m.machine_settings().unwrap();
     assert!(machine.problems.iter().any(|p| p.contains("cleanupPeriodDays")), "{:?}", machine.problems);
+    // Mneme leaves a file Claude Code ignores alone: a switch written there would do nothing.
+    let file = t.config_home().join("settings.json");
+    let before = std::fs::read(&file).unwrap();
+    for refused in [m.set_auto_memory(true).map(drop), m.set_auto_dream(true).map(drop), m.set_auto_memory_directory(None).map(drop)] {
+        let e = refused.unwrap_err();
+        assert_eq!(e.code, mneme_api::ErrorCode::Malformed);
+        assert!(e.message.contains("cleanupPeriodDays") && e.message.ends_with("Mneme will not change this file until it is fixed."), "{}", e.message);
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before, "untouched");
 
     // A key Mneme never reads, of the wrong type, does the same; valid values do not.
     user_settings(&t, r#"{"autoMemoryEnabled": false, "permissions": {"allow": []}, "model": 5}"#);
@@ -178,6 +187,9 @@ fn a_value_the_release_refuses_anywhere_leaves_the_file_out() {
     user_settings(&t, r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 3, "model": "sonnet", "someFutureKey": 5}"#);
     assert!(!on("2.1.100") && !on("2.1.332"));
     assert!(m.machine_settings().unwrap().problems.is_empty());
+    // Fixed, the file takes changes again.
+    m.set_auto_memory(true).unwrap();
+    assert!(on("2.1.332"));
 
     // Managed settings: the bad key alone is dropped from 2.1.166.
     user_settings(&t, "{}");

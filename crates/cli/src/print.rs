@@ -178,9 +178,11 @@ pub fn trash(t: &TrashListing) {
 }
 
 pub fn settings(s: &MachineSettings) {
+    // While Claude Code ignores the file, what it says decides nothing.
+    let ignored = if s.ignored_for.is_some() { " in the file, which Claude Code ignores (see the problem below)" } else { "" };
     let show = |v: Option<bool>, default: &str| match v {
-        Some(true) => "on".to_string(),
-        Some(false) => "off".to_string(),
+        Some(true) => format!("on{ignored}"),
+        Some(false) => format!("off{ignored}"),
         None => format!("not set ({default})"),
     };
     println!("User settings: {}", s.user_settings_path.display());
