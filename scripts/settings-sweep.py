@@ -102,7 +102,7 @@ def cases(rule, path):
 
 def verify(mneme, binary, settings):
     """Runs `mneme verify` with `settings` as the user settings file: (Claude Code ignored the
-    file, Mneme agreed)."""
+    file, Mneme agreed), or a string saying why the run told nothing."""
     with tempfile.TemporaryDirectory(prefix="mneme-sweep-") as tmp:
         home, config, project = (os.path.join(tmp, d) for d in ("home", "config", "project"))
         for d in (home, config, project):
@@ -115,13 +115,26 @@ def verify(mneme, binary, settings):
         with open(os.path.join(memory, "MEMORY.md"), "w") as f:
             f.write("- [Probe](probe.md) - the sweep's marker line\n")
         env = {**os.environ, "HOME": home, "CLAUDE_CONFIG_DIR": config}
-        run = subprocess.run([mneme, "verify", "--cwd", project, "--claude-bin", binary, "--timeout", "60", "--json"],
-                             env=env, capture_output=True, text=True, timeout=180)
+        try:
+            run = subprocess.run([mneme, "verify", "--cwd", project, "--claude-bin", binary, "--timeout", "60", "--json"],
+                                 env=env, capture_output=True, text=True, timeout=180)
+        except subprocess.TimeoutExpired:
+            return "mneme verify did not finish in 3 minutes"
         try:
             report = json.loads(run.stdout)
         except json.JSONDecodeError:
-            raise SystemExit(f"mneme verify printed no report ({run.returncode}): {run.stderr.strip()[:500]}")
+            return f"mneme verify printed no report (exit {run.returncode}): {run.stderr.strip()[:300]}"
+        if report.get("status") not in ("match", "differ"):
+            return f"the check could not run ({report.get('status')}): {str(report.get('summary') or '')[:300]}"
         return "the sweep's marker line" in (report.get("claudeBlock") or ""), report.get("status") == "match"
+
+
+def output(command):
+    """The standard output of a helper command, or the whole run stopped with what it said."""
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed (exit {run.returncode}): {run.stderr.strip()[:500]}")
+    return run.stdout
 
 
 def main():
@@ -132,20 +145,34 @@ def main():
     args = parser.parse_args()
     if not os.access(args.mneme, os.X_OK):
         raise SystemExit(f"no mneme at {args.mneme}: build it (cargo build -p mneme) or pass --mneme")
+    script = os.path.join(ROOT, "scripts/claude-code.sh")
     if args.versions:
-        bins = {v: subprocess.run([os.path.join(ROOT, "scripts/claude-code.sh"), v], check=True, capture_output=True, text=True).stdout.strip() for v in args.versions}
+        bins = {v: output([script, v]).strip().splitlines()[-1] for v in args.versions}
     else:
-        matrix = subprocess.run([os.path.join(ROOT, "scripts/claude-code.sh"), "--matrix"], check=True, capture_output=True, text=True).stdout.strip()
-        bins = dict(pair.split("=", 1) for pair in matrix.split(","))
-    checked, differ = 0, []
+        bins = dict(pair.split("=", 1) for pair in output([script, "--matrix"]).strip().split(",") if "=" in pair)
+        if not bins:
+            raise SystemExit("scripts/claude-code.sh --matrix named no release")
+    checked, differ, inconclusive = 0, [], 0
     for version, binary in bins.items():
-        read = json.loads(subprocess.run(["node", EXTRACTOR, binary], check=True, capture_output=True, text=True).stdout)
+        read = json.loads(output(["node", EXTRACTOR, binary]))
         for key, rule in read["keys"].items():
             if args.only and key != args.only:
                 continue
             for name, value, should_ignore in cases(rule, key):
-                ignored, agreed = verify(args.mneme, binary, {"autoMemoryEnabled": False, key: value})
+                result = verify(args.mneme, binary, {"autoMemoryEnabled": False, key: value})
+                if isinstance(result, str):
+                    inconclusive += 1
+                    print(f"{version}  {name}: nothing learnt, {result}", flush=True)
+                    continue
+                ignored, agreed = result
                 checked += 1
+                if name.endswith("(valid)") and ignored:
+                    # The release ignores even the file that keeps every rule read (a field the
+                    # extractor cannot read is required): breaking the others tells nothing.
+                    print(f"{version}  {key}: Claude Code ignores the valid file too (a rule the schema read does not show); its other files are skipped", flush=True)
+                    if not agreed:
+                        differ.append(f"{version}  {name}: Claude Code ignores the file and Mneme says otherwise")
+                    break
                 if not agreed:
                     differ.append(f"{version}  {name}: Claude Code {'ignores' if ignored else 'uses'} the file and Mneme says otherwise")
                     print(differ[-1], flush=True)
@@ -153,7 +180,8 @@ def main():
                     # Agreed, through a rule the release's schema does not show (a mend, or a
                     # check written by hand such as shapes.rs's): worth knowing, not a failure.
                     print(f"{version}  {name}: Claude Code {'ignores' if ignored else 'uses'} the file, unlike its schema; Mneme agrees", flush=True)
-    print(f"{checked} files checked on {len(bins)} releases; Mneme disagreed with the release on {len(differ)}")
+    print(f"{checked} files checked on {len(bins)} releases; Mneme disagreed with the release on {len(differ)}"
+          + (f"; {inconclusive} runs told nothing" if inconclusive else ""))
     sys.exit(1 if differ else 0)
 
 

@@ -175,7 +175,8 @@ pub enum SettingsError {
         expected: String,
         /// What the file holds: the JSON type, or the value when only its bounds are wrong.
         found: String,
-        /// How many other values of the file break the rules too.
+        /// How many other top-level keys of the file hold a value that breaks the rules too
+        /// (each counted once, however many of its values break them).
         others: usize,
     },
     /// Larger than Claude Code will read.
@@ -255,7 +256,8 @@ impl SettingsError {
     }
 }
 
-/// " (and 2 more values break the rules)" after the first broken value a message names.
+/// " (and 2 more values break the rules)" after the first broken value a message names
+/// (counting the other keys that hold one).
 fn others_note(others: usize) -> String {
     match others {
         0 => String::new(),

@@ -86,7 +86,7 @@ pub fn breach(key: &str, value: &Value, profile: &Profile, types_known: bool) ->
     match (key, value) {
         ("hooks", Value::Object(events)) => hooks(events, profile, types_known),
         ("permissions", Value::Object(p)) => permissions(p),
-        // Known to the release: `subagentStatusLine` came in 2.1.113, and a key a release
+        // Known to the release: `subagentStatusLine` came in 2.1.105, and a key a release
         // does not know passes whatever it holds.
         (key, Value::Object(line)) if COMMAND_KEYS.contains(&key) && super::schema::rule(key, profile.release).is_some() => command_setting(key, line),
         _ => None,
