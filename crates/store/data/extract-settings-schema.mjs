@@ -62,7 +62,7 @@ function entries(open, text = src, scan = text === src ? { expressionEnd, string
     }
     const valueEnd = expressionEnd(valueStart);
     if (key !== null) out.push({ key, text: src.slice(valueStart, valueEnd) });
-    else out.spread = true;
+    else out.spreadAt = out.length; // the entries before it may be replaced by what it brings
     if (src[valueEnd] === "}") break;
     if (src[valueEnd] !== ",") throw new Error(`the settings schema's object does not go on at ${valueEnd}`);
     i = valueEnd + 1;
@@ -171,8 +171,8 @@ function shapeOf(literal, aliases) {
   } catch {
     return { more: true };
   }
-  for (const { key, text } of list) {
-    const field = ruleOf(text, aliases);
+  for (const [i, { key, text }] of list.entries()) {
+    const field = i < (list.spreadAt ?? 0) ? { unchecked: true } : ruleOf(text, aliases);
     if (field.caught) continue;
     if (field.unchecked) {
       out.more = true;
@@ -184,7 +184,7 @@ function shapeOf(literal, aliases) {
     out.fields[key] = field;
   }
   // A spread (`...other`) brings fields this script does not see.
-  if (list.spread) out.more = true;
+  if (list.spreadAt !== undefined) out.more = true;
   if (Object.keys(out.fields).length === 0) delete out.fields;
   if (out.required.length === 0) delete out.required;
   return out;
@@ -241,11 +241,33 @@ function ruleOf(text, aliases) {
     if (args.length < 1 || !args[0].trim().startsWith("{")) return { unchecked: true };
     Object.assign(rule, shapeOf(args[0].trim(), aliases));
   }
+  // Whether a call before has rewritten the value (`.trim()`): later bounds then measure
+  // what the file does not hold.
+  let rewritten = false;
   for (const call of c.calls) {
     const n = numberArg(call.args);
     if (OPTIONAL.has(call.name)) rule.optional = true;
     if (NEUTRAL.has(call.name)) continue;
     switch (call.name) {
+      case "trim":
+      case "toLowerCase":
+      case "toUpperCase":
+      case "normalize":
+      case "overwrite":
+        rewritten = true;
+        rule.more = true;
+        break;
+      case "partial":
+      case "deepPartial":
+      case "required":
+      case "pick":
+      case "omit":
+      case "extend":
+      case "merge":
+      case "safeExtend":
+      case "catchall":
+        // An object's fields changed after the literal: the literal no longer says them.
+        return { unchecked: true };
       case "nullable":
       case "nullish":
         rule.nullable = true;
@@ -280,7 +302,7 @@ function ruleOf(text, aliases) {
       case "length":
       case "nonempty": {
         const bound = call.name === "nonempty" ? 1 : n;
-        if (bound === undefined) {
+        if (bound === undefined || rewritten) {
           rule.more = true;
           break;
         }
@@ -347,10 +369,9 @@ function learnAliases(list) {
 }
 
 /** A key written as a lazy schema, `LAZY(()=>NAME(…))`, or as a call `NAME(…)` of a function
- *  that builds one (with neutral calls after either), read
- *  through NAME's definition nearest the settings schema (`function NAME(…){return …}` or
- *  `NAME=WRAP(()=>…)`): only for the kind of value it takes, and only when that is an object,
- *  since a minified name has other definitions elsewhere in the bundle. */
+ *  that builds one (with neutral calls after either), read through NAME's definition
+ *  (`function NAME(…){return …}` or `NAME=WRAP(()=>…)`) when that is the bundle's only
+ *  definition of NAME, and only when it builds an object. */
 function throughLazy(text, aliases) {
   const m = /^(?:\(\)=>)?(?:[A-Za-z_$][\w$]*\(\(\)=>([A-Za-z_$][\w$]*)\([\w$]*\)\)|([A-Za-z_$][\w$]*)\([\w$]*\))((?:\.[A-Za-z_$][\w$]*\((?:[^()"`']|"(?:[^"\\]|\\.)*"|`[^`]*`|'(?:[^'\\]|\\.)*')*\))*)$/.exec(text.trim());
   if (!m) return { unchecked: true };
@@ -359,10 +380,34 @@ function throughLazy(text, aliases) {
   const named = m[1] ?? m[2];
   if (aliases.has(named)) return { unchecked: true };
   const name = named.replace(/\$/g, "\\$");
-  const defs = [...src.matchAll(new RegExp(`(?<![\\w$.])(?:function ${name}\\([\\w$,]*\\)\\{return |${name}=[A-Za-z_$][\\w$]*\\(\\(\\)=>)`, "g"))];
-  if (defs.length === 0) return { unchecked: true };
-  const nearest = defs.reduce((a, b) => (Math.abs(b.index - schemaAt) < Math.abs(a.index - schemaAt) ? b : a));
-  const start = nearest.index + nearest[0].length;
+  // Minified names are reused from scope to scope, and which definition is in scope takes a
+  // parser to tell; the nearest one is not always it (2.1.330's `sshHostCommands` would take
+  // one 200 KB away that builds a model catalogue, with the real one 230 KB the other way). So
+  // every definition that could build a schema counts — a function returning a call chain, an
+  // arrow whose body is one, a lazy wrapper — and the nearest is read only when it is within a
+  // megabyte of the settings schema and every other is at least ten times as far and a
+  // megabyte away (copies of the same text, which some releases carry twice, count once).
+  const forms = new RegExp(`(?<![\\w$.])(?:function ${name}\\([\\w$,]*\\)\\{return |${name}=(?:[A-Za-z_$][\\w$]*\\(\\(\\)=>|\\([\\w$,]*\\)=>|[A-Za-z_$][\\w$]*=>))`, "g");
+  const candidates = [];
+  for (const d of src.matchAll(forms)) {
+    const at = d.index + d[0].length;
+    // A schema is built by a call: anything else (a block, a template, an operator) is not one.
+    const call = /^([A-Za-z_$][\w$]*)(?:\.([A-Za-z_$][\w$]*))?\(/.exec(src.slice(at, at + 200));
+    if (!call || (call[2] !== undefined && !aliases.namespaces.has(call[1]))) continue;
+    const end = expressionEnd(at);
+    // A long body is counted without being read (a reading of megabytes per name would not
+    // finish): it may be a schema, so it stands as a rival.
+    const body = end - at > 200_000 ? `${at}` : src.slice(at, end);
+    if (end - at <= 200_000 && !chain(body)) continue;
+    candidates.push({ d, body, distance: Math.abs(d.index - schemaAt) });
+  }
+  candidates.sort((a, b) => a.distance - b.distance);
+  const nearest = candidates[0];
+  const rival = candidates.find((c) => c.body !== nearest?.body);
+  if (!nearest || nearest.distance > 1_000_000) return { unchecked: true };
+  if (rival && (rival.distance < 10 * nearest.distance || rival.distance < 1_000_000)) return { unchecked: true };
+  const only = nearest.d;
+  const start = only.index + only[0].length;
   const inner = ruleOf(src.slice(start, expressionEnd(start)), aliases);
   if (inner.type !== "object") return { unchecked: true };
   const rule = { ...inner };

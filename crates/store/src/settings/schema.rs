@@ -253,12 +253,9 @@ impl Rule {
             rule.breach(value, &field_path(path, name))
         });
         broken.or_else(|| {
-            let missing = self.required.iter().find(|name| !map.contains_key(name.as_str()))?;
-            let rule = self.fields.get(missing)?;
-            Some(Breach {
-                path: field_path(path, missing),
-                expected: rule.describe(),
-                found: "missing".into(),
+            self.required.iter().filter(|name| !map.contains_key(name.as_str())).find_map(|missing| {
+                let rule = self.fields.get(missing)?;
+                Some(Breach { path: field_path(path, missing), expected: rule.describe(), found: "missing".into() })
             })
         })
     }
@@ -571,6 +568,17 @@ mod tests {
         // (`env`), pass.
         let fine = json!({"sandbox": {"enabled": true, "notAField": 5}, "env": {"A": 5, "B": null}, "spinnerVerbs": {"mode": "replace", "verbs": []}});
         assert!(violations(&map(fine), &newest).is_empty());
+    }
+
+    #[test]
+    fn a_key_behind_a_name_the_bundle_defines_elsewhere_too_is_left_unchecked() {
+        // 2.1.330 writes these two as calls of functions whose minified names other code
+        // reuses nearby for other schemas (a transcript entry, a model catalogue).
+        let release = at(v("2.1.330"));
+        for key in ["autoCompactWindow", "sshHostCommands"] {
+            assert_eq!(rule(key, release.release), None, "{key}");
+        }
+        assert!(violations(&map(json!({"autoCompactWindow": 200000, "sshHostCommands": []})), &release).is_empty());
     }
 
     #[test]
