@@ -478,8 +478,8 @@ pub(crate) fn syntax_problem(text: &str, e: &serde_json::Error) -> ParseProblem 
     ParseProblem::Syntax { line, column, reason }
 }
 
-/// The JSON name of a value's type, as error messages say it.
-/// A value's JSON type as a message names what a file holds instead: "a string", "null".
+/// A value's JSON type as a message names what a file holds instead: "a string", "null"
+/// (the noun of [`json_type`] with its article).
 pub fn a_json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -491,6 +491,7 @@ pub fn a_json_type(v: &Value) -> &'static str {
     }
 }
 
+/// The JSON name of a value's type, as error messages say it.
 pub fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
