@@ -5,7 +5,9 @@ need_tool() { # need_tool <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "mneme: installing $2 (needed for $1)…" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null || {
+    # A fresh machine's package lists are often stale or empty: the first try stays quiet and
+    # the second, after `apt-get update`, says why if it fails too.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 || {
       apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; }
   fi
   command -v "$1" >/dev/null 2>&1 || {
@@ -27,7 +29,7 @@ need_debs() { # need_debs <debian package>...: installs the missing ones as root
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "mneme: installing ${missing[*]}…" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null || {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
       apt-get update -q >/dev/null &&
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; }
   fi

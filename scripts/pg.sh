@@ -50,7 +50,7 @@ bin="$(pg_bin)"
 if [ -z "$bin" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing postgresql…"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null || {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null 2>&1 || {
       apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null; }
     bin="$(pg_bin)"
   fi
