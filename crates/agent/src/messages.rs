@@ -111,6 +111,11 @@ pub fn several_matches(count: usize, old: &str) -> String {
     )
 }
 
+/// Edit or Write whose result would pass the size a file written by a run may have.
+pub fn too_large_to_write(size: &str, max: &str) -> String {
+    format!("The file would be {size}, more than the {max} a file written here may hold. Memory files are short notes: write less, or split it into several files.")
+}
+
 /// Grep with a NUL byte in one of its text fields.
 pub fn null_byte(field: &str) -> String {
     format!("The Grep {field} contains a null byte (\\0), which no pattern or path can use. Remove it and call Grep again.")

@@ -263,6 +263,9 @@ async fn stage_mode_leaves_the_folder_byte_identical_and_later_reads_see_the_run
 
     let mut task = f.task("Dream.", None);
     task.label = "auto_dream".into();
+    // macOS keeps Mneme's data under "Application Support": the view of the run's changes that
+    // Bash sees must not depend on a work folder whose path needs quoting.
+    task.work_dir = f.root.join("data/Application Support/agent");
     let out = run_agent(&provider(&stub), &task, Mode::Stage, &Cancel::new()).await.unwrap();
 
     assert_eq!(f.snapshot(), before, "Stage mode touches nothing in the memory folder");
@@ -381,6 +384,41 @@ async fn edit_and_write_refuse_where_claude_code_does() {
     assert!(out.denials.is_empty());
     assert_eq!(out.changeset.changes.len(), 1);
     assert_eq!(out.changeset.changes[0].after.as_deref(), Some("- [A](a.md) \u{2014} one\n- [B](b.md) \u{2014} one\n"));
+}
+
+#[tokio::test]
+async fn a_run_cannot_grow_a_file_without_bound_or_name_one_it_could_not_apply() {
+    let f = Fixture::new();
+    let stub = StubModel::start().await;
+    let x = f.m("x.md");
+    let four_mib = 4 << 20;
+    stub.push(
+        Turn::tool_use("Write", json!({"file_path": x, "content": "a".repeat(2000)}))
+            .and_tool_use("Edit", json!({"file_path": x, "old_string": "a", "new_string": "b".repeat(2000), "replace_all": true}))
+            .and_tool_use("Edit", json!({"file_path": x, "old_string": "a", "new_string": "b".repeat(600), "replace_all": true}))
+            .and_tool_use("Write", json!({"file_path": f.m("big.md"), "content": "c".repeat(four_mib + 1)}))
+            .and_tool_use("Write", json!({"file_path": f.m("back\\slash.md"), "content": "x"}))
+            .and_tool_use("Write", json!({"file_path": f.m("tab\tname.md"), "content": "x"}))
+            .and_tool_use("Write", json!({"file_path": f.m("ok.md"), "content": "fine"})),
+    );
+    stub.push(Turn::text("done"));
+    let out = run_agent(&provider(&stub), &f.task("Extract.", Some(5)), Mode::Apply { trash_dir: f.trash() }, &Cancel::new()).await.unwrap();
+
+    let results = tool_results(&stub.model_requests()[1]);
+    assert!(!results[0].1);
+    // 2,000 × 2,000 characters (4 MB × up to 3 bytes for kept quotes) is refused before it is built…
+    assert!(results[1].1 && results[1].0.contains("more than the 4MB a file written here may hold"), "{:?}", results[1]);
+    // …and a smaller growth is not.
+    assert!(!results[2].1, "{:?}", results[2]);
+    assert!(results[3].1 && results[3].0.contains("more than the 4MB"), "{:?}", &results[3].0[..200.min(results[3].0.len())]);
+    assert!(results[4].1 && results[4].0.contains("give a path relative to the folder, separated with '/'"), "{:?}", results[4]);
+    assert!(results[5].1 && results[5].0.contains("control character"), "{:?}", results[5]);
+    assert!(!results[6].1);
+    // The refused calls cost nothing else: the run's good writes land.
+    assert!(out.applied.is_some(), "{:?}", out.applied);
+    assert_eq!(std::fs::read_to_string(f.mem.join("x.md")).unwrap().len(), 1_200_000);
+    assert_eq!(std::fs::read_to_string(f.mem.join("ok.md")).unwrap(), "fine");
+    assert!(!f.mem.join("big.md").exists());
 }
 
 #[tokio::test]

@@ -39,6 +39,27 @@ const MAX_READ_BYTES: usize = 262_144;
 /// Claude Code's default token cap for one Read.
 const MAX_READ_TOKENS: usize = 25_000;
 const DAY_MS: u128 = 86_400_000;
+/// The largest file an Edit or Write may leave. Claude Code has no such cap, but a run is
+/// Mneme's own process: without one, three replace_all Edits of one character by two thousand
+/// grow a file to gigabytes and take the app down. Memory files are notes (a Read shows at
+/// most 256 KiB of one), so 4 MiB refuses nothing a real run writes.
+const MAX_WRITE_BYTES: usize = 4 << 20;
+
+/// Refuses a path in the memory folder that the changeset could not apply (a backslash or a
+/// control character in a name), when the model asks for it: found only at apply time, it
+/// would lose the whole run.
+fn check_memory_path(prefix: Option<&str>, path: &Path) -> Result<(), Failure> {
+    let Some(rel) = prefix.and_then(|p| path.to_str()?.strip_prefix(p)) else { return Ok(()) };
+    mneme_store::memdir::validate_raw_path(rel).map_err(|e| Failure::Invalid(e.to_string()))
+}
+
+/// Refuses a result larger than [`MAX_WRITE_BYTES`], before it is built.
+fn check_write_size(bytes: usize) -> Result<(), Failure> {
+    if bytes <= MAX_WRITE_BYTES {
+        return Ok(());
+    }
+    Err(Failure::Invalid(messages::too_large_to_write(&format_file_size(bytes), &format_file_size(MAX_WRITE_BYTES))))
+}
 
 fn utf16_len(s: &str) -> usize {
     s.encode_utf16().count()
@@ -325,6 +346,8 @@ impl Tools {
         let old = str_arg(args, "old_string").unwrap_or_default();
         let new = str_arg(args, "new_string").unwrap_or_default();
         let replace_all = bool_arg(args, "replace_all").unwrap_or(false);
+        check_write_size(new.len())?;
+        check_memory_path(self.gate.memory_prefix(), &path)?;
         if let Some(refusal) = self.gate.team_secret_refusal(&path, new) {
             return Err(Failure::Invalid(refusal));
         }
@@ -357,6 +380,9 @@ impl Tools {
         if count > 1 && !replace_all {
             return Err(Failure::Invalid(messages::several_matches(count, old)));
         }
+        // Curly quotes kept from the file take up to 3 bytes where new_string has 1.
+        let replaced = if replace_all { count } else { 1 };
+        check_write_size((content.len() - replaced * actual.len()).saturating_add(replaced.saturating_mul(new.len().saturating_mul(3))))?;
         Ok(())
     }
 
@@ -394,6 +420,8 @@ impl Tools {
     pub(super) fn validate_write(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
         let path = self.abs(str_arg(args, "file_path").unwrap_or_default());
         let content = str_arg(args, "content").unwrap_or_default();
+        check_write_size(content.len())?;
+        check_memory_path(self.gate.memory_prefix(), &path)?;
         if let Some(refusal) = self.gate.team_secret_refusal(&path, content) {
             return Err(Failure::Invalid(refusal));
         }

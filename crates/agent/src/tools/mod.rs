@@ -42,6 +42,23 @@ impl ToolResult {
     }
 }
 
+/// The most characters one tool result hands the model. Claude Code saves a larger result to
+/// a file; a run here has no such file, and a Grep of `.` over a whole disk with no
+/// head_limit would otherwise send megabytes, which every provider refuses (the run is lost).
+pub(crate) const MAX_RESULT_CHARS: usize = 100_000;
+
+/// Cuts a result to [`MAX_RESULT_CHARS`], saying so.
+fn clip(mut r: ToolResult) -> ToolResult {
+    if let Some((at, _)) = r.content.char_indices().nth(MAX_RESULT_CHARS) {
+        let rest = r.content[at..].chars().count();
+        r.content.truncate(at);
+        r.content.push_str(&format!(
+            "\n\n[{rest} more characters cut. Narrow the search: a path, a glob, head_limit, or a more specific pattern.]"
+        ));
+    }
+    r
+}
+
 /// A tool's `validateInput` refusal or its call's failure, as text for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Failure {
@@ -203,7 +220,7 @@ impl Tools {
             Ok(r) if !r.is_error && r.content.trim().is_empty() => {
                 ToolResult::ok(format!("({name} completed with no output)"))
             }
-            Ok(r) => r,
+            Ok(r) => clip(r),
             Err(Failure::Invalid(msg)) => ToolResult::tool_use_error(&msg),
             Err(Failure::Failed(msg)) => ToolResult::error(msg),
         }

@@ -52,6 +52,9 @@ pub(super) const GLOB_DESCRIPTION: &str = include_str!("../../data/tools/Glob.tx
 const VCS_DIRS: [&str; 6] = [".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
 /// Claude Code's default Grep `head_limit` and Glob result cap.
 const GREP_DEFAULT_LIMIT: usize = 250;
+/// Grep stops collecting matches past this much output: a page of it is all one result can
+/// show ([`super::MAX_RESULT_CHARS`]), with room left for an offset to page through.
+const COLLECT_BYTES: usize = 16 << 20;
 const GLOB_LIMIT: usize = 100;
 
 /// How long one Grep or Glob may search. Claude Code stops its ripgrep after 20 seconds (60
@@ -368,7 +371,8 @@ impl Tools {
                     .only_matching(only_matching)
                     .build_no_color(Vec::new());
                 for (p, own) in &contents {
-                    if !budget.left() {
+                    // Past what one result may show, more matches would only fill memory.
+                    if !budget.left() || printer.get_mut().get_ref().len() > COLLECT_BYTES {
                         break;
                     }
                     let sink = printer.sink_with_path(&matcher, p);
@@ -385,7 +389,8 @@ impl Tools {
             "count" => {
                 let mut printer = SummaryBuilder::new().kind(SummaryKind::Count).path(true).build_no_color(Vec::new());
                 for (p, own) in &contents {
-                    if !budget.left() {
+                    // Past what one result may show, more matches would only fill memory.
+                    if !budget.left() || printer.get_mut().get_ref().len() > COLLECT_BYTES {
                         break;
                     }
                     let sink = printer.sink_with_path(&matcher, p);

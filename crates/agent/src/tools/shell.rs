@@ -122,6 +122,13 @@ fn is_plain_path(p: &Path) -> bool {
     p.to_str().is_some_and(|s| s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c)))
 }
 
+/// Where a view of the memory folder with the run's changes is made: its path goes into the
+/// command text, so it must need no quoting. The run's work folder usually does; on macOS
+/// it is under "Application Support", and the system's temporary folder is used instead.
+fn view_base(work_dir: &Path) -> Option<PathBuf> {
+    [work_dir.to_path_buf(), std::env::temp_dir()].into_iter().find(|p| is_plain_path(p))
+}
+
 /// Replaces `from` with `to` where it stands as a whole path (followed by `/`, the end, a
 /// quote, whitespace or a shell operator), so a sibling like `memory-old` is left alone.
 fn replace_path(text: &str, from: &str, to: &str) -> String {
@@ -261,8 +268,8 @@ async fn run_bash(
 
 impl Tools {
     /// A scratch copy of the memory folder with the overlay applied, for one command.
-    fn make_view(&mut self, memory_dir: &Path) -> std::io::Result<PathBuf> {
-        let view = self.work_dir.join(format!(
+    fn make_view(&mut self, base: &Path, memory_dir: &Path) -> std::io::Result<PathBuf> {
+        let view = base.join(format!(
             "bash-view-{}-{}",
             std::process::id(),
             VIEW_SEQ.fetch_add(1, Ordering::Relaxed)
@@ -329,8 +336,9 @@ impl Tools {
             let memory_dir = PathBuf::from(prefix.trim_end_matches('/'));
             let mem = memory_dir.to_string_lossy().into_owned();
             let mentions = command.contains(&mem) || self.cwd.starts_with(&memory_dir);
-            if self.overlay.has_changes() && mentions && is_plain_path(&self.work_dir) {
-                let view = self.make_view(&memory_dir).map_err(|e| Failure::Failed(e.to_string()))?;
+            let base = view_base(&self.work_dir);
+            if let (true, true, Some(base)) = (self.overlay.has_changes(), mentions, base) {
+                let view = self.make_view(&base, &memory_dir).map_err(|e| Failure::Failed(e.to_string()))?;
                 let view_s = view.to_string_lossy().into_owned();
                 run_command = replace_path(&command, &mem, &view_s);
                 if let Ok(rel) = self.cwd.strip_prefix(&memory_dir) {
