@@ -208,6 +208,7 @@ pub(crate) fn code_for(e: &MemdirError) -> ErrorCode {
         MemdirError::MalformedFrontmatter { .. } | MemdirError::FrontmatterNotEditable { .. } => ErrorCode::Malformed,
         MemdirError::Io { .. } => ErrorCode::Io,
         MemdirError::SecretsInTeamMemory { .. } => ErrorCode::SecretsRefused,
+        MemdirError::LeftInTrash { cause, .. } => code_for(cause),
         _ => ErrorCode::InvalidInput,
     }
 }
@@ -416,17 +417,24 @@ impl Mneme {
             memory_type: edit.kind.as_deref().map(parse_kind).transpose()?,
             body: edit.body.clone(),
         };
+        let target = edit.rename.as_ref().map(|new_name| {
+            let target = if new_name.ends_with(".md") { new_name.clone() } else { format!("{new_name}.md") };
+            match rel.rsplit_once('/') {
+                Some((dir, _)) if !target.contains('/') => format!("{dir}/{target}"),
+                _ => target,
+            }
+        });
+        // A rename that cannot happen is refused before the fields are saved, so a failed
+        // edit changes nothing.
+        if let Some(target) = &target {
+            m.check_rename(&rel, target)?;
+        }
         if fields != FieldEdits::default() {
             let current = m.read(&rel)?;
             m.update_fields(&rel, &fields, &current.revision)?;
         }
-        if let Some(new_name) = &edit.rename {
-            let target = if new_name.ends_with(".md") { new_name.clone() } else { format!("{new_name}.md") };
-            let target = match rel.rsplit_once('/') {
-                Some((dir, _)) if !target.contains('/') => format!("{dir}/{target}"),
-                _ => target,
-            };
-            rel = m.rename(&rel, &target)?.new_rel_path;
+        if let Some(target) = &target {
+            rel = m.rename(&rel, target)?.new_rel_path;
         }
         let f = m.read(&rel)?;
         let indexed = indexed_targets(&m).contains(&rel);

@@ -122,3 +122,27 @@ fn a_memory_recall_never_offers_says_why() {
     let note = m.memory(&newest, "m01").unwrap().recall_note.unwrap();
     assert!(note.contains("only the newest 200 memories are offered"), "{note}");
 }
+
+#[test]
+fn an_edit_whose_rename_cannot_happen_saves_nothing() {
+    let (t, m, req) = fixture();
+    let mem = t.memdir_for(&req.cwd);
+    let before = fs::read_to_string(mem.join("m01.md")).unwrap();
+    for (rename, code) in [("m02", ErrorCode::AlreadyExists), ("../escape", ErrorCode::InvalidInput), ("m01", ErrorCode::InvalidInput)] {
+        let edit = mneme_api::MemoryEdit {
+            memory: "m01.md".into(),
+            description: Some("changed".into()),
+            rename: Some(rename.into()),
+            ..Default::default()
+        };
+        let e = m.edit_memory(&req, &edit).unwrap_err();
+        assert_eq!(e.code, code, "{rename}: {}", e.message);
+        assert_eq!(fs::read_to_string(mem.join("m01.md")).unwrap(), before, "{rename}: the description was not saved");
+    }
+    // The same edit with a free name does both.
+    let edit = mneme_api::MemoryEdit { memory: "m01.md".into(), description: Some("changed".into()), rename: Some("renamed".into()), ..Default::default() };
+    let done = m.edit_memory(&req, &edit).unwrap();
+    assert_eq!((done.description.as_deref(), done.rel_path.as_str()), (Some("changed"), "renamed.md"));
+    assert!(fs::read_to_string(mem.join("renamed.md")).unwrap().contains("description: changed"));
+    assert!(!mem.join("m01.md").exists());
+}

@@ -131,6 +131,18 @@ pub enum MemdirError {
         /// What is wrong with it.
         detail: String,
     },
+    /// A delete failed after the file had gone to the trash, and it could not be put back
+    /// (something now exists where it was, most likely written by Claude Code meanwhile). The
+    /// trash entry is kept: it holds the only copy.
+    #[error("{cause} The memory had already been moved to the trash, and {path} now exists again, so it stays there as trash entry \"{id}\": move the new {path} aside, then restore the entry from the trash.")]
+    LeftInTrash {
+        /// The file, relative to the memory folder.
+        path: String,
+        /// The trash entry that holds it.
+        id: String,
+        /// Why the delete failed.
+        cause: Box<MemdirError>,
+    },
     /// A trash entry belongs to a different memory folder.
     #[error("Trash entry \"{id}\" came from another memory folder ({origin}). Open that project to restore it.")]
     TrashEntryForeign {
@@ -181,6 +193,7 @@ impl MemdirError {
             MemdirError::TrashEntryNotFound { .. } => "trash-entry-not-found",
             MemdirError::TrashEntryDamaged { .. } => "trash-entry-damaged",
             MemdirError::TrashEntryForeign { .. } => "trash-entry-foreign",
+            MemdirError::LeftInTrash { cause, .. } => cause.code(),
             MemdirError::SecretsInTeamMemory { .. } => "secrets-in-team-memory",
             MemdirError::Io { .. } => "io",
         }

@@ -471,6 +471,13 @@ impl Memdir {
         let rel = scope.index_rel_path();
         let real_root = self.ensure_root()?;
         let abs = self.index_abs(&real_root, rel)?;
+        // A linked index (`MEMORY.md -> notes/index.md`, which `index_abs` has checked stays
+        // inside) is edited where it lives: Claude Code's own writes follow the link, and
+        // replacing the link with a file would leave its target behind, out of date.
+        let abs = match std::fs::symlink_metadata(&abs) {
+            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&abs).unwrap_or(abs),
+            _ => abs,
+        };
         // Held from the read to the rename, so two Mneme writers each add their line to what
         // the other wrote instead of one replacing the other's index. A folder not made yet
         // (`team/`) is not made just to lock it: there the index is new, and creating a new

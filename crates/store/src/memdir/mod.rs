@@ -45,6 +45,7 @@ pub use manifest::{
     RESERVED_FOLDERS,
 };
 pub use path::{slugify, validate_topic_path, MAX_SLUG_LEN};
+pub use raw::validate_raw_path;
 pub use revision::Revision;
 pub use scan::{
     FrontmatterProblem, HeaderFields, HeaderScan, OtherReadings, Problem, ProblemKind, Scan, TopicFile, TopicHeader,

@@ -13,8 +13,9 @@ use std::fs;
 use std::path::PathBuf;
 
 /// Checks a `/`-separated path relative to the memory folder: not empty, not absolute, no
-/// `.`/`..`/empty segments, no backslash, NUL or control characters.
-fn validate_raw_path(rel: &str) -> Result<(), MemdirError> {
+/// `.`/`..`/empty segments, no backslash, NUL or control characters. Public so a writer that
+/// applies later (an agent's run) can refuse such a path when it is asked for, not at the end.
+pub fn validate_raw_path(rel: &str) -> Result<(), MemdirError> {
     let refuse = |reason: &str| Err(MemdirError::InvalidPath { path: rel.to_string(), reason: reason.to_string() });
     if rel.is_empty() {
         return refuse("the path is empty");

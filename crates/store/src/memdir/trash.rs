@@ -132,10 +132,8 @@ impl Memdir {
             return Err(MemdirError::Io { action: "move to the trash", path: abs, source: e });
         }
         fsync_dir(abs.parent().unwrap_or(&self.root));
-        let put_back = || {
-            let _ = move_file(&stored, &abs);
-            let _ = fs::remove_dir_all(&dir);
-        };
+        let kept_as = id.clone();
+        let put_back = |cause| put_back(&stored, &abs, &dir, rel, &kept_as, cause);
 
         let mut entry = TrashEntry {
             version: RECORD_VERSION,
@@ -149,8 +147,7 @@ impl Memdir {
         // The record is written before the index changes and rewritten with the removed
         // lines after, so a crash in between still leaves a restorable entry.
         if let Err(e) = write_record(&dir, &entry) {
-            put_back();
-            return Err(e);
+            return Err(put_back(e));
         }
         let root = self.root.clone();
         for scope in [Scope::Private, Scope::Team] {
@@ -171,15 +168,13 @@ impl Memdir {
                     if scope == Scope::Team && !entry.index_lines.is_empty() {
                         let _ = self.reinsert_lines(&entry);
                     }
-                    put_back();
-                    return Err(e);
+                    return Err(put_back(e));
                 }
             }
         }
         if let Err(e) = write_record(&dir, &entry) {
             let _ = self.reinsert_lines(&entry);
-            put_back();
-            return Err(e);
+            return Err(put_back(e));
         }
         Ok(entry)
     }
@@ -230,6 +225,7 @@ impl Memdir {
         if !keep {
             fsync_dir(abs.parent().unwrap_or(&self.root));
         }
+        let kept_as = id.clone();
         let entry = TrashEntry {
             version: RECORD_VERSION,
             id,
@@ -240,11 +236,11 @@ impl Memdir {
             size: meta.len(),
         };
         if let Err(e) = write_record(&dir, &entry) {
-            if !keep {
-                let _ = move_file(&stored, &abs);
+            if keep {
+                let _ = fs::remove_dir_all(&dir);
+                return Err(e);
             }
-            let _ = fs::remove_dir_all(&dir);
-            return Err(e);
+            return Err(put_back(&stored, &abs, &dir, rel, &kept_as, e));
         }
         Ok(entry)
     }
@@ -396,6 +392,19 @@ fn write_record(dir: &Path, entry: &TrashEntry) -> Result<(), MemdirError> {
     crate::atomic::write_atomic(&path, &json).map_err(io_err("write the trash record", &path))
 }
 
+/// Undoes a move to the trash when a later step of the delete failed, and returns the error
+/// to report. The entry is removed only once the file is back: if something took its place
+/// meanwhile (Claude Code writing a memory of the same name), the entry holds the only copy.
+fn put_back(stored: &Path, abs: &Path, dir: &Path, rel: &str, id: &str, cause: MemdirError) -> MemdirError {
+    match move_file(stored, abs) {
+        Ok(()) => {
+            let _ = fs::remove_dir_all(dir);
+            cause
+        }
+        Err(_) => MemdirError::LeftInTrash { path: rel.into(), id: id.into(), cause: Box::new(cause) },
+    }
+}
+
 fn read_record(dir: &Path, id: &str) -> Result<TrashEntry, MemdirError> {
     let path = dir.join(RECORD_FILE);
     let bytes = match fs::read(&path) {
@@ -468,6 +477,44 @@ mod tests {
         assert_eq!(m.restore(&e.id).unwrap_err().code(), "already-exists");
         assert_eq!(t.read("a.md"), "new memory with the same name");
         assert_eq!(m.list_trash().unwrap().entries.len(), 1, "still in the trash");
+    }
+
+    #[test]
+    fn a_failed_delete_keeps_the_file_in_the_trash_when_it_cannot_go_back() {
+        let t = TestDir::new();
+        t.write("a.md", "the only copy");
+        let trash = t.path().join("trash").join("1-a");
+        std::fs::create_dir_all(&trash).unwrap();
+        let (abs, stored) = (t.mem().join("a.md"), trash.join("a.md"));
+        move_file(&abs, &stored).unwrap();
+        // Claude Code writes a memory of the same name before the delete is undone.
+        t.write("a.md", "written meanwhile");
+        let cause = MemdirError::ChangedOnDisk { path: "MEMORY.md".into() };
+        let e = put_back(&stored, &abs, &trash, "a.md", "1-a", cause);
+        assert_eq!(e.code(), "changed-on-disk");
+        let message = e.to_string();
+        assert!(message.contains("MEMORY.md changed on disk") && message.contains("trash entry \"1-a\""), "{message}");
+        assert_eq!(std::fs::read_to_string(&stored).unwrap(), "the only copy");
+        assert_eq!(t.read("a.md"), "written meanwhile");
+
+        // With the place free, the file goes back and the entry goes away.
+        std::fs::remove_file(&abs).unwrap();
+        let e = put_back(&stored, &abs, &trash, "a.md", "1-a", MemdirError::ChangedOnDisk { path: "MEMORY.md".into() });
+        assert!(matches!(e, MemdirError::ChangedOnDisk { .. }));
+        assert_eq!(t.read("a.md"), "the only copy");
+        assert!(!trash.exists());
+    }
+
+    #[test]
+    fn a_linked_index_is_edited_where_it_lives_and_stays_a_link() {
+        let t = TestDir::new();
+        t.write("notes/index.md", "- [A](a.md) — first\n- [B](b.md) — second\n");
+        std::os::unix::fs::symlink("notes/index.md", t.mem().join("MEMORY.md")).unwrap();
+        t.write("a.md", "a");
+        let m = t.memdir();
+        m.delete("a.md").unwrap();
+        assert!(std::fs::symlink_metadata(t.mem().join("MEMORY.md")).unwrap().file_type().is_symlink());
+        assert_eq!(t.read("notes/index.md"), "- [B](b.md) — second\n");
     }
 
     #[test]

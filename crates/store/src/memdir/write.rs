@@ -540,10 +540,14 @@ impl Memdir {
         Ok(n)
     }
 
-    /// Moves a topic file and points its index lines at the new path. Refuses if anything
-    /// exists at the new path. `[[links]]` naming the old file stem are reported, not
-    /// rewritten. If an index cannot be updated the move is undone.
-    pub fn rename(&self, old_rel: &str, new_rel: &str) -> Result<Renamed, MemdirError> {
+    /// Whether [`rename`](Memdir::rename) would take `old_rel` to `new_rel`, asked before
+    /// anything is written (an edit that also renames must not save half of itself): both
+    /// paths usable, the old one a plain file, the new one free.
+    pub fn check_rename(&self, old_rel: &str, new_rel: &str) -> Result<(), MemdirError> {
+        self.rename_paths(old_rel, new_rel).map(|_| ())
+    }
+
+    fn rename_paths(&self, old_rel: &str, new_rel: &str) -> Result<(PathBuf, PathBuf), MemdirError> {
         if old_rel == new_rel {
             return Err(MemdirError::InvalidInput { field: "new path", reason: "it is the same as the old one".into() });
         }
@@ -554,6 +558,14 @@ impl Memdir {
         if fs::symlink_metadata(&new_abs).is_ok() {
             return Err(MemdirError::AlreadyExists { path: new_rel.into() });
         }
+        Ok((old_abs, new_abs))
+    }
+
+    /// Moves a topic file and points its index lines at the new path. Refuses if anything
+    /// exists at the new path. `[[links]]` naming the old file stem are reported, not
+    /// rewritten. If an index cannot be updated the move is undone.
+    pub fn rename(&self, old_rel: &str, new_rel: &str) -> Result<Renamed, MemdirError> {
+        let (old_abs, new_abs) = self.rename_paths(old_rel, new_rel)?;
         if Scope::of(new_rel) == Scope::Team {
             // Moving a file into team/ publishes its content just as writing it there would.
             let (bytes, _) = read_bytes(&old_abs)?.ok_or_else(|| MemdirError::NotFound { path: old_rel.into() })?;
