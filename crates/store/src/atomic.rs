@@ -43,11 +43,13 @@ pub fn write_temp(dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> io::Resu
     remove_stale_temps(dir);
     let (path, mut file) = create_temp(dir)?;
     let written = (|| -> io::Result<Metadata> {
-        file.write_all(bytes)?;
+        // Permissions before content: a 0600 file's secrets are never readable by others
+        // through its temporary copy, not even for a moment.
         if let Some(m) = like {
             file.set_permissions(m.permissions())?;
             copy_owner(&file, m);
         }
+        file.write_all(bytes)?;
         file.sync_all()?;
         file.metadata()
     })();

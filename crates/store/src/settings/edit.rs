@@ -12,8 +12,39 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// Settings files are written the one way Mneme writes files ([`crate::atomic`]).
-use crate::atomic::write_atomic as atomic_write;
+/// How many times an edit is made again on a file that changed while it was being written.
+const ATTEMPTS: usize = 5;
+
+/// Writes `bytes` over `target` the one way Mneme writes files ([`crate::atomic`]), unless the
+/// file no longer holds `read` (`None`: did not exist) by the time the new bytes are on disk:
+/// Claude Code writes this file too (`/config`, `/model`, a permission rule), and its change
+/// must not be lost. Answers whether the file was written.
+fn write_unless_changed(target: &Path, bytes: &[u8], read: Option<&[u8]>) -> io::Result<bool> {
+    let unchanged = || match fs::read(target) {
+        Ok(now) => Ok(read == Some(now.as_slice())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(read.is_none()),
+        Err(e) => Err(e),
+    };
+    Ok(crate::atomic::write_atomic_if(target, bytes, unchanged)?.is_some())
+}
+
+/// Runs a read-edit-write `once` until it lands on a file nobody changed meanwhile.
+fn until_unchanged(
+    path: &Path,
+    shown: &str,
+    mut once: impl FnMut() -> Result<Option<PathBuf>, SettingsError>,
+) -> Result<PathBuf, SettingsError> {
+    for _ in 0..ATTEMPTS {
+        if let Some(done) = once()? {
+            return Ok(done);
+        }
+    }
+    Err(SettingsError::Write {
+        path: path.to_path_buf(),
+        shown: shown.to_string(),
+        source: io::Error::other(format!("it changed {ATTEMPTS} times while Mneme was writing it (another program keeps rewriting it); close that program or try again")),
+    })
+}
 
 /// Sets one top-level key in the user settings file and returns the file's path.
 ///
@@ -25,6 +56,12 @@ use crate::atomic::write_atomic as atomic_write;
 /// flushed to disk, keeps the old file's permissions, and is renamed over the original. When
 /// the settings file is a symlink (dotfile managers), the link's target is replaced instead.
 pub fn write_user_setting(env: &Environment, key: &str, value: Value) -> Result<PathBuf, SettingsError> {
+    let path = user_settings_path(env);
+    until_unchanged(&path, &shown_path(env, &path), || write_user_setting_once(env, key, &value))
+}
+
+/// One attempt of [`write_user_setting`]: `None` when the file changed before it was replaced.
+fn write_user_setting_once(env: &Environment, key: &str, value: &Value) -> Result<Option<PathBuf>, SettingsError> {
     let path = user_settings_path(env);
     let target = symlink_target(&path);
     let shown = shown_path(env, &path);
@@ -39,19 +76,19 @@ pub fn write_user_setting(env: &Environment, key: &str, value: Value) -> Result<
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(source) => return Err(SettingsError::Read { path, shown, source }),
     };
-    let text = match existing {
-        None => fresh_settings_text(key, &value),
+    let text = match &existing {
+        None => fresh_settings_text(key, value),
         Some(bytes) => {
-            let text = String::from_utf8(bytes)
+            let text = String::from_utf8(bytes.clone())
                 .map_err(|_| SettingsError::NotUtf8 { path: path.clone(), shown: shown.clone() })?;
             if js_trim(&text).is_empty() {
-                fresh_settings_text(key, &value)
+                fresh_settings_text(key, value)
             } else {
                 let (bom, body) = match text.strip_prefix('\u{FEFF}') {
                     Some(body) => ("\u{FEFF}", body),
                     None => ("", text.as_str()),
                 };
-                match set_top_level_key(body, key, &value) {
+                match set_top_level_key(body, key, value) {
                     Ok(edited) => format!("{bom}{edited}"),
                     Err(EditFailure::Parse(problem)) => return Err(problem.into_error(&path, shown)),
                     Err(EditFailure::Mismatch(detail)) => {
@@ -68,12 +105,9 @@ pub fn write_user_setting(env: &Environment, key: &str, value: Value) -> Result<
             source,
         })?;
     }
-    atomic_write(&target, text.as_bytes()).map_err(|source| SettingsError::Write {
-        path: path.clone(),
-        shown,
-        source,
-    })?;
-    Ok(path)
+    let written = write_unless_changed(&target, text.as_bytes(), existing.as_deref())
+        .map_err(|source| SettingsError::Write { path: path.clone(), shown, source })?;
+    Ok(written.then_some(path))
 }
 
 /// The content of a new settings file holding one key, formatted like Claude Code's own
@@ -237,6 +271,12 @@ fn symlink_target(path: &Path) -> PathBuf {
 /// Every occurrence of a duplicated key goes, since `JSON.parse` would otherwise keep one.
 pub fn remove_user_setting(env: &Environment, key: &str) -> Result<PathBuf, SettingsError> {
     let path = user_settings_path(env);
+    until_unchanged(&path, &shown_path(env, &path), || remove_user_setting_once(env, key))
+}
+
+/// One attempt of [`remove_user_setting`]: `None` when the file changed before it was replaced.
+fn remove_user_setting_once(env: &Environment, key: &str) -> Result<Option<PathBuf>, SettingsError> {
+    let path = user_settings_path(env);
     let target = symlink_target(&path);
     let shown = shown_path(env, &path);
     let bytes = match fs::metadata(&target) {
@@ -247,12 +287,12 @@ pub fn remove_user_setting(env: &Environment, key: &str) -> Result<PathBuf, Sett
             Ok(bytes) => bytes,
             Err(source) => return Err(SettingsError::Read { path, shown, source }),
         },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Some(path)),
         Err(source) => return Err(SettingsError::Read { path, shown, source }),
     };
-    let text = String::from_utf8(bytes).map_err(|_| SettingsError::NotUtf8 { path: path.clone(), shown: shown.clone() })?;
+    let text = String::from_utf8(bytes.clone()).map_err(|_| SettingsError::NotUtf8 { path: path.clone(), shown: shown.clone() })?;
     if js_trim(&text).is_empty() {
-        return Ok(path);
+        return Ok(Some(path));
     }
     let (bom, body) = match text.strip_prefix('\u{FEFF}') {
         Some(body) => ("\u{FEFF}", body),
@@ -260,14 +300,15 @@ pub fn remove_user_setting(env: &Environment, key: &str) -> Result<PathBuf, Sett
     };
     let edited = match remove_top_level_key(body, key) {
         Ok(Some(edited)) => format!("{bom}{edited}"),
-        Ok(None) => return Ok(path),
+        Ok(None) => return Ok(Some(path)),
         Err(EditFailure::Parse(problem)) => return Err(problem.into_error(&path, shown)),
         Err(EditFailure::Mismatch(detail)) => {
             return Err(SettingsError::EditMismatch { path, shown, key: key.to_string(), detail })
         }
     };
-    atomic_write(&target, edited.as_bytes()).map_err(|source| SettingsError::Write { path: path.clone(), shown, source })?;
-    Ok(path)
+    let written = write_unless_changed(&target, edited.as_bytes(), Some(&bytes))
+        .map_err(|source| SettingsError::Write { path: path.clone(), shown, source })?;
+    Ok(written.then_some(path))
 }
 
 /// `body` without the top-level property `key` (with its comma), or `None` when it has none.
@@ -336,6 +377,30 @@ mod remove_tests {
             assert!(parsed.get("autoMemoryDirectory").is_none(), "{got:?}");
             assert_eq!(got, after, "from {before:?}");
         }
+    }
+
+    #[test]
+    fn a_file_changed_since_it_was_read_is_not_replaced() {
+        let (_t, _env, path) = env_with(Some("{\"model\": \"opus\"}"));
+        // Claude Code wrote the file after Mneme read `{}`: its write stays.
+        assert!(!write_unless_changed(&path, b"{\"a\": 1}", Some(b"{}")).unwrap());
+        assert!(!write_unless_changed(&path, b"{\"a\": 1}", None).unwrap(), "created meanwhile");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"model\": \"opus\"}");
+        assert!(write_unless_changed(&path, b"{\"a\": 1}", Some(b"{\"model\": \"opus\"}")).unwrap());
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"a\": 1}");
+        let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(leftovers.len(), 1, "no temporary file left behind: {leftovers:?}");
+
+        // An edit is made again on the new text, and gives up (saying why) on a file that
+        // never holds still.
+        let mut tries = 0;
+        let done = until_unchanged(&path, "~/.claude/settings.json", || {
+            tries += 1;
+            Ok((tries == 3).then(|| path.clone()))
+        });
+        assert_eq!((done.unwrap(), tries), (path.clone(), 3));
+        let e = until_unchanged(&path, "~/.claude/settings.json", || Ok(None)).unwrap_err();
+        assert!(e.to_string().contains("changed 5 times while Mneme was writing it"), "{e}");
     }
 
     #[test]
