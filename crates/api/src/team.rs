@@ -671,7 +671,8 @@ impl Mneme {
 
     pub(crate) fn sync_client(&self, target: SyncTarget) -> SyncClient {
         let server = target.server_url.clone().unwrap_or_default();
-        let session = Session::new(&server, self.credential_store(), Http::default(), self.clock.clone());
+        let session =
+            Session::new(&server, self.credential_store(), Http::default(), self.clock.clone()).with_refresh_lock(&self.env.data_dir());
         SyncClient::new(target, &self.env, self.clock.clone(), Arc::new(session))
     }
 

@@ -304,6 +304,25 @@ fn a_denied_sign_in_says_so() {
 }
 
 #[test]
+fn a_key_only_the_server_would_refuse_is_held_back_and_the_rest_still_pushes() {
+    // A documented example key: Mneme's own scanner lets it pass, the server's (Claude Code's
+    // table) refuses it, and a refused file fails its whole batch.
+    let s = Server::start();
+    let lead = Machine::signed_in(&s, "lena", Role::Lead);
+    let token = s.rt.block_on(s.admin.mint_token("lena")).unwrap();
+    lead.write("aws.md", "Our docs use aws_access_key: AKIAIOSFODNN7EXAMPLE as the example.\n");
+    lead.write("deploys.md", "Deploy from main only.\n");
+    let pushed = lead.mneme.team_push(&lead.req()).unwrap();
+    assert_eq!(pushed.uploaded, ["deploys.md"]);
+    let held: Vec<_> = pushed.skipped_secrets.iter().map(|h| (h.path.as_str(), h.label.as_str())).collect();
+    assert_eq!(held, [("aws.md", "AWS Access Token")]);
+    assert_eq!(s.entries(REPO, &token).keys().collect::<Vec<_>>(), ["deploys.md"]);
+    let st = lead.mneme.team_status(&lead.req()).unwrap();
+    assert!(st.sync.last_push.as_ref().unwrap().ok);
+    assert_eq!(st.files.iter().find(|f| f.key == "aws.md").unwrap().status, TeamFileStatus::Secret);
+}
+
+#[test]
 fn push_pull_history_rollback_and_removal() {
     let s = Server::start();
     let lead = Machine::signed_in(&s, "lena", Role::Lead);

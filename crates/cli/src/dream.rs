@@ -199,7 +199,7 @@ pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
                 }
             }
             for e in damaged {
-                eprintln!("mneme: {e}");
+                crate::print::failure(&e);
             }
         }
         DreamCommand::Show { id, at, json: as_json } => {

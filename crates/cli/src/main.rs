@@ -388,7 +388,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mneme: {e}");
+            print::failure(&e);
             ExitCode::FAILURE
         }
     }

@@ -283,3 +283,12 @@ pub fn agents(v: &mneme_api::AgentsView) {
         println!("\nAuto memory is off here, so Claude Code gives no agent its memory: {}", v.auto_memory_reason);
     }
 }
+
+/// Prints a failure as `mneme: …` on stderr. Errors carry text from outside (a team server's
+/// message, a teammate's file name, a path): each line is made terminal-safe, so none of it
+/// can move the cursor or recolour the screen, while the lines themselves stay lines.
+pub fn failure(e: &dyn std::fmt::Display) {
+    let text = e.to_string();
+    let lines: Vec<_> = text.split('\n').map(mneme_core::text::terminal_safe).collect();
+    eprintln!("mneme: {}", lines.join("\n"));
+}

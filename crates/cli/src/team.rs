@@ -69,7 +69,7 @@ pub fn run(cmd: TeamCommand) -> ExitCode {
                 (None, Some(f)) => match read_key(f) {
                     Ok(k) => k,
                     Err(e) => {
-                        eprintln!("mneme: {e}");
+                        crate::print::failure(&e);
                         return ExitCode::FAILURE;
                     }
                 },

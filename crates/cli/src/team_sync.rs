@@ -76,7 +76,7 @@ pub fn run_command(cmd: SyncCommand) -> std::process::ExitCode {
     match mneme.and_then(|mneme| run(&mneme, cmd)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mneme: {e}");
+            crate::print::failure(&e);
             std::process::ExitCode::FAILURE
         }
     }
@@ -98,7 +98,7 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
             println!(
                 "Signed in:    {}",
                 match (view.signed_in, &view.signed_in_as) {
-                    (true, Some(u)) => u.clone(),
+                    (true, Some(u)) => safe(u).into_owned(),
                     (true, None) => "yes".into(),
                     (false, _) => "no".into(),
                 }

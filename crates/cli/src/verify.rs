@@ -49,7 +49,7 @@ pub fn run(env: Result<Environment>, utc_offset: i32, args: VerifyArgs) -> ExitC
             if args.json {
                 println!("{}", serde_json::json!({"status": "failed", "summary": e.to_string()}));
             }
-            eprintln!("mneme: {e}");
+            crate::print::failure(&e);
             ExitCode::from(2)
         }
     }

@@ -97,6 +97,27 @@ fn device_sign_in_refresh_and_sign_out() {
     assert_eq!(second.user, first.user, "the name survives a refresh");
     assert!(client.pull().is_ok());
 
+    // Sessions of different processes (the app's watchers, a CLI run) meeting at expiry: one
+    // refreshes, the others wait and use its token. Each spending the same refresh token would
+    // get the sign-in revoked.
+    s.clock.advance(Duration::from_secs(560));
+    let data_dir = home.path().join("data");
+    let barrier = Arc::new(std::sync::Barrier::new(4));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let session = Session::new(&s.url, store.clone(), Http::default(), s.clock.clone()).with_refresh_lock(&data_dir);
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                session.access_token()
+            })
+        })
+        .collect();
+    let tokens: Vec<String> = threads.into_iter().map(|t| t.join().unwrap().unwrap().unwrap()).collect();
+    assert!(tokens.iter().all(|t| *t == tokens[0] && *t != refreshed), "{tokens:?}");
+    assert_eq!(store.load(&s.url).unwrap().unwrap().access_token, tokens[0]);
+    assert!(client.pull().is_ok(), "the sign-in is still good");
+
     // A spent refresh token presented again revokes the sign-in; the client says to sign in again.
     store.save(&s.url, &Credentials { expires_at_ms: 0, ..first.clone() }).unwrap();
     assert!(matches!(session.access_token(), Err(SyncError::Auth { .. })));

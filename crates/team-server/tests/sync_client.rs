@@ -439,6 +439,47 @@ fn the_watcher_pushes_after_changes_and_flushes_on_shutdown() {
     assert!(s.entries(&repo, &ta).contains_key("late.md"));
 }
 
+#[test]
+fn a_push_by_hand_after_the_cause_is_fixed_turns_the_watchers_pushes_back_on() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (user, ta) = s.member(&repo, Role::Member);
+    let a = Machine::new(&s, &repo, &ta);
+    let watched = Arc::new(a.client);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let w = TeamWatcher::start(watched.clone(), Duration::from_millis(100), Some(tx)).unwrap();
+    let next = |want: &dyn Fn(&WatchEvent) -> bool| loop {
+        let e = rx.recv_timeout(Duration::from_secs(30)).expect("a watcher event");
+        if want(&e) {
+            break e;
+        }
+    };
+    next(&|e| matches!(e, WatchEvent::Pulled(Ok(_))));
+
+    // The grant is taken away: the watcher's push gets 403 and automatic pushes stop.
+    s.rt.block_on(s.admin.revoke_grant(&user, &repo)).unwrap();
+    std::fs::write(a.home.path().join("memory/team/first.md"), "refused").unwrap();
+    next(&|e| matches!(e, WatchEvent::Suppressed(r) if r == "http_403"));
+
+    // Access back, the person pushes by hand (the app's button: another client, same state).
+    s.rt.block_on(s.admin.grant(&user, Some(&s.team), &repo, Role::Member)).unwrap();
+    let target = mneme_team::client::SyncTarget {
+        memory_dir: a.home.path().join("memory"),
+        repo: Some(repo.clone()),
+        server_url: Some(s.url.clone()),
+    };
+    let by_hand = mneme_team::client::SyncClient::new(target, &a.env, s.clock.clone(), Arc::new(mneme_team::client::StaticToken(ta.clone())));
+    assert_eq!(by_hand.push().unwrap().uploaded, ["first.md"]);
+    assert_eq!(by_hand.state().unwrap().suppressed, None);
+
+    // The watcher's next change is pushed again, without a restart.
+    std::fs::write(a.home.path().join("memory/team/second.md"), "pushed by the watcher").unwrap();
+    next(&|e| matches!(e, WatchEvent::Resumed));
+    next(&|e| matches!(e, WatchEvent::Pushed(Ok(r)) if r.uploaded == ["second.md"]));
+    assert!(s.entries(&repo, &ta).contains_key("second.md"));
+    w.shutdown();
+}
+
 /// A pushes `plan.md`, B pulls it, A pushes a second version, and B edits its copy without
 /// pushing: B's next pull meets a local edit behind a teammate's push.
 fn unpushed_edit_behind_a_teammates_push(a: &Machine, b: &Machine) {

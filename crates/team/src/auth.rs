@@ -15,8 +15,11 @@ use crate::server_wire::{
 };
 use mneme_core::Clock;
 use mneme_keychain::Keychain;
+use mneme_store::file_lock::FileLock;
 use mneme_store::Environment;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -300,6 +303,10 @@ pub struct Session {
     /// Two refreshes at once would spend the same refresh token twice, which the server treats
     /// as theft and answers by revoking the sign-in.
     refreshing: Mutex<()>,
+    /// The same, across every session for this server in every Mneme process (the app, its
+    /// scheduler's watchers, a CLI run): a file lock in Mneme's data folder. The credentials
+    /// are read again once it is held, so whoever waited uses the token the other refreshed.
+    lock_file: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Session {
@@ -310,7 +317,24 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     pub fn new(server: &str, store: Arc<dyn CredentialStore>, http: Http, clock: Arc<dyn Clock>) -> Self {
-        Session { server: server.to_string(), store, http, clock, refreshing: Mutex::new(()) }
+        Session { server: server.to_string(), store, http, clock, refreshing: Mutex::new(()), lock_file: None }
+    }
+
+    /// Refreshes under a lock shared with every Mneme process using `data_dir` (what every
+    /// real client does; a session without one only keeps its own threads apart).
+    pub fn with_refresh_lock(mut self, data_dir: &Path) -> Self {
+        let digest = Sha256::digest(self.server.trim_end_matches('/').as_bytes());
+        let name: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        self.lock_file = Some(data_dir.join("team").join(format!("refresh-{name}.lock")));
+        self
+    }
+
+    /// Holds both locks; a lock file that cannot be made leaves the in-process one alone
+    /// (a read-only data folder must not stop syncing).
+    fn lock(&self) -> (std::sync::MutexGuard<'_, ()>, Option<FileLock>) {
+        let one = self.refreshing.lock().unwrap_or_else(|p| p.into_inner());
+        let all = self.lock_file.as_deref().and_then(|p| FileLock::take(p).ok());
+        (one, all)
     }
 
     pub fn server(&self) -> &str {
@@ -324,7 +348,7 @@ impl Session {
 
     /// Exchanges the refresh token now.
     pub fn refresh(&self) -> Result<Credentials, SyncError> {
-        let _one = self.refreshing.lock().unwrap_or_else(|p| p.into_inner());
+        let _held = self.lock();
         let current = self.store.load(&self.server)?.ok_or_else(|| SyncError::NoAuth { server: self.server.clone() })?;
         self.refresh_from(current)
     }
@@ -356,9 +380,17 @@ impl Session {
 
 impl TokenSource for Session {
     fn access_token(&self) -> Result<Option<String>, SyncError> {
-        let _one = self.refreshing.lock().unwrap_or_else(|p| p.into_inner());
+        let current = |c: &Credentials| {
+            now_ms(self.clock.as_ref()).saturating_add(REFRESH_MARGIN_MS) < c.expires_at_ms || c.refresh_token.is_none()
+        };
         let Some(c) = self.store.load(&self.server)? else { return Ok(None) };
-        if now_ms(self.clock.as_ref()).saturating_add(REFRESH_MARGIN_MS) < c.expires_at_ms || c.refresh_token.is_none() {
+        if current(&c) {
+            return Ok(Some(c.access_token));
+        }
+        // Read again under the locks: another thread or process may have refreshed meanwhile.
+        let _held = self.lock();
+        let Some(c) = self.store.load(&self.server)? else { return Ok(None) };
+        if current(&c) {
             return Ok(Some(c.access_token));
         }
         Ok(Some(self.refresh_from(c)?.access_token))

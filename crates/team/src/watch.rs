@@ -76,6 +76,12 @@ impl Debouncer {
         cleared
     }
 
+    /// Automatic pushes may go on: a push outside the watcher (the user's, from the app or the
+    /// CLI) succeeded after whatever stopped them was fixed.
+    pub fn resume(&mut self) {
+        self.suppressed = None;
+    }
+
     /// When the timer fires next.
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline
@@ -274,6 +280,14 @@ fn control_loop(
             },
             None => Some(rx.recv().unwrap_or(Msg::Shutdown)),
         };
+        // A push made by hand records its success in the shared state: suppression ends there
+        // (the status already says "Automatic pushes: on"), so it ends here too.
+        if d.suppressed().is_some() && matches!(msg, Some(Msg::Fs(_) | Msg::Notify)) {
+            if client.state().is_ok_and(|st| st.suppressed.is_none()) {
+                d.resume();
+                report(WatchEvent::Resumed);
+            }
+        }
         match msg {
             None => {
                 if d.fire(Instant::now()) == Fire::Push {
