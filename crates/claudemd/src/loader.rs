@@ -22,6 +22,12 @@ const MAX_INCLUDE_DEPTH: usize = 5;
 /// thousands abort the process on an overflowed stack. No real rules tree comes near this.
 const MAX_RULES_DEPTH: usize = 200;
 
+/// The most rules folders one load lists. Releases before 2.1.232 follow a rules folder's
+/// link out of the project, so a cloned repository's `.claude/rules/r -> /` has them read
+/// every `.md` file on the machine; Mneme stops there and says so. No real rules tree comes
+/// near this.
+const MAX_RULES_FOLDERS: usize = 10_000;
+
 /// The set Claude Code calls `processedPaths`: normalized path strings.
 type Processed = HashSet<String>;
 
@@ -42,6 +48,8 @@ struct Walker {
     missing: Vec<PathBuf>,
     /// How many rules folders deep the walk is now (see [`MAX_RULES_DEPTH`]).
     rules_depth: usize,
+    /// Rules folders listed so far in this load ([`MAX_RULES_FOLDERS`]).
+    rules_folders: usize,
 }
 
 enum ReadError {
@@ -144,6 +152,11 @@ fn read_opened(opened: paths::Opened, cap: Option<u64>) -> Result<(String, usize
     if cap.is_some_and(|cap| meta.len() > cap) {
         return Err(ReadError::TooLarge(meta.len()));
     }
+    // A release without a cap still gets the ceiling, before the buffer is made: a sparse
+    // file (`@logs/lastlog`) says it holds hundreds of gigabytes.
+    if cap.is_none() && meta.len() > READ_CEILING {
+        return Err(ReadError::Other(format!("larger than {} MiB, so it is not read", READ_CEILING >> 20)));
+    }
     let size = meta.len() as usize;
     let mut bytes = vec![0u8; size + 1];
     let mut filled = 0;
@@ -201,6 +214,7 @@ impl Walker {
             read_files: HashSet::new(),
             missing: Vec::new(),
             rules_depth: 0,
+            rules_folders: 0,
         }
     }
 
@@ -401,6 +415,17 @@ impl Walker {
         visited.insert(rules_dir.to_string());
         if is_symlink {
             visited.insert(resolved_dir.clone());
+        }
+        self.rules_folders += 1;
+        if self.rules_folders > MAX_RULES_FOLDERS {
+            if self.record && self.rules_folders == MAX_RULES_FOLDERS + 1 {
+                let message = format!(
+                    "more than {MAX_RULES_FOLDERS} rules folders (a link to a large tree, such as `/`?): Mneme stops listing here, \
+                     where Claude Code would read every .md file below; remove the link"
+                );
+                self.skipped.push(SkippedFile { path: PathBuf::from(rules_dir), layer, parent: None, reason: SkipReason::Unreadable { message } });
+            }
+            return Vec::new();
         }
         let Ok(listing) = fs::read_dir(&resolved_dir) else { return Vec::new() };
         // A failing entry makes Claude Code's whole call for this directory return [].

@@ -408,20 +408,27 @@ fn after_indent(src: &str) -> Option<u8> {
 
 /// Whether a line of `src` after the first can be a setext underline (` {0,3}` then `=` or
 /// `-`) before the paragraph ends at a line of only whitespace: what `LHEADING` needs.
-fn may_have_underline(src: &str) -> bool {
+///
+/// `Err` carries how much of `src` is left where the look stopped (a blank line, or 0 at the
+/// end): every later view of the same text longer than that has no underline either, since its
+/// lines were all looked at here. Text of a list item is lexed a line at a time, and a million
+/// lines without a blank one were otherwise looked through once per line.
+fn underline_ahead(src: &str) -> Result<(), usize> {
     let mut lines = src.split('\n');
-    lines.next();
+    let first = lines.next().unwrap_or_default();
+    let mut at = first.len() + 1;
     for line in lines {
         if matches!(after_indent(line), Some(b'=' | b'-')) {
-            return true;
+            return Ok(());
         }
         // A whitespace-only line ends the text the heading could span (when a newline follows
         // it; the last line has nothing after it anyway).
         if line.chars().all(is_js_whitespace) {
-            return false;
+            return Err(src.len() - at);
         }
+        at += line.len() + 1;
     }
-    false
+    Err(0)
 }
 
 /// `cond`, a check that a rule can match here, or `true` in the tests that lex without the
@@ -634,6 +641,7 @@ impl Lexer {
         // A view of what is left, not a copy of it per token (that was quadratic: a file of
         // 800,000 `#` lines took 24 s).
         let mut src: &str = src;
+        let mut no_underline_past = None;
         while !src.is_empty() {
             if let Some(token) = self.space(src) {
                 src = after_raw(src, &token.raw);
@@ -694,7 +702,7 @@ impl Lexer {
                 }
                 continue;
             }
-            if let Some(token) = self.lheading(src) {
+            if let Some(token) = self.lheading(src, &mut no_underline_past) {
                 src = after_raw(src, &token.raw);
                 tokens.push(token);
                 continue;
@@ -793,9 +801,13 @@ impl Lexer {
         let mut raw = String::new();
         let mut text = String::new();
         let mut tokens: Vec<Token> = Vec::new();
-        while !lines.is_empty() {
+        // Lines before `start` are taken. Taken by moving a start rather than draining them off
+        // the front, which moved every line left for each step: `> a` and a lazy line a
+        // million times over was a trillion moves.
+        let mut start = 0;
+        while start < lines.len() {
             let mut in_blockquote = false;
-            let mut i = 0;
+            let mut i = start;
             while i < lines.len() {
                 // marked's `/^ {0,3}>/`.
                 if quote_marker_len(&lines[i]) > 0 {
@@ -805,7 +817,8 @@ impl Lexer {
                 }
                 i += 1;
             }
-            let current_raw = lines.drain(..i).collect::<Vec<_>>().join("\n");
+            let current_raw = lines[start..i].join("\n");
+            start = i;
             let step = if may_hold_setext_underline(&current_raw) {
                 std::borrow::Cow::Owned(replace_all(&BLOCKQUOTE_SETEXT, &current_raw, "\n    ${1}"))
             } else {
@@ -823,7 +836,7 @@ impl Lexer {
             self.top = true;
             self.block_tokens(&current_text, &mut tokens, true)?;
             self.top = top;
-            if lines.is_empty() {
+            if start >= lines.len() {
                 break;
             }
             let Some(last) = tokens.last() else { continue };
@@ -833,7 +846,7 @@ impl Lexer {
                     // Only its texts: cloning the token would copy its whole subtree, at every
                     // level of a deep quote.
                     let (old_raw, old_text) = (last.raw.clone(), last.text.clone());
-                    let new_text = format!("{old_raw}\n{}", lines.join("\n"));
+                    let new_text = format!("{old_raw}\n{}", lines[start..].join("\n"));
                     let Some(new_token) = self.blockquote(&new_text)? else { break };
                     raw = format!("{}{}", substring_to(&raw, utf16_len(&raw).saturating_sub(utf16_len(&old_raw))), new_token.raw);
                     text = format!("{}{}", substring_to(&text, utf16_len(&text).saturating_sub(utf16_len(&old_text))), new_token.text);
@@ -843,12 +856,13 @@ impl Lexer {
                 }
                 Kind::List => {
                     let old_raw = last.raw.clone();
-                    let new_text = format!("{old_raw}\n{}", lines.join("\n"));
+                    let new_text = format!("{old_raw}\n{}", lines[start..].join("\n"));
                     let Some(new_token) = self.list(&new_text)? else { break };
                     raw = format!("{}{}", substring_to(&raw, utf16_len(&raw).saturating_sub(utf16_len(&old_raw))), new_token.raw);
                     // marked subtracts the old token's raw (not text) length here.
                     text = format!("{}{}", substring_to(&text, utf16_len(&text).saturating_sub(utf16_len(&old_raw))), new_token.raw);
                     lines = after_raw(&new_text, &new_token.raw).split('\n').map(str::to_string).collect();
+                    start = 0;
                     let n = tokens.len();
                     tokens[n - 1] = new_token;
                     continue;
@@ -983,8 +997,12 @@ impl Lexer {
         Some((group_or_empty(&c, 0).to_string(), tag))
     }
 
-    fn lheading(&self, src: &str) -> Option<Token> {
-        if !may(may_have_underline(src)) {
+    /// `no_underline_past`: what [`underline_ahead`] last found for an earlier view of `src`.
+    fn lheading(&self, src: &str, no_underline_past: &mut Option<usize>) -> Option<Token> {
+        let known_none = no_underline_past.is_some_and(|left| src.len() > left);
+        let ahead = !known_none
+            && underline_ahead(src).map_err(|left| *no_underline_past = Some(left)).is_ok();
+        if !may(ahead) {
             return None;
         }
         let c = caps(&LHEADING, src)?;
@@ -1021,8 +1039,10 @@ impl Lexer {
         let mut cursor = MaskCursor::new(src, &masked);
         let mut chains = EmChains { masked: &masked, ast: None, und: None };
         let mut link_runs = LinkRuns::new(src);
-        // Where the last closers are: an HTML comment's `-->`, a link's `)`.
+        // Where the last closers are: an HTML comment's `-->`, a link's `)`, any tag's `>`, a
+        // processing instruction's `?>`, a CDATA section's `]]>`.
         let (last_comment_close, last_paren) = (src.rfind("-->"), src.rfind(')'));
+        let (last_gt, last_pi_close, last_cdata_close) = (src.rfind('>'), src.rfind("?>"), src.rfind("]]>"));
         let mut tokens: Vec<Token> = Vec::new();
         let mut rest: &str = src;
         let mut keep_prev_char = false;
@@ -1049,7 +1069,12 @@ impl Lexer {
                 && !rest[4..].starts_with('>')
                 && !rest[4..].starts_with("->")
                 && last_comment_close.is_none_or(|e| e < at + 4);
-            if let Some(c) = if comment_cannot_close || !may(first == b'<') { None } else { caps(&TAG, rest) } {
+            // The same for the other openers (`<?`×a million, no `?>`): every form of tag ends
+            // with `>`, a processing instruction with `?>`, a CDATA section with `]]>`.
+            let tag_cannot_close = last_gt.is_none_or(|e| e < at)
+                || (rest.starts_with("<?") && last_pi_close.is_none_or(|e| e < at + 2))
+                || (rest.starts_with("<![") && last_cdata_close.is_none_or(|e| e < at + 9));
+            if let Some(c) = if !may(first == b'<' && !comment_cannot_close && !tag_cannot_close) { None } else { caps(&TAG, rest) } {
                 let raw = group_or_empty(&c, 0);
                 tokens.push(Token::with_text(Kind::Html, raw, raw));
                 rest = &rest[raw.len()..];
@@ -1496,6 +1521,7 @@ mod tests {
             "<div>", "</div>", "  <p>x</p>", "<details>", "[a]: /u \"t\"", "[A]: <x>", "[a]", "[a][]", "[x][a]", "![i](p.png)",
             "[l](http://x (t))", "Title", "===", "--", " =", "\u{a0}", "\u{2028}", "*em* and **strong**", "_u_ __v__", "`code` ``x``", "  - nested", " 2. n", "   ```", "  ~~~", "  # h", " <div>", "  <!-- c", "  ---", " * * *", "      deep",
             "a  ", "a\\", "\\*", "<b>t</b>", "<a@b.c>", "<http://x>", "@inc.md", "x@y", "| a | b |", "|---|", "é😀", "\r",
+            "<?", "<?x ?>", "?>", "<!X y", "<!DOCTYPE html>", "<![CDATA[", "]]>", ">", "<a b=\"", "b",
         ];
         let doc = proptest::collection::vec((proptest::sample::select(PIECES.to_vec()), proptest::sample::select(vec!["\n", "\n", " ", "", "\n\n"])), 0..14)
             .prop_map(|v| v.into_iter().map(|(p, j)| format!("{p}{j}")).collect::<String>());
@@ -1508,6 +1534,22 @@ mod tests {
             CHECKS.with(|c| c.set(true));
             prop_assert_eq!(with, without, "{:?}", src);
         });
+    }
+
+    /// Hostile files whose lexing went over the rest of the text again at each line or opener
+    /// (minutes, or for ever, at these sizes): each now takes one pass.
+    #[test]
+    fn pathological_inputs_lex_in_one_pass() {
+        let cases = [
+            (format!("- @a.md\n{}", "b\n".repeat(200_000)), Kind::List),
+            (format!("@a.md x{}", "<?".repeat(200_000)), Kind::Paragraph),
+            (format!("@a.md x{}>", "<!a ".repeat(50_000)), Kind::Paragraph),
+            ("> @a\nb\n".repeat(100_000), Kind::Blockquote),
+        ];
+        for (src, kind) in cases {
+            let tokens = lex(&src).unwrap();
+            assert_eq!(tokens[0].kind, kind, "{}", &src[..40]);
+        }
     }
 
     /// [`blockquote_len`] finds what marked's blockquote regex matches, in both dialects.

@@ -817,3 +817,43 @@ fn a_nested_rules_folder_linked_out_of_the_project_is_not_listed() {
     assert_eq!(ctx.nested_candidates.len(), listed.len(), "only files under the fixture: {:?}", &ctx.nested_candidates[..ctx.nested_candidates.len().min(5)]);
     assert!(listed.contains(&"repo/other/.claude/rules/r.md".to_string()), "{listed:?}");
 }
+
+/// A release without a size cap still has Mneme's ceiling, applied before anything is
+/// allocated: a sparse `CLAUDE.md` that says it holds 64 GB is skipped, not read.
+#[test]
+fn a_sparse_claude_md_of_64_gb_is_skipped_by_a_release_without_a_cap() {
+    let fx = Fx::new();
+    git(&fx.p("repo"), &["init", "-q"]);
+    fx.write("repo/CLAUDE.md", "");
+    fs::OpenOptions::new().write(true).open(fx.p("repo/CLAUDE.md")).unwrap().set_len(64 << 30).unwrap();
+    fx.write("repo/.claude/CLAUDE.md", "STILL HERE\n");
+    let mut opts = fx.opts("repo");
+    opts.profile = behaviours(ClaudeVersion::new(2, 1, 150));
+    let ctx = load(&opts);
+    assert_eq!(fx.names(&ctx.files), ["repo/.claude/CLAUDE.md"]);
+    let skipped = fx.skipped(&ctx);
+    assert!(skipped.iter().any(|(p, r)| p == "repo/CLAUDE.md" && r.describe().contains("64 MiB")), "{skipped:?}");
+}
+
+/// Releases before 2.1.232 follow a rules folder's link out of the project: one to a huge
+/// tree (`/`) would have every `.md` file on the machine read. The walk stops after 10,000
+/// folders and says so.
+#[test]
+fn a_rules_link_to_a_huge_tree_stops_after_ten_thousand_folders_in_old_releases() {
+    let fx = Fx::new();
+    git(&fx.p("repo"), &["init", "-q"]);
+    for i in 0..10_050 {
+        fx.write(&format!("huge/d{i:05}/r.md"), "A RULE FROM ELSEWHERE\n");
+    }
+    fx.write("repo/.claude/rules/own.md", "OWN RULE\n");
+    fx.symlink(&fx.p("huge").to_string_lossy(), "repo/.claude/rules/r");
+    let mut opts = fx.opts("repo");
+    opts.profile = behaviours(ClaudeVersion::new(2, 1, 150));
+    let ctx = load(&opts);
+    let names = fx.names(&ctx.files);
+    assert!(names.contains(&"repo/.claude/rules/own.md".to_string()));
+    let elsewhere = names.iter().filter(|n| n.starts_with("huge/")).count();
+    assert!((9_000..10_000).contains(&elsewhere), "{elsewhere} of the 10,050 folders' rules were read");
+    let skipped = fx.skipped(&ctx);
+    assert_eq!(skipped.iter().filter(|(_, r)| r.describe().contains("more than 10000 rules folders")).count(), 1, "{skipped:?}");
+}

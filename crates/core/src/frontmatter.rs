@@ -486,7 +486,11 @@ fn expand_braces(pattern: &str, out: &mut Vec<String>, budget: &mut usize) {
     static BRACE: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^([^{]*)\{([^}]+)\}(.*)$").expect("brace regex"));
     let mut pending = vec![pattern.to_string()];
+    // Bytes waiting in `pending`: counted against the budget when made, not only when looked
+    // at, so that 250,000 alternatives around a 500 KB suffix are never built (125 GB).
+    let mut waiting = pattern.len();
     while let Some(p) = pending.pop() {
+        waiting -= p.len();
         if *budget < p.len() || out.len() >= MAX_EXPANDED_PATHS {
             return;
         }
@@ -496,8 +500,17 @@ fn expand_braces(pattern: &str, out: &mut Vec<String>, budget: &mut usize) {
             continue;
         };
         let (prefix, alternatives, suffix) = (&c[1], &c[2], &c[3]);
+        let mut next = Vec::new();
+        for alt in alternatives.split(',') {
+            let len = prefix.len() + alt.trim().len() + suffix.len();
+            // One that cannot fit would be refused when its turn came, and so would all after it.
+            if waiting + len > *budget {
+                break;
+            }
+            waiting += len;
+            next.push(format!("{prefix}{}{suffix}", alt.trim()));
+        }
         // Pushed in reverse so the first alternative is expanded (and emitted) first.
-        let next: Vec<String> = alternatives.split(',').map(|alt| format!("{prefix}{}{suffix}", alt.trim())).collect();
         pending.extend(next.into_iter().rev());
     }
 }

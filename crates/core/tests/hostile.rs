@@ -115,6 +115,12 @@ fn brace_bomb_in_paths_is_cut() {
     assert!(out.iter().all(|p| !p.contains('{')));
     // Ordinary patterns are untouched.
     assert_eq!(frontmatter::split_paths(&["src/*.{ts,tsx}, lib/**".to_string()]), ["src/*.ts", "src/*.tsx", "lib/**"]);
+    // 250,000 alternatives around a 500 KB tail would be 125 GB of patterns if built at once:
+    // only what fits the budget is made.
+    let bomb = format!("{{{}}}{}", vec!["a"; 250_000].join(","), "y".repeat(500_000));
+    assert!(bomb.len() < frontmatter::MAX_EXPANSION_BYTES);
+    let out = frontmatter::split_paths(&[bomb]);
+    assert!(out.len() <= 1 && out.iter().all(|p| p.len() == 500_001), "{}", out.len());
 }
 
 /// Only fences: `---\n---\n`, `---`, `---\n`, `------`.
