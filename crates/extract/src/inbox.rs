@@ -17,7 +17,8 @@
 use crate::data;
 use mneme_agent::{apply_changeset, ApplyError, Changeset, FileChange};
 use mneme_core::{Clock, MemoryType};
-use mneme_store::memdir::{render_entry, IndexDoc, Memdir, MemdirError, Scope};
+use mneme_store::memdir::{render_entry, IndexDoc, MemdirError, Revision, Scope};
+use mneme_store::textfile::{self, TextFileError};
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -141,6 +142,8 @@ pub enum InboxError {
     SecretInClaudeMd { labels: String },
     #[error("team memory {} already exists; edit it in the Memories screen instead of promoting over it", path.display())]
     TeamExists { path: PathBuf },
+    #[error("{} is a link to {}, outside the project (or to nothing). Nothing was written: promote to it only once it is a file of this project, or copy the memory there yourself.", path.display(), target.display())]
+    LinkLeadsOut { path: PathBuf, target: PathBuf },
     #[error(transparent)]
     Memdir(#[from] MemdirError),
     #[error("could not {action} {}: {source}. Check that Mneme's data folder is writable.", path.display())]
@@ -160,9 +163,39 @@ impl InboxError {
             InboxError::Secret(_) => "secrets-in-team-memory",
             InboxError::SecretInClaudeMd { .. } => "secrets-in-claude-md",
             InboxError::TeamExists { .. } => "already-exists",
+            InboxError::LinkLeadsOut { .. } => "outside-project",
             InboxError::Memdir(e) => e.code(),
             InboxError::Io { .. } => "io",
         }
+    }
+}
+
+/// Where a promotion to the project's `CLAUDE.md` (or `CLAUDE.local.md`) writes: the file, or
+/// the file a link there leads to (`CLAUDE.md -> AGENTS.md` is common), as long as that stays
+/// inside the project. A cloned repository's `CLAUDE.md -> ~/.bashrc` must not get a memory
+/// appended to it unseen.
+fn claude_md_target(project_root: &Path, name: &str) -> Result<PathBuf, InboxError> {
+    let path = project_root.join(name);
+    if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(path);
+    }
+    let root = std::fs::canonicalize(project_root).unwrap_or_else(|_| project_root.to_path_buf());
+    match std::fs::canonicalize(&path) {
+        Ok(target) if target.starts_with(&root) => Ok(path),
+        Ok(target) => Err(InboxError::LinkLeadsOut { path, target }),
+        // A dangling link: writing would create its target wherever it points.
+        Err(_) => Err(InboxError::LinkLeadsOut { target: std::fs::read_link(&path).unwrap_or_default(), path }),
+    }
+}
+
+fn from_textfile(e: TextFileError) -> InboxError {
+    match e {
+        TextFileError::ChangedOnDisk { path } => InboxError::Changed { path },
+        TextFileError::Io { action, path, source } => InboxError::Io { action, path, source },
+        TextFileError::NotARegularFile { path } | TextFileError::NoParent { path } => InboxError::Memdir(MemdirError::NotARegularFile {
+            path: path.display().to_string(),
+            detail: "not a plain file".into(),
+        }),
     }
 }
 
@@ -425,11 +458,13 @@ impl Inbox {
         let paths = match target {
             PromoteTarget::ClaudeMd | PromoteTarget::ClaudeLocal => {
                 let name = if target == PromoteTarget::ClaudeMd { "CLAUDE.md" } else { "CLAUDE.local.md" };
-                let project = Memdir::new(item.project_root.clone(), trash, self.clock.clone());
-                let (bytes, revision) = project.read_raw(name)?;
-                let existing = match bytes {
-                    Some(b) => String::from_utf8(b).map_err(|_| MemdirError::NotUtf8 { path: name.into() })?,
-                    None => String::new(),
+                let path = claude_md_target(&item.project_root, name)?;
+                let (existing, revision) = match textfile::read(&path).map_err(from_textfile)? {
+                    Some((b, meta)) => {
+                        let revision = Revision::of(&b, &meta);
+                        (String::from_utf8(b).map_err(|_| MemdirError::NotUtf8 { path: name.into() })?, revision)
+                    }
+                    None => (String::new(), Revision::ABSENT),
                 };
                 let updated = append_to_claude_md(&existing, &memories);
                 if target == PromoteTarget::ClaudeMd {
@@ -440,13 +475,7 @@ impl Inbox {
                         return Err(InboxError::SecretInClaudeMd { labels });
                     }
                 }
-                match project.write_raw(name, updated.as_bytes(), &revision) {
-                    Ok(_) => {}
-                    Err(MemdirError::ChangedOnDisk { .. }) => {
-                        return Err(InboxError::Changed { path: item.project_root.join(name) })
-                    }
-                    Err(e) => return Err(e.into()),
-                }
+                textfile::write_checked(&path, updated.as_bytes(), &revision).map_err(from_textfile)?;
                 vec![item.project_root.join(name)]
             }
             PromoteTarget::Team => {
@@ -521,10 +550,12 @@ fn append_to_claude_md(existing: &str, memories: &[&FileChange]) -> String {
     blocks.extend(sections);
     let addition = blocks.join("\n\n");
     let head = existing.trim_end_matches(['\n', '\r']);
-    if head.is_empty() {
-        format!("{addition}\n")
+    let whole = if head.is_empty() { format!("{addition}\n") } else { format!("{head}\n\n{addition}\n") };
+    // A file written with CRLF line ends keeps them on the added lines too.
+    if existing.contains("\r\n") {
+        whole.replace("\r\n", "\n").replace('\n', "\r\n")
     } else {
-        format!("{head}\n\n{addition}\n")
+        whole
     }
 }
 

@@ -348,13 +348,16 @@ async fn edit_promote_to_claude_md_and_team_with_the_secret_check() {
     );
     assert_eq!(inbox.edit(inbox_id, "nope.md", String::new()).unwrap_err().code(), "invalid-input");
 
-    // Promote to CLAUDE.md: appended as a bullet, nothing in the memory folder.
-    std::fs::write(w.project.join("CLAUDE.md"), "# Project\n\n- Run tests before pushing.\n").unwrap();
+    // Promote to CLAUDE.md: appended as a bullet, nothing in the memory folder. Here CLAUDE.md
+    // is a link to AGENTS.md, written with CRLF: the link stays, and so do the line ends.
+    std::fs::write(w.project.join("AGENTS.md"), "# Project\r\n\r\n- Run tests before pushing.\r\n").unwrap();
+    std::os::unix::fs::symlink("AGENTS.md", w.project.join("CLAUDE.md")).unwrap();
     let promoted = inbox.promote(inbox_id, PromoteTarget::ClaudeMd).unwrap();
     assert!(matches!(&promoted.status, ItemStatus::Promoted { to: PromoteTarget::ClaudeMd, .. }));
+    assert!(std::fs::symlink_metadata(w.project.join("CLAUDE.md")).unwrap().file_type().is_symlink());
     assert_eq!(
-        std::fs::read_to_string(w.project.join("CLAUDE.md")).unwrap(),
-        "# Project\n\n- Run tests before pushing.\n\n- Production deploys go out on Fridays.\n"
+        std::fs::read_to_string(w.project.join("AGENTS.md")).unwrap(),
+        "# Project\r\n\r\n- Run tests before pushing.\r\n\r\n- Production deploys go out on Fridays.\r\n"
     );
     assert!(!w.memory.exists() || std::fs::read_dir(&w.memory).unwrap().next().is_none());
 
@@ -375,6 +378,15 @@ async fn edit_promote_to_claude_md_and_team_with_the_secret_check() {
     assert_eq!(err.code(), "secrets-in-claude-md");
     assert!(err.to_string().contains("GitHub PAT") && err.to_string().contains("CLAUDE.local.md"), "{err}");
     assert_eq!(std::fs::read_to_string(w.project.join("CLAUDE.md")).unwrap(), claude_md, "nothing written");
+    // A link that leads out of the project (a cloned repository's) is not written through.
+    let outside = w.project.parent().unwrap().join("bashrc");
+    std::fs::write(&outside, "export PATH\n").unwrap();
+    std::os::unix::fs::symlink(&outside, w.project.join("CLAUDE.local.md")).unwrap();
+    let err = inbox.promote(inbox_id, PromoteTarget::ClaudeLocal).unwrap_err();
+    assert_eq!(err.code(), "outside-project", "{err}");
+    assert!(err.to_string().contains("outside the project"), "{err}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "export PATH\n");
+    std::fs::remove_file(w.project.join("CLAUDE.local.md")).unwrap();
     inbox.promote(inbox_id, PromoteTarget::ClaudeLocal).unwrap();
     assert!(std::fs::read_to_string(w.project.join("CLAUDE.local.md")).unwrap().contains("staging token"));
 
