@@ -614,6 +614,24 @@ async function main() {
       await editor.getByRole('button', { name: 'Close' }).click();
     });
 
+    await step('What Claude sees: a file that is not UTF-8 says what saving would do to it', async () => {
+      const file = path.join(fx.repo, '.claude', 'rules', 'legacy-latin1.md');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, Buffer.from('Caf\xe9 au lait is the team drink.\n', 'latin1'));
+      try {
+        const row = page.locator(`.file-row[data-path="${file}"]`);
+        await row.click();
+        const editor = page.getByRole('region', { name: `Edit ${file}` });
+        await editor.getByTestId('file-not-utf8').waitFor();
+        const text = await editor.getByTestId('file-not-utf8').textContent();
+        if (!text.includes('not valid UTF-8') || !text.includes('iconv')) fail(`the not-UTF-8 banner says: ${text}`);
+        if (!(await editor.getByRole('textbox', { name: 'File text' }).inputValue()).includes('Caf\ufffd au lait')) fail('the unreadable byte is not shown as U+FFFD');
+        await editor.getByRole('button', { name: 'Close' }).click();
+      } finally {
+        fs.rmSync(file);
+      }
+    });
+
     await step('Projects lists the fixture project', async () => {
       await nav('Projects');
       await page.locator('table.projects').getByText('shop').first().waitFor();

@@ -77,6 +77,19 @@ pub fn plan_for(os: Os, env: &Environment, path: &Path, found: &dyn Fn(&str) -> 
                 return Ok(Launch { program: "sh".into(), args, editor, from, gui });
             }
             if os == Os::MacOs {
+                // Terminal's `do script` types the command into the user's login shell as
+                // keystrokes: a control character in a name (^U erases the line typed so far)
+                // or a backslash (fish reads `\'` inside single quotes as a quote) would let a
+                // cloned repository's folder name run a command. Such a path is refused.
+                if let Some(c) = file.chars().find(|c| c.is_control() || *c == '\\') {
+                    return Err(ApiError::invalid(format!(
+                        "The path {} holds {}, which the shell in Terminal could read as a command, so {editor} is not \
+                         started there. Set $VISUAL to a desktop editor (for example `code -w`), or open the file from \
+                         your editor.",
+                        mneme_core::text::terminal_safe(&file),
+                        if c == '\\' { "a backslash".to_string() } else { format!("the control character U+{:04X}", c as u32) }
+                    )));
+                }
                 let command = format!("{editor} {}", sh_quote(&file));
                 let script = format!("tell application \"Terminal\" to do script \"{}\"", applescript_escape(&command));
                 return Ok(Launch { program: "osascript".into(), args: vec!["-e".into(), script], editor, from, gui });
@@ -330,6 +343,20 @@ mod tests {
     /// A PATH holding exactly `programs`, without touching the disk.
     fn only(programs: &'static [&'static str]) -> impl Fn(&str) -> bool {
         move |p| programs.contains(&p)
+    }
+
+    #[test]
+    fn macos_refuses_to_type_a_path_that_could_run_a_command_into_terminal() {
+        let env = Environment::with_home("/Users/ana").set_var("EDITOR", "vim");
+        for (name, said) in [("r\u{15}open -a Calculator; echo '", "U+0015"), ("a\\'\\''; open -a Calculator; #", "a backslash")] {
+            let file = PathBuf::from(format!("/Users/ana/repo/.claude/rules/{name}/r.md"));
+            let e = plan_for(Os::MacOs, &env, &file, &only(&[])).unwrap_err();
+            assert!(e.message.contains(said) && e.message.contains("$VISUAL"), "{}", e.message);
+            assert!(!e.message.contains('\u{15}'), "the message itself is safe to print: {}", e.message);
+            // A desktop editor gets the path as one argument, whatever it holds.
+            let l = plan_for(Os::MacOs, &env.clone().set_var("EDITOR", "code -w"), &file, &only(&[])).unwrap();
+            assert_eq!(l.args.last().map(String::as_str), file.to_str());
+        }
     }
 
     #[test]

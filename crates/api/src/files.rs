@@ -26,6 +26,9 @@ pub struct FileText {
     pub content: String,
     /// `absent` when the file does not exist yet (only a memory folder's MEMORY.md).
     pub revision: String,
+    /// The file is not valid UTF-8 (a Latin-1 or UTF-16 file): `content` shows the bytes it
+    /// could not read as replacement characters, and saving it writes those for good.
+    pub not_utf8: bool,
 }
 
 /// Where a save landed and the revision to use for the next save.
@@ -101,11 +104,12 @@ impl Mneme {
         match textfile::read(&path)? {
             Some((bytes, meta)) => Ok(FileText {
                 revision: Revision::of(&bytes, &meta).to_string(),
+                not_utf8: std::str::from_utf8(&bytes).is_err(),
                 content: String::from_utf8_lossy(&bytes).into_owned(),
                 path,
             }),
             None if is_index => {
-                Ok(FileText { path, content: String::new(), revision: Revision::ABSENT.to_string() })
+                Ok(FileText { path, content: String::new(), revision: Revision::ABSENT.to_string(), not_utf8: false })
             }
             None => Err(ApiError::not_found(format!(
                 "{} no longer exists; it may have been moved or deleted. Reload the context.",

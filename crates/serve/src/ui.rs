@@ -5,7 +5,7 @@
 use crate::AppState;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use percent_encoding::percent_decode_str;
 use std::path::{Path, PathBuf};
@@ -123,8 +123,11 @@ pub fn content_security_policy() -> &'static str {
 }
 
 /// The page URL carries the token: never send it on as a Referer, never let another site
-/// frame the page, never let the browser guess types, and load nothing from elsewhere.
+/// frame the page, never let the browser guess types, and load nothing from elsewhere. Nor
+/// resolve the hosts of links in a preview ahead of a click: a teammate's memory linking to
+/// `https://<id>.attacker.example` would otherwise tell that name server it was viewed.
 fn security_headers(h: &mut axum::http::HeaderMap) {
+    h.insert(HeaderName::from_static("x-dns-prefetch-control"), HeaderValue::from_static("off"));
     if let Ok(csp) = HeaderValue::from_str(content_security_policy()) {
         h.insert(header::CONTENT_SECURITY_POLICY, csp);
     }

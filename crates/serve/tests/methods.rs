@@ -122,6 +122,7 @@ async fn read_and_save_files_the_context_lists() {
     let claude_md = s.repo.join("CLAUDE.md");
     let file = s.ok("readFile", json!({ "cwd": s.repo, "path": claude_md })).await;
     assert_eq!(file["content"], "Use tabs for indentation.\n");
+    assert_eq!(file["notUtf8"], false);
     let revision = file["revision"].as_str().unwrap().to_string();
     let saved = s
         .ok("saveFile", json!({ "cwd": s.repo, "path": "CLAUDE.md", "content": "Use spaces.\n", "revision": revision }))
@@ -135,6 +136,10 @@ async fn read_and_save_files_the_context_lists() {
 
     let rule = s.ok("readFile", json!({ "cwd": s.repo, "path": ".claude/rules/style.md" })).await;
     assert_eq!(rule["content"], "Prefer small functions.\n");
+    // A Latin-1 file is shown with replacement characters, and the editor is told so.
+    fs::write(s.repo.join(".claude/rules/style.md"), b"Caf\xe9 au lait.\n").unwrap();
+    let latin = s.ok("readFile", json!({ "cwd": s.repo, "path": ".claude/rules/style.md" })).await;
+    assert_eq!((latin["content"].as_str(), latin["notUtf8"].as_bool()), (Some("Caf\u{fffd} au lait.\n"), Some(true)));
     let index = s.home.memdir_for(&s.repo).join("MEMORY.md");
     let empty = s.ok("readFile", json!({ "cwd": s.repo, "path": index })).await;
     assert_eq!(empty["revision"], "absent");

@@ -24,6 +24,7 @@ async fn serves_the_built_ui_with_a_single_page_fallback() {
     assert_eq!(page.status().as_u16(), 200);
     assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
     assert_eq!(page.headers()["referrer-policy"], "no-referrer", "the token never leaks as a Referer");
+    assert_eq!(page.headers()["x-dns-prefetch-control"], "off", "a preview's link hosts are not looked up unasked");
     assert!(page.text().await.unwrap().contains("Mneme UI"));
 
     let js = s.client.get(s.url("/assets/app.js")).send().await.unwrap();

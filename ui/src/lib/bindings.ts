@@ -867,6 +867,11 @@ export type FileText = {
 	content: string,
 	/**  `absent` when the file does not exist yet (only a memory folder's MEMORY.md). */
 	revision: string,
+	/**
+	 *  The file is not valid UTF-8 (a Latin-1 or UTF-16 file): `content` shows the bytes it
+	 *  could not read as replacement characters, and saving it writes those for good.
+	 */
+	notUtf8: boolean,
 };
 
 /**
