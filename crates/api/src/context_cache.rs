@@ -388,10 +388,18 @@ pub(crate) fn dependencies(
     let listed = listed.chain(ctx.conditional.iter().map(|c| &c.path)).chain(&ctx.nested_candidates).chain(&ctx.missing);
     for path in listed {
         out.insert(DependsOn::file(path));
-        // A link changes where its target lives (a dangling one, where it will appear).
-        if let Ok(target) = std::fs::read_link(path) {
-            let target = path.parent().map_or(target.clone(), |dir| dir.join(&target));
-            out.insert(DependsOn::file(&std::fs::canonicalize(&target).unwrap_or(target)));
+        // A link changes where its target lives (a dangling one, where it will appear). Every
+        // hop of a chain counts: re-pointing the middle link of `CLAUDE.md -> dotfiles/c.md
+        // -> v2/c.md` changes the text as much as editing it.
+        let mut hop = path.clone();
+        for _ in 0..40 {
+            let Ok(target) = std::fs::read_link(&hop) else { break };
+            let next = hop.parent().map_or(target.clone(), |dir| dir.join(&target));
+            out.insert(DependsOn::file(&next));
+            hop = next;
+        }
+        if hop != *path {
+            out.insert(DependsOn::file(&std::fs::canonicalize(&hop).unwrap_or(hop)));
         }
     }
     // Which Claude Code is installed decides the release rendered for, unless the request
@@ -533,6 +541,25 @@ mod tests {
         assert!(named(&m.env.global_config_path()), "{deps:?}");
         // A missing folder is watched through the nearest one above that exists.
         assert!(!deps.iter().any(|d| !d.dir.is_dir()), "{deps:?}");
+    }
+
+    #[test]
+    fn every_hop_of_a_linked_claude_md_is_watched() {
+        let (home, m, _cache, req) = setup(true);
+        // CLAUDE.md -> dotfiles/claude.md -> current.md -> v2/claude.md: re-pointing a link in
+        // the middle (a rename over it) changes what is loaded as much as editing the file.
+        let dotfiles = home.root.join("dotfiles");
+        home.write(dotfiles.join("v2/claude.md"), "Use spaces.\n");
+        std::os::unix::fs::symlink("v2/claude.md", dotfiles.join("current.md")).unwrap();
+        std::os::unix::fs::symlink("current.md", dotfiles.join("claude.md")).unwrap();
+        std::fs::remove_file(req.cwd.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink(dotfiles.join("claude.md"), req.cwd.join("CLAUDE.md")).unwrap();
+        let r = m.resolve(&req).unwrap();
+        let ctx = mneme_claudemd::load(&r.options);
+        let deps = existing(dependencies(&m, &req, &r, &ctx));
+        for hop in [dotfiles.join("claude.md"), dotfiles.join("current.md"), dotfiles.join("v2/claude.md")] {
+            assert!(deps.iter().any(|d| d.concerns(&hop)), "{hop:?}: {deps:?}");
+        }
     }
 
     #[test]
