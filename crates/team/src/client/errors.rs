@@ -21,7 +21,7 @@ pub enum SyncError {
     Auth { status: u16, message: Option<String> },
     #[error("The team server forbids team memory for this account or repository (HTTP 403{}). Ask the team's lead for access.", server_says(.message))]
     Forbidden { message: Option<String> },
-    #[error("The team server did not answer within 30 seconds. Try again later.")]
+    #[error("The team server did not answer in time (30 seconds for each step up to its answer, 10 minutes to read the answer). Try again later; if pulls keep timing out on a slow connection, ask a lead to remove team memory nobody needs.")]
     Timeout,
     #[error("Cannot reach the team server at {server}: {detail}. Check the address and your network.")]
     Network { server: String, detail: String },

@@ -42,6 +42,9 @@ pub struct Reply {
     pub body: String,
 }
 
+/// How long an answer's body may take to arrive once it has started.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// A blocking HTTP client with Claude Code's headers and 30-second timeout.
 #[derive(Clone)]
 pub struct Http {
@@ -79,9 +82,16 @@ impl<'a> Request<'a> {
 }
 
 impl Http {
+    /// `timeout` bounds each step up to the start of the answer; reading the answer's body
+    /// gets [`BODY_TIMEOUT`]: a repository's memory may be tens of megabytes, and on a slow
+    /// link a pull bounded by 30 seconds overall would time out on every try, for ever.
     pub fn new(timeout: Duration) -> Self {
         let config = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
+            .timeout_connect(Some(timeout))
+            .timeout_send_request(Some(timeout))
+            .timeout_send_body(Some(timeout))
+            .timeout_recv_response(Some(timeout))
+            .timeout_recv_body(Some(BODY_TIMEOUT.max(timeout)))
             // Statuses are data here (304, 404, 412 and 413 all mean something).
             .http_status_as_error(false)
             .user_agent(user_agent())
@@ -213,6 +223,28 @@ mod tests {
             other => panic!("expected the request to be refused, got {other:?}"),
         }
         assert!(start.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_long_body_may_take_longer_than_the_answer_may_take_to_start() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://127.0.0.1:{}/x", listener.local_addr().unwrap().port());
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nConnection: close\r\n\r\n").unwrap();
+            // Three parts over 600 ms, each well within the 300 ms a step may take.
+            for part in [&b"abc"[..], b"def", b"ghi"] {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                s.write_all(part).unwrap();
+                s.flush().unwrap();
+            }
+        });
+        let reply = Http::new(std::time::Duration::from_millis(300)).send(Request::new("GET", &url), &[200]).unwrap();
+        assert_eq!(reply.body, "abcdefghi");
+        server.join().unwrap();
     }
 
     #[test]
