@@ -389,6 +389,7 @@ async fn edit_and_write_refuse_where_claude_code_does() {
 #[tokio::test]
 async fn a_run_cannot_grow_a_file_without_bound_or_name_one_it_could_not_apply() {
     let f = Fixture::new();
+    f.write("notes/log.txt", &"a match on a line of its own\n".repeat(5_000));
     let stub = StubModel::start().await;
     let x = f.m("x.md");
     let four_mib = 4 << 20;
@@ -399,7 +400,8 @@ async fn a_run_cannot_grow_a_file_without_bound_or_name_one_it_could_not_apply()
             .and_tool_use("Write", json!({"file_path": f.m("big.md"), "content": "c".repeat(four_mib + 1)}))
             .and_tool_use("Write", json!({"file_path": f.m("back\\slash.md"), "content": "x"}))
             .and_tool_use("Write", json!({"file_path": f.m("tab\tname.md"), "content": "x"}))
-            .and_tool_use("Write", json!({"file_path": f.m("ok.md"), "content": "fine"})),
+            .and_tool_use("Write", json!({"file_path": f.m("ok.md"), "content": "fine"}))
+            .and_tool_use("Grep", json!({"pattern": "match", "path": f.mem, "output_mode": "content", "head_limit": 0})),
     );
     stub.push(Turn::text("done"));
     let out = run_agent(&provider(&stub), &f.task("Extract.", Some(5)), Mode::Apply { trash_dir: f.trash() }, &Cancel::new()).await.unwrap();
@@ -414,6 +416,9 @@ async fn a_run_cannot_grow_a_file_without_bound_or_name_one_it_could_not_apply()
     assert!(results[4].1 && results[4].0.contains("give a path relative to the folder, separated with '/'"), "{:?}", results[4]);
     assert!(results[5].1 && results[5].0.contains("control character"), "{:?}", results[5]);
     assert!(!results[6].1);
+    // A Grep with no head_limit over 5,000 matching lines is cut, and says how to narrow it.
+    let grep = &results[7].0;
+    assert!(grep.chars().count() < 100_200 && grep.contains("more characters cut. Narrow the search"), "{}", &grep[grep.len() - 200..]);
     // The refused calls cost nothing else: the run's good writes land.
     assert!(out.applied.is_some(), "{:?}", out.applied);
     assert_eq!(std::fs::read_to_string(f.mem.join("x.md")).unwrap().len(), 1_200_000);

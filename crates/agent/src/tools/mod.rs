@@ -42,7 +42,7 @@ impl ToolResult {
     }
 }
 
-/// The most characters one tool result hands the model. Claude Code saves a larger result to
+/// The most characters one Grep result hands the model. Claude Code saves a larger result to
 /// a file; a run here has no such file, and a Grep of `.` over a whole disk with no
 /// head_limit would otherwise send megabytes, which every provider refuses (the run is lost).
 pub(crate) const MAX_RESULT_CHARS: usize = 100_000;
@@ -220,7 +220,9 @@ impl Tools {
             Ok(r) if !r.is_error && r.content.trim().is_empty() => {
                 ToolResult::ok(format!("({name} completed with no output)"))
             }
-            Ok(r) => clip(r),
+            // Read and Bash cut their own output as Claude Code does; Grep has no such cap.
+            Ok(r) if name == "Grep" => clip(r),
+            Ok(r) => r,
             Err(Failure::Invalid(msg)) => ToolResult::tool_use_error(&msg),
             Err(Failure::Failed(msg)) => ToolResult::error(msg),
         }
