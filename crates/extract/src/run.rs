@@ -64,6 +64,12 @@ pub struct Project {
     /// settings' `claudeMdExcludes`: what loading its CLAUDE.md files needs, resolved once.
     pub session_env: Environment,
     pub claude_md_excludes: Vec<String>,
+    /// Claude Code ran there: the folder came from the user (the CLI, the app) or from a
+    /// transcript stored under that project in Claude Code's own folder. A folder named only by
+    /// a transcript from elsewhere is anyone's: the model's read-only `git` would run that
+    /// repository's own config there (`core.fsmonitor`, filter and textconv drivers run
+    /// commands), so its shell runs in the memory folder instead.
+    pub trusted: bool,
 }
 
 /// Every way extraction fails before or around a run (a failing run itself is recorded as
@@ -206,7 +212,14 @@ impl Extractor {
     pub fn project_for_cwd(&self, cwd: &Path) -> Project {
         let session = SessionMemory::for_cwd(&self.env, cwd);
         let claude_md_excludes = session.settings.claude_md_excludes();
-        Project { root: session.root, memory_dir: session.dir, auto_memory: session.reason, session_env: session.env, claude_md_excludes }
+        Project {
+            root: session.root,
+            memory_dir: session.dir,
+            auto_memory: session.reason,
+            session_env: session.env,
+            claude_md_excludes,
+            trusted: true,
+        }
     }
 
     /// The review mode of a project.
@@ -244,7 +257,8 @@ impl Extractor {
     /// absolute and, for a transcript in Claude Code's projects folder, only when it is the
     /// project the transcript is stored under (Claude Code names that folder after where the
     /// session started; a `cd` later in the session does not move its memory).
-    fn session_cwd(&self, transcript: &Path, t: &Transcript) -> Result<PathBuf, ExtractError> {
+    /// With whether the transcript is stored under that project in Claude Code's folder.
+    fn session_cwd(&self, transcript: &Path, t: &Transcript) -> Result<(PathBuf, bool), ExtractError> {
         let cwds: Vec<&str> = t.cwds().into_iter().filter(|c| Path::new(c).is_absolute()).collect();
         if cwds.is_empty() {
             return Err(ExtractError::NoCwd { path: transcript.into() });
@@ -254,7 +268,7 @@ impl Extractor {
             dir.parent().and_then(|p| std::fs::canonicalize(p).ok()).is_some_and(|p| p == projects)
         });
         let Some(folder) = stored_under.and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned()) else {
-            return Ok(PathBuf::from(cwds[0]));
+            return Ok((PathBuf::from(cwds[0]), false));
         };
         // As Claude Code finds a project's folder: its sanitized path, or for a path too long
         // for one name, the name's readable prefix (the hash after it depends on the runtime).
@@ -264,15 +278,15 @@ impl Extractor {
         };
         cwds.iter()
             .find(|c| names_folder(c) || names_folder(&paths::project_root(Path::new(c)).to_string_lossy()))
-            .map(PathBuf::from)
+            .map(|c| (PathBuf::from(c), true))
             .ok_or_else(|| ExtractError::ForeignCwd { path: transcript.into(), cwds: cwds.iter().map(|c| c.to_string()).collect() })
     }
 
     /// Starts following a session's transcript, with its saved cursor.
     pub fn open_session(&self, transcript: &Path) -> Result<Session, ExtractError> {
         let t = Transcript::load(transcript).map_err(|source| ExtractError::Read { path: transcript.into(), source })?;
-        let cwd = self.session_cwd(transcript, &t)?;
-        let project = self.project_for_cwd(&cwd);
+        let (cwd, trusted) = self.session_cwd(transcript, &t)?;
+        let project = Project { trusted, ..self.project_for_cwd(&cwd) };
         let session_id = t.session_id().map(str::to_string);
         let key = session_key(transcript, session_id.as_deref());
         let state = self.load_state(&project, &key)?;
@@ -533,12 +547,21 @@ impl Extractor {
             },
             Engine::Model(provider) => {
                 let manifest = if dir.is_dir() { memdir.manifest() } else { String::new() };
+                let cwd = if project.trusted {
+                    project.root.clone()
+                } else {
+                    if let Err(e) = std::fs::create_dir_all(dir) {
+                        rec.outcome = RunOutcome::Failed { error: format!("could not create the memory folder {}: {e}", dir.display()) };
+                        return Ok((rec, false));
+                    }
+                    dir.clone()
+                };
                 let task = AgentTask {
                     system: prompt::system_prompt(dir, memdir.type_form()),
                     prompt: prompt::task_prompt(since, plan.new_message_count, &manifest, false),
                     policy: Policy::AutoMem { memory_dir: dir.clone() },
                     max_turns: Some(MAX_TURNS),
-                    cwd: project.root.clone(),
+                    cwd,
                     label: "extract_memories".into(),
                     work_dir: data_dir.join("work").join("extract"),
                     clock: self.clock.clone(),

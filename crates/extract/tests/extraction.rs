@@ -199,6 +199,35 @@ async fn a_write_outside_the_memory_folder_is_refused_and_recorded() {
     assert!(second.body["messages"].to_string().contains("are allowed"));
 }
 
+/// The model's read-only shell runs where the session ran only when Claude Code ran there: a
+/// transcript from elsewhere names any folder it likes, and `git status` in a repository
+/// someone else prepared runs that repository's `core.fsmonitor`.
+#[tokio::test]
+async fn a_transcript_from_elsewhere_runs_the_models_shell_in_the_memory_folder() {
+    /// The conversation the model saw after running `pwd`.
+    async fn shell_ran_in(w: &World, transcript: &Path) -> String {
+        let stub = StubModel::start().await;
+        stub.push(Turn::tool_use("Bash", json!({"command": "pwd"})));
+        stub.push(Turn::text("Nothing to save."));
+        let p = provider(&stub);
+        w.extractor().extract_transcript(transcript, Engine::Model(&p), ExtractOptions::default(), &Cancel::new()).await.unwrap();
+        let second = stub.model_requests()[1].body["messages"].to_string();
+        second
+    }
+    let w = World::new();
+    w.turn("Remember that deploys happen on Fridays.", "Noted.");
+    let seen = shell_ran_in(&w, &w.transcript).await;
+    assert!(seen.contains(&format!("{}\\n", w.project.display())) || seen.contains(&format!("\"{}\"", w.project.display())), "{seen}");
+
+    let w = World::new();
+    w.turn("Remember that deploys happen on Fridays.", "Noted.");
+    let elsewhere = w.home.root.join("Downloads/session.jsonl");
+    std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+    std::fs::copy(&w.transcript, &elsewhere).unwrap();
+    let seen = shell_ran_in(&w, &elsewhere).await;
+    assert!(seen.contains(&w.memory.display().to_string()) && !seen.contains(&format!("\"{}\"", w.project.display())), "{seen}");
+}
+
 #[tokio::test]
 async fn review_mode_writes_nothing_until_keep_and_keep_lands_with_the_index_line() {
     let w = World::new();
