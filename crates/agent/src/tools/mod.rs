@@ -212,7 +212,8 @@ impl Tools {
             "Read" => self.read(&args),
             "Edit" => self.edit(&args),
             "Write" => self.write(&args),
-            "Grep" => self.grep(&args),
+            // Read and Bash cut their own output as Claude Code does; Grep has no such cap.
+            "Grep" => self.grep(&args).map(clip),
             "Glob" => self.glob(&args),
             _ => self.bash(&args, cancel).await,
         };
@@ -220,8 +221,6 @@ impl Tools {
             Ok(r) if !r.is_error && r.content.trim().is_empty() => {
                 ToolResult::ok(format!("({name} completed with no output)"))
             }
-            // Read and Bash cut their own output as Claude Code does; Grep has no such cap.
-            Ok(r) if name == "Grep" => clip(r),
             Ok(r) => r,
             Err(Failure::Invalid(msg)) => ToolResult::tool_use_error(&msg),
             Err(Failure::Failed(msg)) => ToolResult::error(msg),
