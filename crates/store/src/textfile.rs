@@ -91,6 +91,10 @@ pub fn write_checked(path: &Path, bytes: &[u8], expected: &Revision) -> Result<R
     if !expected.exists() {
         fs::create_dir_all(dir).map_err(io_err("create the folder", dir))?;
     }
+    // A MEMORY.md is also edited line by line by `Memdir`, which holds its folder's lock from
+    // its read to its rename; holding the same lock here keeps a whole-file save from landing
+    // in the middle of one of those edits, where neither revision check could see it.
+    let _writing = crate::file_lock::FileLock::take_folder(dir).map_err(io_err("lock the folder", dir))?;
     let existing = fs::metadata(&target).ok();
     let (tmp, meta) = write_temp(dir, bytes, existing.as_ref()).map_err(io_err("write a temporary file in", dir))?;
     let published = if expected.exists() {
@@ -113,4 +117,31 @@ pub fn write_checked(path: &Path, bytes: &[u8], expected: &Revision) -> Result<R
     published?;
     fsync_dir(dir);
     Ok(Revision::of(bytes, &meta))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_save_waits_for_a_folder_edit_in_progress_and_then_sees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("MEMORY.md");
+        fs::write(&path, "- [a](a.md) — one\n").unwrap();
+        let opened = revision(&path).unwrap();
+        // What `Memdir` holds while it edits the index.
+        let held = crate::file_lock::FileLock::take_folder(dir.path()).unwrap();
+        let saver = {
+            let path = path.clone();
+            std::thread::spawn(move || write_checked(&path, b"whole file from the editor\n", &opened))
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!saver.is_finished(), "the save waits while the folder is locked");
+        fs::write(&path, "- [a](a.md) — one\n- [b](b.md) — two\n").unwrap();
+        drop(held);
+        let err = saver.join().unwrap().unwrap_err();
+        assert!(matches!(err, TextFileError::ChangedOnDisk { .. }), "{err}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "- [a](a.md) — one\n- [b](b.md) — two\n", "the index edit survives");
+    }
 }
