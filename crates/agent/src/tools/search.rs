@@ -504,15 +504,24 @@ impl Tools {
         let mut budget = Budget::start(&self.clock);
         let files = self.files_under(&base, &overrides, None, false, &mut budget);
         // The run's own files count as newest: they were written after everything on disk.
-        let mut dated: Vec<(PathBuf, (bool, SystemTime))> = files
-            .into_iter()
-            .map(|p| {
-                let key = (self.overlay.is_changed(&p), mtime_of(&p));
-                (p, key)
-            })
-            .collect();
+        // Each file costs a stat for its date, which on a huge or slow tree takes as long as the
+        // walk did, so the dating has a time limit of its own (a walk cut short still gets its
+        // files dated); a file not dated in time is left out and the answer says it was cut,
+        // except the run's own (few, and always listed).
+        let mut dating = Budget::start(&self.clock);
+        let mut dated: Vec<(PathBuf, (bool, SystemTime))> = Vec::with_capacity(files.len());
+        for p in files {
+            if self.overlay.is_changed(&p) {
+                let key = (true, mtime_of(&p));
+                dated.push((p, key));
+            } else if dating.left() {
+                let key = (false, mtime_of(&p));
+                dated.push((p, key));
+            }
+        }
         // `rg --sort=modified`: oldest first.
         dated.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        budget.spent |= dating.spent;
         if dated.is_empty() {
             return budget.finish(false, "No files found".to_string());
         }
@@ -533,16 +542,20 @@ mod tests {
     use crate::Policy;
     use std::sync::Mutex;
 
-    /// A clock that moves on by `step` each time it is read.
+    /// A clock that moves on by `step` each time it is read, after `quick` reads that move a
+    /// millisecond each.
     struct Ticking {
-        now: Mutex<SystemTime>,
+        now: Mutex<(SystemTime, usize)>,
         step: Duration,
+        quick: usize,
     }
 
     impl Clock for Ticking {
         fn now(&self) -> SystemTime {
-            let mut now = self.now.lock().unwrap();
-            *now += self.step;
+            let mut guard = self.now.lock().unwrap();
+            let (now, reads) = &mut *guard;
+            *now += if *reads < self.quick { Duration::from_millis(1) } else { self.step };
+            *reads += 1;
             *now
         }
     }
@@ -550,11 +563,15 @@ mod tests {
     /// Tools over a folder of `n` notes that all hold "needle", on a clock that moves `step`
     /// at every look: the search's time limit runs out after a known number of files.
     fn tools_over_notes(n: usize, step: Duration) -> (tempfile::TempDir, Tools) {
+        tools_over_notes_after(n, step, 0)
+    }
+
+    fn tools_over_notes_after(n: usize, step: Duration, quick: usize) -> (tempfile::TempDir, Tools) {
         let dir = tempfile::tempdir().unwrap();
         for i in 0..n {
             std::fs::write(dir.path().join(format!("note{i:02}.md")), "a needle here\n").unwrap();
         }
-        let clock: Arc<dyn Clock> = Arc::new(Ticking { now: Mutex::new(SystemTime::UNIX_EPOCH), step });
+        let clock: Arc<dyn Clock> = Arc::new(Ticking { now: Mutex::new((SystemTime::UNIX_EPOCH, 0)), step, quick });
         let gate = Gate::new(&Policy::AutoMem { memory_dir: dir.path().to_path_buf() }, &mneme_core::versions::newest());
         let tools = Tools::new(dir.path().to_path_buf(), gate, clock, dir.path().to_path_buf());
         (dir, tools)
@@ -588,6 +605,18 @@ mod tests {
         let (list, note) = out.content.split_once("\n\n").unwrap();
         // The folder and 18 notes before the 20th second.
         assert_eq!(list.lines().count(), 18, "{list}");
+        assert_eq!(note, messages::search_cut(20));
+    }
+
+    /// Dating each file is a stat, bounded like the walk: the walk of 30 notes is quick (32 looks
+    /// at the clock: its start, the folder, each note), then each look is a second, so the
+    /// dating's start and 19 notes fit in its 20 seconds and the rest are left out.
+    #[test]
+    fn a_glob_dates_its_files_within_a_time_limit_too() {
+        let (_dir, mut tools) = tools_over_notes_after(30, Duration::from_secs(1), 32);
+        let out = tools.glob(&args(serde_json::json!({"pattern": "*.md"}))).unwrap();
+        let (list, note) = out.content.split_once("\n\n").expect("the answer says it was cut");
+        assert_eq!(list.lines().count(), 19, "{list}");
         assert_eq!(note, messages::search_cut(20));
     }
 
