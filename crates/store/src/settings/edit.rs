@@ -331,7 +331,8 @@ fn remove_top_level_key(body: &str, key: &str) -> Result<Option<String>, EditFai
         Err(e) => return Err(EditFailure::Mismatch(EditCheck::InvalidJson(e).to_string())),
     };
     let mut expected = before.clone();
-    expected.remove(key);
+    // `remove` on an order-keeping map swaps the last key into the hole; the file keeps order.
+    expected.shift_remove(key);
     if after.contains_key(key) {
         return Err(EditFailure::Mismatch(format!("\"{key}\" is still there")));
     }
@@ -368,6 +369,10 @@ mod remove_tests {
             ("{\n    \"autoMemoryDirectory\": \"~/m\",\n    \"b\": true\n}", "{\n    \"b\": true\n}"),
             ("{\r\n  \"b\": true,\r\n  \"autoMemoryDirectory\": \"~/m\"\r\n}\r\n", "{\r\n  \"b\": true\r\n}\r\n"),
             ("\u{FEFF}{\"autoMemoryDirectory\": \"/x/y\"}", "\u{FEFF}{}"),
+            (
+                "{\n  \"a\": 1,\n  \"autoMemoryDirectory\": \"~/m\",\n  \"b\": 2,\n  \"c\": 3\n}\n",
+                "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 3\n}\n",
+            ),
         ];
         for (before, after) in cases {
             let (_t, env, path) = env_with(Some(before));

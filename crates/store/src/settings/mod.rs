@@ -639,7 +639,7 @@ impl Settings {
             }
             let error = if file.source == SettingSource::Policy && profile.policy_keeps_valid_keys {
                 for v in &found {
-                    map.remove(&v.key);
+                    map.shift_remove(&v.key);
                 }
                 changed |= !found.is_empty();
                 None
