@@ -21,6 +21,9 @@ use std::path::{Path, PathBuf};
 
 pub const RECORD_VERSION: u32 = 1;
 const MODE_FILE: &str = "settings.json";
+/// The lock file that keeps a record's read, check and write-back whole (see
+/// [`History::lock_records`]).
+const RECORDS_LOCK: &str = "records.lock";
 
 /// What started a dream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -245,6 +248,17 @@ impl History {
             return Err(DreamError::NotFound { id: id.to_string() });
         }
         Ok(self.dir.join(format!("{id}.json")))
+    }
+
+    /// Holds every record of this history still against Mneme's other processes and threads
+    /// until dropped. Approve, reject and undo each read a record, check its status, write to
+    /// the memory folder and save the record again; two of them on one dream at once (a
+    /// double-clicked Approve, the app and the CLI) would otherwise both pass the check, and
+    /// the one that saves last would leave an applied dream marked pending or rejected. Taken
+    /// before the memory folder's own lock, never while holding it.
+    pub fn lock_records(&self) -> Result<mneme_store::file_lock::FileLock, DreamError> {
+        let path = self.dir.join(RECORDS_LOCK);
+        mneme_store::file_lock::FileLock::take(&path).map_err(|e| DreamError::io("lock the dream history", &path, e))
     }
 
     /// A fresh id from `now_ms`, reserved by creating its file exclusively.

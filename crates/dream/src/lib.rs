@@ -370,6 +370,11 @@ impl Dreams {
             );
         }
         let mode = history.mode().unwrap_or_default();
+        // An undo that finds this dream while it is being written must wait for the end.
+        let _records = match history.lock_records() {
+            Ok(l) => l,
+            Err(e) => return Err(self.fail(&history, &lock, record, e)),
+        };
         if record.changeset.is_empty() || (lost == 0 && (opts.apply_now || mode == DreamMode::Automatic)) {
             if let Err(e) = contained("applying the dream", || self.apply(&history, &mut record)) {
                 return Err(self.fail(&history, &lock, record, e));
@@ -514,6 +519,9 @@ impl Dreams {
     /// changed since the dream read it.
     pub fn approve(&self, memory_dir: &Path, id: &str) -> Result<DreamRecord, DreamError> {
         let history = self.history(memory_dir);
+        // Loaded under the lock, so a second approve (or a reject) waits and then sees this
+        // one's result instead of the pending record both started from.
+        let _records = history.lock_records()?;
         let mut record = history.load(id)?;
         if record.status != DreamStatus::Pending {
             return Err(DreamError::WrongStatus { id: id.into(), status: record.status.as_str(), action: "approved" });
@@ -546,6 +554,7 @@ impl Dreams {
     /// Turns a pending dream down; nothing is written.
     pub fn reject(&self, memory_dir: &Path, id: &str) -> Result<DreamRecord, DreamError> {
         let history = self.history(memory_dir);
+        let _records = history.lock_records()?;
         let mut record = history.load(id)?;
         if record.status != DreamStatus::Pending {
             return Err(DreamError::WrongStatus { id: id.into(), status: record.status.as_str(), action: "rejected" });
@@ -564,6 +573,7 @@ impl Dreams {
     /// reopen because of an undo.
     pub fn undo(&self, memory_dir: &Path, id: Option<&str>, force: bool) -> Result<DreamRecord, DreamError> {
         let history = self.history(memory_dir);
+        let _records = history.lock_records()?;
         let mut record = match id {
             Some(id) => history.load(id)?,
             None => history

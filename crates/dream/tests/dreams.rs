@@ -417,3 +417,70 @@ fn a_dream_is_measured_against_the_thresholds_of_the_session_s_config_directory(
     let record = block_on(w.dreams.run(&w.target(), &w.opts(Engine::Offline, false))).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((record.gate.min_hours, record.gate.min_sessions), (24.0, 5));
 }
+
+/// Runs `a` and `b` on two threads released together, and answers both results.
+fn at_once<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    let start = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        let ha = s.spawn(|| {
+            start.wait();
+            a()
+        });
+        let hb = s.spawn(|| {
+            start.wait();
+            b()
+        });
+        (ha.join().unwrap(), hb.join().unwrap())
+    })
+}
+
+/// A double-clicked Approve (or the app and the CLI at once): one applies the dream, the other
+/// finds it applied. Without the history lock both read it as pending, and whichever saved
+/// last decided what the record said, an applied dream shown as pending (with no undo) among
+/// the outcomes.
+#[test]
+fn approving_one_dream_twice_at_once_applies_it_once_and_it_stays_undoable() {
+    for round in 0..4 {
+        let w = duplicated_world();
+        let before = w.snapshot();
+        let rec = w.offline(false).unwrap();
+        let (a, b) = at_once(|| w.dreams.approve(&w.mem, &rec.id), || w.dreams.approve(&w.mem, &rec.id));
+        let codes: Vec<&str> = [&a, &b].iter().map(|r| r.as_ref().map_or_else(|e| e.code(), |_| "ok")).collect();
+        assert_eq!(codes.iter().filter(|c| **c == "ok").count(), 1, "round {round}: {a:?} / {b:?}");
+        assert!(codes.contains(&"wrong-status"), "round {round}: the second finds it applied: {a:?} / {b:?}");
+        let stored = w.dreams.show(&w.mem, &rec.id).unwrap();
+        assert_eq!(stored.status, DreamStatus::Applied, "round {round}");
+        assert_eq!(stored.trashed.len(), 1, "round {round}");
+        assert!(!w.mem.join("tabs_old.md").exists());
+        w.dreams.undo(&w.mem, None, false).unwrap();
+        assert_eq!(w.snapshot(), before, "round {round}: undone byte for byte");
+    }
+}
+
+/// Approve racing reject, and two undos at once: exactly one of each pair acts, and the record
+/// always says what the folder holds.
+#[test]
+fn approve_racing_reject_and_two_undos_at_once_leave_a_record_that_matches_the_folder() {
+    for round in 0..4 {
+        let w = duplicated_world();
+        let before = w.snapshot();
+        let rec = w.offline(false).unwrap();
+        let (approved, rejected) = at_once(|| w.dreams.approve(&w.mem, &rec.id), || w.dreams.reject(&w.mem, &rec.id));
+        assert!(approved.is_ok() != rejected.is_ok(), "round {round}: exactly one acts: {approved:?} / {rejected:?}");
+        let stored = w.dreams.show(&w.mem, &rec.id).unwrap();
+        if approved.is_ok() {
+            assert_eq!(rejected.unwrap_err().code(), "wrong-status");
+            assert_eq!(stored.status, DreamStatus::Applied, "round {round}");
+            assert_ne!(w.snapshot(), before);
+            let (x, y) = at_once(|| w.dreams.undo(&w.mem, Some(&rec.id), false), || w.dreams.undo(&w.mem, None, false));
+            assert!(x.is_ok() != y.is_ok(), "round {round}: exactly one undoes: {x:?} / {y:?}");
+            let loser = x.err().or(y.err()).unwrap();
+            assert!(matches!(loser.code(), "wrong-status" | "not-found"), "round {round}: {loser}");
+            assert_eq!(w.dreams.show(&w.mem, &rec.id).unwrap().status, DreamStatus::Undone);
+        } else {
+            assert_eq!(approved.unwrap_err().code(), "wrong-status");
+            assert_eq!(stored.status, DreamStatus::Rejected, "round {round}");
+        }
+        assert_eq!(w.snapshot(), before, "round {round}");
+    }
+}
