@@ -6,7 +6,7 @@
 use crate::{ApiError, ErrorCode, Mneme};
 use mneme_keychain::{Keychain, KeychainError};
 use mneme_model::{
-    build_provider_with_retry, find_claude, Cancel, Message, ModelError, ProviderKind, ProviderSettings, ProviderSettingsError,
+    anthropic_environment_key, build_provider_with_retry, find_claude, Cancel, Message, ModelError, ProviderKind, ProviderSettings, ProviderSettingsError,
     Request, RetryPolicy, DEFAULT_ANTHROPIC_MODEL,
 };
 use serde::{Deserialize, Serialize};
@@ -435,8 +435,9 @@ impl Mneme {
         let anthropic = ProviderSettings { kind: ProviderKind::Anthropic, ..ProviderSettings::default() };
         let anthropic_key = if settings.kind == ProviderKind::Anthropic { key.state } else { self.key_status(&anthropic, &keychain).state };
         // build_provider falls back to ANTHROPIC_API_KEY whenever the keyring has no key or
-        // cannot be read.
-        let env_key = self.env.var("ANTHROPIC_API_KEY").is_some_and(|k| !k.trim().is_empty());
+        // cannot be read, for the addresses that key belongs to.
+        let anthropic_url = if settings.kind == ProviderKind::Anthropic { settings.effective_base_url() } else { anthropic.effective_base_url() };
+        let env_key = anthropic_url.is_some_and(|u| anthropic_environment_key(&u, &self.env).is_some());
         if anthropic_key == KeyState::Set || env_key {
             usable.push(ProviderChoice::Anthropic);
         }
@@ -478,7 +479,7 @@ impl Mneme {
             return KeyStatus { state: KeyState::NotNeeded, account: None, message: None };
         };
         let env_key = settings.kind == ProviderKind::Anthropic
-            && self.env.var("ANTHROPIC_API_KEY").is_some_and(|k| !k.trim().is_empty());
+            && settings.effective_base_url().is_some_and(|u| anthropic_environment_key(&u, &self.env).is_some());
         let from_env = || KeyStatus {
             state: KeyState::FromEnvironment,
             account: Some(account.clone()),

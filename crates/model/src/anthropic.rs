@@ -29,9 +29,11 @@ pub struct AnthropicProvider {
 impl AnthropicProvider {
     /// `base_url` without `/v1` (like `ANTHROPIC_BASE_URL`); `None` is the public API.
     pub fn new(model: impl Into<String>, api_key: impl Into<String>, base_url: Option<&str>) -> Result<Self, ModelError> {
+        let base_url = base_url.unwrap_or(ANTHROPIC_DEFAULT_BASE_URL).trim_end_matches('/').to_string();
+        crate::http::check_key_transport(&base_url)?;
         Ok(AnthropicProvider {
             client: client()?,
-            base_url: base_url.unwrap_or(ANTHROPIC_DEFAULT_BASE_URL).trim_end_matches('/').to_string(),
+            base_url,
             api_key: api_key.into(),
             model: model.into(),
             options: HttpOptions::default(),

@@ -29,6 +29,48 @@ pub(crate) fn client() -> Result<reqwest::Client, ModelError> {
         .map_err(|e| ModelError::Network(format!("the HTTP client could not start ({e})")))
 }
 
+/// Refuses to send an API key to `base_url` over plain http unless the server is on this
+/// machine or on a local network: anyone on the path between would read the key. A keyless
+/// endpoint (a local model server) may use http anywhere.
+pub(crate) fn check_key_transport(base_url: &str) -> Result<(), ModelError> {
+    let Ok(url) = url::Url::parse(base_url) else { return Ok(()) };
+    if url.scheme() != "http" || is_local(&url) {
+        return Ok(());
+    }
+    Err(ModelError::NotConfigured(format!(
+        "{base_url} is a plain http:// address on another network, and the API key would cross it unencrypted: use its https:// address, or a server on this machine or your local network"
+    )))
+}
+
+/// Whether `url` names this machine (a loopback address or `localhost`).
+pub(crate) fn is_this_machine(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        None => false,
+    }
+}
+
+/// Whether `url` names this machine or a host on a private network: loopback, private and
+/// link-local addresses, and names only a local resolver answers (one label, `.local`,
+/// `.lan`, `.internal`, `.home.arpa`).
+pub(crate) fn is_local(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        // fc00::/7 (unique local) and fe80::/10 (link-local).
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || (ip.segments()[0] & 0xfe00) == 0xfc00 || (ip.segments()[0] & 0xffc0) == 0xfe80,
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            !d.contains('.') || [".localhost", ".local", ".lan", ".internal", ".home.arpa"].iter().any(|s| d.ends_with(s))
+        }
+        None => false,
+    }
+}
+
 /// Sends one request and returns the successful response, or the classified failure.
 pub(crate) async fn send(
     builder: reqwest::RequestBuilder,

@@ -26,9 +26,13 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     /// `api_key: None` sends no `Authorization` header (local servers need none).
     pub fn new(model: impl Into<String>, api_key: Option<String>, base_url: Option<&str>) -> Result<Self, ModelError> {
+        let base_url = base_url.unwrap_or(OPENAI_DEFAULT_BASE_URL).trim_end_matches('/').to_string();
+        if api_key.is_some() {
+            crate::http::check_key_transport(&base_url)?;
+        }
         Ok(OpenAiProvider {
             client: client()?,
-            base_url: base_url.unwrap_or(OPENAI_DEFAULT_BASE_URL).trim_end_matches('/').to_string(),
+            base_url,
             api_key,
             model: model.into(),
             options: HttpOptions::default(),

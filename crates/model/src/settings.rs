@@ -6,6 +6,7 @@
 
 use crate::anthropic::{AnthropicProvider, ANTHROPIC_DEFAULT_BASE_URL};
 use crate::claude_cli::{find_claude, ClaudeCliProvider};
+use crate::http::is_this_machine;
 use crate::offline::OfflineProvider;
 use crate::openai::{OpenAiProvider, OPENAI_DEFAULT_BASE_URL};
 use crate::retry::{HttpOptions, RetryPolicy};
@@ -149,6 +150,26 @@ impl ProviderSettings {
     }
 }
 
+/// Whether `ANTHROPIC_API_KEY` may be sent to `base_url`: the environment's key belongs to the
+/// API the environment names (the default, or `ANTHROPIC_BASE_URL` beside it), or to a server on
+/// this machine. An address typed in the form and tested before its own key is stored must not
+/// receive it.
+fn environment_key_fits(base_url: &str, env: &Environment) -> bool {
+    let base_url = base_url.trim_end_matches('/');
+    base_url == ANTHROPIC_DEFAULT_BASE_URL
+        || env.var("ANTHROPIC_BASE_URL").is_some_and(|u| u.trim().trim_end_matches('/') == base_url)
+        || url::Url::parse(base_url).is_ok_and(|u| is_this_machine(&u))
+}
+
+/// The `ANTHROPIC_API_KEY` an Anthropic provider at `base_url` falls back to when the keyring
+/// holds none for it.
+pub fn anthropic_environment_key(base_url: &str, env: &Environment) -> Option<String> {
+    env.var("ANTHROPIC_API_KEY")
+        .map(str::trim)
+        .filter(|k| !k.is_empty() && environment_key_fits(base_url, env))
+        .map(str::to_string)
+}
+
 /// The provider the settings describe, ready to share.
 pub fn build_provider(settings: &ProviderSettings, env: &Environment, keychain: &Keychain) -> Result<Arc<dyn Provider>, ModelError> {
     build_provider_with_retry(settings, env, keychain, RetryPolicy::default())
@@ -168,18 +189,23 @@ pub fn build_provider_with_retry(
         ProviderKind::Offline => Ok(Arc::new(OfflineProvider)),
         ProviderKind::Anthropic => {
             let base_url = settings.effective_base_url().unwrap_or_else(|| ANTHROPIC_DEFAULT_BASE_URL.to_string());
-            let from_env = env.var("ANTHROPIC_API_KEY").map(str::trim).filter(|k| !k.is_empty()).map(str::to_string);
+            let env_key_fits = environment_key_fits(&base_url, env);
+            let from_env = anthropic_environment_key(&base_url, env);
             let key = match keychain.get(&anthropic_key_account(&base_url)) {
                 Ok(Some(key)) => key,
                 Ok(None) => from_env.ok_or_else(|| {
-                    ModelError::NotConfigured(
-                        "no Anthropic API key: add one in Settings → Model provider (it is kept in the OS keyring) or set ANTHROPIC_API_KEY".into(),
-                    )
+                    ModelError::NotConfigured(if env_key_fits {
+                        "no Anthropic API key: add one in Settings → Model provider (it is kept in the OS keyring) or set ANTHROPIC_API_KEY".into()
+                    } else {
+                        format!("no API key for {base_url}: add its key in Settings → Model provider (ANTHROPIC_API_KEY is only sent to {ANTHROPIC_DEFAULT_BASE_URL} or the ANTHROPIC_BASE_URL set beside it)")
+                    })
                 })?,
                 Err(e) => from_env.ok_or_else(|| {
-                    ModelError::NotConfigured(format!(
-                        "no Anthropic API key could be read: {e}; or set ANTHROPIC_API_KEY"
-                    ))
+                    ModelError::NotConfigured(if env_key_fits {
+                        format!("no Anthropic API key could be read: {e}; or set ANTHROPIC_API_KEY")
+                    } else {
+                        format!("no API key for {base_url} could be read: {e} (ANTHROPIC_API_KEY is only sent to {ANTHROPIC_DEFAULT_BASE_URL} or the ANTHROPIC_BASE_URL set beside it)")
+                    })
                 })?,
             };
             // Claude Code's getDefaultSonnetModel: the env override, else its catalog's Sonnet.

@@ -84,6 +84,47 @@ async fn anthropic_falls_back_to_the_environment_key() {
     assert_eq!(stub.model_requests()[0].header("x-api-key"), Some("sk-from-env"));
 }
 
+/// The environment's key goes to the API the environment names, or to this machine; an
+/// address typed in the form (tested before its own key is stored) does not receive it.
+#[test]
+fn the_environment_key_is_not_sent_to_an_address_it_does_not_belong_to() {
+    let home = TestHome::new();
+    let keychain = test_keychain();
+    let env = home.env.clone().set_var("ANTHROPIC_API_KEY", "sk-from-env");
+    let proxy = ProviderSettings { kind: ProviderKind::Anthropic, base_url: Some("https://llm-proxy.example.com/".into()), ..ProviderSettings::default() };
+    let e = build_provider(&proxy, &env, &keychain).err().expect("the environment key does not go to a typed address");
+    assert!(matches!(&e, ModelError::NotConfigured(m) if m.contains("no API key for https://llm-proxy.example.com") && m.contains("only sent to")), "{e:?}");
+    assert_eq!(mneme_model::anthropic_environment_key("https://llm-proxy.example.com", &env), None);
+    // Named beside the key in the environment (as Claude Code uses the pair), or the default API.
+    let paired = env.clone().set_var("ANTHROPIC_BASE_URL", "https://llm-proxy.example.com");
+    assert!(build_provider(&proxy, &paired, &keychain).is_ok());
+    let default = ProviderSettings { kind: ProviderKind::Anthropic, ..ProviderSettings::default() };
+    assert!(build_provider(&default, &env, &keychain).is_ok());
+    assert_eq!(mneme_model::anthropic_environment_key("http://localhost:8080", &env).as_deref(), Some("sk-from-env"));
+}
+
+/// A key is never sent in clear across another network; a local network or a keyless
+/// endpoint may use plain http.
+#[test]
+fn a_key_is_not_sent_over_plain_http_to_another_network() {
+    let home = TestHome::new();
+    let keychain = test_keychain();
+    let env = home.env.clone().set_var("ANTHROPIC_API_KEY", "sk-from-env");
+    for url in ["http://llm.example.com", "http://203.0.113.9:8080/v1", "http://[2001:db8::1]/"] {
+        let paired = env.clone().set_var("ANTHROPIC_BASE_URL", url);
+        let settings = ProviderSettings { kind: ProviderKind::Anthropic, base_url: Some(url.into()), ..ProviderSettings::default() };
+        let e = build_provider(&settings, &paired, &keychain).err().unwrap_or_else(|| panic!("{url} refused"));
+        assert!(matches!(&e, ModelError::NotConfigured(m) if m.contains("unencrypted") && m.contains("https://")), "{url}: {e:?}");
+        assert!(mneme_model::AnthropicProvider::new("m", "sk", Some(url)).is_err(), "{url}");
+        assert!(mneme_model::OpenAiProvider::new("m", Some("sk".into()), Some(url)).is_err(), "{url}");
+        assert!(mneme_model::OpenAiProvider::new("m", None, Some(url)).is_ok(), "{url}: no key, nothing to leak");
+    }
+    for url in ["https://llm.example.com", "http://127.0.0.1:9/v1", "http://localhost:11434", "http://192.168.1.20:8000/v1", "http://10.0.0.7", "http://gpu-box:8000/v1", "http://gpu.lan", "http://[fd00::5]:80", "http://[::1]:1"] {
+        assert!(mneme_model::AnthropicProvider::new("m", "sk", Some(url)).is_ok(), "{url}");
+        assert!(mneme_model::OpenAiProvider::new("m", Some("sk".into()), Some(url)).is_ok(), "{url}");
+    }
+}
+
 #[tokio::test]
 #[ignore = "needs an OS keyring: scripts/with-keyring.sh cargo test -p mneme-model --test settings -- --ignored keyring"]
 async fn keyring_keys_come_before_the_environment() {
