@@ -459,51 +459,29 @@ async fn claim_and_upsert_pg(
 }
 
 /// Locks the repository row (PostgreSQL `FOR UPDATE`; SQLite's write lock is already held)
-/// and reads it with the current state of `keys` in one query (the first [`KEYS_PER_QUERY`]
-/// keys; any further ones in more queries). `None` when the repository does not exist.
+/// and then reads the current state of `keys`. `None` when the repository does not exist.
+///
+/// Two statements, not one: at READ COMMITTED a statement that had to wait for the row lock
+/// still reads every other table as of its own start, so entries joined to the locked row
+/// would miss what the writer it waited for committed (a key it created would look new
+/// again and be counted live twice; a lead's removal would decide on stale state). The key
+/// read starts after the lock is held and so sees every commit before it.
 async fn lock_and_read_keys(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     backend: Backend,
     repo_id: i64,
     keys: &[&str],
 ) -> Result<Option<WriteView>, StoreError> {
-    let mut keys: Vec<&str> = keys.to_vec();
-    keys.sort_unstable();
-    keys.dedup();
-    let (first, rest) = keys.split_at(keys.len().min(KEYS_PER_QUERY));
     let lock = if backend == Backend::Postgres { " FOR UPDATE OF r" } else { "" };
-    // With no keys the join matches nothing (`IN (NULL)`), leaving the repository row alone.
-    let params: Vec<String> = (0..first.len()).map(|i| format!("${}", i + 2)).collect();
-    let list = if params.is_empty() { "NULL".to_string() } else { params.join(", ") };
-    let sql = format!(
-        "SELECT {REPO_COLUMNS}, e.entry_key AS e_key, e.checksum AS e_checksum, e.deleted AS e_deleted, \
-         e.changed_ms AS e_changed_ms FROM repos r JOIN teams t ON t.id = r.team_id \
-         LEFT JOIN entries e ON e.repo_id = r.id AND e.entry_key IN ({list}) WHERE r.id = $1{lock}"
-    );
-    let mut q = sqlx::query(&sql).bind(repo_id);
-    for k in first {
-        q = q.bind(*k);
-    }
-    let rows = q.fetch_all(&mut **tx).await?;
-    let Some(head) = rows.first() else { return Ok(None) };
-    let repo = Repo::from_row(head)?;
-    let mut entries = Vec::with_capacity(keys.len());
-    for r in &rows {
-        // The joined entry's columns carry an `e_` prefix (the repository's share their names)
-        // and are NULL when the key does not exist, so this one row is read by hand.
-        let Some(key) = r.try_get::<Option<String>, _>("e_key")? else { continue };
-        entries.push(EntryState {
-            key,
-            checksum: r.try_get("e_checksum")?,
-            content: String::new(),
-            deleted: r.try_get::<i64, _>("e_deleted")? != 0,
-            changed_ms: r.try_get("e_changed_ms")?,
-        });
-    }
-    if !rest.is_empty() {
-        entries.extend(read_keys(tx, repo_id, rest).await?);
-    }
-    entries.sort_by(|a, b| a.key.cmp(&b.key));
+    let row = sqlx::query(&format!(
+        "SELECT {REPO_COLUMNS} FROM repos r JOIN teams t ON t.id = r.team_id WHERE r.id = $1{lock}"
+    ))
+    .bind(repo_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let repo = Repo::from_row(&row)?;
+    let entries = read_keys(tx, repo_id, keys).await?;
     Ok(Some(WriteView { repo, entries }))
 }
 
@@ -716,10 +694,9 @@ impl Store for SqlStore {
         let _turn = self.writer_turn().await;
         let mut tx = self.begin_write().await?;
         // PostgreSQL: concurrent writers to this repository queue on its row from here to
-        // COMMIT, and at READ COMMITTED the entries read with the lock include the previous
+        // COMMIT, and at READ COMMITTED the entries read after the lock include the previous
         // holder's commit. SQLite: BEGIN IMMEDIATE already holds the database's only write
-        // lock. The lock and the keys' state come in one round trip: on PostgreSQL every round
-        // trip made while the row is locked is time the other replicas wait.
+        // lock.
         let Some(view) = lock_and_read_keys(&mut tx, self.backend, repo_id, keys).await? else {
             tx.rollback().await?;
             return Ok(None);
