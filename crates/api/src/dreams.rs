@@ -522,7 +522,7 @@ impl From<DreamError> for ApiError {
                 ErrorCode::Conflict
             }
             DreamError::NotFound { .. } | DreamError::NothingToUndo => ErrorCode::NotFound,
-            DreamError::DamagedRecord { .. } => ErrorCode::Malformed,
+            DreamError::DamagedRecord { .. } | DreamError::DamagedMode { .. } => ErrorCode::Malformed,
             // A provider that could not be reached or refused: the dream is recorded as failed.
             DreamError::Agent(_) => ErrorCode::Unavailable,
             DreamError::Invalid(_) => ErrorCode::InvalidInput,

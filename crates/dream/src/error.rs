@@ -38,6 +38,9 @@ pub enum DreamError {
     #[error("the dream record {} is damaged ({detail}); move it aside and run the command again", path.display())]
     DamagedRecord { path: PathBuf, detail: String },
 
+    #[error("the dream mode file {} is damaged ({detail}); choose the mode again (`mneme dream mode automatic`, `review` or `off`, or on the Dreams screen) to rewrite it", path.display())]
+    DamagedMode { path: PathBuf, detail: String },
+
     #[error(transparent)]
     Apply(#[from] mneme_agent::ApplyError),
 
@@ -65,7 +68,7 @@ impl DreamError {
             DreamError::NotFound { .. } | DreamError::NothingToUndo => "not-found",
             DreamError::WrongStatus { .. } => "wrong-status",
             DreamError::Conflict { .. } => "conflict",
-            DreamError::DamagedRecord { .. } => "damaged",
+            DreamError::DamagedRecord { .. } | DreamError::DamagedMode { .. } => "damaged",
             DreamError::Apply(mneme_agent::ApplyError::Changed { .. }) => "conflict",
             DreamError::Apply(_) => "not-applied",
             DreamError::Agent(_) => "agent",

@@ -325,17 +325,26 @@ impl History {
         Ok((records, damaged))
     }
 
-    /// The review mode of this folder (automatic when never set).
+    /// The review mode of this folder (automatic when never set). A file that cannot be read
+    /// as a mode is an error naming it; a dream that meets it is held for review, because the
+    /// mode the user chose may have been review or off.
     pub fn mode(&self) -> Result<DreamMode, DreamError> {
         let path = self.dir.join(MODE_FILE);
+        let damaged = |detail: String| DreamError::DamagedMode { path: path.clone(), detail };
         match fs::read(&path) {
             Ok(b) => {
-                let v: serde_json::Value =
-                    serde_json::from_slice(&b).map_err(|e| DreamError::DamagedRecord { path: path.clone(), detail: e.to_string() })?;
-                Ok(v.get("dreamMode").and_then(|m| m.as_str()).and_then(DreamMode::parse).unwrap_or_default())
+                let v: serde_json::Value = serde_json::from_slice(&b).map_err(|e| damaged(e.to_string()))?;
+                let serde_json::Value::Object(fields) = v else { return Err(damaged("it is not a JSON object".into())) };
+                match fields.get("dreamMode") {
+                    None => Ok(DreamMode::default()),
+                    Some(serde_json::Value::String(m)) => {
+                        DreamMode::parse(m).ok_or_else(|| damaged(format!("\"{m}\" is not a dream mode")))
+                    }
+                    Some(other) => Err(damaged(format!("dreamMode is {other}, not automatic, review or off"))),
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(DreamMode::default()),
-            Err(e) => Err(DreamError::io("read the dream settings", &path, e)),
+            Err(e) => Err(DreamError::io("read the dream mode file", &path, e)),
         }
     }
 
@@ -343,7 +352,7 @@ impl History {
         fs::create_dir_all(&self.dir).map_err(|e| DreamError::io("create the dream history folder", &self.dir, e))?;
         let path = self.dir.join(MODE_FILE);
         let json = format!("{{\n  \"dreamMode\": \"{}\"\n}}\n", mode.as_str());
-        write_atomic(&path, json.as_bytes()).map_err(|e| DreamError::io("write the dream settings", &path, e))
+        write_atomic(&path, json.as_bytes()).map_err(|e| DreamError::io("write the dream mode file", &path, e))
     }
 }
 

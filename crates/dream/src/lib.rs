@@ -369,7 +369,11 @@ impl Dreams {
                 ),
             );
         }
-        let mode = history.mode().unwrap_or_default();
+        // A mode file that cannot be read may have said review or off: hold the dream, and say why.
+        let mode = history.mode().unwrap_or_else(|e| {
+            record.notes.insert(0, format!("Held for review: {e}."));
+            DreamMode::Review
+        });
         // An undo that finds this dream while it is being written must wait for the end.
         let _records = match history.lock_records() {
             Ok(l) => l,

@@ -484,3 +484,27 @@ fn approve_racing_reject_and_two_undos_at_once_leave_a_record_that_matches_the_f
         assert_eq!(w.snapshot(), before, "round {round}");
     }
 }
+
+/// A mode file that cannot be read may have said review or off: a dream is held for review
+/// (not applied as if the mode were automatic), and the error names the mode file.
+#[test]
+fn a_damaged_or_unknown_mode_holds_the_dream_for_review_and_names_the_mode_file() {
+    for (i, content) in ["{\"dreamMode\": \"revi", "{\"dreamMode\": \"weekly\"}", "{\"dreamMode\": 1}", "[]"].into_iter().enumerate() {
+        let w = duplicated_world();
+        let before = w.snapshot();
+        let file = w.dreams.history(&w.mem).dir().join("settings.json");
+        fs::write(&file, content).unwrap();
+        let err = w.dreams.mode(&w.mem).unwrap_err();
+        assert_eq!(err.code(), "damaged", "{content}");
+        let text = err.to_string();
+        assert!(text.starts_with(&format!("the dream mode file {} is damaged (", file.display())), "{text}");
+        assert!(!text.contains("record"), "{text}");
+        let rec = w.offline(false).unwrap();
+        assert_eq!(rec.status, DreamStatus::Pending, "{content}: held, not applied");
+        assert_eq!(w.snapshot(), before, "{content}");
+        assert!(rec.notes[0].starts_with("Held for review: the dream mode file"), "{:?}", rec.notes);
+        // Choosing the mode again mends it.
+        w.dreams.set_mode(&w.mem, DreamMode::Automatic).unwrap();
+        assert_eq!(w.dreams.mode(&w.mem).unwrap(), DreamMode::Automatic, "case {i}");
+    }
+}
