@@ -271,6 +271,13 @@ impl Mneme {
                         "The API key contains spaces or line breaks; paste only the key itself.",
                     ));
                 }
+                // A header carries printable ASCII only: a key with anything else (an arrow key
+                // pressed at a hidden prompt, a curly quote from a document) could never be sent.
+                if !k.chars().all(|c| c.is_ascii_graphic()) {
+                    return Err(ApiError::invalid(
+                        "The API key contains characters an API key never has (control keys, accents or typographic quotes); copy the key again from its source and paste only the key.",
+                    ));
+                }
                 Some(k)
             }
             None => None,

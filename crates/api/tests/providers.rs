@@ -147,7 +147,7 @@ fn keys_are_refused_for_providers_that_take_none_and_must_be_one_word() {
     let e = m.set_provider_key(Some("sk-x")).unwrap_err();
     assert!(e.message.contains("/login"), "{}", e.message);
     m.set_provider_settings(&input(ProviderChoice::Anthropic)).unwrap();
-    for bad in ["   ", "sk-ant one", "sk-ant\nsecond"] {
+    for bad in ["   ", "sk-ant one", "sk-ant\nsecond", "sk-ant-\u{1b}[A", "\u{201c}sk-ant-x\u{201d}"] {
         let e = m.set_provider_key(Some(bad)).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidInput, "{bad:?}");
     }

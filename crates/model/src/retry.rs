@@ -110,8 +110,8 @@ where
         // A server that asks for a longer wait than a person would sit through (a misbehaving
         // one said 99,999,999 s) gets an answer now, not a call that never ends.
         if let Some(asked) = retry_after.filter(|w| *w > MAX_SERVER_WAIT) {
-            return Err(ModelError::RateLimited(format!(
-                "{error}; the server asks to wait {} s before trying again, longer than Mneme waits ({} s)",
+            return Err(error.noting(&format!(
+                "the server asks to wait {} s before trying again, longer than Mneme waits ({} s); try again after that",
                 asked.as_secs(),
                 MAX_SERVER_WAIT.as_secs()
             )));
@@ -160,6 +160,14 @@ pub(crate) fn transport_failure(error: &reqwest::Error, timeout: Duration, url: 
     while let Some(inner) = source {
         detail = format!("{detail}: {inner}");
         source = inner.source();
+    }
+    // A request that could not even be built (a key that is not a valid header value, an
+    // address reqwest cannot use) fails the same way every time: waiting minutes of retries
+    // and then blaming the network would send the user to the wrong place.
+    if error.is_builder() {
+        return Failure::Fatal(ModelError::NotConfigured(format!(
+            "the request to {url} could not be made ({detail}): check the base URL in Settings → Model provider, and store the API key again if it may hold stray characters"
+        )));
     }
     Failure::Retry { error: ModelError::Network(format!("{url} ({detail})")), retry_after: None }
 }

@@ -177,7 +177,7 @@ pub enum ModelError {
     BadKey(String),
     #[error("could not reach {0}; check the network connection or the endpoint URL")]
     Network(String),
-    #[error("the provider is rate limiting requests ({0}); wait a minute and try again")]
+    #[error("the provider is rate limiting requests ({0}); wait and try again")]
     RateLimited(String),
     #[error("model `{0}` was not found; pick another model in Settings → Model provider")]
     ModelNotFound(String),
@@ -191,4 +191,21 @@ pub enum ModelError {
     BadResponse(String),
     #[error("{0}")]
     NotConfigured(String),
+}
+
+impl ModelError {
+    /// The same failure with `note` added to its details, so its kind (and the advice its
+    /// message ends with) stays what it was.
+    pub(crate) fn noting(self, note: &str) -> ModelError {
+        match self {
+            ModelError::BadKey(d) => ModelError::BadKey(format!("{d}; {note}")),
+            ModelError::Network(d) => ModelError::Network(format!("{d}; {note}")),
+            ModelError::RateLimited(d) => ModelError::RateLimited(format!("{d}; {note}")),
+            ModelError::ModelNotFound(d) => ModelError::ModelNotFound(format!("{d}; {note}")),
+            ModelError::Api(d) => ModelError::Api(format!("{d}; {note}")),
+            ModelError::BadResponse(d) => ModelError::BadResponse(format!("{d}; {note}")),
+            ModelError::NotConfigured(d) => ModelError::NotConfigured(format!("{d}; {note}")),
+            e @ (ModelError::Timeout(_) | ModelError::Cancelled) => e,
+        }
+    }
 }

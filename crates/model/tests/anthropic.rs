@@ -385,6 +385,34 @@ async fn a_retry_after_longer_than_a_minute_is_answered_at_once() {
     assert_eq!(stub.model_requests().len(), 1);
 }
 
+/// A 503 "back in an hour" stays a server error (not relabelled a rate limit), and its
+/// message says the wait once, without advice that contradicts it.
+#[tokio::test]
+async fn a_long_retry_after_keeps_the_kind_of_failure_and_says_the_wait_once() {
+    let stub = StubModel::start().await;
+    stub.push(mneme_stub_model::Reply::Error { status: 503, headers: vec![("retry-after".into(), "3600".into())], body: None });
+    let (p, sleeper) = provider(&stub, 3);
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::Api(_)), "{e:?}");
+    let text = e.to_string();
+    assert_eq!(text.matches("asks to wait 3600 s").count(), 1, "{text}");
+    assert!(!text.contains("a minute"), "{text}");
+    assert!(sleeper.waits().is_empty());
+}
+
+/// A key that cannot be a header value fails at once, saying where to look, instead of
+/// minutes of retries ending in "could not reach".
+#[tokio::test]
+async fn a_request_that_cannot_be_built_is_not_retried_or_blamed_on_the_network() {
+    let stub = StubModel::start().await;
+    let sleeper = Arc::new(RecordingSleeper::default());
+    let p = AnthropicProvider::new("m", "sk-ant-\u{1b}[A", Some(&stub.base_url())).unwrap().with_options(options(3, Duration::from_secs(30), sleeper.clone()));
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::NotConfigured(m) if m.contains("API key again")), "{e:?}");
+    assert!(sleeper.waits().is_empty());
+    assert!(stub.model_requests().is_empty());
+}
+
 #[tokio::test]
 async fn an_error_message_cannot_drive_the_terminal_and_is_kept_short() {
     let stub = StubModel::start().await;
