@@ -3,7 +3,8 @@
 //! 0. **enabled**: `autoDreamEnabled` in the merged settings, auto memory on, not a remote
 //!    session, not KAIROS mode (which distils its logs with its own nightly dream);
 //! 1. **time**: at least `minHours` (24) since the lock file's mtime (0 when there is none);
-//! 2. **scan throttle**: at most one transcript scan per 10 minutes per scheduler;
+//! 2. **scan throttle**: at most one transcript scan per 10 minutes for each launch folder and
+//!    memory folder (Claude Code keeps it per process, and a process is one session there);
 //! 3. **sessions**: at least `minSessions` (5) UUID-named `*.jsonl` transcripts in the launch
 //!    folder's transcript folder modified after that mtime, the current session excepted;
 //! 4. **lock**: `.consolidate-lock` not held (see [`crate::lock`]).
@@ -18,6 +19,7 @@ use mneme_store::session::SessionMemory;
 use mneme_store::settings::{SettingSource, Settings};
 use mneme_store::Environment;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -306,17 +308,35 @@ pub enum Decision {
     Skip(Gate),
 }
 
-/// One scheduler's gate state: the scan throttle is per scheduler (Claude Code keeps it per
-/// process), so create one per background worker and keep it.
+/// Whose scan a throttle entry is: the memory folder and the transcript folder of the launch
+/// folder, which is what one Claude Code session scans.
+type ScanKey = (PathBuf, PathBuf);
+
+fn scan_key(target: &DreamTarget) -> ScanKey {
+    (target.memory_dir.clone(), target.transcript_dir.clone())
+}
+
+/// Whether a scan at `prev` still throttles one at `now`. A scan "in the future" means the
+/// clock was stepped back since: the throttle is over, or the folder would wait for the clock
+/// to catch up.
+fn throttles(prev: SystemTime, now: SystemTime) -> bool {
+    let elapsed = ns_since_epoch(now) - ns_since_epoch(prev);
+    (0..SESSION_SCAN_INTERVAL.as_nanos() as i128).contains(&elapsed)
+}
+
+/// One scheduler's gate state, kept for its life: create one per background worker. The scan
+/// throttle is kept per session folder ([`ScanKey`]): Claude Code keeps it per process, that is
+/// per session, so one folder's scan never holds back another's (a scheduler looking after
+/// many projects with one throttle would only ever scan the first folder past its time gate).
 #[derive(Debug, Default)]
 pub struct Scheduler {
     config: Mutex<DreamConfig>,
-    last_scan: Mutex<Option<SystemTime>>,
+    last_scan: Mutex<HashMap<ScanKey, SystemTime>>,
 }
 
 impl Scheduler {
     pub fn new(config: DreamConfig) -> Self {
-        Scheduler { config: Mutex::new(config), last_scan: Mutex::new(None) }
+        Scheduler { config: Mutex::new(config), last_scan: Mutex::new(HashMap::new()) }
     }
 
     /// New thresholds (the server flag's, read again before each check), keeping the throttle.
@@ -328,8 +348,8 @@ impl Scheduler {
         *self.config.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn last_scan(&self) -> Option<SystemTime> {
-        *self.last_scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn last_scan(&self, target: &DreamTarget) -> Option<SystemTime> {
+        self.last_scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&scan_key(target)).copied()
     }
 
     fn hours_since(now: SystemTime, last_at: Option<SystemTime>) -> f64 {
@@ -350,16 +370,15 @@ impl Scheduler {
             return Decision::Skip(Gate::Time);
         }
         {
-            let mut scan = self.last_scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some(prev) = *scan {
-                // A scan "in the future" means the clock was stepped back since: the throttle
-                // is over, or every folder would wait for the clock to catch up.
-                let elapsed = ns_since_epoch(now) - ns_since_epoch(prev);
-                if (0..SESSION_SCAN_INTERVAL.as_nanos() as i128).contains(&elapsed) {
-                    return Decision::Skip(Gate::Throttle);
-                }
+            let mut scans = self.last_scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let key = scan_key(target);
+            if scans.get(&key).is_some_and(|prev| throttles(*prev, now)) {
+                return Decision::Skip(Gate::Throttle);
             }
-            *scan = Some(now);
+            // Scans that no longer throttle anything are let go, so a scheduler that runs for
+            // months keeps only the folders scanned in the last 10 minutes.
+            scans.retain(|_, prev| throttles(*prev, now));
+            scans.insert(key, now);
         }
         let sessions = sessions_touched_since(&target.transcript_dir, last_at, target.current_session.as_deref());
         if sessions.len() < config.min_sessions {
@@ -378,7 +397,7 @@ impl Scheduler {
         let sessions = sessions_touched_since(&target.transcript_dir, last_at, target.current_session.as_deref());
         let hours = Self::hours_since(now, last_at);
         let throttled_until = self
-            .last_scan()
+            .last_scan(target)
             .filter(|t| ns_since_epoch(*t) <= ns_since_epoch(now))
             .and_then(|t| t.checked_add(SESSION_SCAN_INTERVAL))
             .filter(|until| ns_since_epoch(*until) > ns_since_epoch(now));
@@ -547,7 +566,7 @@ mod tests {
 
         stamp_lock(&w, T0);
         assert_eq!(s.check(&on, &w.target, &at(T0 + 23 * 3600)), Decision::Skip(Gate::Time));
-        assert_eq!(s.last_scan(), None, "the time gate stops before the throttle records a scan");
+        assert_eq!(s.last_scan(&w.target), None, "the time gate stops before the throttle records a scan");
 
         for n in 0..4 {
             session(&w, n, T0 + 60);
@@ -567,6 +586,35 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// One scheduler looks after many folders: each has its own scan throttle, as each Claude
+    /// Code session has its own. A shared one let the first folder past its time gate throttle
+    /// every other folder for good.
+    #[test]
+    fn each_folder_has_its_own_scan_throttle() {
+        let (a, b) = (world(), world());
+        let on = Enablement::On;
+        let s = Scheduler::new(DreamConfig::default());
+        let at = |secs: u64| FixedClock::at_unix_secs(secs);
+        stamp_lock(&a, T0);
+        stamp_lock(&b, T0);
+        for n in 0..5 {
+            session(&b, n, T0 + 60);
+        }
+        let t1 = T0 + 48 * 3600;
+        assert_eq!(s.check(&on, &a.target, &at(t1)), Decision::Skip(Gate::Sessions));
+        assert!(matches!(s.check(&on, &b.target, &at(t1 + 1)), Decision::Go { .. }), "b is not held back by a's scan");
+        assert_eq!(s.status(&on, &b.target, &at(t1 + 2)).throttled_until_ms, Some(((t1 + 1 + 600) * 1000) as i64));
+        assert_eq!(s.check(&on, &a.target, &at(t1 + 2)), Decision::Skip(Gate::Throttle), "a's own throttle still holds");
+        // A session started in a sub-folder of the same repository: same memory folder, its
+        // own transcripts, its own throttle.
+        let sub = DreamTarget { transcript_dir: b.target.transcript_dir.join("sub"), ..a.target.clone() };
+        assert_eq!(s.check(&on, &sub, &at(t1 + 3)), Decision::Skip(Gate::Sessions));
+        // Ten minutes after b's scan, a is scanned again, and the scans that no longer throttle
+        // are let go.
+        assert_eq!(s.check(&on, &a.target, &at(t1 + 601)), Decision::Skip(Gate::Sessions));
+        assert_eq!(s.last_scan.lock().unwrap().len(), 2, "b's scan was let go, sub's still throttles");
     }
 
     #[test]

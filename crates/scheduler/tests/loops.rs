@@ -159,6 +159,42 @@ async fn open_gates_lead_to_a_recorded_dream_that_holds_claude_codes_lock_format
     handle.shutdown().await;
 }
 
+/// A project with auto dream on, a memory folder and five sessions since it last dreamed
+/// (never): every gate is open.
+fn ready_to_dream(home: &TestHome, name: &str) -> (PathBuf, PathBuf) {
+    let project = home.git_repo(name);
+    let memory = home.memdir_for(&project);
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(memory.join("MEMORY.md"), "- [Build](build.md) — how to build\n").unwrap();
+    std::fs::write(memory.join("build.md"), "---\nname: build\ndescription: how to build\ntype: project\n---\nRun make.\n").unwrap();
+    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    for i in 0..5 {
+        std::fs::write(transcripts.join(format!("5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5{i}.jsonl")), "{}\n").unwrap();
+    }
+    (project, memory)
+}
+
+/// The scan throttle is per folder, as it is per Claude Code session: one scheduler looking
+/// after two projects whose gates are open dreams in both, not only in the first one scanned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_folder_whose_gates_open_dreams_not_only_the_first_one_scanned() {
+    let home = TestHome::new();
+    home.write(home.config_home().join("settings.json"), r#"{"autoDreamEnabled": true}"#);
+    let (a, a_memory) = ready_to_dream(&home, "alpha");
+    let (b, b_memory) = ready_to_dream(&home, "beta");
+    let jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
+    let handle = start(config(&home, jobs, vec![a, b])).unwrap();
+    let mut rx = handle.subscribe();
+    let first = finished(&mut rx, JobKind::Dream).await;
+    let second = finished(&mut rx, JobKind::Dream).await;
+    let mut targets = vec![first.target.clone(), second.target.clone()];
+    targets.sort();
+    assert_eq!(targets, vec![a_memory.display().to_string(), b_memory.display().to_string()], "{first:?} {second:?}");
+    assert!(matches!(first.outcome, Outcome::Done { .. }) && matches!(second.outcome, Outcome::Done { .. }), "{first:?} {second:?}");
+    handle.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_scheduler_per_machine_and_the_next_one_may_start_when_it_stops() {
     let home = TestHome::new();
