@@ -5,12 +5,20 @@
 use crate::claude_code::RenderedFor;
 use crate::providers::ProviderChoice;
 use crate::{ApiError, ContextRequest, Mneme};
-use mneme_model::{build_provider, ModelError, Provider, ProviderKind, ProviderSettings};
+use mneme_model::{build_provider_with_retry, ModelError, Provider, ProviderKind, ProviderSettings, RetryPolicy};
 use mneme_core::versions::Profile;
 use mneme_recall::{recall, selector_model, RecallContext, RecallSession, Truncation};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// Retries of a recall someone is waiting for (the Recall screen, `mneme recall`). The
+/// background runs' ten, with backoff up to 32 s, would keep the screen spinning minutes on an
+/// endpoint that refuses connections.
+const RECALL_RETRIES: u32 = 2;
+/// The longest one recall attempt waits, whatever the saved timeout (up to an hour) says: a
+/// selector answer is a few names.
+const RECALL_TIMEOUT_SECS: u64 = 120;
 
 /// One recall question.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -169,6 +177,8 @@ impl Mneme {
             }
             _ => {}
         }
-        build_provider(&settings, &self.env, &self.keychain()).map(Some)
+        settings.timeout_secs = settings.timeout_secs.min(RECALL_TIMEOUT_SECS);
+        let retry = RetryPolicy { max_retries: RECALL_RETRIES, ..RetryPolicy::default() };
+        build_provider_with_retry(&settings, &self.env, &self.keychain(), retry).map(Some)
     }
 }

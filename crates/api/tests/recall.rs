@@ -173,6 +173,22 @@ fn the_saved_provider_chooses_through_claude_codes_side_query() {
     assert_eq!(stub.model_requests().len(), before);
 }
 
+/// Someone is waiting for a recall: a server error is retried twice, not the background
+/// runs' ten times with backoff up to 32 s.
+#[test]
+fn a_recall_someone_waits_for_gives_up_after_two_retries() {
+    let (t, repo, _) = project();
+    let stub = StubModel::start_blocking();
+    use_anthropic(&t, &stub);
+    for _ in 0..4 {
+        stub.push(Reply::status(500));
+    }
+    let m = mneme(&t, &[("ANTHROPIC_API_KEY", "sk-ant-test")]);
+    let v = m.recall(&at(&repo), &ask("where is the billing rewrite at", None)).unwrap();
+    assert!(v.error.as_deref().unwrap().contains("the provider returned an error"), "{:?}", v.error);
+    assert_eq!(stub.model_requests().len(), 3, "one attempt and two retries");
+}
+
 #[test]
 fn a_failing_provider_yields_nothing_and_says_why() {
     let (t, repo, _) = project();
