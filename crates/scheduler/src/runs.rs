@@ -1,10 +1,11 @@
 //! The record of every background run: one JSON object per line in `<data dir>/runs.jsonl`.
-//! Append-only so a crash mid-run leaves every earlier record intact; a torn last line (power
-//! loss during the append) is skipped when reading, never an error.
+//! Append-only so a crash mid-run leaves every earlier record intact; a torn line (power loss
+//! during the append, cut inside a character or not) is skipped when reading, never an error,
+//! and costs only itself.
 
 use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -91,15 +92,16 @@ impl RunLog {
 
     /// The newest `limit` records, newest first, optionally for one job kind.
     pub fn recent(&self, limit: usize, job: Option<JobKind>) -> Result<Vec<RunRecord>, RunLogError> {
-        let f = match std::fs::File::open(&self.path) {
-            Ok(f) => f,
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(source) => return Err(RunLogError::Read { path: self.path.clone(), source }),
         };
-        let mut out: Vec<RunRecord> = BufReader::new(f)
-            .lines()
-            .map_while(Result::ok)
-            .filter_map(|l| serde_json::from_str::<RunRecord>(&l).ok())
+        // Bytes, line by line: a line cut inside a character is not UTF-8, and reading the file
+        // as text lines would stop there and hide every record written after it.
+        let mut out: Vec<RunRecord> = bytes
+            .split(|&b| b == b'\n')
+            .filter_map(|l| serde_json::from_slice::<RunRecord>(l).ok())
             .filter(|r| job.is_none_or(|j| r.job == j))
             .collect();
         out.reverse();
@@ -150,6 +152,22 @@ mod tests {
         assert_eq!(all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["c", "b", "a"]);
         let dreams = log.recent(1, Some(JobKind::Dream)).unwrap();
         assert_eq!(dreams.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["c"]);
+    }
+
+    /// A record torn inside a character (the disk filled mid-append) is not UTF-8: it is
+    /// skipped, and every record after it is still read.
+    #[test]
+    fn a_line_torn_inside_a_character_hides_nothing_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = RunLog::in_data_dir(dir.path());
+        log.append(&rec("a", JobKind::Dream)).unwrap();
+        let mut f = OpenOptions::new().append(true).open(log.path()).unwrap();
+        f.write_all(b"{\"id\":\"caf\xC3").unwrap();
+        drop(f);
+        log.append(&rec("b", JobKind::Extraction)).unwrap();
+        log.append(&rec("c", JobKind::Dream)).unwrap();
+        let all = log.recent(10, None).unwrap();
+        assert_eq!(all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["c", "b", "a"]);
     }
 
     #[test]
