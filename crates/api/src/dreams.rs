@@ -521,7 +521,7 @@ impl From<DreamError> for ApiError {
             DreamError::Locked { .. } | DreamError::LostRace { .. } | DreamError::WrongStatus { .. } | DreamError::Conflict { .. } => {
                 ErrorCode::Conflict
             }
-            DreamError::NotFound { .. } | DreamError::NothingToUndo => ErrorCode::NotFound,
+            DreamError::NotFound { .. } | DreamError::OtherFolder { .. } | DreamError::NothingToUndo => ErrorCode::NotFound,
             DreamError::DamagedRecord { .. } | DreamError::DamagedMode { .. } => ErrorCode::Malformed,
             // A provider that could not be reached or refused: the dream is recorded as failed.
             DreamError::Agent(_) => ErrorCode::Unavailable,

@@ -26,6 +26,9 @@ pub enum DreamError {
     #[error("no dream with id {id} for this memory folder; list them with `mneme dream history`")]
     NotFound { id: String },
 
+    #[error("dream {id} is a dream of the memory folder {}, not of this one (the two share a history folder, or the record was changed); run the command for that folder", owner.display())]
+    OtherFolder { id: String, owner: PathBuf },
+
     #[error("there is no dream to undo for this memory folder")]
     NothingToUndo,
 
@@ -65,7 +68,7 @@ impl DreamError {
             DreamError::Io { .. } => "io",
             DreamError::Memdir(e) => e.code(),
             DreamError::Locked { .. } | DreamError::LostRace { .. } => "locked",
-            DreamError::NotFound { .. } | DreamError::NothingToUndo => "not-found",
+            DreamError::NotFound { .. } | DreamError::OtherFolder { .. } | DreamError::NothingToUndo => "not-found",
             DreamError::WrongStatus { .. } => "wrong-status",
             DreamError::Conflict { .. } => "conflict",
             DreamError::DamagedRecord { .. } | DreamError::DamagedMode { .. } => "damaged",

@@ -6,6 +6,13 @@
 //! atomically and read back strictly.
 //!
 //! Also here: the per-folder review mode (`dreams/<key>/settings.json`).
+//!
+//! The key is not one-to-one: the sanitizer turns every character but a letter or digit into
+//! `-`, so `/src/my_app/memory` and `/src/my-app/memory` share one history folder. Renaming
+//! the folders would orphan every existing history, so instead each record names its memory
+//! folder, and a [`History`] answers only the records of its own folder (a record that names
+//! another, or whose changes lie outside the folder it names, is never applied or undone
+//! here); the mode file keeps one mode per folder.
 
 use crate::error::DreamError;
 use crate::gate::GateStatus;
@@ -21,6 +28,10 @@ use std::path::{Path, PathBuf};
 
 pub const RECORD_VERSION: u32 = 1;
 const MODE_FILE: &str = "settings.json";
+/// The mode file's field of per-folder modes.
+const MODES: &str = "modes";
+/// The one mode a mode file held before modes were kept per folder.
+const LEGACY_MODE: &str = "dreamMode";
 /// The lock file that keeps a record's read, check and write-back whole (see
 /// [`History::lock_records`]).
 const RECORDS_LOCK: &str = "records.lock";
@@ -222,6 +233,30 @@ impl DreamRecord {
 #[derive(Debug, Clone)]
 pub struct History {
     dir: PathBuf,
+    /// The folder whose records these are, [`normalize`]d.
+    memory_dir: PathBuf,
+}
+
+/// `path` with `.` components, repeated and trailing separators dropped and `..` taken back
+/// lexically (links are not followed: a record names its folder as it was given): how two
+/// spellings of one memory folder are told to be the same.
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                let popped = matches!(out.components().next_back(), Some(Component::Normal(_))) && out.pop();
+                // `/..` is `/`; a relative path keeps the `..` it cannot take back.
+                if !popped && !out.has_root() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// The key of a memory folder under `dreams/`.
@@ -234,7 +269,12 @@ use mneme_store::atomic::write_atomic;
 impl History {
     /// The history of `memory_dir`, kept under `data_dir`.
     pub fn new(data_dir: &Path, memory_dir: &Path) -> History {
-        History { dir: data_dir.join("dreams").join(memory_dir_key(memory_dir)) }
+        History { dir: data_dir.join("dreams").join(memory_dir_key(memory_dir)), memory_dir: normalize(memory_dir) }
+    }
+
+    /// Whether `path` names this history's memory folder.
+    fn is_ours(&self, path: &Path) -> bool {
+        normalize(path) == self.memory_dir
     }
 
     /// `dreams/<key>/`: records, the mode, the lock guard and agent scratch space live here.
@@ -294,10 +334,22 @@ impl History {
         if record.id != id {
             return Err(DreamError::DamagedRecord { path, detail: format!("it names dream {}", record.id) });
         }
+        // Approve and undo write where the record says; it must say this folder.
+        if !self.is_ours(&record.memory_dir) {
+            return Err(DreamError::OtherFolder { id: id.into(), owner: record.memory_dir });
+        }
+        if let Some(root) = [Some(&record.changeset), record.undo.as_ref()].into_iter().flatten().map(|c| &c.root).find(|r| !self.is_ours(r)) {
+            return Err(DreamError::DamagedRecord {
+                path,
+                detail: format!("its changes are under {}, not under the memory folder it names, {}", root.display(), record.memory_dir.display()),
+            });
+        }
         Ok(record)
     }
 
-    /// Every record, newest first. Damaged files are reported rather than skipped in silence.
+    /// Every record of this memory folder, newest first. Damaged files are reported rather
+    /// than skipped in silence; the records of another folder sharing the history folder are
+    /// that folder's, and left out.
     pub fn list(&self) -> Result<(Vec<DreamRecord>, Vec<DreamError>), DreamError> {
         let entries = match fs::read_dir(&self.dir) {
             Ok(e) => e,
@@ -318,6 +370,7 @@ impl History {
             }
             match self.load(id) {
                 Ok(r) => records.push(r),
+                Err(DreamError::OtherFolder { .. }) => {}
                 Err(err) => damaged.push(err),
             }
         }
@@ -328,31 +381,67 @@ impl History {
     /// The review mode of this folder (automatic when never set). A file that cannot be read
     /// as a mode is an error naming it; a dream that meets it is held for review, because the
     /// mode the user chose may have been review or off.
+    ///
+    /// The file keeps each folder's mode under `modes`, keyed by the folder's [`normalize`]d
+    /// path, since two folders can share the history folder. A file from before holds one
+    /// `dreamMode` for the whole history folder: it still counts for every folder that has not
+    /// set a mode of its own since, so no one's existing choice is lost.
     pub fn mode(&self) -> Result<DreamMode, DreamError> {
         let path = self.dir.join(MODE_FILE);
         let damaged = |detail: String| DreamError::DamagedMode { path: path.clone(), detail };
-        match fs::read(&path) {
-            Ok(b) => {
-                let v: serde_json::Value = serde_json::from_slice(&b).map_err(|e| damaged(e.to_string()))?;
-                let serde_json::Value::Object(fields) = v else { return Err(damaged("it is not a JSON object".into())) };
-                match fields.get("dreamMode") {
-                    None => Ok(DreamMode::default()),
-                    Some(serde_json::Value::String(m)) => {
-                        DreamMode::parse(m).ok_or_else(|| damaged(format!("\"{m}\" is not a dream mode")))
-                    }
-                    Some(other) => Err(damaged(format!("dreamMode is {other}, not automatic, review or off"))),
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(DreamMode::default()),
-            Err(e) => Err(DreamError::io("read the dream mode file", &path, e)),
+        let Some(fields) = self.read_mode_file()? else { return Ok(DreamMode::default()) };
+        let own = match fields.get(MODES) {
+            None => None,
+            Some(serde_json::Value::Object(modes)) => modes.get(&self.mode_key()),
+            Some(other) => return Err(damaged(format!("{MODES} is {other}, not an object"))),
+        };
+        match own.or_else(|| fields.get(LEGACY_MODE)) {
+            None => Ok(DreamMode::default()),
+            Some(serde_json::Value::String(m)) => DreamMode::parse(m).ok_or_else(|| damaged(format!("\"{m}\" is not a dream mode"))),
+            Some(other) => Err(damaged(format!("the mode is {other}, not automatic, review or off"))),
         }
     }
 
+    /// Sets this folder's mode, keeping the modes of other folders that share the file. A
+    /// damaged file is replaced: that is how it is mended.
     pub fn set_mode(&self, mode: DreamMode) -> Result<(), DreamError> {
-        fs::create_dir_all(&self.dir).map_err(|e| DreamError::io("create the dream history folder", &self.dir, e))?;
+        // Read, changed and written back whole: another folder's mode set at the same moment
+        // must not be lost.
+        let _records = self.lock_records()?;
         let path = self.dir.join(MODE_FILE);
-        let json = format!("{{\n  \"dreamMode\": \"{}\"\n}}\n", mode.as_str());
-        write_atomic(&path, json.as_bytes()).map_err(|e| DreamError::io("write the dream mode file", &path, e))
+        let mut fields = self.read_mode_file().ok().flatten().unwrap_or_default();
+        // A shared mode nobody can read helps no folder.
+        if fields.get(LEGACY_MODE).is_some_and(|m| m.as_str().and_then(DreamMode::parse).is_none()) {
+            fields.remove(LEGACY_MODE);
+        }
+        let modes = fields.entry(MODES).or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if !modes.is_object() {
+            *modes = serde_json::Value::Object(Default::default());
+        }
+        if let serde_json::Value::Object(modes) = modes {
+            modes.insert(self.mode_key(), serde_json::Value::String(mode.as_str().into()));
+        }
+        let mut json = serde_json::to_vec_pretty(&fields).map_err(|e| DreamError::DamagedMode { path: path.clone(), detail: e.to_string() })?;
+        json.push(b'\n');
+        write_atomic(&path, &json).map_err(|e| DreamError::io("write the dream mode file", &path, e))
+    }
+
+    fn mode_key(&self) -> String {
+        self.memory_dir.to_string_lossy().into_owned()
+    }
+
+    /// The mode file's fields; `None` when there is none.
+    fn read_mode_file(&self) -> Result<Option<serde_json::Map<String, serde_json::Value>>, DreamError> {
+        let path = self.dir.join(MODE_FILE);
+        let damaged = |detail: String| DreamError::DamagedMode { path: path.clone(), detail };
+        match fs::read(&path) {
+            Ok(b) => match serde_json::from_slice(&b).map_err(|e| damaged(e.to_string()))? {
+                serde_json::Value::Object(fields) => Ok(Some(fields)),
+                _ => Err(damaged("it is not a JSON object".into())),
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(DreamError::io("read the dream mode file", &path, e)),
+        }
     }
 }
 
@@ -394,5 +483,43 @@ mod tests {
         assert!(h.list().unwrap().0.is_empty(), "the settings file is not a record");
         assert_eq!(DreamMode::parse(" Auto "), Some(DreamMode::Automatic));
         assert_eq!(DreamMode::parse("later"), None);
+    }
+
+    #[test]
+    fn normalize_drops_dots_and_trailing_separators_and_takes_back_dot_dot() {
+        for (given, want) in [
+            ("/x/memory/", "/x/memory"),
+            ("/x/./memory//", "/x/memory"),
+            ("/x/y/../memory", "/x/memory"),
+            ("/../x/memory", "/x/memory"),
+            ("./memory", "memory"),
+            ("../a/../memory", "../memory"),
+        ] {
+            assert_eq!(normalize(Path::new(given)), Path::new(want), "{given}");
+        }
+    }
+
+    /// `/src/my_app/memory` and `/src/my-app/memory` share a history folder: each keeps its
+    /// own mode, and a mode file written before modes were kept per folder still counts for
+    /// both until each sets its own.
+    #[test]
+    fn folders_sharing_a_history_folder_keep_their_own_modes() {
+        let d = tempfile::tempdir().unwrap();
+        let a = History::new(d.path(), Path::new("/src/my_app/memory"));
+        let b = History::new(d.path(), Path::new("/src/my-app/memory"));
+        assert_eq!(a.dir(), b.dir(), "the sanitizer maps both to one key");
+        fs::create_dir_all(a.dir()).unwrap();
+        fs::write(a.dir().join(MODE_FILE), "{\n  \"dreamMode\": \"review\"\n}\n").unwrap();
+        assert_eq!((a.mode().unwrap(), b.mode().unwrap()), (DreamMode::Review, DreamMode::Review), "an existing file keeps working");
+        a.set_mode(DreamMode::Off).unwrap();
+        assert_eq!((a.mode().unwrap(), b.mode().unwrap()), (DreamMode::Off, DreamMode::Review));
+        b.set_mode(DreamMode::Automatic).unwrap();
+        assert_eq!((a.mode().unwrap(), b.mode().unwrap()), (DreamMode::Off, DreamMode::Automatic));
+
+        let fresh = tempfile::tempdir().unwrap();
+        let a = History::new(fresh.path(), Path::new("/src/my_app/memory"));
+        let b = History::new(fresh.path(), Path::new("/src/my-app/memory"));
+        a.set_mode(DreamMode::Review).unwrap();
+        assert_eq!(b.mode().unwrap(), DreamMode::Automatic, "a's choice is not b's");
     }
 }

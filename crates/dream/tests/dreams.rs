@@ -508,3 +508,66 @@ fn a_damaged_or_unknown_mode_holds_the_dream_for_review_and_names_the_mode_file(
         assert_eq!(w.dreams.mode(&w.mem).unwrap(), DreamMode::Automatic, "case {i}");
     }
 }
+
+/// Two memory folders whose paths differ only in a character the history key sanitizes
+/// (`my_app` and `my-app`) share one history folder. Neither lists, shows, approves or undoes
+/// the other's dreams: approving from the wrong one wrote the other folder's changes.
+#[test]
+fn folders_sharing_a_history_folder_never_act_on_each_others_dreams() {
+    let w = World::new();
+    let a = w.home.root.join("src/my_app/memory");
+    let b = w.home.root.join("src/my-app/memory");
+    assert_eq!(w.dreams.history(&a).dir(), w.dreams.history(&b).dir(), "the premise: one history folder");
+    for dir in [&a, &b] {
+        fs::create_dir_all(dir).unwrap();
+        fs::write(dir.join("a.md"), topic("Alpha", "first", "user", "Alpha fact.")).unwrap();
+    }
+    w.dreams.set_mode(&a, DreamMode::Review).unwrap();
+    assert_eq!(w.dreams.mode(&b).unwrap(), DreamMode::Automatic, "a's mode is not b's");
+    let rec = block_on(w.dreams.run(&w.dreams.target_for_memory_dir(&a), &w.opts(Engine::Offline, false))).unwrap();
+    assert_eq!(rec.status, DreamStatus::Pending);
+    let (a_before, b_before) = (tree(&a), tree(&b));
+
+    assert!(w.dreams.list(&b).unwrap().0.is_empty() && w.dreams.list(&b).unwrap().1.is_empty(), "b lists nothing of a's");
+    assert_eq!(w.dreams.list(&a).unwrap().0.len(), 1);
+    for err in [w.dreams.show(&b, &rec.id).unwrap_err(), w.dreams.approve(&b, &rec.id).unwrap_err(), w.dreams.reject(&b, &rec.id).unwrap_err()] {
+        assert_eq!(err.code(), "not-found");
+        assert!(err.to_string().contains(&a.display().to_string()), "names the folder it belongs to: {err}");
+    }
+    assert_eq!((tree(&a), tree(&b)), (a_before.clone(), b_before.clone()), "nothing written to either");
+    assert_eq!(w.dreams.show(&a, &rec.id).unwrap().status, DreamStatus::Pending, "still a's to review");
+
+    w.dreams.approve(&a, &rec.id).unwrap();
+    assert_eq!(w.dreams.undo(&b, None, false).unwrap_err().code(), "not-found", "b has nothing to undo");
+    assert_eq!(w.dreams.undo(&b, Some(&rec.id), false).unwrap_err().code(), "not-found");
+    assert_eq!(tree(&b), b_before);
+    w.dreams.undo(&a, None, false).unwrap();
+    assert_eq!(tree(&a), a_before);
+}
+
+/// A record whose changes point at another folder than the one it names (changed by hand, or
+/// planted) is refused as damaged, never applied there.
+#[test]
+fn a_record_whose_changes_lie_outside_its_folder_is_refused() {
+    let w = duplicated_world();
+    let rec = w.offline(false).unwrap();
+    let elsewhere = w.home.root.join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let history = w.dreams.history(&w.mem);
+    let path = history.dir().join(format!("{}.json", rec.id));
+    let text = fs::read_to_string(&path).unwrap();
+    let mem = serde_json::to_string(&w.mem).unwrap();
+    let other = serde_json::to_string(&elsewhere).unwrap();
+    let mem = &mem[1..mem.len() - 1];
+    let other = &other[1..other.len() - 1];
+    // Every path but the folder the record names moved elsewhere.
+    let mut moved: serde_json::Value = serde_json::from_str(&text.replace(mem, other)).unwrap();
+    moved["memoryDir"] = serde_json::Value::String(w.mem.to_string_lossy().into_owned());
+    fs::write(&path, serde_json::to_vec(&moved).unwrap()).unwrap();
+    let err = w.dreams.approve(&w.mem, &rec.id).unwrap_err();
+    assert_eq!(err.code(), "damaged", "{err}");
+    assert!(err.to_string().contains(&elsewhere.display().to_string()), "{err}");
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written there");
+    let (listed, damaged) = w.dreams.list(&w.mem).unwrap();
+    assert!(listed.is_empty() && damaged.len() == 1, "reported, not listed");
+}
