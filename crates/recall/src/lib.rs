@@ -623,6 +623,9 @@ async fn select_by_model(
     }
 }
 
+/// The most of one memory the offline ranker reads.
+const MAX_DOCUMENT_BYTES: u64 = 10 * 1024 * 1024;
+
 /// Reads every topic file of the folder (whole files, for the bodies) into index documents.
 /// Unreadable files are left out, as the scan leaves them out.
 pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_store::memdir::MemdirError> {
@@ -642,7 +645,14 @@ pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_s
     }
     let index_lines = &index_lines;
     let read = |f: &mneme_store::memdir::TopicFile| -> Option<offline::Document> {
-        let bytes = std::fs::read(&f.abs_path).ok()?;
+        // A memory of gigabytes is ranked by its first 10 MiB (as the scan reads at most that
+        // much of it whole), and a name that became a FIFO or device since the scan is skipped.
+        let file = mneme_store::open::open_no_wait(&f.abs_path).ok()?;
+        if !file.metadata().ok()?.is_file() {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_DOCUMENT_BYTES), &mut bytes).ok()?;
         let text = String::from_utf8_lossy(&bytes);
         let body = frontmatter::parse(&text).body.to_string();
         Some(offline::Document {
@@ -663,7 +673,9 @@ pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_s
     let docs = std::thread::scope(|s| {
         let handles: Vec<_> =
             scan.files.chunks(chunk).map(|part| s.spawn(move || part.iter().filter_map(read).collect::<Vec<_>>())).collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        // A reader that panicked is a bug to report as the caller reports any other, not a
+        // chunk of memories silently missing from the ranking.
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
     });
     Ok(docs)
 }

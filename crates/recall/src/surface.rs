@@ -59,12 +59,24 @@ pub struct CappedRead {
 /// `\n` between them) stays within 4,096, and after the first line that does not fit no later
 /// line is kept; the text after the last `\n` counts as a line even when empty, so a file of
 /// exactly 200 lines that ends with a newline has 201 and is reported as cut at 200 lines.
+///
+/// Only the start of the file is read: 200 lines within 4,096 bytes (with a `\r` each) and the
+/// start of the line after them always lie in the first [`READ_AHEAD`] bytes, so whether and
+/// how the file is cut is decided there; a memory of gigabytes costs the same as a short one.
+/// The file is opened without waiting (a FIFO planted under a memory's name answers at once)
+/// and must be a plain file.
 pub fn read_capped(path: &Path) -> io::Result<CappedRead> {
-    let meta = std::fs::metadata(path)?;
+    use std::io::Read;
+    let file = mneme_store::open::open_no_wait(path)?;
+    let meta = file.metadata()?;
     if meta.is_dir() {
         return Err(io::Error::new(io::ErrorKind::IsADirectory, format!("{} is a folder", path.display())));
     }
-    let bytes = std::fs::read(path)?;
+    if !meta.is_file() {
+        return Err(mneme_store::open::not_plain());
+    }
+    let mut bytes = Vec::new();
+    file.take(READ_AHEAD).read_to_end(&mut bytes)?;
     let text = String::from_utf8_lossy(&bytes);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut kept: Vec<&str> = Vec::new();
@@ -104,6 +116,10 @@ pub fn read_capped(path: &Path) -> io::Result<CappedRead> {
     }
     Ok(CappedRead { content, truncated, line_count: kept.len() })
 }
+
+/// How much of a memory [`read_capped`] reads: comfortably more than the 4,096 kept bytes, a
+/// `\r` on each of 200 lines, a BOM and the first line that does not fit.
+const READ_AHEAD: u64 = 64 * 1024;
 
 /// `memoryAgeDays`: whole days between the file's modification and now, never negative.
 /// Nanoseconds keep the fractional milliseconds JavaScript's `mtimeMs` carries.
@@ -234,6 +250,33 @@ mod tests {
         assert_eq!(kept.len(), 4 * 1000 + 3);
         assert!(!r.content.contains("short"));
         assert!(r.content.ends_with("(4096 byte limit). Use the Read tool to view the complete file at: <path>"));
+    }
+
+    /// Only the start of a file decides how it is cut, so a huge one is read no further than
+    /// that and answers as if it had been read whole.
+    #[test]
+    fn a_huge_memory_is_cut_as_a_whole_read_would_cut_it() {
+        let many_lines = "ab\r\n".repeat(100_000);
+        let r = read(&many_lines);
+        assert_eq!((r.truncated, r.line_count), (Some(Truncation::LineLimit), 200));
+        assert!(r.content.starts_with("ab\nab\n") && !r.content.contains('\r'));
+        let one_line = "x".repeat(3 << 20);
+        let r = read(&one_line);
+        assert_eq!((r.truncated, r.line_count), (Some(Truncation::ByteLimit), 0));
+        assert!(r.content.starts_with("\n\n> This memory file was truncated (4096 byte limit)"), "{}", &r.content[..80]);
+        let long_tail = format!("{}{}", "short\n".repeat(150), "é".repeat(1 << 20));
+        let r = read(&long_tail);
+        assert_eq!((r.truncated, r.line_count), (Some(Truncation::ByteLimit), 150));
+    }
+
+    /// A FIFO planted under a memory's name answers at once instead of waiting for a writer.
+    #[test]
+    fn a_fifo_is_refused_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.md");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &p, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        let e = read_capped(&p).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
     }
 
     #[test]
