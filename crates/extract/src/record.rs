@@ -121,7 +121,11 @@ pub struct RunRecord {
 
 /// The run log of one memory folder, newest last.
 pub fn runs(data_dir: &Path, memory_dir: &Path) -> io::Result<Vec<RunRecord>> {
-    data::read_jsonl(&data::project_dir(data_dir, memory_dir).join("runs.jsonl"))
+    data::read_jsonl(&runs_path(data_dir, memory_dir))
+}
+
+pub(crate) fn runs_path(data_dir: &Path, memory_dir: &Path) -> PathBuf {
+    data::project_dir(data_dir, memory_dir).join("runs.jsonl")
 }
 
 /// The newest `limit` runs of one memory folder, newest first.
@@ -133,7 +137,7 @@ pub fn recent_runs(data_dir: &Path, memory_dir: &Path, limit: usize) -> io::Resu
 }
 
 pub(crate) fn append_run(data_dir: &Path, record: &RunRecord) -> io::Result<()> {
-    data::append_jsonl(&data::project_dir(data_dir, &record.memory_dir).join("runs.jsonl"), record)
+    data::append_jsonl(&runs_path(data_dir, &record.memory_dir), record)
 }
 
 /// What happens to what extraction finds, per project.
@@ -168,8 +172,15 @@ impl ReviewMode {
     }
 }
 
-fn modes_path(data_dir: &Path) -> PathBuf {
-    data::extract_dir(data_dir).join("modes.json")
+const MODES_FILE: &str = "modes.json";
+
+pub(crate) fn modes_path(data_dir: &Path) -> PathBuf {
+    data::extract_dir(data_dir).join(MODES_FILE)
+}
+
+/// Whether `path` is the review-modes file (which a damaged-file message explains differently).
+pub(crate) fn is_modes_file(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == MODES_FILE) && path.parent().and_then(Path::file_name).is_some_and(|n| n == "extract")
 }
 
 /// The review mode of the project whose memory folder is `memory_dir` (default automatic).

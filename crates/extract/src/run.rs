@@ -84,12 +84,37 @@ pub enum ExtractError {
     NoCwd { path: PathBuf },
     #[error("{} is kept in Claude Code's folder for another project: no folder its entries name ({}) is the project it is stored under. Mneme writes memories only for the project a transcript belongs to; move the file, or pass a transcript from that project.", path.display(), cwds.join(", "))]
     ForeignCwd { path: PathBuf, cwds: Vec<String> },
-    #[error("could not {action} {}: {source}. Check that Mneme's data folder is writable.", path.display())]
+    #[error("{}", state_error_text(action, path, source))]
     State { action: &'static str, path: PathBuf, source: io::Error },
     #[error(transparent)]
     Inbox(#[from] InboxError),
     #[error(transparent)]
     SessionMemory(#[from] SessionMemoryError),
+}
+
+/// [`ExtractError::State`] for people: a file of Mneme's own that does not parse is named, with
+/// what to do about it (a writable folder does not help there); any other failure is the data
+/// folder's.
+fn state_error_text(action: &str, path: &Path, source: &io::Error) -> String {
+    if source.kind() != io::ErrorKind::InvalidData {
+        return format!("could not {action} {}: {source}. Check that Mneme's data folder is writable.", path.display());
+    }
+    let afresh = if record::is_modes_file(path) {
+        "every project's review mode goes back to automatic"
+    } else {
+        "Mneme starts it afresh"
+    };
+    format!("{} is damaged: it is not valid JSON ({source}). Fix it, or delete it ({afresh}).", path.display())
+}
+
+/// A damaged state file's error, named with what to do about it (for callers that get an
+/// `io::Error`); other errors as they are.
+fn with_state_text(action: &str, path: &Path, e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::InvalidData {
+        io::Error::new(io::ErrorKind::InvalidData, state_error_text(action, path, &e))
+    } else {
+        e
+    }
 }
 
 /// Options for [`Extractor::extract_transcript`].
@@ -222,13 +247,16 @@ impl Extractor {
         }
     }
 
-    /// The review mode of a project.
+    /// The review mode of a project. A damaged modes file is named in the error, with what to
+    /// do about it.
     pub fn mode(&self, memory_dir: &Path) -> io::Result<ReviewMode> {
-        record::mode(&self.env.data_dir(), memory_dir)
+        let data_dir = self.env.data_dir();
+        record::mode(&data_dir, memory_dir).map_err(|e| with_state_text("read", &record::modes_path(&data_dir), e))
     }
 
     pub fn set_mode(&self, memory_dir: &Path, mode: ReviewMode) -> io::Result<()> {
-        record::set_mode(&self.env.data_dir(), memory_dir, mode)
+        let data_dir = self.env.data_dir();
+        record::set_mode(&data_dir, memory_dir, mode).map_err(|e| with_state_text("read", &record::modes_path(&data_dir), e))
     }
 
     /// The newest runs of a project, newest first.
@@ -383,7 +411,7 @@ impl Extractor {
             ReviewMode::Review
         } else {
             record::mode(&data_dir, &project.memory_dir.dir)
-                .map_err(|source| ExtractError::State { action: "read", path: data_dir.clone(), source })?
+                .map_err(|source| ExtractError::State { action: "read", path: record::modes_path(&data_dir), source })?
         };
         let disabled = match (project.auto_memory, mode) {
             (why, _) if !why.enabled() => Some(format!("auto memory is off: {}", why.explanation())),
@@ -478,7 +506,8 @@ impl Extractor {
 
     fn log(&self, rec: &RunRecord) -> Result<(), ExtractError> {
         let data_dir = self.env.data_dir();
-        record::append_run(&data_dir, rec).map_err(|source| ExtractError::State { action: "write", path: data_dir, source })
+        record::append_run(&data_dir, rec)
+            .map_err(|source| ExtractError::State { action: "write", path: record::runs_path(&data_dir, &rec.memory_dir), source })
     }
 
     /// The text of the CLAUDE.md files Claude Code loads for the project (for "anything already

@@ -544,6 +544,30 @@ async fn a_failed_run_keeps_the_cursor_and_off_mode_or_disabled_auto_memory_do_n
     assert!(Path::new(&w.m("feedback_i_prefer_tabs_over_spaces.md")).exists());
 }
 
+/// A damaged review-modes file is named, with what to do about it; it is not the data folder's
+/// permissions that need looking at.
+#[tokio::test]
+async fn a_damaged_modes_file_is_named_with_fix_or_delete() {
+    let w = World::new();
+    w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+    let modes = w.home.env.data_dir().join("extract/modes.json");
+    std::fs::create_dir_all(modes.parent().unwrap()).unwrap();
+    std::fs::write(&modes, "{\"/a/memory\": \"rev").unwrap();
+    let x = w.extractor();
+    let e = x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{} is damaged: it is not valid JSON", modes.display())), "{e}");
+    assert!(e.contains("Fix it, or delete it (every project's review mode goes back to automatic)") && !e.contains("writable"), "{e}");
+    let e = x.mode(&w.memory).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{} is damaged", modes.display())), "{e}");
+    // A damaged cursor file names itself too, and deleting it starts it afresh.
+    std::fs::remove_file(&modes).unwrap();
+    let sessions = w.home.env.data_dir().join("extract/projects").join(mneme_core::sanitize::sanitize_path(&w.memory.to_string_lossy())).join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(sessions.join(format!("{SID}.json")), "{").unwrap();
+    let e = x.open_session(&w.transcript).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{} is damaged", sessions.join(format!("{SID}.json")).display())) && e.ends_with("(Mneme starts it afresh)."), "{e}");
+}
+
 #[tokio::test]
 async fn the_session_memory_update_may_only_edit_its_notes() {
     let w = World::new();
