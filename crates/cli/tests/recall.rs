@@ -153,3 +153,18 @@ async fn a_failed_model_call_is_one_line_and_exit_1() {
     assert!(err.starts_with("mneme: nothing recalled: "), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// With no keyring to ask, a hosted endpoint's key cannot be known: the request is not sent
+/// keyless (to be refused as a bad key), the keyring is named as what to fix.
+#[test]
+fn a_hosted_endpoint_with_no_keyring_to_ask_names_the_keyring() {
+    let (h, repo, _) = project();
+    fs::create_dir_all(h.root.join("mneme-data")).unwrap();
+    let settings = json!({"kind": "openai", "model": "gpt-test", "base_url": "https://llm.invalid/v1"});
+    fs::write(h.root.join("mneme-data/providers.json"), settings.to_string()).unwrap();
+    let no_bus = [("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/mneme-test-bus")];
+    let out = run(&h, &repo, &["recall", "where is the billing rewrite at"], &no_bus);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("the API key for https://llm.invalid/v1 could not be read") && err.contains("keyring"), "{err}");
+}

@@ -6,7 +6,7 @@
 
 use crate::anthropic::{AnthropicProvider, ANTHROPIC_DEFAULT_BASE_URL};
 use crate::claude_cli::{find_claude, ClaudeCliProvider};
-use crate::http::is_this_machine;
+use crate::http::{is_local, is_this_machine};
 use crate::offline::OfflineProvider;
 use crate::openai::{OpenAiProvider, OPENAI_DEFAULT_BASE_URL};
 use crate::retry::{HttpOptions, RetryPolicy};
@@ -223,9 +223,11 @@ pub fn build_provider_with_retry(
             })?;
             let key = match keychain.get(&openai_key_account(&base_url)) {
                 Ok(key) => key,
-                // No keyring at all means no key was ever stored: a local server that needs none
-                // still works. A locked or refusing keyring may be hiding a key, so say so.
-                Err(KeychainError::Unavailable(_)) => None,
+                // No keyring at all means no key could have been stored here: a local server
+                // that needs none still works. A hosted endpoint needs its key, and sending the
+                // request without it would only be refused as a bad key, blaming the wrong thing.
+                // A locked or refusing keyring may be hiding a key, so say so.
+                Err(KeychainError::Unavailable(_)) if url::Url::parse(&base_url).is_ok_and(|u| is_local(&u)) => None,
                 Err(e) => return Err(ModelError::NotConfigured(format!("the API key for {base_url} could not be read: {e}"))),
             };
             Ok(Arc::new(OpenAiProvider::new(model, key, Some(&base_url))?.with_options(options)))
