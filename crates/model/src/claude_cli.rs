@@ -197,8 +197,9 @@ fn too_much_output() -> ModelError {
 fn classify_cli_error(text: &str, model: Option<&str>) -> ModelError {
     let t = text.trim();
     let lower = t.to_ascii_lowercase();
-    let short: String = t.chars().take(400).collect();
-    let detail = format!("Claude Code: {short}");
+    // What Claude Code printed reaches the terminal, run logs and dream records: cut and with
+    // its control characters escaped, as an HTTP endpoint's message is.
+    let detail = format!("Claude Code: {}", crate::http::printable(t, 400));
     if lower.contains("invalid api key")
         || lower.contains("/login")
         || lower.contains("not logged in")
@@ -272,7 +273,7 @@ fn result_error(result: &Value, model: Option<&str>) -> Option<ModelError> {
         format!("{subtype} {errors}")
     });
     // Claude Code reports the API's status beside its own wording; the status is the reliable part.
-    let detail = format!("Claude Code: {}", text.trim());
+    let detail = format!("Claude Code: {}", crate::http::printable(text.trim(), 400));
     Some(match result.get("api_error_status").and_then(Value::as_u64) {
         Some(401 | 403) => ModelError::BadKey(detail),
         Some(404) => ModelError::ModelNotFound(model.unwrap_or("(Claude Code's default)").to_string()),
@@ -506,6 +507,21 @@ mod tests {
         assert_eq!(classify_cli_error("API Error: 404 not_found_error model: x", Some("x")), ModelError::ModelNotFound("x".into()));
         assert!(matches!(classify_cli_error("API Error: Connection error.", None), ModelError::Network(_)));
         assert!(matches!(classify_cli_error("API Error: 400 bad", None), ModelError::Api(_)));
+    }
+
+    /// What Claude Code printed cannot drive the terminal it is shown in, nor fill a log.
+    #[test]
+    fn an_error_from_claude_code_is_escaped_and_cut() {
+        let hostile = format!("\u{1b}]0;pwned\u{7}{}", "x".repeat(100_000));
+        let result = serde_json::json!({"is_error": true, "result": hostile, "api_error_status": 500});
+        let by_status = result_error(&result, None).unwrap().to_string();
+        let listed = serde_json::json!({"is_error": true, "subtype": "error_during_execution", "errors": [hostile]});
+        let by_list = result_error(&listed, None).unwrap().to_string();
+        for e in [by_status, by_list, classify_cli_error(&hostile, None).to_string()] {
+            assert!(!e.contains('\u{1b}') && !e.contains('\u{7}'), "{e:?}");
+            assert!(e.contains("]0;pwned"), "{e}");
+            assert!(e.len() < 700, "{} characters", e.len());
+        }
     }
 
     #[test]
