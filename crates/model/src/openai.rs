@@ -55,10 +55,22 @@ impl OpenAiProvider {
         &self.base_url
     }
 
+    /// OpenAI's own API refuses `max_tokens` for its reasoning models (o-series, gpt-5) and takes
+    /// `max_completion_tokens` for every model; compatible servers (Ollama, vLLM, llama.cpp, …)
+    /// have long read `max_tokens`, and older ones know nothing else.
+    fn max_tokens_field(&self) -> &'static str {
+        let host = url::Url::parse(&self.base_url).ok().and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+        if host.as_deref() == Some("api.openai.com") {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        }
+    }
+
     fn body(&self, request: &Request) -> Value {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
-        body.insert("max_tokens".into(), json!(request.max_tokens));
+        body.insert(self.max_tokens_field().into(), json!(request.max_tokens));
         body.insert("messages".into(), Value::Array(to_messages(&request.system, &request.messages)));
         if !request.tools.is_empty() {
             let tools: Vec<Value> = request
@@ -307,6 +319,15 @@ impl ChunkState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn openai_itself_gets_max_completion_tokens_and_compatible_servers_max_tokens() {
+        let ask = Request { system: String::new(), messages: vec![Message::user_text("hi")], tools: vec![], max_tokens: 77, json_schema: None, thinking_disabled: false };
+        let openai = OpenAiProvider::new("o4-mini", Some("sk".into()), None).unwrap().body(&ask);
+        assert_eq!((openai.get("max_completion_tokens"), openai.get("max_tokens")), (Some(&json!(77)), None));
+        let local = OpenAiProvider::new("llama3.1", None, Some("http://127.0.0.1:11434/v1")).unwrap().body(&ask);
+        assert_eq!((local.get("max_tokens"), local.get("max_completion_tokens")), (Some(&json!(77)), None));
+    }
 
     #[test]
     fn strict_only_when_every_object_is_closed_and_fully_required() {
