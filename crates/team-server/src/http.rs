@@ -366,15 +366,37 @@ struct RepoQuery {
 
 impl RepoQuery {
     fn repo(&self) -> Result<&str, ApiError> {
-        self.repo
+        let repo = self
+            .repo
             .as_deref()
             .filter(|r| !r.is_empty())
-            .ok_or_else(|| ApiError::bad_request("The repo query parameter (owner/name) is required."))
+            .ok_or_else(|| ApiError::bad_request("The repo query parameter (owner/name) is required."))?;
+        refuse_nul(repo, "The repo query parameter")?;
+        Ok(repo)
     }
 
     fn key(&self) -> Result<&str, ApiError> {
-        self.key.as_deref().filter(|k| !k.is_empty()).ok_or_else(|| ApiError::bad_request("The key query parameter is required."))
+        let key =
+            self.key.as_deref().filter(|k| !k.is_empty()).ok_or_else(|| ApiError::bad_request("The key query parameter is required."))?;
+        refuse_nul(key, "The key query parameter")?;
+        Ok(key)
     }
+}
+
+/// PostgreSQL's text cannot hold U+0000 (SQLite's can): a NUL that reached a query would fail
+/// it with a 500 there and, inside a group commit, fail the teammates' writes committed with
+/// it. So it is refused here, before the database, alike on both backends.
+pub(crate) fn has_nul(value: &str) -> bool {
+    value.contains('\0')
+}
+
+fn refuse_nul(value: &str, what: &str) -> Result<(), ApiError> {
+    if has_nul(value) {
+        return Err(ApiError::bad_request(format!(
+            "{what} holds a NUL character (U+0000), which no repository name or key can hold. Remove it and send the request again."
+        )));
+    }
+    Ok(())
 }
 
 fn not_found_yet() -> ApiError {
@@ -490,6 +512,20 @@ async fn put_team_memory(
         ops.push(Op::Upsert { key, content });
     }
     refuse_secrets(&ops).await?;
+    // After the secret check, whose answer matters more: a UTF-16 file read as UTF-8 (as
+    // Claude Code reads it) has a NUL after every ASCII letter, a token's included.
+    if let Some(key) = ops.iter().find_map(|op| match op {
+        Op::Upsert { key, content } if has_nul(content) => Some(key),
+        _ => None,
+    }) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "team_memory_invalid_content",
+            format!(
+                "{key:?} holds a NUL character (U+0000), which the server cannot store (a file saved as UTF-16 has one after every letter). Save it as UTF-8 without NUL characters and push again."
+            ),
+        ));
+    }
     let written_keys: std::collections::HashSet<&str> = ops.iter().map(Op::key).collect();
     let mut deletes = Vec::with_capacity(put.soft_delete_keys.len());
     for key in put.soft_delete_keys {
@@ -634,6 +670,7 @@ async fn rollback(
     let (caller, repo, role) = authorize(&app, &headers, q.repo()?).await?;
     require_lead(role, &repo)?;
     let req = json_body(body)?;
+    refuse_nul(&req.key, "The key")?;
     let version = i64::try_from(req.version).unwrap_or(i64::MAX);
     let Some(target) = app.store().history_version(repo.id, &req.key, version).await? else {
         return Err(ApiError::new(
@@ -677,6 +714,7 @@ async fn purge(
     let (caller, repo, role) = authorize(&app, &headers, q.repo()?).await?;
     require_lead(role, &repo)?;
     let req = json_body(body)?;
+    refuse_nul(&req.key, "The key")?;
     let w = app.memory.write(&repo, Some(caller.user_id), Permission::Lead, None, &[Op::Purge { key: req.key.clone() }]).await?;
     tracing::warn!(repo = %repo.slug, user_id = caller.user_id, "an entry was purged from history");
     Ok(written(w))

@@ -277,8 +277,20 @@ impl Memory {
                     }
                     return;
                 }
+                Err(e) if group.len() > 1 && refused_by_database(&e) => {
+                    // The database refused a statement of the group's transaction, so none of
+                    // it landed, and the cause may be one write's alone (something one
+                    // backend cannot store). Each write is decided and committed again on its
+                    // own, in order, so that one bad write fails only itself.
+                    for pending in group {
+                        Box::pin(self.commit_group(repo, vec![pending])).await;
+                    }
+                    return;
+                }
                 Err(e) => {
-                    // One failure answers the whole group (the transaction was theirs together).
+                    // One failure answers the whole group (the transaction was theirs
+                    // together): the database is unreachable or timed out, and trying each
+                    // write again alone would only make each wait as long once more.
                     let message = e.to_string();
                     for pending in group {
                         let err = StoreError::Database(sqlx::Error::Protocol(message.clone()));
@@ -353,6 +365,12 @@ impl Memory {
         };
         (Ok(written), Some(commit))
     }
+}
+
+/// The database answered and refused a statement (a constraint, a value it cannot store),
+/// as opposed to not answering at all.
+fn refused_by_database(e: &StoreError) -> bool {
+    matches!(e, StoreError::Database(sqlx::Error::Database(_)))
 }
 
 struct Plan {

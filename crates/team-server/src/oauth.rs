@@ -504,6 +504,11 @@ async fn device_submit(
     if typed.len() > MAX_TYPED_CODE_BYTES || username.len() > MAX_USERNAME_BYTES || password.len() > MAX_PASSWORD_BYTES {
         return retry(StatusCode::BAD_REQUEST, "A field is too long. Check the code, user name and password.");
     }
+    // No user name holds a NUL (`admin create-user` refuses control characters), and
+    // PostgreSQL cannot even look one up: its text has no U+0000.
+    if crate::http::has_nul(&username) {
+        return retry(StatusCode::BAD_REQUEST, "The user name holds a NUL character. Check the user name.");
+    }
     let code = normalize_user_code(&typed);
     let now = app.now_ms();
     let ip = client_key(peer.ip());

@@ -7,6 +7,7 @@ mod common;
 use common::{databases, Harness, REPO};
 use mneme_team::wire::TeamMemoryData;
 use mneme_team_server::admin::Role;
+use mneme_team_server::memory::{Memory, Op, Permission};
 use mneme_team_server::checksum::{entry_checksum, next_repo_checksum};
 use mneme_team_server::store::{Change, Commit, SqlStore, Store};
 use mneme_team_server::DatabaseUrl;
@@ -101,6 +102,47 @@ async fn a_write_that_waited_for_the_lock_sees_what_the_holder_committed() {
         let row = other.repo_by_slug(REPO).await.unwrap().unwrap();
         assert_eq!(row.live_entries, 1, "{}: the row counts x.md once", h.label);
         other.close().await;
+        h.shutdown().await;
+    }
+}
+
+/// Writes that queue for one repository are committed together in one transaction; when the
+/// database refuses one of them, the others must still land. Here the refused write names an
+/// author the database does not know (a foreign key both backends enforce) and, on
+/// PostgreSQL, one holds a NUL, which its text cannot store (the HTTP edge refuses NULs; this
+/// is the database's own refusal, reached from below it). Before, the whole group failed.
+#[tokio::test]
+async fn a_write_the_database_refuses_fails_alone_in_its_group() {
+    for db in databases().await {
+        let h = Harness::start(db, |_| {}).await;
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        h.put(&lead, REPO, json!({"entries": {"seed.md": "seed\n"}}), None).await.error_for_status().unwrap();
+        let store = Arc::new(SqlStore::connect(&h.db).await.unwrap());
+        let repo = store.repo_by_slug(REPO).await.unwrap().unwrap();
+        let memory = Memory::new(store.clone(), h.clock.clone(), 1000, 1 << 30);
+        let upsert = |key: &str, content: &str| vec![Op::Upsert { key: key.into(), content: content.into() }];
+        let postgres = matches!(h.db, DatabaseUrl::Postgres(_));
+        let nul = if postgres { "a NUL \0 here\n" } else { "stored as any text on SQLite\n" };
+        // Polled together on this one thread, all four queue before the group is committed.
+        let (ops_a, ops_ghost, ops_nul, ops_b) =
+            (upsert("a.md", "A\n"), upsert("ghost.md", "G\n"), upsert("nul.md", nul), upsert("b.md", "B\n"));
+        let (a, unknown_author, with_nul, b) = tokio::join!(
+            memory.write(&repo, None, Permission::Member, None, &ops_a),
+            memory.write(&repo, Some(i64::MAX), Permission::Member, None, &ops_ghost),
+            memory.write(&repo, None, Permission::Member, None, &ops_nul),
+            memory.write(&repo, None, Permission::Member, None, &ops_b),
+        );
+        assert!(a.is_ok(), "{}: {a:?}", h.label);
+        assert!(b.is_ok(), "{}: {b:?}", h.label);
+        assert!(unknown_author.is_err(), "{}", h.label);
+        assert_eq!(with_nul.is_err(), postgres, "{}: {with_nul:?}", h.label);
+        let data: TeamMemoryData = h.get(&lead, REPO).await.json().await.unwrap();
+        let mut keys: Vec<&str> = data.content.entries.keys().map(String::as_str).collect();
+        keys.sort();
+        let expected: &[&str] = if postgres { &["a.md", "b.md", "seed.md"] } else { &["a.md", "b.md", "nul.md", "seed.md"] };
+        assert_eq!(keys, expected, "{}", h.label);
+        assert_eq!(store.repo_by_slug(REPO).await.unwrap().unwrap().live_entries, expected.len() as i64, "{}", h.label);
+        store.close().await;
         h.shutdown().await;
     }
 }

@@ -676,6 +676,56 @@ async fn duplicate_keys_unknown_fields_and_malformed_requests_are_refused_in_jso
     .await;
 }
 
+/// PostgreSQL's text cannot hold U+0000, so a NUL anywhere a query takes text answered 500
+/// there (and failed the teammates' writes committed in the same group). Every way in is
+/// refused with a 400 that says what to do, on both backends alike, and nothing is written.
+#[tokio::test]
+async fn a_nul_character_is_refused_before_the_database_on_both_backends() {
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        h.put(&lead, REPO, json!({"entries": {"a.md": "A"}}), None).await.error_for_status().unwrap();
+        let res = h.put(&lead, REPO, json!({"entries": {"b.md": "fine", "c.md": "bad \u{0} byte"}}), None).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{}", h.label);
+        let body: ErrorBody = res.json().await.unwrap();
+        assert_eq!(body.error.details.unwrap().error_code, "team_memory_invalid_content");
+        let message = body.error.message.unwrap();
+        assert!(message.contains("\"c.md\"") && message.contains("NUL"), "{message}");
+        // In a key (Claude Code's own check), written or removed.
+        let res = h.put(&lead, REPO, json!({"entries": {"d\u{0}.md": "D"}}), None).await;
+        assert_eq!(error_code(res).await, "team_memory_invalid_key");
+        let res = h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": ["a\u{0}.md"]}), None).await;
+        assert_eq!(error_code(res).await, "team_memory_invalid_key");
+        // In the repository's name and a key in the query string, and a key in a JSON body.
+        let base = h.server.url();
+        for url in [
+            format!("{base}/api/claude_code/team_memory?repo=acme%2Fapp%00"),
+            format!("{base}/api/mneme/team_memory/history?repo=acme%2Fapp&key=a%00.md"),
+            format!("{base}/api/mneme/team_memory/latest?repo=acme%2Fapp%00"),
+        ] {
+            let res = h.request(Method::GET, &url, &lead).send().await.unwrap();
+            assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{}: {url}", h.label);
+            let body: ErrorBody = res.json().await.unwrap();
+            assert!(body.error.message.unwrap().contains("NUL"), "{url}");
+        }
+        let res = h.request(Method::DELETE, &format!("{base}/api/mneme/team_memory/entry?repo=acme%2Fapp&key=a.md%00"), &lead).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{}", h.label);
+        for path in ["/api/mneme/team_memory/rollback", "/api/mneme/team_memory/purge"] {
+            let url = format!("{base}{path}?repo=acme%2Fapp");
+            let res = h.request(Method::POST, &url, &lead).json(&json!({"key": "a.md\u{0}", "version": 1})).send().await.unwrap();
+            assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{}: {path}", h.label);
+        }
+        // In the user name on the sign-in page.
+        let code = new_code(&h).await;
+        let (status, page) = submit(&h, &code.user_code, "lena\u{0}", PASSWORD).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{}", h.label);
+        assert!(page.contains("NUL"), "{page}");
+        let data = pull(&h, &lead).await;
+        assert_eq!((data.version, data.content.entries.len()), (1, 1), "{}: nothing was written", h.label);
+        h.shutdown().await;
+    })
+    .await;
+}
+
 /// The entry cap is checked against the live count the repository row keeps (a write no
 /// longer counts the repository), through creates, removals, revivals and purges.
 #[tokio::test]
