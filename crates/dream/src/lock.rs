@@ -12,6 +12,13 @@
 //! Because the format is Claude Code's, a dream running in Claude Code blocks Mneme and a dream
 //! running in Mneme blocks Claude Code.
 //!
+//! Mneme reads and writes the lock file itself, never through a link: a project-scope agent's
+//! memory folder comes with a cloned repository, whose `.consolidate-lock` may be a symbolic
+//! link to `~/.bashrc` (which a write would empty) or to `/dev/zero` (which a read would never
+//! finish). A lock that is not a plain file with one name is refused with a message saying to
+//! remove it, its body is read only as far as a PID could reach, and the format on disk is
+//! unchanged.
+//!
 //! One addition that Claude Code lacks: two Mneme processes serialize the read–write–re-read
 //! sequence with an advisory `flock` on a guard file in Mneme's data folder (never in the memory
 //! folder). Without it, two processes that both find no lock can both write, both read back
@@ -48,6 +55,70 @@ pub(crate) fn ms_since_epoch(t: SystemTime) -> i64 {
 
 fn filetime_of(t: SystemTime) -> FileTime {
     FileTime::from_system_time(t)
+}
+
+/// The most of the lock's body that is read. Claude Code writes a bare PID (a few digits) and
+/// reads it with `parseInt`, which stops at the first non-digit; nothing past this could be part
+/// of one, unless hidden behind kilobytes of leading blanks.
+const BODY_CAP: u64 = 4096;
+
+/// Why a lock file cannot be used, as an I/O error of its own kind.
+fn not_plain(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("it is {what}, not the plain file a dream lock is; remove it and dream again (a new lock is created)"),
+    )
+}
+
+/// Opens the lock file itself: never a link's target (`O_NOFOLLOW`), never waiting on a FIFO
+/// (`O_NONBLOCK`), and only a regular file, which for writing must have no other name (a hard
+/// link would carry the write to another file). `None` when there is no lock file.
+fn open_plain(path: &Path, write: bool) -> io::Result<Option<fs::File>> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true).write(write);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32);
+    }
+    #[cfg(not(unix))]
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(not_plain("a symbolic link"));
+    }
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => return Err(not_plain("a symbolic link")),
+        #[cfg(unix)]
+        Err(e) if write && e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => return Err(not_plain("a FIFO")),
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() { "a folder" } else { "a FIFO, socket or device" };
+        return Err(not_plain(what));
+    }
+    #[cfg(unix)]
+    if write && std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+        return Err(not_plain("a hard link to another file"));
+    }
+    Ok(Some(file))
+}
+
+/// The lock's mtime and (the start of) its body, read through one plain-file handle.
+fn read_plain(path: &Path) -> io::Result<Option<(SystemTime, Vec<u8>)>> {
+    use std::io::Read;
+    let Some(file) = open_plain(path, false)? else { return Ok(None) };
+    let mtime = file.metadata()?.modified()?;
+    let mut body = Vec::new();
+    file.take(BODY_CAP).read_to_end(&mut body)?;
+    Ok(Some((mtime, body)))
+}
+
+/// The PID in the lock's body, if it can be read and parses.
+fn read_pid(path: &Path) -> Option<i64> {
+    read_plain(path).ok().flatten().and_then(|(_, body)| js_parse_int(&String::from_utf8_lossy(&body)))
 }
 
 /// JavaScript's `parseInt(text.trim(), 10)`: optional sign, then leading decimal digits;
@@ -175,16 +246,16 @@ impl ConsolidationLock {
     /// `readLastConsolidatedAt`: the lock file's mtime, `None` when there is no lock file
     /// (Claude Code's 0).
     pub fn last_consolidated_at(&self) -> Option<SystemTime> {
-        fs::metadata(&self.path).ok().and_then(|m| m.modified().ok())
+        open_plain(&self.path, false).ok().flatten().and_then(|f| f.metadata().ok()?.modified().ok())
     }
 
     /// The lock as a dreamer sees it at `now`. Like Claude Code, the file counts only when
     /// both its metadata and its body could be read.
     pub fn state(&self, now: SystemTime) -> LockState {
-        let read = fs::metadata(&self.path).and_then(|m| Ok((m.modified()?, fs::read(&self.path)?)));
-        let (mtime, pid) = match read {
-            Ok((mtime, body)) => (Some(mtime), js_parse_int(&String::from_utf8_lossy(&body))),
-            Err(_) => (None, None),
+        // A lock that is not a plain file is no lock here; acquiring says what to do about it.
+        let (mtime, pid) = match read_plain(&self.path) {
+            Ok(Some((mtime, body))) => (Some(mtime), js_parse_int(&String::from_utf8_lossy(&body))),
+            Ok(None) | Err(_) => (None, None),
         };
         let alive = pid.is_some_and(process_alive);
         let fresh = mtime.is_some_and(|m| ns_since_epoch(now) - ns_since_epoch(m) < HOLDER_STALE.as_nanos() as i128);
@@ -241,15 +312,14 @@ impl ConsolidationLock {
             None => None,
         };
         let now = clock.now();
+        // Nothing is read through, or written to, a lock that is not a plain file.
+        let prior = read_plain(&self.path).map_err(|e| DreamError::io("use the dream lock", &self.path, e))?;
         let state = self.state(now);
         if self.held_by_another(&state) {
             return Ok(Err(NotAcquired::Held(state)));
         }
-        let prior_mtime_ns = match (state.exists, state.mtime_ms) {
-            (true, Some(_)) => fs::metadata(&self.path)
-                .and_then(|m| m.modified())
-                .map(ns_since_epoch)
-                .unwrap_or(0),
+        let prior_mtime_ns = match (state.exists, prior) {
+            (true, Some((mtime, _))) => ns_since_epoch(mtime),
             _ => 0,
         };
         fs::create_dir_all(&self.memory_dir).map_err(|e| DreamError::io("create the memory folder", &self.memory_dir, e))?;
@@ -260,33 +330,44 @@ impl ConsolidationLock {
         if self.held_by_another(&again) {
             return Ok(Err(NotAcquired::Held(again)));
         }
-        if again.exists {
-            fs::write(&self.path, self.pid.to_string()).map_err(|e| DreamError::io("write the dream lock", &self.path, e))?;
+        use std::io::Write;
+        let existing = if again.exists {
+            open_plain(&self.path, true).map_err(|e| DreamError::io("write the dream lock", &self.path, e))?
         } else {
-            // No lock yet: create it exclusively, so a dreamer that created it a moment ago
-            // (after our look, before our write) makes us lose instead of both winning.
-            let created = fs::OpenOptions::new().write(true).create_new(true).open(&self.path);
-            match created {
+            None
+        };
+        let file = match existing {
+            // Claude Code's `writeFile`: the body replaced by our PID.
+            Some(mut f) => {
+                f.set_len(0)
+                    .and_then(|()| f.write_all(self.pid.to_string().as_bytes()))
+                    .map_err(|e| DreamError::io("write the dream lock", &self.path, e))?;
+                f
+            }
+            // No lock yet: create it exclusively (which never follows a link), so a dreamer
+            // that created it a moment ago (after our look, before our write) makes us lose
+            // instead of both winning.
+            None => match fs::OpenOptions::new().write(true).create_new(true).open(&self.path) {
                 Ok(mut f) => {
-                    use std::io::Write;
                     f.write_all(self.pid.to_string().as_bytes())
                         .map_err(|e| DreamError::io("write the dream lock", &self.path, e))?;
+                    f
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    let winner = fs::read(&self.path).ok().and_then(|b| js_parse_int(&String::from_utf8_lossy(&b)));
-                    return Ok(Err(NotAcquired::LostRace { winner_pid: winner }));
+                    return Ok(Err(NotAcquired::LostRace { winner_pid: read_pid(&self.path) }));
                 }
                 Err(e) => return Err(DreamError::io("write the dream lock", &self.path, e)),
-            }
-        }
+            },
+        };
         // The file system stamps "now" already; stamping the injected clock's now keeps
         // "last consolidated at" consistent with every other time Mneme records.
-        filetime::set_file_mtime(&self.path, filetime_of(now))
+        filetime::set_file_handle_times(&file, None, Some(filetime_of(now)))
             .map_err(|e| DreamError::io("stamp the dream lock", &self.path, e))?;
+        drop(file);
         between();
-        let back = match fs::read(&self.path) {
-            Ok(b) => js_parse_int(&String::from_utf8_lossy(&b)),
-            Err(_) => return Ok(Err(NotAcquired::LostRace { winner_pid: None })),
+        let back = match read_plain(&self.path) {
+            Ok(Some((_, b))) => js_parse_int(&String::from_utf8_lossy(&b)),
+            Ok(None) | Err(_) => return Ok(Err(NotAcquired::LostRace { winner_pid: None })),
         };
         if back != Some(i64::from(self.pid)) {
             return Ok(Err(NotAcquired::LostRace { winner_pid: back }));
@@ -295,7 +376,7 @@ impl ConsolidationLock {
         // then read its own PID back: it believes it won. Read once more after a moment; if its
         // PID is there now the lock is its, so we step back without touching the file.
         std::thread::sleep(RACE_GRACE);
-        let settled = fs::read(&self.path).ok().and_then(|b| js_parse_int(&String::from_utf8_lossy(&b)));
+        let settled = read_pid(&self.path);
         if settled != Some(i64::from(self.pid)) {
             return Ok(Err(NotAcquired::LostRace { winner_pid: settled }));
         }
@@ -314,14 +395,20 @@ impl ConsolidationLock {
                 Err(e) => Err(DreamError::io("remove the dream lock", &self.path, e)),
             };
         }
-        fs::write(&self.path, b"").map_err(|e| DreamError::io("roll back the dream lock", &self.path, e))?;
+        // Claude Code's `writeFile(path, '')`, on the file itself (created again if it went).
+        let file = match open_plain(&self.path, true) {
+            Ok(Some(f)) => f.set_len(0).map(|()| f),
+            Ok(None) => fs::OpenOptions::new().write(true).create_new(true).open(&self.path),
+            Err(e) => Err(e),
+        }
+        .map_err(|e| DreamError::io("roll back the dream lock", &self.path, e))?;
         let t = if acquired.prior_mtime_ns >= 0 {
             UNIX_EPOCH + Duration::from_nanos(acquired.prior_mtime_ns as u64)
         } else {
             UNIX_EPOCH - Duration::from_nanos(acquired.prior_mtime_ns.unsigned_abs() as u64)
         };
         // `utimes(path, prior, prior)` sets both times.
-        filetime::set_file_times(&self.path, filetime_of(t), filetime_of(t))
+        filetime::set_file_handle_times(&file, Some(filetime_of(t)), Some(filetime_of(t)))
             .map_err(|e| DreamError::io("roll back the dream lock", &self.path, e))
     }
 }
@@ -525,6 +612,91 @@ mod tests {
         assert_eq!(fs::read_to_string(l.path()).unwrap(), "");
         assert_eq!(mtime_secs(l.path()), 1_700_000_000);
         assert_eq!(l.last_consolidated_at(), Some(UNIX_EPOCH + Duration::from_secs(1_700_000_000)));
+    }
+
+    /// Reads `l`'s state on another thread, failing the test if it does not answer in time (a
+    /// read of a FIFO waits for a writer for ever).
+    fn state_in_time(l: &ConsolidationLock) -> LockState {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let l2 = l.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(l2.state(SystemTime::now()));
+        });
+        rx.recv_timeout(Duration::from_secs(20)).expect("reading the lock's state never returned")
+    }
+
+    /// A `.consolidate-lock` planted as a link (a cloned repository's agent memory) is never
+    /// written through: acquiring and rolling back refuse with a message saying to remove it,
+    /// and the file it points at keeps its text and its date.
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_that_is_a_link_or_a_hard_link_is_refused_and_its_target_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_in(&d);
+        fs::create_dir_all(l.path().parent().unwrap()).unwrap();
+        let victim = d.path().join("bashrc");
+        let check_victim = || {
+            assert_eq!(fs::read_to_string(&victim).unwrap(), "export PATH=/usr/bin\n", "the target's text is kept");
+            assert_eq!(mtime_secs(&victim), 1_600_000_000, "and its date");
+        };
+        let clock = FixedClock::at_unix_secs(1_800_000_000);
+        for link in [true, false] {
+            fs::write(&victim, "export PATH=/usr/bin\n").unwrap();
+            filetime::set_file_mtime(&victim, FileTime::from_unix_time(1_600_000_000, 0)).unwrap();
+            let _ = fs::remove_file(l.path());
+            if link {
+                std::os::unix::fs::symlink(&victim, l.path()).unwrap();
+            } else {
+                fs::hard_link(&victim, l.path()).unwrap();
+            }
+            let err = l.try_acquire(&clock).expect_err("refused");
+            let what = if link { "a symbolic link" } else { "a hard link to another file" };
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "could not {} the dream lock {}: it is {what}, not the plain file a dream lock is; remove it and dream again (a new lock is created)",
+                    if link { "use" } else { "write" },
+                    l.path().display()
+                )
+            );
+            assert!(!l.running_here());
+            check_victim();
+            let err = l.rollback(&Acquired { prior_mtime_ns: 1_700_000_000_000_000_000, acquired_at_ns: 0 }).expect_err("refused");
+            assert!(err.to_string().contains(what), "{err}");
+            check_victim();
+            if link {
+                let s = l.state(clock.now());
+                assert!(!s.exists && !s.held, "{s:?}");
+                assert_eq!(l.last_consolidated_at(), None, "the target's date is not the lock's");
+            }
+        }
+    }
+
+    /// A FIFO under the lock's name is reported at once instead of a read that waits for ever.
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_that_is_a_fifo_never_blocks() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_in(&d);
+        fs::create_dir_all(l.path().parent().unwrap()).unwrap();
+        assert!(Command::new("mkfifo").arg(l.path()).status().unwrap().success());
+        let s = state_in_time(&l);
+        assert!(!s.exists && !s.held, "{s:?}");
+        let err = l.try_acquire(&FixedClock::at_unix_secs(1_800_000_000)).expect_err("refused");
+        assert!(err.to_string().contains("it is a FIFO, socket or device, not the plain file"), "{err}");
+    }
+
+    /// The body is read only as far as a PID could reach: what lies past the first 4 KiB is
+    /// never read (a lock linked to a device or grown huge costs nothing), so digits hidden
+    /// behind that many blanks are not seen.
+    #[test]
+    fn only_the_start_of_the_body_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_in(&d);
+        write_lock(&l, "4242", 1_700_000_000);
+        assert_eq!(l.state(SystemTime::now()).holder_pid, Some(4242));
+        write_lock(&l, &format!("{}4242", " ".repeat(BODY_CAP as usize)), 1_700_000_000);
+        assert_eq!(l.state(SystemTime::now()).holder_pid, None);
     }
 
     #[test]
