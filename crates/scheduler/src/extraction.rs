@@ -7,7 +7,7 @@
 use crate::{provider_engine, provider_unusable, JobKind, Outcome, Reporter};
 use mneme_extract::watch::TranscriptWatcher;
 use mneme_extract::rules::SkipReason;
-use mneme_extract::{Engine, Extractor, RunOutcome, RunRecord, Session};
+use mneme_extract::{Engine, ExtractError, Extractor, RunOutcome, RunRecord, Session};
 use mneme_model::Cancel;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,16 +17,33 @@ use tokio::sync::mpsc;
 /// How long a session's transcript may stay unchanged before its entries are let go; a change
 /// after that opens it again from its saved state, as after a restart.
 const IDLE: Duration = Duration::from_secs(30 * 60);
-/// How often a transcript that cannot be opened (no `cwd` in it) is tried again before it is
-/// left alone until the next start: each try reads the whole file.
+/// How often a transcript with no `cwd` in it yet is tried again before it is left alone until
+/// the next start: each try reads the whole file.
 const MAX_OPEN_ATTEMPTS: u32 = 10;
+/// How long a transcript that could not be opened for another reason (a damaged state file, a
+/// read error: something the user fixes) waits before its next change tries it again. Each try
+/// reads the whole file, and a live session changes it many times a minute.
+const RETRY_FAILED_OPEN: Duration = Duration::from_secs(60);
 
 /// The sessions the loop follows: each with when its transcript last changed, so that a
 /// machine that runs for weeks does not keep every transcript it ever saw in memory.
 #[derive(Default)]
 struct Sessions {
     open: HashMap<PathBuf, (Session, Instant)>,
-    failed_opens: HashMap<PathBuf, u32>,
+    failed_opens: HashMap<PathBuf, FailedOpen>,
+}
+
+/// A transcript that could not be opened, and what was done about it.
+#[derive(Default)]
+struct FailedOpen {
+    /// Tries that found no `cwd` in it yet.
+    no_cwd: u32,
+    /// The last error recorded as a run: a lasting one is said once, not at every change.
+    reported: Option<String>,
+    /// No new try before this.
+    not_before: Option<Instant>,
+    /// Not tried again until the next start.
+    given_up: bool,
 }
 
 impl Sessions {
@@ -124,8 +141,8 @@ impl ExtractionLoop {
 
     async fn on_change(&self, sessions: &mut Sessions, transcript: PathBuf, cancel: &Cancel) {
         if !sessions.open.contains_key(&transcript) {
-            let tries = sessions.failed_opens.entry(transcript.clone()).or_default();
-            if *tries >= MAX_OPEN_ATTEMPTS {
+            let failed = sessions.failed_opens.entry(transcript.clone()).or_default();
+            if failed.given_up || failed.not_before.is_some_and(|t| Instant::now() < t) {
                 return;
             }
             match self.extractor.open_session(&transcript) {
@@ -133,18 +150,43 @@ impl ExtractionLoop {
                     sessions.failed_opens.remove(&transcript);
                     sessions.open.insert(transcript.clone(), (s, Instant::now()));
                 }
+                // A transcript with no `cwd` yet (its first lines are still being written) is
+                // tried again on its next change, a few times, quietly: each try reads the
+                // whole file, and a file that never names one is not a session to report.
+                Err(ExtractError::NoCwd { .. }) => {
+                    failed.no_cwd += 1;
+                    failed.given_up = failed.no_cwd >= MAX_OPEN_ATTEMPTS;
+                    return;
+                }
+                // Gone between its change and the open (a session deleted): nothing to follow.
+                Err(ExtractError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                    sessions.failed_opens.remove(&transcript);
+                    return;
+                }
                 // A transcript naming a folder it is not stored under is not going to change its
                 // mind: said once, then left alone.
-                Err(e @ mneme_extract::ExtractError::ForeignCwd { .. }) => {
-                    *tries = MAX_OPEN_ATTEMPTS;
+                Err(e @ ExtractError::ForeignCwd { .. }) => {
+                    failed.given_up = true;
                     let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
                     run.finish(Outcome::Failed { error: e.to_string() });
                     return;
                 }
-                // A transcript with no `cwd` yet (its first lines are still being written) is
-                // tried again on its next change, a few times: each try reads the whole file.
-                Err(_) => {
-                    *tries += 1;
+                // Anything else (a damaged state file, a transcript Mneme may not read) needs the
+                // user: said once, with the path and what to do, and tried again on a later
+                // change once they may have fixed it.
+                Err(e) => {
+                    let remedy = match &e {
+                        ExtractError::Read { .. } => "; check that Mneme may read it",
+                        _ => "",
+                    };
+                    let error = format!("{e}{remedy}");
+                    failed.not_before = Some(Instant::now() + RETRY_FAILED_OPEN);
+                    if failed.reported.as_ref() != Some(&error) {
+                        failed.reported = Some(error.clone());
+                        let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
+                        let error = format!("{error} (this session's turns are extracted once it opens: Mneme tries again when the transcript changes)");
+                        run.finish(Outcome::Failed { error });
+                    }
                     return;
                 }
             }

@@ -95,6 +95,38 @@ async fn a_turn_end_runs_offline_extraction_and_saves_a_memory_with_its_index_li
     handle.shutdown().await;
 }
 
+/// A session that cannot be opened for a reason the user must fix (here its saved cursor is
+/// damaged) is reported with the file and what to do, once, not taken for a transcript still
+/// waiting for its `cwd` and dropped without a word.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_cannot_be_opened_is_reported_once_with_the_file_to_fix() {
+    let home = TestHome::new();
+    let project = home.git_repo("app");
+    let memory = home.memdir_for(&project);
+    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let transcript = transcripts.join(format!("{SID}.jsonl"));
+    let cursor = home.env.data_dir().join("extract/projects").join(mneme_core::sanitize::sanitize_path(&memory.to_string_lossy())).join(format!("sessions/{SID}.json"));
+    std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
+    std::fs::write(&cursor, "{\"cursor\": ").unwrap();
+
+    let jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
+    let handle = start(config(&home, jobs, vec![])).unwrap();
+    let mut rx = handle.subscribe();
+    handle.ready().await;
+    append(&transcript, &project, &turn("From now on, always use British English spelling in the docs.", "Understood."));
+    let rec = finished(&mut rx, JobKind::Extraction).await;
+    assert_eq!(rec.target, transcript.display().to_string());
+    let Outcome::Failed { error } = &rec.outcome else { panic!("{rec:?}") };
+    assert!(error.starts_with(&format!("{} is damaged", cursor.display())) && error.contains("Fix it, or delete it"), "{error}");
+    // More turns while it stays damaged: nothing new to say.
+    append(&transcript, &project, &turn("Also remember that the staging database is refreshed every Monday.", "Noted."));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    handle.shutdown().await;
+    let failed = mneme_scheduler::RunLog::in_data_dir(&home.env.data_dir()).recent(10, Some(JobKind::Extraction)).unwrap();
+    assert_eq!(failed, vec![rec]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_projects_folder_removed_and_made_again_is_watched_again() {
     let home = TestHome::new();
