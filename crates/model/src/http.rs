@@ -240,6 +240,24 @@ pub(crate) async fn read_sse(
 }
 
 /// A JSON body, or a `BadResponse` naming what was wrong.
+/// A whole (non-streamed) answer from `url`. A base URL that points at a web page or the wrong
+/// path answers 200 with HTML, and some gateways answer 200 with an error object: both say
+/// what came back and where to look, instead of a bare parser message.
+pub(crate) fn parse_answer(text: &str, url: &str) -> Result<Value, Failure> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        Failure::Fatal(ModelError::BadResponse(format!(
+            "{url} answered with something other than JSON ({e}), beginning \"{}\"; check that the base URL is the API's address (for OpenAI-compatible servers it usually ends in /v1)",
+            printable(text.trim(), 120)
+        )))
+    })?;
+    if value.get("error").is_some_and(|e| !e.is_null()) {
+        let (kind, message) = error_detail(text);
+        let kind = if kind.is_empty() { String::new() } else { format!("{kind}: ") };
+        return Err(Failure::Fatal(ModelError::Api(format!("{url} answered with an error: {kind}{message}"))));
+    }
+    Ok(value)
+}
+
 pub(crate) fn parse_json(text: &str) -> Result<Value, Failure> {
     serde_json::from_str(text).map_err(|e| Failure::Fatal(ModelError::BadResponse(format!("not JSON ({e})"))))
 }

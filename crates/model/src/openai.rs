@@ -4,7 +4,7 @@
 //! (`https://api.openai.com/v1`, `http://localhost:11434/v1`). Content blocks are translated at
 //! this edge: `tool_use` ↔ assistant `tool_calls`, `tool_result` → `tool` messages.
 
-use crate::http::{client, parse_json, read_body, read_sse, send};
+use crate::http::{client, parse_answer, parse_json, read_body, read_sse, send};
 use crate::retry::{with_retries, Failure, HttpOptions};
 use crate::{Block, Cancel, Message, ModelError, Provider, ProviderKind, Request, Response, Role, StopReason, Usage};
 use futures_util::future::BoxFuture;
@@ -105,7 +105,7 @@ impl OpenAiProvider {
             state.finish()
         } else {
             let text = read_body(response, url, self.options.timeout).await?;
-            parse_completion(&parse_json(&text)?)
+            parse_completion(&parse_answer(&text, url)?)
         }
     }
 }

@@ -350,6 +350,21 @@ async fn a_redirect_is_not_followed_so_the_key_and_prompt_stay_home() {
     assert_eq!(elsewhere_hits.load(std::sync::atomic::Ordering::SeqCst), 0, "the redirect target was contacted");
 }
 
+/// A base URL pointing at a web page, or a gateway answering 200 with an error object: the
+/// message says what came back and where to look.
+#[tokio::test]
+async fn a_200_that_is_not_a_model_answer_says_what_came_back() {
+    let (url, _) = raw_server(|_| b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 26\r\n\r\n<!doctype html><title>x</t".to_vec());
+    let p = AnthropicProvider::new("m", "k", Some(&url)).unwrap().with_options(options(0, Duration::from_secs(30), Arc::new(RecordingSleeper::default())));
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::BadResponse(m) if m.contains(&url) && m.contains("<!doctype html>") && m.contains("base URL")), "{e:?}");
+    let body = r#"{"error":{"code":"quota","message":"monthly budget spent"}}"#;
+    let (url, _) = raw_server(move |_| format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len()).into_bytes());
+    let p = AnthropicProvider::new("m", "k", Some(&url)).unwrap().with_options(options(0, Duration::from_secs(30), Arc::new(RecordingSleeper::default())));
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::Api(m) if m.contains("quota: monthly budget spent")), "{e:?}");
+}
+
 #[tokio::test]
 async fn an_answer_too_large_for_a_model_is_refused_unread() {
     // Declared too large: refused before reading.
