@@ -106,8 +106,26 @@ pub enum DreamCommand {
     },
 }
 
+/// `p` made absolute and tidied lexically: `.` components, repeated and trailing separators
+/// dropped, `..` taken back. A folder's dream history and mode are keyed by its path as text,
+/// so `memory/`, `./memory` or `x/../memory` must come out as the path the app and the
+/// scheduler use, or `dream mode review` would set a mode they never read. Lexical, not
+/// `canonicalize`: the app does not resolve links in a memory folder's path either.
 fn absolute(p: &Path) -> Result<PathBuf> {
-    Ok(if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) })
+    use std::path::Component;
+    let joined = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            // `/..` is `/`.
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    Ok(out)
 }
 
 /// The memory folder the user named: --memory-dir itself, else the one of --cwd (default: the

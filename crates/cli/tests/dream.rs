@@ -245,3 +245,25 @@ fn daily_logs_from_the_command_line() {
     assert_eq!(rec["stats"]["distilled"], 1);
     assert!(fs::read_to_string(mem.join("MEMORY.md")).unwrap().contains("Always run cargo fmt before committing"));
 }
+
+/// `--memory-dir` spelt with a trailing slash, `./` or `..` names the folder the app and the
+/// scheduler know: a mode set through it is the mode they read, and its dreams are theirs.
+#[test]
+fn a_memory_dir_spelt_another_way_is_the_same_folder() {
+    let (h, repo, mem) = project();
+    let parent = mem.parent().unwrap();
+    let trailing = format!("{}/", mem.display());
+    ok(&h, &repo, &["dream", "mode", "review", "--memory-dir", &trailing]);
+    let seen = json(&ok(&h, &repo, &["dream", "mode", "--json"]));
+    assert_eq!(seen["mode"], "review", "the mode the project's own resolution reads");
+    assert_eq!(seen["memoryDir"], mem.to_string_lossy().as_ref());
+    ok(&h, parent, &["dream", "mode", "off", "--memory-dir", "./memory/."]);
+    assert_eq!(json(&ok(&h, &repo, &["dream", "mode", "--json"]))["mode"], "off");
+    let dotdot = format!("{}/logs/../", mem.display());
+    let shown = json(&ok(&h, &repo, &["dream", "mode", "--json", "--memory-dir", &dotdot]));
+    assert_eq!((shown["mode"].as_str(), shown["memoryDir"].as_str()), (Some("off"), mem.to_str()));
+    ok(&h, &repo, &["dream", "mode", "automatic"]);
+    let rec = json(&ok(&h, &repo, &["dream", "run", "--offline", "--json", "--memory-dir", &trailing]));
+    let listed = json(&ok(&h, &repo, &["dream", "history", "--json"]));
+    assert_eq!(listed[0]["id"], rec["id"], "a dream run through the other spelling is in the project's history");
+}
