@@ -28,7 +28,7 @@ pub(crate) struct ClaudeCheckLoop {
 }
 
 impl ClaudeCheckLoop {
-    pub(crate) async fn run(self, cancel: Cancel) {
+    pub(crate) async fn run(&self, cancel: Cancel) {
         loop {
             let check = self.check.clone();
             // Finding the installed release reads the disk; a check runs a process.
@@ -87,7 +87,8 @@ mod tests {
         let mut events = reporter.subscribe();
         let cancel = Cancel::new();
         let l = ClaudeCheckLoop { check: check.clone(), reporter: reporter.clone(), every: Duration::from_millis(5) };
-        let task = tokio::spawn(l.run(cancel.clone()));
+        let c = cancel.clone();
+        let task = tokio::spawn(async move { l.run(c).await });
         let mut finished = Vec::new();
         while finished.len() < 2 {
             let ev = tokio::time::timeout(Duration::from_secs(10), events.recv()).await.expect("a run within 10 s").unwrap();

@@ -30,7 +30,7 @@ pub struct DreamLoop {
 }
 
 impl DreamLoop {
-    pub async fn run(mut self, cancel: Cancel) {
+    pub async fn run(&mut self, cancel: Cancel) {
         // Folders seen so far → the session that last ended a turn there.
         let (env, folders) = (self.env.clone(), self.folders.clone());
         let start = tokio::task::spawn_blocking(move || folders.resolve(&env)).await.unwrap_or_default();

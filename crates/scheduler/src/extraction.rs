@@ -90,7 +90,7 @@ fn folder_id(dir: &Path) -> Option<FolderId> {
 }
 
 impl ExtractionLoop {
-    pub async fn run(self, cancel: Cancel) {
+    pub async fn run(&self, cancel: Cancel) {
         let env = self.extractor.env().clone();
         let projects_dir = env.projects_dir();
         let mut sessions = Sessions::default();

@@ -11,7 +11,8 @@
 //!   shows exactly what it sends (the check itself is supplied by the api).
 //!
 //! Every run is announced as [`Event`]s (for the app's progress display) and recorded in the
-//! [`runs::RunLog`]; failures back off; [`SchedulerHandle::shutdown`] cancels and waits.
+//! [`runs::RunLog`]; failures back off; a loop that panics is recorded and started again
+//! ([`supervise`]); [`SchedulerHandle::shutdown`] cancels and waits.
 //! It runs inside the desktop app and headless as `mneme daemon`.
 
 pub mod backoff;
@@ -225,7 +226,7 @@ pub struct SchedulerHandle {
     tasks: Vec<tokio::task::JoinHandle<()>>,
     ready: tokio::sync::watch::Receiver<bool>,
     dream_passes: tokio::sync::watch::Receiver<u64>,
-    _instance: InstanceLock,
+    _instance: Arc<InstanceLock>,
 }
 
 impl SchedulerHandle {
@@ -273,19 +274,35 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
     let (turn_tx, turn_rx) = mpsc::unbounded_channel();
     let (ready_tx, ready) = tokio::sync::watch::channel(!config.jobs.extraction);
     let (passes, dream_passes) = tokio::sync::watch::channel(0u64);
+    // Every loop holds the instance lock until it has stopped, so another scheduler cannot
+    // start while one of these still runs (the team loop finishing its last push).
+    let instance = Arc::new(instance);
+    let supervised = |job, name, spawn| tokio::spawn(supervise(job, name, reporter.clone(), cancel.clone(), spawn));
     if config.jobs.extraction {
-        let l = extraction::ExtractionLoop {
+        let l = Arc::new(extraction::ExtractionLoop {
             extractor: mneme_extract::Extractor::new(config.env.clone(), config.clock.clone()),
             reporter: reporter.clone(),
             session_memory: config.jobs.session_memory,
             poll: config.poll,
             turn_ends: turn_tx,
             ready: ready_tx,
-        };
-        tasks.push(tokio::spawn(l.run(cancel.clone())));
+        });
+        let held = instance.clone();
+        tasks.push(supervised(
+            JobKind::Extraction,
+            "extraction",
+            Box::new(move |c| {
+                let (l, held) = (l.clone(), held.clone());
+                tokio::spawn(async move {
+                    let _held = held;
+                    l.run(c).await;
+                })
+            }),
+        ));
     }
     if config.jobs.dream {
-        let l = dream::DreamLoop {
+        // The loop owns the receiving end of the turn-end channel, which a restart keeps.
+        let l = Arc::new(tokio::sync::Mutex::new(dream::DreamLoop {
             dreams: mneme_dream::Dreams::new(config.env.clone(), config.clock.clone()),
             reporter: reporter.clone(),
             tick: config.dream_tick,
@@ -293,25 +310,110 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
             folders: config.folders.clone(),
             turn_ends: turn_rx,
             passes,
-        };
-        tasks.push(tokio::spawn(l.run(cancel.clone())));
+        }));
+        let held = instance.clone();
+        tasks.push(supervised(
+            JobKind::Dream,
+            "dream",
+            Box::new(move |c| {
+                let (l, held) = (l.clone(), held.clone());
+                tokio::spawn(async move {
+                    let _held = held;
+                    l.lock().await.run(c).await;
+                })
+            }),
+        ));
     }
     if config.jobs.team {
-        let l = team::TeamLoop {
+        let l = Arc::new(team::TeamLoop {
             env: config.env.clone(),
             clock: config.clock.clone(),
             reporter: reporter.clone(),
             folders: config.folders.clone(),
             pull_every: config.team_pull_every,
-        };
-        let c = cancel.clone();
-        tasks.push(tokio::task::spawn_blocking(move || l.run(c)));
+        });
+        let held = instance.clone();
+        tasks.push(supervised(
+            JobKind::TeamSync,
+            "team sync",
+            Box::new(move |c| {
+                let (l, held) = (l.clone(), held.clone());
+                tokio::task::spawn_blocking(move || {
+                    let _held = held;
+                    l.run(c);
+                })
+            }),
+        ));
     }
     if let Some(check) = config.claude_code_check {
-        let l = claude_check::ClaudeCheckLoop { check, reporter: reporter.clone(), every: config.claude_check_every };
-        tasks.push(tokio::spawn(l.run(cancel.clone())));
+        let l = Arc::new(claude_check::ClaudeCheckLoop { check, reporter: reporter.clone(), every: config.claude_check_every });
+        let held = instance.clone();
+        tasks.push(supervised(
+            JobKind::ClaudeCodeCheck,
+            "Claude Code check",
+            Box::new(move |c| {
+                let (l, held) = (l.clone(), held.clone());
+                tokio::spawn(async move {
+                    let _held = held;
+                    l.run(c).await;
+                })
+            }),
+        ));
     }
     Ok(SchedulerHandle { reporter, cancel, tasks, ready, dream_passes, _instance: instance })
+}
+
+/// Starts one run of a loop (on the runtime, or on the blocking pool for a synchronous one).
+type SpawnLoop = Box<dyn FnMut(Cancel) -> tokio::task::JoinHandle<()> + Send>;
+
+/// The first pause before a loop that panicked starts again; it doubles with each panic in a
+/// row, up to [`RESTART_CAP`].
+const RESTART_AFTER: Duration = Duration::from_secs(1);
+const RESTART_CAP: Duration = Duration::from_secs(600);
+
+/// Keeps a loop running until the scheduler is cancelled. A loop that panics (a bug: every
+/// error it expects is a recorded run) would otherwise stop for good while the others, and
+/// the daemon, run on as if nothing happened: the panic is recorded as a failed run of that
+/// job, and the loop starts again after a pause that grows while it keeps panicking.
+async fn supervise(job: JobKind, name: &'static str, reporter: Reporter, cancel: Cancel, mut spawn: SpawnLoop) {
+    let mut backoff = Backoff::new(RESTART_AFTER, RESTART_CAP);
+    loop {
+        let started = tokio::time::Instant::now();
+        let panic = match spawn(cancel.clone()).await {
+            Ok(()) => return,
+            Err(e) if e.is_panic() => panic_text(e.into_panic()),
+            // The runtime is shutting down: nothing to restart on.
+            Err(_) => return,
+        };
+        // A loop that ran for a long while before this panic is not panicking in a row.
+        if started.elapsed() >= RESTART_CAP {
+            backoff.succeeded();
+        }
+        let wait = backoff.failed();
+        let error = if cancel.is_cancelled() {
+            format!("the {name} loop stopped on an internal error while shutting down ({panic}). This is a bug in Mneme; please report it with this message")
+        } else {
+            format!(
+                "the {name} loop stopped on an internal error ({panic}); it starts again in {} s. This is a bug in Mneme; please report it with this message",
+                wait.as_secs()
+            )
+        };
+        reporter.begin(job, format!("{name} loop")).finish(Outcome::Failed { error });
+        if extraction::sleep_or_cancel(wait, &cancel).await {
+            return;
+        }
+    }
+}
+
+/// What a panic said, for the run log.
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => format!("panicked: {s}"),
+        Err(payload) => match payload.downcast::<&'static str>() {
+            Ok(s) => format!("panicked: {s}"),
+            Err(_) => "panicked".into(),
+        },
+    }
 }
 
 /// Every project folder Claude Code has sessions for that still exists on this machine.
@@ -352,5 +454,35 @@ mod tests {
         assert!(matches!(rx.try_recv().unwrap(), Event::Progress { ref message, .. } if message == "orienting"));
         assert_eq!(rx.try_recv().unwrap(), Event::Finished { record: rec.clone() });
         assert_eq!(reporter.log().recent(5, None).unwrap(), vec![rec]);
+    }
+
+    /// A loop that panics is recorded as a failed run of its job and started again; a loop
+    /// that returns (cancelled) is not.
+    #[tokio::test(start_paused = true)]
+    async fn a_loop_that_panics_is_recorded_and_started_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let reporter = Reporter::new(Arc::new(mneme_core::SystemClock), RunLog::in_data_dir(dir.path()));
+        let cancel = Cancel::new();
+        let (starts_tx, mut starts) = tokio::sync::watch::channel(0u32);
+        let spawn: SpawnLoop = Box::new(move |c: Cancel| {
+            starts_tx.send_modify(|n| *n += 1);
+            let first = *starts_tx.borrow() == 1;
+            tokio::spawn(async move {
+                if first {
+                    panic!("index out of bounds");
+                }
+                c.cancelled().await;
+            })
+        });
+        let supervisor = tokio::spawn(supervise(JobKind::Dream, "dream", reporter.clone(), cancel.clone(), spawn));
+        starts.wait_for(|n| *n == 2).await.unwrap();
+        cancel.cancel();
+        supervisor.await.unwrap();
+        assert_eq!(*starts.borrow(), 2, "started once more after the panic, not after the cancel");
+        let runs = reporter.log().recent(5, None).unwrap();
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        assert_eq!((runs[0].job, runs[0].target.as_str()), (JobKind::Dream, "dream loop"));
+        let Outcome::Failed { error } = &runs[0].outcome else { panic!("{runs:?}") };
+        assert!(error.starts_with("the dream loop stopped on an internal error (panicked: index out of bounds); it starts again in 1 s."), "{error}");
     }
 }

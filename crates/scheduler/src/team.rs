@@ -24,7 +24,7 @@ pub struct TeamLoop {
 
 impl TeamLoop {
     /// Blocking: the sync client is synchronous, so this runs on its own thread.
-    pub fn run(self, cancel: Cancel) {
+    pub fn run(&self, cancel: Cancel) {
         let mut watched = Vec::new();
         for folder in &self.folders.resolve(&self.env) {
             let target = resolve_target(&self.env, folder);
