@@ -32,13 +32,19 @@ impl AnthropicProvider {
         let base_url = base_url.unwrap_or(ANTHROPIC_DEFAULT_BASE_URL).trim_end_matches('/').to_string();
         crate::http::check_key_transport(&base_url)?;
         Ok(AnthropicProvider {
-            client: client()?,
+            client: client(&[])?,
             base_url,
             api_key: api_key.into(),
             model: model.into(),
             options: HttpOptions::default(),
             streaming: None,
         })
+    }
+
+    /// Trusts `roots` beside the built-in certificate authorities.
+    pub fn trusting(mut self, roots: &[reqwest::Certificate]) -> Result<Self, ModelError> {
+        self.client = client(roots)?;
+        Ok(self)
     }
 
     pub fn with_options(mut self, options: HttpOptions) -> Self {

@@ -21,10 +21,16 @@ const MAX_ERROR_MESSAGE_CHARS: usize = 300;
 /// so that a streamed answer is bounded too. Redirects are not followed: the key (`x-api-key`,
 /// which reqwest does not strip) and the prompt would go to whatever host the endpoint names,
 /// over plain http too.
-pub(crate) fn client() -> Result<reqwest::Client, ModelError> {
-    reqwest::Client::builder()
+/// `extra_roots` are trusted beside the built-in certificate authorities (a company's own, or
+/// the one a TLS-inspecting proxy signs with: `NODE_EXTRA_CA_CERTS`, as Claude Code takes it).
+pub(crate) fn client(extra_roots: &[reqwest::Certificate]) -> Result<reqwest::Client, ModelError> {
+    let mut builder = reqwest::Client::builder()
         .user_agent(concat!("mneme/", env!("CARGO_PKG_VERSION")))
-        .redirect(reqwest::redirect::Policy::none())
+        .redirect(reqwest::redirect::Policy::none());
+    for root in extra_roots {
+        builder = builder.add_root_certificate(root.clone());
+    }
+    builder
         .build()
         .map_err(|e| ModelError::Network(format!("the HTTP client could not start ({e})")))
 }

@@ -31,13 +31,19 @@ impl OpenAiProvider {
             crate::http::check_key_transport(&base_url)?;
         }
         Ok(OpenAiProvider {
-            client: client()?,
+            client: client(&[])?,
             base_url,
             api_key,
             model: model.into(),
             options: HttpOptions::default(),
             streaming: false,
         })
+    }
+
+    /// Trusts `roots` beside the built-in certificate authorities.
+    pub fn trusting(mut self, roots: &[reqwest::Certificate]) -> Result<Self, ModelError> {
+        self.client = client(roots)?;
+        Ok(self)
     }
 
     pub fn with_options(mut self, options: HttpOptions) -> Self {

@@ -164,6 +164,12 @@ pub(crate) fn transport_failure(error: &reqwest::Error, timeout: Duration, url: 
     // A request that could not even be built (a key that is not a valid header value, an
     // address reqwest cannot use) fails the same way every time: waiting minutes of retries
     // and then blaming the network would send the user to the wrong place.
+    // An untrusted certificate stays untrusted however often it is asked for.
+    if detail.contains("invalid peer certificate") {
+        return Failure::Fatal(ModelError::NotConfigured(format!(
+            "{url} presented a certificate Mneme does not trust ({detail}): if your company's certificate authority or a TLS-inspecting proxy signs it, set NODE_EXTRA_CA_CERTS to that authority's PEM file, as for Claude Code"
+        )));
+    }
     if error.is_builder() {
         return Failure::Fatal(ModelError::NotConfigured(format!(
             "the request to {url} could not be made ({detail}): check the base URL in Settings → Model provider, and store the API key again if it may hold stray characters"

@@ -150,6 +150,29 @@ impl ProviderSettings {
     }
 }
 
+/// The largest certificate bundle read from `NODE_EXTRA_CA_CERTS` (a system bundle is ~200 KB).
+const MAX_CA_BUNDLE_BYTES: u64 = 16 << 20;
+
+/// The certificate authorities `NODE_EXTRA_CA_CERTS` names (a PEM file), trusted beside the
+/// built-in ones, as Claude Code trusts them: how a company's own authority, or a TLS-inspecting
+/// proxy's, is made known. A file that cannot be used is an error naming it, not a silent
+/// fallback that would fail later as an untrusted certificate.
+fn extra_roots(env: &Environment) -> Result<Vec<reqwest::Certificate>, ModelError> {
+    let Some(path) = env.var("NODE_EXTRA_CA_CERTS").map(str::trim).filter(|p| !p.is_empty()) else { return Ok(Vec::new()) };
+    let unusable = |why: String| {
+        ModelError::NotConfigured(format!(
+            "NODE_EXTRA_CA_CERTS names {path}, which {why}; point it at a PEM file of certificates, or unset it"
+        ))
+    };
+    let (bytes, _) = mneme_store::open::read_plain_capped(std::path::Path::new(path), MAX_CA_BUNDLE_BYTES)
+        .map_err(|e| unusable(format!("could not be read ({e})")))?;
+    let roots = reqwest::Certificate::from_pem_bundle(&bytes).map_err(|e| unusable(format!("is not a PEM certificate bundle ({e})")))?;
+    if roots.is_empty() {
+        return Err(unusable("holds no certificates".into()));
+    }
+    Ok(roots)
+}
+
 /// Whether `ANTHROPIC_API_KEY` may be sent to `base_url`: the environment's key belongs to the
 /// API the environment names (the default, or `ANTHROPIC_BASE_URL` beside it), or to a server on
 /// this machine. An address typed in the form and tested before its own key is stored must not
@@ -185,6 +208,7 @@ pub fn build_provider_with_retry(
     retry: RetryPolicy,
 ) -> Result<Arc<dyn Provider>, ModelError> {
     let options = HttpOptions { timeout: settings.timeout(), retry, ..HttpOptions::default() };
+    let roots = || extra_roots(env);
     match settings.kind {
         ProviderKind::Offline => Ok(Arc::new(OfflineProvider)),
         ProviderKind::Anthropic => {
@@ -214,7 +238,7 @@ pub fn build_provider_with_retry(
                     .filter(|m| !m.trim().is_empty())
                     .map_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string(), str::to_string)
             });
-            Ok(Arc::new(AnthropicProvider::new(model, key, Some(&base_url))?.with_options(options)))
+            Ok(Arc::new(AnthropicProvider::new(model, key, Some(&base_url))?.trusting(&roots()?)?.with_options(options)))
         }
         ProviderKind::Openai => {
             let base_url = settings.effective_base_url().unwrap_or_else(|| OPENAI_DEFAULT_BASE_URL.to_string());
@@ -230,7 +254,7 @@ pub fn build_provider_with_retry(
                 Err(KeychainError::Unavailable(_)) if url::Url::parse(&base_url).is_ok_and(|u| is_local(&u)) => None,
                 Err(e) => return Err(ModelError::NotConfigured(format!("the API key for {base_url} could not be read: {e}"))),
             };
-            Ok(Arc::new(OpenAiProvider::new(model, key, Some(&base_url))?.with_options(options)))
+            Ok(Arc::new(OpenAiProvider::new(model, key, Some(&base_url))?.trusting(&roots()?)?.with_options(options)))
         }
         ProviderKind::ClaudeCli => {
             let binary = match &settings.claude_binary {
