@@ -308,8 +308,9 @@ pub fn absolutize(text: &str, on: Date) -> (String, Vec<Conversion>) {
 pub fn local_date(ns: i128, utc_offset_secs: i32) -> Date {
     let offset = time::UtcOffset::from_whole_seconds(utc_offset_secs).unwrap_or(time::UtcOffset::UTC);
     time::OffsetDateTime::from_unix_timestamp_nanos(ns)
-        .map(|t| t.to_offset(offset).date())
-        .unwrap_or(Date::MIN)
+        .ok()
+        .and_then(|t| t.checked_to_offset(offset))
+        .map_or(Date::MIN, |t| t.date())
 }
 
 /// Parses `YYYY-MM-DD` at the start of `s` (a `created:` value may carry a time after it).

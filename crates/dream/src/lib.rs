@@ -52,7 +52,7 @@ use mneme_store::session::SessionMemory;
 use mneme_store::Environment;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 /// The most model turns one dream takes. Claude Code sets none; Mneme's dreams run on the
 /// user's own key and model, and a model that keeps calling tools (small local ones do) would
@@ -122,14 +122,6 @@ pub struct Dreams {
     /// Thresholds given by the caller ([`Dreams::with_config`]); otherwise the server flag's,
     /// read again before each check.
     config_fixed: bool,
-}
-
-fn system_time(ns: i128) -> SystemTime {
-    if ns >= 0 {
-        UNIX_EPOCH + Duration::from_nanos(ns as u64)
-    } else {
-        UNIX_EPOCH - Duration::from_nanos(ns.unsigned_abs() as u64)
-    }
 }
 
 /// `<dir>/`, as Claude Code names the memory folder in prompts.
@@ -302,7 +294,7 @@ impl Dreams {
             }
         }
         let _running = Running(&lock);
-        let since = (acquired.prior_mtime_ns != 0).then(|| system_time(acquired.prior_mtime_ns));
+        let since = (acquired.prior_mtime_ns != 0).then(|| lock::system_time_of_ns(acquired.prior_mtime_ns)).flatten();
         let sessions = gate::sessions_touched_since(&target.transcript_dir, since, target.current_session.as_deref());
         let now_ms = ms_since_epoch(self.clock.now());
         let id = match history.reserve_id(now_ms) {

@@ -53,6 +53,19 @@ pub(crate) fn ms_since_epoch(t: SystemTime) -> i64 {
     (ns_since_epoch(t) / 1_000_000).clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
+/// The time `ns` nanoseconds from the epoch, `None` past what `SystemTime` holds. Checked: a
+/// file's time can be centuries away, and `Duration::from_nanos(ns as u64)` wrapped anything
+/// after the year 2554 to some other date.
+pub(crate) fn system_time_of_ns(ns: i128) -> Option<SystemTime> {
+    let abs = ns.unsigned_abs();
+    let d = Duration::new(u64::try_from(abs / 1_000_000_000).ok()?, (abs % 1_000_000_000) as u32);
+    if ns >= 0 {
+        UNIX_EPOCH.checked_add(d)
+    } else {
+        UNIX_EPOCH.checked_sub(d)
+    }
+}
+
 fn filetime_of(t: SystemTime) -> FileTime {
     FileTime::from_system_time(t)
 }
@@ -402,11 +415,13 @@ impl ConsolidationLock {
             Err(e) => Err(e),
         }
         .map_err(|e| DreamError::io("roll back the dream lock", &self.path, e))?;
-        let t = if acquired.prior_mtime_ns >= 0 {
-            UNIX_EPOCH + Duration::from_nanos(acquired.prior_mtime_ns as u64)
-        } else {
-            UNIX_EPOCH - Duration::from_nanos(acquired.prior_mtime_ns.unsigned_abs() as u64)
-        };
+        let t = system_time_of_ns(acquired.prior_mtime_ns).ok_or_else(|| {
+            DreamError::Invalid(format!(
+                "the dream lock {} cannot be dated back to its earlier time ({} ns from 1970); remove it to reopen the time gate",
+                self.path.display(),
+                acquired.prior_mtime_ns
+            ))
+        })?;
         // `utimes(path, prior, prior)` sets both times.
         filetime::set_file_handle_times(&file, Some(filetime_of(t)), Some(filetime_of(t)))
             .map_err(|e| DreamError::io("roll back the dream lock", &self.path, e))
@@ -697,6 +712,17 @@ mod tests {
         assert_eq!(l.state(SystemTime::now()).holder_pid, Some(4242));
         write_lock(&l, &format!("{}4242", " ".repeat(BODY_CAP as usize)), 1_700_000_000);
         assert_eq!(l.state(SystemTime::now()).holder_pid, None);
+    }
+
+    /// Times past the year 2554 (beyond u64 nanoseconds) come back as they were, instead of
+    /// wrapping to another date that a rollback would then stamp on the lock.
+    #[test]
+    fn far_times_convert_back_unchanged() {
+        let year_10000 = SystemTime::UNIX_EPOCH + Duration::new(253_402_300_800 + 400 * 86_400, 123);
+        for t in [year_10000, UNIX_EPOCH + Duration::from_secs(1_700_000_000), UNIX_EPOCH - Duration::new(86_400, 5)] {
+            assert_eq!(system_time_of_ns(ns_since_epoch(t)), Some(t));
+        }
+        assert_eq!(system_time_of_ns(i128::MAX), None);
     }
 
     #[test]

@@ -245,10 +245,14 @@ impl<'a> Work<'a> {
 
     fn distil_logs(&mut self) {
         let offset = self.opts.utc_offset_secs;
-        let since_local = self.opts.since.map(|t| {
+        // Checked: the lock's mtime is whatever the file system stores, and a date past the
+        // year 9999 has no calendar date here (`OffsetDateTime::from` panicked, the failed dream
+        // rolled that mtime back, and every dream after it failed the same way). No local
+        // date, no cut by time of day; the mtime filter below still applies.
+        let since_local = self.opts.since.and_then(|t| {
             let o = time::UtcOffset::from_whole_seconds(offset).unwrap_or(time::UtcOffset::UTC);
-            let dt = time::OffsetDateTime::from(t).to_offset(o);
-            (dt.date(), (dt.hour(), dt.minute()))
+            let dt = time::OffsetDateTime::from_unix_timestamp_nanos(ns_since_epoch(t)).ok()?.checked_to_offset(o)?;
+            Some((dt.date(), (dt.hour(), dt.minute())))
         });
         let since_ns = self.opts.since.map(ns_since_epoch);
         let mut facts: Vec<Fact> = Vec::new();

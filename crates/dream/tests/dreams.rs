@@ -571,3 +571,20 @@ fn a_record_whose_changes_lie_outside_its_folder_is_refused() {
     let (listed, damaged) = w.dreams.list(&w.mem).unwrap();
     assert!(listed.is_empty() && damaged.len() == 1, "reported, not listed");
 }
+
+/// A previous consolidation dated past the year 9999 (a lock mtime a file system kept as
+/// given) has no calendar date: the offline dream still plans, instead of panicking into a
+/// failed dream whose rollback put the same date back, so that every later dream failed too.
+#[test]
+fn a_previous_consolidation_past_the_year_9999_does_not_stop_the_offline_dream() {
+    let w = World::new();
+    w.write("MEMORY.md", "");
+    w.dreams.log(&w.mem, "Always run cargo fmt before committing").unwrap();
+    let memdir = w.dreams.memdir(&w.mem);
+    let far = std::time::UNIX_EPOCH + std::time::Duration::from_secs(253_402_300_800 + 400 * 86_400);
+    let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(NOW);
+    for offset in [0, 3600, -3600] {
+        let plan = mneme_dream::offline::consolidate(&memdir, mneme_dream::OfflineOptions { utc_offset_secs: offset, since: Some(far), now }).unwrap();
+        assert_eq!(plan.stats.distilled, 0, "nothing in the log is newer than that");
+    }
+}
