@@ -112,6 +112,39 @@ pub fn entry_put_bytes(key: &str, value: &str) -> usize {
 /// `len('{"entries":{}}')`.
 pub const EMPTY_PUT_BYTES: usize = 14;
 
+/// The fewest bytes [`entry_put_bytes`] gives an entry: a one-character key (`"a"`, 3 bytes)
+/// with empty content (`""`, 2), plus the colon and comma.
+pub const MIN_ENTRY_PUT_BYTES: usize = 7;
+
+/// The most entries one `PUT` from Claude Code (or Mneme's client, which batches the same way)
+/// can carry: a batch stays within [`MAX_PUT_BODY_BYTES`] as counted unless it is one oversized
+/// entry alone, and every entry counts at least [`MIN_ENTRY_PUT_BYTES`]. 28,569. Mneme's
+/// server refuses a `PUT` with more (413 [`TOO_MANY_KEYS`]): each one is read and written under
+/// the repository's lock, and a 4 MiB body could otherwise name some 300,000.
+pub const MAX_PUT_ENTRIES: usize = (MAX_PUT_BODY_BYTES - EMPTY_PUT_BYTES) / MIN_ENTRY_PUT_BYTES;
+
+/// Mneme's server only: the 413 `error_code` when a `PUT` names more keys than any client's
+/// batch holds ([`MAX_PUT_ENTRIES`] entries, or more removals than the repository can hold).
+pub const TOO_MANY_KEYS: &str = "team_memory_too_many_keys";
+
 fn json_len(s: &str) -> usize {
     serde_json::to_string(s).map(|j| j.len()).unwrap_or(s.len() + 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_put_entry_cap_is_what_a_full_batch_of_the_smallest_entries_holds() {
+        assert_eq!(entry_put_bytes("a", ""), MIN_ENTRY_PUT_BYTES);
+        assert_eq!(MAX_PUT_ENTRIES, 28_569);
+        // As many of the smallest entries as the cap fit in one batch; one more does not.
+        assert!(EMPTY_PUT_BYTES + MAX_PUT_ENTRIES * MIN_ENTRY_PUT_BYTES <= MAX_PUT_BODY_BYTES);
+        assert!(EMPTY_PUT_BYTES + (MAX_PUT_ENTRIES + 1) * MIN_ENTRY_PUT_BYTES > MAX_PUT_BODY_BYTES);
+        // No entry counts less: a key has at least one character, content at least its quotes.
+        for (key, value) in [("a", ""), ("\u{e9}", ""), ("ab", ""), ("a", "b"), ("\u{0}", "")] {
+            assert!(entry_put_bytes(key, value) >= MIN_ENTRY_PUT_BYTES, "{key:?}");
+        }
+    }
 }

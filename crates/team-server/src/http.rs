@@ -25,7 +25,7 @@ use mneme_team_proto::server_wire::{
 };
 use mneme_team_proto::wire::{
     ErrorBody, ErrorDetails, ErrorObject, PutResponse, TeamMemoryContent, TeamMemoryData, TeamMemoryHashes,
-    TEAM_MEMORY_PATH, TOO_MANY_ENTRIES,
+    MAX_PUT_ENTRIES, TEAM_MEMORY_PATH, TOO_MANY_ENTRIES, TOO_MANY_KEYS,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -498,6 +498,33 @@ async fn put_team_memory(
             "The body is not {{\"entries\": {{key: content}}, \"soft_delete_keys\": [key]}}: {e}."
         ))
     })?;
+    // Every key a write names is read and written under the repository's lock (on SQLite the
+    // database's only write lock), so how many one request may name is capped here, before it
+    // queues: no client's batch comes near either cap.
+    if put.entries.0.len() > MAX_PUT_ENTRIES {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            TOO_MANY_KEYS,
+            format!(
+                "This request writes {} entries; one request may write at most {MAX_PUT_ENTRIES} (what a 200,000-byte batch, as Claude Code and Mneme send them, can hold). Send the entries in smaller batches.",
+                put.entries.0.len()
+            ),
+        ));
+    }
+    // A client names for removal only keys the server listed as live, so never more than the
+    // repository may hold.
+    let removable = app.memory.max_entries(&repo).max(u64::try_from(repo.live_entries).unwrap_or(0));
+    if put.soft_delete_keys.len() as u64 > removable {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            TOO_MANY_KEYS,
+            format!(
+                "This request removes {} keys, more than {:?} can hold ({removable}). Name only keys the repository has.",
+                put.soft_delete_keys.len(),
+                repo.slug
+            ),
+        ));
+    }
     let mut ops = Vec::with_capacity(put.entries.0.len() + put.soft_delete_keys.len());
     for (key, content) in put.entries.0 {
         validate_key(&key).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "team_memory_invalid_key", e.to_string()))?;

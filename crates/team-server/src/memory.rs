@@ -123,6 +123,23 @@ pub struct Written {
 const MAX_ATTEMPTS: usize = 64;
 /// The most writes one group commit takes.
 const MAX_BATCH: usize = 128;
+/// The most keys one group commit names (a write naming more goes alone): one transaction
+/// holds the lock for every key it names, and on SQLite other repositories' writes wait for it.
+const MAX_GROUP_OPS: usize = mneme_team_proto::wire::MAX_PUT_ENTRIES;
+
+/// How many of the queued writes, naming `ops` keys each in queue order, the next group takes:
+/// at least one, at most [`MAX_BATCH`], and no more keys than [`MAX_GROUP_OPS`] together.
+fn group_len(ops: impl Iterator<Item = usize>) -> usize {
+    let (mut n, mut total) = (0, 0usize);
+    for count in ops.take(MAX_BATCH) {
+        total = total.saturating_add(count);
+        if n > 0 && total > MAX_GROUP_OPS {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
 
 /// One write waiting for its repository's next group commit.
 struct Pending {
@@ -218,7 +235,7 @@ impl Memory {
                     queues.remove(&repo.id);
                     return;
                 }
-                let n = queue.len().min(MAX_BATCH);
+                let n = group_len(queue.iter().map(|p| p.ops.len()));
                 queue.drain(..n).collect()
             };
             self.commit_group(&repo, group).await;
@@ -446,4 +463,19 @@ fn plan(view: &WriteView, ops: &[Op], permission: Permission) -> Result<Plan, Wr
         }
     }
     Ok(Plan { changes: changes.into_values().collect(), live_after: live })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_takes_at_most_max_batch_writes_and_max_group_ops_keys() {
+        assert_eq!(group_len(std::iter::empty()), 0);
+        assert_eq!(group_len([1; 500].into_iter()), MAX_BATCH);
+        // A write naming more than a group may still goes, alone.
+        assert_eq!(group_len([MAX_GROUP_OPS + 5, 1].into_iter()), 1);
+        assert_eq!(group_len([MAX_GROUP_OPS - 1, 1, 1].into_iter()), 2);
+        assert_eq!(group_len([10_000, 10_000, 10_000].into_iter()), 2);
+    }
 }

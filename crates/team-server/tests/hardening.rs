@@ -726,6 +726,50 @@ async fn a_nul_character_is_refused_before_the_database_on_both_backends() {
     .await;
 }
 
+/// Every key a PUT names is read and written under the repository's lock, and a 4 MiB body
+/// could name some 300,000 (or a million removals): a PUT with more entries than any client's
+/// 200,000-byte batch can hold, or more removals than the repository can hold, is 413
+/// `team_memory_too_many_keys` before it queues, and writes nothing. Mneme's own batching and
+/// the largest batch Claude Code can send still go through.
+#[tokio::test]
+async fn a_put_naming_more_keys_than_any_client_batch_holds_is_413() {
+    use mneme_team::wire::{MAX_PUT_BODY_BYTES, MAX_PUT_ENTRIES, TOO_MANY_KEYS};
+    // Mneme's client never sends more: the shortest keys there are, with empty content.
+    let delta: std::collections::BTreeMap<String, String> = (0..100_000).map(|i| (format!("{i:x}"), String::new())).collect();
+    let batches = mneme_team::client::batch_by_bytes(&delta);
+    assert!(batches.iter().all(|b| b.len() <= MAX_PUT_ENTRIES));
+    assert!(batches.iter().any(|b| b.len() > MAX_PUT_ENTRIES / 2), "the test reaches near the cap");
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        h.put(&lead, REPO, json!({"entries": {"a.md": "A"}}), None).await.error_for_status().unwrap();
+        let entries = |n: usize| -> serde_json::Map<String, serde_json::Value> {
+            (0..n).map(|i| (format!("n/{i:x}.md"), json!(""))).collect()
+        };
+        let res = h.put(&lead, REPO, json!({ "entries": entries(MAX_PUT_ENTRIES + 1) }), None).await;
+        assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE, "{}", h.label);
+        let body: ErrorBody = res.json().await.unwrap();
+        assert_eq!(body.error.details.unwrap().error_code, TOO_MANY_KEYS);
+        assert!(body.error.message.unwrap().contains("smaller batches"));
+        // Removals: no more than the repository may hold (its entry cap, here 1,000).
+        h.admin.set_max_entries(REPO, Some(1000)).await.unwrap();
+        let keys = |n: usize| (0..n).map(|i| format!("gone/{i}.md")).collect::<Vec<_>>();
+        let res = h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": keys(1001)}), None).await;
+        assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE, "{}", h.label);
+        assert_eq!(error_code(res).await, TOO_MANY_KEYS);
+        let data = pull(&h, &lead).await;
+        assert_eq!((data.version, data.content.entries.len()), (1, 1), "{}: nothing was written", h.label);
+        h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": keys(1000)}), None).await.error_for_status().unwrap();
+        // As many entries as the largest batch Claude Code can send holds.
+        h.admin.set_max_entries(REPO, None).await.unwrap();
+        let full = json!({ "entries": entries(MAX_PUT_ENTRIES) });
+        assert!(serde_json::to_string(&full).unwrap().len() > MAX_PUT_BODY_BYTES / 2);
+        h.put(&lead, REPO, full, None).await.error_for_status().unwrap();
+        assert_eq!(pull(&h, &lead).await.content.entries.len(), MAX_PUT_ENTRIES + 1, "{}", h.label);
+        h.shutdown().await;
+    })
+    .await;
+}
+
 /// The entry cap is checked against the live count the repository row keeps (a write no
 /// longer counts the repository), through creates, removals, revivals and purges.
 #[tokio::test]
