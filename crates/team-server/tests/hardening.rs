@@ -953,6 +953,50 @@ async fn a_write_costs_the_same_in_a_small_and_a_large_repository() {
     .await;
 }
 
+/// A database a newer server migrated is refused at start with what to do, instead of being
+/// served by a server that does not know what the newer schema added; nothing in it changes.
+#[tokio::test]
+async fn a_server_refuses_a_database_a_newer_server_migrated() {
+    use mneme_team_server::store::{SqlStore, StoreError};
+    use sqlx::Connection;
+    for mut db in databases().await {
+        // The SQLite file's folder outlives the first server.
+        let _dir = db.dir.take();
+        let h = Harness::start(db, defaults).await;
+        let url = h.db.clone();
+        h.shutdown().await;
+        let set_version = |version: i64| {
+            let url = url.clone();
+            async move {
+                let sql = format!("UPDATE schema_version SET version = {version}");
+                match &url {
+                    DatabaseUrl::Sqlite(path) => {
+                        let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+                        sqlx::query(&sql).execute(&mut c).await.unwrap();
+                        c.close().await.unwrap();
+                    }
+                    DatabaseUrl::Postgres(u) => {
+                        let mut c = sqlx::PgConnection::connect(u).await.unwrap();
+                        sqlx::query(&sql).execute(&mut c).await.unwrap();
+                        c.close().await.unwrap();
+                    }
+                }
+            }
+        };
+        set_version(4).await;
+        let err = SqlStore::connect(&url).await.unwrap_err();
+        assert!(matches!(err, StoreError::SchemaTooNew { found: 4, supported: 3 }), "{err}");
+        let message = err.to_string();
+        assert!(message.contains("version 4") && message.contains("newer mneme-server"), "{message}");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let refused = mneme_team_server::spawn(ServerConfig::new(url.clone()), listener).await;
+        assert!(refused.is_err(), "the server must not start");
+        // Left as the newer server made it; back at this version it opens again.
+        set_version(3).await;
+        SqlStore::connect(&url).await.unwrap().close().await;
+    }
+}
+
 /// A version-2 database (before the storage cap) gains the cap's columns on start, with the
 /// history it already holds counted in UTF-8 bytes.
 #[tokio::test]

@@ -49,6 +49,10 @@ pub enum StoreError {
     AlreadyExists(String),
     #[error("The database failed: {0}. Check that the database is reachable and its disk is not full.")]
     Database(#[from] sqlx::Error),
+    #[error(
+        "The database's schema is version {found}, newer than this mneme-server knows (version {supported}): a newer mneme-server migrated it. Run that newer mneme-server, or restore the backup made before the upgrade to run this one."
+    )]
+    SchemaTooNew { found: i64, supported: i64 },
     #[error("Could not open the database {url}: {source}. Check the --db URL and that the file's folder exists and is writable (or the PostgreSQL server accepts the credentials).")]
     Connect {
         url: String,
