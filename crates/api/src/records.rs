@@ -409,7 +409,7 @@ impl Mneme {
     /// `TEAM_MEMORY_SYNC_URL` sets it. Answers who signed in, when the server says.
     pub fn team_device_login(&self, server: &str, show: impl FnOnce(&DeviceLogin)) -> Result<Option<String>, ApiError> {
         let store = self.credential_store();
-        let user = auth::login(&Http::default(), server, store.as_ref(), self.clock.as_ref(), &ThreadSleeper, show)
+        let user = auth::login(&Http::for_env(&self.env), server, store.as_ref(), self.clock.as_ref(), &ThreadSleeper, show)
             .map_err(|e| ApiError::new(ErrorCode::SignInRequired, e.to_string()))?;
         if self.env.var(config::SYNC_URL_VAR).is_none() {
             config::save_server_url(&self.env, server).map_err(io)?;

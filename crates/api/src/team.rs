@@ -672,7 +672,7 @@ impl Mneme {
     pub(crate) fn sync_client(&self, target: SyncTarget) -> SyncClient {
         let server = target.server_url.clone().unwrap_or_default();
         let session =
-            Session::new(&server, self.credential_store(), Http::default(), self.clock.clone()).with_refresh_lock(&self.env.data_dir());
+            Session::new(&server, self.credential_store(), Http::for_env(&self.env), self.clock.clone()).with_refresh_lock(&self.env.data_dir());
         SyncClient::new(target, &self.env, self.clock.clone(), Arc::new(session))
     }
 
@@ -904,7 +904,7 @@ impl Mneme {
                 ApiError::invalid("Enter the team server's address first (Team → Server), or set TEAM_MEMORY_SYNC_URL.")
             })?,
         };
-        let login = auth::start_login(&Http::default(), &url, self.clock.as_ref()).map_err(login_error)?;
+        let login = auth::start_login(&Http::for_env(&self.env), &url, self.clock.as_ref()).map_err(login_error)?;
         let id = login_id(&login);
         let now = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
         let save_server = given.is_some() && self.env.var(config::SYNC_URL_VAR).is_none_or(|v| v.trim().is_empty());
@@ -933,7 +933,7 @@ impl Mneme {
             ));
         };
         let store = self.credential_store();
-        let polled = auth::poll_login(&Http::default(), &mut pending.login, store.as_ref(), self.clock.as_ref());
+        let polled = auth::poll_login(&Http::for_env(&self.env), &mut pending.login, store.as_ref(), self.clock.as_ref());
         let mut logins = self.team.logins.lock().unwrap_or_else(|p| p.into_inner());
         let interval_secs = pending.login.interval_secs;
         match polled {

@@ -440,65 +440,13 @@ async fn an_error_message_cannot_drive_the_terminal_and_is_kept_short() {
     assert!(e.len() < 600, "{} characters", e.len());
 }
 
-/// An https server whose certificate the test's own authority signed (`tests/data/tls`, valid
-/// until 2126), answering every request with one model answer.
-async fn https_server() -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio_rustls::rustls::pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer};
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tls");
-    let certs = vec![CertificateDer::from_pem_file(data.join("server.pem")).unwrap()];
-    let key = PrivateKeyDer::from_pem_file(data.join("server.key")).unwrap();
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("https://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(tcp).await else { return };
-                let mut got = Vec::new();
-                let mut buf = [0u8; 4096];
-                // Headers, then the declared body.
-                loop {
-                    let Ok(n) = tls.read(&mut buf).await else { return };
-                    if n == 0 {
-                        return;
-                    }
-                    got.extend_from_slice(&buf[..n]);
-                    let text = String::from_utf8_lossy(&got);
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let length = text[..end]
-                            .lines()
-                            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
-                            .unwrap_or(0);
-                        if got.len() >= end + 4 + length {
-                            break;
-                        }
-                    }
-                }
-                let body = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [{"type": "text", "text": "over tls"}], "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 2}}).to_string();
-                let reply = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
-                let _ = tls.write_all(reply.as_bytes()).await;
-                let _ = tls.shutdown().await;
-            });
-        }
-    });
-    url
-}
-
 /// A server signed by an authority the built-in list does not hold (a company's own, a
 /// TLS-inspecting proxy's) is trusted once NODE_EXTRA_CA_CERTS names it, as Claude Code
 /// trusts it; until then the failure says so at once instead of retrying.
 #[tokio::test]
 async fn a_company_certificate_authority_is_trusted_through_node_extra_ca_certs() {
-    let url = https_server().await;
+    let body = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [{"type": "text", "text": "over tls"}], "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 2}}).to_string();
+    let url = mneme_testsupport::tls::https_server(move |_| mneme_testsupport::tls::json_response(&body));
     let home = mneme_testsupport::TestHome::new();
     let keychain = mneme_keychain::Keychain::new(format!("mneme-model-tls-test-{}", std::process::id()));
     let settings = mneme_model::ProviderSettings { kind: mneme_model::ProviderKind::Anthropic, base_url: Some(url.clone()), model: Some("m".into()), ..Default::default() };
@@ -508,7 +456,7 @@ async fn a_company_certificate_authority_is_trusted_through_node_extra_ca_certs(
     let e = untrusted.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
     assert!(matches!(&e, ModelError::NotConfigured(m) if m.contains("does not trust") && m.contains("NODE_EXTRA_CA_CERTS")), "{e:?}");
 
-    let ca = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tls/ca.pem");
+    let ca = mneme_testsupport::tls::test_ca();
     let trusting = env.clone().set_var("NODE_EXTRA_CA_CERTS", ca.to_str().unwrap());
     let p = mneme_model::build_provider(&settings, &trusting, &keychain).unwrap();
     assert_eq!(p.complete(&ask("hi"), &Cancel::new()).await.unwrap().first_text(), Some("over tls"));

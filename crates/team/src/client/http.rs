@@ -49,6 +49,9 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(600);
 #[derive(Clone)]
 pub struct Http {
     agent: ureq::Agent,
+    /// Why the certificates `NODE_EXTRA_CA_CERTS` names cannot be used: every request fails
+    /// with this rather than going out without the authority the user said to trust.
+    unusable_roots: Option<String>,
 }
 
 impl std::fmt::Debug for Http {
@@ -86,7 +89,24 @@ impl Http {
     /// gets [`BODY_TIMEOUT`]: a repository's memory may be tens of megabytes, and on a slow
     /// link a pull bounded by 30 seconds overall would time out on every try, for ever.
     pub fn new(timeout: Duration) -> Self {
+        Http::with_roots(timeout, ureq::tls::RootCerts::WebPki)
+    }
+
+    /// The client for the user's environment: the built-in certificate authorities, plus those
+    /// in the PEM file `NODE_EXTRA_CA_CERTS` names, as Claude Code trusts them (a company's
+    /// own authority, a TLS-inspecting proxy's).
+    pub fn for_env(env: &mneme_store::Environment) -> Self {
+        let timeout = Duration::from_millis(SYNC_TIMEOUT_MS);
+        match extra_roots(env) {
+            Ok(None) => Http::new(timeout),
+            Ok(Some(roots)) => Http::with_roots(timeout, roots),
+            Err(why) => Http { unusable_roots: Some(why), ..Http::new(timeout) },
+        }
+    }
+
+    fn with_roots(timeout: Duration, roots: ureq::tls::RootCerts) -> Self {
         let config = ureq::Agent::config_builder()
+            .tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build())
             .timeout_connect(Some(timeout))
             .timeout_send_request(Some(timeout))
             .timeout_send_body(Some(timeout))
@@ -98,7 +118,7 @@ impl Http {
             // A redirect would carry the bearer token to wherever it points.
             .max_redirects(0)
             .build();
-        Http { agent: ureq::Agent::new_with_config(config) }
+        Http { agent: ureq::Agent::new_with_config(config), unusable_roots: None }
     }
 
     /// Sends `req`; statuses in `accept` come back as a [`Reply`], every other outcome as a
@@ -107,6 +127,9 @@ impl Http {
         // Never put a bearer token or team memory on the network unencrypted, whatever the
         // configured URL (TEAM_MEMORY_SYNC_URL is not checked when it is set).
         crate::config::transport_allowed(req.url).map_err(|e| Failure::Other { detail: e.to_string() })?;
+        if let Some(why) = &self.unusable_roots {
+            return Err(Failure::Other { detail: why.clone() });
+        }
         let result = match req.method {
             "GET" | "DELETE" => {
                 let mut b = if req.method == "GET" { self.agent.get(req.url) } else { self.agent.delete(req.url) };
@@ -163,7 +186,47 @@ impl Http {
     }
 }
 
+/// The largest certificate bundle read (a system bundle is ~200 KB).
+const MAX_CA_BUNDLE_BYTES: u64 = 16 << 20;
+
+/// Where the system's certificate bundle lives (Debian and Ubuntu, Fedora and RHEL, Alpine
+/// and macOS), after `SSL_CERT_FILE`.
+const SYSTEM_BUNDLES: [&str; 3] = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"];
+
+/// The authorities to trust when `NODE_EXTRA_CA_CERTS` is set: its certificates and the
+/// system's bundle (ureq takes one list, so the built-in one cannot be extended; the system's
+/// holds the same public authorities). `Ok(None)` when the variable is not set.
+fn extra_roots(env: &mneme_store::Environment) -> Result<Option<ureq::tls::RootCerts>, String> {
+    let Some(path) = env.var("NODE_EXTRA_CA_CERTS").map(str::trim).filter(|p| !p.is_empty()) else { return Ok(None) };
+    let certificates = |file: &std::path::Path| -> Result<Vec<ureq::tls::Certificate<'static>>, String> {
+        let (bytes, _) = mneme_store::open::read_plain_capped(file, MAX_CA_BUNDLE_BYTES).map_err(|e| format!("could not be read ({e})"))?;
+        Ok(ureq::tls::parse_pem(&bytes)
+            .filter_map(|item| match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+                _ => None,
+            })
+            .collect())
+    };
+    let unusable = |why: &str| format!("NODE_EXTRA_CA_CERTS names {path}, which {why}; point it at a PEM file of certificates, or unset it");
+    let extra = certificates(std::path::Path::new(path)).map_err(|why| unusable(&why))?;
+    if extra.is_empty() {
+        return Err(unusable("holds no certificates"));
+    }
+    let system = env.var("SSL_CERT_FILE").into_iter().chain(SYSTEM_BUNDLES).find_map(|f| certificates(std::path::Path::new(f)).ok().filter(|c| !c.is_empty()));
+    let mut all = system.unwrap_or_default();
+    all.extend(extra);
+    Ok(Some(ureq::tls::RootCerts::new_with_certs(&all)))
+}
+
 fn classify(e: ureq::Error) -> Failure {
+    let detail = e.to_string();
+    // An untrusted certificate stays untrusted however often it is asked for; say where trust
+    // comes from.
+    if detail.contains("invalid peer certificate") || detail.contains("UnknownIssuer") {
+        return Failure::Other {
+            detail: format!("{detail}: if your company's certificate authority or a TLS-inspecting proxy signs the team server's certificate, set NODE_EXTRA_CA_CERTS to that authority's PEM file, as for Claude Code"),
+        };
+    }
     match e {
         ureq::Error::Timeout(_) => Failure::Timeout,
         ureq::Error::HostNotFound => Failure::Network { detail: "the host name does not resolve".into() },
@@ -212,6 +275,30 @@ mod tests {
     #[test]
     fn user_agent_names_mneme() {
         assert_eq!(user_agent(), format!("mneme/{}", env!("CARGO_PKG_VERSION")));
+    }
+
+    /// A team server whose certificate a company's own authority signed is trusted once
+    /// NODE_EXTRA_CA_CERTS names it (as Claude Code trusts it), with the public authorities
+    /// still trusted beside it; until then the failure says where trust comes from.
+    #[test]
+    fn a_company_certificate_authority_is_trusted_through_node_extra_ca_certs() {
+        use mneme_testsupport::tls;
+        let url = tls::https_server(|_| tls::json_response("{\"entries\":{}}"));
+        let home = mneme_testsupport::TestHome::new();
+        match Http::for_env(&home.env).send(Request::new("GET", &url), &[200]) {
+            Err(Failure::Other { detail }) => assert!(detail.contains("NODE_EXTRA_CA_CERTS"), "{detail}"),
+            other => panic!("an unknown authority is refused, got {other:?}"),
+        }
+        let trusting = home.env.clone().set_var("NODE_EXTRA_CA_CERTS", tls::test_ca().to_str().unwrap());
+        let reply = Http::for_env(&trusting).send(Request::new("GET", &url), &[200]).unwrap();
+        assert_eq!((reply.status, reply.body.as_str()), (200, "{\"entries\":{}}"));
+        let empty = home.root.join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        let broken = home.env.clone().set_var("NODE_EXTRA_CA_CERTS", empty.to_str().unwrap());
+        match Http::for_env(&broken).send(Request::new("GET", &url), &[200]) {
+            Err(Failure::Other { detail }) => assert!(detail.contains("empty.pem") && detail.contains("holds no certificates"), "{detail}"),
+            other => panic!("an unusable bundle is named, got {other:?}"),
+        }
     }
 
     #[test]

@@ -144,7 +144,7 @@ impl SyncClient {
             clock,
             tokens,
             sleeper: Arc::new(ThreadSleeper),
-            http: Http::default(),
+            http: Http::for_env(env),
             busy: Mutex::new(()),
         }
     }
@@ -252,7 +252,7 @@ fn strip_quotes(s: &str) -> String {
 pub fn keyring_client(target: SyncTarget, env: &Environment, clock: Arc<dyn Clock>) -> SyncClient {
     let server = target.server_url.clone().unwrap_or_default();
     let store = Arc::new(crate::auth::KeyringStore::from_env(env));
-    let session = crate::auth::Session::new(&server, store, Http::default(), clock.clone()).with_refresh_lock(&env.data_dir());
+    let session = crate::auth::Session::new(&server, store, Http::for_env(env), clock.clone()).with_refresh_lock(&env.data_dir());
     SyncClient::new(target, env, clock, Arc::new(session))
 }
 
