@@ -7,6 +7,11 @@ use mneme_api::{Environment, Mneme, SystemClock};
 use mneme_scheduler::{Event, Jobs, Outcome, RunRecord, SchedulerConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long stopping waits for runs in flight (a dream rolls its lock back, team sync pushes
+/// once more) before the daemon exits anyway; a second Ctrl-C or SIGTERM does not wait at all.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -68,35 +73,74 @@ fn daemon(env: &Environment, flags: RunFlags) -> Result<()> {
     config.jobs = jobs;
     config.claude_code_check = Some(Arc::new(mneme_api::ScheduledClaudeCheck(mneme_api::Mneme::new(env.clone(), Arc::new(SystemClock)))));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(async move {
+    let result = runtime.block_on(async move {
         let handle = mneme_scheduler::start(config)?;
         let mut events = handle.subscribe();
         handle.ready().await;
         let on = |b: bool| if b { "on" } else { "off" };
-        eprintln!(
+        note(&format!(
             "mneme daemon: extraction {}, dream {}, team sync {}, session notes {}; run log {}. Ctrl-C or SIGTERM stops it.",
             on(jobs.extraction),
             on(jobs.dream),
             on(jobs.team),
             on(jobs.session_memory),
             handle.run_log().path().display()
-        );
+        ));
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut printing = true;
         loop {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => break,
                 _ = term.recv() => break,
                 ev = events.recv() => match ev {
-                    Ok(ev) => print_event(&ev, flags.json)?,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => eprintln!("mneme daemon: {n} events were not shown (the run log has them)"),
+                    Ok(ev) if printing => {
+                        // Standard output gone (a closed pipe, a full disk) ends the printing, not
+                        // the daemon: the jobs go on, and the run log keeps every run.
+                        if let Err(e) = print_event(&ev, flags.json) {
+                            printing = false;
+                            note(&format!(
+                                "mneme daemon: cannot write to standard output ({e}); carrying on without printing runs (`mneme daemon runs` shows them from {})",
+                                handle.run_log().path().display()
+                            ));
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => note(&format!("mneme daemon: {n} events were not shown (the run log has them)")),
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
                 },
             }
         }
-        eprintln!("mneme daemon: stopping (finishing runs in flight)…");
-        handle.shutdown().await;
+        note(&format!("mneme daemon: stopping (finishing runs in flight, at most {} s; Ctrl-C again stops at once)…", SHUTDOWN_GRACE.as_secs()));
+        tokio::select! {
+            stopped = tokio::time::timeout(SHUTDOWN_GRACE, handle.shutdown()) => {
+                if stopped.is_err() {
+                    note("mneme daemon: runs still in flight were cut short");
+                }
+            }
+            _ = tokio::signal::ctrl_c() => stop_now(),
+            _ = term.recv() => stop_now(),
+        }
         anyhow::Ok(())
-    })
+    });
+    // Whatever is left on the blocking pool (a team push cut short above) is abandoned rather
+    // than waited for: dropping the runtime would wait for it without limit.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+/// A second Ctrl-C or SIGTERM while stopping: exit without waiting for runs in flight. Every
+/// file Mneme writes is replaced atomically, and a dream cut short while writing is recorded
+/// as applying, with the earlier text of every file, so undo puts back what it changed.
+fn stop_now() -> ! {
+    note("mneme daemon: stopped at once");
+    std::process::exit(130)
+}
+
+/// A line on standard error. A daemon whose standard error is gone has nowhere to say so, and
+/// must not panic over it as `eprintln!` would.
+fn note(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 fn print_event(ev: &Event, json: bool) -> Result<()> {

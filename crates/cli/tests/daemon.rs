@@ -81,6 +81,49 @@ fn the_daemon_extracts_at_a_turn_end_records_the_run_and_stops_on_sigterm() {
     assert!(String::from_utf8_lossy(&runs.stdout).contains("● Saved 1 memory"));
 }
 
+/// Standard output gone (the reader of a pipe went away) ends the printing, not the daemon: it
+/// says so on standard error, keeps running its jobs, and still stops cleanly on SIGTERM.
+#[test]
+fn a_closed_standard_output_does_not_stop_the_daemon() {
+    let h = TestHome::new();
+    let project = h.git_repo("app");
+    let transcripts = mneme_store::paths::transcript_dir(&h.env, &project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let mut child = command(&h, &["daemon", "--no-team", "--no-dream"]).spawn().unwrap();
+    drop(child.stdout.take());
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("extraction on"), "{line}");
+    let mut f = std::fs::File::create(transcripts.join("7c0ffee0-1111-4222-8333-444455556666.jsonl")).unwrap();
+    let u1 = "00000000-0000-4000-8000-000000000001";
+    let u2 = "00000000-0000-4000-8000-000000000002";
+    f.write_all(transcript_line(&project, u1, None, serde_json::json!({"message": {"role": "user", "content": "Remember that the staging database is refreshed every Monday night."}})).as_bytes()).unwrap();
+    f.write_all(transcript_line(&project, u2, Some(u1), serde_json::json!({"message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}], "stop_reason": "end_turn"}})).as_bytes()).unwrap();
+    drop(f);
+    line.clear();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("cannot write to standard output") && line.contains("carrying on"), "{line}");
+    // The run it could not print is in the run log, and the daemon is still there to stop.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let runs = loop {
+        let out = command(&h, &["daemon", "runs"]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if text.contains("● Saved 1 memory") {
+            break text;
+        }
+        assert!(std::time::Instant::now() < deadline, "no run recorded within 30 s: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(runs.starts_with("[extraction] "), "{runs}");
+    assert!(child.try_wait().unwrap().is_none(), "the daemon stopped");
+    rustix_kill(child.id());
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert!(status.success(), "exit {status:?}: {rest}");
+}
+
 fn rustix_kill(pid: u32) {
     let status = Command::new("kill").arg("-TERM").arg(pid.to_string()).status().unwrap();
     assert!(status.success());

@@ -256,11 +256,20 @@ impl SchedulerHandle {
 
     /// Cancels every loop and waits for them: a run in flight is cancelled (a dream rolls its
     /// lock back), and team sync flushes a last push.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         self.cancel.cancel();
-        for t in self.tasks {
+        for t in std::mem::take(&mut self.tasks) {
             let _ = t.await;
         }
+    }
+}
+
+impl Drop for SchedulerHandle {
+    /// A handle dropped without [`SchedulerHandle::shutdown`] (its owner failed) cancels the
+    /// loops all the same: left running, they would go on without anyone to stop them, and a
+    /// runtime being dropped waits for ever for the team loop on its blocking pool.
+    fn drop(&mut self) {
+        self.cancel.cancel();
     }
 }
 

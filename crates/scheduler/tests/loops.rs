@@ -227,6 +227,30 @@ async fn every_folder_whose_gates_open_dreams_not_only_the_first_one_scanned() {
     handle.shutdown().await;
 }
 
+/// A handle dropped without a shutdown (its owner failed) stops the loops all the same; they
+/// hold the one-per-machine lock until they have stopped, so a new scheduler can start once
+/// they have, and not while they still run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handle_dropped_without_shutdown_stops_every_loop() {
+    let home = TestHome::new();
+    let project = home.git_repo("app");
+    let jobs = Jobs { extraction: true, session_memory: false, dream: true, team: true };
+    let handle = start(config(&home, jobs, vec![project])).unwrap();
+    handle.ready().await;
+    drop(handle);
+    let restarted = async {
+        loop {
+            match start(config(&home, jobs, vec![])) {
+                Ok(h) => return h,
+                Err(mneme_scheduler::SchedulerError::AlreadyRunning { .. }) => tokio::time::sleep(Duration::from_millis(50)).await,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    };
+    let again = tokio::time::timeout(Duration::from_secs(30), restarted).await.expect("the dropped scheduler's loops still run after 30 s");
+    again.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_scheduler_per_machine_and_the_next_one_may_start_when_it_stops() {
     let home = TestHome::new();
