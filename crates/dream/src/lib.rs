@@ -47,7 +47,7 @@ use mneme_agent::{apply_changeset, AgentTask, ApplyError, Denial, Mode, Policy, 
 use mneme_core::sanitize::sanitize_path;
 use mneme_core::Clock;
 use mneme_model::{Cancel, Provider};
-use mneme_store::memdir::{Memdir, MemdirError};
+use mneme_store::memdir::{Memdir, MemdirError, Revision};
 use mneme_store::session::SessionMemory;
 use mneme_store::Environment;
 use std::path::{Path, PathBuf};
@@ -562,8 +562,9 @@ impl Dreams {
     }
 
     /// Undoes an applied dream in one step (`None`: the most recent applied dream that changed
-    /// something), putting back every file's earlier text byte for byte, recreating files it
-    /// moved to the trash and moving files it created to the trash. Refused when any of those
+    /// something), putting back every file's earlier text byte for byte, taking files it moved
+    /// to the trash back from there (written anew from the record when their entry is gone) and
+    /// moving files it created to the trash. Refused when any of those
     /// files changed since, unless `force`; the text a forced undo replaces is kept in the
     /// record. The lock keeps its stamp: the dream happened, and the time gate should not
     /// reopen because of an undo.
@@ -622,14 +623,74 @@ impl Dreams {
                 advice: "nothing was undone. Look at those files, then run the undo again with --force to put the dream's earlier versions back anyway (the newer text is kept in the dream's record)",
             });
         }
-        let undo = Changeset { root: root.clone(), changes: inverse };
+        // A file the dream moved to the trash goes back from there: the same file, with its
+        // permissions and dates, and the index lines a delete took with it; its trash entry is
+        // used up. Written anew from the record only when the entry is gone or no longer holds
+        // exactly the text the dream removed.
+        let mut writes = Vec::new();
+        let mut from_trash = Vec::new();
+        for u in &inverse {
+            match (u.before.is_none() && u.after.is_some()).then(|| self.trash_holds(&memdir, &record, &root, u)).flatten() {
+                Some(found) => from_trash.push((u, found)),
+                None => writes.push(u.clone()),
+            }
+        }
+        let undo = Changeset { root: root.clone(), changes: writes };
         apply_changeset(&undo, &self.trash_dir(memory_dir), self.clock.clone())
             .map_err(|e| self.apply_error(&record.id, e, "was applied", "nothing was undone; try again"))?;
+        let mut not_back = Vec::new();
+        for (u, (rel, trash_id)) in from_trash {
+            if memdir.restore(&trash_id).is_ok() {
+                continue;
+            }
+            let text = u.after.as_deref().unwrap_or_default();
+            if let Err(e) = memdir.write_raw(&rel, text.as_bytes(), &Revision::ABSENT) {
+                not_back.push(format!("{rel} ({e})"));
+            }
+        }
         record.status = DreamStatus::Undone;
         record.undone_at_ms = Some(ms_since_epoch(self.clock.now()));
-        record.undo = Some(undo);
+        record.undo = Some(Changeset { root, changes: inverse });
+        if !not_back.is_empty() {
+            record.notes.insert(0, format!("The undo could not put back {}; the dream's record keeps their text.", not_back.join(", ")));
+        }
         history.save(&record)?;
+        if !not_back.is_empty() {
+            return Err(DreamError::Invalid(format!(
+                "dream {} was undone except for {}; their text before the dream is in its record (`mneme dream show {}`)",
+                record.id,
+                not_back.join(", "),
+                record.id
+            )));
+        }
         Ok(record)
+    }
+
+    /// The trash entry holding a file the dream removed, when `undo` (the undo's change that
+    /// recreates it) can take it from there: the record names the entry for that file, and the
+    /// entry is of this folder, for that path, and holds exactly the text the dream removed.
+    /// Answers the file's path in the folder and the entry's id.
+    fn trash_holds(&self, memdir: &Memdir, record: &DreamRecord, root: &Path, undo: &FileChange) -> Option<(String, String)> {
+        let trashed = record.trashed.iter().find(|t| t.path == undo.path)?;
+        let id = &trashed.trash_id;
+        // Ids are the trash's own (`<ms>-<slug>`); anything else could name a path outside it.
+        if id.is_empty() || id.starts_with('.') || !id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')) {
+            return None;
+        }
+        let rel = relative(root, &undo.path)?;
+        let entry_dir = memdir.trash_dir().join(id);
+        let entry: mneme_store::memdir::TrashEntry =
+            serde_json::from_slice(&mneme_store::open::read_plain_capped(&entry_dir.join("record.json"), 1 << 20).ok()?.0).ok()?;
+        if entry.original_rel_path != rel || history::normalize(&entry.memdir_root) != history::normalize(root) {
+            return None;
+        }
+        let want = undo.after.as_deref()?.as_bytes();
+        let stored = entry_dir.join(rel.rsplit('/').next()?);
+        if !std::fs::symlink_metadata(&stored).ok()?.is_file() {
+            return None;
+        }
+        let (bytes, _) = mneme_store::open::read_plain_capped(&stored, want.len() as u64).ok()?;
+        (bytes == want).then(|| (rel, id.clone()))
     }
 
     /// Appends one bullet to today's daily log of `memory_dir`.

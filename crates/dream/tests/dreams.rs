@@ -588,3 +588,62 @@ fn a_previous_consolidation_past_the_year_9999_does_not_stop_the_offline_dream()
         assert_eq!(plan.stats.distilled, 0, "nothing in the log is newer than that");
     }
 }
+
+fn mode_and_mtime(p: &std::path::Path) -> (u32, i64) {
+    use std::os::unix::fs::PermissionsExt;
+    let m = fs::metadata(p).unwrap();
+    (m.permissions().mode() & 0o7777, filetime::FileTime::from_last_modification_time(&m).unix_seconds())
+}
+
+/// A file the dream moved to the trash comes back from there on undo: the same file, with
+/// its permissions and date, and its trash entry used up. It was written anew with default
+/// permissions, and the entry stayed in the trash as if the memory were still deleted.
+#[cfg(unix)]
+#[test]
+fn undo_takes_a_removed_file_back_from_the_trash_with_its_permissions_and_date() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = duplicated_world();
+    fs::set_permissions(w.mem.join("tabs_old.md"), fs::Permissions::from_mode(0o640)).unwrap();
+    let kept = mode_and_mtime(&w.mem.join("tabs_old.md"));
+    let before = w.snapshot();
+    let rec = w.offline(false).unwrap();
+    let applied = w.dreams.approve(&w.mem, &rec.id).unwrap();
+    let trash_id = applied.trashed[0].trash_id.clone();
+    let memdir = w.dreams.memdir(&w.mem);
+    assert!(memdir.list_trash().unwrap().entries.iter().any(|e| e.id == trash_id));
+    w.dreams.undo(&w.mem, None, false).unwrap();
+    assert_eq!(w.snapshot(), before);
+    assert_eq!(mode_and_mtime(&w.mem.join("tabs_old.md")), kept, "the same file, not a new one");
+    assert!(!memdir.list_trash().unwrap().entries.iter().any(|e| e.id == trash_id), "its trash entry is used up");
+
+    // With the entry gone from the trash meanwhile, the record's text still brings it back.
+    w.clock.advance(3600);
+    let rec = w.offline(true).unwrap();
+    assert_eq!(rec.status, DreamStatus::Applied);
+    memdir.purge_trash(&rec.trashed[0].trash_id).unwrap();
+    w.dreams.undo(&w.mem, None, false).unwrap();
+    assert_eq!(w.snapshot(), before);
+}
+
+/// A dream that removes a memory without writing the index has the trash take the memory's
+/// index line with it; undo puts the line back too, byte for byte.
+#[test]
+fn undo_of_a_removal_that_took_an_index_line_puts_the_line_back() {
+    let w = duplicated_world();
+    let before = w.snapshot();
+    let mut rec = w.offline(false).unwrap();
+    let path = w.mem.join("tabs_new.md");
+    rec.changeset.changes = vec![mneme_dream::FileChange {
+        path: path.clone(),
+        before: Some(w.read("tabs_new.md")),
+        after: None,
+        reason: "tabs_new.md: removed".into(),
+    }];
+    rec.moved.clear();
+    w.dreams.history(&w.mem).save(&rec).unwrap();
+    w.dreams.approve(&w.mem, &rec.id).unwrap();
+    assert!(!path.exists());
+    assert!(!w.read("MEMORY.md").contains("tabs_new.md"), "the trash took the line with the file");
+    w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
+    assert_eq!(w.snapshot(), before, "file and index line back");
+}
