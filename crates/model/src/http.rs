@@ -209,19 +209,32 @@ pub(crate) async fn read_sse(
 ) -> Result<(), Failure> {
     let mut stream = response.bytes_stream();
     let mut buffer: Vec<u8> = Vec::new();
+    // How much of `buffer` is known to hold no line end: a line arriving in many chunks is
+    // scanned once, not again with every chunk.
+    let mut scanned = 0;
     let mut data = String::new();
+    // The whole stream is bounded like a whole answer: a server sending endless small events
+    // would otherwise grow the answer being assembled until the timeout.
+    let mut received = 0usize;
+    let too_large = || {
+        Failure::Fatal(ModelError::BadResponse(format!(
+            "{url} sent a streamed answer larger than {} MiB; a model's answer is far smaller, so the rest was not read",
+            MAX_BODY_BYTES >> 20
+        )))
+    };
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| transport_failure(&e, timeout, url))?;
-        buffer.extend_from_slice(&chunk);
-        if buffer.len() + data.len() > MAX_BODY_BYTES {
-            return Err(Failure::Fatal(ModelError::BadResponse(format!(
-                "{url} sent an event larger than {} MiB; it was not read",
-                MAX_BODY_BYTES >> 20
-            ))));
+        received += chunk.len();
+        if received > MAX_BODY_BYTES {
+            return Err(too_large());
         }
-        while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = buffer.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line);
+        buffer.extend_from_slice(&chunk);
+        let mut start = 0;
+        while let Some(offset) = buffer[scanned..].iter().position(|b| *b == b'\n') {
+            let end = scanned + offset;
+            scanned = end + 1;
+            let line = String::from_utf8_lossy(&buffer[start..end]);
+            start = end + 1;
             let line = line.trim_end_matches(['\n', '\r']);
             if line.is_empty() {
                 if !data.is_empty() {
@@ -238,6 +251,8 @@ pub(crate) async fn read_sse(
                 data.push_str(value.strip_prefix(' ').unwrap_or(value));
             }
         }
+        buffer.drain(..start);
+        scanned -= start;
     }
     if !data.is_empty() && on_data(&data)? {
         return Ok(());

@@ -350,6 +350,27 @@ async fn a_redirect_is_not_followed_so_the_key_and_prompt_stay_home() {
     assert_eq!(elsewhere_hits.load(std::sync::atomic::Ordering::SeqCst), 0, "the redirect target was contacted");
 }
 
+/// A stream of endless small events is bounded like a whole answer, not only each event:
+/// 40 MiB of one-megabyte text deltas is refused at 32 MiB.
+#[tokio::test]
+async fn a_streamed_answer_is_bounded_as_a_whole() {
+    let (url, _) = raw_server(|_| {
+        let mut out = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+        let mut events = String::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n");
+        let delta = format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"{}\"}}}}\n\n", "y".repeat(1 << 20));
+        for _ in 0..40 {
+            events.push_str(&delta);
+        }
+        out.extend_from_slice(format!("{:x}\r\n", events.len()).as_bytes());
+        out.extend_from_slice(events.as_bytes());
+        out.extend_from_slice(b"\r\n0\r\n\r\n");
+        out
+    });
+    let p = AnthropicProvider::new("m", "k", Some(&url)).unwrap().with_streaming(true).with_options(options(0, Duration::from_secs(30), Arc::new(RecordingSleeper::default())));
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::BadResponse(m) if m.contains("streamed answer larger than 32 MiB")), "{e:?}");
+}
+
 /// A base URL pointing at a web page, or a gateway answering 200 with an error object: the
 /// message says what came back and where to look.
 #[tokio::test]
