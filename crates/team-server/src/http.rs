@@ -576,9 +576,12 @@ async fn put_team_memory(
     Ok(written(w))
 }
 
-/// Refuses the whole write when an entry holds a token the newest Claude Code would not push
-/// (`mneme_secrets::scan_pushed`): every teammate's pull would write it to their disk. Run off
-/// the async workers: a body is up to megabytes of text for the rules to read.
+/// Refuses the whole write when an entry, or its key (the file's name on every teammate's
+/// disk), holds a token the newest Claude Code would not push (`mneme_secrets::scan_pushed`):
+/// every teammate's pull would write it to their disk. Every way text gets published goes
+/// through here, a lead's rollback to an old version included (it may predate the check, or a
+/// rule added since). Run off the async workers: a body is up to megabytes of text for the
+/// rules to read.
 async fn refuse_secrets(ops: &[Op]) -> Result<(), ApiError> {
     let entries: Vec<(String, String)> = ops
         .iter()
@@ -587,21 +590,31 @@ async fn refuse_secrets(ops: &[Op]) -> Result<(), ApiError> {
             _ => None,
         })
         .collect();
+    let labels = |text: &str| {
+        let findings = mneme_secrets::scan_pushed(text);
+        (!findings.is_empty()).then(|| findings.into_iter().map(|f| f.label).collect::<Vec<_>>().join(", "))
+    };
     let found = tokio::task::spawn_blocking(move || {
         entries.into_iter().find_map(|(key, content)| {
-            let findings = mneme_secrets::scan_pushed(&content);
-            (!findings.is_empty()).then(|| (key, findings.into_iter().map(|f| f.label).collect::<Vec<_>>().join(", ")))
+            if let Some(found) = labels(&key) {
+                return Some((key, true, found));
+            }
+            labels(&content).map(|found| (key, false, found))
         })
     })
     .await
     .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "The secret check failed; try again."))?;
     match found {
         None => Ok(()),
-        Some((key, labels)) => Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "team_memory_contains_secret",
-            format!("{key:?} appears to hold a secret ({labels}), and everyone on the repository would get it on their next pull. Nothing in this request was written: remove the secret and push again."),
-        )),
+        Some((key, in_key, labels)) => {
+            let (what, fix) =
+                if in_key { (format!("The file name {key:?}"), "rename the file") } else { (format!("{key:?}"), "remove the secret") };
+            Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "team_memory_contains_secret",
+                format!("{what} appears to hold a secret ({labels}), and everyone on the repository would get it on their next pull. Nothing in this request was written: {fix} and push again."),
+            ))
+        }
     }
 }
 
@@ -707,6 +720,8 @@ async fn rollback(
         ));
     };
     let op = if target.deleted { Op::Delete { key: req.key } } else { Op::Upsert { key: req.key, content: target.content } };
+    // A rollback publishes old text again, which pushes today would refuse.
+    refuse_secrets(std::slice::from_ref(&op)).await?;
     let w = app.memory.write(&repo, Some(caller.user_id), Permission::Lead, None, &[op]).await?;
     Ok(written(w))
 }

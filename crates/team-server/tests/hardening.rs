@@ -14,6 +14,7 @@ use mneme_team_server::admin::Role;
 use mneme_team_server::{DatabaseUrl, ServerConfig};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Duration;
 
 async fn each_backend<F, Fut>(tweak: fn(&mut ServerConfig), test: F)
@@ -765,6 +766,44 @@ async fn a_put_naming_more_keys_than_any_client_batch_holds_is_413() {
         assert!(serde_json::to_string(&full).unwrap().len() > MAX_PUT_BODY_BYTES / 2);
         h.put(&lead, REPO, full, None).await.error_for_status().unwrap();
         assert_eq!(pull(&h, &lead).await.content.entries.len(), MAX_PUT_ENTRIES + 1, "{}", h.label);
+        h.shutdown().await;
+    })
+    .await;
+}
+
+/// The server's secret check covered what a PUT's content held, but a lead's rollback
+/// published an old version's text without it (a version stored before the check, or before
+/// the rule that now matches), and a key, which becomes a file name on every teammate's
+/// disk, was never scanned. Both are refused with the same 422 now, and nothing changes.
+#[tokio::test]
+async fn a_rollback_to_a_version_holding_a_secret_and_a_key_holding_one_are_422() {
+    use mneme_team_server::memory::{Memory, Op, Permission};
+    use mneme_team_server::store::{SqlStore, Store};
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        let token = "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d";
+        // A version stored before the server scanned pushes: written below the HTTP edge.
+        let store = Arc::new(SqlStore::connect(&h.db).await.unwrap());
+        let repo = store.repo_by_slug(REPO).await.unwrap().unwrap();
+        let memory = Memory::new(store.clone(), h.clock.clone(), 1000, 1 << 30);
+        let old = vec![Op::Upsert { key: "deploy.md".into(), content: format!("deploy with {token}\n") }];
+        memory.write(&repo, None, Permission::Lead, None, &old).await.unwrap();
+        store.close().await;
+        h.put(&lead, REPO, json!({"entries": {"deploy.md": "deploy with the vault's token\n"}}), None).await.error_for_status().unwrap();
+        let rollback_url = format!("{}?repo=acme%2Fapp", h.url("/api/mneme/team_memory/rollback"));
+        let res = h.request(Method::POST, &rollback_url, &lead).json(&json!({"key": "deploy.md", "version": 1})).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY, "{}", h.label);
+        let body: ErrorBody = res.json().await.unwrap();
+        assert_eq!(body.error.details.unwrap().error_code, "team_memory_contains_secret");
+        let data = pull(&h, &lead).await;
+        assert_eq!(data.content.entries["deploy.md"], "deploy with the vault's token\n", "{}", h.label);
+        assert_eq!(data.version, 2);
+        // A key holding one, with harmless content.
+        let res = h.put(&lead, REPO, json!({"entries": {format!("notes/{token}.md"): "harmless\n"}}), None).await;
+        assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY, "{}", h.label);
+        let message = res.json::<ErrorBody>().await.unwrap().error.message.unwrap();
+        assert!(message.contains("file name") && message.contains("rename"), "{message}");
+        assert_eq!(pull(&h, &lead).await.version, 2, "{}: nothing was written", h.label);
         h.shutdown().await;
     })
     .await;
