@@ -702,11 +702,47 @@ impl Dreams {
     pub fn read_log(&self, memory_dir: &Path, date: Option<time::Date>) -> Result<(PathBuf, Option<String>), DreamError> {
         let date = date.unwrap_or_else(|| dates::local_date(lock::ns_since_epoch(self.clock.now()), self.utc_offset_secs));
         let path = logs::log_path(memory_dir, date);
-        match std::fs::read(&path) {
-            Ok(b) => Ok((path, Some(String::from_utf8_lossy(&b).into_owned()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((path, None)),
-            Err(e) => Err(DreamError::io("read the daily log", &path, e)),
+        let text = read_contained(memory_dir, &logs::log_rel_path(date), LOG_READ_CAP)?;
+        Ok((path, text.map(|b| String::from_utf8_lossy(&b).into_owned())))
+    }
+}
+
+/// The most of a daily log [`Dreams::read_log`] reads. A log grows by one short line per entry
+/// (a busy year of them is well under a megabyte); a bigger file is not a log to show whole.
+pub const LOG_READ_CAP: u64 = 8 << 20;
+
+/// The bytes of `rel` in the memory folder `root` (`None` when missing), read as the folder's
+/// own reads are: links followed only while they stay inside the folder, a plain file only
+/// (a FIFO would wait for ever), and no more than `cap` bytes. The memory folder may come from
+/// a cloned repository, whose `logs/…` could link to any file of the user's, or to `/dev/zero`.
+fn read_contained(root: &Path, rel: &str, cap: u64) -> Result<Option<Vec<u8>>, DreamError> {
+    let abs = rel.split('/').fold(root.to_path_buf(), |p, s| p.join(s));
+    let outside = |detail: String| DreamError::Memdir(MemdirError::OutsideMemdir { path: rel.to_string(), root: root.to_path_buf(), detail });
+    let real_root = match std::fs::canonicalize(root) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(DreamError::io("find the memory folder", root, e)),
+    };
+    let real = match std::fs::canonicalize(&abs) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(outside(format!("where {} leads could not be checked: {e}", abs.display()))),
+    };
+    if !real.starts_with(&real_root) {
+        return Err(outside(format!("{} resolves to {}", abs.display(), real.display())));
+    }
+    match mneme_store::open::read_plain_capped(&real, cap) {
+        Ok((bytes, _)) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => Err(DreamError::Invalid(format!(
+            "{} is larger than the {} MiB a daily log is read up to; open it in an editor instead",
+            abs.display(),
+            cap >> 20
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            Err(DreamError::Memdir(MemdirError::NotARegularFile { path: rel.to_string(), detail: e.to_string() }))
         }
+        Err(e) => Err(DreamError::io("read the daily log", &abs, e)),
     }
 }
 

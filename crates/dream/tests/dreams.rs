@@ -647,3 +647,44 @@ fn undo_of_a_removal_that_took_an_index_line_puts_the_line_back() {
     w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
     assert_eq!(w.snapshot(), before, "file and index line back");
 }
+
+/// The daily log is read as the folder's own files are: a link out of the memory folder (a
+/// cloned repository's `logs/…` pointing at a file of the user's) is refused, a FIFO does not
+/// hang the read, and a file past the cap is refused instead of read whole.
+#[cfg(unix)]
+#[test]
+fn the_daily_log_is_read_inside_the_folder_and_up_to_a_cap() {
+    let w = World::new();
+    let today = w.mem.join("logs/2026/05/2026-05-06.md");
+    fs::create_dir_all(today.parent().unwrap()).unwrap();
+    let secret = w.home.root.join("secret.txt");
+    fs::write(&secret, "a private key\n").unwrap();
+    std::os::unix::fs::symlink(&secret, &today).unwrap();
+    let err = w.dreams.read_log(&w.mem, None).unwrap_err();
+    assert_eq!(err.code(), "outside-memdir", "{err}");
+    assert!(!err.to_string().contains("a private key"));
+
+    // A link that stays inside the folder is followed, as the folder's reads follow it.
+    fs::remove_file(&today).unwrap();
+    w.write("notes.md", "- 09:00 inside\n");
+    std::os::unix::fs::symlink(w.mem.join("notes.md"), &today).unwrap();
+    assert_eq!(w.dreams.read_log(&w.mem, None).unwrap().1.as_deref(), Some("- 09:00 inside\n"));
+
+    fs::remove_file(&today).unwrap();
+    assert!(Command::new("mkfifo").arg(&today).status().unwrap().success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (dreams, mem) = (w.dreams.clone(), w.mem.clone());
+    std::thread::spawn(move || {
+        let _ = tx.send(dreams.read_log(&mem, None).map_err(|e| e.code()));
+    });
+    let got = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("reading a FIFO as the log never returned");
+    assert_eq!(got.unwrap_err(), "not-a-regular-file");
+
+    fs::remove_file(&today).unwrap();
+    let f = fs::File::create(&today).unwrap();
+    f.set_len(mneme_dream::LOG_READ_CAP + 1).unwrap();
+    let err = w.dreams.read_log(&w.mem, None).unwrap_err();
+    assert!(err.to_string().contains("open it in an editor"), "{err}");
+    f.set_len(mneme_dream::LOG_READ_CAP).unwrap();
+    assert_eq!(w.dreams.read_log(&w.mem, None).unwrap().1.map(|t| t.len() as u64), Some(mneme_dream::LOG_READ_CAP));
+}
