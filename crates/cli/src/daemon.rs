@@ -13,6 +13,27 @@ use std::time::Duration;
 /// once more) before the daemon exits anyway; a second Ctrl-C or SIGTERM does not wait at all.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// The exit status when another scheduler already runs on this machine (EX_TEMPFAIL). The
+/// systemd unit does not restart on it: the other one (the desktop app, `mneme serve
+/// --scheduler`) holds the lock for as long as it runs, so a restart every 10 s would only fail
+/// the same way.
+const ALREADY_RUNNING_EXIT: i32 = 75;
+
+/// The variables that say where Mneme and Claude Code keep their files, carried into the unit
+/// when set here: the user manager starts the daemon without the login shell's environment, and
+/// a daemon looking at other folders than the sessions it serves would do nothing, or the wrong
+/// thing. Secrets (ANTHROPIC_API_KEY) are not written into a unit file; keep keys in the OS
+/// keyring (Settings → Model provider) instead.
+const UNIT_VARIABLES: &[&str] = &[
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_CODE_REMOTE_MEMORY_DIR",
+    "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE",
+    "MNEME_DATA_DIR",
+    "XDG_DATA_HOME",
+    "MNEME_KEYRING_SERVICE",
+    "NPM_CONFIG_PREFIX",
+];
+
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct DaemonArgs {
@@ -125,6 +146,10 @@ fn daemon(env: &Environment, flags: RunFlags) -> Result<()> {
     // Whatever is left on the blocking pool (a team push cut short above) is abandoned rather
     // than waited for: dropping the runtime would wait for it without limit.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    if let Some(e @ mneme_scheduler::SchedulerError::AlreadyRunning { .. }) = result.as_ref().err().and_then(|e| e.downcast_ref()) {
+        crate::print::failure(e);
+        std::process::exit(ALREADY_RUNNING_EXIT);
+    }
     result
 }
 
@@ -181,28 +206,68 @@ fn runs(mneme: &Mneme, limit: usize, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// The unit: restarted on failure, started with the user's session.
-fn unit_text(exe: &std::path::Path) -> String {
-    format!(
+/// The unit: restarted on failure (but not while another scheduler holds the lock), started
+/// with the user's session, with the environment that says where the files are.
+fn unit_text(exe: &str, env: &Environment) -> Result<String> {
+    let mut environment = String::new();
+    for name in UNIT_VARIABLES {
+        if let Some(value) = env.var(name).filter(|v| !v.is_empty()) {
+            environment.push_str(&format!("Environment={}\n", systemd_quote(&format!("{name}={value}"))));
+        }
+    }
+    // systemd refuses to start an executable whose path holds a quote, a backslash or a
+    // control character, however it is escaped (`string_is_safe`); `$` in it is taken as it is.
+    if exe.chars().any(|c| c.is_control() || matches!(c, '"' | '\'' | '\\')) {
+        return Err(anyhow!(
+            "systemd cannot start a program whose path holds a quote, a backslash or a control character ({exe:?}); move the mneme binary to a folder whose path has none and run `mneme daemon install-unit` from there"
+        ));
+    }
+    Ok(format!(
         "[Unit]\n\
          Description=Mneme: background memory jobs for Claude Code (extraction, auto dream, team sync)\n\
-         Documentation=mneme daemon --help\n\
+         # More: mneme daemon --help\n\
          \n\
          [Service]\n\
          Type=simple\n\
          ExecStart={} daemon\n\
+         {environment}\
          Restart=on-failure\n\
          RestartSec=10\n\
+         # {ALREADY_RUNNING_EXIT}: another Mneme scheduler (the desktop app, `mneme serve --scheduler`) already runs.\n\
+         RestartPreventExitStatus={ALREADY_RUNNING_EXIT}\n\
          \n\
          [Install]\n\
          WantedBy=default.target\n",
-        exe.display()
-    )
+        systemd_quote(exe)
+    ))
+}
+
+/// One word of a unit file, double-quoted (spaces stay in the word): backslashes and quotes
+/// escaped, control characters as C escapes, `%` doubled (systemd's specifiers). `$` is left as
+/// it is: neither `Environment=` values nor the executable's path expand variables.
+fn systemd_quote(word: &str) -> String {
+    let mut out = String::from("\"");
+    for c in word.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '%' => out.push_str("%%"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn install_unit(env: &Environment, print: bool) -> Result<()> {
     let exe = std::env::current_exe().context("cannot tell where the mneme binary is")?;
-    let text = unit_text(&exe);
+    let exe = exe.to_str().ok_or_else(|| {
+        anyhow!("the mneme binary's path {} is not UTF-8, which a systemd unit cannot name; move the binary to a folder whose path is", exe.display())
+    })?;
+    let text = unit_text(exe, env)?;
     if print {
         print!("{text}");
         return Ok(());
@@ -220,4 +285,25 @@ fn install_unit(env: &Environment, print: bool) -> Result<()> {
     println!("Enable it now and at every login with:\n  systemctl --user daemon-reload && systemctl --user enable --now mneme.service");
     println!("Follow it with:\n  journalctl --user -u mneme.service -f");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words come out as systemd reads them back (checked with `systemd-analyze verify`, which
+    /// prints what it parsed): one word in quotes, specifiers doubled, the rest C-escaped.
+    #[test]
+    fn unit_words_are_quoted_for_systemd() {
+        assert_eq!(systemd_quote("/opt/my apps/100%/$x/mneme"), r#""/opt/my apps/100%%/$x/mneme""#);
+        assert_eq!(systemd_quote("A=$HOME \"q\" \\b%\n\u{1}"), r#""A=$HOME \"q\" \\b%%\n\u0001""#);
+        let env = Environment::with_home("/h").set_var("CLAUDE_CONFIG_DIR", "/c/50% off").set_var("MNEME_DATA_DIR", "").set_var("ANTHROPIC_API_KEY", "sk-secret");
+        let unit = unit_text("/opt/my apps/mneme", &env).unwrap();
+        assert!(unit.contains("ExecStart=\"/opt/my apps/mneme\" daemon\nEnvironment=\"CLAUDE_CONFIG_DIR=/c/50%% off\"\nRestart=on-failure\n"), "{unit}");
+        assert!(unit.contains(&format!("RestartPreventExitStatus={ALREADY_RUNNING_EXIT}\n")), "{unit}");
+        assert!(!unit.contains("MNEME_DATA_DIR") && !unit.contains("sk-secret"), "{unit}");
+        // A path systemd would refuse to start is refused here, with what to do.
+        let e = unit_text("/opt/it's/mneme", &env).unwrap_err().to_string();
+        assert!(e.contains("move the mneme binary"), "{e}");
+    }
 }

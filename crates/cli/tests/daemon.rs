@@ -135,8 +135,13 @@ fn install_unit_writes_a_user_unit_that_runs_this_binary() {
     let out = command(&h, &["daemon", "install-unit"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let unit = std::fs::read_to_string(h.root.join("xdg-config/systemd/user/mneme.service")).unwrap();
-    assert!(unit.contains(&format!("ExecStart={} daemon\n", env!("CARGO_BIN_EXE_mneme"))), "{unit}");
+    assert!(unit.contains(&format!("ExecStart=\"{}\" daemon\n", env!("CARGO_BIN_EXE_mneme"))), "{unit}");
     assert!(unit.contains("WantedBy=default.target"));
+    // The daemon started by the user manager looks at the same folders as this shell, and is
+    // not restarted every 10 s while another scheduler holds the lock.
+    assert!(unit.contains(&format!("Environment=\"CLAUDE_CONFIG_DIR={}\"\n", h.config_home().display())), "{unit}");
+    assert!(unit.contains("Environment=\"MNEME_KEYRING_SERVICE=mneme-daemon-cli-test\"\n"), "{unit}");
+    assert!(unit.contains("RestartPreventExitStatus=75\n"), "{unit}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("systemctl --user enable --now mneme.service"));
 }
 
@@ -149,8 +154,9 @@ fn one_scheduler_per_machine_a_second_daemon_stops_and_serve_steps_aside() {
     first_err.read_line(&mut line).unwrap();
     assert!(line.contains("extraction on"), "{line}");
 
+    // Its own exit status, which the systemd unit does not restart on.
     let second = command(&h, &["daemon", "--no-team", "--no-dream"]).output().unwrap();
-    assert_eq!(second.status.code(), Some(1));
+    assert_eq!(second.status.code(), Some(75));
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(err.contains(&format!("(PID {})", first.id())) && err.contains("stop the other first"), "{err}");
 
