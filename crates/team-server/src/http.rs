@@ -353,6 +353,18 @@ fn tags(headers: &HeaderMap, name: header::HeaderName) -> Option<EntityTags> {
     (!values.is_empty()).then(|| EntityTags::parse(&values.join(",")))
 }
 
+/// The `If-Match` precondition. Unlike `If-None-Match` (where an unreadable value only costs a
+/// 304), a value that cannot be read must not be skipped: that would turn a conditional write
+/// into an unconditional one.
+fn if_match(headers: &HeaderMap) -> Result<Option<EntityTags>, ApiError> {
+    if headers.get_all(header::IF_MATCH).iter().any(|v| v.to_str().is_err()) {
+        return Err(ApiError::bad_request(
+            "The If-Match header holds bytes outside visible ASCII, so it cannot be checked and nothing was written. Send the checksum of the last ETag in quotes, or no If-Match.",
+        ));
+    }
+    Ok(tags(headers, header::IF_MATCH))
+}
+
 #[derive(Deserialize)]
 struct RepoQuery {
     repo: Option<String>,
@@ -563,7 +575,7 @@ async fn put_team_memory(
         deletes.push(Op::Delete { key });
     }
     ops.extend(deletes);
-    let precondition = tags(&headers, header::IF_MATCH);
+    let precondition = if_match(&headers)?;
     // The repository row read with the token already says whether If-Match still holds; a
     // stale one is answered now, without queueing for the write lock. (Checksums never repeat,
     // so a tag that is not current now cannot become current later.)

@@ -169,6 +169,32 @@ async fn a_stale_if_match_is_412_and_changes_nothing() {
     .await;
 }
 
+/// An `If-Match` whose value is not visible ASCII was dropped as if absent, so a conditional
+/// write went through unconditionally over whatever had changed. It is 400 now, with nothing
+/// written, even beside a readable value.
+#[tokio::test]
+async fn an_if_match_that_cannot_be_read_is_400_not_ignored() {
+    each_backend(defaults, |h| async move {
+        let alice = h.user("alice", REPO, Role::Member).await;
+        h.put(&alice, REPO, json!({"entries": {"a.md": "A"}}), None).await.error_for_status().unwrap();
+        let current = h.get(&alice, REPO).await.json::<TeamMemoryData>().await.unwrap().checksum;
+        for values in [vec![&b"\"sha256:caf\xc3\xa9\""[..]], vec![format!("\"{current}\"").as_bytes(), &b"\"\xff\""[..]]] {
+            let mut req = h.request(Method::PUT, &h.memory_url(REPO), &alice).json(&json!({"entries": {"a.md": "overwritten"}}));
+            for v in values {
+                req = req.header("if-match", reqwest::header::HeaderValue::from_bytes(v).unwrap());
+            }
+            let res = req.send().await.unwrap();
+            assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{}", h.label);
+            let body: ErrorBody = res.json().await.unwrap();
+            assert!(body.error.message.unwrap().contains("If-Match"));
+        }
+        let data: TeamMemoryData = h.get(&alice, REPO).await.json().await.unwrap();
+        assert_eq!((data.version, data.content.entries["a.md"].as_str()), (1, "A"), "{}", h.label);
+        h.shutdown().await;
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn the_hashes_view_has_checksums_and_tombstones_but_no_content() {
     each_backend(defaults, |h| async move {
