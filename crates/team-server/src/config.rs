@@ -122,6 +122,9 @@ pub struct ServerConfig {
     /// How many request bodies the server holds in memory at once (they are read before the
     /// token is checked); more wait a moment, then get 503.
     pub max_bodies_in_memory: usize,
+    /// How long a shutdown waits for open connections to finish their requests before it
+    /// closes them: a client that stops reading its answer would otherwise hold it for ever.
+    pub shutdown_grace: Duration,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -145,6 +148,7 @@ impl fmt::Debug for ServerConfig {
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("max_bodies_in_memory", &self.max_bodies_in_memory)
+            .field("shutdown_grace", &self.shutdown_grace)
             .finish_non_exhaustive()
     }
 }
@@ -181,6 +185,8 @@ impl ServerConfig {
             // 4 MiB in 30 s is about 1 Mbit/s: slower than any client that means it.
             body_read_timeout: Duration::from_secs(30),
             max_bodies_in_memory: DEFAULT_MAX_BODIES_IN_MEMORY,
+            // As long as a body may take to arrive: a request in flight gets its time.
+            shutdown_grace: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
         }
     }

@@ -71,7 +71,8 @@ impl RunningServer {
         self.admin.clone()
     }
 
-    /// Stops accepting connections, lets in-flight requests finish, then closes the database.
+    /// Stops accepting connections, lets in-flight requests finish (for at most
+    /// [`ServerConfig::shutdown_grace`]), then closes the database.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
@@ -97,11 +98,10 @@ async fn prepare(config: ServerConfig, listener: &TcpListener) -> anyhow::Result
 /// background task. Returns once requests are accepted.
 pub async fn spawn(config: ServerConfig, listener: TcpListener) -> anyhow::Result<RunningServer> {
     let addr = listener.local_addr()?;
-    let config_timeout = config.header_read_timeout;
+    let (timeout, grace) = (config.header_read_timeout, config.shutdown_grace);
     let (router, store, admin) = prepare(config, &listener).await?;
     let (stop, stopped) = oneshot::channel::<()>();
-    let timeout = config_timeout;
-    let task = tokio::spawn(serve_http(listener, router, timeout, async move {
+    let task = tokio::spawn(serve_http(listener, router, timeout, grace, async move {
         let _ = stopped.await;
     }));
     Ok(RunningServer { addr, stop: Some(stop), task, store, admin })
@@ -116,15 +116,16 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
-    let timeout = config.header_read_timeout;
+    let (timeout, grace) = (config.header_read_timeout, config.shutdown_grace);
     let (router, store, _admin) = prepare(config, &listener).await?;
     ready(addr);
-    serve_http(listener, router, timeout, shutdown).await?;
+    serve_http(listener, router, timeout, grace, shutdown).await?;
     store.close().await;
     Ok(())
 }
 
-/// Serves HTTP/1.1 on `listener` until `shutdown`, then waits for open requests to finish.
+/// Serves HTTP/1.1 on `listener` until `shutdown`, then waits up to `grace` for open requests
+/// to finish and closes whatever connections are left.
 ///
 /// This is `axum::serve` plus what it lacks: a connection that has not sent a request's
 /// headers within `header_read_timeout` is dropped (a slow-header client would otherwise hold
@@ -134,10 +135,13 @@ async fn serve_http(
     listener: TcpListener,
     router: axum::Router,
     header_read_timeout: std::time::Duration,
+    grace: std::time::Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // Every connection's task, so that those still open after the grace period can be ended.
+    let mut connections = tokio::task::JoinSet::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(header_read_timeout);
     tokio::pin!(shutdown);
@@ -162,13 +166,24 @@ async fn serve_http(
             async move { tower_service::Service::call(&mut router, req).await }
         });
         let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
+        // Reap the finished ones, so the set holds only open connections.
+        while connections.try_join_next().is_some() {}
+        connections.spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    // Idle connections close at once and requests in flight are finished, but a client that
+    // stops reading its answer would hold the shutdown for ever (no timeout covers writes).
+    if tokio::time::timeout(grace, graceful.shutdown()).await.is_err() {
+        tracing::warn!(
+            open = connections.len(),
+            seconds = grace.as_secs(),
+            "connections still open after the shutdown grace period; closing them"
+        );
+        connections.shutdown().await;
+    }
     Ok(())
 }

@@ -17,7 +17,7 @@
 //! ```
 //! `--db` may also come from `MNEME_SERVER_DB`. Logs are JSON lines on stderr (`--log-format
 //! text` for people); `RUST_LOG` picks the level. SIGTERM or Ctrl-C stops accepting
-//! connections and exits once in-flight requests are answered.
+//! connections and exits once in-flight requests are answered, or after 30 seconds.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mneme_team_server::admin::{iso, Admin, Role};

@@ -520,6 +520,43 @@ async fn a_connection_that_sends_its_headers_slowly_is_dropped() {
     h.shutdown().await;
 }
 
+/// A shutdown lets requests in flight finish, but no timeout covers writing an answer: a
+/// client that asks for a large pull and stops reading kept the shutdown (and a SIGTERM'd
+/// server) waiting for ever. It waits `shutdown_grace`, then closes the connection.
+#[tokio::test]
+async fn shutdown_waits_a_bounded_time_for_a_client_that_stops_reading() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    fn grace(c: &mut ServerConfig) {
+        c.shutdown_grace = Duration::from_secs(1);
+    }
+    let db = databases().await.remove(0);
+    let h = Harness::start(db, grace).await;
+    let lead = h.user("lena", REPO, Role::Lead).await;
+    // 9 MB of entries: more than the kernel's socket buffers take (4 MiB to send, here).
+    let text = "a line of team memory that is long enough\n".repeat(5_800);
+    for batch in 0..3 {
+        let entries: serde_json::Map<String, serde_json::Value> = (0..12).map(|i| (format!("big/{batch}-{i}.md"), json!(text))).collect();
+        h.put(&lead, REPO, json!({ "entries": entries }), None).await.error_for_status().unwrap();
+    }
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = socket.connect(h.server.addr()).await.unwrap();
+    let request = format!("GET /api/claude_code/team_memory?repo=acme%2Fapp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {lead}\r\n\r\n");
+    stalled.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    stalled.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    // The answer is being written; nobody reads the rest.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(20), h.shutdown()).await.expect("the shutdown waited for a client that stopped reading");
+    assert!(started.elapsed() >= Duration::from_millis(900), "the request in flight had its grace period");
+    // The connection was closed under the client: reading on ends before the whole answer.
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(&mut rest)).await.expect("the connection was closed");
+    assert!(rest.len() < 9_000_000, "{} bytes", rest.len());
+}
+
 /// Bodies are read before the token is checked, so only so many are held at once: with room
 /// for one, a second request with a body is turned away (503, Retry-After) while the first is
 /// still arriving, and requests without a body are not held up.
