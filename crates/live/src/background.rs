@@ -30,6 +30,10 @@ impl Background {
     /// inside a tokio runtime.
     pub fn start(env: &Environment, clock: Arc<dyn Clock>) -> Result<Background, mneme_scheduler::SchedulerError> {
         let mut config = SchedulerConfig::new(env.clone(), clock.clone());
+        // Dreams write the local day, asked of the system before each dream (daylight saving
+        // changes while the app stays open). This process's threads run already, so no offset
+        // can be read soundly here: UTC is the fallback, used only where `date` cannot run.
+        config.utc_offset = mneme_scheduler::LocalOffset::System { fallback: 0 };
         // A Claude Code that updated itself is checked once against Mneme's view.
         config.claude_code_check = Some(Arc::new(mneme_api::ScheduledClaudeCheck(mneme_api::Mneme::new(env.clone(), clock))));
         let handle = mneme_scheduler::start(config)?;

@@ -14,8 +14,59 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
+/// The machine's offset from UTC, for the dates a dream writes (daily logs, "written back on",
+/// "moved from MEMORY.md on"): the day as the user's clock shows it, as Claude Code writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalOffset {
+    /// This offset in seconds, always.
+    Fixed(i32),
+    /// Asked again before each dream, so a daemon that runs across a daylight-saving change (or
+    /// a move to another time zone) keeps writing the local day; `fallback` (the offset read at
+    /// start) when the system cannot be asked.
+    System { fallback: i32 },
+}
+
+impl LocalOffset {
+    /// The offset now, in seconds east of UTC, under the time zone `env` names (`TZ`, else the
+    /// system's). A process with threads cannot read it soundly itself (the `time` crate
+    /// refuses, as `localtime_r` may race with an environment change), so `date` is asked.
+    pub fn now(self, env: &mneme_store::Environment) -> i32 {
+        match self {
+            LocalOffset::Fixed(secs) => secs,
+            LocalOffset::System { fallback } => ask_date(env.var("TZ")).unwrap_or(fallback),
+        }
+    }
+}
+
+/// `date +%z` under `tz` (the system's zone when `None`): `+0100` → 3600.
+fn ask_date(tz: Option<&str>) -> Option<i32> {
+    let mut cmd = std::process::Command::new("date");
+    cmd.arg("+%z").env_remove("TZ").stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    if let Some(tz) = tz {
+        cmd.env("TZ", tz);
+    }
+    let out = cmd.output().ok().filter(|o| o.status.success())?;
+    parse_numeric_offset(std::str::from_utf8(&out.stdout).ok()?.trim())
+}
+
+/// `±hhmm`, as `date +%z` prints it.
+fn parse_numeric_offset(s: &str) -> Option<i32> {
+    let (sign, digits) = match s.as_bytes().first()? {
+        b'+' => (1, &s[1..]),
+        b'-' => (-1, &s[1..]),
+        _ => return None,
+    };
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m): (i32, i32) = (digits[..2].parse().ok()?, digits[2..].parse().ok()?);
+    (h < 24 && m < 60).then_some(sign * (h * 3600 + m * 60))
+}
+
 pub struct DreamLoop {
     pub dreams: Dreams,
+    /// The offset the dates a dream writes are local to.
+    pub utc_offset: LocalOffset,
     pub reporter: Reporter,
     /// How often every known folder's gates are checked besides turn ends.
     pub tick: Duration,
@@ -112,7 +163,10 @@ impl DreamLoop {
         };
         let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
         run.progress(format!("Dreaming over {}", target.memory_dir.display()));
-        match self.dreams.tick(&target, &enabled, &flags, engine, cancel).await {
+        // Asked for each dream (a clone shares the scan throttle): daylight saving changes while
+        // the daemon runs.
+        let dreams = self.dreams.clone().with_utc_offset(self.utc_offset.now(&self.env));
+        match dreams.tick(&target, &enabled, &flags, engine, cancel).await {
             // Lost the lock to another dreamer (Claude Code or another Mneme) between the look
             // and the tick.
             Ok(None) => {
@@ -137,5 +191,25 @@ pub fn dream_outcome(record: &DreamRecord) -> Outcome {
         DreamStatus::Failed => Outcome::Failed { error: record.error.clone().unwrap_or_else(|| "the dream failed".into()) },
         DreamStatus::Pending => Outcome::Done { summary: format!("{} — waiting for review in Dreams ({})", record.summary, record.id) },
         _ => Outcome::Done { summary: format!("{} ({})", record.summary, record.id) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_offset_is_read_from_date_under_the_zone_the_environment_names() {
+        assert_eq!(parse_numeric_offset("+0100"), Some(3600));
+        assert_eq!(parse_numeric_offset("-0330"), Some(-12_600));
+        assert_eq!(parse_numeric_offset("+0545"), Some(20_700));
+        assert_eq!(parse_numeric_offset("0100"), None);
+        assert_eq!(parse_numeric_offset("+01:00"), None);
+        assert_eq!(parse_numeric_offset("+2500"), None);
+        // POSIX zone strings need no tz database: east of UTC is a negative offset there.
+        let env = mneme_store::Environment::with_home("/h");
+        assert_eq!(LocalOffset::System { fallback: 7 }.now(&env.clone().set_var("TZ", "IST-5:30")), 19_800);
+        assert_eq!(LocalOffset::System { fallback: 7 }.now(&env.clone().set_var("TZ", "NST3:30")), -12_600);
+        assert_eq!(LocalOffset::Fixed(-3600).now(&env.set_var("TZ", "IST-5:30")), -3600);
     }
 }

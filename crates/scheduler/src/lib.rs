@@ -24,6 +24,7 @@ pub mod team;
 
 pub use backoff::Backoff;
 pub use claude_check::ClaudeCodeCheck;
+pub use dream::LocalOffset;
 pub use runs::{JobKind, Outcome, RunLog, RunRecord};
 
 use mneme_core::Clock;
@@ -152,6 +153,9 @@ pub struct SchedulerConfig {
     pub claude_code_check: Option<Arc<dyn ClaudeCodeCheck>>,
     /// How often the installed Claude Code's release is looked at.
     pub claude_check_every: Duration,
+    /// The offset from UTC the dates dreams write are local to. Callers that read the offset
+    /// at start (while single-threaded) give it as the fallback.
+    pub utc_offset: LocalOffset,
 }
 
 impl SchedulerConfig {
@@ -167,6 +171,7 @@ impl SchedulerConfig {
             claude_code_check: None,
             // Claude Code updates itself at most a few times a day.
             claude_check_every: Duration::from_secs(30 * 60),
+            utc_offset: LocalOffset::System { fallback: 0 },
         }
     }
 }
@@ -313,6 +318,7 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
         // The loop owns the receiving end of the turn-end channel, which a restart keeps.
         let l = Arc::new(tokio::sync::Mutex::new(dream::DreamLoop {
             dreams: mneme_dream::Dreams::new(config.env.clone(), config.clock.clone()),
+            utc_offset: config.utc_offset,
             reporter: reporter.clone(),
             tick: config.dream_tick,
             env: config.env.clone(),

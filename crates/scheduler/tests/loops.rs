@@ -251,6 +251,27 @@ async fn a_handle_dropped_without_shutdown_stops_every_loop() {
     again.shutdown().await;
 }
 
+/// A dream writes the day as the user's clock shows it: the scheduler's offset from UTC, not 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dream_writes_the_local_day() {
+    let home = TestHome::new();
+    home.write(home.config_home().join("settings.json"), r#"{"autoDreamEnabled": true}"#);
+    let (project, memory) = ready_to_dream(&home, "app");
+    std::fs::write(memory.join("MEMORY.md"), "- [Build](build.md) — how to build\n- [Gone](gone.md) — points at nothing\n").unwrap();
+    let jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
+    let mut c = config(&home, jobs, vec![project]);
+    // 23:30 on 2 March in UTC is 00:30 on 3 March an hour east of it.
+    c.clock = Arc::new(mneme_core::FixedClock::at_unix_secs(1_772_494_200));
+    c.utc_offset = mneme_scheduler::LocalOffset::Fixed(3600);
+    let handle = start(c).unwrap();
+    let mut rx = handle.subscribe();
+    let rec = finished(&mut rx, JobKind::Dream).await;
+    assert!(matches!(rec.outcome, Outcome::Done { .. }), "{rec:?}");
+    let gone = std::fs::read_to_string(memory.join("gone.md")).unwrap();
+    assert!(gone.contains("Written back by a Mneme dream on 2026-03-03"), "{gone}");
+    handle.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_scheduler_per_machine_and_the_next_one_may_start_when_it_stops() {
     let home = TestHome::new();
