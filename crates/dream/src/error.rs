@@ -44,6 +44,9 @@ pub enum DreamError {
     #[error("the dream mode file {} is damaged ({detail}); choose the mode again (`mneme dream mode automatic`, `review` or `off`, or on the Dreams screen) to rewrite it", path.display())]
     DamagedMode { path: PathBuf, detail: String },
 
+    #[error("dream {id} was written only in part ({cause}), and putting the memory folder back failed too: {} still hold its text. Undo it with `mneme dream undo {id}`, which puts back every file it changed", files.join(", "))]
+    PartlyApplied { id: String, files: Vec<String>, cause: String },
+
     #[error(transparent)]
     Apply(#[from] mneme_agent::ApplyError),
 
@@ -74,6 +77,7 @@ impl DreamError {
             DreamError::DamagedRecord { .. } | DreamError::DamagedMode { .. } => "damaged",
             DreamError::Apply(mneme_agent::ApplyError::Changed { .. }) => "conflict",
             DreamError::Apply(_) => "not-applied",
+            DreamError::PartlyApplied { .. } => "partly-applied",
             DreamError::Agent(_) => "agent",
             DreamError::Cancelled => "cancelled",
             DreamError::Invalid(_) => "invalid-input",

@@ -389,7 +389,11 @@ impl Dreams {
             // minHours passes"; the error worth reporting is still the dream's own.
             let _ = lock.rollback(a);
         }
-        record.status = DreamStatus::Failed;
+        // Part of it written (an apply whose rollback failed, a panic while writing): it stays
+        // `applying`, which undo works from.
+        if !matches!(e, DreamError::PartlyApplied { .. }) && record.status != DreamStatus::Applying {
+            record.status = DreamStatus::Failed;
+        }
         record.error = Some(e.to_string());
         match history.save(&record) {
             Ok(()) => e,
@@ -471,16 +475,21 @@ impl Dreams {
                 record.notes.retain(|n| n != INTERRUPTED_NOTE);
                 return Err(e);
             }
+            // The apply checks every file before its first write too, but a conflict found
+            // there and a failure after some writes look alike; checked here first, a failure of
+            // the apply means it had started writing.
+            let (changed, _) = self.compare(&record.changeset, |c| &c.before);
+            if let Some(path) = changed.into_iter().next() {
+                record.status = was;
+                record.notes.retain(|n| n != INTERRUPTED_NOTE);
+                let _ = history.save(record);
+                return Err(self.apply_error(&record.id, ApplyError::Changed { path }, "was planned", "reject it and run the dream again"));
+            }
             let applied = apply_changeset(&record.changeset, &self.trash_dir(&record.memory_dir), self.clock.clone());
             record.notes.retain(|n| n != INTERRUPTED_NOTE);
             let applied = match applied {
                 Ok(a) => a,
-                Err(e) => {
-                    // The apply rolled itself back: the record is as it was before it.
-                    record.status = was;
-                    let _ = history.save(record);
-                    return Err(self.apply_error(&record.id, e, "was planned", "reject it and run the dream again"));
-                }
+                Err(e) => return Err(self.settle_failed_apply(history, record, was, e)),
             };
             record.trashed =
                 applied.trashed.into_iter().map(|t| TrashedFile { path: t.path, trash_id: t.trash_id }).collect();
@@ -488,6 +497,60 @@ impl Dreams {
         record.status = DreamStatus::Applied;
         record.applied_at_ms = Some(ms_since_epoch(self.clock.now()));
         Ok(())
+    }
+
+    /// After an apply that failed: the apply puts back what it wrote before it gives up, but
+    /// ignores a failure to do so. A file still holding the dream's text means part of the
+    /// dream is in the folder, and then the record stays `applying` (undo puts back every file
+    /// it changed) instead of claiming nothing was written; otherwise it is as it was.
+    fn settle_failed_apply(&self, history: &History, record: &mut DreamRecord, was: DreamStatus, e: ApplyError) -> DreamError {
+        let (_, written) = self.compare(&record.changeset, |c| &c.after);
+        let written: Vec<String> = written.iter().filter_map(|p| relative(&record.changeset.root, p)).collect();
+        if written.is_empty() {
+            record.status = was;
+            let _ = history.save(record);
+            return self.apply_error(&record.id, e, "was planned", "reject it and run the dream again");
+        }
+        let cause = match &e {
+            ApplyError::Write { path, source } => format!("{} could not be written: {source}", path.display()),
+            ApplyError::Changed { path } => format!("{} changed on disk while it was written", path.display()),
+            ApplyError::OutsideRoot { path, .. } => format!("{} is outside the memory folder", path.display()),
+        };
+        record.status = DreamStatus::Applying;
+        record.error = Some(cause.clone());
+        record.notes.insert(
+            0,
+            format!("Writing this dream failed part way ({cause}), and putting the folder back failed too: {} still hold its text. Undo puts back every file it changed.", written.join(", ")),
+        );
+        let _ = history.save(record);
+        DreamError::PartlyApplied { id: record.id.clone(), files: written, cause }
+    }
+
+    /// The changes whose file is not as `side` says it was (`before`) and those whose file is
+    /// as `side` says (the other list), leaving out changes that leave a file as it was.
+    fn compare(&self, changeset: &Changeset, side: impl Fn(&FileChange) -> &Option<String>) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let memdir = Memdir::new(changeset.root.clone(), self.trash_dir(&changeset.root), self.clock.clone());
+        let (mut differ, mut same) = (Vec::new(), Vec::new());
+        for c in changeset.changes.iter().filter(|c| c.before != c.after) {
+            let Some(rel) = relative(&changeset.root, &c.path) else {
+                differ.push(c.path.clone());
+                continue;
+            };
+            let current = match memdir.read_raw(&rel) {
+                Ok((bytes, _)) => bytes,
+                Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+                Err(_) => {
+                    differ.push(c.path.clone());
+                    continue;
+                }
+            };
+            if current.as_deref() == side(c).as_ref().map(|t| t.as_bytes()) {
+                same.push(c.path.clone());
+            } else {
+                differ.push(c.path.clone());
+            }
+        }
+        (differ, same)
     }
 
     fn apply_error(&self, id: &str, e: ApplyError, when: &'static str, advice: &'static str) -> DreamError {
@@ -758,4 +821,81 @@ fn contained<T>(what: &str, f: impl FnOnce() -> Result<T, DreamError>) -> Result
             .unwrap_or_else(|| "no message".into());
         Err(DreamError::Invalid(format!("internal error while {what} ({why}); the dream stopped there. Please report it")))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mneme_core::FixedClock;
+    use std::fs;
+
+    fn record(dreams: &Dreams, memory_dir: &Path, id: &str, changes: Vec<FileChange>) -> DreamRecord {
+        DreamRecord {
+            version: history::RECORD_VERSION,
+            id: id.into(),
+            memory_dir: memory_dir.to_path_buf(),
+            created_at_ms: 1,
+            trigger: Trigger::Manual,
+            provider: "offline".into(),
+            model: None,
+            gate: dreams.status(&dreams.target_for_memory_dir(memory_dir), &Enablement::On, &CachedFlags::default()),
+            sessions: Vec::new(),
+            status: DreamStatus::Pending,
+            summary: String::new(),
+            notes: Vec::new(),
+            stats: None,
+            changeset: Changeset { root: memory_dir.to_path_buf(), changes },
+            denials: Vec::new(),
+            turns: 0,
+            error: None,
+            lock: None,
+            applied_at_ms: None,
+            trashed: Vec::new(),
+            rejected_at_ms: None,
+            undone_at_ms: None,
+            undo: None,
+            moved: Vec::new(),
+        }
+    }
+
+    fn change(mem: &Path, rel: &str, before: &str, after: &str) -> FileChange {
+        FileChange { path: mem.join(rel), before: Some(before.into()), after: Some(after.into()), reason: format!("{rel}: edited") }
+    }
+
+    /// An apply that failed after writing, whose own rollback failed too (it ignores that),
+    /// leaves a file with the dream's text: the record says applying, not "nothing written",
+    /// the error says which files and to undo, and undo puts them back. With every file as it
+    /// was, the record is as it was and the error is the apply's own.
+    #[test]
+    fn a_failed_apply_whose_rollback_failed_stays_undoable() {
+        let home = mneme_testsupport::TestHome::new();
+        let mem = home.root.join("memory");
+        fs::create_dir_all(&mem).unwrap();
+        let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
+        let history = dreams.history(&mem);
+        let changes = vec![change(&mem, "a.md", "a0\n", "a1\n"), change(&mem, "b.md", "b0\n", "b1\n")];
+        let failure = || ApplyError::Write { path: mem.join("b.md"), source: MemdirError::NotFound { path: "b.md".into() } };
+
+        fs::write(mem.join("a.md"), "a0\n").unwrap();
+        fs::write(mem.join("b.md"), "b0\n").unwrap();
+        let mut rec = record(&dreams, &mem, "1", changes.clone());
+        history.reserve_id(1).unwrap();
+        let err = dreams.settle_failed_apply(&history, &mut rec, DreamStatus::Pending, failure());
+        assert_eq!(err.code(), "not-applied", "{err}");
+        assert_eq!(history.load("1").unwrap().status, DreamStatus::Pending, "nothing written: as it was");
+
+        // a.md was written and could not be put back.
+        fs::write(mem.join("a.md"), "a1\n").unwrap();
+        let mut rec = record(&dreams, &mem, "2", changes);
+        history.reserve_id(2).unwrap();
+        let err = dreams.settle_failed_apply(&history, &mut rec, DreamStatus::Pending, failure());
+        assert_eq!(err.code(), "partly-applied");
+        assert!(err.to_string().contains(": a.md still hold its text. Undo it with `mneme dream undo 2`"), "{err}");
+        let saved = history.load("2").unwrap();
+        assert_eq!(saved.status, DreamStatus::Applying);
+        assert!(saved.notes[0].contains("a.md still hold its text"), "{:?}", saved.notes);
+        let undone = dreams.undo(&mem, None, false).unwrap();
+        assert_eq!(undone.id, "2");
+        assert_eq!((fs::read_to_string(mem.join("a.md")).unwrap(), fs::read_to_string(mem.join("b.md")).unwrap()), ("a0\n".into(), "b0\n".into()));
+    }
 }

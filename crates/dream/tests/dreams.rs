@@ -688,3 +688,21 @@ fn the_daily_log_is_read_inside_the_folder_and_up_to_a_cap() {
     f.set_len(mneme_dream::LOG_READ_CAP).unwrap();
     assert_eq!(w.dreams.read_log(&w.mem, None).unwrap().1.map(|t| t.len() as u64), Some(mneme_dream::LOG_READ_CAP));
 }
+
+/// Two dreams planned from the same folder make the same changes. Once the first is applied,
+/// approving the second finds its files changed (to exactly its own result): that is a
+/// conflict with nothing written, not a dream written in part.
+#[test]
+fn approving_a_second_dream_planned_alike_is_a_conflict_not_a_partial_write() {
+    let w = duplicated_world();
+    let first = w.offline(false).unwrap();
+    let second = w.offline(false).unwrap();
+    assert_eq!(first.changeset.changes, second.changeset.changes, "the premise: the same plan");
+    w.dreams.approve(&w.mem, &first.id).unwrap();
+    let after_first = w.snapshot();
+    let err = w.dreams.approve(&w.mem, &second.id).unwrap_err();
+    assert_eq!(err.code(), "conflict", "{err}");
+    assert_eq!(w.dreams.show(&w.mem, &second.id).unwrap().status, DreamStatus::Pending);
+    assert_eq!(w.snapshot(), after_first);
+    assert_eq!(w.dreams.undo(&w.mem, None, false).unwrap().id, first.id, "only the first is undoable");
+}
