@@ -470,6 +470,32 @@ async fn a_sign_in_ends_after_its_lifetime_however_often_it_is_refreshed() {
     .await;
 }
 
+/// `/oauth/token` takes a refresh token from anyone, signed in or not. A made-up one ran an
+/// UPDATE that matched nothing, which on SQLite still queues for the database's one write
+/// lock (behind every push, for up to the 30 s busy timeout): now it costs a read. Here the
+/// write lock is held by another connection while made-up tokens are presented.
+#[tokio::test]
+async fn a_made_up_refresh_token_is_answered_without_waiting_for_the_write_lock() {
+    use sqlx::Connection;
+    let db = databases().await.remove(0);
+    let DatabaseUrl::Sqlite(path) = db.url.clone() else { unreachable!() };
+    let h = Harness::start(db, defaults).await;
+    let lead = h.user("lena", REPO, Role::Lead).await;
+    h.put(&lead, REPO, json!({"entries": {"a.md": "A"}}), None).await.error_for_status().unwrap();
+    let mut writer = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+    sqlx::query("BEGIN IMMEDIATE").execute(&mut writer).await.unwrap();
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        let answer = tokio::time::timeout(Duration::from_secs(10), refresh(&h, "mneme_rt_made_up")).await;
+        let err = answer.expect("the made-up refresh token waited for the write lock").unwrap_err();
+        assert_eq!(err.error, "invalid_grant");
+        assert!(started.elapsed() < Duration::from_secs(5), "answered after {:?}", started.elapsed());
+    }
+    sqlx::query("ROLLBACK").execute(&mut writer).await.unwrap();
+    writer.close().await.unwrap();
+    h.shutdown().await;
+}
+
 async fn refresh(h: &Harness, token: &str) -> Result<TokenResponse, OAuthError> {
     let res = h
         .http

@@ -1006,6 +1006,20 @@ impl Store for SqlStore {
     }
 
     async fn use_refresh(&self, hash: &str, now_ms: i64) -> Result<RefreshUse, StoreError> {
+        // Read first: anyone may post a made-up refresh token, and it must cost a read, not a
+        // write (on SQLite every write, even one that matches nothing, waits for the one write
+        // lock that pushes hold).
+        let Some(token) = self.token(hash).await? else { return Ok(RefreshUse::Invalid) };
+        if token.kind != TokenKind::Refresh {
+            return Ok(RefreshUse::Invalid);
+        }
+        if token.revoked_ms.is_some() {
+            return Ok(RefreshUse::Replayed { family: token.family });
+        }
+        if token.expires_ms <= now_ms {
+            return Ok(RefreshUse::Invalid);
+        }
+        // The conditional update decides between presenters racing with one live token.
         let spent = sqlx::query(
             "UPDATE tokens SET revoked_ms = $2 WHERE hash = $1 AND kind = 'refresh' AND revoked_ms IS NULL \
              AND expires_ms > $2 RETURNING user_id, family",
@@ -1017,6 +1031,7 @@ impl Store for SqlStore {
         if let Some(row) = spent {
             return Ok(RefreshUse::Spent { user_id: row.try_get("user_id")?, family: row.try_get("family")? });
         }
+        // Another presenter spent it between the read and the update: a replay.
         Ok(match self.token(hash).await? {
             Some(t) if t.kind == TokenKind::Refresh && t.revoked_ms.is_some() => RefreshUse::Replayed { family: t.family },
             _ => RefreshUse::Invalid,
