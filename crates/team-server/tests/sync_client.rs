@@ -640,3 +640,31 @@ fn a_pull_over_a_fifo_does_not_wait_on_it() {
     assert_eq!(b.read("deploys.md").as_deref(), Some("Deploy from main only.\n"));
     assert!(b.client.push().unwrap().uploaded.is_empty());
 }
+
+/// A link the person put under a team key is not written over (no copy of it could be kept in
+/// the trash first), and the reason says what it is and what to do, not that space ran out.
+#[test]
+fn a_link_under_a_team_key_is_left_alone_and_named() {
+    let s = Server::start(|_| {});
+    let repo = s.repo();
+    let (_, ta) = s.member(&repo, Role::Member);
+    let (_, tb) = s.member(&repo, Role::Member);
+    let (a, b) = (Machine::new(&s, &repo, &ta), Machine::new(&s, &repo, &tb));
+    a.write("style.md", "Tabs.");
+    a.client.push().unwrap();
+    b.client.pull().unwrap();
+    b.write("mine.md", "Spaces, in my copy.");
+    let linked = b.team().join("style.md");
+    std::fs::remove_file(&linked).unwrap();
+    std::os::unix::fs::symlink("mine.md", &linked).unwrap();
+    a.write("style.md", "Tabs, width 4.");
+    a.client.push().unwrap();
+
+    let r = b.client.pull().unwrap();
+    let reasons: Vec<_> = r.skipped.iter().map(|k| (k.key.as_str(), k.reason.clone())).collect();
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert_eq!(reasons[0].0, "style.md");
+    assert!(reasons[0].1.contains("a link") && reasons[0].1.contains("replace it with a plain file") && !reasons[0].1.contains("free space"), "{}", reasons[0].1);
+    assert!(std::fs::symlink_metadata(&linked).unwrap().is_symlink(), "the link is left as it was");
+    assert_eq!(b.read("mine.md").as_deref(), Some("Spaces, in my copy."));
+}

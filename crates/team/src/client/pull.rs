@@ -241,10 +241,18 @@ impl SyncClient {
             return Err(EntrySkipped::TooLarge { bytes: content.len() });
         }
         let mut conflict = None;
-        if let Ok((bytes, _)) = mneme_store::open::read_plain(&path) {
-            if bytes == content.as_bytes() {
-                return Ok(WriteOutcome::Matched);
+        let local = mneme_store::open::read_plain(&path);
+        if local.as_ref().is_ok_and(|(bytes, _)| bytes == content.as_bytes()) {
+            return Ok(WriteOutcome::Matched);
+        }
+        // A link or folder under the key's name is the person's doing: the server's copy would
+        // replace it, and no copy of it could be kept in the trash first.
+        if let Ok(meta) = std::fs::symlink_metadata(&path) {
+            if !meta.is_file() {
+                return Err(EntrySkipped::NotAPlainFile(if meta.is_symlink() { "a link" } else { "a folder or other non-file" }));
             }
+        }
+        if let Ok((bytes, _)) = local {
             // A local version the server never had: keep it before the server's replaces it.
             // Bytes that are not UTF-8 were pushed as their lossy reading, so matching hashes do
             // not mean the server has them: they are kept too. If no copy can be kept, the
@@ -311,6 +319,8 @@ enum EntrySkipped {
     RemovedNotTrashed(String),
     #[error("a lead removed it for everyone, but here it is not a plain file (a folder or a link), which Mneme does not move to the trash; remove it by hand")]
     RemovedNotAFile,
+    #[error("here it is {0}, which the server's copy would replace and Mneme cannot keep in the trash first; replace it with a plain file (or remove it), then pull again")]
+    NotAPlainFile(&'static str),
 }
 
 impl PullReport {
