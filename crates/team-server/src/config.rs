@@ -122,6 +122,10 @@ pub struct ServerConfig {
     /// How many request bodies the server holds in memory at once (they are read before the
     /// token is checked); more wait a moment, then get 503.
     pub max_bodies_in_memory: usize,
+    /// How many full pulls (every entry with its content) the server builds at once. Each
+    /// holds the repository's live content about three times over while it is read and
+    /// turned into JSON; more wait a moment, then get 503.
+    pub max_full_pulls: usize,
     /// How long a shutdown waits for open connections to finish their requests before it
     /// closes them: a client that stops reading its answer would otherwise hold it for ever.
     pub shutdown_grace: Duration,
@@ -148,6 +152,7 @@ impl fmt::Debug for ServerConfig {
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("max_bodies_in_memory", &self.max_bodies_in_memory)
+            .field("max_full_pulls", &self.max_full_pulls)
             .field("shutdown_grace", &self.shutdown_grace)
             .finish_non_exhaustive()
     }
@@ -163,6 +168,10 @@ pub const DEFAULT_MAX_BODY_BYTES: u64 = 4 * 1024 * 1024;
 
 /// 64 bodies of up to 4 MiB: at most 256 MiB held for requests being read or handled.
 pub const DEFAULT_MAX_BODIES_IN_MEMORY: usize = 64;
+
+/// Full pulls built at once. A pull that finds its copy current is a 304 (or `view=hashes`)
+/// and is not counted, so this only paces teammates fetching changed memory together.
+pub const DEFAULT_MAX_FULL_PULLS: usize = 8;
 
 impl ServerConfig {
     pub fn new(database: DatabaseUrl) -> ServerConfig {
@@ -185,6 +194,7 @@ impl ServerConfig {
             // 4 MiB in 30 s is about 1 Mbit/s: slower than any client that means it.
             body_read_timeout: Duration::from_secs(30),
             max_bodies_in_memory: DEFAULT_MAX_BODIES_IN_MEMORY,
+            max_full_pulls: DEFAULT_MAX_FULL_PULLS,
             // As long as a body may take to arrive: a request in flight gets its time.
             shutdown_grace: Duration::from_secs(30),
             clock: Arc::new(SystemClock),

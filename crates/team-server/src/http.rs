@@ -46,6 +46,8 @@ pub(crate) struct AppState {
     pub sign_in: crate::limits::SignInGuard,
     /// Requests whose body is held in memory at once ([`ServerConfig::max_bodies_in_memory`]).
     bodies: tokio::sync::Semaphore,
+    /// Full pulls being built at once ([`ServerConfig::max_full_pulls`]).
+    full_pulls: tokio::sync::Semaphore,
 }
 
 impl AppState {
@@ -57,7 +59,8 @@ impl AppState {
         });
         let sign_in = crate::limits::SignInGuard::new(config.sign_in_limits);
         let bodies = tokio::sync::Semaphore::new(config.max_bodies_in_memory.max(1));
-        AppState { memory, config, base_url, limiter, sign_in, bodies }
+        let full_pulls = tokio::sync::Semaphore::new(config.max_full_pulls.max(1));
+        AppState { memory, config, base_url, limiter, sign_in, bodies, full_pulls }
     }
 
     pub fn now_ms(&self) -> i64 {
@@ -91,6 +94,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
 
 /// How long a request with a body waits for its turn when the server holds as many as it may.
 const BODY_PERMIT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a full pull waits for its turn; well inside the client's 30 s request timeout.
+const FULL_PULL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Reads every request's body, up to the largest the server takes, within
 /// `body_read_timeout`; the handlers then read it from memory. Hyper's header timeout ends
@@ -438,6 +443,26 @@ async fn get_team_memory(
             }
         }
     }
+    // A full pull holds every live entry's content while it reads it and again as JSON, so
+    // only so many are built at once (a repository may hold up to its storage cap); the
+    // permit is held until the answer is made. The body then belongs to the connection.
+    let _permit = if hashes_only {
+        None
+    } else {
+        match tokio::time::timeout(FULL_PULL_WAIT, app.full_pulls.acquire()).await {
+            Ok(Ok(permit)) => Some(permit),
+            _ => {
+                return Err(ApiError {
+                    retry_after: Some(5),
+                    ..ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "busy",
+                        "The server is building as many full pulls as it builds at once. Try again in a moment.",
+                    )
+                });
+            }
+        }
+    };
     let snap = app.memory.snapshot(&repo, !hashes_only).await?.ok_or_else(not_found_yet)?;
     if snap.repo.version == 0 {
         return Err(not_found_yet());

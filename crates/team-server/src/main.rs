@@ -66,6 +66,9 @@ enum Command {
         /// Requests per minute one access token may make (0 = unlimited).
         #[arg(long, default_value_t = 0)]
         rate_limit_per_minute: u32,
+        /// Full pulls (every entry with its content) built at once; more wait, then get 503.
+        #[arg(long, default_value_t = mneme_team_server::config::DEFAULT_MAX_FULL_PULLS)]
+        max_full_pulls: usize,
         /// Another client_id a device sign-in may name (repeatable); `mneme` is always known.
         #[arg(long = "client-id")]
         client_ids: Vec<String>,
@@ -179,12 +182,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("Say which database to use with --db sqlite:/path/to/file.db (or set MNEME_SERVER_DB)."))?
         .parse()?;
     match cli.command {
-        Command::Serve { listen, public_url, max_entries, max_repo_bytes, rate_limit_per_minute, client_ids } => {
+        Command::Serve { listen, public_url, max_entries, max_repo_bytes, rate_limit_per_minute, max_full_pulls, client_ids } => {
             let mut config = ServerConfig::new(db.clone());
             config.client_ids.extend(client_ids);
             config.public_url = public_url;
             config.max_entries = max_entries;
             config.max_repo_bytes = max_repo_bytes;
+            config.max_full_pulls = max_full_pulls;
             config.rate_limit = (rate_limit_per_minute > 0)
                 .then_some(RateLimit { burst: rate_limit_per_minute, period: Duration::from_secs(60) });
             let listener = tokio::net::TcpListener::bind(listen)

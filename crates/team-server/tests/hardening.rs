@@ -583,6 +583,52 @@ async fn shutdown_waits_a_bounded_time_for_a_client_that_stops_reading() {
     assert!(rest.len() < 9_000_000, "{} bytes", rest.len());
 }
 
+/// A full pull holds the repository's whole live content two or three times over while it
+/// is built, and a repository may hold up to its storage cap, so only so many are built at
+/// once: past `max_full_pulls` a pull waits a moment, then gets 503 with Retry-After, while
+/// pulls that find their copy current (304) go on. PostgreSQL only: a lock on the entries
+/// table holds the first pull in the middle of its build.
+#[tokio::test]
+async fn full_pulls_built_at_once_are_capped() {
+    use sqlx::Connection;
+    fn one(c: &mut ServerConfig) {
+        c.max_full_pulls = 1;
+    }
+    let Some(db) = databases().await.into_iter().find(|d| d.label == "postgres") else {
+        eprintln!("MNEME_TEST_PG_URL is not set: PostgreSQL not tested here");
+        return;
+    };
+    let h = Harness::start(db, one).await;
+    let lead = h.user("lena", REPO, Role::Lead).await;
+    h.put(&lead, REPO, json!({"entries": {"a.md": "A"}}), None).await.error_for_status().unwrap();
+    let current = pull(&h, &lead).await.checksum;
+    let DatabaseUrl::Postgres(url) = &h.db else { unreachable!() };
+    let mut locker = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut locker).await.unwrap();
+    sqlx::query("LOCK TABLE entries IN ACCESS EXCLUSIVE MODE").execute(&mut locker).await.unwrap();
+    let first = {
+        let req = h.request(Method::GET, &h.memory_url(REPO), &lead);
+        tokio::spawn(async move { req.send().await.unwrap() })
+    };
+    // Until the first pull waits on the lock, holding the one permit.
+    loop {
+        let waiting: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pg_locks WHERE NOT granted").fetch_one(&mut locker).await.unwrap();
+        if waiting > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let second = tokio::time::timeout(Duration::from_secs(15), h.get(&lead, REPO)).await.expect("the second pull waited for the first");
+    assert_eq!(second.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(second.headers().contains_key("retry-after"));
+    let res = h.request(Method::GET, &h.memory_url(REPO), &lead).header("if-none-match", format!("\"{current}\"")).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::NOT_MODIFIED, "a pull with a current copy does not wait");
+    sqlx::query("COMMIT").execute(&mut locker).await.unwrap();
+    assert_eq!(first.await.unwrap().status(), StatusCode::OK);
+    assert_eq!(h.get(&lead, REPO).await.status(), StatusCode::OK, "the permit came back");
+    h.shutdown().await;
+}
+
 /// Bodies are read before the token is checked, so only so many are held at once: with room
 /// for one, a second request with a body is turned away (503, Retry-After) while the first is
 /// still arriving, and requests without a body are not held up.
