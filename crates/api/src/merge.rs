@@ -33,6 +33,9 @@ pub struct MergeReport {
     pub trashed_to: Option<PathBuf>,
     /// Set when the files merged but the emptied folder could not be moved to the trash.
     pub trash_problem: Option<String>,
+    /// Set when files moved but the project's index could not take their lines: which lines
+    /// to add by hand. The orphan folder is then left where it is, its index holding them too.
+    pub index_problem: Option<String>,
 }
 
 /// The record written beside a trashed orphan folder, so it can be found and put back.
@@ -85,8 +88,16 @@ impl Mneme {
             index_lines_added: outcome.index_lines_added,
             trashed_to: None,
             trash_problem: None,
+            index_problem: None,
         };
         if dry_run {
+            return Ok(report);
+        }
+        if let Some(problem) = outcome.index_problem {
+            report.index_problem = Some(format!(
+                "The files were moved, but {problem}. Add those lines to the project's index yourself; {} is left where it is, and its MEMORY.md still holds them.",
+                source_dir.display()
+            ));
             return Ok(report);
         }
         match trash_folder(&source_dir, &trash_root, self.clock.now_ms()) {

@@ -229,6 +229,9 @@ pub fn merge_report(r: &mneme_api::MergeReport) {
     if let Some(p) = &r.trash_problem {
         println!("{p}");
     }
+    if let Some(p) = &r.index_problem {
+        println!("{p}");
+    }
 }
 
 pub fn memory_dir_change(c: &mneme_api::AutoMemDirChange) {

@@ -1319,6 +1319,11 @@ export type MergeReport = {
 	trashedTo: string | null,
 	/**  Set when the files merged but the emptied folder could not be moved to the trash. */
 	trashProblem: string | null,
+	/**
+	 *  Set when files moved but the project's index could not take their lines: which lines
+	 *  to add by hand. The orphan folder is then left where it is, its index holding them too.
+	 */
+	indexProblem: string | null,
 };
 
 /**  One topic file that moved (under its own name or a `-merged` one). */

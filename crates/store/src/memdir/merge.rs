@@ -14,7 +14,7 @@
 //!   in the source folder.
 //! - [`trash_folder`] then puts the emptied source folder in Mneme's trash as a whole.
 
-use super::index::{encode_target, IndexEntry};
+use super::index::{encode_target, IndexEntry, IndexFile};
 use super::path::{relative_to_dir, validate_topic_path};
 use super::scan::stem_of;
 use super::write::fsync_dir;
@@ -76,6 +76,9 @@ pub struct MergeOutcome {
     pub skipped: Vec<SkippedFile>,
     /// Index lines appended here.
     pub index_lines_added: Vec<AddedIndexLine>,
+    /// Set when files moved but an index here could not be edited afterwards: which index,
+    /// why, and the lines that belong in it (the source's index still holds them).
+    pub index_problem: Option<String>,
 }
 
 /// What to do with one source file.
@@ -92,6 +95,12 @@ impl Memdir {
     /// written and the outcome is the plan. The source folder itself is left in place (with
     /// its index and whatever was skipped) for the caller to put in a trash.
     pub fn merge_from(&self, source: &Memdir, apply: bool) -> Result<MergeOutcome, MemdirError> {
+        self.merge_from_with(source, apply, || {})
+    }
+
+    /// [`Memdir::merge_from`] with a hook between the moves and the index edits, where tests
+    /// change the index.
+    fn merge_from_with(&self, source: &Memdir, apply: bool, after_moves: impl FnOnce()) -> Result<MergeOutcome, MemdirError> {
         let src_root = source.real_root()?;
         if let Ok(own) = fs::canonicalize(&self.root) {
             if own.starts_with(&src_root) || src_root.starts_with(&own) {
@@ -110,6 +119,11 @@ impl Memdir {
         } else {
             fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone())
         };
+
+        // The source's index lines are read before anything moves: a source index that cannot
+        // be read stops the merge while every file is still where it was.
+        let source_indexes = [Scope::Private, Scope::Team].map(|scope| source.read_index(scope).map(|idx| (scope, idx)));
+        let source_indexes = source_indexes.into_iter().collect::<Result<Vec<_>, _>>()?;
 
         let mut rels = Vec::new();
         let mut walk_skips = Vec::new();
@@ -161,8 +175,9 @@ impl Memdir {
             }
         }
 
-        for scope in [Scope::Private, Scope::Team] {
-            let lines = source_lines(source, scope, &landed)?;
+        after_moves();
+        for (scope, source_index) in source_indexes {
+            let lines = source_lines(source_index, scope, &landed);
             if lines.is_empty() {
                 continue;
             }
@@ -177,15 +192,32 @@ impl Memdir {
                 added
             };
             let added = if apply {
-                self.edit_index(scope, |doc| {
+                let edited = self.edit_index(scope, |doc| {
                     let mut present: HashSet<String> = doc.entries(scope, &root).into_iter().map(|(_, e)| e.rel_path).collect();
                     let added = pick(&mut present);
                     for t in &added {
                         doc.append(t.clone());
                     }
                     added
-                })?
-                .0
+                });
+                match edited {
+                    Ok((added, _)) => added,
+                    // The files have moved, so failing here would report nothing of what was
+                    // done: the outcome says which lines are missing and the merge goes on.
+                    Err(e) => {
+                        let missing: Vec<&str> = lines.iter().map(|(_, text)| text.as_str()).collect();
+                        let problem = format!(
+                            "{} could not be edited ({e}), so these lines for the moved files are not in it yet: {}",
+                            scope.index_rel_path(),
+                            missing.join(" | ")
+                        );
+                        out.index_problem = Some(match out.index_problem.take() {
+                            Some(earlier) => format!("{earlier}; {problem}"),
+                            None => problem,
+                        });
+                        continue;
+                    }
+                }
             } else {
                 let idx = self.read_index(scope)?;
                 let mut present: HashSet<String> =
@@ -343,8 +375,7 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
 
 /// The source index's lines for files that landed here, target rewritten to the new path,
 /// in file order and without repeats: `(new rel path, line)`.
-fn source_lines(source: &Memdir, scope: Scope, landed: &BTreeMap<String, String>) -> Result<Vec<(String, String)>, MemdirError> {
-    let idx = source.read_index(scope)?;
+fn source_lines(idx: IndexFile, scope: Scope, landed: &BTreeMap<String, String>) -> Vec<(String, String)> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for line in idx.lines {
@@ -355,7 +386,7 @@ fn source_lines(source: &Memdir, scope: Scope, landed: &BTreeMap<String, String>
         }
         out.push((new_rel.clone(), retarget(&line.text, &entry, new_rel, scope)));
     }
-    Ok(out)
+    out
 }
 
 /// `text` with its link target pointing at `new_rel` when the file was renamed or the
@@ -418,5 +449,35 @@ fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<String>, skipped: 
                 reason: "it is a symbolic link to a folder; its files were not moved".into(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{clock, TestDir};
+    use super::*;
+
+    /// The index changed into something it cannot edit after the files moved (Claude Code
+    /// wrote it meanwhile): the merge still says what moved, and which lines the index lacks,
+    /// instead of failing as if nothing had happened.
+    #[test]
+    fn an_index_that_cannot_be_edited_after_the_moves_is_reported_with_its_missing_lines() {
+        let target = TestDir::new();
+        target.write("MEMORY.md", "- [mine](mine.md) — mine\n");
+        target.write("mine.md", "mine\n");
+        let source = TestDir::new();
+        source.write("b.md", "---\nname: b\ndescription: b fact\ntype: user\n---\nB.\n");
+        source.write("MEMORY.md", "- [b](b.md) — b fact\n");
+        let out = target
+            .memdir()
+            .merge_from_with(&Memdir::new(source.mem(), source.path().join("trash"), clock()), true, || {
+                target.write_bytes("MEMORY.md", b"- [mine](mine.md) \xff not UTF-8 now\n");
+            })
+            .unwrap();
+        assert_eq!(out.moved, [MergedFile { from_rel_path: "b.md".into(), to_rel_path: "b.md".into() }]);
+        assert!(out.index_lines_added.is_empty());
+        let problem = out.index_problem.expect("the missing lines are reported");
+        assert!(problem.starts_with("MEMORY.md could not be edited") && problem.contains("- [b](b.md) — b fact"), "{problem}");
+        assert!(target.exists("b.md") && !source.exists("b.md"));
     }
 }
