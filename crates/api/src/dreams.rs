@@ -755,7 +755,7 @@ impl Mneme {
         let d = self.dreams();
         let s = d.status(&target, &enabled, &flags);
         let mode = d.mode(&target.memory_dir)?;
-        let (records, _) = d.list(&target.memory_dir)?;
+        let pending = d.pending_count(&target.memory_dir)?;
         let (off_reason, auto_dream_source, explanation) = off_reason(&enabled);
         Ok(DreamGates {
             project_root: target.cwd.clone(),
@@ -787,7 +787,7 @@ impl Mneme {
             next_eligible_ms: s.next_eligible_at_ms,
             blocked_by: s.blocked_by.map(Into::into),
             blocked_explanation: blocked_explanation(&s),
-            pending: records.iter().filter(|r| r.status == DreamStatus::Pending).count(),
+            pending,
         })
     }
 

@@ -378,6 +378,38 @@ impl History {
         Ok((records, damaged))
     }
 
+    /// How many of this folder's dreams wait for review. Each record is read only for its
+    /// folder and status, skipping its file texts unparsed (a screen asks on every visit, and
+    /// the full records of a long history are mostly those texts); unreadable records are not
+    /// counted ([`History::list`] reports them).
+    pub fn pending_count(&self) -> Result<usize, DreamError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Head {
+            id: String,
+            memory_dir: PathBuf,
+            status: DreamStatus,
+        }
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(DreamError::io("list the dream history", &self.dir, e)),
+        };
+        let mut pending = 0;
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(id) = name.strip_suffix(".json") else { continue };
+            let Ok(path) = self.record_path(id) else { continue };
+            let Ok(bytes) = fs::read(&path) else { continue };
+            if let Ok(head) = serde_json::from_slice::<Head>(&bytes) {
+                if head.id == id && head.status == DreamStatus::Pending && self.is_ours(&head.memory_dir) {
+                    pending += 1;
+                }
+            }
+        }
+        Ok(pending)
+    }
+
     /// The review mode of this folder (automatic when never set). A file that cannot be read
     /// as a mode is an error naming it; a dream that meets it is held for review, because the
     /// mode the user chose may have been review or off.

@@ -570,6 +570,11 @@ impl Dreams {
         self.history(memory_dir).list()
     }
 
+    /// How many dreams of the memory folder wait for review, without reading their changes.
+    pub fn pending_count(&self, memory_dir: &Path) -> Result<usize, DreamError> {
+        self.history(memory_dir).pending_count()
+    }
+
     pub fn show(&self, memory_dir: &Path, id: &str) -> Result<DreamRecord, DreamError> {
         self.history(memory_dir).load(id)
     }

@@ -706,3 +706,26 @@ fn approving_a_second_dream_planned_alike_is_a_conflict_not_a_partial_write() {
     assert_eq!(w.snapshot(), after_first);
     assert_eq!(w.dreams.undo(&w.mem, None, false).unwrap().id, first.id, "only the first is undoable");
 }
+
+/// The pending count the Dreams screen shows reads each record only as far as its folder and
+/// status: it agrees with the full list, leaves out another folder's dreams that share the
+/// history folder, and skips what cannot be read.
+#[test]
+fn the_pending_count_agrees_with_the_list_and_counts_only_this_folder() {
+    let w = duplicated_world();
+    assert_eq!(w.dreams.pending_count(&w.mem).unwrap(), 0);
+    let first = w.offline(false).unwrap();
+    w.offline(false).unwrap();
+    let history = w.dreams.history(&w.mem);
+    // Another folder's pending dream in the same history folder, and a damaged file.
+    let mut foreign = first.clone();
+    foreign.id = "1".into();
+    foreign.memory_dir = w.home.root.join("elsewhere/memory");
+    history.save(&foreign).unwrap();
+    fs::write(history.dir().join("2.json"), "{\"status\": \"pending\"").unwrap();
+    assert_eq!(w.dreams.pending_count(&w.mem).unwrap(), 2);
+    w.dreams.reject(&w.mem, &first.id).unwrap();
+    assert_eq!(w.dreams.pending_count(&w.mem).unwrap(), 1);
+    let listed = w.dreams.list(&w.mem).unwrap().0;
+    assert_eq!(listed.iter().filter(|r| r.status == DreamStatus::Pending).count(), 1);
+}
