@@ -346,6 +346,7 @@ pub fn start(config: SchedulerConfig) -> Result<SchedulerHandle, SchedulerError>
             reporter: reporter.clone(),
             folders: config.folders.clone(),
             pull_every: config.team_pull_every,
+            credentials: None,
         });
         let held = instance.clone();
         tasks.push(supervised(
