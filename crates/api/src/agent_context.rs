@@ -17,7 +17,7 @@ use crate::{ApiError, ContextRequest, Mneme, RenderedFor};
 use mneme_core::text;
 use mneme_store::claude_install;
 use mneme_store::paths::AgentScope;
-use mneme_verify::{offline_vars, CaptureError, Run, Stub};
+use mneme_verify::{CaptureError, Run, Stub};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -135,10 +135,11 @@ impl Mneme {
     /// (cached), or why it cannot be had.
     fn agent_template(&self, rendered: &RenderedFor) -> Result<(Template, String), AgentTextError> {
         let install = claude_install::detect(&self.env).ok_or(AgentTextError::NotInstalled)?;
-        let version = install.version.map(|v| v.to_string()).ok_or_else(|| AgentTextError::UnknownRelease {
+        let release = install.version.ok_or_else(|| AgentTextError::UnknownRelease {
             path: install.path.clone(),
             why: install.version_error.clone().map(|e| e.to_string()).unwrap_or_default(),
         })?;
+        let version = release.to_string();
         if version != rendered.version {
             return Err(AgentTextError::OtherRelease { installed: version, wanted: rendered.version.clone() });
         }
@@ -147,7 +148,8 @@ impl Mneme {
         if let Some(t) = std::fs::read(&cache).ok().and_then(|b| serde_json::from_slice::<Template>(&b).ok()) {
             return Ok((t, from));
         }
-        let template = probe(&install.path, &self.env.vars).map_err(|source| AgentTextError::Probe { version: version.clone(), source })?;
+        let profile = mneme_core::versions::profile_for(release).profile;
+        let template = probe(&install.path, &self.env, &profile).map_err(|source| AgentTextError::Probe { version: version.clone(), source })?;
         // The cache only saves the next call a run; failing to write it is not an error.
         if let Some(parent) = cache.parent() {
             if std::fs::create_dir_all(parent).is_ok() {
@@ -185,6 +187,9 @@ enum ProbeError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Capture(#[from] CaptureError),
+    /// The managed policy would send the run elsewhere; it was not started.
+    #[error("{0}")]
+    Refused(String),
     #[error("its sub-agent {name} sent no request with its memory section ({requests} requests; the end of its stderr: {stderr})")]
     NoSection { name: String, requests: usize, stderr: String },
     #[error("the {0} section does not hold its MEMORY.md")]
@@ -197,7 +202,8 @@ enum ProbeError {
 
 /// Runs Claude Code at `bin` in a throwaway home with the four probe agents and reads their
 /// sections (see the module comment).
-fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, ProbeError> {
+fn probe(bin: &Path, user_env: &mneme_store::Environment, profile: &mneme_core::Profile) -> Result<Template, ProbeError> {
+    let user_vars = &user_env.vars;
     let sandbox = tempfile::Builder::new().prefix("mneme-agent-probe-").tempdir()?;
     // Canonical, since Claude Code prints the folder it resolves.
     let root = sandbox.path().canonicalize()?;
@@ -210,7 +216,10 @@ fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, P
         ("mneme-probe-local", AgentScope::Local, true),
         ("mneme-probe-empty", AgentScope::User, false),
     ];
-    let env = mneme_store::Environment::with_home(&home);
+    // The folder Claude Code reads its managed policy from is the user's: the one source the
+    // throwaway home does not replace.
+    let env = mneme_store::Environment { managed_dir: user_env.managed_dir.clone(), ..mneme_store::Environment::with_home(&home) }
+        .set_var("CLAUDE_CONFIG_DIR", config.to_string_lossy());
     let mut dirs = BTreeMap::new();
     for (name, scope, with_index) in probes {
         let file = project.join(".claude/agents").join(format!("{name}.md"));
@@ -238,8 +247,7 @@ fn probe(bin: &Path, user_vars: &BTreeMap<String, String>) -> Result<Template, P
         vars.insert(name.into(), dir.to_string_lossy().into_owned());
     }
     let flag = root.join("flag-settings.json");
-    let offline: serde_json::Map<String, serde_json::Value> =
-        offline_vars(&stub.base_url()).into_iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v))).collect();
+    let offline = crate::verify::offline_flag_env(&env, &project, profile, &stub.base_url()).map_err(ProbeError::Refused)?;
     std::fs::write(&flag, serde_json::json!({"disableAllHooks": true, "env": offline}).to_string())?;
     let run = Run {
         bin: bin.to_path_buf(),

@@ -9,10 +9,12 @@
 //! whose `CLAUDE_CONFIG_DIR` is that same sandbox. Project files are read in place (read only).
 //! Paths are mapped back to the real ones before anything is shown.
 //!
-//! Nothing but loopback: the stub (`mneme-verify`) listens on 127.0.0.1, proxy and provider
-//! variables are withheld, and the same offline variables are also put in flag settings
-//! (`--settings`), which outrank the user's and the project's settings, so no settings file's
-//! `env` block can point Claude Code elsewhere. Flag settings also carry `disableAllHooks`, and
+//! Nothing but loopback: the stub (`mneme-verify`) listens on 127.0.0.1, proxy, provider and
+//! telemetry variables are withheld, and flag settings (`--settings`), which outrank the global
+//! config's, the user's and the project's settings, set the offline variables and blank every
+//! withheld one, so no settings file's `env` block can point Claude Code elsewhere. The managed
+//! policy outranks flag settings: when its `env` block would, the check refuses to start Claude
+//! Code ([`offline_flag_env`]). Flag settings also carry `disableAllHooks`, and
 //! `--strict-mcp-config` without `--mcp-config` starts no MCP server. Mneme renders with the
 //! same flag-settings file, so the extra source changes nothing between the two sides (it sets
 //! no memory switch).
@@ -20,7 +22,10 @@
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_core::versions::{self, ClaudeVersion};
 use mneme_store::claude_install;
-use mneme_verify::{offline_vars, CaptureError, Run, Stub, WITHHELD_VARS};
+use mneme_store::settings::{EnabledSources, SettingSource};
+use mneme_store::settings_env::EnvSource;
+use mneme_store::Environment;
+use mneme_verify::{flag_env, is_withheld, offline_vars, CaptureError, Run, Stub};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -202,9 +207,7 @@ impl Mneme {
             Err(e) => return Ok(VerifyReport::failed(&req.cwd, e.to_string(), started)),
         };
         let mut vars = self.env.vars.clone();
-        for name in WITHHELD_VARS {
-            vars.remove(*name);
-        }
+        vars.retain(|name, _| !is_withheld(name));
         vars.insert("CLAUDE_CONFIG_DIR".into(), path_str(&sandbox_config));
         // Caches, logs and temporary files Claude Code writes go to the sandbox too: npm's
         // among them (2.1.122 runs npm, which logs to `~/.npm/_logs` unless told otherwise).
@@ -223,8 +226,19 @@ impl Mneme {
         for (k, v) in offline_vars(&stub.base_url()) {
             vars.insert(k.into(), v);
         }
+        let mut sandbox_env = self.env.clone();
+        sandbox_env.vars = vars.clone();
+        let profile = versions::profile_for(compare_as).profile;
+        let offline = match offline_flag_env(&sandbox_env, &mneme_store::paths::project_root(&req.cwd), &profile, &stub.base_url()) {
+            Ok(env) => env,
+            Err(refusal) => {
+                let mut r = VerifyReport::failed(&req.cwd, refusal, started);
+                r.claude_bin = Some(bin);
+                r.claude_version = Some(version.to_string());
+                return Ok(r);
+            }
+        };
         let flag_settings = sandbox.path().join("flag-settings.json");
-        let offline: serde_json::Map<String, Value> = offline_vars(&stub.base_url()).into_iter().map(|(k, v)| (k.to_string(), Value::String(v))).collect();
         let settings = serde_json::json!({"disableAllHooks": true, "env": offline});
         std::fs::write(&flag_settings, serde_json::to_vec_pretty(&settings).expect("json"))
             .map_err(|e| ApiError::new(ErrorCode::Io, format!("{}: {e}", flag_settings.display())))?;
@@ -256,8 +270,6 @@ impl Mneme {
         let claude_block = instructions_block(&captured.request);
 
         // Mneme's view, from the same inputs.
-        let mut sandbox_env = self.env.clone();
-        sandbox_env.vars = vars;
         let twin = Mneme::new(sandbox_env, self.clock.clone()).with_utc_offset(self.utc_offset_secs);
         let date = claude_block.as_deref().and_then(date_in).or_else(|| date_in(&captured.request.to_string()));
         let view = twin.context(&ContextRequest {
@@ -290,6 +302,52 @@ impl Mneme {
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         Ok(report)
     }
+}
+
+/// The `env` block of a sandboxed run's flag settings ([`flag_env`]: every withheld variable
+/// blanked, the offline ones set), or, when the managed policy's `env` block (the one source
+/// that outranks flag settings) would still send Claude Code somewhere other than the stub,
+/// why the run must not start. `env` is the sandbox's environment (its config home, the managed
+/// folder Claude Code reads), `root` the project the run starts in.
+pub(crate) fn offline_flag_env(
+    env: &Environment,
+    root: &Path,
+    profile: &mneme_core::Profile,
+    base_url: &str,
+) -> Result<serde_json::Map<String, Value>, String> {
+    // Every settings source, whether or not `--setting-sources` enables it: blanking a name
+    // the run never sees costs nothing.
+    let session = mneme_store::session::SessionMemory::resolve(env, root, profile, EnabledSources::all(), None);
+    let offline = flag_env(base_url, session.overrides.iter().map(|o| o.name.clone()));
+    let policy = session.overrides.iter().filter(|o| o.source == EnvSource::Setting(SettingSource::Policy));
+    for o in policy {
+        let Some(ours) = offline.get(&o.name).and_then(Value::as_str) else { continue };
+        // Which hosts skip a proxy matters only when there is one, and every proxy is withheld.
+        if o.name.eq_ignore_ascii_case("NO_PROXY") || same_effect(ours, &o.value) {
+            continue;
+        }
+        return Err(format!(
+            "Claude Code was not started: the managed Claude Code policy {} sets {}={:?} in its env block, which outranks every other setting, \
+             so Claude Code would send its request (with your instructions and memory) somewhere other than Mneme's stub on 127.0.0.1, \
+             or report to a telemetry service. Ask whoever manages Claude Code on this machine to leave {} out of the policy's env block.",
+            o.path.display(),
+            o.name,
+            o.value,
+            o.name
+        ));
+    }
+    Ok(offline)
+}
+
+/// Whether Claude Code reads two values of a variable alike: the same text, both switched off
+/// (unset, empty, `0`, `false`, `no`, `off`) or both switched on (`1`, `true`, `yes`, `on`).
+fn same_effect(a: &str, b: &str) -> bool {
+    let kind = |v: &str| match v.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "off" => Some(false),
+        "1" | "true" | "yes" | "on" => Some(true),
+        _ => None,
+    };
+    a == b || kind(a).is_some_and(|k| kind(b) == Some(k))
 }
 
 fn path_str(p: &Path) -> String {

@@ -315,3 +315,60 @@ fn verify_says_why_a_run_failed_and_flags_a_release_older_than_any_checked() {
     assert_eq!(only.len(), 1, "{report:#}");
     assert_eq!(only[0]["file"], fx.repo.join("CLAUDE.md").to_str().unwrap());
 }
+
+/// A listener on 127.0.0.1 that records every connection: where a settings file's `env` block
+/// would send Claude Code instead of the check's stub.
+struct Trap {
+    port: u16,
+    hits: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+fn trap() -> Trap {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = hits.clone();
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let _ = conn.set_read_timeout(Some(std::time::Duration::from_millis(500)));
+            let mut head = [0u8; 300];
+            let n = conn.read(&mut head).unwrap_or(0);
+            log.lock().unwrap().push(String::from_utf8_lossy(&head[..n]).into_owned());
+        }
+    });
+    Trap { port, hits }
+}
+
+/// Settings files' `env` blocks that would send the check's request to Amazon Bedrock (at an
+/// address of the test's own), through a proxy, or report telemetry: the flag settings blank
+/// every such variable, so each release still sends its one request to the stub, and nothing
+/// reaches anywhere else.
+#[test]
+fn verify_stays_on_the_stub_whatever_the_settings_env_blocks_say() {
+    let Some(bins) = two_releases() else { return };
+    let fx = fixture();
+    let trap = trap();
+    let url = format!("http://127.0.0.1:{}", trap.port);
+    let user = serde_json::json!({"autoMemoryEnabled": true, "env": {
+        "CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_BEDROCK_BASE_URL": url, "CLAUDE_CODE_SKIP_BEDROCK_AUTH": "1", "AWS_REGION": "us-east-1",
+    }});
+    fs::write(fx.home.join(".claude/settings.json"), user.to_string()).unwrap();
+    let global = serde_json::json!({"numStartups": 7, "env": {
+        "CLAUDE_CODE_ENABLE_TELEMETRY": "1", "OTEL_METRICS_EXPORTER": "otlp", "OTEL_LOGS_EXPORTER": "otlp",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_ENDPOINT": url, "OTEL_METRIC_EXPORT_INTERVAL": "100",
+    }});
+    fs::write(fx.home.join(".claude.json"), global.to_string()).unwrap();
+    let project = fx.repo.join(".claude/settings.local.json");
+    fs::create_dir_all(project.parent().unwrap()).unwrap();
+    fs::write(&project, serde_json::json!({"env": {"HTTPS_PROXY": url, "HTTP_PROXY": url, "NO_PROXY": ""}}).to_string()).unwrap();
+    for (version, bin) in &bins {
+        let out = mneme(&fx, &["--claude-bin", bin.to_str().unwrap(), "--json", "--timeout", "30"], &[]);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        assert_eq!(report["status"], "match", "{version}: {}", text(&out));
+        assert!(report["claudeBlock"].as_str().unwrap().contains("MEMORY.md (user's auto-memory"), "{version}: {report:#}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let hits = trap.hits.lock().unwrap().clone();
+        assert!(hits.is_empty(), "{version}: Claude Code reached past the stub: {hits:?}");
+    }
+}

@@ -36,9 +36,10 @@ const AFTER_CAPTURE: Duration = Duration::from_secs(15);
 const STDERR_TAIL: usize = 2000;
 
 /// The variables that keep Claude Code on the stub and quiet: its API address and key, and
-/// every switch that stops it from reaching anything else (updates, telemetry, error reports,
-/// other traffic). Set in its environment and, by the caller, in flag settings, so that no
-/// settings file's `env` block can point it elsewhere.
+/// every switch that stops it from reaching anything else (updates, telemetry and its
+/// exporters, error reports, other traffic). Set in its environment and, through
+/// [`flag_env`], in flag settings, so that no settings file's `env` block can point it
+/// elsewhere.
 pub fn offline_vars(base_url: &str) -> Vec<(&'static str, String)> {
     vec![
         ("ANTHROPIC_BASE_URL", base_url.to_string()),
@@ -47,21 +48,40 @@ pub fn offline_vars(base_url: &str) -> Vec<(&'static str, String)> {
         ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_string()),
         ("DISABLE_TELEMETRY", "1".to_string()),
         ("DISABLE_ERROR_REPORTING", "1".to_string()),
+        ("CLAUDE_CODE_ENABLE_TELEMETRY", "0".to_string()),
+        ("OTEL_METRICS_EXPORTER", "none".to_string()),
+        ("OTEL_LOGS_EXPORTER", "none".to_string()),
+        ("OTEL_TRACES_EXPORTER", "none".to_string()),
         ("NO_PROXY", "127.0.0.1,localhost".to_string()),
         ("no_proxy", "127.0.0.1,localhost".to_string()),
     ]
 }
 
-/// Variables that would send Claude Code to another provider, through a proxy, or sign it in
-/// with real credentials; never passed on.
+/// Variables that would send Claude Code to another provider or gateway, through a proxy, to a
+/// telemetry collector, or sign it in with real credentials: never passed on, and set to ""
+/// in flag settings (which outrank every settings file but the managed policy), since a
+/// settings file's `env` block counts exactly as the shell. An empty value is what Claude Code
+/// takes for unset. [`is_withheld`] also catches names of these kinds not listed here.
 pub const WITHHELD_VARS: &[&str] = &[
     "ANTHROPIC_AUTH_TOKEN",
     "ANTHROPIC_BEDROCK_BASE_URL",
+    "ANTHROPIC_BEDROCK_MANTLE_BASE_URL",
     "ANTHROPIC_VERTEX_BASE_URL",
     "ANTHROPIC_FOUNDRY_BASE_URL",
+    "ANTHROPIC_FOUNDRY_RESOURCE",
+    "ANTHROPIC_FOUNDRY_API_KEY",
+    "ANTHROPIC_AWS_BASE_URL",
+    "ANTHROPIC_GOOGLE_CLOUD_BASE_URL",
+    "ANTHROPIC_IDENTITY_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
     "CLAUDE_CODE_USE_BEDROCK",
     "CLAUDE_CODE_USE_VERTEX",
     "CLAUDE_CODE_USE_FOUNDRY",
+    "CLAUDE_CODE_USE_GATEWAY",
+    "CLAUDE_CODE_USE_MANTLE",
+    "CLAUDE_CODE_USE_ANTHROPIC_AWS",
+    "CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD",
+    "CLAUDE_CODE_API_BASE_URL",
     "CLAUDE_CODE_OAUTH_TOKEN",
     "HTTP_PROXY",
     "HTTPS_PROXY",
@@ -69,7 +89,41 @@ pub const WITHHELD_VARS: &[&str] = &[
     "http_proxy",
     "https_proxy",
     "all_proxy",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_HEADERS",
 ];
+
+/// Whether `name` is withheld: listed in [`WITHHELD_VARS`], or of a kind releases keep adding
+/// (another provider's `CLAUDE_CODE_USE_*` switch is listed; by shape: an address ending in
+/// `_BASE_URL`, a proxy, an OpenTelemetry setting, a token or key). The stub's own address
+/// and key and the proxy exemption for loopback are not.
+pub fn is_withheld(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    if matches!(upper.as_str(), "ANTHROPIC_BASE_URL" | "ANTHROPIC_API_KEY" | "NO_PROXY") {
+        return false;
+    }
+    WITHHELD_VARS.contains(&name)
+        || upper.ends_with("_BASE_URL")
+        || upper.contains("PROXY")
+        || upper.starts_with("OTEL_")
+        || upper.ends_with("_AUTH_TOKEN")
+        || upper.ends_with("_OAUTH_TOKEN")
+        || upper.ends_with("_API_KEY")
+}
+
+/// The `env` block of the flag settings a sandboxed run gets: every withheld variable (those
+/// listed, and those of `found`, the names the user's environment and settings files set, that
+/// [`is_withheld`] catches) set to "", then [`offline_vars`].
+pub fn flag_env(base_url: &str, found: impl IntoIterator<Item = String>) -> serde_json::Map<String, Value> {
+    let mut env = serde_json::Map::new();
+    for name in WITHHELD_VARS.iter().map(|n| n.to_string()).chain(found.into_iter().filter(|n| is_withheld(n))) {
+        env.insert(name, Value::String(String::new()));
+    }
+    for (name, value) in offline_vars(base_url) {
+        env.insert(name.to_string(), Value::String(value));
+    }
+    env
+}
 
 /// One run of Claude Code.
 #[derive(Debug, Clone)]
@@ -216,7 +270,7 @@ impl Stub {
         let mut cmd = Command::new(&run.bin);
         cmd.arg("-p").arg(&run.prompt).arg("--output-format").arg("json").args(&run.args);
         cmd.env_clear().envs(&run.vars);
-        for name in WITHHELD_VARS {
+        for name in run.vars.keys().filter(|n| is_withheld(n)) {
             cmd.env_remove(name);
         }
         cmd.envs(offline_vars(&self.base_url()));
@@ -541,6 +595,17 @@ mod tests {
         let got = stub.messages();
         assert_eq!(got.len(), 2);
         assert_eq!(got[1]["messages"], json!([1]));
+    }
+
+    #[test]
+    fn flag_settings_blank_every_withheld_variable_found_and_keep_the_rest() {
+        let env = flag_env("http://127.0.0.1:9", ["ANTHROPIC_NEW_BASE_URL", "https_proxy", "OTEL_EXPORTER_OTLP_PROTOCOL", "CLAUDE_CODE_DISABLE_AUTO_MEMORY"].map(String::from));
+        for name in ["CLAUDE_CODE_USE_BEDROCK", "ANTHROPIC_NEW_BASE_URL", "https_proxy", "OTEL_EXPORTER_OTLP_PROTOCOL"] {
+            assert_eq!(env[name], "", "{name}");
+        }
+        assert!(!env.contains_key("CLAUDE_CODE_DISABLE_AUTO_MEMORY"), "memory switches are the user's");
+        assert_eq!((env["ANTHROPIC_BASE_URL"].as_str(), env["NO_PROXY"].as_str()), (Some("http://127.0.0.1:9"), Some("127.0.0.1,localhost")));
+        assert_eq!((env["CLAUDE_CODE_ENABLE_TELEMETRY"].as_str(), env["OTEL_LOGS_EXPORTER"].as_str()), (Some("0"), Some("none")));
     }
 
     #[test]

@@ -1,0 +1,66 @@
+//! "Check with my Claude Code" where it must not, or cannot, run as asked: a stand-in `claude`
+//! on PATH (a shell script that logs each real run) stands for the user's, so what is checked is
+//! what happens before and around the run; the real releases are run in crates/cli/tests/verify.rs.
+
+use mneme_api::{ContextRequest, FixedClock, Mneme};
+use mneme_testsupport::TestHome;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A `claude` in `<root>/bin` that reports 2.1.332, logs each real run to `<root>/runs.log` and
+/// fails it.
+fn fake_claude(h: &TestHome, body: &str) -> PathBuf {
+    let bin = h.root.join("bin/claude");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.332 (Claude Code)'; exit 0; fi\necho run >> '{}'\n{body}\nexit 3\n",
+        h.root.join("runs.log").display()
+    );
+    std::fs::write(&bin, script).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+fn mneme(h: &TestHome) -> Mneme {
+    let env = h.env.clone().set_var("PATH", format!("{}:/usr/bin:/bin", h.root.join("bin").display()));
+    Mneme::new(env, Arc::new(FixedClock::at_unix_secs(1_764_590_000)))
+}
+
+fn runs(h: &TestHome) -> usize {
+    std::fs::read_to_string(h.root.join("runs.log")).map(|s| s.lines().count()).unwrap_or(0)
+}
+
+fn at(cwd: &Path) -> ContextRequest {
+    ContextRequest { cwd: cwd.to_path_buf(), ..Default::default() }
+}
+
+/// The managed policy's `env` block outranks the flag settings the check blanks every provider,
+/// proxy and telemetry variable with: one that would send Claude Code to Bedrock is refused
+/// before Claude Code starts, naming the file and the variable; values that keep it on the stub
+/// (a provider switched off, telemetry disabled) are not.
+#[test]
+fn a_managed_policy_that_would_send_claude_code_elsewhere_is_refused_before_it_runs() {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    fake_claude(&h, "");
+    let policy = h.root.join("managed/managed-settings.json");
+    h.write(&policy, r#"{"env": {"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_REGION": "us-east-1"}}"#);
+    let report = mneme(&h).verify(&at(&repo)).unwrap();
+    assert_eq!(report.status, "failed");
+    assert!(report.summary.contains(&policy.display().to_string()) && report.summary.contains("CLAUDE_CODE_USE_BEDROCK=\"1\""), "{}", report.summary);
+    assert!(report.summary.contains("Ask whoever manages Claude Code"), "{}", report.summary);
+    assert_eq!(runs(&h), 0, "Claude Code was not started");
+
+    // A telemetry collector in a drop-in is refused the same way.
+    h.write(&policy, r#"{"env": {"CLAUDE_CODE_USE_BEDROCK": "0"}}"#);
+    h.write("managed/managed-settings.d/telemetry.json", r#"{"env": {"CLAUDE_CODE_ENABLE_TELEMETRY": "1"}}"#);
+    let report = mneme(&h).verify(&at(&repo)).unwrap();
+    assert!(report.summary.contains("CLAUDE_CODE_ENABLE_TELEMETRY"), "{}", report.summary);
+    assert_eq!(runs(&h), 0);
+
+    h.write("managed/managed-settings.d/telemetry.json", r#"{"env": {"CLAUDE_CODE_ENABLE_TELEMETRY": "false", "DISABLE_TELEMETRY": "true"}}"#);
+    let report = mneme(&h).verify(&at(&repo)).unwrap();
+    assert_eq!(runs(&h), 1, "a policy that keeps Claude Code on the stub lets it run: {}", report.summary);
+    assert!(report.summary.contains("without sending a request"), "{}", report.summary);
+}
