@@ -1,12 +1,23 @@
 //! The record of every background run: one JSON object per line in `<data dir>/runs.jsonl`.
 //! Append-only so a crash mid-run leaves every earlier record intact; a torn line (power loss
 //! during the append, cut inside a character or not) is skipped when reading, never an error,
-//! and costs only itself.
+//! and costs only itself. Once it passes [`MAX_BYTES`] it is cut back to its newest
+//! [`KEEP_BYTES`] (months of runs), and the newest records are read from its end, so neither
+//! the file nor a look at the recent runs grows with the years a scheduler runs.
 
 use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The size past which the log is cut back to [`KEEP_BYTES`]. A run's record is a few hundred
+/// bytes, and a busy machine records a few hundred runs a day.
+pub const MAX_BYTES: u64 = 4 << 20;
+/// What a cut keeps: the newest records, whole lines only.
+pub const KEEP_BYTES: u64 = 2 << 20;
+/// How much of the file's end [`RunLog::recent`] reads at a time.
+const CHUNK: u64 = 64 << 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -63,11 +74,17 @@ pub enum RunLogError {
 #[derive(Debug, Clone)]
 pub struct RunLog {
     path: PathBuf,
+    max_bytes: u64,
+    keep_bytes: u64,
+    /// This process's appends and cuts, one at a time: a cut replaces the file, and a record
+    /// appended to the file it replaced meanwhile would be lost. Only the one scheduler of the
+    /// machine appends, so no other process writes here.
+    writing: Arc<Mutex<()>>,
 }
 
 impl RunLog {
     pub fn in_data_dir(data_dir: &Path) -> RunLog {
-        RunLog { path: data_dir.join("runs.jsonl") }
+        RunLog { path: data_dir.join("runs.jsonl"), max_bytes: MAX_BYTES, keep_bytes: KEEP_BYTES, writing: Arc::default() }
     }
 
     pub fn path(&self) -> &Path {
@@ -81,37 +98,80 @@ impl RunLog {
         }
         let mut line = serde_json::to_string(record).map_err(|e| err(std::io::Error::other(e)))?;
         line.push('\n');
+        let _writing = self.writing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut f = OpenOptions::new().create(true).append(true).read(true).open(&self.path).map_err(err)?;
         // A torn last line (a crash mid-append) would swallow this record: start on a fresh line.
         if ends_without_newline(&mut f).map_err(err)? {
             line.insert(0, '\n');
         }
-        // One write call per record: O_APPEND keeps concurrent appenders (app + daemon) from interleaving.
-        f.write_all(line.as_bytes()).map_err(err)
+        // One write call per record: O_APPEND keeps appenders from interleaving.
+        f.write_all(line.as_bytes()).map_err(err)?;
+        if f.metadata().map_err(err)?.len() > self.max_bytes {
+            // The record is written either way; a cut that fails is tried again at the next one.
+            let _ = self.cut(&mut f);
+        }
+        Ok(())
+    }
+
+    /// Replaces the log with its newest `keep_bytes`, from the first whole line there.
+    fn cut(&self, f: &mut std::fs::File) -> std::io::Result<()> {
+        let mut bytes = Vec::new();
+        f.seek(SeekFrom::Start(0))?;
+        f.read_to_end(&mut bytes)?;
+        let from = bytes.len().saturating_sub(self.keep_bytes as usize);
+        let start = match from {
+            0 => 0,
+            _ => bytes[from - 1..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| from + i),
+        };
+        mneme_store::atomic::write_atomic(&self.path, &bytes[start..])
     }
 
     /// The newest `limit` records, newest first, optionally for one job kind.
+    /// Read from the end of the file back, a chunk at a time, until `limit` are found.
     pub fn recent(&self, limit: usize, job: Option<JobKind>) -> Result<Vec<RunRecord>, RunLogError> {
-        let bytes = match std::fs::read(&self.path) {
-            Ok(b) => b,
+        let err = |source| RunLogError::Read { path: self.path.clone(), source };
+        let mut f = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(RunLogError::Read { path: self.path.clone(), source }),
+            Err(source) => return Err(err(source)),
         };
-        // Bytes, line by line: a line cut inside a character is not UTF-8, and reading the file
-        // as text lines would stop there and hide every record written after it.
-        let mut out: Vec<RunRecord> = bytes
-            .split(|&b| b == b'\n')
-            .filter_map(|l| serde_json::from_slice::<RunRecord>(l).ok())
-            .filter(|r| job.is_none_or(|j| r.job == j))
-            .collect();
-        out.reverse();
-        out.truncate(limit);
+        let mut pos = f.metadata().map_err(err)?.len();
+        let mut out = Vec::new();
+        // The start of a line whose beginning is in a chunk not read yet.
+        let mut rest: Vec<u8> = Vec::new();
+        while pos > 0 && out.len() < limit {
+            let n = CHUNK.min(pos);
+            pos -= n;
+            let mut buf = vec![0u8; n as usize];
+            f.seek(SeekFrom::Start(pos)).and_then(|_| f.read_exact(&mut buf)).map_err(err)?;
+            buf.extend_from_slice(&rest);
+            // Whole lines only: before the first newline may be the end of an earlier line.
+            let first = match pos {
+                0 => 0,
+                _ => match buf.iter().position(|&b| b == b'\n') {
+                    Some(i) => i + 1,
+                    None => {
+                        rest = buf;
+                        continue;
+                    }
+                },
+            };
+            // Bytes, line by line: a line cut inside a character is not UTF-8, and reading the
+            // file as text lines would stop there and hide every record after it.
+            let found = buf[first..]
+                .split(|&b| b == b'\n')
+                .rev()
+                .filter_map(|l| serde_json::from_slice::<RunRecord>(l).ok())
+                .filter(|r| job.is_none_or(|j| r.job == j));
+            out.extend(found.take(limit - out.len()));
+            buf.truncate(first.saturating_sub(1));
+            rest = buf;
+        }
         Ok(out)
     }
 }
 
 fn ends_without_newline(f: &mut std::fs::File) -> std::io::Result<bool> {
-    use std::io::{Read, Seek, SeekFrom};
     if f.metadata()?.len() == 0 {
         return Ok(false);
     }
@@ -168,6 +228,43 @@ mod tests {
         log.append(&rec("c", JobKind::Dream)).unwrap();
         let all = log.recent(10, None).unwrap();
         assert_eq!(all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["c", "b", "a"]);
+    }
+
+    /// Reading from the end finds the newest records across chunks, with lines that straddle
+    /// two chunks whole, and reads back to the first record when asked for all.
+    #[test]
+    fn the_newest_records_are_read_from_the_end_across_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = RunLog::in_data_dir(dir.path());
+        let n = 3000;
+        for i in 0..n {
+            log.append(&rec(&format!("{i:05}"), if i % 3 == 0 { JobKind::Dream } else { JobKind::Extraction })).unwrap();
+        }
+        assert!(std::fs::metadata(log.path()).unwrap().len() > 3 * CHUNK, "spans several chunks");
+        let ids = |v: Vec<RunRecord>| v.into_iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(ids(log.recent(3, None).unwrap()), ["02999", "02998", "02997"]);
+        assert_eq!(ids(log.recent(2, Some(JobKind::Dream)).unwrap()), ["02997", "02994"]);
+        let all = ids(log.recent(usize::MAX, None).unwrap());
+        assert_eq!(all.len(), n);
+        assert!(all.iter().rev().enumerate().all(|(i, id)| *id == format!("{i:05}")), "every record once, newest first");
+    }
+
+    /// Past its size limit the log keeps only its newest whole records.
+    #[test]
+    fn a_log_past_its_limit_is_cut_back_to_its_newest_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = RunLog { max_bytes: 20_000, keep_bytes: 10_000, ..RunLog::in_data_dir(dir.path()) };
+        for i in 0..1000 {
+            log.append(&rec(&format!("{i:05}"), JobKind::Dream)).unwrap();
+            assert!(std::fs::metadata(log.path()).unwrap().len() <= 20_000 + 200);
+        }
+        let kept = log.recent(usize::MAX, None).unwrap();
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert!(text.starts_with("{\"id\":") && text.ends_with("}\n"), "whole lines only");
+        assert_eq!(text.lines().count(), kept.len(), "every line a record");
+        assert!(kept.len() > 40, "{}", kept.len());
+        assert_eq!(kept[0].id, "00999");
+        assert!(kept.windows(2).all(|w| w[0].id > w[1].id));
     }
 
     #[test]
