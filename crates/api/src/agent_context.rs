@@ -204,7 +204,9 @@ enum ProbeError {
 /// sections (see the module comment).
 fn probe(bin: &Path, user_env: &mneme_store::Environment, profile: &mneme_core::Profile) -> Result<Template, ProbeError> {
     let user_vars = &user_env.vars;
-    let sandbox = tempfile::Builder::new().prefix("mneme-agent-probe-").tempdir()?;
+    // Private, as the check's sandbox is: nothing Claude Code writes there during the run is
+    // another local user's to read.
+    let sandbox = tempfile::Builder::new().prefix("mneme-agent-probe-").permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700)).tempdir()?;
     // Canonical, since Claude Code prints the folder it resolves.
     let root = sandbox.path().canonicalize()?;
     let home = root.join("home");

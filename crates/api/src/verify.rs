@@ -192,8 +192,11 @@ impl Mneme {
             _ => None,
         };
 
+        // Only this user may look in: it holds copies of their settings, global config and
+        // memory while the check runs (tempfile's default would let every local user read them).
         let sandbox = tempfile::Builder::new()
             .prefix("mneme-verify-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir()
             .map_err(|e| ApiError::new(ErrorCode::Io, format!("Could not make a temporary folder for the check: {e}")))?;
         let real_config = self.env.config_home();

@@ -64,3 +64,33 @@ fn a_managed_policy_that_would_send_claude_code_elsewhere_is_refused_before_it_r
     assert_eq!(runs(&h), 1, "a policy that keeps Claude Code on the stub lets it run: {}", report.summary);
     assert!(report.summary.contains("without sending a request"), "{}", report.summary);
 }
+
+/// The permissions of the folder a run's `$VAR` names the parent of, as the stand-in `claude`
+/// saw them while it ran (it writes them to `<root>/mode`).
+fn mode_seen(h: &TestHome) -> String {
+    std::fs::read_to_string(h.root.join("mode")).expect("the stand-in ran").trim().to_string()
+}
+
+/// The check's sandbox holds copies of the user's settings, global config and memory, and the
+/// agent-memory probe's its run: while Claude Code runs, both are the user's alone (0700), not
+/// readable by every local user as a temporary folder is by default.
+#[test]
+fn the_sandboxes_are_private_while_claude_code_runs() {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    let record = format!("stat -c %a \"$(dirname \"$CLAUDE_CONFIG_DIR\")\" > '{}'", h.root.join("mode").display());
+    fake_claude(&h, &record);
+    h.write(h.config_home().join("CLAUDE.md"), "Mine.\n");
+    let report = mneme(&h).verify(&at(&repo)).unwrap();
+    assert!(report.summary.contains("without sending a request"), "{}", report.summary);
+    assert_eq!(mode_seen(&h), "700", "the check's sandbox");
+
+    // The probe's config home is `<sandbox>/home/.claude`.
+    std::fs::remove_file(h.root.join("mode")).unwrap();
+    fake_claude(&h, &record.replace("dirname \"$CLAUDE_CONFIG_DIR\"", "dirname \"$HOME\""));
+    h.write(repo.join(".claude/agents/helper.md"), "---\nname: helper\ndescription: Helps\nmemory: project\n---\n\nYou help.\n");
+    let req = ContextRequest { agent: Some(mneme_api::AgentTarget { name: "helper".into(), scope: None }), ..at(&repo) };
+    let view = mneme(&h).agent_context(&req).unwrap();
+    assert!(view.unavailable.as_deref().is_some_and(|u| u.contains("Could not read the agent memory text")), "{view:?}");
+    assert_eq!(mode_seen(&h), "700", "the agent-memory probe's sandbox");
+}
