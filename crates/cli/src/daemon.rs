@@ -35,7 +35,10 @@ const UNIT_VARIABLES: &[&str] = &[
 ];
 
 #[derive(Args)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Exit status: 0 when stopped by Ctrl-C or SIGTERM; 75 when another Mneme scheduler (the desktop app, `mneme serve --scheduler`) already runs; 130 when a second Ctrl-C or SIGTERM stopped it without waiting for runs in flight; 1 on any other error."
+)]
 pub struct DaemonArgs {
     #[command(subcommand)]
     action: Option<DaemonCommand>,
