@@ -1039,6 +1039,7 @@ impl Lexer {
         let mut cursor = MaskCursor::new(src, &masked);
         let mut chains = EmChains { masked: &masked, ast: None, und: None };
         let mut link_runs = LinkRuns::new(src);
+        let mut backtick_runs: Option<BacktickRuns> = None;
         // Where the last closers are: an HTML comment's `-->`, a link's `)`, any tag's `>`, a
         // processing instruction's `?>`, a CDATA section's `]]>`.
         let (last_comment_close, last_paren) = (src.rfind("-->"), src.rfind(')'));
@@ -1102,7 +1103,11 @@ impl Lexer {
                 tokens.push(token);
                 continue;
             }
-            if let Some(c) = if may(first == b'`') { caps(&INLINE_CODE, rest) } else { None } {
+            // A code span's closer is the next run of exactly as many backticks; where there is
+            // none ahead, the regex would search to the end for it, at every opener of a
+            // paragraph of unclosed runs.
+            let code_cannot_close = first == b'`' && !backtick_runs.get_or_insert_with(|| BacktickRuns::of(src)).closes(at);
+            if let Some(c) = if may(first == b'`' && !code_cannot_close) { caps(&INLINE_CODE, rest) } else { None } {
                 let raw = group_or_empty(&c, 0);
                 tokens.push(Token::with_text(Kind::Codespan, raw, group_or_empty(&c, 2)));
                 rest = &rest[raw.len()..];
@@ -1408,6 +1413,48 @@ fn strip_line_prefixes(text: &str, prefix_len: fn(&str) -> usize) -> String {
     }
 }
 
+/// The maximal runs of backticks of an inline text, by length: where a code span opened at
+/// some position could close ([`INLINE_CODE`]: the next run of exactly the opener's length,
+/// with at least one character between).
+struct BacktickRuns {
+    /// Every run as (start, end), in order.
+    runs: Vec<(usize, usize)>,
+    /// Run length → the starts of the runs that long, in order.
+    starts: std::collections::HashMap<usize, Vec<usize>>,
+}
+
+impl BacktickRuns {
+    fn of(src: &str) -> BacktickRuns {
+        let bytes = src.as_bytes();
+        let mut out = BacktickRuns { runs: Vec::new(), starts: std::collections::HashMap::new() };
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] != b'`' {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() && bytes[i] == b'`' {
+                i += 1;
+            }
+            out.runs.push((start, i));
+            out.starts.entry(i - start).or_default().push(start);
+        }
+        out
+    }
+
+    /// Whether a code span opened at `at` (inside or at the start of a run: the opener is the
+    /// rest of that run) has a closer ahead.
+    fn closes(&self, at: usize) -> bool {
+        let i = self.runs.partition_point(|&(start, _)| start <= at);
+        let Some(&(start, end)) = i.checked_sub(1).and_then(|i| self.runs.get(i)) else { return false };
+        if at < start || at >= end {
+            return false;
+        }
+        self.starts.get(&(end - at)).is_some_and(|runs| runs.partition_point(|&s| s <= end) < runs.len())
+    }
+}
+
 /// Whether some line after the first starts (after up to three spaces) with `=` or `-`, as
 /// [`BLOCKQUOTE_SETEXT`] needs: most quotes have none, and the regex's search over a deep quote
 /// at every level was a large part of its time.
@@ -1522,6 +1569,7 @@ mod tests {
             "[l](http://x (t))", "Title", "===", "--", " =", "\u{a0}", "\u{2028}", "*em* and **strong**", "_u_ __v__", "`code` ``x``", "  - nested", " 2. n", "   ```", "  ~~~", "  # h", " <div>", "  <!-- c", "  ---", " * * *", "      deep",
             "a  ", "a\\", "\\*", "<b>t</b>", "<a@b.c>", "<http://x>", "@inc.md", "x@y", "| a | b |", "|---|", "é😀", "\r",
             "<?", "<?x ?>", "?>", "<!X y", "<!DOCTYPE html>", "<![CDATA[", "]]>", ">", "<a b=\"", "b",
+            "x`", "`", "``", "x``y", "`a", "a``", "`` ` ``", "```x`", "a`b`c", "\\`",
         ];
         let doc = proptest::collection::vec((proptest::sample::select(PIECES.to_vec()), proptest::sample::select(vec!["\n", "\n", " ", "", "\n\n"])), 0..14)
             .prop_map(|v| v.into_iter().map(|(p, j)| format!("{p}{j}")).collect::<String>());
@@ -1545,6 +1593,8 @@ mod tests {
             (format!("@a.md x{}", "<?".repeat(200_000)), Kind::Paragraph),
             (format!("@a.md x{}>", "<!a ".repeat(50_000)), Kind::Paragraph),
             ("> @a\nb\n".repeat(100_000), Kind::Blockquote),
+            // Runs of one, two, … backticks, none of them closed.
+            (format!("x {}\n", (1..1_000).map(|n| format!("{}a ", "`".repeat(n))).collect::<String>()), Kind::Paragraph),
         ];
         for (src, kind) in cases {
             let tokens = lex(&src).unwrap();
