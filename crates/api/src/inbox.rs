@@ -288,6 +288,11 @@ impl From<ExtractError> for ApiError {
 }
 
 fn state_io(what: &str, e: std::io::Error) -> ApiError {
+    // A damaged state file's error already names the file and says to fix or delete it;
+    // "check that the folder is writable" would send the person to the wrong place.
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        return ApiError::new(ErrorCode::Io, e.to_string());
+    }
     ApiError::new(ErrorCode::Io, format!("Could not {what} in Mneme's data folder ({e}); check that it is readable and writable."))
 }
 

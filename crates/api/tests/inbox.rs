@@ -243,3 +243,15 @@ fn a_model_provider_that_is_not_set_up_is_refused_before_anything_runs() {
     assert!(e.message.contains("no model chosen"), "{}", e.message);
     assert!(m.inbox(&w.at()).unwrap().runs.is_empty());
 }
+
+/// A damaged review-modes file is named, with fix-or-delete, not blamed on the data folder's
+/// permissions.
+#[test]
+fn a_damaged_modes_file_is_named_not_blamed_on_permissions() {
+    let w = World::new();
+    let modes = w.t.env.data_dir().join("extract").join("modes.json");
+    fs::create_dir_all(modes.parent().unwrap()).unwrap();
+    fs::write(&modes, "{ not json").unwrap();
+    let e = w.mneme().inbox(&w.at()).unwrap_err();
+    assert!(e.message.contains(&modes.display().to_string()) && !e.message.contains("readable and writable"), "{}", e.message);
+}
