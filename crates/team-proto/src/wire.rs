@@ -26,6 +26,9 @@ pub const TOO_MANY_ENTRIES: &str = "team_memory_too_many_entries";
 /// Mneme's server only: the 413 `error_code` when a push would take a repository's history past
 /// its storage cap. Claude Code knows no such code and treats it as any other refused push.
 pub const STORAGE_FULL: &str = "team_memory_storage_full";
+/// Mneme's server only: the 413 `error_code` when a push would take a repository's current
+/// content (what every full pull carries) past its live-content cap.
+pub const CONTENT_FULL: &str = "team_memory_content_full";
 
 /// `GET` 200 body (`TeamMemoryDataSchema`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -35,6 +35,8 @@ pub enum AdminError {
     ZeroMaxEntries,
     #[error("The storage limit must be at least 1 byte.")]
     ZeroMaxBytes,
+    #[error("The live-content limit must be at least 1 byte.")]
+    ZeroMaxLiveBytes,
     #[error("Keep at least 1 version of each key (--keep): its newest is what a rollback and the Team screen's history start from.")]
     ZeroKeep,
     #[error("{user:?} has no grant for {repo:?}; nothing to revoke.")]
@@ -281,6 +283,13 @@ impl Admin {
     pub async fn set_max_bytes(&self, repo: &str, max: Option<u64>) -> Result<(), AdminError> {
         let (id, max) = self.cap_for(repo, max, AdminError::ZeroMaxBytes).await?;
         Ok(self.store.set_max_bytes(id, max).await?)
+    }
+
+    /// Caps the bytes of current content `repo` may hold (what a full pull carries); `None`
+    /// returns it to the server default.
+    pub async fn set_max_live_bytes(&self, repo: &str, max: Option<u64>) -> Result<(), AdminError> {
+        let (id, max) = self.cap_for(repo, max, AdminError::ZeroMaxLiveBytes).await?;
+        Ok(self.store.set_max_live_bytes(id, max).await?)
     }
 
     /// A repository cap's checks: not zero (`zero` otherwise), a repository that exists; its

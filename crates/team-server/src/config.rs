@@ -94,6 +94,9 @@ pub struct ServerConfig {
     /// The storage cap for repositories without their own (`set-max-bytes`): UTF-8 bytes of
     /// every version in a repository's history.
     pub max_repo_bytes: u64,
+    /// The live-content cap for repositories without their own (`set-max-live-bytes`): UTF-8
+    /// bytes of the current entries, which every full pull carries.
+    pub max_live_bytes: u64,
     /// The largest entry accepted, in UTF-8 bytes (Claude Code's `MAX_FILE_SIZE_BYTES`).
     pub max_entry_bytes: u64,
     /// The largest PUT body accepted. Claude Code batches under 200,000 bytes but sends a single
@@ -139,6 +142,7 @@ impl fmt::Debug for ServerConfig {
             .field("public_url", &self.public_url)
             .field("max_entries", &self.max_entries)
             .field("max_repo_bytes", &self.max_repo_bytes)
+            .field("max_live_bytes", &self.max_live_bytes)
             .field("max_entry_bytes", &self.max_entry_bytes)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("rate_limit", &self.rate_limit)
@@ -163,6 +167,10 @@ pub const DEFAULT_MAX_ENTRIES: u64 = 100_000;
 /// 1 GiB of history per repository: a team's memory is kilobytes to a few megabytes, so only
 /// a runaway or hostile client meets it, and one repository cannot fill the server's disk.
 pub const DEFAULT_MAX_REPO_BYTES: u64 = 1 << 30;
+/// 64 MiB of current entries per repository: hundreds of the largest entries, far more than a
+/// team's memory holds, and what one full pull can be asked to carry (the storage cap alone
+/// would let a repository's pull reach 1 GiB, built in memory for each teammate).
+pub const DEFAULT_MAX_LIVE_BYTES: u64 = 64 << 20;
 /// 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -180,6 +188,7 @@ impl ServerConfig {
             public_url: None,
             max_entries: DEFAULT_MAX_ENTRIES,
             max_repo_bytes: DEFAULT_MAX_REPO_BYTES,
+            max_live_bytes: DEFAULT_MAX_LIVE_BYTES,
             max_entry_bytes: mneme_team_proto::wire::MAX_FILE_SIZE_BYTES,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             rate_limit: None,

@@ -220,6 +220,9 @@ impl From<WriteError> for ApiError {
             WriteError::StorageFull { .. } => {
                 ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, mneme_team_proto::wire::STORAGE_FULL, e.to_string())
             }
+            WriteError::ContentFull { .. } => {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, mneme_team_proto::wire::CONTENT_FULL, e.to_string())
+            }
             WriteError::Contended => ApiError {
                 retry_after: Some(1),
                 ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "contended", e.to_string())

@@ -88,7 +88,8 @@ async fn prepare(config: ServerConfig, listener: &TcpListener) -> anyhow::Result
     let addr = listener.local_addr()?;
     let store = Arc::new(SqlStore::connect(&config.database).await?);
     let base_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).trim_end_matches('/').to_string();
-    let memory = memory::Memory::new(store.clone(), config.clock.clone(), config.max_entries, config.max_repo_bytes);
+    let mut memory = memory::Memory::new(store.clone(), config.clock.clone(), config.max_entries, config.max_repo_bytes);
+    memory.default_max_live_bytes = config.max_live_bytes;
     let admin = admin::Admin::new(store.clone(), config.clock.clone(), config.access_token_ttl);
     let state = Arc::new(http::AppState::new(memory, config, base_url));
     Ok((http::router(state), store, admin))

@@ -8,6 +8,7 @@
 //! mneme-server admin token alice
 //! mneme-server admin set-max-entries acme/app 500
 //! mneme-server admin set-max-bytes acme/app 2147483648
+//! mneme-server admin set-max-live-bytes acme/app 134217728
 //! mneme-server admin prune-history acme/app --keep 20 [--older-than-days 90] [--dry-run]
 //! mneme-server admin revoke-grant alice acme/app
 //! mneme-server admin revoke-tokens alice
@@ -63,6 +64,10 @@ enum Command {
         /// their own.
         #[arg(long, default_value_t = mneme_team_server::config::DEFAULT_MAX_REPO_BYTES)]
         max_repo_bytes: u64,
+        /// Live-content cap, in bytes of the current entries (what every full pull carries), for
+        /// repositories without their own.
+        #[arg(long, default_value_t = mneme_team_server::config::DEFAULT_MAX_LIVE_BYTES)]
+        max_live_bytes: u64,
         /// Requests per minute one access token may make (0 = unlimited).
         #[arg(long, default_value_t = 0)]
         rate_limit_per_minute: u32,
@@ -125,6 +130,8 @@ enum AdminCommand {
     SetMaxEntries { repo: String, max: u64 },
     /// Cap the bytes of history REPO may hold (every version pushed; a lead's purge frees a key's).
     SetMaxBytes { repo: String, max: u64 },
+    /// Cap the bytes of REPO's current entries (what every full pull carries).
+    SetMaxLiveBytes { repo: String, max: u64 },
     /// Free storage in REPO by dropping old versions from history (what teammates pull stays).
     PruneHistory {
         repo: String,
@@ -182,12 +189,22 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("Say which database to use with --db sqlite:/path/to/file.db (or set MNEME_SERVER_DB)."))?
         .parse()?;
     match cli.command {
-        Command::Serve { listen, public_url, max_entries, max_repo_bytes, rate_limit_per_minute, max_full_pulls, client_ids } => {
+        Command::Serve {
+            listen,
+            public_url,
+            max_entries,
+            max_repo_bytes,
+            max_live_bytes,
+            rate_limit_per_minute,
+            max_full_pulls,
+            client_ids,
+        } => {
             let mut config = ServerConfig::new(db.clone());
             config.client_ids.extend(client_ids);
             config.public_url = public_url;
             config.max_entries = max_entries;
             config.max_repo_bytes = max_repo_bytes;
+            config.max_live_bytes = max_live_bytes;
             config.max_full_pulls = max_full_pulls;
             config.rate_limit = (rate_limit_per_minute > 0)
                 .then_some(RateLimit { burst: rate_limit_per_minute, period: Duration::from_secs(60) });
@@ -232,6 +249,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 AdminCommand::SetMaxBytes { repo, max } => {
                     admin.set_max_bytes(&repo, Some(max)).await?;
                     println!("{repo} may now hold {max} bytes of history.");
+                }
+                AdminCommand::SetMaxLiveBytes { repo, max } => {
+                    admin.set_max_live_bytes(&repo, Some(max)).await?;
+                    println!("{repo} may now hold {max} bytes of current entries.");
                 }
                 AdminCommand::RevokeGrant { user, repo } => {
                     admin.revoke_grant(&user, &repo).await?;

@@ -97,6 +97,10 @@ pub enum WriteError {
         "This push would take the repository's stored memory (every version ever pushed) to {would} bytes; its limit is {max} bytes. Ask a lead to purge entries that are no longer needed, or the server's admin to drop old versions (`mneme-server admin prune-history`) or raise the limit (`mneme-server admin set-max-bytes`)."
     )]
     StorageFull { max: u64, would: u64 },
+    #[error(
+        "This push would make the repository's current memory {would} bytes, which every teammate's pull carries whole; its limit is {max} bytes. Remove or shorten entries (a lead can remove them for everyone), or ask the server's admin to raise the limit (`mneme-server admin set-max-live-bytes`)."
+    )]
+    ContentFull { max: u64, would: u64 },
     #[error("The repository is too busy to take this write now; try again.")]
     Contended,
     #[error("Only a lead can remove {key:?} for everyone. Restore the file (the next pull brings it back) or ask a lead to remove it.")]
@@ -160,12 +164,14 @@ pub struct Memory {
     pub clock: Arc<dyn Clock>,
     pub default_max_entries: u64,
     pub default_max_bytes: u64,
+    pub default_max_live_bytes: u64,
     queues: Arc<Queues>,
 }
 
 impl Memory {
     pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, default_max_entries: u64, default_max_bytes: u64) -> Memory {
-        Memory { store, clock, default_max_entries, default_max_bytes, queues: Arc::default() }
+        let default_max_live_bytes = crate::config::DEFAULT_MAX_LIVE_BYTES;
+        Memory { store, clock, default_max_entries, default_max_bytes, default_max_live_bytes, queues: Arc::default() }
     }
 
     pub fn now_ms(&self) -> i64 {
@@ -178,6 +184,10 @@ impl Memory {
 
     pub fn max_bytes(&self, repo: &Repo) -> u64 {
         repo.max_bytes.and_then(|m| u64::try_from(m).ok()).unwrap_or(self.default_max_bytes)
+    }
+
+    pub fn max_live_bytes(&self, repo: &Repo) -> u64 {
+        repo.max_live_bytes.and_then(|m| u64::try_from(m).ok()).unwrap_or(self.default_max_live_bytes)
     }
 
     pub async fn snapshot(&self, repo: &Repo, with_content: bool) -> Result<Option<Snapshot>, StoreError> {
@@ -267,6 +277,7 @@ impl Memory {
                                 content: String::new(),
                                 deleted: c.deleted,
                                 changed_ms: commit.now_ms,
+                                bytes: if c.deleted { 0 } else { c.content.len() as i64 },
                             },
                         );
                     }
@@ -275,6 +286,7 @@ impl Memory {
                     current.last_modified_ms = commit.now_ms;
                     current.live_entries = commit.live_entries;
                     current.history_bytes = commit.history_bytes;
+                    current.live_bytes = commit.live_bytes;
                     commits.push(commit);
                 }
                 commits
@@ -363,6 +375,12 @@ impl Memory {
         if added > 0 && history_after > max_bytes {
             return (Err(WriteError::StorageFull { max: max_bytes, would: history_after }), None);
         }
+        // What every full pull carries; like the entry cap, it stops growth only.
+        let live_bytes_before = u64::try_from(current.live_bytes).unwrap_or(0);
+        let max_live_bytes = self.max_live_bytes(current);
+        if plan.live_bytes_after > max_live_bytes && plan.live_bytes_after > live_bytes_before {
+            return (Err(WriteError::ContentFull { max: max_live_bytes, would: plan.live_bytes_after }), None);
+        }
         let version = current.version + 1;
         let checksum = next_repo_checksum(
             &current.checksum,
@@ -378,6 +396,7 @@ impl Memory {
             author: pending.author,
             live_entries: i64::try_from(plan.live_after).unwrap_or(i64::MAX),
             history_bytes: i64::try_from(history_after).unwrap_or(i64::MAX),
+            live_bytes: i64::try_from(plan.live_bytes_after).unwrap_or(i64::MAX),
             changes: plan.changes,
         };
         (Ok(written), Some(commit))
@@ -393,42 +412,61 @@ fn refused_by_database(e: &StoreError) -> bool {
 struct Plan {
     changes: Vec<Change>,
     live_after: u64,
+    /// Bytes of live content afterwards.
+    live_bytes_after: u64,
 }
 
-/// The changes `ops` make to the keys in `view`, and the number of live keys
-/// afterwards; refused when `permission` does not cover a change.
+/// A named key's state while a write is planned: its checksum, whether it is a tombstone, and
+/// the bytes of its content.
+struct KeyState {
+    checksum: String,
+    deleted: bool,
+    bytes: u64,
+}
+
+/// The changes `ops` make to the keys in `view`, and the number of live keys and bytes of
+/// live content afterwards; refused when `permission` does not cover a change.
 fn plan(view: &WriteView, ops: &[Op], permission: Permission) -> Result<Plan, WriteError> {
-    // key → (checksum, deleted) for the keys this write names.
-    let mut state: BTreeMap<&str, (String, bool)> =
-        view.entries.iter().map(|e| (e.key.as_str(), (e.checksum.clone(), e.deleted))).collect();
+    let mut state: BTreeMap<&str, KeyState> = view
+        .entries
+        .iter()
+        .map(|e| {
+            let bytes = u64::try_from(e.bytes).unwrap_or(0);
+            (e.key.as_str(), KeyState { checksum: e.checksum.clone(), deleted: e.deleted, bytes })
+        })
+        .collect();
     let mut live = u64::try_from(view.repo.live_entries).unwrap_or(0);
+    let mut live_bytes = u64::try_from(view.repo.live_bytes).unwrap_or(0);
     // One change per key: the last op on a key wins.
     let mut changes: BTreeMap<&str, Change> = BTreeMap::new();
     for op in ops {
         match op {
             Op::Upsert { key, content } => {
                 let checksum = entry_checksum(content);
-                let was_live = matches!(state.get(key.as_str()), Some((_, false)));
+                let current = state.get(key.as_str());
                 // Bringing back what a lead removed is a lead's decision too: a member's write
                 // would otherwise undo the removal for everyone. (Honest clients never send a
                 // removed key; `push.rs` leaves tombstoned keys out.)
-                if matches!(state.get(key.as_str()), Some((_, true))) && permission != Permission::Lead {
+                if current.is_some_and(|s| s.deleted) && permission != Permission::Lead {
                     return Err(WriteError::RemovedByLead { key: key.clone() });
                 }
-                if matches!(state.get(key.as_str()), Some((c, false)) if *c == checksum) {
+                if current.is_some_and(|s| !s.deleted && s.checksum == checksum) {
                     continue;
                 }
-                if !was_live {
-                    live += 1;
+                match current {
+                    Some(s) if !s.deleted => live_bytes = live_bytes.saturating_sub(s.bytes),
+                    _ => live += 1,
                 }
+                live_bytes = live_bytes.saturating_add(content.len() as u64);
                 changes.insert(
                     key,
                     Change { key: key.clone(), content: content.clone(), checksum: checksum.clone(), deleted: false, purge: false },
                 );
-                state.insert(key, (checksum, false));
+                state.insert(key, KeyState { checksum, deleted: false, bytes: content.len() as u64 });
             }
             Op::Delete { key } => {
-                let Some((checksum, false)) = state.get(key.as_str()).cloned() else { continue };
+                let Some(KeyState { checksum, deleted: false, bytes }) = state.get(key.as_str()) else { continue };
+                let (checksum, bytes) = (checksum.clone(), *bytes);
                 // Only a change that takes effect needs the lead role: a member's client may
                 // name a key a lead already removed.
                 if permission != Permission::Lead {
@@ -438,18 +476,20 @@ fn plan(view: &WriteView, ops: &[Op], permission: Permission) -> Result<Plan, Wr
                 // in this same write has only the content it was given here.
                 let content = changes.remove(key.as_str()).map(|c| c.content).unwrap_or_default();
                 changes.insert(key, Change { key: key.clone(), content, checksum: checksum.clone(), deleted: true, purge: false });
-                state.insert(key, (checksum, true));
+                state.insert(key, KeyState { checksum, deleted: true, bytes });
                 live -= 1;
+                live_bytes = live_bytes.saturating_sub(bytes);
             }
             Op::Purge { key } => {
                 if permission != Permission::Lead {
                     return Err(WriteError::LeadRequired { key: key.clone() });
                 }
-                let Some((_, deleted)) = state.get(key.as_str()).cloned() else {
+                let Some(current) = state.get(key.as_str()) else {
                     return Err(WriteError::NoSuchEntry { key: key.clone() });
                 };
-                if !deleted {
+                if !current.deleted {
                     live -= 1;
+                    live_bytes = live_bytes.saturating_sub(current.bytes);
                 }
                 // The tombstone's checksum is that of empty content: the erased content's
                 // hash would let anyone with history access test guesses of the secret.
@@ -458,11 +498,11 @@ fn plan(view: &WriteView, ops: &[Op], permission: Permission) -> Result<Plan, Wr
                     key,
                     Change { key: key.clone(), content: String::new(), checksum: checksum.clone(), deleted: true, purge: true },
                 );
-                state.insert(key, (checksum, true));
+                state.insert(key, KeyState { checksum, deleted: true, bytes: 0 });
             }
         }
     }
-    Ok(Plan { changes: changes.into_values().collect(), live_after: live })
+    Ok(Plan { changes: changes.into_values().collect(), live_after: live, live_bytes_after: live_bytes })
 }
 
 #[cfg(test)]

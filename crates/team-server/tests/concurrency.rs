@@ -75,6 +75,7 @@ async fn a_write_that_waited_for_the_lock_sees_what_the_holder_committed() {
                             author: None,
                             live_entries: view.repo.live_entries + 1,
                             history_bytes: view.repo.history_bytes + content.len() as i64,
+                            live_bytes: view.repo.live_bytes + content.len() as i64,
                             changes: vec![Change { key: "x.md".into(), content, checksum, deleted: false, purge: false }],
                         }]
                     };
@@ -101,6 +102,7 @@ async fn a_write_that_waited_for_the_lock_sees_what_the_holder_committed() {
         assert_eq!(data.content.entries["x.md"], "from this replica\n", "{}", h.label);
         let row = other.repo_by_slug(REPO).await.unwrap().unwrap();
         assert_eq!(row.live_entries, 1, "{}: the row counts x.md once", h.label);
+        assert_eq!(row.live_bytes, "from this replica\n".len() as i64, "{}", h.label);
         other.close().await;
         h.shutdown().await;
     }

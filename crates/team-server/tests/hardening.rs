@@ -1131,16 +1131,16 @@ async fn a_server_refuses_a_database_a_newer_server_migrated() {
                 }
             }
         };
-        set_version(4).await;
+        set_version(5).await;
         let err = SqlStore::connect(&url).await.unwrap_err();
-        assert!(matches!(err, StoreError::SchemaTooNew { found: 4, supported: 3 }), "{err}");
+        assert!(matches!(err, StoreError::SchemaTooNew { found: 5, supported: 4 }), "{err}");
         let message = err.to_string();
-        assert!(message.contains("version 4") && message.contains("newer mneme-server"), "{message}");
+        assert!(message.contains("version 5") && message.contains("newer mneme-server"), "{message}");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let refused = mneme_team_server::spawn(ServerConfig::new(url.clone()), listener).await;
         assert!(refused.is_err(), "the server must not start");
         // Left as the newer server made it; back at this version it opens again.
-        set_version(3).await;
+        set_version(4).await;
         SqlStore::connect(&url).await.unwrap().close().await;
     }
 }
@@ -1164,6 +1164,8 @@ async fn a_version_2_database_counts_its_history_on_start() {
         for stmt in [
             "ALTER TABLE repos DROP COLUMN max_bytes",
             "ALTER TABLE repos DROP COLUMN history_bytes",
+            "ALTER TABLE repos DROP COLUMN live_bytes",
+            "ALTER TABLE repos DROP COLUMN max_live_bytes",
             "UPDATE schema_version SET version = 2",
         ] {
             sqlx::query(stmt).execute(&mut conn).await.unwrap();
@@ -1173,6 +1175,85 @@ async fn a_version_2_database_counts_its_history_on_start() {
     let store = SqlStore::connect(&DatabaseUrl::Sqlite(path)).await.unwrap();
     let repo = store.repo_by_slug(REPO).await.unwrap().unwrap();
     assert_eq!((repo.history_bytes, repo.max_bytes), (6 + 3 + 5, None));
+    assert_eq!((repo.live_bytes, repo.max_live_bytes), (5 + 3, None));
+}
+
+/// A version-3 database (before the live-content cap) gains the cap's columns on start, with
+/// its live entries' content counted in UTF-8 bytes (tombstones not), on both backends; then
+/// the cap holds: growth past it is 413 `team_memory_content_full`, while edits that shrink,
+/// removals and a raised cap go through.
+#[tokio::test]
+async fn a_version_3_database_counts_its_live_content_and_the_live_cap_holds() {
+    use mneme_team::wire::CONTENT_FULL;
+    use mneme_team_server::store::{SqlStore, Store};
+    use sqlx::Connection;
+    for mut db in databases().await {
+        let _dir = db.dir.take();
+        let h = Harness::start(db, defaults).await;
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        h.put(&lead, REPO, json!({"entries": {"a.md": "héllo", "b.md": "xyz", "c.md": "gone"}}), None).await.error_for_status().unwrap();
+        h.put(&lead, REPO, json!({"entries": {"a.md": "hello!"}, "soft_delete_keys": ["c.md"]}), None).await.error_for_status().unwrap();
+        let url = h.db.clone();
+        h.shutdown().await;
+        let stmts = [
+            "ALTER TABLE repos DROP COLUMN live_bytes",
+            "ALTER TABLE repos DROP COLUMN max_live_bytes",
+            "UPDATE schema_version SET version = 3",
+        ];
+        match &url {
+            DatabaseUrl::Sqlite(path) => {
+                let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+                for stmt in stmts {
+                    sqlx::query(stmt).execute(&mut c).await.unwrap();
+                }
+                c.close().await.unwrap();
+            }
+            DatabaseUrl::Postgres(u) => {
+                let mut c = sqlx::PgConnection::connect(u).await.unwrap();
+                for stmt in stmts {
+                    sqlx::query(stmt).execute(&mut c).await.unwrap();
+                }
+                c.close().await.unwrap();
+            }
+        }
+        let store = SqlStore::connect(&url).await.unwrap();
+        let repo = store.repo_by_slug(REPO).await.unwrap().unwrap();
+        assert_eq!((repo.live_bytes, repo.max_live_bytes), (6 + 3, None), "{url}");
+        store.close().await;
+    }
+    fn small(c: &mut ServerConfig) {
+        c.max_live_bytes = 20;
+    }
+    each_backend(small, |h| async move {
+        use mneme_team_server::store::{SqlStore, Store};
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        h.put(&lead, REPO, json!({"entries": {"a.md": "héllo", "b.md": "xyz", "c.md": "gone"}}), None).await.error_for_status().unwrap();
+        h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": ["c.md"]}), None).await.error_for_status().unwrap();
+        // 6 + 3 + 12 = 21 bytes: over 20.
+        let res = h.put(&lead, REPO, json!({"entries": {"d.md": "twelve bytes"}}), None).await;
+        assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE, "{}", h.label);
+        let body: ErrorBody = res.json().await.unwrap();
+        assert_eq!(body.error.details.unwrap().error_code, CONTENT_FULL);
+        assert!(body.error.message.unwrap().contains("set-max-live-bytes"));
+        // Replacing a.md (6 bytes) with 17: 3 + 17 = 20, at the cap.
+        h.put(&lead, REPO, json!({"entries": {"a.md": "seventeen bytes!!"}}), None).await.error_for_status().unwrap();
+        // Lowered below what it holds: growth is refused, shrinking and removals are not.
+        h.admin.set_max_live_bytes(REPO, Some(5)).await.unwrap();
+        assert_eq!(h.put(&lead, REPO, json!({"entries": {"b.md": "xyzw"}}), None).await.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        h.put(&lead, REPO, json!({"entries": {"a.md": "short"}}), None).await.error_for_status().unwrap();
+        h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": ["b.md"]}), None).await.error_for_status().unwrap();
+        h.admin.set_max_live_bytes(REPO, None).await.unwrap();
+        h.put(&lead, REPO, json!({"entries": {"d.md": "twelve bytes", "e.md": "x"}}), None).await.error_for_status().unwrap();
+        h.admin.purge(REPO, "e.md").await.unwrap();
+        let data = pull(&h, &lead).await;
+        let live: usize = data.content.entries.values().map(String::len).sum();
+        assert_eq!(live, 5 + 12);
+        let store = SqlStore::connect(&h.db).await.unwrap();
+        assert_eq!(store.repo_by_slug(REPO).await.unwrap().unwrap().live_bytes, live as i64, "{}: the row follows the pull", h.label);
+        store.close().await;
+        h.shutdown().await;
+    })
+    .await;
 }
 
 /// A database made by the previous schema (version 1) gains the new columns on start, with

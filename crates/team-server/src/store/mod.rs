@@ -91,6 +91,11 @@ pub struct Repo {
     /// removed ones included): kept in the row for the storage cap. The current entries hold
     /// at most as much again, so the disk a repository takes is bounded by about twice this.
     pub history_bytes: i64,
+    /// UTF-8 bytes of the live entries' content: what a full pull carries. Kept in the row for
+    /// the live-content cap, as `live_entries` is for the entry cap.
+    pub live_bytes: i64,
+    /// Overrides the server-wide live-content cap when set.
+    pub max_live_bytes: Option<i64>,
 }
 
 /// The result of [`Store::access`].
@@ -116,6 +121,9 @@ pub struct EntryState {
     pub deleted: bool,
     /// When the key last changed (for a tombstone: when it was deleted), epoch ms.
     pub changed_ms: i64,
+    /// UTF-8 bytes of the content; read for a write's keys only (0 elsewhere).
+    #[sqlx(default)]
+    pub bytes: i64,
 }
 
 /// What a write decides on: the repository row (read under its write lock) and the current
@@ -160,6 +168,8 @@ pub struct Commit {
     /// The repository's history bytes after the commit's new versions; a removal's or a
     /// purge's change to them is counted by the store, which knows the content they touch.
     pub history_bytes: i64,
+    /// Bytes of live content after the commit.
+    pub live_bytes: i64,
     pub changes: Vec<Change>,
 }
 
@@ -366,6 +376,7 @@ pub trait Store: Send + Sync {
     async fn create_repo(&self, team: &str, slug: &str, empty_checksum: &str) -> Result<Repo, StoreError>;
     async fn set_max_entries(&self, repo_id: i64, max: Option<i64>) -> Result<(), StoreError>;
     async fn set_max_bytes(&self, repo_id: i64, max: Option<i64>) -> Result<(), StoreError>;
+    async fn set_max_live_bytes(&self, repo_id: i64, max: Option<i64>) -> Result<(), StoreError>;
     async fn set_grant(&self, user_id: i64, repo_id: i64, role: Role) -> Result<(), StoreError>;
     async fn role(&self, user_id: i64, repo_id: i64) -> Result<Option<Role>, StoreError>;
     async fn repos_for_user(&self, user_id: i64) -> Result<Vec<(Repo, Role)>, StoreError>;

@@ -28,8 +28,9 @@ pub struct SqlStore {
 
 /// Bumped when the schema changes; recorded in `schema_version`. Version 2 added
 /// `repos.live_entries`, `users.disabled_ms` and `sign_ins`; version 3 `repos.max_bytes` and
-/// `repos.history_bytes` (see [`SqlStore::migrate`]).
-const SCHEMA_VERSION: i64 = 3;
+/// `repos.history_bytes`; version 4 `repos.live_bytes` and `repos.max_live_bytes` (see
+/// [`SqlStore::migrate`]).
+const SCHEMA_VERSION: i64 = 4;
 
 fn schema(backend: Backend) -> Vec<String> {
     let id = match backend {
@@ -48,7 +49,8 @@ fn schema(backend: Backend) -> Vec<String> {
             "CREATE TABLE IF NOT EXISTS repos (id {id}, team_id BIGINT NOT NULL REFERENCES teams(id), \
              slug TEXT NOT NULL, slug_key TEXT NOT NULL UNIQUE, version BIGINT NOT NULL, checksum TEXT NOT NULL, \
              last_modified_ms BIGINT NOT NULL, max_entries BIGINT, live_entries BIGINT NOT NULL DEFAULT 0, \
-             max_bytes BIGINT, history_bytes BIGINT NOT NULL DEFAULT 0)"
+             max_bytes BIGINT, history_bytes BIGINT NOT NULL DEFAULT 0, live_bytes BIGINT NOT NULL DEFAULT 0, \
+             max_live_bytes BIGINT)"
         ),
         "CREATE TABLE IF NOT EXISTS grants (user_id BIGINT NOT NULL REFERENCES users(id), \
          repo_id BIGINT NOT NULL REFERENCES repos(id), role TEXT NOT NULL, PRIMARY KEY (user_id, repo_id))"
@@ -102,11 +104,25 @@ fn migrate_2_to_3(backend: Backend) -> Vec<String> {
     ]
 }
 
+/// Version 3 to 4: the live-content cap's columns, the live entries' content counted once here.
+fn migrate_3_to_4(backend: Backend) -> Vec<String> {
+    vec![
+        "ALTER TABLE repos ADD COLUMN live_bytes BIGINT NOT NULL DEFAULT 0".to_string(),
+        "ALTER TABLE repos ADD COLUMN max_live_bytes BIGINT".to_string(),
+        format!(
+            "UPDATE repos SET live_bytes = (SELECT COALESCE(SUM({}), 0) FROM entries e WHERE e.repo_id = repos.id AND e.deleted = 0)",
+            content_bytes(backend, "e.content")
+        ),
+    ]
+}
+
 /// SQL for the UTF-8 length in bytes of the text column `column` (SQLite's LENGTH counts
-/// characters of text, bytes of a blob; the server's databases are UTF-8).
+/// characters of text; the server's databases are UTF-8).
 fn content_bytes(backend: Backend, column: &str) -> String {
     match backend {
-        Backend::Sqlite => format!("LENGTH(CAST({column} AS BLOB))"),
+        // octet_length (SQLite 3.43; sqlx bundles 3.46) reads the size from the record header
+        // instead of loading the text, as a write reading its keys' sizes wants.
+        Backend::Sqlite => format!("OCTET_LENGTH({column})"),
         Backend::Postgres => format!("OCTET_LENGTH({column})"),
     }
 }
@@ -232,13 +248,18 @@ impl SqlStore {
                     .execute(&mut *tx)
                     .await?;
             }
-            Some(old @ (1 | 2)) => {
+            Some(old @ (1..=3)) => {
                 if old == 1 {
                     for stmt in MIGRATE_1_TO_2 {
                         tx.execute(*stmt).await?;
                     }
                 }
-                for stmt in migrate_2_to_3(self.backend) {
+                if old <= 2 {
+                    for stmt in migrate_2_to_3(self.backend) {
+                        tx.execute(stmt.as_str()).await?;
+                    }
+                }
+                for stmt in migrate_3_to_4(self.backend) {
                     tx.execute(stmt.as_str()).await?;
                 }
                 sqlx::query("UPDATE schema_version SET version = $1").bind(SCHEMA_VERSION).execute(&mut *tx).await?;
@@ -398,6 +419,7 @@ struct Claim<'a> {
     now_ms: i64,
     live_entries: i64,
     history_bytes: i64,
+    live_bytes: i64,
 }
 
 /// Upserts [`claim_and_upsert_pg`] takes in its one statement (7 parameters a row, far
@@ -423,7 +445,7 @@ async fn claim_and_upsert_pg(
     }
     let values: Vec<String> = (0..rows.len())
         .map(|i| {
-            let b = 8 + i * 7;
+            let b = 9 + i * 7;
             format!("(${}, ${}, ${}, ${}, ${}, ${}, ${})", b, b + 1, b + 2, b + 3, b + 4, b + 5, b + 6)
         })
         .collect();
@@ -443,7 +465,8 @@ async fn claim_and_upsert_pg(
     };
     let sql = format!(
         "WITH c AS (UPDATE repos SET version = $3, checksum = $4, last_modified_ms = $5, live_entries = $6, \
-         history_bytes = $7 WHERE id = $1 AND version = $2 RETURNING id){upserts} SELECT COUNT(*) AS claimed FROM c"
+         history_bytes = $7, live_bytes = $8 WHERE id = $1 AND version = $2 RETURNING id){upserts} \
+         SELECT COUNT(*) AS claimed FROM c"
     );
     let mut q = sqlx::query(&sql)
         .bind(repo_id)
@@ -452,7 +475,8 @@ async fn claim_and_upsert_pg(
         .bind(claim.checksum)
         .bind(claim.now_ms)
         .bind(claim.live_entries)
-        .bind(claim.history_bytes);
+        .bind(claim.history_bytes)
+        .bind(claim.live_bytes);
     for ((commit, change), last) in rows.iter().zip(last) {
         q = q
             .bind(&change.key)
@@ -490,13 +514,15 @@ async fn lock_and_read_keys(
     .await?;
     let Some(row) = row else { return Ok(None) };
     let repo = Repo::from_row(&row)?;
-    let entries = read_keys(tx, repo_id, keys).await?;
+    let entries = read_keys(tx, backend, repo_id, keys).await?;
     Ok(Some(WriteView { repo, entries }))
 }
 
-/// The current state of `keys` (those that exist), without content, sorted by key.
+/// The current state of `keys` (those that exist), without content but with its size,
+/// sorted by key.
 async fn read_keys(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    backend: Backend,
     repo_id: i64,
     keys: &[&str],
 ) -> Result<Vec<EntryState>, StoreError> {
@@ -507,7 +533,8 @@ async fn read_keys(
     for chunk in keys.chunks(KEYS_PER_QUERY) {
         let params: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
         let sql = format!(
-            "SELECT entry_key, checksum, deleted, changed_ms FROM entries WHERE repo_id = $1 AND entry_key IN ({})",
+            "SELECT entry_key, checksum, deleted, changed_ms, {} AS bytes FROM entries WHERE repo_id = $1 AND entry_key IN ({})",
+            content_bytes(backend, "content"),
             params.join(", ")
         );
         let mut q = sqlx::query(&sql).bind(repo_id);
@@ -528,7 +555,7 @@ fn is_unique_violation(e: &sqlx::Error) -> bool {
 
 const REPO_COLUMNS: &str =
     "r.id, t.name AS team, r.slug, r.version, r.checksum, r.last_modified_ms, r.max_entries, r.live_entries, \
-     r.max_bytes, r.history_bytes";
+     r.max_bytes, r.history_bytes, r.live_bytes, r.max_live_bytes";
 
 #[async_trait]
 impl Store for SqlStore {
@@ -598,7 +625,8 @@ impl Store for SqlStore {
     async fn access(&self, token_hash: &str, slug: &str, now_ms: i64) -> Result<Option<Access>, StoreError> {
         let row = sqlx::query(
             "SELECT tk.user_id, r.id, t.name AS team, r.slug, r.version, r.checksum, r.last_modified_ms, \
-             r.max_entries, r.live_entries, r.max_bytes, r.history_bytes, g.role FROM tokens tk \
+             r.max_entries, r.live_entries, r.max_bytes, r.history_bytes, r.live_bytes, r.max_live_bytes, g.role \
+             FROM tokens tk \
              JOIN users u ON u.id = tk.user_id AND u.disabled_ms IS NULL \
              LEFT JOIN repos r ON r.slug_key = $2 LEFT JOIN teams t ON t.id = r.team_id \
              LEFT JOIN grants g ON g.user_id = tk.user_id AND g.repo_id = r.id \
@@ -651,6 +679,11 @@ impl Store for SqlStore {
 
     async fn set_max_bytes(&self, repo_id: i64, max: Option<i64>) -> Result<(), StoreError> {
         sqlx::query("UPDATE repos SET max_bytes = $2 WHERE id = $1").bind(repo_id).bind(max).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn set_max_live_bytes(&self, repo_id: i64, max: Option<i64>) -> Result<(), StoreError> {
+        sqlx::query("UPDATE repos SET max_live_bytes = $2 WHERE id = $1").bind(repo_id).bind(max).execute(&self.pool).await?;
         Ok(())
     }
 
@@ -722,6 +755,7 @@ impl Store for SqlStore {
             now_ms: last.now_ms,
             live_entries: last.live_entries,
             history_bytes: last.history_bytes,
+            live_bytes: last.live_bytes,
         };
         // The usual write only adds and changes entries: on PostgreSQL the claim, the entries
         // and their history then go in one statement, so the lock is held for two round trips
@@ -741,7 +775,7 @@ impl Store for SqlStore {
         }
         let claimed = sqlx::query(
             "UPDATE repos SET version = $3, checksum = $4, last_modified_ms = $5, live_entries = $6, \
-             history_bytes = $7 WHERE id = $1 AND version = $2",
+             history_bytes = $7, live_bytes = $8 WHERE id = $1 AND version = $2",
         )
         .bind(repo_id)
         .bind(claim.expected_version)
@@ -750,6 +784,7 @@ impl Store for SqlStore {
         .bind(claim.now_ms)
         .bind(claim.live_entries)
         .bind(claim.history_bytes)
+        .bind(claim.live_bytes)
         .execute(&mut *tx)
         .await?;
         if claimed.rows_affected() != 1 {
