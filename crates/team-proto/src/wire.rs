@@ -125,6 +125,9 @@ pub const MIN_ENTRY_PUT_BYTES: usize = 7;
 /// server refuses a `PUT` with more (413 [`TOO_MANY_KEYS`]): each one is read and written under
 /// the repository's lock, and a 4 MiB body could otherwise name some 300,000.
 pub const MAX_PUT_ENTRIES: usize = (MAX_PUT_BODY_BYTES - EMPTY_PUT_BYTES) / MIN_ENTRY_PUT_BYTES;
+// As many of the smallest entries as the cap fit in one batch; one more does not.
+const _: () = assert!(EMPTY_PUT_BYTES + MAX_PUT_ENTRIES * MIN_ENTRY_PUT_BYTES <= MAX_PUT_BODY_BYTES);
+const _: () = assert!(EMPTY_PUT_BYTES + (MAX_PUT_ENTRIES + 1) * MIN_ENTRY_PUT_BYTES > MAX_PUT_BODY_BYTES);
 
 /// Mneme's server only: the 413 `error_code` when a `PUT` names more keys than any client's
 /// batch holds ([`MAX_PUT_ENTRIES`] entries, or more removals than the repository can hold).
@@ -142,9 +145,6 @@ mod tests {
     fn the_put_entry_cap_is_what_a_full_batch_of_the_smallest_entries_holds() {
         assert_eq!(entry_put_bytes("a", ""), MIN_ENTRY_PUT_BYTES);
         assert_eq!(MAX_PUT_ENTRIES, 28_569);
-        // As many of the smallest entries as the cap fit in one batch; one more does not.
-        assert!(EMPTY_PUT_BYTES + MAX_PUT_ENTRIES * MIN_ENTRY_PUT_BYTES <= MAX_PUT_BODY_BYTES);
-        assert!(EMPTY_PUT_BYTES + (MAX_PUT_ENTRIES + 1) * MIN_ENTRY_PUT_BYTES > MAX_PUT_BODY_BYTES);
         // No entry counts less: a key has at least one character, content at least its quotes.
         for (key, value) in [("a", ""), ("\u{e9}", ""), ("ab", ""), ("a", "b"), ("\u{0}", "")] {
             assert!(entry_put_bytes(key, value) >= MIN_ENTRY_PUT_BYTES, "{key:?}");
