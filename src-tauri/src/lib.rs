@@ -179,7 +179,7 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
                     None
                 }
             };
-            let scheduler = Arc::new(scheduler::start(app.handle(), &env, Arc::new(SystemClock)));
+            let scheduler = Arc::new(scheduler::start(app.handle(), &env, Arc::new(SystemClock), utc_offset));
             tauri::Manager::manage(app, Session { start_dir, live: live.map(Arc::new), scheduler });
             Ok(())
         })

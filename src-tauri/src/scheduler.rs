@@ -31,9 +31,9 @@ impl Running {
 
 /// Starts the scheduler and forwards its events to the window. Call once the app's async
 /// runtime exists (in `setup`).
-pub fn start(app: &AppHandle<Wry>, env: &Environment, clock: Arc<dyn Clock>) -> Running {
+pub fn start(app: &AppHandle<Wry>, env: &Environment, clock: Arc<dyn Clock>, utc_offset: i32) -> Running {
     // `Background::start` spawns its loops, so it must run inside the runtime.
-    let background = match tauri::async_runtime::block_on(async { Background::start(env, clock) }) {
+    let background = match tauri::async_runtime::block_on(async { Background::start(env, clock, utc_offset) }) {
         Ok(b) => b,
         // Another scheduler (a `mneme daemon`) already does the work; the app shows the
         // background runs from the shared run log either way.

@@ -110,6 +110,11 @@ impl Mneme {
         self
     }
 
+    /// The local offset from UTC (seconds) this facade dates with, as read at start.
+    pub fn utc_offset(&self) -> i32 {
+        self.utc_offset_secs
+    }
+
     pub fn environment(&self) -> &Environment {
         &self.env
     }

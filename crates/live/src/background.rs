@@ -27,13 +27,14 @@ pub struct Background {
 impl Background {
     /// Starts every loop for the project folders that exist (found by the loops themselves, so
     /// start-up does not wait for the scan; more are learned as sessions end turns). Must run
-    /// inside a tokio runtime.
-    pub fn start(env: &Environment, clock: Arc<dyn Clock>) -> Result<Background, mneme_scheduler::SchedulerError> {
+    /// inside a tokio runtime. `utc_offset` is the local offset the process read at start
+    /// (while it had one thread), used where the system cannot be asked.
+    pub fn start(env: &Environment, clock: Arc<dyn Clock>, utc_offset: i32) -> Result<Background, mneme_scheduler::SchedulerError> {
         let mut config = SchedulerConfig::new(env.clone(), clock.clone());
         // Dreams write the local day, asked of the system before each dream (daylight saving
         // changes while the app stays open). This process's threads run already, so no offset
-        // can be read soundly here: UTC is the fallback, used only where `date` cannot run.
-        config.utc_offset = mneme_scheduler::LocalOffset::System { fallback: 0 };
+        // can be read soundly here: the one read at start is the fallback where `date` cannot run.
+        config.utc_offset = mneme_scheduler::LocalOffset::System { fallback: utc_offset };
         // A Claude Code that updated itself is checked once against Mneme's view.
         config.claude_code_check = Some(Arc::new(mneme_api::ScheduledClaudeCheck(mneme_api::Mneme::new(env.clone(), clock))));
         let handle = mneme_scheduler::start(config)?;

@@ -113,7 +113,7 @@ pub async fn serve_until(
         None => std::env::current_dir()?,
     };
     let background = match opts.scheduler {
-        true => match Background::start(&env, mneme.clock()) {
+        true => match Background::start(&env, mneme.clock(), mneme.utc_offset()) {
             Ok(b) => Some(b),
             // A `mneme daemon` or the desktop app already runs the jobs; the page still shows
             // their runs from the shared run log.
