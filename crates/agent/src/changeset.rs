@@ -64,6 +64,31 @@ pub enum ApplyError {
     OutsideRoot { path: PathBuf, root: PathBuf },
     #[error("{} could not be written: {source}. Nothing was applied.", path.display())]
     Write { path: PathBuf, source: MemdirError },
+    /// A write failed part-way and putting back what was already done failed too: the
+    /// folder holds part of the changeset.
+    #[error("{} could not be written ({detail}), and putting the folder back failed for {}: those files are not as they were before. Compare them with the changes, or run the agent again.", path.display(), list(left))]
+    PartlyApplied { path: PathBuf, detail: String, left: Vec<PathBuf> },
+}
+
+fn list(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+impl ApplyError {
+    /// `self` after a rollback that left `left` as the changeset made them (nothing left:
+    /// `self`, whose message says nothing was applied).
+    fn after_rollback(self, left: Vec<PathBuf>) -> ApplyError {
+        if left.is_empty() {
+            return self;
+        }
+        let (path, detail) = match self {
+            ApplyError::Changed { path } => (path, "it changed on disk meanwhile".to_string()),
+            ApplyError::Write { path, source } => (path, source.to_string()),
+            ApplyError::OutsideRoot { path, root } => (path, format!("it is outside {}", root.display())),
+            e @ ApplyError::PartlyApplied { .. } => return e,
+        };
+        ApplyError::PartlyApplied { path, detail, left }
+    }
 }
 
 /// `path` relative to `root` with `/` separators, lexically (no `..`, no `.`).
@@ -91,6 +116,17 @@ struct Planned<'a> {
 /// not its `before`; if a write still fails part-way (a change landing in the last instant),
 /// the writes already made are undone.
 pub fn apply_changeset(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn Clock>) -> Result<Applied, ApplyError> {
+    apply_changeset_with(changeset, trash_dir, clock, |_| {})
+}
+
+/// [`apply_changeset`] with a hook before each write (given the file's relative path), where
+/// tests change the folder under it.
+fn apply_changeset_with(
+    changeset: &Changeset,
+    trash_dir: &Path,
+    clock: Arc<dyn Clock>,
+    mut before_write: impl FnMut(&str),
+) -> Result<Applied, ApplyError> {
     let root = &changeset.root;
     let memdir = Memdir::new(root.clone(), trash_dir.to_path_buf(), clock);
     let mut plan = Vec::with_capacity(changeset.changes.len());
@@ -109,33 +145,37 @@ pub fn apply_changeset(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn C
     }
 
     let mut written: Vec<(&Planned, Revision)> = Vec::new();
+    // Puts back what this apply wrote; the files it could not put back.
     let undo_writes = |written: &[(&Planned, Revision)]| {
+        let mut left = Vec::new();
         for (p, ours) in written.iter().rev() {
-            match &p.change.before {
-                Some(before) => {
-                    let _ = memdir.write_raw(&p.rel, before.as_bytes(), ours);
-                }
+            let undone = match &p.change.before {
+                Some(before) => memdir.write_raw(&p.rel, before.as_bytes(), ours).is_ok(),
                 None => {
                     // Only remove the file if it is still exactly what this apply created.
-                    if matches!(memdir.read_raw(&p.rel), Ok((_, rev)) if rev.matches(ours)) {
-                        let _ = std::fs::remove_file(&p.change.path);
-                    }
+                    !matches!(memdir.read_raw(&p.rel), Ok((_, rev)) if rev.matches(ours)) || std::fs::remove_file(&p.change.path).is_ok()
                 }
+            };
+            if !undone {
+                left.push(p.change.path.clone());
             }
         }
+        left
     };
     for p in plan.iter().filter(|p| p.change.after.is_some()) {
         let after = p.change.after.as_deref().unwrap_or_default();
+        before_write(&p.rel);
         match memdir.write_raw(&p.rel, after.as_bytes(), &p.revision) {
             Ok(rev) => written.push((p, rev)),
             Err(source) => {
-                undo_writes(&written);
-                return Err(match source {
+                let left = undo_writes(&written);
+                let error = match source {
                     MemdirError::ChangedOnDisk { .. } | MemdirError::AlreadyExists { .. } => {
                         ApplyError::Changed { path: p.change.path.clone() }
                     }
                     source => ApplyError::Write { path: p.change.path.clone(), source },
-                });
+                };
+                return Err(error.after_rollback(left));
             }
         }
     }
@@ -160,11 +200,9 @@ pub fn apply_changeset(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn C
         match trashed_entry {
             Ok(entry) => trashed.push(Trashed { path: p.change.path.clone(), trash_id: entry.id }),
             Err(source) => {
-                for t in trashed.iter().rev() {
-                    let _ = memdir.restore(&t.trash_id);
-                }
-                undo_writes(&written);
-                return Err(ApplyError::Write { path: p.change.path.clone(), source });
+                let mut left: Vec<PathBuf> = trashed.iter().rev().filter(|t| memdir.restore(&t.trash_id).is_err()).map(|t| t.path.clone()).collect();
+                left.extend(undo_writes(&written));
+                return Err(ApplyError::Write { path: p.change.path.clone(), source }.after_rollback(left));
             }
         }
     }
@@ -187,6 +225,44 @@ mod tests {
             after: after.map(String::from),
             reason: "test".into(),
         }
+    }
+
+    /// A write that fails after another succeeded is undone; when the undo fails too (the
+    /// first file changed again meanwhile), the error says which files hold what, instead of
+    /// "nothing was applied".
+    #[test]
+    fn a_rollback_that_fails_is_reported_with_the_files_it_left() {
+        let t = tempfile::tempdir().unwrap();
+        let mem = t.path().join("mem");
+        std::fs::create_dir_all(&mem).unwrap();
+        std::fs::write(mem.join("a.md"), "a v1").unwrap();
+        std::fs::write(mem.join("b.md"), "b v1").unwrap();
+        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "a.md", Some("a v1"), Some("a v2")), change(&mem, "b.md", Some("b v1"), Some("b v2"))] };
+        // Only b changes under the apply: a is put back and nothing is left.
+        let e = apply_changeset_with(&cs, &t.path().join("trash"), clock(), |rel| {
+            if rel == "b.md" {
+                std::fs::write(mem.join("b.md"), "b by someone else").unwrap();
+            }
+        })
+        .unwrap_err();
+        assert!(matches!(&e, ApplyError::Changed { path } if path == &mem.join("b.md")), "{e}");
+        assert_eq!(std::fs::read_to_string(mem.join("a.md")).unwrap(), "a v1");
+        // Now a changes too once written, so it cannot be put back.
+        std::fs::write(mem.join("b.md"), "b v1").unwrap();
+        let e = apply_changeset_with(&cs, &t.path().join("trash"), clock(), |rel| {
+            if rel == "b.md" {
+                std::fs::write(mem.join("a.md"), "a by someone else").unwrap();
+                std::fs::write(mem.join("b.md"), "b by someone else").unwrap();
+            }
+        })
+        .unwrap_err();
+        match &e {
+            ApplyError::PartlyApplied { path, left, .. } => {
+                assert_eq!((path, left.as_slice()), (&mem.join("b.md"), [mem.join("a.md")].as_slice()));
+            }
+            other => panic!("{other}"),
+        }
+        assert!(!e.to_string().contains("Nothing was applied"), "{e}");
     }
 
     #[test]

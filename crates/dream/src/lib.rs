@@ -515,6 +515,7 @@ impl Dreams {
             ApplyError::Write { path, source } => format!("{} could not be written: {source}", path.display()),
             ApplyError::Changed { path } => format!("{} changed on disk while it was written", path.display()),
             ApplyError::OutsideRoot { path, .. } => format!("{} is outside the memory folder", path.display()),
+            ApplyError::PartlyApplied { path, detail, .. } => format!("{} could not be written: {detail}", path.display()),
         };
         record.status = DreamStatus::Applying;
         record.error = Some(cause.clone());
