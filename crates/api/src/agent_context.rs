@@ -249,7 +249,7 @@ fn probe(bin: &Path, user_env: &mneme_store::Environment, profile: &mneme_core::
         vars.insert(name.into(), dir.to_string_lossy().into_owned());
     }
     let flag = root.join("flag-settings.json");
-    let offline = crate::verify::offline_flag_env(&env, &project, profile, &stub.base_url()).map_err(ProbeError::Refused)?;
+    let offline = crate::verify::offline_flag_env(&env, &project, profile, &stub).map_err(ProbeError::Refused)?;
     std::fs::write(&flag, serde_json::json!({"disableAllHooks": true, "env": offline}).to_string())?;
     let run = Run {
         bin: bin.to_path_buf(),

@@ -25,7 +25,7 @@ use mneme_store::claude_install;
 use mneme_store::settings::{EnabledSources, SettingSource};
 use mneme_store::settings_env::EnvSource;
 use mneme_store::Environment;
-use mneme_verify::{flag_env, is_withheld, offline_vars, CaptureError, Run, Stub};
+use mneme_verify::{is_withheld, CaptureError, Run, Stub};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -226,13 +226,13 @@ impl Mneme {
             std::fs::create_dir_all(&dir).map_err(|e| ApiError::new(ErrorCode::Io, format!("{}: {e}", dir.display())))?;
             vars.insert(name.into(), path_str(&dir));
         }
-        for (k, v) in offline_vars(&stub.base_url()) {
+        for (k, v) in stub.offline_vars() {
             vars.insert(k.into(), v);
         }
         let mut sandbox_env = self.env.clone();
         sandbox_env.vars = vars.clone();
         let profile = versions::profile_for(compare_as).profile;
-        let offline = match offline_flag_env(&sandbox_env, &mneme_store::paths::project_root(&req.cwd), &profile, &stub.base_url()) {
+        let offline = match offline_flag_env(&sandbox_env, &mneme_store::paths::project_root(&req.cwd), &profile, &stub) {
             Ok(env) => env,
             Err(refusal) => {
                 let mut r = VerifyReport::failed(&req.cwd, refusal, started);
@@ -307,7 +307,7 @@ impl Mneme {
     }
 }
 
-/// The `env` block of a sandboxed run's flag settings ([`flag_env`]: every withheld variable
+/// The `env` block of a sandboxed run's flag settings ([`Stub::flag_env`]: every withheld variable
 /// blanked, the offline ones set), or, when the managed policy's `env` block (the one source
 /// that outranks flag settings) would still send Claude Code somewhere other than the stub,
 /// why the run must not start. `env` is the sandbox's environment (its config home, the managed
@@ -316,12 +316,12 @@ pub(crate) fn offline_flag_env(
     env: &Environment,
     root: &Path,
     profile: &mneme_core::Profile,
-    base_url: &str,
+    stub: &Stub,
 ) -> Result<serde_json::Map<String, Value>, String> {
     // Every settings source, whether or not `--setting-sources` enables it: blanking a name
     // the run never sees costs nothing.
     let session = mneme_store::session::SessionMemory::resolve(env, root, profile, EnabledSources::all(), None);
-    let offline = flag_env(base_url, session.overrides.iter().map(|o| o.name.clone()));
+    let offline = stub.flag_env(session.overrides.iter().map(|o| o.name.clone()));
     let policy = session.overrides.iter().filter(|o| o.source == EnvSource::Setting(SettingSource::Policy));
     for o in policy {
         let Some(ours) = offline.get(&o.name).and_then(Value::as_str) else { continue };

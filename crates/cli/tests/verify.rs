@@ -305,7 +305,7 @@ fn verify_says_why_a_run_failed_and_flags_a_release_older_than_any_checked() {
         tmp.path(),
         "2.0.1",
         "body = json.dumps({'model': 'm', 'stream': False, 'messages': [{'role': 'user', 'content': [{'type': 'text', 'text': 'hi'}]}]}).encode()\n\
-         urllib.request.urlopen(urllib.request.Request(os.environ['ANTHROPIC_BASE_URL'] + '/v1/messages', data=body, headers={'content-type': 'application/json'})).read()",
+         urllib.request.urlopen(urllib.request.Request(os.environ['ANTHROPIC_BASE_URL'] + '/v1/messages', data=body, headers={'content-type': 'application/json', 'x-api-key': os.environ['ANTHROPIC_API_KEY']})).read()",
     );
     let out = mneme(&fx, &["--claude-bin", old.to_str().unwrap(), "--json"], &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));

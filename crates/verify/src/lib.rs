@@ -7,7 +7,8 @@
 //! `std::net` (one request shape from one client, so a server framework would add more than it
 //! saves), answering every `POST /v1/messages` with a one-word reply in the form Claude Code
 //! asked for (an SSE stream when the body says `"stream": true`, else a JSON message), which is
-//! what makes `claude -p` finish on its own.
+//! what makes `claude -p` finish on its own. It serves only requests with its own random key,
+//! which only the Claude Code it runs is given, and bounds what any client can make it read.
 //!
 //! Bounded time always: Claude Code runs in a process group of its own and the whole group is
 //! killed when the deadline passes, or shortly after the request has been captured if it does
@@ -20,13 +21,25 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The dummy key Claude Code is given: the stub accepts anything, and no real key is ever read.
-pub const DUMMY_API_KEY: &str = "sk-ant-mneme-verify-offline";
+/// The largest request body the stub reads (Claude Code's first request, with every instruction
+/// file and the memory index, is far smaller); a larger one closes the connection.
+const MAX_BODY: usize = 32 << 20;
+/// The longest request or header line it reads.
+const MAX_LINE: u64 = 64 << 10;
+/// The most header lines in one request.
+const MAX_HEADERS: usize = 200;
+/// The most connections served at once; more are closed at once. Claude Code opens a few.
+const MAX_CONNECTIONS: usize = 32;
+/// How long a new connection may take to send its first request's headers (and so show the
+/// key) before it is closed.
+const FIRST_HEADERS_WITHIN: Duration = Duration::from_secs(10);
+/// How long any connection is served at most: longer than any run is allowed to take.
+const CONNECTION_LIFETIME: Duration = Duration::from_secs(15 * 60);
 
 /// How long Claude Code may keep running after its request was captured and answered before
 /// its process group is killed (it normally exits within a second).
@@ -35,15 +48,15 @@ const AFTER_CAPTURE: Duration = Duration::from_secs(15);
 /// How much of Claude Code's stderr a failure shows.
 const STDERR_TAIL: usize = 2000;
 
-/// The variables that keep Claude Code on the stub and quiet: its API address and key, and
-/// every switch that stops it from reaching anything else (updates, telemetry and its
-/// exporters, error reports, other traffic). Set in its environment and, through
-/// [`flag_env`], in flag settings, so that no settings file's `env` block can point it
-/// elsewhere.
-pub fn offline_vars(base_url: &str) -> Vec<(&'static str, String)> {
+/// The variables that keep Claude Code on the stub at `base_url` (whose key is `api_key`) and
+/// quiet: its API address and key, and every switch that stops it from reaching anything else
+/// (updates, telemetry and its exporters, error reports, other traffic). Set in its environment
+/// and, through [`flag_env`], in flag settings, so that no settings file's `env` block can
+/// point it elsewhere.
+fn offline_vars(base_url: &str, api_key: &str) -> Vec<(&'static str, String)> {
     vec![
         ("ANTHROPIC_BASE_URL", base_url.to_string()),
-        ("ANTHROPIC_API_KEY", DUMMY_API_KEY.to_string()),
+        ("ANTHROPIC_API_KEY", api_key.to_string()),
         ("DISABLE_AUTOUPDATER", "1".to_string()),
         ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_string()),
         ("DISABLE_TELEMETRY", "1".to_string()),
@@ -114,12 +127,12 @@ pub fn is_withheld(name: &str) -> bool {
 /// The `env` block of the flag settings a sandboxed run gets: every withheld variable (those
 /// listed, and those of `found`, the names the user's environment and settings files set, that
 /// [`is_withheld`] catches) set to "", then [`offline_vars`].
-pub fn flag_env(base_url: &str, found: impl IntoIterator<Item = String>) -> serde_json::Map<String, Value> {
+fn flag_env(base_url: &str, api_key: &str, found: impl IntoIterator<Item = String>) -> serde_json::Map<String, Value> {
     let mut env = serde_json::Map::new();
     for name in WITHHELD_VARS.iter().map(|n| n.to_string()).chain(found.into_iter().filter(|n| is_withheld(n))) {
         env.insert(name, Value::String(String::new()));
     }
-    for (name, value) in offline_vars(base_url) {
+    for (name, value) in offline_vars(base_url, api_key) {
         env.insert(name.to_string(), Value::String(value));
     }
     env
@@ -131,7 +144,8 @@ pub struct Run {
     pub bin: PathBuf,
     /// The folder it starts in.
     pub cwd: PathBuf,
-    /// Its whole environment (nothing else is inherited); [`offline_vars`] are added on top.
+    /// Its whole environment (nothing else is inherited) but the withheld variables;
+    /// [`Stub::offline_vars`] are added on top.
     pub vars: BTreeMap<String, String>,
     /// Arguments after `-p PROMPT --output-format json`.
     pub args: Vec<String>,
@@ -192,8 +206,15 @@ impl std::error::Error for CaptureError {}
 
 /// A stub Anthropic API on 127.0.0.1 (a free port), recording every `POST /v1/messages` body.
 /// It stops when dropped.
+///
+/// Any local user can connect to a loopback port, so it serves only requests that carry its
+/// key, a random one per stub that only the Claude Code it runs is given: anyone else's is
+/// refused before its body is read, so no one can plant the request a check compares (or the
+/// text the agent-memory probe caches for good). Whatever a client sends is bounded: line and
+/// body sizes, connections at once, and how long each is served.
 pub struct Stub {
     port: u16,
+    api_key: String,
     messages: Arc<Mutex<Vec<Value>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -223,23 +244,47 @@ impl Stub {
     }
 
     fn start_with(launch: Option<Arc<Launch>>) -> Result<Stub, CaptureError> {
+        let api_key = random_key().map_err(|e| CaptureError::Stub(format!("no random key: {e}")))?;
         let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(|e| CaptureError::Stub(e.to_string()))?;
         let port = listener.local_addr().map_err(|e| CaptureError::Stub(e.to_string()))?.port();
         let messages = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
-        let (m, s, l) = (messages.clone(), stop.clone(), launch.clone());
+        let server = Arc::new(Server { api_key: api_key.clone(), log: messages.clone(), launch: launch.clone(), stop: stop.clone() });
+        let active = Arc::new(AtomicUsize::new(0));
         let thread = std::thread::spawn(move || {
             for conn in listener.incoming() {
-                if s.load(Ordering::SeqCst) {
+                if server.stop.load(Ordering::SeqCst) {
                     break;
                 }
-                if let Ok(conn) = conn {
-                    let (m, l) = (m.clone(), l.clone());
-                    std::thread::spawn(move || serve_connection(conn, &m, l.as_deref()));
+                let Ok(conn) = conn else { continue };
+                if active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+                    active.fetch_sub(1, Ordering::SeqCst);
+                    continue;
                 }
+                let (server, active) = (server.clone(), active.clone());
+                std::thread::spawn(move || {
+                    serve_connection(conn, &server);
+                    active.fetch_sub(1, Ordering::SeqCst);
+                });
             }
         });
-        Ok(Stub { port, messages, stop, thread: Some(thread), launch })
+        Ok(Stub { port, api_key, messages, stop, thread: Some(thread), launch })
+    }
+
+    /// The key requests must carry (`x-api-key`, or `Authorization: Bearer`).
+    pub fn api_key(&self) -> &str {
+        &self.api_key
+    }
+
+    /// The variables that keep Claude Code on this stub and quiet (see [`offline_vars`]).
+    pub fn offline_vars(&self) -> Vec<(&'static str, String)> {
+        offline_vars(&self.base_url(), &self.api_key)
+    }
+
+    /// The `env` block for a run's flag settings (see [`flag_env`]); `found` are the names the
+    /// user's settings files set, so that any of them that is withheld is blanked too.
+    pub fn flag_env(&self, found: impl IntoIterator<Item = String>) -> serde_json::Map<String, Value> {
+        flag_env(&self.base_url(), &self.api_key, found)
     }
 
     /// The requests sub-agents sent (those whose messages carry the launch's task).
@@ -273,7 +318,7 @@ impl Stub {
         for name in run.vars.keys().filter(|n| is_withheld(n)) {
             cmd.env_remove(name);
         }
-        cmd.envs(offline_vars(&self.base_url()));
+        cmd.envs(self.offline_vars());
         // A group of its own, so the deadline can stop it and every helper it started.
         cmd.current_dir(&run.cwd).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).process_group(0);
         // A binary written a moment ago (an update in progress) can still be open for writing in
@@ -355,116 +400,196 @@ fn tail_of(bytes: &[u8]) -> String {
     text[start..].to_string()
 }
 
-/// One parsed request.
-struct Request {
-    method: String,
-    path: String,
-    body: Vec<u8>,
+/// A key no one else can guess: 128 bits from the kernel.
+fn random_key() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(format!("sk-ant-mneme-{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
 }
 
-/// Serves requests on one keep-alive connection until the client closes it.
-fn serve_connection(conn: TcpStream, log: &Mutex<Vec<Value>>, launch: Option<&Launch>) {
-    let _ = conn.set_read_timeout(Some(Duration::from_secs(120)));
-    let Ok(write_half) = conn.try_clone() else { return };
-    let mut reader = BufReader::new(conn);
-    let mut writer = write_half;
-    while let Some(req) = read_request(&mut reader) {
-        let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
-        let path = req.path.split('?').next().unwrap_or("");
-        let (content_type, payload) = if req.method == "POST" && path.ends_with("/v1/messages") {
-            log.lock().expect("stub log").push(body.clone());
-            let model = body.get("model").and_then(Value::as_str).unwrap_or("claude-stub").to_string();
-            let calls = launch.and_then(|l| launch_calls(l, &body));
-            let streamed = body.get("stream").and_then(Value::as_bool) == Some(true);
-            match (calls, streamed) {
-                (Some(calls), true) => ("text/event-stream", sse_tool_reply(&model, &calls)),
-                (Some(calls), false) => ("application/json", json_tool_reply(&model, &calls).to_string()),
-                (None, true) => ("text/event-stream", sse_reply(&model)),
-                (None, false) => ("application/json", json_reply(&model).to_string()),
+/// What every connection of one stub shares.
+struct Server {
+    api_key: String,
+    log: Arc<Mutex<Vec<Value>>>,
+    launch: Option<Arc<Launch>>,
+    stop: Arc<AtomicBool>,
+}
+
+/// A connection read with a deadline that the stub's stop also ends: each read waits at most a
+/// moment, so a client that sends nothing, or a byte at a time, is dropped in time.
+struct Timed<'a> {
+    conn: TcpStream,
+    until: Instant,
+    stop: &'a AtomicBool,
+}
+
+impl Read for Timed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let left = self.until.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.stop.load(Ordering::SeqCst) {
+                return Err(std::io::ErrorKind::TimedOut.into());
             }
-        } else if path.ends_with("/v1/messages/count_tokens") {
-            ("application/json", json!({"input_tokens": req.body.len() / 4 + 1}).to_string())
-        } else if path.starts_with("/v1/models") {
-            let model = json!({"type": "model", "id": "claude-sonnet-4-5", "display_name": "stub", "created_at": "2025-01-01T00:00:00Z"});
-            ("application/json", json!({"data": [model], "has_more": false, "first_id": null, "last_id": null}).to_string())
-        } else {
-            ("application/json", "{}".to_string())
-        };
-        let head = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nrequest-id: req_mneme_verify\r\n\r\n",
-            payload.len()
-        );
-        let sent = writer.write_all(head.as_bytes()).and_then(|_| writer.write_all(payload.as_bytes())).and_then(|_| writer.flush());
-        if sent.is_err() {
+            self.conn.set_read_timeout(Some(left.min(Duration::from_millis(250))))?;
+            match self.conn.read(buf) {
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => {}
+                other => return other,
+            }
+        }
+    }
+}
+
+/// One request's head.
+struct Head {
+    method: String,
+    path: String,
+    length: usize,
+    chunked: bool,
+    authorized: bool,
+}
+
+/// Serves requests on one keep-alive connection until the client closes it, sends something
+/// malformed or oversized, or shows no key.
+fn serve_connection(conn: TcpStream, server: &Server) {
+    let started = Instant::now();
+    let Ok(write_half) = conn.try_clone() else { return };
+    let mut reader = BufReader::new(Timed { conn, until: started + FIRST_HEADERS_WITHIN, stop: &server.stop });
+    let mut writer = write_half;
+    while let Some(head) = read_head(&mut reader, &server.api_key) {
+        if !head.authorized {
+            let error = json!({"type": "error", "error": {"type": "authentication_error", "message": "this stub serves only the Claude Code Mneme started"}});
+            let _ = respond(&mut writer, "401 Unauthorized", "application/json", &error.to_string(), true);
+            break;
+        }
+        if head.length > MAX_BODY {
+            let error = json!({"type": "error", "error": {"type": "request_too_large", "message": "request body too large"}});
+            let _ = respond(&mut writer, "413 Payload Too Large", "application/json", &error.to_string(), true);
+            break;
+        }
+        // A client with the key is the Claude Code this stub runs.
+        reader.get_mut().until = started + CONNECTION_LIFETIME;
+        let Some(body) = read_body(&mut reader, &head) else { break };
+        let (content_type, payload) = answer(server, &head, &body);
+        if respond(&mut writer, "200 OK", content_type, &payload, false).is_err() {
             break;
         }
     }
     let _ = writer.shutdown(Shutdown::Both);
 }
 
-/// Reads one HTTP/1.1 request (`Content-Length` or chunked body); `None` at end of stream or
-/// on anything malformed, which closes the connection.
-fn read_request(r: &mut impl BufRead) -> Option<Request> {
+fn respond(w: &mut TcpStream, status: &str, content_type: &str, payload: &str, close: bool) -> std::io::Result<()> {
+    let connection = if close { "Connection: close\r\n" } else { "" };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{connection}request-id: req_mneme_verify\r\n\r\n",
+        payload.len()
+    );
+    w.write_all(head.as_bytes())?;
+    w.write_all(payload.as_bytes())?;
+    w.flush()
+}
+
+/// The reply to one authorized request.
+fn answer(server: &Server, head: &Head, raw: &[u8]) -> (&'static str, String) {
+    let body: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
+    let path = head.path.split('?').next().unwrap_or("");
+    if head.method == "POST" && path.ends_with("/v1/messages") {
+        server.log.lock().expect("stub log").push(body.clone());
+        let model = body.get("model").and_then(Value::as_str).unwrap_or("claude-stub").to_string();
+        let calls = server.launch.as_deref().and_then(|l| launch_calls(l, &body));
+        let streamed = body.get("stream").and_then(Value::as_bool) == Some(true);
+        match (calls, streamed) {
+            (Some(calls), true) => ("text/event-stream", sse_tool_reply(&model, &calls)),
+            (Some(calls), false) => ("application/json", json_tool_reply(&model, &calls).to_string()),
+            (None, true) => ("text/event-stream", sse_reply(&model)),
+            (None, false) => ("application/json", json_reply(&model).to_string()),
+        }
+    } else if path.ends_with("/v1/messages/count_tokens") {
+        ("application/json", json!({"input_tokens": raw.len() / 4 + 1}).to_string())
+    } else if path.starts_with("/v1/models") {
+        let model = json!({"type": "model", "id": "claude-sonnet-4-5", "display_name": "stub", "created_at": "2025-01-01T00:00:00Z"});
+        ("application/json", json!({"data": [model], "has_more": false, "first_id": null, "last_id": null}).to_string())
+    } else {
+        ("application/json", "{}".to_string())
+    }
+}
+
+/// One line of at most [`MAX_LINE`] bytes, with its line end; `None` at end of stream, on a
+/// read error, on a longer line or one that is not UTF-8.
+fn read_line(r: &mut impl BufRead) -> Option<String> {
     let mut line = String::new();
-    // Tolerates blank lines between keep-alive requests.
-    loop {
-        line.clear();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        if !line.trim().is_empty() {
-            break;
-        }
+    let n = r.by_ref().take(MAX_LINE).read_line(&mut line).ok()?;
+    (n > 0 && line.ends_with('\n')).then_some(line)
+}
+
+/// Reads one HTTP/1.1 request head (a blank line before it is tolerated, as between keep-alive
+/// requests); `None` at end of stream or on anything malformed, which closes the connection.
+fn read_head(r: &mut impl BufRead, api_key: &str) -> Option<Head> {
+    let mut line = read_line(r)?;
+    if line.trim().is_empty() {
+        line = read_line(r)?;
     }
     let mut parts = line.split_whitespace();
     let method = parts.next()?.to_string();
     let path = parts.next()?.to_string();
-    let mut length = 0usize;
-    let mut chunked = false;
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).ok()? == 0 {
-            return None;
-        }
+    let mut head = Head { method, path, length: 0, chunked: false, authorized: false };
+    for _ in 0..=MAX_HEADERS {
+        let h = read_line(r)?;
         let h = h.trim_end();
         if h.is_empty() {
-            break;
+            return Some(head);
         }
         let (name, value) = h.split_once(':')?;
         let value = value.trim();
         if name.eq_ignore_ascii_case("content-length") {
-            length = value.parse().ok()?;
+            head.length = value.parse().ok()?;
         } else if name.eq_ignore_ascii_case("transfer-encoding") && value.to_ascii_lowercase().contains("chunked") {
-            chunked = true;
+            head.chunked = true;
+        } else if name.eq_ignore_ascii_case("x-api-key") {
+            head.authorized |= same_key(value, api_key);
+        } else if name.eq_ignore_ascii_case("authorization") {
+            head.authorized |= value.strip_prefix("Bearer ").is_some_and(|v| same_key(v.trim(), api_key));
         }
+    }
+    None
+}
+
+/// Compares a key without stopping at the first byte that differs (the time a refusal takes
+/// says nothing about how much of the key was right).
+fn same_key(given: &str, key: &str) -> bool {
+    given.len() == key.len() && given.bytes().zip(key.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+/// The body after `head` (`Content-Length` or chunked), at most [`MAX_BODY`] bytes; `None` when
+/// it is malformed, larger or cut short.
+fn read_body(r: &mut impl BufRead, head: &Head) -> Option<Vec<u8>> {
+    if !head.chunked {
+        let mut body = Vec::new();
+        r.by_ref().take(head.length as u64).read_to_end(&mut body).ok()?;
+        return (body.len() == head.length).then_some(body);
     }
     let mut body = Vec::new();
-    if chunked {
-        loop {
-            let mut size = String::new();
-            r.read_line(&mut size).ok()?;
-            let n = usize::from_str_radix(size.trim().split(';').next()?.trim(), 16).ok()?;
-            if n == 0 {
-                // Trailers, up to the blank line.
-                loop {
-                    let mut t = String::new();
-                    if r.read_line(&mut t).ok()? == 0 || t.trim().is_empty() {
-                        break;
-                    }
+    loop {
+        let size = read_line(r)?;
+        let n = usize::from_str_radix(size.trim().split(';').next()?.trim(), 16).ok()?;
+        if n == 0 {
+            // Trailers, up to the blank line.
+            for _ in 0..=MAX_HEADERS {
+                if read_line(r)?.trim().is_empty() {
+                    return Some(body);
                 }
-                break;
             }
-            let mut chunk = vec![0; n];
-            r.read_exact(&mut chunk).ok()?;
-            body.extend_from_slice(&chunk);
-            let mut crlf = String::new();
-            r.read_line(&mut crlf).ok()?;
+            return None;
         }
-    } else {
-        body.resize(length, 0);
-        r.read_exact(&mut body).ok()?;
+        if body.len().saturating_add(n) > MAX_BODY {
+            return None;
+        }
+        let before = body.len();
+        r.by_ref().take(n as u64).read_to_end(&mut body).ok()?;
+        if body.len() - before != n {
+            return None;
+        }
+        read_line(r)?;
     }
-    Some(Request { method, path, body })
 }
 
 /// Whether a request comes from a sub-agent the launch started: its conversation opens with
@@ -556,20 +681,25 @@ fn sse_reply(model: &str) -> String {
 mod tests {
     use super::*;
 
-    fn post(port: u16, path: &str, body: &str, chunked: bool) -> String {
+    fn port(stub: &Stub) -> u16 {
+        stub.port
+    }
+
+    /// Sends `raw` on a new connection and reads one response (empty when the stub closed the
+    /// connection without answering).
+    fn exchange(port: u16, raw: &[u8]) -> String {
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        let req = if chunked {
-            format!("POST {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n", body.len())
-        } else {
-            format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}", body.len())
-        };
-        s.write_all(req.as_bytes()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        // The stub may close before taking everything; what matters is its answer.
+        let _ = s.write_all(raw);
         let mut r = BufReader::new(s);
         let mut head = String::new();
         let mut length = 0;
         loop {
             let mut l = String::new();
-            r.read_line(&mut l).unwrap();
+            if r.read_line(&mut l).unwrap_or(0) == 0 {
+                return head;
+            }
             if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
                 length = v.trim().parse().unwrap();
             }
@@ -583,23 +713,80 @@ mod tests {
         head + &String::from_utf8(body).unwrap()
     }
 
+    fn post(stub: &Stub, path: &str, body: &str, chunked: bool) -> String {
+        let key = stub.api_key();
+        let req = if chunked {
+            format!("POST {path} HTTP/1.1\r\nHost: x\r\nx-api-key: {key}\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n", body.len())
+        } else {
+            format!("POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+        };
+        exchange(port(stub), req.as_bytes())
+    }
+
     #[test]
     fn stub_records_messages_and_answers_in_the_form_asked() {
         let stub = Stub::start().unwrap();
-        let port = stub.base_url().rsplit(':').next().unwrap().parse().unwrap();
-        let streamed = post(port, "/v1/messages?beta=true", r#"{"model":"m","stream":true,"messages":[]}"#, false);
+        let streamed = post(&stub, "/v1/messages?beta=true", r#"{"model":"m","stream":true,"messages":[]}"#, false);
         assert!(streamed.contains("text/event-stream") && streamed.contains("event: message_stop"), "{streamed}");
-        let plain = post(port, "/v1/messages", r#"{"model":"m","messages":[1]}"#, true);
+        let plain = post(&stub, "/v1/messages", r#"{"model":"m","messages":[1]}"#, true);
         assert!(plain.contains("\"stop_reason\":\"end_turn\""), "{plain}");
-        post(port, "/v1/messages/count_tokens", "{}", false);
+        post(&stub, "/v1/messages/count_tokens", "{}", false);
         let got = stub.messages();
         assert_eq!(got.len(), 2);
         assert_eq!(got[1]["messages"], json!([1]));
     }
 
+    /// Another local user can reach the port but not the key: a request without it, or with
+    /// another stub's, is refused before its body is read and never recorded; with it, a body
+    /// larger than the cap, a header line longer than the cap, or a chunk past the cap closes
+    /// the connection instead of being read (or aborting the process on a huge allocation);
+    /// connections past the cap are closed at once.
+    #[test]
+    fn the_stub_serves_only_its_own_claude_code_and_bounds_what_it_reads() {
+        let stub = Stub::start().unwrap();
+        let other = Stub::start().unwrap();
+        assert_ne!(stub.api_key(), other.api_key(), "a key per stub");
+        let forged = r#"{"model":"m","messages":[{"role":"user","content":"forged"}]}"#;
+        for auth in ["", &format!("x-api-key: {}\r\n", other.api_key()), &format!("x-api-key: {}x\r\n", stub.api_key())] {
+            // A body that never comes: the refusal does not wait for it.
+            let req = format!("POST /v1/messages HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: 1000\r\n\r\n{forged}");
+            let reply = exchange(port(&stub), req.as_bytes());
+            assert!(reply.starts_with("HTTP/1.1 401"), "{auth:?}: {reply}");
+        }
+        assert!(stub.messages().is_empty());
+
+        let key = stub.api_key();
+        let huge = format!("POST /v1/messages HTTP/1.1\r\nx-api-key: {key}\r\nContent-Length: 99999999999999\r\n\r\n");
+        assert!(exchange(port(&stub), huge.as_bytes()).starts_with("HTTP/1.1 413"));
+        let long_line = format!("POST /v1/messages HTTP/1.1\r\nx-api-key: {key}\r\nX-Filler: {}\r\n\r\n", "a".repeat(70_000));
+        assert_eq!(exchange(port(&stub), long_line.as_bytes()), "", "closed unanswered");
+        let chunked = format!("POST /v1/messages HTTP/1.1\r\nx-api-key: {key}\r\nTransfer-Encoding: chunked\r\n\r\nffffffffff\r\n");
+        assert_eq!(exchange(port(&stub), chunked.as_bytes()), "", "closed unanswered");
+        assert!(stub.messages().is_empty());
+
+        // Idle connections beyond the cap are closed at once; the capped ones wait. (The
+        // connections above are closed; their threads end a moment later.)
+        std::thread::sleep(Duration::from_millis(200));
+        let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS + 5).map(|_| TcpStream::connect(("127.0.0.1", port(&stub))).unwrap()).collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let closed = idle
+            .iter()
+            .filter(|c| {
+                c.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+                matches!((&**c).read(&mut [0u8; 1]), Ok(0))
+            })
+            .count();
+        assert_eq!(closed, 5);
+        drop(idle);
+        // Its own client is still served.
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(post(&stub, "/v1/messages", r#"{"model":"m","messages":[]}"#, false).starts_with("HTTP/1.1 200"));
+        assert_eq!(stub.messages().len(), 1);
+    }
+
     #[test]
     fn flag_settings_blank_every_withheld_variable_found_and_keep_the_rest() {
-        let env = flag_env("http://127.0.0.1:9", ["ANTHROPIC_NEW_BASE_URL", "https_proxy", "OTEL_EXPORTER_OTLP_PROTOCOL", "CLAUDE_CODE_DISABLE_AUTO_MEMORY"].map(String::from));
+        let env = flag_env("http://127.0.0.1:9", "k", ["ANTHROPIC_NEW_BASE_URL", "https_proxy", "OTEL_EXPORTER_OTLP_PROTOCOL", "CLAUDE_CODE_DISABLE_AUTO_MEMORY"].map(String::from));
         for name in ["CLAUDE_CODE_USE_BEDROCK", "ANTHROPIC_NEW_BASE_URL", "https_proxy", "OTEL_EXPORTER_OTLP_PROTOCOL"] {
             assert_eq!(env[name], "", "{name}");
         }
