@@ -159,6 +159,12 @@ impl ExtractionState {
         &self.persisted
     }
 
+    /// Takes `persisted` as this session's state: another process (a manual extraction while
+    /// a scheduler follows the session) ran since this state was loaded and saved its own.
+    pub fn adopt(&mut self, persisted: Persisted) {
+        self.persisted = persisted;
+    }
+
     pub fn cursor(&self) -> Option<&str> {
         self.persisted.cursor.as_deref()
     }

@@ -275,6 +275,25 @@ impl Extractor {
         Ok(ExtractionState::resume(project.memory_dir.clone(), self.every_n_turns, persisted))
     }
 
+    /// The lock on one session's extraction, waited for without blocking the runtime.
+    async fn hold_session(&self, project: &Project, key: &str, cancel: &Cancel) -> Result<mneme_store::file_lock::FileLock, ExtractError> {
+        let path = self.state_path(&project.memory_dir.dir, &format!("{key}.lock"));
+        loop {
+            match mneme_store::file_lock::FileLock::try_take(&path) {
+                Ok(Some(held)) => return Ok(held),
+                Ok(None) if !cancel.is_cancelled() => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
+                Ok(None) => {
+                    return Err(ExtractError::State {
+                        action: "wait for another extraction of this session in",
+                        path,
+                        source: io::Error::new(io::ErrorKind::Interrupted, "cancelled while another extraction of this session ran"),
+                    })
+                }
+                Err(source) => return Err(ExtractError::State { action: "lock", path, source }),
+            }
+        }
+    }
+
     fn save_state(&self, project: &Project, key: &str, state: &ExtractionState) -> Result<(), ExtractError> {
         let path = self.state_path(&project.memory_dir.dir, key);
         data::write_json(&path, state.persisted()).map_err(|source| ExtractError::State { action: "write", path, source })
@@ -407,6 +426,14 @@ impl Extractor {
         let key = session_key(&session.transcript, session.session_id.as_deref());
         let project = session.project.clone();
         let data_dir = self.env.data_dir();
+        // One extraction of a session at a time across Mneme's processes (a scheduler following
+        // it, a run asked for on the screen or the command line), each starting from the cursor
+        // the last one saved: two would extract the same messages twice.
+        let _running = self.hold_session(&project, &key, cancel).await?;
+        let saved = self.load_state(&project, &key)?;
+        if saved.persisted() != session.state.persisted() {
+            session.state.adopt(saved.persisted().clone());
+        }
         let mode = if options.review {
             ReviewMode::Review
         } else {

@@ -479,6 +479,25 @@ async fn turns_that_end_during_a_run_get_one_trailing_run_with_the_newest_contex
     assert!(session.poll().unwrap().is_none());
 }
 
+/// A run asked for by hand while a scheduler follows the session saves its cursor; the
+/// scheduler's next turn end starts from that cursor instead of extracting the same messages
+/// again from the one it loaded earlier.
+#[tokio::test]
+async fn a_follower_starts_from_the_cursor_a_manual_run_saved_meanwhile() {
+    let w = World::new();
+    let x = w.extractor();
+    w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+    let mut followed = x.open_session(&w.transcript).unwrap();
+    x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    let stub = StubModel::start().await;
+    stub.push(Turn::text("Nothing to save."));
+    let p = provider(&stub);
+    let messages = followed.poll().unwrap().expect("a turn end");
+    x.on_turn_end(&mut followed, messages, Engine::Model(&p), &Cancel::new()).await.unwrap();
+    assert!(stub.model_requests().is_empty(), "the turn the manual run extracted is not extracted again");
+    assert_eq!(followed.cursor(), Some(w.last_uuid().unwrap().as_str()));
+}
+
 #[tokio::test]
 async fn direct_writes_skip_and_every_n_throttles_without_calling_the_model() {
     let w = World::new();
