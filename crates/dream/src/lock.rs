@@ -400,7 +400,14 @@ impl ConsolidationLock {
 
     /// `rollbackConsolidationLock`: no lock before → remove the file; otherwise empty its body
     /// and restore the old mtime, so the time gate sees the previous consolidation again.
+    /// A lock another dreamer has taken since (a Claude Code that found ours stale after an
+    /// hour's dream) is its lock now, and is left as it is.
     pub fn rollback(&self, acquired: &Acquired) -> Result<(), DreamError> {
+        if let Ok(Some((_, body))) = read_plain(&self.path) {
+            if js_parse_int(&String::from_utf8_lossy(&body)).is_some_and(|holder| holder != i64::from(self.pid)) {
+                return Ok(());
+            }
+        }
         if acquired.prior_mtime_ns == 0 {
             return match fs::remove_file(&self.path) {
                 Ok(()) => Ok(()),
@@ -594,6 +601,26 @@ mod tests {
             assert!(l.try_acquire(&FixedClock::at_unix_secs(now as u64)).unwrap().is_ok(), "{body:?}");
             l.finished();
         }
+    }
+
+    /// Our dream ran past the hour and a Claude Code took the lock: our failure's rollback
+    /// leaves its lock (PID and date) as it is.
+    #[test]
+    fn a_rollback_leaves_a_lock_another_dreamer_took_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = lock_in(&dir);
+        write_lock(&l, "", 1_700_000_000);
+        let clock = mneme_core::FixedClock::at_unix_secs(1_764_000_000);
+        let acquired = l.try_acquire(&clock).unwrap().expect("acquired");
+        l.finished();
+        write_lock(&l, "424242", 1_764_004_000);
+        l.rollback(&acquired).unwrap();
+        assert_eq!(std::fs::read_to_string(l.path()).unwrap(), "424242");
+        assert_eq!(mtime_secs(l.path()), 1_764_004_000);
+        // Still ours: rolled back to the earlier consolidation.
+        write_lock(&l, &l.pid().to_string(), 1_764_000_000);
+        l.rollback(&acquired).unwrap();
+        assert_eq!((std::fs::read_to_string(l.path()).unwrap().as_str(), mtime_secs(l.path())), ("", 1_700_000_000));
     }
 
     #[test]
