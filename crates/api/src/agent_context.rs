@@ -250,7 +250,7 @@ fn probe(bin: &Path, user_env: &mneme_store::Environment, profile: &mneme_core::
     }
     let flag = root.join("flag-settings.json");
     let offline = crate::verify::offline_flag_env(&env, &project, profile, &stub).map_err(ProbeError::Refused)?;
-    std::fs::write(&flag, serde_json::json!({"disableAllHooks": true, "env": offline}).to_string())?;
+    std::fs::write(&flag, crate::verify::flag_settings_with(offline).to_string())?;
     let run = Run {
         bin: bin.to_path_buf(),
         cwd: project.clone(),

@@ -14,7 +14,8 @@
 //! config's, the user's and the project's settings, set the offline variables and blank every
 //! withheld one, so no settings file's `env` block can point Claude Code elsewhere. The managed
 //! policy outranks flag settings: when its `env` block would, the check refuses to start Claude
-//! Code ([`offline_flag_env`]). Flag settings also carry `disableAllHooks`, and
+//! Code ([`offline_flag_env`]). Flag settings also carry `disableAllHooks` and an empty
+//! `apiKeyHelper`, and
 //! `--strict-mcp-config` without `--mcp-config` starts no MCP server. Mneme renders with the
 //! same flag-settings file, so the extra source changes nothing between the two sides (it sets
 //! no memory switch).
@@ -242,7 +243,7 @@ impl Mneme {
             }
         };
         let flag_settings = sandbox.path().join("flag-settings.json");
-        let settings = serde_json::json!({"disableAllHooks": true, "env": offline});
+        let settings = flag_settings_with(offline);
         std::fs::write(&flag_settings, serde_json::to_vec_pretty(&settings).expect("json"))
             .map_err(|e| ApiError::new(ErrorCode::Io, format!("{}: {e}", flag_settings.display())))?;
 
@@ -340,6 +341,13 @@ pub(crate) fn offline_flag_env(
         ));
     }
     Ok(offline)
+}
+
+/// A sandboxed run's flag settings around its `env` block: no hooks, and no `apiKeyHelper`
+/// (the user's command that prints a key, which Claude Code runs even with the stub's key at
+/// hand; an empty one is none), so nothing of the user's runs but Claude Code itself.
+pub(crate) fn flag_settings_with(env: serde_json::Map<String, Value>) -> Value {
+    serde_json::json!({"disableAllHooks": true, "apiKeyHelper": "", "env": env})
 }
 
 /// Whether Claude Code reads two values of a variable alike: the same text, both switched off

@@ -343,14 +343,16 @@ fn trap() -> Trap {
 /// Settings files' `env` blocks that would send the check's request to Amazon Bedrock (at an
 /// address of the test's own), through a proxy, or report telemetry: the flag settings blank
 /// every such variable, so each release still sends its one request to the stub, and nothing
-/// reaches anywhere else.
+/// reaches anywhere else. The user's `apiKeyHelper` command is not run either.
 #[test]
 fn verify_stays_on_the_stub_whatever_the_settings_env_blocks_say() {
     let Some(bins) = two_releases() else { return };
     let fx = fixture();
     let trap = trap();
     let url = format!("http://127.0.0.1:{}", trap.port);
-    let user = serde_json::json!({"autoMemoryEnabled": true, "env": {
+    let helper_ran = fx.home.join("helper-ran");
+    let helper = format!("touch '{}'; echo sk-ant-from-the-helper", helper_ran.display());
+    let user = serde_json::json!({"autoMemoryEnabled": true, "apiKeyHelper": helper, "env": {
         "CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_BEDROCK_BASE_URL": url, "CLAUDE_CODE_SKIP_BEDROCK_AUTH": "1", "AWS_REGION": "us-east-1",
     }});
     fs::write(fx.home.join(".claude/settings.json"), user.to_string()).unwrap();
@@ -370,5 +372,6 @@ fn verify_stays_on_the_stub_whatever_the_settings_env_blocks_say() {
         std::thread::sleep(std::time::Duration::from_millis(200));
         let hits = trap.hits.lock().unwrap().clone();
         assert!(hits.is_empty(), "{version}: Claude Code reached past the stub: {hits:?}");
+        assert!(!helper_ran.exists(), "{version}: the user's apiKeyHelper ran");
     }
 }
