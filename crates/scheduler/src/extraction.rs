@@ -31,6 +31,40 @@ const RETRY_FAILED_OPEN: Duration = Duration::from_secs(60);
 struct Sessions {
     open: HashMap<PathBuf, (Session, Instant)>,
     failed_opens: HashMap<PathBuf, FailedOpen>,
+    model: ModelBackoff,
+}
+
+/// After a model run fails, the model is not asked again for a while (doubling, up to half an
+/// hour): with a provider that is down, every turn end of every session would otherwise spend
+/// its retries, minutes each, one after another. Nothing is lost: a turn end left out is part
+/// of the next run, which starts from the session's saved cursor.
+struct ModelBackoff {
+    backoff: crate::Backoff,
+    not_before: Option<Instant>,
+}
+
+impl Default for ModelBackoff {
+    fn default() -> Self {
+        ModelBackoff { backoff: crate::Backoff::new(Duration::from_secs(30), Duration::from_secs(30 * 60)), not_before: None }
+    }
+}
+
+impl ModelBackoff {
+    /// How long the model is still rested, if it is.
+    fn resting(&self, now: Instant) -> Option<Duration> {
+        self.not_before.filter(|t| now < *t).map(|t| t - now)
+    }
+
+    /// Learns from a turn end's records: a failed run rests the model longer, a run that got
+    /// an answer ends the rest.
+    fn learn(&mut self, records: &[RunRecord], now: Instant) {
+        if records.iter().any(|r| matches!(r.outcome, RunOutcome::Failed { .. })) {
+            self.not_before = Some(now + self.backoff.failed());
+        } else if records.iter().any(|r| matches!(r.outcome, RunOutcome::Saved | RunOutcome::Staged { .. } | RunOutcome::NothingToSave)) {
+            self.backoff.succeeded();
+            self.not_before = None;
+        }
+    }
 }
 
 /// A transcript that could not be opened, and what was done about it.
@@ -216,9 +250,23 @@ impl ExtractionLoop {
             Some(p) => Engine::Model(p.as_ref()),
             None => Engine::Offline,
         };
+        if let (Engine::Model(_), Some(left)) = (&engine, sessions.model.resting(Instant::now())) {
+            run.finish(Outcome::Skipped {
+                reason: format!(
+                    "the model provider failed on an earlier run; it is asked again in {} s, and that run includes this turn",
+                    left.as_secs().max(1)
+                ),
+            });
+            return;
+        }
         run.progress(format!("turn ended in {}", session.project().root.display()));
         let outcome = match self.extractor.on_turn_end(session, messages, engine, cancel).await {
-            Ok(records) => summarize(&records),
+            Ok(records) => {
+                if matches!(engine, Engine::Model(_)) {
+                    sessions.model.learn(&records, Instant::now());
+                }
+                summarize(&records)
+            }
             Err(e) => Outcome::Failed { error: e.to_string() },
         };
         run.finish(outcome);

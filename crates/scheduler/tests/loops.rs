@@ -15,11 +15,16 @@ use tokio::sync::broadcast;
 const SID: &str = "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5b";
 
 fn append(transcript: &Path, cwd: &Path, entries: &[Value]) {
+    append_after(transcript, cwd, entries, 0);
+}
+
+/// [`append`] continuing a transcript that holds `before` entries already.
+fn append_after(transcript: &Path, cwd: &Path, entries: &[Value], before: usize) {
     let mut f = std::fs::OpenOptions::new().create(true).append(true).open(transcript).unwrap();
-    let mut parent: Option<String> = None;
+    let mut parent: Option<String> = (before > 0).then(|| format!("00000000-0000-4000-8000-{before:012}"));
     for (i, e) in entries.iter().enumerate() {
         let mut e = e.clone();
-        let uuid = format!("00000000-0000-4000-8000-{:012}", i + 1);
+        let uuid = format!("00000000-0000-4000-8000-{:012}", before + i + 1);
         let o = e.as_object_mut().unwrap();
         o.insert("uuid".into(), json!(uuid));
         o.insert("parentUuid".into(), json!(parent));
@@ -92,6 +97,40 @@ async fn a_turn_end_runs_offline_extraction_and_saves_a_memory_with_its_index_li
     assert!(index.contains(&topics[0]), "index {index:?} lacks {}", topics[0]);
     assert!(std::fs::read_to_string(memory.join(&topics[0])).unwrap().contains("British English"));
     assert_eq!(handle.run_log().recent(5, Some(JobKind::Extraction)).unwrap()[0], rec);
+    handle.shutdown().await;
+}
+
+/// A model run that failed rests the model: the next turn end is not sent to it (with a
+/// provider that is down each would spend minutes of retries) and says when it will be.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_model_is_rested_after_a_failed_run() {
+    let home = TestHome::new();
+    let project = home.git_repo("app");
+    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let transcript = transcripts.join(format!("{SID}.jsonl"));
+    let stub = mneme_stub_model::StubModel::start().await;
+    stub.set_default(mneme_stub_model::Reply::status(400));
+    let providers = home.env.data_dir().join("providers.json");
+    std::fs::create_dir_all(providers.parent().unwrap()).unwrap();
+    std::fs::write(&providers, json!({"kind": "anthropic", "base_url": stub.base_url()}).to_string()).unwrap();
+
+    let jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
+    let mut c = config(&home, jobs, vec![]);
+    c.env = c.env.set_var("ANTHROPIC_API_KEY", "sk-ant-test");
+    let handle = start(c).unwrap();
+    let mut rx = handle.subscribe();
+    handle.ready().await;
+    append(&transcript, &project, &turn("From now on, always use British English spelling in the docs.", "Understood."));
+    let rec = finished(&mut rx, JobKind::Extraction).await;
+    assert!(matches!(rec.outcome, Outcome::Failed { .. }), "{rec:?}");
+    let asked = stub.model_requests().len();
+    assert!(asked > 0);
+    append_after(&transcript, &project, &turn("Also remember that the staging database is refreshed every Monday.", "Noted."), 2);
+    let rec = finished(&mut rx, JobKind::Extraction).await;
+    let Outcome::Skipped { reason } = &rec.outcome else { panic!("{rec:?}") };
+    assert!(reason.contains("asked again in") && reason.contains("includes this turn"), "{reason}");
+    assert_eq!(stub.model_requests().len(), asked, "the model was not asked while rested");
     handle.shutdown().await;
 }
 
