@@ -352,9 +352,10 @@ fn related_candidates<'a>(cwds: impl Iterator<Item = &'a String>) -> Vec<String>
     out
 }
 
-/// Whether sanitizing `path` gives `folder` (exactly, or by the long-name prefix).
-fn names_folder(folder: &str, path: &str) -> bool {
-    sanitize_path(path) == folder || long_name_prefix(path).is_some_and(|p| folder.starts_with(&p))
+/// Whether sanitizing `path` gives `folder` (exactly, or, with `by_prefix`, by the long-name
+/// prefix every runtime's name for it starts with).
+fn names_folder(folder: &str, path: &str, by_prefix: bool) -> bool {
+    sanitize_path(path) == folder || (by_prefix && long_name_prefix(path).is_some_and(|p| folder.starts_with(&p)))
 }
 
 /// Picks the real folder for `name`: strongest evidence first, and within the same evidence a
@@ -371,13 +372,23 @@ fn recover_path(
         (related, PathEvidence::RelatedTranscript),
     ];
     let mut fallback: Option<(PathBuf, PathEvidence)> = None;
-    for (candidates, evidence) in tiers {
-        for candidate in candidates.iter().filter(|c| names_folder(name, c)) {
-            let path = PathBuf::from(candidate);
-            if path.is_dir() {
-                return (Some(path), Some(evidence));
+    // A name's hash suffix told exactly first: two long paths that share their first 200
+    // characters (deep siblings in a monorepo) share the prefix, and only the suffix tells
+    // whose folder this is. The prefix alone is for names another runtime hashed differently.
+    for by_prefix in [false, true] {
+        for (candidates, evidence) in tiers {
+            for candidate in candidates.iter().filter(|c| names_folder(name, c, by_prefix)) {
+                let path = PathBuf::from(candidate);
+                if path.is_dir() {
+                    return (Some(path), Some(evidence));
+                }
+                fallback.get_or_insert((path, evidence));
             }
-            fallback.get_or_insert((path, evidence));
+        }
+        // An exact name whose folder is gone still beats another path that only shares its
+        // prefix.
+        if fallback.is_some() {
+            break;
         }
     }
     match fallback {
@@ -560,6 +571,26 @@ mod tests {
         assert_eq!((d.project_path.as_deref(), d.evidence), (Some(dashed.as_path()), Some(PathEvidence::GlobalConfig)));
         assert_eq!(d.topic_count, 0);
         assert_eq!(d.last_modified_ms, None);
+    }
+
+    /// Two long paths that share their first 200 characters share a name's prefix; the hash
+    /// suffix says whose folder it is, even when that folder's project is gone and the other
+    /// one exists.
+    #[test]
+    fn a_long_name_is_given_to_the_path_its_suffix_names() {
+        let w = world();
+        let deep = w.root.join(format!("{}/{}", "l".repeat(120), "m".repeat(120)));
+        let (a, b) = (deep.join("service-a"), deep.join("service-b"));
+        fs::create_dir_all(&a).unwrap();
+        let (a_name, b_name) = (sanitize_path(a.to_str().unwrap()), sanitize_path(b.to_str().unwrap()));
+        assert_eq!(long_name_prefix(a.to_str().unwrap()), long_name_prefix(b.to_str().unwrap()));
+        w.memory(&b_name, &[("MEMORY.md", 50)]);
+        fs::write(w.env.global_config_path(), json!({"projects": {a.to_str().unwrap(): {}, b.to_str().unwrap(): {}}}).to_string()).unwrap();
+        let got = discover_projects(&w.env);
+        let folder = got.iter().find(|p| p.folder_name == b_name).unwrap();
+        assert_eq!(folder.project_path.as_deref(), Some(b.as_path()));
+        assert!(folder.orphaned, "b is gone; a, which exists, is not taken for it");
+        assert!(got.iter().all(|p| p.folder_name != a_name));
     }
 
     #[test]
