@@ -196,40 +196,71 @@ fn package_version(bin: &Path) -> Option<ClaudeVersion> {
     })
 }
 
+/// The most of `claude --version`'s output that is kept (it prints one line); the rest is
+/// read and dropped, so a binary that prints without end neither fills the pipe (and hangs
+/// there) nor Mneme's memory.
+const VERSION_OUTPUT_KEPT: usize = 64 << 10;
+
 /// Runs `bin --version` with no input, a bounded time, and nothing but a minimal
 /// environment, and reads the release from what it prints.
+///
+/// It runs in a process group of its own, killed when the deadline passes and once it has
+/// exited (a helper it left behind would hold its output open); the output is read on a thread
+/// of its own and waited for no later than the deadline.
 pub fn version_of(bin: &Path) -> Result<ClaudeVersion, VersionError> {
-    let mut child = Command::new(bin)
-        .arg("--version")
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(bin);
+    cmd.arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .env("DISABLE_AUTOUPDATER", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .spawn()
-        .map_err(|e| VersionError::Run { bin: bin.to_path_buf(), message: e.to_string() })?;
+        .process_group(0);
+    let mut child = cmd.spawn().map_err(|e| VersionError::Run { bin: bin.to_path_buf(), message: e.to_string() })?;
+    let group = rustix::process::Pid::from_raw(child.id() as i32);
+    let kill_group = || {
+        if let Some(pid) = group {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    };
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let (sent, output) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut kept, mut buf) = (Vec::new(), [0u8; 8192]);
+        while let Ok(n @ 1..) = stdout.read(&mut buf) {
+            let room = VERSION_OUTPUT_KEPT.saturating_sub(kept.len());
+            kept.extend_from_slice(&buf[..n.min(room)]);
+        }
+        let _ = sent.send(kept);
+    });
     let deadline = Instant::now() + VERSION_TIMEOUT;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             Ok(None) => {
-                let _ = child.kill();
+                kill_group();
                 let _ = child.wait();
                 return Err(VersionError::Timeout { bin: bin.to_path_buf() });
             }
-            Err(e) => return Err(VersionError::Run { bin: bin.to_path_buf(), message: e.to_string() }),
+            Err(e) => {
+                kill_group();
+                let _ = child.wait();
+                return Err(VersionError::Run { bin: bin.to_path_buf(), message: e.to_string() });
+            }
         }
     };
-    let mut out = String::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        let _ = stdout.read_to_string(&mut out);
-    }
+    kill_group();
+    // A helper that left the group can still hold the output open: no waiting past the deadline.
+    let wait = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(200));
+    let out = output.recv_timeout(wait).map_err(|_| VersionError::Timeout { bin: bin.to_path_buf() })?;
+    let out = String::from_utf8_lossy(&out).into_owned();
     if !status.success() {
         return Err(VersionError::Failed { bin: bin.to_path_buf(), status: status.to_string() });
     }
     ClaudeVersion::from_version_output(&out)
-        .ok_or_else(|| VersionError::NoVersion { bin: bin.to_path_buf(), output: out.trim().to_string() })
+        .ok_or_else(|| VersionError::NoVersion { bin: bin.to_path_buf(), output: out.trim().chars().take(500).collect() })
 }
 
 #[cfg(test)]
@@ -289,6 +320,34 @@ mod tests {
 
         fake_claude(&t.path().join("bin2"), "echo 'Claude Code'");
         assert!(matches!(version_of(&t.path().join("bin2/claude")), Err(VersionError::NoVersion { .. })));
+    }
+
+    /// A `claude --version` that prints far more than a pipe holds, leaves a helper behind
+    /// holding its output, or hangs with a helper of its own: each is answered, or given up on,
+    /// within the deadline, and no helper of its group outlives it.
+    #[test]
+    fn a_version_run_that_floods_or_leaves_helpers_is_bounded() {
+        let t = tempfile::tempdir().unwrap();
+        let flood = fake_claude(&t.path().join("flood"), "echo '2.1.300 (Claude Code)'; head -c 300000 /dev/zero | tr '\\0' x; echo");
+        assert_eq!(version_of(&flood), Ok(ClaudeVersion::new(2, 1, 300)));
+
+        let helper = t.path().join("helper.pid");
+        let leaves = fake_claude(&t.path().join("leaves"), &format!("sleep 300 &\necho $! > {}\necho '2.1.301 (Claude Code)'", helper.display()));
+        let started = Instant::now();
+        assert_eq!(version_of(&leaves), Ok(ClaudeVersion::new(2, 1, 301)));
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let gone = |pid_file: &Path| {
+            let pid = std::fs::read_to_string(pid_file).unwrap().trim().to_string();
+            std::thread::sleep(Duration::from_millis(200));
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "))
+        };
+        assert!(gone(&helper), "the helper was stopped with its group");
+
+        let hangs = fake_claude(&t.path().join("hangs"), &format!("sleep 300 &\necho $! > {}\nsleep 300", helper.display()));
+        let started = Instant::now();
+        assert!(matches!(version_of(&hangs), Err(VersionError::Timeout { .. })));
+        assert!(started.elapsed() < VERSION_TIMEOUT + Duration::from_secs(3), "{:?}", started.elapsed());
+        assert!(gone(&helper), "the hung run's helper was stopped with its group");
     }
 
     #[test]

@@ -47,6 +47,8 @@ const AFTER_CAPTURE: Duration = Duration::from_secs(15);
 
 /// How much of Claude Code's stderr a failure shows.
 const STDERR_TAIL: usize = 2000;
+/// How long the end of its stderr is waited for once its group is gone.
+const STDERR_GRACE: Duration = Duration::from_secs(1);
 
 /// The variables that keep Claude Code on the stub at `base_url` (whose key is `api_key`) and
 /// quiet: its API address and key, and every switch that stops it from reaching anything else
@@ -335,12 +337,8 @@ impl Stub {
             }
         };
         let group = rustix::process::Pid::from_raw(child.id() as i32);
-        let mut stderr = child.stderr.take().expect("piped stderr");
-        let stderr_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stderr.read_to_end(&mut buf);
-            buf
-        });
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (stderr_tail, stderr_done) = read_tail(stderr);
         let kill_group = || {
             if let Some(pid) = group {
                 let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
@@ -369,9 +367,12 @@ impl Stub {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        // Helpers it left behind would hold stderr open; the group goes with it.
+        // Helpers it left behind would hold stderr open; the group goes with it. One that left
+        // the group can hold it for as long as it likes: the tail is taken as it is after a
+        // moment, and the reader is left to end when that helper does.
         kill_group();
-        let stderr_tail = tail_of(&stderr_reader.join().unwrap_or_default());
+        let _ = stderr_done.recv_timeout(STDERR_GRACE);
+        let stderr_tail = tail_of(&stderr_tail.lock().expect("stderr tail"));
         match self.messages().into_iter().next() {
             Some(request) => Ok(Captured { request, status, stderr_tail }),
             None => match status {
@@ -391,6 +392,28 @@ impl Drop for Stub {
             let _ = t.join();
         }
     }
+}
+
+/// Reads `from` to its end on a thread of its own, keeping only its last bytes (a few times
+/// [`STDERR_TAIL`], so a run that prints without end costs no memory), and says on the channel
+/// when it is done.
+fn read_tail(mut from: impl Read + Send + 'static) -> (Arc<Mutex<Vec<u8>>>, std::sync::mpsc::Receiver<()>) {
+    let tail = Arc::new(Mutex::new(Vec::new()));
+    let (done, finished) = std::sync::mpsc::channel();
+    let kept = tail.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n @ 1..) = from.read(&mut buf) {
+            let mut t = kept.lock().expect("stderr tail");
+            t.extend_from_slice(&buf[..n]);
+            if t.len() > 4 * STDERR_TAIL {
+                let cut = t.len() - 2 * STDERR_TAIL;
+                t.drain(..cut);
+            }
+        }
+        let _ = done.send(());
+    });
+    (tail, finished)
 }
 
 fn tail_of(bytes: &[u8]) -> String {
@@ -811,7 +834,7 @@ mod tests {
 
     #[test]
     fn a_run_that_never_asks_is_stopped_at_the_deadline_with_its_group() {
-        let dir = tempfile_dir();
+        let dir = tempfile_dir("deadline");
         let bin = dir.join("claude");
         // A shell that starts a background helper and hangs: both must be gone afterwards.
         std::fs::write(&bin, format!("#!/bin/sh\necho starting >&2\nsleep 300 &\necho $! > {}/helper\nsleep 300\n", dir.display())).unwrap();
@@ -836,12 +859,47 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 
+    /// A helper that leaves the process group keeps stderr open for minutes after the run
+    /// exits: the capture still ends at once, with the end of what was printed (a flood of it
+    /// kept to its tail).
+    #[test]
+    fn a_helper_that_leaves_the_group_holding_stderr_does_not_hold_the_capture() {
+        let dir = tempfile_dir("escape");
+        let bin = dir.join("claude");
+        let script = format!(
+            "#!/bin/sh\necho starting >&2\nsetsid sh -c 'echo $$ > {}/escaped; exec sleep 300' &\nsleep 0.3\nhead -c 3000000 /dev/zero | tr '\\0' x >&2\necho the-end >&2\nexit 3\n",
+            dir.display()
+        );
+        std::fs::write(&bin, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let stub = Stub::start().unwrap();
+        let run = Run {
+            bin,
+            cwd: dir.clone(),
+            vars: BTreeMap::from([("PATH".to_string(), "/usr/bin:/bin".to_string())]),
+            args: vec![],
+            prompt: "hi".into(),
+            timeout: Duration::from_secs(60),
+        };
+        let t = Instant::now();
+        let err = stub.capture(&run).unwrap_err();
+        let took = t.elapsed();
+        let escaped: i32 = std::fs::read_to_string(dir.join("escaped")).unwrap().trim().parse().unwrap();
+        let _ = rustix::process::kill_process(rustix::process::Pid::from_raw(escaped).unwrap(), rustix::process::Signal::KILL);
+        assert!(took < Duration::from_secs(10), "took {took:?}");
+        let CaptureError::NoRequest { stderr_tail, .. } = err else { panic!("{err:?}") };
+        assert!(stderr_tail.ends_with("xthe-end\n") && stderr_tail.len() <= STDERR_TAIL, "{} bytes: ...{}", stderr_tail.len(), &stderr_tail[stderr_tail.len().saturating_sub(50)..]);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
     fn proc_is_zombie(pid: i32) -> bool {
         std::fs::read_to_string(format!("/proc/{pid}/stat")).map(|s| s.contains(") Z ")).unwrap_or(true)
     }
 
-    fn tempfile_dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("mneme-verify-test-{}", std::process::id()));
+    /// A folder of this test's own (tests run in parallel).
+    fn tempfile_dir(test: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("mneme-verify-test-{}-{test}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
