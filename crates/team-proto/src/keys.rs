@@ -373,9 +373,27 @@ pub fn check_strict_key(key: &str) -> Result<(), StrictKeyError> {
     Ok(())
 }
 
+/// A key with case folded away as far as any disk might fold it: lower-cased after upper-casing,
+/// so `ſ` meets `s` and `ς` meets `σ`, which lower-casing alone keeps apart. Two keys with one
+/// folding may be one file on a case-insensitive disk (macOS, Windows): the server refuses to
+/// create the second (Mneme's client groups keys the same way, `client/pull.rs`).
+pub fn case_fold(key: &str) -> String {
+    key.to_lowercase().to_uppercase().to_lowercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_a_case_insensitive_disk_may_take_for_one_fold_alike() {
+        for (a, b) in [("MEMORY.md", "memory.md"), ("deploy-steps.md", "deploy-ſteps.md"), ("Straße.md", "STRASSE.md"), ("A/B.md", "a/b.md")] {
+            assert_eq!(case_fold(a), case_fold(b), "{a} / {b}");
+        }
+        assert_ne!(case_fold("a.md"), case_fold("b.md"));
+        // A folder's folding is a prefix of its files' foldings.
+        assert!(case_fold("Notes.md/x.md").starts_with(&format!("{}/", case_fold("Notes.md"))));
+    }
 
     #[test]
     fn node_path_semantics() {

@@ -231,6 +231,7 @@ impl From<WriteError> for ApiError {
                 ApiError::new(StatusCode::FORBIDDEN, "lead_required", e.to_string())
             }
             WriteError::NoSuchEntry { .. } => ApiError::new(StatusCode::NOT_FOUND, "entry_not_found", e.to_string()),
+            WriteError::KeyCollision { .. } => ApiError::new(StatusCode::BAD_REQUEST, "team_memory_key_collision", e.to_string()),
             WriteError::Store(s) => s.into(),
         }
     }

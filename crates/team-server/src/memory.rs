@@ -13,7 +13,8 @@ use crate::checksum::{entry_checksum, next_repo_checksum};
 use crate::store::{Change, Commit, CommitOutcome, Repo, Snapshot, Store, StoreError, WriteView};
 use crate::store::EntryState;
 use mneme_core::Clock;
-use std::collections::{BTreeMap, HashMap};
+use mneme_team_proto::keys::case_fold;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
@@ -109,8 +110,21 @@ pub enum WriteError {
     RemovedByLead { key: String },
     #[error("There is no entry {key:?} to purge.")]
     NoSuchEntry { key: String },
+    #[error("{}", collision_message(key, other, *how))]
+    KeyCollision { key: String, other: String, how: Collision },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+fn collision_message(key: &str, other: &str, how: Collision) -> String {
+    let why = match how {
+        Collision::Case => format!(
+            "{key:?} differs from {other:?} only in letter case, and on a case-insensitive disk (macOS, Windows) the two are one file, so teammates' pulls would write one over the other"
+        ),
+        Collision::FileAbove => format!("{key:?} would need a folder where {other:?} is a file"),
+        Collision::FilesBelow => format!("{key:?} would be a file where {other:?} needs a folder"),
+    };
+    format!("{why}. Nothing in this request was written: rename the file, or ask a lead to remove {other:?}, and push again.")
 }
 
 /// What a successful write leaves behind.
@@ -259,15 +273,27 @@ impl Memory {
             let mut decide = |view: &WriteView| {
                 let mut current = view.repo.clone();
                 let mut state: HashMap<String, EntryState> = view.entries.iter().map(|e| (e.key.clone(), e.clone())).collect();
+                let mut folds = Folds::default();
+                for key in view.entries.iter().filter(|e| !e.deleted).map(|e| &e.key).chain(&view.neighbors) {
+                    folds.insert(key);
+                }
                 let mut commits = Vec::new();
                 for (pending, result) in group.iter().zip(results.iter_mut()) {
                     let mine = WriteView {
                         repo: current.clone(),
                         entries: pending.ops.iter().filter_map(|op| state.get(op.key()).cloned()).collect(),
+                        neighbors: Vec::new(),
                     };
-                    let (outcome, commit) = self.decide(&mine, pending);
+                    let (outcome, commit) = self.decide(&mine, pending, &folds);
                     *result = Some(outcome);
                     let Some(commit) = commit else { continue };
+                    for c in &commit.changes {
+                        if c.deleted {
+                            folds.remove(&c.key);
+                        } else {
+                            folds.insert(&c.key);
+                        }
+                    }
                     for c in &commit.changes {
                         state.insert(
                             c.key.clone(),
@@ -336,7 +362,7 @@ impl Memory {
 
     /// One write decided on `view`: its answer, and the commit to make when it changes
     /// something.
-    fn decide(&self, view: &WriteView, pending: &Pending) -> (Result<Written, WriteError>, Option<Commit>) {
+    fn decide(&self, view: &WriteView, pending: &Pending, folds: &Folds) -> (Result<Written, WriteError>, Option<Commit>) {
         let current = &view.repo;
         if let Some(tags) = &pending.precondition {
             if !tags.matches_strong(&current.checksum, current.version > 0) {
@@ -345,7 +371,7 @@ impl Memory {
         }
         // Never earlier than the last change, so lastModified only moves forward.
         let now = self.now_ms().max(current.last_modified_ms);
-        let plan = match plan(view, &pending.ops, pending.permission) {
+        let plan = match plan(view, &pending.ops, pending.permission, folds) {
             Ok(plan) => plan,
             Err(e) => return (Err(e), None),
         };
@@ -424,9 +450,59 @@ struct KeyState {
     bytes: u64,
 }
 
+/// How a key a write would create collides with a live one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collision {
+    /// They differ only in letter case: one file on macOS and Windows.
+    Case,
+    /// The live key is a file where the new key needs a folder.
+    FileAbove,
+    /// The live key is under the new key, which is therefore a folder.
+    FilesBelow,
+}
+
+/// Live keys by their case folding ([`case_fold`]): what a key a write creates must not
+/// collide with on a teammate's disk.
+#[derive(Default)]
+struct Folds(BTreeMap<String, BTreeSet<String>>);
+
+impl Folds {
+    fn insert(&mut self, key: &str) {
+        self.0.entry(case_fold(key)).or_default().insert(key.to_string());
+    }
+
+    fn remove(&mut self, key: &str) {
+        let fold = case_fold(key);
+        if let Some(keys) = self.0.get_mut(&fold) {
+            keys.remove(key);
+            if keys.is_empty() {
+                self.0.remove(&fold);
+            }
+        }
+    }
+
+    /// A key here, other than those `skip` names, that `key` would collide with, and how.
+    fn collision(&self, key: &str, skip: impl Fn(&str) -> bool) -> Option<(String, Collision)> {
+        let first = |keys: Option<&BTreeSet<String>>| keys.and_then(|ks| ks.iter().find(|k| !skip(k)).cloned());
+        let fold = case_fold(key);
+        if let Some(other) = first(self.0.get(&fold)) {
+            return Some((other, Collision::Case));
+        }
+        for (i, _) in key.match_indices('/') {
+            if let Some(other) = first(self.0.get(&case_fold(&key[..i]))) {
+                return Some((other, Collision::FileAbove));
+            }
+        }
+        // Every folding that starts with `fold/` sorts from `fold/` up to `fold0` ('0' follows '/').
+        self.0.range(format!("{fold}/")..format!("{fold}0")).find_map(|(_, keys)| first(Some(keys))).map(|other| (other, Collision::FilesBelow))
+    }
+}
+
 /// The changes `ops` make to the keys in `view`, and the number of live keys and bytes of
-/// live content afterwards; refused when `permission` does not cover a change.
-fn plan(view: &WriteView, ops: &[Op], permission: Permission) -> Result<Plan, WriteError> {
+/// live content afterwards; refused when `permission` does not cover a change, or when a key
+/// it creates would collide on a teammate's disk with a key live after it (`folds`: the live
+/// keys near the write's, before it).
+fn plan(view: &WriteView, ops: &[Op], permission: Permission, folds: &Folds) -> Result<Plan, WriteError> {
     let mut state: BTreeMap<&str, KeyState> = view
         .entries
         .iter()
@@ -439,6 +515,8 @@ fn plan(view: &WriteView, ops: &[Op], permission: Permission) -> Result<Plan, Wr
     let mut live_bytes = u64::try_from(view.repo.live_bytes).unwrap_or(0);
     // One change per key: the last op on a key wins.
     let mut changes: BTreeMap<&str, Change> = BTreeMap::new();
+    // Keys this write makes live that were not (new, or brought back).
+    let mut created: BTreeSet<&str> = BTreeSet::new();
     for op in ops {
         match op {
             Op::Upsert { key, content } => {
@@ -455,7 +533,10 @@ fn plan(view: &WriteView, ops: &[Op], permission: Permission) -> Result<Plan, Wr
                 }
                 match current {
                     Some(s) if !s.deleted => live_bytes = live_bytes.saturating_sub(s.bytes),
-                    _ => live += 1,
+                    _ => {
+                        live += 1;
+                        created.insert(key);
+                    }
                 }
                 live_bytes = live_bytes.saturating_add(content.len() as u64);
                 changes.insert(
@@ -500,6 +581,21 @@ fn plan(view: &WriteView, ops: &[Op], permission: Permission) -> Result<Plan, Wr
                 );
                 state.insert(key, KeyState { checksum, deleted: true, bytes: 0 });
             }
+        }
+    }
+    // Judged on the state the whole write leaves, so that a rename by case in one request
+    // (the new spelling written, the old one removed) goes through.
+    let removed: HashSet<&str> = changes.values().filter(|c| c.deleted).map(|c| c.key.as_str()).collect();
+    let mut made = Folds::default();
+    for key in created.iter().filter(|k| !removed.contains(*k)) {
+        made.insert(key);
+    }
+    for key in created.iter().filter(|k| !removed.contains(*k)) {
+        let found = folds
+            .collision(key, |k| k == *key || removed.contains(k))
+            .or_else(|| made.collision(key, |k| k == *key));
+        if let Some((other, how)) = found {
+            return Err(WriteError::KeyCollision { key: key.to_string(), other, how });
         }
     }
     Ok(Plan { changes: changes.into_values().collect(), live_after: live, live_bytes_after: live_bytes })

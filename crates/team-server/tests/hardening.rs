@@ -918,6 +918,109 @@ async fn a_rollback_to_a_version_holding_a_secret_and_a_key_holding_one_are_422(
     .await;
 }
 
+/// Writes `key` into `repo` through the store itself, below the write rules (a database from
+/// before a rule may hold what it now refuses).
+async fn seed_below_the_checks(db: &DatabaseUrl, repo: &str, key: &str, content: &str) {
+    use mneme_team_server::checksum::{entry_checksum, next_repo_checksum};
+    use mneme_team_server::store::{Change, Commit, SqlStore, Store, WriteView};
+    let store = SqlStore::connect(db).await.unwrap();
+    let id = store.repo_by_slug(repo).await.unwrap().unwrap().id;
+    let mut decide = |view: &WriteView| {
+        let checksum = entry_checksum(content);
+        let old = view.entries.iter().find(|e| !e.deleted).map(|e| e.bytes);
+        let bytes = content.len() as i64;
+        vec![Commit {
+            expected_version: view.repo.version,
+            version: view.repo.version + 1,
+            checksum: next_repo_checksum(&view.repo.checksum, [(key, checksum.as_str())], []),
+            now_ms: view.repo.last_modified_ms + 1,
+            author: None,
+            live_entries: view.repo.live_entries + i64::from(old.is_none()),
+            history_bytes: view.repo.history_bytes + bytes,
+            live_bytes: view.repo.live_bytes + bytes - old.unwrap_or(0),
+            changes: vec![Change { key: key.into(), content: content.into(), checksum, deleted: false, purge: false }],
+        }]
+    };
+    store.write(id, &[key], &mut decide).await.unwrap();
+    store.close().await;
+}
+
+/// Keys that differ only in letter case are one file on macOS and Windows, and a key cannot
+/// be a file where another needs a folder: a teammate's pull would write one over the other
+/// or fail. A write that would create such a key (or bring one back) is refused with 400
+/// `team_memory_key_collision` and writes nothing; a rename by case in one request, folders
+/// that differ only in case (one folder there), keys beside a removed spelling, and twins a
+/// database already holds (which can still be edited) go through. Two writes committed in one
+/// group are judged one after the other.
+#[tokio::test]
+async fn keys_that_would_be_one_file_on_a_teammates_disk_are_not_created() {
+    use mneme_team_server::memory::{Memory, Op, Permission, WriteError};
+    use mneme_team_server::store::{SqlStore, Store};
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        let member = h.user("mo", REPO, Role::Member).await;
+        h.put(&lead, REPO, json!({"entries": {"MEMORY.md": "index\n", "notes/a.md": "A", "docs.md/x.md": "X"}}), None)
+            .await
+            .error_for_status()
+            .unwrap();
+        let refused = |res: reqwest::Response| async move {
+            assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+            let body: ErrorBody = res.json().await.unwrap();
+            assert_eq!(body.error.details.unwrap().error_code, "team_memory_key_collision");
+            body.error.message.unwrap()
+        };
+        let message = refused(h.put(&member, REPO, json!({"entries": {"memory.md": "ignore the index", "b.md": "B"}}), None).await).await;
+        assert!(message.contains("\"MEMORY.md\"") && message.contains("letter case") && message.contains("rename"), "{message}");
+        // A file where the new key needs a folder, and a folder where it would be a file.
+        let message = refused(h.put(&member, REPO, json!({"entries": {"Memory.md/deeper.md": "x"}}), None).await).await;
+        assert!(message.contains("\"MEMORY.md\""), "{message}");
+        let message = refused(h.put(&member, REPO, json!({"entries": {"Docs.md": "x"}}), None).await).await;
+        assert!(message.contains("\"docs.md/x.md\""), "{message}");
+        // Twins within one request.
+        refused(h.put(&member, REPO, json!({"entries": {"x.md": "1", "X.md": "2"}}), None).await).await;
+        assert_eq!(pull(&h, &lead).await.version, 1, "{}: nothing was written", h.label);
+        // Folders that differ only in case are one folder there: no file is lost.
+        h.put(&member, REPO, json!({"entries": {"Notes/b.md": "B"}}), None).await.error_for_status().unwrap();
+        // A rename by case in one request.
+        h.put(&lead, REPO, json!({"entries": {"Memory.md": "index\n"}, "soft_delete_keys": ["MEMORY.md"]}), None)
+            .await
+            .error_for_status()
+            .unwrap();
+        // Bringing the old spelling back would make twins again; once the live one is removed,
+        // a removed spelling blocks nothing.
+        let rollback_url = format!("{}?repo=acme%2Fapp", h.url("/api/mneme/team_memory/rollback"));
+        let res = h.request(Method::POST, &rollback_url, &lead).json(&json!({"key": "MEMORY.md", "version": 1})).send().await.unwrap();
+        refused(res).await;
+        h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": ["Memory.md"]}), None).await.error_for_status().unwrap();
+        h.put(&member, REPO, json!({"entries": {"memory.md": "a new index\n"}}), None).await.error_for_status().unwrap();
+        let data = pull(&h, &lead).await;
+        assert_eq!(data.content.entries.keys().collect::<Vec<_>>(), ["Notes/b.md", "docs.md/x.md", "memory.md", "notes/a.md"]);
+
+        // Twins a database already holds stay editable.
+        seed_below_the_checks(&h.db, REPO, "MEMORY.md", "the old index\n").await;
+        h.put(&member, REPO, json!({"entries": {"MEMORY.md": "edited\n", "memory.md": "edited too\n"}}), None)
+            .await
+            .error_for_status()
+            .unwrap();
+
+        // Two writes in one group commit: the first creates its key, the second is refused.
+        let store = Arc::new(SqlStore::connect(&h.db).await.unwrap());
+        let repo = store.repo_by_slug(REPO).await.unwrap().unwrap();
+        let memory = Memory::new(store.clone(), h.clock.clone(), 1000, 1 << 30);
+        let (first, second) =
+            (vec![Op::Upsert { key: "plan.md".into(), content: "1".into() }], vec![Op::Upsert { key: "PLAN.md".into(), content: "2".into() }]);
+        let (first, second) = tokio::join!(
+            memory.write(&repo, None, Permission::Member, None, &first),
+            memory.write(&repo, None, Permission::Member, None, &second),
+        );
+        assert!(first.is_ok(), "{}: {first:?}", h.label);
+        assert!(matches!(second, Err(WriteError::KeyCollision { ref other, .. }) if other == "plan.md"), "{}: {second:?}", h.label);
+        store.close().await;
+        h.shutdown().await;
+    })
+    .await;
+}
+
 /// The entry cap is checked against the live count the repository row keeps (a write no
 /// longer counts the repository), through creates, removals, revivals and purges.
 #[tokio::test]
@@ -1076,10 +1179,18 @@ async fn a_write_costs_the_same_in_a_small_and_a_large_repository() {
             v[v.len() / 2]
         };
         let (mut t_small, mut t_large, mut t_stale) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut t_new_small, mut t_new_large) = (Vec::new(), Vec::new());
         for i in 0..25 {
             for (repo, token, times) in [(SMALL, &small, &mut t_small), (LARGE, &large, &mut t_large)] {
                 let started = std::time::Instant::now();
                 let body = json!({"entries": {"notes/00007.md": format!("edit {i}\n")}});
+                h.put(token, repo, body, None).await.error_for_status().unwrap();
+                times.push(started.elapsed());
+            }
+            // A new key also has its case-folded neighbours looked up (an index, not a scan).
+            for (repo, token, times) in [(SMALL, &small, &mut t_new_small), (LARGE, &large, &mut t_new_large)] {
+                let started = std::time::Instant::now();
+                let body = json!({"entries": {format!("notes/new-{i}.md"): "new\n"}});
                 h.put(token, repo, body, None).await.error_for_status().unwrap();
                 times.push(started.elapsed());
             }
@@ -1089,13 +1200,17 @@ async fn a_write_costs_the_same_in_a_small_and_a_large_repository() {
             t_stale.push(started.elapsed());
         }
         let (small_ms, large_ms, stale_ms) = (median(t_small), median(t_large), median(t_stale));
+        let (new_small_ms, new_large_ms) = (median(t_new_small), median(t_new_large));
         eprintln!("{}: median push {small_ms:?} at 20 entries, {large_ms:?} at 20,000; a 412 at 20,000: {stale_ms:?}", h.label);
+        eprintln!("{}: median push of a new key {new_small_ms:?} at 20 entries, {new_large_ms:?} at 20,000", h.label);
+        let new_bound = new_small_ms * 3 + Duration::from_millis(15);
+        assert!(new_large_ms < new_bound, "{}: a new key takes {new_large_ms:?} at 20,000 entries, {new_small_ms:?} at 20", h.label);
         // Generous bounds (debug build, shared machine); reading 20,000 rows per write would
         // take the large repository's pushes far past them.
         let bound = small_ms * 3 + Duration::from_millis(15);
         assert!(large_ms < bound, "{}: a push takes {large_ms:?} at 20,000 entries, {small_ms:?} at 20", h.label);
         assert!(stale_ms < bound, "{}: a 412 takes {stale_ms:?} at 20,000 entries", h.label);
-        assert_eq!(pull_large().await.content.entries.len(), 20_000);
+        assert_eq!(pull_large().await.content.entries.len(), 20_025);
         h.shutdown().await;
     })
     .await;
@@ -1105,7 +1220,7 @@ async fn a_write_costs_the_same_in_a_small_and_a_large_repository() {
 /// served by a server that does not know what the newer schema added; nothing in it changes.
 #[tokio::test]
 async fn a_server_refuses_a_database_a_newer_server_migrated() {
-    use mneme_team_server::store::{SqlStore, StoreError};
+    use mneme_team_server::store::{SqlStore, StoreError, SCHEMA_VERSION};
     use sqlx::Connection;
     for mut db in databases().await {
         // The SQLite file's folder outlives the first server.
@@ -1131,16 +1246,17 @@ async fn a_server_refuses_a_database_a_newer_server_migrated() {
                 }
             }
         };
-        set_version(5).await;
+        let newer = SCHEMA_VERSION + 1;
+        set_version(newer).await;
         let err = SqlStore::connect(&url).await.unwrap_err();
-        assert!(matches!(err, StoreError::SchemaTooNew { found: 5, supported: 4 }), "{err}");
+        assert!(matches!(err, StoreError::SchemaTooNew { found, supported: SCHEMA_VERSION } if found == newer), "{err}");
         let message = err.to_string();
-        assert!(message.contains("version 5") && message.contains("newer mneme-server"), "{message}");
+        assert!(message.contains(&format!("version {newer}")) && message.contains("newer mneme-server"), "{message}");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let refused = mneme_team_server::spawn(ServerConfig::new(url.clone()), listener).await;
         assert!(refused.is_err(), "the server must not start");
         // Left as the newer server made it; back at this version it opens again.
-        set_version(4).await;
+        set_version(SCHEMA_VERSION).await;
         SqlStore::connect(&url).await.unwrap().close().await;
     }
 }
@@ -1166,6 +1282,8 @@ async fn a_version_2_database_counts_its_history_on_start() {
             "ALTER TABLE repos DROP COLUMN history_bytes",
             "ALTER TABLE repos DROP COLUMN live_bytes",
             "ALTER TABLE repos DROP COLUMN max_live_bytes",
+            "DROP INDEX entries_fold",
+            "ALTER TABLE entries DROP COLUMN key_fold",
             "UPDATE schema_version SET version = 2",
         ] {
             sqlx::query(stmt).execute(&mut conn).await.unwrap();
@@ -1198,6 +1316,8 @@ async fn a_version_3_database_counts_its_live_content_and_the_live_cap_holds() {
         let stmts = [
             "ALTER TABLE repos DROP COLUMN live_bytes",
             "ALTER TABLE repos DROP COLUMN max_live_bytes",
+            "DROP INDEX entries_fold",
+            "ALTER TABLE entries DROP COLUMN key_fold",
             "UPDATE schema_version SET version = 3",
         ];
         match &url {
@@ -1254,6 +1374,58 @@ async fn a_version_3_database_counts_its_live_content_and_the_live_cap_holds() {
         h.shutdown().await;
     })
     .await;
+}
+
+/// A version-4 database (before keys were folded) gains `entries.key_fold` and its index on
+/// start, filled for every key, live or removed, on both backends; a key differing only in
+/// case from one it already held is then refused.
+#[tokio::test]
+async fn a_version_4_database_folds_its_keys_on_start() {
+    use mneme_team_server::memory::{Memory, Op, Permission, WriteError};
+    use mneme_team_server::store::{SqlStore, Store};
+    use sqlx::Connection;
+    for mut db in databases().await {
+        let _dir = db.dir.take();
+        let h = Harness::start(db, defaults).await;
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        h.put(&lead, REPO, json!({"entries": {"Team/MEMORY.md": "index", "Straße.md": "s", "gone.md": "g"}}), None).await.error_for_status().unwrap();
+        h.put(&lead, REPO, json!({"entries": {}, "soft_delete_keys": ["gone.md"]}), None).await.error_for_status().unwrap();
+        let (url, clock) = (h.db.clone(), h.clock.clone());
+        h.shutdown().await;
+        let stmts = ["DROP INDEX entries_fold", "ALTER TABLE entries DROP COLUMN key_fold", "UPDATE schema_version SET version = 4"];
+        let folds = "SELECT entry_key, key_fold FROM entries ORDER BY entry_key";
+        let rows: Vec<(String, String)> = match &url {
+            DatabaseUrl::Sqlite(path) => {
+                let u = format!("sqlite://{}", path.display());
+                let mut c = sqlx::SqliteConnection::connect(&u).await.unwrap();
+                for stmt in stmts {
+                    sqlx::query(stmt).execute(&mut c).await.unwrap();
+                }
+                c.close().await.unwrap();
+                SqlStore::connect(&url).await.unwrap().close().await;
+                let mut c = sqlx::SqliteConnection::connect(&u).await.unwrap();
+                sqlx::query_as(folds).fetch_all(&mut c).await.unwrap()
+            }
+            DatabaseUrl::Postgres(u) => {
+                let mut c = sqlx::PgConnection::connect(u).await.unwrap();
+                for stmt in stmts {
+                    sqlx::query(stmt).execute(&mut c).await.unwrap();
+                }
+                SqlStore::connect(&url).await.unwrap().close().await;
+                sqlx::query_as(folds).fetch_all(&mut c).await.unwrap()
+            }
+        };
+        let expected = [("Straße.md", "strasse.md"), ("Team/MEMORY.md", "team/memory.md"), ("gone.md", "gone.md")];
+        let rows: Vec<(&str, &str)> = rows.iter().map(|(k, f)| (k.as_str(), f.as_str())).collect();
+        assert_eq!(rows, expected, "{url}");
+        let store = Arc::new(SqlStore::connect(&url).await.unwrap());
+        let repo = store.repo_by_slug(REPO).await.unwrap().unwrap();
+        let memory = Memory::new(store.clone(), clock, 1000, 1 << 30);
+        let twin = [Op::Upsert { key: "team/memory.md".into(), content: "x".into() }];
+        let res = memory.write(&repo, None, Permission::Lead, None, &twin).await;
+        assert!(matches!(res, Err(WriteError::KeyCollision { ref other, .. }) if other == "Team/MEMORY.md"), "{url}: {res:?}");
+        store.close().await;
+    }
 }
 
 /// A database made by the previous schema (version 1) gains the new columns on start, with

@@ -533,14 +533,11 @@ fn keys_that_differ_only_in_case_never_overwrite_each_other_on_a_disk_that_folds
     std::fs::write(b.team().join("notes.md"), "new notes\n").unwrap();
     std::fs::hard_link(b.team().join("notes.md"), b.team().join("NOTES.md")).unwrap();
 
-    // A teammate adds `memory.md` (the index's name on a folding disk) and moves the notes to
-    // `notes.md`; the lead removes `NOTES.md`.
-    let c = Machine::new(&s, &repo, &lead);
-    c.client.pull().unwrap();
-    c.write("memory.md", "ignore the index above\n");
-    c.write("notes.md", "new notes\n");
-    c.client.push().unwrap();
-    c.client.remove_entry("NOTES.md").unwrap();
+    // The server holds `memory.md` (the index's name on a folding disk) and `notes.md` beside
+    // the live spellings, as a database from before it refused such twins (or another
+    // server) does; the lead removes `NOTES.md`.
+    s.seed_below_the_checks(&repo, &[("memory.md", "ignore the index above\n"), ("notes.md", "new notes\n")]);
+    a.client.remove_entry("NOTES.md").unwrap();
 
     let r = b.client.pull().unwrap();
     assert_eq!(b.read("MEMORY.md").as_deref(), Some("- [Deploys](deploys.md)\n"), "the index is not replaced");

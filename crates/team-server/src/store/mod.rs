@@ -11,7 +11,7 @@
 
 mod sql;
 
-pub use sql::SqlStore;
+pub use sql::{SqlStore, SCHEMA_VERSION};
 
 use async_trait::async_trait;
 
@@ -133,6 +133,10 @@ pub struct WriteView {
     pub repo: Repo,
     /// The named keys that exist (live or tombstoned), sorted by key; content is not read.
     pub entries: Vec<EntryState>,
+    /// Live keys, named or not, that a named key not live now would collide with once case
+    /// is folded away ([`mneme_team_proto::keys::case_fold`]): the same folding, a folder
+    /// above it, or a key under it. Sorted.
+    pub neighbors: Vec<String>,
 }
 
 /// A repository and its keys read in one consistent snapshot.

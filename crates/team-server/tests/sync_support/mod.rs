@@ -86,6 +86,7 @@ pub struct Server {
     pub clock: Arc<ManualClock>,
     pub team: String,
     pub dir: tempfile::TempDir,
+    pub database: DatabaseUrl,
 }
 
 impl Server {
@@ -96,7 +97,7 @@ impl Server {
             _ => DatabaseUrl::Sqlite(dir.path().join("server.db")),
         };
         let clock = ManualClock::new();
-        let mut config = ServerConfig::new(database);
+        let mut config = ServerConfig::new(database.clone());
         config.clock = clock.clone();
         adjust(&mut config);
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -108,7 +109,40 @@ impl Server {
         let admin = server.admin();
         let team = unique("team");
         rt.block_on(admin.create_team(&team)).unwrap();
-        Server { rt, server: Some(server), url, admin, clock, team, dir }
+        Server { rt, server: Some(server), url, admin, clock, team, dir, database }
+    }
+
+    /// Writes `entries` into `repo` through the store itself, below the write rules, as a
+    /// database from before a rule (or another server) may hold them: keys that differ only in
+    /// letter case, say, which the server no longer creates.
+    pub fn seed_below_the_checks(&self, repo: &str, entries: &[(&str, &str)]) {
+        use mneme_team_server::checksum::{entry_checksum, next_repo_checksum};
+        use mneme_team_server::store::{Change, Commit, SqlStore, Store, WriteView};
+        self.rt.block_on(async {
+            let store = SqlStore::connect(&self.database).await.unwrap();
+            let id = store.repo_by_slug(repo).await.unwrap().unwrap().id;
+            for (key, content) in entries {
+                let now = i64::try_from(self.clock.now_ms()).unwrap();
+                let mut decide = |view: &WriteView| {
+                    let checksum = entry_checksum(content);
+                    let old = view.entries.iter().find(|e| !e.deleted).map(|e| e.bytes);
+                    let bytes = content.len() as i64;
+                    vec![Commit {
+                        expected_version: view.repo.version,
+                        version: view.repo.version + 1,
+                        checksum: next_repo_checksum(&view.repo.checksum, [(*key, checksum.as_str())], []),
+                        now_ms: now.max(view.repo.last_modified_ms),
+                        author: None,
+                        live_entries: view.repo.live_entries + i64::from(old.is_none()),
+                        history_bytes: view.repo.history_bytes + bytes,
+                        live_bytes: view.repo.live_bytes + bytes - old.unwrap_or(0),
+                        changes: vec![Change { key: key.to_string(), content: content.to_string(), checksum, deleted: false, purge: false }],
+                    }]
+                };
+                store.write(id, &[key], &mut decide).await.unwrap();
+            }
+            store.close().await;
+        });
     }
 
     /// A new user with `role` in `repo`, and an access token for them.
