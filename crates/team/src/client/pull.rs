@@ -246,10 +246,11 @@ impl SyncClient {
             return Ok(WriteOutcome::Matched);
         }
         // A link or folder under the key's name is the person's doing: the server's copy would
-        // replace it, and no copy of it could be kept in the trash first.
+        // replace it, and no copy of it could be kept in the trash first. (A FIFO or socket holds
+        // no text to keep, and is written over.)
         if let Ok(meta) = std::fs::symlink_metadata(&path) {
-            if !meta.is_file() {
-                return Err(EntrySkipped::NotAPlainFile(if meta.is_symlink() { "a link" } else { "a folder or other non-file" }));
+            if meta.is_symlink() || meta.is_dir() {
+                return Err(EntrySkipped::NotAPlainFile(if meta.is_symlink() { "a link" } else { "a folder" }));
             }
         }
         if let Ok((bytes, _)) = local {
