@@ -3,7 +3,7 @@
 //! blocks, and structured output as `output_config.format` with the
 //! `structured-outputs-2025-12-15` beta on `/v1/messages?beta=true`.
 
-use crate::http::{classify_status, client, parse_answer, parse_json, read_body, read_sse, send};
+use crate::http::{classify_status, client, parse_answer, parse_json, read_body, read_sse, send, stream_result};
 use crate::retry::{with_retries, Failure, HttpOptions};
 use crate::{Block, Cancel, ModelError, Provider, ProviderKind, Request, Response, StopReason, Usage};
 use futures_util::future::BoxFuture;
@@ -98,8 +98,8 @@ impl AnthropicProvider {
         let response = send(builder, url, &self.model, self.options.timeout).await?;
         if stream {
             let mut state = StreamState::default();
-            read_sse(response, url, self.options.timeout, |data| state.event(data, &self.model, url)).await?;
-            state.finish()
+            let stopped = read_sse(response, url, self.options.timeout, |data| state.event(data, &self.model, url)).await?;
+            stream_result(stopped, state.finish(), url)
         } else {
             let text = read_body(response, url, self.options.timeout).await?;
             parse_message(&parse_answer(&text, url)?)

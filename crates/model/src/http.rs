@@ -200,13 +200,15 @@ pub(crate) fn classify_status(
 }
 
 /// Reads a Server-Sent Events body and hands each event's `data` to `on_data` (the event name
-/// is not needed: both APIs repeat the kind inside the JSON). Stops early when `on_data` says so.
+/// is not needed: both APIs repeat the kind inside the JSON). Stops early when `on_data` says so
+/// (`true`); `false` when the body ended first, which the caller's own state judges (some
+/// OpenAI-compatible servers end after the finish reason without `[DONE]`).
 pub(crate) async fn read_sse(
     response: reqwest::Response,
     url: &str,
     timeout: Duration,
     mut on_data: impl FnMut(&str) -> Result<bool, Failure>,
-) -> Result<(), Failure> {
+) -> Result<bool, Failure> {
     let mut stream = response.bytes_stream();
     let mut buffer: Vec<u8> = Vec::new();
     // How much of `buffer` is known to hold no line end: a line arriving in many chunks is
@@ -241,7 +243,7 @@ pub(crate) async fn read_sse(
                     let done = on_data(&data)?;
                     data.clear();
                     if done {
-                        return Ok(());
+                        return Ok(true);
                     }
                 }
             } else if let Some(value) = line.strip_prefix("data:") {
@@ -254,10 +256,19 @@ pub(crate) async fn read_sse(
         buffer.drain(..start);
         scanned -= start;
     }
-    if !data.is_empty() && on_data(&data)? {
-        return Ok(());
+    Ok(!data.is_empty() && on_data(&data)?)
+}
+
+/// A streamed answer's end: `finished` is the stream state's verdict. A body that ended
+/// before the stream said it was done, and that the state cannot use, was cut off on the way
+/// (a dropped connection) and is worth another attempt.
+pub(crate) fn stream_result<T>(stopped: bool, finished: Result<T, Failure>, url: &str) -> Result<T, Failure> {
+    match finished {
+        Err(_) if !stopped => {
+            Err(Failure::Retry { error: ModelError::Network(format!("{url} (the answer stopped before it was complete)")), retry_after: None })
+        }
+        other => other,
     }
-    Err(Failure::Retry { error: ModelError::Network(format!("{url} (the answer stopped before it was complete)")), retry_after: None })
 }
 
 /// A JSON body, or a `BadResponse` naming what was wrong.

@@ -4,7 +4,7 @@
 //! (`https://api.openai.com/v1`, `http://localhost:11434/v1`). Content blocks are translated at
 //! this edge: `tool_use` ↔ assistant `tool_calls`, `tool_result` → `tool` messages.
 
-use crate::http::{client, parse_answer, parse_json, read_body, read_sse, send};
+use crate::http::{client, parse_answer, parse_json, read_body, read_sse, send, stream_result};
 use crate::retry::{with_retries, Failure, HttpOptions};
 use crate::{Block, Cancel, Message, ModelError, Provider, ProviderKind, Request, Response, Role, StopReason, Usage};
 use futures_util::future::BoxFuture;
@@ -107,8 +107,8 @@ impl OpenAiProvider {
         let response = send(builder, url, &self.model, self.options.timeout).await?;
         if self.streaming {
             let mut state = ChunkState::default();
-            read_sse(response, url, self.options.timeout, |data| state.chunk(data)).await?;
-            state.finish()
+            let stopped = read_sse(response, url, self.options.timeout, |data| state.chunk(data)).await?;
+            stream_result(stopped, state.finish(), url)
         } else {
             let text = read_body(response, url, self.options.timeout).await?;
             parse_completion(&parse_answer(&text, url)?)
