@@ -371,6 +371,25 @@ async fn a_streamed_answer_is_bounded_as_a_whole() {
     assert!(matches!(&e, ModelError::BadResponse(m) if m.contains("streamed answer larger than 32 MiB")), "{e:?}");
 }
 
+/// Some OpenAI-compatible servers end a stream after the finish reason without `[DONE]`: the
+/// answer is complete and taken; a stream cut before any finish reason is retried.
+#[tokio::test]
+async fn an_openai_stream_without_its_done_marker_is_judged_by_its_finish_reason() {
+    let stream = |events: &'static str| {
+        move |_| format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{events}", events.len()).into_bytes()
+    };
+    let complete = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi there\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
+    let (url, _) = raw_server(stream(complete));
+    let p = mneme_model::OpenAiProvider::new("m", None, Some(&url)).unwrap().with_streaming(true).with_options(options(0, Duration::from_secs(30), Arc::new(RecordingSleeper::default())));
+    assert_eq!(p.complete(&ask("hi"), &Cancel::new()).await.unwrap().first_text(), Some("hi there"));
+    let cut = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi th\"}}]}\n\n";
+    let (url, hits) = raw_server(stream(cut));
+    let p = mneme_model::OpenAiProvider::new("m", None, Some(&url)).unwrap().with_streaming(true).with_options(options(1, Duration::from_secs(30), Arc::new(RecordingSleeper::default())));
+    let e = p.complete(&ask("hi"), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(&e, ModelError::Network(m) if m.contains("stopped before it was complete")), "{e:?}");
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 2, "a cut stream is tried again");
+}
+
 /// A base URL pointing at a web page, or a gateway answering 200 with an error object: the
 /// message says what came back and where to look.
 #[tokio::test]
