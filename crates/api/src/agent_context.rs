@@ -86,7 +86,8 @@ impl Mneme {
         let r = self.resolve(req)?;
         let agent = self.agent_memory(&r.cwd, &r.settings, target)?;
         let index_path = agent.dir.join("MEMORY.md");
-        let raw = std::fs::read_to_string(&index_path).ok();
+        // Opened without waiting: a FIFO planted as MEMORY.md would hold the call for good.
+        let raw = mneme_store::open::read_plain_to_string(&index_path).ok();
         // Claude Code embeds the index only when it holds more than whitespace, trimmed (the
         // CLAUDE.md loader of releases before 2.1.83 did not trim; this section always did).
         let cut = raw.as_deref().map(text::js_trim).filter(|t| !t.is_empty()).map(|t| {

@@ -203,7 +203,7 @@ impl Mneme {
         let real_config = self.env.config_home();
         let sandbox_config = sandbox.path().join("config");
         let memory_dir = self.context(&ContextRequest { claude_version: Some(compare_as), ..req.clone() }).ok().map(|v| v.auto_memory.dir);
-        copy_config(&real_config, &sandbox_config, memory_dir.as_deref(), &self.env.global_config_path())
+        copy_config(&real_config, &sandbox_config, memory_dir.as_deref(), &self.env.global_config_path(), COPY_BUDGET)
             .map_err(|e| ApiError::new(ErrorCode::Io, format!("Could not copy your Claude Code settings into the check's sandbox: {e}")))?;
 
         let stub = match Stub::start() {
@@ -365,13 +365,20 @@ fn path_str(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// The most [`copy_config`] copies into a sandbox, in all: far more than instructions and a
+/// memory folder hold, and a bound on what a check costs in time and disk.
+const COPY_BUDGET: u64 = 100 << 20;
+
 /// Copies what decides the instructions from the config home into the sandbox: top-level
 /// `.md` files (CLAUDE.md and what it may `@include`), `settings*.json`, `rules/` and `agents/`
 /// (symlinks stay symlinks; relative ones that would point outside the copy are made absolute
 /// to their real target), the project's memory folder when it lives in the config home, and
-/// the global config. Never credentials, transcripts or other projects.
-fn copy_config(real: &Path, sandbox: &Path, memory_dir: Option<&Path>, global: &Path) -> std::io::Result<()> {
+/// the global config. Never credentials, transcripts or other projects. Only plain files are
+/// copied (a FIFO would block the copy for good, and Claude Code reads no file from one), each
+/// readable by the user alone, and no more than `budget` bytes in all.
+fn copy_config(real: &Path, sandbox: &Path, memory_dir: Option<&Path>, global: &Path, budget: u64) -> std::io::Result<()> {
     std::fs::create_dir_all(sandbox)?;
+    let mut copy = Copy { root: real, left: budget, budget };
     if let Ok(entries) = std::fs::read_dir(real) {
         for entry in entries.flatten() {
             let name = entry.file_name();
@@ -379,48 +386,89 @@ fn copy_config(real: &Path, sandbox: &Path, memory_dir: Option<&Path>, global: &
             let keep_file = name.ends_with(".md") || (name.starts_with("settings") && name.ends_with(".json"));
             let keep_dir = name == "rules" || name == "agents";
             if keep_file || keep_dir {
-                copy_tree(&entry.path(), &sandbox.join(&*name), real)?;
+                copy.tree(&entry.path(), &sandbox.join(&*name))?;
             }
         }
     }
     if let Some(mem) = memory_dir {
         if let Ok(rel) = mem.strip_prefix(real) {
             if mem.is_dir() {
-                copy_tree(mem, &sandbox.join(rel), real)?;
+                copy.tree(mem, &sandbox.join(rel))?;
             }
         }
     }
     if global.is_file() {
-        std::fs::copy(global, sandbox.join(".claude.json"))?;
+        copy.file(global, &sandbox.join(".claude.json"))?;
     }
     Ok(())
 }
 
-fn copy_tree(src: &Path, dst: &Path, root: &Path) -> std::io::Result<()> {
-    let meta = std::fs::symlink_metadata(src)?;
-    if meta.file_type().is_symlink() {
-        let target = std::fs::read_link(src)?;
-        let resolved = src.parent().unwrap_or(root).join(&target);
-        // A relative link keeps working in the copy only if what it points at was copied too.
-        let inside = target.is_relative() && lexical(&resolved).starts_with(lexical(root)) && stays_copied(&lexical(&resolved), root);
-        let target = if target.is_absolute() || inside { target } else { lexical(&resolved) };
+/// One [`copy_config`]: the config home links are resolved against, and the bytes still allowed.
+struct Copy<'a> {
+    root: &'a Path,
+    left: u64,
+    budget: u64,
+}
+
+impl Copy<'_> {
+    fn tree(&mut self, src: &Path, dst: &Path) -> std::io::Result<()> {
+        let root = self.root;
+        let meta = std::fs::symlink_metadata(src)?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(src)?;
+            let resolved = src.parent().unwrap_or(root).join(&target);
+            // A relative link keeps working in the copy only if what it points at was copied too.
+            let inside = target.is_relative() && lexical(&resolved).starts_with(lexical(root)) && stays_copied(&lexical(&resolved), root);
+            let target = if target.is_absolute() || inside { target } else { lexical(&resolved) };
+            if let Some(parent) = dst.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            return std::os::unix::fs::symlink(target, dst);
+        }
+        if meta.is_dir() {
+            std::fs::create_dir_all(dst)?;
+            for entry in std::fs::read_dir(src)? {
+                let entry = entry?;
+                self.tree(&entry.path(), &dst.join(entry.file_name()))?;
+            }
+            return Ok(());
+        }
         if let Some(parent) = dst.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        return std::os::unix::fs::symlink(target, dst);
+        self.file(src, dst)
     }
-    if meta.is_dir() {
-        std::fs::create_dir_all(dst)?;
-        for entry in std::fs::read_dir(src)? {
-            let entry = entry?;
-            copy_tree(&entry.path(), &dst.join(entry.file_name()), root)?;
+
+    /// Copies `src` when it is a plain file (opened without waiting, so a FIFO put in its place
+    /// meanwhile is seen for what it is and skipped), within the budget.
+    fn file(&mut self, src: &Path, dst: &Path) -> std::io::Result<()> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = mneme_store::open::open_no_wait(src)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Ok(());
         }
-        return Ok(());
+        let too_much = || {
+            std::io::Error::other(format!(
+                "there is more than {} MiB to copy (rules/, agents/, the top-level .md and settings files, the project's memory folder and .claude.json; {} went over). \
+                 Move large files out of those folders, then check again.",
+                self.budget >> 20,
+                src.display()
+            ))
+        };
+        if meta.len() > self.left {
+            return Err(too_much());
+        }
+        let mut out = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(dst)?;
+        // A file that grows while it is copied is held to the budget too.
+        let copied = std::io::copy(&mut file.take(self.left.saturating_add(1)), &mut out)?;
+        if copied > self.left {
+            return Err(too_much());
+        }
+        self.left -= copied;
+        Ok(())
     }
-    if let Some(parent) = dst.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::copy(src, dst).map(|_| ())
 }
 
 /// Whether a path in the config home is one [`copy_config`] copies (so a relative link to it
@@ -649,13 +697,49 @@ mod tests {
         std::os::unix::fs::symlink("../a.md", real.join("rules/sub/inside.md")).unwrap();
         std::os::unix::fs::symlink("../../shared.md", real.join("rules/outside.md")).unwrap();
         let sandbox = tmp.path().join("sandbox");
-        copy_config(&real, &sandbox, Some(&real.join("projects/-p/memory")), &tmp.path().join("none.json")).unwrap();
+        copy_config(&real, &sandbox, Some(&real.join("projects/-p/memory")), &tmp.path().join("none.json"), COPY_BUDGET).unwrap();
         // A link into the copy stays relative; one leaving it points at its real target.
         assert_eq!(std::fs::read_link(sandbox.join("rules/sub/inside.md")).unwrap(), Path::new("../a.md"));
         assert_eq!(std::fs::read_link(sandbox.join("rules/outside.md")).unwrap(), shared);
         assert_eq!(std::fs::read_to_string(sandbox.join("rules/outside.md")).unwrap(), "S");
         assert_eq!(std::fs::read_to_string(sandbox.join("projects/-p/memory/MEMORY.md")).unwrap(), "M");
         assert!(!sandbox.join(".credentials.json").exists() && !sandbox.join("projects/-p/session.jsonl").exists());
+    }
+
+    fn mkfifo(p: &Path) {
+        assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success());
+    }
+
+    /// A FIFO in rules/, agents/ or the memory folder, or as the global config, would block a
+    /// plain copy for good: it is skipped and the rest copied. Past the budget, the copy stops
+    /// with what to do.
+    #[test]
+    fn the_sandbox_copy_skips_what_is_not_a_file_and_stops_at_its_budget() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        let mem = real.join("projects/-p/memory");
+        for dir in [real.join("rules"), real.join("agents"), mem.clone()] {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("a.md"), "A").unwrap();
+            mkfifo(&dir.join("fifo.md"));
+        }
+        let global = tmp.path().join("global.json");
+        mkfifo(&global);
+        let sandbox = tmp.path().join("sandbox");
+        let (done, result) = std::sync::mpsc::channel();
+        let (r, s, m, g) = (real.clone(), sandbox.clone(), mem.clone(), global.clone());
+        std::thread::spawn(move || done.send(copy_config(&r, &s, Some(&m), &g, COPY_BUDGET).map_err(|e| e.to_string())));
+        let copied = result.recv_timeout(std::time::Duration::from_secs(10)).expect("the copy finishes");
+        copied.unwrap();
+        for dir in ["rules", "agents", "projects/-p/memory"] {
+            assert_eq!(std::fs::read_to_string(sandbox.join(dir).join("a.md")).unwrap(), "A");
+            assert!(!sandbox.join(dir).join("fifo.md").exists(), "{dir}/fifo.md");
+        }
+        assert!(!sandbox.join(".claude.json").exists());
+
+        std::fs::write(mem.join("big.md"), "x".repeat(1_500_000)).unwrap();
+        let err = copy_config(&real, &tmp.path().join("sandbox2"), Some(&mem), &global, 1 << 20).unwrap_err().to_string();
+        assert!(err.contains("more than 1 MiB to copy") && err.contains("big.md") && err.contains("Move large files out"), "{err}");
     }
 
     #[test]

@@ -94,3 +94,22 @@ fn the_sandboxes_are_private_while_claude_code_runs() {
     assert!(view.unavailable.as_deref().is_some_and(|u| u.contains("Could not read the agent memory text")), "{view:?}");
     assert_eq!(mode_seen(&h), "700", "the agent-memory probe's sandbox");
 }
+
+/// An agent's MEMORY.md that is a FIFO (a planted one, in a cloned repository) is not waited on:
+/// the section says the index is empty, at once.
+#[test]
+fn an_agent_index_that_is_a_fifo_is_not_waited_on() {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    h.write(repo.join(".claude/agents/helper.md"), "---\nname: helper\ndescription: Helps\nmemory: project\n---\n\nYou help.\n");
+    let dir = repo.join(".claude/agent-memory/helper");
+    std::fs::create_dir_all(&dir).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(dir.join("MEMORY.md")).status().unwrap().success());
+    let m = mneme(&h);
+    let req = ContextRequest { agent: Some(mneme_api::AgentTarget { name: "helper".into(), scope: None }), ..at(&repo) };
+    let (done, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(m.agent_context(&req).map(|v| (v.index_part, v.truncated)).map_err(|e| e.message)));
+    let view = answer.recv_timeout(std::time::Duration::from_secs(10)).expect("answered without waiting on the FIFO");
+    let (index_part, truncated) = view.unwrap();
+    assert!(index_part.is_none() && !truncated, "{index_part:?}");
+}
