@@ -19,9 +19,10 @@ use mneme_store::claude_install;
 use mneme_store::paths::AgentScope;
 use mneme_verify::{CaptureError, Run, Stub};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 /// Stands for the agent's memory folder (with its trailing separator) in a cached section.
 const DIR_MARK: &str = "\u{1}MNEME_AGENT_MEMORY_DIR\u{1}";
@@ -146,11 +147,35 @@ impl Mneme {
         }
         let from = format!("Claude Code {version} at {}", install.path.display());
         let cache = self.env.data_dir().join("claude-code").join(safe(&version)).join("agent_memory.json");
-        if let Some(t) = std::fs::read(&cache).ok().and_then(|b| serde_json::from_slice::<Template>(&b).ok()) {
+        let cached = || std::fs::read(&cache).ok().and_then(|b| serde_json::from_slice::<Template>(&b).ok());
+        let failed_key = (cache.clone(), install.path.clone());
+        let failed_lately = || {
+            let mut failed = FAILED.lock().expect("probe failures");
+            failed.retain(|_, (at, _)| at.elapsed() < RETRY_AFTER);
+            failed.get(&failed_key).map(|(_, why)| AgentTextError::FailedLately(why.clone()))
+        };
+        if let Some(t) = cached() {
             return Ok((t, from));
         }
+        if let Some(e) = failed_lately() {
+            return Err(e);
+        }
+        // One probe per release at a time, across Mneme's threads and processes: the UI asks for
+        // every agent at once, and again on every change on disk. Whoever waited finds the
+        // text, or the failure, the probe that held the lock left.
+        let _one_at_a_time = mneme_store::file_lock::FileLock::take(&cache.with_extension("lock")).ok();
+        if let Some(t) = cached() {
+            return Ok((t, from));
+        }
+        if let Some(e) = failed_lately() {
+            return Err(e);
+        }
         let profile = mneme_core::versions::profile_for(release).profile;
-        let template = probe(&install.path, &self.env, &profile).map_err(|source| AgentTextError::Probe { version: version.clone(), source })?;
+        let template = probe(&install.path, &self.env, &profile).map_err(|source| {
+            let e = AgentTextError::Probe { version: version.clone(), source };
+            FAILED.lock().expect("probe failures").insert(failed_key.clone(), (Instant::now(), e.to_string()));
+            e
+        })?;
         // The cache only saves the next call a run; failing to write it is not an error.
         if let Some(parent) = cache.parent() {
             if std::fs::create_dir_all(parent).is_ok() {
@@ -160,6 +185,17 @@ impl Mneme {
         Ok((template, from))
     }
 }
+
+/// How long a failed probe is remembered (in memory, per release and binary) before Claude Code
+/// is asked again: a probe costs up to a minute and a half, and one that failed mostly fails
+/// again, so it is not rerun for every agent and every change on disk.
+const RETRY_AFTER: Duration = Duration::from_secs(10 * 60);
+
+/// A probe's release and binary: its cache file and the `claude` it ran.
+type ProbeKey = (PathBuf, PathBuf);
+
+/// Probes that failed lately: when, and why.
+static FAILED: LazyLock<Mutex<HashMap<ProbeKey, (Instant, String)>>> = LazyLock::new(Default::default);
 
 fn safe(version: &str) -> String {
     version.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+')).collect()
@@ -179,6 +215,8 @@ enum AgentTextError {
     OtherRelease { installed: String, wanted: String },
     #[error("Could not read the agent memory text from Claude Code {version}: {source}")]
     Probe { version: String, source: ProbeError },
+    #[error("{0} (Mneme asks Claude Code again {minutes} minutes after that attempt.)", minutes = RETRY_AFTER.as_secs() / 60)]
+    FailedLately(String),
 }
 
 /// What went wrong running the probe agents.

@@ -113,3 +113,28 @@ fn an_agent_index_that_is_a_fifo_is_not_waited_on() {
     let (index_part, truncated) = view.unwrap();
     assert!(index_part.is_none() && !truncated, "{index_part:?}");
 }
+
+/// The UI asks for every agent's section at once, and again on every change on disk: the
+/// release's text is probed once however many ask together, and a probe that failed is not
+/// rerun for each later call (it is remembered for a while, and said so).
+#[test]
+fn the_agent_memory_probe_runs_once_for_many_callers_and_a_failure_is_remembered() {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    fake_claude(&h, "sleep 1");
+    for name in ["one", "two", "three", "four"] {
+        h.write(repo.join(format!(".claude/agents/{name}.md")), &format!("---\nname: {name}\ndescription: Helps\nmemory: project\n---\n\nYou help.\n"));
+    }
+    let m = mneme(&h);
+    let ask = |name: &str| {
+        let req = ContextRequest { agent: Some(mneme_api::AgentTarget { name: name.into(), scope: None }), ..at(&repo) };
+        m.agent_context(&req).unwrap().unavailable.unwrap_or_default()
+    };
+    let answers: Vec<String> =
+        std::thread::scope(|s| ["one", "two", "three", "four"].map(|n| s.spawn(move || ask(n))).into_iter().map(|t| t.join().unwrap()).collect());
+    assert_eq!(runs(&h), 1, "{answers:#?}");
+    assert!(answers.iter().all(|a| a.contains("Could not read the agent memory text from Claude Code 2.1.332")), "{answers:#?}");
+    let again = ask("one");
+    assert!(again.contains("Mneme asks Claude Code again 10 minutes after that attempt"), "{again}");
+    assert_eq!(runs(&h), 1);
+}
