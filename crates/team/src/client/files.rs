@@ -81,6 +81,12 @@ fn walk(root: &Path, dir: &Path, out: &mut LocalFiles) -> Result<(), SyncError> 
             out.refused_keys.push(super::SkippedKey { key, reason: why.to_string() });
             continue;
         }
+        // The server scans names as it scans text; a name it refuses would fail its batch.
+        if let Some(hit) = mneme_secrets::scan_pushed(&key).into_iter().next() {
+            let reason = format!("its name looks like a {} and the team server refuses it; rename the file", hit.label);
+            out.refused_keys.push(super::SkippedKey { key, reason });
+            continue;
+        }
         // Read errors leave the file out silently, as Claude Code's `catch {}` does. The size
         // is asked of the open file (a FIFO swapped in after the listing is refused rather than
         // waited on), and a file that grew past the cap since it was listed is caught too.
@@ -99,6 +105,13 @@ fn walk(root: &Path, dir: &Path, out: &mut LocalFiles) -> Result<(), SyncError> 
         let hit = mneme_secrets::scan_bytes(&bytes).into_iter().next().or_else(|| mneme_secrets::scan_pushed(&text).into_iter().next());
         if let Some(hit) = hit {
             out.skipped_secrets.push(SkippedSecret { path: key, rule_id: hit.rule_id.to_string(), label: hit.label.to_string() });
+            continue;
+        }
+        // A NUL (a UTF-16 or binary file) cannot be stored by a PostgreSQL team server, which
+        // refuses it and with it the whole batch.
+        if bytes.contains(&0) {
+            let reason = "it holds a NUL character (a UTF-16 or binary file), which the team server refuses; save it as UTF-8 text".to_string();
+            out.refused_keys.push(super::SkippedKey { key, reason });
             continue;
         }
         out.entries.insert(key, text);
@@ -185,6 +198,26 @@ mod tests {
         assert_eq!(refused, ["a\u{202e}dm.txt", "con.md", "line\nbreak.md"]);
         assert!(local.refused_keys.iter().all(|k| k.reason.contains("rename")), "{:?}", local.refused_keys);
         assert!(local.disk_keys.contains("con.md"));
+    }
+
+    /// What the team server would refuse, and with it the whole batch, is left out and said:
+    /// a name that looks like a token, a file holding a NUL (UTF-16 text without a token).
+    #[test]
+    fn files_the_server_would_refuse_are_left_out_with_why() {
+        let tmp = tempfile::tempdir().unwrap();
+        let team = tmp.path();
+        fs::write(team.join("ok.md"), "text").unwrap();
+        fs::write(team.join("ghp_R7xk2Lm9Qw3Vb8Nz4Tc6Yh1Ja5Pd0Gs2Fu7E.md"), "text").unwrap();
+        let utf16: Vec<u8> = "Deploy from main.".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        fs::write(team.join("windows.md"), utf16).unwrap();
+        let local = read_local(team).unwrap();
+        assert_eq!(local.entries.keys().collect::<Vec<_>>(), ["ok.md"]);
+        let mut refused: Vec<(&str, &str)> = local.refused_keys.iter().map(|k| (k.key.as_str(), k.reason.as_str())).collect();
+        refused.sort();
+        assert_eq!(refused.len(), 2, "{refused:?}");
+        assert!(refused[0].1.contains("GitHub PAT") && refused[0].1.contains("rename"), "{refused:?}");
+        assert!(refused[1].0 == "windows.md" && refused[1].1.contains("NUL") && refused[1].1.contains("UTF-8"), "{refused:?}");
+        assert!(local.disk_keys.contains("windows.md"), "still counted as present");
     }
 
     /// A file over the wire's size cap is reported as oversized, not pushed; one at the cap is
