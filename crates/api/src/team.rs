@@ -20,7 +20,7 @@ use mneme_team::client::{
     SyncState,
 };
 use mneme_team::server_wire::{EntryVersion, RepoRole};
-use mneme_team::wire::{STORAGE_FULL, TOO_MANY_ENTRIES};
+use mneme_team::wire::{CONTENT_FULL, INVALID_CONTENT, KEY_COLLISION, STORAGE_FULL, TOO_MANY_ENTRIES, TOO_MANY_KEYS};
 use mneme_team::{config, repo, SyncClient, SyncTarget};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -561,6 +561,16 @@ fn recovery(reason: &str, cap: Option<u64>) -> String {
         STORAGE_FULL => format!(
             "The server keeps every version of every team file, and this repository has reached its storage limit. Ask a lead to purge files nobody needs (Team → Purge), or the server's admin to drop old versions or raise the limit, then Push: {then}"
         ),
+        CONTENT_FULL => format!(
+            "This repository's team files together reached the server's limit on what every pull carries. Shorten team files or delete ones nobody needs (deleting one resumes automatic pushes), or ask the server's admin to raise the limit, then Push: {then}"
+        ),
+        TOO_MANY_KEYS => format!("The push named more files than the server takes in one request. Push again, then: {then}"),
+        KEY_COLLISION => format!(
+            "Two team files would be one file on a teammate's disk: their names differ only in letter case, or one is a file where the other needs a folder. Rename one of them (the last push names it), then Push: {then}"
+        ),
+        INVALID_CONTENT => format!(
+            "A team file holds a character the server cannot store (a NUL: a file saved as UTF-16 or a binary file). Save it as UTF-8 text, then Push: {then}"
+        ),
         r if r.contains("acl") || r.contains("forbidden") => {
             format!("The server refused this account for the repository. Ask the team's lead for access, then Push: {then}")
         }
@@ -1063,4 +1073,26 @@ fn team_files(team_dir: &Path, st: &SyncState) -> Result<Vec<TeamFile>, ApiError
         });
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each refusal of Mneme's own server says what to do about it, not "fix what the last
+    /// push reported".
+    #[test]
+    fn the_servers_own_refusals_say_what_to_do() {
+        for (reason, says) in [
+            (CONTENT_FULL, "Shorten team files or delete"),
+            (TOO_MANY_KEYS, "Push again"),
+            (KEY_COLLISION, "Rename one of them"),
+            (INVALID_CONTENT, "Save it as UTF-8"),
+            (STORAGE_FULL, "purge"),
+        ] {
+            let text = recovery(reason, None);
+            assert!(text.contains(says) && text.ends_with("turns automatic pushes back on."), "{reason}: {text}");
+        }
+        assert!(mneme_team::client::recoverable_by_unlink(CONTENT_FULL));
+    }
 }

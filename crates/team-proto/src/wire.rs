@@ -29,6 +29,11 @@ pub const STORAGE_FULL: &str = "team_memory_storage_full";
 /// Mneme's server only: the 413 `error_code` when a push would take a repository's current
 /// content (what every full pull carries) past its live-content cap.
 pub const CONTENT_FULL: &str = "team_memory_content_full";
+/// Mneme's server only: the 400 `error_code` when a new key would be one file with a live key
+/// on a teammate's disk (a case twin, or a file where another key needs a folder).
+pub const KEY_COLLISION: &str = "team_memory_key_collision";
+/// Mneme's server only: the 400 `error_code` for content it cannot store (a NUL character).
+pub const INVALID_CONTENT: &str = "team_memory_invalid_content";
 
 /// `GET` 200 body (`TeamMemoryDataSchema`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -25,7 +25,7 @@ use mneme_team_proto::server_wire::{
 };
 use mneme_team_proto::wire::{
     ErrorBody, ErrorDetails, ErrorObject, PutResponse, TeamMemoryContent, TeamMemoryData, TeamMemoryHashes,
-    MAX_PUT_ENTRIES, TEAM_MEMORY_PATH, TOO_MANY_ENTRIES, TOO_MANY_KEYS,
+    INVALID_CONTENT, KEY_COLLISION, MAX_PUT_ENTRIES, TEAM_MEMORY_PATH, TOO_MANY_ENTRIES, TOO_MANY_KEYS,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -231,7 +231,7 @@ impl From<WriteError> for ApiError {
                 ApiError::new(StatusCode::FORBIDDEN, "lead_required", e.to_string())
             }
             WriteError::NoSuchEntry { .. } => ApiError::new(StatusCode::NOT_FOUND, "entry_not_found", e.to_string()),
-            WriteError::KeyCollision { .. } => ApiError::new(StatusCode::BAD_REQUEST, "team_memory_key_collision", e.to_string()),
+            WriteError::KeyCollision { .. } => ApiError::new(StatusCode::BAD_REQUEST, KEY_COLLISION, e.to_string()),
             WriteError::Store(s) => s.into(),
         }
     }
@@ -588,7 +588,7 @@ async fn put_team_memory(
     }) {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
-            "team_memory_invalid_content",
+            INVALID_CONTENT,
             format!(
                 "{key:?} holds a NUL character (U+0000), which the server cannot store (a file saved as UTF-16 has one after every letter). Save it as UTF-8 without NUL characters and push again."
             ),

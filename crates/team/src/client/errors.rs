@@ -102,9 +102,10 @@ impl SyncError {
 }
 
 /// Suppression reasons an unlink in `team/` clears (2.1.197: the too-many-entries family,
-/// since deleting a file is how a user gets back under the cap).
+/// since deleting a file is how a user gets back under the cap; and Mneme's server's cap on
+/// a repository's current content, which deleting a file brings back under too).
 pub fn recoverable_by_unlink(reason: &str) -> bool {
-    reason == TOO_MANY_ENTRIES || reason == "http_413"
+    reason == TOO_MANY_ENTRIES || reason == "http_413" || reason == crate::wire::CONTENT_FULL
 }
 
 /// `{error:{type?, message?, details?:{error_code?, max_entries?, received_entries?}}}`.

@@ -52,6 +52,10 @@ export function reasonText(reason: string): string {
   if (reason === 'no_repo') return 'no github.com repository';
   if (reason === 'team_memory_too_many_entries' || reason === 'http_413') return 'too many entries for the server';
   if (reason === 'team_memory_storage_full') return 'the server’s storage limit for this repository is reached';
+  if (reason === 'team_memory_content_full') return 'the server’s content limit for this repository is reached';
+  if (reason === 'team_memory_too_many_keys') return 'one push named too many files for the server';
+  if (reason === 'team_memory_key_collision') return 'two team files would be one file on a teammate’s disk';
+  if (reason === 'team_memory_invalid_content') return 'a team file holds a character the server cannot store';
   const m = /^http_(\d+)$/.exec(reason);
   if (m) return `the server answered HTTP ${m[1]}`;
   return reason.replace(/_/g, ' ');
