@@ -3,6 +3,11 @@
 //! installed release differs from the one last checked, the user's own Claude Code is run once
 //! (`verify`) on the most recently used project, and the answer is kept, so the app can say at
 //! start whether Mneme still shows exactly what this Claude Code sends.
+//!
+//! A match or a difference is the release's answer for good. A check that could not run (no
+//! project yet, Claude Code failed or timed out) is tried again after [`RETRY_AFTER`]. The app
+//! and the background scheduler may both find a new release at once: the check runs under a
+//! lock in the data dir, and whoever waited for it takes the answer the other recorded.
 
 use crate::{ApiError, ContextRequest, Mneme};
 use serde::{Deserialize, Serialize};
@@ -25,6 +30,21 @@ pub struct VersionCheck {
 }
 
 const STATE_FILE: &str = "claude-code-check.json";
+const LOCK_FILE: &str = "claude-code-check.lock";
+/// How long a check that gave no answer (no project, or a failed run) stands before the
+/// release is checked again.
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
+/// The state file: the last check and when it was made.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stored {
+    #[serde(flatten)]
+    check: VersionCheck,
+    /// Milliseconds since the Unix epoch; absent in files written before it was kept.
+    #[serde(default)]
+    checked_at_ms: Option<u64>,
+}
 
 impl Mneme {
     /// The last check for the installed release, running it first when the release changed.
@@ -35,25 +55,45 @@ impl Mneme {
         }
     }
 
-    /// The installed release when it has not been checked yet; otherwise what is known (the
-    /// last check of this release, or nothing when no Claude Code was found).
+    /// The installed release when it has not been checked yet (or its last check gave no answer
+    /// and is due again); otherwise what is known (the last check of this release, or nothing
+    /// when no Claude Code was found).
     fn unchecked_release(&self) -> Result<String, VersionCheck> {
         let installed = mneme_store::claude_install::detect(&self.env).and_then(|i| i.version).map(|v| v.to_string());
         let Some(version) = installed else {
             return Err(VersionCheck::default());
         };
-        let last: Option<VersionCheck> =
-            std::fs::read(self.env.data_dir().join(STATE_FILE)).ok().and_then(|b| serde_json::from_slice(&b).ok());
-        match last.filter(|l| l.version.as_deref() == Some(version.as_str())) {
-            Some(last) => Err(VersionCheck { ran_now: false, ..last }),
+        match self.answer_for(&version) {
+            Some(last) => Err(last),
             None => Ok(version),
         }
     }
 
+    /// The recorded check of `version`, when it still stands: a match or a difference, or a
+    /// check without an answer made less than [`RETRY_AFTER`] ago.
+    fn answer_for(&self, version: &str) -> Option<VersionCheck> {
+        let bytes = mneme_store::open::read_plain_capped(&self.env.data_dir().join(STATE_FILE), 1 << 20).ok()?.0;
+        let last: Stored = serde_json::from_slice(&bytes).ok()?;
+        if last.check.version.as_deref() != Some(version) {
+            return None;
+        }
+        let answered = matches!(last.check.status.as_deref(), Some("match" | "differ"));
+        let now = self.clock.now_ms() as u64;
+        let recent = last.checked_at_ms.is_some_and(|at| now.saturating_sub(at) < RETRY_AFTER.as_millis() as u64);
+        (answered || recent).then_some(VersionCheck { ran_now: false, ..last.check })
+    }
+
     /// Runs the user's Claude Code `version` once on the project used last and records the
-    /// answer.
+    /// answer, unless someone else checked it while this call waited for the lock.
     fn check_release(&self, version: String) -> Result<VersionCheck, ApiError> {
         let state_path = self.env.data_dir().join(STATE_FILE);
+        let lock_path = self.env.data_dir().join(LOCK_FILE);
+        let _lock = mneme_store::file_lock::FileLock::take(&lock_path).map_err(|e| {
+            ApiError::new(crate::ErrorCode::Io, format!("could not lock {} to check Claude Code: {e}. Check that Mneme's data folder is writable.", lock_path.display()))
+        })?;
+        if let Some(answer) = self.answer_for(&version) {
+            return Ok(answer);
+        }
         // The project used last: Claude Code's own folders, newest first.
         let project = self
             .projects()
@@ -67,13 +107,9 @@ impl Mneme {
             check.status = Some(report.status);
             check.summary = Some(report.summary);
         }
-        let text = serde_json::to_vec_pretty(&check).map_err(|e| ApiError::new(crate::ErrorCode::Io, e.to_string()))?;
-        std::fs::create_dir_all(self.env.data_dir())
-            .and_then(|()| {
-                let tmp = state_path.with_extension(format!("json.{}.tmp", std::process::id()));
-                std::fs::write(&tmp, &text)?;
-                std::fs::rename(&tmp, &state_path)
-            })
+        let stored = Stored { check: VersionCheck { ran_now: false, ..check.clone() }, checked_at_ms: Some(self.clock.now_ms() as u64) };
+        let text = serde_json::to_vec_pretty(&stored).map_err(|e| ApiError::new(crate::ErrorCode::Io, e.to_string()))?;
+        mneme_store::atomic::write_atomic(&state_path, &text)
             .map_err(|e| ApiError::new(crate::ErrorCode::Io, format!("could not record the Claude Code check in {}: {e}", state_path.display())))?;
         Ok(check)
     }

@@ -113,3 +113,54 @@ async fn the_scheduler_checks_a_release_that_appears_while_it_runs() {
     assert_eq!(app_view.version.as_deref(), Some("2.1.351"));
     assert!(!app_view.ran_now, "the app reads the scheduler's answer instead of running again");
 }
+
+/// The app and the scheduler find the same new release at once: one of them runs the check,
+/// the other waits and takes its answer (both used to run it and write one temporary file).
+#[test]
+fn callers_at_once_run_one_check() {
+    let h = TestHome::new();
+    project_used_last(&h);
+    let bin = h.root.join("bin");
+    let runs = h.root.join("runs.log");
+    fake_claude(&bin, "2.1.360", &runs);
+    // Slow enough for every caller to arrive while the first runs.
+    let slow = std::fs::read_to_string(bin.join("claude")).unwrap().replace("echo run >>", "/bin/sleep 1; echo run >>");
+    std::fs::write(bin.join("claude"), slow).unwrap();
+    let env = h.env.clone().set_var("PATH", bin.to_string_lossy().to_string());
+    let checks: Vec<_> = std::thread::scope(|s| {
+        (0..3)
+            .map(|_| s.spawn(|| Mneme::new(env.clone(), Arc::new(FixedClock::at_unix_secs(1_764_590_000))).version_check().unwrap()))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect()
+    });
+    assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 1, "{checks:#?}");
+    assert_eq!(checks.iter().filter(|c| c.ran_now).count(), 1, "{checks:#?}");
+    assert!(checks.iter().all(|c| c.status.as_deref() == Some("failed") && c.version.as_deref() == Some("2.1.360")), "{checks:#?}");
+}
+
+/// A check that gave no answer (no project yet, or Claude Code failed) is not the release's
+/// answer for good: an hour later it runs again, on the project used by then.
+#[test]
+fn a_check_without_an_answer_is_tried_again_later() {
+    let h = TestHome::new();
+    let bin = h.root.join("bin");
+    let runs = h.root.join("runs.log");
+    fake_claude(&bin, "2.1.361", &runs);
+    let at = |secs: u64| {
+        let env = h.env.clone().set_var("PATH", bin.to_string_lossy().to_string());
+        Mneme::new(env, Arc::new(FixedClock::at_unix_secs(secs)))
+    };
+    let start = 1_764_590_000;
+    let none = at(start).version_check().unwrap();
+    assert!(none.ran_now && none.project.is_none() && none.status.is_none(), "{none:?}");
+    let repo = project_used_last(&h);
+    assert!(!at(start + 60).version_check().unwrap().ran_now, "not again at once");
+    let later = at(start + 3600).version_check().unwrap();
+    assert!(later.ran_now, "{later:?}");
+    assert_eq!((later.project.as_deref(), later.status.as_deref()), (Some(repo.as_path()), Some("failed")));
+    assert!(!at(start + 3700).version_check().unwrap().ran_now);
+    assert!(at(start + 7300).version_check().unwrap().ran_now, "a failed run is tried again too");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 2);
+}
