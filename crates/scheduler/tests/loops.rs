@@ -63,6 +63,18 @@ async fn finished(rx: &mut broadcast::Receiver<Event>, job: JobKind) -> mneme_sc
     tokio::time::timeout(Duration::from_secs(30), wait).await.expect("no run finished within 30 s")
 }
 
+/// A home with a git repository `app`, its memory folder, and the path of the transcript of
+/// session [`SID`] in its (made) transcript folder.
+fn app_session() -> (TestHome, PathBuf, PathBuf, PathBuf) {
+    let home = TestHome::new();
+    let project = home.git_repo("app");
+    let memory = home.memdir_for(&project);
+    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let transcript = transcripts.join(format!("{SID}.jsonl"));
+    (home, project, memory, transcript)
+}
+
 fn config(home: &TestHome, jobs: Jobs, folders: Vec<PathBuf>) -> SchedulerConfig {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut c = SchedulerConfig::new(home.env.clone(), clock);
@@ -75,12 +87,7 @@ fn config(home: &TestHome, jobs: Jobs, folders: Vec<PathBuf>) -> SchedulerConfig
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_end_runs_offline_extraction_and_saves_a_memory_with_its_index_line() {
-    let home = TestHome::new();
-    let project = home.git_repo("app");
-    let memory = home.memdir_for(&project);
-    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
-    std::fs::create_dir_all(&transcripts).unwrap();
-    let transcript = transcripts.join(format!("{SID}.jsonl"));
+    let (home, project, memory, transcript) = app_session();
 
     let jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
     let handle = start(config(&home, jobs, vec![])).unwrap();
@@ -104,11 +111,7 @@ async fn a_turn_end_runs_offline_extraction_and_saves_a_memory_with_its_index_li
 /// provider that is down each would spend minutes of retries) and says when it will be.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_model_is_rested_after_a_failed_run() {
-    let home = TestHome::new();
-    let project = home.git_repo("app");
-    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
-    std::fs::create_dir_all(&transcripts).unwrap();
-    let transcript = transcripts.join(format!("{SID}.jsonl"));
+    let (home, project, _, transcript) = app_session();
     let stub = mneme_stub_model::StubModel::start().await;
     stub.set_default(mneme_stub_model::Reply::status(400));
     let providers = home.env.data_dir().join("providers.json");
@@ -139,12 +142,7 @@ async fn a_failing_model_is_rested_after_a_failed_run() {
 /// waiting for its `cwd` and dropped without a word.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_that_cannot_be_opened_is_reported_once_with_the_file_to_fix() {
-    let home = TestHome::new();
-    let project = home.git_repo("app");
-    let memory = home.memdir_for(&project);
-    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
-    std::fs::create_dir_all(&transcripts).unwrap();
-    let transcript = transcripts.join(format!("{SID}.jsonl"));
+    let (home, project, memory, transcript) = app_session();
     let cursor = home.env.data_dir().join("extract/projects").join(mneme_core::sanitize::sanitize_path(&memory.to_string_lossy())).join(format!("sessions/{SID}.json"));
     std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
     std::fs::write(&cursor, "{\"cursor\": ").unwrap();
