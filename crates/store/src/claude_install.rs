@@ -158,16 +158,38 @@ pub enum VersionError {
     NoVersion { bin: PathBuf, output: String },
 }
 
-type Key = (PathBuf, u64, Option<SystemTime>);
-static CACHE: LazyLock<Mutex<HashMap<Key, Result<ClaudeVersion, VersionError>>>> = LazyLock::new(Default::default);
+impl VersionError {
+    /// Whether the same file may answer otherwise on the next try: it could not be started
+    /// (permissions, a binary being replaced) or did not answer in time (a busy machine).
+    fn is_transient(&self) -> bool {
+        matches!(self, VersionError::Run { .. } | VersionError::Timeout { .. })
+    }
+}
 
-/// `claude --version` for `bin`, remembered while the file stays the same.
+/// How long a transient failure ([`VersionError::is_transient`]) is remembered: long enough that
+/// a binary that hangs does not cost every call the whole timeout, short enough that a fixed
+/// one is read soon.
+const TRANSIENT_FOR: Duration = Duration::from_secs(30);
+
+type Key = (PathBuf, u64, Option<SystemTime>);
+/// Each answer, and for a transient failure when it was had.
+type Cached = (Result<ClaudeVersion, VersionError>, Option<Instant>);
+static CACHE: LazyLock<Mutex<HashMap<Key, Cached>>> = LazyLock::new(Default::default);
+
+/// `claude --version` for `bin`, remembered while the file stays the same (a transient failure
+/// only for [`TRANSIENT_FOR`]).
 fn cached_version(bin: &Path) -> Result<ClaudeVersion, VersionError> {
+    cached_version_within(bin, TRANSIENT_FOR)
+}
+
+fn cached_version_within(bin: &Path, transient_for: Duration) -> Result<ClaudeVersion, VersionError> {
     let meta = std::fs::metadata(bin)
         .map_err(|e| VersionError::Unreadable { bin: bin.to_path_buf(), message: e.to_string() })?;
     let key = (bin.to_path_buf(), meta.len(), meta.modified().ok());
-    if let Some(hit) = CACHE.lock().expect("version cache").get(&key) {
-        return hit.clone();
+    if let Some((hit, at)) = CACHE.lock().expect("version cache").get(&key) {
+        if at.is_none_or(|at| at.elapsed() < transient_for) {
+            return hit.clone();
+        }
     }
     // npm installs put the binary beside its package's manifest, which names the release:
     // one small read instead of starting Claude Code (tens to hundreds of milliseconds, paid
@@ -176,7 +198,8 @@ fn cached_version(bin: &Path) -> Result<ClaudeVersion, VersionError> {
         Some(v) => Ok(v),
         None => version_of(bin),
     };
-    CACHE.lock().expect("version cache").insert(key, got.clone());
+    let at = got.as_ref().err().filter(|e| e.is_transient()).map(|_| Instant::now());
+    CACHE.lock().expect("version cache").insert(key, (got.clone(), at));
     got
 }
 
@@ -201,8 +224,9 @@ fn package_version(bin: &Path) -> Option<ClaudeVersion> {
 /// there) nor Mneme's memory.
 const VERSION_OUTPUT_KEPT: usize = 64 << 10;
 
-/// Runs `bin --version` with no input, a bounded time, and nothing but a minimal
-/// environment, and reads the release from what it prints.
+/// Runs `bin --version` with no input, a bounded time, and nothing but a minimal environment
+/// (`PATH`, which a launcher needs to find Node, `HOME`, and the switches that keep Claude Code
+/// from updating itself or calling out) in `/`, and reads the release from what it prints.
 ///
 /// It runs in a process group of its own, killed when the deadline passes and once it has
 /// exited (a helper it left behind would hold its output open); the output is read on a thread
@@ -210,7 +234,13 @@ const VERSION_OUTPUT_KEPT: usize = 64 << 10;
 pub fn version_of(bin: &Path) -> Result<ClaudeVersion, VersionError> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(bin);
-    cmd.arg("--version")
+    cmd.arg("--version").env_clear();
+    for name in ["PATH", "HOME"] {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
+    cmd.current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -348,6 +378,34 @@ mod tests {
         assert!(matches!(version_of(&hangs), Err(VersionError::Timeout { .. })));
         assert!(started.elapsed() < VERSION_TIMEOUT + Duration::from_secs(3), "{:?}", started.elapsed());
         assert!(gone(&helper), "the hung run's helper was stopped with its group");
+    }
+
+    /// A failure that may pass (the file could not be started, or did not answer in time) is
+    /// not remembered for the file's life: made executable, the same file is read. And the run
+    /// sees only what it needs, from `/`.
+    #[test]
+    fn a_transient_failure_is_not_kept_and_the_run_gets_a_minimal_environment() {
+        let t = tempfile::tempdir().unwrap();
+        let seen = t.path().join("seen");
+        let bin = fake_claude(&t.path().join("bin"), &format!("{{ pwd; env; }} > {}\necho '2.1.302 (Claude Code)'", seen.display()));
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(matches!(cached_version(&bin), Err(VersionError::Run { .. })));
+        // A chmod changes neither the size nor the modification time the cache is keyed on.
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(matches!(cached_version(&bin), Err(VersionError::Run { .. })), "remembered for a moment");
+        assert_eq!(cached_version_within(&bin, Duration::ZERO), Ok(ClaudeVersion::new(2, 1, 302)));
+
+        let seen = std::fs::read_to_string(&seen).unwrap();
+        let mut lines = seen.lines();
+        assert_eq!(lines.next(), Some("/"));
+        let mut names: Vec<&str> = lines.filter_map(|l| l.split_once('=').map(|(n, _)| n)).collect();
+        names.sort();
+        // `sh` adds PWD (and some shells SHLVL and _) of its own.
+        names.retain(|n| !matches!(*n, "PWD" | "SHLVL" | "_" | "OLDPWD"));
+        let mut expected = vec!["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER"];
+        expected.extend(["HOME", "PATH"].into_iter().filter(|n| std::env::var_os(n).is_some()));
+        expected.sort();
+        assert_eq!(names, expected);
     }
 
     #[test]
