@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 const LAST_PROJECT_FILE: &str = "last-project.json";
 /// At most this many completions: enough to pick from, small enough to list at once.
 const COMPLETIONS_SHOWN: usize = 50;
+/// At most this many entries of a folder are looked at per completion (it runs on every
+/// keystroke); in a larger folder the rest are left out and `more` says so.
+const ENTRIES_SCANNED: usize = 10_000;
 
 /// A project folder the app opened.
 #[derive(Debug, Clone, Serialize)]
@@ -31,9 +34,9 @@ pub struct FolderCompletion {
     /// The typed path itself, absolute, when it is an existing folder.
     pub folder: Option<PathBuf>,
     /// Sub-folders of the typed path's parent whose names start with its last part, sorted;
-    /// hidden ones only when the last part starts with a dot.
+    /// hidden ones only when the last part starts with a dot, and none whose name is not UTF-8.
     pub suggestions: Vec<PathBuf>,
-    /// Whether there were more than those listed.
+    /// Whether there were more than those listed (or the folder was too large to look at whole).
     pub more: bool,
 }
 
@@ -97,19 +100,39 @@ impl Mneme {
         let Ok(entries) = std::fs::read_dir(&parent) else {
             return FolderCompletion { folder, ..empty };
         };
-        let mut suggestions: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                name.starts_with(&prefix) && (prefix.starts_with('.') || !name.starts_with('.'))
-            })
-            // Symlinked folders count: many people keep projects behind one.
-            .filter(|e| e.path().is_dir())
-            .map(|e| e.path())
-            .collect();
+        let mut suggestions: Vec<PathBuf> = Vec::new();
+        let mut cut_short = false;
+        for (seen, entry) in entries.enumerate() {
+            if seen == ENTRIES_SCANNED {
+                cut_short = true;
+                break;
+            }
+            let Ok(entry) = entry else { continue };
+            let name = entry.file_name();
+            // A name that is not UTF-8 can be neither shown nor typed back (and a path holding
+            // one would make the whole answer fail to serialise).
+            let Some(name) = name.to_str() else { continue };
+            if !name.starts_with(&prefix) || (name.starts_with('.') && !prefix.starts_with('.')) {
+                continue;
+            }
+            // The kind the listing gives costs no stat; only a link is followed. Symlinked
+            // folders count: many people keep projects behind one.
+            let folder = match entry.file_type() {
+                Ok(t) if t.is_symlink() => entry.path().is_dir(),
+                Ok(t) => t.is_dir(),
+                Err(_) => false,
+            };
+            if folder {
+                suggestions.push(entry.path());
+            }
+        }
+        let more = cut_short || suggestions.len() > COMPLETIONS_SHOWN;
+        if suggestions.len() > COMPLETIONS_SHOWN {
+            // The first ones by name, without sorting them all.
+            suggestions.select_nth_unstable(COMPLETIONS_SHOWN);
+            suggestions.truncate(COMPLETIONS_SHOWN);
+        }
         suggestions.sort();
-        let more = suggestions.len() > COMPLETIONS_SHOWN;
-        suggestions.truncate(COMPLETIONS_SHOWN);
         FolderCompletion { folder, suggestions, more }
     }
 }
@@ -179,5 +202,47 @@ mod tests {
         assert_eq!(m.complete_folder("~/.c").suggestions, vec![home.join(".config")]);
         assert_eq!(m.complete_folder(&format!("{}/code/shop", home.display())).folder, Some(home.join("code/shop")));
         assert!(m.complete_folder("code").suggestions.is_empty(), "relative paths complete to nothing");
+    }
+
+    /// A folder name that is not UTF-8 is left out instead of making the answer unserialisable;
+    /// links to folders count, links to files do not; more than 50 matches are the first 50
+    /// by name.
+    #[test]
+    fn completion_skips_names_it_cannot_show_and_keeps_the_first_by_name() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let m = mneme(t.path());
+        let code = t.path().join("home/code");
+        std::fs::create_dir_all(code.join("cafe")).unwrap();
+        std::fs::create_dir_all(code.join(std::ffi::OsStr::from_bytes(b"caf\xe9"))).unwrap();
+        std::fs::write(code.join("cab.txt"), "").unwrap();
+        std::os::unix::fs::symlink(code.join("cafe"), code.join("cab-link")).unwrap();
+        std::os::unix::fs::symlink(code.join("cab.txt"), code.join("cab-file-link")).unwrap();
+        let c = m.complete_folder("~/code/ca");
+        assert_eq!(c.suggestions, vec![code.join("cab-link"), code.join("cafe")]);
+        serde_json::to_string(&c).expect("the answer serialises");
+
+        let many = t.path().join("home/many");
+        for i in (0..120).rev() {
+            std::fs::create_dir_all(many.join(format!("d{i:03}"))).unwrap();
+        }
+        let c = m.complete_folder("~/many/d");
+        assert!(c.more);
+        assert_eq!(c.suggestions, (0..50).map(|i| many.join(format!("d{i:03}"))).collect::<Vec<_>>());
+    }
+
+    /// A huge folder is looked at up to a bound, per keystroke: `more` says the list was cut.
+    #[test]
+    fn completion_in_a_huge_folder_stops_at_its_bound() {
+        let t = tempfile::tempdir().unwrap();
+        let m = mneme(t.path());
+        let huge = t.path().join("home/huge");
+        std::fs::create_dir_all(huge.join("project")).unwrap();
+        for i in 0..ENTRIES_SCANNED + 10 {
+            std::fs::write(huge.join(format!("f{i}")), "").unwrap();
+        }
+        let c = m.complete_folder("~/huge/");
+        assert!(c.more, "{:?}", c.suggestions);
+        assert!(c.suggestions.len() <= 1);
     }
 }
