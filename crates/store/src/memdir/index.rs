@@ -99,6 +99,11 @@ pub(crate) fn parse_entry(line: &str, dir: &str, root: &Path) -> Option<IndexEnt
         let open = from + found;
         let target_start = open + 2;
         from = target_start;
+        // `\]` is a literal bracket in the link text (`escape_title` writes one for a title
+        // holding `](`), not the end of it.
+        if is_escaped(line.as_bytes(), open) {
+            continue;
+        }
         let Some((raw_span, close)) = link_target(line, target_start) else { continue };
         let raw = &line[raw_span.0..raw_span.1];
         let Some(rel_path) = resolve_target(raw, dir, root) else { continue };
@@ -157,10 +162,11 @@ fn title_start(line: &str, close: usize) -> usize {
     let mut i = close;
     while i > 0 {
         i -= 1;
-        let escaped = i > 0 && bytes[i - 1] == b'\\';
+        // Only brackets ask, so a long run of backslashes is counted once, not per byte.
+        let escaped = || is_escaped(bytes, i);
         match bytes[i] {
-            b']' if !escaped => depth += 1,
-            b'[' if !escaped => {
+            b']' if !escaped() => depth += 1,
+            b'[' if !escaped() => {
                 if depth == 0 {
                     return i + 1;
                 }
@@ -170,6 +176,12 @@ fn title_start(line: &str, close: usize) -> usize {
         }
     }
     close
+}
+
+/// Whether the byte at `at` is backslash-escaped: preceded by an odd number of backslashes
+/// (`\\]` is an escaped backslash followed by a real `]`).
+fn is_escaped(bytes: &[u8], at: usize) -> bool {
+    bytes[..at].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
 }
 
 /// The hook after the link: the rest of the line minus a leading `—`, `–`, `-` or `:`.
@@ -282,7 +294,7 @@ pub fn render_entry(title: &str, rel_path: &str, scope: Scope, hook: Option<&str
     }
 }
 
-fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
     let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}');
     if s.contains(breaks) {
         std::borrow::Cow::Owned(s.chars().map(|c| if breaks(c) { ' ' } else { c }).collect())
@@ -547,6 +559,37 @@ mod tests {
         check_entry("- [txt](a.txt)", None);
         check_entry("# Heading", None);
         check_entry("plain text ](", None);
+    }
+
+    #[test]
+    fn a_rendered_entry_parses_back_to_its_own_file_whatever_the_title_holds() {
+        // A title holding `](…)` once parsed as a link to that text's target: the memory read
+        // as unindexed and its line as another file's.
+        let titles = [
+            "See [docs](docs.md) first",
+            "](x.md)",
+            "a\\](b.md)",
+            "back\\slash\\",
+            "\\",
+            "[[open",
+            "close]]",
+            "[a](<b.md>) and [c](d.md)",
+            "\\[x\\](y.md)",
+            "ends with ](",
+        ];
+        for title in titles {
+            for (scope, rel) in [(Scope::Private, "see-docs.md"), (Scope::Team, "team/a b.md")] {
+                let line = render_entry(title, rel, scope, Some("d"));
+                let e = parse_entry(&line, scope.dir(), Path::new("/m")).unwrap_or_else(|| panic!("{line:?}"));
+                assert_eq!(e.rel_path, rel, "{line:?}");
+                assert_eq!(unescape_title(&e.title), title, "{line:?}");
+                assert_eq!(e.hook.as_deref(), Some("d"), "{line:?}");
+                assert_eq!(&line[e.spans.title.0..e.spans.title.1], e.title);
+            }
+        }
+        // An escaped backslash before `]` leaves the bracket real.
+        check_entry("- [a\\\\](b.md)", Some(("a\\\\", "b.md", None)));
+        check_entry("- [a \\](x.md) b](c.md)", Some(("a \\](x.md) b", "c.md", None)));
     }
 
     #[test]
