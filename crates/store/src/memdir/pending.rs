@@ -37,6 +37,11 @@ pub(crate) struct PendingSync {
 /// Rewrites the lines of `doc` that point at `rel` and still show the old title or hook.
 /// Returns how many lines changed.
 #[allow(clippy::too_many_arguments)]
+/// `s` on one line: an index entry is one line (as `render_entry` writes it).
+fn one_line(s: &str) -> String {
+    s.trim().chars().map(|c| if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') { ' ' } else { c }).collect()
+}
+
 pub(crate) fn sync_lines(
     doc: &mut IndexDoc,
     scope: Scope,
@@ -53,13 +58,16 @@ pub(crate) fn sync_lines(
             continue;
         }
         let mut line = doc.lines[i].text.clone();
+        // A name or description may span lines in the frontmatter (`description: |`); an index
+        // entry is one line, and a line break here would split it, or start a new entry.
+        let (new_desc, new_name) = (new_desc.map(one_line), new_name.map(one_line));
         // Right to left, so the title's span is still valid after the hook changes.
-        if let (Some(nd), Some(od), Some((s, t))) = (new_desc, old_desc, e.spans.hook) {
-            if &line[s..t] == od {
+        if let (Some(nd), Some(od), Some((s, t))) = (new_desc.as_deref(), old_desc, e.spans.hook) {
+            if line[s..t] == *od || line[s..t] == one_line(od) {
                 line.replace_range(s..t, nd);
             }
         }
-        if let Some(nn) = new_name {
+        if let Some(nn) = new_name.as_deref() {
             if unescape_title(&e.title) == old_name {
                 line.replace_range(e.spans.title.0..e.spans.title.1, &escape_title(nn));
             }
@@ -222,6 +230,35 @@ mod tests {
         assert_eq!(t.read("MEMORY.md"), "- [Indentation](tabs.md) — tabs, width 4\n- [Own words](notes.md) — a hook of my own\n");
         assert!(m.pending_syncs().is_empty(), "the note is gone");
         assert!(m.health().stale_index_lines.is_empty());
+    }
+
+    /// A whole-file save whose frontmatter spreads the description over lines (`|`) keeps its
+    /// index entry one line: a line break would split it, or start an entry of its own.
+    #[test]
+    fn a_multi_line_description_keeps_its_index_entry_one_line() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [Tabs](tabs.md) — use tabs
+");
+        t.write("tabs.md", "---
+name: Tabs
+description: use tabs
+---
+Tabs.
+");
+        let m = t.memdir();
+        let rev = m.read("tabs.md").unwrap().revision;
+        let text = "---
+name: Tabs
+description: |
+  tabs, width 4
+  - [X](other.md) not an entry
+---
+Tabs.
+";
+        m.update("tabs.md", text, &rev).unwrap();
+        let index = t.read("MEMORY.md");
+        assert_eq!(index.lines().count(), 1, "{index:?}");
+        assert!(index.starts_with("- [Tabs](tabs.md) — tabs, width 4 - [X](other.md) not an entry"), "{index:?}");
     }
 
     #[test]
