@@ -72,13 +72,97 @@ pub struct IndexFile {
 
 /// Parses an index of `scope` inside the memory folder `root` (used only to recognise
 /// absolute targets that point into it).
+/// A line inside an HTML comment holds no entry: Claude Code strips comment blocks before it
+/// reads the index, so such a line is notes, not a memory the index lists.
 pub fn parse_index(content: &str, scope: Scope, root: &Path) -> Vec<IndexLine> {
-    IndexDoc::parse(content)
-        .lines
+    let doc = IndexDoc::parse(content);
+    let commented = commented_lines(&doc.lines);
+    doc.lines
         .iter()
         .enumerate()
-        .map(|(i, l)| IndexLine { number: i + 1, text: l.text.clone(), entry: parse_entry(&l.text, scope.dir(), root) })
+        .map(|(i, l)| IndexLine {
+            number: i + 1,
+            text: l.text.clone(),
+            entry: if commented[i] { None } else { parse_entry(&l.text, scope.dir(), root) },
+        })
         .collect()
+}
+
+/// Up to three spaces of indent, as CommonMark allows before a block's opening.
+fn block_start(text: &str) -> &str {
+    let indent = text.len() - text.trim_start_matches(' ').len();
+    if indent <= 3 {
+        &text[indent..]
+    } else {
+        ""
+    }
+}
+
+/// For each line, whether Claude Code's comment stripping leaves nothing of it: the line is
+/// in an HTML block that opens with `<!--` at the start of a line (outside fenced code) and
+/// runs to the line holding the matching `-->`, and nothing but blanks lies outside the
+/// block's `<!-- … -->` spans on it (what is left, like `<!-- x --> - [a](a.md)`, is kept).
+/// An unclosed `<!--` is not stripped (the stripper removes whole `<!-- … -->` spans only).
+/// This is the memory folder's own reading, without the markdown lexer the cap measurement
+/// may be given; the two agree on index files as people and Claude Code write them.
+pub(crate) fn commented_lines(lines: &[DocLine]) -> Vec<bool> {
+    let mut out = vec![false; lines.len()];
+    let mut fence: Option<&str> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let start = block_start(&lines[i].text);
+        if let Some(f) = fence {
+            if start.starts_with(f) {
+                fence = None;
+            }
+            i += 1;
+            continue;
+        }
+        if let Some(f) = ["```", "~~~"].into_iter().find(|f| start.starts_with(f)) {
+            fence = Some(f);
+            i += 1;
+            continue;
+        }
+        if !start.starts_with("<!--") {
+            i += 1;
+            continue;
+        }
+        // The block ends at the first line holding `-->` after the opening `<!--`.
+        let open_at = lines[i].text.len() - start.len() + 4;
+        let Some(end) = (i..lines.len()).find(|&k| lines[k].text[if k == i { open_at } else { 0 }..].contains("-->")) else {
+            break;
+        };
+        // Walk the block's comment spans, noting the lines with text outside them.
+        let mut in_comment = false;
+        for (k, line) in lines.iter().enumerate().take(end + 1).skip(i) {
+            let text = line.text.as_str();
+            let mut residue = false;
+            let mut at = 0;
+            while at < text.len() {
+                if in_comment {
+                    match text[at..].find("-->") {
+                        Some(c) => {
+                            at += c + 3;
+                            in_comment = false;
+                        }
+                        None => at = text.len(),
+                    }
+                } else {
+                    let next = text[at..].find("<!--").map_or(text.len(), |c| at + c);
+                    residue |= !js_trim(&text[at..next]).is_empty();
+                    at = next;
+                    if next < text.len() {
+                        // The opening's own `-->` may not overlap it: `<!-->` is not closed.
+                        at += 4;
+                        in_comment = true;
+                    }
+                }
+            }
+            out[k] = !residue;
+        }
+        i = end + 1;
+    }
+    out
 }
 
 /// The most `](` a line is searched at for its entry. Each try may scan the rest of the line
@@ -294,7 +378,7 @@ pub fn render_entry(title: &str, rel_path: &str, scope: Scope, hook: Option<&str
     }
 }
 
-pub(super) fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
     let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}');
     if s.contains(breaks) {
         std::borrow::Cow::Owned(s.chars().map(|c| if breaks(c) { ' ' } else { c }).collect())
@@ -362,11 +446,14 @@ impl IndexDoc {
         crlf * 2 > self.lines.len()
     }
 
-    /// Entries with their 0-based line index.
+    /// Entries with their 0-based line index; lines inside an HTML comment hold none (see
+    /// [`parse_index`]), so they are never counted, kept or dropped as a live entry.
     pub fn entries(&self, scope: Scope, root: &Path) -> Vec<(usize, IndexEntry)> {
+        let commented = commented_lines(&self.lines);
         self.lines
             .iter()
             .enumerate()
+            .filter(|(i, _)| !commented[*i])
             .filter_map(|(i, l)| parse_entry(&l.text, scope.dir(), root).map(|e| (i, e)))
             .collect()
     }
@@ -590,6 +677,35 @@ mod tests {
         // An escaped backslash before `]` leaves the bracket real.
         check_entry("- [a\\\\](b.md)", Some(("a\\\\", "b.md", None)));
         check_entry("- [a \\](x.md) b](c.md)", Some(("a \\](x.md) b", "c.md", None)));
+    }
+
+    fn commented(content: &str) -> Vec<usize> {
+        let doc = IndexDoc::parse(content);
+        commented_lines(&doc.lines).iter().enumerate().filter(|(_, c)| **c).map(|(i, _)| i + 1).collect()
+    }
+
+    #[test]
+    fn lines_inside_html_comments_hold_no_entry() {
+        let index = "<!-- archived\n- [Deploy](deploy.md) — old\n- [Gone](gone.md)\n-->\n- [Deploy](deploy.md) — current\n";
+        let live: Vec<(usize, String)> =
+            parse_index(index, Scope::Private, Path::new("/m")).into_iter().filter_map(|l| Some((l.number, l.entry?.rel_path))).collect();
+        assert_eq!(live, [(5, "deploy.md".to_string())]);
+        let doc = IndexDoc::parse(index);
+        assert_eq!(doc.entries(Scope::Private, Path::new("/m")).into_iter().map(|(i, _)| i).collect::<Vec<_>>(), [4]);
+
+        assert_eq!(commented("<!-- one line - [a](a.md) -->\n- [b](b.md)\n"), [1]);
+        assert_eq!(commented("   <!--\n- [a](a.md)\n  -->  \n"), [1, 2, 3]);
+        // What follows the comment on its last line is kept, as Claude Code keeps it.
+        assert_eq!(commented("<!--\n- [a](a.md)\n--> - [b](b.md)\n"), [1, 2]);
+        assert_eq!(commented("<!-- x --> - [a](a.md)\n"), Vec::<usize>::new());
+        // Not a comment block: indented code, mid-line, unclosed, inside a fence, `<!-->`.
+        assert_eq!(commented("    <!--\n- [a](a.md)\n-->\n"), Vec::<usize>::new());
+        assert_eq!(commented("text <!--\n- [a](a.md)\n-->\n"), Vec::<usize>::new());
+        assert_eq!(commented("<!--\n- [a](a.md)\n"), Vec::<usize>::new());
+        assert_eq!(commented("```\n<!--\n```\n- [a](a.md)\n-->\n"), Vec::<usize>::new());
+        assert_eq!(commented("<!-->\n- [a](a.md)\n-->\n"), [1, 2, 3]);
+        // CRLF lines and two blocks.
+        assert_eq!(commented("<!--\r\n- [a](a.md)\r\n-->\r\n- [b](b.md)\r\n<!-- c -->\r\n"), [1, 2, 3, 5]);
     }
 
     #[test]

@@ -980,6 +980,29 @@ mod tests {
     }
 
     #[test]
+    fn index_lines_inside_an_html_comment_are_not_live_entries() {
+        // Claude Code strips comment blocks before reading the index: the archived line is
+        // neither a duplicate of the live one nor a dangling entry, and no fix touches it.
+        let t = TestDir::new();
+        t.write("deploy.md", "---\nname: Deploy\ndescription: current\n---\n");
+        let index = "<!-- archived\n- [Deploy](deploy.md) — old\n- [Gone](gone.md) — gone\n-->\n- [Deploy](deploy.md) — current\n";
+        t.write("MEMORY.md", index);
+        let m = t.memdir();
+        let h = m.health();
+        assert!(h.index.duplicates.is_empty(), "{:?}", h.index.duplicates);
+        assert!(h.index.missing_targets.is_empty(), "{:?}", h.index.missing_targets);
+        assert_eq!(h.index.entry_count, 1);
+        m.reorder_index(Scope::Private, &[]).unwrap();
+        assert_eq!(t.read("MEMORY.md"), index, "the live line is kept, the comment left alone");
+        // A memory whose only line is commented out is not indexed: create adds a live line.
+        let mut n = new_memory("Gone", "back again");
+        n.file_name = Some("gone.md".into());
+        let c = m.create(&n).unwrap();
+        assert!(c.index_line_added);
+        assert_eq!(t.read("MEMORY.md"), format!("{index}- [Gone](gone.md) — back again\n"));
+    }
+
+    #[test]
     fn rename_is_undone_when_the_index_cannot_be_written() {
         let t = TestDir::new();
         t.write("a.md", "a");
