@@ -542,6 +542,12 @@ impl Mneme {
             done.extend(fix.removed.iter().map(|l| format!("removed from {}: {l}", fix.index_rel_path)));
         }
         let health = m.health();
+        for e in health.team_index.iter().flat_map(|t| &t.missing_targets) {
+            done.push(format!(
+                "left in team/MEMORY.md, which the team shares: {} (no {} here; if a teammate deleted it, remove the line by hand; a pull may not have been able to write it on this disk)",
+                e.text, e.rel_path
+            ));
+        }
         let past: Vec<String> = health.index.past_cap.iter().map(|e| e.rel_path.clone()).collect();
         if !past.is_empty() || !health.index.duplicates.is_empty() {
             let fix = m.reorder_index(Scope::Private, &past)?;

@@ -426,9 +426,12 @@ impl Memdir {
     }
 
     /// Removes index lines whose target file does not exist. The removed lines are returned.
+    /// Only in the private index: `team/MEMORY.md` is the team's, and a line that dangles here
+    /// may name a file the last pull could not write on this disk (too large, a case twin, a
+    /// link in its place); removing it would remove it for everyone at the next push.
     pub fn drop_dangling_index_lines(&self) -> Result<Vec<IndexFix>, MemdirError> {
         let mut fixes = Vec::new();
-        for scope in [Scope::Private, Scope::Team] {
+        for scope in [Scope::Private] {
             let root = self.root.clone();
             let (removed, revision) = self.edit_index(scope, |doc| {
                 let hits: Vec<usize> = doc
@@ -639,6 +642,10 @@ mod tests {
         assert_eq!(dropped[0].removed, ["- [Gone](gone.md)"]);
         assert_eq!(t.read("MEMORY.md"), "- [A](a.md) — a\n- [Bee](b.md) — the b memory\n");
         assert!(m.drop_dangling_index_lines().unwrap().is_empty());
+        // The team's index is the team's: a line that dangles here is left for the person.
+        t.write("team/MEMORY.md", "- [t](t.md)\n- [Big](big.md) — a file the pull could not write\n");
+        assert!(m.drop_dangling_index_lines().unwrap().is_empty());
+        assert_eq!(t.read("team/MEMORY.md"), "- [t](t.md)\n- [Big](big.md) — a file the pull could not write\n");
 
         t.write("MEMORY.md", "# Top\n- [A](a.md)\n- [B](b.md)\n- [A again](a.md)\n## Later\n- [T](team/t.md)\n");
         let fix = m.reorder_index(Scope::Private, &["team/t.md".into(), "b.md".into()]).unwrap();
