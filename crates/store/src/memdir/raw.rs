@@ -8,7 +8,7 @@
 
 use super::error::io_err;
 use super::scan::read_bytes;
-use super::{Memdir, MemdirError, Revision};
+use super::{Memdir, MemdirError, Revision, Scope};
 use std::fs;
 use std::path::PathBuf;
 
@@ -53,8 +53,16 @@ impl Memdir {
     pub fn write_raw(&self, rel: &str, content: &[u8], expected: &Revision) -> Result<Revision, MemdirError> {
         validate_raw_path(rel)?;
         let real_root = self.ensure_root()?;
-        let abs: PathBuf = self.abs(rel);
+        let mut abs: PathBuf = self.abs(rel);
         self.check_contained(&real_root, rel, &abs)?;
+        // A linked index (`MEMORY.md -> notes/index.md`, which the check above keeps inside) is
+        // written where it lives, as every index edit writes it: putting back an index the fix
+        // changed must not refuse the link it followed, nor replace it with a file.
+        if [Scope::Private, Scope::Team].iter().any(|s| s.index_rel_path() == rel) && fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink()) {
+            if let Ok(target) = fs::canonicalize(&abs) {
+                abs = target;
+            }
+        }
         if expected.exists() {
             self.require_regular(rel, &abs)?;
         }
@@ -71,6 +79,20 @@ impl Memdir {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+
+    /// A linked index is written where it lives, as an index edit writes it (putting back an
+    /// index "Fix index" changed); the link stays a link.
+    #[test]
+    fn a_linked_index_is_written_where_it_lives() {
+        let t = TestDir::new();
+        t.write("notes/index.md", "- [a](../a.md)\n");
+        std::os::unix::fs::symlink("notes/index.md", t.mem().join("MEMORY.md")).unwrap();
+        let m = t.memdir();
+        let (_, rev) = m.read_raw("MEMORY.md").unwrap();
+        m.write_raw("MEMORY.md", b"- [a](../a.md) \xe2\x80\x94 put back\n", &rev).unwrap();
+        assert!(std::fs::symlink_metadata(t.mem().join("MEMORY.md")).unwrap().file_type().is_symlink());
+        assert_eq!(t.read("notes/index.md"), "- [a](../a.md) — put back\n");
+    }
 
     #[test]
     fn writes_any_file_with_conflict_checks() {
