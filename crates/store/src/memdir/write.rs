@@ -566,10 +566,24 @@ impl Memdir {
     /// rewritten. If an index cannot be updated the move is undone.
     pub fn rename(&self, old_rel: &str, new_rel: &str) -> Result<Renamed, MemdirError> {
         let (old_abs, new_abs) = self.rename_paths(old_rel, new_rel)?;
-        if Scope::of(new_rel) == Scope::Team {
+        let (from, to) = (Scope::of(old_rel), Scope::of(new_rel));
+        if to == Scope::Team {
             // Moving a file into team/ publishes its content just as writing it there would.
             let (bytes, _) = read_bytes(&old_abs)?.ok_or_else(|| MemdirError::NotFound { path: old_rel.into() })?;
             self.check_team_write(new_rel, &String::from_utf8_lossy(&bytes))?;
+            if from != to {
+                // Its index lines move into team/MEMORY.md with it, published as well.
+                let lines: Vec<String> = self
+                    .read_index(from)?
+                    .lines
+                    .into_iter()
+                    .filter(|l| l.entry.as_ref().is_some_and(|e| e.rel_path == old_rel))
+                    .map(|l| l.text)
+                    .collect();
+                if !lines.is_empty() {
+                    self.check_team_write(to.index_rel_path(), &lines.join("\n"))?;
+                }
+            }
         }
         if let Some(parent) = new_abs.parent() {
             fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
@@ -583,6 +597,24 @@ impl Memdir {
         let undo_move = || {
             let _ = move_file(&new_abs, &old_abs);
         };
+        if from != to {
+            // Claude Code reads a memory from the index of the scope it lives in: the line
+            // leaves the old scope's index for the new one's, or the memory would read as
+            // unindexed in its new scope and the old index would point across at it.
+            let moved = match self.move_index_lines(from, to, old_rel, new_rel) {
+                Ok(n) => n,
+                Err(e) => {
+                    undo_move();
+                    return Err(e);
+                }
+            };
+            return Ok(Renamed {
+                old_rel_path: old_rel.into(),
+                new_rel_path: new_rel.into(),
+                index_lines_rewritten: moved,
+                links_to_old_name: self.links_to_old_name(old_rel, new_rel),
+            });
+        }
         let private = match self.retarget(Scope::Private, old_rel, new_rel) {
             Ok(n) => n,
             Err(e) => {
@@ -600,28 +632,80 @@ impl Memdir {
                 return Err(e);
             }
         };
-        let old_stem = stem_of(old_rel);
-        let mut links_to_old_name = Vec::new();
-        if stem_of(new_rel) != old_stem {
-            // A failed scan only loses the warning, not the rename.
-            let scan = self.scan().unwrap_or_default();
-            let known: HashSet<&str> =
-                scan.files.iter().flat_map(|f| [f.stem()].into_iter().chain(f.name.as_deref())).collect();
-            if !known.contains(old_stem) {
-                links_to_old_name = scan
-                    .files
-                    .iter()
-                    .filter(|f| f.links.iter().any(|l| l == old_stem))
-                    .map(|f| DanglingLink { from: f.rel_path.clone(), link: old_stem.to_string() })
-                    .collect();
-            }
-        }
         Ok(Renamed {
             old_rel_path: old_rel.into(),
             new_rel_path: new_rel.into(),
             index_lines_rewritten: private + team,
-            links_to_old_name,
+            links_to_old_name: self.links_to_old_name(old_rel, new_rel),
         })
+    }
+
+    /// `[[old-stem]]` links a rename leaves pointing at no memory.
+    fn links_to_old_name(&self, old_rel: &str, new_rel: &str) -> Vec<DanglingLink> {
+        let old_stem = stem_of(old_rel);
+        if stem_of(new_rel) == old_stem {
+            return Vec::new();
+        }
+        // A failed scan only loses the warning, not the rename.
+        let scan = self.scan().unwrap_or_default();
+        let known: HashSet<&str> = scan.files.iter().flat_map(|f| [f.stem()].into_iter().chain(f.name.as_deref())).collect();
+        if known.contains(old_stem) {
+            return Vec::new();
+        }
+        scan.files
+            .iter()
+            .filter(|f| f.links.iter().any(|l| l == old_stem))
+            .map(|f| DanglingLink { from: f.rel_path.clone(), link: old_stem.to_string() })
+            .collect()
+    }
+
+    /// For a rename from scope `from` to scope `to`: takes the lines of `from`'s index that
+    /// point at `old_rel` out of it and appends them to `to`'s index with the target written
+    /// relative to that index; lines of `to`'s index that already pointed across at `old_rel`
+    /// are retargeted, and then the moved copies are dropped rather than added as duplicates.
+    /// If `to`'s index cannot be written the removed lines go back where they were. Returns
+    /// how many lines were moved or retargeted.
+    fn move_index_lines(&self, from: Scope, to: Scope, old_rel: &str, new_rel: &str) -> Result<usize, MemdirError> {
+        let root = self.root.clone();
+        let (removed, _) = self.edit_index(from, |doc| {
+            let at: Vec<usize> = doc.entries(from, &root).into_iter().filter(|(_, e)| e.rel_path == old_rel).map(|(i, _)| i).collect();
+            let texts = doc.remove(&at);
+            at.into_iter().zip(texts).collect::<Vec<_>>()
+        })?;
+        let target = encode_target(&relative_to_dir(new_rel, to.dir()));
+        let added = self.edit_index(to, |doc| {
+            let mut n = 0;
+            for (i, e) in doc.entries(to, &root) {
+                if e.rel_path == old_rel {
+                    doc.lines[i].text.replace_range(e.spans.target.0..e.spans.target.1, &target);
+                    n += 1;
+                }
+            }
+            if n == 0 && !doc.entries(to, &root).iter().any(|(_, e)| e.rel_path == new_rel) {
+                for (_, text) in &removed {
+                    let mut text = text.clone();
+                    if let Some(e) = super::index::parse_entry(&text, from.dir(), &root) {
+                        text.replace_range(e.spans.target.0..e.spans.target.1, &target);
+                    }
+                    doc.append(text);
+                    n += 1;
+                }
+            }
+            n
+        });
+        match added {
+            Ok((n, _)) => Ok(n),
+            Err(e) => {
+                if !removed.is_empty() {
+                    let _ = self.edit_index(from, |doc| {
+                        for (i, text) in &removed {
+                            doc.insert(*i, text.clone());
+                        }
+                    });
+                }
+                Err(e)
+            }
+        }
     }
 }
 
@@ -1000,6 +1084,55 @@ mod tests {
         let c = m.create(&n).unwrap();
         assert!(c.index_line_added);
         assert_eq!(t.read("MEMORY.md"), format!("{index}- [Gone](gone.md) — back again\n"));
+    }
+
+    #[test]
+    fn a_rename_across_scopes_moves_the_index_line_to_the_other_index() {
+        let t = TestDir::new();
+        t.write("deploy notes.md", "---\nname: Deploy\n---\n");
+        t.write("MEMORY.md", "# Mine\n- [Deploy](deploy%20notes.md) — how we ship\n- [Other](other.md)\n");
+        t.write("team/MEMORY.md", "- [CI](ci.md) — green\n");
+        let m = t.memdir();
+        let r = m.rename("deploy notes.md", "team/deploy notes.md").unwrap();
+        assert_eq!(r.index_lines_rewritten, 1);
+        assert_eq!(t.read("MEMORY.md"), "# Mine\n- [Other](other.md)\n");
+        assert_eq!(t.read("team/MEMORY.md"), "- [CI](ci.md) — green\n- [Deploy](deploy%20notes.md) — how we ship\n");
+        // And back, into an index that does not exist yet.
+        std::fs::remove_file(t.mem().join("MEMORY.md")).unwrap();
+        let r = m.rename("team/deploy notes.md", "sub/d.md").unwrap();
+        assert_eq!(r.index_lines_rewritten, 1);
+        assert_eq!(t.read("team/MEMORY.md"), "- [CI](ci.md) — green\n");
+        assert_eq!(t.read("MEMORY.md"), "- [Deploy](sub/d.md) — how we ship\n");
+
+        // A line the new scope's index already had, pointing across, is retargeted; the
+        // moved copy would duplicate it and is dropped.
+        t.write("team/MEMORY.md", "- [Shared](../sub/d.md) — cross link\n");
+        let r = m.rename("sub/d.md", "team/d.md").unwrap();
+        assert_eq!(r.index_lines_rewritten, 1);
+        assert_eq!(t.read("team/MEMORY.md"), "- [Shared](d.md) — cross link\n");
+        assert_eq!(t.read("MEMORY.md"), "");
+    }
+
+    #[test]
+    fn a_rename_into_team_is_refused_when_its_index_line_would_publish_a_secret() {
+        let t = TestDir::new();
+        t.write("ci.md", "clean");
+        t.write("MEMORY.md", &format!("- [CI](ci.md) — token {}\n", github_pat()));
+        let m = t.memdir().with_team_write_check(refuse_tokens);
+        assert_eq!(m.rename("ci.md", "team/ci.md").unwrap_err().to_string(), REFUSED);
+        assert!(t.exists("ci.md") && !t.exists("team/ci.md") && !t.exists("team/MEMORY.md"));
+    }
+
+    #[test]
+    fn a_rename_across_scopes_is_undone_when_the_other_index_cannot_be_written() {
+        let t = TestDir::new();
+        t.write("a.md", "a");
+        t.write("MEMORY.md", "- [A](a.md) — hook\n- [B](b.md)\n");
+        t.write_bytes("team/MEMORY.md", b"- [x](x.md) \xFF\n");
+        let m = t.memdir();
+        assert_eq!(m.rename("a.md", "team/a.md").unwrap_err().code(), "not-utf8");
+        assert!(t.exists("a.md") && !t.exists("team/a.md"));
+        assert_eq!(t.read("MEMORY.md"), "- [A](a.md) — hook\n- [B](b.md)\n");
     }
 
     #[test]
