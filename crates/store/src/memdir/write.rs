@@ -162,12 +162,45 @@ fn write_temp(dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> Result<(Path
 
 pub(crate) use crate::atomic::fsync_dir;
 
-/// Moves a file without ever replacing one at `dst`: a hard link then an unlink, falling back
-/// to check-then-rename where hard links are unsupported and to copy-then-remove across file
-/// systems (the trash may live on another disk).
+/// Moves a file without ever replacing one at `dst`. On Linux one `renameat2` with
+/// `RENAME_NOREPLACE`: atomic, so a writer that replaces `src` meanwhile (Claude Code saves by
+/// renaming a new file over the old) has its file moved whole or not at all. Elsewhere, and on
+/// file systems that refuse the flag: a hard link then an unlink of `src`, but only while `src`
+/// is still the file that was linked; falling back to check-then-rename where hard links are
+/// unsupported and to copy-then-remove across file systems (the trash may live on another
+/// disk).
 pub(crate) fn move_file(src: &Path, dst: &Path) -> io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        use rustix::io::Errno;
+        match renameat_with(CWD, src, CWD, dst, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
+            Err(Errno::EXIST) => return Err(io::Error::from(io::ErrorKind::AlreadyExists)),
+            Err(Errno::XDEV) => return copy_then_remove(src, dst),
+            // An old kernel or a file system without the flag: the portable way below.
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    link_then_unlink(src, dst, || {})
+}
+
+/// The portable [`move_file`]. `between` runs after the link and before the check (a test's
+/// stand-in for a writer replacing `src` in that window).
+fn link_then_unlink(src: &Path, dst: &Path, between: impl FnOnce()) -> io::Result<()> {
     match fs::hard_link(src, dst) {
         Ok(()) => {
+            between();
+            // A writer that renamed a new file over `src` since the link: unlinking `src` now
+            // would delete its file, which exists nowhere else. Both stay.
+            if !same_file(src, dst)? {
+                return Err(io::Error::other(format!(
+                    "{} was replaced while it was being moved to {}; both are kept (the new file at the old path, the moved one at the new path). Keep the one you want and delete the other.",
+                    src.display(),
+                    dst.display()
+                )));
+            }
             if let Err(e) = fs::remove_file(src) {
                 let _ = fs::remove_file(dst);
                 return Err(e);
@@ -185,6 +218,21 @@ pub(crate) fn move_file(src: &Path, dst: &Path) -> io::Result<()> {
                 Err(e) => Err(e),
             }
         }
+    }
+}
+
+/// Whether two paths name the same file (device and inode). Where that cannot be told, yes.
+fn same_file(a: &Path, b: &Path) -> io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (a, b) = (fs::symlink_metadata(a)?, fs::symlink_metadata(b)?);
+        Ok(a.dev() == b.dev() && a.ino() == b.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        Ok(true)
     }
 }
 
@@ -1133,6 +1181,40 @@ mod tests {
         assert_eq!(m.rename("a.md", "team/a.md").unwrap_err().code(), "not-utf8");
         assert!(t.exists("a.md") && !t.exists("team/a.md"));
         assert_eq!(t.read("MEMORY.md"), "- [A](a.md) — hook\n- [B](b.md)\n");
+    }
+
+    #[test]
+    fn move_file_never_replaces_and_keeps_the_file_whole() {
+        let t = TestDir::new();
+        t.write("a.md", "a");
+        t.write("b.md", "b");
+        let (a, b, c) = (t.mem().join("a.md"), t.mem().join("b.md"), t.mem().join("c.md"));
+        assert_eq!(move_file(&a, &b).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!((t.read("a.md"), t.read("b.md")), ("a".to_string(), "b".to_string()));
+        move_file(&a, &c).unwrap();
+        assert!(!t.exists("a.md"));
+        assert_eq!(t.read("c.md"), "a");
+        assert_eq!(link_then_unlink(&c, &b, || {}).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        link_then_unlink(&c, &a, || {}).unwrap();
+        assert_eq!(t.tree(), "a.md: a\nb.md: b");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_replaced_while_it_is_moved_is_not_deleted() {
+        // Claude Code saves by renaming a new file over the old: if that lands between the
+        // link and the unlink, unlinking the old path would delete the only copy of the save.
+        let t = TestDir::new();
+        t.write("a.md", "old");
+        let (a, b) = (t.mem().join("a.md"), t.mem().join("b.md"));
+        let err = link_then_unlink(&a, &b, || {
+            std::fs::write(t.mem().join("new.tmp"), "saved by Claude Code").unwrap();
+            std::fs::rename(t.mem().join("new.tmp"), &a).unwrap();
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("both are kept"), "{err}");
+        assert_eq!(t.read("a.md"), "saved by Claude Code");
+        assert_eq!(t.read("b.md"), "old");
     }
 
     #[test]
