@@ -43,6 +43,17 @@ const MAX_FULL_READ_BYTES: u64 = 10 * 1024 * 1024;
 /// Bytes read per step when looking for the first 30 lines; most frontmatter fits in one.
 const HEAD_CHUNK: usize = 8 * 1024;
 
+/// The most of a file read looking for its first lines: a file of one huge line (no line
+/// feed in gigabytes) would otherwise be read to its end. Nothing Claude Code reads from a
+/// header gets near this; the manifest's own cap is [`HEAD_BYTE_CAP`].
+const HEAD_READ_MAX_BYTES: usize = MAX_FULL_READ_BYTES as usize;
+
+/// The largest file [`read_bytes`] reads whole (a memory opened, saved or checked, an
+/// index). Claude Code's Read tool refuses a whole-file read past 256 KB and loads 25,000
+/// units of an index, so a memory it uses is far smaller; a file past this is refused with
+/// what to do, rather than read into memory whatever its size.
+pub const MAX_READ_BYTES: u64 = 64 << 20;
+
 /// Below this many files a scan runs on the calling thread; thread start-up would cost more
 /// than it saves.
 const PARALLEL_THRESHOLD: usize = 256;
@@ -759,22 +770,30 @@ fn open_candidate(real_root: &Path, c: &Candidate, abs: &Path) -> Result<(File, 
     Ok((file, st))
 }
 
-/// Reads until at least `max_lines` line feeds are in `buf` or the file ends; returns how
-/// many bytes of `buf` hold the file's start. The buffer keeps its length between files, so
+/// Reads until at least `max_lines` line feeds are in `buf`, the file ends or
+/// [`HEAD_READ_MAX_BYTES`] are in; returns how many bytes of `buf` hold the file's start. The buffer keeps its length between files, so
 /// a scan of thousands of files neither reallocates nor re-zeroes it. Like
 /// [`read_known_size`], it takes the file to end at the size `fstat` gave (`len`), which
 /// spares the read that would only see the end; a size of 0 reads to the end regardless.
 fn read_head(file: &mut File, max_lines: usize, len: u64, buf: &mut Vec<u8>) -> io::Result<usize> {
+    read_head_upto(file, max_lines, len, buf, HEAD_READ_MAX_BYTES)
+}
+
+fn read_head_upto(file: &mut File, max_lines: usize, len: u64, buf: &mut Vec<u8>, max_bytes: usize) -> io::Result<usize> {
     if buf.len() < HEAD_CHUNK {
         buf.resize(HEAD_CHUNK, 0);
     }
     let mut filled = 0;
     let mut newlines = 0;
     loop {
-        if filled == buf.len() {
-            buf.resize(buf.len() * 2, 0);
+        if filled >= max_bytes {
+            return Ok(max_bytes);
         }
-        let n = match file.read(&mut buf[filled..]) {
+        if filled == buf.len() {
+            buf.resize((buf.len() * 2).min(max_bytes.max(HEAD_CHUNK)), 0);
+        }
+        let room = buf.len().min(max_bytes) - filled;
+        let n = match file.read(&mut buf[filled..filled + room]) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
@@ -1084,8 +1103,23 @@ pub(crate) fn read_bytes(abs: &Path) -> Result<Option<(Vec<u8>, Metadata)>, Memd
             detail: describe_type(&meta),
         });
     }
+    let too_large = || MemdirError::Io {
+        action: "read",
+        path: abs.to_path_buf(),
+        source: io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("it is larger than {} MiB, which Mneme does not read whole; shorten or split it in an editor", MAX_READ_BYTES >> 20),
+        ),
+    };
+    if meta.len() > MAX_READ_BYTES {
+        return Err(too_large());
+    }
     let mut bytes = Vec::with_capacity(crate::open::capacity_for(meta.len()));
-    file.read_to_end(&mut bytes).map_err(io_err("read", abs))?;
+    // It may grow after the size was taken: the read stops one byte past the cap either way.
+    (&mut file).take(MAX_READ_BYTES + 1).read_to_end(&mut bytes).map_err(io_err("read", abs))?;
+    if bytes.len() as u64 > MAX_READ_BYTES {
+        return Err(too_large());
+    }
     Ok(Some((bytes, meta)))
 }
 
@@ -1097,6 +1131,39 @@ mod tests {
 
     fn check_lines(input: &[u8], n: usize, expect: &str) {
         assert_eq!(first_lines(input, n).0, expect, "{:?}", String::from_utf8_lossy(input));
+    }
+
+    #[test]
+    fn a_head_read_stops_at_its_byte_cap_without_a_line_break() {
+        let t = TestDir::new();
+        t.write("one-line.md", &"x".repeat(100_000));
+        t.write("lines.md", &"ab\n".repeat(100));
+        let mut buf = Vec::new();
+        // A size of 0 (unknown) would otherwise read on to the end.
+        let mut f = File::open(t.mem().join("one-line.md")).unwrap();
+        assert_eq!(read_head_upto(&mut f, 30, 0, &mut buf, 20_000).unwrap(), 20_000);
+        assert!(buf.len() <= 32 * 1024, "the buffer grew to {}", buf.len());
+        let mut f = File::open(t.mem().join("one-line.md")).unwrap();
+        assert_eq!(read_head_upto(&mut f, 30, 0, &mut buf, 1000).unwrap(), 1000);
+        // Line breaks still end it first.
+        let mut f = File::open(t.mem().join("lines.md")).unwrap();
+        let n = read_head_upto(&mut f, 30, 0, &mut buf, 20_000).unwrap();
+        assert_eq!(n, 300);
+        assert_eq!(read_head(&mut File::open(t.mem().join("one-line.md")).unwrap(), 30, 0, &mut buf).unwrap(), 100_000);
+    }
+
+    #[test]
+    fn a_file_past_the_read_cap_is_refused_with_what_to_do() {
+        let t = TestDir::new();
+        t.write("big.md", "---\nname: big\n---\n");
+        // Sparse: no disk space is used for the hole.
+        File::options().write(true).open(t.mem().join("big.md")).unwrap().set_len(MAX_READ_BYTES + 1).unwrap();
+        let err = t.memdir().read("big.md").unwrap_err();
+        assert_eq!(err.code(), "io");
+        assert!(err.to_string().contains("larger than 64 MiB, which Mneme does not read whole; shorten or split it"), "{err}");
+        File::options().write(true).open(t.mem().join("big.md")).unwrap().set_len(MAX_READ_BYTES).unwrap();
+        let (bytes, _) = read_bytes(&t.mem().join("big.md")).unwrap().unwrap();
+        assert_eq!(bytes.len() as u64, MAX_READ_BYTES);
     }
 
     #[test]
