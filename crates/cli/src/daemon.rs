@@ -182,7 +182,7 @@ fn print_event(ev: &Event, json: bool) -> Result<()> {
     } else if let Event::Finished { record } = ev {
         writeln!(out, "{}", record_line(record))?;
     } else if let Event::Progress { job, message, .. } = ev {
-        writeln!(out, "[{}] {message}", job.label())?;
+        writeln!(out, "[{}] {}", job.label(), crate::print::safe(message))?;
     }
     out.flush()?;
     Ok(())
@@ -195,7 +195,8 @@ fn record_line(r: &RunRecord) -> String {
         Outcome::Failed { error } => format!("failed: {error}"),
         Outcome::Cancelled => "cancelled".into(),
     };
-    format!("[{}] {}: {what}", r.job.label(), r.target)
+    // Summaries and errors name memories and carry models' and servers' words.
+    crate::print::safe(&format!("[{}] {}: {what}", r.job.label(), r.target)).into_owned()
 }
 
 fn runs(mneme: &Mneme, limit: usize, json: bool) -> Result<()> {

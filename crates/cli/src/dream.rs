@@ -1,6 +1,7 @@
 //! `mneme dream`: the auto-dream gates, running a dream now, and the history with review
 //! (approve / reject) and one-step undo. Text for people, `--json` for scripts.
 
+use crate::print::{safe, safe_lines, safe_path};
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
 use mneme_api::records::dream::{DreamMode, DreamRecord, DreamStatus, Gate, Trigger};
@@ -199,7 +200,7 @@ pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
             if as_json {
                 json(&records.iter().map(DreamRecord::summary_view).collect::<Vec<_>>())?;
             } else if records.is_empty() {
-                println!("No dreams yet for {}. Start one with `mneme dream run`.", dir.display());
+                println!("No dreams yet for {}. Start one with `mneme dream run`.", safe_path(&dir));
             } else {
                 for r in &records {
                     let (added, changed, removed) = r.counts();
@@ -210,9 +211,9 @@ pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
                         r.id,
                         when(r.created_at_ms),
                         trigger(r.trigger),
-                        r.provider,
+                        safe(&r.provider),
                         r.status.as_str(),
-                        r.summary.lines().next().unwrap_or_default()
+                        safe(r.summary.lines().next().unwrap_or_default())
                     );
                 }
             }
@@ -233,7 +234,7 @@ pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
             if as_json {
                 json(&record)?;
             } else {
-                println!("Undid dream {}: {} file(s) put back as they were.", record.id, record.changeset.changes.len());
+                println!("Undid dream {}: {} file(s) put back as they were.", safe(&record.id), record.changeset.changes.len());
             }
         }
         DreamCommand::Approve { id, at, json: as_json } => {
@@ -241,7 +242,7 @@ pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
             if as_json {
                 json(&record)?;
             } else {
-                println!("Applied dream {} ({} file(s)). Undo with `mneme dream undo {}`.", record.id, record.changeset.changes.len(), record.id);
+                println!("Applied dream {} ({} file(s)). Undo with `mneme dream undo {}`.", safe(&record.id), record.changeset.changes.len(), safe(&record.id));
             }
         }
         DreamCommand::Reject { id, at, json: as_json } => {
@@ -249,7 +250,7 @@ pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
             if as_json {
                 json(&record)?;
             } else {
-                println!("Rejected dream {}; nothing was written.", record.id);
+                println!("Rejected dream {}; nothing was written.", safe(&record.id));
             }
         }
         DreamCommand::Mode { mode, at, json: as_json } => {
@@ -259,7 +260,7 @@ pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
                     .ok_or_else(|| anyhow!("'{m}' is not a dream mode. Use one of: automatic, review, off."))?;
                 mneme.set_dream_mode_of(&dir, m)?;
                 if !as_json {
-                    println!("Dreams for {} are now {}.", dir.display(), m.as_str());
+                    println!("Dreams for {} are now {}.", safe_path(&dir), m.as_str());
                     return Ok(());
                 }
             }
@@ -283,10 +284,10 @@ fn trigger(t: Trigger) -> &'static str {
 
 fn print_status(gates: &DreamGateStatus) {
     let s = &gates.status;
-    println!("Memory folder:      {}", s.memory_dir.display());
-    println!("Auto dream:         {}", s.enabled_explanation);
+    println!("Memory folder:      {}", safe_path(&s.memory_dir));
+    println!("Auto dream:         {}", safe(&s.enabled_explanation));
     if let Some(note) = &gates.offer_note {
-        println!("Claude Code:        {note}");
+        println!("Claude Code:        {}", safe(note));
     }
     println!("Review mode:        {}", gates.mode.as_str());
     match (s.last_consolidated_at_ms, s.hours_since) {
@@ -316,33 +317,35 @@ fn print_status(gates: &DreamGateStatus) {
 }
 
 fn print_record(r: &DreamRecord, diffs: bool) {
-    println!("Dream {} ({}, {}, {}): {}", r.id, trigger(r.trigger), r.provider, r.status.as_str(), when(r.created_at_ms));
+    println!("Dream {} ({}, {}, {}): {}", safe(&r.id), trigger(r.trigger), safe(&r.provider), r.status.as_str(), when(r.created_at_ms));
+    // The summary is the model's own words.
     if !r.summary.is_empty() {
-        println!("{}", r.summary.trim_end());
+        println!("{}", safe_lines(r.summary.trim_end()));
     }
     if let Some(e) = &r.error {
-        println!("Error: {e}");
+        println!("Error: {}", safe_lines(e));
     }
     for c in &r.changeset.changes {
         let rel = c.path.strip_prefix(&r.changeset.root).unwrap_or(&c.path).display().to_string();
+        let rel_shown = safe(&rel);
         let verb = match (&c.before, &c.after) {
             (None, Some(_)) => "added",
             (Some(_), None) => "removed",
             _ => "changed",
         };
-        println!("  {verb:<8} {rel}");
+        println!("  {verb:<8} {rel_shown}");
         let reason = c.reason.strip_prefix(&format!("{rel}: ")).unwrap_or(&c.reason);
-        println!("           {reason}");
+        println!("           {}", safe_lines(reason));
         if diffs {
             print!("{}", diff(c.before.as_deref().unwrap_or_default(), c.after.as_deref().unwrap_or_default()));
         }
     }
     print_moves(r);
     for n in &r.notes {
-        println!("Note: {n}");
+        println!("Note: {}", safe_lines(n));
     }
     for d in &r.denials {
-        println!("Refused {}: {}", d.tool, d.message);
+        println!("Refused {}: {}", safe(&d.tool), safe_lines(&d.message));
     }
     match r.status {
         DreamStatus::Pending if r.moved.iter().any(|m| m.lost()) => println!(
@@ -365,8 +368,8 @@ fn print_moves(r: &DreamRecord) {
     if !lost.is_empty() {
         println!("LOST: {} line(s) this dream removes are found nowhere in the folder after it:", lost.len());
         for m in &lost {
-            println!("  {}: {}", m.from, m.text);
-            let missing: Vec<String> = m.missing.iter().map(|p| format!("\"{p}\"")).collect();
+            println!("  {}: {}", safe(&m.from), safe(&m.text));
+            let missing: Vec<String> = m.missing.iter().map(|p| format!("\"{}\"", safe(p))).collect();
             println!("           missing: {}", missing.join(", "));
         }
     }
@@ -374,10 +377,10 @@ fn print_moves(r: &DreamRecord) {
     if !kept.is_empty() {
         println!("What moved where ({} line(s) taken out of files, each still in the folder):", kept.len());
         for m in kept {
-            let to = m.found_in.join(", ");
+            let to = safe(&m.found_in.join(", ")).into_owned();
             match &m.duplicate {
-                Some(why) => println!("  {}: {}\n           → {to} ({why})", m.from, m.text),
-                None => println!("  {}: {}\n           → {to}", m.from, m.text),
+                Some(why) => println!("  {}: {}\n           → {to} ({})", safe(&m.from), safe(&m.text), safe(why)),
+                None => println!("  {}: {}\n           → {to}", safe(&m.from), safe(&m.text)),
             }
         }
     }
@@ -389,8 +392,8 @@ fn diff(before: &str, after: &str) -> String {
     for line in mneme_api::line_diff(before, after).lines {
         match line.op {
             mneme_api::DiffOp::Same => {}
-            mneme_api::DiffOp::Removed => out.push_str(&format!("           - {}\n", line.text)),
-            mneme_api::DiffOp::Added => out.push_str(&format!("           + {}\n", line.text)),
+            mneme_api::DiffOp::Removed => out.push_str(&format!("           - {}\n", safe(&line.text))),
+            mneme_api::DiffOp::Added => out.push_str(&format!("           + {}\n", safe(&line.text))),
         }
     }
     out

@@ -2,6 +2,7 @@
 //! the last extraction of that session stopped. Offline (explicit statements only) unless a
 //! provider is named. Text for people, `--json` for scripts.
 
+use crate::print::{safe, safe_lines, safe_path};
 use anyhow::{bail, Result};
 use clap::Args;
 use mneme_api::records::extract::{Decision, RunOutcome, RunRecord, SkipReason};
@@ -61,8 +62,8 @@ pub fn run(mneme: &Mneme, args: ExtractArgs) -> Result<()> {
 fn print_record(r: &RunRecord) {
     match &r.outcome {
         RunOutcome::Saved => match &r.message {
-            Some(m) => println!("{m}"),
-            None => println!("Saved changes to {}", r.memory_dir.display()),
+            Some(m) => println!("{}", safe_lines(m)),
+            None => println!("Saved changes to {}", safe_path(&r.memory_dir)),
         },
         RunOutcome::Staged { inbox_id } => {
             let n = r.changeset.as_ref().map_or(0, |c| {
@@ -83,15 +84,15 @@ fn print_record(r: &RunRecord) {
                 SkipReason::Stashed => "an extraction is already running; this turn goes into its trailing run",
             }
         ),
-        RunOutcome::Disabled { why } => println!("Not run: {why}"),
+        RunOutcome::Disabled { why } => println!("Not run: {}", safe(why)),
         RunOutcome::Failed { .. } => {}
     }
     for d in &r.decisions {
         if let Decision::Rejected { sentence, reason } = d {
-            println!("  not saved: \"{sentence}\" — {}", reason.rule());
+            println!("  not saved: \"{}\" — {}", safe(sentence), reason.rule());
         }
     }
     for d in &r.denials {
-        println!("  refused {}: {}", d.tool, d.message);
+        println!("  refused {}: {}", safe(&d.tool), safe_lines(&d.message));
     }
 }

@@ -2,6 +2,7 @@
 //! to CLAUDE.md or team memory — and the project's review mode. Text for people, `--json` for
 //! scripts.
 
+use crate::print::{safe, safe_path};
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
 use mneme_api::records::extract::{InboxItem, ItemStatus, PromoteTarget, ProposalAction, ReviewMode};
@@ -126,7 +127,7 @@ pub fn run(mneme: &Mneme, args: InboxArgs) -> Result<()> {
                 println!("{}", serde_json::to_string_pretty(&item)?);
             } else if let ItemStatus::Promoted { paths, .. } = &item.status {
                 for p in paths {
-                    println!("Promoted {} to {}", item.id, p.display());
+                    println!("Promoted {} to {}", item.id, safe_path(p));
                 }
             }
         }
@@ -144,7 +145,7 @@ pub fn run(mneme: &Mneme, args: InboxArgs) -> Result<()> {
             if as_json {
                 println!("{}", serde_json::json!({ "memoryDir": dir, "mode": current }));
             } else {
-                println!("{} ({})", current.as_str(), dir.display());
+                println!("{} ({})", current.as_str(), safe_path(&dir));
             }
         }
     }
@@ -177,27 +178,27 @@ fn summary_line(i: &InboxItem) -> String {
                 ProposalAction::Update => "~",
                 ProposalAction::Remove => "-",
             };
-            format!("{verb}{}", p.rel_path)
+            format!("{verb}{}", safe(&p.rel_path))
         })
         .collect();
     let status = if i.status == ItemStatus::Pending { String::new() } else { format!(" [{}]", status_word(&i.status)) };
-    format!("{}  {}  {}{status}", i.id, i.created_at, names.join(" "))
+    format!("{}  {}  {}{status}", safe(&i.id), safe(&i.created_at), names.join(" "))
 }
 
 fn print_item(i: &InboxItem) {
-    println!("Inbox item {} ({})", i.id, status_word(&i.status));
-    println!("  created:    {}", i.created_at);
-    println!("  by:         {}", i.source);
-    println!("  project:    {}", i.project_root.display());
-    println!("  memory:     {}", i.memory_dir.display());
+    println!("Inbox item {} ({})", safe(&i.id), status_word(&i.status));
+    println!("  created:    {}", safe(&i.created_at));
+    println!("  by:         {}", safe(&i.source));
+    println!("  project:    {}", safe_path(&i.project_root));
+    println!("  memory:     {}", safe_path(&i.memory_dir));
     if let Some(s) = &i.session_id {
-        println!("  session:    {s}");
+        println!("  session:    {}", safe(s));
     }
     if let Some(t) = &i.transcript {
-        println!("  transcript: {}", t.display());
+        println!("  transcript: {}", safe_path(t));
     }
     for c in &i.changeset.changes {
-        let rel = c.path.strip_prefix(&i.changeset.root).unwrap_or(&c.path).display().to_string();
+        let rel = safe_path(c.path.strip_prefix(&i.changeset.root).unwrap_or(&c.path));
         let what = match (&c.before, &c.after) {
             (None, _) => "new",
             (Some(_), Some(_)) => "update",
@@ -213,7 +214,7 @@ fn print_item(i: &InboxItem) {
                 mneme_api::DiffOp::Removed => '-',
                 mneme_api::DiffOp::Added => '+',
             };
-            println!("{sign} {}", l.text);
+            println!("{sign} {}", safe(&l.text));
         }
     }
 }

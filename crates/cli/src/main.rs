@@ -625,7 +625,8 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
             if fix {
                 let done = mneme.fix_index(&req)?;
                 for line in &done {
-                    println!("{line}");
+                    // The lines quote index lines, names and descriptions.
+                    println!("{}", print::safe(line));
                 }
             }
             let health = mneme.health(&req)?;

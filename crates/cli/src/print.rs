@@ -1,15 +1,40 @@
 //! Text output for people. Machine output is `--json` and lives in main.rs.
+//!
+//! Most of what is printed was written by someone else: memory names, descriptions and file
+//! names (Claude Code, a model, a teammate through team sync, a cloned repository's rules),
+//! agent definitions, model answers. Every such field goes through [`safe`] / [`safe_path`] /
+//! [`safe_lines`], so none of it can retitle the window, clear the screen or reorder a line.
+//! Only the commands whose purpose is the exact bytes (`context`, `touched`, `memories show`,
+//! `log show`) print them as they are.
 
 use anyhow::Result;
 use mneme_api::{ContextRequest, MachineSettings, MemorySummary, Mneme, ProjectInfo};
 use mneme_core::text::format_file_size;
 use mneme_api::{Health, TrashListing};
+use std::borrow::Cow;
+use std::path::Path;
+
+/// One field of someone else's text, with anything a terminal would act on shown as an escape.
+pub fn safe(s: &str) -> Cow<'_, str> {
+    mneme_core::text::terminal_safe(s)
+}
+
+/// A path whose names someone else chose (a memory's file, a cloned repository's rules).
+pub fn safe_path(p: &Path) -> String {
+    safe(&p.display().to_string()).into_owned()
+}
+
+/// Text of several lines (a dream's summary, an error): each line made safe, the line breaks
+/// kept, as [`failure`] does.
+pub fn safe_lines(s: &str) -> String {
+    s.split('\n').map(safe).collect::<Vec<_>>().join("\n")
+}
 
 /// `mneme` with no command: what Claude Code would load here, and the state of its memory.
 pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
     let view = mneme.context(req)?;
     println!("{}", view.claude_code.note);
-    println!("Claude Code started in {} would load:", view.cwd.display());
+    println!("Claude Code started in {} would load:", safe_path(&view.cwd));
     if view.files.is_empty() {
         println!("  nothing: no CLAUDE.md, rules or MEMORY.md apply here.");
     }
@@ -23,13 +48,13 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
             notes.push("over 40,000 chars".to_string());
         }
         let notes = if notes.is_empty() { String::new() } else { format!("  [{}]", notes.join(", ")) };
-        println!("{indent}{:<8} {}  ({} chars, ~{} tokens){notes}", f.layer.as_str(), f.path.display(), f.chars, f.tokens);
+        println!("{indent}{:<8} {}  ({} chars, ~{} tokens){notes}", f.layer.as_str(), safe_path(&f.path), f.chars, f.tokens);
     }
     println!("  total: {} chars, ~{} tokens", view.total_chars, view.total_tokens);
     if !view.skipped.is_empty() {
         println!("Skipped:");
         for s in &view.skipped {
-            println!("  {}  — {}", s.path.display(), s.reason);
+            println!("  {}  — {}", safe_path(&s.path), safe(&s.reason));
         }
     }
     if !view.conditional.is_empty() || !view.nested_candidates.is_empty() {
@@ -47,9 +72,9 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
         "env:CLAUDE_COWORK_MEMORY_PATH_OVERRIDE" => "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE".to_string(),
         other => format!("autoMemoryDirectory in {}", other.trim_start_matches("setting:")),
     };
-    println!("  folder: {} ({from})", a.dir.display());
+    println!("  folder: {} ({})", safe_path(&a.dir), safe(&from));
     if let Some(why) = &a.index_note {
-        println!("  {why}");
+        println!("  {}", safe(why));
     }
     if a.source == "setting:projectSettings" {
         println!("  note: this repository's .claude/settings.json chose that folder; Claude Code honours it in a trusted folder.");
@@ -59,10 +84,10 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
             Some(v) => format!(" (over {v:?} from your shell)"),
             None => String::new(),
         };
-        println!("  {}={:?} is set for Claude Code by the env block of {}{over}", e.name, e.value, e.file);
+        println!("  {}={:?} is set for Claude Code by the env block of {}{over}", safe(&e.name), e.value, safe(&e.file));
     }
     for p in &view.settings_problems {
-        println!("Settings problem: {p}");
+        println!("Settings problem: {}", safe(p));
     }
     if a.enabled {
         health(&mneme.health(req)?);
@@ -92,14 +117,14 @@ pub fn projects(list: &[ProjectInfo]) {
         return;
     }
     for p in list {
-        let folder = p.project_path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "(folder unknown)".into());
+        let folder = p.project_path.as_deref().map(safe_path).unwrap_or_else(|| "(folder unknown)".into());
         let state = if p.orphaned { "  ORPHANED: the folder no longer exists" } else { "" };
         println!(
             "{folder}\n  {} memories{}, {} sessions  — {}{state}",
             p.topic_count,
             if p.has_memory_index { " + MEMORY.md" } else { "" },
             p.transcript_count,
-            p.folder.display()
+            safe_path(&p.folder)
         );
     }
 }
@@ -115,9 +140,9 @@ pub fn memory_list(list: &[MemorySummary]) {
         println!(
             "{:<10} {:<40} {:>4}d  {}{idx}",
             kind,
-            m.rel_path,
+            safe(&m.rel_path),
             m.age_days,
-            m.description.as_deref().unwrap_or("")
+            safe(m.description.as_deref().unwrap_or(""))
         );
     }
 }
@@ -140,28 +165,28 @@ pub fn health(h: &Health) {
         );
     }
     for e in &i.past_cap {
-        println!("  past the cap (Claude Code never sees it): line {} → {}", e.line, e.rel_path);
+        println!("  past the cap (Claude Code never sees it): line {} → {}", e.line, safe(&e.rel_path));
     }
     for e in &i.missing_targets {
-        println!("  points at a missing file: line {} → {}", e.line, e.rel_path);
+        println!("  points at a missing file: line {} → {}", e.line, safe(&e.rel_path));
     }
     for d in &i.duplicates {
-        println!("  listed more than once: {}", d.rel_path);
+        println!("  listed more than once: {}", safe(&d.rel_path));
     }
     for s in &h.stale_index_lines {
         println!(
             "  {} line {} shows {} {:?} for {}, but the file says {:?} (an edit did not finish; `mneme memories health --fix` updates the line)",
-            s.index_rel_path, s.line, s.field, s.index_shows, s.rel_path, s.file_has
+            safe(&s.index_rel_path), s.line, safe(&s.field), s.index_shows, safe(&s.rel_path), s.file_has
         );
     }
     for u in &h.unindexed {
-        println!("  no index line: {u}");
+        println!("  no index line: {}", safe(u));
     }
     for d in &h.dangling_links {
-        println!("  dangling link [[{}]] in {}", d.link, d.from);
+        println!("  dangling link [[{}]] in {}", safe(&d.link), safe(&d.from));
     }
     for p in &h.problems {
-        println!("  problem: {}: {}", p.rel_path, p.message);
+        println!("  problem: {}: {}", safe(&p.rel_path), safe(&p.message));
     }
 }
 
@@ -170,10 +195,10 @@ pub fn trash(t: &TrashListing) {
         println!("The trash is empty.");
     }
     for e in &t.entries {
-        println!("{}  {}", e.id, e.original_rel_path);
+        println!("{}  {}", e.id, safe(&e.original_rel_path));
     }
     for p in &t.damaged {
-        println!("damaged: {}: {}", p.rel_path, p.message);
+        println!("damaged: {}: {}", safe(&p.rel_path), safe(&p.message));
     }
 }
 
@@ -195,42 +220,42 @@ pub fn settings(s: &MachineSettings) {
         println!("    but: {why}");
     }
     if let Some(d) = &s.auto_memory_directory {
-        println!("  memory directory: {d}");
+        println!("  memory directory: {}", safe(d));
     }
     if let Some(why) = &s.auto_memory_directory_overridden {
         println!("    but: {why}");
     }
     for p in &s.problems {
-        println!("  problem: {p}");
+        println!("  problem: {}", safe(p));
     }
 }
 
 pub fn merge_report(r: &mneme_api::MergeReport) {
     let verb = if r.dry_run { "would move" } else { "moved" };
-    println!("{} {} → {}", if r.dry_run { "Plan (nothing changed):" } else { "Merged" }, r.from.display(), r.into.display());
+    println!("{} {} → {}", if r.dry_run { "Plan (nothing changed):" } else { "Merged" }, safe_path(&r.from), safe_path(&r.into));
     for f in &r.moved {
-        println!("  {verb} {}", f.to_rel_path);
+        println!("  {verb} {}", safe(&f.to_rel_path));
     }
     for f in &r.renamed {
-        println!("  {verb} {} as {} (a different {} was already there)", f.from_rel_path, f.to_rel_path, f.from_rel_path);
+        println!("  {verb} {} as {} (a different {} was already there)", safe(&f.from_rel_path), safe(&f.to_rel_path), safe(&f.from_rel_path));
     }
     for f in &r.skipped {
-        println!("  skipped {}: {}", f.rel_path, f.reason);
+        println!("  skipped {}: {}", safe(&f.rel_path), safe(&f.reason));
     }
     for l in &r.index_lines_added {
-        println!("  {} {}: {}", if r.dry_run { "would add to" } else { "added to" }, l.index_rel_path, l.text);
+        println!("  {} {}: {}", if r.dry_run { "would add to" } else { "added to" }, safe(&l.index_rel_path), safe(&l.text));
     }
     if r.moved.is_empty() && r.renamed.is_empty() {
         println!("  no topic files to move");
     }
     if let Some(t) = &r.trashed_to {
-        println!("The emptied folder is in Mneme's trash: {}", t.display());
+        println!("The emptied folder is in Mneme's trash: {}", safe_path(t));
     }
     if let Some(p) = &r.trash_problem {
-        println!("{p}");
+        println!("{}", safe_lines(p));
     }
     if let Some(p) = &r.index_problem {
-        println!("{p}");
+        println!("{}", safe_lines(p));
     }
 }
 
@@ -254,18 +279,18 @@ pub fn agents(v: &mneme_api::AgentsView) {
             AgentSource::Managed => "managed".to_string(),
             AgentSource::User => "user".to_string(),
             AgentSource::Project => "project".to_string(),
-            AgentSource::Plugin { id } => format!("plugin {id}"),
+            AgentSource::Plugin { id } => format!("plugin {}", safe(id)),
         };
-        println!("{}  ({source}, {})", a.agent_type, a.file.display());
+        println!("{}  ({source}, {})", safe(&a.agent_type), safe_path(&a.file));
         match (&a.scope, &a.memory_dir) {
             (Some(scope), Some(dir)) => {
                 let state = if a.exists { format!("{} memories", a.memories) } else { "not created yet".to_string() };
                 let git = if a.checked_in { ", checked in to git" } else { "" };
-                println!("  memory: {}{git} — {state} — {}", scope.as_str(), dir.display());
+                println!("  memory: {}{git} — {state} — {}", scope.as_str(), safe_path(dir));
             }
             (Some(scope), None) => println!("  memory: {} — not opened: the agent's name is not a folder name (below)", scope.as_str()),
             _ => match &a.invalid_memory {
-                Some(bad) => println!("  memory: none (`memory: {bad}` is not user, project or local, so Claude Code ignores it)"),
+                Some(bad) => println!("  memory: none (`memory: {}` is not user, project or local, so Claude Code ignores it)", safe(bad)),
                 None => println!("  memory: none"),
             },
         }
@@ -274,16 +299,16 @@ pub fn agents(v: &mneme_api::AgentsView) {
     if !orphans.is_empty() {
         println!("\nAgent-memory folders no agent here uses:");
         for f in orphans {
-            println!("  {} ({}, {} memories) — {}", f.name, f.scope.as_str(), f.memories, f.dir.display());
+            println!("  {} ({}, {} memories) — {}", safe(&f.name), f.scope.as_str(), f.memories, safe_path(&f.dir));
         }
     }
     for p in &v.problems {
         // Claude Code's skipped files, and agents whose memory Mneme will not open.
         let what = if p.reason.starts_with("Mneme does not open") { "Problem with" } else { "Skipped" };
-        println!("\n{what} {}: {}", p.file.display(), p.reason);
+        println!("\n{what} {}: {}", safe_path(&p.file), safe_lines(&p.reason));
     }
     if !v.auto_memory_enabled && v.agents.iter().any(|a| a.scope.is_some()) {
-        println!("\nAuto memory is off here, so Claude Code gives no agent its memory: {}", v.auto_memory_reason);
+        println!("\nAuto memory is off here, so Claude Code gives no agent its memory: {}", safe(&v.auto_memory_reason));
     }
 }
 
@@ -291,7 +316,5 @@ pub fn agents(v: &mneme_api::AgentsView) {
 /// message, a teammate's file name, a path): each line is made terminal-safe, so none of it
 /// can move the cursor or recolour the screen, while the lines themselves stay lines.
 pub fn failure(e: &dyn std::fmt::Display) {
-    let text = e.to_string();
-    let lines: Vec<_> = text.split('\n').map(mneme_core::text::terminal_safe).collect();
-    eprintln!("mneme: {}", lines.join("\n"));
+    eprintln!("mneme: {}", safe_lines(&e.to_string()));
 }

@@ -5,6 +5,7 @@
 use anyhow::{anyhow, Result};
 use clap::Args;
 use mneme_api::records::recall::{ProviderKind, RecallResult, Truncation};
+use crate::print::{safe, safe_path};
 use mneme_api::{ContextRequest, Mneme, RenderedFor};
 use mneme_core::versions::ClaudeVersion;
 use serde::Serialize;
@@ -64,7 +65,7 @@ pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
             let req = ContextRequest { cwd, claude_version: args.claude_version, ..ContextRequest::default() };
             let auto = mneme.context(&req)?.auto_memory;
             if !auto.enabled {
-                eprintln!("note: auto memory is off here ({}); Claude Code would recall nothing.", auto.reason);
+                eprintln!("note: auto memory is off here ({}); Claude Code would recall nothing.", safe(&auto.reason));
             }
             auto.dir
         }
@@ -84,24 +85,24 @@ pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
 
 fn print(r: &RecallResult, memory_dir: &Path, claude_code: &RenderedFor) {
     let by = match &r.model {
-        Some(model) => format!("{model} via {}", kind_name(r.provider)),
+        Some(model) => format!("{} via {}", safe(model), kind_name(r.provider)),
         None => "the offline ranker".to_string(),
     };
     if let Some(why) = r.skipped {
-        println!("Nothing recalled: {why}.");
+        println!("Nothing recalled: {}.", safe(&why.to_string()));
         return;
     }
     if r.selected.is_empty() {
         if r.error.is_none() {
-            println!("Nothing recalled from {} (chosen by {by}).", memory_dir.display());
+            println!("Nothing recalled from {} (chosen by {by}).", safe_path(memory_dir));
         }
         if let Some(why) = &r.abstained {
-            println!("Why: {why}.");
+            println!("Why: {}.", safe(&why.to_string()));
         }
         return;
     }
     let n = r.selected.len();
-    println!("{n} {} recalled from {} (chosen by {by}):", if n == 1 { "memory" } else { "memories" }, memory_dir.display());
+    println!("{n} {} recalled from {} (chosen by {by}):", if n == 1 { "memory" } else { "memories" }, safe_path(memory_dir));
     if let Some(prompt) = &r.selector_prompt {
         // The release decides the selector's model, limits and schema.
         println!("Asked with {}. {}", prompt.describe(), claude_code.note);
@@ -112,14 +113,14 @@ fn print(r: &RecallResult, memory_dir: &Path, claude_code: &RenderedFor) {
             Some(Truncation::LineLimit) => " [cut at 200 lines]",
             None => "",
         };
-        println!("{}. {} \u{2014} {}{cut}", i + 1, m.rel_path, m.name);
+        println!("{}. {} \u{2014} {}{cut}", i + 1, safe(&m.rel_path), safe(&m.name));
         match m.score {
-            Some(score) => println!("   {} (score {score:.2})", m.reason),
-            None => println!("   {}", m.reason),
+            Some(score) => println!("   {} (score {score:.2})", safe(&m.reason)),
+            None => println!("   {}", safe(&m.reason)),
         }
     }
     if let (Some(chance), Some(first)) = (r.first_confidence(), r.selected.first()) {
-        println!("The offline ranker puts the chance that {} is relevant at about {:.0}%.", first.rel_path, chance * 100.0);
+        println!("The offline ranker puts the chance that {} is relevant at about {:.0}%.", safe(&first.rel_path), chance * 100.0);
     }
 }
 

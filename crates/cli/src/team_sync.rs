@@ -89,10 +89,10 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
             if json {
                 return print_json(&view);
             }
-            println!("Team folder:  {}", view.team_dir.display());
-            println!("Repository:   {}", view.repo.as_deref().unwrap_or("none (no github.com `origin` remote)"));
+            println!("Team folder:  {}", crate::print::safe_path(&view.team_dir));
+            println!("Repository:   {}", safe(view.repo.as_deref().unwrap_or("none (no github.com `origin` remote)")));
             match (&view.server_url, view.server_url_source) {
-                (Some(s), Some(src)) => println!("Server:       {s} ({src})"),
+                (Some(s), Some(src)) => println!("Server:       {} ({src})", safe(s)),
                 _ => println!("Server:       none (run `mneme team login <URL>`)"),
             }
             println!(
@@ -116,10 +116,10 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
             }
             if !st.skipped_for_secrets.is_empty() {
                 let list: Vec<String> = st.skipped_for_secrets.iter().map(|s| s.describe()).collect();
-                println!("Held back for secrets: {}. Take the secret out of each file and it is pushed on the next sync.", list.join(", "));
+                println!("Held back for secrets: {}. Take the secret out of each file and it is pushed on the next sync.", safe(&list.join(", ")));
             }
             if !st.skipped_over_cap.is_empty() {
-                println!("Over the server's cap of {}: {}", st.server_max_entries.unwrap_or(0), st.skipped_over_cap.join(", "));
+                println!("Over the server's cap of {}: {}", st.server_max_entries.unwrap_or(0), safe(&st.skipped_over_cap.join(", ")));
             }
             match &st.suppressed {
                 Some(s) => println!("Automatic pushes: suppressed since {} ({})", when(s.at_ms), safe(&s.reason)),

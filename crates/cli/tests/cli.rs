@@ -328,3 +328,44 @@ fn manifest_says_why_an_older_release_lists_nothing() {
     let newest = ok(&h, &repo, &["memories", "manifest", "--claude-version", "2.1.332"]);
     assert!(newest.starts_with("- notes/deploys.md (") && newest.trim_end().ends_with("): how we deploy"), "{newest}");
 }
+
+/// Asserts a run's output holds none of the bytes a terminal acts on (ESC starts a sequence
+/// that can retitle the window or clear the screen; BEL ends an OSC title).
+fn no_terminal_controls(out: &Output, what: &str) -> String {
+    assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+    for (name, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        assert!(!bytes.iter().any(|b| matches!(b, 0x1b | 0x07 | 0x9b)), "{what} wrote a control byte to {name}: {:?}", String::from_utf8_lossy(bytes));
+    }
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// Memory names, descriptions and file names, and agent names, are anyone's text (a model, a
+/// teammate through team sync, a cloned repository): the commands that list them show escape
+/// sequences as text, never as sequences the terminal runs.
+#[test]
+fn untrusted_names_and_descriptions_reach_the_terminal_escaped() {
+    let (h, repo) = project();
+    let memdir = h.memdir_for(&repo);
+    fs::create_dir_all(&memdir).unwrap();
+    let title = "\x1b]0;PWNED\x07";
+    let clear = "\x1b[2J";
+    fs::write(memdir.join("ok.md"), topic("ok", "fine", "user", "Plain.")).unwrap();
+    fs::write(memdir.join("MEMORY.md"), "- [ok](ok.md) — fine\n").unwrap();
+    // An unindexed file whose name, `name:` and description all carry sequences.
+    let evil_file = format!("deploy{clear}.md");
+    fs::write(memdir.join(&evil_file), format!("---\nname: deploy{title}\ndescription: how we deploy {title} {clear}\ntype: user\n---\nDeploy on Fridays.\n")).unwrap();
+    fs::create_dir_all(repo.join(".claude/agents")).unwrap();
+    fs::write(repo.join(".claude/agents/reviewer.md"), format!("---\nname: rev{title}iewer\ndescription: reviews\nmemory: project\n---\nYou review.\n")).unwrap();
+
+    let list = no_terminal_controls(&run(&h, &repo, &["memories", "list"], None), "memories list");
+    assert!(list.contains("deploy\\u{001b}[2J.md") && list.contains("how we deploy \\u{001b}]0;PWNED\\u{0007} \\u{001b}[2J"), "{list}");
+    let health = no_terminal_controls(&run(&h, &repo, &["memories", "health"], None), "memories health");
+    assert!(health.contains("no index line: deploy\\u{001b}[2J.md"), "{health}");
+    let agents = no_terminal_controls(&run(&h, &repo, &["agents"], None), "agents");
+    assert!(agents.starts_with("rev\\u{001b}]0;PWNED\\u{0007}iewer  (project, "), "{agents}");
+    let recall = no_terminal_controls(&run(&h, &repo, &["recall", "how we deploy on Fridays", "--provider", "offline"], None), "recall");
+    assert!(recall.contains("deploy\\u{001b}[2J.md \u{2014} deploy\\u{001b}]0;PWNED\\u{0007}"), "{recall}");
+    // The fix quotes the index line it adds, name and description included.
+    let fixed = no_terminal_controls(&run(&h, &repo, &["memories", "health", "--fix"], None), "memories health --fix");
+    assert!(fixed.contains("added to MEMORY.md"), "{fixed}");
+}

@@ -267,3 +267,17 @@ fn a_memory_dir_spelt_another_way_is_the_same_folder() {
     let listed = json(&ok(&h, &repo, &["dream", "history", "--json"]));
     assert_eq!(listed[0]["id"], rec["id"], "a dream run through the other spelling is in the project's history");
 }
+
+/// What a dream wrote back and its diffs are text from the memory folder: `dream show` prints
+/// escape sequences in them as text.
+#[test]
+fn a_dreams_changes_reach_the_terminal_escaped() {
+    let (h, repo, _mem) = common::tabs_project("- [Gone \x1b]0;PWNED\x07](gone.md) — it \x1b[2J went\n");
+    let rec = json(&ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]));
+    let out = run(&h, &repo, &["dream", "show", rec["id"].as_str().unwrap()]);
+    let shown = common::succeeded(out.clone(), &["dream", "show"]);
+    assert!(!out.stdout.iter().any(|b| matches!(b, 0x1b | 0x07)), "{shown}");
+    assert!(shown.contains("+ it \\u{001b}[2J went"), "{shown}");
+    let history = ok(&h, &repo, &["dream", "history"]);
+    assert!(!history.contains(['\x1b', '\x07']), "{history}");
+}

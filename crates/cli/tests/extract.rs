@@ -146,3 +146,22 @@ fn edit_discard_promote_and_clear_errors() {
     assert!(fails(&h, &repo, &["extract", "--transcript", "missing.jsonl"]).contains("is not a file"));
     assert!(fails(&h, &repo, &["extract", "--transcript", tp, "--provider", "gpt"]).contains("is not a provider"));
 }
+
+/// The user's sentences and the proposed files are anyone's text: what `extract` did not save
+/// and what `inbox show` proposes reach the terminal with escape sequences shown as text.
+#[test]
+fn sentences_and_proposals_reach_the_terminal_escaped() {
+    let (h, repo, t) = session(&["Remember that I review code in the morning \x1b]0;PWNED\x07 always. Remember that the crash was fixed by \x1b[2J restarting the worker."]);
+    ok(&h, &repo, &["inbox", "mode", "review"]);
+    let clean = |out: Output| {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(!out.stdout.iter().chain(&out.stderr).any(|b| matches!(b, 0x1b | 0x07)), "{:?}", String::from_utf8_lossy(&out.stdout));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let out = clean(run(&h, &repo, &["extract", "--transcript", t.to_str().unwrap()], None));
+    assert!(out.contains("not saved: \"Remember that the crash was fixed by \\u{001b}[2J restarting the worker.\""), "{out}");
+    let id = out.split("inbox item ").nth(1).unwrap().split_whitespace().next().unwrap().to_string();
+    clean(run(&h, &repo, &["inbox"], None));
+    let show = clean(run(&h, &repo, &["inbox", "show", &id], None));
+    assert!(show.contains("+ I review code in the morning \\u{001b}]0;PWNED\\u{0007} always."), "{show}");
+}
