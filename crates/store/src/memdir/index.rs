@@ -110,7 +110,9 @@ pub(crate) fn commented_lines(lines: &[DocLine]) -> Vec<bool> {
     let mut fence: Option<&str> = None;
     let mut i = 0;
     while i < lines.len() {
-        let start = block_start(&lines[i].text);
+        // A byte-order mark before the first line is no part of it.
+        let text = if i == 0 { lines[i].text.trim_start_matches('\u{FEFF}') } else { &lines[i].text };
+        let start = block_start(text);
         if let Some(f) = fence {
             if start.starts_with(f) {
                 fence = None;
@@ -591,9 +593,15 @@ impl Memdir {
                 (text, rev)
             }
         };
-        let mut doc = IndexDoc::parse(&content);
+        // A byte-order mark belongs to the file, not to its first line: kept out of the lines
+        // `f` sees, it stays at the start when line 1 is removed or moved.
+        let (bom, body) = match content.strip_prefix('\u{FEFF}') {
+            Some(rest) => ("\u{FEFF}", rest),
+            None => ("", content.as_str()),
+        };
+        let mut doc = IndexDoc::parse(body);
         let out = f(&mut doc);
-        let rendered = doc.render();
+        let rendered = format!("{bom}{}", doc.render());
         if rendered == content {
             return Ok((out, None));
         }
@@ -704,6 +712,7 @@ mod tests {
         assert_eq!(commented("<!--\n- [a](a.md)\n"), Vec::<usize>::new());
         assert_eq!(commented("```\n<!--\n```\n- [a](a.md)\n-->\n"), Vec::<usize>::new());
         assert_eq!(commented("<!-->\n- [a](a.md)\n-->\n"), [1, 2, 3]);
+        assert_eq!(commented("\u{FEFF}<!--\n- [a](a.md)\n-->\n- [b](b.md)\n"), [1, 2, 3]);
         // CRLF lines and two blocks.
         assert_eq!(commented("<!--\r\n- [a](a.md)\r\n-->\r\n- [b](b.md)\r\n<!-- c -->\r\n"), [1, 2, 3, 5]);
     }

@@ -1218,6 +1218,24 @@ mod tests {
     }
 
     #[test]
+    fn an_index_keeps_its_byte_order_mark_at_the_start_whatever_line_goes() {
+        let t = TestDir::new();
+        t.write("b.md", "b");
+        t.write("MEMORY.md", "\u{FEFF}- [A](a.md) — first\n- [B](b.md)\n- [A again](a.md)\n");
+        let m = t.memdir();
+        // Line 1 moves down below the priority entry.
+        m.reorder_index(Scope::Private, &["b.md".to_string()]).unwrap();
+        assert_eq!(t.read("MEMORY.md"), "\u{FEFF}- [B](b.md)\n- [A](a.md) — first\n");
+        // Line 1 leaves with its file.
+        m.rename("b.md", "team/b.md").unwrap();
+        assert_eq!(t.read("MEMORY.md"), "\u{FEFF}- [A](a.md) — first\n");
+        t.write("MEMORY.md", "\u{FEFF}- [B](b.md)\n- [A](a.md)\n");
+        m.rename("team/b.md", "b.md").unwrap();
+        assert_eq!(t.read("MEMORY.md"), "\u{FEFF}- [B](b.md)\n- [A](a.md)\n");
+        assert_eq!(t.read("team/MEMORY.md"), "");
+    }
+
+    #[test]
     fn rename_is_undone_when_the_index_cannot_be_written() {
         let t = TestDir::new();
         t.write("a.md", "a");
