@@ -208,6 +208,7 @@ enum MemoriesCommand {
         #[arg(long)]
         json: bool,
         /// Apply the fixes: add missing index lines, drop dangling ones, move cut entries up.
+        /// With --json the answer is one object: `{"fixed": [what was done], "health": {…}}`.
         #[arg(long)]
         fix: bool,
     },
@@ -622,18 +623,19 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
         }
         MemoriesCommand::Health { at, json: as_json, fix } => {
             let req = request(&at, None)?;
-            if fix {
-                let done = mneme.fix_index(&req)?;
-                for line in &done {
-                    // The lines quote index lines, names and descriptions.
-                    println!("{}", print::safe(line));
-                }
-            }
+            let done = if fix { Some(mneme.fix_index(&req)?) } else { None };
             let health = mneme.health(&req)?;
-            if as_json {
-                json(&health)?;
-            } else {
-                print::health(&health);
+            match (as_json, done) {
+                // Standard output stays one JSON document, what was fixed included.
+                (true, Some(done)) => json(&serde_json::json!({ "fixed": done, "health": health }))?,
+                (true, None) => json(&health)?,
+                (false, done) => {
+                    for line in done.iter().flatten() {
+                        // The lines quote index lines, names and descriptions.
+                        println!("{}", print::safe(line));
+                    }
+                    print::health(&health);
+                }
             }
         }
         MemoriesCommand::New { name, description, kind, body, file, at } => {

@@ -124,6 +124,26 @@ fn health_reports_and_fixes_the_index() {
     assert_eq!(index.matches("](a.md)").count(), 1, "{index}");
 }
 
+/// `health --fix --json` answers one JSON document: what was fixed and the health after it,
+/// not the fix lines ahead of the JSON.
+#[test]
+fn health_fix_json_is_one_json_document() {
+    let (h, repo) = project();
+    let memdir = h.memdir_for(&repo);
+    fs::create_dir_all(&memdir).unwrap();
+    fs::write(memdir.join("a.md"), topic("a", "first", "user", "Plain.")).unwrap();
+    fs::write(memdir.join("MEMORY.md"), "- [Gone](gone.md) — missing\n").unwrap();
+    let out = ok(&h, &repo, &["memories", "health", "--fix", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"));
+    let fixed: Vec<&str> = v["fixed"].as_array().expect("the fixes").iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(fixed.iter().any(|l| l.contains("added to MEMORY.md")), "{fixed:?}");
+    assert_eq!(v["health"]["unindexed"], serde_json::json!([]), "the health after the fix: {out}");
+    assert_eq!(v["health"]["index"]["missingTargets"], serde_json::json!([]), "{out}");
+    // Nothing left to fix: still one document.
+    let again: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["memories", "health", "--fix", "--json"])).unwrap();
+    assert_eq!(again["health"]["topicCount"], 1);
+}
+
 #[test]
 fn health_counts_exactly_like_claude_code_at_the_caps() {
     for (lines, truncated) in [(200, false), (201, true)] {
