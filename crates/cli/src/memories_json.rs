@@ -34,20 +34,31 @@ pub fn print(mneme: &Mneme, req: &ContextRequest, filter: &MemoryListFilter) -> 
     let stdout = std::io::stdout();
     // Stdout flushes at every line feed; the buffer in front makes that one write per 64 KiB.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    if list.is_empty() {
-        out.write_all(b"[]\n")?;
-    } else {
-        out.write_all(b"[\n")?;
-        for (i, entry) in list.iter().flatten().enumerate() {
-            if i > 0 {
-                out.write_all(b",\n")?;
+    let written = (|| -> std::io::Result<()> {
+        if list.is_empty() {
+            out.write_all(b"[]\n")?;
+        } else {
+            out.write_all(b"[\n")?;
+            for (i, entry) in list.iter().flatten().enumerate() {
+                if i > 0 {
+                    out.write_all(b",\n")?;
+                }
+                out.write_all(entry_text(entry))?;
             }
-            out.write_all(entry_text(entry))?;
+            out.write_all(b"\n]\n")?;
         }
-        out.write_all(b"\n]\n")?;
+        out.flush()
+    })();
+    match written {
+        // `mneme memories list --json | head`: the reader has what it wanted and closed the
+        // pipe. End quietly with success, as every other command does (main.rs,
+        // `quiet_on_closed_stdout`, which only sees `println!`'s panics, not this writer's errors).
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other?,
     }
-    out.flush()?;
-    drop(out);
+    // After a closed pipe the buffer still holds what was refused: drop it unwritten (dropping
+    // the writer would try once more).
+    drop(out.into_parts());
     // The process ends as soon as this returns: freeing 10,000 entries one by one (about a
     // millisecond and a half) would only delay the exit that returns all the memory at once.
     std::mem::forget(list);

@@ -325,6 +325,31 @@ fn a_reader_that_stops_early_ends_the_command_quietly() {
     assert!(stderr.is_empty(), "{stderr}");
 }
 
+/// `mneme memories list --json | head -c 10`: the JSON is written through a buffer of its own
+/// (memories_json.rs), whose failed write is an error, not a `println!` panic; a closed pipe
+/// still ends the command quietly with success.
+#[test]
+fn memories_list_json_into_a_closed_pipe_ends_quietly() {
+    let (h, repo) = project();
+    let memdir = h.memdir_for(&repo);
+    fs::create_dir_all(&memdir).unwrap();
+    for i in 0..50 {
+        fs::write(memdir.join(format!("m{i}.md")), topic(&format!("m{i}"), &format!("memory number {i}"), "user", "Body.")).unwrap();
+    }
+    for json in [true, false] {
+        let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), &h);
+        cmd.current_dir(&repo).arg("--managed-dir").arg(h.root.join("managed")).args(["memories", "list"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let mut child = cmd.spawn().unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && stderr.is_empty(), "--json {json}: {:?}: {stderr}", out.status);
+    }
+}
+
 /// A link back into the memory folder: releases before 2.1.326 follow it without end, their
 /// memory scan fails and recall is shown no memory, so the manifest is empty, and Mneme says
 /// why on standard error; 2.1.326 on walks each folder once.
