@@ -554,8 +554,15 @@ fn run(cli: Cli) -> Result<()> {
             Some(SettingsCommand::MemoryDir { path, clear, json: as_json }) => {
                 if path.is_none() && !clear {
                     let s = mneme.machine_settings()?;
+                    if as_json {
+                        return json(&serde_json::json!({
+                            "settingsPath": s.user_settings_path,
+                            "value": s.auto_memory_directory,
+                            "overridden": s.auto_memory_directory_overridden,
+                        }));
+                    }
                     match &s.auto_memory_directory {
-                        Some(v) => println!("autoMemoryDirectory is {v} in {}", s.user_settings_path.display()),
+                        Some(v) => println!("autoMemoryDirectory is {} in {}", print::safe(v), s.user_settings_path.display()),
                         None => println!("autoMemoryDirectory is not set: one memory folder per project"),
                     }
                     return Ok(());
@@ -684,7 +691,11 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
             match id {
                 Some(id) => {
                     let path = mneme.restore_memory(&req, &id)?;
-                    println!("restored {}", path.display());
+                    if as_json {
+                        json(&serde_json::json!({ "id": id, "restored": path }))?;
+                    } else {
+                        println!("restored {}", path.display());
+                    }
                 }
                 None => {
                     let trash = mneme.trash(&req)?;

@@ -223,6 +223,28 @@ fn settings_toggles_keep_every_other_key() {
     assert_eq!(fs::read_to_string(&settings).unwrap(), broken);
 }
 
+/// `--json` is honoured where it is accepted: showing autoMemoryDirectory, and restoring a
+/// memory from the trash.
+#[test]
+fn memory_dir_and_restore_answer_json_when_asked() {
+    let (h, repo) = project();
+    let settings = h.config_home().join("settings.json");
+    let v: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["settings", "memory-dir", "--json"])).expect("JSON");
+    assert_eq!(v["value"], serde_json::Value::Null);
+    assert_eq!(v["settingsPath"], settings.to_string_lossy().as_ref());
+    fs::write(&settings, "{\"autoMemoryDirectory\": \"~/memories\"}\n").unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["settings", "memory-dir", "--json"])).expect("JSON");
+    assert_eq!(v["value"], "~/memories");
+    fs::write(&settings, "{}\n").unwrap();
+
+    ok(&h, &repo, &["memories", "new", "--name", "a", "--description", "x", "--type", "user", "--body", "y"]);
+    let rm = ok(&h, &repo, &["memories", "rm", "a"]);
+    let id = rm.rsplit("restore ").next().unwrap().trim().trim_end_matches(')').to_string();
+    let v: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["memories", "restore", &id, "--json"])).expect("JSON");
+    assert_eq!(v["id"], id.as_str());
+    assert_eq!(v["restored"], h.memdir_for(&repo).join("a.md").to_string_lossy().as_ref());
+}
+
 #[test]
 fn bad_inputs_get_one_clear_line() {
     let (h, repo) = project();
