@@ -383,7 +383,7 @@ fn main() -> ExitCode {
             });
         }
         Some(Command::Verify(args)) => return verify::run(environment(cli.managed_dir.clone()), local_offset(), args),
-        Some(Command::Team { action }) => return team::run(action),
+        Some(Command::Team { action }) => return team::run(action, cli.managed_dir.clone()),
         _ => {}
     }
     match run(cli) {

@@ -60,9 +60,11 @@ fn read_key(file: &PathBuf) -> anyhow::Result<String> {
     })
 }
 
-pub fn run(cmd: TeamCommand) -> ExitCode {
+/// `managed_dir`: the global --managed-dir, which decides the team folder as it does every
+/// other memory folder (a policy's autoMemoryDirectory).
+pub fn run(cmd: TeamCommand, managed_dir: Option<PathBuf>) -> ExitCode {
     match cmd {
-        TeamCommand::Sync(sync) => crate::team_sync::run_command(sync),
+        TeamCommand::Sync(sync) => crate::team_sync::run_command(sync, managed_dir),
         TeamCommand::CheckKey(args) => {
             let key = match (&args.key, &args.key_file) {
                 (Some(k), _) => k.clone(),

@@ -70,9 +70,10 @@ fn when(ms: u64) -> String {
         .unwrap_or_else(|| ms.to_string())
 }
 
-/// Runs a sync command against the real environment; errors print one line and exit 1.
-pub fn run_command(cmd: SyncCommand) -> std::process::ExitCode {
-    let mneme = crate::environment(None).map(|env| Mneme::new(env, Arc::new(SystemClock)));
+/// Runs a sync command against the real environment (with the global --managed-dir, if given);
+/// errors print one line and exit 1.
+pub fn run_command(cmd: SyncCommand, managed_dir: Option<PathBuf>) -> std::process::ExitCode {
+    let mneme = crate::environment(managed_dir).map(|env| Mneme::new(env, Arc::new(SystemClock)));
     match mneme.and_then(|mneme| run(&mneme, cmd)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

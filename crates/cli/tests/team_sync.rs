@@ -66,3 +66,21 @@ fn sync_and_sign_in_without_a_server_say_what_to_do() {
         "mneme: \"ftp://x\" is not a server address; give an http:// or https:// URL such as https://team.example.com\n"
     );
 }
+
+/// The global --managed-dir decides the team folder as it decides every other memory folder:
+/// a policy's autoMemoryDirectory moves it.
+#[test]
+fn the_managed_policy_folder_decides_the_team_folder() {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    let managed = h.root.join("managed");
+    let policy_memory = h.root.join("policy-memory");
+    std::fs::create_dir_all(&managed).unwrap();
+    std::fs::write(managed.join("managed-settings.json"), serde_json::json!({ "autoMemoryDirectory": policy_memory }).to_string()).unwrap();
+    let args = ["--managed-dir", managed.to_str().unwrap(), "team", "status", "--json"];
+    let json: Value = serde_json::from_str(&ok(&h, &repo, &args)).expect("json");
+    assert_eq!(json["memoryDir"], policy_memory.to_string_lossy().as_ref());
+    // The text says the same folder.
+    let text = ok(&h, &repo, &["--managed-dir", managed.to_str().unwrap(), "team", "status"]);
+    assert!(text.starts_with(&format!("Team folder:  {}\n", policy_memory.join("team").display())), "{text}");
+}
