@@ -354,6 +354,39 @@ fn quiet_on_closed_stdout() {
     }));
 }
 
+/// clap's usage error as one line, like every other mneme error: what is wrong, clap's tips
+/// (`a similar subcommand exists: 'status'`), and the help of the command that was being
+/// parsed (`mneme dream status --help`), not always `mneme --help`.
+fn usage_error(text: &str, args: &[std::ffi::OsString]) -> String {
+    let summary: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+    let mut out = summary.join(" ").trim_start_matches("error: ").to_string();
+    for tip in text.lines().map(str::trim).filter(|l| l.starts_with("tip:")) {
+        out.push_str("; ");
+        out.push_str(tip);
+    }
+    out.push_str(&format!(" (see: {} --help)", command_path(args)));
+    out
+}
+
+/// The deepest subcommand the words of `args` name, as `mneme dream status`: each word that
+/// is a subcommand of the one before descends (clap's errors do not say which command they
+/// were parsing, and not all of them print its usage).
+fn command_path(args: &[std::ffi::OsString]) -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    // `defer`: the subcommands' own subcommands exist only once built. Only errors get here.
+    cmd.build();
+    let mut path = vec![cmd.get_name().to_string()];
+    let mut at = &cmd;
+    for word in args.iter().skip(1).filter_map(|a| a.to_str()) {
+        if let Some(sub) = at.find_subcommand(word) {
+            path.push(sub.get_name().to_string());
+            at = sub;
+        }
+    }
+    path.join(" ")
+}
+
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
     let cli = match Cli::try_parse() {
@@ -363,13 +396,14 @@ fn main() -> ExitCode {
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
+        // A command that needs a subcommand got none (`mneme dream`): its help, which lists
+        // them, is the answer; clap sends it to standard error for this kind.
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            // One line, like every other mneme error, with where to look next.
-            let text = e.to_string();
-            let summary: Vec<&str> =
-                text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
-            let summary = summary.join(" ");
-            eprintln!("mneme: {} (see: mneme --help)", summary.trim_start_matches("error: "));
+            eprintln!("mneme: {}", usage_error(&e.to_string(), &std::env::args_os().collect::<Vec<_>>()));
             return ExitCode::from(2);
         }
     };

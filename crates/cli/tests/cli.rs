@@ -259,11 +259,34 @@ fn bad_inputs_get_one_clear_line() {
     let err = fails(&h, &repo, &["memories", "new", "--name", "x", "--description", "y", "--type", "user", "--body", "z", "--file", "../escape.md"]);
     assert!(!h.root.join("escape.md").exists() && !h.memdir_for(&repo).parent().unwrap().join("escape.md").exists(), "{err}");
     let err = fails(&h, &repo, &["memories", "new", "--name", "x"]);
-    assert!(err.contains("--description") && err.contains("mneme --help"), "{err}");
+    assert!(err.contains("--description") && err.contains("(see: mneme memories new --help)"), "{err}");
     let err = fails(&h, &repo, &["no-such-command"]);
     assert!(err.contains("no-such-command"), "{err}");
     let err = fails(&h, &repo, &["memories", "restore", "no-such-id"]);
     assert!(!err.is_empty());
+}
+
+/// A usage error keeps what helps: a command that needs a subcommand shows its help (the list
+/// of them), a typo keeps clap's "similar subcommand" tip, and the error names the help of
+/// the command being parsed.
+#[test]
+fn usage_errors_list_subcommands_keep_tips_and_name_the_right_help() {
+    let (h, repo) = project();
+    let out = run(&h, &repo, &["dream"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let help = String::from_utf8_lossy(&out.stderr);
+    assert!(help.contains("Usage: mneme dream") && help.contains("status") && help.contains("undo") && help.contains("approve"), "{help}");
+
+    let err = fails(&h, &repo, &["dream", "stauts"]);
+    assert_eq!(err, "mneme: unrecognized subcommand 'stauts'; tip: a similar subcommand exists: 'status' (see: mneme dream --help)\n");
+    let err = fails(&h, &repo, &["dream", "status", "--memory-dir"]);
+    assert!(err.ends_with("(see: mneme dream status --help)\n"), "{err}");
+    let err = fails(&h, &repo, &["memories", "lst"]);
+    assert!(err.contains("'list'") && err.ends_with("(see: mneme memories --help)\n"), "{err}");
+    let out = run(&h, &repo, &["contxt"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tip: a similar subcommand exists: 'context' (see: mneme --help)"), "{out:?}");
 }
 
 #[test]
