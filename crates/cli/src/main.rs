@@ -593,11 +593,23 @@ fn run(cli: Cli) -> Result<()> {
                             "settingsPath": s.user_settings_path,
                             "value": s.auto_memory_directory,
                             "overridden": s.auto_memory_directory_overridden,
+                            // The problem that makes Claude Code ignore the whole file, value included.
+                            "ignored": s.ignored_for,
                         }));
                     }
-                    match &s.auto_memory_directory {
-                        Some(v) => println!("autoMemoryDirectory is {} in {}", print::safe(v), s.user_settings_path.display()),
-                        None => println!("autoMemoryDirectory is not set: one memory folder per project"),
+                    match (&s.auto_memory_directory, &s.ignored_for) {
+                        (Some(v), None) => println!("autoMemoryDirectory is {} in {}", print::safe(v), s.user_settings_path.display()),
+                        // While Claude Code ignores the file, the value decides nothing (as `mneme settings` says).
+                        (Some(v), Some(problem)) => println!(
+                            "autoMemoryDirectory is {} in {}, which Claude Code ignores: {}",
+                            print::safe(v),
+                            s.user_settings_path.display(),
+                            print::safe(problem)
+                        ),
+                        (None, _) => println!("autoMemoryDirectory is not set: one memory folder per project"),
+                    }
+                    if let Some(why) = &s.auto_memory_directory_overridden {
+                        println!("  but: {}", print::safe(why));
                     }
                     return Ok(());
                 }

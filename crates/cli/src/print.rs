@@ -220,7 +220,7 @@ pub fn settings(s: &MachineSettings) {
         println!("    but: {why}");
     }
     if let Some(d) = &s.auto_memory_directory {
-        println!("  memory directory: {}", safe(d));
+        println!("  memory directory: {}{ignored}", safe(d));
     }
     if let Some(why) = &s.auto_memory_directory_overridden {
         println!("    but: {why}");

@@ -245,6 +245,27 @@ fn memory_dir_and_restore_answer_json_when_asked() {
     assert_eq!(v["restored"], h.memdir_for(&repo).join("a.md").to_string_lossy().as_ref());
 }
 
+/// One value Claude Code's rules refuse makes it ignore the whole user settings file, so an
+/// autoMemoryDirectory there decides nothing: `settings` and `settings memory-dir` say so, as
+/// they do for the on/off switches, instead of showing it as the folder in use.
+#[test]
+fn a_memory_dir_in_an_ignored_settings_file_is_shown_as_ignored() {
+    let (h, repo) = project();
+    let settings = h.config_home().join("settings.json");
+    fs::write(&settings, "{\"autoMemoryDirectory\": \"~/memories\", \"cleanupPeriodDays\": \"soon\"}\n").unwrap();
+    let shown = ok(&h, &repo, &["settings"]);
+    assert!(shown.contains("  memory directory: ~/memories in the file, which Claude Code ignores (see the problem below)\n"), "{shown}");
+    let shown = ok(&h, &repo, &["settings", "memory-dir"]);
+    assert!(shown.starts_with(&format!("autoMemoryDirectory is ~/memories in {}, which Claude Code ignores: ", settings.display())), "{shown}");
+    assert!(shown.contains("cleanupPeriodDays"), "{shown}");
+    let v: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["settings", "memory-dir", "--json"])).unwrap();
+    assert!(v["ignored"].as_str().is_some_and(|p| p.contains("cleanupPeriodDays")), "{v}");
+    // With the file fixed, the value is simply shown.
+    fs::write(&settings, "{\"autoMemoryDirectory\": \"~/memories\"}\n").unwrap();
+    assert_eq!(ok(&h, &repo, &["settings", "memory-dir"]), format!("autoMemoryDirectory is ~/memories in {}\n", settings.display()));
+    assert!(ok(&h, &repo, &["settings"]).contains("  memory directory: ~/memories\n"));
+}
+
 #[test]
 fn bad_inputs_get_one_clear_line() {
     let (h, repo) = project();
