@@ -110,7 +110,7 @@ pub fn run(mneme: &Mneme, args: InboxArgs) -> Result<()> {
         InboxCommand::Edit { id, file, content, no_keep } => {
             let content = match content {
                 Some(c) => c,
-                None => crate::read_stdin()?,
+                None => crate::read_text("the file's new text", "or pass it with --content TEXT")?,
             };
             if no_keep {
                 done(&mneme.edit_inbox_item(&id, &file, content, false)?, "Edited")?;

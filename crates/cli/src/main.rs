@@ -249,7 +249,7 @@ enum MemoriesCommand {
         #[arg(long = "type", value_name = "TYPE")]
         kind: Option<String>,
         /// A new text (it may start with a dash, as a Markdown list does).
-        #[arg(long, allow_hyphen_values = true)]
+        #[arg(long, allow_hyphen_values = true, conflicts_with = "body_stdin")]
         body: Option<String>,
         /// Read the new text from standard input.
         #[arg(long)]
@@ -489,6 +489,28 @@ fn json<T: serde::Serialize>(v: &T) -> Result<()> {
     Ok(())
 }
 
+/// Text a command needs, read from standard input. On a terminal nothing would say mneme is
+/// waiting, so a prompt does (on standard error, standard output stays the answer); text
+/// that is empty or only blanks is refused: `< /dev/null` or a bare Ctrl-D is a slip, and
+/// would otherwise leave a memory with no text. `what` names it; `instead` says how else to
+/// give it.
+fn read_text(what: &str, instead: &str) -> Result<String> {
+    prompt_on_terminal(what, instead);
+    let text = read_stdin()?;
+    if text.trim().is_empty() {
+        anyhow::bail!("{what} is empty: standard input held no text. Pipe the text in, {instead}.");
+    }
+    Ok(text)
+}
+
+fn prompt_on_terminal(what: &str, instead: &str) {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        let end = if cfg!(windows) { "Ctrl-Z then Enter" } else { "Ctrl-D" };
+        eprintln!("mneme: type {what}, then end it with {end} on a line of its own ({instead})");
+    }
+}
+
 fn read_stdin() -> Result<String> {
     let mut bytes = Vec::new();
     std::io::stdin().read_to_end(&mut bytes)?;
@@ -694,7 +716,7 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
         MemoriesCommand::New { name, description, kind, body, file, at } => {
             let body = match body {
                 Some(b) => b,
-                None => read_stdin()?,
+                None => read_text("the memory's text", "or pass it with --body TEXT")?,
             };
             let created = mneme.create_memory(
                 &request(&at, None)?,
@@ -703,7 +725,7 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
             println!("created {}", created.path.display());
         }
         MemoriesCommand::Edit { memory, name, description, kind, body, body_stdin, rename, at } => {
-            let body = if body_stdin { Some(read_stdin()?) } else { body };
+            let body = if body_stdin { Some(read_text("the memory's new text", "or pass it with --body TEXT")?) } else { body };
             let edited = mneme.edit_memory(
                 &request(&at, None)?,
                 &MemoryEdit { memory, name, description, kind, body, rename },
@@ -713,6 +735,7 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
         MemoriesCommand::Save { memory, revision, at } => {
             let req = request(&at, None)?;
             let rel_path = mneme.memory(&req, &memory)?.summary.rel_path;
+            prompt_on_terminal("the memory's whole file, frontmatter included", "or pipe it in");
             let saved = mneme.save_memory(&req, &rel_path, &read_stdin()?, &revision).map_err(|e| match e.code {
                 // The shared message offers the app's "overwrite"; here the way is a new revision.
                 mneme_api::ErrorCode::Conflict => anyhow::anyhow!(

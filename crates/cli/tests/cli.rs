@@ -310,6 +310,57 @@ fn usage_errors_list_subcommands_keep_tips_and_name_the_right_help() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("tip: a similar subcommand exists: 'context' (see: mneme --help)"), "{out:?}");
 }
 
+/// A body from standard input that is empty (`< /dev/null`, a bare Ctrl-D) is a slip: refused
+/// with how to give it, and no memory is written. `--body` and `--body-stdin` together are a
+/// usage error, not one silently dropped.
+#[test]
+fn an_empty_body_from_standard_input_is_refused() {
+    let (h, repo) = project();
+    let out = run(&h, &repo, &["memories", "new", "--name", "a", "--description", "x", "--type", "user"], Some(" \n"));
+    let err = common::one_line_error(out, &["memories", "new"]);
+    assert_eq!(err, "mneme: the memory's text is empty: standard input held no text. Pipe the text in, or pass it with --body TEXT.\n");
+    assert!(!h.memdir_for(&repo).join("a.md").exists());
+    ok(&h, &repo, &["memories", "new", "--name", "a", "--description", "x", "--type", "user", "--body", "First."]);
+    let err = common::one_line_error(run(&h, &repo, &["memories", "edit", "a", "--body-stdin"], Some("")), &["memories", "edit"]);
+    assert!(err.contains("the memory's new text is empty"), "{err}");
+    let out = run(&h, &repo, &["memories", "edit", "a", "--body", "Second.", "--body-stdin"], Some("Third.\n"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'--body <BODY>' cannot be used with '--body-stdin'"), "{out:?}");
+    assert!(fs::read_to_string(h.memdir_for(&repo).join("a.md")).unwrap().contains("First."));
+}
+
+/// On a terminal, `memories new` without --body says it is waiting for the text and how to end
+/// it (on standard error), instead of waiting silently; what is typed becomes the body.
+#[cfg(target_os = "linux")]
+#[test]
+fn memories_new_on_a_terminal_says_it_waits_for_the_text() {
+    use rustix::fs::{Mode, OFlags};
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    use std::io::Write;
+    let (h, repo) = project();
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let terminal = rustix::fs::open(name.as_c_str(), OFlags::RDWR | OFlags::NOCTTY, Mode::empty()).unwrap();
+    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), &h);
+    cmd.current_dir(&repo)
+        .arg("--managed-dir")
+        .arg(h.root.join("managed"))
+        .args(["memories", "new", "--name", "typed", "--description", "x", "--type", "user"])
+        .stdin(std::process::Stdio::from(terminal));
+    let child = cmd.spawn().unwrap();
+    // The line discipline holds what is typed until mneme reads it; Ctrl-D at a line's start
+    // ends the input.
+    let mut keyboard = fs::File::from(master);
+    keyboard.write_all(b"Typed at the terminal.\n\x04").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err, "mneme: type the memory's text, then end it with Ctrl-D on a line of its own (or pass it with --body TEXT)\n");
+    assert!(fs::read_to_string(h.memdir_for(&repo).join("typed.md")).unwrap().contains("Typed at the terminal.\n"));
+}
+
 #[test]
 fn refuses_to_overwrite_a_memory_changed_on_disk() {
     let (h, repo) = project();

@@ -140,6 +140,14 @@ fn edit_discard_promote_and_clear_errors() {
     assert_eq!(fs::read_to_string(repo.join("CLAUDE.local.md")).unwrap().lines().next().unwrap(), "## Always write commit messages in English");
     assert!(!fs::read_to_string(mem.join("MEMORY.md")).unwrap().contains("English"), "not in the memory folder");
 
+    // An empty replacement from standard input is a slip, refused before anything is kept.
+    append(&t, &repo, &["Remember that the release train leaves on Thursdays."], 3);
+    let id = id_of(&ok(&h, &repo, &["extract", "--transcript", tp]));
+    let err = fails(&h, &repo, &["inbox", "edit", &id, "project_the_release_train_leaves_on_thursdays.md"]);
+    assert_eq!(err, "mneme: the file's new text is empty: standard input held no text. Pipe the text in, or pass it with --content TEXT.\n");
+    let waiting = ok(&h, &repo, &["inbox"]);
+    assert!(waiting.contains(&format!("{id}  ")) && waiting.contains("+project_the_release_train_leaves_on_thursdays.md"), "still waiting for review: {waiting}");
+
     let err = fails(&h, &repo, &["inbox", "show", "no-such-item"]);
     assert_eq!(err, "mneme: there is no inbox item `no-such-item`; run `mneme inbox list` to see the ids\n");
     assert!(fails(&h, &repo, &["inbox", "mode", "sometimes"]).contains("Use automatic, review or off"));
