@@ -258,6 +258,15 @@ pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
             if let Some(m) = mode {
                 let m = DreamMode::parse(&m)
                     .ok_or_else(|| anyhow!("'{m}' is not a dream mode. Use one of: automatic, review, off."))?;
+                // A mode is kept by the folder's path: one set on a mistyped --memory-dir would
+                // apply to no folder. (--cwd is checked by the resolution above; a project's
+                // memory folder may not exist yet, and its mode still counts once it does.)
+                if at.memory_dir.is_some() && !dir.is_dir() {
+                    anyhow::bail!(
+                        "--memory-dir {} is not a folder; check the path (`mneme context` shows a project's memory folder), or pass --cwd with the project's folder when its memory folder is not created yet",
+                        safe_path(&dir)
+                    );
+                }
                 mneme.set_dream_mode_of(&dir, m)?;
                 if !as_json {
                     println!("Dreams for {} are now {}.", safe_path(&dir), m.as_str());

@@ -66,7 +66,7 @@ enum InboxCommand {
 
 fn cwd(arg: &Option<PathBuf>) -> Result<PathBuf> {
     let here = std::env::current_dir()?;
-    Ok(match arg {
+    crate::existing_cwd(match arg {
         Some(c) if c.is_absolute() => c.clone(),
         Some(c) => here.join(c),
         None => here,

@@ -484,6 +484,16 @@ fn leave_files_to_exit() {
     mneme_api::keep_files_open_until_exit(soft.saturating_sub(256) as usize);
 }
 
+/// `--cwd` must name a folder, as `mneme context` and `dream status` require (the api's
+/// resolution): a typo would otherwise set a mode, or show a team folder, for a project that
+/// does not exist.
+fn existing_cwd(cwd: PathBuf) -> Result<PathBuf> {
+    if !cwd.is_dir() {
+        anyhow::bail!("{} is not a folder. Pass --cwd with the folder Claude Code would start in.", print::safe_path(&cwd));
+    }
+    Ok(cwd)
+}
+
 fn json<T: serde::Serialize>(v: &T) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())

@@ -281,3 +281,19 @@ fn a_dreams_changes_reach_the_terminal_escaped() {
     let history = ok(&h, &repo, &["dream", "history"]);
     assert!(!history.contains(['\x1b', '\x07']), "{history}");
 }
+
+/// A mode is kept by the folder's path, so setting one on a folder that does not exist (a
+/// mistyped --memory-dir or --cwd) is refused instead of applying to no folder.
+#[test]
+fn a_mode_is_not_set_on_a_folder_that_does_not_exist() {
+    let (h, repo, mem) = project();
+    let typo = h.root.join("memroy");
+    let err = fails(&h, &repo, &["dream", "mode", "review", "--memory-dir", typo.to_str().unwrap()]);
+    assert!(err.starts_with(&format!("mneme: --memory-dir {} is not a folder; check the path", typo.display())), "{err}");
+    let err = fails(&h, &repo, &["dream", "mode", "review", "--cwd", "/definitely/not/here"]);
+    assert_eq!(err, "mneme: /definitely/not/here is not a folder. Pass --cwd with the folder Claude Code would start in.\n");
+    // Nothing was set anywhere; the real folder still takes a mode.
+    assert_eq!(json(&ok(&h, &repo, &["dream", "mode", "--json"]))["mode"], "automatic");
+    ok(&h, &repo, &["dream", "mode", "review", "--memory-dir", mem.to_str().unwrap()]);
+    assert_eq!(json(&ok(&h, &repo, &["dream", "mode", "--json"]))["mode"], "review");
+}

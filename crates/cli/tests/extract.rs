@@ -151,6 +151,11 @@ fn edit_discard_promote_and_clear_errors() {
     let err = fails(&h, &repo, &["inbox", "show", "no-such-item"]);
     assert_eq!(err, "mneme: there is no inbox item `no-such-item`; run `mneme inbox list` to see the ids\n");
     assert!(fails(&h, &repo, &["inbox", "mode", "sometimes"]).contains("Use automatic, review or off"));
+    // A mistyped --cwd sets no mode for a project that does not exist.
+    let not_here = "mneme: /definitely/not/here is not a folder. Pass --cwd with the folder Claude Code would start in.\n";
+    assert_eq!(fails(&h, &repo, &["inbox", "mode", "off", "--cwd", "/definitely/not/here"]), not_here);
+    assert_eq!(fails(&h, &repo, &["inbox", "--cwd", "/definitely/not/here"]), not_here);
+    assert!(ok(&h, &repo, &["inbox", "mode"]).starts_with("review "), "the project keeps its mode");
     assert!(fails(&h, &repo, &["extract", "--transcript", "missing.jsonl"]).contains("is not a file"));
     assert!(fails(&h, &repo, &["extract", "--transcript", tp, "--provider", "gpt"]).contains("is not a provider"));
 }

@@ -84,3 +84,15 @@ fn the_managed_policy_folder_decides_the_team_folder() {
     let text = ok(&h, &repo, &["--managed-dir", managed.to_str().unwrap(), "team", "status"]);
     assert!(text.starts_with(&format!("Team folder:  {}\n", policy_memory.join("team").display())), "{text}");
 }
+
+/// A --cwd that is not a folder is refused as `mneme context` refuses it, instead of showing a
+/// team folder for a project that does not exist.
+#[test]
+fn a_cwd_that_is_not_a_folder_is_refused() {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    let not_here = "mneme: /definitely/not/here is not a folder. Pass --cwd with the folder Claude Code would start in.\n";
+    assert_eq!(fails(&h, &repo, &["team", "status", "--cwd", "/definitely/not/here"]), not_here);
+    assert_eq!(fails(&h, &repo, &["team", "status", "--json", "--cwd", "/definitely/not/here"]), not_here);
+    assert_eq!(fails(&h, &repo, &["team", "pull", "--cwd", "/definitely/not/here"]), not_here);
+}
