@@ -10,8 +10,9 @@ use std::process::ExitCode;
 pub enum SecretsCommand {
     /// Scan text from standard input for secrets the way writes into team memory are checked.
     /// Prints the label of each rule that fired, one per line, and exits 1 when the text holds
-    /// a secret; prints nothing and exits 0 when it is clean. The secret itself is never
-    /// printed.
+    /// a secret; prints nothing and exits 0 when it is clean; exits 2 when the scan could not
+    /// run (standard input could not be read), as `mneme verify` does. The secret itself is
+    /// never printed.
     Scan {
         /// Give Claude Code's own verdict exactly: the installed release's token rules alone,
         /// without the placeholder filters (AKIAIOSFODNN7EXAMPLE, ghp_xxx…) and the
@@ -32,7 +33,8 @@ pub fn run(cmd: SecretsCommand, installed: impl FnOnce() -> Profile) -> ExitCode
             let mut bytes = Vec::new();
             if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
                 eprintln!("mneme: could not read standard input ({e}); pipe the text to scan into mneme secrets scan");
-                return ExitCode::FAILURE;
+                // Not 1: a script reading 1 as "holds a secret" must not take an unread text for one.
+                return ExitCode::from(2);
             }
             let findings = if claude_code {
                 // Invalid UTF-8 is scanned as U+FFFD, as Claude Code reads such a file.

@@ -17,7 +17,8 @@ pub enum TeamCommand {
     /// can create — then Claude Code's own check: NUL bytes, %-encoded and Unicode-normalised
     /// traversal, backslashes, absolute keys, `..`, and symbolic links leading out. Prints the
     /// path the key resolves to and exits 0 when it is accepted; prints the reason (on standard
-    /// output) and exits 1 when it is refused.
+    /// output) and exits 1 when it is refused; exits 2 when the check could not run (the
+    /// --key-file could not be read, the key is not UTF-8), as `mneme verify` does.
     CheckKey(CheckKey),
     /// status, pull, push, login, logout: team memory sync (see `team_sync`).
     #[command(flatten)]
@@ -72,7 +73,8 @@ pub fn run(cmd: TeamCommand, managed_dir: Option<PathBuf>) -> ExitCode {
                     Ok(k) => k,
                     Err(e) => {
                         crate::print::failure(&e);
-                        return ExitCode::FAILURE;
+                        // Not 1, which says the key is refused: this key was never checked.
+                        return ExitCode::from(2);
                     }
                 },
                 (None, None) => unreachable!("clap requires KEY or --key-file"),
@@ -84,7 +86,7 @@ pub fn run(cmd: TeamCommand, managed_dir: Option<PathBuf>) -> ExitCode {
                     Ok(cwd) => cwd.join(args.team_dir),
                     Err(e) => {
                         eprintln!("mneme: cannot read the current folder ({e}); give --team-dir as an absolute path");
-                        return ExitCode::FAILURE;
+                        return ExitCode::from(2);
                     }
                 }
             };

@@ -74,6 +74,26 @@ fn scan_gives_the_verdict_of_the_release_asked_for() {
     assert_eq!(misused.status.code(), Some(2));
 }
 
+/// Standard input that cannot be read is "could not run", exit 2, as `mneme verify` says it:
+/// never 1, which a script takes for "holds a secret".
+#[test]
+fn scan_exits_2_when_it_cannot_read_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    // Reading a folder fails (EISDIR) where a file would be read.
+    let out = Command::new(env!("CARGO_BIN_EXE_mneme"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .args(["secrets", "scan"])
+        .stdin(std::fs::File::open(dir.path()).unwrap())
+        .output()
+        .expect("mneme runs");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("mneme: could not read standard input"));
+    let help = stdout(&mneme(&["secrets", "scan", "--help"], b""));
+    assert!(help.contains("exits 2 when the scan could not run"), "{help}");
+}
+
 fn team_dir() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let team = std::fs::canonicalize(tmp.path()).unwrap().join("memory/team");
@@ -158,14 +178,15 @@ fn check_key_reads_raw_bytes_from_stdin_and_files() {
 #[test]
 fn check_key_errors_are_one_line_on_stderr() {
     let (_tmp, team) = team_dir();
+    // Exit 2: the check could not run (1 would say the key is refused).
     let out = check(&team, &["--key-file", "/nonexistent/key"], b"");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("mneme: could not read the key from /nonexistent/key"), "{err}");
     let out = check(&team, &["--key-file", "-"], b"\xff\xfe.md");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid UTF-8"));
     // Neither a key nor a file: a usage error.
     assert_eq!(check(&team, &[], b"").status.code(), Some(2));
@@ -175,4 +196,5 @@ fn check_key_errors_are_one_line_on_stderr() {
 fn check_key_help_documents_the_newline_rule() {
     let out = mneme(&["team", "check-key", "--help"], b"");
     assert!(stdout(&out).contains("Exactly one trailing newline"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("exits 2 when the check could not run"), "{}", stdout(&out));
 }
