@@ -902,10 +902,10 @@ export type FolderCompletion = {
 	folder: string | null,
 	/**
 	 *  Sub-folders of the typed path's parent whose names start with its last part, sorted;
-	 *  hidden ones only when the last part starts with a dot.
+	 *  hidden ones only when the last part starts with a dot, and none whose name is not UTF-8.
 	 */
 	suggestions: string[],
-	/**  Whether there were more than those listed. */
+	/**  Whether there were more than those listed (or the folder was too large to look at whole). */
 	more: boolean,
 };
 
