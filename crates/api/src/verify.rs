@@ -152,7 +152,7 @@ impl Mneme {
                 if !bin.is_file() {
                     return Ok(VerifyReport::failed(&req.cwd, format!("There is no Claude Code at {}.", bin.display()), started));
                 }
-                (bin.clone(), claude_install::version_of(bin).map_err(|e| e.to_string()))
+                (bin.clone(), claude_install::version_of(bin, &self.env).map_err(|e| e.to_string()))
             }
             None => match claude_install::detect(&self.env) {
                 Some(found) => {

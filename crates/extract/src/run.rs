@@ -276,6 +276,10 @@ impl Extractor {
     }
 
     /// The lock on one session's extraction, waited for without blocking the runtime.
+    /// Polled rather than a blocking `flock` on `spawn_blocking`: a thread stuck in `flock`
+    /// cannot be told to stop, so a cancelled wait would keep it alive, and dropping the tokio
+    /// runtime waits for blocking tasks — Ctrl-C on `mneme extract` would hang until the other
+    /// extraction finished.
     async fn hold_session(&self, project: &Project, key: &str, cancel: &Cancel) -> Result<mneme_store::file_lock::FileLock, ExtractError> {
         let path = self.state_path(&project.memory_dir.dir, &format!("{key}.lock"));
         loop {

@@ -87,7 +87,8 @@ impl TeamLoop {
     /// Starts a watcher for every folder that syncs and is not watched yet.
     fn start_new(&self, watched: &mut BTreeMap<PathBuf, Watched>, reported: &mut Reported) {
         // Read once per look and server: each read is a keyring call.
-        let mut sign_ins: HashMap<String, Result<bool, String>> = HashMap::new();
+        // The error is shared, not cloned: `SyncError` holds I/O errors that cannot be cloned.
+        let mut sign_ins: HashMap<String, Result<bool, Arc<SyncError>>> = HashMap::new();
         for target in sync_targets(&self.env, &self.folders.resolve(&self.env)) {
             if watched.contains_key(&target.memory_dir) {
                 continue;
@@ -95,7 +96,7 @@ impl TeamLoop {
             let (Some(repo), Some(server)) = (target.repo.clone(), target.server_url.clone()) else { continue };
             let memory_dir = target.memory_dir.clone();
             let client = Arc::new(self.client(target));
-            let signed_in = sign_ins.entry(server.clone()).or_insert_with(|| client.signed_in().map_err(|e| e.to_string())).clone();
+            let signed_in = sign_ins.entry(server.clone()).or_insert_with(|| client.signed_in().map_err(Arc::new)).clone();
             match signed_in {
                 Ok(true) => {
                     reported.servers.remove(&server);

@@ -56,7 +56,7 @@ pub struct ClaudeInstall {
 pub fn detect(env: &Environment) -> Option<ClaudeInstall> {
     let (path, found_by) = candidates(env).into_iter().find(|(p, _)| is_executable(p))?;
     let resolved = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-    let (version, version_error) = match cached_version(&resolved) {
+    let (version, version_error) = match cached_version(&resolved, env) {
         Ok(v) => (Some(v), None),
         Err(e) => (None, Some(e.to_string())),
     };
@@ -178,11 +178,11 @@ static CACHE: LazyLock<Mutex<HashMap<Key, Cached>>> = LazyLock::new(Default::def
 
 /// `claude --version` for `bin`, remembered while the file stays the same (a transient failure
 /// only for [`TRANSIENT_FOR`]).
-fn cached_version(bin: &Path) -> Result<ClaudeVersion, VersionError> {
-    cached_version_within(bin, TRANSIENT_FOR)
+fn cached_version(bin: &Path, env: &Environment) -> Result<ClaudeVersion, VersionError> {
+    cached_version_within(bin, env, TRANSIENT_FOR)
 }
 
-fn cached_version_within(bin: &Path, transient_for: Duration) -> Result<ClaudeVersion, VersionError> {
+fn cached_version_within(bin: &Path, env: &Environment, transient_for: Duration) -> Result<ClaudeVersion, VersionError> {
     let meta = std::fs::metadata(bin)
         .map_err(|e| VersionError::Unreadable { bin: bin.to_path_buf(), message: e.to_string() })?;
     let key = (bin.to_path_buf(), meta.len(), meta.modified().ok());
@@ -196,7 +196,7 @@ fn cached_version_within(bin: &Path, transient_for: Duration) -> Result<ClaudeVe
     // by every `mneme context` process, since this cache lives in memory).
     let got = match package_version(bin) {
         Some(v) => Ok(v),
-        None => version_of(bin),
+        None => version_of(bin, env),
     };
     let at = got.as_ref().err().filter(|e| e.is_transient()).map(|_| Instant::now());
     CACHE.lock().expect("version cache").insert(key, (got.clone(), at));
@@ -225,20 +225,19 @@ fn package_version(bin: &Path) -> Option<ClaudeVersion> {
 const VERSION_OUTPUT_KEPT: usize = 64 << 10;
 
 /// Runs `bin --version` with no input, a bounded time, and nothing but a minimal environment
-/// (`PATH`, which a launcher needs to find Node, `HOME`, and the switches that keep Claude Code
-/// from updating itself or calling out) in `/`, and reads the release from what it prints.
+/// (`env`'s `PATH`, which a launcher needs to find Node, its home as `HOME`, and the switches
+/// that keep Claude Code from updating itself or calling out) in `/`, and reads the release from
+/// what it prints.
 ///
 /// It runs in a process group of its own, killed when the deadline passes and once it has
 /// exited (a helper it left behind would hold its output open); the output is read on a thread
 /// of its own and waited for no later than the deadline.
-pub fn version_of(bin: &Path) -> Result<ClaudeVersion, VersionError> {
+pub fn version_of(bin: &Path, env: &Environment) -> Result<ClaudeVersion, VersionError> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(bin);
-    cmd.arg("--version").env_clear();
-    for name in ["PATH", "HOME"] {
-        if let Some(value) = std::env::var_os(name) {
-            cmd.env(name, value);
-        }
+    cmd.arg("--version").env_clear().env("HOME", &env.home);
+    if let Some(path) = env.var("PATH") {
+        cmd.env("PATH", path);
     }
     cmd.current_dir("/")
         .stdin(Stdio::null())
@@ -331,12 +330,12 @@ mod tests {
         // The script would say 2.1.300 if it ran; the manifest's release wins without running it.
         let bin = fake_claude(&pkg, "echo '2.1.300 (Claude Code)'");
         std::fs::write(pkg.join("package.json"), r#"{"name":"@anthropic-ai/claude-code-linux-x64","version":"2.1.197"}"#).unwrap();
-        assert_eq!(cached_version(&bin), Ok(ClaudeVersion::new(2, 1, 197)));
+        assert_eq!(cached_version(&bin, &Environment::with_home(t.path())), Ok(ClaudeVersion::new(2, 1, 197)));
         // Another package's manifest is not taken for Claude Code's.
         let other = t.path().join("other");
         let bin = fake_claude(&other, "echo '2.1.300 (Claude Code)'");
         std::fs::write(other.join("package.json"), r#"{"name":"something-else","version":"9.9.9"}"#).unwrap();
-        assert_eq!(cached_version(&bin), Ok(ClaudeVersion::new(2, 1, 300)));
+        assert_eq!(cached_version(&bin, &Environment::with_home(t.path())), Ok(ClaudeVersion::new(2, 1, 300)));
     }
 
     #[test]
@@ -349,7 +348,7 @@ mod tests {
         assert!(found.version_error.unwrap().contains("--version failed"));
 
         fake_claude(&t.path().join("bin2"), "echo 'Claude Code'");
-        assert!(matches!(version_of(&t.path().join("bin2/claude")), Err(VersionError::NoVersion { .. })));
+        assert!(matches!(version_of(&t.path().join("bin2/claude"), &Environment::with_home(t.path())), Err(VersionError::NoVersion { .. })));
     }
 
     /// A `claude --version` that prints far more than a pipe holds, leaves a helper behind
@@ -359,12 +358,12 @@ mod tests {
     fn a_version_run_that_floods_or_leaves_helpers_is_bounded() {
         let t = tempfile::tempdir().unwrap();
         let flood = fake_claude(&t.path().join("flood"), "echo '2.1.300 (Claude Code)'; head -c 300000 /dev/zero | tr '\\0' x; echo");
-        assert_eq!(version_of(&flood), Ok(ClaudeVersion::new(2, 1, 300)));
+        assert_eq!(version_of(&flood, &Environment::with_home(t.path())), Ok(ClaudeVersion::new(2, 1, 300)));
 
         let helper = t.path().join("helper.pid");
         let leaves = fake_claude(&t.path().join("leaves"), &format!("sleep 300 &\necho $! > {}\necho '2.1.301 (Claude Code)'", helper.display()));
         let started = Instant::now();
-        assert_eq!(version_of(&leaves), Ok(ClaudeVersion::new(2, 1, 301)));
+        assert_eq!(version_of(&leaves, &Environment::with_home(t.path())), Ok(ClaudeVersion::new(2, 1, 301)));
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
         let gone = |pid_file: &Path| {
             let pid = std::fs::read_to_string(pid_file).unwrap().trim().to_string();
@@ -375,7 +374,7 @@ mod tests {
 
         let hangs = fake_claude(&t.path().join("hangs"), &format!("sleep 300 &\necho $! > {}\nsleep 300", helper.display()));
         let started = Instant::now();
-        assert!(matches!(version_of(&hangs), Err(VersionError::Timeout { .. })));
+        assert!(matches!(version_of(&hangs, &Environment::with_home(t.path())), Err(VersionError::Timeout { .. })));
         assert!(started.elapsed() < VERSION_TIMEOUT + Duration::from_secs(3), "{:?}", started.elapsed());
         assert!(gone(&helper), "the hung run's helper was stopped with its group");
     }
@@ -389,21 +388,25 @@ mod tests {
         let seen = t.path().join("seen");
         let bin = fake_claude(&t.path().join("bin"), &format!("{{ pwd; env; }} > {}\necho '2.1.302 (Claude Code)'", seen.display()));
         std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert!(matches!(cached_version(&bin), Err(VersionError::Run { .. })));
+        // The environment handed in, not the process's own, is what the run sees.
+        let env = Environment::with_home(t.path().join("their-home")).set_var("PATH", "/usr/bin:/bin").set_var("SECRET_TOKEN", "x");
+        assert!(matches!(cached_version(&bin, &env), Err(VersionError::Run { .. })));
         // A chmod changes neither the size nor the modification time the cache is keyed on.
         std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert!(matches!(cached_version(&bin), Err(VersionError::Run { .. })), "remembered for a moment");
-        assert_eq!(cached_version_within(&bin, Duration::ZERO), Ok(ClaudeVersion::new(2, 1, 302)));
+        assert!(matches!(cached_version(&bin, &env), Err(VersionError::Run { .. })), "remembered for a moment");
+        assert_eq!(cached_version_within(&bin, &env, Duration::ZERO), Ok(ClaudeVersion::new(2, 1, 302)));
 
         let seen = std::fs::read_to_string(&seen).unwrap();
         let mut lines = seen.lines();
         assert_eq!(lines.next(), Some("/"));
-        let mut names: Vec<&str> = lines.filter_map(|l| l.split_once('=').map(|(n, _)| n)).collect();
+        let vars: Vec<&str> = lines.collect();
+        assert!(vars.contains(&format!("HOME={}", t.path().join("their-home").display()).as_str()), "{vars:?}");
+        assert!(vars.contains(&"PATH=/usr/bin:/bin"), "{vars:?}");
+        let mut names: Vec<&str> = vars.iter().filter_map(|l| l.split_once('=').map(|(n, _)| n)).collect();
         names.sort();
         // `sh` adds PWD (and some shells SHLVL and _) of its own.
         names.retain(|n| !matches!(*n, "PWD" | "SHLVL" | "_" | "OLDPWD"));
-        let mut expected = vec!["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER"];
-        expected.extend(["HOME", "PATH"].into_iter().filter(|n| std::env::var_os(n).is_some()));
+        let mut expected = vec!["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "HOME", "PATH"];
         expected.sort();
         assert_eq!(names, expected);
     }

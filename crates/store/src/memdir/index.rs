@@ -380,7 +380,8 @@ pub fn render_entry(title: &str, rel_path: &str, scope: Scope, hook: Option<&str
     }
 }
 
-fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+/// `s` with every line break or control character turned into a space: an index entry is one line.
+pub(super) fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
     let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}');
     if s.contains(breaks) {
         std::borrow::Cow::Owned(s.chars().map(|c| if breaks(c) { ' ' } else { c }).collect())

@@ -39,7 +39,7 @@ pub(crate) struct PendingSync {
 #[allow(clippy::too_many_arguments)]
 /// `s` on one line: an index entry is one line (as `render_entry` writes it).
 fn one_line(s: &str) -> String {
-    s.trim().chars().map(|c| if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') { ' ' } else { c }).collect()
+    super::index::one_line(s.trim()).into_owned()
 }
 
 pub(crate) fn sync_lines(
