@@ -253,6 +253,11 @@ fn entropy(secret: &[u8]) -> f64 {
 }
 
 impl Rule {
+    /// gitleaks' `entropy` floor for the secret (0 when the rule has none).
+    pub fn entropy(&self) -> f64 {
+        self.entropy
+    }
+
     fn regex(&self) -> Option<&Regex> {
         let source = self.source.as_deref()?;
         Some(self.regex.get_or_init(|| compile(source)))

@@ -149,6 +149,17 @@ pub fn confirm_for(id: &str) -> Confirm {
         | "stripe-access-token"
         | "shopify-access-token"
         | "shopify-shared-secret" => entropy(2.0),
+        // gitleaks' GitLab token rules other than `gitlab-pat`/`gitlab-deploy-token` (from
+        // 2.1.232): the same floor, so `glrt-xxxxxxxxxxxxxxxxxxxxxxxx` is no runner token.
+        "gitlab-runner-authentication-token"
+        | "gitlab-feed-token"
+        | "gitlab-incoming-mail-token"
+        | "gitlab-kubernetes-agent-token"
+        | "gitlab-oauth-app-secret"
+        | "gitlab-feature-flag-client-token" => entropy(3.0),
+        // gitleaks has these under other ids (`gitlab-ptt`, `gitlab-scim-token`,
+        // `gitlab-cicd-job-token`), each with a floor of 3.
+        "gitlab-pipeline-trigger-token" | "gitlab-scim-oauth-token" | "gitlab-ci-build-token" => entropy(3.0),
         // Their random parts, like the other token rules'; a placeholder such as
         // `sk-ant-oat01-xxxxxxxxxxxxxxxxxxxxxxxx` is not refused.
         "anthropic-oauth-token" | "slack-rotation-token" | "slack-workflow-token" => entropy(3.0),
@@ -189,4 +200,40 @@ pub fn shannon_entropy(s: &str) -> f64 {
     }
     let inv = 1.0 / s.len() as f64;
     counts.values().map(|&n| n as f64 * inv).map(|f| -f * f.log2()).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gitleaks::gitleaks;
+
+    /// Every Claude Code rule gitleaks has under the same id (or, for three GitLab tokens, under
+    /// its own id) is held to gitleaks' entropy floor.
+    #[test]
+    fn entropy_floors_are_gitleaks_own() {
+        let renamed = [
+            ("gitlab-pipeline-trigger-token", "gitlab-ptt"),
+            ("gitlab-scim-oauth-token", "gitlab-scim-token"),
+            ("gitlab-ci-build-token", "gitlab-cicd-job-token"),
+        ];
+        let mut compared = 0;
+        for rule in crate::claude_code::TOKEN_RULES {
+            let id = renamed.iter().find(|(cc, _)| *cc == rule.id).map_or(rule.id, |(_, g)| *g);
+            let Some(g) = gitleaks().rules().iter().find(|r| r.id == id) else { continue };
+            let want = (g.entropy() != 0.0).then_some(g.entropy());
+            assert_eq!(confirm_for(rule.id).entropy, want, "{}", rule.id);
+            compared += 1;
+        }
+        assert!(compared >= 40, "{compared}");
+    }
+
+    #[test]
+    fn gitlab_token_placeholders_are_not_secrets() {
+        let random = "Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5Fg0Ae";
+        for prefix in ["glrt-", "glft-", "glimt-", "glagent-", "gloas-", "glffct-", "glptt-", "glsoat-", "glcbt-"] {
+            let placeholder = format!("{prefix}{}", "x".repeat(24));
+            assert!(crate::scan(&placeholder).is_empty(), "{placeholder}: {:?}", crate::scan(&placeholder));
+            assert!(!crate::scan(&format!("{prefix}{random}")).is_empty(), "{prefix}");
+        }
+    }
 }
