@@ -111,8 +111,18 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
     if stop == Stop::Cancelled {
         final_text.clear();
     }
+    let mut changeset = tools.overlay.changeset(&changeset_root(&task.policy), &task.label);
+    // Each Edit is checked for secrets in what it adds (as Claude Code checks it), so two edits
+    // can join halves that pass alone into one token: the team file as it would be written is
+    // checked again, as the headless run checks it.
+    changeset.changes.retain(|c| {
+        let Some(refusal) = c.after.as_deref().and_then(|text| gate.team_secret_refusal(&c.path, text)) else { return true };
+        denials.push(Denial { tool: "Edit".into(), message: format!("{}: {refusal}", c.path.display()) });
+        written_paths.retain(|p| *p != c.path);
+        false
+    });
     Ok(AgentOutcome {
-        changeset: tools.overlay.changeset(&changeset_root(&task.policy), &task.label),
+        changeset,
         applied: None,
         written_paths,
         turns,

@@ -386,6 +386,27 @@ async fn edit_and_write_refuse_where_claude_code_does() {
     assert_eq!(out.changeset.changes[0].after.as_deref(), Some("- [A](a.md) \u{2014} one\n- [B](b.md) \u{2014} one\n"));
 }
 
+/// Claude Code checks what an Edit adds; joining two halves that pass alone makes a token that
+/// only the file as written shows. The team file is checked again before it is applied.
+#[tokio::test]
+async fn a_secret_joined_by_an_edit_never_reaches_team_memory() {
+    let f = Fixture::new();
+    let team = std::path::PathBuf::from(f.m("team/ci.md"));
+    let stub = StubModel::start().await;
+    stub.push(
+        Turn::tool_use("Write", json!({"file_path": team, "content": "CI uses ghp_nUwYcfi1NQBYsmPBK6K7 rrTYmlfxd6KQzYRd\n"}))
+            .and_tool_use("Edit", json!({"file_path": team, "old_string": "K7 rr", "new_string": "K7rr"}))
+            .and_tool_use("Write", json!({"file_path": f.m("notes.md"), "content": "kept\n"})),
+    );
+    stub.push(Turn::text("done"));
+    let out = run_agent(&provider(&stub), &f.task("Extract.", Some(5)), Mode::Apply { trash_dir: f.trash() }, &Cancel::new()).await.unwrap();
+    assert!(!team.exists(), "the joined token was not written");
+    assert_eq!(std::fs::read_to_string(f.m("notes.md")).unwrap(), "kept\n", "the rest of the run is applied");
+    assert_eq!(out.denials.len(), 1, "{:?}", out.denials);
+    assert!(out.denials[0].message.contains("GitHub PAT") && !out.denials[0].message.contains("rrTYml"), "{}", out.denials[0].message);
+    assert!(!out.written_paths.contains(&team));
+}
+
 #[tokio::test]
 async fn a_run_cannot_grow_a_file_without_bound_or_name_one_it_could_not_apply() {
     let f = Fixture::new();
