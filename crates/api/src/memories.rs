@@ -227,12 +227,9 @@ impl Mneme {
             r.memdir = self.agent_memory(&r.cwd, &r.settings, target)?.dir;
         }
         let trash = self.env.data_dir().join("trash").join(sanitize_path(&r.memdir.to_string_lossy()));
-        // The health meter measures MEMORY.md as Claude Code loads it, comments stripped.
         // Team memory is shared with the repository: the team crate's policy (no secrets)
         // decides what may be written there.
-        let m = Memdir::new(r.memdir.clone(), trash, self.clock.clone())
-            .with_comment_stripper(mneme_claudemd::html_comment_kept_ranges)
-            .with_team_write_check(mneme_team::check_team_write);
+        let m = Memdir::new(r.memdir.clone(), trash, self.clock.clone()).with_team_write_check(mneme_team::check_team_write);
         Ok((r, m))
     }
 

@@ -2,15 +2,13 @@
 //! `stripHtmlComments`, `extractIncludePathsFromTokens`): frontmatter off, block-level HTML
 //! comments off, MEMORY.md truncated, and the `@include` paths found.
 
+use crate::marked::comments::{is_comment_block, strip_html_comments_from_tokens, strip_html_comments_keeping_defs, COMMENT_SPAN};
 use crate::marked::{self, Kind, Token};
 use crate::paths;
 use mneme_core::frontmatter;
-use mneme_core::text::{is_js_whitespace, js_trim, js_trim_start, truncate_entrypoint_with};
+use mneme_core::text::{is_js_whitespace, js_trim, truncate_entrypoint_with};
 use mneme_core::Profile;
-use regex::Regex;
 use std::collections::HashSet;
-use std::ops::Range;
-use std::sync::LazyLock;
 
 /// `TEXT_FILE_EXTENSIONS`: `@include` targets must have one of these extensions, or none.
 /// Note the list holds `.R` in upper case while the extension is lower-cased first, so only
@@ -164,139 +162,6 @@ pub fn parse_memory_file_content(
     };
     let content_differs_from_disk = content != original;
     Ok(Parsed { content, globs, content_differs_from_disk, truncated, include_paths })
-}
-
-/// `/<!--[\s\S]*?-->/g`
-static COMMENT_SPAN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"<!--(?s:.*?)-->").expect("comment regex"));
-
-fn is_comment_block(raw: &str) -> bool {
-    let trimmed = js_trim_start(raw);
-    trimmed.starts_with("<!--") && trimmed.contains("-->")
-}
-
-/// `stripHtmlComments(content).content`.
-pub fn strip_html_comments(content: &str) -> Option<String> {
-    if !content.contains("<!--") {
-        return Some(content.to_string());
-    }
-    marked::lex(content).ok().map(|t| strip_html_comments_from_tokens(&t))
-}
-
-/// Where [`strip_html_comments`]' result comes from: the byte ranges of `content` it keeps,
-/// in order, so a caller can tell which lines of the file survive and where they land. The
-/// result is these ranges joined with CRLF and lone CR turned into LF (marked normalizes line
-/// ends when it lexes, and the stripped text is rebuilt from its tokens). `None` when there
-/// is no `<!--` (the text is used as it is, line ends included) or marked throws.
-pub fn html_comment_kept_ranges(content: &str) -> Option<Vec<Range<usize>>> {
-    if !content.contains("<!--") {
-        return None;
-    }
-    let (tokens, skipped) = marked::lex_with_skipped(content).ok()?;
-    let mut skipped = skipped.into_iter().peekable();
-    // `origin[i]`: where byte `i` of the LF-normalized text starts in `content`.
-    let norm = content.replace("\r\n", "\n").replace('\r', "\n");
-    let bytes = content.as_bytes();
-    let mut origin = Vec::with_capacity(bytes.len() + 1);
-    let mut i = 0;
-    while i < bytes.len() {
-        origin.push(i);
-        i += if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') { 2 } else { 1 };
-    }
-    origin.push(bytes.len());
-    let mut kept: Vec<Range<usize>> = Vec::new();
-    let mut keep = |a: usize, b: usize| {
-        if a == b {
-            return;
-        }
-        let (a, b) = (origin[a], origin[b]);
-        match kept.last_mut() {
-            Some(last) if last.end == a => last.end = b,
-            _ => kept.push(a..b),
-        }
-    };
-    let mut pos = 0;
-    for t in &tokens {
-        while let Some(gap) = skipped.next_if(|g| g.start == pos) {
-            pos = gap.end;
-        }
-        let end = pos + t.raw.len();
-        // marked rewrites the raw text of a few tokens (a list's trailing blanks); their
-        // place in the file is then unknown, and so is everything after them.
-        if norm.get(pos..end) != Some(t.raw.as_str()) {
-            return None;
-        }
-        if t.kind == Kind::Html && is_comment_block(&t.raw) {
-            let residue = COMMENT_SPAN.replace_all(&t.raw, "");
-            if !js_trim(&residue).is_empty() {
-                let mut at = 0;
-                for m in COMMENT_SPAN.find_iter(&t.raw) {
-                    keep(pos + at, pos + m.start());
-                    at = m.end();
-                }
-                keep(pos + at, end);
-            }
-        } else {
-            keep(pos, end);
-        }
-        pos = end;
-    }
-    for gap in skipped {
-        if gap.start != pos {
-            return None;
-        }
-        pos = gap.end;
-    }
-    // The tokens' raw text (and the skipped definitions) cover the normalized input exactly; anything else means the
-    // offsets above cannot be trusted.
-    (pos + 1 == origin.len()).then_some(kept)
-}
-
-/// `stripHtmlCommentsFromTokens`: the top-level tokens' raw text, with comment-only HTML
-/// blocks removed (a block's non-blank residue after its comment spans is kept).
-fn strip_html_comments_from_tokens(tokens: &[Token]) -> String {
-    let mut out = String::new();
-    for t in tokens {
-        if t.kind == Kind::Html && is_comment_block(&t.raw) {
-            let residue = COMMENT_SPAN.replace_all(&t.raw, "");
-            if !js_trim(&residue).is_empty() {
-                out.push_str(&residue);
-            }
-            continue;
-        }
-        out.push_str(&t.raw);
-    }
-    out
-}
-
-/// Newer releases' re-rendering: the comment blocks go, everything else stays as marked read
-/// it (line ends made LF), link reference definitions included, which the token list alone
-/// does not hold. `None` when the tokens do not line up with the text.
-fn strip_html_comments_keeping_defs(body: &str, tokens: &[Token], defs: &[Range<usize>]) -> Option<String> {
-    let src = body.replace("\r\n", "\n").replace('\r', "\n");
-    let mut out = String::with_capacity(src.len());
-    let mut pos = 0;
-    let mut defs = defs.iter().peekable();
-    for t in tokens {
-        while let Some(d) = defs.peek().filter(|d| d.start == pos) {
-            out.push_str(src.get(d.start..d.end)?);
-            pos = d.end;
-            defs.next();
-        }
-        if !src.get(pos..)?.starts_with(&t.raw) {
-            return None;
-        }
-        if t.kind == Kind::Html && is_comment_block(&t.raw) {
-            let residue = COMMENT_SPAN.replace_all(&t.raw, "");
-            if !js_trim(&residue).is_empty() {
-                out.push_str(&residue);
-            }
-        } else {
-            out.push_str(&t.raw);
-        }
-        pos += t.raw.len();
-    }
-    out.push_str(src.get(pos..)?);
-    Some(out)
 }
 
 /// Whether marked reads `body` as nothing but paragraphs and ATX headings of plain text, with
@@ -473,7 +338,7 @@ mod tests {
     fn include_scanner_matches_the_regex() {
         use proptest::prelude::*;
         let ws = marked::WS;
-        let re = Regex::new(&format!(r"(?:^|[{ws}])@((?:[^{ws}\\]|\\ )+)")).unwrap();
+        let re = regex::Regex::new(&format!(r"(?:^|[{ws}])@((?:[^{ws}\\]|\\ )+)")).unwrap();
         let pieces = vec!["@", "@", "@", " ", " ", "\\", "\\ ", "a", "b.md", "#x", "\n", "\t", "\u{a0}", "\u{3000}", "\u{feff}", "\u{85}", "é", "😀", "./", "~/", "@@"];
         let text = proptest::collection::vec(proptest::sample::select(pieces), 0..24).prop_map(|v| v.concat());
         let config = ProptestConfig { cases: 5000, failure_persistence: None, ..ProptestConfig::default() };
@@ -485,7 +350,7 @@ mod tests {
     }
 
     fn strip(s: &str) -> String {
-        strip_html_comments(s).unwrap()
+        crate::strip_html_comments(s).unwrap()
     }
 
     #[test]
@@ -603,6 +468,37 @@ mod tests {
             assert_eq!(parse(text, "2.1.332"), new, "2.1.332 on {text:?}");
         }
     }
+
+    /// Nesting up to the limit (which Claude Code loads too) lexes on a thread with a small stack: the lexer grows its
+    /// stack on the heap, and the token tree it returns is walked for includes and dropped
+    /// there. (Nested inline and list lexing is quadratic or worse, in marked too: the inline
+    /// and list documents are only as deep as a small stack needs.)
+    #[test]
+    fn nesting_claude_code_loads_lexes_on_a_small_stack() {
+        let docs = [
+            (format!("<!-- c -->\n{} deep @q.md\n", ">".repeat(3000)), 2990),
+            (format!("<!-- c -->\n{}deep @l.md\n", "- ".repeat(1500)), 1490),
+            (format!("<!-- c -->\n{}@e.md{}\n", "_a ".repeat(marked::MAX_INLINE_NESTING - 10), " a_".repeat(marked::MAX_INLINE_NESTING - 10)), marked::MAX_INLINE_NESTING - 20),
+            (format!("<!-- c -->\n{}@s.md{}\n", "**a ".repeat(marked::MAX_INLINE_NESTING - 10), " a**".repeat(marked::MAX_INLINE_NESTING - 10)), marked::MAX_INLINE_NESTING - 20),
+            ((0..200).map(|i| format!("{}- x @inc{i}.md\n", "  ".repeat(i))).collect::<String>(), 190),
+        ];
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                for (doc, min_depth) in docs {
+                    let tokens = marked::lex(&doc).expect("Claude Code loads this nesting");
+                    fn depth(ts: &[Token]) -> usize {
+                        marked::grow(|| ts.iter().map(|t| 1 + depth(&t.tokens).max(depth(&t.items))).max().unwrap_or(0))
+                    }
+                    assert!(depth(&tokens) > min_depth, "nested {} deep", depth(&tokens));
+                    let includes = extract_include_paths(&tokens, "/r/CLAUDE.md", "/h");
+                    assert!(!includes.is_empty(), "the innermost @path is found");
+                }
+            })
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+    }
 }
 
 #[cfg(test)]
@@ -622,11 +518,11 @@ mod oracle {
             let input = case["input"].as_str().expect("input");
             let want_strip = case["strip"].as_str().expect("strip");
             let want_inc: Vec<&str> = case["includes"].as_array().expect("includes").iter().filter_map(|v| v.as_str()).collect();
-            let got_strip = super::strip_html_comments(input).expect("lexes");
+            let got_strip = crate::strip_html_comments(input).expect("lexes");
             let tokens = crate::marked::lex(input).expect("lexes");
             let got_inc = super::extract_include_paths(&tokens, "/r/CLAUDE.md", "/h");
             assert_eq!(got_strip, want_strip, "case {i} strip: {input:?}");
-            if let Some(kept) = super::html_comment_kept_ranges(input) {
+            if let Some(kept) = crate::html_comment_kept_ranges(input) {
                 let rebuilt = kept.iter().map(|r| &input[r.clone()]).collect::<String>().replace("\r\n", "\n").replace('\r', "\n");
                 assert_eq!(rebuilt, want_strip, "case {i} kept ranges: {input:?}");
                 placed += 1;

@@ -15,7 +15,8 @@
 mod content;
 mod exclude;
 mod loader;
-mod marked;
+// The lexer is its own crate so the memory folder (mneme-store) reads comments with it too.
+use mneme_markdown as marked;
 mod paths;
 pub mod picomatch;
 
@@ -24,7 +25,8 @@ use mneme_core::{Layer, Profile};
 use serde::Serialize;
 use std::path::PathBuf;
 
-pub use content::{html_comment_kept_ranges, strip_html_comments, TEXT_FILE_EXTENSIONS};
+pub use content::TEXT_FILE_EXTENSIONS;
+pub use mneme_markdown::{html_comment_kept_ranges, strip_html_comments};
 pub use loader::{agents_md_hook, load, touched};
 /// For callers that look at the same folders just before a load (the api's settings lookup)
 /// and for one-shot processes (the CLI); see each function.

@@ -6,9 +6,8 @@
 //! The cap is measured as Claude Code measures it (`parseMemoryFileContent`): frontmatter
 //! off, then block-level HTML comments off, then the text trimmed with JavaScript's `trim()`,
 //! counting lines by `split('\n')` and length in UTF-16 units (`truncateEntrypointContent`).
-//! Comment stripping needs the markdown lexer of mneme-claudemd, which depends on this crate,
-//! so it comes in as a [`CommentStripper`] (`Memdir::with_comment_stripper`); without one the
-//! index is measured with its comments.
+//! Comment stripping is `mneme_markdown`'s, the same lexer the CLAUDE.md loader uses, so the
+//! meter and the loader agree on what a comment hides.
 
 use super::index::{loaded_span, parse_index, render_entry, IndexDoc, LONG_INDEX_LINE_UNITS};
 use super::{Memdir, MemdirError, Problem, ProblemKind, Revision, Scan, Scope, TEAM_DIR};
@@ -16,7 +15,6 @@ use mneme_core::text::{utf16_len, MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
-use std::ops::Range;
 use std::path::Path;
 
 /// An index line that holds an entry.
@@ -173,19 +171,13 @@ pub struct IndexFix {
 /// Claude Code's block-level HTML comment stripping, told as the byte ranges of an index body
 /// (the text after its frontmatter) that survive, in order; the stripped text is those ranges
 /// joined with CRLF and lone CR turned into LF. `None` when the body is used as it is.
-pub type CommentStripper = fn(&str) -> Option<Vec<Range<usize>>>;
-
 /// For each line of `content` (split on `\n`, as [`IndexDoc`] does), whether Claude Code
 /// loads it in full. Lines that comment stripping removes entirely count as loaded: Claude
 /// Code drops them on purpose, not for want of room.
 fn loaded_lines(content: &str) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
-    loaded_lines_with(content, None)
-}
-
-fn loaded_lines_with(content: &str, stripper: Option<CommentStripper>) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
     let fm_len = mneme_core::frontmatter::parse(content).frontmatter.as_ref().map_or(0, |f| f.block_len);
     let body = &content[fm_len..];
-    let kept = stripper.and_then(|f| f(body)).filter(|k| k.iter().all(|r| body.get(r.clone()).is_some()));
+    let kept = mneme_markdown::html_comment_kept_ranges(body).filter(|k| k.iter().all(|r| body.get(r.clone()).is_some()));
     let Some(kept) = kept else { return loaded_lines_raw(content) };
     // The stripped text, and for each of its bytes the byte of `content` it came from.
     let mut text = String::new();
@@ -261,12 +253,12 @@ pub fn loaded_index_lines(content: &str) -> Vec<bool> {
 }
 
 /// Whether the line at 0-based `index` of `content` falls past Claude Code's cap.
-pub(crate) fn line_past_cap(content: &str, index: usize, stripper: Option<CommentStripper>) -> bool {
-    !loaded_lines_with(content, stripper).1.get(index).copied().unwrap_or(false)
+pub(crate) fn line_past_cap(content: &str, index: usize) -> bool {
+    !loaded_lines(content).1.get(index).copied().unwrap_or(false)
 }
 
-fn past_cap_entries(content: &str, scope: Scope, root: &Path, stripper: Option<CommentStripper>) -> Vec<IndexEntryRef> {
-    let (_, flags) = loaded_lines_with(content, stripper);
+fn past_cap_entries(content: &str, scope: Scope, root: &Path) -> Vec<IndexEntryRef> {
+    let (_, flags) = loaded_lines(content);
     parse_index(content, scope, root)
         .into_iter()
         .filter(|l| !flags.get(l.number - 1).copied().unwrap_or(false))
@@ -288,7 +280,7 @@ impl Memdir {
                 (String::new(), Revision::ABSENT)
             }
         };
-        let (t, flags) = loaded_lines_with(&content, self.comment_stripper);
+        let (t, flags) = loaded_lines(&content);
         let mut h = IndexHealth {
             rel_path: rel.into(),
             exists: revision.exists(),
@@ -386,7 +378,7 @@ impl Memdir {
     pub(crate) fn fix_result(&self, scope: Scope, added: Vec<String>, removed: Vec<String>, moved: Vec<String>, revision: Option<Revision>) -> IndexFix {
         let past_cap_after = self
             .read_index(scope)
-            .map(|f| past_cap_entries(&f.content, scope, &self.root, self.comment_stripper))
+            .map(|f| past_cap_entries(&f.content, scope, &self.root))
             .unwrap_or_default();
         IndexFix { index_rel_path: scope.index_rel_path().into(), added, removed, moved, revision, past_cap_after }
     }
@@ -569,29 +561,25 @@ mod tests {
 
     #[test]
     fn html_comments_are_stripped_before_the_cap_is_measured() {
-        let strip: CommentStripper = |body| {
-            let start = body.find("<!--")?;
-            let end = body.find("-->\n")? + 4;
-            Some(vec![0..start, end..body.len()])
-        };
         let comment = format!("<!--\n{}-->\n", "notes\n".repeat(50));
         let content = format!("{comment}{}", entries(200));
         let t = TestDir::new();
         t.write("MEMORY.md", &content);
-        let raw = t.memdir().health();
-        assert!(raw.index.truncated, "without stripping the comment pushes it over");
-        assert_eq!(raw.index.past_cap.len(), 52);
-        let h = t.memdir().with_comment_stripper(strip).health();
+        let h = t.memdir().health();
         assert!(!h.index.truncated, "lines {}", h.index.line_count);
         assert_eq!(h.index.line_count, 200);
         assert!(h.index.past_cap.is_empty());
         assert_eq!(h.index.loaded_through_line, 252);
         // One more entry: only it is past the cap, counted after the comment.
         t.write("MEMORY.md", &format!("{comment}{}", entries(201)));
-        let h = t.memdir().with_comment_stripper(strip).health();
+        let h = t.memdir().health();
         assert_eq!((h.index.line_count, h.index.truncated), (201, true));
         assert_eq!(h.index.past_cap.iter().map(|r| r.line).collect::<Vec<_>>(), [253]);
         assert_eq!(h.index.loaded_through_line, 252);
+        // A `<!--` that opens no HTML block (inside a list item's paragraph) strips nothing:
+        // the 52 lines count, and the entries after it are past the cap.
+        t.write("MEMORY.md", &format!("- [a](a.md) — x\n  {comment}{}", entries(199)));
+        assert!(t.memdir().health().index.truncated);
     }
 
     #[test]

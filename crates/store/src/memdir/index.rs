@@ -98,14 +98,52 @@ fn block_start(text: &str) -> &str {
     }
 }
 
-/// For each line, whether Claude Code's comment stripping leaves nothing of it: the line is
-/// in an HTML block that opens with `<!--` at the start of a line (outside fenced code) and
-/// runs to the line holding the matching `-->`, and nothing but blanks lies outside the
-/// block's `<!-- … -->` spans on it (what is left, like `<!-- x --> - [a](a.md)`, is kept).
-/// An unclosed `<!--` is not stripped (the stripper removes whole `<!-- … -->` spans only).
-/// This is the memory folder's own reading, without the markdown lexer the cap measurement
-/// may be given; the two agree on index files as people and Claude Code write them.
+/// For each line, whether Claude Code's comment stripping leaves nothing of it, read with the
+/// same markdown lexer the cap measurement and the CLAUDE.md loader use
+/// (`mneme_markdown::html_comment_kept_ranges`): a line is hidden when it has text and none of
+/// that text is kept. A `<!--` only hides what follows when it opens an HTML block, which a
+/// line rule gets wrong inside list items and fences.
 pub(crate) fn commented_lines(lines: &[DocLine]) -> Vec<bool> {
+    let mut content = String::with_capacity(lines.iter().map(|l| l.text.len() + 1).sum());
+    // Every line ends in `\n` here, the last included: marked reads a block at the very end of
+    // the text differently, and the file's own last line ending does not change what is hidden.
+    for l in lines {
+        content.push_str(&l.text);
+        content.push('\n');
+    }
+    if !content.contains("<!--") {
+        return vec![false; lines.len()];
+    }
+    // A byte-order mark before the first line is no part of it.
+    let bom = if content.starts_with('\u{FEFF}') { '\u{FEFF}'.len_utf8() } else { 0 };
+    let Some(kept) = mneme_markdown::html_comment_kept_ranges(&content[bom..]) else {
+        // The lexer could not say where its text came from: the line rule stands in.
+        return commented_lines_by_rule(lines);
+    };
+    let mut kept = kept.into_iter().map(|r| r.start + bom..r.end + bom).peekable();
+    let mut out = Vec::with_capacity(lines.len());
+    let mut start = 0;
+    for l in lines {
+        let end = start + l.text.len();
+        while kept.next_if(|r| r.end <= start).is_some() {}
+        let mut shown = false;
+        for r in kept.clone().take_while(|r| r.start < end) {
+            let (a, b) = (r.start.max(start), r.end.min(end));
+            // Off a character boundary the offsets are not to be trusted: keep the line.
+            shown |= content.get(a..b).is_none_or(|piece| !js_trim(piece).is_empty());
+        }
+        let has_text = !js_trim(l.text.strip_prefix('\u{FEFF}').unwrap_or(&l.text)).is_empty();
+        out.push(has_text && !shown);
+        start = end + 1;
+    }
+    out
+}
+
+/// The line rule [`commented_lines`] falls back on: the line is in an HTML block that opens
+/// with `<!--` at the start of a line (outside fenced code) and runs to the line holding the
+/// matching `-->`, and nothing but blanks lies outside the block's `<!-- … -->` spans on it
+/// (what is left, like `<!-- x --> - [a](a.md)`, is kept). An unclosed `<!--` is not stripped.
+fn commented_lines_by_rule(lines: &[DocLine]) -> Vec<bool> {
     let mut out = vec![false; lines.len()];
     let mut fence: Option<&str> = None;
     let mut i = 0;
@@ -712,7 +750,11 @@ mod tests {
         assert_eq!(commented("text <!--\n- [a](a.md)\n-->\n"), Vec::<usize>::new());
         assert_eq!(commented("<!--\n- [a](a.md)\n"), Vec::<usize>::new());
         assert_eq!(commented("```\n<!--\n```\n- [a](a.md)\n-->\n"), Vec::<usize>::new());
-        assert_eq!(commented("<!-->\n- [a](a.md)\n-->\n"), [1, 2, 3]);
+        // marked ends the block at `<!-->` on its own line, and as no `<!-- … -->` span lies in
+        // it, the stripping keeps it whole: nothing is hidden.
+        assert_eq!(commented("<!-->\n- [a](a.md)\n-->\n"), Vec::<usize>::new());
+        // A `<!--` inside a list item opens no top-level block: nothing after it is hidden.
+        assert_eq!(commented("- [a](a.md) — x\n  <!-- old\n- [b](b.md)\n-->\n"), Vec::<usize>::new());
         assert_eq!(commented("\u{FEFF}<!--\n- [a](a.md)\n-->\n- [b](b.md)\n"), [1, 2, 3]);
         // CRLF lines and two blocks.
         assert_eq!(commented("<!--\r\n- [a](a.md)\r\n-->\r\n- [b](b.md)\r\n<!-- c -->\r\n"), [1, 2, 3, 5]);

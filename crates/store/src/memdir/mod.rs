@@ -37,7 +37,7 @@ mod testutil;
 pub use error::MemdirError;
 pub use frontmatter_edit::{edited_content, new_memory_content};
 pub use generated_index::{generated_index, index_from_headers, GENERATED_LINE_MAX, GENERATED_MAX_LINES, GENERATED_MAX_UNITS};
-pub use health::{loaded_index_lines, CommentStripper, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine, StaleIndexLine};
+pub use health::{loaded_index_lines, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine, StaleIndexLine};
 pub use index::{parse_index, render_entry, DocLine, IndexDoc, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS, MAX_LINK_TRIES};
 pub use merge::{trash_folder, AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};
 pub use manifest::{
@@ -112,9 +112,6 @@ pub struct Memdir {
     root: PathBuf,
     trash_dir: PathBuf,
     clock: Arc<dyn Clock>,
-    /// How Claude Code's comment stripping is told, for the health meter (see
-    /// [`health::CommentStripper`]); `None` measures the index as it is on disk.
-    comment_stripper: Option<health::CommentStripper>,
     /// What content bound for `team/` must pass (see [`TeamWriteCheck`]); `None` checks nothing.
     team_write_check: Option<TeamWriteCheck>,
     /// The Claude Code release the folder is written and listed for ([`Memdir::for_release`]):
@@ -158,7 +155,6 @@ impl Memdir {
             root: root.into(),
             trash_dir: trash_dir.into(),
             clock,
-            comment_stripper: None,
             team_write_check: None,
             release: mneme_core::versions::newest(),
         }
@@ -183,12 +179,6 @@ impl Memdir {
         Generation::written_by(&self.release)
     }
 
-    /// Has the health meter measure each index after block-level HTML comments are stripped,
-    /// as Claude Code loads it. The api passes `mneme_claudemd::html_comment_kept_ranges`.
-    pub fn with_comment_stripper(mut self, stripper: health::CommentStripper) -> Self {
-        self.comment_stripper = Some(stripper);
-        self
-    }
 
     /// Has every create, edit, rename into `team/` and team index write pass `check` first
     /// (changesets written with `write_raw` were checked where they were made).

@@ -421,7 +421,7 @@ impl Memdir {
                 None => (doc.append(line.clone()), true),
             };
             let rendered = doc.render();
-            let past_cap = super::health::line_past_cap(&rendered, at, self.comment_stripper);
+            let past_cap = super::health::line_past_cap(&rendered, at);
             (at, added, doc.lines[at].text.clone(), past_cap)
         });
         match indexed {
