@@ -363,6 +363,10 @@ impl Inbox {
                 change.before = current;
             }
         }
+        // Team memory is shared with everyone in the repository: whatever this item writes
+        // under `team/` (the team index included) passes the check every other way in passes,
+        // however it got there (an edit, a model that wrote there, a hand-made item).
+        check_team_changes(&changeset)?;
         apply_changeset(&changeset, &trash, self.clock.clone()).map_err(from_apply)?;
         item.changeset = changeset;
         item.status = ItemStatus::Kept { at_ms: self.now_ms() };
@@ -489,6 +493,19 @@ impl Inbox {
         self.save(&item)?;
         Ok(item)
     }
+}
+
+/// Refuses a changeset that would put a secret into team memory: every file it writes under
+/// `team/`, the team index included, is scanned as a promotion to team is.
+fn check_team_changes(changeset: &Changeset) -> Result<(), InboxError> {
+    for change in &changeset.changes {
+        if Scope::of(&rel_of(&changeset.root, &change.path)) == Scope::Team {
+            if let Some(after) = change.after.as_deref() {
+                mneme_secrets::check_team_content(after)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The index an item proposed (`after`, made from `before`), redone on the index as it is now:
