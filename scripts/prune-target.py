@@ -42,6 +42,24 @@ for manifest in glob.glob(os.path.join(root, "**", "Cargo.toml"), recursive=True
         for f in glob.glob(os.path.join(crate, kind, "*.rs")):
             names.add(os.path.basename(f)[:-3].replace("-", "_"))
 
+def crate_of(deps, name, hash):
+    """The crate folder an artifact was built from, read from cargo's dep-info file: test
+    targets share names across crates (`hostile`, `cli`), and keeping only the newest of a
+    name deleted other crates' test binaries, which a running `cargo test` then could not
+    execute. Newest per crate and name is what can go."""
+    try:
+        with open(os.path.join(deps, f"{name}-{hash}.d"), encoding="utf-8", errors="replace") as d:
+            first = d.readline()
+    except OSError:
+        return None
+    sources = first.split(": ", 1)[1].split() if ": " in first else []
+    for src in sources:
+        m = re.search(r"^((?:.*/)?crates/[^/]+|(?:.*/)?src-tauri)/", src)
+        if m:
+            return m.group(1)
+    return sources[0] if sources else None
+
+
 freed = 0
 for profile in ("debug", "release"):
     deps = os.path.join(target, profile, "deps")
@@ -61,7 +79,7 @@ for profile in ("debug", "release"):
     for f in os.listdir(deps):
         m = re.match(r"(lib)?(.+?)-([0-9a-f]{16})(\..*)?$", f)
         if m and m.group(2) in names:
-            groups[(m.group(1), m.group(2), m.group(4))].append(f)
+            groups[(m.group(1), m.group(2), m.group(4), crate_of(deps, m.group(2), m.group(3)))].append(f)
     for files in groups.values():
         files.sort(key=lambda f: os.path.getmtime(os.path.join(deps, f)))
         for f in files[:-1]:
