@@ -32,6 +32,15 @@ fn transcript_line(cwd: &Path, uuid: &str, parent: Option<&str>, body: serde_jso
     format!("{v}\n")
 }
 
+/// A session of one remembered fact and an answer, written where the daemon watches.
+fn write_session(transcripts: &std::path::Path, project: &std::path::Path) {
+    let mut f = std::fs::File::create(transcripts.join("7c0ffee0-1111-4222-8333-444455556666.jsonl")).unwrap();
+    let u1 = "00000000-0000-4000-8000-000000000001";
+    let u2 = "00000000-0000-4000-8000-000000000002";
+    f.write_all(transcript_line(project, u1, None, serde_json::json!({"message": {"role": "user", "content": "Remember that the staging database is refreshed every Monday night."}})).as_bytes()).unwrap();
+    f.write_all(transcript_line(project, u2, Some(u1), serde_json::json!({"message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}], "stop_reason": "end_turn"}})).as_bytes()).unwrap();
+}
+
 #[test]
 fn the_daemon_extracts_at_a_turn_end_records_the_run_and_stops_on_sigterm() {
     let h = TestHome::new();
@@ -51,12 +60,7 @@ fn the_daemon_extracts_at_a_turn_end_records_the_run_and_stops_on_sigterm() {
     let mut announcement = String::new();
     stderr.read_line(&mut announcement).unwrap();
     assert!(announcement.contains("extraction on, dream off, team sync off"), "{announcement}");
-    let mut f = std::fs::File::create(transcripts.join("7c0ffee0-1111-4222-8333-444455556666.jsonl")).unwrap();
-    let u1 = "00000000-0000-4000-8000-000000000001";
-    let u2 = "00000000-0000-4000-8000-000000000002";
-    f.write_all(transcript_line(&project, u1, None, serde_json::json!({"message": {"role": "user", "content": "Remember that the staging database is refreshed every Monday night."}})).as_bytes()).unwrap();
-    f.write_all(transcript_line(&project, u2, Some(u1), serde_json::json!({"message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}], "stop_reason": "end_turn"}})).as_bytes()).unwrap();
-    drop(f);
+    write_session(&transcripts, &project);
 
     // Progress lines come first ("turn ended in …"), then the finished run.
     let mut seen = Vec::new();
@@ -95,12 +99,7 @@ fn a_closed_standard_output_does_not_stop_the_daemon() {
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
     assert!(line.contains("extraction on"), "{line}");
-    let mut f = std::fs::File::create(transcripts.join("7c0ffee0-1111-4222-8333-444455556666.jsonl")).unwrap();
-    let u1 = "00000000-0000-4000-8000-000000000001";
-    let u2 = "00000000-0000-4000-8000-000000000002";
-    f.write_all(transcript_line(&project, u1, None, serde_json::json!({"message": {"role": "user", "content": "Remember that the staging database is refreshed every Monday night."}})).as_bytes()).unwrap();
-    f.write_all(transcript_line(&project, u2, Some(u1), serde_json::json!({"message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}], "stop_reason": "end_turn"}})).as_bytes()).unwrap();
-    drop(f);
+    write_session(&transcripts, &project);
     line.clear();
     stderr.read_line(&mut line).unwrap();
     assert!(line.contains("cannot write to standard output") && line.contains("carrying on"), "{line}");

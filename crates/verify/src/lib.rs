@@ -832,23 +832,21 @@ mod tests {
         assert!(matches!(stub.capture(&run), Err(CaptureError::Spawn(_))));
     }
 
+    /// A run of `script`, written as an executable `claude` in `dir`, with only a system PATH.
+    fn script_run(dir: &std::path::Path, script: &str, timeout: Duration) -> Run {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = dir.join("claude");
+        std::fs::write(&bin, script).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Run { bin, cwd: dir.to_path_buf(), vars: BTreeMap::from([("PATH".to_string(), "/usr/bin:/bin".to_string())]), args: vec![], prompt: "hi".into(), timeout }
+    }
+
     #[test]
     fn a_run_that_never_asks_is_stopped_at_the_deadline_with_its_group() {
         let dir = tempfile_dir("deadline");
-        let bin = dir.join("claude");
         // A shell that starts a background helper and hangs: both must be gone afterwards.
-        std::fs::write(&bin, format!("#!/bin/sh\necho starting >&2\nsleep 300 &\necho $! > {}/helper\nsleep 300\n", dir.display())).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let run = script_run(&dir, &format!("#!/bin/sh\necho starting >&2\nsleep 300 &\necho $! > {}/helper\nsleep 300\n", dir.display()), Duration::from_secs(2));
         let stub = Stub::start().unwrap();
-        let run = Run {
-            bin,
-            cwd: dir.clone(),
-            vars: BTreeMap::from([("PATH".to_string(), "/usr/bin:/bin".to_string())]),
-            args: vec![],
-            prompt: "hi".into(),
-            timeout: Duration::from_secs(2),
-        };
         let t = Instant::now();
         let err = stub.capture(&run).unwrap_err();
         assert!(t.elapsed() < Duration::from_secs(10));
@@ -865,23 +863,12 @@ mod tests {
     #[test]
     fn a_helper_that_leaves_the_group_holding_stderr_does_not_hold_the_capture() {
         let dir = tempfile_dir("escape");
-        let bin = dir.join("claude");
         let script = format!(
             "#!/bin/sh\necho starting >&2\nsetsid sh -c 'echo $$ > {}/escaped; exec sleep 300' &\nsleep 0.3\nhead -c 3000000 /dev/zero | tr '\\0' x >&2\necho the-end >&2\nexit 3\n",
             dir.display()
         );
-        std::fs::write(&bin, script).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let run = script_run(&dir, &script, Duration::from_secs(60));
         let stub = Stub::start().unwrap();
-        let run = Run {
-            bin,
-            cwd: dir.clone(),
-            vars: BTreeMap::from([("PATH".to_string(), "/usr/bin:/bin".to_string())]),
-            args: vec![],
-            prompt: "hi".into(),
-            timeout: Duration::from_secs(60),
-        };
         let t = Instant::now();
         let err = stub.capture(&run).unwrap_err();
         let took = t.elapsed();
