@@ -494,6 +494,11 @@ pub fn absolute_dates(text: &str, said_on: Option<time::Date>) -> String {
 /// Types one statement and checks it against what not to save.
 pub fn judge(st: &Statement, said_on: Option<time::Date>, claude_md: &[String]) -> Verdict {
     if st.kind == StatementKind::Forget {
+        // "Forget the tests for now" is about the task at hand, not a memory to remove; so is
+        // "forget it".
+        if EPHEMERAL.is_match(&st.content) {
+            return Verdict::Reject(Rejection::Ephemeral);
+        }
         return if content_words(&st.content).is_empty() { Verdict::Reject(Rejection::Vague) } else { Verdict::Forget };
     }
     let content = st.content.as_str();
@@ -689,6 +694,13 @@ fn updated_content(content: &str, body: &str, description: &str, form: Generatio
     }
 }
 
+/// Whether "forget …" names this memory: most of what it says is in the memory, and either
+/// two of its content words are, or it covers most of the memory's own words. One shared word
+/// is not enough on its own: "forget the tests" must not remove every memory about tests.
+fn forget_matches(shared: usize, target: usize, memory: usize) -> bool {
+    shared > 0 && shared * 5 >= target * 3 && (shared >= 2 || shared * 2 > memory)
+}
+
 /// Runs the offline extractor over `messages` (the user/assistant messages since the cursor)
 /// for the memory folder of `memdir`. `claude_md` holds the text of the CLAUDE.md files
 /// Claude Code loads for the project. Nothing is written: the result is a changeset.
@@ -728,7 +740,7 @@ pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String])
                     .iter()
                     .filter(|e| !removed.contains(&e.rel_path))
                     .map(|e| (target.intersection(&e.words).count(), e))
-                    .filter(|(shared, _)| *shared > 0 && shared * 5 >= target.len() * 3)
+                    .filter(|(shared, e)| forget_matches(*shared, target.len(), e.words.len()))
                     .max_by_key(|(shared, _)| *shared);
                 match best {
                     Some((_, e)) => {
@@ -1083,6 +1095,41 @@ mod tests {
         // Nothing to do a second time.
         let again = extract(&messages[2..], &memdir, &[]).unwrap();
         assert!(again.changeset.changes.is_empty(), "{:?}", again.changeset);
+    }
+
+    #[test]
+    fn forget_removes_only_the_memory_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let mem = dir.path().join("memory");
+        std::fs::create_dir_all(&mem).unwrap();
+        let tests = "---\nname: integration-tests\ndescription: Integration tests must hit a real database, not mocks\nmetadata:\n  type: feedback\n---\n\nIntegration tests must hit a real database, not mocks.\n\n**Why:** mocks hid a broken migration.\n";
+        std::fs::write(mem.join("feedback_integration_tests.md"), tests).unwrap();
+        std::fs::write(mem.join("user_go.md"), "---\nname: go\ndescription: Writes Go\nmetadata:\n  type: user\n---\n\nWrites Go.\n").unwrap();
+        std::fs::write(mem.join("user_rust.md"), "---\nname: rust\ndescription: Rust\nmetadata:\n  type: user\n---\n\nRust.\n").unwrap();
+        std::fs::write(
+            mem.join("MEMORY.md"),
+            "- [Integration tests](feedback_integration_tests.md) — Integration tests must hit a real database, not mocks\n- [Go](user_go.md) — Writes Go\n- [Rust](user_rust.md) — Rust\n",
+        )
+        .unwrap();
+        let memdir = Memdir::new(&mem, dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1_772_445_600)));
+        let forgot = |text: &str| -> Vec<Decision> { extract(&[user("u1", text)], &memdir, &[]).unwrap().decisions };
+        // One word in common with a memory of many is not naming it.
+        for text in ["Forget the tests.", "Forget about the database."] {
+            assert!(matches!(forgot(text).as_slice(), [Decision::NothingToForget { .. }]), "{text}: {:?}", forgot(text));
+        }
+        // The task at hand.
+        assert!(
+            matches!(forgot("Forget the integration tests for now.").as_slice(), [Decision::Rejected { reason: Rejection::Ephemeral, .. }]),
+            "{:?}",
+            forgot("Forget the integration tests for now.")
+        );
+        // Two words it is about, or most of a short memory's words.
+        for (text, rel) in [("Forget that integration tests hit a real database.", "feedback_integration_tests.md"), ("Forget that I write Go.", "user_go.md"), ("Forget Rust.", "user_rust.md")] {
+            match forgot(text).as_slice() {
+                [Decision::Forgot { rel_path, .. }] => assert_eq!(rel_path, rel, "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
     }
 
     #[test]

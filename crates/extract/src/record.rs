@@ -39,6 +39,30 @@ pub fn saved_message(memory_paths: &[PathBuf], team_count: usize) -> Option<Stri
     Some(out)
 }
 
+/// The run's line: Claude Code's "Saved N memories" ([`saved_message`]) when the run removed
+/// nothing; a run that removed memories ("forget …") says so and names them, so a run that
+/// only removed files never reads as one that saved something. `None` when the run wrote and
+/// removed no memory.
+pub fn run_message(memory_paths: &[PathBuf], team_count: usize, removed: &[PathBuf]) -> Option<String> {
+    let removed: Vec<&PathBuf> = removed.iter().filter(|p| p.file_name().is_none_or(|n| n != INDEX_FILE)).collect();
+    if removed.is_empty() {
+        return saved_message(memory_paths, team_count);
+    }
+    let plural = |n: usize| format!("{n} {}", if n == 1 { "memory" } else { "memories" });
+    let base = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut out = match saved_message(memory_paths, team_count) {
+        Some(saved) => {
+            let (head, rows) = saved.split_once('\n').unwrap_or((saved.as_str(), ""));
+            format!("{head} \u{b7} removed {}\n{rows}", plural(removed.len()))
+        }
+        None => format!("{BULLET} Removed {}", plural(removed.len())),
+    };
+    for p in removed {
+        out.push_str(&format!("\nremoved {}", base(p)));
+    }
+    Some(out)
+}
+
 /// Claude Code's split of a run's written paths: the memories (every path whose base name is
 /// not `MEMORY.md`, in order, deduplicated) and how many of them are team memories.
 pub fn memory_paths(written: &[PathBuf], memory_dir: &Path) -> (Vec<PathBuf>, usize) {
@@ -218,6 +242,19 @@ mod tests {
         let (paths, team) = memory_paths(&w(&["team/b.md", "team/c.md"]), m);
         assert_eq!(saved_message(&paths, team).unwrap(), "● Saved 2 team memories\nb.md\nc.md");
         assert_eq!(saved_message(&memory_paths(&w(&["MEMORY.md"]), m).0, 0), None);
+    }
+
+    #[test]
+    fn a_run_that_removed_memories_names_them() {
+        let m = Path::new("/m");
+        let w = |v: &[&str]| v.iter().map(|s| m.join(s)).collect::<Vec<_>>();
+        assert_eq!(run_message(&[], 0, &w(&["feedback_tests.md", "MEMORY.md"])).unwrap(), "● Removed 1 memory\nremoved feedback_tests.md");
+        assert_eq!(
+            run_message(&w(&["a.md"]), 0, &w(&["b.md", "c.md"])).unwrap(),
+            "● Saved 1 memory · removed 2 memories\na.md\nremoved b.md\nremoved c.md"
+        );
+        assert_eq!(run_message(&w(&["a.md"]), 0, &[]), saved_message(&w(&["a.md"]), 0));
+        assert_eq!(run_message(&[], 0, &w(&["MEMORY.md"])), None);
     }
 
     #[test]

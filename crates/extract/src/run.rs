@@ -15,7 +15,7 @@ use crate::data;
 use crate::inbox::{Inbox, InboxError, NewItem};
 use crate::offline;
 use crate::prompt;
-use crate::record::{self, memory_paths, saved_message, ReviewMode, RunOutcome, RunRecord, Trigger};
+use crate::record::{self, memory_paths, ReviewMode, RunOutcome, RunRecord, Trigger};
 use crate::rules::{ExtractionState, Messages, Persisted, RunPlan, TurnDecision, DEFAULT_EVERY_N_TURNS, MAX_TURNS};
 use crate::session_memory::{self, SessionMemoryError, SessionMemoryState, Updated};
 use crate::transcript::{self, Entry, Transcript, TranscriptReader};
@@ -673,7 +673,9 @@ impl Extractor {
                     let changed: Vec<PathBuf> = changeset.changes.iter().map(|c| lexical(&c.path)).collect();
                     let written: Vec<PathBuf> = written.into_iter().filter(|p| changed.contains(&lexical(p))).collect();
                     let (memories, team) = memory_paths(&written, dir);
-                    rec.message = saved_message(&memories, team);
+                    // "Forget …" removes files: the line names them too.
+                    let removed: Vec<PathBuf> = changeset.changes.iter().filter(|c| c.after.is_none()).map(|c| c.path.clone()).collect();
+                    rec.message = record::run_message(&memories, team, &removed);
                     rec.outcome = RunOutcome::Saved;
                     rec.written_paths = written;
                     rec.memory_paths = memories;
