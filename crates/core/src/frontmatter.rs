@@ -159,9 +159,10 @@ fn parse_as(yaml: &str, parser: YamlParser) -> Result<Mapping, js_yaml::YamlErro
 
 /// Whether the YAML's aliases could expand past what any memory needs. The parser copies an
 /// anchored value at each alias, so one long anchored string and thousands of aliases to it
-/// make gigabytes from a few hundred kilobytes (its own guard counts alias jumps, which a flat
-/// list of them stays under). Claude Code's parser (Bun's) refuses such documents as
-/// "excessive aliasing" too. The bound is generous: every alias counted as a copy of the whole
+/// make gigabytes from a few hundred kilobytes. Claude Code's parser (Bun's) refuses such
+/// documents as "excessive aliasing" too. The parser counts what it copies as well
+/// ([`js_yaml::MAX_ALIASED_NODES`]), which also stops aliases nested in aliases; this look
+/// at the text refuses the flat case before any parsing, and without the quoting retry. The bound is generous: every alias counted as a copy of the whole
 /// block, at most 16 MiB in all.
 fn excessive_aliasing(yaml: &str) -> bool {
     const BUDGET: usize = 16 << 20;

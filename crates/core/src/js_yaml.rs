@@ -47,28 +47,38 @@ pub fn parse(yaml: &str, parser: YamlParser) -> Result<Value, YamlError> {
     let mut builder = Builder::new(parser);
     let mut docs: Vec<Value> = Vec::new();
     while let Some(next) = events.next_event() {
-        let (event, _) = next.map_err(|e| YamlError { line: Some(e.marker().line()), message: e.info().to_string() })?;
+        let (event, span) = next.map_err(|e| YamlError { line: Some(e.marker().line()), message: e.info().to_string() })?;
+        let at = |message: String| YamlError { line: Some(span.start.line()), message };
         match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
-            Event::DocumentStart(_) => builder = Builder::new(parser),
+            // A later document's anchors start afresh; what the aliases copied still counts.
+            Event::DocumentStart(_) => builder = Builder { copied: std::mem::take(&mut builder.copied), ..Builder::new(parser) },
             Event::DocumentEnd => docs.push(builder.root.take().unwrap_or(Value::Null)),
             Event::Alias(id) => {
-                let value = builder.anchors.get(&id).cloned().ok_or_else(|| YamlError {
+                let anchored = builder.anchors.get(&id).ok_or_else(|| YamlError {
                     line: None,
                     message: "an alias to an anchor that is not defined".into(),
                 })?;
-                builder.add(value);
+                let size = anchored.size;
+                if builder.stack.len() + size.height > MAX_NESTING {
+                    return Err(at(too_deep()));
+                }
+                builder.copied.charge(size).map_err(at)?;
+                let value = anchored.value.clone();
+                builder.add(value, size);
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let value = scalar(&text, style, tag.as_deref(), parser);
+                let size = Size { nodes: 1, bytes: text.len(), height: 0 };
                 if anchor > 0 {
-                    builder.anchors.insert(anchor, value.clone());
+                    builder.copied.charge(size).map_err(at)?;
+                    builder.anchors.insert(anchor, Anchored { value: value.clone(), size });
                 }
-                builder.add(value);
+                builder.add(value, size);
             }
-            Event::SequenceStart(anchor, _) => builder.open(Open::Sequence(Vec::new()), anchor),
-            Event::MappingStart(anchor, _) => builder.open(Open::Mapping(Mapping::new(), None), anchor),
-            Event::SequenceEnd | Event::MappingEnd => builder.close(),
+            Event::SequenceStart(anchor, _) => builder.open(Open::Sequence(Vec::new()), anchor).map_err(at)?,
+            Event::MappingStart(anchor, _) => builder.open(Open::Mapping(Mapping::new(), None), anchor).map_err(at)?,
+            Event::SequenceEnd | Event::MappingEnd => builder.close().map_err(at)?,
         }
         if let Some(key) = builder.repeated.take() {
             return Err(YamlError { line: None, message: format!("Map keys must be unique: {key}") });
@@ -81,48 +91,123 @@ pub fn parse(yaml: &str, parser: YamlParser) -> Result<Value, YamlError> {
     })
 }
 
+/// The most collections one value may nest in another. Claude Code's readers have no stated
+/// limit (Bun's and the `yaml` package's run out of stack far deeper), but a value this deep
+/// is no memory, and dropping, cloning, comparing or printing a `Value` recurses once per
+/// level: at 50,000 levels that overflows a thread's 2 MiB stack. A block nesting deeper is
+/// refused as a parse error, like any YAML the reader cannot take.
+pub const MAX_NESTING: usize = 1_000;
+/// The most values that anchors and aliases may copy in one block, and the most bytes of
+/// scalar text, over all of them together. A few hundred bytes of anchors aliasing each other (`&a2 [*a1, *a1, …]`,
+/// "billion laughs") would otherwise copy gigabytes; Bun refuses such a block as "Excessive
+/// aliasing".
+pub const MAX_ALIASED_NODES: usize = 1_000_000;
+pub const MAX_ALIASED_BYTES: usize = 16 << 20;
+
+fn too_deep() -> String {
+    format!("Exceeded the maximum nesting depth: collections nest more than {MAX_NESTING} levels")
+}
+
+/// What a value holds: how many values (itself included), how many bytes of scalar text, and
+/// how many collections deep it nests (0 for a scalar).
+#[derive(Debug, Clone, Copy, Default)]
+struct Size {
+    nodes: usize,
+    bytes: usize,
+    height: usize,
+}
+
+/// What anchors and aliases have copied so far (an anchored value is kept as a copy, and each
+/// alias copies it again).
+#[derive(Default)]
+struct Copied {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Copied {
+    fn charge(&mut self, size: Size) -> Result<(), String> {
+        self.nodes = self.nodes.saturating_add(size.nodes);
+        self.bytes = self.bytes.saturating_add(size.bytes);
+        if self.nodes > MAX_ALIASED_NODES || self.bytes > MAX_ALIASED_BYTES {
+            return Err(format!(
+                "Excessive aliasing: anchors and aliases would copy more than {MAX_ALIASED_NODES} values or {} MiB of text",
+                MAX_ALIASED_BYTES >> 20
+            ));
+        }
+        Ok(())
+    }
+}
+
+struct Anchored {
+    value: Value,
+    size: Size,
+}
+
 enum Open {
     Sequence(Vec<Value>),
     /// The mapping so far and the key waiting for its value.
     Mapping(Mapping, Option<Value>),
 }
 
+struct Frame {
+    open: Open,
+    anchor: usize,
+    /// What the collection holds so far, itself included.
+    size: Size,
+}
+
 struct Builder {
     parser: YamlParser,
-    stack: Vec<(Open, usize)>,
-    anchors: HashMap<usize, Value>,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Anchored>,
     root: Option<Value>,
     /// A key written twice in one mapping, which the `yaml` package refuses.
     repeated: Option<String>,
+    copied: Copied,
 }
 
 impl Builder {
     fn new(parser: YamlParser) -> Builder {
-        Builder { parser, stack: Vec::new(), anchors: HashMap::new(), root: None, repeated: None }
+        Builder { parser, stack: Vec::new(), anchors: HashMap::new(), root: None, repeated: None, copied: Copied::default() }
     }
 
-    fn open(&mut self, open: Open, anchor: usize) {
-        self.stack.push((open, anchor));
+    /// A collection starts; refused past [`MAX_NESTING`] levels, so that no value deeper is
+    /// ever built.
+    fn open(&mut self, open: Open, anchor: usize) -> Result<(), String> {
+        if self.stack.len() >= MAX_NESTING {
+            return Err(too_deep());
+        }
+        self.stack.push(Frame { open, anchor, size: Size { nodes: 1, bytes: 0, height: 1 } });
+        Ok(())
     }
 
-    fn close(&mut self) {
-        let Some((open, anchor)) = self.stack.pop() else { return };
+    fn close(&mut self) -> Result<(), String> {
+        let Some(Frame { open, anchor, size }) = self.stack.pop() else { return Ok(()) };
         let value = match open {
             Open::Sequence(items) => Value::Sequence(items),
             Open::Mapping(map, _) => Value::Mapping(map),
         };
         if anchor > 0 {
-            self.anchors.insert(anchor, value.clone());
+            self.copied.charge(size)?;
+            self.anchors.insert(anchor, Anchored { value: value.clone(), size });
         }
-        self.add(value);
+        self.add(value, size);
+        Ok(())
     }
 
-    fn add(&mut self, value: Value) {
+    fn add(&mut self, value: Value, size: Size) {
         let node = self.parser == YamlParser::Node;
-        match self.stack.last_mut() {
-            None => self.root = Some(value),
-            Some((Open::Sequence(items), _)) => items.push(value),
-            Some((Open::Mapping(map, pending), _)) => match pending.take() {
+        let Some(Frame { open, size: total, .. }) = self.stack.last_mut() else {
+            self.root = Some(value);
+            return;
+        };
+        total.nodes = total.nodes.saturating_add(size.nodes);
+        total.bytes = total.bytes.saturating_add(size.bytes);
+        total.height = total.height.max(size.height + 1);
+        match open {
+            Open::Sequence(items) => items.push(value),
+            Open::Mapping(map, pending) => match pending.take() {
                 None => {
                     let name = property_name(&value, self.parser);
                     if node && map.contains_key(name.as_str()) {

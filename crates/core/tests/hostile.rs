@@ -130,3 +130,70 @@ fn frontmatter_with_only_fences() {
         check_frontmatter(c);
     }
 }
+
+/// "Billion laughs": eight levels of anchors, each a list of nine aliases to the one before, are
+/// 414 bytes that would copy 9^9 values (24 GB). The copies are counted and the block refused
+/// as Bun refuses it, long before.
+#[test]
+fn yaml_alias_bombs_are_refused_as_excessive_aliasing() {
+    use mneme_core::js_yaml;
+    use mneme_core::versions::YamlParser;
+    let mut y = String::from("a0: &a0 [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n");
+    for i in 1..=8 {
+        y.push_str(&format!("a{i}: &a{i} [{}]\n", vec![format!("*a{}", i - 1); 9].join(",")));
+    }
+    assert!(y.len() < 500);
+    // (The refusal comes after about a million copies, a tenth of a second unoptimised: two
+    // parsers and one frontmatter reading.)
+    for parser in [YamlParser::Node, YamlParser::Bun1_4] {
+        let e = js_yaml::parse(&y, parser).unwrap_err();
+        assert!(e.message.starts_with("Excessive aliasing"), "{parser:?}: {e:?}");
+    }
+    let text = format!("---\n{y}---\nbody\n");
+    let p = frontmatter::parse(&text);
+    let fm = p.frontmatter.unwrap();
+    assert!(fm.fields.is_empty() && fm.error.unwrap().message.starts_with("Excessive aliasing"));
+    assert_eq!(p.body, "body\n");
+    // A long text anchored once and aliased many times is counted by its bytes.
+    let y = format!("a: &a \"{}\"\nb: [{}]\n", "x".repeat(100_000), vec!["*a"; 200].join(", "));
+    assert!(js_yaml::parse(&y, YamlParser::Bun1_4).unwrap_err().message.starts_with("Excessive aliasing"));
+    // Ordinary anchors and merges still read.
+    let v = js_yaml::parse("base: &b {x: 1}\nc: {<<: *b, y: 2}\nl: [*b, *b]\n", YamlParser::Bun1_4).unwrap();
+    assert_eq!(v["c"]["x"].as_i64(), Some(1));
+    assert_eq!(v["l"][1]["x"].as_i64(), Some(1));
+}
+
+/// `- - - … x` 50,000 deep (100 KB) built a value whose drop overflowed a 2 MiB thread stack.
+/// Nesting past `MAX_NESTING` is a parse error; a value at the limit can be dropped, cloned,
+/// compared, printed and serialized on such a thread (this test's own, in a debug build).
+#[test]
+fn yaml_nesting_is_bounded() {
+    use mneme_core::js_yaml::{self, MAX_NESTING};
+    use mneme_core::versions::{FrontmatterReader, YamlParser};
+    let deep = format!("---\nname: n\nlist:\n{}x\n---\nbody\n", "- ".repeat(50_000));
+    let handle = std::thread::Builder::new().stack_size(2 << 20).spawn(move || {
+        for reader in FrontmatterReader::ALL {
+            let p = frontmatter::parse_with(&deep, reader);
+            let fm = p.frontmatter.unwrap();
+            assert!(fm.error.unwrap().message.contains("nesting"), "{reader:?}");
+            assert!(fm.fields.is_empty());
+        }
+    });
+    handle.unwrap().join().unwrap();
+    // At the limit: a mapping holding MAX_NESTING - 1 lists.
+    let at_limit = format!("list:\n{}x\n", "- ".repeat(MAX_NESTING - 1));
+    let over = format!("list:\n{}x\n", "- ".repeat(MAX_NESTING));
+    for parser in [YamlParser::Node, YamlParser::Bun1_3, YamlParser::Bun1_4] {
+        assert!(js_yaml::parse(&over, parser).is_err(), "{parser:?}");
+        let v = js_yaml::parse(&at_limit, parser).unwrap();
+        let copy = v.clone();
+        assert_eq!(copy, v);
+        assert!(format!("{v:?}").len() > MAX_NESTING);
+        assert!(serde_json::to_string(&v).unwrap().len() > MAX_NESTING);
+        drop((v, copy));
+    }
+    // An alias cannot carry a value past the limit either.
+    let nested = format!("a: &a\n{}x\nb:\n{}*a\n", "- ".repeat(MAX_NESTING - 1), "- ".repeat(3));
+    let e = js_yaml::parse(&nested, YamlParser::Bun1_4).unwrap_err();
+    assert!(e.message.contains("nesting"), "{e:?}");
+}
