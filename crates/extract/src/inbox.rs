@@ -18,6 +18,7 @@ use crate::data;
 use mneme_agent::{apply_changeset, ApplyError, Changeset, FileChange};
 use mneme_core::{Clock, MemoryType};
 use mneme_store::memdir::{render_entry, IndexDoc, MemdirError, Revision, Scope};
+use mneme_store::file_lock::FileLock;
 use mneme_store::textfile::{self, TextFileError};
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -275,6 +276,22 @@ impl Inbox {
         Ok(data::inbox_dir(&self.data_dir).join(format!("{id}.json")))
     }
 
+    /// Holds the item's lock (a file beside it) from reading the item to saving its new state,
+    /// so that of keep, discard and promote racing on one item (two windows, the app and the
+    /// CLI) exactly one acts and the others find it no longer pending.
+    fn lock(&self, id: &str) -> Result<FileLock, InboxError> {
+        let path = self.path_of(id)?.with_extension("lock");
+        FileLock::take(&path).map_err(|source| InboxError::Io { action: "lock", path, source })
+    }
+
+    /// The pending item `id`, with its lock held. An id that names no item takes no lock (and
+    /// leaves no lock file).
+    fn pending_locked(&self, id: &str) -> Result<(InboxItem, FileLock), InboxError> {
+        self.get(id)?;
+        let lock = self.lock(id)?;
+        Ok((self.pending(id)?, lock))
+    }
+
     fn save(&self, item: &InboxItem) -> Result<(), InboxError> {
         let path = self.path_of(&item.id)?;
         data::write_json(&path, item).map_err(|source| InboxError::Io { action: "write", path, source })
@@ -342,8 +359,12 @@ impl Inbox {
     /// since the item was staged (it adds a line whenever it saves a memory) is not a reason
     /// to refuse: the item's own line changes are made to the index as it is now. A memory
     /// file that changed is: its new text is Claude Code's, and only the user may replace it.
+    ///
+    /// A file that already holds what the item proposes (a keep whose result was written but
+    /// whose item could not be marked kept, retried) is not a change Claude Code made: it is
+    /// left as it is and the rest is kept.
     pub fn keep(&self, id: &str) -> Result<InboxItem, InboxError> {
-        let mut item = self.pending(id)?;
+        let (mut item, _lock) = self.pending_locked(id)?;
         let trash = data::trash_dir(&self.data_dir, &item.memory_dir);
         let mut changeset = item.changeset.clone();
         for change in changeset.changes.iter_mut().filter(|c| is_index(&rel_of(&item.changeset.root, &c.path))) {
@@ -367,7 +388,11 @@ impl Inbox {
         // under `team/` (the team index included) passes the check every other way in passes,
         // however it got there (an edit, a model that wrote there, a hand-made item).
         check_team_changes(&changeset)?;
-        apply_changeset(&changeset, &trash, self.clock.clone()).map_err(from_apply)?;
+        let mut to_apply = changeset.clone();
+        to_apply.changes.retain(|c| is_index(&rel_of(&changeset.root, &c.path)) || !already_as_proposed(c));
+        if !to_apply.changes.is_empty() {
+            apply_changeset(&to_apply, &trash, self.clock.clone()).map_err(from_apply)?;
+        }
         item.changeset = changeset;
         item.status = ItemStatus::Kept { at_ms: self.now_ms() };
         self.save(&item)?;
@@ -378,7 +403,7 @@ impl Inbox {
     /// to the memory folder, or its base name). When a memory's `description:` changes, its
     /// line in the proposed index follows.
     pub fn edit(&self, id: &str, file: &str, content: String) -> Result<InboxItem, InboxError> {
-        let mut item = self.pending(id)?;
+        let (mut item, _lock) = self.pending_locked(id)?;
         let root = item.changeset.root.clone();
         let choices: Vec<String> = item
             .changeset
@@ -439,15 +464,19 @@ impl Inbox {
 
     /// Marks the item discarded; nothing is written. It stays in the history.
     pub fn discard(&self, id: &str) -> Result<InboxItem, InboxError> {
-        let mut item = self.pending(id)?;
+        let (mut item, _lock) = self.pending_locked(id)?;
         item.status = ItemStatus::Discarded { at_ms: self.now_ms() };
         self.save(&item)?;
         Ok(item)
     }
 
     /// Sends the item's proposed memories to `target` instead of the private memory folder.
+    ///
+    /// Retried after the memories went where they were sent but the item could not be marked
+    /// promoted, nothing is added twice: a `CLAUDE.md` that already ends with them, and team
+    /// files that already hold them, are left as they are.
     pub fn promote(&self, id: &str, target: PromoteTarget) -> Result<InboxItem, InboxError> {
-        let mut item = self.pending(id)?;
+        let (mut item, _lock) = self.pending_locked(id)?;
         let root = item.changeset.root.clone();
         let memories: Vec<&FileChange> = item
             .changeset
@@ -479,13 +508,16 @@ impl Inbox {
                         return Err(InboxError::SecretInClaudeMd { labels });
                     }
                 }
-                textfile::write_checked(&path, updated.as_bytes(), &revision).map_err(from_textfile)?;
+                if !already_appended(&existing, &memories) {
+                    textfile::write_checked(&path, updated.as_bytes(), &revision).map_err(from_textfile)?;
+                }
                 vec![item.project_root.join(name)]
             }
             PromoteTarget::Team => {
-                let changeset = team_changeset(&item, &memories)?;
-                let paths = changeset.changes.iter().map(|c| c.path.clone()).collect();
-                apply_changeset(&changeset, &trash, self.clock.clone()).map_err(from_apply)?;
+                let (changeset, paths) = team_changeset(&item, &memories)?;
+                if !changeset.changes.is_empty() {
+                    apply_changeset(&changeset, &trash, self.clock.clone()).map_err(from_apply)?;
+                }
                 paths
             }
         };
@@ -493,6 +525,24 @@ impl Inbox {
         self.save(&item)?;
         Ok(item)
     }
+}
+
+/// Whether the file already holds what `change` proposes (absent, for a removal).
+fn already_as_proposed(change: &FileChange) -> bool {
+    match std::fs::read(&change.path) {
+        Ok(bytes) => change.after.as_deref().is_some_and(|after| after.as_bytes() == bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => change.after.is_none(),
+        Err(_) => false,
+    }
+}
+
+/// Whether `existing` already ends with what promoting `memories` would add to it: a
+/// promotion retried after its write.
+fn already_appended(existing: &str, memories: &[&FileChange]) -> bool {
+    let unix = |s: &str| s.replace("\r\n", "\n").trim_end_matches('\n').to_string();
+    let addition = unix(&append_to_claude_md("", memories));
+    let existing = unix(existing);
+    !addition.is_empty() && (existing == addition || existing.ends_with(&format!("\n{addition}")))
 }
 
 /// Refuses a changeset that would put a secret into team memory: every file it writes under
@@ -577,7 +627,8 @@ fn append_to_claude_md(existing: &str, memories: &[&FileChange]) -> String {
 }
 
 /// The changes that put the item's memories into `team/` with their team index lines.
-fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<Changeset, InboxError> {
+/// With the paths the memories and the index end up at (those already there included).
+fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changeset, Vec<PathBuf>), InboxError> {
     let root = &item.memory_dir;
     let index_rel = Scope::Team.index_rel_path();
     let index_path = root.join(index_rel);
@@ -595,13 +646,20 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<Changese
         .and_then(|c| c.after.clone())
         .map(|t| IndexDoc::parse(&t));
     let mut changes = Vec::new();
+    let mut paths = Vec::new();
     for m in memories {
         let content = m.after.clone().unwrap_or_default();
         mneme_secrets::check_team_content(&content)?;
         let base = m.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let team_rel = format!("team/{base}");
         let path = root.join(&team_rel);
+        paths.push(path.clone());
         if std::fs::symlink_metadata(&path).is_ok() {
+            // Already promoted (a retry): the file holds this very memory and the index its line.
+            let indexed = index.entries(Scope::Team, root).iter().any(|(_, e)| e.rel_path == team_rel);
+            if indexed && std::fs::read(&path).is_ok_and(|b| b == content.as_bytes()) {
+                continue;
+            }
             return Err(InboxError::TeamExists { path });
         }
         let private_rel = rel_of(root, &m.path);
@@ -618,6 +676,9 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<Changese
     }
     let after = index.render();
     mneme_secrets::check_team_content(&after)?;
-    changes.push(FileChange { path: index_path, before: index_before, after: Some(after), reason: format!("{}: promoted to team", item.source) });
-    Ok(Changeset { root: root.clone(), changes })
+    paths.push(index_path.clone());
+    if index_before.as_deref() != Some(after.as_str()) {
+        changes.push(FileChange { path: index_path, before: index_before, after: Some(after), reason: format!("{}: promoted to team", item.source) });
+    }
+    Ok((Changeset { root: root.clone(), changes }, paths))
 }

@@ -101,6 +101,60 @@ fn keeping_an_edit_that_puts_a_secret_into_team_memory_is_refused() {
     let id = w.stage(&[("team/deploy.md", mem("deploy", "Deploys go through the bot."))]);
     w.inbox.keep(&id).unwrap();
     assert!(read(&w.memory.join("team/deploy.md")).is_some());
-    let _ = PromoteTarget::Team;
-    let _ = w.item_path(&id);
+}
+
+#[test]
+fn keep_discard_and_promote_racing_on_one_item_act_once() {
+    for round in 0..40 {
+        let w = World::new();
+        let id = w.stage(&[("x.md", mem("x", "Always use tabs."))]);
+        let (a, b, c) = (w.inbox.clone(), w.inbox.clone(), w.inbox.clone());
+        let (i1, i2, i3) = (id.clone(), id.clone(), id.clone());
+        let t1 = std::thread::spawn(move || a.keep(&i1).is_ok());
+        let t2 = std::thread::spawn(move || b.discard(&i2).is_ok());
+        let t3 = std::thread::spawn(move || c.promote(&i3, PromoteTarget::ClaudeLocal).is_ok());
+        let ok = [t1.join().unwrap(), t2.join().unwrap(), t3.join().unwrap()];
+        assert_eq!(ok.iter().filter(|o| **o).count(), 1, "round {round}: {ok:?}");
+        let status = w.inbox.get(&id).unwrap().status;
+        let kept = w.memory.join("x.md").exists();
+        let promoted = w.project.join("CLAUDE.local.md").exists();
+        match status {
+            ItemStatus::Kept { .. } => assert!(kept && !promoted),
+            ItemStatus::Discarded { .. } => assert!(!kept && !promoted),
+            ItemStatus::Promoted { .. } => assert!(!kept && promoted),
+            ItemStatus::Pending => panic!("still pending"),
+        }
+    }
+}
+
+#[test]
+fn a_keep_or_promote_retried_after_its_write_does_not_fail_or_add_twice() {
+    // The item's new state could not be saved after its files were written (a full disk):
+    // it is still pending, and the retry finds the files as the item proposes them.
+    let w = World::new();
+    let id = w.stage(&[("x.md", mem("x", "Always use tabs."))]);
+    let staged = std::fs::read(w.item_path(&id)).unwrap();
+    w.inbox.keep(&id).unwrap();
+    std::fs::write(w.item_path(&id), &staged).unwrap();
+    let again = w.inbox.keep(&id).unwrap();
+    assert!(matches!(again.status, ItemStatus::Kept { .. }));
+    assert_eq!(read(&w.memory.join("MEMORY.md")).unwrap(), "- [x.md](x.md) — hook\n");
+
+    let id = w.stage(&[("y.md", mem("y", "Never use sudo."))]);
+    let staged = std::fs::read(w.item_path(&id)).unwrap();
+    for _ in 0..2 {
+        std::fs::write(w.item_path(&id), &staged).unwrap();
+        w.inbox.promote(&id, PromoteTarget::ClaudeLocal).unwrap();
+    }
+    assert_eq!(read(&w.project.join("CLAUDE.local.md")).unwrap(), "- Never use sudo.\n");
+
+    let id = w.stage(&[("z.md", mem("z", "Deploys need the VPN."))]);
+    let staged = std::fs::read(w.item_path(&id)).unwrap();
+    for _ in 0..2 {
+        std::fs::write(w.item_path(&id), &staged).unwrap();
+        let item = w.inbox.promote(&id, PromoteTarget::Team).unwrap();
+        assert!(matches!(item.status, ItemStatus::Promoted { ref paths, .. } if paths.len() == 2), "{:?}", item.status);
+    }
+    let index = read(&w.memory.join("team/MEMORY.md")).unwrap();
+    assert_eq!(index.matches("(z.md)").count(), 1, "{index}");
 }
