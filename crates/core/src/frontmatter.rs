@@ -492,10 +492,12 @@ fn expand_braces(pattern: &str, out: &mut Vec<String>, budget: &mut usize) {
     let mut waiting = pattern.len();
     while let Some(p) = pending.pop() {
         waiting -= p.len();
-        if *budget < p.len() || out.len() >= MAX_EXPANDED_PATHS {
+        // An empty pattern costs a byte too, so that the budget only ever runs down to zero.
+        let cost = p.len().max(1);
+        if *budget < cost || out.len() >= MAX_EXPANDED_PATHS {
             return;
         }
-        *budget -= p.len().max(1);
+        *budget -= cost;
         let Some(c) = BRACE.captures(&p) else {
             out.push(p);
             continue;

@@ -123,6 +123,19 @@ fn brace_bomb_in_paths_is_cut() {
     assert!(out.len() <= 1 && out.iter().all(|p| p.len() == 500_001), "{}", out.len());
 }
 
+/// A first part that leaves 3 bytes of budget, then `{,}`: its two empty expansions cost a
+/// byte each. The budget ran below zero (a panic unoptimised; optimised it wrapped to
+/// usize::MAX and the bomb after it was built: 4.9 GB).
+#[test]
+fn brace_budget_never_runs_below_zero() {
+    let pad = "x".repeat(frontmatter::MAX_EXPANSION_BYTES - 3);
+    let bomb = format!("{{{}}}{}", vec!["a"; 250_000].join(","), "y".repeat(500_000));
+    let out = frontmatter::split_paths(&[format!("{pad},{{,}},{bomb}")]);
+    assert_eq!(out, [pad.clone()]);
+    let text = format!("---\npaths: \"{pad},{{,}}\"\n---\nbody\n");
+    assert_eq!(frontmatter::rule_globs(frontmatter::parse(&text).frontmatter.as_ref()), Some(vec![pad]));
+}
+
 /// Only fences: `---\n---\n`, `---`, `---\n`, `------`.
 #[test]
 fn frontmatter_with_only_fences() {
