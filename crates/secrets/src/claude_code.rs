@@ -150,9 +150,10 @@ pub(crate) fn kept_matches(content: &str, scanner: SecretScanner, keep: impl Fn(
                 Some(groups.flatten().find(|g| !g.is_empty()).unwrap_or(whole).to_string())
             };
             match fancy {
-                Some(re) => re.captures_iter(content).any(|c| match c {
+                Some(re) => fancy_captures(table.plain(k), re, content).any(|c| match c {
                     Ok(c) => secret_of(&mut c.iter().map(|m| m.map(|m| m.as_str()))).is_some_and(|s| keep(rule.id, &s)),
-                    // A backtracking limit: refusing is the safe side.
+                    // A backtracking limit, at one candidate (so whatever the text's length):
+                    // refusing is the safe side.
                     Err(_) => true,
                 }),
                 None => table.plain(k).captures_iter(content).any(|c| {
@@ -172,6 +173,42 @@ pub(crate) fn kept_matches(content: &str, scanner: SecretScanner, keep: impl Fn(
         kept.push("private-key");
     }
     kept
+}
+
+/// What `fancy.captures_iter(text)` yields, found without running `fancy-regex`'s unanchored
+/// search over the whole text: its backtracking limit counts every step of one search, so on a
+/// long text (~400 KB) with a near miss it fails where JavaScript simply finds no match. Each
+/// place `plain` (the same rule with its lookarounds dropped, so it matches wherever the rule
+/// does) matches is tried anchored instead, with the whole text around it for the lookarounds;
+/// the work per place depends on the rule, not on the text. An `Err` (the limit, at one
+/// place) carries that place's span.
+pub(crate) fn fancy_captures<'t>(
+    plain: &'t Regex,
+    fancy: &'t fancy_regex::Regex,
+    text: &'t str,
+) -> impl Iterator<Item = Result<fancy_regex::Captures<'t, str>, std::ops::Range<usize>>> {
+    let next_char = move |at: usize| at + text[at..].chars().next().map_or(1, char::len_utf8);
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        while pos <= text.len() {
+            let candidate = plain.find_at(text, pos)?;
+            let start = candidate.start();
+            let input = fancy_regex::RegexInput::new(text).from_pos(start).anchored(true);
+            match fancy.captures_input(input) {
+                Ok(Some(c)) => {
+                    let end = c.get(0).map_or(start, |m| m.end());
+                    pos = if end > start { end } else { next_char(start) };
+                    return Some(Ok(c));
+                }
+                Ok(None) => pos = next_char(start),
+                Err(_) => {
+                    pos = next_char(start);
+                    return Some(Err(candidate.range()));
+                }
+            }
+        }
+        None
+    })
 }
 
 /// A table ready to run: one prefilter per rule (exact for the rules without lookarounds, which
@@ -322,6 +359,52 @@ mod tests {
         assert_eq!(ids(&emoji, V2_1_234), ["private-key"]);
         let emoji = format!("-----BEGIN PRIVATE KEY-----{}-----END PRIVATE KEY-----", "\u{1F600}".repeat(31));
         assert!(ids(&emoji, V2_1_234).is_empty());
+    }
+
+    /// Prose of about `len` bytes, no token in it.
+    fn prose(len: usize) -> String {
+        let words = ["deploy", "main", "into", "the", "staging", "cluster", "before", "merging", "run", "tests"];
+        let mut out = String::with_capacity(len + 16);
+        let mut k = 7usize;
+        while out.len() < len {
+            k = k.wrapping_mul(31).wrapping_add(17) % 1009;
+            out.push_str(words[k % words.len()]);
+            out.push(if k.is_multiple_of(13) { '\n' } else { ' ' });
+        }
+        out
+    }
+
+    /// The rules with lookarounds answer the same on a long text as on a short one: a near
+    /// miss (a token run too long to be one) is no match however much prose follows, and a real
+    /// token is found after any amount of it.
+    #[test]
+    fn lookaround_rules_do_not_depend_on_the_texts_length() {
+        let near_misses = [
+            format!("GOCSPX-{}", "a".repeat(40)),
+            format!("model id sk-{} is not a key", "a".repeat(60)),
+            format!("AIza{}", "Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5Fg0AeQw9Lx"),
+        ];
+        let tokens = [
+            ("google-oauth-client-secret", format!("GOCSPX-{}", "Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5")),
+            ("openai-legacy-api-key", format!("sk-{}", "Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5Fg0AeQw9Lx2Mv7Nb4Kp1")),
+            ("gcp-api-key", format!("AIza{}", "Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5Fg0AeQw")),
+        ];
+        for len in [1_000, 100_000, 1_000_000] {
+            let tail = prose(len);
+            for miss in &near_misses {
+                let text = format!("{miss}\n{tail}");
+                assert!(ids(&text, V2_1_323).is_empty(), "{len}: {miss}");
+                assert!(crate::scan(&text).is_empty(), "{len}: {miss}: {:?}", crate::scan(&text));
+                assert_eq!(crate::redact(&text), text, "{len}: {miss}");
+            }
+            for (id, token) in &tokens {
+                for text in [format!("{token}\n{tail}"), format!("{tail}\n{token}\n"), format!("{} {token} {tail}", near_misses[0])] {
+                    assert!(ids(&text, V2_1_323).contains(id), "{len}: {id}");
+                    assert!(crate::scan(&text).iter().any(|f| f.rule_id == *id), "{len}: {id}");
+                    assert!(!crate::redact(&text).contains(token.as_str()), "{len}: {id}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -138,10 +138,10 @@ pub fn rule_label(rule_id: &str) -> String {
 }
 
 /// A compiled rule: the plain `regex` engine where the JavaScript needs no lookaround, else
-/// `fancy-regex`.
+/// `fancy-regex` with the rule's lookaround-free prefilter (see [`claude_code::fancy_captures`]).
 enum Engine {
     Plain(Regex),
-    Fancy(fancy_regex::Regex),
+    Fancy(fancy_regex::Regex, Regex),
 }
 
 struct Compiled {
@@ -153,7 +153,8 @@ impl Compiled {
     fn new(rule: &'static rules::CcRule) -> Compiled {
         let engine = if jsregex::needs_fancy(rule.source) {
             let p = jsregex::translate(rule.source, rule.flags, jsregex::Target::Fancy).expect("rule translates");
-            Engine::Fancy(fancy_regex::Regex::new(&p).expect("rule compiles for fancy-regex"))
+            let pre = jsregex::translate(rule.source, rule.flags, jsregex::Target::Prefilter).expect("rule translates");
+            Engine::Fancy(fancy_regex::Regex::new(&p).expect("rule compiles for fancy-regex"), Regex::new(&pre).expect("rule compiles"))
         } else {
             let p = jsregex::translate(rule.source, rule.flags, jsregex::Target::Prefilter).expect("rule translates");
             Engine::Plain(Regex::new(&p).expect("rule compiles"))
@@ -165,7 +166,7 @@ impl Compiled {
     fn redact(&self, text: &str) -> String {
         let groups = match &self.engine {
             Engine::Plain(r) => r.captures_len(),
-            Engine::Fancy(r) => r.captures_len(),
+            Engine::Fancy(r, _) => r.captures_len(),
         };
         let replace = |whole: &str, first: Option<&str>| -> String {
             // Without a capture group JavaScript passes the offset (a number) as the second
@@ -201,11 +202,26 @@ impl Compiled {
             (Engine::Plain(re), None) => {
                 re.replace_all(text, |c: &regex::Captures<'_>| replace(&c[0], c.get(1).map(|m| m.as_str()))).into_owned()
             }
-            (Engine::Fancy(re), _) => re
-                .replace_all(text, |c: &fancy_regex::Captures<'_, str>| {
-                    replace(c.get(0).map_or("", |m| m.as_str()), c.get(1).map(|m| m.as_str()))
-                })
-                .into_owned(),
+            (Engine::Fancy(re, plain), _) => {
+                // `replace_all` would panic where `fancy-regex`'s backtracking limit is hit (a long
+                // text); candidates are tried one by one, and one the limit stops is redacted.
+                let mut out = String::with_capacity(text.len());
+                let mut last = 0;
+                for c in claude_code::fancy_captures(plain, re, text) {
+                    let (span, replaced) = match &c {
+                        Ok(c) => {
+                            let whole = c.get(0).map_or(0..0, |m| m.range());
+                            (whole.clone(), replace(&text[whole], c.get(1).map(|m| m.as_str())))
+                        }
+                        Err(span) => (span.clone(), "[REDACTED]".to_string()),
+                    };
+                    out.push_str(&text[last..span.start]);
+                    out.push_str(&replaced);
+                    last = span.end;
+                }
+                out.push_str(&text[last..]);
+                out
+            }
         }
     }
 }
