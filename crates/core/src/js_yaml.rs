@@ -710,14 +710,50 @@ fn resolve_plain(text: &str, parser: YamlParser) -> Value {
     if parser == YamlParser::Bun1_3 && text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
         && text.bytes().filter(|b| *b == b'-').count() <= 1
     {
-        if let Some(n) = (1..text.len()).rev().map(|end| &text[..end]).find(|p| {
-            let u = p.strip_prefix(['-', '+']).unwrap_or(p);
-            is_core_number(u) && !(u.starts_with('.') && p.len() > u.len())
-        }) {
-            return decimal(n);
+        if let Some(end) = longest_number_prefix(text) {
+            return decimal(&text[..end]);
         }
     }
     Value::String(text.to_string())
+}
+
+/// The end of the longest proper prefix of `text` that is a core-schema decimal with an
+/// optional sign, where no sign stands before a leading dot (Bun 1.3's reading of `2001-12` as
+/// 2001). One pass: a prefix per end, each checked whole, was quadratic (`1` and 160,000 dots
+/// took seconds).
+fn longest_number_prefix(text: &str) -> Option<usize> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum At {
+        Start,
+        Int,
+        LeadDot,
+        Frac,
+        Exp,
+        ExpSign,
+        ExpDigits,
+    }
+    let bytes = text.as_bytes();
+    let signed = matches!(bytes.first(), Some(b'-' | b'+'));
+    let mut at = At::Start;
+    let mut longest = None;
+    for (i, &b) in bytes.iter().enumerate().skip(usize::from(signed)) {
+        let digit = b.is_ascii_digit();
+        at = match (at, b) {
+            (At::Start | At::Int, _) if digit => At::Int,
+            (At::Start, b'.') if !signed => At::LeadDot,
+            (At::Int, b'.') => At::Frac,
+            (At::LeadDot | At::Frac, _) if digit => At::Frac,
+            (At::Int | At::Frac, b'e' | b'E') => At::Exp,
+            (At::Exp, b'-' | b'+') => At::ExpSign,
+            (At::Exp | At::ExpSign | At::ExpDigits, _) if digit => At::ExpDigits,
+            _ => break,
+        };
+        // `1.` is a number; `.` is not, and neither is an exponent without digits.
+        if matches!(at, At::Int | At::Frac | At::ExpDigits) && i + 1 < text.len() {
+            longest = Some(i + 1);
+        }
+    }
+    longest
 }
 
 /// A decimal the core schema accepts, as a number: integers that fit stay integers.
@@ -751,5 +787,36 @@ fn number(f: f64) -> Value {
         Value::Number(Number::from(f as i64))
     } else {
         Value::Number(Number::from(f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The prefix search as it was written first, one whole check per end.
+    fn longest_number_prefix_by_ends(text: &str) -> Option<usize> {
+        (1..text.len()).rev().find(|&end| {
+            let p = &text[..end];
+            let u = p.strip_prefix(['-', '+']).unwrap_or(p);
+            is_core_number(u) && !(u.starts_with('.') && p.len() > u.len())
+        })
+    }
+
+    #[test]
+    fn bun_1_3_number_prefixes() {
+        for (text, end) in [("2001-12", Some(4)), ("1.", Some(1)), ("1..", Some(2)), ("-.5x", None), ("+1e5e", Some(4)), ("1e+", Some(1)), (".5.", Some(2)), ("..", None)] {
+            assert_eq!(longest_number_prefix(text), end, "{text}");
+            assert_eq!(longest_number_prefix_by_ends(text), end, "{text}");
+        }
+        assert_eq!(resolve_plain("2001-12", YamlParser::Bun1_3), Value::Number(2001.into()));
+    }
+
+    proptest! {
+        #[test]
+        fn one_pass_finds_the_same_prefix(text in "[-+0-9.eE]{0,12}") {
+            prop_assert_eq!(longest_number_prefix(&text), longest_number_prefix_by_ends(&text));
+        }
     }
 }

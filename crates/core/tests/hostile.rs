@@ -210,3 +210,16 @@ fn yaml_nesting_is_bounded() {
     let e = js_yaml::parse(&nested, YamlParser::Bun1_4).unwrap_err();
     assert!(e.message.contains("nesting"), "{e:?}");
 }
+
+/// Bun 1.3 reads the longest number at the start of `1....`; looking for it took time in the
+/// square of the length (160,000 dots: 6.7 s optimised).
+#[test]
+fn bun_1_3_number_prefix_is_one_pass() {
+    use mneme_core::js_yaml;
+    use mneme_core::versions::YamlParser;
+    let y = format!("description: 1{}\n", ".".repeat(160_000));
+    let t = std::time::Instant::now();
+    let v = js_yaml::parse(&y, YamlParser::Bun1_3).unwrap();
+    assert_eq!(v["description"].as_i64(), Some(1));
+    assert!(t.elapsed() < std::time::Duration::from_secs(3), "{:?}", t.elapsed());
+}
