@@ -365,7 +365,16 @@ fn run_view(r: RunRecord) -> ExtractionRun {
         RunOutcome::Saved => {
             let first = r.message.as_deref().and_then(|m| m.lines().next()).map(|l| l.trim_start_matches(['●', ' ']).to_string());
             let files: Vec<String> = r.memory_paths.iter().map(base).collect();
-            let summary = first.unwrap_or_else(|| "Saved changes to the memory folder".to_string());
+            // A record without its line (written before runs named what they removed): a run
+            // that only removed memories must not read as one that saved something.
+            let removed = r
+                .changeset
+                .as_ref()
+                .map_or(0, |c| c.changes.iter().filter(|f| f.after.is_none() && base(&f.path) != "MEMORY.md").count());
+            let summary = first.unwrap_or_else(|| match (files.len(), removed) {
+                (0, n) if n > 0 => format!("Removed {}", plural(n, "memory", "memories")),
+                _ => "Saved changes to the memory folder".to_string(),
+            });
             (RunResult::Saved, summary, None, files)
         }
         RunOutcome::Staged { inbox_id } => {

@@ -234,6 +234,23 @@ fn automatic_mode_saves_at_once_and_off_runs_nothing() {
 }
 
 #[test]
+fn a_run_that_only_forgets_says_what_it_removed() {
+    let mut w = World::new();
+    let m = w.mneme();
+    w.say("Remember that integration tests must hit a real database, not mocks.");
+    assert_eq!(m.run_extraction(&w.at(), None).unwrap().runs.remove(0).result, RunResult::Saved);
+    // One shared word is not a memory named: nothing is removed.
+    w.say("Forget the tests.");
+    let run = m.run_extraction(&w.at(), None).unwrap().runs.remove(0);
+    assert_ne!(run.result, RunResult::Saved, "{}", run.summary);
+    w.say("Forget that integration tests must hit a real database.");
+    let run = m.run_extraction(&w.at(), None).unwrap().runs.remove(0);
+    assert_eq!(run.result, RunResult::Saved);
+    assert_eq!(run.summary, "Removed 1 memory", "{:?}", run.message);
+    assert!(run.message.as_deref().unwrap().contains("\nremoved "), "{:?}", run.message);
+}
+
+#[test]
 fn a_model_provider_that_is_not_set_up_is_refused_before_anything_runs() {
     let mut w = World::new();
     let m = Mneme::new(w.t.env.clone().set_var("MNEME_KEYRING_SERVICE", format!("mneme-api-test-{}", std::process::id())), Arc::new(FixedClock::at_unix_secs(1_764_400_000)));

@@ -59,11 +59,24 @@ pub fn run(mneme: &Mneme, args: ExtractArgs) -> Result<()> {
     }
 }
 
+/// A saved run recorded without its line (before runs named what they removed): a run that
+/// only removed memories must not read as one that saved something.
+fn unlined_saved(r: &RunRecord) -> String {
+    let removed = r.changeset.as_ref().map_or(0, |c| {
+        c.changes.iter().filter(|f| f.after.is_none() && f.path.file_name().is_some_and(|n| n != "MEMORY.md")).count()
+    });
+    if r.memory_paths.is_empty() && removed > 0 {
+        format!("Removed {removed} {} from {}", if removed == 1 { "memory" } else { "memories" }, safe_path(&r.memory_dir))
+    } else {
+        format!("Saved changes to {}", safe_path(&r.memory_dir))
+    }
+}
+
 fn print_record(r: &RunRecord) {
     match &r.outcome {
         RunOutcome::Saved => match &r.message {
             Some(m) => println!("{}", safe_lines(m)),
-            None => println!("Saved changes to {}", safe_path(&r.memory_dir)),
+            None => println!("{}", unlined_saved(r)),
         },
         RunOutcome::Staged { inbox_id } => {
             let n = r.changeset.as_ref().map_or(0, |c| {
@@ -94,5 +107,28 @@ fn print_record(r: &RunRecord) {
     }
     for d in &r.denials {
         println!("  refused {}: {}", safe(&d.tool), safe_lines(&d.message));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_old_record_of_a_run_that_only_removed_says_so() {
+        let m = std::path::PathBuf::from("/p/memory");
+        let change = |name: &str, after: Option<&str>| serde_json::json!({"path": m.join(name), "before": "x", "after": after, "reason": "forget"});
+        let record = |changes: Vec<serde_json::Value>| {
+            serde_json::from_value::<RunRecord>(serde_json::json!({
+                "id": "1", "startedMs": 0, "startedAt": "", "memoryDir": m, "projectRoot": "/p", "sessionId": null,
+                "transcript": "/t", "trigger": "requested", "engine": "offline", "model": null, "newMessageCount": 1,
+                "outcome": {"kind": "saved"}, "writtenPaths": [], "memoryPaths": [], "teamCount": 0, "message": null,
+                "changeset": {"root": m, "changes": changes}, "turns": 0, "denials": [], "decisions": []
+            }))
+            .unwrap()
+        };
+        let only_removed = record(vec![change("a.md", None), change("MEMORY.md", Some(""))]);
+        assert!(unlined_saved(&only_removed).starts_with("Removed 1 memory from "), "{}", unlined_saved(&only_removed));
+        assert!(unlined_saved(&record(vec![change("MEMORY.md", Some(""))])).starts_with("Saved changes to "));
     }
 }
