@@ -72,6 +72,12 @@ function write(file, text) {
   fs.writeFileSync(file, text);
 }
 
+/** Every file under `dir` (none when it does not exist). */
+function walkFiles(dir) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? e.path, e.name));
+}
+
 function buildFixture(bin) {
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-e2e-')));
   const home = path.join(tmp, 'home');
@@ -733,6 +739,26 @@ async function main() {
       await page.locator('[data-relpath="user_role.md"]').waitFor();
       if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== before) fail('Restore did not bring user_role.md back unchanged');
       if (!fs.readFileSync(path.join(fx.mem, 'MEMORY.md'), 'utf8').includes('user_role.md')) fail('Restore did not bring back the index line');
+    });
+
+    await step('Memories: delete for good from the trash, after asking', async () => {
+      const file = path.join(fx.mem, 'scratch-note.md');
+      write(file, '---\nname: scratch-note\ndescription: A note to throw away\ntype: project\n---\n\nThrow me away.\n');
+      await page.locator('[data-relpath="scratch-note.md"]').click({ timeout: 15_000 });
+      await page.getByTestId('memory-editor').getByRole('heading', { name: 'scratch-note' }).waitFor();
+      await page.getByTestId('delete-memory').click();
+      await waitFor('scratch-note.md to leave the list', async () => (await page.locator('[data-relpath="scratch-note.md"]').count()) === 0);
+      const inTrash = () => walkFiles(fx.data).filter((f) => f.endsWith('scratch-note.md'));
+      if (inTrash().length !== 1) fail(`the deleted note is not in Mneme's trash: ${inTrash()}`);
+      await page.getByTestId('open-trash').click();
+      const row = page.getByTestId('trash').locator('li', { hasText: 'scratch-note.md' });
+      await row.getByTestId('purge').click();
+      await page.getByTestId('trash').getByRole('alertdialog').waitFor();
+      if (inTrash().length !== 1) fail('asking to delete for good deleted before the answer');
+      await shot('memories-trash-purge');
+      await page.getByTestId('purge-confirm').click();
+      await waitFor('scratch-note.md to leave the trash', async () => (await page.getByTestId('trash').getByText('scratch-note.md').count()) === 0);
+      if (inTrash().length !== 0) fail(`delete for good left the note in Mneme's trash: ${inTrash()}`);
     });
 
     await step('Memories: a file written on disk appears without a reload', async () => {

@@ -79,7 +79,7 @@ pub use team::{
 pub use mneme_store::memdir::{AddedIndexLine, MergedFile, SkippedFile};
 pub use mneme_core::{Clock, FixedClock, SystemClock};
 pub use mneme_store::projects::ProjectInfo;
-pub use mneme_store::memdir::{Health, TrashListing};
+pub use mneme_store::memdir::{EmptiedTrash, Health, TrashListing};
 pub use mneme_store::{Environment, NoHome};
 /// The one way every front end writes a file (see `mneme_store::atomic`).
 pub use mneme_store::atomic::write_atomic;

@@ -8,7 +8,7 @@ use mneme_core::sanitize::sanitize_path;
 use mneme_core::frontmatter::Generation;
 use mneme_core::MemoryType;
 use mneme_store::memdir::{
-    format_manifest_as, FieldEdits, Health, Memdir, MemdirError, NewMemory, Scope, TopicFile, TrashEntry, TrashListing,
+    format_manifest_as, FieldEdits, Health, Memdir, MemdirError, NewMemory, Scope, EmptiedTrash, TopicFile, TrashEntry, TrashListing,
 };
 use mneme_store::paths::{AutoMemSource, AutoMemoryReason};
 use mneme_store::session::SessionMemory;
@@ -449,6 +449,19 @@ impl Mneme {
     /// The trash of the folder's memory, newest first.
     pub fn trash(&self, req: &ContextRequest) -> Result<TrashListing, ApiError> {
         Ok(self.memdir(req)?.1.list_trash()?)
+    }
+
+    /// Deletes one trashed memory for good (a damaged entry too: that is how it goes away).
+    pub fn purge_trash(&self, req: &ContextRequest, id: &str) -> Result<EmptiedTrash, ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let bytes = m.list_trash()?.entries.iter().find(|e| e.id == id).map_or(0, |e| e.size);
+        m.purge_trash(id)?;
+        Ok(EmptiedTrash { removed: 1, bytes })
+    }
+
+    /// Deletes every trashed memory of the folder for good.
+    pub fn empty_trash(&self, req: &ContextRequest) -> Result<EmptiedTrash, ApiError> {
+        Ok(self.memdir(req)?.1.empty_trash()?)
     }
 
     /// Puts a trashed memory back, with its index line.

@@ -49,7 +49,7 @@ pub fn context_view(m: &Mneme, h: &dyn Host, req: &ContextRequest) -> Result<cra
 /// reader missing only costs a rebuild.
 const KEEP_CONTEXT_CACHE: &[&str] = &[
     "home", "open_project", "complete_folder", "context", "touched", "claude_code", "verify", "version_check",
-    "agents", "agent_context", "projects", "memories", "memory_page", "memory", "manifest", "trash", "health",
+    "agents", "agent_context", "projects", "memories", "memory_page", "memory", "manifest", "trash", "purge_trash", "empty_trash", "health",
     "graph", "diff", "read_file", "machine_settings", "provider_settings", "recall", "team_status", "team_remote",
     "team_history", "team_sign_ins", "inbox", "dream_status", "dream_history", "dream", "daily_log",
     "background_runs", "watch", "watching",
@@ -655,6 +655,10 @@ macro_rules! operations {
             restore_memory($crate::ops::TrashRef) -> $crate::ops::WrittenPath = |m, h, q| {
                 Ok($crate::ops::WrittenPath { path: m.restore_memory(&q.at.request(h, None), &q.id)? })
             };
+            /// Deletes one trashed memory for good.
+            purge_trash($crate::ops::TrashRef) -> $crate::EmptiedTrash = |m, h, q| m.purge_trash(&q.at.request(h, None), &q.id);
+            /// Deletes every trashed memory of the folder for good.
+            empty_trash($crate::ops::Folder) -> $crate::EmptiedTrash = |m, h, q| m.empty_trash(&q.request(h, None));
             health($crate::ops::Folder) -> $crate::Health = |m, h, q| m.health(&q.request(h, None));
             /// Applies every index fix; one sentence per change.
             fix_index($crate::ops::Folder) -> $crate::ops::IndexChanges = |m, h, q| {

@@ -284,6 +284,19 @@ enum MemoriesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Delete a trashed memory for good (no undo); --all empties this folder's trash.
+    Purge {
+        /// The trash entry (see `mneme memories restore`).
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        id: Option<String>,
+        /// Every entry of this memory folder's trash.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        at: Where,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -764,6 +777,21 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
         MemoriesCommand::Rm { memory, at } => {
             let entry = mneme.delete_memory(&request(&at, None)?, &memory)?;
             println!("moved {} to the trash (restore with: mneme memories restore {})", entry.original.display(), entry.id);
+        }
+        MemoriesCommand::Purge { id, all, at, json: as_json } => {
+            let req = request(&at, None)?;
+            let gone = match id.filter(|_| !all) {
+                Some(id) => mneme.purge_trash(&req, &id)?,
+                None => mneme.empty_trash(&req)?,
+            };
+            if as_json {
+                json(&gone)?;
+            } else if gone.removed == 0 {
+                println!("The trash is already empty.");
+            } else {
+                let noun = if gone.removed == 1 { "memory" } else { "memories" };
+                println!("deleted {} trashed {noun} for good ({} bytes)", gone.removed, gone.bytes);
+            }
         }
         MemoriesCommand::Restore { id, at, json: as_json } => {
             let req = request(&at, None)?;

@@ -200,6 +200,9 @@ pub fn trash(t: &TrashListing) {
     for p in &t.damaged {
         println!("damaged: {}: {}", safe(&p.rel_path), safe(&p.message));
     }
+    if !t.entries.is_empty() || !t.damaged.is_empty() {
+        println!("Restore one with `mneme memories restore ID`; delete one for good with `mneme memories purge ID` (or --all).");
+    }
 }
 
 pub fn settings(s: &MachineSettings) {

@@ -83,6 +83,21 @@ fn memory_lifecycle_keeps_the_index_in_step() {
     ok(&h, &repo, &["memories", "restore", &id]);
     assert_eq!(fs::read_to_string(memdir.join("tests.md")).unwrap(), renamed);
     assert!(fs::read_to_string(memdir.join("MEMORY.md")).unwrap().contains("](tests.md)"));
+
+    // Purge deletes a trashed memory for good; --all empties the folder's trash.
+    let first = ok(&h, &repo, &["memories", "rm", "tests"]).rsplit("restore ").next().unwrap().trim().trim_end_matches(')').to_string();
+    assert!(ok(&h, &repo, &["memories", "restore"]).contains("memories purge ID"));
+    assert_eq!(ok(&h, &repo, &["memories", "purge", &first]).trim(), format!("deleted 1 trashed memory for good ({} bytes)", renamed.len()));
+    assert!(!walk(&h.root.join("mneme-data")).iter().any(|p| p.ends_with("tests.md")), "gone from the trash");
+    assert!(fails(&h, &repo, &["memories", "restore", &first]).contains(&first));
+    fs::write(memdir.join("a.md"), "a").unwrap();
+    fs::write(memdir.join("b.md"), "bb").unwrap();
+    ok(&h, &repo, &["memories", "rm", "a.md"]);
+    ok(&h, &repo, &["memories", "rm", "b.md"]);
+    let v: serde_json::Value = serde_json::from_str(&ok(&h, &repo, &["memories", "purge", "--all", "--json"])).expect("JSON");
+    assert_eq!(v, serde_json::json!({"removed": 2, "bytes": 3}));
+    assert_eq!(ok(&h, &repo, &["memories", "purge", "--all"]).trim(), "The trash is already empty.");
+    assert!(run(&h, &repo, &["memories", "purge"], None).status.code() == Some(2), "an id or --all is required");
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -53,6 +53,10 @@ export const commands = {
 	trash: (req: Folder) => typedError<TrashListing, ApiError>(__TAURI_INVOKE("trash", { req })),
 	/**  Puts a trashed memory back with its index line; answers where it is again. */
 	restoreMemory: (req: TrashRef) => typedError<WrittenPath, ApiError>(__TAURI_INVOKE("restore_memory", { req })),
+	/**  Deletes one trashed memory for good. */
+	purgeTrash: (req: TrashRef) => typedError<EmptiedTrash, ApiError>(__TAURI_INVOKE("purge_trash", { req })),
+	/**  Deletes every trashed memory of the folder for good. */
+	emptyTrash: (req: Folder) => typedError<EmptiedTrash, ApiError>(__TAURI_INVOKE("empty_trash", { req })),
 	health: (req: Folder) => typedError<Health, ApiError>(__TAURI_INVOKE("health", { req })),
 	/**  Applies every index fix; one sentence per change. */
 	fixIndex: (req: Folder) => typedError<IndexChanges, ApiError>(__TAURI_INVOKE("fix_index", { req })),
@@ -784,6 +788,14 @@ export type EditorRun = {
 	 *  and may still be editing).
 	 */
 	waited: boolean,
+};
+
+/**  What [`Memdir::empty_trash`] removed. */
+export type EmptiedTrash = {
+	/**  Entries deleted for good. */
+	removed: number,
+	/**  The bytes their memories held. */
+	bytes: number,
 };
 
 /**  A memory switch a settings file sets for Claude Code through its `env` block. */

@@ -51,7 +51,7 @@ pub use scan::{
     FrontmatterProblem, HeaderFields, HeaderScan, OtherReadings, Problem, ProblemKind, Scan, TopicFile, TopicHeader,
     FRONTMATTER_MAX_LINES, HEAD_BYTE_CAP,
 };
-pub use trash::{RemovedIndexLine, Restored, TrashEntry, TrashListing};
+pub use trash::{EmptiedTrash, RemovedIndexLine, Restored, TrashEntry, TrashListing};
 pub use write::{Created, FieldEdits, FieldsUpdated, MemoryFile, NewMemory, Renamed};
 
 use mneme_core::frontmatter::Generation;

@@ -66,6 +66,17 @@ pub struct TrashListing {
     pub damaged: Vec<Problem>,
 }
 
+/// What [`Memdir::empty_trash`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct EmptiedTrash {
+    /// Entries deleted for good.
+    pub removed: usize,
+    /// The bytes their memories held.
+    pub bytes: u64,
+}
+
 /// What [`Memdir::restore`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -331,6 +342,20 @@ impl Memdir {
             _ => {}
         }
         fs::remove_dir_all(&dir).map_err(io_err("remove", &dir))
+    }
+
+    /// Deletes every entry of this memory folder's trash for good, and answers how many went
+    /// and how many bytes they held. Entries whose record cannot be read are left: which
+    /// folder they came from is unknown (the trash folder may be shared), and
+    /// [`Memdir::purge_trash`] removes one by id.
+    pub fn empty_trash(&self) -> Result<EmptiedTrash, MemdirError> {
+        let mut emptied = EmptiedTrash::default();
+        for entry in self.list_trash()?.entries {
+            self.purge_trash(&entry.id)?;
+            emptied.removed += 1;
+            emptied.bytes += entry.size;
+        }
+        Ok(emptied)
     }
 
     /// Re-adds a trash entry's index lines where they were, skipping indexes that already
@@ -602,6 +627,32 @@ mod tests {
         assert_eq!(listing.damaged.len(), 1);
         assert_eq!(m.restore(&e.id).unwrap_err().code(), "trash-entry-damaged");
         m.purge_trash(&e.id).unwrap();
+    }
+
+    /// Emptying takes this folder's entries only: another folder sharing the trash keeps its
+    /// own, and so does an entry whose record is damaged (its folder is unknown).
+    #[test]
+    fn emptying_the_trash_removes_this_folders_entries_only() {
+        let t = TestDir::new();
+        t.write("a.md", "12345");
+        t.write("b.md", "123");
+        t.write("c.md", "c");
+        let m = t.memdir();
+        m.delete("a.md").unwrap();
+        m.delete("b.md").unwrap();
+        let damaged = m.delete("c.md").unwrap();
+        std::fs::write(t.path().join("trash").join(&damaged.id).join("record.json"), "{not json").unwrap();
+        std::fs::create_dir_all(t.path().join("other")).unwrap();
+        std::fs::write(t.path().join("other/d.md"), "d").unwrap();
+        let other = Memdir::new(t.path().join("other"), t.path().join("trash"), clock());
+        other.delete("d.md").unwrap();
+
+        assert_eq!(m.empty_trash().unwrap(), EmptiedTrash { removed: 2, bytes: 8 });
+        let left = m.list_trash().unwrap();
+        assert!(left.entries.is_empty());
+        assert_eq!(left.damaged.len(), 1, "the damaged entry stays until purged by id");
+        assert_eq!(other.list_trash().unwrap().entries.len(), 1, "the other folder's entry stays");
+        assert_eq!(m.empty_trash().unwrap(), EmptiedTrash::default());
     }
 
     #[test]
