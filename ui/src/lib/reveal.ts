@@ -4,7 +4,8 @@
 
 export function reveal(node: HTMLElement, oncancel?: () => void) {
   node.scrollIntoView?.({ block: 'nearest', behavior: 'smooth' });
-  const first = node.querySelector<HTMLElement>('input:not([type=hidden]), textarea, select, button');
+  // A confirmation names the control to start on (its Cancel, not the destructive button).
+  const first = node.querySelector<HTMLElement>('[data-autofocus]') ?? node.querySelector<HTMLElement>('input:not([type=hidden]), textarea, select, button');
   first?.focus({ preventScroll: true });
   const onkey = (e: KeyboardEvent) => {
     if (e.key === 'Escape' && oncancel) {
