@@ -333,7 +333,7 @@ impl Dreams {
         };
         let produced = match opts.engine {
             Engine::Offline => contained("planning the dream", || self.offline(target, since)),
-            Engine::Model(p) => self.with_model(p, target, &sessions, &opts.cancel, &history).await,
+            Engine::Model(p) => keep_fresh(&lock, self.clock.as_ref(), LOCK_REFRESH, self.with_model(p, target, &sessions, &opts.cancel, &history)).await,
         };
         let produced = match produced {
             Ok(_) if opts.cancel.is_cancelled() => Err(DreamError::Cancelled),
@@ -829,8 +829,47 @@ fn contained<T>(what: &str, f: impl FnOnce() -> Result<T, DreamError>) -> Result
     })
 }
 
+/// How often a model dream stamps its lock again: well inside [`lock::HOLDER_STALE`].
+const LOCK_REFRESH: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+/// Runs `work` while stamping `lock` every `every`, so a long model dream keeps the lock
+/// other dreamers respect. A failed stamp is not the dream's failure: the lock only matters to
+/// someone else, and the next stamp tries again.
+async fn keep_fresh<T>(lock: &ConsolidationLock, clock: &dyn Clock, every: std::time::Duration, work: impl std::future::Future<Output = T>) -> T {
+    tokio::pin!(work);
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = ticks.tick() => {
+                let _ = lock.refresh(clock);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    /// A model dream longer than the lock's hour stamps the lock as it goes, so another
+    /// dreamer does not take it for a crashed one; the work's answer comes through.
+    #[tokio::test]
+    async fn a_long_dream_keeps_its_lock_fresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = ConsolidationLock::new(dir.path().join("memory")).with_pid(std::process::id());
+        std::fs::create_dir_all(dir.path().join("memory")).unwrap();
+        std::fs::write(lock.path(), std::process::id().to_string()).unwrap();
+        filetime::set_file_mtime(lock.path(), filetime::FileTime::from_unix_time(1_700_000_000, 0)).unwrap();
+        let later = mneme_core::clock::FixedClock::at_unix_secs(1_800_000_000);
+        let work = async {
+            tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            7
+        };
+        assert_eq!(keep_fresh(&lock, &later, std::time::Duration::from_millis(20), work).await, 7);
+        let mtime = filetime::FileTime::from_last_modification_time(&std::fs::metadata(lock.path()).unwrap());
+        assert_eq!(mtime.unix_seconds(), 1_800_000_000);
+    }
+
     use super::*;
     use mneme_core::FixedClock;
     use std::fs;

@@ -19,6 +19,10 @@
 //! remove it, its body is read only as far as a PID could reach, and the format on disk is
 //! unchanged.
 //!
+//! A model dream in Mneme can run longer than the hour after which a lock no longer blocks,
+//! so it stamps the lock again every ten minutes while it runs ([`ConsolidationLock::refresh`],
+//! only while the body still holds its PID).
+//!
 //! One addition that Claude Code lacks: two Mneme processes serialize the read–write–re-read
 //! sequence with an advisory `flock` on a guard file in Mneme's data folder (never in the memory
 //! folder). Without it, two processes that both find no lock can both write, both read back
@@ -398,6 +402,23 @@ impl ConsolidationLock {
         Ok(Ok(Acquired { prior_mtime_ns, acquired_at_ns: ns_since_epoch(now) }))
     }
 
+    /// Stamps the lock with the clock's now again while it still holds our PID, so a dream
+    /// that runs past [`HOLDER_STALE`] is not taken for a crashed one (Claude Code would then
+    /// start a dream of its own over ours). Answers whether it was ours to stamp. Claude Code's
+    /// own dreams end well within the hour and never do this; the mtime it reads afterwards
+    /// is "last consolidated at", which a refresh only moves closer to the truth.
+    pub fn refresh(&self, clock: &dyn Clock) -> Result<bool, DreamError> {
+        let Some(file) = open_plain(&self.path, false).map_err(|e| DreamError::io("read the dream lock", &self.path, e))? else {
+            return Ok(false);
+        };
+        if read_pid(&self.path) != Some(i64::from(self.pid)) {
+            return Ok(false);
+        }
+        filetime::set_file_handle_times(&file, None, Some(filetime_of(clock.now())))
+            .map_err(|e| DreamError::io("stamp the dream lock", &self.path, e))?;
+        Ok(true)
+    }
+
     /// `rollbackConsolidationLock`: no lock before → remove the file; otherwise empty its body
     /// and restore the old mtime, so the time gate sees the previous consolidation again.
     /// A lock another dreamer has taken since (a Claude Code that found ours stale after an
@@ -478,6 +499,22 @@ mod tests {
 
     fn mtime_secs(p: &Path) -> i64 {
         FileTime::from_last_modification_time(&fs::metadata(p).unwrap()).unix_seconds()
+    }
+
+    /// A refresh stamps our own lock with the clock's now, and leaves a lock that holds
+    /// another PID (a dreamer that took it over), or none, alone.
+    #[test]
+    fn a_refresh_stamps_only_our_own_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = lock_in(&dir).with_pid(4242);
+        let later = mneme_core::clock::FixedClock::at_unix_secs(1_800_000_000);
+        assert!(!l.refresh(&later).unwrap(), "no lock, nothing to stamp");
+        write_lock(&l, "4242", 1_700_000_000);
+        assert!(l.refresh(&later).unwrap());
+        assert_eq!(mtime_secs(l.path()), 1_800_000_000);
+        write_lock(&l, "999", 1_700_000_000);
+        assert!(!l.refresh(&later).unwrap());
+        assert_eq!(mtime_secs(l.path()), 1_700_000_000, "another dreamer's lock is its own");
     }
 
     /// A live process that is not us, killed when the test ends.
