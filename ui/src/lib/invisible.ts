@@ -43,3 +43,19 @@ export function showInvisible(text: string): string {
 function isEmojiJoiner(text: string, at: number, run: string): boolean {
   return run === '\u200d' && EMOJI_BEFORE.test(text.slice(Math.max(0, at - 3), at));
 }
+
+/** `text` cut into plain runs and invisible ones, each invisible run written out as
+ *  `showInvisible` would: for a view that marks them (a diff line) rather than only spelling them. */
+export function invisibleParts(text: string): { text: string; hidden: boolean }[] {
+  if (!FORMAT.test(text)) return [{ text, hidden: false }];
+  const out: { text: string; hidden: boolean }[] = [];
+  let at = 0;
+  for (const m of text.matchAll(FORMAT_ALL)) {
+    if (isEmojiJoiner(text, m.index!, m[0])) continue;
+    if (m.index! > at) out.push({ text: text.slice(at, m.index!), hidden: false });
+    out.push({ text: showInvisible(m[0]), hidden: true });
+    at = m.index! + m[0].length;
+  }
+  if (at < text.length) out.push({ text: text.slice(at), hidden: false });
+  return out;
+}
