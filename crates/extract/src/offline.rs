@@ -145,56 +145,109 @@ const OUTPUT_TAGS: [&str; 4] = ["bash-stdout", "bash-stderr", "local-command-std
 /// by line: it ends at its closing tag, or, for command output (which may print a closing tag
 /// itself), at the last closing tag of its name; one never closed runs to the end.
 fn without_tagged_blocks(text: &str) -> String {
+    // One pass each: where every closing tag is, by name, and the opening tags in order. A
+    // search from each opening tag to its closing one (or to the end, for one never closed)
+    // took time quadratic in the number of tags: 160,000 `<a>` took 45 seconds.
+    let closers = closing_tags(text);
+    let mut tags = TagScanner::new(text);
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = next_tag(rest) {
-        let (at, name, after_open) = open;
-        out.push_str(&rest[..at]);
+    let mut pos = 0;
+    while let Some((at, name, after_open)) = tags.next_from(pos) {
+        out.push_str(&text[pos..at]);
         out.push('\n');
-        let close = format!("</{name}>");
-        let tail = &rest[after_open..];
-        let end = if OUTPUT_TAGS.contains(&name) { tail.rfind(&close) } else { tail.find(&close) };
+        let found = closers.get(name).map(Vec::as_slice).unwrap_or_default();
+        let end = if OUTPUT_TAGS.contains(&name) {
+            found.last().copied().filter(|&j| j >= after_open)
+        } else {
+            found.get(found.partition_point(|&j| j < after_open)).copied()
+        };
         match end {
-            Some(j) => rest = &tail[j + close.len()..],
+            Some(j) => pos = j + name.len() + 3,
             // Claude Code's own block cut short (a session still being written): the rest is
             // its. Anything else unclosed is the user's text (`Vec<String>`), kept as typed.
             None if claude_code_tag(name) => return out,
             None => {
                 out.pop();
-                out.push_str(&rest[at..after_open]);
-                rest = tail;
+                out.push_str(&text[at..after_open]);
+                pos = after_open;
             }
         }
     }
-    out.push_str(rest);
+    out.push_str(&text[pos..]);
     out
+}
+
+fn is_tag_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '-' || c == '_'
+}
+
+/// Where each `</name>` in `text` starts, by name, in order.
+fn closing_tags(text: &str) -> std::collections::HashMap<&str, Vec<usize>> {
+    let mut found: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("</").map(|i| from + i) {
+        let name_len = text[i + 2..].find(|c: char| !is_tag_char(c)).unwrap_or(text.len() - i - 2);
+        if name_len > 0 && text[i + 2 + name_len..].starts_with('>') {
+            found.entry(&text[i + 2..i + 2 + name_len]).or_default().push(i);
+        }
+        from = i + 2 + name_len;
+    }
+    found
+}
+
+/// Opening tags, found in order: [`TagScanner::next_from`] is asked from positions that only
+/// grow, so where the next `>` or line break is can be remembered rather than searched for
+/// again after every `<a ` (which made a line of them quadratic).
+struct TagScanner<'t> {
+    text: &'t str,
+    /// The last search for `>` or a line break: from where, and what it found.
+    stop: Option<(usize, Option<usize>)>,
+}
+
+impl<'t> TagScanner<'t> {
+    fn new(text: &'t str) -> TagScanner<'t> {
+        TagScanner { text, stop: None }
+    }
+
+    /// The first `>` or line break at or after `from`.
+    fn stop_at(&mut self, from: usize) -> Option<usize> {
+        if let Some((was_from, found)) = self.stop {
+            if was_from <= from && found.is_none_or(|f| from <= f) {
+                return found;
+            }
+        }
+        let found = self.text[from..].find(['>', '\n']).map(|g| from + g);
+        self.stop = Some((from, found));
+        found
+    }
+
+    /// The next opening tag at or after `from`: where it starts, its name, and where its text
+    /// begins.
+    fn next_from(&mut self, mut from: usize) -> Option<(usize, &'t str, usize)> {
+        let s = self.text;
+        while let Some(i) = s[from..].find('<').map(|i| from + i) {
+            let name_len = s[i + 1..].find(|c: char| !is_tag_char(c)).unwrap_or(s.len() - i - 1);
+            let name = &s[i + 1..i + 1 + name_len];
+            let after = i + 1 + name_len;
+            if !name.is_empty() && name.as_bytes()[0].is_ascii_alphabetic() {
+                if s[after..].starts_with('>') {
+                    return Some((i, name, after + 1));
+                }
+                if s[after..].starts_with(' ') {
+                    if let Some(gt) = self.stop_at(after).filter(|&g| s.as_bytes()[g] == b'>') {
+                        return Some((i, name, gt + 1));
+                    }
+                }
+            }
+            from = i + 1;
+        }
+        None
+    }
 }
 
 /// The tags Claude Code wraps around what it adds to a user message.
 fn claude_code_tag(name: &str) -> bool {
     OUTPUT_TAGS.contains(&name) || name == "system-reminder" || name == "bash-input" || name.starts_with("command-")
-}
-
-/// The next opening tag in `s`: where it starts, its name, and where its text begins.
-fn next_tag(s: &str) -> Option<(usize, &str, usize)> {
-    let mut from = 0;
-    while let Some(i) = s[from..].find('<').map(|i| from + i) {
-        let name_len = s[i + 1..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).unwrap_or(s.len() - i - 1);
-        let name = &s[i + 1..i + 1 + name_len];
-        let after = i + 1 + name_len;
-        if !name.is_empty() && name.as_bytes()[0].is_ascii_alphabetic() {
-            if s[after..].starts_with('>') {
-                return Some((i, name, after + 1));
-            }
-            if s[after..].starts_with(' ') {
-                if let Some(gt) = s[after..].find('>').filter(|g| !s[after..after + g].contains('\n')) {
-                    return Some((i, name, after + gt + 1));
-                }
-            }
-        }
-        from = i + 1;
-    }
-    None
 }
 
 /// Splits `text` into sentences: at line breaks and after `.`, `!`, `?` followed by space. Code
@@ -959,6 +1012,72 @@ mod tests {
         // The user's own words around blocks, and angle brackets that are not Claude Code's.
         let mixed = "<command-name>/clear</command-name> Remember that I prefer tabs.\nFrom now on, use Vec<String> for lists.";
         assert_eq!(statements(mixed), ["I prefer tabs", "use Vec<String> for lists"]);
+    }
+
+    /// The tag cutting as it was before it was made linear, to compare against.
+    fn quadratic_without_tagged_blocks(text: &str) -> String {
+        fn next_tag(s: &str) -> Option<(usize, &str, usize)> {
+            let mut from = 0;
+            while let Some(i) = s[from..].find('<').map(|i| from + i) {
+                let name_len = s[i + 1..].find(|c: char| !is_tag_char(c)).unwrap_or(s.len() - i - 1);
+                let name = &s[i + 1..i + 1 + name_len];
+                let after = i + 1 + name_len;
+                if !name.is_empty() && name.as_bytes()[0].is_ascii_alphabetic() {
+                    if s[after..].starts_with('>') {
+                        return Some((i, name, after + 1));
+                    }
+                    if s[after..].starts_with(' ') {
+                        if let Some(gt) = s[after..].find('>').filter(|g| !s[after..after + g].contains('\n')) {
+                            return Some((i, name, after + gt + 1));
+                        }
+                    }
+                }
+                from = i + 1;
+            }
+            None
+        }
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some((at, name, after_open)) = next_tag(rest) {
+            out.push_str(&rest[..at]);
+            out.push('\n');
+            let close = format!("</{name}>");
+            let tail = &rest[after_open..];
+            let end = if OUTPUT_TAGS.contains(&name) { tail.rfind(&close) } else { tail.find(&close) };
+            match end {
+                Some(j) => rest = &tail[j + close.len()..],
+                None if claude_code_tag(name) => return out,
+                None => {
+                    out.pop();
+                    out.push_str(&rest[at..after_open]);
+                    rest = tail;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn tag_cutting_is_what_it_was(parts in proptest::collection::vec(proptest::sample::select(vec![
+            "<", ">", "</", "/", "a", "b", " ", "\n", "x=1", "<a>", "</a>", "<a ", "<b>", "</b>", "<bash-stdout>", "</bash-stdout>",
+            "<system-reminder>", "</system-reminder>", "<command-name>", "</command-name>", "Vec<String>", "é", "<1>",
+        ]), 0..40)) {
+            let text: String = parts.concat();
+            proptest::prop_assert_eq!(without_tagged_blocks(&text), quadratic_without_tagged_blocks(&text));
+        }
+    }
+
+    #[test]
+    fn many_tags_take_linear_time() {
+        let started = std::time::Instant::now();
+        assert_eq!(sentences(&"<a>".repeat(200_000)).len(), 1);
+        assert_eq!(sentences(&"<a ".repeat(200_000)).len(), 1);
+        let rust = "```rust\n".to_string() + &"let v: Vec<String> = Vec::new();\n".repeat(30_000) + "```\nRemember that I prefer tabs.";
+        assert_eq!(sentences(&rust), ["Remember that I prefer tabs."]);
+        // Quadratic, these took minutes in a debug build.
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     }
 
     #[test]
