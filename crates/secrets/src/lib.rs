@@ -65,14 +65,126 @@ fn labels(findings: &[Finding]) -> String {
     findings.iter().map(|f| f.label.as_str()).collect::<Vec<_>>().join(", ")
 }
 
-/// Refuses content for team memory when [`scan`] finds anything.
+/// Refuses content for team memory when [`scan_team`] finds anything, or when a push would hold
+/// it back ([`held_back_on_push`]: a documented example key such as `AKIAIOSFODNN7EXAMPLE` passes
+/// gitleaks' filters but not Claude Code's scanner), so nothing is written to team memory that
+/// would then silently never reach the team.
 pub fn check_team_content(content: &str) -> Result<(), TeamWriteRefused> {
-    let findings = scan(content);
+    let findings = merged(scan_team(content), held_back_on_push(content.as_bytes()));
     if findings.is_empty() {
         Ok(())
     } else {
         Err(TeamWriteRefused { findings })
     }
+}
+
+/// The verdict that guards writes into team memory: [`scan`] on the text and, when it reads
+/// differently, on [`markdown_plain`]'s reading of it. Team memory is Markdown a model wrote,
+/// where a key is often spelled `**API key**: …`, `` `API_KEY`: `…` ``, in a table row, with
+/// `\_` escapes, across a CRLF line end, or with an invisible or fullwidth character inside a
+/// token: forms gitleaks' rules pass by. [`scan`] itself keeps gitleaks' results (`mneme
+/// secrets scan`); this is the stricter pass on top. A finding names the rule, never where or
+/// what the secret is.
+pub fn scan_team(content: &str) -> Vec<Finding> {
+    let findings = scan(content);
+    let plain = markdown_plain(content);
+    if plain == content {
+        return findings;
+    }
+    merged(findings, scan(&plain))
+}
+
+/// What a push leaves out of team memory, as the client decides it: [`scan_bytes`] on the file,
+/// then the team server's verdict ([`scan_pushed`]) on it read as UTF-8, which also refuses what
+/// only looks like a token. Empty when the file would be pushed.
+pub fn held_back_on_push(bytes: &[u8]) -> Vec<Finding> {
+    merged(scan_bytes(bytes), scan_pushed(&String::from_utf8_lossy(bytes)))
+}
+
+/// `a` then what of `b` it lacks, in [`rule_ids`]' order.
+fn merged(mut a: Vec<Finding>, b: Vec<Finding>) -> Vec<Finding> {
+    if b.is_empty() {
+        return a;
+    }
+    for f in b {
+        if !a.contains(&f) {
+            a.push(f);
+        }
+    }
+    let order: Vec<&str> = rule_ids().collect();
+    a.sort_by_key(|f| order.iter().position(|id| *id == f.rule_id));
+    a
+}
+
+/// Markdown read as the plain text a reader sees, for [`scan_team`]: CRLF (and lone CR) line
+/// ends as LF; invisible characters (Unicode format characters such as U+200B and the soft
+/// hyphen, and the other default-ignorable ones) removed; NFKC (fullwidth `＿` is `_`);
+/// backslash escapes of ASCII punctuation undone (`ghp\_…`); backticks, and `*`/`_` emphasis
+/// delimiters (runs of one or two; a `_` between two letters or digits is kept) removed; a
+/// table row's cells joined by `:` (`| API key | … |` reads `API key : …`).
+pub fn markdown_plain(content: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    static INVISIBLE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[\p{Cf}\p{Default_Ignorable_Code_Point}]").expect("the invisible-character class compiles"));
+    static ESCAPE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\([!-/:-@\[-`{-~])").expect("the escape pattern compiles"));
+    let text = content.replace("\r\n", "\n").replace('\r', "\n");
+    let text: String = INVISIBLE.replace_all(&text, "").nfkc().collect();
+    let text = ESCAPE.replace_all(&text, "$1");
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if !matches!(c, '`' | '*' | '_') {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let run = chars[i..].iter().take_while(|&&d| d == c).count();
+        let between_words = i > 0 && chars[i - 1].is_alphanumeric() && chars.get(i + run).is_some_and(|d| d.is_alphanumeric());
+        let delimiter = match c {
+            '`' => true,
+            '*' => run <= 2,
+            _ => run <= 2 && !between_words,
+        };
+        if !delimiter {
+            out.extend(std::iter::repeat_n(c, run));
+        }
+        i += run;
+    }
+    // Tables: a row's cells joined by `:`, and under a header, each cell after its column's
+    // name on a line of its own (`API key : …`).
+    let mut plain = String::with_capacity(out.len());
+    let (mut previous, mut header): (Option<Vec<&str>>, Option<Vec<&str>>) = (None, None);
+    for line in out.split_inclusive('\n') {
+        let (body, end) = line.strip_suffix('\n').map_or((line, ""), |b| (b, "\n"));
+        let Some(cells) = body.trim().strip_prefix('|') else {
+            (previous, header) = (None, None);
+            plain.push_str(body);
+            plain.push_str(end);
+            continue;
+        };
+        let cells = cells.strip_suffix('|').unwrap_or(cells);
+        plain.push_str(&cells.replace('|', ":"));
+        plain.push_str(end);
+        let row: Vec<&str> = cells.split('|').map(str::trim).collect();
+        let delimiter = row.iter().all(|c| {
+            let c = c.trim_matches(':');
+            !c.is_empty() && c.bytes().all(|b| b == b'-')
+        });
+        if delimiter {
+            header = previous.take();
+            continue;
+        }
+        if let Some(names) = &header {
+            plain.push('\n');
+            for (name, cell) in names.iter().zip(&row) {
+                plain.push_str(&format!("{name} : {cell}\n"));
+            }
+        }
+        previous = Some(row);
+    }
+    plain
 }
 
 /// gitleaks rules that never fire on team memory, and why: they are bound to file names, and
@@ -443,7 +555,70 @@ mod tests {
         for text in ["aws_access_key: AKIAIOSFODNN7EXAMPLE", "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"] {
             assert!(!scan_claude_code(text, SecretScanner::V2_1_196).is_empty(), "{text}");
             assert!(scan(text).is_empty(), "{text}");
+            // A push would leave such a file out (Claude Code's scanner refuses it), so team
+            // memory does not take it either.
+            assert!(!held_back_on_push(text.as_bytes()).is_empty(), "{text}");
+            assert!(check_team_content(text).is_err(), "{text}");
         }
+    }
+
+    /// The team guard's Markdown reading: each spelling is missed by gitleaks' rules (and so by
+    /// [`scan`], which keeps gitleaks' results) and refused by [`scan_team`].
+    #[test]
+    fn markdown_spellings_of_secrets_are_refused_for_team_memory() {
+        let key = "Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5Fg0";
+        let ghp = format!("ghp_{}", "nUwYcfi1NQBYsmPBK6K7rrTYmlfxd6KQzYRd");
+        let stripe = format!("sk_live_{}", "4eC39HqLyjWDarjtT1zdp7dc");
+        let cases = [
+            format!("- **API key**: {key}"),
+            format!("**Token:** {key}"),
+            format!("*Secret*: {key}"),
+            format!("`API_KEY`: `{key}`"),
+            format!("| API key | {key} |"),
+            format!("| Service | API key | Notes |\n|---|---|---|\n| billing | {key} | prod |"),
+            ghp.replace('_', "\\_"),
+            stripe.replace('_', "\\_"),
+            format!("{}\u{200B}{}", &ghp[..16], &ghp[16..]),
+            format!("{}\u{00AD}{}", &ghp[..20], &ghp[20..]),
+            format!("{}\u{2060}{}", &stripe[..10], &stripe[10..]),
+            stripe.replace('_', "\u{FF3F}"),
+            ghp.replace('_', "\u{FF3F}"),
+            format!("api_key:\r\n    {key}"),
+        ];
+        for text in &cases {
+            assert!(scan(text).is_empty(), "{text:?}: {:?}", scan(text));
+            let found = scan_team(text);
+            assert!(!found.is_empty(), "{text:?}");
+            let err = check_team_content(text).unwrap_err().to_string();
+            for secret in [key, &ghp[4..], &stripe[8..]] {
+                assert!(!err.contains(secret) && !format!("{found:?}").contains(secret), "{err}");
+            }
+        }
+        // The LF form is gitleaks' own finding, and stays one.
+        assert!(!scan(&format!("api_key:\n    {key}")).is_empty());
+    }
+
+    #[test]
+    fn ordinary_markdown_reads_the_same_to_the_team_guard() {
+        for text in [
+            "# Deploys\n\n- **Always** deploy from `main`.\n- Run `make test` first; see _docs/deploy.md_.\n",
+            "| Setting | Meaning |\n|---|---|\n| `API_KEY` | read from the environment |\n| token | see the vault |\n",
+            "The key lives in 1Password under **Billing API key**; never paste it here.\r\n",
+            "Use `${DB_PASSWORD}` in `postgres://app:${DB_PASSWORD}@db/app`.\n",
+            "Escapes: 2 \\* 3, a\\_b, `__init__.py`, ***, ___\n",
+            "ＡＰＩ docs — ﬁle names with zero\u{200B}width joiners.\n",
+        ] {
+            assert!(scan_team(text).is_empty(), "{text:?}: {:?}", scan_team(text));
+            assert!(check_team_content(text).is_ok(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn markdown_plain_reads_markdown_as_text() {
+        assert_eq!(markdown_plain("- **API key**: `v`"), "- API key: v");
+        assert_eq!(markdown_plain("| a | b |\r\n|c|d|"), " a : b \nc:d");
+        assert_eq!(markdown_plain("ghp\\_x sk\u{FF3F}y z\u{200B}w a\\\\b"), "ghp_x sk_y zw a\\b");
+        assert_eq!(markdown_plain("_a_ __b__ snake_case __init__ *** ___"), "a b snake_case init *** ___");
     }
 
     #[test]
