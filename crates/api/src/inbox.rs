@@ -264,7 +264,7 @@ impl From<InboxError> for ApiError {
             InboxError::NotFound(_) => ErrorCode::NotFound,
             InboxError::NotPending { .. } | InboxError::Changed { .. } => ErrorCode::Conflict,
             InboxError::NotInItem { .. } | InboxError::NothingToPromote(_) => ErrorCode::InvalidInput,
-            InboxError::Secret(_) | InboxError::SecretInClaudeMd { .. } => ErrorCode::SecretsRefused,
+            InboxError::Secret(_) | InboxError::SecretInClaudeMd { .. } | InboxError::SecretInClaudeLocal { .. } => ErrorCode::SecretsRefused,
             InboxError::TeamExists { .. } => ErrorCode::AlreadyExists,
             InboxError::LinkLeadsOut { .. } => ErrorCode::InvalidInput,
             InboxError::Memdir(m) => crate::memories::code_for(m),

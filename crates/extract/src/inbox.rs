@@ -139,8 +139,10 @@ pub enum InboxError {
     NothingToPromote(String),
     #[error(transparent)]
     Secret(#[from] mneme_secrets::TeamWriteRefused),
-    #[error("Not written to CLAUDE.md: the memory appears to contain a secret ({labels}), and CLAUDE.md is checked in for everyone with the repository. Remove the secret (edit the item), or promote it to CLAUDE.local.md, which stays on this machine.")]
+    #[error("Not written to CLAUDE.md: the memory appears to contain a secret ({labels}), and CLAUDE.md is checked in for everyone with the repository. Remove the secret (edit the item), keep it as a private memory (Claude Code's memory folder is outside the repository), or promote it to CLAUDE.local.md once git ignores that file in this project.")]
     SecretInClaudeMd { labels: String },
+    #[error("Not written to CLAUDE.local.md: the memory appears to contain a secret ({labels}), and git does not ignore CLAUDE.local.md in this project (or could not say whether it does), so it could be committed with everything else. Remove the secret (edit the item), keep it as a private memory (Claude Code's memory folder is outside the repository), or add CLAUDE.local.md to the project's .gitignore first.")]
+    SecretInClaudeLocal { labels: String },
     #[error("team memory {} already exists; edit it in the Memories screen instead of promoting over it", path.display())]
     TeamExists { path: PathBuf },
     #[error("{} is a link to {}, outside the project (or to nothing). Nothing was written: promote to it only once it is a file of this project, or copy the memory there yourself.", path.display(), target.display())]
@@ -162,7 +164,7 @@ impl InboxError {
             InboxError::NotInItem { .. } => "invalid-input",
             InboxError::NothingToPromote(_) => "nothing-to-promote",
             InboxError::Secret(_) => "secrets-in-team-memory",
-            InboxError::SecretInClaudeMd { .. } => "secrets-in-claude-md",
+            InboxError::SecretInClaudeMd { .. } | InboxError::SecretInClaudeLocal { .. } => "secrets-in-claude-md",
             InboxError::TeamExists { .. } => "already-exists",
             InboxError::LinkLeadsOut { .. } => "outside-project",
             InboxError::Memdir(e) => e.code(),
@@ -187,6 +189,27 @@ fn claude_md_target(project_root: &Path, name: &str) -> Result<PathBuf, InboxErr
         // A dangling link: writing would create its target wherever it points.
         Err(_) => Err(InboxError::LinkLeadsOut { target: std::fs::read_link(&path).unwrap_or_default(), path }),
     }
+}
+
+/// Whether `path` (in the project) cannot be committed: the project is not in a git
+/// repository, or git ignores the file (through a link, the file it leads to). A file git
+/// tracks is not ignored, and when git cannot be asked the answer is no.
+fn stays_out_of_git(project_root: &Path, path: &Path) -> bool {
+    if mneme_store::git::find_git_root(project_root).is_none() {
+        return true;
+    }
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    std::process::Command::new("git")
+        .arg("check-ignore")
+        .arg("-q")
+        .arg("--")
+        .arg(&real)
+        .current_dir(project_root)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 fn from_textfile(e: TextFileError) -> InboxError {
@@ -500,12 +523,16 @@ impl Inbox {
                     None => (String::new(), Revision::ABSENT),
                 };
                 let updated = append_to_claude_md(&existing, &memories);
-                if target == PromoteTarget::ClaudeMd {
-                    let added: String = memories.iter().filter_map(|m| m.after.as_deref()).collect::<Vec<_>>().join("\n");
-                    let found = mneme_secrets::scan(&added);
-                    if !found.is_empty() {
-                        let labels = found.iter().map(|f| f.label.as_str()).collect::<Vec<_>>().join(", ");
+                // CLAUDE.md is checked in; CLAUDE.local.md is private only while git ignores it.
+                let added: String = memories.iter().filter_map(|m| m.after.as_deref()).collect::<Vec<_>>().join("\n");
+                let found = mneme_secrets::scan(&added);
+                if !found.is_empty() {
+                    let labels = found.iter().map(|f| f.label.as_str()).collect::<Vec<_>>().join(", ");
+                    if target == PromoteTarget::ClaudeMd {
                         return Err(InboxError::SecretInClaudeMd { labels });
+                    }
+                    if !stays_out_of_git(&item.project_root, &path) {
+                        return Err(InboxError::SecretInClaudeLocal { labels });
                     }
                 }
                 if !already_appended(&existing, &memories) {

@@ -401,7 +401,8 @@ async fn edit_promote_to_claude_md_and_team_with_the_secret_check() {
         "Not written to team memory: the content appears to contain secrets (GitHub PAT), and everyone working on the repository can read team memory. Remove the secret and try again."
     );
     assert!(!w.memory.join("team").exists());
-    // CLAUDE.md is checked in for everyone too: refused; CLAUDE.local.md stays on this machine.
+    // CLAUDE.md is checked in for everyone too: refused; CLAUDE.local.md stays on this machine
+    // once git ignores it.
     let claude_md = std::fs::read_to_string(w.project.join("CLAUDE.md")).unwrap();
     let err = inbox.promote(inbox_id, PromoteTarget::ClaudeMd).unwrap_err();
     assert_eq!(err.code(), "secrets-in-claude-md");
@@ -416,6 +417,13 @@ async fn edit_promote_to_claude_md_and_team_with_the_secret_check() {
     assert!(err.to_string().contains("outside the project"), "{err}");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "export PATH\n");
     std::fs::remove_file(w.project.join("CLAUDE.local.md")).unwrap();
+    // Not ignored, it could be committed: refused.
+    std::fs::write(w.project.join(".gitignore"), "!CLAUDE.local.md\n").unwrap();
+    let err = inbox.promote(inbox_id, PromoteTarget::ClaudeLocal).unwrap_err();
+    assert_eq!(err.code(), "secrets-in-claude-md", "{err}");
+    assert!(err.to_string().contains(".gitignore"), "{err}");
+    assert!(!w.project.join("CLAUDE.local.md").exists());
+    std::fs::write(w.project.join(".gitignore"), "CLAUDE.local.md\n").unwrap();
     inbox.promote(inbox_id, PromoteTarget::ClaudeLocal).unwrap();
     assert!(std::fs::read_to_string(w.project.join("CLAUDE.local.md")).unwrap().contains("staging token"));
 
