@@ -920,6 +920,7 @@ async function main() {
       const staged = (await api(server, 'inbox', { cwd: fx.repo })).pending[0];
       const file = staged.files.find((f) => !f.isIndex).path;
       await item.getByTestId('inbox-discard').click();
+      await item.getByTestId('inbox-discard-confirm').click();
       await page.getByTestId('inbox-done').getByText('Discarded: nothing was written.').waitFor();
       if (fs.existsSync(file)) fail(`discard wrote ${file}`);
       await page.getByTestId('inbox-decided').getByText('discarded', { exact: true }).waitFor();
@@ -1315,6 +1316,7 @@ async function main() {
       await nav('Settings');
       const sec = page.getByTestId('provider-settings');
       await sec.getByTestId('provider-key-clear').click();
+      await sec.getByTestId('provider-key-clear-confirm').click();
       await sec.getByTestId('provider-key-state').getByText('No key').waitFor();
       if (keyringLookup(fx, `openai-api-key:${model.url}`)) fail('Clear left the key in the OS keyring');
     });
