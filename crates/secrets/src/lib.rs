@@ -3,19 +3,24 @@
 //! Claude Code refuses a Write or Edit into the team folder when the content matches one of its
 //! curated token rules, skips such files when it pushes, and redacts secrets in text it logs.
 //! This crate holds those rule tables verbatim (the JavaScript sources, in Claude Code's order,
-//! rewritten for Rust by [`jsregex`] so they match exactly as in JavaScript) and answers three
+//! rewritten for Rust by [`jsregex`] so they match exactly as in JavaScript) and answers four
 //! questions:
 //!
 //! - [`scan_claude_code`]: what a release's `scanForSecrets` returns, exactly, for each of the
 //!   tables releases have run ([`claude_code`]; checked against each table's releases' own code
 //!   on 7,100 inputs by `tests/claude_code_oracle.rs`).
-//! - [`scan`]: Mneme's verdict, used on every write into team memory: gitleaks' whole default
-//!   rule set with gitleaks' own semantics ([`gitleaks`]: keyword prefilter, entropy floors,
+//! - [`scan`]: Mneme's verdict (`mneme secrets scan`, and the core of every team-memory check):
+//!   gitleaks' whole default rule set with gitleaks' own semantics ([`gitleaks`]: keyword prefilter, entropy floors,
 //!   global and per-rule allowlists), plus the newest Claude Code table's matches confirmed by
 //!   the same floors and allowlists (so it refuses all Claude Code refuses but placeholders such
 //!   as `AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx…` and the Firebase SDK's published keys), plus
 //!   passwords in database connection strings ([`connection`]). Measured per rule on gitleaks'
 //!   own examples by `tests/gitleaks_examples.rs`; the figures are in `docs/team-memory.md`.
+//! - [`scan_team`]: the stricter verdict on writes into team memory: [`scan`] on the text and
+//!   on its Markdown read as plain text ([`markdown_plain`]: `**API key**: …`, table rows,
+//!   `ghp\_…` escapes, invisible and fullwidth characters, CRLF), which gitleaks' rules pass by.
+//!   [`check_team_content`] refuses what it finds and what a push would hold back
+//!   ([`held_back_on_push`]), so nothing is written to team memory that never reaches the team.
 //! - [`redact`]: Claude Code 2.1.197's `redactSecrets`, exactly: every rule, including the
 //!   low-confidence ones, replaced by `[REDACTED]` with quotes kept. (Later releases rewrote
 //!   redaction around URL credentials and tracked spans; it only shapes their logs, and Mneme
