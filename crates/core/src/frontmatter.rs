@@ -127,6 +127,11 @@ fn parse_yaml(yaml: &str, reader: FrontmatterReader) -> (Mapping, Option<Frontma
     if let Some(m) = parse_simple_yaml(yaml) {
         return (m, None);
     }
+    parse_yaml_in_full(yaml, reader)
+}
+
+/// [`parse_yaml`] without the fast path.
+fn parse_yaml_in_full(yaml: &str, reader: FrontmatterReader) -> (Mapping, Option<FrontmatterError>) {
     if excessive_aliasing(yaml) {
         let message = "Excessive aliasing: the frontmatter's YAML aliases would expand to far more text than it holds".to_string();
         return (Mapping::new(), Some(FrontmatterError { line: None, message }));
@@ -201,17 +206,22 @@ pub fn is_plain_block(yaml: &str) -> bool {
 /// A fast path for the frontmatter Claude Code itself writes: `key: plain words` lines and a
 /// `metadata:` block of indented `key: plain words` lines. It accepts only values that every
 /// YAML parser reads as a plain string (starting with a letter, no `:`/`#`/quotes/flow
-/// characters, not a boolean or null word), so its result equals the full parser's; anything
-/// else returns `None` and goes to the full parser. Scanning 10,000 memories spends most of
-/// its time here otherwise.
+/// characters, no control characters, byte order marks or line separators, not a boolean or
+/// null word), keys that every reader names alike (a letter or `_` first, then letters, digits,
+/// `_` and `-`; not a null or boolean word, which some readers rename), each key once, and
+/// lines that are blank only if empty or spaces, so its result equals every reader's full
+/// parse (`the_fast_path_agrees_with_the_full_parser`); anything else returns `None` and goes
+/// to the full parser. Scanning 10,000 memories spends most of its time here otherwise.
 fn parse_simple_yaml(yaml: &str) -> Option<Mapping> {
     fn plain(v: &str) -> Option<&str> {
-        let v = v.trim_end_matches([' ', '\t', '\r']);
+        let v = v.trim_end_matches(' ');
         let first = v.chars().next()?;
         if !first.is_alphabetic() || v.contains(": ") || v.ends_with(':') || v.contains(" #") {
             return None;
         }
-        if v.chars().any(|c| matches!(c, '"' | '\'' | '{' | '}' | '[' | ']' | '`' | '\t')) {
+        // Tabs, `\r` and the other control characters, U+FEFF and U+2028/U+2029 each have a
+        // reader that takes them its own way.
+        if v.chars().any(|c| matches!(c, '"' | '\'' | '{' | '}' | '[' | ']' | '`' | '\u{feff}' | '\u{2028}' | '\u{2029}') || c.is_control()) {
             return None;
         }
         const WORDS: [&str; 11] = ["true", "false", "null", "yes", "no", "on", "off", "y", "n", "nan", "inf"];
@@ -221,14 +231,16 @@ fn parse_simple_yaml(yaml: &str) -> Option<Mapping> {
         Some(v)
     }
     fn key(k: &str) -> Option<&str> {
-        (!k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') && !k.starts_with('-'))
+        let first = k.bytes().next()?;
+        let renamed = ["null", "true", "false"].iter().any(|w| k.eq_ignore_ascii_case(w));
+        ((first.is_ascii_alphabetic() || first == b'_') && k.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') && !renamed)
             .then_some(k)
     }
     let mut out = Mapping::new();
     let mut nested: Option<(String, Mapping)> = None;
     for line in yaml.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.trim().is_empty() {
+        if line.trim_start_matches(' ').is_empty() {
             continue;
         }
         if let Some(rest) = line.strip_prefix("  ") {
@@ -240,10 +252,9 @@ fn parse_simple_yaml(yaml: &str) -> Option<Mapping> {
             continue;
         }
         if let Some((name, m)) = nested.take() {
-            if m.is_empty() {
+            if m.is_empty() || out.insert(Value::String(name), Value::Mapping(m)).is_some() {
                 return None;
             }
-            out.insert(Value::String(name), Value::Mapping(m));
         }
         if let Some(k) = line.strip_suffix(':') {
             nested = Some((key(k)?.to_string(), Mapping::new()));
@@ -255,10 +266,9 @@ fn parse_simple_yaml(yaml: &str) -> Option<Mapping> {
         }
     }
     if let Some((name, m)) = nested.take() {
-        if m.is_empty() {
+        if m.is_empty() || out.insert(Value::String(name), Value::Mapping(m)).is_some() {
             return None;
         }
-        out.insert(Value::String(name), Value::Mapping(m));
     }
     Some(out)
 }
@@ -675,6 +685,12 @@ mod tests {
         assert_eq!(g("---\npaths: src/*.{ts,tsx}, lib/**\n---\nx"), Some(vec!["src/*.ts".into(), "src/*.tsx".into(), "lib".into()]));
     }
 
+    /// Where the fast path reads a block, every reader's full parse reads it the same.
+    fn fast_path_agrees(yaml: &str) -> bool {
+        let Some(fast) = parse_simple_yaml(yaml) else { return true };
+        FrontmatterReader::ALL.iter().all(|&r| parse_yaml_in_full(yaml, r) == (fast.clone(), None))
+    }
+
     #[test]
     fn the_fast_path_agrees_with_the_full_parser() {
         for yaml in [
@@ -690,14 +706,67 @@ mod tests {
             "name: a\nname: b\n",
             "description: trailing  \n",
             "list:\n  - a\n",
+            // Found by an audit: each read differently by the fast path and a reader.
+            "metadata: a\nmetadata:\n  type: user\n",
+            "metadata:\n  type: user\nmetadata: a\n",
+            "description: d\n\u{a0}\n",
+            "description: x\n\u{3000}\n",
+            "description: x\n\t\ntype: user\n",
+            "null: x\n",
+            "Null: x\n",
+            "True: x\n",
+            "01: x\n",
+            "1e3: x\n",
+            "0x1F: x\n",
+            "description: a\rb\n",
+            "description: a\rtype: user\n",
+            "description: a\r\r\n",
+            "description: a\u{feff}b\n",
+            "description: a\u{7}b\n",
+            "description: a\u{85}b\n",
+            "description: a\u{2028}b\n",
+            "description: ab\u{a0}\n",
+            "description: a\u{1b}[31mred\n",
+            "description: a\t\n",
         ] {
-            let full = yaml_serde::from_str::<Value>(yaml).ok().map(as_mapping);
-            if let Some(fast) = parse_simple_yaml(yaml) {
-                assert_eq!(Some(fast), full, "{yaml:?}");
-            }
+            assert!(fast_path_agrees(yaml), "{yaml:?}: fast {:?}", parse_simple_yaml(yaml));
         }
         assert!(parse_simple_yaml("name: a\ndescription: b\nmetadata:\n  type: user\n").is_some());
-        assert!(parse_simple_yaml("description: true\n").is_none());
+        assert!(parse_simple_yaml("_private-key: b\n").is_some());
+        for doubtful in ["description: true\n", "metadata: a\nmetadata:\n  type: user\n", "description: d\n\u{a0}\n", "01: x\n", "Null: x\n", "description: a\rb\n", "description: a\u{feff}b\n"] {
+            assert!(parse_simple_yaml(doubtful).is_none(), "{doubtful:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, failure_persistence: None, ..Default::default() })]
+
+        /// Blocks made of the pieces the fast path has to judge.
+        #[test]
+        fn the_fast_path_agrees_on_awkward_pieces(pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "name", "metadata", "type", "Null", "null", "TRUE", "01", "1e3", "_k", "k-1", ":", ": ", "  ", "   ", "\n", "\r", "\r\n",
+            "\t", " ", "\u{a0}", "\u{3000}", "\u{feff}", "\u{85}", "\u{2028}", "\u{7}", "x", "user", "a b", "#", " #", "true", "-", "- ", "é",
+            "'", "[", "&a", "*a", "|", "---",
+        ]), 0..14)) {
+            let yaml = pieces.concat();
+            proptest::prop_assert!(fast_path_agrees(&yaml), "{:?}: fast {:?}", yaml, parse_simple_yaml(&yaml));
+        }
+
+        /// `key: value` lines, most of which the fast path takes.
+        #[test]
+        fn the_fast_path_agrees_on_awkward_lines(lines in proptest::collection::vec((
+            proptest::sample::select(vec!["", "", "", "", "  "]),
+            proptest::sample::select(vec!["name", "description", "metadata", "type", "k", "_k", "k-1", "y", "Null", "null", "False", "01", "1e3", "0x1F", "-k"]),
+            proptest::sample::select(vec![": ", ": ", ": ", ": ", ":", ":  "]),
+            proptest::sample::select(vec!["x", "user", "a b", "é", "n"]),
+            proptest::collection::vec(proptest::sample::select(vec![
+                "x", "user", "a b", "é", " ", "\u{a0}", "\u{3000}", "\u{feff}", "\u{85}", "\u{2028}", "\u{7}", "\r", "\t", "#", " #", "-", "true", "nan", ".5", "1",
+            ]), 0..3),
+            proptest::sample::select(vec!["\n", "\n", "\n", "\r\n", "\n\n", "\n \n", "\n\u{a0}\n", "\n\t\n", "\n\u{3000}\n"]),
+        ), 1..5)) {
+            let yaml: String = lines.iter().map(|(indent, key, sep, first, rest, end)| format!("{indent}{key}{sep}{first}{}{end}", rest.concat())).collect();
+            proptest::prop_assert!(fast_path_agrees(&yaml), "{:?}: fast {:?}", yaml, parse_simple_yaml(&yaml));
+        }
     }
 
     /// Checked on 2.1.197 and 2.1.332: a repeated key keeps its last value, but an earlier
