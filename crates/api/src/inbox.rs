@@ -266,6 +266,7 @@ impl From<InboxError> for ApiError {
             InboxError::NotInItem { .. } | InboxError::NothingToPromote(_) => ErrorCode::InvalidInput,
             InboxError::Secret(_) | InboxError::SecretInClaudeMd { .. } | InboxError::SecretInClaudeLocal { .. } => ErrorCode::SecretsRefused,
             InboxError::TeamExists { .. } => ErrorCode::AlreadyExists,
+            InboxError::TeamNameClash { .. } => ErrorCode::InvalidInput,
             InboxError::LinkLeadsOut { .. } => ErrorCode::InvalidInput,
             InboxError::Memdir(m) => crate::memories::code_for(m),
             InboxError::Apply(mneme_agent::ApplyError::Changed { .. }) => ErrorCode::Conflict,

@@ -145,6 +145,8 @@ pub enum InboxError {
     SecretInClaudeLocal { labels: String },
     #[error("team memory {} already exists; edit it in the Memories screen instead of promoting over it", path.display())]
     TeamExists { path: PathBuf },
+    #[error("{first} and {second} would both become team memory {team}, which holds one file. Nothing was written: keep the item and promote them one at a time from the Memories screen (renaming one), or discard it.")]
+    TeamNameClash { first: String, second: String, team: String },
     #[error("{} is a link to {}, outside the project (or to nothing). Nothing was written: promote to it only once it is a file of this project, or copy the memory there yourself.", path.display(), target.display())]
     LinkLeadsOut { path: PathBuf, target: PathBuf },
     #[error(transparent)]
@@ -166,6 +168,7 @@ impl InboxError {
             InboxError::Secret(_) => "secrets-in-team-memory",
             InboxError::SecretInClaudeMd { .. } | InboxError::SecretInClaudeLocal { .. } => "secrets-in-claude-md",
             InboxError::TeamExists { .. } => "already-exists",
+            InboxError::TeamNameClash { .. } => "name-clash",
             InboxError::LinkLeadsOut { .. } => "outside-project",
             InboxError::Memdir(e) => e.code(),
             InboxError::Io { .. } => "io",
@@ -680,6 +683,11 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changes
         let base = m.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let team_rel = format!("team/{base}");
         let path = root.join(&team_rel);
+        // `x.md` and `notes/x.md` both land at `team/x.md`: say so, rather than let the second
+        // look like a file changed on disk.
+        if let Some(first) = memories.iter().take_while(|o| o.path != m.path).find(|o| o.path.file_name() == m.path.file_name()) {
+            return Err(InboxError::TeamNameClash { first: rel_of(root, &first.path), second: rel_of(root, &m.path), team: team_rel });
+        }
         paths.push(path.clone());
         if std::fs::symlink_metadata(&path).is_ok() {
             // Already promoted (a retry): the file holds this very memory and the index its line.

@@ -158,3 +158,15 @@ fn a_keep_or_promote_retried_after_its_write_does_not_fail_or_add_twice() {
     let index = read(&w.memory.join("team/MEMORY.md")).unwrap();
     assert_eq!(index.matches("(z.md)").count(), 1, "{index}");
 }
+
+#[test]
+fn two_memories_that_would_share_a_team_name_are_named_not_blamed_on_claude_code() {
+    let w = World::new();
+    let id = w.stage(&[("x.md", mem("x", "Use tabs.")), ("notes/x.md", mem("x2", "Use rustfmt."))]);
+    let err = w.inbox.promote(&id, PromoteTarget::Team).unwrap_err();
+    assert_eq!(err.code(), "name-clash", "{err}");
+    let text = err.to_string();
+    assert!(text.contains("x.md and notes/x.md") && text.contains("team/x.md"), "{text}");
+    assert!(!w.memory.join("team").exists());
+    assert_eq!(w.inbox.get(&id).unwrap().status, ItemStatus::Pending);
+}
