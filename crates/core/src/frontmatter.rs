@@ -318,14 +318,16 @@ impl Frontmatter {
         scalar_string(self.get(key)?)
     }
 
-    /// `description`, as Claude Code reads it (falsy → none).
+    /// `description`, as Claude Code reads it: `frontmatter.description || null`, then string
+    /// interpolation ([`js_truthy_string`]: `0`, `false`, `.nan` are none, `.inf` is
+    /// `Infinity`, `[a, b]` is `a,b`).
     pub fn description(&self) -> Option<String> {
-        self.get_str("description").filter(|s| !s.is_empty())
+        js_truthy_string(self.get("description")?)
     }
 
-    /// `name` (prompt-only in Claude Code; Mneme shows it).
+    /// `name` (prompt-only in Claude Code; Mneme shows it), read as [`Self::description`] is.
     pub fn name(&self) -> Option<String> {
-        self.get_str("name").filter(|s| !s.is_empty())
+        js_truthy_string(self.get("name")?)
     }
 
     /// The type, from either generation: `metadata.type` wins over a top-level `type`.
@@ -424,6 +426,39 @@ fn text_only(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         _ => None,
+    }
+}
+
+/// `value || null` and then `String(value)`, for the values YAML gives JavaScript: none for the
+/// falsy ones (null, `false`, `""`, `0`, `-0`, `NaN`), else the text JavaScript prints
+/// ([`js_string`]).
+pub fn js_truthy_string(v: &Value) -> Option<String> {
+    let falsy = match v {
+        Value::Null | Value::Bool(false) => true,
+        Value::String(s) => s.is_empty(),
+        Value::Number(n) => n.as_f64().is_none_or(|f| f == 0.0 || f.is_nan()),
+        Value::Tagged(t) => return js_truthy_string(&t.value),
+        _ => false,
+    };
+    (!falsy).then(|| js_string(v))
+}
+
+/// JavaScript's `String(value)` for a value YAML gives: numbers as JavaScript prints them
+/// (`Infinity`, `1e+21`, `12345678901234567000`, every number being a double), a list as its
+/// items joined by commas (null items empty), a mapping as `[object Object]`.
+pub fn js_string(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => crate::text::js_number(n.as_f64().unwrap_or(f64::NAN)),
+        Value::Sequence(items) => items
+            .iter()
+            .map(|i| if i.is_null() { String::new() } else { js_string(i) })
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Mapping(_) => "[object Object]".into(),
+        Value::Tagged(t) => js_string(&t.value),
     }
 }
 
@@ -795,6 +830,41 @@ mod tests {
         assert_eq!(fm.get("description"), Some(&Value::String("x".into())));
         assert_eq!(fm.memory_type(), Some(MemoryType::User));
         assert_eq!(fm.get("list"), Some(&Value::Sequence(vec![Value::String("a".into()), Value::String("c".into())])));
+    }
+
+    /// `description || null` and `String()`, as Claude Code reads a memory's description.
+    #[test]
+    fn description_and_name_follow_javascript() {
+        for (yaml, expect) in [
+            ("hello", Some("hello")),
+            ("''", None),
+            ("~", None),
+            ("0", None),
+            ("-0", None),
+            ("0.0", None),
+            ("0x0", None),
+            ("false", None),
+            (".nan", None),
+            ("true", Some("true")),
+            ("42", Some("42")),
+            ("1.5", Some("1.5")),
+            ("0o17", Some("15")),
+            (".inf", Some("Infinity")),
+            ("-.inf", Some("-Infinity")),
+            ("1e400", Some("Infinity")),
+            ("1e21", Some("1e+21")),
+            ("1e-7", Some("1e-7")),
+            ("12345678901234567890", Some("12345678901234567000")),
+            ("[a, b]", Some("a,b")),
+            ("[0, false, ~, [1, 2], {a: 1}]", Some("0,false,,1,2,[object Object]")),
+            ("[]", Some("")),
+            ("{a: 1}", Some("[object Object]")),
+        ] {
+            let fm = parse(&format!("---\ndescription: {yaml}\nname: {yaml}\ntype: user\n---\n")).frontmatter.unwrap();
+            assert_eq!(fm.error, None, "{yaml}");
+            assert_eq!(fm.description().as_deref(), expect, "description: {yaml}");
+            assert_eq!(fm.name().as_deref(), expect, "name: {yaml}");
+        }
     }
 
     #[test]

@@ -176,7 +176,7 @@ impl HeaderFields {
         let Some(fm) = parsed.frontmatter.as_ref() else { return HeaderFields::default() };
         HeaderFields {
             name: fm.name(),
-            description: js_description(fm),
+            description: fm.description(),
             memory_type: fm.memory_type(),
             top_level_type: fm.top_level_type(),
             text_description: match fm.get("description") {
@@ -1024,39 +1024,13 @@ fn topic_from_bytes(
         mtime_ns: ns,
         size,
         name: fm.and_then(|f| f.name()),
-        description: fm.and_then(js_description),
+        description: fm.and_then(|f| f.description()),
         memory_type: fm.and_then(|f| f.memory_type()),
         generation: fm.map_or(Generation::None, |f| f.generation()),
         unknown_keys: fm.map(|f| f.unknown_keys()).unwrap_or_default(),
         links: frontmatter::links(parsed.body),
         frontmatter_error,
         scope,
-    }
-}
-
-/// `frontmatter.description || null`, then string interpolation: JavaScript's truthiness
-/// and `String(value)` for the non-string values YAML can produce.
-pub(crate) fn js_description(fm: &frontmatter::Frontmatter) -> Option<String> {
-    js_string(fm.get("description")?)
-}
-
-fn js_string(v: &Value) -> Option<String> {
-    match v {
-        Value::Null => None,
-        Value::Bool(false) => None,
-        Value::Bool(true) => Some("true".into()),
-        Value::String(s) if s.is_empty() => None,
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => {
-            // JavaScript holds every number as a double: `0` and `NaN` are falsy, the rest
-            // prints as `String(n)` does (`Infinity` for `.inf`, `1e+21`).
-            let f = n.as_f64().unwrap_or(0.0);
-            (f != 0.0 && !f.is_nan()).then(|| mneme_core::text::js_number(f))
-        }
-        // `String([a, b])` is "a,b"; nested values stringify the same way.
-        Value::Sequence(items) => Some(items.iter().map(|i| js_string(i).unwrap_or_default()).collect::<Vec<_>>().join(",")),
-        Value::Mapping(_) => Some("[object Object]".into()),
-        Value::Tagged(t) => js_string(&t.value),
     }
 }
 
@@ -1369,7 +1343,7 @@ mod tests {
     fn check_desc(yaml_value: &str, expect: Option<&str>) {
         let text = format!("---\ndescription: {yaml_value}\n---\n");
         let p = frontmatter::parse(&text);
-        assert_eq!(js_description(p.frontmatter.as_ref().unwrap()).as_deref(), expect, "{yaml_value}");
+        assert_eq!(p.frontmatter.as_ref().unwrap().description().as_deref(), expect, "{yaml_value}");
     }
 
     #[test]
