@@ -119,7 +119,8 @@ impl Gate {
             return None;
         }
         let mut findings = mneme_secrets::scan_claude_code(content, self.release.secret_scanner);
-        for f in mneme_secrets::scan(content) {
+        // The team guard's pass, which also reads Markdown spellings (`**API key**: …`).
+        for f in mneme_secrets::scan_team(content) {
             if !findings.iter().any(|seen| seen.rule_id == f.rule_id) {
                 findings.push(f);
             }

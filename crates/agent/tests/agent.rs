@@ -396,7 +396,8 @@ async fn a_secret_joined_by_an_edit_never_reaches_team_memory() {
     stub.push(
         Turn::tool_use("Write", json!({"file_path": team, "content": "CI uses ghp_nUwYcfi1NQBYsmPBK6K7 rrTYmlfxd6KQzYRd\n"}))
             .and_tool_use("Edit", json!({"file_path": team, "old_string": "K7 rr", "new_string": "K7rr"}))
-            .and_tool_use("Write", json!({"file_path": f.m("notes.md"), "content": "kept\n"})),
+            .and_tool_use("Write", json!({"file_path": f.m("notes.md"), "content": "kept\n"}))
+            .and_tool_use("Write", json!({"file_path": f.m("team/keys.md"), "content": "- **API key**: Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5Fg0\n"})),
     );
     stub.push(Turn::text("done"));
     let out = run_agent(&provider(&stub), &f.task("Extract.", Some(5)), Mode::Apply { trash_dir: f.trash() }, &Cancel::new()).await.unwrap();
@@ -405,6 +406,10 @@ async fn a_secret_joined_by_an_edit_never_reaches_team_memory() {
     assert_eq!(out.denials.len(), 1, "{:?}", out.denials);
     assert!(out.denials[0].message.contains("GitHub PAT") && !out.denials[0].message.contains("rrTYml"), "{}", out.denials[0].message);
     assert!(!out.written_paths.contains(&team));
+    // A key written in Markdown is refused at the Write, with the team guard's own message.
+    assert!(!std::path::Path::new(&f.m("team/keys.md")).exists());
+    let results = tool_results(&stub.model_requests()[1]);
+    assert!(results[3].1 && results[3].0.contains("Not written to team memory"), "{:?}", results[3]);
 }
 
 #[tokio::test]

@@ -98,11 +98,12 @@ fn walk(root: &Path, dir: &Path, out: &mut LocalFiles) -> Result<(), SyncError> 
             }
             Err(_) => continue,
         };
-        // Scanned as bytes: a UTF-16 file's tokens have a NUL after each letter. Then with the
-        // server's own verdict, which also refuses what only looks like a token (a documented
-        // example key): a file it refuses would fail its whole batch and stop automatic pushes.
+        // The write policy's own decision (`held_back_on_push`: scanned as bytes, since a UTF-16
+        // file's tokens have a NUL after each letter, then the server's verdict, which also
+        // refuses what only looks like a token: a file it refuses would fail its whole batch),
+        // and the Markdown pass, for a file written by hand (`**API key**: …`).
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let hit = mneme_secrets::scan_bytes(&bytes).into_iter().next().or_else(|| mneme_secrets::scan_pushed(&text).into_iter().next());
+        let hit = mneme_secrets::held_back_on_push(&bytes).into_iter().next().or_else(|| mneme_secrets::scan_team(&text).into_iter().next());
         if let Some(hit) = hit {
             out.skipped_secrets.push(SkippedSecret { path: key, rule_id: hit.rule_id.to_string(), label: hit.label.to_string() });
             continue;
@@ -218,6 +219,19 @@ mod tests {
         assert!(refused[0].1.contains("GitHub PAT") && refused[0].1.contains("rename"), "{refused:?}");
         assert!(refused[1].0 == "windows.md" && refused[1].1.contains("NUL") && refused[1].1.contains("UTF-8"), "{refused:?}");
         assert!(local.disk_keys.contains("windows.md"), "still counted as present");
+    }
+
+    /// A secret written in Markdown by hand (bold key name, CRLF) is held back like a plain
+    /// one: the write policy would refuse it, so a push does too.
+    #[test]
+    fn a_secret_spelled_in_markdown_is_held_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let team = tmp.path();
+        fs::write(team.join("ok.md"), "- **Owner**: the platform team\n").unwrap();
+        fs::write(team.join("keys.md"), "# Keys\r\n\r\n- **API key**: Zq8Kd2mXv9Lp4Rt7Wn3Bc6Hy1Js5Fg0\r\n").unwrap();
+        let local = read_local(team).unwrap();
+        assert_eq!(local.entries.keys().collect::<Vec<_>>(), ["ok.md"]);
+        assert_eq!(local.skipped_secrets.iter().map(|s| s.path.as_str()).collect::<Vec<_>>(), ["keys.md"]);
     }
 
     /// A file over the wire's size cap is reported as oversized, not pushed; one at the cap is
