@@ -268,6 +268,7 @@ impl From<InboxError> for ApiError {
             InboxError::TeamExists { .. } => ErrorCode::AlreadyExists,
             InboxError::TeamNameClash { .. } => ErrorCode::InvalidInput,
             InboxError::LinkLeadsOut { .. } => ErrorCode::InvalidInput,
+            InboxError::Damaged { .. } => ErrorCode::Malformed,
             InboxError::Memdir(m) => crate::memories::code_for(m),
             InboxError::Apply(mneme_agent::ApplyError::Changed { .. }) => ErrorCode::Conflict,
             InboxError::Apply(_) | InboxError::Io { .. } => ErrorCode::Io,
@@ -428,6 +429,12 @@ fn run_view(r: RunRecord) -> ExtractionRun {
 impl Mneme {
     fn extractor(&self) -> Extractor {
         Extractor::new(self.env.clone(), self.clock.clone())
+    }
+
+    /// The inbox item files that are damaged (not valid JSON), which no list shows: each one's
+    /// message names the file and says to delete it.
+    pub fn damaged_inbox_items(&self) -> Result<Vec<String>, ApiError> {
+        Ok(self.extractor().inbox().damaged()?.into_iter().map(|e| e.to_string()).collect())
     }
 
     /// The project's inbox: its review mode, what waits for a decision, what was decided

@@ -88,14 +88,19 @@ pub fn run(mneme: &Mneme, args: InboxArgs) -> Result<()> {
         InboxCommand::List { history, all } => {
             let dir = if all { None } else { Some(memory_dir()?) };
             let items = mneme.inbox_items(dir.as_deref(), history)?;
+            // Not in any list, and not any one project's: named wherever the inbox is listed.
+            let damaged = mneme.damaged_inbox_items()?;
             if as_json {
                 println!("{}", serde_json::to_string_pretty(&items)?);
-            } else if items.is_empty() {
+            } else if items.is_empty() && damaged.is_empty() {
                 println!("Nothing waiting for review.");
             } else {
                 for i in &items {
                     println!("{}", summary_line(i));
                 }
+            }
+            for d in &damaged {
+                eprintln!("{}", safe(d));
             }
         }
         InboxCommand::Show { id } => {

@@ -149,6 +149,8 @@ pub enum InboxError {
     TeamNameClash { first: String, second: String, team: String },
     #[error("{} is a link to {}, outside the project (or to nothing). Nothing was written: promote to it only once it is a file of this project, or copy the memory there yourself.", path.display(), target.display())]
     LinkLeadsOut { path: PathBuf, target: PathBuf },
+    #[error("inbox item {id} is damaged: it is not valid JSON ({detail}). Delete it ({}); nothing else depends on it.", path.display())]
+    Damaged { id: String, path: PathBuf, detail: String },
     #[error(transparent)]
     Memdir(#[from] MemdirError),
     #[error("could not {action} {}: {source}. Check that Mneme's data folder is writable.", path.display())]
@@ -170,6 +172,7 @@ impl InboxError {
             InboxError::TeamExists { .. } => "already-exists",
             InboxError::TeamNameClash { .. } => "name-clash",
             InboxError::LinkLeadsOut { .. } => "outside-project",
+            InboxError::Damaged { .. } => "damaged",
             InboxError::Memdir(e) => e.code(),
             InboxError::Io { .. } => "io",
         }
@@ -349,12 +352,42 @@ impl Inbox {
         match data::read_json(&path) {
             Ok(Some(item)) => Ok(item),
             Ok(None) => Err(InboxError::NotFound(id.to_string())),
+            // A writable folder does not mend a file cut short: say which file, and what to do.
+            Err(source) if source.kind() == io::ErrorKind::InvalidData => {
+                Err(InboxError::Damaged { id: id.to_string(), path, detail: source.to_string() })
+            }
             Err(source) => Err(InboxError::Io { action: "read", path, source }),
         }
     }
 
+    /// The item files that cannot be read as items (cut short by a crash or a full disk, or
+    /// edited by hand), which [`list`](Self::list) cannot show: each as the error that names it
+    /// and says to delete it.
+    pub fn damaged(&self) -> Result<Vec<InboxError>, InboxError> {
+        let dir = data::inbox_dir(&self.data_dir);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(InboxError::Io { action: "read", path: dir, source }),
+        };
+        let mut damaged: Vec<InboxError> = entries
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| {
+                let id = e.path().file_stem()?.to_string_lossy().into_owned();
+                match self.get(&id) {
+                    Err(d @ InboxError::Damaged { .. }) => Some(d),
+                    _ => None,
+                }
+            })
+            .collect();
+        damaged.sort_by_key(|d| d.to_string());
+        Ok(damaged)
+    }
+
     /// Items, newest first: only pending ones unless `history`; only one project's when
-    /// `memory_dir` is given.
+    /// `memory_dir` is given. A damaged item file is not among them: [`damaged`](Self::damaged)
+    /// names those.
     pub fn list(&self, memory_dir: Option<&Path>, history: bool) -> Result<Vec<InboxItem>, InboxError> {
         let dir = data::inbox_dir(&self.data_dir);
         let entries = match std::fs::read_dir(&dir) {

@@ -170,3 +170,22 @@ fn two_memories_that_would_share_a_team_name_are_named_not_blamed_on_claude_code
     assert!(!w.memory.join("team").exists());
     assert_eq!(w.inbox.get(&id).unwrap().status, ItemStatus::Pending);
 }
+
+#[test]
+fn a_damaged_item_is_named_with_what_to_do_not_blamed_on_permissions() {
+    let w = World::new();
+    let id = w.stage(&[("x.md", mem("x", "Always use tabs."))]);
+    let good = w.stage(&[("y.md", mem("y", "Never use sudo."))]);
+    let bytes = std::fs::read(w.item_path(&id)).unwrap();
+    std::fs::write(w.item_path(&id), &bytes[..bytes.len() / 2]).unwrap();
+    let err = w.inbox.keep(&id).unwrap_err();
+    assert_eq!(err.code(), "damaged", "{err}");
+    let text = err.to_string();
+    assert!(text.contains("is damaged") && text.contains("Delete it") && text.contains(&w.item_path(&id).display().to_string()), "{text}");
+    assert!(!text.contains("writable"), "{text}");
+    let listed: Vec<String> = w.inbox.list(None, true).unwrap().into_iter().map(|i| i.id).collect();
+    assert_eq!(listed, [good]);
+    let damaged = w.inbox.damaged().unwrap();
+    assert_eq!(damaged.len(), 1);
+    assert_eq!(damaged[0].to_string(), text);
+}
