@@ -758,6 +758,13 @@ fn forget_matches(shared: usize, target: usize, memory: usize) -> bool {
 /// for the memory folder of `memdir`. `claude_md` holds the text of the CLAUDE.md files
 /// Claude Code loads for the project. Nothing is written: the result is a changeset.
 pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String]) -> Result<OfflineOutcome, MemdirError> {
+    extract_beside(messages, memdir, claude_md, &[])
+}
+
+/// [`extract`], with the files other changes not yet applied would create (`proposed`, relative
+/// to the memory folder: what items waiting in the inbox propose) counted as taken, so a new
+/// memory never takes a name one of them will need.
+pub fn extract_beside(messages: &[Conversation], memdir: &Memdir, claude_md: &[String], proposed: &[String]) -> Result<OfflineOutcome, MemdirError> {
     let root = memdir.root().to_path_buf();
     let scan = if root.is_dir() { memdir.scan()? } else { Default::default() };
     let mut existing: Vec<Existing> = Vec::new();
@@ -778,7 +785,7 @@ pub fn extract(messages: &[Conversation], memdir: &Memdir, claude_md: &[String])
     let mut index = IndexDoc::parse(index_before.as_deref().unwrap_or(""));
     let mut changes: Vec<FileChange> = Vec::new();
     let mut decisions = Vec::new();
-    let mut taken: HashSet<String> = existing.iter().map(|e| e.rel_path.to_lowercase()).collect();
+    let mut taken: HashSet<String> = existing.iter().map(|e| e.rel_path.to_lowercase()).chain(proposed.iter().map(|p| p.to_lowercase())).collect();
     let mut removed: HashSet<String> = HashSet::new();
     let mut created = 0usize;
 

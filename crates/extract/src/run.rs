@@ -541,6 +541,14 @@ impl Extractor {
             .map_err(|source| ExtractError::State { action: "write", path: record::runs_path(&data_dir, &rec.memory_dir), source })
     }
 
+    /// The memory files that items waiting in the inbox for this memory folder would create:
+    /// a new memory must not take one of their names, or keeping the older item would fail as
+    /// if Claude Code had written its file. An inbox that cannot be read hides nothing here.
+    fn proposed_in_inbox(&self, memory_dir: &Path) -> Vec<String> {
+        let items = self.inbox().list(Some(memory_dir), false).unwrap_or_default();
+        items.into_iter().flat_map(|i| i.proposals).filter(|p| p.action == crate::inbox::ProposalAction::New).map(|p| p.rel_path).collect()
+    }
+
     /// The text of the CLAUDE.md files Claude Code loads for the project (for "anything already
     /// documented in CLAUDE.md files").
     fn claude_md(&self, project: &Project) -> Vec<String> {
@@ -594,7 +602,7 @@ impl Extractor {
             None => &plan.messages,
         };
         let (changeset, written): (Changeset, Vec<PathBuf>) = match engine {
-            Engine::Offline => match offline::extract(since, &memdir, &self.claude_md(project)) {
+            Engine::Offline => match offline::extract_beside(since, &memdir, &self.claude_md(project), &self.proposed_in_inbox(dir)) {
                 Ok(o) => {
                     rec.decisions = o.decisions;
                     let written = o.changeset.changes.iter().filter(|c| c.after.is_some()).map(|c| c.path.clone()).collect();

@@ -313,6 +313,24 @@ async fn staged_friday_rule(w: &World, x: &Extractor) -> String {
 }
 
 #[tokio::test]
+async fn a_second_review_run_does_not_take_the_name_a_pending_item_will_need() {
+    let w = World::new();
+    let x = w.extractor();
+    let first = staged_friday_rule(&w, &x).await;
+    // Said again, differently, before the first item was kept: a memory of its own.
+    w.turn("Remember: deploys happen on Fridays.", "Noted.");
+    let recs = x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions { review: true }, &Cancel::new()).await.unwrap();
+    let RunOutcome::Staged { inbox_id: second } = &recs[0].outcome else { panic!("{:?}", recs[0]) };
+    let inbox = x.inbox();
+    let paths = |id: &str| inbox.get(id).unwrap().proposals.into_iter().map(|p| p.rel_path).collect::<Vec<_>>();
+    assert_ne!(paths(&first), paths(second));
+    inbox.keep(&first).unwrap();
+    inbox.keep(second).unwrap();
+    let index = w.read("MEMORY.md").unwrap();
+    assert_eq!(index.lines().count(), 2, "{index}");
+}
+
+#[tokio::test]
 async fn keep_redoes_its_index_lines_on_an_index_claude_code_changed_meanwhile() {
     let w = World::new();
     std::fs::create_dir_all(&w.memory).unwrap();
