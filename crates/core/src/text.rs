@@ -120,16 +120,19 @@ pub fn format_file_size(n: usize) -> String {
         return format!("{n} bytes");
     }
     let units = ["KB", "MB", "GB"];
-    let mut value = n as f64 / 1024.0;
     let mut unit = 0;
-    while value >= 1024.0 && unit < units.len() - 1 {
-        value /= 1024.0;
+    let mut divisor: u128 = 1024;
+    while n as u128 >= divisor * 1024 && unit < units.len() - 1 {
+        divisor *= 1024;
         unit += 1;
     }
-    let mut s = format!("{value:.1}");
-    if let Some(stripped) = s.strip_suffix(".0") {
-        s = stripped.to_string();
-    }
+    // `toFixed(1)` rounds a tie up (25,856 bytes is 25.25 KB exactly: `25.3KB`), where Rust's
+    // `{:.1}` rounds it to even; in integers, tenths = floor(10n / divisor + 1/2).
+    let tenths = (20 * n as u128 + divisor) / (2 * divisor);
+    let s = match tenths % 10 {
+        0 => format!("{}", tenths / 10),
+        d => format!("{}.{d}", tenths / 10),
+    };
     format!("{s}{}", units[unit])
 }
 
@@ -332,6 +335,16 @@ mod tests {
             (56_115, "54.8KB"),
             (1024 * 1024, "1MB"),
             (1536 * 1024, "1.5MB"),
+            // Ties round up, as `toFixed(1)` does: 1.25, 25.25, 26.25 KB, 1.25, 3.25 MB.
+            (1280, "1.3KB"),
+            (25_856, "25.3KB"),
+            (26_880, "26.3KB"),
+            (1_310_720, "1.3MB"),
+            (3_407_872, "3.3MB"),
+            (1_126, "1.1KB"),
+            (1024 * 1024 - 1, "1024KB"),
+            (1 << 30, "1GB"),
+            (5 << 40, "5120GB"),
         ] {
             assert_eq!(format_file_size(n), expect, "{n}");
         }
