@@ -16,7 +16,23 @@ need_tool() { # need_tool <command> <debian package>
   }
 }
 
-need_tool cargo cargo
+# Rust comes from rustup, not Debian: Debian's cargo is years older than the dependencies
+# need (Cargo.toml's rust-version), so installing it would only trade one error for another.
+need_rust() {
+  local want have
+  want="$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
+  if ! command -v cargo >/dev/null 2>&1 || ! command -v rustc >/dev/null 2>&1; then
+    echo "mneme: Rust is missing. Install Rust $want or newer with rustup (https://rustup.rs):" >&2
+    echo "  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh" >&2
+    exit 1
+  fi
+  have="$(rustc --version | awk '{print $2}')"
+  if [ -n "$want" ] && [ "$(printf '%s\n%s\n' "$want" "$have" | sort -V | head -n 1)" != "$want" ]; then
+    echo "mneme: Rust $have is older than the $want this build needs. Update it with: rustup update stable" >&2
+    exit 1
+  fi
+}
+need_rust
 # A shared target dir outside the clone makes repeated runs fast; a cold one still works.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mneme/target}"
 mkdir -p "$CARGO_TARGET_DIR"

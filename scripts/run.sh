@@ -32,6 +32,7 @@ if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   exec "$CARGO_TARGET_DIR/release/mneme-app" "$here"
 fi
 
+[ -x "$CARGO_TARGET_DIR/release/mneme" ] || echo "mneme: building mneme (the first build takes 10 minutes or more on 2 cores)…" >&2
 cargo build --release --locked -q -p mneme
 cd "$here"
 # --scheduler: extraction, auto dream and team sync run while the page is served, as they do in

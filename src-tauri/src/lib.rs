@@ -83,6 +83,8 @@ pub enum ShellError {
     Watch(#[from] mneme_live::WatchError),
     #[error("the window could not run: {0}")]
     Window(#[from] tauri::Error),
+    #[error("the window's data folder {} cannot be used ({message}); make it a folder you can write to, then start Mneme again", path.display())]
+    WebviewData { path: PathBuf, message: String },
 }
 
 /// Writes the TypeScript bindings to `path`.
@@ -97,6 +99,25 @@ pub fn export_bindings(path: &Path) -> Result<(), ShellError> {
 pub fn environment() -> Result<Environment, ShellError> {
     Ok(Environment::from_process()?)
 }
+
+/// The folder the webview keeps its own data in (Tauri's app-local data folder on Linux:
+/// `$XDG_DATA_HOME`, else `~/.local/share`, then the app's identifier), made ready before the
+/// window is built. Tauri creates it itself while it builds the window, and a failure there is
+/// a panic with a backtrace; here it is one sentence that says what to do.
+#[cfg(target_os = "linux")]
+fn prepare_webview_data(env: &Environment) -> Result<(), ShellError> {
+    let base = env.var("XDG_DATA_HOME").filter(|d| Path::new(d).is_absolute()).map(PathBuf::from).unwrap_or_else(|| env.home.join(".local/share"));
+    let path = base.join(APP_IDENTIFIER);
+    match std::fs::create_dir_all(&path) {
+        Ok(()) if path.is_dir() => Ok(()),
+        Ok(()) => Err(ShellError::WebviewData { path, message: "it is not a folder".into() }),
+        Err(e) => Err(ShellError::WebviewData { path, message: e.to_string() }),
+    }
+}
+
+/// `identifier` in tauri.conf.json.
+#[cfg(target_os = "linux")]
+const APP_IDENTIFIER: &str = "dev.mneme.app";
 
 /// The folder "What Claude sees" opens on: the argument, else the current folder, else home
 /// (a desktop launcher starts apps in `/`).
@@ -131,12 +152,13 @@ fn navigation_guard() -> tauri::plugin::TauriPlugin<tauri::Wry> {
 }
 
 /// The addresses the app's own page is served from: the custom protocol (`tauri://localhost`
-/// on Linux and macOS, `http(s)://tauri.localhost` on Windows) and, in a dev build, Vite.
+/// on Linux and macOS, `http(s)://tauri.localhost` with no port on Windows only) and, in a dev
+/// build, Vite. Elsewhere `tauri.localhost` is an ordinary name a local process could serve.
 fn is_app_origin(url: &tauri::Url) -> bool {
     match url.scheme() {
         "tauri" => url.host_str() == Some("localhost"),
         "http" | "https" => {
-            url.host_str() == Some("tauri.localhost")
+            (cfg!(windows) && url.host_str() == Some("tauri.localhost") && url.port().is_none())
                 || (cfg!(debug_assertions) && url.host_str() == Some("localhost") && url.port() == Some(5173))
         }
         "about" => url.as_str() == "about:blank",
@@ -150,6 +172,8 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
     // Read before the GL and JIT variables below are set, so what the engine passes on to
     // Claude Code never holds them.
     let env = environment()?;
+    #[cfg(target_os = "linux")]
+    prepare_webview_data(&env)?;
     let start_dir = start_dir(start, &env.home);
     let mneme = Mneme::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(utc_offset);
     let builder = bindings();
@@ -196,13 +220,33 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
 mod tests {
     use super::is_app_origin;
 
+    /// A data folder that cannot be made is one sentence naming it, not Tauri's panic.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_unusable_webview_data_folder_is_a_clear_error() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join(".local")).unwrap();
+        std::fs::write(t.path().join(".local/share"), "a file, not a folder").unwrap();
+        let env = mneme_api::Environment::with_home(t.path());
+        let err = super::prepare_webview_data(&env).unwrap_err().to_string();
+        assert!(err.contains(".local/share/dev.mneme.app") && err.contains("make it a folder you can write to"), "{err}");
+        let ok = tempfile::tempdir().unwrap();
+        super::prepare_webview_data(&mneme_api::Environment::with_home(ok.path())).unwrap();
+        assert!(ok.path().join(".local/share/dev.mneme.app").is_dir());
+    }
+
     #[test]
     fn only_the_apps_own_page_may_fill_the_window() {
         let url = |s: &str| tauri::Url::parse(s).unwrap();
-        for ok in ["tauri://localhost/", "tauri://localhost/index.html#/memories", "http://tauri.localhost/", "https://tauri.localhost/x"] {
+        for ok in ["tauri://localhost/", "tauri://localhost/index.html#/memories"] {
             assert!(is_app_origin(&url(ok)), "{ok}");
         }
+        // Windows serves the app from `http(s)://tauri.localhost`; elsewhere it is anyone's.
+        for windows_only in ["http://tauri.localhost/", "https://tauri.localhost/x"] {
+            assert_eq!(is_app_origin(&url(windows_only)), cfg!(windows), "{windows_only}");
+        }
         for no in [
+            "http://tauri.localhost:8080/",
             "http://127.0.0.1:18999/hit",
             "https://evil.example/",
             "tauri://evil/",
