@@ -8,18 +8,29 @@
 //!   that was cut inside an emoji, so transcripts can hold them;
 //! - invalid UTF-8, which Node decodes to U+FFFD before parsing.
 //!
+//! Node also nests as deep as memory allows, where serde_json stops at 128 levels; [`parse`]
+//! takes up to [`MAX_NESTING`] levels and refuses deeper with a clear error.
+//!
 //! [`parse`] accepts all three, so a file Claude Code uses is never called broken here. The
 //! stand-ins are the largest finite double for ±Infinity (serde_json has no infinity; it is
 //! still a number, and still larger than any limit a setting is compared with) and U+FFFD for the
 //! surrogate (what Node writes when such a string goes to a UTF-8 file). Everything else,
 //! including the last of duplicated keys winning, serde_json already does as Node does.
 
+use serde::Deserialize;
 use serde_json::Value;
+
+/// The most arrays and objects [`parse`] nests. serde_json's own limit is 128, which refused
+/// settings Node reads (a 129-deep array). Reading, dropping, cloning, comparing and printing a
+/// `Value` all recurse once per level: 1,000 levels stay well inside a 2 MiB thread's stack
+/// when optimised (cloning 1,000 nested objects is about the most an unoptimised build's 2 MiB
+/// takes), where 10,000 overflow it even to drop. No real settings file comes near.
+pub const MAX_NESTING: usize = 1_000;
 
 /// Parses `bytes` as `JSON.parse(bytes.toString('utf8'))` would, with the stand-ins above.
 /// A genuine syntax error is serde_json's, with its line and column.
 pub fn parse(bytes: &[u8]) -> Result<Value, serde_json::Error> {
-    let first = match serde_json::from_slice::<Value>(bytes) {
+    let first = match from_slice(bytes) {
         Ok(v) => return Ok(v),
         Err(e) => e,
     };
@@ -27,7 +38,65 @@ pub fn parse(bytes: &[u8]) -> Result<Value, serde_json::Error> {
         return Err(first);
     }
     let text = String::from_utf8_lossy(bytes);
-    serde_json::from_str(&with_stand_ins(&text))
+    from_slice(with_stand_ins(&text).as_bytes())
+}
+
+/// serde_json's reading, nesting up to [`MAX_NESTING`] levels instead of 128.
+fn from_slice(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => from_slice_deep(bytes),
+        other => other,
+    }
+}
+
+/// A document nesting past 128 levels: refused past [`MAX_NESTING`], else read without
+/// serde_json's limit on a thread of its own with room for the recursion (an unoptimised
+/// build needs a few KiB a level, more than a 2 MiB thread has at 1,000 levels).
+fn from_slice_deep(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    if nesting(bytes) > MAX_NESTING {
+        return Err(serde::de::Error::custom(format!("arrays and objects nest more than {MAX_NESTING} levels")));
+    }
+    let read = || {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        de.disable_recursion_limit();
+        let value = Value::deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
+    };
+    std::thread::scope(|scope| {
+        let reader = std::thread::Builder::new().name("json-deep".into()).stack_size(64 << 20).spawn_scoped(scope, read);
+        match reader {
+            Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(e) => Err(serde::de::Error::custom(format!("no thread to read deeply nested JSON: {e}"))),
+        }
+    })
+}
+
+/// How deep the arrays and objects of a JSON text nest (brackets inside strings not counted;
+/// unbalanced text is the parser's to refuse).
+fn nesting(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// [`parse`] for text already decoded.
@@ -167,6 +236,33 @@ mod tests {
     fn invalid_utf8_reads_as_replacement_characters() {
         let v = parse(b"{\"a\": \"x\xff\xfey\"}").unwrap();
         assert_eq!(v["a"], json!("x\u{fffd}\u{fffd}y"));
+    }
+
+    /// Node reads any depth; serde_json stopped at 128 and a settings file with a 129-deep
+    /// array was called broken.
+    #[test]
+    fn nesting_up_to_the_limit_reads() {
+        let nested = |n: usize| format!("{{\"permissions\": {}1{}}}", "[".repeat(n), "]".repeat(n));
+        for n in [127, 128, 129, 500, MAX_NESTING - 1] {
+            let v = parse_str(&nested(n)).unwrap_or_else(|e| panic!("{n}: {e}"));
+            assert!(v["permissions"].is_array());
+            drop(v);
+        }
+        // Still the stand-ins and the real errors in a deep document.
+        let v = parse_str(&format!("{}\"\\ud800\", 1e400, \"[{{\"{}", "[".repeat(300), "]".repeat(300))).unwrap();
+        let mut inner = &v;
+        for _ in 0..299 {
+            inner = &inner[0];
+        }
+        assert_eq!(inner, &json!(["\u{fffd}", f64::MAX, "[{"]));
+        assert!(parse_str(&format!("{}1,{}", "[".repeat(300), "]".repeat(300))).is_err());
+        assert!(parse_str(&format!("{}1{}]", "[".repeat(300), "]".repeat(300))).is_err());
+        // Past the limit: refused, quickly and without overflowing the stack.
+        for n in [MAX_NESTING + 1, 100_000] {
+            let e = parse_str(&nested(n)).unwrap_err();
+            assert!(e.to_string().contains("nest more than"), "{e}");
+        }
+        assert_eq!(nesting(br#"{"a": "[[{", "b": [{"c": "\"]"}]}"#), 3);
     }
 
     #[test]
