@@ -87,6 +87,47 @@ pub(crate) fn read_jsonl<T: DeserializeOwned>(path: &Path) -> io::Result<Vec<T>>
     Ok(bytes.split(|&b| b == b'\n').filter_map(|l| serde_json::from_slice(l).ok()).collect())
 }
 
+/// The last `limit` parseable lines, newest first, read from the end a chunk at a time: a
+/// log of thousands of runs is not read whole to show the newest few. Unreadable lines are
+/// skipped, as [`read_jsonl`] skips them.
+pub(crate) fn read_jsonl_tail<T: DeserializeOwned>(path: &Path, limit: usize) -> io::Result<Vec<T>> {
+    read_jsonl_tail_by(path, limit, 64 * 1024)
+}
+
+fn read_jsonl_tail_by<T: DeserializeOwned>(path: &Path, limit: usize, chunk: u64) -> io::Result<Vec<T>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut end = f.metadata()?.len();
+    let mut out = Vec::new();
+    // The start of the line the previous (later) chunk began inside.
+    let mut carry: Vec<u8> = Vec::new();
+    while end > 0 && out.len() < limit {
+        let start = end.saturating_sub(chunk);
+        let mut buf = vec![0u8; (end - start) as usize];
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(&mut buf)?;
+        buf.extend_from_slice(&carry);
+        let mut lines: Vec<&[u8]> = buf.split(|&b| b == b'\n').collect();
+        // Unless the file starts here, the first piece may be the end of an earlier line.
+        let first = if start > 0 { lines.remove(0).to_vec() } else { Vec::new() };
+        for line in lines.iter().rev() {
+            if out.len() >= limit {
+                break;
+            }
+            if let Ok(v) = serde_json::from_slice(line) {
+                out.push(v);
+            }
+        }
+        carry = first;
+        end = start;
+    }
+    Ok(out)
+}
+
 /// A fresh id: the time, then 8 random hex digits, so ids sort by creation.
 pub(crate) fn new_id(now_ms: u128) -> String {
     let mut r = [0u8; 4];
@@ -117,6 +158,21 @@ mod tests {
         fs::OpenOptions::new().append(true).open(&l).unwrap().write_all(b"\"caf\xC3").unwrap();
         append_jsonl(&l, &3).unwrap();
         assert_eq!(read_jsonl::<u32>(&l).unwrap(), vec![1, 2, 3]);
+        // From the end, newest first, in chunks smaller than a line or cutting one.
+        for chunk in [1, 2, 3, 5, 64] {
+            let newest: Vec<u32> = read_jsonl_tail_by(&l, 2, chunk).unwrap();
+            assert_eq!(newest, vec![3, 2], "chunk {chunk}");
+            assert_eq!(read_jsonl_tail_by::<u32>(&l, 10, chunk).unwrap(), vec![3, 2, 1], "chunk {chunk}");
+        }
+        let long = d.path().join("long.jsonl");
+        let lines: Vec<String> = (0..50).map(|i| "x".repeat(i * 37)).collect();
+        for line in &lines {
+            append_jsonl(&long, line).unwrap();
+        }
+        let mut expected = lines.clone();
+        expected.reverse();
+        assert_eq!(read_jsonl_tail_by::<String>(&long, 50, 100).unwrap(), expected);
+        assert_eq!(read_jsonl_tail::<u32>(&d.path().join("none.jsonl"), 3).unwrap(), Vec::<u32>::new());
         let a = new_id(5);
         assert!(a.starts_with("0000000000005-") && a.len() == 22 && a != new_id(5));
     }

@@ -143,25 +143,50 @@ pub struct RunRecord {
     pub decisions: Vec<crate::offline::Decision>,
 }
 
-/// The run log of one memory folder, newest last.
+/// The run log of one memory folder, newest last: the older log, then the current one.
 pub fn runs(data_dir: &Path, memory_dir: &Path) -> io::Result<Vec<RunRecord>> {
-    data::read_jsonl(&runs_path(data_dir, memory_dir))
+    let path = runs_path(data_dir, memory_dir);
+    let mut all: Vec<RunRecord> = data::read_jsonl(&older_log(&path))?;
+    all.extend(data::read_jsonl::<RunRecord>(&path)?);
+    Ok(all)
 }
 
 pub(crate) fn runs_path(data_dir: &Path, memory_dir: &Path) -> PathBuf {
     data::project_dir(data_dir, memory_dir).join("runs.jsonl")
 }
 
-/// The newest `limit` runs of one memory folder, newest first.
+/// Where the log goes once it passes [`MAX_LOG_BYTES`] (`runs.1.jsonl`, replacing the one
+/// before): at most two logs' worth of runs are kept.
+fn older_log(path: &Path) -> PathBuf {
+    path.with_file_name("runs.1.jsonl")
+}
+
+/// How large the run log grows before it is rotated. A run with its changeset is tens of
+/// kilobytes: some hundreds of runs each side, where 10,000 runs once made a 337 MB log.
+pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The newest `limit` runs of one memory folder, newest first, read from the end of the log.
 pub fn recent_runs(data_dir: &Path, memory_dir: &Path, limit: usize) -> io::Result<Vec<RunRecord>> {
-    let mut all = runs(data_dir, memory_dir)?;
-    all.reverse();
-    all.truncate(limit);
-    Ok(all)
+    let path = runs_path(data_dir, memory_dir);
+    let mut newest: Vec<RunRecord> = data::read_jsonl_tail(&path, limit)?;
+    if newest.len() < limit {
+        newest.extend(data::read_jsonl_tail::<RunRecord>(&older_log(&path), limit - newest.len())?);
+    }
+    Ok(newest)
 }
 
 pub(crate) fn append_run(data_dir: &Path, record: &RunRecord) -> io::Result<()> {
-    data::append_jsonl(&runs_path(data_dir, &record.memory_dir), record)
+    append_run_capped(data_dir, record, MAX_LOG_BYTES)
+}
+
+/// Appends, first moving a log past `cap` bytes aside. The move is one rename: a process
+/// appending to the log it opened before writes into the older log, and nothing is lost.
+fn append_run_capped(data_dir: &Path, record: &RunRecord, cap: u64) -> io::Result<()> {
+    let path = runs_path(data_dir, &record.memory_dir);
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() >= cap) {
+        std::fs::rename(&path, older_log(&path))?;
+    }
+    data::append_jsonl(&path, record)
 }
 
 /// What happens to what extraction finds, per project.
@@ -255,6 +280,38 @@ mod tests {
         );
         assert_eq!(run_message(&w(&["a.md"]), 0, &[]), saved_message(&w(&["a.md"]), 0));
         assert_eq!(run_message(&[], 0, &w(&["MEMORY.md"])), None);
+    }
+
+    fn record(id: usize) -> RunRecord {
+        serde_json::from_value(serde_json::json!({
+            "id": id.to_string(), "startedMs": id, "startedAt": "", "memoryDir": "/m", "projectRoot": "/p", "sessionId": null,
+            "transcript": "/t", "trigger": "requested", "engine": "offline", "model": null, "newMessageCount": 1,
+            "outcome": {"kind": "nothingToSave"}, "writtenPaths": [], "memoryPaths": [], "teamCount": 0, "message": "x".repeat(500),
+            "changeset": null, "turns": 0, "denials": [], "decisions": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_run_log_is_capped_and_read_from_its_end() {
+        let d = tempfile::tempdir().unwrap();
+        let m = Path::new("/m");
+        for i in 0..100 {
+            append_run_capped(d.path(), &record(i), 10_000).unwrap();
+        }
+        let path = runs_path(d.path(), m);
+        // Two logs of about the cap each, whatever the number of runs.
+        for p in [path.clone(), older_log(&path)] {
+            let len = std::fs::metadata(&p).unwrap().len();
+            assert!(len < 10_000 + 2_000, "{} is {len} bytes", p.display());
+        }
+        let ids = |v: Vec<RunRecord>| v.into_iter().map(|r| r.started_ms).collect::<Vec<_>>();
+        assert_eq!(ids(recent_runs(d.path(), m, 3).unwrap()), [99, 98, 97]);
+        // Past the current log's start, into the older one.
+        let current = data::read_jsonl::<RunRecord>(&path).unwrap().len();
+        let many = ids(recent_runs(d.path(), m, current + 2).unwrap());
+        assert_eq!(many, (0..current as u64 + 2).map(|i| 99 - i).collect::<Vec<_>>());
+        assert_eq!(ids(runs(d.path(), m).unwrap()).last(), Some(&99));
     }
 
     #[test]
