@@ -22,10 +22,11 @@ use serde_json::Value;
 
 /// The most arrays and objects [`parse`] nests. serde_json's own limit is 128, which refused
 /// settings Node reads (a 129-deep array). Reading, dropping, cloning, comparing and printing a
-/// `Value` all recurse once per level: 1,000 levels stay well inside a 2 MiB thread's stack
-/// when optimised (cloning 1,000 nested objects is about the most an unoptimised build's 2 MiB
-/// takes), where 10,000 overflow it even to drop. No real settings file comes near.
-pub const MAX_NESTING: usize = 1_000;
+/// `Value` all recurse once per level: 10,000 nested objects overflow a 2 MiB thread's stack
+/// even to drop, and an unoptimised build clones 1,000 only with more than 2 MiB; 512 leaves
+/// every one of those room to spare. No real settings file comes near. (The YAML reader has
+/// the same limit, `js_yaml::MAX_NESTING`.)
+pub const MAX_NESTING: usize = 512;
 
 /// Parses `bytes` as `JSON.parse(bytes.toString('utf8'))` would, with the stand-ins above.
 /// A genuine syntax error is serde_json's, with its line and column.
@@ -51,7 +52,7 @@ fn from_slice(bytes: &[u8]) -> Result<Value, serde_json::Error> {
 
 /// A document nesting past 128 levels: refused past [`MAX_NESTING`], else read without
 /// serde_json's limit on a thread of its own with room for the recursion (an unoptimised
-/// build needs a few KiB a level, more than a 2 MiB thread has at 1,000 levels).
+/// build needs a few KiB a level: more than a 2 MiB thread has at 512 levels).
 fn from_slice_deep(bytes: &[u8]) -> Result<Value, serde_json::Error> {
     if nesting(bytes) > MAX_NESTING {
         return Err(serde::de::Error::custom(format!("arrays and objects nest more than {MAX_NESTING} levels")));
@@ -243,7 +244,7 @@ mod tests {
     #[test]
     fn nesting_up_to_the_limit_reads() {
         let nested = |n: usize| format!("{{\"permissions\": {}1{}}}", "[".repeat(n), "]".repeat(n));
-        for n in [127, 128, 129, 500, MAX_NESTING - 1] {
+        for n in [127, 128, 129, 300, MAX_NESTING - 1] {
             let v = parse_str(&nested(n)).unwrap_or_else(|e| panic!("{n}: {e}"));
             assert!(v["permissions"].is_array());
             drop(v);
@@ -263,6 +264,20 @@ mod tests {
             assert!(e.to_string().contains("nest more than"), "{e}");
         }
         assert_eq!(nesting(br#"{"a": "[[{", "b": [{"c": "\"]"}]}"#), 3);
+        // Objects at the limit can be cloned, compared, printed and dropped on a 2 MiB thread.
+        let objects = format!("{}1{}", "{\"a\": ".repeat(MAX_NESTING), "}".repeat(MAX_NESTING));
+        let v = parse_str(&objects).unwrap();
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let copy = v.clone();
+                assert_eq!(copy, v);
+                assert!(format!("{v:?}").len() > MAX_NESTING && v.to_string() == objects.replace(": ", ":"));
+                drop((v, copy));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]

@@ -94,9 +94,11 @@ pub fn parse(yaml: &str, parser: YamlParser) -> Result<Value, YamlError> {
 /// The most collections one value may nest in another. Claude Code's readers have no stated
 /// limit (Bun's and the `yaml` package's run out of stack far deeper), but a value this deep
 /// is no memory, and dropping, cloning, comparing or printing a `Value` recurses once per
-/// level: at 50,000 levels that overflows a thread's 2 MiB stack. A block nesting deeper is
-/// refused as a parse error, like any YAML the reader cannot take.
-pub const MAX_NESTING: usize = 1_000;
+/// level: at 50,000 levels dropping overflows a thread's 2 MiB stack, and an unoptimised
+/// build clones 1,000 nested mappings only with more than 2 MiB. At 512 every one of those
+/// has room to spare on such a thread. A block nesting deeper is refused as a parse error,
+/// like any YAML the reader cannot take.
+pub const MAX_NESTING: usize = 512;
 /// The most values that anchors and aliases may copy in one block, and the most bytes of
 /// scalar text, over all of them together. A few hundred bytes of anchors aliasing each other (`&a2 [*a1, *a1, …]`,
 /// "billion laughs") would otherwise copy gigabytes; Bun refuses such a block as "Excessive

@@ -205,6 +205,17 @@ fn yaml_nesting_is_bounded() {
         assert!(serde_json::to_string(&v).unwrap().len() > MAX_NESTING);
         drop((v, copy));
     }
+    // Mappings at the limit, on a 2 MiB thread.
+    let maps: String = (0..MAX_NESTING).map(|i| format!("{}k{i}:\n", " ".repeat(i))).collect::<String>() + &" ".repeat(MAX_NESTING) + "x\n";
+    let handle = std::thread::Builder::new().stack_size(2 << 20).spawn(move || {
+        let v = js_yaml::parse(&maps, YamlParser::Bun1_4).unwrap();
+        let copy = v.clone();
+        assert_eq!(copy, v);
+        assert!(format!("{v:?}").len() > MAX_NESTING);
+        assert!(serde_json::to_string(&v).unwrap().len() > MAX_NESTING);
+        drop((v, copy));
+    });
+    handle.unwrap().join().unwrap();
     // An alias cannot carry a value past the limit either.
     let nested = format!("a: &a\n{}x\nb:\n{}*a\n", "- ".repeat(MAX_NESTING - 1), "- ".repeat(3));
     let e = js_yaml::parse(&nested, YamlParser::Bun1_4).unwrap_err();
