@@ -244,6 +244,9 @@ pub struct InboxView {
     pub runs: Vec<ExtractionRun>,
     /// The project's newest session transcript, which "run extraction now" reads.
     pub newest_transcript: Option<TranscriptInfo>,
+    /// Inbox item files that are damaged (not valid JSON), which no list can show and which
+    /// belong to no project anyone can tell: each names the file and says to delete it.
+    pub damaged: Vec<String>,
 }
 
 /// What [`Mneme::run_extraction`] did.
@@ -459,6 +462,7 @@ impl Mneme {
             decided: decided.into_iter().map(item_view).collect(),
             runs: runs.into_iter().map(run_view).collect(),
             newest_transcript: newest_transcript(&self.env, &r.cwd),
+            damaged: x.inbox().damaged()?.into_iter().map(|e| e.to_string()).collect(),
         })
     }
 

@@ -251,6 +251,25 @@ fn a_run_that_only_forgets_says_what_it_removed() {
 }
 
 #[test]
+fn a_damaged_item_is_listed_as_damaged_and_named_when_kept() {
+    let mut w = World::new();
+    let m = w.mneme();
+    m.set_review_mode(&w.at(), ReviewModeName::Review).unwrap();
+    w.say("Remember that I review code in the morning.");
+    let id = m.run_extraction(&w.at(), None).unwrap().runs[0].inbox_id.clone().unwrap();
+    let file = w.t.env.data_dir().join("extract/inbox").join(format!("{id}.json"));
+    let bytes = fs::read(&file).unwrap();
+    fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    let v = m.inbox(&w.at()).unwrap();
+    assert!(v.pending.is_empty());
+    assert_eq!(v.damaged.len(), 1);
+    assert!(v.damaged[0].contains("is damaged") && v.damaged[0].contains(&file.display().to_string()), "{:?}", v.damaged);
+    let err = m.inbox_keep(&id).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Malformed);
+    assert!(err.message.contains("Delete it") && !err.message.contains("writable"), "{}", err.message);
+}
+
+#[test]
 fn a_model_provider_that_is_not_set_up_is_refused_before_anything_runs() {
     let mut w = World::new();
     let m = Mneme::new(w.t.env.clone().set_var("MNEME_KEYRING_SERVICE", format!("mneme-api-test-{}", std::process::id())), Arc::new(FixedClock::at_unix_secs(1_764_400_000)));

@@ -1063,6 +1063,11 @@ export type InboxView = {
 	runs: ExtractionRun[],
 	/**  The project's newest session transcript, which "run extraction now" reads. */
 	newestTranscript: TranscriptInfo | null,
+	/**
+	 *  Inbox item files that are damaged (not valid JSON), which no list can show and which
+	 *  belong to no project anyone can tell: each names the file and says to delete it.
+	 */
+	damaged: string[],
 };
 
 /**  An index as it was before a fix rewrote it. */
