@@ -46,6 +46,8 @@ pub fn parse(yaml: &str, parser: YamlParser) -> Result<Value, YamlError> {
     let mut events = Parser::new_from_str(&scan.text);
     let mut builder = Builder::new(parser);
     let mut docs: Vec<Value> = Vec::new();
+    // How deep the deepest root nests: in a list of several roots, one level more.
+    let mut deepest_root = 0;
     while let Some(next) = events.next_event() {
         let (event, span) = next.map_err(|e| YamlError { line: Some(e.marker().line()), message: e.info().to_string() })?;
         let at = |message: String| YamlError { line: Some(span.start.line()), message };
@@ -53,7 +55,10 @@ pub fn parse(yaml: &str, parser: YamlParser) -> Result<Value, YamlError> {
             Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
             // A later document's anchors start afresh; what the aliases copied still counts.
             Event::DocumentStart(_) => builder = Builder { copied: std::mem::take(&mut builder.copied), ..Builder::new(parser) },
-            Event::DocumentEnd => docs.push(builder.root.take().unwrap_or(Value::Null)),
+            Event::DocumentEnd => {
+                docs.push(builder.root.take().unwrap_or(Value::Null));
+                deepest_root = deepest_root.max(builder.root_height);
+            }
             Event::Alias(id) => {
                 let anchored = builder.anchors.get(&id).ok_or_else(|| YamlError {
                     line: None,
@@ -83,6 +88,9 @@ pub fn parse(yaml: &str, parser: YamlParser) -> Result<Value, YamlError> {
         if let Some(key) = builder.repeated.take() {
             return Err(YamlError { line: None, message: format!("Map keys must be unique: {key}") });
         }
+    }
+    if docs.len() > 1 && deepest_root >= MAX_NESTING {
+        return Err(YamlError { line: None, message: too_deep() });
     }
     Ok(match docs.len() {
         0 => Value::Null,
@@ -164,6 +172,7 @@ struct Builder {
     stack: Vec<Frame>,
     anchors: HashMap<usize, Anchored>,
     root: Option<Value>,
+    root_height: usize,
     /// A key written twice in one mapping, which the `yaml` package refuses.
     repeated: Option<String>,
     copied: Copied,
@@ -171,7 +180,7 @@ struct Builder {
 
 impl Builder {
     fn new(parser: YamlParser) -> Builder {
-        Builder { parser, stack: Vec::new(), anchors: HashMap::new(), root: None, repeated: None, copied: Copied::default() }
+        Builder { parser, stack: Vec::new(), anchors: HashMap::new(), root: None, root_height: 0, repeated: None, copied: Copied::default() }
     }
 
     /// A collection starts; refused past [`MAX_NESTING`] levels, so that no value deeper is
@@ -202,6 +211,7 @@ impl Builder {
         let node = self.parser == YamlParser::Node;
         let Some(Frame { open, size: total, .. }) = self.stack.last_mut() else {
             self.root = Some(value);
+            self.root_height = size.height;
             return;
         };
         total.nodes = total.nodes.saturating_add(size.nodes);

@@ -198,6 +198,9 @@ fn yaml_nesting_is_bounded() {
     let over = format!("list:\n{}x\n", "- ".repeat(MAX_NESTING));
     for parser in [YamlParser::Node, YamlParser::Bun1_3, YamlParser::Bun1_4] {
         assert!(js_yaml::parse(&over, parser).is_err(), "{parser:?}");
+        // Several documents are a list of their roots: one level more.
+        assert!(js_yaml::parse(&format!("a: 1\n---\n{at_limit}"), parser).is_err(), "{parser:?}");
+        assert!(js_yaml::parse(&format!("a: 1\n---\n{over}"), parser).is_err(), "{parser:?}");
         let v = js_yaml::parse(&at_limit, parser).unwrap();
         let copy = v.clone();
         assert_eq!(copy, v);
