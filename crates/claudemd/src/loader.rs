@@ -842,6 +842,8 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile], listed
             }
         }
         if depth >= NESTED_MAX_DEPTH {
+            // Not listed, but looked into for candidates above: one appearing here counts.
+            listed.push(dir.clone());
             continue;
         }
         let Ok(entries) = fs::read_dir(&dir) else { continue };
