@@ -393,7 +393,9 @@ impl Mneme {
                 })
                 .collect(),
             conditional: ctx.conditional.clone(),
-            nested_candidates: ctx.nested_candidates.clone(),
+            // A path that is not UTF-8 cannot be encoded for the page (nor named by Claude Code,
+            // which sees such a name with its bytes replaced): left out of the listing.
+            nested_candidates: ctx.nested_candidates.iter().filter(|p| p.to_str().is_some()).cloned().collect(),
             auto_memory: r.auto_memory,
             settings_problems: r.settings.errors().map(|e| e.to_string()).collect(),
             claude_code: r.claude_code,
