@@ -38,6 +38,14 @@ async fn next_activity(rx: &mut Option<Activity>) -> Arc<SchedulerEvent> {
     }
 }
 
+/// The `changed` event's data. The watcher sends names that are not UTF-8 with their bytes
+/// replaced; one that still cannot be encoded asks for a full reload instead of ending the
+/// stream (`json!` would panic).
+fn changed_data(paths: &[std::path::PathBuf]) -> String {
+    let names: Option<Vec<&str>> = paths.iter().map(|p| p.to_str()).collect();
+    serde_json::json!({ "paths": names.unwrap_or_default() }).to_string()
+}
+
 pub(crate) async fn stream(State(state): State<Arc<AppState>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let rx = state.events.subscribe();
     let activity = state.scheduler.as_ref().map(broadcast::Sender::subscribe);
@@ -56,7 +64,7 @@ pub(crate) async fn stream(State(state): State<Arc<AppState>>) -> Sse<impl Strea
                     Err(broadcast::error::RecvError::Lagged(_)) => Arc::new(Vec::new()),
                     Err(broadcast::error::RecvError::Closed) => return None,
                 };
-                Event::default().event("changed").data(serde_json::json!({ "paths": *paths }).to_string())
+                Event::default().event("changed").data(changed_data(&paths))
             }
             e = next_activity(&mut activity) => {
                 // A DTO of plain fields always encodes; an empty object would only be ignored.
@@ -68,4 +76,18 @@ pub(crate) async fn stream(State(state): State<Arc<AppState>>) -> Sse<impl Strea
         Some((Ok(event), (rx, activity, stop)))
     });
     Sse::new(hello.chain(changes)).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changed_data;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_name_that_cannot_be_encoded_asks_for_a_full_reload_instead_of_panicking() {
+        let odd = PathBuf::from(std::ffi::OsStr::from_bytes(b"/m/caf\xe9.md"));
+        assert_eq!(changed_data(&[PathBuf::from("/m/a.md"), odd]), r#"{"paths":[]}"#);
+        assert_eq!(changed_data(&[PathBuf::from("/m/a.md")]), r#"{"paths":["/m/a.md"]}"#);
+    }
 }
