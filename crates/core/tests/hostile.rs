@@ -131,7 +131,7 @@ fn brace_budget_never_runs_below_zero() {
     let pad = "x".repeat(frontmatter::MAX_EXPANSION_BYTES - 3);
     let bomb = format!("{{{}}}{}", vec!["a"; 250_000].join(","), "y".repeat(500_000));
     let out = frontmatter::split_paths(&[format!("{pad},{{,}},{bomb}")]);
-    assert_eq!(out, [pad.clone()]);
+    assert_eq!(out, std::slice::from_ref(&pad));
     let text = format!("---\npaths: \"{pad},{{,}}\"\n---\nbody\n");
     assert_eq!(frontmatter::rule_globs(frontmatter::parse(&text).frontmatter.as_ref()), Some(vec![pad]));
 }
