@@ -54,7 +54,8 @@ def crate_of(deps, name, hash):
         return None
     sources = first.split(": ", 1)[1].split() if ": " in first else []
     for src in sources:
-        m = re.search(r"^((?:.*/)?crates/[^/]+|(?:.*/)?src-tauri)/", src)
+        # The folder inside the repository: a clone elsewhere (CI's) builds the same crate.
+        m = re.search(r"(?:^|/)(crates/[^/]+|src-tauri)/", src)
         if m:
             return m.group(1)
     return sources[0] if sources else None
