@@ -561,7 +561,7 @@ impl Inbox {
                 let updated = append_to_claude_md(&existing, &memories);
                 // CLAUDE.md is checked in; CLAUDE.local.md is private only while git ignores it.
                 let added: String = memories.iter().filter_map(|m| m.after.as_deref()).collect::<Vec<_>>().join("\n");
-                let found = mneme_secrets::scan(&added);
+                let found = mneme_secrets::scan_team(&added);
                 if !found.is_empty() {
                     let labels = found.iter().map(|f| f.label.as_str()).collect::<Vec<_>>().join(", ");
                     if target == PromoteTarget::ClaudeMd {
