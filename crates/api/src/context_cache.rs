@@ -10,6 +10,8 @@
 //!   existed before the view was built (a change made before a watch existed would never be
 //!   reported). When the watches are new,
 //!   the view is built a second time, now that they exist, and that one is kept.
+//! - A kept view holds its watches (the ticket [`FolderWatch::cover`] answers) and hands them
+//!   back when it goes ([`FolderWatch::release`]), so the watcher can drop those no view needs.
 //! - Each batch of changed paths the watcher reports drops every view one of them concerns
 //!   ([`ContextCache::changed`]); a watcher overflow or error (an empty batch) drops them all,
 //!   and a stopped watcher turns the cache off for good.
@@ -36,21 +38,29 @@ pub struct DependsOn {
     pub recursive: bool,
     /// Only this entry of `dir` matters; `None`: any entry (or anything below, when recursive).
     pub entry: Option<OsString>,
+    /// Only sub-folders of `dir` matter (flat, no `entry`): one appearing there, going or
+    /// renamed, not a file changing. A folder the nested walk listed is one: a new sub-folder
+    /// may hold instructions, a dev server's `logs/app.log` changes nothing.
+    pub folders_only: bool,
 }
 
 impl DependsOn {
     fn flat(dir: impl Into<PathBuf>) -> Self {
-        DependsOn { dir: dir.into(), recursive: false, entry: None }
+        DependsOn { dir: dir.into(), recursive: false, entry: None, folders_only: false }
     }
 
     fn tree(dir: impl Into<PathBuf>) -> Self {
-        DependsOn { dir: dir.into(), recursive: true, entry: None }
+        DependsOn { dir: dir.into(), recursive: true, entry: None, folders_only: false }
+    }
+
+    fn sub_folders(dir: impl Into<PathBuf>) -> Self {
+        DependsOn { dir: dir.into(), recursive: false, entry: None, folders_only: true }
     }
 
     /// The one entry `path` names in its folder (the folder itself, for a path with no parent).
     fn file(path: &Path) -> Self {
         match (path.parent(), path.file_name()) {
-            (Some(dir), Some(name)) => DependsOn { dir: dir.to_path_buf(), recursive: false, entry: Some(name.to_owned()) },
+            (Some(dir), Some(name)) => DependsOn { dir: dir.to_path_buf(), recursive: false, entry: Some(name.to_owned()), folders_only: false },
             _ => DependsOn::flat(path),
         }
     }
@@ -59,7 +69,15 @@ impl DependsOn {
     /// entry (any entry; anything below, when recursive), the folder itself, or a folder above
     /// it (removed or renamed, taking this one along). Entry names compare ignoring ASCII case,
     /// as a case-insensitive file system may report another spelling of the same name.
+    /// A change of unknown kind: it may be a folder (see [`DependsOn::concerns_change`]).
     pub fn concerns(&self, path: &Path) -> bool {
+        self.concerns_change(path, true)
+    }
+
+    /// Whether a change at `path` concerns it: as [`DependsOn::concerns`], except that a change
+    /// to a file (`folder` false: see [`ContextCache::changed`]) in a folder that counts only
+    /// for its sub-folders does not.
+    pub fn concerns_change(&self, path: &Path, folder: bool) -> bool {
         if self.dir.starts_with(path) {
             return true;
         }
@@ -68,7 +86,7 @@ impl DependsOn {
         }
         path.parent() == Some(self.dir.as_path())
             && match &self.entry {
-                None => true,
+                None => folder || !self.folders_only,
                 Some(name) => path.file_name().is_some_and(|n| n.eq_ignore_ascii_case(name)),
             }
     }
@@ -80,21 +98,26 @@ impl DependsOn {
 /// page may still show a view the cache dropped), and a busy batch names hundreds of paths.
 #[derive(Debug, Default)]
 pub struct DependsOnIndex {
-    /// By folder: each dependency's `recursive` and `entry`.
-    by_dir: BTreeMap<PathBuf, BTreeSet<(bool, Option<OsString>)>>,
+    /// By folder: each dependency's `recursive`, `entry` and `folders_only`.
+    by_dir: BTreeMap<PathBuf, BTreeSet<(bool, Option<OsString>, bool)>>,
 }
 
 impl DependsOnIndex {
     pub fn insert(&mut self, d: DependsOn) {
-        self.by_dir.entry(d.dir).or_default().insert((d.recursive, d.entry));
+        self.by_dir.entry(d.dir).or_default().insert((d.recursive, d.entry, d.folders_only));
     }
 
     pub fn is_empty(&self) -> bool {
         self.by_dir.is_empty()
     }
 
-    /// Whether a change at `path` concerns any dependency kept.
+    /// Whether a change at `path` of unknown kind concerns any dependency kept.
     pub fn concerns(&self, path: &Path) -> bool {
+        self.concerns_change(path, true)
+    }
+
+    /// Whether a change at `path` concerns any dependency kept ([`DependsOn::concerns_change`]).
+    pub fn concerns_change(&self, path: &Path, folder: bool) -> bool {
         // The path itself or a folder above a dependency: paths sort component by component,
         // so those starting with `path` follow it without a gap and the first one tells.
         if self.by_dir.range::<Path, _>((Bound::Included(path), Bound::Unbounded)).next().is_some_and(|(dir, _)| dir.starts_with(path)) {
@@ -105,9 +128,9 @@ impl DependsOnIndex {
         // Its own folder: a dependency on any entry, on this entry, or on the whole tree.
         if let Some(parent) = above.next() {
             let in_parent = self.by_dir.get(parent).is_some_and(|deps| {
-                deps.iter().any(|(recursive, entry)| match entry {
+                deps.iter().any(|(recursive, entry, folders_only)| match entry {
                     _ if *recursive => true,
-                    None => true,
+                    None => folder || !folders_only,
                     Some(e) => name.is_some_and(|n| n.eq_ignore_ascii_case(e)),
                 })
             });
@@ -116,7 +139,7 @@ impl DependsOnIndex {
             }
         }
         // Further up: only a tree reaches down.
-        above.any(|dir| self.by_dir.get(dir).is_some_and(|deps| deps.iter().any(|(recursive, _)| *recursive)))
+        above.any(|dir| self.by_dir.get(dir).is_some_and(|deps| deps.iter().any(|(recursive, _, _)| *recursive)))
     }
 }
 
@@ -133,9 +156,13 @@ pub trait FolderWatch: Send + Sync {
     /// How many watches have been added so far: the number the next one will exceed.
     fn generation(&self) -> u64;
     /// Makes sure every folder (each exists when asked) is watched, adding the watches that are
-    /// missing. Answers the generation of the newest watch covering them, or `None` when one
-    /// could not be watched (then the view is not kept).
-    fn cover(&self, folders: &[DependsOn]) -> Option<u64>;
+    /// missing. Answers `(newest, ticket)`: the generation of the newest watch covering them,
+    /// and a ticket holding those watches until handed to [`FolderWatch::release`]; or `None`
+    /// when one could not be watched (then the view is not kept, and nothing is held).
+    fn cover(&self, folders: &[DependsOn]) -> Option<(u64, u64)>;
+    /// The view a ticket from [`FolderWatch::cover`] was for is not kept (any more): its
+    /// watches may go once no other view holds them (a project's `.venv` is thousands).
+    fn release(&self, ticket: u64);
 }
 
 /// How many views are kept: a person looks at a handful of projects; each view of a large one
@@ -163,6 +190,8 @@ struct State {
 struct Entry {
     view: Arc<ContextView>,
     depends_on: Vec<DependsOn>,
+    /// The watches held for it ([`FolderWatch::release`] when it goes).
+    ticket: u64,
 }
 
 /// Counters for tests and benchmarks.
@@ -188,33 +217,56 @@ impl ContextCache {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// One batch of changed paths from the watcher; an empty batch means it lost track
-    /// (overflow, error), so everything goes.
-    pub fn changed(&self, paths: &[PathBuf]) {
-        let mut s = self.lock();
-        s.changes += 1;
-        s.stats.batches += 1;
-        if paths.is_empty() {
-            s.entries.clear();
-        } else {
-            s.entries.retain(|(_, e)| !e.depends_on.iter().any(|d| paths.iter().any(|p| d.concerns(p))));
+    /// One batch of changes from the watcher, each a path and whether it may be a folder: the
+    /// event said so (created or removed as one), the path is a folder now (renamed there), or
+    /// the kind is unknown. A folder renamed away may say `false`: one a view listed is named
+    /// by that view's own dependencies, and one no view listed changes none. An empty batch
+    /// means the watcher lost track (overflow, error), so everything goes.
+    pub fn changed(&self, changes: &[(PathBuf, bool)]) {
+        let dropped = {
+            let mut s = self.lock();
+            s.changes += 1;
+            s.stats.batches += 1;
+            if changes.is_empty() {
+                std::mem::take(&mut s.entries)
+            } else {
+                let (gone, kept) = std::mem::take(&mut s.entries)
+                    .into_iter()
+                    .partition(|(_, e)| e.depends_on.iter().any(|d| changes.iter().any(|(p, folder)| d.concerns_change(p, *folder))));
+                s.entries = kept;
+                gone
+            }
+        };
+        self.release(dropped);
+    }
+
+    /// Hands the watches of views no longer kept back to the watcher (outside the lock).
+    fn release(&self, dropped: Vec<(String, Entry)>) {
+        for (_, e) in dropped {
+            self.watch.release(e.ticket);
         }
     }
 
     /// Drops every view (an operation just wrote files; the watcher reports that only after
     /// its debounce, and the page asks again at once).
     pub fn clear(&self) {
-        let mut s = self.lock();
-        s.changes += 1;
-        s.entries.clear();
+        let dropped = {
+            let mut s = self.lock();
+            s.changes += 1;
+            std::mem::take(&mut s.entries)
+        };
+        self.release(dropped);
     }
 
     /// The watcher stopped: drop everything and keep nothing from now on.
     pub fn close(&self) {
-        let mut s = self.lock();
-        s.closed = true;
-        s.changes += 1;
-        s.entries.clear();
+        let dropped = {
+            let mut s = self.lock();
+            s.closed = true;
+            s.changes += 1;
+            std::mem::take(&mut s.entries)
+        };
+        self.release(dropped);
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -243,27 +295,47 @@ impl Mneme {
             s.stats.misses += 1;
         }
         let mut last = None;
+        // The previous build's watches, held until this one's cover so they are not dropped
+        // and added again (as new watches) in between.
+        let mut held: Option<u64> = None;
+        let release_held = |held: &mut Option<u64>| {
+            if let Some(t) = held.take() {
+                cache.watch.release(t);
+            }
+        };
         for _ in 0..BUILDS {
             let (changes, watches) = (cache.lock().changes, cache.watch.generation());
-            let (view, depends_on) = self.context_traced(&req, true)?;
+            let (view, depends_on) = match self.context_traced(&req, true) {
+                Ok(built) => built,
+                Err(e) => {
+                    release_held(&mut held);
+                    return Err(e);
+                }
+            };
             let view = Arc::new(view);
             let depends_on = existing(depends_on);
-            let Some(newest) = cache.watch.cover(&depends_on) else { return Ok(view) };
+            let covered = cache.watch.cover(&depends_on);
+            release_held(&mut held);
+            let Some((newest, ticket)) = covered else { return Ok(view) };
             if newest > watches {
                 // Watched only since this build began: build again with the watches in place.
+                held = Some(ticket);
                 last = Some(view);
                 continue;
             }
             let mut s = cache.lock();
             if s.closed || s.changes != changes {
+                drop(s);
+                cache.watch.release(ticket);
                 return Ok(view);
             }
-            if s.entries.len() >= MAX_ENTRIES {
-                s.entries.remove(0);
-            }
-            s.entries.push((key, Entry { view: view.clone(), depends_on }));
+            let evicted = if s.entries.len() >= MAX_ENTRIES { vec![s.entries.remove(0)] } else { Vec::new() };
+            s.entries.push((key, Entry { view: view.clone(), depends_on, ticket }));
+            drop(s);
+            cache.release(evicted);
             return Ok(view);
         }
+        release_held(&mut held);
         Ok(last.expect("BUILDS is at least 1"))
     }
 }
@@ -302,7 +374,7 @@ fn existing(depends_on: BTreeSet<DependsOn>) -> Vec<DependsOn> {
         out.insert(match below {
             None => DependsOn { dir: real, ..d },
             // A `..` on the way has no name to watch: any entry then.
-            Some(below) => DependsOn { dir: real, recursive: false, entry: below.file_name().map(OsString::from) },
+            Some(below) => DependsOn { dir: real, recursive: false, entry: below.file_name().map(OsString::from), folders_only: false },
         });
     }
     without_covered(out)
@@ -315,11 +387,12 @@ fn existing(depends_on: BTreeSet<DependsOn>) -> Vec<DependsOn> {
 fn without_covered(deps: BTreeSet<DependsOn>) -> Vec<DependsOn> {
     let trees: std::collections::HashSet<&Path> = deps.iter().filter(|d| d.recursive).map(|d| d.dir.as_path()).collect();
     let flats: std::collections::HashSet<&Path> =
-        deps.iter().filter(|d| !d.recursive && d.entry.is_none()).map(|d| d.dir.as_path()).collect();
+        deps.iter().filter(|d| !d.recursive && d.entry.is_none() && !d.folders_only).map(|d| d.dir.as_path()).collect();
     let covered = |d: &DependsOn| {
         // A tree covers itself: only trees above it count.
         let above = if d.recursive { d.dir.parent() } else { Some(d.dir.as_path()) };
-        above.is_some_and(|a| a.ancestors().any(|t| trees.contains(t))) || (d.entry.is_some() && flats.contains(d.dir.as_path()))
+        above.is_some_and(|a| a.ancestors().any(|t| trees.contains(t)))
+            || ((d.entry.is_some() || d.folders_only) && flats.contains(d.dir.as_path()))
     };
     deps.iter().filter(|d| !covered(d)).cloned().collect()
 }
@@ -330,6 +403,36 @@ fn without_covered(deps: BTreeSet<DependsOn>) -> Vec<DependsOn> {
 /// settings, watched as a folder of its own) and `.git`, which makes a folder the project's
 /// repository root and so decides the memory folder and which settings apply.
 const INSTRUCTION_ENTRIES: [&str; 5] = ["CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude", ".git"];
+
+/// The entries the nested-candidate walk looks for in each folder it lists (`.claude` holds
+/// its CLAUDE.md and rules).
+const NESTED_ENTRIES: [&str; 3] = ["CLAUDE.md", "CLAUDE.local.md", ".claude"];
+
+/// Folders a package manager or tool fills (thousands of folders of other people's code and
+/// caches), whose listing is not watched: below the project, a folder with one of these names,
+/// or a Python virtual environment by any name (it holds `pyvenv.cfg`).
+const HEAVY_FOLDERS: [&str; 16] = [
+    ".venv",
+    "venv",
+    "site-packages",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".gradle",
+    ".terraform",
+    "bower_components",
+    ".direnv",
+];
+
+fn is_heavy(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| HEAVY_FOLDERS.iter().any(|h| n == *h)) || dir.join("pyvenv.cfg").is_file()
+}
 
 /// What a view built from these inputs depends on (see the module's list).
 pub(crate) fn dependencies(
@@ -360,9 +463,23 @@ pub(crate) fn dependencies(
     for dir in &r.options.additional_dirs {
         instruction_folder(&mut out, dir);
     }
-    // Each folder the nested-candidate walk listed: a new sub-folder (or file) anywhere there.
-    for dir in &ctx.looked_in {
-        out.insert(DependsOn::flat(dir));
+    // Each folder the nested-candidate walk listed: the names it looks for there, and a
+    // sub-folder appearing (it will list that too). Not its other files: a dev server writing
+    // `logs/app.log` every second would drop the view (and reload the page) every second.
+    // Folders inside a virtual environment or a tool's cache are not depended on (nor watched:
+    // a `.venv` of 3,000 packages is as many inotify watches); the loader still lists them.
+    let mut heavy: std::collections::HashSet<&Path> = std::collections::HashSet::new();
+    for (i, dir) in ctx.looked_in.iter().enumerate() {
+        // The walk lists a folder before the folders below it, the project first.
+        let inside_heavy = dir.ancestors().skip(1).any(|a| heavy.contains(a));
+        if inside_heavy || (i > 0 && is_heavy(dir)) {
+            heavy.insert(dir);
+            continue;
+        }
+        out.insert(DependsOn::sub_folders(dir));
+        for name in NESTED_ENTRIES {
+            out.insert(DependsOn::file(&dir.join(name)));
+        }
         out.insert(DependsOn::flat(dir.join(".claude")));
         out.insert(DependsOn::tree(dir.join(".claude/rules")));
     }
@@ -435,9 +552,11 @@ mod tests {
             1
         }
 
-        fn cover(&self, _: &[DependsOn]) -> Option<u64> {
-            self.can_watch.then_some(1)
+        fn cover(&self, _: &[DependsOn]) -> Option<(u64, u64)> {
+            self.can_watch.then_some((1, 1))
         }
+
+        fn release(&self, _: u64) {}
     }
 
     fn setup(can_watch: bool) -> (TestHome, Mneme, ContextCache, ContextRequest) {
@@ -459,9 +578,10 @@ mod tests {
         for dir in dirs {
             for recursive in [false, true] {
                 for entry in entries {
-                    shapes.push(DependsOn { dir: dir.into(), recursive, entry: entry.map(OsString::from) });
+                    shapes.push(DependsOn { dir: dir.into(), recursive, entry: entry.map(OsString::from), folders_only: false });
                 }
             }
+            shapes.push(DependsOn::sub_folders(dir));
         }
         let paths: Vec<PathBuf> = ["/", "/a", "/a/b", "/a/B", "/a/b/c", "/a/b/c/d", "/a/bc", "/a/bcd", "/x", "/x/y", "/x/Y/z", "/z", "/a/b/cc"]
             .iter()
@@ -478,9 +598,11 @@ mod tests {
             let mut index = DependsOnIndex::default();
             index.extend(picked.iter().cloned());
             for path in &paths {
-                let linear = picked.iter().any(|d| d.concerns(path));
-                if index.concerns(path) != linear {
-                    disagreements.push((picked.clone(), path.clone(), linear));
+                for folder in [false, true] {
+                    let linear = picked.iter().any(|d| d.concerns_change(path, folder));
+                    if index.concerns_change(path, folder) != linear {
+                        disagreements.push((picked.clone(), path.clone(), folder, linear));
+                    }
                 }
             }
         }
@@ -523,13 +645,16 @@ mod tests {
         let flat = |d: &Path| deps.contains(&DependsOn::flat(d));
         let named = |p: &Path| deps.iter().any(|d| d.concerns(p));
         // Above the project: what the loader reads there and the way down, by name (in the
-        // project, whose every entry the nested walk counts, by the folder).
+        // project, which the nested walk lists, also any sub-folder, but no other file).
         for dir in [req.cwd.as_path(), home.root.as_path(), Path::new("/")] {
             for name in INSTRUCTION_ENTRIES {
                 assert!(named(&dir.join(name)), "{name} in {dir:?}: {deps:?}");
             }
         }
-        assert!(flat(&req.cwd) && deps.contains(&DependsOn::file(&req.cwd)), "{deps:?}");
+        assert!(deps.contains(&DependsOn::sub_folders(&req.cwd)) && deps.contains(&DependsOn::file(&req.cwd)), "{deps:?}");
+        assert!(!flat(&req.cwd), "{deps:?}");
+        assert!(!deps.iter().any(|d| d.concerns_change(&req.cwd.join("app.log"), false)), "{deps:?}");
+        assert!(deps.iter().any(|d| d.concerns_change(&req.cwd.join("src"), true)), "{deps:?}");
         // The config home's entries, the managed folder (missing here: its name above it).
         assert!(flat(&home.config_home()), "{deps:?}");
         assert!(named(&home.root.join("managed")), "{deps:?}");
@@ -620,7 +745,7 @@ mod tests {
     #[test]
     fn a_named_entry_concerns_that_entry_in_any_case_and_the_folders_above_only() {
         let f = DependsOn::file(Path::new("/p/a/CLAUDE.md"));
-        assert_eq!(f, DependsOn { dir: "/p/a".into(), recursive: false, entry: Some("CLAUDE.md".into()) });
+        assert_eq!(f, DependsOn { dir: "/p/a".into(), recursive: false, entry: Some("CLAUDE.md".into()), folders_only: false });
         assert!(f.concerns(Path::new("/p/a/CLAUDE.md")));
         assert!(f.concerns(Path::new("/p/a/claude.md")), "a case-insensitive file system's spelling");
         assert!(f.concerns(Path::new("/p/a")) && f.concerns(Path::new("/p")));

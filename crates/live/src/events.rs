@@ -16,10 +16,18 @@
 //! batch made stale. Pages then hear only of the paths they may show: those in the folders the
 //! shell asked for and those a view depended on, not the rest of what the cache's flat watches
 //! see (every command a shell runs rewrites its history file in the home folder).
+//!
+//! Each view holds the watches it needs (a ticket per view); once no kept view holds a watch
+//! and the shell did not ask for its folder, it is removed, so inotify watches do not pile up.
+//! A folder removed or renamed takes its watches along: they are dropped (the kernel watches an
+//! inode, not a name), and the next view, or the shell's folder once it exists again, watches
+//! the new folder. Folders waited for are looked for after each batch and every second.
 
 use mneme_api::{ContextCache, DependsOn, DependsOnIndex, Environment, FolderWatch};
+use notify::event::{CreateKind, ModifyKind, RemoveKind};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,6 +37,10 @@ use tokio::sync::{broadcast, mpsc, watch};
 /// Code's write is several file-system events, and the UI should reload once.
 const DEBOUNCE: Duration = Duration::from_millis(300);
 
+/// How often folders waited for (a fresh machine's `~/.claude/projects`) are looked for when
+/// nothing else happens: no watch sees a folder appear that no watch covers.
+const PENDING_RETRY: Duration = Duration::from_secs(1);
+
 /// The watcher and its subscribers' channel.
 pub struct Events {
     tx: broadcast::Sender<Arc<Vec<PathBuf>>>,
@@ -37,10 +49,24 @@ pub struct Events {
     cache: Arc<ContextCache>,
 }
 
+/// One watch on a folder.
+struct Watch {
+    mode: RecursiveMode,
+    /// Its number (1, 2, …): the watches added before it are the lower ones.
+    number: u64,
+    /// How many tickets of the context cache hold it.
+    refs: usize,
+    /// The shell asked for it (or for a folder it covers): kept until its folder goes.
+    pinned: bool,
+    /// The folder's device and inode when watched: the kernel watches the inode, so a folder
+    /// removed and created again under the same name is not watched by it any more.
+    id: Option<(u64, u64)>,
+}
+
 struct Watched {
     watcher: RecommendedWatcher,
-    /// Folders being watched, with whether recursively and the watch's number (1, 2, …).
-    active: Vec<(PathBuf, RecursiveMode, u64)>,
+    /// Folders being watched, by folder (a folder may be watched flat and recursively).
+    active: BTreeMap<PathBuf, Vec<Watch>>,
     /// How many watches were ever added: the newest one's number.
     added: u64,
     /// Folders to watch once they exist (a fresh machine has no `projects` folder yet).
@@ -53,65 +79,180 @@ struct Watched {
     /// cache's watches on folders above a project see every file there (a shell's history in
     /// the home folder), and pages should not reload for those.
     interests: DependsOnIndex,
+    /// The watches each ticket the cache holds stands for (folder and number).
+    tickets: HashMap<u64, Vec<(PathBuf, u64)>>,
+    /// How many tickets were ever given.
+    issued: u64,
+}
+
+/// Whether a watch on `p` as `m` covers `dir` as `mode` asks.
+fn covers(p: &Path, m: RecursiveMode, dir: &Path, mode: RecursiveMode) -> bool {
+    (p == dir && (m == mode || m == RecursiveMode::Recursive)) || (m == RecursiveMode::Recursive && dir.starts_with(p))
+}
+
+/// The device and inode of a folder, following links as the watch does.
+fn identity(dir: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl Watched {
     fn new(watcher: RecommendedWatcher) -> Watched {
-        Watched { watcher, active: Vec::new(), added: 0, pending: Vec::new(), shown: Vec::new(), interests: DependsOnIndex::default() }
+        Watched {
+            watcher,
+            active: BTreeMap::new(),
+            added: 0,
+            pending: Vec::new(),
+            shown: Vec::new(),
+            interests: DependsOnIndex::default(),
+            tickets: HashMap::new(),
+            issued: 0,
+        }
     }
 
-    /// Whether a change at `path` is one the pages may show: in a folder the shell asked for,
-    /// or something a context view depended on.
-    fn shows(&self, path: &Path) -> bool {
+    /// Whether a change at `path` (`folder`: it may be a folder) is one the pages may show: in
+    /// a folder the shell asked for, or something a context view depended on.
+    fn shows(&self, path: &Path, folder: bool) -> bool {
         let asked = self.shown.iter().any(|(dir, mode)| {
-            let dep = DependsOn { dir: dir.clone(), recursive: *mode == RecursiveMode::Recursive, entry: None };
+            let dep = DependsOn { dir: dir.clone(), recursive: *mode == RecursiveMode::Recursive, entry: None, folders_only: false };
             dep.concerns(path)
         });
-        asked || self.interests.concerns(path)
+        asked || self.interests.concerns_change(path, folder)
     }
 
-    /// Watches `dir` now if it exists, else as soon as a change batch sees it appear.
-    fn add(&mut self, dir: &Path, mode: RecursiveMode) {
-        let listed = self.shown.iter().any(|(p, m)| {
-            (p == dir && (*m == mode || *m == RecursiveMode::Recursive))
-                || (*m == RecursiveMode::Recursive && dir.starts_with(p))
-        });
+    /// Watches `dir` now if it exists, else as soon as it appears. Answers whether it is
+    /// watched now.
+    fn add(&mut self, dir: &Path, mode: RecursiveMode) -> bool {
+        let listed = self.shown.iter().any(|(p, m)| covers(p, *m, dir, mode));
         if !listed {
             self.shown.push((dir.to_path_buf(), mode));
         }
-        if self.covering(dir, mode).is_some() || self.pending.iter().any(|(p, m)| p == dir && *m == mode) {
-            return;
+        if let Some((p, n)) = self.covering(dir, mode) {
+            // The shell relies on it now: it stays when the cache lets go of it.
+            if let Some(w) = self.watch_mut(&p, n) {
+                w.pinned = true;
+            }
+            return true;
         }
-        if !(dir.is_dir() && self.watch_now(dir, mode)) {
-            self.pending.push((dir.to_path_buf(), mode));
+        if self.pending.iter().any(|(p, m)| p == dir && *m == mode) {
+            return false;
         }
+        if dir.is_dir() && self.watch_now(dir, mode, true) {
+            return true;
+        }
+        self.pending.push((dir.to_path_buf(), mode));
+        false
     }
 
-    /// The number of the oldest active watch that covers `dir` as `mode` asks.
-    fn covering(&self, dir: &Path, mode: RecursiveMode) -> Option<u64> {
-        self.active
-            .iter()
-            .filter(|(p, m, _)| {
-                (p == dir && (*m == mode || *m == RecursiveMode::Recursive))
-                    || (*m == RecursiveMode::Recursive && dir.starts_with(p))
-            })
-            .map(|(_, _, n)| *n)
-            .min()
+    /// The folder and number of the oldest active watch that covers `dir` as `mode` asks.
+    fn covering(&self, dir: &Path, mode: RecursiveMode) -> Option<(PathBuf, u64)> {
+        let mut best: Option<(PathBuf, u64)> = None;
+        for p in dir.ancestors() {
+            let Some(ws) = self.active.get(p) else { continue };
+            for w in ws.iter().filter(|w| covers(p, w.mode, dir, mode)) {
+                if best.as_ref().is_none_or(|(_, n)| w.number < *n) {
+                    best = Some((p.to_path_buf(), w.number));
+                }
+            }
+        }
+        best
     }
 
-    fn watch_now(&mut self, dir: &Path, mode: RecursiveMode) -> bool {
+    fn watch_mut(&mut self, dir: &Path, number: u64) -> Option<&mut Watch> {
+        self.active.get_mut(dir)?.iter_mut().find(|w| w.number == number)
+    }
+
+    fn watch_now(&mut self, dir: &Path, mode: RecursiveMode, pinned: bool) -> bool {
+        let id = identity(dir);
         if self.watcher.watch(dir, mode).is_err() {
             return false;
         }
         self.added += 1;
-        self.active.push((dir.to_path_buf(), mode, self.added));
+        self.active.entry(dir.to_path_buf()).or_default().push(Watch { mode, number: self.added, refs: 0, pinned, id });
         true
     }
 
-    fn retry_pending(&mut self) {
-        for (dir, mode) in std::mem::take(&mut self.pending) {
-            self.add(&dir, mode);
+    /// Whether another active watch (`live_only`: one still needed) shares notify's record of
+    /// a folder with one on `dir` as `mode` (the same folder; one watching the other's folder
+    /// recursively), so removing this one from notify would remove that one's too. An idle
+    /// watch asks while it is active itself, and does not count (it is not needed).
+    fn overlaps_other(&self, dir: &Path, mode: RecursiveMode, live_only: bool) -> bool {
+        let counts = |w: &Watch| !live_only || w.pinned || w.refs > 0;
+        let same = self.active.get(dir).is_some_and(|ws| ws.iter().any(counts));
+        let above = dir.ancestors().skip(1).any(|a| {
+            self.active.get(a).is_some_and(|ws| ws.iter().any(|w| w.mode == RecursiveMode::Recursive && counts(w)))
+        });
+        let below = mode == RecursiveMode::Recursive
+            && self
+                .active
+                .range::<Path, _>((std::ops::Bound::Excluded(dir), std::ops::Bound::Unbounded))
+                .take_while(|(p, _)| p.starts_with(dir))
+                .any(|(_, ws)| ws.iter().any(counts));
+        same || above || below
+    }
+
+    /// `path` was removed or renamed (or a folder watched there is another one now): every
+    /// watch at or below it watches nothing, or the folder under its new name, and goes; the
+    /// shell's own come back once their folder exists again. Notify has forgotten a removed
+    /// folder's watch itself; one whose folder moved away is removed here.
+    fn forget_below(&mut self, path: &Path) {
+        let gone: Vec<PathBuf> = self
+            .active
+            .range::<Path, _>((std::ops::Bound::Included(path), std::ops::Bound::Unbounded))
+            .take_while(|(p, _)| p.starts_with(path))
+            .map(|(p, _)| p.clone())
+            .collect();
+        if gone.is_empty() {
+            return;
         }
+        let removed: Vec<(PathBuf, Vec<Watch>)> = gone.into_iter().filter_map(|p| self.active.remove(&p).map(|ws| (p, ws))).collect();
+        for (dir, ws) in &removed {
+            for w in ws {
+                // A recursive watch above (not removed) keeps notify's record of this folder.
+                if !self.overlaps_other(dir, w.mode, false) {
+                    let _ = self.watcher.unwatch(dir);
+                }
+            }
+        }
+        // The shell's folders no watch covers now are waited for again.
+        let uncovered: Vec<(PathBuf, RecursiveMode)> =
+            self.shown.iter().filter(|(p, m)| self.covering(p, *m).is_none()).cloned().collect();
+        for (dir, mode) in uncovered {
+            if !self.pending.iter().any(|(p, m)| *p == dir && *m == mode) {
+                self.pending.push((dir, mode));
+            }
+        }
+    }
+
+    /// Drops the watches no ticket holds and the shell did not ask for, except where notify
+    /// keeps one record for it and a watch still needed.
+    fn sweep(&mut self) {
+        let idle: Vec<(PathBuf, RecursiveMode, u64)> = self
+            .active
+            .iter()
+            .flat_map(|(p, ws)| ws.iter().filter(|w| w.refs == 0 && !w.pinned).map(move |w| (p.clone(), w.mode, w.number)))
+            .collect();
+        let removable: Vec<_> = idle.into_iter().filter(|(p, m, _)| !self.overlaps_other(p, *m, true)).collect();
+        for (dir, _, number) in removable {
+            if let Some(ws) = self.active.get_mut(&dir) {
+                ws.retain(|w| w.number != number);
+                if ws.is_empty() {
+                    self.active.remove(&dir);
+                }
+            }
+            // Already gone when another idle one of the same folder was removed first.
+            let _ = self.watcher.unwatch(&dir);
+        }
+    }
+
+    /// Watches the folders waited for that exist now; answers those.
+    fn retry_pending(&mut self) -> Vec<PathBuf> {
+        let mut now = Vec::new();
+        for (dir, mode) in std::mem::take(&mut self.pending) {
+            if self.add(&dir, mode) {
+                now.push(dir);
+            }
+        }
+        now
     }
 }
 
@@ -192,25 +333,66 @@ impl FolderWatch for Watches {
         lock(&self.0).added
     }
 
-    fn cover(&self, folders: &[DependsOn]) -> Option<u64> {
+    fn cover(&self, folders: &[DependsOn]) -> Option<(u64, u64)> {
         let mut w = lock(&self.0);
         // Recorded even when a folder cannot be watched: the page still shows that view.
         w.interests.extend(folders.iter().cloned());
         let mut newest = 0;
+        let mut held: Vec<(PathBuf, u64)> = Vec::new();
         // Watches are per folder; many dependencies name entries of the same one.
         let unique: BTreeSet<(&Path, bool)> = folders.iter().map(|f| (f.dir.as_path(), f.recursive)).collect();
         for (dir, recursive) in unique {
             let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
-            let n = match w.covering(dir, mode) {
-                Some(n) => n,
+            let mut found = w.covering(dir, mode);
+            // A folder removed and made again (or another moved in) is another inode: the
+            // watch on the old one sees nothing of it, in case its events were missed.
+            if let Some((p, n)) = &found {
+                let id = w.watch_mut(p, *n).and_then(|w| w.id);
+                if id.is_none() || id != identity(p) {
+                    let p = p.clone();
+                    w.forget_below(&p);
+                    found = None;
+                }
+            }
+            let (p, n) = match found {
+                Some(found) => found,
                 // Could not be watched (gone since, or out of inotify watches): the view that
                 // needs it is not kept.
-                None if !w.watch_now(dir, mode) => return None,
-                None => w.added,
+                None if !w.watch_now(dir, mode, false) => {
+                    w.let_go(held);
+                    return None;
+                }
+                None => (dir.to_path_buf(), w.added),
             };
+            if let Some(watch) = w.watch_mut(&p, n) {
+                watch.refs += 1;
+            }
+            held.push((p, n));
             newest = newest.max(n);
         }
-        Some(newest)
+        w.issued += 1;
+        let ticket = w.issued;
+        w.tickets.insert(ticket, held);
+        Some((newest, ticket))
+    }
+
+    fn release(&self, ticket: u64) {
+        let mut w = lock(&self.0);
+        if let Some(held) = w.tickets.remove(&ticket) {
+            w.let_go(held);
+        }
+    }
+}
+
+impl Watched {
+    /// Lets go of watches a ticket held (those gone since are skipped), and drops the idle.
+    fn let_go(&mut self, held: Vec<(PathBuf, u64)>) {
+        for (p, n) in held {
+            if let Some(w) = self.watch_mut(&p, n) {
+                w.refs = w.refs.saturating_sub(1);
+            }
+        }
+        self.sweep();
     }
 }
 
@@ -225,6 +407,27 @@ fn interesting(path: &Path) -> bool {
     // Session transcripts under projects/ change on every turn of every running session
     // and are not shown; Mneme's own temporary files vanish within the same save.
     !(name.ends_with(".jsonl") || (name.starts_with(".mneme-") && name.ends_with(".tmp")))
+}
+
+/// A path as pages get it: a name that is not UTF-8 cannot be sent as JSON (the event stream,
+/// the desktop window's event), so it goes with its bytes replaced (U+FFFD); a page only
+/// compares it with the folders it shows.
+fn for_pages(path: &Path) -> PathBuf {
+    match path.to_str() {
+        Some(_) => path.to_path_buf(),
+        None => PathBuf::from(path.to_string_lossy().into_owned()),
+    }
+}
+
+/// What one gathering of events holds.
+#[derive(Default)]
+struct Batch {
+    /// Each changed path, and whether it may be a folder (see `ContextCache::changed`).
+    paths: BTreeMap<PathBuf, bool>,
+    /// Paths removed or renamed (away or over): watches at or below them are stale.
+    gone: BTreeSet<PathBuf>,
+    /// The watcher lost track: reload everything.
+    overflow: bool,
 }
 
 async fn debounce(
@@ -243,47 +446,80 @@ async fn debounce(
     }
     let _close = CloseOnExit(cache.clone());
     loop {
-        let mut batch = BTreeSet::new();
-        let mut overflow = false;
+        let mut batch = Batch::default();
+        let waiting = !lock(&watched).pending.is_empty();
         tokio::select! {
             first = raw.recv() => match first {
-                Some(e) => collect(e, &mut batch, &mut overflow),
+                Some(e) => collect(e, &mut batch),
                 None => return,
             },
             _ = stop.changed() => return,
+            // Nothing watched sees a folder waited for appear: look now and then.
+            _ = tokio::time::sleep(PENDING_RETRY), if waiting => {}
         }
         let deadline = tokio::time::Instant::now() + DEBOUNCE;
         while let Ok(Some(e)) = tokio::time::timeout_at(deadline, raw.recv()).await {
-            collect(e, &mut batch, &mut overflow);
+            collect(e, &mut batch);
         }
-        // A folder waited for (say `projects`) may have just been created.
-        lock(&watched).retry_pending();
-        if batch.is_empty() && !overflow {
+        let appeared = {
+            let mut w = lock(&watched);
+            for path in &batch.gone {
+                w.forget_below(path);
+            }
+            if batch.overflow {
+                // Removals may be among what was lost: check every watch's folder.
+                let stale: Vec<PathBuf> = w
+                    .active
+                    .iter()
+                    .filter(|(p, ws)| ws.iter().any(|x| x.id.is_none() || x.id != identity(p)))
+                    .map(|(p, _)| p.clone())
+                    .collect();
+                for p in stale {
+                    w.forget_below(&p);
+                }
+            }
+            // A folder waited for (say `projects`) may have just been created.
+            w.retry_pending()
+        };
+        // A folder watched only now may hold what pages have not heard of: they reload it.
+        for dir in appeared {
+            batch.paths.entry(dir).or_insert(true);
+        }
+        if batch.paths.is_empty() && !batch.overflow {
             continue;
         }
-        let paths: Vec<PathBuf> = if overflow { Vec::new() } else { batch.into_iter().collect() };
+        let changes: Vec<(PathBuf, bool)> = if batch.overflow { Vec::new() } else { batch.paths.into_iter().collect() };
         // The cache first, so a page reloading on this batch gets fresh views.
-        cache.changed(&paths);
+        cache.changed(&changes);
         // Pages hear only of changes they may show (an empty batch: everything).
         let shown: Vec<PathBuf> = {
             let w = lock(&watched);
-            paths.iter().filter(|p| w.shows(p)).cloned().collect()
+            changes.iter().filter(|(p, folder)| w.shows(p, *folder)).map(|(p, _)| for_pages(p)).collect()
         };
-        if overflow || !shown.is_empty() {
+        if batch.overflow || !shown.is_empty() {
             // No subscribers is fine: nobody has the page open.
             let _ = tx.send(Arc::new(shown));
         }
     }
 }
 
-fn collect(e: notify::Result<notify::Event>, batch: &mut BTreeSet<PathBuf>, overflow: &mut bool) {
+fn collect(e: notify::Result<notify::Event>, batch: &mut Batch) {
     match e {
-        Ok(e) if e.need_rescan() => *overflow = true,
+        Ok(e) if e.need_rescan() => batch.overflow = true,
         // Reads (open, close without writing) change nothing.
         Ok(e) if matches!(e.kind, EventKind::Access(_)) => {}
-        Ok(e) => batch.extend(e.paths.into_iter().filter(|p| interesting(p))),
+        Ok(e) => {
+            let said_folder = matches!(e.kind, EventKind::Create(CreateKind::Folder) | EventKind::Remove(RemoveKind::Folder));
+            if matches!(e.kind, EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))) {
+                batch.gone.extend(e.paths.iter().cloned());
+            }
+            for p in e.paths.into_iter().filter(|p| interesting(p)) {
+                let folder = said_folder || std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
+                *batch.paths.entry(p).or_insert(false) |= folder;
+            }
+        }
         // The watcher lost track (queue overflow, a watched folder vanished): say so.
-        Err(_) => *overflow = true,
+        Err(_) => batch.overflow = true,
     }
 }
 

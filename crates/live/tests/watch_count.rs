@@ -1,0 +1,68 @@
+//! How many inotify watches the context cache holds: none for a project's virtual environment,
+//! and none once its views are gone. One test in this file, so no other watcher of the same
+//! process is counted with it.
+
+use mneme_api::{ContextRequest, FixedClock, Mneme};
+use mneme_live::events::Events;
+use mneme_testsupport::{write_file, TestHome};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Every inotify watch this process holds.
+fn inotify_watches() -> usize {
+    let mut n = 0;
+    for e in std::fs::read_dir("/proc/self/fdinfo").unwrap().flatten() {
+        if let Ok(t) = std::fs::read_to_string(e.path()) {
+            n += t.lines().filter(|l| l.starts_with("inotify wd:")).count();
+        }
+    }
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cache_watches_no_virtual_environment_and_lets_go_of_dropped_views() {
+    let home = TestHome::new();
+    let repo = home.git_repo("repo");
+    home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
+    home.write(repo.join("src/app/main.py"), "print()\n");
+    for i in 0..300 {
+        std::fs::create_dir_all(repo.join(format!(".venv/lib/python3.12/site-packages/pkg{i}/sub"))).unwrap();
+        std::fs::create_dir_all(repo.join(format!("env2/lib/pkg{i}"))).unwrap();
+    }
+    // A virtual environment by another name.
+    write_file(&repo.join("env2/pyvenv.cfg"), "home = /usr/bin\n");
+    let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_764_400_000)));
+    let (_stop, rx) = watch::channel(false);
+    let events = Events::start(&home.env, rx).unwrap();
+    let cache = events.context_cache();
+    let baseline = inotify_watches();
+    let req = ContextRequest { cwd: repo.clone(), ..Default::default() };
+    let kept = || {
+        for _ in 0..20 {
+            let a = mneme.context_cached(&req, cache).unwrap();
+            if Arc::ptr_eq(&a, &mneme.context_cached(&req, cache).unwrap()) {
+                return a;
+            }
+        }
+        panic!("no view was kept");
+    };
+    kept();
+    let with_view = inotify_watches();
+    // The project, its sub-folders, the folders above it, the config home…: a few dozen, not
+    // one per folder of 600 packages.
+    assert!(with_view - baseline < 100, "{} watches for one view", with_view - baseline);
+    // A change drops the view and the page builds it again: no more watches than before.
+    let before = cache.stats().batches;
+    write_file(&repo.join("CLAUDE.md"), "Use spaces.\n");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cache.stats().batches == before {
+        assert!(Instant::now() < deadline, "the edit was not reported");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(kept().block.contains("Use spaces."));
+    assert!(inotify_watches() <= with_view, "{} watches after a rebuild, {with_view} before", inotify_watches());
+    // No view kept: none of the cache's watches either.
+    cache.clear();
+    assert_eq!(inotify_watches(), baseline);
+}

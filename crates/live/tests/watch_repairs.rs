@@ -1,0 +1,240 @@
+//! The watcher behind the context cache after folders come and go, busy folders, odd names and
+//! a fresh machine: the real inotify watcher over a temporary home (hermetic).
+
+use mneme_api::{ContextRequest, ContextView, FixedClock, Mneme};
+use mneme_live::events::Events;
+use mneme_testsupport::{write_file, TestHome};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, watch};
+
+struct World {
+    home: TestHome,
+    repo: PathBuf,
+    mneme: Mneme,
+    events: Events,
+    changes: broadcast::Receiver<Arc<Vec<PathBuf>>>,
+    _stop: watch::Sender<bool>,
+}
+
+fn world() -> World {
+    let home = TestHome::new();
+    let repo = home.git_repo("repo");
+    home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
+    home.write(repo.join(".claude/rules/style.md"), "RULE-ONE\n");
+    let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_764_400_000)));
+    let (stop, rx) = watch::channel(false);
+    let events = Events::start(&home.env, rx).expect("the watcher starts");
+    let changes = events.subscribe();
+    World { home, repo, mneme, events, changes, _stop: stop }
+}
+
+impl World {
+    fn request(&self) -> ContextRequest {
+        ContextRequest { cwd: self.repo.clone(), ..Default::default() }
+    }
+
+    fn view(&self) -> Arc<ContextView> {
+        self.mneme.context_cached(&self.request(), self.events.context_cache()).expect("context")
+    }
+
+    /// A view the cache keeps (two calls answering the same `Arc`).
+    fn cached(&self) -> Arc<ContextView> {
+        for _ in 0..20 {
+            let a = self.view();
+            let b = self.view();
+            if Arc::ptr_eq(&a, &b) {
+                return b;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no view was kept in 20 tries");
+    }
+
+    /// Waits (at most 5 s) until the view the cache answers satisfies `ok`; answers it.
+    async fn until(&self, what: &str, ok: impl Fn(&ContextView) -> bool) -> Arc<ContextView> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let v = self.view();
+            if ok(&v) {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "the cache still answers a stale view: {what}\n{}", v.block);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits until the watcher has handed the cache `n` more batches than `before`.
+    async fn batches_after(&self, before: u64, n: u64) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.events.context_cache().stats().batches < before + n {
+            assert!(Instant::now() < deadline, "the watcher reported nothing");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+async fn settle() {
+    tokio::time::sleep(Duration::from_millis(700)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_folder_removed_and_made_again_is_watched_again() {
+    let w = world();
+    // The shell watches the project's `.claude` (recursively) and the cache relies on that.
+    w.events.watch_project(&w.repo, &w.home.memdir_for(&w.repo));
+    assert!(w.cached().block.contains("RULE-ONE"));
+    let rules = w.repo.join(".claude/rules");
+    std::fs::remove_dir_all(w.repo.join(".claude")).unwrap();
+    settle().await;
+    write_file(&rules.join("style.md"), "RULE-TWO\n");
+    w.until("the rule written again", |v| v.block.contains("RULE-TWO")).await;
+    // Once the watcher has reported the new folder, a view is kept again.
+    settle().await;
+    w.cached();
+    settle().await;
+    // The folder's old watch went with the old folder: the new one must be watched.
+    write_file(&rules.join("style.md"), "RULE-THREE\n");
+    let v = w.until("the rule edited in the new folder", |v| v.block.contains("RULE-THREE")).await;
+    assert_eq!(v.block, w.mneme.context(&w.request()).unwrap().block);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_moved_away_and_made_again_is_watched_again() {
+    let mut w = world();
+    let memdir = w.home.memdir_for(&w.repo);
+    w.events.watch_project(&w.repo, &memdir);
+    assert!(w.cached().block.contains("Use tabs."));
+    settle().await;
+    std::fs::rename(&w.repo, w.home.root.join("repo-old")).unwrap();
+    settle().await;
+    let _ = w.home.git_repo("repo");
+    write_file(&w.repo.join("CLAUDE.md"), "SECOND\n");
+    w.until("the new project's CLAUDE.md", |v| v.block.contains("SECOND")).await;
+    settle().await;
+    w.cached();
+    settle().await;
+    while w.changes.try_recv().is_ok() {}
+    // Neither the cache's watch nor the shell's may follow the old folder to its new name.
+    let claude_md = w.repo.join("CLAUDE.md");
+    write_file(&claude_md, "THIRD\n");
+    let v = w.until("an edit in the new project", |v| v.block.contains("THIRD")).await;
+    assert!(!v.block.contains("SECOND"), "{}", v.block);
+    let listed = w.events.watched();
+    assert!(listed.iter().any(|f| f.path == w.repo && f.active), "{listed:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let batch = tokio::time::timeout(left, w.changes.recv()).await.expect("pages hear of the edit").unwrap();
+        if batch.contains(&claude_md) {
+            break;
+        }
+    }
+    // Edits in the old folder, now under another name, are not reported as the project's.
+    let before = w.events.context_cache().stats().batches;
+    write_file(&w.home.root.join("repo-old/CLAUDE.md"), "OLD\n");
+    settle().await;
+    let after = w.events.context_cache().stats().batches;
+    let v = w.view();
+    assert!(v.block.contains("THIRD"), "{}", v.block);
+    assert!(after == before || w.changes.try_recv().map_or(true, |b| !b.contains(&claude_md)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_written_in_a_sub_folder_keeps_the_view_and_no_page_hears_of_it() {
+    let mut w = world();
+    let logs = w.repo.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let kept = w.cached();
+    settle().await;
+    while w.changes.try_recv().is_ok() {}
+    // A dev server's log, written again and again.
+    for i in 0..3 {
+        let before = w.events.context_cache().stats().batches;
+        write_file(&logs.join("app.log"), &format!("line {i}\n"));
+        w.batches_after(before, 1).await;
+    }
+    assert!(Arc::ptr_eq(&kept, &w.view()), "a log written in a sub-folder dropped the view");
+    // The first batch a page hears of is the CLAUDE.md edit.
+    let claude_md = w.repo.join("CLAUDE.md");
+    write_file(&claude_md, "Use spaces.\n");
+    let batch = tokio::time::timeout(Duration::from_secs(10), w.changes.recv()).await.expect("a batch").unwrap();
+    assert!(batch.contains(&claude_md) && !batch.iter().any(|p| p.ends_with("app.log")), "{batch:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_sub_folder_and_a_claude_md_in_it_show_on_the_next_call() {
+    let w = world();
+    w.cached();
+    settle().await;
+    let docs = w.repo.join("logs/docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    w.until("a new sub-folder listed", |_| true).await;
+    settle().await;
+    w.cached();
+    write_file(&docs.join("CLAUDE.md"), "Docs.\n");
+    w.until("a CLAUDE.md in the new sub-folder", |v| v.nested_candidates.contains(&docs.join("CLAUDE.md"))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_md_made_in_the_deepest_folder_the_walk_looks_into_shows_on_the_next_call() {
+    let w = world();
+    // The nested walk looks for instructions eight folders down (and no deeper).
+    let deep = w.repo.join("a/b/c/d/e/f/g/h");
+    std::fs::create_dir_all(&deep).unwrap();
+    assert!(w.cached().nested_candidates.is_empty());
+    settle().await;
+    write_file(&deep.join("CLAUDE.md"), "DEEP\n");
+    w.until("a CLAUDE.md eight folders down", |v| v.nested_candidates.contains(&deep.join("CLAUDE.md"))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_that_is_not_utf8_reaches_pages_as_json() {
+    let mut w = world();
+    let memdir = w.home.memdir_for(&w.repo);
+    std::fs::create_dir_all(&memdir).unwrap();
+    w.events.watch_project(&w.repo, &memdir);
+    settle().await;
+    while w.changes.try_recv().is_ok() {}
+    let odd = memdir.join(std::ffi::OsStr::from_bytes(b"caf\xe9.md"));
+    std::fs::write(&odd, "x").unwrap();
+    let batch = tokio::time::timeout(Duration::from_secs(10), w.changes.recv()).await.expect("a batch").unwrap();
+    assert!(!batch.is_empty());
+    // Both shells send a batch as JSON (the event stream's data, the window's typed event).
+    let json = serde_json::to_string(&*batch).expect("the batch encodes");
+    assert!(json.contains("caf\u{FFFD}.md"), "{json}");
+    assert!(serde_json::to_string(&serde_json::json!({ "paths": *batch })).is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_updates_start_on_a_fresh_machine_once_claude_code_makes_its_folders() {
+    let home = TestHome::new();
+    std::fs::remove_dir_all(home.config_home()).unwrap();
+    let (_stop, rx) = watch::channel(false);
+    let events = Events::start(&home.env, rx).unwrap();
+    let mut changes = events.subscribe();
+    assert!(events.watched().iter().all(|f| !f.active));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Claude Code's first run makes its config home and a project's memory.
+    let memory = home.config_home().join("projects/-x/memory/MEMORY.md");
+    write_file(&home.config_home().join("settings.json"), "{}\n");
+    write_file(&memory, "- a\n");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !events.watched().iter().all(|f| f.active) {
+        assert!(Instant::now() < deadline, "never watched: {:?}", events.watched());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Pages hear the folders appear, and every change from then on.
+    let first = tokio::time::timeout(Duration::from_secs(5), changes.recv()).await.expect("a batch once watched").unwrap();
+    assert!(!first.is_empty());
+    write_file(&memory, "- b\n");
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let batch = tokio::time::timeout(left, changes.recv()).await.expect("the memory edit is heard").unwrap();
+        if batch.contains(&memory) {
+            break;
+        }
+    }
+}
