@@ -41,6 +41,10 @@ const DEBOUNCE: Duration = Duration::from_millis(300);
 /// nothing else happens: no watch sees a folder appear that no watch covers.
 const PENDING_RETRY: Duration = Duration::from_secs(1);
 
+/// How many watches no kept view holds are kept anyway, the most recent ones: a view dropped
+/// by a change is built again as soon as the page reloads, on the same folders.
+const IDLE_KEPT: usize = 1024;
+
 /// The watcher and its subscribers' channel.
 pub struct Events {
     tx: broadcast::Sender<Arc<Vec<PathBuf>>>,
@@ -223,16 +227,66 @@ impl Watched {
         }
     }
 
-    /// Drops the watches no ticket holds and the shell did not ask for, except where notify
-    /// keeps one record for it and a watch still needed.
+    /// Drops the watches no ticket holds and the shell did not ask for, beyond the
+    /// [`IDLE_KEPT`] most recent (a view dropped by a change is built again at once, and would
+    /// otherwise be built twice: once to add its watches again, once after them), except where
+    /// notify keeps one record for such a watch and one still needed.
     fn sweep(&mut self) {
-        let idle: Vec<(PathBuf, RecursiveMode, u64)> = self
+        let mut idle: Vec<(u64, PathBuf, RecursiveMode)> = self
             .active
             .iter()
-            .flat_map(|(p, ws)| ws.iter().filter(|w| w.refs == 0 && !w.pinned).map(move |w| (p.clone(), w.mode, w.number)))
+            .flat_map(|(p, ws)| ws.iter().filter(|w| w.refs == 0 && !w.pinned).map(move |w| (w.number, p.clone(), w.mode)))
             .collect();
-        let removable: Vec<_> = idle.into_iter().filter(|(p, m, _)| !self.overlaps_other(p, *m, true)).collect();
-        for (dir, _, number) in removable {
+        if idle.len() <= IDLE_KEPT {
+            return;
+        }
+        idle.sort();
+        let excess = idle.len() - IDLE_KEPT;
+        let is_idle = |w: &Watch| w.refs == 0 && !w.pinned;
+        // The oldest first; with each, every idle watch sharing a notify record with it (removing
+        // one removes the other's record too).
+        let mut gone: BTreeSet<(PathBuf, u64)> = BTreeSet::new();
+        for (number, dir, mode) in idle {
+            if gone.len() >= excess {
+                break;
+            }
+            if gone.contains(&(dir.clone(), number)) {
+                continue;
+            }
+            let mut group: BTreeMap<(PathBuf, u64), RecursiveMode> = BTreeMap::new();
+            let mut todo = vec![(dir, mode, number)];
+            while let Some((dir, mode, number)) = todo.pop() {
+                if group.insert((dir.clone(), number), mode).is_some() {
+                    continue;
+                }
+                let mut linked: Vec<(PathBuf, RecursiveMode, u64)> = Vec::new();
+                let mut take = |p: &Path, ws: &Vec<Watch>, recursive_only: bool| {
+                    for w in ws.iter().filter(|w| is_idle(w) && (!recursive_only || w.mode == RecursiveMode::Recursive)) {
+                        linked.push((p.to_path_buf(), w.mode, w.number));
+                    }
+                };
+                if let Some(ws) = self.active.get(&dir) {
+                    take(&dir, ws, false);
+                }
+                for a in dir.ancestors().skip(1) {
+                    if let Some(ws) = self.active.get(a) {
+                        take(a, ws, true);
+                    }
+                }
+                if mode == RecursiveMode::Recursive {
+                    let below = self.active.range::<Path, _>((std::ops::Bound::Excluded(dir.as_path()), std::ops::Bound::Unbounded));
+                    for (p, ws) in below.take_while(|(p, _)| p.starts_with(&dir)) {
+                        take(p, ws, false);
+                    }
+                }
+                todo.extend(linked.into_iter().filter(|(p, _, n)| !group.contains_key(&(p.clone(), *n))));
+            }
+            // Kept whole while any of them shares a record with a watch still needed.
+            if group.iter().all(|((p, _), m)| !self.overlaps_other(p, *m, true)) {
+                gone.extend(group.into_keys());
+            }
+        }
+        for (dir, number) in gone {
             if let Some(ws) = self.active.get_mut(&dir) {
                 ws.retain(|w| w.number != number);
                 if ws.is_empty() {
