@@ -81,9 +81,17 @@ for profile in ("debug", "release"):
         m = re.match(r"(lib)?(.+?)-([0-9a-f]{16})(\..*)?$", f)
         if m and m.group(2) in names:
             groups[(m.group(1), m.group(2), m.group(4), crate_of(deps, m.group(2), m.group(3)))].append(f)
-    for files in groups.values():
-        files.sort(key=lambda f: os.path.getmtime(os.path.join(deps, f)))
-        for f in files[:-1]:
+    mtime = lambda f: os.path.getmtime(os.path.join(deps, f))
+    # An artifact whose dep-info file is gone (an older prune took it) belongs to no known
+    # crate: it goes when any artifact of its name and kind is newer.
+    newest_of_name = collections.defaultdict(float)
+    for (lib, name, ext, crate), files in groups.items():
+        if crate is not None:
+            newest_of_name[(lib, name, ext)] = max(newest_of_name[(lib, name, ext)], max(map(mtime, files)))
+    for (lib, name, ext, crate), files in groups.items():
+        files.sort(key=mtime)
+        stale = files[:-1] if crate is not None else [f for f in files if mtime(f) < newest_of_name[(lib, name, ext)]]
+        for f in stale:
             p = os.path.join(deps, f)
             freed += os.path.getsize(p)
             os.remove(p)
