@@ -19,7 +19,7 @@ if [ $# -gt 0 ]; then
 fi
 
 need_tool node nodejs
-if [ ! -f ui/dist/index.html ] || [ -n "$(find ui/src ui/index.html ui/package.json -newer ui/dist/index.html -print -quit)" ]; then
+if [ ! -f ui/dist/index.html ] || [ -n "$(find ui/src ui/index.html ui/package.json ui/package-lock.json ui/vite.config.ts ui/svelte.config.js -newer ui/dist/index.html -print -quit 2>/dev/null)" ]; then
   echo "mneme: building the UI…" >&2
   npm run --silent build:ui >&2
 fi

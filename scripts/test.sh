@@ -19,6 +19,10 @@ need_tool python3 python3   # builds the conformance fixtures (testdata/conforma
 python3 scripts/prune-target.py "$CARGO_TARGET_DIR" 8 || true
 need_tool node nodejs
 need_debs "${TAURI_BUILD_DEBS[@]}" libdbus-1-dev   # the desktop shell; the OS keyring (Secret Service over D-Bus)
+# The browser and desktop end-to-end tests at the end need these: installed (or asked for) now,
+# so a missing one fails in the first minute, not after twenty minutes of tests.
+need_tool chromium chromium
+need_debs xvfb xauth webkit2gtk-driver
 
 # The UI is built first: the desktop shell embeds ui/dist. It must type-check (svelte-check
 # over every .svelte and .ts file) and its pure helpers pass their unit tests (node's runner).
@@ -62,7 +66,6 @@ scripts/with-keyring.sh cargo test --locked -q -p mneme --test provider -- --ign
 
 # End to end in a browser: the built UI in Debian's Chromium (driven by playwright-core)
 # against a real `mneme serve` on a fixture home. `npm run e2e` also refreshes the screenshots.
-need_tool chromium chromium
 # It re-runs itself under scripts/with-keyring.sh (team sign-in keeps its token in the keyring)
 # and starts the real team server binary.
 cargo build --locked -q -p mneme -p mneme-team-server
@@ -77,7 +80,6 @@ MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/agents.m
 # End to end on the desktop: the real Tauri window under Xvfb, driven through tauri-driver and
 # WebKitWebDriver. scripts/with-xvfb.sh lets Xvfb choose a free display itself, so a second
 # test run at the same time gets another one.
-need_debs xvfb xauth webkit2gtk-driver
 need_tauri_driver
 cargo build --locked -q -p mneme-app --features tauri/custom-protocol
 scripts/with-xvfb.sh \
