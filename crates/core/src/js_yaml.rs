@@ -50,7 +50,7 @@ pub fn parse(yaml: &str, parser: YamlParser) -> Result<Value, YamlError> {
     let mut deepest_root = 0;
     while let Some(next) = events.next_event() {
         let (event, span) = next.map_err(|e| YamlError { line: Some(e.marker().line()), message: e.info().to_string() })?;
-        let at = |message: String| YamlError { line: Some(span.start.line()), message };
+        let at = |limit: Limit| YamlError { line: Some(span.start.line()), message: limit.to_string() };
         match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
             // A later document's anchors start afresh; what the aliases copied still counts.
@@ -66,7 +66,7 @@ pub fn parse(yaml: &str, parser: YamlParser) -> Result<Value, YamlError> {
                 })?;
                 let size = anchored.size;
                 if builder.stack.len() + size.height > MAX_NESTING {
-                    return Err(at(too_deep()));
+                    return Err(at(Limit::TooDeep));
                 }
                 builder.copied.charge(size).map_err(at)?;
                 let value = anchored.value.clone();
@@ -90,7 +90,7 @@ pub fn parse(yaml: &str, parser: YamlParser) -> Result<Value, YamlError> {
         }
     }
     if docs.len() > 1 && deepest_root >= MAX_NESTING {
-        return Err(YamlError { line: None, message: too_deep() });
+        return Err(YamlError { line: None, message: Limit::TooDeep.to_string() });
     }
     Ok(match docs.len() {
         0 => Value::Null,
@@ -114,8 +114,24 @@ pub const MAX_NESTING: usize = 512;
 pub const MAX_ALIASED_NODES: usize = 1_000_000;
 pub const MAX_ALIASED_BYTES: usize = 16 << 20;
 
-fn too_deep() -> String {
-    format!("Exceeded the maximum nesting depth: collections nest more than {MAX_NESTING} levels")
+/// A block past one of the builder's limits (the message is the parse error's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    TooDeep,
+    Aliasing,
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Limit::TooDeep => write!(f, "Exceeded the maximum nesting depth: collections nest more than {MAX_NESTING} levels"),
+            Limit::Aliasing => write!(
+                f,
+                "Excessive aliasing: anchors and aliases would copy more than {MAX_ALIASED_NODES} values or {} MiB of text",
+                MAX_ALIASED_BYTES >> 20
+            ),
+        }
+    }
 }
 
 /// What a value holds: how many values (itself included), how many bytes of scalar text, and
@@ -136,14 +152,11 @@ struct Copied {
 }
 
 impl Copied {
-    fn charge(&mut self, size: Size) -> Result<(), String> {
+    fn charge(&mut self, size: Size) -> Result<(), Limit> {
         self.nodes = self.nodes.saturating_add(size.nodes);
         self.bytes = self.bytes.saturating_add(size.bytes);
         if self.nodes > MAX_ALIASED_NODES || self.bytes > MAX_ALIASED_BYTES {
-            return Err(format!(
-                "Excessive aliasing: anchors and aliases would copy more than {MAX_ALIASED_NODES} values or {} MiB of text",
-                MAX_ALIASED_BYTES >> 20
-            ));
+            return Err(Limit::Aliasing);
         }
         Ok(())
     }
@@ -185,15 +198,15 @@ impl Builder {
 
     /// A collection starts; refused past [`MAX_NESTING`] levels, so that no value deeper is
     /// ever built.
-    fn open(&mut self, open: Open, anchor: usize) -> Result<(), String> {
+    fn open(&mut self, open: Open, anchor: usize) -> Result<(), Limit> {
         if self.stack.len() >= MAX_NESTING {
-            return Err(too_deep());
+            return Err(Limit::TooDeep);
         }
         self.stack.push(Frame { open, anchor, size: Size { nodes: 1, bytes: 0, height: 1 } });
         Ok(())
     }
 
-    fn close(&mut self) -> Result<(), String> {
+    fn close(&mut self) -> Result<(), Limit> {
         let Some(Frame { open, anchor, size }) = self.stack.pop() else { return Ok(()) };
         let value = match open {
             Open::Sequence(items) => Value::Sequence(items),
