@@ -343,7 +343,7 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     assert_eq!(err["code"], "not_found", "{err}");
     s.type_into("#folder", &repo.join("nope").to_string_lossy()).await;
     s.click("form.folder-picker button[type=submit]").await;
-    let shown = s.wait_for("the folder error", "return document.querySelector('.folder-error')?.textContent", json!([])).await;
+    let shown = s.wait_for("the folder error", "return document.querySelector('.folder-error .msg')?.textContent", json!([])).await;
     assert_eq!(shown, err["message"], "the page does not show the engine's message");
 
     // Settings: flip auto memory with a click; settings.json gets one key, the rest stays.
