@@ -70,13 +70,38 @@ impl Keychain {
     }
 
     fn entry(&self, account: &str) -> Result<keyring::Entry, KeychainError> {
+        // D-Bus passes names as C strings, so libdbus ends one at its first NUL: the account
+        // `team-token:https://a.example\0…` would be `team-token:https://a.example`'s entry,
+        // read, overwritten or deleted in its place. Such a name comes only from a hand-edited
+        // setting, and is refused before the keyring is asked.
+        for (what, name) in [("service", self.service.as_str()), ("account", account)] {
+            if name.contains('\0') {
+                return Err(KeychainError::Other(format!(
+                    "the keyring {what} name {name:?} holds a NUL character, which the keyring would cut short and so reach another entry; remove the \\u0000 from the server address or base URL it was made from (or from {SERVICE_VAR})"
+                )));
+            }
+        }
         keyring::Entry::new(&self.service, account).map_err(classify)
     }
 }
 
 fn classify(e: keyring::Error) -> KeychainError {
     match e {
-        keyring::Error::PlatformFailure(inner) | keyring::Error::NoStorageAccess(inner) => {
+        // The keyring itself says access was refused: on Linux a locked collection, or an
+        // unlock prompt that was dismissed or could not be shown (a headless session), whose
+        // message names neither "locked" nor "denied". Telling the person to install a
+        // keyring they already have would not help; unlocking it does.
+        keyring::Error::NoStorageAccess(inner) => {
+            let text = inner.to_string();
+            // Secret Service's `NoResult`: it answers, but has no default keyring to keep
+            // entries in.
+            if text.contains("no result found") {
+                KeychainError::Unavailable(format!("{text}: the Secret Service has no default keyring; create one and make it the default, e.g. in Seahorse"))
+            } else {
+                KeychainError::Denied(text)
+            }
+        }
+        keyring::Error::PlatformFailure(inner) => {
             let text = inner.to_string();
             if text.to_lowercase().contains("locked") || text.to_lowercase().contains("denied") {
                 KeychainError::Denied(text)
@@ -98,5 +123,40 @@ mod tests {
         assert_eq!(Keychain::for_service_var(None).service(), DEFAULT_SERVICE);
         assert_eq!(Keychain::for_service_var(Some("")).service(), DEFAULT_SERVICE);
         assert_eq!(Keychain::for_service_var(Some("  ")).service(), DEFAULT_SERVICE);
+    }
+
+    /// Secret Service's own refusals (`NoStorageAccess`: a locked collection, an unlock prompt
+    /// dismissed or impossible without a display) say to unlock the keyring, not to install
+    /// one; whether the text happens to say "locked" does not matter.
+    #[test]
+    fn a_refused_unlock_says_to_unlock_the_keyring_not_to_install_one() {
+        for text in ["Secret Service: unlock prompt was dismissed", "Secret Service: object locked"] {
+            let e = classify(keyring::Error::NoStorageAccess(Box::new(std::io::Error::other(text))));
+            assert!(matches!(e, KeychainError::Denied(_)), "{text}: {e:?}");
+            assert!(e.to_string().contains("unlock the keyring"), "{e}");
+        }
+        let e = classify(keyring::Error::NoStorageAccess(Box::new(std::io::Error::other("Secret Service: no result found"))));
+        assert!(matches!(&e, KeychainError::Unavailable(m) if m.contains("no default keyring")), "{e:?}");
+        // No Secret Service at all is still "unavailable", with what to start.
+        let e = classify(keyring::Error::PlatformFailure(Box::new(std::io::Error::other("No DBus session or Secret Service provider found"))));
+        assert!(matches!(e, KeychainError::Unavailable(_)), "{e:?}");
+    }
+
+    /// A name with a NUL is refused before any keyring is asked: libdbus would end it at the
+    /// NUL and reach the entry of the name before it.
+    #[test]
+    fn a_name_with_a_nul_is_refused_not_cut_short() {
+        let keychain = Keychain::new("mneme-test-nul-names");
+        let account = "team-token:https://team.example\0.evil.example";
+        let errors = [
+            keychain.get(account).unwrap_err(),
+            keychain.set(account, "secret").unwrap_err(),
+            keychain.delete(account).unwrap_err(),
+            Keychain::new("mneme\0other").get("team-token:https://team.example").unwrap_err(),
+        ];
+        for e in errors {
+            assert!(matches!(&e, KeychainError::Other(m) if m.contains("NUL")), "{e:?}");
+            assert!(!e.to_string().contains('\0'), "the message must not carry the NUL itself: {e:?}");
+        }
     }
 }
