@@ -221,6 +221,36 @@ fn credentials(t: TokenResponse, user: Option<String>, clock: &dyn Clock) -> Cre
     }
 }
 
+/// The longest token accepted from a server (a JWT with many claims is a few KB; Mneme's own
+/// server's are 43 characters).
+pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
+/// Why a token the server sent is not kept, or `None` when it may be. Tokens go into the OS
+/// keyring and into an `Authorization` header on every request, so one a hostile or broken
+/// server makes huge (its answer may be up to 1 GiB) or gives a line break, NUL or other
+/// control character would be stored for good and fail every later request with an error
+/// about a header instead of about the sign-in. RFC 6750 tokens are visible ASCII.
+fn unusable_token(what: &str, token: &str) -> Option<String> {
+    if token.is_empty() {
+        Some(format!("the {what} it sent is empty"))
+    } else if token.len() > MAX_TOKEN_BYTES {
+        Some(format!("the {what} it sent is {} bytes long, over the {MAX_TOKEN_BYTES} a token may have", token.len()))
+    } else if let Some(c) = token.chars().find(|c| !c.is_ascii_graphic()) {
+        Some(format!("the {what} it sent holds U+{:04X}, which no token may hold", c as u32))
+    } else {
+        None
+    }
+}
+
+/// [`unusable_token`] for both tokens of an answer.
+fn check_tokens(t: &TokenResponse) -> Result<(), String> {
+    let refresh = t.refresh_token.as_deref().and_then(|r| unusable_token("refresh token", r));
+    match unusable_token("access token", &t.access_token).or(refresh) {
+        Some(why) => Err(format!("{why}; nothing was saved")),
+        None => Ok(()),
+    }
+}
+
 /// Polls once. On success the credentials (with the user's name from `/api/mneme/me`) are
 /// saved in `store`.
 pub fn poll_login(
@@ -240,6 +270,7 @@ pub fn poll_login(
     match form_post(http, &login.server, TOKEN_PATH, form)? {
         Ok(body) => {
             let t: TokenResponse = parse(&body)?;
+            check_tokens(&t).map_err(|why| LoginError::Refused { error: "invalid_token".into(), description: Some(why) })?;
             let user = whoami(http, &login.server, &t.access_token).ok().map(|m| m.user);
             let c = credentials(t, user.clone(), clock);
             store.save(&login.server, &c)?;
@@ -365,6 +396,7 @@ impl Session {
         match form_post(&self.http, &self.server, TOKEN_PATH, form)? {
             Ok(body) => {
                 let t: TokenResponse = parse(&body)?;
+                check_tokens(&t).map_err(|detail| SyncError::Parse { detail })?;
                 let mut c = credentials(t, current.user.clone(), self.clock.as_ref());
                 if c.refresh_token.is_none() {
                     c.refresh_token = current.refresh_token;

@@ -51,11 +51,62 @@ struct PullBody {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PullContent {
+    #[serde(deserialize_with = "capped_map")]
     entries: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "capped_optional_map")]
     entry_checksums: Option<BTreeMap<String, String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "capped_optional_map")]
     deleted_entries: Option<BTreeMap<String, f64>>,
+}
+
+/// The most keys one map of a pull may name: ten times the entry cap of Mneme's own server
+/// (100,000). The answer is read whole (up to 1 GiB) before it is parsed, and a map of tiny
+/// entries costs many times its bytes once parsed (`"k0.md":""` is 10 bytes of JSON and some
+/// 100 of memory), so without a count a hostile server could take the app's memory with one
+/// answer, or have it create millions of files.
+pub(crate) const MAX_PULL_KEYS: usize = 1_000_000;
+
+/// A JSON object read into a map that refuses its `MAX_PULL_KEYS + 1`th key while parsing,
+/// before it is allocated.
+fn capped_map<'de, D, V>(de: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Capped<V>(std::marker::PhantomData<V>);
+    impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Capped<V> {
+        type Value = BTreeMap<String, V>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object of team memory keys")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some((k, v)) = map.next_entry::<String, V>()? {
+                if out.len() >= MAX_PULL_KEYS {
+                    return Err(serde::de::Error::custom(format!(
+                        "it names more than {MAX_PULL_KEYS} files, far more than any team memory holds, so nothing was written; ask the server's administrator to check this repository"
+                    )));
+                }
+                out.insert(k, v);
+            }
+            Ok(out)
+        }
+    }
+    de.deserialize_map(Capped(std::marker::PhantomData))
+}
+
+fn capped_optional_map<'de, D, V>(de: D) -> Result<Option<BTreeMap<String, V>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Wrapped<V>(BTreeMap<String, V>);
+    impl<'de, V: Deserialize<'de>> Deserialize<'de> for Wrapped<V> {
+        fn deserialize<D2: serde::Deserializer<'de>>(de: D2) -> Result<Self, D2::Error> {
+            capped_map(de).map(Wrapped)
+        }
+    }
+    Ok(Option::<Wrapped<V>>::deserialize(de)?.map(|w| w.0))
 }
 
 impl SyncClient {

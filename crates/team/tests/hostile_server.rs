@@ -1,0 +1,168 @@
+//! A hostile team server, as a raw HTTP server on 127.0.0.1:0 that answers whatever the test
+//! says: what the client's pull and sign-in must refuse before it lands on disk or in the
+//! keyring.
+
+use mneme_core::SystemClock;
+use mneme_team::auth::{self, CredentialStore, Credentials, DeviceLogin};
+use mneme_team::client::{Http, Sleeper, StaticToken, SyncClient, SyncError, SyncTarget};
+use mneme_testsupport::TestHome;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Serves every connection with `answer(request head and body)`; the answer is a whole HTTP
+/// response. Returns the base URL and the requests seen.
+fn serve(answer: impl Fn(&str) -> Vec<u8> + Send + Sync + 'static) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut request = Vec::new();
+            let mut buf = [0u8; 64 * 1024];
+            // The head, then as much body as Content-Length says.
+            loop {
+                let Ok(n) = conn.read(&mut buf) else { break };
+                if n == 0 {
+                    break;
+                }
+                request.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&request).into_owned();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text[..end]
+                        .lines()
+                        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+                        .unwrap_or(0);
+                    if request.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+            }
+            let text = String::from_utf8_lossy(&request).into_owned();
+            log.lock().unwrap().push(text.clone());
+            let _ = conn.write_all(&answer(&text));
+        }
+    });
+    (url, seen)
+}
+
+fn json(status: &str, body: &str) -> Vec<u8> {
+    format!("HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+struct NoWait;
+
+impl Sleeper for NoWait {
+    fn sleep(&self, _: Duration) {}
+    fn jitter(&self) -> f64 {
+        0.0
+    }
+}
+
+fn client(home: &TestHome, url: &str) -> (SyncClient, PathBuf) {
+    let memory = home.root.join("memory");
+    std::fs::create_dir_all(memory.join("team")).unwrap();
+    let target = SyncTarget { memory_dir: memory.clone(), repo: Some("owner/name".into()), server_url: Some(url.into()) };
+    let c = SyncClient::new(target, &home.env, Arc::new(SystemClock), Arc::new(StaticToken("t0k3n".into()))).with_sleeper(Arc::new(NoWait));
+    (c, memory.join("team"))
+}
+
+/// A pull naming more files than any team memory holds is refused while it is parsed: a map
+/// of tiny entries costs many times its bytes in memory, and each valid key would become a
+/// file. Nothing is written, not even the valid key that came first.
+#[test]
+fn a_pull_naming_millions_of_files_is_refused_and_writes_nothing() {
+    let mut body = String::with_capacity(16 << 20);
+    body.push_str(r#"{"repo":"owner/name","version":1,"lastModified":"2026-12-06T00:00:00.000Z","checksum":"sha256:1","content":{"entries":{"a.md":"first""#);
+    // Keys the strict policy refuses (no .md), so a client that accepts the answer skips them
+    // quickly instead of creating a million files.
+    for i in 0..1_000_001u32 {
+        body.push_str(&format!(r#","k{i}":"""#));
+    }
+    body.push_str("}}}");
+    let body = Arc::new(body);
+    let (url, _) = serve(move |_| json("200 OK", &body));
+    let home = TestHome::new();
+    let (c, team) = client(&home, &url);
+    match c.pull() {
+        Err(SyncError::Parse { detail }) => assert!(detail.contains("more than 1000000 files"), "{detail}"),
+        other => panic!("expected the answer to be refused, got {:?}", other.map(|r| r.summary())),
+    }
+    assert!(!team.join("a.md").exists());
+    // The same for the checksums and removals that come beside the entries.
+    let mut body = String::from(r#"{"repo":"owner/name","lastModified":"x","checksum":"sha256:1","content":{"entries":{},"deletedEntries":{"#);
+    for i in 0..1_000_001u32 {
+        body.push_str(&format!(r#"{}"k{i}":1"#, if i == 0 { "" } else { "," }));
+    }
+    body.push_str("}}}");
+    let body = Arc::new(body);
+    let (url, _) = serve(move |_| json("200 OK", &body));
+    let (c, _) = client(&home, &url);
+    assert!(matches!(c.pull(), Err(SyncError::Parse { .. })));
+}
+
+/// An in-memory credential store that records what was saved.
+#[derive(Default)]
+struct Saved(Mutex<Option<Credentials>>);
+
+impl CredentialStore for Saved {
+    fn load(&self, _: &str) -> Result<Option<Credentials>, SyncError> {
+        Ok(self.0.lock().unwrap().clone())
+    }
+    fn save(&self, _: &str, c: &Credentials) -> Result<(), SyncError> {
+        *self.0.lock().unwrap() = Some(c.clone());
+        Ok(())
+    }
+    fn remove(&self, _: &str) -> Result<(), SyncError> {
+        *self.0.lock().unwrap() = None;
+        Ok(())
+    }
+}
+
+/// Tokens go into the keyring and into a header on every request: a sign-in or refresh whose
+/// token is huge or holds a line break, NUL or other control character is refused and nothing
+/// is saved (it was stored, and every later request failed on the header).
+#[test]
+fn tokens_no_header_can_carry_are_not_saved() {
+    let huge = "a".repeat(auth::MAX_TOKEN_BYTES + 1);
+    for (access, refresh) in [
+        ("abc\r\nX-Injected: 1", "r1"),
+        ("abc\u{0}def", "r1"),
+        ("abc def", "r1"),
+        ("", "r1"),
+        (huge.as_str(), "r1"),
+        ("good", "r\n1"),
+        ("good", huge.as_str()),
+    ] {
+        let body = serde_json::json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh}).to_string();
+        let (url, seen) = serve(move |req| if req.contains("/oauth/token") { json("200 OK", &body) } else { json("200 OK", r#"{"user":"mallory","repos":[]}"#) });
+        let store = Saved::default();
+        let mut login = DeviceLogin {
+            server: url.clone(),
+            user_code: "ABCD-EFGH".into(),
+            verification_uri: format!("{url}/device"),
+            verification_uri_complete: format!("{url}/device"),
+            interval_secs: 1,
+            expires_at_ms: u64::MAX,
+            device_code: "dc".into(),
+        };
+        let e = auth::poll_login(&Http::default(), &mut login, &store, &SystemClock).unwrap_err().to_string();
+        assert!(e.contains("nothing was saved"), "{access:?}/{refresh:?}: {e}");
+        assert!(!e.contains('\r') && !e.contains('\0'), "{e:?}");
+        assert!(store.0.lock().unwrap().is_none(), "{access:?}/{refresh:?} was saved");
+        // Not even sent on to ask who signed in.
+        assert_eq!(seen.lock().unwrap().len(), 1, "{access:?}/{refresh:?}");
+
+        // A refresh that answers the same is refused too, and the old credentials stay.
+        let old = Credentials { access_token: "old".into(), refresh_token: Some("r0".into()), expires_at_ms: 0, user: None };
+        let store = Arc::new(Saved(Mutex::new(Some(old.clone()))));
+        let session = auth::Session::new(&url, store.clone(), Http::default(), Arc::new(SystemClock));
+        let e = session.refresh().unwrap_err();
+        assert!(matches!(e, SyncError::Parse { .. }), "{access:?}/{refresh:?}: {e}");
+        assert!(*store.0.lock().unwrap() == Some(old));
+    }
+}
