@@ -166,3 +166,59 @@ fn tokens_no_header_can_carry_are_not_saved() {
         assert!(*store.0.lock().unwrap() == Some(old));
     }
 }
+
+/// A redirect is not followed: the bearer token would go wherever it points (checked fine;
+/// kept so it stays so).
+#[test]
+fn a_redirect_never_carries_the_token_to_its_target() {
+    let (elsewhere, seen_there) = serve(|_| json("200 OK", "{}"));
+    let location = format!("{elsewhere}/api/claude_code/team_memory?repo=owner%2Fname");
+    let (url, seen) = serve(move |_| format!("HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").into_bytes());
+    let home = TestHome::new();
+    let (c, _) = client(&home, &url);
+    let e = c.pull().unwrap_err();
+    assert!(matches!(e, SyncError::Http { status: 307, .. }), "{e}");
+    assert!(!seen.lock().unwrap().is_empty());
+    assert!(seen_there.lock().unwrap().is_empty(), "the redirect was followed");
+}
+
+/// A server that answers with an empty tree, or with every key removed, never deletes a
+/// local file outright: what it removes goes to Mneme's trash and is recorded, and files it
+/// does not name stay (checked fine; kept so it stays so).
+#[test]
+fn a_server_that_empties_the_tree_loses_no_local_file() {
+    let home = TestHome::new();
+    let empty = r#"{"repo":"owner/name","lastModified":"x","checksum":"sha256:e","content":{"entries":{},"entryChecksums":{}}}"#;
+    let (url, _) = serve(move |_| json("200 OK", empty));
+    let (c, team) = client(&home, &url);
+    std::fs::write(team.join("mine.md"), "never pushed").unwrap();
+    let r = c.pull().unwrap();
+    assert!(r.written.is_empty() && r.trashed.is_empty(), "{r:?}");
+    assert_eq!(std::fs::read_to_string(team.join("mine.md")).unwrap(), "never pushed");
+    let removed = r#"{"repo":"owner/name","lastModified":"x","checksum":"sha256:d","content":{"entries":{},"deletedEntries":{"mine.md":1,"../escape.md":1,"/etc/passwd.md":1}}}"#;
+    let (url, _) = serve(move |_| json("200 OK", removed));
+    let (c, team) = client(&home, &url);
+    let r = c.pull().unwrap();
+    assert_eq!(r.trashed, ["mine.md"]);
+    assert_eq!(r.conflicts.len(), 0, "conflicts are in the state, not the report, for removals");
+    assert!(!team.join("mine.md").exists());
+    let st = c.state().unwrap();
+    let kept = st.conflicts.iter().find(|k| k.key == "mine.md").and_then(|k| k.trash_id.clone()).expect("the removal is recorded with its trash entry");
+    let trash = home.env.data_dir().join("trash");
+    let found: Vec<_> = walk(&trash).into_iter().filter(|p| p.to_string_lossy().contains(&kept) && p.ends_with("mine.md")).collect();
+    assert_eq!(found.len(), 1, "{:?}", walk(&trash));
+    assert_eq!(std::fs::read_to_string(&found[0]).unwrap(), "never pushed");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
