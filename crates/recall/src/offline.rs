@@ -940,21 +940,23 @@ impl Index {
         let mut words: Vec<String> = Vec::new();
         // Per prompt word, which content word it is (none for a stop word).
         let mut word_content: Vec<Option<usize>> = Vec::new();
+        // Lookups by stem and by term id rather than scans of `content` and `expanded`: a
+        // pasted log or file is a prompt of tens of thousands of distinct words, and a scan
+        // per word made ranking it take minutes.
+        let mut content_at: HashMap<String, usize> = HashMap::new();
         for_each_word(query, |w| {
             words.push(w.to_string());
             let mut at = None;
             if let Some(t) = self.term(w) {
-                at = Some(match content.iter().position(|(s, _, _)| *s == t) {
-                    Some(i) => i,
-                    None => {
-                        let id = self.terms.get(&t).copied();
-                        content.push((t, w.to_string(), id));
-                        content.len() - 1
-                    }
-                });
+                let next = content.len();
+                at = Some(*content_at.entry(t).or_insert_with_key(|t| {
+                    content.push((t.clone(), w.to_string(), self.terms.get(t).copied()));
+                    next
+                }));
             }
             word_content.push(at);
         });
+        let content_ids: HashSet<u32> = content.iter().filter_map(|(_, _, id)| *id).collect();
         if content.is_empty() {
             return silent(Abstention::NoContentWords);
         }
@@ -962,16 +964,20 @@ impl Index {
         // has (a related word that is itself in the prompt counts only for itself).
         let related = (tuning.synonyms > 0.0).then(related_words);
         let mut expanded: Vec<QueryTerm> = Vec::new();
+        // (content word, term) of every entry of `expanded`.
+        let mut expanded_at: HashSet<(usize, u32)> = HashSet::new();
         for (i, (stem, w, id)) in content.iter().enumerate() {
             if let Some(id) = id {
+                expanded_at.insert((i, *id));
                 expanded.push(QueryTerm { id: *id, word: i, label: w.clone(), share: 1.0, counts: true, phrase: 0 });
             }
             let rel = related.and_then(|t| t.get(stem)).filter(|(senses, _)| *senses <= tuning.synonym_max_senses);
             for (rs, rw) in rel.map(|(_, r)| r.as_slice()).unwrap_or(&[]) {
-                if content.iter().any(|(s, _, _)| s == rs) {
+                if content_at.contains_key(rs) {
                     continue;
                 }
                 if let Some(&rid) = self.terms.get(rs) {
+                    expanded_at.insert((i, rid));
                     expanded.push(QueryTerm { id: rid, word: i, label: format!("{w} (as {rw})"), share: tuning.synonyms, counts: true, phrase: 0 });
                 }
             }
@@ -990,11 +996,11 @@ impl Index {
                     let typed = words[start..start + n].join(" ");
                     let phrase = word_content[start..start + n].iter().flatten().filter(|&&c| c < 64).fold(0u64, |m, &c| m | (1 << c));
                     for (rs, rw) in related {
-                        if content.iter().any(|(s, _, _)| s == rs) {
+                        if content_at.contains_key(rs) {
                             continue;
                         }
                         if let Some(&rid) = self.terms.get(rs) {
-                            if expanded.iter().any(|q| q.word == i && q.id == rid) {
+                            if !expanded_at.insert((i, rid)) {
                                 continue;
                             }
                             expanded.push(QueryTerm { id: rid, word: i, label: format!("{typed} (as {rw})"), share: tuning.phrases, counts: true, phrase });
@@ -1009,7 +1015,7 @@ impl Index {
             for (i, (_, w, id)) in content.iter().enumerate() {
                 let Some(id) = id else { continue };
                 for &rid in self.related_in_folder.get(id).map(Vec::as_slice).unwrap_or(&[]) {
-                    if content.iter().any(|(_, _, c)| *c == Some(rid)) || expanded.iter().any(|q| q.word == i && q.id == rid) {
+                    if content_ids.contains(&rid) || !expanded_at.insert((i, rid)) {
                         continue;
                     }
                     let other = self.term_names.get(rid as usize).map(String::as_str).unwrap_or("");
@@ -1041,8 +1047,13 @@ impl Index {
         let mut this_word: Vec<u32> = Vec::new();
         // Per memory that holds a phrase of the prompt, the phrase's content words.
         let mut phrase_held: HashMap<u32, u64> = HashMap::new();
-        for i in 0..content.len() {
-            for q in expanded.iter().filter(|q| q.word == i) {
+        // `expanded`'s entries per content word, in their order.
+        let mut by_word: Vec<Vec<&QueryTerm>> = vec![Vec::new(); content.len()];
+        for q in &expanded {
+            by_word[q.word].push(q);
+        }
+        for (i, word_terms) in by_word.iter().enumerate() {
+            for q in word_terms {
                 let postings = &self.postings[q.id as usize];
                 let df = postings.len() as f32;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
@@ -1194,8 +1205,9 @@ impl Index {
             };
             let labels = |qs: Vec<&QueryTerm>| qs.into_iter().map(|q| q.label.clone()).collect::<Vec<_>>();
             let matched = in_best(u8::MAX);
+            let matched_words: HashSet<usize> = matched.iter().map(|q| q.word).collect();
             let unmatched =
-                content.iter().enumerate().filter(|(i, _)| !matched.iter().any(|q| q.word == *i)).map(|(_, (_, w, _))| w.clone()).collect();
+                content.iter().enumerate().filter(|(i, _)| !matched_words.contains(i)).map(|(_, (_, w, _))| w.clone()).collect();
             let why = Abstention::BelowBar {
                 best: self.docs[closest as usize].rel_path.clone(),
                 about: labels(in_best(ABOUT)),
@@ -1453,6 +1465,36 @@ mod tests {
             doc("reference_dashboards.md", "Where the Grafana dashboards live", Some(MemoryType::Reference), "grafana.internal/d/api-latency", 1),
             doc("user_role.md", "Senior Rust developer, new to React", Some(MemoryType::User), "Frame frontend explanations in backend terms.", 0),
         ])
+    }
+
+    /// A pasted log or file is a prompt of tens of thousands of distinct words. Each word used
+    /// to be looked up by a scan of those before it, which took over a minute for 100,000;
+    /// ranking must stay linear in the prompt.
+    #[test]
+    fn a_prompt_of_a_hundred_thousand_distinct_words_ranks_in_linear_time() {
+        let idx = corpus();
+        let letters = |mut i: usize| {
+            let mut w = String::from("zq");
+            loop {
+                w.push(char::from(b'a' + (i % 26) as u8));
+                i /= 26;
+                if i == 0 {
+                    return w;
+                }
+            }
+        };
+        let mut prompt = String::from("why did the deploy pipeline fail, tests and dashboards ");
+        for i in 0..100_000 {
+            prompt.push_str(&letters(i));
+            prompt.push(' ');
+        }
+        let started = std::time::Instant::now();
+        let ranking = idx.search(&prompt, 5, |_| false);
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(15), "{took:?}");
+        // The prompt's few words the folder has are still found among the noise.
+        let why = format!("{ranking:?}");
+        assert!(why.contains("project_deploy.md"), "{why}");
     }
 
     #[test]
