@@ -222,3 +222,54 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Drops `CAP_DAC_OVERRIDE` and `CAP_DAC_READ_SEARCH` from this thread's effective set until
+/// dropped, so a root test run meets file modes as a person does (capabilities are per thread
+/// on Linux; the pull runs on this one).
+#[cfg(target_os = "linux")]
+struct FileModesApply(rustix::thread::CapabilitySets);
+
+#[cfg(target_os = "linux")]
+impl FileModesApply {
+    fn new() -> Self {
+        use rustix::thread::{capabilities, set_capabilities, CapabilitySet};
+        let before = capabilities(None).unwrap();
+        let mut lowered = before;
+        lowered.effective.remove(CapabilitySet::DAC_OVERRIDE | CapabilitySet::DAC_READ_SEARCH);
+        set_capabilities(None, lowered).unwrap();
+        FileModesApply(before)
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for FileModesApply {
+    fn drop(&mut self) {
+        rustix::thread::set_capabilities(None, self.0).unwrap();
+    }
+}
+
+/// A local file the pull cannot read may hold an edit the server never saw, and no copy of it
+/// can go to the trash: it is left as it is and named, not replaced by a rename (which needs
+/// only the folder's permission).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_local_file_that_cannot_be_read_is_not_written_over() {
+    use std::os::unix::fs::PermissionsExt;
+    let body = r#"{"repo":"owner/name","lastModified":"x","checksum":"sha256:s","content":{"entries":{"mine.md":"the server's version","other.md":"theirs"}}}"#;
+    let (url, _) = serve(move |_| json("200 OK", body));
+    let home = TestHome::new();
+    let (c, team) = client(&home, &url);
+    let mine = team.join("mine.md");
+    std::fs::write(&mine, "an edit made only here").unwrap();
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let r = {
+        let _modes = FileModesApply::new();
+        c.pull().unwrap()
+    };
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "an edit made only here");
+    assert_eq!(r.written, ["other.md"]);
+    assert_eq!(r.skipped.len(), 1, "{r:?}");
+    assert_eq!(r.skipped[0].key, "mine.md");
+    assert!(r.skipped[0].reason.contains("cannot be read") && r.skipped[0].reason.contains("make the file readable"), "{}", r.skipped[0].reason);
+}

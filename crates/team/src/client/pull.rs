@@ -303,6 +303,13 @@ impl SyncClient {
             if meta.is_symlink() || meta.is_dir() {
                 return Err(EntrySkipped::NotAPlainFile(if meta.is_symlink() { "a link" } else { "a folder" }));
             }
+            // A plain file whose bytes cannot be read (another user's, or one without read
+            // permission) may hold an edit the server never saw, and no copy of it can be kept
+            // first: the rename would have replaced it unseen, since only the folder's
+            // permission counts for that.
+            if let (true, Err(e)) = (meta.is_file(), &local) {
+                return Err(EntrySkipped::LocalUnreadable(e.to_string()));
+            }
         }
         if let Ok((bytes, _)) = local {
             // A local version the server never had: keep it before the server's replaces it.
@@ -367,6 +374,8 @@ enum EntrySkipped {
     SameFileAs(String),
     #[error("your local edit could not be kept in the trash ({0}), so the server's version was not written over it; free space or fix the trash folder, then pull again")]
     LocalNotKept(String),
+    #[error("the copy here cannot be read ({0}), so no copy of it could be kept in the trash and the server's version was not written over it; make the file readable (or move it away), then pull again")]
+    LocalUnreadable(String),
     #[error("a lead removed it for everyone, but the copy here could not be moved to the trash ({0}); free space or fix the trash folder and pull again, or delete the file by hand")]
     RemovedNotTrashed(String),
     #[error("a lead removed it for everyone, but here it is not a plain file (a folder or a link), which Mneme does not move to the trash; remove it by hand")]
