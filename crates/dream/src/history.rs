@@ -5,7 +5,9 @@
 //! after. That record is what review, approve, reject and undo work from, so it is written
 //! atomically and read back strictly.
 //!
-//! Also here: the per-folder review mode (`dreams/<key>/settings.json`).
+//! Also here: the per-folder review mode (`dreams/<key>/settings.json`), and the history's
+//! retention ([`retention`], [`History::prune`]): each record carries whole files, so records
+//! past it are deleted as each new dream is recorded.
 //!
 //! The key is not one-to-one: the sanitizer turns every character but a letter or digit into
 //! `-`, so `/src/my_app/memory` and `/src/my-app/memory` share one history folder. Renaming
@@ -35,6 +37,48 @@ const LEGACY_MODE: &str = "dreamMode";
 /// The lock file that keeps a record's read, check and write-back whole (see
 /// [`History::lock_records`]).
 const RECORDS_LOCK: &str = "records.lock";
+
+/// How long dream records are kept. Each record holds the full text of every file before and
+/// after its dream (what undo puts back), so a folder that dreams daily would otherwise grow
+/// by that much forever. The rule, applied by [`History::prune`] each time a dream is recorded:
+/// a record goes only when it is past *all* of these.
+pub mod retention {
+    /// Every record whose last event (run, approved, rejected, undone) is younger than this is
+    /// kept: a month is how long a dream that went wrong can take to be noticed (a memory that
+    /// is needed only now and then), and undo needs its record.
+    pub const KEEP_DAYS: i64 = 30;
+    /// However old, a folder's newest records are kept: one that dreams rarely would otherwise
+    /// lose its whole history in one prune, and "what did the last dreams do" is the question
+    /// the history answers.
+    pub const KEEP_NEWEST: usize = 20;
+    /// [`KEEP_DAYS`] in milliseconds, the unit of a record's times.
+    pub const KEEP_MS: i64 = KEEP_DAYS * 24 * 60 * 60 * 1000;
+    // Never pruned whatever their age (see `History::prune`): a dream still waiting for review
+    // or cut short while writing (`applying`), which only a person can settle, and the dream
+    // `mneme dream undo --last` would undo, so that undo always has its newest step.
+
+    /// The rule in a sentence, for `mneme dream history` and its help.
+    pub fn describe() -> String {
+        format!(
+            "Dream records are kept for {KEEP_DAYS} days after their last change (run, approved, rejected, undone), and the newest {KEEP_NEWEST} of a memory folder however old; \
+             a dream waiting for review, one cut short while writing, and the newest applied dream (what `mneme dream undo --last` undoes) are never pruned. \
+             Older records are deleted when the next dream of the folder is recorded."
+        )
+    }
+}
+
+/// What one [`History::prune`] did.
+#[derive(Debug, Default)]
+pub struct Pruned {
+    /// The ids of the records deleted.
+    pub removed: Vec<String>,
+    /// Records that could not be deleted (each as the error saying why); they are tried again
+    /// at the next prune.
+    pub failed: Vec<DreamError>,
+    /// Records that could not be read, left as they are: what they hold, and whose they are,
+    /// is unknown, so age cannot be told. [`History::list`] reports them.
+    pub damaged: usize,
+}
 
 /// What started a dream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,6 +240,39 @@ pub struct DreamSummary {
 }
 
 impl DreamRecord {
+    /// A dream as it starts: pending, nothing produced yet, no change under `memory_dir`.
+    /// `engine` names the provider and the model. The one place every field is given its
+    /// starting value, so a field added later is started here once.
+    pub fn started(id: String, memory_dir: &Path, created_at_ms: i64, trigger: Trigger, engine: (String, Option<String>), gate: GateStatus) -> DreamRecord {
+        let (provider, model) = engine;
+        DreamRecord {
+            version: RECORD_VERSION,
+            id,
+            memory_dir: memory_dir.to_path_buf(),
+            created_at_ms,
+            trigger,
+            provider,
+            model,
+            gate,
+            sessions: Vec::new(),
+            status: DreamStatus::Pending,
+            summary: String::new(),
+            notes: Vec::new(),
+            stats: None,
+            changeset: Changeset { root: memory_dir.to_path_buf(), changes: Vec::new() },
+            denials: Vec::new(),
+            turns: 0,
+            error: None,
+            lock: None,
+            applied_at_ms: None,
+            trashed: Vec::new(),
+            rejected_at_ms: None,
+            undone_at_ms: None,
+            undo: None,
+            moved: Vec::new(),
+        }
+    }
+
     /// The record without file contents, for lists.
     pub fn summary_view(&self) -> DreamSummary {
         let (added, changed, removed) = self.counts();
@@ -378,6 +455,35 @@ impl History {
         Ok((records, damaged))
     }
 
+    /// Deletes this folder's records that [`retention`] no longer keeps, as of `now_ms`.
+    /// `_held` is the history's record lock ([`History::lock_records`]), which the caller holds
+    /// and keeps holding: what a record's status is, and which dream is the newest applied one,
+    /// is only settled while no approve, reject or undo can change it (an undo of the newest
+    /// dream running alongside would make an older one the next to undo just as it is deleted).
+    ///
+    /// Only records read in full and naming this folder are ever deleted: another folder's
+    /// records sharing the history folder are that folder's to prune, a damaged record is left
+    /// (and counted), and so is a reserved id whose record is still being written.
+    pub fn prune(&self, _held: &mneme_store::file_lock::FileLock, now_ms: i64) -> Result<Pruned, DreamError> {
+        let (records, damaged) = self.list()?;
+        let mut pruned = Pruned { damaged: damaged.len(), ..Pruned::default() };
+        let undoable = last_undoable(&records).map(|r| r.id.clone());
+        // `list` is newest first, so the first `KEEP_NEWEST` are the newest.
+        for record in records.iter().skip(retention::KEEP_NEWEST) {
+            let protected = matches!(record.status, DreamStatus::Pending | DreamStatus::Applying) || undoable.as_deref() == Some(record.id.as_str());
+            if protected || now_ms.saturating_sub(last_event_ms(record)) < retention::KEEP_MS {
+                continue;
+            }
+            let path = self.record_path(&record.id)?;
+            match fs::remove_file(&path) {
+                Ok(()) => pruned.removed.push(record.id.clone()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => pruned.failed.push(DreamError::io("delete the old dream record", &path, e)),
+            }
+        }
+        Ok(pruned)
+    }
+
     /// How many of this folder's dreams wait for review. Each record is read only for its
     /// folder and status, skipping its file texts unparsed (a screen asks on every visit, and
     /// the full records of a long history are mostly those texts); unreadable records are not
@@ -475,6 +581,18 @@ impl History {
             Err(e) => Err(DreamError::io("read the dream mode file", &path, e)),
         }
     }
+}
+
+/// The dream `undo` with no id works on: the newest applied one (or one cut short while
+/// writing) that changed something. `records` newest first, as [`History::list`] gives them.
+pub fn last_undoable(records: &[DreamRecord]) -> Option<&DreamRecord> {
+    records.iter().find(|r| matches!(r.status, DreamStatus::Applied | DreamStatus::Applying) && !r.changeset.is_empty())
+}
+
+/// When anything last happened to a record: a dream approved, rejected or undone today is as
+/// fresh as one run today, whenever it ran.
+fn last_event_ms(record: &DreamRecord) -> i64 {
+    [Some(record.created_at_ms), record.applied_at_ms, record.rejected_at_ms, record.undone_at_ms].into_iter().flatten().max().unwrap_or(record.created_at_ms)
 }
 
 /// `1700000000000-2` sorts after `1700000000000` and `1700000000000-1`.

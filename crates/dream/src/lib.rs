@@ -47,6 +47,7 @@ use mneme_agent::{apply_changeset, AgentTask, ApplyError, Denial, Mode, Policy, 
 use mneme_core::sanitize::sanitize_path;
 use mneme_core::Clock;
 use mneme_model::{Cancel, Provider};
+use mneme_store::file_lock::FileLock;
 use mneme_store::memdir::{Memdir, MemdirError, Revision};
 use mneme_store::session::SessionMemory;
 use mneme_store::Environment;
@@ -93,6 +94,14 @@ pub struct RunOptions<'a> {
     /// the thresholds the record's gates are measured against.
     pub flags: CachedFlags,
     pub cancel: Cancel,
+}
+
+/// The history's record lock as a failing dream finds it (see [`Dreams::fail`]).
+enum Held<'a> {
+    /// Held by the caller.
+    Lock(&'a FileLock),
+    /// Could not be taken.
+    Unavailable,
 }
 
 /// What a dream produced before it is applied.
@@ -304,32 +313,10 @@ impl Dreams {
                 return Err(e);
             }
         };
-        let (provider, model) = opts.engine.name();
         let mut record = DreamRecord {
-            version: history::RECORD_VERSION,
-            id,
-            memory_dir: target.memory_dir.clone(),
-            created_at_ms: now_ms,
-            trigger: opts.trigger,
-            provider,
-            model,
-            gate,
             sessions: sessions.clone(),
-            status: DreamStatus::Pending,
-            summary: String::new(),
-            notes: Vec::new(),
-            stats: None,
-            changeset: Changeset { root: target.memory_dir.clone(), changes: Vec::new() },
-            denials: Vec::new(),
-            turns: 0,
-            error: None,
             lock: Some(acquired),
-            applied_at_ms: None,
-            trashed: Vec::new(),
-            rejected_at_ms: None,
-            undone_at_ms: None,
-            undo: None,
-            moved: Vec::new(),
+            ..DreamRecord::started(id, &target.memory_dir, now_ms, opts.trigger, opts.engine.name(), gate)
         };
         let produced = match opts.engine {
             Engine::Offline => contained("planning the dream", || self.offline(target, since)),
@@ -341,7 +328,7 @@ impl Dreams {
         };
         let produced = match produced {
             Ok(p) => p,
-            Err(e) => return Err(self.fail(&history, &lock, record, e)),
+            Err(e) => return Err(self.fail(&history, &lock, record, e, None)),
         };
         record.changeset = produced.changeset;
         record.summary = produced.summary;
@@ -367,23 +354,43 @@ impl Dreams {
             DreamMode::Review
         });
         // An undo that finds this dream while it is being written must wait for the end.
-        let _records = match history.lock_records() {
+        let records = match history.lock_records() {
             Ok(l) => l,
-            Err(e) => return Err(self.fail(&history, &lock, record, e)),
+            // Not taken, so not tried again for the prune: the next dream prunes.
+            Err(e) => return Err(self.fail(&history, &lock, record, e, Some(Held::Unavailable))),
         };
         if record.changeset.is_empty() || (lost == 0 && (opts.apply_now || mode == DreamMode::Automatic)) {
             if let Err(e) = contained("applying the dream", || self.apply(&history, &mut record)) {
-                return Err(self.fail(&history, &lock, record, e));
+                return Err(self.fail(&history, &lock, record, e, Some(Held::Lock(&records))));
             }
         }
         history.save(&record)?;
+        self.prune(&history, &records, &mut record);
         Ok(record)
+    }
+
+    /// Prunes the history ([`History::prune`]) as a dream is recorded, the one time it grows,
+    /// so no daemon is needed for it. `held` is the record lock. A prune that fails does not fail
+    /// the dream: its record says so, and the next dream tries again.
+    fn prune(&self, history: &History, held: &FileLock, record: &mut DreamRecord) {
+        let problems: Vec<String> = match history.prune(held, ms_since_epoch(self.clock.now())) {
+            Ok(pruned) => pruned.failed.iter().map(ToString::to_string).collect(),
+            Err(e) => vec![e.to_string()],
+        };
+        if !problems.is_empty() {
+            record.notes.push(format!("Older dream records could not be pruned ({}); the next dream tries again.", problems.join("; ")));
+            let _ = history.save(record);
+        }
     }
 
     /// Records a failed dream and rolls the lock back, returning the error to report.
     /// (A panic while planning or applying is turned into such a failure by [`contained`], so a
     /// bug met on some hostile file still rolls the lock back instead of leaving it stamped.)
-    fn fail(&self, history: &History, lock: &ConsolidationLock, mut record: DreamRecord, e: DreamError) -> DreamError {
+    ///
+    /// A failed dream is recorded too, so it prunes as well (a folder whose dreams keep failing
+    /// must not grow without end): under `held`, the record lock when the caller holds it, else
+    /// under the lock taken here.
+    fn fail(&self, history: &History, lock: &ConsolidationLock, mut record: DreamRecord, e: DreamError, held: Option<Held<'_>>) -> DreamError {
         if let Some(a) = &record.lock {
             // Claude Code: "If the rollback itself fails, the next trigger is delayed until
             // minHours passes"; the error worth reporting is still the dream's own.
@@ -395,10 +402,19 @@ impl Dreams {
             record.status = DreamStatus::Failed;
         }
         record.error = Some(e.to_string());
-        match history.save(&record) {
-            Ok(()) => e,
-            Err(save) => DreamError::Invalid(format!("{e}; recording the failed dream also failed: {save}")),
+        if let Err(save) = history.save(&record) {
+            return DreamError::Invalid(format!("{e}; recording the failed dream also failed: {save}"));
         }
+        match held {
+            Some(Held::Lock(records)) => self.prune(history, records, &mut record),
+            Some(Held::Unavailable) => {}
+            None => {
+                if let Ok(records) = history.lock_records() {
+                    self.prune(history, &records, &mut record);
+                }
+            }
+        }
+        e
     }
 
     fn offline(&self, target: &DreamTarget, since: Option<SystemTime>) -> Result<Produced, DreamError> {
@@ -642,12 +658,7 @@ impl Dreams {
         let _records = history.lock_records()?;
         let mut record = match id {
             Some(id) => history.load(id)?,
-            None => history
-                .list()?
-                .0
-                .into_iter()
-                .find(|r| matches!(r.status, DreamStatus::Applied | DreamStatus::Applying) && !r.changeset.is_empty())
-                .ok_or(DreamError::NothingToUndo)?,
+            None => history::last_undoable(&history.list()?.0).cloned().ok_or(DreamError::NothingToUndo)?,
         };
         let interrupted = record.status == DreamStatus::Applying;
         if !matches!(record.status, DreamStatus::Applied | DreamStatus::Applying) {
@@ -875,32 +886,10 @@ mod tests {
     use std::fs;
 
     fn record(dreams: &Dreams, memory_dir: &Path, id: &str, changes: Vec<FileChange>) -> DreamRecord {
-        DreamRecord {
-            version: history::RECORD_VERSION,
-            id: id.into(),
-            memory_dir: memory_dir.to_path_buf(),
-            created_at_ms: 1,
-            trigger: Trigger::Manual,
-            provider: "offline".into(),
-            model: None,
-            gate: dreams.status(&dreams.target_for_memory_dir(memory_dir), &Enablement::On, &CachedFlags::default()),
-            sessions: Vec::new(),
-            status: DreamStatus::Pending,
-            summary: String::new(),
-            notes: Vec::new(),
-            stats: None,
-            changeset: Changeset { root: memory_dir.to_path_buf(), changes },
-            denials: Vec::new(),
-            turns: 0,
-            error: None,
-            lock: None,
-            applied_at_ms: None,
-            trashed: Vec::new(),
-            rejected_at_ms: None,
-            undone_at_ms: None,
-            undo: None,
-            moved: Vec::new(),
-        }
+        let gate = dreams.status(&dreams.target_for_memory_dir(memory_dir), &Enablement::On, &CachedFlags::default());
+        let mut record = DreamRecord::started(id.into(), memory_dir, 1, Trigger::Manual, ("offline".into(), None), gate);
+        record.changeset.changes = changes;
+        record
     }
 
     fn change(mem: &Path, rel: &str, before: &str, after: &str) -> FileChange {
