@@ -305,20 +305,32 @@ impl Inbox {
         Ok(data::inbox_dir(&self.data_dir).join(format!("{id}.json")))
     }
 
-    /// Holds the item's lock (a file beside it) from reading the item to saving its new state,
-    /// so that of keep, discard and promote racing on one item (two windows, the app and the
-    /// CLI) exactly one acts and the others find it no longer pending.
-    fn lock(&self, id: &str) -> Result<FileLock, InboxError> {
-        let path = self.path_of(id)?.with_extension("lock");
-        FileLock::take(&path).map_err(|source| InboxError::Io { action: "lock", path, source })
-    }
-
-    /// The pending item `id`, with its lock held. An id that names no item takes no lock (and
-    /// leaves no lock file).
-    fn pending_locked(&self, id: &str) -> Result<(InboxItem, FileLock), InboxError> {
+    /// Runs `act` on the pending item `id` and returns the item as `act` left it, holding the
+    /// inbox's lock from reading the item to saving its new state, so that of keep, edit,
+    /// discard and promote racing on one item (two windows, the app and the CLI) exactly one
+    /// acts and the others then find it no longer pending. `act` saves what it changed.
+    ///
+    /// One lock for the whole inbox: the inbox folder itself is locked, so no lock file is
+    /// made and none is left behind. A lock file per item cannot be deleted once its item is
+    /// decided: a process already waiting holds the old file open, and once it is deleted the
+    /// next process locks a new file of the same name, so two would hold "the" lock at once.
+    /// (Deleting while holding and checking after each take that the file locked is still the
+    /// one of that name closes that, at the cost of a retry loop every caller must get right.)
+    /// A decision takes milliseconds and a person makes it, so one inbox-wide lock costs nothing
+    /// worth having per-item locks for. An id that names no item takes no lock.
+    fn with_pending_item(&self, id: &str, act: impl FnOnce(&mut InboxItem) -> Result<(), InboxError>) -> Result<InboxItem, InboxError> {
         self.get(id)?;
-        let lock = self.lock(id)?;
-        Ok((self.pending(id)?, lock))
+        let dir = data::inbox_dir(&self.data_dir);
+        let _lock = FileLock::take_folder(&dir).map_err(|source| InboxError::Io { action: "lock", path: dir.clone(), source })?;
+        #[cfg(test)]
+        tests::LOCKS_TAKEN.with(|n| n.set(n.get() + 1));
+        // Read again under the lock: another process may have decided it meanwhile.
+        let mut item = self.pending(id)?;
+        act(&mut item)?;
+        // Mneme once locked each item with a `<id>.lock` beside it and left it there. Nothing
+        // takes those any more, so the item's own goes with its decision.
+        let _ = std::fs::remove_file(dir.join(format!("{id}.lock")));
+        Ok(item)
     }
 
     fn save(&self, item: &InboxItem) -> Result<(), InboxError> {
@@ -423,7 +435,11 @@ impl Inbox {
     /// whose item could not be marked kept, retried) is not a change Claude Code made: it is
     /// left as it is and the rest is kept.
     pub fn keep(&self, id: &str) -> Result<InboxItem, InboxError> {
-        let (mut item, _lock) = self.pending_locked(id)?;
+        self.with_pending_item(id, |item| self.keep_item(item))
+    }
+
+    /// [`keep`](Self::keep) of an item read under the inbox's lock.
+    fn keep_item(&self, item: &mut InboxItem) -> Result<(), InboxError> {
         let trash = data::trash_dir(&self.data_dir, &item.memory_dir);
         let mut changeset = item.changeset.clone();
         for change in changeset.changes.iter_mut().filter(|c| is_index(&rel_of(&item.changeset.root, &c.path))) {
@@ -454,15 +470,19 @@ impl Inbox {
         }
         item.changeset = changeset;
         item.status = ItemStatus::Kept { at_ms: self.now_ms() };
-        self.save(&item)?;
-        Ok(item)
+        self.save(item)
     }
 
     /// Replaces the proposed content of one file of a pending item (`file`: its path relative
     /// to the memory folder, or its base name). When a memory's `description:` changes, its
     /// line in the proposed index follows.
     pub fn edit(&self, id: &str, file: &str, content: String) -> Result<InboxItem, InboxError> {
-        let (mut item, _lock) = self.pending_locked(id)?;
+        self.with_pending_item(id, |item| self.edit_item(item, file, content))
+    }
+
+    /// [`edit`](Self::edit) of an item read under the inbox's lock; saves it.
+    fn edit_item(&self, item: &mut InboxItem, file: &str, content: String) -> Result<(), InboxError> {
+        let id = item.id.clone();
         let root = item.changeset.root.clone();
         let choices: Vec<String> = item
             .changeset
@@ -476,7 +496,7 @@ impl Inbox {
             c.after.is_some() && (rel == file || c.path.file_name().is_some_and(|n| n == file))
         });
         let Some(pos) = pos else {
-            return Err(InboxError::NotInItem { id: id.to_string(), path: file.to_string(), choices });
+            return Err(InboxError::NotInItem { id, path: file.to_string(), choices });
         };
         let rel = rel_of(&root, &item.changeset.changes[pos].path);
         item.changeset.changes[pos].after = Some(content.clone());
@@ -511,22 +531,26 @@ impl Inbox {
             }
         }
         item.proposals = proposals(&item.changeset);
-        self.save(&item)?;
-        Ok(item)
+        self.save(item)
     }
 
-    /// [`edit`](Self::edit), then [`keep`](Self::keep).
+    /// [`edit`](Self::edit), then [`keep`](Self::keep), under one hold of the lock: nothing
+    /// can decide the item between the two. The edit is saved before the keep, so a keep that
+    /// is refused (a file changed on disk, a secret headed for team memory) leaves the item
+    /// pending with the user's text in it, not lost.
     pub fn edit_and_keep(&self, id: &str, file: &str, content: String) -> Result<InboxItem, InboxError> {
-        self.edit(id, file, content)?;
-        self.keep(id)
+        self.with_pending_item(id, |item| {
+            self.edit_item(item, file, content)?;
+            self.keep_item(item)
+        })
     }
 
     /// Marks the item discarded; nothing is written. It stays in the history.
     pub fn discard(&self, id: &str) -> Result<InboxItem, InboxError> {
-        let (mut item, _lock) = self.pending_locked(id)?;
-        item.status = ItemStatus::Discarded { at_ms: self.now_ms() };
-        self.save(&item)?;
-        Ok(item)
+        self.with_pending_item(id, |item| {
+            item.status = ItemStatus::Discarded { at_ms: self.now_ms() };
+            self.save(item)
+        })
     }
 
     /// Sends the item's proposed memories to `target` instead of the private memory folder.
@@ -535,7 +559,12 @@ impl Inbox {
     /// promoted, nothing is added twice: a `CLAUDE.md` that already ends with them, and team
     /// files that already hold them, are left as they are.
     pub fn promote(&self, id: &str, target: PromoteTarget) -> Result<InboxItem, InboxError> {
-        let (mut item, _lock) = self.pending_locked(id)?;
+        self.with_pending_item(id, |item| self.promote_item(item, target))
+    }
+
+    /// [`promote`](Self::promote) of an item read under the inbox's lock.
+    fn promote_item(&self, item: &mut InboxItem, target: PromoteTarget) -> Result<(), InboxError> {
+        let id = item.id.as_str();
         let root = item.changeset.root.clone();
         let memories: Vec<&FileChange> = item
             .changeset
@@ -577,7 +606,7 @@ impl Inbox {
                 vec![item.project_root.join(name)]
             }
             PromoteTarget::Team => {
-                let (changeset, paths) = team_changeset(&item, &memories)?;
+                let (changeset, paths) = team_changeset(item, &memories)?;
                 if !changeset.changes.is_empty() {
                     apply_changeset(&changeset, &trash, self.clock.clone()).map_err(from_apply)?;
                 }
@@ -585,8 +614,7 @@ impl Inbox {
             }
         };
         item.status = ItemStatus::Promoted { at_ms: self.now_ms(), to: target, paths };
-        self.save(&item)?;
-        Ok(item)
+        self.save(item)
     }
 }
 
@@ -749,4 +777,47 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changes
         changes.push(FileChange { path: index_path, before: index_before, after: Some(after), reason: format!("{}: promoted to team", item.source) });
     }
     Ok((Changeset { root: root.clone(), changes }, paths))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// How many times this thread took the inbox's lock.
+        pub(super) static LOCKS_TAKEN: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Edit-and-keep is one decision: it takes the lock once, not once to edit and again to
+    /// keep (which let another process decide the item in between). Also the reason it cannot
+    /// take it twice nested: a second `flock` of the folder by the same thread waits forever.
+    #[test]
+    fn edit_and_keep_takes_the_lock_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = dir.path().join("memory");
+        std::fs::create_dir_all(&memory).unwrap();
+        let inbox = Inbox::new(dir.path().join("data"), Arc::new(mneme_core::FixedClock::at_unix_secs(1_800_000_000)));
+        let file = memory.join("x.md");
+        let text = |body: &str| format!("---\nname: x\ndescription: x desc\n---\n\n{body}\n");
+        let item = inbox
+            .stage(NewItem {
+                project_root: dir.path().to_path_buf(),
+                memory_dir: memory.clone(),
+                session_id: None,
+                transcript: None,
+                source: "extract_memories".into(),
+                changeset: Changeset { root: memory.clone(), changes: vec![FileChange { path: file.clone(), before: None, after: Some(text("tabs")), reason: "t".into() }] },
+            })
+            .unwrap();
+        LOCKS_TAKEN.with(|n| n.set(0));
+        let kept = inbox.edit_and_keep(&item.id, "x.md", text("spaces")).unwrap();
+        assert_eq!(LOCKS_TAKEN.with(Cell::get), 1);
+        assert!(matches!(kept.status, ItemStatus::Kept { .. }));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text("spaces"));
+        // Each of the others takes it once too, and an id that names nothing not at all.
+        assert_eq!(inbox.keep(&item.id).unwrap_err().code(), "not-pending");
+        assert_eq!(inbox.discard("1-ab").unwrap_err().code(), "not-found");
+        assert_eq!(LOCKS_TAKEN.with(Cell::get), 2);
+    }
 }

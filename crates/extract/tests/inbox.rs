@@ -189,3 +189,111 @@ fn a_damaged_item_is_named_with_what_to_do_not_blamed_on_permissions() {
     assert_eq!(damaged.len(), 1);
     assert_eq!(damaged[0].to_string(), text);
 }
+
+/// The files of the inbox folder that are not items.
+fn not_items(w: &World) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(w.data.join("extract/inbox"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".json"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Deciding an item leaves nothing beside it: no lock file per item (the inbox folder itself is
+/// what is locked), and the `<id>.lock` an older Mneme left for an item goes with its decision.
+#[test]
+fn no_lock_file_is_left_after_keep_discard_edit_or_promote() {
+    let w = World::new();
+    let kept = w.stage(&[("a.md", mem("a", "Always use tabs."))]);
+    let discarded = w.stage(&[("b.md", mem("b", "Never use sudo."))]);
+    let edited = w.stage(&[("c.md", mem("c", "Run the linter."))]);
+    let edited_and_kept = w.stage(&[("d.md", mem("d", "Prefer rebase."))]);
+    let promoted = w.stage(&[("e.md", mem("e", "Use the staging bucket."))]);
+    // What an older Mneme left behind for an item it decided on, and for one it did not.
+    std::fs::write(w.data.join(format!("extract/inbox/{kept}.lock")), "").unwrap();
+    std::fs::write(w.data.join(format!("extract/inbox/{discarded}.lock")), "").unwrap();
+
+    w.inbox.keep(&kept).unwrap();
+    w.inbox.discard(&discarded).unwrap();
+    w.inbox.edit(&edited, "c.md", mem("c", "Run the linter first.")).unwrap();
+    w.inbox.edit_and_keep(&edited_and_kept, "d.md", mem("d", "Prefer rebase to merge.")).unwrap();
+    w.inbox.promote(&promoted, PromoteTarget::ClaudeLocal).unwrap();
+    // Refusals too: an unknown file, an item already decided, an id that names nothing.
+    assert_eq!(w.inbox.edit(&edited, "zz.md", String::new()).unwrap_err().code(), "invalid-input");
+    assert_eq!(w.inbox.keep(&kept).unwrap_err().code(), "not-pending");
+    assert_eq!(w.inbox.keep("123-abc").unwrap_err().code(), "not-found");
+
+    assert_eq!(not_items(&w), Vec::<String>::new());
+    assert_eq!(read(&w.memory.join("a.md")), Some(mem("a", "Always use tabs.")));
+    assert_eq!(read(&w.memory.join("d.md")), Some(mem("d", "Prefer rebase to merge.")));
+    assert_eq!(w.inbox.get(&edited).unwrap().status, ItemStatus::Pending, "an edit alone keeps nothing");
+}
+
+/// Two keeps of one item at once (a double-click, the app and the CLI): exactly one applies it
+/// and the other is told it was already kept; keeps of two other items meanwhile both go
+/// through (one lock for the inbox serialises them, it does not refuse them).
+#[test]
+fn two_concurrent_keeps_of_one_item_exactly_one_wins() {
+    for round in 0..40 {
+        let w = World::new();
+        let id = w.stage(&[("x.md", mem("x", "Always use tabs."))]);
+        let others = [w.stage(&[("y.md", mem("y", "Never use sudo."))]), w.stage(&[("z.md", mem("z", "Prefer rebase."))])];
+        let start = Arc::new(std::sync::Barrier::new(4));
+        let spawn = |id: String| {
+            let (inbox, start) = (w.inbox.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                inbox.keep(&id).map(|_| ()).map_err(|e| e.code())
+            })
+        };
+        let same = [spawn(id.clone()), spawn(id.clone())];
+        let apart = [spawn(others[0].clone()), spawn(others[1].clone())];
+        let mut outcomes: Vec<Result<(), &str>> = same.into_iter().map(|t| t.join().unwrap()).collect();
+        outcomes.sort();
+        assert_eq!(outcomes, [Ok(()), Err("not-pending")], "round {round}");
+        for t in apart {
+            assert_eq!(t.join().unwrap(), Ok(()), "round {round}");
+        }
+        assert!(matches!(w.inbox.get(&id).unwrap().status, ItemStatus::Kept { .. }));
+        assert_eq!(read(&w.memory.join("x.md")), Some(mem("x", "Always use tabs.")));
+        let index = read(&w.memory.join("MEMORY.md")).unwrap();
+        assert_eq!(index.matches("(x.md)").count(), 1, "round {round}: kept once: {index}");
+        assert_eq!(not_items(&w), Vec::<String>::new());
+    }
+}
+
+/// An edit-and-keep racing a discard: either the discard wins and nothing is edited or written,
+/// or the edit and the keep happen together; never an edited item that is then discarded, which
+/// two holds of the lock (edit, release, keep) allowed.
+#[test]
+fn edit_and_keep_is_one_decision_against_a_racing_discard() {
+    for round in 0..40 {
+        let w = World::new();
+        let id = w.stage(&[("x.md", mem("x", "Always use tabs."))]);
+        let start = Arc::new(std::sync::Barrier::new(2));
+        let (a, b, s1, s2, i1, i2) = (w.inbox.clone(), w.inbox.clone(), start.clone(), start, id.clone(), id.clone());
+        let edit = std::thread::spawn(move || {
+            s1.wait();
+            a.edit_and_keep(&i1, "x.md", mem("x", "Always use spaces.")).is_ok()
+        });
+        let discard = std::thread::spawn(move || {
+            s2.wait();
+            b.discard(&i2).is_ok()
+        });
+        let (edited, discarded) = (edit.join().unwrap(), discard.join().unwrap());
+        assert!(edited != discarded, "round {round}: exactly one decides");
+        let item = w.inbox.get(&id).unwrap();
+        let proposed = item.changeset.changes.iter().find(|c| c.path.ends_with("x.md")).unwrap().after.clone().unwrap();
+        if edited {
+            assert!(matches!(item.status, ItemStatus::Kept { .. }));
+            assert_eq!(read(&w.memory.join("x.md")), Some(mem("x", "Always use spaces.")));
+        } else {
+            assert!(matches!(item.status, ItemStatus::Discarded { .. }));
+            assert_eq!(proposed, mem("x", "Always use tabs."), "round {round}: the discarded item was not edited");
+            assert_eq!(read(&w.memory.join("x.md")), None);
+        }
+    }
+}
