@@ -64,6 +64,10 @@
 //! Claude Code puts first in every system prompt (it names Claude Code's build), and
 //! third-party (Bedrock, Vertex) model defaults.
 //!
+//! Different on purpose: a memory whose name holds a line break or another control character
+//! is left out of recall ([`forges_lines`]), where Claude Code would write the name as it is
+//! into the selector's manifest and the `Memory:` header, lines of the file's own choosing.
+//!
 //! # Providers
 //!
 //! [`recall`] takes an optional [`Provider`]. With a model provider (Anthropic, OpenAI,
@@ -465,10 +469,23 @@ pub async fn recall(
     result
 }
 
-/// The scan Claude Code's selector sees: 30-line headers, newest 200.
+/// Whether a memory's path inside the folder holds a control character (a line break, an
+/// escape) or a Unicode line or paragraph separator. Such a name would write lines of its own
+/// into the manifest the selector model reads (a fake entry, a fake `Memory:` header) and into
+/// the header above the memory; no memory Claude Code or a person writes is named so, so
+/// recall leaves it out, where Claude Code would list it as it is.
+pub fn forges_lines(rel_path: &str) -> bool {
+    rel_path.chars().any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+}
+
+/// The scan Claude Code's selector sees: 30-line headers, newest 200 (less any whose name
+/// [`forges_lines`]).
 fn manifest_headers(memdir: &Memdir, result: &mut RecallResult) -> Vec<TopicHeader> {
     match memdir.manifest_headers() {
-        Ok(headers) => headers,
+        Ok(mut headers) => {
+            headers.retain(|h| !forges_lines(&h.rel_path));
+            headers
+        }
         Err(e) => {
             result.error = Some(format!("could not read the memory folder: {e}"));
             Vec::new()
@@ -627,9 +644,11 @@ async fn select_by_model(
 const MAX_DOCUMENT_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Reads every topic file of the folder (whole files, for the bodies) into index documents.
-/// Unreadable files are left out, as the scan leaves them out.
+/// Unreadable files are left out, as the scan leaves them out, and so are those whose name
+/// [`forges_lines`].
 pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_store::memdir::MemdirError> {
-    let scan = memdir.scan()?;
+    let mut scan = memdir.scan()?;
+    scan.files.retain(|f| !forges_lines(&f.rel_path));
     // Each memory's index line (title and hook) is a second short description of it. A
     // missing or unreadable index only costs that evidence.
     let mut index_lines: HashMap<String, String> = HashMap::new();
