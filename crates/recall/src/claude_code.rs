@@ -78,6 +78,13 @@ pub fn selector_system_prompt(dialect: Dialect, env: &Environment) -> (String, S
     let version = version.to_string();
     let cache = env.data_dir().join("claude-code");
     match claude_text(&install.resolved, &version, &cache, ClaudeText::SelectorPrompt) {
+        // The copy cached in the data dir is read as it is: one emptied by hand or by a full
+        // disk would otherwise be sent as the whole system prompt, for as long as that release
+        // stays installed.
+        Ok(text) if js_trim(&text).is_empty() => own(format!(
+            "the copy of Claude Code {version}'s selector prompt cached in {} is empty; delete that folder and Mneme cuts the prompt from the binary again",
+            cache.join(&version).display()
+        )),
         Ok(text) => (text, SelectorPrompt::ClaudeCode { version, path: install.resolved }),
         Err(e) => own(e.to_string()),
     }
@@ -246,6 +253,40 @@ mod tests {
         assert_eq!(source.describe(), "Mneme's own selector prompt (no Claude Code is installed to read its own from)");
         let (text, _) = selector_system_prompt(Dialect::ClaudeCode2_1_88, &env);
         assert_eq!(text, SELECT_MEMORIES_SYSTEM_PROMPT_2_1_88);
+    }
+
+    /// An installed Claude Code whose binary has no selector prompt, then the same release
+    /// with an empty copy in the cache: Mneme's own words both times, saying why.
+    #[test]
+    fn a_binary_without_the_prompt_or_an_empty_cached_copy_falls_back_to_mnemes() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let bin_dir = home.path().join(".local/bin");
+        std::fs::create_dir_all(&bin_dir).unwrap();
+        let bin = bin_dir.join("claude");
+        std::fs::write(&bin, "#!/bin/sh\necho '2.1.197 (Claude Code)'\n").unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // npm's layout names the release without running the binary.
+        std::fs::write(bin_dir.join("package.json"), r#"{"name": "@anthropic-ai/claude-code", "version": "2.1.197"}"#).unwrap();
+        let data = home.path().join("mneme-data");
+        let env = Environment::with_home(home.path())
+            .set_var("PATH", "/nonexistent")
+            .set_var("MNEME_DATA_DIR", data.to_string_lossy().to_string());
+        let install = claude_install::detect(&env).unwrap();
+        assert_eq!(install.resolved, std::fs::canonicalize(&bin).unwrap());
+
+        let (text, source) = selector_system_prompt(Dialect::ClaudeCode2_1_197, &env);
+        assert_eq!(text, SELECT_MEMORIES_SYSTEM_PROMPT);
+        let SelectorPrompt::Mneme { why } = source else { panic!("{source:?}") };
+        assert!(why.contains("was not found in"), "{why}");
+
+        let cached = data.join("claude-code").join("2.1.197").join("selector_prompt.txt");
+        std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
+        std::fs::write(&cached, " \n").unwrap();
+        let (text, source) = selector_system_prompt(Dialect::ClaudeCode2_1_197, &env);
+        assert_eq!(text, SELECT_MEMORIES_SYSTEM_PROMPT);
+        let SelectorPrompt::Mneme { why } = source else { panic!("{source:?}") };
+        assert!(why.contains("is empty; delete that folder"), "{why}");
     }
 
     #[test]
