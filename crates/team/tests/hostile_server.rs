@@ -256,7 +256,7 @@ impl Drop for FileModesApply {
 fn a_local_file_that_cannot_be_read_is_not_written_over() {
     use std::os::unix::fs::PermissionsExt;
     let body = r#"{"repo":"owner/name","lastModified":"x","checksum":"sha256:s","content":{"entries":{"mine.md":"the server's version","other.md":"theirs"}}}"#;
-    let (url, _) = serve(move |_| json("200 OK", body));
+    let (url, _) = serve(move |req| unchanged_or(req, body));
     let home = TestHome::new();
     let (c, team) = client(&home, &url);
     let mine = team.join("mine.md");
@@ -272,4 +272,48 @@ fn a_local_file_that_cannot_be_read_is_not_written_over() {
     assert_eq!(r.skipped.len(), 1, "{r:?}");
     assert_eq!(r.skipped[0].key, "mine.md");
     assert!(r.skipped[0].reason.contains("cannot be read") && r.skipped[0].reason.contains("make the file readable"), "{}", r.skipped[0].reason);
+    // Readable again, the next pull (the periodic kind, with the ETag) asks for everything and
+    // writes it, keeping the local edit in the trash first.
+    let r = c.pull().unwrap();
+    assert_eq!(r.written, ["mine.md"], "{r:?}");
+    assert_eq!(r.conflicts.len(), 1);
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "the server's version");
+}
+
+/// The server's answer as if nothing changed (304) when the client sends the ETag it was
+/// given, the whole `body` otherwise.
+fn unchanged_or(req: &str, body: &str) -> Vec<u8> {
+    if req.to_ascii_lowercase().contains("if-none-match: \"sha256:s\"") {
+        b"HTTP/1.1 304 Not Modified\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_vec()
+    } else {
+        json("200 OK", body)
+    }
+}
+
+/// A write that failed for a reason that passes (a folder without write permission, a full
+/// disk) is tried again by the next pull even when the server has not changed: with no local
+/// copy to hold back, that pull sent the ETag, got 304, and the file stayed missing until a
+/// teammate changed something.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_entry_whose_write_failed_is_written_by_the_next_pull() {
+    use std::os::unix::fs::PermissionsExt;
+    let body = r#"{"repo":"owner/name","lastModified":"x","checksum":"sha256:s","content":{"entries":{"notes/deploy.md":"Deploy from main."}}}"#;
+    let (url, _) = serve(move |req| unchanged_or(req, body));
+    let home = TestHome::new();
+    let (c, team) = client(&home, &url);
+    std::fs::create_dir(team.join("notes")).unwrap();
+    std::fs::set_permissions(team.join("notes"), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let r = {
+        let _modes = FileModesApply::new();
+        c.pull().unwrap()
+    };
+    assert!(r.written.is_empty() && r.skipped.len() == 1, "{r:?}");
+    std::fs::set_permissions(team.join("notes"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = c.pull().unwrap();
+    assert!(!r.not_modified, "the pull sent the ETag and got 304");
+    assert_eq!(r.written, ["notes/deploy.md"]);
+    assert_eq!(std::fs::read_to_string(team.join("notes/deploy.md")).unwrap(), "Deploy from main.");
+    // Written, the next pull is the cheap kind again.
+    assert!(c.pull().unwrap().not_modified);
 }

@@ -9,7 +9,7 @@ use super::{files, hash_content, retry_delay, strip_quotes, SkippedKey, SyncClie
 use crate::wire::{MAX_FILE_SIZE_BYTES, MAX_RETRIES};
 use mneme_store::memdir::TEAM_DIR;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// What a pull did.
@@ -202,7 +202,10 @@ impl SyncClient {
         let team_dir = self.target.team_dir();
         // The pull brings every held-back key up to the server's version.
         st.kept_divergent.clear();
-        let mut unwritten = BTreeSet::new();
+        // Key → whether a later pull could write it with nothing changed on the server (a
+        // failed write, a local copy that could not be kept), as opposed to a key refused for
+        // what it is (invalid, too large, a case twin).
+        let mut unwritten: BTreeMap<String, bool> = BTreeMap::new();
         let mut untrashed = Vec::new();
         // Keys by their case-folded spelling: on a case-insensitive disk (macOS, Windows)
         // `MEMORY.md` and `memory.md` name one file, so a teammate's `memory.md` would replace
@@ -212,7 +215,7 @@ impl SyncClient {
         for (key, content) in &body.content.entries {
             if let Some(first) = by_case.get(&case_fold(key)).copied() {
                 if same_file(&team_dir, first, key) {
-                    unwritten.insert(key.clone());
+                    unwritten.insert(key.clone(), false);
                     report.skipped.push(SkippedKey { key: key.clone(), reason: EntrySkipped::SameFileAs(first.to_string()).to_string() });
                     continue;
                 }
@@ -228,7 +231,7 @@ impl SyncClient {
                     }
                 }
                 Err(why) => {
-                    unwritten.insert(key.clone());
+                    unwritten.insert(key.clone(), !matches!(why, EntrySkipped::Invalid(_) | EntrySkipped::TooLarge { .. }));
                     report.skipped.push(SkippedKey { key: key.clone(), reason: why.to_string() });
                 }
             }
@@ -263,7 +266,7 @@ impl SyncClient {
             let hash = local.map_or_else(|| "(not a readable file)".to_string(), |b| hash_content(&String::from_utf8_lossy(&b)));
             st.kept_divergent.insert(key, hash);
         }
-        for key in unwritten {
+        for (key, retry) in unwritten {
             let local = crate::keys::validate_strict_team_mem_key(&team_dir, &key).ok().and_then(|p| mneme_store::open::read_plain(&p).ok()).map(|(b, _)| b);
             match local {
                 Some(bytes) => {
@@ -271,6 +274,12 @@ impl SyncClient {
                 }
                 None => {
                     st.server_checksums.remove(&key);
+                    // With no local copy to hold back, nothing else would keep the next pull
+                    // whole: it would send the ETag, get 304, and the file would stay missing
+                    // until a teammate changed something. The marker matches no file's hash.
+                    if retry {
+                        st.kept_divergent.insert(key, "(not written here)".to_string());
+                    }
                 }
             }
         }
