@@ -57,6 +57,18 @@ impl DependsOn {
         DependsOn { dir: dir.into(), recursive: false, entry: None, folders_only: true }
     }
 
+    /// What in a project's own folder, watched flat by a shell, can change what Claude Code
+    /// loads or what a page shows: the entries that matter in every folder Claude Code looks
+    /// into for instructions, by name (`.git` among them: it makes the folder the repository
+    /// root), and a sub-folder appearing or going (the nested walk lists it). Any other file
+    /// there (a build log written at every build) changes nothing; a file a view includes from
+    /// there is named by that view's own dependencies.
+    pub fn project_folder(dir: &Path) -> Vec<DependsOn> {
+        let mut out: Vec<DependsOn> = INSTRUCTION_ENTRIES.iter().map(|name| DependsOn::file(&dir.join(name))).collect();
+        out.push(DependsOn::sub_folders(dir));
+        out
+    }
+
     /// The one entry `path` names in its folder (the folder itself, for a path with no parent).
     fn file(path: &Path) -> Self {
         match (path.parent(), path.file_name()) {
@@ -740,6 +752,20 @@ mod tests {
         let t = DependsOn::tree("/p/a/.claude/rules");
         assert!(t.concerns(Path::new("/p/a/.claude/rules/x/y.md")));
         assert!(!t.concerns(Path::new("/p/a/.claude/settings.json")));
+    }
+
+    #[test]
+    fn a_project_folder_shows_its_instruction_entries_and_sub_folders_not_a_build_log() {
+        let deps = DependsOn::project_folder(Path::new("/p"));
+        let any = |path: &str, folder: bool| deps.iter().any(|d| d.concerns_change(Path::new(path), folder));
+        for name in ["CLAUDE.md", "CLAUDE.local.md", "AGENTS.md"] {
+            assert!(any(&format!("/p/{name}"), false), "{name}: {deps:?}");
+        }
+        // `.git` coming or going moves the repository root; `.claude` holds settings and rules.
+        assert!(any("/p/.git", true) && any("/p/.claude", true), "{deps:?}");
+        assert!(any("/p/src", true), "a new sub-folder may hold a CLAUDE.md: {deps:?}");
+        assert!(any("/p", true), "the folder itself going: {deps:?}");
+        assert!(!any("/p/build.log", false) && !any("/p/src/main.rs", false), "{deps:?}");
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //! project's memory folder (recursively, for a memory folder set elsewhere by
 //! `autoMemoryDirectory`), the project folder (non-recursively: its CLAUDE.md files) and its
 //! `.claude` folder (rules, local settings). Changes are gathered for 300 ms and sent as one
-//! list of paths; an empty list means "too much changed to name; reload everything".
+//! list of paths; an empty list means "too much changed to name; reload everything". In the
+//! project folder only what can change what Claude Code loads reaches pages (its instruction
+//! files, `.claude`, `.git`, a sub-folder coming or going, a file a view includes from there):
+//! builds and tools write there all the time.
 //!
 //! The watcher also keeps the api's [`ContextCache`]: building a view adds flat watches on the
 //! folders its dependencies lie in (every folder above the project, their `.claude`, the
@@ -78,6 +81,10 @@ struct Watched {
     /// The folders the shell asked for, in order: what `watched` lists. The context cache's
     /// many flat watches (every folder above a project, …) are bookkeeping, not shown.
     shown: Vec<(PathBuf, RecursiveMode)>,
+    /// What in the folders the shell asked for pages may show: everything in Claude Code's
+    /// folders, but in a project folder only what can change what Claude Code loads (a build
+    /// writing `build.log` there would otherwise reload every page at every build).
+    asked: DependsOnIndex,
     /// Everything the context cache's views ever depended on (kept after a view is dropped:
     /// a page may still show it). With `shown`, what a change must touch to be sent on: the
     /// cache's watches on folders above a project see every file there (a shell's history in
@@ -107,20 +114,31 @@ impl Watched {
             added: 0,
             pending: Vec::new(),
             shown: Vec::new(),
+            asked: DependsOnIndex::default(),
             interests: DependsOnIndex::default(),
             tickets: HashMap::new(),
             issued: 0,
         }
     }
 
-    /// Whether a change at `path` (`folder`: it may be a folder) is one the pages may show: in
-    /// a folder the shell asked for, or something a context view depended on.
+    /// Whether a change at `path` (`folder`: it may be a folder) is one the pages may show:
+    /// what matters in a folder the shell asked for, or something a context view depended on
+    /// (a file a project's CLAUDE.md includes from the project folder is one of those).
     fn shows(&self, path: &Path, folder: bool) -> bool {
-        let asked = self.shown.iter().any(|(dir, mode)| {
-            let dep = DependsOn { dir: dir.clone(), recursive: *mode == RecursiveMode::Recursive, entry: None, folders_only: false };
-            dep.concerns(path)
-        });
-        asked || self.interests.concerns_change(path, folder)
+        self.asked.concerns_change(path, folder) || self.interests.concerns_change(path, folder)
+    }
+
+    /// The shell asks for `dir` as `mode`, of which pages show `shows`: watched as
+    /// [`Watched::add`] does.
+    fn ask(&mut self, dir: &Path, mode: RecursiveMode, shows: Vec<DependsOn>) -> bool {
+        self.asked.extend(shows);
+        self.add(dir, mode)
+    }
+
+    /// The shell asks for `dir` as `mode`, all of which pages may show.
+    fn ask_all(&mut self, dir: &Path, mode: RecursiveMode) -> bool {
+        let dep = DependsOn { dir: dir.to_path_buf(), recursive: mode == RecursiveMode::Recursive, entry: None, folders_only: false };
+        self.ask(dir, mode, vec![dep])
     }
 
     /// Watches `dir` now if it exists, else as soon as it appears. Answers whether it is
@@ -321,8 +339,8 @@ impl Events {
         let watched = Arc::new(Mutex::new(Watched::new(watcher)));
         {
             let mut w = lock(&watched);
-            w.add(&env.projects_dir(), RecursiveMode::Recursive);
-            w.add(&env.config_home(), RecursiveMode::NonRecursive);
+            w.ask_all(&env.projects_dir(), RecursiveMode::Recursive);
+            w.ask_all(&env.config_home(), RecursiveMode::NonRecursive);
         }
         let (tx, _) = broadcast::channel(256);
         let cache = Arc::new(ContextCache::new(Arc::new(Watches(watched.clone()))));
@@ -350,11 +368,13 @@ impl Events {
     /// Adds one project's folders; returns every folder now watched or waiting to exist.
     pub fn watch_project(&self, cwd: &Path, memory_dir: &Path) -> Vec<PathBuf> {
         let mut w = lock(&self.watched);
-        w.add(memory_dir, RecursiveMode::Recursive);
-        w.add(cwd, RecursiveMode::NonRecursive);
+        w.ask_all(memory_dir, RecursiveMode::Recursive);
+        // The project folder holds builds' and tools' files too: only its instruction entries,
+        // `.claude`, `.git` and sub-folders matter (its includes, through the views).
+        w.ask(cwd, RecursiveMode::NonRecursive, DependsOn::project_folder(cwd));
         let dot_claude = cwd.join(".claude");
         if dot_claude.is_dir() {
-            w.add(&dot_claude, RecursiveMode::Recursive);
+            w.ask_all(&dot_claude, RecursiveMode::Recursive);
         }
         w.shown.iter().map(|(p, _)| p.clone()).collect()
     }

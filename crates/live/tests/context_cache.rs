@@ -2,14 +2,15 @@
 //! memory (the very same `Arc`), and every kind of change a view depends on drops it, so the
 //! next call shows the change. Hermetic: a temporary home, config home and managed folder.
 
-use mneme_api::{Clock, ContextRequest, ContextView, Mneme};
-use mneme_live::events::Events;
+mod common;
+
+use common::{World, START};
+use mneme_api::{Clock, ContextRequest, ContextView};
 use mneme_testsupport::{write_file, TestHome};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use tokio::sync::{broadcast, watch};
 
 /// A clock the test moves (to cross midnight).
 struct Moving(AtomicU64);
@@ -20,22 +21,14 @@ impl Clock for Moving {
     }
 }
 
-/// 2025-11-29 07:06:40 UTC.
-const START: u64 = 1_764_400_000;
-
-struct World {
-    home: TestHome,
-    repo: PathBuf,
-    clock: Arc<Moving>,
-    mneme: Mneme,
-    events: Events,
-    changes: broadcast::Receiver<Arc<Vec<PathBuf>>>,
-    _stop: watch::Sender<bool>,
-}
-
 /// A repository with a CLAUDE.md and a rule, a user CLAUDE.md including a file outside the
 /// project, user settings, and a MEMORY.md; the watcher running.
 fn world() -> World {
+    world_and_clock().0
+}
+
+/// [`world`] and its clock, which the test may move.
+fn world_and_clock() -> (World, Arc<Moving>) {
     let home = TestHome::new();
     let repo = home.git_repo("repo");
     home.write(repo.join("CLAUDE.md"), "Use tabs for indentation.\n");
@@ -53,37 +46,10 @@ fn world() -> World {
     home.write(home.config_home().join("settings.json"), "{\n  \"theme\": \"dark\"\n}\n");
     home.write(home.memdir_for(&repo).join("MEMORY.md"), "- [First](first.md) — the first memory\n");
     let clock = Arc::new(Moving(AtomicU64::new(START)));
-    let mneme = Mneme::new(home.env.clone(), clock.clone());
-    let (stop, stop_rx) = watch::channel(false);
-    let events = Events::start(&home.env, stop_rx).expect("the watcher starts");
-    let changes = events.subscribe();
-    World { home, repo, clock, mneme, events, changes, _stop: stop }
+    (World::start_with(home, repo, clock.clone()), clock)
 }
 
 impl World {
-    fn request(&self) -> ContextRequest {
-        ContextRequest { cwd: self.repo.clone(), ..Default::default() }
-    }
-
-    fn view(&self) -> Arc<ContextView> {
-        self.mneme.context_cached(&self.request(), self.events.context_cache()).expect("context")
-    }
-
-    /// A view the cache keeps: two calls in a row answering with the same `Arc`. Retried,
-    /// because a change by another process in a folder above the test's (the shared temporary
-    /// folder) rightly drops the view too.
-    fn cached(&self) -> Arc<ContextView> {
-        for _ in 0..20 {
-            let a = self.view();
-            let b = self.view();
-            if Arc::ptr_eq(&a, &b) {
-                return b;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("no view was kept in 20 tries");
-    }
-
     /// Waits for the watcher's batch naming `path` (or a folder on the way to it). The cache
     /// hears of a batch before any subscriber does.
     async fn seen(&mut self, path: &Path) {
@@ -276,14 +242,14 @@ async fn a_new_claude_md_in_a_sub_folder_joins_the_nested_candidates() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_view_is_never_served_for_another_day() {
-    let w = world();
+    let (w, clock) = world_and_clock();
     // 2.1.197 prints the date in the block (later releases moved it out).
     let req = ContextRequest { claude_version: Some("2.1.197".parse().unwrap()), ..w.request() };
     let view = || w.mneme.context_cached(&req, w.events.context_cache()).unwrap();
     let today = view();
     assert!(Arc::ptr_eq(&today, &view()) || Arc::ptr_eq(&view(), &view()), "no view was kept");
     assert!(today.block.contains("2025-11-29"));
-    w.clock.0.fetch_add(86_400, Ordering::SeqCst);
+    clock.0.fetch_add(86_400, Ordering::SeqCst);
     let tomorrow = view();
     assert!(!Arc::ptr_eq(&today, &tomorrow));
     assert!(tomorrow.block.contains("2025-11-30") && !tomorrow.block.contains("2025-11-29"));

@@ -1,58 +1,26 @@
 //! The watcher behind the context cache after folders come and go, busy folders, odd names and
 //! a fresh machine: the real inotify watcher over a temporary home (hermetic).
 
-use mneme_api::{ContextRequest, ContextView, FixedClock, Mneme};
+mod common;
+
+use common::World;
+use mneme_api::ContextView;
 use mneme_live::events::Events;
 use mneme_testsupport::{write_file, TestHome};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{broadcast, watch};
-
-struct World {
-    home: TestHome,
-    repo: PathBuf,
-    mneme: Mneme,
-    events: Events,
-    changes: broadcast::Receiver<Arc<Vec<PathBuf>>>,
-    _stop: watch::Sender<bool>,
-}
+use tokio::sync::watch;
 
 fn world() -> World {
     let home = TestHome::new();
     let repo = home.git_repo("repo");
     home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
     home.write(repo.join(".claude/rules/style.md"), "RULE-ONE\n");
-    let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_764_400_000)));
-    let (stop, rx) = watch::channel(false);
-    let events = Events::start(&home.env, rx).expect("the watcher starts");
-    let changes = events.subscribe();
-    World { home, repo, mneme, events, changes, _stop: stop }
+    World::start(home, repo)
 }
 
 impl World {
-    fn request(&self) -> ContextRequest {
-        ContextRequest { cwd: self.repo.clone(), ..Default::default() }
-    }
-
-    fn view(&self) -> Arc<ContextView> {
-        self.mneme.context_cached(&self.request(), self.events.context_cache()).expect("context")
-    }
-
-    /// A view the cache keeps (two calls answering the same `Arc`).
-    fn cached(&self) -> Arc<ContextView> {
-        for _ in 0..20 {
-            let a = self.view();
-            let b = self.view();
-            if Arc::ptr_eq(&a, &b) {
-                return b;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("no view was kept in 20 tries");
-    }
-
     /// Waits (at most 5 s) until the view the cache answers satisfies `ok`; answers it.
     async fn until(&self, what: &str, ok: impl Fn(&ContextView) -> bool) -> Arc<ContextView> {
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -63,15 +31,6 @@ impl World {
             }
             assert!(Instant::now() < deadline, "the cache still answers a stale view: {what}\n{}", v.block);
             tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Waits until the watcher has handed the cache `n` more batches than `before`.
-    async fn batches_after(&self, before: u64, n: u64) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.events.context_cache().stats().batches < before + n {
-            assert!(Instant::now() < deadline, "the watcher reported nothing");
-            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 }
@@ -162,6 +121,66 @@ async fn a_file_written_in_a_sub_folder_keeps_the_view_and_no_page_hears_of_it()
     write_file(&claude_md, "Use spaces.\n");
     let batch = tokio::time::timeout(Duration::from_secs(10), w.changes.recv()).await.expect("a batch").unwrap();
     assert!(batch.contains(&claude_md) && !batch.iter().any(|p| p.ends_with("app.log")), "{batch:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_written_in_the_project_folder_keeps_the_view_and_no_page_hears_of_it() {
+    let mut w = world();
+    // The shell watches the project folder itself (its CLAUDE.md files), flat.
+    w.events.watch_project(&w.repo, &w.home.memdir_for(&w.repo));
+    let kept = w.cached();
+    while w.changes.try_recv().is_ok() {}
+    // A build's log in the repository root, written at every build.
+    for i in 0..3 {
+        let before = w.events.context_cache().stats().batches;
+        write_file(&w.repo.join("build.log"), &format!("build {i}\n"));
+        w.batches_after(before, 1).await;
+    }
+    assert!(Arc::ptr_eq(&kept, &w.view()), "a log written in the project folder dropped the view");
+    // Batches go out in order: the first a page hears of is the CLAUDE.md edit, which still
+    // drops the view.
+    let claude_md = w.repo.join("CLAUDE.md");
+    write_file(&claude_md, "Use spaces.\n");
+    let batch = w.next_batch().await;
+    assert!(batch.contains(&claude_md) && !batch.iter().any(|p| p.ends_with("build.log")), "{batch:?}");
+    assert!(w.view().block.contains("Use spaces."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_included_from_the_project_folder_still_reaches_pages_and_drops_the_view() {
+    let home = TestHome::new();
+    let repo = home.git_repo("repo");
+    home.write(repo.join("CLAUDE.md"), "Use tabs.\n@notes.md\n");
+    home.write(repo.join("notes.md"), "NOTE-ONE\n");
+    let mut w = World::start(home, repo);
+    w.events.watch_project(&w.repo, &w.home.memdir_for(&w.repo));
+    let kept = w.cached();
+    assert!(kept.block.contains("NOTE-ONE"), "{}", kept.block);
+    while w.changes.try_recv().is_ok() {}
+    // Not an instruction file by name: it matters because the view includes it.
+    let notes = w.repo.join("notes.md");
+    write_file(&notes, "NOTE-TWO\n");
+    let batch = w.next_batch().await;
+    assert!(batch.contains(&notes), "{batch:?}");
+    let next = w.view();
+    assert!(!Arc::ptr_eq(&kept, &next) && next.block.contains("NOTE-TWO"), "{}", next.block);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_folder_made_in_the_project_folder_reaches_pages_and_drops_the_view() {
+    let home = TestHome::new();
+    // Not a repository yet: `git init` makes this folder the project root.
+    let repo = home.root.join("plain");
+    home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
+    let mut w = World::start(home, repo);
+    w.events.watch_project(&w.repo, &w.home.memdir_for(&w.repo));
+    let kept = w.cached();
+    while w.changes.try_recv().is_ok() {}
+    let git = w.repo.join(".git");
+    std::fs::create_dir(&git).unwrap();
+    let batch = w.next_batch().await;
+    assert!(batch.contains(&git), "{batch:?}");
+    assert!(!Arc::ptr_eq(&kept, &w.view()), "a .git made in the project folder left the view in place");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
