@@ -643,6 +643,31 @@ async fn select_by_model(
 /// The most of one memory the offline ranker reads.
 const MAX_DOCUMENT_BYTES: u64 = 10 * 1024 * 1024;
 
+/// The most of a whole folder the offline ranker reads, since the index keeps every body it
+/// read: a folder of a thousand 10 MiB files (sparse ones cost no disk; a checkout of zeros is
+/// a small clone) would otherwise take 10 GiB of memory.
+const MAX_FOLDER_BYTES: u64 = 256 * 1024 * 1024;
+
+/// How much of each file (by their sizes at the scan) the offline ranker reads: up to
+/// [`MAX_DOCUMENT_BYTES`] each while the folder's total stays within [`MAX_FOLDER_BYTES`];
+/// past that, the smaller files are read whole first and the largest get what is left, which
+/// may be nothing (they are then ranked by their name, description and index line).
+fn read_limits(sizes: &[u64]) -> Vec<u64> {
+    let wanted = |size: u64| size.min(MAX_DOCUMENT_BYTES);
+    if sizes.iter().map(|&s| wanted(s)).sum::<u64>() <= MAX_FOLDER_BYTES {
+        return vec![MAX_DOCUMENT_BYTES; sizes.len()];
+    }
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&i| sizes[i]);
+    let mut limits = vec![0; sizes.len()];
+    let mut left = MAX_FOLDER_BYTES;
+    for i in order {
+        limits[i] = wanted(sizes[i]).min(left);
+        left -= limits[i];
+    }
+    limits
+}
+
 /// Reads every topic file of the folder (whole files, for the bodies) into index documents.
 /// Unreadable files are left out, as the scan leaves them out, and so are those whose name
 /// [`forges_lines`].
@@ -663,7 +688,8 @@ pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_s
         }
     }
     let index_lines = &index_lines;
-    let read = |f: &mneme_store::memdir::TopicFile| -> Option<offline::Document> {
+    let limits = read_limits(&scan.files.iter().map(|f| f.size).collect::<Vec<_>>());
+    let read = |(f, &limit): (&mneme_store::memdir::TopicFile, &u64)| -> Option<offline::Document> {
         // A memory of gigabytes is ranked by its first 10 MiB (as the scan reads at most that
         // much of it whole), and a name that became a FIFO or device since the scan is skipped.
         let file = mneme_store::open::open_no_wait(&f.abs_path).ok()?;
@@ -671,7 +697,7 @@ pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_s
             return None;
         }
         let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_DOCUMENT_BYTES), &mut bytes).ok()?;
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, limit), &mut bytes).ok()?;
         let text = String::from_utf8_lossy(&bytes);
         let body = frontmatter::parse(&text).body.to_string();
         Some(offline::Document {
@@ -690,8 +716,12 @@ pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_s
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let chunk = scan.files.len().div_ceil(threads).max(64);
     let docs = std::thread::scope(|s| {
-        let handles: Vec<_> =
-            scan.files.chunks(chunk).map(|part| s.spawn(move || part.iter().filter_map(read).collect::<Vec<_>>())).collect();
+        let handles: Vec<_> = scan
+            .files
+            .chunks(chunk)
+            .zip(limits.chunks(chunk))
+            .map(|(part, limits)| s.spawn(move || part.iter().zip(limits).filter_map(read).collect::<Vec<_>>()))
+            .collect();
         // A reader that panicked is a bug to report as the caller reports any other, not a
         // chunk of memories silently missing from the ranking.
         handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()

@@ -154,7 +154,7 @@ fn fifos_devices_loops_huge_binary_and_bombs_answer_at_once() {
     }
     bomb.push_str("---\nbody database tests\n");
     std::fs::write(f.mem.join("bomb.md"), bomb).unwrap();
-    rustix::fs::mkfifoat(rustix::fs::CWD, &f.mem.join("fifo.md"), rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    rustix::fs::mkfifoat(rustix::fs::CWD, f.mem.join("fifo.md"), rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
     std::os::unix::fs::symlink("/dev/zero", f.mem.join("zero.md")).unwrap();
     std::os::unix::fs::symlink(&f.mem, f.mem.join("loop")).unwrap();
     std::os::unix::fs::symlink("loop2.md", f.mem.join("loop1.md")).unwrap();
@@ -203,4 +203,23 @@ fn odd_prompts_never_panic() {
         f.recall(q, None);
         f.recall(q, Some(&Scripted::picking(&["deploy_friday.md"])));
     }
+}
+
+/// The offline index keeps what it read of every memory, so a folder of many large files
+/// (sparse ones cost no disk) is read up to a bound for the whole folder, the small memories
+/// whole and first; a large one past the bound is still ranked by its name and description.
+#[test]
+fn the_offline_ranker_reads_a_bounded_share_of_a_folder_of_large_files() {
+    let f = Folder::new();
+    for i in 0..30 {
+        std::fs::File::create(f.mem.join(format!("large_{i:02}.md"))).unwrap().set_len(10 << 20).unwrap();
+    }
+    let clock: Arc<dyn Clock> = Arc::new(FixedClock::at_unix_secs(NOW as u64));
+    let memdir = mneme_store::memdir::Memdir::new(&f.mem, f.home.path().join("trash"), clock);
+    let docs = mneme_recall::load_documents(&memdir).unwrap();
+    assert_eq!(docs.len(), 31);
+    let total: usize = docs.iter().map(|d| d.body.len()).sum();
+    assert!(total <= 256 << 20, "{} MiB read", total >> 20);
+    let small = docs.iter().find(|d| d.rel_path == "testing.md").unwrap();
+    assert_eq!(small.body, "Never mock the database in integration tests.\n");
 }
