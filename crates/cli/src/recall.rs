@@ -104,8 +104,9 @@ fn print(r: &RecallResult, memory_dir: &Path, claude_code: &RenderedFor) {
     let n = r.selected.len();
     println!("{n} {} recalled from {} (chosen by {by}):", if n == 1 { "memory" } else { "memories" }, safe_path(memory_dir));
     if let Some(prompt) = &r.selector_prompt {
-        // The release decides the selector's model, limits and schema.
-        println!("Asked with {}. {}", prompt.describe(), claude_code.note);
+        // The release decides the selector's model, limits and schema. The source names the
+        // installed Claude Code's path and, when its prompt could not be cut, bytes of it.
+        println!("Asked with {}. {}", safe(&prompt.describe()), claude_code.note);
     }
     for (i, m) in r.selected.iter().enumerate() {
         let cut = match m.truncated {

@@ -168,3 +168,27 @@ fn a_hosted_endpoint_with_no_keyring_to_ask_names_the_keyring() {
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("the API key for https://llm.invalid/v1 could not be read") && err.contains("keyring"), "{err}");
 }
+
+/// The selector prompt's source names the installed Claude Code's path and what was wrong with
+/// its bundle, bytes of that file: shown with escape sequences as text, like every other field
+/// someone else wrote.
+#[tokio::test]
+async fn the_selector_prompts_source_is_shown_with_escapes_as_text() {
+    use std::os::unix::fs::PermissionsExt;
+    let (h, repo, _) = project();
+    let stub = StubModel::start().await;
+    use_anthropic(&h, &stub);
+    stub.push(Turn::json(&json!({"selected_memories": ["project_billing.md"]})));
+    // First on PATH: a stand-in Claude Code 2.1.197 whose selector prompt cannot be cut.
+    let bin_dir = h.root.join("bin");
+    fs::create_dir_all(&bin_dir).unwrap();
+    let bin = bin_dir.join("claude");
+    fs::write(&bin, "#!/bin/sh\nexit 1\n# `You are selecting memories that will be useful to Claude Code ${\u{1b}]0;owned\u{7}}`\n").unwrap();
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(bin_dir.join("package.json"), r#"{"name": "@anthropic-ai/claude-code", "version": "2.1.197"}"#).unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let env = [("ANTHROPIC_API_KEY", "sk-ant-test"), ("PATH", path.as_str())];
+    let out = stdout(&run(&h, &repo, &["recall", "where is the billing rewrite at"], &env));
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(out.contains("${\\u{001b}]0;owned\\u{0007}} is not a plain string in the bundle"), "{out}");
+}
