@@ -422,7 +422,10 @@ const NESTED_ENTRIES: [&str; 3] = ["CLAUDE.md", "CLAUDE.local.md", ".claude"];
 
 /// Folders a package manager or tool fills (thousands of folders of other people's code and
 /// caches), whose listing is not watched: below the project, a folder with one of these names,
-/// or a Python virtual environment by any name (it holds `pyvenv.cfg`).
+/// or a Python virtual environment by any name (it holds `pyvenv.cfg`). Mneme's choice, to
+/// spare inotify watches: Claude Code skips no folder by name when it loads nested CLAUDE.md
+/// files, so one the walk found in here is still depended on by name, and one made in here
+/// later shows once something else drops the view.
 const HEAVY_FOLDERS: [&str; 16] = [
     ".venv",
     "venv",

@@ -210,6 +210,36 @@ async fn a_claude_md_made_in_the_deepest_folder_the_walk_looks_into_shows_on_the
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_md_inside_a_virtual_environment_is_watched_by_name_and_a_new_one_shows_after_the_next_change() {
+    // Claude Code skips no folder by name: reading a file under `.venv/…/pkg` loads the
+    // CLAUDE.md there. The watcher does not list such folders (thousands of watches), so the
+    // ones the walk found are watched by name and a new one waits for the next change.
+    let home = TestHome::new();
+    let repo = home.git_repo("repo");
+    home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
+    let site = repo.join(".venv/lib/python3.12/site-packages");
+    let shipped = home.write(site.join("pkg/CLAUDE.md"), "SHIPPED-ONE\n");
+    std::fs::create_dir_all(site.join("other")).unwrap();
+    let mut w = World::start(home, repo);
+    w.events.watch_project(&w.repo, &w.home.memdir_for(&w.repo));
+    let kept = w.cached();
+    assert!(kept.nested_candidates.contains(&shipped), "{:?}", kept.nested_candidates);
+    while w.changes.try_recv().is_ok() {}
+    write_file(&shipped, "SHIPPED-TWO\n");
+    let batch = w.next_batch().await;
+    assert!(batch.contains(&shipped), "{batch:?}");
+    assert!(!Arc::ptr_eq(&kept, &w.view()), "an edit of a CLAUDE.md found in .venv left the view in place");
+    // One made in a package folder the walk listed but nothing watches: the next change that
+    // drops the view (here the project's CLAUDE.md) lists it.
+    let added = site.join("other/CLAUDE.md");
+    write_file(&added, "ADDED\n");
+    let claude_md = w.repo.join("CLAUDE.md");
+    write_file(&claude_md, "Use spaces.\n");
+    while !w.next_batch().await.contains(&claude_md) {}
+    assert!(w.view().nested_candidates.contains(&added));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_that_is_not_utf8_reaches_pages_as_json() {
     let mut w = world();
     let memdir = w.home.memdir_for(&w.repo);
