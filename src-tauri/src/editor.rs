@@ -12,8 +12,7 @@ use mneme_core::platform::Os;
 use serde::Serialize;
 use specta::Type;
 use std::path::{Path, PathBuf};
-use tauri::{AppHandle, State, Wry};
-use tauri_plugin_shell::ShellExt;
+use tauri::State;
 
 /// Claude Code's list of GUI editors (they keep its TUI on the main screen).
 const GUI_EDITORS: &[&str] = &["code", "cursor", "windsurf", "codium", "subl", "atom", "gedit", "notepad++", "notepad"];
@@ -210,17 +209,29 @@ fn existing(path: &Path) -> Result<PathBuf, ApiError> {
     })
 }
 
+/// Runs `program` with `args` to its end and collects what it printed. Stdin is empty: an editor
+/// that wants input gets a terminal window of its own (`plan_for`). On Windows no console
+/// window flashes up for it (a GUI app's child gets one otherwise); `start` still opens one for
+/// a terminal editor.
+async fn run(program: &str, args: &[String]) -> std::io::Result<std::process::Output> {
+    let mut command = tokio::process::Command::new(program);
+    command.args(args).stdin(std::process::Stdio::null());
+    #[cfg(windows)]
+    command.creation_flags(0x0800_0000); // CREATE_NO_WINDOW
+    command.output().await
+}
+
 /// Opens a file in the editor Claude Code would use and, for a desktop editor, waits until
 /// it closes (the window reloads from `FilesChanged` either way).
 #[tauri::command]
 #[specta::specta]
-pub async fn open_in_editor(app: AppHandle<Wry>, m: State<'_, Mneme>, path: PathBuf) -> Answer<EditorRun> {
+pub async fn open_in_editor(m: State<'_, Mneme>, path: PathBuf) -> Answer<EditorRun> {
     let file = existing(&path)?;
     if !file.is_file() {
         return Err(ApiError::invalid(format!("{} is not a file; reveal a folder instead.", path.display())));
     }
     let launch = plan(m.environment(), &file)?;
-    let out = app.shell().command(&launch.program).args(&launch.args).output().await.map_err(|e| {
+    let out = run(&launch.program, &launch.args).await.map_err(|e| {
         ApiError::new(ErrorCode::Io, format!("Could not start {}: {e}. Check $VISUAL / $EDITOR.", launch.editor))
     })?;
     if !out.status.success() {
@@ -254,10 +265,10 @@ fn reveal_plan(os: Os, target: &Path, is_dir: bool) -> (&'static str, Vec<String
 /// manager cannot select one).
 #[tauri::command]
 #[specta::specta]
-pub async fn reveal(app: AppHandle<Wry>, path: PathBuf) -> Answer<()> {
+pub async fn reveal(path: PathBuf) -> Answer<()> {
     let target = existing(&path)?;
     let (program, args) = reveal_plan(Os::current(), &target, target.is_dir());
-    let out = app.shell().command(program).args(&args).output().await.map_err(|e| {
+    let out = run(program, &args).await.map_err(|e| {
         ApiError::new(ErrorCode::Io, format!("Could not start {program} to show {} in the file manager: {e}.", target.display()))
     })?;
     // Explorer exits with 1 even when it showed the folder.

@@ -8,6 +8,9 @@
 //! - [`scheduler`]: the background scheduler (extraction, auto dream, team sync) running while
 //!   the app is open, its events forwarded as the typed `SchedulerActivity` event.
 //! - `webkit` (Linux): the WebKitGTK settings that keep the app's memory small.
+//! - Tauri's plugins, registered in [`run`]: one running app (`single-instance`), the window's
+//!   place between launches (`window-state`, kept on a screen by [`placement_ok`]), links to
+//!   the browser (`opener`, http(s) only) and the folder picker (`dialog`).
 //! - [`bindings`] (in `commands`): the tauri-specta builder; `tests/bindings.rs` keeps
 //!   `ui/src/lib/bindings.ts` equal to what it generates.
 //!
@@ -131,10 +134,10 @@ fn start_dir(arg: Option<PathBuf>, home: &Path) -> PathBuf {
 }
 
 /// Keeps the window on the app. A link in a preview opens in the browser (`target=_blank`,
-/// which the shell plugin hands on), but an element that navigates the window itself (an image
-/// map's `<area>`, a form, a script) must not replace Mneme with a page posing as it: any
-/// navigation away from the app's own origin is cancelled, and an http(s) address goes to the
-/// browser instead.
+/// which the opener plugin's script in the page hands on), but an element that navigates the
+/// window itself (an image map's `<area>`, a form, a script) must not replace Mneme with a page
+/// posing as it: any navigation away from the app's own origin is cancelled, and an http(s)
+/// address goes to the browser instead.
 fn navigation_guard() -> tauri::plugin::TauriPlugin<tauri::Wry> {
     tauri::plugin::Builder::new("navigation-guard")
         .on_navigation(|webview, url| {
@@ -142,13 +145,119 @@ fn navigation_guard() -> tauri::plugin::TauriPlugin<tauri::Wry> {
                 return true;
             }
             if matches!(url.scheme(), "http" | "https") {
-                use tauri_plugin_shell::ShellExt;
-                #[allow(deprecated)] // tauri-plugin-opener replaces it; the shell plugin is the one in use here.
-                let _ = webview.shell().open(url.as_str(), None);
+                use tauri_plugin_opener::OpenerExt;
+                // The page asked for nothing, so there is nobody to tell when no browser opens.
+                let _ = webview.opener().open_url(url.as_str(), None::<&str>);
             }
             false
         })
         .build()
+}
+
+/// What a second `mneme-app` does instead of opening a second window (whose scheduler would
+/// stay off, `scheduler::start`): the running one comes to the front, on the project it shows
+/// (the second launch's FOLDER is not taken over: it would change the page under the person).
+/// Errors are dropped on purpose: the second launch has handed over and exits either way.
+fn bring_to_front(app: &tauri::AppHandle) {
+    if let Some(window) = tauri::Manager::get_webview_window(app, "main") {
+        let _ = window.unminimize();
+        let _ = window.show();
+        let _ = window.set_focus();
+    }
+}
+
+/// A screen rectangle in physical pixels: `x`, `y`, width, height.
+pub type Rect = (i32, i32, u32, u32);
+
+/// How much of a window's top edge (where the title bar is) must be on one monitor for a person
+/// to grab it and move it: a strip this wide (or the whole width of a narrower window) and this tall.
+const REACHABLE: (u32, u32) = (120, 32);
+
+/// Whether a window at `window` can be seen and moved on `monitors`: a piece of its top edge is
+/// on one screen and the whole window fits on one. The window-state plugin applies a remembered
+/// position when any corner of the window lies on a monitor, which can leave the title bar
+/// off-screen, and applies a remembered size whatever the screens are now (a window saved on a
+/// large monitor reopening on a laptop's).
+pub fn placement_ok(window: Rect, monitors: &[Rect]) -> bool {
+    let (x, y, w, h) = (i64::from(window.0), i64::from(window.1), i64::from(window.2), i64::from(window.3));
+    let need = i64::from(REACHABLE.0).min(w);
+    let fits = monitors.iter().any(|&(_, _, mw, mh)| w <= i64::from(mw) && h <= i64::from(mh));
+    let top_on_screen = monitors.iter().any(|&(mx, my, mw, mh)| {
+        let (mx, my, mw, mh) = (i64::from(mx), i64::from(my), i64::from(mw), i64::from(mh));
+        let across = (x + w).min(mx + mw) - x.max(mx);
+        y >= my && y + i64::from(REACHABLE.1) <= my + mh && across >= need
+    });
+    fits && top_on_screen
+}
+
+/// Where a window that is out of reach goes instead: its size cut to `monitor`'s, centered on it.
+pub fn placed_on(size: (u32, u32), monitor: Rect) -> Rect {
+    let (mx, my, mw, mh) = monitor;
+    let (w, h) = (size.0.min(mw), size.1.min(mh));
+    let offset = |free: u32| i32::try_from(free / 2).unwrap_or(0);
+    (mx.saturating_add(offset(mw - w)), my.saturating_add(offset(mh - h)), w, h)
+}
+
+/// The part of the window-state plugin's file (its format) this app reads: where the window was.
+#[derive(serde::Deserialize)]
+struct Remembered {
+    width: u32,
+    height: u32,
+    x: i32,
+    y: i32,
+    #[serde(default)]
+    maximized: bool,
+}
+
+/// The main window's remembered geometry, as the plugin read it at start; `None` on a first
+/// launch or when the file is unreadable (the plugin then applies nothing either).
+fn remembered(app: &tauri::AppHandle) -> Option<Remembered> {
+    use tauri::Manager;
+    use tauri_plugin_window_state::AppHandleExt;
+    let path = app.path().app_config_dir().ok()?.join(app.filename());
+    let mut all: std::collections::HashMap<String, Remembered> = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    all.remove("main")
+}
+
+/// After the plugin applied the remembered geometry: a window that would be out of reach is cut
+/// to a monitor's size and centered there instead. Decided from the remembered geometry, not
+/// the window's: GTK applies the plugin's moves later, on its own loop, so the window still
+/// reports where it was built.
+fn keep_on_screen(window: &tauri::WebviewWindow) -> tauri::Result<()> {
+    use tauri::Manager;
+    // None: tauri.conf.json's centered window. Maximized: the window manager places it.
+    let Some(was) = remembered(window.app_handle()).filter(|r| !r.maximized) else { return Ok(()) };
+    let monitors = window.available_monitors()?;
+    let screens: Vec<Rect> = monitors.iter().map(|m| (m.position().x, m.position().y, m.size().width, m.size().height)).collect();
+    // A display server that lists no monitor gives nothing to measure against.
+    if screens.is_empty() || placement_ok((was.x, was.y, was.width, was.height), &screens) {
+        return Ok(());
+    }
+    let Some(screen) = window.primary_monitor()?.map(|m| (m.position().x, m.position().y, m.size().width, m.size().height)).or(screens.first().copied()) else {
+        return Ok(());
+    };
+    let (x, y, w, h) = placed_on((was.width, was.height), screen);
+    window.set_size(tauri::PhysicalSize::new(w, h))?;
+    window.set_position(tauri::PhysicalPosition::new(x, y))
+}
+
+/// Ends the app as its window's close button does when the session asks it to stop (SIGTERM at
+/// logout, Ctrl-C in the terminal that started it): the window state is saved and the scheduler
+/// stops between jobs (`RunEvent::Exit`). A second signal ends it at once, in case the first
+/// exit is stuck.
+#[cfg(unix)]
+fn exit_on_signals(app: tauri::AppHandle) {
+    use tokio::signal::unix::{signal, SignalKind};
+    tauri::async_runtime::spawn(async move {
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+            // No signal driver to listen with: the default action ends the app, as before.
+            return;
+        };
+        tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
+        app.exit(0);
+        tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
+        std::process::exit(1);
+    });
 }
 
 /// The addresses the app's own page is served from: the custom protocol (`tauri://localhost`
@@ -181,7 +290,23 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
     #[cfg(target_os = "linux")]
     let for_launch = webkit::set_for_launch();
     tauri::Builder::default()
-        .plugin(tauri_plugin_shell::init())
+        // First, so a second launch hands over before anything else of it starts. Without a
+        // session bus (D-Bus) the plugin finds no other instance and the app starts as before.
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| bring_to_front(app)))
+        // Size, position and maximized, in Tauri's config folder for the app
+        // (`~/.config/dev.mneme.app/.window-state.json` on Linux), written when the app exits.
+        // Not visibility, decorations or full screen: a window saved hidden would never show.
+        .plugin(
+            tauri_plugin_window_state::Builder::new()
+                .with_state_flags(
+                    tauri_plugin_window_state::StateFlags::SIZE
+                        | tauri_plugin_window_state::StateFlags::POSITION
+                        | tauri_plugin_window_state::StateFlags::MAXIMIZED,
+                )
+                .build(),
+        )
+        // http(s) links go to the browser; the capability limits the page to those.
+        .plugin(tauri_plugin_opener::init())
         .plugin(navigation_guard())
         // The native folder picker behind "Open a project…"; the page gets only `open`.
         .plugin(tauri_plugin_dialog::init())
@@ -189,6 +314,14 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
         .manage(mneme)
         .setup(move |app| {
             builder.mount_events(app);
+            if let Some(window) = tauri::Manager::get_webview_window(app, "main") {
+                // A window the display server cannot measure still opens, where it is.
+                if let Err(e) = keep_on_screen(&window) {
+                    eprintln!("mneme-app: could not check that the window is on a screen ({e}); if it is out of reach, delete the window state file in ~/.config/dev.mneme.app");
+                }
+            }
+            #[cfg(unix)]
+            exit_on_signals(app.handle().clone());
             #[cfg(target_os = "linux")]
             if let Some(window) = tauri::Manager::get_webview_window(app, "main") {
                 window.with_webview(|webview| webkit::keep_small(&webview.inner()))?;
@@ -233,6 +366,31 @@ mod tests {
         let ok = tempfile::tempdir().unwrap();
         super::prepare_webview_data(&mneme_api::Environment::with_home(ok.path())).unwrap();
         assert!(ok.path().join(".local/share/dev.mneme.app").is_dir());
+    }
+
+    /// A remembered geometry is used only when the title bar is on a screen and the window
+    /// fits one; otherwise it is cut to the screen and centered.
+    #[test]
+    fn a_remembered_window_out_of_reach_is_brought_back() {
+        use super::{placed_on, placement_ok};
+        let laptop = (0, 0, 1280, 800);
+        let right = (1280, 0, 1920, 1080);
+        assert!(placement_ok((40, 30, 900, 600), &[laptop]));
+        assert!(placement_ok((1500, 100, 1600, 900), &[laptop, right]), "on the second monitor");
+        // The monitor it was on is gone.
+        assert!(!placement_ok((1500, 100, 1600, 900), &[laptop]));
+        assert!(!placement_ok((5000, 5000, 900, 600), &[laptop]));
+        // A corner on screen (the plugin's test) but only a sliver of the title bar.
+        assert!(!placement_ok((-850, 700, 900, 600), &[laptop]));
+        assert!(placement_ok((-700, 100, 900, 600), &[laptop]), "200 px of the title bar is enough");
+        // The title bar above the screen, the rest below it.
+        assert!(!placement_ok((100, -20, 900, 600), &[laptop]));
+        // Bigger than every screen (saved on a large monitor).
+        assert!(!placement_ok((0, 0, 1920, 1080), &[laptop]));
+        assert!(!placement_ok((40, 30, 900, 600), &[]));
+        assert_eq!(placed_on((900, 600), laptop), (190, 100, 900, 600));
+        assert_eq!(placed_on((1920, 1080), laptop), (0, 0, 1280, 800));
+        assert_eq!(placed_on((900, 600), right), (1790, 240, 900, 600));
     }
 
     #[test]

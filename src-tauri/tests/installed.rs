@@ -67,6 +67,9 @@ async fn the_installed_app_shows_what_claude_sees() {
             vars.insert(key.into(), v);
         }
     }
+    // No session bus: the desktop's own (XDG_RUNTIME_DIR/bus) holds the single-instance name of
+    // any Mneme running there, which would take this launch for a second one and end it.
+    vars.insert("DBUS_SESSION_BUS_ADDRESS".into(), format!("unix:path={}", home.root.join("no-bus").display()));
 
     // The installed CLI: its version line and the block it prints for the project.
     let version = Command::new(cli).arg("--version").env_clear().envs(&vars).output().unwrap();

@@ -248,6 +248,9 @@ async fn desktop_start_and_memory() {
             vars.insert(key.into(), v);
         }
     }
+    // No session bus: the desktop's own (XDG_RUNTIME_DIR/bus) holds the single-instance name of
+    // any Mneme running there, which would take this launch for a second one and end it.
+    vars.insert("DBUS_SESSION_BUS_ADDRESS".into(), format!("unix:path={}", xdg.path().join("no-bus").display()));
     // WebKit's, Mesa's, EGL's, GTK's and glibc malloc's own variables reach the app, so the
     // effect of one can be measured before it is built in.
     const PASSED: &[&str] =

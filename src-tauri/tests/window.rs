@@ -9,12 +9,15 @@
 //! `{code, message}`, and the newer commands (`watching`, `set_auto_memory_directory`,
 //! `merge_memory` and its plan) answer like the engine. The background scheduler runs while the
 //! window is open: a Claude Code turn ending in the project reaches the Dreams screen as the
-//! typed `scheduler-activity` event.
+//! typed `scheduler-activity` event. Two more tests start the app several times on one HOME: the
+//! window opens where it was when the app last stopped (and centered when that place is on no
+//! screen), and a second launch hands over to the running app and exits (on a private D-Bus
+//! session bus; the other tests run with none, as CI does).
 //!
-//! It needs a display and two programs, so it is ignored by default. Run it with:
+//! They need a display and three programs, so they are ignored by default. Run them with:
 //!
 //! ```sh
-//! apt-get install -y xvfb xauth webkit2gtk-driver      # WebKitWebDriver
+//! apt-get install -y xvfb xauth webkit2gtk-driver dbus # WebKitWebDriver, dbus-daemon
 //! cargo install tauri-driver --version '^2' --locked
 //! npm run build:ui                                     # ui/dist, embedded by custom-protocol
 //! cargo build -p mneme                                 # optional: the CLI comparison runs when it is built
@@ -60,6 +63,10 @@ fn app_vars(home: &TestHome) -> BTreeMap<String, String> {
             vars.insert(key.into(), v);
         }
     }
+    // No session bus, as under Xvfb in CI: the single-instance plugin finds none and the app
+    // starts anyway. Never the desktop's own bus (through XDG_RUNTIME_DIR/bus), where a Mneme the
+    // developer runs would take this launch for a second one.
+    vars.insert("DBUS_SESSION_BUS_ADDRESS".into(), format!("unix:path={}", home.root.join("no-bus").display()));
     vars
 }
 
@@ -102,7 +109,7 @@ async fn the_window_answers_like_the_engine() {
         ),
     );
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    // A stand-in for the system's URL opener (the first program the shell plugin tries), first
+    // A stand-in for the system's URL opener (the first program the opener plugin tries), first
     // on the app's PATH: it records the address a link in the page handed over.
     let opener = home.write("bin/xdg-open", "#!/bin/sh\nprintf '%s' \"$1\" > \"$(dirname \"$0\")/opened-url\"\n");
     std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -146,26 +153,15 @@ async fn the_window_answers_like_the_engine() {
 /// The environment the window's WebKitWebProcess started with (`/proc/PID/environ`): a
 /// descendant of the app process that tauri-driver (pid `driver`) started.
 fn web_process_environ(driver: u32, app: &Path) -> Vec<String> {
-    let app = app.canonicalize().unwrap();
-    let parent = |pid: u32| -> Option<u32> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // pid (comm) state ppid ...; comm may hold spaces and parentheses.
-        stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
-    };
+    let app_pid = app_pid(driver, app);
     let descends = |mut pid: u32, from: u32| loop {
-        match parent(pid) {
+        match parent_of(pid) {
             Some(p) if p == from => return true,
             Some(p) if p > 1 => pid = p,
             _ => return false,
         }
     };
-    let pids: Vec<u32> =
-        std::fs::read_dir("/proc").unwrap().flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
-    let app_pid = *pids
-        .iter()
-        .find(|&&p| descends(p, driver) && std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == app))
-        .expect("the app process under tauri-driver");
-    let web = *pids
+    let web = *pids()
         .iter()
         .find(|&&p| {
             descends(p, app_pid) && std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "WebKitWebProces")
@@ -173,6 +169,32 @@ fn web_process_environ(driver: u32, app: &Path) -> Vec<String> {
         .expect("the app's WebKitWebProcess");
     let environ = std::fs::read(format!("/proc/{web}/environ")).unwrap();
     environ.split(|&b| b == 0).filter(|v| !v.is_empty()).map(|v| String::from_utf8_lossy(v).into_owned()).collect()
+}
+
+fn pids() -> Vec<u32> {
+    std::fs::read_dir("/proc").unwrap().flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect()
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // pid (comm) state ppid ...; comm may hold spaces and parentheses.
+    stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The `mneme-app` process that tauri-driver (pid `driver`) started, through WebKitWebDriver.
+fn app_pid(driver: u32, app: &Path) -> u32 {
+    let app = app.canonicalize().unwrap();
+    let descends = |mut pid: u32| loop {
+        match parent_of(pid) {
+            Some(p) if p == driver => return true,
+            Some(p) if p > 1 => pid = p,
+            _ => return false,
+        }
+    };
+    pids()
+        .into_iter()
+        .find(|&p| descends(p) && std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == app))
+        .expect("the app process under tauri-driver")
 }
 
 const SETTINGS: &str = "{\n  \"theme\": \"dark\",\n  \"env\": { \"KEEP\": \"1\" }\n}\n";
@@ -310,15 +332,26 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(std::fs::read_to_string(&url_file).ok().as_deref(), Some(LINK), "a link with target=_blank did not reach the system opener");
-    let refused = s.invoke("plugin:shell|open", json!({ "path": "file:///etc/passwd" })).await;
+    std::fs::remove_file(&url_file).unwrap();
+    let refused = s.invoke("plugin:opener|open_url", json!({ "url": "file:///etc/passwd" })).await;
     assert!(refused.is_err(), "the page may open only web addresses: {refused:?}");
-    let refused = s.invoke("plugin:shell|open", json!({ "path": "mailto:a@b.example?attach=/etc/passwd" })).await;
+    let refused = s.invoke("plugin:opener|open_url", json!({ "url": "mailto:a@b.example?attach=/etc/passwd" })).await;
     assert!(refused.is_err(), "a mailto: address may ask the mail client to attach a local file: {refused:?}");
+    let refused = s.invoke("plugin:opener|open_url", json!({ "url": LINK, "with": "sh" })).await;
+    assert!(refused.is_err(), "the page may not name the program that opens an address: {refused:?}");
+    for (command, args) in [
+        ("plugin:opener|open_path", json!({ "path": "/etc/passwd" })),
+        ("plugin:opener|reveal_item_in_dir", json!({ "paths": ["/etc/passwd"] })),
+        ("plugin:shell|open", json!({ "path": LINK })),
+    ] {
+        let refused = s.invoke(command, args).await;
+        assert!(refused.is_err(), "the page may not call {command}: {refused:?}");
+    }
+    assert!(!url_file.exists(), "a refused call reached the system opener: {:?}", std::fs::read_to_string(&url_file));
 
     // Something in the page that navigates the window itself (an image map's <area>, a
     // script) cannot replace the app with another page: the navigation is cancelled and a web
     // address goes to the browser instead.
-    std::fs::remove_file(&url_file).unwrap();
     s.script_with(
         "const m = document.createElement('map'); m.name = 'm'; const a = document.createElement('area'); \
          a.shape = 'default'; a.href = arguments[0]; m.appendChild(a); document.body.appendChild(m); a.click(); return true;",
@@ -465,4 +498,191 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     .await;
     let runs = s.invoke("background_runs", json!({ "req": { "job": "extraction" } })).await.unwrap();
     assert!(runs["runs"].as_array().is_some(), "{runs}");
+}
+
+/// What the window tests need besides a display: tauri-driver and WebKitWebDriver.
+fn window_tools() -> PathBuf {
+    let driver = std::env::var_os("TAURI_DRIVER").map(PathBuf::from).or_else(|| on_path("tauri-driver")).expect(
+        "tauri-driver not found: cargo install tauri-driver --version '^2' --locked (or set TAURI_DRIVER)",
+    );
+    assert!(on_path("WebKitWebDriver").is_some(), "WebKitWebDriver not found: apt-get install webkit2gtk-driver");
+    assert!(std::env::var_os("DISPLAY").is_some(), "no DISPLAY: run under scripts/with-xvfb.sh");
+    driver
+}
+
+/// Starts the app through tauri-driver on `home`'s HOME with `vars`, and waits until its UI is up.
+async fn open_window(driver: &Path, home: &TestHome, vars: &BTreeMap<String, String>) -> (common::Driver, Session) {
+    let app = PathBuf::from(env!("CARGO_BIN_EXE_mneme-app"));
+    let (driver, http, base) = start_driver(driver, vars, Duration::from_secs(60)).await;
+    let caps = json!({ "capabilities": { "alwaysMatch": { "browserName": "wry", "tauri:options": {
+        "application": app, "args": [home.home()],
+    } } } });
+    let res: Value = http.post(format!("{base}/session")).json(&caps).send().await.unwrap().json().await.unwrap();
+    let id = res["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {res}")).to_string();
+    let s = Session { http, base: format!("{base}/session/{id}") };
+    s.element("nav.sidebar").await;
+    (driver, s)
+}
+
+/// The main window's inner size and outer position, as the app reports them.
+async fn geometry(s: &Session) -> (u64, u64, i64, i64) {
+    let size = s.invoke("plugin:window|inner_size", json!({ "label": "main" })).await.unwrap();
+    let at = s.invoke("plugin:window|outer_position", json!({ "label": "main" })).await.unwrap();
+    (size["width"].as_u64().unwrap(), size["height"].as_u64().unwrap(), at["x"].as_i64().unwrap(), at["y"].as_i64().unwrap())
+}
+
+/// Asks the app to stop as a session does at logout (SIGTERM) and waits until it has.
+fn stop_app(driver: &common::Driver) {
+    let pid = app_pid(driver.0.id(), Path::new(env!("CARGO_BIN_EXE_mneme-app")));
+    assert!(Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap().success());
+    let gone = || std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')));
+    let deadline = Instant::now() + PATIENCE;
+    while !gone() {
+        assert!(Instant::now() < deadline, "the app did not stop within {PATIENCE:?} of SIGTERM");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The window-state plugin's file (Tauri's config folder for the app, under the test's HOME).
+fn window_state_file(home: &TestHome) -> PathBuf {
+    home.home().join(".config/dev.mneme.app/.window-state.json")
+}
+
+fn remember(home: &TestHome, (width, height, x, y): (u64, u64, i64, i64)) {
+    home.write(
+        window_state_file(home),
+        &json!({ "main": { "width": width, "height": height, "x": x, "y": y, "prev_x": x, "prev_y": y,
+            "maximized": false, "visible": true, "decorated": true, "fullscreen": false } })
+        .to_string(),
+    );
+}
+
+/// The window opens where it was: its size and position are written when the app stops and
+/// applied at the next start, and a remembered place no screen shows any more (a monitor since
+/// unplugged) gives a window centered on the screen, never one off it.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver; see the module docs"]
+async fn the_window_opens_where_it_was() {
+    let driver = window_tools();
+    let home = TestHome::new();
+    let vars = app_vars(&home);
+
+    // First launch: tauri.conf.json's size; stopping writes it down.
+    let (d, s) = open_window(&driver, &home, &vars).await;
+    let first = geometry(&s).await;
+    let screen = s.invoke("plugin:window|primary_monitor", json!({})).await.unwrap();
+    let (sw, sh) = (screen["size"]["width"].as_i64().unwrap(), screen["size"]["height"].as_i64().unwrap());
+    assert!(!window_state_file(&home).exists(), "the state was written before the app stopped");
+    stop_app(&d);
+    drop(d);
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(window_state_file(&home)).expect("the window state, written when the app stopped")).unwrap();
+    assert_eq!((saved["main"]["width"].as_u64(), saved["main"]["height"].as_u64()), (Some(first.0), Some(first.1)), "{saved}");
+    assert_eq!((saved["main"]["x"].as_i64(), saved["main"]["y"].as_i64()), (Some(first.2), Some(first.3)), "{saved}");
+
+    // A place the person chose is where the window opens next time.
+    remember(&home, (900, 600, 40, 30));
+    let (d, s) = open_window(&driver, &home, &vars).await;
+    assert_eq!(geometry(&s).await, (900, 600, 40, 30), "the remembered size and position were not applied");
+    drop(d);
+
+    // Off every screen, or with only a corner on one: centered on the screen instead.
+    for away in [(900, 600, 5000, 5000), (900, 600, -850, sh - 100)] {
+        remember(&home, away);
+        let (d, s) = open_window(&driver, &home, &vars).await;
+        let (w, h, x, y) = geometry(&s).await;
+        assert_eq!((w, h), (900, 600), "remembered {away:?}");
+        assert_eq!((x, y), ((sw - 900) / 2, (sh - 600) / 2), "remembered {away:?}: the window is not centered on the screen");
+        drop(d);
+    }
+    // Bigger than the screen (saved on a larger monitor): cut to it.
+    remember(&home, (sw as u64 + 640, sh as u64 + 400, 0, 0));
+    let (d, s) = open_window(&driver, &home, &vars).await;
+    assert_eq!(geometry(&s).await, (sw as u64, sh as u64, 0, 0), "a window larger than the screen");
+    drop(d);
+}
+
+/// A private D-Bus session bus (the single-instance plugin's channel on Linux) for one test, so
+/// it never meets the desktop's own Mneme or another test's. Its process group (the bus and
+/// whatever it started for the app, the accessibility bus) is stopped with it.
+struct Bus {
+    child: std::process::Child,
+    address: String,
+}
+
+impl Bus {
+    fn start(home: &TestHome, vars: &BTreeMap<String, String>) -> Bus {
+        use std::os::unix::process::CommandExt;
+        let daemon = on_path("dbus-daemon").expect("dbus-daemon not found: apt-get install dbus");
+        let socket = home.root.join("bus");
+        let address = format!("unix:path={}", socket.display());
+        let child = Command::new(daemon)
+            .args(["--session", "--nofork", "--nopidfile", &format!("--address={address}")])
+            .env_clear()
+            .envs(vars)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("dbus-daemon starts");
+        let deadline = Instant::now() + PATIENCE;
+        while !socket.exists() {
+            assert!(Instant::now() < deadline, "dbus-daemon made no socket at {}", socket.display());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Bus { child, address }
+    }
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-TERM", "--", &format!("-{}", self.child.id())]).status();
+        let _ = self.child.wait();
+    }
+}
+
+/// Launching the app while it runs brings the running window forward and exits: no second
+/// window, and the first keeps the background scheduler.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver, WebKitWebDriver and dbus-daemon; see the module docs"]
+async fn a_second_launch_hands_over_to_the_first() {
+    let driver = window_tools();
+    let home = TestHome::new();
+    let mut vars = app_vars(&home);
+    let bus = Bus::start(&home, &vars);
+    vars.insert("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone());
+    let (d, s) = open_window(&driver, &home, &vars).await;
+    let first = app_pid(d.0.id(), Path::new(env!("CARGO_BIN_EXE_mneme-app")));
+
+    let started = Instant::now();
+    let mut second = Command::new(env!("CARGO_BIN_EXE_mneme-app"))
+        .arg(home.home())
+        .env_clear()
+        .envs(&vars)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = second.kill();
+            panic!("the second launch was still running after 30 s: it opened a window of its own");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = second.wait_with_output().unwrap();
+    assert!(status.success(), "the second launch failed: {status}: {}", String::from_utf8_lossy(&out.stderr));
+
+    // The first still runs, its window shown, with the scheduler; it is the only app process.
+    assert_eq!(s.invoke("plugin:window|is_visible", json!({ "label": "main" })).await.unwrap(), true);
+    assert_eq!(s.invoke("plugin:window|is_minimized", json!({ "label": "main" })).await.unwrap(), false);
+    assert_eq!(s.invoke("home", json!({ "req": {} })).await.unwrap()["scheduler"], true, "the first window lost its scheduler");
+    let app = Path::new(env!("CARGO_BIN_EXE_mneme-app")).canonicalize().unwrap();
+    let running: Vec<u32> = pids().into_iter().filter(|&p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == app)).filter(|&p| {
+        std::fs::read_to_string(format!("/proc/{p}/environ")).is_ok_and(|e| e.split('\0').any(|v| v == format!("DBUS_SESSION_BUS_ADDRESS={}", bus.address)))
+    }).collect();
+    assert_eq!(running, vec![first], "app processes on this test's bus");
+    drop(d);
 }
