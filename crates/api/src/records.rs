@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 /// Auto dream's records: a dream with its changeset, the gates, the mode, a daily-log line.
 pub mod dream {
+    pub use mneme_dream::history::retention;
     pub use mneme_dream::{DreamMode, DreamRecord, DreamStatus, Gate, GateStatus, LogAppended, Moved, Trigger};
 }
 

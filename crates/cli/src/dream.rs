@@ -4,7 +4,7 @@
 use crate::print::{safe, safe_lines, safe_path};
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
-use mneme_api::records::dream::{DreamMode, DreamRecord, DreamStatus, Gate, Trigger};
+use mneme_api::records::dream::{retention, DreamMode, DreamRecord, DreamStatus, Gate, Trigger};
 use mneme_api::records::{Cancel, DreamGateStatus, MemoryFolder, ModelChoice};
 use mneme_api::Mneme;
 use std::path::{Path, PathBuf};
@@ -50,6 +50,7 @@ pub enum DreamCommand {
         json: bool,
     },
     /// Every dream of the folder, newest first.
+    #[command(after_help = retention::describe())]
     History {
         #[command(flatten)]
         at: Folder,
@@ -216,6 +217,8 @@ pub fn run(mneme: &Mneme, cmd: DreamCommand) -> Result<()> {
                         safe(r.summary.lines().next().unwrap_or_default())
                     );
                 }
+                // Where a user who misses an old dream looks; the rule itself is in the help.
+                println!("Older dreams are pruned as new ones are recorded: see `mneme dream history --help`.");
             }
             for e in damaged {
                 crate::print::failure(&e);

@@ -104,6 +104,9 @@ fn status_run_review_and_undo() {
     assert!(listed[0].get("changeset").is_none(), "lists carry no file contents");
     let history = ok(&h, &repo, &["dream", "history"]);
     assert!(history.starts_with(&id) && history.contains("manual  offline     pending   +1 ~2 -1  "), "{history}");
+    assert!(history.ends_with("\nOlder dreams are pruned as new ones are recorded: see `mneme dream history --help`.\n"), "{history}");
+    let help = ok(&h, &repo, &["dream", "history", "--help"]);
+    assert!(help.contains("kept for 30 days after their last change") && help.contains("the newest 20 of a memory folder"), "{help}");
     let shown = ok(&h, &repo, &["dream", "show", &id]);
     assert!(shown.contains("  removed  tabs_old.md\n"), "{shown}");
     // The dangling line is the only copy of that memory: written back, never deleted.
