@@ -47,6 +47,14 @@ fn template(w: &World) -> DreamRecord {
     t
 }
 
+/// A memory folder beside `w`'s whose path sanitizes to the same key (`_repo`, `-repo`), so
+/// the two share one history folder.
+fn twin(w: &World) -> std::path::PathBuf {
+    let other = w.mem.parent().unwrap().parent().unwrap().join("_repo/memory");
+    fs::create_dir_all(&other).unwrap();
+    other
+}
+
 fn ids(w: &World, memory_dir: &Path) -> BTreeSet<String> {
     w.dreams.list(memory_dir).unwrap().0.into_iter().map(|r| r.id).collect()
 }
@@ -102,8 +110,7 @@ fn recording_a_dream_prunes_old_records_and_keeps_the_newest_pending_and_undoabl
 fn another_folders_records_and_unreadable_ones_are_left_alone() {
     let w = World::new();
     let t = template(&w);
-    let other = w.mem.parent().unwrap().parent().unwrap().join("_repo/memory");
-    fs::create_dir_all(&other).unwrap();
+    let other = twin(&w);
     let history = w.dreams.history(&w.mem);
     assert_eq!(history.dir(), w.dreams.history(&other).dir(), "the premise: one history folder");
     let theirs = old_of(&w, &other, &t, NOW_MS - 95 * DAY_MS, DreamStatus::Rejected, false);
@@ -166,8 +173,7 @@ fn the_prune_waits_for_the_record_lock_and_sees_what_its_holder_left() {
 fn dreams_of_two_folders_sharing_the_history_prune_side_by_side() {
     let a = World::new();
     let t = template(&a);
-    let b_mem = a.mem.parent().unwrap().parent().unwrap().join("_repo/memory");
-    fs::create_dir_all(&b_mem).unwrap();
+    let b_mem = twin(&a);
     let b_dreams = mneme_dream::Dreams::new(a.home.env.clone(), a.clock.clone());
     for i in 0..KEEP_NEWEST as i64 + 5 {
         let at = NOW_MS - 40 * DAY_MS - i * HOUR_MS;

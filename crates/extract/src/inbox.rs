@@ -328,7 +328,7 @@ impl Inbox {
         let mut item = self.pending(id)?;
         act(&mut item)?;
         // Mneme once locked each item with a `<id>.lock` beside it and left it there. Nothing
-        // takes those any more, so the item's own goes with its decision.
+        // takes those any more, so the item's own goes once something is done with it.
         let _ = std::fs::remove_file(dir.join(format!("{id}.lock")));
         Ok(item)
     }

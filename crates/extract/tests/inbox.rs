@@ -74,10 +74,12 @@ fn keeping_an_edit_that_puts_a_secret_into_team_memory_is_refused() {
     let w = World::new();
     let id = w.stage(&[("team/deploy.md", mem("deploy", "Deploys use the bot token."))]);
     let with_secret = mem("deploy", &format!("Deploys use the bot token {}.", token()));
-    let err = w.inbox.edit_and_keep(&id, "team/deploy.md", with_secret).unwrap_err();
+    let err = w.inbox.edit_and_keep(&id, "team/deploy.md", with_secret.clone()).unwrap_err();
     assert_eq!(err.code(), "secrets-in-team-memory", "{err}");
     assert_eq!(read(&w.memory.join("team/deploy.md")), None, "nothing was written");
-    assert_eq!(w.inbox.get(&id).unwrap().status, ItemStatus::Pending);
+    let item = w.inbox.get(&id).unwrap();
+    assert_eq!(item.status, ItemStatus::Pending);
+    assert_eq!(item.changeset.changes[0].after, Some(with_secret), "the user's edit is kept in the item, not lost with the refusal");
     // The team index is checked too.
     let root = &w.memory;
     let changes = vec![FileChange {
