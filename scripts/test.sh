@@ -22,7 +22,7 @@ need_debs "${TAURI_BUILD_DEBS[@]}" libdbus-1-dev   # the desktop shell; the OS k
 # The browser and desktop end-to-end tests at the end need these: installed (or asked for) now,
 # so a missing one fails in the first minute, not after twenty minutes of tests.
 need_tool chromium chromium
-need_debs xvfb xauth webkit2gtk-driver
+need_debs xvfb xauth webkit2gtk-driver dbus   # dbus: the desktop test of a second launch runs its own session bus
 
 # The UI is built first: the desktop shell embeds ui/dist. It must type-check (svelte-check
 # over every .svelte and .ts file) and its pure helpers pass their unit tests (node's runner).
