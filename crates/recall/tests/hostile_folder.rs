@@ -223,3 +223,41 @@ fn the_offline_ranker_reads_a_bounded_share_of_a_folder_of_large_files() {
     let small = docs.iter().find(|d| d.rel_path == "testing.md").unwrap();
     assert_eq!(small.body, "Never mock the database in integration tests.\n");
 }
+
+/// A memory deleted while the selector is being asked is dropped, and the others still surface.
+#[test]
+fn a_memory_that_vanishes_before_it_is_read_is_dropped() {
+    struct Deleting(Scripted, PathBuf);
+    impl Provider for Deleting {
+        fn kind(&self) -> ProviderKind {
+            ProviderKind::Anthropic
+        }
+        fn model(&self) -> &str {
+            "scripted"
+        }
+        fn complete<'a>(&'a self, request: &'a Request, cancel: &'a Cancel) -> Pin<Box<dyn Future<Output = Result<Response, ModelError>> + Send + 'a>> {
+            std::fs::remove_file(&self.1).unwrap();
+            self.0.complete(request, cancel)
+        }
+    }
+    let f = Folder::new();
+    let gone = f.memory("deploy_friday.md", "Deploys on friday fail because of the freeze", "The friday deploy freeze.");
+    let provider = Deleting(Scripted::picking(&["deploy_friday.md", "testing.md"]), gone);
+    let r = f.recall("why do friday deploys and tests fail", Some(&provider));
+    assert_eq!((rel_paths(&r), r.error.as_deref()), (vec!["testing.md"], None));
+}
+
+/// Modification times far from now (before 1970, past the year 2262 where nanoseconds leave
+/// an i64) neither panic nor hide the memory.
+#[test]
+fn extreme_modification_times() {
+    let f = Folder::new();
+    let old = f.memory("old.md", "Deploys on friday fail because of the freeze", "The friday deploy freeze.");
+    let future = f.memory("future.md", "Friday deploy freeze rules", "The friday deploy freeze.");
+    mneme_testsupport::set_mtime(&old, -5_000_000_000);
+    mneme_testsupport::set_mtime(&future, 99_999_999_999);
+    let provider = Scripted::picking(&["old.md", "future.md"]);
+    let r = f.recall("why does the friday deploy freeze", Some(&provider));
+    assert_eq!(rel_paths(&r), ["old.md", "future.md"]);
+    f.recall("why does the friday deploy freeze", None);
+}
