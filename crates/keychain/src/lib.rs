@@ -53,19 +53,42 @@ impl Keychain {
         match self.entry(account)?.get_password() {
             Ok(secret) => Ok(Some(secret)),
             Err(keyring::Error::NoEntry) => Ok(None),
-            Err(e) => Err(classify(e)),
+            Err(e) => Err(self.explain(account, e)),
         }
     }
 
     pub fn set(&self, account: &str, secret: &str) -> Result<(), KeychainError> {
-        self.entry(account)?.set_password(secret).map_err(classify)
+        self.entry(account)?.set_password(secret).map_err(|e| self.explain(account, e))
     }
 
     /// Removes the secret; removing one that is not there is not an error.
     pub fn delete(&self, account: &str) -> Result<(), KeychainError> {
         match self.entry(account)?.delete_credential() {
             Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
-            Err(e) => Err(classify(e)),
+            Err(e) => Err(self.explain(account, e)),
+        }
+    }
+
+    /// [`classify`], with what to do about the entries themselves: several matching one name
+    /// (an item copied into a second collection, or made by hand) or one that is not text
+    /// (stored by another program) leave every get, set and delete failing, so signing in or
+    /// out again cannot mend it; removing them does.
+    fn explain(&self, account: &str, e: keyring::Error) -> KeychainError {
+        let remove = format!(
+            "remove them in your keyring's app (on Linux, Seahorse, or `secret-tool clear service {:?} username {:?}`), then sign in or enter the key again",
+            self.service, account
+        );
+        match e {
+            keyring::Error::Ambiguous(items) => KeychainError::Other(format!(
+                "{} entries match service {:?} and account {:?}, so Mneme cannot tell which is its own; {remove}",
+                items.len(),
+                self.service,
+                account
+            )),
+            keyring::Error::BadEncoding(_) => {
+                KeychainError::Other(format!("the entry for service {:?} and account {:?} is not text, so another program stored it; {remove}", self.service, account))
+            }
+            other => classify(other),
         }
     }
 
@@ -140,6 +163,17 @@ mod tests {
         // No Secret Service at all is still "unavailable", with what to start.
         let e = classify(keyring::Error::PlatformFailure(Box::new(std::io::Error::other("No DBus session or Secret Service provider found"))));
         assert!(matches!(e, KeychainError::Unavailable(_)), "{e:?}");
+    }
+
+    /// Entries Mneme cannot use whatever it does (several for one name, one that is not text)
+    /// are named, with how to remove them.
+    #[test]
+    fn entries_mneme_cannot_use_are_named_with_how_to_remove_them() {
+        let keychain = Keychain::new("mneme-test");
+        for e in [keyring::Error::Ambiguous(Vec::new()), keyring::Error::BadEncoding(vec![0xff])] {
+            let e = keychain.explain("team-token:https://team.example", e).to_string();
+            assert!(e.contains("\"team-token:https://team.example\"") && e.contains("secret-tool clear service \"mneme-test\""), "{e}");
+        }
     }
 
     /// A name with a NUL is refused before any keyring is asked: libdbus would end it at the

@@ -232,14 +232,12 @@ pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// about a header instead of about the sign-in. RFC 6750 tokens are visible ASCII.
 fn unusable_token(what: &str, token: &str) -> Option<String> {
     if token.is_empty() {
-        Some(format!("the {what} it sent is empty"))
-    } else if token.len() > MAX_TOKEN_BYTES {
-        Some(format!("the {what} it sent is {} bytes long, over the {MAX_TOKEN_BYTES} a token may have", token.len()))
-    } else if let Some(c) = token.chars().find(|c| !c.is_ascii_graphic()) {
-        Some(format!("the {what} it sent holds U+{:04X}, which no token may hold", c as u32))
-    } else {
-        None
+        return Some(format!("the {what} it sent is empty"));
     }
+    if token.len() > MAX_TOKEN_BYTES {
+        return Some(format!("the {what} it sent is {} bytes long, over the {MAX_TOKEN_BYTES} a token may have", token.len()));
+    }
+    token.chars().find(|c| !c.is_ascii_graphic()).map(|c| format!("the {what} it sent holds U+{:04X}, which no token may hold", c as u32))
 }
 
 /// [`unusable_token`] for both tokens of an answer.

@@ -25,8 +25,7 @@ fn serve(answer: impl Fn(&str) -> Vec<u8> + Send + Sync + 'static) -> (String, A
             let mut request = Vec::new();
             let mut buf = [0u8; 64 * 1024];
             // The head, then as much body as Content-Length says.
-            loop {
-                let Ok(n) = conn.read(&mut buf) else { break };
+            while let Ok(n) = conn.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
