@@ -448,6 +448,9 @@ impl History {
             match self.load(id) {
                 Ok(r) => records.push(r),
                 Err(DreamError::OtherFolder { .. }) => {}
+                // Deleted since the folder was read (pruned as another process recorded a dream,
+                // [`History::prune`]): gone, not damaged.
+                Err(DreamError::NotFound { .. }) if fs::symlink_metadata(e.path()).is_err() => {}
                 Err(err) => damaged.push(err),
             }
         }
