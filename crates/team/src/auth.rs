@@ -158,6 +158,7 @@ fn form_post(http: &Http, server: &str, path: &str, form: Vec<(&str, String)>) -
     let url = format!("{}{path}", server.trim_end_matches('/'));
     let mut req = crate::client::http_request("POST", &url);
     req.form = Some(form);
+    req.max_body = crate::client::MAX_SIGN_IN_RESPONSE_BYTES;
     match http.send(req, &[200]) {
         Ok(reply) => Ok(Ok(reply.body)),
         Err(crate::client::HttpFailure::Http { status: 400, body } | crate::client::HttpFailure::Auth { status: 401, body }) => {
@@ -318,6 +319,7 @@ pub fn whoami(http: &Http, server: &str, token: &str) -> Result<MeResponse, Sync
     let url = format!("{}{ME_PATH}", server.trim_end_matches('/'));
     let mut req = crate::client::http_request("GET", &url);
     req.token = Some(token);
+    req.max_body = crate::client::MAX_SIGN_IN_RESPONSE_BYTES;
     let reply = http.send(req, &[200]).map_err(|f| crate::client::classify_failure(server, f))?;
     parse(&reply.body)
 }

@@ -316,3 +316,24 @@ fn an_entry_whose_write_failed_is_written_by_the_next_pull() {
     // Written, the next pull is the cheap kind again.
     assert!(c.pull().unwrap().not_modified);
 }
+
+/// A sign-in answer is a few hundred bytes: one of megabytes (a hostile server's, which could
+/// be 1 GiB) is refused while it is read, and nothing is saved.
+#[test]
+fn a_sign_in_answer_of_megabytes_is_refused_while_it_is_read() {
+    let padded = format!(r#"{{"access_token":"good","token_type":"Bearer","expires_in":3600{}}}"#, " ".repeat(2 << 20));
+    let (url, _) = serve(move |req| if req.contains("/oauth/token") { json("200 OK", &padded) } else { json("200 OK", r#"{"user":"mallory","repos":[]}"#) });
+    let store = Saved::default();
+    let mut login = DeviceLogin {
+        server: url.clone(),
+        user_code: "ABCD-EFGH".into(),
+        verification_uri: format!("{url}/device"),
+        verification_uri_complete: format!("{url}/device"),
+        interval_secs: 1,
+        expires_at_ms: u64::MAX,
+        device_code: "dc".into(),
+    };
+    let e = auth::poll_login(&Http::default(), &mut login, &store, &SystemClock).unwrap_err().to_string();
+    assert!(e.contains("longer than the 1048576 bytes") && e.contains("check the server address"), "{e}");
+    assert!(store.0.lock().unwrap().is_none());
+}

@@ -7,7 +7,11 @@ use std::time::Duration;
 
 /// Bodies larger than this are refused while reading (a whole team's memory is far smaller:
 /// entries are capped at 250 KB and servers cap their number).
-const MAX_RESPONSE_BYTES: u64 = 1 << 30;
+pub const MAX_RESPONSE_BYTES: u64 = 1 << 30;
+
+/// What a sign-in answer (a device code, tokens, who signed in) may be: a few hundred bytes,
+/// and a hostile server's must not take 1 GiB of the app's memory on the way to being refused.
+pub const MAX_SIGN_IN_RESPONSE_BYTES: u64 = 1 << 20;
 
 /// How much of a refusal's body is read (the errors Claude Code's servers and Mneme's send
 /// are a few hundred bytes).
@@ -76,11 +80,14 @@ pub struct Request<'a> {
     pub json: Option<String>,
     /// A form body (`application/x-www-form-urlencoded`), for OAuth endpoints.
     pub form: Option<Vec<(&'a str, String)>>,
+    /// The most of an accepted answer read ([`MAX_RESPONSE_BYTES`] unless the caller expects
+    /// a small one); a longer answer fails.
+    pub max_body: u64,
 }
 
 impl<'a> Request<'a> {
     pub fn new(method: &'a str, url: &'a str) -> Self {
-        Request { method, url, token: None, headers: Vec::new(), json: None, form: None }
+        Request { method, url, token: None, headers: Vec::new(), json: None, form: None, max_body: MAX_RESPONSE_BYTES }
     }
 }
 
@@ -165,7 +172,7 @@ impl Http {
         let status = resp.status().as_u16();
         let etag = resp.headers().get("etag").and_then(|v| v.to_str().ok()).map(str::to_string);
         if accept.contains(&status) {
-            let body = resp.body_mut().with_config().limit(MAX_RESPONSE_BYTES).read_to_string().map_err(classify)?;
+            let body = resp.body_mut().with_config().limit(req.max_body).read_to_string().map_err(classify)?;
             return Ok(Reply { status, etag, body });
         }
         // A refusal explains itself in a few lines of JSON or text; of a longer one only the
@@ -229,6 +236,9 @@ fn classify(e: ureq::Error) -> Failure {
     }
     match e {
         ureq::Error::Timeout(_) => Failure::Timeout,
+        ureq::Error::BodyExceedsLimit(limit) => Failure::Other {
+            detail: format!("its answer is longer than the {limit} bytes Mneme reads for this request, far more than a team memory server sends; check the server address"),
+        },
         ureq::Error::HostNotFound => Failure::Network { detail: "the host name does not resolve".into() },
         ureq::Error::ConnectionFailed => Failure::Network { detail: "the connection was refused".into() },
         ureq::Error::Io(io) => match io.kind() {

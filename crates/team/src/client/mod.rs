@@ -50,7 +50,7 @@ pub mod state;
 pub(crate) use errors::classify_failure;
 pub use errors::{recoverable_by_unlink, SyncError};
 pub use files::{hash_content, js_sort, read_local, syncs_name, LocalFiles};
-pub use http::{encode_uri_component, user_agent, Http};
+pub use http::{encode_uri_component, user_agent, Http, MAX_RESPONSE_BYTES, MAX_SIGN_IN_RESPONSE_BYTES};
 pub use pull::PullReport;
 pub use push::{batch_by_bytes, PushReport};
 pub use retry::{retry_delay, Sleeper, ThreadSleeper, BASE_DELAY_MS, MAX_DELAY_MS};
