@@ -241,13 +241,10 @@ fn unusable_token(what: &str, token: &str) -> Option<String> {
     token.chars().find(|c| !c.is_ascii_graphic()).map(|c| format!("the {what} it sent holds U+{:04X}, which no token may hold", c as u32))
 }
 
-/// [`unusable_token`] for both tokens of an answer.
-fn check_tokens(t: &TokenResponse) -> Result<(), String> {
+/// [`unusable_token`] for both tokens of an answer: why it is refused, or `None`.
+fn unusable_tokens(t: &TokenResponse) -> Option<String> {
     let refresh = t.refresh_token.as_deref().and_then(|r| unusable_token("refresh token", r));
-    match unusable_token("access token", &t.access_token).or(refresh) {
-        Some(why) => Err(format!("{why}; nothing was saved")),
-        None => Ok(()),
-    }
+    unusable_token("access token", &t.access_token).or(refresh).map(|why| format!("{why}; nothing was saved"))
 }
 
 /// Polls once. On success the credentials (with the user's name from `/api/mneme/me`) are
@@ -269,7 +266,9 @@ pub fn poll_login(
     match form_post(http, &login.server, TOKEN_PATH, form)? {
         Ok(body) => {
             let t: TokenResponse = parse(&body)?;
-            check_tokens(&t).map_err(|why| LoginError::Refused { error: "invalid_token".into(), description: Some(why) })?;
+            if let Some(why) = unusable_tokens(&t) {
+                return Err(LoginError::Refused { error: "invalid_token".into(), description: Some(why) });
+            }
             let user = whoami(http, &login.server, &t.access_token).ok().map(|m| m.user);
             let c = credentials(t, user.clone(), clock);
             store.save(&login.server, &c)?;
@@ -396,7 +395,9 @@ impl Session {
         match form_post(&self.http, &self.server, TOKEN_PATH, form)? {
             Ok(body) => {
                 let t: TokenResponse = parse(&body)?;
-                check_tokens(&t).map_err(|detail| SyncError::Parse { detail })?;
+                if let Some(detail) = unusable_tokens(&t) {
+                    return Err(SyncError::Parse { detail });
+                }
                 let mut c = credentials(t, current.user.clone(), self.clock.as_ref());
                 if c.refresh_token.is_none() {
                     c.refresh_token = current.refresh_token;
