@@ -136,7 +136,8 @@ pub async fn serve_until(
     });
     let app = router(state.clone());
     ready(addr, &state.token);
-    serve_http(listener, app, HEADER_READ_TIMEOUT, async move {
+    let limits = Limits { header_read: HEADER_READ_TIMEOUT, write_stall: WRITE_STALL_TIMEOUT, shutdown_grace: SHUTDOWN_GRACE };
+    serve_http(listener, app, limits, async move {
         shutdown.await;
         // Event streams never end on their own; graceful shutdown would wait for them.
         let _ = stop_tx.send(true);
@@ -152,18 +153,40 @@ pub async fn serve_until(
 /// them at once; a local process holding connections open by trickling headers is dropped.
 const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// `axum::serve` plus the header-read timeout it does not set: HTTP/1.1 on `listener` until
-/// `shutdown`, then open requests finish.
+/// How long an answer may wait for its client to read. A browser reads its sockets as data
+/// arrives; a local process (no token needed: the UI's files are public) that asks for a
+/// file and never reads would otherwise hold its connection, and the server's, forever.
+const WRITE_STALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// How long a shutdown waits for requests in flight. Without a bound one client that stops
+/// reading its answer kept `mneme serve` running after Ctrl-C. Operations run on blocking
+/// threads, which the runtime waits for, so no file write is cut short by this.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The time bounds [`serve_http`] puts on connections.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    header_read: std::time::Duration,
+    write_stall: std::time::Duration,
+    shutdown_grace: std::time::Duration,
+}
+
+/// `axum::serve` plus the bounds it does not set: HTTP/1.1 on `listener` until `shutdown`,
+/// connections that trickle headers or stop reading answers dropped, then open requests get
+/// `shutdown_grace` to finish.
 async fn serve_http(
     listener: tokio::net::TcpListener,
     router: Router,
-    header_read_timeout: std::time::Duration,
+    limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new()).header_read_timeout(header_read_timeout);
+    http.timer(TokioTimer::new()).header_read_timeout(limits.header_read);
+    // Connections live in this set so that those still open after the grace period are
+    // dropped (closed) when serving ends, not left to the runtime.
+    let mut connections = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
     loop {
         let stream = tokio::select! {
@@ -175,6 +198,8 @@ async fn serve_http(
                     continue;
                 }
             },
+            // Reap finished connections so the set does not grow with every one served.
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
@@ -183,14 +208,92 @@ async fn serve_http(
             let mut router = router.clone();
             async move { tower_service::Service::call(&mut router, req).await }
         });
-        let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
+        let io = TokioIo::new(stall::StallGuard::new(stream, limits.write_stall));
+        let conn = graceful.watch(http.serve_connection(io, service));
+        connections.spawn(async move {
             let _ = conn.await;
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    let _ = tokio::time::timeout(limits.shutdown_grace, graceful.shutdown()).await;
+    connections.shutdown().await;
     Ok(())
+}
+
+mod stall {
+    //! A socket whose writes fail once they have made no progress for a while.
+
+    use std::future::Future;
+    use std::io;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use std::time::Duration;
+    use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+    use tokio::time::{Instant, Sleep};
+
+    /// Wraps a connection: a write (or flush) that stays pending for `limit` fails with
+    /// `TimedOut`, which ends the connection. Reads pass through (hyper bounds header reads).
+    pub(crate) struct StallGuard<S> {
+        inner: S,
+        limit: Duration,
+        /// Armed while a write is pending; reset whenever one completes.
+        deadline: Option<Pin<Box<Sleep>>>,
+    }
+
+    impl<S> StallGuard<S> {
+        pub(crate) fn new(inner: S, limit: Duration) -> Self {
+            StallGuard { inner, limit, deadline: None }
+        }
+
+        /// Passes `poll` through; a pending write starts (or keeps) the stall clock.
+        fn watch<T>(&mut self, cx: &mut Context<'_>, poll: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+            if poll.is_ready() {
+                self.deadline = None;
+                return poll;
+            }
+            let limit = self.limit;
+            let deadline = self.deadline.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(Instant::now() + limit)));
+            match deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the client read nothing of the answer for too long",
+                ))),
+                Poll::Pending => Poll::Pending,
+            }
+        }
+    }
+
+    impl<S: AsyncRead + Unpin> AsyncRead for StallGuard<S> {
+        fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.inner).poll_read(cx, buf)
+        }
+    }
+
+    impl<S: AsyncWrite + Unpin> AsyncWrite for StallGuard<S> {
+        fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+            let poll = Pin::new(&mut self.inner).poll_write(cx, buf);
+            self.watch(cx, poll)
+        }
+
+        fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+            let poll = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+            self.watch(cx, poll)
+        }
+
+        fn is_write_vectored(&self) -> bool {
+            self.inner.is_write_vectored()
+        }
+
+        fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            let poll = Pin::new(&mut self.inner).poll_flush(cx);
+            self.watch(cx, poll)
+        }
+
+        fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            let poll = Pin::new(&mut self.inner).poll_shutdown(cx);
+            self.watch(cx, poll)
+        }
+    }
 }
 
 fn router(state: Arc<AppState>) -> Router {
