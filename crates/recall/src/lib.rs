@@ -699,7 +699,12 @@ pub fn load_documents(memdir: &Memdir) -> Result<Vec<offline::Document>, mneme_s
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut std::io::Read::take(file, limit), &mut bytes).ok()?;
         let text = String::from_utf8_lossy(&bytes);
-        let body = frontmatter::parse(&text).body.to_string();
+        // Only the body is wanted: the scan has read the frontmatter (through mneme-core's YAML
+        // limits), and parsing the block again here cost a second YAML parse per memory.
+        let body = match frontmatter::block_bounds(&text) {
+            Some((_, end)) => text[end..].to_string(),
+            None => text.into_owned(),
+        };
         Some(offline::Document {
             rel_path: f.rel_path.clone(),
             abs_path: f.abs_path.clone(),
