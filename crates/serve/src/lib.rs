@@ -9,7 +9,7 @@
 //! - Everything else is the static UI (`ui/dist`), with index.html for unknown paths.
 //!
 //! A local web server is reachable by every page the browser opens, so [`security`] checks
-//! every request: a per-run secret token (Bearer header; `?token=` only for the event stream),
+//! every request: a per-run secret token (Bearer header only, the event stream included),
 //! the Host header (DNS rebinding), the Origin header (cross-site requests) and a JSON content
 //! type on POST (simple cross-site form posts). No CORS headers are ever sent.
 

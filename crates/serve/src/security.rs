@@ -6,8 +6,11 @@
 //! - Origin, when sent, must be this server's own: cross-site `fetch` calls carry their
 //!   page's origin and are refused (403), whatever they guessed.
 //! - `/api/*` needs the per-run token as `Authorization: Bearer <token>` (401), which a
-//!   foreign page cannot read; only `GET /api/events` may pass it as `?token=`, because
-//!   EventSource cannot set headers.
+//!   foreign page cannot read. Never in the URL, the event stream included (the page reads
+//!   it with `fetch`, not EventSource, to send the header): URLs end up in DevTools' HAR
+//!   exports (whose "sanitized" form strips `Authorization` only), net logs and proxies.
+//!   Never from a cookie: cookies ignore ports, so any other server on localhost could set
+//!   one, and every page's requests here would carry it.
 //! - POST needs `Content-Type: application/json` (415): HTML forms can only send
 //!   form or text types, so a cross-site form post never reaches a handler.
 //!
@@ -49,11 +52,7 @@ pub(crate) async fn guard(State(state): State<Arc<AppState>>, req: Request, next
             .and_then(|h| h.to_str().ok())
             .and_then(|h| h.strip_prefix("Bearer "))
             .map(str::trim);
-        let query = (req.method() == Method::GET && path == "/api/events")
-            .then(|| query_token(req.uri().query().unwrap_or("")))
-            .flatten();
-        let presented = bearer.or(query);
-        if !presented.is_some_and(|t| constant_time_eq(t.as_bytes(), state.token.as_bytes())) {
+        if !bearer.is_some_and(|t| constant_time_eq(t.as_bytes(), state.token.as_bytes())) {
             return error_response(
                 StatusCode::UNAUTHORIZED,
                 "unauthorized",
@@ -84,12 +83,6 @@ fn is_json(content_type: Option<&str>) -> bool {
     content_type
         .and_then(|c| c.split(';').next())
         .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// The value of `token=` in a query string. The token is hex, so no decoding is needed; a
-/// percent-encoded token simply fails the comparison.
-fn query_token(query: &str) -> Option<&str> {
-    query.split('&').find_map(|pair| pair.strip_prefix("token="))
 }
 
 /// Compares without stopping at the first difference, so response timing does not reveal
@@ -126,8 +119,6 @@ mod tests {
         for bad in [None, Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("multipart/form-data")] {
             assert!(!is_json(bad), "{bad:?}");
         }
-        assert_eq!(query_token("a=1&token=abc"), Some("abc"));
-        assert_eq!(query_token("tokens=abc"), None);
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"abcd"));

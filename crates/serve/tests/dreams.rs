@@ -95,7 +95,7 @@ async fn with_the_scheduler_a_turn_end_is_extracted_and_streamed_as_scheduler_ev
     let (home, repo) = fixture();
     let s = Server::start_opts(home, repo, None, true).await;
     assert_eq!(s.ok("home", json!({})).await["scheduler"], true);
-    let mut events = s.client.get(s.url(&format!("/api/events?token={}", s.token))).send().await.unwrap();
+    let mut events = s.client.get(s.url("/api/events")).bearer_auth(&s.token).send().await.unwrap();
     let mut seen = String::new();
     wait_connected(&mut events, &mut seen).await;
 

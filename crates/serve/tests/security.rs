@@ -38,12 +38,30 @@ async fn the_token_is_required_on_every_api_call() {
     let prefix = s.client.post(s.url("/api/home")).bearer_auth(&s.token[..10]).json(&json!({})).send().await.unwrap();
     assert_eq!(prefix.status().as_u16(), 401);
 
-    // Only the event stream may carry the token in the URL.
+    // Never in the URL (DevTools' sanitized HAR exports, net logs and proxies keep URLs), not
+    // even for the event stream, which took `?token=` before the page read it with `fetch`.
     let in_url = s.client.post(s.url(&format!("/api/home?token={}", s.token))).json(&json!({})).send().await.unwrap();
     assert_eq!(in_url.status().as_u16(), 401);
+    let events_in_url = s.client.get(s.url(&format!("/api/events?token={}", s.token))).send().await.unwrap();
+    assert_eq!(events_in_url.status().as_u16(), 401, "the event stream's token belongs in the header too");
+    // Nor from a cookie: cookies ignore ports, so another server on localhost could set one.
+    for path in ["/api/events", "/api/home"] {
+        let cookie = s
+            .client
+            .post(s.url(path))
+            .header("Cookie", format!("token={0}; mneme.token={0}", s.token))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(cookie.status().as_u16(), 401, "{path}");
+    }
 
     let events = s.client.get(s.url("/api/events")).send().await.unwrap();
     assert_eq!(events.status().as_u16(), 401);
+    let events = s.client.get(s.url("/api/events")).bearer_auth(&s.token).send().await.unwrap();
+    assert_eq!(events.status().as_u16(), 200);
+    drop(events);
 
     let right = s.post("home", json!({})).send().await.unwrap();
     assert_eq!(right.status().as_u16(), 200);

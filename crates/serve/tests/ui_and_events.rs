@@ -75,7 +75,7 @@ async fn read_until(resp: &mut reqwest::Response, want: &str, deadline: tokio::t
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_written_into_the_memory_folder_is_announced() {
     let s = Server::start().await;
-    let mut events = s.client.get(s.url(&format!("/api/events?token={}", s.token))).send().await.unwrap();
+    let mut events = s.client.get(s.url("/api/events")).bearer_auth(&s.token).send().await.unwrap();
     assert_eq!(events.status().as_u16(), 200);
     assert!(events.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
     let start = tokio::time::Instant::now();

@@ -81,28 +81,94 @@ export class HttpTransport implements Transport {
     throw new ApiError(err?.code ?? 'io', err?.message ?? `The server answered ${res.status} ${res.statusText}.`, res.status);
   }
 
+  // The event stream is read with `fetch`, not EventSource, so the token travels in the
+  // Authorization header like every call: EventSource can only put it in the URL, and URLs
+  // end up in DevTools' HAR exports (the "sanitized" ones strip only headers), net logs and
+  // proxies. `mneme serve` refuses a token in the URL. Reconnects as EventSource would: after
+  // a dropped stream, not after a refused token.
   subscribe(onChanged: (paths: string[]) => void, onStatus: (s: LiveStatus) => void, onScheduler?: (e: SchedulerEvent) => void): () => void {
-    onStatus('connecting');
-    const es = new EventSource(`${this.base}/api/events?token=${encodeURIComponent(this.token)}`);
-    es.onopen = () => onStatus('live');
-    es.onerror = () => onStatus(es.readyState === EventSource.CLOSED ? 'offline' : 'connecting');
-    es.addEventListener('changed', (ev) => {
-      try {
-        const data = JSON.parse((ev as MessageEvent).data) as Partial<FilesChanged>;
-        onChanged(data.paths ?? []);
-      } catch {
-        onChanged([]);
+    const stop = new AbortController();
+    const dispatch = (event: string, data: string) => {
+      if (event === 'changed') {
+        try {
+          const parsed = JSON.parse(data) as Partial<FilesChanged>;
+          onChanged(parsed.paths ?? []);
+        } catch {
+          onChanged([]);
+        }
+      } else if (event === 'scheduler') {
+        // `mneme serve --scheduler` only; a malformed event is dropped (the run log has the run).
+        try {
+          onScheduler?.(JSON.parse(data) as SchedulerEvent);
+        } catch {
+          /* see above */
+        }
       }
-    });
-    // `mneme serve --scheduler` only; a malformed event is dropped (the run log has the run).
-    es.addEventListener('scheduler', (ev) => {
-      try {
-        onScheduler?.(JSON.parse((ev as MessageEvent).data) as SchedulerEvent);
-      } catch {
-        /* see above */
+    };
+    const connect = async () => {
+      while (!stop.signal.aborted) {
+        onStatus('connecting');
+        try {
+          const res = await fetch(`${this.base}/api/events`, {
+            headers: { Authorization: `Bearer ${this.token}`, Accept: 'text/event-stream' },
+            cache: 'no-store',
+            signal: stop.signal,
+          });
+          if (!res.ok || !res.body) {
+            // A refused token stays refused (EventSource gives up on any non-200 too).
+            onStatus('offline');
+            return;
+          }
+          onStatus('live');
+          await readEvents(res.body, dispatch);
+        } catch {
+          /* the server stopped or the stream broke: try again below */
+        }
+        if (stop.signal.aborted) return;
+        onStatus('connecting');
+        await new Promise((r) => setTimeout(r, RECONNECT_MS));
       }
-    });
-    return () => es.close();
+    };
+    void connect();
+    return () => stop.abort();
+  }
+}
+
+/** How long to wait before reconnecting a dropped event stream (EventSource's default is 3 s). */
+const RECONNECT_MS = 3000;
+
+/** Reads a `text/event-stream` body until it ends, calling `dispatch` with each event's type
+ *  and data (data lines joined by newlines); comments and unknown fields are skipped. */
+async function readEvents(body: ReadableStream<Uint8Array>, dispatch: (event: string, data: string) => void): Promise<void> {
+  const reader = body.getReader();
+  const utf8 = new TextDecoder();
+  let buffered = '';
+  let event = 'message';
+  let data: string[] = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffered += utf8.decode(value, { stream: true });
+    // A `\r` at the end may be half of a `\r\n` still arriving: keep it for the next piece.
+    const cut = buffered.endsWith('\r') ? buffered.length - 1 : buffered.length;
+    const lines = buffered.slice(0, cut).split(/\r\n|\r|\n/);
+    // The last piece is a line still arriving.
+    buffered = (lines.pop() ?? '') + buffered.slice(cut);
+    for (const line of lines) {
+      if (line === '') {
+        if (data.length) dispatch(event, data.join('\n'));
+        event = 'message';
+        data = [];
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? '' : line.slice(colon + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'event') event = value;
+      else if (field === 'data') data.push(value);
+    }
   }
 }
 
