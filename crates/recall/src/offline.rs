@@ -630,6 +630,11 @@ struct QueryTerm {
     phrase: u64,
 }
 
+/// Up to this many distinct content words, a prompt's words and related words are found by
+/// scanning its short lists, cheaper than hashing; past it (a pasted log or file) through hash
+/// sets, or a prompt of 100,000 distinct words would take minutes to rank.
+const SCAN_WORDS: usize = 32;
+
 /// Calls `f` with each word of `text`: runs of letters or of digits, lower-cased. An
 /// upper-case acronym's plural loses its `s` ("PRs" is "pr", "APIs" is "api"): the stemmer
 /// keeps the `s` of a word with no vowel before it, and reads "apis" as a word of its own.
@@ -940,23 +945,34 @@ impl Index {
         let mut words: Vec<String> = Vec::new();
         // Per prompt word, which content word it is (none for a stop word).
         let mut word_content: Vec<Option<usize>> = Vec::new();
-        // Lookups by stem and by term id rather than scans of `content` and `expanded`: a
-        // pasted log or file is a prompt of tens of thousands of distinct words, and a scan
-        // per word made ranking it take minutes.
+        // Past SCAN_WORDS content words, by stem (filled once the prompt has that many).
         let mut content_at: HashMap<String, usize> = HashMap::new();
         for_each_word(query, |w| {
             words.push(w.to_string());
             let mut at = None;
             if let Some(t) = self.term(w) {
-                let next = content.len();
-                at = Some(*content_at.entry(t).or_insert_with_key(|t| {
-                    content.push((t.clone(), w.to_string(), self.terms.get(t).copied()));
-                    next
+                let found = if content.len() <= SCAN_WORDS {
+                    content.iter().position(|(s, _, _)| *s == t)
+                } else {
+                    content_at.get(&t).copied()
+                };
+                at = Some(found.unwrap_or_else(|| {
+                    let id = self.terms.get(&t).copied();
+                    content.push((t, w.to_string(), id));
+                    if content.len() == SCAN_WORDS + 1 {
+                        content_at.extend(content.iter().enumerate().map(|(i, (s, _, _))| (s.clone(), i)));
+                    } else if content.len() > SCAN_WORDS {
+                        content_at.insert(content[content.len() - 1].0.clone(), content.len() - 1);
+                    }
+                    content.len() - 1
                 }));
             }
             word_content.push(at);
         });
-        let content_ids: HashSet<u32> = content.iter().filter_map(|(_, _, id)| *id).collect();
+        let large = content.len() > SCAN_WORDS;
+        let is_content_stem = |stem: &str| if large { content_at.contains_key(stem) } else { content.iter().any(|(s, _, _)| s == stem) };
+        let content_ids: HashSet<u32> = if large { content.iter().filter_map(|(_, _, id)| *id).collect() } else { HashSet::new() };
+        let is_content_id = |id: u32| if large { content_ids.contains(&id) } else { content.iter().any(|(_, _, c)| *c == Some(id)) };
         if content.is_empty() {
             return silent(Abstention::NoContentWords);
         }
@@ -964,20 +980,32 @@ impl Index {
         // has (a related word that is itself in the prompt counts only for itself).
         let related = (tuning.synonyms > 0.0).then(related_words);
         let mut expanded: Vec<QueryTerm> = Vec::new();
-        // (content word, term) of every entry of `expanded`.
+        // For a large prompt, (content word, term) of every entry of `expanded`.
         let mut expanded_at: HashSet<(usize, u32)> = HashSet::new();
+        // Whether `expanded` has (word, term) already; for a large prompt, records it.
+        let known = |expanded: &[QueryTerm], expanded_at: &mut HashSet<(usize, u32)>, word: usize, id: u32| {
+            if large {
+                !expanded_at.insert((word, id))
+            } else {
+                expanded.iter().any(|q| q.word == word && q.id == id)
+            }
+        };
         for (i, (stem, w, id)) in content.iter().enumerate() {
             if let Some(id) = id {
-                expanded_at.insert((i, *id));
+                if large {
+                    expanded_at.insert((i, *id));
+                }
                 expanded.push(QueryTerm { id: *id, word: i, label: w.clone(), share: 1.0, counts: true, phrase: 0 });
             }
             let rel = related.and_then(|t| t.get(stem)).filter(|(senses, _)| *senses <= tuning.synonym_max_senses);
             for (rs, rw) in rel.map(|(_, r)| r.as_slice()).unwrap_or(&[]) {
-                if content_at.contains_key(rs) {
+                if is_content_stem(rs) {
                     continue;
                 }
                 if let Some(&rid) = self.terms.get(rs) {
-                    expanded_at.insert((i, rid));
+                    if large {
+                        expanded_at.insert((i, rid));
+                    }
                     expanded.push(QueryTerm { id: rid, word: i, label: format!("{w} (as {rw})"), share: tuning.synonyms, counts: true, phrase: 0 });
                 }
             }
@@ -996,11 +1024,11 @@ impl Index {
                     let typed = words[start..start + n].join(" ");
                     let phrase = word_content[start..start + n].iter().flatten().filter(|&&c| c < 64).fold(0u64, |m, &c| m | (1 << c));
                     for (rs, rw) in related {
-                        if content_at.contains_key(rs) {
+                        if is_content_stem(rs) {
                             continue;
                         }
                         if let Some(&rid) = self.terms.get(rs) {
-                            if !expanded_at.insert((i, rid)) {
+                            if known(&expanded, &mut expanded_at, i, rid) {
                                 continue;
                             }
                             expanded.push(QueryTerm { id: rid, word: i, label: format!("{typed} (as {rw})"), share: tuning.phrases, counts: true, phrase });
@@ -1015,7 +1043,7 @@ impl Index {
             for (i, (_, w, id)) in content.iter().enumerate() {
                 let Some(id) = id else { continue };
                 for &rid in self.related_in_folder.get(id).map(Vec::as_slice).unwrap_or(&[]) {
-                    if content_ids.contains(&rid) || !expanded_at.insert((i, rid)) {
+                    if is_content_id(rid) || known(&expanded, &mut expanded_at, i, rid) {
                         continue;
                     }
                     let other = self.term_names.get(rid as usize).map(String::as_str).unwrap_or("");
@@ -1047,12 +1075,12 @@ impl Index {
         let mut this_word: Vec<u32> = Vec::new();
         // Per memory that holds a phrase of the prompt, the phrase's content words.
         let mut phrase_held: HashMap<u32, u64> = HashMap::new();
-        // `expanded`'s entries per content word, in their order.
-        let mut by_word: Vec<Vec<&QueryTerm>> = vec![Vec::new(); content.len()];
-        for q in &expanded {
-            by_word[q.word].push(q);
-        }
-        for (i, word_terms) in by_word.iter().enumerate() {
+        // `expanded`'s entries grouped by content word, each group in its order (a stable
+        // sort; a word with none adds nothing).
+        let mut by_word: Vec<&QueryTerm> = expanded.iter().collect();
+        by_word.sort_by_key(|q| q.word);
+        for word_terms in by_word.chunk_by(|a, b| a.word == b.word) {
+            let i = word_terms[0].word;
             for q in word_terms {
                 let postings = &self.postings[q.id as usize];
                 let df = postings.len() as f32;
