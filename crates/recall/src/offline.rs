@@ -1438,17 +1438,17 @@ fn resolve_links(docs: &[Document]) -> Vec<Vec<u32>> {
         }
     }
     let mut links: Vec<Vec<u32>> = vec![Vec::new(); docs.len()];
+    // Each pair once, both ways, in the order first seen. A set rather than a scan of the
+    // lists: a memory linking to thousands of others (or linked from thousands) made the scans
+    // quadratic in the folder.
+    let mut seen: HashSet<(u32, u32)> = HashSet::new();
     for (i, d) in docs.iter().enumerate() {
         for target in link_targets(&d.body) {
             let Some(&j) = by_key.get(&target.to_lowercase()) else { continue };
             let i = i as u32;
-            if i != j {
-                if !links[i as usize].contains(&j) {
-                    links[i as usize].push(j);
-                }
-                if !links[j as usize].contains(&i) {
-                    links[j as usize].push(i);
-                }
+            if i != j && seen.insert((i.min(j), i.max(j))) {
+                links[i as usize].push(j);
+                links[j as usize].push(i);
             }
         }
     }
@@ -1523,6 +1523,23 @@ mod tests {
         // The prompt's few words the folder has are still found among the noise.
         let why = format!("{ranking:?}");
         assert!(why.contains("project_deploy.md"), "{why}");
+    }
+
+    /// Links are kept once per pair; a few hundred memories that each link to thousands of
+    /// others (a generated index, a hostile folder) used to cost a scan per link.
+    #[test]
+    fn many_memories_linking_to_thousands_resolve_in_linear_time() {
+        let targets = 5000;
+        let all_links: String = (0..targets).map(|i| format!("[[t{i}]] ")).collect();
+        let mut docs: Vec<Document> = (0..targets).map(|i| doc(&format!("t{i}.md"), "", None, "", 0)).collect();
+        docs.extend((0..500).map(|i| doc(&format!("hub{i}.md"), "", None, &all_links, 0)));
+        let started = std::time::Instant::now();
+        let links = resolve_links(&docs);
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+        assert_eq!(links[targets].len(), targets);
+        assert_eq!(links[0].len(), 500);
+        assert_eq!(links[0][..2], [targets as u32, targets as u32 + 1]);
     }
 
     #[test]
