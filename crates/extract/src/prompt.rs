@@ -9,7 +9,6 @@
 //! rendered as text above the extraction prompt by [`render_conversation`].
 
 use crate::transcript::{Block, Content, Conversation, EntryType};
-use serde_json::Value;
 use std::path::Path;
 
 /// The system prompt for an extraction run: Mneme's memory policy for `memory_dir`, asking
@@ -62,34 +61,11 @@ pub fn extraction_prompt(new_message_count: usize, manifest: &str, team: bool) -
     out
 }
 
-/// How much of one tool result is shown to the extraction model. Claude Code's fork sees the
-/// results in full; Mneme's single prompt keeps long file dumps from crowding out the
-/// conversation, which is what extraction is about.
-const MAX_TOOL_RESULT_CHARS: usize = 2_000;
-
-fn clip(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}… [{} more characters]", &s[..i], s[i..].chars().count()),
-        None => s.to_string(),
-    }
-}
-
-fn tool_result_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(items) => items
-            .iter()
-            .map(|b| match b.get("type").and_then(Value::as_str) {
-                Some("text") => b.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
-                Some(other) => format!("[{other}]"),
-                None => b.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
+/// How much of one tool call's input or result is shown to the extraction model. Claude
+/// Code's fork sees the results in full; Mneme's single prompt keeps long file dumps from
+/// crowding out the conversation, which is what extraction is about. The transcript keeps
+/// exactly this much of each (and the length of the rest), so the two are one constant.
+const MAX_TOOL_RESULT_CHARS: usize = crate::transcript::TOOL_RESULT_HEAD_CHARS;
 
 /// The conversation as text for the extraction model: one block per user or assistant
 /// message (attachments and system entries are context Claude Code's fork also sees, but they
@@ -113,11 +89,11 @@ pub fn render_conversation(messages: &[Conversation]) -> String {
                     match b {
                         Block::Text { text } => parts.push(text.clone()),
                         Block::ToolUse { name, input, .. } => {
-                            parts.push(format!("[tool call {name}: {}]", clip(&input.to_string(), MAX_TOOL_RESULT_CHARS)))
+                            parts.push(format!("[tool call {name}: {}]", input.json.clipped(MAX_TOOL_RESULT_CHARS)))
                         }
                         Block::ToolResult { content, is_error, .. } => {
                             let label = if *is_error { "tool error" } else { "tool result" };
-                            parts.push(format!("[{label}: {}]", clip(&tool_result_text(content), MAX_TOOL_RESULT_CHARS)));
+                            parts.push(format!("[{label}: {}]", content.text.clipped(MAX_TOOL_RESULT_CHARS)));
                         }
                         Block::Thinking { .. } | Block::RedactedThinking { .. } | Block::Other { .. } => {}
                     }

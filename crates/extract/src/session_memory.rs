@@ -24,7 +24,6 @@ use mneme_core::Clock;
 use mneme_model::{Cancel, Provider};
 use mneme_store::Environment;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -213,47 +212,16 @@ fn create_private_dir(dir: &Path) -> io::Result<()> {
     b.create(dir)
 }
 
-/// `roughTokenCountEstimationForContent` over one block.
-fn block_tokens(b: &Block) -> u64 {
-    match b {
-        Block::Text { text } => estimate_tokens(text) as u64,
-        Block::ToolUse { name, input, .. } => {
-            let input = if input.is_null() { "{}".to_string() } else { input.to_string() };
-            estimate_tokens(&format!("{name}{input}")) as u64
-        }
-        Block::ToolResult { content, .. } => value_content_tokens(content),
-        Block::Thinking { thinking } => estimate_tokens(thinking) as u64,
-        Block::RedactedThinking { data } => estimate_tokens(data) as u64,
-        Block::Other { kind, .. } if kind == "image" || kind == "document" => 2000,
-        Block::Other { raw, .. } => estimate_tokens(&raw.to_string()) as u64,
-    }
-}
-
-/// A tool result's `content`: a string, or an array of blocks.
-fn value_content_tokens(v: &Value) -> u64 {
-    match v {
-        Value::String(s) => estimate_tokens(s) as u64,
-        Value::Array(items) => items
-            .iter()
-            .map(|b| match b {
-                Value::String(s) => estimate_tokens(s) as u64,
-                other => block_tokens(&crate::transcript::parse_block(other)),
-            })
-            .sum(),
-        _ => 0,
-    }
-}
-
 /// `roughTokenCountEstimationForMessage`. Attachments are estimated from their JSON: Claude
 /// Code renders each kind into user messages first, which Mneme does not reproduce for every
 /// kind; attachments are small next to the messages they follow.
 fn message_tokens(m: &Conversation) -> u64 {
-    match (m.entry_type, &m.message, &m.attachment) {
+    match (m.entry_type, &m.message, m.attachment_tokens) {
         (EntryType::User | EntryType::Assistant, Some(msg), _) => match &msg.content {
             Content::Text(s) => estimate_tokens(s) as u64,
-            Content::Blocks(blocks) => blocks.iter().map(block_tokens).sum(),
+            Content::Blocks(blocks) => blocks.iter().map(Block::rough_tokens).sum(),
         },
-        (EntryType::Attachment, _, Some(a)) => estimate_tokens(&a.to_string()) as u64,
+        (EntryType::Attachment, _, Some(tokens)) => tokens,
         _ => 0,
     }
 }
@@ -455,7 +423,7 @@ pub async fn update(
 mod tests {
     use super::*;
     use crate::transcript::parse_entry;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn conv(v: Value) -> Conversation {
         match parse_entry(v) {

@@ -12,12 +12,19 @@
 //!   [`Block::Other`], never an error, because Claude Code adds types in minor releases;
 //! - a complete line that is not JSON is counted and skipped, as Claude Code's own loader does.
 //!
+//! Entries are compact: each line is parsed and then only what extraction and session memory
+//! read of it is kept (ids, flags, text blocks, and of tool calls their `file_path`, the start
+//! of their input and result as the prompt shows it, their lengths and token estimates). Long
+//! sessions run to hundreds of MB, nearly all tool results, and every entry since the start is
+//! held while a session is followed.
+//!
 //! [`conversation`] rebuilds the main thread's messages the way Claude Code holds them in memory:
 //! the `parentUuid` chain back from the newest entry (which stops at a compaction boundary and
 //! leaves abandoned branches out), plus the tool results of parallel tool calls that hang off the
 //! chain as siblings, in file order. Sub-agent entries (`isSidechain`, `agentId`) are never part
 //! of it.
 
+use mneme_core::text::estimate_tokens;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -85,10 +92,11 @@ impl EntryType {
 pub enum Entry {
     Conversation(Box<Conversation>),
     /// A metadata entry (one of [`METADATA_TYPES`]).
-    Metadata { kind: String, raw: Value },
+    /// With its `sessionId`, all that is read of it (the entry itself is not kept).
+    Metadata { kind: String, session_id: Option<String> },
     /// Anything else: a type this version does not know, or a conversation entry without a
-    /// `uuid`. Kept so callers can show it; never an error.
-    Unknown { kind: Option<String>, raw: Value },
+    /// `uuid`, with its `sessionId`; never an error.
+    Unknown { kind: Option<String>, session_id: Option<String> },
 }
 
 impl Entry {
@@ -120,8 +128,10 @@ pub struct Conversation {
     pub subtype: Option<String>,
     /// `user` and `assistant` entries.
     pub message: Option<Message>,
-    /// `attachment` entries, as written.
-    pub attachment: Option<Value>,
+    /// `attachment` entries: `roughTokenCountEstimation` of the attachment as written (its
+    /// JSON), which is all session memory reads of it; the attachment itself (a file's text,
+    /// a hook's output) is not kept.
+    pub attachment_tokens: Option<u64>,
 }
 
 impl Conversation {
@@ -160,13 +170,13 @@ impl Conversation {
 pub struct ToolUse<'a> {
     pub id: &'a str,
     pub name: &'a str,
-    pub input: &'a Value,
+    pub input: &'a ToolInput,
 }
 
 impl ToolUse<'_> {
     /// `input.file_path` when it is a string (Edit, Write, Read).
     pub fn file_path(&self) -> Option<&str> {
-        self.input.get("file_path").and_then(Value::as_str)
+        self.input.file_path.as_deref()
     }
 }
 
@@ -231,13 +241,160 @@ pub enum Content {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
     Text { text: String },
-    ToolUse { id: String, name: String, input: Value },
-    /// `content` is kept as written: a string or an array of blocks.
-    ToolResult { tool_use_id: String, content: Value, is_error: bool },
+    /// `input` is what extraction reads of it (see [`ToolInput`]).
+    ToolUse { id: String, name: String, input: ToolInput },
+    /// `content` is what extraction reads of it, not the body itself (see [`ToolResultContent`]).
+    ToolResult { tool_use_id: String, content: ToolResultContent, is_error: bool },
     Thinking { thinking: String },
     RedactedThinking { data: String },
-    /// `image`, `document`, server tool blocks, and anything newer.
-    Other { kind: String, raw: Value },
+    /// `image`, `document`, server tool blocks, and anything newer, with the rough token count
+    /// of the block (all that is read of it: an image's data is not kept).
+    Other { kind: String, tokens: u64 },
+}
+
+impl Block {
+    /// `roughTokenCountEstimationForContent` over this block.
+    pub fn rough_tokens(&self) -> u64 {
+        match self {
+            Block::Text { text } => estimate_tokens(text) as u64,
+            Block::ToolUse { input, .. } => input.tokens,
+            Block::ToolResult { content, .. } => content.tokens,
+            Block::Thinking { thinking } => estimate_tokens(thinking) as u64,
+            Block::RedactedThinking { data } => estimate_tokens(data) as u64,
+            Block::Other { tokens, .. } => *tokens,
+        }
+    }
+}
+
+/// How many characters of a tool result's text are kept: the most the extraction prompt shows
+/// of one. Long sessions are mostly tool results (whole files, command output), and keeping
+/// every body would hold the transcript's size in memory for a few thousand characters each.
+pub const TOOL_RESULT_HEAD_CHARS: usize = 2_000;
+
+/// A text of which only the start is kept: its first [`TOOL_RESULT_HEAD_CHARS`] characters
+/// (or all of it) and how long it is, which is all the prompt shows of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Clipped {
+    /// The first [`TOOL_RESULT_HEAD_CHARS`] characters, or all.
+    pub head: String,
+    /// How many characters the text has in all.
+    pub chars: usize,
+}
+
+impl Clipped {
+    /// Appends to the text: counted whole, kept up to the head's length.
+    fn push(&mut self, s: &str) {
+        let room = TOOL_RESULT_HEAD_CHARS.saturating_sub(self.chars);
+        let mut n = 0;
+        for (i, _) in s.char_indices() {
+            if n == room {
+                self.head.push_str(&s[..i]);
+                self.chars += n + s[i..].chars().count();
+                return;
+            }
+            n += 1;
+        }
+        self.head.push_str(s);
+        self.chars += n;
+    }
+
+    fn of(s: &str) -> Clipped {
+        let mut c = Clipped::default();
+        c.push(s);
+        c
+    }
+
+    /// The text cut to `max` characters (at most [`TOOL_RESULT_HEAD_CHARS`]), with how many
+    /// more there were: `… [N more characters]`.
+    pub fn clipped(&self, max: usize) -> String {
+        debug_assert!(max <= TOOL_RESULT_HEAD_CHARS);
+        if self.chars <= max {
+            return self.head.clone();
+        }
+        let cut = self.head.char_indices().nth(max).map_or(self.head.len(), |(i, _)| i);
+        format!("{}… [{} more characters]", &self.head[..cut], self.chars - max)
+    }
+}
+
+/// What extraction reads of a tool result's `content` (a string, an array of blocks, or
+/// anything else), taken when the line is read so the body can be dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolResultContent {
+    /// The text as the prompt renders it: a string as it is; an array's text blocks' text,
+    /// other blocks as `[type]`, untyped items as JSON, one per line; nothing for null;
+    /// anything else as JSON.
+    pub text: Clipped,
+    /// `roughTokenCountEstimationForContent`: a string's estimate, an array's items' sum (a
+    /// bare string's, or each block's as [`Block::rough_tokens`]); 0 for anything else.
+    pub tokens: u64,
+}
+
+impl ToolResultContent {
+    fn from_value(v: &Value) -> ToolResultContent {
+        let mut out = ToolResultContent::default();
+        match v {
+            Value::String(s) => {
+                out.text.push(s);
+                out.tokens = body_tokens(s);
+            }
+            Value::Array(items) => {
+                for (i, b) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.text.push("\n");
+                    }
+                    match b.get("type").and_then(Value::as_str) {
+                        Some("text") => out.text.push(b.get("text").and_then(Value::as_str).unwrap_or_default()),
+                        Some(other) => out.text.push(&format!("[{other}]")),
+                        None => out.text.push(&b.to_string()),
+                    }
+                    out.tokens += match b {
+                        Value::String(s) => body_tokens(s),
+                        other => parse_block(other).rough_tokens(),
+                    };
+                }
+            }
+            Value::Null => {}
+            other => out.text.push(&other.to_string()),
+        }
+        out
+    }
+}
+
+/// [`estimate_tokens`] of a tool result's body, which is read whole for it when the line is
+/// read, whether or not session memory ever asks: most bodies are ASCII, whose UTF-16 length
+/// is their length, found without decoding every character.
+fn body_tokens(s: &str) -> u64 {
+    if s.is_ascii() {
+        (s.len() as u64 + 2) / 4
+    } else {
+        estimate_tokens(s) as u64
+    }
+}
+
+/// What extraction reads of a `tool_use` block's `input`, taken when the line is read (a
+/// Write's input holds the whole file written).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolInput {
+    /// `input.file_path` when it is a string (Edit, Write, Read).
+    pub file_path: Option<String>,
+    /// The input as JSON (`null` when there is none), as the prompt shows it.
+    pub json: Clipped,
+    /// `roughTokenCountEstimationForContent` of the block: the tool's name and its input's
+    /// JSON (`{}` when there is none).
+    pub tokens: u64,
+}
+
+impl ToolInput {
+    fn new(name: &str, input: Option<&Value>) -> ToolInput {
+        let input = input.unwrap_or(&Value::Null);
+        let json = input.to_string();
+        let for_tokens = if input.is_null() { "{}" } else { json.as_str() };
+        ToolInput {
+            file_path: input.get("file_path").and_then(Value::as_str).map(str::to_string),
+            tokens: estimate_tokens(&format!("{name}{for_tokens}")) as u64,
+            json: Clipped::of(&json),
+        }
+    }
 }
 
 fn string(obj: &Map<String, Value>, key: &str) -> Option<String> {
@@ -255,26 +412,34 @@ pub fn parse_block(v: &Value) -> Block {
     match kind {
         "text" => match s("text") {
             Some(text) => Block::Text { text },
-            None => Block::Other { kind: kind.into(), raw: v.clone() },
+            None => other(kind, v),
         },
         "tool_use" => match (s("id"), s("name")) {
             (Some(id), Some(name)) => {
-                Block::ToolUse { id, name, input: v.get("input").cloned().unwrap_or(Value::Null) }
+                let input = ToolInput::new(&name, v.get("input"));
+                Block::ToolUse { id, name, input }
             }
-            _ => Block::Other { kind: kind.into(), raw: v.clone() },
+            _ => other(kind, v),
         },
         "tool_result" => match s("tool_use_id") {
             Some(tool_use_id) => Block::ToolResult {
                 tool_use_id,
-                content: v.get("content").cloned().unwrap_or(Value::Null),
+                content: ToolResultContent::from_value(v.get("content").unwrap_or(&Value::Null)),
                 is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
             },
-            None => Block::Other { kind: kind.into(), raw: v.clone() },
+            None => other(kind, v),
         },
         "thinking" => Block::Thinking { thinking: s("thinking").unwrap_or_default() },
         "redacted_thinking" => Block::RedactedThinking { data: s("data").unwrap_or_default() },
-        _ => Block::Other { kind: kind.into(), raw: v.clone() },
+        _ => other(kind, v),
     }
+}
+
+/// A block of a kind not read here: an image or document counts as 2000 tokens, as Claude
+/// Code's estimate has it; anything else by its JSON.
+fn other(kind: &str, v: &Value) -> Block {
+    let tokens = if kind == "image" || kind == "document" { 2000 } else { estimate_tokens(&v.to_string()) as u64 };
+    Block::Other { kind: kind.into(), tokens }
 }
 
 fn parse_content(v: Option<&Value>) -> Content {
@@ -319,14 +484,15 @@ fn parse_message(v: &Value) -> Option<Message> {
 
 /// Interprets one parsed line.
 pub fn parse_entry(raw: Value) -> Entry {
-    let Some(obj) = raw.as_object() else { return Entry::Unknown { kind: None, raw } };
+    let Some(obj) = raw.as_object() else { return Entry::Unknown { kind: None, session_id: None } };
     let kind = string(obj, "type");
-    let Some(k) = kind.as_deref() else { return Entry::Unknown { kind: None, raw } };
+    let session_id = || string(obj, "sessionId");
+    let Some(k) = kind.as_deref() else { return Entry::Unknown { kind: None, session_id: session_id() } };
     if METADATA_TYPES.contains(&k) {
-        return Entry::Metadata { kind: k.to_string(), raw };
+        return Entry::Metadata { kind: k.to_string(), session_id: session_id() };
     }
     let (Some(entry_type), Some(uuid)) = (EntryType::parse(k), string(obj, "uuid")) else {
-        return Entry::Unknown { kind, raw };
+        return Entry::Unknown { kind, session_id: session_id() };
     };
     let conv = Conversation {
         entry_type,
@@ -345,7 +511,7 @@ pub fn parse_entry(raw: Value) -> Entry {
             EntryType::User | EntryType::Assistant => obj.get("message").and_then(parse_message),
             _ => None,
         },
-        attachment: obj.get("attachment").cloned(),
+        attachment_tokens: obj.get("attachment").map(|a| estimate_tokens(&a.to_string()) as u64),
     };
     Entry::Conversation(Box::new(conv))
 }
@@ -437,18 +603,30 @@ impl TranscriptReader {
         }
         file.seek(SeekFrom::Start(self.offset))?;
         let mut bytes = Vec::new();
+        // Read in small pieces, so what is held besides the entries is one piece; a piece
+        // without a whole line in it is read again twice as long, up to MAX_CHUNK.
+        let mut chunk = READ_CHUNK;
         loop {
             bytes.clear();
-            let want = (len.saturating_sub(self.offset)).min(MAX_CHUNK);
+            let want = (len.saturating_sub(self.offset)).min(chunk);
             if want == 0 {
                 break;
             }
+            // Exactly the piece: read_to_end's own growth would double the buffer.
+            bytes.reserve_exact(want as usize);
             (&mut file).take(want).read_to_end(&mut bytes)?;
             let (part, consumed) = parse_complete_lines(&bytes, self.offset);
             batch.entries.extend(part.entries);
             batch.malformed.extend(part.malformed);
             self.offset += consumed as u64;
             if consumed == 0 {
+                if bytes.len() as u64 == want && chunk < MAX_CHUNK && want < len.saturating_sub(self.offset) {
+                    chunk = (chunk * 2).min(MAX_CHUNK);
+                    // The longer piece starts where this one did.
+                    bytes = Vec::new();
+                    file.seek(SeekFrom::Start(self.offset))?;
+                    continue;
+                }
                 if bytes.len() as u64 == MAX_CHUNK {
                     batch.malformed.push(Malformed {
                         offset: self.offset,
@@ -461,6 +639,12 @@ impl TranscriptReader {
             if (bytes.len() as u64) < want {
                 break; // the file ended sooner than it said (it shrank while read)
             }
+            if chunk > READ_CHUNK {
+                // A long line grew the piece: let that memory go rather than keep it for the
+                // rest of the file.
+                bytes = Vec::new();
+                chunk = READ_CHUNK;
+            }
             file.seek(SeekFrom::Start(self.offset))?;
         }
         Ok(batch)
@@ -469,6 +653,10 @@ impl TranscriptReader {
 
 /// The most of a transcript held in memory at once, and so the longest line read.
 pub const MAX_CHUNK: u64 = 128 << 20;
+
+/// How much of a transcript is read at once when its lines fit: a line longer than this is
+/// read in a piece grown to hold it (up to [`MAX_CHUNK`]).
+const READ_CHUNK: u64 = 8 << 20;
 
 /// A whole transcript read at once.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -519,7 +707,7 @@ impl Transcript {
 pub fn session_id(entries: &[Entry]) -> Option<&str> {
     entries.iter().find_map(|e| match e {
         Entry::Conversation(c) => c.session_id.as_deref(),
-        Entry::Metadata { raw, .. } | Entry::Unknown { raw, .. } => raw.get("sessionId").and_then(Value::as_str),
+        Entry::Metadata { session_id, .. } | Entry::Unknown { session_id, .. } => session_id.as_deref(),
     })
 }
 
@@ -628,6 +816,90 @@ mod tests {
 
     fn line(v: Value) -> String {
         format!("{v}\n")
+    }
+
+    #[test]
+    fn a_body_is_estimated_as_estimate_tokens_does() {
+        for s in ["", "a", "ab", "abc", "abcd", "abcde", &"x".repeat(4001), "é", "🚀🚀", "数据 and ascii"] {
+            assert_eq!(body_tokens(s), estimate_tokens(s) as u64, "{s:?}");
+        }
+    }
+
+    /// The prompt's and session memory's readings of a tool call, as they were taken from the
+    /// whole `input` and `content` before only their start was kept.
+    #[test]
+    fn what_is_kept_of_a_tool_call_reads_as_the_whole_did() {
+        fn old_text(content: &Value) -> String {
+            match content {
+                Value::String(s) => s.clone(),
+                Value::Array(items) => items
+                    .iter()
+                    .map(|b| match b.get("type").and_then(Value::as_str) {
+                        Some("text") => b.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
+                        Some(other) => format!("[{other}]"),
+                        None => b.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                Value::Null => String::new(),
+                other => other.to_string(),
+            }
+        }
+        fn old_clip(s: &str, max: usize) -> String {
+            match s.char_indices().nth(max) {
+                Some((i, _)) => format!("{}… [{} more characters]", &s[..i], s[i..].chars().count()),
+                None => s.to_string(),
+            }
+        }
+        fn old_tokens(v: &Value) -> u64 {
+            match v {
+                Value::String(s) => estimate_tokens(s) as u64,
+                Value::Array(items) => items
+                    .iter()
+                    .map(|b| match b {
+                        Value::String(s) => estimate_tokens(s) as u64,
+                        other => match other.get("type").and_then(Value::as_str) {
+                            Some("text") if other.get("text").is_some_and(Value::is_string) => estimate_tokens(other["text"].as_str().unwrap()) as u64,
+                            Some("tool_result") if other.get("tool_use_id").is_some_and(Value::is_string) => old_tokens(other.get("content").unwrap_or(&Value::Null)),
+                            Some("image" | "document") => 2000,
+                            _ => estimate_tokens(&other.to_string()) as u64,
+                        },
+                    })
+                    .sum(),
+                _ => 0,
+            }
+        }
+        let long = |n: usize, unit: &str| unit.repeat(n);
+        let contents = [
+            Value::Null,
+            json!(7),
+            json!({"odd": true}),
+            json!(""),
+            json!(long(1_999, "a")),
+            json!(long(2_000, "a")),
+            json!(long(2_001, "a")),
+            json!(long(1_999, "é") + "🚀🚀"),
+            json!(long(3_000, "数")),
+            json!([]),
+            json!(["bare", {"type": "text", "text": long(1_500, "x")}, {"type": "text", "text": long(1_500, "🚀")}, {"type": "image", "source": {"data": "AAAA"}}, {"no": "type"}, 3, {"type": "text"}]),
+            json!([{"type": "tool_result", "tool_use_id": "n", "content": [{"type": "text", "text": long(5_000, "y")}]}, {"type": "document"}, {"type": "server_tool_use", "id": "s"}]),
+        ];
+        for content in contents {
+            let kept = ToolResultContent::from_value(&content);
+            let text = old_text(&content);
+            for max in [0, 1, 1_999, TOOL_RESULT_HEAD_CHARS] {
+                assert_eq!(kept.text.clipped(max), old_clip(&text, max), "{content} at {max}");
+            }
+            assert_eq!(kept.tokens, old_tokens(&content), "{content}");
+        }
+        for (name, input) in [("Read", Some(json!({"file_path": "/x"}))), ("Write", Some(json!({"file_path": 3, "content": long(4_000, "é")}))), ("Bash", None), ("Bash", Some(Value::Null))] {
+            let kept = ToolInput::new(name, input.as_ref());
+            let whole = input.clone().unwrap_or(Value::Null);
+            assert_eq!(kept.json.clipped(TOOL_RESULT_HEAD_CHARS), old_clip(&whole.to_string(), TOOL_RESULT_HEAD_CHARS));
+            let for_tokens = if whole.is_null() { "{}".to_string() } else { whole.to_string() };
+            assert_eq!(kept.tokens, estimate_tokens(&format!("{name}{for_tokens}")) as u64);
+            assert_eq!(kept.file_path.as_deref(), whole.get("file_path").and_then(Value::as_str));
+        }
     }
 
     #[test]

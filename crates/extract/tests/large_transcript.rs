@@ -29,7 +29,7 @@ impl Lcg {
         let mut s = String::new();
         while s.len() < n {
             s.push_str(self.pick(WORDS));
-            s.push(if self.next() % 9 == 0 { '\n' } else { ' ' });
+            s.push(if self.next().is_multiple_of(9) { '\n' } else { ' ' });
         }
         s
     }
@@ -78,7 +78,7 @@ fn generate() -> Vec<String> {
             }
             let ids: Vec<String> = (0..2).map(|c| format!("t{turn}_{step}_{c}")).collect();
             for id in &ids {
-                let input = if r.next() % 2 == 0 { json!({"file_path": format!("/tmp/large-project/f{}.rs", r.next() % 9)}) } else { json!({"command": r.text(3_000)}) };
+                let input = if r.next().is_multiple_of(2) { json!({"file_path": format!("/tmp/large-project/f{}.rs", r.next() % 9)}) } else { json!({"command": r.text(3_000)}) };
                 conv(&mut lines, &mut parent, "assistant", json!({"message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5",
                     "content": [{"type": "tool_use", "id": id, "name": r.pick(&["Read", "Bash"]), "input": input}], "stop_reason": "tool_use", "usage": usage}}));
             }
@@ -95,8 +95,8 @@ fn generate() -> Vec<String> {
                     4 => json!([]),
                     _ => json!(body),
                 };
-                let mut block = json!({"type": "tool_result", "tool_use_id": id, "content": content, "is_error": r.next() % 10 == 0});
-                if r.next() % 13 == 0 {
+                let mut block = json!({"type": "tool_result", "tool_use_id": id, "content": content, "is_error": r.next().is_multiple_of(10)});
+                if r.next().is_multiple_of(13) {
                     block.as_object_mut().unwrap().remove("content");
                 }
                 conv(&mut lines, &mut parent, "user", json!({"message": {"role": "user", "content": [block]}, "toolUseResult": {"stdout": r.text(1_000)}}));
@@ -156,11 +156,15 @@ fn figures(entries: usize, malformed: usize, messages: &[mneme_extract::transcri
 }
 
 fn check(f: &Figures) {
-    let got = (f.entries, f.malformed, f.messages, f.turn_end.as_deref(), f.calls, f.answered, f.errors, f.tokens, f.rough_tokens, f.tool_calls_last, f.prompt_chars, f.prompt_fnv);
+    let got: Got = (f.entries, f.malformed, f.messages, f.turn_end.as_deref(), f.calls, f.answered, f.errors, f.tokens, f.rough_tokens, f.tool_calls_last, f.prompt_chars, f.prompt_fnv);
     assert_eq!(got, EXPECTED);
 }
 
-const EXPECTED: (usize, usize, usize, Option<&str>, usize, usize, usize, u64, u64, bool, usize, u64) = (1845, 120, 1600, Some("e1830"), 630, 630, 52, 210, 3310106, false, 1212039, 9727096327407258587);
+/// Entries, malformed lines, messages, the turn end, tool calls (answered, errors), token
+/// estimates (with usage, without), tool calls in the last turn, the prompt's length and hash.
+type Got<'a> = (usize, usize, usize, Option<&'a str>, usize, usize, usize, u64, u64, bool, usize, u64);
+
+const EXPECTED: Got<'static> = (1845, 120, 1600, Some("e1830"), 630, 630, 52, 210, 3310106, false, 1212039, 9727096327407258587);
 
 #[test]
 fn a_large_transcript_reads_to_the_same_conversation_prompt_and_token_count() {
