@@ -1,4 +1,5 @@
-//! `mneme serve`: the same [`Mneme`] api over HTTP for the browser UI, on 127.0.0.1 only.
+//! `mneme serve`: the same [`Mneme`] api over HTTP for the browser UI, on the loopback only
+//! (127.0.0.1, and [::1] on the same port so that nobody else can listen there).
 //!
 //! - `POST /api/{method}` with a camelCase JSON body calls one api method and answers with
 //!   its JSON result, or with an error status and `{ "code", "message" }` (see [`methods`]).
@@ -24,14 +25,14 @@ use axum::Router;
 use mneme_api::Mneme;
 use mneme_live::background::Background;
 use std::future::Future;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// How to run the server.
 #[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
-    /// The port on 127.0.0.1; 0 picks any free one.
+    /// The port on 127.0.0.1 (and [::1]); 0 picks any free one.
     pub port: u16,
     /// The built UI (`index.html` and its assets); `None` = [`ui::default_ui_dir`].
     pub ui_dir: Option<PathBuf>,
@@ -54,6 +55,8 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    #[error("Another program listens on [::1]:{port}, where a browser opening localhost:{port} may connect before it tries 127.0.0.1 (and send it the access token). Pick another port with --port, or stop that program.")]
+    Ipv6Taken { port: u16 },
     #[error("Could not make a random access token: {0}. The operating system's random source is unavailable.")]
     Random(String),
     #[error("The file watcher for live updates could not start: {0}.")]
@@ -101,9 +104,7 @@ pub async fn serve_until(
     };
     // Loopback only: the API reads and writes a person's files and must never be reachable
     // from another machine.
-    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, opts.port))
-        .await
-        .map_err(|source| ServeError::Bind { port: opts.port, source })?;
+    let (listener, listener_v6) = bind_loopback(opts.port).await?;
     let addr = listener.local_addr()?;
     let env = mneme.environment().clone();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -137,7 +138,7 @@ pub async fn serve_until(
     let app = router(state.clone());
     ready(addr, &state.token);
     let limits = Limits { header_read: HEADER_READ_TIMEOUT, write_stall: WRITE_STALL_TIMEOUT, shutdown_grace: SHUTDOWN_GRACE };
-    serve_http(listener, app, limits, async move {
+    serve_http(listener, listener_v6, app, limits, async move {
         shutdown.await;
         // Event streams never end on their own; graceful shutdown would wait for them.
         let _ = stop_tx.send(true);
@@ -163,6 +164,35 @@ const WRITE_STALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 /// threads, which the runtime waits for, so no file write is cut short by this.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// How many free IPv4 ports `--port 0` tries before giving up on one whose IPv6 twin is free.
+const PORT_TRIES: usize = 20;
+
+/// 127.0.0.1:`port`, and [::1] on the same port where the machine has IPv6. `localhost` may
+/// resolve to ::1 first, and any local user can listen on [::1]:<port> (the port is listed
+/// in /proc/net/tcp): someone who opened `localhost:<port>/?token=…` would send the token
+/// there. Holding both leaves nothing to take; a taken [::1] twin means another port (or, for
+/// a port given with `--port`, an error saying so).
+async fn bind_loopback(port: u16) -> Result<(tokio::net::TcpListener, Option<tokio::net::TcpListener>), ServeError> {
+    let mut tries = 0;
+    loop {
+        let v4 = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+            .await
+            .map_err(|source| ServeError::Bind { port, source })?;
+        let chosen = v4.local_addr()?.port();
+        match tokio::net::TcpListener::bind((Ipv6Addr::LOCALHOST, chosen)).await {
+            Ok(v6) => return Ok((v4, Some(v6))),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                tries += 1;
+                if port != 0 || tries >= PORT_TRIES {
+                    return Err(ServeError::Ipv6Taken { port: chosen });
+                }
+            }
+            // No IPv6 loopback here (disabled, or not configured): nobody can listen there either.
+            Err(_) => return Ok((v4, None)),
+        }
+    }
+}
+
 /// The time bounds [`serve_http`] puts on connections.
 #[derive(Debug, Clone, Copy)]
 struct Limits {
@@ -176,6 +206,7 @@ struct Limits {
 /// `shutdown_grace` to finish.
 async fn serve_http(
     listener: tokio::net::TcpListener,
+    listener_v6: Option<tokio::net::TcpListener>,
     router: Router,
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -190,7 +221,7 @@ async fn serve_http(
     tokio::pin!(shutdown);
     loop {
         let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
+            accepted = accept(&listener, listener_v6.as_ref()) => match accepted {
                 Ok((stream, _)) => stream,
                 // Out of file descriptors and the like: wait instead of spinning.
                 Err(_) => {
@@ -215,9 +246,21 @@ async fn serve_http(
         });
     }
     drop(listener);
+    drop(listener_v6);
     let _ = tokio::time::timeout(limits.shutdown_grace, graceful.shutdown()).await;
     connections.shutdown().await;
     Ok(())
+}
+
+/// The next connection on either listener.
+async fn accept(v4: &tokio::net::TcpListener, v6: Option<&tokio::net::TcpListener>) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
+    match v6 {
+        None => v4.accept().await,
+        Some(v6) => tokio::select! {
+            a = v4.accept() => a,
+            a = v6.accept() => a,
+        },
+    }
 }
 
 mod stall {
