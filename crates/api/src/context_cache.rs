@@ -69,6 +69,17 @@ impl DependsOn {
         out
     }
 
+    /// What in Claude Code's config folder (`~/.claude`, `$CLAUDE_CONFIG_DIR`), watched flat by
+    /// a shell, a page may show or can change what Claude Code loads: the entries Mneme reads
+    /// there ([`CONFIG_ENTRIES`]), by name. Claude Code writes the rest there all the time
+    /// while a session runs (`history.jsonl` at every prompt, `.credentials.json`, `backups`,
+    /// `sessions`, `telemetry`, `statsig`, `todos`, `shell-snapshots`, `session-env`, lock
+    /// files, …, by release), and none of it is shown; a file a view includes from there is
+    /// named by that view's own dependencies.
+    pub fn config_folder(dir: &Path) -> Vec<DependsOn> {
+        CONFIG_ENTRIES.iter().map(|name| DependsOn::file(&dir.join(name))).collect()
+    }
+
     /// The one entry `path` names in its folder (the folder itself, for a path with no parent).
     fn file(path: &Path) -> Self {
         match (path.parent(), path.file_name()) {
@@ -416,6 +427,29 @@ fn without_covered(deps: BTreeSet<DependsOn>) -> Vec<DependsOn> {
 /// repository root and so decides the memory folder and which settings apply.
 const INSTRUCTION_ENTRIES: [&str; 5] = ["CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude", ".git"];
 
+/// The entries of Claude Code's config folder Mneme reads: the user's instructions
+/// (`CLAUDE.md`, `rules`), the user settings (`settings.json`, or `cowork_settings.json`
+/// under `CLAUDE_CODE_USE_COWORK_PLUGINS`), the global config (`.claude.json`, there when
+/// `CLAUDE_CONFIG_DIR` is set: trust, approvals, cached flags), the user's agents and their
+/// memory (`agents`, `agent-memory`), plugins (their agents, `installed_plugins.json`), the
+/// memory folders (`projects`), the native install (`local/claude`: the release a view is
+/// rendered for) and session memory's template overrides (`session-memory`). A folder among
+/// them counts as an entry: what changes inside it reaches a flat watch on the config folder
+/// only as its name, and the views name what they read in there.
+const CONFIG_ENTRIES: [&str; 11] = [
+    "CLAUDE.md",
+    "rules",
+    "settings.json",
+    "cowork_settings.json",
+    ".claude.json",
+    "agents",
+    "agent-memory",
+    "plugins",
+    "projects",
+    "local",
+    "session-memory",
+];
+
 /// The entries the nested-candidate walk looks for in each folder it lists (`.claude` holds
 /// its CLAUDE.md and rules).
 const NESTED_ENTRIES: [&str; 3] = ["CLAUDE.md", "CLAUDE.local.md", ".claude"];
@@ -498,8 +532,14 @@ pub(crate) fn dependencies(
         out.insert(DependsOn::flat(dir.join(".claude")));
         out.insert(DependsOn::tree(dir.join(".claude/rules")));
     }
+    // The config home by the entries the view reads there, not whole: a running Claude Code
+    // writes its credentials, backups, session and telemetry files there. The
+    // settings files, the install and the memory folder are named below; `.claude.json` here
+    // is the global config when `CLAUDE_CONFIG_DIR` (perhaps from a settings file's `env`
+    // block: the second home) is set.
     for home in [m.env.config_home(), r.options.config_home.clone()] {
-        out.insert(DependsOn::flat(&home));
+        out.insert(DependsOn::file(&home.join("CLAUDE.md")));
+        out.insert(DependsOn::file(&home.join(".claude.json")));
         out.insert(DependsOn::tree(home.join("rules")));
     }
     for managed in [&m.env.managed_dir, &r.options.managed_dir] {
@@ -670,8 +710,16 @@ mod tests {
         assert!(!flat(&req.cwd), "{deps:?}");
         assert!(!deps.iter().any(|d| d.concerns_change(&req.cwd.join("app.log"), false)), "{deps:?}");
         assert!(deps.iter().any(|d| d.concerns_change(&req.cwd.join("src"), true)), "{deps:?}");
-        // The config home's entries, the managed folder (missing here: its name above it).
-        assert!(flat(&home.config_home()), "{deps:?}");
+        // The config home by the entries the view reads, not its busy files; the managed
+        // folder (missing here: its name above it).
+        let config = home.config_home();
+        for entry in ["CLAUDE.md", "settings.json", ".claude.json", "rules"] {
+            assert!(named(&config.join(entry)), "{entry}: {deps:?}");
+        }
+        assert!(!flat(&config), "{deps:?}");
+        for busy in ["history.jsonl", ".credentials.json", "statsig/s.json", ".claude.json.backup", "todos"] {
+            assert!(!deps.iter().any(|d| d.concerns_change(&config.join(busy), busy == "todos")), "{busy}: {deps:?}");
+        }
         assert!(named(&home.root.join("managed")), "{deps:?}");
         // The home folder only by the entries that matter: `~/.zsh_history` changes nothing.
         assert!(!flat(&home.root) && !flat(&home.home()), "{deps:?}");
@@ -769,6 +817,26 @@ mod tests {
         assert!(any("/p/src", true), "a new sub-folder may hold a CLAUDE.md: {deps:?}");
         assert!(any("/p", true), "the folder itself going: {deps:?}");
         assert!(!any("/p/build.log", false) && !any("/p/src/main.rs", false), "{deps:?}");
+    }
+
+    #[test]
+    fn a_config_folder_shows_what_mneme_reads_there_not_what_a_session_writes() {
+        let deps = DependsOn::config_folder(Path::new("/h/.claude"));
+        let any = |path: &str, folder: bool| deps.iter().any(|d| d.concerns_change(Path::new(path), folder));
+        for name in ["CLAUDE.md", "settings.json", "cowork_settings.json", ".claude.json"] {
+            assert!(any(&format!("/h/.claude/{name}"), false), "{name}: {deps:?}");
+        }
+        for name in ["rules", "agents", "agent-memory", "plugins", "projects", "local", "session-memory"] {
+            assert!(any(&format!("/h/.claude/{name}"), true), "{name}: {deps:?}");
+        }
+        assert!(any("/h/.claude", true) && any("/h", true), "the folder itself going: {deps:?}");
+        // What Claude Code writes there while a session runs (2.1.x): none of it is shown.
+        for name in ["history.jsonl", ".credentials.json", ".claude.json.backup", ".claude.json.lock", "settings.json.tmp.12.34", ".last-cleanup"] {
+            assert!(!any(&format!("/h/.claude/{name}"), false), "{name}: {deps:?}");
+        }
+        for name in ["statsig", "todos", "shell-snapshots", "session-env", "file-history", "backups", "ide", "cache"] {
+            assert!(!any(&format!("/h/.claude/{name}"), true), "{name}: {deps:?}");
+        }
     }
 
     #[test]

@@ -3,14 +3,17 @@
 //! batch as a Server-Sent Event, the desktop shell as a typed window event).
 //!
 //! Watched: `<config home>/projects` (recursively: every project's memory folder), the config
-//! home itself (non-recursively: `settings.json`), and for each `watch_project` call the
+//! home itself (non-recursively: `CLAUDE.md`, `settings.json`, …), and for each `watch_project` call the
 //! project's memory folder (recursively, for a memory folder set elsewhere by
 //! `autoMemoryDirectory`), the project folder (non-recursively: its CLAUDE.md files) and its
 //! `.claude` folder (rules, local settings). Changes are gathered for 300 ms and sent as one
 //! list of paths; an empty list means "too much changed to name; reload everything". In the
 //! project folder only what can change what Claude Code loads reaches pages (its instruction
 //! files, `.claude`, `.git`, a sub-folder coming or going, a file a view includes from there):
-//! builds and tools write there all the time.
+//! builds and tools write there all the time. Likewise in the config home only the entries
+//! Mneme reads (`DependsOn::config_folder`): a running Claude Code writes its credentials,
+//! backups, session and telemetry files there (its `history.jsonl`, like every `.jsonl` name,
+//! is dropped before anyone hears of it).
 //!
 //! The watcher also keeps the api's [`ContextCache`]: building a view adds flat watches on the
 //! folders its dependencies lie in (every folder above the project, their `.claude`, the
@@ -81,9 +84,11 @@ struct Watched {
     /// The folders the shell asked for, in order: what `watched` lists. The context cache's
     /// many flat watches (every folder above a project, …) are bookkeeping, not shown.
     shown: Vec<(PathBuf, RecursiveMode)>,
-    /// What in the folders the shell asked for pages may show: everything in Claude Code's
-    /// folders, but in a project folder only what can change what Claude Code loads (a build
-    /// writing `build.log` there would otherwise reload every page at every build).
+    /// What in the folders the shell asked for pages may show: everything in the memory
+    /// folders and a project's `.claude`, but in a project folder only what can change what
+    /// Claude Code loads (a build writing `build.log` there would otherwise reload every page
+    /// at every build), and in the config home only what Mneme reads (Claude Code writes there
+    /// at every prompt).
     asked: DependsOnIndex,
     /// Everything the context cache's views ever depended on (kept after a view is dropped:
     /// a page may still show it). With `shown`, what a change must touch to be sent on: the
@@ -340,7 +345,10 @@ impl Events {
         {
             let mut w = lock(&watched);
             w.ask_all(&env.projects_dir(), RecursiveMode::Recursive);
-            w.ask_all(&env.config_home(), RecursiveMode::NonRecursive);
+            // A running Claude Code writes its credentials, backups, session and telemetry
+            // files there: only the entries Mneme reads reach pages.
+            let config = env.config_home();
+            w.ask(&config, RecursiveMode::NonRecursive, DependsOn::config_folder(&config));
         }
         let (tx, _) = broadcast::channel(256);
         let cache = Arc::new(ContextCache::new(Arc::new(Watches(watched.clone()))));
