@@ -184,24 +184,12 @@ fn a_key_goes_to_the_keyring_or_nowhere() {
             assert!(e.message.contains("gnome-keyring") || e.message.contains("unlock"), "{}", e.message);
         }
     }
-    for entry in walk(&t.root) {
+    for entry in mneme_testsupport::files_under(&t.root) {
         let text = fs::read(&entry).unwrap_or_default();
         assert!(!String::from_utf8_lossy(&text).contains(key), "the key was written to {}", entry.display());
     }
 }
 
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
 
 #[test]
 fn offline_needs_no_connection_test() {

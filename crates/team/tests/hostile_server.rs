@@ -140,15 +140,7 @@ fn tokens_no_header_can_carry_are_not_saved() {
         let body = serde_json::json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh}).to_string();
         let (url, seen) = serve(move |req| if req.contains("/oauth/token") { json("200 OK", &body) } else { json("200 OK", r#"{"user":"mallory","repos":[]}"#) });
         let store = Saved::default();
-        let mut login = DeviceLogin {
-            server: url.clone(),
-            user_code: "ABCD-EFGH".into(),
-            verification_uri: format!("{url}/device"),
-            verification_uri_complete: format!("{url}/device"),
-            interval_secs: 1,
-            expires_at_ms: u64::MAX,
-            device_code: "dc".into(),
-        };
+        let mut login = login_at(&url);
         let e = auth::poll_login(&Http::default(), &mut login, &store, &SystemClock).unwrap_err().to_string();
         assert!(e.contains("nothing was saved"), "{access:?}/{refresh:?}: {e}");
         assert!(!e.contains('\r') && !e.contains('\0'), "{e:?}");
@@ -204,22 +196,23 @@ fn a_server_that_empties_the_tree_loses_no_local_file() {
     let st = c.state().unwrap();
     let kept = st.conflicts.iter().find(|k| k.key == "mine.md").and_then(|k| k.trash_id.clone()).expect("the removal is recorded with its trash entry");
     let trash = home.env.data_dir().join("trash");
-    let found: Vec<_> = walk(&trash).into_iter().filter(|p| p.to_string_lossy().contains(&kept) && p.ends_with("mine.md")).collect();
-    assert_eq!(found.len(), 1, "{:?}", walk(&trash));
+    let found: Vec<_> = mneme_testsupport::files_under(&trash).into_iter().filter(|p| p.to_string_lossy().contains(&kept) && p.ends_with("mine.md")).collect();
+    assert_eq!(found.len(), 1, "{:?}", mneme_testsupport::files_under(&trash));
     assert_eq!(std::fs::read_to_string(&found[0]).unwrap(), "never pushed");
 }
 
-fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
+
+/// A device sign-in the user has approved at `url`, ready to be polled for its tokens.
+fn login_at(url: &str) -> DeviceLogin {
+    DeviceLogin {
+        server: url.to_string(),
+        user_code: "ABCD-EFGH".into(),
+        verification_uri: format!("{url}/device"),
+        verification_uri_complete: format!("{url}/device"),
+        interval_secs: 1,
+        expires_at_ms: u64::MAX,
+        device_code: "dc".into(),
     }
-    out
 }
 
 /// Drops `CAP_DAC_OVERRIDE` and `CAP_DAC_READ_SEARCH` from this thread's effective set until
@@ -324,15 +317,7 @@ fn a_sign_in_answer_of_megabytes_is_refused_while_it_is_read() {
     let padded = format!(r#"{{"access_token":"good","token_type":"Bearer","expires_in":3600{}}}"#, " ".repeat(2 << 20));
     let (url, _) = serve(move |req| if req.contains("/oauth/token") { json("200 OK", &padded) } else { json("200 OK", r#"{"user":"mallory","repos":[]}"#) });
     let store = Saved::default();
-    let mut login = DeviceLogin {
-        server: url.clone(),
-        user_code: "ABCD-EFGH".into(),
-        verification_uri: format!("{url}/device"),
-        verification_uri_complete: format!("{url}/device"),
-        interval_secs: 1,
-        expires_at_ms: u64::MAX,
-        device_code: "dc".into(),
-    };
+    let mut login = login_at(&url);
     let e = auth::poll_login(&Http::default(), &mut login, &store, &SystemClock).unwrap_err().to_string();
     assert!(e.contains("longer than the 1048576 bytes") && e.contains("check the server address"), "{e}");
     assert!(store.0.lock().unwrap().is_none());

@@ -70,6 +70,21 @@ impl Default for TestHome {
     }
 }
 
+/// Every file under `dir`, at any depth (folders left out; an unreadable folder lists nothing),
+/// for tests that look for what an operation left anywhere in a tree.
+pub fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// Writes a file, creating its parent folders.
 pub fn write_file(p: &Path, text: &str) {
     if let Some(parent) = p.parent() {
