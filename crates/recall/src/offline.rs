@@ -1438,17 +1438,26 @@ fn resolve_links(docs: &[Document]) -> Vec<Vec<u32>> {
         }
     }
     let mut links: Vec<Vec<u32>> = vec![Vec::new(); docs.len()];
-    // Each pair once, both ways, in the order first seen. A set rather than a scan of the
-    // lists: a memory linking to thousands of others (or linked from thousands) made the scans
-    // quadratic in the folder.
-    let mut seen: HashSet<(u32, u32)> = HashSet::new();
+    // Each pair once, both ways, in the order first seen. The lists stay symmetric, so while
+    // memory `i`'s links are added, `linked[j] == i + 1` says whether `j` is in its list
+    // already, both ways: a scan of the lists per link instead was quadratic when a memory
+    // links to thousands of others or is linked from thousands.
+    let mut linked: Vec<u32> = vec![0; docs.len()];
     for (i, d) in docs.iter().enumerate() {
-        for target in link_targets(&d.body) {
+        let stamp = i as u32 + 1;
+        let mut targets = link_targets(&d.body).into_iter().peekable();
+        if targets.peek().is_none() {
+            continue;
+        }
+        for &j in &links[i] {
+            linked[j as usize] = stamp;
+        }
+        for target in targets {
             let Some(&j) = by_key.get(&target.to_lowercase()) else { continue };
-            let i = i as u32;
-            if i != j && seen.insert((i.min(j), i.max(j))) {
-                links[i as usize].push(j);
-                links[j as usize].push(i);
+            if j as usize != i && linked[j as usize] != stamp {
+                linked[j as usize] = stamp;
+                links[i].push(j);
+                links[j as usize].push(i as u32);
             }
         }
     }
