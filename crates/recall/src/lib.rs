@@ -64,9 +64,9 @@
 //! Claude Code puts first in every system prompt (it names Claude Code's build), and
 //! third-party (Bedrock, Vertex) model defaults.
 //!
-//! Different on purpose: a memory whose name holds a line break or another control character
-//! is left out of recall ([`forges_lines`]), where Claude Code would write the name as it is
-//! into the selector's manifest and the `Memory:` header, lines of the file's own choosing.
+//! Different on purpose: a memory whose name holds a line break is left out of recall
+//! ([`forges_lines`]), where Claude Code would write the name as it is into the selector's
+//! manifest and the `Memory:` header, lines of the file's own choosing.
 //!
 //! # Providers
 //!
@@ -469,13 +469,15 @@ pub async fn recall(
     result
 }
 
-/// Whether a memory's path inside the folder holds a control character (a line break, an
-/// escape) or a Unicode line or paragraph separator. Such a name would write lines of its own
-/// into the manifest the selector model reads (a fake entry, a fake `Memory:` header) and into
-/// the header above the memory; no memory Claude Code or a person writes is named so, so
-/// recall leaves it out, where Claude Code would list it as it is.
+/// Whether a memory's path inside the folder holds a line break: `\n`, `\r`, the vertical
+/// tab, form feed and separators that split lines for many readers (U+001C to U+001E, U+0085,
+/// U+2028, U+2029). Such a name would write lines of its own into the manifest the selector
+/// model reads (a fake entry, a fake `Memory:` header) and into the header above the memory;
+/// no memory Claude Code or a person writes is named so, so recall leaves it out, where Claude
+/// Code would list it as it is. Other control characters (an escape) stay on their line, and
+/// the CLI shows them as text.
 pub fn forges_lines(rel_path: &str) -> bool {
-    rel_path.chars().any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    rel_path.chars().any(|c| matches!(c, '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}'..='\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'))
 }
 
 /// The scan Claude Code's selector sees: 30-line headers, newest 200 (less any whose name

@@ -96,9 +96,9 @@ fn rel_paths(r: &RecallResult) -> Vec<&str> {
     r.selected.iter().map(|m| m.rel_path.as_str()).collect()
 }
 
-/// A name with line breaks would put lines of its own choosing into the manifest the model
-/// reads (a fake entry, a fake `Memory:` header) and into the header above the memory; an
-/// escape sequence in a name would reach whatever shows them. Neither is offered or surfaced.
+/// A name with line breaks (`\n`, U+2028) would put lines of its own choosing into the
+/// manifest the model reads (a fake entry, a fake `Memory:` header) and into the header above
+/// the memory. Neither is offered or surfaced.
 #[test]
 fn a_name_that_writes_lines_of_its_own_is_left_out() {
     let f = Folder::new();
@@ -116,7 +116,7 @@ fn a_name_that_writes_lines_of_its_own_is_left_out() {
 
     // The offline ranker, which would surface them first, leaves them out too.
     let r = f.recall("why does the friday deploy freeze fail", None);
-    assert!(r.selected.iter().all(|m| !m.header.contains("id_rsa") && m.rel_path.chars().all(|c| !c.is_control())), "{r:?}");
+    assert!(r.selected.iter().all(|m| !m.header.contains("id_rsa") && !mneme_recall::forges_lines(&m.rel_path)), "{r:?}");
 }
 
 /// A model names files that are not offered, paths out of the folder, the same file again
