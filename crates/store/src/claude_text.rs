@@ -48,8 +48,10 @@ pub enum ClaudeTextError {
 /// `cache_dir/<version>/` (Mneme's data dir), since reading a 200 MB binary on every call would
 /// be slow and the text of a release never changes.
 pub fn claude_text(bin: &Path, version: &str, cache_dir: &Path, which: ClaudeText) -> Result<String, ClaudeTextError> {
-    // A version string names a folder; keep it to the characters a release uses.
+    // A version string names a folder; keep it to the characters a release uses, and never let
+    // it name the cache folder itself or its parent (`.`, `..`): such a version is not cached.
     let safe: String = version.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+')).collect();
+    let safe = if safe.starts_with(|c: char| c.is_ascii_alphanumeric()) && !safe.contains("..") { safe } else { String::new() };
     let cached = cache_dir.join(&safe).join(which.file_name());
     if !safe.is_empty() {
         if let Ok(text) = std::fs::read_to_string(&cached) {
@@ -247,6 +249,29 @@ mod tests {
         assert_eq!(again, got);
         let other = claude_text(&bin, "9.9.10", &dir.path().join("cache"), ClaudeText::SelectorPrompt);
         assert!(matches!(other, Err(ClaudeTextError::NotFound { .. })), "{other:?}");
+    }
+
+    /// The version comes from whatever `claude --version` printed: one that filters down to
+    /// `..` or `.` must not read or write a cache beside or above the cache folder.
+    #[test]
+    fn a_version_of_dots_is_not_cached_outside_the_cache_folder() {
+        let b = bundle("You are selecting memories that will be useful to Claude Code.\n");
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("claude");
+        std::fs::write(&bin, &b).unwrap();
+        let cache = dir.path().join("data").join("cache");
+        std::fs::create_dir_all(&cache).unwrap();
+        // A planted file where `cache/../selector-prompt…` would be read from.
+        let planted = cache.parent().unwrap().join(ClaudeText::SelectorPrompt.file_name());
+        std::fs::write(&planted, "planted").unwrap();
+        for version in ["..", ".", "../..", "/../", "-..", "1..2"] {
+            let got = claude_text(&bin, version, &cache, ClaudeText::SelectorPrompt).unwrap();
+            assert_eq!(got, "You are selecting memories that will be useful to Claude Code.\n", "{version}");
+        }
+        assert_eq!(std::fs::read_to_string(&planted).unwrap(), "planted");
+        assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0, "nothing cached for a version of dots");
+        claude_text(&bin, "2.1.332", &cache, ClaudeText::SelectorPrompt).unwrap();
+        assert!(cache.join("2.1.332").join(ClaudeText::SelectorPrompt.file_name()).is_file());
     }
 
     #[test]
