@@ -13,6 +13,8 @@
 //!   appended to the project's `CLAUDE.md` or `CLAUDE.local.md` (atomically, refused if the file
 //!   changed meanwhile), or into team memory (`<memory>/team/`, with its own index line), which
 //!   is refused with Claude Code's message when the content holds a secret.
+//!
+//! Decided items stay in the history, but not forever: see [`retention`].
 
 use crate::data;
 use mneme_agent::{apply_changeset, ApplyError, Changeset, FileChange};
@@ -26,6 +28,25 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 const INDEX_FILE: &str = "MEMORY.md";
+
+/// How long decided inbox items are kept. Each item holds the full text of every file it
+/// proposed, before and after, and a daemon that extracts at every session's end in review mode
+/// stages items all day, so an inbox would otherwise grow by that much forever. The rule,
+/// applied each time an item is decided (kept, edited and kept, discarded or promoted), under
+/// the inbox's lock: a decided item goes only when it is past *both* of these.
+pub mod retention {
+    /// Every item decided less than this long ago is kept: a month is how long a memory that
+    /// went wrong can take to be noticed, and the item is where its before and after are.
+    pub const KEEP_DAYS: u64 = 30;
+    /// However old, the inbox's newest decided items are kept: an inbox decided on rarely would
+    /// otherwise lose its whole history in one prune.
+    pub const KEEP_NEWEST: usize = 20;
+    /// [`KEEP_DAYS`] in milliseconds, the unit of an item's times.
+    pub const KEEP_MS: u64 = KEEP_DAYS * 24 * 60 * 60 * 1000;
+    // Never pruned whatever their age: a pending item (only a person may settle it), and a
+    // file that cannot be read as an item (what it holds and how old it is are unknown; it
+    // stays listed as damaged, for the user to delete).
+}
 
 /// Where a memory can be promoted to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +88,14 @@ impl ItemStatus {
             ItemStatus::Kept { .. } => "kept",
             ItemStatus::Discarded { .. } => "discarded",
             ItemStatus::Promoted { .. } => "promoted",
+        }
+    }
+
+    /// When the item was decided; `None` while it is pending.
+    fn decided_ms(&self) -> Option<u64> {
+        match self {
+            ItemStatus::Pending => None,
+            ItemStatus::Kept { at_ms } | ItemStatus::Discarded { at_ms } | ItemStatus::Promoted { at_ms, .. } => Some(*at_ms),
         }
     }
 }
@@ -330,7 +359,49 @@ impl Inbox {
         // Mneme once locked each item with a `<id>.lock` beside it and left it there. Nothing
         // takes those any more, so the item's own goes once something is done with it.
         let _ = std::fs::remove_file(dir.join(format!("{id}.lock")));
+        // A decision is the one time the history grows, so it is when the history is pruned
+        // (no job of its own). The decision is already saved and the user's files written: a
+        // prune that fails must not report it as failed, and the next decision tries again.
+        if item.status != ItemStatus::Pending {
+            let _ = self.prune(&_lock);
+        }
         Ok(item)
+    }
+
+    /// Deletes the decided items [`retention`] no longer keeps, returning their ids. `_held` is
+    /// the inbox's lock, which the caller holds: no item can be decided (or its file rewritten)
+    /// while its status is judged here.
+    ///
+    /// Only a file read in full as an item, whose name is that item's id, is ever deleted:
+    /// a damaged file stays (and stays listed as damaged), and so does anything else in the
+    /// folder. A file that cannot be deleted is left for the next prune.
+    fn prune(&self, _held: &FileLock) -> Result<Vec<String>, InboxError> {
+        let dir = data::inbox_dir(&self.data_dir);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(InboxError::Io { action: "read", path: dir, source }),
+        };
+        let now = self.now_ms();
+        let mut decided: Vec<(u64, u64, String, PathBuf)> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter_map(|path| {
+                let item = data::read_json::<InboxItem>(&path).ok().flatten()?;
+                let at = item.status.decided_ms()?;
+                path.file_stem().is_some_and(|s| s == item.id.as_str()).then_some((at, item.created_ms, item.id, path))
+            })
+            .collect();
+        // Newest decision first; ties by newest item, then id, so the cut is the same each time.
+        decided.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)).then_with(|| b.2.cmp(&a.2)));
+        let mut removed = Vec::new();
+        for (at, _, id, path) in decided.into_iter().skip(retention::KEEP_NEWEST) {
+            if now.saturating_sub(at) >= retention::KEEP_MS && std::fs::remove_file(&path).is_ok() {
+                removed.push(id);
+            }
+        }
+        Ok(removed)
     }
 
     fn save(&self, item: &InboxItem) -> Result<(), InboxError> {
