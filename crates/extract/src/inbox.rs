@@ -376,17 +376,10 @@ impl Inbox {
     /// a damaged file stays (and stays listed as damaged), and so does anything else in the
     /// folder. A file that cannot be deleted is left for the next prune.
     fn prune(&self, _held: &FileLock) -> Result<Vec<String>, InboxError> {
-        let dir = data::inbox_dir(&self.data_dir);
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(InboxError::Io { action: "read", path: dir, source }),
-        };
         let now = self.now_ms();
-        let mut decided: Vec<(u64, u64, String, PathBuf)> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        let mut decided: Vec<(u64, u64, String, PathBuf)> = self
+            .item_files()?
+            .into_iter()
             .filter_map(|path| {
                 let item = data::read_json::<InboxItem>(&path).ok().flatten()?;
                 let at = item.status.decided_ms()?;
@@ -402,6 +395,18 @@ impl Inbox {
             }
         }
         Ok(removed)
+    }
+
+    /// The inbox folder's `.json` files, each an item or a damaged one; none when the folder
+    /// was never made. Listing, the damaged list and the prune all start here.
+    fn item_files(&self) -> Result<Vec<PathBuf>, InboxError> {
+        let dir = data::inbox_dir(&self.data_dir);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(InboxError::Io { action: "read", path: dir, source }),
+        };
+        Ok(entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect())
     }
 
     fn save(&self, item: &InboxItem) -> Result<(), InboxError> {
@@ -447,17 +452,11 @@ impl Inbox {
     /// edited by hand), which [`list`](Self::list) cannot show: each as the error that names it
     /// and says to delete it.
     pub fn damaged(&self) -> Result<Vec<InboxError>, InboxError> {
-        let dir = data::inbox_dir(&self.data_dir);
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(InboxError::Io { action: "read", path: dir, source }),
-        };
-        let mut damaged: Vec<InboxError> = entries
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .filter_map(|e| {
-                let id = e.path().file_stem()?.to_string_lossy().into_owned();
+        let mut damaged: Vec<InboxError> = self
+            .item_files()?
+            .into_iter()
+            .filter_map(|path| {
+                let id = path.file_stem()?.to_string_lossy().into_owned();
                 match self.get(&id) {
                     Err(d @ InboxError::Damaged { .. }) => Some(d),
                     _ => None,
@@ -472,16 +471,10 @@ impl Inbox {
     /// `memory_dir` is given. A damaged item file is not among them: [`damaged`](Self::damaged)
     /// names those.
     pub fn list(&self, memory_dir: Option<&Path>, history: bool) -> Result<Vec<InboxItem>, InboxError> {
-        let dir = data::inbox_dir(&self.data_dir);
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(InboxError::Io { action: "read", path: dir, source }),
-        };
-        let mut items: Vec<InboxItem> = entries
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .filter_map(|e| data::read_json::<InboxItem>(&e.path()).ok().flatten())
+        let mut items: Vec<InboxItem> = self
+            .item_files()?
+            .into_iter()
+            .filter_map(|path| data::read_json::<InboxItem>(&path).ok().flatten())
             .filter(|i| memory_dir.is_none_or(|m| i.memory_dir == m))
             .filter(|i| history || i.status == ItemStatus::Pending)
             .collect();
