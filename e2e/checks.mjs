@@ -1,5 +1,5 @@
-// Checks both browser runs make on every screen: accessibility (axe-core's WCAG 2 A/AA rules)
-// and, on the Graph, the quality of the layout.
+// Checks both browser runs make on every screen: accessibility (axe-core's WCAG 2 A/AA rules),
+// nothing running off the page in a narrow window and, on the Graph, the quality of the layout.
 
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -93,4 +93,38 @@ export async function checkGraphLayout(page, where, fail, { minSpacing = 4 } = {
   if (q.nodes <= 1000 && q.minSpacing < minSpacing) fail(`nodes overlap on the graph of ${where}: ${text}`);
   if (q.nodes > 1000 && q.stacked > 0.01) fail(`too many nodes drawn on top of each other on the graph of ${where}: ${text}`);
   return text;
+}
+
+/**
+ * What runs past the right edge of the window or of its card, as readable lines (empty when
+ * everything fits): a page that scrolls sideways, or a card (or the Projects table's frame) whose
+ * content is wider than the card, so a long path or file name is cut off or must be scrolled to.
+ * Blocks that scroll on purpose (the exact block, a preview, the graph) keep their overflow to
+ * themselves and do not count.
+ */
+export async function overflowing(page) {
+  return page.evaluate(() => {
+    const out = [];
+    const root = document.documentElement;
+    const name = (el) => {
+      const text = (el.innerText || el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 80);
+      return `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : ''} “${text}”`;
+    };
+    if (root.scrollWidth > root.clientWidth + 1) {
+      // The innermost elements past the window's edge say what pushed it.
+      const past = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > root.clientWidth + 1
+        && ![...el.children].some((c) => c.getBoundingClientRect().right > root.clientWidth + 1));
+      out.push(`the page is ${root.scrollWidth} px wide in a ${root.clientWidth} px window; past the edge: ${past.slice(0, 3).map(name).join(' | ')}`);
+    }
+    for (const box of document.querySelectorAll('main .card, main .table-wrap')) {
+      if (box.scrollWidth > box.clientWidth + 1) out.push(`${name(box).slice(0, 60)}… holds content ${box.scrollWidth - box.clientWidth} px wider than itself`);
+    }
+    return out;
+  });
+}
+
+/** Fails when anything on the page as it is now runs past the window or its card (see `overflowing`). */
+export async function checkFits(page, where, fail) {
+  const o = await overflowing(page);
+  if (o.length) fail(`content runs off ${where}:\n  ${o.join('\n  ')}`);
 }

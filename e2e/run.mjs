@@ -34,7 +34,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkAccessible, checkGraphLayout } from './checks.mjs';
+import { checkAccessible, checkFits, checkGraphLayout } from './checks.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(ROOT, 'ui', 'package.json'));
@@ -494,7 +494,7 @@ async function main() {
       await page.locator('table.projects').waitFor();
       if (await page.locator('#folder').inputValue()) fail('the folder box names a folder before any was opened');
       if (page.url().includes('token=')) fail(`the token is still in the address bar: ${page.url()}`);
-      await waitFor('the live indicator', async () => (await page.locator('.live.live').count()) === 1);
+      await waitFor('the live indicator', async () => (await page.getByTestId('live-status').getAttribute('class'))?.split(' ').includes('state-live'));
       await page.locator('table.projects tr', { hasText: 'code/shop' }).filter({ hasNotText: 'worktree' })
         .getByRole('button', { name: 'What Claude sees' }).click();
       await page.getByTestId('context-block').waitFor();
@@ -641,6 +641,11 @@ async function main() {
     await step('Projects lists the fixture project', async () => {
       await nav('Projects');
       await page.locator('table.projects').getByText('shop').first().waitFor();
+      // A plain name for MEMORY.md's column, with a tooltip saying what it is (not "Index").
+      const head = page.getByTestId('projects-index-head');
+      if ((await head.textContent())?.trim() !== 'Contents list') fail(`the MEMORY.md column is headed "${await head.textContent()}"`);
+      if (!/MEMORY\.md.*start of every session/.test((await head.getAttribute('title')) ?? '')) fail(`the MEMORY.md column's tooltip reads "${await head.getAttribute('title')}"`);
+      if (await page.locator('table.projects th', { hasText: /^Index$/ }).count()) fail('the Projects table still has a column called "Index"');
       await shot('projects');
     });
 
@@ -704,9 +709,19 @@ async function main() {
       await nav('Projects');
       await nav('Memories');
       const health = page.getByTestId('health');
-      // The panel opens by itself when there is something to fix; the dangling link is.
-      const details = health.getByRole('button', { name: 'Details' });
-      if (await details.count()) await details.click();
+      // Nine entries (eight long lines, the dangling link) are more than the panel opens by
+      // itself: it starts folded, its counts in one line, and the memory list stays in view.
+      const summary = health.getByTestId('health-summary');
+      await summary.waitFor();
+      const counts = (await summary.textContent()) ?? '';
+      if (!counts.includes('8 long index lines') || !/links? to (a memory|memories) not written yet/.test(counts)) fail(`the folded health panel reads "${counts}"`);
+      if (await health.locator('.issues').count()) fail('a health panel of nine entries opened by itself, pushing the memories down');
+      const listTop = (await page.getByTestId('memory-list').boundingBox())?.y ?? Infinity;
+      if (listTop > 800 - 100) fail(`the memory list starts at ${listTop} px, below the fold of an 800 px window`);
+      const details = health.getByTestId('health-details');
+      await details.click();
+      await health.getByTestId('health-details').getByText('Hide details').waitFor();
+      if (await health.getByTestId('health-summary').count()) fail('the one-line counts stay once the lists are open');
       const items = health.locator('.issues > div', { has: page.getByRole('heading', { name: 'Long index lines' }) }).locator('li');
       await waitFor('five long lines', async () => (await items.count()) === 5);
       const lines = Number(await health.getByRole('meter', { name: 'Index lines' }).getAttribute('aria-valuenow'));
@@ -717,6 +732,8 @@ async function main() {
       await shot('memories-health-long-lines');
       await health.getByTestId('show-all-long').click();
       await waitFor('five long lines again', async () => (await items.count()) === 5);
+      await health.getByTestId('health-details').click();
+      await summary.waitFor();
       write(file, before);
       await nav('Projects');
       await nav('Memories');
@@ -828,7 +845,36 @@ async function main() {
 
     await step('Memories: malformed frontmatter shows the problem and the raw text', async () => {
       write(path.join(fx.mem, 'broken.md'), '---\nname: broken\ndescription: "unclosed\ntype: project\n---\n\nBody text.\n');
-      await page.locator('[data-relpath="broken.md"]').click({ timeout: 15_000 });
+      // The list's own summary flags the frontmatter: with the health report's list of problems
+      // kept from the page, the row still says something is wrong, and why.
+      const listed = await api(server, 'memories', { cwd: fx.repo });
+      const entry = listed.find((m) => m.relPath === 'broken.md');
+      if (!entry?.frontmatterProblem) fail(`the memory list does not flag broken.md: ${JSON.stringify(entry)}`);
+      if (listed.some((m) => m.relPath !== 'broken.md' && m.frontmatterProblem !== null)) fail('a readable memory is flagged as broken');
+      // A load the screen drops (a newer one replaces it) may end the request first: then there
+      // is nothing to answer.
+      await page.route('**/api/health', async (r) => {
+        try {
+          const res = await r.fetch();
+          await r.fulfill({ response: res, json: { ...(await res.json()), problems: [] } });
+        } catch {
+          await r.abort().catch(() => {});
+        }
+      });
+      try {
+        await nav('Projects');
+        await nav('Memories');
+        const badge = page.locator('[data-relpath="broken.md"]').getByTestId('memory-problem');
+        await badge.waitFor({ timeout: 15_000 });
+        if (!((await badge.getAttribute('title')) ?? '').includes(entry.frontmatterProblem)) fail(`the problem badge's tooltip reads "${await badge.getAttribute('title')}"`);
+      } finally {
+        await page.unroute('**/api/health');
+      }
+      await nav('Projects');
+      await nav('Memories');
+      // Its row says something is wrong before it is opened, and the health list opens it.
+      await page.locator('[data-relpath="broken.md"]').getByTestId('memory-problem').waitFor({ timeout: 15_000 });
+      await page.getByTestId('health-problems').getByRole('button', { name: 'broken.md', exact: true }).click();
       const probs = page.getByTestId('memory-problems');
       const raw = page.getByTestId('memory-raw');
       await raw.waitFor();
@@ -882,6 +928,10 @@ async function main() {
       await item.locator('.dl.add', { hasText: 'Never run migrations on staging without telling QA first.' }).first().waitFor();
       await item.getByText('feedback', { exact: true }).waitFor();
       await shot('inbox');
+      // Keep, Promote…, Discard, each file's Edit and its diff stay inside the card in a narrow window.
+      await page.setViewportSize({ width: 800, height: 800 });
+      await checkFits(page, 'Inbox at 800 px with a staged run', fail);
+      await page.setViewportSize({ width: 1280, height: 800 });
     });
 
     await step('Inbox: edit a proposal inline and keep; the memory appears in Memories with its index line', async () => {
@@ -1004,6 +1054,10 @@ async function main() {
       await page.evaluate(() => document.querySelector('[data-testid="dream-detail"]')?.scrollIntoView({ block: 'start' }));
       await page.evaluate(() => window.scrollBy(0, -76));
       await shot('dreams-changeset', false);
+      // The gates, the history and the open changeset with its diffs fit an 800 px window.
+      await page.setViewportSize({ width: 800, height: 800 });
+      await checkFits(page, 'Dreams at 800 px with a changeset open', fail);
+      await page.setViewportSize({ width: 1280, height: 800 });
     });
 
     await step('Dreams: approve writes the changeset; undo is refused after an edit, then undone anyway byte for byte', async () => {
@@ -1267,6 +1321,31 @@ async function main() {
       await page.getByText('Cleared.').waitFor();
     });
 
+    await step('Settings: a damaged settings file is reported once, its switches locked, and never rewritten', async () => {
+      const settingsFile = path.join(fx.config, 'settings.json');
+      const good = fs.readFileSync(settingsFile, 'utf8');
+      const damaged = '{\n  "autoDreamEnabled": tru\n}\n';
+      fs.writeFileSync(settingsFile, damaged);
+      try {
+        const problem = page.getByTestId('settings-problem');
+        await problem.waitFor({ timeout: 15_000 });
+        const text = (await problem.textContent()) ?? '';
+        if (!text.includes('settings.json') || !/line \d+, column \d+/.test(text)) fail(`the problem does not say which file and where: ${text}`);
+        // The engine's sentence already says Mneme leaves the file alone; the screen does not say it twice.
+        if ((text.match(/Mneme will not/g) ?? []).length !== 1) fail(`the promise to leave the file alone is not said exactly once: ${text}`);
+        if (!(await page.getByTestId('toggle-auto-memory').isDisabled()) || !(await page.getByTestId('toggle-auto-dream').isDisabled())) {
+          fail('a switch stays usable while Claude Code ignores the settings file');
+        }
+        // Not "not set": the key may well be in the file; Claude Code just cannot read it.
+        await page.getByText('Until the file is fixed Claude Code uses its default (on).').waitFor();
+        if (!(await page.getByTestId('memory-dir-input').isDisabled())) fail('the memory folder can be typed in while the settings file is damaged');
+        if (fs.readFileSync(settingsFile, 'utf8') !== damaged) fail('the damaged settings file was rewritten');
+      } finally {
+        fs.writeFileSync(settingsFile, good);
+      }
+      await page.getByTestId('settings-problem').waitFor({ state: 'detached', timeout: 15_000 });
+    });
+
     await step('Settings: model provider — an OpenAI-compatible endpoint tested, saved, its key in the keyring only', async () => {
       const providersFile = path.join(fx.data, 'providers.json');
       const sec = page.getByTestId('provider-settings');
@@ -1367,6 +1446,11 @@ async function main() {
       await row.getByTestId('team-file-author').getByText(TEAM.user).waitFor();
       if ((await row.getByTestId('team-file-status').textContent()) !== 'synced') fail(`deploys.md is ${await row.getByTestId('team-file-status').textContent()}`);
       if ((await row.getByTestId('team-file-hash').textContent()) !== sha(deploys).slice(0, 12)) fail(`the hash shown is ${await row.getByTestId('team-file-hash').textContent()}`);
+      // The column has a plain name and says what the short code is (not "Hash").
+      const hashHead = page.getByTestId('team-hash-head');
+      if ((await hashHead.textContent())?.trim() !== 'Fingerprint') fail(`the checksum column is headed "${await hashHead.textContent()}"`);
+      if (!/same fingerprint are the same text/.test((await hashHead.getAttribute('title')) ?? '')) fail(`the checksum column's tooltip reads "${await hashHead.getAttribute('title')}"`);
+      if (await page.locator('[data-testid="team-files"] th', { hasText: /^Hash$/ }).count()) fail('the team files table still has a column called "Hash"');
       const held = page.locator('[data-testid="team-files"] tr[data-key="ci-notes.md"]');
       if ((await held.getByTestId('team-file-secret').textContent()) !== 'GitHub PAT') fail('ci-notes.md does not show the rule that held it back');
       await page.getByTestId('team-held').getByText('ci-notes.md').waitFor();
@@ -1397,6 +1481,11 @@ async function main() {
       // The whole screen in one picture: a window tall enough for the files and the history.
       await page.setViewportSize({ width: 1280, height: 1400 });
       await shot('team');
+      // A lead's row holds three buttons; in a narrow window they stack in their cell instead of
+      // being scrolled off the table, and the history's diff stays inside its card.
+      await page.setViewportSize({ width: 800, height: 800 });
+      await row.getByTestId('team-purge').waitFor();
+      await checkFits(page, 'Team at 800 px with the history open', fail);
       await page.setViewportSize({ width: 1280, height: 800 });
     });
 

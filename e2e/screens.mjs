@@ -13,6 +13,8 @@
 //    build_fixtures.py into a folder of this run's own): the project is opened by typing its
 //    folder, as a person would, and every screen in the sidebar is visited and screenshot into
 //    docs/screenshots/realworld/<owner>__<repo>/.
+// 3. A project in a deep folder, with a memory whose file name has no spaces, in an 800 px wide
+//    window: no screen may scroll sideways or run past its cards (e2e/checks.mjs).
 // On every screen axe-core's WCAG 2 A/AA rules must find nothing, and the Graph's layout must use
 // both axes with node centres kept apart (e2e/checks.mjs). The server is started in `/`, as a
 // desktop launcher starts apps, to prove the page does not open there.
@@ -23,7 +25,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkAccessible, checkGraphLayout } from './checks.mjs';
+import { checkAccessible, checkFits, checkGraphLayout } from './checks.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(ROOT, 'ui', 'package.json'));
@@ -75,6 +77,7 @@ function startServer(bin, env) {
 }
 
 async function stopServer(server) {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
   server.child.kill('SIGINT');
   await new Promise((r) => {
     const t = setTimeout(() => { server.child.kill('SIGKILL'); r(); }, 3000);
@@ -178,6 +181,13 @@ async function main() {
         }
         await checkAccessible(page, 'the welcome', fail);
         await shoot(page, path.join(SHOTS, 'first-run.png'));
+        // A screen of one project, picked before any is open: the Projects list says why it is
+        // shown instead, and the folder opened next goes straight to the screen asked for.
+        await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Memories', exact: true }).click();
+        const needs = page.getByTestId('needs-project');
+        await needs.waitFor();
+        if (!/Memories/.test(await needs.innerText())) fail(`the notice does not name the screen asked for: ${await needs.innerText()}`);
+        await welcome.waitFor();
         // "Open a project folder…" in a browser: the folder box, completing what is typed.
         await page.getByTestId('welcome-open').click();
         const proj = path.join(home, 'code', 'first');
@@ -191,7 +201,30 @@ async function main() {
         await page.getByRole('alert').filter({ hasText: 'does not exist' }).waitFor();
         await page.locator('#folder').fill('~/code/first');
         await page.locator('#folder').press('Enter');
+        await page.getByTestId('new-memory').waitFor();
+        if (!/#\/memories$/.test(page.url())) fail(`opening a folder after picking Memories went to ${page.url()}, not Memories`);
+        if (await needs.count()) fail('the notice asking for a project stays once one is open');
+        // No Claude Code here: the check against it is offered only once there is one, and
+        // "Show" waits for a file to be typed (a click on either did nothing visible).
+        await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'What Claude sees', exact: true }).click();
         await page.getByTestId('context-block').waitFor();
+        await page.getByTestId('claude-code').getByText('no Claude Code here to check with yet').waitFor();
+        if (await page.getByTestId('verify').isEnabled()) fail('"Check with my Claude Code" is offered with no Claude Code installed');
+        if (await page.getByTestId('touched-show').isEnabled()) fail('"Show" is offered with no file typed');
+        await page.locator('#touched-path').fill('src/main.ts');
+        if (!(await page.getByTestId('touched-show').isEnabled())) fail('"Show" stays disabled once a file is typed');
+        // With no Claude Code the release badge says whose behaviour is shown, and never that
+        // a release was verified beside "No Claude Code was found".
+        const notVerified = async (where, badge) => {
+          const text = ((await badge.textContent()) ?? '').trim();
+          if (/verified/i.test(text) || !/^showing \d+\.\d+\.\d+’s behaviour$/.test(text)) fail(`${where}: with no Claude Code the release badge reads "${text}"`);
+          if (!/Nothing on this machine was checked/.test((await badge.getAttribute('title')) ?? '')) fail(`${where}: the badge's tooltip reads "${await badge.getAttribute('title')}"`);
+        };
+        await notVerified('What Claude sees', page.getByTestId('claude-code').getByTestId('fidelity'));
+        await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Settings', exact: true }).click();
+        const install = page.getByTestId('claude-code-install');
+        await install.getByText('No Claude Code found').waitFor();
+        await notVerified('Settings', install.getByTestId('fidelity'));
         // The next start opens on the project opened last.
         const again = await openPage(server, 'second start');
         contexts.push(again.context);
@@ -200,6 +233,92 @@ async function main() {
         if (shown !== proj) fail(`the second start opened on ${shown}, not the project opened last (${proj})`);
       } finally {
         for (const c of contexts) await c.close().catch(() => {});
+        await stopServer(server);
+      }
+    });
+
+    await run('a deep project folder in an 800 px window: nothing runs off the page', async () => {
+      const home = path.join(tmp, 'deep', 'home');
+      const env = envFor(home, path.join(tmp, 'deep', 'data'));
+      const repo = path.join(home, 'code', 'customer-facing-platform-services', 'backend-monorepo-with-a-deliberately-long-name',
+        'packages', 'billing-and-invoicing-reconciliation-service');
+      fs.mkdirSync(path.join(repo, '.claude', 'rules'), { recursive: true });
+      execFileSync('git', ['init', '-q', repo], { env });
+      fs.writeFileSync(path.join(repo, 'CLAUDE.md'), '# Billing\n\n- Money is integer cents.\n');
+      fs.writeFileSync(path.join(repo, '.claude', 'rules', 'tests.md'), '- Every fix gets a regression test.\n');
+      const mem = JSON.parse(execFileSync(bin, ['context', '--json', '--cwd', repo], { env, encoding: 'utf8' })).autoMemory.dir;
+      fs.mkdirSync(mem, { recursive: true });
+      const long = 'reconciliation-runs-nightly-against-the-ledger-export-and-never-during-business-hours';
+      fs.writeFileSync(path.join(mem, `${long}.md`), `---\nname: ${long}\ndescription: When the reconciliation job may run\ntype: project\n---\nNightly only.\n`);
+      fs.writeFileSync(path.join(mem, 'cents.md'), '---\nname: Integer cents\ndescription: Money is never a float\ntype: feedback\n---\nUse integer cents.\n');
+      // A dozen more, all in the index, so the graph fills its canvas and some of its labels start
+      // near the right edge, where the long name above would run out of it.
+      const more = ['Database operations should be transactional', 'Shared types audit (mostly done)', 'feedback_react19_event_types',
+        'Standardize null vs undefined', 'useChat URL conversation loading', 'Metadata route follow-ups', 'feedback_encryption_cache',
+        'Future Feature Ideas', 'feedback_lint_patterns', 'feedback_e2e_patterns', 'project_status', 'feedback_zod_mini'];
+      more.forEach((name, i) => fs.writeFileSync(path.join(mem, `more${i}.md`), `---\nname: ${name}\ndescription: Note ${i}\ntype: feedback\n---\nNote ${i}.\n`));
+      fs.writeFileSync(path.join(mem, 'MEMORY.md'), '- [Integer cents](cents.md) — money is never a float\n'
+        + more.map((name, i) => `- [${name}](more${i}.md) — note ${i}\n`).join(''));
+      const server = await startServer(bin, env);
+      let context;
+      try {
+        let page;
+        ({ page, context } = await openPage(server, 'deep folder'));
+        await page.setViewportSize({ width: 800, height: 800 });
+        await page.locator('#folder').fill(repo);
+        await page.locator('#folder').press('Enter');
+        await page.getByTestId('context-block').waitFor();
+        const nav = page.getByRole('navigation', { name: 'Screens' });
+        for (const label of await nav.getByRole('link').allInnerTexts()) {
+          await nav.getByRole('link', { name: label, exact: true }).click();
+          await screenReady(page, label);
+          if (label === 'Memories') await page.getByTestId('memory-list').getByText(long).first().waitFor();
+          const id = label.toLowerCase().replace(/[^a-z]+/g, '-');
+          await shoot(page, path.join(SHOTS, 'narrow', `${id}.png`));
+          await checkFits(page, `${label} at 800 px with a deep project folder`, fail);
+          if (label === 'Graph') {
+            // Every label drawn stays inside the canvas (the memory named without spaces is wider
+            // than the room right of its node): moved left of the node or cut with an ellipsis.
+            const { labels, width } = await page.evaluate(() => window.__mnemeGraph.labels());
+            if (!labels.length) fail('the graph at 800 px draws no labels');
+            const past = labels.filter((l) => l.x0 < 0 || l.x1 > width);
+            if (past.length) fail(`graph labels run past the ${width} px canvas: ${past.map((l) => `"${l.text}" ${l.x0.toFixed(0)}–${l.x1.toFixed(0)}`).join(', ')}`);
+          }
+        }
+        // The server goes away: the live dot stops being green, and Memories says the engine is
+        // not answering rather than "No memories yet" over a folder that holds two.
+        const live = page.getByTestId('live-status');
+        if (!(await live.getAttribute('class'))?.includes('state-live')) fail(`the live indicator is not live: ${await live.getAttribute('class')}`);
+        page.removeAllListeners('console');
+        await stopServer(server);
+        await page.waitForFunction(() => !document.querySelector('[data-testid="live-status"]')?.classList.contains('state-live'));
+        if (!/Connecting|Offline/.test(await live.innerText())) fail(`the live indicator reads ${await live.innerText()} with the server gone`);
+        await nav.getByRole('link', { name: 'Projects', exact: true }).click();
+        await nav.getByRole('link', { name: 'Memories', exact: true }).click();
+        await page.locator('main [role="alert"]').first().waitFor();
+        if (await page.getByText('No memories yet').count()) fail('Memories says "No memories yet" when the engine did not answer');
+        if (await page.getByText('Write the first one').count()) fail('Memories invites a first memory when the engine did not answer');
+        // Settings asks the engine once per section; with it gone the screen says so once, not
+        // once a section. Every call the screen makes is waited for, then the banners counted.
+        const calls = new Set();
+        const track = (r) => { if (new URL(r.url()).pathname.startsWith('/api/')) calls.add(r); };
+        const done = (r) => calls.delete(r);
+        page.on('request', track);
+        page.on('requestfailed', done);
+        page.on('requestfinished', done);
+        await nav.getByRole('link', { name: 'Settings', exact: true }).click();
+        await page.locator('main [role="alert"]').first().waitFor();
+        await page.getByTestId('claude-code-install').waitFor();
+        const until = Date.now() + TIMEOUT;
+        while (calls.size && Date.now() < until) await page.waitForTimeout(50);
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        const said = await page.locator('main [role="alert"]', { hasText: 'Mneme is not answering' }).count();
+        if (said !== 1) fail(`Settings shows "Mneme is not answering" ${said} times with the engine gone; once is enough`);
+        page.off('request', track);
+        page.off('requestfailed', done);
+        page.off('requestfinished', done);
+      } finally {
+        await context?.close().catch(() => {});
         await stopServer(server);
       }
     });

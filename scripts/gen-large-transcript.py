@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a large, realistic Claude Code session transcript for measuring extraction's memory.
 
-    scripts/gen-large-transcript.py OUT.jsonl --cwd /tmp/s53/project [--mb 200] [--seed 1]
+    scripts/gen-large-transcript.py OUT.jsonl --cwd /tmp/s53/project [--mb 200] [--seed 1] [--huge-mb N]
 
 Long sessions are mostly tool results (file reads, command output), so that is what the size
 is made of: turns of a user prompt, an assistant response split into text and tool_use entries,
@@ -9,6 +9,9 @@ tool results (strings and arrays of blocks, some errors, a few several-MiB ones)
 block, attachments, metadata entries, a sub-agent's sidechain entries, and a compaction boundary
 partway through. A few prompts state preferences ("From now on, …") so the offline extractor
 has something to save. Deterministic for a given seed.
+
+--huge-mb N adds one line of N MiB early on (turn 5): a tool result holding a file read whole
+and a pasted screenshot's base64, half each, as one entry (the rest of the file is unchanged).
 """
 import argparse
 import json
@@ -43,6 +46,7 @@ def main():
     ap.add_argument("--cwd", required=True)
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--huge-mb", type=int, default=0)
     a = ap.parse_args()
     rng = random.Random(a.seed)
     target = a.mb << 20
@@ -120,6 +124,11 @@ def main():
                         content = [{"type": "text", "text": body}, {"type": "text", "text": "exit 0"}]
                     else:
                         content = body
+                    if a.huge_mb and turn == 5 and step == 0 and c == 0:
+                        half = a.huge_mb << 19
+                        line = "    let value = read(path)?; // a file read whole\n"
+                        content = [{"type": "text", "text": (line * (half // len(line) + 1))[:half]},
+                                   {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": ("iVBORw0KGgo" * (half // 11 + 1))[:half]}}]
                     conv("user", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": content,
                                                                         "is_error": rng.random() < 0.05}]},
                          toolUseResult={"stdout": body[:2000], "stderr": "", "interrupted": False})

@@ -8,6 +8,7 @@ use crate::run::changeset_root;
 use crate::{AgentError, AgentOutcome, AgentTask, Changeset, Denial, FileChange, Policy, Stop};
 use mneme_core::versions::Profile;
 use mneme_model::{Cancel, HeadlessAgent, HeadlessTask, ModelError};
+use mneme_store::memdir::Memdir;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -130,6 +131,7 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
     let gate = Gate::new(&task.policy, &task.release);
     let mut changes = Vec::new();
     let mut denials = Vec::new();
+    let memdir = Memdir::new(&root, task.work_dir.join("unused-trash"), task.clock.clone());
     let names: BTreeSet<String> = files(&root).union(&files(&scratch)).cloned().collect();
     for rel in names {
         let before = text(&root.join(&rel));
@@ -141,6 +143,16 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
         let shown = path.to_string_lossy().into_owned();
         if !gate.allows_write_path("Write", &shown) {
             denials.push(Denial { tool: "Write".into(), message: format!("{shown}: not a memory file this run may write; left out") });
+            continue;
+        }
+        // A file the changeset could not apply (a link planted in the real folder where the copy
+        // holds a plain file, a folder leading out of it) would lose every other change.
+        let unappliable = match after {
+            Some(_) => memdir.check_write_path(&rel),
+            None => memdir.check_remove_path(&rel),
+        };
+        if let Err(e) = unappliable {
+            denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {e} Left out.") });
             continue;
         }
         if let Some(refusal) = after.as_deref().and_then(|text| gate.team_secret_refusal(&path, text)) {

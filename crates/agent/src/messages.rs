@@ -116,6 +116,27 @@ pub fn too_large_to_write(size: &str, max: &str) -> String {
     format!("The file would be {size}, more than the {max} a file written here may hold. Memory files are short notes: write less, or split it into several files.")
 }
 
+/// A tool call of a response past the calls or the result size one turn runs.
+pub fn not_run(calls: usize, max_calls: usize, max_chars: usize) -> String {
+    format!("Not run: this response made {calls} tool calls, and one turn runs at most {max_calls} of them or gathers at most {max_chars} characters of results. Call fewer tools at once, and narrow searches and reads.")
+}
+
+/// Edit or Write that would take what the run holds written past its budget.
+pub fn run_too_large(size: &str, max: &str) -> String {
+    format!("This run would then hold {size} of written files, more than the {max} one run may write. Memory files are short notes: write less, or stop here and leave the rest for a later run.")
+}
+
+/// Edit or Write of a path under a file this run wrote or removed (`a.md/b.md` after writing
+/// `a.md`): one name cannot be both a file and a folder.
+pub fn under_a_file(file: &str) -> String {
+    format!("{file} is a file this run wrote or removed, so it cannot also be a folder. Choose another path.")
+}
+
+/// Write of a path that names the folder of files this run wrote.
+pub fn over_a_folder(path: &str) -> String {
+    format!("{path} holds files this run wrote, so it is a folder and cannot also be a file. Choose another path.")
+}
+
 /// Grep with a NUL byte in one of its text fields.
 pub fn null_byte(field: &str) -> String {
     format!("The Grep {field} contains a null byte (\\0), which no pattern or path can use. Remove it and call Grep again.")

@@ -147,6 +147,24 @@ impl Overlay {
         })
     }
 
+    /// The bytes of every file the run holds written.
+    pub fn pending_bytes(&self) -> usize {
+        self.written().map(|(_, c)| c.len()).sum()
+    }
+
+    /// The bytes the run holds written for `path` (0 when it holds none).
+    pub fn pending_len(&self, path: &Path) -> usize {
+        match self.entries.get(path).map(|e| &e.state) {
+            Some(State::Written(c)) => c.len(),
+            _ => 0,
+        }
+    }
+
+    /// Files the run wrote or removed.
+    pub fn changed(&self) -> impl Iterator<Item = &Path> {
+        self.order.iter().filter(|p| self.entries[*p].state != State::Clean).map(PathBuf::as_path)
+    }
+
     /// Files the run removed.
     pub fn removed(&self) -> impl Iterator<Item = &Path> {
         self.order.iter().filter(|p| self.entries[*p].state == State::Removed).map(PathBuf::as_path)

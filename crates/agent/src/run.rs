@@ -16,6 +16,18 @@ use std::path::PathBuf;
 /// within every current model's limit.
 const MAX_TOKENS: u32 = 8192;
 
+/// The most tool calls of one response that are run. A response is at most [`MAX_TOKENS`]
+/// tokens and a call takes some twenty, so no provider that keeps to the cap sends more; a
+/// hostile endpoint's thousands of Greps or commands would otherwise hold the run for hours.
+/// The rest are answered unrun, saying why.
+pub(crate) const MAX_CALLS_PER_TURN: usize = 500;
+
+/// The most characters of tool results one turn gathers before its remaining calls are
+/// answered unrun: more than a model's whole context, so nothing a real run needs, and it
+/// keeps a turn of thousands of large Reads from holding gigabytes (every request carries
+/// the whole conversation).
+pub(crate) const MAX_TURN_RESULT_CHARS: usize = 1_000_000;
+
 /// The folder a run's changes are confined to.
 pub(crate) fn changeset_root(policy: &Policy) -> PathBuf {
     match policy {
@@ -79,9 +91,16 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
             break Stop::Completed;
         }
         let mut results = Vec::with_capacity(calls.len());
-        for (id, name, input) in calls {
+        let mut gathered = 0usize;
+        let total_calls = calls.len();
+        for (n, (id, name, input)) in calls.into_iter().enumerate() {
             if cancel.is_cancelled() {
                 break;
+            }
+            if n >= MAX_CALLS_PER_TURN || gathered > MAX_TURN_RESULT_CHARS {
+                let content = crate::messages::not_run(total_calls, MAX_CALLS_PER_TURN, MAX_TURN_RESULT_CHARS);
+                results.push(Block::ToolResult { tool_use_id: id, content, is_error: true });
+                continue;
             }
             if name == "Edit" || name == "Write" {
                 if let Some(p) = input.get("file_path").and_then(Value::as_str) {
@@ -95,6 +114,7 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
             if let Some(message) = result.denied {
                 denials.push(Denial { tool: name.clone(), message });
             }
+            gathered += result.content.len();
             results.push(Block::ToolResult { tool_use_id: id, content: result.content, is_error: result.is_error });
         }
         messages.push(Message { role: Role::User, content: results });

@@ -1,11 +1,22 @@
 //! Hostile shell commands for the memory agent's Bash policy: the read-only classifier and
 //! the memory `rm` check must answer (refusing whatever they cannot analyse) for any text,
 //! including 12,000-deep `$(`, quotes that never close, NUL and invalid UTF-8 turned lossy.
+//! And whole runs driven by a hostile model answer: tool calls naming paths out of the memory
+//! folder, through links planted in it, or no file can have; nothing outside the folder changes
+//! and a call the run takes is one it can apply.
 
-use mneme_agent::{is_memory_rm_command, is_read_only_command};
+use mneme_agent::{is_memory_rm_command, is_read_only_command, run_agent, AgentError, AgentTask, Mode, Policy};
 use mneme_core::versions::{self, BashReadOnlyTables};
+use mneme_core::{Clock, FixedClock};
+use mneme_model::{Block, Cancel, ModelError, Provider, ProviderKind, Request, Response, StopReason, Usage};
 use mneme_testsupport::hostile::{config, mutated_text, text};
 use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 fn commands() -> Vec<Vec<u8>> {
     [
@@ -69,4 +80,353 @@ fn line_continuations_never_pass_as_read_only() {
         }
     }
     assert!(BashReadOnlyTables::all().into_iter().all(|t| is_read_only_command("cat a b", t)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A hostile model answer driving the whole run: tool calls whose paths leave the memory folder
+// (`..`, absolute, links planted inside the folder that point out of it, NUL, names past the
+// file system's limit, under a file), against a folder holding such links.
+
+/// A model that answers with the scripted turns, then ends its turn; it keeps what it was sent.
+struct Scripted {
+    turns: Mutex<VecDeque<Vec<Block>>>,
+    seen: Mutex<Vec<Request>>,
+}
+
+impl Scripted {
+    fn new(turns: impl IntoIterator<Item = Vec<Block>>) -> Scripted {
+        Scripted { turns: Mutex::new(turns.into_iter().collect()), seen: Mutex::new(Vec::new()) }
+    }
+
+    /// The tool results of the `n`th request (content, is_error).
+    fn results(&self, n: usize) -> Vec<(String, bool)> {
+        let seen = self.seen.lock().unwrap();
+        seen[n].messages.last().unwrap().content.iter().filter_map(|b| match b {
+            Block::ToolResult { content, is_error, .. } => Some((content.clone(), *is_error)),
+            _ => None,
+        }).collect()
+    }
+}
+
+impl Provider for Scripted {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Anthropic
+    }
+    fn model(&self) -> &str {
+        "scripted"
+    }
+    fn complete<'a>(&'a self, request: &'a Request, _: &'a Cancel) -> Pin<Box<dyn Future<Output = Result<Response, ModelError>> + Send + 'a>> {
+        self.seen.lock().unwrap().push(request.clone());
+        let content = self.turns.lock().unwrap().pop_front().unwrap_or_else(|| vec![Block::Text { text: "done".into() }]);
+        let stop_reason = if content.iter().any(|b| matches!(b, Block::ToolUse { .. })) { StopReason::ToolUse } else { StopReason::EndTurn };
+        Box::pin(async move { Ok(Response { content, stop_reason, usage: Usage::default() }) })
+    }
+}
+
+/// A memory folder with links planted in it, a folder outside it, a working folder and
+/// Mneme's data folder, all in one temporary directory.
+struct Planted {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    mem: PathBuf,
+    outside: PathBuf,
+}
+
+impl Planted {
+    fn new() -> Planted {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let mem = root.join("home/.claude/projects/-repo/memory");
+        let outside = root.join("outside");
+        for d in [&mem, &outside, &root.join("repo"), &mem.join("team"), &mem.join("sub")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(outside.join("secret.md"), "outside the memory folder\n").unwrap();
+        std::fs::write(mem.join("a.md"), "---\nname: a\n---\nAlpha fact.\n").unwrap();
+        std::fs::write(mem.join("MEMORY.md"), "- [A](a.md) \u{2014} alpha\n").unwrap();
+        std::fs::write(mem.join("sub/b.md"), "beta\n").unwrap();
+        let link = |target: &Path, name: &str| std::os::unix::fs::symlink(target, mem.join(name)).unwrap();
+        link(&outside, "out");
+        link(&outside.join("secret.md"), "outfile.md");
+        link(&outside.join("nothing.md"), "dangling.md");
+        link(&mem.join("loop.md"), "loop.md");
+        link(&mem.join("a.md"), "inlink.md");
+        link(&outside, "team/out");
+        Planted { _dir: dir, root, mem, outside }
+    }
+
+    fn task(&self) -> AgentTask {
+        let clock: Arc<dyn Clock> = Arc::new(FixedClock::at_unix_secs(1_764_422_207));
+        AgentTask {
+            system: "hostile".into(),
+            prompt: "hostile".into(),
+            policy: Policy::AutoMem { memory_dir: self.mem.clone() },
+            max_turns: Some(5),
+            cwd: self.root.join("repo"),
+            label: "extract_memories".into(),
+            work_dir: self.root.join("data/agent"),
+            clock,
+            release: versions::newest(),
+        }
+    }
+
+    /// Everything but Mneme's data folder (its trash and scratch copies are Mneme's own).
+    fn outside_data(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let data = self.root.join("data");
+        mneme_testsupport::tree_snapshot(&self.root).into_iter().filter(|(p, _)| !p.starts_with(&data)).collect()
+    }
+}
+
+/// How a hostile path starts: `{mem}` and `{out}` are filled in with the folders.
+const PATH_STARTS: &[&str] = &[
+    "{mem}/", "{mem}/", "{mem}/", "{mem}/out/", "{mem}/team/out/", "{mem}/outfile.md/", "{mem}/dangling.md/", "{mem}/../",
+    "{mem}/team/", "{mem}/sub/", "{mem}/a/../../", "{mem}//", "{mem}/./", "{out}/", "", "./", "../", "/", "{mem}/a.md/",
+    "{mem}/new.md/", "//server/share/",
+];
+const PATH_SEGMENTS: &[&str] = &["x", "..", ".", "out", "team", ".git", "MEMORY.md", "a.md", "new.md", "sub", "Out", "CON", "a\\b", "n\u{202e}", "\0"];
+const PATH_NAMES: &[&str] = &[
+    "new.md", "a.md", "MEMORY.md", "outfile.md", "dangling.md", "loop.md", "secret.md", "x.txt", "", ".md", "CON.md", "A.md", "\0.md",
+    "tab\t.md", "new.md/", "b.md", "inlink.md",
+];
+
+fn hostile_path() -> impl Strategy<Value = (usize, Vec<usize>, usize, Option<usize>)> {
+    (
+        0..PATH_STARTS.len(),
+        proptest::collection::vec(0..PATH_SEGMENTS.len(), 0..3),
+        0..PATH_NAMES.len(),
+        // Now and then a name past the file system's 255-byte limit, or a path past 4,096 bytes.
+        prop_oneof![6 => Just(None), 1 => (250usize..300).prop_map(Some), 1 => Just(Some(5_000))],
+    )
+}
+
+fn render_path(f: &Planted, (start, segs, name, long): &(usize, Vec<usize>, usize, Option<usize>)) -> String {
+    let mut p = PATH_STARTS[*start].replace("{mem}", &f.mem.to_string_lossy()).replace("{out}", &f.outside.to_string_lossy());
+    for s in segs {
+        p.push_str(PATH_SEGMENTS[*s]);
+        p.push('/');
+    }
+    match long {
+        Some(5_000) => p.push_str(&"d/".repeat(2_500)),
+        Some(n) => {
+            p.push_str(&"y".repeat(*n));
+            p.push('/');
+        }
+        None => {}
+    }
+    p.push_str(PATH_NAMES[*name]);
+    p
+}
+
+/// One tool call: which tool, its path, and which text it writes or replaces.
+type Call = (u8, (usize, Vec<usize>, usize, Option<usize>), u8);
+
+fn render_call(f: &Planted, (tool, path, text): &Call) -> (String, Value) {
+    let p = render_path(f, path);
+    let texts = ["Alpha fact.", "", "beta", "new text\n", "token ghp_", "x"];
+    let t = texts[usize::from(*text) % texts.len()];
+    match tool % 8 {
+        0 | 1 => ("Write".into(), json!({"file_path": p, "content": format!("{t} written\n")})),
+        2 => ("Edit".into(), json!({"file_path": p, "old_string": t, "new_string": "edited"})),
+        3 => ("Edit".into(), json!({"file_path": p, "old_string": "", "new_string": format!("{t} created\n")})),
+        4 => ("Read".into(), json!({"file_path": p})),
+        5 => ("Bash".into(), json!({"command": format!("rm {}", if text % 2 == 0 { p } else { format!("-f '{p}'") })})),
+        6 => ("Glob".into(), json!({"pattern": "**/*.md", "path": p})),
+        _ => ("Grep".into(), json!({"pattern": "fact", "path": p})),
+    }
+}
+
+proptest! {
+    #![proptest_config(config(48))]
+
+    /// Whatever paths a model's tool calls name, nothing outside the memory folder changes,
+    /// and a call the run accepts is one its changeset can apply: a run ends applied, with
+    /// every file it wrote inside the folder, never refused at the end for a path it took.
+    #[test]
+    fn tool_calls_never_leave_the_memory_folder(turns in proptest::collection::vec(proptest::collection::vec((any::<u8>(), hostile_path(), any::<u8>()), 1..8), 1..4)) {
+        let f = Planted::new();
+        let outside_before: BTreeMap<PathBuf, Vec<u8>> = f.outside_data().into_iter().filter(|(p, _)| !p.starts_with(&f.mem)).collect();
+        let mut id = 0;
+        let script: VecDeque<Vec<Block>> = turns
+            .iter()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| {
+                        id += 1;
+                        let (name, input) = render_call(&f, c);
+                        Block::ToolUse { id: format!("t{id}"), name, input }
+                    })
+                    .collect()
+            })
+            .collect();
+        let shown: Vec<String> = script.iter().flatten().map(|b| format!("{b:?}")).collect();
+        let provider = Scripted::new(script);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let result = runtime.block_on(run_agent(&provider, &f.task(), Mode::Apply { trash_dir: f.root.join("data/trash") }, &Cancel::new()));
+        let outside_after: BTreeMap<PathBuf, Vec<u8>> = f.outside_data().into_iter().filter(|(p, _)| !p.starts_with(&f.mem)).collect();
+        prop_assert_eq!(&outside_after, &outside_before, "something outside the memory folder changed: {:#?}", shown);
+        match result {
+            Ok(outcome) => {
+                let real_mem = std::fs::canonicalize(&f.mem).unwrap();
+                for p in outcome.applied.iter().flat_map(|a| &a.written) {
+                    let real = std::fs::canonicalize(p).unwrap();
+                    prop_assert!(real.starts_with(&real_mem), "{} was written at {}", p.display(), real.display());
+                }
+            }
+            Err(AgentError::NotApplied { source, .. }) => {
+                prop_assert!(false, "the run took a call its changeset could not apply: {source}\n{:#?}", shown);
+            }
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
+    }
+}
+
+/// Paths the run used to take and its changeset could not apply, so one of them lost every
+/// other change of the run at the end ("Nothing was applied"): a Write through a link out of
+/// the folder, to a dangling link, to a link inside it, under a file the run wrote, over a
+/// folder of files it wrote, a name past 255 bytes, an `rm` of a link out of the folder or of
+/// a file under one. Each is now refused when asked for, and the run's good write lands.
+#[test]
+fn calls_the_changeset_could_not_apply_are_refused_when_asked() {
+    let f = Planted::new();
+    let m = |rel: &str| format!("{}/{rel}", f.mem.display());
+    let write = |p: String| json!({"file_path": p, "content": "x\n"});
+    let calls = [
+        ("Write", write(m("out/new.md")), "leads outside the memory folder"),
+        ("Write", write(m("dangling.md")), "symbolic link to something that does not exist"),
+        ("Write", write(m("inlink.md")), "is not a regular file"),
+        ("Write", write(m("made.md")), ""),
+        ("Write", write(m("made.md/under.md")), "cannot also be a folder"),
+        ("Write", write(m("dir.md/inner.md")), ""),
+        ("Write", write(m("dir.md")), "cannot also be a file"),
+        ("Write", write(m(&format!("{}.md", "y".repeat(260)))), "file systems allow 255"),
+        ("Write", write(m(&format!("{}/new.md", "y".repeat(260)))), "file systems allow 255"),
+        ("Bash", json!({"command": format!("rm {}", m("outfile.md"))}), "leads outside the memory folder"),
+        ("Bash", json!({"command": format!("rm {}", m("out/secret.md"))}), "leads outside the memory folder"),
+        ("Write", write(m("good.md")), ""),
+    ];
+    let turn = calls.iter().enumerate().map(|(i, (name, input, _))| Block::ToolUse { id: format!("t{i}"), name: name.to_string(), input: input.clone() }).collect();
+    let provider = Scripted::new([turn]);
+    let outside = mneme_testsupport::tree_snapshot(&f.outside);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let outcome = runtime
+        .block_on(run_agent(&provider, &f.task(), Mode::Apply { trash_dir: f.root.join("data/trash") }, &Cancel::new()))
+        .expect("the run applies");
+    let results = provider.results(1);
+    for ((_, input, refusal), (content, is_error)) in calls.iter().zip(&results) {
+        if refusal.is_empty() {
+            assert!(!is_error, "{input}: {content}");
+        } else {
+            assert!(*is_error && content.contains(refusal), "{input}: {content}");
+        }
+    }
+    let applied = outcome.applied.expect("applied");
+    assert_eq!(applied.written, [f.mem.join("made.md"), f.mem.join("dir.md/inner.md"), f.mem.join("good.md")]);
+    assert_eq!(std::fs::read_to_string(f.mem.join("good.md")).unwrap(), "x\n");
+    assert_eq!(mneme_testsupport::tree_snapshot(&f.outside), outside);
+    assert!(std::fs::symlink_metadata(f.mem.join("outfile.md")).unwrap().file_type().is_symlink());
+}
+
+/// A Write of 2,000 characters and one replace_all Edit make a 1.2 MB file, within the 4 MiB a
+/// file may hold; forty such files were 48 MB held by the run (and more than once), so a
+/// model steered through a dream's 100 turns could stage gigabytes. What one run holds written
+/// is capped at 32 MiB over all its files: past it each call is refused, saying why, and the
+/// run's writes before it land.
+#[test]
+fn what_a_run_holds_written_is_bounded() {
+    let f = Planted::new();
+    let mut turn = Vec::new();
+    for i in 0..40 {
+        let p = format!("{}/grown_{i}.md", f.mem.display());
+        turn.push(Block::ToolUse { id: format!("w{i}"), name: "Write".into(), input: json!({"file_path": p, "content": "a".repeat(2000)}) });
+        turn.push(Block::ToolUse {
+            id: format!("e{i}"),
+            name: "Edit".into(),
+            input: json!({"file_path": p, "old_string": "a", "new_string": "b".repeat(600), "replace_all": true}),
+        });
+    }
+    let provider = Scripted::new([turn]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let outcome = runtime
+        .block_on(run_agent(&provider, &f.task(), Mode::Apply { trash_dir: f.root.join("data/trash") }, &Cancel::new()))
+        .expect("the run applies");
+    let results = provider.results(1);
+    let refused = results.iter().filter(|(c, e)| *e && c.contains("one run may write")).count();
+    assert!(refused > 0 && results.iter().all(|(c, e)| !e || c.contains("one run may write")), "{results:?}");
+    let held: usize = outcome.changeset.changes.iter().filter_map(|c| c.after.as_ref()).map(String::len).sum();
+    assert!(held > 16 << 20 && held <= 32 << 20, "{held}");
+    assert_eq!(outcome.applied.expect("applied").written.len(), outcome.changeset.changes.len());
+}
+
+/// A response of thousands of tool calls (no provider that keeps to the output cap sends
+/// one): only the first 500 run, and a turn stops running calls once their results pass a
+/// model's whole context, so a hostile endpoint cannot hold the run for hours or gigabytes.
+/// Every call still gets its answer, saying why it was not run.
+#[test]
+fn a_turn_of_thousands_of_calls_is_bounded() {
+    let f = Planted::new();
+    std::fs::write(f.mem.join("big.md"), "a line of text to read again and again\n".repeat(20_000)).unwrap();
+    let globs: Vec<Block> = (0..2_000)
+        .map(|i| Block::ToolUse { id: format!("g{i}"), name: "Glob".into(), input: json!({"pattern": "*.md", "path": f.mem}) })
+        .collect();
+    let reads: Vec<Block> = (0..40)
+        .map(|i| Block::ToolUse { id: format!("r{i}"), name: "Read".into(), input: json!({"file_path": f.mem.join("big.md"), "offset": 1 + i, "limit": 2_500}) })
+        .collect();
+    let provider = Scripted::new([globs, reads]);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(run_agent(&provider, &f.task(), Mode::Stage, &Cancel::new())).expect("the run ends");
+    let not_run = |results: &[(String, bool)]| results.iter().filter(|(c, e)| *e && c.starts_with("Not run:")).count();
+    let globs = provider.results(1);
+    assert_eq!((globs.len(), not_run(&globs)), (2_000, 1_500));
+    assert!(globs[..500].iter().all(|(c, e)| !e && c.contains("a.md")), "{:?}", &globs[0]);
+    let reads = provider.results(2);
+    let ran: usize = reads.iter().filter(|(_, e)| !e).map(|(c, _)| c.len()).sum();
+    assert_eq!(reads.len(), 40);
+    assert!(not_run(&reads) > 0 && ran <= 1_000_000 + 120_000, "{ran}");
+}
+
+/// Claude Code (the headless provider) writes into a scratch copy of the folder, which holds
+/// no links; a plain file it writes where the real folder has a link out of it (or under one)
+/// made a changeset that could not apply, and so lost the run's other changes. Such a file is
+/// left out, saying why.
+#[test]
+fn a_headless_run_leaves_out_what_it_wrote_over_planted_links() {
+    struct Writes;
+    impl mneme_model::HeadlessAgent for Writes {
+        fn run<'a>(&'a self, task: &'a mneme_model::HeadlessTask, _: &'a Cancel) -> Pin<Box<dyn Future<Output = Result<mneme_model::HeadlessOutcome, ModelError>> + Send + 'a>> {
+            let scratch = task.allowed_tools.iter().find_map(|r| r.strip_prefix("Write(/")?.strip_suffix("/**)")).map(PathBuf::from).unwrap();
+            std::fs::create_dir_all(scratch.join("out")).unwrap();
+            for (rel, text) in [("outfile.md", "over a link out"), ("out/secret.md", "under a link out"), ("inlink.md", "over a link in"), ("good.md", "good")] {
+                std::fs::write(scratch.join(rel), text).unwrap();
+            }
+            Box::pin(async { Ok(mneme_model::HeadlessOutcome { result: "done".into(), written_paths: Vec::new(), turns: 1 }) })
+        }
+    }
+    struct Cli(Writes);
+    impl Provider for Cli {
+        fn kind(&self) -> ProviderKind {
+            ProviderKind::Anthropic
+        }
+        fn model(&self) -> &str {
+            "headless"
+        }
+        fn complete<'a>(&'a self, _: &'a Request, _: &'a Cancel) -> Pin<Box<dyn Future<Output = Result<Response, ModelError>> + Send + 'a>> {
+            Box::pin(async { Err(ModelError::Cancelled) })
+        }
+        fn headless(&self) -> Option<&dyn mneme_model::HeadlessAgent> {
+            Some(&self.0)
+        }
+    }
+    let f = Planted::new();
+    let outside = mneme_testsupport::tree_snapshot(&f.outside);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let outcome = runtime
+        .block_on(run_agent(&Cli(Writes), &f.task(), Mode::Apply { trash_dir: f.root.join("data/trash") }, &Cancel::new()))
+        .expect("the run applies");
+    assert_eq!(outcome.applied.expect("applied").written, [f.mem.join("good.md")]);
+    for rel in ["outfile.md", "out/secret.md", "inlink.md"] {
+        assert!(outcome.denials.iter().any(|d| d.message.starts_with(&format!("{}: ", f.mem.join(rel).display())) && d.message.ends_with("Left out.")), "{rel}: {:?}", outcome.denials);
+    }
+    assert_eq!(mneme_testsupport::tree_snapshot(&f.outside), outside);
+    assert_eq!(std::fs::read_to_string(f.mem.join("a.md")).unwrap(), "---\nname: a\n---\nAlpha fact.\n");
 }

@@ -75,6 +75,10 @@ pub struct MemorySummary {
     pub age_days: i64,
     pub links: Vec<String>,
     pub indexed: bool,
+    /// Why the frontmatter could not be read, when its YAML does not parse (the parser's
+    /// message, with the line when it said where). Claude Code then reads the file as having
+    /// no name, description or type. `None` when it reads.
+    pub frontmatter_problem: Option<String>,
 }
 
 /// One memory with its text.
@@ -725,6 +729,10 @@ fn summary_of(f: TopicFile, indexed: bool, now_ms: i64) -> MemorySummary {
         age_days: ((now_ms - f.mtime_ms) / 86_400_000).max(0),
         links: f.links,
         indexed,
+        frontmatter_problem: f.frontmatter_error.map(|e| match e.line {
+            Some(line) => format!("line {line}: {}", e.message),
+            None => e.message,
+        }),
     }
 }
 

@@ -146,3 +146,23 @@ fn an_edit_whose_rename_cannot_happen_saves_nothing() {
     assert!(fs::read_to_string(mem.join("renamed.md")).unwrap().contains("description: changed"));
     assert!(!mem.join("m01.md").exists());
 }
+
+/// A memory whose frontmatter YAML does not parse says so in the list, with the parser's
+/// reason and line, so the list can flag it without the health report; readable ones say nothing.
+#[test]
+fn a_summary_says_when_its_frontmatter_cannot_be_read() {
+    let (t, m, req) = fixture();
+    let mem = t.memdir_for(&req.cwd);
+    write_file(&mem.join("broken.md"), "---\nname: broken\ndescription: \"unclosed\ntype: project\n---\n\nbody\n");
+    let all = m.memories(&req, &MemoryListFilter::default()).unwrap();
+    let broken = all.iter().find(|s| s.rel_path == "broken.md").expect("listed");
+    let why = broken.frontmatter_problem.as_deref().expect("the problem is flagged");
+    assert!(why.starts_with("line "), "{why}");
+    assert!(broken.description.is_none(), "Claude Code reads it as having no description");
+    assert!(all.iter().filter(|s| s.rel_path != "broken.md").all(|s| s.frontmatter_problem.is_none()));
+    let page = m.memory_page(&req, &MemoryPageRequest { limit: 50, ..Default::default() }).unwrap();
+    let listed = page.items.iter().find(|s| s.rel_path == "broken.md").unwrap();
+    assert_eq!(listed.frontmatter_problem.as_deref(), Some(why));
+    let json = serde_json::to_value(listed).unwrap();
+    assert_eq!(json["frontmatterProblem"], why);
+}

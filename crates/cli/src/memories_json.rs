@@ -83,6 +83,7 @@ mod tests {
             age_days: 2,
             links: links.iter().map(|l| l.to_string()).collect(),
             indexed: true,
+            frontmatter_problem: None,
         }
     }
 

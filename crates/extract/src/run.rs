@@ -139,11 +139,23 @@ impl std::fmt::Debug for Extractor {
 }
 
 /// A live session being followed.
+///
+/// What it holds of the transcript is bounded by what extraction still needs: the entries from
+/// the extraction cursor on (the turns since the last run). Entries before the cursor are let
+/// go once the cursor is a turn's end; the conversation from the cursor on is then the one the
+/// whole file gives, where extraction reads it (what follows the cursor). When it may not be
+/// (the user rewound to a message before the cursor, so the newest messages chain to ones let
+/// go), the transcript is read again whole for that turn. Session memory reads the whole
+/// conversation: a session whose notes are kept holds every entry, as before.
 #[derive(Debug)]
 pub struct Session {
     transcript: PathBuf,
     reader: TranscriptReader,
     entries: Vec<Entry>,
+    /// Entries before the cursor were let go.
+    trimmed: bool,
+    /// Keep every entry (session memory reads the whole conversation).
+    keep_all: bool,
     reported: Option<String>,
     session_id: Option<String>,
     /// The folder the session runs in, as its entries say (session memory is keyed on it).
@@ -176,21 +188,92 @@ impl Session {
         &self.session_memory
     }
 
-    /// The main thread's conversation as read so far.
+    /// The main thread's conversation as read so far (from the extraction cursor on, unless
+    /// every entry is kept: see [`Session::keep_all_entries`]).
     pub fn conversation(&self) -> Messages {
         transcript::conversation(&self.entries).into_iter().cloned().collect()
+    }
+
+    /// How many entries of the transcript are held.
+    pub fn held_entries(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Keep every entry from now on (session memory's update reads the whole conversation);
+    /// entries already let go are read again from the transcript.
+    pub fn keep_all_entries(&mut self) -> io::Result<()> {
+        if !self.keep_all {
+            self.keep_all = true;
+            if self.trimmed {
+                self.read_whole()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the transcript again from its start, up to where the cursor stands (what follows
+    /// is the next poll's).
+    fn read_whole(&mut self) -> io::Result<()> {
+        let mut reader = TranscriptReader::new();
+        let batch = reader.read_new(&self.transcript)?;
+        self.entries = batch.entries;
+        self.reader = reader;
+        self.trimmed = false;
+        Ok(())
+    }
+
+    /// Lets go of the entries before the extraction cursor when the cursor is a turn's end (an
+    /// assistant message that ended its response): nothing after it then hangs off anything
+    /// before it except by the cursor itself, and the rules read only what follows it.
+    fn trim(&mut self) {
+        if self.keep_all {
+            return;
+        }
+        let Some(cursor) = self.state.cursor() else { return };
+        let at = self.entries.iter().rposition(|e| e.as_conversation().is_some_and(|c| c.uuid == cursor && c.is_main_thread()));
+        let Some(at) = at.filter(|&i| i > 0) else { return };
+        let ends_turn = self.entries[at].as_conversation().is_some_and(|c| {
+            c.entry_type == transcript::EntryType::Assistant
+                && c.message.as_ref().and_then(|m| m.stop_reason.as_deref()).is_some_and(|r| !matches!(r, "tool_use" | "pause_turn"))
+                && c.tool_uses().next().is_none()
+        });
+        if ends_turn {
+            if self.session_id.is_none() {
+                self.session_id = session_id_of(&self.transcript, &self.entries);
+            }
+            self.entries.drain(..at);
+            self.entries.shrink_to_fit();
+            self.trimmed = true;
+        }
+    }
+
+    /// Whether the conversation of the entries held may differ from the whole file's where
+    /// extraction reads it: a main-thread message after the first held one names a parent
+    /// that is no longer held (the user went back to a message before the cursor).
+    fn needs_whole(&self) -> bool {
+        if !self.trimmed {
+            return false;
+        }
+        let main = || self.entries.iter().filter_map(Entry::as_conversation).filter(|c| c.is_main_thread());
+        let held: std::collections::HashSet<&str> = main().map(|c| c.uuid.as_str()).collect();
+        main().skip(1).any(|c| c.parent_uuid.as_deref().is_some_and(|p| !held.contains(p)))
     }
 
     /// Reads what Claude Code appended since the last poll (complete lines only) and returns
     /// the conversation if it now ends a query loop that was not reported before.
     pub fn poll(&mut self) -> io::Result<Option<Messages>> {
+        self.trim();
         let batch = self.reader.read_new(&self.transcript)?;
         if batch.restarted {
             self.entries.clear();
+            self.trimmed = false;
         }
         self.entries.extend(batch.entries);
+        if self.needs_whole() {
+            self.read_whole()?;
+        }
         if self.session_id.is_none() {
-            self.session_id = transcript::session_id(&self.entries).map(str::to_string);
+            self.session_id = session_id_of(&self.transcript, &self.entries);
         }
         let conv = transcript::conversation(&self.entries);
         match transcript::turn_end(&conv) {
@@ -201,6 +284,15 @@ impl Session {
             _ => Ok(None),
         }
     }
+}
+
+/// The session a transcript is: the id its file is named after (Claude Code names each
+/// session's file `<session id>.jsonl`), else its first entry's `sessionId`. Entries are
+/// anyone's text: a file whose entries name another session's id must not share that session's
+/// saved cursor, lock and notes.
+fn session_id_of(transcript: &Path, entries: &[Entry]) -> Option<String> {
+    let named = transcript.file_stem().and_then(|s| s.to_str()).filter(|s| transcript.extension().is_some_and(|e| e == "jsonl") && paths::is_session_id(s));
+    named.map(str::to_string).or_else(|| transcript::session_id(entries).map(str::to_string))
 }
 
 fn session_key(transcript: &Path, session_id: Option<&str>) -> String {
@@ -338,25 +430,30 @@ impl Extractor {
         let t = Transcript::load(transcript).map_err(|source| ExtractError::Read { path: transcript.into(), source })?;
         let (cwd, trusted) = self.session_cwd(transcript, &t)?;
         let project = Project { trusted, ..self.project_for_cwd(&cwd) };
-        let session_id = t.session_id().map(str::to_string);
+        let session_id = session_id_of(transcript, &t.entries);
         let key = session_key(transcript, session_id.as_deref());
         let state = self.load_state(&project, &key)?;
         let sm_path = self.state_path(&project.memory_dir.dir, &format!("{key}.session-memory"));
         let session_memory = data::read_json(&sm_path)
             .map_err(|source| ExtractError::State { action: "read", path: sm_path, source })?
             .unwrap_or_default();
-        // What was read to find the folder is kept: the first poll reads only what follows.
-        Ok(Session {
+        // What was read to find the folder is kept (from the saved cursor on): the first poll
+        // reads only what follows.
+        let mut session = Session {
             transcript: transcript.to_path_buf(),
             reader: TranscriptReader::at(t.offset),
             entries: t.entries,
+            trimmed: false,
+            keep_all: false,
             reported: None,
             session_id,
             cwd,
             project,
             state,
             session_memory,
-        })
+        };
+        session.trim();
+        Ok(session)
     }
 
     /// Claude Code's session-memory hook for `session` (it runs after each model response of
@@ -369,6 +466,7 @@ impl Extractor {
         provider: &dyn Provider,
         cancel: &Cancel,
     ) -> Result<Option<Updated>, ExtractError> {
+        session.keep_all_entries().map_err(|source| ExtractError::Read { path: session.transcript.clone(), source })?;
         let messages = session.conversation();
         let Some(sid) = session.session_id.clone() else { return Ok(None) };
         let run = session.session_memory.should_extract(&messages);
@@ -497,6 +595,8 @@ impl Extractor {
             }
             self.save_state(&project, &key, &session.state)?;
         }
+        // What came before the cursor the runs moved is no longer needed.
+        session.trim();
         Ok(out)
     }
 

@@ -30,6 +30,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+mod skim;
+
 /// Metadata entry types of Claude Code 2.1.197 (entries without a message).
 pub const METADATA_TYPES: &[&str] = &[
     "summary",
@@ -245,8 +247,9 @@ pub enum Block {
     ToolUse { id: String, name: String, input: ToolInput },
     /// `content` is what extraction reads of it, not the body itself (see [`ToolResultContent`]).
     ToolResult { tool_use_id: String, content: ToolResultContent, is_error: bool },
-    Thinking { thinking: String },
-    RedactedThinking { data: String },
+    /// Of a thinking block, only its token estimate: the prompt never shows it.
+    Thinking { tokens: u64 },
+    RedactedThinking { tokens: u64 },
     /// `image`, `document`, server tool blocks, and anything newer, with the rough token count
     /// of the block (all that is read of it: an image's data is not kept).
     Other { kind: String, tokens: u64 },
@@ -259,8 +262,7 @@ impl Block {
             Block::Text { text } => estimate_tokens(text) as u64,
             Block::ToolUse { input, .. } => input.tokens,
             Block::ToolResult { content, .. } => content.tokens,
-            Block::Thinking { thinking } => estimate_tokens(thinking) as u64,
-            Block::RedactedThinking { data } => estimate_tokens(data) as u64,
+            Block::Thinking { tokens } | Block::RedactedThinking { tokens } => *tokens,
             Block::Other { tokens, .. } => *tokens,
         }
     }
@@ -298,9 +300,17 @@ impl Clipped {
         self.chars += n;
     }
 
+    /// Appends another clipped text: its start as far as there is room, its length whole.
+    fn extend(&mut self, other: &Clipped) {
+        let chars = self.chars + other.chars;
+        self.push(&other.head);
+        self.chars = chars;
+    }
+
     fn of(s: &str) -> Clipped {
         let mut c = Clipped::default();
         c.push(s);
+        c.head.shrink_to_fit();
         c
     }
 
@@ -356,6 +366,7 @@ impl ToolResultContent {
             Value::Null => {}
             other => out.text.push(&other.to_string()),
         }
+        out.text.head.shrink_to_fit();
         out
     }
 }
@@ -429,8 +440,8 @@ pub fn parse_block(v: &Value) -> Block {
             },
             None => other(kind, v),
         },
-        "thinking" => Block::Thinking { thinking: s("thinking").unwrap_or_default() },
-        "redacted_thinking" => Block::RedactedThinking { data: s("data").unwrap_or_default() },
+        "thinking" => Block::Thinking { tokens: s("thinking").map_or(0, |t| estimate_tokens(&t) as u64) },
+        "redacted_thinking" => Block::RedactedThinking { tokens: s("data").map_or(0, |t| estimate_tokens(&t) as u64) },
         _ => other(kind, v),
     }
 }
@@ -582,10 +593,11 @@ impl TranscriptReader {
 
     /// Reads what was appended since the cursor and moves the cursor past the complete lines.
     /// A missing file reads as empty; anything but a plain file (a FIFO, a device, a folder
-    /// planted under a transcript's name) is refused without waiting on it. At most
-    /// [`MAX_CHUNK`] bytes are held at once: a line longer than that is no transcript entry
-    /// Claude Code writes, so it is skipped whole (the cursor moves to the end of the file,
-    /// reported as malformed) instead of being read into memory.
+    /// planted under a transcript's name) is refused without waiting on it. Lines are read in
+    /// pieces of 8 MiB; a line longer than a piece (a giant tool result, a pasted file) is read
+    /// straight from the file into its compact entry (`skim`), never held whole. A line of
+    /// [`MAX_CHUNK`] bytes or more is no transcript entry Claude Code writes, so it is skipped
+    /// whole (the cursor moves to the end of the file, reported as malformed).
     pub fn read_new(&mut self, path: &Path) -> io::Result<Batch> {
         let mut file = match mneme_store::open::open_no_wait(path) {
             Ok(f) => f,
@@ -601,62 +613,118 @@ impl TranscriptReader {
         if batch.restarted {
             self.offset = 0;
         }
+        let from = self.offset;
+        match self.read_pieces(&mut file, len, &mut batch) {
+            Ok(()) => Ok(batch),
+            // What was read before the failure is kept, the cursor after it: the rest is read
+            // again next time (a file that shrank while it was read is then seen to be shorter).
+            Err(_) if self.offset > from => Ok(batch),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`read_new`](Self::read_new)'s reading of `file` (`len` bytes long) from the cursor,
+    /// into `batch`, moving the cursor past each complete line as it goes.
+    fn read_pieces(&mut self, file: &mut std::fs::File, len: u64, batch: &mut Batch) -> io::Result<()> {
         file.seek(SeekFrom::Start(self.offset))?;
         let mut bytes = Vec::new();
-        // Read in small pieces, so what is held besides the entries is one piece; a piece
-        // without a whole line in it is read again twice as long, up to MAX_CHUNK.
-        let mut chunk = READ_CHUNK;
         loop {
             bytes.clear();
-            let want = (len.saturating_sub(self.offset)).min(chunk);
+            let want = (len.saturating_sub(self.offset)).min(READ_CHUNK);
             if want == 0 {
                 break;
             }
             // Exactly the piece: read_to_end's own growth would double the buffer.
             bytes.reserve_exact(want as usize);
-            (&mut file).take(want).read_to_end(&mut bytes)?;
+            (&mut *file).take(want).read_to_end(&mut bytes)?;
             let (part, consumed) = parse_complete_lines(&bytes, self.offset);
             batch.entries.extend(part.entries);
             batch.malformed.extend(part.malformed);
             self.offset += consumed as u64;
             if consumed == 0 {
-                if bytes.len() as u64 == want && chunk < MAX_CHUNK && want < len.saturating_sub(self.offset) {
-                    chunk = (chunk * 2).min(MAX_CHUNK);
-                    // The longer piece starts where this one did.
-                    bytes = Vec::new();
-                    file.seek(SeekFrom::Start(self.offset))?;
-                    continue;
-                }
-                if bytes.len() as u64 == MAX_CHUNK {
-                    batch.malformed.push(Malformed {
-                        offset: self.offset,
-                        error: format!("a line longer than {} MiB; skipped to the end of the file", MAX_CHUNK >> 20),
-                    });
-                    self.offset = len;
+                if bytes.len() as u64 == want && want < len.saturating_sub(self.offset) {
+                    // A line longer than the piece: where it ends is looked for piece by piece,
+                    // and the line is then read from the file without being held.
+                    match line_end(file, self.offset + want, len.min(self.offset + MAX_CHUNK), &mut bytes)? {
+                        Some(end) => {
+                            file.seek(SeekFrom::Start(self.offset))?;
+                            match read_long_line(file, end - self.offset)? {
+                                Ok(Some(entry)) => batch.entries.push(entry),
+                                Ok(None) => {}
+                                Err(error) => batch.malformed.push(Malformed { offset: self.offset, error }),
+                            }
+                            self.offset = end + 1;
+                            file.seek(SeekFrom::Start(self.offset))?;
+                            continue;
+                        }
+                        None if len - self.offset >= MAX_CHUNK => {
+                            batch.malformed.push(Malformed {
+                                offset: self.offset,
+                                error: format!("a line longer than {} MiB; skipped to the end of the file", MAX_CHUNK >> 20),
+                            });
+                            self.offset = len;
+                        }
+                        None => {}
+                    }
                 }
                 break;
             }
             if (bytes.len() as u64) < want {
                 break; // the file ended sooner than it said (it shrank while read)
             }
-            if chunk > READ_CHUNK {
-                // A long line grew the piece: let that memory go rather than keep it for the
-                // rest of the file.
-                bytes = Vec::new();
-                chunk = READ_CHUNK;
-            }
             file.seek(SeekFrom::Start(self.offset))?;
         }
-        Ok(batch)
+        Ok(())
     }
 }
 
-/// The most of a transcript held in memory at once, and so the longest line read.
+/// The longest line read: one this long or longer is skipped.
 pub const MAX_CHUNK: u64 = 128 << 20;
 
-/// How much of a transcript is read at once when its lines fit: a line longer than this is
-/// read in a piece grown to hold it (up to [`MAX_CHUNK`]).
+/// How much of a transcript is read at once: a line longer than this is read from the file
+/// through `skim`, without being held.
 const READ_CHUNK: u64 = 8 << 20;
+
+/// The offset of the first `\n` at or after `from` and before `to`, looked for a piece at a
+/// time in `buf`.
+fn line_end(file: &mut std::fs::File, from: u64, to: u64, buf: &mut Vec<u8>) -> io::Result<Option<u64>> {
+    let mut at = from;
+    file.seek(SeekFrom::Start(at))?;
+    while at < to {
+        buf.clear();
+        let got = (&mut *file).take((to - at).min(READ_CHUNK)).read_to_end(buf)?;
+        if got == 0 {
+            return Ok(None); // it shrank
+        }
+        if let Some(i) = buf.iter().position(|&b| b == b'\n') {
+            return Ok(Some(at + i as u64));
+        }
+        at += got as u64;
+    }
+    Ok(None)
+}
+
+/// A line of `len` bytes read from where `file` stands: its entry, nothing for a blank line,
+/// or why it is not JSON. On a thread of its own with room for nesting as deep as
+/// `js_json` reads (the reader recurses once a level).
+fn read_long_line(file: &mut (dyn Read + Send), len: u64) -> io::Result<Result<Option<Entry>, String>> {
+    let read = move || match skim::entry(file, len) {
+        Ok(e) => Ok(Ok(e)),
+        Err(skim::Fail::Syntax(why)) => Ok(Err(why)),
+        Err(skim::Fail::Io(e)) => Err(e),
+    };
+    std::thread::scope(|scope| match std::thread::Builder::new().name("transcript-line".into()).stack_size(64 << 20).spawn_scoped(scope, read) {
+        Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        Err(e) => Err(io::Error::other(format!("no thread to read a long transcript line: {e}"))),
+    })
+}
+
+/// One line (without its `\n`) read the way a line longer than a piece is read: for tests
+/// holding that reading to [`parse_complete_lines`]'s on lines of any length.
+#[doc(hidden)]
+pub fn read_line_streamed(line: &[u8]) -> Result<Option<Entry>, String> {
+    read_long_line(&mut &line[..], line.len() as u64).unwrap_or_else(|e| Err(e.to_string()))
+}
 
 /// A whole transcript read at once.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -676,3 +676,85 @@ async fn session_memory_runs_only_past_its_thresholds_and_remembers_them() {
     assert!(x.update_session_memory(&mut s2, &p, &Cancel::new()).await.unwrap().is_none());
     assert_eq!(stub.model_requests().len(), 1);
 }
+
+/// A followed session holds the turns since its last run, not the whole transcript: entries
+/// before the cursor are let go once it is a turn's end. When the user goes back to a message
+/// before the cursor (the newest messages chain to entries let go), the transcript is read
+/// again whole and the run sees the conversation as Claude Code holds it.
+#[tokio::test]
+async fn a_followed_session_holds_only_the_turns_since_its_last_run() {
+    let w = World::new();
+    let x = w.extractor();
+    w.turn("We looked at the parser code today.", "Ok.");
+    let mut s = x.open_session(&w.transcript).unwrap();
+    let m = s.poll().unwrap().expect("a turn end");
+    x.on_turn_end(&mut s, m, Engine::Offline, &Cancel::new()).await.unwrap();
+    let early_answer = w.last_uuid().unwrap();
+    for i in 0..40 {
+        w.turn(&format!("Turn {i}: we looked at more of the code."), "Ok.");
+        let m = s.poll().unwrap().expect("a turn end");
+        assert_eq!(m.len(), 3, "the cursor's message and the new turn");
+        assert!(s.held_entries() <= 3, "{} entries held after turn {i}", s.held_entries());
+        let r = x.on_turn_end(&mut s, m, Engine::Offline, &Cancel::new()).await.unwrap();
+        assert_eq!((r.len(), r[0].new_message_count, &r[0].outcome), (1, 2, &RunOutcome::NothingToSave), "turn {i}");
+        assert_eq!(s.cursor(), Some(w.last_uuid().unwrap().as_str()));
+    }
+
+    // Back to the first answer: a new prompt chained to it, and a reply.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&w.transcript).unwrap();
+    for (uuid, parent, e) in [
+        ("00000000-0000-4000-8000-000000009001", early_answer.as_str(), json!({"type": "user", "message": {"role": "user", "content": "Let us go back and try that again."}})),
+        ("00000000-0000-4000-8000-000000009002", "00000000-0000-4000-8000-000000009001", json!({"type": "assistant", "message": {"id": "msg_rewound", "role": "assistant",
+            "content": [{"type": "text", "text": "Sure."}], "stop_reason": "end_turn"}})),
+    ] {
+        let mut e = e;
+        let o = e.as_object_mut().unwrap();
+        o.insert("uuid".into(), json!(uuid));
+        o.insert("parentUuid".into(), json!(parent));
+        o.insert("sessionId".into(), json!(SID));
+        o.insert("cwd".into(), json!(w.project));
+        writeln!(f, "{e}").unwrap();
+    }
+    let m = s.poll().unwrap().expect("a turn end");
+    let uuids: Vec<&str> = m.iter().map(|c| c.uuid.as_str()).collect();
+    assert_eq!(uuids, ["00000000-0000-4000-8000-000000000001", early_answer.as_str(), "00000000-0000-4000-8000-000000009001", "00000000-0000-4000-8000-000000009002"]);
+    let r = x.on_turn_end(&mut s, m, Engine::Offline, &Cancel::new()).await.unwrap();
+    assert_eq!(r[0].new_message_count, 4, "the cursor is not in the rewound conversation: all of it is new");
+
+    // Session memory reads the whole conversation: asking for every entry reads them again.
+    assert!(s.held_entries() < 10);
+    s.keep_all_entries().unwrap();
+    assert_eq!(s.held_entries(), 2 + 40 * 2 + 2);
+    assert_eq!(s.conversation().len(), 4);
+}
+
+/// A transcript whose entries name another session's id (forged, or copied) is its own
+/// session, the one its file is named after: it never moves that session's saved cursor.
+#[tokio::test]
+async fn a_forged_session_id_does_not_reach_another_sessions_state() {
+    let w = World::new();
+    let x = w.extractor();
+    w.turn("We looked at the parser code today.", "Ok.");
+    x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    let cursor = x.open_session(&w.transcript).unwrap().cursor().map(str::to_string);
+    assert_eq!(cursor, w.last_uuid());
+
+    let forged = w.transcript.with_file_name("9cecd26a-042b-4c49-82a7-83e39a310d80.jsonl");
+    let mut f = std::fs::File::create(&forged).unwrap();
+    for (uuid, parent, e) in [
+        ("f0000000-0000-4000-8000-000000000001", None, json!({"type": "user", "message": {"role": "user", "content": "Some other words from somewhere else."}})),
+        ("f0000000-0000-4000-8000-000000000002", Some("f0000000-0000-4000-8000-000000000001"), json!({"type": "assistant", "message": {"id": "m", "content": [{"type": "text", "text": "Ok."}], "stop_reason": "end_turn"}})),
+    ] {
+        let mut e = e;
+        let o = e.as_object_mut().unwrap();
+        o.insert("uuid".into(), json!(uuid));
+        o.insert("parentUuid".into(), json!(parent));
+        o.insert("sessionId".into(), json!(SID));
+        o.insert("cwd".into(), json!(w.project));
+        writeln!(f, "{e}").unwrap();
+    }
+    let recs = x.extract_transcript(&forged, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    assert_eq!(recs[0].session_id.as_deref(), Some("9cecd26a-042b-4c49-82a7-83e39a310d80"));
+    assert_eq!(x.open_session(&w.transcript).unwrap().cursor().map(str::to_string), cursor, "the real session's cursor is its own");
+    assert_eq!(x.open_session(&forged).unwrap().cursor(), Some("f0000000-0000-4000-8000-000000000002"));
+}

@@ -124,3 +124,120 @@ fn transcript_names_holding_a_fifo_a_device_or_a_vast_sparse_file() {
     let t = Transcript::load(&long).unwrap();
     assert_eq!((t.entries.len(), t.malformed.len(), t.offset), (4, 0, (line.len() * 4) as u64));
 }
+
+/// A line read the way a line longer than the reader's 8 MiB piece is read (from the file,
+/// without holding it) gives what parsing it whole gives: the same entry, or malformed both
+/// ways. Lines with a key repeated inside one object are left out (the streamed reading keeps
+/// the last of an entry's and a block's own fields, but counts both copies in a JSON length).
+fn streamed_matches_whole(bytes: &[u8]) -> Result<(), TestCaseError> {
+    use mneme_extract::transcript::read_line_streamed;
+    for line in bytes.split(|&b| b == b'\n') {
+        let (whole, _) = parse_complete_lines(&[line, b"\n"].concat(), 0);
+        if has_repeated_key(line) {
+            continue;
+        }
+        let streamed = read_line_streamed(line);
+        match (whole.entries.first(), &streamed, whole.malformed.first()) {
+            (Some(e), Ok(Some(s)), _) => prop_assert_eq!(s, e),
+            (None, Ok(None), None) => {}
+            (None, Err(why), Some(_)) => prop_assert!(!why.is_empty()),
+            (w, s, m) => prop_assert!(false, "whole {:?} / {:?}, streamed {:?}: {:?}", w, m, s, String::from_utf8_lossy(line)),
+        }
+    }
+    Ok(())
+}
+
+/// Whether some object of a JSON line holds a key twice (not JSON: false).
+fn has_repeated_key(line: &[u8]) -> bool {
+    struct Dups(bool);
+    impl<'de> serde::de::DeserializeSeed<'de> for &mut Dups {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> serde::de::Visitor<'de> for &mut Dups {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("json")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> { Ok(()) }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> { Ok(()) }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> { Ok(()) }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> { Ok(()) }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> { Ok(()) }
+        fn visit_unit<E>(self) -> Result<(), E> { Ok(()) }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            while a.next_element_seed(&mut *self)?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(k) = a.next_key::<String>()? {
+                if !seen.insert(k) {
+                    self.0 = true;
+                }
+                a.next_value_seed(&mut *self)?;
+            }
+            Ok(())
+        }
+    }
+    // Deeper than the readers nest, both refuse it; the check below would recurse as deep.
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in line {
+        match b {
+            _ if in_string && escaped => escaped = false,
+            b'\\' if in_string => escaped = true,
+            b'"' => in_string = !in_string,
+            b'[' | b'{' if !in_string => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' if !in_string => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > 256 {
+        return false;
+    }
+    let text = String::from_utf8_lossy(line);
+    let mut de = serde_json::Deserializer::from_str(&text);
+    de.disable_recursion_limit();
+    let mut d = Dups(false);
+    let _ = serde::de::DeserializeSeed::deserialize(&mut d, &mut de);
+    d.0
+}
+
+proptest! {
+    #![proptest_config(config(128))]
+
+    #[test]
+    fn streamed_lines_read_as_whole_lines_do(bytes in mutated(seeds())) {
+        streamed_matches_whole(&bytes)?;
+    }
+
+    #[test]
+    fn streamed_arbitrary_bytes_read_as_whole_lines_do(bytes in bytes()) {
+        streamed_matches_whole(&bytes)?;
+    }
+
+    #[test]
+    fn streamed_deep_lines_read_as_whole_lines_do(line in deep()) {
+        streamed_matches_whole(line.as_bytes())?;
+    }
+}
+
+/// Found by the hunt (seed 3631305890): a block whose `type` is longer than any key (a damaged
+/// `tool_use`) keeps that type whole as its kind, streamed as parsed whole.
+#[test]
+fn a_block_type_longer_than_any_key_reads_the_same_streamed() {
+    use mneme_extract::transcript::read_line_streamed;
+    let kind = format!("to{}ol_use", "[".repeat(700));
+    let line = serde_json::json!({"type": "assistant", "uuid": "a", "message": {"role": "assistant", "content": [{"type": kind, "id": "t", "input": {}}]}}).to_string();
+    let (whole, _) = parse_complete_lines(format!("{line}\n").as_bytes(), 0);
+    let streamed = read_line_streamed(line.as_bytes()).unwrap().unwrap();
+    assert_eq!(&streamed, &whole.entries[0]);
+    let c = streamed.as_conversation().unwrap();
+    let mneme_extract::transcript::Content::Blocks(blocks) = &c.message.as_ref().unwrap().content else { panic!() };
+    assert!(matches!(&blocks[0], mneme_extract::transcript::Block::Other { kind: k, .. } if *k == kind));
+}

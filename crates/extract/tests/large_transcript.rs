@@ -196,3 +196,20 @@ fn a_large_transcript_reads_to_the_same_conversation_prompt_and_token_count() {
     let messages: Vec<_> = mneme_extract::transcript::conversation(&entries).into_iter().cloned().collect();
     check(&figures(entries.len(), malformed, &messages));
 }
+
+/// A line longer than the reader's piece is read from the file without being held; every line
+/// of the generated transcript (tool results of every form, images, nested results, a line of
+/// 9 MiB, a line that is not JSON) reads to the same entry that way as parsed whole.
+#[test]
+fn every_line_reads_the_same_streamed_as_parsed_whole() {
+    use mneme_extract::transcript::{parse_complete_lines, read_line_streamed};
+    for line in generate() {
+        let (whole, _) = parse_complete_lines(format!("{line}\n").as_bytes(), 0);
+        let streamed = read_line_streamed(line.as_bytes());
+        match (whole.entries.first(), streamed) {
+            (Some(e), Ok(Some(s))) => assert_eq!(&s, e, "{}", &line[..line.len().min(300)]),
+            (None, Err(why)) => assert_eq!(whole.malformed.len(), 1, "{why}"),
+            (w, s) => panic!("whole {w:?}, streamed {s:?}: {}", &line[..line.len().min(300)]),
+        }
+    }
+}

@@ -6,6 +6,19 @@
 //! Every secret lives under the service name `mneme` (or `MNEME_KEYRING_SERVICE`, which tests set so
 //! they never touch a user's real entries) with an account naming what it is, e.g.
 //! `anthropic-api-key` or `team-token:https://team.example.com`.
+//!
+//! A locked Secret Service collection is unlocked through a prompt, and the `keyring` crate
+//! waits for its answer without a time limit. A person who asked for something can answer it;
+//! background work (the scheduler's team sync) must not hang on a prompt nobody is there to
+//! answer, so its handle carries a time limit ([`Keychain::with_time_limit`]): the call runs on
+//! a thread of its own, and past the limit the caller gets [`KeychainError::Denied`] saying to
+//! unlock the keyring. The thread is left waiting (the prompt stays up; answering it completes
+//! the call), and while it waits further limited calls for the same service are refused at
+//! once instead of stacking threads and prompts.
+
+use std::collections::BTreeSet;
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
 
 pub const DEFAULT_SERVICE: &str = "mneme";
 /// The variable naming another service: tests and throwaway runs set it so they never touch a
@@ -20,21 +33,43 @@ const KEYRING: mneme_core::platform::Os = mneme_core::platform::Os::current();
 pub enum KeychainError {
     #[error("no OS keyring is reachable ({0}); Mneme keeps keys in {name}: {hint}", name = KEYRING.keyring_name(), hint = KEYRING.keyring_unreachable_hint())]
     Unavailable(String),
-    #[error("the OS keyring refused access ({0}); unlock the keyring and try again")]
+    /// Locked, refused, or not answering (an unlock prompt nobody answered).
+    #[error("the OS keyring is locked or refused access ({0}); unlock the keyring and try again")]
     Denied(String),
     #[error("the OS keyring failed: {0}")]
     Other(String),
 }
 
+/// How long background work waits for the keyring before giving up: far longer than an
+/// unlocked keyring takes (a few milliseconds; about a second when D-Bus first starts the
+/// daemon), short enough that a prompt nobody answers holds a sync for seconds, not for ever.
+pub const BACKGROUND_TIME_LIMIT: Duration = Duration::from_secs(10);
+
 /// A handle on one service's entries.
 #[derive(Debug, Clone)]
 pub struct Keychain {
     service: String,
+    /// `None`: wait for the keyring as long as it takes (a person is there to answer an unlock
+    /// prompt). `Some`: give up after this long (background work).
+    time_limit: Option<Duration>,
 }
 
 impl Keychain {
     pub fn new(service: impl Into<String>) -> Keychain {
-        Keychain { service: service.into() }
+        Keychain { service: service.into(), time_limit: None }
+    }
+
+    /// The same entries, for work nobody is watching: each call gives up after `limit` with
+    /// [`KeychainError::Denied`] ("unlock the keyring") instead of waiting for an unlock prompt
+    /// nobody answers. See the crate overview.
+    pub fn with_time_limit(mut self, limit: Duration) -> Keychain {
+        self.time_limit = Some(limit);
+        self
+    }
+
+    /// The limit [`Keychain::with_time_limit`] set, if any.
+    pub fn time_limit(&self) -> Option<Duration> {
+        self.time_limit
     }
 
     /// Mneme's keyring, the one rule every crate uses: the service [`SERVICE_VAR`] names, else
@@ -50,22 +85,37 @@ impl Keychain {
 
     /// The stored secret, or `None` when there is none.
     pub fn get(&self, account: &str) -> Result<Option<String>, KeychainError> {
-        match self.entry(account)?.get_password() {
+        let entry = self.entry(account)?;
+        let this = self.clone();
+        let account = account.to_string();
+        self.run(move || match entry.get_password() {
             Ok(secret) => Ok(Some(secret)),
             Err(keyring::Error::NoEntry) => Ok(None),
-            Err(e) => Err(self.explain(account, e)),
-        }
+            Err(e) => Err(this.explain(&account, e)),
+        })
     }
 
     pub fn set(&self, account: &str, secret: &str) -> Result<(), KeychainError> {
-        self.entry(account)?.set_password(secret).map_err(|e| self.explain(account, e))
+        let entry = self.entry(account)?;
+        let (this, account, secret) = (self.clone(), account.to_string(), secret.to_string());
+        self.run(move || entry.set_password(&secret).map_err(|e| this.explain(&account, e)))
     }
 
     /// Removes the secret; removing one that is not there is not an error.
     pub fn delete(&self, account: &str) -> Result<(), KeychainError> {
-        match self.entry(account)?.delete_credential() {
+        let entry = self.entry(account)?;
+        let (this, account) = (self.clone(), account.to_string());
+        self.run(move || match entry.delete_credential() {
             Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
-            Err(e) => Err(self.explain(account, e)),
+            Err(e) => Err(this.explain(&account, e)),
+        })
+    }
+
+    /// Runs one keyring call: here and now without a time limit, else bounded ([`bounded`]).
+    fn run<T: Send + 'static>(&self, call: impl FnOnce() -> Result<T, KeychainError> + Send + 'static) -> Result<T, KeychainError> {
+        match self.time_limit {
+            None => call(),
+            Some(limit) => bounded(&self.service, limit, call),
         }
     }
 
@@ -105,6 +155,55 @@ impl Keychain {
             }
         }
         keyring::Entry::new(&self.service, account).map_err(classify)
+    }
+}
+
+/// Services with a limited call still waiting for the keyring (an unlock prompt nobody has
+/// answered yet).
+static WAITING: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+fn waiting() -> std::sync::MutexGuard<'static, BTreeSet<String>> {
+    WAITING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Takes `service` off [`WAITING`] when the call's thread ends, however it ends.
+struct Waiting(String);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        waiting().remove(&self.0);
+    }
+}
+
+/// Runs `call` on a thread of its own and waits at most `limit` for it. Past the limit the
+/// thread is left to finish (or to wait for the prompt's answer) and the caller is told to
+/// unlock the keyring; a call for a service whose earlier call still waits is refused at once,
+/// so a locked keyring costs one thread and one prompt however often background work asks.
+fn bounded<T: Send + 'static>(service: &str, limit: Duration, call: impl FnOnce() -> Result<T, KeychainError> + Send + 'static) -> Result<T, KeychainError> {
+    if !waiting().insert(service.to_string()) {
+        return Err(KeychainError::Denied(
+            "an earlier request to it has not been answered yet, most likely because its unlock prompt is waiting; Mneme does not ask again until it is answered".into(),
+        ));
+    }
+    let guard = Waiting(service.to_string());
+    let (tx, rx) = mpsc::sync_channel(1);
+    let spawned = std::thread::Builder::new().name("mneme-keyring".into()).spawn(move || {
+        let result = call();
+        // Off the list before the answer is sent, so a caller who has it may ask again at once.
+        drop(guard);
+        let _ = tx.send(result);
+    });
+    if let Err(e) = spawned {
+        // The closure (and the guard in it) was dropped with the error.
+        return Err(KeychainError::Other(format!("could not start a thread to ask it: {e}")));
+    }
+    match rx.recv_timeout(limit) {
+        Ok(result) => result,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(KeychainError::Denied(format!(
+            "it did not answer within {} s, most likely because it is locked and its unlock prompt is waiting for an answer",
+            limit.as_secs_f64()
+        ))),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(KeychainError::Other("the request to it ended without an answer".into())),
     }
 }
 
@@ -174,6 +273,59 @@ mod tests {
             let e = keychain.explain("team-token:https://team.example", e).to_string();
             assert!(e.contains("\"team-token:https://team.example\"") && e.contains("secret-tool clear service \"mneme-test\""), "{e}");
         }
+    }
+
+    /// A limited call that gets no answer (a keyring call blocked on an unlock prompt nobody
+    /// answers, here a call blocked on a channel) gives up with "unlock the keyring"; while it
+    /// still waits, the next call for that service is refused without being made, and once it
+    /// ends calls are made again. A call for another service is not held up.
+    #[test]
+    fn a_limited_call_that_gets_no_answer_gives_up_and_is_not_repeated_while_it_waits() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let service = "mneme-test-bounded-no-answer";
+        let (release, blocked) = mpsc::channel::<()>();
+        let e = bounded(service, Duration::from_millis(200), move || {
+            let _ = blocked.recv();
+            Ok("too late")
+        })
+        .unwrap_err();
+        assert!(matches!(&e, KeychainError::Denied(m) if m.contains("did not answer within 0.2 s")), "{e:?}");
+        assert!(e.to_string().contains("unlock the keyring"), "{e}");
+
+        let made = Arc::new(AtomicBool::new(false));
+        let flag = made.clone();
+        let e = bounded(service, Duration::from_secs(60), move || {
+            flag.store(true, Ordering::SeqCst);
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(matches!(&e, KeychainError::Denied(m) if m.contains("has not been answered yet")), "{e:?}");
+        assert!(!made.load(Ordering::SeqCst), "the second call must not be made while the first waits");
+        assert_eq!(bounded("mneme-test-bounded-other", Duration::from_secs(60), || Ok(7)).unwrap(), 7);
+
+        // The prompt is answered: the waiting call ends, and the service is asked again.
+        release.send(()).unwrap();
+        while waiting().contains(service) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(bounded(service, Duration::from_secs(60), || Ok("answered")).unwrap(), "answered");
+        let e = bounded::<()>(service, Duration::from_secs(60), || Err(KeychainError::Other("its own error".into()))).unwrap_err();
+        assert!(matches!(&e, KeychainError::Other(m) if m == "its own error"), "{e:?}");
+        assert!(!waiting().contains(service));
+    }
+
+    /// A call that panics on its thread ends with an error, and does not leave the service
+    /// marked as waiting.
+    #[test]
+    fn a_limited_call_that_panics_is_an_error_not_a_lasting_wait() {
+        let service = "mneme-test-bounded-panic";
+        let e = bounded::<()>(service, Duration::from_secs(60), || panic!("keyring backend panicked")).unwrap_err();
+        assert!(matches!(e, KeychainError::Other(_)), "{e:?}");
+        while waiting().contains(service) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(bounded(service, Duration::from_secs(60), || Ok(1)).unwrap(), 1);
     }
 
     /// A name with a NUL is refused before any keyring is asked: libdbus would end it at the

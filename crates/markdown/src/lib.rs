@@ -451,6 +451,46 @@ fn checks_on() -> bool {
     CHECKS.with(|c| c.get())
 }
 
+/// [`EM_STRONG_LDELIM`] at the start of `src`, which starts with a run of `run` bytes of `*` or
+/// `_` ([`DelimRun`]; 0: it starts with neither): its captures and the whole match. The rule is anchored and reads a run
+/// and the one character after it, but it walks the rest of the run at each of the run's
+/// positions (a line of 20,000 `*` took 20 s unoptimised). Only the whole run can match (a
+/// shorter one is followed by the same delimiter, which both branches refuse), so the rule runs
+/// from the run's last character, which captures the same groups, and the match is the whole
+/// run with the character after it.
+fn em_opener(src: &str, run: usize) -> Option<(Captures<'_, str>, &str)> {
+    if run == 0 {
+        return None;
+    }
+    // Its ends only: checking the whole run would walk it again at each of its characters.
+    debug_assert!(src.as_bytes()[run - 1] == src.as_bytes()[0] && src.as_bytes().get(run) != src.as_bytes().first());
+    let m = caps(&EM_STRONG_LDELIM, &src[run - 1..])?;
+    let whole = &src[..run - 1 + m.get(0).map_or(1, |g| g.end())];
+    Some((m, whole))
+}
+
+/// Where the run of `*` or `_` the inline lexer stands in ends. The lexer steps through a run
+/// one character at a time (marked's text rule takes one delimiter), and counting the rest of
+/// the run at each step made a line of them quadratic; positions only move forward, so the end
+/// found once answers every position inside the run.
+#[derive(Default)]
+struct DelimRun {
+    delim: u8,
+    end: usize,
+}
+
+impl DelimRun {
+    /// The length of the run of `rest[0]` at `at` (`rest` is the text from `at` on).
+    fn at(&mut self, at: usize, rest: &str) -> usize {
+        let first = rest.as_bytes()[0];
+        if first != self.delim || at >= self.end {
+            self.delim = first;
+            self.end = at + rest.bytes().take_while(|&b| b == first).count();
+        }
+        self.end - at
+    }
+}
+
 fn caps<'t>(re: &Regex, s: &'t str) -> Option<Captures<'t, str>> {
     re.captures(s).ok().flatten()
 }
@@ -1042,6 +1082,8 @@ impl Lexer {
         let mut chains = EmChains { masked: &masked, ast: None, und: None };
         let mut link_runs = LinkRuns::new(src);
         let mut backtick_runs: Option<BacktickRuns> = None;
+        let mut delim_run = DelimRun::default();
+        let mut after_run = MaskCursor::new(src, &masked);
         // Where the last closers are: an HTML comment's `-->`, a link's `)`, any tag's `>`, a
         // processing instruction's `?>`, a CDATA section's `]]>`.
         let (last_comment_close, last_paren) = (src.rfind("-->"), src.rfind(')'));
@@ -1100,7 +1142,20 @@ impl Lexer {
                 }
                 continue;
             }
-            if let Some(token) = if may(first == b'*' || first == b'_') { self.em_strong(rest, cursor.tail_for(rest), &prev_char, &mut chains)? } else { None } {
+            if let Some(token) = if may(first == b'*' || first == b'_') {
+                // (With the rule checks off, as a test runs them, the rule is tried anywhere.)
+                let run = if first == b'*' || first == b'_' { delim_run.at(at, rest) } else { 0 };
+                // marked's masked text after the run: counted from the run's end by a cursor of
+                // its own, whose position stays put through the run, instead of counting the
+                // run off the masked tail at each of its characters. Where the mask is shorter
+                // than the text (a `\\` before a character outside the BMP) the tail near the start
+                // is clamped, and only the old count gives marked's answer.
+                let masked_tail = cursor.tail_for(rest);
+                let masked = if cursor.totals.0 == cursor.totals.1 { after_run.tail_for(&rest[run..]) } else { substring_from(masked_tail, run) };
+                self.em_strong(rest, run, masked, &prev_char, &mut chains)?
+            } else {
+                None
+            } {
                 rest = after_raw(rest, &token.raw);
                 tokens.push(token);
                 continue;
@@ -1226,8 +1281,10 @@ impl Lexer {
     }
 
     /// `masked_tail`: the masked text's last `src.length` UTF-16 units (see [`MaskCursor`]).
-    fn em_strong(&mut self, src: &str, masked_tail: &str, prev_char: &str, chains: &mut EmChains) -> Result<Option<Token>, LexError> {
-        let Some(m) = caps(&EM_STRONG_LDELIM, src) else { return Ok(None) };
+    /// `run`: the length of the run of `*` or `_` `src` starts with; `masked`: the masked text
+    /// after it (marked's `maskedSrc.slice(-1 * src.length + lLength)`).
+    fn em_strong(&mut self, src: &str, run: usize, masked: &str, prev_char: &str, chains: &mut EmChains) -> Result<Option<Token>, LexError> {
+        let Some((m, m0)) = em_opener(src, run) else { return Ok(None) };
         if m.get(3).is_some() && test(&UNICODE_ALNUM, prev_char) {
             return Ok(None);
         }
@@ -1235,14 +1292,12 @@ impl Lexer {
         if !(next_char.is_empty() || prev_char.is_empty() || test(&PUNCTUATION, prev_char)) {
             return Ok(None);
         }
-        let m0 = group_or_empty(&m, 0);
-        let l_length = m0.chars().count() - 1;
+        // The match is the run and one character after it (counting its characters walked the
+        // run again).
+        let l_length = run;
         let (end_reg, chain): (&'static Regex, _) =
             if m0.starts_with('*') { (&EM_STRONG_RDELIM_AST, &mut chains.ast) } else { (&EM_STRONG_RDELIM_UND, &mut chains.und) };
         let chain = chain.get_or_insert_with(|| DelimChain::new(chains.masked, end_reg));
-        // maskedSrc.slice(-1 * src.length + lLength): the last (src.length - lLength) units,
-        // which is `masked_tail` (the last src.length units) less its first lLength.
-        let masked = substring_from(masked_tail, l_length);
         if let Some((start, r_length)) = chain.closer(masked, l_length) {
             let match_index = utf16_len(&masked[..start]);
             let last_char_length = masked[start..].chars().next().map_or(0, char::len_utf16);
@@ -1558,6 +1613,52 @@ fn find_closing_bracket(s: &str, open: char, close: char) -> ClosingBracket {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The emphasis opener read from the end of its run answers as marked's rule over the whole
+    /// text: same groups, same match (the rule walked a run of `*` at each of its positions, so a
+    /// line of them took time in the square of its length).
+    #[test]
+    fn emphasis_opener_from_the_runs_end_matches_the_rule() {
+        let slices = |c: &Captures<'_, str>| (0..4).map(|i| c.get(i).map(|g| (g.start(), g.end()))).collect::<Vec<_>>();
+        for delim in ["*", "_", "**_", "_*"] {
+            for n in [1, 2, 3, 7, 40] {
+                for after in ["", " ", "\n", "a", "*", "_", "!", ".", "\u{a0}", "é", "😀", "a*", "*a", "\t"] {
+                    let src = format!("{}{after}", delim.repeat(n));
+                    let full = caps(&EM_STRONG_LDELIM, &src);
+                    let run = if matches!(src.as_bytes()[0], b'*' | b'_') { src.bytes().take_while(|&b| b == src.as_bytes()[0]).count() } else { 0 };
+                    let fast = em_opener(&src, run);
+                    assert_eq!(full.is_some(), fast.is_some(), "{src:?}");
+                    if let (Some(full), Some((m, whole))) = (full, fast) {
+                        assert_eq!(&src[..full.get(0).unwrap().end()], whole, "{src:?}");
+                        let base = src.len() - m.get(0).map_or(0, |g| g.as_str().len()) - (src.len() - whole.len());
+                        let shifted: Vec<_> = slices(&m).into_iter().map(|g| g.map(|(a, b)| (a + base, b + base))).collect();
+                        assert_eq!(slices(&full)[1..], shifted[1..], "{src:?}");
+                    }
+                }
+            }
+        }
+        // A line of 20,000 `*` lexes as one paragraph.
+        let tokens = lex(&format!("x {}\n", "*".repeat(20_000))).unwrap();
+        assert_eq!(tokens.len(), 1);
+    }
+
+    /// The run length [`DelimRun`] keeps between steps is the one counted afresh at every
+    /// position the lexer stands on, through runs of either delimiter, runs side by side and
+    /// runs it jumps into.
+    #[test]
+    fn a_delimiter_runs_end_found_once_answers_every_position_in_it() {
+        let text = "a**__*_b***** c_____*";
+        for step in [1, 2, 3] {
+            let mut run = DelimRun::default();
+            for at in (0..text.len()).step_by(step) {
+                let rest = &text[at..];
+                let first = rest.as_bytes()[0];
+                if first == b'*' || first == b'_' {
+                    assert_eq!(run.at(at, rest), rest.bytes().take_while(|&b| b == first).count(), "at {at}, step {step}");
+                }
+            }
+        }
+    }
 
     /// The checks before each rule ([`after_indent`], [`may`]) only skip rules that cannot
     /// match: lexing with them and without them gives the same tokens.

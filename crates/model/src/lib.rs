@@ -29,7 +29,7 @@ pub use openai::{OpenAiProvider, OPENAI_DEFAULT_BASE_URL};
 pub use retry::{HttpOptions, RetryPolicy, Sleeper, TokioSleeper};
 pub use settings::{
     anthropic_environment_key, anthropic_key_account, build_provider, build_provider_with_retry, openai_key_account, ProviderSettings, ProviderSettingsError, ANTHROPIC_KEY_ACCOUNT, DEFAULT_ANTHROPIC_MODEL,
-    DEFAULT_TIMEOUT_SECS, PROVIDERS_FILE, configured_provider, keychain_for, parse_kind, KEYRING_SERVICE_VAR};
+    DEFAULT_TIMEOUT_SECS, PROVIDERS_FILE, configured_provider, configured_provider_in_background, keychain_for, parse_kind, KEYRING_SERVICE_VAR};
 pub use types::*;
 
 use futures_util::future::BoxFuture;

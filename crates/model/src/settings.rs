@@ -289,6 +289,18 @@ pub fn parse_kind(name: &str) -> Result<ProviderKind, ModelError> {
 /// `None` means offline (no model: recall ranks, extraction takes explicit statements, dream
 /// consolidates deterministically).
 pub fn configured_provider(env: &Environment, name: Option<&str>) -> Result<Option<Arc<dyn Provider>>, ModelError> {
+    provider_with_keychain(env, name, &keychain_for(env))
+}
+
+/// [`configured_provider`] for runs nobody is waiting at (the scheduler's extraction and
+/// dreams): its key is read from the keyring with [`mneme_keychain::BACKGROUND_TIME_LIMIT`], so
+/// a locked keyring whose unlock prompt nobody answers fails the run saying to unlock it (the
+/// scheduler tries again later) instead of holding the run, and the scheduler, for ever.
+pub fn configured_provider_in_background(env: &Environment) -> Result<Option<Arc<dyn Provider>>, ModelError> {
+    provider_with_keychain(env, None, &keychain_for(env).with_time_limit(mneme_keychain::BACKGROUND_TIME_LIMIT))
+}
+
+fn provider_with_keychain(env: &Environment, name: Option<&str>, keychain: &Keychain) -> Result<Option<Arc<dyn Provider>>, ModelError> {
     let mut settings = ProviderSettings::load(env).map_err(|e| ModelError::NotConfigured(e.to_string()))?;
     if let Some(name) = name {
         settings.kind = parse_kind(name)?;
@@ -296,5 +308,5 @@ pub fn configured_provider(env: &Environment, name: Option<&str>) -> Result<Opti
     if settings.kind == ProviderKind::Offline {
         return Ok(None);
     }
-    build_provider(&settings, env, &keychain_for(env)).map(Some)
+    build_provider(&settings, env, keychain).map(Some)
 }

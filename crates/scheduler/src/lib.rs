@@ -442,9 +442,10 @@ pub fn existing_project_folders(env: &Environment) -> Vec<PathBuf> {
 }
 
 /// The provider chosen in Settings → Model provider, or `None` for offline; read afresh for
-/// each run so a change in Settings applies to the next run without a restart.
+/// each run so a change in Settings applies to the next run without a restart. Its key is read
+/// with the background time limit: nobody is there to answer a locked keyring's prompt.
 pub(crate) fn provider_engine(env: &Environment) -> Result<Option<Arc<dyn Provider>>, mneme_model::ModelError> {
-    mneme_model::configured_provider(env, None)
+    mneme_model::configured_provider_in_background(env)
 }
 
 /// The run outcome when the chosen provider cannot be built.

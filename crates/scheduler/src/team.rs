@@ -69,7 +69,12 @@ impl TeamLoop {
                 }
                 if w.last_pull.elapsed() >= self.pull_every {
                     w.last_pull = Instant::now();
-                    self.record(&w.repo, WatchEvent::Pulled(w.client.pull()));
+                    let pulled = w.client.pull();
+                    // Files the server acknowledged and then lost: the watcher pushes them again.
+                    if matches!(&pulled, Ok(p) if !p.forgotten.is_empty()) {
+                        w.watcher.notify_write();
+                    }
+                    self.record(&w.repo, WatchEvent::Pulled(pulled));
                 }
             }
             std::thread::sleep(Duration::from_millis(250));
@@ -169,9 +174,18 @@ pub fn sync_targets(env: &Environment, folders: &[PathBuf]) -> Vec<SyncTarget> {
 
 fn pulled(r: Result<PullReport, SyncError>) -> Outcome {
     match r {
-        Ok(p) if p.written.is_empty() && p.trashed.is_empty() => Outcome::Skipped { reason: "nothing new on the server".into() },
+        Ok(p) if p.written.is_empty() && p.trashed.is_empty() && p.forgotten.is_empty() => Outcome::Skipped { reason: "nothing new on the server".into() },
         Ok(p) => Outcome::Done {
-            summary: format!("Pulled {} file(s){}", p.written.len(), if p.trashed.is_empty() { String::new() } else { format!(", {} removed by a lead (moved to the trash)", p.trashed.len()) }),
+            summary: format!(
+                "Pulled {} file(s){}{}",
+                p.written.len(),
+                if p.trashed.is_empty() { String::new() } else { format!(", {} removed by a lead (moved to the trash)", p.trashed.len()) },
+                if p.forgotten.is_empty() {
+                    String::new()
+                } else {
+                    format!("; the server no longer holds {} file(s) it had accepted from here ({}): kept here and pushed again", p.forgotten.len(), p.forgotten.join(", "))
+                }
+            ),
         },
         Err(e) => Outcome::Failed { error: e.to_string() },
     }

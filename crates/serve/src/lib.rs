@@ -137,7 +137,7 @@ pub async fn serve_until(
     });
     let app = router(state.clone());
     ready(addr, &state.token);
-    let limits = Limits { header_read: HEADER_READ_TIMEOUT, write_stall: WRITE_STALL_TIMEOUT, shutdown_grace: SHUTDOWN_GRACE };
+    let limits = Limits { header_read: HEADER_READ_TIMEOUT, write_stall: WRITE_STALL_TIMEOUT, shutdown_grace: SHUTDOWN_GRACE, max_connections: MAX_CONNECTIONS };
     serve_http(listener, listener_v6, app, limits, async move {
         shutdown.await;
         // Event streams never end on their own; graceful shutdown would wait for them.
@@ -164,6 +164,13 @@ const WRITE_STALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 /// threads, which the runtime waits for, so no file write is cut short by this.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// How many connections are open at once, at most. A browser opens six per host and the page
+/// keeps one for its event stream; without a bound a local process opening thousands (each
+/// held up to the 10 s header limit) took the process's file descriptors and memory, and the
+/// UI with them. Past it the oldest connection that has not sent a whole request yet is
+/// closed to make room (so half-open ones cannot keep the page out), or, when every one is
+/// serving, the new one is closed at once.
+pub const MAX_CONNECTIONS: usize = 128;
 /// How many free IPv4 ports `--port 0` tries before giving up on one whose IPv6 twin is free.
 const PORT_TRIES: usize = 20;
 
@@ -199,11 +206,14 @@ struct Limits {
     header_read: std::time::Duration,
     write_stall: std::time::Duration,
     shutdown_grace: std::time::Duration,
+    /// Open connections at most ([`MAX_CONNECTIONS`]).
+    max_connections: usize,
 }
 
 /// `axum::serve` plus the bounds it does not set: HTTP/1.1 on `listener` until `shutdown`,
-/// connections that trickle headers or stop reading answers dropped, then open requests get
-/// `shutdown_grace` to finish.
+/// connections that trickle headers or stop reading answers dropped, at most
+/// `max_connections` open (see [`MAX_CONNECTIONS`]), then open requests get `shutdown_grace`
+/// to finish.
 async fn serve_http(
     listener: tokio::net::TcpListener,
     listener_v6: Option<tokio::net::TcpListener>,
@@ -218,6 +228,7 @@ async fn serve_http(
     // Connections live in this set so that those still open after the grace period are
     // dropped (closed) when serving ends, not left to the runtime.
     let mut connections = tokio::task::JoinSet::new();
+    let open = slots::Open::default();
     tokio::pin!(shutdown);
     loop {
         let stream = tokio::select! {
@@ -233,16 +244,28 @@ async fn serve_http(
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             () = &mut shutdown => break,
         };
+        let Some(slot) = open.admit(limits.max_connections) else {
+            // Every slot is serving a request: this one is closed at once.
+            drop(stream);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
+        let requested = slot.requested.clone();
         let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+            requested.store(true, std::sync::atomic::Ordering::Relaxed);
             let mut router = router.clone();
             async move { tower_service::Service::call(&mut router, req).await }
         });
         let io = TokioIo::new(stall::StallGuard::new(stream, limits.write_stall));
         let conn = graceful.watch(http.serve_connection(io, service));
         connections.spawn(async move {
-            let _ = conn.await;
+            tokio::select! {
+                _ = conn => {}
+                // Closed to make room for a newer connection.
+                () = slot.evicted.notified() => {}
+            }
+            drop(slot);
         });
     }
     drop(listener);
@@ -260,6 +283,63 @@ async fn accept(v4: &tokio::net::TcpListener, v6: Option<&tokio::net::TcpListene
             a = v4.accept() => a,
             a = v6.accept() => a,
         },
+    }
+}
+
+mod slots {
+    //! The open connections, counted, each with whether it has sent a whole request yet.
+
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use tokio::sync::Notify;
+
+    struct Entry {
+        requested: Arc<AtomicBool>,
+        evicted: Arc<Notify>,
+    }
+
+    /// Connections by the order they came in.
+    #[derive(Default, Clone)]
+    pub(crate) struct Open {
+        inner: Arc<Mutex<(u64, BTreeMap<u64, Entry>)>>,
+    }
+
+    /// One connection's place; dropping it (the connection ended) frees the place.
+    pub(crate) struct Slot {
+        id: u64,
+        open: Open,
+        /// Set once hyper has read a whole request's headers on this connection.
+        pub(crate) requested: Arc<AtomicBool>,
+        /// Notified when the connection is closed to make room.
+        pub(crate) evicted: Arc<Notify>,
+    }
+
+    impl Open {
+        /// A place for a new connection when fewer than `max` are open; else the oldest one
+        /// that has not sent a whole request yet is told to close and its place taken; `None`
+        /// when every open connection has (the new one is refused).
+        pub(crate) fn admit(&self, max: usize) -> Option<Slot> {
+            let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            let (next, open) = &mut *guard;
+            if open.len() >= max {
+                let idle = open.iter().find(|(_, e)| !e.requested.load(Ordering::Relaxed)).map(|(id, _)| *id)?;
+                if let Some(e) = open.remove(&idle) {
+                    // A stored permit: the connection's task closes it even if not yet waiting.
+                    e.evicted.notify_one();
+                }
+            }
+            *next += 1;
+            let (requested, evicted) = (Arc::new(AtomicBool::new(false)), Arc::new(Notify::new()));
+            open.insert(*next, Entry { requested: requested.clone(), evicted: evicted.clone() });
+            Some(Slot { id: *next, open: self.clone(), requested, evicted })
+        }
+    }
+
+    impl Drop for Slot {
+        fn drop(&mut self) {
+            self.open.inner.lock().unwrap_or_else(|p| p.into_inner()).1.remove(&self.id);
+        }
     }
 }
 

@@ -54,7 +54,9 @@ pub fn claude_text(bin: &Path, version: &str, cache_dir: &Path, which: ClaudeTex
     let safe = if safe.starts_with(|c: char| c.is_ascii_alphanumeric()) && !safe.contains("..") { safe } else { String::new() };
     let cached = cache_dir.join(&safe).join(which.file_name());
     if !safe.is_empty() {
-        if let Ok(text) = std::fs::read_to_string(&cached) {
+        // A cache without its whole seal (cut short by a crash or a full disk, damaged, or
+        // written before the seal) is read again from the binary and written anew.
+        if let Some(text) = std::fs::read(&cached).ok().and_then(|bytes| unseal(&bytes)) {
             return Ok(text);
         }
     }
@@ -67,11 +69,33 @@ pub fn claude_text(bin: &Path, version: &str, cache_dir: &Path, which: ClaudeTex
         // The cache is an optimisation: failing to write it only costs the next call a read.
         if let Some(dir) = cached.parent() {
             if std::fs::create_dir_all(dir).is_ok() {
-                let _ = crate::atomic::write_atomic(&cached, text.as_bytes());
+                let _ = crate::atomic::write_atomic(&cached, &seal(&text));
             }
         }
     }
     Ok(text)
+}
+
+/// What closes a cache file: the text's length in bytes and its FNV-1a hash. Any cut or changed
+/// byte breaks it, so a cache that is not whole is never sent as Claude Code's text.
+const SEAL: &str = "\n-- mneme claude_text cache: ";
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// The cache file for `text`: the text, then a last line sealing it.
+fn seal(text: &str) -> Vec<u8> {
+    format!("{text}{SEAL}{} bytes, fnv1a {:016x} --\n", text.len(), fnv1a(text.as_bytes())).into_bytes()
+}
+
+/// The text of a cache file whose seal is whole and matches it, else `None`.
+fn unseal(bytes: &[u8]) -> Option<String> {
+    let file = std::str::from_utf8(bytes).ok()?;
+    let at = file.rfind(SEAL)?;
+    let (text, last) = (&file[..at], &file[at + SEAL.len()..]);
+    let (len, hash) = last.strip_suffix(" --\n")?.split_once(" bytes, fnv1a ")?;
+    (len.parse::<usize>().ok()? == text.len() && u64::from_str_radix(hash, 16).ok()? == fnv1a(text.as_bytes())).then(|| text.to_string())
 }
 
 fn what(which: ClaudeText) -> &'static str {
@@ -249,6 +273,43 @@ mod tests {
         assert_eq!(again, got);
         let other = claude_text(&bin, "9.9.10", &dir.path().join("cache"), ClaudeText::SelectorPrompt);
         assert!(matches!(other, Err(ClaudeTextError::NotFound { .. })), "{other:?}");
+    }
+
+    /// A cache file that is not whole (a crash or a full disk cut it short; a byte changed; one
+    /// written before the seal) is not trusted: the text is read from the binary again and the
+    /// cache written anew.
+    #[test]
+    fn a_damaged_cache_is_read_again_from_the_binary() {
+        let text = "You are selecting memories that will be useful to Claude Code.\n- one\n";
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("claude");
+        std::fs::write(&bin, bundle(text)).unwrap();
+        let cache = dir.path().join("cache");
+        assert_eq!(claude_text(&bin, "9.9.9", &cache, ClaudeText::SelectorPrompt).unwrap(), text);
+        let file = cache.join("9.9.9").join(ClaudeText::SelectorPrompt.file_name());
+        let whole = std::fs::read(&file).unwrap();
+        assert_eq!(unseal(&whole).as_deref(), Some(text));
+        let mut flipped = whole.clone();
+        flipped[10] ^= 0x20;
+        let damaged: Vec<Vec<u8>> = vec![
+            whole[..text.len() - 5].to_vec(),
+            whole[..text.len()].to_vec(),
+            whole[..whole.len() - 1].to_vec(),
+            flipped,
+            text.as_bytes().to_vec(),
+            [&whole[..], b"trailing"].concat(),
+        ];
+        for bytes in damaged {
+            std::fs::write(&file, &bytes).unwrap();
+            assert_eq!(claude_text(&bin, "9.9.9", &cache, ClaudeText::SelectorPrompt).unwrap(), text, "{:?}", String::from_utf8_lossy(&bytes));
+            assert_eq!(std::fs::read(&file).unwrap(), whole, "the cache is written anew");
+        }
+        // A whole cache is still trusted without the binary.
+        std::fs::write(&bin, b"nothing").unwrap();
+        assert_eq!(claude_text(&bin, "9.9.9", &cache, ClaudeText::SelectorPrompt).unwrap(), text);
+        // A text that itself holds the seal's words round-trips.
+        let tricky = format!("a{SEAL}1 bytes, fnv1a 0000000000000000 --\nb");
+        assert_eq!(unseal(&seal(&tricky)).as_deref(), Some(tricky.as_str()));
     }
 
     /// The version comes from whatever `claude --version` printed: one that filters down to

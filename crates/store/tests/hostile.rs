@@ -161,3 +161,78 @@ proptest! {
         let _ = memdir.manifest();
     }
 }
+
+/// Extreme but readable folders: a MEMORY.md of 200,000 lines, a memory whose frontmatter has
+/// 100,000 keys before its name, names that differ only in case, and names Windows reserves
+/// (`CON`, `nul`, `aux`, `com1`). Each is listed and measured as it is, and the index still
+/// renders back to its bytes.
+#[test]
+fn extreme_folders_are_read_as_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = dir.path().join("memory");
+    std::fs::create_dir_all(&mem).unwrap();
+    let index: String = (0..200_000).map(|i| format!("- [Memory {i}](m{i}.md) \u{2014} hook {i}\n")).collect();
+    std::fs::write(mem.join("MEMORY.md"), &index).unwrap();
+    let keys: String = (0..100_000).map(|i| format!("k{i}: v{i}\n")).collect();
+    std::fs::write(mem.join("keys.md"), format!("---\n{keys}name: many keys\ndescription: a hundred thousand keys\n---\nbody\n")).unwrap();
+    let names = ["Twin.md", "twin.md", "TWIN.md", "CON.md", "nul.md", "aux.md", "com1.md"];
+    for n in names {
+        std::fs::write(mem.join(n), format!("---\nname: {n}\ndescription: d\n---\n")).unwrap();
+    }
+    let memdir = Memdir::new(&mem, dir.path().join("trash"), Arc::new(SystemClock));
+    let scan = memdir.scan().expect("a readable folder scans");
+    let listed: Vec<&str> = scan.files.iter().map(|f| f.rel_path.as_str()).collect();
+    for n in names.iter().chain(&["keys.md"]) {
+        assert!(listed.contains(n), "{n} in {listed:?}");
+    }
+    let many = scan.files.iter().find(|f| f.rel_path == "keys.md").unwrap();
+    assert_eq!((many.name.as_deref(), many.description.as_deref()), (Some("many keys"), Some("a hundred thousand keys")));
+    let read = memdir.read_index(Scope::Private).unwrap();
+    assert_eq!(read.lines.len(), 200_000);
+    assert_eq!(IndexDoc::parse(&read.content).render(), index);
+    let health = memdir.health();
+    assert_eq!(health.index.line_count, 200_000);
+    assert!(health.index.truncated && health.index.line_truncated);
+    let manifest = memdir.manifest();
+    assert!(names.iter().all(|n| manifest.contains(n)), "{manifest}");
+}
+
+/// A memory another program rewrites while Mneme reads the folder (growing it, cutting it
+/// short): every scan answers, and the file is listed or named with a problem that says what.
+#[test]
+fn a_file_changing_size_while_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = dir.path().join("memory");
+    std::fs::create_dir_all(&mem).unwrap();
+    let path = mem.join("moving.md");
+    std::fs::write(&path, "---\nname: moving\ndescription: d\n---\n").unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (path, stop) = (path.clone(), stop.clone());
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut n = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                n += 1;
+                if n % 64 == 0 {
+                    let _ = std::fs::write(&path, "---\nname: moving\n");
+                } else if let Ok(mut f) = std::fs::OpenOptions::new().append(true).open(&path) {
+                    let _ = f.write_all("grown line \u{00e9}\n".repeat(64).as_bytes());
+                }
+            }
+        })
+    };
+    let memdir = Memdir::new(&mem, dir.path().join("trash"), Arc::new(SystemClock));
+    for _ in 0..40 {
+        let scan = memdir.scan().expect("a readable folder scans");
+        let listed = scan.files.iter().any(|f| f.rel_path == "moving.md");
+        let problem = scan.problems.iter().find(|p| p.message.is_empty());
+        assert!(problem.is_none(), "{problem:?}");
+        assert!(listed || !scan.problems.is_empty());
+        let headers = memdir.scan_headers().expect("a readable folder scans");
+        assert!(headers.headers.len() + headers.problems.len() >= 1);
+        let _ = memdir.manifest();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+}

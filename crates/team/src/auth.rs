@@ -77,6 +77,12 @@ impl KeyringStore {
         KeyringStore { keychain: Keychain::for_service_var(env.var(KEYRING_SERVICE_VAR)) }
     }
 
+    /// The same store for background work: each keyring call gives up after `limit` instead
+    /// of waiting for an unlock prompt nobody answers ([`Keychain::with_time_limit`]).
+    pub fn with_time_limit(self, limit: Duration) -> Self {
+        KeyringStore { keychain: self.keychain.with_time_limit(limit) }
+    }
+
     pub fn keychain(&self) -> &Keychain {
         &self.keychain
     }

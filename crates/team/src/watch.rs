@@ -191,6 +191,8 @@ impl TeamWatcher {
         // Suppression lasts for one watcher's life, as it lasts for one Claude Code session.
         client.record_suppression(None)?;
         let pulled = client.pull_fresh();
+        // Files the server acknowledged and then lost go out again with the first push.
+        let resend = matches!(&pulled, Ok(p) if !p.forgotten.is_empty());
         if let Some(tx) = &events {
             let _ = tx.send(WatchEvent::Pulled(pulled));
         }
@@ -211,7 +213,11 @@ impl TeamWatcher {
             .name("mneme-team-watch".into())
             .spawn(move || control_loop(client, debounce, rx, done_tx, events))
             .map_err(|e| SyncError::Io { action: "start a thread for", path: PathBuf::new(), source: e })?;
-        Ok(TeamWatcher { tx, watcher: Some(watcher), control: Some(control), team_dir })
+        let started = TeamWatcher { tx, watcher: Some(watcher), control: Some(control), team_dir };
+        if resend {
+            started.notify_write();
+        }
+        Ok(started)
     }
 
     /// Announces a write into `team/` (Claude Code's `notifyTeamMemoryWrite`), scheduling a

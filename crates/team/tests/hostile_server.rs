@@ -322,3 +322,113 @@ fn a_sign_in_answer_of_megabytes_is_refused_while_it_is_read() {
     assert!(e.contains("longer than the 1048576 bytes") && e.contains("check the server address"), "{e}");
     assert!(store.0.lock().unwrap().is_none());
 }
+
+/// The answer a pull of `entries` gets, with the checksums the server claims (`claims`, else
+/// each entry's own) and the repository checksum `checksum`.
+fn tree(checksum: &str, entries: &[(&str, &str)], claims: Option<&[(&str, &str)]>) -> String {
+    let map = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string()))).collect::<serde_json::Map<_, _>>();
+    let own: Vec<(&str, String)> = entries.iter().map(|(k, v)| (*k, mneme_team::client::hash_content(v))).collect();
+    let own: Vec<(&str, &str)> = own.iter().map(|(k, h)| (*k, h.as_str())).collect();
+    serde_json::json!({
+        "repo": "owner/name", "lastModified": "x", "checksum": checksum,
+        "content": { "entries": map(entries), "entryChecksums": map(claims.unwrap_or(&own)) }
+    })
+    .to_string()
+}
+
+/// A server that acknowledges a push and then drops it ("ack-then-drop": a crash before its
+/// commit, a restore from backup, a hostile server), serving its older copy again. The pull
+/// after the push must not write that older copy over the only copy of the edit unseen: the
+/// edit goes to the trash first and the pull reports it, as any local edit the server never
+/// showed it holds.
+#[test]
+fn a_push_the_server_acknowledged_then_lost_is_kept_before_its_older_copy_is_pulled() {
+    let home = TestHome::new();
+    let older = tree("sha256:1", &[("notes.md", "Deploy from main.")], None);
+    let (url, seen) = serve(move |req| if req.starts_with("PUT ") { json("200 OK", r#"{"checksum":"sha256:2"}"#) } else { json("200 OK", &older) });
+    let (c, team) = client(&home, &url);
+    assert_eq!(c.pull().unwrap().written, ["notes.md"]);
+    std::fs::write(team.join("notes.md"), "Deploy from the release branch.").unwrap();
+    assert_eq!(c.push().unwrap().uploaded, ["notes.md"]);
+    assert!(seen.lock().unwrap().iter().any(|r| r.starts_with("PUT ") && r.contains("release branch")), "the edit was sent");
+
+    let r = c.pull().unwrap();
+    assert_eq!(r.written, ["notes.md"], "the server's copy wins, as for any key: {r:?}");
+    assert_eq!(r.conflicts.len(), 1, "the lost push is kept and reported: {r:?}");
+    assert!(r.summary().contains("1 local edits kept in the trash"), "{}", r.summary());
+    let kept = r.conflicts[0].trash_id.clone().expect("a trash entry");
+    let trash = home.env.data_dir().join("trash");
+    let found: Vec<_> = mneme_testsupport::files_under(&trash).into_iter().filter(|p| p.to_string_lossy().contains(&kept) && p.ends_with("notes.md")).collect();
+    assert_eq!(found.len(), 1, "{:?}", mneme_testsupport::files_under(&trash));
+    assert_eq!(std::fs::read_to_string(&found[0]).unwrap(), "Deploy from the release branch.");
+    assert!(c.state().unwrap().unconfirmed_pushes.is_empty(), "settled once kept");
+    // The server's copy is what the folder holds now; the next pull has nothing to keep.
+    assert_eq!(std::fs::read_to_string(team.join("notes.md")).unwrap(), "Deploy from main.");
+    assert!(c.pull().unwrap().conflicts.is_empty());
+}
+
+/// The same server, losing a push of a new file and still claiming its checksum: the pull
+/// leaves the file where it is and reports it, and the next push sends it again instead of
+/// trusting the claim. Once a pull shows the server holding it, it is an ordinary file.
+#[test]
+fn a_new_file_the_server_acknowledged_then_lost_stays_and_is_pushed_again() {
+    let home = TestHome::new();
+    let held = Arc::new(Mutex::new(false));
+    let keeps = held.clone();
+    let (url, seen) = serve(move |req| {
+        let mine = mneme_team::client::hash_content("never lost");
+        if req.starts_with("PUT ") {
+            json("200 OK", r#"{"checksum":"sha256:2"}"#)
+        } else if req.contains("view=hashes") {
+            json("404 Not Found", r#"{"error":{"message":"no team memory yet"}}"#)
+        } else if *keeps.lock().unwrap() {
+            json("200 OK", &tree("sha256:4", &[("mine.md", "never lost")], None))
+        } else {
+            json("200 OK", &tree("sha256:3", &[], Some(&[("mine.md", mine.as_str())])))
+        }
+    });
+    let (c, team) = client(&home, &url);
+    std::fs::write(team.join("mine.md"), "never lost").unwrap();
+    assert_eq!(c.push().unwrap().uploaded, ["mine.md"]);
+
+    let r = c.pull().unwrap();
+    assert_eq!(r.forgotten, ["mine.md"], "{r:?}");
+    assert!(r.written.is_empty() && r.trashed.is_empty(), "{r:?}");
+    assert!(r.summary().contains("no longer holds 1 file(s)") && r.summary().contains("mine.md"), "{}", r.summary());
+    assert_eq!(std::fs::read_to_string(team.join("mine.md")).unwrap(), "never lost");
+
+    let puts = || seen.lock().unwrap().iter().filter(|r| r.starts_with("PUT ") && r.contains("never lost")).count();
+    assert_eq!(puts(), 1);
+    assert_eq!(c.push().unwrap().uploaded, ["mine.md"], "sent again, whatever checksum the server claimed");
+    assert_eq!(puts(), 2);
+
+    *held.lock().unwrap() = true;
+    let r = c.pull().unwrap();
+    assert!(r.forgotten.is_empty() && r.conflicts.is_empty(), "{r:?}");
+    assert!(c.state().unwrap().unconfirmed_pushes.is_empty(), "confirmed by the pull that holds it");
+    assert!(c.push().unwrap().uploaded.is_empty());
+}
+
+/// A server that acknowledged a push and then answers that it holds nothing for the
+/// repository (404): the file stays, the pull reports it, and the next push sends it again.
+#[test]
+fn a_push_acknowledged_then_answered_with_nothing_held_is_reported_and_pushed_again() {
+    let home = TestHome::new();
+    let (url, seen) = serve(move |req| {
+        if req.starts_with("PUT ") {
+            json("200 OK", r#"{"checksum":"sha256:2"}"#)
+        } else {
+            json("404 Not Found", r#"{"error":{"message":"no team memory yet"}}"#)
+        }
+    });
+    let (c, team) = client(&home, &url);
+    std::fs::write(team.join("mine.md"), "never lost").unwrap();
+    assert_eq!(c.push().unwrap().uploaded, ["mine.md"]);
+    let r = c.pull().unwrap();
+    assert!(r.server_empty, "{r:?}");
+    assert_eq!(r.forgotten, ["mine.md"]);
+    assert!(r.summary().starts_with("the server holds no team memory") && r.summary().contains("(mine.md)"), "{}", r.summary());
+    assert_eq!(std::fs::read_to_string(team.join("mine.md")).unwrap(), "never lost");
+    assert_eq!(c.push().unwrap().uploaded, ["mine.md"]);
+    assert_eq!(seen.lock().unwrap().iter().filter(|r| r.starts_with("PUT ")).count(), 2);
+}

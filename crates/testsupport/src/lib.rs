@@ -85,6 +85,28 @@ pub fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// Every entry under `dir` at any depth, links as links (never followed), with its bytes, its
+/// link target or `<dir>`: for tests that check an operation changed nothing in a tree.
+pub fn tree_snapshot(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    fn walk(dir: &Path, out: &mut std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>) {
+        let Ok(rd) = fs::read_dir(dir) else { return };
+        for e in rd.flatten() {
+            let (p, ft) = (e.path(), e.file_type().expect("file type"));
+            if ft.is_symlink() {
+                out.insert(p.clone(), fs::read_link(&p).expect("read link").into_os_string().into_encoded_bytes());
+            } else if ft.is_dir() {
+                out.insert(p.clone(), b"<dir>".to_vec());
+                walk(&p, out);
+            } else {
+                out.insert(p.clone(), fs::read(&p).expect("read file"));
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, &mut out);
+    out
+}
+
 /// Writes a file, creating its parent folders.
 pub fn write_file(p: &Path, text: &str) {
     if let Some(parent) = p.parent() {

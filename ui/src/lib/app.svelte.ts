@@ -105,10 +105,17 @@ export function fmtTime(ms: number | null): string {
 }
 
 /** `path` relative to `base` when inside it, else with the home folder shown as `~`. */
-/** How sure Mneme is of a Claude Code release's behaviours, in words: the badge sits beside
- *  "no Claude Code was found here", so it must not read as "your Claude Code was checked". */
-export function fidelityLabel(fidelity: string): { text: string; title: string } {
-  switch (fidelity) {
+/** How sure Mneme is of a Claude Code release's behaviours, in words. With no Claude Code on
+ *  this machine (`basis` `assumed`) the badge sits beside "No Claude Code was found", so it says
+ *  which release's behaviour is shown and never reads as "your Claude Code was checked". */
+export function fidelityLabel(r: { version: string; basis: string; fidelity: string }): { text: string; title: string } {
+  if (r.basis === 'assumed') {
+    return {
+      text: `showing ${r.version}’s behaviour`,
+      title: `No Claude Code was found on this machine, so Mneme shows what Claude Code ${r.version} does: the newest release it checks against the real binary on every test run. Nothing on this machine was checked.`,
+    };
+  }
+  switch (r.fidelity) {
     case 'verified':
       return { text: 'release verified', title: 'Mneme checks this release against its real binary on every test run' };
     case 'bisected':

@@ -1301,6 +1301,12 @@ export type MemorySummary = {
 	ageDays: number,
 	links: string[],
 	indexed: boolean,
+	/**
+	 *  Why the frontmatter could not be read, when its YAML does not parse (the parser's
+	 *  message, with the line when it said where). Claude Code then reads the file as having
+	 *  no name, description or type. `None` when it reads.
+	 */
+	frontmatterProblem: string | null,
 };
 
 export type MemoryType = "user" | "feedback" | "project" | "reference";

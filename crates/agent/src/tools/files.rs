@@ -6,6 +6,7 @@ use crate::messages::{self, MODIFIED, NOT_READ, UNCHANGED};
 use crate::overlay::Seen;
 use crate::schema::{opt, req, Param, Ty};
 use mneme_core::text::format_file_size;
+use mneme_store::memdir::Memdir;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -45,13 +46,13 @@ const DAY_MS: u128 = 86_400_000;
 /// most 256 KiB of one), so 4 MiB refuses nothing a real run writes.
 const MAX_WRITE_BYTES: usize = 4 << 20;
 
-/// Refuses a path in the memory folder that the changeset could not apply (a backslash or a
-/// control character in a name), when the model asks for it: found only at apply time, it
-/// would lose the whole run.
-fn check_memory_path(prefix: Option<&str>, path: &Path) -> Result<(), Failure> {
-    let Some(rel) = prefix.and_then(|p| path.to_str()?.strip_prefix(p)) else { return Ok(()) };
-    mneme_store::memdir::validate_raw_path(rel).map_err(|e| Failure::Invalid(e.to_string()))
-}
+/// The most a run may hold written at once, over all its files. Each file is capped at
+/// [`MAX_WRITE_BYTES`], but a run may write many: a Write of 2,000 characters and one
+/// replace_all Edit make a megabyte, so a hostile transcript steering a dream through its 100
+/// turns could stage gigabytes (each kept more than once: the pending file, what the run last
+/// read of it, the changeset, the dream's record) and take the app down. 32 MiB is thousands
+/// of memory files.
+const MAX_RUN_BYTES: usize = 32 << 20;
 
 /// Refuses a result larger than [`MAX_WRITE_BYTES`], before it is built.
 fn check_write_size(bytes: usize) -> Result<(), Failure> {
@@ -170,6 +171,40 @@ fn keep_quote_style(old: &str, actual: &str, new: &str) -> String {
 }
 
 impl Tools {
+    /// The memory folder the run writes in, under the memory policy.
+    pub(super) fn memdir(&self) -> Option<(Memdir, &str)> {
+        let prefix = self.gate.memory_prefix()?;
+        Some((Memdir::new(prefix.trim_end_matches('/'), self.work_dir.join("unused-trash"), self.clock.clone()), prefix))
+    }
+
+    /// Refuses a path in the memory folder that the changeset could not apply, when the model
+    /// asks for it: a backslash or a control character in a name, a link on the way that
+    /// leads out of the folder (or a link as the file itself), a file this run wrote or
+    /// removed where a folder would have to be, or a folder of files this run wrote. Found
+    /// only at apply time, it would lose the whole run.
+    fn check_memory_path(&self, path: &Path) -> Result<(), Failure> {
+        let Some((memdir, prefix)) = self.memdir() else { return Ok(()) };
+        let Some(rel) = path.to_str().and_then(|p| p.strip_prefix(prefix)) else { return Ok(()) };
+        memdir.check_write_path(rel).map_err(|e| Failure::Invalid(e.to_string()))?;
+        if let Some(file) = self.overlay.changed().find(|p| path.starts_with(p) && path != *p) {
+            return Err(Failure::Invalid(messages::under_a_file(&file.to_string_lossy())));
+        }
+        if self.overlay.written().any(|(p, _)| p.starts_with(path) && p != path) {
+            return Err(Failure::Invalid(messages::over_a_folder(&path.to_string_lossy())));
+        }
+        Ok(())
+    }
+
+    /// Refuses a write of `bytes` to `path` that would take what the run holds written past
+    /// [`MAX_RUN_BYTES`] (what the file held pending before is replaced, so it does not count).
+    fn check_run_size(&self, path: &Path, bytes: usize) -> Result<(), Failure> {
+        let total = self.overlay.pending_bytes() - self.overlay.pending_len(path) + bytes;
+        if total <= MAX_RUN_BYTES {
+            return Ok(());
+        }
+        Err(Failure::Invalid(messages::run_too_large(&format_file_size(total), &format_file_size(MAX_RUN_BYTES))))
+    }
+
     /// Records `path` as fully read, as Claude Code does for the session-memory file before
     /// its update agent starts.
     pub(crate) fn preload(&mut self, path: &Path) {
@@ -347,7 +382,8 @@ impl Tools {
         let new = str_arg(args, "new_string").unwrap_or_default();
         let replace_all = bool_arg(args, "replace_all").unwrap_or(false);
         check_write_size(new.len())?;
-        check_memory_path(self.gate.memory_prefix(), &path)?;
+        self.check_run_size(&path, new.len())?;
+        self.check_memory_path(&path)?;
         if let Some(refusal) = self.gate.team_secret_refusal(&path, new) {
             return Err(Failure::Invalid(refusal));
         }
@@ -382,8 +418,9 @@ impl Tools {
         }
         // Curly quotes kept from the file take up to 3 bytes where new_string has 1.
         let replaced = if replace_all { count } else { 1 };
-        check_write_size((content.len() - replaced * actual.len()).saturating_add(replaced.saturating_mul(new.len().saturating_mul(3))))?;
-        Ok(())
+        let most = (content.len() - replaced * actual.len()).saturating_add(replaced.saturating_mul(new.len().saturating_mul(3)));
+        check_write_size(most)?;
+        self.check_run_size(&path, most)
     }
 
     pub(super) fn edit(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
@@ -421,7 +458,8 @@ impl Tools {
         let path = self.abs(str_arg(args, "file_path").unwrap_or_default());
         let content = str_arg(args, "content").unwrap_or_default();
         check_write_size(content.len())?;
-        check_memory_path(self.gate.memory_prefix(), &path)?;
+        self.check_run_size(&path, content.len())?;
+        self.check_memory_path(&path)?;
         if let Some(refusal) = self.gate.team_secret_refusal(&path, content) {
             return Err(Failure::Invalid(refusal));
         }

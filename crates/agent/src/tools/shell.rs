@@ -301,6 +301,14 @@ impl Tools {
         let mut errors = Vec::new();
         for t in targets {
             let path = self.abs(t);
+            // A removal the changeset could not apply (from under a link out of the folder)
+            // would lose the whole run at the end: refused now, as rm refuses what it cannot remove.
+            if let Some((memdir, prefix)) = self.memdir() {
+                if let Some(Err(e)) = path.to_str().and_then(|p| p.strip_prefix(prefix)).map(|rel| memdir.check_remove_path(rel)) {
+                    errors.push(format!("rm: cannot remove '{t}': {e}"));
+                    continue;
+                }
+            }
             let exists = self.overlay.read(&path).map_err(|e| Failure::Failed(e.to_string()))?.is_some();
             if !exists && !self.overlay.is_changed(&path) && path.is_dir() {
                 errors.push(format!("rm: cannot remove '{t}': Is a directory"));

@@ -7,13 +7,16 @@
 //! caller read.
 
 use super::error::io_err;
+use super::path::MAX_COMPONENT_BYTES;
 use super::scan::read_bytes;
 use super::{Memdir, MemdirError, Revision, Scope};
 use std::fs;
+use std::io;
 use std::path::PathBuf;
 
 /// Checks a `/`-separated path relative to the memory folder: not empty, not absolute, no
-/// `.`/`..`/empty segments, no backslash, NUL or control characters. Public so a writer that
+/// `.`/`..`/empty segments, no backslash, NUL or control characters, no name past 255 bytes
+/// (which no file system takes, so the write would fail at the end). Public so a writer that
 /// applies later (an agent's run) can refuse such a path when it is asked for, not at the end.
 pub fn validate_raw_path(rel: &str) -> Result<(), MemdirError> {
     let refuse = |reason: &str| Err(MemdirError::InvalidPath { path: rel.to_string(), reason: reason.to_string() });
@@ -28,6 +31,13 @@ pub fn validate_raw_path(rel: &str) -> Result<(), MemdirError> {
     }
     if rel.split('/').any(|p| matches!(p, "" | "." | "..")) {
         return refuse("it contains an empty, '.' or '..' segment; paths must stay inside the folder");
+    }
+    if let Some(long) = rel.split('/').find(|p| p.len() > MAX_COMPONENT_BYTES) {
+        return refuse(&format!(
+            "the name \"{}…\" is {} bytes long; file systems allow {MAX_COMPONENT_BYTES}",
+            long.chars().take(20).collect::<String>(),
+            long.len()
+        ));
     }
     Ok(())
 }
@@ -72,6 +82,43 @@ impl Memdir {
             self.check_contained(&real_root, rel, &abs)?;
         }
         self.write_replace(&abs, rel, content, expected)
+    }
+
+    /// Whether [`Memdir::write_raw`] would refuse `rel` whatever the content, as the folder
+    /// stands: an invalid path, one that leads out of the folder through a link (or a dangling
+    /// one), or a link itself (an index excepted: it is written where it leads). For writers
+    /// that apply later (an agent's run), so such a path is refused when it is asked for rather
+    /// than losing every other change at the end. A missing folder refuses nothing.
+    pub fn check_write_path(&self, rel: &str) -> Result<(), MemdirError> {
+        validate_raw_path(rel)?;
+        let real_root = match self.real_root() {
+            Ok(root) => root,
+            Err(MemdirError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let abs = self.abs(rel);
+        self.check_contained(&real_root, rel, &abs)?;
+        let index = [Scope::Private, Scope::Team].iter().any(|s| s.index_rel_path() == rel);
+        match fs::symlink_metadata(&abs) {
+            Ok(m) if m.file_type().is_symlink() && !index => {
+                Err(MemdirError::NotARegularFile { path: rel.to_string(), detail: super::path::describe_type(&m) })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a change that removes `rel` (an agent's, applied with the revision check of
+    /// [`Memdir::read_raw`] and then moved to the trash) would be refused for where it lies: an
+    /// invalid path, or one that leads out of the folder through a link, the file itself being
+    /// such a link included (what it holds is read where it leads).
+    pub fn check_remove_path(&self, rel: &str) -> Result<(), MemdirError> {
+        validate_raw_path(rel)?;
+        let real_root = match self.real_root() {
+            Ok(root) => root,
+            Err(MemdirError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        self.check_contained(&real_root, rel, &self.abs(rel))
     }
 }
 
@@ -124,5 +171,50 @@ mod tests {
         let m = t.memdir();
         assert_eq!(m.write_raw("out/x.md", b"x", &Revision::ABSENT).unwrap_err().code(), "outside-memdir");
         assert!(!t.path().join("elsewhere/x.md").exists());
+    }
+
+    /// `check_write_path` refuses, before anything is written, each path `write_raw` would
+    /// refuse whatever the content: links out of the folder, dangling links, links themselves
+    /// (a linked index excepted), invalid paths; and passes what it would write.
+    #[cfg(unix)]
+    #[test]
+    fn write_paths_are_checked_as_write_raw_would_refuse_them() {
+        let t = TestDir::new();
+        std::fs::create_dir_all(t.path().join("elsewhere")).unwrap();
+        t.write("a.md", "a");
+        t.write("notes/index.md", "- [a](../a.md)\n");
+        let link = |to: &std::path::Path, name: &str| std::os::unix::fs::symlink(to, t.mem().join(name)).unwrap();
+        link(&t.path().join("elsewhere"), "out");
+        link(&t.path().join("elsewhere/gone.md"), "dangling.md");
+        link(&t.mem().join("a.md"), "inside.md");
+        link(&t.mem().join("notes/index.md"), "MEMORY.md");
+        let m = t.memdir();
+        for (rel, code) in [("out/x.md", "outside-memdir"), ("dangling.md", "outside-memdir"), ("inside.md", "not-a-regular-file"), ("../x.md", "invalid-path"), ("a\\b.md", "invalid-path"), (&*format!("{}/x.md", "y".repeat(256)), "invalid-path")] {
+            assert_eq!(m.check_write_path(rel).unwrap_err().code(), code, "{rel}");
+            let (_, rev) = m.read_raw(rel).unwrap_or((None, Revision::ABSENT));
+            assert_eq!(m.write_raw(rel, b"x", &rev).unwrap_err().code(), code, "{rel}");
+        }
+        for rel in ["a.md", "new.md", "team/new/x.md", "MEMORY.md", "notes/index.md"] {
+            m.check_write_path(rel).unwrap();
+            let (_, rev) = m.read_raw(rel).unwrap();
+            m.write_raw(rel, b"x", &rev).unwrap();
+        }
+        assert!(!t.path().join("elsewhere/x.md").exists() && !t.path().join("elsewhere/gone.md").exists());
+        // A folder not made yet refuses nothing.
+        Memdir::new(t.path().join("none"), t.path().join("trash"), m.clock.clone()).check_write_path("x.md").unwrap();
+        // Removals, checked as an agent's changeset applies them (the revision check reads the
+        // file where it leads): nothing from under a link out of the folder, no link out of it.
+        std::fs::write(t.path().join("elsewhere/x.md"), "theirs").unwrap();
+        link(&t.path().join("elsewhere/x.md"), "outfile.md");
+        for rel in ["out/x.md", "outfile.md", "dangling.md"] {
+            assert_eq!(m.check_remove_path(rel).unwrap_err().code(), "outside-memdir", "{rel}");
+            assert_eq!(m.read_raw(rel).unwrap_err().code(), "outside-memdir", "{rel}");
+        }
+        for rel in ["inside.md", "a.md"] {
+            m.check_remove_path(rel).unwrap();
+            m.read_raw(rel).unwrap();
+            m.delete(rel).unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(t.path().join("elsewhere/x.md")).unwrap(), "theirs");
     }
 }

@@ -14,7 +14,10 @@
 //! on a case-insensitive disk the same file as a key spelled differently only in case) is held
 //! back from pushes, so its stale local copy never reverts the teammate's version, and the
 //! next pull asks for everything until it is written. Pulls retry transient failures four
-//! times on Claude Code's backoff; auth and parse errors are not retried.
+//! times on Claude Code's backoff; auth and parse errors are not retried. A push the server
+//! acknowledged counts as held only once a pull shows it (`SyncState::unconfirmed_pushes`):
+//! until then a pull keeps the file in the trash before replacing it, and one the server's
+//! answer (or a 404) no longer names stays, is reported as forgotten and is pushed again.
 //!
 //! **Push** (local wins for edited keys): every `.md`/`.txt` file in `team/` (not starting
 //! with `.`, at most 250,000 bytes) is read; files the secret scanner flags are left out and
@@ -247,11 +250,15 @@ fn strip_quotes(s: &str) -> String {
     s.replace('"', "")
 }
 
-/// A client for `target` signed in with the token kept in the OS keyring (the usual client;
-/// tests and the api may pass their own credential store to [`SyncClient::new`] instead).
+/// A client for background work (the scheduler's team sync) signed in with the token kept in
+/// the OS keyring; tests and the api may pass their own credential store to
+/// [`SyncClient::new`] instead. Its keyring calls give up after
+/// [`mneme_keychain::BACKGROUND_TIME_LIMIT`]: a locked keyring whose unlock prompt nobody
+/// answers fails the pull or push with "unlock the keyring" (the scheduler tries again later)
+/// instead of holding it, the watcher's last push at shutdown included.
 pub fn keyring_client(target: SyncTarget, env: &Environment, clock: Arc<dyn Clock>) -> SyncClient {
     let server = target.server_url.clone().unwrap_or_default();
-    let store = Arc::new(crate::auth::KeyringStore::from_env(env));
+    let store = Arc::new(crate::auth::KeyringStore::from_env(env).with_time_limit(mneme_keychain::BACKGROUND_TIME_LIMIT));
     let session = crate::auth::Session::new(&server, store, Http::for_env(env), clock.clone()).with_refresh_lock(&env.data_dir());
     SyncClient::new(target, env, clock, Arc::new(session))
 }

@@ -30,6 +30,10 @@ pub struct PullReport {
     pub skipped: Vec<SkippedKey>,
     /// Local edits replaced by the server's version (copies are in the trash).
     pub conflicts: Vec<Conflict>,
+    /// Keys this client pushed and the server acknowledged that its answer no longer holds,
+    /// neither as an entry nor as a removal (the server lost the push): the local files are
+    /// left as they are, and the next push sends them again.
+    pub forgotten: Vec<String>,
 }
 
 /// The 200 body of a pull, as leniently as Claude Code's schema reads it (`organizationId`
@@ -181,6 +185,8 @@ impl SyncClient {
                 st.tombstoned_keys.clear();
                 st.kept_divergent.clear();
                 report.server_empty = true;
+                // Pushes it acknowledged and no longer holds are reported, and pushed again.
+                self.settle_unconfirmed(&self.target.team_dir(), &BTreeMap::new(), &BTreeMap::new(), st, &mut report);
                 return Ok(report);
             }
             _ => {}
@@ -221,7 +227,7 @@ impl SyncClient {
                 }
             }
             by_case.entry(case_fold(key)).or_insert(key);
-            match self.write_entry(&team_dir, key, content, &prior) {
+            match self.write_entry(&team_dir, key, content, &prior, &st.unconfirmed_pushes) {
                 Ok(WriteOutcome::Matched) => {}
                 Ok(WriteOutcome::Written(conflict)) => {
                     report.written.push(key.clone());
@@ -256,6 +262,7 @@ impl SyncClient {
                 }
             }
         }
+        self.settle_unconfirmed(&team_dir, &body.content.entries, &deleted, st, &mut report);
         // A key not written here leaves the local copy (if any) behind the server's: it is held
         // back from pushes until it is edited here or a later pull writes it, so a failed write
         // never turns into a push that reverts the teammate's version.
@@ -286,13 +293,52 @@ impl SyncClient {
         Ok(report)
     }
 
+    /// What a whole answer says about the pushes only acknowledged so far: one whose content
+    /// the answer holds is confirmed; one the pull wrote over (its copy kept in the trash) or a
+    /// lead removed (moved to the trash) is settled; one the answer does not name at all was
+    /// lost by the server. Its local file, if it still holds what was pushed, stays, is
+    /// reported, and goes out with the next push (`server_checksums` no longer names it), and
+    /// the key stays unconfirmed until a pull shows the server holding it.
+    fn settle_unconfirmed(
+        &self,
+        team_dir: &Path,
+        entries: &BTreeMap<String, String>,
+        deleted: &BTreeMap<String, f64>,
+        st: &mut SyncState,
+        report: &mut PullReport,
+    ) {
+        let mut forgotten = Vec::new();
+        st.unconfirmed_pushes.retain(|key, pushed| {
+            let held = entries.get(key).is_some_and(|content| hash_content(content) == *pushed);
+            if held || deleted.contains_key(key) || report.written.iter().any(|k| k == key) {
+                return false;
+            }
+            let local = crate::keys::validate_strict_team_mem_key(team_dir, key).ok().and_then(|p| mneme_store::open::read_plain(&p).ok());
+            if local.is_none_or(|(bytes, _)| hash_content(&String::from_utf8_lossy(&bytes)) != *pushed) {
+                // Edited or removed here since: an ordinary local change from now on.
+                return false;
+            }
+            if !entries.contains_key(key) {
+                // Whatever checksum the answer claims for it, the next push sends it again.
+                st.server_checksums.remove(key);
+                forgotten.push(key.clone());
+            }
+            // Forgotten, or named but not written here (held back): a later pull looks again.
+            true
+        });
+        report.forgotten = forgotten;
+    }
+
     /// Writes one pulled entry if it differs from the file; `Err` holds why it was skipped.
+    /// `unconfirmed` holds the pushes no pull has shown the server holding: a local file that
+    /// is one of them is kept in the trash before it is replaced, as a local edit is.
     fn write_entry(
         &self,
         team_dir: &Path,
         key: &str,
         content: &str,
         prior: &BTreeMap<String, String>,
+        unconfirmed: &BTreeMap<String, String>,
     ) -> Result<WriteOutcome, EntrySkipped> {
         // Mneme's strict key policy first: a key spelled non-canonically, with control or
         // invisible characters, or impossible on Windows is refused, never normalised.
@@ -326,7 +372,9 @@ impl SyncClient {
             // not mean the server has them: they are kept too. If no copy can be kept, the
             // server's version is not written over them.
             let local_hash = hash_content(&String::from_utf8_lossy(&bytes));
-            if prior.get(key) != Some(&local_hash) || std::str::from_utf8(&bytes).is_err() {
+            // A push the server acknowledged but never showed it holds is kept too: a server
+            // that lost it would otherwise replace the only copy with its older one.
+            if prior.get(key) != Some(&local_hash) || unconfirmed.get(key) == Some(&local_hash) || std::str::from_utf8(&bytes).is_err() {
                 let kept = self.memdir.trash_copy(&format!("{TEAM_DIR}/{key}")).map_err(|e| EntrySkipped::LocalNotKept(e.to_string()))?;
                 conflict = Some(Conflict {
                     key: key.to_string(),
@@ -399,9 +447,22 @@ impl PullReport {
         if self.not_modified {
             return "not modified".into();
         }
-        if self.server_empty {
-            return "the server holds no team memory for this repository yet".into();
+        let mut s = if self.server_empty {
+            "the server holds no team memory for this repository yet".to_string()
+        } else {
+            self.entries_summary()
+        };
+        if !self.forgotten.is_empty() {
+            s.push_str(&format!(
+                "; the server no longer holds {} file(s) it had accepted from this machine ({}): they are kept here and sent again by the next push",
+                self.forgotten.len(),
+                self.forgotten.join(", ")
+            ));
         }
+        s
+    }
+
+    fn entries_summary(&self) -> String {
         let mut s = format!("{} of {} entries written", self.written.len(), self.entry_count);
         if !self.trashed.is_empty() {
             s.push_str(&format!(", {} deleted by teammates moved to the trash", self.trashed.len()));

@@ -140,6 +140,8 @@ impl SyncClient {
                         for k in batch.keys() {
                             st.server_checksums.insert(k.clone(), hashes[k].clone());
                             st.kept_divergent.remove(k);
+                            // Acknowledged, not yet seen: a pull confirms it (see `unconfirmed_pushes`).
+                            st.unconfirmed_pushes.insert(k.clone(), hashes[k].clone());
                             report.uploaded.push(k.clone());
                         }
                         report.batches += 1;

@@ -110,6 +110,15 @@ pub struct SyncState {
     /// (unchanged here, changed by a teammate). Cleared by a pull or an edit here.
     #[serde(default)]
     pub kept_divergent: BTreeMap<String, String>,
+    /// Keys this client pushed and the server acknowledged (key → the hash sent) that no pull
+    /// has yet shown the server holding. Until one does, the acknowledgement is all there is:
+    /// a server that acknowledged a push and then lost it (a crash before its commit, a restore
+    /// from backup, a hostile server) would otherwise have the next pull write its older copy
+    /// over the only one, or hold back a file it no longer has. So a pull treats such a file as
+    /// a local edit (kept in the trash before it is replaced) and reports one missing from its
+    /// answer, which the next push sends again.
+    #[serde(default)]
+    pub unconfirmed_pushes: BTreeMap<String, String>,
     #[serde(default)]
     pub last_pull: Option<Outcome>,
     #[serde(default)]

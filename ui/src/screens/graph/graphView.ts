@@ -175,11 +175,13 @@ export class GraphView {
       container.style.cursor = '';
     });
     this.sigma.getCamera().on('updated', () => handlers.hover(null));
-    this.sigma.on('beforeRender', () => { this.drawnLabels.length = 0; });
+    this.sigma.on('beforeRender', () => { this.drawnLabels.length = 0; this.labelsDrawn = []; });
   }
 
   /** Label boxes drawn in the current frame (flat x0, y0, x1, y1), to skip colliding labels. */
   private drawnLabels: number[] = [];
+  /** The labels drawn in the last frame, left and right ends in canvas pixels (for tests). */
+  private labelsDrawn: { x0: number; x1: number; text: string }[] = [];
   private labelWidths = new Map<string, number>();
   private measureCtx: CanvasRenderingContext2D | null = null;
 
@@ -202,22 +204,57 @@ export class GraphView {
     return `${settings.labelWeight} ${settings.labelSize}px ${settings.labelFont}`;
   }
 
-  /** sigma's label, right of the disc, but never over a label already drawn in this frame. */
+  /** The canvas's width in CSS pixels, which labels must stay inside. */
+  private canvasWidth(ctx: CanvasRenderingContext2D): number {
+    return this.sigma ? this.sigma.getDimensions().width : ctx.canvas.width / (window.devicePixelRatio || 1);
+  }
+
+  /** `label` cut with an ellipsis to at most `room` pixels (whole when it fits). */
+  private fitLabel(label: string, font: string, room: number): { text: string; w: number } {
+    const whole = this.labelWidth(label, font);
+    if (whole <= room) return { text: label, w: whole };
+    const chars = Array.from(label);
+    let lo = 0, hi = chars.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.labelWidth(chars.slice(0, mid).join('') + '…', font) <= room) lo = mid;
+      else hi = mid - 1;
+    }
+    const text = chars.slice(0, lo).join('') + '…';
+    return { text, w: this.labelWidth(text, font) };
+  }
+
+  /** Where a label goes so it stays inside the canvas: right of the disc, else left of it,
+   *  else on the roomier side cut with an ellipsis (the hover and the side panel show it whole).
+   *  `gap` is the space between the disc and the text. */
+  private placeLabel(label: string, font: string, x: number, r: number, gap: number, width: number): { text: string; x: number; w: number } {
+    const margin = 4;
+    const right = width - margin - (x + r + gap), left = x - r - gap - margin;
+    const w = this.labelWidth(label, font);
+    if (w <= right) return { text: label, x: x + r + gap, w };
+    if (w <= left) return { text: label, x: x - r - gap - w, w };
+    const fit = this.fitLabel(label, font, Math.max(right, left));
+    return { ...fit, x: right >= left ? x + r + gap : x - r - gap - fit.w };
+  }
+
+  /** sigma's label, right of the disc (left of it at the canvas's right edge), but never over a
+   *  label already drawn in this frame and never past the canvas. */
   private drawLabel(ctx: CanvasRenderingContext2D, data: PartialButFor<NodeDisplayData, 'x' | 'y' | 'size' | 'label' | 'color'>, settings: Settings<NodeAttrs>) {
     if (!data.label) return;
     const size = settings.labelSize;
     const font = this.labelFont(settings);
-    const w = this.labelWidth(data.label, font);
-    const x0 = data.x + data.size + 3 - 1, x1 = x0 + w + 2;
+    const at = this.placeLabel(data.label, font, data.x, data.size, 3, this.canvasWidth(ctx));
+    const x0 = at.x - 1, x1 = x0 + at.w + 2;
     const y0 = data.y - size * 0.62, y1 = data.y + size * 0.62;
     const d = this.drawnLabels;
     for (let i = 0; i < d.length; i += 4) {
       if (x0 < d[i + 2] && x1 > d[i] && y0 < d[i + 3] && y1 > d[i + 1]) return;
     }
     d.push(x0, y0, x1, y1);
+    this.labelsDrawn.push({ x0: at.x, x1: at.x + at.w, text: at.text });
     ctx.fillStyle = settings.labelColor.color ?? this.palette.text;
     ctx.font = font;
-    ctx.fillText(data.label, data.x + data.size + 3, data.y + size / 3);
+    ctx.fillText(at.text, at.x, data.y + size / 3);
   }
 
   private drawHover(ctx: CanvasRenderingContext2D, data: PartialButFor<NodeDisplayData, 'x' | 'y' | 'size' | 'label' | 'color'>, settings: Settings<NodeAttrs>) {
@@ -228,15 +265,16 @@ export class GraphView {
     ctx.lineWidth = 2;
     ctx.stroke();
     if (!data.label) return;
-    ctx.font = `600 ${settings.labelSize}px ${settings.labelFont}`;
-    const w = ctx.measureText(data.label).width;
-    const x = data.x + data.size + 6, y = data.y;
+    const font = `600 ${settings.labelSize}px ${settings.labelFont}`;
+    const at = this.placeLabel(data.label, font, data.x, data.size, 6, this.canvasWidth(ctx));
+    const y = data.y;
+    ctx.font = font;
     ctx.fillStyle = p.panel;
     ctx.globalAlpha = 0.92;
-    ctx.fillRect(x - 3, y - settings.labelSize / 2 - 3, w + 6, settings.labelSize + 6);
+    ctx.fillRect(at.x - 3, y - settings.labelSize / 2 - 3, at.w + 6, settings.labelSize + 6);
     ctx.globalAlpha = 1;
     ctx.fillStyle = p.text;
-    ctx.fillText(data.label, x, y + settings.labelSize / 3);
+    ctx.fillText(at.text, at.x, y + settings.labelSize / 3);
   }
 
   applyTheme() {
@@ -472,6 +510,11 @@ export class GraphView {
   viewportOf(id: string): { x: number; y: number } | null {
     const d = this.sigma.getNodeDisplayData(id);
     return d ? this.sigma.framedGraphToViewport(d) : null;
+  }
+
+  /** The labels of the last frame and the canvas's width: e2e checks none runs past the edge. */
+  labels(): { labels: { x0: number; x1: number; text: string }[]; width: number } {
+    return { labels: this.labelsDrawn.slice(), width: this.sigma.getDimensions().width };
   }
 
   /** Every drawn node's centre on the canvas (flat x, y pairs) and the canvas size: what the
