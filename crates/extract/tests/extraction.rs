@@ -66,6 +66,23 @@ impl World {
         }
     }
 
+    /// Appends entries to `path` (made if missing) that name their own `uuid` and `parentUuid`
+    /// rather than chaining to the last one [`append`](Self::append) wrote: a conversation
+    /// that goes back to an earlier message, or another file's. Each is this session's, in
+    /// this project, as far as its `sessionId` and `cwd` say.
+    fn append_linked(&self, path: &Path, entries: &[(&str, Option<&str>, Value)]) {
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+        for (uuid, parent, e) in entries {
+            let mut e = e.clone();
+            let o = e.as_object_mut().unwrap();
+            o.insert("uuid".into(), json!(uuid));
+            o.insert("parentUuid".into(), json!(parent));
+            o.insert("sessionId".into(), json!(SID));
+            o.insert("cwd".into(), json!(self.project));
+            writeln!(f, "{e}").unwrap();
+        }
+    }
+
     fn last_uuid(&self) -> Option<String> {
         let n = self.n.load(Ordering::SeqCst);
         (n > 0).then(|| format!("00000000-0000-4000-8000-{n:012}"))
@@ -701,20 +718,11 @@ async fn a_followed_session_holds_only_the_turns_since_its_last_run() {
     }
 
     // Back to the first answer: a new prompt chained to it, and a reply.
-    let mut f = std::fs::OpenOptions::new().append(true).open(&w.transcript).unwrap();
-    for (uuid, parent, e) in [
-        ("00000000-0000-4000-8000-000000009001", early_answer.as_str(), json!({"type": "user", "message": {"role": "user", "content": "Let us go back and try that again."}})),
-        ("00000000-0000-4000-8000-000000009002", "00000000-0000-4000-8000-000000009001", json!({"type": "assistant", "message": {"id": "msg_rewound", "role": "assistant",
+    w.append_linked(&w.transcript, &[
+        ("00000000-0000-4000-8000-000000009001", Some(early_answer.as_str()), json!({"type": "user", "message": {"role": "user", "content": "Let us go back and try that again."}})),
+        ("00000000-0000-4000-8000-000000009002", Some("00000000-0000-4000-8000-000000009001"), json!({"type": "assistant", "message": {"id": "msg_rewound", "role": "assistant",
             "content": [{"type": "text", "text": "Sure."}], "stop_reason": "end_turn"}})),
-    ] {
-        let mut e = e;
-        let o = e.as_object_mut().unwrap();
-        o.insert("uuid".into(), json!(uuid));
-        o.insert("parentUuid".into(), json!(parent));
-        o.insert("sessionId".into(), json!(SID));
-        o.insert("cwd".into(), json!(w.project));
-        writeln!(f, "{e}").unwrap();
-    }
+    ]);
     let m = s.poll().unwrap().expect("a turn end");
     let uuids: Vec<&str> = m.iter().map(|c| c.uuid.as_str()).collect();
     assert_eq!(uuids, ["00000000-0000-4000-8000-000000000001", early_answer.as_str(), "00000000-0000-4000-8000-000000009001", "00000000-0000-4000-8000-000000009002"]);
@@ -740,19 +748,10 @@ async fn a_forged_session_id_does_not_reach_another_sessions_state() {
     assert_eq!(cursor, w.last_uuid());
 
     let forged = w.transcript.with_file_name("9cecd26a-042b-4c49-82a7-83e39a310d80.jsonl");
-    let mut f = std::fs::File::create(&forged).unwrap();
-    for (uuid, parent, e) in [
+    w.append_linked(&forged, &[
         ("f0000000-0000-4000-8000-000000000001", None, json!({"type": "user", "message": {"role": "user", "content": "Some other words from somewhere else."}})),
         ("f0000000-0000-4000-8000-000000000002", Some("f0000000-0000-4000-8000-000000000001"), json!({"type": "assistant", "message": {"id": "m", "content": [{"type": "text", "text": "Ok."}], "stop_reason": "end_turn"}})),
-    ] {
-        let mut e = e;
-        let o = e.as_object_mut().unwrap();
-        o.insert("uuid".into(), json!(uuid));
-        o.insert("parentUuid".into(), json!(parent));
-        o.insert("sessionId".into(), json!(SID));
-        o.insert("cwd".into(), json!(w.project));
-        writeln!(f, "{e}").unwrap();
-    }
+    ]);
     let recs = x.extract_transcript(&forged, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap();
     assert_eq!(recs[0].session_id.as_deref(), Some("9cecd26a-042b-4c49-82a7-83e39a310d80"));
     assert_eq!(x.open_session(&w.transcript).unwrap().cursor().map(str::to_string), cursor, "the real session's cursor is its own");

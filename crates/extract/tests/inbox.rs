@@ -1,10 +1,12 @@
 //! The review inbox on its own: items staged by hand, kept, edited, discarded and promoted.
 
-use mneme_agent::{Changeset, FileChange};
-use mneme_core::{Clock, FixedClock};
-use mneme_extract::inbox::{Inbox, NewItem, PromoteTarget};
+mod common;
+
+use common::{new_item, World};
+use mneme_agent::FileChange;
+use mneme_extract::inbox::{NewItem, PromoteTarget};
 use mneme_extract::ItemStatus;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// A token Claude Code's scanner (and so the team check) finds.
@@ -12,34 +14,11 @@ fn token() -> String {
     format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5")
 }
 
-fn clock() -> Arc<dyn Clock> {
-    Arc::new(FixedClock::at_unix_secs(1_800_000_000))
-}
-
 fn mem(name: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {name} desc\nmetadata:\n  type: feedback\n---\n\n{body}\n")
 }
 
-struct World {
-    _dir: tempfile::TempDir,
-    data: PathBuf,
-    project: PathBuf,
-    memory: PathBuf,
-    inbox: Inbox,
-}
-
 impl World {
-    fn new() -> World {
-        let dir = tempfile::tempdir().unwrap();
-        let data = dir.path().join("data");
-        let project = dir.path().join("proj");
-        let memory = dir.path().join("memory");
-        std::fs::create_dir_all(&project).unwrap();
-        std::fs::create_dir_all(&memory).unwrap();
-        let inbox = Inbox::new(&data, clock());
-        World { _dir: dir, data, project, memory, inbox }
-    }
-
     /// Stages new files (relative to the memory folder) with one index line each.
     fn stage(&self, files: &[(&str, String)]) -> String {
         let root = &self.memory;
@@ -49,19 +28,7 @@ impl World {
         if !index.is_empty() {
             changes.push(FileChange { path: root.join("MEMORY.md"), before: None, after: Some(index), reason: "t".into() });
         }
-        let new = NewItem {
-            project_root: self.project.clone(),
-            memory_dir: root.clone(),
-            session_id: None,
-            transcript: None,
-            source: "extract_memories".into(),
-            changeset: Changeset { root: root.clone(), changes },
-        };
-        self.inbox.stage(new).unwrap().id
-    }
-
-    fn item_path(&self, id: &str) -> PathBuf {
-        self.data.join("extract/inbox").join(format!("{id}.json"))
+        self.inbox.stage(new_item(&self.project, root, changes)).unwrap().id
     }
 }
 
@@ -88,14 +55,7 @@ fn keeping_an_edit_that_puts_a_secret_into_team_memory_is_refused() {
         after: Some(format!("- [Deploy](deploy.md) — token {}\n", token())),
         reason: "t".into(),
     }];
-    let new = NewItem {
-        project_root: w.project.clone(),
-        memory_dir: root.clone(),
-        session_id: None,
-        transcript: None,
-        source: "x".into(),
-        changeset: Changeset { root: root.clone(), changes },
-    };
+    let new = NewItem { source: "x".into(), ..new_item(&w.project, root, changes) };
     let id = w.inbox.stage(new).unwrap().id;
     assert_eq!(w.inbox.keep(&id).unwrap_err().code(), "secrets-in-team-memory");
     assert_eq!(read(&w.memory.join("team/MEMORY.md")), None);
@@ -194,14 +154,7 @@ fn a_damaged_item_is_named_with_what_to_do_not_blamed_on_permissions() {
 
 /// The files of the inbox folder that are not items.
 fn not_items(w: &World) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(w.data.join("extract/inbox"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".json"))
-        .collect();
-    names.sort();
-    names
+    w.names().into_iter().filter(|n| !n.ends_with(".json")).collect()
 }
 
 /// Deciding an item leaves nothing beside it: no lock file per item (the inbox folder itself is
@@ -215,8 +168,8 @@ fn no_lock_file_is_left_after_keep_discard_edit_or_promote() {
     let edited_and_kept = w.stage(&[("d.md", mem("d", "Prefer rebase."))]);
     let promoted = w.stage(&[("e.md", mem("e", "Use the staging bucket."))]);
     // What an older Mneme left behind for an item it decided on, and for one it did not.
-    std::fs::write(w.data.join(format!("extract/inbox/{kept}.lock")), "").unwrap();
-    std::fs::write(w.data.join(format!("extract/inbox/{discarded}.lock")), "").unwrap();
+    std::fs::write(w.folder().join(format!("{kept}.lock")), "").unwrap();
+    std::fs::write(w.folder().join(format!("{discarded}.lock")), "").unwrap();
 
     w.inbox.keep(&kept).unwrap();
     w.inbox.discard(&discarded).unwrap();

@@ -1,63 +1,27 @@
 //! The inbox's retention rule (`mneme_extract::inbox::retention`): deciding an item prunes
 //! decided items older than 30 days beyond the newest 20, and nothing else.
 
-use mneme_agent::{Changeset, FileChange};
-use mneme_core::FixedClock;
-use mneme_extract::inbox::{retention, Inbox, NewItem};
-use mneme_extract::ItemStatus;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+mod common;
 
-const T0: u64 = 1_800_000_000;
+use common::{new_item, World, T0};
+use mneme_agent::FileChange;
+use mneme_extract::inbox::retention;
+use mneme_extract::ItemStatus;
+use std::path::Path;
+
 const DAY: u64 = 24 * 60 * 60;
 
-struct World {
-    _dir: tempfile::TempDir,
-    data: PathBuf,
-    memory: PathBuf,
-}
-
 impl World {
-    fn new() -> World {
-        let dir = tempfile::tempdir().unwrap();
-        let data = dir.path().join("data");
-        let memory = dir.path().join("memory");
-        std::fs::create_dir_all(&memory).unwrap();
-        World { _dir: dir, data, memory }
-    }
-
-    /// The inbox as seen at `secs` (Unix time): each decision is dated by the clock it is made with.
-    fn at(&self, secs: u64) -> Inbox {
-        Inbox::new(&self.data, Arc::new(FixedClock::at_unix_secs(secs)))
-    }
-
     /// Stages one new memory `name.md` at `secs`.
     fn stage(&self, secs: u64, name: &str) -> String {
+        self.stage_in(&self.project, &self.memory, secs, name)
+    }
+
+    /// Stages one new memory `name.md` for `project` (its memory folder `memory`) at `secs`.
+    fn stage_in(&self, project: &Path, memory: &Path, secs: u64, name: &str) -> String {
         let text = format!("---\nname: {name}\ndescription: {name} desc\n---\n\n{name} body\n");
-        let new = NewItem {
-            project_root: self.memory.clone(),
-            memory_dir: self.memory.clone(),
-            session_id: None,
-            transcript: None,
-            source: "extract_memories".into(),
-            changeset: Changeset { root: self.memory.clone(), changes: vec![FileChange { path: self.memory.join(format!("{name}.md")), before: None, after: Some(text), reason: "t".into() }] },
-        };
-        self.at(secs).stage(new).unwrap().id
-    }
-
-    fn folder(&self) -> PathBuf {
-        self.data.join("extract/inbox")
-    }
-
-    fn item_path(&self, id: &str) -> PathBuf {
-        self.folder().join(format!("{id}.json"))
-    }
-
-    /// Every file name in the inbox folder, sorted.
-    fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(self.folder()).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        names
+        let change = FileChange { path: memory.join(format!("{name}.md")), before: None, after: Some(text), reason: "t".into() };
+        self.at(secs).stage(new_item(project, memory, vec![change])).unwrap().id
     }
 }
 
@@ -158,3 +122,4 @@ fn a_decision_succeeds_when_only_pending_and_damaged_items_are_old() {
     assert!(matches!(w.at(T0 + 400 * DAY).discard(&id).unwrap().status, ItemStatus::Discarded { .. }));
     assert!(exists(&w.item_path(&old_pending)) && exists(&w.item_path(&old_damaged)) && exists(&w.item_path(&id)));
 }
+

@@ -445,48 +445,32 @@ fn literal(src: &mut Src, word: &str) -> R<()> {
 /// An object whose `{` is next: each key (its start) and `json` (the object's JSON, keys and
 /// punctuation; `value` adds each value's) to `value`, which must read the value.
 fn object(src: &mut Src, json: &mut Json, mut value: impl FnMut(&mut Src, &Key, &mut Json) -> R<()>) -> R<()> {
-    src.expect(b'{', "an object")?;
-    src.enter()?;
-    json.raw("{");
-    if src.ws()? == Some(b'}') {
-        src.bump();
-    } else {
-        let mut first = true;
-        loop {
-            if !first {
-                json.raw(",");
-            }
-            first = false;
-            let mut key = Key::default();
-            if src.ws()? != Some(b'"') {
-                return src.fail("expected a key");
-            }
-            json.raw("\"");
-            string(src, &mut Both(&mut key, &mut Escaped(json)))?;
-            json.raw("\":");
-            src.expect(b':', "`:`")?;
-            value(src, &key, json)?;
-            match src.ws()? {
-                Some(b',') => src.bump(),
-                Some(b'}') => {
-                    src.bump();
-                    break;
-                }
-                _ => return src.fail("expected `,` or `}`"),
-            }
+    sequence(src, json, (b'{', b'}'), "an object", |src, _, json| {
+        let mut key = Key::default();
+        if src.ws()? != Some(b'"') {
+            return src.fail("expected a key");
         }
-    }
-    json.raw("}");
-    src.depth -= 1;
-    Ok(())
+        json.raw("\"");
+        string(src, &mut Both(&mut key, &mut Escaped(json)))?;
+        json.raw("\":");
+        src.expect(b':', "`:`")?;
+        value(src, &key, json)
+    })
 }
 
 /// An array whose `[` is next: `item` reads each item (with its index).
-fn array(src: &mut Src, json: &mut Json, mut item: impl FnMut(&mut Src, usize, &mut Json) -> R<()>) -> R<()> {
-    src.expect(b'[', "an array")?;
+fn array(src: &mut Src, json: &mut Json, item: impl FnMut(&mut Src, usize, &mut Json) -> R<()>) -> R<()> {
+    sequence(src, json, (b'[', b']'), "an array", item)
+}
+
+/// What an object and an array share: `open` is next, then members separated by `,` until
+/// `close`, each read by `member` (with its index), and the punctuation added to `json`. The
+/// nesting depth counts it while it is read.
+fn sequence(src: &mut Src, json: &mut Json, (open, close): (u8, u8), what: &str, mut member: impl FnMut(&mut Src, usize, &mut Json) -> R<()>) -> R<()> {
+    src.expect(open, what)?;
     src.enter()?;
-    json.raw("[");
-    if src.ws()? == Some(b']') {
+    json.raw((open as char).encode_utf8(&mut [0; 4]));
+    if src.ws()? == Some(close) {
         src.bump();
     } else {
         let mut i = 0;
@@ -494,19 +478,19 @@ fn array(src: &mut Src, json: &mut Json, mut item: impl FnMut(&mut Src, usize, &
             if i > 0 {
                 json.raw(",");
             }
-            item(src, i, json)?;
+            member(src, i, json)?;
             i += 1;
             match src.ws()? {
                 Some(b',') => src.bump(),
-                Some(b']') => {
+                Some(b) if b == close => {
                     src.bump();
                     break;
                 }
-                _ => return src.fail("expected `,` or `]`"),
+                _ => return src.fail(&format!("expected `,` or `{}`", close as char)),
             }
         }
     }
-    json.raw("]");
+    json.raw((close as char).encode_utf8(&mut [0; 4]));
     src.depth -= 1;
     Ok(())
 }
