@@ -34,12 +34,17 @@ const INDEX_FILE: &str = "MEMORY.md";
 /// stages items all day, so an inbox would otherwise grow by that much forever. The rule,
 /// applied each time an item is decided (kept, edited and kept, discarded or promoted), under
 /// the inbox's lock: a decided item goes only when it is past *both* of these.
+///
+/// An item that cannot be deleted does not fail the decision (it is already made): the
+/// decision's item names it in [`InboxItem::not_pruned`], and the next decision tries again.
 pub mod retention {
     /// Every item decided less than this long ago is kept: a month is how long a memory that
     /// went wrong can take to be noticed, and the item is where its before and after are.
     pub const KEEP_DAYS: u64 = 30;
-    /// However old, the inbox's newest decided items are kept: an inbox decided on rarely would
-    /// otherwise lose its whole history in one prune.
+    /// However old, each project's newest decided items are kept: a project decided on rarely
+    /// would otherwise lose its whole history in one prune. Counted per project (per memory
+    /// folder, the items the Inbox shows as one project's history), not over the whole inbox,
+    /// so that a busy project's decisions never push out a quiet one's.
     pub const KEEP_NEWEST: usize = 20;
     /// [`KEEP_DAYS`] in milliseconds, the unit of an item's times.
     pub const KEEP_MS: u64 = KEEP_DAYS * 24 * 60 * 60 * 1000;
@@ -138,6 +143,22 @@ pub struct InboxItem {
     pub changeset: Changeset,
     pub proposals: Vec<Proposal>,
     pub status: ItemStatus,
+    /// Only on the item a decision returns, and only when the [`retention`] prune that follows
+    /// the decision could not delete something: each decided item it left, with why. The
+    /// decision itself stands (it was saved before the prune, so this is never in an item's
+    /// file), and the next decision tries again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_pruned: Vec<NotPruned>,
+}
+
+/// What a [`retention`] prune could not delete: a decided item's file, or the inbox folder
+/// itself when it could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotPruned {
+    pub path: PathBuf,
+    /// The system's error.
+    pub error: String,
 }
 
 /// What to stage.
@@ -361,40 +382,58 @@ impl Inbox {
         let _ = std::fs::remove_file(dir.join(format!("{id}.lock")));
         // A decision is the one time the history grows, so it is when the history is pruned
         // (no job of its own). The decision is already saved and the user's files written: a
-        // prune that fails must not report it as failed, and the next decision tries again.
+        // prune that fails must not report it as failed, but says what it left, and the next
+        // decision tries again.
         if item.status != ItemStatus::Pending {
-            let _ = self.prune(&_lock);
+            item.not_pruned = self.prune(&_lock);
         }
         Ok(item)
     }
 
-    /// Deletes the decided items [`retention`] no longer keeps, returning their ids. `_held` is
-    /// the inbox's lock, which the caller holds: no item can be decided (or its file rewritten)
-    /// while its status is judged here.
+    /// Deletes the decided items [`retention`] no longer keeps, returning what it could not
+    /// delete. `_held` is the inbox's lock, which the caller holds: no item can be decided (or
+    /// its file rewritten) while its status is judged here.
     ///
     /// Only a file read in full as an item, whose name is that item's id, is ever deleted:
     /// a damaged file stays (and stays listed as damaged), and so does anything else in the
     /// folder. A file that cannot be deleted is left for the next prune.
-    fn prune(&self, _held: &FileLock) -> Result<Vec<String>, InboxError> {
+    fn prune(&self, _held: &FileLock) -> Vec<NotPruned> {
         let now = self.now_ms();
-        let mut decided: Vec<(u64, u64, String, PathBuf)> = self
-            .item_files()?
+        let files = match self.item_files() {
+            Ok(files) => files,
+            Err(InboxError::Io { path, source, .. }) => return vec![NotPruned { path, error: source.to_string() }],
+            Err(other) => return vec![NotPruned { path: data::inbox_dir(&self.data_dir), error: other.to_string() }],
+        };
+        let mut decided: Vec<(u64, u64, String, PathBuf, PathBuf)> = files
             .into_iter()
             .filter_map(|path| {
                 let item = data::read_json::<InboxItem>(&path).ok().flatten()?;
                 let at = item.status.decided_ms()?;
-                path.file_stem().is_some_and(|s| s == item.id.as_str()).then_some((at, item.created_ms, item.id, path))
+                path.file_stem().is_some_and(|s| s == item.id.as_str()).then_some((at, item.created_ms, item.id, item.memory_dir, path))
             })
             .collect();
         // Newest decision first; ties by newest item, then id, so the cut is the same each time.
         decided.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)).then_with(|| b.2.cmp(&a.2)));
-        let mut removed = Vec::new();
-        for (at, _, id, path) in decided.into_iter().skip(retention::KEEP_NEWEST) {
-            if now.saturating_sub(at) >= retention::KEEP_MS && std::fs::remove_file(&path).is_ok() {
-                removed.push(id);
+        // How many of each project's decided items were kept as its newest so far.
+        let mut newest: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
+        let mut not_pruned = Vec::new();
+        for (at, _, _, memory_dir, path) in decided {
+            let count = newest.entry(memory_dir).or_default();
+            if *count < retention::KEEP_NEWEST {
+                *count += 1;
+                continue;
+            }
+            if now.saturating_sub(at) < retention::KEEP_MS {
+                continue;
+            }
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                // Gone already (deleted by hand meanwhile): what the prune wanted.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => not_pruned.push(NotPruned { path, error: e.to_string() }),
             }
         }
-        Ok(removed)
+        not_pruned
     }
 
     /// The inbox folder's `.json` files, each an item or a damaged one; none when the folder
@@ -429,6 +468,7 @@ impl Inbox {
             proposals: proposals(&new.changeset),
             changeset: new.changeset,
             status: ItemStatus::Pending,
+            not_pruned: Vec::new(),
         };
         self.save(&item)?;
         Ok(item)

@@ -35,6 +35,6 @@ pub mod transcript;
 pub mod watch;
 
 pub use data::trash_dir;
-pub use inbox::{Inbox, InboxError, InboxItem, ItemStatus, PromoteTarget, Proposal};
+pub use inbox::{Inbox, InboxError, InboxItem, ItemStatus, NotPruned, PromoteTarget, Proposal};
 pub use record::{recent_runs, ReviewMode, RunOutcome, RunRecord};
 pub use run::{Engine, ExtractError, ExtractOptions, Extractor, Project, Session};

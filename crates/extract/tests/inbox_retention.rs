@@ -1,12 +1,13 @@
 //! The inbox's retention rule (`mneme_extract::inbox::retention`): deciding an item prunes
-//! decided items older than 30 days beyond the newest 20, and nothing else.
+//! decided items older than 30 days beyond each project's newest 20, and nothing else; what it
+//! cannot delete, the decision's item names.
 
 mod common;
 
 use common::{new_item, World, T0};
 use mneme_agent::FileChange;
 use mneme_extract::inbox::retention;
-use mneme_extract::ItemStatus;
+use mneme_extract::{ItemStatus, NotPruned};
 use std::path::Path;
 
 const DAY: u64 = 24 * 60 * 60;
@@ -123,3 +124,113 @@ fn a_decision_succeeds_when_only_pending_and_damaged_items_are_old() {
     assert!(exists(&w.item_path(&old_pending)) && exists(&w.item_path(&old_damaged)) && exists(&w.item_path(&id)));
 }
 
+/// The newest 20 are counted per project (per memory folder, the items the Inbox lists as one
+/// project's history), not over the whole inbox: a busy project's decisions do not push out a
+/// quiet project's history, whichever project's decision prunes.
+#[test]
+fn each_project_keeps_its_own_newest_twenty() {
+    let w = World::new();
+    let (quiet_project, quiet_memory) = (w.project.with_file_name("quiet"), w.memory.with_file_name("quiet-memory"));
+    // The quiet project's 3 decisions, older than all of the busy project's.
+    let quiet: Vec<String> = (0..3u64)
+        .map(|i| {
+            let id = w.stage_in(&quiet_project, &quiet_memory, T0 - DAY + i, &format!("q{i}"));
+            w.at(T0 - DAY + i).discard(&id).unwrap();
+            id
+        })
+        .collect();
+    // The busy project's 25, a second apart.
+    let busy: Vec<String> = (0..25u64)
+        .map(|i| {
+            let id = w.stage(T0 + i, &format!("b{i}"));
+            w.at(T0 + i).discard(&id).unwrap();
+            id
+        })
+        .collect();
+
+    // 31 days on, all of them are past 30 days. A decision in the quiet project prunes the busy
+    // project's 5 oldest (beyond its own newest 20) and none of the quiet project's 4, though
+    // over the whole inbox those are 4 of the oldest.
+    let now = T0 + 31 * DAY;
+    let last = w.stage_in(&quiet_project, &quiet_memory, now, "q-last");
+    let decided = w.at(now).discard(&last).unwrap();
+    assert_eq!(decided.not_pruned, Vec::<NotPruned>::new());
+    let (gone, stay) = busy.split_at(5);
+    for id in gone {
+        assert!(!exists(&w.item_path(id)), "{id} should have been pruned");
+    }
+    for id in stay.iter().chain(&quiet).chain([&last]) {
+        assert!(exists(&w.item_path(id)), "{id} should have been kept");
+    }
+    assert_eq!(w.inbox.list(Some(&quiet_memory), true).unwrap().len(), 4);
+    assert_eq!(w.inbox.list(Some(&w.memory), true).unwrap().len(), 20);
+}
+
+/// A decided item the prune cannot delete does not fail the decision, and is not passed over
+/// in silence: the item the decision returns names it with the system's error (`mneme inbox
+/// --json` prints that item), never in the item's file; it stays, and a later decision deletes
+/// it once it can.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_decided_item_that_cannot_be_deleted_is_named_by_the_decision() {
+    let w = World::new();
+    let old: Vec<String> = (0..21u64)
+        .map(|i| {
+            let id = w.stage(T0 + i, &format!("d{i}"));
+            w.at(T0 + i).discard(&id).unwrap();
+            id
+        })
+        .collect();
+    // The oldest two are past the newest 20 once one more is decided; the oldest cannot go.
+    let Some(stuck) = Undeletable::new(&w.item_path(&old[0])) else {
+        eprintln!("skipped: the immutable flag cannot be set here (it takes CAP_LINUX_IMMUTABLE, as root has, and a file system that has the flag)");
+        return;
+    };
+    let now = T0 + 31 * DAY;
+    let id = w.stage(now, "new");
+    let kept = w.at(now).keep(&id).unwrap();
+    assert!(matches!(kept.status, ItemStatus::Kept { .. }));
+    assert!(exists(&w.memory.join("new.md")), "the decision was carried out");
+    assert_eq!(kept.not_pruned.len(), 1, "{:?}", kept.not_pruned);
+    assert_eq!(kept.not_pruned[0].path, w.item_path(&old[0]));
+    assert!(kept.not_pruned[0].error.contains("not permitted"), "{:?}", kept.not_pruned);
+    assert!(exists(&w.item_path(&old[0])) && !exists(&w.item_path(&old[1])));
+    let json = serde_json::to_value(&kept).unwrap();
+    assert_eq!(json["notPruned"][0]["path"], serde_json::json!(w.item_path(&old[0])));
+    assert!(!std::fs::read_to_string(w.item_path(&id)).unwrap().contains("notPruned"));
+    assert_eq!(w.inbox.get(&id).unwrap().not_pruned, Vec::<NotPruned>::new());
+
+    drop(stuck);
+    let next = w.stage(now, "next");
+    let discarded = w.at(now).discard(&next).unwrap();
+    assert_eq!(discarded.not_pruned, Vec::<NotPruned>::new());
+    assert!(!exists(&w.item_path(&old[0])));
+}
+
+/// Keeps a file from being deleted, even by root, while it lives: Linux's immutable flag (what
+/// `chattr +i` sets). `None` where it cannot be set: without CAP_LINUX_IMMUTABLE, or on a file
+/// system without the flag.
+#[cfg(target_os = "linux")]
+struct Undeletable(std::fs::File);
+
+#[cfg(target_os = "linux")]
+impl Undeletable {
+    fn new(path: &Path) -> Option<Undeletable> {
+        use rustix::fs::{ioctl_getflags, ioctl_setflags, IFlags};
+        let file = std::fs::File::open(path).ok()?;
+        let flags = ioctl_getflags(&file).ok()?;
+        ioctl_setflags(&file, flags | IFlags::IMMUTABLE).ok()?;
+        Some(Undeletable(file))
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Undeletable {
+    /// Cleared again, also when the test fails: else the temporary folder could not be deleted.
+    fn drop(&mut self) {
+        use rustix::fs::{ioctl_getflags, ioctl_setflags, IFlags};
+        if let Ok(flags) = ioctl_getflags(&self.0) {
+            let _ = ioctl_setflags(&self.0, flags - IFlags::IMMUTABLE);
+        }
+    }
+}
