@@ -12,7 +12,7 @@ use mneme_core::Clock;
 use mneme_model::Cancel;
 use mneme_store::Environment;
 use mneme_team::auth::{CredentialStore, Session};
-use mneme_team::client::Http;
+use mneme_team::client::{given_up_message, Http};
 use mneme_team::watch::{TeamWatcher, WatchEvent, DEBOUNCE};
 use mneme_team::{keyring_client, resolve_target, PullReport, PushReport, SyncClient, SyncError, SyncTarget};
 use std::collections::{BTreeMap, HashMap};
@@ -48,6 +48,9 @@ struct Watched {
     watcher: TeamWatcher,
     events: mpsc::Receiver<WatchEvent>,
     last_pull: Instant,
+    /// The files last reported as lost by the server too often to push automatically: the
+    /// warning is recorded when this set changes, not at every pull that sees it again.
+    given_up_said: Vec<String>,
 }
 
 impl TeamLoop {
@@ -65,26 +68,27 @@ impl TeamLoop {
             }
             for w in watched.values_mut() {
                 while let Ok(event) = w.events.try_recv() {
-                    self.record(&w.repo, event);
+                    self.record(&w.repo, &mut w.given_up_said, event);
                 }
                 if w.last_pull.elapsed() >= self.pull_every {
                     w.last_pull = Instant::now();
                     let pulled = w.client.pull();
-                    // Files the server acknowledged and then lost: the watcher pushes them again.
-                    if matches!(&pulled, Ok(p) if !p.forgotten.is_empty()) {
+                    // Files the server acknowledged and then lost: the watcher pushes them again,
+                    // except those it has lost too often (the watcher's pushes leave them out).
+                    if matches!(&pulled, Ok(p) if !p.pushed_again().is_empty()) {
                         w.watcher.notify_write();
                     }
-                    self.record(&w.repo, WatchEvent::Pulled(pulled));
+                    self.record(&w.repo, &mut w.given_up_said, WatchEvent::Pulled(pulled));
                 }
             }
             std::thread::sleep(Duration::from_millis(250));
         }
-        for (_, w) in watched {
+        for (_, mut w) in watched {
             if let Some(last) = w.watcher.shutdown() {
-                self.record(&w.repo, WatchEvent::Pushed(last));
+                self.record(&w.repo, &mut w.given_up_said, WatchEvent::Pushed(last));
             }
             while let Ok(event) = w.events.try_recv() {
-                self.record(&w.repo, event);
+                self.record(&w.repo, &mut w.given_up_said, event);
             }
         }
     }
@@ -125,7 +129,7 @@ impl TeamLoop {
             match TeamWatcher::start(client.clone(), DEBOUNCE, Some(tx)) {
                 Ok(watcher) => {
                     reported.folders.remove(&memory_dir);
-                    watched.insert(memory_dir, Watched { repo, client, watcher, events: rx, last_pull: Instant::now() });
+                    watched.insert(memory_dir, Watched { repo, client, watcher, events: rx, last_pull: Instant::now(), given_up_said: Vec::new() });
                 }
                 Err(e) => {
                     let error = e.to_string();
@@ -149,7 +153,19 @@ impl TeamLoop {
         }
     }
 
-    fn record(&self, repo: &str, event: WatchEvent) {
+    /// Records what the watcher or a scheduled pull did. `given_up_said` is the folder's files
+    /// last reported as lost too often to push automatically: a pull naming another set says
+    /// so (a failure, since work is at risk until someone acts), one naming the same set again
+    /// adds nothing, and a whole answer naming none clears it.
+    fn record(&self, repo: &str, given_up_said: &mut Vec<String>, event: WatchEvent) {
+        if let WatchEvent::Pulled(Ok(p)) = &event {
+            if p.given_up != *given_up_said && (!p.given_up.is_empty() || !p.not_modified) {
+                if !p.given_up.is_empty() {
+                    self.reporter.begin(JobKind::TeamSync, repo).finish(Outcome::Failed { error: given_up_message(&p.given_up) });
+                }
+                *given_up_said = p.given_up.clone();
+            }
+        }
         let outcome = match event {
             WatchEvent::Pulled(r) => pulled(r),
             WatchEvent::Pushed(r) => pushed(r),
@@ -174,19 +190,23 @@ pub fn sync_targets(env: &Environment, folders: &[PathBuf]) -> Vec<SyncTarget> {
 
 fn pulled(r: Result<PullReport, SyncError>) -> Outcome {
     match r {
-        Ok(p) if p.written.is_empty() && p.trashed.is_empty() && p.forgotten.is_empty() => Outcome::Skipped { reason: "nothing new on the server".into() },
-        Ok(p) => Outcome::Done {
-            summary: format!(
-                "Pulled {} file(s){}{}",
-                p.written.len(),
-                if p.trashed.is_empty() { String::new() } else { format!(", {} removed by a lead (moved to the trash)", p.trashed.len()) },
-                if p.forgotten.is_empty() {
-                    String::new()
-                } else {
-                    format!("; the server no longer holds {} file(s) it had accepted from here ({}): kept here and pushed again", p.forgotten.len(), p.forgotten.join(", "))
-                }
-            ),
-        },
+        // Files lost too often to push again are said apart, once (see `TeamLoop::record`).
+        Ok(p) if p.written.is_empty() && p.trashed.is_empty() && p.pushed_again().is_empty() => Outcome::Skipped { reason: "nothing new on the server".into() },
+        Ok(p) => {
+            let again = p.pushed_again();
+            Outcome::Done {
+                summary: format!(
+                    "Pulled {} file(s){}{}",
+                    p.written.len(),
+                    if p.trashed.is_empty() { String::new() } else { format!(", {} removed by a lead (moved to the trash)", p.trashed.len()) },
+                    if again.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; the server no longer holds {} file(s) it had accepted from here ({}): kept here and pushed again", again.len(), again.join(", "))
+                    }
+                ),
+            }
+        }
         Err(e) => Outcome::Failed { error: e.to_string() },
     }
 }
@@ -197,6 +217,9 @@ fn pushed(r: Result<PushReport, SyncError>) -> Outcome {
             let mut summary = format!("Pushed {} file(s)", p.uploaded.len());
             if !p.skipped_secrets.is_empty() {
                 summary.push_str(&format!("; {} held back because they hold a secret", p.skipped_secrets.len()));
+            }
+            if !p.held_back_lost.is_empty() {
+                summary.push_str(&format!("; {} the server kept losing not sent (push them by hand with `mneme team push`)", p.held_back_lost.len()));
             }
             Outcome::Done { summary }
         }

@@ -2,14 +2,19 @@
 //! where nothing answers (every pull fails, so each watcher that starts says so with one failed
 //! run): one watcher per memory folder, a sign-in made after the start is picked up, and a
 //! keyring that cannot be read is reported once instead of being taken for "signed out".
+//! Then against a server that acknowledges pushes and loses them: the loop pushes a lost file
+//! again, and stops doing so once the server has lost it three times in a row.
 
 use mneme_core::{Clock, SystemClock};
 use mneme_scheduler::team::{sync_targets, TeamLoop};
 use mneme_scheduler::{Folders, JobKind, Outcome, Reporter, RunLog, RunRecord};
 use mneme_team::auth::{CredentialStore, Credentials};
+use mneme_team::client::hash_content;
 use mneme_team::SyncError;
 use mneme_testsupport::{git, refused_port, RefusedPort, TestHome};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -179,4 +184,203 @@ fn a_locked_keyring_is_reported_once_and_sync_starts_when_it_opens() {
     let keyring = failed(&seen[0]);
     assert!(keyring.starts_with(&format!("could not read the team sign-in for {}", w.server)) && keyring.contains("unlock the keyring"), "{keyring}");
     assert!(!failed(&seen[1]).contains("sign-in"), "said once: {seen:?}");
+}
+
+/// What the dropping server below holds and has been sent.
+#[derive(Default)]
+struct ServerState {
+    /// What it holds, and serves to pulls.
+    held: BTreeMap<String, String>,
+    /// Pushes still to acknowledge and then lose (the rest are kept).
+    drops_left: usize,
+    /// The entries of every push it was sent, oldest first.
+    puts: Vec<BTreeMap<String, String>>,
+    /// Pulls (GETs of the whole tree) it answered.
+    pulls: usize,
+}
+
+/// A team server on 127.0.0.1:0 that acknowledges every push with a new checksum but keeps
+/// one only once `drops_left` pushes have been lost ("ack-then-drop": a crash before its
+/// commit, a restore from backup). Pulls get what it holds, and 304 for the checksum of that,
+/// as a real server does; so a pull after a push always gets a whole answer.
+fn dropping_server(drops_left: usize) -> (String, Arc<Mutex<ServerState>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let state = Arc::new(Mutex::new(ServerState { drops_left, ..Default::default() }));
+    let s = state.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let request = read_request(&mut conn);
+            let answer = answer(&request, &mut s.lock().unwrap());
+            let _ = conn.write_all(answer.as_bytes());
+        }
+    });
+    (url, state)
+}
+
+/// The head, then as much body as Content-Length says.
+fn read_request(conn: &mut std::net::TcpStream) -> String {
+    let mut request = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    while let Ok(n) = conn.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        request.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&request).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+                .unwrap_or(0);
+            if request.len() >= end + 4 + length {
+                break;
+            }
+        }
+    }
+    String::from_utf8_lossy(&request).into_owned()
+}
+
+fn answer(request: &str, s: &mut ServerState) -> String {
+    let json = |status: &str, body: String| format!("HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+    let checksums: serde_json::Map<String, serde_json::Value> = s.held.iter().map(|(k, v)| (k.clone(), hash_content(v).into())).collect();
+    let tree = hash_content(&serde_json::to_string(&s.held).unwrap());
+    if request.starts_with("PUT ") {
+        let body = &request[request.find("\r\n\r\n").unwrap() + 4..];
+        let entries: BTreeMap<String, String> = serde_json::from_value(serde_json::from_str::<serde_json::Value>(body).unwrap()["entries"].clone()).unwrap();
+        s.puts.push(entries.clone());
+        if s.drops_left > 0 {
+            s.drops_left -= 1;
+        } else {
+            s.held.extend(entries);
+        }
+        // A checksum no pull is answered with: the next pull gets the whole tree.
+        return json("200 OK", format!(r#"{{"checksum":"sha256:ack{}"}}"#, s.puts.len()));
+    }
+    if request.contains("view=hashes") {
+        return json("200 OK", serde_json::json!({"checksum": tree, "entryChecksums": checksums}).to_string());
+    }
+    s.pulls += 1;
+    if request.to_ascii_lowercase().contains(&format!("if-none-match: \"{tree}\"")) {
+        return "HTTP/1.1 304 Not Modified\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into();
+    }
+    let body = serde_json::json!({
+        "repo": "acme/shop", "lastModified": "2026-12-06T00:00:00.000Z", "checksum": tree,
+        "content": {"entries": s.held, "entryChecksums": checksums}
+    });
+    json("200 OK", body.to_string())
+}
+
+/// Polls `done` every 20 ms for at most 60 s (the watcher waits 2 s after a change before it
+/// pushes, and a re-push needs a pull first), failing with `what`.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl World {
+    /// The world with a dropping server instead of the refused port, signed in.
+    fn with_server(url: &str) -> (World, Arc<Store>) {
+        let mut w = World::new();
+        w.home.env = w.home.env.clone().set_var("TEAM_MEMORY_SYNC_URL", url);
+        w.server = url.to_string();
+        let store = Arc::new(Store::default());
+        store.sign_in(url);
+        (w, store)
+    }
+
+    /// Starts the loop with the smallest pull interval (every look of the loop, 250 ms), and
+    /// returns once its watcher watches: the watcher starts with a pull, and the loop's own
+    /// scheduled pulls begin only once the watcher has started, so a second pull means a
+    /// change to `team/` from now on is seen.
+    fn start(&self, store: &Arc<Store>, server: &Arc<Mutex<ServerState>>) -> (Reporter, mneme_model::Cancel, std::thread::JoinHandle<()>) {
+        let (l, reporter) = self.team_loop(vec![self.repo.clone()], Duration::from_millis(100), store);
+        let cancel = mneme_model::Cancel::new();
+        let c = cancel.clone();
+        let before = server.lock().unwrap().pulls;
+        let t = std::thread::spawn(move || l.run(c));
+        wait_until("the watcher started and a scheduled pull ran", || server.lock().unwrap().pulls >= before + 2);
+        (reporter, cancel, t)
+    }
+
+    fn team_dir(&self) -> PathBuf {
+        self.home.memdir_for(&self.repo).join("team")
+    }
+}
+
+/// The pushes the server was sent that carried `key` with `content`.
+fn pushes_of(server: &Mutex<ServerState>, key: &str, content: &str) -> usize {
+    server.lock().unwrap().puts.iter().filter(|p| p.get(key).map(String::as_str) == Some(content)).count()
+}
+
+fn all_runs(reporter: &Reporter) -> Vec<RunRecord> {
+    let mut r = reporter.log().recent(1000, Some(JobKind::TeamSync)).unwrap();
+    r.reverse();
+    r
+}
+
+/// A server that acknowledges a push and then loses it: the loop's next scheduled pull
+/// reports it, the watcher pushes the same content again, and the file here is untouched.
+#[test]
+fn a_push_the_server_lost_is_pushed_again_by_the_next_scheduled_pull() {
+    let (url, server) = dropping_server(1);
+    let (w, store) = World::with_server(&url);
+    let (reporter, cancel, t) = w.start(&store, &server);
+    let team = w.team_dir();
+    std::fs::write(team.join("deploy.md"), "Deploy from the release branch.").unwrap();
+
+    wait_until("the edit was pushed twice (lost once, then sent again)", || pushes_of(&server, "deploy.md", "Deploy from the release branch.") >= 2);
+    wait_until("the server holds it", || server.lock().unwrap().held.contains_key("deploy.md"));
+    wait_until("the loss was recorded", || {
+        all_runs(&reporter).iter().any(|r| matches!(&r.outcome, Outcome::Done { summary } if summary.contains("no longer holds 1 file(s)") && summary.contains("(deploy.md)") && summary.contains("pushed again")))
+    });
+    cancel.cancel();
+    t.join().unwrap();
+    assert_eq!(std::fs::read_to_string(team.join("deploy.md")).unwrap(), "Deploy from the release branch.");
+    assert_eq!(pushes_of(&server, "deploy.md", "Deploy from the release branch."), 2, "held once sent again: {:?}", server.lock().unwrap().puts);
+    assert!(!all_runs(&reporter).iter().any(|r| matches!(&r.outcome, Outcome::Failed { .. })), "{:?}", all_runs(&reporter));
+}
+
+/// A server that loses the same file at every push: after three losses in a row automatic
+/// pushes stop sending it and the loop says so once, with what to do; the file stays as it
+/// is. The count is kept with the sync state, so a restart does not start the re-pushing
+/// again; an edit here sends the file again.
+#[test]
+fn a_file_the_server_keeps_losing_is_pushed_three_times_then_reported() {
+    let (url, server) = dropping_server(usize::MAX);
+    let (w, store) = World::with_server(&url);
+    let (reporter, cancel, t) = w.start(&store, &server);
+    let team = w.team_dir();
+    let content = "Deploy from the release branch.";
+    std::fs::write(team.join("deploy.md"), content).unwrap();
+
+    let given_up = |r: &RunRecord| matches!(&r.outcome, Outcome::Failed { error } if error.contains("lost 1 file(s)") && error.contains("3 times in a row") && error.contains("(deploy.md)") && error.contains("`mneme team push`"));
+    wait_until("the server's third loss was reported", || all_runs(&reporter).iter().any(given_up));
+    assert_eq!(pushes_of(&server, "deploy.md", content), 3, "{:?}", server.lock().unwrap().puts);
+    // Without the limit the next push would come a debounce (2 s) after the next pull, a
+    // quarter of a second away: twice that and more, and still none.
+    std::thread::sleep(Duration::from_secs(6));
+    assert_eq!(pushes_of(&server, "deploy.md", content), 3, "pushed again after the third loss");
+    assert_eq!(all_runs(&reporter).iter().filter(|r| given_up(r)).count(), 1, "said once: {:?}", all_runs(&reporter));
+    cancel.cancel();
+    t.join().unwrap();
+    assert_eq!(std::fs::read_to_string(team.join("deploy.md")).unwrap(), content);
+
+    // A restart: the watcher's first pull finds the file still lost, says so once more, and
+    // does not start pushing it again.
+    let (reporter, cancel, t) = w.start(&store, &server);
+    wait_until("the restart reported the lost file", || all_runs(&reporter).iter().filter(|r| given_up(r)).count() >= 2);
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(pushes_of(&server, "deploy.md", content), 3, "pushed again after a restart");
+
+    // An edit here is new content: it goes out at once.
+    std::fs::write(team.join("deploy.md"), "Deploy from main.").unwrap();
+    wait_until("the edit was pushed", || pushes_of(&server, "deploy.md", "Deploy from main.") >= 1);
+    cancel.cancel();
+    t.join().unwrap();
+    assert_eq!(std::fs::read_to_string(team.join("deploy.md")).unwrap(), "Deploy from main.");
 }

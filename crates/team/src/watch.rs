@@ -10,6 +10,10 @@
 //! - **Pending changes.** A push clears the pending flag only if no change arrived while it
 //!   ran. (Claude Code clears it on any success, so an edit made during a push waits for the
 //!   next edit; Mneme pushes it after the next debounce.)
+//! - **Files the server keeps losing.** The watcher pushes with
+//!   [`SyncClient::push_automatic`]: a file whose same content the server acknowledged and then
+//!   lost three times in a row is left out (and a pull reporting it lost does not schedule a
+//!   push) until it is edited here or pushed by hand. The file itself is never touched.
 //! - **Shutdown.** The timer stops, the watch closes, an in-flight push is awaited, and one
 //!   more push runs when changes are pending and pushes are not suppressed.
 //!
@@ -191,8 +195,9 @@ impl TeamWatcher {
         // Suppression lasts for one watcher's life, as it lasts for one Claude Code session.
         client.record_suppression(None)?;
         let pulled = client.pull_fresh();
-        // Files the server acknowledged and then lost go out again with the first push.
-        let resend = matches!(&pulled, Ok(p) if !p.forgotten.is_empty());
+        // Files the server acknowledged and then lost go out again with the first push, unless
+        // it has lost them too often to be worth sending on its own.
+        let resend = matches!(&pulled, Ok(p) if !p.pushed_again().is_empty());
         if let Some(tx) = &events {
             let _ = tx.send(WatchEvent::Pulled(pulled));
         }
@@ -265,7 +270,7 @@ fn control_loop(
         *running = std::thread::Builder::new()
             .name("mneme-team-push".into())
             .spawn(move || {
-                let _ = tx.send(Msg::PushDone(client.push()));
+                let _ = tx.send(Msg::PushDone(client.push_automatic()));
             })
             .ok();
     };
@@ -336,7 +341,7 @@ fn control_loop(
         }
     }
     if d.flush() {
-        let result = client.push();
+        let result = client.push_automatic();
         d.push_done(result.is_ok(), None);
         return Some(result);
     }

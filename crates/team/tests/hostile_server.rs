@@ -432,3 +432,71 @@ fn a_push_acknowledged_then_answered_with_nothing_held_is_reported_and_pushed_ag
     assert_eq!(c.push().unwrap().uploaded, ["mine.md"]);
     assert_eq!(seen.lock().unwrap().iter().filter(|r| r.starts_with("PUT ")).count(), 2);
 }
+
+/// A server that acknowledges every push of a file and loses every one: automatic pushes send
+/// it again until the server has lost the same content three times in a row, then leave it
+/// out, and the pull says so with what to do. The count lives in the sync state (a new client,
+/// as after a restart, still holds it back); a push by hand sends it and starts the count
+/// again, and an edit here is new content, sent at once. The file is never touched.
+#[test]
+fn a_file_the_server_keeps_losing_is_no_longer_pushed_automatically() {
+    let home = TestHome::new();
+    let (url, seen) = serve(move |req| {
+        if req.starts_with("PUT ") {
+            json("200 OK", r#"{"checksum":"sha256:2"}"#)
+        } else if req.contains("view=hashes") {
+            json("404 Not Found", r#"{"error":{"message":"no team memory yet"}}"#)
+        } else {
+            json("200 OK", &tree("sha256:3", &[], None))
+        }
+    });
+    let (c, team) = client(&home, &url);
+    let puts = || seen.lock().unwrap().iter().filter(|r| r.starts_with("PUT ") && r.contains("never lost")).count();
+    std::fs::write(team.join("mine.md"), "never lost").unwrap();
+    for lost in 1..=2 {
+        assert_eq!(c.push_automatic().unwrap().uploaded, ["mine.md"], "push {lost}");
+        let r = c.pull().unwrap();
+        assert_eq!((r.forgotten.as_slice(), r.given_up.len()), (["mine.md".to_string()].as_slice(), 0), "{r:?}");
+        // A second pull before the next push sees the same loss: it is not counted twice.
+        assert!(c.pull().unwrap().given_up.is_empty());
+    }
+    assert_eq!(c.push_automatic().unwrap().uploaded, ["mine.md"]);
+    let r = c.pull().unwrap();
+    assert_eq!(r.given_up, ["mine.md"], "{r:?}");
+    assert!(r.pushed_again().is_empty());
+    let said = r.summary();
+    assert!(said.contains("lost 1 file(s)") && said.contains("3 times in a row") && said.contains("(mine.md)") && said.contains("`mneme team push`"), "{said}");
+    assert!(!said.contains("sent again by the next push"), "{said}");
+    assert_eq!(puts(), 3);
+
+    let pushed = c.push_automatic().unwrap();
+    assert!(pushed.uploaded.is_empty(), "{pushed:?}");
+    assert_eq!(pushed.held_back_lost, ["mine.md"]);
+    assert!(pushed.summary().contains("`mneme team push`"), "{}", pushed.summary());
+    // A new client on the same state, as after a restart, holds it back too.
+    let (again, _) = client(&home, &url);
+    assert!(again.push_automatic().unwrap().uploaded.is_empty());
+    assert_eq!(puts(), 3);
+    assert_eq!(std::fs::read_to_string(team.join("mine.md")).unwrap(), "never lost");
+
+    // By hand: sent, and the count starts again (two more automatic tries before the next stop).
+    assert_eq!(c.push().unwrap().uploaded, ["mine.md"]);
+    assert_eq!(puts(), 4);
+    let r = c.pull().unwrap();
+    assert_eq!(r.forgotten, ["mine.md"]);
+    assert!(r.given_up.is_empty(), "{r:?}");
+    assert_eq!(c.push_automatic().unwrap().uploaded, ["mine.md"]);
+    c.pull().unwrap();
+    assert_eq!(c.push_automatic().unwrap().uploaded, ["mine.md"]);
+    assert_eq!(c.pull().unwrap().given_up, ["mine.md"]);
+    assert_eq!(puts(), 6);
+
+    // An edit here is other content: an automatic push sends it, and its count starts afresh.
+    std::fs::write(team.join("mine.md"), "never lost, edited").unwrap();
+    assert_eq!(c.push_automatic().unwrap().uploaded, ["mine.md"]);
+    let r = c.pull().unwrap();
+    assert_eq!(r.forgotten, ["mine.md"]);
+    assert!(r.given_up.is_empty(), "{r:?}");
+    assert_eq!(c.state().unwrap().lost_pushes["mine.md"].times, 1);
+    assert_eq!(std::fs::read_to_string(team.join("mine.md")).unwrap(), "never lost, edited");
+}

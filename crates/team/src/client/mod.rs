@@ -54,10 +54,10 @@ pub(crate) use errors::classify_failure;
 pub use errors::{recoverable_by_unlink, SyncError};
 pub use files::{hash_content, js_sort, read_local, syncs_name, LocalFiles};
 pub use http::{encode_uri_component, user_agent, Http, MAX_RESPONSE_BYTES, MAX_SIGN_IN_RESPONSE_BYTES};
-pub use pull::PullReport;
+pub use pull::{given_up_message, PullReport};
 pub use push::{batch_by_bytes, PushReport};
 pub use retry::{retry_delay, Sleeper, ThreadSleeper, BASE_DELAY_MS, MAX_DELAY_MS};
-pub use state::{Conflict, ConflictKind, Outcome, SkippedSecret, Suppression, SyncState};
+pub use state::{Conflict, ConflictKind, LostPush, Outcome, SkippedSecret, Suppression, SyncState, MAX_LOST_PUSHES};
 
 use crate::wire::TEAM_MEMORY_PATH;
 use http::{Failure, Request};

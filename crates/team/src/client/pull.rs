@@ -4,7 +4,7 @@
 //! overview in `client` for the whole policy.
 
 use super::http::{Reply, Request};
-use super::state::{self, Conflict, ConflictKind, Outcome, SyncState};
+use super::state::{self, Conflict, ConflictKind, LostPush, Outcome, SyncState, MAX_LOST_PUSHES};
 use super::{files, hash_content, retry_delay, strip_quotes, SkippedKey, SyncClient, SyncError};
 use crate::wire::{MAX_FILE_SIZE_BYTES, MAX_RETRIES};
 use mneme_store::memdir::TEAM_DIR;
@@ -34,6 +34,10 @@ pub struct PullReport {
     /// neither as an entry nor as a removal (the server lost the push): the local files are
     /// left as they are, and the next push sends them again.
     pub forgotten: Vec<String>,
+    /// Of `forgotten`, the keys whose same content the server has now lost
+    /// [`MAX_LOST_PUSHES`](super::state::MAX_LOST_PUSHES) times in a row: automatic pushes no
+    /// longer send them (a push by hand, or an edit here, does). Their files stay as they are.
+    pub given_up: Vec<String>,
 }
 
 /// The 200 body of a pull, as leniently as Claude Code's schema reads it (`organizationId`
@@ -308,25 +312,43 @@ impl SyncClient {
         report: &mut PullReport,
     ) {
         let mut forgotten = Vec::new();
+        let mut given_up = Vec::new();
         st.unconfirmed_pushes.retain(|key, pushed| {
             let held = entries.get(key).is_some_and(|content| hash_content(content) == *pushed);
             if held || deleted.contains_key(key) || report.written.iter().any(|k| k == key) {
+                // Held, removed by a lead or replaced by the server's copy: the run of losses ends.
+                st.lost_pushes.remove(key);
                 return false;
             }
             let local = crate::keys::validate_strict_team_mem_key(team_dir, key).ok().and_then(|p| mneme_store::open::read_plain(&p).ok());
             if local.is_none_or(|(bytes, _)| hash_content(&String::from_utf8_lossy(&bytes)) != *pushed) {
                 // Edited or removed here since: an ordinary local change from now on.
+                st.lost_pushes.remove(key);
                 return false;
             }
             if !entries.contains_key(key) {
                 // Whatever checksum the answer claims for it, the next push sends it again.
                 st.server_checksums.remove(key);
                 forgotten.push(key.clone());
+                // One more loss of this content, counted once per push (the pulls between two
+                // pushes all see the same loss).
+                let lost = st.lost_pushes.entry(key.clone()).or_insert_with(|| LostPush { hash: pushed.clone(), times: 0, resent: true });
+                if lost.hash != *pushed {
+                    *lost = LostPush { hash: pushed.clone(), times: 0, resent: true };
+                }
+                if lost.resent {
+                    lost.times += 1;
+                    lost.resent = false;
+                }
+                if lost.times >= MAX_LOST_PUSHES {
+                    given_up.push(key.clone());
+                }
             }
             // Forgotten, or named but not written here (held back): a later pull looks again.
             true
         });
         report.forgotten = forgotten;
+        report.given_up = given_up;
     }
 
     /// Writes one pulled entry if it differs from the file; `Err` holds why it was skipped.
@@ -452,14 +474,23 @@ impl PullReport {
         } else {
             self.entries_summary()
         };
-        if !self.forgotten.is_empty() {
+        let resent = self.pushed_again();
+        if !resent.is_empty() {
             s.push_str(&format!(
                 "; the server no longer holds {} file(s) it had accepted from this machine ({}): they are kept here and sent again by the next push",
-                self.forgotten.len(),
-                self.forgotten.join(", ")
+                resent.len(),
+                resent.join(", ")
             ));
         }
+        if !self.given_up.is_empty() {
+            s.push_str(&format!("; {}", given_up_message(&self.given_up)));
+        }
         s
+    }
+
+    /// The forgotten keys automatic pushes send again (those not given up on).
+    pub fn pushed_again(&self) -> Vec<String> {
+        self.forgotten.iter().filter(|k| !self.given_up.contains(k)).cloned().collect()
     }
 
     fn entries_summary(&self) -> String {
@@ -475,6 +506,16 @@ impl PullReport {
         }
         s
     }
+}
+
+/// What to tell the person about files the server keeps losing: they are safe here, automatic
+/// pushes have stopped sending them, and what to do (the CLI's `mneme team push` sends them).
+pub fn given_up_message(keys: &[String]) -> String {
+    format!(
+        "the team server lost {} file(s) it had accepted from this machine {MAX_LOST_PUSHES} times in a row ({}). They are kept here unchanged, but Mneme has stopped pushing them automatically: check the team server (its disk, its logs, a restore from backup), then push them by hand with `mneme team push` in the project folder (editing one of them also sends it again)",
+        keys.len(),
+        keys.join(", ")
+    )
 }
 
 /// A key with case folded away as far as any disk might fold it: lower-cased after upper-casing,

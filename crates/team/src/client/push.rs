@@ -33,6 +33,9 @@ pub struct PushReport {
     pub conflict_retries: u32,
     /// Keys where this push replaced a teammate's newer version.
     pub conflicts: Vec<Conflict>,
+    /// Files an automatic push left out because the server lost that same content
+    /// [`MAX_LOST_PUSHES`](super::state::MAX_LOST_PUSHES) times in a row; a push by hand sends them.
+    pub held_back_lost: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -53,12 +56,26 @@ struct PutReply {
 }
 
 impl SyncClient {
-    /// Pushes the local delta.
+    /// Pushes the local delta: a push asked for by a person (the CLI, the app). It also sends
+    /// files the server kept losing, which automatic pushes hold back, and starts their count
+    /// again.
     pub fn push(&self) -> Result<PushReport, SyncError> {
+        self.push_with(false)
+    }
+
+    /// Pushes the local delta as the watcher does, on its own: files whose same content the
+    /// server acknowledged and then lost [`MAX_LOST_PUSHES`](super::state::MAX_LOST_PUSHES)
+    /// times in a row are left out (a server that keeps losing them is not helped by every
+    /// pull sending them again), until they are edited here or pushed by hand.
+    pub fn push_automatic(&self) -> Result<PushReport, SyncError> {
+        self.push_with(true)
+    }
+
+    fn push_with(&self, automatic: bool) -> Result<PushReport, SyncError> {
         let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         let (server, repo) = self.server_and_repo()?;
         let mut st = state::load(&self.state_path, &server, &repo)?;
-        let result = self.push_inner(&server, &repo, &mut st);
+        let result = self.push_inner(&server, &repo, &mut st, automatic);
         let now = self.now_ms();
         match &result {
             Ok(r) => {
@@ -76,7 +93,7 @@ impl SyncClient {
         result
     }
 
-    fn push_inner(&self, server: &str, repo: &str, st: &mut SyncState) -> Result<PushReport, SyncError> {
+    fn push_inner(&self, server: &str, repo: &str, st: &mut SyncState, automatic: bool) -> Result<PushReport, SyncError> {
         // Signed out is `no_oauth` even when there is nothing to send, as in Claude Code.
         self.token(server)?;
         files::check_canonical(&self.target.memory_dir)?;
@@ -106,7 +123,12 @@ impl SyncClient {
                 report.tombstoned.push(k.clone());
                 continue;
             }
-            hashes.insert(k.clone(), hash_content(&local.entries[k]));
+            let hash = hash_content(&local.entries[k]);
+            if automatic && st.gave_up_on(k, &hash) {
+                report.held_back_lost.push(k.clone());
+                continue;
+            }
+            hashes.insert(k.clone(), hash);
         }
 
         // Never synced with this server (or it had nothing): without a checksum to send as
@@ -142,6 +164,21 @@ impl SyncClient {
                             st.kept_divergent.remove(k);
                             // Acknowledged, not yet seen: a pull confirms it (see `unconfirmed_pushes`).
                             st.unconfirmed_pushes.insert(k.clone(), hashes[k].clone());
+                            // Content the server lost before is being sent again: the next pull
+                            // that finds it missing counts one more loss. A push by hand starts
+                            // the count again; other content is not the one that was lost.
+                            match st.lost_pushes.get_mut(k) {
+                                Some(lost) if lost.hash == hashes[k] => {
+                                    lost.resent = true;
+                                    if !automatic {
+                                        lost.times = 0;
+                                    }
+                                }
+                                Some(_) => {
+                                    st.lost_pushes.remove(k);
+                                }
+                                None => {}
+                            }
                             report.uploaded.push(k.clone());
                         }
                         report.batches += 1;
@@ -315,6 +352,13 @@ impl PushReport {
         }
         if !self.oversized.is_empty() {
             s.push_str(&format!("; {} file(s) over 250,000 bytes skipped", self.oversized.len()));
+        }
+        if !self.held_back_lost.is_empty() {
+            s.push_str(&format!(
+                "; {} file(s) the server kept losing not sent automatically ({}): check the team server, then push them by hand with `mneme team push`",
+                self.held_back_lost.len(),
+                self.held_back_lost.join(", ")
+            ));
         }
         if !self.refused_keys.is_empty() {
             let list: Vec<String> = self.refused_keys.iter().map(|k| k.reason.clone()).collect();

@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 const STATE_VERSION: u32 = 1;
 /// Conflicts kept for display; older ones fall off.
 pub const MAX_CONFLICTS: usize = 50;
+/// How many pushes of the same content in a row a server may acknowledge and then lose before
+/// automatic pushes stop sending it: past that, sending it again is not going to help, and
+/// every pull re-pushing it for ever would hide a server that is losing work.
+pub const MAX_LOST_PUSHES: u32 = 3;
 
 /// How one pull or push ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +90,20 @@ pub struct Suppression {
     pub at_ms: u64,
 }
 
+/// A key whose acknowledged push the server then lost, with how often in a row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LostPush {
+    /// The hash of the content that was lost; other content starts the count afresh.
+    pub hash: String,
+    /// Pushes of this content in a row the server acknowledged and then lost.
+    pub times: u32,
+    /// Sent again since the last loss was counted: the next pull that finds it missing counts
+    /// once more (several pulls finding one lost push count it once).
+    #[serde(default)]
+    pub resent: bool,
+}
+
 /// The persisted state of one memory folder's sync.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -119,6 +137,12 @@ pub struct SyncState {
     /// answer, which the next push sends again.
     #[serde(default)]
     pub unconfirmed_pushes: BTreeMap<String, String>,
+    /// Keys whose acknowledged pushes the server lost, with how many times in a row (see
+    /// [`LostPush`]). At [`MAX_LOST_PUSHES`] automatic pushes stop sending that content; a push
+    /// made by hand sends it and starts the count again, an edit here forgets it, a pull that
+    /// shows the server holding it ends it. The local file is left as it is throughout.
+    #[serde(default)]
+    pub lost_pushes: BTreeMap<String, LostPush>,
     #[serde(default)]
     pub last_pull: Option<Outcome>,
     #[serde(default)]
@@ -139,6 +163,12 @@ pub struct SyncState {
 impl SyncState {
     pub fn fresh(server_url: &str, repo: &str) -> Self {
         SyncState { version: STATE_VERSION, server_url: server_url.into(), repo: repo.into(), ..Default::default() }
+    }
+
+    /// Whether automatic pushes hold back `key` with content `hash`: the server lost that very
+    /// content [`MAX_LOST_PUSHES`] times in a row.
+    pub fn gave_up_on(&self, key: &str, hash: &str) -> bool {
+        self.lost_pushes.get(key).is_some_and(|l| l.hash == hash && l.times >= MAX_LOST_PUSHES)
     }
 
     pub fn record_conflict(&mut self, c: Conflict) {
