@@ -167,9 +167,12 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 /// How many connections are open at once, at most. A browser opens six per host and the page
 /// keeps one for its event stream; without a bound a local process opening thousands (each
 /// held up to the 10 s header limit) took the process's file descriptors and memory, and the
-/// UI with them. Past it the oldest connection that has not sent a whole request yet is
-/// closed to make room (so half-open ones cannot keep the page out), or, when every one is
-/// serving, the new one is closed at once.
+/// UI with them. Past it a connection is closed to make room: the oldest that has not sent a
+/// whole request yet (so half-open ones cannot keep the page out), else the oldest with no
+/// request in flight (a kept-alive one idle between requests: any local process can hold 128
+/// of those by sending one request on each). A connection whose answer is still being sent,
+/// the page's event stream included, is never closed for a newcomer; when every one has a
+/// request in flight the new one is closed at once.
 pub const MAX_CONNECTIONS: usize = 128;
 /// How many free IPv4 ports `--port 0` tries before giving up on one whose IPv6 twin is free.
 const PORT_TRIES: usize = 20;
@@ -245,17 +248,23 @@ async fn serve_http(
             () = &mut shutdown => break,
         };
         let Some(slot) = open.admit(limits.max_connections) else {
-            // Every slot is serving a request: this one is closed at once.
+            // Every slot has a request in flight: this one is closed at once.
             drop(stream);
             continue;
         };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
-        let requested = slot.requested.clone();
+        let requests = slot.requests.clone();
         let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-            requested.store(true, std::sync::atomic::Ordering::Relaxed);
+            // Counted from here until the answer's body is dropped: hyper drops it once sent
+            // to its end, or when the connection ends first. Held by the handler's future
+            // until then, so a request abandoned before its answer is ready is uncounted too.
+            let in_flight = requests.start();
             let mut router = router.clone();
-            async move { tower_service::Service::call(&mut router, req).await }
+            async move {
+                let Ok(response) = tower_service::Service::call(&mut router, req).await;
+                Ok::<_, std::convert::Infallible>(response.map(|body| axum::body::Body::new(slots::Counted::new(body, in_flight))))
+            }
         });
         let io = TokioIo::new(stall::StallGuard::new(stream, limits.write_stall));
         let conn = graceful.watch(http.serve_connection(io, service));
@@ -287,15 +296,20 @@ async fn accept(v4: &tokio::net::TcpListener, v6: Option<&tokio::net::TcpListene
 }
 
 mod slots {
-    //! The open connections, counted, each with whether it has sent a whole request yet.
+    //! The open connections, counted, each with whether it has sent a whole request yet and
+    //! how many of its requests are in flight (their answers not yet wholly sent).
 
+    use axum::body::{Body, Bytes};
+    use hyper::body::{Frame, SizeHint};
     use std::collections::BTreeMap;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll};
     use tokio::sync::Notify;
 
     struct Entry {
-        requested: Arc<AtomicBool>,
+        requests: Requests,
         evicted: Arc<Notify>,
     }
 
@@ -309,36 +323,134 @@ mod slots {
     pub(crate) struct Slot {
         id: u64,
         open: Open,
-        /// Set once hyper has read a whole request's headers on this connection.
-        pub(crate) requested: Arc<AtomicBool>,
+        /// What the connection's requests have been; the service marks them.
+        pub(crate) requests: Requests,
         /// Notified when the connection is closed to make room.
         pub(crate) evicted: Arc<Notify>,
     }
 
+    /// One connection's requests: whether hyper has read a whole request's headers on it yet,
+    /// and how many are in flight. The flag alone is not enough: a kept-alive connection that
+    /// sent one request long ago and now sits idle is no more serving than a silent one.
+    #[derive(Default, Clone)]
+    pub(crate) struct Requests {
+        requested: Arc<AtomicBool>,
+        in_flight: Arc<AtomicUsize>,
+    }
+
+    impl Requests {
+        /// A request came in; it counts as in flight until the returned guard is dropped.
+        pub(crate) fn start(&self) -> InFlight {
+            self.requested.store(true, Ordering::Relaxed);
+            self.in_flight.fetch_add(1, Ordering::Relaxed);
+            InFlight(self.in_flight.clone())
+        }
+
+        fn requested(&self) -> bool {
+            self.requested.load(Ordering::Relaxed)
+        }
+
+        fn idle(&self) -> bool {
+            self.in_flight.load(Ordering::Relaxed) == 0
+        }
+    }
+
+    /// One request in flight; dropping it ends the request's count.
+    pub(crate) struct InFlight(Arc<AtomicUsize>);
+
+    impl Drop for InFlight {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// An answer's body that keeps its request in flight for as long as it lives: hyper drops
+    /// it when the last of it is sent or the connection ends. The event stream never ends on
+    /// its own, so its connection is never taken for a newcomer.
+    pub(crate) struct Counted {
+        body: Body,
+        _in_flight: InFlight,
+    }
+
+    impl Counted {
+        pub(crate) fn new(body: Body, in_flight: InFlight) -> Self {
+            Counted { body, _in_flight: in_flight }
+        }
+    }
+
+    impl hyper::body::Body for Counted {
+        type Data = Bytes;
+        type Error = axum::Error;
+
+        fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+            Pin::new(&mut self.body).poll_frame(cx)
+        }
+
+        fn is_end_stream(&self) -> bool {
+            self.body.is_end_stream()
+        }
+
+        // Passed on so that answers of a known length keep their Content-Length.
+        fn size_hint(&self) -> SizeHint {
+            self.body.size_hint()
+        }
+    }
+
     impl Open {
-        /// A place for a new connection when fewer than `max` are open; else the oldest one
-        /// that has not sent a whole request yet is told to close and its place taken; `None`
-        /// when every open connection has (the new one is refused).
+        /// A place for a new connection when fewer than `max` are open; else one is told to
+        /// close and its place taken: the oldest that has not sent a whole request yet, else
+        /// the oldest with no request in flight. `None` when every open connection has a
+        /// request in flight (the new one is refused).
         pub(crate) fn admit(&self, max: usize) -> Option<Slot> {
             let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             let (next, open) = &mut *guard;
             if open.len() >= max {
-                let idle = open.iter().find(|(_, e)| !e.requested.load(Ordering::Relaxed)).map(|(id, _)| *id)?;
+                let oldest = |pick: fn(&Requests) -> bool| open.iter().find(|(_, e)| pick(&e.requests)).map(|(id, _)| *id);
+                let idle = oldest(|r| !r.requested()).or_else(|| oldest(Requests::idle))?;
                 if let Some(e) = open.remove(&idle) {
                     // A stored permit: the connection's task closes it even if not yet waiting.
                     e.evicted.notify_one();
                 }
             }
             *next += 1;
-            let (requested, evicted) = (Arc::new(AtomicBool::new(false)), Arc::new(Notify::new()));
-            open.insert(*next, Entry { requested: requested.clone(), evicted: evicted.clone() });
-            Some(Slot { id: *next, open: self.clone(), requested, evicted })
+            let (requests, evicted) = (Requests::default(), Arc::new(Notify::new()));
+            open.insert(*next, Entry { requests: requests.clone(), evicted: evicted.clone() });
+            Some(Slot { id: *next, open: self.clone(), requests, evicted })
         }
     }
 
     impl Drop for Slot {
         fn drop(&mut self) {
             self.open.inner.lock().unwrap_or_else(|p| p.into_inner()).1.remove(&self.id);
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn ids(open: &Open) -> Vec<u64> {
+            open.inner.lock().unwrap().1.keys().copied().collect()
+        }
+
+        #[test]
+        fn past_the_cap_silent_then_idle_ones_make_room_never_one_in_flight() {
+            let open = Open::default();
+            let streaming = open.admit(3).unwrap();
+            let _stream = streaming.requests.start();
+            let kept_alive = open.admit(3).unwrap();
+            drop(kept_alive.requests.start());
+            let _silent = open.admit(3).unwrap();
+            // The silent one goes first, though the others are older.
+            let newcomer = open.admit(3).unwrap();
+            assert_eq!(ids(&open), [1, 2, 4]);
+            // Then the oldest that asked for something no longer in flight; never the stream.
+            drop(newcomer.requests.start());
+            let next = open.admit(3).unwrap();
+            assert_eq!(ids(&open), [1, 4, 5]);
+            let _busy = [newcomer.requests.start(), next.requests.start()];
+            assert!(open.admit(3).is_none(), "every one has a request in flight");
+            assert_eq!(ids(&open), [1, 4, 5]);
         }
     }
 }
