@@ -17,7 +17,10 @@
 //! times on Claude Code's backoff; auth and parse errors are not retried. A push the server
 //! acknowledged counts as held only once a pull shows it (`SyncState::unconfirmed_pushes`):
 //! until then a pull keeps the file in the trash before replacing it, and one the server's
-//! answer (or a 404) no longer names stays, is reported as forgotten and is pushed again.
+//! answer (or a 404) no longer names stays, is reported as forgotten and is pushed again —
+//! by the watcher ([`SyncClient::push_automatic`]) only until the server has lost the same
+//! content [`MAX_LOST_PUSHES`] times in a row (`SyncState::lost_pushes`); then it is reported
+//! as given up, and only a push by hand or an edit here sends it again.
 //!
 //! **Push** (local wins for edited keys): every `.md`/`.txt` file in `team/` (not starting
 //! with `.`, at most 250,000 bytes) is read; files the secret scanner flags are left out and
