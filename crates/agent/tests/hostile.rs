@@ -8,15 +8,16 @@
 use mneme_agent::{is_memory_rm_command, is_read_only_command, run_agent, AgentError, AgentTask, Mode, Policy};
 use mneme_core::versions::{self, BashReadOnlyTables};
 use mneme_core::{Clock, FixedClock};
-use mneme_model::{Block, Cancel, ModelError, Provider, ProviderKind, Request, Response, StopReason, Usage};
+use mneme_model::{Block, Cancel, ModelError, Provider, ProviderKind, Request, Response};
 use mneme_testsupport::hostile::{config, mutated_text, text};
+use mneme_testsupport::scripted::Scripted;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 fn commands() -> Vec<Vec<u8>> {
     [
@@ -86,42 +87,6 @@ fn line_continuations_never_pass_as_read_only() {
 // A hostile model answer driving the whole run: tool calls whose paths leave the memory folder
 // (`..`, absolute, links planted inside the folder that point out of it, NUL, names past the
 // file system's limit, under a file), against a folder holding such links.
-
-/// A model that answers with the scripted turns, then ends its turn; it keeps what it was sent.
-struct Scripted {
-    turns: Mutex<VecDeque<Vec<Block>>>,
-    seen: Mutex<Vec<Request>>,
-}
-
-impl Scripted {
-    fn new(turns: impl IntoIterator<Item = Vec<Block>>) -> Scripted {
-        Scripted { turns: Mutex::new(turns.into_iter().collect()), seen: Mutex::new(Vec::new()) }
-    }
-
-    /// The tool results of the `n`th request (content, is_error).
-    fn results(&self, n: usize) -> Vec<(String, bool)> {
-        let seen = self.seen.lock().unwrap();
-        seen[n].messages.last().unwrap().content.iter().filter_map(|b| match b {
-            Block::ToolResult { content, is_error, .. } => Some((content.clone(), *is_error)),
-            _ => None,
-        }).collect()
-    }
-}
-
-impl Provider for Scripted {
-    fn kind(&self) -> ProviderKind {
-        ProviderKind::Anthropic
-    }
-    fn model(&self) -> &str {
-        "scripted"
-    }
-    fn complete<'a>(&'a self, request: &'a Request, _: &'a Cancel) -> Pin<Box<dyn Future<Output = Result<Response, ModelError>> + Send + 'a>> {
-        self.seen.lock().unwrap().push(request.clone());
-        let content = self.turns.lock().unwrap().pop_front().unwrap_or_else(|| vec![Block::Text { text: "done".into() }]);
-        let stop_reason = if content.iter().any(|b| matches!(b, Block::ToolUse { .. })) { StopReason::ToolUse } else { StopReason::EndTurn };
-        Box::pin(async move { Ok(Response { content, stop_reason, usage: Usage::default() }) })
-    }
-}
 
 /// A memory folder with links planted in it, a folder outside it, a working folder and
 /// Mneme's data folder, all in one temporary directory.
@@ -312,7 +277,7 @@ fn calls_the_changeset_could_not_apply_are_refused_when_asked() {
     let outcome = runtime
         .block_on(run_agent(&provider, &f.task(), Mode::Apply { trash_dir: f.root.join("data/trash") }, &Cancel::new()))
         .expect("the run applies");
-    let results = provider.results(1);
+    let results = provider.tool_results(1);
     for ((_, input, refusal), (content, is_error)) in calls.iter().zip(&results) {
         if refusal.is_empty() {
             assert!(!is_error, "{input}: {content}");
@@ -350,7 +315,7 @@ fn what_a_run_holds_written_is_bounded() {
     let outcome = runtime
         .block_on(run_agent(&provider, &f.task(), Mode::Apply { trash_dir: f.root.join("data/trash") }, &Cancel::new()))
         .expect("the run applies");
-    let results = provider.results(1);
+    let results = provider.tool_results(1);
     let refused = results.iter().filter(|(c, e)| *e && c.contains("one run may write")).count();
     assert!(refused > 0 && results.iter().all(|(c, e)| !e || c.contains("one run may write")), "{results:?}");
     let held: usize = outcome.changeset.changes.iter().filter_map(|c| c.after.as_ref()).map(String::len).sum();
@@ -376,10 +341,10 @@ fn a_turn_of_thousands_of_calls_is_bounded() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(run_agent(&provider, &f.task(), Mode::Stage, &Cancel::new())).expect("the run ends");
     let not_run = |results: &[(String, bool)]| results.iter().filter(|(c, e)| *e && c.starts_with("Not run:")).count();
-    let globs = provider.results(1);
+    let globs = provider.tool_results(1);
     assert_eq!((globs.len(), not_run(&globs)), (2_000, 1_500));
     assert!(globs[..500].iter().all(|(c, e)| !e && c.contains("a.md")), "{:?}", &globs[0]);
-    let reads = provider.results(2);
+    let reads = provider.tool_results(2);
     let ran: usize = reads.iter().filter(|(_, e)| !e).map(|(c, _)| c.len()).sum();
     assert_eq!(reads.len(), 40);
     assert!(not_run(&reads) > 0 && ran <= 1_000_000 + 120_000, "{ran}");

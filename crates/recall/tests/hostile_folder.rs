@@ -5,50 +5,29 @@
 //! of the folder.
 
 use mneme_core::{Clock, FixedClock};
-use mneme_model::{Block, Cancel, ModelError, Provider, ProviderKind, Request, Response, StopReason, Usage};
+use mneme_model::{Block, Cancel, ModelError, Provider, ProviderKind, Request, Response};
 use mneme_recall::{recall, RecallContext, RecallResult, RecallSession};
 use mneme_store::Environment;
+use mneme_testsupport::scripted::Scripted;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// 2027-01-15T08:00:00Z.
 const NOW: i64 = 1_800_000_000;
 
-/// A selector that always gives the same answer and keeps the requests it was sent.
-struct Scripted {
-    answer: String,
-    seen: Mutex<Vec<Request>>,
+/// A selector that always picks `names` (and keeps the requests it was sent).
+fn picking(names: &[&str]) -> Scripted {
+    Scripted::always(serde_json::json!({ "selected_memories": names }).to_string())
 }
 
-impl Scripted {
-    fn picking(names: &[&str]) -> Scripted {
-        Scripted { answer: serde_json::json!({ "selected_memories": names }).to_string(), seen: Mutex::new(Vec::new()) }
-    }
-
-    /// The text of the first message of the first request: the manifest.
-    fn manifest(&self) -> String {
-        let seen = self.seen.lock().unwrap();
-        match seen.first().map(|r| &r.messages[0].content[0]) {
-            Some(Block::Text { text }) => text.clone(),
-            other => panic!("no manifest was sent: {other:?}"),
-        }
-    }
-}
-
-impl Provider for Scripted {
-    fn kind(&self) -> ProviderKind {
-        ProviderKind::Anthropic
-    }
-    fn model(&self) -> &str {
-        "scripted"
-    }
-    fn complete<'a>(&'a self, request: &'a Request, _: &'a Cancel) -> Pin<Box<dyn Future<Output = Result<Response, ModelError>> + Send + 'a>> {
-        self.seen.lock().unwrap().push(request.clone());
-        let text = self.answer.clone();
-        Box::pin(async move { Ok(Response { content: vec![Block::Text { text }], stop_reason: StopReason::EndTurn, usage: Usage::default() }) })
+/// The text of the first message of the first request `provider` was sent: the manifest.
+fn manifest(provider: &Scripted) -> String {
+    match provider.requests().first().map(|r| r.messages[0].content[0].clone()) {
+        Some(Block::Text { text }) => text,
+        other => panic!("no manifest was sent: {other:?}"),
     }
 }
 
@@ -107,9 +86,9 @@ fn a_name_that_writes_lines_of_its_own_is_left_out() {
     for name in [forged, escaped] {
         f.memory(name, "Deploys on friday fail because of the release freeze", "The friday deploy freeze blocks every deploy.");
     }
-    let provider = Scripted::picking(&[forged, escaped, "testing.md"]);
+    let provider = picking(&[forged, escaped, "testing.md"]);
     let r = f.recall("why does the friday deploy fail", Some(&provider));
-    let manifest = provider.manifest();
+    let manifest = manifest(&provider);
     assert!(!manifest.contains("user_role") && !manifest.contains("Memory:") && !manifest.contains('\u{1b}'), "{manifest}");
     assert_eq!(manifest.lines().count(), 2, "{manifest}");
     assert_eq!(rel_paths(&r), ["testing.md"]);
@@ -130,7 +109,7 @@ fn a_selector_answer_names_only_offered_memories() {
         serde_json::json!({"selected_memories": many}),
         serde_json::json!({"selected_memories": [1, null, {"name": "testing.md"}, ["testing.md"], true]}),
     ] {
-        let provider = Scripted { answer: answer.to_string(), seen: Mutex::new(Vec::new()) };
+        let provider = Scripted::always(answer.to_string());
         let r = f.recall("which tests hit the database", Some(&provider));
         assert!(r.selected.len() <= mneme_recall::MAX_RECALLED, "{:?}", rel_paths(&r));
         assert!(rel_paths(&r).iter().all(|p| *p == "testing.md"), "{:?}", rel_paths(&r));
@@ -163,9 +142,9 @@ fn fifos_devices_loops_huge_binary_and_bombs_answer_at_once() {
     let r = f.recall("which database tests hit a real database", None);
     assert!(r.error.is_none(), "{r:?}");
     let names = ["huge.md", "binary.md", "latin1.md", "bomb.md", "fifo.md", "zero.md", "loop1.md", "loop/testing.md", "testing.md"];
-    let provider = Scripted::picking(&names);
+    let provider = picking(&names);
     let r = f.recall("which database tests hit a real database", Some(&provider));
-    let manifest = provider.manifest();
+    let manifest = manifest(&provider);
     for never in ["fifo.md", "zero.md", "loop1.md"] {
         assert!(!manifest.contains(never), "{never} offered: {manifest}");
     }
@@ -201,7 +180,7 @@ fn odd_prompts_never_panic() {
     ];
     for q in &prompts {
         f.recall(q, None);
-        f.recall(q, Some(&Scripted::picking(&["deploy_friday.md"])));
+        f.recall(q, Some(&picking(&["deploy_friday.md"])));
     }
 }
 
@@ -242,7 +221,7 @@ fn a_memory_that_vanishes_before_it_is_read_is_dropped() {
     }
     let f = Folder::new();
     let gone = f.memory("deploy_friday.md", "Deploys on friday fail because of the freeze", "The friday deploy freeze.");
-    let provider = Deleting(Scripted::picking(&["deploy_friday.md", "testing.md"]), gone);
+    let provider = Deleting(picking(&["deploy_friday.md", "testing.md"]), gone);
     let r = f.recall("why do friday deploys and tests fail", Some(&provider));
     assert_eq!((rel_paths(&r), r.error.as_deref()), (vec!["testing.md"], None));
 }
@@ -256,7 +235,7 @@ fn extreme_modification_times() {
     let future = f.memory("future.md", "Friday deploy freeze rules", "The friday deploy freeze.");
     mneme_testsupport::set_mtime(&old, -5_000_000_000);
     mneme_testsupport::set_mtime(&future, 99_999_999_999);
-    let provider = Scripted::picking(&["old.md", "future.md"]);
+    let provider = picking(&["old.md", "future.md"]);
     let r = f.recall("why does the friday deploy freeze", Some(&provider));
     assert_eq!(rel_paths(&r), ["old.md", "future.md"]);
     f.recall("why does the friday deploy freeze", None);
