@@ -3,12 +3,13 @@
 //! the original into the same [`Changeset`](crate::Changeset) the turn loop produces.
 
 use crate::bash::read_only_prefixes;
+use crate::overlay::MAX_READ_BYTES;
 use crate::policy::Gate;
 use crate::run::changeset_root;
 use crate::{AgentError, AgentOutcome, AgentTask, Changeset, Denial, FileChange, Policy, Stop};
 use mneme_core::versions::Profile;
 use mneme_model::{Cancel, HeadlessAgent, HeadlessTask, ModelError};
-use mneme_store::memdir::Memdir;
+use mneme_store::memdir::{Memdir, MemdirError};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,11 +62,97 @@ fn files(dir: &Path) -> BTreeSet<String> {
     out
 }
 
-fn text(path: &Path) -> Option<String> {
-    std::fs::read(path).ok().map(|b| match String::from_utf8(b) {
+/// Bytes as text, invalid UTF-8 shown as U+FFFD.
+fn text(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
+    }
+}
+
+/// One side of a file compared after the run: the real folder's or the scratch copy's.
+enum Side {
+    Missing,
+    Text(String),
+    /// Past [`MAX_READ_BYTES`]: not read into memory, only compared a block at a time (a large
+    /// file the run left alone is no change; one it made or changed is left out).
+    Large(std::fs::File),
+}
+
+impl Side {
+    fn text(self) -> Option<String> {
+        match self {
+            Side::Text(t) => Some(t),
+            Side::Missing | Side::Large(_) => None,
+        }
+    }
+}
+
+/// Opens `path` for the comparison without following a link at its last component
+/// (`O_NOFOLLOW`) and without waiting for a FIFO's writer (`O_NONBLOCK`), and reads it only if
+/// it is a regular file of at most [`MAX_READ_BYTES`]: a name holding a link (to `/dev/zero`, to a
+/// file outside the folder), a FIFO, a device or a folder is refused, saying what it is, rather
+/// than read forever, waited on for ever, or read where it leads.
+fn side(path: &Path) -> Result<Side, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC;
+    let file = match std::fs::OpenOptions::new().read(true).custom_flags(flags.bits() as i32).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Side::Missing),
+        Err(_) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
+            return Err("it is a symbolic link, which is not followed.".into())
+        }
+        Err(e) => return Err(format!("it could not be opened ({e}).")),
+    };
+    let meta = file.metadata().map_err(|e| format!("it could not be inspected ({e})."))?;
+    if meta.is_dir() {
+        return Err("it is a folder, not a file.".into());
+    }
+    if !meta.is_file() {
+        return Err("it is a device, pipe or socket, not a file, so it is not read.".into());
+    }
+    if meta.len() > MAX_READ_BYTES {
+        return Ok(Side::Large(file));
+    }
+    let mut bytes = Vec::with_capacity(mneme_store::open::capacity_for(meta.len()));
+    // It may grow after its size was taken: the read stops one byte past the cap either way.
+    (&file).take(MAX_READ_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("it could not be read ({e})."))?;
+    if bytes.len() as u64 > MAX_READ_BYTES {
+        return Ok(Side::Large(file));
+    }
+    Ok(Side::Text(text(bytes)))
+}
+
+/// Whether two large files hold the same bytes, compared a block at a time from the start so
+/// that neither is held whole (a large memory the run left alone is no change).
+fn same_content(mut a: &std::fs::File, mut b: &std::fs::File) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let (Ok(ma), Ok(mb)) = (a.metadata(), b.metadata()) else { return false };
+    if ma.len() != mb.len() || a.seek(SeekFrom::Start(0)).is_err() || b.seek(SeekFrom::Start(0)).is_err() {
+        return false;
+    }
+    let (mut ba, mut bb) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    let fill = |f: &mut &std::fs::File, buf: &mut [u8]| -> std::io::Result<usize> {
+        let mut n = 0;
+        while n < buf.len() {
+            match f.read(&mut buf[n..])? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        Ok(n)
+    };
+    loop {
+        match (fill(&mut a, &mut ba), fill(&mut b, &mut bb)) {
+            (Ok(na), Ok(nb)) if na == nb && ba[..na] == bb[..nb] => {
+                if na == 0 {
+                    return true;
+                }
+            }
+            _ => return false,
+        }
+    }
 }
 
 /// Claude Code's permission-rule form of an absolute path (`//abs/path`).
@@ -132,15 +219,57 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
     let mut changes = Vec::new();
     let mut denials = Vec::new();
     let memdir = Memdir::new(&root, task.work_dir.join("unused-trash"), task.clock.clone());
-    let names: BTreeSet<String> = files(&root).union(&files(&scratch)).cloned().collect();
+    let listed = files(&root);
+    let names: BTreeSet<String> = listed.union(&files(&scratch)).cloned().collect();
     for rel in names {
-        let before = text(&root.join(&rel));
-        let after = text(&scratch.join(&rel));
+        let path = root.join(&rel);
+        let shown = path.to_string_lossy().into_owned();
+        let mut left_out = |why: String| denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {why} Left out.") });
+        // What the CLI left in the copy is read as the real folder's side is: a file of any
+        // size it wrote is not read whole, and a link or FIFO there is not read at all.
+        let after = match side(&scratch.join(&rel)) {
+            Ok(after) => after,
+            Err(why) => {
+                left_out(format!("in Claude Code's copy of the folder, {why}"));
+                continue;
+            }
+        };
+        // The real folder's side. A name listed there was a regular file reached through real
+        // folders; any other name is one the copy holds and the folder did not, where the folder
+        // may hold what the listing passes over (a link to `/dev/zero` or to a file outside it, a
+        // FIFO, a folder link leading out). Such a path is checked before anything is read, and
+        // then read only inside the folder, never waiting on a FIFO, never past the size cap:
+        // a read through it would run out of memory, block for ever, or hold a file from outside
+        // the folder as the change's "before" (and let a guess of its text pass unnoticed).
+        let before = if listed.contains(&rel) {
+            side(&path)
+        } else if matches!(after, Side::Missing) {
+            continue;
+        } else {
+            match memdir.check_write_path(&rel).and_then(|()| memdir.read_raw(&rel)) {
+                Ok((bytes, _)) => Ok(bytes.map_or(Side::Missing, |b| Side::Text(text(b)))),
+                Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(Side::Missing),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        let before = match before {
+            Ok(before) => before,
+            Err(why) => {
+                left_out(why);
+                continue;
+            }
+        };
+        let (before, after) = match (before, after) {
+            (Side::Large(a), Side::Large(b)) if same_content(&a, &b) => continue,
+            (Side::Large(_), _) | (_, Side::Large(_)) => {
+                left_out(format!("it is larger than {} MiB, which Mneme does not read whole.", MAX_READ_BYTES >> 20));
+                continue;
+            }
+            (before, after) => (before.text(), after.text()),
+        };
         if before == after {
             continue;
         }
-        let path = root.join(&rel);
-        let shown = path.to_string_lossy().into_owned();
         if !gate.allows_write_path("Write", &shown) {
             denials.push(Denial { tool: "Write".into(), message: format!("{shown}: not a memory file this run may write; left out") });
             continue;

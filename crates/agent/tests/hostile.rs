@@ -15,6 +15,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -350,48 +351,216 @@ fn a_turn_of_thousands_of_calls_is_bounded() {
     assert!(not_run(&reads) > 0 && ran <= 1_000_000 + 120_000, "{ran}");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Claude Code (the headless provider) edits a scratch copy of the folder, which is then compared
+// with the real folder: a model a transcript steers decides which names the copy holds.
+
+/// Claude Code's headless agent as a test stands it in: it changes the scratch copy it was
+/// given (found from its Write rule) as the CLI's own tools would, then ends.
+struct Writes(Box<dyn Fn(&Path) + Send + Sync>);
+
+impl mneme_model::HeadlessAgent for Writes {
+    fn run<'a>(&'a self, task: &'a mneme_model::HeadlessTask, _: &'a Cancel) -> Pin<Box<dyn Future<Output = Result<mneme_model::HeadlessOutcome, ModelError>> + Send + 'a>> {
+        let scratch = task.allowed_tools.iter().find_map(|r| r.strip_prefix("Write(/")?.strip_suffix("/**)")).map(PathBuf::from).unwrap();
+        (self.0)(&scratch);
+        Box::pin(async { Ok(mneme_model::HeadlessOutcome { result: "done".into(), written_paths: Vec::new(), turns: 1 }) })
+    }
+}
+
+/// A provider that hands the whole task to [`Writes`], as the Claude Code CLI provider does.
+struct Cli(Writes);
+
+impl Provider for Cli {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Anthropic
+    }
+    fn model(&self) -> &str {
+        "headless"
+    }
+    fn complete<'a>(&'a self, _: &'a Request, _: &'a Cancel) -> Pin<Box<dyn Future<Output = Result<Response, ModelError>> + Send + 'a>> {
+        Box::pin(async { Err(ModelError::Cancelled) })
+    }
+    fn headless(&self) -> Option<&dyn mneme_model::HeadlessAgent> {
+        Some(&self.0)
+    }
+}
+
+/// Writes each `(rel, text)` into the scratch copy, creating folders.
+fn writing(files: &[(&str, &str)]) -> Writes {
+    let files: Vec<(String, String)> = files.iter().map(|(r, t)| (r.to_string(), t.to_string())).collect();
+    Writes(Box::new(move |scratch| {
+        for (rel, text) in &files {
+            std::fs::create_dir_all(scratch.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(scratch.join(rel), text).unwrap();
+        }
+    }))
+}
+
+/// Applies a headless run over `f`'s folder. It runs on a thread of its own, and the test fails
+/// if it has not ended within 60 s: a read of a FIFO or of `/dev/zero` blocks (or fills memory
+/// on) the thread itself, where no async timeout can reach it.
+fn headless_run(f: &Planted, agent: Writes) -> Result<mneme_agent::AgentOutcome, AgentError> {
+    let (task, trash_dir) = (f.task(), f.root.join("data/trash"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let _ = tx.send(runtime.block_on(run_agent(&Cli(agent), &task, Mode::Apply { trash_dir }, &Cancel::new())));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the headless run ends (it does not read a FIFO or /dev/zero)")
+}
+
+/// The run applied only `good.md`, and left `rel` out with a denial naming it and saying
+/// `says`; the outside file's text appears nowhere in what the run reports.
+fn assert_left_out(f: &Planted, outcome: &mneme_agent::AgentOutcome, rel: &str, says: &str) {
+    assert_eq!(outcome.applied.as_ref().expect("applied").written, [f.mem.join("good.md")], "{:?}", outcome.denials);
+    assert_eq!(std::fs::read_to_string(f.mem.join("good.md")).unwrap(), "good");
+    let denied = outcome.denials.iter().find(|d| d.message.starts_with(&format!("{}: ", f.mem.join(rel).display())));
+    assert!(denied.is_some_and(|d| d.message.contains(says) && d.message.ends_with("Left out.")), "{rel}: {:?}", outcome.denials);
+    assert!(!format!("{outcome:?}").contains(PRIVATE), "the outside file's text is in the outcome: {outcome:#?}");
+}
+
+/// The text of `outside/private.md`, which nothing the run reports may hold.
+const PRIVATE: &str = "PRIVATE-4711 held outside the memory folder\n";
+
+impl Planted {
+    /// `outside/private.md`, holding [`PRIVATE`], and `private.md` in the folder linked to it.
+    fn with_private_link(self) -> Planted {
+        std::fs::write(self.outside.join("private.md"), PRIVATE).unwrap();
+        std::os::unix::fs::symlink(self.outside.join("private.md"), self.mem.join("private.md")).unwrap();
+        self
+    }
+}
+
 /// Claude Code (the headless provider) writes into a scratch copy of the folder, which holds
 /// no links; a plain file it writes where the real folder has a link out of it (or under one)
 /// made a changeset that could not apply, and so lost the run's other changes. Such a file is
 /// left out, saying why.
 #[test]
 fn a_headless_run_leaves_out_what_it_wrote_over_planted_links() {
-    struct Writes;
-    impl mneme_model::HeadlessAgent for Writes {
-        fn run<'a>(&'a self, task: &'a mneme_model::HeadlessTask, _: &'a Cancel) -> Pin<Box<dyn Future<Output = Result<mneme_model::HeadlessOutcome, ModelError>> + Send + 'a>> {
-            let scratch = task.allowed_tools.iter().find_map(|r| r.strip_prefix("Write(/")?.strip_suffix("/**)")).map(PathBuf::from).unwrap();
-            std::fs::create_dir_all(scratch.join("out")).unwrap();
-            for (rel, text) in [("outfile.md", "over a link out"), ("out/secret.md", "under a link out"), ("inlink.md", "over a link in"), ("good.md", "good")] {
-                std::fs::write(scratch.join(rel), text).unwrap();
-            }
-            Box::pin(async { Ok(mneme_model::HeadlessOutcome { result: "done".into(), written_paths: Vec::new(), turns: 1 }) })
-        }
-    }
-    struct Cli(Writes);
-    impl Provider for Cli {
-        fn kind(&self) -> ProviderKind {
-            ProviderKind::Anthropic
-        }
-        fn model(&self) -> &str {
-            "headless"
-        }
-        fn complete<'a>(&'a self, _: &'a Request, _: &'a Cancel) -> Pin<Box<dyn Future<Output = Result<Response, ModelError>> + Send + 'a>> {
-            Box::pin(async { Err(ModelError::Cancelled) })
-        }
-        fn headless(&self) -> Option<&dyn mneme_model::HeadlessAgent> {
-            Some(&self.0)
-        }
-    }
     let f = Planted::new();
     let outside = mneme_testsupport::tree_snapshot(&f.outside);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let outcome = runtime
-        .block_on(run_agent(&Cli(Writes), &f.task(), Mode::Apply { trash_dir: f.root.join("data/trash") }, &Cancel::new()))
-        .expect("the run applies");
+    let agent = writing(&[("outfile.md", "over a link out"), ("out/secret.md", "under a link out"), ("inlink.md", "over a link in"), ("good.md", "good")]);
+    let outcome = headless_run(&f, agent).expect("the run applies");
     assert_eq!(outcome.applied.expect("applied").written, [f.mem.join("good.md")]);
     for rel in ["outfile.md", "out/secret.md", "inlink.md"] {
         assert!(outcome.denials.iter().any(|d| d.message.starts_with(&format!("{}: ", f.mem.join(rel).display())) && d.message.ends_with("Left out.")), "{rel}: {:?}", outcome.denials);
     }
     assert_eq!(mneme_testsupport::tree_snapshot(&f.outside), outside);
     assert_eq!(std::fs::read_to_string(f.mem.join("a.md")).unwrap(), "---\nname: a\n---\nAlpha fact.\n");
+}
+
+/// Set in the environment of the child process [`a_headless_run_never_reads_a_planted_link_to_dev_zero`]
+/// runs its case in.
+#[cfg(target_os = "linux")]
+const DEV_ZERO_CHILD: &str = "MNEME_TEST_DEV_ZERO_CHILD";
+
+/// A `/proc/self/status` figure (`VmSize`, `VmHWM`) in bytes.
+#[cfg(target_os = "linux")]
+fn vm_bytes(key: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(':')).unwrap();
+    line.trim().trim_end_matches(" kB").parse::<u64>().unwrap() * 1024
+}
+
+/// The copy holds a file where the real folder holds a link to `/dev/zero`: comparing the two
+/// read the link's endless zeros until memory ran out. The path is refused before anything
+/// is read, and the run's other change lands.
+///
+/// Such a read ends only when an allocation fails, so the case runs in a child process (this
+/// test alone, in a fresh copy of the test binary) whose address space is capped at 1 GiB past
+/// what it uses, rather than taking the machine's memory; its peak memory then shows whether
+/// the link was read at all.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_headless_run_never_reads_a_planted_link_to_dev_zero() {
+    const NAME: &str = "a_headless_run_never_reads_a_planted_link_to_dev_zero";
+    if std::env::var_os(DEV_ZERO_CHILD).is_none() {
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new(exe).args(["--exact", NAME, "--test-threads=1"]).env(DEV_ZERO_CHILD, "1").output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && stdout.contains("1 passed"), "the child run failed:\n{stdout}\n{stderr}");
+        return;
+    }
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    setrlimit(Resource::As, Rlimit { current: Some(vm_bytes("VmSize") + (1 << 30)), maximum: getrlimit(Resource::As).maximum }).unwrap();
+    let f = Planted::new();
+    std::os::unix::fs::symlink("/dev/zero", f.mem.join("zero.md")).unwrap();
+    let peak = vm_bytes("VmHWM");
+    let outcome = headless_run(&f, writing(&[("zero.md", "x"), ("good.md", "good")])).expect("the run applies");
+    let grew = vm_bytes("VmHWM").saturating_sub(peak);
+    assert!(grew < 128 << 20, "the run's peak memory grew by {} MiB: it read the link", grew >> 20);
+    assert_left_out(&f, &outcome, "zero.md", "leads outside the memory folder");
+}
+
+/// The copy holds a file where the real folder holds a FIFO: comparing the two opened the FIFO
+/// and waited for a writer for ever, so the run never ended. It is opened without waiting,
+/// refused as not a regular file, and the run's other change lands.
+#[test]
+fn a_headless_run_never_waits_on_a_planted_fifo() {
+    let f = Planted::new();
+    rustix::fs::mkfifoat(rustix::fs::CWD, f.mem.join("fifo.md"), rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    let outcome = headless_run(&f, writing(&[("fifo.md", "x"), ("good.md", "good")])).expect("the run applies");
+    assert_left_out(&f, &outcome, "fifo.md", "is not a regular file");
+    assert!(std::fs::symlink_metadata(f.mem.join("fifo.md")).unwrap().file_type().is_fifo());
+}
+
+/// The copy holds a file where the real folder holds a link to a file outside it (or, below,
+/// under a folder link leading out): the outside file was read as the change's "before", and
+/// a copy holding exactly its text passed as unchanged, without a word, so a model could test
+/// guesses of what a file anywhere holds. The path is refused before anything is read.
+#[test]
+fn a_headless_run_never_reads_through_a_link_to_a_file_outside() {
+    let f = Planted::new().with_private_link();
+    let outcome = headless_run(&f, writing(&[("private.md", PRIVATE), ("good.md", "good")])).expect("the run applies");
+    assert_left_out(&f, &outcome, "private.md", "leads outside the memory folder");
+    assert_eq!(std::fs::read_to_string(f.outside.join("private.md")).unwrap(), PRIVATE);
+}
+
+#[test]
+fn a_headless_run_never_reads_through_a_folder_link_leading_out() {
+    let f = Planted::new().with_private_link();
+    let outcome = headless_run(&f, writing(&[("out/private.md", PRIVATE), ("good.md", "good")])).expect("the run applies");
+    assert_left_out(&f, &outcome, "out/private.md", "leads outside the memory folder");
+    assert_eq!(std::fs::read_to_string(f.outside.join("private.md")).unwrap(), PRIVATE);
+}
+
+/// Claude Code's copy is read the same way: a memory it replaced with a link to a file
+/// outside the folder was read through the link, and the outside file's text written into
+/// the memory. The link is not followed; the memory stays as it was.
+#[test]
+fn a_headless_run_never_reads_through_a_link_in_claude_codes_copy() {
+    let f = Planted::new().with_private_link();
+    let private = f.outside.join("private.md");
+    let agent = Writes(Box::new(move |scratch| {
+        std::fs::remove_file(scratch.join("a.md")).unwrap();
+        std::os::unix::fs::symlink(&private, scratch.join("a.md")).unwrap();
+        std::fs::write(scratch.join("good.md"), "good").unwrap();
+    }));
+    let outcome = headless_run(&f, agent).expect("the run applies");
+    assert_left_out(&f, &outcome, "a.md", "in Claude Code's copy of the folder, it is a symbolic link");
+    assert_eq!(std::fs::read_to_string(f.mem.join("a.md")).unwrap(), "---\nname: a\n---\nAlpha fact.\n");
+}
+
+/// Past 64 MiB (what Mneme reads of one file) neither side is read whole: a memory that large
+/// the run changed, and one that large it wrote, are left out saying so (the first used to
+/// make a changeset that could not apply, losing the run's other change; the second was held
+/// whole and written). One that large it left alone is no change and no denial.
+#[test]
+fn a_headless_run_reads_neither_side_past_the_size_cap() {
+    const PAST_CAP: u64 = (64 << 20) + 1;
+    let f = Planted::new();
+    for name in ["big.md", "same.md"] {
+        std::fs::File::create(f.mem.join(name)).unwrap().set_len(PAST_CAP).unwrap();
+    }
+    let agent = Writes(Box::new(|scratch| {
+        std::fs::write(scratch.join("big.md"), "short").unwrap();
+        std::fs::File::create(scratch.join("grown.md")).unwrap().set_len(PAST_CAP).unwrap();
+        std::fs::write(scratch.join("good.md"), "good").unwrap();
+    }));
+    let outcome = headless_run(&f, agent).expect("the run applies");
+    assert_left_out(&f, &outcome, "big.md", "larger than 64 MiB");
+    assert_left_out(&f, &outcome, "grown.md", "larger than 64 MiB");
+    assert!(!outcome.denials.iter().any(|d| d.message.contains("same.md")), "{:?}", outcome.denials);
+    assert_eq!(std::fs::metadata(f.mem.join("big.md")).unwrap().len(), PAST_CAP);
+    assert!(!f.mem.join("grown.md").exists());
 }
