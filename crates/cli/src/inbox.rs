@@ -73,6 +73,15 @@ fn cwd(arg: &Option<PathBuf>) -> Result<PathBuf> {
     })
 }
 
+/// The decision went through, but old decided items it should have deleted are still there
+/// (the JSON carries them as `notPruned`): said on stderr so a script reading stdout is not
+/// confused, and so the user knows why the inbox folder keeps growing.
+fn warn_not_pruned(item: &InboxItem) {
+    for n in &item.not_pruned {
+        eprintln!("warning: could not delete the old inbox item {}: {} (the next decision tries again; remove it by hand if this repeats)", safe_path(&n.path), safe(&n.error));
+    }
+}
+
 pub fn run(mneme: &Mneme, args: InboxArgs) -> Result<()> {
     let memory_dir = || -> Result<PathBuf> { Ok(mneme.extraction_memory_dir(&cwd(&args.cwd)?)) };
     let as_json = args.json;
@@ -81,6 +90,7 @@ pub fn run(mneme: &Mneme, args: InboxArgs) -> Result<()> {
             println!("{}", serde_json::to_string_pretty(item)?);
         } else {
             println!("{what} {}", item.id);
+            warn_not_pruned(item);
         }
         Ok(())
     };
@@ -134,6 +144,7 @@ pub fn run(mneme: &Mneme, args: InboxArgs) -> Result<()> {
                 for p in paths {
                     println!("Promoted {} to {}", item.id, safe_path(p));
                 }
+                warn_not_pruned(&item);
             }
         }
         InboxCommand::Mode { mode } => {
