@@ -288,7 +288,7 @@ fn install_unit(env: &Environment, print: bool) -> Result<()> {
     std::fs::create_dir_all(&dir).map_err(|e| anyhow!("cannot create {} ({e}); check its permissions", dir.display()))?;
     let path = dir.join("mneme.service");
     mneme_api::write_atomic(&path, text.as_bytes()).map_err(|e| anyhow!("cannot write {} ({e})", path.display()))?;
-    println!("Wrote {}", path.display());
+    println!("Wrote {}", crate::print::safe_path(&path));
     println!("Enable it now and at every login with:\n  systemctl --user daemon-reload && systemctl --user enable --now mneme.service");
     println!("Follow it with:\n  journalctl --user -u mneme.service -f");
     Ok(())

@@ -115,7 +115,7 @@ pub enum DreamCommand {
 /// `canonicalize`: the app does not resolve links in a memory folder's path either.
 fn absolute(p: &Path) -> Result<PathBuf> {
     use std::path::Component;
-    let joined = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) };
+    let joined = if p.is_absolute() { p.to_path_buf() } else { crate::current_dir()?.join(p) };
     let mut out = PathBuf::new();
     for c in joined.components() {
         match c {
@@ -136,10 +136,12 @@ pub(crate) fn folder(at: &Folder) -> Result<MemoryFolder> {
     if let Some(dir) = &at.memory_dir {
         return Ok(MemoryFolder::MemoryDir(absolute(dir)?));
     }
-    Ok(MemoryFolder::Cwd(match &at.cwd {
+    let cwd = match &at.cwd {
         Some(c) => absolute(c)?,
-        None => std::env::current_dir()?,
-    }))
+        None => crate::current_dir()?,
+    };
+    crate::enterable(&cwd)?;
+    Ok(MemoryFolder::Cwd(cwd))
 }
 
 fn json<T: serde::Serialize>(v: &T) -> Result<()> {

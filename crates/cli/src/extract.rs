@@ -27,7 +27,7 @@ pub struct ExtractArgs {
 }
 
 pub fn run(mneme: &Mneme, args: ExtractArgs) -> Result<()> {
-    let transcript = if args.transcript.is_absolute() { args.transcript } else { std::env::current_dir()?.join(args.transcript) };
+    let transcript = if args.transcript.is_absolute() { args.transcript } else { crate::current_dir()?.join(args.transcript) };
     // Offline unless a provider is named: extraction over a file is asked for explicitly.
     let model = args.provider.as_deref().map_or(ModelChoice::Offline, ModelChoice::Named);
     let cancel = Cancel::new();

@@ -43,7 +43,7 @@ pub fn run(mneme: &Mneme, args: LogArgs) -> Result<()> {
                     println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "path": path, "text": text }))?)
                 }
                 (_, Some(text)) => print!("{text}"),
-                (path, None) => println!("No log for that day ({} does not exist).", path.display()),
+                (path, None) => println!("No log for that day ({} does not exist).", crate::print::safe_path(&path)),
             }
         }
         (None, Some(text)) => {
@@ -51,7 +51,7 @@ pub fn run(mneme: &Mneme, args: LogArgs) -> Result<()> {
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&appended)?);
             } else {
-                println!("{} → {}", appended.line, appended.path.display());
+                println!("{} → {}", crate::print::safe(&appended.line), crate::print::safe_path(&appended.path));
             }
         }
         (None, None) => return Err(anyhow!("nothing to log: pass the text, as in mneme log \"prefers tabs\", or use mneme log show")),

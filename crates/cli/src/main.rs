@@ -416,7 +416,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("mneme: {}", usage_error(&e.to_string(), &std::env::args_os().collect::<Vec<_>>()));
+            // The words quoted back are the user's own, and may hold terminal escapes.
+            print::failure(&usage_error(&e.to_string(), &std::env::args_os().collect::<Vec<_>>()));
             return ExitCode::from(2);
         }
     };
@@ -449,7 +450,48 @@ fn environment(managed_dir: Option<PathBuf>) -> Result<Environment> {
     if let Some(m) = managed_dir {
         env.managed_dir = m;
     }
+    config_home_is_a_folder(&env)?;
     Ok(env)
+}
+
+/// Claude Code's config folder (`CLAUDE_CONFIG_DIR`, else ~/.claude) may be missing (a first
+/// run: it is made when something is written), but something else in its place would make
+/// every command fail with "Not a directory" on a path the user never typed. Say which
+/// setting points where, and what to do.
+fn config_home_is_a_folder(env: &Environment) -> Result<()> {
+    let dir = env.config_home();
+    let Ok(meta) = std::fs::metadata(&dir) else { return Ok(()) };
+    if meta.is_dir() {
+        return Ok(());
+    }
+    let what = if meta.is_file() { "a file" } else { "not a folder" };
+    match env.var("CLAUDE_CONFIG_DIR") {
+        Some(_) => anyhow::bail!(
+            "CLAUDE_CONFIG_DIR is {}, which is {what}. Point CLAUDE_CONFIG_DIR at Claude Code's config folder, or unset it to use ~/.claude.",
+            print::safe_path(&dir)
+        ),
+        None => anyhow::bail!(
+            "{} is {what}, but Claude Code keeps its settings and memory in a folder there. Move it aside (Claude Code makes the folder again), or set CLAUDE_CONFIG_DIR to another folder.",
+            print::safe_path(&dir)
+        ),
+    }
+}
+
+/// The user settings file is about to be changed: something other than a plain file in its
+/// place (a FIFO would block the read for ever, a folder fails with "Is a directory") is
+/// refused first, saying what it is. Nothing is written.
+fn user_settings_changeable(mneme: &Mneme) -> Result<()> {
+    let path = mneme.machine_settings()?.user_settings_path;
+    match std::fs::metadata(&path) {
+        Ok(meta) if !meta.is_file() => {
+            let what = if meta.is_dir() { "a folder" } else { "not a plain file (a pipe, socket or device)" };
+            anyhow::bail!(
+                "{} is {what}, so Mneme cannot change it and Claude Code cannot read it. Move it aside (a settings file is plain JSON such as {{}}), then run this again; nothing was changed.",
+                print::safe_path(&path)
+            )
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The local offset from UTC, read while the process is still single-threaded (the only time
@@ -461,9 +503,10 @@ fn local_offset() -> i32 {
 fn request(at: &Where, date: Option<String>) -> Result<ContextRequest> {
     let cwd = match &at.cwd {
         Some(c) => c.clone(),
-        None => std::env::current_dir()?,
+        None => crate::current_dir()?,
     };
-    let cwd = if cwd.is_absolute() { cwd } else { std::env::current_dir()?.join(cwd) };
+    let cwd = if cwd.is_absolute() { cwd } else { crate::current_dir()?.join(cwd) };
+    enterable(&cwd)?;
     Ok(ContextRequest {
         cwd,
         setting_sources: at.setting_sources.clone(),
@@ -497,6 +540,40 @@ fn leave_files_to_exit() {
     mneme_api::keep_files_open_until_exit(soft.saturating_sub(256) as usize);
 }
 
+/// The folder mneme was started in. When it was deleted (or moved) after the shell entered
+/// it, the OS answers only "No such file or directory": say which folder, and what to do.
+pub(crate) fn current_dir() -> Result<PathBuf> {
+    std::env::current_dir().map_err(|e| {
+        let shown = std::env::var_os("PWD").map(|p| format!(" ({})", print::safe_path(std::path::Path::new(&p)))).unwrap_or_default();
+        anyhow::anyhow!(
+            "the current folder{shown} cannot be read: {}. It may have been deleted or moved; cd to an existing folder, or pass --cwd with one.",
+            io_reason(&e)
+        )
+    })
+}
+
+/// An I/O error's reason without Rust's " (os error N)" suffix.
+pub(crate) fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// A folder this user may not enter (no search permission) is one Claude Code cannot be
+/// started in, and every file in it would read as missing: the answer would describe a
+/// project nobody can see. (Whether it is a folder at all is the api's check.)
+pub(crate) fn enterable(cwd: &std::path::Path) -> Result<()> {
+    match std::fs::metadata(cwd.join(".")) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => anyhow::bail!(
+            "you may not open the folder {} (permission denied), so Claude Code could not start there. Pass --cwd with a folder you can open, or fix its permissions (chmod u+rx).",
+            print::safe_path(cwd)
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// `--cwd` must name a folder, as `mneme context` and `dream status` require (the api's
 /// resolution): a typo would otherwise set a mode, or show a team folder, for a project that
 /// does not exist.
@@ -504,6 +581,7 @@ fn existing_cwd(cwd: PathBuf) -> Result<PathBuf> {
     if !cwd.is_dir() {
         anyhow::bail!("{} is not a folder. Pass --cwd with the folder Claude Code would start in.", print::safe_path(&cwd));
     }
+    enterable(&cwd)?;
     Ok(cwd)
 }
 
@@ -536,7 +614,9 @@ fn prompt_on_terminal(what: &str, instead: &str) {
 
 fn read_stdin() -> Result<String> {
     let mut bytes = Vec::new();
-    std::io::stdin().read_to_end(&mut bytes)?;
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("could not read standard input ({e}); pipe the text in, or pass it as an option"))?;
     String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("standard input is not UTF-8 text; memory and instruction files are UTF-8, so convert it first (iconv -t UTF-8)"))
 }
 
@@ -582,7 +662,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Projects { action: Some(ProjectsCommand::Merge { from, into, dry_run, json: as_json }), .. } => {
             let at = Where { cwd: Some(into), ..Where::default() };
-            let from = if from.is_absolute() { from } else { std::env::current_dir()?.join(from) };
+            let from = if from.is_absolute() { from } else { crate::current_dir()?.join(from) };
             let report = if dry_run {
                 mneme.plan_merge_memory(&from, &request(&at, None)?)?
             } else {
@@ -624,8 +704,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Settings { action } => match action {
             None => print::settings(&mneme.machine_settings()?),
             Some(SettingsCommand::AutoMemory { state }) => {
+                user_settings_changeable(&mneme)?;
                 let path = mneme.set_auto_memory(matches!(state, OnOff::On))?;
-                println!("autoMemoryEnabled is now {} in {}", matches!(state, OnOff::On), path.display());
+                println!("autoMemoryEnabled is now {} in {}", matches!(state, OnOff::On), print::safe_path(&path));
                 if let Some(why) = mneme.machine_settings()?.auto_memory_overridden {
                     eprintln!("warning: this has no effect for now. {why}");
                 }
@@ -643,12 +724,12 @@ fn run(cli: Cli) -> Result<()> {
                         }));
                     }
                     match (&s.auto_memory_directory, &s.ignored_for) {
-                        (Some(v), None) => println!("autoMemoryDirectory is {} in {}", print::safe(v), s.user_settings_path.display()),
+                        (Some(v), None) => println!("autoMemoryDirectory is {} in {}", print::safe(v), print::safe_path(&s.user_settings_path)),
                         // While Claude Code ignores the file, the value decides nothing (as `mneme settings` says).
                         (Some(v), Some(problem)) => println!(
                             "autoMemoryDirectory is {} in {}, which Claude Code ignores: {}",
                             print::safe(v),
-                            s.user_settings_path.display(),
+                            print::safe_path(&s.user_settings_path),
                             print::safe(problem)
                         ),
                         (None, _) => println!("autoMemoryDirectory is not set: one memory folder per project"),
@@ -658,6 +739,7 @@ fn run(cli: Cli) -> Result<()> {
                     }
                     return Ok(());
                 }
+                user_settings_changeable(&mneme)?;
                 let change = mneme.set_auto_memory_directory(if clear { None } else { path.as_deref() })?;
                 if as_json {
                     json(&change)?;
@@ -667,8 +749,9 @@ fn run(cli: Cli) -> Result<()> {
             }
             Some(SettingsCommand::Provider(args)) => provider::run(&mneme, args)?,
             Some(SettingsCommand::AutoDream { state }) => {
+                user_settings_changeable(&mneme)?;
                 let path = mneme.set_auto_dream(matches!(state, OnOff::On))?;
-                println!("autoDreamEnabled is now {} in {}", matches!(state, OnOff::On), path.display());
+                println!("autoDreamEnabled is now {} in {}", matches!(state, OnOff::On), print::safe_path(&path));
                 if let Some(why) = mneme.machine_settings()?.auto_dream_overridden {
                     eprintln!("warning: this has no effect for now. {why}");
                 }
@@ -681,8 +764,17 @@ fn run(cli: Cli) -> Result<()> {
         Command::Extract(args) => extract::run(&mneme, args)?,
         Command::Inbox(args) => inbox::run(&mneme, args)?,
         Command::Serve { port, ui_dir, scheduler } => {
+            // A --ui-dir that is not a built UI would serve a "not built" page: say so now.
+            if let Some(dir) = &ui_dir {
+                if !dir.join("index.html").is_file() {
+                    anyhow::bail!(
+                        "--ui-dir {} holds no index.html, so it is not a built UI. Pass the folder `npm run build:ui` makes (ui/dist in the Mneme repository), or leave --ui-dir out.",
+                        print::safe_path(dir)
+                    );
+                }
+            }
             let opts =
-                mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(std::env::current_dir()?), scheduler };
+                mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(crate::current_dir()?), scheduler };
             // The tokio runtime lives inside this call only; every other command stays synchronous.
             mneme_serve::serve_blocking(mneme, opts, |addr, token| {
                 println!("Mneme is running at http://127.0.0.1:{}/?token={token}", addr.port());
@@ -745,28 +837,47 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
                 &request(&at, None)?,
                 &NewMemoryRequest { name, description, kind, body, file_name: file },
             )?;
-            println!("created {}", created.path.display());
+            println!("created {}", print::safe_path(&created.path));
         }
         MemoriesCommand::Edit { memory, name, description, kind, body, body_stdin, rename, at } => {
+            // Nothing asked for: say so rather than "saved" over an untouched file.
+            if name.is_none() && description.is_none() && kind.is_none() && body.is_none() && !body_stdin && rename.is_none() {
+                anyhow::bail!(
+                    "nothing to change in {}: pass --name, --description, --type, --body, --body-stdin or --rename (see: mneme memories edit --help)",
+                    print::safe(&memory)
+                );
+            }
             let body = if body_stdin { Some(read_text("the memory's new text", "or pass it with --body TEXT")?) } else { body };
             let edited = mneme.edit_memory(
                 &request(&at, None)?,
                 &MemoryEdit { memory, name, description, kind, body, rename },
             )?;
-            println!("saved {}", edited.path.display());
+            println!("saved {}", print::safe_path(&edited.path));
         }
         MemoriesCommand::Save { memory, revision, at } => {
             let req = request(&at, None)?;
             let rel_path = mneme.memory(&req, &memory)?.summary.rel_path;
             prompt_on_terminal("the memory's whole file, frontmatter included", "or pipe it in");
-            let saved = mneme.save_memory(&req, &rel_path, &read_stdin()?, &revision).map_err(|e| match e.code {
+            let text = read_stdin()?;
+            // `< /dev/null`, a closed pipe or a bare Ctrl-D would otherwise empty the memory.
+            if text.trim().is_empty() {
+                anyhow::bail!(
+                    "standard input held no text, so {rel_path} was left as it is. Pipe in the memory's whole file (`mneme memories show {rel_path}` prints it); to delete a memory, use `mneme memories rm {rel_path}`."
+                );
+            }
+            let saved = mneme.save_memory(&req, &rel_path, &text, &revision).map_err(|e| match e.code {
                 // The shared message offers the app's "overwrite"; here the way is a new revision.
                 mneme_api::ErrorCode::Conflict => anyhow::anyhow!(
                     "{rel_path} changed on disk since revision {revision} (Claude Code may have written it); nothing was saved. `mneme memories show {rel_path} --json` gives its text and revision now: save again with that --revision to replace it."
                 ),
+                // The shared message says to reload a file, as the app does.
+                mneme_api::ErrorCode::InvalidInput => anyhow::anyhow!(
+                    "{}; nothing was saved. `mneme memories show {rel_path} --json` gives the current revision.",
+                    e.message.trim_end_matches('.').replace("; reload the file to get a fresh one", "")
+                ),
                 _ => e.into(),
             })?;
-            println!("saved {} (revision {})", saved.path.display(), saved.revision);
+            println!("saved {} (revision {})", print::safe_path(&saved.path), saved.revision);
             match (saved.index_lines_updated, &saved.index_error) {
                 (_, Some(e)) => eprintln!("warning: its MEMORY.md line still shows the old name or description: {e}. `mneme memories health --fix` brings it in line."),
                 (0, None) => {}
@@ -776,12 +887,12 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
         }
         MemoriesCommand::Rm { memory, at } => {
             let entry = mneme.delete_memory(&request(&at, None)?, &memory)?;
-            println!("moved {} to the trash (restore with: mneme memories restore {})", entry.original.display(), entry.id);
+            println!("moved {} to the trash (restore with: mneme memories restore {})", print::safe_path(&entry.original), print::safe(&entry.id));
         }
         MemoriesCommand::Purge { id, all, at, json: as_json } => {
             let req = request(&at, None)?;
             let gone = match id.filter(|_| !all) {
-                Some(id) => mneme.purge_trash(&req, &id)?,
+                Some(id) => mneme.purge_trash(&req, &id).map_err(trash_id_error)?,
                 None => mneme.empty_trash(&req)?,
             };
             if as_json {
@@ -797,11 +908,11 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
             let req = request(&at, None)?;
             match id {
                 Some(id) => {
-                    let path = mneme.restore_memory(&req, &id)?;
+                    let path = mneme.restore_memory(&req, &id).map_err(trash_id_error)?;
                     if as_json {
                         json(&serde_json::json!({ "id": id, "restored": path }))?;
                     } else {
-                        println!("restored {}", path.display());
+                        println!("restored {}", print::safe_path(&path));
                     }
                 }
                 None => {
@@ -816,6 +927,18 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A trash id that is not one: the shared message tells the app to reload its trash list; here
+/// the list is a command.
+fn trash_id_error(e: mneme_api::ApiError) -> anyhow::Error {
+    match e.code {
+        mneme_api::ErrorCode::NotFound | mneme_api::ErrorCode::InvalidInput => {
+            let message = e.message.trim_end_matches('.').replace(". Reload the trash list", "").replace("; reload the trash list", "");
+            anyhow::anyhow!("{message}. `mneme memories restore` lists the ids in the trash.")
+        }
+        _ => e.into(),
+    }
 }
 
 #[cfg(test)]

@@ -102,9 +102,9 @@ pub fn claude_code(info: &mneme_api::ClaudeCodeInfo) {
             "No Claude Code found on PATH or in the usual install places (~/.local/bin, npm's global folder).\n\
              Install it with: npm install -g @anthropic-ai/claude-code"
         ),
-        (Some(path), Some(v), _) => println!("Claude Code {v} at {}", path.display()),
+        (Some(path), Some(v), _) => println!("Claude Code {v} at {}", safe_path(path)),
         (Some(path), None, why) => {
-            println!("Claude Code at {}, release unknown: {}", path.display(), why.as_deref().unwrap_or("no answer"))
+            println!("Claude Code at {}, release unknown: {}", safe_path(path), safe(why.as_deref().unwrap_or("no answer")))
         }
     }
     println!("{}", info.rendered_for.note);
@@ -213,20 +213,20 @@ pub fn settings(s: &MachineSettings) {
         Some(false) => format!("off{ignored}"),
         None => format!("not set ({default})"),
     };
-    println!("User settings: {}", s.user_settings_path.display());
+    println!("User settings: {}", safe_path(&s.user_settings_path));
     println!("  auto memory: {}", show(s.auto_memory_enabled, "Claude Code's default: on"));
     if let Some(why) = &s.auto_memory_overridden {
-        println!("    but: {why}");
+        println!("    but: {}", safe(why));
     }
     println!("  auto dream:  {}", show(s.auto_dream_enabled, "Claude Code's default: off"));
     if let Some(why) = &s.auto_dream_overridden {
-        println!("    but: {why}");
+        println!("    but: {}", safe(why));
     }
     if let Some(d) = &s.auto_memory_directory {
         println!("  memory directory: {}{ignored}", safe(d));
     }
     if let Some(why) = &s.auto_memory_directory_overridden {
-        println!("    but: {why}");
+        println!("    but: {}", safe(why));
     }
     for p in &s.problems {
         println!("  problem: {}", safe(p));
@@ -264,11 +264,20 @@ pub fn merge_report(r: &mneme_api::MergeReport) {
 
 pub fn memory_dir_change(c: &mneme_api::AutoMemDirChange) {
     match (&c.value, &c.resolved) {
-        (Some(v), Some(dir)) => println!("autoMemoryDirectory is now {v} in {}: Claude Code keeps every project's memory in {}", c.settings_path.display(), dir.display()),
-        _ => println!("autoMemoryDirectory is not set in {}: one memory folder per project under {}", c.settings_path.display(), c.default_base.display()),
+        (Some(v), Some(dir)) => println!(
+            "autoMemoryDirectory is now {} in {}: Claude Code keeps every project's memory in {}",
+            safe(v),
+            safe_path(&c.settings_path),
+            safe_path(dir)
+        ),
+        _ => println!(
+            "autoMemoryDirectory is not set in {}: one memory folder per project under {}",
+            safe_path(&c.settings_path),
+            safe_path(&c.default_base)
+        ),
     }
     if let Some(n) = &c.note {
-        println!("{n}");
+        println!("{}", safe_lines(n));
     }
 }
 

@@ -206,8 +206,8 @@ fn output(v: &ProviderView, json: bool) -> Result<()> {
     }
     if v.kind == ProviderChoice::ClaudeCli {
         match (&v.claude_binary, &v.detected_claude_binary) {
-            (Some(p), _) => println!("Claude:    {}", p.display()),
-            (None, Some(p)) => println!("Claude:    {} (found on the PATH)", p.display()),
+            (Some(p), _) => println!("Claude:    {}", crate::print::safe_path(p)),
+            (None, Some(p)) => println!("Claude:    {} (found on the PATH)", crate::print::safe_path(p)),
             (None, None) => println!("Claude:    not found on the PATH; set it with --claude-binary"),
         }
     }
@@ -221,7 +221,7 @@ fn output(v: &ProviderView, json: bool) -> Result<()> {
     if let Some(k) = key {
         println!("API key:   {k}");
     }
-    println!("Settings:  {}", v.settings_path.display());
+    println!("Settings:  {}", crate::print::safe_path(&v.settings_path));
     Ok(())
 }
 

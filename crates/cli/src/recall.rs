@@ -43,7 +43,7 @@ struct Output<'a> {
 }
 
 fn absolute(p: &Path) -> Result<PathBuf> {
-    Ok(if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) })
+    Ok(if p.is_absolute() { p.to_path_buf() } else { crate::current_dir()?.join(p) })
 }
 
 pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
@@ -60,7 +60,7 @@ pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
         None => {
             let cwd = match &args.cwd {
                 Some(c) => absolute(c)?,
-                None => std::env::current_dir()?,
+                None => crate::current_dir()?,
             };
             let req = ContextRequest { cwd, claude_version: args.claude_version, ..ContextRequest::default() };
             let auto = mneme.context(&req)?.auto_memory;

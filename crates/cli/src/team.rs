@@ -92,11 +92,11 @@ pub fn run(cmd: TeamCommand, managed_dir: Option<PathBuf>) -> ExitCode {
             };
             match mneme_api::records::check_team_key(&team_dir, &key, args.claude_code) {
                 Ok(path) => {
-                    println!("{}", path.display());
+                    println!("{}", crate::print::safe_path(&path));
                     ExitCode::SUCCESS
                 }
                 Err(refused) => {
-                    println!("{refused}");
+                    println!("{}", crate::print::safe_lines(&refused.to_string()));
                     ExitCode::FAILURE
                 }
             }

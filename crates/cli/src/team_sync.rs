@@ -53,7 +53,7 @@ pub enum SyncCommand {
 fn cwd_or_current(cwd: Option<PathBuf>) -> Result<PathBuf> {
     match cwd {
         Some(c) => crate::existing_cwd(c),
-        None => std::env::current_dir().map_err(|e| anyhow!("cannot read the current folder ({e}); pass --cwd")),
+        None => crate::current_dir(),
     }
 }
 

@@ -57,7 +57,7 @@ pub fn run(env: Result<Environment>, utc_offset: i32, args: VerifyArgs) -> ExitC
 
 fn check(env: Result<Environment>, utc_offset: i32, args: &VerifyArgs) -> Result<VerifyReport> {
     let mneme = Mneme::new(env?, Arc::new(SystemClock)).with_utc_offset(utc_offset);
-    let here = std::env::current_dir()?;
+    let here = crate::current_dir()?;
     let cwd = args.cwd.as_ref().map_or_else(|| here.clone(), |c| here.join(c));
     let req = ContextRequest {
         cwd,
