@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct RecallArgs {
-    /// The prompt, as typed into Claude Code.
-    #[arg(value_name = "PROMPT")]
-    pub prompt: String,
+    /// The prompt, as typed into Claude Code. Quote it to keep its spacing; words left
+    /// unquoted are joined with one space (`mneme recall how do I indent` asks "how do I indent").
+    #[arg(value_name = "PROMPT", required = true, num_args = 1..)]
+    pub prompt: Vec<String>,
     /// The folder Claude Code would be started in (default: the current folder).
     #[arg(long, value_name = "DIR", conflicts_with = "memory_dir")]
     pub cwd: Option<PathBuf>,
@@ -70,7 +71,7 @@ pub fn run(mneme: &Mneme, args: RecallArgs) -> Result<()> {
             auto.dir
         }
     };
-    let (result, claude_code) = mneme.recall_result(&args.prompt, &memory_dir, args.provider.as_deref(), args.claude_version)?;
+    let (result, claude_code) = mneme.recall_result(&args.prompt.join(" "), &memory_dir, args.provider.as_deref(), args.claude_version)?;
     if args.json {
         let out = Output { memory_dir: &memory_dir, claude_code: &claude_code, result: &result };
         println!("{}", serde_json::to_string_pretty(&out)?);

@@ -300,3 +300,16 @@ fn a_folder_you_may_not_enter_is_refused() {
     }
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// `mneme recall how do I indent`, unquoted, failed with "unexpected argument 'do'". The words
+/// are now the prompt, as if quoted.
+#[test]
+fn an_unquoted_recall_prompt_is_the_prompt() {
+    let (h, repo, _) = project();
+    let quoted = run(&h, &repo, &["recall", "how should I indent with tabs", "--provider", "offline"], None);
+    let unquoted = run(&h, &repo, &["recall", "how", "should", "I", "indent", "with", "tabs", "--provider", "offline"], None);
+    let quoted = common::succeeded(quoted, &["recall", "quoted"]);
+    let unquoted = common::succeeded(unquoted, &["recall", "unquoted"]);
+    assert_eq!(unquoted, quoted);
+    assert!(quoted.contains("tabs.md"), "{quoted}");
+}
