@@ -360,11 +360,40 @@ fn quiet_on_closed_stdout() {
             .map(String::as_str)
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("");
-        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
-            std::process::exit(0);
+        if let Some(reason) = message.strip_prefix("failed printing to stdout: ") {
+            if reason.contains("Broken pipe") {
+                std::process::exit(0);
+            }
+            // `mneme … > file` on a full disk, or into /dev/full: say so as an error, not a panic.
+            let reason = reason.find(" (os error").map_or(reason, |at| &reason[..at]);
+            eprintln!("mneme: {}", stdout_failed_text(reason));
+            std::process::exit(1);
         }
         default(info);
     }));
+}
+
+fn stdout_failed_text(reason: &str) -> String {
+    format!("could not write the answer to standard output: {reason}. What was printed is incomplete; check the disk or where the output goes, then run the command again.")
+}
+
+/// An error writing standard output, as the one line [`quiet_on_closed_stdout`] prints.
+pub(crate) fn stdout_failed(e: &std::io::Error) -> anyhow::Error {
+    anyhow::anyhow!(stdout_failed_text(&io_reason(e)))
+}
+
+/// What is still buffered on standard output (a `print!` without a line feed) is written
+/// before the exit, and a failure there is an error: a `mneme context > file` on a full disk
+/// must not exit 0 with the file cut short. A closed pipe stays quiet.
+fn flushed(code: ExitCode) -> ExitCode {
+    use std::io::Write;
+    match std::io::stdout().flush() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            print::failure(&stdout_failed(&e));
+            ExitCode::FAILURE
+        }
+        _ => code,
+    }
 }
 
 /// clap's usage error as one line, like every other mneme error: what is wrong, clap's tips
@@ -425,17 +454,17 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Secrets { action }) => {
             let managed_dir = cli.managed_dir.clone();
-            return secrets::run(action, move || match environment(managed_dir) {
+            return flushed(secrets::run(action, move || match environment(managed_dir) {
                 Ok(env) => mneme_api::installed_profile(&env),
                 Err(_) => mneme_core::versions::profile_for(mneme_core::versions::newest_checked()).profile,
-            });
+            }));
         }
-        Some(Command::Verify(args)) => return verify::run(environment(cli.managed_dir.clone()), local_offset(), args),
-        Some(Command::Team { action }) => return team::run(action, cli.managed_dir.clone()),
+        Some(Command::Verify(args)) => return flushed(verify::run(environment(cli.managed_dir.clone()), local_offset(), args)),
+        Some(Command::Team { action }) => return flushed(team::run(action, cli.managed_dir.clone())),
         _ => {}
     }
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => flushed(ExitCode::SUCCESS),
         Err(e) => {
             print::failure(&e);
             ExitCode::FAILURE

@@ -54,7 +54,8 @@ pub fn print(mneme: &Mneme, req: &ContextRequest, filter: &MemoryListFilter) -> 
         // pipe. End quietly with success, as every other command does (main.rs,
         // `quiet_on_closed_stdout`, which only sees `println!`'s panics, not this writer's errors).
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        other => other?,
+        Err(e) => return Err(crate::stdout_failed(&e)),
+        Ok(()) => {}
     }
     // After a closed pipe the buffer still holds what was refused: drop it unwritten (dropping
     // the writer would try once more).

@@ -313,3 +313,20 @@ fn an_unquoted_recall_prompt_is_the_prompt() {
     assert_eq!(unquoted, quoted);
     assert!(quoted.contains("tabs.md"), "{quoted}");
 }
+
+/// Standard output on a full disk (`mneme … > file`, here /dev/full): `memories list` and
+/// `graph --json` panicked ("failed printing to stdout", exit 101), and `context`, whose block
+/// is printed without a last line feed, exited 0 with nothing written. Each is now one error
+/// line and exit 1; a closed pipe stays quiet (cli.rs checks that).
+#[test]
+fn a_full_disk_on_standard_output_is_an_error_not_a_panic() {
+    let (h, repo, _) = project();
+    fs::write(repo.join("CLAUDE.md"), "Repo rules.\n").unwrap();
+    for args in [&["memories", "list"][..], &["memories", "list", "--json"], &["graph", "--json"], &["context"], &["dream", "status"]] {
+        let full = fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+        let mut c = cmd(&h, &repo, args);
+        c.stdout(full);
+        let err = clean_error(c.output().unwrap(), args);
+        assert!(err.contains("could not write the answer to standard output: No space left on device"), "{err}");
+    }
+}
