@@ -396,6 +396,23 @@ fn flushed(code: ExitCode) -> ExitCode {
     }
 }
 
+/// Mneme's provider settings (`providers.json` in its data folder) are read by every command
+/// that may ask a model. A FIFO there blocked the read for ever (`mneme recall` hung); a folder
+/// or device cannot be settings either. Refused up front, saying what to do.
+fn provider_settings_readable(mneme: &Mneme) -> Result<()> {
+    let path = mneme.environment().data_dir().join("providers.json");
+    match std::fs::metadata(&path) {
+        Ok(meta) if !meta.is_file() => {
+            let what = if meta.is_dir() { "a folder" } else { "not a plain file (a pipe, socket or device)" };
+            anyhow::bail!(
+                "{} (Mneme's model provider settings) is {what}, so it cannot be read. Move it aside or delete it (Mneme starts again with the offline provider), then run this again.",
+                print::safe_path(&path)
+            )
+        }
+        _ => Ok(()),
+    }
+}
+
 /// clap's usage error as one line, like every other mneme error: what is wrong, clap's tips
 /// (`a similar subcommand exists: 'status'`), and the help of the command that was being
 /// parsed (`mneme dream status --help`), not always `mneme --help`.
@@ -654,6 +671,18 @@ fn run(cli: Cli) -> Result<()> {
     let Some(command) = cli.command else {
         return print::overview(&mneme, &request(&Where::default(), None)?);
     };
+    if matches!(
+        command,
+        Command::Settings { action: Some(SettingsCommand::Provider(_)) }
+            | Command::Recall(_)
+            | Command::Dream { .. }
+            | Command::Extract(_)
+            | Command::Inbox(_)
+            | Command::Daemon(_)
+            | Command::Serve { .. }
+    ) {
+        provider_settings_readable(&mneme)?;
+    }
     match command {
         Command::Context { at, json: as_json, .. } if at.agent.is_some() => {
             let view = mneme.agent_context(&request(&at, None)?)?;

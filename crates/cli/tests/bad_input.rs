@@ -330,3 +330,20 @@ fn a_full_disk_on_standard_output_is_an_error_not_a_panic() {
         assert!(err.contains("could not write the answer to standard output: No space left on device"), "{err}");
     }
 }
+
+/// A FIFO in place of Mneme's provider settings: `recall`, `dream run` and `settings provider`
+/// waited on it for ever. They now stop at once and say what to do; the FIFO stays.
+#[test]
+fn a_fifo_in_place_of_the_provider_settings_is_refused_at_once() {
+    let (h, repo, _) = project();
+    let data = h.root.join("mneme-data");
+    fs::create_dir_all(&data).unwrap();
+    let providers = data.join("providers.json");
+    mkfifo(&providers);
+    for args in [&["recall", "how should I indent my code"][..], &["dream", "run"], &["settings", "provider", "show"]] {
+        let out = finishes_within(cmd(&h, &repo, args), 20, &format!("mneme {args:?} over a FIFO"));
+        let err = clean_error(out, args);
+        assert!(err.contains("providers.json (Mneme's model provider settings) is not a plain file") && err.contains("Move it aside"), "{err}");
+    }
+    assert!(fs::symlink_metadata(&providers).unwrap().file_type().is_fifo());
+}
