@@ -157,6 +157,21 @@ pub struct InboxItemView {
     pub promoted_paths: Vec<PathBuf>,
     /// The memories first, then the index.
     pub files: Vec<InboxFile>,
+    /// Only on the answer to a decision: old decided items the inbox's retention prune could
+    /// not delete. The decision itself went through; the next decision tries again. Left out
+    /// when empty, as the CLI's JSON does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_pruned: Vec<InboxNotPruned>,
+}
+
+/// A decided item's file (or the inbox folder) the retention prune could not delete.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct InboxNotPruned {
+    pub path: PathBuf,
+    /// The system's error, e.g. "Permission denied (os error 13)".
+    pub error: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -352,6 +367,7 @@ fn item_view(i: InboxItem) -> InboxItemView {
         promoted_to,
         promoted_paths,
         files,
+        not_pruned: i.not_pruned.into_iter().map(|n| InboxNotPruned { path: n.path, error: n.error }).collect(),
     }
 }
 

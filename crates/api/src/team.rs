@@ -17,7 +17,7 @@ use mneme_store::memdir::{Memdir, TEAM_DIR};
 use mneme_team::auth::{self, CredentialStore, DeviceLogin, KeyringStore, LoginError, LoginPoll, Session};
 use mneme_team::client::{
     self, hash_content, js_sort, Conflict, ConflictKind, Http, PullReport, PushReport, SkippedSecret, SyncError,
-    SyncState,
+    SyncState, MAX_LOST_PUSHES,
 };
 use mneme_team::server_wire::{EntryVersion, RepoRole};
 use mneme_team::wire::{CONTENT_FULL, INVALID_CONTENT, KEY_COLLISION, STORAGE_FULL, TOO_MANY_ENTRIES, TOO_MANY_KEYS};
@@ -145,6 +145,12 @@ pub struct TeamSyncState {
     pub skipped_over_cap: Vec<String>,
     /// Newest first.
     pub conflicts: Vec<TeamConflict>,
+    /// Files automatic pushes hold back because the server accepted this very content from
+    /// here and then lost it `maxLostPushes` times in a row: the copy here is the only one.
+    /// Push (by hand) sends them again; editing one does too. Sorted as Claude Code sorts keys.
+    pub held_back_lost: Vec<String>,
+    /// How many losses in a row make automatic pushes hold a file back (for the wording).
+    pub max_lost_pushes: u32,
 }
 
 /// Where one team file stands.
@@ -326,6 +332,12 @@ pub struct TeamPullResult {
     pub trashed: Vec<String>,
     pub skipped: Vec<TeamSkippedKey>,
     pub conflicts: Vec<TeamConflict>,
+    /// Files this machine pushed and the server accepted that its answer no longer holds (the
+    /// server lost them): they are kept here unchanged and the next push sends them again.
+    pub forgotten: Vec<String>,
+    /// Of `forgotten`, the files the server has now lost three times in a row: automatic
+    /// pushes stop sending them until a push by hand (or an edit here).
+    pub given_up: Vec<String>,
 }
 
 /// What a push did.
@@ -345,6 +357,9 @@ pub struct TeamPushResult {
     pub tombstoned: Vec<String>,
     pub conflict_retries: u32,
     pub conflicts: Vec<TeamConflict>,
+    /// Files an automatic push left out because the server lost them three times in a row.
+    /// Always empty for the app's own Push and Sync, which send them.
+    pub held_back_lost: Vec<String>,
 }
 
 /// A pull, then a push.
@@ -593,7 +608,21 @@ fn sync_state(st: &SyncState) -> TeamSyncState {
         skipped_for_secrets: st.skipped_for_secrets.iter().map(secret_hold).collect(),
         skipped_over_cap: st.skipped_over_cap.clone(),
         conflicts,
+        // Filled in by `team_status`, which knows the local files' content.
+        held_back_lost: Vec::new(),
+        max_lost_pushes: MAX_LOST_PUSHES,
     }
+}
+
+/// The files an automatic push would hold back now: the server lost the content each one
+/// holds today [`MAX_LOST_PUSHES`] times in a row. A file edited since is not among them (the
+/// edit starts afresh), nor one no longer here.
+fn held_back_lost(st: &SyncState, files: &[TeamFile]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|f| f.local_hash.as_deref().is_some_and(|h| st.gave_up_on(&f.key, h)))
+        .map(|f| f.key.clone())
+        .collect()
 }
 
 fn pull_result(r: &PullReport) -> TeamPullResult {
@@ -606,6 +635,8 @@ fn pull_result(r: &PullReport) -> TeamPullResult {
         trashed: r.trashed.clone(),
         skipped: r.skipped.iter().map(|s| TeamSkippedKey { key: s.key.clone(), reason: s.reason.clone() }).collect(),
         conflicts: r.conflicts.iter().map(conflict).collect(),
+        forgotten: r.forgotten.clone(),
+        given_up: r.given_up.clone(),
     }
 }
 
@@ -620,6 +651,7 @@ fn push_result(r: &PushReport) -> TeamPushResult {
         tombstoned: r.tombstoned.clone(),
         conflict_retries: r.conflict_retries,
         conflicts: r.conflicts.iter().map(conflict).collect(),
+        held_back_lost: r.held_back_lost.clone(),
     }
 }
 
@@ -736,6 +768,8 @@ impl Mneme {
         // No server or repository: nothing was ever synced from here under this pair.
         let state = client.state().ok().unwrap_or_default();
         let files = team_files(&target.team_dir(), &state)?;
+        let mut sync = sync_state(&state);
+        sync.held_back_lost = held_back_lost(&state, &files);
         Ok(TeamStatus {
             team_dir: target.team_dir(),
             memory_dir: target.memory_dir,
@@ -746,7 +780,7 @@ impl Mneme {
             signed_in,
             user,
             keyring_problem,
-            sync: sync_state(&state),
+            sync,
             files,
         })
     }

@@ -1033,6 +1033,19 @@ export type InboxItemView = {
 	promotedPaths: string[],
 	/**  The memories first, then the index. */
 	files: InboxFile[],
+	/**
+	 *  Only on the answer to a decision: old decided items the inbox's retention prune could
+	 *  not delete. The decision itself went through; the next decision tries again. Left out
+	 *  when empty, as the CLI's JSON does.
+	 */
+	notPruned?: InboxNotPruned[],
+};
+
+/**  A decided item's file (or the inbox folder) the retention prune could not delete. */
+export type InboxNotPruned = {
+	path: string,
+	/**  The system's error, e.g. "Permission denied (os error 13)". */
+	error: string,
 };
 
 export type InboxPromote = {
@@ -1947,6 +1960,16 @@ export type TeamPullResult = {
 	trashed: string[],
 	skipped: TeamSkippedKey[],
 	conflicts: TeamConflict[],
+	/**
+	 *  Files this machine pushed and the server accepted that its answer no longer holds (the
+	 *  server lost them): they are kept here unchanged and the next push sends them again.
+	 */
+	forgotten: string[],
+	/**
+	 *  Of `forgotten`, the files the server has now lost three times in a row: automatic
+	 *  pushes stop sending them until a push by hand (or an edit here).
+	 */
+	givenUp: string[],
 };
 
 /**  What a push did. */
@@ -1963,6 +1986,11 @@ export type TeamPushResult = {
 	tombstoned: string[],
 	conflictRetries: number,
 	conflicts: TeamConflict[],
+	/**
+	 *  Files an automatic push left out because the server lost them three times in a row.
+	 *  Always empty for the app's own Push and Sync, which send them.
+	 */
+	heldBackLost: string[],
 };
 
 /**  What the server says about you and this repository's files. */
@@ -2171,6 +2199,14 @@ export type TeamSyncState = {
 	skippedOverCap: string[],
 	/**  Newest first. */
 	conflicts: TeamConflict[],
+	/**
+	 *  Files automatic pushes hold back because the server accepted this very content from
+	 *  here and then lost it `maxLostPushes` times in a row: the copy here is the only one.
+	 *  Push (by hand) sends them again; editing one does too. Sorted as Claude Code sorts keys.
+	 */
+	heldBackLost: string[],
+	/**  How many losses in a row make automatic pushes hold a file back (for the wording). */
+	maxLostPushes: number,
 };
 
 /**  One version of one key. */

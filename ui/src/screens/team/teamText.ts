@@ -60,3 +60,34 @@ export function reasonText(reason: string): string {
   if (m) return `the server answered HTTP ${m[1]}`;
   return reason.replace(/_/g, ' ');
 }
+
+/** "a.md", "a.md and b.md", "a.md, b.md and c.md". */
+export function listFiles(keys: string[]): string {
+  return keys.length < 2 ? keys.join('') : `${keys.slice(0, -1).join(', ')} and ${keys[keys.length - 1]}`;
+}
+
+/** `n` as a word for the small counts people read in a sentence ("three times"). */
+export function times(n: number): string {
+  return ['never', 'once', 'twice', 'three times', 'four times', 'five times'][n] ?? `${n} times`;
+}
+
+/** What to look at when the team server keeps losing files it accepted: said to someone who may
+ *  not run the server, so it names what to ask its admin about. */
+export const LOST_CHECK =
+  'Check the team server, or ask whoever runs it: is its disk full or failing, was it restored from an old backup, do its logs show errors when files are saved?';
+
+/** One line of a pull result for files the server had accepted from here and no longer holds.
+ *  `givenUp` are those lost `max` times in a row, which automatic pushes now hold back. */
+export function forgottenLines(forgotten: string[], givenUp: string[], max: number): string[] {
+  const again = forgotten.filter((k) => !givenUp.includes(k));
+  const out: string[] = [];
+  if (again.length) {
+    out.push(`The server no longer has ${again.length === 1 ? 'a file' : `${again.length} files`} it had accepted from this computer: `
+      + `${listFiles(again)}. ${again.length === 1 ? 'It is' : 'They are'} safe here, and the next push sends ${again.length === 1 ? 'it' : 'them'} again.`);
+  }
+  if (givenUp.length) {
+    out.push(`The server has now lost ${listFiles(givenUp)} ${times(max)} in a row, so automatic pushes stop sending `
+      + `${givenUp.length === 1 ? 'it' : 'them'}. ${givenUp.length === 1 ? 'It is' : 'They are'} safe here; Push sends ${givenUp.length === 1 ? 'it' : 'them'} again.`);
+  }
+  return out;
+}
