@@ -92,11 +92,11 @@ pub fn run(cmd: TeamCommand, managed_dir: Option<PathBuf>) -> ExitCode {
             };
             match mneme_api::records::check_team_key(&team_dir, &key, args.claude_code) {
                 Ok(path) => {
-                    println!("{}", crate::print::safe_path(&path));
+                    println!("{}", path.display());
                     ExitCode::SUCCESS
                 }
                 Err(refused) => {
-                    println!("{}", crate::print::safe_lines(&refused.to_string()));
+                    println!("{refused}");
                     ExitCode::FAILURE
                 }
             }
