@@ -1,6 +1,8 @@
 //! Pushing team memory as it changes, as Claude Code's `watcher.ts` does: a recursive watch
 //! on `team/`, a push 2 seconds after the last change (re-armed while a push is still in
-//! flight), suppression after a permanent failure, and a last push on shutdown.
+//! flight), suppression after a permanent failure, and a last push on shutdown. Unlike Claude
+//! Code, a change waits at most [`MAX_WAIT_DEBOUNCES`] debounces for its push, however often
+//! the files keep changing.
 //!
 //! - **Suppression.** After a permanent failure (no sign-in, no repository, any 4xx except
 //!   409 and 429) automatic pushes stop for the life of the watcher, and changes are ignored.
@@ -32,6 +34,13 @@ use std::time::{Duration, Instant};
 /// Claude Code's debounce.
 pub const DEBOUNCE: Duration = Duration::from_millis(DEBOUNCE_MS);
 
+/// The longest a pending change waits for its push, in debounces (30 s at Claude Code's 2 s).
+/// Claude Code's timer moves with every change, so a file written more often than every 2 s
+/// (an editor's autosave, a script appending a log line, a scheduled pull announcing its
+/// writes) would hold its push back for as long as the writes go on; Mneme pushes anyway once
+/// the first unpushed change is this old.
+pub const MAX_WAIT_DEBOUNCES: u32 = 15;
+
 /// What the timer decided when it fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fire {
@@ -48,6 +57,9 @@ pub enum Fire {
 pub struct Debouncer {
     debounce: Duration,
     deadline: Option<Instant>,
+    /// When the oldest change not yet taken by a push was seen: the deadline never moves past
+    /// it by more than [`MAX_WAIT_DEBOUNCES`] debounces.
+    waiting_since: Option<Instant>,
     pending: bool,
     change_seq: u64,
     /// The change sequence when the running push started.
@@ -57,7 +69,7 @@ pub struct Debouncer {
 
 impl Debouncer {
     pub fn new(debounce: Duration) -> Self {
-        Debouncer { debounce, deadline: None, pending: false, change_seq: 0, in_flight: None, suppressed: None }
+        Debouncer { debounce, deadline: None, waiting_since: None, pending: false, change_seq: 0, in_flight: None, suppressed: None }
     }
 
     /// A file changed (or a write was announced): schedule a push unless suppressed.
@@ -67,7 +79,8 @@ impl Debouncer {
         }
         self.pending = true;
         self.change_seq += 1;
-        self.deadline = Some(now + self.debounce);
+        let since = *self.waiting_since.get_or_insert(now);
+        self.deadline = Some((now + self.debounce).min(since + self.debounce * MAX_WAIT_DEBOUNCES));
     }
 
     /// A file was removed: clears a recoverable suppression, then counts as a change.
@@ -105,6 +118,8 @@ impl Debouncer {
             return Fire::Idle;
         }
         self.in_flight = Some(self.change_seq);
+        // This push takes every change so far; the next one starts a new wait.
+        self.waiting_since = None;
         Fire::Push
     }
 
@@ -117,6 +132,7 @@ impl Debouncer {
         if let Some(reason) = permanent {
             self.suppressed = Some(reason);
             self.deadline = None;
+            self.waiting_since = None;
         }
     }
 
@@ -124,6 +140,7 @@ impl Debouncer {
     pub fn flush(&mut self) -> bool {
         if self.pending && self.suppressed.is_none() && self.in_flight.is_none() {
             self.deadline = None;
+            self.waiting_since = None;
             self.in_flight = Some(self.change_seq);
             true
         } else {
@@ -369,6 +386,29 @@ mod tests {
         d.push_done(true, None);
         assert!(!d.pending());
         assert_eq!(d.deadline(), None);
+    }
+
+    #[test]
+    fn changes_more_often_than_the_debounce_are_pushed_within_the_longest_wait() {
+        let t = Instant::now();
+        let mut d = Debouncer::new(DEBOUNCE);
+        let longest = DEBOUNCE.as_millis() as u64 * u64::from(MAX_WAIT_DEBOUNCES);
+        // An autosave every second: each change alone would move the deadline past the next.
+        let mut ms = 0;
+        while ms < longest {
+            d.change(at(t, ms));
+            assert_eq!(d.fire(at(t, ms)), Fire::Idle, "not before the longest wait ({ms} ms)");
+            ms += 1_000;
+        }
+        d.change(at(t, ms));
+        assert_eq!(d.deadline(), Some(at(t, longest)), "the deadline stops at the first change plus the longest wait");
+        assert_eq!(d.fire(at(t, ms)), Fire::Push);
+        // Changes during and after that push wait afresh, from their own first change.
+        d.change(at(t, ms + 500));
+        d.push_done(true, None);
+        assert_eq!(d.deadline(), Some(at(t, ms + 500 + DEBOUNCE.as_millis() as u64)));
+        d.change(at(t, ms + 1_000));
+        assert_eq!(d.deadline(), Some(at(t, ms + 1_000 + DEBOUNCE.as_millis() as u64)));
     }
 
     #[test]
