@@ -494,6 +494,14 @@ fn main() -> ExitCode {
 fn environment(managed_dir: Option<PathBuf>) -> Result<Environment> {
     let mut env = Environment::from_process()?;
     if let Some(m) = managed_dir {
+        // A missing folder is a machine without managed policy; a file is a mistyped flag,
+        // which Claude Code's own message would blame on "whoever manages this machine".
+        if m.exists() && !m.is_dir() {
+            anyhow::bail!(
+                "--managed-dir {} is not a folder. Pass the folder that holds managed-settings.json and the managed CLAUDE.md (default /etc/claude-code), or leave the flag out.",
+                print::safe_path(&m)
+            );
+        }
         env.managed_dir = m;
     }
     config_home_is_a_folder(&env)?;

@@ -347,3 +347,19 @@ fn a_fifo_in_place_of_the_provider_settings_is_refused_at_once() {
     }
     assert!(fs::symlink_metadata(&providers).unwrap().file_type().is_fifo());
 }
+
+/// `--managed-dir` naming a file: the answer blamed the machine's administrator ("Claude Code
+/// does not start on this machine … Ask whoever manages this machine"); it now says the flag
+/// names no folder.
+#[test]
+fn a_managed_dir_that_is_a_file_blames_the_flag() {
+    let (h, repo, _) = project();
+    let file = h.write("managed-file", "{}");
+    for args in [&["context"][..], &["memories", "list"]] {
+        let mut c = mneme_testsupport::command_in(BIN, &h);
+        c.current_dir(&repo).arg("--managed-dir").arg(&file).args(args);
+        let err = clean_error(c.output().unwrap(), args);
+        assert!(err.contains("--managed-dir") && err.contains("is not a folder"), "{err}");
+        assert!(!err.contains("whoever manages"), "{err}");
+    }
+}
