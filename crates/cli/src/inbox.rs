@@ -65,11 +65,12 @@ enum InboxCommand {
 }
 
 fn cwd(arg: &Option<PathBuf>) -> Result<PathBuf> {
-    let here = std::env::current_dir()?;
+    // The current folder is asked for only when needed: it may have been deleted, and then
+    // `crate::current_dir` says so and what to do.
     crate::existing_cwd(match arg {
         Some(c) if c.is_absolute() => c.clone(),
-        Some(c) => here.join(c),
-        None => here,
+        Some(c) => crate::current_dir()?.join(c),
+        None => crate::current_dir()?,
     })
 }
 

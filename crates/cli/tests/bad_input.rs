@@ -193,7 +193,7 @@ fn a_deleted_current_folder_is_named_as_such() {
     let (h, _, _) = project();
     let gone = h.root.join("gone");
     fs::create_dir(&gone).unwrap();
-    for args in [&["memories", "list"][..], &["dream", "status"], &["context"], &[]] {
+    for args in [&["memories", "list"][..], &["dream", "status"], &["context"], &["inbox"], &[]] {
         fs::create_dir_all(&gone).unwrap();
         // A shell enters the folder, removes it, then becomes mneme there.
         let mut c = mneme_testsupport::command_in("sh", &h);
