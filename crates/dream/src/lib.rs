@@ -819,8 +819,14 @@ fn read_contained(root: &Path, rel: &str, cap: u64) -> Result<Option<Vec<u8>>, D
             abs.display(),
             cap >> 20
         ))),
+        // What is there, said once ("it is a named pipe (FIFO)"), not the reader's own
+        // "not a plain file (a folder, …)" inside "is not a regular file (…)".
         Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
-            Err(DreamError::Memdir(MemdirError::NotARegularFile { path: rel.to_string(), detail: e.to_string() }))
+            let detail = match std::fs::metadata(&real) {
+                Ok(meta) => format!("it is {}", mneme_store::open::kind_of(&meta)),
+                Err(_) => "it is a folder, named pipe, socket or device".to_string(),
+            };
+            Err(DreamError::Memdir(MemdirError::NotARegularFile { path: rel.to_string(), detail }))
         }
         Err(e) => Err(DreamError::io("read the daily log", &abs, e)),
     }

@@ -13,6 +13,7 @@ use mneme_core::sanitize::sanitize_path;
 use serde::{de::DeserializeOwned, Serialize};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -44,13 +45,38 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> io::Result<()>
     mneme_store::atomic::write_atomic(path, &bytes)
 }
 
-/// Reads JSON; a missing file is `None`.
+/// The most of one JSON state file (`modes.json`, a session cursor, an inbox item with its
+/// changeset) that is read: far above what any holds, far below what would exhaust memory.
+pub(crate) const MAX_JSON_BYTES: u64 = 64 << 20;
+
+/// The most of a run log read whole: the log is rotated at [`crate::record::MAX_LOG_BYTES`],
+/// so a bigger one is not Mneme's.
+pub(crate) const MAX_JSONL_BYTES: u64 = 4 * crate::record::MAX_LOG_BYTES;
+
+/// Reads JSON; a missing file is `None`. Only a plain file is read, opened without waiting
+/// (a FIFO in its place would block for ever) and up to [`MAX_JSON_BYTES`]; anything else is
+/// refused with an error naming the file, what is there and what to do (see
+/// [`mneme_store::open::read_own_file`]).
 pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> io::Result<Option<T>> {
-    match fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+    match mneme_store::open::read_own_file(path, MAX_JSON_BYTES)? {
+        Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+        None => Ok(None),
     }
+}
+
+/// Opens a log to read from the end, as [`mneme_store::open::read_own_file`] would read it:
+/// without waiting on a FIFO, a plain file only. `None` when missing.
+fn open_log(path: &Path) -> io::Result<Option<fs::File>> {
+    let f = match mneme_store::open::open_no_wait(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(mneme_store::open::own_file_not_plain(path, mneme_store::open::kind_of(&meta)));
+    }
+    Ok(Some(f))
 }
 
 /// Appends one JSON line. A torn last line left by a crash is ended first, so it costs only
@@ -62,8 +88,19 @@ pub(crate) fn append_jsonl<T: Serialize>(path: &Path, value: &T) -> io::Result<(
     }
     let mut line = serde_json::to_vec(value).map_err(io::Error::other)?;
     line.push(b'\n');
-    let mut f = OpenOptions::new().create(true).read(true).append(true).open(path)?;
-    if f.metadata()?.len() > 0 {
+    // Without waiting (a FIFO opened for reading and writing does not wait, but say what it
+    // is rather than write into it).
+    let mut f = OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(mneme_store::open::own_file_not_plain(path, mneme_store::open::kind_of(&meta)));
+    }
+    if meta.len() > 0 {
         let mut last = [0u8; 1];
         f.seek(SeekFrom::End(-1))?;
         f.read_exact(&mut last)?;
@@ -79,11 +116,7 @@ pub(crate) fn append_jsonl<T: Serialize>(path: &Path, value: &T) -> io::Result<(
 pub(crate) fn read_jsonl<T: DeserializeOwned>(path: &Path) -> io::Result<Vec<T>> {
     // Bytes, line by line: a line cut inside a character must not make the whole file
     // unreadable, as a whole-file UTF-8 decode would.
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
+    let Some(bytes) = mneme_store::open::read_own_file(path, MAX_JSONL_BYTES)? else { return Ok(Vec::new()) };
     Ok(bytes.split(|&b| b == b'\n').filter_map(|l| serde_json::from_slice(l).ok()).collect())
 }
 
@@ -96,11 +129,7 @@ pub(crate) fn read_jsonl_tail<T: DeserializeOwned>(path: &Path, limit: usize) ->
 
 fn read_jsonl_tail_by<T: DeserializeOwned>(path: &Path, limit: usize, chunk: u64) -> io::Result<Vec<T>> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut f = match fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
+    let Some(mut f) = open_log(path)? else { return Ok(Vec::new()) };
     let mut end = f.metadata()?.len();
     let mut out = Vec::new();
     // The start of the line the previous (later) chunk began inside.

@@ -68,7 +68,10 @@ impl Default for ProviderSettings {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderSettingsError {
-    #[error("could not read {path} ({source}); check the file's permissions")]
+    /// The file could not be read: its permissions, or something other than a plain file in
+    /// its place (a folder, a FIFO, …), or a file far larger than provider settings are; the
+    /// message says which.
+    #[error("{}", read_error_text(path, source))]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{path} is not valid provider settings ({source}); fix it, or delete it to start again in offline mode")]
     Malformed { path: PathBuf, source: serde_json::Error },
@@ -76,18 +79,35 @@ pub enum ProviderSettingsError {
     Write { path: PathBuf, source: std::io::Error },
 }
 
+/// [`ProviderSettingsError::Read`] for people. A FIFO, a folder or a file past
+/// [`MAX_PROVIDERS_FILE_BYTES`] is refused with what is there and what to do; permissions are
+/// named only when the file could not be opened.
+fn read_error_text(path: &Path, source: &std::io::Error) -> String {
+    match source.kind() {
+        std::io::ErrorKind::InvalidInput | std::io::ErrorKind::FileTooLarge => {
+            format!("{source} (these are Mneme's model provider settings; without them Mneme starts again with the offline provider)")
+        }
+        _ => format!("could not read {} ({source}); check the file's permissions", path.display()),
+    }
+}
+
+/// The most of `providers.json` that is read: the settings are a few short fields.
+pub const MAX_PROVIDERS_FILE_BYTES: u64 = 1 << 20;
+
 impl ProviderSettings {
     pub fn path(env: &Environment) -> PathBuf {
         env.data_dir().join(PROVIDERS_FILE)
     }
 
     /// The saved settings, or the defaults (offline) when none were saved. A malformed file is
-    /// an error and is left as it is.
+    /// an error and is left as it is. Only a plain file of at most [`MAX_PROVIDERS_FILE_BYTES`]
+    /// is read, opened without waiting: every command that may ask a model, the app and
+    /// `mneme serve` read this file, and a FIFO in its place held them for ever.
     pub fn load(env: &Environment) -> Result<ProviderSettings, ProviderSettingsError> {
         let path = ProviderSettings::path(env);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|source| ProviderSettingsError::Malformed { path, source }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ProviderSettings::default()),
+        match mneme_store::open::read_own_file(&path, MAX_PROVIDERS_FILE_BYTES) {
+            Ok(Some(bytes)) => serde_json::from_slice(&bytes).map_err(|source| ProviderSettingsError::Malformed { path, source }),
+            Ok(None) => Ok(ProviderSettings::default()),
             Err(source) => Err(ProviderSettingsError::Read { path, source }),
         }
     }

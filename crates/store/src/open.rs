@@ -63,6 +63,84 @@ pub fn read_plain_to_string(path: &Path) -> io::Result<String> {
     String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
+/// What stands at a name instead of a plain file, in words for a message: "a folder",
+/// "a named pipe (FIFO)", "a socket", "a device" (or "not a plain file" for anything else).
+pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_file() {
+        "a plain file"
+    } else if t.is_dir() {
+        "a folder"
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a plain file"
+    }
+}
+
+/// One of Mneme's own files (its settings, records and state, which a person or another
+/// program can replace), read whole: a plain file only, opened without waiting on a FIFO, and
+/// at most `cap` bytes. `Ok(None)` when nothing is there. Every refusal names `path`, says what
+/// is there, and what to do, so callers can pass it on as it is:
+/// - a folder, named pipe, socket or device: [`io::ErrorKind::InvalidInput`], "… is a named
+///   pipe (FIFO), not a plain file, so Mneme cannot read it; move it aside or delete it";
+/// - over `cap`: [`io::ErrorKind::FileTooLarge`], "… is larger than 1 MiB …; move it aside or
+///   delete it".
+pub fn read_own_file(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let file = match open_no_wait(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(own_file_not_plain(path, kind_of(&meta)));
+    }
+    if meta.len() > cap {
+        return Err(own_file_too_large(path, cap));
+    }
+    let mut bytes = Vec::with_capacity(capacity_for(meta.len()));
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(own_file_too_large(path, cap));
+    }
+    Ok(Some(bytes))
+}
+
+/// The [`read_own_file`] refusal of a name holding `what` (a folder, a named pipe, …).
+pub fn own_file_not_plain(path: &Path, what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{} is {what}, not a plain file, so Mneme cannot read it; move it aside or delete it", path.display()),
+    )
+}
+
+fn own_file_too_large(path: &Path, cap: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!("{} is larger than {}, more than this file ever holds, so Mneme does not read it; move it aside or delete it", path.display(), size_words(cap)),
+    )
+}
+
+/// `cap` bytes for a message: "16 MiB", "64 KiB", "100 bytes".
+pub fn size_words(cap: u64) -> String {
+    if cap >= 1 << 20 && cap.is_multiple_of(1 << 20) {
+        format!("{} MiB", cap >> 20)
+    } else if cap >= 1 << 10 && cap.is_multiple_of(1 << 10) {
+        format!("{} KiB", cap >> 10)
+    } else {
+        format!("{cap} bytes")
+    }
+}
+
 /// The error for a name that holds a folder, pipe, socket or device instead of a plain file.
 pub fn not_plain() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, "not a plain file (a folder, pipe, socket or device)")
@@ -93,5 +171,29 @@ mod tests {
         assert_eq!(read_plain_capped(&dir.path().join("b.md"), 5).unwrap().0, b"12345");
         let err = read_plain_capped(&dir.path().join("b.md"), 4).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::FileTooLarge, "{err}");
+    }
+
+    #[test]
+    fn own_files_are_read_plain_and_bounded_with_errors_that_say_what_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("modes.json");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        let err = read_own_file(&fifo, 1 << 20).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        let text = err.to_string();
+        assert!(text.contains("modes.json is a named pipe (FIFO)") && text.contains("move it aside or delete it"), "{text}");
+        let folder = dir.path().join("providers.json");
+        std::fs::create_dir(&folder).unwrap();
+        let text = read_own_file(&folder, 1 << 20).unwrap_err().to_string();
+        assert!(text.contains("providers.json is a folder, not a plain file"), "{text}");
+        let big = dir.path().join("big.json");
+        std::fs::write(&big, vec![b' '; 2048]).unwrap();
+        let err = read_own_file(&big, 1 << 10).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);
+        assert!(err.to_string().contains("big.json is larger than 1 KiB"), "{err}");
+        assert_eq!(read_own_file(&big, 2048).unwrap().unwrap().len(), 2048);
+        assert_eq!(read_own_file(&dir.path().join("none.json"), 10).unwrap(), None);
+        assert_eq!(size_words(16 << 20), "16 MiB");
+        assert_eq!(size_words(100), "100 bytes");
     }
 }

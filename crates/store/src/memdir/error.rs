@@ -52,7 +52,7 @@ pub enum MemdirError {
         detail: String,
     },
     /// The path is a folder, a symbolic link, a pipe or similar where a plain file was needed.
-    #[error("{path} is not a regular file ({detail}). Mneme only edits plain files; replace it with a regular file or delete it.")]
+    #[error("{path} is not a regular file: {detail}. Mneme only reads and writes plain files; move it aside or delete it.")]
     NotARegularFile {
         /// The path, relative to the memory folder.
         path: String,
@@ -116,7 +116,7 @@ pub enum MemdirError {
         root: PathBuf,
     },
     /// No trash entry has this id.
-    #[error("There is no trash entry \"{id}\"; it may have been restored or purged already. Reload the trash list.")]
+    #[error("No trash entry has the id \"{id}\"; it may have been restored or purged already.")]
     TrashEntryNotFound {
         /// The id asked for.
         id: String,
@@ -161,7 +161,7 @@ pub enum MemdirError {
         refused: String,
     },
     /// An operating-system error.
-    #[error("Could not {action} {path}: {source}. Check that it exists and that you may write there, then try again.")]
+    #[error("Could not {action} {path}: {source}. Check that it exists and that you may {} there, then try again.", access_for(action))]
     Io {
         /// What Mneme was doing ("read", "write", "rename", …).
         action: &'static str,
@@ -200,7 +200,38 @@ impl MemdirError {
     }
 }
 
+/// Whether a failed `action` needed to read or to write: what to check ("read" for a read, a
+/// listing, an inspection or opening the folder; "write" for everything that changes a file).
+fn access_for(action: &str) -> &'static str {
+    const READS: [&str; 6] = ["read", "list", "inspect", "open", "check", "find"];
+    if READS.iter().any(|r| action == *r || action.starts_with(&format!("{r} "))) {
+        "read"
+    } else {
+        "write"
+    }
+}
+
 /// `map_err` adapter: `fs::read(p).map_err(io_err("read", p))`.
 pub(crate) fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> MemdirError + 'a {
     move |source| MemdirError::Io { action, path: path.to_path_buf(), source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_read_says_read_and_a_failed_write_says_write() {
+        let io = |action| MemdirError::Io { action, path: PathBuf::from("/m"), source: io::Error::from(io::ErrorKind::PermissionDenied) };
+        for action in ["read", "list the trash folder", "inspect", "open the memory folder", "check where this path leads"] {
+            let text = io(action).to_string();
+            assert!(text.contains("that you may read there") && !text.contains("write"), "{text}");
+        }
+        for action in ["write", "create the folder", "rename", "move to the trash", "remove", "restore", "replace"] {
+            let text = io(action).to_string();
+            assert!(text.contains("that you may write there"), "{text}");
+        }
+        let text = MemdirError::TrashEntryNotFound { id: "1-a".into() }.to_string();
+        assert!(text.contains("No trash entry has the id \"1-a\"") && !text.to_lowercase().contains("reload"), "{text}");
+    }
 }

@@ -69,6 +69,43 @@ pub fn validate_topic_path(rel: &str) -> Result<(), MemdirError> {
     Ok(())
 }
 
+/// Checks that `rel` may name a memory that does not exist yet (a create, or the new name of
+/// a rename): [`validate_topic_path`], and a name Claude Code reads as a memory. Refused:
+/// - a name or folder starting with `.` (`.draft.md`, `.notes/a.md`): Claude Code's memory
+///   scan leaves those out from 2.1.217 on ([`super::left_out_by_scan`]), so the memory would
+///   never reach recall or extraction;
+/// - `memory.md` in any letter case other than the index's own: on macOS and Windows it is
+///   the same file as `MEMORY.md`, the index, and on Linux it turns into a second index when
+///   the folder is copied to one of those.
+///
+/// Existing files with such names are still read, edited, deleted and restored: only a new
+/// name is held to this.
+pub fn validate_new_topic_path(rel: &str) -> Result<(), MemdirError> {
+    validate_topic_path(rel)?;
+    let refuse = |reason: String| Err(MemdirError::InvalidPath { path: rel.to_string(), reason });
+    if let Some(part) = rel.split('/').find(|p| p.starts_with('.')) {
+        let suggestion = rel.split('/').map(|p| p.trim_start_matches('.')).collect::<Vec<_>>().join("/");
+        let usable = validate_topic_path(&suggestion).is_ok()
+            && !suggestion.rsplit('/').next().unwrap_or_default().eq_ignore_ascii_case(INDEX_FILE);
+        let instead = if usable {
+            format!("; name it {suggestion} instead")
+        } else {
+            "; give it a name that does not start with '.'".to_string()
+        };
+        let what = if rel.rsplit('/').next() == Some(part) { "the file name" } else { "the folder name" };
+        return refuse(format!(
+            "{what} \"{part}\" starts with '.', and Claude Code's memory scan leaves out names starting with '.', so it would never see this memory{instead}"
+        ));
+    }
+    let base = rel.rsplit('/').next().unwrap_or(rel);
+    if base.eq_ignore_ascii_case(INDEX_FILE) {
+        return refuse(format!(
+            "\"{base}\" is the index's name, MEMORY.md, in other letters; on macOS and Windows both are the same file, so this memory would replace the index. Give it another name, such as memory-notes.md"
+        ));
+    }
+    Ok(())
+}
+
 /// `C:foo` style prefixes, refused on every platform so a path means the same everywhere.
 fn has_drive_prefix(rel: &str) -> bool {
     let b = rel.as_bytes();
@@ -76,7 +113,7 @@ fn has_drive_prefix(rel: &str) -> bool {
 }
 
 /// A file name stem from a memory name: lowercase ASCII letters, digits, `_` and `-`, every
-/// other run of characters collapsed to one `-`, at most [`MAX_SLUG_LEN`] long; `memory`
+/// other run of characters collapsed to one `-`, at most [`MAX_SLUG_LEN`] long; `untitled`
 /// when nothing usable remains (an all-emoji name, say).
 pub fn slugify(name: &str) -> String {
     // Composed first: a name typed on macOS may arrive decomposed, and team keys must be NFC.
@@ -116,8 +153,10 @@ fn slug(name: &str, keep: impl Fn(char) -> bool) -> String {
         }
     }
     let trimmed = out.trim_end_matches('-');
+    // Not `memory`: `memory.md` is the index on macOS and Windows (see
+    // [`validate_new_topic_path`]).
     if trimmed.is_empty() {
-        "memory".to_string()
+        "untitled".to_string()
     } else {
         trimmed.to_string()
     }
@@ -135,7 +174,9 @@ pub(crate) fn validate_trash_id(id: &str) -> Result<(), MemdirError> {
     } else {
         Err(MemdirError::InvalidInput {
             field: "trash id",
-            reason: format!("\"{id}\" is not an id from the trash list; reload the trash list"),
+            reason: format!(
+                "no trash entry has the id \"{id}\": a trash id is one name of letters, digits, '-', '_' and '.' (such as 1764422207123-prefers-tabs), never a path"
+            ),
         })
     }
 }
@@ -226,7 +267,22 @@ impl Memdir {
     }
 
     /// Validates `rel` as a topic path and returns its absolute path once containment holds.
+    ///
+    /// A path that names nothing yet is one about to be made (a create, the new name of a
+    /// rename: reading or editing it would only find it missing), so it must also be a name
+    /// Claude Code reads as a memory ([`validate_new_topic_path`]); an existing file of any
+    /// valid name is read and edited as it is. A restore puts back a name that existed, and
+    /// uses [`Self::topic_abs_any_name`].
     pub(crate) fn topic_abs(&self, real_root: &Path, rel: &str) -> Result<PathBuf, MemdirError> {
+        let abs = self.topic_abs_any_name(real_root, rel)?;
+        if matches!(fs::symlink_metadata(&abs), Err(e) if e.kind() == io::ErrorKind::NotFound) {
+            validate_new_topic_path(rel)?;
+        }
+        Ok(abs)
+    }
+
+    /// [`Self::topic_abs`] without the rules for new names.
+    pub(crate) fn topic_abs_any_name(&self, real_root: &Path, rel: &str) -> Result<PathBuf, MemdirError> {
         validate_topic_path(rel)?;
         let abs = self.abs(rel);
         self.check_contained(real_root, rel, &abs)?;
@@ -257,16 +313,10 @@ const ELOOP: i32 = 40;
 #[cfg(not(target_os = "linux"))]
 const ELOOP: i32 = 62;
 
-/// Human wording for a file type, for error messages.
+/// Human wording for a file type, for error messages: "it is a folder", "it is a named pipe
+/// (FIFO)", …
 pub(crate) fn describe_type(m: &fs::Metadata) -> String {
-    let t = m.file_type();
-    if t.is_dir() {
-        "it is a folder".into()
-    } else if t.is_symlink() {
-        "it is a symbolic link".into()
-    } else {
-        "it is a device, pipe or socket".into()
-    }
+    format!("it is {}", crate::open::kind_of(m))
 }
 
 #[cfg(test)]
@@ -308,6 +358,36 @@ mod tests {
         check_path(&format!("{}.md", "a".repeat(253)), Err("256 bytes"));
     }
 
+    fn check_new(rel: &str, expect: Result<(), &str>) {
+        match (validate_new_topic_path(rel), expect) {
+            (Ok(()), Ok(())) => {}
+            (Err(MemdirError::InvalidPath { reason, .. }), Err(want)) => {
+                assert!(reason.contains(want), "{rel:?}: reason {reason:?} lacks {want:?}")
+            }
+            (got, want) => panic!("{rel:?}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn new_topic_paths_are_names_claude_code_scans() {
+        check_new("feedback_testing.md", Ok(()));
+        check_new("team/notes/a.b.md", Ok(()));
+        check_new("memory-notes.md", Ok(()));
+        check_new("memoryx.md", Ok(()));
+        check_new(".hidden.md", Err("name it hidden.md instead"));
+        check_new(".notes/a.md", Err("the folder name \".notes\" starts with '.'"));
+        check_new("team/.x.md", Err("leaves out names starting with '.'"));
+        check_new("...md", Err("does not start with '.'"));
+        for index in ["memory.md", "Memory.md", "MEMORy.md", "team/memory.md", "a/mEmOrY.md"] {
+            check_new(index, Err("the same file"));
+        }
+        // The rules of every topic path still apply first.
+        check_new("MEMORY.md", Err("is the index"));
+        check_new("../x.md", Err("'..'"));
+        check_path(".hidden.md", Ok(()));
+        check_path("memory.md", Ok(()));
+    }
+
     fn check_slug(name: &str, expect: &str) {
         assert_eq!(slugify(name), expect, "{name:?}");
     }
@@ -325,7 +405,7 @@ mod tests {
         // Cut at a character, never inside one.
         let long = slugify(&"é".repeat(80));
         assert!(long.len() <= MAX_SLUG_LEN && long.chars().all(|c| c == 'é'), "{long}");
-        check_slug("😀😀", "memory");
+        check_slug("😀😀", "untitled");
         check_slug("a--b", "a-b");
         check_slug(&"x".repeat(250), &"x".repeat(MAX_SLUG_LEN));
         check_slug(&format!("{}-y", "x".repeat(MAX_SLUG_LEN - 1)), &"x".repeat(MAX_SLUG_LEN - 1));

@@ -306,7 +306,8 @@ impl Memdir {
             });
         }
         let real_root = self.ensure_root()?;
-        let abs = if synced { self.index_abs(&real_root, &rel)? } else { self.topic_abs(&real_root, &rel)? };
+        // The name it had, even one a create would now refuse (`.draft.md`): it is put back.
+        let abs = if synced { self.index_abs(&real_root, &rel)? } else { self.topic_abs_any_name(&real_root, &rel)? };
         if fs::symlink_metadata(&abs).is_ok() {
             return Err(MemdirError::AlreadyExists { path: rel });
         }
@@ -430,16 +431,21 @@ fn put_back(stored: &Path, abs: &Path, dir: &Path, rel: &str, id: &str, cause: M
     }
 }
 
+/// The most of a trash record read: it holds a path and a few index lines, so a record past
+/// this is not one Mneme wrote.
+const MAX_RECORD_BYTES: u64 = 1 << 20;
+
+/// A trash entry's record. Read only as a plain file, opened without waiting and up to
+/// [`MAX_RECORD_BYTES`]: a FIFO in its place (the trash folder is a folder like any other)
+/// would have held `restore`, `purge` and the trash list for ever.
 fn read_record(dir: &Path, id: &str) -> Result<TrashEntry, MemdirError> {
     let path = dir.join(RECORD_FILE);
-    let bytes = match fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound && !dir.exists() => {
-            return Err(MemdirError::TrashEntryNotFound { id: id.into() })
-        }
-        Err(e) => {
-            return Err(MemdirError::TrashEntryDamaged { id: id.into(), dir: dir.to_path_buf(), detail: e.to_string() })
-        }
+    let damaged = |detail: String| MemdirError::TrashEntryDamaged { id: id.into(), dir: dir.to_path_buf(), detail };
+    let bytes = match crate::open::read_own_file(&path, MAX_RECORD_BYTES) {
+        Ok(Some(b)) => b,
+        Ok(None) if !dir.exists() => return Err(MemdirError::TrashEntryNotFound { id: id.into() }),
+        Ok(None) => return Err(damaged(format!("its record {} is missing", path.display()))),
+        Err(e) => return Err(damaged(e.to_string())),
     };
     let entry: TrashEntry = serde_json::from_slice(&bytes).map_err(|e| MemdirError::TrashEntryDamaged {
         id: id.into(),

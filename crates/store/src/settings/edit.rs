@@ -20,10 +20,10 @@ const ATTEMPTS: usize = 5;
 /// Claude Code writes this file too (`/config`, `/model`, a permission rule), and its change
 /// must not be lost. Answers whether the file was written.
 fn write_unless_changed(target: &Path, bytes: &[u8], read: Option<&[u8]>) -> io::Result<bool> {
-    let unchanged = || match fs::read(target) {
-        Ok(now) => Ok(read == Some(now.as_slice())),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(read.is_none()),
-        Err(e) => Err(e),
+    // Read as the edit read it: a FIFO put there meanwhile must not hold the write for ever.
+    let unchanged = || match crate::open::read_own_file(target, MAX_SETTINGS_FILE_BYTES + 1)? {
+        Some(now) => Ok(read == Some(now.as_slice())),
+        None => Ok(read.is_none()),
     };
     Ok(crate::atomic::write_atomic_if(target, bytes, unchanged)?.is_some())
 }
@@ -65,17 +65,7 @@ fn write_user_setting_once(env: &Environment, key: &str, value: &Value) -> Resul
     let path = user_settings_path(env);
     let target = symlink_target(&path);
     let shown = shown_path(env, &path);
-    let existing = match fs::metadata(&target) {
-        Ok(meta) if meta.len() > MAX_SETTINGS_FILE_BYTES => {
-            return Err(SettingsError::TooLarge { path, shown, size: meta.len() })
-        }
-        Ok(_) => match fs::read(&target) {
-            Ok(bytes) => Some(bytes),
-            Err(source) => return Err(SettingsError::Read { path, shown, source }),
-        },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(source) => return Err(SettingsError::Read { path, shown, source }),
-    };
+    let existing = read_settings_for_edit(&target, &path, &shown)?;
     let text = match &existing {
         None => fresh_settings_text(key, value),
         Some(bytes) => {
@@ -108,6 +98,40 @@ fn write_user_setting_once(env: &Environment, key: &str, value: &Value) -> Resul
     let written = write_unless_changed(&target, text.as_bytes(), existing.as_deref())
         .map_err(|source| SettingsError::Write { path: path.clone(), shown, source })?;
     Ok(written.then_some(path))
+}
+
+/// The user settings file's bytes before an edit (`None`: there is none), read from `target`
+/// (where `path`'s links lead). Only a plain file is read, opened without waiting: a FIFO in
+/// its place blocked the edit for ever, and a folder failed with a bare "Is a directory". A
+/// file over Claude Code's limit is [`SettingsError::TooLarge`], checked before it is read.
+fn read_settings_for_edit(target: &Path, path: &Path, shown: &str) -> Result<Option<Vec<u8>>, SettingsError> {
+    use io::Read;
+    let read_error = |source| SettingsError::Read { path: path.to_path_buf(), shown: shown.to_string(), source };
+    let file = match crate::open::open_no_wait(target) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(read_error(source)),
+    };
+    let meta = file.metadata().map_err(read_error)?;
+    if !meta.is_file() {
+        let what = crate::open::kind_of(&meta);
+        return Err(read_error(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "it is {what}, not a plain file, so Mneme cannot change it and Claude Code cannot read it; move it aside or delete it (a settings file is plain JSON such as {{}}), and nothing was changed"
+            ),
+        )));
+    }
+    let too_large = |size| SettingsError::TooLarge { path: path.to_path_buf(), shown: shown.to_string(), size };
+    if meta.len() > MAX_SETTINGS_FILE_BYTES {
+        return Err(too_large(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(crate::open::capacity_for(meta.len()));
+    file.take(MAX_SETTINGS_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(read_error)?;
+    if bytes.len() as u64 > MAX_SETTINGS_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(Some(bytes))
 }
 
 /// The content of a new settings file holding one key, formatted like Claude Code's own
@@ -279,17 +303,7 @@ fn remove_user_setting_once(env: &Environment, key: &str) -> Result<Option<PathB
     let path = user_settings_path(env);
     let target = symlink_target(&path);
     let shown = shown_path(env, &path);
-    let bytes = match fs::metadata(&target) {
-        Ok(meta) if meta.len() > MAX_SETTINGS_FILE_BYTES => {
-            return Err(SettingsError::TooLarge { path, shown, size: meta.len() })
-        }
-        Ok(_) => match fs::read(&target) {
-            Ok(bytes) => bytes,
-            Err(source) => return Err(SettingsError::Read { path, shown, source }),
-        },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Some(path)),
-        Err(source) => return Err(SettingsError::Read { path, shown, source }),
-    };
+    let Some(bytes) = read_settings_for_edit(&target, &path, &shown)? else { return Ok(Some(path)) };
     let text = String::from_utf8(bytes.clone()).map_err(|_| SettingsError::NotUtf8 { path: path.clone(), shown: shown.clone() })?;
     if js_trim(&text).is_empty() {
         return Ok(Some(path));
