@@ -11,9 +11,10 @@ use mneme_scheduler::{Folders, JobKind, Outcome, Reporter, RunLog, RunRecord};
 use mneme_team::auth::{CredentialStore, Credentials};
 use mneme_team::client::hash_content;
 use mneme_team::SyncError;
+use mneme_testsupport::raw_http::read_request;
 use mneme_testsupport::{git, refused_port, RefusedPort, TestHome};
 use std::collections::{BTreeMap, HashMap};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -217,29 +218,6 @@ fn dropping_server(drops_left: usize) -> (String, Arc<Mutex<ServerState>>) {
         }
     });
     (url, state)
-}
-
-/// The head, then as much body as Content-Length says.
-fn read_request(conn: &mut std::net::TcpStream) -> String {
-    let mut request = Vec::new();
-    let mut buf = [0u8; 64 * 1024];
-    while let Ok(n) = conn.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        request.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&request).into_owned();
-        if let Some(end) = text.find("\r\n\r\n") {
-            let length = text[..end]
-                .lines()
-                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
-                .unwrap_or(0);
-            if request.len() >= end + 4 + length {
-                break;
-            }
-        }
-    }
-    String::from_utf8_lossy(&request).into_owned()
 }
 
 fn answer(request: &str, s: &mut ServerState) -> String {

@@ -5,53 +5,11 @@
 use mneme_core::SystemClock;
 use mneme_team::auth::{self, CredentialStore, Credentials, DeviceLogin};
 use mneme_team::client::{Http, Sleeper, StaticToken, SyncClient, SyncError, SyncTarget};
+use mneme_testsupport::raw_http::{json, serve};
 use mneme_testsupport::TestHome;
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// Serves every connection with `answer(request head and body)`; the answer is a whole HTTP
-/// response. Returns the base URL and the requests seen.
-fn serve(answer: impl Fn(&str) -> Vec<u8> + Send + Sync + 'static) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { continue };
-            let mut request = Vec::new();
-            let mut buf = [0u8; 64 * 1024];
-            // The head, then as much body as Content-Length says.
-            while let Ok(n) = conn.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                request.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&request).into_owned();
-                if let Some(end) = text.find("\r\n\r\n") {
-                    let length = text[..end]
-                        .lines()
-                        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
-                        .unwrap_or(0);
-                    if request.len() >= end + 4 + length {
-                        break;
-                    }
-                }
-            }
-            let text = String::from_utf8_lossy(&request).into_owned();
-            log.lock().unwrap().push(text.clone());
-            let _ = conn.write_all(&answer(&text));
-        }
-    });
-    (url, seen)
-}
-
-fn json(status: &str, body: &str) -> Vec<u8> {
-    format!("HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()).into_bytes()
-}
 
 struct NoWait;
 

@@ -5,6 +5,7 @@
 pub mod claude_code;
 pub mod copycheck;
 pub mod hostile;
+pub mod raw_http;
 pub mod scripted;
 pub mod tls;
 
