@@ -11,15 +11,15 @@ use mneme_api::{
     ContextRequest, ErrorCode, Mneme, TeamConflictKind, TeamFileStatus, TeamRole, TeamServerSource, TeamSignInState,
 };
 use mneme_core::Clock;
-use mneme_team::auth::{CredentialStore, Credentials};
-use mneme_team::client::{hash_content, SyncError};
+use mneme_team::auth::{CredentialStore, Credentials, MemoryStore};
+use mneme_team::client::hash_content;
 use mneme_team_server::{admin::Admin, DatabaseUrl, Role, RunningServer, ServerConfig};
 use mneme_testsupport::{git, topic, write_file, TestHome};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const PASSWORD: &str = "correct horse battery staple";
@@ -37,23 +37,6 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> SystemTime {
         UNIX_EPOCH + Duration::from_millis(self.0.load(Ordering::SeqCst))
-    }
-}
-
-#[derive(Default)]
-struct MemoryStore(Mutex<BTreeMap<String, Credentials>>);
-
-impl CredentialStore for MemoryStore {
-    fn load(&self, server: &str) -> Result<Option<Credentials>, SyncError> {
-        Ok(self.0.lock().unwrap().get(server).cloned())
-    }
-    fn save(&self, server: &str, c: &Credentials) -> Result<(), SyncError> {
-        self.0.lock().unwrap().insert(server.into(), c.clone());
-        Ok(())
-    }
-    fn remove(&self, server: &str) -> Result<(), SyncError> {
-        self.0.lock().unwrap().remove(server);
-        Ok(())
     }
 }
 

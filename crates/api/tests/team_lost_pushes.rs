@@ -9,29 +9,12 @@
 //! (`SyncClient::push_automatic`) on the same sync state the app reads.
 
 use mneme_api::{ContextRequest, Mneme, SystemClock};
-use mneme_team::auth::{CredentialStore, Credentials};
-use mneme_team::client::{StaticToken, SyncClient, SyncError, SyncTarget};
+use mneme_team::auth::{CredentialStore, Credentials, MemoryStore};
+use mneme_team::client::{StaticToken, SyncClient, SyncTarget};
 use mneme_testsupport::raw_http::{json, serve};
 use mneme_testsupport::{git, write_file, TestHome};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-
-#[derive(Default)]
-struct MemoryStore(Mutex<Option<Credentials>>);
-
-impl CredentialStore for MemoryStore {
-    fn load(&self, _: &str) -> Result<Option<Credentials>, SyncError> {
-        Ok(self.0.lock().unwrap().clone())
-    }
-    fn save(&self, _: &str, c: &Credentials) -> Result<(), SyncError> {
-        *self.0.lock().unwrap() = Some(c.clone());
-        Ok(())
-    }
-    fn remove(&self, _: &str) -> Result<(), SyncError> {
-        *self.0.lock().unwrap() = None;
-        Ok(())
-    }
-}
+use std::sync::Arc;
 
 #[test]
 fn a_server_that_keeps_losing_a_pushed_file_shows_in_the_pull_and_the_status() {

@@ -6,31 +6,13 @@
 
 mod sync_support;
 
-use mneme_team::auth::{self, CredentialStore, Credentials, LoginError, LoginPoll, Session};
+use mneme_team::auth::{self, CredentialStore, Credentials, LoginError, LoginPoll, MemoryStore, Session};
 use mneme_team::client::{Http, SyncClient, SyncError, SyncTarget, TokenSource};
 use mneme_team_server::Role;
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use sync_support::{ClockSleeper, Server};
-
-#[derive(Default)]
-struct MemoryStore(Mutex<BTreeMap<String, Credentials>>);
-
-impl CredentialStore for MemoryStore {
-    fn load(&self, server: &str) -> Result<Option<Credentials>, SyncError> {
-        Ok(self.0.lock().unwrap().get(server).cloned())
-    }
-    fn save(&self, server: &str, c: &Credentials) -> Result<(), SyncError> {
-        self.0.lock().unwrap().insert(server.into(), c.clone());
-        Ok(())
-    }
-    fn remove(&self, server: &str) -> Result<(), SyncError> {
-        self.0.lock().unwrap().remove(server);
-        Ok(())
-    }
-}
 
 /// Posts the `/device` form the way a browser submits it.
 fn decide(url: &str, user_code: &str, user: &str, action: &str) -> String {

@@ -61,6 +61,32 @@ pub trait CredentialStore: Send + Sync {
     fn remove(&self, server: &str) -> Result<(), SyncError>;
 }
 
+/// Credentials held in this process only, by server: for tests, and for any caller that must
+/// not touch the keyring. Nothing outlives the value.
+#[derive(Debug, Default)]
+pub struct MemoryStore(Mutex<std::collections::BTreeMap<String, Credentials>>);
+
+impl MemoryStore {
+    /// Whether nothing is saved for any server (what a refused sign-in must leave).
+    pub fn is_empty(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+    }
+}
+
+impl CredentialStore for MemoryStore {
+    fn load(&self, server: &str) -> Result<Option<Credentials>, SyncError> {
+        Ok(self.0.lock().unwrap_or_else(|p| p.into_inner()).get(server).cloned())
+    }
+    fn save(&self, server: &str, c: &Credentials) -> Result<(), SyncError> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(server.into(), c.clone());
+        Ok(())
+    }
+    fn remove(&self, server: &str) -> Result<(), SyncError> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(server);
+        Ok(())
+    }
+}
+
 /// The OS keyring.
 #[derive(Debug, Clone)]
 pub struct KeyringStore {

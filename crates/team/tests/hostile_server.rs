@@ -3,7 +3,7 @@
 //! keyring.
 
 use mneme_core::SystemClock;
-use mneme_team::auth::{self, CredentialStore, Credentials, DeviceLogin};
+use mneme_team::auth::{self, CredentialStore, Credentials, DeviceLogin, MemoryStore};
 use mneme_team::client::{Http, Sleeper, StaticToken, SyncClient, SyncError, SyncTarget};
 use mneme_testsupport::raw_http::{json, serve};
 use mneme_testsupport::TestHome;
@@ -62,24 +62,6 @@ fn a_pull_naming_millions_of_files_is_refused_and_writes_nothing() {
     assert!(matches!(c.pull(), Err(SyncError::Parse { .. })));
 }
 
-/// An in-memory credential store that records what was saved.
-#[derive(Default)]
-struct Saved(Mutex<Option<Credentials>>);
-
-impl CredentialStore for Saved {
-    fn load(&self, _: &str) -> Result<Option<Credentials>, SyncError> {
-        Ok(self.0.lock().unwrap().clone())
-    }
-    fn save(&self, _: &str, c: &Credentials) -> Result<(), SyncError> {
-        *self.0.lock().unwrap() = Some(c.clone());
-        Ok(())
-    }
-    fn remove(&self, _: &str) -> Result<(), SyncError> {
-        *self.0.lock().unwrap() = None;
-        Ok(())
-    }
-}
-
 /// Tokens go into the keyring and into a header on every request: a sign-in or refresh whose
 /// token is huge or holds a line break, NUL or other control character is refused and nothing
 /// is saved (it was stored, and every later request failed on the header).
@@ -97,22 +79,23 @@ fn tokens_no_header_can_carry_are_not_saved() {
     ] {
         let body = serde_json::json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh}).to_string();
         let (url, seen) = serve(move |req| if req.contains("/oauth/token") { json("200 OK", &body) } else { json("200 OK", r#"{"user":"mallory","repos":[]}"#) });
-        let store = Saved::default();
+        let store = MemoryStore::default();
         let mut login = login_at(&url);
         let e = auth::poll_login(&Http::default(), &mut login, &store, &SystemClock).unwrap_err().to_string();
         assert!(e.contains("nothing was saved"), "{access:?}/{refresh:?}: {e}");
         assert!(!e.contains('\r') && !e.contains('\0'), "{e:?}");
-        assert!(store.0.lock().unwrap().is_none(), "{access:?}/{refresh:?} was saved");
+        assert!(store.is_empty(), "{access:?}/{refresh:?} was saved");
         // Not even sent on to ask who signed in.
         assert_eq!(seen.lock().unwrap().len(), 1, "{access:?}/{refresh:?}");
 
         // A refresh that answers the same is refused too, and the old credentials stay.
         let old = Credentials { access_token: "old".into(), refresh_token: Some("r0".into()), expires_at_ms: 0, user: None };
-        let store = Arc::new(Saved(Mutex::new(Some(old.clone()))));
+        let store = Arc::new(MemoryStore::default());
+        store.save(&url, &old).unwrap();
         let session = auth::Session::new(&url, store.clone(), Http::default(), Arc::new(SystemClock));
         let e = session.refresh().unwrap_err();
         assert!(matches!(e, SyncError::Parse { .. }), "{access:?}/{refresh:?}: {e}");
-        assert!(*store.0.lock().unwrap() == Some(old));
+        assert_eq!(store.load(&url).unwrap(), Some(old));
     }
 }
 
@@ -274,11 +257,11 @@ fn an_entry_whose_write_failed_is_written_by_the_next_pull() {
 fn a_sign_in_answer_of_megabytes_is_refused_while_it_is_read() {
     let padded = format!(r#"{{"access_token":"good","token_type":"Bearer","expires_in":3600{}}}"#, " ".repeat(2 << 20));
     let (url, _) = serve(move |req| if req.contains("/oauth/token") { json("200 OK", &padded) } else { json("200 OK", r#"{"user":"mallory","repos":[]}"#) });
-    let store = Saved::default();
+    let store = MemoryStore::default();
     let mut login = login_at(&url);
     let e = auth::poll_login(&Http::default(), &mut login, &store, &SystemClock).unwrap_err().to_string();
     assert!(e.contains("longer than the 1048576 bytes") && e.contains("check the server address"), "{e}");
-    assert!(store.0.lock().unwrap().is_none());
+    assert!(store.is_empty());
 }
 
 /// The answer a pull of `entries` gets, with the checksums the server claims (`claims`, else
