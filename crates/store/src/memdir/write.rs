@@ -830,15 +830,15 @@ mod tests {
         let m = t.memdir();
         assert_eq!(m.create(&new_memory("стиль кода", "a")).unwrap().rel_path, "стиль-кода.md");
         assert_eq!(m.create(&new_memory("стиль кода!", "b")).unwrap().rel_path, "стиль-кода-2.md");
-        assert_eq!(m.create(&new_memory("😀", "c")).unwrap().rel_path, "memory.md");
-        assert_eq!(m.create(&new_memory("🎉", "d")).unwrap().rel_path, "memory-2.md");
+        assert_eq!(m.create(&new_memory("😀", "c")).unwrap().rel_path, "untitled.md");
+        assert_eq!(m.create(&new_memory("🎉", "d")).unwrap().rel_path, "untitled-2.md");
         // The same name again (in any case) is refused: [[links]] would not know which.
         let err = m.create(&new_memory("Стиль кода", "e")).unwrap_err();
         assert!(err.to_string().contains("стиль-кода.md"), "{err}");
         // A file name given is that file, or a refusal.
         let mut named = new_memory("x", "e");
         named.file_name = Some("memory.md".into());
-        assert!(matches!(m.create(&named), Err(MemdirError::AlreadyExists { .. })));
+        assert!(matches!(m.create(&named), Err(MemdirError::InvalidPath { .. })));
         assert_eq!(t.read("MEMORY.md").lines().count(), 4);
     }
 
