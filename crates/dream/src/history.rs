@@ -399,12 +399,21 @@ impl History {
         write_atomic(&path, &json).map_err(|e| DreamError::io("write the dream record", &path, e))
     }
 
+    /// One record. Read only as a plain file, opened without waiting and up to
+    /// [`MAX_RECORD_BYTES`]: a FIFO or a folder under a record's name (the history folder is a
+    /// folder like any other) is a damaged record saying what is there, where it held the
+    /// Dreams screen, `mneme dream` and the scheduler for ever.
     pub fn load(&self, id: &str) -> Result<DreamRecord, DreamError> {
         let path = self.record_path(id)?;
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(DreamError::NotFound { id: id.into() }),
-            Err(e) => return Err(DreamError::io("read the dream record", &path, e)),
+        let bytes = match mneme_store::open::read_own_file(&path, MAX_RECORD_BYTES) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Err(DreamError::NotFound { id: id.into() }),
+            Err(e) => {
+                return Err(match refusal(&path, &e, MAX_RECORD_BYTES, "any dream record holds") {
+                    Some(detail) => DreamError::DamagedRecord { path, detail },
+                    None => DreamError::io("read the dream record", &path, e),
+                })
+            }
         };
         let record: DreamRecord =
             serde_json::from_slice(&bytes).map_err(|e| DreamError::DamagedRecord { path: path.clone(), detail: e.to_string() })?;
@@ -509,7 +518,7 @@ impl History {
             let name = e.file_name().to_string_lossy().into_owned();
             let Some(id) = name.strip_suffix(".json") else { continue };
             let Ok(path) = self.record_path(id) else { continue };
-            let Ok(bytes) = fs::read(&path) else { continue };
+            let Ok(Some(bytes)) = mneme_store::open::read_own_file(&path, MAX_RECORD_BYTES) else { continue };
             if let Ok(head) = serde_json::from_slice::<Head>(&bytes) {
                 if head.id == id && head.status == DreamStatus::Pending && self.is_ours(&head.memory_dir) {
                     pending += 1;
@@ -575,14 +584,43 @@ impl History {
     fn read_mode_file(&self) -> Result<Option<serde_json::Map<String, serde_json::Value>>, DreamError> {
         let path = self.dir.join(MODE_FILE);
         let damaged = |detail: String| DreamError::DamagedMode { path: path.clone(), detail };
-        match fs::read(&path) {
-            Ok(b) => match serde_json::from_slice(&b).map_err(|e| damaged(e.to_string()))? {
+        // A plain file only, opened without waiting, up to [`MAX_MODE_BYTES`]: every dream, the
+        // scheduler's gate checks and the Dreams screen read it, and a FIFO here held them all.
+        match mneme_store::open::read_own_file(&path, MAX_MODE_BYTES) {
+            Ok(Some(b)) => match serde_json::from_slice(&b).map_err(|e| damaged(e.to_string()))? {
                 serde_json::Value::Object(fields) => Ok(Some(fields)),
                 _ => Err(damaged("it is not a JSON object".into())),
             },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(DreamError::io("read the dream mode file", &path, e)),
+            Ok(None) => Ok(None),
+            Err(e) => Err(match refusal(&path, &e, MAX_MODE_BYTES, "a mode file holds") {
+                Some(detail) => damaged(detail),
+                None => DreamError::io("read the dream mode file", &path, e),
+            }),
         }
+    }
+}
+
+/// The most of one dream record read. A record holds the text before and after of every file
+/// its dream changes (each read up to 64 MiB, as the memory folder's files are) and the same
+/// again for an undo; memories are small (Claude Code's Read tool stops at 256 KB), so a dream
+/// record is kilobytes, and one past this is not one Mneme wrote.
+pub const MAX_RECORD_BYTES: u64 = 256 << 20;
+
+/// The most of the mode file read: one short line per memory folder sharing the history
+/// folder.
+pub const MAX_MODE_BYTES: u64 = 1 << 20;
+
+/// What [`mneme_store::open::read_own_file`] refused, in the words of a damaged record or mode
+/// file ("it is a named pipe (FIFO), not a plain file"), whose own message already names the
+/// file and says what to do; `None` for any other error, which is reported as it is.
+fn refusal(path: &Path, e: &io::Error, cap: u64, holds: &str) -> Option<String> {
+    match e.kind() {
+        io::ErrorKind::InvalidInput => Some(match fs::metadata(path) {
+            Ok(m) if !m.is_file() => format!("it is {}, not a plain file", mneme_store::open::kind_of(&m)),
+            _ => "it is not a plain file".to_string(),
+        }),
+        io::ErrorKind::FileTooLarge => Some(format!("it is larger than {}, more than {holds}", mneme_store::open::size_words(cap))),
+        _ => None,
     }
 }
 

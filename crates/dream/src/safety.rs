@@ -159,6 +159,10 @@ fn lines_of(content: &str) -> Vec<(&str, bool)> {
     out
 }
 
+/// The most of one file of the memory folder the check reads: what Mneme reads of a memory
+/// whole (the memory folder's own cap).
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
 /// Every file under `root` (symbolic links not followed), relative path → text.
 fn read_folder(root: &Path) -> BTreeMap<String, String> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
@@ -170,7 +174,11 @@ fn read_folder(root: &Path) -> BTreeMap<String, String> {
                 walk(root, &p, out);
             } else if kind.is_file() {
                 let Some(rel) = rel_of(root, &p) else { continue };
-                if let Ok(bytes) = fs::read(&p) {
+                // Listed as a plain file, but opened without waiting and read only as one, up to
+                // what Mneme reads of any memory: a FIFO swapped in since the listing would
+                // otherwise hold the dream (and the scheduler running it) for ever. A file not
+                // read is not a place a line is found, so the dream is held for review.
+                if let Ok((bytes, _)) = mneme_store::open::read_plain_capped(&p, MAX_FILE_BYTES) {
                     out.insert(rel, String::from_utf8_lossy(&bytes).into_owned());
                 }
             }
