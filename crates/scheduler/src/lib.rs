@@ -185,6 +185,9 @@ pub enum SchedulerError {
     Lock { path: PathBuf, source: std::io::Error },
 }
 
+/// The most of `scheduler.lock` read for the holder's PID (a few digits).
+const MAX_LOCK_BODY_BYTES: u64 = 64;
+
 /// One scheduler per machine: an exclusive `flock` on `<data dir>/scheduler.lock` with the
 /// holder's PID as its body, held for the scheduler's life and released by the kernel when
 /// the process ends, however it ends.
@@ -192,13 +195,15 @@ struct InstanceLock(#[allow(dead_code)] mneme_store::file_lock::FileLock);
 
 impl InstanceLock {
     fn take(data_dir: &std::path::Path) -> Result<InstanceLock, SchedulerError> {
-        use std::io::{Read, Seek, Write};
+        use std::io::{Seek, Write};
         let path = data_dir.join("scheduler.lock");
         let err = |source| SchedulerError::Lock { path: path.clone(), source };
         let Some(mut lock) = mneme_store::file_lock::FileLock::try_take(&path).map_err(err)? else {
-            let mut body = String::new();
-            let _ = std::fs::File::open(&path).and_then(|mut f| f.read_to_string(&mut body));
-            return Err(SchedulerError::AlreadyRunning { pid: body.trim().parse().ok() });
+            // The holder's PID, when the file is a plain one holding a short body: read without
+            // waiting on a FIFO (one held open by its locker never ends) and never past a PID.
+            let body = mneme_store::open::read_own_file(&path, MAX_LOCK_BODY_BYTES).ok().flatten().unwrap_or_default();
+            let pid = std::str::from_utf8(&body).ok().and_then(|b| b.trim().parse().ok());
+            return Err(SchedulerError::AlreadyRunning { pid });
         };
         let f = lock.file();
         f.set_len(0).and_then(|()| f.rewind()).and_then(|()| write!(f, "{}", std::process::id())).map_err(err)?;

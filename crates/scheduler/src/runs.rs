@@ -16,6 +16,9 @@ use std::sync::{Arc, Mutex};
 pub const MAX_BYTES: u64 = 4 << 20;
 /// What a cut keeps: the newest records, whole lines only.
 pub const KEEP_BYTES: u64 = 2 << 20;
+/// The most of the file's end [`RunLog::recent`] reads: the log is cut back at
+/// [`MAX_BYTES`], so records further back than this are not Mneme's.
+const MAX_READ_BYTES: u64 = 4 * MAX_BYTES;
 /// How much of the file's end [`RunLog::recent`] reads at a time.
 const CHUNK: u64 = 64 << 10;
 
@@ -100,6 +103,9 @@ impl RunLog {
         line.push('\n');
         let _writing = self.writing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut f = OpenOptions::new().create(true).append(true).read(true).open(&self.path).map_err(err)?;
+        // Opening for reading and writing never waits on a FIFO, but appending to one fills the
+        // pipe and then blocks the scheduler for ever: only a plain file is written to.
+        plain(&f).map_err(err)?;
         // A torn last line (a crash mid-append) would swallow this record: start on a fresh line.
         if ends_without_newline(&mut f).map_err(err)? {
             line.insert(0, '\n');
@@ -115,32 +121,40 @@ impl RunLog {
 
     /// Replaces the log with its newest `keep_bytes`, from the first whole line there.
     fn cut(&self, f: &mut std::fs::File) -> std::io::Result<()> {
-        let mut bytes = Vec::new();
-        f.seek(SeekFrom::Start(0))?;
-        f.read_to_end(&mut bytes)?;
-        let from = bytes.len().saturating_sub(self.keep_bytes as usize);
+        // Only the part kept is read (and the byte before it, to know whether it starts a
+        // line), however large the file has become.
+        let len = f.metadata()?.len();
+        let from = len.saturating_sub(self.keep_bytes);
+        let read_from = from.saturating_sub(1);
+        let mut tail = Vec::new();
+        f.seek(SeekFrom::Start(read_from))?;
+        f.take(len - read_from).read_to_end(&mut tail)?;
         let start = match from {
             0 => 0,
-            _ => bytes[from - 1..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| from + i),
+            _ => tail.iter().position(|&b| b == b'\n').map_or(tail.len(), |i| i + 1),
         };
-        mneme_store::atomic::write_atomic(&self.path, &bytes[start..])
+        mneme_store::atomic::write_atomic(&self.path, &tail[start..])
     }
 
     /// The newest `limit` records, newest first, optionally for one job kind.
     /// Read from the end of the file back, a chunk at a time, until `limit` are found.
     pub fn recent(&self, limit: usize, job: Option<JobKind>) -> Result<Vec<RunRecord>, RunLogError> {
         let err = |source| RunLogError::Read { path: self.path.clone(), source };
-        let mut f = match std::fs::File::open(&self.path) {
+        // Opened without waiting on a FIFO, and read only as a plain file: the Runs screen and
+        // `mneme runs` would otherwise hang on one.
+        let mut f = match mneme_store::open::open_no_wait(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(source) => return Err(err(source)),
         };
-        let mut pos = f.metadata().map_err(err)?.len();
+        let mut pos = plain(&f).map_err(err)?.len();
+        // Never more than [`MAX_READ_BYTES`] from the end, however large the file says it is.
+        let floor = pos.saturating_sub(MAX_READ_BYTES);
         let mut out = Vec::new();
         // The start of a line whose beginning is in a chunk not read yet.
         let mut rest: Vec<u8> = Vec::new();
-        while pos > 0 && out.len() < limit {
-            let n = CHUNK.min(pos);
+        while pos > floor && out.len() < limit {
+            let n = CHUNK.min(pos - floor);
             pos -= n;
             let mut buf = vec![0u8; n as usize];
             f.seek(SeekFrom::Start(pos)).and_then(|_| f.read_exact(&mut buf)).map_err(err)?;
@@ -169,6 +183,19 @@ impl RunLog {
         }
         Ok(out)
     }
+}
+
+/// The metadata of `f` when it is a plain file; otherwise an error saying what it is and what
+/// to do (the run history is Mneme's own file, so anything else was put there).
+fn plain(f: &std::fs::File) -> std::io::Result<std::fs::Metadata> {
+    let meta = f.metadata()?;
+    if meta.is_file() {
+        return Ok(meta);
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("it is {}, not a plain file; move it aside or delete it", mneme_store::open::kind_of(&meta)),
+    ))
 }
 
 fn ends_without_newline(f: &mut std::fs::File) -> std::io::Result<bool> {
