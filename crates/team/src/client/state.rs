@@ -184,14 +184,36 @@ pub fn state_path(data_dir: &Path, memory_dir: &Path) -> PathBuf {
     data_dir.join("team-sync").join(format!("{}.json", sanitize_path(key.trim_end_matches('/'))))
 }
 
+/// The most of a state file read. The state holds, per key, what pulls learned (a checksum, a
+/// tombstone), and a pull's answer, which names every key and its content, is itself read up
+/// to this size ([`super::MAX_RESPONSE_BYTES`]); a state past it is not one Mneme wrote.
+pub const MAX_STATE_BYTES: u64 = super::MAX_RESPONSE_BYTES;
+
+/// The state file's bytes, `None` when there is none. Only a plain file is read, opened without
+/// waiting and up to [`MAX_STATE_BYTES`]: a FIFO in its place held every pull, push and the Team
+/// screen for ever. A refusal says what is there and what to do.
+fn read_state(path: &Path) -> Result<Option<Vec<u8>>, SyncError> {
+    use std::io::ErrorKind;
+    mneme_store::open::read_own_file(path, MAX_STATE_BYTES).map_err(|e| {
+        let detail = match e.kind() {
+            ErrorKind::InvalidInput => match fs::metadata(path) {
+                Ok(m) if !m.is_file() => format!("it is {}, not a plain file; delete it to start afresh", mneme_store::open::kind_of(&m)),
+                _ => "it is not a plain file; delete it to start afresh".to_string(),
+            },
+            ErrorKind::FileTooLarge => format!(
+                "it is larger than {}, more than a sync state holds; delete it to start afresh",
+                mneme_store::open::size_words(MAX_STATE_BYTES)
+            ),
+            _ => e.to_string(),
+        };
+        SyncError::State { path: path.to_path_buf(), detail }
+    })
+}
+
 /// Reads the state for `server_url` and `repo`; a missing file, another pair, or an older
 /// format gives a fresh state (the next pull rebuilds everything from the server).
 pub fn load(path: &Path, server_url: &str, repo: &str) -> Result<SyncState, SyncError> {
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SyncState::fresh(server_url, repo)),
-        Err(e) => return Err(SyncError::State { path: path.to_path_buf(), detail: e.to_string() }),
-    };
+    let Some(bytes) = read_state(path)? else { return Ok(SyncState::fresh(server_url, repo)) };
     match serde_json::from_slice::<SyncState>(&bytes) {
         Ok(s) if s.version == STATE_VERSION && s.server_url == server_url && s.repo == repo => Ok(s),
         Ok(_) => Ok(SyncState::fresh(server_url, repo)),
@@ -201,7 +223,7 @@ pub fn load(path: &Path, server_url: &str, repo: &str) -> Result<SyncState, Sync
 
 /// Reads whatever state is stored, whichever server or repository it belongs to (for status).
 pub fn peek(path: &Path) -> Option<SyncState> {
-    serde_json::from_slice(&fs::read(path).ok()?).ok()
+    serde_json::from_slice(&read_state(path).ok()??).ok()
 }
 
 /// Writes the state atomically (temporary file, fsync, rename).
