@@ -863,7 +863,8 @@ impl Mneme {
         let h = self.sync_client(target.clone()).history(key).map_err(sync_error)?;
         let local = mneme_team::keys::validate_team_mem_key(&target.team_dir(), key)
             .ok()
-            .and_then(|p| std::fs::read_to_string(p).ok());
+            .and_then(|p| read_local_copy(&p))
+            .and_then(|b| String::from_utf8(b).ok());
         // Newest first: the version before each one is the next in the list.
         let versions =
             h.versions.iter().enumerate().map(|(i, v)| version(v, h.versions.get(i + 1), local.as_deref())).collect();
@@ -1036,6 +1037,18 @@ fn after_lead_change(client: &SyncClient, key: &str, put: mneme_team::wire::PutR
     TeamLeadChange { key: key.to_string(), version: put.version, checksum: put.checksum, pull, pull_error }
 }
 
+/// The most of a local team file read to show or hash it: what Mneme reads of any memory
+/// whole. The server takes at most 250,000 bytes a file, so only a file that is never pushed
+/// gets near it.
+const MAX_LOCAL_FILE_BYTES: u64 = 64 << 20;
+
+/// A team file's bytes, `None` when it cannot be read as one: only a plain file, opened without
+/// waiting (a FIFO under a key, planted or swapped in since the folder was listed, held the
+/// Team screen for ever) and up to [`MAX_LOCAL_FILE_BYTES`].
+fn read_local_copy(path: &Path) -> Option<Vec<u8>> {
+    mneme_store::open::read_plain_capped(path, MAX_LOCAL_FILE_BYTES).ok().map(|(bytes, _)| bytes)
+}
+
 /// Every syncable file in `team/` plus every key the server held at the last sync, with where
 /// each stands.
 fn team_files(team_dir: &Path, st: &SyncState) -> Result<Vec<TeamFile>, ApiError> {
@@ -1073,7 +1086,7 @@ fn team_files(team_dir: &Path, st: &SyncState) -> Result<Vec<TeamFile>, ApiError
             .map(|d| d.as_millis() as u64);
         let local_hash = match local.entries.get(&key) {
             Some(text) => Some(hash_content(text)),
-            None => std::fs::read(&path).ok().map(|b| hash_content(&String::from_utf8_lossy(&b))),
+            None => read_local_copy(&path).map(|b| hash_content(&String::from_utf8_lossy(&b))),
         };
         let secret = secrets.get(key.as_str());
         let status = if st.tombstoned_keys.contains_key(&key) {
