@@ -8,13 +8,17 @@ use mneme_core::sanitize::sanitize_path;
 use mneme_core::frontmatter::Generation;
 use mneme_core::MemoryType;
 use mneme_store::memdir::{
-    format_manifest_as, FieldEdits, Health, Memdir, MemdirError, NewMemory, Scope, EmptiedTrash, TopicFile, TrashEntry, TrashListing,
+    format_manifest_as, FieldEdits, Health, Memdir, MemdirError, NewMemory, ProblemKind, Scope, EmptiedTrash, TopicFile, TrashEntry, TrashListing,
 };
 use mneme_store::paths::{AutoMemSource, AutoMemoryReason};
 use mneme_store::session::SessionMemory;
 use mneme_store::settings::{self, EnabledSources, SettingSource};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+
+/// The most of one memory a text search reads: the size past which the store does not read a
+/// memory whole either.
+const SEARCH_READ_MAX_BYTES: u64 = 64 << 20;
 
 /// Filters for [`Mneme::memories`].
 #[derive(Debug, Clone, Default)]
@@ -279,7 +283,12 @@ impl Mneme {
                 let head = format!("{} {} {}", file.rel_path, file.display_name(), file.description.as_deref().unwrap_or(""))
                     .to_lowercase();
                 let hit = head.contains(n)
-                    || std::fs::read_to_string(&file.abs_path).map(|b| b.to_lowercase().contains(n)).unwrap_or(false);
+                    // Read as the scan opened it: a FIFO swapped in since is not waited on, and
+                    // the read is bounded.
+                    || mneme_store::open::read_plain_capped(&file.abs_path, SEARCH_READ_MAX_BYTES)
+                        .ok()
+                        .and_then(|(b, _)| String::from_utf8(b).ok())
+                        .is_some_and(|b| b.to_lowercase().contains(n));
                 if !hit {
                     return None;
                 }
@@ -363,10 +372,26 @@ impl Mneme {
             scan.files.iter().filter(|f| f.name.as_deref() == Some(key) || f.stem() == key).collect();
         match by_name.as_slice() {
             [one] => Ok((*one).clone()),
-            [] => Err(ApiError::not_found(format!(
-                "No memory called '{key}' in {}. List them with: mneme memories list",
-                m.root().display()
-            ))),
+            [] => {
+                // A file the scan could not take as a memory (a FIFO or folder named like one, a
+                // file it could not read) is there: say what it is, not that nothing is.
+                let named = |rel: &str| {
+                    rel == key
+                        || rel.strip_suffix(".md") == Some(key)
+                        || rel.rsplit('/').next().and_then(|n| n.strip_suffix(".md")) == Some(key)
+                };
+                if let Some(p) = scan.problems.iter().find(|p| named(&p.rel_path)) {
+                    let code = match p.kind {
+                        ProblemKind::NotARegularFile => ErrorCode::InvalidInput,
+                        _ => ErrorCode::Io,
+                    };
+                    return Err(ApiError::new(code, format!("{}: {}", m.root().join(&p.rel_path).display(), p.message)));
+                }
+                Err(ApiError::not_found(format!(
+                    "No memory called '{key}' in {}. List them with: mneme memories list",
+                    m.root().display()
+                )))
+            }
             many => Err(ApiError::invalid(format!(
                 "'{key}' matches {} memories ({}); name one by its file.",
                 many.len(),

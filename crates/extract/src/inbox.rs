@@ -203,11 +203,35 @@ pub enum InboxError {
     Damaged { id: String, path: PathBuf, detail: String },
     #[error(transparent)]
     Memdir(#[from] MemdirError),
-    #[error("could not {action} {}: {source}. Check that Mneme's data folder is writable.", path.display())]
+    #[error("{}", io_error_text(action, path, source))]
     Io { action: &'static str, path: PathBuf, source: io::Error },
 }
 
+/// A failure on one of Mneme's own files, for people. A refusal that already names the file,
+/// says what is there and what to do (a FIFO or folder under an item's name, a file too large)
+/// is passed on as it is; the data folder's permissions are named only when they are the
+/// cause, since a writable folder mends nothing else.
+pub(crate) fn io_error_text(action: &str, path: &Path, source: &io::Error) -> String {
+    let shown = path.display().to_string();
+    let text = source.to_string();
+    if text.contains(&shown) {
+        return text;
+    }
+    match source.kind() {
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+            format!("could not {action} {shown}: {text}. Check that Mneme's data folder is writable.")
+        }
+        _ => format!("could not {action} {shown}: {text}."),
+    }
+}
+
 impl InboxError {
+    /// A read refused for what stands under an item's name (not a plain file, or too large).
+    fn is_not_an_item_file(&self) -> bool {
+        matches!(self, InboxError::Io { action: "read", source, .. }
+            if matches!(source.kind(), io::ErrorKind::InvalidInput | io::ErrorKind::FileTooLarge))
+    }
+
     /// A stable code for front ends.
     pub fn code(&self) -> &'static str {
         match self {
@@ -499,6 +523,10 @@ impl Inbox {
                 let id = path.file_stem()?.to_string_lossy().into_owned();
                 match self.get(&id) {
                     Err(d @ InboxError::Damaged { .. }) => Some(d),
+                    // A FIFO, folder or socket under an item's name, or a file too large to be
+                    // an item: [`list`](Self::list) cannot show it either, and its error says
+                    // what it is and to move it aside or delete it.
+                    Err(e @ InboxError::Io { .. }) if e.is_not_an_item_file() => Some(e),
                     _ => None,
                 }
             })

@@ -93,11 +93,11 @@ pub enum ExtractError {
 }
 
 /// [`ExtractError::State`] for people: a file of Mneme's own that does not parse is named, with
-/// what to do about it (a writable folder does not help there); any other failure is the data
-/// folder's.
+/// what to do about it (a writable folder does not help there); a refusal that already says
+/// what is there is passed on; the data folder's permissions are named only when they failed.
 fn state_error_text(action: &str, path: &Path, source: &io::Error) -> String {
     if source.kind() != io::ErrorKind::InvalidData {
-        return format!("could not {action} {}: {source}. Check that Mneme's data folder is writable.", path.display());
+        return crate::inbox::io_error_text(action, path, source);
     }
     let afresh = if record::is_modes_file(path) {
         "every project's review mode goes back to automatic"

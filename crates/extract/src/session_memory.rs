@@ -56,10 +56,17 @@ pub fn config_dir(env: &Environment) -> PathBuf {
     env.config_home().join("session-memory").join("config")
 }
 
+/// The most of an override that is read: a template or prompt is a few kilobytes, and what is
+/// read goes into every session-notes prompt.
+const MAX_OVERRIDE_BYTES: u64 = 1 << 20;
+
 /// Reads an override; a missing or unreadable file means the default, as in Claude Code
-/// (which logs other read errors and carries on).
+/// (which logs other read errors and carries on). Only a plain file is read, opened without
+/// waiting: a FIFO under an override's name would otherwise stop every notes update, and a
+/// huge file would be read whole. Such a file is unreadable, so the default is used.
 fn read_override(path: &Path) -> Option<String> {
-    fs::read_to_string(path).ok()
+    let bytes = mneme_store::open::read_own_file(path, MAX_OVERRIDE_BYTES).ok()??;
+    String::from_utf8(bytes).ok()
 }
 
 /// `loadSessionMemoryTemplate`.

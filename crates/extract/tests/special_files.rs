@@ -90,3 +90,74 @@ fn a_fifo_among_inbox_items_does_not_hold_the_inbox() {
     let text = err.to_string();
     assert!(text.contains("named pipe"), "{text}");
 }
+
+/// A FIFO under the name of a session-notes override (`<config>/session-memory/config/
+/// template.md` or `prompt.md`): reading it waited for ever, which stopped every session-notes
+/// update. It is unreadable, so the default is used, as for any unreadable override.
+#[test]
+fn a_fifo_as_a_session_notes_override_falls_back_to_the_default() {
+    let (t, _) = data_dir();
+    let home = fs::canonicalize(t.path()).unwrap().join("home");
+    let config = home.join(".claude");
+    let env = mneme_store::Environment::with_home(&home).set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
+    let dir = mneme_extract::session_memory::config_dir(&env);
+    mkfifo(&dir.join("template.md"));
+    mkfifo(&dir.join("prompt.md"));
+    let e = env.clone();
+    let template = within("the notes template", move || mneme_extract::session_memory::load_template(&e));
+    assert_eq!(template, mneme_extract::session_memory::DEFAULT_TEMPLATE);
+    let e = env.clone();
+    let prompt = within("the notes prompt", move || mneme_extract::session_memory::load_prompt(&e));
+    assert_eq!(prompt, mneme_extract::session_memory::default_update_prompt());
+    // A plain override is still read as it is.
+    fs::remove_file(dir.join("template.md")).unwrap();
+    fs::write(dir.join("template.md"), "# Mine\n").unwrap();
+    assert_eq!(mneme_extract::session_memory::load_template(&env), "# Mine\n");
+}
+
+/// An inbox item file that is a FIFO is listed among the damaged items, saying what it is and
+/// what to do, and its error does not ask to check that the data folder is writable (which
+/// would not mend it).
+#[test]
+fn a_fifo_inbox_item_is_listed_as_damaged_for_what_it_is() {
+    let (_t, data) = data_dir();
+    let item = data.join("extract/inbox/0000000000001-deadbeef.json");
+    mkfifo(&item);
+    let d = data.clone();
+    let damaged = within("the damaged items", move || Inbox::new(d, Arc::new(FixedClock::at_unix_secs(1_700_000_000))).damaged()).unwrap();
+    let texts: Vec<String> = damaged.iter().map(ToString::to_string).collect();
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert!(texts[0].contains("0000000000001-deadbeef.json is a named pipe (FIFO)") && texts[0].contains("move it aside or delete it"), "{texts:?}");
+    let d = data.clone();
+    let err = within("one inbox item", move || Inbox::new(d, Arc::new(FixedClock::at_unix_secs(1_700_000_000))).get("0000000000001-deadbeef"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("named pipe (FIFO)") && !err.contains("writable"), "{err}");
+    assert!(fs::symlink_metadata(&item).unwrap().file_type().is_fifo(), "left in place");
+}
+
+/// Extraction's state errors (and the inbox's) name the data folder's permissions only when
+/// they are the cause: a refusal that already says what is there is passed on as it is.
+#[test]
+fn state_errors_ask_for_a_writable_folder_only_for_permission_errors() {
+    let (_t, data) = data_dir();
+    let state = data.join("extract/projects/p/sessions/s.json");
+    mkfifo(&state);
+    let refusal = mneme_store::open::read_own_file(&state, 1 << 20).unwrap_err();
+    let fifo = mneme_extract::ExtractError::State { action: "read", path: state.clone(), source: refusal }.to_string();
+    assert!(fifo.contains("s.json is a named pipe (FIFO)") && fifo.contains("move it aside or delete it"), "{fifo}");
+    assert!(!fifo.contains("writable"), "{fifo}");
+    let denied = mneme_extract::ExtractError::State {
+        action: "write",
+        path: state.clone(),
+        source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+    }
+    .to_string();
+    assert!(denied.contains("could not write") && denied.contains("Check that Mneme's data folder is writable."), "{denied}");
+    let other = mneme_extract::InboxError::Io { action: "write", path: state.clone(), source: std::io::Error::from(std::io::ErrorKind::StorageFull) }
+        .to_string();
+    assert!(other.contains("could not write") && !other.contains("writable"), "{other}");
+    let denied = mneme_extract::InboxError::Io { action: "write", path: state, source: std::io::Error::from(std::io::ErrorKind::PermissionDenied) }
+        .to_string();
+    assert!(denied.contains("Check that Mneme's data folder is writable."), "{denied}");
+}

@@ -209,3 +209,116 @@ fn a_fifo_topic_file_is_named_for_what_it_is() {
     let err = within("delete", move || m.delete("fifo.md")).unwrap_err().to_string();
     assert!(err.contains("it is a named pipe (FIFO)") && err.contains("move it aside or delete it"), "{err}");
 }
+
+/// A FIFO left under the name of a pending index-sync note (`.mneme-index-sync-*.json`):
+/// repairing the index read every note with a plain read and waited on it for ever. Now it is
+/// an unreadable note, removed like any other.
+#[test]
+fn a_fifo_as_a_pending_index_note_does_not_hold_the_repair() {
+    let f = Folder::new();
+    f.write("a.md", "---\nname: a\ndescription: d\n---\nA\n");
+    let note = f.mem().join(".mneme-index-sync-1-1.json");
+    mkfifo(&note);
+    let m = f.memdir();
+    let fixes = within("the index repair", move || m.repair_stale_index_lines()).unwrap();
+    assert!(fixes.is_empty(), "{fixes:?}");
+    assert!(fs::symlink_metadata(&note).is_err(), "the unreadable note was removed");
+}
+
+/// Merging a folder that holds a FIFO named like a memory: it is left where it is, and the
+/// reason says what it is rather than only "not a plain file".
+#[test]
+fn a_merge_names_a_fifo_it_leaves_behind() {
+    let f = Folder::new();
+    let src_root = f.root.join("other");
+    fs::create_dir_all(&src_root).unwrap();
+    fs::write(src_root.join("a.md"), "---\nname: a\ndescription: d\n---\nA\n").unwrap();
+    mkfifo(&src_root.join("pipe.md"));
+    let src = Memdir::new(src_root.clone(), f.root.join("trash2"), Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
+    let m = f.memdir();
+    let out = within("the merge", move || m.merge_from(&src, true)).unwrap();
+    assert_eq!(out.moved.len(), 1, "{out:?}");
+    let skipped: Vec<_> = out.skipped.iter().filter(|s| s.rel_path == "pipe.md").collect();
+    assert_eq!(skipped.len(), 1, "{out:?}");
+    assert!(skipped[0].reason.contains("it is a named pipe (FIFO), not a plain file"), "{:?}", skipped[0]);
+    assert!(fs::symlink_metadata(src_root.join("pipe.md")).unwrap().file_type().is_fifo(), "left in place");
+}
+
+/// A memory past the size the store reads whole is not read whole by a merge either (it read
+/// any size into memory to compare it): it is left behind with the reason.
+#[test]
+fn a_merge_does_not_read_a_huge_file_whole() {
+    let f = Folder::new();
+    f.write("big.md", "---\nname: big\n---\nhere\n");
+    let src_root = f.root.join("other");
+    fs::create_dir_all(&src_root).unwrap();
+    let big = fs::File::create(src_root.join("big.md")).unwrap();
+    big.set_len((64 << 20) + 1).unwrap();
+    drop(big);
+    let src = Memdir::new(src_root.clone(), f.root.join("trash2"), Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
+    let out = f.memdir().merge_from(&src, true).unwrap();
+    assert!(out.moved.is_empty() && out.renamed.is_empty(), "{out:?}");
+    assert_eq!(out.skipped.len(), 1, "{out:?}");
+    assert!(out.skipped[0].reason.contains("larger than 64 MiB"), "{:?}", out.skipped[0]);
+    assert!(src_root.join("big.md").is_file(), "left in place");
+}
+
+/// A FIFO or socket named like a memory: the scan's problem says which of them it is.
+#[test]
+fn a_scan_names_a_fifo_or_socket_for_what_it_is() {
+    let f = Folder::new();
+    mkfifo(&f.mem().join("fifo.md"));
+    let _socket = std::os::unix::net::UnixListener::bind(f.mem().join("sock.md")).unwrap();
+    let m = f.memdir();
+    let scan = within("the scan", move || m.scan()).unwrap();
+    let message = |rel: &str| {
+        scan.problems.iter().find(|p| p.rel_path == rel).map(|p| p.message.clone()).unwrap_or_else(|| panic!("{rel}: {:?}", scan.problems))
+    };
+    let fifo = message("fifo.md");
+    assert!(fifo.contains("This is a named pipe (FIFO), not a plain file") && fifo.contains("Move it aside or delete it"), "{fifo}");
+    let sock = message("sock.md");
+    assert!(sock.contains("This is a socket, not a plain file"), "{sock}");
+}
+
+/// Claude Code's settings.json as a FIFO or a folder, when settings are loaded and when one is
+/// changed: the error says what is there and what to do, and does not end by asking to check
+/// permissions, which would not mend it. A file that cannot be read for lack of permission
+/// still says to check them.
+#[test]
+fn a_settings_read_error_asks_about_permissions_only_when_they_are_the_cause() {
+    use mneme_store::settings::{SettingSource, SettingsFile};
+    for kind in ["fifo", "folder"] {
+        let f = Folder::new();
+        let config = f.root.join("home/.claude");
+        fs::create_dir_all(&config).unwrap();
+        let env = Environment::with_home(f.root.join("home")).set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
+        let settings = config.join("settings.json");
+        let want = if kind == "fifo" {
+            mkfifo(&settings);
+            "it is a named pipe (FIFO), not a plain file"
+        } else {
+            fs::create_dir(&settings).unwrap();
+            "it is a folder, not a plain file"
+        };
+        let (e, p) = (env.clone(), settings.clone());
+        let loaded = within("the settings load", move || {
+            SettingsFile::load(&e, SettingSource::User, &p, true).error.map(|e| e.to_string())
+        });
+        let text = loaded.expect("an error");
+        assert!(text.contains("settings.json") && text.contains(want) && text.contains("move it aside or delete it"), "{kind}: {text}");
+        assert!(!text.contains("readable"), "{kind}: {text}");
+        let e = env.clone();
+        let text = within("the settings edit", move || {
+            mneme_store::settings::write_user_setting(&e, "autoDreamEnabled", serde_json::Value::Bool(true)).map_err(|e| e.to_string())
+        })
+        .unwrap_err();
+        assert!(text.contains(want) && !text.contains("readable"), "{kind}: {text}");
+    }
+
+    let err = mneme_store::settings::SettingsError::Read {
+        path: "/x/settings.json".into(),
+        shown: "/x/settings.json".into(),
+        source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+    };
+    assert!(err.to_string().contains("Check that the file and its folder are readable."), "{err}");
+}

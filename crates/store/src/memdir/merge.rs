@@ -16,7 +16,7 @@
 
 use super::index::{encode_target, IndexEntry, IndexFile};
 use super::path::{relative_to_dir, validate_topic_path};
-use super::scan::stem_of;
+use super::scan::{read_bytes, stem_of};
 use super::write::fsync_dir;
 use super::{Memdir, MemdirError, Scope, INDEX_FILE};
 use serde::Serialize;
@@ -239,8 +239,17 @@ impl Memdir {
     fn plan_one(&self, real_root: &Path, src_root: &Path, rel: &str, taken: &HashSet<String>) -> Step {
         let src = join_rel(src_root, rel);
         let bytes = match fs::symlink_metadata(&src) {
-            Ok(m) if m.file_type().is_file() => match fs::read(&src) {
-                Ok(b) => b,
+            // Read through the one open that checks what it opened: a FIFO swapped in since
+            // the check is refused rather than waited on, and a huge file is not read whole.
+            Ok(m) if m.file_type().is_file() => match read_bytes(&src) {
+                Ok(Some((b, _))) => b,
+                Ok(None) => return Step::Skip { from: rel.into(), reason: "it could not be read: it is gone".into() },
+                Err(MemdirError::NotARegularFile { detail, .. }) => {
+                    return Step::Skip { from: rel.into(), reason: format!("{detail}, not a plain file") }
+                }
+                Err(MemdirError::Io { source, .. }) => {
+                    return Step::Skip { from: rel.into(), reason: format!("it could not be read: {source}") }
+                }
                 Err(e) => return Step::Skip { from: rel.into(), reason: format!("it could not be read: {e}") },
             },
             Ok(m) if m.file_type().is_symlink() => {
@@ -250,7 +259,9 @@ impl Memdir {
                         .into(),
                 }
             }
-            Ok(_) => return Step::Skip { from: rel.into(), reason: "it is not a plain file".into() },
+            Ok(m) => {
+                return Step::Skip { from: rel.into(), reason: format!("it is {}, not a plain file", crate::open::kind_of(&m)) }
+            }
             Err(e) => return Step::Skip { from: rel.into(), reason: format!("it could not be read: {e}") },
         };
         for n in 0..=MAX_SUFFIX {
@@ -269,7 +280,11 @@ impl Memdir {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     return Step::Move { from: rel.into(), to: candidate, renamed: n > 0 };
                 }
-                Ok(m) if m.file_type().is_file() && fs::read(&abs).is_ok_and(|b| b == bytes) => {
+                Ok(m)
+                    if m.file_type().is_file()
+                        && m.len() == bytes.len() as u64
+                        && read_bytes(&abs).is_ok_and(|r| r.is_some_and(|(b, _)| b == bytes)) =>
+                {
                     return Step::Same { from: rel.into(), to: candidate };
                 }
                 _ => continue,
@@ -289,8 +304,13 @@ impl Memdir {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(e),
             // Another file system, or one without hard links: write the bytes atomically.
             Err(_) => {
-                let meta = fs::metadata(&src)?;
-                let bytes = fs::read(&src)?;
+                // The same checked read as the plan's: no wait on a FIFO, no unbounded read.
+                let (bytes, meta) = match read_bytes(&src) {
+                    Ok(Some(read)) => read,
+                    Ok(None) => return Err(io::Error::from(io::ErrorKind::NotFound)),
+                    Err(MemdirError::Io { source, .. }) => return Err(source),
+                    Err(other) => return Err(io::Error::new(io::ErrorKind::InvalidInput, other.to_string())),
+                };
                 self.write_new(&dst, to, &bytes).map_err(|e| match e {
                     MemdirError::AlreadyExists { .. } => io::Error::from(io::ErrorKind::AlreadyExists),
                     other => io::Error::other(other.to_string()),

@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const NOTE_PREFIX: &str = ".mneme-index-sync-";
+/// The most of a note that is read: a note holds a path, a name and a description.
+const MAX_NOTE_BYTES: u64 = 1 << 20;
 const NOTE_SUFFIX: &str = ".json";
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
@@ -105,7 +107,12 @@ impl Memdir {
             .flatten()
             .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(NOTE_PREFIX) && n.ends_with(NOTE_SUFFIX)))
             .map(|e| {
-                let note = fs::read(e.path()).ok().and_then(|b| serde_json::from_slice::<PendingSync>(&b).ok());
+                // Read as Mneme's own files are: a FIFO planted under a note's name must not
+                // wait for a writer, nor a huge file be read whole; either is unreadable.
+                let note = crate::open::read_own_file(&e.path(), MAX_NOTE_BYTES)
+                    .ok()
+                    .flatten()
+                    .and_then(|b| serde_json::from_slice::<PendingSync>(&b).ok());
                 (e.path(), note)
             })
             .collect();

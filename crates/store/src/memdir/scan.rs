@@ -656,10 +656,18 @@ impl Walker {
                 if ft.is_file() {
                     out.push(Candidate { rel, name_at, dir: cur.handle(&mut self.dir_fds), symlink: false });
                 } else {
+                    // What is there, in words, from an `lstat` that still sees what was listed
+                    // (something swapped in since is not described as what it replaced).
+                    let what = fs::symlink_metadata(entry.path())
+                        .ok()
+                        .filter(|m| m.file_type() == ft)
+                        .map_or("a pipe, socket or device", |m| crate::open::kind_of(&m));
                     self.problems.push(Problem::new(
                         rel,
                         ProblemKind::NotARegularFile,
-                        "This is a pipe, socket or device named like a memory; Mneme does not open it.",
+                        format!(
+                            "This is {what}, not a plain file, though it is named like a memory; Mneme does not open it. Move it aside or delete it."
+                        ),
                     ));
                 }
             }

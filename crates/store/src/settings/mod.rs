@@ -198,7 +198,7 @@ pub enum SettingsError {
         shown: String,
     },
     /// The file exists but could not be read.
-    #[error("could not read {shown}: {source}. Check that the file and its folder are readable.")]
+    #[error("{}", read_error_text(shown, source))]
     Read {
         /// The file.
         path: PathBuf,
@@ -237,6 +237,17 @@ pub enum SettingsError {
         /// The name as given.
         name: String,
     },
+}
+
+/// [`SettingsError::Read`] for people. Permissions are named only when they are the cause: a
+/// FIFO or folder under the settings file's name is said to be what it is, with what to do,
+/// and readable permissions would not mend it.
+fn read_error_text(shown: &str, source: &io::Error) -> String {
+    if source.kind() == io::ErrorKind::PermissionDenied {
+        format!("could not read {shown}: {source}. Check that the file and its folder are readable.")
+    } else {
+        format!("could not read {shown}: {source}.")
+    }
 }
 
 impl SettingsError {
@@ -324,7 +335,11 @@ impl SettingsFile {
         };
         file.exists = true;
         if !meta.is_file() {
-            let source = crate::open::not_plain();
+            let what = crate::open::kind_of(&meta);
+            let source = io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("it is {what}, not a plain file, so Mneme does not read it; move it aside or delete it (a settings file is plain JSON such as {{}})"),
+            );
             file.error = Some(SettingsError::Read { path: path.to_path_buf(), shown, source });
             return file;
         }

@@ -1,0 +1,57 @@
+//! A memory name that holds a FIFO, socket or folder instead of a plain file: asking for it
+//! answered "No memory called 'fifo.md'", though `ls` shows it there. The scan saw it and said
+//! what it is; asking for it now gives that. Each call runs on a thread and must come back
+//! within 25 s, so a hang is a failure rather than a test that never ends.
+
+use mneme_api::{ContextRequest, ErrorCode, FixedClock, Mneme};
+use mneme_testsupport::{write_file, TestHome};
+use std::fs;
+use std::path::Path;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(25)).unwrap_or_else(|_| panic!("{what} did not return within 25 s: it is waiting on the FIFO"))
+}
+
+fn mkfifo(p: &Path) {
+    assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success(), "mkfifo {}", p.display());
+}
+
+#[test]
+fn asking_for_a_fifo_named_like_a_memory_says_what_it_is() {
+    let t = TestHome::new();
+    let project = t.root.join("code/app");
+    fs::create_dir_all(&project).unwrap();
+    let mem = t.memdir_for(&project);
+    write_file(&mem.join("plain.md"), "---\nname: plain\ndescription: d\n---\nbody\n");
+    mkfifo(&mem.join("fifo.md"));
+    let _socket = std::os::unix::net::UnixListener::bind(mem.join("sock.md")).unwrap();
+    let req = ContextRequest { cwd: project, ..Default::default() };
+    let m = Arc::new(Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(1_700_000_000))));
+
+    for key in ["fifo.md", "fifo"] {
+        let (m, r) = (Arc::clone(&m), req.clone());
+        let err = within("the memory", move || m.memory(&r, key).map(|_| ())).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{key}: {}", err.message);
+        assert!(!err.message.contains("No memory called"), "{key}: {}", err.message);
+        assert!(
+            err.message.contains("fifo.md: This is a named pipe (FIFO), not a plain file") && err.message.contains("Move it aside or delete it"),
+            "{key}: {}",
+            err.message
+        );
+    }
+    let (m2, r) = (Arc::clone(&m), req.clone());
+    let err = within("the memory", move || m2.memory(&r, "sock.md").map(|_| ())).unwrap_err();
+    assert!(err.message.contains("sock.md: This is a socket, not a plain file"), "{}", err.message);
+
+    // A name with nothing there is still not found, and a plain memory is still read.
+    let err = m.memory(&req, "nothing.md").unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound);
+    assert!(err.message.contains("No memory called 'nothing.md'"), "{}", err.message);
+    assert!(m.memory(&req, "plain").unwrap().content.contains("body"));
+}
