@@ -6,21 +6,8 @@
 use mneme_api::{ContextRequest, ErrorCode, FixedClock, Mneme};
 use mneme_testsupport::{write_file, TestHome};
 use std::fs;
-use std::path::Path;
-use std::sync::{mpsc, Arc};
-use std::time::Duration;
-
-fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(25)).unwrap_or_else(|_| panic!("{what} did not return within 25 s: it is waiting on the FIFO"))
-}
-
-fn mkfifo(p: &Path) {
-    assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success(), "mkfifo {}", p.display());
-}
+use std::sync::Arc;
+use mneme_testsupport::special_files::{mkfifo, within};
 
 #[test]
 fn asking_for_a_fifo_named_like_a_memory_says_what_it_is() {

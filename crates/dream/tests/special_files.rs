@@ -7,6 +7,7 @@ use mneme_testsupport::TestHome;
 use std::fs;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
+use mneme_testsupport::special_files::{mkfifo, within};
 
 #[test]
 fn a_daily_log_that_is_not_a_file_says_what_it_is_once() {
@@ -30,19 +31,6 @@ fn a_daily_log_that_is_not_a_file_says_what_it_is_once() {
     fs::create_dir(&log).unwrap();
     let err = dreams.read_log(&mem, Some(day)).unwrap_err().to_string();
     assert!(err.contains("is not a regular file: it is a folder.") && !err.contains("not a plain file"), "{err}");
-}
-
-/// Runs `f` on a thread; its result, or a failure after 25 s (a read waiting on a FIFO).
-fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(25)).unwrap_or_else(|_| panic!("{what} did not return within 25 s: it is waiting on the FIFO"))
-}
-
-fn mkfifo(p: &std::path::Path) {
-    assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success(), "mkfifo {}", p.display());
 }
 
 /// A dream record or the review-mode file replaced by a FIFO: `mneme dream show`, the pending

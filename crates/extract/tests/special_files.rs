@@ -9,25 +9,8 @@ use mneme_extract::Inbox;
 use std::fs;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc};
-use std::time::Duration;
-
-fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(25)) {
-        Ok(v) => v,
-        Err(_) => panic!("{what} did not return within 25 s: it is waiting on the FIFO"),
-    }
-}
-
-fn mkfifo(p: &Path) {
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    let status = std::process::Command::new("mkfifo").arg(p).status().expect("mkfifo runs");
-    assert!(status.success(), "mkfifo {}", p.display());
-}
+use std::sync::Arc;
+use mneme_testsupport::special_files::{mkfifo, within};
 
 fn data_dir() -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();

@@ -6,22 +6,8 @@
 use mneme_core::SystemClock;
 use mneme_scheduler::{JobKind, Outcome, RunLog, RunRecord, SchedulerConfig, SchedulerError};
 use mneme_testsupport::TestHome;
-use std::path::Path;
-use std::sync::{mpsc, Arc};
-use std::time::Duration;
-
-/// Runs `f` on a thread; its result, or a failure after 25 s (a read waiting on a FIFO).
-fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(25)).unwrap_or_else(|_| panic!("{what} did not return within 25 s: it is waiting on the FIFO"))
-}
-
-fn mkfifo(p: &Path) {
-    assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success(), "mkfifo {}", p.display());
-}
+use std::sync::Arc;
+use mneme_testsupport::special_files::{mkfifo, within};
 
 #[test]
 fn a_run_history_that_is_a_fifo_is_refused_at_once_and_never_written_to() {

@@ -7,6 +7,7 @@ pub mod copycheck;
 pub mod hostile;
 pub mod raw_http;
 pub mod scripted;
+pub mod special_files;
 pub mod tls;
 
 use mneme_core::sanitize::sanitize_path;
