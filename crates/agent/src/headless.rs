@@ -88,36 +88,55 @@ impl Side {
     }
 }
 
+/// Why one side of a file was not read for the comparison; said in the run's denial.
+#[derive(Debug)]
+enum Unread {
+    /// A link at the name itself: not followed.
+    Link,
+    /// A folder, named pipe, socket or device, in `mneme_store::open::kind_of`'s words.
+    NotPlain(&'static str),
+    /// The system refused: `doing` is what was being done.
+    Io { doing: &'static str, source: std::io::Error },
+    /// The real folder's side, refused by the memory folder's own checks.
+    Memdir(MemdirError),
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unread::Link => f.write_str("it is a symbolic link, which is not followed."),
+            Unread::NotPlain(kind) => write!(f, "it is {kind}, not a plain file, so it is not read."),
+            Unread::Io { doing, source } => write!(f, "it could not be {doing} ({source})."),
+            Unread::Memdir(e) => write!(f, "{e}"),
+        }
+    }
+}
+
 /// Opens `path` for the comparison without following a link at its last component
 /// (`O_NOFOLLOW`) and without waiting for a FIFO's writer (`O_NONBLOCK`), and reads it only if
 /// it is a regular file of at most [`MAX_READ_BYTES`]: a name holding a link (to `/dev/zero`, to a
 /// file outside the folder), a FIFO, a device or a folder is refused, saying what it is, rather
 /// than read forever, waited on for ever, or read where it leads.
-fn side(path: &Path) -> Result<Side, String> {
+fn side(path: &Path) -> Result<Side, Unread> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC;
     let file = match std::fs::OpenOptions::new().read(true).custom_flags(flags.bits() as i32).open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Side::Missing),
-        Err(_) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
-            return Err("it is a symbolic link, which is not followed.".into())
-        }
-        Err(e) => return Err(format!("it could not be opened ({e}).")),
+        Err(_) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => return Err(Unread::Link),
+        Err(source) => return Err(Unread::Io { doing: "opened", source }),
     };
-    let meta = file.metadata().map_err(|e| format!("it could not be inspected ({e})."))?;
-    if meta.is_dir() {
-        return Err("it is a folder, not a file.".into());
-    }
+    let meta = file.metadata().map_err(|source| Unread::Io { doing: "inspected", source })?;
     if !meta.is_file() {
-        return Err("it is a device, pipe or socket, not a file, so it is not read.".into());
+        return Err(Unread::NotPlain(mneme_store::open::kind_of(&meta)));
     }
     if meta.len() > MAX_READ_BYTES {
         return Ok(Side::Large(file));
     }
     let mut bytes = Vec::with_capacity(mneme_store::open::capacity_for(meta.len()));
     // It may grow after its size was taken: the read stops one byte past the cap either way.
-    (&file).take(MAX_READ_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("it could not be read ({e})."))?;
+    (&file).take(MAX_READ_BYTES + 1).read_to_end(&mut bytes).map_err(|source| Unread::Io { doing: "read", source })?;
     if bytes.len() as u64 > MAX_READ_BYTES {
         return Ok(Side::Large(file));
     }
@@ -224,13 +243,13 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
     for rel in names {
         let path = root.join(&rel);
         let shown = path.to_string_lossy().into_owned();
-        let mut left_out = |why: String| denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {why} Left out.") });
+        let mut left_out = |why: &dyn std::fmt::Display| denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {why} Left out.") });
         // What the CLI left in the copy is read as the real folder's side is: a file of any
         // size it wrote is not read whole, and a link or FIFO there is not read at all.
         let after = match side(&scratch.join(&rel)) {
             Ok(after) => after,
             Err(why) => {
-                left_out(format!("in Claude Code's copy of the folder, {why}"));
+                left_out(&format_args!("in Claude Code's copy of the folder, {why}"));
                 continue;
             }
         };
@@ -249,20 +268,20 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
             match memdir.check_write_path(&rel).and_then(|()| memdir.read_raw(&rel)) {
                 Ok((bytes, _)) => Ok(bytes.map_or(Side::Missing, |b| Side::Text(text(b)))),
                 Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(Side::Missing),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(Unread::Memdir(e)),
             }
         };
         let before = match before {
             Ok(before) => before,
             Err(why) => {
-                left_out(why);
+                left_out(&why);
                 continue;
             }
         };
         let (before, after) = match (before, after) {
             (Side::Large(a), Side::Large(b)) if same_content(&a, &b) => continue,
             (Side::Large(_), _) | (_, Side::Large(_)) => {
-                left_out(format!("it is larger than {} MiB, which Mneme does not read whole.", MAX_READ_BYTES >> 20));
+                left_out(&format_args!("it is larger than {} MiB, which Mneme does not read whole.", MAX_READ_BYTES >> 20));
                 continue;
             }
             (before, after) => (before.text(), after.text()),
