@@ -178,8 +178,17 @@ pub fn is_empty(env: &Environment, content: &str) -> bool {
     mneme_core::text::js_trim(content) == mneme_core::text::js_trim(&load_template(env))
 }
 
+/// The most of the notes file that is read: what is read goes into every update's prompt, and
+/// the notes are kept under [`MAX_TOTAL_SESSION_MEMORY_TOKENS`] (some 48 KB), so a file past
+/// this is none the update wrote. The same bound as an override of the template or prompt,
+/// which go into the same prompt.
+pub const MAX_NOTES_BYTES: u64 = MAX_OVERRIDE_BYTES;
+
 /// The notes file, created with the template if it does not exist yet (folder `0700`, file
-/// created exclusively with `0600`). Returns its current content.
+/// created exclusively with `0600`). Returns its current content. A file over
+/// [`MAX_NOTES_BYTES`] is refused with [`io::ErrorKind::FileTooLarge`], naming it and what to
+/// do, as [`mneme_store::open::read_own_file`] refuses one of Mneme's own files (which cannot
+/// be used here: it follows links).
 pub fn setup_file(env: &Environment, path: &Path) -> io::Result<String> {
     if let Some(dir) = path.parent() {
         create_private_dir(dir)?;
@@ -203,12 +212,30 @@ pub fn setup_file(env: &Environment, path: &Path) -> io::Result<String> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32);
     let mut f = opts.open(path).map_err(|e| io::Error::new(e.kind(), format!("{e}; the session notes must be a plain file, not a link ({})", path.display())))?;
-    if !f.metadata()?.is_file() {
+    let meta = f.metadata()?;
+    if !meta.is_file() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("the session notes {} are not a plain file; remove what is there", path.display())));
     }
-    let mut text = String::new();
-    io::Read::read_to_string(&mut f, &mut text)?;
-    Ok(text)
+    let too_large = || {
+        io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!(
+                "the session notes {} are larger than {}, far more than notes hold, so Mneme does not read them; move the file aside or delete it (the next update starts the notes again from the template)",
+                path.display(),
+                mneme_store::open::size_words(MAX_NOTES_BYTES)
+            ),
+        )
+    };
+    if meta.len() > MAX_NOTES_BYTES {
+        return Err(too_large());
+    }
+    // Capped by what is read too: the file may grow while it is read.
+    let mut bytes = Vec::with_capacity(mneme_store::open::capacity_for(meta.len()));
+    io::Read::read_to_end(&mut io::Read::take(&mut f, MAX_NOTES_BYTES + 1), &mut bytes)?;
+    if bytes.len() as u64 > MAX_NOTES_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("the session notes {} are not UTF-8 text ({e}); fix or delete the file", path.display())))
 }
 
 fn create_private_dir(dir: &Path) -> io::Result<()> {
@@ -382,6 +409,10 @@ pub enum SessionMemoryError {
     BadSessionId(String),
     #[error("could not prepare the session notes at {}: {source}. Check that the folder is writable.", path.display())]
     Setup { path: PathBuf, source: io::Error },
+    /// The notes file is there but is not notes: too large, not text, or not a plain file. Its
+    /// message names the file and what to do.
+    #[error("{source}")]
+    Notes { path: PathBuf, source: io::Error },
     #[error(transparent)]
     Agent(#[from] mneme_agent::AgentError),
 }
@@ -400,7 +431,10 @@ pub async fn update(
 ) -> Result<Updated, SessionMemoryError> {
     let path = mneme_store::paths::session_memory_path(env, cwd, session_id)
         .ok_or_else(|| SessionMemoryError::BadSessionId(session_id.to_string()))?;
-    let current = setup_file(env, &path).map_err(|source| SessionMemoryError::Setup { path: path.clone(), source })?;
+    let current = setup_file(env, &path).map_err(|source| match source.kind() {
+        io::ErrorKind::FileTooLarge | io::ErrorKind::InvalidData | io::ErrorKind::InvalidInput => SessionMemoryError::Notes { path: path.clone(), source },
+        _ => SessionMemoryError::Setup { path: path.clone(), source },
+    })?;
     let prompt = format!(
         "<conversation>\n{}\n</conversation>\n\n{}",
         render_conversation(messages),
@@ -532,6 +566,25 @@ mod tests {
         assert_eq!(mode(path.parent().unwrap()), 0o700);
         std::fs::write(&path, "edited").unwrap();
         assert_eq!(setup_file(&home.env, &path).unwrap(), "edited", "an existing file is never replaced");
+    }
+
+    /// Notes far past what notes hold (a file planted or grown by another program) are not
+    /// read into memory and the prompt: refused, naming the file and what to do.
+    #[test]
+    fn oversized_notes_are_refused_with_the_file_and_what_to_do() {
+        let home = mneme_testsupport::TestHome::new();
+        let sid = "0a23833b-7439-4af7-b274-46564fd6c262";
+        let path = mneme_store::paths::session_memory_path(&home.env, &home.root.join("proj"), sid).unwrap();
+        assert_eq!(setup_file(&home.env, &path).unwrap(), DEFAULT_TEMPLATE);
+        // Sparse, so no disk is used (one byte over is enough: any size past it is refused alike).
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(MAX_NOTES_BYTES + 1).unwrap();
+        let err = setup_file(&home.env, &path).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()) && text.contains("larger than 1 MiB") && text.contains("move the file aside or delete it"), "{text}");
+        // At the cap it is still read.
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(MAX_NOTES_BYTES).unwrap();
+        assert_eq!(setup_file(&home.env, &path).unwrap().len() as u64, MAX_NOTES_BYTES);
     }
 
     #[test]
