@@ -2,7 +2,8 @@
 //! on `team/`, a push 2 seconds after the last change (re-armed while a push is still in
 //! flight), suppression after a permanent failure, and a last push on shutdown. Unlike Claude
 //! Code, a change waits at most [`MAX_WAIT_DEBOUNCES`] debounces for its push, however often
-//! the files keep changing.
+//! the files keep changing, and a push asked for without a change (a pull that found files the
+//! server lost) never moves the deadline of one already waiting.
 //!
 //! - **Suppression.** After a permanent failure (no sign-in, no repository, any 4xx except
 //!   409 and 429) automatic pushes stop for the life of the watcher, and changes are ignored.
@@ -81,6 +82,20 @@ impl Debouncer {
         self.change_seq += 1;
         let since = *self.waiting_since.get_or_insert(now);
         self.deadline = Some((now + self.debounce).min(since + self.debounce * MAX_WAIT_DEBOUNCES));
+    }
+
+    /// A push was asked for without a change of its own to wait out (a pull found files the
+    /// server lost; see [`TeamWatcher::notify_write`]): when no push is waiting, one is
+    /// scheduled a debounce from now, as for a change; when one is, it keeps its deadline and
+    /// takes the request along. Moving the deadline would let pulls that come more often than
+    /// the debounce hold a waiting change back until the longest wait.
+    pub fn request(&mut self, now: Instant) {
+        if self.deadline.is_none() || self.suppressed.is_some() {
+            return self.change(now);
+        }
+        self.pending = true;
+        self.change_seq += 1;
+        self.waiting_since.get_or_insert(now);
     }
 
     /// A file was removed: clears a recoverable suppression, then counts as a change.
@@ -242,8 +257,12 @@ impl TeamWatcher {
         Ok(started)
     }
 
-    /// Announces a write into `team/` (Claude Code's `notifyTeamMemoryWrite`), scheduling a
-    /// push without waiting for the file-system event.
+    /// Asks for a push without waiting for a file-system event, as Claude Code's
+    /// `notifyTeamMemoryWrite` does: after a write into `team/`, or a pull that found files the
+    /// server lost. A push is scheduled a debounce from now when none is waiting; one that is
+    /// waiting keeps its deadline ([`Debouncer::request`]). A write's own file-system event
+    /// still moves the timer as every change does; a pull's request must not, or a scheduler
+    /// pulling more often than the debounce would hold a waiting change back for 30 s.
     pub fn notify_write(&self) {
         let _ = self.tx.send(Msg::Notify);
     }
@@ -266,6 +285,25 @@ impl Drop for TeamWatcher {
 
 fn is_unlink(ev: &notify::Event) -> bool {
     matches!(ev.kind, EventKind::Remove(_)) || (!ev.paths.is_empty() && ev.paths.iter().all(|p| std::fs::symlink_metadata(p).is_err()))
+}
+
+/// Hands a file-system event or a push request to the debouncer; true when an unlink cleared a
+/// recoverable suppression (the caller records that and says so).
+fn schedule(d: &mut Debouncer, msg: &Msg, now: Instant) -> bool {
+    match msg {
+        Msg::Fs(ev) if matches!(ev.kind, EventKind::Access(_)) => false,
+        Msg::Fs(ev) if is_unlink(ev) => d.unlink(now),
+        Msg::Fs(_) => {
+            d.change(now);
+            false
+        }
+        // Not a change of its own: it must not postpone a push already waiting.
+        Msg::Notify => {
+            d.request(now);
+            false
+        }
+        Msg::PushDone(_) | Msg::Shutdown => false,
+    }
 }
 
 fn control_loop(
@@ -310,11 +348,9 @@ fn control_loop(
         };
         // A push made by hand records its success in the shared state: suppression ends there
         // (the status already says "Automatic pushes: on"), so it ends here too.
-        if d.suppressed().is_some() && matches!(msg, Some(Msg::Fs(_) | Msg::Notify)) {
-            if client.state().is_ok_and(|st| st.suppressed.is_none()) {
-                d.resume();
-                report(WatchEvent::Resumed);
-            }
+        if d.suppressed().is_some() && matches!(msg, Some(Msg::Fs(_) | Msg::Notify)) && client.state().is_ok_and(|st| st.suppressed.is_none()) {
+            d.resume();
+            report(WatchEvent::Resumed);
         }
         match msg {
             None => {
@@ -325,20 +361,12 @@ fn control_loop(
                     }
                 }
             }
-            Some(Msg::Fs(ev)) => {
-                if matches!(ev.kind, EventKind::Access(_)) {
-                    continue;
-                }
-                if is_unlink(&ev) {
-                    if d.unlink(Instant::now()) {
-                        let _ = client.record_suppression(None);
-                        report(WatchEvent::Resumed);
-                    }
-                } else {
-                    d.change(Instant::now());
+            Some(m @ (Msg::Fs(_) | Msg::Notify)) => {
+                if schedule(&mut d, &m, Instant::now()) {
+                    let _ = client.record_suppression(None);
+                    report(WatchEvent::Resumed);
                 }
             }
-            Some(Msg::Notify) => d.change(Instant::now()),
             Some(Msg::PushDone(result)) => {
                 running.take();
                 on_done(&mut d, result);
@@ -409,6 +437,43 @@ mod tests {
         assert_eq!(d.deadline(), Some(at(t, ms + 500 + DEBOUNCE.as_millis() as u64)));
         d.change(at(t, ms + 1_000));
         assert_eq!(d.deadline(), Some(at(t, ms + 1_000 + DEBOUNCE.as_millis() as u64)));
+    }
+
+    /// A scheduled pull that finds files the server lost asks for a push (`notify_write`); a
+    /// change already waiting is still pushed at its own deadline, however often pulls come.
+    #[test]
+    fn push_requests_never_postpone_a_waiting_change() {
+        let t = Instant::now();
+        let mut d = Debouncer::new(DEBOUNCE);
+        let edit = || Msg::Fs(notify::Event::new(EventKind::Modify(notify::event::ModifyKind::Any)));
+        assert!(!schedule(&mut d, &edit(), at(t, 0)));
+        for ms in [500, 1_000, 1_500, 1_999] {
+            assert!(!schedule(&mut d, &Msg::Notify, at(t, ms)));
+            assert_eq!(d.deadline(), Some(at(t, 2_000)), "the request at {ms} ms moved the deadline");
+        }
+        assert_eq!(d.fire(at(t, 2_000)), Fire::Push);
+        // A request while that push runs gets a push of its own after it, timed from the first
+        // request; later ones ride along.
+        schedule(&mut d, &Msg::Notify, at(t, 2_100));
+        assert_eq!(d.deadline(), Some(at(t, 4_100)));
+        schedule(&mut d, &Msg::Notify, at(t, 3_000));
+        assert_eq!(d.deadline(), Some(at(t, 4_100)));
+        d.push_done(true, None);
+        assert!(d.pending(), "the requests came after the push had read the files");
+        assert_eq!(d.fire(at(t, 4_100)), Fire::Push);
+        d.push_done(true, None);
+        assert!(!d.pending());
+        // With nothing waiting a request schedules a push as a change does, and a file's own
+        // event still moves the timer.
+        schedule(&mut d, &Msg::Notify, at(t, 10_000));
+        assert_eq!(d.deadline(), Some(at(t, 12_000)));
+        schedule(&mut d, &edit(), at(t, 11_000));
+        assert_eq!(d.deadline(), Some(at(t, 13_000)));
+        assert_eq!(d.fire(at(t, 13_000)), Fire::Push);
+        // Suppressed: a request schedules nothing.
+        d.push_done(false, Some("http_403".into()));
+        schedule(&mut d, &Msg::Notify, at(t, 14_000));
+        assert_eq!((d.deadline(), d.fire(at(t, 20_000))), (None, Fire::Idle));
     }
 
     #[test]
