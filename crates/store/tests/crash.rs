@@ -76,3 +76,53 @@ fn temp_files(dir: &Path) -> Vec<String> {
         .filter(|n| n.starts_with(".mneme-") && n.ends_with(".tmp"))
         .collect()
 }
+
+const FSIZE_CHILD_ENV: &str = "MNEME_FSIZE_COPY_DIR";
+/// The file-size limit that stops the copy of a [`SIZE`] file halfway.
+const LIMIT: u64 = 100 * 1024;
+
+/// The child: puts a copy of a 200 KB file in the trash under a 100 KB file-size limit, so the
+/// kernel kills it (SIGXFSZ) in the middle of writing the copy.
+#[cfg(target_os = "linux")]
+#[test]
+fn fsize_limited_trash_copy() {
+    let Some(dir) = std::env::var_os(FSIZE_CHILD_ENV) else { return };
+    let dir = Path::new(&dir);
+    use rustix::process::{setrlimit, Resource, Rlimit};
+    setrlimit(Resource::Fsize, Rlimit { current: Some(LIMIT), maximum: Some(LIMIT) }).unwrap();
+    let memdir = mneme_store::memdir::Memdir::new(dir.join("memory"), dir.join("trash"), std::sync::Arc::new(mneme_core::clock::SystemClock));
+    let _ = memdir.trash_copy("team/notes.md");
+}
+
+/// A copy into the trash (what a team pull keeps of a local version it replaces) killed
+/// halfway leaves no half copy that looks like a trash entry: the trash lists nothing, damaged
+/// or not, and holds no partial file; the original is untouched.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_trash_copy_killed_halfway_leaves_no_torn_copy() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let team = dir.path().join("memory/team");
+    std::fs::create_dir_all(&team).unwrap();
+    let original = version(0, 1);
+    assert!(original.len() as u64 > LIMIT);
+    std::fs::write(team.join("notes.md"), &original).unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "fsize_limited_trash_copy", "--test-threads=1", "--nocapture"])
+        .env(FSIZE_CHILD_ENV, dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(out.signal(), Some(rustix::process::Signal::XFSZ.as_raw()), "the copy was stopped by the limit: {out:?}");
+    assert_eq!(std::fs::read(team.join("notes.md")).unwrap(), original);
+    let memdir = mneme_store::memdir::Memdir::new(dir.path().join("memory"), dir.path().join("trash"), std::sync::Arc::new(mneme_core::clock::SystemClock));
+    let listing = memdir.list_trash().unwrap();
+    assert!(listing.entries.is_empty() && listing.damaged.is_empty(), "{listing:?}");
+    let mut left = Vec::new();
+    for e in std::fs::read_dir(dir.path().join("trash")).unwrap().flatten() {
+        left.extend(std::fs::read_dir(e.path()).into_iter().flatten().flatten().map(|f| f.path()));
+        left.push(e.path());
+    }
+    assert_eq!(left, Vec::<std::path::PathBuf>::new(), "what the killed copy left is cleared by the next listing");
+}

@@ -138,29 +138,33 @@ impl Memdir {
         let (id, dir) = self.new_trash_entry_dir(now_ms, rel)?;
         let base = rel.rsplit('/').next().unwrap_or(rel);
         let stored = dir.join(base);
-        if let Err(e) = move_file(&abs, &stored) {
-            let _ = fs::remove_dir(&dir);
-            return Err(MemdirError::Io { action: "move to the trash", path: abs, source: e });
-        }
-        fsync_dir(abs.parent().unwrap_or(&self.root));
         let kept_as = id.clone();
-        let put_back = |cause| put_back(&stored, &abs, &dir, rel, &kept_as, cause);
-
+        let root = self.root.clone();
+        let planned = self.index_lines_of(rel);
         let mut entry = TrashEntry {
             version: RECORD_VERSION,
             id,
             original_rel_path: rel.into(),
             memdir_root: self.root.clone(),
             deleted_at_ms: now_ms,
-            index_lines: Vec::new(),
+            index_lines: planned.clone(),
             size: meta.len(),
         };
-        // The record is written before the index changes and rewritten with the removed
-        // lines after, so a crash in between still leaves a restorable entry.
+        // The record, with the index lines about to be removed, is on disk before the file
+        // moves and before the index changes: a process killed at any later point leaves an
+        // entry that restores the memory and its lines. Killed before it, nothing has moved.
         if let Err(e) = write_record(&dir, &entry) {
-            return Err(put_back(e));
+            let _ = fs::remove_dir_all(&dir);
+            return Err(e);
         }
-        let root = self.root.clone();
+        if let Err(e) = move_file(&abs, &stored) {
+            let _ = fs::remove_dir_all(&dir);
+            return Err(MemdirError::Io { action: "move to the trash", path: abs, source: e });
+        }
+        fsync_dir(abs.parent().unwrap_or(&self.root));
+        let put_back = |cause| put_back(&stored, &abs, &dir, rel, &kept_as, cause);
+
+        entry.index_lines.clear();
         for scope in [Scope::Private, Scope::Team] {
             let removed = self.edit_index(scope, |doc| {
                 let hits: Vec<usize> =
@@ -183,11 +187,32 @@ impl Memdir {
                 }
             }
         }
-        if let Err(e) = write_record(&dir, &entry) {
-            let _ = self.reinsert_lines(&entry);
-            return Err(put_back(e));
+        // Someone else's edit between the look and the removal: the record says what went.
+        if entry.index_lines != planned {
+            if let Err(e) = write_record(&dir, &entry) {
+                let _ = self.reinsert_lines(&entry);
+                return Err(put_back(e));
+            }
         }
         Ok(entry)
+    }
+
+    /// The index lines pointing at `rel`, as a delete would remove them. Best effort: an index
+    /// that cannot be read now is read again by the edit, which reports its error.
+    fn index_lines_of(&self, rel: &str) -> Vec<RemovedIndexLine> {
+        let mut out = Vec::new();
+        for scope in [Scope::Private, Scope::Team] {
+            let Ok(index) = self.read_index(scope) else { continue };
+            let mut doc = super::index::IndexDoc::parse(index.content.strip_prefix('\u{FEFF}').unwrap_or(&index.content));
+            let hits: Vec<usize> = doc.entries(scope, &self.root).into_iter().filter(|(_, e)| e.rel_path == rel).map(|(i, _)| i).collect();
+            let texts = doc.remove(&hits);
+            out.extend(hits.into_iter().zip(texts).map(|(i, text)| RemovedIndexLine {
+                index_rel_path: scope.index_rel_path().into(),
+                line_number: i + 1,
+                text,
+            }));
+        }
+        out
     }
 
     /// Moves any file of the memory folder to the trash without touching an index: how team
@@ -224,19 +249,6 @@ impl Memdir {
         let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
         let (id, dir) = self.new_trash_entry_dir(now_ms, rel)?;
         let stored = dir.join(rel.rsplit('/').next().unwrap_or(rel));
-        let placed = if keep {
-            fs::copy(&abs, &stored).and_then(|_| fs::File::open(&stored)?.sync_all())
-        } else {
-            move_file(&abs, &stored)
-        };
-        if let Err(e) = placed {
-            let _ = fs::remove_dir_all(&dir);
-            return Err(MemdirError::Io { action: if keep { "copy to the trash" } else { "move to the trash" }, path: abs, source: e });
-        }
-        if !keep {
-            fsync_dir(abs.parent().unwrap_or(&self.root));
-        }
-        let kept_as = id.clone();
         let entry = TrashEntry {
             version: RECORD_VERSION,
             id,
@@ -246,12 +258,26 @@ impl Memdir {
             index_lines: Vec::new(),
             size: meta.len(),
         };
-        if let Err(e) = write_record(&dir, &entry) {
-            if keep {
+        let failed = |e, action| {
+            let _ = fs::remove_dir_all(&dir);
+            MemdirError::Io { action, path: abs.clone(), source: e }
+        };
+        if keep {
+            // Copied whole or not at all (a temporary file renamed): a copy cut short by a
+            // crash is never in the trash as if it were the file. The record follows.
+            copy_whole(&abs, &stored).map_err(|e| failed(e, "copy to the trash"))?;
+            if let Err(e) = write_record(&dir, &entry) {
                 let _ = fs::remove_dir_all(&dir);
                 return Err(e);
             }
-            return Err(put_back(&stored, &abs, &dir, rel, &kept_as, e));
+        } else {
+            // As in [`Memdir::delete`]: the record first, so a file that has moved always has one.
+            if let Err(e) = write_record(&dir, &entry) {
+                let _ = fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+            move_file(&abs, &stored).map_err(|e| failed(e, "move to the trash"))?;
+            fsync_dir(abs.parent().unwrap_or(&self.root));
         }
         Ok(entry)
     }
@@ -273,6 +299,7 @@ impl Memdir {
             match read_record(&e.path(), &id) {
                 Ok(r) if same_root(&r.memdir_root, &self.root) => listing.entries.push(r),
                 Ok(_) => {}
+                Err(_) if interrupted_before_record(&e.path()) => {}
                 Err(err) => listing.damaged.push(Problem::new(id, ProblemKind::Unreadable, err.to_string())),
             }
         }
@@ -298,36 +325,42 @@ impl Memdir {
         }
         let base = rel.rsplit('/').next().unwrap_or(&rel);
         let stored = dir.join(base);
-        if fs::symlink_metadata(&stored).is_err() {
-            return Err(MemdirError::TrashEntryDamaged {
-                id: id.into(),
-                dir: dir.clone(),
-                detail: format!("the file {base} is missing"),
-            });
-        }
+        let in_trash = fs::symlink_metadata(&stored).is_ok();
         let real_root = self.ensure_root()?;
         // The name it had, even one a create would now refuse (`.draft.md`): it is put back.
         let abs = if synced { self.index_abs(&real_root, &rel)? } else { self.topic_abs_any_name(&real_root, &rel)? };
+        let cleanup = |restored| {
+            let cleanup_error = fs::remove_dir_all(&dir).err().map(|e| format!("could not remove {}: {e}", dir.display()));
+            Ok(Restored { rel_path: rel.clone(), index_lines_restored: restored, cleanup_error })
+        };
+        if !in_trash {
+            // A delete killed after its record and before the move, or a restore killed after
+            // the move: the file is in the memory folder already, and what may still be missing
+            // is its index lines (never doubled: an index that points at it is left alone).
+            if fs::symlink_metadata(&abs).is_err() {
+                return Err(MemdirError::TrashEntryDamaged { id: id.into(), dir: dir.clone(), detail: format!("the file {base} is missing") });
+            }
+            return cleanup(self.reinsert_lines(&entry)?.iter().map(|(_, n)| n).sum());
+        }
         if fs::symlink_metadata(&abs).is_ok() {
-            return Err(MemdirError::AlreadyExists { path: rel });
+            return Err(MemdirError::AlreadyExists { path: rel.clone() });
         }
         if let Some(parent) = abs.parent() {
             fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
         }
-        move_file(&stored, &abs).map_err(|e| match e.kind() {
-            io::ErrorKind::AlreadyExists => MemdirError::AlreadyExists { path: rel.clone() },
-            _ => MemdirError::Io { action: "restore", path: abs.clone(), source: e },
-        })?;
+        // The index lines first, then the file: a restore killed in between has left a line
+        // pointing at a file still in the trash, which the next restore moves (and, the other
+        // way round, a line lost with the file back would be found by no restore).
+        let inserted = self.reinsert_lines(&entry)?;
+        if let Err(e) = move_file(&stored, &abs) {
+            let _ = self.take_back_lines(&entry, &inserted);
+            return Err(match e.kind() {
+                io::ErrorKind::AlreadyExists => MemdirError::AlreadyExists { path: rel.clone() },
+                _ => MemdirError::Io { action: "restore", path: abs.clone(), source: e },
+            });
+        }
         fsync_dir(abs.parent().unwrap_or(&self.root));
-        let restored = match self.reinsert_lines(&entry) {
-            Ok(n) => n,
-            Err(e) => {
-                let _ = move_file(&abs, &stored);
-                return Err(e);
-            }
-        };
-        let cleanup_error = fs::remove_dir_all(&dir).err().map(|e| format!("could not remove {}: {e}", dir.display()));
-        Ok(Restored { rel_path: rel, index_lines_restored: restored, cleanup_error })
+        cleanup(inserted.iter().map(|(_, n)| n).sum())
     }
 
     /// Deletes a trash entry for good.
@@ -359,11 +392,32 @@ impl Memdir {
         Ok(emptied)
     }
 
-    /// Re-adds a trash entry's index lines where they were, skipping indexes that already
-    /// point at the file. Returns how many lines went back.
-    fn reinsert_lines(&self, entry: &TrashEntry) -> Result<usize, MemdirError> {
+    /// Removes the lines [`reinsert_lines`](Memdir::reinsert_lines) put back (`inserted`, its
+    /// answer) when the file they point at could not follow.
+    fn take_back_lines(&self, entry: &TrashEntry, inserted: &[(Scope, usize)]) -> Result<(), MemdirError> {
         let root = self.root.clone();
-        let mut total = 0;
+        for &(scope, n) in inserted {
+            if n == 0 {
+                continue;
+            }
+            self.edit_index(scope, |doc| {
+                let hits: Vec<usize> = doc
+                    .entries(scope, &root)
+                    .into_iter()
+                    .filter(|(i, e)| e.rel_path == entry.original_rel_path && entry.index_lines.iter().any(|l| l.text == doc.lines[*i].text))
+                    .map(|(i, _)| i)
+                    .collect();
+                doc.remove(&hits);
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Re-adds a trash entry's index lines where they were, skipping indexes that already
+    /// point at the file. Returns how many lines went back to each index.
+    fn reinsert_lines(&self, entry: &TrashEntry) -> Result<Vec<(Scope, usize)>, MemdirError> {
+        let root = self.root.clone();
+        let mut total = Vec::new();
         for scope in [Scope::Private, Scope::Team] {
             let mut lines: Vec<&RemovedIndexLine> =
                 entry.index_lines.iter().filter(|l| l.index_rel_path == scope.index_rel_path()).collect();
@@ -381,7 +435,7 @@ impl Memdir {
                 }
                 lines.len()
             })?;
-            total += n;
+            total.push((scope, n));
         }
         Ok(total)
     }
@@ -429,6 +483,44 @@ fn put_back(stored: &Path, abs: &Path, dir: &Path, rel: &str, id: &str, cause: M
         }
         Err(_) => MemdirError::LeftInTrash { path: rel.into(), id: id.into(), cause: Box::new(cause) },
     }
+}
+
+/// Copies `src` to the new name `dst` through a temporary file in its folder, fsynced and
+/// renamed, with `src`'s permissions.
+fn copy_whole(src: &Path, dst: &Path) -> io::Result<()> {
+    let dir = dst.parent().unwrap_or(Path::new("."));
+    let mut from = fs::File::open(src)?;
+    let permissions = from.metadata()?.permissions();
+    let (tmp, mut to) = crate::atomic::create_temp(dir)?;
+    let copied = io::copy(&mut from, &mut to)
+        .and_then(|_| to.set_permissions(permissions))
+        .and_then(|()| to.sync_all())
+        .and_then(|()| fs::rename(&tmp, dst));
+    if copied.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    fsync_dir(dir);
+    copied
+}
+
+/// Whether a trash entry without a readable record is one a delete was killed in before its
+/// record was written (and so before the file moved: nothing of the user's is in it). Such a
+/// folder holds nothing but a killed writer's temporary file, which goes with the folder; one
+/// still being written by a live delete is left alone and not listed.
+fn interrupted_before_record(dir: &Path) -> bool {
+    if fs::symlink_metadata(dir.join(RECORD_FILE)).is_ok() {
+        return false;
+    }
+    crate::atomic::remove_stale_temps(dir);
+    let Ok(mut names) = fs::read_dir(dir) else { return false };
+    let only_temps = names.all(|n| {
+        n.is_ok_and(|n| n.file_name().to_str().is_some_and(|n| n.starts_with(crate::atomic::TEMP_PREFIX) && n.ends_with(crate::atomic::TEMP_SUFFIX)))
+    });
+    if only_temps {
+        // Empty now unless a live delete is writing its record there.
+        let _ = fs::remove_dir(dir);
+    }
+    only_temps
 }
 
 /// The most of a trash record read: it holds a path and a few index lines, so a record past
@@ -558,6 +650,46 @@ mod tests {
         t.write("MEMORY.md", "- [A, re-added by hand](a.md)\n");
         assert_eq!(m.restore(&e.id).unwrap().index_lines_restored, 0);
         assert_eq!(t.read("MEMORY.md"), "- [A, re-added by hand](a.md)\n");
+    }
+
+    /// A restore killed after the file moved back (or a delete killed before it moved): the
+    /// entry keeps its record but not the file, which is in the memory folder. Restoring it
+    /// again puts back the missing line and clears the entry, instead of calling it damaged.
+    #[test]
+    fn restoring_an_entry_whose_file_is_already_back_finishes_the_restore() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [A](a.md)\n- [B](b.md)\n");
+        t.write("a.md", "a");
+        let m = t.memdir();
+        let e = m.delete("a.md").unwrap();
+        std::fs::rename(t.path().join("trash").join(&e.id).join("a.md"), t.mem().join("a.md")).unwrap();
+        assert_eq!(m.list_trash().unwrap().entries.len(), 1, "still listed: restoring it finishes the job");
+        let r = m.restore(&e.id).unwrap();
+        assert_eq!((r.index_lines_restored, r.cleanup_error), (1, None));
+        assert_eq!(t.read("MEMORY.md"), "- [A](a.md)\n- [B](b.md)\n");
+        assert_eq!(t.read("a.md"), "a");
+        assert!(m.list_trash().unwrap().entries.is_empty());
+        // With neither copy left, the entry is damaged and says so.
+        t.write("b.md", "b");
+        let e = m.delete("b.md").unwrap();
+        std::fs::remove_file(t.path().join("trash").join(&e.id).join("b.md")).unwrap();
+        assert_eq!(m.restore(&e.id).unwrap_err().code(), "trash-entry-damaged");
+    }
+
+    /// A delete killed while writing its record has moved nothing: its entry folder holds only
+    /// the killed writer's temporary file, and the trash neither lists it nor keeps it.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn an_entry_left_by_a_delete_killed_before_its_record_is_cleared() {
+        let t = TestDir::new();
+        let m = t.memdir();
+        let entry = t.path().join("trash").join("1-a");
+        std::fs::create_dir_all(&entry).unwrap();
+        // A pid far above any the kernel hands out (pid_max is at most 2^22): a dead writer.
+        std::fs::write(entry.join(".mneme-4194399-0.tmp"), "{\"vers").unwrap();
+        let listing = m.list_trash().unwrap();
+        assert!(listing.entries.is_empty() && listing.damaged.is_empty(), "{listing:?}");
+        assert!(!entry.exists());
     }
 
     #[test]

@@ -1,0 +1,251 @@
+//! The real `mneme` binary killed in the middle of a write: each command runs under a file-size
+//! limit (`prlimit --fsize`, RLIMIT_FSIZE) just below the size of what it writes, so the kernel
+//! stops it with SIGXFSZ exactly at that write — a real crash, not a mock. Afterwards every
+//! file it was writing is byte for byte what it was before, the temporary file it left is never
+//! shown as a memory, and the next normal run succeeds (and cleans up after the killed one).
+//! A plain in-place write would leave the first N bytes of the new text instead.
+//! `crash_edit.rs` kills edits at random points with SIGKILL; this file kills them at a chosen
+//! write, so each case is checked on every run.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use mneme_testsupport::TestHome;
+use serde_json::Value;
+use std::fs;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cmd(h: &TestHome, repo: &Path, limit: Option<u64>, args: &[&str]) -> Command {
+    let bin = env!("CARGO_BIN_EXE_mneme");
+    // `prlimit` (util-linux) sets the limit and execs the command: the limit is the binary's own
+    // from its first instruction, and the workspace forbids the unsafe `pre_exec` that would do
+    // the same from here.
+    let mut c = match limit {
+        Some(n) => {
+            let mut c = mneme_testsupport::command_in(prlimit(), h);
+            c.arg(format!("--fsize={n}:{n}")).arg(bin);
+            c
+        }
+        None => mneme_testsupport::command_in(bin, h),
+    };
+    c.env("MNEME_KEYRING_SERVICE", "mneme-crash-fsize-test").current_dir(repo).args(args).arg("--managed-dir").arg(h.root.join("managed"));
+    c
+}
+
+fn prlimit() -> &'static str {
+    for p in ["/usr/bin/prlimit", "/bin/prlimit", "/usr/sbin/prlimit"] {
+        if Path::new(p).is_file() {
+            return p;
+        }
+    }
+    panic!("these tests need util-linux's `prlimit` (apt-get install util-linux) to run mneme under a file-size limit");
+}
+
+fn ok(h: &TestHome, repo: &Path, args: &[&str], stdin: Option<&[u8]>) -> String {
+    common::succeeded(mneme_testsupport::output_with_stdin(cmd(h, repo, None, args), stdin), args)
+}
+
+/// Runs `args` under a `limit`-byte file-size limit and checks the kernel stopped it at a write.
+fn killed(h: &TestHome, repo: &Path, limit: u64, args: &[&str], stdin: Option<&[u8]>) {
+    let out: Output = mneme_testsupport::output_with_stdin(cmd(h, repo, Some(limit), args), stdin);
+    assert_eq!(
+        out.status.signal(),
+        Some(rustix::process::Signal::XFSZ.as_raw()),
+        "mneme {args:?} under a {limit}-byte limit should die writing past it ({:?}): {}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Mneme's temporary files in `dir` (`mneme_store::atomic`'s names).
+fn temps(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(mneme_store::atomic::TEMP_PREFIX) && n.ends_with(mneme_store::atomic::TEMP_SUFFIX))
+        .collect()
+}
+
+fn topic(name: &str, fill: u8, len: usize) -> Vec<u8> {
+    let mut t = format!("---\nname: {name}\ndescription: {name} described\nmetadata:\n  type: user\n---\n\n").into_bytes();
+    t.resize(len - 1, fill);
+    t.push(b'\n');
+    t
+}
+
+/// The memories `memories list --json` shows, by path.
+fn listed(h: &TestHome, repo: &Path) -> Vec<String> {
+    let list: Value = serde_json::from_str(&ok(h, repo, &["memories", "list", "--json"], None)).unwrap();
+    let mut paths: Vec<String> = list.as_array().unwrap().iter().map(|m| m["relPath"].as_str().unwrap().to_string()).collect();
+    paths.sort();
+    paths
+}
+
+fn revision(h: &TestHome, repo: &Path, rel: &str) -> String {
+    let shown: Value = serde_json::from_str(&ok(h, repo, &["memories", "show", rel, "--json"], None)).unwrap();
+    shown["revision"].as_str().unwrap().to_string()
+}
+
+/// A repository whose memory holds `a.md` (60 KB) and its index line.
+fn project() -> (TestHome, PathBuf, PathBuf) {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    ok(&h, &repo, &["memories", "new", "--name", "Alpha", "--description", "alpha", "--type", "user", "--file", "a.md"], Some(&[b'a'; 60_000]));
+    let mem = h.memdir_for(&repo);
+    (h, repo, mem)
+}
+
+/// Pads the index with 600 lines of notes (43 KB), so rewriting it is the large write.
+fn pad_index(mem: &Path) -> Vec<u8> {
+    let mut index = fs::read(mem.join("MEMORY.md")).unwrap();
+    for i in 0..600 {
+        index.extend_from_slice(format!("- note {i}: {}\n", "z".repeat(60)).as_bytes());
+    }
+    fs::write(mem.join("MEMORY.md"), &index).unwrap();
+    index
+}
+
+#[test]
+fn memories_saved_edited_or_created_by_a_killed_writer_are_old_or_absent_never_torn() {
+    let (h, repo, mem) = project();
+    let (file, index) = (mem.join("a.md"), mem.join("MEMORY.md"));
+    let (old, old_index) = (fs::read(&file).unwrap(), fs::read(&index).unwrap());
+
+    // `memories save` of 40 KB over the 60 KB file, stopped at 30 KB.
+    let new = topic("Alpha", b'b', 40_000);
+    let rev = revision(&h, &repo, "a.md");
+    killed(&h, &repo, 30_000, &["memories", "save", "a.md", "--revision", &rev], Some(&new));
+    assert!(fs::read(&file).unwrap() == old, "a.md is torn: {} bytes", fs::metadata(&file).unwrap().len());
+    assert_eq!(temps(&mem).len(), 1, "the kill hit the write into the memory folder");
+    assert_eq!(listed(&h, &repo), ["a.md"], "the temporary file is no memory");
+    let manifest = ok(&h, &repo, &["memories", "manifest"], None);
+    assert!(!manifest.contains(mneme_store::atomic::TEMP_PREFIX), "{manifest}");
+    let context = ok(&h, &repo, &["context"], None);
+    assert!(!context.contains(mneme_store::atomic::TEMP_PREFIX), "{context}");
+    ok(&h, &repo, &["memories", "save", "a.md", "--revision", &rev], Some(&new));
+    assert_eq!(fs::read(&file).unwrap(), new);
+    assert_eq!(temps(&mem), Vec::<String>::new(), "the next write removes what the killed one left");
+
+    // `memories edit` with a 40 KB body: the file and its index line stay as they were.
+    let (before, before_index) = (fs::read(&file).unwrap(), fs::read(&index).unwrap());
+    let args = ["memories", "edit", "a.md", "--name", "Alpha two", "--description", "edited", "--body-stdin"];
+    killed(&h, &repo, 30_000, &args, Some(&[b'c'; 40_000]));
+    assert!(fs::read(&file).unwrap() == before, "a.md is torn");
+    assert_eq!(fs::read(&index).unwrap(), before_index);
+    assert_eq!(listed(&h, &repo), ["a.md"]);
+    ok(&h, &repo, &args, Some(&[b'c'; 40_000]));
+    assert!(String::from_utf8(fs::read(&file).unwrap()).unwrap().contains("name: Alpha two"));
+    assert!(fs::read_to_string(&index).unwrap().contains("[Alpha two](a.md) — edited"));
+
+    // `memories new` of 40 KB: no file, no index line, nothing listed.
+    let index_now = fs::read(&index).unwrap();
+    let args = ["memories", "new", "--name", "Beta", "--description", "beta", "--type", "user", "--file", "b.md"];
+    killed(&h, &repo, 30_000, &args, Some(&[b'd'; 40_000]));
+    assert!(!mem.join("b.md").exists(), "a half-written b.md");
+    assert_eq!(fs::read(&index).unwrap(), index_now);
+    assert_eq!(listed(&h, &repo), ["a.md"]);
+    ok(&h, &repo, &args, Some(&[b'd'; 40_000]));
+    assert_eq!(listed(&h, &repo), ["a.md", "b.md"]);
+    assert_eq!(temps(&mem), Vec::<String>::new());
+    assert_ne!(old_index, fs::read(&index).unwrap());
+}
+
+#[test]
+fn settings_json_changed_by_a_killed_writer_is_the_old_file() {
+    let (h, repo, _mem) = project();
+    let settings = h.config_home().join("settings.json");
+    // 40 KB of settings (an `env` block of padding), so the rewrite is the large write.
+    let pad: serde_json::Map<String, Value> = (0..400).map(|i| (format!("PAD_{i}"), Value::from("p".repeat(80)))).collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({"model": "opus", "env": pad})).unwrap() + "\n";
+    fs::write(&settings, &text).unwrap();
+    killed(&h, &repo, 30_000, &["settings", "auto-memory", "off"], None);
+    assert!(fs::read_to_string(&settings).unwrap() == text, "settings.json is torn: Claude Code would ignore all of it");
+    assert_eq!(temps(&h.config_home()).len(), 1, "the kill hit the write of settings.json");
+    ok(&h, &repo, &["settings", "auto-memory", "off"], None);
+    let now: Value = serde_json::from_str(&fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(now["autoMemoryEnabled"], false);
+    assert_eq!(now["env"]["PAD_399"], "p".repeat(80));
+    assert_eq!(temps(&h.config_home()), Vec::<String>::new());
+}
+
+#[test]
+fn a_trashed_or_restored_memory_killed_mid_write_is_found_again() {
+    let (h, repo, mem) = project();
+    let (file, index) = (mem.join("a.md"), mem.join("MEMORY.md"));
+    let old = fs::read(&file).unwrap();
+    let old_index = pad_index(&mem);
+
+    // `memories rm` stopped at the trash record (the first write after the file moves): the
+    // memory is in the folder or restorable, never stuck in a trash entry without its record.
+    killed(&h, &repo, 100, &["memories", "rm", "a.md"], None);
+    assert_eq!(fs::read(&index).unwrap(), old_index);
+    if file.exists() {
+        assert_eq!(fs::read(&file).unwrap(), old);
+    } else {
+        let trash = ok(&h, &repo, &["memories", "restore"], None);
+        let id = trash.lines().next().and_then(|l| l.split_whitespace().next()).unwrap_or_else(|| panic!("a.md is gone and not in the trash: {trash}"));
+        ok(&h, &repo, &["memories", "restore", id], None);
+    }
+    assert_eq!(fs::read(&file).unwrap(), old);
+    let trash = ok(&h, &repo, &["memories", "restore"], None);
+    assert!(trash.starts_with("The trash is empty.") && !trash.contains("damaged"), "{trash}");
+    assert_eq!(listed(&h, &repo), ["a.md"]);
+
+    // Stopped at the index rewrite: the index is whole, the memory restorable with its line.
+    killed(&h, &repo, 30_000, &["memories", "rm", "a.md"], None);
+    assert_eq!(fs::read(&index).unwrap(), old_index);
+    let trash = ok(&h, &repo, &["memories", "restore"], None);
+    let id = trash.split_whitespace().next().unwrap().to_string();
+    assert!(trash.starts_with(&format!("{id}  a.md")), "{trash}");
+    ok(&h, &repo, &["memories", "restore", &id], None);
+    assert_eq!((fs::read(&file).unwrap(), fs::read(&index).unwrap()), (old.clone(), old_index.clone()));
+
+    // `memories restore` stopped at the index rewrite: the next restore finishes it, line and all.
+    ok(&h, &repo, &["memories", "rm", "a.md"], None);
+    let trashed_index = fs::read(&index).unwrap();
+    let trash = ok(&h, &repo, &["memories", "restore"], None);
+    let id = trash.split_whitespace().next().unwrap().to_string();
+    killed(&h, &repo, 30_000, &["memories", "restore", &id], None);
+    assert_eq!(fs::read(&index).unwrap(), trashed_index);
+    ok(&h, &repo, &["memories", "restore", &id], None);
+    assert_eq!((fs::read(&file).unwrap(), fs::read(&index).unwrap()), (old, old_index));
+    assert_eq!(ok(&h, &repo, &["memories", "restore"], None).lines().next(), Some("The trash is empty."));
+    let health: Value = serde_json::from_str(&ok(&h, &repo, &["memories", "health", "--json"], None)).unwrap();
+    assert_eq!(health["unindexed"], serde_json::json!([]), "{health}");
+    assert_eq!(temps(&mem), Vec::<String>::new());
+}
+
+/// `memories rm` killed once the index line is gone, at the record's second write (which once
+/// added the removed lines): the restore must bring the line back with the file. The limit
+/// lets a record without lines through and stops one with them; the index, left empty, is
+/// written under it.
+#[test]
+fn a_delete_killed_after_the_index_edit_restores_the_line_too() {
+    let (h, repo, mem) = project();
+    let (file, index) = (mem.join("a.md"), mem.join("MEMORY.md"));
+    let (old, old_index) = (fs::read(&file).unwrap(), fs::read(&index).unwrap());
+    assert_eq!(String::from_utf8_lossy(&old_index).lines().count(), 1, "only a.md's line");
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let without_lines = mneme_store::memdir::TrashEntry {
+        version: 1,
+        id: format!("{now_ms}-a"),
+        original_rel_path: "a.md".into(),
+        memdir_root: mem.clone(),
+        deleted_at_ms: now_ms,
+        index_lines: Vec::new(),
+        size: old.len() as u64,
+    };
+    let limit = serde_json::to_vec_pretty(&without_lines).unwrap().len() as u64 + 20;
+    killed(&h, &repo, limit, &["memories", "rm", "a.md"], None);
+    if !file.exists() {
+        let trash = ok(&h, &repo, &["memories", "restore"], None);
+        let id = trash.split_whitespace().next().unwrap().to_string();
+        ok(&h, &repo, &["memories", "restore", &id], None);
+    }
+    assert_eq!(fs::read(&file).unwrap(), old);
+    assert_eq!(String::from_utf8(fs::read(&index).unwrap()).unwrap(), String::from_utf8(old_index).unwrap(), "the index line came back with the memory");
+    assert_eq!(ok(&h, &repo, &["memories", "restore"], None).lines().next(), Some("The trash is empty."));
+}
