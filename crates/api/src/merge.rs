@@ -106,8 +106,9 @@ impl Mneme {
                 let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
                 let record = MergeRecord { version: 1, merged_at_ms: now_ms, original: &source_dir, report: &report };
                 // The folder is safe in the trash either way; the record only says where from.
+                // Whole or absent: a record cut short by a crash would say nothing reliable.
                 if let Ok(json) = serde_json::to_string_pretty(&record) {
-                    let _ = fs::write(entry.join("merge.json"), json + "\n");
+                    let _ = mneme_store::atomic::write_atomic(&entry.join("merge.json"), (json + "\n").as_bytes());
                 }
             }
             Err(e) => {

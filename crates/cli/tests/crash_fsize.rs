@@ -249,3 +249,63 @@ fn a_delete_killed_after_the_index_edit_restores_the_line_too() {
     assert_eq!(String::from_utf8(fs::read(&index).unwrap()).unwrap(), String::from_utf8(old_index).unwrap(), "the index line came back with the memory");
     assert_eq!(ok(&h, &repo, &["memories", "restore"], None).lines().next(), Some("The trash is empty."));
 }
+
+/// `projects merge` killed writing the record it leaves next to the merged-from folder in the
+/// trash: the files and the index line have landed, the folder is whole in the trash, and the
+/// record is absent or whole JSON, never a cut-off half.
+#[test]
+fn a_merge_killed_writing_its_record_leaves_no_torn_record() {
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    let orphan = h.config_home().join("projects").join("-nowhere-gone");
+    fs::create_dir_all(orphan.join("memory")).unwrap();
+    fs::write(orphan.join("memory/b.md"), mneme_testsupport::topic("Bee", "bee", "user", "body")).unwrap();
+    fs::write(orphan.join("memory/MEMORY.md"), "- [Bee](b.md) — bee\n").unwrap();
+    let (orphan_s, repo_s) = (orphan.to_string_lossy().into_owned(), repo.to_string_lossy().into_owned());
+    // The record names both folders and what moved (about 700 bytes); every other write of the
+    // merge is a few dozen.
+    killed(&h, &repo, 300, &["projects", "merge", "--into", &repo_s, &orphan_s], None);
+    let mem = h.memdir_for(&repo);
+    assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "- [Bee](b.md) — bee\n");
+    assert!(mem.join("b.md").is_file() && !orphan.join("memory").exists());
+    let entries: Vec<PathBuf> = fs::read_dir(h.root.join("mneme-data/trash/merged")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(fs::read_to_string(entries[0].join("memory/MEMORY.md")).unwrap(), "- [Bee](b.md) — bee\n");
+    assert!(!temps(&entries[0]).is_empty(), "the kill hit the record's write");
+    if let Ok(record) = fs::read(entries[0].join("merge.json")) {
+        serde_json::from_slice::<Value>(&record).unwrap_or_else(|e| panic!("merge.json is torn ({e}): {}", String::from_utf8_lossy(&record)));
+    }
+    assert_eq!(listed(&h, &repo), ["b.md"]);
+}
+
+/// `dream run` killed writing the dream's record (the largest write of a dream: every file's
+/// text before and after): the memory folder is as it was, the history shows no damaged record,
+/// and the next dream takes the dead process's lock and runs.
+#[test]
+fn a_dream_killed_writing_its_record_changes_nothing_and_the_next_one_runs() {
+    let (h, repo, mem) = common::tabs_project("");
+    let snapshot = |dir: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_name() != ".consolidate-lock")
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap()))
+            .collect();
+        files.sort();
+        files
+    };
+    let before = snapshot(&mem);
+    killed(&h, &repo, 1000, &["dream", "run", "--offline", "--yes", "--json"], None);
+    assert_eq!(snapshot(&mem), before, "nothing was applied without its record");
+    let histories: Vec<PathBuf> = fs::read_dir(h.root.join("mneme-data/dreams")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(histories.len(), 1);
+    assert!(!temps(&histories[0]).is_empty(), "the kill hit the record's write");
+    let history = ok(&h, &repo, &["dream", "history", "--json"], None);
+    assert_eq!(serde_json::from_str::<Value>(&history).unwrap(), serde_json::json!([]), "no damaged or half record: {history}");
+    let rec: Value = serde_json::from_str(&ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"], None)).unwrap();
+    assert_eq!(rec["status"], "applied");
+    assert!(!mem.join("tabs_old.md").exists());
+    assert_eq!(temps(&mem), Vec::<String>::new());
+    ok(&h, &repo, &["dream", "undo", "--last"], None);
+    assert_eq!(snapshot(&mem), before);
+}
