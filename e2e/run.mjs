@@ -35,6 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkAccessible, checkFits, checkGraphLayout } from './checks.mjs';
+import { keyboardPass } from './keyboard.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(ROOT, 'ui', 'package.json'));
@@ -1561,6 +1562,9 @@ async function main() {
       await page.getByTestId('team-sign-in').waitFor();
       if (keyringLookup(fx, `team-token:${team.url}`)) fail('the token is still in the OS keyring after signing out');
     });
+
+    // The app by keyboard alone (e2e/keyboard.mjs): every screen, the memory flows, the switches.
+    await keyboardPass({ page, fx, step, fail, waitFor });
 
     await step('Dark theme', async () => {
       await page.emulateMedia({ colorScheme: 'dark' });

@@ -1,0 +1,333 @@
+// The app by keyboard alone, in the browser run (run.mjs calls `keyboardPass`). axe-core checks
+// what the page says about itself; this drives it as someone who never touches the mouse:
+// Tab and Shift+Tab through every screen (each stop has a ring that is neither hidden nor cut
+// off nor under the folder bar), and the real flows with Enter, Space, Escape and the arrows,
+// asserting where focus lands after each and what changed on disk.
+
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** What has focus now, and whether someone can see it: its ring drawn (an outline or a box
+ *  shadow), not cut off by a scrolling ancestor, inside the window and not under the sticky
+ *  folder bar. */
+export async function focusState(page) {
+  return page.evaluate(() => {
+    const el = document.activeElement;
+    if (!el || el === document.body) return { where: '<body>', body: true, problems: ['focus is lost to <body>'] };
+    const text = (el.getAttribute('aria-label') || el.textContent || el.getAttribute('placeholder') || '').replace(/\s+/g, ' ').trim().slice(0, 50);
+    const where = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.getAttribute('data-testid') ? `[data-testid=${el.getAttribute('data-testid')}]` : ''} “${text}”`;
+    const problems = [];
+    // The main region is focused on purpose when a screen opens (no ring, no tab stop).
+    if (el.id === 'main') return { where, id: 'main', problems };
+    const cs = getComputedStyle(el);
+    const outline = cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0;
+    if (!outline && cs.boxShadow === 'none') problems.push('no focus ring (outline none and no box shadow)');
+    const r = el.getBoundingClientRect();
+    const out = outline ? Math.max(0, parseFloat(cs.outlineOffset) + parseFloat(cs.outlineWidth)) : 0;
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      const s = getComputedStyle(p);
+      if (!/(auto|scroll|hidden|clip)/.test(`${s.overflowX} ${s.overflowY}`)) continue;
+      const pr = p.getBoundingClientRect();
+      const inner = { left: pr.left + p.clientLeft, top: pr.top + p.clientTop, right: pr.left + p.clientLeft + p.clientWidth, bottom: pr.top + p.clientTop + p.clientHeight };
+      if (r.left - out < inner.left - 0.5 || r.right + out > inner.right + 0.5 || r.top - out < inner.top - 0.5 || r.bottom + out > inner.bottom + 0.5) {
+        problems.push(`its ring is cut off by the scrolling ${p.tagName.toLowerCase()}.${[...p.classList].join('.')}`);
+        break;
+      }
+    }
+    if (r.width === 0 || r.height === 0) problems.push('it has no size');
+    // The part of the window the page shows: below the sticky folder bar (for what is not in the
+    // bar or the navigation beside it).
+    const bar = document.querySelector('.topbar');
+    const covered = bar && !bar.contains(el) && !el.closest('.sidebar') && !el.classList.contains('skip');
+    const top = covered ? bar.getBoundingClientRect().bottom : 0;
+    const shown = Math.min(r.bottom, innerHeight) - Math.max(r.top, top);
+    // A control (a button, a box, a row) shows whole. A tall block (a text area, the exact
+    // block) is scrolled to by the browser only until part of it shows, which is enough
+    // (WCAG 2.4.11); a pixel or two is rounding.
+    if (r.height <= 80) {
+      if (r.top < top - 2) problems.push(`it is ${covered ? 'under the folder bar' : 'above the window'} (its top at ${Math.round(r.top)} px, the page shows from ${Math.round(top)} px)`);
+      if (r.bottom > innerHeight + 2) problems.push(`it runs below the window (its bottom at ${Math.round(r.bottom)} px of ${innerHeight})`);
+    } else if (shown < 24) {
+      problems.push(`it is out of view (${Math.max(0, Math.round(shown))} px of it show)`);
+    }
+    return { where, id: el.id, problems };
+  });
+}
+
+/** Fails unless focus is on something in the page that shows it has it (see `focusState`), once
+ *  the page has stopped scrolling (a smooth scroll still running would move it). */
+async function expectVisibleFocus(page, when, fail) {
+  await page.evaluate(() => new Promise((done) => {
+    let last = -1, same = 0;
+    const look = () => {
+      same = scrollY === last ? same + 1 : 0;
+      last = scrollY;
+      if (same >= 3) done();
+      else requestAnimationFrame(look);
+    };
+    look();
+  }));
+  const f = await focusState(page);
+  if (f.problems.length) fail(`${when}: focus on ${f.where}: ${f.problems.join('; ')}`);
+  return f;
+}
+
+/** Polls `fn` until it answers true or `ms` pass; answers whether it did (never fails by itself). */
+async function until(fn, ms = 5_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await fn().catch(() => false)) return true;
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Fails unless `locator` has focus (after `when`), naming what has it instead. Focus may land a
+ *  moment after the key (a panel closing hands it back once the page has updated). */
+async function expectFocusOn(page, locator, when, fail) {
+  if (!(await until(() => locator.evaluate((el) => el === document.activeElement)))) {
+    fail(`${when}, focus should be on ${locator} but is on ${(await focusState(page)).where}`);
+  }
+  await expectVisibleFocus(page, when, fail);
+}
+
+const SCREENS = [
+  ['1', 'Projects'], ['2', 'What Claude sees'], ['3', 'Memories'], ['4', 'Inbox'], ['5', 'Dreams'],
+  ['6', 'Recall bench'], ['7', 'Graph'], ['8', 'Team'], ['9', 'Settings'],
+];
+
+/**
+ * The keyboard pass. `fx` is run.mjs's fixture (the shop at fx.repo, its memory folder at fx.mem,
+ * Claude Code's config at fx.config); `step`, `fail` and `waitFor` are run.mjs's.
+ */
+export async function keyboardPass({ page, fx, step, fail, waitFor }) {
+  const focusOf = (loc) => loc.evaluate((el) => el === document.activeElement).catch(() => false);
+  const expectOn = (loc, when) => expectFocusOn(page, loc, when, fail);
+  /** Fails when focus is not on something visible once the page has settled after `when`. */
+  const expectLanded = async (when) => {
+    await until(async () => !(await focusState(page)).body);
+    await expectVisibleFocus(page, when, fail);
+  };
+  const main = page.locator('#main');
+  const screenIs = (label) => waitFor(`the ${label} screen`, async () =>
+    (await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: label, exact: true }).getAttribute('aria-current')) === 'page');
+
+  await step('Keyboard: open the shop from the folder box (Alt+F, type, Enter); every screen opens by Enter and Alt+digit with focus in it', async () => {
+    await page.keyboard.press('Alt+f');
+    await expectOn(page.locator('#folder'), 'after Alt+F');
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type(fx.repo);
+    await page.keyboard.press('Enter');
+    await waitFor('the shop to open', async () => (await page.locator('#folder').inputValue()) === fx.repo);
+    for (const [key, label] of SCREENS) {
+      // From the navigation: the link focused (Shift+Tab from the main region), then Enter.
+      await page.keyboard.press(`Alt+${key}`);
+      await screenIs(label);
+      await expectOn(main, `after Alt+${key} (${label})`);
+      const link = page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: SCREENS[(Number(key) % 9)][1], exact: true });
+      await link.focus();
+      await page.keyboard.press('Enter');
+      await screenIs(SCREENS[Number(key) % 9][1]);
+      await expectOn(main, `after Enter on the ${SCREENS[Number(key) % 9][1]} link`);
+      if (await page.evaluate(() => window.scrollY) !== 0) fail(`the ${SCREENS[Number(key) % 9][1]} screen did not open at its top`);
+    }
+  });
+
+  await step('Keyboard: Tab and Shift+Tab through every screen; each stop shows a ring that is not cut off or hidden under the folder bar', async () => {
+    for (const [key, label] of SCREENS) {
+      await page.keyboard.press(`Alt+${key}`);
+      await screenIs(label);
+      await page.waitForTimeout(300);
+      if (label === 'Memories') await page.locator('[data-testid="memory-list"] button.mem-row').first().waitFor();
+      // Forward from the top of the screen until focus leaves the main region (or 60 stops).
+      const stops = [];
+      for (let i = 0; i < 60; i++) {
+        await page.keyboard.press('Tab');
+        const f = await focusState(page);
+        if (f.body) break;
+        if (!(await page.evaluate(() => !!document.activeElement?.closest('main')))) break;
+        stops.push(f.where);
+        if (f.problems.length) fail(`Tab on ${label}, stop ${i + 1}: focus on ${f.where}: ${f.problems.join('; ')}`);
+      }
+      if (!stops.length) fail(`Tab from the top of ${label} reaches nothing in the screen`);
+      // And back: Shift+Tab scrolls up, where the sticky folder bar could hide what it reaches.
+      await page.locator('main').evaluate(() => {
+        const all = [...document.querySelectorAll('main button, main input, main select, main textarea, main a[href], main [tabindex="0"]')]
+          .filter((e) => !e.disabled && e.getClientRects().length);
+        all[all.length - 1]?.focus();
+      });
+      for (let i = 0; i < Math.min(stops.length, 60); i++) {
+        await page.keyboard.press('Shift+Tab');
+        if (!(await page.evaluate(() => !!document.activeElement?.closest('main')))) break;
+        const f = await focusState(page);
+        if (f.problems.length) fail(`Shift+Tab on ${label}, ${i + 1} back: focus on ${f.where}: ${f.problems.join('; ')}`);
+      }
+    }
+  });
+
+  const memFile = (name) => path.join(fx.mem, name);
+  await step('Keyboard: Memories — n starts a memory, Enter creates it, Ctrl+S saves an edit (said in a live region), ← → switch the editor tabs', async () => {
+    await page.keyboard.press('Alt+3');
+    await screenIs('Memories');
+    await page.getByRole('button', { name: 'New memory' }).focus();
+    await page.keyboard.press('Enter');
+    await expectOn(page.locator('#nm-name'), 'after Enter on New memory');
+    await page.keyboard.press('Escape');
+    await expectOn(page.getByRole('button', { name: 'New memory' }), 'after Escape in an empty New memory form');
+    await main.focus();
+    await page.keyboard.press('n');
+    await expectOn(page.locator('#nm-name'), 'after n');
+    await page.keyboard.type('keyboard-only');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('Written without a mouse');
+    await page.keyboard.press('Enter');
+    await waitFor('keyboard-only.md on disk', async () => fs.existsSync(memFile('keyboard-only.md')));
+    const editor = page.getByTestId('memory-editor');
+    await waitFor('the new memory in the editor', async () => (await editor.getAttribute('aria-label')) === 'Memory keyboard-only.md');
+    // The form that had focus is gone: focus is back where n was pressed, not lost.
+    await expectOn(main, 'after creating a memory with Enter');
+
+    const desc = editor.getByTestId('memory-description');
+    await desc.focus();
+    await page.keyboard.press('End');
+    await page.keyboard.type(', edited');
+    const announcer = page.getByTestId('announcer');
+    if (!(await announcer.count()) || (await announcer.getAttribute('role')) !== 'status') fail('the page has no live region for outcome messages before anything is saved');
+    await page.keyboard.press('Control+s');
+    await waitFor('the edit on disk', async () => fs.readFileSync(memFile('keyboard-only.md'), 'utf8').includes('Written without a mouse, edited'));
+    await waitFor('“Saved.” in the live region', async () => /Saved\./.test((await announcer.textContent()) ?? ''));
+    if (!(await focusOf(desc))) fail(`Ctrl+S moved focus off the description, to ${(await focusState(page)).where}`);
+
+    const form = editor.getByRole('tab', { name: 'Form' });
+    const raw = editor.getByRole('tab', { name: 'Raw file' });
+    if ((await raw.getAttribute('tabindex')) !== '-1') fail('the tab not shown is a Tab stop of its own (tabs move with the arrow keys)');
+    await form.focus();
+    await page.keyboard.press('ArrowRight');
+    await expectOn(raw, 'after → on the Form tab');
+    if ((await raw.getAttribute('aria-selected')) !== 'true') fail('→ on the Form tab did not select Raw file');
+    await editor.getByTestId('memory-raw').waitFor();
+    await page.keyboard.press('ArrowLeft');
+    await expectOn(form, 'after ← on the Raw file tab');
+    await editor.getByTestId('memory-description').waitFor();
+  });
+
+  await step('Keyboard: Memories — rename (Escape gives focus back), trash and undo, the trash panel and its confirmation', async () => {
+    const editor = page.getByTestId('memory-editor');
+    const renameButton = editor.getByRole('button', { name: 'Rename', exact: true });
+    await renameButton.focus();
+    await page.keyboard.press('Enter');
+    await expectOn(page.locator('#rename-input'), 'after Enter on Rename');
+    await page.keyboard.press('Escape');
+    await expectOn(renameButton, 'after Escape in the rename form');
+    await page.keyboard.press('Enter');
+    await expectOn(page.locator('#rename-input'), 'after Enter on Rename again');
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('keyboard-renamed.md');
+    await page.keyboard.press('Enter');
+    await waitFor('the rename on disk', async () => fs.existsSync(memFile('keyboard-renamed.md')) && !fs.existsSync(memFile('keyboard-only.md')));
+    await waitFor('the renamed memory in the editor', async () => (await editor.getAttribute('aria-label')) === 'Memory keyboard-renamed.md');
+    await expectOn(renameButton, 'after renaming with Enter');
+
+    await editor.getByTestId('delete-memory').focus();
+    await page.keyboard.press('Enter');
+    await waitFor('the memory to leave the folder', async () => !fs.existsSync(memFile('keyboard-renamed.md')));
+    const undo = page.getByTestId('undo-delete');
+    await expectOn(undo, 'after Enter on Delete');
+    await page.keyboard.press('Enter');
+    await waitFor('the memory back in the folder', async () => fs.existsSync(memFile('keyboard-renamed.md')));
+    await expectLanded('after Enter on Undo');
+    await waitFor('the restored memory in the editor', async () => (await editor.getAttribute('aria-label')) === 'Memory keyboard-renamed.md');
+    await editor.getByTestId('delete-memory').focus();
+    await page.keyboard.press('Enter');
+    await waitFor('the memory to leave the folder again', async () => !fs.existsSync(memFile('keyboard-renamed.md')));
+    await expectOn(undo, 'after Enter on Delete again');
+    // Escape dismisses the note; the keyboard stays in the screen.
+    await page.keyboard.press('Escape');
+    await undo.waitFor({ state: 'detached' });
+    await expectOn(main, 'after Escape on the deleted note');
+
+    const trashButton = page.getByTestId('open-trash');
+    await trashButton.focus();
+    await page.keyboard.press('Enter');
+    const trash = page.getByTestId('trash');
+    await trash.waitFor();
+    if (!(await trash.evaluate((t) => t.contains(document.activeElement)))) fail(`the trash opened without focus in it (focus on ${(await focusState(page)).where})`);
+    const purge = trash.locator('li', { hasText: 'keyboard-renamed.md' }).getByTestId('purge').first();
+    await purge.focus();
+    await page.keyboard.press('Enter');
+    const confirm = trash.getByRole('alertdialog', { name: 'Delete for good' });
+    await expectOn(confirm.getByRole('button', { name: 'Cancel' }), 'after Enter on Delete… in the trash');
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    if (!(await trash.isVisible())) fail('Escape in the confirmation closed the whole trash');
+    await expectOn(purge, 'after Escape in the confirmation');
+    await page.keyboard.press('Escape');
+    await trash.waitFor({ state: 'detached' });
+    await expectOn(trashButton, 'after Escape in the trash');
+
+    // ↓ from the search box opens the first memory, with its ring in full view.
+    await page.keyboard.press('/');
+    await expectOn(page.getByTestId('memory-search'), 'after /');
+    await page.keyboard.press('ArrowDown');
+    await expectOn(page.locator('#mem-0'), 'after ↓ in the search box');
+    await page.keyboard.press('ArrowDown');
+    await expectOn(page.locator('#mem-1'), 'after ↓ in the list');
+  });
+
+  await step('Keyboard: What Claude sees — Enter opens a file, Escape closes it and focus goes back to its row', async () => {
+    await page.keyboard.press('Alt+2');
+    await screenIs('What Claude sees');
+    const row = page.locator(`.file-row[data-path="${path.join(fx.repo, 'CLAUDE.md')}"]`);
+    await row.focus();
+    await page.keyboard.press('Enter');
+    if ((await row.getAttribute('aria-expanded')) !== 'true') fail('Enter on a file row did not open its editor');
+    const text = page.getByRole('textbox', { name: 'File text' });
+    await text.waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await expectOn(text, 'two Tabs after opening the file (its Close, then its text)');
+    await page.keyboard.press('Escape');
+    await text.waitFor({ state: 'detached' });
+    await expectOn(row, 'after Escape in the file editor');
+  });
+
+  await step('Keyboard: Settings — the switches are named, announced as switches and flipped with Space, keeping focus', async () => {
+    await page.keyboard.press('Alt+9');
+    await screenIs('Settings');
+    const sw = page.getByRole('switch', { name: 'Auto memory' });
+    await sw.waitFor();
+    const file = path.join(fx.config, 'settings.json');
+    const read = () => (fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {});
+    const before = await sw.isChecked();
+    await sw.focus();
+    await page.keyboard.press('Space');
+    await waitFor('settings.json to follow the switch', async () => read().autoMemoryEnabled === !before);
+    await waitFor('the switch to show it', async () => (await sw.isChecked()) === !before);
+    await expectOn(sw, 'after Space on the Auto memory switch');
+    await page.keyboard.press('Space');
+    await waitFor('settings.json to follow the switch back', async () => read().autoMemoryEnabled === before);
+    await expectOn(sw, 'after Space on the switch again');
+  });
+
+  await step('Keyboard: Graph — ↓ from the search box reaches the results, Enter opens the memory', async () => {
+    await page.keyboard.press('Alt+7');
+    await screenIs('Graph');
+    const search = page.getByTestId('graph-search');
+    await search.focus();
+    await page.keyboard.type('testing-policy');
+    const first = page.getByTestId('graph-results').locator('button.result').first();
+    await first.waitFor();
+    await page.keyboard.press('ArrowDown');
+    await expectOn(first, 'after ↓ in the graph search box');
+    await page.keyboard.press('Escape');
+    await expectOn(search, 'after Escape in the results');
+    const id = await first.getAttribute('data-node-id');
+    if (!id?.startsWith('memory:')) fail(`the first result for testing-policy is ${id}, not a memory`);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await screenIs('Memories');
+    await expectOn(main, 'after opening a memory from the graph');
+    const rel = id.slice('memory:'.length);
+    await waitFor(`${rel} open`, async () => (await page.getByTestId('memory-editor').getAttribute('aria-label')) === `Memory ${rel}`);
+  });
+}
