@@ -6,14 +6,15 @@ use anyhow::{anyhow, Result};
 use clap::Subcommand;
 use mneme_api::{Mneme, SystemClock};
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Subcommand)]
 #[command(defer = true)]
 pub enum SyncCommand {
     /// Show the repository, server, who is signed in, the last pull and push, files held back
-    /// for secrets, and whether automatic pushes are suppressed.
+    /// for secrets, files the server accepted and then lost (each with why and the command that
+    /// sends it again), and whether automatic pushes are suppressed.
     Status {
         /// The project folder (default: the current folder).
         #[arg(long, value_name = "DIR")]
@@ -70,11 +71,56 @@ fn when(ms: u64) -> String {
         .unwrap_or_else(|| ms.to_string())
 }
 
+/// A file the server accepted and then lost, as `status --json` gives it (`lostFiles`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LostFileJson {
+    key: String,
+    times_lost: u32,
+    held_back: bool,
+    sent_again: bool,
+    why: String,
+    /// The command to run next: the push that sends it again, or, once sent, the pull that
+    /// shows whether the server kept it.
+    command: String,
+}
+
+/// `status --json`: the api's view with the files the server lost added.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusJson<'a, T: Serialize> {
+    #[serde(flatten)]
+    view: &'a T,
+    lost_files: Vec<LostFileJson>,
+}
+
+/// A word for a shell as it is, or in single quotes when it holds anything a shell would read.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-./=:,+@%".contains(&b)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `mneme team <action>` for the folder and policy this command ran with, to copy as it is.
+fn command_for(action: &str, cwd: Option<&Path>, managed_dir: Option<&Path>) -> String {
+    let mut c = String::from("mneme");
+    if let Some(m) = managed_dir {
+        c.push_str(&format!(" --managed-dir {}", shell_word(&m.to_string_lossy())));
+    }
+    c.push_str(&format!(" team {action}"));
+    if let Some(d) = cwd {
+        c.push_str(&format!(" --cwd {}", shell_word(&d.to_string_lossy())));
+    }
+    c
+}
+
 /// Runs a sync command against the real environment (with the global --managed-dir, if given);
 /// errors print one line and exit 1.
 pub fn run_command(cmd: SyncCommand, managed_dir: Option<PathBuf>) -> std::process::ExitCode {
-    let mneme = crate::environment(managed_dir).map(|env| Mneme::new(env, Arc::new(SystemClock)));
-    match mneme.and_then(|mneme| run(&mneme, cmd)) {
+    let mneme = crate::environment(managed_dir.clone()).map(|env| Mneme::new(env, Arc::new(SystemClock)));
+    match mneme.and_then(|mneme| run(&mneme, cmd, managed_dir.as_deref())) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             crate::print::failure(&e);
@@ -83,12 +129,30 @@ pub fn run_command(cmd: SyncCommand, managed_dir: Option<PathBuf>) -> std::proce
     }
 }
 
-pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
+/// `managed_dir`: the global --managed-dir, repeated in the commands the status suggests.
+pub fn run(mneme: &Mneme, cmd: SyncCommand, managed_dir: Option<&Path>) -> Result<()> {
     match cmd {
         SyncCommand::Status { cwd, json } => {
-            let view = mneme.team_sync_status(&cwd_or_current(cwd)?)?;
+            let given = cwd.is_some();
+            let cwd = cwd_or_current(cwd)?;
+            let view = mneme.team_sync_status(&cwd)?;
+            // The commands name the folder only when it was named here: otherwise they run
+            // where this one ran.
+            let command = |action: &str| command_for(action, given.then_some(cwd.as_path()), managed_dir);
+            let lost = view.state.as_ref().map(|st| st.lost_files(&view.team_dir)).unwrap_or_default();
             if json {
-                return print_json(&view);
+                let lost_files = lost
+                    .iter()
+                    .map(|f| LostFileJson {
+                        key: f.key.clone(),
+                        times_lost: f.times_lost,
+                        held_back: f.held_back,
+                        sent_again: f.sent_again,
+                        why: f.why(),
+                        command: command(if f.sent_again { "pull" } else { "push" }),
+                    })
+                    .collect();
+                return print_json(&StatusJson { view: &view, lost_files });
             }
             println!("Team folder:  {}", crate::print::safe_path(&view.team_dir));
             println!("Repository:   {}", safe(view.repo.as_deref().unwrap_or("none (no github.com `origin` remote)")));
@@ -121,6 +185,14 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
             }
             if !st.skipped_over_cap.is_empty() {
                 println!("Over the server's cap of {}: {}", st.server_max_entries.unwrap_or(0), safe(&st.skipped_over_cap.join(", ")));
+            }
+            for f in &lost {
+                let (label, next) = match (f.held_back, f.sent_again) {
+                    (true, _) => ("Held back:   ", format!("Send it again: {}", command("push"))),
+                    (false, true) => ("Sent again:  ", format!("Check: {}", command("pull"))),
+                    (false, false) => ("Lost:        ", format!("Send it now: {}", command("push"))),
+                };
+                println!("{label} {} — {}. {next}", safe(&f.key), f.why());
             }
             match &st.suppressed {
                 Some(s) => println!("Automatic pushes: suppressed since {} ({})", when(s.at_ms), safe(&s.reason)),
@@ -177,4 +249,21 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand) -> Result<()> {
 /// anything a terminal would act on shown as an escape.
 fn safe(s: &str) -> std::borrow::Cow<'_, str> {
     mneme_core::text::terminal_safe(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggested_commands_can_be_pasted_into_a_shell() {
+        assert_eq!(command_for("push", None, None), "mneme team push");
+        assert_eq!(command_for("pull", Some(Path::new("/work/shop")), None), "mneme team pull --cwd /work/shop");
+        assert_eq!(
+            command_for("push", Some(Path::new("/work/it's here")), Some(Path::new("/etc/claude code"))),
+            "mneme --managed-dir '/etc/claude code' team push --cwd '/work/it'\\''s here'"
+        );
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("$HOME;rm"), "'$HOME;rm'");
+    }
 }

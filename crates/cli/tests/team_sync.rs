@@ -48,6 +48,7 @@ fn status_without_a_server_names_the_team_folder_and_how_to_sign_in() {
             "signedInAs": null,
             "signedIn": false,
             "state": null,
+            "lostFiles": [],
         })
     );
 }

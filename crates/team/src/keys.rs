@@ -226,11 +226,13 @@ mod sys {
     use super::TeamFileError;
     use rustix::fd::OwnedFd;
     use rustix::fs::{fsync, mkdirat, openat, renameat, unlinkat, AtFlags, Mode, OFlags, CWD};
+    use mneme_store::atomic::{TEMP_PREFIX, TEMP_SUFFIX};
+    use rustix::fd::AsRawFd;
     use rustix::io::Errno;
     use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicU64, Ordering};
 
-    static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+    pub(super) static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
     fn io(action: &'static str, path: &Path, e: Errno) -> TeamFileError {
         TeamFileError::Io { action, path: path.to_path_buf(), source: e.into() }
@@ -267,14 +269,23 @@ mod sys {
             dir = open_dir(&dir, d, &shown)?;
         }
         let target: PathBuf = shown.join(name);
-        let tmp = format!(".mneme-{}-{}.tmp", std::process::id(), TEMP_SEQ.fetch_add(1, Ordering::Relaxed));
-        let file = openat(
-            &dir,
-            tmp.as_str(),
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o666),
-        )
-        .map_err(|e| io("create a temporary file beside", &target, e))?;
+        // A writer killed mid-write (a crash, a full disk's SIGXFSZ) leaves its partial copy
+        // here under the temporary name; the store's rule removes those of writers that are
+        // gone, as every other write of Mneme's does. It is handed the folder this descriptor
+        // opened (`/proc/self/fd`), not the path, which may name another folder by now.
+        let opened = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
+        mneme_store::atomic::remove_stale_temps(if opened.is_dir() { &opened } else { &shown });
+        let (tmp, file) = loop {
+            let tmp = format!("{TEMP_PREFIX}{}-{}{TEMP_SUFFIX}", std::process::id(), TEMP_SEQ.fetch_add(1, Ordering::Relaxed));
+            let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match openat(&dir, tmp.as_str(), flags, Mode::from_raw_mode(0o666)) {
+                Ok(file) => break (tmp, file),
+                // Left by a killed writer that had this pid (in a container every run may be
+                // pid 1), which the clean-up above leaves alone: take the next number.
+                Err(Errno::EXIST) => continue,
+                Err(e) => return Err(io("create a temporary file beside", &target, e)),
+            }
+        };
         let written = (|| {
             let mut rest = bytes;
             while !rest.is_empty() {
@@ -365,6 +376,30 @@ mod tests {
         let meta = std::fs::symlink_metadata(team.join("x.md")).unwrap();
         assert!(meta.file_type().is_file());
         assert_eq!(std::fs::read_to_string(team.join("x.md")).unwrap(), "new");
+    }
+
+    /// What a writer killed mid-write left (its partial temporary copy) goes with the next
+    /// write into that folder, once its writer is gone; a leftover under this process's own pid
+    /// (a container's pid 1 run after run) is stepped over, not a failed write.
+    #[test]
+    fn a_killed_writers_temporary_file_is_cleared_or_stepped_over() {
+        use std::sync::atomic::Ordering;
+        let tmp = tempfile::tempdir().unwrap();
+        let team = tmp.path().join("team");
+        std::fs::create_dir_all(team.join("notes")).unwrap();
+        // Above Linux's highest pid, so no process runs under it.
+        let dead = team.join("notes/.mneme-4194399-0.tmp");
+        std::fs::write(&dead, "half a runbo").unwrap();
+        write_team_file(&team, "notes/runbook.md", b"the runbook").unwrap();
+        assert!(!dead.exists(), "the dead writer's partial copy is gone");
+        // The next numbers this process would take are all taken by a run with its pid.
+        let next = sys::TEMP_SEQ.load(Ordering::Relaxed);
+        for n in next..next + 64 {
+            std::fs::write(team.join(format!(".mneme-{}-{n}.tmp", std::process::id())), "left").unwrap();
+        }
+        write_team_file(&team, "deploy.md", b"deploy from main").unwrap();
+        assert_eq!(std::fs::read_to_string(team.join("deploy.md")).unwrap(), "deploy from main");
+        assert_eq!(std::fs::read_to_string(team.join("notes/runbook.md")).unwrap(), "the runbook");
     }
 
     /// Deeper: a missing folder created as a link between the check and the write.

@@ -60,7 +60,7 @@ pub use http::{encode_uri_component, user_agent, Http, MAX_RESPONSE_BYTES, MAX_S
 pub use pull::{given_up_message, PullReport};
 pub use push::{batch_by_bytes, PushReport};
 pub use retry::{retry_delay, Sleeper, ThreadSleeper, BASE_DELAY_MS, MAX_DELAY_MS};
-pub use state::{Conflict, ConflictKind, LostPush, Outcome, SkippedSecret, Suppression, SyncState, MAX_LOST_PUSHES};
+pub use state::{Conflict, ConflictKind, LostFile, LostPush, Outcome, SkippedSecret, Suppression, SyncState, MAX_LOST_PUSHES};
 
 use crate::wire::TEAM_MEMORY_PATH;
 use http::{Failure, Request};

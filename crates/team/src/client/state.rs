@@ -104,6 +104,38 @@ pub struct LostPush {
     pub resent: bool,
 }
 
+/// A file whose push the server acknowledged and then lost, still holding the content that was
+/// lost ([`SyncState::lost_files`]): what `mneme team status` lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LostFile {
+    /// The key (path relative to `team/`).
+    pub key: String,
+    /// Pushes of this content in a row the server acknowledged and then lost.
+    pub times_lost: u32,
+    /// Lost [`MAX_LOST_PUSHES`] times in a row: automatic pushes leave it out; only a push by
+    /// hand (or an edit here) sends it again.
+    pub held_back: bool,
+    /// Sent again since the last loss was counted: the next pull shows whether the server kept
+    /// it this time.
+    pub sent_again: bool,
+}
+
+impl LostFile {
+    /// Why it is listed and what happens to it next, in one sentence for people (no command:
+    /// the front end names its own).
+    pub fn why(&self) -> String {
+        let times = if self.times_lost == 1 { "once".to_string() } else { format!("{} times in a row", self.times_lost) };
+        if self.held_back {
+            format!("the team server accepted this content from here and then lost it {times}, so automatic pushes no longer send it; the copy here is kept as it is. Check the team server (its disk, its logs, a restore from backup), then push it by hand (editing it also sends it)")
+        } else if self.sent_again {
+            format!("the team server accepted it from here and then lost it {times}; it has been sent again, and the next pull shows whether the server kept it")
+        } else {
+            format!("the team server accepted it from here and then lost it {times}; the copy here is kept, and the next push sends it again")
+        }
+    }
+}
+
 /// The persisted state of one memory folder's sync.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -169,6 +201,25 @@ impl SyncState {
     /// content [`MAX_LOST_PUSHES`] times in a row.
     pub fn gave_up_on(&self, key: &str, hash: &str) -> bool {
         self.lost_pushes.get(key).is_some_and(|l| l.hash == hash && l.times >= MAX_LOST_PUSHES)
+    }
+
+    /// The files the server acknowledged and then lost that still hold the content it lost,
+    /// One edited here since is an ordinary change (the next push sends it and
+    /// the count starts afresh), one removed here has nothing to send, and one sent again by
+    /// hand and not yet found missing counts no loss: none of those is listed. In byte order of
+    /// the keys.
+    pub fn lost_files(&self, team_dir: &Path) -> Vec<LostFile> {
+        self.lost_pushes
+            .iter()
+            .filter(|(_, lost)| lost.times > 0)
+            .filter(|(key, lost)| {
+                // Read as the pull reads it when it counts a loss: a plain file, its bytes hashed
+                // through their lossy UTF-8 reading.
+                let local = crate::keys::validate_strict_team_mem_key(team_dir, key).ok().and_then(|p| mneme_store::open::read_plain(&p).ok());
+                local.is_some_and(|(bytes, _)| super::hash_content(&String::from_utf8_lossy(&bytes)) == lost.hash)
+            })
+            .map(|(key, lost)| LostFile { key: key.clone(), times_lost: lost.times, held_back: lost.times >= MAX_LOST_PUSHES, sent_again: lost.resent })
+            .collect()
     }
 
     pub fn record_conflict(&mut self, c: Conflict) {
@@ -238,6 +289,37 @@ pub fn save(path: &Path, state: &SyncState) -> Result<(), SyncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lost_files_are_those_still_holding_the_lost_content() {
+        let t = tempfile::tempdir().unwrap();
+        let team = t.path().join("team");
+        fs::create_dir_all(team.join("notes")).unwrap();
+        let mut s = SyncState::fresh("http://s", "o/r");
+        let mut lose = |key: &str, text: &str, times: u32, resent: bool| {
+            if !text.is_empty() {
+                fs::write(team.join(key), text).unwrap();
+            }
+            s.lost_pushes.insert(key.into(), LostPush { hash: super::super::hash_content(text), times, resent });
+        };
+        lose("deploy.md", "deploy from main", MAX_LOST_PUSHES, false);
+        lose("notes/once.md", "lost once", 1, false);
+        lose("resent.md", "sent again", 2, true);
+        lose("by-hand.md", "pushed by hand", 0, true);
+        lose("gone.md", "", MAX_LOST_PUSHES, false);
+        lose("edited.md", "the lost text", MAX_LOST_PUSHES, false);
+        fs::write(team.join("edited.md"), "edited since").unwrap();
+        let listed = s.lost_files(&team);
+        let summary: Vec<(&str, u32, bool, bool)> = listed.iter().map(|f| (f.key.as_str(), f.times_lost, f.held_back, f.sent_again)).collect();
+        assert_eq!(summary, [("deploy.md", MAX_LOST_PUSHES, true, false), ("notes/once.md", 1, false, false), ("resent.md", 2, false, true)]);
+        assert!(listed[0].why().contains("3 times in a row, so automatic pushes no longer send it"), "{}", listed[0].why());
+        assert!(listed[1].why().contains("lost it once; the copy here is kept, and the next push sends it again"), "{}", listed[1].why());
+        assert!(listed[2].why().contains("the next pull shows whether the server kept it"), "{}", listed[2].why());
+        // A key a hostile state names outside the folder is never read.
+        s.lost_pushes.insert("../outside.md".into(), LostPush { hash: super::super::hash_content("x"), times: 3, resent: false });
+        fs::write(t.path().join("outside.md"), "x").unwrap();
+        assert_eq!(s.lost_files(&team).len(), 3);
+    }
 
     #[test]
     fn round_trip_and_reset_on_another_repo() {

@@ -1,0 +1,251 @@
+//! `mneme team status|pull|push` on the real binary against a team server on 127.0.0.1:0,
+//! signed in with `mneme team login` through the real OS keyring: the files the server accepted
+//! and then lost, listed with why and the command that sends them again, and pulls killed
+//! part-way through a write (SIGXFSZ under `prlimit --fsize`) that leave every file whole.
+//!
+//! The server is a raw HTTP one that acknowledges every push and answers every pull with the
+//! entries the test sets, so a push it "loses" is simply not in the next answer (what a server
+//! that crashed before its commit, or was restored from backup, answers).
+//!
+//! The sign-in needs a Secret Service: `scripts/with-keyring.sh`, under which `npm test` runs
+//! the workspace's tests, provides one. Where there is none (a plain `cargo test`), each test
+//! checks that `mneme team login` says so in one line, and stops there.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use mneme_testsupport::raw_http::{json, serve};
+use mneme_testsupport::{git, write_file, TestHome};
+use serde_json::{json as j, Value};
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+const MNEME: &str = env!("CARGO_BIN_EXE_mneme");
+/// The signal a process gets for writing past `RLIMIT_FSIZE`, on Linux.
+const SIGXFSZ: i32 = 25;
+
+/// A signed-in project folder and the server it syncs with.
+struct Synced {
+    h: TestHome,
+    repo: PathBuf,
+    team: PathBuf,
+    url: String,
+    service: String,
+    /// What the server answers a pull with: key → content.
+    entries: Arc<Mutex<BTreeMap<String, String>>>,
+}
+
+/// `sha256:<hex>`, as the server names an entry's content, from `sha256sum` (the test links no
+/// hash crate).
+fn checksum(text: &str) -> String {
+    let out = mneme_testsupport::output_with_stdin(
+        {
+            let mut c = Command::new("sha256sum");
+            c.stdout(std::process::Stdio::piped());
+            c
+        },
+        Some(text.as_bytes()),
+    );
+    assert!(out.status.success(), "sha256sum runs");
+    format!("sha256:{}", String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap())
+}
+
+impl Synced {
+    /// Signed in, or `None` where no keyring is reachable and none is required.
+    fn start() -> Option<Synced> {
+        let entries: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
+        let held = entries.clone();
+        let (url, _seen) = serve(move |req| {
+            let line = req.lines().next().unwrap_or_default();
+            if line.starts_with("POST /oauth/device/code") {
+                json(
+                    "200 OK",
+                    r#"{"device_code":"d-1","user_code":"WDJB-MJHT","verification_uri":"http://127.0.0.1/device","verification_uri_complete":"http://127.0.0.1/device?user_code=WDJB-MJHT","expires_in":600,"interval":1}"#,
+                )
+            } else if line.starts_with("POST /oauth/token") {
+                json("200 OK", r#"{"access_token":"t0k3n","token_type":"Bearer","expires_in":3600}"#)
+            } else if line.starts_with("GET /api/mneme/me") {
+                json("200 OK", r#"{"user":"ana","repos":[]}"#)
+            } else if line.starts_with("PUT ") {
+                json("200 OK", r#"{"checksum":"sha256:put"}"#)
+            } else if line.contains("view=hashes") {
+                json("404 Not Found", r#"{"error":{"message":"no team memory yet"}}"#)
+            } else {
+                let entries = held.lock().unwrap().clone();
+                let sums: BTreeMap<&String, String> = entries.iter().map(|(k, v)| (k, checksum(v))).collect();
+                let body = j!({ "repo": "acme/shop", "lastModified": "x", "checksum": checksum(&format!("{sums:?}")), "content": { "entries": entries, "entryChecksums": sums } });
+                json("200 OK", &body.to_string())
+            }
+        });
+        static N: AtomicU32 = AtomicU32::new(0);
+        let service = format!("mneme-cli-team-test-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+        let h = TestHome::new();
+        let repo = h.git_repo("code/shop");
+        git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+        let team = h.memdir_for(&repo).join("team");
+        let s = Synced { h, repo, team, url, service, entries };
+        let login = s.run(&[], &["team", "login"]);
+        if !login.status.success() && !mneme_testsupport::keyring_required() {
+            let err = common::one_line_error(login, &["team", "login"]);
+            assert!(err.contains("no OS keyring is reachable"), "{err}");
+            return None;
+        }
+        let signed_in = common::succeeded(login, &["team", "login"]);
+        assert!(signed_in.contains("WDJB-MJHT") && signed_in.ends_with(&format!("Signed in to {} as ana.\n", s.url)), "{signed_in}");
+        Some(s)
+    }
+
+    /// `mneme ARGS` in the project folder, with this test's keyring service and server, under
+    /// `limit` (`prlimit` options) when given.
+    fn run(&self, limit: &[&str], args: &[&str]) -> Output {
+        let mut cmd = if limit.is_empty() {
+            mneme_testsupport::command_in(MNEME, &self.h)
+        } else {
+            let mut c = mneme_testsupport::command_in("prlimit", &self.h);
+            // No core file: the process is meant to die at the write.
+            c.arg("--core=0").args(limit).arg("--").arg(MNEME);
+            c
+        };
+        cmd.env("MNEME_KEYRING_SERVICE", &self.service).env("TEAM_MEMORY_SYNC_URL", &self.url).current_dir(&self.repo).args(args);
+        if let Ok(bus) = std::env::var("DBUS_SESSION_BUS_ADDRESS") {
+            cmd.env("DBUS_SESSION_BUS_ADDRESS", bus);
+        }
+        cmd.output().expect("mneme runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        common::succeeded(self.run(&[], args), args)
+    }
+
+    fn status(&self, args: &[&str]) -> Value {
+        let mut all = vec!["team", "status", "--json"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&self.ok(&all)).expect("json")
+    }
+
+    /// The sync state file, which holds how often the server lost each file.
+    fn state_file(&self) -> PathBuf {
+        let dir = self.h.root.join("mneme-data/team-sync");
+        let files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        files[0].clone()
+    }
+
+    /// Names in `team/` (at any depth, relative), so a temporary file left behind shows.
+    fn team_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = mneme_testsupport::files_under(&self.team).iter().map(|p| p.strip_prefix(&self.team).unwrap().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+}
+
+impl Drop for Synced {
+    fn drop(&mut self) {
+        // The token goes from this test's keyring service.
+        let _ = self.run(&[], &["team", "logout"]);
+    }
+}
+
+/// A file the server accepted and lost is listed by `mneme team status`, with why and the
+/// command that sends it again; held back once the server has lost it three times; gone from
+/// the list once pushed by hand.
+#[test]
+fn status_lists_the_files_the_server_lost_with_the_command_that_sends_them() {
+    let Some(s) = Synced::start() else { return };
+    write_file(&s.team.join("deploy.md"), "deploy from main");
+    assert!(s.ok(&["team", "push"]).starts_with("Pushed: 1 files uploaded in 1 request"));
+    assert_eq!(s.status(&[])["lostFiles"], j!([]), "acknowledged, not lost yet");
+
+    // The server's answer no longer holds it: lost once, sent again by the next push.
+    let pulled: Value = serde_json::from_str(&s.ok(&["team", "pull", "--json"])).unwrap();
+    assert_eq!(pulled["forgotten"], j!(["deploy.md"]));
+    let status = s.status(&[]);
+    let lost = &status["lostFiles"];
+    assert_eq!(lost.as_array().unwrap().len(), 1, "{lost}");
+    assert_eq!((&lost[0]["key"], &lost[0]["timesLost"], &lost[0]["heldBack"], &lost[0]["sentAgain"]), (&j!("deploy.md"), &j!(1), &j!(false), &j!(false)));
+    assert_eq!(lost[0]["command"], "mneme team push");
+    assert!(lost[0]["why"].as_str().unwrap().contains("lost it once; the copy here is kept, and the next push sends it again"), "{lost}");
+    // The api's view is all still there.
+    assert_eq!(status["repo"], "acme/shop");
+    assert_eq!(status["state"]["lostPushes"]["deploy.md"]["times"], 1);
+    let text = s.ok(&["team", "status"]);
+    assert!(
+        text.contains("\nLost:         deploy.md — the team server accepted it from here and then lost it once; the copy here is kept, and the next push sends it again. Send it now: mneme team push\n"),
+        "{text}"
+    );
+
+    // Lost twice more after the watcher's automatic pushes (which the CLI has no way to make):
+    // the fixture is the state those pulls leave, three losses of the same content.
+    let path = s.state_file();
+    let mut state: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    state["lostPushes"]["deploy.md"]["times"] = j!(3);
+    std::fs::write(&path, serde_json::to_vec_pretty(&state).unwrap()).unwrap();
+
+    // Named with --cwd from elsewhere, the command names the folder too.
+    let repo = s.repo.to_str().unwrap();
+    let status = s.status(&["--cwd", repo]);
+    let lost = &status["lostFiles"];
+    assert_eq!((&lost[0]["key"], &lost[0]["timesLost"], &lost[0]["heldBack"]), (&j!("deploy.md"), &j!(3), &j!(true)));
+    assert_eq!(lost[0]["command"], format!("mneme team push --cwd {repo}"));
+    assert!(lost[0]["why"].as_str().unwrap().contains("lost it 3 times in a row, so automatic pushes no longer send it"), "{lost}");
+    // With the global --managed-dir too (it decides the memory folder, so it goes along).
+    let managed = s.h.root.join("managed policy");
+    std::fs::create_dir_all(&managed).unwrap();
+    let status: Value = serde_json::from_str(&s.ok(&["--managed-dir", managed.to_str().unwrap(), "team", "status", "--json"])).unwrap();
+    assert_eq!(status["lostFiles"][0]["command"], format!("mneme --managed-dir '{}' team push", managed.display()));
+    let text = s.ok(&["team", "status"]);
+    let line = text.lines().find(|l| l.starts_with("Held back:    deploy.md — ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.ends_with("then push it by hand (editing it also sends it). Send it again: mneme team push"), "{line}");
+
+    // The command it names sends it, and the list is empty again.
+    assert!(s.ok(&["team", "push"]).starts_with("Pushed: 1 files uploaded in 1 request"));
+    assert_eq!(s.status(&[])["lostFiles"], j!([]));
+    assert_eq!(std::fs::read_to_string(s.team.join("deploy.md")).unwrap(), "deploy from main", "the file is never touched");
+}
+
+/// A pull killed by SIGXFSZ while it writes a pulled file leaves the old file whole and no
+/// partial copy in the team folder; killed while it saves the sync state, it leaves the old
+/// state. Either way the next pull goes through.
+#[test]
+fn a_pull_killed_at_a_write_leaves_old_or_new_content_and_the_next_pull_works() {
+    let Some(s) = Synced::start() else { return };
+    let old = "old line of the runbook\n".repeat(3_000);
+    let new = "new line of the runbook\n".repeat(3_000);
+    s.entries.lock().unwrap().insert("runbook.md".into(), old.clone());
+    assert!(s.ok(&["team", "pull"]).starts_with("Pulled: 1 of 1 entries written"));
+
+    // The file is 72 KB; no file may grow past 20 KB, so the write of its new version dies.
+    s.entries.lock().unwrap().insert("runbook.md".into(), new.clone());
+    let killed = s.run(&["--fsize=20000"], &["team", "pull"]);
+    assert_eq!(killed.status.signal(), Some(SIGXFSZ), "killed at the write: {killed:?}");
+    assert_eq!(std::fs::read_to_string(s.team.join("runbook.md")).unwrap(), old, "the old version, whole");
+    let pulled = s.ok(&["team", "pull"]);
+    assert!(pulled.starts_with("Pulled: 1 of 1 entries written"), "{pulled}");
+    assert_eq!(std::fs::read_to_string(s.team.join("runbook.md")).unwrap(), new);
+    assert_eq!(s.team_names(), ["runbook.md"], "nothing of the killed write is left in the team folder");
+
+    // Many small files: each is written, the state naming them all is not.
+    let before = std::fs::read(s.state_file()).unwrap();
+    {
+        let mut entries = s.entries.lock().unwrap();
+        for i in 0..400 {
+            entries.insert(format!("notes/n{i:03}.md"), format!("note {i}\n"));
+        }
+    }
+    let killed = s.run(&["--fsize=20000"], &["team", "pull"]);
+    assert_eq!(killed.status.signal(), Some(SIGXFSZ), "killed at the state's write: {killed:?}");
+    assert_eq!(std::fs::read(s.state_file()).unwrap(), before, "the old state, whole");
+    let pulled = s.ok(&["team", "pull"]);
+    assert!(pulled.starts_with("Pulled: "), "{pulled}");
+    let status = s.status(&[]);
+    assert_eq!(status["state"]["serverChecksums"].as_object().unwrap().len(), 401, "{status}");
+    assert_eq!(status["state"]["conflicts"], j!([]), "files the killed pull wrote are the server's, not local edits");
+    assert_eq!(std::fs::read_to_string(s.team.join("notes/n399.md")).unwrap(), "note 399\n");
+    assert_eq!(s.team_names().len(), 401);
+    let data: Vec<String> = mneme_testsupport::files_under(&s.h.root.join("mneme-data")).iter().map(|p| p.display().to_string()).collect();
+    assert!(data.iter().all(|p| !p.ends_with(".tmp")), "{data:?}");
+}
