@@ -166,7 +166,7 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
   });
 
   const memFile = (name) => path.join(fx.mem, name);
-  await step('Keyboard: Memories — n starts a memory, Enter creates it, Ctrl+S saves an edit (said in a live region), ← → switch the editor tabs', async () => {
+  await step('Keyboard: Memories — n starts a memory, Enter creates it, Ctrl+S and Save save edits (said in a live region, focus kept), ← → switch the editor tabs', async () => {
     await page.keyboard.press('Alt+3');
     await screenIs('Memories');
     await page.getByRole('button', { name: 'New memory' }).focus();
@@ -197,6 +197,13 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await waitFor('the edit on disk', async () => fs.readFileSync(memFile('keyboard-only.md'), 'utf8').includes('Written without a mouse, edited'));
     await waitFor('“Saved.” in the live region', async () => /Saved\./.test((await announcer.textContent()) ?? ''));
     if (!(await focusOf(desc))) fail(`Ctrl+S moved focus off the description, to ${(await focusState(page)).where}`);
+    // Save by its button: it is disabled while saving and stays so (nothing left unsaved), and
+    // the keyboard goes on in the text instead of falling to the top of the page.
+    await page.keyboard.type(' again');
+    await editor.getByTestId('save-memory').focus();
+    await page.keyboard.press('Enter');
+    await waitFor('the second edit on disk', async () => fs.readFileSync(memFile('keyboard-only.md'), 'utf8').includes('edited again'));
+    await expectOn(editor.getByRole('textbox', { name: 'Body (Markdown)' }), 'after Enter on Save');
 
     const form = editor.getByRole('tab', { name: 'Form' });
     const raw = editor.getByRole('tab', { name: 'Raw file' });
@@ -291,7 +298,7 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await expectOn(row, 'after Escape in the file editor');
   });
 
-  await step('Keyboard: Settings — the switches are named, announced as switches and flipped with Space, keeping focus', async () => {
+  await step('Keyboard: Settings — the switches are named, announced as switches and flipped with Space, keeping focus; Test connection keeps it too', async () => {
     await page.keyboard.press('Alt+9');
     await screenIs('Settings');
     const sw = page.getByRole('switch', { name: 'Auto memory' });
@@ -307,6 +314,13 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await page.keyboard.press('Space');
     await waitFor('settings.json to follow the switch back', async () => read().autoMemoryEnabled === before);
     await expectOn(sw, 'after Space on the switch again');
+
+    // A button disabled while its work runs gets the keyboard back when it is done.
+    const test = page.getByTestId('provider-test');
+    await test.focus();
+    await page.keyboard.press('Enter');
+    await waitFor('the connection test to finish', async () => (await test.textContent())?.trim() === 'Test connection' && (await page.getByTestId('provider-test-result').count()) > 0);
+    await expectOn(test, 'after Enter on Test connection, once the test finished');
   });
 
   await step('Keyboard: Graph — ↓ from the search box reaches the results, Enter opens the memory', async () => {

@@ -3,8 +3,10 @@ import './app.css';
 import App from './App.svelte';
 import { app, errorMessage, loadTheme, noteSchedulerEvent } from './lib/app.svelte';
 import { engine, pickTransport, takeToken } from './lib/transport';
+import { keepFocusThroughBusy } from './lib/keepFocus';
 
 loadTheme();
+keepFocusThroughBusy();
 
 mount(App, { target: document.getElementById('app')! });
 
