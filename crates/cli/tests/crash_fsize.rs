@@ -309,3 +309,24 @@ fn a_dream_killed_writing_its_record_changes_nothing_and_the_next_one_runs() {
     ok(&h, &repo, &["dream", "undo", "--last"], None);
     assert_eq!(snapshot(&mem), before);
 }
+
+/// `settings provider set` killed writing `providers.json`: the saved provider is the old one,
+/// and the temporary file the killed save left is gone after the next save.
+#[test]
+fn providers_json_saved_by_a_killed_writer_is_the_old_file() {
+    let (h, repo, _mem) = project();
+    let data = h.root.join("mneme-data");
+    ok(&h, &repo, &["settings", "provider", "set", "--kind", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m1"], None);
+    let saved = fs::read(data.join("providers.json")).unwrap();
+    let long = "m".repeat(300);
+    killed(&h, &repo, saved.len() as u64 - 1, &["settings", "provider", "set", "--model", &long], None);
+    assert_eq!(fs::read(data.join("providers.json")).unwrap(), saved);
+    let left = |dir: &Path| -> Vec<String> {
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with('.') && n.ends_with(".tmp")).collect()
+    };
+    assert_eq!(left(&data).len(), 1, "the kill hit the save");
+    ok(&h, &repo, &["settings", "provider", "set", "--model", &long], None);
+    let now: Value = serde_json::from_slice(&fs::read(data.join("providers.json")).unwrap()).unwrap();
+    assert_eq!((now["kind"].as_str(), now["model"].as_str()), (Some("openai"), Some(long.as_str())));
+    assert_eq!(left(&data), Vec::<String>::new(), "the next save removes what the killed one left");
+}

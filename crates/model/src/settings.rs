@@ -14,7 +14,6 @@ use crate::{ModelError, Provider, ProviderKind};
 use mneme_keychain::{Keychain, KeychainError};
 use mneme_store::Environment;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -112,7 +111,8 @@ impl ProviderSettings {
         }
     }
 
-    /// Saves atomically: a temporary file in the same folder, fsynced, renamed over the old one.
+    /// Saves atomically, as every file of Mneme's is written (`mneme_store::atomic`): a crash
+    /// leaves the old settings, and the temporary file it leaves is removed by the next save.
     pub fn save(&self, env: &Environment) -> Result<(), ProviderSettingsError> {
         let path = ProviderSettings::path(env);
         let write_error = |source| ProviderSettingsError::Write { path: path.clone(), source };
@@ -120,17 +120,7 @@ impl ProviderSettings {
         std::fs::create_dir_all(dir).map_err(write_error)?;
         let mut text = serde_json::to_string_pretty(self).map_err(|e| write_error(std::io::Error::other(e)))?;
         text.push('\n');
-        let mut temp = tempfile::Builder::new().prefix(".providers-").suffix(".tmp").tempfile_in(dir).map_err(write_error)?;
-        temp.write_all(text.as_bytes()).map_err(write_error)?;
-        temp.as_file().sync_all().map_err(write_error)?;
-        temp.persist(&path).map_err(|e| write_error(e.error))?;
-        #[cfg(unix)]
-        if let Ok(d) = std::fs::File::open(dir) {
-            // Makes the rename durable; some file systems refuse to fsync a folder, and the
-            // rename has happened either way.
-            let _ = d.sync_all();
-        }
-        Ok(())
+        mneme_store::atomic::write_atomic(&path, text.as_bytes()).map_err(write_error)
     }
 
     /// The base URL requests go to, defaults filled in (`None` for the CLI and offline).
