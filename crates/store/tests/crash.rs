@@ -126,3 +126,42 @@ fn a_trash_copy_killed_halfway_leaves_no_torn_copy() {
     }
     assert_eq!(left, Vec::<std::path::PathBuf>::new(), "what the killed copy left is cleared by the next listing");
 }
+
+const FSIZE_CLAUDE_MD_ENV: &str = "MNEME_FSIZE_CLAUDE_MD";
+
+/// The child: replaces a 200 KB CLAUDE.md with another 200 KB under a 100 KB file-size limit.
+#[cfg(target_os = "linux")]
+#[test]
+fn fsize_limited_claude_md_edit() {
+    let Some(file) = std::env::var_os(FSIZE_CLAUDE_MD_ENV) else { return };
+    let file = Path::new(&file);
+    use rustix::process::{setrlimit, Resource, Rlimit};
+    let expected = mneme_store::textfile::revision(file).unwrap();
+    setrlimit(Resource::Fsize, Rlimit { current: Some(LIMIT), maximum: Some(LIMIT) }).unwrap();
+    let _ = mneme_store::textfile::write_checked(file, &version(0, 1), &expected);
+}
+
+/// A CLAUDE.md edit (the screens' file editor) killed halfway leaves the old file whole, and
+/// the next edit of a file in that folder removes the temporary file it left.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_claude_md_edit_killed_halfway_leaves_the_old_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("CLAUDE.md");
+    std::fs::write(&file, version(0, 0)).unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "fsize_limited_claude_md_edit", "--test-threads=1", "--nocapture"])
+        .env(FSIZE_CLAUDE_MD_ENV, &file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(out.signal(), Some(rustix::process::Signal::XFSZ.as_raw()), "the edit was stopped by the limit: {out:?}");
+    assert!(std::fs::read(&file).unwrap() == version(0, 0), "CLAUDE.md is torn");
+    assert_eq!(temp_files(dir.path()).len(), 1, "the kill hit the edit's write");
+    let expected = mneme_store::textfile::revision(&file).unwrap();
+    mneme_store::textfile::write_checked(&file, &version(0, 1), &expected).unwrap();
+    assert!(std::fs::read(&file).unwrap() == version(0, 1));
+    assert_eq!(temp_files(dir.path()), Vec::<String>::new());
+}
