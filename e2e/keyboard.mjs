@@ -281,6 +281,33 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await expectOn(page.locator('#mem-1'), 'after ↓ in the list');
   });
 
+  await step('Keyboard: Inbox — run an extraction and keep what it staged with Enter; focus follows to the result and on to the memory', async () => {
+    fx.session.say('Remember that the staging deploy window is Tuesday mornings.');
+    await page.keyboard.press('Alt+4');
+    await screenIs('Inbox');
+    const run = page.getByTestId('extract-now');
+    await run.focus();
+    await page.keyboard.press('Enter');
+    const item = page.getByTestId('inbox-item');
+    await item.waitFor();
+    // Disabled while it ran: the keyboard is given back to it.
+    await expectOn(run, 'after Enter on Run extraction now, once it finished');
+    const before = new Set(fs.readdirSync(fx.mem));
+    await item.getByTestId('inbox-keep').focus();
+    await page.keyboard.press('Enter');
+    const done = page.getByTestId('inbox-done');
+    await done.getByText('Kept').waitFor();
+    const added = fs.readdirSync(fx.mem).filter((f) => !before.has(f) && f.endsWith('.md'));
+    if (added.length !== 1) fail(`keeping by keyboard added ${JSON.stringify(added)} to the memory folder`);
+    // The item and its Keep are gone: the keyboard is on the result, not lost.
+    const openIt = done.getByTestId('inbox-open-memory');
+    await expectOn(openIt, 'after Enter on Keep');
+    await page.keyboard.press('Enter');
+    await screenIs('Memories');
+    await expectOn(main, 'after Enter on Open in Memories');
+    await waitFor(`${added[0]} open`, async () => (await page.getByTestId('memory-editor').getAttribute('aria-label')) === `Memory ${added[0]}`);
+  });
+
   await step('Keyboard: What Claude sees — Enter opens a file, Escape closes it and focus goes back to its row', async () => {
     await page.keyboard.press('Alt+2');
     await screenIs('What Claude sees');
