@@ -192,7 +192,8 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand, managed_dir: Option<&Path>) -> Resul
                     (false, true) => ("Sent again:  ", format!("Check: {}", command("pull"))),
                     (false, false) => ("Lost:        ", format!("Send it now: {}", command("push"))),
                 };
-                println!("{label} {} — {}. {next}", safe(&f.key), f.why());
+                // The folder in the command is the person's own, but shown as every path is.
+                println!("{label} {} — {}. {}", safe(&f.key), f.why(), safe(&next));
             }
             match &st.suppressed {
                 Some(s) => println!("Automatic pushes: suppressed since {} ({})", when(s.at_ms), safe(&s.reason)),
