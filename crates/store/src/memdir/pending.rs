@@ -36,24 +36,31 @@ pub(crate) struct PendingSync {
     pub old_description: Option<String>,
 }
 
-/// Rewrites the lines of `doc` that point at `rel` and still show the old title or hook.
-/// Returns how many lines changed.
-#[allow(clippy::too_many_arguments)]
+/// An edit of one memory's name or description, as its index lines must follow it: a line
+/// pointing at `rel` takes `new_name` as its title where it still shows `old_name`, and
+/// `new_desc` as its hook where it still shows `old_desc`. A title or hook that shows anything
+/// else was written by hand and is left alone.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EntryChange<'a> {
+    /// The memory, relative to the memory folder.
+    pub rel: &'a str,
+    /// What the index showed before the edit (the name defaults to the file stem).
+    pub old_name: &'a str,
+    pub old_desc: Option<&'a str>,
+    /// What it should show now; `None` where the edit left that part as it was.
+    pub new_name: Option<&'a str>,
+    pub new_desc: Option<&'a str>,
+}
+
 /// `s` on one line: an index entry is one line (as `render_entry` writes it).
 fn one_line(s: &str) -> String {
     super::index::one_line(s.trim()).into_owned()
 }
 
-pub(crate) fn sync_lines(
-    doc: &mut IndexDoc,
-    scope: Scope,
-    root: &Path,
-    rel: &str,
-    old_name: &str,
-    old_desc: Option<&str>,
-    new_name: Option<&str>,
-    new_desc: Option<&str>,
-) -> usize {
+/// Rewrites the lines of `doc` (the index of `scope`) that `change` says must follow it.
+/// Returns how many lines changed.
+pub(crate) fn sync_lines(doc: &mut IndexDoc, scope: Scope, root: &Path, change: &EntryChange) -> usize {
+    let EntryChange { rel, old_name, old_desc, new_name, new_desc } = *change;
     let mut updated = 0;
     for (i, e) in doc.entries(scope, root) {
         if e.rel_path != rel {
@@ -188,7 +195,14 @@ impl Memdir {
                         let root = self.root.clone();
                         let (changed, revision) = self.edit_index(scope, |doc| {
                             let before = doc.lines.iter().map(|l| l.text.clone()).collect::<Vec<_>>();
-                            sync_lines(doc, scope, &root, &note.rel_path, &note.old_name, note.old_description.as_deref(), new_name.as_deref(), new_desc.as_deref());
+                            let change = EntryChange {
+                                rel: &note.rel_path,
+                                old_name: &note.old_name,
+                                old_desc: note.old_description.as_deref(),
+                                new_name: new_name.as_deref(),
+                                new_desc: new_desc.as_deref(),
+                            };
+                            sync_lines(doc, scope, &root, &change);
                             let after = doc.lines.iter().map(|l| l.text.clone());
                             before.into_iter().zip(after).filter(|(b, a)| b != a).collect::<Vec<_>>()
                         })?;

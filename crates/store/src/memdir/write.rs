@@ -17,7 +17,7 @@ use super::error::io_err;
 use super::frontmatter_edit::{self, Changes, Refusal};
 use super::health::DanglingLink;
 use super::index::{encode_target, render_entry};
-use super::pending::{sync_lines, PendingSync};
+use super::pending::{sync_lines, EntryChange, PendingSync};
 use super::path::{relative_to_dir, slugify, validate_topic_path};
 use super::scan::{build_topic, read_bytes, stem_of};
 use super::{Memdir, MemdirError, Problem, Revision, Scope, TopicFile};
@@ -558,7 +558,8 @@ impl Memdir {
         };
         let scope = Scope::of(rel);
         let root = self.root.clone();
-        let synced = self.edit_index(scope, |doc| sync_lines(doc, scope, &root, rel, old_name, old_desc, new_name, new_desc));
+        let change = EntryChange { rel, old_name, old_desc, new_name, new_desc };
+        let synced = self.edit_index(scope, |doc| sync_lines(doc, scope, &root, &change));
         Ok(match synced {
             Ok((n, _)) => {
                 // The index follows the file now; a note that cannot be removed only costs
