@@ -621,7 +621,7 @@ impl Mneme {
             problems: file.and_then(|f| f.error.as_ref()).map(|e| e.to_string()).into_iter().collect(),
             ignored_for: file
                 .and_then(|f| f.error.as_ref())
-                .filter(|e| matches!(e, mneme_store::settings::SettingsError::InvalidValue { .. }))
+                .filter(|e| matches!(e, mneme_store::settings::SettingsError::InvalidValue(_)))
                 .map(|e| e.to_string()),
             auto_memory_overridden: over.auto_memory,
             auto_dream_overridden: over.auto_dream,

@@ -161,24 +161,10 @@ pub enum SettingsError {
         found: &'static str,
     },
     /// A value breaks Claude Code's schema (a wrong type, a number out of bounds), which
-    /// makes it ignore the whole file.
-    #[error("{shown}: \"{key}\" must be {expected}, but it is {found}{}. Claude Code ignores the whole file while one value breaks its rules, so none of its settings apply. Fix {}.", others_note(*.others), if *.others == 0 { "the value" } else { "them all" })]
-    InvalidValue {
-        /// The file.
-        path: PathBuf,
-        /// The file as shown to the user.
-        shown: String,
-        /// Where the offending value is: a top-level key, or a path inside one
-        /// (`hooks.Stop[0].hooks`).
-        key: String,
-        /// What Claude Code's schema wants, in words.
-        expected: String,
-        /// What the file holds: the JSON type, or the value when only its bounds are wrong.
-        found: String,
-        /// How many other top-level keys of the file hold a value that breaks the rules too
-        /// (each counted once, however many of its values break them).
-        others: usize,
-    },
+    /// makes it ignore the whole file. Boxed: the largest variant by far, and every
+    /// `Result<_, SettingsError>` would carry its size.
+    #[error(transparent)]
+    InvalidValue(Box<BrokenValue>),
     /// Larger than Claude Code will read.
     #[error("{shown} is {size} bytes, over Claude Code's 2 MiB limit for settings files, so Claude Code ignores it. Make the file smaller.")]
     TooLarge {
@@ -239,6 +225,27 @@ pub enum SettingsError {
     },
 }
 
+/// What [`SettingsError::InvalidValue`] says: which value of which file breaks Claude Code's
+/// schema, and how many more do.
+#[derive(Debug, thiserror::Error)]
+#[error("{shown}: \"{key}\" must be {expected}, but it is {found}{}. Claude Code ignores the whole file while one value breaks its rules, so none of its settings apply. Fix {}.", others_note(self.others), if self.others == 0 { "the value" } else { "them all" })]
+pub struct BrokenValue {
+    /// The file.
+    pub path: PathBuf,
+    /// The file as shown to the user.
+    pub shown: String,
+    /// Where the offending value is: a top-level key, or a path inside one
+    /// (`hooks.Stop[0].hooks`).
+    pub key: String,
+    /// What Claude Code's schema wants, in words.
+    pub expected: String,
+    /// What the file holds: the JSON type, or the value when only its bounds are wrong.
+    pub found: String,
+    /// How many other top-level keys of the file hold a value that breaks the rules too
+    /// (each counted once, however many of its values break them).
+    pub others: usize,
+}
+
 /// [`SettingsError::Read`] for people. Permissions are named only when they are the cause: a
 /// FIFO or folder under the settings file's name is said to be what it is, with what to do,
 /// and readable permissions would not mend it.
@@ -256,12 +263,12 @@ impl SettingsError {
         match self {
             SettingsError::Malformed { path, .. }
             | SettingsError::NotAnObject { path, .. }
-            | SettingsError::InvalidValue { path, .. }
             | SettingsError::TooLarge { path, .. }
             | SettingsError::NotUtf8 { path, .. }
             | SettingsError::Read { path, .. }
             | SettingsError::Write { path, .. }
             | SettingsError::EditMismatch { path, .. } => Some(path),
+            SettingsError::InvalidValue(v) => Some(&v.path),
             SettingsError::UnknownSource { .. } => None,
         }
     }
@@ -538,7 +545,7 @@ enum Expect {
 /// [`Settings::for_release`] replaces it with the release's own rules.
 fn known_type_error(map: &Map<String, Value>, path: &Path, shown: &str) -> Option<SettingsError> {
     let (key, expected, found) = all_known_type_errors(map).into_iter().next()?;
-    Some(SettingsError::InvalidValue { path: path.to_path_buf(), shown: shown.to_string(), key, expected: expected.into(), found: found.into(), others: 0 })
+    Some(SettingsError::InvalidValue(Box::new(BrokenValue { path: path.to_path_buf(), shown: shown.to_string(), key, expected: expected.into(), found: found.into(), others: 0 })))
 }
 
 /// Every memory key of the wrong type, in [`KNOWN_TYPES`]' order.
@@ -642,7 +649,7 @@ impl Settings {
     pub fn for_release(mut self, profile: &mneme_core::Profile) -> Settings {
         let mut changed = false;
         for file in self.files.iter_mut() {
-            if !matches!(file.error, None | Some(SettingsError::InvalidValue { .. })) {
+            if !matches!(file.error, None | Some(SettingsError::InvalidValue(_))) {
                 continue;
             }
             let Some(Value::Object(map)) = file.value.as_mut() else { continue };
@@ -662,13 +669,15 @@ impl Settings {
                 // The first in the file, as Claude Code's message names, and how many more.
                 let others = found.len().saturating_sub(1);
                 let first = found.into_iter().min_by_key(|v| map.keys().position(|k| *k == v.key));
-                first.map(|v| SettingsError::InvalidValue {
-                    path: file.path.clone(),
-                    shown: file.shown.clone(),
-                    key: v.path,
-                    expected: v.expected,
-                    found: v.found,
-                    others,
+                first.map(|v| {
+                    SettingsError::InvalidValue(Box::new(BrokenValue {
+                        path: file.path.clone(),
+                        shown: file.shown.clone(),
+                        key: v.path,
+                        expected: v.expected,
+                        found: v.found,
+                        others,
+                    }))
                 })
             };
             changed |= error.is_some() != file.error.is_some();
@@ -1087,12 +1096,19 @@ mod tests {
             assert!(!f.applies(), "{text}");
             assert!(f.value.is_some());
             match &f.error {
-                Some(SettingsError::InvalidValue { key: k, .. }) => assert_eq!(k, key),
+                Some(SettingsError::InvalidValue(v)) => assert_eq!(v.key, key),
                 other => panic!("{text}: {other:?}"),
             }
             let s = Settings::from_files(vec![f]);
             assert_eq!(s.auto_dream_enabled(), None, "{text}");
         }
+    }
+
+    /// Every `Result<_, SettingsError>` is as large as the error: clippy's `result_large_err`
+    /// draws the line at 128 bytes, which `InvalidValue` reached before it was boxed.
+    #[test]
+    fn the_error_stays_small() {
+        assert!(std::mem::size_of::<SettingsError>() < 128, "{} bytes", std::mem::size_of::<SettingsError>());
     }
 
     #[test]
