@@ -788,3 +788,57 @@ fn indexed_targets(m: &Memdir) -> std::collections::HashSet<String> {
         .flat_map(|i| i.lines.into_iter().filter_map(|l| l.entry.map(|e| e.rel_path)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ErrorCode, FixedClock};
+    use mneme_testsupport::{write_file, TestHome};
+    use std::sync::Arc;
+
+    fn fixture() -> (TestHome, Mneme, ContextRequest, PathBuf) {
+        let t = TestHome::new();
+        let project = t.root.join("code/app");
+        std::fs::create_dir_all(&project).unwrap();
+        let mem = t.memdir_for(&project);
+        let m = Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
+        (t, m, ContextRequest { cwd: project, ..Default::default() }, mem)
+    }
+
+    fn new_memory(name: &str, file_name: Option<&str>) -> NewMemoryRequest {
+        NewMemoryRequest { name: name.into(), description: "d".into(), kind: "user".into(), body: "b".into(), file_name: file_name.map(str::to_string) }
+    }
+
+    /// The app shows the store's refusal of a name Windows cannot create as it is: an invalid
+    /// input whose message names the problem and the name to use instead. A memory that already
+    /// has such a name is read, edited and deleted as any other.
+    #[test]
+    fn names_windows_cannot_create_are_refused_for_new_memories_only() {
+        let (_t, m, req, mem) = fixture();
+        write_file(&mem.join("MEMORY.md"), "- [Aux](aux.md) — aux notes\n");
+        write_file(&mem.join("aux.md"), "---\nname: Aux\ndescription: aux notes\ntype: user\n---\nBody.\n");
+
+        let e = m.create_memory(&req, &new_memory("Console", Some("con.md"))).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert_eq!(
+            e.message,
+            "\"con.md\" is not a usable memory path: the file name \"con.md\" cannot be created on Windows (\"con.md\" is a reserved device name), and a memory folder is often synced to other machines or checked into git; name it con-memory.md instead."
+        );
+        assert!(!mem.join("con.md").exists());
+        assert_eq!(m.create_memory(&req, &new_memory("Nul", None)).unwrap().rel_path, "nul-memory.md");
+
+        let rename = |to: &str| MemoryEdit { memory: "aux.md".into(), description: Some("edited".into()), rename: Some(to.into()), ..Default::default() };
+        let e = m.edit_memory(&req, &rename("com1")).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert!(e.message.contains("\"com1.md\" is a reserved device name") && e.message.ends_with("name it com1-memory.md instead."), "{}", e.message);
+        let e = m.edit_memory(&req, &rename("notes: old")).unwrap_err();
+        assert!(e.message.contains("(the character ':' is reserved)") && e.message.ends_with("name it notes old.md instead."), "{}", e.message);
+        assert_eq!(m.memory(&req, "aux.md").unwrap().summary.description.as_deref(), Some("aux notes"), "a refused rename saves nothing");
+
+        let edited = m.edit_memory(&req, &MemoryEdit { memory: "aux.md".into(), description: Some("edited".into()), ..Default::default() }).unwrap();
+        assert_eq!((edited.rel_path.as_str(), edited.description.as_deref()), ("aux.md", Some("edited")));
+        assert!(m.memory(&req, "Aux").unwrap().content.contains("Body."));
+        m.delete_memory(&req, "aux.md").unwrap();
+        assert!(!mem.join("aux.md").exists());
+    }
+}

@@ -10,6 +10,7 @@ pub mod js_yaml;
 pub mod layer;
 pub mod memory_type;
 pub mod platform;
+pub mod portable;
 pub mod retry;
 pub mod sanitize;
 pub mod scoped;

@@ -15,8 +15,10 @@
 //! Mneme adds a strict canonical policy on top ([`check_strict_key`]) for every file it writes
 //! from team memory and every key a team server stores: non-canonical spellings, control and
 //! invisible characters, over-long names and names Windows cannot create are refused, never
-//! normalised.
+//! normalised. The Windows rule is `mneme_core::portable`'s, which new local memory names
+//! follow too, so the two cannot drift apart.
 
+use mneme_core::portable::{check_windows_name, WindowsNameError};
 use percent_encoding::percent_decode_str;
 use std::path::Path;
 use unicode_normalization::UnicodeNormalization;
@@ -248,7 +250,7 @@ pub enum StrictKeyError {
         /// The key.
         key: String,
         /// What Windows refuses.
-        why: String,
+        why: WindowsNameError,
     },
 }
 
@@ -273,19 +275,6 @@ fn is_lookalike_slash(c: char) -> bool {
 /// `.md` or `.txt`.
 pub fn syncs_name(name: &str) -> bool {
     !name.starts_with('.') && (name.ends_with(".md") || name.ends_with(".txt"))
-}
-
-/// Device names Windows reserves in every folder, with or without an extension.
-fn windows_device(component: &str) -> bool {
-    let stem = component.split('.').next().unwrap_or(component).trim_end_matches(' ').to_ascii_uppercase();
-    if matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$") {
-        return true;
-    }
-    // COM0–COM9 and LPT0–LPT9, also with the superscript digits Windows counts as digits.
-    let mut chars = stem.chars();
-    let head: String = chars.by_ref().take(3).collect();
-    let tail: String = chars.collect();
-    (head == "COM" || head == "LPT") && tail.chars().count() == 1 && tail.chars().all(|c| c.is_ascii_digit() || "¹²³".contains(c))
 }
 
 /// Mneme's strict canonical key policy, for every file Mneme writes from team memory and every
@@ -355,17 +344,9 @@ pub fn check_strict_key(key: &str) -> Result<(), StrictKeyError> {
     if nfc != key {
         return Err(StrictKeyError::NotNfc { key: key.into(), nfc });
     }
+    // The rule new local memory names are held to as well (`mneme_core::portable`).
     for c in &components {
-        let windows = |why: String| Err(StrictKeyError::Windows { key: key.into(), why });
-        if let Some(ch) = c.chars().find(|ch| matches!(ch, '<' | '>' | ':' | '"' | '|' | '?' | '*')) {
-            return windows(format!("the character {ch:?} is reserved"));
-        }
-        if c.ends_with('.') || c.ends_with(' ') {
-            return windows(format!("the name {c:?} ends with a dot or a space, which Windows drops"));
-        }
-        if windows_device(c) {
-            return windows(format!("{c:?} is a reserved device name"));
-        }
+        check_windows_name(c).map_err(|why| StrictKeyError::Windows { key: key.into(), why })?;
     }
     if !components.last().is_some_and(|name| syncs_name(name)) {
         return Err(StrictKeyError::NotSynced { key: key.into() });
@@ -393,6 +374,18 @@ mod tests {
         assert_ne!(case_fold("a.md"), case_fold("b.md"));
         // A folder's folding is a prefix of its files' foldings.
         assert!(case_fold("Notes.md/x.md").starts_with(&format!("{}/", case_fold("Notes.md"))));
+    }
+
+    /// The Windows rule is `mneme_core::portable`'s, shared with new local memory names; the
+    /// messages are the ones this policy always gave.
+    #[test]
+    fn windows_refusals_name_what_windows_refuses() {
+        let message = |key: &str| check_strict_key(key).unwrap_err().to_string();
+        assert_eq!(message("notes/con.md"), "Key \"notes/con.md\" cannot be a file name on Windows (\"con.md\" is a reserved device name); rename it so every teammate can sync it");
+        assert_eq!(message("lpt\u{b9}.txt"), "Key \"lpt\u{b9}.txt\" cannot be a file name on Windows (\"lpt\u{b9}.txt\" is a reserved device name); rename it so every teammate can sync it");
+        assert_eq!(message("a:b.md"), "Key \"a:b.md\" cannot be a file name on Windows (the character ':' is reserved); rename it so every teammate can sync it");
+        assert_eq!(message("notes./a.md"), "Key \"notes./a.md\" cannot be a file name on Windows (the name \"notes.\" ends with a dot or a space, which Windows drops); rename it so every teammate can sync it");
+        assert_eq!(check_strict_key("console.md"), Ok(()));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! `realpathDeepestExisting` check does for team keys.
 
 use super::{Memdir, MemdirError, INDEX_FILE};
+use mneme_core::portable::{check_windows_name, device_stem, is_windows_device, is_windows_reserved_char, WindowsNameError};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -76,35 +77,102 @@ pub fn validate_topic_path(rel: &str) -> Result<(), MemdirError> {
 ///   never reach recall or extraction;
 /// - `memory.md` in any letter case other than the index's own: on macOS and Windows it is
 ///   the same file as `MEMORY.md`, the index, and on Linux it turns into a second index when
-///   the folder is copied to one of those.
+///   the folder is copied to one of those;
+/// - a file or folder name Windows cannot create ([`mneme_core::portable`], the rule team keys
+///   follow too): `<>:"|?*`, a name ending in a dot or a space, a device name (`con.md`,
+///   `aux.notes.md`, `LPT1/`). A memory folder is often synced between machines or checked
+///   into git, and Claude Code runs on Windows too, where such a memory could not be checked
+///   out; the message names a portable spelling ([`portable_component`]).
 ///
 /// Existing files with such names are still read, edited, deleted and restored: only a new
 /// name is held to this.
 pub fn validate_new_topic_path(rel: &str) -> Result<(), MemdirError> {
     validate_topic_path(rel)?;
-    let refuse = |reason: String| Err(MemdirError::InvalidPath { path: rel.to_string(), reason });
-    if let Some(part) = rel.split('/').find(|p| p.starts_with('.')) {
-        let suggestion = rel.split('/').map(|p| p.trim_start_matches('.')).collect::<Vec<_>>().join("/");
-        let usable = validate_topic_path(&suggestion).is_ok()
-            && !suggestion.rsplit('/').next().unwrap_or_default().eq_ignore_ascii_case(INDEX_FILE);
-        let instead = if usable {
-            format!("; name it {suggestion} instead")
-        } else {
-            "; give it a name that does not start with '.'".to_string()
-        };
+    let Some(problem) = new_name_problem(rel) else { return Ok(()) };
+    // A component breaks a rule: say which, why, and the whole path mended when that passes.
+    let component = |part: &str, why: String, otherwise: &str| {
         let what = if rel.rsplit('/').next() == Some(part) { "the file name" } else { "the folder name" };
-        return refuse(format!(
-            "{what} \"{part}\" starts with '.', and Claude Code's memory scan leaves out names starting with '.', so it would never see this memory{instead}"
-        ));
+        let mended = rel.split('/').map(|p| portable_component(p.trim_start_matches('.'))).collect::<Vec<_>>().join("/");
+        let instead = if validate_topic_path(&mended).is_ok() && new_name_problem(&mended).is_none() {
+            format!("name it {mended} instead")
+        } else {
+            otherwise.to_string()
+        };
+        format!("{what} \"{part}\" {why}; {instead}")
+    };
+    let reason = match problem {
+        NewNameProblem::Hidden(part) => component(
+            part,
+            "starts with '.', and Claude Code's memory scan leaves out names starting with '.', so it would never see this memory".into(),
+            "give it a name that does not start with '.'",
+        ),
+        NewNameProblem::IndexInOtherLetters(base) => format!(
+            "\"{base}\" is the index's name, MEMORY.md, in other letters; on macOS and Windows both are the same file, so this memory would replace the index. Give it another name, such as memory-notes.md"
+        ),
+        NewNameProblem::NotOnWindows(part, why) => component(
+            part,
+            format!("cannot be created on Windows ({why}), and a memory folder is often synced to other machines or checked into git"),
+            "give it a name without <>:\"|?*, not ending in a dot or a space, and not a device name such as CON or AUX",
+        ),
+    };
+    Err(MemdirError::InvalidPath { path: rel.to_string(), reason })
+}
+
+/// The first rule for new names (see [`validate_new_topic_path`]) that a topic path breaks.
+enum NewNameProblem<'a> {
+    /// A file or folder name starting with `.`.
+    Hidden(&'a str),
+    /// `memory.md` in letters other than the index's own.
+    IndexInOtherLetters(&'a str),
+    /// A name Windows cannot create.
+    NotOnWindows(&'a str, WindowsNameError),
+}
+
+/// Checks the rules for new names, in order, on a path [`validate_topic_path`] accepts; also
+/// asked of a suggested name, which is why it builds no message.
+fn new_name_problem(rel: &str) -> Option<NewNameProblem<'_>> {
+    if let Some(part) = rel.split('/').find(|p| p.starts_with('.')) {
+        return Some(NewNameProblem::Hidden(part));
     }
     let base = rel.rsplit('/').next().unwrap_or(rel);
     if base.eq_ignore_ascii_case(INDEX_FILE) {
-        return refuse(format!(
-            "\"{base}\" is the index's name, MEMORY.md, in other letters; on macOS and Windows both are the same file, so this memory would replace the index. Give it another name, such as memory-notes.md"
-        ));
+        return Some(NewNameProblem::IndexInOtherLetters(base));
     }
-    Ok(())
+    rel.split('/').find_map(|p| check_windows_name(p).err().map(|why| NewNameProblem::NotOnWindows(p, why)))
 }
+
+/// `name` (one path component) as Windows can create it, for the message refusing it: a run of
+/// reserved characters between two word characters becomes one `-` (`a:b` → `a-b`) and goes
+/// where a space, dot or dash already separates (`notes: old` → `notes old`, `why?.md` →
+/// `why.md`), trailing dots and spaces go, and a device name gets `-memory` after its stem
+/// (`con.md` → `con-memory.md`, `LPT1` → `LPT1-memory`), the same suffix [`slugify`] gives a
+/// title that slugs to a device name.
+pub(crate) fn portable_component(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + DEVICE_SUFFIX.len());
+    let mut chars = name.chars().peekable();
+    let joins = |c: Option<char>| c.is_some_and(|c| !matches!(c, ' ' | '.' | '-'));
+    while let Some(c) = chars.next() {
+        if !is_windows_reserved_char(c) {
+            out.push(c);
+            continue;
+        }
+        while chars.next_if(|&c| is_windows_reserved_char(c)).is_some() {}
+        if joins(out.chars().last()) && joins(chars.peek().copied()) {
+            out.push('-');
+        }
+    }
+    let kept = out.trim_end_matches(['.', ' ']).len();
+    out.truncate(kept);
+    if is_windows_device(&out) {
+        let stem = device_stem(&out);
+        let rest = &out[out.find('.').unwrap_or(out.len())..];
+        out = format!("{stem}{DEVICE_SUFFIX}{rest}");
+    }
+    out
+}
+
+/// What a device name gets after its stem so Windows can create it (`con` → `con-memory`).
+const DEVICE_SUFFIX: &str = "-memory";
 
 /// `C:foo` style prefixes, refused on every platform so a path means the same everywhere.
 fn has_drive_prefix(rel: &str) -> bool {
@@ -114,7 +182,9 @@ fn has_drive_prefix(rel: &str) -> bool {
 
 /// A file name stem from a memory name: lowercase ASCII letters, digits, `_` and `-`, every
 /// other run of characters collapsed to one `-`, at most [`MAX_SLUG_LEN`] long; `untitled`
-/// when nothing usable remains (an all-emoji name, say).
+/// when nothing usable remains (an all-emoji name, say), and `-memory` after a stem Windows
+/// reserves as a device name (`Con` → `con-memory`, `COM¹` → `com¹-memory`), since a new
+/// memory must be a name Windows can create ([`validate_new_topic_path`]).
 pub fn slugify(name: &str) -> String {
     // Composed first: a name typed on macOS may arrive decomposed, and team keys must be NFC.
     use unicode_normalization::UnicodeNormalization;
@@ -157,6 +227,11 @@ fn slug(name: &str, keep: impl Fn(char) -> bool) -> String {
     // [`validate_new_topic_path`]).
     if trimmed.is_empty() {
         "untitled".to_string()
+    } else if is_windows_device(trimmed) {
+        // A slug holds no dot, reserved character or trailing space, so only a device name
+        // can make it a name Windows refuses; device names are short, so this stays under
+        // MAX_SLUG_LEN.
+        format!("{trimmed}{DEVICE_SUFFIX}")
     } else {
         trimmed.to_string()
     }
@@ -323,14 +398,19 @@ pub(crate) fn describe_type(m: &fs::Metadata) -> String {
 mod tests {
     use super::*;
 
-    fn check_path(rel: &str, expect: Result<(), &str>) {
-        match (validate_topic_path(rel), expect) {
+    /// Asks `validate` about `rel`: `Ok`, or refused with a reason containing the `Err` text.
+    fn check(validate: fn(&str) -> Result<(), MemdirError>, rel: &str, expect: Result<(), &str>) {
+        match (validate(rel), expect) {
             (Ok(()), Ok(())) => {}
             (Err(MemdirError::InvalidPath { reason, .. }), Err(want)) => {
                 assert!(reason.contains(want), "{rel:?}: reason {reason:?} lacks {want:?}")
             }
             (got, want) => panic!("{rel:?}: got {got:?}, want {want:?}"),
         }
+    }
+
+    fn check_path(rel: &str, expect: Result<(), &str>) {
+        check(validate_topic_path, rel, expect)
     }
 
     #[test]
@@ -359,13 +439,7 @@ mod tests {
     }
 
     fn check_new(rel: &str, expect: Result<(), &str>) {
-        match (validate_new_topic_path(rel), expect) {
-            (Ok(()), Ok(())) => {}
-            (Err(MemdirError::InvalidPath { reason, .. }), Err(want)) => {
-                assert!(reason.contains(want), "{rel:?}: reason {reason:?} lacks {want:?}")
-            }
-            (got, want) => panic!("{rel:?}: got {got:?}, want {want:?}"),
-        }
+        check(validate_new_topic_path, rel, expect)
     }
 
     #[test]
@@ -375,6 +449,8 @@ mod tests {
         check_new("memory-notes.md", Ok(()));
         check_new("memoryx.md", Ok(()));
         check_new(".hidden.md", Err("name it hidden.md instead"));
+        // The name suggested passes every rule, the Windows one included.
+        check_new(".con.md", Err("starts with '.', and Claude Code's memory scan leaves out names starting with '.', so it would never see this memory; name it con-memory.md instead"));
         check_new(".notes/a.md", Err("the folder name \".notes\" starts with '.'"));
         check_new("team/.x.md", Err("leaves out names starting with '.'"));
         check_new("...md", Err("does not start with '.'"));
@@ -386,6 +462,97 @@ mod tests {
         check_new("../x.md", Err("'..'"));
         check_path(".hidden.md", Ok(()));
         check_path("memory.md", Ok(()));
+    }
+
+    #[test]
+    fn new_names_windows_cannot_create_are_refused_with_a_portable_name() {
+        for (rel, instead) in [
+            ("con.md", "con-memory.md"),
+            ("CON.md", "CON-memory.md"),
+            ("Aux.notes.md", "Aux-memory.notes.md"),
+            ("nul.md", "nul-memory.md"),
+            ("prn.md", "prn-memory.md"),
+            ("com1.md", "com1-memory.md"),
+            ("COM0.md", "COM0-memory.md"),
+            ("lpt9.md", "lpt9-memory.md"),
+            ("lpt¹.md", "lpt¹-memory.md"),
+            ("com³.md", "com³-memory.md"),
+            ("con .md", "con-memory.md"),
+            ("nul/a.md", "nul-memory/a.md"),
+            ("notes./a.md", "notes/a.md"),
+            ("notes /a.md", "notes/a.md"),
+            ("notes:old.md", "notes-old.md"),
+            ("what?.md", "what.md"),
+            ("?draft.md", "draft.md"),
+            ("notes: old.md", "notes old.md"),
+            ("x<>y.md", "x-y.md"),
+            ("say \"hi\".md", "say hi.md"),
+            ("a|b*c.md", "a-b-c.md"),
+        ] {
+            check_new(rel, Err("cannot be created on Windows"));
+            check_new(rel, Err(&format!("; name it {instead} instead")));
+            check_new(instead, Ok(()));
+            // Only new names: an existing file of that name is still a topic path.
+            check_path(rel, Ok(()));
+        }
+        check_new("con.md", Err("the file name \"con.md\" cannot be created on Windows (\"con.md\" is a reserved device name)"));
+        check_new("nul/a.md", Err("the folder name \"nul\""));
+        check_new("notes./a.md", Err("(the name \"notes.\" ends with a dot or a space, which Windows drops)"));
+        check_new("notes:old.md", Err("(the character ':' is reserved)"));
+        // Nothing portable is left to suggest.
+        check_new("  /a.md", Err("give it a name without <>:\"|?*"));
+        check_new("?.md", Err("give it a name without <>:\"|?*"));
+        // Backslashes and control characters keep the older, more specific refusals.
+        check_new("a\\b.md", Err("backslash"));
+        check_new("a\tb.md", Err("control"));
+        // Close to a device name, but not one.
+        for ok in ["console.md", "con-memory.md", "com10.md", "auxiliary/a.md", "lpt.md"] {
+            check_new(ok, Ok(()));
+        }
+    }
+
+    /// A memory already named `aux.md` (made on Linux, or before this rule) keeps working: read,
+    /// saved, edited, renamed to a portable name, deleted and restored. Only new names are held
+    /// to the Windows rule: a create or a rename to such a name is refused, and a name given
+    /// without a file name never slugs to one.
+    #[test]
+    fn existing_device_names_keep_working_and_new_ones_are_refused() {
+        use super::super::testutil::TestDir;
+        use super::super::{FieldEdits, NewMemory, Scope};
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [Aux](aux.md) — the aux notes\n");
+        t.write("aux.md", "---\nname: Aux\ndescription: the aux notes\n---\nBody.\n");
+        let m = t.memdir();
+        let file = m.read("aux.md").unwrap();
+        assert!(file.content.contains("Body."));
+        let saved = m.update("aux.md", &file.content.replace("Body.", "Body, edited."), &file.revision).unwrap();
+        let edits = FieldEdits { description: Some("the aux notes, edited".into()), ..FieldEdits::default() };
+        m.update_fields("aux.md", &edits, &saved.revision).unwrap();
+        assert_eq!(t.read("MEMORY.md"), "- [Aux](aux.md) — the aux notes, edited\n");
+
+        let new = |name: &str, file: Option<&str>| NewMemory {
+            name: name.into(),
+            description: "d".into(),
+            memory_type: None,
+            body: "b".into(),
+            file_name: file.map(str::to_string),
+            scope: Scope::Private,
+        };
+        let err = m.create(&new("Console", Some("con.md"))).unwrap_err().to_string();
+        assert!(err.contains("\"con.md\" is a reserved device name") && err.contains("name it con-memory.md instead"), "{err}");
+        assert!(!t.exists("con.md"));
+        assert_eq!(m.create(&new("Con", None)).unwrap().rel_path, "con-memory.md");
+        let err = m.rename("aux.md", "LPT1.md").unwrap_err().to_string();
+        assert!(err.contains("name it LPT1-memory.md instead"), "{err}");
+        assert!(m.check_rename("aux.md", "notes/nul/aux.md").is_err());
+        assert!(t.exists("aux.md"), "a refused rename leaves the file where it was");
+
+        let entry = m.delete("aux.md").unwrap();
+        assert!(!t.exists("aux.md"));
+        m.restore(&entry.id).unwrap();
+        assert!(m.read("aux.md").unwrap().content.contains("Body, edited."));
+        m.rename("aux.md", "aux-notes.md").unwrap();
+        assert!(t.exists("aux-notes.md"));
     }
 
     fn check_slug(name: &str, expect: &str) {
@@ -409,6 +576,21 @@ mod tests {
         check_slug("a--b", "a-b");
         check_slug(&"x".repeat(250), &"x".repeat(MAX_SLUG_LEN));
         check_slug(&format!("{}-y", "x".repeat(MAX_SLUG_LEN - 1)), &"x".repeat(MAX_SLUG_LEN - 1));
+    }
+
+    #[test]
+    fn slugs_are_never_device_names() {
+        check_slug("Con", "con-memory");
+        check_slug("AUX", "aux-memory");
+        check_slug("nul!", "nul-memory");
+        check_slug("COM1", "com1-memory");
+        check_slug("LPT¹", "lpt¹-memory");
+        check_slug("con.notes", "con-notes");
+        check_slug("Conference", "conference");
+        for name in ["con", "Prn", "aux", "NUL", "com0", "lpt9", "COM²", "CONIN$", "conout$"] {
+            let file = format!("{}.md", slugify(name));
+            assert!(validate_new_topic_path(&file).is_ok(), "{name} → {file}");
+        }
     }
 
     #[test]
