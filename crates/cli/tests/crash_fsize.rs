@@ -330,3 +330,34 @@ fn providers_json_saved_by_a_killed_writer_is_the_old_file() {
     assert_eq!((now["kind"].as_str(), now["model"].as_str()), (Some("openai"), Some(long.as_str())));
     assert_eq!(left(&data), Vec::<String>::new(), "the next save removes what the killed one left");
 }
+
+/// `dream undo` killed writing the dream's record, after the memory files were put back (each
+/// is far smaller than the record, which holds every file's text before and after): the folder
+/// is as before the dream, and running the undo again marks the dream undone instead of
+/// calling the files it already put back "changed since the dream".
+#[test]
+fn an_undo_killed_writing_its_record_is_finished_by_the_next_undo() {
+    let (h, repo, mem) = common::tabs_project("");
+    let snapshot = |dir: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_name() != ".consolidate-lock" && !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap()))
+            .collect();
+        files.sort();
+        files
+    };
+    let before = snapshot(&mem);
+    let rec: Value = serde_json::from_str(&ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"], None)).unwrap();
+    let id = rec["id"].as_str().unwrap().to_string();
+    assert_ne!(snapshot(&mem), before);
+    let largest = before.iter().map(|(_, b)| b.len()).max().unwrap() as u64;
+    killed(&h, &repo, 1000.max(largest + 1), &["dream", "undo", &id], None);
+    assert_eq!(snapshot(&mem), before, "the files were put back before the record's write");
+    let undone: Value = serde_json::from_str(&ok(&h, &repo, &["dream", "undo", &id, "--json"], None)).unwrap();
+    assert_eq!(undone["status"], "undone");
+    assert_eq!(snapshot(&mem), before);
+    let history: Value = serde_json::from_str(&ok(&h, &repo, &["dream", "history", "--json"], None)).unwrap();
+    assert_eq!(history[0]["status"], "undone", "{history}");
+}

@@ -660,7 +660,6 @@ impl Dreams {
             Some(id) => history.load(id)?,
             None => history::last_undoable(&history.list()?.0).cloned().ok_or(DreamError::NothingToUndo)?,
         };
-        let interrupted = record.status == DreamStatus::Applying;
         if !matches!(record.status, DreamStatus::Applied | DreamStatus::Applying) {
             return Err(DreamError::WrongStatus { id: record.id.clone(), status: record.status.as_str(), action: "undone" });
         }
@@ -679,8 +678,10 @@ impl Dreams {
                 Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(e.into()),
             };
-            // A dream cut short wrote only some of its files; the rest are as they were.
-            if interrupted && current == c.before {
+            // Already as it was before the dream: a dream cut short never wrote it, or an undo
+            // stopped before it saved the record (the record holds every file's text twice, so
+            // a full disk stops it there) put it back. Nothing to do, and nothing changed since.
+            if current == c.before {
                 continue;
             }
             if current != c.after {
