@@ -12,6 +12,11 @@ has something to save. Deterministic for a given seed.
 
 --huge-mb N adds one line of N MiB early on (turn 5): a tool result holding a file read whole
 and a pasted screenshot's base64, half each, as one entry (the rest of the file is unchanged).
+
+--tiny-lines N adds N tiny entries in turn 2, right after its prompt, each chained to the one
+before (the shape of the progress entries older versions wrote while a tool ran), and makes
+the session at least 3 turns long: a transcript whose line count, not its size, is large
+(`--mb 3 --tiny-lines 1000000` is some 170 MB). The rest of the file is unchanged.
 """
 import argparse
 import json
@@ -47,6 +52,7 @@ def main():
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--huge-mb", type=int, default=0)
+    ap.add_argument("--tiny-lines", type=int, default=0)
     a = ap.parse_args()
     rng = random.Random(a.seed)
     target = a.mb << 20
@@ -80,7 +86,7 @@ def main():
             return u
 
         put({"type": "file-history-snapshot", "messageId": uid(), "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": False})
-        while written < target:
+        while written < target or (a.tiny_lines and turn < 3):
             turn += 1
             if turn == 40:
                 # A compaction: the chain restarts at a boundary whose parentUuid is null.
@@ -90,6 +96,12 @@ def main():
                 conv("user", isCompactSummary=True, message={"role": "user", "content": "Summary: " + text(rng, 3000)})
             prompt = REMEMBER[turn // 50 % len(REMEMBER)] if turn % 50 == 7 else "Please look at " + text(rng, rng.randint(40, 400))
             conv("user", message={"role": "user", "content": prompt})
+            if a.tiny_lines and turn == 2:
+                for _ in range(a.tiny_lines):
+                    # Written by hand: json.dumps a million times is most of the run.
+                    u = uid()
+                    f.write('{"type":"progress","uuid":"%s","parentUuid":"%s","sessionId":"%s"}\n' % (u, parent, SESSION))
+                    parent = u
             if rng.random() < 0.3:
                 conv("attachment", attachment={"type": "edited_text_file", "filename": a.cwd + "/src/lib.rs", "snippet": text(rng, 800)})
             for step in range(rng.randint(1, 4)):

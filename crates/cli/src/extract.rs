@@ -100,6 +100,9 @@ fn print_record(r: &RunRecord) {
         RunOutcome::Disabled { why } => println!("Not run: {}", safe(why)),
         RunOutcome::Failed { .. } => {}
     }
+    if let Some(left_out) = &r.left_out {
+        println!("  left out: {left_out}");
+    }
     for d in &r.decisions {
         if let Decision::Rejected { sentence, reason } = d {
             println!("  not saved: \"{}\" — {}", safe(sentence), reason.rule());

@@ -141,6 +141,41 @@ pub struct RunRecord {
     pub denials: Vec<Denial>,
     /// The offline extractor's decision per statement.
     pub decisions: Vec<crate::offline::Decision>,
+    /// Messages after the cursor that were not read: the transcript holds more since then than
+    /// one run holds. Absent when none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
+}
+
+/// The oldest messages since the last extraction that a run did not read, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeftOut {
+    /// User and assistant messages of the main thread, after the cursor, let go unread.
+    pub messages: usize,
+    /// The most of a transcript's entries a run holds, in bytes
+    /// ([`crate::transcript::HELD_LIMIT_BYTES`]).
+    pub limit_bytes: u64,
+}
+
+impl LeftOut {
+    /// `None` when no message was left out.
+    pub fn of(messages: usize, limit_bytes: usize) -> Option<LeftOut> {
+        (messages > 0).then_some(LeftOut { messages, limit_bytes: limit_bytes as u64 })
+    }
+}
+
+impl std::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.messages;
+        write!(
+            f,
+            "{n} older {} since the last extraction {} not read: a run holds only the newest {} of a transcript, and this session has more than that since it was last extracted",
+            if n == 1 { "message" } else { "messages" },
+            if n == 1 { "was" } else { "were" },
+            mneme_store::open::size_words(self.limit_bytes)
+        )
+    }
 }
 
 /// The run log of one memory folder, newest last: the older log, then the current one.

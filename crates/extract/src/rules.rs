@@ -141,6 +141,9 @@ pub struct ExtractionState {
     persisted: Persisted,
     in_progress: bool,
     pending: Option<Messages>,
+    /// The cursor's message is older than every message given (Mneme let it go to bound what a
+    /// run holds): the messages are all new, not "the cursor is gone".
+    cursor_before_all: bool,
 }
 
 impl ExtractionState {
@@ -152,7 +155,7 @@ impl ExtractionState {
 
     /// State restored from [`persisted`](Self::persisted).
     pub fn resume(memory_dir: AutoMemDir, every_n_turns: u32, persisted: Persisted) -> ExtractionState {
-        ExtractionState { memory_dir, every_n_turns, persisted, in_progress: false, pending: None }
+        ExtractionState { memory_dir, every_n_turns, persisted, in_progress: false, pending: None, cursor_before_all: false }
     }
 
     pub fn persisted(&self) -> &Persisted {
@@ -167,6 +170,15 @@ impl ExtractionState {
 
     pub fn cursor(&self) -> Option<&str> {
         self.persisted.cursor.as_deref()
+    }
+
+    /// Whether the cursor's message comes before every message the next decisions are given
+    /// (it was let go to bound what is held, see [`crate::transcript::Window`]): they are then
+    /// read as with no cursor. Claude Code's rule for a cursor that is not among the messages
+    /// (gone with a compaction) ignores the session's own memory writes; one merely left
+    /// unread must not.
+    pub fn set_cursor_before_all(&mut self, before_all: bool) {
+        self.cursor_before_all = before_all;
     }
 
     pub fn in_progress(&self) -> bool {
@@ -198,7 +210,7 @@ impl ExtractionState {
     }
 
     fn consider(&mut self, messages: Messages, trailing: bool) -> TurnDecision {
-        let cursor = self.persisted.cursor.as_deref();
+        let cursor = self.persisted.cursor.as_deref().filter(|_| !self.cursor_before_all);
         let count = new_message_count(&messages, cursor);
         let newest = messages.last().map(|m| m.uuid.clone());
         if has_memory_writes_since(&messages, cursor, &self.memory_dir) {
@@ -293,6 +305,18 @@ mod tests {
 
     fn ok_runner() -> impl FnMut(&RunPlan) -> Result<(), ()> {
         |_| Ok(())
+    }
+
+    #[test]
+    fn a_cursor_let_go_reads_every_message_as_new_memory_writes_included() {
+        let m = vec![user("u1", "please fix the build now"), writes("a1", "Write", "/h/.claude/projects/-r/memory/x.md")];
+        let gone = Persisted { cursor: Some("gone".into()), turns_since_last: 0 };
+        let mut s = ExtractionState::resume(memdir(), 1, gone.clone());
+        assert!(matches!(s.turn_ended(m.clone()), TurnDecision::Run(_)), "gone with a compaction: Claude Code ignores the writes");
+        let mut s = ExtractionState::resume(memdir(), 1, gone);
+        s.set_cursor_before_all(true);
+        assert_eq!(s.turn_ended(m), TurnDecision::Skip(SkipReason::DirectWrite));
+        assert_eq!(s.cursor(), Some("a1"));
     }
 
     #[test]

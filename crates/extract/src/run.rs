@@ -15,10 +15,10 @@ use crate::data;
 use crate::inbox::{Inbox, InboxError, NewItem};
 use crate::offline;
 use crate::prompt;
-use crate::record::{self, memory_paths, ReviewMode, RunOutcome, RunRecord, Trigger};
+use crate::record::{self, memory_paths, LeftOut, ReviewMode, RunOutcome, RunRecord, Trigger};
 use crate::rules::{ExtractionState, Messages, Persisted, RunPlan, TurnDecision, DEFAULT_EVERY_N_TURNS, MAX_TURNS};
 use crate::session_memory::{self, SessionMemoryError, SessionMemoryState, Updated};
-use crate::transcript::{self, Entry, Transcript, TranscriptReader};
+use crate::transcript::{self, Entry, TranscriptReader, Window};
 use mneme_agent::{apply_changeset, AgentTask, Changeset, Mode, Policy, Stop};
 use mneme_claudemd::LoadOptions;
 use mneme_core::{Clock, Layer};
@@ -78,8 +78,10 @@ pub struct Project {
 pub enum ExtractError {
     #[error("could not read the transcript {}: {source}", path.display())]
     Read { path: PathBuf, source: io::Error },
-    #[error("{} holds no conversation; pass a Claude Code session transcript (<config>/projects/<project>/<session>.jsonl)", path.display())]
-    NoConversation { path: PathBuf },
+    /// With how many messages were let go to stay within `limit` bytes of entries, when any
+    /// were (then it holds a conversation, but none of it is among what a run holds).
+    #[error("{}", no_conversation_text(path, *left_out, *limit))]
+    NoConversation { path: PathBuf, left_out: usize, limit: usize },
     #[error("{} does not say which folder the session ran in (no `cwd` on its entries); it is not a Claude Code transcript", path.display())]
     NoCwd { path: PathBuf },
     #[error("{} is kept in Claude Code's folder for another project: no folder its entries name ({}) is the project it is stored under. Mneme writes memories only for the project a transcript belongs to; move the file, or pass a transcript from that project.", path.display(), cwds.join(", "))]
@@ -90,6 +92,20 @@ pub enum ExtractError {
     Inbox(#[from] InboxError),
     #[error(transparent)]
     SessionMemory(#[from] SessionMemoryError),
+}
+
+/// [`ExtractError::NoConversation`] for people: a file whose messages were all let go is not
+/// said to hold none.
+fn no_conversation_text(path: &Path, left_out: usize, limit: usize) -> String {
+    if left_out == 0 {
+        return format!("{} holds no conversation; pass a Claude Code session transcript (<config>/projects/<project>/<session>.jsonl)", path.display());
+    }
+    format!(
+        "{} holds no user or assistant message among its newest {} of entries, all a run holds: its {left_out} older {} left out, and the lines after them are not conversation. A Claude Code session does not look like this; check the file, or move it out of the projects folder.",
+        path.display(),
+        mneme_store::open::size_words(limit as u64),
+        if left_out == 1 { "one was" } else { "ones were" }
+    )
 }
 
 /// [`ExtractError::State`] for people: a file of Mneme's own that does not parse is named, with
@@ -130,6 +146,7 @@ pub struct Extractor {
     env: Environment,
     clock: Arc<dyn Clock>,
     every_n_turns: u32,
+    held_limit: usize,
 }
 
 impl std::fmt::Debug for Extractor {
@@ -147,11 +164,16 @@ impl std::fmt::Debug for Extractor {
 /// (the user rewound to a message before the cursor, so the newest messages chain to ones let
 /// go), the transcript is read again whole for that turn. Session memory reads the whole
 /// conversation: a session whose notes are kept holds every entry, as before.
+///
+/// Whatever is kept, at most [`transcript::HELD_LIMIT_BYTES`] of the newest entries are held
+/// (a [`Window`]): a session with more than that since its last extraction, or of very many
+/// tiny lines, has its oldest entries let go as they are read, and each run's record says how
+/// many messages after the cursor were left out ([`RunRecord::left_out`]).
 #[derive(Debug)]
 pub struct Session {
     transcript: PathBuf,
     reader: TranscriptReader,
-    entries: Vec<Entry>,
+    held: Window,
     /// Entries before the cursor were let go.
     trimmed: bool,
     /// Keep every entry (session memory reads the whole conversation).
@@ -191,12 +213,36 @@ impl Session {
     /// The main thread's conversation as read so far (from the extraction cursor on, unless
     /// every entry is kept: see [`Session::keep_all_entries`]).
     pub fn conversation(&self) -> Messages {
-        transcript::conversation(&self.entries).into_iter().cloned().collect()
+        transcript::conversation(self.held.entries()).into_iter().cloned().collect()
     }
 
     /// How many entries of the transcript are held.
     pub fn held_entries(&self) -> usize {
-        self.entries.len()
+        self.held.len()
+    }
+
+    /// How many bytes of entries are held (by [`transcript::held_bytes`]).
+    pub fn held_bytes(&self) -> usize {
+        self.held.bytes()
+    }
+
+    /// How many of the main thread's messages after the extraction cursor were let go unread
+    /// to stay within the limit (0 when none).
+    pub fn left_out_messages(&self) -> usize {
+        let conv = transcript::conversation(self.held.entries());
+        // Unknown only until `sync_cursor` reads again: then every message let go may count.
+        self.held.left_out_of(&conv).unwrap_or(self.held.left_out().messages)
+    }
+
+    /// Tells the window where the extraction cursor stands; when it cannot tell how many
+    /// messages after it were let go (it was set after they were), the transcript is read
+    /// again with it.
+    fn sync_cursor(&mut self) -> io::Result<()> {
+        self.held.set_cursor(self.state.cursor());
+        if self.held.cursor_unknown() {
+            self.read_whole()?;
+        }
+        Ok(())
     }
 
     /// Keep every entry from now on (session memory's update reads the whole conversation);
@@ -215,8 +261,10 @@ impl Session {
     /// is the next poll's).
     fn read_whole(&mut self) -> io::Result<()> {
         let mut reader = TranscriptReader::new();
-        let batch = reader.read_new(&self.transcript)?;
-        self.entries = batch.entries;
+        let mut held = Window::new(self.held.limit());
+        held.set_cursor(self.state.cursor());
+        reader.read_into(&self.transcript, &mut held)?;
+        self.held = held;
         self.reader = reader;
         self.trimmed = false;
         Ok(())
@@ -230,19 +278,19 @@ impl Session {
             return;
         }
         let Some(cursor) = self.state.cursor() else { return };
-        let at = self.entries.iter().rposition(|e| e.as_conversation().is_some_and(|c| c.uuid == cursor && c.is_main_thread()));
+        let entries = self.held.entries();
+        let at = entries.iter().rposition(|e| e.as_conversation().is_some_and(|c| c.uuid == cursor && c.is_main_thread()));
         let Some(at) = at.filter(|&i| i > 0) else { return };
-        let ends_turn = self.entries[at].as_conversation().is_some_and(|c| {
+        let ends_turn = entries[at].as_conversation().is_some_and(|c| {
             c.entry_type == transcript::EntryType::Assistant
                 && c.message.as_ref().and_then(|m| m.stop_reason.as_deref()).is_some_and(|r| !matches!(r, "tool_use" | "pause_turn"))
                 && c.tool_uses().next().is_none()
         });
         if ends_turn {
             if self.session_id.is_none() {
-                self.session_id = session_id_of(&self.transcript, &self.entries);
+                self.session_id = session_id_of(&self.transcript, self.held.session_id());
             }
-            self.entries.drain(..at);
-            self.entries.shrink_to_fit();
+            self.held.let_go_before(at);
             self.trimmed = true;
         }
     }
@@ -254,7 +302,7 @@ impl Session {
         if !self.trimmed {
             return false;
         }
-        let main = || self.entries.iter().filter_map(Entry::as_conversation).filter(|c| c.is_main_thread());
+        let main = || self.held.entries().iter().filter_map(Entry::as_conversation).filter(|c| c.is_main_thread());
         let held: std::collections::HashSet<&str> = main().map(|c| c.uuid.as_str()).collect();
         main().skip(1).any(|c| c.parent_uuid.as_deref().is_some_and(|p| !held.contains(p)))
     }
@@ -263,19 +311,20 @@ impl Session {
     /// the conversation if it now ends a query loop that was not reported before.
     pub fn poll(&mut self) -> io::Result<Option<Messages>> {
         self.trim();
-        let batch = self.reader.read_new(&self.transcript)?;
-        if batch.restarted {
-            self.entries.clear();
+        self.held.set_cursor(self.state.cursor());
+        let before = self.reader.offset();
+        self.reader.read_into(&self.transcript, &mut self.held)?;
+        if self.reader.offset() < before {
+            // Replaced by a shorter file: the window started again.
             self.trimmed = false;
         }
-        self.entries.extend(batch.entries);
         if self.needs_whole() {
             self.read_whole()?;
         }
         if self.session_id.is_none() {
-            self.session_id = session_id_of(&self.transcript, &self.entries);
+            self.session_id = session_id_of(&self.transcript, self.held.session_id());
         }
-        let conv = transcript::conversation(&self.entries);
+        let conv = transcript::conversation(self.held.entries());
         match transcript::turn_end(&conv) {
             Some(uuid) if self.reported.as_deref() != Some(uuid.as_str()) => {
                 self.reported = Some(uuid);
@@ -290,9 +339,9 @@ impl Session {
 /// session's file `<session id>.jsonl`), else its first entry's `sessionId`. Entries are
 /// anyone's text: a file whose entries name another session's id must not share that session's
 /// saved cursor, lock and notes.
-fn session_id_of(transcript: &Path, entries: &[Entry]) -> Option<String> {
+fn session_id_of(transcript: &Path, first: Option<&str>) -> Option<String> {
     let named = transcript.file_stem().and_then(|s| s.to_str()).filter(|s| transcript.extension().is_some_and(|e| e == "jsonl") && paths::is_session_id(s));
-    named.map(str::to_string).or_else(|| transcript::session_id(entries).map(str::to_string))
+    named.map(str::to_string).or_else(|| first.map(str::to_string))
 }
 
 fn session_key(transcript: &Path, session_id: Option<&str>) -> String {
@@ -304,7 +353,14 @@ fn session_key(transcript: &Path, session_id: Option<&str>) -> String {
 
 impl Extractor {
     pub fn new(env: Environment, clock: Arc<dyn Clock>) -> Extractor {
-        Extractor { env, clock, every_n_turns: DEFAULT_EVERY_N_TURNS }
+        Extractor { env, clock, every_n_turns: DEFAULT_EVERY_N_TURNS, held_limit: transcript::HELD_LIMIT_BYTES }
+    }
+
+    /// Hold at most `bytes` of a transcript's entries (by [`transcript::held_bytes`]) instead
+    /// of [`transcript::HELD_LIMIT_BYTES`]: for tests of what is let go.
+    pub fn with_held_limit(mut self, bytes: usize) -> Extractor {
+        self.held_limit = bytes;
+        self
     }
 
     /// Extract every `n` eligible turns (Claude Code's `tengu_bramble_lintel`, default 1).
@@ -401,8 +457,8 @@ impl Extractor {
     /// project the transcript is stored under (Claude Code names that folder after where the
     /// session started; a `cd` later in the session does not move its memory).
     /// With whether the transcript is stored under that project in Claude Code's folder.
-    fn session_cwd(&self, transcript: &Path, t: &Transcript) -> Result<(PathBuf, bool), ExtractError> {
-        let cwds: Vec<&str> = t.cwds().into_iter().filter(|c| Path::new(c).is_absolute()).collect();
+    fn session_cwd(&self, transcript: &Path, cwds: Vec<&str>) -> Result<(PathBuf, bool), ExtractError> {
+        let cwds: Vec<&str> = cwds.into_iter().filter(|c| Path::new(c).is_absolute()).collect();
         if cwds.is_empty() {
             return Err(ExtractError::NoCwd { path: transcript.into() });
         }
@@ -427,10 +483,13 @@ impl Extractor {
 
     /// Starts following a session's transcript, with its saved cursor.
     pub fn open_session(&self, transcript: &Path) -> Result<Session, ExtractError> {
-        let t = Transcript::load(transcript).map_err(|source| ExtractError::Read { path: transcript.into(), source })?;
-        let (cwd, trusted) = self.session_cwd(transcript, &t)?;
+        let read = |source| ExtractError::Read { path: transcript.into(), source };
+        let mut reader = TranscriptReader::new();
+        let mut held = Window::new(self.held_limit);
+        reader.read_into(transcript, &mut held).map_err(read)?;
+        let (cwd, trusted) = self.session_cwd(transcript, held.cwds())?;
         let project = Project { trusted, ..self.project_for_cwd(&cwd) };
-        let session_id = session_id_of(transcript, &t.entries);
+        let session_id = session_id_of(transcript, held.session_id());
         let key = session_key(transcript, session_id.as_deref());
         let state = self.load_state(&project, &key)?;
         let sm_path = self.state_path(&project.memory_dir.dir, &format!("{key}.session-memory"));
@@ -441,8 +500,8 @@ impl Extractor {
         // reads only what follows.
         let mut session = Session {
             transcript: transcript.to_path_buf(),
-            reader: TranscriptReader::at(t.offset),
-            entries: t.entries,
+            reader,
+            held,
             trimmed: false,
             keep_all: false,
             reported: None,
@@ -452,6 +511,9 @@ impl Extractor {
             state,
             session_memory,
         };
+        // The cursor was not known while the file was read: if entries were let go, whether
+        // it was among them is found by reading again with it.
+        session.sync_cursor().map_err(read)?;
         session.trim();
         Ok(session)
     }
@@ -509,7 +571,8 @@ impl Extractor {
         session.poll().map_err(|source| ExtractError::Read { path: transcript.into(), source })?;
         let messages = session.conversation();
         if messages.is_empty() {
-            return Err(ExtractError::NoConversation { path: transcript.into() });
+            let (left_out, limit) = (session.held.left_out().messages, session.held.limit());
+            return Err(ExtractError::NoConversation { path: transcript.into(), left_out, limit });
         }
         self.drive(&mut session, messages, Trigger::Requested, engine, options, cancel, false).await
     }
@@ -536,6 +599,12 @@ impl Extractor {
         if saved.persisted() != session.state.persisted() {
             session.state.adopt(saved.persisted().clone());
         }
+        session.sync_cursor().map_err(|source| ExtractError::Read { path: session.transcript.clone(), source })?;
+        // A cursor whose message was let go comes before every message held: the rules then
+        // read all of them as new, memory writes included (not as a cursor gone with a
+        // compaction, after which Claude Code ignores the session's own memory writes).
+        session.state.set_cursor_before_all(session.held.cursor_let_go());
+        let mut left_out = session.left_out_messages();
         let mode = if options.review {
             ReviewMode::Review
         } else {
@@ -564,7 +633,8 @@ impl Extractor {
         while let Some(d) = decision.take() {
             match d {
                 TurnDecision::Skip(reason) => {
-                    let rec = self.record(session, &project, trigger, engine, 0, RunOutcome::Skipped { reason });
+                    let mut rec = self.record(session, &project, trigger, engine, 0, RunOutcome::Skipped { reason });
+                    rec.left_out = LeftOut::of(left_out, session.held.limit());
                     self.log(&rec)?;
                     out.push(rec);
                 }
@@ -573,13 +643,19 @@ impl Extractor {
                     let ran = self.run(session, &project, &plan, cursor.as_deref(), trigger, engine, mode, cancel).await;
                     // Whatever happens next, the run is over: a session left "in progress" would
                     // stash every later turn and never extract again until Mneme restarts.
-                    let (rec, ok) = match ran {
+                    let (mut rec, ok) = match ran {
                         Ok(r) => r,
                         Err(e) => {
                             session.state.run_finished(&plan, false);
                             return Err(e);
                         }
                     };
+                    rec.left_out = LeftOut::of(left_out, session.held.limit());
+                    if ok && plan.advance_to.is_some() {
+                        // The cursor moves to the newest message held: nothing after it is let go.
+                        left_out = 0;
+                        session.state.set_cursor_before_all(false);
+                    }
                     let logged = self.log(&rec);
                     out.push(rec);
                     if follow && logged.is_ok() {
@@ -632,6 +708,7 @@ impl Extractor {
             turns: 0,
             denials: Vec::new(),
             decisions: Vec::new(),
+            left_out: None,
         }
     }
 

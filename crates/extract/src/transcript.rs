@@ -549,8 +549,36 @@ pub struct Batch {
 /// trailing line without `\n` is left for the next read, because Claude Code may still be
 /// appending it.
 pub fn parse_complete_lines(bytes: &[u8], base: u64) -> (Batch, usize) {
-    let consumed = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let mut batch = Batch::default();
+    let consumed = parse_lines_into(bytes, base, &mut batch);
+    (batch, consumed)
+}
+
+/// Where a read puts what it finds: a [`Batch`] keeps all of it, a [`Window`] the newest.
+pub trait Sink {
+    fn entry(&mut self, entry: Entry);
+    fn malformed(&mut self, malformed: Malformed);
+    /// The file was shorter than the cursor: reading starts again at 0.
+    fn restart(&mut self);
+}
+
+impl Sink for Batch {
+    fn entry(&mut self, entry: Entry) {
+        self.entries.push(entry);
+    }
+
+    fn malformed(&mut self, malformed: Malformed) {
+        self.malformed.push(malformed);
+    }
+
+    fn restart(&mut self) {
+        self.restarted = true;
+    }
+}
+
+/// [`parse_complete_lines`] into `sink`; returns how many bytes were consumed.
+fn parse_lines_into(bytes: &[u8], base: u64, sink: &mut dyn Sink) -> usize {
+    let consumed = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let mut at = 0usize;
     for line in bytes[..consumed].split_inclusive(|&b| b == b'\n') {
         let offset = base + at as u64;
@@ -561,11 +589,11 @@ pub fn parse_complete_lines(bytes: &[u8], base: u64) -> (Batch, usize) {
             continue;
         }
         match mneme_core::js_json::parse(text) {
-            Ok(v) => batch.entries.push(parse_entry(v)),
-            Err(e) => batch.malformed.push(Malformed { offset, error: e.to_string() }),
+            Ok(v) => sink.entry(parse_entry(v)),
+            Err(e) => sink.malformed(Malformed { offset, error: e.to_string() }),
         }
     }
-    (batch, consumed)
+    consumed
 }
 
 /// Reads a transcript incrementally: each [`read_new`](Self::read_new) returns the entries of
@@ -599,9 +627,17 @@ impl TranscriptReader {
     /// [`MAX_CHUNK`] bytes or more is no transcript entry Claude Code writes, so it is skipped
     /// whole (the cursor moves to the end of the file, reported as malformed).
     pub fn read_new(&mut self, path: &Path) -> io::Result<Batch> {
+        let mut batch = Batch::default();
+        self.read_into(path, &mut batch)?;
+        Ok(batch)
+    }
+
+    /// [`read_new`](Self::read_new) into `sink` as the lines are read, so that a [`Window`]
+    /// never holds more than its limit, whatever the number of lines.
+    pub fn read_into(&mut self, path: &Path, sink: &mut dyn Sink) -> io::Result<()> {
         let mut file = match mneme_store::open::open_no_wait(path) {
             Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Batch::default()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
         let meta = file.metadata()?;
@@ -609,23 +645,23 @@ impl TranscriptReader {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a plain file (a folder, pipe or device), so not a transcript"));
         }
         let len = meta.len();
-        let mut batch = Batch { restarted: len < self.offset, ..Batch::default() };
-        if batch.restarted {
+        if len < self.offset {
+            sink.restart();
             self.offset = 0;
         }
         let from = self.offset;
-        match self.read_pieces(&mut file, len, &mut batch) {
-            Ok(()) => Ok(batch),
+        match self.read_pieces(&mut file, len, sink) {
+            Ok(()) => Ok(()),
             // What was read before the failure is kept, the cursor after it: the rest is read
             // again next time (a file that shrank while it was read is then seen to be shorter).
-            Err(_) if self.offset > from => Ok(batch),
+            Err(_) if self.offset > from => Ok(()),
             Err(e) => Err(e),
         }
     }
 
     /// [`read_new`](Self::read_new)'s reading of `file` (`len` bytes long) from the cursor,
-    /// into `batch`, moving the cursor past each complete line as it goes.
-    fn read_pieces(&mut self, file: &mut std::fs::File, len: u64, batch: &mut Batch) -> io::Result<()> {
+    /// into `sink`, moving the cursor past each complete line as it goes.
+    fn read_pieces(&mut self, file: &mut std::fs::File, len: u64, sink: &mut dyn Sink) -> io::Result<()> {
         file.seek(SeekFrom::Start(self.offset))?;
         let mut bytes = Vec::new();
         loop {
@@ -637,9 +673,7 @@ impl TranscriptReader {
             // Exactly the piece: read_to_end's own growth would double the buffer.
             bytes.reserve_exact(want as usize);
             (&mut *file).take(want).read_to_end(&mut bytes)?;
-            let (part, consumed) = parse_complete_lines(&bytes, self.offset);
-            batch.entries.extend(part.entries);
-            batch.malformed.extend(part.malformed);
+            let consumed = parse_lines_into(&bytes, self.offset, sink);
             self.offset += consumed as u64;
             if consumed == 0 {
                 if bytes.len() as u64 == want && want < len.saturating_sub(self.offset) {
@@ -649,16 +683,16 @@ impl TranscriptReader {
                         Some(end) => {
                             file.seek(SeekFrom::Start(self.offset))?;
                             match read_long_line(file, end - self.offset)? {
-                                Ok(Some(entry)) => batch.entries.push(entry),
+                                Ok(Some(entry)) => sink.entry(entry),
                                 Ok(None) => {}
-                                Err(error) => batch.malformed.push(Malformed { offset: self.offset, error }),
+                                Err(error) => sink.malformed(Malformed { offset: self.offset, error }),
                             }
                             self.offset = end + 1;
                             file.seek(SeekFrom::Start(self.offset))?;
                             continue;
                         }
                         None if len - self.offset >= MAX_CHUNK => {
-                            batch.malformed.push(Malformed {
+                            sink.malformed(Malformed {
                                 offset: self.offset,
                                 error: format!("a line longer than {} MiB; skipped to the end of the file", MAX_CHUNK >> 20),
                             });
@@ -726,26 +760,345 @@ pub fn read_line_streamed(line: &[u8]) -> Result<Option<Entry>, String> {
     read_long_line(&mut &line[..], line.len() as u64).unwrap_or_else(|e| Err(e.to_string()))
 }
 
-/// A whole transcript read at once.
+/// The most of a transcript's entries one extraction holds, by [`held_bytes`]: the newest
+/// entries up to this are kept and older ones let go as the read goes on, so what a run holds
+/// does not grow with the transcript's length. A run's prompt shows the conversation since its
+/// cursor, and no model reads more than a million tokens (some 4 MB of text) at once; the
+/// compact entries of a 200 MB session with 3,651 tool results come to 17 MB, whose prompt
+/// would already be some 2 million tokens (docs/benchmarks.md). So only a session with more
+/// since its last extraction than any model could be shown, or one of hundreds of thousands of
+/// tiny lines, reaches it. What is let go of the conversation is counted and said in the run's
+/// record ([`Window::left_out_of`]).
+pub const HELD_LIMIT_BYTES: usize = 32 << 20;
+
+/// About how many bytes `entry` holds: its own size and its strings' lengths (lengths, not
+/// capacities, so the same file always gives the same window).
+pub fn held_bytes(entry: &Entry) -> usize {
+    fn s(x: &Option<String>) -> usize {
+        x.as_ref().map_or(0, String::len)
+    }
+    fn block(b: &Block) -> usize {
+        std::mem::size_of::<Block>()
+            + match b {
+                Block::Text { text } => text.len(),
+                Block::ToolUse { id, name, input } => id.len() + name.len() + s(&input.file_path) + input.json.head.len(),
+                Block::ToolResult { tool_use_id, content, .. } => tool_use_id.len() + content.text.head.len(),
+                Block::Other { kind, .. } => kind.len(),
+                Block::Thinking { .. } | Block::RedactedThinking { .. } => 0,
+            }
+    }
+    std::mem::size_of::<Entry>()
+        + match entry {
+            Entry::Conversation(c) => {
+                std::mem::size_of::<Conversation>()
+                    + c.uuid.len()
+                    + [&c.parent_uuid, &c.logical_parent_uuid, &c.agent_id, &c.session_id, &c.cwd, &c.timestamp, &c.subtype].into_iter().map(s).sum::<usize>()
+                    + c.message.as_ref().map_or(0, |m| {
+                        [&m.role, &m.id, &m.model, &m.stop_reason].into_iter().map(s).sum::<usize>()
+                            + match &m.content {
+                                Content::Text(t) => t.len(),
+                                Content::Blocks(b) => b.iter().map(block).sum(),
+                            }
+                    })
+            }
+            Entry::Metadata { kind, session_id } => kind.len() + s(session_id),
+            Entry::Unknown { kind, session_id } => s(kind) + s(session_id),
+        }
+}
+
+/// What a [`Window`] let go of a transcript's start to stay within its limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Lines (entries of every kind).
+    pub entries: usize,
+    /// Of them, the user and assistant messages of the main thread.
+    pub messages: usize,
+}
+
+/// How the window follows the extraction cursor's message, to say how many messages after it
+/// were let go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    /// No cursor: every message let go was after it.
+    NoCursor,
+    /// The cursor was set while its message was held (or before anything was let go), so its
+    /// letting go is seen: then `Some` of [`LeftOut::messages`] as it stood.
+    Seen(Option<usize>),
+    /// Set after messages were let go and not held: it may have been among them.
+    Unknown,
+}
+
+/// How many malformed lines a [`Window`] keeps a record of (all are counted).
+const MALFORMED_KEPT: usize = 1_000;
+
+/// How many folders a [`Window`] keeps of those the main thread names: the first is where the
+/// session started (its project), and a session names one per `cd`.
+const CWDS_KEPT: usize = 64;
+
+/// The newest entries of a transcript, at most [`limit`](Self::limit) bytes of them (by
+/// [`held_bytes`]), filled by [`TranscriptReader::read_into`]: older entries are let go as the
+/// read goes on and counted. What is needed of every line is taken as it passes: the first
+/// `sessionId`, the folders the main thread ran in, the malformed lines.
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// Held entries are `entries[start..]`; those before `start` are let go (an empty
+    /// placeholder each, until the front is cut off).
+    entries: Vec<Entry>,
+    start: usize,
+    bytes: usize,
+    limit: usize,
+    left_out: LeftOut,
+    /// Main-thread messages let go since the last one without a parent (the first message, or
+    /// a compaction's boundary): the conversation reaches no further back than that.
+    since_root: usize,
+    cursor: Option<String>,
+    watch: Watch,
+    session_id: Option<String>,
+    cwds: Vec<String>,
+    malformed: Vec<Malformed>,
+    malformed_lines: usize,
+}
+
+impl Window {
+    /// An empty window holding at most `limit` bytes of entries (the newest entry is always
+    /// held, however large).
+    pub fn new(limit: usize) -> Window {
+        Window {
+            entries: Vec::new(),
+            start: 0,
+            bytes: 0,
+            limit,
+            left_out: LeftOut::default(),
+            since_root: 0,
+            cursor: None,
+            watch: Watch::NoCursor,
+            session_id: None,
+            cwds: Vec::new(),
+            malformed: Vec::new(),
+            malformed_lines: 0,
+        }
+    }
+
+    /// The entries held, oldest first.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries[self.start..]
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len() - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes held, by [`held_bytes`].
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// What was let go to stay within the limit.
+    pub fn left_out(&self) -> LeftOut {
+        self.left_out
+    }
+
+    /// The first `sessionId` of every line read (held or not).
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// The folders the main thread ran in, oldest first, each once (the first
+    /// [`CWDS_KEPT`]), of every line read.
+    pub fn cwds(&self) -> Vec<&str> {
+        self.cwds.iter().map(String::as_str).collect()
+    }
+
+    /// The first [`MALFORMED_KEPT`] malformed lines.
+    pub fn malformed(&self) -> &[Malformed] {
+        &self.malformed
+    }
+
+    /// How many lines were malformed.
+    pub fn malformed_lines(&self) -> usize {
+        self.malformed_lines
+    }
+
+    /// Whether the main thread's message `uuid` is held.
+    fn holds(&self, uuid: &str) -> bool {
+        self.entries().iter().any(|e| e.as_conversation().is_some_and(|c| c.uuid == uuid && c.is_main_thread()))
+    }
+
+    /// The extraction cursor (`lastMemoryMessageUuid`), so that the messages let go after it
+    /// can be counted.
+    pub fn set_cursor(&mut self, cursor: Option<&str>) {
+        if self.cursor.as_deref() == cursor {
+            return;
+        }
+        self.cursor = cursor.map(str::to_string);
+        self.watch = match cursor {
+            None => Watch::NoCursor,
+            Some(c) if self.left_out.messages == 0 || self.holds(c) => Watch::Seen(None),
+            Some(_) => Watch::Unknown,
+        };
+    }
+
+    /// Whether the cursor's message was let go (every message held is then after it).
+    pub fn cursor_let_go(&self) -> bool {
+        matches!(self.watch, Watch::Seen(Some(_)))
+    }
+
+    /// Whether the window cannot tell how many messages after the cursor were let go (it was
+    /// set after the read let messages go): the transcript must be read again with it.
+    pub fn cursor_unknown(&self) -> bool {
+        self.watch == Watch::Unknown
+    }
+
+    /// How many of the main thread's messages after the cursor were let go from
+    /// `conversation` (the conversation of the entries held): none when it reaches its start
+    /// (every message in it has its parent held, or none), else those let go after both the
+    /// cursor and the last message without a parent. `None` when that is not known
+    /// ([`cursor_unknown`](Self::cursor_unknown)).
+    pub fn left_out_of(&self, conversation: &[&Conversation]) -> Option<usize> {
+        if self.left_out.messages == 0 {
+            return Some(0);
+        }
+        let held: HashSet<&str> = conversation.iter().map(|c| c.uuid.as_str()).collect();
+        let whole = conversation.iter().all(|c| c.parent_uuid.as_deref().is_none_or(|p| held.contains(p)));
+        if whole {
+            return Some(0);
+        }
+        let since_cursor = match self.watch {
+            Watch::NoCursor => self.left_out.messages,
+            Watch::Seen(Some(mark)) => self.left_out.messages - mark,
+            // Held, or not in the transcript (gone with a compaction): every message counts as
+            // new, as Claude Code counts them when its cursor is gone.
+            Watch::Seen(None) if self.cursor.as_deref().is_some_and(|c| self.holds(c)) => 0,
+            Watch::Seen(None) => self.left_out.messages,
+            Watch::Unknown => return None,
+        };
+        Some(since_cursor.min(self.since_root))
+    }
+
+    /// Starts again empty (the file was replaced), with the same limit and cursor.
+    pub fn clear(&mut self) {
+        let cursor = self.cursor.take();
+        *self = Window::new(self.limit);
+        self.set_cursor(cursor.as_deref());
+    }
+
+    /// Lets go of the first `n` entries held without counting them as left out: they come
+    /// before the cursor, so no run reads them.
+    pub fn let_go_before(&mut self, n: usize) {
+        let n = n.min(self.len());
+        for i in self.start..self.start + n {
+            self.bytes -= held_bytes(&self.entries[i]);
+        }
+        self.entries.drain(..self.start + n);
+        self.entries.shrink_to_fit();
+        self.start = 0;
+    }
+
+    /// Lets go of the oldest held entry, counted.
+    fn let_go_oldest(&mut self) {
+        let gone = std::mem::replace(&mut self.entries[self.start], Entry::Unknown { kind: None, session_id: None });
+        self.start += 1;
+        self.bytes -= held_bytes(&gone);
+        self.left_out.entries += 1;
+        if let Some(c) = gone.as_conversation().filter(|c| c.is_main_thread()) {
+            // A message without a parent starts a conversation: it is the first that counts.
+            if c.parent_uuid.is_none() {
+                self.since_root = 0;
+            }
+            if matches!(c.entry_type, EntryType::User | EntryType::Assistant) {
+                self.left_out.messages += 1;
+                self.since_root += 1;
+            }
+            if self.watch == Watch::Seen(None) && self.cursor.as_deref() == Some(c.uuid.as_str()) {
+                self.watch = Watch::Seen(Some(self.left_out.messages));
+            }
+        }
+        // The slots let go are cut off once they are half the vector: each entry is moved
+        // at most once more, whatever the number of lines.
+        if self.start * 2 >= self.entries.len() {
+            self.entries.drain(..self.start);
+            self.start = 0;
+        }
+    }
+
+    /// The whole transcript as far as this window holds it, read to `offset`.
+    fn into_transcript(self, offset: u64) -> Transcript {
+        let left_out = self.left_out;
+        let (session_id, cwds, malformed) = (self.session_id, self.cwds, self.malformed);
+        let mut entries = self.entries;
+        entries.drain(..self.start);
+        Transcript { entries, malformed, offset, left_out, first_session_id: session_id, main_cwds: cwds }
+    }
+}
+
+impl Sink for Window {
+    fn entry(&mut self, entry: Entry) {
+        if self.session_id.is_none() {
+            self.session_id = session_id(std::slice::from_ref(&entry)).map(str::to_string);
+        }
+        if let Some(cwd) = entry.as_conversation().filter(|c| c.is_main_thread()).and_then(|c| c.cwd.as_deref()) {
+            if self.cwds.len() < CWDS_KEPT && !self.cwds.iter().any(|c| c == cwd) {
+                self.cwds.push(cwd.to_string());
+            }
+        }
+        self.bytes += held_bytes(&entry);
+        self.entries.push(entry);
+        while self.bytes > self.limit && self.len() > 1 {
+            self.let_go_oldest();
+        }
+    }
+
+    fn malformed(&mut self, malformed: Malformed) {
+        self.malformed_lines += 1;
+        if self.malformed.len() < MALFORMED_KEPT {
+            self.malformed.push(malformed);
+        }
+    }
+
+    fn restart(&mut self) {
+        self.clear();
+    }
+}
+
+/// A whole transcript read at once, as far as [`HELD_LIMIT_BYTES`] of its newest entries.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Transcript {
     pub entries: Vec<Entry>,
+    /// The first of the malformed lines (see [`Window::malformed`]).
     pub malformed: Vec<Malformed>,
     /// The byte cursor after the last complete line.
     pub offset: u64,
+    /// What was let go of the file's start to stay within the limit.
+    pub left_out: LeftOut,
+    first_session_id: Option<String>,
+    main_cwds: Vec<String>,
 }
 
 impl Transcript {
-    /// Reads every complete line of `path`.
+    /// Reads every complete line of `path`, holding the newest [`HELD_LIMIT_BYTES`] of entries.
     pub fn load(path: &Path) -> io::Result<Transcript> {
+        Transcript::load_within(path, HELD_LIMIT_BYTES)
+    }
+
+    /// [`load`](Self::load) holding at most `limit` bytes of entries.
+    pub fn load_within(path: &Path, limit: usize) -> io::Result<Transcript> {
         let mut reader = TranscriptReader::new();
-        let batch = reader.read_new(path)?;
-        Ok(Transcript { entries: batch.entries, malformed: batch.malformed, offset: reader.offset() })
+        let mut window = Window::new(limit);
+        reader.read_into(path, &mut window)?;
+        Ok(window.into_transcript(reader.offset()))
     }
 
     /// The session id: the first entry's `sessionId`.
     pub fn session_id(&self) -> Option<&str> {
-        session_id(&self.entries)
+        self.first_session_id.as_deref()
     }
 
     /// The folder the session ran in: the newest main-thread entry's `cwd`.
@@ -755,14 +1108,9 @@ impl Transcript {
 
     /// Every folder the main thread ran in, oldest first, each once (a `cd` during the session
     /// adds one; the first is where it started).
+    /// Of every line read, held or not; the first [`CWDS_KEPT`].
     pub fn cwds(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
-        for cwd in self.entries.iter().filter_map(|e| e.as_conversation().filter(|c| c.is_main_thread())?.cwd.as_deref()) {
-            if !out.contains(&cwd) {
-                out.push(cwd);
-            }
-        }
-        out
+        self.main_cwds.iter().map(String::as_str).collect()
     }
 
     /// The main thread's messages; see [`conversation`].
@@ -995,6 +1343,90 @@ mod tests {
         let b = r.read_new(&p).unwrap();
         assert!(b.restarted);
         assert_eq!(b.entries.len(), 1);
+    }
+
+    /// A first message, `n` tiny entries chained after it (the shape of Claude Code's progress
+    /// entries), then a turn: the file, and where its lines end.
+    fn tiny_lines(n: usize) -> (String, Vec<usize>) {
+        let mut lines = vec![line(json!({"type": "user", "uuid": "u0", "parentUuid": null, "sessionId": "first", "cwd": "/first", "message": {"content": "From now on, use tabs."}}))];
+        for i in 0..n {
+            let parent = if i == 0 { "u0".to_string() } else { format!("p{}", i - 1) };
+            lines.push(line(json!({"type": "progress", "uuid": format!("p{i}"), "parentUuid": parent, "cwd": if i == 7 { "/then" } else { "/first" }})));
+        }
+        lines.push(line(json!({"type": "user", "uuid": "u1", "parentUuid": format!("p{}", n - 1), "message": {"content": "Please run the tests now."}})));
+        lines.push(line(json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": {"content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"}})));
+        let ends = lines.iter().scan(0, |at, l| {
+            *at += l.len();
+            Some(*at)
+        });
+        let ends = ends.collect();
+        (lines.concat(), ends)
+    }
+
+    #[test]
+    fn a_window_holds_the_newest_entries_within_its_limit_and_counts_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let n = 5_000;
+        let (text, ends) = tiny_lines(n);
+        std::fs::write(&p, &text).unwrap();
+        let tiny = held_bytes(&parse_entry(json!({"type": "progress", "uuid": "p1", "parentUuid": "p0", "cwd": "/first"})));
+        let limit = 300 * tiny;
+
+        let mut w = Window::new(limit);
+        TranscriptReader::new().read_into(&p, &mut w).unwrap();
+        assert!(w.bytes() <= limit, "{} bytes held", w.bytes());
+        assert!(w.len() <= 300 && w.len() > 250, "{} entries held", w.len());
+        assert_eq!(w.bytes(), w.entries().iter().map(held_bytes).sum::<usize>());
+        assert_eq!(w.left_out(), LeftOut { entries: n + 3 - w.len(), messages: 1 });
+        // What is needed of every line is taken from the lines let go too.
+        assert_eq!((w.session_id(), w.cwds()), (Some("first"), vec!["/first", "/then"]));
+        let conv = conversation(w.entries());
+        assert_eq!(conv.last().unwrap().uuid, "a1");
+        assert_eq!(w.left_out_of(&conv), Some(1), "the first message is not in the conversation held");
+
+        // With a cursor, only what was let go after it counts.
+        for (cursor, after) in [("u0", 0), ("p10", 0), ("a1", 0)] {
+            let mut w = Window::new(limit);
+            w.set_cursor(Some(cursor));
+            TranscriptReader::new().read_into(&p, &mut w).unwrap();
+            assert_eq!(w.left_out_of(&conversation(w.entries())), Some(after), "{cursor}");
+            assert_eq!(w.cursor_let_go(), cursor != "a1", "{cursor}");
+        }
+        // Set once messages were let go, a cursor not held may have been among them.
+        w.set_cursor(Some("p10"));
+        assert!(w.cursor_unknown());
+        assert_eq!(w.left_out_of(&conversation(w.entries())), None);
+
+        // Read in pieces cut inside lines, as a live session is: the same window.
+        std::fs::write(&p, "").unwrap();
+        let mut pieces = Window::new(limit);
+        let mut reader = TranscriptReader::new();
+        let mut from = 0;
+        for cut in [ends[10] + 3, ends[n / 2] - 1, text.len()] {
+            let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+            std::io::Write::write_all(&mut f, &text.as_bytes()[from..cut]).unwrap();
+            from = cut;
+            reader.read_into(&p, &mut pieces).unwrap();
+        }
+        assert_eq!((pieces.entries(), pieces.left_out(), pieces.bytes()), (w.entries(), w.left_out(), w.bytes()));
+
+        // Within its limit, a window is the whole read.
+        let whole = Transcript::load(&p).unwrap();
+        assert_eq!((whole.entries.len(), whole.left_out), (n + 3, LeftOut::default()));
+        assert_eq!(whole.entries, TranscriptReader::new().read_new(&p).unwrap().entries);
+    }
+
+    #[test]
+    fn a_window_keeps_a_record_of_the_first_malformed_lines_and_counts_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, "not json\n".repeat(MALFORMED_KEPT + 5)).unwrap();
+        let t = Transcript::load(&p).unwrap();
+        assert_eq!(t.malformed.len(), MALFORMED_KEPT);
+        let mut w = Window::new(HELD_LIMIT_BYTES);
+        TranscriptReader::new().read_into(&p, &mut w).unwrap();
+        assert_eq!((w.malformed().len(), w.malformed_lines()), (MALFORMED_KEPT, MALFORMED_KEPT + 5));
     }
 
     #[test]

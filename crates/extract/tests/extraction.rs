@@ -736,6 +736,62 @@ async fn a_followed_session_holds_only_the_turns_since_its_last_run() {
     assert_eq!(s.conversation().len(), 4);
 }
 
+/// A session of very many small lines holds only the newest entries within its limit, however
+/// many lines; the messages after the cursor that were let go unread are said in the run's
+/// record and the run log, never left out silently.
+#[tokio::test]
+async fn many_small_lines_are_held_within_the_limit_and_the_run_says_what_it_left_out() {
+    let w = World::new();
+    let limit = 256 << 10;
+    let x = w.extractor().with_held_limit(limit);
+    let cancel = Cancel::new();
+    let run = || x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &cancel);
+    w.turn("We looked at the parser code today.", "Ok.");
+    let first = run().await.unwrap();
+    assert_eq!(first[0].outcome, RunOutcome::NothingToSave);
+    assert_eq!(first[0].left_out, None);
+    assert!(serde_json::to_value(&first[0]).unwrap().get("leftOut").is_none(), "a record with nothing left out reads as before");
+
+    w.turn("From now on, always sign commits with gpg.", "Noted.");
+    w.append(&vec![json!({"type": "progress", "data": {"type": "hook_progress"}}); 3_000]);
+    w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+    let s = x.open_session(&w.transcript).unwrap();
+    assert!(s.held_bytes() <= limit, "{} bytes held", s.held_bytes());
+    assert!(s.held_entries() < 1_000, "{} entries held", s.held_entries());
+    assert_eq!(s.left_out_messages(), 2, "the gpg turn, after the cursor, was let go");
+
+    let recs = run().await.unwrap();
+    let r = &recs[0];
+    assert_eq!(r.outcome, RunOutcome::Saved, "{r:?}");
+    assert_eq!(r.left_out, Some(mneme_extract::record::LeftOut { messages: 2, limit_bytes: limit as u64 }));
+    assert_eq!(
+        r.left_out.unwrap().to_string(),
+        "2 older messages since the last extraction were not read: a run holds only the newest 256 KiB of a transcript, and this session has more than that since it was last extracted"
+    );
+    assert_eq!(r.memory_paths.len(), 1, "{:?}", r.memory_paths);
+    assert!(std::fs::read_to_string(&r.memory_paths[0]).unwrap().contains("tabs"));
+    let logged = x.recent_runs(&w.memory, 1).unwrap();
+    assert_eq!(logged[0].left_out, r.left_out, "the run log says so too");
+
+    // The cursor is now the newest message: a further turn leaves nothing out.
+    w.turn("Remember that the staging server is called nimbus.", "Noted.");
+    let recs = run().await.unwrap();
+    assert_eq!((recs[0].new_message_count, recs[0].left_out), (2, None), "{:?}", recs[0]);
+}
+
+/// Lines that are no conversation after the last message, more than a run holds: the run says
+/// its messages were left out, not that the file holds none.
+#[tokio::test]
+async fn a_conversation_pushed_out_by_other_lines_is_said_to_be_left_out() {
+    let w = World::new();
+    w.turn("We looked at the parser code today.", "Ok.");
+    std::fs::OpenOptions::new().append(true).open(&w.transcript).unwrap().write_all("{}\n".repeat(20_000).as_bytes()).unwrap();
+    let x = w.extractor().with_held_limit(256 << 10);
+    let err = x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap_err();
+    assert!(matches!(err, mneme_extract::ExtractError::NoConversation { left_out: 2, .. }), "{err}");
+    assert!(err.to_string().contains("its 2 older ones were left out") && err.to_string().contains("newest 256 KiB"), "{err}");
+}
+
 /// A transcript whose entries name another session's id (forged, or copied) is its own
 /// session, the one its file is named after: it never moves that session's saved cursor.
 #[tokio::test]
