@@ -170,9 +170,8 @@ impl std::fmt::Display for LeftOut {
         let n = self.messages;
         write!(
             f,
-            "{n} older {} since the last extraction {} not read: a run holds only the newest {} of a transcript, and this session has more than that since it was last extracted",
-            if n == 1 { "message" } else { "messages" },
-            if n == 1 { "was" } else { "were" },
+            "{n} older {} not read: a run holds only the newest {} of a transcript's entries, and this session has more than that after where extraction last stopped (or since it began)",
+            if n == 1 { "message was" } else { "messages were" },
             mneme_store::open::size_words(self.limit_bytes)
         )
     }

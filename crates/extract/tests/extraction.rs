@@ -766,7 +766,7 @@ async fn many_small_lines_are_held_within_the_limit_and_the_run_says_what_it_lef
     assert_eq!(r.left_out, Some(mneme_extract::record::LeftOut { messages: 2, limit_bytes: limit as u64 }));
     assert_eq!(
         r.left_out.unwrap().to_string(),
-        "2 older messages since the last extraction were not read: a run holds only the newest 256 KiB of a transcript, and this session has more than that since it was last extracted"
+        "2 older messages were not read: a run holds only the newest 256 KiB of a transcript's entries, and this session has more than that after where extraction last stopped (or since it began)"
     );
     assert_eq!(r.memory_paths.len(), 1, "{:?}", r.memory_paths);
     assert!(std::fs::read_to_string(&r.memory_paths[0]).unwrap().contains("tabs"));

@@ -6,7 +6,7 @@
 
 use mneme_extract::prompt::task_prompt;
 use mneme_extract::session_memory::{has_tool_calls_in_last_assistant_turn, token_count_with_estimation};
-use mneme_extract::transcript::{tool_calls, turn_end, Transcript, TranscriptReader};
+use mneme_extract::transcript::{held_bytes, tool_calls, turn_end, LeftOut, Transcript, TranscriptReader, HELD_LIMIT_BYTES};
 use serde_json::{json, Value};
 use std::io::Write;
 
@@ -212,4 +212,30 @@ fn every_line_reads_the_same_streamed_as_parsed_whole() {
             (w, s) => panic!("whole {w:?}, streamed {s:?}: {}", &line[..line.len().min(300)]),
         }
     }
+}
+
+/// Many tiny lines (`scripts/gen-large-transcript.py --tiny-lines`): what is held stays within
+/// the limit whatever the count of lines, and what was let go is counted.
+#[test]
+fn a_transcript_of_many_tiny_lines_is_held_within_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.jsonl");
+    let n = 200_000;
+    let mut text = json!({"type": "user", "uuid": "u0", "parentUuid": null, "cwd": "/tmp/large-project", "sessionId": "5b1f3c2e-9a47-4c8e-8d7b-2f6a1e0c9d35",
+        "message": {"role": "user", "content": "From now on, never use semicolons in JavaScript."}}).to_string() + "\n";
+    for i in 0..n {
+        let parent = if i == 0 { "u0".to_string() } else { format!("{:036}", i - 1) };
+        text.push_str(&format!("{{\"type\":\"progress\",\"uuid\":\"{i:036}\",\"parentUuid\":\"{parent}\"}}\n"));
+    }
+    text.push_str(&json!({"type": "assistant", "uuid": "a1", "parentUuid": format!("{:036}", n - 1), "message": {"content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"}}).to_string());
+    text.push('\n');
+    std::fs::write(&path, &text).unwrap();
+
+    let t = Transcript::load(&path).unwrap();
+    let held: usize = t.entries.iter().map(held_bytes).sum();
+    assert!(held <= HELD_LIMIT_BYTES, "{held} bytes held");
+    assert!(t.entries.len() < n / 2, "{} entries held", t.entries.len());
+    assert_eq!(t.left_out, LeftOut { entries: n + 2 - t.entries.len(), messages: 1 });
+    assert_eq!((t.session_id(), t.cwds()), (Some("5b1f3c2e-9a47-4c8e-8d7b-2f6a1e0c9d35"), vec!["/tmp/large-project"]));
+    assert_eq!(turn_end(&t.conversation()).as_deref(), Some("a1"));
 }
