@@ -361,3 +361,45 @@ fn an_undo_killed_writing_its_record_is_finished_by_the_next_undo() {
     let history: Value = serde_json::from_str(&ok(&h, &repo, &["dream", "history", "--json"], None)).unwrap();
     assert_eq!(history[0]["status"], "undone", "{history}");
 }
+
+/// Mneme's data folder (and so its trash) on another file system than the memory, where a
+/// delete copies the file instead of renaming it: `memories rm` killed halfway through that copy
+/// leaves the memory in place and no torn copy in the trash that a later restore would put back.
+#[test]
+fn a_delete_into_a_trash_on_another_disk_killed_mid_copy_leaves_no_torn_copy() {
+    use std::os::unix::fs::MetadataExt;
+    let (h, repo, mem) = project();
+    let shm = Path::new("/dev/shm");
+    assert!(
+        shm.is_dir() && fs::metadata(shm).unwrap().dev() != fs::metadata(&mem).unwrap().dev(),
+        "this test needs /dev/shm on a file system of its own (a tmpfs), apart from the temporary folder's"
+    );
+    let data = tempfile::tempdir_in(shm).unwrap();
+    let run = |limit: Option<u64>, args: &[&str]| {
+        let mut c = cmd(&h, &repo, limit, args);
+        c.env("MNEME_DATA_DIR", data.path());
+        c.output().unwrap()
+    };
+    let file = mem.join("a.md");
+    let old = fs::read(&file).unwrap();
+    let out = run(Some(30_000), &["memories", "rm", "a.md"]);
+    assert_eq!(out.status.signal(), Some(rustix::process::Signal::XFSZ.as_raw()), "{out:?}");
+    assert_eq!(fs::read(&file).unwrap(), old, "the memory stays until its copy is whole");
+    for f in mneme_testsupport::files_under(data.path()) {
+        if f.file_name().is_some_and(|n| n == "a.md") {
+            assert!(fs::read(&f).unwrap() == old, "a torn copy of a.md in the trash: {} ({} bytes)", f.display(), fs::metadata(&f).unwrap().len());
+        }
+    }
+    // The interrupted entry restores to what is already there; then a real delete and restore.
+    let listed = String::from_utf8(run(None, &["memories", "restore"]).stdout).unwrap();
+    if let Some(id) = listed.lines().next().filter(|l| l.ends_with("a.md")).and_then(|l| l.split_whitespace().next()) {
+        assert!(run(None, &["memories", "restore", id]).status.success());
+    }
+    assert!(String::from_utf8(run(None, &["memories", "restore"]).stdout).unwrap().starts_with("The trash is empty."));
+    assert!(run(None, &["memories", "rm", "a.md"]).status.success());
+    assert!(!file.exists());
+    let listed = String::from_utf8(run(None, &["memories", "restore"]).stdout).unwrap();
+    let id = listed.split_whitespace().next().unwrap().to_string();
+    assert!(run(None, &["memories", "restore", &id]).status.success());
+    assert_eq!(fs::read(&file).unwrap(), old);
+}
