@@ -24,8 +24,9 @@
 //!
 //! [`write_team_file`] re-checks at write time: it walks from the team folder down with
 //! `openat(O_NOFOLLOW | O_DIRECTORY)` one component at a time and creates the file relative to
-//! the last folder's descriptor (temporary file, fsync, rename), so a folder swapped for a
-//! symbolic link after validation makes the write fail instead of landing outside.
+//! the last folder's descriptor (temporary file with the replaced file's permission bits,
+//! fsync, rename), so a folder swapped for a symbolic link after validation makes the write
+//! fail instead of landing outside.
 
 // The key rules themselves (no file system) live in `mneme-team-proto`, shared with the server;
 // they are re-exported here so every key check is found under one path.
@@ -225,7 +226,7 @@ fn write_checked(
 mod sys {
     use super::TeamFileError;
     use rustix::fd::OwnedFd;
-    use rustix::fs::{fsync, mkdirat, openat, renameat, unlinkat, AtFlags, Mode, OFlags, CWD};
+    use rustix::fs::{fchmod, fchown, fstat, fsync, mkdirat, openat, renameat, statat, unlinkat, AtFlags, FileType, Gid, Mode, OFlags, Uid, CWD};
     use mneme_store::atomic::{TEMP_PREFIX, TEMP_SUFFIX};
     use rustix::fd::AsRawFd;
     use rustix::io::Errno;
@@ -275,6 +276,11 @@ mod sys {
         // opened (`/proc/self/fd`), not the path, which may name another folder by now.
         let opened = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
         mneme_store::atomic::remove_stale_temps(if opened.is_dir() { &opened } else { &shown });
+        // The file being replaced keeps its permission bits (and owner, where this process may
+        // set it), as every write through `mneme_store::atomic` does: a team file set to 0600
+        // must not come back readable by others after a pull. Looked up in the folder this
+        // descriptor holds, without following a link (a link's own bits mean nothing).
+        let replaced = statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW).ok().filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
         let (tmp, file) = loop {
             let tmp = format!("{TEMP_PREFIX}{}-{}{TEMP_SUFFIX}", std::process::id(), TEMP_SEQ.fetch_add(1, Ordering::Relaxed));
             let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -287,6 +293,16 @@ mod sys {
             }
         };
         let written = (|| {
+            // Permissions before content, so the new text is never readable more widely than
+            // the old, not even through the temporary copy. Only the rwx bits: a set-id bit on
+            // a file whose text now comes from the server is not kept.
+            if let Some(st) = &replaced {
+                fchmod(&file, Mode::from_raw_mode(st.st_mode & 0o777))?;
+                if fstat(&file).is_ok_and(|mine| (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid)) {
+                    // Best effort: only a privileged process may give a file away.
+                    let _ = fchown(&file, Some(Uid::from_raw(st.st_uid)), Some(Gid::from_raw(st.st_gid)));
+                }
+            }
             let mut rest = bytes;
             while !rest.is_empty() {
                 let n = rustix::io::write(&file, rest)?;
@@ -400,6 +416,31 @@ mod tests {
         write_team_file(&team, "deploy.md", b"deploy from main").unwrap();
         assert_eq!(std::fs::read_to_string(team.join("deploy.md")).unwrap(), "deploy from main");
         assert_eq!(std::fs::read_to_string(team.join("notes/runbook.md")).unwrap(), "the runbook");
+    }
+
+    /// A pulled file replacing one the person set to 0600 keeps 0600 (a new file gets the
+    /// default mode); a replaced link's own bits are not taken.
+    #[test]
+    fn a_replaced_file_keeps_its_permission_bits() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777;
+        let tmp = tempfile::tempdir().unwrap();
+        let team = tmp.path().join("team");
+        write_team_file(&team, "notes/private.md", b"mine").unwrap();
+        let file = team.join("notes/private.md");
+        let fresh = mode(&file);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_team_file(&team, "notes/private.md", b"the team's version").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "the team's version");
+        assert_eq!(mode(&file), 0o600, "the person's 0600 is kept");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o4750)).unwrap();
+        write_team_file(&team, "notes/private.md", b"again").unwrap();
+        assert_eq!(mode(&file), 0o750, "rwx kept, the set-id bit not");
+        // A link in the file's place (to that 0750 file) is replaced by a file with the default
+        // mode, not its target's.
+        write_checked(&team, "linked.md", b"x", || symlink(&file, team.join("linked.md")).unwrap()).unwrap();
+        assert_eq!(mode(&team.join("linked.md")), fresh);
+        assert_eq!(std::fs::read_dir(team.join("notes")).unwrap().count(), 1, "no temporary file is left");
     }
 
     /// Deeper: a missing folder created as a link between the check and the write.
