@@ -308,6 +308,47 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await waitFor(`${added[0]} open`, async () => (await page.getByTestId('memory-editor').getAttribute('aria-label')) === `Memory ${added[0]}`);
   });
 
+  await step('Keyboard: Projects — merge an orphaned memory folder: the panel and its plan take focus, Escape closes, the report takes it after', async () => {
+    // An orphan of this pass's own: a worktree gone, one topic file and its index line.
+    const gone = path.join(fx.home, 'code', 'shop-keyboard-worktree');
+    const folder = path.join(fx.config, 'projects', gone.replace(/[^a-zA-Z0-9]/g, '-'));
+    fs.mkdirSync(path.join(folder, 'memory'), { recursive: true });
+    fs.writeFileSync(path.join(folder, '0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.jsonl'),
+      JSON.stringify({ type: 'user', cwd: gone, sessionId: '0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f', message: { role: 'user', content: 'hi' } }) + '\n');
+    fs.writeFileSync(path.join(folder, 'memory', 'keyboard-orphan.md'),
+      '---\nname: keyboard-orphan\ndescription: Left behind by a deleted worktree\nmetadata:\n  type: project\n---\n\nMerged by keyboard.\n');
+    fs.writeFileSync(path.join(folder, 'memory', 'MEMORY.md'), '- [Keyboard orphan](keyboard-orphan.md) — left behind by a deleted worktree\n');
+    await page.keyboard.press('Alt+1');
+    await screenIs('Projects');
+    const row = page.locator('table.projects tr.orphan', { hasText: 'shop-keyboard-worktree' });
+    const open = row.getByTestId('merge-open');
+    await open.focus();
+    await page.keyboard.press('Enter');
+    const panel = page.getByTestId('merge-panel');
+    await expectOn(panel.getByTestId('merge-target'), 'after Enter on Merge into…');
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+    await expectOn(open, 'after Escape in the merge panel');
+    await page.keyboard.press('Enter');
+    await expectOn(panel.getByTestId('merge-target'), 'after Enter on Merge into… again');
+    if ((await panel.getByTestId('merge-target').inputValue()) !== fx.repo) fail('the merge panel does not start on the open project');
+    await page.keyboard.press('Tab');
+    await expectOn(panel.getByTestId('merge-review'), 'Tab after the project picker');
+    await page.keyboard.press('Enter');
+    const plan = panel.getByTestId('merge-plan');
+    await expectOn(plan, 'after Enter on Review (the plan is read out first)');
+    await page.keyboard.press('Tab');
+    await expectOn(plan.getByTestId('merge-confirm'), 'Tab from the plan');
+    await page.keyboard.press('Enter');
+    const report = page.getByTestId('merge-report');
+    await report.waitFor();
+    await waitFor('keyboard-orphan.md in the project', async () => fs.existsSync(path.join(fx.mem, 'keyboard-orphan.md')));
+    await expectOn(report.getByRole('button', { name: 'Dismiss' }), 'after Enter on Merge');
+    await page.keyboard.press('Escape');
+    await report.waitFor({ state: 'detached' });
+    await expectOn(main, 'after Escape on the merge report');
+  });
+
   await step('Keyboard: What Claude sees — Enter opens a file, Escape closes it and focus goes back to its row', async () => {
     await page.keyboard.press('Alt+2');
     await screenIs('What Claude sees');
