@@ -403,3 +403,48 @@ fn a_delete_into_a_trash_on_another_disk_killed_mid_copy_leaves_no_torn_copy() {
     assert!(run(None, &["memories", "restore", &id]).status.success());
     assert_eq!(fs::read(&file).unwrap(), old);
 }
+
+/// `projects merge` with Mneme's data folder on another disk, where the merged-from folder is
+/// copied into the trash rather than renamed: killed halfway through that copy, the folder is
+/// still where it was, whole, and the trash holds no torn copy of any of its files.
+#[test]
+fn a_merged_folder_copied_to_a_trash_on_another_disk_is_never_torn() {
+    use std::os::unix::fs::MetadataExt;
+    let h = TestHome::new();
+    let repo = h.git_repo("repo");
+    let shm = Path::new("/dev/shm");
+    assert!(
+        shm.is_dir() && fs::metadata(shm).unwrap().dev() != fs::metadata(&h.root).unwrap().dev(),
+        "this test needs /dev/shm on a file system of its own (a tmpfs), apart from the temporary folder's"
+    );
+    let data = tempfile::tempdir_in(shm).unwrap();
+    let run = |limit: Option<u64>, args: &[&str]| {
+        let mut c = cmd(&h, &repo, limit, args);
+        c.env("MNEME_DATA_DIR", data.path());
+        c.output().unwrap()
+    };
+    let orphan = h.config_home().join("projects").join("-nowhere-gone");
+    fs::create_dir_all(orphan.join("memory")).unwrap();
+    fs::write(orphan.join("memory/b.md"), mneme_testsupport::topic("Bee", "bee", "user", "body")).unwrap();
+    fs::write(orphan.join("memory/MEMORY.md"), "- [Bee](b.md) — bee\n").unwrap();
+    // Not a memory, so it stays in the folder that goes to the trash: 60 KB to copy.
+    let notes = vec![b'n'; 60_000];
+    fs::write(orphan.join("memory/notes.txt"), &notes).unwrap();
+    let (orphan_s, repo_s) = (orphan.to_string_lossy().into_owned(), repo.to_string_lossy().into_owned());
+    let args = ["projects", "merge", "--into", repo_s.as_str(), orphan_s.as_str()];
+    let out = run(Some(30_000), &args);
+    assert_eq!(out.status.signal(), Some(rustix::process::Signal::XFSZ.as_raw()), "{out:?}");
+    assert_eq!(fs::read(orphan.join("memory/notes.txt")).unwrap(), notes, "the folder stays until its copy is whole");
+    for f in mneme_testsupport::files_under(data.path()) {
+        if f.file_name().is_some_and(|n| n == "notes.txt") {
+            assert!(fs::read(&f).unwrap() == notes, "a torn copy in the trash: {} ({} bytes)", f.display(), fs::metadata(&f).unwrap().len());
+        }
+    }
+    // The next merge finishes: the folder goes to the trash whole.
+    assert!(run(None, &args).status.success());
+    assert!(!orphan.join("memory").exists());
+    let copies: Vec<PathBuf> = mneme_testsupport::files_under(data.path()).into_iter().filter(|f| f.file_name().is_some_and(|n| n == "notes.txt")).collect();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    assert_eq!(fs::read(&copies[0]).unwrap(), notes);
+    assert_eq!(fs::read_to_string(h.memdir_for(&repo).join("MEMORY.md")).unwrap(), "- [Bee](b.md) — bee\n");
+}

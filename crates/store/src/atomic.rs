@@ -95,6 +95,33 @@ pub fn write_atomic_if(
     swapped
 }
 
+/// Copies `src` to `dst`, a name that must not exist yet, whole or not at all: the bytes go to
+/// a temporary file in `dst`'s folder, fsynced with `src`'s permissions, which takes the name
+/// only then (a hard link, which never replaces a file; where links are unsupported, a rename
+/// after a check). A copy cut short by a crash is a temporary file the next write removes,
+/// never a torn file at `dst`.
+pub fn copy_new(src: &Path, dst: &Path) -> io::Result<()> {
+    let mut from = File::open(src)?;
+    let permissions = from.metadata()?.permissions();
+    let dir = folder_of(dst);
+    let (tmp, mut to) = create_temp(&dir)?;
+    let copied = (|| {
+        io::copy(&mut from, &mut to)?;
+        to.set_permissions(permissions)?;
+        to.sync_all()?;
+        match fs::hard_link(&tmp, dst) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
+            Err(_) if fs::symlink_metadata(dst).is_ok() => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
+            Err(_) => fs::rename(&tmp, dst),
+        }
+    })();
+    let _ = fs::remove_file(&tmp);
+    copied?;
+    fsync_dir(&dir);
+    Ok(())
+}
+
 /// The folder a file is in (`.` for a bare name).
 fn folder_of(target: &Path) -> PathBuf {
     match target.parent() {
@@ -190,6 +217,31 @@ mod tests {
         assert_eq!(fs::read(&f).unwrap(), b"three");
         let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.json")], "no temporary file is left");
+    }
+
+    #[test]
+    fn copies_are_new_files_only_and_keep_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, dst) = (dir.path().join("a.md"), dir.path().join("b.md"));
+        fs::write(&src, "text").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&src, fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        copy_new(&src, &dst).unwrap();
+        assert_eq!(fs::read_to_string(&dst).unwrap(), "text");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(fs::metadata(&dst).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        fs::write(&src, "newer").unwrap();
+        assert_eq!(copy_new(&src, &dst).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read_to_string(&dst).unwrap(), "text", "an existing file is never replaced");
+        let mut names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert_eq!(names, ["a.md", "b.md"], "no temporary file is left");
     }
 
     #[test]

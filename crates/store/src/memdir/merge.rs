@@ -386,8 +386,8 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
             #[cfg(unix)]
             std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
         } else {
-            fs::copy(&src, &dst)?;
-            fs::File::open(&dst)?.sync_all()?;
+            // Whole or not at all: a crash mid-copy leaves no torn file in the trash.
+            crate::atomic::copy_new(&src, &dst)?;
         }
     }
     Ok(())

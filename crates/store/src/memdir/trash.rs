@@ -265,7 +265,7 @@ impl Memdir {
         if keep {
             // Copied whole or not at all (a temporary file renamed): a copy cut short by a
             // crash is never in the trash as if it were the file. The record follows.
-            copy_whole(&abs, &stored).map_err(|e| failed(e, "copy to the trash"))?;
+            crate::atomic::copy_new(&abs, &stored).map_err(|e| failed(e, "copy to the trash"))?;
             if let Err(e) = write_record(&dir, &entry) {
                 let _ = fs::remove_dir_all(&dir);
                 return Err(e);
@@ -483,24 +483,6 @@ fn put_back(stored: &Path, abs: &Path, dir: &Path, rel: &str, id: &str, cause: M
         }
         Err(_) => MemdirError::LeftInTrash { path: rel.into(), id: id.into(), cause: Box::new(cause) },
     }
-}
-
-/// Copies `src` to the new name `dst` through a temporary file in its folder, fsynced and
-/// renamed, with `src`'s permissions.
-fn copy_whole(src: &Path, dst: &Path) -> io::Result<()> {
-    let dir = dst.parent().unwrap_or(Path::new("."));
-    let mut from = fs::File::open(src)?;
-    let permissions = from.metadata()?.permissions();
-    let (tmp, mut to) = crate::atomic::create_temp(dir)?;
-    let copied = io::copy(&mut from, &mut to)
-        .and_then(|_| to.set_permissions(permissions))
-        .and_then(|()| to.sync_all())
-        .and_then(|()| fs::rename(&tmp, dst));
-    if copied.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    fsync_dir(dir);
-    copied
 }
 
 /// Whether a trash entry without a readable record is one a delete was killed in before its

@@ -24,7 +24,7 @@ use super::{Memdir, MemdirError, Problem, Revision, Scope, TopicFile};
 use mneme_core::MemoryType;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::fs::{self, File, Metadata};
+use std::fs::{self, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -236,30 +236,11 @@ fn same_file(a: &Path, b: &Path) -> io::Result<bool> {
     }
 }
 
-/// The move across file systems: the bytes go to a temporary file next to `dst`, fsynced, and
-/// only a whole copy takes the name `dst` (a hard link, which never replaces a file); `src` is
-/// removed last. A copy cut short by a crash is a temporary file, never a file at `dst` (in the
-/// trash, a torn memory a restore would put back).
+/// The move across file systems: a whole copy first ([`crate::atomic::copy_new`]: a copy cut
+/// short by a crash is a temporary file, never a file at `dst` — in the trash, a torn memory a
+/// restore would put back), `src` removed last.
 fn copy_then_remove(src: &Path, dst: &Path) -> io::Result<()> {
-    let mut from = File::open(src)?;
-    let meta = from.metadata()?;
-    let dir = dst.parent().unwrap_or(Path::new("."));
-    let (tmp, mut to) = crate::atomic::create_temp(dir)?;
-    let copied = (|| {
-        io::copy(&mut from, &mut to)?;
-        to.set_permissions(meta.permissions())?;
-        to.sync_all()?;
-        match fs::hard_link(&tmp, dst) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
-            // A file system without hard links: check, then rename (a narrow race remains).
-            Err(_) if fs::symlink_metadata(dst).is_ok() => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
-            Err(_) => fs::rename(&tmp, dst),
-        }
-    })();
-    let _ = fs::remove_file(&tmp);
-    copied?;
-    fsync_dir(dir);
+    crate::atomic::copy_new(src, dst)?;
     fs::remove_file(src)
 }
 
