@@ -383,6 +383,21 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await waitFor('settings.json to follow the switch back', async () => read().autoMemoryEnabled === before);
     await expectOn(sw, 'after Space on the switch again');
 
+    // Save and Clear stay disabled once done (the box holds what is saved): the keyboard goes
+    // back to the box, not to the top of the page.
+    const dir = page.getByTestId('memory-dir-input');
+    await dir.focus();
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('~/keyboard-memory');
+    await page.getByTestId('memory-dir-save').focus();
+    await page.keyboard.press('Enter');
+    await waitFor('autoMemoryDirectory in settings.json', async () => read().autoMemoryDirectory === '~/keyboard-memory');
+    await expectOn(dir, 'after Enter on the memory folder\'s Save');
+    await page.getByTestId('memory-dir-clear').focus();
+    await page.keyboard.press('Enter');
+    await waitFor('autoMemoryDirectory to leave settings.json', async () => !('autoMemoryDirectory' in read()));
+    await expectOn(dir, 'after Enter on the memory folder\'s Clear');
+
     // A button disabled while its work runs gets the keyboard back when it is done.
     const test = page.getByTestId('provider-test');
     await test.focus();

@@ -20,27 +20,39 @@ export function focusLost(): boolean {
   return !a || a === document.body || !a.isConnected;
 }
 
+/** Where the keyboard goes from `t`, a control disabled under it: what it names in
+ *  `data-disabled-focus`, else itself (once enabled again). */
+export function disabledFocusTarget(t: HTMLElement): HTMLElement {
+  const instead = t.dataset.disabledFocus;
+  return (instead && (t.closest('section, form') ?? document).querySelector<HTMLElement>(instead)) || t;
+}
+
+/** Focuses `target` now if it can take focus, else once it is enabled again, unless focus has
+ *  gone somewhere else by then. */
+export function focusWhenEnabled(target: HTMLElement) {
+  stop();
+  if (!target.matches(':disabled')) {
+    target.focus({ preventScroll: true });
+    return;
+  }
+  waiting = target;
+  observer = new MutationObserver(() => {
+    const w = waiting;
+    if (!w || !w.isConnected) return stop();
+    if (w.matches(':disabled')) return;
+    stop();
+    if (focusLost()) w.focus({ preventScroll: true });
+  });
+  observer.observe(target, { attributes: true, attributeFilter: ['disabled'] });
+}
+
 /** Starts the watch (main.ts, once). */
 export function keepFocusThroughBusy() {
   document.addEventListener('focusout', (e) => {
     const t = e.target;
     // The browser blurs a control it disabled with nowhere to go (no related target).
     if (e.relatedTarget || !(t instanceof HTMLElement) || !t.isConnected || !t.matches(':disabled')) return;
-    stop();
-    const instead = t.dataset.disabledFocus;
-    if (instead) {
-      (t.closest('section, form') ?? document).querySelector<HTMLElement>(instead)?.focus({ preventScroll: true });
-      return;
-    }
-    waiting = t;
-    observer = new MutationObserver(() => {
-      const w = waiting;
-      if (!w || !w.isConnected) return stop();
-      if (w.matches(':disabled')) return;
-      stop();
-      if (focusLost()) w.focus({ preventScroll: true });
-    });
-    observer.observe(t, { attributes: true, attributeFilter: ['disabled'] });
+    focusWhenEnabled(disabledFocusTarget(t));
   });
   // Focus put anywhere else ends the wait.
   document.addEventListener('focusin', stop);

@@ -5,6 +5,8 @@
 // with the panel, and someone on the keyboard or a screen reader would start over from the
 // top of the page.
 
+import { disabledFocusTarget, focusWhenEnabled } from './keepFocus';
+
 const lost = () => !document.activeElement || document.activeElement === document.body || !document.activeElement.isConnected;
 
 /** Gives focus back to `opener` after an update that took it away (a panel closed, a row
@@ -14,7 +16,11 @@ const lost = () => !document.activeElement || document.activeElement === documen
 export function returnFocus(opener: HTMLElement | null) {
   queueMicrotask(() => {
     if (!lost()) return;
-    if (opener?.isConnected && !opener.matches(':disabled')) {
+    if (opener?.isConnected && opener.matches(':disabled')) {
+      // Disabled by what the panel started: focus comes back when it is enabled again, or goes
+      // where it names (Clear, once the key is gone: the key's box; lib/keepFocus).
+      focusWhenEnabled(disabledFocusTarget(opener));
+    } else if (opener?.isConnected) {
       opener.focus({ preventScroll: true });
       // A returned focus the reader cannot see is no better than a lost one. The panel's own
       // smooth scroll may still be running (closed right after it opened): it is stopped first,
