@@ -576,7 +576,7 @@ impl Inbox {
         let mut changeset = item.changeset.clone();
         for change in changeset.changes.iter_mut().filter(|c| is_index(&rel_of(&item.changeset.root, &c.path))) {
             let Some(after) = change.after.as_deref() else { continue };
-            let current = match std::fs::read(&change.path) {
+            let current = match read_memory_file(&change.path) {
                 Ok(bytes) => match String::from_utf8(bytes) {
                     Ok(text) => Some(text),
                     // Not text: leave it to the apply's check, which refuses.
@@ -635,7 +635,7 @@ impl Inbox {
         // The user has said what this file should hold, so it replaces the file as it is now,
         // even when Claude Code changed it since the item was staged (keeping is refused for
         // such a file until then). A file that is not text stays guarded.
-        match std::fs::read(&item.changeset.changes[pos].path) {
+        match read_memory_file(&item.changeset.changes[pos].path) {
             Ok(bytes) => {
                 if let Ok(text) = String::from_utf8(bytes) {
                     item.changeset.changes[pos].before = Some(text);
@@ -750,9 +750,17 @@ impl Inbox {
     }
 }
 
+/// A memory folder's file read whole, as keeping, editing and promoting compare it: without
+/// waiting on a FIFO planted in its place (refused as not a plain file, where `fs::read` waited
+/// for ever) and at most [`crate::offline::MAX_MEMORY_READ_BYTES`]. A missing file is
+/// [`io::ErrorKind::NotFound`], as `fs::read` gives it.
+fn read_memory_file(path: &Path) -> io::Result<Vec<u8>> {
+    mneme_store::open::read_plain_capped(path, crate::offline::MAX_MEMORY_READ_BYTES).map(|(bytes, _)| bytes)
+}
+
 /// Whether the file already holds what `change` proposes (absent, for a removal).
 fn already_as_proposed(change: &FileChange) -> bool {
-    match std::fs::read(&change.path) {
+    match read_memory_file(&change.path) {
         Ok(bytes) => change.after.as_deref().is_some_and(|after| after.as_bytes() == bytes),
         Err(e) if e.kind() == io::ErrorKind::NotFound => change.after.is_none(),
         Err(_) => false,
@@ -855,7 +863,7 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changes
     let root = &item.memory_dir;
     let index_rel = Scope::Team.index_rel_path();
     let index_path = root.join(index_rel);
-    let index_before = match std::fs::read(&index_path) {
+    let index_before = match read_memory_file(&index_path) {
         Ok(b) => Some(String::from_utf8(b).map_err(|_| MemdirError::NotUtf8 { path: index_rel.into() })?),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(source) => return Err(InboxError::Io { action: "read", path: index_path, source }),
@@ -885,7 +893,7 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changes
         if std::fs::symlink_metadata(&path).is_ok() {
             // Already promoted (a retry): the file holds this very memory and the index its line.
             let indexed = index.entries(Scope::Team, root).iter().any(|(_, e)| e.rel_path == team_rel);
-            if indexed && std::fs::read(&path).is_ok_and(|b| b == content.as_bytes()) {
+            if indexed && read_memory_file(&path).is_ok_and(|b| b == content.as_bytes()) {
                 continue;
             }
             return Err(InboxError::TeamExists { path });

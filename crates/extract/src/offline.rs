@@ -790,6 +790,20 @@ fn forget_matches(shared: usize, target: usize, memory: usize) -> bool {
     shared > 0 && shared * 5 >= target * 3 && (shared >= 2 || shared * 2 > memory)
 }
 
+/// The most of one memory file or index the extractor reads: the memory folder's own limit
+/// for a whole-file read (`MAX_READ_BYTES` in `mneme_store`'s scan, which it does not export);
+/// Claude Code's memories are far smaller.
+pub(crate) const MAX_MEMORY_READ_BYTES: u64 = 64 << 20;
+
+/// A memory folder's file as text, as the extractor reads it: `None` when it cannot be read,
+/// is not UTF-8, is no plain file (a FIFO planted in its place would otherwise be waited on
+/// for ever) or is larger than [`MAX_MEMORY_READ_BYTES`] (it would be read whole). Links are
+/// followed, as before.
+fn read_text(path: &std::path::Path) -> Option<String> {
+    let (bytes, _) = mneme_store::open::read_plain_capped(path, MAX_MEMORY_READ_BYTES).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 /// Runs the offline extractor over `messages` (the user/assistant messages since the cursor)
 /// for the memory folder of `memdir`. `claude_md` holds the text of the CLAUDE.md files
 /// Claude Code loads for the project. Nothing is written: the result is a changeset.
@@ -805,7 +819,7 @@ pub fn extract_beside(messages: &[Conversation], memdir: &Memdir, claude_md: &[S
     let scan = if root.is_dir() { memdir.scan()? } else { Default::default() };
     let mut existing: Vec<Existing> = Vec::new();
     for f in scan.files.iter().filter(|f| f.scope == Scope::Private) {
-        let Ok(content) = std::fs::read_to_string(&f.abs_path) else { continue };
+        let Some(content) = read_text(&f.abs_path) else { continue };
         let body = mneme_core::frontmatter::parse(&content).body.to_string();
         let text = topic_text(f.description.as_deref().unwrap_or_default(), &body);
         existing.push(Existing {
@@ -817,7 +831,7 @@ pub fn extract_beside(messages: &[Conversation], memdir: &Memdir, claude_md: &[S
         });
     }
     let index_path = root.join(Scope::Private.index_rel_path());
-    let index_before = std::fs::read_to_string(&index_path).ok();
+    let index_before = read_text(&index_path);
     let mut index = IndexDoc::parse(index_before.as_deref().unwrap_or(""));
     let mut changes: Vec<FileChange> = Vec::new();
     let mut decisions = Vec::new();

@@ -144,3 +144,56 @@ fn state_errors_ask_for_a_writable_folder_only_for_permission_errors() {
         .to_string();
     assert!(denied.contains("Check that Mneme's data folder is writable."), "{denied}");
 }
+
+/// A memory folder whose `MEMORY.md` is a FIFO: the offline extractor read the index with a
+/// plain read and waited for ever (a background extraction stopped with it). It now goes on as
+/// with an index it cannot read.
+#[test]
+fn a_fifo_as_the_memory_index_does_not_stop_the_offline_extractor() {
+    let t = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(t.path()).unwrap();
+    let memory = root.join("memory");
+    fs::create_dir_all(&memory).unwrap();
+    mkfifo(&memory.join("MEMORY.md"));
+    let memdir = mneme_store::memdir::Memdir::new(memory.clone(), root.join("trash"), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
+    let message = match mneme_extract::transcript::parse_entry(serde_json::json!({"type": "user", "uuid": "u",
+        "message": {"role": "user", "content": "Remember that I prefer tabs over spaces."}}))
+    {
+        mneme_extract::transcript::Entry::Conversation(c) => *c,
+        other => panic!("{other:?}"),
+    };
+    let out = within("the offline extractor", move || mneme_extract::offline::extract(&[message], &memdir, &[]).map(|o| o.changeset.changes.len()));
+    assert!(out.is_ok(), "{out:?}");
+    assert!(fs::symlink_metadata(memory.join("MEMORY.md")).unwrap().file_type().is_fifo(), "left in place");
+}
+
+/// A memory file of an inbox item replaced by a FIFO before the user keeps the item: keeping
+/// read it with a plain read to compare it, and waited for ever. It is now refused at once and
+/// left in place.
+#[test]
+fn a_fifo_in_the_memory_folder_does_not_stop_keeping_an_item() {
+    let (t, data) = data_dir();
+    let memory = data.parent().unwrap().join("memory");
+    fs::create_dir_all(&memory).unwrap();
+    let inbox = Inbox::new(&data, Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
+    let change = |name: &str, after: &str| mneme_agent::FileChange { path: memory.join(name), before: None, after: Some(after.into()), reason: "t".into() };
+    let item = inbox
+        .stage(mneme_extract::inbox::NewItem {
+            project_root: t.path().to_path_buf(),
+            memory_dir: memory.clone(),
+            session_id: None,
+            transcript: None,
+            source: "extract_memories".into(),
+            changeset: mneme_agent::Changeset { root: memory.clone(), changes: vec![change("tabs.md", "Tabs.\n"), change("MEMORY.md", "- [Tabs](tabs.md) — tabs\n")] },
+        })
+        .unwrap();
+    mkfifo(&memory.join("MEMORY.md"));
+    mkfifo(&memory.join("tabs.md"));
+    let id = item.id.clone();
+    let kept = within("keeping the item", move || inbox.keep(&id).map(|i| i.status));
+    let text = kept.unwrap_err().to_string();
+    assert!(text.contains("tabs.md") && text.contains("named pipe (FIFO)") && text.contains("move it aside or delete it"), "{text}");
+    for name in ["MEMORY.md", "tabs.md"] {
+        assert!(fs::symlink_metadata(memory.join(name)).unwrap().file_type().is_fifo(), "{name} left in place");
+    }
+}
