@@ -1078,6 +1078,9 @@ async function main() {
       const conflict = page.getByTestId('dream-undo-conflict');
       await conflict.getByText('tabs-new.md changed since dream').waitFor();
       if (!fs.readFileSync(path.join(fx.mem, 'tabs-new.md'), 'utf8').endsWith('Edited after the dream.\n')) fail('a refused undo changed tabs-new.md');
+      // The question takes the keyboard, on the choice that changes nothing.
+      await waitFor('focus on “Keep the files as they are”', async () =>
+        conflict.getByRole('button', { name: 'Keep the files as they are' }).evaluate((e) => e === document.activeElement));
       await conflict.getByTestId('dream-undo-force').click();
       await detail.and(page.locator('[data-state="undone"]')).waitFor();
       await page.getByTestId('dream-done').getByText('Undone anyway').waitFor();
@@ -1488,6 +1491,16 @@ async function main() {
       await row.getByTestId('team-purge').waitFor();
       await checkFits(page, 'Team at 800 px with the history open', fail);
       await page.setViewportSize({ width: 1280, height: 800 });
+      // By keyboard: Escape closes the history and gives focus back to the row's History button
+      // (it had it from the click); Enter opens it again with focus inside.
+      const opener = row.getByTestId('team-open-history');
+      await hist.locator('[data-version]').nth(0).focus();
+      await page.keyboard.press('Escape');
+      await hist.waitFor({ state: 'detached' });
+      await waitFor('focus back on the row\'s History button', async () => opener.evaluate((e) => e === document.activeElement));
+      await page.keyboard.press('Enter');
+      await hist.waitFor();
+      await waitFor('focus in the history', async () => hist.evaluate((h) => h.contains(document.activeElement)));
     });
 
     await step('Team: a file with more versions than a page holds shows the newest and says the older are kept', async () => {
