@@ -300,12 +300,22 @@ fn a_dream_killed_writing_its_record_changes_nothing_and_the_next_one_runs() {
     let histories: Vec<PathBuf> = fs::read_dir(h.root.join("mneme-data/dreams")).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(histories.len(), 1);
     assert!(!temps(&histories[0]).is_empty(), "the kill hit the record's write");
+    // The id the killed dream reserved: an empty file, which a dream an hour later removes.
+    let reserved: Vec<PathBuf> = fs::read_dir(&histories[0])
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json") && fs::metadata(p).unwrap().len() == 0)
+        .collect();
+    assert_eq!(reserved.len(), 1, "{reserved:?}");
+    let two_hours_ago = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64 - 7200;
+    mneme_testsupport::set_mtime(&reserved[0], two_hours_ago);
     let history = ok(&h, &repo, &["dream", "history", "--json"], None);
     assert_eq!(serde_json::from_str::<Value>(&history).unwrap(), serde_json::json!([]), "no damaged or half record: {history}");
     let rec: Value = serde_json::from_str(&ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"], None)).unwrap();
     assert_eq!(rec["status"], "applied");
     assert!(!mem.join("tabs_old.md").exists());
     assert_eq!(temps(&mem), Vec::<String>::new());
+    assert!(!reserved[0].exists(), "the dead dream's reservation is removed by the next dream");
     ok(&h, &repo, &["dream", "undo", "--last"], None);
     assert_eq!(snapshot(&mem), before);
 }

@@ -493,7 +493,25 @@ impl History {
                 Err(e) => pruned.failed.push(DreamError::io("delete the old dream record", &path, e)),
             }
         }
+        self.remove_dead_reservations(now_ms);
         Ok(pruned)
+    }
+
+    /// Removes the ids reserved by dreams killed before their record was written: a reserved id
+    /// is an empty file until then, which [`History::list`] skips and nothing else would ever
+    /// remove. One still empty after an hour (the lock's own grace) belongs to no running dream
+    /// of this folder: the caller holds the lock a dream holds from its reservation to its record.
+    fn remove_dead_reservations(&self, now_ms: i64) {
+        let Ok(entries) = fs::read_dir(&self.dir) else { return };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(path) = name.strip_suffix(".json").and_then(|id| self.record_path(id).ok()) else { continue };
+            let Ok(meta) = fs::symlink_metadata(&path) else { continue };
+            let modified_ms = meta.modified().map(crate::lock::ms_since_epoch).unwrap_or(now_ms);
+            if meta.is_file() && meta.len() == 0 && now_ms.saturating_sub(modified_ms) > crate::lock::HOLDER_STALE.as_millis() as i64 {
+                let _ = fs::remove_file(&path);
+            }
+        }
     }
 
     /// How many of this folder's dreams wait for review. Each record is read only for its
@@ -662,6 +680,23 @@ mod tests {
         assert!(records.is_empty());
         assert_eq!(damaged.len(), 1);
         assert_eq!(damaged[0].code(), "damaged");
+    }
+
+    /// A dream killed between reserving its id and writing its record leaves an empty file;
+    /// the next prune removes it once it is an hour old, and leaves a fresh one alone.
+    #[test]
+    fn ids_reserved_by_killed_dreams_are_removed_by_the_next_prune() {
+        let d = tempfile::tempdir().unwrap();
+        let h = History::new(d.path(), Path::new("/x/memory"));
+        let dead = h.reserve_id(1).unwrap();
+        let fresh = h.reserve_id(2).unwrap();
+        let now = std::time::SystemTime::now();
+        let two_hours_ago = now - std::time::Duration::from_secs(7200);
+        fs::File::options().write(true).open(h.dir().join(format!("{dead}.json"))).unwrap().set_modified(two_hours_ago).unwrap();
+        let held = h.lock_records().unwrap();
+        h.prune(&held, crate::lock::ms_since_epoch(now)).unwrap();
+        assert!(!h.dir().join(format!("{dead}.json")).exists(), "the dead reservation is gone");
+        assert!(h.dir().join(format!("{fresh}.json")).exists(), "a fresh one may be a dream still running");
     }
 
     #[test]
