@@ -99,7 +99,12 @@ pub struct TeamSyncStatus {
     pub server_url: Option<String>,
     pub server_url_source: Option<&'static str>,
     pub signed_in_as: Option<String>,
+    /// False too when the keyring could not be read (`keyring_problem` says so).
     pub signed_in: bool,
+    /// Why the OS keyring could not be read, saying what to do, when it could not (the Team
+    /// screen's `keyringProblem`, in the same words): whether anyone is signed in is unknown,
+    /// and pulls and pushes fail until it answers, but everything else here is still shown.
+    pub keyring_problem: Option<String>,
     /// Absent until the folder has pulled or pushed once.
     pub state: Option<SyncState>,
 }
@@ -364,13 +369,11 @@ impl Mneme {
     }
 
     /// Team memory of a project folder: repository, server, who is signed in, and the sync
-    /// state once it has pulled or pushed. Reads the disk and the keyring only.
+    /// state once it has pulled or pushed. Reads the disk and the keyring only; a keyring that
+    /// cannot be reached is reported in `keyring_problem`, not as a failure.
     pub fn team_sync_status(&self, cwd: &Path) -> Result<TeamSyncStatus, ApiError> {
         let target = self.sync_target_at(cwd);
-        let creds = match &target.server_url {
-            Some(s) => self.credential_store().load(s).map_err(sync)?,
-            None => None,
-        };
+        let sign_in = auth::sign_in_state(self.credential_store().as_ref(), target.server_url.as_deref());
         let state = self.sync_client(target.clone()).state().ok().filter(|s| s.last_pull.is_some() || s.last_push.is_some());
         Ok(TeamSyncStatus {
             team_dir: target.team_dir(),
@@ -378,8 +381,9 @@ impl Mneme {
             repo: target.repo,
             server_url: target.server_url,
             server_url_source: config::server_url_source(&self.env),
-            signed_in: creds.is_some(),
-            signed_in_as: creds.and_then(|c| c.user),
+            signed_in: sign_in.signed_in,
+            signed_in_as: sign_in.user,
+            keyring_problem: sign_in.keyring_problem,
             state,
         })
     }

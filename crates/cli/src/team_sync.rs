@@ -15,6 +15,11 @@ pub enum SyncCommand {
     /// Show the repository, server, who is signed in, the last pull and push, files held back
     /// for secrets, files the server accepted and then lost (each with why and the command that
     /// sends it again), and whether automatic pushes are suppressed.
+    ///
+    /// Exits 0 whenever the status could be shown, also when the OS keyring cannot be reached
+    /// or is locked: then "Signed in" reads "unknown" with what to do (in --json, `signedIn` is
+    /// false and `keyringProblem` says why), and pulls and pushes fail until the keyring
+    /// answers. Exits 1 only when no status could be shown (a folder that does not exist, say).
     Status {
         /// The project folder (default: the current folder).
         #[arg(long, value_name = "DIR")]
@@ -162,10 +167,11 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand, managed_dir: Option<&Path>) -> Resul
             }
             println!(
                 "Signed in:    {}",
-                match (view.signed_in, &view.signed_in_as) {
-                    (true, Some(u)) => safe(u).into_owned(),
-                    (true, None) => "yes".into(),
-                    (false, _) => "no".into(),
+                match (view.signed_in, &view.signed_in_as, &view.keyring_problem) {
+                    (_, _, Some(problem)) => format!("unknown, pulls and pushes need the keyring: {}", safe(problem)),
+                    (true, Some(u), None) => safe(u).into_owned(),
+                    (true, None, None) => "yes".into(),
+                    (false, _, None) => "no".into(),
                 }
             );
             let Some(st) = &view.state else {

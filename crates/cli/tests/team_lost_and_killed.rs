@@ -1,7 +1,8 @@
 //! `mneme team status|pull|push` on the real binary against a team server on 127.0.0.1:0,
 //! signed in with `mneme team login` through the real OS keyring: the files the server accepted
-//! and then lost, listed with why and the command that sends them again, and pulls killed
-//! part-way through a write (SIGXFSZ under `prlimit --fsize`) that leave every file whole.
+//! and then lost, listed with why and the command that sends them again, pulls killed
+//! part-way through a write (SIGXFSZ under `prlimit --fsize`) that leave every file whole and
+//! every replaced local edit listed for restoring, and the status shown without a keyring.
 //!
 //! The server is a raw HTTP one that acknowledges every push and answers every pull with the
 //! entries the test sets, so a push it "loses" is simply not in the next answer (what a server
@@ -9,7 +10,8 @@
 //!
 //! The sign-in needs a Secret Service: `scripts/with-keyring.sh`, under which `npm test` runs
 //! the workspace's tests, provides one. Where there is none (a plain `cargo test`), each test
-//! checks that `mneme team login` says so in one line, and stops there.
+//! checks that `mneme team login` says so in one line, and stops there; the status test without
+//! a keyring runs either way (its runs get no D-Bus session).
 #![cfg(target_os = "linux")]
 
 mod common;
@@ -248,4 +250,98 @@ fn a_pull_killed_at_a_write_leaves_old_or_new_content_and_the_next_pull_works() 
     assert_eq!(s.team_names().len(), 401);
     let data: Vec<String> = mneme_testsupport::files_under(&s.h.root.join("mneme-data")).iter().map(|p| p.display().to_string()).collect();
     assert!(data.iter().all(|p| !p.ends_with(".tmp")), "{data:?}");
+}
+
+/// A pull that replaced a local edit (its copy kept in the trash) and was then killed by
+/// SIGXFSZ at the sync state's save still lists the edit for restoring: the record was saved
+/// before the file was replaced. The status lists it at once, the next pull records it for
+/// good, and it is listed once.
+#[test]
+fn a_pull_killed_after_replacing_a_local_edit_still_lists_it_for_restoring() {
+    let Some(s) = Synced::start() else { return };
+    s.entries.lock().unwrap().insert("deploy.md".into(), "deploy from main\n".into());
+    assert!(s.ok(&["team", "pull"]).starts_with("Pulled: 1 of 1 entries written"));
+    write_file(&s.team.join("deploy.md"), "deploy from my branch\n");
+
+    // The edit is replaced first (keys in order), then 400 small files; the state naming them
+    // all is past the 20 KB limit, so the pull dies at its last save.
+    {
+        let mut entries = s.entries.lock().unwrap();
+        entries.insert("deploy.md".into(), "deploy from release\n".into());
+        for i in 0..400 {
+            entries.insert(format!("notes/n{i:03}.md"), format!("note {i}\n"));
+        }
+    }
+    let killed = s.run(&["--fsize=20000"], &["team", "pull"]);
+    assert_eq!(killed.status.signal(), Some(SIGXFSZ), "killed at the state's write: {killed:?}");
+    assert_eq!(std::fs::read_to_string(s.team.join("deploy.md")).unwrap(), "deploy from release\n", "the server's version was written");
+    assert_eq!(std::fs::read_to_string(s.team.join("notes/n399.md")).unwrap(), "note 399\n");
+
+    let replaced = |status: &Value| -> Vec<String> {
+        status["state"]["conflicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["key"] == "deploy.md" && c["kind"] == "pulledOverLocalEdit")
+            .map(|c| c["trashId"].as_str().expect("a trash entry").to_string())
+            .collect()
+    };
+    let listed = replaced(&s.status(&[]));
+    assert_eq!(listed.len(), 1, "listed for restoring before any other pull");
+    let trash_copy = mneme_testsupport::files_under(&s.h.root.join("mneme-data/trash"))
+        .into_iter()
+        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t == "deploy from my branch\n"))
+        .expect("the edit is in the trash");
+    assert!(trash_copy.to_string_lossy().contains(&listed[0]), "{} holds {}", listed[0], trash_copy.display());
+
+    let pulled: Value = serde_json::from_str(&s.ok(&["team", "pull", "--json"])).unwrap();
+    assert_eq!(pulled["conflicts"].as_array().unwrap().iter().map(|c| c["trashId"].clone()).collect::<Vec<_>>(), [j!(listed[0])], "{pulled}");
+    let status = s.status(&[]);
+    assert_eq!(replaced(&status), listed, "recorded once, with the copy the killed pull kept");
+    assert_eq!(status["state"].get("replacing"), None, "nothing is left pending: {status}");
+    assert_eq!(status["state"]["serverChecksums"].as_object().unwrap().len(), 401);
+}
+
+/// With a team server configured and no OS keyring reachable (a plain `cargo test`; the runs
+/// here get no D-Bus session even under scripts/with-keyring.sh), `mneme team status` still
+/// shows the team folder, the last pull and the files the server lost, says on the sign-in line
+/// that the keyring cannot be reached and what to do, and exits 0; `--json` says it in
+/// `keyringProblem`, the Team screen's field and words.
+#[test]
+fn status_without_a_keyring_shows_what_is_on_disk_and_what_to_do() {
+    let (url, _) = serve(|_| json("500 Internal Server Error", r#"{"error":{"message":"not asked"}}"#));
+    let h = TestHome::new();
+    let repo = h.git_repo("code/shop");
+    git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+    let team = h.memdir_for(&repo).join("team");
+    write_file(&team.join("deploy.md"), "deploy from main");
+    let run = |args: &[&str]| {
+        let mut cmd = mneme_testsupport::command_in(MNEME, &h);
+        cmd.env("MNEME_KEYRING_SERVICE", format!("mneme-cli-no-keyring-{}", std::process::id())).env("TEAM_MEMORY_SYNC_URL", &url).current_dir(&repo).args(args);
+        cmd.output().expect("mneme runs")
+    };
+    let err = common::one_line_error(run(&["team", "pull"]), &["team", "pull"]);
+    assert!(err.contains("no OS keyring is reachable"), "{err}");
+    // What a pull records after the server lost a push from here (the fixture the first test
+    // makes through a server).
+    let dir = h.root.join("mneme-data/team-sync");
+    let path = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "json")).expect("the failed pull is recorded");
+    let mut state: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    state["lostPushes"] = j!({ "deploy.md": { "hash": checksum("deploy from main"), "times": 1, "resent": false } });
+    std::fs::write(&path, serde_json::to_vec_pretty(&state).unwrap()).unwrap();
+
+    let text = common::succeeded(run(&["team", "status"]), &["team", "status"]);
+    let signed_in = text.lines().find(|l| l.starts_with("Signed in:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(signed_in.starts_with("Signed in:    unknown, pulls and pushes need the keyring: The OS keyring failed: no OS keyring is reachable ("), "{signed_in}");
+    assert!(signed_in.contains("start a Secret Service such as gnome-keyring"), "says what to do: {signed_in}");
+    assert!(text.contains("\nRepository:   acme/shop\n") && text.contains(&format!("\nServer:       {url} (env:TEAM_MEMORY_SYNC_URL)\n")), "{text}");
+    assert!(text.contains("\nLast pull:    ") && text.contains(" — failed: The OS keyring failed: no OS keyring is reachable"), "{text}");
+    assert!(text.contains("\nLost:         deploy.md — the team server accepted it from here and then lost it once;"), "{text}");
+
+    let out = run(&["team", "status", "--json"]);
+    let status: Value = serde_json::from_str(&common::succeeded(out, &["team", "status", "--json"])).unwrap();
+    assert_eq!(status["signedIn"], false);
+    assert!(signed_in.ends_with(status["keyringProblem"].as_str().unwrap_or_else(|| panic!("{status}"))), "the same words: {status}");
+    assert_eq!(status["lostFiles"][0]["key"], "deploy.md");
+    assert_eq!(status["state"]["lastPull"]["ok"], false);
 }

@@ -61,6 +61,31 @@ pub trait CredentialStore: Send + Sync {
     fn remove(&self, server: &str) -> Result<(), SyncError>;
 }
 
+/// Who is signed in to a server, as far as the keyring can tell: what `mneme team status` and
+/// the Team screen show, decided here once so both say the same.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SignInState {
+    pub signed_in: bool,
+    /// Who signed in, as the server names them.
+    pub user: Option<String>,
+    /// Why the keyring could not be read (saying what to do), when it could not. Whether a
+    /// token is stored is then unknown (`signed_in` is false), and pulls and pushes fail until
+    /// the keyring answers; everything kept on disk can still be shown.
+    pub keyring_problem: Option<String>,
+}
+
+/// [`SignInState`] for `server` (`None`: no server configured, so nobody is signed in). A
+/// keyring that cannot be reached or is locked is reported, not an error: a status must still
+/// show what it can without the token.
+pub fn sign_in_state(store: &dyn CredentialStore, server: Option<&str>) -> SignInState {
+    let Some(server) = server else { return SignInState::default() };
+    match store.load(server) {
+        Ok(Some(c)) => SignInState { signed_in: true, user: c.user, keyring_problem: None },
+        Ok(None) => SignInState::default(),
+        Err(e) => SignInState { keyring_problem: Some(e.to_string()), ..SignInState::default() },
+    }
+}
+
 /// Credentials held in this process only, by server: for tests, and for any caller that must
 /// not touch the keyring. Nothing outlives the value.
 #[derive(Debug, Default)]

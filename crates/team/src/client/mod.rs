@@ -8,7 +8,8 @@
 //! keep their mtime. Keys the server tombstoned (`deletedEntries`) move the local file to
 //! Mneme's trash (never a hard delete) and are never uploaded again. Where a pull replaces a
 //! local edit the server never saw, the local version is copied to the trash first and the
-//! conflict recorded: server-wins must not mean lost work (a local file that is not UTF-8
+//! conflict recorded (saved in the state before the file is replaced, so a pull killed
+//! part-way still lists it): server-wins must not mean lost work (a local file that is not UTF-8
 //! counts as an edit, since the server has only its lossy reading; when no copy can be kept,
 //! the key is skipped instead). A key the pull does not write (refused, oversized, failed, or
 //! on a case-insensitive disk the same file as a key spelled differently only in case) is held
@@ -60,7 +61,7 @@ pub use http::{encode_uri_component, user_agent, Http, MAX_RESPONSE_BYTES, MAX_S
 pub use pull::{given_up_message, PullReport};
 pub use push::{batch_by_bytes, PushReport};
 pub use retry::{retry_delay, Sleeper, ThreadSleeper, BASE_DELAY_MS, MAX_DELAY_MS};
-pub use state::{Conflict, ConflictKind, LostFile, LostPush, Outcome, SkippedSecret, Suppression, SyncState, MAX_LOST_PUSHES};
+pub use state::{Conflict, ConflictKind, LostFile, LostPush, Outcome, PendingReplacement, SkippedSecret, Suppression, SyncState, MAX_LOST_PUSHES};
 
 use crate::wire::TEAM_MEMORY_PATH;
 use http::{Failure, Request};
@@ -176,10 +177,14 @@ impl SyncClient {
         &self.state_path
     }
 
-    /// The persisted state (fresh when none is stored for this server and repository).
+    /// The persisted state (fresh when none is stored for this server and repository), with
+    /// the local edits a killed pull replaced listed among the conflicts (not saved: the next
+    /// pull saves them).
     pub fn state(&self) -> Result<SyncState, SyncError> {
         let (server, repo) = self.server_and_repo()?;
-        state::load(&self.state_path, &server, &repo)
+        let mut st = state::load(&self.state_path, &server, &repo)?;
+        st.settle_replacements(&self.target.team_dir());
+        Ok(st)
     }
 
     fn server_and_repo(&self) -> Result<(String, String), SyncError> {

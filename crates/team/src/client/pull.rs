@@ -4,7 +4,7 @@
 //! overview in `client` for the whole policy.
 
 use super::http::{Reply, Request};
-use super::state::{self, Conflict, ConflictKind, LostPush, Outcome, SyncState, MAX_LOST_PUSHES};
+use super::state::{self, Conflict, ConflictKind, LostPush, Outcome, PendingReplacement, SyncState, MAX_LOST_PUSHES};
 use super::{files, hash_content, retry_delay, strip_quotes, SkippedKey, SyncClient, SyncError};
 use crate::wire::{MAX_FILE_SIZE_BYTES, MAX_RETRIES};
 use mneme_store::memdir::TEAM_DIR;
@@ -132,7 +132,16 @@ impl SyncClient {
         let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         let (server, repo) = self.server_and_repo()?;
         let mut st = state::load(&self.state_path, &server, &repo)?;
-        let result = self.pull_inner(&server, &repo, &mut st, skip_etag);
+        // Local edits an earlier pull replaced and was killed before it could record: listed
+        // now, first among this pull's conflicts.
+        let settled = st.settle_replacements(&self.target.team_dir());
+        let mut result = self.pull_inner(&server, &repo, &mut st, skip_etag);
+        if let Ok(r) = &mut result {
+            r.conflicts.splice(0..0, settled);
+            // What is still pending was not replaced by this pull either: the file holds the
+            // text kept in the trash, so there is nothing to restore.
+            st.replacing.clear();
+        }
         st.last_pull = Some(match &result {
             Ok(r) => Outcome { at_ms: self.now_ms(), ok: true, summary: r.summary(), error_class: None },
             Err(e) => Outcome { at_ms: self.now_ms(), ok: false, summary: e.to_string(), error_class: Some(e.class().into()) },
@@ -171,6 +180,10 @@ impl SyncClient {
     }
 
     fn pull_inner(&self, server: &str, repo: &str, st: &mut SyncState, skip_etag: bool) -> Result<PullReport, SyncError> {
+        // The state as this pull found it: saved with each local edit it is about to replace,
+        // before the write (journal first), so a pull killed before its own last save leaves
+        // the record. Nothing this pull learned is in it, so the next pull does the work again.
+        let mut journal = st.clone();
         self.token(server)?;
         files::check_canonical(&self.target.memory_dir)?;
         // A key held back (not written by the last pull, or stale after a push) is brought up
@@ -231,11 +244,12 @@ impl SyncClient {
                 }
             }
             by_case.entry(case_fold(key)).or_insert(key);
-            match self.write_entry(&team_dir, key, content, &prior, &st.unconfirmed_pushes) {
+            match self.write_entry(&team_dir, key, content, &prior, st, &mut journal) {
                 Ok(WriteOutcome::Matched) => {}
                 Ok(WriteOutcome::Written(conflict)) => {
                     report.written.push(key.clone());
                     if let Some(c) = conflict {
+                        st.replacing.remove(key);
                         st.record_conflict(c.clone());
                         report.conflicts.push(c);
                     }
@@ -352,15 +366,17 @@ impl SyncClient {
     }
 
     /// Writes one pulled entry if it differs from the file; `Err` holds why it was skipped.
-    /// `unconfirmed` holds the pushes no pull has shown the server holding: a local file that
-    /// is one of them is kept in the trash before it is replaced, as a local edit is.
+    /// `st.unconfirmed_pushes` holds the pushes no pull has shown the server holding: a local
+    /// file that is one of them is kept in the trash before it is replaced, as a local edit is.
+    /// A local edit is recorded in `journal` and that is saved before the file is replaced.
     fn write_entry(
         &self,
         team_dir: &Path,
         key: &str,
         content: &str,
         prior: &BTreeMap<String, String>,
-        unconfirmed: &BTreeMap<String, String>,
+        st: &SyncState,
+        journal: &mut SyncState,
     ) -> Result<WriteOutcome, EntrySkipped> {
         // Mneme's strict key policy first: a key spelled non-canonically, with control or
         // invisible characters, or impossible on Windows is refused, never normalised.
@@ -394,9 +410,16 @@ impl SyncClient {
             // not mean the server has them: they are kept too. If no copy can be kept, the
             // server's version is not written over them.
             let local_hash = hash_content(&String::from_utf8_lossy(&bytes));
-            // A push the server acknowledged but never showed it holds is kept too: a server
-            // that lost it would otherwise replace the only copy with its older one.
-            if prior.get(key) != Some(&local_hash) || unconfirmed.get(key) == Some(&local_hash) || std::str::from_utf8(&bytes).is_err() {
+            // Kept by a pull killed before it replaced the file: that copy is this text.
+            let kept_before = st.replacing.get(key).filter(|p| p.local_hash == local_hash);
+            // A push the server acknowledged but never showed it holds is kept too (the second
+            // test): a server that lost it would otherwise replace the only copy with its older one.
+            if let Some(pending) = kept_before {
+                conflict = Some(pending.conflict.clone());
+            } else if prior.get(key) != Some(&local_hash)
+                || st.unconfirmed_pushes.get(key) == Some(&local_hash)
+                || std::str::from_utf8(&bytes).is_err()
+            {
                 let kept = self.memdir.trash_copy(&format!("{TEAM_DIR}/{key}")).map_err(|e| EntrySkipped::LocalNotKept(e.to_string()))?;
                 conflict = Some(Conflict {
                     key: key.to_string(),
@@ -404,6 +427,11 @@ impl SyncClient {
                     kind: ConflictKind::PulledOverLocalEdit,
                     trash_id: Some(kept.id),
                 });
+            }
+            if let Some(c) = &conflict {
+                // Journal first: the record is on disk before the file it describes changes.
+                journal.replacing.insert(key.to_string(), PendingReplacement { local_hash, conflict: c.clone() });
+                state::save(&self.state_path, journal).map_err(|e| EntrySkipped::NotRecorded(e.to_string()))?;
             }
         }
         crate::keys::write_team_file(team_dir, key, content.as_bytes())?;
@@ -453,6 +481,8 @@ enum EntrySkipped {
     SameFileAs(String),
     #[error("your local edit could not be kept in the trash ({0}), so the server's version was not written over it; free space or fix the trash folder, then pull again")]
     LocalNotKept(String),
+    #[error("your local edit is kept in the trash, but the record that lists it for restoring could not be saved ({0}), so the server's version was not written over it; free space or fix Mneme's data folder, then pull again")]
+    NotRecorded(String),
     #[error("the copy here cannot be read ({0}), so no copy of it could be kept in the trash and the server's version was not written over it; make the file readable (or move it away), then pull again")]
     LocalUnreadable(String),
     #[error("a lead removed it for everyone, but the copy here could not be moved to the trash ({0}); free space or fix the trash folder and pull again, or delete the file by hand")]
@@ -528,6 +558,86 @@ fn case_fold(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::case_fold;
+    use crate::client::{hash_content, state, ConflictKind, StaticToken, SyncClient, SyncTarget};
+    use mneme_testsupport::raw_http::{json, serve};
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+
+    /// A client of a loopback server answering every pull with `entries`.
+    fn synced(home: &mneme_testsupport::TestHome, entries: &Arc<Mutex<BTreeMap<String, String>>>) -> SyncClient {
+        let held = entries.clone();
+        let (url, _) = serve(move |_| {
+            let entries = held.lock().unwrap().clone();
+            let sums: BTreeMap<&String, String> = entries.iter().map(|(k, v)| (k, hash_content(v))).collect();
+            let body = serde_json::json!({ "repo": "o/r", "lastModified": "x", "checksum": hash_content(&format!("{sums:?}")), "content": { "entries": entries, "entryChecksums": sums } });
+            json("200 OK", &body.to_string())
+        });
+        let memory = home.root.join("memory");
+        std::fs::create_dir_all(memory.join("team")).unwrap();
+        let target = SyncTarget { memory_dir: memory, repo: Some("o/r".into()), server_url: Some(url) };
+        SyncClient::new(target, &home.env, Arc::new(mneme_core::SystemClock), Arc::new(StaticToken("t".into())))
+    }
+
+    /// The trash entries holding `team/<key>`.
+    fn kept(c: &SyncClient, key: &str) -> Vec<String> {
+        let rel = format!("team/{key}");
+        c.memdir.list_trash().unwrap().entries.into_iter().filter(|e| e.original_rel_path == rel).map(|e| e.id).collect()
+    }
+
+    /// A pull that replaced a local edit (its copy in the trash) and was killed before it saved
+    /// its outcome (`pull_inner` without the save that follows it) still lists the edit for
+    /// restoring, in the status and once the next pull has run; one killed after recording the
+    /// edit but before replacing the file has the next pull reuse that copy, not make another.
+    #[test]
+    fn a_local_edit_replaced_by_a_killed_pull_stays_listed_for_restoring() {
+        let home = mneme_testsupport::TestHome::new();
+        let entries: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
+        entries.lock().unwrap().insert("deploy.md".into(), "deploy from main\n".into());
+        let c = synced(&home, &entries);
+        let file = c.target().team_dir().join("deploy.md");
+        assert_eq!(c.pull().unwrap().written, ["deploy.md"]);
+        std::fs::write(&file, "deploy from my branch\n").unwrap();
+        entries.lock().unwrap().insert("deploy.md".into(), "deploy from release\n".into());
+        entries.lock().unwrap().insert("notes.md".into(), "notes\n".into());
+
+        // Killed after the writes, before the state's save.
+        let (server, repo) = c.server_and_repo().unwrap();
+        let mut st = state::load(c.state_path(), &server, &repo).unwrap();
+        let r = c.pull_inner(&server, &repo, &mut st, false).unwrap();
+        drop(st);
+        assert_eq!(r.conflicts.len(), 1);
+        let trash_id = r.conflicts[0].trash_id.clone().unwrap();
+        let first = vec![trash_id.clone()];
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "deploy from release\n");
+        assert_eq!(kept(&c, "deploy.md"), first);
+        let listed = |st: &state::SyncState| st.conflicts.iter().filter(|k| k.kind == ConflictKind::PulledOverLocalEdit).filter_map(|k| k.trash_id.clone()).collect::<Vec<_>>();
+        assert_eq!(listed(&c.state().unwrap()), first, "the status lists it before any pull");
+
+        // The next pull records it for good.
+        let r = c.pull().unwrap();
+        assert_eq!(r.conflicts.iter().filter_map(|k| k.trash_id.clone()).collect::<Vec<_>>(), first);
+        let saved = state::load(c.state_path(), &server, &repo).unwrap();
+        assert_eq!(listed(&saved), first);
+        assert!(saved.replacing.is_empty(), "{:?}", saved.replacing);
+        assert_eq!(c.pull().unwrap().conflicts, [], "recorded once");
+        assert_eq!(listed(&c.state().unwrap()), first);
+
+        // Killed between the record and the write: the file still holds the edit.
+        std::fs::write(&file, "my second edit\n").unwrap();
+        entries.lock().unwrap().insert("deploy.md".into(), "deploy from hotfix\n".into());
+        let mut st = state::load(c.state_path(), &server, &repo).unwrap();
+        c.pull_inner(&server, &repo, &mut st, false).unwrap();
+        drop(st);
+        std::fs::write(&file, "my second edit\n").unwrap();
+        let second: Vec<String> = kept(&c, "deploy.md").into_iter().filter(|id| *id != trash_id).collect();
+        assert_eq!(second.len(), 1);
+        assert_eq!(listed(&c.state().unwrap()), first, "not replaced yet, so not listed yet");
+        let r = c.pull().unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "deploy from hotfix\n");
+        assert_eq!(r.conflicts.iter().filter_map(|k| k.trash_id.clone()).collect::<Vec<_>>(), second, "the copy already kept");
+        assert_eq!(kept(&c, "deploy.md").len(), 2, "no third copy");
+        assert_eq!(listed(&state::load(c.state_path(), &server, &repo).unwrap()), [trash_id, second[0].clone()]);
+    }
 
     #[test]
     fn keys_a_case_insensitive_disk_may_take_for_one_are_grouped() {

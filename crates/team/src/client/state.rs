@@ -80,6 +80,21 @@ pub enum ConflictKind {
     DeletedByTeammate,
 }
 
+/// A local edit a pull is about to replace, saved in the state before the file is written (the
+/// copy is already in the trash). A pull killed after the write and before its own last save
+/// would otherwise leave the copy in the trash with nothing listing it under "Restore my
+/// version": the next pull finds the file holding the server's text and sees nothing to keep.
+/// [`SyncState::settle_replacements`] turns it into a [`Conflict`] once the file no longer
+/// holds the kept text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingReplacement {
+    /// The hash of the text kept in the trash, read as pulls read it (lossy UTF-8).
+    pub local_hash: String,
+    /// What is recorded once the replacement is known to have happened.
+    pub conflict: Conflict,
+}
+
 /// Why automatic pushes stopped (Claude Code suppresses them for the session after a
 /// permanent failure).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,6 +205,10 @@ pub struct SyncState {
     pub conflicts: Vec<Conflict>,
     #[serde(default)]
     pub suppressed: Option<Suppression>,
+    /// Local edits a pull recorded before replacing them and has not yet finished with (see
+    /// [`PendingReplacement`]); empty once a pull has saved its outcome.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub replacing: BTreeMap<String, PendingReplacement>,
 }
 
 impl SyncState {
@@ -220,6 +239,27 @@ impl SyncState {
             })
             .map(|(key, lost)| LostFile { key: key.clone(), times_lost: lost.times, held_back: lost.times >= MAX_LOST_PUSHES, sent_again: lost.resent })
             .collect()
+    }
+
+    /// Settles the replacements a killed pull recorded ([`SyncState::replacing`]): one whose
+    /// file no longer holds the text kept in the trash (the server's text replaced it, or it
+    /// was edited or removed since) is recorded as a conflict like any other, so the kept copy
+    /// is listed; one whose file still holds it was never replaced and stays for the pull that
+    /// writes it, which reuses the copy. Returns the conflicts recorded.
+    pub fn settle_replacements(&mut self, team_dir: &Path) -> Vec<Conflict> {
+        let mut settled = Vec::new();
+        self.replacing.retain(|key, pending| {
+            let local = crate::keys::validate_strict_team_mem_key(team_dir, key).ok().and_then(|p| mneme_store::open::read_plain(&p).ok());
+            let still_there = local.is_some_and(|(bytes, _)| super::hash_content(&String::from_utf8_lossy(&bytes)) == pending.local_hash);
+            if !still_there {
+                settled.push(pending.conflict.clone());
+            }
+            still_there
+        });
+        for c in &settled {
+            self.record_conflict(c.clone());
+        }
+        settled
     }
 
     pub fn record_conflict(&mut self, c: Conflict) {
