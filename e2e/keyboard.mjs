@@ -398,6 +398,33 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await waitFor('autoMemoryDirectory to leave settings.json', async () => !('autoMemoryDirectory' in read()));
     await expectOn(dir, 'after Enter on the memory folder\'s Clear');
 
+    // The provider's Save stays disabled once saved: the keyboard goes on to Test connection.
+    const timeout = page.getByTestId('provider-timeout');
+    const was = await timeout.inputValue();
+    for (const value of [String(Number(was || 60) + 1), was || '60']) {
+      await timeout.focus();
+      await page.keyboard.press('Control+a');
+      await page.keyboard.type(value);
+      await page.getByTestId('provider-save').focus();
+      await page.keyboard.press('Enter');
+      await expectOn(page.getByTestId('provider-test'), `after Enter on the provider's Save (timeout ${value})`);
+    }
+    // Set key empties its box and Clear ends disabled (no key left): both leave the keyboard in the box.
+    const keyBox = page.getByTestId('provider-key-input');
+    await keyBox.focus();
+    await page.keyboard.type('sk-typed-by-keyboard');
+    await page.getByTestId('provider-key-save').focus();
+    await page.keyboard.press('Enter');
+    await page.getByTestId('provider-key-state').getByText('No key').waitFor({ state: 'detached' });
+    await expectOn(keyBox, 'after Enter on Set key');
+    await page.getByTestId('provider-key-clear').focus();
+    await page.keyboard.press('Enter');
+    await expectOn(page.getByRole('alertdialog', { name: 'Clear the API key' }).getByRole('button', { name: 'Cancel' }), 'after Enter on Clear');
+    await page.getByTestId('provider-key-clear-confirm').focus();
+    await page.keyboard.press('Enter');
+    await page.getByTestId('provider-key-state').getByText('No key').waitFor();
+    await expectOn(keyBox, 'after deleting the key with Enter');
+
     // A button disabled while its work runs gets the keyboard back when it is done.
     const test = page.getByTestId('provider-test');
     await test.focus();
