@@ -62,7 +62,8 @@ pub enum ApplyError {
     Changed { path: PathBuf },
     #[error("{} is outside {}; an agent's changes must stay inside the folder they were made for. Nothing was applied.", path.display(), root.display())]
     OutsideRoot { path: PathBuf, root: PathBuf },
-    #[error("{} could not be written: {source}. Nothing was applied.", path.display())]
+    // The cause goes last: it is often a whole sentence of its own, with its own full stop.
+    #[error("{} could not be written, so nothing was applied: {source}", path.display())]
     Write { path: PathBuf, source: MemdirError },
     /// A write failed part-way and putting back what was already done failed too: the
     /// folder holds part of the changeset.
@@ -262,7 +263,17 @@ mod tests {
             }
             other => panic!("{other}"),
         }
-        assert!(!e.to_string().contains("Nothing was applied"), "{e}");
+        assert!(!e.to_string().to_lowercase().contains("nothing was applied"), "{e}");
+    }
+
+    /// The store's errors are whole sentences with their own full stop; the message around
+    /// one must not add a second.
+    #[test]
+    fn a_write_error_reads_as_one_sentence() {
+        let e = ApplyError::Write { path: PathBuf::from("/m/a.md"), source: MemdirError::NotFound { path: "a.md".into() } };
+        let text = e.to_string();
+        assert!(text.starts_with("/m/a.md could not be written, so nothing was applied: a.md does not exist"), "{text}");
+        assert!(!text.contains(".."), "{text}");
     }
 
     #[test]
