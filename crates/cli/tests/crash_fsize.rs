@@ -284,19 +284,9 @@ fn a_merge_killed_writing_its_record_leaves_no_torn_record() {
 #[test]
 fn a_dream_killed_writing_its_record_changes_nothing_and_the_next_one_runs() {
     let (h, repo, mem) = common::tabs_project("");
-    let snapshot = |dir: &Path| -> Vec<(String, Vec<u8>)> {
-        let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap())
-            .filter(|e| e.file_name() != ".consolidate-lock")
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap()))
-            .collect();
-        files.sort();
-        files
-    };
-    let before = snapshot(&mem);
+    let before = snapshot(&mem, but_the_lock);
     killed(&h, &repo, 1000, &["dream", "run", "--offline", "--yes", "--json"], None);
-    assert_eq!(snapshot(&mem), before, "nothing was applied without its record");
+    assert_eq!(snapshot(&mem, but_the_lock), before, "nothing was applied without its record");
     let histories: Vec<PathBuf> = fs::read_dir(h.root.join("mneme-data/dreams")).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(histories.len(), 1);
     assert!(!temps(&histories[0]).is_empty(), "the kill hit the record's write");
@@ -317,7 +307,7 @@ fn a_dream_killed_writing_its_record_changes_nothing_and_the_next_one_runs() {
     assert_eq!(temps(&mem), Vec::<String>::new());
     assert!(!reserved[0].exists(), "the dead dream's reservation is removed by the next dream");
     ok(&h, &repo, &["dream", "undo", "--last"], None);
-    assert_eq!(snapshot(&mem), before);
+    assert_eq!(snapshot(&mem, but_the_lock), before);
 }
 
 /// `settings provider set` killed writing `providers.json`: the saved provider is the old one,
@@ -348,26 +338,16 @@ fn providers_json_saved_by_a_killed_writer_is_the_old_file() {
 #[test]
 fn an_undo_killed_writing_its_record_is_finished_by_the_next_undo() {
     let (h, repo, mem) = common::tabs_project("");
-    let snapshot = |dir: &Path| -> Vec<(String, Vec<u8>)> {
-        let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap())
-            .filter(|e| e.file_name() != ".consolidate-lock" && !e.file_name().to_string_lossy().starts_with('.'))
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap()))
-            .collect();
-        files.sort();
-        files
-    };
-    let before = snapshot(&mem);
+    let before = snapshot(&mem, visible);
     let rec: Value = serde_json::from_str(&ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"], None)).unwrap();
     let id = rec["id"].as_str().unwrap().to_string();
-    assert_ne!(snapshot(&mem), before);
+    assert_ne!(snapshot(&mem, visible), before);
     let largest = before.iter().map(|(_, b)| b.len()).max().unwrap() as u64;
     killed(&h, &repo, 1000.max(largest + 1), &["dream", "undo", &id], None);
-    assert_eq!(snapshot(&mem), before, "the files were put back before the record's write");
+    assert_eq!(snapshot(&mem, visible), before, "the files were put back before the record's write");
     let undone: Value = serde_json::from_str(&ok(&h, &repo, &["dream", "undo", &id, "--json"], None)).unwrap();
     assert_eq!(undone["status"], "undone");
-    assert_eq!(snapshot(&mem), before);
+    assert_eq!(snapshot(&mem, visible), before);
     let history: Value = serde_json::from_str(&ok(&h, &repo, &["dream", "history", "--json"], None)).unwrap();
     assert_eq!(history[0]["status"], "undone", "{history}");
 }
@@ -457,4 +437,25 @@ fn a_merged_folder_copied_to_a_trash_on_another_disk_is_never_torn() {
     assert_eq!(copies.len(), 1, "{copies:?}");
     assert_eq!(fs::read(&copies[0]).unwrap(), notes);
     assert_eq!(fs::read_to_string(h.memdir_for(&repo).join("MEMORY.md")).unwrap(), "- [Bee](b.md) — bee\n");
+}
+
+fn but_the_lock(name: &str) -> bool {
+    name != ".consolidate-lock"
+}
+
+fn visible(name: &str) -> bool {
+    !name.starts_with('.')
+}
+
+/// A folder's files and their bytes, those whose names `keep` accepts, sorted by name.
+fn snapshot(dir: &Path, keep: fn(&str) -> bool) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(name, _)| keep(name))
+        .map(|(name, path)| (name, fs::read(path).unwrap()))
+        .collect();
+    files.sort();
+    files
 }
