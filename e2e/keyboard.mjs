@@ -204,6 +204,12 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await page.keyboard.press('Enter');
     await waitFor('the second edit on disk', async () => fs.readFileSync(memFile('keyboard-only.md'), 'utf8').includes('edited again'));
     await expectOn(editor.getByRole('textbox', { name: 'Body (Markdown)' }), 'after Enter on Save');
+    // Revert ends disabled too (nothing left to revert): the keyboard stays in the text.
+    await page.keyboard.type(' thrown away');
+    await editor.getByRole('button', { name: 'Revert' }).focus();
+    await page.keyboard.press('Enter');
+    await expectOn(editor.getByRole('textbox', { name: 'Body (Markdown)' }), 'after Enter on Revert');
+    if ((await editor.getByRole('textbox', { name: 'Body (Markdown)' }).inputValue()).includes('thrown away')) fail('Revert by keyboard kept the edit');
 
     const form = editor.getByRole('tab', { name: 'Form' });
     const raw = editor.getByRole('tab', { name: 'Raw file' });

@@ -552,6 +552,8 @@ async function main() {
       fs.appendFileSync(file, '- Someone else wrote this line.\n');
       await editor.getByRole('button', { name: 'Save' }).click();
       await editor.getByRole('alertdialog').waitFor();
+      // It takes focus as it appears, so it is read out before its choices.
+      await waitFor('focus on the conflict', async () => editor.getByRole('alertdialog').evaluate((d) => d === document.activeElement));
       await editor.getByRole('button', { name: 'Compare' }).click();
       await editor.locator('.dl.add', { hasText: 'Never commit directly to main.' }).waitFor();
       await editor.scrollIntoViewIfNeeded();
@@ -1067,6 +1069,8 @@ async function main() {
       await detail.getByTestId('dream-approve').click();
       await detail.and(page.locator('[data-state="applied"]')).waitFor();
       await page.getByTestId('dream-done').getByText('Approved').waitFor();
+      // Approve is gone with the decision: the keyboard is on the result, not lost.
+      await waitFor('focus in the result', async () => page.getByTestId('dream-done').evaluate((d) => d.contains(document.activeElement)));
       if (fs.existsSync(path.join(fx.mem, 'tabs-old.md'))) fail('approving left the merged-away tabs-old.md in place');
       for (const f of want.files.filter((f) => f.after !== null)) {
         if (fs.readFileSync(f.path, 'utf8') !== f.after) fail(`${f.relPath} is not what the dream proposed`);
