@@ -10,12 +10,17 @@
 //! Temporary files are named `.mneme-<pid>-<seq>.tmp`: the pid and a per-process counter keep
 //! two threads and two processes apart, exclusive creation catches what is left. A process
 //! killed mid-write leaves its temporary file behind; [`remove_stale_temps`] removes those of
-//! processes that no longer run, and every write calls it for its folder.
+//! processes that no longer run, and every write calls it for its folder. A leftover under this
+//! process's own pid (a container's pid 1 run after run, any reused pid) is told from this
+//! process's own files exactly: this process holds every number it has a temporary file under
+//! ([`TempName`]) until that file is done, and any other file with its pid is a leftover.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// Every temporary file's name starts with this and ends with [`TEMP_SUFFIX`].
 pub const TEMP_PREFIX: &str = ".mneme-";
@@ -23,14 +28,86 @@ pub const TEMP_SUFFIX: &str = ".tmp";
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
-/// A temporary file with a name no other thread or process uses, created empty in `dir`.
+/// The numbers this process has temporary files (or is about to have one) under. Keyed by
+/// number, not path: the same folder is reached under many spellings (a link, a relative path,
+/// `/proc/self/fd/N`), while a number is never used twice by one process. A number is taken
+/// before its file is created and the check-and-remove of [`remove_stale_temps`] runs under
+/// the same lock, so a file of this process's is never taken for a leftover, even by a clean-up
+/// on another thread in the instant between its creation and its registration.
+static OURS: Mutex<BTreeMap<u64, Held>> = Mutex::new(BTreeMap::new());
+
+enum Held {
+    /// Its writer releases the number when done (the [`TempName`] is dropped).
+    Writing,
+    /// The file was handed to a caller that renames or removes it itself ([`write_temp`],
+    /// [`create_temp`]): held until the file at this (absolute) path is seen gone, which is
+    /// when that caller is done with it.
+    UntilGone(PathBuf),
+}
+
+fn ours() -> MutexGuard<'static, BTreeMap<u64, Held>> {
+    // A panic elsewhere while holding the lock leaves the map whole (each step is one insert or
+    // removal), so its contents are still right.
+    OURS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A temporary file's name (`.mneme-<pid>-<seq>.tmp`), held for this process from before the
+/// file is created until this value is dropped: [`remove_stale_temps`] leaves the file alone
+/// meanwhile, in any folder. For writers that create the file themselves (through a folder's
+/// descriptor, say); drop it once the file is renamed away or removed, or its creation failed.
+#[derive(Debug)]
+pub struct TempName {
+    seq: u64,
+    name: String,
+    handed_on: bool,
+}
+
+impl TempName {
+    /// The next name of this process's, not used by it before.
+    pub fn reserve() -> TempName {
+        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+        ours().insert(seq, Held::Writing);
+        TempName { seq, name: format!("{TEMP_PREFIX}{}-{seq}{TEMP_SUFFIX}", std::process::id()), handed_on: false }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+
+    /// Keeps the name held after this value is gone, until no file is at `path` any more: for a
+    /// file whose caller finishes it elsewhere.
+    fn until_gone(mut self, path: &Path) {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        ours().insert(self.seq, Held::UntilGone(path));
+        self.handed_on = true;
+    }
+}
+
+impl Drop for TempName {
+    fn drop(&mut self) {
+        if !self.handed_on {
+            ours().remove(&self.seq);
+        }
+    }
+}
+
+/// A temporary file with a name no other thread or process uses, created empty in `dir`, held
+/// as this process's until it is gone (see [`TempName`]).
 pub fn create_temp(dir: &Path) -> io::Result<(PathBuf, File)> {
+    let (name, path, file) = make_temp(dir)?;
+    name.until_gone(&path);
+    Ok((path, file))
+}
+
+/// [`create_temp`], with the name held until the caller drops it.
+fn make_temp(dir: &Path) -> io::Result<(TempName, PathBuf, File)> {
     loop {
-        let n = SEQ.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!("{TEMP_PREFIX}{}-{n}{TEMP_SUFFIX}", std::process::id()));
+        let name = TempName::reserve();
+        let path = dir.join(name.as_str());
         match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(f) => return Ok((path, f)),
-            // Left by a crashed process that had the same pid: take the next number.
+            Ok(f) => return Ok((name, path, f)),
+            // Left by a killed process that had the same pid, in a folder not cleaned up first
+            // (`copy_new`'s): take the next number.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
         }
@@ -38,23 +115,30 @@ pub fn create_temp(dir: &Path) -> io::Result<(PathBuf, File)> {
 }
 
 /// Writes `bytes` to a fresh temporary file in `dir` with the permissions (and owner) of
-/// `like`, fsynced. Returns its path and metadata; on failure nothing is left behind.
+/// `like`, fsynced. Returns its path and metadata; on failure nothing is left behind. The file
+/// stays this process's (never taken for a leftover) until the caller renames or removes it.
 pub fn write_temp(dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> io::Result<(PathBuf, Metadata)> {
+    let (name, path, meta) = write_named_temp(dir, bytes, like)?;
+    name.until_gone(&path);
+    Ok((path, meta))
+}
+
+/// [`write_temp`], with the name held until the caller drops it.
+fn write_named_temp(dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> io::Result<(TempName, PathBuf, Metadata)> {
     remove_stale_temps(dir);
-    let (path, mut file) = create_temp(dir)?;
+    let (name, path, mut file) = make_temp(dir)?;
     let written = (|| -> io::Result<Metadata> {
         // Permissions before content: a 0600 file's secrets are never readable by others
         // through its temporary copy, not even for a moment.
         if let Some(m) = like {
-            file.set_permissions(m.permissions())?;
-            copy_owner(&file, m);
+            match_permissions(&file, m)?;
         }
         file.write_all(bytes)?;
         file.sync_all()?;
         file.metadata()
     })();
     match written {
-        Ok(meta) => Ok((path, meta)),
+        Ok(meta) => Ok((name, path, meta)),
         Err(e) => {
             let _ = fs::remove_file(&path);
             Err(e)
@@ -78,7 +162,7 @@ pub fn write_atomic_if(
 ) -> io::Result<Option<Metadata>> {
     let dir = folder_of(target);
     let existing = fs::metadata(target).ok();
-    let (tmp, meta) = write_temp(&dir, bytes, existing.as_ref())?;
+    let (_name, tmp, meta) = write_named_temp(&dir, bytes, existing.as_ref())?;
     let swapped = (|| {
         if !unchanged()? {
             return Ok(None);
@@ -104,7 +188,7 @@ pub fn copy_new(src: &Path, dst: &Path) -> io::Result<()> {
     let mut from = File::open(src)?;
     let permissions = from.metadata()?.permissions();
     let dir = folder_of(dst);
-    let (tmp, mut to) = create_temp(&dir)?;
+    let (_name, tmp, mut to) = make_temp(&dir)?;
     let copied = (|| {
         io::copy(&mut from, &mut to)?;
         to.set_permissions(permissions)?;
@@ -141,51 +225,94 @@ pub fn fsync_dir(dir: &Path) {
     let _ = dir;
 }
 
-/// Keeps the owner of a replaced file when Mneme runs with the rights to (as root, say);
-/// otherwise the file simply belongs to the user running Mneme, as with any editor.
-#[cfg(unix)]
-fn copy_owner(file: &File, like: &Metadata) {
-    use std::os::unix::fs::MetadataExt;
-    if let Ok(mine) = file.metadata() {
-        if mine.uid() != like.uid() || mine.gid() != like.gid() {
-            let _ = std::os::unix::fs::fchown(file, Some(like.uid()), Some(like.gid()));
-        }
+/// Gives `file`, the new text of a file about to replace another, the permission bits of the
+/// replaced file (`like`, its metadata) and, where this process may set it (as root, say), its
+/// owner; otherwise the file belongs to the user running Mneme, as with any editor. Call it
+/// before writing the text, so the text is never readable more widely than the old.
+pub fn match_permissions(file: &File, like: &Metadata) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match_mode_and_owner(file, like.mode(), like.uid(), like.gid())
     }
+    #[cfg(not(unix))]
+    file.set_permissions(like.permissions())
 }
 
-#[cfg(not(unix))]
-fn copy_owner(_file: &File, _like: &Metadata) {}
+/// [`match_permissions`] from the replaced file's raw `mode`, `uid` and `gid` (a `stat` made
+/// through a folder's descriptor, say). Only the read, write and execute bits are taken: a
+/// set-user-id or set-group-id bit lends its owner's rights to whoever runs the file, and a
+/// file whose text Mneme (or a team server) just wrote must not carry that on; the kernel drops
+/// them too when anyone but the owner writes to a file.
+#[cfg(unix)]
+pub fn match_mode_and_owner(file: &File, mode: impl Into<u32>, uid: u32, gid: u32) -> io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    file.set_permissions(fs::Permissions::from_mode(mode.into() & 0o777))?;
+    if let Ok(mine) = file.metadata() {
+        if (mine.uid(), mine.gid()) != (uid, gid) {
+            // Best effort: only a privileged process may give a file away.
+            let _ = std::os::unix::fs::fchown(file, Some(uid), Some(gid));
+        }
+    }
+    Ok(())
+}
 
 /// How long a temporary file of a process we cannot check stays before it counts as stale.
 /// Writes take milliseconds; an hour is far past any writer still running.
 const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Removes the temporary files in `dir` left by writers that were killed: those of processes
-/// that no longer run (where the system says so) and those older than an hour. Never this
-/// process's own. Returns what it removed.
+/// that no longer run (where the system says so), those older than an hour, and those under
+/// this process's own pid that this process does not hold (a previous process's with the same
+/// pid; see [`TempName`]). This process's own files in flight stay. Returns what it removed.
 pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
     let me = std::process::id();
     let mut removed = Vec::new();
+    let mut own = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(temp_pid) else { continue };
-        if pid == me || !writer_gone(pid, &entry) {
+        let Some((pid, seq)) = name.to_str().and_then(temp_pid) else { continue };
+        if pid == me {
+            own.push((seq, entry.path()));
+            continue;
+        }
+        if !writer_gone(pid, &entry) {
             continue;
         }
         if fs::remove_file(entry.path()).is_ok() {
             removed.push(entry.path());
         }
     }
+    if !own.is_empty() {
+        // Held across the removals, so no number is taken (and its file created) between the
+        // check and the removal.
+        let mut ours = ours();
+        // Numbers whose files are done with are let go here, which keeps the map as small as
+        // the writes in flight; a number is never used again, so letting it go is safe.
+        ours.retain(|_, held| match held {
+            Held::Writing => true,
+            Held::UntilGone(path) => fs::symlink_metadata(path).is_ok(),
+        });
+        for (seq, path) in own {
+            // A number this process holds: its own file (or, in another folder, a leftover that
+            // shares the number, which goes once this process's file is done).
+            if ours.contains_key(&seq) {
+                continue;
+            }
+            if fs::remove_file(&path).is_ok() {
+                removed.push(path);
+            }
+        }
+    }
     removed
 }
 
-/// The writer's pid in a temporary file's name (`.mneme-<pid>-<seq>.tmp`).
-fn temp_pid(name: &str) -> Option<u32> {
+/// The writer's pid and number in a temporary file's name (`.mneme-<pid>-<seq>.tmp`).
+fn temp_pid(name: &str) -> Option<(u32, u64)> {
     let rest = name.strip_prefix(TEMP_PREFIX)?.strip_suffix(TEMP_SUFFIX)?;
     let (pid, seq) = rest.split_once('-')?;
-    seq.parse::<u64>().ok()?;
-    pid.parse().ok()
+    Some((pid.parse().ok()?, seq.parse().ok()?))
 }
 
 fn writer_gone(pid: u32, entry: &fs::DirEntry) -> bool {
@@ -281,13 +408,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // A pid far above any the kernel hands out here (pid_max is at most 2^22).
         let dead = dir.path().join(".mneme-4194399-7.tmp");
-        let mine = dir.path().join(format!(".mneme-{}-1.tmp", std::process::id()));
         let other = dir.path().join(".mneme-notes.tmp");
-        for f in [&dead, &mine, &other] {
+        for f in [&dead, &other] {
             fs::write(f, "x").unwrap();
         }
         assert_eq!(remove_stale_temps(dir.path()), vec![dead.clone()]);
-        assert!(!dead.exists() && mine.exists() && other.exists());
+        assert!(!dead.exists() && other.exists());
         // A pid that runs (our parent's: the writer's pid handed on) on a two-hour-old file.
         let reused = dir.path().join(format!(".mneme-{}-1.tmp", std::os::unix::process::parent_id()));
         fs::write(&reused, "x").unwrap();
@@ -295,5 +421,53 @@ mod tests {
         let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
         File::options().write(true).open(&reused).unwrap().set_modified(two_hours_ago).unwrap();
         assert_eq!(remove_stale_temps(dir.path()), vec![reused.clone()], "an hour-old file goes whoever has the pid");
+    }
+
+    /// A leftover under this process's own pid (a container's pid 1 run after run) goes with
+    /// the next write into its folder, however young; this process's own temporary files in
+    /// flight stay, and a number is let go once its file is done.
+    #[test]
+    fn leftovers_under_this_pid_are_removed_and_files_in_flight_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let me = std::process::id();
+        // A number this process will never reach, so no write of its holds it.
+        let leftover = dir.path().join(format!(".mneme-{me}-{}.tmp", 1u64 << 60));
+        fs::write(&leftover, "half a file").unwrap();
+        // In flight: handed to a caller that has not renamed it yet, and one a writer creates
+        // itself under a reserved name.
+        let (handed, _file) = create_temp(dir.path()).unwrap();
+        let reserved = TempName::reserve();
+        let made = dir.path().join(reserved.as_str());
+        fs::write(&made, "being written").unwrap();
+        write_atomic(&dir.path().join("a.md"), b"text").unwrap();
+        assert!(!leftover.exists(), "the previous process's leftover is gone");
+        assert!(handed.exists() && made.exists(), "this process's files in flight stay");
+        // Done with: the reserved name is let go, the handed-on file renamed away (and seen
+        // gone by the next clean-up). A file that turns up later under either name is no file
+        // of this process's.
+        drop(reserved);
+        fs::rename(&handed, dir.path().join("b.md")).unwrap();
+        assert!(remove_stale_temps(dir.path()).contains(&made));
+        fs::write(&made, "left again").unwrap();
+        fs::write(&handed, "left again").unwrap();
+        let mut removed = remove_stale_temps(dir.path());
+        removed.sort();
+        let mut expected = vec![handed.clone(), made.clone()];
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert_eq!(fs::read_to_string(dir.path().join("a.md")).unwrap(), "text");
+    }
+
+    /// A replacement takes the replaced file's rwx bits, not its set-id bits.
+    #[test]
+    #[cfg(unix)]
+    fn a_replacement_drops_set_id_bits() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("run.sh");
+        fs::write(&f, "one").unwrap();
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o6750)).unwrap();
+        write_atomic(&f, b"two").unwrap();
+        assert_eq!(fs::metadata(&f).unwrap().permissions().mode() & 0o7777, 0o750);
     }
 }

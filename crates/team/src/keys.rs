@@ -226,14 +226,11 @@ fn write_checked(
 mod sys {
     use super::TeamFileError;
     use rustix::fd::OwnedFd;
-    use rustix::fs::{fchmod, fchown, fstat, fsync, mkdirat, openat, renameat, statat, unlinkat, AtFlags, FileType, Gid, Mode, OFlags, Uid, CWD};
-    use mneme_store::atomic::{TEMP_PREFIX, TEMP_SUFFIX};
+    use rustix::fs::{fsync, mkdirat, openat, renameat, statat, unlinkat, AtFlags, FileType, Mode, OFlags, CWD};
+    use mneme_store::atomic::TempName;
     use rustix::fd::AsRawFd;
     use rustix::io::Errno;
     use std::path::{Path, PathBuf};
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    pub(super) static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
     fn io(action: &'static str, path: &Path, e: Errno) -> TeamFileError {
         TeamFileError::Io { action, path: path.to_path_buf(), source: e.into() }
@@ -281,27 +278,25 @@ mod sys {
         // must not come back readable by others after a pull. Looked up in the folder this
         // descriptor holds, without following a link (a link's own bits mean nothing).
         let replaced = statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW).ok().filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
+        // The name is held as this process's until it is dropped at the end of this function
+        // (after the rename or the unlink), so no clean-up on another thread takes the file
+        // for a leftover meanwhile.
         let (tmp, file) = loop {
-            let tmp = format!("{TEMP_PREFIX}{}-{}{TEMP_SUFFIX}", std::process::id(), TEMP_SEQ.fetch_add(1, Ordering::Relaxed));
+            let tmp = TempName::reserve();
             let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             match openat(&dir, tmp.as_str(), flags, Mode::from_raw_mode(0o666)) {
-                Ok(file) => break (tmp, file),
-                // Left by a killed writer that had this pid (in a container every run may be
-                // pid 1), which the clean-up above leaves alone: take the next number.
+                Ok(file) => break (tmp, std::fs::File::from(file)),
+                // Left by a killed writer that had this pid, put there since the clean-up
+                // above: take the next number.
                 Err(Errno::EXIST) => continue,
                 Err(e) => return Err(io("create a temporary file beside", &target, e)),
             }
         };
         let written = (|| {
             // Permissions before content, so the new text is never readable more widely than
-            // the old, not even through the temporary copy. Only the rwx bits: a set-id bit on
-            // a file whose text now comes from the server is not kept.
+            // the old, not even through the temporary copy; set-id bits are not kept.
             if let Some(st) = &replaced {
-                fchmod(&file, Mode::from_raw_mode(st.st_mode & 0o777))?;
-                if fstat(&file).is_ok_and(|mine| (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid)) {
-                    // Best effort: only a privileged process may give a file away.
-                    let _ = fchown(&file, Some(Uid::from_raw(st.st_uid)), Some(Gid::from_raw(st.st_gid)));
-                }
+                mneme_store::atomic::match_mode_and_owner(&file, st.st_mode, st.st_uid, st.st_gid).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
             }
             let mut rest = bytes;
             while !rest.is_empty() {
@@ -395,11 +390,10 @@ mod tests {
     }
 
     /// What a writer killed mid-write left (its partial temporary copy) goes with the next
-    /// write into that folder, once its writer is gone; a leftover under this process's own pid
-    /// (a container's pid 1 run after run) is stepped over, not a failed write.
+    /// write into that folder, once its writer is gone; so does a leftover under this process's
+    /// own pid (a container's pid 1 run after run), which is no file this process holds.
     #[test]
-    fn a_killed_writers_temporary_file_is_cleared_or_stepped_over() {
-        use std::sync::atomic::Ordering;
+    fn a_killed_writers_temporary_file_is_cleared() {
         let tmp = tempfile::tempdir().unwrap();
         let team = tmp.path().join("team");
         std::fs::create_dir_all(team.join("notes")).unwrap();
@@ -408,14 +402,15 @@ mod tests {
         std::fs::write(&dead, "half a runbo").unwrap();
         write_team_file(&team, "notes/runbook.md", b"the runbook").unwrap();
         assert!(!dead.exists(), "the dead writer's partial copy is gone");
-        // The next numbers this process would take are all taken by a run with its pid.
-        let next = sys::TEMP_SEQ.load(Ordering::Relaxed);
-        for n in next..next + 64 {
-            std::fs::write(team.join(format!(".mneme-{}-{n}.tmp", std::process::id())), "left").unwrap();
+        // Numbers this process never reaches, under its own pid: a previous run's.
+        let own: Vec<_> = (0..4).map(|n| team.join(format!(".mneme-{}-{}.tmp", std::process::id(), (1u64 << 60) + n))).collect();
+        for f in &own {
+            std::fs::write(f, "left").unwrap();
         }
         write_team_file(&team, "deploy.md", b"deploy from main").unwrap();
         assert_eq!(std::fs::read_to_string(team.join("deploy.md")).unwrap(), "deploy from main");
         assert_eq!(std::fs::read_to_string(team.join("notes/runbook.md")).unwrap(), "the runbook");
+        assert!(own.iter().all(|f| !f.exists()), "a previous run's leftovers under this pid are gone");
     }
 
     /// A pulled file replacing one the person set to 0600 keeps 0600 (a new file gets the
