@@ -105,8 +105,11 @@ pub struct TeamSyncStatus {
     /// screen's `keyringProblem`, in the same words): whether anyone is signed in is unknown,
     /// and pulls and pushes fail until it answers, but everything else here is still shown.
     pub keyring_problem: Option<String>,
-    /// Absent until the folder has pulled or pushed once.
+    /// Absent until the folder has pulled or pushed once, and when its file cannot be read.
     pub state: Option<SyncState>,
+    /// Why the sync state file cannot be read, saying what to do (the Team screen's
+    /// `stateProblem`, in the same words); everything else here is still shown.
+    pub state_problem: Option<String>,
 }
 
 /// An engine error in its own words; the code is the api's usual one for it.
@@ -374,7 +377,8 @@ impl Mneme {
     pub fn team_sync_status(&self, cwd: &Path) -> Result<TeamSyncStatus, ApiError> {
         let target = self.sync_target_at(cwd);
         let sign_in = auth::sign_in_state(self.credential_store().as_ref(), target.server_url.as_deref());
-        let state = self.sync_client(target.clone()).state().ok().filter(|s| s.last_pull.is_some() || s.last_push.is_some());
+        let (state, state_problem) = self.sync_client(target.clone()).status_state();
+        let state = state.filter(|s| s.last_pull.is_some() || s.last_push.is_some());
         Ok(TeamSyncStatus {
             team_dir: target.team_dir(),
             memory_dir: target.memory_dir,
@@ -385,6 +389,7 @@ impl Mneme {
             signed_in_as: sign_in.user,
             keyring_problem: sign_in.keyring_problem,
             state,
+            state_problem,
         })
     }
 

@@ -220,6 +220,11 @@ pub struct TeamStatus {
     pub user: Option<String>,
     /// Why the OS keyring could not be read, when it could not.
     pub keyring_problem: Option<String>,
+    /// Why Mneme's sync state file for this folder cannot be read, saying what to do, when it
+    /// cannot (`sync` is then empty). Left out of the UI's generated types until the Team
+    /// screen shows it (`ui/src/lib/bindings.ts` is regenerated with that change).
+    #[cfg_attr(feature = "specta", specta(skip))]
+    pub state_problem: Option<String>,
     pub sync: TeamSyncState,
     /// Sorted as Claude Code sorts keys.
     pub files: Vec<TeamFile>,
@@ -752,21 +757,14 @@ impl Mneme {
         let server = self.server_setting();
         let target = SyncTarget { memory_dir: r.memdir.clone(), repo: repo.clone(), server_url: server.server_url.clone() };
 
-        let (mut signed_in, mut user, mut keyring_problem) = (false, None, None);
-        if let Some(url) = &server.server_url {
-            match self.credential_store().load(url) {
-                Ok(Some(c)) => {
-                    signed_in = true;
-                    user = c.user;
-                }
-                Ok(None) => {}
-                Err(e) => keyring_problem = Some(e.to_string()),
-            }
-        }
+        // Decided where `mneme team status` decides it, so both say the same.
+        let sign_in = mneme_team::auth::sign_in_state(self.credential_store().as_ref(), server.server_url.as_deref());
 
         let client = self.sync_client(target.clone());
-        // No server or repository: nothing was ever synced from here under this pair.
-        let state = client.state().ok().unwrap_or_default();
+        // An unreadable state file is shown as such, with the files and the rest as they are
+        // on disk (nothing synced as far as can be told).
+        let (state, state_problem) = client.status_state();
+        let state = state.unwrap_or_default();
         let files = team_files(&target.team_dir(), &state)?;
         let mut sync = sync_state(&state);
         sync.held_back_lost = held_back_lost(&state, &files);
@@ -777,9 +775,10 @@ impl Mneme {
             repo_problem,
             remote_url,
             server,
-            signed_in,
-            user,
-            keyring_problem,
+            signed_in: sign_in.signed_in,
+            user: sign_in.user,
+            keyring_problem: sign_in.keyring_problem,
+            state_problem,
             sync,
             files,
         })

@@ -519,3 +519,54 @@ fn keyring_sign_in_through_the_api() {
     assert_eq!(mneme_keychain::Keychain::new(&service).get(&format!("team-token:{}", s.url)).unwrap(), None);
     assert!(!m.team_status(&req).unwrap().signed_in);
 }
+
+/// The sync state file of a folder, in Mneme's data folder (the one file there once it synced).
+fn state_file(m: &Machine) -> PathBuf {
+    let files: Vec<PathBuf> = fs::read_dir(m.t.env.data_dir().join("team-sync")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+/// A sync state file that cannot be read (not JSON, or a FIFO, which a plain read would wait on
+/// for ever) is shown by the Team screen's status and `mneme team status`'s alike, in the same
+/// words, with the files and the sign-in still shown, and the sign-in decided in one place for
+/// both; deleted as the words say, the next pull rebuilds it.
+#[test]
+fn an_unreadable_sync_state_is_shown_with_the_rest_and_the_next_pull_rebuilds_it() {
+    use mneme_testsupport::special_files::{mkfifo, within};
+    let s = Server::start();
+    let m = Machine::signed_in(&s, "ada", Role::Member);
+    m.write("oncall.md", "Pager rota is in the wiki.\n");
+    m.mneme.team_push(&m.req()).unwrap();
+    let path = state_file(&m);
+
+    fs::write(&path, "{ not json").unwrap();
+    let app = m.mneme.team_status(&m.req()).unwrap();
+    let cli = m.mneme.team_sync_status(&m.repo).unwrap();
+    let problem = app.state_problem.clone().unwrap_or_else(|| panic!("{app:?}"));
+    assert!(problem.contains("could not be used: it does not parse") && problem.contains("delete it to start afresh"), "{problem}");
+    assert_eq!(cli.state_problem.as_deref(), Some(problem.as_str()), "the same words both ways");
+    assert!(cli.state.is_none() && app.sync.last_push.is_none());
+    assert_eq!(app.files.iter().map(|f| f.key.as_str()).collect::<Vec<_>>(), ["oncall.md"], "the files are still listed");
+    assert!(app.signed_in && cli.signed_in);
+    assert_eq!((app.user.as_deref(), app.keyring_problem.as_deref()), (cli.signed_in_as.as_deref(), cli.keyring_problem.as_deref()));
+    assert_eq!(app.user.as_deref(), Some("ada"));
+
+    fs::remove_file(&path).unwrap();
+    mkfifo(&path);
+    let (env, clock, store, req, repo) = (m.t.env.clone().set_var("TEAM_MEMORY_SYNC_URL", &s.url), s.clock.clone(), m.store.clone(), m.req(), m.repo.clone());
+    let (app, cli) = within("the team status with a FIFO as its sync state", move || {
+        let mneme = Mneme::new(env, clock).with_team_credentials(store);
+        (mneme.team_status(&req).unwrap().state_problem, mneme.team_sync_status(&repo).unwrap().state_problem)
+    });
+    let problem = app.unwrap();
+    assert!(problem.contains("it is a named pipe (FIFO), not a plain file; delete it to start afresh"), "{problem}");
+    assert_eq!(cli.as_deref(), Some(problem.as_str()));
+
+    fs::remove_file(&path).unwrap();
+    m.mneme.team_pull(&m.req()).unwrap();
+    let cli = m.mneme.team_sync_status(&m.repo).unwrap();
+    assert!(cli.state_problem.is_none() && cli.state.is_some_and(|st| st.last_pull.is_some_and(|o| o.ok)), "rebuilt by the pull");
+    let app = m.mneme.team_status(&m.req()).unwrap();
+    assert!(app.state_problem.is_none() && app.sync.last_pull.is_some());
+}

@@ -19,7 +19,10 @@ pub enum SyncCommand {
     /// Exits 0 whenever the status could be shown, also when the OS keyring cannot be reached
     /// or is locked: then "Signed in" reads "unknown" with what to do (in --json, `signedIn` is
     /// false and `keyringProblem` says why), and pulls and pushes fail until the keyring
-    /// answers. Exits 1 only when no status could be shown (a folder that does not exist, say).
+    /// answers. So does a sync state file that cannot be read (not JSON, too large, a FIFO):
+    /// "Sync state" says so and what to do in place of the last pull and push (in --json,
+    /// `stateProblem`, and `state` is null). Exits 1 only when no status could be shown (a
+    /// folder that does not exist, say).
     Status {
         /// The project folder (default: the current folder).
         #[arg(long, value_name = "DIR")]
@@ -174,6 +177,11 @@ pub fn run(mneme: &Mneme, cmd: SyncCommand, managed_dir: Option<&Path>) -> Resul
                     (false, _, None) => "no".into(),
                 }
             );
+            if let Some(problem) = &view.state_problem {
+                // Not "never": what was synced is unknown until the file is dealt with.
+                println!("Sync state:   unreadable: {}", safe(problem));
+                return Ok(());
+            }
             let Some(st) = &view.state else {
                 println!("Last pull:    never");
                 println!("Last push:    never");

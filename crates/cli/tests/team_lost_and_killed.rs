@@ -345,3 +345,47 @@ fn status_without_a_keyring_shows_what_is_on_disk_and_what_to_do() {
     assert_eq!(status["lostFiles"][0]["key"], "deploy.md");
     assert_eq!(status["state"]["lastPull"]["ok"], false);
 }
+
+/// A sync state file that cannot be read (not JSON, or a FIFO, which a plain read would wait on
+/// for ever) is shown by `mneme team status` as one line saying so and what to do, not as
+/// "never" synced; the folder, repository, server and sign-in lines are still shown, the run
+/// exits 0, and `--json` says it in `stateProblem`, the Team screen's field and words.
+#[test]
+fn status_with_an_unreadable_sync_state_says_so_and_shows_the_rest() {
+    let (url, _) = serve(|_| json("500 Internal Server Error", r#"{"error":{"message":"not asked"}}"#));
+    let h = TestHome::new();
+    let repo = h.git_repo("code/shop");
+    git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+    let dir = h.root.join("mneme-data/team-sync");
+    let run = {
+        let (h, repo, url) = (Arc::new(h), repo.clone(), url.clone());
+        move |args: &[&str]| {
+            let mut cmd = mneme_testsupport::command_in(MNEME, &h);
+            cmd.env("MNEME_KEYRING_SERVICE", format!("mneme-cli-no-keyring-{}", std::process::id())).env("TEAM_MEMORY_SYNC_URL", &url).current_dir(&repo).args(args);
+            cmd.output().expect("mneme runs")
+        }
+    };
+    // A pull without a keyring fails but records itself, which puts the state file in place.
+    assert!(!run(&["team", "pull"]).status.success());
+    let path = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "json")).expect("the failed pull is recorded");
+
+    std::fs::write(&path, "{ not json").unwrap();
+    let text = common::succeeded(run(&["team", "status"]), &["team", "status"]);
+    let line = text.lines().find(|l| l.starts_with("Sync state:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.starts_with("Sync state:   unreadable: Mneme's team sync state file ") && line.contains("could not be used: it does not parse"), "{line}");
+    assert!(line.contains("delete it to start afresh"), "says what to do: {line}");
+    assert!(!text.contains("Last pull:    never"), "not shown as never synced: {text}");
+    assert!(text.contains("\nRepository:   acme/shop\n") && text.contains(&format!("\nServer:       {url} (env:TEAM_MEMORY_SYNC_URL)\n")), "{text}");
+    assert!(text.contains("\nSigned in:    unknown, pulls and pushes need the keyring"), "{text}");
+    let status: Value = serde_json::from_str(&common::succeeded(run(&["team", "status", "--json"]), &["team", "status", "--json"])).unwrap();
+    assert!(line.ends_with(status["stateProblem"].as_str().unwrap_or_else(|| panic!("{status}"))), "the same words: {status}");
+    assert_eq!(status["state"], Value::Null);
+
+    std::fs::remove_file(&path).unwrap();
+    mneme_testsupport::special_files::mkfifo(&path);
+    let text = mneme_testsupport::special_files::within("mneme team status with a FIFO as its sync state", {
+        let run = run.clone();
+        move || common::succeeded(run(&["team", "status"]), &["team", "status"])
+    });
+    assert!(text.contains("\nSync state:   unreadable: ") && text.contains("it is a named pipe (FIFO), not a plain file; delete it to start afresh"), "{text}");
+}

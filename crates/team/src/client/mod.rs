@@ -187,6 +187,19 @@ impl SyncClient {
         Ok(st)
     }
 
+    /// The state as a status shows it, decided here once so `mneme team status` and the Team
+    /// screen say the same: the state ([`SyncClient::state`]), or `None` and why not when its
+    /// file cannot be read (a broken, oversized or special file; the sentence says to delete
+    /// it, after which the next pull rebuilds it from the server), so a status still shows the
+    /// rest. No server or repository is no problem: nothing was ever synced under that pair.
+    pub fn status_state(&self) -> (Option<SyncState>, Option<String>) {
+        match self.state() {
+            Ok(st) => (Some(st), None),
+            Err(e @ SyncError::State { .. }) => (None, Some(e.to_string())),
+            Err(_) => (None, None),
+        }
+    }
+
     fn server_and_repo(&self) -> Result<(String, String), SyncError> {
         let server = self.target.server_url.clone().ok_or(SyncError::NoServer)?;
         let repo = self.target.repo.clone().ok_or(SyncError::NoRepo)?;
