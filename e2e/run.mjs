@@ -14,6 +14,9 @@
 // `mneme serve --port 0 --ui-dir ui/dist` on it, and checks the screens against the API, the
 // CLI and the files on disk. Screenshots of every screen go to docs/screenshots/.
 //
+// Near the end, e2e/keyboard.mjs drives the app by keyboard alone (Tab through every screen with a
+// visible ring, the memory, inbox, merge and settings flows with focus checked after each key).
+//
 // The fixture also holds a Claude Code session transcript of the repository, which the Inbox
 // runs offline extraction over (review mode, keep, discard), and the model-provider settings
 // talk to a stub OpenAI-compatible endpoint on 127.0.0.1 started by this script.
