@@ -301,6 +301,15 @@ pub fn summarize(records: &[RunRecord]) -> Outcome {
             RunOutcome::Disabled { why } => lines.push(format!("Off: {why}")),
             RunOutcome::Failed { error } => failed.push(error.clone()),
         }
+        // A transcript larger than one run holds: say how many messages went unread and why,
+        // or the job log reads as if the whole session was looked at.
+        if let Some(left_out) = &r.left_out {
+            let note = format!("Left out: {left_out}");
+            match r.outcome {
+                RunOutcome::Failed { .. } => failed.push(note),
+                _ => lines.push(note),
+            }
+        }
     }
     if !failed.is_empty() {
         return Outcome::Failed { error: failed.join("; ") };
@@ -325,5 +334,54 @@ pub(crate) async fn sleep_or_cancel(d: Duration, cancel: &Cancel) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(d) => cancel.is_cancelled(),
         _ = cancel.cancelled() => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mneme_extract::record::{LeftOut, Trigger};
+
+    fn record(outcome: RunOutcome, left_out: Option<LeftOut>) -> RunRecord {
+        RunRecord {
+            id: "r1".into(),
+            started_ms: 0,
+            started_at: "1970-01-01T00:00:00.000Z".into(),
+            memory_dir: "/m".into(),
+            project_root: "/p".into(),
+            session_id: None,
+            transcript: "/t.jsonl".into(),
+            trigger: Trigger::TurnEnd,
+            engine: "offline".into(),
+            model: None,
+            new_message_count: 4,
+            outcome,
+            written_paths: Vec::new(),
+            memory_paths: Vec::new(),
+            team_count: 0,
+            message: None,
+            changeset: None,
+            turns: 0,
+            denials: Vec::new(),
+            decisions: Vec::new(),
+            left_out,
+        }
+    }
+
+    /// A run over a transcript larger than its hold window says in the job log how many
+    /// messages it did not read and why; a run that read everything says nothing of it.
+    #[test]
+    fn the_summary_says_how_many_messages_were_left_out_and_why() {
+        let left_out = LeftOut::of(3, 32 << 20);
+        let Outcome::Done { summary } = summarize(&[record(RunOutcome::NothingToSave, left_out)]) else { panic!("done") };
+        let expected = format!("Nothing worth saving\nLeft out: {}", left_out.unwrap());
+        assert_eq!(summary, expected);
+        assert!(summary.contains("3 older messages were not read: a run holds only the newest 32 MiB"), "{summary}");
+        let Outcome::Failed { error } = summarize(&[record(RunOutcome::Failed { error: "the model failed".into() }, LeftOut::of(1, 32 << 20))]) else {
+            panic!("failed")
+        };
+        assert!(error.starts_with("the model failed; Left out: 1 older message was not read"), "{error}");
+        let Outcome::Done { summary } = summarize(&[record(RunOutcome::NothingToSave, None)]) else { panic!("done") };
+        assert_eq!(summary, "Nothing worth saving");
     }
 }
