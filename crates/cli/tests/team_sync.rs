@@ -47,7 +47,9 @@ fn status_without_a_server_names_the_team_folder_and_how_to_sign_in() {
             "serverUrlSource": null,
             "signedInAs": null,
             "signedIn": false,
+            "keyringProblem": null,
             "state": null,
+            "stateProblem": null,
             "lostFiles": [],
         })
     );
