@@ -50,3 +50,35 @@ fn a_sync_state_that_is_a_fifo_fails_the_pull_at_once_and_says_what_to_do() {
     client.pull().unwrap();
     assert!(state::peek(&path).is_some_and(|s| s.last_pull.is_some_and(|o| o.ok)));
 }
+
+/// What a status shows of the state (`SyncClient::status_state`): a state file too large to be
+/// one Mneme wrote is named as the problem with what to do, not read and not taken for a fresh
+/// state; without a server nothing was synced, which is no problem.
+#[test]
+fn a_status_names_an_oversized_state_file_and_takes_no_server_for_nothing_synced() {
+    let home = TestHome::new();
+    let memory = home.root.join("memory");
+    std::fs::create_dir_all(memory.join("team")).unwrap();
+    let target = SyncTarget { memory_dir: memory.clone(), repo: Some("owner/name".into()), server_url: Some("http://127.0.0.1:9".into()) };
+    let client = SyncClient::new(target, &home.env, Arc::new(SystemClock), Arc::new(StaticToken("t0k3n".into())));
+    let path = client.state_path().to_path_buf();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    // Sparse: one byte past the limit costs no disk.
+    std::fs::File::create(&path).unwrap().set_len(state::MAX_STATE_BYTES + 1).unwrap();
+    let (st, problem) = client.status_state();
+    let problem = problem.unwrap_or_else(|| panic!("{st:?}"));
+    assert!(st.is_none());
+    assert!(problem.contains(".json could not be used: it is larger than ") && problem.ends_with("more than a sync state holds; delete it to start afresh"), "{problem}");
+
+    std::fs::remove_file(&path).unwrap();
+    let (st, problem) = client.status_state();
+    assert!(problem.is_none() && st.is_some_and(|s| s.last_pull.is_none()), "missing: a fresh state");
+    let unconfigured = SyncClient::new(
+        SyncTarget { memory_dir: memory, repo: Some("owner/name".into()), server_url: None },
+        &home.env,
+        Arc::new(SystemClock),
+        Arc::new(StaticToken("t0k3n".into())),
+    );
+    let (st, problem) = unconfigured.status_state();
+    assert!(st.is_none() && problem.is_none());
+}
