@@ -214,7 +214,7 @@ fn a_file_changing_size_while_read() {
             let mut n = 0u32;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 n += 1;
-                if n % 64 == 0 {
+                if n.is_multiple_of(64) {
                     let _ = std::fs::write(&path, "---\nname: moving\n");
                 } else if let Ok(mut f) = std::fs::OpenOptions::new().append(true).open(&path) {
                     let _ = f.write_all("grown line \u{00e9}\n".repeat(64).as_bytes());

@@ -422,23 +422,17 @@ impl Memdir {
     /// may name a file the last pull could not write on this disk (too large, a case twin, a
     /// link in its place); removing it would remove it for everyone at the next push.
     pub fn drop_dangling_index_lines(&self) -> Result<Vec<IndexFix>, MemdirError> {
-        let mut fixes = Vec::new();
-        for scope in [Scope::Private] {
-            let root = self.root.clone();
-            let (removed, revision) = self.edit_index(scope, |doc| {
-                let hits: Vec<usize> = doc
-                    .entries(scope, &root)
-                    .into_iter()
-                    .filter(|(_, e)| !self.target_exists(&e.rel_path))
-                    .map(|(i, _)| i)
-                    .collect();
-                doc.remove(&hits)
-            })?;
-            if !removed.is_empty() {
-                fixes.push(self.fix_result(scope, Vec::new(), removed, Vec::new(), revision));
-            }
+        let scope = Scope::Private;
+        let root = self.root.clone();
+        let (removed, revision) = self.edit_index(scope, |doc| {
+            let hits: Vec<usize> =
+                doc.entries(scope, &root).into_iter().filter(|(_, e)| !self.target_exists(&e.rel_path)).map(|(i, _)| i).collect();
+            doc.remove(&hits)
+        })?;
+        if removed.is_empty() {
+            return Ok(Vec::new());
         }
-        Ok(fixes)
+        Ok(vec![self.fix_result(scope, Vec::new(), removed, Vec::new(), revision)])
     }
 
     /// Makes room in an index for what matters: removes repeated entries for the same target
