@@ -17,8 +17,10 @@ export async function focusState(page) {
     const text = (el.getAttribute('aria-label') || el.textContent || el.getAttribute('placeholder') || '').replace(/\s+/g, ' ').trim().slice(0, 50);
     const where = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.getAttribute('data-testid') ? `[data-testid=${el.getAttribute('data-testid')}]` : ''} “${text}”`;
     const problems = [];
-    // The main region is focused on purpose when a screen opens (no ring, no tab stop).
+    // The main region (the skip link's target) and a screen's title (focused when the screen
+    // opens) take focus on purpose, as where reading starts: no ring, no tab stop.
     if (el.id === 'main') return { where, id: 'main', problems };
+    if (el.matches('#main .screen-head h1')) return { where, title: true, problems };
     const cs = getComputedStyle(el);
     const outline = cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0;
     if (!outline && cs.boxShadow === 'none') problems.push('no focus ring (outline none and no box shadow)');
@@ -91,6 +93,28 @@ async function expectFocusOn(page, locator, when, fail) {
   await expectVisibleFocus(page, when, fail);
 }
 
+/** Fails unless each tab in `scope` (named by the keys of `panels`) controls a tab panel that
+ *  names it when it is selected, and what the panel then shows holds the test id given (when
+ *  one is). Selects each tab by Enter on it, and leaves the first selected again. */
+async function expectTabPanels(scope, panels, fail) {
+  const names = Object.keys(panels);
+  for (const name of [...names, names[0]]) {
+    const tab = scope.getByRole('tab', { name, exact: true });
+    await tab.focus();
+    await tab.page().keyboard.press('Enter');
+    if ((await tab.getAttribute('aria-selected')) !== 'true') fail(`Enter on the ${name} tab did not select it`);
+    const [id, controls] = [await tab.getAttribute('id'), await tab.getAttribute('aria-controls')];
+    if (!id || !controls) fail(`the ${name} tab has no id or no aria-controls (id ${id}, aria-controls ${controls})`);
+    const panel = scope.page().locator(`[id="${controls}"]`);
+    if ((await panel.count()) !== 1) fail(`the ${name} tab controls #${controls}, which the page holds ${await panel.count()} times`);
+    if ((await panel.getAttribute('role')) !== 'tabpanel') fail(`#${controls}, controlled by the ${name} tab, is no tab panel`);
+    if ((await panel.getAttribute('aria-labelledby')) !== id) fail(`with ${name} selected its panel is labelled by #${await panel.getAttribute('aria-labelledby')}, not by the tab`);
+    if ((await scope.page().locator(`[id="${id}"]`).count()) !== 1) fail(`the id of the ${name} tab, ${id}, is not unique in the page`);
+    const shows = panels[name];
+    if (shows && !(await panel.getByTestId(shows).count())) fail(`the ${name} tab's panel does not hold what the tab shows (${shows})`);
+  }
+}
+
 const SCREENS = [
   ['1', 'Projects'], ['2', 'What Claude sees'], ['3', 'Memories'], ['4', 'Inbox'], ['5', 'Dreams'],
   ['6', 'Recall bench'], ['7', 'Graph'], ['8', 'Team'], ['9', 'Settings'],
@@ -109,10 +133,18 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await expectVisibleFocus(page, when, fail);
   };
   const main = page.locator('#main');
+  /** The title of the screen shown, which takes focus when a screen opens. */
+  const title = page.locator('#main .screen-head h1');
+  /** Fails unless focus is on the title of the screen `label` (so a screen reader names it). */
+  const expectOnTitle = async (label, when) => {
+    await expectOn(title, when);
+    if ((await title.textContent())?.trim() !== label) fail(`${when}, focus is on the title “${await title.textContent()}”, not ${label}'s`);
+    if ((await title.getAttribute('tabindex')) !== '-1') fail(`${when}, the screen title is a Tab stop (tabindex ${await title.getAttribute('tabindex')})`);
+  };
   const screenIs = (label) => waitFor(`the ${label} screen`, async () =>
     (await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: label, exact: true }).getAttribute('aria-current')) === 'page');
 
-  await step('Keyboard: open the shop from the folder box (Alt+F, type, Enter); every screen opens by Enter and Alt+digit with focus in it', async () => {
+  await step('Keyboard: open the shop from the folder box (Alt+F, type, Enter); every screen opens by Enter and Alt+digit with focus on its title', async () => {
     await page.keyboard.press('Alt+f');
     await expectOn(page.locator('#folder'), 'after Alt+F');
     await page.keyboard.press('Control+a');
@@ -123,12 +155,12 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
       // From the navigation: the link focused (Shift+Tab from the main region), then Enter.
       await page.keyboard.press(`Alt+${key}`);
       await screenIs(label);
-      await expectOn(main, `after Alt+${key} (${label})`);
+      await expectOnTitle(label, `after Alt+${key} (${label})`);
       const link = page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: SCREENS[(Number(key) % 9)][1], exact: true });
       await link.focus();
       await page.keyboard.press('Enter');
       await screenIs(SCREENS[Number(key) % 9][1]);
-      await expectOn(main, `after Enter on the ${SCREENS[Number(key) % 9][1]} link`);
+      await expectOnTitle(SCREENS[Number(key) % 9][1], `after Enter on the ${SCREENS[Number(key) % 9][1]} link`);
       if (await page.evaluate(() => window.scrollY) !== 0) fail(`the ${SCREENS[Number(key) % 9][1]} screen did not open at its top`);
     }
   });
@@ -177,6 +209,9 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await main.focus();
     await page.keyboard.press('n');
     await expectOn(page.locator('#nm-name'), 'after n');
+    const newForm = page.locator('form[aria-labelledby="new-h"]');
+    await expectTabPanels(newForm, { Write: null, Preview: null }, fail);
+    await page.locator('#nm-name').focus();
     await page.keyboard.type('keyboard-only');
     await page.keyboard.press('Tab');
     await page.keyboard.type('Written without a mouse');
@@ -222,6 +257,7 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await page.keyboard.press('ArrowLeft');
     await expectOn(form, 'after ← on the Raw file tab');
     await editor.getByTestId('memory-description').waitFor();
+    await expectTabPanels(editor, { Form: 'memory-description', 'Raw file': 'memory-raw' }, fail);
   });
 
   await step('Keyboard: Memories — rename (Escape gives focus back), trash and undo, the trash panel and its confirmation', async () => {
@@ -310,7 +346,7 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await expectOn(openIt, 'after Enter on Keep');
     await page.keyboard.press('Enter');
     await screenIs('Memories');
-    await expectOn(main, 'after Enter on Open in Memories');
+    await expectOnTitle('Memories', 'after Enter on Open in Memories');
     await waitFor(`${added[0]} open`, async () => (await page.getByTestId('memory-editor').getAttribute('aria-label')) === `Memory ${added[0]}`);
   });
 
@@ -439,6 +475,33 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await expectOn(test, 'after Enter on Test connection, once the test finished');
   });
 
+  await step('Keyboard: Team — the server address is saved and forgotten by Enter, the keyboard left in the address field each time', async () => {
+    // Signed out, with TEAM_MEMORY_SYNC_URL naming the server: the address saved here is kept
+    // (and said to be overridden) but not used, so saving one changes nothing else in the run.
+    await page.keyboard.press('Alt+8');
+    await screenIs('Team');
+    const file = path.join(fx.env.MNEME_DATA_DIR, 'team.json');
+    const saved = () => (fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')).serverUrl ?? null : null);
+    const address = page.getByTestId('team-server-input');
+    await address.focus();
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('https://keyboard-team.example.com');
+    await page.keyboard.press('Tab');
+    await expectOn(page.getByTestId('team-server-save'), 'Tab from the team server address');
+    await page.keyboard.press('Enter');
+    await waitFor('the address in team.json', async () => saved() === 'https://keyboard-team.example.com');
+    // Save stays disabled (the address is saved): the keyboard is back in the field.
+    const forget = page.getByTestId('team-server-forget');
+    await forget.waitFor();
+    await expectOn(address, 'after Enter on the team server\'s Save');
+    await forget.focus();
+    await page.keyboard.press('Enter');
+    await waitFor('the address to leave team.json', async () => saved() === null);
+    // Forget leaves the page with the saved address: the keyboard is in the field, not lost.
+    await forget.waitFor({ state: 'detached' });
+    await expectOn(address, 'after Enter on the team server\'s Forget');
+  });
+
   await step('Keyboard: Graph — ↓ from the search box reaches the results, Enter opens the memory', async () => {
     await page.keyboard.press('Alt+7');
     await screenIs('Graph');
@@ -456,7 +519,7 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Enter');
     await screenIs('Memories');
-    await expectOn(main, 'after opening a memory from the graph');
+    await expectOnTitle('Memories', 'after opening a memory from the graph');
     const rel = id.slice('memory:'.length);
     await waitFor(`${rel} open`, async () => (await page.getByTestId('memory-editor').getAttribute('aria-label')) === `Memory ${rel}`);
   });

@@ -15,7 +15,8 @@
 // CLI and the files on disk. Screenshots of every screen go to docs/screenshots/.
 //
 // Near the end, e2e/keyboard.mjs drives the app by keyboard alone (Tab through every screen with a
-// visible ring, the memory, inbox, merge and settings flows with focus checked after each key).
+// visible ring, each screen opening with focus on its title, the memory, inbox, merge, settings and
+// team-address flows with focus checked after each key).
 //
 // The fixture also holds a Claude Code session transcript of the repository, which the Inbox
 // runs offline extraction over (review mode, keep, discard), and the model-provider settings
@@ -485,10 +486,10 @@ async function main() {
   };
   const nav = async (label) => {
     await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: label, exact: true }).click();
-    // A new screen opens at its top with the focus in it (focusing it must not scroll its
-    // title up under the folder bar).
-    await waitFor(`${label} to open at its top, focused`, async () =>
-      page.evaluate(() => document.activeElement?.id === 'main' && window.scrollY === 0));
+    // A new screen opens at its top with the focus on its title (focusing it must not scroll
+    // the title up under the folder bar).
+    await waitFor(`${label} to open at its top, its title focused`, async () =>
+      page.evaluate(() => !!document.activeElement?.matches('#main .screen-head h1') && window.scrollY === 0));
   };
 
   try {
