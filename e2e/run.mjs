@@ -1471,6 +1471,29 @@ async function main() {
       if (Object.keys(entries).join(',') !== 'deploys.md' || entries['deploys.md'] !== deploys) fail(`the server holds ${JSON.stringify(Object.keys(entries))}`);
     });
 
+    await step('Team: an unreadable sync state file is named on the screen with what to do, not shown as never synced', async () => {
+      const dir = path.join(fx.data, 'team-sync');
+      const files = fs.readdirSync(dir).filter((n) => n.endsWith('.json'));
+      if (files.length !== 1) fail(`team-sync holds ${JSON.stringify(files)}`);
+      const file = path.join(dir, files[0]);
+      const kept = fs.readFileSync(file);
+      fs.writeFileSync(file, 'not json {');
+      try {
+        await nav('Memories');
+        await nav('Team');
+        const problem = page.getByTestId('team-state-problem');
+        await problem.waitFor();
+        const text = (await problem.textContent()) ?? '';
+        if (!text.includes(file) || !/delete/i.test(text)) fail(`the sync state problem reads "${text}"`);
+      } finally {
+        fs.writeFileSync(file, kept);
+      }
+      await nav('Memories');
+      await nav('Team');
+      await page.locator('[data-testid="team-files"] tr[data-key="deploys.md"]').waitFor();
+      if (await page.getByTestId('team-state-problem').count()) fail('the sync state problem stays after the file reads again');
+    });
+
     await step('Team: a second version, its history and the diff between versions', async () => {
       const second = deploys.replace('main only.', 'main only, after CI is green.\nTag every release.');
       write(path.join(teamDir, 'deploys.md'), second);

@@ -221,9 +221,7 @@ pub struct TeamStatus {
     /// Why the OS keyring could not be read, when it could not.
     pub keyring_problem: Option<String>,
     /// Why Mneme's sync state file for this folder cannot be read, saying what to do, when it
-    /// cannot (`sync` is then empty). Left out of the UI's generated types until the Team
-    /// screen shows it (`ui/src/lib/bindings.ts` is regenerated with that change).
-    #[cfg_attr(feature = "specta", specta(skip))]
+    /// cannot (`sync` is then empty).
     pub state_problem: Option<String>,
     pub sync: TeamSyncState,
     /// Sorted as Claude Code sorts keys.

@@ -2166,6 +2166,11 @@ export type TeamStatus = {
 	user: string | null,
 	/**  Why the OS keyring could not be read, when it could not. */
 	keyringProblem: string | null,
+	/**
+	 *  Why Mneme's sync state file for this folder cannot be read, saying what to do, when it
+	 *  cannot (`sync` is then empty).
+	 */
+	stateProblem: string | null,
 	sync: TeamSyncState,
 	/**  Sorted as Claude Code sorts keys. */
 	files: TeamFile[],
