@@ -1485,6 +1485,9 @@ async function main() {
         await problem.waitFor();
         const text = (await problem.textContent()) ?? '';
         if (!text.includes(file) || !/delete/i.test(text)) fail(`the sync state problem reads "${text}"`);
+        // Not "never": nothing about the last pull or push can be told from an unreadable file.
+        const lastPush = (await page.getByTestId('team-last-push').textContent())?.trim();
+        if (lastPush !== 'unknown') fail(`with an unreadable state the last push reads "${lastPush}"`);
       } finally {
         fs.writeFileSync(file, kept);
       }
