@@ -357,14 +357,8 @@ fn an_undo_killed_writing_its_record_is_finished_by_the_next_undo() {
 /// leaves the memory in place and no torn copy in the trash that a later restore would put back.
 #[test]
 fn a_delete_into_a_trash_on_another_disk_killed_mid_copy_leaves_no_torn_copy() {
-    use std::os::unix::fs::MetadataExt;
     let (h, repo, mem) = project();
-    let shm = Path::new("/dev/shm");
-    assert!(
-        shm.is_dir() && fs::metadata(shm).unwrap().dev() != fs::metadata(&mem).unwrap().dev(),
-        "this test needs /dev/shm on a file system of its own (a tmpfs), apart from the temporary folder's"
-    );
-    let data = tempfile::tempdir_in(shm).unwrap();
+    let data = data_on_another_disk(&mem);
     let run = |limit: Option<u64>, args: &[&str]| {
         let mut c = cmd(&h, &repo, limit, args);
         c.env("MNEME_DATA_DIR", data.path());
@@ -399,15 +393,9 @@ fn a_delete_into_a_trash_on_another_disk_killed_mid_copy_leaves_no_torn_copy() {
 /// still where it was, whole, and the trash holds no torn copy of any of its files.
 #[test]
 fn a_merged_folder_copied_to_a_trash_on_another_disk_is_never_torn() {
-    use std::os::unix::fs::MetadataExt;
     let h = TestHome::new();
     let repo = h.git_repo("repo");
-    let shm = Path::new("/dev/shm");
-    assert!(
-        shm.is_dir() && fs::metadata(shm).unwrap().dev() != fs::metadata(&h.root).unwrap().dev(),
-        "this test needs /dev/shm on a file system of its own (a tmpfs), apart from the temporary folder's"
-    );
-    let data = tempfile::tempdir_in(shm).unwrap();
+    let data = data_on_another_disk(&h.root);
     let run = |limit: Option<u64>, args: &[&str]| {
         let mut c = cmd(&h, &repo, limit, args);
         c.env("MNEME_DATA_DIR", data.path());
@@ -458,4 +446,16 @@ fn snapshot(dir: &Path, keep: fn(&str) -> bool) -> Vec<(String, Vec<u8>)> {
         .collect();
     files.sort();
     files
+}
+
+/// A data folder on another file system than `near` (a rename between them is a copy):
+/// `/dev/shm`, a tmpfs on Linux.
+fn data_on_another_disk(near: &Path) -> tempfile::TempDir {
+    use std::os::unix::fs::MetadataExt;
+    let shm = Path::new("/dev/shm");
+    assert!(
+        shm.is_dir() && fs::metadata(shm).unwrap().dev() != fs::metadata(near).unwrap().dev(),
+        "this test needs /dev/shm on a file system of its own (a tmpfs), apart from the temporary folder's"
+    );
+    tempfile::tempdir_in(shm).unwrap()
 }
