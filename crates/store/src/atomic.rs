@@ -78,7 +78,13 @@ impl TempName {
     /// file whose caller finishes it elsewhere.
     fn until_gone(mut self, path: &Path) {
         let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        ours().insert(self.seq, Held::UntilGone(path));
+        let mut ours = ours();
+        // Every memory save hands a file on, and a clean-up lets go of finished ones only when
+        // it meets a file of this pid: a long-running app would otherwise keep a path per save.
+        if ours.len() >= HELD_BEFORE_PRUNE {
+            release_finished(&mut ours);
+        }
+        ours.insert(self.seq, Held::UntilGone(path));
         self.handed_on = true;
     }
 }
@@ -89,6 +95,18 @@ impl Drop for TempName {
             ours().remove(&self.seq);
         }
     }
+}
+
+/// How many numbers may be held before handing one on first lets go of those whose files are
+/// gone (a few `stat`s, once per this many saves).
+const HELD_BEFORE_PRUNE: usize = 64;
+
+/// Lets go of the numbers whose handed-on files are gone (renamed into place or removed).
+fn release_finished(ours: &mut BTreeMap<u64, Held>) {
+    ours.retain(|_, held| match held {
+        Held::Writing => true,
+        Held::UntilGone(path) => fs::symlink_metadata(path).is_ok(),
+    });
 }
 
 /// A temporary file with a name no other thread or process uses, created empty in `dir`, held
@@ -290,10 +308,7 @@ pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
         let mut ours = ours();
         // Numbers whose files are done with are let go here, which keeps the map as small as
         // the writes in flight; a number is never used again, so letting it go is safe.
-        ours.retain(|_, held| match held {
-            Held::Writing => true,
-            Held::UntilGone(path) => fs::symlink_metadata(path).is_ok(),
-        });
+        release_finished(&mut ours);
         for (seq, path) in own {
             // A number this process holds: its own file (or, in another folder, a leftover that
             // shares the number, which goes once this process's file is done).
@@ -327,6 +342,19 @@ fn writer_gone(pid: u32, entry: &fs::DirEntry) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Files handed on and then renamed away are let go of as more are handed on, so the
+    /// numbers held stay bounded however many saves a long-running process makes.
+    #[test]
+    fn numbers_of_finished_files_are_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..(HELD_BEFORE_PRUNE * 4) {
+            let (tmp, _) = write_temp(dir.path(), b"x", None).unwrap();
+            fs::rename(&tmp, dir.path().join(format!("f{i}.md"))).unwrap();
+        }
+        // Other tests run alongside and hold a few of their own.
+        assert!(ours().len() <= HELD_BEFORE_PRUNE + 16, "{} numbers held", ours().len());
+    }
 
     #[test]
     fn writes_replace_and_keep_permissions() {
