@@ -21,7 +21,7 @@ use mneme_testsupport::{git, write_file, TestHome};
 use serde_json::{json as j, Value};
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -56,6 +56,22 @@ fn checksum(text: &str) -> String {
     format!("sha256:{}", String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap())
 }
 
+/// The project every test here syncs: a git repository whose origin names acme/shop, the
+/// team server's repository.
+fn shop_with_origin(h: &TestHome) -> PathBuf {
+    let repo = h.git_repo("code/shop");
+    git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+    repo
+}
+
+/// `mneme ARGS` in the shop against the server at `url`, under a keyring service name no
+/// keyring holds, as a machine without a reachable keyring runs it.
+fn without_keyring(h: &TestHome, repo: &Path, url: &str, args: &[&str]) -> Output {
+    let mut cmd = mneme_testsupport::command_in(MNEME, h);
+    cmd.env("MNEME_KEYRING_SERVICE", format!("mneme-cli-no-keyring-{}", std::process::id())).env("TEAM_MEMORY_SYNC_URL", url).current_dir(repo).args(args);
+    cmd.output().expect("mneme runs")
+}
+
 impl Synced {
     /// Signed in, or `None` where no keyring is reachable and none is required.
     fn start() -> Option<Synced> {
@@ -86,8 +102,7 @@ impl Synced {
         static N: AtomicU32 = AtomicU32::new(0);
         let service = format!("mneme-cli-team-test-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
         let h = TestHome::new();
-        let repo = h.git_repo("code/shop");
-        git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+        let repo = shop_with_origin(&h);
         let team = h.memdir_for(&repo).join("team");
         let s = Synced { h, repo, team, url, service, entries };
         let login = s.run(&[], &["team", "login"]);
@@ -311,15 +326,10 @@ fn a_pull_killed_after_replacing_a_local_edit_still_lists_it_for_restoring() {
 fn status_without_a_keyring_shows_what_is_on_disk_and_what_to_do() {
     let (url, _) = serve(|_| json("500 Internal Server Error", r#"{"error":{"message":"not asked"}}"#));
     let h = TestHome::new();
-    let repo = h.git_repo("code/shop");
-    git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+    let repo = shop_with_origin(&h);
     let team = h.memdir_for(&repo).join("team");
     write_file(&team.join("deploy.md"), "deploy from main");
-    let run = |args: &[&str]| {
-        let mut cmd = mneme_testsupport::command_in(MNEME, &h);
-        cmd.env("MNEME_KEYRING_SERVICE", format!("mneme-cli-no-keyring-{}", std::process::id())).env("TEAM_MEMORY_SYNC_URL", &url).current_dir(&repo).args(args);
-        cmd.output().expect("mneme runs")
-    };
+    let run = |args: &[&str]| without_keyring(&h, &repo, &url, args);
     let err = common::one_line_error(run(&["team", "pull"]), &["team", "pull"]);
     assert!(err.contains("no OS keyring is reachable"), "{err}");
     // What a pull records after the server lost a push from here (the fixture the first test
@@ -354,16 +364,11 @@ fn status_without_a_keyring_shows_what_is_on_disk_and_what_to_do() {
 fn status_with_an_unreadable_sync_state_says_so_and_shows_the_rest() {
     let (url, _) = serve(|_| json("500 Internal Server Error", r#"{"error":{"message":"not asked"}}"#));
     let h = TestHome::new();
-    let repo = h.git_repo("code/shop");
-    git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+    let repo = shop_with_origin(&h);
     let dir = h.root.join("mneme-data/team-sync");
     let run = {
         let (h, repo, url) = (Arc::new(h), repo.clone(), url.clone());
-        move |args: &[&str]| {
-            let mut cmd = mneme_testsupport::command_in(MNEME, &h);
-            cmd.env("MNEME_KEYRING_SERVICE", format!("mneme-cli-no-keyring-{}", std::process::id())).env("TEAM_MEMORY_SYNC_URL", &url).current_dir(&repo).args(args);
-            cmd.output().expect("mneme runs")
-        }
+        move |args: &[&str]| without_keyring(&h, &repo, &url, args)
     };
     // A pull without a keyring fails but records itself, which puts the state file in place.
     assert!(!run(&["team", "pull"]).status.success());
