@@ -16,6 +16,7 @@
 
 pub mod events;
 pub mod methods;
+mod peer;
 pub mod security;
 pub mod ui;
 
@@ -236,7 +237,19 @@ async fn serve_http(
     loop {
         let stream = tokio::select! {
             accepted = accept(&listener, listener_v6.as_ref()) => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, peer)) => match stream.local_addr().map(|local| peer::classify(peer, local)) {
+                    Ok(peer::Peer::Welcome) => stream,
+                    // Another account's connection never takes a place (see peer.rs). The
+                    // refusal is small enough for the socket's buffer, so it never waits.
+                    Ok(peer::Peer::Foreign { uid }) => {
+                        let _ = stream.try_write(&peer::refusal(uid));
+                        // Closing with its request unread would reset the connection, and
+                        // the refusal with it; take what has arrived.
+                        let _ = stream.try_read(&mut [0u8; 4096]);
+                        continue;
+                    }
+                    Err(_) => continue,
+                },
                 // Out of file descriptors and the like: wait instead of spinning.
                 Err(_) => {
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
