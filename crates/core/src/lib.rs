@@ -9,6 +9,7 @@ pub mod js_json;
 pub mod js_yaml;
 pub mod layer;
 pub mod memory_type;
+pub mod own_files;
 pub mod platform;
 pub mod portable;
 pub mod retry;
