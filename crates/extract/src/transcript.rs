@@ -15,8 +15,8 @@
 //! Entries are compact: each line is parsed and then only what extraction and session memory
 //! read of it is kept (ids, flags, text blocks, and of tool calls their `file_path`, the start
 //! of their input and result as the prompt shows it, their lengths and token estimates). Long
-//! sessions run to hundreds of MB, nearly all tool results, and every entry since the start is
-//! held while a session is followed.
+//! sessions run to hundreds of MB, nearly all tool results. Every read goes into a [`Window`],
+//! which holds at most [`HELD_LIMIT_BYTES`] of the newest entries and counts what it lets go.
 //!
 //! [`conversation`] rebuilds the main thread's messages the way Claude Code holds them in memory:
 //! the `parentUuid` chain back from the newest entry (which stops at a compaction boundary and
@@ -535,49 +535,18 @@ pub struct Malformed {
     pub error: String,
 }
 
-/// What one read produced.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Batch {
-    pub entries: Vec<Entry>,
-    pub malformed: Vec<Malformed>,
-    /// The file was shorter than the cursor (replaced or truncated), so reading restarted at 0.
-    pub restarted: bool,
-}
-
-/// Parses the complete lines of `bytes` (which starts at file offset `base`). Returns the
-/// entries and how many bytes were consumed: everything up to and including the last `\n`. A
-/// trailing line without `\n` is left for the next read, because Claude Code may still be
-/// appending it.
-pub fn parse_complete_lines(bytes: &[u8], base: u64) -> (Batch, usize) {
-    let mut batch = Batch::default();
-    let consumed = parse_lines_into(bytes, base, &mut batch);
-    (batch, consumed)
-}
-
-/// Where a read puts what it finds: a [`Batch`] keeps all of it, a [`Window`] the newest.
-pub trait Sink {
-    fn entry(&mut self, entry: Entry);
-    fn malformed(&mut self, malformed: Malformed);
-    /// The file was shorter than the cursor: reading starts again at 0.
-    fn restart(&mut self);
-}
-
-impl Sink for Batch {
-    fn entry(&mut self, entry: Entry) {
-        self.entries.push(entry);
-    }
-
-    fn malformed(&mut self, malformed: Malformed) {
-        self.malformed.push(malformed);
-    }
-
-    fn restart(&mut self) {
-        self.restarted = true;
-    }
+/// Parses the complete lines of `bytes` (which starts at file offset `base`) into a [`Window`]
+/// of [`HELD_LIMIT_BYTES`], as a transcript is read. Returns the window and how many bytes were
+/// consumed: everything up to and including the last `\n`. A trailing line without `\n` is
+/// left for the next read, because Claude Code may still be appending it.
+pub fn parse_complete_lines(bytes: &[u8], base: u64) -> (Window, usize) {
+    let mut window = Window::new(HELD_LIMIT_BYTES);
+    let consumed = parse_lines_into(bytes, base, &mut window);
+    (window, consumed)
 }
 
 /// [`parse_complete_lines`] into `sink`; returns how many bytes were consumed.
-fn parse_lines_into(bytes: &[u8], base: u64, sink: &mut dyn Sink) -> usize {
+fn parse_lines_into(bytes: &[u8], base: u64, sink: &mut Window) -> usize {
     let consumed = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let mut at = 0usize;
     for line in bytes[..consumed].split_inclusive(|&b| b == b'\n') {
@@ -590,14 +559,16 @@ fn parse_lines_into(bytes: &[u8], base: u64, sink: &mut dyn Sink) -> usize {
         }
         match mneme_core::js_json::parse(text) {
             Ok(v) => sink.entry(parse_entry(v)),
-            Err(e) => sink.malformed(Malformed { offset, error: e.to_string() }),
+            Err(e) => sink.push_malformed(Malformed { offset, error: e.to_string() }),
         }
     }
     consumed
 }
 
-/// Reads a transcript incrementally: each [`read_new`](Self::read_new) returns the entries of
-/// the complete lines appended since the last call.
+/// Reads a transcript incrementally: each [`read_into`](Self::read_into) puts the entries of
+/// the complete lines appended since the last call into a [`Window`], which holds the newest of
+/// them within its limit. There is no read that keeps every entry: a transcript runs to
+/// hundreds of MB, and every reader of it goes through the one bound.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TranscriptReader {
     offset: u64,
@@ -619,22 +590,18 @@ impl TranscriptReader {
         self.offset
     }
 
-    /// Reads what was appended since the cursor and moves the cursor past the complete lines.
+    /// Reads what was appended since the cursor into `sink`, moving the cursor past the
+    /// complete lines; the window lets go of its oldest entries as the lines are read, so it
+    /// never holds more than its limit, whatever the number of lines.
     /// A missing file reads as empty; anything but a plain file (a FIFO, a device, a folder
     /// planted under a transcript's name) is refused without waiting on it. Lines are read in
     /// pieces of 8 MiB; a line longer than a piece (a giant tool result, a pasted file) is read
     /// straight from the file into its compact entry (`skim`), never held whole. A line of
     /// [`MAX_CHUNK`] bytes or more is no transcript entry Claude Code writes, so it is skipped
-    /// whole (the cursor moves to the end of the file, reported as malformed).
-    pub fn read_new(&mut self, path: &Path) -> io::Result<Batch> {
-        let mut batch = Batch::default();
-        self.read_into(path, &mut batch)?;
-        Ok(batch)
-    }
-
-    /// [`read_new`](Self::read_new) into `sink` as the lines are read, so that a [`Window`]
-    /// never holds more than its limit, whatever the number of lines.
-    pub fn read_into(&mut self, path: &Path, sink: &mut dyn Sink) -> io::Result<()> {
+    /// whole (the cursor moves to the end of the file, reported as malformed). A file shorter
+    /// than the cursor (replaced or truncated) is read again from its start into an emptied
+    /// window.
+    pub fn read_into(&mut self, path: &Path, sink: &mut Window) -> io::Result<()> {
         let mut file = match mneme_store::open::open_no_wait(path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -646,7 +613,7 @@ impl TranscriptReader {
         }
         let len = meta.len();
         if len < self.offset {
-            sink.restart();
+            sink.clear();
             self.offset = 0;
         }
         let from = self.offset;
@@ -659,9 +626,9 @@ impl TranscriptReader {
         }
     }
 
-    /// [`read_new`](Self::read_new)'s reading of `file` (`len` bytes long) from the cursor,
+    /// [`read_into`](Self::read_into)'s reading of `file` (`len` bytes long) from the cursor,
     /// into `sink`, moving the cursor past each complete line as it goes.
-    fn read_pieces(&mut self, file: &mut std::fs::File, len: u64, sink: &mut dyn Sink) -> io::Result<()> {
+    fn read_pieces(&mut self, file: &mut std::fs::File, len: u64, sink: &mut Window) -> io::Result<()> {
         file.seek(SeekFrom::Start(self.offset))?;
         let mut bytes = Vec::new();
         loop {
@@ -685,14 +652,14 @@ impl TranscriptReader {
                             match read_long_line(file, end - self.offset)? {
                                 Ok(Some(entry)) => sink.entry(entry),
                                 Ok(None) => {}
-                                Err(error) => sink.malformed(Malformed { offset: self.offset, error }),
+                                Err(error) => sink.push_malformed(Malformed { offset: self.offset, error }),
                             }
                             self.offset = end + 1;
                             file.seek(SeekFrom::Start(self.offset))?;
                             continue;
                         }
                         None if len - self.offset >= MAX_CHUNK => {
-                            sink.malformed(Malformed {
+                            sink.push_malformed(Malformed {
                                 offset: self.offset,
                                 error: format!("a line longer than {} MiB; skipped to the end of the file", MAX_CHUNK >> 20),
                             });
@@ -1039,7 +1006,8 @@ impl Window {
     }
 }
 
-impl Sink for Window {
+impl Window {
+    /// Takes in the entry of the next line, letting go of the oldest held entries past the limit.
     fn entry(&mut self, entry: Entry) {
         if self.session_id.is_none() {
             self.session_id = session_id(std::slice::from_ref(&entry)).map(str::to_string);
@@ -1056,15 +1024,12 @@ impl Sink for Window {
         }
     }
 
-    fn malformed(&mut self, malformed: Malformed) {
+    /// Counts the next line as malformed, keeping a record of the first ones.
+    fn push_malformed(&mut self, malformed: Malformed) {
         self.malformed_lines += 1;
         if self.malformed.len() < MALFORMED_KEPT {
             self.malformed.push(malformed);
         }
-    }
-
-    fn restart(&mut self) {
-        self.clear();
     }
 }
 
@@ -1328,21 +1293,23 @@ mod tests {
         let (head, tail) = second.split_at(20);
         std::fs::write(&p, format!("{first}{head}")).unwrap();
         let mut r = TranscriptReader::new();
-        let b = r.read_new(&p).unwrap();
-        assert_eq!(b.entries.len(), 1);
+        let mut w = Window::new(HELD_LIMIT_BYTES);
+        r.read_into(&p, &mut w).unwrap();
+        assert_eq!(w.len(), 1);
         assert_eq!(r.offset(), first.len() as u64);
         // Nothing new until the line is finished.
-        assert!(r.read_new(&p).unwrap().entries.is_empty());
+        r.read_into(&p, &mut w).unwrap();
+        assert_eq!(w.len(), 1);
         std::fs::write(&p, format!("{first}{head}{tail}")).unwrap();
-        let b = r.read_new(&p).unwrap();
-        assert_eq!(b.entries.len(), 1);
-        assert_eq!(b.entries[0].as_conversation().unwrap().uuid, "a1");
+        r.read_into(&p, &mut w).unwrap();
+        assert_eq!(w.len(), 2);
+        assert_eq!(w.entries()[1].as_conversation().unwrap().uuid, "a1");
         assert_eq!(r.offset(), (first.len() + second.len()) as u64);
-        // Replaced by a shorter file: start again.
+        // Replaced by a shorter file: the window starts again.
         std::fs::write(&p, &first).unwrap();
-        let b = r.read_new(&p).unwrap();
-        assert!(b.restarted);
-        assert_eq!(b.entries.len(), 1);
+        r.read_into(&p, &mut w).unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w.entries()[0].as_conversation().unwrap().uuid, "u1");
     }
 
     /// A first message, `n` tiny entries chained after it (the shape of Claude Code's progress
@@ -1414,7 +1381,9 @@ mod tests {
         // Within its limit, a window is the whole read.
         let whole = Transcript::load(&p).unwrap();
         assert_eq!((whole.entries.len(), whole.left_out), (n + 3, LeftOut::default()));
-        assert_eq!(whole.entries, TranscriptReader::new().read_new(&p).unwrap().entries);
+        let mut w = Window::new(HELD_LIMIT_BYTES);
+        TranscriptReader::new().read_into(&p, &mut w).unwrap();
+        assert_eq!(whole.entries, w.entries());
     }
 
     #[test]
@@ -1442,13 +1411,13 @@ mod tests {
         );
         let (b, consumed) = parse_complete_lines(text.as_bytes(), 100);
         assert_eq!(consumed, text.len());
-        assert_eq!(b.malformed.len(), 1);
-        assert_eq!(b.malformed[0].offset, 100 + text.find("not json").unwrap() as u64);
-        assert!(matches!(&b.entries[0], Entry::Unknown { kind: Some(k), .. } if k == "brand-new-kind"));
-        assert!(matches!(&b.entries[1], Entry::Unknown { kind: Some(k), .. } if k == "user"));
-        assert!(matches!(&b.entries[2], Entry::Metadata { kind, .. } if kind == "summary"));
-        assert!(matches!(&b.entries[3], Entry::Unknown { kind: None, .. }));
-        let a = b.entries[4].as_conversation().unwrap();
+        assert_eq!(b.malformed().len(), 1);
+        assert_eq!(b.malformed()[0].offset, 100 + text.find("not json").unwrap() as u64);
+        assert!(matches!(&b.entries()[0], Entry::Unknown { kind: Some(k), .. } if k == "brand-new-kind"));
+        assert!(matches!(&b.entries()[1], Entry::Unknown { kind: Some(k), .. } if k == "user"));
+        assert!(matches!(&b.entries()[2], Entry::Metadata { kind, .. } if kind == "summary"));
+        assert!(matches!(&b.entries()[3], Entry::Unknown { kind: None, .. }));
+        let a = b.entries()[4].as_conversation().unwrap();
         let Content::Blocks(blocks) = &a.message.as_ref().unwrap().content else { panic!() };
         assert!(matches!(&blocks[0], Block::Other { kind, .. } if kind == "server_tool_use"));
         assert_eq!(blocks[1], Block::Text { text: "bare".into() });
@@ -1461,9 +1430,9 @@ mod tests {
         let mut text = b"{\"type\":\"user\",\"uuid\":\"u\",\"message\":{\"content\":\"rocket \\ud83d\"}}\n".to_vec();
         text.extend_from_slice(b"{\"type\":\"user\",\"uuid\":\"v\",\"message\":{\"content\":\"bad \xff byte\"}}\n");
         let (b, _) = parse_complete_lines(&text, 0);
-        assert!(b.malformed.is_empty(), "{:?}", b.malformed);
+        assert!(b.malformed.is_empty(), "{:?}", b.malformed());
         let texts: Vec<_> = b
-            .entries
+            .entries()
             .iter()
             .map(|e| match &e.as_conversation().unwrap().message.as_ref().unwrap().content {
                 Content::Text(t) => t.clone(),

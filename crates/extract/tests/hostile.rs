@@ -16,11 +16,11 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
     prop_assert!(consumed <= bytes.len());
     prop_assert!(consumed == 0 || bytes[consumed - 1] == b'\n');
     prop_assert!(!bytes[consumed..].contains(&b'\n'));
-    for m in &batch.malformed {
+    for m in batch.malformed() {
         prop_assert!(!m.error.is_empty());
         prop_assert!((m.offset as usize) < consumed);
     }
-    let messages = conversation(&batch.entries);
+    let messages = conversation(batch.entries());
     let _ = tool_calls(&messages);
     let _ = turn_end(&messages);
     for c in &messages {
@@ -35,8 +35,8 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
     let cut = bytes.len() / 2;
     let (first, used) = parse_complete_lines(&bytes[..cut], 0);
     let (second, _) = parse_complete_lines(&bytes[used..], used as u64);
-    prop_assert_eq!(first.entries.len() + second.entries.len(), batch.entries.len());
-    prop_assert_eq!(first.malformed.len() + second.malformed.len(), batch.malformed.len());
+    prop_assert_eq!(first.len() + second.len(), batch.len());
+    prop_assert_eq!(first.malformed_lines() + second.malformed_lines(), batch.malformed_lines());
     Ok(())
 }
 
@@ -95,7 +95,7 @@ fn transcript_files_of_hostile_bytes() {
 /// bounded memory, and none waits (a FIFO with no writer would hang a plain `open`).
 #[test]
 fn transcript_names_holding_a_fifo_a_device_or_a_vast_sparse_file() {
-    use mneme_extract::transcript::{TranscriptReader, MAX_CHUNK};
+    use mneme_extract::transcript::{TranscriptReader, Window, HELD_LIMIT_BYTES, MAX_CHUNK};
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.jsonl");
     rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
@@ -111,16 +111,17 @@ fn transcript_names_holding_a_fifo_a_device_or_a_vast_sparse_file() {
     let f = std::fs::File::create(&vast).unwrap();
     f.set_len(1 << 40).unwrap();
     let mut reader = TranscriptReader::new();
-    let batch = reader.read_new(&vast).unwrap();
-    assert!(batch.entries.is_empty());
-    assert_eq!(batch.malformed.len(), 1);
-    assert!(batch.malformed[0].error.contains(&format!("longer than {} MiB", MAX_CHUNK >> 20)), "{:?}", batch.malformed);
+    let mut window = Window::new(HELD_LIMIT_BYTES);
+    reader.read_into(&vast, &mut window).unwrap();
+    assert!(window.is_empty());
+    assert_eq!(window.malformed().len(), 1);
+    assert!(window.malformed()[0].error.contains(&format!("longer than {} MiB", MAX_CHUNK >> 20)), "{:?}", window.malformed());
     assert_eq!(reader.offset(), 1 << 40);
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new().append(true).open(&vast).unwrap();
     f.write_all(b"\n{\"type\":\"user\",\"uuid\":\"u1\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n").unwrap();
-    let batch = reader.read_new(&vast).unwrap();
-    assert_eq!(batch.entries.len(), 1, "{:?}", batch.malformed);
+    reader.read_into(&vast, &mut window).unwrap();
+    assert_eq!((window.len(), window.malformed_lines()), (1, 1), "{:?}", window.malformed());
 
     // Lines spread over more than one chunk are all read in one call.
     let long = dir.path().join("long.jsonl");
@@ -142,7 +143,7 @@ fn streamed_matches_whole(bytes: &[u8]) -> Result<(), TestCaseError> {
             continue;
         }
         let streamed = read_line_streamed(line);
-        match (whole.entries.first(), &streamed, whole.malformed.first()) {
+        match (whole.entries().first(), &streamed, whole.malformed().first()) {
             (Some(e), Ok(Some(s)), _) => prop_assert_eq!(s, e),
             (None, Ok(None), None) => {}
             (None, Err(why), Some(_)) => prop_assert!(!why.is_empty()),
@@ -222,7 +223,7 @@ fn a_block_type_longer_than_any_key_reads_the_same_streamed() {
     let line = serde_json::json!({"type": "assistant", "uuid": "a", "message": {"role": "assistant", "content": [{"type": kind, "id": "t", "input": {}}]}}).to_string();
     let (whole, _) = parse_complete_lines(format!("{line}\n").as_bytes(), 0);
     let streamed = read_line_streamed(line.as_bytes()).unwrap().unwrap();
-    assert_eq!(&streamed, &whole.entries[0]);
+    assert_eq!(&streamed, &whole.entries()[0]);
     let c = streamed.as_conversation().unwrap();
     let mneme_extract::transcript::Content::Blocks(blocks) = &c.message.as_ref().unwrap().content else { panic!() };
     assert!(matches!(&blocks[0], mneme_extract::transcript::Block::Other { kind: k, .. } if *k == kind));

@@ -6,7 +6,7 @@
 
 use mneme_extract::prompt::task_prompt;
 use mneme_extract::session_memory::{has_tool_calls_in_last_assistant_turn, token_count_with_estimation};
-use mneme_extract::transcript::{held_bytes, tool_calls, turn_end, LeftOut, Transcript, TranscriptReader, HELD_LIMIT_BYTES};
+use mneme_extract::transcript::{held_bytes, tool_calls, turn_end, LeftOut, Transcript, TranscriptReader, Window, HELD_LIMIT_BYTES};
 use serde_json::{json, Value};
 use std::io::Write;
 
@@ -183,18 +183,18 @@ fn a_large_transcript_reads_to_the_same_conversation_prompt_and_token_count() {
     let cuts = [text.len() / 3 + 5, text.len() / 2 + 11, text.len()];
     std::fs::write(&path, "").unwrap();
     let mut reader = TranscriptReader::new();
-    let (mut entries, mut malformed, mut from) = (Vec::new(), 0, 0);
+    let mut window = Window::new(HELD_LIMIT_BYTES);
+    let mut from = 0;
     for cut in cuts {
         let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(&text.as_bytes()[from..cut]).unwrap();
         from = cut;
-        let b = reader.read_new(&path).unwrap();
-        entries.extend(b.entries);
-        malformed += b.malformed.len();
+        reader.read_into(&path, &mut window).unwrap();
     }
     assert_eq!(reader.offset(), text.len() as u64);
-    let messages: Vec<_> = mneme_extract::transcript::conversation(&entries).into_iter().cloned().collect();
-    check(&figures(entries.len(), malformed, &messages));
+    assert_eq!(window.left_out(), LeftOut::default(), "within the limit, the window holds every entry");
+    let messages: Vec<_> = mneme_extract::transcript::conversation(window.entries()).into_iter().cloned().collect();
+    check(&figures(window.len(), window.malformed_lines(), &messages));
 }
 
 /// A line longer than the reader's piece is read from the file without being held; every line
@@ -206,9 +206,9 @@ fn every_line_reads_the_same_streamed_as_parsed_whole() {
     for line in generate() {
         let (whole, _) = parse_complete_lines(format!("{line}\n").as_bytes(), 0);
         let streamed = read_line_streamed(line.as_bytes());
-        match (whole.entries.first(), streamed) {
+        match (whole.entries().first(), streamed) {
             (Some(e), Ok(Some(s))) => assert_eq!(&s, e, "{}", &line[..line.len().min(300)]),
-            (None, Err(why)) => assert_eq!(whole.malformed.len(), 1, "{why}"),
+            (None, Err(why)) => assert_eq!(whole.malformed_lines(), 1, "{why}"),
             (w, s) => panic!("whole {w:?}, streamed {s:?}: {}", &line[..line.len().min(300)]),
         }
     }

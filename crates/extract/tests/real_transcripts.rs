@@ -2,7 +2,7 @@
 //! Claude Code 2.1.197 (testdata/transcripts, see its README).
 
 use mneme_extract::rules::{has_memory_writes_since, ExtractionState, SkipReason, TurnDecision};
-use mneme_extract::transcript::{tool_calls, turn_end, Entry, EntryType, Transcript, TranscriptReader};
+use mneme_extract::transcript::{tool_calls, turn_end, Entry, EntryType, Transcript, TranscriptReader, Window, HELD_LIMIT_BYTES};
 use mneme_store::paths::{AutoMemDir, AutoMemSource};
 use std::path::{Path, PathBuf};
 
@@ -94,7 +94,7 @@ fn appending_byte_by_byte_yields_each_entry_once_and_whole() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("live.jsonl");
     let mut reader = TranscriptReader::new();
-    let mut seen = Vec::new();
+    let mut window = Window::new(HELD_LIMIT_BYTES);
     let mut written = 0;
     // Odd-sized appends cut lines (and multi-byte characters) at every kind of place.
     while written < full.len() {
@@ -102,11 +102,10 @@ fn appending_byte_by_byte_yields_each_entry_once_and_whole() {
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&p).unwrap();
         std::io::Write::write_all(&mut f, &full[written..next]).unwrap();
         written = next;
-        let batch = reader.read_new(&p).unwrap();
-        assert!(batch.malformed.is_empty());
-        seen.extend(batch.entries);
+        reader.read_into(&p, &mut window).unwrap();
+        assert_eq!(window.malformed_lines(), 0);
     }
-    assert_eq!(seen, whole.entries);
+    assert_eq!(window.entries(), whole.entries);
 }
 
 #[test]
