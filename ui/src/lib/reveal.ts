@@ -6,6 +6,7 @@
 // top of the page.
 
 import { disabledFocusTarget, focusWhenEnabled } from './keepFocus';
+import { trapFocus } from './trapFocus';
 
 const lost = () => !document.activeElement || document.activeElement === document.body || !document.activeElement.isConnected;
 
@@ -52,12 +53,16 @@ export function reveal(node: HTMLElement, oncancel?: () => void) {
     }
   };
   node.addEventListener('keydown', onkey);
+  // A confirmation (role alertdialog) that Escape closes keeps Tab inside until it is answered
+  // (lib/trapFocus.ts); one without a way out by Escape is left open to Tab.
+  const untrap = oncancel && node.matches('[role="alertdialog"]') ? trapFocus(node) : null;
   return {
     update(next?: () => void) {
       oncancel = next;
     },
     destroy() {
       node.removeEventListener('keydown', onkey);
+      untrap?.();
       // Only when the keyboard was in the panel (or already fell to <body> with it): a panel
       // closed by a click elsewhere leaves focus where that click put it.
       // (After the update that closed the panel: the opener may be redrawn or re-enabled by it.)
