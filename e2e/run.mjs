@@ -1461,7 +1461,8 @@ async function main() {
       // The column has a plain name and says what the short code is (not "Hash").
       const hashHead = page.getByTestId('team-hash-head');
       if ((await hashHead.textContent())?.trim() !== 'Fingerprint') fail(`the checksum column is headed "${await hashHead.textContent()}"`);
-      if (!/same fingerprint are the same text/.test((await hashHead.getAttribute('title')) ?? '')) fail(`the checksum column's tooltip reads "${await hashHead.getAttribute('title')}"`);
+      const hashHint = await hashHead.evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '');
+      if (!/same fingerprint are the same text/.test(hashHint)) fail(`the checksum column's explanation reads "${hashHint}"`);
       if (await page.locator('[data-testid="team-files"] th', { hasText: /^Hash$/ }).count()) fail('the team files table still has a column called "Hash"');
       const held = page.locator('[data-testid="team-files"] tr[data-key="ci-notes.md"]');
       if ((await held.getByTestId('team-file-secret').textContent()) !== 'GitHub PAT') fail('ci-notes.md does not show the rule that held it back');

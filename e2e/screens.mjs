@@ -218,7 +218,8 @@ async function main() {
         const notVerified = async (where, badge) => {
           const text = ((await badge.textContent()) ?? '').trim();
           if (/verified/i.test(text) || !/^showing \d+\.\d+\.\d+’s behaviour$/.test(text)) fail(`${where}: with no Claude Code the release badge reads "${text}"`);
-          if (!/Nothing on this machine was checked/.test((await badge.getAttribute('title')) ?? '')) fail(`${where}: the badge's tooltip reads "${await badge.getAttribute('title')}"`);
+          const hint = await badge.evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '');
+          if (!/Nothing on this machine was checked/.test(hint)) fail(`${where}: the badge's explanation reads "${hint}"`);
         };
         await notVerified('What Claude sees', page.getByTestId('claude-code').getByTestId('fidelity'));
         await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Settings', exact: true }).click();
