@@ -165,6 +165,34 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     }
   });
 
+  await step('Keyboard: the browser\'s Back and Forward open the screen before or after with focus on its title, as the navigation does', async () => {
+    await page.keyboard.press('Alt+6');
+    await screenIs('Recall bench');
+    await page.keyboard.press('Alt+8');
+    await screenIs('Team');
+    await page.goBack();
+    await screenIs('Recall bench');
+    await expectOnTitle('Recall bench', 'after Back from Team');
+    if (await page.evaluate(() => window.scrollY) !== 0) fail('Back did not open the Recall bench at its top');
+    await page.goForward();
+    await screenIs('Team');
+    await expectOnTitle('Team', 'after Forward to Team again');
+  });
+
+  /** Fails unless Tab and Shift+Tab, pressed more times than `dialog` has stops, keep focus in it. */
+  const expectTabStaysIn = async (dialog, when) => {
+    const stops = await dialog.evaluate((d) => [...d.querySelectorAll('button, input, a[href], [tabindex="0"]')].filter((e) => !e.disabled).length);
+    for (const key of ['Tab', 'Shift+Tab']) {
+      for (let i = 0; i <= stops; i++) {
+        await page.keyboard.press(key);
+        if (!(await dialog.evaluate((d) => d.contains(document.activeElement)))) {
+          fail(`${when}: ${key} pressed ${i + 1} times walked out of the open confirmation, to ${(await focusState(page)).where}`);
+        }
+        await expectVisibleFocus(page, `${when}, ${key} ${i + 1} times`, fail);
+      }
+    }
+  };
+
   await step('Keyboard: Tab and Shift+Tab through every screen; each stop shows a ring that is not cut off or hidden under the folder bar', async () => {
     for (const [key, label] of SCREENS) {
       await page.keyboard.press(`Alt+${key}`);
@@ -306,6 +334,8 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await page.keyboard.press('Enter');
     const confirm = trash.getByRole('alertdialog', { name: 'Delete for good' });
     await expectOn(confirm.getByRole('button', { name: 'Cancel' }), 'after Enter on Delete… in the trash');
+    await expectTabStaysIn(confirm, 'in the trash\'s Delete for good confirmation');
+    await confirm.getByRole('button', { name: 'Cancel' }).focus();
     await page.keyboard.press('Escape');
     await confirm.waitFor({ state: 'detached' });
     if (!(await trash.isVisible())) fail('Escape in the confirmation closed the whole trash');
@@ -408,6 +438,40 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await expectOn(row, 'after Escape in the file editor');
   });
 
+  await step('Keyboard: What Claude sees — Tab reaches the release badge, whose explanation shows while it has focus and is its description; Escape hides it, the pointer shows it', async () => {
+    await page.keyboard.press('Alt+2');
+    await screenIs('What Claude sees');
+    const badge = page.getByTestId('claude-code').getByTestId('fidelity');
+    const hint = page.getByTestId('claude-code').getByTestId('fidelity-hint');
+    await badge.waitFor();
+    if (await hint.isVisible()) fail('the release badge\'s explanation shows before anything points at it');
+    let reached = false;
+    for (let i = 0; i < 40 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await focusOf(badge);
+    }
+    if (!reached) fail(`Tab from the title never reached the release badge (focus ends on ${(await focusState(page)).where})`);
+    await expectVisibleFocus(page, 'on the release badge', fail);
+    await waitFor('the explanation to show while the badge has focus', () => hint.isVisible());
+    const [described, hintId, said] = [await badge.getAttribute('aria-describedby'), await hint.getAttribute('id'), (await hint.textContent())?.trim()];
+    if (!described || described !== hintId) fail(`the badge is described by #${described}, not by its explanation (#${hintId})`);
+    if (!said) fail('the release badge\'s explanation is empty');
+    if (await badge.getAttribute('title')) fail('the release badge keeps a title tooltip beside its explanation');
+    // It shows whole, in the window, next to the badge.
+    const [b, h] = [await badge.boundingBox(), await hint.boundingBox()];
+    const vw = page.viewportSize();
+    if (!b || !h || h.x < 0 || h.y < 0 || h.x + h.width > vw.width || h.y + h.height > vw.height) fail(`the explanation is not whole in the window (${JSON.stringify(h)})`);
+    if (Math.abs(h.y - (b.y + b.height)) > 12 && Math.abs(h.y + h.height - b.y) > 12) fail(`the explanation is not next to the badge (badge ${JSON.stringify(b)}, explanation ${JSON.stringify(h)})`);
+    await page.keyboard.press('Escape');
+    await waitFor('Escape to hide the explanation', async () => !(await hint.isVisible()));
+    await expectOn(badge, 'after Escape on the release badge');
+    await page.keyboard.press('Tab');
+    await badge.hover();
+    await waitFor('the explanation to show under the pointer', () => hint.isVisible());
+    await page.mouse.move(0, 0);
+    await waitFor('the explanation to go with the pointer', async () => !(await hint.isVisible()));
+  });
+
   await step('Keyboard: Settings — the switches are named, announced as switches and flipped with Space, keeping focus; Test connection keeps it too', async () => {
     await page.keyboard.press('Alt+9');
     await screenIs('Settings');
@@ -461,7 +525,9 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await expectOn(keyBox, 'after Enter on Set key');
     await page.getByTestId('provider-key-clear').focus();
     await page.keyboard.press('Enter');
-    await expectOn(page.getByRole('alertdialog', { name: 'Clear the API key' }).getByRole('button', { name: 'Cancel' }), 'after Enter on Clear');
+    const clearAsk = page.getByRole('alertdialog', { name: 'Clear the API key' });
+    await expectOn(clearAsk.getByRole('button', { name: 'Cancel' }), 'after Enter on Clear');
+    await expectTabStaysIn(clearAsk, 'in the Clear the API key confirmation');
     await page.getByTestId('provider-key-clear-confirm').focus();
     await page.keyboard.press('Enter');
     await page.getByTestId('provider-key-state').getByText('No key').waitFor();
@@ -520,6 +586,73 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await page.keyboard.press('Enter');
     await screenIs('Memories');
     await expectOnTitle('Memories', 'after opening a memory from the graph');
+    const rel = id.slice('memory:'.length);
+    await waitFor(`${rel} open`, async () => (await page.getByTestId('memory-editor').getAttribute('aria-label')) === `Memory ${rel}`);
+  });
+
+  await step('Keyboard: Graph — the graph is one Tab stop; arrows move a ring from node to node, each said in the live region, and Enter opens a memory', async () => {
+    await page.keyboard.press('Alt+7');
+    await screenIs('Graph');
+    await waitFor('the graph laid out', () => page.evaluate(() => window.__mnemeGraph?.settled?.() === true));
+    const canvas = page.getByTestId('graph-canvas');
+    if ((await canvas.getAttribute('role')) !== 'application' || !(await canvas.getAttribute('aria-label'))) fail('the graph has no role application and name');
+    const described = await canvas.evaluate((c) => document.getElementById(c.getAttribute('aria-describedby') ?? '')?.textContent ?? '');
+    if (!/Arrow keys/.test(described) || !/search box/.test(described)) fail(`the graph's description does not say how to move or where the list is: "${described}"`);
+    let reached = false;
+    for (let i = 0; i < 40 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await focusOf(canvas);
+    }
+    if (!reached) fail(`Tab from the title never reached the graph (focus ends on ${(await focusState(page)).where})`);
+    await expectVisibleFocus(page, 'on the graph', fail);
+    const announcer = page.getByTestId('announcer');
+    const on = () => canvas.getAttribute('data-keyboard-node');
+    await waitFor('a node ringed once the graph has focus', async () => !!(await on()));
+    const label = (id) => page.evaluate((i) => window.__mnemeGraph.labelOf(i), id);
+    const sayingOf = async (id) => waitFor(`the live region to name ${id}`, async () => (await announcer.textContent())?.startsWith(`${await label(id)},`));
+    await sayingOf(await on());
+    if (!/Links to|Nothing links|Linked from/.test((await announcer.textContent()) ?? '')) fail(`the node is said without its links: "${await announcer.textContent()}"`);
+    if (!(await page.getByTestId('graph-tooltip').isVisible())) fail('the ringed node shows no tooltip');
+    // Each arrow moves to a node on that side on screen, or says there is none.
+    const seen = new Set([await on()]);
+    for (const key of ['ArrowRight', 'ArrowDown', 'ArrowLeft', 'ArrowUp', 'ArrowRight', 'ArrowRight', 'ArrowDown', 'ArrowDown', 'ArrowLeft', 'ArrowLeft']) {
+      const was = await on();
+      const at = await page.evaluate((i) => window.__mnemeGraph.viewportOf(i), was);
+      await page.keyboard.press(key);
+      const now = await on();
+      if (now === was) {
+        await waitFor(`the live region to say there is nothing further (${key})`, async () => /^No node further/.test((await announcer.textContent()) ?? ''));
+        continue;
+      }
+      const to = await page.evaluate((i) => window.__mnemeGraph.viewportOf(i), now);
+      const moved = { ArrowRight: to.x - at.x, ArrowLeft: at.x - to.x, ArrowDown: to.y - at.y, ArrowUp: at.y - to.y }[key];
+      if (!(moved > 0)) fail(`${key} moved the ring from ${was} to ${now}, which is not on that side`);
+      await sayingOf(now);
+      seen.add(now);
+      if (!(await focusOf(canvas))) fail(`${key} took focus off the graph`);
+    }
+    if (seen.size < 3) fail(`ten arrows reached only ${[...seen].join(', ')}`);
+    // Tab leaves the graph in one step.
+    await page.keyboard.press('Tab');
+    if (await focusOf(canvas)) fail('Tab stays on the graph');
+    if (await canvas.getAttribute('data-keyboard-node')) fail('the ring stays once focus left the graph');
+    await page.keyboard.press('Shift+Tab');
+    await expectOn(canvas, 'Shift+Tab back to the graph');
+    // With only memories shown (the other kinds' boxes unticked by Space), the ring starts on
+    // one when the graph takes focus again, and Enter opens it in Memories.
+    for (const kind of ['index', 'claudeMd', 'rule', 'ghost']) {
+      const box = page.getByTestId(`kind-${kind}`);
+      await box.focus();
+      await page.keyboard.press('Space');
+      if (await box.isChecked()) fail(`Space did not untick ${kind}`);
+    }
+    await canvas.focus();
+    await waitFor('a node ringed again', async () => !!(await on()));
+    const id = await on();
+    if (!id?.startsWith('memory:')) fail(`the arrows never reached a memory (the ring is on ${id})`);
+    await page.keyboard.press('Enter');
+    await screenIs('Memories');
+    await expectOnTitle('Memories', 'after Enter on a memory in the graph');
     const rel = id.slice('memory:'.length);
     await waitFor(`${rel} open`, async () => (await page.getByTestId('memory-editor').getAttribute('aria-label')) === `Memory ${rel}`);
   });

@@ -121,6 +121,13 @@ export class GraphView {
   lastLayoutMs = 0;
   lastIterations = 0;
   private layoutStarted = 0;
+  /** The node the keyboard is on (ringed), or none (`moveKeyboard`). */
+  private kbd: string | null = null;
+  /** Where the keyboard's node was last said to be on screen, to tell its listener only of moves. */
+  private kbdAt = '';
+  /** Told where the keyboard's node is on screen after each frame that moved it (its tooltip
+   *  follows it), and null when there is none. */
+  onKeyboard: (h: Hover | null) => void = () => {};
 
   constructor(
     container: HTMLElement,
@@ -176,6 +183,7 @@ export class GraphView {
     });
     this.sigma.getCamera().on('updated', () => handlers.hover(null));
     this.sigma.on('beforeRender', () => { this.drawnLabels.length = 0; this.labelsDrawn = []; });
+    this.sigma.on('afterRender', () => this.tellKeyboard());
   }
 
   /** Label boxes drawn in the current frame (flat x0, y0, x1, y1), to skip colliding labels. */
@@ -264,6 +272,18 @@ export class GraphView {
     ctx.strokeStyle = p.accent;
     ctx.lineWidth = 2;
     ctx.stroke();
+    // The keyboard's node: search matches are drawn with the ring above too, so it gets a
+    // second, wider one outside it, on a halo of the background that keeps it clear of edges.
+    if ((data as { key?: string }).key === this.kbd) {
+      ctx.beginPath();
+      ctx.arc(data.x, data.y, data.size + 8, 0, Math.PI * 2);
+      ctx.strokeStyle = p.panel;
+      ctx.lineWidth = 6;
+      ctx.stroke();
+      ctx.strokeStyle = p.accent;
+      ctx.lineWidth = 3;
+      ctx.stroke();
+    }
     if (!data.label) return;
     const font = `600 ${settings.labelSize}px ${settings.labelFont}`;
     const at = this.placeLabel(data.label, font, data.x, data.size, 6, this.canvasWidth(ctx));
@@ -331,6 +351,8 @@ export class GraphView {
       borderSize = 0.2;
     }
     const searching = this.filters.search.trim() !== '';
+    // The keyboard's node is drawn in full with its label and ring, whatever the search fades.
+    if (id === this.kbd) return { ...a, color, borderColor, borderSize, highlighted: true, forceLabel: true, zIndex: 3 };
     if (searching && !this.matches.has(id)) {
       return { ...a, color: fade(color, p.bg, 0.82), borderColor: fade(borderColor, p.bg, 0.82), borderSize, label: '', zIndex: 0 };
     }
@@ -488,6 +510,107 @@ export class GraphView {
     const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2, hx = ((x1 - x0) / 2) * k, hy = ((y1 - y0) / 2) * k;
     this.sigma.setCustomBBox({ x: [cx - hx, cx + hx], y: [cy - hy, cy + hy] });
     this.sigma.refresh();
+  }
+
+  /** The node with `id`, as the engine sent it. */
+  node(id: string): GraphNode | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The nodes `id` links to and those linking to it (each once, whatever the kind of edge). */
+  neighbours(id: string): { out: GraphNode[]; in: GraphNode[] } {
+    if (!this.graph.hasNode(id)) return { out: [], in: [] };
+    const of = (ids: string[]) => [...new Set(ids)].filter((x) => x !== id).map((x) => this.byId.get(x)).filter((n): n is GraphNode => !!n);
+    return { out: of(this.graph.outNeighbors(id)), in: of(this.graph.inNeighbors(id)) };
+  }
+
+  /** The nodes drawn now (not hidden by a filter) with their centres on screen. */
+  private drawn(): { id: string; x: number; y: number }[] {
+    const all: { id: string; x: number; y: number }[] = [];
+    this.graph.forEachNode((id) => {
+      const d = this.sigma.getNodeDisplayData(id);
+      if (!d || d.hidden) return;
+      const p = this.sigma.framedGraphToViewport(d);
+      all.push({ id, x: p.x, y: p.y });
+    });
+    return all;
+  }
+
+  /** The keyboard's node, when it is still drawn. */
+  keyboardNode(): string | null {
+    if (!this.kbd) return null;
+    const d = this.sigma.getNodeDisplayData(this.kbd);
+    return d && !d.hidden ? this.kbd : null;
+  }
+
+  /**
+   * Moves the keyboard's ring and answers the node it is on now (null when nothing is drawn).
+   *
+   * `start`: onto the node it was on, if still drawn, else the one nearest the middle of the view.
+   * An arrow: onto the nearest node in that direction on screen, as the eye reads the picture.
+   * (Following edges instead would leave nodes without links unreachable, and a link's
+   * direction on screen is arbitrary.) Candidates lie within 60° either side of the arrow; the
+   * score is the distance along the arrow plus twice the distance across it, so a node straight
+   * ahead wins over a nearer one off to the side. With none in that cone, any node on that side
+   * of the line through the current one will do; with none there, the ring stays.
+   */
+  moveKeyboard(how: 'start' | 'left' | 'right' | 'up' | 'down'): string | null {
+    const all = this.drawn();
+    const cur = this.keyboardNode();
+    let to: string | null = cur;
+    if (how === 'start' || !cur) {
+      if (!cur) {
+        const { width, height } = this.sigma.getDimensions();
+        let best = Infinity;
+        for (const n of all) {
+          const d = Math.hypot(n.x - width / 2, n.y - height / 2);
+          if (d < best) { best = d; to = n.id; }
+        }
+      }
+    } else {
+      const here = all.find((n) => n.id === cur)!;
+      const [ux, uy] = how === 'left' ? [-1, 0] : how === 'right' ? [1, 0] : how === 'up' ? [0, -1] : [0, 1];
+      let best = Infinity, bestWide = Infinity, wide: string | null = null;
+      for (const n of all) {
+        if (n.id === cur) continue;
+        const dx = n.x - here.x, dy = n.y - here.y;
+        const along = dx * ux + dy * uy, across = Math.abs(dx * uy - dy * ux);
+        if (along <= 0.5) continue;
+        const score = along + 2 * across;
+        if (across <= along * Math.sqrt(3)) {
+          if (score < best) { best = score; to = n.id; }
+        } else if (score < bestWide) { bestWide = score; wide = n.id; }
+      }
+      if (best === Infinity && wide) to = wide;
+    }
+    this.setKeyboard(to);
+    return to;
+  }
+
+  /** Puts the keyboard's ring on `id` (or takes it away), bringing the node into view. */
+  setKeyboard(id: string | null) {
+    this.kbd = id;
+    this.kbdAt = '';
+    // In full: the reducers draw the ring and the label.
+    this.sigma.refresh();
+    if (!id) return;
+    const p = this.viewportOf(id);
+    const { width, height } = this.sigma.getDimensions();
+    const margin = 48;
+    if (p && (p.x < margin || p.y < margin || p.x > width - margin || p.y > height - margin)) {
+      const d = this.sigma.getNodeDisplayData(id)!;
+      this.sigma.getCamera().animate({ x: d.x, y: d.y }, { duration: 250 });
+    }
+  }
+
+  private tellKeyboard() {
+    const id = this.keyboardNode();
+    const n = id ? this.byId.get(id) : undefined;
+    const p = id ? this.viewportOf(id) : null;
+    const at = n && p ? `${id}@${Math.round(p.x)},${Math.round(p.y)}` : '';
+    if (at === this.kbdAt) return;
+    this.kbdAt = at;
+    this.onKeyboard(n && p ? { id: id!, node: n, x: p.x, y: p.y } : null);
   }
 
   focus(id: string) {
