@@ -165,6 +165,19 @@ impl LeftOut {
     }
 }
 
+impl LeftOut {
+    /// The same for a session-notes update, which reads the whole conversation rather than
+    /// what came after the extraction cursor.
+    pub fn notes_sentence(&self) -> String {
+        let n = self.messages;
+        format!(
+            "{n} older {} not read: a notes update holds only the newest {} of a transcript's entries, and this conversation is longer than that, so the notes are written from its newer part",
+            if n == 1 { "message was" } else { "messages were" },
+            mneme_store::open::size_words(self.limit_bytes)
+        )
+    }
+}
+
 impl std::fmt::Display for LeftOut {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let n = self.messages;

@@ -163,7 +163,8 @@ impl std::fmt::Debug for Extractor {
 /// whole file gives, where extraction reads it (what follows the cursor). When it may not be
 /// (the user rewound to a message before the cursor, so the newest messages chain to ones let
 /// go), the transcript is read again whole for that turn. Session memory reads the whole
-/// conversation: a session whose notes are kept holds every entry, as before.
+/// conversation: a session whose notes are kept holds every entry, within the same limit (an
+/// update says how many of the oldest messages it did not read, [`Updated::left_out`]).
 ///
 /// Whatever is kept, at most [`transcript::HELD_LIMIT_BYTES`] of the newest entries are held
 /// (a [`Window`]): a session with more than that since its last extraction, or of very many
@@ -232,6 +233,13 @@ impl Session {
         let conv = transcript::conversation(self.held.entries());
         // Unknown only until `sync_cursor` reads again: then every message let go may count.
         self.held.left_out_of(&conv).unwrap_or(self.held.left_out().messages)
+    }
+
+    /// How many of the main thread's oldest messages were let go unread to stay within the
+    /// limit, whatever the cursor (0 when none): what session notes, which read the whole
+    /// conversation, did not see.
+    pub fn left_out_of_conversation(&self) -> usize {
+        self.held.left_out_of_whole(&transcript::conversation(self.held.entries()))
     }
 
     /// Tells the window where the extraction cursor stands; when it cannot tell how many
@@ -521,7 +529,9 @@ impl Extractor {
     /// Claude Code's session-memory hook for `session` (it runs after each model response of
     /// the main thread): when the thresholds say so, the notes file is created from the
     /// template if needed and updated by `provider`, allowed only to `Edit` that file. Returns
-    /// `None` when the thresholds were not met. The threshold state is saved either way.
+    /// `None` when the thresholds were not met. The threshold state is saved either way. Of a
+    /// conversation longer than the window holds, the update reads the newest part and says
+    /// how many older messages it left out ([`Updated::left_out`], [`Updated::summary`]).
     pub async fn update_session_memory(
         &self,
         session: &mut Session,
@@ -533,7 +543,8 @@ impl Extractor {
         let Some(sid) = session.session_id.clone() else { return Ok(None) };
         let run = session.session_memory.should_extract(&messages);
         let updated = if run {
-            let u = session_memory::update(&self.env, self.clock.clone(), provider, &session.cwd, &sid, &messages, cancel).await?;
+            let mut u = session_memory::update(&self.env, self.clock.clone(), provider, &session.cwd, &sid, &messages, cancel).await?;
+            u.left_out = LeftOut::of(session.left_out_of_conversation(), session.held.limit());
             session.session_memory.record_extraction(&messages);
             Some(u)
         } else {

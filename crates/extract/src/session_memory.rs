@@ -18,6 +18,7 @@
 //! - The update runs as an agent that may only `Edit` that one file ([`update`]).
 
 use crate::prompt::render_conversation;
+use crate::record::LeftOut;
 use crate::transcript::{Block, Content, Conversation, EntryType};
 use mneme_core::text::estimate_tokens;
 use mneme_core::Clock;
@@ -400,6 +401,23 @@ pub struct Updated {
     pub changed: bool,
     pub turns: u32,
     pub denials: Vec<mneme_agent::Denial>,
+    /// The oldest messages of the conversation the update did not read: the transcript holds
+    /// more than one read holds ([`crate::transcript::HELD_LIMIT_BYTES`]). Absent when none
+    /// were; set by [`crate::Extractor::update_session_memory`], which holds the transcript.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
+}
+
+impl Updated {
+    /// What the update did, for a run log: a line, then what was left out and why, if
+    /// anything was, so notes written from part of a conversation never read as from all of it.
+    pub fn summary(&self) -> String {
+        let done = if self.changed { "Session notes updated" } else { "Session notes checked: nothing to change" };
+        match &self.left_out {
+            Some(left_out) => format!("{done}\nLeft out: {}", left_out.notes_sentence()),
+            None => done.to_string(),
+        }
+    }
 }
 
 /// Every way an update fails.
@@ -457,7 +475,7 @@ pub async fn update(
     };
     let trash = data.join("trash").join("session-memory");
     let outcome = mneme_agent::run_agent(provider, &task, mneme_agent::Mode::Apply { trash_dir: trash }, cancel).await?;
-    Ok(Updated { path, changed: !outcome.changeset.is_empty(), turns: outcome.turns, denials: outcome.denials })
+    Ok(Updated { path, changed: !outcome.changeset.is_empty(), turns: outcome.turns, denials: outcome.denials, left_out: None })
 }
 
 #[cfg(test)]

@@ -930,12 +930,7 @@ impl Window {
     /// cursor and the last message without a parent. `None` when that is not known
     /// ([`cursor_unknown`](Self::cursor_unknown)).
     pub fn left_out_of(&self, conversation: &[&Conversation]) -> Option<usize> {
-        if self.left_out.messages == 0 {
-            return Some(0);
-        }
-        let held: HashSet<&str> = conversation.iter().map(|c| c.uuid.as_str()).collect();
-        let whole = conversation.iter().all(|c| c.parent_uuid.as_deref().is_none_or(|p| held.contains(p)));
-        if whole {
+        if !self.cut_short(conversation) {
             return Some(0);
         }
         let since_cursor = match self.watch {
@@ -948,6 +943,28 @@ impl Window {
             Watch::Unknown => return None,
         };
         Some(since_cursor.min(self.since_root))
+    }
+
+    /// How many of the main thread's messages were let go from the start of `conversation`
+    /// (the conversation of the entries held), whatever the cursor: what a reader of the whole
+    /// conversation (session notes) did not see. None when it reaches its start, else those
+    /// let go since the last message without a parent.
+    pub fn left_out_of_whole(&self, conversation: &[&Conversation]) -> usize {
+        if self.cut_short(conversation) {
+            self.since_root
+        } else {
+            0
+        }
+    }
+
+    /// Whether `conversation` was cut short by what was let go: some message in it names a
+    /// parent that is not held.
+    fn cut_short(&self, conversation: &[&Conversation]) -> bool {
+        if self.left_out.messages == 0 {
+            return false;
+        }
+        let held: HashSet<&str> = conversation.iter().map(|c| c.uuid.as_str()).collect();
+        !conversation.iter().all(|c| c.parent_uuid.as_deref().is_none_or(|p| held.contains(p)))
     }
 
     /// Starts again empty (the file was replaced), with the same limit and cursor.

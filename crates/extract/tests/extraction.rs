@@ -694,6 +694,54 @@ async fn session_memory_runs_only_past_its_thresholds_and_remembers_them() {
     assert_eq!(stub.model_requests().len(), 1);
 }
 
+/// Session notes read the whole conversation; of a conversation longer than one read holds,
+/// only its newest part is read, and the update says how many older messages it did not read
+/// and why (its record, its JSON and its run-log line), never as if it had read them all.
+#[tokio::test]
+async fn a_notes_update_of_a_conversation_longer_than_it_holds_says_what_it_left_out() {
+    let w = World::new();
+    let limit = 256 << 10;
+    let x = w.extractor().with_held_limit(limit);
+    let stub = StubModel::start().await;
+    let p = provider(&stub);
+    w.turn("Build the parser for the zebrafish format.", "Working on it.");
+    w.append(&vec![json!({"type": "progress", "data": {"type": "hook_progress"}}); 3_000]);
+    w.append(&[
+        json!({"type": "user", "message": {"role": "user", "content": format!("Here is the grammar: {}", "rule ".repeat(8_000))}}),
+        json!({"type": "assistant", "message": {"id": "msg_big", "role": "assistant", "content": [{"type": "text", "text": "Thanks."}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 10_100, "output_tokens": 5}}}),
+    ]);
+    let mut s = x.open_session(&w.transcript).unwrap();
+    s.poll().unwrap();
+    stub.push(Turn::text("Nothing to add."));
+    let u = x.update_session_memory(&mut s, &p, &Cancel::new()).await.unwrap().expect("an update");
+    assert_eq!(u.left_out, Some(mneme_extract::record::LeftOut { messages: 2, limit_bytes: limit as u64 }), "the first turn was let go");
+    let prompt = stub.model_requests()[0].body["messages"][0]["content"].to_string();
+    assert!(prompt.contains("Here is the grammar") && !prompt.contains("zebrafish"), "the prompt holds only what was read");
+    assert_eq!(
+        u.summary(),
+        "Session notes checked: nothing to change\nLeft out: 2 older messages were not read: a notes update holds only the newest 256 KiB of a transcript's entries, and this conversation is longer than that, so the notes are written from its newer part"
+    );
+    assert_eq!(serde_json::to_value(&u).unwrap()["leftOut"], json!({"messages": 2, "limitBytes": limit}));
+
+    // Within the limit, nothing is said to be left out, and the JSON reads as before.
+    let whole = World::new();
+    whole.turn("Build the parser for the zebrafish format.", "Working on it.");
+    whole.append(&[
+        json!({"type": "user", "message": {"role": "user", "content": format!("Here is the grammar: {}", "rule ".repeat(8_000))}}),
+        json!({"type": "assistant", "message": {"id": "msg_big", "role": "assistant", "content": [{"type": "text", "text": "Thanks."}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 10_100, "output_tokens": 5}}}),
+    ]);
+    let x = whole.extractor().with_held_limit(limit);
+    let mut s = x.open_session(&whole.transcript).unwrap();
+    s.poll().unwrap();
+    stub.push(Turn::text("Nothing to add."));
+    let u = x.update_session_memory(&mut s, &p, &Cancel::new()).await.unwrap().expect("an update");
+    assert_eq!((u.left_out, u.summary().as_str()), (None, "Session notes checked: nothing to change"));
+    assert!(serde_json::to_value(&u).unwrap().get("leftOut").is_none());
+    assert!(stub.model_requests()[1].body["messages"][0]["content"].to_string().contains("zebrafish"));
+}
+
 /// A followed session holds the turns since its last run, not the whole transcript: entries
 /// before the cursor are let go once it is a turn's end. When the user goes back to a message
 /// before the cursor (the newest messages chain to entries let go), the transcript is read
