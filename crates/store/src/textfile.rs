@@ -53,7 +53,9 @@ fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) ->
 }
 
 /// The bytes and metadata of a regular file (following symbolic links), or `None` if absent.
+/// Opening a file to edit it also clears what a save killed there left ([`remove_leftovers`]).
 pub fn read(path: &Path) -> Result<Option<(Vec<u8>, Metadata)>, TextFileError> {
+    remove_leftovers(path);
     let mut file = match crate::open::open_no_wait(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -66,6 +68,26 @@ pub fn read(path: &Path) -> Result<Option<(Vec<u8>, Metadata)>, TextFileError> {
     let mut bytes = Vec::with_capacity(crate::open::capacity_for(meta.len()));
     io::Read::read_to_end(&mut file, &mut bytes).map_err(io_err("read", path))?;
     Ok(Some((bytes, meta)))
+}
+
+/// Removes the temporary files that saves killed mid-write left in the folder `path` is saved
+/// in (where a link at `path` leads), by [`crate::atomic::remove_stale_temps`]'s rule: only
+/// `.mneme-<pid>-<n>.tmp` names, only of writers that no longer run, never a live process's
+/// and never this process's own in flight. Returns what it removed.
+///
+/// Why here: these files sit in the user's repository (beside a CLAUDE.md, a rule,
+/// CLAUDE.local.md), where `git status` shows them, and this module is the only code that
+/// writes there, so it is also the only code that removes anything there. It runs when a save
+/// starts and when a file is opened to be edited, the first time Mneme comes back to that
+/// folder after a killed save, rather than waiting for the next save. The context loader,
+/// which lists these folders far more often, stays a reader: showing what Claude Code reads
+/// must never change a repository.
+pub fn remove_leftovers(path: &Path) -> Vec<PathBuf> {
+    let saved_at = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    match saved_at.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => crate::atomic::remove_stale_temps(dir),
+        _ => Vec::new(),
+    }
 }
 
 /// The file's revision now ([`Revision::ABSENT`] when it does not exist).
@@ -123,6 +145,30 @@ pub fn write_checked(path: &Path, bytes: &[u8], expected: &Revision) -> Result<R
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// Opening a CLAUDE.md (here through a link, as a shared rule often is) clears what a killed
+    /// save left beside the file it leads to; a live writer's temporary file stays.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn opening_a_file_clears_what_a_killed_save_left_where_it_lives() {
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, shared) = (dir.path().join("repo"), dir.path().join("shared"));
+        fs::create_dir_all(&repo).unwrap();
+        fs::create_dir_all(&shared).unwrap();
+        fs::write(shared.join("CLAUDE.md"), "text\n").unwrap();
+        std::os::unix::fs::symlink(shared.join("CLAUDE.md"), repo.join("CLAUDE.md")).unwrap();
+        // A pid far above any the kernel hands out (pid_max is at most 2^22), and our parent's,
+        // which runs.
+        let dead = shared.join(".mneme-4194399-3.tmp");
+        let live = shared.join(format!(".mneme-{}-3.tmp", std::os::unix::process::parent_id()));
+        for f in [&dead, &live] {
+            fs::write(f, "half a save").unwrap();
+        }
+        let (bytes, _) = read(&repo.join("CLAUDE.md")).unwrap().unwrap();
+        assert_eq!(bytes, b"text\n");
+        assert!(!dead.exists(), "the killed save's file is gone");
+        assert!(live.exists(), "a running writer's file stays");
+    }
 
     #[test]
     fn a_save_waits_for_a_folder_edit_in_progress_and_then_sees_it() {

@@ -142,7 +142,8 @@ fn fsize_limited_claude_md_edit() {
 }
 
 /// A CLAUDE.md edit (the screens' file editor) killed halfway leaves the old file whole, and
-/// the next edit of a file in that folder removes the temporary file it left.
+/// the temporary file it left in the repository goes as soon as the file is opened again, not
+/// only with the next save.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_claude_md_edit_killed_halfway_leaves_the_old_file() {
@@ -160,6 +161,8 @@ fn a_claude_md_edit_killed_halfway_leaves_the_old_file() {
     assert_eq!(out.signal(), Some(rustix::process::Signal::XFSZ.as_raw()), "the edit was stopped by the limit: {out:?}");
     assert!(std::fs::read(&file).unwrap() == version(0, 0), "CLAUDE.md is torn");
     assert_eq!(temp_files(dir.path()).len(), 1, "the kill hit the edit's write");
+    assert!(mneme_store::textfile::read(&file).unwrap().unwrap().0 == version(0, 0));
+    assert_eq!(temp_files(dir.path()), Vec::<String>::new(), "opening the file cleared the killed edit's temporary file");
     let expected = mneme_store::textfile::revision(&file).unwrap();
     mneme_store::textfile::write_checked(&file, &version(0, 1), &expected).unwrap();
     assert!(std::fs::read(&file).unwrap() == version(0, 1));
