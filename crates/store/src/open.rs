@@ -16,6 +16,19 @@ pub fn open_no_wait(path: &Path) -> io::Result<File> {
     OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(path)
 }
 
+/// [`open_no_wait`] without following a final symbolic link: a link at `path` fails with the
+/// system's `ELOOP` ([`is_a_link`] tells it) instead of opening its target. For reads that
+/// must get the file a type check just looked at, not whatever a link swapped in since points to.
+pub fn open_no_wait_no_follow(path: &Path) -> io::Result<File> {
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+    OpenOptions::new().read(true).custom_flags(flags.bits() as i32).open(path)
+}
+
+/// Whether an [`open_no_wait_no_follow`] failed because a symbolic link is at the name.
+pub fn is_a_link(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
+}
+
 /// How much to reserve for reading a file that says it is `len` bytes long: the size a
 /// sparse or growing file reports is not a promise, so a huge one is not reserved up front
 /// (an allocation of a terabyte aborts the process); reading grows the buffer as needed.

@@ -16,7 +16,7 @@
 
 use super::index::{encode_target, IndexEntry, IndexFile};
 use super::path::{relative_to_dir, validate_topic_path};
-use super::scan::{read_bytes, stem_of};
+use super::scan::{read_bytes, read_bytes_no_follow, stem_of};
 use super::write::fsync_dir;
 use super::{Memdir, MemdirError, Scope, INDEX_FILE};
 use serde::Serialize;
@@ -89,18 +89,34 @@ enum Step {
     Skip { from: String, reason: String },
 }
 
+/// Where a test's hook runs, with the source file's path: the moments someone else could
+/// swap the file for a link or a FIFO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Moment {
+    /// After the file was found plain, before it is read.
+    BeforeRead,
+    /// After it was read, before it is linked here.
+    BeforeMove,
+}
+
 impl Memdir {
     /// Moves every topic file of `source` into this folder and appends the source's index
     /// lines for them; see the [module documentation](self). With `apply = false` nothing is
     /// written and the outcome is the plan. The source folder itself is left in place (with
     /// its index and whatever was skipped) for the caller to put in a trash.
     pub fn merge_from(&self, source: &Memdir, apply: bool) -> Result<MergeOutcome, MemdirError> {
-        self.merge_from_with(source, apply, || {})
+        self.merge_from_with(source, apply, || {}, &mut |_, _| {})
     }
 
     /// [`Memdir::merge_from`] with a hook between the moves and the index edits, where tests
-    /// change the index.
-    fn merge_from_with(&self, source: &Memdir, apply: bool, after_moves: impl FnOnce()) -> Result<MergeOutcome, MemdirError> {
+    /// change the index, and one at each [`Moment`] of a source file, where tests swap it.
+    fn merge_from_with(
+        &self,
+        source: &Memdir,
+        apply: bool,
+        after_moves: impl FnOnce(),
+        at: &mut dyn FnMut(Moment, &Path),
+    ) -> Result<MergeOutcome, MemdirError> {
         let src_root = source.real_root()?;
         if let Ok(own) = fs::canonicalize(&self.root) {
             if own.starts_with(&src_root) || src_root.starts_with(&own) {
@@ -135,14 +151,14 @@ impl Memdir {
         let mut landed: BTreeMap<String, String> = BTreeMap::new();
         let mut taken: HashSet<String> = HashSet::new();
         for rel in rels {
-            let step = self.plan_one(&real_root, &src_root, &rel, &taken);
+            let step = self.plan_one(&real_root, &src_root, &rel, &taken, at);
             let step = match (step, apply) {
-                (Step::Move { from, to, renamed }, true) => match self.move_in(&real_root, &src_root, &from, &to) {
+                (Step::Move { from, to, renamed }, true) => match self.move_in(&real_root, &src_root, &from, &to, at) {
                     Ok(()) => Step::Move { from, to, renamed },
                     // Something appeared at that name meanwhile: plan again around it.
                     Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                        match self.plan_one(&real_root, &src_root, &from, &taken) {
-                            Step::Move { from, to, renamed } => match self.move_in(&real_root, &src_root, &from, &to) {
+                        match self.plan_one(&real_root, &src_root, &from, &taken, at) {
+                            Step::Move { from, to, renamed } => match self.move_in(&real_root, &src_root, &from, &to, at) {
                                 Ok(()) => Step::Move { from, to, renamed },
                                 Err(e) => Step::Skip { reason: format!("it could not be moved: {e}"), from },
                             },
@@ -236,12 +252,17 @@ impl Memdir {
 
     /// Decides where one source file goes: its own name, the first free `-merged` name, or
     /// nowhere because identical content is already here.
-    fn plan_one(&self, real_root: &Path, src_root: &Path, rel: &str, taken: &HashSet<String>) -> Step {
+    fn plan_one(&self, real_root: &Path, src_root: &Path, rel: &str, taken: &HashSet<String>, at: &mut dyn FnMut(Moment, &Path)) -> Step {
         let src = join_rel(src_root, rel);
+        // Read through the one open that checks what it opened, and does not follow a link: a
+        // FIFO or a link swapped in since the type check is refused (not waited on, not read
+        // through to a file outside the folder), and a huge file is not read whole.
+        let mut read = || {
+            at(Moment::BeforeRead, &src);
+            read_bytes_no_follow(&src)
+        };
         let bytes = match fs::symlink_metadata(&src) {
-            // Read through the one open that checks what it opened: a FIFO swapped in since
-            // the check is refused rather than waited on, and a huge file is not read whole.
-            Ok(m) if m.file_type().is_file() => match read_bytes(&src) {
+            Ok(m) if m.file_type().is_file() => match read() {
                 Ok(Some((b, _))) => b,
                 Ok(None) => return Step::Skip { from: rel.into(), reason: "it could not be read: it is gone".into() },
                 Err(MemdirError::NotARegularFile { detail, .. }) => {
@@ -294,18 +315,33 @@ impl Memdir {
     }
 
     /// Moves `src_root/from` to `<this folder>/to` without replacing anything.
-    fn move_in(&self, real_root: &Path, src_root: &Path, from: &str, to: &str) -> io::Result<()> {
+    fn move_in(&self, real_root: &Path, src_root: &Path, from: &str, to: &str, at: &mut dyn FnMut(Moment, &Path)) -> io::Result<()> {
         let src = join_rel(src_root, from);
         let dst = join_rel(real_root, to);
         let dir = dst.parent().map(Path::to_path_buf).unwrap_or_else(|| real_root.to_path_buf());
         fs::create_dir_all(&dir)?;
+        at(Moment::BeforeMove, &src);
         match fs::hard_link(&src, &dst) {
-            Ok(()) => {}
+            // A hard link takes a symbolic link as it is: one swapped in since the plan's read
+            // would land here pointing anywhere. What landed is checked, and taken back if it
+            // is not a plain file.
+            Ok(()) => match fs::symlink_metadata(&dst) {
+                Ok(m) if m.file_type().is_file() => {}
+                Ok(m) => {
+                    let _ = fs::remove_file(&dst);
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("it was replaced by {} while it was being merged; it stays where it is", crate::open::kind_of(&m)),
+                    ));
+                }
+                Err(e) => return Err(e),
+            },
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(e),
             // Another file system, or one without hard links: write the bytes atomically.
             Err(_) => {
-                // The same checked read as the plan's: no wait on a FIFO, no unbounded read.
-                let (bytes, meta) = match read_bytes(&src) {
+                // The same checked read as the plan's: no wait on a FIFO, no link followed, no
+                // unbounded read.
+                let (bytes, meta) = match read_bytes_no_follow(&src) {
                     Ok(Some(read)) => read,
                     Ok(None) => return Err(io::Error::from(io::ErrorKind::NotFound)),
                     Err(MemdirError::Io { source, .. }) => return Err(source),
@@ -490,14 +526,69 @@ mod tests {
         source.write("MEMORY.md", "- [b](b.md) — b fact\n");
         let out = target
             .memdir()
-            .merge_from_with(&Memdir::new(source.mem(), source.path().join("trash"), clock()), true, || {
-                target.write_bytes("MEMORY.md", b"- [mine](mine.md) \xff not UTF-8 now\n");
-            })
+            .merge_from_with(
+                &Memdir::new(source.mem(), source.path().join("trash"), clock()),
+                true,
+                || {
+                    target.write_bytes("MEMORY.md", b"- [mine](mine.md) \xff not UTF-8 now\n");
+                },
+                &mut |_, _| {},
+            )
             .unwrap();
         assert_eq!(out.moved, [MergedFile { from_rel_path: "b.md".into(), to_rel_path: "b.md".into() }]);
         assert!(out.index_lines_added.is_empty());
         let problem = out.index_problem.expect("the missing lines are reported");
         assert!(problem.starts_with("MEMORY.md could not be edited") && problem.contains("- [b](b.md) — b fact"), "{problem}");
         assert!(target.exists("b.md") && !source.exists("b.md"));
+    }
+
+    /// A source file found plain and then swapped for something else before it is read
+    /// (`BeforeRead`) or before it is linked here (`BeforeMove`): a link to a file outside
+    /// both folders is neither read through nor moved in, a FIFO is not waited on; each stays
+    /// in the source with the reason, and the other files merge.
+    #[cfg(unix)]
+    #[test]
+    fn a_source_file_swapped_after_its_check_is_left_behind() {
+        for moment in [Moment::BeforeRead, Moment::BeforeMove] {
+            for swap_in in ["link", "fifo"] {
+                let target = TestDir::new();
+                let source = TestDir::new();
+                source.write("a.md", "---\nname: a\ndescription: a fact\n---\nA.\n");
+                source.write("b.md", "---\nname: b\ndescription: b fact\n---\nB.\n");
+                source.write_outside("secret.md", "not a memory\n");
+                let secret = source.path().join("secret.md");
+                let out = target
+                    .memdir()
+                    .merge_from_with(
+                        &Memdir::new(source.mem(), source.path().join("trash"), clock()),
+                        true,
+                        || {},
+                        &mut |at, path| {
+                            if at != moment || !path.ends_with("a.md") {
+                                return;
+                            }
+                            fs::remove_file(path).unwrap();
+                            match swap_in {
+                                "link" => std::os::unix::fs::symlink(&secret, path).unwrap(),
+                                _ => rustix::fs::mkfifoat(rustix::fs::CWD, path, rustix::fs::Mode::from_raw_mode(0o600)).unwrap(),
+                            }
+                        },
+                    )
+                    .unwrap();
+                let case = format!("{moment:?}, {swap_in}");
+                assert_eq!(out.moved, [MergedFile { from_rel_path: "b.md".into(), to_rel_path: "b.md".into() }], "{case}: {out:?}");
+                assert_eq!(out.skipped.len(), 1, "{case}: {out:?}");
+                let what = if swap_in == "link" { "a symbolic link" } else { "a named pipe (FIFO)" };
+                // Refused by the read itself, or by the check of what the link brought in.
+                let want = match moment {
+                    Moment::BeforeRead => format!("it is {what}, not a plain file"),
+                    Moment::BeforeMove => format!("it was replaced by {what} while it was being merged"),
+                };
+                assert!(out.skipped[0].rel_path == "a.md" && out.skipped[0].reason.contains(&want), "{case}: {:?}", out.skipped[0]);
+                assert!(!target.exists("a.md"), "{case}: nothing of the swapped file landed here");
+                assert!(source.exists("a.md"), "{case}: it stays in the source");
+                assert_eq!(fs::read_to_string(&secret).unwrap(), "not a memory\n", "{case}");
+            }
+        }
     }
 }

@@ -1073,9 +1073,23 @@ fn read_known_size(file: &mut File, len: u64, buf: &mut Vec<u8>) -> io::Result<(
 
 /// Reads a file's bytes and metadata; `None` when it does not exist.
 pub(crate) fn read_bytes(abs: &Path) -> Result<Option<(Vec<u8>, Metadata)>, MemdirError> {
-    let mut file = match crate::open::open_no_wait(abs) {
+    read_opened(abs, crate::open::open_no_wait(abs))
+}
+
+/// [`read_bytes`] of the file at `abs` itself, never a link's target: a symbolic link there is
+/// [`MemdirError::NotARegularFile`]. For a file a type check has just found plain (a merge's
+/// source), which someone may swap for a link before the read.
+pub(crate) fn read_bytes_no_follow(abs: &Path) -> Result<Option<(Vec<u8>, Metadata)>, MemdirError> {
+    read_opened(abs, crate::open::open_no_wait_no_follow(abs))
+}
+
+fn read_opened(abs: &Path, opened: io::Result<fs::File>) -> Result<Option<(Vec<u8>, Metadata)>, MemdirError> {
+    let mut file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if crate::open::is_a_link(&e) => {
+            return Err(MemdirError::NotARegularFile { path: abs.display().to_string(), detail: "it is a symbolic link".into() })
+        }
         Err(e) => return Err(MemdirError::Io { action: "open", path: abs.to_path_buf(), source: e }),
     };
     let meta = file.metadata().map_err(io_err("inspect", abs))?;
