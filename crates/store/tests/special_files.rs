@@ -98,23 +98,40 @@ fn a_fifo_as_a_trash_record_is_refused_at_once() {
     assert!(!record.parent().unwrap().exists());
 }
 
+/// A home whose Claude Code settings.json is a FIFO (`kind` "fifo") or a folder ("folder"),
+/// with the words an error about it must hold.
+struct SettingsReplaced {
+    _folder: Folder,
+    env: Environment,
+    settings: PathBuf,
+    want: &'static str,
+}
+
+fn settings_replaced_by(kind: &str) -> SettingsReplaced {
+    let f = Folder::new();
+    let config = f.root.join("home/.claude");
+    fs::create_dir_all(&config).unwrap();
+    let env = Environment::with_home(f.root.join("home")).set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
+    let settings = config.join("settings.json");
+    let want = match kind {
+        "fifo" => {
+            mkfifo(&settings);
+            "it is a named pipe (FIFO), not a plain file"
+        }
+        _ => {
+            fs::create_dir(&settings).unwrap();
+            "it is a folder, not a plain file"
+        }
+    };
+    SettingsReplaced { _folder: f, env, settings, want }
+}
+
 /// A FIFO or a folder as Claude Code's settings.json when Mneme changes a setting: the read
 /// waited for ever, and a folder gave a bare "Is a directory (os error 21)".
 #[test]
 fn a_settings_edit_over_a_fifo_or_folder_says_what_is_there() {
     for kind in ["fifo", "folder"] {
-        let f = Folder::new();
-        let config = f.root.join("home/.claude");
-        fs::create_dir_all(&config).unwrap();
-        let env = Environment::with_home(f.root.join("home")).set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
-        let settings = config.join("settings.json");
-        let want = if kind == "fifo" {
-            mkfifo(&settings);
-            "it is a named pipe (FIFO), not a plain file"
-        } else {
-            fs::create_dir(&settings).unwrap();
-            "it is a folder, not a plain file"
-        };
+        let SettingsReplaced { _folder, env, settings, want } = settings_replaced_by(kind);
         for remove in [false, true] {
             let env = env.clone();
             let err = within("the settings edit", move || {
@@ -288,18 +305,7 @@ fn a_scan_names_a_fifo_or_socket_for_what_it_is() {
 fn a_settings_read_error_asks_about_permissions_only_when_they_are_the_cause() {
     use mneme_store::settings::{SettingSource, SettingsFile};
     for kind in ["fifo", "folder"] {
-        let f = Folder::new();
-        let config = f.root.join("home/.claude");
-        fs::create_dir_all(&config).unwrap();
-        let env = Environment::with_home(f.root.join("home")).set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
-        let settings = config.join("settings.json");
-        let want = if kind == "fifo" {
-            mkfifo(&settings);
-            "it is a named pipe (FIFO), not a plain file"
-        } else {
-            fs::create_dir(&settings).unwrap();
-            "it is a folder, not a plain file"
-        };
+        let SettingsReplaced { _folder, env, settings, want } = settings_replaced_by(kind);
         let (e, p) = (env.clone(), settings.clone());
         let loaded = within("the settings load", move || {
             SettingsFile::load(&e, SettingSource::User, &p, true).error.map(|e| e.to_string())
