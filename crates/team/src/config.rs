@@ -25,6 +25,16 @@ pub enum ConfigError {
 struct TeamSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     server_url: Option<String>,
+    /// Settings a newer Mneme keeps here that this one does not know: written back as they
+    /// were when this one saves the server (`mneme_core::own_files`).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    extra: mneme_core::own_files::Unknown,
+}
+
+/// The saved settings as they stand, or none when there are none Mneme can read (those are
+/// replaced by the next save, as before).
+fn saved_settings(env: &Environment) -> TeamSettings {
+    mneme_store::open::read_plain(&settings_path(env)).ok().and_then(|(bytes, _)| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
 }
 
 /// `<data dir>/team.json`.
@@ -55,8 +65,7 @@ pub fn server_url_source(env: &Environment) -> Option<&'static str> {
 
 /// The saved setting alone.
 pub fn saved_server_url(env: &Environment) -> Option<String> {
-    let (bytes, _) = mneme_store::open::read_plain(&settings_path(env)).ok()?;
-    serde_json::from_slice::<TeamSettings>(&bytes).ok()?.server_url
+    saved_settings(env).server_url
 }
 
 /// Checks and normalizes a server URL: http or https, a host, no query or fragment; the
@@ -105,13 +114,13 @@ fn secure_enough(u: &url::Url) -> bool {
 /// Saves the server URL (normalized) as Mneme's setting and returns it.
 pub fn save_server_url(env: &Environment, raw: &str) -> Result<String, ConfigError> {
     let url = normalize_server_url(raw)?;
-    write_settings(env, &TeamSettings { server_url: Some(url.clone()) })?;
+    write_settings(env, &TeamSettings { server_url: Some(url.clone()), ..saved_settings(env) })?;
     Ok(url)
 }
 
 /// Forgets the saved server URL.
 pub fn clear_server_url(env: &Environment) -> Result<(), ConfigError> {
-    write_settings(env, &TeamSettings::default())
+    write_settings(env, &TeamSettings { server_url: None, ..saved_settings(env) })
 }
 
 fn write_settings(env: &Environment, s: &TeamSettings) -> Result<(), ConfigError> {
@@ -141,6 +150,18 @@ mod tests {
         assert_eq!(server_url_source(&env), Some("env:TEAM_MEMORY_SYNC_URL"));
         clear_server_url(&env).unwrap();
         assert_eq!(saved_server_url(&env), None);
+    }
+
+    #[test]
+    fn a_newer_mneme_s_team_settings_survive_a_save_here() {
+        let t = tempfile::tempdir().unwrap();
+        let env = Environment::with_home(t.path());
+        fs::create_dir_all(settings_path(&env).parent().unwrap()).unwrap();
+        fs::write(settings_path(&env), r#"{"serverUrl": "https://old.example.com", "pushDelaySecs": 10}"#).unwrap();
+        save_server_url(&env, "https://team.example.com").unwrap();
+        clear_server_url(&env).unwrap();
+        let kept: serde_json::Value = serde_json::from_slice(&fs::read(settings_path(&env)).unwrap()).unwrap();
+        assert_eq!(kept, serde_json::json!({"pushDelaySecs": 10}));
     }
 
     #[test]

@@ -10,12 +10,16 @@
 //! would make a 304 skip writing into the folder that has never been filled.
 
 use super::SyncError;
+use mneme_core::own_files::{self, OpenList, Unknown};
 use mneme_core::sanitize::sanitize_path;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+/// The state's format. Raised only when an older Mneme would misread the file: one that finds
+/// a higher version refuses it and leaves it alone (see [`load`]); a field added without a new
+/// version is kept by older builds ([`SyncState::extra`]).
 const STATE_VERSION: u32 = 1;
 /// Conflicts kept for display; older ones fall off.
 pub const MAX_CONFLICTS: usize = 50;
@@ -200,15 +204,20 @@ pub struct SyncState {
     /// Files the last push held back because of the learned entry cap.
     #[serde(default)]
     pub skipped_over_cap: Vec<String>,
-    /// Newest last, at most [`MAX_CONFLICTS`].
+    /// Newest last, at most [`MAX_CONFLICTS`]. Conflicts of a kind a newer Mneme added are
+    /// kept unread beside them, so one of them does not make the whole state unreadable.
     #[serde(default)]
-    pub conflicts: Vec<Conflict>,
+    pub conflicts: OpenList<Conflict>,
     #[serde(default)]
     pub suppressed: Option<Suppression>,
     /// Local edits a pull recorded before replacing them and has not yet finished with (see
     /// [`PendingReplacement`]); empty once a pull has saved its outcome.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub replacing: BTreeMap<String, PendingReplacement>,
+    /// Fields a newer Mneme wrote that this one does not know, written back as they were: a
+    /// save here must not lose what the newer build keeps (both may run on one machine).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: Unknown,
 }
 
 impl SyncState {
@@ -302,13 +311,21 @@ fn read_state(path: &Path) -> Result<Option<Vec<u8>>, SyncError> {
 }
 
 /// Reads the state for `server_url` and `repo`; a missing file, another pair, or an older
-/// format gives a fresh state (the next pull rebuilds everything from the server).
+/// format gives a fresh state (the next pull rebuilds everything from the server). A newer
+/// format is an error saying to update Mneme, and is never started afresh over: the next save
+/// would replace what the newer Mneme keeps there (acknowledged pushes not yet seen on the
+/// server, losses counted, local edits being replaced).
 pub fn load(path: &Path, server_url: &str, repo: &str) -> Result<SyncState, SyncError> {
     let Some(bytes) = read_state(path)? else { return Ok(SyncState::fresh(server_url, repo)) };
+    let newer = |e: own_files::NewerFormat| SyncError::State { path: path.to_path_buf(), detail: e.to_string() };
+    own_files::check_version_of(&bytes, STATE_VERSION.into()).map_err(newer)?;
     match serde_json::from_slice::<SyncState>(&bytes) {
         Ok(s) if s.version == STATE_VERSION && s.server_url == server_url && s.repo == repo => Ok(s),
         Ok(_) => Ok(SyncState::fresh(server_url, repo)),
-        Err(e) => Err(SyncError::State { path: path.to_path_buf(), detail: format!("it does not parse ({e}); delete it to start afresh") }),
+        Err(e) => Err(SyncError::State {
+            path: path.to_path_buf(),
+            detail: format!("it does not parse ({}); delete it to start afresh", own_files::parse_failure(&e)),
+        }),
     }
 }
 
@@ -359,6 +376,56 @@ mod tests {
         s.lost_pushes.insert("../outside.md".into(), LostPush { hash: super::super::hash_content("x"), times: 3, resent: false });
         fs::write(t.path().join("outside.md"), "x").unwrap();
         assert_eq!(s.lost_files(&team).len(), 3);
+    }
+
+    /// A state a newer Mneme saved: its own fields and a conflict of a kind this build lacks.
+    fn newer_state(version: u32) -> String {
+        serde_json::json!({
+            "version": version, "serverUrl": "http://s", "repo": "o/r",
+            "lastKnownChecksum": "sha256:ab",
+            "conflicts": [
+                {"key": "a.md", "atMs": 1, "kind": "pushedOverTeammate"},
+                {"key": "b.md", "atMs": 2, "kind": "mergedOnServer", "mergeId": 7}
+            ],
+            "pushJournal": {"c.md": {"sentAtMs": 5}}
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_newer_mneme_s_fields_and_conflict_kinds_survive_a_save_here() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("state.json");
+        fs::write(&p, newer_state(STATE_VERSION)).unwrap();
+        let mut s = load(&p, "http://s", "o/r").expect("one unknown conflict kind does not make the state unreadable");
+        assert_eq!(s.conflicts.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), ["a.md"]);
+        assert_eq!(s.conflicts.unread().len(), 1);
+        s.record_conflict(Conflict { key: "d.md".into(), at_ms: 3, kind: ConflictKind::DeletedByTeammate, trash_id: None });
+        save(&p, &s).unwrap();
+        let written: serde_json::Value = serde_json::from_slice(&fs::read(&p).unwrap()).unwrap();
+        assert_eq!(written["pushJournal"], serde_json::json!({"c.md": {"sentAtMs": 5}}), "{written}");
+        let kinds: Vec<&str> = written["conflicts"].as_array().unwrap().iter().map(|c| c["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["mergedOnServer", "pushedOverTeammate", "deletedByTeammate"]);
+        assert_eq!(written["conflicts"][0]["mergeId"], 7);
+    }
+
+    #[test]
+    fn a_newer_format_is_refused_with_what_to_do_and_left_as_it_is() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("state.json");
+        let text = newer_state(STATE_VERSION + 1);
+        fs::write(&p, &text).unwrap();
+        let e = load(&p, "http://s", "o/r").unwrap_err();
+        assert!(matches!(e, SyncError::State { .. }) && e.to_string().contains("newer Mneme") && e.to_string().contains("update Mneme"), "{e}");
+        assert_eq!(fs::read_to_string(&p).unwrap(), text, "never started afresh over");
+    }
+
+    #[test]
+    fn an_older_state_without_the_newer_fields_reads_with_defaults() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("state.json");
+        fs::write(&p, r#"{"version": 1, "serverUrl": "http://s", "repo": "o/r"}"#).unwrap();
+        assert_eq!(load(&p, "http://s", "o/r").unwrap(), SyncState::fresh("http://s", "o/r"));
     }
 
     #[test]
