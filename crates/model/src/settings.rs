@@ -72,7 +72,7 @@ pub enum ProviderSettingsError {
     /// message says which.
     #[error("{}", read_error_text(path, source))]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("{path} is not valid provider settings ({source}); fix it, or delete it to start again in offline mode")]
+    #[error("{path} is not valid provider settings ({}); fix it, or delete it to start again in offline mode", mneme_core::own_files::parse_failure(source))]
     Malformed { path: PathBuf, source: serde_json::Error },
     #[error("could not save {path} ({source}); check that Mneme's data folder is writable")]
     Write { path: PathBuf, source: std::io::Error },
@@ -89,6 +89,10 @@ fn read_error_text(path: &Path, source: &std::io::Error) -> String {
         _ => format!("could not read {} ({source}); check the file's permissions", path.display()),
     }
 }
+
+/// The fields of [`ProviderSettings`] in `providers.json`; any other is a newer Mneme's, kept
+/// when this one saves.
+const KNOWN_FIELDS: &[&str] = &["kind", "model", "base_url", "timeout_secs", "claude_binary"];
 
 /// The most of `providers.json` that is read: the settings are a few short fields.
 pub const MAX_PROVIDERS_FILE_BYTES: u64 = 1 << 20;
@@ -118,7 +122,16 @@ impl ProviderSettings {
         let write_error = |source| ProviderSettingsError::Write { path: path.clone(), source };
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(write_error)?;
-        let mut text = serde_json::to_string_pretty(self).map_err(|e| write_error(std::io::Error::other(e)))?;
+        let serde_json::Value::Object(mut fields) = serde_json::to_value(self).map_err(|e| write_error(std::io::Error::other(e)))? else {
+            return Err(write_error(std::io::Error::other("provider settings did not encode as a JSON object")));
+        };
+        // Settings a newer Mneme keeps here (both may run on one machine) stay as they were.
+        if let Ok(Some(bytes)) = mneme_store::open::read_own_file(&path, MAX_PROVIDERS_FILE_BYTES) {
+            if let Ok(old) = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes) {
+                mneme_core::own_files::carry_unknown(&old, &mut fields, KNOWN_FIELDS);
+            }
+        }
+        let mut text = serde_json::to_string_pretty(&fields).map_err(|e| write_error(std::io::Error::other(e)))?;
         text.push('\n');
         mneme_store::atomic::write_atomic(&path, text.as_bytes()).map_err(write_error)
     }
