@@ -3,13 +3,20 @@
 //! restore can put both back. The trash lives in Mneme's data directory: inside the memory
 //! folder, Claude Code would read a deleted memory as a live one.
 //!
-//! Order of work, so a crash at any point leaves the memory findable: the file moves into
-//! the trash first, then the record is written, then the index line is removed. If the
-//! record or the index edit fails, the file moves back.
+//! Order of work, so a crash at any point leaves the memory findable: the record is written
+//! first (with the index lines about to go and the file's revision), then the file moves into
+//! the trash, then the index lines are removed. If the move or the index edit fails, the file
+//! moves back. A delete killed between its record and the move leaves the memory in place
+//! beside a record of it; the next trash listing or delete finishes it (the user asked to
+//! delete), or drops the record if the memory has changed since ([`Memdir::list_trash`]).
+//!
+//! Each entry folder is locked (`flock`) by whoever moves files in or out of it (a delete, a
+//! restore, that finishing), so a delete still running is never taken for one killed.
 
 use super::error::io_err;
 use super::path::{validate_topic_path, validate_trash_id};
-use super::scan::stem_of;
+use super::revision::Revision;
+use super::scan::{read_bytes_no_follow, stem_of};
 use super::write::{fsync_dir, move_file};
 use super::{Memdir, MemdirError, Problem, ProblemKind, Scope};
 use serde::{Deserialize, Serialize};
@@ -19,6 +26,32 @@ use std::path::{Path, PathBuf};
 
 const RECORD_FILE: &str = "record.json";
 const RECORD_VERSION: u32 = 1;
+/// Written into an entry by a restore before it moves the file back, so a restore killed after
+/// that move is not taken for a delete killed before its own (both leave a record, no file in
+/// the trash and the memory in place).
+const RESTORING_FILE: &str = "restoring";
+
+/// `record.json` as written: the entry, and the revision of the file when the delete began,
+/// which tells the memory a killed delete left in place from one changed since. Kept out of
+/// [`TrashEntry`], which front ends are shown.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Record {
+    #[serde(flatten)]
+    entry: TrashEntry,
+    /// Absent in records of older Mneme releases and for files that could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    revision: Option<Revision>,
+}
+
+/// What [`Memdir::settle`] did with an entry.
+enum Settled {
+    /// Nothing: the entry is whole, or not a delete cut short.
+    Unchanged,
+    /// A delete cut short between its record and the move, now finished.
+    Finished(TrashEntry),
+    /// A record whose memory changed after its delete was cut short: dropped, the memory kept.
+    Dropped,
+}
 
 /// An index line removed by a delete, remembered so a restore can put it back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +153,9 @@ impl Memdir {
         self.check_trash_location()?;
         let real_root = self.real_root()?;
         validate_topic_path(rel)?;
+        // Deletes cut short by a kill are finished first; if this memory's was one of them, it
+        // is in the trash now, which is what was asked.
+        let finished = self.settle_trash().map(|(_, finished)| finished).unwrap_or_default();
         let abs = self.abs(rel);
         // A symbolic link is trashed as a link, so only its folder must be inside: that is
         // how a link pointing outside the memory folder gets removed.
@@ -131,40 +167,67 @@ impl Memdir {
             Ok(m) => {
                 return Err(MemdirError::NotARegularFile { path: rel.into(), detail: super::path::describe_type(&m) })
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(MemdirError::NotFound { path: rel.into() }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return match finished.into_iter().find(|e| e.original_rel_path == rel) {
+                    Some(entry) => Ok(entry),
+                    None => Err(MemdirError::NotFound { path: rel.into() }),
+                }
+            }
             Err(e) => return Err(MemdirError::Io { action: "inspect", path: abs, source: e }),
         };
         let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
         let (id, dir) = self.new_trash_entry_dir(now_ms, rel)?;
-        let base = rel.rsplit('/').next().unwrap_or(rel);
-        let stored = dir.join(base);
-        let kept_as = id.clone();
-        let root = self.root.clone();
+        let _entry_lock = lock_entry(&dir)?;
         let planned = self.index_lines_of(rel);
-        let mut entry = TrashEntry {
+        let entry = TrashEntry {
             version: RECORD_VERSION,
             id,
             original_rel_path: rel.into(),
             memdir_root: self.root.clone(),
             deleted_at_ms: now_ms,
-            index_lines: planned.clone(),
+            index_lines: planned,
             size: meta.len(),
         };
-        // The record, with the index lines about to be removed, is on disk before the file
-        // moves and before the index changes: a process killed at any later point leaves an
-        // entry that restores the memory and its lines. Killed before it, nothing has moved.
-        if let Err(e) = write_record(&dir, &entry) {
+        // The record, with the index lines about to be removed and the file's revision, is on
+        // disk before the file moves and before the index changes: a process killed at any
+        // later point leaves an entry that restores the memory and its lines, or (killed
+        // before the move) one the next listing finishes. Killed before it, nothing has moved.
+        let revision = revision_of(&abs);
+        if let Err(e) = write_record(&dir, &entry, revision.as_ref()) {
             let _ = fs::remove_dir_all(&dir);
             return Err(e);
         }
-        if let Err(e) = move_file(&abs, &stored) {
-            let _ = fs::remove_dir_all(&dir);
-            return Err(MemdirError::Io { action: "move to the trash", path: abs, source: e });
+        self.finish_move(&abs, &dir, entry, revision.as_ref(), true)
+    }
+
+    /// The rest of a delete once its record is written: moves the file at `abs` into the
+    /// entry folder `dir` and, with `edit_index`, removes its index lines, rewriting the
+    /// record if they were not the ones it names. Called with the entry locked. If the move
+    /// fails the entry goes (nothing moved); if an index edit fails the file moves back.
+    fn finish_move(
+        &self,
+        abs: &Path,
+        dir: &Path,
+        mut entry: TrashEntry,
+        revision: Option<&Revision>,
+        edit_index: bool,
+    ) -> Result<TrashEntry, MemdirError> {
+        let rel = entry.original_rel_path.clone();
+        let rel = rel.as_str();
+        let stored = dir.join(rel.rsplit('/').next().unwrap_or(rel));
+        if let Err(e) = move_file(abs, &stored) {
+            let _ = fs::remove_dir_all(dir);
+            return Err(MemdirError::Io { action: "move to the trash", path: abs.to_path_buf(), source: e });
         }
         fsync_dir(abs.parent().unwrap_or(&self.root));
-        let put_back = |cause| put_back(&stored, &abs, &dir, rel, &kept_as, cause);
+        if !edit_index {
+            return Ok(entry);
+        }
+        let kept_as = entry.id.clone();
+        let root = self.root.clone();
+        let planned = std::mem::take(&mut entry.index_lines);
+        let put_back = |cause| put_back(&stored, abs, dir, rel, &kept_as, cause);
 
-        entry.index_lines.clear();
         for scope in [Scope::Private, Scope::Team] {
             let removed = self.edit_index(scope, |doc| {
                 let hits: Vec<usize> =
@@ -189,7 +252,7 @@ impl Memdir {
         }
         // Someone else's edit between the look and the removal: the record says what went.
         if entry.index_lines != planned {
-            if let Err(e) = write_record(&dir, &entry) {
+            if let Err(e) = write_record(dir, &entry, revision) {
                 let _ = self.reinsert_lines(&entry);
                 return Err(put_back(e));
             }
@@ -248,6 +311,7 @@ impl Memdir {
         };
         let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
         let (id, dir) = self.new_trash_entry_dir(now_ms, rel)?;
+        let _entry_lock = lock_entry(&dir)?;
         let stored = dir.join(rel.rsplit('/').next().unwrap_or(rel));
         let entry = TrashEntry {
             version: RECORD_VERSION,
@@ -266,28 +330,35 @@ impl Memdir {
             // Copied whole or not at all (a temporary file renamed): a copy cut short by a
             // crash is never in the trash as if it were the file. The record follows.
             crate::atomic::copy_new(&abs, &stored).map_err(|e| failed(e, "copy to the trash"))?;
-            if let Err(e) = write_record(&dir, &entry) {
+            if let Err(e) = write_record(&dir, &entry, None) {
                 let _ = fs::remove_dir_all(&dir);
                 return Err(e);
             }
+            Ok(entry)
         } else {
             // As in [`Memdir::delete`]: the record first, so a file that has moved always has one.
-            if let Err(e) = write_record(&dir, &entry) {
+            let revision = revision_of(&abs);
+            if let Err(e) = write_record(&dir, &entry, revision.as_ref()) {
                 let _ = fs::remove_dir_all(&dir);
                 return Err(e);
             }
-            move_file(&abs, &stored).map_err(|e| failed(e, "move to the trash"))?;
-            fsync_dir(abs.parent().unwrap_or(&self.root));
+            self.finish_move(&abs, &dir, entry, revision.as_ref(), false)
         }
-        Ok(entry)
     }
 
-    /// The trash of this memory folder, newest first.
+    /// The trash of this memory folder, newest first. A delete killed between writing its
+    /// record and moving the file is finished first (see [`Memdir::settle`]).
     pub fn list_trash(&self) -> Result<TrashListing, MemdirError> {
+        self.settle_trash().map(|(listing, _)| listing)
+    }
+
+    /// [`Memdir::list_trash`], with the entries of the deletes it finished.
+    fn settle_trash(&self) -> Result<(TrashListing, Vec<TrashEntry>), MemdirError> {
         let mut listing = TrashListing::default();
+        let mut finished = Vec::new();
         let entries = match fs::read_dir(&self.trash_dir) {
             Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(listing),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((listing, finished)),
             Err(e) => return Err(MemdirError::Io { action: "list the trash folder", path: self.trash_dir.clone(), source: e }),
         };
         for e in entries {
@@ -297,14 +368,66 @@ impl Memdir {
             }
             let id = e.file_name().to_string_lossy().into_owned();
             match read_record(&e.path(), &id) {
-                Ok(r) if same_root(&r.memdir_root, &self.root) => listing.entries.push(r),
+                Ok(r) if same_root(&r.entry.memdir_root, &self.root) => match self.settle(&e.path(), r.clone()) {
+                    Settled::Unchanged => listing.entries.push(r.entry),
+                    Settled::Finished(entry) => {
+                        listing.entries.push(entry.clone());
+                        finished.push(entry);
+                    }
+                    Settled::Dropped => {}
+                },
                 Ok(_) => {}
                 Err(_) if interrupted_before_record(&e.path()) => {}
                 Err(err) => listing.damaged.push(Problem::new(id, ProblemKind::Unreadable, err.to_string())),
             }
         }
         listing.entries.sort_by(|a, b| b.deleted_at_ms.cmp(&a.deleted_at_ms).then_with(|| b.id.cmp(&a.id)));
-        Ok(listing)
+        Ok((listing, finished))
+    }
+
+    /// Finishes a delete (or a team pull's [`trash_file`](Memdir::trash_file)) that was killed
+    /// after writing its record `r` in `dir` and before moving the file: no file in the entry,
+    /// no restore under way, and the memory at its place with the revision the record holds.
+    /// The user asked for it to be deleted, so the delete is carried out. If the memory has
+    /// changed since, the record is about a text that is no longer there and is dropped; the
+    /// memory stays. Entries of older records (no revision) are left as they are: restoring
+    /// them clears them.
+    fn settle(&self, dir: &Path, r: Record) -> Settled {
+        let rel = r.entry.original_rel_path.clone();
+        let base = rel.rsplit('/').next().unwrap_or(&rel);
+        let cut_short = || fs::symlink_metadata(dir.join(base)).is_err() && fs::symlink_metadata(dir.join(RESTORING_FILE)).is_err();
+        let Some(recorded) = r.revision else { return Settled::Unchanged };
+        if !cut_short() {
+            return Settled::Unchanged;
+        }
+        // The record is data on disk: its path is held to the rules a delete's was.
+        let synced = validate_topic_path(&rel).is_err();
+        if synced && validate_synced_rel(&rel).is_err() {
+            return Settled::Unchanged;
+        }
+        let Ok(real_root) = self.real_root() else { return Settled::Unchanged };
+        let abs = self.abs(&rel);
+        let is_link = fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink());
+        if self.check_contained(&real_root, &rel, if is_link { abs.parent().unwrap_or(&self.root) } else { &abs }).is_err() {
+            return Settled::Unchanged;
+        }
+        // Looked at again under the entry's lock: a delete still running holds it until done.
+        let Ok(_entry_lock) = lock_entry(dir) else { return Settled::Unchanged };
+        if !dir.join(RECORD_FILE).exists() || !cut_short() {
+            return Settled::Unchanged;
+        }
+        match revision_of(&abs) {
+            None => Settled::Unchanged,
+            Some(now) if now.matches(&recorded) => match self.finish_move(&abs, dir, r.entry, Some(&recorded), !synced) {
+                Ok(entry) => Settled::Finished(entry),
+                Err(_) if dir.exists() => Settled::Unchanged,
+                Err(_) => Settled::Dropped,
+            },
+            Some(_) => match fs::remove_dir_all(dir) {
+                Ok(()) => Settled::Dropped,
+                Err(_) => Settled::Unchanged,
+            },
+        }
     }
 
     /// Puts a deleted memory back where it was, with its index lines. Refuses if something
@@ -312,10 +435,13 @@ impl Memdir {
     pub fn restore(&self, id: &str) -> Result<Restored, MemdirError> {
         validate_trash_id(id)?;
         let dir = self.trash_dir.join(id);
-        let entry = read_record(&dir, id)?;
+        let entry = read_record(&dir, id)?.entry;
         if !same_root(&entry.memdir_root, &self.root) {
             return Err(MemdirError::TrashEntryForeign { id: id.into(), origin: entry.memdir_root });
         }
+        // Held while the file moves back and the entry goes, so a listing never takes this
+        // restore, half done, for a delete cut short.
+        let _entry_lock = lock_entry(&dir)?;
         // The record is data on disk: validate it like any input.
         let rel = entry.original_rel_path.clone();
         // Topic files, and whatever [`trash_file`](Memdir::trash_file) took (any name).
@@ -348,6 +474,10 @@ impl Memdir {
         if let Some(parent) = abs.parent() {
             fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
         }
+        // Marks the entry as being restored before anything moves back: killed after the move,
+        // it is a restore to finish, not a delete.
+        let marker = dir.join(RESTORING_FILE);
+        crate::atomic::write_atomic(&marker, b"").map_err(io_err("mark the trash entry as being restored", &marker))?;
         // The index lines first, then the file: a restore killed in between has left a line
         // pointing at a file still in the trash, which the next restore moves (and, the other
         // way round, a line lost with the file back would be found by no restore).
@@ -368,8 +498,8 @@ impl Memdir {
         validate_trash_id(id)?;
         let dir = self.trash_dir.join(id);
         match read_record(&dir, id) {
-            Ok(r) if !same_root(&r.memdir_root, &self.root) => {
-                return Err(MemdirError::TrashEntryForeign { id: id.into(), origin: r.memdir_root })
+            Ok(r) if !same_root(&r.entry.memdir_root, &self.root) => {
+                return Err(MemdirError::TrashEntryForeign { id: id.into(), origin: r.entry.memdir_root })
             }
             Err(e @ MemdirError::TrashEntryNotFound { .. }) => return Err(e),
             // A damaged entry can still be purged: that is how the user gets rid of it.
@@ -462,8 +592,9 @@ fn same_root(a: &Path, b: &Path) -> bool {
     a == b || matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
 }
 
-fn write_record(dir: &Path, entry: &TrashEntry) -> Result<(), MemdirError> {
-    let json = serde_json::to_vec_pretty(entry).map_err(|e| MemdirError::TrashEntryDamaged {
+fn write_record(dir: &Path, entry: &TrashEntry, revision: Option<&Revision>) -> Result<(), MemdirError> {
+    let record = Record { entry: entry.clone(), revision: revision.copied() };
+    let json = serde_json::to_vec_pretty(&record).map_err(|e| MemdirError::TrashEntryDamaged {
         id: entry.id.clone(),
         dir: dir.to_path_buf(),
         detail: e.to_string(),
@@ -512,7 +643,7 @@ const MAX_RECORD_BYTES: u64 = 1 << 20;
 /// A trash entry's record. Read only as a plain file, opened without waiting and up to
 /// [`MAX_RECORD_BYTES`]: a FIFO in its place (the trash folder is a folder like any other)
 /// would have held `restore`, `purge` and the trash list for ever.
-fn read_record(dir: &Path, id: &str) -> Result<TrashEntry, MemdirError> {
+fn read_record(dir: &Path, id: &str) -> Result<Record, MemdirError> {
     let path = dir.join(RECORD_FILE);
     let damaged = |detail: String| MemdirError::TrashEntryDamaged { id: id.into(), dir: dir.to_path_buf(), detail };
     let bytes = match crate::open::read_own_file(&path, MAX_RECORD_BYTES) {
@@ -521,19 +652,36 @@ fn read_record(dir: &Path, id: &str) -> Result<TrashEntry, MemdirError> {
         Ok(None) => return Err(damaged(format!("its record {} is missing", path.display()))),
         Err(e) => return Err(damaged(e.to_string())),
     };
-    let entry: TrashEntry = serde_json::from_slice(&bytes).map_err(|e| MemdirError::TrashEntryDamaged {
+    let record: Record = serde_json::from_slice(&bytes).map_err(|e| MemdirError::TrashEntryDamaged {
         id: id.into(),
         dir: dir.to_path_buf(),
         detail: format!("its record does not parse: {e}"),
     })?;
-    if entry.id != id {
+    if record.entry.id != id {
         return Err(MemdirError::TrashEntryDamaged {
             id: id.into(),
             dir: dir.to_path_buf(),
-            detail: format!("its record names a different id ({})", entry.id),
+            detail: format!("its record names a different id ({})", record.entry.id),
         });
     }
-    Ok(entry)
+    Ok(record)
+}
+
+/// The lock on a trash entry's folder, held by whoever moves a file in or out of it.
+fn lock_entry(dir: &Path) -> Result<crate::file_lock::FileLock, MemdirError> {
+    crate::file_lock::FileLock::take_folder(dir).map_err(io_err("lock the trash entry", dir))
+}
+
+/// The revision of what a delete is about to move: a plain file's bytes, or a link's target
+/// (a link is trashed as a link). `None` when it cannot be read (nothing to tell it by).
+fn revision_of(abs: &Path) -> Option<Revision> {
+    let meta = fs::symlink_metadata(abs).ok()?;
+    if meta.file_type().is_symlink() {
+        let target = fs::read_link(abs).ok()?;
+        return Some(Revision::from_parts(target.as_os_str().as_encoded_bytes(), 0));
+    }
+    let (bytes, meta) = read_bytes_no_follow(abs).ok()??;
+    Some(Revision::of(&bytes, &meta))
 }
 
 #[cfg(test)]
@@ -634,9 +782,9 @@ mod tests {
         assert_eq!(t.read("MEMORY.md"), "- [A, re-added by hand](a.md)\n");
     }
 
-    /// A restore killed after the file moved back (or a delete killed before it moved): the
-    /// entry keeps its record but not the file, which is in the memory folder. Restoring it
-    /// again puts back the missing line and clears the entry, instead of calling it damaged.
+    /// A restore killed after the file moved back: the entry keeps its record (and the mark a
+    /// restore leaves) but not the file, which is in the memory folder. Restoring it again puts
+    /// back the missing line and clears the entry, instead of calling it damaged.
     #[test]
     fn restoring_an_entry_whose_file_is_already_back_finishes_the_restore() {
         let t = TestDir::new();
@@ -644,7 +792,9 @@ mod tests {
         t.write("a.md", "a");
         let m = t.memdir();
         let e = m.delete("a.md").unwrap();
-        std::fs::rename(t.path().join("trash").join(&e.id).join("a.md"), t.mem().join("a.md")).unwrap();
+        let entry = t.path().join("trash").join(&e.id);
+        std::fs::write(entry.join(RESTORING_FILE), "").unwrap();
+        std::fs::rename(entry.join("a.md"), t.mem().join("a.md")).unwrap();
         assert_eq!(m.list_trash().unwrap().entries.len(), 1, "still listed: restoring it finishes the job");
         let r = m.restore(&e.id).unwrap();
         assert_eq!((r.index_lines_restored, r.cleanup_error), (1, None));
@@ -656,6 +806,107 @@ mod tests {
         let e = m.delete("b.md").unwrap();
         std::fs::remove_file(t.path().join("trash").join(&e.id).join("b.md")).unwrap();
         assert_eq!(m.restore(&e.id).unwrap_err().code(), "trash-entry-damaged");
+    }
+
+    /// What a delete killed between writing its record and moving the file leaves: the entry
+    /// with its record (the index lines it was about to remove, the file's revision) and no
+    /// file; the memory and its index line still in place.
+    fn delete_cut_short(t: &TestDir, m: &Memdir, rel: &str) -> TrashEntry {
+        let (id, dir) = m.new_trash_entry_dir(NOW_SECS * 1000, rel).unwrap();
+        let abs = m.abs(rel);
+        let entry = TrashEntry {
+            version: RECORD_VERSION,
+            id,
+            original_rel_path: rel.into(),
+            memdir_root: m.root.clone(),
+            deleted_at_ms: NOW_SECS * 1000,
+            index_lines: m.index_lines_of(rel),
+            size: std::fs::metadata(&abs).unwrap().len(),
+        };
+        write_record(&dir, &entry, revision_of(&abs).as_ref()).unwrap();
+        assert!(t.exists(rel));
+        entry
+    }
+
+    /// The trash listing finishes such a delete, since a delete is what was asked: the memory
+    /// and its index line go, the entry holds them, and a restore brings both back. Before,
+    /// the entry was listed while the memory stayed, and restoring it only removed the entry.
+    #[test]
+    fn a_delete_cut_short_before_its_move_is_finished_by_the_listing() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [A](a.md) — first\n- [B](b.md) — second\n");
+        t.write("a.md", "---\nname: a\n---\nA body\n");
+        let m = t.memdir();
+        let cut = delete_cut_short(&t, &m, "a.md");
+        let listing = m.list_trash().unwrap();
+        assert_eq!(listing.entries, vec![cut.clone()], "listed once, as the delete recorded it");
+        assert!(!t.exists("a.md"), "the memory went to the trash");
+        assert_eq!(t.read("MEMORY.md"), "- [B](b.md) — second\n");
+        let stored = t.path().join("trash").join(&cut.id).join("a.md");
+        assert_eq!(std::fs::read_to_string(stored).unwrap(), "---\nname: a\n---\nA body\n");
+        m.restore(&cut.id).unwrap();
+        assert_eq!(t.read("MEMORY.md"), "- [A](a.md) — first\n- [B](b.md) — second\n");
+        assert_eq!(t.read("a.md"), "---\nname: a\n---\nA body\n");
+        assert!(m.list_trash().unwrap().entries.is_empty());
+    }
+
+    /// Deleting the memory again finishes the delete that was cut short and answers its entry:
+    /// one entry, not two. A team pull's trash move cut short the same way is finished too.
+    #[test]
+    fn the_next_delete_finishes_a_delete_cut_short() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [A](a.md) — first\n");
+        t.write("a.md", "a");
+        t.write("team/notes.txt", "n");
+        let m = t.memdir();
+        let cut = delete_cut_short(&t, &m, "a.md");
+        let synced = delete_cut_short(&t, &m, "team/notes.txt");
+        let again = m.delete("a.md").unwrap();
+        assert_eq!(again, cut);
+        assert!(!t.exists("a.md") && !t.exists("team/notes.txt"));
+        assert_eq!(t.read("MEMORY.md"), "");
+        let mut ids: Vec<String> = m.list_trash().unwrap().entries.into_iter().map(|e| e.id).collect();
+        ids.sort();
+        let mut want = vec![cut.id, synced.id];
+        want.sort();
+        assert_eq!(ids, want);
+    }
+
+    /// A memory changed after its delete was cut short is no longer what the user asked to
+    /// delete: the record goes and the memory stays as it is now.
+    #[test]
+    fn a_delete_cut_short_of_a_memory_changed_since_is_dropped() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [A](a.md) — first\n");
+        t.write("a.md", "a");
+        let m = t.memdir();
+        let cut = delete_cut_short(&t, &m, "a.md");
+        t.write("a.md", "a, edited after the delete was cut short");
+        let listing = m.list_trash().unwrap();
+        assert!(listing.entries.is_empty() && listing.damaged.is_empty(), "{listing:?}");
+        assert!(!t.path().join("trash").join(&cut.id).exists());
+        assert_eq!(t.read("a.md"), "a, edited after the delete was cut short");
+        assert_eq!(t.read("MEMORY.md"), "- [A](a.md) — first\n");
+    }
+
+    /// A delete still running (its entry locked) is not taken for one cut short.
+    #[test]
+    fn a_running_delete_is_left_to_finish() {
+        let t = TestDir::new();
+        t.write("a.md", "a");
+        let m = t.memdir();
+        let cut = delete_cut_short(&t, &m, "a.md");
+        let dir = t.path().join("trash").join(&cut.id);
+        let held = lock_entry(&dir).unwrap();
+        let lister = {
+            let m = t.memdir();
+            std::thread::spawn(move || m.list_trash().unwrap())
+        };
+        // The lister waits on the lock; the running delete moves the file meanwhile.
+        move_file(&t.mem().join("a.md"), &dir.join("a.md")).unwrap();
+        drop(held);
+        assert_eq!(lister.join().unwrap().entries, vec![cut]);
+        assert_eq!(std::fs::read_to_string(dir.join("a.md")).unwrap(), "a");
     }
 
     /// A delete killed while writing its record has moved nothing: its entry folder holds only
