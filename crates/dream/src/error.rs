@@ -38,8 +38,10 @@ pub enum DreamError {
     #[error("{} changed since dream {id} {when}; {advice}", files.join(", "))]
     Conflict { id: String, files: Vec<String>, when: &'static str, advice: &'static str },
 
-    #[error("the dream record {} is damaged ({detail}); move it aside and run the command again", path.display())]
-    DamagedRecord { path: PathBuf, detail: String },
+    /// `newer`: a newer Mneme wrote it (a newer format, or a status this build lacks); it is
+    /// left as it is for that build, not moved aside.
+    #[error("{}", damaged_record(path, detail, *newer))]
+    DamagedRecord { path: PathBuf, detail: String, newer: bool },
 
     #[error("the dream mode file {} is damaged ({detail}); choose the mode again (`mneme dream mode automatic`, `review` or `off`, or on the Dreams screen) to rewrite it", path.display())]
     DamagedMode { path: PathBuf, detail: String },
@@ -58,6 +60,14 @@ pub enum DreamError {
 
     #[error("{0}")]
     Invalid(String),
+}
+
+fn damaged_record(path: &Path, detail: &str, newer: bool) -> String {
+    if newer {
+        format!("the dream record {} cannot be read by this build: {detail}", path.display())
+    } else {
+        format!("the dream record {} is damaged ({detail}); move it aside and run the command again", path.display())
+    }
 }
 
 impl DreamError {

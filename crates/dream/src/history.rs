@@ -22,12 +22,16 @@ use crate::lock::Acquired;
 use crate::offline::PlanStats;
 use crate::safety::Moved;
 use mneme_agent::{Changeset, Denial};
+use mneme_core::own_files::{self, Unknown};
 use mneme_core::sanitize::sanitize_path;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// The record's format. Raised only when an older Mneme would misread a record: one that finds
+/// a higher version reports the record as a newer Mneme's and leaves it alone (never approved,
+/// undone or pruned here); a field added without a new version is kept ([`DreamRecord::extra`]).
 pub const RECORD_VERSION: u32 = 1;
 const MODE_FILE: &str = "settings.json";
 /// The mode file's field of per-folder modes.
@@ -213,6 +217,10 @@ pub struct DreamRecord {
     /// result, and the "what moved where" report). Records older than the net have none.
     #[serde(default)]
     pub moved: Vec<Moved>,
+    /// Fields a newer Mneme wrote that this one does not know, written back as they were when
+    /// this one approves, rejects or undoes the dream, so the newer build's record stays whole.
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: Unknown,
 }
 
 /// One line of the history: a dream without its file contents.
@@ -270,6 +278,7 @@ impl DreamRecord {
             undone_at_ms: None,
             undo: None,
             moved: Vec::new(),
+            extra: Unknown::new(),
         }
     }
 
@@ -395,7 +404,7 @@ impl History {
 
     pub fn save(&self, record: &DreamRecord) -> Result<(), DreamError> {
         let path = self.record_path(&record.id)?;
-        let json = serde_json::to_vec_pretty(record).map_err(|e| DreamError::DamagedRecord { path: path.clone(), detail: e.to_string() })?;
+        let json = serde_json::to_vec_pretty(record).map_err(|e| DreamError::DamagedRecord { path: path.clone(), detail: e.to_string(), newer: false })?;
         write_atomic(&path, &json).map_err(|e| DreamError::io("write the dream record", &path, e))
     }
 
@@ -410,15 +419,24 @@ impl History {
             Ok(None) => return Err(DreamError::NotFound { id: id.into() }),
             Err(e) => {
                 return Err(match refusal(&path, &e, MAX_RECORD_BYTES, "any dream record holds") {
-                    Some(detail) => DreamError::DamagedRecord { path, detail },
+                    Some(detail) => DreamError::DamagedRecord { path, detail, newer: false },
                     None => DreamError::io("read the dream record", &path, e),
                 })
             }
         };
-        let record: DreamRecord =
-            serde_json::from_slice(&bytes).map_err(|e| DreamError::DamagedRecord { path: path.clone(), detail: e.to_string() })?;
+        // A newer format is told apart before its fields are held to this one's: read as this
+        // build's, it could be applied or undone wrongly.
+        if let Err(e) = own_files::check_version_of(&bytes, RECORD_VERSION.into()) {
+            return Err(DreamError::DamagedRecord { path, detail: e.to_string(), newer: true });
+        }
+        let record: DreamRecord = serde_json::from_slice(&bytes).map_err(|e| DreamError::DamagedRecord {
+            path: path.clone(),
+            detail: own_files::parse_failure(&e),
+            // A status or trigger a newer build added: the record is that build's to act on.
+            newer: own_files::is_unknown_value(&e),
+        })?;
         if record.id != id {
-            return Err(DreamError::DamagedRecord { path, detail: format!("it names dream {}", record.id) });
+            return Err(DreamError::DamagedRecord { path, detail: format!("it names dream {}", record.id), newer: false });
         }
         // Approve and undo write where the record says; it must say this folder.
         if !self.is_ours(&record.memory_dir) {
@@ -428,6 +446,7 @@ impl History {
             return Err(DreamError::DamagedRecord {
                 path,
                 detail: format!("its changes are under {}, not under the memory folder it names, {}", root.display(), record.memory_dir.display()),
+                newer: false,
             });
         }
         Ok(record)
@@ -522,6 +541,7 @@ impl History {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Head {
+            version: u32,
             id: String,
             memory_dir: PathBuf,
             status: DreamStatus,
@@ -538,7 +558,8 @@ impl History {
             let Ok(path) = self.record_path(id) else { continue };
             let Ok(Some(bytes)) = mneme_store::open::read_own_file(&path, MAX_RECORD_BYTES) else { continue };
             if let Ok(head) = serde_json::from_slice::<Head>(&bytes) {
-                if head.id == id && head.status == DreamStatus::Pending && self.is_ours(&head.memory_dir) {
+                // A newer format's record is not one this build can review ([`History::load`]).
+                if head.version <= RECORD_VERSION && head.id == id && head.status == DreamStatus::Pending && self.is_ours(&head.memory_dir) {
                     pending += 1;
                 }
             }
