@@ -10,6 +10,9 @@
 //! - "don't / do not / never / always / stop / avoid …" at the start of a sentence;
 //! - "forget (that / about) …", which removes the best-matching memory.
 //!
+//! Only what the user typed is read ([`typed_lines`]): text pasted into a message (code, quotes,
+//! logs, an email, a document, a long paste) is someone else's words, whatever it says.
+//!
 //! Each statement is typed as Claude Code's taxonomy types it (`user`: who the user is;
 //! `feedback`: how to work, corrections included; `project`: facts about ongoing work, with
 //! relative dates made absolute; `reference`: where to find things outside the project), then
@@ -250,22 +253,14 @@ fn claude_code_tag(name: &str) -> bool {
     OUTPUT_TAGS.contains(&name) || name == "system-reminder" || name == "bash-input" || name.starts_with("command-")
 }
 
-/// Splits `text` into sentences: at line breaks and after `.`, `!`, `?` followed by space. Code
-/// blocks, quoted lines and Claude Code's tagged blocks (`<system-reminder>`, command output)
-/// are not the user speaking and are skipped.
+/// Splits `text` into sentences: at line breaks and after `.`, `!`, `?` followed by space. Only
+/// the lines the user typed count ([`typed_lines`]): pasted material (code, quotes, logs, an
+/// email, a document) and Claude Code's tagged blocks are not the user speaking.
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut in_fence = false;
-    for line in without_tagged_blocks(text).lines() {
-        let t = line.trim();
-        if t.starts_with("```") || t.starts_with("~~~") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if in_fence || t.starts_with('>') || t.starts_with("[Request interrupted") {
-            continue;
-        }
-        let t = t.trim_start_matches(['-', '*', '•']).trim();
+    let cut = without_tagged_blocks(text);
+    for line in typed_lines(&cut) {
+        let t = line.trim().trim_start_matches(['-', '*', '•']).trim();
         let mut start = 0;
         let mut chars = t.char_indices().peekable();
         while let Some((i, c)) = chars.next() {
@@ -281,6 +276,138 @@ pub fn sentences(text: &str) -> Vec<String> {
         let s = t[start..].trim();
         if !s.is_empty() {
             out.push(s.to_string());
+        }
+    }
+    out
+}
+
+/// A message longer than this many non-blank lines is a paste (a file, a page, a thread): no
+/// one types that much into a prompt, so only its opening and closing paragraphs, when short,
+/// are taken as the user's own words around it.
+pub const LONG_PASTE_LINES: usize = 40;
+
+/// The most lines an opening or closing paragraph of a long paste has to count as typed.
+const TYPED_PARAGRAPH_LINES: usize = 3;
+
+/// A line as programs print it or code is written: a timestamp or log level first, a stack
+/// frame, a compiler diagnostic, a shell prompt, or a line that opens or ends a block or a
+/// statement. Case matters: log levels are written in capitals.
+static MACHINE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^\s*(?:",
+        r"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}",
+        r"|\[?\d{2}:\d{2}:\d{2}",
+        r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}",
+        r"|\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|PANIC)\b",
+        r"|at \S.*(?:\(\S*:\d+(?::\d+)?\)|:\d+:\d+)$",
+        r#"|File "[^"]+", line \d+"#,
+        r"|Traceback \(most recent call last\)",
+        r"|\d+: +0x[0-9a-f]+",
+        r"|--> \S+:\d+",
+        r"|(?:error|warning)(?:\[[A-Z]?\d+\])?: ",
+        r"|\$ \S",
+        r"|[\]})]+[;,]?$",
+        r")|[;{]\s*$",
+    ))
+    .unwrap()
+});
+
+/// The start of an email quoted or forwarded into a message: everything from there on is the
+/// email.
+static EMAIL_MARK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*(?:on .{4,200} wrote:\s*$|-{2,}\s*(?:original message|forwarded message)\s*-{2,}\s*$|begin forwarded message:)").unwrap()
+});
+/// One of an email's header lines (`From: …`); two in a paragraph start an email.
+static EMAIL_HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(?:From|Sent|To|Cc|Bcc|Subject|Date|Reply-To): +\S").unwrap());
+/// A Markdown heading (`# Title`, `## Contributing`) or a setext underline: a document.
+static HEADING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s{0,3}(?:#{1,6}\s+\S|={3,}\s*$)").unwrap());
+
+/// Whether a line looks printed or coded rather than typed: [`MACHINE_LINE`], or dense with
+/// the symbols of code (a quarter of its visible characters at least, four or more).
+fn machine_line(line: &str) -> bool {
+    if MACHINE_LINE.is_match(line) {
+        return true;
+    }
+    let visible = line.chars().filter(|c| !c.is_whitespace()).count();
+    let symbols = line.chars().filter(|c| "{}[]()<>;=|&\\$#@^~*+".contains(*c)).count();
+    symbols >= 4 && symbols * 4 >= visible
+}
+
+/// Indented as Markdown's code is (four spaces or a tab), and not a nested list item.
+fn indented_code(line: &str) -> bool {
+    let indented = line.starts_with('\t') || line.starts_with("    ");
+    let t = line.trim_start();
+    let list_item = t.starts_with(['-', '*', '•', '+']) || t.split_once(['.', ')']).is_some_and(|(n, _)| !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()));
+    indented && !list_item
+}
+
+/// The lines of a user message (Claude Code's tagged blocks already cut) that the user typed,
+/// in order. Text pasted into the message may hold "from now on …" or "never …" (a README's
+/// contributing rules, a log's advice, an email's request), and those are someone else's words,
+/// never the user's standing instruction. Left out:
+///
+/// - fenced code blocks, `>` quotes and Claude Code's "[Request interrupted" lines;
+/// - indented code (four spaces or a tab, not a nested list item), which also counts toward
+///   its paragraph looking coded (below);
+/// - paragraphs (lines between blank lines) half or more of whose lines look printed or
+///   coded ([`machine_line`]: log lines, stack frames, diagnostics, statements, indented code);
+/// - from the start of an email (a quote's "On … wrote:", a forward's marker, or two header
+///   lines such as `From:` and `Subject:`) or of a document (a Markdown heading) to the end
+///   of the message;
+/// - in a message of more than [`LONG_PASTE_LINES`] non-blank lines (all of them, pasted
+///   ones included), everything but an opening and a closing paragraph of at most
+///   [`TYPED_PARAGRAPH_LINES`] lines each.
+pub fn typed_lines(text: &str) -> Vec<&str> {
+    // Paragraphs of lines, each with whether it is indented code (kept in its paragraph, where
+    // it counts as printed or coded, but never read); a fence, a quote or an interruption ends
+    // a paragraph.
+    let mut paragraphs: Vec<Vec<(&str, bool)>> = vec![Vec::new()];
+    let mut in_fence = false;
+    let mut non_blank = 0usize;
+    let mut rest_is_pasted = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if !t.is_empty() {
+            non_blank += 1;
+        }
+        if rest_is_pasted {
+            continue;
+        }
+        let fence = t.starts_with("```") || t.starts_with("~~~");
+        if fence {
+            in_fence = !in_fence;
+        }
+        if t.is_empty() || fence || in_fence || t.starts_with('>') || t.starts_with("[Request interrupted") {
+            if paragraphs.last().is_some_and(|p| !p.is_empty()) {
+                paragraphs.push(Vec::new());
+            }
+            continue;
+        }
+        if EMAIL_MARK.is_match(line) || HEADING.is_match(line) {
+            rest_is_pasted = true;
+            continue;
+        }
+        if let Some(p) = paragraphs.last_mut() {
+            p.push((line, indented_code(line)));
+        }
+    }
+    paragraphs.retain(|p| !p.is_empty());
+    // An email's header block: the paragraph holding two header lines is where it starts.
+    if let Some(at) = paragraphs.iter().position(|p| p.iter().filter(|(l, _)| EMAIL_HEADER.is_match(l)).count() >= 2) {
+        let first = paragraphs[at].iter().position(|(l, _)| EMAIL_HEADER.is_match(l)).unwrap_or(0);
+        paragraphs[at].truncate(first);
+        paragraphs.truncate(at + 1);
+        paragraphs.retain(|p| !p.is_empty());
+    }
+    // A paragraph half or more of whose lines look printed or coded is pasted.
+    let typed = |p: &[(&str, bool)]| p.iter().filter(|(l, code)| *code || machine_line(l)).count() * 2 < p.len();
+    let last = paragraphs.len().saturating_sub(1);
+    let long = non_blank > LONG_PASTE_LINES;
+    let mut out = Vec::new();
+    for (i, p) in paragraphs.into_iter().enumerate() {
+        let counts = if long { (i == 0 || i == last) && p.len() <= TYPED_PARAGRAPH_LINES } else { true };
+        if counts && typed(&p) {
+            out.extend(p.into_iter().filter(|(_, code)| !code).map(|(l, _)| l));
         }
     }
     out
@@ -1072,6 +1199,42 @@ mod tests {
         assert_eq!(statements(mixed), ["I prefer tabs", "use Vec<String> for lists"]);
     }
 
+    /// Text pasted into a message (an error log, a README, an email, code) may hold "from now
+    /// on …" or "never …": someone else's words, never the user's standing instruction. What
+    /// the user typed around the paste still counts.
+    #[test]
+    fn pasted_material_is_not_the_user_speaking() {
+        let statements = |text: &str| -> Vec<String> { sentences(text).into_iter().filter_map(|s| statement(&s)).map(|s| s.content).collect() };
+        let log = "Here is what the build printed:\n\n2026-03-02 10:14:07 INFO starting worker pool\n2026-03-02 10:14:08 WARN From now on, the legacy endpoint is disabled.\n2026-03-02 10:14:09 ERROR connection refused (os error 111)\n\nCan you see why it fails?";
+        let trace = "It crashed:\nTypeError: cannot read properties of undefined\n    at render (app.js:10:5)\n    at main (app.js:3:1)\nNever call render before init.\n    at Object.<anonymous> (index.js:1:1)";
+        let readme = "Please tidy this README.\n\n# Acme\n\nA tool for widgets.\n\n## Contributing\n\nFrom now on, all pull requests need two approvals.\nAlways sign your commits.";
+        let email = "Draft a reply to this.\n\nOn Mon, 2 Mar 2026 at 10:00, Dana <dana@example.com> wrote:\nFrom now on, send the weekly report on Fridays.";
+        let headers = "Can you summarise this?\n\nFrom: Dana Smith\nSent: Monday, March 2, 2026\nSubject: Reports\n\nGoing forward, please cc the whole team on reports.";
+        let code = "Why does this not compile?\n\nfn main() {\n    let x = 1;\n    // from now on use y\n}\n";
+        let indented = "Look at this snippet:\n\n    from now on the cache is shared\n    never flush it by hand\n";
+        let long: String = "Lorem ipsum dolor sit amet, consectetur adipiscing elit\n".repeat(30) + "From now on, the API returns JSON only.\n" + &"Sed do eiusmod tempor incididunt ut labore\n".repeat(20);
+        for (name, text) in [("log", log), ("trace", trace), ("readme", readme), ("email", email), ("headers", headers), ("code", code), ("indented", indented), ("long", &long)] {
+            assert_eq!(statements(text), Vec::<String>::new(), "{name}: {text}");
+        }
+
+        // A real typed instruction is still one, beside a paste or in a long message of its own.
+        let typed = [
+            ("From now on, always run the linter before committing.", vec!["always run the linter before committing"]),
+            ("The build failed:\n```\nerror[E0308]: mismatched types\n```\nFrom now on, run cargo check before you push.", vec!["run cargo check before you push"]),
+            ("Some rules for this repo:\n- never force-push to main\n- always squash merges\n  - in the future, tag releases", vec!["never force-push to main", "always squash merges", "tag releases"]),
+            ("Remember that I prefer tabs (not spaces) in Makefiles.", vec!["I prefer tabs (not spaces) in Makefiles"]),
+            ("Don't use unwrap() in library code; return errors instead.", vec!["Don't use unwrap() in library code; return errors instead"]),
+            ("I'll paste the log below.\n\n".to_string().leak(), vec![]),
+        ];
+        for (text, want) in typed {
+            assert_eq!(statements(text), want, "{text}");
+        }
+        let pasted_then_typed = "Here is the log:\n".to_string() + &"2026-03-02 10:14:07 INFO tick\n".repeat(60) + "\nFrom now on, ignore INFO lines when you read logs.";
+        assert_eq!(statements(&pasted_then_typed), ["ignore INFO lines when you read logs"]);
+        let long_typed_start = "From now on, answer in British English.\n\n".to_string() + &"some pasted words here and there\n".repeat(50);
+        assert_eq!(statements(&long_typed_start), ["answer in British English"]);
+    }
+
     /// The tag cutting as it was before it was made linear, to compare against.
     fn quadratic_without_tagged_blocks(text: &str) -> String {
         fn next_tag(s: &str) -> Option<(usize, &str, usize)> {
@@ -1130,8 +1293,9 @@ mod tests {
     #[test]
     fn many_tags_take_linear_time() {
         let started = std::time::Instant::now();
-        assert_eq!(sentences(&"<a>".repeat(200_000)).len(), 1);
-        assert_eq!(sentences(&"<a ".repeat(200_000)).len(), 1);
+        // Lines of nothing but angle brackets read as code, not as the user speaking.
+        assert_eq!(sentences(&"<a>".repeat(200_000)).len(), 0);
+        assert_eq!(sentences(&"<a ".repeat(200_000)).len(), 0);
         let rust = "```rust\n".to_string() + &"let v: Vec<String> = Vec::new();\n".repeat(30_000) + "```\nRemember that I prefer tabs.";
         assert_eq!(sentences(&rust), ["Remember that I prefer tabs."]);
         // Quadratic, these took minutes in a debug build.

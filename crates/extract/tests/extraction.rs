@@ -228,6 +228,8 @@ async fn a_transcript_from_elsewhere_runs_the_models_shell_in_the_memory_folder(
         stub.push(Turn::text("Nothing to save."));
         let p = provider(&stub);
         w.extractor().extract_transcript(transcript, Engine::Model(&p), ExtractOptions::default(), &Cancel::new()).await.unwrap();
+        // Bound before it is returned: a temporary of the tail expression would outlive `stub`.
+        #[allow(clippy::let_and_return)]
         let second = stub.model_requests()[1].body["messages"].to_string();
         second
     }
