@@ -35,7 +35,7 @@ fn a_provider_kind_this_build_lacks_says_to_update_mneme() {
 #[test]
 fn an_older_file_s_missing_fields_take_the_defaults() {
     let home = TestHome::new();
-    home.write(&ProviderSettings::path(&home.env), r#"{"kind": "claude-cli"}"#);
+    home.write(ProviderSettings::path(&home.env), r#"{"kind": "claude-cli"}"#);
     let s = ProviderSettings::load(&home.env).unwrap();
     assert_eq!((s.kind, s.timeout_secs, s.model, s.base_url), (ProviderKind::ClaudeCli, DEFAULT_TIMEOUT_SECS, None, None));
 }
