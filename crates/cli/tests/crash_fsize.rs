@@ -178,8 +178,8 @@ fn a_trashed_or_restored_memory_killed_mid_write_is_found_again() {
     let old = fs::read(&file).unwrap();
     let old_index = pad_index(&mem);
 
-    // `memories rm` stopped at the trash record (the first write after the file moves): the
-    // memory is in the folder or restorable, never stuck in a trash entry without its record.
+    // `memories rm` stopped at the trash record (written before the file moves): the memory is
+    // in the folder or restorable, never stuck in a trash entry without its record.
     killed(&h, &repo, 100, &["memories", "rm", "a.md"], None);
     assert_eq!(fs::read(&index).unwrap(), old_index);
     if file.exists() {
@@ -216,6 +216,32 @@ fn a_trashed_or_restored_memory_killed_mid_write_is_found_again() {
     let health: Value = serde_json::from_str(&ok(&h, &repo, &["memories", "health", "--json"], None)).unwrap();
     assert_eq!(health["unindexed"], serde_json::json!([]), "{health}");
     assert_eq!(temps(&mem), Vec::<String>::new());
+}
+
+/// `memories rm` killed between writing its trash record and moving the file (no file-size
+/// limit stops a rename, so the state is made from a real delete: its file and index line put
+/// back, its record left as written). The trash listing finishes the delete instead of listing
+/// an entry beside a memory still in place, and the restore brings back the memory and its line.
+#[test]
+fn a_delete_cut_short_before_its_move_is_finished_by_the_trash_listing() {
+    let (h, repo, mem) = project();
+    let (file, index) = (mem.join("a.md"), mem.join("MEMORY.md"));
+    let (old, old_index) = (fs::read(&file).unwrap(), fs::read(&index).unwrap());
+    ok(&h, &repo, &["memories", "rm", "a.md"], None);
+    let stored: Vec<PathBuf> = mneme_testsupport::files_under(&h.root.join("mneme-data")).into_iter().filter(|p| p.ends_with("a.md")).collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    fs::rename(&stored[0], &file).unwrap();
+    fs::write(&index, &old_index).unwrap();
+    assert_eq!(listed(&h, &repo), ["a.md"], "the memory is in place, as a kill before the move leaves it");
+
+    let trash = ok(&h, &repo, &["memories", "restore"], None);
+    let id = trash.split_whitespace().next().unwrap().to_string();
+    assert!(trash.starts_with(&format!("{id}  a.md")) && !trash.contains("damaged"), "{trash}");
+    assert!(!file.exists() && stored[0].exists(), "the listing finished the delete");
+    assert!(!String::from_utf8(fs::read(&index).unwrap()).unwrap().contains("a.md"), "and removed the index line");
+    ok(&h, &repo, &["memories", "restore", &id], None);
+    assert_eq!((fs::read(&file).unwrap(), fs::read(&index).unwrap()), (old, old_index));
+    assert_eq!(ok(&h, &repo, &["memories", "restore"], None).lines().next(), Some("The trash is empty."));
 }
 
 /// `memories rm` killed once the index line is gone, at the record's second write (which once
