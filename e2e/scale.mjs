@@ -192,8 +192,9 @@ async function main() {
     timings.push([what, ms]);
     if (MEASURE) console.log(`  ${what}: ${typeof ms === 'number' ? `${Math.round(ms)} ms` : ms}`);
   };
+  let page;
   try {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' })).newPage();
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' })).newPage();
     page.setDefaultTimeout(TIMEOUT);
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
@@ -352,6 +353,34 @@ async function main() {
     await shot('scale-memory-open');
     if (MEASURE) took('Memories: page with a 500 KB memory open', await heap());
 
+    // Answers that come back out of order (opening a memory looks it up in the whole folder, which
+    // takes a while here): the editor shows the memory opened last, the one the list selects.
+    let release;
+    const held = new Promise((r) => (release = r));
+    let heldDone;
+    const heldAnswered = new Promise((r) => (heldDone = r));
+    await page.route('**/api/memory', async (route) => {
+      if (JSON.parse(route.request().postData() ?? '{}').memory !== 'note-00001.md') return route.continue();
+      const answer = await route.fetch();
+      await held;
+      await route.fulfill({ response: answer });
+      heldDone();
+    });
+    await scroller.evaluate((el) => { el.scrollTop = 0; });
+    await list.locator('[data-relpath="note-00001.md"]').click();
+    await list.locator('[data-relpath="note-00002.md"]').click();
+    const editor = page.getByTestId('memory-editor');
+    await editor.getByRole('heading', { name: 'note-2', exact: true }).waitFor();
+    const delivered = page.waitForEvent('requestfinished', (r) => new URL(r.url()).pathname === '/api/memory');
+    release();
+    await heldAnswered;
+    await delivered;
+    // Two frames for the answer to be read and drawn, as it would be without the fix.
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0)))));
+    const shown = await editor.getByRole('heading', { level: 2 }).first().textContent();
+    if (shown?.trim() !== 'note-2') fail(`the editor shows ${shown} after note-00001.md's late answer, while the list selects note-00002.md`);
+    await page.unroute('**/api/memory');
+
     // The index near its cap and 9,800 files without a line: the health card says what Fix index
     // would do to it before it is pressed, and the fix's report lists 20 lines, not all of them.
     const health = page.getByTestId('health');
@@ -369,6 +398,11 @@ async function main() {
 
     if (errors.length) fail(`page errors: ${errors.join('; ')}`);
     console.log(`e2e (scale): ok (${fmt(COUNT)} memories, ${PROJECTS} projects)`);
+  } catch (e) {
+    // What the page looked like when it failed, kept with the fixture.
+    await page?.screenshot({ path: path.join(fx.tmp, 'failure.png') }).then(() => console.error(`screenshot of the failure: ${path.join(fx.tmp, 'failure.png')}`), () => {});
+    process.env.E2E_KEEP = '1';
+    throw e;
   } finally {
     await browser.close();
     server.child.kill('SIGTERM');
