@@ -586,7 +586,10 @@ impl History {
         };
         match own.or_else(|| fields.get(LEGACY_MODE)) {
             None => Ok(DreamMode::default()),
-            Some(serde_json::Value::String(m)) => DreamMode::parse(m).ok_or_else(|| damaged(format!("\"{m}\" is not a dream mode"))),
+            // A mode a newer Mneme added reads as damaged here; updating reads it.
+            Some(serde_json::Value::String(m)) => {
+                DreamMode::parse(m).ok_or_else(|| damaged(format!("\"{m}\" is not a dream mode this build knows; if a newer Mneme set it, update Mneme")))
+            }
             Some(other) => Err(damaged(format!("the mode is {other}, not automatic, review or off"))),
         }
     }

@@ -84,3 +84,18 @@ fn an_older_record_s_missing_fields_take_defaults() {
     let r = w.dreams.history(&w.mem).load("100").unwrap();
     assert!(r.denials.is_empty() && r.turns == 0 && r.trashed.is_empty() && r.moved.is_empty());
 }
+
+#[test]
+fn a_mode_a_newer_mneme_set_names_it_and_the_file_s_other_fields_are_kept() {
+    let w = World::new();
+    let history = w.dreams.history(&w.mem);
+    fs::create_dir_all(history.dir()).unwrap();
+    let file = history.dir().join("settings.json");
+    let key = w.mem.to_string_lossy().into_owned();
+    fs::write(&file, json!({"modes": {key.clone(): "weekly", "/elsewhere/memory": "batch"}, "digest": {"hour": 9}}).to_string()).unwrap();
+    let e = w.dreams.mode(&w.mem).unwrap_err().to_string();
+    assert!(e.contains("\"weekly\"") && e.contains("newer Mneme") && e.contains("update Mneme"), "{e}");
+    w.dreams.set_mode(&w.mem, mneme_dream::DreamMode::Review).unwrap();
+    let after: Value = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+    assert_eq!(after, json!({"modes": {key: "review", "/elsewhere/memory": "batch"}, "digest": {"hour": 9}}));
+}
