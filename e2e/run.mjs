@@ -985,6 +985,51 @@ async function main() {
       if ((await runs.count()) !== 2) fail(`the run list shows ${await runs.count()} runs`);
     });
 
+    await step('Inbox: a run over a conversation longer than one run holds says how many earlier messages it did not read, and why', async () => {
+      // A newer session of the shop: a first turn, some 36 MiB of long answers, a last turn. One
+      // run holds the newest 32 MiB of a transcript's entries, so the first turn is not read.
+      const id = '9c1e2d3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f';
+      const file = path.join(path.dirname(fx.session.file), `${id}.jsonl`);
+      const long = 'The long answer goes on. '.repeat(40_000);
+      const out = [];
+      const turn = (n, prompt, answer) => {
+        const common = (uuid, parentUuid) => ({ uuid, parentUuid, isSidechain: false, cwd: fx.repo, sessionId: id, version: '2.1.197',
+          timestamp: new Date(Date.UTC(2026, 2, 3, 9, 0, n)).toISOString() });
+        out.push(JSON.stringify({ ...common(`u${n}`, n === 1 ? null : `a${n - 1}`), type: 'user', message: { role: 'user', content: prompt } }) + '\n');
+        out.push(JSON.stringify({ ...common(`a${n}`, `u${n}`), type: 'assistant',
+          message: { id: `msg_${n}`, role: 'assistant', content: [{ type: 'text', text: answer }], stop_reason: 'end_turn' } }) + '\n');
+      };
+      turn(1, 'From now on, always sign commits with gpg.', 'Noted.');
+      for (let n = 2; n < 38; n++) turn(n, `Go on with part ${n}.`, long);
+      turn(38, 'Remember that I prefer short answers in the afternoon.', 'Noted.');
+      fs.writeFileSync(file, out.join(''));
+      try {
+        await nav('Inbox');
+        await page.getByTestId('extract-now').click();
+        const said = page.getByTestId('extract-result').getByTestId('extract-left-out');
+        await said.waitFor();
+        const run = (await api(server, 'inbox', { cwd: fx.repo })).runs[0];
+        if (!run.leftOut || run.leftOut.messages < 2 || run.leftOut.limitBytes !== 32 << 20) fail(`the run says it left out ${JSON.stringify(run.leftOut)}`);
+        const want = `${run.leftOut.messages} earlier messages of this very long conversation were not read: one run reads at most the newest 32.0 MB of a session`;
+        if (!(await said.innerText()).startsWith(want)) fail(`the result says: ${await said.innerText()}`);
+        // The list of past runs says it too, on the newest run.
+        const listed = page.getByTestId('extract-runs').locator('.run').first().getByTestId('run-left-out');
+        if (!(await listed.innerText()).startsWith(want)) fail(`the run list says: ${await listed.innerText()}`);
+        // What was read is staged; what was not is not.
+        const staged = (await api(server, 'inbox', { cwd: fx.repo })).pending;
+        const text = JSON.stringify(staged.map((i) => i.files.map((f) => f.after)));
+        if (staged.length !== 1 || !text.includes('afternoon') || text.includes('gpg')) fail(`staged: ${text.slice(0, 400)}`);
+        await checkFits(page, 'Inbox with a run that left messages out', fail);
+        // Discarded, so the steps after this one find the inbox as before.
+        const item = page.getByTestId('inbox-item');
+        await item.getByTestId('inbox-discard').click();
+        await item.getByTestId('inbox-discard-confirm').click();
+        await page.getByTestId('inbox-done').getByText('Discarded: nothing was written.').waitFor();
+      } finally {
+        fs.rmSync(file, { force: true });
+      }
+    });
+
     // Every file of the memory folder, byte for byte, but the dream lock (its mtime is the
     // record of the last consolidation, which an undo keeps on purpose).
     const memSnapshot = () => {

@@ -204,6 +204,21 @@ pub struct Refusal {
     pub message: String,
 }
 
+/// The oldest messages since the last extraction that a run did not read: the session's
+/// transcript holds more than one run holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct LeftOutMessages {
+    /// How many of the user's and Claude's messages were not read.
+    pub messages: usize,
+    /// The most of a transcript's entries one run holds, in bytes.
+    pub limit_bytes: u64,
+    /// The same in a sentence, with why ("3 older messages were not read: a run holds only the
+    /// newest 32 MiB …").
+    pub text: String,
+}
+
 /// One extraction run, as the run log holds it.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -228,6 +243,9 @@ pub struct ExtractionRun {
     pub inbox_id: Option<String>,
     pub not_saved: Vec<NotSaved>,
     pub refused: Vec<Refusal>,
+    /// Messages the run did not read, when the conversation since the last extraction was
+    /// longer than a run holds; `null` when it read them all.
+    pub left_out: Option<LeftOutMessages>,
 }
 
 /// A session transcript extraction can run over.
@@ -442,6 +460,7 @@ fn run_view(r: RunRecord) -> ExtractionRun {
             })
             .collect(),
         refused: r.denials.into_iter().map(|d| Refusal { tool: d.tool, message: d.message }).collect(),
+        left_out: r.left_out.map(|l| LeftOutMessages { messages: l.messages, limit_bytes: l.limit_bytes, text: l.to_string() }),
     }
 }
 

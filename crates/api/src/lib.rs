@@ -67,7 +67,7 @@ pub use providers::{
 };
 pub use recall::{RecallQuery, RecallView, RecalledMemory};
 pub use inbox::{
-    ExtractionReport, ExtractionRun, FileAction, InboxFile, InboxItemView, InboxState, InboxView, NotSaved, PromoteTo, Refusal,
+    ExtractionReport, ExtractionRun, FileAction, InboxFile, InboxItemView, InboxState, InboxView, LeftOutMessages, NotSaved, PromoteTo, Refusal,
     ReviewModeName, RunResult, TranscriptInfo,
 };
 pub use team::{

@@ -36,6 +36,11 @@ impl World {
     /// Appends a user prompt and the assistant's answer to the session transcript, as Claude
     /// Code writes them.
     fn say(&mut self, prompt: &str) {
+        self.say_answered(prompt, "OK.");
+    }
+
+    /// [`World::say`] with the assistant's answer.
+    fn say_answered(&mut self, prompt: &str, answer: &str) {
         let n = self.turns + 1;
         let parent = if n == 1 { Value::Null } else { json!(format!("a{}", n - 1)) };
         let common = |uuid: String, parent: Value| {
@@ -47,7 +52,7 @@ impl World {
         u["message"] = json!({"role": "user", "content": prompt});
         let mut a = common(format!("a{n}"), json!(format!("u{n}")));
         a["type"] = json!("assistant");
-        a["message"] = json!({"id": format!("m{n}"), "role": "assistant", "content": [{"type": "text", "text": "OK."}], "stop_reason": "end_turn"});
+        a["message"] = json!({"id": format!("m{n}"), "role": "assistant", "content": [{"type": "text", "text": answer}], "stop_reason": "end_turn"});
         fs::create_dir_all(self.transcript.parent().unwrap()).unwrap();
         let mut f = fs::OpenOptions::new().create(true).append(true).open(&self.transcript).unwrap();
         std::io::Write::write_all(&mut f, format!("{u}\n{a}\n").as_bytes()).unwrap();
@@ -231,6 +236,40 @@ fn automatic_mode_saves_at_once_and_off_runs_nothing() {
     let results: Vec<RunResult> = runs.iter().map(|r| r.result).collect();
     assert_eq!(results, [RunResult::Disabled, RunResult::Skipped, RunResult::Saved], "newest first");
     assert_eq!(ReviewModeName::parse("sometimes").unwrap_err().code, ErrorCode::InvalidInput);
+}
+
+/// A conversation longer than a run holds (over 32 MiB of messages since the last extraction):
+/// the run reads the newest part, and the run the screen shows, then and in the list of past
+/// runs, says how many earlier messages were not read and why.
+#[test]
+fn a_run_over_a_conversation_longer_than_it_holds_says_what_it_did_not_read() {
+    let mut w = World::new();
+    let m = w.mneme();
+    w.say("From now on, always sign commits with gpg.");
+    let answer = "The long answer goes on. ".repeat(40_000); // about 1 MiB
+    for i in 0..36 {
+        w.say_answered(&format!("Go on with part {i}."), &answer);
+    }
+    w.say("Remember that I review code in the morning.");
+    assert!(fs::metadata(&w.transcript).unwrap().len() > 34 << 20);
+
+    let run = m.run_extraction(&w.at(), None).unwrap().runs.remove(0);
+    assert_eq!(run.result, RunResult::Saved, "{}", run.summary);
+    let left_out = run.left_out.clone().expect("messages left out");
+    assert!(left_out.messages >= 2, "the first turn at least: {left_out:?}");
+    assert_eq!(left_out.limit_bytes, 32 << 20);
+    assert_eq!(
+        left_out.text,
+        format!("{} older messages were not read: a run holds only the newest 32 MiB of a transcript's entries, and this session has more than that after where extraction last stopped (or since it began)", left_out.messages)
+    );
+    let saved = fs::read_dir(&w.mem).unwrap().map(|e| read(&e.unwrap().path())).collect::<Vec<_>>().join("\n");
+    assert!(saved.contains("morning") && !saved.contains("gpg"), "only what was read is saved:\n{saved}");
+    assert_eq!(m.inbox(&w.at()).unwrap().runs[0].left_out, Some(left_out), "the list of runs says so too");
+
+    // The next run starts from the newest message: nothing is left out.
+    w.say("Remember that the design review happens every Tuesday.");
+    let next = m.run_extraction(&w.at(), None).unwrap().runs.remove(0);
+    assert_eq!((next.result, next.left_out), (RunResult::Saved, None));
 }
 
 #[test]

@@ -863,6 +863,11 @@ export type ExtractionRun = {
 	inboxId: string | null,
 	notSaved: NotSaved[],
 	refused: Refusal[],
+	/**
+	 *  Messages the run did not read, when the conversation since the last extraction was
+	 *  longer than a run holds; `null` when it read them all.
+	 */
+	leftOut: LeftOutMessages | null,
 };
 
 export type FileAction = "new" | "update" | "remove";
@@ -1174,6 +1179,22 @@ export type KeyStatus = {
 };
 
 export type Layer = "Managed" | "User" | "Project" | "Local" | "AutoMem" | "TeamMem";
+
+/**
+ *  The oldest messages since the last extraction that a run did not read: the session's
+ *  transcript holds more than one run holds.
+ */
+export type LeftOutMessages = {
+	/**  How many of the user's and Claude's messages were not read. */
+	messages: number,
+	/**  The most of a transcript's entries one run holds, in bytes. */
+	limitBytes: number,
+	/**
+	 *  The same in a sentence, with why ("3 older messages were not read: a run holds only the
+	 *  newest 32 MiB …").
+	 */
+	text: string,
+};
 
 /**
  *  Every line of two texts in order (unchanged ones too, so a front end can show context),
