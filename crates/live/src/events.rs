@@ -27,7 +27,10 @@
 //! and the shell did not ask for its folder, it is removed, so inotify watches do not pile up.
 //! A folder removed or renamed takes its watches along: they are dropped (the kernel watches an
 //! inode, not a name), and the next view, or the shell's folder once it exists again, watches
-//! the new folder. Folders waited for are looked for after each batch and every second.
+//! the new folder. Folders waited for are looked for after each batch and every second, and the
+//! folders in use are checked to still be the ones watched (a drive unmounted ends its watches
+//! without an event; a drive mounted again within that second with the same device and inode
+//! numbers would go unnoticed).
 
 use mneme_api::{ContextCache, DependsOn, DependsOnIndex, Environment, FolderWatch};
 use notify::event::{CreateKind, ModifyKind, RemoveKind};
@@ -43,8 +46,11 @@ use tokio::sync::{broadcast, mpsc, watch};
 /// Code's write is several file-system events, and the UI should reload once.
 const DEBOUNCE: Duration = Duration::from_millis(300);
 
-/// How often folders waited for (a fresh machine's `~/.claude/projects`) are looked for when
-/// nothing else happens: no watch sees a folder appear that no watch covers.
+/// How often, when nothing else happens, folders waited for (a fresh machine's
+/// `~/.claude/projects`) are looked for, and the folders in use checked to be the ones watched:
+/// no watch sees a folder appear that no watch covers, and a drive unmounted (a USB stick, a
+/// network share) ends its watches without any event notify passes on (it drops inotify's
+/// `IN_UNMOUNT`), so only a look at the folder tells.
 const PENDING_RETRY: Duration = Duration::from_secs(1);
 
 /// How many watches no kept view holds are kept anyway, the most recent ones: a view dropped
@@ -529,15 +535,15 @@ async fn debounce(
     let _close = CloseOnExit(cache.clone());
     loop {
         let mut batch = Batch::default();
-        let waiting = !lock(&watched).pending.is_empty();
         tokio::select! {
             first = raw.recv() => match first {
                 Some(e) => collect(e, &mut batch),
                 None => return,
             },
             _ = stop.changed() => return,
-            // Nothing watched sees a folder waited for appear: look now and then.
-            _ = tokio::time::sleep(PENDING_RETRY), if waiting => {}
+            // Nothing watched sees a folder waited for appear, or a drive go away: look now
+            // and then (a stat per folder in use, so this costs next to nothing).
+            _ = tokio::time::sleep(PENDING_RETRY) => {}
         }
         let deadline = tokio::time::Instant::now() + DEBOUNCE;
         while let Ok(Some(e)) = tokio::time::timeout_at(deadline, raw.recv()).await {
@@ -548,17 +554,19 @@ async fn debounce(
             for path in &batch.gone {
                 w.forget_below(path);
             }
-            if batch.overflow {
-                // Removals may be among what was lost: check every watch's folder.
-                let stale: Vec<PathBuf> = w
-                    .active
-                    .iter()
-                    .filter(|(p, ws)| ws.iter().any(|x| x.id.is_none() || x.id != identity(p)))
-                    .map(|(p, _)| p.clone())
-                    .collect();
-                for p in stale {
-                    w.forget_below(&p);
-                }
+            // Removals may be among what an overflow lost: check every watch's folder. Else
+            // those in use: an unmounted drive's folders vanish with no event at all.
+            let stale: Vec<PathBuf> = w
+                .active
+                .iter()
+                .filter(|(_, ws)| batch.overflow || ws.iter().any(|x| x.pinned || x.refs > 0))
+                .filter(|(p, ws)| ws.iter().any(|x| x.id.is_none() || x.id != identity(p)))
+                .map(|(p, _)| p.clone())
+                .collect();
+            for p in stale {
+                w.forget_below(&p);
+                // Views built on it are stale and pages showing it should look again.
+                batch.paths.insert(p, true);
             }
             // A folder waited for (say `projects`) may have just been created.
             w.retry_pending()
