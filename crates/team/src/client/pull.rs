@@ -346,9 +346,9 @@ impl SyncClient {
                 forgotten.push(key.clone());
                 // One more loss of this content, counted once per push (the pulls between two
                 // pushes all see the same loss).
-                let lost = st.lost_pushes.entry(key.clone()).or_insert_with(|| LostPush { hash: pushed.clone(), times: 0, resent: true });
+                let lost = st.lost_pushes.entry(key.clone()).or_insert_with(|| LostPush { hash: pushed.clone(), times: 0, resent: true, extra: Default::default() });
                 if lost.hash != *pushed {
-                    *lost = LostPush { hash: pushed.clone(), times: 0, resent: true };
+                    *lost = LostPush { hash: pushed.clone(), times: 0, resent: true, extra: Default::default() };
                 }
                 if lost.resent {
                     lost.times += 1;
@@ -430,7 +430,7 @@ impl SyncClient {
             }
             if let Some(c) = &conflict {
                 // Journal first: the record is on disk before the file it describes changes.
-                journal.replacing.insert(key.to_string(), PendingReplacement { local_hash, conflict: c.clone() });
+                journal.replacing.insert(key.to_string(), PendingReplacement { local_hash, conflict: c.clone(), extra: Default::default() });
                 state::save(&self.state_path, journal).map_err(|e| EntrySkipped::NotRecorded(e.to_string()))?;
             }
         }

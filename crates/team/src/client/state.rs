@@ -97,6 +97,9 @@ pub struct PendingReplacement {
     pub local_hash: String,
     /// What is recorded once the replacement is known to have happened.
     pub conflict: Conflict,
+    /// A newer Mneme's fields, written back as they were (see [`SyncState::extra`]).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: Unknown,
 }
 
 /// Why automatic pushes stopped (Claude Code suppresses them for the session after a
@@ -121,6 +124,9 @@ pub struct LostPush {
     /// once more (several pulls finding one lost push count it once).
     #[serde(default)]
     pub resent: bool,
+    /// A newer Mneme's fields, written back as they were (see [`SyncState::extra`]).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: Unknown,
 }
 
 /// A file whose push the server acknowledged and then lost, still holding the content that was
@@ -357,7 +363,7 @@ mod tests {
             if !text.is_empty() {
                 fs::write(team.join(key), text).unwrap();
             }
-            s.lost_pushes.insert(key.into(), LostPush { hash: super::super::hash_content(text), times, resent });
+            s.lost_pushes.insert(key.into(), LostPush { hash: super::super::hash_content(text), times, resent, extra: Unknown::new() });
         };
         lose("deploy.md", "deploy from main", MAX_LOST_PUSHES, false);
         lose("notes/once.md", "lost once", 1, false);
@@ -373,7 +379,7 @@ mod tests {
         assert!(listed[1].why().contains("lost it once; the copy here is kept, and the next push sends it again"), "{}", listed[1].why());
         assert!(listed[2].why().contains("the next pull shows whether the server kept it"), "{}", listed[2].why());
         // A key a hostile state names outside the folder is never read.
-        s.lost_pushes.insert("../outside.md".into(), LostPush { hash: super::super::hash_content("x"), times: 3, resent: false });
+        s.lost_pushes.insert("../outside.md".into(), LostPush { hash: super::super::hash_content("x"), times: 3, resent: false, extra: Unknown::new() });
         fs::write(t.path().join("outside.md"), "x").unwrap();
         assert_eq!(s.lost_files(&team).len(), 3);
     }
@@ -387,7 +393,9 @@ mod tests {
                 {"key": "a.md", "atMs": 1, "kind": "pushedOverTeammate"},
                 {"key": "b.md", "atMs": 2, "kind": "mergedOnServer", "mergeId": 7}
             ],
-            "pushJournal": {"c.md": {"sentAtMs": 5}}
+            "pushJournal": {"c.md": {"sentAtMs": 5}},
+            "lostPushes": {"e.md": {"hash": "sha256:ef", "times": 1, "resent": false, "firstLostAtMs": 4}},
+            "replacing": {"f.md": {"localHash": "sha256:01", "conflict": {"key": "f.md", "atMs": 6, "kind": "pulledOverLocalEdit"}, "pulledVersion": 3}}
         })
         .to_string()
     }
@@ -407,6 +415,8 @@ mod tests {
         let kinds: Vec<&str> = written["conflicts"].as_array().unwrap().iter().map(|c| c["kind"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["mergedOnServer", "pushedOverTeammate", "deletedByTeammate"]);
         assert_eq!(written["conflicts"][0]["mergeId"], 7);
+        assert_eq!(written["lostPushes"]["e.md"]["firstLostAtMs"], 4, "{written}");
+        assert_eq!(written["replacing"]["f.md"]["pulledVersion"], 3, "{written}");
     }
 
     #[test]
