@@ -76,6 +76,8 @@ MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" MNEME_SERVER_BIN="$CARGO_TARGET_DIR/de
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/screens.mjs
 # Agent memory in the browser: three agents (user, project, a plugin's), each folder and section.
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/agents.mjs
+# The open project's folder removed, renamed and (as root) on a drive unmounted while the app is open.
+MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/vanish.mjs
 # A big home (10,000 memories, 300 projects, a 2 MB CLAUDE.md): every row reachable, the counts right.
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/scale.mjs
 
