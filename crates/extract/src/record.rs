@@ -279,21 +279,44 @@ pub(crate) fn is_modes_file(path: &Path) -> bool {
     path.file_name().is_some_and(|n| n == MODES_FILE) && path.parent().and_then(Path::file_name).is_some_and(|n| n == "extract")
 }
 
+/// The modes file as written: each project's mode kept as its JSON value, so one a newer Mneme
+/// added (a mode this build lacks) is answered as that project's error and written back as it
+/// was, instead of making every project's mode unreadable and every change fail.
+type ModesFile = BTreeMap<String, serde_json::Value>;
+
+/// One project's entry in `modes.json` that this build cannot read.
+#[derive(Debug, thiserror::Error)]
+#[error("the review mode of {} in {} cannot be read: {reason}. Update Mneme, or set this project's mode again (`mneme inbox mode automatic|review|off`, or the Inbox) to replace it; the other projects' modes are not affected", memory_dir.display(), path.display())]
+pub struct UnreadableMode {
+    pub memory_dir: PathBuf,
+    pub path: PathBuf,
+    /// Serde's words, naming a newer Mneme when the value is a mode this build lacks.
+    pub reason: String,
+}
+
 /// The review mode of the project whose memory folder is `memory_dir` (default automatic).
+/// A mode this build cannot read is an error for this project only ([`UnreadableMode`], as an
+/// `io::Error` of kind `Other` so it is not reported as a damaged file).
 pub fn mode(data_dir: &Path, memory_dir: &Path) -> io::Result<ReviewMode> {
-    let modes: BTreeMap<String, ReviewMode> = data::read_json(&modes_path(data_dir))?.unwrap_or_default();
-    Ok(modes.get(&*memory_dir.to_string_lossy()).copied().unwrap_or_default())
+    let path = modes_path(data_dir);
+    let modes: ModesFile = data::read_json(&path)?.unwrap_or_default();
+    let Some(value) = modes.get(&*memory_dir.to_string_lossy()) else { return Ok(ReviewMode::default()) };
+    ReviewMode::deserialize(value).map_err(|e| {
+        io::Error::other(UnreadableMode { memory_dir: memory_dir.to_path_buf(), path, reason: mneme_core::own_files::parse_failure(&e) })
+    })
 }
 
 /// Sets the review mode of one project. Automatic, the default, is stored by removing the entry.
+/// The other entries are written back as they were, a newer Mneme's modes included; this
+/// project's own entry is replaced whatever it held, since the user chose its mode here.
 pub fn set_mode(data_dir: &Path, memory_dir: &Path, mode: ReviewMode) -> io::Result<()> {
     let path = modes_path(data_dir);
-    let mut modes: BTreeMap<String, ReviewMode> = data::read_json(&path)?.unwrap_or_default();
+    let mut modes: ModesFile = data::read_json(&path)?.unwrap_or_default();
     let key = memory_dir.to_string_lossy().into_owned();
     if mode == ReviewMode::Automatic {
         modes.remove(&key);
     } else {
-        modes.insert(key, mode);
+        modes.insert(key, serde_json::Value::from(mode.as_str()));
     }
     data::write_json(&path, &modes)
 }
