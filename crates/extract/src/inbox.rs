@@ -149,6 +149,10 @@ pub struct InboxItem {
     /// file), and the next decision tries again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_pruned: Vec<NotPruned>,
+    /// Fields a newer Mneme wrote that this build does not know, written back as they were
+    /// when a decision rewrites the item.
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: mneme_core::own_files::Unknown,
 }
 
 /// What a [`retention`] prune could not delete: a decided item's file, or the inbox folder
@@ -199,12 +203,29 @@ pub enum InboxError {
     TeamNameClash { first: String, second: String, team: String },
     #[error("{} is a link to {}, outside the project (or to nothing). Nothing was written: promote to it only once it is a file of this project, or copy the memory there yourself.", path.display(), target.display())]
     LinkLeadsOut { path: PathBuf, target: PathBuf },
-    #[error("inbox item {id} is damaged: it is not valid JSON ({detail}). Delete it ({}); nothing else depends on it.", path.display())]
-    Damaged { id: String, path: PathBuf, detail: String },
+    #[error("{}", damaged_text(id, path, detail, *newer))]
+    Damaged {
+        id: String,
+        path: PathBuf,
+        detail: String,
+        /// It holds a value only a newer Mneme knows (a status this build lacks): the file is
+        /// sound, so it is not to be deleted but read by an updated Mneme.
+        newer: bool,
+    },
     #[error(transparent)]
     Memdir(#[from] MemdirError),
     #[error("{}", io_error_text(action, path, source))]
     Io { action: &'static str, path: PathBuf, source: io::Error },
+}
+
+/// [`InboxError::Damaged`] for people: a file cut short is to be deleted; one a newer Mneme
+/// wrote is left for it (deleting it would lose an item that build can still decide).
+fn damaged_text(id: &str, path: &Path, detail: &str, newer: bool) -> String {
+    if newer {
+        format!("inbox item {id} ({}) cannot be read by this build: {detail}. This build leaves it as it is.", path.display())
+    } else {
+        format!("inbox item {id} is damaged: it is not valid JSON ({detail}). Delete it ({}); nothing else depends on it.", path.display())
+    }
 }
 
 /// A failure on one of Mneme's own files, for people. A refusal that already names the file,
@@ -493,6 +514,7 @@ impl Inbox {
             changeset: new.changeset,
             status: ItemStatus::Pending,
             not_pruned: Vec::new(),
+            extra: Default::default(),
         };
         self.save(&item)?;
         Ok(item)
@@ -506,7 +528,12 @@ impl Inbox {
             Ok(None) => Err(InboxError::NotFound(id.to_string())),
             // A writable folder does not mend a file cut short: say which file, and what to do.
             Err(source) if source.kind() == io::ErrorKind::InvalidData => {
-                Err(InboxError::Damaged { id: id.to_string(), path, detail: source.to_string() })
+                // Serde's own error, when that is what it is: a value this build lacks is named
+                // as a newer Mneme's, with what to do.
+                let parse = source.get_ref().and_then(|e| e.downcast_ref::<serde_json::Error>());
+                let newer = parse.is_some_and(mneme_core::own_files::is_unknown_value);
+                let detail = parse.map_or_else(|| source.to_string(), mneme_core::own_files::parse_failure);
+                Err(InboxError::Damaged { id: id.to_string(), path, detail, newer })
             }
             Err(source) => Err(InboxError::Io { action: "read", path, source }),
         }
