@@ -124,13 +124,19 @@ pub enum TurnDecision {
 }
 
 /// The state Claude Code keeps per session, serializable so Mneme can resume after a restart.
+/// A field missing from the file (an older or partial one) takes its default: no cursor reads
+/// the session from its start and a zero count restarts the throttle, where an error would
+/// stop the session's extraction for good.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Persisted {
     /// `lastMemoryMessageUuid`.
     pub cursor: Option<String>,
     /// `turnsSinceLastExtraction`.
     pub turns_since_last: u32,
+    /// Fields a newer Mneme wrote, kept when this build saves the state.
+    #[serde(flatten, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: mneme_core::own_files::Unknown,
 }
 
 /// One session's extraction state.
@@ -310,7 +316,7 @@ mod tests {
     #[test]
     fn a_cursor_let_go_reads_every_message_as_new_memory_writes_included() {
         let m = vec![user("u1", "please fix the build now"), writes("a1", "Write", "/h/.claude/projects/-r/memory/x.md")];
-        let gone = Persisted { cursor: Some("gone".into()), turns_since_last: 0 };
+        let gone = Persisted { cursor: Some("gone".into()), turns_since_last: 0, ..Persisted::default() };
         let mut s = ExtractionState::resume(memdir(), 1, gone.clone());
         assert!(matches!(s.turn_ended(m.clone()), TurnDecision::Run(_)), "gone with a compaction: Claude Code ignores the writes");
         let mut s = ExtractionState::resume(memdir(), 1, gone);
@@ -436,7 +442,7 @@ mod tests {
         assert!(matches!(s.run_finished(&first, true), Some(TurnDecision::Run(RunPlan { trailing: true, .. }))));
 
         // With N > 1 the stash is dropped.
-        let mut s = ExtractionState::resume(memdir(), 2, Persisted { cursor: None, turns_since_last: 1 });
+        let mut s = ExtractionState::resume(memdir(), 2, Persisted { cursor: None, turns_since_last: 1, ..Persisted::default() });
         let TurnDecision::Run(first) = s.turn_ended(m.clone()) else { panic!() };
         let mut m2 = m;
         m2.extend([user("u2", "remember the deploy day"), assistant("a2")]);

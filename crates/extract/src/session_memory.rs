@@ -303,8 +303,9 @@ pub fn has_tool_calls_in_last_assistant_turn(messages: &[Conversation]) -> bool 
 }
 
 /// `SessionMemoryConfig` (remote config may raise or lower each; values ≤ 0 are ignored).
+/// A threshold missing from a saved state takes Claude Code's default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct SessionMemoryConfig {
     pub minimum_message_tokens_to_init: u64,
     pub minimum_tokens_between_update: u64,
@@ -322,9 +323,11 @@ impl Default for SessionMemoryConfig {
     }
 }
 
-/// Claude Code's per-session session-memory state.
+/// Claude Code's per-session session-memory state. A field missing from the saved file (an
+/// older or partial one) takes its default, as a fresh session's: at worst the thresholds are
+/// counted again from the start, where an error would stop the session's extraction.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct SessionMemoryState {
     pub config: SessionMemoryConfig,
     /// The first extraction happened (the init threshold was met once).
@@ -335,6 +338,10 @@ pub struct SessionMemoryState {
     pub last_memory_message_uuid: Option<String>,
     /// The newest message the notes are known to cover (used by compaction).
     pub last_summarized_message_id: Option<String>,
+    /// Fields a newer Mneme wrote, kept when this build saves the state (those inside
+    /// `config` are not: it is read as this build's thresholds).
+    #[serde(flatten, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: mneme_core::own_files::Unknown,
 }
 
 impl SessionMemoryState {

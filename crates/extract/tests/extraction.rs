@@ -632,6 +632,30 @@ async fn a_damaged_modes_file_is_named_with_fix_or_delete() {
     assert!(e.starts_with(&format!("{} is damaged", sessions.join(format!("{SID}.json")).display())) && e.ends_with("(Mneme starts it afresh)."), "{e}");
 }
 
+/// A session's saved state from an older or newer Mneme: a missing `turnsSinceLast` or
+/// session-memory field stopped the session's extraction with an error, and a field this build
+/// does not know was dropped at the next save.
+#[tokio::test]
+async fn session_state_missing_fields_or_with_newer_ones_is_read_and_kept() {
+    let w = World::new();
+    w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+    let sessions = w.home.env.data_dir().join("extract/projects").join(mneme_core::sanitize::sanitize_path(&w.memory.to_string_lossy())).join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let state = sessions.join(format!("{SID}.json"));
+    std::fs::write(&state, r#"{"cursor": null, "laterField": {"x": 1}}"#).unwrap();
+    std::fs::write(sessions.join(format!("{SID}.session-memory.json")), r#"{"initialized": false, "config": {"toolCallsBetweenUpdates": 7}, "laterField": 2}"#).unwrap();
+    let x = w.extractor();
+    let session = x.open_session(&w.transcript).unwrap();
+    assert_eq!(session.session_memory().config.tool_calls_between_updates, 7);
+    assert_eq!(session.session_memory().config.minimum_tokens_between_update, 5_000, "Claude Code's default");
+    assert_eq!(session.session_memory().extra.get("laterField"), Some(&json!(2)));
+    let runs = x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap();
+    assert_eq!(runs[0].outcome, RunOutcome::Saved, "{runs:?}");
+    let saved: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    assert_eq!(saved["laterField"], json!({"x": 1}), "{saved}");
+    assert!(saved["cursor"].is_string(), "{saved}");
+}
+
 #[tokio::test]
 async fn the_session_memory_update_may_only_edit_its_notes() {
     let w = World::new();
