@@ -131,6 +131,18 @@ pub enum MemdirError {
         /// What is wrong with it.
         detail: String,
     },
+    /// A trash entry whose record a newer Mneme wrote, in a format this build would misread:
+    /// not restored or settled here (acting on fields read as this build's could put the wrong
+    /// file back, or none), and kept until a newer Mneme restores it or the user purges it.
+    #[error("Trash entry \"{id}\" ({}) cannot be restored by this build: {source}.", dir.display())]
+    TrashEntryNewer {
+        /// The entry.
+        id: String,
+        /// Its folder.
+        dir: PathBuf,
+        /// The record's format and the newest this build reads.
+        source: mneme_core::own_files::NewerFormat,
+    },
     /// A delete failed after the file had gone to the trash, and it could not be put back
     /// (something now exists where it was, most likely written by Claude Code meanwhile). The
     /// trash entry is kept: it holds the only copy.
@@ -192,6 +204,7 @@ impl MemdirError {
             MemdirError::TrashInsideMemdir { .. } => "trash-inside-memdir",
             MemdirError::TrashEntryNotFound { .. } => "trash-entry-not-found",
             MemdirError::TrashEntryDamaged { .. } => "trash-entry-damaged",
+            MemdirError::TrashEntryNewer { .. } => "trash-entry-newer",
             MemdirError::TrashEntryForeign { .. } => "trash-entry-foreign",
             MemdirError::LeftInTrash { cause, .. } => cause.code(),
             MemdirError::SecretsInTeamMemory { .. } => "secrets-in-team-memory",

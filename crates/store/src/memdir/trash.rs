@@ -502,7 +502,9 @@ impl Memdir {
                 return Err(MemdirError::TrashEntryForeign { id: id.into(), origin: r.entry.memdir_root })
             }
             Err(e @ MemdirError::TrashEntryNotFound { .. }) => return Err(e),
-            // A damaged entry can still be purged: that is how the user gets rid of it.
+            // A damaged entry can still be purged: that is how the user gets rid of it. So can a
+            // newer Mneme's, asked for by its id (never by `empty_trash`, which purges only
+            // the entries it read): that is the user's choice, made knowing what it is.
             _ => {}
         }
         fs::remove_dir_all(&dir).map_err(io_err("remove", &dir))
@@ -652,6 +654,10 @@ fn read_record(dir: &Path, id: &str) -> Result<Record, MemdirError> {
         Ok(None) => return Err(damaged(format!("its record {} is missing", path.display()))),
         Err(e) => return Err(damaged(e.to_string())),
     };
+    // Before the rest is read as this build's format: a newer record may mean something else
+    // by the same fields, and a restore or a settle acting on that misreading moves files.
+    mneme_core::own_files::check_version_of(&bytes, RECORD_VERSION.into())
+        .map_err(|source| MemdirError::TrashEntryNewer { id: id.into(), dir: dir.to_path_buf(), source })?;
     let record: Record = serde_json::from_slice(&bytes).map_err(|e| MemdirError::TrashEntryDamaged {
         id: id.into(),
         dir: dir.to_path_buf(),
@@ -998,6 +1004,38 @@ mod tests {
         assert_eq!(listing.damaged.len(), 1);
         assert_eq!(m.restore(&e.id).unwrap_err().code(), "trash-entry-damaged");
         m.purge_trash(&e.id).unwrap();
+    }
+
+    /// A record a newer Mneme wrote (a higher `version`) was read as this build's: restore
+    /// acted on it and emptying the trash removed it with the others.
+    #[test]
+    fn a_newer_mneme_s_trash_record_is_not_restored_emptied_or_settled() {
+        let t = TestDir::new();
+        t.write("a.md", "a");
+        t.write("b.md", "b");
+        let m = t.memdir();
+        let newer = m.delete("a.md").unwrap();
+        let plain = m.delete("b.md").unwrap();
+        let dir = t.path().join("trash").join(&newer.id);
+        let mut record: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join(RECORD_FILE)).unwrap()).unwrap();
+        record["version"] = serde_json::json!(RECORD_VERSION + 1);
+        let written = serde_json::to_vec(&record).unwrap();
+        std::fs::write(dir.join(RECORD_FILE), &written).unwrap();
+
+        let err = m.restore(&newer.id).unwrap_err();
+        assert_eq!(err.code(), "trash-entry-newer", "{err}");
+        assert!(err.to_string().contains("update Mneme") && err.to_string().contains(&newer.id), "{err}");
+        assert!(!t.exists("a.md"), "not put back");
+        let listing = m.list_trash().unwrap();
+        assert_eq!(listing.entries.iter().map(|e| e.id.clone()).collect::<Vec<_>>(), [plain.id.clone()]);
+        assert_eq!(listing.damaged.len(), 1);
+        assert!(listing.damaged[0].message.contains("update Mneme"), "{:?}", listing.damaged);
+        assert_eq!(m.empty_trash().unwrap().removed, 1);
+        assert_eq!(std::fs::read(dir.join(RECORD_FILE)).unwrap(), written, "left as it was");
+        assert!(dir.join("a.md").exists());
+        // Purged by its id, as the user asks.
+        m.purge_trash(&newer.id).unwrap();
+        assert!(!dir.exists());
     }
 
     /// Emptying takes this folder's entries only: another folder sharing the trash keeps its
