@@ -811,9 +811,9 @@ impl Mneme {
         };
         Ok(TeamRemote {
             user: me.user,
-            role: access.map(|a| match a.role {
-                RepoRole::Member => TeamRole::Member,
+            role: access.map(|a| match a.role.acting_as() {
                 RepoRole::Lead => TeamRole::Lead,
+                RepoRole::Member | RepoRole::Newer => TeamRole::Member,
             }),
             team: access.map(|a| a.team.clone()),
             max_entries: access.map(|a| a.max_entries),

@@ -74,11 +74,34 @@ pub struct OAuthError {
 }
 
 /// A user's role in one repository.
+///
+/// Read leniently: a role a newer server adds is [`RepoRole::Newer`] rather than making the
+/// whole `me` answer unreadable, and a client grants it no more than a member's rights
+/// ([`RepoRole::acting_as`]), since what the new role allows is unknown here. The server is
+/// what enforces roles, and it reads no role from a request: it never meets `Newer`, and its
+/// strict reading of write requests (`StrictPut`, rollback, purge) stays as it is, because
+/// failing a request it would not fully honour is a security property, not a version concern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RepoRole {
     Member,
     Lead,
+    /// A role this build does not know, sent by a newer server. Never sent by this build's
+    /// server (serializing it fails).
+    #[serde(other, skip_serializing)]
+    Newer,
+}
+
+impl RepoRole {
+    /// The role a client acts on: a [`Newer`](RepoRole::Newer) one as a member, the least
+    /// privilege (the lead actions stay hidden; the server would refuse them anyway if the role
+    /// does not allow them).
+    pub fn acting_as(self) -> RepoRole {
+        match self {
+            RepoRole::Newer => RepoRole::Member,
+            known => known,
+        }
+    }
 }
 
 /// `GET /api/mneme/me`.
