@@ -199,10 +199,7 @@ pub(crate) struct Resolved {
 impl Mneme {
     pub(crate) fn resolve(&self, req: &ContextRequest) -> Result<Resolved, ApiError> {
         if !req.cwd.is_dir() {
-            return Err(ApiError::not_found(format!(
-                "{} is not a folder. Pass --cwd with the folder Claude Code would start in.",
-                req.cwd.display()
-            )));
+            return Err(ApiError::no_project_folder(&req.cwd));
         }
         let (claude_code, profile) = self.rendered_for(req.claude_version);
         let cwd = paths::project_root(&req.cwd);

@@ -48,6 +48,15 @@ impl ApiError {
         Self::new(ErrorCode::NotFound, message)
     }
 
+    /// The project folder a request names is not a folder (now): both shells show this, so it
+    /// names no command-line flag; the command line checks its `--cwd` first and says so there.
+    pub fn no_project_folder(path: &std::path::Path) -> Self {
+        Self::not_found(format!(
+            "{} is not a folder now: it may have been deleted, renamed or moved, or be on a drive that is not mounted. Open another project, or bring the folder back.",
+            path.display()
+        ))
+    }
+
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidInput, message)
     }

@@ -139,10 +139,7 @@ impl Mneme {
     fn dream_site_at(&self, at: &MemoryFolder) -> Result<DreamSite, ApiError> {
         match at {
             MemoryFolder::MemoryDir(dir) => Ok(self.dreams().site_for_memory_dir(dir)),
-            MemoryFolder::Cwd(cwd) if !cwd.is_dir() => Err(ApiError::not_found(format!(
-                "{} is not a folder. Pass --cwd with the folder Claude Code would start in.",
-                cwd.display()
-            ))),
+            MemoryFolder::Cwd(cwd) if !cwd.is_dir() => Err(ApiError::no_project_folder(cwd)),
             MemoryFolder::Cwd(cwd) => Ok(self.dreams().site_for_cwd(cwd)),
         }
     }

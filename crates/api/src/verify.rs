@@ -128,10 +128,7 @@ impl Mneme {
     pub fn verify_with(&self, req: &ContextRequest, opts: &VerifyOptions) -> Result<VerifyReport, ApiError> {
         let started = Instant::now();
         if !req.cwd.is_dir() {
-            return Err(ApiError::not_found(format!(
-                "{} is not a folder. Pass --cwd with the folder Claude Code would start in.",
-                req.cwd.display()
-            )));
+            return Err(ApiError::no_project_folder(&req.cwd));
         }
         if req.settings_file.is_some() {
             return Err(ApiError::new(

@@ -140,8 +140,7 @@ pub(crate) fn folder(at: &Folder) -> Result<MemoryFolder> {
         Some(c) => absolute(c)?,
         None => crate::current_dir()?,
     };
-    crate::enterable(&cwd)?;
-    Ok(MemoryFolder::Cwd(cwd))
+    Ok(MemoryFolder::Cwd(crate::existing_cwd(cwd)?))
 }
 
 fn json<T: serde::Serialize>(v: &T) -> Result<()> {

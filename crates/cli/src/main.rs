@@ -559,8 +559,7 @@ fn request(at: &Where, date: Option<String>) -> Result<ContextRequest> {
         Some(c) => c.clone(),
         None => crate::current_dir()?,
     };
-    let cwd = if cwd.is_absolute() { cwd } else { crate::current_dir()?.join(cwd) };
-    enterable(&cwd)?;
+    let cwd = existing_cwd(if cwd.is_absolute() { cwd } else { crate::current_dir()?.join(cwd) })?;
     Ok(ContextRequest {
         cwd,
         setting_sources: at.setting_sources.clone(),
@@ -630,7 +629,8 @@ pub(crate) fn enterable(cwd: &std::path::Path) -> Result<()> {
 
 /// `--cwd` must name a folder, as `mneme context` and `dream status` require (the api's
 /// resolution): a typo would otherwise set a mode, or show a team folder, for a project that
-/// does not exist.
+/// does not exist. Checked here so the error names the flag; the api's own refusal speaks to
+/// both shells and names none.
 fn existing_cwd(cwd: PathBuf) -> Result<PathBuf> {
     if !cwd.is_dir() {
         anyhow::bail!("{} is not a folder. Pass --cwd with the folder Claude Code would start in.", print::safe_path(&cwd));
