@@ -147,6 +147,52 @@ pub struct RunRecord {
     pub left_out: Option<LeftOut>,
 }
 
+/// What a run is about, known before it does anything: for [`RunRecord::nothing_done`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunAbout {
+    pub memory_dir: PathBuf,
+    pub project_root: PathBuf,
+    pub session_id: Option<String>,
+    pub transcript: PathBuf,
+    pub trigger: Trigger,
+    /// As [`RunRecord::engine`].
+    pub engine: String,
+    pub model: Option<String>,
+    pub new_message_count: usize,
+}
+
+impl RunRecord {
+    /// A run started at `started_ms` (ms since the epoch) that has written, decided and
+    /// refused nothing yet: a fresh id, `about`, and `outcome`. A run that did something sets
+    /// those fields on it; one that ended before (off, skipped, failed) is recorded as it is.
+    pub fn nothing_done(started_ms: u128, about: RunAbout, outcome: RunOutcome) -> RunRecord {
+        let RunAbout { memory_dir, project_root, session_id, transcript, trigger, engine, model, new_message_count } = about;
+        RunRecord {
+            id: data::new_id(started_ms),
+            started_ms: started_ms as u64,
+            started_at: mneme_core::text::iso8601_millis(started_ms as i128),
+            memory_dir,
+            project_root,
+            session_id,
+            transcript,
+            trigger,
+            engine,
+            model,
+            new_message_count,
+            outcome,
+            written_paths: Vec::new(),
+            memory_paths: Vec::new(),
+            team_count: 0,
+            message: None,
+            changeset: None,
+            turns: 0,
+            denials: Vec::new(),
+            decisions: Vec::new(),
+            left_out: None,
+        }
+    }
+}
+
 /// The oldest messages since the last extraction that a run did not read, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

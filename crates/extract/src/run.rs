@@ -696,12 +696,8 @@ impl Extractor {
         new_message_count: usize,
         outcome: RunOutcome,
     ) -> RunRecord {
-        let now = self.clock.now_ms();
         let (engine, model) = engine.describe();
-        RunRecord {
-            id: data::new_id(now),
-            started_ms: now as u64,
-            started_at: mneme_core::text::iso8601_millis(now as i128),
+        let about = record::RunAbout {
             memory_dir: project.memory_dir.dir.clone(),
             project_root: project.root.clone(),
             session_id: session.session_id.clone(),
@@ -710,17 +706,8 @@ impl Extractor {
             engine,
             model,
             new_message_count,
-            outcome,
-            written_paths: Vec::new(),
-            memory_paths: Vec::new(),
-            team_count: 0,
-            message: None,
-            changeset: None,
-            turns: 0,
-            denials: Vec::new(),
-            decisions: Vec::new(),
-            left_out: None,
-        }
+        };
+        RunRecord::nothing_done(self.clock.now_ms(), about, outcome)
     }
 
     fn log(&self, rec: &RunRecord) -> Result<(), ExtractError> {

@@ -7,6 +7,7 @@
 use crate::{provider_engine, provider_unusable, JobKind, Outcome, Reporter};
 use mneme_extract::watch::TranscriptWatcher;
 use mneme_extract::rules::SkipReason;
+use mneme_extract::session_memory::Updated;
 use mneme_extract::{Engine, ExtractError, Extractor, RunOutcome, RunRecord, Session};
 use mneme_model::Cancel;
 use std::collections::HashMap;
@@ -272,18 +273,22 @@ impl ExtractionLoop {
         run.finish(outcome);
 
         if let (true, Some(p)) = (self.session_memory, &provider) {
-            match self.extractor.update_session_memory(session, p.as_ref(), cancel).await {
-                Ok(None) => {}
-                Ok(Some(_)) => {
-                    let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
-                    run.finish(Outcome::Done { summary: "Session notes updated".into() });
-                }
-                Err(e) => {
-                    let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
-                    run.finish(Outcome::Failed { error: format!("session notes: {e}") });
-                }
+            if let Some(outcome) = notes_outcome(self.extractor.update_session_memory(session, p.as_ref(), cancel).await) {
+                let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
+                run.finish(outcome);
             }
         }
+    }
+}
+
+/// The run log's line for a session-notes update, `None` when none was due: the update's own
+/// summary, which says whether the notes changed and, when older messages were not read, how
+/// many and why, so notes written from part of a conversation never read as from all of it.
+fn notes_outcome(update: Result<Option<Updated>, ExtractError>) -> Option<Outcome> {
+    match update {
+        Ok(None) => None,
+        Ok(Some(updated)) => Some(Outcome::Done { summary: updated.summary() }),
+        Err(e) => Some(Outcome::Failed { error: format!("session notes: {e}") }),
     }
 }
 
@@ -340,13 +345,10 @@ pub(crate) async fn sleep_or_cancel(d: Duration, cancel: &Cancel) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mneme_extract::record::{LeftOut, Trigger};
+    use mneme_extract::record::{LeftOut, RunAbout, Trigger};
 
     fn record(outcome: RunOutcome, left_out: Option<LeftOut>) -> RunRecord {
-        RunRecord {
-            id: "r1".into(),
-            started_ms: 0,
-            started_at: "1970-01-01T00:00:00.000Z".into(),
+        let about = RunAbout {
             memory_dir: "/m".into(),
             project_root: "/p".into(),
             session_id: None,
@@ -355,17 +357,8 @@ mod tests {
             engine: "offline".into(),
             model: None,
             new_message_count: 4,
-            outcome,
-            written_paths: Vec::new(),
-            memory_paths: Vec::new(),
-            team_count: 0,
-            message: None,
-            changeset: None,
-            turns: 0,
-            denials: Vec::new(),
-            decisions: Vec::new(),
-            left_out,
-        }
+        };
+        RunRecord { left_out, ..RunRecord::nothing_done(0, about, outcome) }
     }
 
     /// A run over a transcript larger than its hold window says in the job log how many
@@ -383,5 +376,20 @@ mod tests {
         assert!(error.starts_with("the model failed; Left out: 1 older message was not read"), "{error}");
         let Outcome::Done { summary } = summarize(&[record(RunOutcome::NothingToSave, None)]) else { panic!("done") };
         assert_eq!(summary, "Nothing worth saving");
+    }
+
+    /// A session-notes update was logged as "Session notes updated" whatever it did: notes
+    /// left as they were, or written from the newer part of a conversation with older messages
+    /// not read, read in the run log, `mneme daemon` and the Background list as all of it.
+    #[test]
+    fn a_notes_update_is_logged_with_its_own_summary() {
+        let updated = |changed, left_out| Updated { path: "/n/summary.md".into(), changed, turns: 2, denials: Vec::new(), left_out };
+        let left_out = LeftOut::of(5, 32 << 20);
+        let Some(Outcome::Done { summary }) = notes_outcome(Ok(Some(updated(true, left_out)))) else { panic!("done") };
+        assert_eq!(summary, updated(true, left_out).summary());
+        assert!(summary.starts_with("Session notes updated\nLeft out: 5 older messages were not read"), "{summary}");
+        let Some(Outcome::Done { summary }) = notes_outcome(Ok(Some(updated(false, None)))) else { panic!("done") };
+        assert_eq!(summary, "Session notes checked: nothing to change");
+        assert_eq!(notes_outcome(Ok(None)), None);
     }
 }
