@@ -82,7 +82,7 @@ fn an_item_in_a_newer_status_says_to_update_mneme_and_is_left_alone() {
     let damaged: Vec<String> = w.inbox.damaged().unwrap().iter().map(ToString::to_string).collect();
     assert_eq!(damaged, [text]);
     let listed: Vec<String> = w.inbox.list(None, true).unwrap().into_iter().map(|i| i.id).collect();
-    assert_eq!(listed, [good.clone()]);
+    assert_eq!(listed, std::slice::from_ref(&good));
     assert_eq!(std::fs::read(w.item_path(&id)).unwrap(), before, "left as it was");
     assert_eq!(w.inbox.get(&good).unwrap().status, ItemStatus::Pending);
 }

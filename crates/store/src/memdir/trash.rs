@@ -1027,7 +1027,7 @@ mod tests {
         assert!(err.to_string().contains("update Mneme") && err.to_string().contains(&newer.id), "{err}");
         assert!(!t.exists("a.md"), "not put back");
         let listing = m.list_trash().unwrap();
-        assert_eq!(listing.entries.iter().map(|e| e.id.clone()).collect::<Vec<_>>(), [plain.id.clone()]);
+        assert_eq!(listing.entries.iter().map(|e| e.id.clone()).collect::<Vec<_>>(), std::slice::from_ref(&plain.id));
         assert_eq!(listing.damaged.len(), 1);
         assert!(listing.damaged[0].message.contains("update Mneme"), "{:?}", listing.damaged);
         assert_eq!(m.empty_trash().unwrap().removed, 1);
