@@ -579,6 +579,9 @@ impl Mneme {
         for fix in m.add_missing_index_lines()?.into_iter().chain(m.drop_dangling_index_lines()?) {
             done.extend(fix.added.iter().map(|l| format!("added to {}: {l}", fix.index_rel_path)));
             done.extend(fix.removed.iter().map(|l| format!("removed from {}: {l}", fix.index_rel_path)));
+            if !fix.left_out.is_empty() {
+                done.push(left_out_sentence(&fix.index_rel_path, &fix.left_out));
+            }
         }
         let health = m.health();
         for e in health.team_index.iter().flat_map(|t| &t.missing_targets) {
@@ -778,6 +781,22 @@ fn newest_first<R>(items: Vec<Listed<R>>) -> Vec<R> {
     });
     let mut slots: Vec<Option<R>> = items.into_iter().map(|l| Some(l.item)).collect();
     order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// What the index fix says about memories it found no room for. Names a few, not thousands:
+/// the sentence is one line in the fix's report.
+fn left_out_sentence(index: &str, left_out: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut names = left_out.iter().take(SHOWN).map(String::as_str).collect::<Vec<_>>().join(", ");
+    if left_out.len() > SHOWN {
+        names.push_str(&format!(" and {} more", left_out.len() - SHOWN));
+    }
+    let (n, memories) = (left_out.len(), if left_out.len() == 1 { "memory" } else { "memories" });
+    format!(
+        "left {n} {memories} out of {index} ({names}): Claude Code reads only the first {} lines and {} characters of it, and it is full, so a line added there would never be read. Merge or delete memories, or write a shorter index (fewer or shorter lines), then fix the index again.",
+        mneme_core::text::MAX_ENTRYPOINT_LINES,
+        mneme_core::text::MAX_ENTRYPOINT_UNITS
+    )
 }
 
 /// Relative paths the private and team indexes point at.

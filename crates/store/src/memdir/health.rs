@@ -166,6 +166,9 @@ pub struct IndexFix {
     pub revision: Option<Revision>,
     /// Entries still past the cap afterwards.
     pub past_cap_after: Vec<IndexEntryRef>,
+    /// Memories (relative paths) no line was added for because the index had no room left
+    /// under Claude Code's cap: a line past it would be one Claude Code never reads.
+    pub left_out: Vec<String>,
 }
 
 /// Claude Code's block-level HTML comment stripping, told as the byte ranges of an index body
@@ -380,12 +383,14 @@ impl Memdir {
             .read_index(scope)
             .map(|f| past_cap_entries(&f.content, scope, &self.root))
             .unwrap_or_default();
-        IndexFix { index_rel_path: scope.index_rel_path().into(), added, removed, moved, revision, past_cap_after }
+        IndexFix { index_rel_path: scope.index_rel_path().into(), added, removed, moved, revision, past_cap_after, left_out: Vec::new() }
     }
 
     /// Adds `- [name](file.md) — description` for every topic file no index points at: to
     /// `MEMORY.md` for private files, to `team/MEMORY.md` for team files (daily logs under
-    /// `logs/` excepted). Returns one fix per index that changed.
+    /// `logs/` excepted), as many as fit under Claude Code's cap (lines and UTF-16 units, as
+    /// the health meter measures them); the rest are named in [`IndexFix::left_out`]. Returns
+    /// one fix per index that changed or had no room.
     pub fn add_missing_index_lines(&self) -> Result<Vec<IndexFix>, MemdirError> {
         let scan = self.scan()?;
         let indexed = self.indexed_targets();
@@ -400,18 +405,33 @@ impl Memdir {
                 continue;
             }
             let root = self.root.clone();
-            let (added, revision) = self.edit_index(scope, |doc| {
+            let ((added, left_out), revision) = self.edit_index(scope, |doc| {
                 let present: HashSet<String> = doc.entries(scope, &root).into_iter().map(|(_, e)| e.rel_path).collect();
+                let wanted: Vec<_> = missing.iter().filter(|f| !present.contains(&f.rel_path)).collect();
+                // Each entry is one non-blank line, so no more than the line cap can ever be
+                // read; trying only that many keeps a folder of thousands from rendering and
+                // measuring an index of thousands of lines.
                 let mut added = Vec::new();
-                for f in missing.iter().filter(|f| !present.contains(&f.rel_path)) {
+                let mut at = Vec::new();
+                for f in wanted.iter().take(MAX_ENTRYPOINT_LINES) {
                     let line = render_entry(f.display_name(), &f.rel_path, scope, f.description.as_deref());
-                    doc.append(line.clone());
+                    at.push(doc.append(line.clone()));
                     added.push(line);
                 }
-                added
+                // Appended lines follow one another after the last non-blank line, and whether
+                // a line is read depends only on what comes before it, so the ones that fit
+                // are a prefix: keep it and take the rest back out.
+                let loaded = loaded_lines(&doc.render()).1;
+                let fit = at.iter().take_while(|&&i| loaded.get(i).copied().unwrap_or(false)).count();
+                doc.remove(&at[fit..]);
+                added.truncate(fit);
+                let left_out: Vec<String> = wanted[fit..].iter().map(|f| f.rel_path.clone()).collect();
+                (added, left_out)
             })?;
-            if !added.is_empty() {
-                fixes.push(self.fix_result(scope, added, Vec::new(), Vec::new(), revision));
+            if !added.is_empty() || !left_out.is_empty() {
+                let mut fix = self.fix_result(scope, added, Vec::new(), Vec::new(), revision);
+                fix.left_out = left_out;
+                fixes.push(fix);
             }
         }
         Ok(fixes)
@@ -636,6 +656,45 @@ mod tests {
         assert_eq!(t.read("MEMORY.md"), "# Top\n- [T](team/t.md)\n- [B](b.md)\n- [A](a.md)\n## Later\n");
         let again = m.reorder_index(Scope::Private, &["team/t.md".into(), "b.md".into()]).unwrap();
         assert_eq!(again.revision, None, "already in order: nothing written");
+    }
+
+    #[test]
+    fn adding_missing_lines_stops_at_the_cap_and_names_the_rest() {
+        // 195 lines and ten memories nobody indexed: five lines fit under the 200-line cap.
+        let t = TestDir::new();
+        t.write("MEMORY.md", &entries(195));
+        for i in 1..=10 {
+            t.write(&format!("new{i:02}.md"), &format!("---\nname: n{i}\ndescription: d{i}\n---\n"));
+        }
+        let m = t.memdir();
+        let fixes = m.add_missing_index_lines().unwrap();
+        assert_eq!(fixes.len(), 1);
+        assert_eq!(fixes[0].added, (1..=5).map(|i| format!("- [n{i}](new{i:02}.md) — d{i}")).collect::<Vec<_>>());
+        assert_eq!(fixes[0].left_out, (6..=10).map(|i| format!("new{i:02}.md")).collect::<Vec<_>>());
+        assert!(fixes[0].past_cap_after.is_empty());
+        let h = m.health().index;
+        assert_eq!((h.line_count, h.truncated), (200, false));
+        // Full now: a second run adds nothing and leaves the file as it is.
+        let before = t.read("MEMORY.md");
+        let again = m.add_missing_index_lines().unwrap();
+        assert_eq!((again[0].added.len(), again[0].left_out.len(), again[0].revision), (0, 5, None));
+        assert_eq!(t.read("MEMORY.md"), before);
+
+        // The unit cap, too: long hooks fill 25,000 units long before 200 lines.
+        let t = TestDir::new();
+        t.write("MEMORY.md", "# Index\n");
+        let hook = "h".repeat(900);
+        for i in 0..40 {
+            t.write(&format!("long{i:02}.md"), &format!("---\nname: l{i}\ndescription: {hook}\n---\n"));
+        }
+        let fixes = t.memdir().add_missing_index_lines().unwrap();
+        let (added, left) = (fixes[0].added.len(), fixes[0].left_out.len());
+        assert_eq!(added + left, 40);
+        assert!(added > 0 && left > 0, "{added} added, {left} left out");
+        let h = t.memdir().health().index;
+        assert!(!h.truncated && h.unit_count <= MAX_ENTRYPOINT_UNITS, "{} units", h.unit_count);
+        assert!(h.unit_count + 910 > MAX_ENTRYPOINT_UNITS, "stopped only when the next line would not fit: {} units", h.unit_count);
+        assert!(h.past_cap.is_empty());
     }
 
     #[test]
