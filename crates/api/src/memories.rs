@@ -358,6 +358,9 @@ impl Mneme {
 
     /// Finds a memory by file name (with or without `.md`), relative path or `name:`.
     fn find(&self, m: &Memdir, key: &str) -> Result<TopicFile, ApiError> {
+        if let Some(f) = read_by_path(m, key.trim()) {
+            return Ok(f.topic);
+        }
         let scan = m.scan()?;
         let key = key.trim();
         let by_path: Vec<&TopicFile> = scan
@@ -403,8 +406,11 @@ impl Mneme {
     /// One memory with its full text.
     pub fn memory(&self, req: &ContextRequest, key: &str) -> Result<MemoryDetail, ApiError> {
         let (_, m) = self.memdir_for_release(req)?;
-        let f = self.find(&m, key)?;
-        let file = m.read(&f.rel_path)?;
+        let file = match read_by_path(&m, key.trim()) {
+            Some(file) => file,
+            None => m.read(&self.find(&m, key)?.rel_path)?,
+        };
+        let f = &file.topic;
         let indexed = indexed_targets(&m).contains(&f.rel_path);
         let version = self.rendered_for(req.claude_version).0.version;
         Ok(MemoryDetail {
@@ -781,6 +787,34 @@ fn newest_first<R>(items: Vec<Listed<R>>) -> Vec<R> {
     });
     let mut slots: Vec<Option<R>> = items.into_iter().map(|l| Some(l.item)).collect();
     order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// The memory `key` names by its path, read alone: opening one memory of a folder of
+/// thousands need not read the rest. `None` whenever the scan could answer otherwise, which
+/// [`Mneme::find`] then asks: a name that is no file, a path the scan would not list as a
+/// memory (an index, anything reached through a link, not a plain file, a name written in
+/// another case on a case-insensitive disk), both `x.md` and `x.md.md` there, or a read that
+/// fails (the scan says why).
+fn read_by_path(m: &Memdir, key: &str) -> Option<mneme_store::memdir::MemoryFile> {
+    let with_md = format!("{key}.md");
+    let (rel, other) = if key.ends_with(".md") { (key, Some(with_md.as_str())) } else { (with_md.as_str(), None) };
+    mneme_store::memdir::validate_topic_path(rel).ok()?;
+    if rel.rsplit('/').next() == Some("MEMORY.md") {
+        return None;
+    }
+    let abs = m.root().join(rel);
+    // Where the scan walks it: through plain folders only, to a plain file of exactly this
+    // name. The real path of anything else differs from the root's real path joined with it.
+    let real_root = std::fs::canonicalize(m.root()).ok()?;
+    if std::fs::canonicalize(&abs).ok()? != real_root.join(rel) || !std::fs::symlink_metadata(&abs).ok()?.file_type().is_file() {
+        return None;
+    }
+    if let Some(other) = other {
+        if !matches!(std::fs::symlink_metadata(m.root().join(other)), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+            return None;
+        }
+    }
+    m.read(rel).ok()
 }
 
 /// What the index fix says about memories it found no room for. Names a few, not thousands:
