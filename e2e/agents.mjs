@@ -16,33 +16,16 @@
 // with its token count, and that the Team screen says the project one is shared through git; it
 // writes docs/screenshots/agent-memory-*.png.
 
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { checkAccessible } from './checks.mjs';
+import { requireUi as require, CHROMIUM, CHROMIUM_ARGS, SHOTS, UI_DIST, failer, write, startServer, api as callApi } from './harness.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const require = createRequire(path.join(ROOT, 'ui', 'package.json'));
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--password-store=basic'];
-const SHOTS = path.join(ROOT, 'docs', 'screenshots');
-const UI_DIST = process.env.E2E_UI_DIST || path.join(ROOT, 'ui', 'dist');
+const fail = failer('agents');
+const api = (server, method, body) => callApi(server, method, body, fail);
+
 const TIMEOUT = 20_000;
-
-function fail(msg) {
-  console.error(`\ne2e (agents) FAILED: ${msg}`);
-  process.exitCode = 1;
-  throw new Error(msg);
-}
-
-function write(file, text) {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, text);
-}
 
 function memory(dir, file, name, description, type, body) {
   write(path.join(dir, file), `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}\n`);
@@ -96,40 +79,6 @@ function buildFixture() {
   return { tmp, home, repo, env };
 }
 
-function startServer(bin, fx) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['serve', '--port', '0', '--ui-dir', UI_DIST], { cwd: fx.repo, env: fx.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`mneme serve printed no URL within 20 s.\n${out}\n${err}`)), 20_000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /Mneme is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-    child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`mneme serve exited with ${code}.\n${out}\n${err}`));
-    });
-  });
-}
-
-async function api(server, method, body) {
-  const u = new URL(server.url);
-  const res = await fetch(`${u.origin}/api/${method}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${u.searchParams.get('token')}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (!res.ok) fail(`API ${method} answered ${res.status}: ${JSON.stringify(json)}`);
-  return json;
-}
-
 async function main() {
   const bin = path.resolve(process.env.MNEME_BIN || path.join(os.homedir(), '.cache', 'mneme', 'target', 'debug', 'mneme'));
   if (!fs.existsSync(bin)) fail(`no mneme binary at ${bin}; build it (cargo build -p mneme) or set MNEME_BIN`);
@@ -137,7 +86,7 @@ async function main() {
   const { chromium } = require('playwright-core');
   const fx = buildFixture();
   const shots = !process.env.E2E_NO_SCREENSHOTS;
-  const server = await startServer(bin, fx);
+  const server = await startServer(bin, fx.repo, fx.env);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
   try {
     // The engine first: three agents, one per scope, each folder with its memories.
