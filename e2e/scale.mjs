@@ -325,6 +325,8 @@ async function main() {
     const warn = (await health.getByTestId('fix-past-cap').textContent()).replace(/\s+/g, ' ');
     const unindexed = (await api(server, 'health', { cwd: fx.repo })).unindexed.length;
     if (!warn.includes(`${fmt(unindexed)} topic files have no index line`) || !warn.includes('room for at most 5 of them')) fail(`the cap warning reads "${warn}"`);
+    const issuesHint = await health.getByTestId('health-issues').evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '');
+    if (!issuesHint.includes('except the topic files MEMORY.md has no room for: at most 5 more lines fit')) fail(`the "to fix" badge explains "${issuesHint}"`);
     await health.getByTestId('fix-index').click();
     const report = health.getByTestId('fix-result');
     await report.waitFor({ timeout: 120_000 });
