@@ -4,20 +4,9 @@
 //! counted with it.
 
 use mneme_live::events::Events;
-use mneme_testsupport::{write_file, TestHome};
+use mneme_testsupport::{inotify_watches, write_file, TestHome};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
-
-/// Every inotify watch this process holds.
-fn inotify_watches() -> usize {
-    let mut n = 0;
-    for e in std::fs::read_dir("/proc/self/fdinfo").unwrap().flatten() {
-        if let Ok(t) = std::fs::read_to_string(e.path()) {
-            n += t.lines().filter(|l| l.starts_with("inotify wd:")).count();
-        }
-    }
-    n
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn folders_removed_and_made_again_leave_no_watches_behind() {

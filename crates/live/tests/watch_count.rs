@@ -4,21 +4,10 @@
 
 use mneme_api::{ContextRequest, FixedClock, Mneme};
 use mneme_live::events::Events;
-use mneme_testsupport::{write_file, TestHome};
+use mneme_testsupport::{inotify_watches, write_file, TestHome};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
-
-/// Every inotify watch this process holds.
-fn inotify_watches() -> usize {
-    let mut n = 0;
-    for e in std::fs::read_dir("/proc/self/fdinfo").unwrap().flatten() {
-        if let Ok(t) = std::fs::read_to_string(e.path()) {
-            n += t.lines().filter(|l| l.starts_with("inotify wd:")).count();
-        }
-    }
-    n
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cache_watches_no_virtual_environment_and_lets_go_of_dropped_views() {

@@ -111,6 +111,18 @@ pub fn tree_snapshot(dir: &Path) -> std::collections::BTreeMap<std::path::PathBu
 }
 
 /// Writes a file, creating its parent folders.
+/// Every inotify watch this process holds (Linux: the `inotify wd:` lines of its open
+/// descriptors). Count in a test binary of one test, or other tests' watchers count too.
+pub fn inotify_watches() -> usize {
+    let mut n = 0;
+    for e in std::fs::read_dir("/proc/self/fdinfo").unwrap().flatten() {
+        if let Ok(t) = std::fs::read_to_string(e.path()) {
+            n += t.lines().filter(|l| l.starts_with("inotify wd:")).count();
+        }
+    }
+    n
+}
+
 pub fn write_file(p: &Path, text: &str) {
     if let Some(parent) = p.parent() {
         fs::create_dir_all(parent).expect("create parent");
