@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { checkAccessible } from './checks.mjs';
-import { requireUi as require, CHROMIUM, CHROMIUM_ARGS, SHOTS, UI_DIST, failer, write, startServer, api as callApi } from './harness.mjs';
+import { SHOTS, failer, write, preflight, startServer, stop, removeUnlessKept, runMain, api as callApi } from './harness.mjs';
 
 const fail = failer('agents');
 const api = (server, method, body) => callApi(server, method, body, fail);
@@ -80,14 +80,11 @@ function buildFixture() {
 }
 
 async function main() {
-  const bin = path.resolve(process.env.MNEME_BIN || path.join(os.homedir(), '.cache', 'mneme', 'target', 'debug', 'mneme'));
-  if (!fs.existsSync(bin)) fail(`no mneme binary at ${bin}; build it (cargo build -p mneme) or set MNEME_BIN`);
-  if (!fs.existsSync(path.join(UI_DIST, 'index.html'))) fail(`no UI build in ${UI_DIST}: npm run build:ui`);
-  const { chromium } = require('playwright-core');
+  const { bin, launch } = preflight(fail);
   const fx = buildFixture();
   const shots = !process.env.E2E_NO_SCREENSHOTS;
   const server = await startServer(bin, fx.repo, fx.env);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  const browser = await launch();
   try {
     // The engine first: three agents, one per scope, each folder with its memories.
     const listed = await api(server, 'agents', { cwd: fx.repo });
@@ -155,13 +152,9 @@ async function main() {
     console.log('e2e (agents): ok');
   } finally {
     await browser.close();
-    server.child.kill('SIGTERM');
-    if (!process.env.E2E_KEEP) fs.rmSync(fx.tmp, { recursive: true, force: true });
-    else console.log(`kept ${fx.tmp}`);
+    await stop(server.child);
+    removeUnlessKept(fx.tmp);
   }
 }
 
-main().catch((e) => {
-  if (!process.exitCode) console.error(e);
-  process.exitCode = 1;
-});
+runMain(main);

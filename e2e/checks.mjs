@@ -2,12 +2,7 @@
 // nothing running off the page in a narrow window and, on the Graph, the quality of the layout.
 
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const require = createRequire(path.join(ROOT, 'ui', 'package.json'));
+import { requireUi as require } from './harness.mjs';
 
 /** axe-core's rule tags for WCAG 2.0, 2.1 and 2.2, levels A and AA. */
 const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];

@@ -6,6 +6,7 @@
 //   MNEME_BIN=/path/to/mneme node e2e/run.mjs
 //   E2E_KEEP=1 …                     keeps the temporary HOME and prints where it is
 //   E2E_NO_SCREENSHOTS=1 …           does not rewrite docs/screenshots
+//   E2E_UI_DIST=/path/to/dist …      another UI build (default: ui/dist)
 //   MNEME_SERVER_BIN=/path/to/mneme-server …   the team server (default: beside the mneme binary)
 //
 // It builds a throwaway HOME (HOME, CLAUDE_CONFIG_DIR and MNEME_DATA_DIR all inside it) with a
@@ -32,38 +33,19 @@
 
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { checkAccessible, checkFits, checkGraphLayout } from './checks.mjs';
 import { keyboardPass } from './keyboard.mjs';
+import { ROOT, SHOTS, failer, write, preflight, homeEnv, underKeyring, startServer, stop, api as callApi, waitFor as poll } from './harness.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const require = createRequire(path.join(ROOT, 'ui', 'package.json'));
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--password-store=basic'];
-const SHOTS = path.join(ROOT, 'docs', 'screenshots');
-const UI_DIST = path.join(ROOT, 'ui', 'dist');
 const TIMEOUT = 10_000;
 
-function fail(msg) {
-  console.error(`\ne2e FAILED: ${msg}`);
-  process.exitCode = 1;
-  throw new Error(msg);
-}
-
-function findBinary() {
-  if (process.env.MNEME_BIN) return path.resolve(process.env.MNEME_BIN);
-  const candidates = [];
-  if (process.env.CARGO_TARGET_DIR) candidates.push(path.join(process.env.CARGO_TARGET_DIR, 'debug', 'mneme'));
-  candidates.push(path.join(ROOT, 'target', 'debug', 'mneme'));
-  candidates.push(path.join(os.homedir(), '.cache', 'mneme', 'target', 'debug', 'mneme'));
-  return candidates.find((c) => fs.existsSync(c)) ?? candidates[0];
-}
+const fail = failer();
+const api = (server, method, body) => callApi(server, method, body, fail);
+const waitFor = (what, fn, timeout = TIMEOUT) => poll(what, fn, timeout, fail);
 
 function findServerBinary(bin) {
   if (process.env.MNEME_SERVER_BIN) return path.resolve(process.env.MNEME_SERVER_BIN);
@@ -71,11 +53,6 @@ function findServerBinary(bin) {
 }
 
 // ---------------------------------------------------------------- fixture
-
-function write(file, text) {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, text);
-}
 
 /** Every file under `dir` (none when it does not exist). */
 function walkFiles(dir) {
@@ -89,21 +66,8 @@ function buildFixture(bin) {
   const config = path.join(home, '.claude');
   const data = path.join(tmp, 'data');
   const repo = path.join(home, 'code', 'shop');
-  const env = {
-    PATH: process.env.PATH,
-    LANG: 'C.UTF-8',
-    TZ: process.env.TZ ?? 'UTC',
-    HOME: home,
-    CLAUDE_CONFIG_DIR: config,
-    MNEME_DATA_DIR: data,
-    XDG_DATA_HOME: path.join(home, '.local', 'share'),
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    GIT_CONFIG_NOSYSTEM: '1',
-    // The private keyring session (see the header) and a service of this run's own.
-    ...Object.fromEntries(['DBUS_SESSION_BUS_ADDRESS', 'GNOME_KEYRING_CONTROL', 'XDG_RUNTIME_DIR']
-      .filter((k) => process.env[k]).map((k) => [k, process.env[k]])),
-    MNEME_KEYRING_SERVICE: `mneme-e2e-${process.pid}`,
-  };
+  // TZ is passed on so that the run can be made in another time zone.
+  const env = { ...homeEnv(home, data, 'e2e'), TZ: process.env.TZ ?? 'UTC' };
   fs.mkdirSync(data, { recursive: true });
   write(path.join(config, 'CLAUDE.md'), '# My preferences\n\n- Write commit messages in the imperative mood.\n- Explain trade-offs before large refactors.\n');
   write(path.join(repo, 'CLAUDE.md'),
@@ -232,9 +196,8 @@ function buildSchedulerFixture(bin, base) {
   const home = path.join(tmp, 'home');
   const config = path.join(home, '.claude');
   const repo = path.join(home, 'code', 'notes');
-  const env = { ...base.env, HOME: home, CLAUDE_CONFIG_DIR: config, MNEME_DATA_DIR: path.join(tmp, 'data'),
-    XDG_DATA_HOME: path.join(home, '.local', 'share'), XDG_CONFIG_HOME: path.join(home, '.config') };
-  delete env.TEAM_MEMORY_SYNC_URL;
+  // The main run's keyring service and time zone; not its team server.
+  const env = { ...homeEnv(home, path.join(tmp, 'data'), 'e2e'), TZ: base.env.TZ };
   write(path.join(repo, 'CLAUDE.md'), '# Notes\n');
   execFileSync('git', ['init', '-q', repo], { env });
   write(path.join(config, 'settings.json'), '{\n  "autoDreamEnabled": true\n}\n');
@@ -257,28 +220,6 @@ function buildSchedulerFixture(bin, base) {
 }
 
 // ---------------------------------------------------------------- server
-
-function startServer(bin, fx, extra = []) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['serve', '--port', '0', '--ui-dir', UI_DIST, ...extra], { cwd: fx.repo, env: fx.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`mneme serve printed no URL within 20 s.\nstdout: ${out}\nstderr: ${err}`)), 20_000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /Mneme is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1], stderr: () => err });
-      }
-    });
-    child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`mneme serve exited with ${code} before printing its URL.\nstdout: ${out}\nstderr: ${err}`));
-    });
-  });
-}
 
 // The team server: a real `mneme-server` on a throwaway SQLite database, with team acme, the
 // lead lena and her grant on acme/shop, made with its own admin command line.
@@ -360,34 +301,7 @@ function startModelStub() {
   }));
 }
 
-async function api(server, method, body) {
-  const u = new URL(server.url);
-  const res = await fetch(`${u.origin}/api/${method}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${u.searchParams.get('token')}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (!res.ok) fail(`API ${method} answered ${res.status}: ${JSON.stringify(json)}`);
-  return json;
-}
-
 // ---------------------------------------------------------------- checks
-
-async function waitFor(what, fn, timeout = TIMEOUT) {
-  const until = Date.now() + timeout;
-  let last;
-  while (Date.now() < until) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  fail(`timed out waiting for ${what}${last instanceof Error ? ` (${last.message})` : ''}`);
-}
 
 function firstDiff(a, b) {
   let i = 0;
@@ -395,39 +309,15 @@ function firstDiff(a, b) {
   return `first difference at character ${i}: ${JSON.stringify(a.slice(i, i + 60))} vs ${JSON.stringify(b.slice(i, i + 60))}`;
 }
 
-/** Runs this script again inside scripts/with-keyring.sh (see the header); its exit code is ours. */
-function underKeyring() {
-  return new Promise((resolve) => {
-    const child = spawn(path.join(ROOT, 'scripts', 'with-keyring.sh'), [process.execPath, fileURLToPath(import.meta.url)], {
-      stdio: 'inherit',
-      env: { ...process.env, MNEME_E2E_KEYRING: '1' },
-    });
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-    child.on('error', (e) => {
-      console.error(`e2e: could not start scripts/with-keyring.sh: ${e.message}`);
-      resolve(1);
-    });
-  });
-}
-
 async function main() {
   if (!process.env.MNEME_E2E_KEYRING) {
-    process.exitCode = await underKeyring();
+    process.exitCode = await underKeyring(import.meta.url);
     return;
   }
-  const bin = findBinary();
-  if (!fs.existsSync(bin)) fail(`no mneme binary at ${bin}. Build it with \`cargo build -p mneme\` or set MNEME_BIN.`);
+  const { bin, launch } = preflight(fail);
   const serverBin = findServerBinary(bin);
   if (!fs.existsSync(serverBin)) fail(`no mneme-server binary at ${serverBin}. Build it with \`cargo build -p mneme-team-server\` or set MNEME_SERVER_BIN.`);
   if (!process.env.DBUS_SESSION_BUS_ADDRESS) fail('no D-Bus session: run this script directly (it starts one with scripts/with-keyring.sh)');
-  if (!fs.existsSync(path.join(UI_DIST, 'index.html'))) fail(`ui/dist is missing. Build the UI first: npm run build:ui`);
-  if (!fs.existsSync(CHROMIUM)) fail(`no Chromium at ${CHROMIUM}. Install it: apt-get install -y chromium (or set CHROMIUM=/path).`);
-  let chromium;
-  try {
-    ({ chromium } = require('playwright-core'));
-  } catch {
-    fail('playwright-core is not installed. Run: npm ci --prefix ui');
-  }
 
   const fx = buildFixture(bin);
   const shots = !process.env.E2E_NO_SCREENSHOTS;
@@ -437,13 +327,13 @@ async function main() {
   const team = await startTeamServer(serverBin, fx);
   fx.env.TEAM_MEMORY_SYNC_URL = team.url;
   console.log(`team:    ${team.url}`);
-  const server = await startServer(bin, fx).catch((e) => {
+  const server = await startServer(bin, fx.repo, fx.env).catch((e) => {
     team.child.kill('SIGTERM');
     throw e;
   });
   console.log(`server:  ${server.url.replace(/token=.*/, 'token=…')}`);
   const model = await startModelStub();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  const browser = await launch();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT);
@@ -1159,7 +1049,7 @@ async function main() {
 
     await step('Dreams with `mneme serve --scheduler`: the scheduler dreams by itself, its runs are listed, a turn end shows live', async () => {
       const sfx = buildSchedulerFixture(bin, fx);
-      const sched = await startServer(bin, sfx, ['--scheduler']);
+      const sched = await startServer(bin, sfx.repo, sfx.env, ['--scheduler']);
       const tab = await context.newPage();
       tab.on('pageerror', (e) => pageErrors.push(e.message));
       try {
@@ -1195,11 +1085,7 @@ async function main() {
         throw e;
       } finally {
         await tab.close();
-        sched.child.kill('SIGINT');
-        await new Promise((r) => {
-          const t = setTimeout(() => { sched.child.kill('SIGKILL'); r(); }, 15_000);
-          sched.child.on('exit', () => { clearTimeout(t); r(); });
-        });
+        await stop(sched.child, 'SIGINT', 15_000);
         if (!process.env.E2E_KEEP) fs.rmSync(sfx.tmp, { recursive: true, force: true });
       }
     });
@@ -1768,13 +1654,8 @@ async function main() {
   } finally {
     await browser.close().catch(() => {});
     await model.close();
-    for (const [child, signal] of [[server.child, 'SIGINT'], [team.child, 'SIGTERM']]) {
-      child.kill(signal);
-      await new Promise((r) => {
-        const t = setTimeout(() => { child.kill('SIGKILL'); r(); }, 3000);
-        child.on('exit', () => { clearTimeout(t); r(); });
-      });
-    }
+    await stop(server.child);
+    await stop(team.child, 'SIGTERM');
     if (process.env.E2E_KEEP || process.exitCode) console.log(`kept the fixture: ${fx.tmp}`);
     else fs.rmSync(fx.tmp, { recursive: true, force: true });
   }

@@ -5,6 +5,7 @@
 //   npm run e2e:screens               (after `npm run build:ui` and a debug build of mneme)
 //   MNEME_BIN=/path/to/mneme node e2e/screens.mjs [owner__repo ...]
 //   E2E_NO_SCREENSHOTS=1 …            does not rewrite docs/screenshots
+//   E2E_UI_DIST=/path/to/dist …       another UI build (default: ui/dist)
 //
 // 1. A first run: an empty HOME (no ~/.claude, Claude Code never run anywhere). The page must
 //    open on the welcome, never on the folder the server was started in, and say where Claude
@@ -19,81 +20,28 @@
 // both axes with node centres kept apart (e2e/checks.mjs). The server is started in `/`, as a
 // desktop launcher starts apps, to prove the page does not open there.
 
-import { spawn, execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { checkAccessible, checkFits, checkGraphLayout } from './checks.mjs';
+import { ROOT, SHOTS, preflight, homeEnv, underKeyring, startServer as serve, stop } from './harness.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const require = createRequire(path.join(ROOT, 'ui', 'package.json'));
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--password-store=basic'];
-const SHOTS = path.join(ROOT, 'docs', 'screenshots');
-const UI_DIST = path.join(ROOT, 'ui', 'dist');
 const CORPUS = path.join(ROOT, 'testdata', 'realworld');
 const TIMEOUT = 15_000;
 
+// A failure stops only the part of the run it is in (see `run` in main), which reports it.
 function fail(msg) {
   throw new Error(msg);
 }
 
-function findBinary() {
-  if (process.env.MNEME_BIN) return path.resolve(process.env.MNEME_BIN);
-  const candidates = [process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, 'debug', 'mneme'),
-    path.join(ROOT, 'target', 'debug', 'mneme'), path.join(os.homedir(), '.cache', 'mneme', 'target', 'debug', 'mneme')].filter(Boolean);
-  return candidates.find((c) => fs.existsSync(c)) ?? candidates[0];
-}
-
 /** An environment whose HOME, Claude Code config home and Mneme data dir are all under `home`. */
-function envFor(home, data) {
-  return {
-    PATH: process.env.PATH, LANG: 'C.UTF-8', TZ: 'UTC', HOME: home,
-    CLAUDE_CONFIG_DIR: path.join(home, '.claude'), MNEME_DATA_DIR: data,
-    XDG_DATA_HOME: path.join(home, '.local', 'share'), XDG_CONFIG_HOME: path.join(home, '.config'),
-    GIT_CONFIG_NOSYSTEM: '1',
-    ...Object.fromEntries(['DBUS_SESSION_BUS_ADDRESS', 'GNOME_KEYRING_CONTROL', 'XDG_RUNTIME_DIR']
-      .filter((k) => process.env[k]).map((k) => [k, process.env[k]])),
-    MNEME_KEYRING_SERVICE: `mneme-e2e-screens-${process.pid}`,
-  };
-}
+const envFor = (home, data) => homeEnv(home, data, 'e2e-screens');
 
-function startServer(bin, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['serve', '--port', '0', '--ui-dir', UI_DIST], { cwd: '/', env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '', err = '';
-    const timer = setTimeout(() => reject(new Error(`mneme serve printed no URL within 20 s.\n${out}\n${err}`)), 20_000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /Mneme is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve({ child, url: m[1], stderr: () => err }); }
-    });
-    child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`mneme serve exited with ${code}.\n${out}\n${err}`)); });
-  });
-}
+// In `/` (see the header).
+const startServer = (bin, env) => serve(bin, '/', env);
 
-async function stopServer(server) {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  server.child.kill('SIGINT');
-  await new Promise((r) => {
-    const t = setTimeout(() => { server.child.kill('SIGKILL'); r(); }, 3000);
-    server.child.on('exit', () => { clearTimeout(t); r(); });
-  });
-}
-
-/** Runs this script again inside scripts/with-keyring.sh (the Team screen reads the keyring). */
-function underKeyring() {
-  return new Promise((resolve) => {
-    const child = spawn(path.join(ROOT, 'scripts', 'with-keyring.sh'), [process.execPath, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
-      { stdio: 'inherit', env: { ...process.env, MNEME_E2E_KEYRING: '1' } });
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-    child.on('error', (e) => { console.error(`e2e: could not start scripts/with-keyring.sh: ${e.message}`); resolve(1); });
-  });
-}
+const stopServer = (server) => stop(server.child);
 
 /** Waits until the screen has drawn its content: its heading, no "Loading…" left, the graph settled. */
 async function screenReady(page, label) {
@@ -115,20 +63,16 @@ async function screenReady(page, label) {
 
 async function main() {
   if (!process.env.MNEME_E2E_KEYRING) {
-    process.exitCode = await underKeyring();
+    process.exitCode = await underKeyring(import.meta.url);
     return;
   }
-  const bin = findBinary();
-  if (!fs.existsSync(bin)) fail(`no mneme binary at ${bin}. Build it with \`cargo build -p mneme\` or set MNEME_BIN.`);
-  if (!fs.existsSync(path.join(UI_DIST, 'index.html'))) fail('ui/dist is missing. Build the UI first: npm run build:ui');
-  if (!fs.existsSync(CHROMIUM)) fail(`no Chromium at ${CHROMIUM}. Install it: apt-get install -y chromium (or set CHROMIUM=/path).`);
-  const { chromium } = require('playwright-core');
+  const { bin, launch } = preflight(fail);
   const shots = !process.env.E2E_NO_SCREENSHOTS;
   const names = process.argv.slice(2).length ? process.argv.slice(2)
     : fs.readdirSync(CORPUS).filter((d) => fs.existsSync(path.join(CORPUS, d, 'tree'))).sort();
 
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-e2e-screens-')));
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  const browser = await launch();
   let failed = false;
   const errors = [];
   const run = async (title, fn) => {
