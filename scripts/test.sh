@@ -80,6 +80,9 @@ MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/agents.m
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/vanish.mjs
 # A big home (10,000 memories, 300 projects, a 2 MB CLAUDE.md): every row reachable, the counts right.
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/scale.mjs
+# Projects by keyboard: rows by arrow keys and End, the merge plan keeping Tab, Escape putting away
+# the plan and then the panel.
+MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/projects-keyboard.mjs
 
 # End to end on the desktop: the real Tauri window under Xvfb, driven through tauri-driver and
 # WebKitWebDriver. scripts/with-xvfb.sh lets Xvfb choose a free display itself, so a second
