@@ -145,6 +145,15 @@ export function stop(child, signal = 'SIGINT', grace = 3000) {
   });
 }
 
+/**
+ * After a failure: a screenshot of what the page looked like is saved in the run's temporary
+ * folder, and the folder is kept (E2E_KEEP) so the fixture can be looked at.
+ */
+export async function keepFailure(page, tmp) {
+  await page?.screenshot({ path: path.join(tmp, 'failure.png') }).then(() => console.error(`screenshot of the failure: ${path.join(tmp, 'failure.png')}`), () => {});
+  process.env.E2E_KEEP = '1';
+}
+
 /** Removes a run's temporary folder, or with E2E_KEEP set keeps it and says where. */
 export function removeUnlessKept(tmp) {
   if (!process.env.E2E_KEEP) fs.rmSync(tmp, { recursive: true, force: true });

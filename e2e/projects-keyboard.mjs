@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { checkAccessible } from './checks.mjs';
-import { requireUi as require, CHROMIUM, CHROMIUM_ARGS, UI_DIST, failer, write, startServer, api as callApi, waitFor as poll } from './harness.mjs';
+import { failer, preflight, keepFailure, stop, removeUnlessKept, runMain, write, startServer, api as callApi, waitFor as poll } from './harness.mjs';
 
 const fail = failer('projects-keyboard');
 const api = (server, method, body) => callApi(server, method, body, fail);
@@ -70,13 +70,10 @@ function buildFixture() {
 }
 
 async function main() {
-  const bin = path.resolve(process.env.MNEME_BIN || path.join(os.homedir(), '.cache', 'mneme', 'target', 'debug', 'mneme'));
-  if (!fs.existsSync(bin)) fail(`no mneme binary at ${bin}; build it (cargo build -p mneme) or set MNEME_BIN`);
-  if (!fs.existsSync(path.join(UI_DIST, 'index.html'))) fail(`no UI build in ${UI_DIST}: npm run build:ui`);
-  const { chromium } = require('playwright-core');
+  const { bin, launch } = preflight(fail);
   const fx = buildFixture();
   const server = await startServer(bin, fx.home, fx.env);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  const browser = await launch();
   let page;
   try {
     await api(server, 'openProject', { cwd: fx.repo });
@@ -189,18 +186,13 @@ async function main() {
     if (errors.length) fail(`page errors: ${errors.join('; ')}`);
     console.log(`e2e (projects-keyboard): ok (${listed.length} projects)`);
   } catch (e) {
-    await page?.screenshot({ path: path.join(fx.tmp, 'failure.png') }).then(() => console.error(`screenshot of the failure: ${path.join(fx.tmp, 'failure.png')}`), () => {});
-    process.env.E2E_KEEP = '1';
+    await keepFailure(page, fx.tmp);
     throw e;
   } finally {
     await browser.close();
-    server.child.kill('SIGTERM');
-    if (!process.env.E2E_KEEP) fs.rmSync(fx.tmp, { recursive: true, force: true });
-    else console.log(`kept ${fx.tmp}`);
+    await stop(server.child);
+    removeUnlessKept(fx.tmp);
   }
 }
 
-main().catch((e) => {
-  if (!process.exitCode) console.error(e);
-  process.exitCode = 1;
-});
+runMain(main);

@@ -27,7 +27,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { checkAccessible } from './checks.mjs';
-import { requireUi as require, CHROMIUM, CHROMIUM_ARGS, SHOTS, UI_DIST, failer, write, startServer, api as callApi, waitFor as poll } from './harness.mjs';
+import { SHOTS, failer, preflight, keepFailure, stop, removeUnlessKept, runMain, write, startServer, api as callApi, waitFor as poll } from './harness.mjs';
 
 const fail = failer('scale');
 const api = (server, method, body) => callApi(server, method, body, fail);
@@ -115,16 +115,13 @@ function longFolder(bin, env, dir) {
 const fmt = (n) => n.toLocaleString('en-US');
 
 async function main() {
-  const bin = path.resolve(process.env.MNEME_BIN || path.join(os.homedir(), '.cache', 'mneme', 'target', 'debug', 'mneme'));
-  if (!fs.existsSync(bin)) fail(`no mneme binary at ${bin}; build it (cargo build -p mneme) or set MNEME_BIN`);
-  if (!fs.existsSync(path.join(UI_DIST, 'index.html'))) fail(`no UI build in ${UI_DIST}: npm run build:ui`);
-  const { chromium } = require('playwright-core');
+  const { bin, launch } = preflight(fail);
   let t = Date.now();
   const fx = buildFixture(bin);
   console.log(`fixture: ${fx.tmp} (${fmt(COUNT)} memories, ${PROJECTS} projects; built in ${Date.now() - t} ms)`);
   const shots = !process.env.E2E_NO_SCREENSHOTS;
   const server = await startServer(bin, fx.repo, fx.env);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  const browser = await launch();
   const timings = [];
   const took = (what, ms) => {
     timings.push([what, ms]);
@@ -435,18 +432,13 @@ async function main() {
     console.log(`e2e (scale): ok (${fmt(COUNT)} memories, ${PROJECTS} projects)`);
   } catch (e) {
     // What the page looked like when it failed, kept with the fixture.
-    await page?.screenshot({ path: path.join(fx.tmp, 'failure.png') }).then(() => console.error(`screenshot of the failure: ${path.join(fx.tmp, 'failure.png')}`), () => {});
-    process.env.E2E_KEEP = '1';
+    await keepFailure(page, fx.tmp);
     throw e;
   } finally {
     await browser.close();
-    server.child.kill('SIGTERM');
-    if (!process.env.E2E_KEEP) fs.rmSync(fx.tmp, { recursive: true, force: true });
-    else console.log(`kept ${fx.tmp}`);
+    await stop(server.child);
+    removeUnlessKept(fx.tmp);
   }
 }
 
-main().catch((e) => {
-  if (!process.exitCode) console.error(e);
-  process.exitCode = 1;
-});
+runMain(main);
