@@ -27,7 +27,7 @@ fn team_history_and_status_do_not_wait_on_a_fifo() {
     git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
     let env = t.env.clone().set_var("TEAM_MEMORY_SYNC_URL", &url);
     let store = Arc::new(MemoryStore::default());
-    let c = Credentials { access_token: "t0k3n".into(), refresh_token: None, expires_at_ms: u64::MAX / 2, user: Some("ana".into()) };
+    let c = Credentials { access_token: "t0k3n".into(), refresh_token: None, expires_at_ms: u64::MAX / 2, user: Some("ana".into()), extra: Default::default() };
     store.save(&url, &c).unwrap();
     let mneme = Arc::new(Mneme::new(env.clone(), Arc::new(SystemClock)).with_team_credentials(store));
     let req = ContextRequest { cwd: repo.clone(), ..Default::default() };

@@ -136,7 +136,7 @@ impl Machine {
     fn signed_in(s: &Server, user: &str, role: Role) -> Machine {
         let m = Machine::new(s);
         let token = s.user(user, REPO, role);
-        let c = Credentials { access_token: token, refresh_token: None, expires_at_ms: u64::MAX / 2, user: Some(user.into()) };
+        let c = Credentials { access_token: token, refresh_token: None, expires_at_ms: u64::MAX / 2, user: Some(user.into()), extra: Default::default() };
         m.store.save(&s.url, &c).unwrap();
         m
     }

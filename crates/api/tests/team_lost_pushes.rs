@@ -37,7 +37,7 @@ fn a_server_that_keeps_losing_a_pushed_file_shows_in_the_pull_and_the_status() {
     git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
     let env = t.env.clone().set_var("TEAM_MEMORY_SYNC_URL", &url);
     let store = Arc::new(MemoryStore::default());
-    let c = Credentials { access_token: "t0k3n".into(), refresh_token: None, expires_at_ms: u64::MAX / 2, user: Some("ana".into()) };
+    let c = Credentials { access_token: "t0k3n".into(), refresh_token: None, expires_at_ms: u64::MAX / 2, user: Some("ana".into()), extra: Default::default() };
     store.save(&url, &c).unwrap();
     let mneme = Mneme::new(env.clone(), Arc::new(SystemClock)).with_team_credentials(store);
     let req = ContextRequest { cwd: repo.clone(), ..Default::default() };

@@ -50,7 +50,7 @@ impl CredentialStore for Store {
 
 impl Store {
     fn sign_in(&self, server: &str) {
-        let c = Credentials { access_token: "token".into(), refresh_token: None, expires_at_ms: 0, user: Some("ada".into()) };
+        let c = Credentials { access_token: "token".into(), refresh_token: None, expires_at_ms: 0, user: Some("ada".into()), extra: Default::default() };
         self.save(server, &c).unwrap();
     }
 

@@ -13,6 +13,7 @@ use crate::server_wire::{
     DeviceCodeResponse, MeResponse, OAuthError, TokenResponse, DEVICE_CODE_GRANT, DEVICE_CODE_PATH, ME_PATH,
     REFRESH_TOKEN_GRANT, TOKEN_PATH,
 };
+use mneme_core::own_files::Unknown;
 use mneme_core::Clock;
 use mneme_keychain::Keychain;
 use mneme_store::file_lock::FileLock;
@@ -46,6 +47,11 @@ pub struct Credentials {
     /// Who signed in, as the server names them.
     #[serde(default)]
     pub user: Option<String>,
+    /// Fields a newer Mneme keeps here that this one does not know: a refresh by this build
+    /// writes them back, so the newer build finds its record whole when it runs again. A new
+    /// sign-in starts without them (they described the sign-in it replaces).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: Unknown,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -276,6 +282,7 @@ fn credentials(t: TokenResponse, user: Option<String>, clock: &dyn Clock) -> Cre
         refresh_token: t.refresh_token,
         expires_at_ms: now_ms(clock).saturating_add(t.expires_in.saturating_mul(1000)),
         user,
+        extra: Unknown::new(),
     }
 }
 
@@ -459,6 +466,7 @@ impl Session {
                 if c.refresh_token.is_none() {
                     c.refresh_token = current.refresh_token;
                 }
+                c.extra = current.extra;
                 self.store.save(&self.server, &c)?;
                 Ok(c)
             }

@@ -89,7 +89,7 @@ fn tokens_no_header_can_carry_are_not_saved() {
         assert_eq!(seen.lock().unwrap().len(), 1, "{access:?}/{refresh:?}");
 
         // A refresh that answers the same is refused too, and the old credentials stay.
-        let old = Credentials { access_token: "old".into(), refresh_token: Some("r0".into()), expires_at_ms: 0, user: None };
+        let old = Credentials { access_token: "old".into(), refresh_token: Some("r0".into()), expires_at_ms: 0, user: None, extra: Default::default() };
         let store = Arc::new(MemoryStore::default());
         store.save(&url, &old).unwrap();
         let session = auth::Session::new(&url, store.clone(), Http::default(), Arc::new(SystemClock));
