@@ -253,25 +253,41 @@ fn claude_code_tag(name: &str) -> bool {
     OUTPUT_TAGS.contains(&name) || name == "system-reminder" || name == "bash-input" || name.starts_with("command-")
 }
 
-/// Splits `text` into sentences: at line breaks and after `.`, `!`, `?` followed by space. Only
-/// the lines the user typed count ([`typed_lines`]): pasted material (code, quotes, logs, an
-/// email, a document) and Claude Code's tagged blocks are not the user speaking.
+/// Splits `text` into sentences: at line breaks and after `.`, `!`, `?` followed by space, but
+/// not inside a quote or a code span closed on the same line (`ask "ready? " first`, `` run
+/// `make check? ` ``: what is quoted is part of the instruction). Only the lines the user typed
+/// count ([`typed_lines`]): pasted material (code, quotes, logs, an email, a document) and
+/// Claude Code's tagged blocks are not the user speaking.
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let cut = without_tagged_blocks(text);
     for line in typed_lines(&cut) {
         let t = line.trim().trim_start_matches(['-', '*', '•']).trim();
         let mut start = 0;
-        let mut chars = t.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            let next_is_space = chars.peek().is_some_and(|(_, n)| n.is_whitespace());
-            if matches!(c, '.' | '!' | '?') && next_is_space {
-                let s = t[start..i + c.len_utf8()].trim();
+        // The marks found with no closing one after them: none closes later either, so each
+        // is searched for once per line (a line of thousands of stray quotes stays linear).
+        let mut unclosed: Vec<char> = Vec::new();
+        let mut i = 0;
+        while let Some(c) = t[i..].chars().next() {
+            let after = i + c.len_utf8();
+            if let Some(close) = closing_mark(c).filter(|m| !unclosed.contains(m)) {
+                match t[after..].find(close) {
+                    Some(j) => {
+                        i = after + j + close.len_utf8();
+                        continue;
+                    }
+                    // An inch mark, an apostrophe-like backtick: it opens nothing.
+                    None => unclosed.push(close),
+                }
+            }
+            if matches!(c, '.' | '!' | '?') && t[after..].starts_with(char::is_whitespace) {
+                let s = t[start..after].trim();
                 if !s.is_empty() {
                     out.push(s.to_string());
                 }
-                start = i + c.len_utf8();
+                start = after;
             }
+            i = after;
         }
         let s = t[start..].trim();
         if !s.is_empty() {
@@ -279,6 +295,17 @@ pub fn sentences(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The mark that closes a quote or code span opened by `c`. Single quotes are left out: an
+/// apostrophe (`don't`) is the same character.
+fn closing_mark(c: char) -> Option<char> {
+    match c {
+        '"' | '`' => Some(c),
+        '“' => Some('”'),
+        '«' => Some('»'),
+        _ => None,
+    }
 }
 
 /// A message longer than this many non-blank lines is a paste (a file, a page, a thread): no
@@ -1197,6 +1224,20 @@ mod tests {
         // The user's own words around blocks, and angle brackets that are not Claude Code's.
         let mixed = "<command-name>/clear</command-name> Remember that I prefer tabs.\nFrom now on, use Vec<String> for lists.";
         assert_eq!(statements(mixed), ["I prefer tabs", "use Vec<String> for lists"]);
+    }
+
+    /// A `?`, `!` or `.` and a space inside quotes or a code span are part of the instruction:
+    /// the sentence does not end there. A quote left open on its line opens nothing.
+    #[test]
+    fn a_question_mark_inside_quotes_or_code_does_not_end_the_instruction() {
+        let statements = |text: &str| -> Vec<String> { sentences(text).into_iter().filter_map(|s| statement(&s)).map(|s| s.content).collect() };
+        assert_eq!(statements("From now on, ask \"ready? \" before deploying. Thanks!"), ["ask \"ready? \" before deploying"]);
+        assert_eq!(statements("Always run `make check? ` before you push."), ["Always run `make check? ` before you push"]);
+        assert_eq!(statements("Never reply “done! ” without the test output."), ["Never reply “done! ” without the test output"]);
+        assert_eq!(sentences("Fix it. Remember that `a. b` and \"c! d\" are names. Bye"), ["Fix it.", "Remember that `a. b` and \"c! d\" are names.", "Bye"]);
+        // Unclosed: a 12" board is not a quote, and the sentences still end where they did.
+        assert_eq!(sentences("We cut a 12\" board. Never use the old saw. Ok"), ["We cut a 12\" board.", "Never use the old saw.", "Ok"]);
+        assert_eq!(sentences(&("\"".repeat(3) + "a. b")), ["\"\"\"a.", "b"]);
     }
 
     /// Text pasted into a message (an error log, a README, an email, code) may hold "from now
