@@ -29,8 +29,9 @@
 //! inode, not a name), and the next view, or the shell's folder once it exists again, watches
 //! the new folder. Folders waited for are looked for after each batch and every second, and the
 //! folders in use are checked to still be the ones watched (a drive unmounted ends its watches
-//! without an event; a drive mounted again within that second with the same device and inode
-//! numbers would go unnoticed).
+//! without an event): the same device, inode and, on Linux, mount (a drive unmounted and
+//! mounted again within that second comes back with the same device and inode numbers on
+//! tmpfs, but on another mount, and the watch on the old one is dead).
 
 use mneme_api::{ContextCache, DependsOn, DependsOnIndex, Environment, FolderWatch};
 use notify::event::{CreateKind, ModifyKind, RemoveKind};
@@ -74,9 +75,9 @@ struct Watch {
     refs: usize,
     /// The shell asked for it (or for a folder it covers): kept until its folder goes.
     pinned: bool,
-    /// The folder's device and inode when watched: the kernel watches the inode, so a folder
-    /// removed and created again under the same name is not watched by it any more.
-    id: Option<(u64, u64)>,
+    /// The folder's identity when watched: the kernel watches the inode, so a folder removed
+    /// and created again under the same name is not watched by it any more.
+    id: Option<FolderId>,
 }
 
 struct Watched {
@@ -112,9 +113,51 @@ fn covers(p: &Path, m: RecursiveMode, dir: &Path, mode: RecursiveMode) -> bool {
     (p == dir && (m == mode || m == RecursiveMode::Recursive)) || (m == RecursiveMode::Recursive && dir.starts_with(p))
 }
 
-/// The device and inode of a folder, following links as the watch does.
-fn identity(dir: &Path) -> Option<(u64, u64)> {
-    std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
+/// A folder as the kernel knows it: its device, its inode and the mount it was reached
+/// through. Device and inode alone miss a drive unmounted and mounted again: tmpfs numbers its
+/// device and inodes afresh the same way each time, so the same folders made again in the same
+/// order compare equal, and so may a bind mount or a disk image mounted again; the watch on the
+/// old mount is dead all the same. The mount is the kernel's unique id where it has one (Linux
+/// 6.8): the short id of `/proc/self/mountinfo` is handed to the next mount as soon as it is
+/// free, and is what older kernels give.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct FolderId {
+    dev: u64,
+    ino: u64,
+    /// `None` where the system does not say (not Linux, or no `statx`).
+    mount: Option<u64>,
+}
+
+/// `STATX_MNT_ID_UNIQUE` (Linux 6.8), which rustix does not name; an older kernel ignores the
+/// bit and answers `STATX_MNT_ID`'s reused id instead.
+#[cfg(target_os = "linux")]
+const STATX_MNT_ID_UNIQUE: u32 = 0x4000;
+
+/// The identity of a folder, following links as the watch does.
+#[cfg(target_os = "linux")]
+fn identity(dir: &Path) -> Option<FolderId> {
+    use rustix::fs::{statx, AtFlags, StatxFlags, CWD};
+    let mask = StatxFlags::BASIC_STATS | StatxFlags::MNT_ID | StatxFlags::from_bits_retain(STATX_MNT_ID_UNIQUE);
+    match statx(CWD, dir, AtFlags::empty(), mask) {
+        Ok(x) => {
+            let mounted = x.stx_mask & (StatxFlags::MNT_ID.bits() | STATX_MNT_ID_UNIQUE) != 0;
+            let dev = (u64::from(x.stx_dev_major) << 32) | u64::from(x.stx_dev_minor);
+            Some(FolderId { dev, ino: x.stx_ino, mount: mounted.then_some(x.stx_mnt_id) })
+        }
+        // No statx (a kernel before 4.11, a sandbox that forbids it): device and inode only.
+        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => plain_identity(dir),
+        Err(_) => None,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn identity(dir: &Path) -> Option<FolderId> {
+    plain_identity(dir)
+}
+
+/// Device and inode from `stat`, no mount.
+fn plain_identity(dir: &Path) -> Option<FolderId> {
+    std::fs::metadata(dir).ok().map(|m| FolderId { dev: m.dev(), ino: m.ino(), mount: None })
 }
 
 impl Watched {

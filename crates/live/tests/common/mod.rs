@@ -1,13 +1,15 @@
 //! What the watcher's integration tests share: a running watcher over a temporary home (hermetic)
-//! with one project, and its context view through the watcher's cache.
+//! with one project, and its context view through the watcher's cache ([`World`]); a shell that
+//! opened one project and waits for pages to hear of changes ([`Shell`]); a tmpfs "drive"
+//! mounted as root and always unmounted ([`Drive`]).
 
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
 
 use mneme_api::{Clock, ContextRequest, ContextView, FixedClock, Mneme};
 use mneme_live::events::Events;
-use mneme_testsupport::TestHome;
-use std::path::PathBuf;
+use mneme_testsupport::{write_file, TestHome};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
@@ -76,4 +78,110 @@ impl World {
     pub async fn next_batch(&mut self) -> Arc<Vec<PathBuf>> {
         tokio::time::timeout(Duration::from_secs(10), self.changes.recv()).await.expect("a batch within 10 s").expect("the watcher runs")
     }
+}
+
+/// A shell that opened one project: the watcher over `home`, asked for the project's folders
+/// as `watch_project` asks (no view is cached, so only the shell's own watches report).
+pub struct Shell {
+    pub home: TestHome,
+    pub repo: PathBuf,
+    pub memdir: PathBuf,
+    pub events: Events,
+    pub changes: broadcast::Receiver<Arc<Vec<PathBuf>>>,
+    _stop: watch::Sender<bool>,
+}
+
+impl Shell {
+    /// A git repository `repo` with a CLAUDE.md, a rule and a memory folder, opened.
+    pub fn new() -> Shell {
+        let home = TestHome::new();
+        let repo = home.git_repo("repo");
+        home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
+        home.write(repo.join(".claude/rules/style.md"), "RULE\n");
+        Shell::open(home, repo)
+    }
+
+    /// The shell opens `repo` (made by the caller) with its memory folder under `home`, which
+    /// gets an index if it has none.
+    pub fn open(home: TestHome, repo: PathBuf) -> Shell {
+        let memdir = home.memdir_for(&repo);
+        if !memdir.join("MEMORY.md").exists() {
+            write_file(&memdir.join("MEMORY.md"), "- a\n");
+        }
+        let (stop, rx) = watch::channel(false);
+        let events = Events::start(&home.env, rx).expect("the watcher starts");
+        events.watch_project(&repo, &memdir);
+        let changes = events.subscribe();
+        Shell { home, repo, memdir, events, changes, _stop: stop }
+    }
+
+    /// Writes `path` (again and again, each second, as a folder waited for is looked for each
+    /// second) until pages hear of it; fails after 10 s.
+    pub async fn heard(&mut self, path: &Path, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.changes.try_recv().is_ok() {}
+        loop {
+            write_file(path, text);
+            let until = (Instant::now() + Duration::from_millis(1500)).min(deadline);
+            while let Ok(Ok(batch)) = tokio::time::timeout(until.saturating_duration_since(Instant::now()), self.changes.recv()).await {
+                if batch.contains(&path.to_path_buf()) {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "pages never heard of {}; watched: {:?}", path.display(), self.events.watched());
+        }
+    }
+
+    /// Waits until `ok` holds of the folders the shell asked for (each with whether it is
+    /// watched now); fails after 10 s, saying `what`.
+    pub async fn until(&self, what: &str, ok: impl Fn(&[mneme_live::events::WatchedFolder]) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !ok(&self.events.watched()) {
+            assert!(Instant::now() < deadline, "{what}: {:?}", self.events.watched());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Every folder the shell asked for is watched (again).
+    pub async fn all_active(&self) {
+        self.until("not watched again", |f| f.iter().all(|f| f.active)).await;
+    }
+}
+
+/// Lets a change be noticed: more than the 300 ms a batch is gathered for.
+pub async fn settle() {
+    tokio::time::sleep(Duration::from_millis(700)).await;
+}
+
+/// A 1 MiB tmpfs mounted on a folder, standing for a drive; unmounted when dropped, whatever
+/// the test did, so the temporary folder can go.
+pub struct Drive(PathBuf);
+
+impl Drive {
+    /// Mounts it on `dir` (made if missing); `None` when that is not possible (not root).
+    pub fn mount(dir: &Path) -> Option<Drive> {
+        std::fs::create_dir_all(dir).unwrap();
+        run(&["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs"], dir).then(|| Drive(dir.to_path_buf()))
+    }
+
+    pub fn unmount(&self) {
+        assert!(run(&["umount"], &self.0), "the tmpfs on {} could not be unmounted", self.0.display());
+    }
+
+    /// Mounts a new, empty tmpfs on the same folder.
+    pub fn mount_again(&self) {
+        assert!(run(&["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs"], &self.0), "the tmpfs could not be mounted on {} again", self.0.display());
+    }
+}
+
+impl Drop for Drive {
+    fn drop(&mut self) {
+        // Lazily: a watch or a file still open keeps a plain unmount from succeeding.
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Runs `args` followed by `dir`; whether it succeeded.
+fn run(args: &[&str], dir: &Path) -> bool {
+    std::process::Command::new(args[0]).args(&args[1..]).arg(dir).status().is_ok_and(|s| s.success())
 }
