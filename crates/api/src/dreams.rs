@@ -14,7 +14,7 @@ use mneme_dream::{
     Gate, GateStatus, RunOptions, Trigger,
 };
 use mneme_model::{Cancel, ProviderSettings};
-use mneme_scheduler::{JobKind, Outcome, RunLog, RunRecord};
+use mneme_scheduler::{JobKind, Outcome, RunJob, RunLog, RunRecord};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -444,7 +444,11 @@ pub enum RunOutcome {
 #[serde(rename_all = "camelCase")]
 pub struct BackgroundRun {
     pub id: String,
-    pub job: JobName,
+    /// `None` for a run of a job a newer Mneme added (the run log is shared by every build on
+    /// the machine): `newer_job` names it.
+    pub job: Option<JobName>,
+    /// The name the run log gives a job this Mneme does not know; `None` when `job` is set.
+    pub newer_job: Option<String>,
     /// What it was for: a memory folder, a transcript, a repository.
     pub target: String,
     pub started_ms: u64,
@@ -462,9 +466,14 @@ impl From<RunRecord> for BackgroundRun {
             Outcome::Failed { error } => (RunOutcome::Failed, error),
             Outcome::Cancelled => (RunOutcome::Cancelled, "Cancelled: the scheduler stopped while it ran.".into()),
         };
+        let (job, newer_job) = match r.job {
+            RunJob::Known(kind) => (Some(kind.into()), None),
+            RunJob::Newer(name) => (None, Some(name)),
+        };
         BackgroundRun {
             id: r.id,
-            job: r.job.into(),
+            job,
+            newer_job,
             target: r.target,
             started_ms: r.started_ms,
             finished_ms: r.finished_ms,

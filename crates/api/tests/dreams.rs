@@ -267,12 +267,16 @@ fn background_runs_come_from_the_schedulers_run_log() {
     let m = w.mneme();
     assert!(m.background_runs(10, None).unwrap().is_empty());
     let log = mneme_scheduler::RunLog::in_data_dir(&w.t.env.data_dir());
-    let rec = |id: &str, job, outcome| mneme_scheduler::RunRecord { id: id.into(), job, target: "/m".into(), started_ms: 1, finished_ms: 2, outcome };
-    log.append(&rec("a", mneme_scheduler::JobKind::Dream, mneme_scheduler::Outcome::Done { summary: "Improved 2 memories".into() })).unwrap();
-    log.append(&rec("b", mneme_scheduler::JobKind::Extraction, mneme_scheduler::Outcome::Skipped { reason: "no new turn".into() })).unwrap();
+    let rec = |id: &str, job: mneme_scheduler::RunJob, outcome| mneme_scheduler::RunRecord { id: id.into(), job, target: "/m".into(), started_ms: 1, finished_ms: 2, outcome };
+    log.append(&rec("a", mneme_scheduler::JobKind::Dream.into(), mneme_scheduler::Outcome::Done { summary: "Improved 2 memories".into() })).unwrap();
+    log.append(&rec("b", mneme_scheduler::JobKind::Extraction.into(), mneme_scheduler::Outcome::Skipped { reason: "no new turn".into() })).unwrap();
+    // A run of a job a newer Mneme added (the log is shared by every build on the machine).
+    log.append(&rec("c", mneme_scheduler::RunJob::Newer("weekly-digest".into()), mneme_scheduler::Outcome::Done { summary: "Sent".into() })).unwrap();
     let all = m.background_runs(10, None).unwrap();
-    assert_eq!(all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["b", "a"]);
-    assert_eq!((all[0].job, all[0].outcome, all[0].summary.as_str()), (JobName::Extraction, RunOutcome::Skipped, "no new turn"));
+    assert_eq!(all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["c", "b", "a"]);
+    assert_eq!((all[0].job, all[0].newer_job.as_deref(), all[0].summary.as_str()), (None, Some("weekly-digest"), "Sent"));
+    assert_eq!((all[1].job, all[1].newer_job.as_deref()), (Some(JobName::Extraction), None));
+    assert_eq!((all[1].outcome, all[1].summary.as_str()), (RunOutcome::Skipped, "no new turn"));
     let dreams = m.background_runs(10, Some(JobName::Dream)).unwrap();
     assert_eq!(dreams.iter().map(|r| (r.id.as_str(), r.outcome)).collect::<Vec<_>>(), vec![("a", RunOutcome::Done)]);
 }

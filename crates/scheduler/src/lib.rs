@@ -25,7 +25,7 @@ pub mod team;
 pub use backoff::Backoff;
 pub use claude_check::ClaudeCodeCheck;
 pub use dream::LocalOffset;
-pub use runs::{JobKind, Outcome, RunLog, RunRecord};
+pub use runs::{JobKind, Outcome, RunJob, RunLog, RunRecord};
 
 use mneme_core::Clock;
 use mneme_model::{Cancel, Provider};
@@ -105,7 +105,7 @@ impl Run {
     pub fn finish(self, outcome: Outcome) -> RunRecord {
         let record = RunRecord {
             id: self.id,
-            job: self.job,
+            job: self.job.into(),
             target: self.target,
             started_ms: self.started_ms,
             finished_ms: self.reporter.now_ms(),
@@ -503,7 +503,8 @@ mod tests {
         assert_eq!(*starts.borrow(), 2, "started once more after the panic, not after the cancel");
         let runs = reporter.log().recent(5, None).unwrap();
         assert_eq!(runs.len(), 1, "{runs:?}");
-        assert_eq!((runs[0].job, runs[0].target.as_str()), (JobKind::Dream, "dream loop"));
+        assert_eq!(runs[0].job, JobKind::Dream);
+        assert_eq!(runs[0].target, "dream loop");
         let Outcome::Failed { error } = &runs[0].outcome else { panic!("{runs:?}") };
         assert!(error.starts_with("the dream loop stopped on an internal error (panicked: index out of bounds); it starts again in 1 s."), "{error}");
     }

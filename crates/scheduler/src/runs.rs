@@ -43,6 +43,47 @@ impl JobKind {
     }
 }
 
+/// The job of a recorded run. The log is shared by every build on the machine (the app, `mneme
+/// daemon`, a CLI of another build), so a run of a job a newer Mneme added is listed under the
+/// name the log gives it instead of being left out; the line itself is never rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RunJob {
+    Known(JobKind),
+    /// A job this build does not run, by its name in the log.
+    Newer(String),
+}
+
+impl RunJob {
+    /// The job's name for people; one this build does not know says whose it is.
+    pub fn label(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            RunJob::Known(kind) => kind.label().into(),
+            RunJob::Newer(name) => format!("{name} (a job of a newer Mneme)").into(),
+        }
+    }
+
+    /// The job when this build runs it.
+    pub fn known(&self) -> Option<JobKind> {
+        match self {
+            RunJob::Known(kind) => Some(*kind),
+            RunJob::Newer(_) => None,
+        }
+    }
+}
+
+impl From<JobKind> for RunJob {
+    fn from(kind: JobKind) -> Self {
+        RunJob::Known(kind)
+    }
+}
+
+impl PartialEq<JobKind> for RunJob {
+    fn eq(&self, other: &JobKind) -> bool {
+        self.known() == Some(*other)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Outcome {
@@ -58,7 +99,7 @@ pub enum Outcome {
 #[serde(rename_all = "camelCase")]
 pub struct RunRecord {
     pub id: String,
-    pub job: JobKind,
+    pub job: RunJob,
     /// What the run was for: a memory folder, a transcript, a repository.
     pub target: String,
     pub started_ms: u64,
@@ -221,7 +262,7 @@ mod tests {
     use super::*;
 
     fn rec(id: &str, job: JobKind) -> RunRecord {
-        RunRecord { id: id.into(), job, target: "/m".into(), started_ms: 1, finished_ms: 2, outcome: Outcome::Done { summary: "ok".into() } }
+        RunRecord { id: id.into(), job: job.into(), target: "/m".into(), started_ms: 1, finished_ms: 2, outcome: Outcome::Done { summary: "ok".into() } }
     }
 
     #[test]
@@ -239,6 +280,34 @@ mod tests {
         assert_eq!(all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["c", "b", "a"]);
         let dreams = log.recent(1, Some(JobKind::Dream)).unwrap();
         assert_eq!(dreams.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["c"]);
+    }
+
+    /// A run of a job a newer Mneme added (the log is shared by every build on the machine) was
+    /// left out of listings: it is listed under the name the log gives it, a listing of one
+    /// job this build knows leaves it out, and its line stays in the file as it was written.
+    #[test]
+    fn a_run_of_a_job_a_newer_mneme_added_is_listed_under_its_name_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = RunLog::in_data_dir(dir.path());
+        log.append(&rec("a", JobKind::Dream)).unwrap();
+        let newer = r#"{"id":"b","job":"weekly-digest","target":"/m","startedMs":1,"finishedMs":2,"outcome":{"status":"done","summary":"Sent"},"digest":{"to":3}}"#;
+        let mut f = OpenOptions::new().append(true).open(log.path()).unwrap();
+        f.write_all(format!("{newer}\n").as_bytes()).unwrap();
+        drop(f);
+        log.append(&rec("c", JobKind::TeamSync)).unwrap();
+
+        let all = log.recent(10, None).unwrap();
+        assert_eq!(all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["c", "b", "a"]);
+        assert_eq!(all[1].job, RunJob::Newer("weekly-digest".into()));
+        assert_eq!(all[1].outcome, Outcome::Done { summary: "Sent".into() });
+        let label = all[1].job.label();
+        assert!(label.contains("weekly-digest") && label.contains("newer Mneme"), "{label}");
+        assert_eq!(all[0].job.label(), "team sync");
+        assert_eq!(serde_json::to_value(&all[1].job).unwrap(), "weekly-digest", "written as the log names it");
+        let dreams = log.recent(10, Some(JobKind::Dream)).unwrap();
+        assert_eq!(dreams.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["a"]);
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert_eq!(text.lines().nth(1), Some(newer));
     }
 
     /// A record torn inside a character (the disk filled mid-append) is not UTF-8: it is

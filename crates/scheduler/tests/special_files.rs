@@ -22,7 +22,7 @@ fn a_run_history_that_is_a_fifo_is_refused_at_once_and_never_written_to() {
     // Appending would fill the pipe and then block the job that finished: refused instead.
     let record = RunRecord {
         id: "1".into(),
-        job: JobKind::Dream,
+        job: JobKind::Dream.into(),
         target: "/m".into(),
         started_ms: 1,
         finished_ms: 2,
