@@ -4,6 +4,7 @@
 //! folder dialog that could name a path on the server's disk).
 
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
+use mneme_core::own_files::Unknown;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -43,14 +44,26 @@ pub struct FolderCompletion {
 #[derive(Serialize, Deserialize)]
 struct LastProject {
     cwd: PathBuf,
+    /// Fields a newer Mneme keeps here, written back when this one remembers another folder.
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    extra: Unknown,
 }
+
+/// The largest `last-project.json` read: a path and a few fields.
+const LAST_PROJECT_CAP: u64 = 1 << 20;
 
 impl Mneme {
     /// The project opened last, if its folder still exists.
     pub fn last_project(&self) -> Option<PathBuf> {
-        let bytes = std::fs::read(self.env.data_dir().join(LAST_PROJECT_FILE)).ok()?;
-        let last: LastProject = serde_json::from_slice(&bytes).ok()?;
+        let last = self.stored_last_project()?;
         Some(last.cwd).filter(|c| c.is_absolute() && c.is_dir())
+    }
+
+    /// `last-project.json` as it is, `None` when it is absent or unreadable (it is only a
+    /// convenience, so the app then starts where it would without it).
+    fn stored_last_project(&self) -> Option<LastProject> {
+        let bytes = mneme_store::open::read_own_file(&self.env.data_dir().join(LAST_PROJECT_FILE), LAST_PROJECT_CAP).ok()??;
+        serde_json::from_slice(&bytes).ok()
     }
 
     /// Checks that `req.cwd` is a folder and remembers it as the project opened last.
@@ -69,7 +82,8 @@ impl Mneme {
         }
         let known = self.projects().iter().any(|p| p.project_path.as_deref() == Some(cwd.as_path()));
         let path = self.env.data_dir().join(LAST_PROJECT_FILE);
-        let text = serde_json::to_vec_pretty(&LastProject { cwd: cwd.clone() }).map_err(|e| ApiError::new(ErrorCode::Io, e.to_string()))?;
+        let extra = self.stored_last_project().map(|l| l.extra).unwrap_or_default();
+        let text = serde_json::to_vec_pretty(&LastProject { cwd: cwd.clone(), extra }).map_err(|e| ApiError::new(ErrorCode::Io, e.to_string()))?;
         std::fs::create_dir_all(self.env.data_dir())
             .and_then(|()| mneme_store::atomic::write_atomic(&path, &text))
             .map_err(|e| ApiError::new(ErrorCode::Io, format!("Could not remember the project in {}: {e}.", path.display())))?;
@@ -167,6 +181,24 @@ mod tests {
         assert_eq!(m.last_project(), Some(proj.clone()));
         std::fs::remove_dir(&proj).unwrap();
         assert_eq!(m.last_project(), None, "a folder that is gone is not opened");
+    }
+
+    /// A newer Mneme's fields in `last-project.json` were dropped when this one remembered
+    /// another folder (ARCHITECTURE.md, "Mneme's own files across versions").
+    #[test]
+    fn a_newer_mneme_s_fields_survive_opening_another_project() {
+        let t = tempfile::tempdir().unwrap();
+        let m = mneme(t.path());
+        let (one, two) = (t.path().join("home/one"), t.path().join("home/two"));
+        std::fs::create_dir_all(&one).unwrap();
+        std::fs::create_dir_all(&two).unwrap();
+        let file = t.path().join("data").join(LAST_PROJECT_FILE);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, serde_json::json!({"cwd": one, "recent": ["/a", "/b"], "pinned": true}).to_string()).unwrap();
+        assert_eq!(m.last_project(), Some(one));
+        m.open_project(&at(two.clone())).unwrap();
+        let after: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(after, serde_json::json!({"cwd": two, "recent": ["/a", "/b"], "pinned": true}));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! lock in the data dir, and whoever waited for it takes the answer the other recorded.
 
 use crate::{ApiError, ContextRequest, Mneme};
+use mneme_core::own_files::Unknown;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -44,7 +45,13 @@ struct Stored {
     /// Milliseconds since the Unix epoch; absent in files written before it was kept.
     #[serde(default)]
     checked_at_ms: Option<u64>,
+    /// Fields a newer Mneme keeps here, written back when this one records a check.
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    extra: Unknown,
 }
+
+/// The largest state file read: a release, a path and a sentence or two.
+const STATE_CAP: u64 = 1 << 20;
 
 impl Mneme {
     /// The last check for the installed release, running it first when the release changed.
@@ -72,8 +79,7 @@ impl Mneme {
     /// The recorded check of `version`, when it still stands: a match or a difference, or a
     /// check without an answer made less than [`RETRY_AFTER`] ago.
     fn answer_for(&self, version: &str) -> Option<VersionCheck> {
-        let bytes = mneme_store::open::read_plain_capped(&self.env.data_dir().join(STATE_FILE), 1 << 20).ok()?.0;
-        let last: Stored = serde_json::from_slice(&bytes).ok()?;
+        let last = self.stored_check()?;
         if last.check.version.as_deref() != Some(version) {
             return None;
         }
@@ -81,6 +87,13 @@ impl Mneme {
         let now = self.clock.now_ms() as u64;
         let recent = last.checked_at_ms.is_some_and(|at| now.saturating_sub(at) < RETRY_AFTER.as_millis() as u64);
         (answered || recent).then_some(VersionCheck { ran_now: false, ..last.check })
+    }
+
+    /// The state file as it is; `None` when it is absent or unreadable (the release is then
+    /// checked again, which writes it afresh).
+    fn stored_check(&self) -> Option<Stored> {
+        let bytes = mneme_store::open::read_plain_capped(&self.env.data_dir().join(STATE_FILE), STATE_CAP).ok()?.0;
+        serde_json::from_slice(&bytes).ok()
     }
 
     /// Runs the user's Claude Code `version` once on the project used last and records the
@@ -107,7 +120,8 @@ impl Mneme {
             check.status = Some(report.status);
             check.summary = Some(report.summary);
         }
-        let stored = Stored { check: VersionCheck { ran_now: false, ..check.clone() }, checked_at_ms: Some(self.clock.now_ms() as u64) };
+        let extra = self.stored_check().map(|s| s.extra).unwrap_or_default();
+        let stored = Stored { check: VersionCheck { ran_now: false, ..check.clone() }, checked_at_ms: Some(self.clock.now_ms() as u64), extra };
         let text = serde_json::to_vec_pretty(&stored).map_err(|e| ApiError::new(crate::ErrorCode::Io, e.to_string()))?;
         mneme_store::atomic::write_atomic(&state_path, &text)
             .map_err(|e| ApiError::new(crate::ErrorCode::Io, format!("could not record the Claude Code check in {}: {e}", state_path.display())))?;

@@ -164,3 +164,28 @@ fn a_check_without_an_answer_is_tried_again_later() {
     assert!(at(start + 7300).version_check().unwrap().ran_now, "a failed run is tried again too");
     assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 2);
 }
+
+/// A newer Mneme's fields in `claude-code-check.json` were dropped when this one recorded the
+/// next release's check (ARCHITECTURE.md, "Mneme's own files across versions").
+#[test]
+fn a_newer_mneme_s_fields_survive_the_next_check() {
+    let h = TestHome::new();
+    project_used_last(&h);
+    let bin = h.root.join("bin");
+    let runs = h.root.join("runs.log");
+    fake_claude(&bin, "2.1.370", &runs);
+    let env = h.env.clone().set_var("PATH", bin.to_string_lossy().to_string());
+    let state = h.env.data_dir().join("claude-code-check.json");
+    std::fs::create_dir_all(state.parent().unwrap()).unwrap();
+    let newer = serde_json::json!({
+        "version": "2.1.369", "project": null, "status": "match", "summary": "same", "ranNow": false,
+        "checkedAtMs": 1, "history": [{"version": "2.1.368", "status": "match"}], "channel": "stable",
+    });
+    std::fs::write(&state, newer.to_string()).unwrap();
+    let check = Mneme::new(env, Arc::new(FixedClock::at_unix_secs(1_764_590_000))).version_check().unwrap();
+    assert!(check.ran_now && check.version.as_deref() == Some("2.1.370"), "{check:?}");
+    let after: serde_json::Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    assert_eq!(after["version"], "2.1.370");
+    assert_eq!(after["history"], newer["history"], "{after}");
+    assert_eq!(after["channel"], "stable", "{after}");
+}
