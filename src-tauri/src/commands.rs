@@ -45,7 +45,7 @@ macro_rules! tauri_commands {
         pub fn bindings() -> tauri_specta::Builder<tauri::Wry> {
             tauri_specta::Builder::<tauri::Wry>::new()
                 .commands(tauri_specta::collect_commands![$($name,)* crate::editor::open_in_editor, crate::editor::reveal, crate::about::about])
-                .events(tauri_specta::collect_events![crate::FilesChanged, crate::SchedulerActivity])
+                .events(tauri_specta::collect_events![crate::FilesChanged, crate::SchedulerActivity, crate::OpenFolderAsked])
                 // Sizes, counts and millisecond times: all far below 2^53, where a JS number is exact.
                 .dangerously_cast_bigints_to_number()
                 // One type per DTO: the input and output shapes here never differ by serde phase.

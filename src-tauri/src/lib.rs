@@ -4,6 +4,8 @@
 //!   (`mneme_api::operations!`); each takes the operation's request and answers with its answer
 //!   type or the api's `{code, message}` error, exactly as `mneme serve` does.
 //! - [`editor`]: `open_in_editor` (the editor Claude Code would pick) and `reveal`.
+//! - [`launch`]: `mneme-app [FOLDER]`, and a second launch's FOLDER offered to the running
+//!   window as the typed `OpenFolderAsked` event.
 //! - [`live`]: the typed `FilesChanged` event, fed by `mneme serve`'s debounced watcher.
 //! - [`scheduler`]: the background scheduler (extraction, auto dream, team sync) running while
 //!   the app is open, its events forwarded as the typed `SchedulerActivity` event.
@@ -19,6 +21,7 @@
 pub mod about;
 pub mod commands;
 pub mod editor;
+pub mod launch;
 pub mod live;
 pub mod scheduler;
 #[cfg(target_os = "linux")]
@@ -28,6 +31,7 @@ use mneme_api::{Environment, Mneme, SystemClock};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use launch::OpenFolderAsked;
 pub use live::FilesChanged;
 pub use scheduler::SchedulerActivity;
 
@@ -86,6 +90,8 @@ pub enum ShellError {
     Watch(#[from] mneme_live::WatchError),
     #[error("the window could not run: {0}")]
     Window(#[from] tauri::Error),
+    #[error(transparent)]
+    Folder(#[from] launch::FolderError),
     #[error("the window's data folder {} cannot be used ({message}); make it a folder you can write to, then start Mneme again", path.display())]
     WebviewData { path: PathBuf, message: String },
 }
@@ -122,17 +128,6 @@ fn prepare_webview_data(env: &Environment) -> Result<(), ShellError> {
 #[cfg(target_os = "linux")]
 const APP_IDENTIFIER: &str = "dev.mneme.app";
 
-/// The folder "What Claude sees" opens on: the argument, else the current folder, else home
-/// (a desktop launcher starts apps in `/`).
-fn start_dir(arg: Option<PathBuf>, home: &Path) -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| home.to_path_buf());
-    match arg {
-        Some(p) => cwd.join(p),
-        None if cwd == Path::new("/") => home.to_path_buf(),
-        None => cwd,
-    }
-}
-
 /// Keeps the window on the app. A link in a preview opens in the browser (`target=_blank`,
 /// which the opener plugin's script in the page hands on), but an element that navigates the
 /// window itself (an image map's `<area>`, a form, a script) must not replace Mneme with a page
@@ -156,9 +151,9 @@ fn navigation_guard() -> tauri::plugin::TauriPlugin<tauri::Wry> {
 
 /// What a second `mneme-app` does instead of opening a second window (whose scheduler would
 /// stay off, `scheduler::start`): the running one comes to the front, on the project it shows
-/// (the second launch's FOLDER is not taken over: it would change the page under the person).
+/// (a FOLDER the second launch names is offered, `launch::second_launch`, not taken over).
 /// Errors are dropped on purpose: the second launch has handed over and exits either way.
-fn bring_to_front(app: &tauri::AppHandle) {
+pub(crate) fn bring_to_front(app: &tauri::AppHandle) {
     if let Some(window) = tauri::Manager::get_webview_window(app, "main") {
         let _ = window.unminimize();
         let _ = window.show();
@@ -283,7 +278,12 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
     let env = environment()?;
     #[cfg(target_os = "linux")]
     prepare_webview_data(&env)?;
-    let start_dir = start_dir(start, &env.home);
+    let cwd = std::env::current_dir().ok();
+    let start_dir = launch::start_dir(start.as_deref(), cwd.as_deref(), &env.home);
+    // A FOLDER that is not one stops a first launch with the reason. Checked here but reported
+    // from `setup`, which only the first launch reaches: a second one hands the folder over
+    // instead, and the running window says what is wrong with it.
+    let refused = start.as_ref().and_then(|_| launch::check_folder(start_dir.clone()).err());
     let mneme = Mneme::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(utc_offset);
     let builder = bindings();
     // Before GTK and WebKit start (in `build`), while the process has one thread.
@@ -292,7 +292,12 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
     tauri::Builder::default()
         // First, so a second launch hands over before anything else of it starts. Without a
         // session bus (D-Bus) the plugin finds no other instance and the app starts as before.
-        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| bring_to_front(app)))
+        .plugin(
+            tauri_plugin_single_instance::Builder::new()
+                .dbus_id(launch::single_instance_id())
+                .callback(|app, argv, cwd| launch::second_launch(app, &argv, &cwd))
+                .build(),
+        )
         // Size, position and maximized, in Tauri's config folder for the app
         // (`~/.config/dev.mneme.app/.window-state.json` on Linux), written when the app exits.
         // Not visibility, decorations or full screen: a window saved hidden would never show.
@@ -313,6 +318,12 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
         .invoke_handler(builder.invoke_handler())
         .manage(mneme)
         .setup(move |app| {
+            if let Some(e) = refused {
+                // Said here and ended at once: Tauri runs `setup` inside its event loop, where
+                // an error it returns becomes a panic and a backtrace, not one line.
+                eprintln!("mneme-app: {}", ShellError::Folder(e));
+                std::process::exit(1);
+            }
             builder.mount_events(app);
             if let Some(window) = tauri::Manager::get_webview_window(app, "main") {
                 // A window the display server cannot measure still opens, where it is.

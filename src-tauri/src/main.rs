@@ -1,5 +1,7 @@
-//! `mneme-app [FOLDER]`: the desktop window. FOLDER is where "What Claude sees" starts (default:
-//! the current folder, or the home folder when started from a desktop menu at `/`).
+//! `mneme-app [FOLDER]`: the desktop window. FOLDER is the folder relative paths start from
+//! (default: the current folder, or the home folder when started from a desktop menu at `/`);
+//! one that is not a folder stops the launch with the reason. While the app runs, a launch
+//! hands over to it and the running window offers to open FOLDER (`launch.rs`).
 
 fn main() -> std::process::ExitCode {
     // Read before any thread starts: the `time` crate can only read the local offset soundly

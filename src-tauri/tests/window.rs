@@ -12,7 +12,8 @@
 //! typed `scheduler-activity` event. Two more tests start the app several times on one HOME: the
 //! window opens where it was when the app last stopped (and centered when that place is on no
 //! screen), and a second launch hands over to the running app and exits (on a private D-Bus
-//! session bus; the other tests run with none, as CI does).
+//! session bus; the other tests run with none, as CI does), and a second launch naming a folder
+//! makes the running window offer it (open by the keyboard, or the reason it cannot be opened).
 //!
 //! They need a display and three programs, so they are ignored by default. Run them with:
 //!
@@ -26,7 +27,8 @@
 //!
 //! `MNEME_WINDOW_SHOT=docs/screenshots/desktop.png` (relative to the repository root) saves a
 //! screenshot of the window on "What Claude sees"; when a check fails, the window at that
-//! moment goes beside it as `desktop.failure.png`.
+//! moment goes beside it as `desktop.failure.png`. The second-launch test puts the window with
+//! its "Open …?" banner beside it too, as `desktop-open-asked.png` (and `desktop-open-refused.png`).
 
 
 mod common;
@@ -684,5 +686,113 @@ async fn a_second_launch_hands_over_to_the_first() {
         std::fs::read_to_string(format!("/proc/{p}/environ")).is_ok_and(|e| e.split('\0').any(|v| v == format!("DBUS_SESSION_BUS_ADDRESS={}", bus.address)))
     }).collect();
     assert_eq!(running, vec![first], "app processes on this test's bus");
+    drop(d);
+}
+
+/// Runs `mneme-app ARGS` in `cwd` with `vars` until it exits (a second launch hands over and
+/// exits at once; a refused first launch stops at its setup), answering its status and stderr.
+fn launch(args: &[&str], cwd: &Path, vars: &BTreeMap<String, String>) -> (std::process::ExitStatus, String) {
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mneme-app"))
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(vars)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("mneme-app {args:?} was still running after 30 s: it opened a window of its own");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    (status, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Sends keys (WebDriver's key codes: `\u{E007}` Enter, `\u{E00C}` Escape) to what has focus.
+async fn press(s: &Session, keys: &str) {
+    let active = s.send(reqwest::Method::GET, "/element/active", None).await;
+    let el = active[common::ELEMENT].as_str().unwrap_or_else(|| panic!("nothing has focus: {active}")).to_string();
+    s.send(reqwest::Method::POST, &format!("/element/{el}/value"), Some(json!({ "text": keys }))).await;
+}
+
+/// `mneme-app FOLDER` while the app runs: the running window offers FOLDER (taken from the
+/// second launch's own working folder) in a banner that has the keyboard, and Enter opens it;
+/// a FOLDER that is not there is the reason instead, in the words a first launch stops with.
+/// This debug build answers to a D-Bus name of its own, never the installed app's.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver, WebKitWebDriver and dbus-daemon; see the module docs"]
+async fn a_second_launch_naming_a_folder_offers_it() {
+    let driver = window_tools();
+    let home = TestHome::new();
+    let repo = home.git_repo("home/code/app");
+    home.write(repo.join("CLAUDE.md"), "# App\n");
+    let plain_vars = app_vars(&home);
+    let mut vars = plain_vars.clone();
+    let bus = Bus::start(&home, &vars);
+    vars.insert("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone());
+    let (d, s) = open_window(&driver, &home, &vars).await;
+
+    // The name the running (debug) app holds on the bus.
+    let names = Command::new("dbus-send")
+        .args([&format!("--bus={}", bus.address), "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.ListNames"])
+        .output()
+        .expect("dbus-send (apt-get install dbus)");
+    let names = String::from_utf8_lossy(&names.stdout).into_owned();
+    assert_eq!(names.contains("\"dev.mneme.app.debug.SingleInstance\""), cfg!(debug_assertions), "{names}");
+    assert_eq!(names.contains("\"dev.mneme.app.SingleInstance\""), !cfg!(debug_assertions), "{names}");
+
+    // Started: the page has its engine (the folder box is enabled once it has).
+    s.wait_for("the page ready", "return !document.querySelector('#folder').disabled", json!([])).await;
+    // A relative FOLDER, from the second launch's folder (the first runs elsewhere).
+    let (status, err) = launch(&["code/app"], &home.home(), &vars);
+    assert!(status.success(), "the second launch failed: {status}: {err}");
+    let banner = s
+        .wait_for("the Open banner", "return document.querySelector('[data-testid=open-asked]')?.textContent.replace(/\\s+/g, ' ').trim()", json!([]))
+        .await;
+    assert!(banner.as_str().unwrap().starts_with("Open ~/code/app?"), "{banner}");
+    assert_eq!(s.invoke("home", json!({ "req": {} })).await.unwrap()["lastProject"], Value::Null, "the folder was opened before anyone chose to");
+    s.wait_for("the keyboard on Open", "return document.activeElement?.dataset.testid === 'open-asked-open'", json!([])).await;
+    if let Some(shot) = shot_path() {
+        let stem = shot.file_stem().unwrap().to_string_lossy().into_owned();
+        std::fs::write(shot.with_file_name(format!("{stem}-open-asked.png")), s.screenshot().await.unwrap()).unwrap();
+    }
+    press(&s, "\u{E007}").await;
+    s.wait_for(
+        "the project open, the banner gone",
+        "return document.querySelector('#folder').value === arguments[0] && !document.querySelector('[data-testid=open-asked]')",
+        json!([repo]),
+    )
+    .await;
+    assert_eq!(s.invoke("home", json!({ "req": {} })).await.unwrap()["lastProject"], json!(repo));
+
+    // A folder that is not there: the reason, as a first launch gives it; Escape dismisses it.
+    let (status, err) = launch(&["no-such-folder"], &home.home(), &vars);
+    assert!(status.success(), "the second launch failed: {status}: {err}");
+    let missing = home.home().join("no-such-folder");
+    let said = s
+        .wait_for("the reason in the banner", "return document.querySelector('[data-testid=open-asked].error')?.textContent", json!([]))
+        .await;
+    let reason = format!("{} does not exist; check the spelling", missing.display());
+    assert!(said.as_str().unwrap().contains(&reason), "{said}");
+    if let Some(shot) = shot_path() {
+        let stem = shot.file_stem().unwrap().to_string_lossy().into_owned();
+        std::fs::write(shot.with_file_name(format!("{stem}-open-refused.png")), s.screenshot().await.unwrap()).unwrap();
+    }
+    press(&s, "\u{E00C}").await;
+    s.wait_for("the banner gone after Escape", "return !document.querySelector('[data-testid=open-asked]')", json!([])).await;
+    assert_eq!(s.invoke("home", json!({ "req": {} })).await.unwrap()["lastProject"], json!(repo), "the project changed");
+
+    // The same FOLDER on a first launch (no bus, so no running app to hand it to) stops it.
+    let (status, err) = launch(&["no-such-folder"], &home.home(), &plain_vars);
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("mneme-app: {reason}")), "{err}");
     drop(d);
 }

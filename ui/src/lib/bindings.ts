@@ -179,6 +179,7 @@ export const commands = {
 /** Events */
 export const events = {
 	filesChanged: makeEvent<FilesChanged, FilesChanged>("files-changed"),
+	openFolderAsked: makeEvent<OpenFolderAsked, OpenFolderAsked>("open-folder-asked"),
 	schedulerActivity: makeEvent<SchedulerActivity, SchedulerActivity>("scheduler-activity"),
 };
 
@@ -1418,6 +1419,16 @@ export type NodeKind = "memory" | "index" | "claudeMd" | "rule" |
 export type NotSaved = {
 	sentence: string,
 	rule: string,
+};
+
+/**
+ *  A second launch named a folder: the window offers to open it. `problem` is why it cannot be
+ *  (it does not exist, it is a file), said as the first launch would say it.
+ */
+export type OpenFolderAsked = {
+	/**  Absolute: taken from the folder the second launch was started in. */
+	folder: string,
+	problem: string | null,
 };
 
 /**  A project folder the app opened. */
