@@ -297,6 +297,10 @@ pub struct GateStatus {
     pub next_eligible_at_ms: i64,
     /// The first gate that blocks, in check order; `None` when a dream would start now.
     pub blocked_by: Option<Gate>,
+    /// Fields a newer Mneme wrote here that this one does not know, written back with the
+    /// record (see [`crate::history::DreamRecord::extra`]).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: mneme_core::own_files::Unknown,
 }
 
 /// What a scheduler tick decided.
@@ -437,6 +441,7 @@ impl Scheduler {
             throttled_until_ms: throttled_until.map(ms_since_epoch),
             next_eligible_at_ms: next,
             blocked_by,
+            extra: Default::default(),
         }
     }
 }

@@ -167,6 +167,10 @@ pub struct TrashedFile {
     pub path: PathBuf,
     /// Restores it (`mneme memories restore <id>`).
     pub trash_id: String,
+    /// Fields a newer Mneme wrote here that this one does not know, written back with the
+    /// record (see [`crate::history::DreamRecord::extra`]).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: mneme_core::own_files::Unknown,
 }
 
 /// One dream.

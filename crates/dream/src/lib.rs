@@ -508,7 +508,7 @@ impl Dreams {
                 Err(e) => return Err(self.settle_failed_apply(history, record, was, e)),
             };
             record.trashed =
-                applied.trashed.into_iter().map(|t| TrashedFile { path: t.path, trash_id: t.trash_id }).collect();
+                applied.trashed.into_iter().map(|t| TrashedFile { path: t.path, trash_id: t.trash_id, extra: Default::default() }).collect();
         }
         record.status = DreamStatus::Applied;
         record.applied_at_ms = Some(ms_since_epoch(self.clock.now()));

@@ -197,11 +197,15 @@ pub struct LockState {
     pub held: bool,
     /// When it stops blocking even if the holder keeps running (mtime + 60 minutes).
     pub stale_at_ms: Option<i64>,
+    /// Fields a newer Mneme wrote here that this one does not know, written back with the
+    /// record (see [`crate::history::DreamRecord::extra`]).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: mneme_core::own_files::Unknown,
 }
 
 /// A lock we hold. Dropping it does nothing: success leaves the mtime at acquisition time
 /// (that is the record of the consolidation); failure must call [`ConsolidationLock::rollback`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Acquired {
     /// The lock's mtime before we took it, in nanoseconds since the epoch; 0 when there was
@@ -209,6 +213,10 @@ pub struct Acquired {
     pub prior_mtime_ns: i128,
     /// When we took it (the new "last consolidated at"), in nanoseconds since the epoch.
     pub acquired_at_ns: i128,
+    /// Fields a newer Mneme wrote here that this one does not know, written back with the
+    /// record (see [`crate::history::DreamRecord::extra`]).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: mneme_core::own_files::Unknown,
 }
 
 /// Why the lock could not be taken.
@@ -285,6 +293,7 @@ impl ConsolidationLock {
             held: fresh && alive,
             // `checked_add`: a lock dated at the end of time must not panic the status.
             stale_at_ms: mtime.map(|m| m.checked_add(HOLDER_STALE).map_or(i64::MAX, ms_since_epoch)),
+            extra: Default::default(),
         }
     }
 
@@ -399,7 +408,7 @@ impl ConsolidationLock {
         }
         // Marked while the guard file is still held: another thread's acquire waits for it.
         running().insert(self.path.clone());
-        Ok(Ok(Acquired { prior_mtime_ns, acquired_at_ns: ns_since_epoch(now) }))
+        Ok(Ok(Acquired { prior_mtime_ns, acquired_at_ns: ns_since_epoch(now), extra: Default::default() }))
     }
 
     /// Stamps the lock with the clock's now again while it still holds our PID, so a dream
@@ -740,7 +749,7 @@ mod tests {
             );
             assert!(!l.running_here());
             check_victim();
-            let err = l.rollback(&Acquired { prior_mtime_ns: 1_700_000_000_000_000_000, acquired_at_ns: 0 }).expect_err("refused");
+            let err = l.rollback(&Acquired { prior_mtime_ns: 1_700_000_000_000_000_000, acquired_at_ns: 0, extra: Default::default() }).expect_err("refused");
             assert!(err.to_string().contains(what), "{err}");
             check_victim();
             if link {

@@ -94,6 +94,10 @@ pub struct PlanStats {
     pub index_demoted: usize,
     /// Lines moved into [`OVERFLOW_FILE`].
     pub index_overflowed: usize,
+    /// Fields a newer Mneme wrote here that this one does not know, written back with the
+    /// record (see [`crate::history::DreamRecord::extra`]).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: mneme_core::own_files::Unknown,
 }
 
 /// The offline dream's result, not yet applied.

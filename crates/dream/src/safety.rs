@@ -59,6 +59,10 @@ pub struct Moved {
     pub missing: Vec<String>,
     /// Why the dream says the line is a duplicate or rewrite of something in `found_in`.
     pub duplicate: Option<String>,
+    /// Fields a newer Mneme wrote here that this one does not know, written back with the
+    /// record (see [`crate::history::DreamRecord::extra`]).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: mneme_core::own_files::Unknown,
 }
 
 impl Moved {
@@ -247,6 +251,7 @@ pub fn check(changeset: &Changeset, accounted: &[Accounted]) -> Vec<Moved> {
                 found_in: Vec::new(),
                 missing: Vec::new(),
                 duplicate: None,
+                extra: Default::default(),
             };
             let vouched_here = vouched.get(rel.as_str()).map(Vec::as_slice).unwrap_or_default();
             if let Some(a) = vouched_here.iter().find(|a| a.text.trim() == trimmed && after.contains_key(&a.kept_in)) {

@@ -42,6 +42,40 @@ fn a_newer_mneme_s_fields_survive_a_review_here() {
     assert_eq!(after["reviewer"], json!({"name": "lead", "note": "keep"}), "{after}");
 }
 
+/// The record's nested parts (the gates and the lock file as they stood, the counts, the lock
+/// taken, the files trashed, the lines moved) dropped a newer Mneme's fields when a review here
+/// wrote the record back.
+#[test]
+fn a_newer_mneme_s_fields_in_a_record_s_nested_parts_survive_a_review_here() {
+    let w = World::new();
+    let t = w.offline(true).unwrap();
+    let (path, mut v) = saved(&w, &t, "100", DreamStatus::Pending);
+    let future = json!({"by": "a newer Mneme", "n": [1, 2]});
+    v["gate"]["future"] = future.clone();
+    v["gate"]["lock"]["future"] = future.clone();
+    if v["stats"].is_null() {
+        v["stats"] = serde_json::to_value(mneme_dream::offline::PlanStats::default()).unwrap();
+    }
+    v["stats"]["future"] = future.clone();
+    v["lock"] = json!({"priorMtimeNs": 0, "acquiredAtNs": 1_700_000_000_000_000_000i64, "future": future});
+    v["trashed"] = json!([{"path": "/gone.md", "trashId": "t1", "future": future}]);
+    v["moved"] = json!([{"from": "a.md", "text": "a line", "fileRemoved": false, "foundIn": ["b.md"], "missing": [], "duplicate": null, "future": future}]);
+    rewrite(&path, &v);
+    w.dreams.reject(&w.mem, "100").unwrap();
+    let after: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(after["status"], "rejected");
+    for (part, value) in [
+        ("gate", &after["gate"]),
+        ("gate.lock", &after["gate"]["lock"]),
+        ("stats", &after["stats"]),
+        ("lock", &after["lock"]),
+        ("trashed", &after["trashed"][0]),
+        ("moved", &after["moved"][0]),
+    ] {
+        assert_eq!(value["future"], future, "{part}: {value}");
+    }
+}
+
 #[test]
 fn a_newer_format_or_status_is_reported_as_a_newer_mneme_s_and_left_alone() {
     let w = World::new();
