@@ -1,6 +1,7 @@
 //! Errors as every front end receives them: a closed set of codes plus a sentence that says
 //! what happened and what to do.
 
+use mneme_store::atomic::Refusal;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -17,8 +18,19 @@ pub enum ErrorCode {
     AlreadyExists,
     /// A settings or memory file could not be parsed; it was left untouched.
     Malformed,
-    /// The disk refused (permissions, full disk).
+    /// Reading or writing failed for a reason not listed below (a vanished drive, a broken
+    /// disk).
     Io,
+    /// The disk holding the file is full (or the account's quota used up); nothing was written.
+    DiskFull,
+    /// The disk holding the file is mounted read-only; nothing was written.
+    ReadOnly,
+    /// This account may not change the file or its folder (another account's repository,
+    /// permissions that forbid writing).
+    PermissionDenied,
+    /// A trash entry was put there by a newer Mneme, whose record this build would misread:
+    /// it is left as it is until Mneme is updated.
+    TrashEntryNewer,
     /// Content bound for team memory holds something that looks like a secret; the message
     /// names the rule, never the secret.
     SecretsRefused,
@@ -62,20 +74,49 @@ impl ApiError {
     }
 }
 
+impl From<Refusal> for ErrorCode {
+    fn from(r: Refusal) -> Self {
+        match r {
+            Refusal::DiskFull => ErrorCode::DiskFull,
+            Refusal::ReadOnly => ErrorCode::ReadOnly,
+            Refusal::PermissionDenied => ErrorCode::PermissionDenied,
+        }
+    }
+}
+
+impl ErrorCode {
+    /// The code for a failed read or write: the disk's refusal a person can act on, or
+    /// [`ErrorCode::Io`].
+    pub fn for_io(e: &std::io::Error) -> ErrorCode {
+        Refusal::of(e).map_or(ErrorCode::Io, ErrorCode::from)
+    }
+}
+
 impl From<mneme_store::settings::SettingsError> for ApiError {
     fn from(e: mneme_store::settings::SettingsError) -> Self {
         use mneme_store::settings::SettingsError as E;
         let code = match &e {
             E::Malformed { .. } => ErrorCode::Malformed,
             E::UnknownSource { .. } => ErrorCode::InvalidInput,
-            _ => ErrorCode::Io,
+            _ => e.refused().map_or(ErrorCode::Io, ErrorCode::from),
         };
         ApiError::new(code, e.to_string())
     }
 }
 
+/// The code for a memory-folder failure: the disk's refusal and a newer Mneme's trash entry
+/// have codes of their own (each with its own way out); the rest as `memories::code_for` says.
+pub(crate) fn memdir_code(e: &mneme_store::memdir::MemdirError) -> ErrorCode {
+    use mneme_store::memdir::MemdirError as E;
+    match (e.refused(), e) {
+        (Some(r), _) => r.into(),
+        (None, E::TrashEntryNewer { .. }) => ErrorCode::TrashEntryNewer,
+        (None, _) => crate::memories::code_for(e),
+    }
+}
+
 impl From<mneme_store::memdir::MemdirError> for ApiError {
     fn from(e: mneme_store::memdir::MemdirError) -> Self {
-        ApiError::new(crate::memories::code_for(&e), e.to_string())
+        ApiError::new(memdir_code(&e), e.to_string())
     }
 }

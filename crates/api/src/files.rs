@@ -62,7 +62,7 @@ impl From<TextFileError> for ApiError {
         let code = match &e {
             TextFileError::ChangedOnDisk { .. } => ErrorCode::Conflict,
             TextFileError::NotARegularFile { .. } | TextFileError::NoParent { .. } => ErrorCode::InvalidInput,
-            TextFileError::Io { .. } => ErrorCode::Io,
+            TextFileError::Io { source, .. } => ErrorCode::for_io(source),
         };
         ApiError::new(code, e.to_string())
     }

@@ -54,7 +54,9 @@ fn api_error_response(e: &ApiError) -> Response {
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
         ErrorCode::Conflict | ErrorCode::AlreadyExists => StatusCode::CONFLICT,
         ErrorCode::Malformed => StatusCode::UNPROCESSABLE_ENTITY,
-        ErrorCode::Io => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::Io | ErrorCode::ReadOnly | ErrorCode::PermissionDenied => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::DiskFull => StatusCode::INSUFFICIENT_STORAGE,
+        ErrorCode::TrashEntryNewer => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::SecretsRefused => StatusCode::UNPROCESSABLE_ENTITY,
         // Not 401/403: the page reads those as its own token being refused.

@@ -275,6 +275,60 @@ pub fn match_mode_and_owner(file: &File, mode: impl Into<u32>, uid: u32, gid: u3
     Ok(())
 }
 
+/// The disk's refusals a person can act on, told apart from other I/O failures so every front
+/// end can say what happened and what to do (free space, remount, ask for access) instead of
+/// passing on the system's bare words. Every writer's error keeps its `io::Error`; this reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// No space left on the disk, or the account's quota is used up (ENOSPC, EDQUOT).
+    DiskFull,
+    /// The file system is mounted read-only (EROFS).
+    ReadOnly,
+    /// The file or its folder may not be changed by this account (EACCES, EPERM): another
+    /// account's repository, a folder without write permission.
+    PermissionDenied,
+}
+
+impl Refusal {
+    /// The refusal `e` is, if it is one.
+    pub fn of(e: &io::Error) -> Option<Refusal> {
+        match e.kind() {
+            io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => Some(Refusal::DiskFull),
+            io::ErrorKind::ReadOnlyFilesystem => Some(Refusal::ReadOnly),
+            io::ErrorKind::PermissionDenied => Some(Refusal::PermissionDenied),
+            _ => None,
+        }
+    }
+
+    /// The refusal anywhere in `e`'s chain of causes: writers wrap the `io::Error` in their own.
+    pub fn in_chain(e: &(dyn std::error::Error + 'static)) -> Option<Refusal> {
+        let mut next = Some(e);
+        while let Some(e) = next {
+            if let Some(r) = e.downcast_ref::<io::Error>().and_then(Refusal::of) {
+                return Some(r);
+            }
+            next = e.source();
+        }
+        None
+    }
+
+    /// What happened to a write (`to` "write", "create", …) of `path`, and what to do, as a
+    /// clause that a message goes on from: the system's own words ("No space left on device")
+    /// name the cause but neither the disk nor the way out.
+    pub fn says(self, path: &Path) -> String {
+        let shown = path.display();
+        match self {
+            Refusal::DiskFull => format!("the disk holding {shown} is full. Free some space on it, then try again"),
+            Refusal::ReadOnly => format!(
+                "the disk holding {shown} is mounted read-only. Remount it read-write (or ask whoever manages it to), then try again"
+            ),
+            Refusal::PermissionDenied => format!(
+                "this account may not change {shown}: the file or its folder belongs to another account or its permissions forbid writing. Ask its owner for write access (or fix its permissions), then try again"
+            ),
+        }
+    }
+}
+
 /// How long a temporary file of a process we cannot check stays before it counts as stale.
 /// Writes take milliseconds; an hour is far past any writer still running.
 const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -484,6 +538,27 @@ mod tests {
         expected.sort();
         assert_eq!(removed, expected);
         assert_eq!(fs::read_to_string(dir.path().join("a.md")).unwrap(), "text");
+    }
+
+    /// The refusals a person can act on are told apart from other failures, also when a
+    /// writer has wrapped the system's error in its own.
+    #[test]
+    fn refusals_are_told_apart_through_wrapping_errors() {
+        let of = |errno| Refusal::of(&io::Error::from_raw_os_error(errno));
+        assert_eq!([of(28), of(122), of(30), of(13), of(1), of(5), of(2)], [
+            Some(Refusal::DiskFull),
+            Some(Refusal::DiskFull),
+            Some(Refusal::ReadOnly),
+            Some(Refusal::PermissionDenied),
+            Some(Refusal::PermissionDenied),
+            None,
+            None
+        ]);
+        #[derive(Debug, thiserror::Error)]
+        #[error("could not save")]
+        struct Wrapper(#[source] io::Error);
+        assert_eq!(Refusal::in_chain(&Wrapper(io::Error::from_raw_os_error(30))), Some(Refusal::ReadOnly));
+        assert_eq!(Refusal::in_chain(&Wrapper(io::Error::other("odd"))), None);
     }
 
     /// A replacement takes the replaced file's rwx bits, not its set-id bits.

@@ -36,7 +36,7 @@ pub enum TextFileError {
         path: PathBuf,
     },
     /// An operating-system error.
-    #[error("Could not {action} {}: {source}. Check that it exists and that you may write there, then try again.", path.display())]
+    #[error("{}", io_text(action, path, source))]
     Io {
         /// What Mneme was doing ("read", "replace", …).
         action: &'static str,
@@ -46,6 +46,36 @@ pub enum TextFileError {
         #[source]
         source: io::Error,
     },
+}
+
+/// [`TextFileError::Io`] for people: what the disk refused and what to do about it, else the
+/// system's error and what to check.
+fn io_text(action: &str, path: &Path, source: &io::Error) -> String {
+    match crate::atomic::Refusal::of(source) {
+        Some(r) if action != "read" => format!("Could not {action} {}: {}.", path.display(), r.says(path)),
+        Some(_) => format!("Could not read {}: {source}. Check that you may read it, then try again.", path.display()),
+        None => format!("Could not {action} {}: {source}. Check that it exists and that you may write there, then try again.", path.display()),
+    }
+}
+
+impl TextFileError {
+    /// The disk's refusal behind this failure, if any ([`crate::atomic::Refusal`]).
+    pub fn refused(&self) -> Option<crate::atomic::Refusal> {
+        match self {
+            TextFileError::Io { source, .. } => crate::atomic::Refusal::of(source),
+            _ => None,
+        }
+    }
+}
+
+/// `map_err` adapter for a step of saving `path`: a refusal of the disk is told as the save of
+/// the file the person asked to save (the folder, lock or temporary file it came from is a
+/// detail to them), any other failure names the step and its path, which is what to look at.
+fn save_err<'a>(path: &'a Path, action: &'static str, at: &'a Path) -> impl FnOnce(io::Error) -> TextFileError + 'a {
+    move |source| match crate::atomic::Refusal::of(&source) {
+        Some(_) => TextFileError::Io { action: "save", path: path.to_path_buf(), source },
+        None => TextFileError::Io { action, path: at.to_path_buf(), source },
+    }
 }
 
 fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> TextFileError + 'a {
@@ -111,17 +141,17 @@ pub fn write_checked(path: &Path, bytes: &[u8], expected: &Revision) -> Result<R
     }
     let dir = target.parent().ok_or_else(|| TextFileError::NoParent { path: path.to_path_buf() })?;
     if !expected.exists() {
-        fs::create_dir_all(dir).map_err(io_err("create the folder", dir))?;
+        fs::create_dir_all(dir).map_err(save_err(path, "create the folder", dir))?;
     }
     // A MEMORY.md is also edited line by line by `Memdir`, which holds its folder's lock from
     // its read to its rename; holding the same lock here keeps a whole-file save from landing
     // in the middle of one of those edits, where neither revision check could see it.
-    let _writing = crate::file_lock::FileLock::take_folder(dir).map_err(io_err("lock the folder", dir))?;
+    let _writing = crate::file_lock::FileLock::take_folder(dir).map_err(save_err(path, "lock the folder", dir))?;
     let existing = fs::metadata(&target).ok();
-    let (tmp, meta) = write_temp(dir, bytes, existing.as_ref()).map_err(io_err("write a temporary file in", dir))?;
+    let (tmp, meta) = write_temp(dir, bytes, existing.as_ref()).map_err(save_err(path, "write a temporary file in", dir))?;
     let published = if expected.exists() {
         match revision(&target) {
-            Ok(now) if now.matches(expected) => fs::rename(&tmp, &target).map_err(io_err("replace", &target)),
+            Ok(now) if now.matches(expected) => fs::rename(&tmp, &target).map_err(save_err(path, "replace", &target)),
             Ok(_) => Err(conflict()),
             Err(e) => Err(e),
         }
@@ -132,7 +162,7 @@ pub fn write_checked(path: &Path, bytes: &[u8], expected: &Revision) -> Result<R
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(conflict()),
             Err(_) if fs::symlink_metadata(&target).is_ok() => Err(conflict()),
-            Err(_) => fs::rename(&tmp, &target).map_err(io_err("create", &target)),
+            Err(_) => fs::rename(&tmp, &target).map_err(save_err(path, "create", &target)),
         }
     };
     let _ = fs::remove_file(&tmp);
@@ -168,6 +198,26 @@ mod tests {
         assert_eq!(bytes, b"text\n");
         assert!(!dead.exists(), "the killed save's file is gone");
         assert!(live.exists(), "a running writer's file stays");
+    }
+
+    /// A refusal of the disk met while saving names the file the person saved (not the
+    /// folder, lock or temporary file it came from) and what to do; another failure names its
+    /// step and path, what to look at.
+    #[test]
+    fn a_refused_save_names_the_file_and_what_to_do() {
+        let (file, dir) = (Path::new("/r/CLAUDE.md"), Path::new("/r"));
+        let full = save_err(file, "write a temporary file in", dir)(io::Error::from_raw_os_error(28));
+        assert_eq!(full.refused(), Some(crate::atomic::Refusal::DiskFull));
+        assert_eq!(full.to_string(), "Could not save /r/CLAUDE.md: the disk holding /r/CLAUDE.md is full. Free some space on it, then try again.");
+        let ro = save_err(file, "lock the folder", dir)(io::Error::from_raw_os_error(30));
+        assert!(ro.to_string().starts_with("Could not save /r/CLAUDE.md: the disk holding /r/CLAUDE.md is mounted read-only."), "{ro}");
+        let denied = save_err(file, "replace", file)(io::Error::from_raw_os_error(13));
+        assert!(denied.to_string().starts_with("Could not save /r/CLAUDE.md: this account may not change /r/CLAUDE.md"), "{denied}");
+        let other = save_err(file, "write a temporary file in", dir)(io::Error::from_raw_os_error(5));
+        assert_eq!(other.refused(), None);
+        assert!(other.to_string().starts_with("Could not write a temporary file in /r: "), "{other}");
+        let read = io_err("read", file)(io::Error::from_raw_os_error(13));
+        assert!(read.to_string().contains("Check that you may read it"), "{read}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! What can go wrong in the memory folder, worded for the person who has to act on it.
 
+use crate::atomic::Refusal;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -134,7 +135,7 @@ pub enum MemdirError {
     /// A trash entry whose record a newer Mneme wrote, in a format this build would misread:
     /// not restored or settled here (acting on fields read as this build's could put the wrong
     /// file back, or none), and kept until a newer Mneme restores it or the user purges it.
-    #[error("Trash entry \"{id}\" ({}) cannot be restored by this build: {source}.", dir.display())]
+    #[error("Trash entry \"{id}\" was put in the trash by a newer Mneme: update Mneme to restore it. This build leaves it as it is, in {} (its record is format {}; this build reads format {} and older).", dir.display(), source.found, source.supported)]
     TrashEntryNewer {
         /// The entry.
         id: String,
@@ -172,8 +173,20 @@ pub enum MemdirError {
         /// The check's refusal, for the person (rule labels, never the secret).
         refused: String,
     },
+    /// An index fix would add a line holding `-->` below an HTML comment left open: the line
+    /// would close it, and Claude Code strips a closed comment, so every line from the `<!--`
+    /// on would no longer be read.
+    #[error("{index} line {line} opens an HTML comment (<!--) that is never closed, and the line Fix index would add for {closed_by} holds -->, which closes it: Claude Code would then hide every line from the <!-- to there. Close the comment with --> (or remove the <!--), then fix the index again.")]
+    IndexCommentOpen {
+        /// `MEMORY.md` or `team/MEMORY.md`.
+        index: String,
+        /// The 1-based line holding the `<!--`.
+        line: usize,
+        /// The memory whose new line would close the comment, relative to the memory folder.
+        closed_by: String,
+    },
     /// An operating-system error.
-    #[error("Could not {action} {path}: {source}. Check that it exists and that you may {} there, then try again.", access_for(action))]
+    #[error("{}", io_text(action, path, source))]
     Io {
         /// What Mneme was doing ("read", "write", "rename", …).
         action: &'static str,
@@ -208,8 +221,34 @@ impl MemdirError {
             MemdirError::TrashEntryForeign { .. } => "trash-entry-foreign",
             MemdirError::LeftInTrash { cause, .. } => cause.code(),
             MemdirError::SecretsInTeamMemory { .. } => "secrets-in-team-memory",
-            MemdirError::Io { .. } => "io",
+            MemdirError::IndexCommentOpen { .. } => "index-comment-open",
+            MemdirError::Io { .. } => match self.refused() {
+                Some(Refusal::DiskFull) => "disk-full",
+                Some(Refusal::ReadOnly) => "read-only",
+                Some(Refusal::PermissionDenied) => "permission-denied",
+                None => "io",
+            },
         }
+    }
+
+    /// The disk's refusal behind this failure (a full or read-only disk, a folder this account
+    /// may not write), for front ends that give each its own kind and words.
+    pub fn refused(&self) -> Option<Refusal> {
+        match self {
+            MemdirError::Io { source, .. } => Refusal::of(source),
+            MemdirError::LeftInTrash { cause, .. } => cause.refused(),
+            _ => None,
+        }
+    }
+}
+
+/// [`MemdirError::Io`] for people: a write the disk refused says which refusal and what to do
+/// about it; anything else names the system's error and what to check.
+fn io_text(action: &str, path: &Path, source: &io::Error) -> String {
+    let access = access_for(action);
+    match Refusal::of(source) {
+        Some(r) if access == "write" => format!("Could not {action} {}: {}.", path.display(), r.says(path)),
+        _ => format!("Could not {action} {}: {source}. Check that it exists and that you may {access} there, then try again.", path.display()),
     }
 }
 
@@ -242,9 +281,45 @@ mod tests {
         }
         for action in ["write", "create the folder", "rename", "move to the trash", "remove", "restore", "replace"] {
             let text = io(action).to_string();
+            assert!(text.contains("this account may not change /m") && !text.contains("read"), "{text}");
+            // A failure that is no refusal (an I/O error of the disk itself) names what to check.
+            let text = MemdirError::Io { action, path: PathBuf::from("/m"), source: io::Error::from_raw_os_error(5) }.to_string();
             assert!(text.contains("that you may write there"), "{text}");
         }
         let text = MemdirError::TrashEntryNotFound { id: "1-a".into() }.to_string();
         assert!(text.contains("No trash entry has the id \"1-a\"") && !text.to_lowercase().contains("reload"), "{text}");
+    }
+
+    /// A write the disk refused is its own kind with its own way out, not the system's bare
+    /// words; a refused read still says to check the permissions to read.
+    #[test]
+    fn a_refused_write_says_which_refusal_and_what_to_do() {
+        let io = |action, errno| MemdirError::Io { action, path: PathBuf::from("/m/a.md"), source: io::Error::from_raw_os_error(errno) };
+        let full = io("write", 28);
+        assert_eq!((full.code(), full.refused()), ("disk-full", Some(Refusal::DiskFull)));
+        assert!(full.to_string().contains("the disk holding /m/a.md is full. Free some space on it"), "{full}");
+        let quota = io("write", 122);
+        assert_eq!(quota.code(), "disk-full", "{quota}");
+        let ro = io("create the folder", 30);
+        assert_eq!((ro.code(), ro.refused()), ("read-only", Some(Refusal::ReadOnly)));
+        assert!(ro.to_string().contains("is mounted read-only. Remount it read-write"), "{ro}");
+        let denied = io("move to the trash", 13);
+        assert_eq!(denied.code(), "permission-denied");
+        assert!(denied.to_string().contains("this account may not change /m/a.md") && denied.to_string().contains("Ask its owner for write access"), "{denied}");
+        let read = io("read", 13);
+        assert_eq!(read.code(), "permission-denied");
+        assert!(read.to_string().contains("that you may read there"), "{read}");
+        let other = io("write", 5);
+        assert_eq!((other.code(), other.refused()), ("io", None));
+        let left = MemdirError::LeftInTrash { path: "a.md".into(), id: "1-a".into(), cause: Box::new(io("restore", 28)) };
+        assert_eq!((left.code(), left.refused()), ("disk-full", Some(Refusal::DiskFull)));
+    }
+
+    #[test]
+    fn a_newer_mneme_s_trash_entry_says_to_update_mneme() {
+        let e = MemdirError::TrashEntryNewer { id: "1-a".into(), dir: PathBuf::from("/t/1-a"), source: mneme_core::own_files::NewerFormat { found: 3, supported: 2 } };
+        let text = e.to_string();
+        assert!(text.starts_with("Trash entry \"1-a\" was put in the trash by a newer Mneme: update Mneme to restore it."), "{text}");
+        assert!(text.contains("/t/1-a") && text.contains("format 3"), "{text}");
     }
 }

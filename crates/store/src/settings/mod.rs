@@ -195,7 +195,7 @@ pub enum SettingsError {
         source: io::Error,
     },
     /// Writing failed; the previous file is still in place.
-    #[error("could not write {shown}: {source}. Check that its folder is writable and the disk is not full; the previous file was left as it was.")]
+    #[error("{}", write_error_text(shown, source))]
     Write {
         /// The file.
         path: PathBuf,
@@ -257,7 +257,24 @@ fn read_error_text(shown: &str, source: &io::Error) -> String {
     }
 }
 
+/// [`SettingsError::Write`] for people: a refusal of the disk (full, read-only, another
+/// account's folder) says which and what to do; anything else names the system's error.
+fn write_error_text(shown: &str, source: &io::Error) -> String {
+    match crate::atomic::Refusal::of(source) {
+        Some(r) => format!("could not write {shown}: {}. The previous file was left as it was.", r.says(Path::new(shown))),
+        None => format!("could not write {shown}: {source}. Check that its folder is writable and the disk is not full; the previous file was left as it was."),
+    }
+}
+
 impl SettingsError {
+    /// The disk's refusal behind a failed read or write, if any ([`crate::atomic::Refusal`]).
+    pub fn refused(&self) -> Option<crate::atomic::Refusal> {
+        match self {
+            SettingsError::Read { source, .. } | SettingsError::Write { source, .. } => crate::atomic::Refusal::of(source),
+            _ => None,
+        }
+    }
+
     /// The file the error is about, if any.
     pub fn path(&self) -> Option<&Path> {
         match self {
@@ -948,6 +965,20 @@ pub(crate) fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A settings write the disk refused says which refusal and what to do, and that the file
+    /// was left as it was; any other failure keeps the general advice.
+    #[test]
+    fn a_refused_settings_write_says_which_refusal_and_what_to_do() {
+        let write = |errno| SettingsError::Write { path: PathBuf::from("/h/.claude/settings.json"), shown: "~/.claude/settings.json".into(), source: io::Error::from_raw_os_error(errno) };
+        let full = write(28);
+        assert_eq!(full.refused(), Some(crate::atomic::Refusal::DiskFull));
+        assert_eq!(full.to_string(), "could not write ~/.claude/settings.json: the disk holding ~/.claude/settings.json is full. Free some space on it, then try again. The previous file was left as it was.");
+        assert!(write(30).to_string().contains("is mounted read-only. Remount it read-write"), "{}", write(30));
+        assert!(write(13).to_string().contains("this account may not change ~/.claude/settings.json"), "{}", write(13));
+        assert_eq!(write(5).refused(), None);
+        assert!(write(5).to_string().contains("Check that its folder is writable"), "{}", write(5));
+    }
 
     pub(super) struct Home {
         pub(super) _t: tempfile::TempDir,

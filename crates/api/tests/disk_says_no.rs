@@ -1,0 +1,170 @@
+//! The disk says no: every write a person makes through the api (a CLAUDE.md, CLAUDE.local.md
+//! or rule saved, a memory created, saved, edited or moved to the trash, Fix index, a setting
+//! toggled) on a disk that is full or mounted read-only leaves every file as it was, leaves no
+//! temporary file, and is refused with its own error code and a sentence saying what happened
+//! and what to do. Real conditions: a 64 KiB tmpfs filled to the brim, then the same tmpfs
+//! remounted read-only. A folder this account may not write is `crates/cli/tests/disk_says_no.rs`
+//! (root passes every permission check, so it runs the binary as another account).
+//!
+//! Mounting needs root; as any other user these tests say so and pass without checking (CI runs
+//! them as root).
+
+#![cfg(target_os = "linux")]
+
+use mneme_api::{ApiError, ContextRequest, ErrorCode, FixedClock, MemoryEdit, Mneme, NewMemoryRequest};
+use mneme_testsupport::{topic, tree_snapshot, write_file, TestHome};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+/// A tmpfs of `size` mounted at `at`, unmounted when dropped, whatever the test did meanwhile.
+struct Drive(PathBuf);
+
+impl Drive {
+    fn mount(at: &Path) -> Option<Drive> {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"]).arg(at).status().is_ok_and(|s| s.success());
+        ok.then(|| Drive(at.to_path_buf()))
+    }
+
+    /// Writes one file until the disk has no block left (the last write is refused).
+    fn fill(&self) {
+        let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
+        let chunk = [b'x'; 512];
+        while f.write_all(&chunk).is_ok() {}
+        // A last byte or two may fit in what the chunk left: nothing may.
+        while f.write_all(b"x").is_ok() {}
+        assert_eq!(f.write_all(b"x").unwrap_err().raw_os_error(), Some(28), "the disk is full");
+    }
+
+    fn read_only(&self) {
+        let ok = Command::new("mount").args(["-o", "remount,ro"]).arg(&self.0).status().is_ok_and(|s| s.success());
+        assert!(ok, "remounting {} read-only", self.0.display());
+    }
+}
+
+impl Drop for Drive {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// A project and its Claude Code configuration (memory folder and settings.json), all on one
+/// drive; Mneme's data folder (the trash) is elsewhere, as in a home on a network mount.
+struct World {
+    // Holds the temporary folder (dropped after the drive is unmounted: fields drop in order).
+    drive: Drive,
+    _t: TestHome,
+    repo: PathBuf,
+    memdir: PathBuf,
+    mneme: Mneme,
+}
+
+impl World {
+    fn new() -> Option<World> {
+        let t = TestHome::new();
+        let Some(drive) = Drive::mount(&t.root.join("drive")) else {
+            eprintln!("skipped: mounting a tmpfs needs root (this audit did not run)");
+            return None;
+        };
+        let config = drive.0.join("claude");
+        let env = t.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_string_lossy().to_string());
+        let repo = drive.0.join("repo");
+        write_file(&repo.join("CLAUDE.md"), "Use tabs.\n");
+        write_file(&repo.join("CLAUDE.local.md"), "My sandbox is at /srv/me.\n");
+        write_file(&repo.join(".claude/rules/style.md"), "Wrap at 100 columns.\n");
+        write_file(&config.join("settings.json"), "{\n  \"autoMemoryEnabled\": true\n}\n");
+        let memdir = config.join("projects").join(mneme_core::sanitize::sanitize_path(&repo.to_string_lossy())).join("memory");
+        write_file(&memdir.join("MEMORY.md"), "- [Tabs](tabs.md) — the team uses tabs\n");
+        write_file(&memdir.join("tabs.md"), &topic("Tabs", "the team uses tabs", "feedback", "Tabs, not spaces."));
+        // Not in MEMORY.md: Fix index has a line to add.
+        write_file(&memdir.join("deploys.md"), &topic("Deploys", "deploys go out on Tuesdays", "project", "Tuesdays."));
+        let mneme = Mneme::new(env, Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
+        Some(World { drive, _t: t, repo, memdir, mneme })
+    }
+
+    fn req(&self) -> ContextRequest {
+        ContextRequest { cwd: self.repo.clone(), ..Default::default() }
+    }
+
+    /// Every write a person can make, each refused; `check` is called with what it was and its
+    /// error, and the drive must be exactly as it was after each. A delete comes last: where
+    /// it frees space (`delete_frees_space`) it must succeed.
+    fn every_write_is_refused(&self, delete_frees_space: bool, check: impl Fn(&str, &ApiError)) {
+        let req = self.req();
+        // Read while the disk still answers reads, as the editor did when it opened them.
+        let files: Vec<(PathBuf, String)> = ["CLAUDE.md", "CLAUDE.local.md", ".claude/rules/style.md"]
+            .iter()
+            .map(|rel| {
+                let p = self.repo.join(rel);
+                let rev = self.mneme.read_file(&req, &p).unwrap_or_else(|e| panic!("{rel}: {e}")).revision;
+                (p, rev)
+            })
+            .collect();
+        let memory = self.mneme.memory(&req, "tabs.md").unwrap();
+        let before = tree_snapshot(&self.drive.0);
+        let unchanged = |what: &str| {
+            let after = tree_snapshot(&self.drive.0);
+            let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
+            assert!(temps.is_empty(), "{what} left a temporary file: {temps:?}");
+            assert!(after == before, "{what} changed the drive: {:?}", after.keys().filter(|k| before.get(*k) != after.get(*k)).chain(before.keys().filter(|k| !after.contains_key(*k))).collect::<Vec<_>>());
+        };
+        let refused = |what: &str, r: Result<(), ApiError>| {
+            let e = r.expect_err(what);
+            check(what, &e);
+            unchanged(what);
+        };
+        for (p, rev) in &files {
+            let what = format!("saving {}", p.file_name().unwrap().to_string_lossy());
+            refused(&what, self.mneme.save_file(&req, p, "New text, typed in the editor.\n", rev).map(|_| ()));
+        }
+        refused(
+            "creating a memory",
+            self.mneme
+                .create_memory(&req, &NewMemoryRequest { name: "Reviews".into(), description: "reviews need two approvals".into(), kind: "project".into(), body: "Two approvals.".into(), file_name: None })
+                .map(|_| ()),
+        );
+        let typed = memory.content.replace("Tabs, not spaces.", "Tabs, never spaces.");
+        refused("saving a memory", self.mneme.save_memory(&req, "tabs.md", &typed, &memory.revision).map(|_| ()));
+        refused(
+            "editing a memory's description",
+            self.mneme.edit_memory(&req, &MemoryEdit { memory: "tabs.md".into(), description: Some("tabs everywhere".into()), ..Default::default() }).map(|_| ()),
+        );
+        refused("Fix index", self.mneme.fix_index(&req).map(|_| ()));
+        refused("turning auto memory off", self.mneme.set_auto_memory(false).map(|_| ()));
+        if delete_frees_space {
+            // The trash is on another disk: the memory's blocks are freed before its index line
+            // goes, so on a full disk a delete is how a person makes room, and it works.
+            let t = self.mneme.delete_memory(&req, "tabs.md").unwrap();
+            assert!(!self.memdir.join("tabs.md").exists());
+            assert_eq!(std::fs::read_to_string(self.memdir.join("MEMORY.md")).unwrap(), "");
+            assert_eq!(self.mneme.trash(&req).unwrap().entries.iter().map(|e| e.id.clone()).collect::<Vec<_>>(), [t.id]);
+        } else {
+            refused("moving a memory to the trash", self.mneme.delete_memory(&req, "tabs.md").map(|_| ()));
+            assert!(self.memdir.join("tabs.md").exists());
+        }
+    }
+}
+
+#[test]
+fn a_full_disk_refuses_every_write_as_disk_full_and_leaves_every_file_as_it_was() {
+    let Some(w) = World::new() else { return };
+    w.drive.fill();
+    w.every_write_is_refused(true, |what, e| {
+        assert_eq!(e.code, ErrorCode::DiskFull, "{what}: {e}");
+        assert!(e.message.contains("is full. Free some space on it, then try again"), "{what}: {e}");
+        assert!(e.message.contains(&w.drive.0.display().to_string()), "{what} names where: {e}");
+    });
+}
+
+#[test]
+fn a_read_only_disk_refuses_every_write_as_read_only_and_leaves_every_file_as_it_was() {
+    let Some(w) = World::new() else { return };
+    w.drive.read_only();
+    w.every_write_is_refused(false, |what, e| {
+        assert_eq!(e.code, ErrorCode::ReadOnly, "{what}: {e}");
+        assert!(e.message.contains("is mounted read-only. Remount it read-write"), "{what}: {e}");
+        assert!(e.message.contains(&w.drive.0.display().to_string()), "{what} names where: {e}");
+    });
+}
