@@ -820,8 +820,25 @@ export type ErrorCode =
 "already_exists" | 
 /**  A settings or memory file could not be parsed; it was left untouched. */
 "malformed" | 
-/**  The disk refused (permissions, full disk). */
+/**
+ *  Reading or writing failed for a reason not listed below (a vanished drive, a broken
+ *  disk).
+ */
 "io" | 
+/**  The disk holding the file is full (or the account's quota used up); nothing was written. */
+"disk_full" | 
+/**  The disk holding the file is mounted read-only; nothing was written. */
+"read_only" | 
+/**
+ *  This account may not change the file or its folder (another account's repository,
+ *  permissions that forbid writing).
+ */
+"permission_denied" | 
+/**
+ *  A trash entry was put there by a newer Mneme, whose record this build would misread:
+ *  it is left as it is until Mneme is updated.
+ */
+"trash_entry_newer" | 
 /**
  *  Content bound for team memory holds something that looks like a secret; the message
  *  names the rule, never the secret.
