@@ -63,13 +63,22 @@ struct World {
 
 impl World {
     fn new() -> Option<World> {
+        World::with_trash_on_the_drive(false)
+    }
+
+    /// [`World::new`], with Mneme's data folder (the trash) on the drive too when `trash_too`:
+    /// a home on one disk.
+    fn with_trash_on_the_drive(trash_too: bool) -> Option<World> {
         let t = TestHome::new();
         let Some(drive) = Drive::mount(&t.root.join("drive")) else {
             eprintln!("skipped: mounting a tmpfs needs root (this audit did not run)");
             return None;
         };
         let config = drive.0.join("claude");
-        let env = t.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_string_lossy().to_string());
+        let mut env = t.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_string_lossy().to_string());
+        if trash_too {
+            env = env.set_var("MNEME_DATA_DIR", drive.0.join("mneme-data").to_string_lossy().to_string());
+        }
         let repo = drive.0.join("repo");
         write_file(&repo.join("CLAUDE.md"), "Use tabs.\n");
         write_file(&repo.join("CLAUDE.local.md"), "My sandbox is at /srv/me.\n");
@@ -167,4 +176,28 @@ fn a_read_only_disk_refuses_every_write_as_read_only_and_leaves_every_file_as_it
         assert!(e.message.contains("is mounted read-only. Remount it read-write"), "{what}: {e}");
         assert!(e.message.contains(&w.drive.0.display().to_string()), "{what} names where: {e}");
     });
+}
+
+/// A home on one disk: the trash is as full as the memory folder, so a delete cannot make room
+/// there either. It is refused before the memory moves, and the memory and its index line stay.
+#[test]
+fn a_delete_on_a_full_disk_that_also_holds_the_trash_is_refused_and_keeps_the_memory() {
+    let Some(w) = World::with_trash_on_the_drive(true) else { return };
+    w.drive.fill();
+    let before = tree_snapshot(&w.drive.0);
+    let e = w.mneme.delete_memory(&w.req(), "tabs.md").unwrap_err();
+    assert_eq!(e.code, ErrorCode::DiskFull, "{e}");
+    assert!(e.message.contains("is full. Free some space on it, then try again"), "{e}");
+    let after = tree_snapshot(&w.drive.0);
+    assert_eq!(after.get(&w.memdir.join("tabs.md")), before.get(&w.memdir.join("tabs.md")), "the memory stays");
+    assert_eq!(after.get(&w.memdir.join("MEMORY.md")), before.get(&w.memdir.join("MEMORY.md")), "its index line stays");
+    let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
+    assert!(temps.is_empty(), "a temporary file is left: {temps:?}");
+    let trash = w.mneme.trash(&w.req()).unwrap();
+    assert!(trash.entries.is_empty() && trash.damaged.is_empty(), "{trash:?}");
+    // The trash's own folders may be made (they take no space); no file and no entry is left.
+    let new: Vec<_> = after.iter().filter(|(k, v)| !before.contains_key(*k) && v.as_slice() != b"<dir>").map(|(k, _)| k).collect();
+    assert!(new.is_empty(), "the refused delete left {new:?}");
+    let entries: Vec<_> = after.keys().filter(|k| k.file_name().is_some_and(|n| n.to_string_lossy().ends_with("-tabs"))).collect();
+    assert!(entries.is_empty(), "an entry folder is left: {entries:?}");
 }
