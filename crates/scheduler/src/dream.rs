@@ -139,6 +139,30 @@ impl DreamLoop {
     /// One gate check (and dream, when the gates open) for the folder a session ran in.
     /// Only runs that get past the gates are recorded: a closed gate every few minutes is not news.
     async fn check(&self, cwd: &std::path::Path, session: Option<String>, cancel: &Cancel) -> Result<(), ()> {
+        // A project folder that is gone (deleted, renamed, on a drive that is not mounted) holds
+        // what a session there would dream by: its settings (the memory folder, auto dream on or
+        // off) and its git root. Without it the defaults would name the folder, and a dream could
+        // work on a new, empty memory folder or one the project moved away from. Said once while
+        // it stays gone (per run log: not at every tick), again if it goes after coming back.
+        static SAID_GONE: std::sync::Mutex<std::collections::BTreeSet<(PathBuf, PathBuf)>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let key = (self.reporter.log().path().to_path_buf(), cwd.to_path_buf());
+        let gone = !cwd.is_dir();
+        let first = {
+            let mut said = SAID_GONE.lock().unwrap_or_else(|e| e.into_inner());
+            if gone {
+                said.insert(key)
+            } else {
+                said.remove(&key);
+                false
+            }
+        };
+        if gone {
+            if first {
+                let run = self.reporter.begin(JobKind::Dream, cwd.display().to_string());
+                run.finish(Outcome::Skipped { reason: format!("{} is gone; not dreaming until it is back", cwd.display()) });
+            }
+            return Ok(());
+        }
         let mneme_dream::DreamSite { mut target, enabled, flags, .. } = self.dreams.site_for_cwd(cwd);
         target.current_session = session;
         if !enabled.is_on() || self.dreams.mode(&target.memory_dir).is_ok_and(|m| m == DreamMode::Off) {

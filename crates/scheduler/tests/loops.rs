@@ -244,6 +244,44 @@ fn ready_to_dream(home: &TestHome, name: &str) -> (PathBuf, PathBuf) {
     (project, memory)
 }
 
+/// A project folder that is gone (deleted, renamed, on a drive that is not mounted) is not
+/// dreamed over, however open its gates look: the settings and git root a session there would
+/// dream by are in it. Said once while it stays gone, not at every tick; once it is back it
+/// dreams, and it is said again when it goes again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_folder_that_is_gone_is_not_dreamed_over_and_is_said_once() {
+    let home = TestHome::new();
+    home.write(home.config_home().join("settings.json"), r#"{"autoDreamEnabled": true}"#);
+    let (project, memory) = ready_to_dream(&home, "app");
+    let git = home.root.join("app-git");
+    std::fs::rename(&project, &git).unwrap();
+    let jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
+    let handle = start(config(&home, jobs, vec![project.clone()])).unwrap();
+    // Two passes that started after the folder last changed, however quick (a skip is), and the
+    // loop's dream runs by then, newest first.
+    let mut passes = handle.dream_passes();
+    let mut runs_after_two_passes = async || {
+        let seen = *passes.borrow_and_update();
+        tokio::time::timeout(Duration::from_secs(30), passes.wait_for(|n| *n >= seen + 2)).await.expect("no two passes within 30 s").expect("the dream loop stopped");
+        handle.run_log().recent(10, Some(JobKind::Dream)).unwrap()
+    };
+    let skipped = Outcome::Skipped { reason: format!("{} is gone; not dreaming until it is back", project.display()) };
+    let runs = runs_after_two_passes().await;
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!((&runs[0].outcome, runs[0].target.as_str()), (&skipped, project.display().to_string().as_str()));
+    assert!(!memory.join(".consolidate-lock").exists(), "the gone project's memory folder was dreamed in");
+    // Further passes look again and say nothing more.
+    assert_eq!(runs_after_two_passes().await.len(), 1, "said more than once");
+    // Back: it dreams. Gone again: said again.
+    std::fs::rename(&git, &project).unwrap();
+    let runs = runs_after_two_passes().await;
+    assert!(runs.len() == 2 && matches!(runs[0].outcome, Outcome::Done { .. }), "{runs:?}");
+    std::fs::rename(&project, &git).unwrap();
+    let runs = runs_after_two_passes().await;
+    assert!(runs.len() == 3 && runs[0].outcome == skipped, "{runs:?}");
+    handle.shutdown().await;
+}
+
 /// The scan throttle is per folder, as it is per Claude Code session: one scheduler looking
 /// after two projects whose gates are open dreams in both, not only in the first one scanned.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
