@@ -438,6 +438,55 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await expectOn(row, 'after Escape in the file editor');
   });
 
+  await step('Keyboard: What Claude sees — a save refused because the file changed on disk asks what to keep; Tab stays in the question, Escape keeps the edits unsaved and gives the keyboard back', async () => {
+    await page.keyboard.press('Alt+2');
+    await screenIs('What Claude sees');
+    const file = path.join(fx.repo, 'CLAUDE.md');
+    const before = fs.readFileSync(file, 'utf8');
+    const row = page.locator(`.file-row[data-path="${file}"]`);
+    await row.focus();
+    await page.keyboard.press('Enter');
+    const text = page.getByRole('textbox', { name: 'File text' });
+    await waitFor('the file in its editor', async () => (await text.inputValue()) === before);
+    await text.focus();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('\nTyped by keyboard.');
+    // Another program writes the file meanwhile, whole at once (as editors and Claude Code do),
+    // so the list never sees it empty.
+    const theirs = `${before}Written elsewhere.\n`;
+    fs.writeFileSync(`${file}.kbd-tmp`, theirs);
+    fs.renameSync(`${file}.kbd-tmp`, file);
+    await page.keyboard.press('Control+s');
+    const ask = page.getByRole('alertdialog', { name: 'The file changed on disk' });
+    await ask.waitFor();
+    await expectOn(ask, 'when the save was refused');
+    await waitFor('the conflict to read the file on disk', async () => ask.getByRole('button', { name: /^Reload/ }).isEnabled());
+    await expectTabStaysIn(ask, 'in the file-changed-on-disk question');
+    await page.keyboard.press('Escape');
+    await ask.waitFor({ state: 'detached' });
+    await expectOn(text, 'after Escape in the file-changed-on-disk question');
+    if (!(await text.inputValue()).endsWith('Typed by keyboard.')) fail('Escape in the conflict lost the edits');
+    if (fs.readFileSync(file, 'utf8') !== theirs) fail('Escape in the conflict wrote the file');
+    // Saving again asks again; Keep editing, by Enter, is the same way out.
+    await page.keyboard.press('Control+s');
+    await ask.waitFor();
+    await ask.getByTestId('conflict-keep').focus();
+    await page.keyboard.press('Enter');
+    await ask.waitFor({ state: 'detached' });
+    await expectLanded('after Enter on Keep editing');
+    // Put the file back as the run had it, and close the editor on its text as read now.
+    await text.focus();
+    await page.keyboard.press('Control+s');
+    await ask.getByRole('button', { name: /^Reload/ }).click();
+    await ask.waitFor({ state: 'detached' });
+    fs.writeFileSync(`${file}.kbd-tmp`, before);
+    fs.renameSync(`${file}.kbd-tmp`, file);
+    await waitFor('the editor to show the file as it was', async () => (await text.inputValue()) === before);
+    await text.focus();
+    await page.keyboard.press('Escape');
+    await text.waitFor({ state: 'detached' });
+  });
+
   await step('Keyboard: What Claude sees — Tab reaches the release badge, whose explanation shows while it has focus and is its description; Escape hides it, the pointer shows it', async () => {
     await page.keyboard.press('Alt+2');
     await screenIs('What Claude sees');
