@@ -411,7 +411,7 @@ async function main() {
     // and says how many it left out, instead of thousands of lines Claude Code never reads.
     const health = page.getByTestId('health');
     const warn = (await health.getByTestId('fix-past-cap').textContent()).replace(/\s+/g, ' ');
-    const unindexed = (await api(server, 'health', { cwd: fx.repo })).unindexed.length;
+    const unindexed = (await api(server, 'health', { cwd: fx.repo })).unindexedCount;
     if (!warn.includes(`${fmt(unindexed)} topic files have no index line`) || !warn.includes('room for at most 5 of them')) fail(`the cap warning reads "${warn}"`);
     const issuesHint = await health.getByTestId('health-issues').evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '');
     if (!issuesHint.includes('except the topic files MEMORY.md has no room for: at most 5 more lines fit')) fail(`the "to fix" badge explains "${issuesHint}"`);

@@ -8,13 +8,15 @@ use mneme_core::sanitize::sanitize_path;
 use mneme_core::frontmatter::Generation;
 use mneme_core::MemoryType;
 use mneme_store::memdir::{
-    format_manifest_as, FieldEdits, Health, Memdir, MemdirError, NewMemory, ProblemKind, Scope, EmptiedTrash, TopicFile, TrashEntry, TrashListing,
+    format_manifest_as, FieldEdits, FileState, Health, Memdir, MemdirError, NewMemory, ProblemKind, Scope, EmptiedTrash, TopicFile, TrashEntry, TrashListing,
 };
 use mneme_store::paths::{AutoMemSource, AutoMemoryReason};
 use mneme_store::session::SessionMemory;
 use mneme_store::settings::{self, EnabledSources, SettingSource};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 /// The most of one memory a text search reads: the size past which the store does not read a
 /// memory whole either.
@@ -324,13 +326,7 @@ impl Mneme {
         if q.limit > MEMORY_PAGE_MAX {
             return Err(ApiError::invalid(format!("A page holds at most {MEMORY_PAGE_MAX} memories; ask for {} or fewer.", MEMORY_PAGE_MAX)));
         }
-        let every = self.memories(req, &MemoryListFilter { kind: None, search: q.search.clone() })?;
-        // Without a search, `every` is the whole folder; with one, count the folder separately
-        // only when asked to show it (the scan is cached by the file system, not by us).
-        let all = match q.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-            None => every.len(),
-            Some(_) => self.memdir(req)?.1.scan()?.files.len(),
-        };
+        let (every, all) = self.page_rows(req, q.search.as_deref())?;
         let matching: Vec<MemorySummary> = every
             .into_iter()
             .filter(|m| kind.is_none_or(|k| m.memory_type == k))
@@ -341,6 +337,59 @@ impl Mneme {
         let total = matching.len();
         let items: Vec<MemorySummary> = matching.into_iter().skip(q.offset).take(q.limit).collect();
         Ok(MemoryPage { total: total as u32, all: all as u32, offset: q.offset.min(total) as u32, items, found })
+    }
+
+    /// Every memory's row for [`Mneme::memory_page`], newest first, those a search leaves out
+    /// left out, and how many memories the folder holds. A memory whose file is as it was when
+    /// a page last read it ([`FileState`]: same file, size, modification and change time) is
+    /// not read again, so turning pages of a folder of thousands costs a `stat` of each file;
+    /// anything changed, added or gone since is read or dropped, so no row is ever stale.
+    fn page_rows(&self, req: &ContextRequest, search: Option<&str>) -> Result<(Vec<MemorySummary>, usize), ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let needle = search.map(str::to_lowercase).filter(|s| !s.trim().is_empty());
+        let indexed = indexed_targets(&m);
+        let now_ms = self.clock.now_ms() as i64;
+        // A file changed within this margin of now is read again next time: its file system may
+        // stamp a second write within the same clock tick with the same times.
+        let settled_ns = now_ms.saturating_sub(ROW_SETTLE_MS).saturating_mul(1_000_000);
+        let key = m.root().to_path_buf();
+        let before = take_rows(&key);
+        let shown = |summary: &MemorySummary| {
+            let Some(n) = &needle else { return true };
+            let head = format!("{} {} {}", summary.rel_path, summary.name, summary.description.as_deref().unwrap_or("")).to_lowercase();
+            head.contains(n)
+                // Read as the scan opened it: a FIFO swapped in since is not waited on, and the
+                // read is bounded.
+                || mneme_store::open::read_plain_capped(&summary.path, SEARCH_READ_MAX_BYTES)
+                    .ok()
+                    .and_then(|(b, _)| String::from_utf8(b).ok())
+                    .is_some_and(|b| b.to_lowercase().contains(n))
+        };
+        let row = |mut summary: MemorySummary, keep: Option<FileState>| {
+            let kept = keep.filter(|st| st.changed_ns < settled_ns).map(|state| (summary.rel_path.clone(), KeptRow { state, summary: summary.clone() }));
+            let show = shown(&summary).then(|| {
+                summary.indexed = indexed.contains(&summary.rel_path);
+                summary.age_days = ((now_ms - summary.modified_ms) / 86_400_000).max(0);
+                Listed { modified_ms: summary.modified_ms, rel_path: summary.rel_path.clone(), item: summary }
+            });
+            Some(PageRow { kept, show })
+        };
+        let (rows, _) = m.scan_map_reusing(
+            |rel, state| {
+                let k = before.as_ref()?.get(rel).filter(|k| k.state == *state)?;
+                row(k.summary.clone(), Some(k.state))
+            },
+            |file, state| row(summary_of(file, false, now_ms), state),
+        )?;
+        let all = rows.len();
+        let mut kept = HashMap::with_capacity(all);
+        let mut listed = Vec::new();
+        for r in rows {
+            kept.extend(r.kept);
+            listed.extend(r.show);
+        }
+        put_rows(key, kept);
+        Ok((newest_first(listed), all))
     }
 
     /// The manifest Claude Code's recall and extraction show the model, byte for byte, as the
@@ -767,6 +816,50 @@ fn summary_of(f: TopicFile, indexed: bool, now_ms: i64) -> MemorySummary {
             Some(line) => format!("line {line}: {}", e.message),
             None => e.message,
         }),
+    }
+}
+
+/// How long after its last change a memory's row may be kept across pages (see
+/// [`FileState::changed_ns`]).
+const ROW_SETTLE_MS: i64 = 2_000;
+
+/// The folders whose rows are kept: the Memories screen shows one at a time, and a few spare
+/// the switch back.
+const ROW_FOLDERS: usize = 4;
+
+/// A memory's row as read, kept while its file stays as it was.
+struct KeptRow {
+    state: FileState,
+    /// With `indexed` and `age_days` unset: those depend on the index and the day, not the file.
+    summary: MemorySummary,
+}
+
+/// What [`Mneme::page_rows`] makes of one file: the row to keep, and the row to show.
+struct PageRow {
+    kept: Option<(String, KeptRow)>,
+    show: Option<Listed<MemorySummary>>,
+}
+
+type RowsOf = HashMap<String, KeptRow>;
+
+/// The rows kept for the last few folders paged, most recent last. Process-wide and keyed by
+/// the folder, since the rows depend only on its files, whichever facade read them.
+static KEPT_ROWS: LazyLock<Mutex<Vec<(PathBuf, RowsOf)>>> = LazyLock::new(Default::default);
+
+/// Takes the rows kept for `folder` (another page of it meanwhile reads the folder).
+fn take_rows(folder: &PathBuf) -> Option<RowsOf> {
+    let mut all = KEPT_ROWS.lock().unwrap_or_else(PoisonError::into_inner);
+    let at = all.iter().position(|(f, _)| f == folder)?;
+    Some(all.remove(at).1)
+}
+
+/// Keeps `rows` as `folder`'s, forgetting the folder paged longest ago past [`ROW_FOLDERS`].
+fn put_rows(folder: PathBuf, rows: RowsOf) {
+    let mut all = KEPT_ROWS.lock().unwrap_or_else(PoisonError::into_inner);
+    all.retain(|(f, _)| *f != folder);
+    all.push((folder, rows));
+    if all.len() > ROW_FOLDERS {
+        all.remove(0);
     }
 }
 

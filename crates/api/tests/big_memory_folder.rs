@@ -33,15 +33,14 @@ fn fix_index_adds_only_what_claude_code_reads_and_says_what_it_left_out() {
     let f = folder();
     let index: String = (1..=195).map(|i| format!("- [m{i}](m{i:04}.md) — hook {i}\n")).collect();
     write_file(&f.mem.join("MEMORY.md"), &index);
-    for i in 1..=400 {
-        write_file(&f.mem.join(format!("m{i:04}.md")), &memory(i));
-    }
+    many_memories(&f, 400);
     let done = f.api.fix_index(&f.req).unwrap();
     let added: Vec<&String> = done.iter().filter(|l| l.starts_with("added to MEMORY.md: ")).collect();
-    assert_eq!(added.len(), 5, "{done:#?}");
+    // The room goes to the memories written last, newest first.
+    assert_eq!(added, (396..=400).rev().map(|i| format!("added to MEMORY.md: - [m{i}](m{i:04}.md) — hook {i}")).collect::<Vec<_>>().iter().collect::<Vec<_>>(), "{done:#?}");
     let left: Vec<&String> = done.iter().filter(|l| l.starts_with("left ")).collect();
     assert_eq!(left.len(), 1, "{done:#?}");
-    assert!(left[0].starts_with("left 200 memories out of MEMORY.md (m0201.md, m0202.md, m0203.md, m0204.md, m0205.md and 195 more): "), "{}", left[0]);
+    assert!(left[0].starts_with("left 200 memories out of MEMORY.md (m0395.md, m0394.md, m0393.md, m0392.md, m0391.md and 195 more): "), "{}", left[0]);
     assert!(left[0].contains("Merge or delete memories, or write a shorter index"), "{}", left[0]);
 
     // Every line of the index is one Claude Code loads.
@@ -50,7 +49,39 @@ fn fix_index_adds_only_what_claude_code_reads_and_says_what_it_left_out() {
     assert!(!truncate_entrypoint(text.trim()).was_truncated());
     let h = f.api.health(&f.req).unwrap();
     assert!(!h.index.truncated && h.index.past_cap.is_empty());
-    assert_eq!(h.unindexed.len(), 200);
+    // The report counts every memory left without a line and names the newest fifty.
+    assert_eq!(h.unindexed_count, 200);
+    assert_eq!(h.unindexed, (346..=395).rev().map(|i| format!("m{i:04}.md")).collect::<Vec<_>>());
+}
+
+/// `m0001.md` … `m{n}.md`, each a second newer than the one before.
+fn many_memories(f: &Folder, n: usize) {
+    for i in 1..=n {
+        let p = f.mem.join(format!("m{i:04}.md"));
+        write_file(&p, &memory(i));
+        mneme_testsupport::set_mtime(&p, 1_600_000_000 + i as i64);
+    }
+}
+
+/// A `<!--` left open hides nothing from Claude Code until a later line closes it; a line
+/// the fix would add that holds `-->` would, hiding the lines between, so the fix refuses.
+#[test]
+fn fix_index_refuses_to_close_a_comment_left_open() {
+    let f = folder();
+    let index = "- [m1](m0001.md) — hook 1\n<!-- notes for later\n- [m2](m0002.md) — hook 2\n";
+    write_file(&f.mem.join("MEMORY.md"), index);
+    many_memories(&f, 2);
+    write_file(&f.mem.join("m0003.md"), "---\nname: m3\ndescription: build --> deploy\ntype: project\n---\nbody\n");
+    let e = f.api.fix_index(&f.req).unwrap_err();
+    assert_eq!(e.code, mneme_api::ErrorCode::InvalidInput, "{e:?}");
+    assert!(e.message.starts_with("MEMORY.md line 2 opens an HTML comment (<!--) that is never closed, and the line Fix index would add for m0003.md holds -->"), "{}", e.message);
+    assert!(e.message.contains("Close the comment with -->"), "{}", e.message);
+    assert_eq!(fs::read_to_string(f.mem.join("MEMORY.md")).unwrap(), index, "nothing is written");
+    // Closed, the fix adds the line where Claude Code reads it.
+    write_file(&f.mem.join("MEMORY.md"), &index.replace("later\n", "later -->\n"));
+    f.api.fix_index(&f.req).unwrap();
+    let text = fs::read_to_string(f.mem.join("MEMORY.md")).unwrap();
+    assert!(text.ends_with("- [m2](m0002.md) — hook 2\n- [m3](m0003.md) — build --> deploy\n"), "{text}");
 }
 
 /// The names of the files in `dir` that `f` opens, in order, as the kernel saw the opens.
@@ -120,4 +151,109 @@ fn paths_the_scan_would_not_list_are_still_not_memories() {
     // has (by file stem, the second).
     write_file(&f.mem.join("m0001.md.md"), &memory(3));
     assert_eq!(code("m0001.md"), Ok("m0001.md.md".to_string()));
+}
+
+/// The `*.md` files among `names`, each once.
+#[cfg(target_os = "linux")]
+fn memories_among(names: &[String]) -> std::collections::BTreeSet<String> {
+    names.iter().filter(|n| n.ends_with(".md") && *n != "MEMORY.md").cloned().collect()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn opening_a_memory_reads_only_the_heads_recall_could_offer() {
+    let f = folder();
+    many_memories(&f, 400);
+    write_file(&f.mem.join("zz-sentinel.txt"), "");
+    // An old memory: recall's manifest holds only the newest 200.
+    let mut got = None;
+    let opened = opened_in(&f.mem, || got = Some(f.api.memory(&f.req, "m0001").unwrap()));
+    let note = got.unwrap().recall_note.expect("an old memory is never offered");
+    assert!(note.contains("only the newest 200 memories are offered"), "{note}");
+    let read = memories_among(&opened);
+    let expected: std::collections::BTreeSet<String> =
+        (201..=400).chain([1]).map(|i| format!("m{i:04}.md")).collect();
+    assert_eq!(read, expected, "the memory and the heads of the newest 200, nothing else");
+    // One of the newest is offered.
+    let mut got = None;
+    let opened = opened_in(&f.mem, || got = Some(f.api.memory(&f.req, "m0400").unwrap()));
+    assert_eq!(got.unwrap().recall_note, None);
+    assert_eq!(memories_among(&opened).len(), 200);
+}
+
+fn page(f: &Folder, offset: usize, search: Option<&str>) -> mneme_api::MemoryPage {
+    let q = mneme_api::MemoryPageRequest { offset, limit: 100, search: search.map(str::to_string), ..Default::default() };
+    f.api.memory_page(&f.req, &q).unwrap()
+}
+
+fn rows(p: &mneme_api::MemoryPage) -> Vec<(String, Option<String>)> {
+    p.items.iter().map(|m| (m.rel_path.clone(), m.description.clone())).collect()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn pages_reuse_rows_of_files_that_did_not_change_and_never_show_stale_ones() {
+    let t = TestHome::new();
+    let project = t.root.join("code/app");
+    fs::create_dir_all(&project).unwrap();
+    let mem = t.memdir_for(&project);
+    // A clock long after the files were written: their rows may be kept.
+    let api = Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(4_000_000_000)));
+    let f = Folder { _t: t, mem, api, req: ContextRequest { cwd: project, ..Default::default() } };
+    many_memories(&f, 300);
+    write_file(&f.mem.join("zz-sentinel.txt"), "");
+
+    let first = page(&f, 0, None);
+    assert_eq!((first.total, first.all), (300, 300));
+    assert_eq!(first.items[0].rel_path, "m0300.md");
+    let mut second = None;
+    let opened = opened_in(&f.mem, || second = Some(page(&f, 100, None)));
+    let second = second.unwrap();
+    assert!(memories_among(&opened).is_empty(), "the next page reads no memory again: {:?}", memories_among(&opened));
+    assert_eq!(rows(&second), (101..=200).rev().map(|i| (format!("m{i:04}.md"), Some(format!("hook {i}")))).collect::<Vec<_>>());
+
+    // An edit that keeps the size and puts the time back is still seen (its change time moved),
+    // and only it is read again.
+    let p = f.mem.join("m0150.md");
+    write_file(&p, &memory(150).replace("hook 150", "HOOK 150"));
+    mneme_testsupport::set_mtime(&p, 1_600_000_150);
+    let mut again = None;
+    let opened = opened_in(&f.mem, || again = Some(page(&f, 100, None)));
+    let again = again.unwrap();
+    assert_eq!(memories_among(&opened), ["m0150.md".to_string()].into_iter().collect());
+    assert_eq!(rows(&again)[50], ("m0150.md".to_string(), Some("HOOK 150".to_string())));
+
+    // Added, removed and renamed files show at once.
+    fs::remove_file(f.mem.join("m0300.md")).unwrap();
+    fs::rename(f.mem.join("m0299.md"), f.mem.join("renamed.md")).unwrap();
+    write_file(&f.mem.join("m0301.md"), &memory(301));
+    mneme_testsupport::set_mtime(&f.mem.join("m0301.md"), 1_600_000_301);
+    let now = page(&f, 0, None);
+    assert_eq!((now.total, now.all), (300, 300));
+    assert_eq!(rows(&now)[..2], [("m0301.md".into(), Some("hook 301".into())), ("renamed.md".into(), Some("hook 299".into()))]);
+    assert!(now.items.iter().all(|m| m.rel_path != "m0300.md" && m.rel_path != "m0299.md"));
+    // A search still reads what it must, and counts the folder without a second walk.
+    let found = page(&f, 0, Some("HOOK 150"));
+    assert_eq!((found.total, found.all), (1, 300));
+    assert_eq!(found.items[0].rel_path, "m0150.md");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn rows_of_files_changed_just_now_are_read_again() {
+    // The clock says the files were written this very moment (a second write within the same
+    // tick of the file system's clock could leave every time as it was): nothing is kept.
+    let f = folder();
+    many_memories(&f, 20);
+    let newest = f.mem.join("m0020.md");
+    let secs = std::os::unix::fs::MetadataExt::ctime(&fs::metadata(&newest).unwrap()) as u64;
+    let t = &f._t;
+    let api = Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(secs)));
+    write_file(&f.mem.join("zz-sentinel.txt"), "");
+    let q = mneme_api::MemoryPageRequest { limit: 100, ..Default::default() };
+    api.memory_page(&f.req, &q).unwrap();
+    let opened = opened_in(&f.mem, || {
+        api.memory_page(&f.req, &q).unwrap();
+    });
+    assert_eq!(memories_among(&opened).len(), 20, "{opened:?}");
 }

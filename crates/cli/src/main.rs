@@ -205,6 +205,9 @@ enum MemoriesCommand {
     Health {
         #[command(flatten)]
         at: Where,
+        /// Print the report as JSON. `unindexed` names at most the 50 newest memories with no
+        /// index line and `unindexedCount` counts them all (`memories list --json` gives each
+        /// memory's `indexed`).
         #[arg(long)]
         json: bool,
         /// Apply the fixes: add missing index lines, drop dangling ones, move cut entries up.

@@ -182,6 +182,13 @@ pub fn health(h: &Health) {
     for u in &h.unindexed {
         println!("  no index line: {}", safe(u));
     }
+    if h.unindexed_count > h.unindexed.len() {
+        println!(
+            "  no index line: and {} more (the newest {} are named; `mneme memories list --json` flags each memory's `indexed`)",
+            h.unindexed_count - h.unindexed.len(),
+            h.unindexed.len()
+        );
+    }
     for d in &h.dangling_links {
         println!("  dangling link [[{}]] in {}", safe(&d.link), safe(&d.from));
     }

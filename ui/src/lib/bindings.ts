@@ -975,9 +975,16 @@ export type Health = {
 	teamIndex: IndexHealth | null,
 	/**
 	 *  Topic files no index line points at (daily logs under `logs/` excepted: they are
-	 *  not meant to be indexed).
+	 *  not meant to be indexed), newest first, at most 50 of them (`UNINDEXED_LISTED`): a
+	 *  folder of thousands would otherwise carry every name. `unindexedCount` says how many
+	 *  there are; the memory list's `indexed` flag tells each memory.
 	 */
 	unindexed: string[],
+	/**
+	 *  How many topic files no index line points at, all of them (`unindexed` lists the
+	 *  newest).
+	 */
+	unindexedCount: number,
 	/**  `[[links]]` that match no memory. */
 	danglingLinks: DanglingLink[],
 	/**

@@ -9,8 +9,8 @@
 //! Comment stripping is `mneme_markdown`'s, the same lexer the CLAUDE.md loader uses, so the
 //! meter and the loader agree on what a comment hides.
 
-use super::index::{loaded_span, parse_index, render_entry, IndexDoc, LONG_INDEX_LINE_UNITS};
-use super::{Memdir, MemdirError, Problem, ProblemKind, Revision, Scan, Scope, TEAM_DIR};
+use super::index::{commented_lines, loaded_span, parse_index, render_entry, IndexDoc, LONG_INDEX_LINE_UNITS};
+use super::{Memdir, MemdirError, Problem, ProblemKind, Revision, Scan, Scope, TopicFile, TEAM_DIR};
 use mneme_core::text::{utf16_len, MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
@@ -139,8 +139,13 @@ pub struct Health {
     /// `team/MEMORY.md`, when there is a `team/` folder.
     pub team_index: Option<IndexHealth>,
     /// Topic files no index line points at (daily logs under `logs/` excepted: they are
-    /// not meant to be indexed).
+    /// not meant to be indexed), newest first, at most 50 of them (`UNINDEXED_LISTED`): a
+    /// folder of thousands would otherwise carry every name. `unindexedCount` says how many
+    /// there are; the memory list's `indexed` flag tells each memory.
     pub unindexed: Vec<String>,
+    /// How many topic files no index line points at, all of them (`unindexed` lists the
+    /// newest).
+    pub unindexed_count: usize,
     /// `[[links]]` that match no memory.
     pub dangling_links: Vec<DanglingLink>,
     /// Index lines an unfinished edit left showing the memory's old name or description;
@@ -149,6 +154,9 @@ pub struct Health {
     /// Files the scan could not read fully, and an unreadable index.
     pub problems: Vec<Problem>,
 }
+
+/// The most unindexed memories [`Health::unindexed`] names.
+pub const UNINDEXED_LISTED: usize = 50;
 
 /// What one index fix changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -269,6 +277,11 @@ fn past_cap_entries(content: &str, scope: Scope, root: &Path) -> Vec<IndexEntryR
         .collect()
 }
 
+/// Newest first by modification time, then by path.
+fn newest_first(files: &mut [&TopicFile]) {
+    files.sort_by(|a, b| b.mtime_ns.cmp(&a.mtime_ns).then_with(|| a.rel_path.cmp(&b.rel_path)));
+}
+
 impl Memdir {
     fn target_exists(&self, rel: &str) -> bool {
         fs::symlink_metadata(self.abs(rel)).is_ok()
@@ -350,12 +363,11 @@ impl Memdir {
         let index = self.index_health(Scope::Private, &mut problems);
         let team_index = self.has_team_dir().then(|| self.index_health(Scope::Team, &mut problems));
         let indexed = self.indexed_targets();
-        let unindexed = scan
-            .files
-            .iter()
-            .filter(|f| !indexed.contains(&f.rel_path) && !f.rel_path.starts_with("logs/"))
-            .map(|f| f.rel_path.clone())
-            .collect();
+        let mut unindexed: Vec<&TopicFile> =
+            scan.files.iter().filter(|f| !indexed.contains(&f.rel_path) && !f.rel_path.starts_with("logs/")).collect();
+        let unindexed_count = unindexed.len();
+        newest_first(&mut unindexed);
+        let unindexed = unindexed.into_iter().take(UNINDEXED_LISTED).map(|f| f.rel_path.clone()).collect();
         let mut known: HashSet<&str> = HashSet::new();
         for f in &scan.files {
             known.insert(f.stem());
@@ -375,7 +387,7 @@ impl Memdir {
             })
             .collect();
         let stale_index_lines = self.stale_index_lines();
-        Health { topic_count: scan.files.len(), index, team_index, unindexed, dangling_links, stale_index_lines, problems }
+        Health { topic_count: scan.files.len(), index, team_index, unindexed, unindexed_count, dangling_links, stale_index_lines, problems }
     }
 
     pub(crate) fn fix_result(&self, scope: Scope, added: Vec<String>, removed: Vec<String>, moved: Vec<String>, revision: Option<Revision>) -> IndexFix {
@@ -396,18 +408,22 @@ impl Memdir {
         let indexed = self.indexed_targets();
         let mut fixes = Vec::new();
         for scope in [Scope::Private, Scope::Team] {
-            let missing: Vec<_> = scan
+            let mut missing: Vec<_> = scan
                 .files
                 .iter()
                 .filter(|f| f.scope == scope && !indexed.contains(&f.rel_path) && !f.rel_path.starts_with("logs/"))
                 .collect();
+            // Newest first: when the cap stops the fix, the lines Claude Code reads are for the
+            // memories written last, not those whose names sort first.
+            newest_first(&mut missing);
             if missing.is_empty() {
                 continue;
             }
             let root = self.root.clone();
-            let ((added, left_out), revision) = self.edit_index(scope, |doc| {
+            let (added_and_left, revision) = self.edit_index(scope, |doc| {
                 let present: HashSet<String> = doc.entries(scope, &root).into_iter().map(|(_, e)| e.rel_path).collect();
                 let wanted: Vec<_> = missing.iter().filter(|f| !present.contains(&f.rel_path)).collect();
+                let hidden_before = commented_lines(&doc.lines);
                 // Each entry is one non-blank line, so no more than the line cap can ever be
                 // read; trying only that many keeps a folder of thousands from rendering and
                 // measuring an index of thousands of lines.
@@ -425,9 +441,26 @@ impl Memdir {
                 let fit = at.iter().take_while(|&&i| loaded.get(i).copied().unwrap_or(false)).count();
                 doc.remove(&at[fit..]);
                 added.truncate(fit);
+                at.truncate(fit);
+                // Claude Code strips an HTML comment only once it closes: a `<!--` left open
+                // hides nothing, until a line after it holds `-->`. An added line whose
+                // description holds one would close it, and every line from the `<!--` on would
+                // vanish from what Claude Code reads. Nothing is written then.
+                if let Some(&first) = at.first() {
+                    let hidden = commented_lines(&doc.lines);
+                    let newly = |i: usize| hidden[i] && !hidden_before.get(i).copied().unwrap_or(false);
+                    if (0..first).chain(at.iter().copied()).any(newly) {
+                        let closer = at.iter().position(|&i| doc.lines[i].text.contains("-->")).map(|k| wanted[k].rel_path.clone());
+                        doc.remove(&at);
+                        let opened = doc.lines[..first].iter().rposition(|l| l.text.contains("<!--")).map_or(first, |i| i + 1);
+                        return Err((opened, closer.unwrap_or_default()));
+                    }
+                }
                 let left_out: Vec<String> = wanted[fit..].iter().map(|f| f.rel_path.clone()).collect();
-                (added, left_out)
+                Ok((added, left_out))
             })?;
+            let (added, left_out) =
+                added_and_left.map_err(|(line, closed_by)| MemdirError::IndexCommentOpen { index: scope.index_rel_path().to_string(), line, closed_by })?;
             if !added.is_empty() || !left_out.is_empty() {
                 let mut fix = self.fix_result(scope, added, Vec::new(), Vec::new(), revision);
                 fix.left_out = left_out;
@@ -612,9 +645,14 @@ mod tests {
         t.write("logs/2026/01/2026-01-01.md", "daily log, never indexed");
         t.write("team/t.md", "team memory, [[sub/deep]]");
         t.write("sub/deep.md", "x");
+        t.set_mtime("c.md", 1_700_000_000, 0);
+        t.set_mtime("team/t.md", 1_700_000_001, 0);
+        t.set_mtime("sub/deep.md", 1_700_000_002, 0);
         let h = t.memdir().health();
         assert_eq!(h.topic_count, 6);
-        assert_eq!(h.unindexed, ["c.md", "sub/deep.md", "team/t.md"]);
+        // Newest first.
+        assert_eq!(h.unindexed, ["sub/deep.md", "team/t.md", "c.md"]);
+        assert_eq!(h.unindexed_count, 3);
         assert_eq!(h.index.missing_targets.iter().map(|r| r.line).collect::<Vec<_>>(), [3]);
         assert_eq!(h.index.duplicates, vec![Duplicate { rel_path: "a.md".into(), lines: vec![2, 4] }]);
         assert_eq!(h.index.long_lines.iter().map(|l| l.line).collect::<Vec<_>>(), [5]);
@@ -665,12 +703,14 @@ mod tests {
         t.write("MEMORY.md", &entries(195));
         for i in 1..=10 {
             t.write(&format!("new{i:02}.md"), &format!("---\nname: n{i}\ndescription: d{i}\n---\n"));
+            t.set_mtime(&format!("new{i:02}.md"), 1_700_000_000 + i64::from(i), 0);
         }
         let m = t.memdir();
         let fixes = m.add_missing_index_lines().unwrap();
         assert_eq!(fixes.len(), 1);
-        assert_eq!(fixes[0].added, (1..=5).map(|i| format!("- [n{i}](new{i:02}.md) — d{i}")).collect::<Vec<_>>());
-        assert_eq!(fixes[0].left_out, (6..=10).map(|i| format!("new{i:02}.md")).collect::<Vec<_>>());
+        // The newest memories get the room, newest first.
+        assert_eq!(fixes[0].added, (6..=10).rev().map(|i| format!("- [n{i}](new{i:02}.md) — d{i}")).collect::<Vec<_>>());
+        assert_eq!(fixes[0].left_out, (1..=5).rev().map(|i| format!("new{i:02}.md")).collect::<Vec<_>>());
         assert!(fixes[0].past_cap_after.is_empty());
         let h = m.health().index;
         assert_eq!((h.line_count, h.truncated), (200, false));
@@ -695,6 +735,54 @@ mod tests {
         assert!(!h.truncated && h.unit_count <= MAX_ENTRYPOINT_UNITS, "{} units", h.unit_count);
         assert!(h.unit_count + 910 > MAX_ENTRYPOINT_UNITS, "stopped only when the next line would not fit: {} units", h.unit_count);
         assert!(h.past_cap.is_empty());
+    }
+
+    /// A folder of thousands of unindexed memories: the report names the newest fifty and
+    /// counts them all, rather than carrying every name.
+    #[test]
+    fn the_unindexed_list_names_the_newest_and_counts_all() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [m000](m000.md)\n");
+        for i in 0..120 {
+            let rel = format!("m{i:03}.md");
+            t.write(&rel, "x");
+            // Names and times in opposite orders: the newest sort last by name.
+            t.set_mtime(&rel, 1_700_000_000 + i, 0);
+        }
+        let h = t.memdir().health();
+        assert_eq!(h.unindexed_count, 119);
+        assert_eq!(h.unindexed.len(), UNINDEXED_LISTED);
+        assert_eq!(h.unindexed, (70..120).rev().map(|i| format!("m{i:03}.md")).collect::<Vec<_>>());
+    }
+
+    /// A `<!--` left open near the end of the index hides nothing from Claude Code (it strips
+    /// a comment only once it closes), so lines are added after it; but a line whose
+    /// description holds `-->` would close it and hide everything from the `<!--` on, so the
+    /// fix refuses and writes nothing.
+    #[test]
+    fn adding_lines_refuses_to_close_a_comment_left_open() {
+        let t = TestDir::new();
+        let index = "- [A](a.md)\n\n<!-- ideas:\n- [B](b.md)\n\n";
+        t.write("MEMORY.md", index);
+        for rel in ["a.md", "b.md", "c.md"] {
+            t.write(rel, "x");
+        }
+        t.write("d.md", "---\ndescription: build --> deploy\n---\n");
+        let e = t.memdir().add_missing_index_lines().unwrap_err();
+        assert_eq!(e.code(), "index-comment-open");
+        assert_eq!(
+            e.to_string(),
+            "MEMORY.md line 3 opens an HTML comment (<!--) that is never closed, and the line Fix index would add for d.md holds -->, which closes it: Claude Code would then hide every line from the <!-- to there. Close the comment with --> (or remove the <!--), then fix the index again."
+        );
+        assert_eq!(t.read("MEMORY.md"), index);
+        // Without that line the comment stays open, hides nothing, and the line is added where
+        // Claude Code reads it.
+        std::fs::remove_file(t.mem().join("d.md")).unwrap();
+        let fixes = t.memdir().add_missing_index_lines().unwrap();
+        assert_eq!(fixes[0].added, ["- [c](c.md)"]);
+        assert_eq!(t.read("MEMORY.md"), "- [A](a.md)\n\n<!-- ideas:\n- [B](b.md)\n- [c](c.md)\n\n");
+        let h = t.memdir().health();
+        assert_eq!((h.unindexed_count, h.index.entry_count), (0, 3));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! assumption that the reader moved with the writer.
 
 use super::{Memdir, MemdirError, ProblemKind, TopicHeader, INDEX_FILE};
-use std::collections::HashMap;
+use std::path::PathBuf;
 use mneme_core::versions::{Profile, Runtime};
 use mneme_core::text::iso8601_millis;
 
@@ -25,18 +25,36 @@ pub const MAX_MEMORY_FILES: usize = 200;
 /// `logs/`, `sessions/` and `proposals/`; from 2.1.326 a memory that is a symbolic link is
 /// listed after the plain files.
 pub fn select_for_manifest(headers: Vec<TopicHeader>, release: &Profile) -> Vec<TopicHeader> {
-    let mut headers: Vec<TopicHeader> = headers.into_iter().map(|h| h.as_read_by(release)).collect();
-    headers.retain(|h| left_out_by_scan(&h.rel_path, release).is_none());
+    let headers: Vec<TopicHeader> = headers.into_iter().map(|h| h.as_read_by(release)).collect();
+    let mut headers = manifest_order(headers, release, |h| (&h.rel_path, h.symlink, h.mtime_ns));
+    headers.truncate(MAX_MEMORY_FILES);
+    headers
+}
+
+/// [`select_for_manifest`]'s order without the cut: what the release's scan lists of `items`
+/// (by path), newest first, ties as its runtime lists them. `key` gives an item's relative
+/// path, whether it was listed as a link, and its modification time in nanoseconds — all the
+/// order depends on, so a folder can be ordered from `stat` alone and only its newest files read.
+fn manifest_order<T>(mut items: Vec<T>, release: &Profile, key: impl Fn(&T) -> (&String, bool, i64)) -> Vec<T> {
+    items.retain(|h| left_out_by_scan(key(h).0, release).is_none());
     if release.runtime == Runtime::Node {
-        headers.sort_by(|a, b| node_listing_order(&a.rel_path, &b.rel_path));
+        items.sort_by(|a, b| node_listing_order(key(a).0, key(b).0));
     }
     if release.memory_scan_links_last {
         // Stable: the files keep their order, then the links keep theirs.
-        headers.sort_by_key(|h| h.symlink);
+        items.sort_by_key(|h| key(h).1);
     }
-    headers.sort_by_key(|h| std::cmp::Reverse(h.mtime_ns));
-    headers.truncate(MAX_MEMORY_FILES);
-    headers
+    items.sort_by_key(|h| std::cmp::Reverse(key(h).2));
+    items
+}
+
+/// A file the release's scan lists, known by its `stat` before its head is read.
+struct Listed {
+    rel: String,
+    abs: PathBuf,
+    /// Listed as, or reached through, a symbolic link.
+    symlink: bool,
+    mtime_ns: i64,
 }
 
 /// Why the release's memory scan leaves a file out whatever it holds (see [`select_for_manifest`]).
@@ -159,37 +177,60 @@ impl Memdir {
     /// [`MemdirError::ListingFails`]: Claude Code's scan then lists nothing.
     pub fn manifest_headers(&self) -> Result<Vec<TopicHeader>, MemdirError> {
         let release = self.release();
-        let scan = self.scan_headers()?;
-        let saw_links = scan.headers.iter().any(|h| h.symlink)
-            || scan.problems.iter().any(|p| {
+        // Which files there are and their times come from `stat`; only the heads of the newest
+        // are read, so the manifest of a folder of 10,000 memories reads about 200 files.
+        let (stated, problems) = self.scan_states()?;
+        let saw_links = stated.iter().any(|s| s.symlink)
+            || problems.iter().any(|p| {
                 matches!(p.kind, ProblemKind::SymlinkNotFollowed | ProblemKind::SymlinkOutside | ProblemKind::Unreadable)
             });
-        let subfolders = scan.headers.iter().any(|h| h.rel_path.contains('/'));
+        let subfolders = stated.iter().any(|s| s.rel.contains('/'));
         // Mneme's walk is the recursive readdir's order (Bun's) when no link is involved.
-        if !(saw_links || release.memory_scan_links_last && subfolders) {
-            return Ok(select_for_manifest(scan.headers, release));
-        }
-        let root = self.real_root()?;
-        let listed = super::listing::list(&root, release.memory_scan_links_last).map_err(|f| MemdirError::ListingFails {
-            release: if release.memory_scan_links_last { "2.1.326 and later" } else { "before 2.1.326" }.to_string(),
-            link: f.link,
-            reason: f.reason,
-        })?;
-        let mut scanned: HashMap<String, TopicHeader> = scan.headers.into_iter().map(|h| (h.rel_path.clone(), h)).collect();
+        let listed: Vec<Listed> = if !(saw_links || release.memory_scan_links_last && subfolders) {
+            stated
+                .into_iter()
+                .filter_map(|s| Some(Listed { mtime_ns: s.state?.mtime_ns, rel: s.rel, abs: s.abs, symlink: false }))
+                .collect()
+        } else {
+            let root = self.real_root()?;
+            let listing = super::listing::list(&root, release.memory_scan_links_last).map_err(|f| MemdirError::ListingFails {
+                release: if release.memory_scan_links_last { "2.1.326 and later" } else { "before 2.1.326" }.to_string(),
+                link: f.link,
+                reason: f.reason,
+            })?;
+            listing
+                .into_iter()
+                .filter(|l| {
+                    let name = l.rel.rsplit('/').next().unwrap_or(&l.rel);
+                    name.ends_with(".md") && name != INDEX_FILE
+                })
+                // Where the entry leads, as its head will be read: a file reached through a
+                // link is listed at the time of the file it leads to.
+                .filter_map(|l| {
+                    let meta = std::fs::metadata(&l.path).ok().filter(|m| m.is_file())?;
+                    Some(Listed { mtime_ns: super::revision::mtime_ns(&meta), rel: l.rel, abs: l.path, symlink: l.via_link })
+                })
+                .collect()
+        };
         let mut buf = Vec::new();
-        let mut headers = Vec::with_capacity(listed.len());
-        for l in listed {
-            let name = l.rel.rsplit('/').next().unwrap_or(&l.rel);
-            if !name.ends_with(".md") || name == INDEX_FILE {
-                continue;
+        let mut headers = Vec::with_capacity(MAX_MEMORY_FILES.min(listed.len()));
+        // A file whose head cannot be read is left out, as Claude Code leaves out a read that
+        // fails, and the next newest takes its place.
+        for l in manifest_order(listed, release, |l| (&l.rel, l.symlink, l.mtime_ns)) {
+            if headers.len() == MAX_MEMORY_FILES {
+                break;
             }
-            let header = match scanned.remove(&l.rel) {
-                Some(h) => Some(TopicHeader { symlink: h.symlink || l.via_link, ..h }),
-                None => super::scan::header_at(l.rel, l.path, l.via_link, &mut buf),
+            let header = if l.symlink {
+                super::scan::header_at(l.rel, l.abs, true, &mut buf)
+            } else {
+                super::scan::header_of_plain(l.rel, l.abs, &mut buf)
             };
-            headers.extend(header);
+            headers.extend(header.map(|h| h.as_read_by(release)));
         }
-        Ok(select_for_manifest(headers, release))
+        // A file written between its `stat` and its read carries its new time: keep the list
+        // newest first (stable, so it changes nothing otherwise).
+        headers.sort_by_key(|h| std::cmp::Reverse(h.mtime_ns));
+        Ok(headers)
     }
 
     /// The manifest Claude Code would build for this folder right now. Like Claude Code,

@@ -37,7 +37,9 @@ mod testutil;
 pub use error::MemdirError;
 pub use frontmatter_edit::{edited_content, new_memory_content};
 pub use generated_index::{generated_index, index_from_headers, GENERATED_LINE_MAX, GENERATED_MAX_LINES, GENERATED_MAX_UNITS};
-pub use health::{loaded_index_lines, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine, StaleIndexLine};
+pub use health::{
+    loaded_index_lines, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine, StaleIndexLine, UNINDEXED_LISTED,
+};
 pub use index::{parse_index, render_entry, DocLine, IndexDoc, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS, MAX_LINK_TRIES};
 pub use merge::{trash_folder, AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};
 pub use manifest::{
@@ -48,7 +50,7 @@ pub use path::{slugify, validate_topic_path, MAX_SLUG_LEN};
 pub use raw::validate_raw_path;
 pub use revision::Revision;
 pub use scan::{
-    FrontmatterProblem, HeaderFields, HeaderScan, OtherReadings, Problem, ProblemKind, Scan, TopicFile, TopicHeader,
+    FileState, FrontmatterProblem, HeaderFields, HeaderScan, OtherReadings, Problem, ProblemKind, Scan, TopicFile, TopicHeader,
     FRONTMATTER_MAX_LINES, HEAD_BYTE_CAP,
 };
 pub use trash::{EmptiedTrash, RemovedIndexLine, Restored, TrashEntry, TrashListing};

@@ -443,6 +443,50 @@ impl Memdir {
         Ok(HeaderScan { headers, problems })
     }
 
+    /// Every topic file's path and `stat`, in walk order, none opened, and the walk's problems:
+    /// what the manifest orders a folder by before it reads the newest files' heads. A missing
+    /// memory folder is an empty listing.
+    pub(crate) fn scan_states(&self) -> Result<(Vec<Stated>, Vec<Problem>), MemdirError> {
+        let stat = |_: &Path, c: Candidate, _: &mut Vec<u8>| {
+            let state = stat_candidate(&c);
+            let abs = c.abs();
+            Stated { rel: c.rel, abs, symlink: c.symlink, state }
+        };
+        let Some((batches, problems)) = self.read_candidates(stat)? else { return Ok((Vec::new(), Vec::new())) };
+        Ok((batches.into_iter().flatten().collect(), problems))
+    }
+
+    /// [`Memdir::scan_map`] for a caller that keeps what it made of each file: a plain file
+    /// whose `stat` gives a state `reuse` answers for is not opened (its answer is used), and
+    /// every file read is handed to `f` with its state as opened (`None` for a symbolic link,
+    /// which is read every time: its target may change with nothing here changing). The set
+    /// of files and their order are [`Memdir::scan_map`]'s; problems are those of the files
+    /// read.
+    pub fn scan_map_reusing<R: Send>(
+        &self,
+        reuse: impl Fn(&str, &FileState) -> Option<R> + Sync,
+        f: impl Fn(TopicFile, Option<FileState>) -> Option<R> + Sync,
+    ) -> Result<(Vec<R>, Vec<Problem>), MemdirError> {
+        let reader = self.release.frontmatter_reader;
+        let read = |root: &Path, c: Candidate, buf: &mut Vec<u8>| {
+            if !c.symlink {
+                if let Some(r) = stat_candidate(&c).and_then(|st| reuse(&c.rel, &st)) {
+                    return (Some(r), Vec::new());
+                }
+            }
+            let symlink = c.symlink;
+            let (file, problems) = read_topic_stated(root, c, buf, reader);
+            (file.and_then(|(t, st)| f(t, (!symlink).then_some(st))), problems)
+        };
+        let Some((batches, mut problems)) = self.read_candidates(read)? else { return Ok((Vec::new(), Vec::new())) };
+        let mut out = Vec::with_capacity(batches.iter().map(Vec::len).sum());
+        for (r, mut file_problems) in batches.into_iter().flatten() {
+            problems.append(&mut file_problems);
+            out.extend(r);
+        }
+        Ok((out, problems))
+    }
+
     /// Walks the folder and maps `f` over every candidate, returning the results in walk order
     /// (in batches, which spares copying them all into one vector) and the walk's own
     /// problems. `None` when the folder does not exist.
@@ -693,6 +737,92 @@ struct FileStat {
     mtime_ns: i64,
     /// 0 a plain file, 1 a folder, 2 anything else.
     kind: u8,
+    /// The rest of [`FileState`]: the file's identity and its last change of any kind.
+    dev: u64,
+    ino: u64,
+    changed_ns: i64,
+}
+
+impl FileStat {
+    fn state(&self) -> FileState {
+        FileState { dev: self.dev, ino: self.ino, size: self.size, mtime_ns: self.mtime_ns, changed_ns: self.changed_ns }
+    }
+}
+
+/// What `stat` says of a memory file, enough to tell that it changed without reading it: a
+/// write changes its size or modification time, a write that puts either back (`touch -d`,
+/// `cp -p`, `rsync -t`) still moves its change time (`ctime`, which nothing can set), and a
+/// file renamed into its place is another inode. A cache of what was read from a file may
+/// reuse it while all of this is equal, once the change time is old enough that a second
+/// write within the same clock tick is ruled out ([`FileState::changed_ns`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileState {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    /// The change time (`ctime`) in nanoseconds since the epoch, on Unix; elsewhere the
+    /// modification time. File systems stamp it from a coarse clock (a few milliseconds), so
+    /// two writes within one tick can share it: only a state whose change time lies clearly in
+    /// the past says the file is as it was read.
+    pub changed_ns: i64,
+}
+
+/// A `*.md` the walk found, stat'ed but not opened: what ordering a folder by modification
+/// time needs, without reading it.
+#[derive(Debug, Clone)]
+pub(crate) struct Stated {
+    pub rel: String,
+    pub abs: PathBuf,
+    /// Listed as a symbolic link.
+    pub symlink: bool,
+    /// A plain file's state (links followed); `None` when `stat` failed or it is not a plain
+    /// file (the scan would not list it: it leaves such a file out too).
+    pub state: Option<FileState>,
+}
+
+/// Folds seconds and nanoseconds into nanoseconds, clamped as [`file_stat`] clamps.
+#[cfg(unix)]
+fn fold_ns(secs: i64, nanos: i64) -> i64 {
+    let ns = i128::from(secs) * 1_000_000_000 + i128::from(nanos);
+    i64::try_from(ns.clamp(-i128::from(i64::MAX), i128::from(i64::MAX))).unwrap_or(0)
+}
+
+/// `stat` of a candidate without opening it: a plain one relative to its folder's handle and
+/// not followed (as the scan opens it), a link followed (as Claude Code reads it).
+#[cfg(unix)]
+fn stat_candidate(c: &Candidate) -> Option<FileState> {
+    use rustix::fs::{AtFlags, FileType};
+    let st = if c.symlink {
+        rustix::fs::stat(c.abs()).ok()?
+    } else {
+        match &c.dir.fd {
+            Some(dir) => rustix::fs::statat(dir, c.name(), AtFlags::SYMLINK_NOFOLLOW).ok()?,
+            None => rustix::fs::lstat(c.abs()).ok()?,
+        }
+    };
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    Some(FileState {
+        dev: st.st_dev as u64,
+        ino: st.st_ino as u64,
+        size: u64::try_from(st.st_size).unwrap_or(0),
+        mtime_ns: fold_ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
+        changed_ns: fold_ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
+    })
+}
+
+#[cfg(not(unix))]
+fn stat_candidate(c: &Candidate) -> Option<FileState> {
+    let abs = c.abs();
+    let meta = if c.symlink { fs::metadata(&abs) } else { fs::symlink_metadata(&abs) }.ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mtime_ns = super::revision::mtime_ns(&meta);
+    Some(FileState { dev: 0, ino: 0, size: meta.len(), mtime_ns, changed_ns: mtime_ns })
 }
 
 /// `fstat` through rustix: a plain `fstat` is cheaper than the `statx` asking for the birth
@@ -702,14 +832,16 @@ struct FileStat {
 fn file_stat(file: &File) -> io::Result<FileStat> {
     use rustix::fs::FileType;
     let st = rustix::fs::fstat(file)?;
-    let ns = i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec);
-    let mtime_ns = i64::try_from(ns.clamp(-i128::from(i64::MAX), i128::from(i64::MAX))).unwrap_or(0);
+    #[allow(clippy::unnecessary_cast)]
+    let (mtime_ns, changed_ns) =
+        (fold_ns(st.st_mtime as i64, st.st_mtime_nsec as i64), fold_ns(st.st_ctime as i64, st.st_ctime_nsec as i64));
     let kind = match FileType::from_raw_mode(st.st_mode) {
         FileType::RegularFile => 0,
         FileType::Directory => 1,
         _ => 2,
     };
-    Ok(FileStat { size: u64::try_from(st.st_size).unwrap_or(0), mtime_ns, kind })
+    #[allow(clippy::unnecessary_cast)]
+    Ok(FileStat { size: u64::try_from(st.st_size).unwrap_or(0), mtime_ns, kind, dev: st.st_dev as u64, ino: st.st_ino as u64, changed_ns })
 }
 
 #[cfg(not(unix))]
@@ -722,7 +854,8 @@ fn file_stat(file: &File) -> io::Result<FileStat> {
     } else {
         2
     };
-    Ok(FileStat { size: meta.len(), mtime_ns: super::revision::mtime_ns(&meta), kind })
+    let mtime_ns = super::revision::mtime_ns(&meta);
+    Ok(FileStat { size: meta.len(), mtime_ns, kind, dev: 0, ino: 0, changed_ns: mtime_ns })
 }
 
 /// Opens a plain (not symbolic link) candidate relative to its folder's handle. `O_NOFOLLOW`:
@@ -875,6 +1008,17 @@ pub(crate) fn header_at(rel: String, abs: PathBuf, symlink: bool, buf: &mut Vec<
     header_from(rel, abs, file, &st, symlink, buf).ok()
 }
 
+/// [`header_at`] for a file the walk listed as a plain file: opened without following a link
+/// swapped in since, as the scan opens it.
+pub(crate) fn header_of_plain(rel: String, abs: PathBuf, buf: &mut Vec<u8>) -> Option<TopicHeader> {
+    let file = crate::open::open_no_wait_no_follow(&abs).ok()?;
+    let st = file_stat(&file).ok()?;
+    if st.kind != 0 {
+        return None;
+    }
+    header_from(rel, abs, file, &st, false, buf).ok()
+}
+
 fn header_from(
     rel: String,
     abs: PathBuf,
@@ -938,6 +1082,18 @@ pub(crate) fn ns_to_ms(ns: i64) -> i64 {
 
 /// A topic file read in full, its frontmatter as `reader` (the release listed for) reads it.
 fn read_topic(real_root: &Path, c: Candidate, buf: &mut Vec<u8>, reader: FrontmatterReader) -> (Option<TopicFile>, Vec<Problem>) {
+    let (file, problems) = read_topic_stated(real_root, c, buf, reader);
+    (file.map(|(f, _)| f), problems)
+}
+
+/// [`read_topic`], with the state of the file as it was opened (taken before the read: a
+/// write during the read leaves a later state, so the text is never taken for newer than it is).
+fn read_topic_stated(
+    real_root: &Path,
+    c: Candidate,
+    buf: &mut Vec<u8>,
+    reader: FrontmatterReader,
+) -> (Option<(TopicFile, FileState)>, Vec<Problem>) {
     let mut problems = Vec::new();
     let abs = c.abs();
     let (mut file, st) = match open_candidate(real_root, &c, &abs) {
@@ -964,7 +1120,7 @@ fn read_topic(real_root: &Path, c: Candidate, buf: &mut Vec<u8>, reader: Frontma
         return (None, problems);
     }
     let topic = topic_from_bytes(c.rel, abs, st.mtime_ns, st.size, buf, &mut problems, reader);
-    (Some(topic), problems)
+    (Some((topic, st.state())), problems)
 }
 
 /// A [`TopicFile`] from a file's bytes, its frontmatter as `reader` reads it, adding to
