@@ -695,6 +695,28 @@ mod tests {
     use super::super::testutil::*;
     use super::*;
 
+    /// A memory folder holding `files` (path in the folder, text) and its `Memdir`: the set-up
+    /// most tests here start from.
+    fn folder_with(files: &[(&str, &str)]) -> (TestDir, Memdir) {
+        let t = TestDir::new();
+        for (rel, text) in files {
+            t.write(rel, text);
+        }
+        let m = t.memdir();
+        (t, m)
+    }
+
+    /// The folder of trash entry `id`.
+    fn entry_dir(t: &TestDir, id: &str) -> PathBuf {
+        t.path().join("trash").join(id)
+    }
+
+    /// A second memory folder beside `t`'s, sharing its trash.
+    fn other_folder(t: &TestDir) -> Memdir {
+        std::fs::create_dir_all(t.path().join("other")).unwrap();
+        Memdir::new(t.path().join("other"), t.path().join("trash"), clock())
+    }
+
     #[test]
     fn delete_and_restore_round_trip() {
         let t = TestDir::new();
@@ -713,7 +735,7 @@ mod tests {
         );
         assert_eq!(t.tree(), "MEMORY.md: # Memories\\n- [B](b.md) — second\\n\nb.md: b");
         // The trash is outside the memory folder and holds the file and its record.
-        let stored = t.path().join("trash").join(&e.id).join("a.md");
+        let stored = entry_dir(&t, &e.id).join("a.md");
         assert_eq!(std::fs::read_to_string(stored).unwrap(), "---\nname: a\n---\nA body\n");
         let listing = m.list_trash().unwrap();
         assert_eq!(listing.entries, vec![e.clone()]);
@@ -728,9 +750,7 @@ mod tests {
 
     #[test]
     fn restore_refuses_to_overwrite() {
-        let t = TestDir::new();
-        t.write("a.md", "old");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("a.md", "old")]);
         let e = m.delete("a.md").unwrap();
         t.write("a.md", "new memory with the same name");
         assert_eq!(m.restore(&e.id).unwrap_err().code(), "already-exists");
@@ -778,10 +798,7 @@ mod tests {
 
     #[test]
     fn restore_does_not_duplicate_an_index_line() {
-        let t = TestDir::new();
-        t.write("MEMORY.md", "- [A](a.md)\n");
-        t.write("a.md", "a");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("MEMORY.md", "- [A](a.md)\n"), ("a.md", "a")]);
         let e = m.delete("a.md").unwrap();
         t.write("MEMORY.md", "- [A, re-added by hand](a.md)\n");
         assert_eq!(m.restore(&e.id).unwrap().index_lines_restored, 0);
@@ -793,12 +810,9 @@ mod tests {
     /// back the missing line and clears the entry, instead of calling it damaged.
     #[test]
     fn restoring_an_entry_whose_file_is_already_back_finishes_the_restore() {
-        let t = TestDir::new();
-        t.write("MEMORY.md", "- [A](a.md)\n- [B](b.md)\n");
-        t.write("a.md", "a");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("MEMORY.md", "- [A](a.md)\n- [B](b.md)\n"), ("a.md", "a")]);
         let e = m.delete("a.md").unwrap();
-        let entry = t.path().join("trash").join(&e.id);
+        let entry = entry_dir(&t, &e.id);
         std::fs::write(entry.join(RESTORING_FILE), "").unwrap();
         std::fs::rename(entry.join("a.md"), t.mem().join("a.md")).unwrap();
         assert_eq!(m.list_trash().unwrap().entries.len(), 1, "still listed: restoring it finishes the job");
@@ -810,7 +824,7 @@ mod tests {
         // With neither copy left, the entry is damaged and says so.
         t.write("b.md", "b");
         let e = m.delete("b.md").unwrap();
-        std::fs::remove_file(t.path().join("trash").join(&e.id).join("b.md")).unwrap();
+        std::fs::remove_file(entry_dir(&t, &e.id).join("b.md")).unwrap();
         assert_eq!(m.restore(&e.id).unwrap_err().code(), "trash-entry-damaged");
     }
 
@@ -839,16 +853,13 @@ mod tests {
     /// the entry was listed while the memory stayed, and restoring it only removed the entry.
     #[test]
     fn a_delete_cut_short_before_its_move_is_finished_by_the_listing() {
-        let t = TestDir::new();
-        t.write("MEMORY.md", "- [A](a.md) — first\n- [B](b.md) — second\n");
-        t.write("a.md", "---\nname: a\n---\nA body\n");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("MEMORY.md", "- [A](a.md) — first\n- [B](b.md) — second\n"), ("a.md", "---\nname: a\n---\nA body\n")]);
         let cut = delete_cut_short(&t, &m, "a.md");
         let listing = m.list_trash().unwrap();
         assert_eq!(listing.entries, vec![cut.clone()], "listed once, as the delete recorded it");
         assert!(!t.exists("a.md"), "the memory went to the trash");
         assert_eq!(t.read("MEMORY.md"), "- [B](b.md) — second\n");
-        let stored = t.path().join("trash").join(&cut.id).join("a.md");
+        let stored = entry_dir(&t, &cut.id).join("a.md");
         assert_eq!(std::fs::read_to_string(stored).unwrap(), "---\nname: a\n---\nA body\n");
         m.restore(&cut.id).unwrap();
         assert_eq!(t.read("MEMORY.md"), "- [A](a.md) — first\n- [B](b.md) — second\n");
@@ -860,11 +871,7 @@ mod tests {
     /// one entry, not two. A team pull's trash move cut short the same way is finished too.
     #[test]
     fn the_next_delete_finishes_a_delete_cut_short() {
-        let t = TestDir::new();
-        t.write("MEMORY.md", "- [A](a.md) — first\n");
-        t.write("a.md", "a");
-        t.write("team/notes.txt", "n");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("MEMORY.md", "- [A](a.md) — first\n"), ("a.md", "a"), ("team/notes.txt", "n")]);
         let cut = delete_cut_short(&t, &m, "a.md");
         let synced = delete_cut_short(&t, &m, "team/notes.txt");
         let again = m.delete("a.md").unwrap();
@@ -882,15 +889,12 @@ mod tests {
     /// delete: the record goes and the memory stays as it is now.
     #[test]
     fn a_delete_cut_short_of_a_memory_changed_since_is_dropped() {
-        let t = TestDir::new();
-        t.write("MEMORY.md", "- [A](a.md) — first\n");
-        t.write("a.md", "a");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("MEMORY.md", "- [A](a.md) — first\n"), ("a.md", "a")]);
         let cut = delete_cut_short(&t, &m, "a.md");
         t.write("a.md", "a, edited after the delete was cut short");
         let listing = m.list_trash().unwrap();
         assert!(listing.entries.is_empty() && listing.damaged.is_empty(), "{listing:?}");
-        assert!(!t.path().join("trash").join(&cut.id).exists());
+        assert!(!entry_dir(&t, &cut.id).exists());
         assert_eq!(t.read("a.md"), "a, edited after the delete was cut short");
         assert_eq!(t.read("MEMORY.md"), "- [A](a.md) — first\n");
     }
@@ -898,11 +902,9 @@ mod tests {
     /// A delete still running (its entry locked) is not taken for one cut short.
     #[test]
     fn a_running_delete_is_left_to_finish() {
-        let t = TestDir::new();
-        t.write("a.md", "a");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("a.md", "a")]);
         let cut = delete_cut_short(&t, &m, "a.md");
-        let dir = t.path().join("trash").join(&cut.id);
+        let dir = entry_dir(&t, &cut.id);
         let held = lock_entry(&dir).unwrap();
         let lister = {
             let m = t.memdir();
@@ -920,8 +922,7 @@ mod tests {
     #[test]
     #[cfg(target_os = "linux")]
     fn an_entry_left_by_a_delete_killed_before_its_record_is_cleared() {
-        let t = TestDir::new();
-        let m = t.memdir();
+        let (t, m) = folder_with(&[]);
         let entry = t.path().join("trash").join("1-a");
         std::fs::create_dir_all(&entry).unwrap();
         // A pid far above any the kernel hands out (pid_max is at most 2^22): a dead writer.
@@ -933,10 +934,7 @@ mod tests {
 
     #[test]
     fn team_deletes_touch_the_team_index() {
-        let t = TestDir::new();
-        t.write("team/MEMORY.md", "- [T](t.md) — team\n");
-        t.write("team/t.md", "t");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("team/MEMORY.md", "- [T](t.md) — team\n"), ("team/t.md", "t")]);
         let e = m.delete("team/t.md").unwrap();
         assert_eq!(e.index_lines[0].index_rel_path, "team/MEMORY.md");
         assert_eq!(t.read("team/MEMORY.md"), "");
@@ -946,11 +944,7 @@ mod tests {
 
     #[test]
     fn synced_files_trash_without_index_edits_and_restore() {
-        let t = TestDir::new();
-        t.write("team/MEMORY.md", "- [T](t.md)\n");
-        t.write("team/t.md", "t");
-        t.write("team/notes.txt", "n");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("team/MEMORY.md", "- [T](t.md)\n"), ("team/t.md", "t"), ("team/notes.txt", "n")]);
         let e = m.trash_file("team/t.md").unwrap();
         assert!(e.index_lines.is_empty());
         assert!(!t.exists("team/t.md"));
@@ -958,7 +952,7 @@ mod tests {
         let idx = m.trash_file("team/MEMORY.md").unwrap();
         let txt = m.trash_copy("team/notes.txt").unwrap();
         assert_eq!(t.read("team/notes.txt"), "n", "a copy leaves the file in place");
-        assert_eq!(std::fs::read_to_string(t.path().join("trash").join(&txt.id).join("notes.txt")).unwrap(), "n");
+        assert_eq!(std::fs::read_to_string(entry_dir(&t, &txt.id).join("notes.txt")).unwrap(), "n");
         assert_eq!(m.list_trash().unwrap().entries.len(), 3);
         m.restore(&e.id).unwrap();
         m.restore(&idx.id).unwrap();
@@ -973,9 +967,7 @@ mod tests {
 
     #[test]
     fn same_instant_deletes_get_distinct_ids_newest_first() {
-        let t = TestDir::new();
-        t.write("a.md", "1");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("a.md", "1")]);
         let first = m.delete("a.md").unwrap();
         t.write("a.md", "2");
         let second = m.delete("a.md").unwrap();
@@ -988,9 +980,7 @@ mod tests {
 
     #[test]
     fn bad_ids_trash_inside_memdir_and_damaged_records() {
-        let t = TestDir::new();
-        t.write("a.md", "a");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("a.md", "a")]);
         for bad in ["../a", "x/y", ""] {
             assert_eq!(m.restore(bad).unwrap_err().code(), "invalid-input", "{bad}");
         }
@@ -998,7 +988,7 @@ mod tests {
         assert_eq!(inside.delete("a.md").unwrap_err().code(), "trash-inside-memdir");
         assert!(t.exists("a.md"));
         let e = m.delete("a.md").unwrap();
-        std::fs::write(t.path().join("trash").join(&e.id).join("record.json"), "{not json").unwrap();
+        std::fs::write(entry_dir(&t, &e.id).join("record.json"), "{not json").unwrap();
         let listing = m.list_trash().unwrap();
         assert!(listing.entries.is_empty());
         assert_eq!(listing.damaged.len(), 1);
@@ -1010,13 +1000,10 @@ mod tests {
     /// acted on it and emptying the trash removed it with the others.
     #[test]
     fn a_newer_mneme_s_trash_record_is_not_restored_emptied_or_settled() {
-        let t = TestDir::new();
-        t.write("a.md", "a");
-        t.write("b.md", "b");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("a.md", "a"), ("b.md", "b")]);
         let newer = m.delete("a.md").unwrap();
         let plain = m.delete("b.md").unwrap();
-        let dir = t.path().join("trash").join(&newer.id);
+        let dir = entry_dir(&t, &newer.id);
         let mut record: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join(RECORD_FILE)).unwrap()).unwrap();
         record["version"] = serde_json::json!(RECORD_VERSION + 1);
         let written = serde_json::to_vec(&record).unwrap();
@@ -1042,18 +1029,13 @@ mod tests {
     /// own, and so does an entry whose record is damaged (its folder is unknown).
     #[test]
     fn emptying_the_trash_removes_this_folders_entries_only() {
-        let t = TestDir::new();
-        t.write("a.md", "12345");
-        t.write("b.md", "123");
-        t.write("c.md", "c");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("a.md", "12345"), ("b.md", "123"), ("c.md", "c")]);
         m.delete("a.md").unwrap();
         m.delete("b.md").unwrap();
         let damaged = m.delete("c.md").unwrap();
-        std::fs::write(t.path().join("trash").join(&damaged.id).join("record.json"), "{not json").unwrap();
-        std::fs::create_dir_all(t.path().join("other")).unwrap();
+        std::fs::write(entry_dir(&t, &damaged.id).join("record.json"), "{not json").unwrap();
+        let other = other_folder(&t);
         std::fs::write(t.path().join("other/d.md"), "d").unwrap();
-        let other = Memdir::new(t.path().join("other"), t.path().join("trash"), clock());
         other.delete("d.md").unwrap();
 
         assert_eq!(m.empty_trash().unwrap(), EmptiedTrash { removed: 2, bytes: 8 });
@@ -1069,8 +1051,7 @@ mod tests {
         let t = TestDir::new();
         t.write("a.md", "a");
         let e = t.memdir().delete("a.md").unwrap();
-        std::fs::create_dir_all(t.path().join("other")).unwrap();
-        let other = Memdir::new(t.path().join("other"), t.path().join("trash"), clock());
+        let other = other_folder(&t);
         assert!(other.list_trash().unwrap().entries.is_empty());
         assert_eq!(other.restore(&e.id).unwrap_err().code(), "trash-entry-foreign");
     }
@@ -1104,13 +1085,11 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn record_paths_are_validated_on_restore() {
-        let t = TestDir::new();
-        t.write("a.md", "a");
-        let m = t.memdir();
+        let (t, m) = folder_with(&[("a.md", "a")]);
         let e = m.delete("a.md").unwrap();
         let mut forged = e.clone();
         forged.original_rel_path = "../escaped.md".into();
-        std::fs::write(t.path().join("trash").join(&e.id).join("record.json"), serde_json::to_vec(&forged).unwrap()).unwrap();
+        std::fs::write(entry_dir(&t, &e.id).join("record.json"), serde_json::to_vec(&forged).unwrap()).unwrap();
         assert_eq!(m.restore(&e.id).unwrap_err().code(), "invalid-path");
         assert!(!t.path().join("escaped.md").exists());
     }
