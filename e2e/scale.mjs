@@ -415,6 +415,15 @@ async function main() {
     if (!warn.includes(`${fmt(unindexed)} topic files have no index line`) || !warn.includes('room for at most 5 of them')) fail(`the cap warning reads "${warn}"`);
     const issuesHint = await health.getByTestId('health-issues').evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '');
     if (!issuesHint.includes('except the topic files MEMORY.md has no room for: at most 5 more lines fit')) fail(`the "to fix" badge explains "${issuesHint}"`);
+    // The report names only the newest 50 memories with no line and counts them all; the card
+    // lists a few and says how many more there are.
+    if ((await api(server, 'health', { cwd: fx.repo })).unindexed.length !== 50) fail('the health report does not name just the newest 50 unindexed memories');
+    await health.getByTestId('health-details').click();
+    const more = health.getByTestId('unindexed-more');
+    await more.waitFor();
+    if ((await more.textContent()).trim() !== `and ${fmt(unindexed - 5)} more`) fail(`under the first unindexed memories: "${await more.textContent()}"`);
+    await health.getByTestId('show-all-unindexed').click();
+    await waitFor('the newest 50 unindexed memories to show', async () => (await more.textContent()).trim() === `and ${fmt(unindexed - 50)} more`);
     await health.getByTestId('fix-index').click();
     const report = health.getByTestId('fix-result');
     await report.waitFor({ timeout: 120_000 });
