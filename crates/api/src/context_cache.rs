@@ -454,33 +454,14 @@ const CONFIG_ENTRIES: [&str; 11] = [
 /// its CLAUDE.md and rules).
 const NESTED_ENTRIES: [&str; 3] = ["CLAUDE.md", "CLAUDE.local.md", ".claude"];
 
-/// Folders a package manager or tool fills (thousands of folders of other people's code and
-/// caches), whose listing is not watched: below the project, a folder with one of these names,
-/// or a Python virtual environment by any name (it holds `pyvenv.cfg`). Mneme's choice, to
-/// spare inotify watches: Claude Code skips no folder by name when it loads nested CLAUDE.md
-/// files, so one the walk found in here is still depended on by name, and one made in here
-/// later shows once something else drops the view.
-const HEAVY_FOLDERS: [&str; 16] = [
-    ".venv",
-    "venv",
-    "site-packages",
-    "__pycache__",
-    ".tox",
-    ".nox",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".next",
-    ".nuxt",
-    ".svelte-kit",
-    ".gradle",
-    ".terraform",
-    "bower_components",
-    ".direnv",
-];
-
+/// Folders a package manager or tool fills (`mneme_claudemd::TOOL_FOLDERS`, or a Python virtual
+/// environment by any name: thousands of folders of other people's code and caches), whose
+/// listing is not watched below the project. Mneme's choice, to spare inotify watches: Claude
+/// Code skips no folder by name when it loads nested CLAUDE.md files, so one the walk found in
+/// here is still depended on by name, and one made in here later shows once something else
+/// drops the view.
 fn is_heavy(dir: &Path) -> bool {
-    dir.file_name().is_some_and(|n| HEAVY_FOLDERS.iter().any(|h| n == *h)) || dir.join("pyvenv.cfg").is_file()
+    mneme_claudemd::is_tool_folder(dir)
 }
 
 /// What a view built from these inputs depends on (see the module's list).

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 pub use content::TEXT_FILE_EXTENSIONS;
 pub use mneme_markdown::{html_comment_kept_ranges, strip_html_comments};
-pub use loader::{agents_md_hook, load, touched};
+pub use loader::{agents_md_hook, is_tool_folder, load, touched, TOOL_FOLDERS};
 /// For callers that look at the same folders just before a load (the api's settings lookup)
 /// and for one-shot processes (the CLI); see each function.
 pub use paths::{folder_present, keep_files_open_until_exit, with_realpath_cache as with_folder_cache};

@@ -789,6 +789,40 @@ impl Walker {
 }
 
 const NESTED_SKIP_DIRS: [&str; 3] = [".git", "node_modules", "target"];
+
+/// Folders a package manager or tool fills with thousands of folders of other people's code and
+/// caches. Claude Code skips none of them by name when it loads nested CLAUDE.md files, so the
+/// nested walk lists them, but after every other folder: walked in name order, a big `.venv`
+/// spent the walk's 5,000-folder budget before `src` was reached. The api does not watch their
+/// listing either (`context_cache`), to spare inotify watches.
+pub const TOOL_FOLDERS: [&str; 16] = [
+    ".venv",
+    "venv",
+    "site-packages",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".gradle",
+    ".terraform",
+    "bower_components",
+    ".direnv",
+];
+
+/// Whether `dir` is one of [`TOOL_FOLDERS`] by name, or a Python virtual environment by any
+/// name (it holds `pyvenv.cfg`).
+pub fn is_tool_folder(dir: &Path) -> bool {
+    is_tool_folder_name(dir) || dir.join("pyvenv.cfg").is_file()
+}
+
+fn is_tool_folder_name(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| TOOL_FOLDERS.iter().any(|t| n == *t))
+}
 const NESTED_MAX_DEPTH: usize = 8;
 const NESTED_MAX_DIRS: usize = 5_000;
 
@@ -807,9 +841,11 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile], listed
     // deep cwd would cost a readlink per level through `fs::canonicalize`.
     let real_cwd = std::cell::OnceCell::new();
     let real_cwd = || real_cwd.get_or_init(|| mneme_store::paths::realpath(Path::new(cwd)).unwrap_or_else(|_| PathBuf::from(cwd)));
-    // Depth-first, sorted, so the listing is stable.
+    // Depth-first, sorted, so the listing is stable; the folders tools fill once the rest is
+    // done, in the order met.
     let mut stack: Vec<(PathBuf, usize)> = vec![(PathBuf::from(cwd), 0)];
-    while let Some((dir, depth)) = stack.pop() {
+    let mut later: std::collections::VecDeque<(PathBuf, usize)> = std::collections::VecDeque::new();
+    while let Some((dir, depth)) = stack.pop().or_else(|| later.pop_front()) {
         visited_dirs += 1;
         if visited_dirs > NESTED_MAX_DIRS {
             break;
@@ -859,7 +895,12 @@ fn nested_candidates(opts: &LoadOptions, cwd: &str, eager: &[LoadedFile], listed
             .map(|e| e.path())
             .collect();
         subdirs.sort();
-        for d in subdirs.into_iter().rev() {
+        // A virtual environment by another name is looked for where they are made, in the
+        // working folder (a `pyvenv.cfg` looked for in every folder would double the walk's cost).
+        let (tools, own): (Vec<PathBuf>, Vec<PathBuf>) =
+            subdirs.into_iter().partition(|d| if depth == 0 { is_tool_folder(d) } else { is_tool_folder_name(d) });
+        later.extend(tools.into_iter().map(|d| (d, depth + 1)));
+        for d in own.into_iter().rev() {
             stack.push((d, depth + 1));
         }
     }

@@ -786,6 +786,36 @@ fn a_file_nested_past_the_limit_is_left_out_saying_why() {
     assert!(reason.describe().contains("more than 400 levels deep") && reason.describe().contains("flatten the nesting"));
 }
 
+/// A folder a tool fills (`.venv`, which sorts before `src`) is walked after the project's own
+/// folders, so thousands of folders in it do not spend the walk's budget before `src` is
+/// reached; and a folder the walk never enters by name (`target`, `node_modules`) is still read
+/// when it is the working folder itself.
+#[test]
+fn a_big_virtual_environment_does_not_hide_the_projects_own_nested_files() {
+    let fx = Fx::new();
+    git(&fx.p("repo"), &["init", "-q"]);
+    fx.write("repo/src/CLAUDE.md", "SRC\n");
+    fx.write("repo/.venv/CLAUDE.md", "VENV\n");
+    fx.write("repo/env/pyvenv.cfg", "home = /usr/bin\n");
+    for i in 0..5_001 {
+        fs::create_dir_all(fx.p(&format!("repo/.venv/lib/p{i}"))).unwrap();
+        if i < 3 {
+            fs::create_dir_all(fx.p(&format!("repo/env/lib/p{i}"))).unwrap();
+        }
+    }
+    let ctx = load(&fx.opts("repo"));
+    let listed: Vec<String> = ctx.nested_candidates.iter().filter_map(|p| fx.rel(p)).collect();
+    assert_eq!(listed, ["repo/src/CLAUDE.md", "repo/.venv/CLAUDE.md"]);
+    assert!(mneme_claudemd::is_tool_folder(&fx.p("repo/env")) && !mneme_claudemd::is_tool_folder(&fx.p("repo/src")));
+
+    fx.write("repo/target/CLAUDE.md", "TARGET\n");
+    fx.write("repo/target/sub/CLAUDE.md", "TARGET SUB\n");
+    let ctx = load(&fx.opts("repo/target"));
+    assert!(fx.names(&ctx.files).contains(&"repo/target/CLAUDE.md".to_string()), "{:?}", fx.names(&ctx.files));
+    let listed: Vec<String> = ctx.nested_candidates.iter().filter_map(|p| fx.rel(p)).collect();
+    assert_eq!(listed, ["repo/target/sub/CLAUDE.md"]);
+}
+
 /// `CLAUDE.md` linked to a `/proc` file that says it is empty and streams without end is
 /// reported as unreadable after a bounded read, not read until memory runs out.
 #[test]
