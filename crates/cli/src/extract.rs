@@ -66,9 +66,9 @@ fn unlined_saved(r: &RunRecord) -> String {
         c.changes.iter().filter(|f| f.after.is_none() && f.path.file_name().is_some_and(|n| n != "MEMORY.md")).count()
     });
     if r.memory_paths.is_empty() && removed > 0 {
-        format!("Removed {removed} {} from {}", if removed == 1 { "memory" } else { "memories" }, safe_path(&r.memory_dir))
+        format!("Removed {removed} {} from {}", if removed == 1 { "memory" } else { "memories" }, safe_path(&r.about.memory_dir))
     } else {
-        format!("Saved changes to {}", safe_path(&r.memory_dir))
+        format!("Saved changes to {}", safe_path(&r.about.memory_dir))
     }
 }
 

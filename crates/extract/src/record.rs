@@ -116,16 +116,9 @@ pub struct RunRecord {
     /// When it started: milliseconds since the epoch and ISO 8601.
     pub started_ms: u64,
     pub started_at: String,
-    pub memory_dir: PathBuf,
-    pub project_root: PathBuf,
-    pub session_id: Option<String>,
-    pub transcript: PathBuf,
-    pub trigger: Trigger,
-    /// `offline`, or the provider kind (`anthropic`, `openai`, `claude-cli`).
-    pub engine: String,
-    pub model: Option<String>,
-    /// Claude Code's `newMessageCount`.
-    pub new_message_count: usize,
+    /// What the run is about; its fields sit beside the others in the log's JSON.
+    #[serde(flatten)]
+    pub about: RunAbout,
     pub outcome: RunOutcome,
     /// Files the run wrote (Claude Code's `writtenPaths`).
     pub written_paths: Vec<PathBuf>,
@@ -147,17 +140,20 @@ pub struct RunRecord {
     pub left_out: Option<LeftOut>,
 }
 
-/// What a run is about, known before it does anything: for [`RunRecord::nothing_done`].
-#[derive(Debug, Clone, PartialEq)]
+/// What a run is about, known before it does anything ([`RunRecord::nothing_done`]): part of
+/// every [`RunRecord`], once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RunAbout {
     pub memory_dir: PathBuf,
     pub project_root: PathBuf,
     pub session_id: Option<String>,
     pub transcript: PathBuf,
     pub trigger: Trigger,
-    /// As [`RunRecord::engine`].
+    /// `offline`, or the provider kind (`anthropic`, `openai`, `claude-cli`).
     pub engine: String,
     pub model: Option<String>,
+    /// Claude Code's `newMessageCount`.
     pub new_message_count: usize,
 }
 
@@ -166,19 +162,11 @@ impl RunRecord {
     /// refused nothing yet: a fresh id, `about`, and `outcome`. A run that did something sets
     /// those fields on it; one that ended before (off, skipped, failed) is recorded as it is.
     pub fn nothing_done(started_ms: u128, about: RunAbout, outcome: RunOutcome) -> RunRecord {
-        let RunAbout { memory_dir, project_root, session_id, transcript, trigger, engine, model, new_message_count } = about;
         RunRecord {
             id: data::new_id(started_ms),
             started_ms: started_ms as u64,
             started_at: mneme_core::text::iso8601_millis(started_ms as i128),
-            memory_dir,
-            project_root,
-            session_id,
-            transcript,
-            trigger,
-            engine,
-            model,
-            new_message_count,
+            about,
             outcome,
             written_paths: Vec::new(),
             memory_paths: Vec::new(),
@@ -275,7 +263,7 @@ pub(crate) fn append_run(data_dir: &Path, record: &RunRecord) -> io::Result<()> 
 /// Appends, first moving a log past `cap` bytes aside. The move is one rename: a process
 /// appending to the log it opened before writes into the older log, and nothing is lost.
 fn append_run_capped(data_dir: &Path, record: &RunRecord, cap: u64) -> io::Result<()> {
-    let path = runs_path(data_dir, &record.memory_dir);
+    let path = runs_path(data_dir, &record.about.memory_dir);
     if std::fs::metadata(&path).is_ok_and(|m| m.len() >= cap) {
         std::fs::rename(&path, older_log(&path))?;
     }
@@ -406,6 +394,16 @@ mod tests {
             "changeset": null, "turns": 0, "denials": [], "decisions": []
         }))
         .unwrap()
+    }
+
+    /// What a run is about is one struct ([`RunAbout`]) inside the record, but the log's lines
+    /// keep the layout every earlier build wrote: the same fields, in the same order, at the top.
+    #[test]
+    fn a_record_is_written_as_earlier_builds_wrote_it() {
+        let line = r#"{"id":"1","startedMs":1,"startedAt":"","memoryDir":"/m","projectRoot":"/p","sessionId":"s","transcript":"/t","trigger":"turnEnd","engine":"anthropic","model":"m","newMessageCount":3,"outcome":{"kind":"saved"},"writtenPaths":[],"memoryPaths":[],"teamCount":0,"message":null,"changeset":null,"turns":2,"denials":[],"decisions":[]}"#;
+        let r: RunRecord = serde_json::from_str(line).unwrap();
+        assert_eq!((r.about.session_id.as_deref(), r.about.trigger, r.about.new_message_count), (Some("s"), Trigger::TurnEnd, 3));
+        assert_eq!(serde_json::to_string(&r).unwrap(), line);
     }
 
     #[test]

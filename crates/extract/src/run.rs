@@ -713,7 +713,7 @@ impl Extractor {
     fn log(&self, rec: &RunRecord) -> Result<(), ExtractError> {
         let data_dir = self.env.data_dir();
         record::append_run(&data_dir, rec)
-            .map_err(|source| ExtractError::State { action: "write", path: record::runs_path(&data_dir, &rec.memory_dir), source })
+            .map_err(|source| ExtractError::State { action: "write", path: record::runs_path(&data_dir, &rec.about.memory_dir), source })
     }
 
     /// The memory files that items waiting in the inbox for this memory folder would create:

@@ -162,7 +162,7 @@ async fn a_model_run_writes_two_memories_and_the_index_and_says_so_as_claude_cod
     assert_eq!(r.message.as_deref(), Some("● Saved 2 memories\nuser_role.md\nfeedback_tabs.md"));
     assert_eq!(r.memory_paths, vec![PathBuf::from(w.m("user_role.md")), PathBuf::from(w.m("feedback_tabs.md"))]);
     assert_eq!(r.written_paths.len(), 3);
-    assert_eq!((r.engine.as_str(), r.model.as_deref(), r.new_message_count), ("anthropic", Some("claude-test-model"), 2));
+    assert_eq!((r.about.engine.as_str(), r.about.model.as_deref(), r.about.new_message_count), ("anthropic", Some("claude-test-model"), 2));
     assert_eq!(w.read("user_role.md").as_deref(), Some(ROLE));
     assert_eq!(w.read("feedback_tabs.md").as_deref(), Some(TABS));
     assert!(w.read("MEMORY.md").unwrap().contains("- [Tabs](feedback_tabs.md)"));
@@ -514,7 +514,7 @@ async fn turns_that_end_during_a_run_get_one_trailing_run_with_the_newest_contex
     let mut session = x.open_session(&w.transcript).unwrap();
     let messages = session.poll().unwrap().expect("a turn end");
     let recs = x.on_turn_end(&mut session, messages, Engine::Model(&p), &Cancel::new()).await.unwrap();
-    let triggers: Vec<_> = recs.iter().map(|r| (r.trigger, r.new_message_count)).collect();
+    let triggers: Vec<_> = recs.iter().map(|r| (r.about.trigger, r.about.new_message_count)).collect();
     use mneme_extract::record::Trigger::*;
     assert_eq!(triggers, [(TurnEnd, 2), (Trailing, 4)], "one trailing run over both later turns");
     assert_eq!(stub.model_requests().len(), 2);
@@ -573,7 +573,7 @@ async fn direct_writes_skip_and_every_n_throttles_without_calling_the_model() {
     stub.push(Turn::text("Nothing to save."));
     let m = s.poll().unwrap().unwrap();
     let r = x.on_turn_end(&mut s, m, Engine::Model(&p), &Cancel::new()).await.unwrap();
-    assert_eq!((r[0].outcome.clone(), r[0].new_message_count), (RunOutcome::NothingToSave, 4));
+    assert_eq!((r[0].outcome.clone(), r[0].about.new_message_count), (RunOutcome::NothingToSave, 4));
     assert_eq!(stub.model_requests().len(), 1);
 
     // The state survives a restart of Mneme.
@@ -787,7 +787,7 @@ async fn a_followed_session_holds_only_the_turns_since_its_last_run() {
         assert_eq!(m.len(), 3, "the cursor's message and the new turn");
         assert!(s.held_entries() <= 3, "{} entries held after turn {i}", s.held_entries());
         let r = x.on_turn_end(&mut s, m, Engine::Offline, &Cancel::new()).await.unwrap();
-        assert_eq!((r.len(), r[0].new_message_count, &r[0].outcome), (1, 2, &RunOutcome::NothingToSave), "turn {i}");
+        assert_eq!((r.len(), r[0].about.new_message_count, &r[0].outcome), (1, 2, &RunOutcome::NothingToSave), "turn {i}");
         assert_eq!(s.cursor(), Some(w.last_uuid().unwrap().as_str()));
     }
 
@@ -801,7 +801,7 @@ async fn a_followed_session_holds_only_the_turns_since_its_last_run() {
     let uuids: Vec<&str> = m.iter().map(|c| c.uuid.as_str()).collect();
     assert_eq!(uuids, ["00000000-0000-4000-8000-000000000001", early_answer.as_str(), "00000000-0000-4000-8000-000000009001", "00000000-0000-4000-8000-000000009002"]);
     let r = x.on_turn_end(&mut s, m, Engine::Offline, &Cancel::new()).await.unwrap();
-    assert_eq!(r[0].new_message_count, 4, "the cursor is not in the rewound conversation: all of it is new");
+    assert_eq!(r[0].about.new_message_count, 4, "the cursor is not in the rewound conversation: all of it is new");
 
     // Session memory reads the whole conversation: asking for every entry reads them again.
     assert!(s.held_entries() < 10);
@@ -850,7 +850,7 @@ async fn many_small_lines_are_held_within_the_limit_and_the_run_says_what_it_lef
     // The cursor is now the newest message: a further turn leaves nothing out.
     w.turn("Remember that the staging server is called nimbus.", "Noted.");
     let recs = run().await.unwrap();
-    assert_eq!((recs[0].new_message_count, recs[0].left_out), (2, None), "{:?}", recs[0]);
+    assert_eq!((recs[0].about.new_message_count, recs[0].left_out), (2, None), "{:?}", recs[0]);
 }
 
 /// Lines that are no conversation after the last message, more than a run holds: the run says
@@ -883,7 +883,7 @@ async fn a_forged_session_id_does_not_reach_another_sessions_state() {
         ("f0000000-0000-4000-8000-000000000002", Some("f0000000-0000-4000-8000-000000000001"), json!({"type": "assistant", "message": {"id": "m", "content": [{"type": "text", "text": "Ok."}], "stop_reason": "end_turn"}})),
     ]);
     let recs = x.extract_transcript(&forged, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap();
-    assert_eq!(recs[0].session_id.as_deref(), Some("9cecd26a-042b-4c49-82a7-83e39a310d80"));
+    assert_eq!(recs[0].about.session_id.as_deref(), Some("9cecd26a-042b-4c49-82a7-83e39a310d80"));
     assert_eq!(x.open_session(&w.transcript).unwrap().cursor().map(str::to_string), cursor, "the real session's cursor is its own");
     assert_eq!(x.open_session(&forged).unwrap().cursor(), Some("f0000000-0000-4000-8000-000000000002"));
 }
