@@ -351,7 +351,13 @@ export type AutoMemoryInfo = {
  */
 export type BackgroundRun = {
 	id: string,
-	job: JobName,
+	/**
+	 *  `None` for a run of a job a newer Mneme added (the run log is shared by every build on
+	 *  the machine): `newer_job` names it.
+	 */
+	job: JobName | null,
+	/**  The name the run log gives a job this Mneme does not know; `None` when `job` is set. */
+	newerJob: string | null,
 	/**  What it was for: a memory folder, a transcript, a repository. */
 	target: string,
 	startedMs: number,
