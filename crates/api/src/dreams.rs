@@ -525,7 +525,8 @@ impl From<DreamError> for ApiError {
     fn from(e: DreamError) -> Self {
         let code = match &e {
             DreamError::Apply(mneme_agent::ApplyError::Changed { .. }) => ErrorCode::Conflict,
-            DreamError::Io { .. } | DreamError::Apply(_) | DreamError::PartlyApplied { .. } | DreamError::Cancelled => ErrorCode::Io,
+            DreamError::Io { source, .. } => ErrorCode::for_io(source),
+            DreamError::Apply(_) | DreamError::PartlyApplied { .. } | DreamError::Cancelled => ErrorCode::Io,
             DreamError::Memdir(m) => crate::memories::code_for(m),
             DreamError::Locked { .. } | DreamError::LostRace { .. } | DreamError::WrongStatus { .. } | DreamError::Conflict { .. } => {
                 ErrorCode::Conflict

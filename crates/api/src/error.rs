@@ -104,19 +104,8 @@ impl From<mneme_store::settings::SettingsError> for ApiError {
     }
 }
 
-/// The code for a memory-folder failure: the disk's refusal and a newer Mneme's trash entry
-/// have codes of their own (each with its own way out); the rest as `memories::code_for` says.
-pub(crate) fn memdir_code(e: &mneme_store::memdir::MemdirError) -> ErrorCode {
-    use mneme_store::memdir::MemdirError as E;
-    match (e.refused(), e) {
-        (Some(r), _) => r.into(),
-        (None, E::TrashEntryNewer { .. }) => ErrorCode::TrashEntryNewer,
-        (None, _) => crate::memories::code_for(e),
-    }
-}
-
 impl From<mneme_store::memdir::MemdirError> for ApiError {
     fn from(e: mneme_store::memdir::MemdirError) -> Self {
-        ApiError::new(memdir_code(&e), e.to_string())
+        ApiError::new(crate::memories::code_for(&e), e.to_string())
     }
 }

@@ -42,6 +42,7 @@ pub use version_check::{ScheduledClaudeCheck, VersionCheck};
 pub use verify::{Difference, VerifyOptions, VerifyReport, VERIFY_TIMEOUT};
 pub use mneme_core::versions::ClaudeVersion;
 pub use mneme_store::claude_install::installed_profile;
+pub use mneme_store::atomic::Refusal as DiskRefusal;
 /// For one-shot processes only (the CLI): files the loader reads are left for the exit to close.
 pub use mneme_claudemd::keep_files_open_until_exit;
 pub use context_cache::{CacheStats, ContextCache, DependsOn, DependsOnIndex, FolderWatch};

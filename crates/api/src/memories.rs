@@ -211,7 +211,13 @@ pub struct IndexBefore {
 }
 
 pub(crate) fn code_for(e: &MemdirError) -> ErrorCode {
+    // The disk's refusal (full, read-only, another account's) has a code of its own, whatever
+    // the operation: each has its own way out for the person.
+    if let Some(r) = e.refused() {
+        return r.into();
+    }
     match e {
+        MemdirError::TrashEntryNewer { .. } => ErrorCode::TrashEntryNewer,
         MemdirError::ChangedOnDisk { .. } => ErrorCode::Conflict,
         MemdirError::AlreadyExists { .. } | MemdirError::NameTaken { .. } => ErrorCode::AlreadyExists,
         MemdirError::NotFound { .. } | MemdirError::TrashEntryNotFound { .. } => ErrorCode::NotFound,

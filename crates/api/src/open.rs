@@ -86,7 +86,7 @@ impl Mneme {
         let text = serde_json::to_vec_pretty(&LastProject { cwd: cwd.clone(), extra }).map_err(|e| ApiError::new(ErrorCode::Io, e.to_string()))?;
         std::fs::create_dir_all(self.env.data_dir())
             .and_then(|()| mneme_store::atomic::write_atomic(&path, &text))
-            .map_err(|e| ApiError::new(ErrorCode::Io, format!("Could not remember the project in {}: {e}.", path.display())))?;
+            .map_err(|e| ApiError::new(ErrorCode::for_io(&e), format!("Could not remember the project in {}: {e}.", path.display())))?;
         Ok(OpenedProject { cwd: cwd.clone(), known_to_claude_code: known })
     }
 

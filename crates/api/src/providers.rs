@@ -207,7 +207,7 @@ impl From<ProviderSettingsError> for ApiError {
     fn from(e: ProviderSettingsError) -> Self {
         let code = match e {
             ProviderSettingsError::Malformed { .. } => ErrorCode::Malformed,
-            ProviderSettingsError::Read { .. } | ProviderSettingsError::Write { .. } => ErrorCode::Io,
+            ProviderSettingsError::Read { ref source, .. } | ProviderSettingsError::Write { ref source, .. } => ErrorCode::for_io(source),
         };
         ApiError::new(code, e.to_string())
     }

@@ -507,7 +507,7 @@ pub(crate) fn sync_error(e: SyncError) -> ApiError {
         SyncError::Parse { .. } | SyncError::State { .. } => (ErrorCode::Malformed, e.to_string()),
         SyncError::Conflict { .. } => (ErrorCode::Conflict, e.to_string()),
         SyncError::Escapes { .. } => (ErrorCode::InvalidInput, e.to_string()),
-        SyncError::Io { .. } => (ErrorCode::Io, e.to_string()),
+        SyncError::Io { source, .. } => (ErrorCode::for_io(source), e.to_string()),
         SyncError::Keychain(k) => (keychain_code(k), e.to_string()),
     };
     ApiError::new(code, message)
@@ -539,7 +539,7 @@ fn login_error(e: LoginError) -> ApiError {
 fn config_error(e: config::ConfigError) -> ApiError {
     match e {
         config::ConfigError::BadUrl(_) | config::ConfigError::Insecure(_) => ApiError::invalid(e.to_string()),
-        config::ConfigError::Io { .. } => ApiError::new(ErrorCode::Io, e.to_string()),
+        config::ConfigError::Io { ref source, .. } => ApiError::new(ErrorCode::for_io(source), e.to_string()),
     }
 }
 

@@ -124,7 +124,7 @@ impl Mneme {
         let stored = Stored { check: VersionCheck { ran_now: false, ..check.clone() }, checked_at_ms: Some(self.clock.now_ms() as u64), extra };
         let text = serde_json::to_vec_pretty(&stored).map_err(|e| ApiError::new(crate::ErrorCode::Io, e.to_string()))?;
         mneme_store::atomic::write_atomic(&state_path, &text)
-            .map_err(|e| ApiError::new(crate::ErrorCode::Io, format!("could not record the Claude Code check in {}: {e}", state_path.display())))?;
+            .map_err(|e| ApiError::new(crate::ErrorCode::for_io(&e), format!("could not record the Claude Code check in {}: {e}", state_path.display())))?;
         Ok(check)
     }
 }

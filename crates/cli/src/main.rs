@@ -487,8 +487,28 @@ fn main() -> ExitCode {
         Ok(()) => flushed(ExitCode::SUCCESS),
         Err(e) => {
             print::failure(&e);
-            ExitCode::FAILURE
+            exit_code(&e)
         }
+    }
+}
+
+/// The exit status of a failed command: 1, except when the disk refused a write, which scripts
+/// may want to tell apart (retry after freeing space, not at all on a read-only mount). The
+/// numbers are sysexits.h's: 74 a full disk (EX_IOERR), 73 a read-only one (EX_CANTCREAT), 77
+/// no permission (EX_NOPERM).
+fn exit_code(e: &anyhow::Error) -> ExitCode {
+    use mneme_api::DiskRefusal as Refusal;
+    let code = e.downcast_ref::<mneme_api::ApiError>().and_then(|a| match a.code {
+        mneme_api::ErrorCode::DiskFull => Some(Refusal::DiskFull),
+        mneme_api::ErrorCode::ReadOnly => Some(Refusal::ReadOnly),
+        mneme_api::ErrorCode::PermissionDenied => Some(Refusal::PermissionDenied),
+        _ => None,
+    });
+    match code.or_else(|| e.chain().find_map(Refusal::in_chain)) {
+        Some(Refusal::DiskFull) => ExitCode::from(74),
+        Some(Refusal::ReadOnly) => ExitCode::from(73),
+        Some(Refusal::PermissionDenied) => ExitCode::from(77),
+        None => ExitCode::FAILURE,
     }
 }
 

@@ -103,7 +103,7 @@ impl World {
     /// Every writing command, each refused with one line that `says` what to do; the tree under
     /// `top` exactly as it was after each. `rm` comes last: where it frees space
     /// (`rm_frees_space`, the trash being on another disk) it must succeed.
-    fn every_command_is_refused(&self, as_nobody: bool, rm_frees_space: bool, says: &str) {
+    fn every_command_is_refused(&self, as_nobody: bool, rm_frees_space: bool, says: &str, status: i32) {
         let shown: serde_json::Value = serde_json::from_str(&common::succeeded(self.run(&["memories", "show", "tabs.md", "--json"], None, false), &["show"])).unwrap();
         let revision = shown["revision"].as_str().unwrap().to_string();
         let typed = shown["content"].as_str().unwrap().replace("Tabs, not spaces.", "Tabs, never spaces.");
@@ -123,7 +123,7 @@ impl World {
                 assert!(!self.memdir.join("tabs.md").exists());
                 continue;
             }
-            assert_eq!(out.status.code(), Some(1), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(out.status.code(), Some(status), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
             let err = common::one_line_error(out, &args);
             assert!(err.starts_with("mneme: ") && err.contains(says), "mneme {args:?}: {err}");
             assert!(err.contains(&self.top.display().to_string()), "mneme {args:?} names where: {err}");
@@ -145,7 +145,7 @@ fn a_full_disk_fails_every_command_with_its_own_words() {
     let mut f = std::fs::File::create(w.top.join("filler")).unwrap();
     while f.write_all(&[b'x'; 512]).is_ok() {}
     while f.write_all(b"x").is_ok() {}
-    w.every_command_is_refused(false, true, "is full. Free some space on it, then try again.");
+    w.every_command_is_refused(false, true, "is full. Free some space on it, then try again.", 74);
 }
 
 #[test]
@@ -156,7 +156,7 @@ fn a_read_only_disk_fails_every_command_with_its_own_words() {
     let w = World::new(true);
     let top = w.top.to_str().unwrap();
     assert!(Command::new("mount").args(["-o", "remount,ro", top]).status().unwrap().success());
-    w.every_command_is_refused(false, false, "is mounted read-only. Remount it read-write (or ask whoever manages it to), then try again.");
+    w.every_command_is_refused(false, false, "is mounted read-only. Remount it read-write (or ask whoever manages it to), then try again.", 73);
 }
 
 #[test]
@@ -165,5 +165,5 @@ fn another_account_s_folders_fail_every_command_with_its_own_words() {
         return;
     }
     let w = World::new(false);
-    w.every_command_is_refused(true, false, "this account may not change");
+    w.every_command_is_refused(true, false, "this account may not change", 77);
 }
