@@ -1,6 +1,6 @@
 // Words and small formatters for the Dreams screen.
 
-import type { DreamFileAction, DreamState, JobName, ProviderChoice, RunOutcome, SchedulerEvent } from '../../lib/bindings';
+import type { BackgroundRun, DreamFileAction, DreamState, JobName, ProviderChoice, RunOutcome, SchedulerEvent } from '../../lib/bindings';
 
 /** "in 5 minutes", "in 3 hours", "now" for a time in ms since the epoch. */
 export function fromNow(ms: number, now = Date.now()): string {
@@ -51,6 +51,11 @@ export const ACTION: Record<DreamFileAction, { label: string; tone: string }> = 
 
 export const JOB: Record<JobName, string> = { extraction: 'Extraction', dream: 'Dream', 'team-sync': 'Team sync', 'claude-code-check': 'Claude Code check' };
 
+/** A run's job for people: a job a newer Mneme added (no `job` here) goes by the name its log gives it. */
+export function jobOf(run: BackgroundRun): string {
+  return run.job ? JOB[run.job] : `${run.newerJob ?? 'A job'} (a newer Mneme's job)`;
+}
+
 export const OUTCOME: Record<RunOutcome, string> = { done: 'good', skipped: 'subtle', failed: 'bad', cancelled: 'warn' };
 
 /** `+1 ~3 −1`, in words for screen readers. */
@@ -79,6 +84,6 @@ export function eventLine(e: SchedulerEvent): string {
     case 'progress':
       return `${JOB[e.job]}: ${e.message}`;
     case 'finished':
-      return `${JOB[e.run.job]} ${e.run.outcome}: ${e.run.summary}`;
+      return `${jobOf(e.run)} ${e.run.outcome}: ${e.run.summary}`;
   }
 }
