@@ -420,13 +420,8 @@ impl Memdir {
             let (file, problems) = read_topic(root, c, buf, reader);
             (file.and_then(&f), problems)
         };
-        let Some((batches, mut problems)) = self.read_candidates(read)? else { return Ok((Vec::new(), Vec::new())) };
-        let mut out = Vec::with_capacity(batches.iter().map(Vec::len).sum());
-        for (r, mut file_problems) in batches.into_iter().flatten() {
-            problems.append(&mut file_problems);
-            out.extend(r);
-        }
-        Ok((out, problems))
+        let Some((batches, problems)) = self.read_candidates(read)? else { return Ok((Vec::new(), Vec::new())) };
+        Ok(gather(batches, problems))
     }
 
     /// Every topic file's header from its first 30 lines, in walk order: what Claude Code's
@@ -478,13 +473,8 @@ impl Memdir {
             let (file, problems) = read_topic_stated(root, c, buf, reader);
             (file.and_then(|(t, st)| f(t, (!symlink).then_some(st))), problems)
         };
-        let Some((batches, mut problems)) = self.read_candidates(read)? else { return Ok((Vec::new(), Vec::new())) };
-        let mut out = Vec::with_capacity(batches.iter().map(Vec::len).sum());
-        for (r, mut file_problems) in batches.into_iter().flatten() {
-            problems.append(&mut file_problems);
-            out.extend(r);
-        }
-        Ok((out, problems))
+        let Some((batches, problems)) = self.read_candidates(read)? else { return Ok((Vec::new(), Vec::new())) };
+        Ok(gather(batches, problems))
     }
 
     /// Walks the folder and maps `f` over every candidate, returning the results in walk order
@@ -1273,6 +1263,16 @@ fn read_opened(abs: &Path, opened: io::Result<fs::File>) -> Result<Option<(Vec<u
         return Err(too_large());
     }
     Ok(Some((bytes, meta)))
+}
+
+/// The answers of a walk's batches in walk order, with each file's problems after the walk's own.
+fn gather<R>(batches: Vec<Vec<(Option<R>, Vec<Problem>)>>, mut problems: Vec<Problem>) -> (Vec<R>, Vec<Problem>) {
+    let mut out = Vec::with_capacity(batches.iter().map(Vec::len).sum());
+    for (r, mut file_problems) in batches.into_iter().flatten() {
+        problems.append(&mut file_problems);
+        out.extend(r);
+    }
+    (out, problems)
 }
 
 #[cfg(test)]
