@@ -273,6 +273,30 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await page.keyboard.press('Enter');
     await expectOn(editor.getByRole('textbox', { name: 'Body (Markdown)' }), 'after Enter on Revert');
     if ((await editor.getByRole('textbox', { name: 'Body (Markdown)' }).inputValue()).includes('thrown away')) fail('Revert by keyboard kept the edit');
+    // A save refused because the memory changed on disk asks what to keep, as in What Claude sees:
+    // Tab stays in the question, Escape keeps the edit unsaved and the keyboard in the text.
+    const body = editor.getByRole('textbox', { name: 'Body (Markdown)' });
+    await body.focus();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type(' kept through a conflict');
+    const theirs = `${fs.readFileSync(memFile('keyboard-only.md'), 'utf8')}Written elsewhere.\n`;
+    fs.writeFileSync(`${memFile('keyboard-only.md')}.kbd-tmp`, theirs);
+    fs.renameSync(`${memFile('keyboard-only.md')}.kbd-tmp`, memFile('keyboard-only.md'));
+    await page.keyboard.press('Control+s');
+    const ask = page.getByRole('alertdialog', { name: 'The file changed on disk' });
+    await ask.waitFor();
+    await waitFor('the conflict to read the memory on disk', async () => ask.getByRole('button', { name: /^Reload/ }).isEnabled());
+    await expectTabStaysIn(ask, 'in the memory-changed-on-disk question');
+    await page.keyboard.press('Escape');
+    await ask.waitFor({ state: 'detached' });
+    await expectOn(body, 'after Escape in the memory-changed-on-disk question');
+    if (!(await body.inputValue()).includes('kept through a conflict')) fail('Escape in the memory conflict lost the edit');
+    if (fs.readFileSync(memFile('keyboard-only.md'), 'utf8') !== theirs) fail('Escape in the memory conflict wrote the file');
+    // Saving again asks again; Reload takes what is on disk.
+    await page.keyboard.press('Control+s');
+    await ask.getByRole('button', { name: /^Reload/ }).click();
+    await ask.waitFor({ state: 'detached' });
+    await waitFor('the memory as written elsewhere in the editor', async () => (await body.inputValue()).includes('Written elsewhere.'));
 
     const form = editor.getByRole('tab', { name: 'Form' });
     const raw = editor.getByRole('tab', { name: 'Raw file' });
