@@ -47,6 +47,8 @@ const BINDINGS_HEADER: &str = "// Generated from src-tauri by tauri-specta; do n
 pub struct Session {
     /// Relative `cwd`s are taken from here; reported by `home`.
     pub start_dir: PathBuf,
+    /// FOLDER when the launch named one (and it is a folder): the page opens on it.
+    pub launch_folder: Option<PathBuf>,
     /// `None` when the file watcher could not start (the app works, without live updates).
     pub live: Option<Arc<live::Live>>,
     pub scheduler: Arc<scheduler::Running>,
@@ -55,6 +57,10 @@ pub struct Session {
 impl mneme_api::ops::Host for Session {
     fn start_dir(&self) -> &Path {
         &self.start_dir
+    }
+
+    fn launch_folder(&self) -> Option<&Path> {
+        self.launch_folder.as_deref()
     }
 
     fn scheduler_running(&self) -> bool {
@@ -284,6 +290,8 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
     // from `setup`, which only the first launch reaches: a second one hands the folder over
     // instead, and the running window says what is wrong with it.
     let refused = start.as_ref().and_then(|_| launch::check_folder(start_dir.clone()).err());
+    // Named and a folder: what the window opens on (a refused one stops the launch in `setup`).
+    let launch_folder = start.as_ref().filter(|_| refused.is_none()).map(|_| start_dir.clone());
     let mneme = Mneme::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(utc_offset);
     let builder = bindings();
     // Before GTK and WebKit start (in `build`), while the process has one thread.
@@ -348,7 +356,7 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
                 }
             };
             let scheduler = Arc::new(scheduler::start(app.handle(), &env, Arc::new(SystemClock), utc_offset));
-            tauri::Manager::manage(app, Session { start_dir, live: live.map(Arc::new), scheduler });
+            tauri::Manager::manage(app, Session { start_dir, launch_folder, live: live.map(Arc::new), scheduler });
             Ok(())
         })
         .build(tauri::generate_context!())?

@@ -265,9 +265,9 @@ async fn desktop_start_and_memory() {
     let (driver, http, base) = start_driver(&driver, &vars, Duration::from_secs(120)).await;
 
     // (1) Start to first paint. The clock starts as the session request (which launches the
-    // app) goes out; the app starts on the fixture's home folder.
+    // app) goes out; no FOLDER, as from a desktop menu, so the first screen is the Projects list.
     let caps = json!({ "capabilities": { "alwaysMatch": { "browserName": "wry", "tauri:options": {
-        "application": app, "args": [home],
+        "application": app, "args": [],
     } } } });
     let t0 = Instant::now();
     let t0_epoch = epoch_ms();
@@ -277,8 +277,8 @@ async fn desktop_start_and_memory() {
     let s = Session { http: http.clone(), base: format!("{base}/session/{id}") };
 
     // The shell (the sidebar) is the first thing the UI renders; the first screen follows once
-    // the engine has answered: Projects, since no project was opened before in this home (the
-    // app never opens on the folder it was started in).
+    // the engine has answered: Projects, since no project was opened before in this home and
+    // none was named (the app never opens on the folder it was merely started in).
     let nav = poll(&s, "the sidebar", "return document.querySelector('nav.sidebar') ? performance.now() : null", PATIENCE).await;
     let nav_ms = ms(t0.elapsed());
     let screen = poll(

@@ -238,6 +238,11 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     // `home` reports the folder the app was opened on.
     let info = s.invoke("home", json!({ "req": {} })).await.unwrap();
     assert_eq!(info["cwd"], json!(home.home()));
+    // It was named at launch (open_window passes it), so the window opens on it, without
+    // remembering it as the project to open next time.
+    assert_eq!(info["launchFolder"], json!(home.home()));
+    assert_eq!(info["lastProject"], Value::Null, "a launch's FOLDER was remembered as the project to open next time");
+    s.wait_for("the window open on the folder named at launch", "return document.querySelector('#folder').value === arguments[0]", json!([home.home()])).await;
     assert_eq!(info["configHome"], json!(home.config_home()));
     assert_eq!(info["scheduler"], true, "the background scheduler runs while the window is open");
 

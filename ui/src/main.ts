@@ -25,9 +25,10 @@ async function start() {
     app.scheduler = home.scheduler === true;
     app.configHome = home.configHome;
     app.configHomeExists = home.configHomeExists;
-    // The project this tab had open, else the one opened last; never the folder the process
-    // started in (a launcher starts apps in / or the home folder). No project: the Projects list.
-    app.cwd = sessionStorage.getItem('mneme.cwd') || home.lastProject || '';
+    // The project this tab had open, else the folder named at launch (`mneme-app FOLDER`), else
+    // the one opened last; never the folder the process merely started in (a launcher starts
+    // apps in / or the home folder). No project: the Projects list.
+    app.cwd = sessionStorage.getItem('mneme.cwd') || home.launchFolder || home.lastProject || '';
   } catch (e) {
     app.fatal = errorMessage(e);
     return;

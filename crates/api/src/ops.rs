@@ -22,6 +22,11 @@ use std::path::{Path, PathBuf};
 pub trait Host {
     /// Relative `cwd`s are taken from here, as the CLI takes them from its current folder.
     fn start_dir(&self) -> &Path;
+    /// The folder the person named when starting the shell (`mneme-app FOLDER`), which the page
+    /// opens on instead of the project opened last; `None` (the default) when none was named.
+    fn launch_folder(&self) -> Option<&Path> {
+        None
+    }
     /// Whether the background scheduler runs in this process.
     fn scheduler_running(&self) -> bool;
     /// Adds a project's memory folder (recursively), the project folder itself (its CLAUDE.md
@@ -119,6 +124,10 @@ pub struct HomeInfo {
     pub scheduler: bool,
     /// The project opened last, which the app opens on; absent on a first run.
     pub last_project: Option<PathBuf>,
+    /// The folder named when the app was started (`mneme-app FOLDER`): the app opens on it
+    /// rather than on `last_project`, without remembering it as the project to open next time.
+    /// Absent when none was named, and always in the browser.
+    pub launch_folder: Option<PathBuf>,
     /// Whether Claude Code's config home exists (it does once Claude Code has run).
     pub config_home_exists: bool,
 }
@@ -608,6 +617,7 @@ macro_rules! operations {
                 cwd: h.start_dir().to_path_buf(),
                 scheduler: h.scheduler_running(),
                 last_project: m.last_project(),
+                launch_folder: h.launch_folder().map(Path::to_path_buf),
                 config_home_exists: m.environment().config_home().is_dir(),
             });
             /// Checks that `cwd` is a folder and remembers it as the project to open next time.

@@ -1015,6 +1015,12 @@ export type HomeInfo = {
 	scheduler: boolean,
 	/**  The project opened last, which the app opens on; absent on a first run. */
 	lastProject: string | null,
+	/**
+	 *  The folder named when the app was started (`mneme-app FOLDER`): the app opens on it
+	 *  rather than on `last_project`, without remembering it as the project to open next time.
+	 *  Absent when none was named, and always in the browser.
+	 */
+	launchFolder: string | null,
 	/**  Whether Claude Code's config home exists (it does once Claude Code has run). */
 	configHomeExists: boolean,
 };
