@@ -89,15 +89,8 @@ export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-export function fmtAge(days: number): string {
-  if (days <= 0) return 'today';
-  if (days === 1) return 'yesterday';
-  if (days < 31) return `${days} days ago`;
-  if (days < 60) return 'a month ago';
-  if (days < 365) return `${Math.round(days / 30)} months ago`;
-  if (days < 730) return 'a year ago';
-  return `${Math.round(days / 365)} years ago`;
-}
+/** "today", "3 days ago", … for a whole number of days; one wording with every relative time (lib/time.ts). */
+export { daysAgo as fmtAge } from './time';
 
 export function fmtTime(ms: number | null): string {
   if (!ms) return '—';

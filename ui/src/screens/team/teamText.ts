@@ -2,24 +2,12 @@
 
 import type { TeamConflictKind, TeamFileStatus } from '../../lib/bindings';
 
-/** "just now", "5 minutes ago", "yesterday", … for a time in ms since the epoch. */
-export function ago(ms: number | null | undefined, now = Date.now()): string {
-  if (!ms) return 'never';
-  const s = Math.round((now - ms) / 1000);
-  if (s < 45) return 'just now';
-  const m = Math.round(s / 60);
-  if (m < 60) return m === 1 ? 'a minute ago' : `${m} minutes ago`;
-  const h = Math.round(m / 60);
-  if (h < 24) return h === 1 ? 'an hour ago' : `${h} hours ago`;
-  const d = Math.round(h / 24);
-  if (d === 1) return 'yesterday';
-  if (d < 31) return `${d} days ago`;
-  return new Date(ms).toLocaleDateString(undefined, { dateStyle: 'medium' });
-}
+/** Relative times, worded as on every screen (a time ahead of this clock says so). */
+export { ago } from '../../lib/time';
 
-/** The absolute time, for tooltips. */
+/** The absolute time, for tooltips; none for a time no date holds (a server's nonsense reads "Invalid Date"). */
 export function exact(ms: number | null | undefined): string {
-  return ms ? new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '';
+  return ms && Math.abs(ms) <= 8.64e15 ? new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '';
 }
 
 /** `sha256:0123…` → `0123456789ab` (what people compare at a glance). */

@@ -1,0 +1,73 @@
+// Unit tests for src/lib/time.ts, the one relative-time wording (run with the UI's other pure
+// helpers by `node --test ui/tests/`; transpiled as tests/lib.test.mjs does). The clocks that
+// go wrong are the point: a time ahead of this one, a server's absurd or malformed dates.
+
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
+
+const UI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = fs.mkdtempSync(path.join(UI, 'node_modules', '.time-tests-'));
+after(() => fs.rmSync(OUT, { recursive: true, force: true }));
+
+async function load(rel) {
+  const source = fs.readFileSync(path.join(UI, rel), 'utf8');
+  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }, fileName: rel });
+  const file = path.join(OUT, path.basename(rel).replace(/\.ts$/, '.mjs'));
+  // Every module is written into one folder: `'../../lib/time'` becomes `'./time.mjs'`.
+  fs.writeFileSync(file, outputText.replace(/from\s+'(?:\.\.?\/)+(?:lib\/)?([\w.-]+)'/g, "from './$1.mjs'"));
+  return import(pathToFileURL(file).href);
+}
+
+const { ago, daysAgo, FUTURE, UNKNOWN } = await load('src/lib/time.ts');
+const team = await load('src/screens/team/teamText.ts');
+
+const NOW = Date.UTC(2026, 11, 7, 12, 0, 0);
+const MIN = 60_000, HOUR = 60 * MIN, DAY = 24 * HOUR;
+
+test('past times read as ages', () => {
+  assert.equal(ago(NOW - 10_000, NOW), 'just now');
+  assert.equal(ago(NOW - MIN, NOW), 'a minute ago');
+  assert.equal(ago(NOW - 25 * MIN, NOW), '25 minutes ago');
+  assert.equal(ago(NOW - HOUR, NOW), 'an hour ago');
+  assert.equal(ago(NOW - 5 * HOUR, NOW), '5 hours ago');
+  assert.equal(ago(NOW - 26 * HOUR, NOW), 'yesterday');
+  assert.equal(ago(NOW - 12 * DAY, NOW), '12 days ago');
+  assert.equal(ago(NOW - 90 * DAY, NOW), '3 months ago');
+  assert.equal(ago(NOW - 3 * 365 * DAY, NOW), '3 years ago');
+  assert.equal(ago(Date.UTC(1960, 0, 1), NOW), '67 years ago', 'before 1970 is a real date');
+  assert.equal(ago(null, NOW), 'never');
+  assert.equal(ago(undefined, NOW), 'never');
+  assert.equal(ago(0, NOW), 'never');
+});
+
+test('a time ahead of the clock says so, past a minute of skew', () => {
+  assert.equal(ago(NOW + 30_000, NOW), 'just now', 'two clocks a few seconds apart');
+  assert.equal(ago(NOW + 3 * MIN, NOW), FUTURE);
+  assert.equal(ago(NOW + 3 * DAY, NOW), FUTURE);
+  assert.equal(ago(Date.parse('9999-12-31T23:59:59.999Z'), NOW), FUTURE);
+  assert.match(FUTURE, /future/);
+  assert.doesNotMatch(ago(NOW + 3 * MIN, NOW), /-/);
+  assert.equal(daysAgo(-2), FUTURE);
+  assert.equal(daysAgo(0), 'today');
+  assert.equal(daysAgo(1), 'yesterday');
+  assert.equal(daysAgo(45), 'a month ago');
+});
+
+test('times no date holds are unknown, never "NaN minutes ago"', () => {
+  assert.equal(ago(Date.parse('not a date'), NOW), UNKNOWN);
+  assert.equal(ago(Number.MAX_SAFE_INTEGER, NOW), UNKNOWN);
+  assert.equal(ago(-9.2e18, NOW), UNKNOWN, 'i64::MIN ms from a hostile server');
+  assert.equal(ago(Infinity, NOW), UNKNOWN);
+  assert.equal(daysAgo(NaN), UNKNOWN);
+});
+
+test('the Team screen words times the same way', () => {
+  assert.equal(team.ago, ago);
+  assert.equal(team.exact(Number.MAX_SAFE_INTEGER), '', 'no "Invalid Date" tooltip');
+  assert.equal(team.exact(Date.parse('garbage')), '');
+  assert.notEqual(team.exact(NOW), '');
+});
