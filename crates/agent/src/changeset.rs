@@ -1,6 +1,7 @@
 //! The reviewable result of an agent run: each changed file's content before and after, and
 //! the one function that applies it, all or nothing.
 
+use mneme_core::own_files::Unknown;
 use mneme_core::Clock;
 use mneme_store::memdir::{validate_topic_path, Memdir, MemdirError, Revision, Scope};
 use serde::{Deserialize, Serialize};
@@ -15,6 +16,10 @@ pub struct Changeset {
     pub root: PathBuf,
     /// In the order the run first touched each file.
     pub changes: Vec<FileChange>,
+    /// Fields a newer Mneme wrote here (a dream record or an inbox item holds a changeset), kept
+    /// so this build's rewrite of the record does not drop them.
+    #[serde(flatten, default, skip_serializing_if = "Unknown::is_empty")]
+    pub extra: Unknown,
 }
 
 impl Changeset {
@@ -35,6 +40,9 @@ pub struct FileChange {
     pub after: Option<String>,
     /// Which run and which tool calls made the change, e.g. `extract_memories: Write, Edit`.
     pub reason: String,
+    /// Fields a newer Mneme wrote on the change, kept through this build's rewrite.
+    #[serde(flatten, default, skip_serializing_if = "Unknown::is_empty")]
+    pub extra: Unknown,
 }
 
 /// What [`apply_changeset`] did.
@@ -225,6 +233,7 @@ mod tests {
             before: before.map(String::from),
             after: after.map(String::from),
             reason: "test".into(),
+            extra: Default::default(),
         }
     }
 
@@ -238,7 +247,7 @@ mod tests {
         std::fs::create_dir_all(&mem).unwrap();
         std::fs::write(mem.join("a.md"), "a v1").unwrap();
         std::fs::write(mem.join("b.md"), "b v1").unwrap();
-        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "a.md", Some("a v1"), Some("a v2")), change(&mem, "b.md", Some("b v1"), Some("b v2"))] };
+        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "a.md", Some("a v1"), Some("a v2")), change(&mem, "b.md", Some("b v1"), Some("b v2"))], extra: Default::default() };
         // Only b changes under the apply: a is put back and nothing is left.
         let e = apply_changeset_with(&cs, &t.path().join("trash"), clock(), |rel| {
             if rel == "b.md" {
@@ -266,6 +275,27 @@ mod tests {
         assert!(!e.to_string().to_lowercase().contains("nothing was applied"), "{e}");
     }
 
+    /// A dream record or an inbox item a newer Mneme wrote keeps that build's fields on its
+    /// changeset, each change and each denial when this build rewrites it (approve, reject,
+    /// undo); they used to be dropped at the first rewrite.
+    #[test]
+    fn fields_a_newer_mneme_wrote_are_written_back() {
+        let changeset = serde_json::json!({
+            "root": "/m",
+            "changes": [{"path": "/m/a.md", "before": null, "after": "a", "reason": "r", "hunks": [1, 2], "why": {"k": "v"}}],
+            "reviewedBy": "someone",
+        });
+        let read: Changeset = serde_json::from_value(changeset.clone()).unwrap();
+        assert_eq!((read.changes[0].reason.as_str(), read.changes[0].after.as_deref()), ("r", Some("a")));
+        assert_eq!(serde_json::to_value(&read).unwrap(), changeset);
+        let denial = serde_json::json!({"tool": "Write", "message": "no", "rule": "outside the folder"});
+        let read: crate::Denial = serde_json::from_value(denial.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&read).unwrap(), denial);
+        // What this build writes itself has no extra fields.
+        let own = Changeset { root: "/m".into(), changes: vec![change(Path::new("/m"), "a.md", None, Some("a"))], extra: Default::default() };
+        assert_eq!(serde_json::to_value(&own).unwrap()["changes"][0].as_object().unwrap().len(), 4);
+    }
+
     /// The store's errors are whole sentences with their own full stop; the message around
     /// one must not add a second.
     #[test]
@@ -291,6 +321,7 @@ mod tests {
                 change(&mem, "team/new.md", None, Some("new")),
                 change(&mem, "old.md", Some("old"), None),
             ],
+            extra: Default::default(),
         };
         let applied = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap();
         assert_eq!(applied.written, vec![mem.join("a.md"), mem.join("team/new.md")]);
@@ -314,6 +345,7 @@ mod tests {
         let cs = Changeset {
             root: mem.clone(),
             changes: vec![change(&mem, "b.md", None, Some("b")), change(&mem, "a.md", Some("a v1"), Some("a v2"))],
+            extra: Default::default(),
         };
         let err = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap_err();
         assert!(matches!(&err, ApplyError::Changed { path } if path == &mem.join("a.md")), "{err}");
@@ -321,7 +353,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(mem.join("a.md")).unwrap(), "changed by Claude Code");
         // A file that appeared where the run created one is a conflict too.
         std::fs::write(mem.join("b.md"), "someone else's").unwrap();
-        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "b.md", None, Some("b"))] };
+        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "b.md", None, Some("b"))], extra: Default::default() };
         assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock()), Err(ApplyError::Changed { .. })));
         assert_eq!(std::fs::read_to_string(mem.join("b.md")).unwrap(), "someone else's");
     }
@@ -338,12 +370,14 @@ mod tests {
                 before: None,
                 after: Some("x".into()),
                 reason: "test".into(),
+                extra: Default::default(),
             }],
+            extra: Default::default(),
         };
         assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock()), Err(ApplyError::OutsideRoot { .. })));
         assert!(!t.path().join("escape.md").exists());
         std::fs::write(mem.join("MEMORY.md"), "- [a](a.md)\n").unwrap();
-        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "MEMORY.md", Some("- [a](a.md)\n"), None)] };
+        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "MEMORY.md", Some("- [a](a.md)\n"), None)], extra: Default::default() };
         let applied = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap();
         assert!(!mem.join("MEMORY.md").exists());
         let restored = Memdir::new(mem.clone(), t.path().join("trash"), clock()).restore(&applied.trashed[0].trash_id);

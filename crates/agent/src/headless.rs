@@ -243,7 +243,7 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
     for rel in names {
         let path = root.join(&rel);
         let shown = path.to_string_lossy().into_owned();
-        let mut left_out = |why: &dyn std::fmt::Display| denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {why} Left out.") });
+        let mut left_out = |why: &dyn std::fmt::Display| denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {why} Left out."), extra: Default::default() });
         // What the CLI left in the copy is read as the real folder's side is: a file of any
         // size it wrote is not read whole, and a link or FIFO there is not read at all.
         let after = match side(&scratch.join(&rel)) {
@@ -290,7 +290,7 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
             continue;
         }
         if !gate.allows_write_path("Write", &shown) {
-            denials.push(Denial { tool: "Write".into(), message: format!("{shown}: not a memory file this run may write; left out") });
+            denials.push(Denial { tool: "Write".into(), message: format!("{shown}: not a memory file this run may write; left out"), extra: Default::default() });
             continue;
         }
         // A file the changeset could not apply (a link planted in the real folder where the copy
@@ -300,18 +300,18 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
             None => memdir.check_remove_path(&rel),
         };
         if let Err(e) = unappliable {
-            denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {e} Left out.") });
+            denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {e} Left out."), extra: Default::default() });
             continue;
         }
         if let Some(refusal) = after.as_deref().and_then(|text| gate.team_secret_refusal(&path, text)) {
-            denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {refusal}") });
+            denials.push(Denial { tool: "Write".into(), message: format!("{shown}: {refusal}"), extra: Default::default() });
             continue;
         }
-        changes.push(FileChange { path, before, after, reason: format!("{}: Claude Code", task.label) });
+        changes.push(FileChange { path, before, after, reason: format!("{}: Claude Code", task.label), extra: Default::default() });
     }
     let Some(result) = result else {
         return Ok(AgentOutcome {
-            changeset: Changeset { root, changes },
+            changeset: Changeset { root, changes, extra: Default::default() },
             applied: None,
             written_paths: Vec::new(),
             turns: 0,
@@ -336,7 +336,7 @@ pub(crate) async fn run(agent: &dyn HeadlessAgent, task: &AgentTask, cancel: &Ca
         _ => Stop::Completed,
     };
     Ok(AgentOutcome {
-        changeset: Changeset { root, changes },
+        changeset: Changeset { root, changes, extra: Default::default() },
         applied: None,
         written_paths,
         turns: result.turns,

@@ -110,6 +110,10 @@ pub enum Mode {
 pub struct Denial {
     pub tool: String,
     pub message: String,
+    /// Fields a newer Mneme wrote on the denial (a dream record keeps its denials), kept
+    /// through this build's rewrite of the record.
+    #[serde(flatten, default, skip_serializing_if = "mneme_core::own_files::Unknown::is_empty")]
+    pub extra: mneme_core::own_files::Unknown,
 }
 
 /// Why the run ended.

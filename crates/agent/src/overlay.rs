@@ -192,10 +192,11 @@ impl Overlay {
                     before: e.base.clone(),
                     after,
                     reason: format!("{label}: {}", e.tools.join(", ")),
+                    extra: Default::default(),
                 })
             })
             .collect();
-        Changeset { root: root.to_path_buf(), changes }
+        Changeset { root: root.to_path_buf(), changes, extra: Default::default() }
     }
 }
 

@@ -112,7 +112,7 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
             }
             let result = tools.call(&name, &input, cancel).await;
             if let Some(message) = result.denied {
-                denials.push(Denial { tool: name.clone(), message });
+                denials.push(Denial { tool: name.clone(), message, extra: Default::default() });
             }
             gathered += result.content.len();
             results.push(Block::ToolResult { tool_use_id: id, content: result.content, is_error: result.is_error });
@@ -137,7 +137,7 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
     // checked again, as the headless run checks it.
     changeset.changes.retain(|c| {
         let Some(refusal) = c.after.as_deref().and_then(|text| gate.team_secret_refusal(&c.path, text)) else { return true };
-        denials.push(Denial { tool: "Edit".into(), message: format!("{}: {refusal}", c.path.display()) });
+        denials.push(Denial { tool: "Edit".into(), message: format!("{}: {refusal}", c.path.display()), extra: Default::default() });
         written_paths.retain(|p| *p != c.path);
         false
     });

@@ -17,14 +17,14 @@ const DAY: u64 = 24 * 60 * 60;
 
 fn stage(inbox: &Inbox, project: &Path, memory: &Path, name: &str) -> String {
     let text = format!("---\nname: {name}\ndescription: {name} desc\n---\n\n{name} body\n");
-    let change = FileChange { path: memory.join(format!("{name}.md")), before: None, after: Some(text), reason: "t".into() };
+    let change = FileChange { path: memory.join(format!("{name}.md")), before: None, after: Some(text), reason: "t".into(), extra: Default::default() };
     let item = NewItem {
         project_root: project.to_path_buf(),
         memory_dir: memory.to_path_buf(),
         session_id: None,
         transcript: None,
         source: "extract_memories".into(),
-        changeset: Changeset { root: memory.to_path_buf(), changes: vec![change] },
+        changeset: Changeset { root: memory.to_path_buf(), changes: vec![change], extra: Default::default() },
     };
     inbox.stage(item).unwrap().id
 }

@@ -271,7 +271,7 @@ impl DreamRecord {
             summary: String::new(),
             notes: Vec::new(),
             stats: None,
-            changeset: Changeset { root: memory_dir.to_path_buf(), changes: Vec::new() },
+            changeset: Changeset { root: memory_dir.to_path_buf(), changes: Vec::new(), extra: Default::default() },
             denials: Vec::new(),
             turns: 0,
             error: None,

@@ -693,6 +693,7 @@ impl Dreams {
                 before,
                 after: c.before.clone(),
                 reason: format!("undo of dream {}: {}", record.id, c.reason),
+                extra: Default::default(),
             });
         }
         if !stale.is_empty() && !force {
@@ -716,7 +717,7 @@ impl Dreams {
                 None => writes.push(u.clone()),
             }
         }
-        let undo = Changeset { root: root.clone(), changes: writes };
+        let undo = Changeset { root: root.clone(), changes: writes, extra: Default::default() };
         apply_changeset(&undo, &self.trash_dir(memory_dir), self.clock.clone())
             .map_err(|e| self.apply_error(&record.id, e, "was applied", "nothing was undone; try again"))?;
         let mut not_back = Vec::new();
@@ -731,7 +732,7 @@ impl Dreams {
         }
         record.status = DreamStatus::Undone;
         record.undone_at_ms = Some(ms_since_epoch(self.clock.now()));
-        record.undo = Some(Changeset { root, changes: inverse });
+        record.undo = Some(Changeset { root, changes: inverse, extra: Default::default() });
         if !not_back.is_empty() {
             record.notes.insert(0, format!("The undo could not put back {}; the dream's record keeps their text.", not_back.join(", ")));
         }
@@ -900,7 +901,7 @@ mod tests {
     }
 
     fn change(mem: &Path, rel: &str, before: &str, after: &str) -> FileChange {
-        FileChange { path: mem.join(rel), before: Some(before.into()), after: Some(after.into()), reason: format!("{rel}: edited") }
+        FileChange { path: mem.join(rel), before: Some(before.into()), after: Some(after.into()), reason: format!("{rel}: edited"), extra: Default::default() }
     }
 
     /// An apply that failed after writing, whose own rollback failed too (it ignores that),

@@ -989,6 +989,7 @@ impl<'a> Work<'a> {
                 before: d.original.clone(),
                 after: d.current.clone(),
                 reason: format!("{rel}: {}", d.reasons.join("; ")),
+                extra: Default::default(),
             };
             if d.current.is_none() {
                 removals.push(change);
@@ -998,7 +999,7 @@ impl<'a> Work<'a> {
         }
         changes.extend(removals);
         if let Some((before, after, reasons)) = index {
-            changes.push(FileChange { path: abs(INDEX_FILE), before, after: Some(after), reason: format!("MEMORY.md: {}", reasons.join("; ")) });
+            changes.push(FileChange { path: abs(INDEX_FILE), before, after: Some(after), reason: format!("MEMORY.md: {}", reasons.join("; ")), extra: Default::default() });
         }
         let s = &self.stats;
         let mut parts = Vec::new();
@@ -1051,7 +1052,7 @@ impl<'a> Work<'a> {
             }
             format!("{t}.")
         };
-        Plan { changeset: Changeset { root, changes }, notes: self.notes, stats: self.stats, summary, accounted: self.accounted }
+        Plan { changeset: Changeset { root, changes, extra: Default::default() }, notes: self.notes, stats: self.stats, summary, accounted: self.accounted }
     }
 }
 

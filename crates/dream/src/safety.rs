@@ -306,8 +306,10 @@ mod tests {
                         before: fs::read_to_string(self.d.path().join(rel)).ok(),
                         after: after.map(str::to_string),
                         reason: String::new(),
+                        extra: Default::default(),
                     })
                     .collect(),
+                extra: Default::default(),
             }
         }
     }

@@ -638,6 +638,7 @@ fn undo_of_a_removal_that_took_an_index_line_puts_the_line_back() {
         before: Some(w.read("tabs_new.md")),
         after: None,
         reason: "tabs_new.md: removed".into(),
+        extra: Default::default(),
     }];
     rec.moved.clear();
     w.dreams.history(&w.mem).save(&rec).unwrap();

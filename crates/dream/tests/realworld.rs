@@ -83,7 +83,8 @@ fn offline_dreams_on_real_folders_fit_the_caps_keep_feedback_and_undo_exactly() 
         let pruned: String = index_before.split_inclusive('\n').filter(|l| !dangling.contains(&l.trim_end_matches(['\n', '\r']))).collect();
         let lossy = Changeset {
             root: w.mem.clone(),
-            changes: vec![FileChange { path: w.mem.join("MEMORY.md"), before: Some(index_before.clone()), after: Some(pruned), reason: String::new() }],
+            changes: vec![FileChange { path: w.mem.join("MEMORY.md"), before: Some(index_before.clone()), after: Some(pruned), reason: String::new(), extra: Default::default() }],
+            extra: Default::default(),
         };
         let caught = mneme_dream::safety::check(&lossy, &[]).iter().filter(|m| m.lost()).count();
         eprintln!("{}: {} index lines point at missing files; deleting them loses {caught}", src.display(), dangling.len());

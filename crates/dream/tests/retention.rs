@@ -29,7 +29,7 @@ fn old_of(w: &World, mem: &Path, template: &DreamRecord, created_at_ms: i64, sta
     r.memory_dir = mem.to_path_buf();
     r.changeset.root = mem.to_path_buf();
     r.changeset.changes = if changed {
-        vec![FileChange { path: mem.join("a.md"), before: Some("a0\n".into()), after: Some("a1\n".into()), reason: "a.md: edited".into() }]
+        vec![FileChange { path: mem.join("a.md"), before: Some("a0\n".into()), after: Some("a1\n".into()), reason: "a.md: edited".into(), extra: Default::default() }]
     } else {
         Vec::new()
     };

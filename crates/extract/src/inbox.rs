@@ -935,15 +935,15 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changes
             .or_else(|| fm.as_ref().and_then(|f| f.name()))
             .unwrap_or_else(|| base.trim_end_matches(".md").to_string());
         index.append(render_entry(&title, &team_rel, Scope::Team, description.as_deref()));
-        changes.push(FileChange { path, before: None, after: Some(content), reason: format!("{}: promoted to team", item.source) });
+        changes.push(FileChange { path, before: None, after: Some(content), reason: format!("{}: promoted to team", item.source), extra: Default::default() });
     }
     let after = index.render();
     mneme_secrets::check_team_content(&after)?;
     paths.push(index_path.clone());
     if index_before.as_deref() != Some(after.as_str()) {
-        changes.push(FileChange { path: index_path, before: index_before, after: Some(after), reason: format!("{}: promoted to team", item.source) });
+        changes.push(FileChange { path: index_path, before: index_before, after: Some(after), reason: format!("{}: promoted to team", item.source), extra: Default::default() });
     }
-    Ok((Changeset { root: root.clone(), changes }, paths))
+    Ok((Changeset { root: root.clone(), changes, extra: Default::default() }, paths))
 }
 
 #[cfg(test)]
@@ -974,7 +974,7 @@ mod tests {
                 session_id: None,
                 transcript: None,
                 source: "extract_memories".into(),
-                changeset: Changeset { root: memory.clone(), changes: vec![FileChange { path: file.clone(), before: None, after: Some(text("tabs")), reason: "t".into() }] },
+                changeset: Changeset { root: memory.clone(), changes: vec![FileChange { path: file.clone(), before: None, after: Some(text("tabs")), reason: "t".into(), extra: Default::default() }], extra: Default::default() },
             })
             .unwrap();
         LOCKS_TAKEN.with(|n| n.set(0));

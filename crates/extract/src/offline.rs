@@ -1020,7 +1020,7 @@ pub fn extract_beside(messages: &[Conversation], memdir: &Memdir, claude_md: &[S
                             None => Some(e.content.clone()),
                         };
                         if before.is_some() {
-                            changes.push(FileChange { path, before, after: None, reason: format!("{LABEL}: forget") });
+                            changes.push(FileChange { path, before, after: None, reason: format!("{LABEL}: forget"), extra: Default::default() });
                         }
                         decisions.push(Decision::Forgot { sentence, rel_path: e.rel_path.clone() });
                     }
@@ -1053,7 +1053,7 @@ pub fn extract_beside(messages: &[Conversation], memdir: &Memdir, claude_md: &[S
                             .map(|c| c.before.clone())
                             .unwrap_or_else(|| Some(e.content.clone()));
                         changes.retain(|c| c.path != path);
-                        changes.push(FileChange { path, before, after: Some(after.clone()), reason: format!("{LABEL}: update") });
+                        changes.push(FileChange { path, before, after: Some(after.clone()), reason: format!("{LABEL}: update"), extra: Default::default() });
                         // The memory keeps its name (and its index line its title).
                         let parsed = mneme_core::frontmatter::parse(&after);
                         let now_described = parsed.frontmatter.as_ref().and_then(|f| f.description()).unwrap_or_default();
@@ -1083,6 +1083,7 @@ pub fn extract_beside(messages: &[Conversation], memdir: &Memdir, claude_md: &[S
                             before: None,
                             after: Some(content.clone()),
                             reason: format!("{LABEL}: new"),
+                            extra: Default::default(),
                         });
                         index.append(render_entry(&title, &rel, Scope::Private, Some(&description)));
                         existing.push(Existing {
@@ -1116,9 +1117,10 @@ pub fn extract_beside(messages: &[Conversation], memdir: &Memdir, claude_md: &[S
             before: index_before,
             after: Some(index_after),
             reason: format!("{LABEL}: index"),
+            extra: Default::default(),
         });
     }
-    Ok(OfflineOutcome { changeset: Changeset { root, changes }, decisions })
+    Ok(OfflineOutcome { changeset: Changeset { root, changes, extra: Default::default() }, decisions })
 }
 
 #[cfg(test)]

@@ -23,10 +23,10 @@ impl World {
     fn stage(&self, files: &[(&str, String)]) -> String {
         let root = &self.memory;
         let mut changes: Vec<FileChange> =
-            files.iter().map(|(r, c)| FileChange { path: root.join(r), before: None, after: Some(c.clone()), reason: "t".into() }).collect();
+            files.iter().map(|(r, c)| FileChange { path: root.join(r), before: None, after: Some(c.clone()), reason: "t".into(), extra: Default::default() }).collect();
         let index: String = files.iter().filter(|(r, _)| !r.starts_with("team/")).map(|(r, _)| format!("- [{r}]({r}) — hook\n")).collect();
         if !index.is_empty() {
-            changes.push(FileChange { path: root.join("MEMORY.md"), before: None, after: Some(index), reason: "t".into() });
+            changes.push(FileChange { path: root.join("MEMORY.md"), before: None, after: Some(index), reason: "t".into(), extra: Default::default() });
         }
         self.inbox.stage(new_item(&self.project, root, changes)).unwrap().id
     }
@@ -54,6 +54,7 @@ fn keeping_an_edit_that_puts_a_secret_into_team_memory_is_refused() {
         before: None,
         after: Some(format!("- [Deploy](deploy.md) — token {}\n", token())),
         reason: "t".into(),
+        extra: Default::default(),
     }];
     let new = NewItem { source: "x".into(), ..new_item(&w.project, root, changes) };
     let id = w.inbox.stage(new).unwrap().id;

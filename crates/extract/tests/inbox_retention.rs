@@ -21,7 +21,7 @@ impl World {
     /// Stages one new memory `name.md` for `project` (its memory folder `memory`) at `secs`.
     fn stage_in(&self, project: &Path, memory: &Path, secs: u64, name: &str) -> String {
         let text = format!("---\nname: {name}\ndescription: {name} desc\n---\n\n{name} body\n");
-        let change = FileChange { path: memory.join(format!("{name}.md")), before: None, after: Some(text), reason: "t".into() };
+        let change = FileChange { path: memory.join(format!("{name}.md")), before: None, after: Some(text), reason: "t".into(), extra: Default::default() };
         self.at(secs).stage(new_item(project, memory, vec![change])).unwrap().id
     }
 }

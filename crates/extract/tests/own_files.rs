@@ -44,7 +44,7 @@ fn write_json(path: &Path, value: &Value) {
 }
 
 fn stage(w: &World) -> String {
-    let change = FileChange { path: w.memory.join("x.md"), before: None, after: Some("---\nname: x\n---\n\nTabs.\n".into()), reason: "t".into() };
+    let change = FileChange { path: w.memory.join("x.md"), before: None, after: Some("---\nname: x\n---\n\nTabs.\n".into()), reason: "t".into(), extra: Default::default() };
     w.inbox.stage(new_item(&w.project, &w.memory, vec![change])).unwrap().id
 }
 

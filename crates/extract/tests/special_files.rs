@@ -176,7 +176,7 @@ fn a_fifo_in_the_memory_folder_does_not_stop_keeping_an_item() {
     let memory = data.parent().unwrap().join("memory");
     fs::create_dir_all(&memory).unwrap();
     let inbox = Inbox::new(&data, Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
-    let change = |name: &str, after: &str| mneme_agent::FileChange { path: memory.join(name), before: None, after: Some(after.into()), reason: "t".into() };
+    let change = |name: &str, after: &str| mneme_agent::FileChange { path: memory.join(name), before: None, after: Some(after.into()), reason: "t".into(), extra: Default::default() };
     let item = inbox
         .stage(mneme_extract::inbox::NewItem {
             project_root: t.path().to_path_buf(),
@@ -184,7 +184,7 @@ fn a_fifo_in_the_memory_folder_does_not_stop_keeping_an_item() {
             session_id: None,
             transcript: None,
             source: "extract_memories".into(),
-            changeset: mneme_agent::Changeset { root: memory.clone(), changes: vec![change("tabs.md", "Tabs.\n"), change("MEMORY.md", "- [Tabs](tabs.md) — tabs\n")] },
+            changeset: mneme_agent::Changeset { root: memory.clone(), changes: vec![change("tabs.md", "Tabs.\n"), change("MEMORY.md", "- [Tabs](tabs.md) — tabs\n")], extra: Default::default() },
         })
         .unwrap();
     mkfifo(&memory.join("MEMORY.md"));

@@ -64,6 +64,6 @@ pub fn new_item(project: &Path, memory: &Path, changes: Vec<FileChange>) -> NewI
         session_id: None,
         transcript: None,
         source: "extract_memories".into(),
-        changeset: Changeset { root: memory.to_path_buf(), changes },
+        changeset: Changeset { root: memory.to_path_buf(), changes, extra: Default::default() },
     }
 }
