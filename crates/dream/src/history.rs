@@ -391,11 +391,23 @@ impl History {
         mneme_store::file_lock::FileLock::take(&path).map_err(|e| DreamError::io("lock the dream history", &path, e))
     }
 
-    /// A fresh id from `now_ms`, reserved by creating its file exclusively.
+    /// A fresh id, reserved by creating its file exclusively: `now_ms` as a rule, but always
+    /// after every id already in the history folder. Newest first (the list, the newest records
+    /// retention keeps, the dream `undo --last` undoes) is the order of the ids, so a dream
+    /// recorded after the clock was stepped back (NTP correcting a clock that ran ahead, a
+    /// laptop whose clock was set by hand) still comes after the dreams before it, instead of
+    /// leaving `undo --last` on an older dream until the clock catches up. The record's
+    /// `created_at_ms` stays what the clock said.
     pub fn reserve_id(&self, now_ms: i64) -> Result<String, DreamError> {
         fs::create_dir_all(&self.dir).map_err(|e| DreamError::io("create the dream history folder", &self.dir, e))?;
-        for n in 0u32.. {
-            let id = if n == 0 { now_ms.to_string() } else { format!("{now_ms}-{n}") };
+        // A clock before 1970 would make an id starting with `-`, which `id_order` misreads.
+        let now_ms = now_ms.max(0);
+        let (ms, first) = match self.last_id() {
+            Some((last_ms, last_n)) if last_ms >= now_ms => (last_ms, last_n.saturating_add(1)),
+            _ => (now_ms, 0),
+        };
+        for n in first.. {
+            let id = if n == 0 { ms.to_string() } else { format!("{ms}-{n}") };
             let path = self.dir.join(format!("{id}.json"));
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(_) => return Ok(id),
@@ -404,6 +416,20 @@ impl History {
             }
         }
         unreachable!("u32 ids exhausted")
+    }
+
+    /// The highest id in the history folder ([`id_order`]), reserved ids and other folders'
+    /// records sharing it included: a new id goes after all of them.
+    fn last_id(&self) -> Option<(i64, u32)> {
+        fs::read_dir(&self.dir)
+            .ok()?
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name();
+                let id = name.to_str()?.strip_suffix(".json")?;
+                (!id.is_empty() && id.bytes().all(|b| b.is_ascii_digit() || b == b'-')).then(|| id_order(id))
+            })
+            .max()
     }
 
     pub fn save(&self, record: &DreamRecord) -> Result<(), DreamError> {
@@ -486,7 +512,9 @@ impl History {
                 Err(err) => damaged.push(err),
             }
         }
-        records.sort_by(|a, b| b.created_at_ms.cmp(&a.created_at_ms).then_with(|| id_order(&b.id).cmp(&id_order(&a.id))));
+        // By id, not by `created_at_ms`: ids follow the order dreams were recorded in even
+        // across a clock stepped back (see `reserve_id`); the times are the clock's.
+        records.sort_by(|a, b| id_order(&b.id).cmp(&id_order(&a.id)));
         Ok((records, damaged))
     }
 
