@@ -98,11 +98,14 @@ pub struct Mneme {
     utc_offset_secs: i32,
     /// Team sign-in: where credentials live, and device sign-ins waiting for approval.
     team: team::TeamSessions,
+    /// Memory rows read from big folders, kept while their files do not change (the memory
+    /// list's pages and the health report reuse them).
+    rows: memories::KeptRows,
 }
 
 impl Mneme {
     pub fn new(env: Environment, clock: Arc<dyn Clock>) -> Self {
-        Mneme { env, clock, utc_offset_secs: 0, team: team::TeamSessions::default() }
+        Mneme { env, clock, utc_offset_secs: 0, team: team::TeamSessions::default(), rows: memories::KeptRows::default() }
     }
 
     /// Sets the local offset from UTC used for today's date.

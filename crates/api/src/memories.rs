@@ -8,15 +8,15 @@ use mneme_core::sanitize::sanitize_path;
 use mneme_core::frontmatter::Generation;
 use mneme_core::MemoryType;
 use mneme_store::memdir::{
-    format_manifest_as, FieldEdits, FileState, Health, Memdir, MemdirError, NewMemory, ProblemKind, Scope, EmptiedTrash, TopicFile, TrashEntry, TrashListing,
+    format_manifest_as, FieldEdits, FileState, Health, Memdir, MemdirError, NewMemory, Problem, ProblemKind, Scope, EmptiedTrash, TopicFile, TrashEntry, TrashListing,
 };
 use mneme_store::paths::{AutoMemSource, AutoMemoryReason};
 use mneme_store::session::SessionMemory;
 use mneme_store::settings::{self, EnabledSources, SettingSource};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The most of one memory a text search reads: the size past which the store does not read a
 /// memory whole either.
@@ -346,20 +346,13 @@ impl Mneme {
     }
 
     /// Every memory's row for [`Mneme::memory_page`], newest first, those a search leaves out
-    /// left out, and how many memories the folder holds. A memory whose file is as it was when
-    /// a page last read it ([`FileState`]: same file, size, modification and change time) is
-    /// not read again, so turning pages of a folder of thousands costs a `stat` of each file;
-    /// anything changed, added or gone since is read or dropped, so no row is ever stale.
+    /// left out, and how many memories the folder holds. Rows are those of
+    /// [`Mneme::each_row`]: a page of a folder of thousands costs a `stat` of each file.
     fn page_rows(&self, req: &ContextRequest, search: Option<&str>) -> Result<(Vec<MemorySummary>, usize), ApiError> {
         let (_, m) = self.memdir(req)?;
         let needle = search.map(str::to_lowercase).filter(|s| !s.trim().is_empty());
         let indexed = indexed_targets(&m);
         let now_ms = self.clock.now_ms() as i64;
-        // A file changed within this margin of now is read again next time: its file system may
-        // stamp a second write within the same clock tick with the same times.
-        let settled_ns = now_ms.saturating_sub(ROW_SETTLE_MS).saturating_mul(1_000_000);
-        let key = m.root().to_path_buf();
-        let before = take_rows(&key);
         let shown = |summary: &MemorySummary| {
             let Some(n) = &needle else { return true };
             let head = format!("{} {} {}", summary.rel_path, summary.name, summary.description.as_deref().unwrap_or("")).to_lowercase();
@@ -371,31 +364,66 @@ impl Mneme {
                     .and_then(|(b, _)| String::from_utf8(b).ok())
                     .is_some_and(|b| b.to_lowercase().contains(n))
         };
-        let row = |mut summary: MemorySummary, keep: Option<FileState>| {
-            let kept = keep.filter(|st| st.changed_ns < settled_ns).map(|state| (summary.rel_path.clone(), KeptRow { state, summary: summary.clone() }));
-            let show = shown(&summary).then(|| {
+        let (listed, all, _) = self.each_row(&m, now_ms, false, |summary, _| {
+            shown(summary).then(|| {
+                let mut summary = summary.clone();
                 summary.indexed = indexed.contains(&summary.rel_path);
                 summary.age_days = ((now_ms - summary.modified_ms) / 86_400_000).max(0);
                 Listed { modified_ms: summary.modified_ms, rel_path: summary.rel_path.clone(), item: summary }
-            });
-            Some(PageRow { kept, show })
+            })
+        })?;
+        Ok((newest_first(listed), all))
+    }
+
+    /// Every memory file of `m`'s folder handed to `pick` as its row (with `indexed` and
+    /// `age_days` unset) and its modification time in ns, on the thread that read it; `pick`'s
+    /// answers in walk order, how many memories the folder holds, and the problems of the
+    /// files read. A file that is as it was when a call before read it ([`FileState`]: same
+    /// file, size, modification and change time) is not read again: its row is kept in this
+    /// facade ([`KeptRows`]). Anything changed, added or gone since is read or dropped, so no
+    /// row is ever stale. `clean_only`: reuse only rows whose read reported no problem, for a
+    /// caller that reports problems too (the health report), since a kept row carries none.
+    fn each_row<X: Send>(
+        &self,
+        m: &Memdir,
+        now_ms: i64,
+        clean_only: bool,
+        pick: impl Fn(&MemorySummary, i64) -> Option<X> + Sync,
+    ) -> Result<(Vec<X>, usize, Vec<Problem>), MemdirError> {
+        // A file changed within this margin of now is read again next time: its file system may
+        // stamp a second write within the same clock tick with the same times.
+        let settled_ns = now_ms.saturating_sub(ROW_SETTLE_MS).saturating_mul(1_000_000);
+        let key = m.root().to_path_buf();
+        let before = self.rows.take(&key);
+        let row = |summary: MemorySummary, keep: Option<FileState>, mtime_ns: i64, clean: bool| {
+            let pick = pick(&summary, mtime_ns);
+            let kept = keep.filter(|st| st.changed_ns < settled_ns).map(|state| (summary.rel_path.clone(), KeptRow { state, summary, clean }));
+            Some(EachRow { kept, pick })
         };
-        let (rows, _) = m.scan_map_reusing(
+        let (rows, problems) = m.scan_map_reusing(
             |rel, state| {
-                let k = before.as_ref()?.get(rel).filter(|k| k.state == *state)?;
-                row(k.summary.clone(), Some(k.state))
+                let k = before.as_ref()?.get(rel).filter(|k| k.state == *state && (k.clean || !clean_only))?;
+                row(k.summary.clone(), Some(k.state), k.state.mtime_ns, k.clean)
             },
-            |file, state| row(summary_of(file, false, now_ms), state),
+            |file, state| {
+                let mtime_ns = file.mtime_ns;
+                row(summary_of(file, false, now_ms), state, mtime_ns, true)
+            },
         )?;
+        // Only files read give problems; a file that gave one is kept as not clean.
+        let troubled: HashSet<&str> = problems.iter().map(|p| p.rel_path.as_str()).collect();
         let all = rows.len();
         let mut kept = HashMap::with_capacity(all);
-        let mut listed = Vec::new();
+        let mut picked = Vec::new();
         for r in rows {
-            kept.extend(r.kept);
-            listed.extend(r.show);
+            if let Some((rel, mut k)) = r.kept {
+                k.clean &= !troubled.contains(rel.as_str());
+                kept.insert(rel, k);
+            }
+            picked.extend(r.pick);
         }
-        put_rows(key, kept);
-        Ok((newest_first(listed), all))
+        self.rows.put(key, kept);
+        Ok((picked, all, problems))
     }
 
     /// The manifest Claude Code's recall and extraction show the model, byte for byte, as the
@@ -570,10 +598,20 @@ impl Mneme {
 
     /// The index health meter. Temporary files that killed writers left in the folder are
     /// removed on the way: they are nobody's, and nothing else would look for them.
+    /// Each memory's facts (its name and `[[links]]`) are those of [`Mneme::each_row`], so a
+    /// second report on a folder of thousands reads only the files that changed.
     pub fn health(&self, req: &ContextRequest) -> Result<Health, ApiError> {
         let (_, m) = self.memdir(req)?;
         m.remove_stale_temps();
-        Ok(m.health())
+        let now_ms = self.clock.now_ms() as i64;
+        let facts = |s: &MemorySummary, mtime_ns: i64| Some((s.rel_path.clone(), mtime_ns, s.name.clone(), s.links.clone()));
+        Ok(match self.each_row(&m, now_ms, true, facts) {
+            Ok((files, _, problems)) => {
+                m.health_of(&files, |(rel, mtime_ns, name, links)| (rel.as_str(), *mtime_ns, Some(name.as_str()), links.as_slice()), problems)
+            }
+            // The folder cannot be listed: the store's own report says so, as a problem.
+            Err(_) => m.health(),
+        })
     }
 
     /// [`Mneme::fix_index`], keeping each index it rewrites as it was, so the fix can be taken
@@ -838,34 +876,40 @@ struct KeptRow {
     state: FileState,
     /// With `indexed` and `age_days` unset: those depend on the index and the day, not the file.
     summary: MemorySummary,
+    /// The read that made it reported no problem: a report of problems may reuse it.
+    clean: bool,
 }
 
-/// What [`Mneme::page_rows`] makes of one file: the row to keep, and the row to show.
-struct PageRow {
+/// What [`Mneme::each_row`] makes of one file: the row to keep, and the caller's answer.
+struct EachRow<X> {
     kept: Option<(String, KeptRow)>,
-    show: Option<Listed<MemorySummary>>,
+    pick: Option<X>,
 }
 
 type RowsOf = HashMap<String, KeptRow>;
 
-/// The rows kept for the last few folders paged, most recent last. Process-wide and keyed by
-/// the folder, since the rows depend only on its files, whichever facade read them.
-static KEPT_ROWS: LazyLock<Mutex<Vec<(PathBuf, RowsOf)>>> = LazyLock::new(Default::default);
+/// The rows kept for the last few folders a facade read, most recent last. One store per
+/// facade ([`Mneme::new`]; its clones share it), so two windows or two tests never evict or
+/// see each other's, and the rows go with the facade.
+#[derive(Clone, Default)]
+pub(crate) struct KeptRows(Arc<Mutex<Vec<(PathBuf, RowsOf)>>>);
 
-/// Takes the rows kept for `folder` (another page of it meanwhile reads the folder).
-fn take_rows(folder: &PathBuf) -> Option<RowsOf> {
-    let mut all = KEPT_ROWS.lock().unwrap_or_else(PoisonError::into_inner);
-    let at = all.iter().position(|(f, _)| f == folder)?;
-    Some(all.remove(at).1)
-}
+impl KeptRows {
+    /// Takes the rows kept for `folder` (another call on it meanwhile reads the folder).
+    fn take(&self, folder: &PathBuf) -> Option<RowsOf> {
+        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = all.iter().position(|(f, _)| f == folder)?;
+        Some(all.remove(at).1)
+    }
 
-/// Keeps `rows` as `folder`'s, forgetting the folder paged longest ago past [`ROW_FOLDERS`].
-fn put_rows(folder: PathBuf, rows: RowsOf) {
-    let mut all = KEPT_ROWS.lock().unwrap_or_else(PoisonError::into_inner);
-    all.retain(|(f, _)| *f != folder);
-    all.push((folder, rows));
-    if all.len() > ROW_FOLDERS {
-        all.remove(0);
+    /// Keeps `rows` as `folder`'s, forgetting the folder read longest ago past [`ROW_FOLDERS`].
+    fn put(&self, folder: PathBuf, rows: RowsOf) {
+        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        all.retain(|(f, _)| *f != folder);
+        all.push((folder, rows));
+        if all.len() > ROW_FOLDERS {
+            all.remove(0);
+        }
     }
 }
 

@@ -257,3 +257,106 @@ fn rows_of_files_changed_just_now_are_read_again() {
     });
     assert_eq!(memories_among(&opened).len(), 20, "{opened:?}");
 }
+
+/// A facade whose clock is long after the files were written, so their rows may be kept.
+fn late_api(t: &TestHome) -> Mneme {
+    Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(4_000_000_000)))
+}
+
+/// A project of its own under the test home, with `n` memories.
+fn other_project(t: &TestHome, name: &str, n: usize) -> ContextRequest {
+    let project = t.root.join("code").join(name);
+    fs::create_dir_all(&project).unwrap();
+    let mem = t.memdir_for(&project);
+    for i in 1..=n {
+        write_file(&mem.join(format!("m{i:04}.md")), &memory(i));
+    }
+    ContextRequest { cwd: project, ..Default::default() }
+}
+
+/// Kept rows belong to the facade that read them: another one (a second window, another test
+/// in the same process) paging other folders evicts none of them, and does not see them.
+#[cfg(target_os = "linux")]
+#[test]
+fn kept_rows_belong_to_their_facade() {
+    let mut f = folder();
+    f.api = late_api(&f._t);
+    many_memories(&f, 300);
+    write_file(&f.mem.join("zz-sentinel.txt"), "");
+    page(&f, 0, None);
+
+    let other = late_api(&f._t);
+    for i in 0..5 {
+        let req = other_project(&f._t, &format!("other{i}"), 2);
+        other.memory_page(&req, &mneme_api::MemoryPageRequest { limit: 10, ..Default::default() }).unwrap();
+    }
+    let opened = opened_in(&f.mem, || assert_eq!(page(&f, 100, None).total, 300));
+    assert!(memories_among(&opened).is_empty(), "another facade's folders evicted these rows: {:?}", memories_among(&opened).len());
+
+    // The other facade has kept nothing of this folder: its first page reads it.
+    let q = mneme_api::MemoryPageRequest { limit: 100, ..Default::default() };
+    let opened = opened_in(&f.mem, || assert_eq!(other.memory_page(&f.req, &q).unwrap().total, 300));
+    assert_eq!(memories_among(&opened).len(), 300);
+    // A clone is the same facade, with the same rows.
+    let clone = f.api.clone();
+    let opened = opened_in(&f.mem, || assert_eq!(clone.memory_page(&f.req, &q).unwrap().total, 300));
+    assert!(memories_among(&opened).is_empty(), "{:?}", memories_among(&opened));
+}
+
+/// `m0001.md` … `m{n}.md` as [`many_memories`], each linking to the one before (`[[m0]]`,
+/// from the first, names no memory).
+fn linked_memories(f: &Folder, n: usize) {
+    for i in 1..=n {
+        let p = f.mem.join(format!("m{i:04}.md"));
+        write_file(&p, &format!("---\nname: m{i}\ndescription: hook {i}\ntype: project\n---\nsee [[m{}]]\n", i - 1));
+        mneme_testsupport::set_mtime(&p, 1_600_000_000 + i as i64);
+    }
+}
+
+/// The health report checks every memory's `[[links]]`, yet a second report on an unchanged
+/// folder reads no memory, and one changed file costs one read; each report is the one a
+/// facade that never read the folder makes.
+#[cfg(target_os = "linux")]
+#[test]
+fn health_reads_only_the_files_that_changed_and_matches_a_fresh_read() {
+    let mut f = folder();
+    f.api = late_api(&f._t);
+    write_file(&f.mem.join("MEMORY.md"), "- [m1](m0001.md) — hook 1\n- [gone](gone.md) — removed\n");
+    linked_memories(&f, 300);
+    // A file whose read reports a problem is read each time: its problem is in every report.
+    write_file(&f.mem.join("bad.md"), "---\ndescription: [unclosed\n  - : :\n---\nsee [[m7]] and [[nowhere]]\n");
+    mneme_testsupport::set_mtime(&f.mem.join("bad.md"), 1_500_000_000);
+    write_file(&f.mem.join("zz-sentinel.txt"), "");
+    let fresh = || late_api(&f._t).health(&f.req).unwrap();
+
+    let first = f.api.health(&f.req).unwrap();
+    assert_eq!(first, fresh());
+    assert_eq!(first.topic_count, 301);
+    assert_eq!(first.dangling_links.iter().map(|d| (d.from.as_str(), d.link.as_str())).collect::<Vec<_>>(), [("bad.md", "nowhere"), ("m0001.md", "m0")]);
+    assert_eq!(first.problems.len(), 1, "{:?}", first.problems);
+    let mut second = None;
+    let opened = opened_in(&f.mem, || second = Some(f.api.health(&f.req).unwrap()));
+    assert_eq!(memories_among(&opened), ["bad.md".to_string()].into_iter().collect(), "only the file with a problem is read again");
+    assert_eq!(second.unwrap(), first);
+
+    // One link changed to a name no memory has, with the size and time put back.
+    let p = f.mem.join("m0150.md");
+    let text = fs::read_to_string(&p).unwrap().replace("[[m149]]", "[[m999]]");
+    write_file(&p, &text);
+    mneme_testsupport::set_mtime(&p, 1_600_000_150);
+    let mut third = None;
+    let opened = opened_in(&f.mem, || third = Some(f.api.health(&f.req).unwrap()));
+    assert_eq!(memories_among(&opened), ["bad.md".to_string(), "m0150.md".to_string()].into_iter().collect());
+    let third = third.unwrap();
+    assert!(third.dangling_links.iter().any(|d| d.from == "m0150.md" && d.link == "m999"), "{:?}", third.dangling_links);
+    assert_eq!(third, fresh());
+    // A memory gone: its links and its name go with it.
+    fs::remove_file(f.mem.join("m0007.md")).unwrap();
+    let fourth = f.api.health(&f.req).unwrap();
+    assert_eq!(fourth, fresh());
+    assert!(fourth.dangling_links.iter().any(|d| d.from == "m0008.md" && d.link == "m7"), "{:?}", fourth.dangling_links);
+
+    // The memory list's pages use the same rows: nothing is read for them either.
+    let opened = opened_in(&f.mem, || assert_eq!(page(&f, 0, None).total, 300));
+    assert!(memories_among(&opened).is_empty(), "{:?}", memories_among(&opened));
+}

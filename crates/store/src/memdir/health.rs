@@ -10,6 +10,7 @@
 //! meter and the loader agree on what a comment hides.
 
 use super::index::{commented_lines, loaded_span, parse_index, render_entry, IndexDoc, LONG_INDEX_LINE_UNITS};
+use super::scan::stem_of;
 use super::{Memdir, MemdirError, Problem, ProblemKind, Revision, Scan, Scope, TopicFile, TEAM_DIR};
 use mneme_core::text::{utf16_len, MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS};
 use serde::Serialize;
@@ -278,8 +279,40 @@ fn past_cap_entries(content: &str, scope: Scope, root: &Path) -> Vec<IndexEntryR
 }
 
 /// Newest first by modification time, then by path.
-fn newest_first(files: &mut [&TopicFile]) {
-    files.sort_by(|a, b| b.mtime_ns.cmp(&a.mtime_ns).then_with(|| a.rel_path.cmp(&b.rel_path)));
+fn newest_first<F: Dated>(files: &mut [&F]) {
+    files.sort_by(|a, b| b.mtime_ns().cmp(&a.mtime_ns()).then_with(|| a.rel_path().cmp(b.rel_path())));
+}
+
+/// What [`newest_first`] sorts by: the index fix sorts whole files, the report their facts.
+trait Dated {
+    fn mtime_ns(&self) -> i64;
+    fn rel_path(&self) -> &str;
+}
+
+impl Dated for TopicFile {
+    fn mtime_ns(&self) -> i64 {
+        self.mtime_ns
+    }
+    fn rel_path(&self) -> &str {
+        &self.rel_path
+    }
+}
+
+/// All the health report needs of one memory file (see [`Memdir::health_of`]).
+struct Facts<'a> {
+    rel_path: &'a str,
+    mtime_ns: i64,
+    name: Option<&'a str>,
+    links: &'a [String],
+}
+
+impl Dated for Facts<'_> {
+    fn mtime_ns(&self) -> i64 {
+        self.mtime_ns
+    }
+    fn rel_path(&self) -> &str {
+        self.rel_path
+    }
 }
 
 impl Memdir {
@@ -359,35 +392,47 @@ impl Memdir {
             files: Vec::new(),
             problems: vec![Problem::new("", ProblemKind::UnreadableFolder, e.to_string())],
         });
-        let mut problems = scan.problems;
+        self.health_of(&scan.files, |f| (f.rel_path.as_str(), f.mtime_ns, f.name.as_deref(), f.links.as_slice()), scan.problems)
+    }
+
+    /// [`Memdir::health`] from what a scan found: `files`, one per memory file, each told by
+    /// `facts` as its relative path, modification time (ns), `name:` and `[[links]]`, and the
+    /// scan's problems. For a caller that keeps those facts between reports and reads again
+    /// only the files that changed (the api, on folders of thousands). Given the facts and
+    /// problems a fresh [`Memdir::scan`] gives, the report is [`Memdir::health`]'s; the
+    /// indexes are read here each time. A caller that keeps only the shown name (`name:`, else
+    /// the file stem) may give that as the name: a link may name the stem anyway.
+    pub fn health_of<T>(&self, files: &[T], facts: impl Fn(&T) -> (&str, i64, Option<&str>, &[String]), mut problems: Vec<Problem>) -> Health {
+        let mut files: Vec<Facts> =
+            files.iter().map(facts).map(|(rel_path, mtime_ns, name, links)| Facts { rel_path, mtime_ns, name, links }).collect();
+        // The scan's order, which the dangling links are listed in.
+        files.sort_unstable_by(|a, b| a.rel_path.cmp(b.rel_path));
         let index = self.index_health(Scope::Private, &mut problems);
         let team_index = self.has_team_dir().then(|| self.index_health(Scope::Team, &mut problems));
         let indexed = self.indexed_targets();
-        let mut unindexed: Vec<&TopicFile> =
-            scan.files.iter().filter(|f| !indexed.contains(&f.rel_path) && !f.rel_path.starts_with("logs/")).collect();
+        let mut unindexed: Vec<&Facts> = files.iter().filter(|f| !indexed.contains(f.rel_path) && !f.rel_path.starts_with("logs/")).collect();
         let unindexed_count = unindexed.len();
         newest_first(&mut unindexed);
-        let unindexed = unindexed.into_iter().take(UNINDEXED_LISTED).map(|f| f.rel_path.clone()).collect();
+        let unindexed = unindexed.into_iter().take(UNINDEXED_LISTED).map(|f| f.rel_path.to_string()).collect();
         let mut known: HashSet<&str> = HashSet::new();
-        for f in &scan.files {
-            known.insert(f.stem());
-            known.insert(f.rel_path.strip_suffix(".md").unwrap_or(&f.rel_path));
-            if let Some(n) = &f.name {
+        for f in &files {
+            known.insert(stem_of(f.rel_path));
+            known.insert(f.rel_path.strip_suffix(".md").unwrap_or(f.rel_path));
+            if let Some(n) = f.name {
                 known.insert(n);
             }
         }
-        let dangling_links = scan
-            .files
+        let dangling_links = files
             .iter()
             .flat_map(|f| {
                 f.links
                     .iter()
                     .filter(|l| !known.contains(l.as_str()))
-                    .map(|l| DanglingLink { from: f.rel_path.clone(), link: l.clone() })
+                    .map(|l| DanglingLink { from: f.rel_path.to_string(), link: l.clone() })
             })
             .collect();
         let stale_index_lines = self.stale_index_lines();
-        Health { topic_count: scan.files.len(), index, team_index, unindexed, unindexed_count, dangling_links, stale_index_lines, problems }
+        Health { topic_count: files.len(), index, team_index, unindexed, unindexed_count, dangling_links, stale_index_lines, problems }
     }
 
     pub(crate) fn fix_result(&self, scope: Scope, added: Vec<String>, removed: Vec<String>, moved: Vec<String>, revision: Option<Revision>) -> IndexFix {
