@@ -27,8 +27,8 @@ impl Clock for SetClock {
 
 /// The dream recorded last is the newest in the history and what `undo --last` undoes, even
 /// when the clock was stepped back in between: ordered by time, the earlier dream (stamped
-/// while the clock ran a day ahead) stayed "newest", and undo went for it, refusing because
-/// its files had changed since, until the clock caught up a day later.
+/// while the clock ran a day ahead) stayed "newest", and `undo --last` undid it instead,
+/// leaving the dream just made in place, until the clock caught up a day later.
 #[test]
 fn the_dream_recorded_last_is_the_one_undone_after_the_clock_was_stepped_back() {
     let w = World::new();
