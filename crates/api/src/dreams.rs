@@ -435,6 +435,9 @@ pub enum RunOutcome {
     Skipped,
     Failed,
     Cancelled,
+    /// An outcome a newer Mneme recorded (the run log is shared by every build on the
+    /// machine): `newer_outcome` names it.
+    Newer,
 }
 
 /// One run of the background scheduler (in the desktop app, `mneme serve --scheduler` or
@@ -454,17 +457,23 @@ pub struct BackgroundRun {
     pub started_ms: u64,
     pub finished_ms: u64,
     pub outcome: RunOutcome,
+    /// The name the run log gives an outcome this Mneme does not know (`outcome` is `newer`);
+    /// `None` otherwise.
+    pub newer_outcome: Option<String>,
     /// What happened, in a sentence ("Saved 2 memories", the reason it was skipped, the error).
     pub summary: String,
 }
 
 impl From<RunRecord> for BackgroundRun {
     fn from(r: RunRecord) -> Self {
+        let newer_outcome = r.outcome.newer().map(str::to_string);
         let (outcome, summary) = match r.outcome {
             Outcome::Done { summary } => (RunOutcome::Done, summary),
             Outcome::Skipped { reason } => (RunOutcome::Skipped, reason),
             Outcome::Failed { error } => (RunOutcome::Failed, error),
             Outcome::Cancelled => (RunOutcome::Cancelled, "Cancelled: the scheduler stopped while it ran.".into()),
+            // The name goes in `newer_outcome`; what else the newer build recorded is not read.
+            Outcome::Newer { .. } => (RunOutcome::Newer, "A newer Mneme recorded how this run ended; update Mneme to read what it says.".into()),
         };
         let (job, newer_job) = match r.job {
             RunJob::Known(kind) => (Some(kind.into()), None),
@@ -478,6 +487,7 @@ impl From<RunRecord> for BackgroundRun {
             started_ms: r.started_ms,
             finished_ms: r.finished_ms,
             outcome,
+            newer_outcome,
             summary,
         }
     }

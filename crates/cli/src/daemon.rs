@@ -194,6 +194,7 @@ fn record_line(r: &RunRecord) -> String {
         Outcome::Skipped { reason } => format!("skipped: {reason}"),
         Outcome::Failed { error } => format!("failed: {error}"),
         Outcome::Cancelled => "cancelled".into(),
+        Outcome::Newer { status } => format!("finished (a newer Mneme's outcome: '{}')", status.as_str()),
     };
     // Summaries and errors name memories and carry models' and servers' words.
     crate::print::safe(&format!("[{}] {}: {what}", r.job.label(), r.target)).into_owned()

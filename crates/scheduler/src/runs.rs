@@ -93,6 +93,47 @@ pub enum Outcome {
     Skipped { reason: String },
     Failed { error: String },
     Cancelled,
+    /// An outcome a newer Mneme recorded (the log is shared by every build on the machine),
+    /// by its `status` in the log: the run is listed with it rather than left out. Its other
+    /// fields are not read; the line itself is never rewritten.
+    #[serde(untagged)]
+    Newer { status: NewerStatus },
+}
+
+impl Outcome {
+    /// The name of an outcome this build does not know, as the log gives it.
+    pub fn newer(&self) -> Option<&str> {
+        match self {
+            Outcome::Newer { status } => Some(&status.0),
+            _ => None,
+        }
+    }
+}
+
+/// The `status` of an outcome a newer Mneme recorded: any name but those this build reads, so
+/// a line of a known outcome with a field missing (a torn or hand-edited line) is still left
+/// out rather than listed as a newer Mneme's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct NewerStatus(String);
+
+impl NewerStatus {
+    /// The statuses [`Outcome`]'s own variants are written with.
+    const KNOWN: [&str; 4] = ["done", "skipped", "failed", "cancelled"];
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for NewerStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        if NewerStatus::KNOWN.contains(&name.as_str()) {
+            return Err(serde::de::Error::custom(format!("a '{name}' outcome with its fields missing")));
+        }
+        Ok(NewerStatus(name))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -308,6 +349,34 @@ mod tests {
         assert_eq!(dreams.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["a"]);
         let text = std::fs::read_to_string(log.path()).unwrap();
         assert_eq!(text.lines().nth(1), Some(newer));
+    }
+
+    /// A run whose outcome a newer Mneme added was left out of every listing: it is listed
+    /// with that outcome's name (a line of a known outcome missing its fields still is not),
+    /// and its line stays in the file as it was written.
+    #[test]
+    fn a_run_with_an_outcome_a_newer_mneme_added_is_listed_under_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = RunLog::in_data_dir(dir.path());
+        log.append(&rec("a", JobKind::Dream)).unwrap();
+        let newer = r#"{"id":"b","job":"dream","target":"/m","startedMs":1,"finishedMs":2,"outcome":{"status":"deferred","until":5}}"#;
+        let broken = r#"{"id":"c","job":"dream","target":"/m","startedMs":1,"finishedMs":2,"outcome":{"status":"done"}}"#;
+        let mut f = OpenOptions::new().append(true).open(log.path()).unwrap();
+        f.write_all(format!("{newer}\n{broken}\n").as_bytes()).unwrap();
+        drop(f);
+
+        let all = log.recent(10, None).unwrap();
+        assert_eq!(all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec!["b", "a"]);
+        assert_eq!(all[0].outcome.newer(), Some("deferred"));
+        assert_eq!(all[1].outcome.newer(), None);
+        assert_eq!(serde_json::to_value(&all[0].outcome).unwrap(), serde_json::json!({"status": "deferred"}));
+        assert_eq!(log.recent(10, Some(JobKind::Dream)).unwrap().len(), 2);
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert_eq!(text.lines().nth(1), Some(newer));
+        // The names a newer status may not take are exactly those of this build's outcomes.
+        let own = [Outcome::Done { summary: String::new() }, Outcome::Skipped { reason: String::new() }, Outcome::Failed { error: String::new() }, Outcome::Cancelled];
+        let names: Vec<String> = own.iter().map(|o| serde_json::to_value(o).unwrap()["status"].as_str().unwrap().to_string()).collect();
+        assert_eq!(names, NewerStatus::KNOWN);
     }
 
     /// A record torn inside a character (the disk filled mid-append) is not UTF-8: it is

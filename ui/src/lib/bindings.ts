@@ -363,6 +363,11 @@ export type BackgroundRun = {
 	startedMs: number,
 	finishedMs: number,
 	outcome: RunOutcome,
+	/**
+	 *  The name the run log gives an outcome this Mneme does not know (`outcome` is `newer`);
+	 *  `None` otherwise.
+	 */
+	newerOutcome: string | null,
 	/**  What happened, in a sentence ("Saved 2 memories", the reason it was skipped, the error). */
 	summary: string,
 };
@@ -1774,7 +1779,12 @@ export type RunNow = {
 
 export type RunOutcome = "done" | 
 /**  A gate said no; nothing was attempted. */
-"skipped" | "failed" | "cancelled";
+"skipped" | "failed" | "cancelled" | 
+/**
+ *  An outcome a newer Mneme recorded (the run log is shared by every build on the
+ *  machine): `newer_outcome` names it.
+ */
+"newer";
 
 export type RunResult = "saved" | "staged" | "nothingToSave" | "skipped" | "disabled" | "failed";
 

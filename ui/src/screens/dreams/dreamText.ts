@@ -56,7 +56,12 @@ export function jobOf(run: BackgroundRun): string {
   return run.job ? JOB[run.job] : `${run.newerJob ?? 'A job'} (a newer Mneme's job)`;
 }
 
-export const OUTCOME: Record<RunOutcome, string> = { done: 'good', skipped: 'subtle', failed: 'bad', cancelled: 'warn' };
+export const OUTCOME: Record<RunOutcome, string> = { done: 'good', skipped: 'subtle', failed: 'bad', cancelled: 'warn', newer: 'subtle' };
+
+/** A run's outcome for its badge: one a newer Mneme recorded (`newer`) goes by the name its log gives it. */
+export function outcomeOf(run: BackgroundRun): string {
+  return run.outcome === 'newer' ? `finished (a newer Mneme's outcome: '${run.newerOutcome ?? 'unknown'}')` : run.outcome;
+}
 
 /** `+1 ~3 −1`, in words for screen readers. */
 export function counts(added: number, changed: number, removed: number): { short: string; long: string } {
@@ -84,6 +89,6 @@ export function eventLine(e: SchedulerEvent): string {
     case 'progress':
       return `${JOB[e.job]}: ${e.message}`;
     case 'finished':
-      return `${jobOf(e.run)} ${e.run.outcome}: ${e.run.summary}`;
+      return `${jobOf(e.run)} ${outcomeOf(e.run)}: ${e.run.summary}`;
   }
 }
