@@ -332,6 +332,12 @@ impl Mneme {
         if q.limit > MEMORY_PAGE_MAX {
             return Err(ApiError::invalid(format!("A page holds at most {MEMORY_PAGE_MAX} memories; ask for {} or fewer.", MEMORY_PAGE_MAX)));
         }
+        let searching = q.search.as_deref().is_some_and(|s| !s.trim().is_empty());
+        if kind.is_none() && !searching {
+            if let Some(page) = self.page_from_stats(req, scope, age, q)? {
+                return Ok(page);
+            }
+        }
         let (every, all) = self.page_rows(req, q.search.as_deref())?;
         let matching: Vec<MemorySummary> = every
             .into_iter()
@@ -343,6 +349,76 @@ impl Mneme {
         let total = matching.len();
         let items: Vec<MemorySummary> = matching.into_iter().skip(q.offset).take(q.limit).collect();
         Ok(MemoryPage { total: total as u32, all: all as u32, offset: q.offset.min(total) as u32, items, found })
+    }
+
+    /// [`Mneme::memory_page`] without a type or text filter. The list's order (newest first,
+    /// then by path), the age and scope filters and the counts need only each file's path and
+    /// `stat`, so only the rows on the page are read, or taken from those kept
+    /// ([`KeptRows`]): the first page of a folder of thousands reads a page of files, not
+    /// the folder. `None` when the listing alone cannot tell what the scan would show: a
+    /// symbolic link (the scan reads it every time: its target may lie outside the folder),
+    /// or a file on the page that does not read alone as the scan reads it (unreadable, or
+    /// past the size the scan reads only the head of); [`Mneme::page_rows`] then reads.
+    fn page_from_stats(
+        &self,
+        req: &ContextRequest,
+        scope: Option<Scope>,
+        age: Option<fn(i64) -> bool>,
+        q: &MemoryPageRequest,
+    ) -> Result<Option<MemoryPage>, ApiError> {
+        let (_, m) = self.memdir(req)?;
+        let listing = m.listing_with_stats()?;
+        if listing.iter().any(|(_, _, symlink)| *symlink) {
+            return Ok(None);
+        }
+        let now_ms = self.clock.now_ms() as i64;
+        let age_of = |st: &FileState| ((now_ms - st.mtime_ns / 1_000_000) / 86_400_000).max(0);
+        // What the scan lists: plain files that `stat` (it leaves the rest out too).
+        let mut files: Vec<(String, FileState)> = listing.into_iter().filter_map(|(rel, st, _)| Some((rel, st?))).collect();
+        let all = files.len();
+        // `modified_ms` as the scan gives it (`new Date(mtimeMs)` truncates), then the path.
+        files.sort_unstable_by(|(ra, a), (rb, b)| (b.mtime_ns / 1_000_000).cmp(&(a.mtime_ns / 1_000_000)).then_with(|| ra.cmp(rb)));
+        let shown: Vec<&(String, FileState)> =
+            files.iter().filter(|(rel, st)| scope.is_none_or(|s| Scope::of(rel) == s) && age.is_none_or(|f| f(age_of(st)))).collect();
+        let found = q.find.as_deref().and_then(|f| shown.iter().position(|(rel, _)| rel == f)).map(|i| i as u32);
+        let total = shown.len();
+        let key = m.root().to_path_buf();
+        let mut kept = self.rows.take(&key).unwrap_or_default();
+        let settled_ns = now_ms.saturating_sub(ROW_SETTLE_MS).saturating_mul(1_000_000);
+        let indexed = indexed_targets(&m);
+        let mut items = Vec::new();
+        for (rel, st) in shown.iter().skip(q.offset).take(q.limit).copied() {
+            let mut summary = match kept.get(rel).filter(|k| k.state == *st) {
+                Some(k) => k.summary.clone(),
+                None => {
+                    // The state was taken before the read: a write since leaves the file's
+                    // state other than the kept one, so the row is read again next time.
+                    let read = m.read(rel).ok().filter(|f| f.topic.size <= SCAN_READS_WHOLE_MAX_BYTES);
+                    let Some(file) = read else {
+                        self.rows.put(key, kept);
+                        return Ok(None);
+                    };
+                    let clean = file.problems.is_empty();
+                    let mut summary = summary_of(file.topic, false, now_ms);
+                    // Where the scan names it: under the folder as given, not its real path.
+                    summary.path = m.root().join(rel);
+                    if st.changed_ns < settled_ns {
+                        kept.insert(rel.clone(), KeptRow { state: *st, summary: summary.clone(), clean });
+                    } else {
+                        kept.remove(rel);
+                    }
+                    summary
+                }
+            };
+            summary.indexed = indexed.contains(&summary.rel_path);
+            summary.age_days = ((now_ms - summary.modified_ms) / 86_400_000).max(0);
+            items.push(summary);
+        }
+        // Rows of files gone or changed since go; the rest stay for the next page.
+        let now: HashMap<&str, &FileState> = files.iter().map(|(rel, st)| (rel.as_str(), st)).collect();
+        kept.retain(|rel, k| now.get(rel.as_str()).is_some_and(|st| **st == k.state));
+        self.rows.put(key, kept);
+        Ok(Some(MemoryPage { total: total as u32, all: all as u32, offset: q.offset.min(total) as u32, items, found }))
     }
 
     /// Every memory's row for [`Mneme::memory_page`], newest first, those a search leaves out
@@ -862,6 +938,10 @@ fn summary_of(f: TopicFile, indexed: bool, now_ms: i64) -> MemorySummary {
         }),
     }
 }
+
+/// The largest memory the scan reads whole (its `MAX_FULL_READ_BYTES`): past it the scan
+/// reads only the head, and leaves the links out, which a read of the file alone would not.
+const SCAN_READS_WHOLE_MAX_BYTES: u64 = 10 * 1024 * 1024;
 
 /// How long after its last change a memory's row may be kept across pages (see
 /// [`FileState::changed_ns`]).

@@ -206,10 +206,13 @@ fn pages_reuse_rows_of_files_that_did_not_change_and_never_show_stale_ones() {
     let first = page(&f, 0, None);
     assert_eq!((first.total, first.all), (300, 300));
     assert_eq!(first.items[0].rel_path, "m0300.md");
+    // The next page reads its own rows, once.
+    let opened = opened_in(&f.mem, || assert_eq!(page(&f, 100, None).total, 300));
+    assert_eq!(memories_among(&opened), (101..=200).map(|i| format!("m{i:04}.md")).collect());
     let mut second = None;
     let opened = opened_in(&f.mem, || second = Some(page(&f, 100, None)));
     let second = second.unwrap();
-    assert!(memories_among(&opened).is_empty(), "the next page reads no memory again: {:?}", memories_among(&opened));
+    assert!(memories_among(&opened).is_empty(), "a page shown before reads no memory again: {:?}", memories_among(&opened));
     assert_eq!(rows(&second), (101..=200).rev().map(|i| (format!("m{i:04}.md"), Some(format!("hook {i}")))).collect::<Vec<_>>());
 
     // An edit that keeps the size and puts the time back is still seen (its change time moved),
@@ -290,13 +293,13 @@ fn kept_rows_belong_to_their_facade() {
         let req = other_project(&f._t, &format!("other{i}"), 2);
         other.memory_page(&req, &mneme_api::MemoryPageRequest { limit: 10, ..Default::default() }).unwrap();
     }
-    let opened = opened_in(&f.mem, || assert_eq!(page(&f, 100, None).total, 300));
+    let opened = opened_in(&f.mem, || assert_eq!(page(&f, 0, None).total, 300));
     assert!(memories_among(&opened).is_empty(), "another facade's folders evicted these rows: {:?}", memories_among(&opened).len());
 
-    // The other facade has kept nothing of this folder: its first page reads it.
+    // The other facade has kept nothing of this folder: its first page reads that page.
     let q = mneme_api::MemoryPageRequest { limit: 100, ..Default::default() };
     let opened = opened_in(&f.mem, || assert_eq!(other.memory_page(&f.req, &q).unwrap().total, 300));
-    assert_eq!(memories_among(&opened).len(), 300);
+    assert_eq!(memories_among(&opened), (201..=300).map(|i| format!("m{i:04}.md")).collect());
     // A clone is the same facade, with the same rows.
     let clone = f.api.clone();
     let opened = opened_in(&f.mem, || assert_eq!(clone.memory_page(&f.req, &q).unwrap().total, 300));
@@ -359,4 +362,81 @@ fn health_reads_only_the_files_that_changed_and_matches_a_fresh_read() {
     // The memory list's pages use the same rows: nothing is read for them either.
     let opened = opened_in(&f.mem, || assert_eq!(page(&f, 0, None).total, 300));
     assert!(memories_among(&opened).is_empty(), "{:?}", memories_among(&opened));
+}
+
+/// The list's order and its age and scope filters come from each file's `stat`, so the first
+/// page of a big folder reads the files on it and no other; its rows, counts and positions
+/// are those of a read of the whole folder.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_first_page_reads_only_its_own_rows() {
+    let mut f = folder();
+    f.api = late_api(&f._t);
+    write_file(&f.mem.join("MEMORY.md"), "- [m300](m0300.md) — hook 300\n");
+    many_memories(&f, 300);
+    // Two memories within one millisecond, the one first by path the older: by path, as the
+    // scan's millisecond times tie.
+    for (rel, nanos) in [("tie-a.md", 500_400_000), ("tie-b.md", 500_900_000)] {
+        let p = f.mem.join(rel);
+        write_file(&p, &memory(0));
+        let at = rustix::fs::Timespec { tv_sec: 1_600_000_250, tv_nsec: nanos };
+        let times = rustix::fs::Timestamps { last_access: at, last_modification: at };
+        rustix::fs::utimensat(rustix::fs::CWD, &p, &times, rustix::fs::AtFlags::empty()).unwrap();
+    }
+    write_file(&f.mem.join("team/t0001.md"), &memory(1));
+    mneme_testsupport::set_mtime(&f.mem.join("team/t0001.md"), 1_600_000_120);
+    write_file(&f.mem.join("zz-sentinel.txt"), "");
+    let as_json = |items: &[mneme_api::MemorySummary]| serde_json::to_value(items).unwrap();
+    let whole = late_api(&f._t).memories(&f.req, &Default::default()).unwrap();
+
+    let q = |offset: usize, find: Option<&str>| mneme_api::MemoryPageRequest { offset, limit: 100, find: find.map(str::to_string), ..Default::default() };
+    let mut got = None;
+    let opened = opened_in(&f.mem, || got = Some(f.api.memory_page(&f.req, &q(0, Some("tie-a.md"))).unwrap()));
+    let first = got.unwrap();
+    assert_eq!(memories_among(&opened), whole[..100].iter().map(|m| m.rel_path.rsplit('/').next().unwrap().to_string()).collect());
+    assert_eq!(memories_among(&opened).len(), 100, "the page's rows and no other: {opened:?}");
+    assert_eq!((first.total, first.all, first.found), (303, 303, Some(50)));
+    assert_eq!(as_json(&first.items), as_json(&whole[..100]));
+    assert_eq!(first.items[50..52].iter().map(|m| m.rel_path.as_str()).collect::<Vec<_>>(), ["tie-a.md", "tie-b.md"]);
+    assert!(first.items[0].indexed && !first.items[1].indexed);
+
+    let mut got = None;
+    let opened = opened_in(&f.mem, || got = Some(f.api.memory_page(&f.req, &q(200, None)).unwrap()));
+    assert_eq!(memories_among(&opened).len(), 100);
+    assert_eq!(as_json(&got.unwrap().items), as_json(&whole[200..300]));
+    // The scope and age filters, from the listing too.
+    let team = mneme_api::MemoryPageRequest { scope: Some("team".into()), limit: 10, ..Default::default() };
+    let opened = opened_in(&f.mem, || {
+        let p = f.api.memory_page(&f.req, &team).unwrap();
+        assert_eq!((p.total, p.all, p.items[0].rel_path.as_str()), (1, 303, "team/t0001.md"));
+    });
+    assert!(memories_among(&opened).is_empty(), "{opened:?}");
+    let recent = mneme_api::MemoryPageRequest { age: Some("7".into()), limit: 10, ..Default::default() };
+    assert_eq!(f.api.memory_page(&f.req, &recent).unwrap().total, 0);
+
+    // A symbolic link is read every time (its target may change, or lie outside): the page is
+    // then made by reading the folder, with the same answers.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(f.mem.join("m0001.md"), f.mem.join("link.md")).unwrap();
+    let whole = late_api(&f._t).memories(&f.req, &Default::default()).unwrap();
+    let p = f.api.memory_page(&f.req, &q(0, None)).unwrap();
+    assert_eq!((p.total, p.all), (304, 304));
+    assert_eq!(as_json(&p.items), as_json(&whole[..100]));
+}
+
+/// A memory past the size the scan reads whole (10 MiB: its head only, no links) is shown as
+/// the scan shows it, though the rest of its page is read alone.
+#[test]
+fn a_page_shows_a_huge_memory_as_the_scan_does() {
+    let mut f = folder();
+    f.api = late_api(&f._t);
+    many_memories(&f, 3);
+    let huge = f.mem.join("huge.md");
+    write_file(&huge, &format!("---\nname: huge\ndescription: big\n---\n{}\n[[m1]]\n", "x".repeat(11 << 20)));
+    mneme_testsupport::set_mtime(&huge, 1_600_000_100);
+    let whole = late_api(&f._t).memories(&f.req, &Default::default()).unwrap();
+    let p = f.api.memory_page(&f.req, &mneme_api::MemoryPageRequest { limit: 10, ..Default::default() }).unwrap();
+    assert_eq!(p.items[0].rel_path, "huge.md");
+    assert!(p.items[0].links.is_empty(), "{:?}", p.items[0].links);
+    assert_eq!(serde_json::to_value(&p.items).unwrap(), serde_json::to_value(&whole).unwrap());
 }

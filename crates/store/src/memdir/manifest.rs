@@ -5,7 +5,7 @@
 //! writes `metadata: { type: }`. Mneme shows the type from either generation, on the
 //! assumption that the reader moved with the writer.
 
-use super::{Memdir, MemdirError, ProblemKind, TopicHeader, INDEX_FILE};
+use super::{FileState, Memdir, MemdirError, ProblemKind, TopicHeader, INDEX_FILE};
 use std::path::PathBuf;
 use mneme_core::versions::{Profile, Runtime};
 use mneme_core::text::iso8601_millis;
@@ -231,6 +231,14 @@ impl Memdir {
         // newest first (stable, so it changes nothing otherwise).
         headers.sort_by_key(|h| std::cmp::Reverse(h.mtime_ns));
         Ok(headers)
+    }
+
+    /// Every topic file's relative path and `stat` (a plain file's; `None` when `stat`
+    /// failed or it is not a plain file), and whether the walk found it as a symbolic link, in
+    /// walk order, none opened: what ordering the memory list newest first needs, so a page of
+    /// a folder of thousands reads only its own rows. A missing memory folder lists nothing.
+    pub fn listing_with_stats(&self) -> Result<Vec<(String, Option<FileState>, bool)>, MemdirError> {
+        Ok(self.scan_states()?.0.into_iter().map(|s| (s.rel, s.state, s.symlink)).collect())
     }
 
     /// The manifest Claude Code would build for this folder right now. Like Claude Code,
