@@ -514,7 +514,7 @@ impl History {
         }
         // By id, not by `created_at_ms`: ids follow the order dreams were recorded in even
         // across a clock stepped back (see `reserve_id`); the times are the clock's.
-        records.sort_by(|a, b| id_order(&b.id).cmp(&id_order(&a.id)));
+        records.sort_by_key(|r| std::cmp::Reverse(id_order(&r.id)));
         Ok((records, damaged))
     }
 
