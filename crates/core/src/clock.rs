@@ -37,3 +37,28 @@ impl Clock for FixedClock {
         self.0
     }
 }
+
+/// A clock a test sets to any time, backwards included: how a clock stepped back (NTP, a
+/// clock set by hand) or forward (a laptop waking after a week) is played without waiting.
+#[derive(Debug)]
+pub struct SetClock(std::sync::Mutex<SystemTime>);
+
+impl SetClock {
+    pub fn at(t: SystemTime) -> Self {
+        SetClock(std::sync::Mutex::new(t))
+    }
+
+    pub fn at_unix_secs(secs: u64) -> Self {
+        SetClock::at(UNIX_EPOCH + Duration::from_secs(secs))
+    }
+
+    pub fn set(&self, t: SystemTime) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = t;
+    }
+}
+
+impl Clock for SetClock {
+    fn now(&self) -> SystemTime {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

@@ -4,26 +4,10 @@
 mod common;
 
 use common::*;
-use mneme_core::Clock;
+use mneme_core::clock::SetClock;
 use mneme_dream::{DreamStatus, Dreams, Engine};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// A clock that can be set to any time, backwards included.
-#[derive(Debug)]
-struct SetClock(Mutex<SystemTime>);
-
-impl SetClock {
-    fn set(&self, secs: u64) {
-        *self.0.lock().unwrap() = UNIX_EPOCH + Duration::from_secs(secs);
-    }
-}
-
-impl Clock for SetClock {
-    fn now(&self) -> SystemTime {
-        *self.0.lock().unwrap()
-    }
-}
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
 
 /// The dream recorded last is the newest in the history and what `undo --last` undoes, even
 /// when the clock was stepped back in between: ordered by time, the earlier dream (stamped
@@ -32,7 +16,7 @@ impl Clock for SetClock {
 #[test]
 fn the_dream_recorded_last_is_the_one_undone_after_the_clock_was_stepped_back() {
     let w = World::new();
-    let clock = Arc::new(SetClock(Mutex::new(UNIX_EPOCH + Duration::from_secs(NOW + 86_400))));
+    let clock = Arc::new(SetClock::at_unix_secs(NOW + 86_400));
     let dreams = Dreams::new(w.home.env.clone(), clock.clone());
     let dream = |dreams: &Dreams| block_on(dreams.run(&dreams.target_for_memory_dir(&w.mem), &w.opts(Engine::Offline, true))).unwrap();
     w.write("a.md", &topic("A", "a", "user", "A."));
@@ -42,7 +26,7 @@ fn the_dream_recorded_last_is_the_one_undone_after_the_clock_was_stepped_back() 
     assert!(w.mem.join("gone.md").exists(), "the premise: the first dream wrote the missing memory back");
 
     // The clock is put right: a day earlier than it read at the first dream.
-    clock.set(NOW);
+    clock.set(UNIX_EPOCH + Duration::from_secs(NOW));
     w.write("MEMORY.md", &format!("{}- [Lost](lost.md) — y\n", w.read("MEMORY.md")));
     let second = dream(&dreams);
     assert_eq!(second.status, DreamStatus::Applied);

@@ -3,30 +3,14 @@
 //! neither jump stalls them or sets off catch-up runs; the gates keep Claude Code's wall-time
 //! rule (a lock stamped ahead of the clock keeps the time gate closed, as it does in Claude Code).
 
-use mneme_core::Clock;
+use mneme_core::clock::SetClock;
 use mneme_scheduler::{start, Folders, JobKind, Jobs, Outcome, SchedulerConfig};
 use mneme_testsupport::TestHome;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 const DAY: Duration = Duration::from_secs(24 * 3600);
-
-/// A wall clock the test sets, either way.
-#[derive(Debug)]
-struct SetClock(Mutex<SystemTime>);
-
-impl SetClock {
-    fn set(&self, t: SystemTime) {
-        *self.0.lock().unwrap() = t;
-    }
-}
-
-impl Clock for SetClock {
-    fn now(&self) -> SystemTime {
-        *self.0.lock().unwrap()
-    }
-}
 
 /// Five sessions in `project`'s transcript folder, named from `first`, modified at `at`.
 fn sessions(home: &TestHome, project: &Path, first: u32, at: SystemTime) {
@@ -69,7 +53,7 @@ async fn a_clock_stepped_back_or_forward_neither_stalls_the_dream_loop_nor_sets_
     std::fs::write(memory.join("build.md"), "---\nname: build\ndescription: how to build\ntype: project\n---\nRun make.\n").unwrap();
     let t0 = SystemTime::now();
     sessions(&home, &project, 0, t0 - Duration::from_secs(3600));
-    let clock = Arc::new(SetClock(Mutex::new(t0)));
+    let clock = Arc::new(SetClock::at(t0));
     let mut config = SchedulerConfig::new(home.env.clone(), clock.clone());
     config.jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
     config.folders = Folders::Given(vec![project.clone()]);
