@@ -12,49 +12,17 @@
 #![cfg(target_os = "linux")]
 
 use mneme_api::{ApiError, ContextRequest, ErrorCode, FixedClock, MemoryEdit, Mneme, NewMemoryRequest};
+use mneme_testsupport::accounts::root_or_skip;
+use mneme_testsupport::tmpfs::Tmpfs;
 use mneme_testsupport::{topic, tree_snapshot, write_file, TestHome};
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::Arc;
-
-/// A tmpfs of `size` mounted at `at`, unmounted when dropped, whatever the test did meanwhile.
-struct Drive(PathBuf);
-
-impl Drive {
-    fn mount(at: &Path) -> Option<Drive> {
-        std::fs::create_dir_all(at).unwrap();
-        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"]).arg(at).status().is_ok_and(|s| s.success());
-        ok.then(|| Drive(at.to_path_buf()))
-    }
-
-    /// Writes one file until the disk has no block left (the last write is refused).
-    fn fill(&self) {
-        let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
-        let chunk = [b'x'; 512];
-        while f.write_all(&chunk).is_ok() {}
-        // A last byte or two may fit in what the chunk left: nothing may.
-        while f.write_all(b"x").is_ok() {}
-        assert_eq!(f.write_all(b"x").unwrap_err().raw_os_error(), Some(28), "the disk is full");
-    }
-
-    fn read_only(&self) {
-        let ok = Command::new("mount").args(["-o", "remount,ro"]).arg(&self.0).status().is_ok_and(|s| s.success());
-        assert!(ok, "remounting {} read-only", self.0.display());
-    }
-}
-
-impl Drop for Drive {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
 
 /// A project and its Claude Code configuration (memory folder and settings.json), all on one
 /// drive; Mneme's data folder (the trash) is elsewhere, as in a home on a network mount.
 struct World {
     // Holds the temporary folder (dropped after the drive is unmounted: fields drop in order).
-    drive: Drive,
+    drive: Tmpfs,
     _t: TestHome,
     repo: PathBuf,
     memdir: PathBuf,
@@ -69,17 +37,18 @@ impl World {
     /// [`World::new`], with Mneme's data folder (the trash) on the drive too when `trash_too`:
     /// a home on one disk.
     fn with_trash_on_the_drive(trash_too: bool) -> Option<World> {
-        let t = TestHome::new();
-        let Some(drive) = Drive::mount(&t.root.join("drive")) else {
-            eprintln!("skipped: mounting a tmpfs needs root (this audit did not run)");
+        if !root_or_skip("mounting a tmpfs") {
             return None;
-        };
-        let config = drive.0.join("claude");
+        }
+        let t = TestHome::new();
+        let drive = Tmpfs::mount(&t.root.join("drive"), "64k").expect("mounting a tmpfs as root");
+        let top = drive.path().to_path_buf();
+        let config = top.join("claude");
         let mut env = t.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_string_lossy().to_string());
         if trash_too {
-            env = env.set_var("MNEME_DATA_DIR", drive.0.join("mneme-data").to_string_lossy().to_string());
+            env = env.set_var("MNEME_DATA_DIR", top.join("mneme-data").to_string_lossy().to_string());
         }
-        let repo = drive.0.join("repo");
+        let repo = top.join("repo");
         write_file(&repo.join("CLAUDE.md"), "Use tabs.\n");
         write_file(&repo.join("CLAUDE.local.md"), "My sandbox is at /srv/me.\n");
         write_file(&repo.join(".claude/rules/style.md"), "Wrap at 100 columns.\n");
@@ -112,9 +81,9 @@ impl World {
             })
             .collect();
         let memory = self.mneme.memory(&req, "tabs.md").unwrap();
-        let before = tree_snapshot(&self.drive.0);
+        let before = tree_snapshot(self.drive.path());
         let unchanged = |what: &str| {
-            let after = tree_snapshot(&self.drive.0);
+            let after = tree_snapshot(self.drive.path());
             let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
             assert!(temps.is_empty(), "{what} left a temporary file: {temps:?}");
             assert!(after == before, "{what} changed the drive: {:?}", after.keys().filter(|k| before.get(*k) != after.get(*k)).chain(before.keys().filter(|k| !after.contains_key(*k))).collect::<Vec<_>>());
@@ -163,7 +132,7 @@ fn a_full_disk_refuses_every_write_as_disk_full_and_leaves_every_file_as_it_was(
     w.every_write_is_refused(true, |what, e| {
         assert_eq!(e.code, ErrorCode::DiskFull, "{what}: {e}");
         assert!(e.message.contains("is full. Free some space on it, then try again"), "{what}: {e}");
-        assert!(e.message.contains(&w.drive.0.display().to_string()), "{what} names where: {e}");
+        assert!(e.message.contains(&w.drive.path().display().to_string()), "{what} names where: {e}");
     });
 }
 
@@ -174,7 +143,7 @@ fn a_read_only_disk_refuses_every_write_as_read_only_and_leaves_every_file_as_it
     w.every_write_is_refused(false, |what, e| {
         assert_eq!(e.code, ErrorCode::ReadOnly, "{what}: {e}");
         assert!(e.message.contains("is mounted read-only. Remount it read-write"), "{what}: {e}");
-        assert!(e.message.contains(&w.drive.0.display().to_string()), "{what} names where: {e}");
+        assert!(e.message.contains(&w.drive.path().display().to_string()), "{what} names where: {e}");
     });
 }
 
@@ -184,11 +153,11 @@ fn a_read_only_disk_refuses_every_write_as_read_only_and_leaves_every_file_as_it
 fn a_delete_on_a_full_disk_that_also_holds_the_trash_is_refused_and_keeps_the_memory() {
     let Some(w) = World::with_trash_on_the_drive(true) else { return };
     w.drive.fill();
-    let before = tree_snapshot(&w.drive.0);
+    let before = tree_snapshot(w.drive.path());
     let e = w.mneme.delete_memory(&w.req(), "tabs.md").unwrap_err();
     assert_eq!(e.code, ErrorCode::DiskFull, "{e}");
     assert!(e.message.contains("is full. Free some space on it, then try again"), "{e}");
-    let after = tree_snapshot(&w.drive.0);
+    let after = tree_snapshot(w.drive.path());
     assert_eq!(after.get(&w.memdir.join("tabs.md")), before.get(&w.memdir.join("tabs.md")), "the memory stays");
     assert_eq!(after.get(&w.memdir.join("MEMORY.md")), before.get(&w.memdir.join("MEMORY.md")), "its index line stays");
     let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();

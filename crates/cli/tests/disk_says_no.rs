@@ -13,47 +13,21 @@
 
 mod common;
 
+use mneme_testsupport::accounts::{binary_for_nobody, give_to_nobody, root_or_skip};
+use mneme_testsupport::tmpfs::Tmpfs;
 use mneme_testsupport::{output_with_stdin, topic, tree_snapshot, write_file, TestHome};
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
-const NOBODY: u32 = 65534;
-
 fn as_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let root = std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
-    if !root {
-        eprintln!("skipped: mounting a tmpfs and running mneme as another account need root (this audit did not run)");
-    }
-    root
-}
-
-/// A tmpfs mounted at a folder, unmounted when dropped, whatever the test did meanwhile.
-struct Drive(PathBuf);
-
-impl Drive {
-    fn mount(at: &Path) -> Drive {
-        std::fs::create_dir_all(at).unwrap();
-        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs"]).arg(at).status().is_ok_and(|s| s.success());
-        assert!(ok, "mounting a tmpfs at {}", at.display());
-        Drive(at.to_path_buf())
-    }
-}
-
-impl Drop for Drive {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
+    root_or_skip("mounting a tmpfs and running mneme as another account")
 }
 
 /// A project whose memory folder and config home (settings.json) are under `top`, with
 /// Mneme's data folder (the trash) elsewhere and writable by `nobody` too.
 struct World {
     // Dropped first: the drive is unmounted before the temporary folder goes.
-    drive: Option<Drive>,
+    drive: Option<Tmpfs>,
     h: TestHome,
     top: PathBuf,
     repo: PathBuf,
@@ -65,7 +39,7 @@ impl World {
     fn new(on_a_drive: bool) -> World {
         let h = TestHome::new();
         let top = h.root.join("drive");
-        let drive = on_a_drive.then(|| Drive::mount(&top));
+        let drive = on_a_drive.then(|| Tmpfs::mount(&top, "64k").expect("mounting a tmpfs as root"));
         std::fs::create_dir_all(&top).unwrap();
         let repo = top.join("repo");
         write_file(&repo.join("CLAUDE.md"), "Use tabs.\n");
@@ -77,12 +51,8 @@ impl World {
         write_file(&memdir.join("deploys.md"), &topic("Deploys", "deploys go out on Tuesdays", "project", "Tuesdays."));
         // `nobody` must reach the files (to be refused writing them) and run the binary, which
         // lives under root's home; Mneme's data folder is its own.
-        std::fs::set_permissions(&h.root, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let bin = h.root.join("mneme");
-        std::fs::copy(env!("CARGO_BIN_EXE_mneme"), &bin).unwrap();
-        let data = h.root.join("mneme-data");
-        std::fs::create_dir_all(&data).unwrap();
-        std::os::unix::fs::chown(&data, Some(NOBODY), Some(NOBODY)).unwrap();
+        let bin = binary_for_nobody(&h, env!("CARGO_BIN_EXE_mneme"));
+        give_to_nobody(&h.root.join("mneme-data"));
         World { drive, h, top, repo, memdir, bin }
     }
 
@@ -95,7 +65,7 @@ impl World {
     fn run(&self, args: &[&str], stdin: Option<&[u8]>, as_nobody: bool) -> Output {
         let mut c = self.mneme(args);
         if as_nobody {
-            c.uid(NOBODY).gid(NOBODY);
+            mneme_testsupport::accounts::as_nobody(&mut c);
         }
         output_with_stdin(c, stdin)
     }
@@ -132,7 +102,6 @@ impl World {
             assert!(temps.is_empty(), "mneme {args:?} left a temporary file: {temps:?}");
             assert!(after == before, "mneme {args:?} changed {:?}", after.keys().filter(|k| before.get(*k) != after.get(*k)).chain(before.keys().filter(|k| !after.contains_key(*k))).collect::<Vec<_>>());
         }
-        let _ = &self.drive;
     }
 }
 
@@ -142,9 +111,7 @@ fn a_full_disk_fails_every_command_with_its_own_words() {
         return;
     }
     let w = World::new(true);
-    let mut f = std::fs::File::create(w.top.join("filler")).unwrap();
-    while f.write_all(&[b'x'; 512]).is_ok() {}
-    while f.write_all(b"x").is_ok() {}
+    w.drive.as_ref().unwrap().fill();
     w.every_command_is_refused(false, true, "is full. Free some space on it, then try again.", 74);
 }
 
@@ -154,8 +121,7 @@ fn a_read_only_disk_fails_every_command_with_its_own_words() {
         return;
     }
     let w = World::new(true);
-    let top = w.top.to_str().unwrap();
-    assert!(Command::new("mount").args(["-o", "remount,ro", top]).status().unwrap().success());
+    w.drive.as_ref().unwrap().read_only();
     w.every_command_is_refused(false, false, "is mounted read-only. Remount it read-write (or ask whoever manages it to), then try again.", 73);
 }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{settle, Drive, Shell};
+use common::{mount_drive, settle, Shell};
 use mneme_testsupport::{write_file, TestHome};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -83,7 +83,7 @@ async fn a_project_replaced_by_a_file_and_back_is_heard() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_on_a_drive_unmounted_and_mounted_again_is_heard() {
     let home = TestHome::new();
-    let Some(drive) = Drive::mount(&home.root.join("drive")) else {
+    let Some(drive) = mount_drive(&home.root.join("drive")) else {
         eprintln!("skipped: mounting a tmpfs needs root (the drive part of this audit did not run)");
         return;
     };
@@ -114,7 +114,7 @@ fn dev_ino(dir: &Path) -> (u64, u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drive_mounted_again_at_once_with_the_same_inode_numbers_is_heard() {
     let home = TestHome::new();
-    let Some(drive) = Drive::mount(&home.root.join("drive")) else {
+    let Some(drive) = mount_drive(&home.root.join("drive")) else {
         eprintln!("skipped: mounting a tmpfs needs root (the remount part of this audit did not run)");
         return;
     };

@@ -10,25 +10,12 @@
 mod common;
 
 use common::{fixture, Server};
+use mneme_testsupport::accounts::{bash_as_nobody, root_or_skip, NOBODY};
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const NOBODY: u32 = 65534;
-
 fn as_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let root = std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
-    if !root {
-        eprintln!("skipped: running a client as another account needs root");
-    }
-    root
-}
-
-/// `bash -c script` as `nobody`, with stdout piped.
-fn as_nobody(script: &str) -> std::process::Child {
-    Command::new("bash").args(["-c", script]).uid(NOBODY).gid(NOBODY).current_dir("/").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("bash runs as nobody")
+    root_or_skip("running a client as another account")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,7 +25,7 @@ async fn another_account_is_told_whose_server_it_is_and_closed() {
     }
     let s = Server::start().await;
     let port = s.addr.port();
-    let child = as_nobody(&format!("exec 3<>/dev/tcp/127.0.0.1/{port} && timeout 10 cat <&3"));
+    let child = bash_as_nobody(&format!("exec 3<>/dev/tcp/127.0.0.1/{port} && timeout 10 cat <&3"));
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "the server closed the connection (cat ended before its timeout): {text} {}", String::from_utf8_lossy(&out.stderr));
@@ -66,7 +53,7 @@ async fn another_accounts_unread_requests_do_not_keep_the_page_out() {
     let s = Server::start_with(home, repo, Some(ui)).await;
     let port = s.addr.port();
     let places = mneme_serve::MAX_CONNECTIONS + 20;
-    let mut flood = as_nobody(&format!(
+    let mut flood = bash_as_nobody(&format!(
         // Writing to a connection the server has already refused must not end the flood.
         "trap '' PIPE; for i in $(seq {places}); do exec {{fd}}<>/dev/tcp/127.0.0.1/{port} || exit 1; printf 'GET /assets/big.js HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n' >&$fd 2>/dev/null; done; echo ready; sleep 60"
     ));

@@ -2,6 +2,8 @@
 //! [`Environment`] pointing at it, and small builders for repositories, CLAUDE.md trees and
 //! memory folders. Nothing here ever touches the real `~/.claude`.
 
+#[cfg(unix)]
+pub mod accounts;
 pub mod claude_code;
 pub mod copycheck;
 pub mod hostile;
@@ -9,6 +11,8 @@ pub mod raw_http;
 pub mod scripted;
 pub mod special_files;
 pub mod tls;
+#[cfg(unix)]
+pub mod tmpfs;
 
 use mneme_core::sanitize::sanitize_path;
 use mneme_store::Environment;

@@ -1,7 +1,8 @@
 //! What the watcher's integration tests share: a running watcher over a temporary home (hermetic)
 //! with one project, and its context view through the watcher's cache ([`World`]); a shell that
-//! opened one project and waits for pages to hear of changes ([`Shell`]); a tmpfs "drive"
-//! mounted as root and always unmounted ([`Drive`]).
+//! opened one project and waits for pages to hear of changes ([`Shell`]); one way to wait for
+//! something the watcher does ([`until`]); a tmpfs "drive" mounted as root and always unmounted
+//! ([`Drive`], `mneme_testsupport::tmpfs`).
 
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
@@ -67,11 +68,7 @@ impl World {
     /// Waits until the watcher has handed the cache `n` more batches than `before` (the cache
     /// hears of every batch, pages only of those they may show).
     pub async fn batches_after(&self, before: u64, n: u64) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.events.context_cache().stats().batches < before + n {
-            assert!(Instant::now() < deadline, "the watcher reported nothing");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        until(|| self.events.context_cache().stats().batches >= before + n, || "the watcher reported nothing".to_string()).await;
     }
 
     /// The next batch pages hear of (at most 10 s away).
@@ -135,11 +132,7 @@ impl Shell {
     /// Waits until `ok` holds of the folders the shell asked for (each with whether it is
     /// watched now); fails after 10 s, saying `what`.
     pub async fn until(&self, what: &str, ok: impl Fn(&[mneme_live::events::WatchedFolder]) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !ok(&self.events.watched()) {
-            assert!(Instant::now() < deadline, "{what}: {:?}", self.events.watched());
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        until(|| ok(&self.events.watched()), || format!("{what}: {:?}", self.events.watched())).await;
     }
 
     /// Every folder the shell asked for is watched (again).
@@ -153,35 +146,21 @@ pub async fn settle() {
     tokio::time::sleep(Duration::from_millis(700)).await;
 }
 
-/// A 1 MiB tmpfs mounted on a folder, standing for a drive; unmounted when dropped, whatever
-/// the test did, so the temporary folder can go.
-pub struct Drive(PathBuf);
-
-impl Drive {
-    /// Mounts it on `dir` (made if missing); `None` when that is not possible (not root).
-    pub fn mount(dir: &Path) -> Option<Drive> {
-        std::fs::create_dir_all(dir).unwrap();
-        run(&["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs"], dir).then(|| Drive(dir.to_path_buf()))
-    }
-
-    pub fn unmount(&self) {
-        assert!(run(&["umount"], &self.0), "the tmpfs on {} could not be unmounted", self.0.display());
-    }
-
-    /// Mounts a new, empty tmpfs on the same folder.
-    pub fn mount_again(&self) {
-        assert!(run(&["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs"], &self.0), "the tmpfs could not be mounted on {} again", self.0.display());
+/// Waits until `ok` holds, looking every 10 ms; fails after 10 s with what `why` says then.
+/// The watcher works in the background (a batch every 300 ms, a look every second), so a test
+/// can only wait for its effect.
+pub async fn until(mut ok: impl FnMut() -> bool, why: impl Fn() -> String) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ok() {
+        assert!(Instant::now() < deadline, "{}", why());
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
-impl Drop for Drive {
-    fn drop(&mut self) {
-        // Lazily: a watch or a file still open keeps a plain unmount from succeeding.
-        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
+/// A tmpfs standing for a drive, unmounted when dropped.
+pub type Drive = mneme_testsupport::tmpfs::Tmpfs;
 
-/// Runs `args` followed by `dir`; whether it succeeded.
-fn run(args: &[&str], dir: &Path) -> bool {
-    std::process::Command::new(args[0]).args(&args[1..]).arg(dir).status().is_ok_and(|s| s.success())
+/// Mounts a 1 MiB tmpfs on `dir` (made if missing); `None` when that is not possible (not root).
+pub fn mount_drive(dir: &Path) -> Option<Drive> {
+    Drive::mount(dir, "1m")
 }
