@@ -533,6 +533,11 @@ fn sentence(text: String) -> String {
 
 impl From<DreamError> for ApiError {
     fn from(e: DreamError) -> Self {
+        if let DreamError::Io { action, path, source } = &e {
+            if let Some(refused) = ApiError::refused(source, action, path) {
+                return refused;
+            }
+        }
         let code = match &e {
             DreamError::Apply(mneme_agent::ApplyError::Changed { .. }) => ErrorCode::Conflict,
             DreamError::Io { source, .. } => ErrorCode::for_io(source),

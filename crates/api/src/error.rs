@@ -72,6 +72,16 @@ impl ApiError {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidInput, message)
     }
+
+    /// A write the disk refused (full, read-only, not this account's to change) while Mneme
+    /// was `doing` something to `path` ("write the dream record", "remember the project in"):
+    /// the refusal's code and a sentence saying what to do about it, where the system's own
+    /// words ("No space left on device") say neither. `None` for any other failure, which the
+    /// caller words itself.
+    pub(crate) fn refused(e: &std::io::Error, doing: &str, path: &std::path::Path) -> Option<Self> {
+        let r = Refusal::of(e)?;
+        Some(Self::new(r.into(), format!("Could not {doing} {}: {}.", path.display(), r.says(path))))
+    }
 }
 
 impl From<Refusal> for ErrorCode {

@@ -86,7 +86,10 @@ impl Mneme {
         let text = serde_json::to_vec_pretty(&LastProject { cwd: cwd.clone(), extra }).map_err(|e| ApiError::new(ErrorCode::Io, e.to_string()))?;
         std::fs::create_dir_all(self.env.data_dir())
             .and_then(|()| mneme_store::atomic::write_atomic(&path, &text))
-            .map_err(|e| ApiError::new(ErrorCode::for_io(&e), format!("Could not remember the project in {}: {e}.", path.display())))?;
+            .map_err(|e| {
+                ApiError::refused(&e, "remember the project in", &path)
+                    .unwrap_or_else(|| ApiError::new(ErrorCode::for_io(&e), format!("Could not remember the project in {}: {e}.", path.display())))
+            })?;
         Ok(OpenedProject { cwd: cwd.clone(), known_to_claude_code: known })
     }
 

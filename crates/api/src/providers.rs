@@ -205,6 +205,11 @@ const TEST_PROMPT: &str = "Reply with the single word: ok";
 
 impl From<ProviderSettingsError> for ApiError {
     fn from(e: ProviderSettingsError) -> Self {
+        if let ProviderSettingsError::Write { path, source } = &e {
+            if let Some(refused) = ApiError::refused(source, "save", path) {
+                return refused;
+            }
+        }
         let code = match e {
             ProviderSettingsError::Malformed { .. } => ErrorCode::Malformed,
             ProviderSettingsError::Read { ref source, .. } | ProviderSettingsError::Write { ref source, .. } => ErrorCode::for_io(source),

@@ -539,7 +539,8 @@ fn login_error(e: LoginError) -> ApiError {
 fn config_error(e: config::ConfigError) -> ApiError {
     match e {
         config::ConfigError::BadUrl(_) | config::ConfigError::Insecure(_) => ApiError::invalid(e.to_string()),
-        config::ConfigError::Io { ref source, .. } => ApiError::new(ErrorCode::for_io(source), e.to_string()),
+        config::ConfigError::Io { action, ref path, ref source } => ApiError::refused(source, &format!("{action} Mneme's team settings"), path)
+            .unwrap_or_else(|| ApiError::new(ErrorCode::for_io(source), e.to_string())),
     }
 }
 

@@ -101,8 +101,11 @@ impl Mneme {
     fn check_release(&self, version: String) -> Result<VersionCheck, ApiError> {
         let state_path = self.env.data_dir().join(STATE_FILE);
         let lock_path = self.env.data_dir().join(LOCK_FILE);
+        // A full or read-only disk is said as such, with its own code, like every other write.
         let _lock = mneme_store::file_lock::FileLock::take(&lock_path).map_err(|e| {
-            ApiError::new(crate::ErrorCode::Io, format!("could not lock {} to check Claude Code: {e}. Check that Mneme's data folder is writable.", lock_path.display()))
+            ApiError::refused(&e, "lock", &lock_path).unwrap_or_else(|| {
+                ApiError::new(crate::ErrorCode::Io, format!("could not lock {} to check Claude Code: {e}. Check that Mneme's data folder is writable.", lock_path.display()))
+            })
         })?;
         if let Some(answer) = self.answer_for(&version) {
             return Ok(answer);
@@ -124,7 +127,10 @@ impl Mneme {
         let stored = Stored { check: VersionCheck { ran_now: false, ..check.clone() }, checked_at_ms: Some(self.clock.now_ms() as u64), extra };
         let text = serde_json::to_vec_pretty(&stored).map_err(|e| ApiError::new(crate::ErrorCode::Io, e.to_string()))?;
         mneme_store::atomic::write_atomic(&state_path, &text)
-            .map_err(|e| ApiError::new(crate::ErrorCode::for_io(&e), format!("could not record the Claude Code check in {}: {e}", state_path.display())))?;
+            .map_err(|e| {
+                ApiError::refused(&e, "record the Claude Code check in", &state_path)
+                    .unwrap_or_else(|| ApiError::new(crate::ErrorCode::for_io(&e), format!("could not record the Claude Code check in {}: {e}", state_path.display())))
+            })?;
         Ok(check)
     }
 }

@@ -312,6 +312,18 @@ impl Refusal {
         None
     }
 
+    /// The action and path a failed step of saving `target` is told by: when the disk refused
+    /// (`e` is a [`Refusal`]), the save of `target` itself, since that is what the person asked
+    /// for and the temporary file, lock or folder the refusal met is a detail to them (its disk
+    /// is the same); any other failure names the step (`action`) and the path it worked on
+    /// (`at`), which is what to look at.
+    pub fn told_as<'a>(e: &io::Error, target: &'a Path, action: &'static str, at: &'a Path) -> (&'static str, &'a Path) {
+        match Refusal::of(e) {
+            Some(_) => ("save", target),
+            None => (action, at),
+        }
+    }
+
     /// What happened to a write (`to` "write", "create", …) of `path`, and what to do, as a
     /// clause that a message goes on from: the system's own words ("No space left on device")
     /// name the cause but neither the disk nor the way out.
@@ -564,6 +576,15 @@ mod tests {
     /// A replacement takes the replaced file's rwx bits, not its set-id bits.
     #[test]
     #[cfg(unix)]
+    fn a_refused_step_of_a_save_is_told_as_the_save_of_the_file() {
+        let (target, dir) = (Path::new("/m/tabs.md"), Path::new("/m"));
+        let full = io::Error::from_raw_os_error(28);
+        assert_eq!(Refusal::told_as(&full, target, "write a temporary file in", dir), ("save", target));
+        let broken = io::Error::from_raw_os_error(5);
+        assert_eq!(Refusal::told_as(&broken, target, "write a temporary file in", dir), ("write a temporary file in", dir));
+    }
+
+    #[test]
     fn a_replacement_drops_set_id_bits() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();

@@ -155,9 +155,14 @@ fn validate_line(field: &'static str, value: &str) -> Result<(), MemdirError> {
     Ok(())
 }
 
-/// [`crate::atomic::write_temp`] with the memory folder's error.
-fn write_temp(dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> Result<(PathBuf, Metadata), MemdirError> {
-    crate::atomic::write_temp(dir, bytes, like).map_err(|source| MemdirError::Io { action: "write a temporary file in", path: dir.to_path_buf(), source })
+/// [`crate::atomic::write_temp`] in `dir` for saving `target`, with the memory folder's error:
+/// a disk's refusal names `target`, the file being saved, not the folder its temporary file
+/// was to go in ([`crate::atomic::Refusal::told_as`]).
+fn write_temp(target: &Path, dir: &Path, bytes: &[u8], like: Option<&Metadata>) -> Result<(PathBuf, Metadata), MemdirError> {
+    crate::atomic::write_temp(dir, bytes, like).map_err(|source| {
+        let (action, path) = crate::atomic::Refusal::told_as(&source, target, "write a temporary file in", dir);
+        MemdirError::Io { action, path: path.to_path_buf(), source }
+    })
 }
 
 pub(crate) use crate::atomic::fsync_dir;
@@ -295,7 +300,7 @@ impl Memdir {
         }
         let dir = abs.parent().unwrap_or(&self.root);
         let existing = fs::metadata(abs).ok();
-        let (tmp, meta) = write_temp(dir, bytes, existing.as_ref())?;
+        let (tmp, meta) = write_temp(abs, dir, bytes, existing.as_ref())?;
         let recheck = self.current_revision(abs);
         if !matches!(&recheck, Ok(r) if r.matches(expected)) {
             let _ = fs::remove_file(&tmp);
@@ -313,7 +318,7 @@ impl Memdir {
     /// Atomically creates `abs` with `bytes`; refuses if anything exists there.
     pub(crate) fn write_new(&self, abs: &Path, display: &str, bytes: &[u8]) -> Result<Revision, MemdirError> {
         let dir = abs.parent().unwrap_or(&self.root);
-        let (tmp, meta) = write_temp(dir, bytes, None)?;
+        let (tmp, meta) = write_temp(abs, dir, bytes, None)?;
         let published = match fs::hard_link(&tmp, abs) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(MemdirError::AlreadyExists { path: display.into() }),

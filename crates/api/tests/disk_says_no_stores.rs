@@ -1,0 +1,197 @@
+//! The disk says no to Mneme's own files: a dream record rewritten, a project's dream mode, the
+//! provider settings (`providers.json`), the team server (`team.json`), the project opened last
+//! (`last-project.json`) and the Claude Code check (`claude-code-check.json`), each written on a
+//! disk that is full or mounted read-only, is refused with its own error code (`disk_full`,
+//! `read_only`), leaves every file byte for byte as it was and no temporary file. A memory saved
+//! or created there is refused with a sentence naming the memory file being saved, not the
+//! folder its temporary file was to go in. Real conditions, as in `disk_says_no.rs`: a small
+//! tmpfs filled to the brim, then the same tmpfs remounted read-only; Mneme's data folder and
+//! Claude Code's configuration both live on it.
+//!
+//! Mounting needs root; as any other user these tests say so and pass without checking (CI runs
+//! them as root).
+
+#![cfg(target_os = "linux")]
+
+use mneme_api::{
+    ApiError, ContextRequest, DreamModeName, DreamState, ErrorCode, FixedClock, Mneme, NewMemoryRequest, ProviderChoice,
+    ProviderSettingsInput,
+};
+use mneme_testsupport::{topic, tree_snapshot, write_file, TestHome};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+/// A tmpfs mounted at a folder, unmounted when dropped, whatever the test did meanwhile.
+struct Drive(PathBuf);
+
+impl Drive {
+    fn mount(at: &Path) -> Option<Drive> {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"]).arg(at).status().is_ok_and(|s| s.success());
+        ok.then(|| Drive(at.to_path_buf()))
+    }
+
+    /// Writes one file until the disk has no block left (the last write is refused).
+    fn fill(&self) {
+        let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
+        while f.write_all(&[b'x'; 512]).is_ok() {}
+        // A last byte or two may fit in what the chunk left: nothing may.
+        while f.write_all(b"x").is_ok() {}
+        assert_eq!(f.write_all(b"x").unwrap_err().raw_os_error(), Some(28), "the disk is full");
+    }
+
+    fn read_only(&self) {
+        let ok = Command::new("mount").args(["-o", "remount,ro"]).arg(&self.0).status().is_ok_and(|s| s.success());
+        assert!(ok, "remounting {} read-only", self.0.display());
+    }
+}
+
+impl Drop for Drive {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// A stand-in `claude` that reports `version` and fails when run for real: the check records
+/// its answer without running anything.
+fn fake_claude(bin: &Path, version: &str) {
+    std::fs::create_dir_all(bin).unwrap();
+    let p = bin.join("claude");
+    std::fs::write(&p, format!("#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{version} (Claude Code)'; exit 0; fi\nexit 3\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A project, its memory folder, Claude Code's configuration and Mneme's data folder on one
+/// drive, with each of Mneme's own files written once while the drive still had room.
+struct World {
+    // Holds the temporary folder (dropped after the drive is unmounted: fields drop in order).
+    drive: Drive,
+    t: TestHome,
+    repo: PathBuf,
+    memdir: PathBuf,
+    data: PathBuf,
+    /// The dream held for review.
+    dream: String,
+}
+
+impl World {
+    fn new() -> Option<World> {
+        let t = TestHome::new();
+        let Some(drive) = Drive::mount(&t.root.join("drive")) else {
+            eprintln!("skipped: mounting a tmpfs needs root (this audit did not run)");
+            return None;
+        };
+        let config = drive.0.join("claude");
+        let data = drive.0.join("mneme-data");
+        let repo = drive.0.join("repo");
+        write_file(&repo.join("CLAUDE.md"), "Use tabs.\n");
+        write_file(&config.join("settings.json"), "{\n  \"autoMemoryEnabled\": true\n}\n");
+        let memdir = config.join("projects").join(mneme_core::sanitize::sanitize_path(&repo.to_string_lossy())).join("memory");
+        write_file(&memdir.join("MEMORY.md"), "- [Tabs](tabs.md) — the team uses tabs\n- [Tabs too](tabs_new.md) — tabs\n");
+        write_file(&memdir.join("tabs.md"), &topic("Tabs", "Use tabs for indentation", "feedback", "Always indent with tabs.\n**Why:** team style."));
+        // A near-duplicate: the offline dream merges it, so the dream has changes to review.
+        write_file(
+            &memdir.join("tabs_new.md"),
+            &topic("Tabs preference", "Use tabs for indentation in code", "feedback", "Always indent with tabs, never spaces.\n**Why:** team style."),
+        );
+        let mut w = World { drive, t, repo, memdir, data, dream: String::new() };
+        let m = w.mneme("2.1.300");
+        let req = w.req();
+        m.open_project(&req).unwrap();
+        m.set_provider_settings(&ProviderSettingsInput { kind: ProviderChoice::Anthropic, model: None, base_url: None, timeout_secs: None, claude_binary: None })
+            .unwrap();
+        m.set_team_server(Some("https://team.example.com")).unwrap();
+        m.set_dream_mode(&req, DreamModeName::Review).unwrap();
+        let dream = m.run_dream(&req, None).unwrap();
+        assert_eq!(dream.item.state, DreamState::Pending);
+        w.dream = dream.item.id;
+        assert!(m.version_check().unwrap().ran_now);
+        for file in ["last-project.json", "providers.json", "team.json", "claude-code-check.json"] {
+            assert!(w.data.join(file).is_file(), "{file} was written");
+        }
+        Some(w)
+    }
+
+    /// Mneme as the app runs it, with Claude Code `release` installed.
+    fn mneme(&self, release: &str) -> Mneme {
+        let bin = self.t.root.join(format!("bin-{release}"));
+        fake_claude(&bin, release);
+        let env = self
+            .t
+            .env
+            .clone()
+            .set_var("CLAUDE_CONFIG_DIR", self.drive.0.join("claude").to_string_lossy().to_string())
+            .set_var("MNEME_DATA_DIR", self.data.to_string_lossy().to_string())
+            .set_var("PATH", bin.to_string_lossy().to_string());
+        Mneme::new(env, Arc::new(FixedClock::at_unix_secs(1_700_000_000)))
+    }
+
+    fn req(&self) -> ContextRequest {
+        ContextRequest { cwd: self.repo.clone(), ..Default::default() }
+    }
+
+    /// Every write of one of Mneme's own files, each refused; `check` is called with what it
+    /// was and its error, and the drive must be exactly as it was after each.
+    fn every_write_is_refused(&self, check: impl Fn(&str, &ApiError)) {
+        // A newer Claude Code: the check is due again, and records its answer.
+        let m = self.mneme("2.1.301");
+        let req = self.req();
+        let memory = m.memory(&req, "tabs.md").unwrap();
+        let before = tree_snapshot(&self.drive.0);
+        let refused = |what: &str, r: Result<(), ApiError>| {
+            let e = r.expect_err(what);
+            check(what, &e);
+            let after = tree_snapshot(&self.drive.0);
+            let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
+            assert!(temps.is_empty(), "{what} left a temporary file: {temps:?}");
+            let differ: Vec<_> = after.keys().filter(|k| before.get(*k) != after.get(*k)).chain(before.keys().filter(|k| !after.contains_key(*k))).collect();
+            assert!(differ.is_empty(), "{what} changed the drive: {differ:?}");
+            e
+        };
+        refused("rejecting a dream (its record)", m.reject_dream(&req, &self.dream).map(|_| ()));
+        refused("setting the dream mode", m.set_dream_mode(&req, DreamModeName::Automatic).map(|_| ()));
+        refused(
+            "saving the provider settings",
+            m.set_provider_settings(&ProviderSettingsInput { kind: ProviderChoice::Offline, model: None, base_url: None, timeout_secs: None, claude_binary: None })
+                .map(|_| ()),
+        );
+        refused("saving the team server", m.set_team_server(Some("https://other.example.com")).map(|_| ()));
+        refused("forgetting the team server", m.set_team_server(None).map(|_| ()));
+        refused("remembering the project opened", m.open_project(&req).map(|_| ()));
+        refused("recording the Claude Code check", m.version_check().map(|_| ()));
+        // The memory folder: the refusal names the memory being saved.
+        let typed = memory.content.replace("Always indent with tabs.", "Indent with tabs.");
+        let e = refused("saving a memory", m.save_memory(&req, "tabs.md", &typed, &memory.revision).map(|_| ()));
+        assert!(e.message.contains(&self.memdir.join("tabs.md").display().to_string()), "saving a memory names the memory: {e}");
+        let new = NewMemoryRequest { name: "Reviews".into(), description: "reviews need two approvals".into(), kind: "project".into(), body: "Two approvals.".into(), file_name: Some("reviews.md".into()) };
+        let e = refused("creating a memory", m.create_memory(&req, &new).map(|_| ()));
+        assert!(e.message.contains(&self.memdir.join("reviews.md").display().to_string()), "creating a memory names the memory: {e}");
+    }
+}
+
+#[test]
+fn a_full_disk_refuses_mnemes_own_files_as_disk_full_and_leaves_them_as_they_were() {
+    let Some(w) = World::new() else { return };
+    w.drive.fill();
+    w.every_write_is_refused(|what, e| {
+        eprintln!("{what}: {:?}: {}", e.code, e.message);
+        assert_eq!(e.code, ErrorCode::DiskFull, "{what}: {e}");
+        assert!(e.message.contains("is full. Free some space on it, then try again"), "{what}: {e}");
+        assert!(e.message.contains(&w.drive.0.display().to_string()), "{what} names where: {e}");
+    });
+}
+
+#[test]
+fn a_read_only_disk_refuses_mnemes_own_files_as_read_only_and_leaves_them_as_they_were() {
+    let Some(w) = World::new() else { return };
+    w.drive.read_only();
+    w.every_write_is_refused(|what, e| {
+        eprintln!("{what}: {:?}: {}", e.code, e.message);
+        assert_eq!(e.code, ErrorCode::ReadOnly, "{what}: {e}");
+        assert!(e.message.contains("is mounted read-only. Remount it read-write"), "{what}: {e}");
+        assert!(e.message.contains(&w.drive.0.display().to_string()), "{what} names where: {e}");
+    });
+}
