@@ -11,7 +11,7 @@ use crate::context::absolute;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_claudemd::SkipReason;
 use mneme_store::memdir::{MemdirError, Revision, INDEX_FILE};
-use mneme_store::textfile::{self, TextFileError};
+use mneme_store::textfile::{self, TextFileError, TextSaveError};
 use serde::Serialize;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -68,6 +68,17 @@ impl From<TextFileError> for ApiError {
     }
 }
 
+/// A text save refused because the file is not UTF-8 is bad input (what to do is in the
+/// message: convert the file); anything else as [`TextFileError`].
+impl From<TextSaveError> for ApiError {
+    fn from(e: TextSaveError) -> ApiError {
+        match e {
+            TextSaveError::File(e) => e.into(),
+            e @ TextSaveError::NotUtf8 { .. } => ApiError::new(ErrorCode::InvalidInput, e.to_string()),
+        }
+    }
+}
+
 pub(crate) fn parse_revision(revision: &str) -> Result<Revision, ApiError> {
     revision.trim().parse::<Revision>().map_err(ApiError::from)
 }
@@ -119,11 +130,13 @@ impl Mneme {
     }
 
     /// Replaces the whole text of a file [`Mneme::read_file`] may read, if it still matches
-    /// `revision`. With `absent` the file is created and must still not exist.
+    /// `revision`. With `absent` the file is created and must still not exist. The file keeps
+    /// its line ends and byte-order mark (an editor hands back LF text); one that is not UTF-8
+    /// is refused rather than saved with its undecodable bytes replaced.
     pub fn save_file(&self, req: &ContextRequest, path: &Path, content: &str, revision: &str) -> Result<SavedFile, ApiError> {
         let expected = parse_revision(revision)?;
         let (path, _) = self.editable_path(req, path)?;
-        let rev = textfile::write_checked(&path, content.as_bytes(), &expected)?;
+        let rev = textfile::write_text_checked(&path, content, &expected)?;
         Ok(SavedFile { path, revision: rev.to_string() })
     }
 
@@ -259,6 +272,28 @@ mod tests {
         let err = mneme.save_file(&req, &claude_md, "stale", &file.revision).unwrap_err();
         assert_eq!(err.code, ErrorCode::Conflict);
         assert_eq!(fs::read_to_string(&claude_md).unwrap(), "Use spaces.\n");
+    }
+
+    /// A CLAUDE.md checked out on Windows keeps its CRLF line ends and byte-order mark when
+    /// the editor hands back LF text; a Windows-1252 rule is shown but not saved over.
+    #[test]
+    fn saves_keep_a_windows_files_form_and_refuse_one_that_is_not_utf8() {
+        let (home, mneme, req) = world();
+        let claude_md = home.write(req.cwd.join("CLAUDE.md"), "\u{feff}# Team\r\n\r\nUse tabs.\r\nRun tests.\r\n");
+        let file = mneme.read_file(&req, &claude_md).unwrap();
+        let typed = file.content.replace("\r\n", "\n").replace("tabs", "spaces");
+        mneme.save_file(&req, &claude_md, &typed, &file.revision).unwrap();
+        assert_eq!(fs::read(&claude_md).unwrap(), "\u{feff}# Team\r\n\r\nUse spaces.\r\nRun tests.\r\n".as_bytes());
+
+        let rule = req.cwd.join(".claude/rules/legacy.md");
+        home.write(&rule, "");
+        fs::write(&rule, b"Caf\xe9 au lait.\n").unwrap();
+        let file = mneme.read_file(&req, &rule).unwrap();
+        assert!(file.not_utf8);
+        let err = mneme.save_file(&req, &rule, &file.content.replace("lait", "lait!"), &file.revision).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput);
+        assert!(err.message.contains("is not UTF-8 text: byte 0xE9 on line 1") && err.message.contains("iconv"), "{}", err.message);
+        assert_eq!(fs::read(&rule).unwrap(), b"Caf\xe9 au lait.\n");
     }
 
     #[test]

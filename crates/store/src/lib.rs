@@ -17,6 +17,7 @@ pub mod projects;
 pub mod settings;
 pub mod session;
 pub mod settings_env;
+pub mod text_form;
 pub mod textfile;
 
 pub use env::{Environment, NoHome};

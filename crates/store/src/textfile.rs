@@ -171,6 +171,44 @@ pub fn write_checked(path: &Path, bytes: &[u8], expected: &Revision) -> Result<R
     Ok(Revision::of(bytes, &meta))
 }
 
+/// Why [`write_text_checked`] did not save: the file is not UTF-8 text, or the write failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TextSaveError {
+    /// The file on disk is not UTF-8: the editor was shown replacement characters for what
+    /// could not be decoded, and saving its text would write those over the file's own bytes.
+    #[error("Mneme will not save {} because it is not UTF-8 text: {problem}.", path.display())]
+    NotUtf8 {
+        /// The file as the caller named it.
+        path: PathBuf,
+        /// What its bytes look like, and how to convert them.
+        problem: crate::text_form::NotUtf8,
+    },
+    /// Everything [`write_checked`] refuses.
+    #[error(transparent)]
+    File(#[from] TextFileError),
+}
+
+/// [`write_checked`] for text typed in an editor: refused if the file on disk is not UTF-8
+/// (never saved back with its undecodable bytes replaced), else written in the file's own form
+/// ([`crate::text_form::keep_form`]: its line ends and byte-order mark), so a one-line change
+/// to a file checked out on Windows stays a one-line change in git.
+pub fn write_text_checked(path: &Path, text: &str, expected: &Revision) -> Result<Revision, TextSaveError> {
+    let old = if expected.exists() { read(path)?.filter(|(b, m)| Revision::of(b, m).matches(expected)) } else { None };
+    let Some((old, _)) = old else {
+        // New, or changed since it was read: `write_checked` creates it or says it changed.
+        return Ok(write_checked(path, text.as_bytes(), expected)?);
+    };
+    let old = match String::from_utf8(old) {
+        Ok(s) => s,
+        Err(e) => {
+            let problem = crate::text_form::NotUtf8::of(e.as_bytes()).unwrap_or(crate::text_form::NotUtf8::Truncated);
+            return Err(TextSaveError::NotUtf8 { path: path.to_path_buf(), problem });
+        }
+    };
+    let text = crate::text_form::keep_form(&old, text);
+    Ok(write_checked(path, text.as_bytes(), expected)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +256,42 @@ mod tests {
         assert!(other.to_string().starts_with("Could not write a temporary file in /r: "), "{other}");
         let read = io_err("read", file)(io::Error::from_raw_os_error(13));
         assert!(read.to_string().contains("Check that you may read it"), "{read}");
+    }
+
+    /// A file checked out on Windows, edited in a page whose editor hands back LF text, keeps
+    /// its CRLF line ends and byte-order mark: only the edited line changes.
+    #[test]
+    fn a_text_save_keeps_the_files_line_ends_and_byte_order_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("CLAUDE.md");
+        fs::write(&path, "\u{feff}# Rules\r\n\r\n- one\r\n- two\r\n").unwrap();
+        let opened = revision(&path).unwrap();
+        write_text_checked(&path, "# Rules\n\n- one\n- TWO\n- three\n", &opened).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), "\u{feff}# Rules\r\n\r\n- one\r\n- TWO\r\n- three\r\n".as_bytes());
+        // A new file is written as typed.
+        let new = dir.path().join("CLAUDE.local.md");
+        write_text_checked(&new, "a\nb\n", &Revision::ABSENT).unwrap();
+        assert_eq!(fs::read(&new).unwrap(), b"a\nb\n");
+    }
+
+    /// A Windows-1252 file read for the editor shows U+FFFD for its accented letters; saving
+    /// that text would write U+FFFD over them for good, so the save is refused, says what the
+    /// bytes look like and how to convert them, and leaves the file as it was.
+    #[test]
+    fn a_text_save_over_a_file_that_is_not_utf8_is_refused_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("CLAUDE.md");
+        fs::write(&path, b"# Notes\nCaf\xe9 au lait\n").unwrap();
+        let opened = revision(&path).unwrap();
+        let err = write_text_checked(&path, "# Notes\nCaf\u{fffd} au lait\nmore\n", &opened).unwrap_err();
+        assert!(matches!(err, TextSaveError::NotUtf8 { problem: crate::text_form::NotUtf8::Byte { byte: 0xe9, line: 2 }, .. }), "{err:?}");
+        let said = err.to_string();
+        assert!(said.starts_with(&format!("Mneme will not save {} because it is not UTF-8 text: byte 0xE9 on line 2", path.display())), "{said}");
+        assert!(said.contains("iconv -f WINDOWS-1252 -t UTF-8"), "{said}");
+        assert_eq!(fs::read(&path).unwrap(), b"# Notes\nCaf\xe9 au lait\n");
+        // A stale revision is still a conflict, whatever the bytes.
+        let stale = Revision::of(b"other", &fs::metadata(&path).unwrap());
+        assert!(matches!(write_text_checked(&path, "x", &stale), Err(TextSaveError::File(TextFileError::ChangedOnDisk { .. }))));
     }
 
     #[test]

@@ -90,6 +90,16 @@ pub enum MemdirError {
         /// The file, relative to the memory folder.
         path: String,
     },
+    /// A whole-file save over a file that is not UTF-8: the editor was shown replacement
+    /// characters for what could not be decoded, and saving would write them over the file's
+    /// own bytes for good.
+    #[error("Mneme will not save {path} because it is not UTF-8 text: {problem}.")]
+    NotUtf8Text {
+        /// The file, relative to the memory folder.
+        path: String,
+        /// What its bytes look like, and how to convert them.
+        problem: crate::text_form::NotUtf8,
+    },
     /// The release's memory scan cannot list the folder, so Claude Code's recall sees no
     /// memories at all (a link that leads back into a folder being walked, or a link into a
     /// tree too large to walk).
@@ -211,7 +221,7 @@ impl MemdirError {
             MemdirError::InvalidInput { .. } => "invalid-input",
             MemdirError::MalformedFrontmatter { .. } => "malformed-frontmatter",
             MemdirError::FrontmatterNotEditable { .. } => "frontmatter-not-editable",
-            MemdirError::NotUtf8 { .. } => "not-utf8",
+            MemdirError::NotUtf8 { .. } | MemdirError::NotUtf8Text { .. } => "not-utf8",
             MemdirError::RootNotADirectory { .. } => "root-not-a-directory",
             MemdirError::ListingFails { .. } => "listing-fails",
             MemdirError::TrashInsideMemdir { .. } => "trash-inside-memdir",

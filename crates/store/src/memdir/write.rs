@@ -139,6 +139,15 @@ impl Memdir {
 }
 
 /// A one-line text field: not blank, no line breaks or other control characters except tab.
+/// A file's bytes as text for a whole-file save, refused when they are not UTF-8 (the editor
+/// showed replacement characters for them, and saving would write those over the bytes).
+fn text_of(rel: &str, bytes: Vec<u8>) -> Result<String, MemdirError> {
+    String::from_utf8(bytes).map_err(|e| MemdirError::NotUtf8Text {
+        path: rel.into(),
+        problem: crate::text_form::NotUtf8::of(e.as_bytes()).unwrap_or(crate::text_form::NotUtf8::Truncated),
+    })
+}
+
 fn validate_line(field: &'static str, value: &str) -> Result<(), MemdirError> {
     if value.trim().is_empty() {
         return Err(MemdirError::InvalidInput { field, reason: "it is empty; write a few words".into() });
@@ -451,19 +460,19 @@ impl Memdir {
         let abs = self.topic_abs(&real_root, rel)?;
         self.require_regular(rel, &abs)?;
         let old = match read_bytes(&abs)? {
-            Some((bytes, meta)) if Revision::of(&bytes, &meta).matches(expected) => String::from_utf8(bytes).ok(),
+            Some((bytes, meta)) if Revision::of(&bytes, &meta).matches(expected) => text_of(rel, bytes)?,
             Some(_) => return Err(MemdirError::ChangedOnDisk { path: rel.into() }),
             None => return Err(MemdirError::NotFound { path: rel.into() }),
         };
+        // In the file's own line ends and byte-order mark: an editor hands back LF text.
+        let kept = crate::text_form::keep_form(&old, content);
+        let content: &str = &kept;
         let shown = |text: &str| {
             let fm = mneme_core::frontmatter::parse(text.strip_prefix('\u{feff}').unwrap_or(text)).frontmatter;
             let name = fm.as_ref().and_then(|f| f.name()).unwrap_or_else(|| stem_of(rel).to_string());
             (name, fm.as_ref().and_then(|f| f.description()))
         };
-        let Some((old_name, old_desc)) = old.as_deref().map(shown) else {
-            let revision = self.write_replace(&abs, rel, content.as_bytes(), expected)?;
-            return Ok(FieldsUpdated { revision, index_lines_updated: 0, index_error: None });
-        };
+        let (old_name, old_desc) = shown(&old);
         let (new_name, new_desc) = shown(content);
         let new_name = Some(new_name.as_str()).filter(|n| *n != old_name);
         let new_desc = new_desc.as_deref().filter(|d| Some(*d) != old_desc.as_deref());
@@ -480,6 +489,14 @@ impl Memdir {
         if let Some(parent) = abs.parent() {
             fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
         }
+        // The index as it is (if it is the one the editor started from): its line ends and
+        // byte-order mark are kept; one that is not UTF-8 is not saved over.
+        let content = match read_bytes(&abs)? {
+            Some((bytes, meta)) if expected.exists() && Revision::of(&bytes, &meta).matches(expected) => {
+                crate::text_form::keep_form(&text_of(rel, bytes)?, content).into_owned()
+            }
+            _ => content.to_string(),
+        };
         self.write_replace(&abs, rel, content.as_bytes(), expected)
     }
 
@@ -1005,6 +1022,48 @@ mod tests {
         let rev = m.read("a.md").unwrap().revision;
         std::fs::remove_file(t.mem().join("a.md")).unwrap();
         assert_eq!(m.update("a.md", "x", &rev).unwrap_err().code(), "not-found");
+    }
+
+    /// A memory folder synced from Windows: saving a topic file or the index from an editor
+    /// that hands back LF text keeps the file's CRLF line ends and byte-order mark, so only the
+    /// edited line changes; the name read from the CRLF frontmatter still follows into the index.
+    #[test]
+    fn whole_file_saves_keep_crlf_line_ends_and_the_byte_order_mark() {
+        let t = TestDir::new();
+        t.write("a.md", "\u{feff}---\r\nname: Alpha\r\ndescription: first\r\ntype: user\r\n---\r\n\r\nline one\r\nline two\r\n");
+        t.write("MEMORY.md", "# Index\r\n- [Alpha](a.md) \u{2014} first\r\n");
+        let m = t.memdir();
+        let opened = m.read("a.md").unwrap();
+        let typed = opened.content.replace("\r\n", "\n").replace('\u{feff}', "").replace("line two", "LINE TWO").replace("first", "one");
+        let done = m.update("a.md", &typed, &opened.revision).unwrap();
+        assert_eq!(t.read("a.md"), "\u{feff}---\r\nname: Alpha\r\ndescription: one\r\ntype: user\r\n---\r\n\r\nline one\r\nLINE TWO\r\n");
+        assert_eq!(done.index_lines_updated, 1);
+        assert_eq!(t.read("MEMORY.md"), "# Index\r\n- [Alpha](a.md) \u{2014} one\r\n");
+        let index = m.read_index(Scope::Private).unwrap();
+        m.write_index(Scope::Private, "# Index\n- [Alpha](a.md) \u{2014} one\n- [B](b.md) \u{2014} two\n", &index.revision).unwrap();
+        assert_eq!(t.read("MEMORY.md"), "# Index\r\n- [Alpha](a.md) \u{2014} one\r\n- [B](b.md) \u{2014} two\r\n");
+    }
+
+    /// A topic file or index in Windows-1252 is read with replacement characters; saving that
+    /// text over it is refused with what the bytes look like and how to convert them, and the
+    /// file keeps its bytes.
+    #[test]
+    fn whole_file_saves_over_a_file_that_is_not_utf8_are_refused() {
+        let t = TestDir::new();
+        t.write_bytes("a.md", b"---\nname: Caf\xe9\n---\nbody\n");
+        t.write_bytes("MEMORY.md", b"- [Caf\xe9](a.md) \x96 notes\n");
+        let m = t.memdir();
+        let opened = m.read("a.md").unwrap();
+        assert!(opened.content.contains('\u{fffd}'));
+        let err = m.update("a.md", &opened.content.replace("body", "edited"), &opened.revision).unwrap_err();
+        assert_eq!(err.code(), "not-utf8");
+        let said = err.to_string();
+        assert!(said.starts_with("Mneme will not save a.md because it is not UTF-8 text: byte 0xE9 on line 2") && said.contains("WINDOWS-1252"), "{said}");
+        assert_eq!(std::fs::read(t.mem().join("a.md")).unwrap(), b"---\nname: Caf\xe9\n---\nbody\n");
+        let index = m.read_index(Scope::Private).unwrap();
+        let err = m.write_index(Scope::Private, "- [x](a.md) \u{2014} x\n", &index.revision).unwrap_err();
+        assert!(err.to_string().starts_with("Mneme will not save MEMORY.md because it is not UTF-8 text: byte 0xE9 on line 1"), "{err}");
+        assert_eq!(std::fs::read(t.mem().join("MEMORY.md")).unwrap(), b"- [Caf\xe9](a.md) \x96 notes\n");
     }
 
     #[cfg(unix)]
