@@ -740,6 +740,44 @@ def fx_settings_env(root):
     add("sources_user_flag_env", "plain", args=f"--setting-sources user --settings {flagfile('dis', dis)}")
 
 
+def fx_foreign(root):
+    """Files from other systems: lone CR (classic Mac) and mixed line ends around comments and
+    includes, Windows-1252 bytes in CLAUDE.md, frontmatter and MEMORY.md, a rule whose file name
+    is not UTF-8 at all, one named in Latin-1 and one in NFD, and an include spelled with a
+    byte that is not UTF-8."""
+    fx = os.path.join(root, "foreign")
+    home(fx)
+    r = f"{fx}/repo"
+    wb(f"{r}/CLAUDE.md", b"LONE-CR line 1\rline 2\r<!-- c -->\r@inc-cr.md\rafter\r\r@inc-cr2.md\n"
+                         b"bad include @bad\xff.md end\n")
+    wb(f"{r}/inc-cr.md", b"INC-CR a\rb\r")
+    wb(f"{r}/inc-cr2.md", b"INC-CR2\n")
+    wb(f"{r}/" + os.fsdecode(b"bad\xff.md"), b"BAD-BYTE-NAMED-INCLUDE\n")
+    wb(f"{r}/CLAUDE.local.md", b"MIXED a\r\nb\nc\rd\r\n<!-- c -->\r\n@inc-mixed.md\n\r\nend\r")
+    wb(f"{r}/inc-mixed.md", b"INC-MIXED\r\n")
+    wb(f"{r}/.claude/CLAUDE.md", b"---\ndescription: caf\xe9\n---\nCP1252-DOT-CLAUDE caf\xe9 \x93quoted\x94\n"
+                                 b"<!-- caf\xe9 -->\n@inc-cp1252.md\n")
+    wb(f"{r}/.claude/inc-cp1252.md", b"INC-CP1252 \xe0 la\n")
+    rules = f"{r}/.claude/rules"
+    wb(f"{rules}/cp1252-cond.md", b"---\npaths: \"src/**\"\ndescription: caf\xe9\n---\nCP1252-COND-RULE caf\xe9\n")
+    wb(f"{rules}/cp1252-paths.md", b"---\npaths: \"caf\xe9/**\"\n---\nCP1252-PATHS-RULE\n")
+    wb(f"{rules}/" + os.fsdecode(b"bad\xffname.md"), b"BAD-NAME-RULE\n")
+    wb(f"{rules}/" + os.fsdecode(b"caf\xe9-latin1name.md"), b"LATIN1-NAME-RULE\n")
+    w(f"{rules}/" + unicodedata.normalize("NFD", "caf\u00e9-nfd.md"), "NFD-NAME-RULE\n")
+    wb(f"{rules}/cr-comment.md", b"CR-COMMENT a\r<!-- c -->\rb\r")
+    wb(f"{rules}/cr-cond.md", b"---\r\npaths: \"src/**\"\r---\nCR-MIXED-FM-RULE\n")
+    wb(f"{rules}/" + os.fsdecode(b"sub\xfe/inner.md"), b"BAD-NAMED-FOLDER-RULE\n")
+    w(f"{r}/src/a.ts", "a\n")
+    git_repo(r)
+    wb(f"{memdir(fx, r)}/MEMORY.md", b"- [Caf\xe9](cafe.md) \x96 cp1252 index\r- CR-LINE 2\r- line 3\n")
+    case(fx, "start", CWD="repo")
+    case(fx, "read_src", CWD="repo", STUB_ARGS=f"--tool-read {r}/src/a.ts")
+    repo_with_memory(fx, "cr_lines", "".join(f"- entry {i}\r" for i in range(1, 251)).encode())
+    case(fx, "cr_lines", CWD="cr_lines")
+    repo_with_memory(fx, "mixed_lines", "".join(f"- entry {i}" + ("\r\n", "\n", "\r")[i % 3] for i in range(1, 251)).encode())
+    case(fx, "mixed_lines", CWD="mixed_lines")
+
+
 def main():
     root = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
     if not root:
@@ -756,7 +794,7 @@ def main():
 
 FAMILIES = [fx_layers, fx_truncation, fx_settings_env, fx_agents, fx_symlinks, fx_encoding,
             fx_yaml_paths, fx_size, fx_memory_env, fx_unicode, fx_markdown, fx_settings_invalid,
-            fx_reads_again]
+            fx_reads_again, fx_foreign]
 
 if __name__ == "__main__":
     main()

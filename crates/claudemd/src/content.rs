@@ -156,7 +156,12 @@ pub fn parse_memory_file_content(
         Truncation::Entrypoint => {
             let t = truncate_entrypoint_with(&stripped, profile.truncation_note);
             let was = t.was_truncated();
-            (t.content, was)
+            // The releases that read CRLF as LF also send a lone CR (a classic Mac line end)
+            // as LF, but only after measuring and cutting: it does not count as a line
+            // towards the 200 (2.1.284 sends a 207-line index holding one lone CR cut at
+            // 200 lines, as 201 lines).
+            let content = if profile.memory_index_crlf_to_lf && t.content.contains('\r') { t.content.replace('\r', "\n") } else { t.content };
+            (content, was)
         }
         Truncation::None => (stripped, false),
     };
@@ -442,6 +447,21 @@ mod tests {
         assert_eq!(p.content, "@a.md");
         assert!(p.include_paths.is_empty());
         assert!(p.content_differs_from_disk);
+    }
+
+    /// Outputs of the real 2.1.283 and 2.1.284 (docs/claude-code-versions.md, row 9): a lone CR
+    /// in MEMORY.md is no line towards the 200, and from 2.1.284 it is sent as LF after the cut.
+    #[test]
+    fn a_lone_cr_in_memory_md_by_release() {
+        use mneme_core::versions::behaviours;
+        let index = format!("- a\r- b\r\n- c\n{}", (0..205).map(|i| format!("- l{i}\n")).collect::<String>());
+        let parse = |release: &str| {
+            parse_memory_file_content(&index, "/m/MEMORY.md", Truncation::Entrypoint, None, "/h", &behaviours(release.parse().unwrap())).unwrap().content
+        };
+        let (old, new) = (parse("2.1.283"), parse("2.1.284"));
+        assert!(old.starts_with("- a\r- b\r\n- c\n- l0\n"), "{old:?}");
+        assert!(new.starts_with("- a\n- b\n- c\n- l0\n"), "{new:?}");
+        assert!(new.contains("- l197\n\n> WARNING: MEMORY.md is 207 lines (limit: 200)") && !new.contains("- l198\n"), "{new:?}");
     }
 
     /// Outputs of the real 2.1.330 and 2.1.332 (docs/claude-code-versions.md, row 18): from

@@ -437,12 +437,37 @@ impl Walker {
         }
         let mut out = Vec::new();
         for entry in entries {
-            let name = entry.file_name().to_string_lossy().into_owned();
+            let os_name = entry.file_name();
+            let Some(name) = os_name.to_str().map(str::to_string) else {
+                // Claude Code reads the name with U+FFFD for the bytes that are not UTF-8, a
+                // name no file has, so the entry is left out in every release (captured); the
+                // view says so for what would have been a rule, its bytes escaped.
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                if self.record && (is_dir || os_name.as_encoded_bytes().ends_with(b".md")) {
+                    let shown = paths::join(rules_dir, &mneme_store::text_form::escaped_name(&os_name));
+                    let message = "its name is not UTF-8 (the \\xNN bytes come from a system using another encoding, such as \
+                                   Latin-1), so Claude Code never reads it; rename it to a UTF-8 name"
+                        .to_string();
+                    self.skipped.push(SkippedFile { path: PathBuf::from(shown), layer, parent: None, reason: SkipReason::Unreadable { message } });
+                }
+                continue;
+            };
+            // Releases before 2.1.160 compose every path (NFC), entry names too: a name
+            // spelled in decomposed form (a folder synced from macOS) is looked up by its
+            // composed spelling, and where nothing has that spelling the lookup fails, which
+            // ends the call for this whole folder (docs/claude-code-versions.md, row 29).
+            let (name, composed_type) = match composed_spelling(&name).filter(|_| !self.profile.cwd_as_spelled) {
+                None => (name, None),
+                Some(composed) => match fs::symlink_metadata(Path::new(&resolved_dir).join(&composed)) {
+                    Ok(m) => (composed, Some(m.file_type())),
+                    Err(_) => return Vec::new(),
+                },
+            };
             let entry_path = paths::join(rules_dir, &name);
             // The listing says what each entry is: a plain file or folder resolves to the
             // folder's realpath plus its name, with no call of its own; only links (and file
             // systems that do not say) take `realpath`.
-            let listed = entry.file_type().ok().filter(|t| t.is_file() || t.is_dir());
+            let listed = composed_type.or_else(|| entry.file_type().ok()).filter(|t| t.is_file() || t.is_dir());
             let (resolved_entry, entry_is_symlink) = match listed {
                 Some(_) => {
                     let real = paths::entry_realpath(&resolved_dir, &name);
@@ -541,6 +566,16 @@ impl Walker {
             }
         }
     }
+}
+
+/// `name` in composed form (NFC) when that differs from how it is spelled.
+fn composed_spelling(name: &str) -> Option<String> {
+    use unicode_normalization::UnicodeNormalization;
+    if unicode_normalization::is_nfc_quick(name.chars()) == unicode_normalization::IsNormalized::Yes {
+        return None;
+    }
+    let composed: String = name.nfc().collect();
+    (composed != name).then_some(composed)
 }
 
 fn loaded(path: &str, layer: Layer, parent: Option<&str>, is_rule: bool, raw_bytes: usize, p: content::Parsed) -> LoadedFile {

@@ -661,9 +661,9 @@ impl Walker {
             let os_name = entry.file_name();
             let Some(name) = os_name.to_str() else {
                 self.problems.push(Problem::new(
-                    join_rel(&cur.prefix, &os_name.to_string_lossy()),
+                    join_rel(&cur.prefix, &crate::text_form::escaped_name(&os_name)),
                     ProblemKind::NonUtf8Name,
-                    "This name is not valid UTF-8, so Mneme skips it. Rename it.",
+                    "This name is not UTF-8 (the \\xNN bytes were written by a system using another encoding, such as Latin-1), so neither Claude Code nor Mneme reads it. Rename it to a UTF-8 name.",
                 ));
                 continue;
             };
@@ -940,40 +940,25 @@ fn read_head_upto(file: &mut File, max_lines: usize, len: u64, buf: &mut Vec<u8>
     }
 }
 
-/// Claude Code's `readFileInRange(path, 0, max_lines)` content: BOM stripped, CRLF and lone
-/// CR as LF, the first `max_lines` lines joined with `\n` (no trailing newline).
+/// Claude Code's `readFileInRange(path, 0, max_lines)` content: BOM stripped, the first
+/// `max_lines` lines (split on `\n`) with one `\r` dropped from each line's end, joined with
+/// `\n` (no trailing newline). A lone CR (a classic Mac line end) is no line break there: a
+/// file written with them is one line, so its frontmatter is not seen (captured from 2.1.100,
+/// 2.1.197 and 2.1.332 with `scripts/manifest-sweep.sh`).
 pub(crate) fn first_lines(bytes: &[u8], max_lines: usize) -> (Cow<'_, str>, bool) {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     // Cut after `max_lines` line breaks on the raw bytes, before decoding, so a multi-byte
-    // character split by the read boundary further on cannot fail the decode.
-    let mut breaks = 0;
-    let mut cut = bytes.len();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\n' => breaks += 1,
-            b'\r' => {
-                if bytes.get(i + 1) == Some(&b'\n') {
-                    i += 1;
-                }
-                breaks += 1;
-            }
-            _ => {}
-        }
-        if breaks == max_lines {
-            // Drop the break itself: lines are joined, not terminated.
-            cut = if bytes[i] == b'\n' && i > 0 && bytes[i - 1] == b'\r' { i - 1 } else { i };
-            break;
-        }
-        i += 1;
-    }
+    // character split by the read boundary further on cannot fail the decode; the break
+    // itself goes (lines are joined, not terminated).
+    let cut = bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(max_lines.saturating_sub(1)).map_or(bytes.len(), |(i, _)| i);
     let head = &bytes[..cut];
     let (text, lossy) = match std::str::from_utf8(head) {
         Ok(s) => (Cow::Borrowed(s), false),
         Err(_) => (Cow::Owned(String::from_utf8_lossy(head).into_owned()), true),
     };
     if text.contains('\r') {
-        (Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n")), lossy)
+        let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+        (Cow::Owned(lines.join("\n")), lossy)
     } else {
         (text, lossy)
     }
@@ -1139,10 +1124,13 @@ fn topic_from_bytes(
     let text = match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => {
+            let why = crate::text_form::NotUtf8::of(bytes).map_or_else(String::new, |p| format!(": {p}"));
             problems.push(Problem::new(
                 &rel,
                 ProblemKind::NotUtf8,
-                "This file is not valid UTF-8; Claude Code and Mneme read the invalid bytes as U+FFFD.",
+                format!(
+                    "This file is not valid UTF-8, so Mneme shows the bytes it cannot read as U+FFFD and will not save over it (that would replace them for good){why}."
+                ),
             ));
             Cow::Owned(String::from_utf8_lossy(bytes).into_owned())
         }
@@ -1324,7 +1312,10 @@ mod tests {
         check_lines(b"a\nb\nc\n", 3, "a\nb\nc");
         check_lines(b"a\nb\nc\n", 4, "a\nb\nc\n");
         check_lines(b"a\r\nb\r\nc", 2, "a\nb");
-        check_lines(b"a\rb\rc", 2, "a\nb");
+        // A lone CR is no line break (Claude Code's own reading); one before a line's end goes.
+        check_lines(b"a\rb\rc", 2, "a\rb\rc");
+        check_lines(b"a\rb\r\nc\r", 5, "a\rb\nc");
+        check_lines(b"a\r\n", 1, "a");
         check_lines(b"\xEF\xBB\xBF---\ntype: user\n---\n", 30, "---\ntype: user\n---\n");
         check_lines(b"a\n\xC3", 1, "a");
         assert!(first_lines(b"a\xFF\nb", 5).1, "lossy flag");
@@ -1447,6 +1438,48 @@ mod tests {
         assert_eq!(headers.problems.len(), 1);
         assert_eq!(headers.problems[0].rel_path, "secret.md");
         set_mode(&p, 0o644);
+    }
+
+    /// A topic file whose name is not UTF-8 (Linux allows any bytes) is a problem that shows
+    /// its bytes escaped, and the rest of the folder lists; Claude Code's manifest leaves such
+    /// a file out too (captured with `scripts/manifest-sweep.sh`).
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_is_not_utf8_is_reported_with_its_bytes_and_the_rest_lists() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = TestDir::new();
+        t.write("ok.md", "---\ndescription: fine\n---\n");
+        std::fs::write(t.mem().join(std::ffi::OsStr::from_bytes(b"caf\xe9.md")), "---\ndescription: latin1 name\n---\n").unwrap();
+        std::fs::create_dir_all(t.mem().join(std::ffi::OsStr::from_bytes(b"d\xe9j\xe0"))).unwrap();
+        let scan = t.memdir().scan().unwrap();
+        assert_eq!(scan.files.iter().map(|f| f.rel_path.as_str()).collect::<Vec<_>>(), ["ok.md"]);
+        let mut named: Vec<&str> = scan.problems.iter().filter(|p| p.kind == ProblemKind::NonUtf8Name).map(|p| p.rel_path.as_str()).collect();
+        named.sort();
+        assert_eq!(named, ["caf\\xE9.md", "d\\xE9j\\xE0"]);
+        assert!(scan.problems[0].message.contains("Rename it to a UTF-8 name"), "{:?}", scan.problems[0]);
+        assert_eq!(t.memdir().scan_headers().unwrap().headers.len(), 1);
+    }
+
+    /// Topic files from other systems, as the real binaries' recall manifest read them
+    /// (`scripts/manifest-sweep.sh 2.1.100,2.1.197,2.1.332` over the same files): CRLF and a
+    /// byte-order mark are read through, mixed line ends too, and a file written with lone CRs
+    /// is one line with no frontmatter, so no description or type.
+    #[test]
+    fn headers_of_files_written_on_other_systems() {
+        let t = TestDir::new();
+        t.write("crlf.md", "---\r\nname: crlf name\r\ndescription: crlf description\r\ntype: feedback\r\n---\r\nbody\r\n");
+        t.write("bom_crlf.md", "\u{feff}---\r\ndescription: bom crlf description\r\ntype: project\r\n---\r\nbody\r\n");
+        t.write("mixed.md", "---\r\nname: mixed\ndescription: mixed description\r\ntype: reference\n---\nbody\n");
+        t.write("lone_cr.md", "---\rname: lone\rdescription: lone cr description\rtype: user\r---\rbody\r");
+        let headers = t.memdir().scan_headers().unwrap().headers;
+        let of = |rel: &str| {
+            let h = headers.iter().find(|h| h.rel_path == rel).unwrap_or_else(|| panic!("{rel} listed"));
+            (h.description.clone(), h.memory_type)
+        };
+        assert_eq!(of("crlf.md"), (Some("crlf description".into()), Some(MemoryType::Feedback)));
+        assert_eq!(of("bom_crlf.md"), (Some("bom crlf description".into()), Some(MemoryType::Project)));
+        assert_eq!(of("mixed.md"), (Some("mixed description".into()), Some(MemoryType::Reference)));
+        assert_eq!(of("lone_cr.md"), (None, None));
     }
 
     #[cfg(unix)]
