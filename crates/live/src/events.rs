@@ -32,6 +32,16 @@
 //! without an event): the same device, inode and, on Linux, mount (a drive unmounted and
 //! mounted again within that second comes back with the same device and inode numbers on
 //! tmpfs, but on another mount, and the watch on the old one is dead).
+//!
+//! A drive mounted *below* a folder watched recursively (a project's `.claude/rules/shared` on
+//! a USB stick, a memory folder's sub-folder on a tmpfs) is checked the same second: the kernel
+//! marks `/proc/self/mountinfo` (kept open) when any mount comes or goes, and only then are the
+//! mount points below the recursive watches looked at (their device, inode and unique mount id
+//! against those last seen). A mount point whose drive came, went or was mounted again is
+//! watched afresh (unmounted, the folder under it; mounted, the drive's folders) and goes out in
+//! the batch as a folder that changed, so views built on it are dropped and pages look again.
+//! Without `/proc` (not Linux) this check does not run; on kernels before 6.8, which have no
+//! unique mount id, a drive unmounted and mounted again within the same second can look the same.
 
 use mneme_api::{ContextCache, DependsOn, DependsOnIndex, Environment, FolderWatch};
 use notify::event::{CreateKind, ModifyKind, RemoveKind};
@@ -106,6 +116,8 @@ struct Watched {
     tickets: HashMap<u64, Vec<(PathBuf, u64)>>,
     /// How many tickets were ever given.
     issued: u64,
+    /// The mounts below the recursive watches, to notice a drive coming or going there.
+    mounts: Mounts,
 }
 
 /// Whether a watch on `p` as `m` covers `dir` as `mode` asks.
@@ -172,6 +184,7 @@ impl Watched {
             interests: DependsOnIndex::default(),
             tickets: HashMap::new(),
             issued: 0,
+            mounts: Mounts::open(),
         }
     }
 
@@ -244,6 +257,10 @@ impl Watched {
         }
         self.added += 1;
         self.active.entry(dir.to_path_buf()).or_default().push(Watch { mode, number: self.added, refs: 0, pinned, id });
+        if mode == RecursiveMode::Recursive {
+            // What the walk just watched is what a later change of these mounts is told from.
+            self.mounts.note_below(dir);
+        }
         true
     }
 
@@ -368,6 +385,24 @@ impl Watched {
             // Already gone when another idle one of the same folder was removed first.
             let _ = self.watcher.unwatch(&dir);
         }
+    }
+
+    /// The mount points below a recursive watch whose drive came, went or was mounted again
+    /// since the last look, each watched afresh: notify walked the folder that was there when
+    /// the tree was watched, and the kernel tells nothing of a mount (an unmount ends the
+    /// watches on the drive with `IN_UNMOUNT`, which notify drops). Only when the mount table
+    /// changed, so this costs one `poll` a second otherwise.
+    fn remount_below(&mut self) -> Vec<PathBuf> {
+        let roots: Vec<PathBuf> =
+            self.active.iter().filter(|(_, ws)| ws.iter().any(|w| w.mode == RecursiveMode::Recursive)).map(|(p, _)| p.clone()).collect();
+        let moved = self.mounts.moved(&roots);
+        for m in &moved {
+            // Re-walks the folder at the mount point as it is now; notify's records below it
+            // are replaced, and go with the tree's own watch when that is removed. A folder gone
+            // with its drive is not watched (nothing is there to watch).
+            let _ = self.watcher.watch(m, RecursiveMode::Recursive);
+        }
+        moved
     }
 
     /// Watches the folders waited for that exist now; answers those.
@@ -527,6 +562,124 @@ impl Watched {
     }
 }
 
+/// The mount table as last seen, for the mounts below recursive watches (see the module's
+/// header). Mount points are the kernel's spelling (no links); a watched folder reached through
+/// a link is matched by its real path and answered in its own spelling.
+#[derive(Default)]
+struct Mounts {
+    /// `/proc/self/mountinfo`, kept open: `poll` on it says whether any mount came or went
+    /// since the last `poll` (the kernel keeps a count per open file).
+    #[cfg(target_os = "linux")]
+    table: Option<std::fs::File>,
+    /// Every mount point in the table when last read.
+    points: Vec<PathBuf>,
+    /// The mount points below the recursive watches (as the watches spell them), with their
+    /// identity when last looked at.
+    seen: BTreeMap<PathBuf, Option<FolderId>>,
+}
+
+impl Mounts {
+    #[cfg(target_os = "linux")]
+    fn open() -> Mounts {
+        let table = std::fs::File::open(MOUNTINFO).ok();
+        let points = if table.is_some() { read_mount_points().unwrap_or_default() } else { Vec::new() };
+        Mounts { table, points, seen: BTreeMap::new() }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn open() -> Mounts {
+        Mounts::default()
+    }
+
+    /// Whether the mount table changed since the last call (`false` where it cannot tell).
+    #[cfg(target_os = "linux")]
+    fn table_changed(&self) -> bool {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        let Some(table) = &self.table else { return false };
+        let mut fds = [PollFd::new(table, PollFlags::PRI)];
+        // The kernel always reports it readable; a change adds POLLPRI and POLLERR.
+        poll(&mut fds, Some(&Timespec { tv_sec: 0, tv_nsec: 0 })).is_ok() && fds[0].revents().intersects(PollFlags::PRI | PollFlags::ERR)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn table_changed(&self) -> bool {
+        false
+    }
+
+    /// The mount points strictly below `root`, each as `root` spells it.
+    fn below<'a>(points: &'a [PathBuf], root: &'a Path) -> impl Iterator<Item = PathBuf> + 'a {
+        let real = std::fs::canonicalize(root).ok();
+        points.iter().filter_map(move |m| {
+            let rest = m.strip_prefix(real.as_deref()?).ok()?;
+            (!rest.as_os_str().is_empty()).then(|| root.join(rest))
+        })
+    }
+
+    /// `dir` was just watched recursively: the mounts below it are as the watch found them.
+    fn note_below(&mut self, dir: &Path) {
+        let found: Vec<PathBuf> = Mounts::below(&self.points, dir).collect();
+        for m in found {
+            let id = identity(&m);
+            self.seen.insert(m, id);
+        }
+    }
+
+    /// The mount points below `roots` that came, went or changed drive since the last look, when
+    /// the table changed at all.
+    fn moved(&mut self, roots: &[PathBuf]) -> Vec<PathBuf> {
+        if !self.table_changed() {
+            return Vec::new();
+        }
+        #[cfg(target_os = "linux")]
+        {
+            // Unreadable once open (it should not be): this change is missed, the next is seen.
+            let Some(points) = read_mount_points() else { return Vec::new() };
+            self.points = points;
+        }
+        let now: BTreeMap<PathBuf, Option<FolderId>> =
+            roots.iter().flat_map(|r| Mounts::below(&self.points, r).collect::<Vec<_>>()).map(|m| (m.clone(), identity(&m))).collect();
+        let under_a_root = |m: &Path| roots.iter().any(|r| m.starts_with(r) && m != r);
+        let mut moved: BTreeSet<PathBuf> = now.iter().filter(|(m, id)| self.seen.get(*m) != Some(id)).map(|(m, _)| m.clone()).collect();
+        // Gone from the table: unmounted (a tree no longer watched has no say).
+        moved.extend(self.seen.keys().filter(|m| !now.contains_key(*m) && under_a_root(m)).cloned());
+        self.seen = now;
+        moved.into_iter().collect()
+    }
+}
+
+#[cfg(target_os = "linux")]
+const MOUNTINFO: &str = "/proc/self/mountinfo";
+
+/// The mount points `/proc/self/mountinfo` lists (its fifth field, with the kernel's octal
+/// escapes of space, tab, newline and backslash undone).
+#[cfg(target_os = "linux")]
+fn read_mount_points() -> Option<Vec<PathBuf>> {
+    let text = std::fs::read(MOUNTINFO).ok()?;
+    Some(text.split(|b| *b == b'\n').filter_map(|line| line.split(|b| *b == b' ').nth(4)).map(unescape_mount_point).collect())
+}
+
+#[cfg(target_os = "linux")]
+fn unescape_mount_point(field: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        // One byte: at most \377.
+        let octal = field.get(i + 1..i + 4).filter(|d| field[i] == b'\\' && d[0] <= b'3' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match octal {
+            Some(d) => {
+                out.push(((d[0] - b'0') << 6) | ((d[1] - b'0') << 3) | (d[2] - b'0'));
+                i += 4;
+            }
+            None => {
+                out.push(field[i]);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(std::ffi::OsString::from_vec(out))
+}
+
 /// A poisoned lock only means a watch call panicked; the watcher itself is still usable.
 fn lock(m: &Mutex<Watched>) -> std::sync::MutexGuard<'_, Watched> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -596,6 +749,10 @@ async fn debounce(
             let mut w = lock(&watched);
             for path in &batch.gone {
                 w.forget_below(path);
+            }
+            // A drive mounted or unmounted below a watched tree: as a folder that changed.
+            for m in w.remount_below() {
+                batch.paths.insert(m, true);
             }
             // Removals may be among what an overflow lost: check every watch's folder. Else
             // those in use: an unmounted drive's folders vanish with no event at all.
@@ -761,6 +918,16 @@ mod tests {
         assert_eq!(r.cache.stats().entries, 0);
         r.change(claude_md.clone()).await;
         assert_eq!(*r.batches.recv().await.unwrap(), vec![claude_md]);
+    }
+
+    /// The kernel writes a space, tab, newline or backslash in a mount point as an octal escape;
+    /// a mount point is matched against watched folders by its real name.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_mount_point_s_escapes_are_undone() {
+        assert_eq!(unescape_mount_point(b"/home/u/My\\040Drive\\011x\\134y"), PathBuf::from("/home/u/My Drive\tx\\y"));
+        // Not an escape the kernel writes: kept as it is.
+        assert_eq!(unescape_mount_point(b"/a\\9b\\777\\04"), PathBuf::from("/a\\9b\\777\\04"));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
