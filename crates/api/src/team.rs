@@ -507,7 +507,10 @@ pub(crate) fn sync_error(e: SyncError) -> ApiError {
         SyncError::Parse { .. } | SyncError::State { .. } => (ErrorCode::Malformed, e.to_string()),
         SyncError::Conflict { .. } => (ErrorCode::Conflict, e.to_string()),
         SyncError::Escapes { .. } => (ErrorCode::InvalidInput, e.to_string()),
-        SyncError::Io { source, .. } => (ErrorCode::for_io(source), e.to_string()),
+        SyncError::Io { action, path, source } => match ApiError::refused(source, action, path) {
+            Some(refused) => return refused,
+            None => (ErrorCode::for_io(source), e.to_string()),
+        },
         SyncError::Keychain(k) => (keychain_code(k), e.to_string()),
     };
     ApiError::new(code, message)

@@ -195,3 +195,66 @@ fn a_read_only_disk_refuses_mnemes_own_files_as_read_only_and_leaves_them_as_the
         assert!(e.message.contains(&w.drive.0.display().to_string()), "{what} names where: {e}");
     });
 }
+
+/// The team sync state (`team-sync/<folder>.json` in Mneme's data folder) on a full, then a
+/// read-only disk: a pull that would record its outcome there is refused with the disk's code
+/// and words, and the state is left as it was. The sync server is in-process on 127.0.0.1:0
+/// and holds nothing for the repository, so the pull has no memory file to write.
+#[test]
+fn the_team_sync_state_is_refused_as_disk_full_then_read_only_and_left_as_it_was() {
+    use mneme_team::auth::{CredentialStore, Credentials, MemoryStore};
+    use mneme_team_server::{DatabaseUrl, Role, ServerConfig};
+
+    let t = TestHome::new();
+    let Some(drive) = Drive::mount(&t.root.join("drive")) else {
+        eprintln!("skipped: mounting a tmpfs needs root (this audit did not run)");
+        return;
+    };
+    let db = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        mneme_team_server::spawn(ServerConfig::new(DatabaseUrl::Sqlite(db.path().join("team.db"))), listener).await.unwrap()
+    });
+    let (url, admin) = (server.url(), server.admin());
+    rt.block_on(async {
+        admin.create_team("acme").await.unwrap();
+        admin.create_user("ann", "correct horse battery staple").await.unwrap();
+        admin.grant("ann", Some("acme"), "acme/shop", Role::Member).await.unwrap();
+    });
+    let token = rt.block_on(admin.mint_token("ann")).unwrap();
+
+    let repo = t.git_repo("shop");
+    mneme_testsupport::git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+    let data = drive.0.join("mneme-data");
+    let store = Arc::new(MemoryStore::default());
+    store.save(&url, &Credentials { access_token: token, refresh_token: None, expires_at_ms: u64::MAX / 2, user: Some("ann".into()), extra: Default::default() }).unwrap();
+    let env = t
+        .env
+        .clone()
+        .set_var("CLAUDE_CONFIG_DIR", drive.0.join("claude").to_string_lossy().to_string())
+        .set_var("MNEME_DATA_DIR", data.to_string_lossy().to_string())
+        .set_var("TEAM_MEMORY_SYNC_URL", &url);
+    let m = Mneme::new(env, Arc::new(FixedClock::at_unix_secs(1_700_000_000))).with_team_credentials(store);
+    let req = ContextRequest { cwd: repo.clone(), ..Default::default() };
+    m.team_pull(&req).unwrap();
+    let states: Vec<_> = std::fs::read_dir(data.join("team-sync")).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(states.len(), 1, "the pull recorded its state: {states:?}");
+
+    let refused = |expect: ErrorCode, words: &str| {
+        let before = tree_snapshot(&drive.0);
+        let e = m.team_pull(&req).expect_err("a pull on a disk that says no");
+        assert_eq!(e.code, expect, "{e}");
+        assert!(e.message.contains(words) && e.message.contains(&states[0].display().to_string()), "{e}");
+        let after = tree_snapshot(&drive.0);
+        let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
+        assert!(temps.is_empty(), "a temporary file is left: {temps:?}");
+        assert!(after == before, "the drive changed: {:?}", after.keys().filter(|k| before.get(*k) != after.get(*k)).collect::<Vec<_>>());
+    };
+    drive.fill();
+    refused(ErrorCode::DiskFull, "is full. Free some space on it, then try again");
+    drive.read_only();
+    refused(ErrorCode::ReadOnly, "is mounted read-only. Remount it read-write");
+    drop(drive);
+    rt.block_on(server.shutdown());
+}

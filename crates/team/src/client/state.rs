@@ -342,7 +342,9 @@ pub fn peek(path: &Path) -> Option<SyncState> {
 
 /// Writes the state atomically (temporary file, fsync, rename).
 pub fn save(path: &Path, state: &SyncState) -> Result<(), SyncError> {
-    let err = |e: std::io::Error| SyncError::State { path: path.to_path_buf(), detail: e.to_string() };
+    // A write that fails is the disk's doing (full, read-only, not this account's), not a state
+    // file that cannot be used: `Io` keeps the error, so front ends can tell which and say so.
+    let err = |source: std::io::Error| SyncError::Io { action: "save the team sync state", path: path.to_path_buf(), source };
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(err)?;
     let json = serde_json::to_vec_pretty(state).map_err(|e| SyncError::State { path: path.to_path_buf(), detail: e.to_string() })?;
