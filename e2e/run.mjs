@@ -517,7 +517,7 @@ async function main() {
       await editor.getByRole('button', { name: 'Close' }).click();
     });
 
-    await step('What Claude sees: a file that is not UTF-8 says what saving would do to it', async () => {
+    await step('What Claude sees: a file that is not UTF-8 is shown read-only and says how to convert it', async () => {
       const file = path.join(fx.repo, '.claude', 'rules', 'legacy-latin1.md');
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, Buffer.from('Caf\xe9 au lait is the team drink.\n', 'latin1'));
@@ -528,7 +528,15 @@ async function main() {
         await editor.getByTestId('file-not-utf8').waitFor();
         const text = await editor.getByTestId('file-not-utf8').textContent();
         if (!text.includes('not valid UTF-8') || !text.includes('iconv')) fail(`the not-UTF-8 banner says: ${text}`);
-        if (!(await editor.getByRole('textbox', { name: 'File text' }).inputValue()).includes('Caf\ufffd au lait')) fail('the unreadable byte is not shown as U+FFFD');
+        const box = editor.getByRole('textbox', { name: 'File text' });
+        if (!(await box.inputValue()).includes('Caf\ufffd au lait')) fail('the unreadable byte is not shown as U+FFFD');
+        // Shown, never saved back: saving would write U+FFFD over the byte for good.
+        if (!(await box.evaluate((el) => el.readOnly))) fail('a file that is not UTF-8 opens for editing');
+        await box.focus();
+        await page.keyboard.type('typed');
+        if ((await box.inputValue()).includes('typed') || (await editor.getByRole('button', { name: 'Save' }).isEnabled())) {
+          fail('a file that is not UTF-8 takes typing and offers Save');
+        }
         await editor.getByRole('button', { name: 'Close' }).click();
       } finally {
         fs.rmSync(file);
@@ -936,12 +944,18 @@ async function main() {
     const sameTree = (a, b) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
     await step('Dreams: the gates say why no dream runs; one click turns auto dream on, the session gate blocks next', async () => {
+      // A run a newer Mneme recorded with an outcome this build does not know is listed by that name.
+      fs.appendFileSync(path.join(fx.data, 'runs.jsonl'),
+        '{"id":"0000000000001-newer","job":"dream","target":"/m/memory","startedMs":1,"finishedMs":2,"outcome":{"status":"deferred","until":3}}\n');
       await nav('Dreams');
       const gates = page.getByTestId('dream-gates');
       await gates.getByTestId('gate-enabled').and(page.locator('[data-state="blocks"]')).waitFor();
       if (!(await gates.getByTestId('gate-enabled').textContent())?.includes('autoDreamEnabled is not set')) fail('the enabled gate does not say autoDreamEnabled is unset');
       await page.getByTestId('dream-history-empty').waitFor();
       await page.getByTestId('scheduler-not-here').waitFor();
+      const newer = page.getByTestId('background-runs').locator('[data-outcome="newer"]');
+      await newer.waitFor();
+      if ((await newer.textContent())?.trim() !== "finished (a newer Mneme's outcome: 'deferred')") fail(`a newer Mneme's outcome shows as ${await newer.textContent()}`);
       await gates.getByTestId('dream-enable').click();
       await waitFor('settings.json to hold autoDreamEnabled', async () => {
         const p = path.join(fx.config, 'settings.json');

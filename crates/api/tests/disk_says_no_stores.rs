@@ -1,12 +1,14 @@
 //! The disk says no to Mneme's own files: a dream record rewritten, a project's dream mode, the
-//! provider settings (`providers.json`), the team server (`team.json`), the project opened last
-//! (`last-project.json`) and the Claude Code check (`claude-code-check.json`), each written on a
-//! disk that is full or mounted read-only, is refused with its own error code (`disk_full`,
-//! `read_only`), leaves every file byte for byte as it was and no temporary file. A memory saved
-//! or created there is refused with a sentence naming the memory file being saved, not the
-//! folder its temporary file was to go in. Real conditions, as in `disk_says_no.rs`: a small
-//! tmpfs filled to the brim, then the same tmpfs remounted read-only; Mneme's data folder and
-//! Claude Code's configuration both live on it.
+//! provider settings (`providers.json`), the team server (`team.json`), the team sync state
+//! (`team-sync/<folder>.json`), the project opened last (`last-project.json`) and the Claude
+//! Code check (`claude-code-check.json`), each written on a disk that is full or mounted
+//! read-only, is refused with its own error code (`disk_full`, `read_only`) and the disk's words,
+//! leaves every file byte for byte as it was and no temporary file. A memory saved or created
+//! there is refused with a sentence naming the memory file being saved, not the folder its
+//! temporary file was to go in. Real conditions, as in `disk_says_no.rs`: a small tmpfs filled
+//! to the brim, then the same tmpfs remounted read-only; Mneme's data folder and Claude Code's
+//! configuration both live on it. A folder this account may not write (`permission_denied`)
+//! needs another account and is not covered here.
 //!
 //! Mounting needs root; as any other user these tests say so and pass without checking (CI runs
 //! them as root).

@@ -123,6 +123,24 @@ fn a_closed_standard_output_does_not_stop_the_daemon() {
     assert!(status.success(), "exit {status:?}: {rest}");
 }
 
+/// A run a newer Mneme recorded with an outcome this build does not know is printed with that
+/// outcome's name, not left out (the run log is shared by every build on the machine).
+#[test]
+fn runs_lists_a_newer_mneme_s_outcome_by_its_name() {
+    let h = TestHome::new();
+    let data = h.env.data_dir();
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(
+        data.join("runs.jsonl"),
+        "{\"id\":\"1\",\"job\":\"dream\",\"target\":\"/m\",\"startedMs\":1,\"finishedMs\":2,\"outcome\":{\"status\":\"deferred\",\"until\":3}}\n",
+    )
+    .unwrap();
+    let out = command(&h, &["daemon", "runs"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(text.trim_end(), "[dream] /m: finished (a newer Mneme's outcome: 'deferred')");
+}
+
 fn rustix_kill(pid: u32) {
     let status = Command::new("kill").arg("-TERM").arg(pid.to_string()).status().unwrap();
     assert!(status.success());
