@@ -717,6 +717,7 @@ impl Dreams {
                 None => writes.push(u.clone()),
             }
         }
+        writes.extend(self.indexes_kept(&memdir, &root, &writes)?);
         let undo = Changeset { root: root.clone(), changes: writes, extra: Default::default() };
         apply_changeset(&undo, &self.trash_dir(memory_dir), self.clock.clone())
             .map_err(|e| self.apply_error(&record.id, e, "was applied", "nothing was undone; try again"))?;
@@ -746,6 +747,42 @@ impl Dreams {
             )));
         }
         Ok(record)
+    }
+
+    /// For an undo that removes memories (the ones the dream created) without writing their
+    /// index: the index as it is now, written back unchanged. Removing a memory on its own takes
+    /// its index lines with it, but these lines were there before the dream (a memory written
+    /// back from its index line leaves the index alone), so the undo must leave them; an index
+    /// the undo writes itself is never edited a second time by the removals.
+    fn indexes_kept(&self, memdir: &Memdir, root: &Path, writes: &[FileChange]) -> Result<Vec<FileChange>, DreamError> {
+        let written = |index: &str| writes.iter().any(|w| w.after.is_some() && relative(root, &w.path).as_deref() == Some(index));
+        let mut kept: Vec<FileChange> = Vec::new();
+        for w in writes.iter().filter(|w| w.after.is_none() && w.before.is_some()) {
+            let Some(rel) = relative(root, &w.path) else { continue };
+            let index = mneme_store::memdir::Scope::of(&rel).index_rel_path();
+            if written(index) || kept.iter().any(|k| relative(root, &k.path).as_deref() == Some(index)) {
+                continue;
+            }
+            let bytes = match memdir.read_raw(index) {
+                Ok((bytes, _)) => bytes,
+                Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e.into()),
+            };
+            let Some(bytes) = bytes else { continue };
+            let text = String::from_utf8(bytes).map_err(|_| {
+                DreamError::Invalid(format!(
+                    "{index} is not UTF-8 text, so the undo cannot keep it exactly as it is while it removes {rel}; nothing was undone. Convert {index} to UTF-8 (for example with iconv), then run the undo again"
+                ))
+            })?;
+            kept.push(FileChange {
+                path: root.join(index),
+                before: Some(text.clone()),
+                after: Some(text),
+                reason: format!("{index} kept as it is while {rel} is removed"),
+                extra: Default::default(),
+            });
+        }
+        Ok(kept)
     }
 
     /// The trash entry holding a file the dream removed, when `undo` (the undo's change that
