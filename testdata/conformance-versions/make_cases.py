@@ -778,6 +778,20 @@ def fx_foreign(root):
     case(fx, "mixed_lines", CWD="mixed_lines")
 
 
+def fx_foreign_index(root):
+    """The memory index given as text (CLAUDE_COWORK_MEMORY_INDEX_CONTENT in the user's settings)
+    with a lone CR and CRLF, over 200 lines: where the cut falls and what the CR becomes."""
+    fx = os.path.join(root, "foreign_index")
+    h = home(fx)
+    r = f"{fx}/repo"
+    w(f"{r}/CLAUDE.md", "FOREIGN-INDEX-REPO\n")
+    git_repo(r)
+    w(f"{memdir(fx, r)}/MEMORY.md", "- FILE-INDEX not used\n")
+    index = "- a\r- b\r\n- c\n" + "".join(f"- l{i}\n" for i in range(205))
+    w(f"{h}/.claude/settings.json", json.dumps({"env": {"CLAUDE_COWORK_MEMORY_INDEX_CONTENT": index}}))
+    case(fx, "start", CWD="repo")
+
+
 def main():
     root = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
     if not root:
@@ -794,7 +808,7 @@ def main():
 
 FAMILIES = [fx_layers, fx_truncation, fx_settings_env, fx_agents, fx_symlinks, fx_encoding,
             fx_yaml_paths, fx_size, fx_memory_env, fx_unicode, fx_markdown, fx_settings_invalid,
-            fx_reads_again, fx_foreign]
+            fx_reads_again, fx_foreign, fx_foreign_index]
 
 if __name__ == "__main__":
     main()

@@ -772,7 +772,10 @@ impl Walker {
             self.skip(path, Layer::AutoMem, None, SkipReason::Empty);
             return None;
         }
-        let parsed = content::Parsed { content: t.content, globs: None, content_differs_from_disk: true, truncated, include_paths: Vec::new() };
+        // As for the file (`content::parse_memory_file_content`): a lone CR is sent as LF after
+        // the cut (captured from 2.1.283, 2.1.284 and 2.1.332 with the index in settings `env`).
+        let content = if self.profile.memory_index_crlf_to_lf && t.content.contains('\r') { t.content.replace('\r', "\n") } else { t.content };
+        let parsed = content::Parsed { content, globs: None, content_differs_from_disk: true, truncated, include_paths: Vec::new() };
         Some(loaded(path, Layer::AutoMem, None, false, given_bytes, parsed))
     }
 

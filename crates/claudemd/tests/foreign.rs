@@ -105,3 +105,25 @@ fn a_rule_named_in_bytes_that_are_not_utf8_is_left_out_and_the_rest_loads() {
     skipped.sort();
     assert_eq!(skipped, [".claude/rules/bad\\xFFname.md", ".claude/rules/caf\\xE9-latin1.md", ".claude/rules/sub\\xFE"]);
 }
+
+/// A memory index given as text (`CLAUDE_COWORK_MEMORY_INDEX_CONTENT`) with a lone CR: from
+/// 2.1.284 it is sent as LF after the 200-line cut, where it did not count as a line; 2.1.283
+/// sends it as it is (captured with the index in the user's settings `env`).
+#[test]
+fn a_lone_cr_in_a_given_memory_index_by_release() {
+    let fx = Fx::new();
+    fx.write(b"repo/CLAUDE.md", "ROOT\n");
+    let index = format!("- a\r- b\r\n- c\n{}", (0..205).map(|i| format!("- l{i}\n")).collect::<String>());
+    let sent = |release: ClaudeVersion| {
+        let cwd = fx.root.join("repo");
+        let mut opts = LoadOptions::new(cwd, fx.root.join("home"), fx.root.join("home/.claude"), fx.root.join("managed"), behaviours(release));
+        opts.auto_mem_entrypoint = Some(fx.root.join("home/.claude/projects/x/memory/MEMORY.md"));
+        opts.auto_mem_content = Some(index.clone());
+        let ctx = load(&opts);
+        ctx.files.iter().find(|f| f.layer == mneme_core::Layer::AutoMem).expect("the index loads").content.clone()
+    };
+    let (old, new) = (sent(ClaudeVersion::new(2, 1, 283)), sent(ClaudeVersion::new(2, 1, 284)));
+    assert!(old.starts_with("- a\r- b\r\n- c\n- l0\n"), "{old:?}");
+    assert!(new.starts_with("- a\n- b\n- c\n- l0\n"), "{new:?}");
+    assert!(new.contains("- l197\n\n> WARNING: MEMORY.md is 207 lines (limit: 200)") && !new.contains("- l198\n"), "{new:?}");
+}
