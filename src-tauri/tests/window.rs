@@ -647,40 +647,39 @@ impl Drop for Bus {
     }
 }
 
+/// The first launch of a second-launch test: the app's window open on `home`, on a session bus
+/// of its own (the single-instance plugin's channel), with the environment a second launch on
+/// that bus runs with. The driver is dropped before the bus (fields drop in order).
+struct FirstLaunch {
+    driver: common::Driver,
+    s: Session,
+    vars: BTreeMap<String, String>,
+    bus: Bus,
+}
+
+impl FirstLaunch {
+    async fn open(home: &TestHome) -> FirstLaunch {
+        let tools = window_tools();
+        let mut vars = app_vars(home);
+        let bus = Bus::start(home, &vars);
+        vars.insert("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone());
+        let (driver, s) = open_window(&tools, home, &vars).await;
+        FirstLaunch { driver, s, vars, bus }
+    }
+}
+
 /// Launching the app while it runs brings the running window forward and exits: no second
 /// window, and the first keeps the background scheduler.
 #[tokio::test]
 #[ignore = "needs a display, tauri-driver, WebKitWebDriver and dbus-daemon; see the module docs"]
 async fn a_second_launch_hands_over_to_the_first() {
-    let driver = window_tools();
     let home = TestHome::new();
-    let mut vars = app_vars(&home);
-    let bus = Bus::start(&home, &vars);
-    vars.insert("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone());
-    let (d, s) = open_window(&driver, &home, &vars).await;
+    let first_launch = FirstLaunch::open(&home).await;
+    let (d, s, vars, bus) = (&first_launch.driver, &first_launch.s, &first_launch.vars, &first_launch.bus);
     let first = app_pid(d.0.id(), Path::new(env!("CARGO_BIN_EXE_mneme-app")));
 
-    let started = Instant::now();
-    let mut second = Command::new(env!("CARGO_BIN_EXE_mneme-app"))
-        .arg(home.home())
-        .env_clear()
-        .envs(&vars)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = loop {
-        if let Some(status) = second.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(30) {
-            let _ = second.kill();
-            panic!("the second launch was still running after 30 s: it opened a window of its own");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let out = second.wait_with_output().unwrap();
-    assert!(status.success(), "the second launch failed: {status}: {}", String::from_utf8_lossy(&out.stderr));
+    let (status, err) = launch(&[&home.home().to_string_lossy()], &home.home(), vars);
+    assert!(status.success(), "the second launch failed: {status}: {err}");
 
     // The first still runs, its window shown, with the scheduler; it is the only app process.
     assert_eq!(s.invoke("plugin:window|is_visible", json!({ "label": "main" })).await.unwrap(), true);
@@ -691,7 +690,7 @@ async fn a_second_launch_hands_over_to_the_first() {
         std::fs::read_to_string(format!("/proc/{p}/environ")).is_ok_and(|e| e.split('\0').any(|v| v == format!("DBUS_SESSION_BUS_ADDRESS={}", bus.address)))
     }).collect();
     assert_eq!(running, vec![first], "app processes on this test's bus");
-    drop(d);
+    drop(first_launch);
 }
 
 /// Runs `mneme-app ARGS` in `cwd` with `vars` until it exits (a second launch hands over and
@@ -735,15 +734,12 @@ async fn press(s: &Session, keys: &str) {
 #[tokio::test]
 #[ignore = "needs a display, tauri-driver, WebKitWebDriver and dbus-daemon; see the module docs"]
 async fn a_second_launch_naming_a_folder_offers_it() {
-    let driver = window_tools();
     let home = TestHome::new();
     let repo = home.git_repo("home/code/app");
     home.write(repo.join("CLAUDE.md"), "# App\n");
     let plain_vars = app_vars(&home);
-    let mut vars = plain_vars.clone();
-    let bus = Bus::start(&home, &vars);
-    vars.insert("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone());
-    let (d, s) = open_window(&driver, &home, &vars).await;
+    let first_launch = FirstLaunch::open(&home).await;
+    let (s, vars, bus) = (&first_launch.s, &first_launch.vars, &first_launch.bus);
 
     // The name the running (debug) app holds on the bus.
     let names = Command::new("dbus-send")
@@ -757,7 +753,7 @@ async fn a_second_launch_naming_a_folder_offers_it() {
     // Started: the page has its engine (the folder box is enabled once it has).
     s.wait_for("the page ready", "return !document.querySelector('#folder').disabled", json!([])).await;
     // A relative FOLDER, from the second launch's folder (the first runs elsewhere).
-    let (status, err) = launch(&["code/app"], &home.home(), &vars);
+    let (status, err) = launch(&["code/app"], &home.home(), vars);
     assert!(status.success(), "the second launch failed: {status}: {err}");
     let banner = s
         .wait_for("the Open banner", "return document.querySelector('[data-testid=open-asked]')?.textContent.replace(/\\s+/g, ' ').trim()", json!([]))
@@ -769,7 +765,7 @@ async fn a_second_launch_naming_a_folder_offers_it() {
         let stem = shot.file_stem().unwrap().to_string_lossy().into_owned();
         std::fs::write(shot.with_file_name(format!("{stem}-open-asked.png")), s.screenshot().await.unwrap()).unwrap();
     }
-    press(&s, "\u{E007}").await;
+    press(s, "\u{E007}").await;
     s.wait_for(
         "the project open, the banner gone",
         "return document.querySelector('#folder').value === arguments[0] && !document.querySelector('[data-testid=open-asked]')",
@@ -779,7 +775,7 @@ async fn a_second_launch_naming_a_folder_offers_it() {
     assert_eq!(s.invoke("home", json!({ "req": {} })).await.unwrap()["lastProject"], json!(repo));
 
     // A folder that is not there: the reason, as a first launch gives it; Escape dismisses it.
-    let (status, err) = launch(&["no-such-folder"], &home.home(), &vars);
+    let (status, err) = launch(&["no-such-folder"], &home.home(), vars);
     assert!(status.success(), "the second launch failed: {status}: {err}");
     let missing = home.home().join("no-such-folder");
     let said = s
@@ -791,7 +787,7 @@ async fn a_second_launch_naming_a_folder_offers_it() {
         let stem = shot.file_stem().unwrap().to_string_lossy().into_owned();
         std::fs::write(shot.with_file_name(format!("{stem}-open-refused.png")), s.screenshot().await.unwrap()).unwrap();
     }
-    press(&s, "\u{E00C}").await;
+    press(s, "\u{E00C}").await;
     s.wait_for("the banner gone after Escape", "return !document.querySelector('[data-testid=open-asked]')", json!([])).await;
     assert_eq!(s.invoke("home", json!({ "req": {} })).await.unwrap()["lastProject"], json!(repo), "the project changed");
 
@@ -799,5 +795,5 @@ async fn a_second_launch_naming_a_folder_offers_it() {
     let (status, err) = launch(&["no-such-folder"], &home.home(), &plain_vars);
     assert_eq!(status.code(), Some(1), "{err}");
     assert!(err.contains(&format!("mneme-app: {reason}")), "{err}");
-    drop(d);
+    drop(first_launch);
 }
