@@ -13,7 +13,9 @@
 // then removes the folder, renames it away and back, and (as root) puts it on a tmpfs that is
 // unmounted and mounted again. Each time every project screen must say the folder is not there
 // and what to do, instead of an engine error meant for the command line, and come back by itself
-// with the folder; nothing may be written where the folder was while it is gone. About 30 s.
+// with the folder; nothing may be written where the folder was while it is gone. A drive mounted
+// inside the project (rules shared in .claude/rules) shows its rules by itself and, unmounted,
+// takes them away. About 30 s.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -63,7 +65,8 @@ async function main() {
   const shots = !process.env.E2E_NO_SCREENSHOTS;
   const server = await startServer(bin, fx.home, fx.env);
   const browser = await launch();
-  let mounted = null;
+  /** Drives still mounted, unmounted at the end whatever happened. */
+  const mounted = [];
   try {
     await api(server, 'openProject', { cwd: fx.repo });
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' })).newPage();
@@ -122,12 +125,28 @@ async function main() {
     fs.renameSync(`${fx.repo}-old`, fx.repo);
     await comesBack('renamed back');
 
+    // Rules shared from a drive mounted inside the project's .claude (root only): no watch hears
+    // of a mount, so the watcher must notice the drive's rules coming and going by itself.
+    const shared = path.join(fx.repo, '.claude', 'rules', 'shared');
+    fs.mkdirSync(shared, { recursive: true });
+    if (run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', shared])) {
+      mounted.push(shared);
+      write(path.join(shared, 'team.md'), 'Team rule from the drive.\n');
+      await page.getByText('Team rule from the drive.').first().waitFor().catch(() => fail('a rule on a drive mounted in .claude/rules does not show'));
+      if (!run('umount', [shared])) fail('the tmpfs in .claude/rules could not be unmounted');
+      mounted.pop();
+      await page.getByText('Team rule from the drive.').first().waitFor({ state: 'detached' }).catch(() => fail('the rule of a drive unmounted from .claude/rules still shows'));
+      await context();
+    } else {
+      console.log('e2e (vanish): skipped the drive in .claude/rules: mounting a tmpfs needs root');
+    }
+
     // A project on a drive that is unmounted and mounted again (root only): the kernel ends the
     // watches with no event the watcher hears, so it must notice by itself.
     const drive = path.join(fx.tmp, 'drive');
     fs.mkdirSync(drive);
     if (run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', drive])) {
-      mounted = drive;
+      mounted.push(drive);
       const onDrive = path.join(drive, 'shop');
       makeProject(onDrive);
       await page.locator('#folder').fill(onDrive);
@@ -152,7 +171,7 @@ async function main() {
   } finally {
     await browser.close();
     await stop(server.child);
-    if (mounted) run('umount', ['-l', mounted]);
+    for (const m of mounted.reverse()) run('umount', ['-l', m]);
     removeUnlessKept(fx.tmp);
   }
 }
