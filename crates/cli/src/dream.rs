@@ -303,14 +303,23 @@ fn print_status(gates: &DreamGateStatus) {
         println!("Claude Code:        {}", safe(note));
     }
     println!("Review mode:        {}", gates.mode.as_str());
-    match (s.last_consolidated_at_ms, s.hours_since) {
-        (Some(at), Some(h)) => println!("Last consolidated:  {} ({h:.1} h ago; needs {} h)", when(at), s.min_hours),
+    // A lock dated ahead of the clock (a clock that ran ahead when it was stamped, a folder
+    // copied from another machine): "-72.0 h ago" reads as a typo, so it is said as it is.
+    let ahead = s.hours_since.filter(|h| *h < 0.0).map(|h| -h);
+    match (s.last_consolidated_at_ms, s.hours_since, ahead) {
+        (Some(at), _, Some(a)) => println!("Last consolidated:  {} (stamped {a:.1} h in the future; needs {} h after that)", when(at), s.min_hours),
+        (Some(at), Some(h), None) => println!("Last consolidated:  {} ({h:.1} h ago; needs {} h)", when(at), s.min_hours),
         _ => println!("Last consolidated:  never"),
     }
     println!("Sessions since:     {} (needs {})", s.sessions_since, s.min_sessions);
     let lock = &s.lock;
     let holder = match (lock.exists, lock.holder_pid) {
         (false, _) => "no lock file".to_string(),
+        (true, Some(pid)) if lock.held && ahead.is_some() => format!(
+            "held by PID {pid} (running): stamped {:.1} h in the future, and a lock counts as held until an hour after its stamp, so until {}",
+            ahead.unwrap_or_default(),
+            when(lock.stale_at_ms.unwrap_or_default())
+        ),
         (true, Some(pid)) if lock.held => format!("held by PID {pid} (running) until {} at the latest", when(lock.stale_at_ms.unwrap_or_default())),
         (true, Some(pid)) if lock.holder_alive => format!("free (PID {pid} still runs, but the lock is over 60 minutes old)"),
         (true, Some(pid)) => format!("free (PID {pid} is not running)"),
@@ -320,6 +329,19 @@ fn print_status(gates: &DreamGateStatus) {
     let blocked = match s.blocked_by {
         None => "nothing: a dream would start now".to_string(),
         Some(Gate::Enabled) => "auto dream is off".to_string(),
+        // Claude Code counts the hours from the lock's date whatever the clock says, so a date
+        // ahead of it closes the gate until that date plus the hours; a dream run by hand
+        // (when the lock is free) stamps the lock anew with the present.
+        Some(Gate::Time) if ahead.is_some() => format!(
+            "the time gate: the last dream is stamped {:.1} h in the future (the clock was ahead when it was recorded, or the lock file came from another machine), and Claude Code waits {} h after that date before it dreams here again. {}",
+            ahead.unwrap_or_default(),
+            s.min_hours,
+            if lock.held {
+                "If the process holding the lock is not a dream, remove the lock file; then `mneme dream run` dreams now and dates it to the present"
+            } else {
+                "`mneme dream run` dreams now and dates it to the present"
+            }
+        ),
         Some(Gate::Time) => format!("the time gate ({} h since the last dream)", s.min_hours),
         Some(Gate::Throttle) => "the 10-minute scan throttle".to_string(),
         Some(Gate::Sessions) => format!("the session gate ({} of {} sessions)", s.sessions_since, s.min_sessions),

@@ -300,3 +300,41 @@ fn a_mode_is_not_set_on_a_folder_that_does_not_exist() {
     ok(&h, &repo, &["dream", "mode", "review", "--memory-dir", mem.to_str().unwrap()]);
     assert_eq!(json(&ok(&h, &repo, &["dream", "mode", "--json"]))["mode"], "review");
 }
+
+/// A lock stamped three days ahead of the clock (a folder copied from a machine whose clock was
+/// ahead): the status says the last dream is stamped in the future and why that blocks, instead
+/// of "-72.0 h ago" and "the time gate (24 h since the last dream)"; with a live PID in it, a
+/// dream by hand is refused, saying the lock is stamped in the future rather than "taken 0 min
+/// ago"; once that process is gone, a dream by hand dates the lock to the present.
+#[test]
+fn a_lock_stamped_in_the_future_is_said_to_be() {
+    let (h, repo, mem) = project();
+    ok(&h, &repo, &["settings", "auto-dream", "on"]);
+    let mut other = Command::new("sleep").arg("600").spawn().unwrap();
+    let lock = mem.join(".consolidate-lock");
+    fs::write(&lock, other.id().to_string()).unwrap();
+    // Two minutes over the three days, so the hours read 72.0 for as long as the test runs.
+    let ahead = std::time::SystemTime::now() + Duration::from_secs(72 * 3600 + 120);
+    fs::File::options().write(true).open(&lock).unwrap().set_modified(ahead).unwrap();
+
+    let text = ok(&h, &repo, &["dream", "status"]);
+    assert!(!text.contains("h ago"), "{text}");
+    assert!(text.contains("(stamped 72.0 h in the future; needs 24 h after that)"), "{text}");
+    assert!(text.contains(&format!("Lock:               held by PID {} (running): stamped 72.0 h in the future, and a lock counts as held until an hour after its stamp, so until ", other.id())), "{text}");
+    assert!(
+        text.contains("Blocked by:         the time gate: the last dream is stamped 72.0 h in the future (the clock was ahead when it was recorded, or the lock file came from another machine), and Claude Code waits 24 h after that date before it dreams here again. If the process holding the lock is not a dream, remove the lock file; then `mneme dream run` dreams now and dates it to the present"),
+        "{text}"
+    );
+    let err = fails(&h, &repo, &["dream", "run", "--offline", "--yes"]);
+    assert!(err.contains(&format!("(PID {}, stamped 72.0 h in the future, by a clock that was ahead or on another machine; a lock counts as held until an hour after its stamp)", other.id())), "{err}");
+    assert!(mem.join("tabs_old.md").exists(), "nothing consolidated");
+
+    other.kill().unwrap();
+    other.wait().unwrap();
+    let text = ok(&h, &repo, &["dream", "status"]);
+    assert!(text.contains("free (PID "), "{text}");
+    assert!(text.contains("Claude Code waits 24 h after that date before it dreams here again. `mneme dream run` dreams now and dates it to the present"), "{text}");
+    ok(&h, &repo, &["dream", "run", "--offline", "--yes"]);
+    let text = ok(&h, &repo, &["dream", "status"]);
+    assert!(text.contains(" h ago; needs 24 h)") && !text.contains("in the future"), "{text}");
+}

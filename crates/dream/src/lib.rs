@@ -287,10 +287,7 @@ impl Dreams {
         let acquired = match lock.try_acquire(&*self.clock)? {
             Ok(a) => a,
             Err(NotAcquired::Held(state)) => {
-                let age = state
-                    .mtime_ms
-                    .map(|m| format!("taken {} min ago", (ms_since_epoch(self.clock.now()) - m).max(0) / 60_000))
-                    .unwrap_or_default();
+                let age = state.mtime_ms.map(|m| lock_age(ms_since_epoch(self.clock.now()), m)).unwrap_or_default();
                 return Err(DreamError::Locked { path: lock.path().to_path_buf(), pid: state.holder_pid.unwrap_or(0), age });
             }
             Err(NotAcquired::LostRace { .. }) => return Err(DreamError::LostRace { path: lock.path().to_path_buf() }),
@@ -883,6 +880,21 @@ fn contained<T>(what: &str, f: impl FnOnce() -> Result<T, DreamError>) -> Result
             .unwrap_or_else(|| "no message".into());
         Err(DreamError::Invalid(format!("internal error while {what} ({why}); the dream stopped there. Please report it")))
     })
+}
+
+/// How long ago a held lock was taken, for the error that refuses a dream. A lock stamped ahead
+/// of the clock (a clock that ran ahead, a folder copied from another machine) is said to be,
+/// with what that means: it counts as held until an hour after its stamp, however far off that
+/// is. Less than a minute ahead is another clock's jitter, not worth a sentence.
+fn lock_age(now_ms: i64, mtime_ms: i64) -> String {
+    let ahead = mtime_ms.saturating_sub(now_ms);
+    if ahead < 60_000 {
+        return format!("taken {} min ago", now_ms.saturating_sub(mtime_ms).max(0) / 60_000);
+    }
+    let span = if ahead < 2 * 3_600_000 { format!("{} min", ahead / 60_000) } else { format!("{:.1} h", ahead as f64 / 3.6e6) };
+    format!(
+        "stamped {span} in the future, by a clock that was ahead or on another machine; a lock counts as held until an hour after its stamp"
+    )
 }
 
 /// How often a model dream stamps its lock again: well inside [`lock::HOLDER_STALE`].

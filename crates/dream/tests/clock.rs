@@ -40,3 +40,36 @@ fn the_dream_recorded_last_is_the_one_undone_after_the_clock_was_stepped_back() 
     assert!(!w.mem.join("lost.md").exists() && w.mem.join("gone.md").exists(), "the second dream undone, the first one's work kept");
     assert_eq!(dreams.undo(&w.mem, None, false).unwrap().id, first.id, "then the first");
 }
+
+/// A lock stamped ahead of the clock, whose PID runs (a folder copied from a machine whose
+/// clock was ahead, and a PID that happens to be alive here), refuses a dream by hand as any
+/// held lock does, and says why: "taken 0 min ago" described a lock three hours in the future.
+#[test]
+fn a_held_lock_stamped_in_the_future_says_so() {
+    let w = World::new();
+    w.write("a.md", &topic("A", "a", "user", "A."));
+    // Another live process (this one's own PID is never held against its own dreams).
+    struct Alive(std::process::Child);
+    impl Drop for Alive {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let other = Alive(std::process::Command::new("sleep").arg("600").spawn().unwrap());
+    let pid = other.0.id();
+    let lock = w.mem.join(mneme_dream::LOCK_FILE);
+    std::fs::write(&lock, pid.to_string()).unwrap();
+    filetime::set_file_mtime(&lock, filetime::FileTime::from_unix_time(NOW as i64 + 3 * 3600, 0)).unwrap();
+    let err = w.offline(true).unwrap_err();
+    assert_eq!(err.code(), "locked");
+    assert!(
+        err.to_string().contains(&format!("(PID {pid}, stamped 3.0 h in the future, by a clock that was ahead or on another machine; a lock counts as held until an hour after its stamp)")),
+        "{err}"
+    );
+    filetime::set_file_mtime(&lock, filetime::FileTime::from_unix_time(NOW as i64 + 20 * 60, 0)).unwrap();
+    assert!(w.offline(true).unwrap_err().to_string().contains("stamped 20 min in the future"));
+    // A few seconds ahead is another clock's jitter: taken just now.
+    filetime::set_file_mtime(&lock, filetime::FileTime::from_unix_time(NOW as i64 + 5, 0)).unwrap();
+    assert!(w.offline(true).unwrap_err().to_string().contains("taken 0 min ago"));
+}
