@@ -517,7 +517,7 @@ async function main() {
       await editor.getByRole('button', { name: 'Close' }).click();
     });
 
-    await step('What Claude sees: a file that is not UTF-8 says what saving would do to it', async () => {
+    await step('What Claude sees: a file that is not UTF-8 is shown read-only and says how to convert it', async () => {
       const file = path.join(fx.repo, '.claude', 'rules', 'legacy-latin1.md');
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, Buffer.from('Caf\xe9 au lait is the team drink.\n', 'latin1'));
@@ -528,7 +528,15 @@ async function main() {
         await editor.getByTestId('file-not-utf8').waitFor();
         const text = await editor.getByTestId('file-not-utf8').textContent();
         if (!text.includes('not valid UTF-8') || !text.includes('iconv')) fail(`the not-UTF-8 banner says: ${text}`);
-        if (!(await editor.getByRole('textbox', { name: 'File text' }).inputValue()).includes('Caf\ufffd au lait')) fail('the unreadable byte is not shown as U+FFFD');
+        const box = editor.getByRole('textbox', { name: 'File text' });
+        if (!(await box.inputValue()).includes('Caf\ufffd au lait')) fail('the unreadable byte is not shown as U+FFFD');
+        // Shown, never saved back: saving would write U+FFFD over the byte for good.
+        if (!(await box.evaluate((el) => el.readOnly))) fail('a file that is not UTF-8 opens for editing');
+        await box.focus();
+        await page.keyboard.type('typed');
+        if ((await box.inputValue()).includes('typed') || (await editor.getByRole('button', { name: 'Save' }).isEnabled())) {
+          fail('a file that is not UTF-8 takes typing and offers Save');
+        }
         await editor.getByRole('button', { name: 'Close' }).click();
       } finally {
         fs.rmSync(file);
