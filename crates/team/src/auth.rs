@@ -1,8 +1,10 @@
 //! Signing in to a team server with the OAuth 2.0 device authorization grant (RFC 8628):
 //! ask for a code, show the person the user code and the page to enter it on, poll the token
-//! endpoint no faster than `interval` (and five seconds slower after each `slow_down`) until
-//! they approve or deny or the code lapses. Access tokens are refreshed a minute before they
-//! expire; refresh tokens rotate, so each refresh stores the new one.
+//! endpoint no faster than `interval` (and five seconds slower after each `slow_down`), but at
+//! least once a minute and for at most an hour, until they approve or deny or the code lapses.
+//! Access tokens are refreshed a minute before they expire by the local clock, and once more
+//! when the server refuses one the clock calls current (a clock stepped back); refresh tokens
+//! rotate, so each refresh stores the new one.
 //!
 //! Credentials live only in the OS keyring ([`mneme_keychain`]), under the account
 //! `team-token:<server URL>`, as a small JSON record. Signing out forgets them there; the
@@ -32,6 +34,15 @@ pub const SCOPE: &str = "team_memory";
 pub const REFRESH_MARGIN_MS: u64 = 60_000;
 /// RFC 8628 §3.5: each `slow_down` adds five seconds to the polling interval.
 pub const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
+/// The longest wait between two polls, whatever the server asks (its `interval`, grown by
+/// `slow_down`). The interval is the server's to set, but a hostile or broken one sending
+/// `u64::MAX` would have the CLI sleep for ever and the Team screen never poll again; real
+/// servers ask for 5 seconds, and a person who approved should not wait over a minute.
+pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(60);
+/// The longest a device code is waited on, whatever `expires_in` the server sends. Real
+/// servers give 15 to 30 minutes; without a cap a server answering `authorization_pending`
+/// for ever with an `expires_in` near `u64::MAX` would keep `mneme team login` polling for ever.
+pub const MAX_CODE_LIFETIME: Duration = Duration::from_secs(60 * 60);
 /// The variable tests set so they never touch a person's real keyring entries.
 pub const KEYRING_SERVICE_VAR: &str = mneme_keychain::SERVICE_VAR;
 
@@ -200,6 +211,13 @@ pub enum LoginPoll {
     SignedIn { user: Option<String> },
 }
 
+/// The poll interval Mneme keeps for a server's `interval` (grown by `slow_down`): at least a
+/// second, at most [`MAX_POLL_INTERVAL`], and never longer than the code lives
+/// (`lifetime_secs`), so the last poll comes before it lapses rather than a minute after.
+fn poll_interval(server_secs: u64, lifetime_secs: u64) -> u64 {
+    server_secs.min(MAX_POLL_INTERVAL.as_secs()).min(lifetime_secs).max(1)
+}
+
 /// Why signing in failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LoginError {
@@ -217,19 +235,31 @@ fn now_ms(clock: &dyn Clock) -> u64 {
     u64::try_from(clock.now_ms()).unwrap_or(u64::MAX)
 }
 
-fn form_post(http: &Http, server: &str, path: &str, form: Vec<(&str, String)>) -> Result<Result<String, OAuthError>, SyncError> {
+/// An OAuth endpoint's refusal: its HTTP status (400 or 401) and its error.
+struct Refusal {
+    status: u16,
+    error: OAuthError,
+}
+
+fn form_post(http: &Http, server: &str, path: &str, form: Vec<(&str, String)>) -> Result<Result<String, Refusal>, SyncError> {
+    use crate::client::HttpFailure;
     let url = format!("{}{path}", server.trim_end_matches('/'));
     let mut req = crate::client::http_request("POST", &url);
     req.form = Some(form);
     req.max_body = crate::client::MAX_SIGN_IN_RESPONSE_BYTES;
     match http.send(req, &[200]) {
         Ok(reply) => Ok(Ok(reply.body)),
-        Err(crate::client::HttpFailure::Http { status: 400, body } | crate::client::HttpFailure::Auth { status: 401, body }) => {
-            match serde_json::from_str::<OAuthError>(&body) {
-                Ok(e) => Ok(Err(e)),
-                Err(e) => Err(SyncError::Parse { detail: e.to_string() }),
-            }
-        }
+        Err(HttpFailure::Http { status: 400, body }) => match serde_json::from_str::<OAuthError>(&body) {
+            Ok(error) => Ok(Err(Refusal { status: 400, error })),
+            Err(e) => Err(SyncError::Parse { detail: e.to_string() }),
+        },
+        Err(HttpFailure::Auth { status: 401, body }) => match serde_json::from_str::<OAuthError>(&body) {
+            Ok(error) => Ok(Err(Refusal { status: 401, error })),
+            // A 401 without an OAuth error body (a proxy's page, say) still refuses the
+            // sign-in: classified as one, it says to sign in again rather than that the
+            // server's answer could not be read.
+            Err(_) => Err(crate::client::classify_failure(server, HttpFailure::Auth { status: 401, body })),
+        },
         Err(f) => Err(crate::client::classify_failure(server, f)),
     }
 }
@@ -260,18 +290,19 @@ fn check_sign_in_page(server: &str, page: &str) -> Result<(), LoginError> {
 pub fn start_login(http: &Http, server: &str, clock: &dyn Clock) -> Result<DeviceLogin, LoginError> {
     let form = vec![("client_id", CLIENT_ID.to_string()), ("scope", SCOPE.to_string())];
     let body = form_post(http, server, DEVICE_CODE_PATH, form)?
-        .map_err(|e| LoginError::Refused { error: e.error, description: e.error_description })?;
+        .map_err(|r| LoginError::Refused { error: r.error.error, description: r.error.error_description })?;
     let d: DeviceCodeResponse = parse(&body)?;
     for page in [&d.verification_uri, &d.verification_uri_complete] {
         check_sign_in_page(server, page)?;
     }
+    let lifetime_secs = d.expires_in.min(MAX_CODE_LIFETIME.as_secs());
     Ok(DeviceLogin {
         server: server.to_string(),
         user_code: d.user_code,
         verification_uri: d.verification_uri,
         verification_uri_complete: d.verification_uri_complete,
-        interval_secs: d.interval.max(1),
-        expires_at_ms: now_ms(clock).saturating_add(d.expires_in.saturating_mul(1000)),
+        interval_secs: poll_interval(d.interval, lifetime_secs),
+        expires_at_ms: now_ms(clock).saturating_add(lifetime_secs.saturating_mul(1000)),
         device_code: d.device_code,
     })
 }
@@ -338,10 +369,13 @@ pub fn poll_login(
             store.save(&login.server, &c)?;
             Ok(LoginPoll::SignedIn { user })
         }
-        Err(e) => match e.error.as_str() {
+        Err(Refusal { error: e, .. }) => match e.error.as_str() {
             "authorization_pending" => Ok(LoginPoll::Pending),
             "slow_down" => {
-                login.interval_secs += SLOW_DOWN_STEP.as_secs();
+                // Saturating and capped: a `DeviceLogin` is the caller's to keep, so its
+                // interval may already be anything, and each `slow_down` must not overflow it.
+                let left_secs = login.expires_at_ms.saturating_sub(now_ms(clock)) / 1000;
+                login.interval_secs = poll_interval(login.interval_secs.saturating_add(SLOW_DOWN_STEP.as_secs()), left_secs);
                 Ok(LoginPoll::SlowDown)
             }
             "access_denied" => Err(LoginError::Denied),
@@ -353,6 +387,10 @@ pub fn poll_login(
 
 /// Signs in from start to finish: `show` is called once with the code to display, then this
 /// polls (waiting through `sleeper`) until the person decides or the code lapses.
+///
+/// The code's lifetime is also counted in the time this waited, not only on the clock: a
+/// clock stepped back while the person is away would otherwise push the lapse back with it,
+/// and a server that keeps answering `authorization_pending` would be polled that much longer.
 pub fn login(
     http: &Http,
     server: &str,
@@ -363,8 +401,15 @@ pub fn login(
 ) -> Result<Option<String>, LoginError> {
     let mut l = start_login(http, server, clock)?;
     show(&l);
+    let lifetime = Duration::from_millis(l.expires_at_ms.saturating_sub(now_ms(clock)));
+    let mut waited = Duration::ZERO;
     loop {
-        sleeper.sleep(Duration::from_secs(l.interval_secs));
+        if waited >= lifetime {
+            return Err(LoginError::Expired);
+        }
+        let wait = Duration::from_secs(l.interval_secs).min(lifetime - waited);
+        sleeper.sleep(wait);
+        waited += wait;
         match poll_login(http, &mut l, store, clock)? {
             LoginPoll::Pending | LoginPoll::SlowDown => continue,
             LoginPoll::SignedIn { user } => return Ok(user),
@@ -471,7 +516,7 @@ impl Session {
                 Ok(c)
             }
             // A refused refresh (expired, revoked, reused) means signing in again.
-            Err(e) => Err(SyncError::Auth { status: 400, message: Some(e.error_description.unwrap_or(e.error)) }),
+            Err(Refusal { status, error: e }) => Err(SyncError::Auth { status, message: Some(e.error_description.unwrap_or(e.error)) }),
         }
     }
 }
@@ -492,6 +537,25 @@ impl TokenSource for Session {
             return Ok(Some(c.access_token));
         }
         Ok(Some(self.refresh_from(c)?.access_token))
+    }
+
+    /// The server refused `rejected` (401) though the local clock says it is current: the
+    /// clock was stepped back since it was issued (NTP correcting a clock that ran ahead, a
+    /// clock set by hand), so `expires_at_ms` lies, or the server ended it early. Refreshing
+    /// is the one way to tell; a refused refresh says to sign in again.
+    fn renew_rejected(&self, rejected: &str) -> Result<bool, SyncError> {
+        let _held = self.lock();
+        let Some(c) = self.store.load(&self.server)? else { return Ok(false) };
+        // Another thread or process refreshed (or signed in again) since the token was
+        // handed out: retry with its token rather than spend the refresh token a second time.
+        if c.access_token != rejected {
+            return Ok(true);
+        }
+        if c.refresh_token.is_none() {
+            return Ok(false);
+        }
+        self.refresh_from(c)?;
+        Ok(true)
     }
 }
 

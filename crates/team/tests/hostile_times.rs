@@ -3,6 +3,7 @@
 //! u64. None of it may panic, overflow or stop sync: Mneme acts on what a time names (which
 //! key was removed), never on the time itself.
 
+use mneme_core::clock::SetClock;
 use mneme_core::{Clock, FixedClock};
 use mneme_team::auth::{self, CredentialStore, MemoryStore};
 use mneme_team::client::{Http, Sleeper, StaticToken, SyncClient, SyncTarget};
@@ -122,4 +123,122 @@ fn sign_in_lifetimes_at_the_end_of_u64_do_not_overflow() {
     auth::poll_login(&Http::default(), &mut login, &store, &clock).unwrap();
     let saved = store.load(&url).unwrap().expect("signed in");
     assert_eq!(saved.expires_at_ms, u64::MAX);
+}
+
+/// Waits by moving a [`SetClock`] on (or, with `stepped_back`, by leaving it where it was, as a
+/// clock stepped back while the person is away would), recording each wait. Gives up loudly
+/// after `MAX_WAITS`, so a sign-in that would poll for ever fails instead of hanging.
+struct ClockSleeper {
+    clock: Arc<SetClock>,
+    stepped_back: bool,
+    waits: std::sync::Mutex<Vec<Duration>>,
+}
+
+const MAX_WAITS: usize = 10_000;
+
+impl Sleeper for ClockSleeper {
+    fn sleep(&self, d: Duration) {
+        let mut waits = self.waits.lock().unwrap();
+        waits.push(d);
+        assert!(waits.len() < MAX_WAITS, "still polling after {MAX_WAITS} waits");
+        if !self.stepped_back {
+            self.clock.set(self.clock.now() + d);
+        }
+    }
+    fn jitter(&self) -> f64 {
+        0.0
+    }
+}
+
+/// A device-code endpoint answering with `expires_in` and `interval`, and a token endpoint
+/// that never decides: `slow_down` and `authorization_pending` in turn.
+fn undecided_server(expires_in: &'static str, interval: &'static str) -> String {
+    let code = move |url: &str| {
+        format!(
+            r#"{{"device_code":"dc","user_code":"ABCD-EFGH","verification_uri":"{url}/device","verification_uri_complete":"{url}/device","expires_in":{expires_in},"interval":{interval}}}"#
+        )
+    };
+    let polls = Arc::new(AtomicUsize::new(0));
+    let base = Arc::new(std::sync::OnceLock::<String>::new());
+    let url_for_answer = base.clone();
+    let (url, _) = serve(move |req| {
+        if req.contains("/oauth/device") {
+            json("200 OK", &code(url_for_answer.get().map(String::as_str).unwrap_or("")))
+        } else if polls.fetch_add(1, Ordering::SeqCst).is_multiple_of(2) {
+            json("400 Bad Request", r#"{"error":"slow_down"}"#)
+        } else {
+            json("400 Bad Request", r#"{"error":"authorization_pending"}"#)
+        }
+    });
+    base.set(url.clone()).unwrap();
+    url
+}
+
+/// `interval` and `expires_in` at the end of u64, then `slow_down` after `slow_down`: no
+/// overflow, no wait over a minute, and the sign-in gives up as expired after an hour instead of
+/// polling (or sleeping) for ever.
+#[test]
+fn a_sign_in_whose_interval_and_lifetime_are_the_end_of_u64_stops_within_the_hour() {
+    let url = undecided_server("18446744073709551615", "18446744073709551615");
+    let clock = Arc::new(SetClock::at_unix_secs(NOW));
+    let sleeper = ClockSleeper { clock: clock.clone(), stepped_back: false, waits: Default::default() };
+    let mut shown = None;
+    let e = auth::login(&Http::default(), &url, &MemoryStore::default(), clock.as_ref(), &sleeper, |l| shown = Some(l.clone())).unwrap_err();
+    assert!(matches!(e, auth::LoginError::Expired), "{e:?}");
+    let shown = shown.expect("the code was shown");
+    assert_eq!(shown.interval_secs, auth::MAX_POLL_INTERVAL.as_secs());
+    assert_eq!(shown.expires_at_ms, (NOW + auth::MAX_CODE_LIFETIME.as_secs()) * 1000);
+    let waits = sleeper.waits.lock().unwrap();
+    assert!(waits.iter().all(|w| *w <= auth::MAX_POLL_INTERVAL && !w.is_zero()), "{waits:?}");
+    assert_eq!(waits.iter().sum::<Duration>(), auth::MAX_CODE_LIFETIME);
+}
+
+/// A clock stepped back while the person is away (here: never moving on) does not keep a
+/// sign-in that is never decided polling past the code's lifetime.
+#[test]
+fn a_clock_stepped_back_during_sign_in_does_not_prolong_it() {
+    let url = undecided_server("900", "5");
+    let clock = Arc::new(SetClock::at_unix_secs(NOW));
+    let sleeper = ClockSleeper { clock: clock.clone(), stepped_back: true, waits: Default::default() };
+    let e = auth::login(&Http::default(), &url, &MemoryStore::default(), clock.as_ref(), &sleeper, |_| {}).unwrap_err();
+    assert!(matches!(e, auth::LoginError::Expired), "{e:?}");
+    let waits = sleeper.waits.lock().unwrap();
+    assert_eq!(waits.iter().sum::<Duration>(), Duration::from_secs(900), "{} waits", waits.len());
+    assert_eq!(waits.first(), Some(&Duration::from_secs(5)));
+    assert!(waits.iter().all(|w| *w <= auth::MAX_POLL_INTERVAL), "{waits:?}");
+}
+
+/// A sign-in kept by its caller between polls (the Team screen's) whose interval is already
+/// the end of u64: a `slow_down` holds it to the cap and to what is left of the code's life
+/// instead of overflowing.
+#[test]
+fn slow_down_on_an_interval_at_the_end_of_u64_does_not_overflow() {
+    let (url, _) = serve(|_| json("400 Bad Request", r#"{"error":"slow_down"}"#));
+    let clock = FixedClock::at_unix_secs(NOW);
+    let mut login = auth::DeviceLogin {
+        server: url.clone(),
+        user_code: "ABCD-EFGH".into(),
+        verification_uri: format!("{url}/device"),
+        verification_uri_complete: format!("{url}/device"),
+        interval_secs: u64::MAX,
+        expires_at_ms: (NOW + 30) * 1000,
+        device_code: "dc".into(),
+    };
+    assert_eq!(auth::poll_login(&Http::default(), &mut login, &MemoryStore::default(), &clock).unwrap(), auth::LoginPoll::SlowDown);
+    assert_eq!(login.interval_secs, 30);
+    login.expires_at_ms = u64::MAX;
+    login.interval_secs = u64::MAX;
+    auth::poll_login(&Http::default(), &mut login, &MemoryStore::default(), &clock).unwrap();
+    assert_eq!(login.interval_secs, auth::MAX_POLL_INTERVAL.as_secs());
+}
+
+/// The interval a server asks for is kept within the code's own life: a code that lives ten
+/// seconds is polled after ten seconds, not thirty; one that lives no time at all after one.
+#[test]
+fn the_poll_interval_never_passes_the_code_s_lifetime() {
+    for (expires_in, interval, want) in [("10", "30", 10), ("0", "5", 1), ("900", "0", 1), ("900", "5", 5)] {
+        let url = undecided_server(expires_in, interval);
+        let l = auth::start_login(&Http::default(), &url, &FixedClock::at_unix_secs(NOW)).unwrap();
+        assert_eq!(l.interval_secs, want, "expires_in {expires_in}, interval {interval}");
+    }
 }

@@ -15,7 +15,9 @@
 //! on a case-insensitive disk the same file as a key spelled differently only in case) is held
 //! back from pushes, so its stale local copy never reverts the teammate's version, and the
 //! next pull asks for everything until it is written. Pulls retry transient failures four
-//! times on Claude Code's backoff; auth and parse errors are not retried. A push the server
+//! times on Claude Code's backoff; auth and parse errors are not retried, except that a pull,
+//! push or hashes request refused with 401 is sent once more after one token refresh (its
+//! expiry was reckoned on a clock that may have been stepped back since). A push the server
 //! acknowledged counts as held only once a pull shows it (`SyncState::unconfirmed_pushes`):
 //! until then a pull keeps the file in the trash before replacing it, and one the server's
 //! answer (or a 404) no longer names stays, is reported as forgotten and is pushed again —
@@ -64,7 +66,7 @@ pub use retry::{retry_delay, Sleeper, ThreadSleeper, BASE_DELAY_MS, MAX_DELAY_MS
 pub use state::{Conflict, ConflictKind, LostFile, LostPush, Outcome, PendingReplacement, SkippedSecret, Suppression, SyncState, MAX_LOST_PUSHES};
 
 use crate::wire::TEAM_MEMORY_PATH;
-use http::{Failure, Request};
+use http::{Failure, Reply, Request};
 use mneme_core::Clock;
 use mneme_store::memdir::{Memdir, TEAM_DIR};
 use mneme_store::Environment;
@@ -76,6 +78,15 @@ use std::sync::{Arc, Mutex};
 /// expire); `None` when nobody is signed in.
 pub trait TokenSource: Send + Sync {
     fn access_token(&self) -> Result<Option<String>, SyncError>;
+
+    /// The server answered 401 to a request sent with `rejected`. Whether a different token is
+    /// now available (the caller then asks [`TokenSource::access_token`] again and retries
+    /// once); an error (a refused refresh) is reported instead of the 401. A source that
+    /// cannot renew its token keeps the 401.
+    fn renew_rejected(&self, rejected: &str) -> Result<bool, SyncError> {
+        let _ = rejected;
+        Ok(false)
+    }
 }
 
 /// A token held in memory only, e.g. one a lead minted for a script.
@@ -225,6 +236,29 @@ impl SyncClient {
 
     fn failure(&self, server: &str, f: Failure) -> SyncError {
         classify_failure(server, f)
+    }
+
+    /// Sends the request `build` makes (without a token) with the session's token. A 401 is
+    /// retried once with a renewed token ([`TokenSource::renew_rejected`]): the token's expiry
+    /// was reckoned on the local clock, which may have been stepped back since, and a 401 stops
+    /// automatic pushes for good. A second 401, or a refresh the server refuses, is reported
+    /// as it is (both say to sign in again); nothing is retried twice.
+    fn send_signed<'a>(&self, server: &str, accept: &[u16], build: impl Fn() -> Request<'a>) -> Result<Reply, SyncError> {
+        let signed = |token| {
+            let mut req = build();
+            req.token = Some(token);
+            self.http.send(req, accept)
+        };
+        let token = self.token(server)?;
+        match signed(&token) {
+            Err(Failure::Auth { status: 401, body }) => {
+                if !self.tokens.renew_rejected(&token)? {
+                    return Err(self.failure(server, Failure::Auth { status: 401, body }));
+                }
+                signed(&self.token(server)?).map_err(|f| self.failure(server, f))
+            }
+            sent => sent.map_err(|f| self.failure(server, f)),
+        }
     }
 
     /// Claude Code's `syncTeamMemory`: a pull that ignores the ETag, then a push.

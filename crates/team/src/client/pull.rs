@@ -155,13 +155,12 @@ impl SyncClient {
         let url = self.url(server, repo, None);
         let mut attempt = 1;
         loop {
-            let result = self.token(server).and_then(|token| {
+            let result = self.send_signed(server, &[200, 304, 404], || {
                 let mut req = Request::new("GET", &url);
-                req.token = Some(&token);
                 if let Some(e) = etag {
                     req.headers.push(("If-None-Match", format!("\"{}\"", strip_quotes(e))));
                 }
-                self.http.send(req, &[200, 304, 404]).map_err(|f| self.failure(server, f))
+                req
             });
             let reply = match result {
                 Ok(r) => r,

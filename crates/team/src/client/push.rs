@@ -247,16 +247,17 @@ impl SyncClient {
     }
 
     fn put(&self, server: &str, repo: &str, if_match: Option<&str>, entries: &BTreeMap<String, String>) -> Result<PutOutcome, SyncError> {
-        let token = self.token(server)?;
         let url = self.url(server, repo, None);
         let body = PutBody { entries: entries.clone(), soft_delete_keys: Vec::new() };
-        let mut req = Request::new("PUT", &url);
-        req.token = Some(&token);
-        req.json = Some(serde_json::to_string(&body).map_err(|e| SyncError::Parse { detail: e.to_string() })?);
-        if let Some(c) = if_match {
-            req.headers.push(("If-Match", format!("\"{}\"", strip_quotes(c))));
-        }
-        let reply = self.http.send(req, &[200, 412]).map_err(|f| self.failure(server, f))?;
+        let json = serde_json::to_string(&body).map_err(|e| SyncError::Parse { detail: e.to_string() })?;
+        let reply = self.send_signed(server, &[200, 412], || {
+            let mut req = Request::new("PUT", &url);
+            req.json = Some(json.clone());
+            if let Some(c) = if_match {
+                req.headers.push(("If-Match", format!("\"{}\"", strip_quotes(c))));
+            }
+            req
+        })?;
         if reply.status == 412 {
             return Ok(PutOutcome::Conflict);
         }
@@ -266,11 +267,8 @@ impl SyncClient {
 
     /// `GET …&view=hashes`; updates the last known checksum as Claude Code does.
     fn probe(&self, server: &str, repo: &str, st: &mut SyncState) -> Result<Probe, SyncError> {
-        let token = self.token(server)?;
         let url = self.url(server, repo, Some("hashes"));
-        let mut req = Request::new("GET", &url);
-        req.token = Some(&token);
-        let reply = self.http.send(req, &[200, 404]).map_err(|f| self.failure(server, f))?;
+        let reply = self.send_signed(server, &[200, 404], || Request::new("GET", &url))?;
         if reply.status == 404 {
             st.last_known_checksum = None;
             return Ok(Probe::default());
