@@ -84,8 +84,8 @@ pub enum MemdirError {
         /// What stood in the way.
         reason: String,
     },
-    /// A field edit was asked of a file that is not valid UTF-8.
-    #[error("{path} is not valid UTF-8, so editing it in place could damage it. Edit it as text, or fix its encoding first.")]
+    /// A file to change in place (the inbox's appends) is not valid UTF-8.
+    #[error("{path} is not valid UTF-8, so Mneme will not change it (that would replace the bytes it cannot read for good). Convert it to UTF-8 first (for example `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new`, then move FILE.new over FILE), then try again.")]
     NotUtf8 {
         /// The file, relative to the memory folder.
         path: String,

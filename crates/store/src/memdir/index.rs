@@ -628,7 +628,7 @@ impl Memdir {
             None => (String::new(), Revision::ABSENT),
             Some((bytes, meta)) => {
                 let rev = Revision::of(&bytes, &meta);
-                let text = String::from_utf8(bytes).map_err(|_| MemdirError::NotUtf8 { path: rel.into() })?;
+                let text = super::write::text_of(rel, bytes)?;
                 (text, rev)
             }
         };

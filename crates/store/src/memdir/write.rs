@@ -139,9 +139,9 @@ impl Memdir {
 }
 
 /// A one-line text field: not blank, no line breaks or other control characters except tab.
-/// A file's bytes as text for a whole-file save, refused when they are not UTF-8 (the editor
-/// showed replacement characters for them, and saving would write those over the bytes).
-fn text_of(rel: &str, bytes: Vec<u8>) -> Result<String, MemdirError> {
+/// A file's bytes as text to edit and write back, refused when they are not UTF-8 (an editor
+/// showed replacement characters for them, and writing would put those over the bytes).
+pub(crate) fn text_of(rel: &str, bytes: Vec<u8>) -> Result<String, MemdirError> {
     String::from_utf8(bytes).map_err(|e| MemdirError::NotUtf8Text {
         path: rel.into(),
         problem: crate::text_form::NotUtf8::of(e.as_bytes()).unwrap_or(crate::text_form::NotUtf8::Truncated),
@@ -518,7 +518,7 @@ impl Memdir {
         if !Revision::of(&bytes, &meta).matches(expected) {
             return Err(MemdirError::ChangedOnDisk { path: rel.into() });
         }
-        let text = String::from_utf8(bytes).map_err(|_| MemdirError::NotUtf8 { path: rel.into() })?;
+        let text = text_of(rel, bytes)?;
         // As the scan reads it: after a byte-order mark.
         let old = mneme_core::frontmatter::parse(text.strip_prefix('\u{feff}').unwrap_or(&text));
         let old_name = old.frontmatter.as_ref().and_then(|f| f.name()).unwrap_or_else(|| stem_of(rel).to_string());
@@ -1145,7 +1145,14 @@ mod tests {
         let r = m.read("bad.md").unwrap().revision;
         assert_eq!(m.update_fields("bad.md", &d, &r).unwrap_err().code(), "malformed-frontmatter");
         let r = m.read("bin.md").unwrap().revision;
-        assert_eq!(m.update_fields("bin.md", &d, &r).unwrap_err().code(), "not-utf8");
+        let err = m.update_fields("bin.md", &d, &r).unwrap_err();
+        assert_eq!(err.code(), "not-utf8");
+        assert!(err.to_string().starts_with("Mneme will not save bin.md because it is not UTF-8 text: byte 0xE9 on line 2"), "{err}");
+        // A line edit of an index in Windows-1252 (a new memory's line) is refused the same way.
+        t.write_bytes("MEMORY.md", b"- [Caf\xE9](bin.md) \x96 notes\n");
+        let err = m.create(&new_memory("New", "a new one")).unwrap_err();
+        assert!(err.to_string().starts_with("Mneme will not save MEMORY.md because it is not UTF-8 text: byte 0xE9 on line 1"), "{err}");
+        assert_eq!(std::fs::read(t.mem().join("MEMORY.md")).unwrap(), b"- [Caf\xE9](bin.md) \x96 notes\n");
     }
 
     #[test]
