@@ -38,6 +38,7 @@ const { collapse } = await load('diff.ts');
 await load('html.ts');
 const { markdownToHtml, maxPreviewHtml } = await load('markdown.ts');
 const { sanitizeHtml } = await load('sanitize.ts');
+const { shortPathIn } = await load('paths.ts');
 // What a preview shows: marked's HTML (the worker's part), sanitised (the page's part).
 const renderMarkdown = (src) => sanitizeHtml(markdownToHtml(src));
 
@@ -233,4 +234,14 @@ test('invisible characters are written out where a person reads a name or the ex
     assert.equal(hasInvisible(plain), false, plain);
   }
   assert.equal(hasInvisible('a\u2066b'), true);
+});
+
+
+test('paths: shown inside the open folder, under home as ~/, and home itself as ~', () => {
+  assert.equal(shortPathIn('/home/ann/app/src/a.md', '/home/ann/app', '/home/ann'), 'src/a.md');
+  assert.equal(shortPathIn('/home/ann/other/CLAUDE.md', '/home/ann/app', '/home/ann'), '~/other/CLAUDE.md');
+  // The second-launch banner names the open folder with base '' — the home folder is '~', not its full path.
+  assert.equal(shortPathIn('/home/ann', '', '/home/ann'), '~');
+  assert.equal(shortPathIn('/home/annex/x', '', '/home/ann'), '/home/annex/x');
+  assert.equal(shortPathIn('/srv/x', '', ''), '/srv/x');
 });

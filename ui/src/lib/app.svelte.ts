@@ -4,6 +4,7 @@ import { untrack } from 'svelte';
 import type { Engine, LiveStatus } from './transport';
 import type { AgentScope, ProviderChoice } from './bindings';
 import type { SchedulerEvent } from './bindings';
+import { shortPathIn } from './paths';
 
 /** How many scheduler events the page keeps for the live display. */
 const SCHEDULER_EVENTS_KEPT = 50;
@@ -97,7 +98,6 @@ export function fmtTime(ms: number | null): string {
   return new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
-/** `path` relative to `base` when inside it, else with the home folder shown as `~`. */
 /** How sure Mneme is of a Claude Code release's behaviours, in words. With no Claude Code on
  *  this machine (`basis` `assumed`) the badge sits beside "No Claude Code was found", so it says
  *  which release's behaviour is shown and never reads as "your Claude Code was checked". */
@@ -118,10 +118,9 @@ export function fidelityLabel(r: { version: string; basis: string; fidelity: str
   }
 }
 
+/** `path` relative to `base` (the open folder) when inside it, else with the home folder shown as `~`. */
 export function shortPath(path: string, base = app.cwd): string {
-  if (base && path.startsWith(base + '/')) return path.slice(base.length + 1);
-  if (app.home && path.startsWith(app.home + '/')) return '~/' + path.slice(app.home.length + 1);
-  return path;
+  return shortPathIn(path, base, app.home);
 }
 
 export function errorMessage(e: unknown): string {
