@@ -19,43 +19,12 @@ use mneme_api::{
     ApiError, ContextRequest, DreamModeName, DreamState, ErrorCode, FixedClock, Mneme, NewMemoryRequest, ProviderChoice,
     ProviderSettingsInput,
 };
+use mneme_testsupport::accounts::root_or_skip;
+use mneme_testsupport::tmpfs::Tmpfs;
 use mneme_testsupport::{topic, tree_snapshot, write_file, TestHome};
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
-
-/// A tmpfs mounted at a folder, unmounted when dropped, whatever the test did meanwhile.
-struct Drive(PathBuf);
-
-impl Drive {
-    fn mount(at: &Path) -> Option<Drive> {
-        std::fs::create_dir_all(at).unwrap();
-        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"]).arg(at).status().is_ok_and(|s| s.success());
-        ok.then(|| Drive(at.to_path_buf()))
-    }
-
-    /// Writes one file until the disk has no block left (the last write is refused).
-    fn fill(&self) {
-        let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
-        while f.write_all(&[b'x'; 512]).is_ok() {}
-        // A last byte or two may fit in what the chunk left: nothing may.
-        while f.write_all(b"x").is_ok() {}
-        assert_eq!(f.write_all(b"x").unwrap_err().raw_os_error(), Some(28), "the disk is full");
-    }
-
-    fn read_only(&self) {
-        let ok = Command::new("mount").args(["-o", "remount,ro"]).arg(&self.0).status().is_ok_and(|s| s.success());
-        assert!(ok, "remounting {} read-only", self.0.display());
-    }
-}
-
-impl Drop for Drive {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
 
 /// A stand-in `claude` that reports `version` and fails when run for real: the check records
 /// its answer without running anything.
@@ -70,7 +39,7 @@ fn fake_claude(bin: &Path, version: &str) {
 /// drive, with each of Mneme's own files written once while the drive still had room.
 struct World {
     // Holds the temporary folder (dropped after the drive is unmounted: fields drop in order).
-    drive: Drive,
+    drive: Tmpfs,
     t: TestHome,
     repo: PathBuf,
     memdir: PathBuf,
@@ -81,14 +50,14 @@ struct World {
 
 impl World {
     fn new() -> Option<World> {
-        let t = TestHome::new();
-        let Some(drive) = Drive::mount(&t.root.join("drive")) else {
-            eprintln!("skipped: mounting a tmpfs needs root (this audit did not run)");
+        if !root_or_skip("mounting a tmpfs") {
             return None;
-        };
-        let config = drive.0.join("claude");
-        let data = drive.0.join("mneme-data");
-        let repo = drive.0.join("repo");
+        }
+        let t = TestHome::new();
+        let drive = Tmpfs::mount(&t.root.join("drive"), "256k").expect("mounting a tmpfs as root");
+        let config = drive.path().join("claude");
+        let data = drive.path().join("mneme-data");
+        let repo = drive.path().join("repo");
         write_file(&repo.join("CLAUDE.md"), "Use tabs.\n");
         write_file(&config.join("settings.json"), "{\n  \"autoMemoryEnabled\": true\n}\n");
         let memdir = config.join("projects").join(mneme_core::sanitize::sanitize_path(&repo.to_string_lossy())).join("memory");
@@ -125,7 +94,7 @@ impl World {
             .t
             .env
             .clone()
-            .set_var("CLAUDE_CONFIG_DIR", self.drive.0.join("claude").to_string_lossy().to_string())
+            .set_var("CLAUDE_CONFIG_DIR", self.drive.path().join("claude").to_string_lossy().to_string())
             .set_var("MNEME_DATA_DIR", self.data.to_string_lossy().to_string())
             .set_var("PATH", bin.to_string_lossy().to_string());
         Mneme::new(env, Arc::new(FixedClock::at_unix_secs(1_700_000_000)))
@@ -142,11 +111,11 @@ impl World {
         let m = self.mneme("2.1.301");
         let req = self.req();
         let memory = m.memory(&req, "tabs.md").unwrap();
-        let before = tree_snapshot(&self.drive.0);
+        let before = tree_snapshot(self.drive.path());
         let refused = |what: &str, r: Result<(), ApiError>| {
             let e = r.expect_err(what);
             check(what, &e);
-            let after = tree_snapshot(&self.drive.0);
+            let after = tree_snapshot(self.drive.path());
             let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
             assert!(temps.is_empty(), "{what} left a temporary file: {temps:?}");
             let differ: Vec<_> = after.keys().filter(|k| before.get(*k) != after.get(*k)).chain(before.keys().filter(|k| !after.contains_key(*k))).collect();
@@ -182,7 +151,7 @@ fn a_full_disk_refuses_mnemes_own_files_as_disk_full_and_leaves_them_as_they_wer
         eprintln!("{what}: {:?}: {}", e.code, e.message);
         assert_eq!(e.code, ErrorCode::DiskFull, "{what}: {e}");
         assert!(e.message.contains("is full. Free some space on it, then try again"), "{what}: {e}");
-        assert!(e.message.contains(&w.drive.0.display().to_string()), "{what} names where: {e}");
+        assert!(e.message.contains(&w.drive.path().display().to_string()), "{what} names where: {e}");
     });
 }
 
@@ -194,7 +163,7 @@ fn a_read_only_disk_refuses_mnemes_own_files_as_read_only_and_leaves_them_as_the
         eprintln!("{what}: {:?}: {}", e.code, e.message);
         assert_eq!(e.code, ErrorCode::ReadOnly, "{what}: {e}");
         assert!(e.message.contains("is mounted read-only. Remount it read-write"), "{what}: {e}");
-        assert!(e.message.contains(&w.drive.0.display().to_string()), "{what} names where: {e}");
+        assert!(e.message.contains(&w.drive.path().display().to_string()), "{what} names where: {e}");
     });
 }
 
@@ -207,11 +176,11 @@ fn the_team_sync_state_is_refused_as_disk_full_then_read_only_and_left_as_it_was
     use mneme_team::auth::{CredentialStore, Credentials, MemoryStore};
     use mneme_team_server::{DatabaseUrl, Role, ServerConfig};
 
-    let t = TestHome::new();
-    let Some(drive) = Drive::mount(&t.root.join("drive")) else {
-        eprintln!("skipped: mounting a tmpfs needs root (this audit did not run)");
+    if !root_or_skip("mounting a tmpfs") {
         return;
-    };
+    }
+    let t = TestHome::new();
+    let drive = Tmpfs::mount(&t.root.join("drive"), "256k").expect("mounting a tmpfs as root");
     let db = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let server = rt.block_on(async {
@@ -228,13 +197,13 @@ fn the_team_sync_state_is_refused_as_disk_full_then_read_only_and_left_as_it_was
 
     let repo = t.git_repo("shop");
     mneme_testsupport::git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
-    let data = drive.0.join("mneme-data");
+    let data = drive.path().join("mneme-data");
     let store = Arc::new(MemoryStore::default());
     store.save(&url, &Credentials { access_token: token, refresh_token: None, expires_at_ms: u64::MAX / 2, user: Some("ann".into()), extra: Default::default() }).unwrap();
     let env = t
         .env
         .clone()
-        .set_var("CLAUDE_CONFIG_DIR", drive.0.join("claude").to_string_lossy().to_string())
+        .set_var("CLAUDE_CONFIG_DIR", drive.path().join("claude").to_string_lossy().to_string())
         .set_var("MNEME_DATA_DIR", data.to_string_lossy().to_string())
         .set_var("TEAM_MEMORY_SYNC_URL", &url);
     let m = Mneme::new(env, Arc::new(FixedClock::at_unix_secs(1_700_000_000))).with_team_credentials(store);
@@ -244,11 +213,11 @@ fn the_team_sync_state_is_refused_as_disk_full_then_read_only_and_left_as_it_was
     assert_eq!(states.len(), 1, "the pull recorded its state: {states:?}");
 
     let refused = |expect: ErrorCode, words: &str| {
-        let before = tree_snapshot(&drive.0);
+        let before = tree_snapshot(drive.path());
         let e = m.team_pull(&req).expect_err("a pull on a disk that says no");
         assert_eq!(e.code, expect, "{e}");
         assert!(e.message.contains(words) && e.message.contains(&states[0].display().to_string()), "{e}");
-        let after = tree_snapshot(&drive.0);
+        let after = tree_snapshot(drive.path());
         let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
         assert!(temps.is_empty(), "a temporary file is left: {temps:?}");
         assert!(after == before, "the drive changed: {:?}", after.keys().filter(|k| before.get(*k) != after.get(*k)).collect::<Vec<_>>());
