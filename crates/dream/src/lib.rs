@@ -415,9 +415,10 @@ impl Dreams {
     }
 
     fn offline(&self, target: &DreamTarget, since: Option<SystemTime>) -> Result<Produced, DreamError> {
-        let plan = offline::consolidate(
+        let plan = offline::consolidate_in_zone(
             &self.memdir_for_dream(&target.memory_dir),
             OfflineOptions { utc_offset_secs: self.utc_offset_secs, since, now: self.clock.now() },
+            &self.offset_at(),
         )?;
         Ok(Produced {
             changeset: plan.changeset,
@@ -428,6 +429,24 @@ impl Dreams {
             turns: 0,
             accounted: plan.accounted,
         })
+    }
+
+    /// The local offset at any time, from the zone the environment names (`TZ`, else the
+    /// system's), for dates local to when a file was written. Trusted only when that zone agrees
+    /// with the offset this engine was given for now: otherwise the caller chose another
+    /// offset (a fixed one, a test's) and that one offset stands for every time, as before.
+    /// Asked lazily: a dream with no relative date to rewrite runs no `date` at all.
+    fn offset_at(&self) -> impl Fn(i128) -> Option<i32> + '_ {
+        let tz = self.env.var("TZ");
+        let now_secs = i64::try_from(lock::ns_since_epoch(self.clock.now()) / 1_000_000_000).unwrap_or(i64::MAX);
+        let agrees = std::cell::OnceCell::new();
+        move |ns: i128| {
+            let secs = i64::try_from(ns.div_euclid(1_000_000_000)).ok()?;
+            if !*agrees.get_or_init(|| offline::zone_offset_at(tz, now_secs) == Some(self.utc_offset_secs)) {
+                return None;
+            }
+            offline::zone_offset_at(tz, secs)
+        }
     }
 
     async fn with_model(

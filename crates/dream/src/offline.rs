@@ -138,6 +138,9 @@ impl Doc {
 struct Work<'a> {
     memdir: &'a Memdir,
     opts: OfflineOptions,
+    /// The local zone's offset at a time (ns since the epoch), when it is known; otherwise the
+    /// one offset of [`OfflineOptions::utc_offset_secs`] stands for every time.
+    offset_at: &'a dyn Fn(i128) -> Option<i32>,
     docs: BTreeMap<String, Doc>,
     /// Private files that `team/MEMORY.md` points at: not merged away, so the team index is
     /// never edited behind the team's back.
@@ -197,7 +200,7 @@ fn local_date_of(ns: i128, offset: i32) -> time::Date {
 }
 
 impl<'a> Work<'a> {
-    fn load(memdir: &'a Memdir, opts: OfflineOptions) -> Result<Work<'a>, DreamError> {
+    fn load(memdir: &'a Memdir, opts: OfflineOptions, offset_at: &'a dyn Fn(i128) -> Option<i32>) -> Result<Work<'a>, DreamError> {
         let scan = memdir.scan()?;
         let mut docs = BTreeMap::new();
         for f in scan.files.iter().filter(|f| f.scope == Scope::Private) {
@@ -224,6 +227,7 @@ impl<'a> Work<'a> {
         Ok(Work {
             memdir,
             opts,
+            offset_at,
             docs,
             team_linked,
             notes: Vec::new(),
@@ -347,8 +351,12 @@ impl<'a> Work<'a> {
 
     fn absolutize_dates(&mut self) {
         let offset = self.opts.utc_offset_secs;
+        let now_ns = ns_since_epoch(self.opts.now);
+        let today = local_date_of(now_ns, offset);
         let rels: Vec<String> = self.editable().filter(|(_, d)| d.original.is_some()).map(|(r, _)| r.clone()).collect();
+        let mut ahead = Vec::new();
         for rel in rels {
+            let offset_at = self.offset_at;
             let doc = self.docs.get_mut(&rel).expect("listed");
             let content = doc.current.clone().unwrap_or_default();
             let parsed = frontmatter::parse(&content);
@@ -360,14 +368,37 @@ impl<'a> Work<'a> {
                     yaml_serde::Value::String(s) => dates::parse_iso_date(s),
                     _ => None,
                 });
-            let on = created.unwrap_or_else(|| local_date_of(doc.mtime_ns, offset));
             let (head, body) = split_frontmatter(&content);
-            let (new_body, mut done) = dates::absolutize(body, on);
-            let (new_head, head_done) = absolutize_description(head, on);
-            done.extend(head_done);
+            let rewrite = |on| {
+                let (new_body, mut done) = dates::absolutize(body, on);
+                let (new_head, head_done) = absolutize_description(head, on);
+                done.extend(head_done);
+                (new_head, new_body, done)
+            };
+            let (mut new_head, mut new_body, mut done) = rewrite(created.unwrap_or_else(|| local_date_of(doc.mtime_ns, offset)));
             if done.is_empty() {
                 continue;
             }
+            // A file dated after now (a clock that was ahead when it was written, a file from
+            // another machine) has no "yesterday" this dream can name: it would become a date
+            // still to come. Left as it is, and said.
+            if created.map_or(doc.mtime_ns > now_ns, |c| c > today) {
+                ahead.push(rel.clone());
+                continue;
+            }
+            // The day the file was written is the day on the clock where it was written: the
+            // offset in force then, which across a daylight-saving change is not today's. Asked
+            // only for files with something to rewrite.
+            let on = match created {
+                Some(c) => c,
+                None => {
+                    let then = local_date_of(doc.mtime_ns, offset_at(doc.mtime_ns).unwrap_or(offset));
+                    if then != local_date_of(doc.mtime_ns, offset) {
+                        (new_head, new_body, done) = rewrite(then);
+                    }
+                    then
+                }
+            };
             // The lines that changed are rewrites, not losses: say so for the safety net.
             let old_lines: Vec<&str> = content.split('\n').collect();
             let new_text = format!("{new_head}{new_body}");
@@ -390,6 +421,12 @@ impl<'a> Work<'a> {
             doc.current = Some(format!("{new_head}{new_body}"));
             doc.reasons.push(format!("relative dates made absolute against {} ({}{more})", iso(on), shown.join(", ")));
             self.stats.dated += 1;
+        }
+        if !ahead.is_empty() {
+            self.notes.push(format!(
+                "Relative dates were left as they are in {}: the file is dated after now (its `created:` date or the time it was last written is ahead of the clock), so \"yesterday\" there cannot be pinned to a day. Correct the clock or the file's date, and the next dream rewrites them.",
+                ahead.join(", ")
+            ));
         }
     }
 
@@ -1087,12 +1124,50 @@ fn absolutize_description(head: &str, on: time::Date) -> (String, Vec<dates::Con
 
 /// Plans an offline dream of `memdir`. Reads only; apply the plan's changeset to make it so.
 pub fn consolidate(memdir: &Memdir, opts: OfflineOptions) -> Result<Plan, DreamError> {
-    let mut w = Work::load(memdir, opts)?;
+    consolidate_in_zone(memdir, opts, &|_| None)
+}
+
+/// [`consolidate`] where the local offset at any time is known (`offset_at`, given ns since
+/// the epoch; `None` where it is not): a relative date is made absolute against the day the
+/// file was written as the clock showed it then, summer time or not.
+pub fn consolidate_in_zone(memdir: &Memdir, opts: OfflineOptions, offset_at: &dyn Fn(i128) -> Option<i32>) -> Result<Plan, DreamError> {
+    let mut w = Work::load(memdir, opts, offset_at)?;
     w.distil_logs();
     w.absolutize_dates();
     let merged = w.merge_duplicates();
     let index = w.reindex(&merged)?;
     Ok(w.into_plan(index))
+}
+
+/// The offset from UTC, in seconds east, that the time zone `tz` (the system's when `None`)
+/// had at `secs` since the epoch, asked of `date` (GNU's `-d @secs`, else BSD's `-r secs`): a
+/// process with threads cannot read the zone soundly itself, and `date` knows both the tz
+/// database and POSIX zone strings. `None` when no `date` answers (Windows).
+pub fn zone_offset_at(tz: Option<&str>, secs: i64) -> Option<i32> {
+    let ask = |args: &[String]| {
+        let mut cmd = std::process::Command::new("date");
+        cmd.args(args).env_remove("TZ").stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        if let Some(tz) = tz {
+            cmd.env("TZ", tz);
+        }
+        let out = cmd.output().ok().filter(|o| o.status.success())?;
+        parse_numeric_offset(std::str::from_utf8(&out.stdout).ok()?.trim())
+    };
+    ask(&["-d".into(), format!("@{secs}"), "+%z".into()]).or_else(|| ask(&["-r".into(), secs.to_string(), "+%z".into()]))
+}
+
+/// `±hhmm`, as `date +%z` prints it.
+fn parse_numeric_offset(s: &str) -> Option<i32> {
+    let (sign, digits) = match s.as_bytes().first()? {
+        b'+' => (1, &s[1..]),
+        b'-' => (-1, &s[1..]),
+        _ => return None,
+    };
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m): (i32, i32) = (digits[..2].parse().ok()?, digits[2..].parse().ok()?);
+    (h < 24 && m < 60).then_some(sign * (h * 3600 + m * 60))
 }
 
 /// Why a dangling index line cannot be written back as its own topic file (it stays in the
@@ -1122,6 +1197,19 @@ mod tests {
 
     /// 2026-05-06 12:00 UTC, a Wednesday.
     const NOW: u64 = 1_778_068_800;
+
+    /// The offset a zone had at a given time, not now: New York in summer and in winter, and
+    /// a zone east of UTC; nonsense from `date` is no offset.
+    #[test]
+    fn a_zones_offset_at_a_time_is_asked_of_date() {
+        let new_york = Some("EST5EDT,M3.2.0,M11.1.0");
+        assert_eq!(zone_offset_at(new_york, 1_793_421_000), Some(-4 * 3600), "31 October 2026, summer time");
+        assert_eq!(zone_offset_at(new_york, 1_794_312_000), Some(-5 * 3600), "10 November 2026, winter time");
+        assert_eq!(zone_offset_at(Some("IST-5:30"), 1_794_312_000), Some(19_800));
+        assert_eq!(parse_numeric_offset("-0330"), Some(-12_600));
+        assert_eq!(parse_numeric_offset("+01:00"), None);
+        assert_eq!(parse_numeric_offset("+2500"), None);
+    }
 
     struct T {
         d: tempfile::TempDir,
