@@ -972,6 +972,32 @@ mod tests {
         FileChange { path: mem.join(rel), before: Some(before.into()), after: Some(after.into()), reason: format!("{rel}: edited"), extra: Default::default() }
     }
 
+    /// A dream that removes a memory without writing the index (a model dream that deleted a
+    /// file and left MEMORY.md alone): the apply takes the memory's index line with it, and the
+    /// undo, taking the file back from the trash, puts that line back where it was.
+    #[test]
+    fn undoing_a_removal_that_took_an_index_line_puts_the_line_back_where_it_was() {
+        let home = mneme_testsupport::TestHome::new();
+        let mem = home.root.join("memory");
+        fs::create_dir_all(&mem).unwrap();
+        let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
+        let b = "---\nname: B\ndescription: b\ntype: user\n---\n\nB.\n";
+        let index = "# Index\n\n- [A](a.md) — a\n- [B](b.md) — b\n- [C](c.md) — c\n\ntrailing words\n";
+        fs::write(mem.join("b.md"), b).unwrap();
+        fs::write(mem.join("MEMORY.md"), index).unwrap();
+        let removal = FileChange { path: mem.join("b.md"), before: Some(b.into()), after: None, reason: "b.md: removed".into(), extra: Default::default() };
+        let history = dreams.history(&mem);
+        let mut rec = record(&dreams, &mem, "1", vec![removal]);
+        history.reserve_id(1).unwrap();
+        dreams.apply(&history, &mut rec).unwrap();
+        history.save(&rec).unwrap();
+        assert!(!mem.join("b.md").exists());
+        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "# Index\n\n- [A](a.md) — a\n- [C](c.md) — c\n\ntrailing words\n", "the premise");
+        dreams.undo(&mem, Some("1"), false).unwrap();
+        assert_eq!(fs::read_to_string(mem.join("b.md")).unwrap(), b);
+        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), index);
+    }
+
     /// An apply that failed after writing, whose own rollback failed too (it ignores that),
     /// leaves a file with the dream's text: the record says applying, not "nothing written",
     /// the error says which files and to undo, and undo puts them back. With every file as it
