@@ -422,14 +422,22 @@ pub fn logout(store: &dyn CredentialStore, server: &str) -> Result<(), SyncError
     store.remove(server)
 }
 
-/// `GET /api/mneme/me`: who the token belongs to and which repositories they reach.
+/// `GET /api/mneme/me`: who the token belongs to and which repositories they reach. A 401 is
+/// final here: `token` is one the server just issued, with nothing to renew it from; the
+/// session's token is asked about with [`SyncClient::me`](crate::client::SyncClient::me), which
+/// refreshes it once when the server refuses it.
 pub fn whoami(http: &Http, server: &str, token: &str) -> Result<MeResponse, SyncError> {
-    let url = format!("{}{ME_PATH}", server.trim_end_matches('/'));
+    let url = me_url(server);
     let mut req = crate::client::http_request("GET", &url);
     req.token = Some(token);
     req.max_body = crate::client::MAX_SIGN_IN_RESPONSE_BYTES;
     let reply = http.send(req, &[200]).map_err(|f| crate::client::classify_failure(server, f))?;
     parse(&reply.body)
+}
+
+/// Where [`whoami`] asks.
+pub(crate) fn me_url(server: &str) -> String {
+    format!("{}{ME_PATH}", server.trim_end_matches('/'))
 }
 
 /// The signed-in session for one server: hands out access tokens, refreshing them a minute

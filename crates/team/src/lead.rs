@@ -4,8 +4,13 @@
 //! client honours by moving its copy to the trash). A rollback or removal is a new version;
 //! only a purge (a leaked secret) rewrites history, erasing every earlier version of a key.
 //! Leads also see every sign-in of the repository's people.
+//!
+//! Each call goes through [`SyncClient::send_signed`], as pulls and pushes do: a 401 for a token
+//! the local clock still calls current (a clock stepped back since it was issued) gets one token
+//! refresh and one retry, so a lead's rollback does not fail with "sign in again" for a token a
+//! refresh would have renewed; a second 401 is final.
 
-use crate::client::{classify_failure, encode_uri_component, http_request, SyncClient, SyncError};
+use crate::client::{encode_uri_component, http_request, SyncClient, SyncError, MAX_SIGN_IN_RESPONSE_BYTES};
 use crate::server_wire::{
     HashesWithTombstones, HistoryResponse, LatestResponse, MeResponse, PurgeRequest, RollbackRequest, SignInsResponse,
     ENTRY_PATH, HISTORY_PATH, LATEST_PATH, PURGE_PATH, ROLLBACK_PATH, SIGN_INS_PATH,
@@ -26,22 +31,27 @@ impl SyncClient {
         u
     }
 
-    /// Who the stored token belongs to, and their role in each repository.
+    /// Who the stored token belongs to, and their role in each repository: [`crate::auth::whoami`]'s
+    /// request, sent with the session's token (renewed once if the server refuses it).
     pub fn me(&self) -> Result<MeResponse, SyncError> {
-        let (http, server, _, token) = self.authorized()?;
-        crate::auth::whoami(http, &server, &token)
+        let (server, _) = self.server_and_repo()?;
+        let url = crate::auth::me_url(&server);
+        let reply = self.send_signed(&server, &[200], || {
+            let mut req = http_request("GET", &url);
+            req.max_body = MAX_SIGN_IN_RESPONSE_BYTES;
+            req
+        })?;
+        parse(&reply.body)
     }
 
     /// The server's per-key checksums and tombstones right now (`?view=hashes`), leaving the
     /// sync state alone: what the Team screen lists before anything is pulled. `None` while
     /// the repository has no team memory.
     pub fn server_hashes(&self) -> Result<Option<HashesWithTombstones>, SyncError> {
-        let (http, server, repo, token) = self.authorized()?;
+        let (server, repo) = self.server_and_repo()?;
         let mut url = self.lead_url(&server, TEAM_MEMORY_PATH, &repo, None);
         url.push_str("&view=hashes");
-        let mut req = http_request("GET", &url);
-        req.token = Some(&token);
-        let reply = http.send(req, &[200, 404]).map_err(|f| classify_failure(&server, f))?;
+        let reply = self.send_signed(&server, &[200, 404], || http_request("GET", &url))?;
         if reply.status == 404 {
             return Ok(None);
         }
@@ -50,44 +60,40 @@ impl SyncClient {
 
     /// A key's versions, newest first.
     pub fn history(&self, key: &str) -> Result<HistoryResponse, SyncError> {
-        let (http, server, repo, token) = self.authorized()?;
+        let (server, repo) = self.server_and_repo()?;
         let url = self.lead_url(&server, HISTORY_PATH, &repo, Some(key));
-        let mut req = http_request("GET", &url);
-        req.token = Some(&token);
-        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        let reply = self.send_signed(&server, &[200], || http_request("GET", &url))?;
         parse(&reply.body)
     }
 
     /// Every key's newest version on the server (removed ones included, flagged), without
     /// contents, in one request: what the Team screen lists.
     pub fn latest(&self) -> Result<LatestResponse, SyncError> {
-        let (http, server, repo, token) = self.authorized()?;
+        let (server, repo) = self.server_and_repo()?;
         let url = self.lead_url(&server, LATEST_PATH, &repo, None);
-        let mut req = http_request("GET", &url);
-        req.token = Some(&token);
-        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        let reply = self.send_signed(&server, &[200], || http_request("GET", &url))?;
         parse(&reply.body)
     }
 
     /// Makes `key` what it was at `version` (lead only). The next pull brings it here.
     pub fn rollback(&self, key: &str, version: u64) -> Result<PutResponse, SyncError> {
-        let (http, server, repo, token) = self.authorized()?;
+        let (server, repo) = self.server_and_repo()?;
         let url = self.lead_url(&server, ROLLBACK_PATH, &repo, None);
-        let mut req = http_request("POST", &url);
-        req.token = Some(&token);
-        req.json = Some(serde_json::to_string(&RollbackRequest { key: key.to_string(), version }).unwrap_or_default());
-        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        let body = serde_json::to_string(&RollbackRequest { key: key.to_string(), version }).unwrap_or_default();
+        let reply = self.send_signed(&server, &[200], || {
+            let mut req = http_request("POST", &url);
+            req.json = Some(body.clone());
+            req
+        })?;
         parse(&reply.body)
     }
 
     /// Removes an entry for the whole team (lead only): the server keeps it in history and
     /// reports a tombstone, and each client moves its copy to the trash on its next pull.
     pub fn remove_entry(&self, key: &str) -> Result<PutResponse, SyncError> {
-        let (http, server, repo, token) = self.authorized()?;
+        let (server, repo) = self.server_and_repo()?;
         let url = self.lead_url(&server, ENTRY_PATH, &repo, Some(key));
-        let mut req = http_request("DELETE", &url);
-        req.token = Some(&token);
-        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        let reply = self.send_signed(&server, &[200], || http_request("DELETE", &url))?;
         parse(&reply.body)
     }
 
@@ -95,22 +101,22 @@ impl SyncClient {
     /// server's history (lead only): for a secret that should never have been shared. Copies
     /// teammates already pulled stay in their trash, so the secret must still be rotated.
     pub fn purge(&self, key: &str) -> Result<PutResponse, SyncError> {
-        let (http, server, repo, token) = self.authorized()?;
+        let (server, repo) = self.server_and_repo()?;
         let url = self.lead_url(&server, PURGE_PATH, &repo, None);
-        let mut req = http_request("POST", &url);
-        req.token = Some(&token);
-        req.json = Some(serde_json::to_string(&PurgeRequest { key: key.to_string() }).unwrap_or_default());
-        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        let body = serde_json::to_string(&PurgeRequest { key: key.to_string() }).unwrap_or_default();
+        let reply = self.send_signed(&server, &[200], || {
+            let mut req = http_request("POST", &url);
+            req.json = Some(body.clone());
+            req
+        })?;
         parse(&reply.body)
     }
 
     /// Every sign-in of the people granted this repository, newest first (lead only).
     pub fn sign_ins(&self) -> Result<SignInsResponse, SyncError> {
-        let (http, server, repo, token) = self.authorized()?;
+        let (server, repo) = self.server_and_repo()?;
         let url = self.lead_url(&server, SIGN_INS_PATH, &repo, None);
-        let mut req = http_request("GET", &url);
-        req.token = Some(&token);
-        let reply = http.send(req, &[200]).map_err(|f| classify_failure(&server, f))?;
+        let reply = self.send_signed(&server, &[200], || http_request("GET", &url))?;
         parse(&reply.body)
     }
 }

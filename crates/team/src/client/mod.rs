@@ -211,7 +211,7 @@ impl SyncClient {
         }
     }
 
-    fn server_and_repo(&self) -> Result<(String, String), SyncError> {
+    pub(crate) fn server_and_repo(&self) -> Result<(String, String), SyncError> {
         let server = self.target.server_url.clone().ok_or(SyncError::NoServer)?;
         let repo = self.target.repo.clone().ok_or(SyncError::NoRepo)?;
         Ok((server, repo))
@@ -243,7 +243,7 @@ impl SyncClient {
     /// was reckoned on the local clock, which may have been stepped back since, and a 401 stops
     /// automatic pushes for good. A second 401, or a refresh the server refuses, is reported
     /// as it is (both say to sign in again); nothing is retried twice.
-    fn send_signed<'a>(&self, server: &str, accept: &[u16], build: impl Fn() -> Request<'a>) -> Result<Reply, SyncError> {
+    pub(crate) fn send_signed<'a>(&self, server: &str, accept: &[u16], build: impl Fn() -> Request<'a>) -> Result<Reply, SyncError> {
         let signed = |token| {
             let mut req = build();
             req.token = Some(token);
@@ -284,13 +284,6 @@ impl SyncClient {
     /// Whether a token is available (signing in first when not).
     pub fn signed_in(&self) -> Result<bool, SyncError> {
         Ok(self.tokens.access_token()?.is_some())
-    }
-
-    /// The HTTP client, server, repository and a bearer token, for the server's own API.
-    pub(crate) fn authorized(&self) -> Result<(&Http, String, String, String), SyncError> {
-        let (server, repo) = self.server_and_repo()?;
-        let token = self.token(&server)?;
-        Ok((&self.http, server, repo, token))
     }
 }
 
