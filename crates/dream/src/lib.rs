@@ -737,6 +737,7 @@ impl Dreams {
         let undo = Changeset { root: root.clone(), changes: writes, extra: Default::default() };
         apply_changeset(&undo, &self.trash_dir(memory_dir), self.clock.clone())
             .map_err(|e| self.apply_error(&record.id, e, "was applied", "nothing was undone; try again"))?;
+        remove_emptied_folders(&root, undo.changes.iter().filter(|u| u.after.is_none() && u.before.is_some()).map(|u| &u.path));
         let mut not_back = Vec::new();
         for (u, (rel, trash_id)) in from_trash {
             if memdir.restore(&trash_id).is_ok() {
@@ -887,6 +888,28 @@ fn read_contained(root: &Path, rel: &str, cap: u64) -> Result<Option<Vec<u8>>, D
     }
 }
 
+
+/// After an undo took away files the dream created: the folders they were in that are empty
+/// now, up to (not including) `root`. A memory written back from an index line such as
+/// `notes/x.md` made `notes/`, and the folder should not outlive the file. An empty folder
+/// holds nothing the dream could have found in it, so the one case this cannot tell apart is an
+/// empty folder that was there before the dream. `remove_dir` removes only an empty folder, and
+/// never follows a link, so nothing else can go.
+fn remove_emptied_folders<'p>(root: &Path, removed: impl Iterator<Item = &'p PathBuf>) {
+    for path in removed {
+        let Ok(rest) = path.strip_prefix(root) else { continue };
+        if !rest.components().all(|c| matches!(c, std::path::Component::Normal(_))) {
+            continue;
+        }
+        let mut dir = rest.parent();
+        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+            if std::fs::remove_dir(root.join(d)).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+}
 
 /// Runs `f`, turning a panic into an error that says what was being done, so the caller's
 /// failure path (lock rollback, a failed record) still runs.

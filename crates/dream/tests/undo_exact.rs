@@ -83,7 +83,9 @@ proptest! {
             }
         }
         for d in &f.dangling {
-            index.push_str(&format!("- [Gone {d}](gone{d}.md) — remembered only here\n"));
+            // Some point into a folder that does not exist: the dream makes it to write them back.
+            let rel = if d % 2 == 0 { format!("gone{d}.md") } else { format!("lost/gone{d}.md") };
+            index.push_str(&format!("- [Gone {d}]({rel}) — remembered only here\n"));
         }
         if f.index {
             w.write("MEMORY.md", &index);
@@ -91,12 +93,47 @@ proptest! {
         if f.log {
             w.write("logs/2026/05/2026-05-05.md", "# 2026-05-05\n\n- 09:15 Moved the build to the new runner\n");
         }
-        let before = w.snapshot();
+        let (before, names) = (w.snapshot(), entries(&w.mem));
         let rec = w.offline(true).unwrap();
         prop_assert!(matches!(rec.status, DreamStatus::Applied | DreamStatus::Pending), "{:?}", rec.status);
         if rec.status == DreamStatus::Applied && !rec.changeset.is_empty() {
             w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
         }
         prop_assert_eq!(w.snapshot(), before);
+        prop_assert_eq!(entries(&w.mem), names);
     }
+}
+
+/// Every entry under `dir`, folders too (`tree` lists files only): a folder the dream made for
+/// a memory it wrote back must not outlive the undo.
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+            if p.is_dir() {
+                walk(root, &p, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.retain(|e| e != mneme_dream::LOCK_FILE);
+    out.sort();
+    out
+}
+
+/// A memory written back from an index line that points into a folder that does not exist
+/// makes that folder; undone, the folder goes too.
+#[test]
+fn undo_removes_the_folders_the_dream_made() {
+    let w = World::new();
+    w.write("a.md", &topic("A", "a", "user", "A."));
+    w.write("MEMORY.md", "- [A](a.md) — a\n- [Deep](notes/deeper/deep.md) — kept only here\n");
+    let (before, names) = (w.snapshot(), entries(&w.mem));
+    let rec = w.offline(true).unwrap();
+    assert!(w.mem.join("notes/deeper/deep.md").exists(), "the premise: written back in a new folder: {:#?}", rec.changeset.changes);
+    w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
+    assert_eq!(w.snapshot(), before);
+    assert_eq!(entries(&w.mem), names, "no folder left behind");
 }
