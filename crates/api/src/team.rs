@@ -26,6 +26,10 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A monotonic clock: what a sign-in counts its code's life on.
+type MonotonicNow = Arc<dyn Fn() -> Instant + Send + Sync>;
 
 /// The app's team state: where credentials are kept, and sign-ins waiting for approval.
 #[derive(Clone, Default)]
@@ -34,6 +38,8 @@ pub(crate) struct TeamSessions {
     credentials: Option<Arc<dyn CredentialStore>>,
     /// Sign-in id → the device sign-in it polls.
     logins: Arc<Mutex<HashMap<String, PendingLogin>>>,
+    /// `None`: `Instant::now`; tests pass their own ([`Mneme::with_team_monotonic_clock`]).
+    monotonic: Option<MonotonicNow>,
 }
 
 #[derive(Clone)]
@@ -42,6 +48,22 @@ struct PendingLogin {
     /// Remember the server once signed in (an address was given and the environment
     /// variable does not override it).
     save_server: bool,
+    /// When the code was issued, on a monotonic clock, and how long it lives (at most
+    /// [`auth::MAX_CODE_LIFETIME`]). The code's life is counted in time actually waited as well
+    /// as against the wall clock's `expires_at_ms`, as `mneme team login` counts it: a clock
+    /// stepped back while the person is away would otherwise push the lapse back with it, and
+    /// the Team screen would keep polling a server that answers `authorization_pending` that
+    /// much longer. The wall clock still counts too: a machine asleep meanwhile does not
+    /// advance every monotonic clock, and its code lapsed all the same.
+    started: Instant,
+    lifetime: Duration,
+}
+
+impl PendingLogin {
+    /// Whether the code has lapsed by either clock.
+    fn lapsed(&self, now_ms: u64, now: Instant) -> bool {
+        now_ms >= self.login.expires_at_ms || now.saturating_duration_since(self.started) >= self.lifetime
+    }
 }
 
 /// Where the server address comes from.
@@ -705,6 +727,17 @@ impl Mneme {
         self
     }
 
+    /// Counts a team sign-in's code life on `now` instead of `Instant::now` (tests: time waited
+    /// without waiting, while the wall clock is stepped back).
+    pub fn with_team_monotonic_clock(mut self, now: Arc<dyn Fn() -> Instant + Send + Sync>) -> Self {
+        self.team.monotonic = Some(now);
+        self
+    }
+
+    fn monotonic_now(&self) -> Instant {
+        self.team.monotonic.as_ref().map_or_else(Instant::now, |now| now())
+    }
+
     pub(crate) fn credential_store(&self) -> Arc<dyn CredentialStore> {
         match &self.team.credentials {
             Some(s) => s.clone(),
@@ -953,6 +986,8 @@ impl Mneme {
         let login = auth::start_login(&Http::for_env(&self.env), &url, self.clock.as_ref()).map_err(login_error)?;
         let id = login_id(&login);
         let now = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
+        let started = self.monotonic_now();
+        let lifetime = Duration::from_millis(login.expires_at_ms.saturating_sub(now));
         let save_server = given.is_some() && self.env.var(config::SYNC_URL_VAR).is_none_or(|v| v.trim().is_empty());
         let view = TeamSignIn {
             id: id.clone(),
@@ -965,8 +1000,8 @@ impl Mneme {
         };
         let mut logins = self.team.logins.lock().unwrap_or_else(|p| p.into_inner());
         // Sign-ins nobody finished are of no use once their codes lapse.
-        logins.retain(|_, p| p.login.expires_at_ms > now);
-        logins.insert(id, PendingLogin { login, save_server });
+        logins.retain(|_, p| !p.lapsed(now, started));
+        logins.insert(id, PendingLogin { login, save_server, started, lifetime });
         Ok(view)
     }
 
@@ -978,6 +1013,11 @@ impl Mneme {
                 "This sign-in is no longer in progress (it finished, or Mneme restarted). Choose Sign in again.",
             ));
         };
+        let now = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
+        if pending.lapsed(now, self.monotonic_now()) {
+            self.team.logins.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+            return Err(login_error(LoginError::Expired));
+        }
         let store = self.credential_store();
         let polled = auth::poll_login(&Http::for_env(&self.env), &mut pending.login, store.as_ref(), self.clock.as_ref());
         let mut logins = self.team.logins.lock().unwrap_or_else(|p| p.into_inner());
