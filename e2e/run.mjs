@@ -1081,6 +1081,17 @@ async function main() {
         if (!(await row.textContent())?.includes('auto')) fail('the history does not say the scheduler started the dream');
         await tab.getByTestId('background-runs').locator('[data-job="dream"]').first().getByText(/Dream: Merged 1 duplicate memory/).waitFor();
         await tab.getByTestId('gate-time').and(tab.locator('[data-state="blocks"]')).waitFor();
+        // A lock stamped ahead of this clock (a folder from another machine, a clock set back)
+        // reads as hours in the future, not as "-72.0 h of 24 h".
+        const lock = path.join(sfx.mem, '.consolidate-lock');
+        const stamped = fs.statSync(lock);
+        fs.utimesSync(lock, stamped.atime, new Date(Date.now() + 72 * 3_600_000));
+        await tab.reload();
+        await tab.getByTestId('gate-time-future').getByText(/^7[12]\.\d h in the future$/).waitFor();
+        fs.utimesSync(lock, stamped.atime, stamped.mtime);
+        await tab.reload();
+        await tab.getByTestId('gate-time').and(tab.locator('[data-state="blocks"]')).waitFor();
+        if (await tab.getByTestId('gate-time-future').count()) fail('the time gate still reads "in the future" once the lock is stamped in the past');
         // A Claude Code turn ends: the extraction loop runs, and the page shows it as it happens.
         sfx.say('Remember that release notes are written in the past tense.');
         const live = tab.getByTestId('scheduler-events');

@@ -12,16 +12,10 @@ export function fromNow(ms: number, now = Date.now()): string {
   return `in ${Math.round(h / 24)} days`;
 }
 
-/** "just now", "12 minutes ago", "3 hours ago", "2 days ago". */
-export function ago(ms: number | null | undefined, now = Date.now()): string {
-  if (!ms) return 'never';
-  const m = Math.round((now - ms) / 60_000);
-  if (m < 1) return 'just now';
-  if (m < 60) return m === 1 ? 'a minute ago' : `${m} minutes ago`;
-  const h = Math.round(m / 60);
-  if (h < 36) return h === 1 ? 'an hour ago' : `${h} hours ago`;
-  return `${Math.round(h / 24)} days ago`;
-}
+/** "just now", "12 minutes ago", "3 hours ago", "2 days ago"; one wording with every relative time
+ *  (a time ahead of this clock says so: a lock stamped on another machine or before the clock
+ *  was set back). */
+export { ago } from '../../lib/time';
 
 export function hours(h: number): string {
   return h >= 100 ? `${Math.round(h)}` : h.toFixed(1);
