@@ -15,8 +15,9 @@
 //! on a case-insensitive disk the same file as a key spelled differently only in case) is held
 //! back from pushes, so its stale local copy never reverts the teammate's version, and the
 //! next pull asks for everything until it is written. Pulls retry transient failures four
-//! times on Claude Code's backoff; auth and parse errors are not retried, except that a pull,
-//! push or hashes request refused with 401 is sent once more after one token refresh (its
+//! times on Claude Code's backoff; auth and parse errors are not retried, except that a request
+//! refused with 401 (pull, push, hashes, and the lead's calls in `lead.rs`, all through
+//! `send_signed`) is sent once more after one token refresh (its
 //! expiry was reckoned on a clock that may have been stepped back since). A push the server
 //! acknowledged counts as held only once a pull shows it (`SyncState::unconfirmed_pushes`):
 //! until then a pull keeps the file in the trash before replacing it, and one the server's
