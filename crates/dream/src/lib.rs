@@ -733,12 +733,23 @@ impl Dreams {
                 None => writes.push(u.clone()),
             }
         }
-        writes.extend(self.indexes_kept(&memdir, &root, &writes)?);
+        let (kept, apart) = self.indexes_kept(&memdir, &root, &writes)?;
+        writes.retain(|w| !apart.contains(&w.path));
+        writes.extend(kept);
         let undo = Changeset { root: root.clone(), changes: writes, extra: Default::default() };
         apply_changeset(&undo, &self.trash_dir(memory_dir), self.clock.clone())
             .map_err(|e| self.apply_error(&record.id, e, "was applied", "nothing was undone; try again"))?;
-        remove_emptied_folders(&root, undo.changes.iter().filter(|u| u.after.is_none() && u.before.is_some()).map(|u| &u.path));
         let mut not_back = Vec::new();
+        // Files whose index cannot be carried through the changeset unchanged go to the trash
+        // on their own, which never edits an index. Each was checked above to hold the dream's
+        // text still.
+        for path in &apart {
+            let Some(rel) = relative(&root, path) else { continue };
+            if let Err(e) = memdir.trash_file(&rel) {
+                not_back.push(format!("{rel} (still there: {e})"));
+            }
+        }
+        remove_emptied_folders(&root, inverse.iter().filter(|u| u.after.is_none() && u.before.is_some()).map(|u| &u.path));
         for (u, (rel, trash_id)) in from_trash {
             if memdir.restore(&trash_id).is_ok() {
                 continue;
@@ -771,13 +782,22 @@ impl Dreams {
     /// its index lines with it, but these lines were there before the dream (a memory written
     /// back from its index line leaves the index alone), so the undo must leave them; an index
     /// the undo writes itself is never edited a second time by the removals.
-    fn indexes_kept(&self, memdir: &Memdir, root: &Path, writes: &[FileChange]) -> Result<Vec<FileChange>, DreamError> {
+    ///
+    /// An index that is not UTF-8 cannot be carried as text: the removals under it are
+    /// answered apart (the second list), for the undo to trash on their own.
+    fn indexes_kept(&self, memdir: &Memdir, root: &Path, writes: &[FileChange]) -> Result<(Vec<FileChange>, Vec<PathBuf>), DreamError> {
         let written = |index: &str| writes.iter().any(|w| w.after.is_some() && relative(root, &w.path).as_deref() == Some(index));
         let mut kept: Vec<FileChange> = Vec::new();
+        let mut apart = Vec::new();
+        let mut not_text: Vec<&str> = Vec::new();
         for w in writes.iter().filter(|w| w.after.is_none() && w.before.is_some()) {
             let Some(rel) = relative(root, &w.path) else { continue };
             let index = mneme_store::memdir::Scope::of(&rel).index_rel_path();
             if written(index) || kept.iter().any(|k| relative(root, &k.path).as_deref() == Some(index)) {
+                continue;
+            }
+            if not_text.contains(&index) {
+                apart.push(w.path.clone());
                 continue;
             }
             let bytes = match memdir.read_raw(index) {
@@ -786,11 +806,11 @@ impl Dreams {
                 Err(e) => return Err(e.into()),
             };
             let Some(bytes) = bytes else { continue };
-            let text = String::from_utf8(bytes).map_err(|_| {
-                DreamError::Invalid(format!(
-                    "{index} is not UTF-8 text, so the undo cannot keep it exactly as it is while it removes {rel}; nothing was undone. Convert {index} to UTF-8 (for example with iconv), then run the undo again"
-                ))
-            })?;
+            let Ok(text) = String::from_utf8(bytes) else {
+                not_text.push(index);
+                apart.push(w.path.clone());
+                continue;
+            };
             kept.push(FileChange {
                 path: root.join(index),
                 before: Some(text.clone()),
@@ -799,7 +819,7 @@ impl Dreams {
                 extra: Default::default(),
             });
         }
-        Ok(kept)
+        Ok((kept, apart))
     }
 
     /// The trash entry holding a file the dream removed, when `undo` (the undo's change that
@@ -1019,6 +1039,29 @@ mod tests {
         dreams.undo(&mem, Some("1"), false).unwrap();
         assert_eq!(fs::read_to_string(mem.join("b.md")).unwrap(), b);
         assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), index);
+    }
+
+    /// A dream that created a memory whose line was already in an index that is not UTF-8
+    /// (Windows-1252 bytes): the undo removes the memory and leaves the index's bytes alone.
+    #[test]
+    fn undoing_a_created_memory_leaves_an_index_that_is_not_utf8_as_it_is() {
+        let home = mneme_testsupport::TestHome::new();
+        let mem = home.root.join("memory");
+        fs::create_dir_all(&mem).unwrap();
+        let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
+        let index: &[u8] = b"- [Caf\xe9](cafe.md) \x97 espresso\n- [X](x.md) \x97 x\n";
+        fs::write(mem.join("MEMORY.md"), index).unwrap();
+        let x = "---\nname: X\ndescription: x\ntype: user\n---\n\nx\n";
+        let created = FileChange { path: mem.join("x.md"), before: None, after: Some(x.into()), reason: "x.md: written back".into(), extra: Default::default() };
+        let history = dreams.history(&mem);
+        let mut rec = record(&dreams, &mem, "1", vec![created]);
+        history.reserve_id(1).unwrap();
+        dreams.apply(&history, &mut rec).unwrap();
+        history.save(&rec).unwrap();
+        assert_eq!(fs::read_to_string(mem.join("x.md")).unwrap(), x, "the premise");
+        dreams.undo(&mem, Some("1"), false).unwrap();
+        assert!(!mem.join("x.md").exists());
+        assert_eq!(fs::read(mem.join("MEMORY.md")).unwrap(), index);
     }
 
     /// An apply that failed after writing, whose own rollback failed too (it ignores that),
