@@ -305,10 +305,11 @@ fn print_status(gates: &DreamGateStatus) {
     println!("Review mode:        {}", gates.mode.as_str());
     // A lock dated ahead of the clock (a clock that ran ahead when it was stamped, a folder
     // copied from another machine): "-72.0 h ago" reads as a typo, so it is said as it is.
-    let ahead = s.hours_since.filter(|h| *h < 0.0).map(|h| -h);
+    // Under a minute ahead is two clocks' jitter (a network file system's), said as just now.
+    let ahead = s.hours_since.filter(|h| *h < -1.0 / 60.0).map(|h| -h);
     match (s.last_consolidated_at_ms, s.hours_since, ahead) {
         (Some(at), _, Some(a)) => println!("Last consolidated:  {} (stamped {a:.1} h in the future; needs {} h after that)", when(at), s.min_hours),
-        (Some(at), Some(h), None) => println!("Last consolidated:  {} ({h:.1} h ago; needs {} h)", when(at), s.min_hours),
+        (Some(at), Some(h), None) => println!("Last consolidated:  {} ({:.1} h ago; needs {} h)", when(at), h.max(0.0), s.min_hours),
         _ => println!("Last consolidated:  never"),
     }
     println!("Sessions since:     {} (needs {})", s.sessions_since, s.min_sessions);

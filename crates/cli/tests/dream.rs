@@ -337,4 +337,9 @@ fn a_lock_stamped_in_the_future_is_said_to_be() {
     ok(&h, &repo, &["dream", "run", "--offline", "--yes"]);
     let text = ok(&h, &repo, &["dream", "status"]);
     assert!(text.contains(" h ago; needs 24 h)") && !text.contains("in the future"), "{text}");
+    // Seconds ahead are two clocks' jitter: just now, not "-0.0 h ago".
+    let jitter = std::time::SystemTime::now() + Duration::from_secs(30);
+    fs::File::options().write(true).open(&lock).unwrap().set_modified(jitter).unwrap();
+    let text = ok(&h, &repo, &["dream", "status"]);
+    assert!(text.contains(" (0.0 h ago; needs 24 h)") && !text.contains("in the future"), "{text}");
 }
