@@ -1144,16 +1144,25 @@ pub fn consolidate_in_zone(memdir: &Memdir, opts: OfflineOptions, offset_at: &dy
 /// process with threads cannot read the zone soundly itself, and `date` knows both the tz
 /// database and POSIX zone strings. `None` when no `date` answers (Windows).
 pub fn zone_offset_at(tz: Option<&str>, secs: i64) -> Option<i32> {
-    let ask = |args: &[String]| {
-        let mut cmd = std::process::Command::new("date");
-        cmd.args(args).env_remove("TZ").stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
-        if let Some(tz) = tz {
-            cmd.env("TZ", tz);
-        }
-        let out = cmd.output().ok().filter(|o| o.status.success())?;
-        parse_numeric_offset(std::str::from_utf8(&out.stdout).ok()?.trim())
-    };
-    ask(&["-d".into(), format!("@{secs}"), "+%z".into()]).or_else(|| ask(&["-r".into(), secs.to_string(), "+%z".into()]))
+    ask_date_offset(tz, &["-d".into(), format!("@{secs}"), "+%z".into()]).or_else(|| ask_date_offset(tz, &["-r".into(), secs.to_string(), "+%z".into()]))
+}
+
+/// The offset `tz` (the system's when `None`) has now, asked of `date` as [`zone_offset_at`]
+/// does; the scheduler asks before each dream, so a daemon running across a daylight-saving
+/// change or a move keeps writing the local day.
+pub fn zone_offset_now(tz: Option<&str>) -> Option<i32> {
+    ask_date_offset(tz, &["+%z".into()])
+}
+
+/// `date ARGS` under `tz` (with the caller's `TZ` removed when `None`), read as `±hhmm`.
+fn ask_date_offset(tz: Option<&str>, args: &[String]) -> Option<i32> {
+    let mut cmd = std::process::Command::new("date");
+    cmd.args(args).env_remove("TZ").stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    if let Some(tz) = tz {
+        cmd.env("TZ", tz);
+    }
+    let out = cmd.output().ok().filter(|o| o.status.success())?;
+    parse_numeric_offset(std::str::from_utf8(&out.stdout).ok()?.trim())
 }
 
 /// `±hhmm`, as `date +%z` prints it.
@@ -1206,7 +1215,12 @@ mod tests {
         assert_eq!(zone_offset_at(new_york, 1_793_421_000), Some(-4 * 3600), "31 October 2026, summer time");
         assert_eq!(zone_offset_at(new_york, 1_794_312_000), Some(-5 * 3600), "10 November 2026, winter time");
         assert_eq!(zone_offset_at(Some("IST-5:30"), 1_794_312_000), Some(19_800));
+        assert_eq!(zone_offset_now(Some("IST-5:30")), Some(19_800));
+        assert_eq!(zone_offset_now(Some("NST3:30")), Some(-12_600));
+        assert_eq!(parse_numeric_offset("+0100"), Some(3600));
         assert_eq!(parse_numeric_offset("-0330"), Some(-12_600));
+        assert_eq!(parse_numeric_offset("+0545"), Some(20_700));
+        assert_eq!(parse_numeric_offset("0100"), None);
         assert_eq!(parse_numeric_offset("+01:00"), None);
         assert_eq!(parse_numeric_offset("+2500"), None);
     }

@@ -33,34 +33,9 @@ impl LocalOffset {
     pub fn now(self, env: &mneme_store::Environment) -> i32 {
         match self {
             LocalOffset::Fixed(secs) => secs,
-            LocalOffset::System { fallback } => ask_date(env.var("TZ")).unwrap_or(fallback),
+            LocalOffset::System { fallback } => mneme_dream::offline::zone_offset_now(env.var("TZ")).unwrap_or(fallback),
         }
     }
-}
-
-/// `date +%z` under `tz` (the system's zone when `None`): `+0100` → 3600.
-fn ask_date(tz: Option<&str>) -> Option<i32> {
-    let mut cmd = std::process::Command::new("date");
-    cmd.arg("+%z").env_remove("TZ").stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
-    if let Some(tz) = tz {
-        cmd.env("TZ", tz);
-    }
-    let out = cmd.output().ok().filter(|o| o.status.success())?;
-    parse_numeric_offset(std::str::from_utf8(&out.stdout).ok()?.trim())
-}
-
-/// `±hhmm`, as `date +%z` prints it.
-fn parse_numeric_offset(s: &str) -> Option<i32> {
-    let (sign, digits) = match s.as_bytes().first()? {
-        b'+' => (1, &s[1..]),
-        b'-' => (-1, &s[1..]),
-        _ => return None,
-    };
-    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let (h, m): (i32, i32) = (digits[..2].parse().ok()?, digits[2..].parse().ok()?);
-    (h < 24 && m < 60).then_some(sign * (h * 3600 + m * 60))
 }
 
 pub struct DreamLoop {
@@ -224,12 +199,6 @@ mod tests {
 
     #[test]
     fn the_offset_is_read_from_date_under_the_zone_the_environment_names() {
-        assert_eq!(parse_numeric_offset("+0100"), Some(3600));
-        assert_eq!(parse_numeric_offset("-0330"), Some(-12_600));
-        assert_eq!(parse_numeric_offset("+0545"), Some(20_700));
-        assert_eq!(parse_numeric_offset("0100"), None);
-        assert_eq!(parse_numeric_offset("+01:00"), None);
-        assert_eq!(parse_numeric_offset("+2500"), None);
         // POSIX zone strings need no tz database: east of UTC is a negative offset there.
         let env = mneme_store::Environment::with_home("/h");
         assert_eq!(LocalOffset::System { fallback: 7 }.now(&env.clone().set_var("TZ", "IST-5:30")), 19_800);
