@@ -37,7 +37,12 @@ pub fn keep_form<'a>(old: &str, new: &'a str) -> Cow<'a, str> {
     let old_texts: Vec<&str> = old_lines.iter().map(|(t, _)| *t).collect();
     let new_texts: Vec<&str> = new_lines.iter().map(|(t, _)| *t).collect();
     let mut ends: Vec<&str> = vec![usual; new_lines.len()];
-    let diff = similar::TextDiff::configure().algorithm(similar::Algorithm::Myers).diff_slices(&old_texts, &new_texts);
+    // A whole rewrite of a large file would make the diff quadratic; past the deadline it
+    // matches less, and the lines it did not match take the usual line end.
+    let diff = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .timeout(std::time::Duration::from_millis(500))
+        .diff_slices(&old_texts, &new_texts);
     for op in diff.ops() {
         if let similar::DiffOp::Equal { old_index, new_index, len } = *op {
             for k in 0..len {
@@ -200,6 +205,15 @@ mod tests {
         assert_eq!(keep_form(old, &edited), "a\r\nb\nc\rnew\r\nd\r\ne\n");
         let mac = "one\rtwo\rthree\r";
         assert_eq!(keep_form(mac, &as_textarea(mac).replace("two", "2")), "one\r2\rthree\r");
+    }
+
+    /// A large CRLF file rewritten whole (no line kept) still comes back in CRLF, and the
+    /// diff behind it is bounded (without its deadline this one is quadratic: minutes).
+    #[test]
+    fn a_whole_rewrite_of_a_large_file_takes_its_line_ends() {
+        let old: String = (0..30_000).map(|i| format!("old line {i}\r\n")).collect();
+        let new: String = (0..30_000).map(|i| format!("new line {i}\n")).collect();
+        assert_eq!(keep_form(&old, &new), new.replace('\n', "\r\n"));
     }
 
     #[test]
