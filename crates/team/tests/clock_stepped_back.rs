@@ -4,25 +4,18 @@
 //! probe, so automatic pushes do not stop for as long as the clock was off; a second 401 or a
 //! refused refresh says to sign in again, and nothing loops.
 
+mod common;
+
 use mneme_core::clock::SetClock;
 use mneme_core::Clock;
 use mneme_team::auth::{CredentialStore, Credentials, MemoryStore, Session};
-use mneme_team::client::{Http, Sleeper, StaticToken, SyncClient, SyncError, SyncTarget, TokenSource};
+use mneme_team::client::{Http, StaticToken, SyncClient, SyncError, SyncTarget, TokenSource};
 use mneme_testsupport::raw_http::{json, serve};
 use mneme_testsupport::TestHome;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-struct NoWait;
-
-impl Sleeper for NoWait {
-    fn sleep(&self, _: Duration) {}
-    fn jitter(&self) -> f64 {
-        0.0
-    }
-}
+use common::{NoWait, bearer, is_refresh, unauthorized};
 
 /// 2026-12-07T00:00:00Z: the clock after it was stepped back.
 const NOW: u64 = 1_796_601_600;
@@ -31,22 +24,6 @@ const TREE: &str = r#"{"repo":"owner/name","lastModified":"x","checksum":"sha256
 const HASHES: &str = r#"{"version":1,"checksum":"sha256:c","entryChecksums":{}}"#;
 const PUT_OK: &str = r#"{"checksum":"sha256:p"}"#;
 const REFRESHED: &str = r#"{"access_token":"a2","token_type":"Bearer","expires_in":3600,"refresh_token":"r2"}"#;
-
-/// The bearer token a request carries.
-fn bearer(req: &str) -> Option<&str> {
-    req.lines().find_map(|l| {
-        let (name, value) = l.split_once(':')?;
-        name.eq_ignore_ascii_case("authorization").then(|| value.trim().strip_prefix("Bearer ")).flatten()
-    })
-}
-
-fn is_refresh(req: &str) -> bool {
-    req.starts_with("POST ") && req.contains("/oauth/token") && req.contains("grant_type=refresh_token")
-}
-
-fn unauthorized() -> Vec<u8> {
-    json("401 Unauthorized", r#"{"error":{"type":"authentication_error","message":"token expired"}}"#)
-}
 
 /// Credentials issued while the clock ran two hours ahead with an hour to live: by the clock
 /// at [`NOW`] they have three hours left; the server expired them an hour ago.

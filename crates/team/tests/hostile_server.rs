@@ -2,23 +2,16 @@
 //! says: what the client's pull and sign-in must refuse before it lands on disk or in the
 //! keyring.
 
+mod common;
+
 use mneme_core::SystemClock;
 use mneme_team::auth::{self, CredentialStore, Credentials, DeviceLogin, MemoryStore};
-use mneme_team::client::{Http, Sleeper, StaticToken, SyncClient, SyncError, SyncTarget};
+use mneme_team::client::{Http, StaticToken, SyncClient, SyncError, SyncTarget};
 use mneme_testsupport::raw_http::{json, serve};
 use mneme_testsupport::TestHome;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-struct NoWait;
-
-impl Sleeper for NoWait {
-    fn sleep(&self, _: Duration) {}
-    fn jitter(&self) -> f64 {
-        0.0
-    }
-}
+use common::NoWait;
 
 fn client(home: &TestHome, url: &str) -> (SyncClient, PathBuf) {
     let memory = home.root.join("memory");

@@ -3,6 +3,8 @@
 //! u64. None of it may panic, overflow or stop sync: Mneme acts on what a time names (which
 //! key was removed), never on the time itself.
 
+mod common;
+
 use mneme_core::clock::SetClock;
 use mneme_core::{Clock, FixedClock};
 use mneme_team::auth::{self, CredentialStore, MemoryStore};
@@ -13,15 +15,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-struct NoWait;
-
-impl Sleeper for NoWait {
-    fn sleep(&self, _: Duration) {}
-    fn jitter(&self) -> f64 {
-        0.0
-    }
-}
+use common::NoWait;
 
 /// 2026-12-07T00:00:00Z.
 const NOW: u64 = 1_796_601_600;

@@ -5,6 +5,8 @@
 //! (`clock_stepped_back.rs`), the 401 gets one refresh and one retry, sent with the same body;
 //! a second 401 says to sign in again after exactly one refresh, and nothing loops.
 
+mod common;
+
 use mneme_core::clock::SetClock;
 use mneme_core::Clock;
 use mneme_team::auth::{CredentialStore, Credentials, MemoryStore, Session};
@@ -13,6 +15,7 @@ use mneme_testsupport::raw_http::{json, serve};
 use mneme_testsupport::TestHome;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use common::{bearer, is_refresh, unauthorized, body};
 
 /// 2026-12-07T00:00:00Z: the clock after it was stepped back.
 const NOW: u64 = 1_796_601_600;
@@ -51,27 +54,6 @@ fn answer(req: &str) -> Vec<u8> {
         r#"{"checksum":"sha256:p","lastModified":"2026-12-07T00:00:00.000Z","version":4}"#
     };
     json("200 OK", body)
-}
-
-/// The bearer token a request carries.
-fn bearer(req: &str) -> Option<&str> {
-    req.lines().find_map(|l| {
-        let (name, value) = l.split_once(':')?;
-        name.eq_ignore_ascii_case("authorization").then(|| value.trim().strip_prefix("Bearer ")).flatten()
-    })
-}
-
-fn is_refresh(req: &str) -> bool {
-    req.starts_with("POST ") && req.contains("/oauth/token") && req.contains("grant_type=refresh_token")
-}
-
-fn unauthorized() -> Vec<u8> {
-    json("401 Unauthorized", r#"{"error":{"type":"authentication_error","message":"token expired"}}"#)
-}
-
-/// The request's body (after the blank line).
-fn body(req: &str) -> &str {
-    req.split_once("\r\n\r\n").map_or("", |(_, b)| b)
 }
 
 /// A client signed in through a real [`Session`] with credentials issued while the clock ran
