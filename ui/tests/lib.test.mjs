@@ -79,6 +79,18 @@ test('frontmatter: only changed fields are rewritten; unknown keys, comments, CR
   assert.equal(fresh, '---\nname: n\ndescription: d\nmetadata:\n  type: user\n---\nplain body');
 });
 
+test('frontmatter: a byte-order mark (a Windows editor) is read past and written back first', () => {
+  const file = '\uFEFF---\r\nname: Deploys\r\ndescription: old\r\ntype: project\r\n---\r\nBody\r\n';
+  const p = parseMemory(file);
+  assert.equal(p.hasFrontmatter, true);
+  assert.deepEqual(p.fields, { name: 'Deploys', description: 'old', type: 'project' });
+  assert.equal(p.body, 'Body\r\n');
+  // Changed in the form: one frontmatter, the mark still first (not a second block before it).
+  assert.equal(withFields(file, { ...p.fields, description: 'new' }, p.body), '\uFEFF---\r\nname: Deploys\r\ndescription: new\r\ntype: project\r\n---\r\nBody\r\n');
+  assert.equal(withFields(file, p.fields, p.body), file, 'nothing changed, nothing rewritten');
+  assert.equal(withFields('\uFEFFplain', { name: 'n', description: 'd', type: 'user' }, 'plain'), '\uFEFF---\nname: n\ndescription: d\nmetadata:\n  type: user\n---\nplain');
+});
+
 test('frontmatter: a memory without a type gets it where the release reads it; a typed one keeps its form', () => {
   // Claude Code before 2.1.139 reads only a top-level `type:`.
   assert.equal(withFields('plain', { name: 'n', description: 'd', type: 'user' }, 'plain', 'top'), '---\nname: n\ndescription: d\ntype: user\n---\nplain');

@@ -14,6 +14,10 @@ export interface Parsed {
   lines: string[];
   /** Line ending used by the file. */
   eol: string;
+  /** The file's UTF-8 byte-order mark (`\uFEFF`), or ''. The frontmatter is read after it, as
+   *  the memory scan and Claude Code's recall read it (a file saved by a Windows editor), and
+   *  `withFields` writes it back first. */
+  bom: string;
   body: string;
   fields: Fields;
   /** `top` = older generation (`type:` at the top level), `metadata` = current. */
@@ -22,13 +26,15 @@ export interface Parsed {
 
 const OPEN = /^---[ \t]*\r?\n/;
 
-export function parseMemory(content: string): Parsed {
+export function parseMemory(file: string): Parsed {
+  const bom = file.startsWith('\uFEFF') ? '\uFEFF' : '';
+  const content = file.slice(bom.length);
   const eol = content.includes('\r\n') ? '\r\n' : '\n';
   const open = OPEN.exec(content);
-  if (!open) return { hasFrontmatter: false, lines: [], eol, body: content, fields: { name: '', description: '', type: '' }, typeAt: 'none' };
+  if (!open) return { hasFrontmatter: false, lines: [], eol, bom, body: content, fields: { name: '', description: '', type: '' }, typeAt: 'none' };
   const rest = content.slice(open[0].length);
   const close = /^---[ \t]*(\r?\n|$)/m.exec(rest);
-  if (!close) return { hasFrontmatter: false, lines: [], eol, body: content, fields: { name: '', description: '', type: '' }, typeAt: 'none' };
+  if (!close) return { hasFrontmatter: false, lines: [], eol, bom, body: content, fields: { name: '', description: '', type: '' }, typeAt: 'none' };
   const fm = rest.slice(0, close.index);
   const body = rest.slice(close.index + close[0].length);
   const lines = fm.replace(/\r?\n$/, '').split(/\r?\n/);
@@ -50,7 +56,7 @@ export function parseMemory(content: string): Parsed {
     }
   }
   return {
-    hasFrontmatter: true, lines, eol, body,
+    hasFrontmatter: true, lines, eol, bom, body,
     fields: { name: top('name') ?? '', description: top('description') ?? '', type: (type ?? '').trim() },
     typeAt,
   };
@@ -142,7 +148,7 @@ export function withFields(content: string, next: Fields, body: string, newTypeA
   if (!p.hasFrontmatter) {
     const lines = [`name: ${yamlScalar(next.name)}`, `description: ${yamlScalar(next.description)}`];
     if (next.type) lines.push(...typeLines(next.type));
-    return `---\n${lines.join('\n')}\n---\n${body}`;
+    return `${p.bom}---\n${lines.join('\n')}\n---\n${body}`;
   }
   const lines = [...p.lines];
   const setTop = (key: string, value: string) => {
@@ -170,7 +176,7 @@ export function withFields(content: string, next: Fields, body: string, newTypeA
   }
   const eol = p.eol;
   const fm = lines.join(eol);
-  return `---${eol}${fm}${lines.length ? eol : ''}---${eol}${body}`;
+  return `${p.bom}---${eol}${fm}${lines.length ? eol : ''}---${eol}${body}`;
 }
 
 function firstChildIndent(lines: string[], meta: Span): string {
