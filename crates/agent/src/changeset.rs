@@ -3,7 +3,7 @@
 
 use mneme_core::own_files::Unknown;
 use mneme_core::Clock;
-use mneme_store::memdir::{validate_topic_path, Memdir, MemdirError, Revision, Scope};
+use mneme_store::memdir::{validate_topic_path, IndexDoc, Memdir, MemdirError, Revision, Scope};
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -189,19 +189,15 @@ fn apply_changeset_with(
         }
     }
 
-    // An index the changeset writes is already the index it wants: a memory it removes must not
-    // take lines out of it a second time (undoing a dream that wrote a memory back from its
-    // index line restores that line and removes the file).
-    let index_written = |rel: &str| plan.iter().any(|p| p.change.after.is_some() && p.rel == Scope::of(rel).index_rel_path());
     let mut trashed: Vec<Trashed> = Vec::new();
     for p in plan.iter().filter(|p| p.change.after.is_none()) {
         if p.change.before.is_none() {
             continue; // created and removed within the run: nothing on disk to remove.
         }
         // A memory goes with its index lines (the trash remembers them), unless the changeset
-        // writes that index itself; any other file (an index, a non-topic file) is trashed as
-        // it is.
-        let trashed_entry = if validate_topic_path(&p.rel).is_ok() && !index_written(&p.rel) {
+        // has a change of that index itself; any other file (an index, a non-topic file) is
+        // trashed as it is.
+        let trashed_entry = if takes_index_lines(changeset, &p.rel) {
             memdir.delete(&p.rel)
         } else {
             memdir.trash_file(&p.rel)
@@ -216,6 +212,97 @@ fn apply_changeset_with(
         }
     }
     Ok(Applied { written: written.iter().map(|(p, _)| p.change.path.clone()).collect(), trashed })
+}
+
+/// Whether [`apply_changeset`] removes the memory at `rel` together with its index lines: a
+/// topic file whose own index the changeset neither writes nor removes. An index the changeset writes is
+/// already the index it wants, so a memory it removes must not take lines out of it a second
+/// time (undoing a dream that wrote a memory back from its index line restores that line and
+/// removes the file); an index it removes goes to the trash as it was read, not first edited.
+fn takes_index_lines(changeset: &Changeset, rel: &str) -> bool {
+    let index = Scope::of(rel).index_rel_path();
+    validate_topic_path(rel).is_ok()
+        && !changeset.changes.iter().any(|c| (c.before.is_some() || c.after.is_some()) && relative(&changeset.root, &c.path).as_deref() == Some(index))
+}
+
+/// `changeset` with the index edits its removals would make on their own written out as changes:
+/// for every memory it removes together with its index lines (see [`apply_changeset`]), the
+/// lines pointing at it are taken out of each index (`MEMORY.md`, `team/MEMORY.md`), as the
+/// store's delete takes them: out of the text the changeset writes for that index, or out of
+/// the index on disk, as a change of its own (its `before` the index as it is now). Applied, the
+/// result leaves the folder exactly as `changeset` would, and every byte it changes is in its
+/// changes, so whoever keeps it (a dream, for its undo) can put the index back without the
+/// trash entry, which the user may have emptied.
+///
+/// An index on disk that is not UTF-8 text is left out: the apply's own delete then refuses it,
+/// as it did before, with the store's message saying what to do.
+pub fn with_index_edits(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn Clock>) -> Result<Changeset, MemdirError> {
+    let root = &changeset.root;
+    let removed: Vec<String> = changeset
+        .changes
+        .iter()
+        .filter(|c| c.after.is_none() && c.before.is_some())
+        .filter_map(|c| relative(root, &c.path))
+        .filter(|rel| takes_index_lines(changeset, rel))
+        .collect();
+    let mut out = changeset.clone();
+    if removed.is_empty() {
+        return Ok(out);
+    }
+    let memdir = Memdir::new(root.clone(), trash_dir.to_path_buf(), clock);
+    for scope in [Scope::Private, Scope::Team] {
+        let index = scope.index_rel_path();
+        let own = out.changes.iter().position(|c| relative(root, &c.path).as_deref() == Some(index));
+        let text = match own {
+            // Removed by the changeset, or neither there nor made: nothing to edit.
+            Some(i) => match &out.changes[i].after {
+                Some(after) => after.clone(),
+                None => continue,
+            },
+            None => match memdir.read_raw(index) {
+                Ok((Some(bytes), _)) => match String::from_utf8(bytes) {
+                    Ok(text) => text,
+                    Err(_) => continue,
+                },
+                Ok((None, _)) => continue,
+                Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            },
+        };
+        // The byte-order mark belongs to the file, not its first line, as the store's own
+        // index edits keep it.
+        let (bom, body) = match text.strip_prefix('\u{FEFF}') {
+            Some(rest) => ("\u{FEFF}", rest),
+            None => ("", text.as_str()),
+        };
+        let mut doc = IndexDoc::parse(body);
+        let hits: Vec<(usize, String)> =
+            doc.entries(scope, root).into_iter().filter(|(_, e)| removed.contains(&e.rel_path)).map(|(i, e)| (i, e.rel_path)).collect();
+        if hits.is_empty() {
+            continue;
+        }
+        doc.remove(&hits.iter().map(|(i, _)| *i).collect::<Vec<_>>());
+        let edited = format!("{bom}{}", doc.render());
+        match own {
+            Some(i) => out.changes[i].after = Some(edited),
+            None => {
+                let mut gone: Vec<&str> = Vec::new();
+                for (_, rel) in &hits {
+                    if !gone.contains(&rel.as_str()) {
+                        gone.push(rel);
+                    }
+                }
+                out.changes.push(FileChange {
+                    path: root.join(index),
+                    before: Some(text.clone()),
+                    after: Some(edited),
+                    reason: format!("{index}: the index lines of {}, removed with {}", gone.join(", "), if gone.len() == 1 { "it" } else { "them" }),
+                    extra: Default::default(),
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -334,6 +421,102 @@ mod tests {
         let restored = Memdir::new(mem.clone(), t.path().join("trash"), clock()).restore(&applied.trashed[0].trash_id);
         assert!(restored.is_ok());
         assert_eq!(std::fs::read_to_string(mem.join("old.md")).unwrap(), "old");
+    }
+
+    /// Every file under `dir`, relative path → bytes.
+    fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+        fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(root, &p, out);
+                } else {
+                    out.insert(p.strip_prefix(root).unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap());
+                }
+            }
+        }
+        let mut out = std::collections::BTreeMap::new();
+        walk(dir, dir, &mut out);
+        out
+    }
+
+    /// A folder whose indexes point at memories a changeset removes: a private index with a
+    /// byte-order mark, CRLF lines and two lines for one memory, and a team index.
+    fn indexed_folder(mem: &Path) {
+        std::fs::create_dir_all(mem.join("team")).unwrap();
+        std::fs::write(mem.join("MEMORY.md"), "\u{FEFF}- [B](b.md) — b\r\n- [A](a.md) — a\r\n- [B again](b.md)\r\n- [T](team/t.md) — t\r\nend").unwrap();
+        std::fs::write(mem.join("team/MEMORY.md"), "- [T](t.md) — t\n- [U](u.md) — u\n").unwrap();
+        for (rel, text) in [("a.md", "a"), ("b.md", "b"), ("team/t.md", "t"), ("team/u.md", "u"), ("notes.txt", "n")] {
+            std::fs::write(mem.join(rel), text).unwrap();
+        }
+    }
+
+    /// The index edits a changeset's removals make on their own, written out as changes, leave
+    /// the folder exactly as the changeset alone does, and hold every index's earlier text:
+    /// each index on disk gets a change from its text now, an index the changeset writes has the
+    /// lines taken out of its new text, and removing the memories no longer edits an index.
+    #[test]
+    fn index_edits_written_out_leave_the_folder_as_the_apply_did() {
+        let t = tempfile::tempdir().unwrap();
+        let removals = |mem: &Path| {
+            vec![change(mem, "b.md", Some("b"), None), change(mem, "team/t.md", Some("t"), None), change(mem, "notes.txt", Some("n"), None), change(mem, "a.md", Some("a"), Some("a2"))]
+        };
+        for writes_index in [false, true] {
+            let (on_its_own, written_out) = (t.path().join(format!("own{writes_index}")), t.path().join(format!("out{writes_index}")));
+            let mut planned = Vec::new();
+            for mem in [&on_its_own, &written_out] {
+                indexed_folder(mem);
+                let mut changes = removals(mem);
+                if writes_index {
+                    changes.push(change(mem, "MEMORY.md", Some("\u{FEFF}- [B](b.md) — b\r\n- [A](a.md) — a\r\n- [B again](b.md)\r\n- [T](team/t.md) — t\r\nend"), Some("- [T](team/t.md) — t\n- [A](a.md) — a2\n")));
+                }
+                planned.push(Changeset { root: mem.clone(), changes, extra: Default::default() });
+            }
+            apply_changeset(&planned[0], &t.path().join("trash-own"), clock()).unwrap();
+            let explicit = with_index_edits(&planned[1], &t.path().join("trash-out"), clock()).unwrap();
+            let index = |rel: &str| explicit.changes.iter().find(|c| c.path == written_out.join(rel)).cloned();
+            if writes_index {
+                assert_eq!(explicit.changes.len(), planned[1].changes.len() + 1, "team/MEMORY.md added: {:#?}", explicit.changes);
+                assert_eq!(index("MEMORY.md").unwrap().after.as_deref(), Some("- [A](a.md) — a2\n"), "its own line for team/t.md taken out of the new text");
+            } else {
+                assert_eq!(explicit.changes.len(), planned[1].changes.len() + 2, "{:#?}", explicit.changes);
+                let private = index("MEMORY.md").unwrap();
+                assert_eq!(private.before.as_deref().map(str::as_bytes), Some(std::fs::read(written_out.join("MEMORY.md")).unwrap().as_slice()));
+                assert_eq!(private.after.as_deref(), Some("\u{FEFF}- [A](a.md) — a\r\nend"));
+                assert_eq!(private.reason, "MEMORY.md: the index lines of b.md, team/t.md, removed with them");
+            }
+            assert_eq!(index("team/MEMORY.md").unwrap().after.as_deref(), Some("- [U](u.md) — u\n"));
+            apply_changeset(&explicit, &t.path().join("trash-out"), clock()).unwrap();
+            assert_eq!(tree(&written_out), tree(&on_its_own), "writes the index: {writes_index}");
+            // The trash entries of the memories hold no index lines: the changes do.
+            let listed = Memdir::new(written_out.clone(), t.path().join("trash-out"), clock()).list_trash().unwrap();
+            assert!(listed.entries.iter().all(|e| e.index_lines.is_empty()), "{:#?}", listed.entries);
+            std::fs::remove_dir_all(t.path().join("trash-out")).unwrap();
+        }
+        // Nothing removed, or no index line for what is: the changeset as it was.
+        let mem = t.path().join("plain");
+        indexed_folder(&mem);
+        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "notes.txt", Some("n"), None), change(&mem, "a.md", Some("a"), Some("a2"))], extra: Default::default() };
+        assert_eq!(with_index_edits(&cs, &t.path().join("trash"), clock()).unwrap(), cs);
+    }
+
+    /// A changeset that removes a memory and its index trashes the index as it was, so restoring
+    /// it from the trash gives the user's index back, not one the memory's removal had edited
+    /// first (which happened when the memory came first in the changeset).
+    #[test]
+    fn an_index_removed_with_a_memory_goes_to_the_trash_unedited() {
+        let t = tempfile::tempdir().unwrap();
+        let mem = t.path().join("mem");
+        std::fs::create_dir_all(&mem).unwrap();
+        let index = "- [A](a.md) — a\n- [B](b.md) — b\n";
+        std::fs::write(mem.join("MEMORY.md"), index).unwrap();
+        std::fs::write(mem.join("b.md"), "b").unwrap();
+        let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "b.md", Some("b"), None), change(&mem, "MEMORY.md", Some(index), None)], extra: Default::default() };
+        let applied = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap();
+        assert!(!mem.join("MEMORY.md").exists() && !mem.join("b.md").exists());
+        let memdir = Memdir::new(mem.clone(), t.path().join("trash"), clock());
+        memdir.restore(&applied.trashed[1].trash_id).unwrap();
+        assert_eq!(std::fs::read_to_string(mem.join("MEMORY.md")).unwrap(), index);
     }
 
     #[test]

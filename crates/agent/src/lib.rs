@@ -31,7 +31,7 @@ mod schema;
 mod tools;
 
 pub use bash::{is_read_only_command, is_memory_rm_command};
-pub use changeset::{apply_changeset, Applied, ApplyError, Changeset, FileChange, Trashed};
+pub use changeset::{apply_changeset, with_index_edits, Applied, ApplyError, Changeset, FileChange, Trashed};
 pub use policy::{auto_mem_denial, auto_mem_prefix, bash_denial, is_auto_mem_write_path, session_memory_denial};
 
 use mneme_core::Clock;

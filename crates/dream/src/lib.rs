@@ -497,6 +497,16 @@ impl Dreams {
     /// Writes a record's changeset and marks it applied.
     fn apply(&self, history: &History, record: &mut DreamRecord) -> Result<(), DreamError> {
         if !record.changeset.is_empty() {
+            // A memory the dream removes without writing its index takes its index lines with
+            // it. Those index edits are written out as the dream's own changes, from the index as
+            // it is now, so the record holds the index's earlier text and undo puts it back even
+            // once the trash is emptied. They are not put through the safety net again: they
+            // drop only lines pointing at memories this same dream removes, which the apply
+            // always dropped, and the net has already weighed those memories' lines. Made here,
+            // not when the dream is planned, so a dream waiting for review is not refused for
+            // an index Claude Code has written since.
+            let planned = record.changeset.clone();
+            record.changeset = mneme_agent::with_index_edits(&planned, &self.trash_dir(&record.memory_dir), self.clock.clone())?;
             // Recorded first, every file's earlier text with it: a process killed halfway leaves
             // a record undo can work from, not a half-changed folder nobody knows about.
             let was = record.status;
@@ -504,6 +514,7 @@ impl Dreams {
             record.notes.insert(0, INTERRUPTED_NOTE.to_string());
             if let Err(e) = history.save(record) {
                 record.status = was;
+                record.changeset = planned;
                 record.notes.retain(|n| n != INTERRUPTED_NOTE);
                 return Err(e);
             }
@@ -513,6 +524,7 @@ impl Dreams {
             let (changed, _) = self.compare(&record.changeset, |c| &c.before);
             if let Some(path) = changed.into_iter().next() {
                 record.status = was;
+                record.changeset = planned;
                 record.notes.retain(|n| n != INTERRUPTED_NOTE);
                 let _ = history.save(record);
                 return Err(self.apply_error(&record.id, ApplyError::Changed { path }, "was planned", "reject it and run the dream again"));
@@ -521,7 +533,7 @@ impl Dreams {
             record.notes.retain(|n| n != INTERRUPTED_NOTE);
             let applied = match applied {
                 Ok(a) => a,
-                Err(e) => return Err(self.settle_failed_apply(history, record, was, e)),
+                Err(e) => return Err(self.settle_failed_apply(history, record, was, planned, e)),
             };
             record.trashed =
                 applied.trashed.into_iter().map(|t| TrashedFile { path: t.path, trash_id: t.trash_id, extra: Default::default() }).collect();
@@ -534,12 +546,15 @@ impl Dreams {
     /// After an apply that failed: the apply puts back what it wrote before it gives up, but
     /// ignores a failure to do so. A file still holding the dream's text means part of the
     /// dream is in the folder, and then the record stays `applying` (undo puts back every file
-    /// it changed) instead of claiming nothing was written; otherwise it is as it was.
-    fn settle_failed_apply(&self, history: &History, record: &mut DreamRecord, was: DreamStatus, e: ApplyError) -> DreamError {
+    /// it changed) instead of claiming nothing was written; otherwise it is as it was, with
+    /// its changeset as `planned` (without the index edits the apply wrote out, which are taken
+    /// again from the index as it is when the dream is next applied).
+    fn settle_failed_apply(&self, history: &History, record: &mut DreamRecord, was: DreamStatus, planned: Changeset, e: ApplyError) -> DreamError {
         let (_, written) = self.compare(&record.changeset, |c| &c.after);
         let written: Vec<String> = written.iter().filter_map(|p| relative(&record.changeset.root, p)).collect();
         if written.is_empty() {
             record.status = was;
+            record.changeset = planned;
             let _ = history.save(record);
             return self.apply_error(&record.id, e, "was planned", "reject it and run the dream again");
         }
@@ -1041,6 +1056,127 @@ mod tests {
         assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), index);
     }
 
+    /// Every file under `dir`, relative path → bytes.
+    fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+        fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+            for e in fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(root, &p, out);
+                } else {
+                    out.insert(p.strip_prefix(root).unwrap().to_string_lossy().into_owned(), fs::read(&p).unwrap());
+                }
+            }
+        }
+        let mut out = std::collections::BTreeMap::new();
+        walk(dir, dir, &mut out);
+        out
+    }
+
+    const B: &str = "---\nname: B\ndescription: b\ntype: user\n---\n\nB.\n";
+    const INDEX: &str = "# Index\n\n- [A](a.md) — a\n- [B](b.md) — b\n- [C](c.md) — c\n\ntrailing words\n";
+
+    /// A folder with b.md, its index line among others, and a dream that removes b.md and does
+    /// not write the index (a model dream that deleted the file and left MEMORY.md alone),
+    /// applied.
+    fn applied_removal(home: &mneme_testsupport::TestHome, also: Vec<FileChange>) -> (Dreams, PathBuf, DreamRecord) {
+        let mem = home.root.join("memory");
+        fs::create_dir_all(&mem).unwrap();
+        let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
+        fs::write(mem.join("a.md"), "a\n").unwrap();
+        fs::write(mem.join("b.md"), B).unwrap();
+        fs::write(mem.join("MEMORY.md"), INDEX).unwrap();
+        let mut changes = vec![FileChange { path: mem.join("b.md"), before: Some(B.into()), after: None, reason: "b.md: removed".into(), extra: Default::default() }];
+        changes.extend(also);
+        let history = dreams.history(&mem);
+        let mut rec = record(&dreams, &mem, "1", changes);
+        history.reserve_id(1).unwrap();
+        dreams.apply(&history, &mut rec).unwrap();
+        history.save(&rec).unwrap();
+        (dreams, mem, rec)
+    }
+
+    /// The index lines such a dream takes with the memory are in its record, as a change of
+    /// MEMORY.md: undone after the trash was emptied, the folder is as it was, index and all
+    /// (the record used to hold no earlier text of MEMORY.md, and the line was lost).
+    #[test]
+    fn undoing_a_removal_with_the_trash_emptied_gives_the_index_lines_back() {
+        let home = mneme_testsupport::TestHome::new();
+        let mem = home.root.join("memory");
+        fs::create_dir_all(&mem).unwrap();
+        fs::write(mem.join("a.md"), "a\n").unwrap();
+        fs::write(mem.join("b.md"), B).unwrap();
+        fs::write(mem.join("MEMORY.md"), INDEX).unwrap();
+        let before = tree(&mem);
+        let (dreams, mem, rec) = applied_removal(&home, Vec::new());
+        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "# Index\n\n- [A](a.md) — a\n- [C](c.md) — c\n\ntrailing words\n", "the premise");
+        let index = rec.changeset.changes.iter().find(|c| c.path == mem.join("MEMORY.md")).expect("the index edit is in the record");
+        assert_eq!(index.before.as_deref(), Some(INDEX));
+        assert!(dreams.memdir(&mem).empty_trash().unwrap().removed >= 1);
+        dreams.undo(&mem, Some("1"), false).unwrap();
+        assert_eq!(tree(&mem), before);
+    }
+
+    /// An index changed since the dream is not overwritten by its undo: the undo refuses, names
+    /// MEMORY.md, and changes nothing.
+    #[test]
+    fn undoing_a_removal_refuses_when_the_index_changed_since() {
+        let home = mneme_testsupport::TestHome::new();
+        let (dreams, mem, _) = applied_removal(&home, Vec::new());
+        let edited = "# Index\n\n- [A](a.md) — a\n- [C](c.md) — c\n- [D](d.md) — written since\n\ntrailing words\n";
+        fs::write(mem.join("MEMORY.md"), edited).unwrap();
+        let now = tree(&mem);
+        let e = dreams.undo(&mem, Some("1"), false).unwrap_err();
+        assert!(matches!(&e, DreamError::Conflict { files, .. } if files == &vec!["MEMORY.md".to_string()]), "{e}");
+        assert!(e.to_string().contains("--force"), "{e}");
+        assert_eq!(tree(&mem), now);
+        assert_eq!(dreams.show(&mem, "1").unwrap().status, DreamStatus::Applied);
+    }
+
+    /// A dream that removes a memory and the index too: the undo gives both back as they were,
+    /// the memory's line once.
+    #[test]
+    fn undoing_a_dream_that_removed_a_memory_and_its_index_gives_both_back() {
+        let home = mneme_testsupport::TestHome::new();
+        let mem = home.root.join("memory");
+        fs::create_dir_all(&mem).unwrap();
+        fs::write(mem.join("a.md"), "a\n").unwrap();
+        fs::write(mem.join("b.md"), B).unwrap();
+        fs::write(mem.join("MEMORY.md"), INDEX).unwrap();
+        let before = tree(&mem);
+        let index = FileChange { path: mem.join("MEMORY.md"), before: Some(INDEX.into()), after: None, reason: "MEMORY.md: removed".into(), extra: Default::default() };
+        let (dreams, mem, _) = applied_removal(&home, vec![index]);
+        assert!(!mem.join("MEMORY.md").exists() && !mem.join("b.md").exists(), "the premise");
+        dreams.undo(&mem, Some("1"), false).unwrap();
+        assert_eq!(tree(&mem), before);
+    }
+
+    /// A record an older Mneme wrote for such a dream has no change of the index: the apply took
+    /// the line out on its own and the trash entry kept it. Its undo still puts the line back
+    /// where it was, from the trash entry.
+    #[test]
+    fn a_removal_recorded_without_its_index_edit_is_undone_as_before() {
+        let home = mneme_testsupport::TestHome::new();
+        let mem = home.root.join("memory");
+        fs::create_dir_all(&mem).unwrap();
+        let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
+        fs::write(mem.join("b.md"), B).unwrap();
+        fs::write(mem.join("MEMORY.md"), INDEX).unwrap();
+        let before = tree(&mem);
+        let removal = FileChange { path: mem.join("b.md"), before: Some(B.into()), after: None, reason: "b.md: removed".into(), extra: Default::default() };
+        let history = dreams.history(&mem);
+        let mut rec = record(&dreams, &mem, "1", vec![removal]);
+        history.reserve_id(1).unwrap();
+        // What the older apply did: the changeset as planned, the index edited by the delete.
+        let applied = apply_changeset(&rec.changeset, &dreams.trash_dir(&mem), dreams.clock.clone()).unwrap();
+        rec.trashed = applied.trashed.into_iter().map(|t| TrashedFile { path: t.path, trash_id: t.trash_id, extra: Default::default() }).collect();
+        rec.status = DreamStatus::Applied;
+        history.save(&rec).unwrap();
+        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "# Index\n\n- [A](a.md) — a\n- [C](c.md) — c\n\ntrailing words\n", "the premise");
+        dreams.undo(&mem, Some("1"), false).unwrap();
+        assert_eq!(tree(&mem), before);
+    }
+
     /// A dream that created a memory whose line was already in an index that is not UTF-8
     /// (Windows-1252 bytes): the undo removes the memory and leaves the index's bytes alone.
     #[test]
@@ -1082,7 +1218,8 @@ mod tests {
         fs::write(mem.join("b.md"), "b0\n").unwrap();
         let mut rec = record(&dreams, &mem, "1", changes.clone());
         history.reserve_id(1).unwrap();
-        let err = dreams.settle_failed_apply(&history, &mut rec, DreamStatus::Pending, failure());
+        let planned = rec.changeset.clone();
+        let err = dreams.settle_failed_apply(&history, &mut rec, DreamStatus::Pending, planned, failure());
         assert_eq!(err.code(), "not-applied", "{err}");
         assert_eq!(history.load("1").unwrap().status, DreamStatus::Pending, "nothing written: as it was");
 
@@ -1090,7 +1227,8 @@ mod tests {
         fs::write(mem.join("a.md"), "a1\n").unwrap();
         let mut rec = record(&dreams, &mem, "2", changes);
         history.reserve_id(2).unwrap();
-        let err = dreams.settle_failed_apply(&history, &mut rec, DreamStatus::Pending, failure());
+        let planned = rec.changeset.clone();
+        let err = dreams.settle_failed_apply(&history, &mut rec, DreamStatus::Pending, planned, failure());
         assert_eq!(err.code(), "partly-applied");
         assert!(err.to_string().contains(": a.md still hold its text. Undo it with `mneme dream undo 2`"), "{err}");
         let saved = history.load("2").unwrap();
