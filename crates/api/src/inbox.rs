@@ -8,6 +8,7 @@ use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_core::MemoryType;
 use mneme_extract::offline::Decision;
 use mneme_extract::rules::SkipReason;
+use mneme_extract::session_memory::SessionMemoryError;
 use mneme_extract::{
     Engine, ExtractError, ExtractOptions, Extractor, InboxError, InboxItem, ItemStatus, PromoteTarget, ReviewMode, RunOutcome,
     RunRecord,
@@ -307,7 +308,10 @@ impl From<InboxError> for ApiError {
             InboxError::Damaged { .. } => ErrorCode::Malformed,
             InboxError::Memdir(m) => crate::memories::code_for(m),
             InboxError::Apply(mneme_agent::ApplyError::Changed { .. }) => ErrorCode::Conflict,
-            InboxError::Apply(_) | InboxError::Io { .. } => ErrorCode::Io,
+            // The disk's refusal of one of Mneme's own files (the inbox folder full or
+            // read-only) has its own code, as everywhere else; its words are the engine's.
+            InboxError::Io { source, .. } => ErrorCode::for_io(source),
+            InboxError::Apply(_) => ErrorCode::Io,
         };
         ApiError::new(code, e.to_string())
     }
@@ -318,18 +322,26 @@ impl From<ExtractError> for ApiError {
         match e {
             ExtractError::Inbox(i) => i.into(),
             ExtractError::NoConversation { .. } | ExtractError::NoCwd { .. } | ExtractError::ForeignCwd { .. } => ApiError::invalid(e.to_string()),
-            ExtractError::Read { .. } | ExtractError::State { .. } | ExtractError::SessionMemory(_) => {
-                ApiError::new(ErrorCode::Io, e.to_string())
+            ExtractError::Read { ref source, .. }
+            | ExtractError::State { ref source, .. }
+            | ExtractError::SessionMemory(SessionMemoryError::Setup { ref source, .. } | SessionMemoryError::Notes { ref source, .. }) => {
+                ApiError::new(ErrorCode::for_io(source), e.to_string())
             }
+            ExtractError::SessionMemory(_) => ApiError::new(ErrorCode::Io, e.to_string()),
         }
     }
 }
 
 fn state_io(what: &str, e: std::io::Error) -> ApiError {
     // A damaged state file's error already names the file and says to fix or delete it;
-    // "check that the folder is writable" would send the person to the wrong place.
+    // "check that the folder is writable" would send the person to the wrong place. A write
+    // the disk refused is worded by the engine too (the file, the disk, what to do), and has
+    // its own code.
     if e.kind() == std::io::ErrorKind::InvalidData {
         return ApiError::new(ErrorCode::Io, e.to_string());
+    }
+    if let Some(r) = mneme_store::atomic::Refusal::of(&e).filter(|_| !what.starts_with("read")) {
+        return ApiError::new(r.into(), e.to_string());
     }
     ApiError::new(ErrorCode::Io, format!("Could not {what} in Mneme's data folder ({e}); check that it is readable and writable."))
 }

@@ -331,7 +331,8 @@ impl Mneme {
     }
 
     pub fn set_review_mode_at(&self, memory_dir: &Path, mode: ReviewMode) -> Result<(), ApiError> {
-        self.engine_extractor().set_mode(memory_dir, mode).map_err(io)
+        // A refusal's words are the engine's (the file, the disk, what to do); its code its own.
+        self.engine_extractor().set_mode(memory_dir, mode).map_err(|e| ApiError::new(ErrorCode::for_io(&e), e.to_string()))
     }
 
     /// Which memories Claude Code would recall from `memory_dir` for a prompt, by the saved

@@ -40,9 +40,14 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
+    mneme_store::atomic::write_atomic(path, &json_bytes(value)?)
+}
+
+/// `value` as [`write_json`] writes it: pretty JSON ending in a newline.
+pub(crate) fn json_bytes<T: Serialize>(value: &T) -> io::Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    mneme_store::atomic::write_atomic(path, &bytes)
+    Ok(bytes)
 }
 
 /// The most of one JSON state file (`modes.json`, a session cursor, an inbox item with its
@@ -88,6 +93,7 @@ pub(crate) fn append_jsonl<T: Serialize>(path: &Path, value: &T) -> io::Result<(
     }
     let mut line = serde_json::to_vec(value).map_err(io::Error::other)?;
     line.push(b'\n');
+    let existed = fs::symlink_metadata(path).is_ok();
     // Without waiting (a FIFO opened for reading and writing does not wait, but say what it
     // is rather than write into it).
     let mut f = OpenOptions::new()
@@ -108,7 +114,15 @@ pub(crate) fn append_jsonl<T: Serialize>(path: &Path, value: &T) -> io::Result<(
             line.insert(0, b'\n');
         }
     }
-    f.write_all(&line)?;
+    if let Err(e) = f.write_all(&line) {
+        // A disk that filled part-way through leaves the log as it was rather than a torn line
+        // (cutting back needs no space), and an empty log this append made goes.
+        let _ = f.set_len(meta.len());
+        if !existed && meta.len() == 0 {
+            let _ = fs::remove_file(path);
+        }
+        return Err(e);
+    }
     f.sync_data()
 }
 
@@ -204,5 +218,28 @@ mod tests {
         assert_eq!(read_jsonl_tail::<u32>(&d.path().join("none.jsonl"), 3).unwrap(), Vec::<u32>::new());
         let a = new_id(5);
         assert!(a.starts_with("0000000000005-") && a.len() == 22 && a != new_id(5));
+    }
+
+    /// An append a full disk refuses (a small tmpfs filled to the brim; root only) leaves the
+    /// log as it was: no torn line from a write cut part-way, no empty log where there was none.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn an_append_a_full_disk_refuses_leaves_the_log_as_it_was() {
+        if !mneme_testsupport::accounts::root_or_skip("mounting a tmpfs") {
+            return;
+        }
+        let t = mneme_testsupport::TestHome::new();
+        let drive = mneme_testsupport::tmpfs::Tmpfs::mount(&t.root.join("drive"), "64k").expect("mounting a tmpfs as root");
+        // A log one byte short of its page: the line's first byte fits, the rest needs a new one.
+        let log = drive.path().join("runs.jsonl");
+        let text = format!("{}\n", "7".repeat(4094));
+        fs::write(&log, &text).unwrap();
+        drive.fill();
+        let e = append_jsonl(&log, &"a line longer than the one byte left".to_string()).unwrap_err();
+        assert_eq!(mneme_store::atomic::Refusal::of(&e), Some(mneme_store::atomic::Refusal::DiskFull), "{e}");
+        assert_eq!(fs::read_to_string(&log).unwrap(), text);
+        let fresh = drive.path().join("fresh.jsonl");
+        append_jsonl(&fresh, &1).unwrap_err();
+        assert!(!fresh.exists(), "an empty log is left");
     }
 }

@@ -19,6 +19,7 @@
 use crate::data;
 use mneme_agent::{apply_changeset, ApplyError, Changeset, FileChange};
 use mneme_core::{Clock, MemoryType};
+use mneme_store::atomic::Refusal;
 use mneme_store::memdir::{render_entry, IndexDoc, MemdirError, Revision, Scope};
 use mneme_store::file_lock::FileLock;
 use mneme_store::textfile::{self, TextFileError};
@@ -228,13 +229,19 @@ fn damaged_text(id: &str, path: &Path, detail: &str, newer: bool) -> String {
     }
 }
 
-/// A failure on one of Mneme's own files, for people. A refusal that already names the file,
+/// A failure on one of Mneme's own files, for people. The disk's refusal (full, read-only,
+/// another account's) says which and what to do ([`Refusal::says`]), where the system's bare
+/// words ("No space left on device") say neither. A refusal that already names the file,
 /// says what is there and what to do (a FIFO or folder under an item's name, a file too large)
 /// is passed on as it is; the data folder's permissions are named only when they are the
 /// cause, since a writable folder mends nothing else.
 pub(crate) fn io_error_text(action: &str, path: &Path, source: &io::Error) -> String {
     let shown = path.display().to_string();
     let text = source.to_string();
+    // A read refused for permissions is not a write refused: that keeps the words below.
+    if let Some(r) = Refusal::of(source).filter(|_| action != "read") {
+        return format!("could not {action} {shown}: {}.", r.says(path));
+    }
     if text.contains(&shown) {
         return text;
     }
@@ -624,12 +631,12 @@ impl Inbox {
         check_team_changes(&changeset)?;
         let mut to_apply = changeset.clone();
         to_apply.changes.retain(|c| is_index(&rel_of(&changeset.root, &c.path)) || !already_as_proposed(c));
-        if !to_apply.changes.is_empty() {
-            apply_changeset(&to_apply, &trash, self.clock.clone()).map_err(from_apply)?;
-        }
         item.changeset = changeset;
         item.status = ItemStatus::Kept { at_ms: self.now_ms() };
-        self.save(item)
+        self.save_after(item, || match to_apply.changes.is_empty() {
+            true => Ok(()),
+            false => apply_changeset(&to_apply, &trash, self.clock.clone()).map(|_| ()).map_err(from_apply),
+        })
     }
 
     /// Replaces the proposed content of one file of a pending item (`file`: its path relative
@@ -735,7 +742,7 @@ impl Inbox {
             return Err(InboxError::NothingToPromote(id.to_string()));
         }
         let trash = data::trash_dir(&self.data_dir, &item.memory_dir);
-        let paths = match target {
+        let (paths, write): (Vec<PathBuf>, Deferred) = match target {
             PromoteTarget::ClaudeMd | PromoteTarget::ClaudeLocal => {
                 let name = if target == PromoteTarget::ClaudeMd { "CLAUDE.md" } else { "CLAUDE.local.md" };
                 let path = claude_md_target(&item.project_root, name)?;
@@ -759,23 +766,52 @@ impl Inbox {
                         return Err(InboxError::SecretInClaudeLocal { labels });
                     }
                 }
-                if !already_appended(&existing, &memories) {
-                    textfile::write_checked(&path, updated.as_bytes(), &revision).map_err(from_textfile)?;
-                }
-                vec![item.project_root.join(name)]
+                let appended = already_appended(&existing, &memories);
+                let write: Deferred = Box::new(move || match appended {
+                    true => Ok(()),
+                    false => textfile::write_checked(&path, updated.as_bytes(), &revision).map(|_| ()).map_err(from_textfile),
+                });
+                (vec![item.project_root.join(name)], write)
             }
             PromoteTarget::Team => {
                 let (changeset, paths) = team_changeset(item, &memories)?;
-                if !changeset.changes.is_empty() {
-                    apply_changeset(&changeset, &trash, self.clock.clone()).map_err(from_apply)?;
-                }
-                paths
+                let clock = self.clock.clone();
+                let write: Deferred = Box::new(move || match changeset.changes.is_empty() {
+                    true => Ok(()),
+                    false => apply_changeset(&changeset, &trash, clock).map(|_| ()).map_err(from_apply),
+                });
+                (paths, write)
             }
         };
         item.status = ItemStatus::Promoted { at_ms: self.now_ms(), to: target, paths };
-        self.save(item)
+        self.save_after(item, write)
+    }
+
+    /// Saves `item` once `write` (what deciding it writes outside the inbox: memories, the
+    /// index, CLAUDE.md) has succeeded. Its new text is on disk beside it first, so a disk that
+    /// refuses the inbox (full, read-only) refuses before `write` changes anything, rather than
+    /// after the memories are written with the item still pending; the item takes its new text
+    /// only once `write` is done, and a `write` that fails leaves it as it was.
+    fn save_after(&self, item: &InboxItem, write: impl FnOnce() -> Result<(), InboxError>) -> Result<(), InboxError> {
+        let path = self.path_of(&item.id)?;
+        let bytes = data::json_bytes(item).map_err(|source| InboxError::Io { action: "write", path: path.clone(), source })?;
+        let mut failed = None;
+        let saved = mneme_store::atomic::write_atomic_if(&path, &bytes, || match write() {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                failed = Some(e);
+                Ok(false)
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        saved.map(|_| ()).map_err(|source| InboxError::Io { action: "write", path, source })
     }
 }
+
+/// What deciding an item writes outside the inbox, run by [`Inbox::save_after`].
+type Deferred = Box<dyn FnOnce() -> Result<(), InboxError>>;
 
 /// A memory folder's file read whole, as keeping, editing and promoting compare it: without
 /// waiting on a FIFO planted in its place (refused as not a plain file, where `fs::read` waited

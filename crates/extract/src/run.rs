@@ -123,11 +123,13 @@ fn state_error_text(action: &str, path: &Path, source: &io::Error) -> String {
     format!("{} is damaged: it is not valid JSON ({source}). Fix it, or delete it ({afresh}).", path.display())
 }
 
-/// A damaged state file's error, named with what to do about it (for callers that get an
-/// `io::Error`); other errors as they are.
+/// A damaged state file's error, named with what to do about it, and a write the disk refused
+/// (full, read-only, another account's) with the file and the way out, keeping its kind so
+/// callers still tell which refusal it was (for callers that get an `io::Error`); other errors
+/// as they are.
 fn with_state_text(action: &str, path: &Path, e: io::Error) -> io::Error {
-    if e.kind() == io::ErrorKind::InvalidData {
-        io::Error::new(io::ErrorKind::InvalidData, state_error_text(action, path, &e))
+    if e.kind() == io::ErrorKind::InvalidData || (action != "read" && mneme_store::atomic::Refusal::of(&e).is_some()) {
+        io::Error::new(e.kind(), state_error_text(action, path, &e))
     } else {
         e
     }
@@ -412,7 +414,7 @@ impl Extractor {
 
     pub fn set_mode(&self, memory_dir: &Path, mode: ReviewMode) -> io::Result<()> {
         let data_dir = self.env.data_dir();
-        record::set_mode(&data_dir, memory_dir, mode).map_err(|e| with_state_text("read", &record::modes_path(&data_dir), e))
+        record::set_mode(&data_dir, memory_dir, mode).map_err(|e| with_state_text("save the review mode in", &record::modes_path(&data_dir), e))
     }
 
     /// The newest runs of a project, newest first.

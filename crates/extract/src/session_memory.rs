@@ -432,7 +432,7 @@ impl Updated {
 pub enum SessionMemoryError {
     #[error("the session id `{0}` is not a UUID; pass the id from the transcript's file name")]
     BadSessionId(String),
-    #[error("could not prepare the session notes at {}: {source}. Check that the folder is writable.", path.display())]
+    #[error("{}", setup_text(path, source))]
     Setup { path: PathBuf, source: io::Error },
     /// The notes file is there but is not notes: too large, not text, or not a plain file. Its
     /// message names the file and what to do.
@@ -440,6 +440,15 @@ pub enum SessionMemoryError {
     Notes { path: PathBuf, source: io::Error },
     #[error(transparent)]
     Agent(#[from] mneme_agent::AgentError),
+}
+
+/// [`SessionMemoryError::Setup`] for people: the disk's refusal (full, read-only, another
+/// account's) says which and what to do, where the system's bare words say neither.
+fn setup_text(path: &Path, source: &io::Error) -> String {
+    match mneme_store::atomic::Refusal::of(source) {
+        Some(r) => format!("could not prepare the session notes at {}: {}.", path.display(), r.says(path)),
+        None => format!("could not prepare the session notes at {}: {source}. Check that the folder is writable.", path.display()),
+    }
 }
 
 /// Runs one session-memory update: creates the notes from the template if needed, asks the

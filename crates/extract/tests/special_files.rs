@@ -136,13 +136,18 @@ fn state_errors_ask_for_a_writable_folder_only_for_permission_errors() {
         source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
     }
     .to_string();
-    assert!(denied.contains("could not write") && denied.contains("Check that Mneme's data folder is writable."), "{denied}");
+    // A write this account may not make says so with the way out (the disk's refusal's words).
+    assert!(denied.contains("could not write") && denied.contains("this account may not change") && denied.contains("Ask its owner for write access"), "{denied}");
     let other = mneme_extract::InboxError::Io { action: "write", path: state.clone(), source: std::io::Error::from(std::io::ErrorKind::StorageFull) }
         .to_string();
     assert!(other.contains("could not write") && !other.contains("writable"), "{other}");
     let denied = mneme_extract::InboxError::Io { action: "write", path: state, source: std::io::Error::from(std::io::ErrorKind::PermissionDenied) }
         .to_string();
-    assert!(denied.contains("Check that Mneme's data folder is writable."), "{denied}");
+    assert!(denied.contains("this account may not change") && !denied.contains("os error"), "{denied}");
+    // A read refused keeps the words that send the person to the folder's permissions.
+    let read = mneme_extract::InboxError::Io { action: "read", path: data.join("x.json"), source: std::io::Error::from(std::io::ErrorKind::PermissionDenied) }
+        .to_string();
+    assert!(read.contains("Check that Mneme's data folder is writable."), "{read}");
 }
 
 /// A memory folder whose `MEMORY.md` is a FIFO: the offline extractor read the index with a

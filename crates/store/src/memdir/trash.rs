@@ -176,7 +176,12 @@ impl Memdir {
             Err(e) => return Err(MemdirError::Io { action: "inspect", path: abs, source: e }),
         };
         let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
-        let (id, dir) = self.new_trash_entry_dir(now_ms, rel)?;
+        // The trash's own folders this delete makes, taken away again when it fails: a disk
+        // that refuses the record (full: folders still fit where a file's first block does not)
+        // is left as it was.
+        let made: Vec<PathBuf> = self.trash_dir.ancestors().take_while(|p| fs::symlink_metadata(p).is_err()).map(Path::to_path_buf).collect();
+        let unmake = || made.iter().for_each(|p| drop(fs::remove_dir(p)));
+        let (id, dir) = self.new_trash_entry_dir(now_ms, rel).inspect_err(|_| unmake())?;
         let _entry_lock = lock_entry(&dir)?;
         let planned = self.index_lines_of(rel);
         let entry = TrashEntry {
@@ -195,9 +200,11 @@ impl Memdir {
         let revision = revision_of(&abs);
         if let Err(e) = write_record(&dir, &entry, revision.as_ref()) {
             let _ = fs::remove_dir_all(&dir);
+            unmake();
             return Err(e);
         }
-        self.finish_move(&abs, &dir, entry, revision.as_ref(), true)
+        // Only empty folders go: an entry still holding the memory (left in the trash) stays.
+        self.finish_move(&abs, &dir, entry, revision.as_ref(), true).inspect_err(|_| unmake())
     }
 
     /// The rest of a delete once its record is written: moves the file at `abs` into the
@@ -310,7 +317,12 @@ impl Memdir {
             Err(e) => return Err(MemdirError::Io { action: "inspect", path: abs, source: e }),
         };
         let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or(u64::MAX);
-        let (id, dir) = self.new_trash_entry_dir(now_ms, rel)?;
+        // The trash's own folders this delete makes, taken away again when it fails: a disk
+        // that refuses the record (full: folders still fit where a file's first block does not)
+        // is left as it was.
+        let made: Vec<PathBuf> = self.trash_dir.ancestors().take_while(|p| fs::symlink_metadata(p).is_err()).map(Path::to_path_buf).collect();
+        let unmake = || made.iter().for_each(|p| drop(fs::remove_dir(p)));
+        let (id, dir) = self.new_trash_entry_dir(now_ms, rel).inspect_err(|_| unmake())?;
         let _entry_lock = lock_entry(&dir)?;
         let stored = dir.join(rel.rsplit('/').next().unwrap_or(rel));
         let entry = TrashEntry {
