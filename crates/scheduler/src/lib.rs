@@ -51,12 +51,15 @@ pub struct Reporter {
     clock: Arc<dyn Clock>,
     log: RunLog,
     events: broadcast::Sender<Event>,
+    /// Runs are finishing that the run log cannot record (the disk full or read-only): said
+    /// once when it starts, not at every run while it lasts.
+    unrecorded: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Reporter {
     pub fn new(clock: Arc<dyn Clock>, log: RunLog) -> Reporter {
         let (events, _) = broadcast::channel(256);
-        Reporter { clock, log, events }
+        Reporter { clock, log, events, unrecorded: Arc::default() }
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
@@ -100,9 +103,14 @@ impl Run {
         let _ = self.reporter.events.send(Event::Progress { id: self.id.clone(), job: self.job, message: message.into() });
     }
 
-    /// Records the outcome and announces it. A run log that cannot be written is reported on the
-    /// event channel as part of the record's outcome rather than lost.
+    /// Records the outcome and announces it. The run is announced with its own outcome even when
+    /// the run log cannot be written (a full or read-only disk): what the job did is not turned
+    /// into a failure it did not have. That the log cannot record it is said on the event
+    /// channel (a progress line of this run, which `mneme daemon` prints and the app shows)
+    /// with what to do, once when it starts; the runs after it, while the log still cannot be
+    /// written, are announced without saying it again, and a record written again ends it.
     pub fn finish(self, outcome: Outcome) -> RunRecord {
+        use std::sync::atomic::Ordering;
         let record = RunRecord {
             id: self.id,
             job: self.job.into(),
@@ -111,10 +119,15 @@ impl Run {
             finished_ms: self.reporter.now_ms(),
             outcome,
         };
-        let record = match self.reporter.log.append(&record) {
-            Ok(()) => record,
-            Err(e) => RunRecord { outcome: Outcome::Failed { error: format!("{e}") }, ..record },
-        };
+        match self.reporter.log.append(&record) {
+            Ok(()) => self.reporter.unrecorded.store(false, Ordering::Relaxed),
+            Err(e) => {
+                if !self.reporter.unrecorded.swap(true, Ordering::Relaxed) {
+                    let message = format!("{e}. Until then runs are not recorded in the history; this is said once.");
+                    let _ = self.reporter.events.send(Event::Progress { id: record.id.clone(), job: self.job, message });
+                }
+            }
+        }
         let _ = self.reporter.events.send(Event::Finished { record: record.clone() });
         record
     }
@@ -181,8 +194,17 @@ impl SchedulerConfig {
 pub enum SchedulerError {
     #[error("another Mneme scheduler already runs on this machine{}: the desktop app, `mneme serve --scheduler` or `mneme daemon`. One is enough (two would extract the same turns twice); stop the other first", pid.map(|p| format!(" (PID {p})")).unwrap_or_default())]
     AlreadyRunning { pid: Option<u32> },
-    #[error("could not take the scheduler lock {path}: {source}; check that Mneme's data folder is writable")]
+    #[error("{}", lock_text(path, source))]
     Lock { path: PathBuf, source: std::io::Error },
+}
+
+/// [`SchedulerError::Lock`] for people: the disk's refusal (full, read-only, another account's)
+/// says which and what to do, where the system's bare words say neither.
+fn lock_text(path: &std::path::Path, source: &std::io::Error) -> String {
+    match mneme_store::atomic::Refusal::of(source) {
+        Some(r) => format!("could not take the scheduler lock {}: {}", path.display(), r.says(path)),
+        None => format!("could not take the scheduler lock {}: {source}; check that Mneme's data folder is writable", path.display()),
+    }
 }
 
 /// The most of `scheduler.lock` read for the holder's PID (a few digits).
@@ -205,8 +227,12 @@ impl InstanceLock {
             let pid = std::str::from_utf8(&body).ok().and_then(|b| b.trim().parse().ok());
             return Err(SchedulerError::AlreadyRunning { pid });
         };
+        // The PID over the old body, then cut to its length: emptied first, a full disk would
+        // refuse the new body and leave the file empty (the page the old body held is given
+        // back by the truncation), where written in place it needs no new space.
         let f = lock.file();
-        f.set_len(0).and_then(|()| f.rewind()).and_then(|()| write!(f, "{}", std::process::id())).map_err(err)?;
+        let pid = std::process::id().to_string();
+        f.rewind().and_then(|()| f.write_all(pid.as_bytes())).and_then(|()| f.set_len(pid.len() as u64)).map_err(err)?;
         Ok(InstanceLock(lock))
     }
 }

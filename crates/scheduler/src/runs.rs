@@ -150,10 +150,30 @@ pub struct RunRecord {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunLogError {
-    #[error("could not record the run in {path}: {source}; check that Mneme's data folder is writable")]
+    #[error("{}", write_text(path, source))]
     Write { path: PathBuf, source: std::io::Error },
     #[error("could not read the run history {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
+}
+
+/// [`RunLogError::Write`] for people: the disk's refusal (full, read-only, another account's)
+/// says which and what to do, where the system's bare words ("No space left on device") say
+/// neither; anything else names the system's error and the folder to check.
+fn write_text(path: &Path, source: &std::io::Error) -> String {
+    match mneme_store::atomic::Refusal::of(source) {
+        Some(r) => format!("could not record the run in {}: {}", path.display(), r.says(path)),
+        None => format!("could not record the run in {}: {source}; check that Mneme's data folder is writable", path.display()),
+    }
+}
+
+impl RunLogError {
+    /// The disk's refusal behind a failed write, if that is what it was.
+    pub fn refused(&self) -> Option<mneme_store::atomic::Refusal> {
+        match self {
+            RunLogError::Write { source, .. } => mneme_store::atomic::Refusal::of(source),
+            RunLogError::Read { .. } => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -184,16 +204,25 @@ impl RunLog {
         let mut line = serde_json::to_string(record).map_err(|e| err(std::io::Error::other(e)))?;
         line.push('\n');
         let _writing = self.writing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let existed = std::fs::symlink_metadata(&self.path).is_ok();
         let mut f = OpenOptions::new().create(true).append(true).read(true).open(&self.path).map_err(err)?;
         // Opening for reading and writing never waits on a FIFO, but appending to one fills the
         // pipe and then blocks the scheduler for ever: only a plain file is written to.
-        plain(&f).map_err(err)?;
+        let was = plain(&f).map_err(err)?.len();
         // A torn last line (a crash mid-append) would swallow this record: start on a fresh line.
         if ends_without_newline(&mut f).map_err(err)? {
             line.insert(0, '\n');
         }
         // One write call per record: O_APPEND keeps appenders from interleaving.
-        f.write_all(line.as_bytes()).map_err(err)?;
+        if let Err(e) = f.write_all(line.as_bytes()) {
+            // A disk that filled part-way through leaves the log as it was rather than a torn
+            // line (cutting back needs no space), and an empty log this append made goes.
+            let _ = f.set_len(was);
+            if !existed && was == 0 {
+                let _ = std::fs::remove_file(&self.path);
+            }
+            return Err(err(e));
+        }
         if f.metadata().map_err(err)?.len() > self.max_bytes {
             // The record is written either way; a cut that fails is tried again at the next one.
             let _ = self.cut(&mut f);
