@@ -144,3 +144,27 @@ fn a_read_only_disk_refuses_the_inbox_extraction_and_trash_as_read_only_and_leav
         assert!(!e.message.contains("os error"), "{what} passes on the system's bare words: {e}");
     });
 }
+
+/// Extraction in automatic mode writes memories to the memory folder (on a disk with room) and
+/// its run record and session cursor to Mneme's data folder (full, then read-only): refused
+/// before any memory is written, so the next run does not find its own memories written by a
+/// run it has no record of.
+#[test]
+fn an_automatic_extraction_whose_record_the_disk_refuses_writes_no_memory() {
+    let Some(w) = World::new() else { return };
+    let m = w.mneme();
+    m.set_review_mode(&w.at(), ReviewModeName::Automatic).unwrap();
+    for (i, expect) in [ErrorCode::DiskFull, ErrorCode::ReadOnly].into_iter().enumerate() {
+        if i == 0 {
+            w.drive.fill();
+        } else {
+            w.drive.read_only();
+        }
+        let before = (tree_snapshot(w.drive.path()), tree_snapshot(&w.memdir));
+        let e = m.run_extraction(&w.at(), None).expect_err("an extraction on a disk that says no");
+        eprintln!("{expect:?}: {e}");
+        assert_eq!(e.code, expect, "{e}");
+        assert!(e.message.contains(&w.data().display().to_string()) && !e.message.contains("os error"), "{e}");
+        assert!((tree_snapshot(w.drive.path()), tree_snapshot(&w.memdir)) == before, "the run changed the drive or the memory folder: {e}");
+    }
+}

@@ -43,6 +43,22 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> io::Result<()>
     mneme_store::atomic::write_atomic(path, &json_bytes(value)?)
 }
 
+/// Whether the disk under `dir` takes `len` more bytes now: a temporary file of that size is
+/// written there (fsynced) and removed. For a step that writes elsewhere first and then here,
+/// so a disk that would refuse this part (full, read-only, another account's) refuses before
+/// anything is written; a disk that fills in between still refuses the write itself. Folders
+/// it had to make for that go again when the disk refuses.
+pub(crate) fn probe_room(dir: &Path, len: usize) -> io::Result<()> {
+    let made: Vec<PathBuf> = dir.ancestors().take_while(|p| fs::symlink_metadata(p).is_err()).map(Path::to_path_buf).collect();
+    let probed = fs::create_dir_all(dir)
+        .and_then(|()| mneme_store::atomic::write_temp(dir, &vec![b'\n'; len], None))
+        .and_then(|(tmp, _)| fs::remove_file(tmp));
+    if probed.is_err() {
+        made.iter().for_each(|p| drop(fs::remove_dir(p)));
+    }
+    probed
+}
+
 /// `value` as [`write_json`] writes it: pretty JSON ending in a newline.
 pub(crate) fn json_bytes<T: Serialize>(value: &T) -> io::Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;

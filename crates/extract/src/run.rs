@@ -850,31 +850,51 @@ impl Extractor {
                 rec.outcome = RunOutcome::Staged { inbox_id: item.id };
                 Ok((rec, true))
             }
-            ReviewMode::Automatic | ReviewMode::Off => match apply_changeset(&changeset, &trash, self.clock.clone()) {
-                Ok(_) => {
-                    // Claude Code counts every Edit or Write the model asked for, even one that
-                    // failed (an `old_string` not found); the line here names only files the
-                    // run really changed, so it never says a memory was saved when none was.
-                    let changed: Vec<PathBuf> = changeset.changes.iter().map(|c| lexical(&c.path)).collect();
-                    let written: Vec<PathBuf> = written.into_iter().filter(|p| changed.contains(&lexical(p))).collect();
-                    let (memories, team) = memory_paths(&written, dir);
-                    // "Forget …" removes files: the line names them too.
-                    let removed: Vec<PathBuf> = changeset.changes.iter().filter(|c| c.after.is_none()).map(|c| c.path.clone()).collect();
-                    rec.message = record::run_message(&memories, team, &removed);
-                    rec.outcome = RunOutcome::Saved;
-                    rec.written_paths = written;
-                    rec.memory_paths = memories;
-                    rec.team_count = team;
-                    Ok((rec, true))
-                }
-                Err(e) => {
-                    rec.outcome = RunOutcome::Failed { error: e.to_string() };
-                    Ok((rec, false))
-                }
-            },
+            ReviewMode::Automatic | ReviewMode::Off => {
+                // This run's record and the session's cursor go to Mneme's data folder once the
+                // memories are written: a disk that would refuse them (full, read-only, another
+                // account's) refuses here, before the memory folder changes, rather than after,
+                // when the memories would be written by a run with no record and no cursor
+                // past them (the next run would read the same turns again).
+                let runs = record::runs_path(&data_dir, dir);
+                let need = serde_json::to_vec(&rec).map_or(0, |b| b.len()) + STATE_ROOM;
+                data::probe_room(runs.parent().unwrap_or(&data_dir), need).map_err(|source| ExtractError::State { action: "write", path: runs, source })?;
+                self.apply_automatic(rec, changeset, written, &trash, dir)
+            }
+        }
+    }
+
+    /// [`Extractor::run`]'s last step in automatic mode: the changeset written to the memory
+    /// folder, and the run's record saying what it wrote (or why it failed).
+    fn apply_automatic(&self, mut rec: RunRecord, changeset: Changeset, written: Vec<PathBuf>, trash: &Path, dir: &Path) -> Result<(RunRecord, bool), ExtractError> {
+        match apply_changeset(&changeset, trash, self.clock.clone()) {
+            Ok(_) => {
+                // Claude Code counts every Edit or Write the model asked for, even one that
+                // failed (an `old_string` not found); the line here names only files the
+                // run really changed, so it never says a memory was saved when none was.
+                let changed: Vec<PathBuf> = changeset.changes.iter().map(|c| lexical(&c.path)).collect();
+                let written: Vec<PathBuf> = written.into_iter().filter(|p| changed.contains(&lexical(p))).collect();
+                let (memories, team) = memory_paths(&written, dir);
+                // "Forget …" removes files: the line names them too.
+                let removed: Vec<PathBuf> = changeset.changes.iter().filter(|c| c.after.is_none()).map(|c| c.path.clone()).collect();
+                rec.message = record::run_message(&memories, team, &removed);
+                rec.outcome = RunOutcome::Saved;
+                rec.written_paths = written;
+                rec.memory_paths = memories;
+                rec.team_count = team;
+                Ok((rec, true))
+            }
+            Err(e) => {
+                rec.outcome = RunOutcome::Failed { error: e.to_string() };
+                Ok((rec, false))
+            }
         }
     }
 }
+
+/// Room for a session's cursor file beside a run's record, when [`Extractor::run`] checks that
+/// Mneme's data folder takes both: the cursor is a few hundred bytes.
+const STATE_ROOM: usize = 4096;
 
 /// A path with `.` components and repeated separators taken out, to compare the path a tool
 /// call named with the one the changeset holds.
