@@ -202,3 +202,17 @@ fn a_fifo_in_the_memory_folder_does_not_stop_keeping_an_item() {
         assert!(fs::symlink_metadata(memory.join(name)).unwrap().file_type().is_fifo(), "{name} left in place");
     }
 }
+
+/// A session's state or notes the disk refuses (full, read-only) say which and what to do, not
+/// the system's bare words: the cursor and session-memory state in Mneme's data folder, the
+/// notes file in Claude Code's.
+#[test]
+fn session_state_and_notes_refused_by_the_disk_say_what_to_do() {
+    let (_t, data) = data_dir();
+    let state = data.join("extract/projects/p/sessions/s.session-memory.json");
+    let full = mneme_extract::ExtractError::State { action: "write", path: state.clone(), source: std::io::Error::from_raw_os_error(28) }.to_string();
+    assert!(full.contains("is full. Free some space on it, then try again") && full.contains(&state.display().to_string()) && !full.contains("os error"), "{full}");
+    let notes = data.join("session-memory/summary.md");
+    let read_only = mneme_extract::session_memory::SessionMemoryError::Setup { path: notes.clone(), source: std::io::Error::from_raw_os_error(30) }.to_string();
+    assert!(read_only.contains("is mounted read-only. Remount it read-write") && read_only.contains(&notes.display().to_string()) && !read_only.contains("os error"), "{read_only}");
+}
