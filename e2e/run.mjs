@@ -803,6 +803,38 @@ async function main() {
       }
     });
 
+    await step('Memories: a memory that is not UTF-8 is shown read-only and says how to convert it', async () => {
+      const file = path.join(fx.mem, 'cafe-latin1.md');
+      const bytes = Buffer.from('---\nname: cafe-latin1\ndescription: The team drink\nmetadata:\n  type: user\n---\n\nCaf\xe9 au lait every day.\n', 'latin1');
+      fs.writeFileSync(file, bytes);
+      try {
+        await page.locator('[data-relpath="cafe-latin1.md"]').click({ timeout: 15_000 });
+        const banner = page.getByTestId('memory-not-utf8');
+        await banner.waitFor();
+        const said = (await banner.textContent()) ?? '';
+        if (!said.includes('not valid UTF-8') || !said.includes('iconv') || !said.includes('byte 0xE9 on line 8')) fail(`the not-UTF-8 banner says: ${said}`);
+        const raw = page.getByTestId('memory-raw');
+        if (!(await raw.inputValue()).includes('Caf\ufffd au lait')) fail('the unreadable byte is not shown as U+FFFD');
+        // Shown, never saved back: saving would write U+FFFD over the byte for good.
+        const save = page.getByTestId('save-memory');
+        for (const box of [raw, null]) {
+          const target = box ?? (await page.getByRole('tab', { name: 'Form' }).click(), page.getByLabel('Body (Markdown)'));
+          if (!(await target.evaluate((el) => el.readOnly))) fail('a memory that is not UTF-8 opens for editing');
+          await target.focus();
+          await page.keyboard.type('typed');
+          if ((await target.inputValue()).includes('typed') || (await save.isEnabled())) fail('a memory that is not UTF-8 takes typing and offers Save');
+        }
+        await page.keyboard.press('Control+s');
+        if (!fs.readFileSync(file).equals(bytes)) fail('the memory that is not UTF-8 changed on disk');
+        // Away from it before it goes, so the editor does not report it deleted.
+        await page.locator('[data-relpath="release-train.md"]').click();
+        await page.getByTestId('memory-preview').locator('p', { hasText: 'The release train leaves every Tuesday.' }).waitFor();
+      } finally {
+        fs.rmSync(file);
+      }
+      await waitFor('cafe-latin1.md to leave the list', async () => (await page.locator('[data-relpath="cafe-latin1.md"]').count()) === 0);
+    });
+
     await step('Memories: new memory', async () => {
       await page.getByTestId('new-memory').click();
       await page.getByLabel('Name', { exact: true }).fill('code-review');

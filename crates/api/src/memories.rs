@@ -99,6 +99,10 @@ pub struct MemoryDetail {
     /// Pass back when saving; the save is refused if the file changed since.
     pub revision: String,
     pub problems: Vec<String>,
+    /// The file is not valid UTF-8 (one of `problems` says which byte): `content` shows what
+    /// it cannot read as U+FFFD, so an editor shows it read-only, since the engine refuses to
+    /// save over it (writing U+FFFD over those bytes would lose them for good).
+    pub not_utf8: bool,
     /// Where an editor puts the type of a memory that has none: `top` (a top-level `type:`,
     /// all that Claude Code before 2.1.139 reads) or `metadata` (`metadata:`/`type:`), as the
     /// release shown (the installed one unless another is chosen) reads it.
@@ -577,6 +581,7 @@ impl Mneme {
             content: file.content,
             revision: file.revision.to_string(),
             problems: file.problems.iter().map(|p| p.message.clone()).collect(),
+            not_utf8: file.problems.iter().any(|p| p.kind == ProblemKind::NotUtf8),
             new_type_at: if m.type_form() == Generation::TopLevelType { "top" } else { "metadata" }.into(),
             recall_note: recall_note(&m, &f.rel_path, &version),
         })
@@ -1116,5 +1121,28 @@ mod tests {
         assert!(m.memory(&req, "Aux").unwrap().content.contains("Body."));
         m.delete_memory(&req, "aux.md").unwrap();
         assert!(!mem.join("aux.md").exists());
+    }
+
+    /// The editor opens a memory that is not UTF-8 read-only: the detail says so as a flag, not
+    /// only in a problem's words, and a UTF-8 one (with a byte-order mark or accents) is not
+    /// flagged. A save of the flagged one is still refused and leaves its bytes as they were.
+    #[test]
+    fn a_memory_that_is_not_utf8_is_flagged_in_its_detail() {
+        let (_t, m, req, mem) = fixture();
+        let cp1252 = b"---\nname: Caf\xE9\ndescription: the team drink\ntype: user\n---\nCaf\xE9 au lait \x96 every day.\n";
+        std::fs::create_dir_all(&mem).unwrap();
+        std::fs::write(mem.join("cafe.md"), cp1252).unwrap();
+        write_file(&mem.join("tea.md"), "\u{feff}---\nname: Th\u{e9}\ndescription: d\ntype: user\n---\nTh\u{e9} vert.\n");
+
+        let d = m.memory(&req, "cafe.md").unwrap();
+        assert!(d.not_utf8, "{:?}", d.problems);
+        assert!(d.content.contains("Caf\u{fffd} au lait"));
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(json["notUtf8"], serde_json::Value::Bool(true));
+        assert!(!m.memory(&req, "tea.md").unwrap().not_utf8);
+
+        let e = m.save_memory(&req, "cafe.md", &d.content, &d.revision).unwrap_err();
+        assert!(e.message.contains("not UTF-8"), "{}", e.message);
+        assert_eq!(std::fs::read(mem.join("cafe.md")).unwrap(), cp1252);
     }
 }

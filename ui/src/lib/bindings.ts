@@ -1301,6 +1301,12 @@ export type MemoryDetail = {
 	revision: string,
 	problems: string[],
 	/**
+	 *  The file is not valid UTF-8 (one of `problems` says which byte): `content` shows what
+	 *  it cannot read as U+FFFD, so an editor shows it read-only, since the engine refuses to
+	 *  save over it (writing U+FFFD over those bytes would lose them for good).
+	 */
+	notUtf8: boolean,
+	/**
 	 *  Where an editor puts the type of a memory that has none: `top` (a top-level `type:`,
 	 *  all that Claude Code before 2.1.139 reads) or `metadata` (`metadata:`/`type:`), as the
 	 *  release shown (the installed one unless another is chosen) reads it.
