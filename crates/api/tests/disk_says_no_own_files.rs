@@ -168,3 +168,26 @@ fn an_automatic_extraction_whose_record_the_disk_refuses_writes_no_memory() {
         assert!((tree_snapshot(w.drive.path()), tree_snapshot(&w.memdir)) == before, "the run changed the drive or the memory folder: {e}");
     }
 }
+
+/// The trash on a read-only disk: a restore (which first marks its entry in the record),
+/// purging an entry and emptying the trash are refused with the disk's code and words, and
+/// the trash and the memory folder stay as they were (the memory stays in the trash).
+#[test]
+fn the_trash_on_a_read_only_disk_is_not_restored_purged_or_emptied() {
+    let Some(w) = World::new() else { return };
+    let m = w.mneme();
+    let entry = m.delete_memory(&w.at(), "tabs.md").unwrap();
+    w.drive.read_only();
+    let before = (tree_snapshot(w.drive.path()), tree_snapshot(&w.memdir));
+    let refused = |what: &str, r: Result<(), ApiError>| {
+        let e = r.expect_err(what);
+        eprintln!("{what}: {:?}: {e}", e.code);
+        assert_eq!(e.code, ErrorCode::ReadOnly, "{what}: {e}");
+        assert!(e.message.contains("is mounted read-only. Remount it read-write") && !e.message.contains("os error"), "{what}: {e}");
+        assert!((tree_snapshot(w.drive.path()), tree_snapshot(&w.memdir)) == before, "{what} changed the trash or the memory folder: {e}");
+    };
+    refused("restoring", m.restore_memory(&w.at(), &entry.id).map(|_| ()));
+    refused("purging", m.purge_trash(&w.at(), &entry.id).map(|_| ()));
+    refused("emptying the trash", m.empty_trash(&w.at()).map(|_| ()));
+    assert!(!w.memdir.join("tabs.md").exists());
+}
