@@ -50,12 +50,18 @@ pub fn give_to_nobody(dir: &Path) {
     std::os::unix::fs::chown(dir, Some(NOBODY), Some(NOBODY)).expect("give the folder to nobody");
 }
 
-/// A copy of the binary `bin` (`env!("CARGO_BIN_EXE_…")`) in the home's temporary folder,
-/// opened to `nobody`: the build folder lies under root's home, which `nobody` cannot enter.
+/// The binary `bin` (`env!("CARGO_BIN_EXE_…")`) in the home's temporary folder, opened to
+/// `nobody`: the build folder lies under root's home, which `nobody` cannot enter. A hard link
+/// where the two share a file system, because a copy is written, and while it is written
+/// another test thread may be starting a child, which holds the write handle between its fork
+/// and exec: running the copy at that moment fails with "Text file busy". A link opens nothing
+/// for writing. A copy only when a link cannot be made (another file system).
 pub fn binary_for_nobody(h: &TestHome, bin: &str) -> PathBuf {
     open_to_nobody(h);
     let name = Path::new(bin).file_name().expect("a binary's file name");
-    let copy = h.root.join(name);
-    std::fs::copy(bin, &copy).expect("copy the binary");
-    copy
+    let place = h.root.join(name);
+    if std::fs::hard_link(bin, &place).is_err() {
+        std::fs::copy(bin, &place).expect("copy the binary");
+    }
+    place
 }
