@@ -50,6 +50,8 @@ test('a time ahead of the clock says so, past a minute of skew', () => {
   assert.equal(ago(NOW + 3 * DAY, NOW), FUTURE);
   assert.equal(ago(Date.parse('9999-12-31T23:59:59.999Z'), NOW), FUTURE);
   assert.match(FUTURE, /future/);
+  // Shown inside a date's parentheses on the Dreams screen: none of its own to nest.
+  assert.doesNotMatch(FUTURE, /[()]/);
   assert.doesNotMatch(ago(NOW + 3 * MIN, NOW), /-/);
   assert.equal(daysAgo(-2), FUTURE);
   assert.equal(daysAgo(0), 'today');

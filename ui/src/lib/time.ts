@@ -10,8 +10,9 @@
  */
 export const SKEW_MS = 60_000;
 
-/** What a time ahead of the clock by more than [`SKEW_MS`] reads. */
-export const FUTURE = 'in the future (a clock is wrong)';
+/** What a time ahead of the clock by more than [`SKEW_MS`] reads. No parentheses: screens show it
+ *  inside a date's ("Dec 10, 7:45 AM (in the future: a clock is wrong)"). */
+export const FUTURE = 'in the future: a clock is wrong';
 
 /** What a time no date can hold (not a number, or past JavaScript's ±273,790 years) reads. */
 export const UNKNOWN = 'at an unknown time';
