@@ -23,6 +23,9 @@ need_debs "${TAURI_BUILD_DEBS[@]}" libdbus-1-dev   # the desktop shell; the OS k
 # so a missing one fails in the first minute, not after twenty minutes of tests.
 need_tool chromium chromium
 need_debs xvfb xauth webkit2gtk-driver dbus   # dbus: the desktop test of a second launch runs its own session bus
+# A project on an exFAT drive (a USB stick or SD card): the engine's tests mount a real exFAT image
+# (exfatprogs formats it, exfat-fuse mounts it through a loop device) as root.
+need_debs exfat-fuse exfatprogs
 
 # The UI is built first: the desktop shell embeds ui/dist. It must type-check (svelte-check
 # over every .svelte and .ts file) and its pure helpers pass their unit tests (node's runner).
