@@ -6,6 +6,8 @@
 pub mod accounts;
 pub mod claude_code;
 pub mod copycheck;
+#[cfg(unix)]
+pub mod exfat;
 pub mod hostile;
 pub mod raw_http;
 pub mod scripted;
