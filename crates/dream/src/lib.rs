@@ -333,11 +333,35 @@ impl Dreams {
         record.stats = produced.stats;
         record.denials = produced.denials;
         record.turns = produced.turns;
-        // The safety net, before anything is written: a dream that would lose text waits for a
-        // person, whatever the mode or `--yes` say.
-        record.moved = safety::check(&record.changeset, &produced.accounted);
+        // The safety net, before anything is written: a dream that would lose text, or leave the
+        // index pointing at memories it removes, waits for a person, whatever the mode or
+        // `--yes` say. It weighs the folder as the apply would leave it, index edits included.
+        let mut hold = false;
+        let weighed = match self.as_applied(&record.changeset) {
+            Ok(c) => c,
+            Err(e) => {
+                hold = true;
+                record.notes.insert(0, format!("Held for review: the index lines its removals take with them could not be read ({e})."));
+                record.changeset.clone()
+            }
+        };
+        record.moved = safety::check(&weighed, &produced.accounted);
+        let dangling = safety::dangling(&weighed);
+        if !dangling.is_empty() {
+            hold = true;
+            let lines: Vec<String> = dangling.iter().map(|d| format!("{} `{}`", d.index, d.line)).collect();
+            record.notes.insert(
+                0,
+                format!(
+                    "Held for review: afterwards the index would still list {} memory(ies) this dream removes or never writes, and Claude Code would be sent to files that are not there: {}. Approve only if those lines should stay.",
+                    dangling.len(),
+                    lines.join("; ")
+                ),
+            );
+        }
         let lost = record.moved.iter().filter(|m| m.lost()).count();
         if lost > 0 {
+            hold = true;
             record.notes.insert(
                 0,
                 format!(
@@ -356,7 +380,7 @@ impl Dreams {
             // Not taken, so not tried again for the prune: the next dream prunes.
             Err(e) => return Err(self.fail(&history, &lock, record, e, Some(Held::Unavailable))),
         };
-        if record.changeset.is_empty() || (lost == 0 && (opts.apply_now || mode == DreamMode::Automatic)) {
+        if record.changeset.is_empty() || (!hold && (opts.apply_now || mode == DreamMode::Automatic)) {
             if let Err(e) = contained("applying the dream", || self.apply(&history, &mut record)) {
                 return Err(self.fail(&history, &lock, record, e, Some(Held::Lock(&records))));
             }
@@ -494,19 +518,28 @@ impl Dreams {
         })
     }
 
+    /// `changeset` as the apply writes it: with the index lines its removals take with them
+    /// written out as changes of their own (`mneme_agent::with_index_edits`, from the indexes
+    /// as they are now). The safety net weighs this, not the changeset as planned: a dream that
+    /// deletes a memory and leaves MEMORY.md alone loses the memory's index line too, and while
+    /// that line was still counted as there, the memory's name and description were found in
+    /// it, so the deletion of a memory whose text was nowhere else passed as losing nothing.
+    fn as_applied(&self, changeset: &Changeset) -> Result<Changeset, MemdirError> {
+        mneme_agent::with_index_edits(changeset, &self.trash_dir(&changeset.root), self.clock.clone())
+    }
+
     /// Writes a record's changeset and marks it applied.
     fn apply(&self, history: &History, record: &mut DreamRecord) -> Result<(), DreamError> {
         if !record.changeset.is_empty() {
             // A memory the dream removes without writing its index takes its index lines with
             // it. Those index edits are written out as the dream's own changes, from the index as
             // it is now, so the record holds the index's earlier text and undo puts it back even
-            // once the trash is emptied. They are not put through the safety net again: they
-            // drop only lines pointing at memories this same dream removes, which the apply
-            // always dropped, and the net has already weighed those memories' lines. Made here,
+            // once the trash is emptied. The safety net weighed them when the dream was planned
+            // and again before an approve ([`Dreams::as_applied`]). Written into the record here,
             // not when the dream is planned, so a dream waiting for review is not refused for
             // an index Claude Code has written since.
             let planned = record.changeset.clone();
-            record.changeset = mneme_agent::with_index_edits(&planned, &self.trash_dir(&record.memory_dir), self.clock.clone())?;
+            record.changeset = self.as_applied(&planned)?;
             // Recorded first, every file's earlier text with it: a process killed halfway leaves
             // a record undo can work from, not a half-changed folder nobody knows about.
             let was = record.status;
@@ -640,7 +673,8 @@ impl Dreams {
         }
         // The plan said where each removed line's text lives on; files it does not write may
         // have changed since (Claude Code edits memories), and then that text is gone with it.
-        let now = safety::check(&record.changeset, &[]);
+        // Weighed as the apply writes it, as the plan was (see `run`).
+        let now = safety::check(&self.as_applied(&record.changeset).unwrap_or_else(|_| record.changeset.clone()), &[]);
         let mut changed: Vec<String> = Vec::new();
         for m in now.iter().filter(|m| m.lost()) {
             let planned = record.moved.iter().find(|o| o.from == m.from && o.text == m.text && o.duplicate.is_none() && !o.lost());

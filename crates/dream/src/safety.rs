@@ -276,6 +276,55 @@ pub fn check(changeset: &Changeset, accounted: &[Accounted]) -> Vec<Moved> {
     out
 }
 
+/// An index line that, once a dream is applied, points at a memory that is not there: one the
+/// dream removes while writing an index that still lists it, or a line the dream adds for a
+/// file it never writes. Claude Code shows the line in every session and sends the model to a
+/// file that does not exist, and Mneme's next offline dream would write the memory back from
+/// the line, so such a dream is held for review. Lines that pointed nowhere before the dream
+/// (a memory deleted by hand) are the dream's to mend, not its doing, and are not listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dangling {
+    /// The index, relative to the memory folder.
+    pub index: String,
+    /// The line as it would be (trimmed).
+    pub line: String,
+    /// The memory it points at, relative to the memory folder.
+    pub target: String,
+}
+
+/// The index lines `changeset`, applied as it stands, leaves pointing at nothing (see
+/// [`Dangling`]). Give it the changeset as the apply writes it
+/// (`mneme_agent::with_index_edits`): a removal whose index the dream does not write takes
+/// its index lines with it, and those leave nothing behind.
+pub fn dangling(changeset: &Changeset) -> Vec<Dangling> {
+    let root = &changeset.root;
+    let change_of = |rel: &str| changeset.changes.iter().find(|c| rel_of(root, &c.path).as_deref() == Some(rel));
+    let there_before = |rel: &str| fs::symlink_metadata(root.join(rel)).is_ok();
+    let there_after = |rel: &str| match change_of(rel) {
+        Some(c) => c.after.is_some(),
+        None => there_before(rel),
+    };
+    let mut out = Vec::new();
+    for c in &changeset.changes {
+        let (Some(rel), Some(after)) = (rel_of(root, &c.path), c.after.as_deref()) else { continue };
+        if !is_index(&rel) {
+            continue;
+        }
+        let before: HashSet<&str> = c.before.as_deref().map(|b| b.split('\n').map(str::trim).collect()).unwrap_or_default();
+        for line in parse_index(after, Scope::of(&rel), root) {
+            let Some(entry) = line.entry else { continue };
+            let text = line.text.trim();
+            // The dream's doing: the memory was there before it, or the line is new.
+            let made_here = there_before(&entry.rel_path) || !before.contains(text);
+            if there_after(&entry.rel_path) || !made_here {
+                continue;
+            }
+            out.push(Dangling { index: rel.clone(), line: text.to_string(), target: entry.rel_path });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
