@@ -221,6 +221,11 @@ pub struct DreamRecord {
     /// result, and the "what moved where" report). Records older than the net have none.
     #[serde(default)]
     pub moved: Vec<Moved>,
+    /// The folders the apply made for files the dream created (relative to the memory folder,
+    /// `/`-separated), recorded before its first write: undo removes these, once empty, and no
+    /// other. Records older than this have none, and their undo leaves folders as they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made_folders: Vec<String>,
     /// Fields a newer Mneme wrote that this one does not know, written back as they were when
     /// this one approves, rejects or undoes the dream, so the newer build's record stays whole.
     #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
@@ -282,6 +287,7 @@ impl DreamRecord {
             undone_at_ms: None,
             undo: None,
             moved: Vec::new(),
+            made_folders: Vec::new(),
             extra: Unknown::new(),
         }
     }

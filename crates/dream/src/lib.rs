@@ -542,6 +542,7 @@ impl Dreams {
             record.changeset = self.as_applied(&planned)?;
             // Recorded first, every file's earlier text with it: a process killed halfway leaves
             // a record undo can work from, not a half-changed folder nobody knows about.
+            record.made_folders = folders_to_make(&record.changeset);
             let was = record.status;
             record.status = DreamStatus::Applying;
             record.notes.insert(0, INTERRUPTED_NOTE.to_string());
@@ -798,7 +799,7 @@ impl Dreams {
                 not_back.push(format!("{rel} (still there: {e})"));
             }
         }
-        remove_emptied_folders(&root, inverse.iter().filter(|u| u.after.is_none() && u.before.is_some()).map(|u| &u.path));
+        remove_made_folders(&root, &record.made_folders);
         for (u, (rel, trash_id)) in from_trash {
             if memdir.restore(&trash_id).is_ok() {
                 continue;
@@ -958,25 +959,46 @@ fn read_contained(root: &Path, rel: &str, cap: u64) -> Result<Option<Vec<u8>>, D
 }
 
 
-/// After an undo took away files the dream created: the folders they were in that are empty
-/// now, up to (not including) `root`. A memory written back from an index line such as
-/// `notes/x.md` made `notes/`, and the folder should not outlive the file. An empty folder
-/// holds nothing the dream could have found in it, so the one case this cannot tell apart is an
-/// empty folder that was there before the dream. `remove_dir` removes only an empty folder, and
-/// never follows a link, so nothing else can go.
-fn remove_emptied_folders<'p>(root: &Path, removed: impl Iterator<Item = &'p PathBuf>) {
-    for path in removed {
-        let Ok(rest) = path.strip_prefix(root) else { continue };
-        if !rest.components().all(|c| matches!(c, std::path::Component::Normal(_))) {
-            continue;
-        }
-        let mut dir = rest.parent();
+/// The folders `changeset` makes when applied: those above each file it creates, up to (not
+/// including) the memory folder, that do not exist yet, relative and `/`-separated. A memory
+/// written back from an index line such as `notes/x.md` makes `notes/`.
+fn folders_to_make(changeset: &Changeset) -> Vec<String> {
+    let root = &changeset.root;
+    let mut made: Vec<String> = Vec::new();
+    for c in changeset.changes.iter().filter(|c| c.before.is_none() && c.after.is_some()) {
+        let Some(rel) = relative(root, &c.path) else { continue };
+        let mut dir = Path::new(&rel).parent();
         while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
-            if std::fs::remove_dir(root.join(d)).is_err() {
+            let Some(d_rel) = d.to_str().map(|s| s.replace('\\', "/")) else { break };
+            if made.contains(&d_rel) {
                 break;
+            }
+            match std::fs::symlink_metadata(root.join(d)) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => made.push(d_rel),
+                // There already (or not to be told): not the dream's to remove, nor are those above.
+                _ => break,
             }
             dir = d.parent();
         }
+    }
+    made
+}
+
+/// After an undo took away files the dream created: the folders the dream made for them
+/// ([`DreamRecord::made_folders`]), deepest first, each only when empty. A folder that was
+/// there before the dream, empty or not, is not among them, so it stays; a folder the user
+/// made since inside one of them keeps that one too. `remove_dir` removes only an empty folder
+/// and never follows a link; a name that would leave the memory folder (a record edited by
+/// hand) is passed over.
+fn remove_made_folders(root: &Path, made: &[String]) {
+    let mut made: Vec<&Path> = made
+        .iter()
+        .map(Path::new)
+        .filter(|p| p.components().count() > 0 && p.components().all(|c| matches!(c, std::path::Component::Normal(_))))
+        .collect();
+    made.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    for d in made {
+        let _ = std::fs::remove_dir(root.join(d));
     }
 }
 

@@ -137,3 +137,29 @@ fn undo_removes_the_folders_the_dream_made() {
     assert_eq!(w.snapshot(), before);
     assert_eq!(entries(&w.mem), names, "no folder left behind");
 }
+
+/// Undo removes only the folders the dream made: `notes/`, there and empty before the dream,
+/// stays (the dream made only `notes/deeper/`), and a folder the user made since inside one
+/// the dream made keeps that one too.
+#[test]
+fn undo_leaves_folders_that_were_there_before_the_dream_or_made_since() {
+    let w = World::new();
+    w.write("a.md", &topic("A", "a", "user", "A."));
+    w.write("MEMORY.md", "- [A](a.md) — a\n- [Deep](notes/deeper/deep.md) — kept only here\n");
+    std::fs::create_dir(w.mem.join("notes")).unwrap();
+    let (before, names) = (w.snapshot(), entries(&w.mem));
+    let rec = w.offline(true).unwrap();
+    assert!(w.mem.join("notes/deeper/deep.md").exists(), "the premise: written back in a new folder: {:#?}", rec.changeset.changes);
+    w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
+    assert_eq!(w.snapshot(), before);
+    assert_eq!(entries(&w.mem), names, "notes/ was there before the dream, empty: it stays");
+
+    let w = World::new();
+    w.write("a.md", &topic("A", "a", "user", "A."));
+    w.write("MEMORY.md", "- [A](a.md) — a\n- [Deep](notes/deeper/deep.md) — kept only here\n");
+    let rec = w.offline(true).unwrap();
+    std::fs::create_dir(w.mem.join("notes/deeper/drafts")).unwrap();
+    w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
+    assert!(w.mem.join("notes/deeper/drafts").is_dir(), "the user's folder, and the dream's folders holding it, stay");
+    assert!(!w.mem.join("notes/deeper/deep.md").exists());
+}
