@@ -11,8 +11,10 @@
 
 #![cfg(target_os = "linux")]
 
+mod common;
+
+use common::{Before, Refusal};
 use mneme_api::{ApiError, ContextRequest, ErrorCode, FixedClock, MemoryEdit, Mneme, NewMemoryRequest};
-use mneme_testsupport::accounts::root_or_skip;
 use mneme_testsupport::tmpfs::Tmpfs;
 use mneme_testsupport::{topic, tree_snapshot, write_file, TestHome};
 use std::path::PathBuf;
@@ -37,11 +39,7 @@ impl World {
     /// [`World::new`], with Mneme's data folder (the trash) on the drive too when `trash_too`:
     /// a home on one disk.
     fn with_trash_on_the_drive(trash_too: bool) -> Option<World> {
-        if !root_or_skip("mounting a tmpfs") {
-            return None;
-        }
-        let t = TestHome::new();
-        let drive = Tmpfs::mount(&t.root.join("drive"), "64k").expect("mounting a tmpfs as root");
+        let (t, drive) = common::home_with_drive("64k")?;
         let top = drive.path().to_path_buf();
         let config = top.join("claude");
         let mut env = t.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_string_lossy().to_string());
@@ -66,10 +64,10 @@ impl World {
         ContextRequest { cwd: self.repo.clone(), ..Default::default() }
     }
 
-    /// Every write a person can make, each refused; `check` is called with what it was and its
-    /// error, and the drive must be exactly as it was after each. A delete comes last: where
-    /// it frees space (`delete_frees_space`) it must succeed.
-    fn every_write_is_refused(&self, delete_frees_space: bool, check: impl Fn(&str, &ApiError)) {
+    /// Every write a person can make on a drive that says `no`, each refused with its code and
+    /// words naming the drive; the drive must be exactly as it was after each. A delete comes
+    /// last: where it frees space (a full drive, the trash elsewhere) it must succeed.
+    fn every_write_is_refused(&self, no: Refusal) {
         let req = self.req();
         // Read while the disk still answers reads, as the editor did when it opened them.
         let files: Vec<(PathBuf, String)> = ["CLAUDE.md", "CLAUDE.local.md", ".claude/rules/style.md"]
@@ -81,17 +79,11 @@ impl World {
             })
             .collect();
         let memory = self.mneme.memory(&req, "tabs.md").unwrap();
-        let before = tree_snapshot(self.drive.path());
-        let unchanged = |what: &str| {
-            let after = tree_snapshot(self.drive.path());
-            let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
-            assert!(temps.is_empty(), "{what} left a temporary file: {temps:?}");
-            assert!(after == before, "{what} changed the drive: {:?}", after.keys().filter(|k| before.get(*k) != after.get(*k)).chain(before.keys().filter(|k| !after.contains_key(*k))).collect::<Vec<_>>());
-        };
+        let before = Before::take(&[self.drive.path()]);
         let refused = |what: &str, r: Result<(), ApiError>| {
             let e = r.expect_err(what);
-            check(what, &e);
-            unchanged(what);
+            no.assert_answers(what, &e, self.drive.path());
+            before.assert_unchanged(what);
         };
         for (p, rev) in &files {
             let what = format!("saving {}", p.file_name().unwrap().to_string_lossy());
@@ -111,7 +103,7 @@ impl World {
         );
         refused("Fix index", self.mneme.fix_index(&req).map(|_| ()));
         refused("turning auto memory off", self.mneme.set_auto_memory(false).map(|_| ()));
-        if delete_frees_space {
+        if no == Refusal::Full {
             // The trash is on another disk: the memory's blocks are freed before its index line
             // goes, so on a full disk a delete is how a person makes room, and it works.
             let t = self.mneme.delete_memory(&req, "tabs.md").unwrap();
@@ -125,26 +117,21 @@ impl World {
     }
 }
 
+/// A drive that says `no`, and every write a person can make on it.
+fn refuses_every_write(no: Refusal) {
+    let Some(w) = World::new() else { return };
+    no.make(&w.drive);
+    w.every_write_is_refused(no);
+}
+
 #[test]
 fn a_full_disk_refuses_every_write_as_disk_full_and_leaves_every_file_as_it_was() {
-    let Some(w) = World::new() else { return };
-    w.drive.fill();
-    w.every_write_is_refused(true, |what, e| {
-        assert_eq!(e.code, ErrorCode::DiskFull, "{what}: {e}");
-        assert!(e.message.contains("is full. Free some space on it, then try again"), "{what}: {e}");
-        assert!(e.message.contains(&w.drive.path().display().to_string()), "{what} names where: {e}");
-    });
+    refuses_every_write(Refusal::Full);
 }
 
 #[test]
 fn a_read_only_disk_refuses_every_write_as_read_only_and_leaves_every_file_as_it_was() {
-    let Some(w) = World::new() else { return };
-    w.drive.read_only();
-    w.every_write_is_refused(false, |what, e| {
-        assert_eq!(e.code, ErrorCode::ReadOnly, "{what}: {e}");
-        assert!(e.message.contains("is mounted read-only. Remount it read-write"), "{what}: {e}");
-        assert!(e.message.contains(&w.drive.path().display().to_string()), "{what} names where: {e}");
-    });
+    refuses_every_write(Refusal::ReadOnly);
 }
 
 /// A home on one disk: the trash is as full as the memory folder, so a delete cannot make room
@@ -152,15 +139,15 @@ fn a_read_only_disk_refuses_every_write_as_read_only_and_leaves_every_file_as_it
 #[test]
 fn a_delete_on_a_full_disk_that_also_holds_the_trash_is_refused_and_keeps_the_memory() {
     let Some(w) = World::with_trash_on_the_drive(true) else { return };
-    w.drive.fill();
+    Refusal::Full.make(&w.drive);
     let before = tree_snapshot(w.drive.path());
     let e = w.mneme.delete_memory(&w.req(), "tabs.md").unwrap_err();
     assert_eq!(e.code, ErrorCode::DiskFull, "{e}");
-    assert!(e.message.contains("is full. Free some space on it, then try again"), "{e}");
+    assert!(e.message.contains(Refusal::Full.words()), "{e}");
     let after = tree_snapshot(w.drive.path());
     assert_eq!(after.get(&w.memdir.join("tabs.md")), before.get(&w.memdir.join("tabs.md")), "the memory stays");
     assert_eq!(after.get(&w.memdir.join("MEMORY.md")), before.get(&w.memdir.join("MEMORY.md")), "its index line stays");
-    let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
+    let temps = common::temporary_files(&after);
     assert!(temps.is_empty(), "a temporary file is left: {temps:?}");
     let trash = w.mneme.trash(&w.req()).unwrap();
     assert!(trash.entries.is_empty() && trash.damaged.is_empty(), "{trash:?}");

@@ -14,10 +14,12 @@
 
 #![cfg(target_os = "linux")]
 
-use mneme_api::{ApiError, ContextRequest, ErrorCode, FixedClock, Mneme, PromoteTo, ReviewModeName};
-use mneme_testsupport::accounts::root_or_skip;
+mod common;
+
+use common::{Before, Refusal};
+use mneme_api::{ApiError, ContextRequest, FixedClock, Mneme, PromoteTo, ReviewModeName};
 use mneme_testsupport::tmpfs::Tmpfs;
-use mneme_testsupport::{topic, tree_snapshot, write_file, TestHome};
+use mneme_testsupport::{topic, write_file, TestHome};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,11 +39,7 @@ struct World {
 
 impl World {
     fn new() -> Option<World> {
-        if !root_or_skip("mounting a tmpfs") {
-            return None;
-        }
-        let t = TestHome::new();
-        let drive = Tmpfs::mount(&t.root.join("drive"), "256k").expect("mounting a tmpfs as root");
+        let (t, drive) = common::home_with_drive("256k")?;
         let repo = t.git_repo("repo");
         let memdir = t.memdir_for(&repo);
         write_file(&memdir.join("MEMORY.md"), "- [Tabs](tabs.md) — the team uses tabs\n");
@@ -90,23 +88,18 @@ impl World {
         std::io::Write::write_all(&mut f, format!("{u}\n{a}\n").as_bytes()).unwrap();
     }
 
-    /// Every write of one of these files, each refused; `check` is called with what it was and
-    /// its error, and the drive and the memory folder must be exactly as they were after each.
-    fn every_write_is_refused(&self, check: impl Fn(&str, &ApiError)) {
+    /// Every write of one of these files on a drive that says `no`, each refused with its code
+    /// and words naming the data folder, never the system's bare words; the drive, the memory
+    /// folder and the project must be exactly as they were after each.
+    fn every_write_is_refused(&self, no: Refusal) {
         let m = self.mneme();
         let req = self.at();
-        let watched = [self.drive.path(), self.memdir.as_path(), self.repo.as_path()];
-        let snapshot = || watched.iter().map(|p| tree_snapshot(p)).collect::<Vec<_>>();
-        let before = snapshot();
+        let before = Before::take(&[self.drive.path(), self.memdir.as_path(), self.repo.as_path()]);
         let refused = |what: &str, r: Result<(), ApiError>| {
             let e = r.expect_err(what);
-            check(what, &e);
-            for (root, (b, a)) in watched.iter().zip(before.iter().zip(snapshot().iter())) {
-                let temps: Vec<_> = a.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
-                assert!(temps.is_empty(), "{what} left a temporary file: {temps:?}");
-                let differ: Vec<_> = a.keys().filter(|k| b.get(*k) != a.get(*k)).chain(b.keys().filter(|k| !a.contains_key(*k))).collect();
-                assert!(differ.is_empty(), "{what} changed {}: {differ:?}", root.display());
-            }
+            no.assert_answers(what, &e, &self.data());
+            assert!(!e.message.contains("os error"), "{what} passes on the system's bare words: {e}");
+            before.assert_unchanged(what);
             e
         };
         refused("setting the review mode", m.set_review_mode(&req, ReviewModeName::Automatic).map(|_| ()));
@@ -119,30 +112,21 @@ impl World {
     }
 }
 
+/// A drive that says `no`, and every write of these files on it.
+fn refuses_every_write(no: Refusal) {
+    let Some(w) = World::new() else { return };
+    no.make(&w.drive);
+    w.every_write_is_refused(no);
+}
+
 #[test]
 fn a_full_disk_refuses_the_inbox_extraction_and_trash_as_disk_full_and_leaves_them_as_they_were() {
-    let Some(w) = World::new() else { return };
-    w.drive.fill();
-    w.every_write_is_refused(|what, e| {
-        eprintln!("{what}: {:?}: {}", e.code, e.message);
-        assert_eq!(e.code, ErrorCode::DiskFull, "{what}: {e}");
-        assert!(e.message.contains("is full. Free some space on it, then try again"), "{what}: {e}");
-        assert!(e.message.contains(&w.data().display().to_string()), "{what} names where: {e}");
-        assert!(!e.message.contains("os error"), "{what} passes on the system's bare words: {e}");
-    });
+    refuses_every_write(Refusal::Full);
 }
 
 #[test]
 fn a_read_only_disk_refuses_the_inbox_extraction_and_trash_as_read_only_and_leaves_them_as_they_were() {
-    let Some(w) = World::new() else { return };
-    w.drive.read_only();
-    w.every_write_is_refused(|what, e| {
-        eprintln!("{what}: {:?}: {}", e.code, e.message);
-        assert_eq!(e.code, ErrorCode::ReadOnly, "{what}: {e}");
-        assert!(e.message.contains("is mounted read-only. Remount it read-write"), "{what}: {e}");
-        assert!(e.message.contains(&w.data().display().to_string()), "{what} names where: {e}");
-        assert!(!e.message.contains("os error"), "{what} passes on the system's bare words: {e}");
-    });
+    refuses_every_write(Refusal::ReadOnly);
 }
 
 /// Extraction in automatic mode writes memories to the memory folder (on a disk with room) and
@@ -154,18 +138,14 @@ fn an_automatic_extraction_whose_record_the_disk_refuses_writes_no_memory() {
     let Some(w) = World::new() else { return };
     let m = w.mneme();
     m.set_review_mode(&w.at(), ReviewModeName::Automatic).unwrap();
-    for (i, expect) in [ErrorCode::DiskFull, ErrorCode::ReadOnly].into_iter().enumerate() {
-        if i == 0 {
-            w.drive.fill();
-        } else {
-            w.drive.read_only();
-        }
-        let before = (tree_snapshot(w.drive.path()), tree_snapshot(&w.memdir));
-        let e = m.run_extraction(&w.at(), None).expect_err("an extraction on a disk that says no");
-        eprintln!("{expect:?}: {e}");
-        assert_eq!(e.code, expect, "{e}");
-        assert!(e.message.contains(&w.data().display().to_string()) && !e.message.contains("os error"), "{e}");
-        assert!((tree_snapshot(w.drive.path()), tree_snapshot(&w.memdir)) == before, "the run changed the drive or the memory folder: {e}");
+    for no in [Refusal::Full, Refusal::ReadOnly] {
+        no.make(&w.drive);
+        let before = Before::take(&[w.drive.path(), &w.memdir]);
+        let what = format!("an automatic extraction on a drive that is {no:?}");
+        let e = m.run_extraction(&w.at(), None).expect_err(&what);
+        no.assert_answers(&what, &e, &w.data());
+        assert!(!e.message.contains("os error"), "{what} passes on the system's bare words: {e}");
+        before.assert_unchanged(&what);
     }
 }
 
@@ -177,14 +157,13 @@ fn the_trash_on_a_read_only_disk_is_not_restored_purged_or_emptied() {
     let Some(w) = World::new() else { return };
     let m = w.mneme();
     let entry = m.delete_memory(&w.at(), "tabs.md").unwrap();
-    w.drive.read_only();
-    let before = (tree_snapshot(w.drive.path()), tree_snapshot(&w.memdir));
+    Refusal::ReadOnly.make(&w.drive);
+    let before = Before::take(&[w.drive.path(), &w.memdir]);
     let refused = |what: &str, r: Result<(), ApiError>| {
         let e = r.expect_err(what);
-        eprintln!("{what}: {:?}: {e}", e.code);
-        assert_eq!(e.code, ErrorCode::ReadOnly, "{what}: {e}");
-        assert!(e.message.contains("is mounted read-only. Remount it read-write") && !e.message.contains("os error"), "{what}: {e}");
-        assert!((tree_snapshot(w.drive.path()), tree_snapshot(&w.memdir)) == before, "{what} changed the trash or the memory folder: {e}");
+        Refusal::ReadOnly.assert_answers(what, &e, w.drive.path());
+        assert!(!e.message.contains("os error"), "{what} passes on the system's bare words: {e}");
+        before.assert_unchanged(what);
     };
     refused("restoring", m.restore_memory(&w.at(), &entry.id).map(|_| ()));
     refused("purging", m.purge_trash(&w.at(), &entry.id).map(|_| ()));

@@ -15,13 +15,14 @@
 
 #![cfg(target_os = "linux")]
 
+mod common;
+
+use common::{Before, Refusal};
 use mneme_api::{
-    ApiError, ContextRequest, DreamModeName, DreamState, ErrorCode, FixedClock, Mneme, NewMemoryRequest, ProviderChoice,
-    ProviderSettingsInput,
+    ApiError, ContextRequest, DreamModeName, DreamState, FixedClock, Mneme, NewMemoryRequest, ProviderChoice, ProviderSettingsInput,
 };
-use mneme_testsupport::accounts::root_or_skip;
 use mneme_testsupport::tmpfs::Tmpfs;
-use mneme_testsupport::{topic, tree_snapshot, write_file, TestHome};
+use mneme_testsupport::{topic, write_file, TestHome};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,11 +51,7 @@ struct World {
 
 impl World {
     fn new() -> Option<World> {
-        if !root_or_skip("mounting a tmpfs") {
-            return None;
-        }
-        let t = TestHome::new();
-        let drive = Tmpfs::mount(&t.root.join("drive"), "256k").expect("mounting a tmpfs as root");
+        let (t, drive) = common::home_with_drive("256k")?;
         let config = drive.path().join("claude");
         let data = drive.path().join("mneme-data");
         let repo = drive.path().join("repo");
@@ -104,22 +101,18 @@ impl World {
         ContextRequest { cwd: self.repo.clone(), ..Default::default() }
     }
 
-    /// Every write of one of Mneme's own files, each refused; `check` is called with what it
-    /// was and its error, and the drive must be exactly as it was after each.
-    fn every_write_is_refused(&self, check: impl Fn(&str, &ApiError)) {
+    /// Every write of one of Mneme's own files on a drive that says `no`, each refused with its
+    /// code and words naming the drive; the drive must be exactly as it was after each.
+    fn every_write_is_refused(&self, no: Refusal) {
         // A newer Claude Code: the check is due again, and records its answer.
         let m = self.mneme("2.1.301");
         let req = self.req();
         let memory = m.memory(&req, "tabs.md").unwrap();
-        let before = tree_snapshot(self.drive.path());
+        let before = Before::take(&[self.drive.path()]);
         let refused = |what: &str, r: Result<(), ApiError>| {
             let e = r.expect_err(what);
-            check(what, &e);
-            let after = tree_snapshot(self.drive.path());
-            let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
-            assert!(temps.is_empty(), "{what} left a temporary file: {temps:?}");
-            let differ: Vec<_> = after.keys().filter(|k| before.get(*k) != after.get(*k)).chain(before.keys().filter(|k| !after.contains_key(*k))).collect();
-            assert!(differ.is_empty(), "{what} changed the drive: {differ:?}");
+            no.assert_answers(what, &e, self.drive.path());
+            before.assert_unchanged(what);
             e
         };
         refused("rejecting a dream (its record)", m.reject_dream(&req, &self.dream).map(|_| ()));
@@ -143,28 +136,21 @@ impl World {
     }
 }
 
+/// A drive that says `no`, and every write of Mneme's own files on it.
+fn refuses_every_write(no: Refusal) {
+    let Some(w) = World::new() else { return };
+    no.make(&w.drive);
+    w.every_write_is_refused(no);
+}
+
 #[test]
 fn a_full_disk_refuses_mnemes_own_files_as_disk_full_and_leaves_them_as_they_were() {
-    let Some(w) = World::new() else { return };
-    w.drive.fill();
-    w.every_write_is_refused(|what, e| {
-        eprintln!("{what}: {:?}: {}", e.code, e.message);
-        assert_eq!(e.code, ErrorCode::DiskFull, "{what}: {e}");
-        assert!(e.message.contains("is full. Free some space on it, then try again"), "{what}: {e}");
-        assert!(e.message.contains(&w.drive.path().display().to_string()), "{what} names where: {e}");
-    });
+    refuses_every_write(Refusal::Full);
 }
 
 #[test]
 fn a_read_only_disk_refuses_mnemes_own_files_as_read_only_and_leaves_them_as_they_were() {
-    let Some(w) = World::new() else { return };
-    w.drive.read_only();
-    w.every_write_is_refused(|what, e| {
-        eprintln!("{what}: {:?}: {}", e.code, e.message);
-        assert_eq!(e.code, ErrorCode::ReadOnly, "{what}: {e}");
-        assert!(e.message.contains("is mounted read-only. Remount it read-write"), "{what}: {e}");
-        assert!(e.message.contains(&w.drive.path().display().to_string()), "{what} names where: {e}");
-    });
+    refuses_every_write(Refusal::ReadOnly);
 }
 
 /// The team sync state (`team-sync/<folder>.json` in Mneme's data folder) on a full, then a
@@ -176,11 +162,7 @@ fn the_team_sync_state_is_refused_as_disk_full_then_read_only_and_left_as_it_was
     use mneme_team::auth::{CredentialStore, Credentials, MemoryStore};
     use mneme_team_server::{DatabaseUrl, Role, ServerConfig};
 
-    if !root_or_skip("mounting a tmpfs") {
-        return;
-    }
-    let t = TestHome::new();
-    let drive = Tmpfs::mount(&t.root.join("drive"), "256k").expect("mounting a tmpfs as root");
+    let Some((t, drive)) = common::home_with_drive("256k") else { return };
     let db = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let server = rt.block_on(async {
@@ -212,20 +194,14 @@ fn the_team_sync_state_is_refused_as_disk_full_then_read_only_and_left_as_it_was
     let states: Vec<_> = std::fs::read_dir(data.join("team-sync")).unwrap().flatten().map(|e| e.path()).collect();
     assert_eq!(states.len(), 1, "the pull recorded its state: {states:?}");
 
-    let refused = |expect: ErrorCode, words: &str| {
-        let before = tree_snapshot(drive.path());
-        let e = m.team_pull(&req).expect_err("a pull on a disk that says no");
-        assert_eq!(e.code, expect, "{e}");
-        assert!(e.message.contains(words) && e.message.contains(&states[0].display().to_string()), "{e}");
-        let after = tree_snapshot(drive.path());
-        let temps: Vec<_> = after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect();
-        assert!(temps.is_empty(), "a temporary file is left: {temps:?}");
-        assert!(after == before, "the drive changed: {:?}", after.keys().filter(|k| before.get(*k) != after.get(*k)).collect::<Vec<_>>());
-    };
-    drive.fill();
-    refused(ErrorCode::DiskFull, "is full. Free some space on it, then try again");
-    drive.read_only();
-    refused(ErrorCode::ReadOnly, "is mounted read-only. Remount it read-write");
+    for no in [Refusal::Full, Refusal::ReadOnly] {
+        no.make(&drive);
+        let before = Before::take(&[drive.path()]);
+        let what = format!("a pull on a drive that is {no:?}");
+        let e = m.team_pull(&req).expect_err(&what);
+        no.assert_answers(&what, &e, &states[0]);
+        before.assert_unchanged(&what);
+    }
     drop(drive);
     rt.block_on(server.shutdown());
 }

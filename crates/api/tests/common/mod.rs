@@ -1,0 +1,94 @@
+//! What the disk-says-no tests share: a fresh home with a small tmpfs standing for a drive, the
+//! two ways that drive says no with the code and words the api must answer each with, and the
+//! check that a refused write left every file as it was and no temporary file behind.
+#![allow(dead_code)] // each test file uses its own part
+
+use mneme_api::{ApiError, ErrorCode};
+use mneme_testsupport::accounts::root_or_skip;
+use mneme_testsupport::tmpfs::Tmpfs;
+use mneme_testsupport::{tree_snapshot, TestHome};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A fresh home with a tmpfs of `size` (`64k`, `256k`) mounted on its `drive` folder. `None`
+/// when this is not root: the test has said that it did not run and passes without checking.
+/// Keep the drive before the home wherever both are held (fields drop in order): it must be
+/// unmounted before the temporary folder goes.
+pub fn home_with_drive(size: &str) -> Option<(TestHome, Tmpfs)> {
+    if !root_or_skip("mounting a tmpfs") {
+        return None;
+    }
+    let t = TestHome::new();
+    let drive = Tmpfs::mount(&t.root.join("drive"), size).expect("mounting a tmpfs as root");
+    Some((t, drive))
+}
+
+/// How a drive says no to a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Filled to the brim.
+    Full,
+    /// Remounted read-only.
+    ReadOnly,
+}
+
+impl Refusal {
+    /// Makes `drive` say it.
+    pub fn make(self, drive: &Tmpfs) {
+        match self {
+            Refusal::Full => drive.fill(),
+            Refusal::ReadOnly => drive.read_only(),
+        }
+    }
+
+    /// The code the api answers it with.
+    pub fn code(self) -> ErrorCode {
+        match self {
+            Refusal::Full => ErrorCode::DiskFull,
+            Refusal::ReadOnly => ErrorCode::ReadOnly,
+        }
+    }
+
+    /// What the api's sentence must say: what happened and what to do about it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Refusal::Full => "is full. Free some space on it, then try again",
+            Refusal::ReadOnly => "is mounted read-only. Remount it read-write",
+        }
+    }
+
+    /// Asserts that `e`, the answer to `what`, is this refusal: its code, its words, and the
+    /// place the disk refused (`place` or a path below it).
+    pub fn assert_answers(self, what: &str, e: &ApiError, place: &Path) {
+        eprintln!("{what}: {:?}: {}", e.code, e.message);
+        assert_eq!(e.code, self.code(), "{what}: {e}");
+        assert!(e.message.contains(self.words()), "{what}: {e}");
+        assert!(e.message.contains(&place.display().to_string()), "{what} names where: {e}");
+    }
+}
+
+/// A snapshot of folders taken before writes the disk must refuse (`tree_snapshot` of each).
+pub struct Before(Vec<(PathBuf, BTreeMap<PathBuf, Vec<u8>>)>);
+
+impl Before {
+    pub fn take(roots: &[&Path]) -> Before {
+        Before(roots.iter().map(|r| (r.to_path_buf(), tree_snapshot(r))).collect())
+    }
+
+    /// Asserts that `what` left no temporary file below the folders and changed, added and
+    /// removed nothing there.
+    pub fn assert_unchanged(&self, what: &str) {
+        for (root, before) in &self.0 {
+            let after = tree_snapshot(root);
+            let temps = temporary_files(&after);
+            assert!(temps.is_empty(), "{what} left a temporary file: {temps:?}");
+            let differ: Vec<_> = after.keys().filter(|k| before.get(*k) != after.get(*k)).chain(before.keys().filter(|k| !after.contains_key(*k))).collect();
+            assert!(differ.is_empty(), "{what} changed {}: {differ:?}", root.display());
+        }
+    }
+}
+
+/// The temporary files (`*.tmp`, as the atomic writes name theirs) in a `tree_snapshot`.
+pub fn temporary_files(snapshot: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<&PathBuf> {
+    snapshot.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect()
+}
