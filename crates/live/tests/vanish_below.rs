@@ -7,10 +7,32 @@
 
 mod common;
 
-use common::{mount_drive, settle, until, Shell, World};
+use common::{mount_drive, settle, until, Drive, Shell, World};
 use mneme_testsupport::{write_file, TestHome};
+use std::path::{Path, PathBuf};
 
-const SKIP: &str = "skipped: mounting a tmpfs needs root (this audit of drives below a watched folder did not run)";
+/// A drive mounted on `dir`; `None` when this is not root, said so that the test passes without
+/// checking.
+fn drive_on(dir: &Path) -> Option<Drive> {
+    let drive = mount_drive(dir);
+    if drive.is_none() {
+        eprintln!("skipped: mounting a tmpfs needs root (this audit of drives below a watched folder did not run)");
+    }
+    drive
+}
+
+/// A repository with a CLAUDE.md whose shared rules folder (`.claude/rules/shared`) is a drive
+/// holding `team.md` with `rule`, before anything watches it: the home, the repository, the
+/// shared folder and the drive. `None` as [`drive_on`].
+fn repo_with_rules_on_a_drive(rule: &str) -> Option<(TestHome, PathBuf, PathBuf, Drive)> {
+    let home = TestHome::new();
+    let repo = home.git_repo("repo");
+    home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
+    let shared = repo.join(".claude/rules/shared");
+    let drive = drive_on(&shared)?;
+    write_file(&shared.join("team.md"), rule);
+    Some((home, repo, shared, drive))
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drive_mounted_below_a_watched_claude_folder_is_heard() {
@@ -18,10 +40,7 @@ async fn a_drive_mounted_below_a_watched_claude_folder_is_heard() {
     let shared = s.repo.join(".claude/rules/shared");
     std::fs::create_dir_all(&shared).unwrap();
     settle().await;
-    let Some(_drive) = mount_drive(&shared) else {
-        eprintln!("{SKIP}");
-        return;
-    };
+    let Some(_drive) = drive_on(&shared) else { return };
     // The watch on `shared` is on the folder under the drive now: only a fresh one hears this.
     s.heard(&shared.join("team.md"), "TEAM\n").await;
     s.heard(&s.repo.join(".claude/rules/style.md"), "RULE2\n").await;
@@ -29,15 +48,7 @@ async fn a_drive_mounted_below_a_watched_claude_folder_is_heard() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drive_unmounted_below_a_watched_claude_folder_is_heard() {
-    let home = TestHome::new();
-    let repo = home.git_repo("repo");
-    home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
-    let shared = repo.join(".claude/rules/shared");
-    let Some(drive) = mount_drive(&shared) else {
-        eprintln!("{SKIP}");
-        return;
-    };
-    write_file(&shared.join("team.md"), "TEAM\n");
+    let Some((home, repo, shared, drive)) = repo_with_rules_on_a_drive("TEAM\n") else { return };
     let mut s = Shell::open(home, repo);
     s.heard(&shared.join("team.md"), "TEAM2\n").await;
     drive.unmount();
@@ -49,14 +60,7 @@ async fn a_drive_unmounted_below_a_watched_claude_folder_is_heard() {
 /// inode may be the same as before (tmpfs numbers afresh the same way), only the mount differs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drive_below_a_watched_claude_folder_mounted_again_at_once_is_heard() {
-    let home = TestHome::new();
-    let repo = home.git_repo("repo");
-    let shared = repo.join(".claude/rules/shared");
-    let Some(drive) = mount_drive(&shared) else {
-        eprintln!("{SKIP}");
-        return;
-    };
-    write_file(&shared.join("team.md"), "TEAM\n");
+    let Some((home, repo, shared, drive)) = repo_with_rules_on_a_drive("TEAM\n") else { return };
     let mut s = Shell::open(home, repo);
     s.heard(&shared.join("team.md"), "TEAM2\n").await;
     // No await in between: the watcher's look each second does not run between the two.
@@ -71,10 +75,7 @@ async fn a_drive_mounted_below_the_projects_folder_is_heard() {
     let other = s.home.config_home().join("projects/-elsewhere");
     std::fs::create_dir_all(&other).unwrap();
     settle().await;
-    let Some(drive) = mount_drive(&other) else {
-        eprintln!("{SKIP}");
-        return;
-    };
+    let Some(drive) = drive_on(&other) else { return };
     s.heard(&other.join("memory/MEMORY.md"), "- on the drive\n").await;
     drive.unmount();
     s.heard(&other.join("memory/MEMORY.md"), "- under the drive\n").await;
@@ -84,15 +85,7 @@ async fn a_drive_mounted_below_the_projects_folder_is_heard() {
 /// without it (the batch names the mount point as a folder that changed).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_view_with_a_rule_on_a_drive_below_is_dropped_when_the_drive_goes() {
-    let home = TestHome::new();
-    let repo = home.git_repo("repo");
-    home.write(repo.join("CLAUDE.md"), "Use tabs.\n");
-    let shared = repo.join(".claude/rules/shared");
-    let Some(drive) = mount_drive(&shared) else {
-        eprintln!("{SKIP}");
-        return;
-    };
-    write_file(&shared.join("team.md"), "TEAM-RULE\n");
+    let Some((home, repo, _shared, drive)) = repo_with_rules_on_a_drive("TEAM-RULE\n") else { return };
     let w = World::start(home, repo);
     w.events.watch_project(&w.repo, &w.home.memdir_for(&w.repo));
     assert!(w.cached().block.contains("TEAM-RULE"));
