@@ -3,38 +3,24 @@
 //! allows any bytes). What each release does was captured from the real binaries
 //! (docs/claude-code-versions.md, row 29; testdata/conformance-versions `foreign`).
 
-use mneme_claudemd::{load, LoadOptions, SkipReason};
-use mneme_core::versions::{behaviours, ClaudeVersion};
-use std::ffi::OsStr;
-use std::fs;
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+mod common;
 
-struct Fx {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-}
+use common::Fx;
+use mneme_claudemd::{load, SkipReason};
+use mneme_core::versions::ClaudeVersion;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 
 impl Fx {
-    fn new() -> Self {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let root = fs::canonicalize(tmp.path()).expect("canonical tempdir");
-        fs::create_dir_all(root.join("home/.claude")).unwrap();
-        Fx { _tmp: tmp, root }
-    }
-
     /// Writes `content` at `rel` (bytes, so a name may be anything Linux allows).
     fn write(&self, rel: &[u8], content: &str) {
-        let p = self.root.join(OsStr::from_bytes(rel));
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, content).unwrap();
+        self.write_bytes(OsStr::from_bytes(rel), content.as_bytes());
     }
 
     /// The rules each release loads at start from repository `repo`, as paths under it.
     fn rules(&self, repo: &str, release: ClaudeVersion) -> Vec<String> {
-        let cwd = self.root.join(repo);
-        let opts = LoadOptions::new(cwd.clone(), self.root.join("home"), self.root.join("home/.claude"), self.root.join("managed"), behaviours(release));
-        let ctx = load(&opts);
+        let cwd = self.p(repo);
+        let ctx = load(&self.options_for(repo, release));
         let mut out: Vec<String> = ctx
             .files
             .iter()
@@ -94,8 +80,8 @@ fn a_rule_named_in_bytes_that_are_not_utf8_is_left_out_and_the_rest_loads() {
         assert_eq!(fx.rules("repo", release), [".claude/rules/ok.md"], "{release}");
     }
     // The view names each, its bytes escaped (a path any front end can show), and says why.
-    let cwd = fx.root.join("repo");
-    let ctx = load(&LoadOptions::new(cwd.clone(), fx.root.join("home"), fx.root.join("home/.claude"), fx.root.join("managed"), behaviours(ClaudeVersion::new(2, 1, 332))));
+    let cwd = fx.p("repo");
+    let ctx = load(&fx.options_for("repo", ClaudeVersion::new(2, 1, 332)));
     let mut skipped: Vec<String> = ctx
         .skipped
         .iter()
@@ -115,9 +101,8 @@ fn a_lone_cr_in_a_given_memory_index_by_release() {
     fx.write(b"repo/CLAUDE.md", "ROOT\n");
     let index = format!("- a\r- b\r\n- c\n{}", (0..205).map(|i| format!("- l{i}\n")).collect::<String>());
     let sent = |release: ClaudeVersion| {
-        let cwd = fx.root.join("repo");
-        let mut opts = LoadOptions::new(cwd, fx.root.join("home"), fx.root.join("home/.claude"), fx.root.join("managed"), behaviours(release));
-        opts.auto_mem_entrypoint = Some(fx.root.join("home/.claude/projects/x/memory/MEMORY.md"));
+        let mut opts = fx.options_for("repo", release);
+        opts.auto_mem_entrypoint = Some(fx.p("home/.claude/projects/x/memory/MEMORY.md"));
         opts.auto_mem_content = Some(index.clone());
         let ctx = load(&opts);
         ctx.files.iter().find(|f| f.layer == mneme_core::Layer::AutoMem).expect("the index loads").content.clone()

@@ -2,6 +2,9 @@
 //! Every tree lives in a temporary folder; only files under it are looked at (the upward walk
 //! could also meet a stray CLAUDE.md above the temp folder on a developer machine).
 
+mod common;
+
+use common::Fx;
 use mneme_claudemd::{
     agents_md_hook, load, render_claude_md, render_instructions, render_lazy, render_touched, touched, AgentsMd, Context,
     LoadOptions, LoadedFile, SkipReason, Sources,
@@ -12,33 +15,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-struct Fx {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-}
-
 impl Fx {
-    fn new() -> Self {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let root = fs::canonicalize(tmp.path()).expect("canonical tempdir");
-        fs::create_dir_all(root.join("home/.claude")).unwrap();
-        fs::create_dir_all(root.join("repo")).unwrap();
-        Fx { _tmp: tmp, root }
-    }
-
-    fn p(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-
     fn write(&self, rel: &str, content: &str) -> PathBuf {
         self.write_bytes(rel, content.as_bytes())
-    }
-
-    fn write_bytes(&self, rel: &str, content: &[u8]) -> PathBuf {
-        let p = self.p(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, content).unwrap();
-        p
     }
 
     fn symlink(&self, target: &str, link: &str) {
@@ -47,10 +26,9 @@ impl Fx {
         std::os::unix::fs::symlink(target, l).unwrap();
     }
 
+    /// [`Fx::options_for`] as 2.1.197 loads.
     fn opts(&self, cwd: &str) -> LoadOptions {
-        let cwd = self.p(cwd);
-        fs::create_dir_all(&cwd).unwrap();
-        LoadOptions::new(cwd, self.p("home"), self.p("home/.claude"), self.p("managed"), behaviours(ClaudeVersion::new(2, 1, 197)))
+        self.options_for(cwd, ClaudeVersion::new(2, 1, 197))
     }
 
     fn rel(&self, p: &Path) -> Option<String> {
