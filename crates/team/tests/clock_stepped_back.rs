@@ -7,61 +7,17 @@
 mod common;
 
 use mneme_core::clock::SetClock;
-use mneme_core::Clock;
-use mneme_team::auth::{CredentialStore, Credentials, MemoryStore, Session};
-use mneme_team::client::{Http, StaticToken, SyncClient, SyncError, SyncTarget, TokenSource};
+use mneme_team::auth::{CredentialStore, Credentials, Session};
+use mneme_team::client::{Http, StaticToken, SyncError, TokenSource};
 use mneme_testsupport::raw_http::{json, serve};
 use mneme_testsupport::TestHome;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use common::{NoWait, bearer, is_refresh, unauthorized};
-
-/// 2026-12-07T00:00:00Z: the clock after it was stepped back.
-const NOW: u64 = 1_796_601_600;
+use common::{bearer, client_at, expiring_server, is_refresh, issued_ahead, refusing_every_token, signed_in_ahead, unauthorized, NOW, REFRESHED};
 
 const TREE: &str = r#"{"repo":"owner/name","lastModified":"x","checksum":"sha256:c","content":{"entries":{"a.md":"theirs"}}}"#;
 const HASHES: &str = r#"{"version":1,"checksum":"sha256:c","entryChecksums":{}}"#;
 const PUT_OK: &str = r#"{"checksum":"sha256:p"}"#;
-const REFRESHED: &str = r#"{"access_token":"a2","token_type":"Bearer","expires_in":3600,"refresh_token":"r2"}"#;
-
-/// Credentials issued while the clock ran two hours ahead with an hour to live: by the clock
-/// at [`NOW`] they have three hours left; the server expired them an hour ago.
-fn issued_ahead() -> Credentials {
-    let json = format!(r#"{{"accessToken":"a1","refreshToken":"r1","expiresAtMs":{},"user":"ada"}}"#, (NOW + 3 * 3600) * 1000);
-    serde_json::from_str(&json).unwrap()
-}
-
-/// A client signed in with [`issued_ahead`] credentials through a real [`Session`].
-fn client(home: &TestHome, url: &str) -> (SyncClient, Arc<MemoryStore>, PathBuf) {
-    let memory = home.root.join("memory");
-    std::fs::create_dir_all(memory.join("team")).unwrap();
-    let store = Arc::new(MemoryStore::default());
-    store.save(url, &issued_ahead()).unwrap();
-    let clock: Arc<dyn Clock> = Arc::new(SetClock::at_unix_secs(NOW));
-    let session = Session::new(url, store.clone(), Http::default(), clock.clone()).with_refresh_lock(&home.env.data_dir());
-    let target = SyncTarget { memory_dir: memory.clone(), repo: Some("owner/name".into()), server_url: Some(url.into()) };
-    let c = SyncClient::new(target, &home.env, clock, Arc::new(session)).with_sleeper(Arc::new(NoWait));
-    (c, store, memory.join("team"))
-}
-
-/// The server: `a1` refused (expired), `r1` refreshed once into `a2`/`r2`, `a2` accepted.
-fn expiring_server(answer: impl Fn(&str) -> Vec<u8> + Send + Sync + 'static) -> (String, Arc<Mutex<Vec<String>>>) {
-    let spent = AtomicBool::new(false);
-    serve(move |req| {
-        if is_refresh(req) {
-            // A refresh token spent twice is theft to a rotating server.
-            if req.contains("refresh_token=r1") && !spent.swap(true, Ordering::SeqCst) {
-                return json("200 OK", REFRESHED);
-            }
-            return json("400 Bad Request", r#"{"error":"invalid_grant","error_description":"refresh token reused"}"#);
-        }
-        match bearer(req) {
-            Some("a2") => answer(req),
-            _ => unauthorized(),
-        }
-    })
-}
 
 fn count(seen: &Mutex<Vec<String>>, what: impl Fn(&str) -> bool) -> usize {
     seen.lock().unwrap().iter().filter(|r| what(r)).count()
@@ -71,7 +27,7 @@ fn count(seen: &Mutex<Vec<String>>, what: impl Fn(&str) -> bool) -> usize {
 fn a_pull_refused_for_a_token_the_clock_calls_current_refreshes_once_and_succeeds() {
     let home = TestHome::new();
     let (url, seen) = expiring_server(|_| json("200 OK", TREE));
-    let (c, store, team) = client(&home, &url);
+    let (c, store, team) = signed_in_ahead(&home, &url);
     let r = c.pull().unwrap();
     assert_eq!(r.written, ["a.md"], "{r:?}");
     assert_eq!(std::fs::read_to_string(team.join("a.md")).unwrap(), "theirs");
@@ -90,7 +46,7 @@ fn a_pull_refused_for_a_token_the_clock_calls_current_refreshes_once_and_succeed
 fn a_push_whose_probe_is_refused_refreshes_once_and_pushes() {
     let home = TestHome::new();
     let (url, seen) = expiring_server(|req| if req.starts_with("PUT ") { json("200 OK", PUT_OK) } else { json("200 OK", HASHES) });
-    let (c, _, team) = client(&home, &url);
+    let (c, _, team) = signed_in_ahead(&home, &url);
     std::fs::write(team.join("mine.md"), "mine").unwrap();
     let p = c.push_automatic().unwrap();
     assert_eq!(p.uploaded, ["mine.md"], "{p:?}");
@@ -138,7 +94,7 @@ fn a_put_and_a_conflict_probe_refused_mid_session_are_retried_after_a_refresh() 
                 json("200 OK", TREE)
             }
         });
-        let (c, _, team) = client(&home, &url);
+        let (c, _, team) = signed_in_ahead(&home, &url);
         c.pull().unwrap();
         std::fs::write(team.join("mine.md"), "mine").unwrap();
         let p = c.push_automatic().unwrap();
@@ -167,16 +123,8 @@ fn a_put_and_a_conflict_probe_refused_mid_session_are_retried_after_a_refresh() 
 #[test]
 fn a_second_401_after_the_refresh_is_permanent_and_nothing_loops() {
     let home = TestHome::new();
-    // Every refresh succeeds with a new pair, and every token is refused all the same.
-    let refreshes = AtomicUsize::new(0);
-    let (url, seen) = serve(move |req| {
-        if !is_refresh(req) {
-            return unauthorized();
-        }
-        let n = refreshes.fetch_add(1, Ordering::SeqCst) + 2;
-        json("200 OK", &format!(r#"{{"access_token":"a{n}","token_type":"Bearer","expires_in":3600,"refresh_token":"r{n}"}}"#))
-    });
-    let (c, _, team) = client(&home, &url);
+    let (url, seen) = refusing_every_token();
+    let (c, _, team) = signed_in_ahead(&home, &url);
     let e = c.pull().unwrap_err();
     assert!(matches!(e, SyncError::Auth { status: 401, .. }) && e.is_permanent(), "{e:?}");
     assert!(e.to_string().contains("Run `mneme team login` again"), "{e}");
@@ -205,7 +153,7 @@ fn a_refused_refresh_says_to_sign_in_again() {
     for (status, body, says) in refusals {
         let home = TestHome::new();
         let (url, seen) = serve(move |req| if is_refresh(req) { json(status, body) } else { unauthorized() });
-        let (c, store, _) = client(&home, &url);
+        let (c, store, _) = signed_in_ahead(&home, &url);
         let e = c.pull().unwrap_err();
         assert!(matches!(e, SyncError::Auth { .. }) && e.is_permanent(), "{status} {body}: {e:?}");
         let text = e.to_string();
@@ -222,7 +170,7 @@ fn a_refused_refresh_says_to_sign_in_again() {
 fn a_token_that_cannot_be_renewed_keeps_its_401() {
     let home = TestHome::new();
     let (url, seen) = expiring_server(|_| json("200 OK", TREE));
-    let (c, store, _) = client(&home, &url);
+    let (c, store, _) = signed_in_ahead(&home, &url);
     let mut bare = issued_ahead();
     bare.refresh_token = None;
     store.save(&url, &bare).unwrap();
@@ -230,10 +178,7 @@ fn a_token_that_cannot_be_renewed_keeps_its_401() {
     assert!(matches!(e, SyncError::Auth { status: 401, .. }), "{e:?}");
     assert_eq!(seen.lock().unwrap().len(), 1);
 
-    let memory = home.root.join("static");
-    std::fs::create_dir_all(memory.join("team")).unwrap();
-    let target = SyncTarget { memory_dir: memory, repo: Some("owner/name".into()), server_url: Some(url.clone()) };
-    let c = SyncClient::new(target, &home.env, Arc::new(SetClock::at_unix_secs(NOW)), Arc::new(StaticToken("a1".into()))).with_sleeper(Arc::new(NoWait));
+    let (c, _) = client_at(&home, &url, "static", Arc::new(SetClock::at_unix_secs(NOW)), Arc::new(StaticToken("a1".into())));
     let e = c.pull().unwrap_err();
     assert!(matches!(e, SyncError::Auth { status: 401, .. }), "{e:?}");
     assert_eq!(seen.lock().unwrap().len(), 2);

@@ -5,20 +5,17 @@
 mod common;
 
 use mneme_core::SystemClock;
-use mneme_team::auth::{self, CredentialStore, Credentials, DeviceLogin, MemoryStore};
-use mneme_team::client::{Http, StaticToken, SyncClient, SyncError, SyncTarget};
+use mneme_team::auth::{self, CredentialStore, Credentials, MemoryStore};
+use mneme_team::client::{Http, SyncClient, SyncError};
 use mneme_testsupport::raw_http::{json, serve};
 use mneme_testsupport::TestHome;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use common::NoWait;
+use common::login_at;
 
+/// [`common::client_with_token`] on the system's clock, as the app runs.
 fn client(home: &TestHome, url: &str) -> (SyncClient, PathBuf) {
-    let memory = home.root.join("memory");
-    std::fs::create_dir_all(memory.join("team")).unwrap();
-    let target = SyncTarget { memory_dir: memory.clone(), repo: Some("owner/name".into()), server_url: Some(url.into()) };
-    let c = SyncClient::new(target, &home.env, Arc::new(SystemClock), Arc::new(StaticToken("t0k3n".into()))).with_sleeper(Arc::new(NoWait));
-    (c, memory.join("team"))
+    common::client_with_token(home, url, Arc::new(SystemClock))
 }
 
 /// A pull naming more files than any team memory holds is refused while it is parsed: a map
@@ -135,19 +132,6 @@ fn a_server_that_empties_the_tree_loses_no_local_file() {
     assert_eq!(std::fs::read_to_string(&found[0]).unwrap(), "never pushed");
 }
 
-
-/// A device sign-in the user has approved at `url`, ready to be polled for its tokens.
-fn login_at(url: &str) -> DeviceLogin {
-    DeviceLogin {
-        server: url.to_string(),
-        user_code: "ABCD-EFGH".into(),
-        verification_uri: format!("{url}/device"),
-        verification_uri_complete: format!("{url}/device"),
-        interval_secs: 1,
-        expires_at_ms: u64::MAX,
-        device_code: "dc".into(),
-    }
-}
 
 /// Drops `CAP_DAC_OVERRIDE` and `CAP_DAC_READ_SEARCH` from this thread's effective set until
 /// dropped, so a root test run meets file modes as a person does (capabilities are per thread

@@ -8,25 +8,13 @@ mod common;
 use mneme_core::clock::SetClock;
 use mneme_core::{Clock, FixedClock};
 use mneme_team::auth::{self, CredentialStore, MemoryStore};
-use mneme_team::client::{Http, Sleeper, StaticToken, SyncClient, SyncTarget};
+use mneme_team::client::{Http, Sleeper};
 use mneme_testsupport::raw_http::{json, serve};
 use mneme_testsupport::TestHome;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use common::NoWait;
-
-/// 2026-12-07T00:00:00Z.
-const NOW: u64 = 1_796_601_600;
-
-fn client(home: &TestHome, url: &str, clock: Arc<dyn Clock>) -> (SyncClient, PathBuf) {
-    let memory = home.root.join("memory");
-    std::fs::create_dir_all(memory.join("team")).unwrap();
-    let target = SyncTarget { memory_dir: memory.clone(), repo: Some("owner/name".into()), server_url: Some(url.into()) };
-    let c = SyncClient::new(target, &home.env, clock, Arc::new(StaticToken("t0k3n".into()))).with_sleeper(Arc::new(NoWait));
-    (c, memory.join("team"))
-}
+use common::{client_with_token, login_at, NOW};
 
 /// Removal times of every absurd kind: each named key is still removed here (to the trash),
 /// the state is saved and read back, and the next push leaves the removed keys out; a
@@ -63,7 +51,7 @@ fn absurd_removal_times_still_remove_and_sync_goes_on() {
         }
     });
     let clock: Arc<dyn Clock> = Arc::new(FixedClock::at_unix_secs(NOW));
-    let (c, team) = client(&home, &url, clock);
+    let (c, team) = client_with_token(&home, &url, clock);
     for (k, _) in times {
         std::fs::write(team.join(k), format!("{k} here")).unwrap();
     }
@@ -105,15 +93,7 @@ fn sign_in_lifetimes_at_the_end_of_u64_do_not_overflow() {
     });
     let store = MemoryStore::default();
     let clock = FixedClock::at_unix_secs(NOW);
-    let mut login = auth::DeviceLogin {
-        server: url.clone(),
-        user_code: "ABCD-EFGH".into(),
-        verification_uri: format!("{url}/device"),
-        verification_uri_complete: format!("{url}/device"),
-        interval_secs: 1,
-        expires_at_ms: u64::MAX,
-        device_code: "dc".into(),
-    };
+    let mut login = login_at(&url);
     auth::poll_login(&Http::default(), &mut login, &store, &clock).unwrap();
     let saved = store.load(&url).unwrap().expect("signed in");
     assert_eq!(saved.expires_at_ms, u64::MAX);
@@ -209,15 +189,7 @@ fn a_clock_stepped_back_during_sign_in_does_not_prolong_it() {
 fn slow_down_on_an_interval_at_the_end_of_u64_does_not_overflow() {
     let (url, _) = serve(|_| json("400 Bad Request", r#"{"error":"slow_down"}"#));
     let clock = FixedClock::at_unix_secs(NOW);
-    let mut login = auth::DeviceLogin {
-        server: url.clone(),
-        user_code: "ABCD-EFGH".into(),
-        verification_uri: format!("{url}/device"),
-        verification_uri_complete: format!("{url}/device"),
-        interval_secs: u64::MAX,
-        expires_at_ms: (NOW + 30) * 1000,
-        device_code: "dc".into(),
-    };
+    let mut login = auth::DeviceLogin { interval_secs: u64::MAX, expires_at_ms: (NOW + 30) * 1000, ..login_at(&url) };
     assert_eq!(auth::poll_login(&Http::default(), &mut login, &MemoryStore::default(), &clock).unwrap(), auth::LoginPoll::SlowDown);
     assert_eq!(login.interval_secs, 30);
     login.expires_at_ms = u64::MAX;

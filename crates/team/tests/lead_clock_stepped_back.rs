@@ -7,20 +7,12 @@
 
 mod common;
 
-use mneme_core::clock::SetClock;
-use mneme_core::Clock;
-use mneme_team::auth::{CredentialStore, Credentials, MemoryStore, Session};
-use mneme_team::client::{Http, SyncClient, SyncError, SyncTarget};
+use mneme_team::auth::CredentialStore;
+use mneme_team::client::{SyncClient, SyncError};
 use mneme_testsupport::raw_http::{json, serve};
 use mneme_testsupport::TestHome;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use common::{bearer, is_refresh, unauthorized, body};
-
-/// 2026-12-07T00:00:00Z: the clock after it was stepped back.
-const NOW: u64 = 1_796_601_600;
-
-const REFRESHED: &str = r#"{"access_token":"a2","token_type":"Bearer","expires_in":3600,"refresh_token":"r2"}"#;
+use common::{bearer, body, expiring_server, is_refresh, refusing_every_token, signed_in_ahead, unauthorized};
 
 /// One lead call: its name, what its request line starts with, and the call itself (which
 /// must succeed against a server that accepts the token).
@@ -56,39 +48,12 @@ fn answer(req: &str) -> Vec<u8> {
     json("200 OK", body)
 }
 
-/// A client signed in through a real [`Session`] with credentials issued while the clock ran
-/// two hours ahead with an hour to live: by the clock at [`NOW`] they have three hours left.
-fn client(home: &TestHome, url: &str) -> (SyncClient, Arc<MemoryStore>) {
-    let memory = home.root.join("memory");
-    std::fs::create_dir_all(memory.join("team")).unwrap();
-    let store = Arc::new(MemoryStore::default());
-    let issued: Credentials =
-        serde_json::from_str(&format!(r#"{{"accessToken":"a1","refreshToken":"r1","expiresAtMs":{},"user":"ada"}}"#, (NOW + 3 * 3600) * 1000)).unwrap();
-    store.save(url, &issued).unwrap();
-    let clock: Arc<dyn Clock> = Arc::new(SetClock::at_unix_secs(NOW));
-    let session = Session::new(url, store.clone(), Http::default(), clock.clone()).with_refresh_lock(&home.env.data_dir());
-    let target = SyncTarget { memory_dir: memory, repo: Some("owner/name".into()), server_url: Some(url.into()) };
-    (SyncClient::new(target, &home.env, clock, Arc::new(session)), store)
-}
-
 #[test]
 fn each_lead_call_refused_for_a_token_the_clock_calls_current_refreshes_once_and_succeeds() {
     for (name, line, call) in CALLS {
         let home = TestHome::new();
-        let spent = AtomicBool::new(false);
-        let (url, seen) = serve(move |req| {
-            if is_refresh(req) {
-                // A refresh token spent twice is theft to a rotating server.
-                let first = req.contains("refresh_token=r1") && !spent.swap(true, Ordering::SeqCst);
-                return if first { json("200 OK", REFRESHED) } else { json("400 Bad Request", r#"{"error":"invalid_grant"}"#) };
-            }
-            if bearer(req) == Some("a2") {
-                answer(req)
-            } else {
-                unauthorized()
-            }
-        });
-        let (c, store) = client(&home, &url);
+        let (url, seen) = expiring_server(answer);
+        let (c, store, _) = signed_in_ahead(&home, &url);
         call(&c).unwrap_or_else(|e| panic!("{name}: {e}"));
         let requests = seen.lock().unwrap().clone();
         let sent: Vec<(bool, Option<&str>)> = requests.iter().map(|r| (is_refresh(r), if is_refresh(r) { None } else { bearer(r) })).collect();
@@ -113,15 +78,8 @@ fn each_lead_call_refused_for_a_token_the_clock_calls_current_refreshes_once_and
 fn a_second_401_on_a_lead_call_is_final_after_one_refresh() {
     for (name, line, call) in CALLS {
         let home = TestHome::new();
-        let refreshes = AtomicUsize::new(0);
-        let (url, seen) = serve(move |req| {
-            if !is_refresh(req) {
-                return unauthorized();
-            }
-            let n = refreshes.fetch_add(1, Ordering::SeqCst) + 2;
-            json("200 OK", &format!(r#"{{"access_token":"a{n}","token_type":"Bearer","expires_in":3600,"refresh_token":"r{n}"}}"#))
-        });
-        let (c, _) = client(&home, &url);
+        let (url, seen) = refusing_every_token();
+        let (c, _, _) = signed_in_ahead(&home, &url);
         let e = call(&c).unwrap_err();
         assert!(matches!(e, SyncError::Auth { status: 401, .. }) && e.is_permanent(), "{name}: {e:?}");
         assert!(e.to_string().contains("Run `mneme team login` again"), "{name}: {e}");
@@ -145,7 +103,7 @@ fn a_refused_refresh_on_a_lead_call_says_to_sign_in_again() {
             unauthorized()
         }
     });
-    let (c, store) = client(&home, &url);
+    let (c, store, _) = signed_in_ahead(&home, &url);
     let e = c.rollback("a.md", 1).unwrap_err();
     assert!(matches!(e, SyncError::Auth { .. }) && e.is_permanent(), "{e:?}");
     let text = e.to_string();
@@ -171,7 +129,7 @@ fn every_lead_call_succeeds_with_an_accepted_token() {
         }
     });
     let home = TestHome::new();
-    let (c, _) = client(&home, &url);
+    let (c, _, _) = signed_in_ahead(&home, &url);
     for (name, _, call) in CALLS {
         call(&c).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
