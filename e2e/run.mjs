@@ -808,11 +808,34 @@ async function main() {
       const bytes = Buffer.from('---\nname: cafe-latin1\ndescription: The team drink\nmetadata:\n  type: user\n---\n\nCaf\xe9 au lait every day.\n', 'latin1');
       fs.writeFileSync(file, bytes);
       try {
+        // The Health card lists it across the card's whole width (not in one narrow column of the
+        // lists' grid), its command on a line of its own, naming this file: run as shown, by a
+        // real shell from anywhere, it converts the file.
+        const health = page.getByTestId('health');
+        const item = page.getByTestId('health-problems').locator('li', { hasText: 'cafe-latin1.md' });
+        if ((await health.getByTestId('health-details').getAttribute('aria-expanded')) === 'false') await health.getByTestId('health-details').click();
+        await item.waitFor({ timeout: 15_000 });
+        const [listW, gridW] = await page.getByTestId('health-problems').evaluate((ul) => [ul.getBoundingClientRect().width, ul.closest('.issues').getBoundingClientRect().width]);
+        if (listW < gridW * 0.95) fail(`the files with a problem take ${listW} px of the ${gridW} px the health lists have`);
+        const shown = ((await item.getByTestId('problem-command').locator('code').textContent()) ?? '').trim();
+        if (!/^cd \S.* && iconv -f WINDOWS-1252 -t UTF-8 cafe-latin1\.md > cafe-latin1\.md\.new$/.test(shown)) fail(`the Health card's command reads "${shown}"`);
+        execFileSync('sh', ['-c', shown], { env: fx.env, cwd: os.tmpdir() });
+        if (fs.readFileSync(`${file}.new`, 'utf8') !== bytes.toString('latin1')) fail('the command the Health card shows did not convert the file');
+        fs.rmSync(`${file}.new`);
+        if (!/then move cafe-latin1\.md\.new over cafe-latin1\.md/.test((await item.textContent()) ?? '')) fail(`the Health card's problem does not name the file in its prose: ${await item.textContent()}`);
         await page.locator('[data-relpath="cafe-latin1.md"]').click({ timeout: 15_000 });
         const banner = page.getByTestId('memory-not-utf8');
         await banner.waitFor();
         const said = (await banner.textContent()) ?? '';
         if (!said.includes('not valid UTF-8') || !said.includes('iconv') || !said.includes('byte 0xE9 on line 8')) fail(`the not-UTF-8 banner says: ${said}`);
+        // The same command in the editor's banner, and its Copy puts exactly it on the clipboard.
+        await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.url).origin });
+        const cmd = banner.getByTestId('problem-command');
+        if (((await cmd.locator('code').textContent()) ?? '').trim() !== shown) fail(`the editor's command reads "${await cmd.locator('code').textContent()}", the Health card's "${shown}"`);
+        await cmd.getByRole('button', { name: /^Copy the command/ }).click();
+        await cmd.getByRole('button', { name: /^Copy the command/ }).getByText('Copied').waitFor();
+        const pasted = await page.evaluate(() => navigator.clipboard.readText());
+        if (pasted !== shown) fail(`Copy put "${pasted}" on the clipboard`);
         const raw = page.getByTestId('memory-raw');
         if (!(await raw.inputValue()).includes('Caf\ufffd au lait')) fail('the unreadable byte is not shown as U+FFFD');
         // Shown, never saved back: saving would write U+FFFD over the byte for good.
@@ -1413,6 +1436,30 @@ async function main() {
       if (!code || !/^[A-Z-]{8,9}$/.test(code)) fail(`the sign-in code reads "${code}"`);
       const link = await page.getByTestId('team-verify-link').getAttribute('href');
       if (!link?.startsWith(`${team.url}/device`)) fail(`the sign-in link is ${link}`);
+      // How long the code has left (the server gives it 15 minutes), counted in time waited: a
+      // wall clock stepped back an hour meanwhile leaves the count as it was, where a count from
+      // Date.now would jump up by an hour.
+      const left = page.getByTestId('team-code-left');
+      const secs = async () => {
+        const m = /^The code expires in (\d+):(\d\d)\.$/.exec(((await left.textContent()) ?? '').replace(/\s+/g, ' ').trim());
+        if (!m) fail(`the code's time left reads "${await left.textContent()}"`);
+        return Number(m[1]) * 60 + Number(m[2]);
+      };
+      const before = await secs();
+      if (before > 15 * 60 || before < 14 * 60) fail(`a fresh 15-minute code reads ${before} s left`);
+      await page.evaluate(() => {
+        const wall = Date.now;
+        window.__realDateNow = wall;
+        Date.now = () => wall() - 3_600_000;
+      });
+      try {
+        const shown = ((await left.textContent()) ?? '').trim();
+        await page.waitForFunction((was) => document.querySelector('[data-testid="team-code-left"]')?.textContent?.trim() !== was, shown);
+        const after = await secs();
+        if (after > before || after < before - 30) fail(`with the wall clock stepped back an hour the code's time left went from ${before} s to ${after} s`);
+      } finally {
+        await page.evaluate(() => { Date.now = window.__realDateNow; });
+      }
       await shot('team-sign-in');
       // The person opens the link in another tab, signs in and approves, as in any browser.
       const tab = await context.newPage();

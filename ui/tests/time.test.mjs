@@ -73,3 +73,28 @@ test('the Team screen words times the same way', () => {
   assert.equal(team.exact(Date.parse('garbage')), '');
   assert.notEqual(team.exact(NOW), '');
 });
+
+test('sign-in countdown: the life is read from the wall clock once, then counted on the monotonic clock', async () => {
+  const { codeLife, timeLeft, countdown, MAX_CODE_LIFE_MS } = await load('src/lib/time.ts');
+  const life = codeLife(NOW + 15 * MIN, NOW);
+  assert.equal(life, 15 * MIN);
+  // Shown at monotonic 1,000 ms; 5 minutes and a half of time waited later.
+  assert.equal(countdown(timeLeft(life, 1_000, 1_000 + 5.5 * MIN)), '9:30');
+  // What is left depends on time waited only (no wall-clock reading goes in), so a clock stepped
+  // back an hour or on a day meanwhile neither holds it nor ends it early.
+  assert.equal(timeLeft.length, 3);
+  assert.equal(timeLeft(life, 1_000, 1_000 + 5.5 * MIN), 9.5 * MIN);
+  assert.equal(timeLeft(life, 1_000, 1_000 + 20 * MIN), 0);
+  assert.equal(timeLeft(life, 1_000, 500), life);
+  // Past expiry when shown, absurd or missing expiries, and more than the engine allows.
+  assert.equal(codeLife(NOW - MIN, NOW), 0);
+  assert.equal(codeLife(NOW + 10 * DAY, NOW), MAX_CODE_LIFE_MS);
+  assert.equal(codeLife(Number.NaN, NOW), 0);
+  assert.equal(codeLife(Number.MAX_SAFE_INTEGER, NOW), MAX_CODE_LIFE_MS);
+  // Rounded up: a code with 400 ms left has not expired yet.
+  assert.equal(countdown(400), '0:01');
+  assert.equal(countdown(0), '0:00');
+  assert.equal(countdown(-5), '0:00');
+  assert.equal(countdown(MAX_CODE_LIFE_MS), '60:00');
+  assert.equal(countdown(61_000), '1:01');
+});

@@ -58,3 +58,30 @@ export function daysAgo(days: number): string {
   if (days < 730) return 'a year ago';
   return `${Math.round(days / 365)} years ago`;
 }
+
+/** The longest a team sign-in code lives: the engine caps a server's `expires_in` at an hour
+ *  (`mneme_team::auth::MAX_CODE_LIFETIME`), so a countdown never starts from more. */
+export const MAX_CODE_LIFE_MS = 60 * 60_000;
+
+/**
+ * How long a sign-in code has to live when it is shown: its expiry on the wall clock against
+ * the wall clock read once, then (`wallNow`), kept within 0 and [`MAX_CODE_LIFE_MS`]. From here
+ * on the countdown runs on [`timeLeft`]'s monotonic clock, as the engine counts the code's life
+ * in time waited: a wall clock stepped by hand or by NTP meanwhile would make it jump.
+ */
+export function codeLife(expiresAtMs: number, wallNow: number): number {
+  const life = expiresAtMs - wallNow;
+  return Number.isFinite(life) ? Math.min(MAX_CODE_LIFE_MS, Math.max(0, life)) : 0;
+}
+
+/** What is left of `lifeMs` counted from `shownAt`, both read from a monotonic clock
+ *  (`performance.now()`); never below 0, nor above the life (a clock read before `shownAt`). */
+export function timeLeft(lifeMs: number, shownAt: number, now: number): number {
+  return Math.min(lifeMs, Math.max(0, lifeMs - (now - shownAt)));
+}
+
+/** A countdown as a clock face, rounded up to the second: "14:05", "0:09", "0:00". */
+export function countdown(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
