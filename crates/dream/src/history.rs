@@ -360,7 +360,7 @@ pub fn memory_dir_key(memory_dir: &Path) -> String {
     sanitize_path(&memory_dir.to_string_lossy())
 }
 
-use mneme_store::atomic::write_atomic;
+use mneme_store::atomic::{write_atomic, Refusal};
 
 impl History {
     /// The history of `memory_dir`, kept under `data_dir`.
@@ -392,9 +392,27 @@ impl History {
     /// double-clicked Approve, the app and the CLI) would otherwise both pass the check, and
     /// the one that saves last would leave an applied dream marked pending or rejected. Taken
     /// before the memory folder's own lock, never while holding it.
-    pub fn lock_records(&self) -> Result<mneme_store::file_lock::FileLock, DreamError> {
+    ///
+    /// `saving` is what the caller takes it to save (a record, [`History::record_file`]; the
+    /// mode file; the history folder when which record is not known yet): a refusal of the
+    /// disk (read-only, full, not this account's) names that, not the lock file, which is a
+    /// detail to the person reading it ([`Refusal::told_as`]).
+    pub fn lock_records(&self, saving: &Path) -> Result<mneme_store::file_lock::FileLock, DreamError> {
         let path = self.dir.join(RECORDS_LOCK);
-        mneme_store::file_lock::FileLock::take(&path).map_err(|e| DreamError::io("lock the dream history", &path, e))
+        mneme_store::file_lock::FileLock::take(&path).map_err(|e| {
+            let (action, at) = Refusal::told_as(&e, saving, "lock the dream history", &path);
+            DreamError::io(action, at, e)
+        })
+    }
+
+    /// The file a dream's record is saved in, for messages (the id is not checked here).
+    pub fn record_file(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
+    }
+
+    /// The file the dream modes are saved in.
+    pub fn mode_file(&self) -> PathBuf {
+        self.dir.join(MODE_FILE)
     }
 
     /// A fresh id, reserved by creating its file exclusively: `now_ms` as a rule, but always
@@ -637,8 +655,8 @@ impl History {
     pub fn set_mode(&self, mode: DreamMode) -> Result<(), DreamError> {
         // Read, changed and written back whole: another folder's mode set at the same moment
         // must not be lost.
-        let _records = self.lock_records()?;
-        let path = self.dir.join(MODE_FILE);
+        let path = self.mode_file();
+        let _records = self.lock_records(&path)?;
         let mut fields = self.read_mode_file().ok().flatten().unwrap_or_default();
         // A shared mode nobody can read helps no folder.
         if fields.get(LEGACY_MODE).is_some_and(|m| m.as_str().and_then(DreamMode::parse).is_none()) {
@@ -755,7 +773,7 @@ mod tests {
         let now = std::time::SystemTime::now();
         let two_hours_ago = now - std::time::Duration::from_secs(7200);
         fs::File::options().write(true).open(h.dir().join(format!("{dead}.json"))).unwrap().set_modified(two_hours_ago).unwrap();
-        let held = h.lock_records().unwrap();
+        let held = h.lock_records(h.dir()).unwrap();
         h.prune(&held, crate::lock::ms_since_epoch(now)).unwrap();
         assert!(!h.dir().join(format!("{dead}.json")).exists(), "the dead reservation is gone");
         assert!(h.dir().join(format!("{fresh}.json")).exists(), "a fresh one may be a dream still running");

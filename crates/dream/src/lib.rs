@@ -375,7 +375,7 @@ impl Dreams {
             DreamMode::Review
         });
         // An undo that finds this dream while it is being written must wait for the end.
-        let records = match history.lock_records() {
+        let records = match history.lock_records(&history.record_file(&record.id)) {
             Ok(l) => l,
             // Not taken, so not tried again for the prune: the next dream prunes.
             Err(e) => return Err(self.fail(&history, &lock, record, e, Some(Held::Unavailable))),
@@ -430,7 +430,7 @@ impl Dreams {
             Some(Held::Lock(records)) => self.prune(history, records, &mut record),
             Some(Held::Unavailable) => {}
             None => {
-                if let Ok(records) = history.lock_records() {
+                if let Ok(records) = history.lock_records(&history.record_file(&record.id)) {
                     self.prune(history, &records, &mut record);
                 }
             }
@@ -667,7 +667,7 @@ impl Dreams {
         let history = self.history(memory_dir);
         // Loaded under the lock, so a second approve (or a reject) waits and then sees this
         // one's result instead of the pending record both started from.
-        let _records = history.lock_records()?;
+        let _records = history.lock_records(&history.record_file(id))?;
         let mut record = history.load(id)?;
         if record.status != DreamStatus::Pending {
             return Err(DreamError::WrongStatus { id: id.into(), status: record.status.as_str(), action: "approved" });
@@ -701,7 +701,7 @@ impl Dreams {
     /// Turns a pending dream down; nothing is written.
     pub fn reject(&self, memory_dir: &Path, id: &str) -> Result<DreamRecord, DreamError> {
         let history = self.history(memory_dir);
-        let _records = history.lock_records()?;
+        let _records = history.lock_records(&history.record_file(id))?;
         let mut record = history.load(id)?;
         if record.status != DreamStatus::Pending {
             return Err(DreamError::WrongStatus { id: id.into(), status: record.status.as_str(), action: "rejected" });
@@ -721,7 +721,9 @@ impl Dreams {
     /// reopen because of an undo.
     pub fn undo(&self, memory_dir: &Path, id: Option<&str>, force: bool) -> Result<DreamRecord, DreamError> {
         let history = self.history(memory_dir);
-        let _records = history.lock_records()?;
+        // Which dream `--last` means is read under the lock; until then the history is what
+        // is to be saved.
+        let _records = history.lock_records(&id.map_or_else(|| history.dir().to_path_buf(), |id| history.record_file(id)))?;
         let mut record = match id {
             Some(id) => history.load(id)?,
             None => history::last_undoable(&history.list()?.0).cloned().ok_or(DreamError::NothingToUndo)?,

@@ -129,7 +129,7 @@ fn another_folders_records_and_unreadable_ones_are_left_alone() {
     assert_eq!(fs::read(&reserved).unwrap(), b"");
     let (_, reported) = w.dreams.list(&w.mem).unwrap();
     assert_eq!(reported.iter().map(|e| e.code()).collect::<Vec<_>>(), ["damaged"], "still reported for a person to look at");
-    let held = history.lock_records().unwrap();
+    let held = history.lock_records(history.dir()).unwrap();
     let pruned = history.prune(&held, NOW_MS).unwrap();
     assert_eq!((pruned.removed.len(), pruned.failed.len(), pruned.damaged), (0, 0, 1));
 }
@@ -149,7 +149,7 @@ fn the_prune_waits_for_the_record_lock_and_sees_what_its_holder_left() {
         old(&w, &t, NOW_MS - DAY_MS - i * HOUR_MS, DreamStatus::Rejected, false);
     }
 
-    let held = history.lock_records().unwrap();
+    let held = history.lock_records(history.dir()).unwrap();
     let dreaming = std::thread::scope(|s| {
         let dream = s.spawn(|| w.offline(true).unwrap());
         std::thread::sleep(std::time::Duration::from_millis(300));
