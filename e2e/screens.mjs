@@ -14,8 +14,8 @@
 //    build_fixtures.py into a folder of this run's own): the project is opened by typing its
 //    folder, as a person would, and every screen in the sidebar is visited and screenshot into
 //    docs/screenshots/realworld/<owner>__<repo>/.
-// 3. A project in a deep folder, with a memory whose file name has no spaces, in an 800 px wide
-//    window: no screen may scroll sideways or run past its cards (e2e/checks.mjs).
+// 3. A project in a deep folder, with a memory whose file name has no spaces, in 800, 1024×640 and
+//    1440×900 windows: no screen may scroll sideways or run past its cards (e2e/checks.mjs).
 // On every screen axe-core's WCAG 2 A/AA rules must find nothing, and the Graph's layout must use
 // both axes with node centres kept apart (e2e/checks.mjs). The server is started in `/`, as a
 // desktop launcher starts apps, to prove the page does not open there.
@@ -182,7 +182,7 @@ async function main() {
       }
     });
 
-    await run('a deep project folder in an 800 px window: nothing runs off the page', async () => {
+    await run('a deep project folder in 800, 1024×640 and 1440×900 windows: nothing runs off the page', async () => {
       const home = path.join(tmp, 'deep', 'home');
       const env = envFor(home, path.join(tmp, 'deep', 'data'));
       const repo = path.join(home, 'code', 'customer-facing-platform-services', 'backend-monorepo-with-a-deliberately-long-name',
@@ -214,20 +214,36 @@ async function main() {
         await page.locator('#folder').press('Enter');
         await page.getByTestId('context-block').waitFor();
         const nav = page.getByRole('navigation', { name: 'Screens' });
-        for (const label of await nav.getByRole('link').allInnerTexts()) {
-          await nav.getByRole('link', { name: label, exact: true }).click();
-          await screenReady(page, label);
-          if (label === 'Memories') await page.getByTestId('memory-list').getByText(long).first().waitFor();
-          const id = label.toLowerCase().replace(/[^a-z]+/g, '-');
-          await shoot(page, path.join(SHOTS, 'narrow', `${id}.png`));
-          await checkFits(page, `${label} at 800 px with a deep project folder`, fail);
-          if (label === 'Graph') {
-            // Every label drawn stays inside the canvas (the memory named without spaces is wider
-            // than the room right of its node): moved left of the node or cut with an ellipsis.
-            const { labels, width } = await page.evaluate(() => window.__mnemeGraph.labels());
-            if (!labels.length) fail('the graph at 800 px draws no labels');
-            const past = labels.filter((l) => l.x0 < 0 || l.x1 > width);
-            if (past.length) fail(`graph labels run past the ${width} px canvas: ${past.map((l) => `"${l.text}" ${l.x0.toFixed(0)}–${l.x1.toFixed(0)}`).join(', ')}`);
+        // The sizes people use too: a 1024 px window keeps the sidebar, leaving the page less
+        // room than an 800 px one (where the sidebar becomes a bar on top).
+        for (const [width, height] of [[800, 800], [1024, 640], [1440, 900]]) {
+          await page.setViewportSize({ width, height });
+          for (const label of await nav.getByRole('link').allInnerTexts()) {
+            await nav.getByRole('link', { name: label, exact: true }).click();
+            await screenReady(page, label);
+            if (label === 'Memories') await page.getByTestId('memory-list').getByText(long).first().waitFor();
+            const id = label.toLowerCase().replace(/[^a-z]+/g, '-');
+            if (width === 800) await shoot(page, path.join(SHOTS, 'narrow', `${id}.png`));
+            await checkFits(page, `${label} at ${width}×${height} with a deep project folder`, fail);
+            if (label === 'Memories') {
+              // The memory with the long name open, and the new-memory form (whose type menu is
+              // wider than the column beside the list at 1024 px), fit as well.
+              await page.getByTestId('memory-list').getByText(long).first().click();
+              await page.getByTestId('memory-raw').or(page.getByLabel('Body (Markdown)')).first().waitFor();
+              await checkFits(page, `a memory open at ${width}×${height}`, fail);
+              await page.getByTestId('new-memory').click();
+              await page.locator('#nm-type').waitFor();
+              await checkFits(page, `the new-memory form at ${width}×${height}`, fail);
+              await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+            }
+            if (label === 'Graph') {
+              // Every label drawn stays inside the canvas (the memory named without spaces is wider
+              // than the room right of its node): moved left of the node or cut with an ellipsis.
+              const { labels, width: canvas } = await page.evaluate(() => window.__mnemeGraph.labels());
+              if (!labels.length) fail(`the graph at ${width} px draws no labels`);
+              const past = labels.filter((l) => l.x0 < 0 || l.x1 > canvas);
+              if (past.length) fail(`graph labels run past the ${canvas} px canvas: ${past.map((l) => `"${l.text}" ${l.x0.toFixed(0)}–${l.x1.toFixed(0)}`).join(', ')}`);
+            }
           }
         }
         // The server goes away: the live dot stops being green, and Memories says the engine is
