@@ -228,7 +228,7 @@ pub(crate) fn code_for(e: &MemdirError) -> ErrorCode {
         MemdirError::MalformedFrontmatter { .. } | MemdirError::FrontmatterNotEditable { .. } => ErrorCode::Malformed,
         MemdirError::Io { .. } => ErrorCode::Io,
         MemdirError::SecretsInTeamMemory { .. } => ErrorCode::SecretsRefused,
-        MemdirError::LeftInTrash { cause, .. } => code_for(cause),
+        MemdirError::LeftInTrash { cause, .. } | MemdirError::PurgeRefused { cause, .. } => code_for(cause),
         _ => ErrorCode::InvalidInput,
     }
 }
@@ -597,7 +597,8 @@ impl Mneme {
             body: new.body.clone(),
             file_name: new.file_name.clone(),
             scope: Scope::Private,
-        })?;
+        })
+        .map_err(|e| name_taken_by_case(&m, e))?;
         let f = m.read(&created.rel_path)?;
         Ok(self.summary(&f.topic, true))
     }
@@ -623,7 +624,7 @@ impl Mneme {
         // A rename that cannot happen is refused before the fields are saved, so a failed
         // edit changes nothing.
         if let Some(target) = &target {
-            m.check_rename(&rel, target)?;
+            m.check_rename(&rel, target).map_err(|e| name_taken_by_case(&m, e))?;
         }
         if fields != FieldEdits::default() {
             let current = m.read(&rel)?;
@@ -1068,6 +1069,23 @@ fn indexed_targets(m: &Memdir) -> std::collections::HashSet<String> {
         .filter_map(|s| m.read_index(s).ok())
         .flat_map(|i| i.lines.into_iter().filter_map(|l| l.entry.map(|e| e.rel_path)))
         .collect()
+}
+
+/// `e`, said plainly when the name a create or rename asked for is taken only because the disk
+/// folds letter case (an exFAT USB stick, macOS, Windows): the person sees `tabs.md`, not the
+/// `TABS.md` they typed, so the sentence names the file that is there and why the two collide.
+fn name_taken_by_case(m: &Memdir, e: MemdirError) -> ApiError {
+    if let MemdirError::AlreadyExists { path } = &e {
+        if let Some(there) = mneme_store::fold::listed_spelling(&m.root().join(path)) {
+            let there = std::path::Path::new(path).with_file_name(there);
+            let there = there.to_string_lossy();
+            return ApiError::new(
+                ErrorCode::AlreadyExists,
+                format!("{path} would be the same file as {there}, which is already in the memory folder: this disk does not tell letter case apart in file names. Choose a file name that differs in more than letter case, or open {there} and edit it instead."),
+            );
+        }
+    }
+    e.into()
 }
 
 #[cfg(test)]

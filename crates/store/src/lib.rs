@@ -8,6 +8,7 @@ pub mod claude_install;
 pub mod claude_text;
 pub mod env;
 pub mod file_lock;
+pub mod fold;
 pub mod git;
 pub mod atomic;
 pub mod memdir;

@@ -184,6 +184,10 @@ pub(crate) use crate::atomic::fsync_dir;
 /// unsupported and to copy-then-remove across file systems (the trash may live on another
 /// disk).
 pub(crate) fn move_file(src: &Path, dst: &Path) -> io::Result<()> {
+    // A new spelling of the same name on a disk that folds letter case: `dst` "exists" only as `src` itself, which a no-replace move refuses.
+    if crate::fold::same_entry(src, dst) {
+        return fs::rename(src, dst);
+    }
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         use rustix::fs::{renameat_with, RenameFlags, CWD};
@@ -618,7 +622,8 @@ impl Memdir {
         let old_abs = self.topic_abs(&real_root, old_rel)?;
         let new_abs = self.topic_abs(&real_root, new_rel)?;
         self.require_regular(old_rel, &old_abs)?;
-        if fs::symlink_metadata(&new_abs).is_ok() {
+        // On a disk that folds letter case, `Tabs.md` opens `tabs.md` itself: not taken.
+        if fs::symlink_metadata(&new_abs).is_ok() && !crate::fold::same_entry(&old_abs, &new_abs) {
             return Err(MemdirError::AlreadyExists { path: new_rel.into() });
         }
         Ok((old_abs, new_abs))
