@@ -43,6 +43,46 @@ const startServer = (bin, env) => serve(bin, '/', env);
 
 const stopServer = (server) => stop(server.child);
 
+/**
+ * Fails when a `code` in running text is split between two letters or digits although it would
+ * fit whole on a line of its block: it should have moved to the next line whole
+ * ("http://127.0.0.1:4384" / "7", "--sch" / "eduler" were split so). Paths (PathCode), blocks
+ * and commands set apart keep their own wrapping.
+ */
+async function checkCodeWraps(page, where) {
+  const split = await page.evaluate(() => {
+    const out = [];
+    for (const code of document.querySelectorAll('main code')) {
+      if (code.closest('.path, pre, .cmd') || code.getClientRects().length < 2) continue;
+      let block = code.parentElement;
+      while (block && getComputedStyle(block).display.startsWith('inline')) block = block.parentElement;
+      const cs = getComputedStyle(block);
+      const room = block.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      const probe = code.cloneNode(true);
+      Object.assign(probe.style, { whiteSpace: 'nowrap', position: 'absolute', visibility: 'hidden' });
+      block.append(probe);
+      const whole = probe.getBoundingClientRect().width;
+      probe.remove();
+      if (whole > room) continue;
+      const range = document.createRange();
+      const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+      let prev = null;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (let i = 0; i < node.length; i++) {
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          const top = range.getBoundingClientRect().top;
+          const ch = node.data[i];
+          if (prev && top > prev.top + 2 && /[A-Za-z0-9]/.test(prev.ch) && /[A-Za-z0-9]/.test(ch)) out.push(`"${code.textContent}" between "${prev.ch}" and "${ch}"`);
+          prev = { top, ch };
+        }
+      }
+    }
+    return out;
+  });
+  if (split.length) fail(`${where}: code split inside a word though it fits on a line: ${split.slice(0, 3).join('; ')}`);
+}
+
 /** Waits until the screen has drawn its content: its heading, no "Loading…" left, the graph settled. */
 async function screenReady(page, label) {
   await page.locator('main h1').first().waitFor({ timeout: TIMEOUT });
@@ -225,6 +265,7 @@ async function main() {
             const id = label.toLowerCase().replace(/[^a-z]+/g, '-');
             if (width === 800) await shoot(page, path.join(SHOTS, 'narrow', `${id}.png`));
             await checkFits(page, `${label} at ${width}×${height} with a deep project folder`, fail);
+            await checkCodeWraps(page, `${label} at ${width}×${height}`);
             if (label === 'Memories') {
               // The memory with the long name open, and the new-memory form (whose type menu is
               // wider than the column beside the list at 1024 px), fit as well.
@@ -314,6 +355,8 @@ async function main() {
               // No auto memory in this repository: an empty folder is not a broken index.
               await page.getByTestId('health-empty').waitFor();
               if (await page.getByTestId('fix-index').isEnabled()) fail(`${name}: Fix index is offered for a folder with nothing saved`);
+              // Nor Details, which had nothing to open and, once pressed, no way to fold again.
+              if (await page.getByTestId('health-details').count()) fail(`${name}: the Health card offers Details for a folder with nothing saved`);
             }
             if (await page.getByTestId('graph-canvas').count()) {
               const q = await checkGraphLayout(page, name, fail);
