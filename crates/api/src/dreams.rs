@@ -550,7 +550,7 @@ impl From<DreamError> for ApiError {
             DreamError::DamagedRecord { .. } | DreamError::DamagedMode { .. } => ErrorCode::Malformed,
             // A provider that could not be reached or refused: the dream is recorded as failed.
             DreamError::Agent(_) => ErrorCode::Unavailable,
-            DreamError::Invalid(_) => ErrorCode::InvalidInput,
+            DreamError::Invalid(_) | DreamError::NotUtf8 { .. } => ErrorCode::InvalidInput,
         };
         let message = match e {
             DreamError::NotFound { id } => format!("There is no dream {id} for this memory folder; it may belong to another project."),

@@ -52,6 +52,12 @@ pub enum DreamError {
     #[error(transparent)]
     Apply(#[from] mneme_agent::ApplyError),
 
+    /// An index a dream reads and may rewrite (`MEMORY.md`, `team/MEMORY.md`) is not UTF-8
+    /// text: refused before the dream starts, so no text with the undecodable bytes replaced
+    /// is ever planned, weighed or written back.
+    #[error("no dream ran: {} is not UTF-8 text, and a dream that rewrote it would replace the bytes it cannot read for good; {}", path.display(), problem.then("run the dream again"))]
+    NotUtf8 { path: PathBuf, problem: mneme_store::text_form::NotUtf8 },
+
     #[error("the model-driven dream failed: {0}")]
     Agent(String),
 
@@ -88,6 +94,7 @@ impl DreamError {
             DreamError::Apply(mneme_agent::ApplyError::Changed { .. }) => "conflict",
             DreamError::Apply(_) => "not-applied",
             DreamError::PartlyApplied { .. } => "partly-applied",
+            DreamError::NotUtf8 { .. } => "not-utf8",
             DreamError::Agent(_) => "agent",
             DreamError::Cancelled => "cancelled",
             DreamError::Invalid(_) => "invalid-input",

@@ -315,9 +315,12 @@ impl Dreams {
             lock: Some(acquired),
             ..DreamRecord::started(id, &target.memory_dir, now_ms, opts.trigger, opts.engine.name(), gate)
         };
-        let produced = match opts.engine {
-            Engine::Offline => contained("planning the dream", || self.offline(target, since)),
-            Engine::Model(p) => keep_fresh(&lock, self.clock.as_ref(), LOCK_REFRESH, self.with_model(p, target, &sessions, &opts.cancel, &history)).await,
+        let produced = match self.indexes_are_text(&target.memory_dir) {
+            Err(e) => Err(e),
+            Ok(()) => match opts.engine {
+                Engine::Offline => contained("planning the dream", || self.offline(target, since)),
+                Engine::Model(p) => keep_fresh(&lock, self.clock.as_ref(), LOCK_REFRESH, self.with_model(p, target, &sessions, &opts.cancel, &history)).await,
+            },
         };
         let produced = match produced {
             Ok(_) if opts.cancel.is_cancelled() => Err(DreamError::Cancelled),
@@ -436,6 +439,25 @@ impl Dreams {
             }
         }
         e
+    }
+
+    /// Refuses a dream over an index (`MEMORY.md`, `team/MEMORY.md`) that is not UTF-8 text,
+    /// naming it and how to convert it. Both engines read an index as text: the model's tools
+    /// show undecodable bytes as U+FFFD and an edit would write those back over the user's
+    /// bytes (the apply then refused it as "changed since planned", which running the dream
+    /// again never mends), and the offline dream's merges met the store's refusal only when
+    /// applied. An index that cannot be read for another reason is left to the engine, which
+    /// says so in its own words.
+    fn indexes_are_text(&self, memory_dir: &Path) -> Result<(), DreamError> {
+        let memdir = self.memdir(memory_dir);
+        for scope in [mneme_store::memdir::Scope::Private, mneme_store::memdir::Scope::Team] {
+            let rel = scope.index_rel_path();
+            let Ok((Some(bytes), _)) = memdir.read_raw(rel) else { continue };
+            if let Some(problem) = mneme_store::text_form::NotUtf8::of(&bytes) {
+                return Err(DreamError::NotUtf8 { path: memory_dir.join(rel), problem });
+            }
+        }
+        Ok(())
     }
 
     fn offline(&self, target: &DreamTarget, since: Option<SystemTime>) -> Result<Produced, DreamError> {

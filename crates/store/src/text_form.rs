@@ -143,23 +143,28 @@ impl NotUtf8 {
     }
 }
 
+impl NotUtf8 {
+    /// The problem and the fix, ending in `then`, what to do once the file is mended ("open
+    /// it again" when it is shown, "run the dream again" when a dream refused it).
+    pub fn then(&self, then: &str) -> String {
+        match self {
+            NotUtf8::Utf16 => format!(
+                "it is UTF-16 text. Convert it to UTF-8 (for example `iconv -f UTF-16 -t UTF-8 FILE > FILE.new`, then move FILE.new over FILE, or \"Save with encoding: UTF-8\" in your editor) and {then}"
+            ),
+            NotUtf8::Byte { byte, line } => format!(
+                "byte 0x{byte:02X} on line {line} is not UTF-8, so the file was probably saved as Windows-1252 or Latin-1. Convert it to UTF-8 (for example `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new`, then move FILE.new over FILE, or \"Save with encoding: UTF-8\" in your editor) and {then}"
+            ),
+            NotUtf8::Truncated => format!(
+                "it ends in the middle of a UTF-8 character, so it was probably cut short. Check the end of the file in another editor, fix or remove its last character, and {then}"
+            ),
+        }
+    }
+}
+
 /// The problem and the fix, as the end of a sentence naming the file: "… is not UTF-8: …".
 impl fmt::Display for NotUtf8 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NotUtf8::Utf16 => write!(
-                f,
-                "it is UTF-16 text. Convert it to UTF-8 (for example `iconv -f UTF-16 -t UTF-8 FILE > FILE.new`, then move FILE.new over FILE, or \"Save with encoding: UTF-8\" in your editor) and open it again"
-            ),
-            NotUtf8::Byte { byte, line } => write!(
-                f,
-                "byte 0x{byte:02X} on line {line} is not UTF-8, so the file was probably saved as Windows-1252 or Latin-1. Convert it to UTF-8 (for example `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new`, then move FILE.new over FILE, or \"Save with encoding: UTF-8\" in your editor) and open it again"
-            ),
-            NotUtf8::Truncated => write!(
-                f,
-                "it ends in the middle of a UTF-8 character, so it was probably cut short. Check the end of the file in another editor, fix or remove its last character, and open it again"
-            ),
-        }
+        f.write_str(&self.then("open it again"))
     }
 }
 
