@@ -272,6 +272,9 @@ async function main() {
               await page.getByTestId('memory-list').getByText(long).first().click();
               await page.getByTestId('memory-raw').or(page.getByLabel('Body (Markdown)')).first().waitFor();
               await checkFits(page, `a memory open at ${width}×${height}`, fail);
+              // Its Markdown and preview each get a readable width, side by side or one above the other.
+              const panes = await page.locator('.split-pane').evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().width)));
+              if (panes.length !== 2 || panes.some((w) => w < 250)) fail(`at ${width}×${height} the memory's Markdown and preview are ${panes.join(' and ')} px wide`);
               await page.getByTestId('new-memory').click();
               await page.locator('#nm-type').waitFor();
               await checkFits(page, `the new-memory form at ${width}×${height}`, fail);
