@@ -261,7 +261,12 @@ async function main() {
           for (const label of await nav.getByRole('link').allInnerTexts()) {
             await nav.getByRole('link', { name: label, exact: true }).click();
             await screenReady(page, label);
-            if (label === 'Memories') await page.getByTestId('memory-list').getByText(long).first().waitFor();
+            if (label === 'Memories') {
+              await page.getByTestId('memory-list').getByText(long).first().waitFor();
+              // Cut with an ellipsis in its one-line row, the whole name shows on hover.
+              const title = await page.getByTestId('memory-list').locator('.mem-name', { hasText: long }).first().getAttribute('title');
+              if (title !== long) fail(`the long memory name's row offers "${title}" on hover, not the whole name`);
+            }
             const id = label.toLowerCase().replace(/[^a-z]+/g, '-');
             if (width === 800) await shoot(page, path.join(SHOTS, 'narrow', `${id}.png`));
             await checkFits(page, `${label} at ${width}×${height} with a deep project folder`, fail);
