@@ -453,13 +453,13 @@ impl SyncClient {
 }
 
 /// Whether two keys name one file on this disk (a case-insensitive file system, or a link).
+/// The folder's listing decides for spellings of one name, since device and inode cannot: on an
+/// exFAT stick (exfat-fuse) the two spellings of one file show two inode numbers.
 fn same_file(team_dir: &Path, a: &str, b: &str) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let id = |key: &str| {
-        let path = crate::keys::validate_strict_team_mem_key(team_dir, key).ok()?;
-        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-    };
-    matches!((id(a), id(b)), (Some(x), Some(y)) if x == y)
+    let (Ok(pa), Ok(pb)) = (crate::keys::validate_strict_team_mem_key(team_dir, a), crate::keys::validate_strict_team_mem_key(team_dir, b)) else { return false };
+    let id = |path: &Path| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    matches!((id(&pa), id(&pb)), (Some(x), Some(y)) if x == y) || mneme_store::fold::same_entry(&pa, &pb)
 }
 
 enum WriteOutcome {
