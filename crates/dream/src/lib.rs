@@ -1110,30 +1110,43 @@ mod tests {
         FileChange { path: mem.join(rel), before: Some(before.into()), after: Some(after.into()), reason: format!("{rel}: edited"), extra: Default::default() }
     }
 
-    /// A dream that removes a memory without writing the index (a model dream that deleted a
-    /// file and left MEMORY.md alone): the apply takes the memory's index line with it, and the
-    /// undo, taking the file back from the trash, puts that line back where it was.
-    #[test]
-    fn undoing_a_removal_that_took_an_index_line_puts_the_line_back_where_it_was() {
-        let home = mneme_testsupport::TestHome::new();
-        let mem = home.root.join("memory");
-        fs::create_dir_all(&mem).unwrap();
-        let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
-        let b = "---\nname: B\ndescription: b\ntype: user\n---\n\nB.\n";
-        let index = "# Index\n\n- [A](a.md) — a\n- [B](b.md) — b\n- [C](c.md) — c\n\ntrailing words\n";
-        fs::write(mem.join("b.md"), b).unwrap();
-        fs::write(mem.join("MEMORY.md"), index).unwrap();
-        let removal = FileChange { path: mem.join("b.md"), before: Some(b.into()), after: None, reason: "b.md: removed".into(), extra: Default::default() };
-        let history = dreams.history(&mem);
-        let mut rec = record(&dreams, &mem, "1", vec![removal]);
-        history.reserve_id(1).unwrap();
-        dreams.apply(&history, &mut rec).unwrap();
-        history.save(&rec).unwrap();
-        assert!(!mem.join("b.md").exists());
-        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "# Index\n\n- [A](a.md) — a\n- [C](c.md) — c\n\ntrailing words\n", "the premise");
-        dreams.undo(&mem, Some("1"), false).unwrap();
-        assert_eq!(fs::read_to_string(mem.join("b.md")).unwrap(), b);
-        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), index);
+    fn removal(mem: &Path, rel: &str, before: &str) -> FileChange {
+        FileChange { path: mem.join(rel), before: Some(before.into()), after: None, reason: format!("{rel}: removed"), extra: Default::default() }
+    }
+
+    /// A memory folder in a home of its own, and the dream engine over it.
+    struct Folder {
+        _home: mneme_testsupport::TestHome,
+        mem: PathBuf,
+        dreams: Dreams,
+    }
+
+    impl Folder {
+        /// With `files` (relative path, bytes) written.
+        fn with(files: &[(&str, &[u8])]) -> Folder {
+            let home = mneme_testsupport::TestHome::new();
+            let mem = home.root.join("memory");
+            fs::create_dir_all(&mem).unwrap();
+            for (rel, bytes) in files {
+                fs::write(mem.join(rel), bytes).unwrap();
+            }
+            let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
+            Folder { _home: home, mem, dreams }
+        }
+
+        /// `changes` recorded as dream 1 and applied as a dream is, the record saved.
+        fn applied(&self, changes: Vec<FileChange>) -> DreamRecord {
+            let history = self.dreams.history(&self.mem);
+            let mut rec = record(&self.dreams, &self.mem, "1", changes);
+            history.reserve_id(1).unwrap();
+            self.dreams.apply(&history, &mut rec).unwrap();
+            history.save(&rec).unwrap();
+            rec
+        }
+
+        fn read(&self, rel: &str) -> String {
+            fs::read_to_string(self.mem.join(rel)).unwrap()
+        }
     }
 
     /// Every file under `dir`, relative path → bytes.
@@ -1155,25 +1168,26 @@ mod tests {
 
     const B: &str = "---\nname: B\ndescription: b\ntype: user\n---\n\nB.\n";
     const INDEX: &str = "# Index\n\n- [A](a.md) — a\n- [B](b.md) — b\n- [C](c.md) — c\n\ntrailing words\n";
+    /// [`INDEX`] without b.md's line.
+    const INDEX_WITHOUT_B: &str = "# Index\n\n- [A](a.md) — a\n- [C](c.md) — c\n\ntrailing words\n";
 
-    /// A folder with b.md, its index line among others, and a dream that removes b.md and does
-    /// not write the index (a model dream that deleted the file and left MEMORY.md alone),
-    /// applied.
-    fn applied_removal(home: &mneme_testsupport::TestHome, also: Vec<FileChange>) -> (Dreams, PathBuf, DreamRecord) {
-        let mem = home.root.join("memory");
-        fs::create_dir_all(&mem).unwrap();
-        let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
-        fs::write(mem.join("a.md"), "a\n").unwrap();
-        fs::write(mem.join("b.md"), B).unwrap();
-        fs::write(mem.join("MEMORY.md"), INDEX).unwrap();
-        let mut changes = vec![FileChange { path: mem.join("b.md"), before: Some(B.into()), after: None, reason: "b.md: removed".into(), extra: Default::default() }];
-        changes.extend(also);
-        let history = dreams.history(&mem);
-        let mut rec = record(&dreams, &mem, "1", changes);
-        history.reserve_id(1).unwrap();
-        dreams.apply(&history, &mut rec).unwrap();
-        history.save(&rec).unwrap();
-        (dreams, mem, rec)
+    /// A folder with a.md, b.md and its index line among others.
+    fn with_b() -> Folder {
+        Folder::with(&[("a.md", b"a\n"), ("b.md", B.as_bytes()), ("MEMORY.md", INDEX.as_bytes())])
+    }
+
+    /// A dream that removes a memory without writing the index (a model dream that deleted a
+    /// file and left MEMORY.md alone): the apply takes the memory's index line with it, and the
+    /// undo, taking the file back from the trash, puts that line back where it was.
+    #[test]
+    fn undoing_a_removal_that_took_an_index_line_puts_the_line_back_where_it_was() {
+        let f = with_b();
+        f.applied(vec![removal(&f.mem, "b.md", B)]);
+        assert!(!f.mem.join("b.md").exists());
+        assert_eq!(f.read("MEMORY.md"), INDEX_WITHOUT_B, "the premise");
+        f.dreams.undo(&f.mem, Some("1"), false).unwrap();
+        assert_eq!(f.read("b.md"), B);
+        assert_eq!(f.read("MEMORY.md"), INDEX);
     }
 
     /// The index lines such a dream takes with the memory are in its record, as a change of
@@ -1181,54 +1195,43 @@ mod tests {
     /// (the record used to hold no earlier text of MEMORY.md, and the line was lost).
     #[test]
     fn undoing_a_removal_with_the_trash_emptied_gives_the_index_lines_back() {
-        let home = mneme_testsupport::TestHome::new();
-        let mem = home.root.join("memory");
-        fs::create_dir_all(&mem).unwrap();
-        fs::write(mem.join("a.md"), "a\n").unwrap();
-        fs::write(mem.join("b.md"), B).unwrap();
-        fs::write(mem.join("MEMORY.md"), INDEX).unwrap();
-        let before = tree(&mem);
-        let (dreams, mem, rec) = applied_removal(&home, Vec::new());
-        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "# Index\n\n- [A](a.md) — a\n- [C](c.md) — c\n\ntrailing words\n", "the premise");
-        let index = rec.changeset.changes.iter().find(|c| c.path == mem.join("MEMORY.md")).expect("the index edit is in the record");
+        let f = with_b();
+        let before = tree(&f.mem);
+        let rec = f.applied(vec![removal(&f.mem, "b.md", B)]);
+        assert_eq!(f.read("MEMORY.md"), INDEX_WITHOUT_B, "the premise");
+        let index = rec.changeset.changes.iter().find(|c| c.path == f.mem.join("MEMORY.md")).expect("the index edit is in the record");
         assert_eq!(index.before.as_deref(), Some(INDEX));
-        assert!(dreams.memdir(&mem).empty_trash().unwrap().removed >= 1);
-        dreams.undo(&mem, Some("1"), false).unwrap();
-        assert_eq!(tree(&mem), before);
+        assert!(f.dreams.memdir(&f.mem).empty_trash().unwrap().removed >= 1);
+        f.dreams.undo(&f.mem, Some("1"), false).unwrap();
+        assert_eq!(tree(&f.mem), before);
     }
 
     /// An index changed since the dream is not overwritten by its undo: the undo refuses, names
     /// MEMORY.md, and changes nothing.
     #[test]
     fn undoing_a_removal_refuses_when_the_index_changed_since() {
-        let home = mneme_testsupport::TestHome::new();
-        let (dreams, mem, _) = applied_removal(&home, Vec::new());
+        let f = with_b();
+        f.applied(vec![removal(&f.mem, "b.md", B)]);
         let edited = "# Index\n\n- [A](a.md) — a\n- [C](c.md) — c\n- [D](d.md) — written since\n\ntrailing words\n";
-        fs::write(mem.join("MEMORY.md"), edited).unwrap();
-        let now = tree(&mem);
-        let e = dreams.undo(&mem, Some("1"), false).unwrap_err();
+        fs::write(f.mem.join("MEMORY.md"), edited).unwrap();
+        let now = tree(&f.mem);
+        let e = f.dreams.undo(&f.mem, Some("1"), false).unwrap_err();
         assert!(matches!(&e, DreamError::Conflict { files, .. } if files == &vec!["MEMORY.md".to_string()]), "{e}");
         assert!(e.to_string().contains("--force"), "{e}");
-        assert_eq!(tree(&mem), now);
-        assert_eq!(dreams.show(&mem, "1").unwrap().status, DreamStatus::Applied);
+        assert_eq!(tree(&f.mem), now);
+        assert_eq!(f.dreams.show(&f.mem, "1").unwrap().status, DreamStatus::Applied);
     }
 
     /// A dream that removes a memory and the index too: the undo gives both back as they were,
     /// the memory's line once.
     #[test]
     fn undoing_a_dream_that_removed_a_memory_and_its_index_gives_both_back() {
-        let home = mneme_testsupport::TestHome::new();
-        let mem = home.root.join("memory");
-        fs::create_dir_all(&mem).unwrap();
-        fs::write(mem.join("a.md"), "a\n").unwrap();
-        fs::write(mem.join("b.md"), B).unwrap();
-        fs::write(mem.join("MEMORY.md"), INDEX).unwrap();
-        let before = tree(&mem);
-        let index = FileChange { path: mem.join("MEMORY.md"), before: Some(INDEX.into()), after: None, reason: "MEMORY.md: removed".into(), extra: Default::default() };
-        let (dreams, mem, _) = applied_removal(&home, vec![index]);
-        assert!(!mem.join("MEMORY.md").exists() && !mem.join("b.md").exists(), "the premise");
-        dreams.undo(&mem, Some("1"), false).unwrap();
-        assert_eq!(tree(&mem), before);
+        let f = with_b();
+        let before = tree(&f.mem);
+        f.applied(vec![removal(&f.mem, "b.md", B), removal(&f.mem, "MEMORY.md", INDEX)]);
+        assert!(!f.mem.join("MEMORY.md").exists() && !f.mem.join("b.md").exists(), "the premise");
+        f.dreams.undo(&f.mem, Some("1"), false).unwrap();
+        assert_eq!(tree(&f.mem), before);
     }
 
     /// A record an older Mneme wrote for such a dream has no change of the index: the apply took
@@ -1236,48 +1239,34 @@ mod tests {
     /// where it was, from the trash entry.
     #[test]
     fn a_removal_recorded_without_its_index_edit_is_undone_as_before() {
-        let home = mneme_testsupport::TestHome::new();
-        let mem = home.root.join("memory");
-        fs::create_dir_all(&mem).unwrap();
-        let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
-        fs::write(mem.join("b.md"), B).unwrap();
-        fs::write(mem.join("MEMORY.md"), INDEX).unwrap();
-        let before = tree(&mem);
-        let removal = FileChange { path: mem.join("b.md"), before: Some(B.into()), after: None, reason: "b.md: removed".into(), extra: Default::default() };
-        let history = dreams.history(&mem);
-        let mut rec = record(&dreams, &mem, "1", vec![removal]);
+        let f = Folder::with(&[("b.md", B.as_bytes()), ("MEMORY.md", INDEX.as_bytes())]);
+        let before = tree(&f.mem);
+        let history = f.dreams.history(&f.mem);
+        let mut rec = record(&f.dreams, &f.mem, "1", vec![removal(&f.mem, "b.md", B)]);
         history.reserve_id(1).unwrap();
         // What the older apply did: the changeset as planned, the index edited by the delete.
-        let applied = apply_changeset(&rec.changeset, &dreams.trash_dir(&mem), dreams.clock.clone()).unwrap();
+        let applied = apply_changeset(&rec.changeset, &f.dreams.trash_dir(&f.mem), f.dreams.clock.clone()).unwrap();
         rec.trashed = applied.trashed.into_iter().map(|t| TrashedFile { path: t.path, trash_id: t.trash_id, extra: Default::default() }).collect();
         rec.status = DreamStatus::Applied;
         history.save(&rec).unwrap();
-        assert_eq!(fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "# Index\n\n- [A](a.md) — a\n- [C](c.md) — c\n\ntrailing words\n", "the premise");
-        dreams.undo(&mem, Some("1"), false).unwrap();
-        assert_eq!(tree(&mem), before);
+        assert_eq!(f.read("MEMORY.md"), INDEX_WITHOUT_B, "the premise");
+        f.dreams.undo(&f.mem, Some("1"), false).unwrap();
+        assert_eq!(tree(&f.mem), before);
     }
 
     /// A dream that created a memory whose line was already in an index that is not UTF-8
     /// (Windows-1252 bytes): the undo removes the memory and leaves the index's bytes alone.
     #[test]
     fn undoing_a_created_memory_leaves_an_index_that_is_not_utf8_as_it_is() {
-        let home = mneme_testsupport::TestHome::new();
-        let mem = home.root.join("memory");
-        fs::create_dir_all(&mem).unwrap();
-        let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
         let index: &[u8] = b"- [Caf\xe9](cafe.md) \x97 espresso\n- [X](x.md) \x97 x\n";
-        fs::write(mem.join("MEMORY.md"), index).unwrap();
+        let f = Folder::with(&[("MEMORY.md", index)]);
         let x = "---\nname: X\ndescription: x\ntype: user\n---\n\nx\n";
-        let created = FileChange { path: mem.join("x.md"), before: None, after: Some(x.into()), reason: "x.md: written back".into(), extra: Default::default() };
-        let history = dreams.history(&mem);
-        let mut rec = record(&dreams, &mem, "1", vec![created]);
-        history.reserve_id(1).unwrap();
-        dreams.apply(&history, &mut rec).unwrap();
-        history.save(&rec).unwrap();
-        assert_eq!(fs::read_to_string(mem.join("x.md")).unwrap(), x, "the premise");
-        dreams.undo(&mem, Some("1"), false).unwrap();
-        assert!(!mem.join("x.md").exists());
-        assert_eq!(fs::read(mem.join("MEMORY.md")).unwrap(), index);
+        let created = FileChange { path: f.mem.join("x.md"), before: None, after: Some(x.into()), reason: "x.md: written back".into(), extra: Default::default() };
+        f.applied(vec![created]);
+        assert_eq!(f.read("x.md"), x, "the premise");
+        f.dreams.undo(&f.mem, Some("1"), false).unwrap();
+        assert!(!f.mem.join("x.md").exists());
+        assert_eq!(fs::read(f.mem.join("MEMORY.md")).unwrap(), index);
     }
 
     /// An apply that failed after writing, whose own rollback failed too (it ignores that),
@@ -1286,17 +1275,15 @@ mod tests {
     /// was, the record is as it was and the error is the apply's own.
     #[test]
     fn a_failed_apply_whose_rollback_failed_stays_undoable() {
-        let home = mneme_testsupport::TestHome::new();
-        let mem = home.root.join("memory");
-        fs::create_dir_all(&mem).unwrap();
-        let dreams = Dreams::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_800_000_000)));
-        let history = dreams.history(&mem);
-        let changes = vec![change(&mem, "a.md", "a0\n", "a1\n"), change(&mem, "b.md", "b0\n", "b1\n")];
+        let f = Folder::with(&[]);
+        let (mem, dreams) = (&f.mem, &f.dreams);
+        let history = dreams.history(mem);
+        let changes = vec![change(mem, "a.md", "a0\n", "a1\n"), change(mem, "b.md", "b0\n", "b1\n")];
         let failure = || ApplyError::Write { path: mem.join("b.md"), source: MemdirError::NotFound { path: "b.md".into() } };
 
         fs::write(mem.join("a.md"), "a0\n").unwrap();
         fs::write(mem.join("b.md"), "b0\n").unwrap();
-        let mut rec = record(&dreams, &mem, "1", changes.clone());
+        let mut rec = record(dreams, mem, "1", changes.clone());
         history.reserve_id(1).unwrap();
         let planned = rec.changeset.clone();
         let err = dreams.settle_failed_apply(&history, &mut rec, DreamStatus::Pending, planned, failure());
@@ -1305,7 +1292,7 @@ mod tests {
 
         // a.md was written and could not be put back.
         fs::write(mem.join("a.md"), "a1\n").unwrap();
-        let mut rec = record(&dreams, &mem, "2", changes);
+        let mut rec = record(dreams, mem, "2", changes);
         history.reserve_id(2).unwrap();
         let planned = rec.changeset.clone();
         let err = dreams.settle_failed_apply(&history, &mut rec, DreamStatus::Pending, planned, failure());
@@ -1314,7 +1301,7 @@ mod tests {
         let saved = history.load("2").unwrap();
         assert_eq!(saved.status, DreamStatus::Applying);
         assert!(saved.notes[0].contains("a.md still hold its text"), "{:?}", saved.notes);
-        let undone = dreams.undo(&mem, None, false).unwrap();
+        let undone = dreams.undo(mem, None, false).unwrap();
         assert_eq!(undone.id, "2");
         assert_eq!((fs::read_to_string(mem.join("a.md")).unwrap(), fs::read_to_string(mem.join("b.md")).unwrap()), ("a0\n".into(), "b0\n".into()));
     }

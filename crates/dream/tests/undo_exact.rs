@@ -123,19 +123,32 @@ fn entries(dir: &std::path::Path) -> Vec<String> {
     out
 }
 
-/// A memory written back from an index line that points into a folder that does not exist
-/// makes that folder; undone, the folder goes too.
-#[test]
-fn undo_removes_the_folders_the_dream_made() {
+/// A folder whose index has a line for `notes/deeper/deep.md`, which does not exist: the
+/// offline dream writes the memory back there.
+fn deep_line() -> World {
     let w = World::new();
     w.write("a.md", &topic("A", "a", "user", "A."));
     w.write("MEMORY.md", "- [A](a.md) — a\n- [Deep](notes/deeper/deep.md) — kept only here\n");
+    w
+}
+
+/// An offline dream over `w` (which writes deep.md back) undone: the files are as they were.
+/// Answers the folder's entries, folders too, before the dream and after the undo.
+fn dreamt_and_undone(w: &World) -> (Vec<String>, Vec<String>) {
     let (before, names) = (w.snapshot(), entries(&w.mem));
     let rec = w.offline(true).unwrap();
     assert!(w.mem.join("notes/deeper/deep.md").exists(), "the premise: written back in a new folder: {:#?}", rec.changeset.changes);
     w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
     assert_eq!(w.snapshot(), before);
-    assert_eq!(entries(&w.mem), names, "no folder left behind");
+    (names, entries(&w.mem))
+}
+
+/// A memory written back from an index line that points into a folder that does not exist
+/// makes that folder; undone, the folder goes too.
+#[test]
+fn undo_removes_the_folders_the_dream_made() {
+    let (before, after) = dreamt_and_undone(&deep_line());
+    assert_eq!(after, before, "no folder left behind");
 }
 
 /// Undo removes only the folders the dream made: `notes/`, there and empty before the dream,
@@ -143,20 +156,12 @@ fn undo_removes_the_folders_the_dream_made() {
 /// the dream made keeps that one too.
 #[test]
 fn undo_leaves_folders_that_were_there_before_the_dream_or_made_since() {
-    let w = World::new();
-    w.write("a.md", &topic("A", "a", "user", "A."));
-    w.write("MEMORY.md", "- [A](a.md) — a\n- [Deep](notes/deeper/deep.md) — kept only here\n");
+    let w = deep_line();
     std::fs::create_dir(w.mem.join("notes")).unwrap();
-    let (before, names) = (w.snapshot(), entries(&w.mem));
-    let rec = w.offline(true).unwrap();
-    assert!(w.mem.join("notes/deeper/deep.md").exists(), "the premise: written back in a new folder: {:#?}", rec.changeset.changes);
-    w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
-    assert_eq!(w.snapshot(), before);
-    assert_eq!(entries(&w.mem), names, "notes/ was there before the dream, empty: it stays");
+    let (before, after) = dreamt_and_undone(&w);
+    assert_eq!(after, before, "notes/ was there before the dream, empty: it stays");
 
-    let w = World::new();
-    w.write("a.md", &topic("A", "a", "user", "A."));
-    w.write("MEMORY.md", "- [A](a.md) — a\n- [Deep](notes/deeper/deep.md) — kept only here\n");
+    let w = deep_line();
     let rec = w.offline(true).unwrap();
     std::fs::create_dir(w.mem.join("notes/deeper/drafts")).unwrap();
     w.dreams.undo(&w.mem, Some(&rec.id), false).unwrap();
