@@ -50,6 +50,8 @@ test('commands: with the file known, FILE is its path in the command and its nam
     "cd /m && iconv 'my notes.md' > 'my notes.md.new'");
   assert.equal(messageParts('run `iconv FILE > FILE.new`', { path: '/m/-x.md', name: '-x.md' })[1].code, 'cd /m && iconv ./-x.md > ./-x.md.new');
   assert.equal(messageParts('run `iconv FILE`', { path: '/x.md', name: 'x.md' })[1].code, 'cd / && iconv x.md');
+  // No file to name (a problem about the folder itself): FILE stays as the engine wrote it.
+  assert.equal(messageParts('run `iconv FILE`', { path: '/m/', name: '' })[1].code, 'iconv FILE');
   // A command that does not name FILE is left as written.
   assert.equal(messageParts('or `iconv -l`', { path: '/m/a.md', name: 'a.md' })[1].code, 'iconv -l');
 });

@@ -27,7 +27,9 @@ export function shellWord(path: string, home = ''): string {
  * and can be done in the same terminal. A backtick with no partner (or an empty pair) is left in
  * the prose.
  */
-export function messageParts(message: string, file?: { path: string; name: string; home?: string }): Part[] {
+export function messageParts(message: string, given?: { path: string; name: string; home?: string }): Part[] {
+  // A problem about the folder itself names no file: FILE stays as written.
+  const file = given?.name && given.path ? given : undefined;
   const parts: Part[] = [];
   const text = (t: string) => {
     if (!t) return;
