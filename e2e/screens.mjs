@@ -295,6 +295,21 @@ async function main() {
             }
           }
         }
+        // Opened again (a start opens on the project opened last), the folder box shows the end
+        // of the deep path (the project's own folder), not the start every project shares.
+        const again = await openPage(server, 'deep folder again');
+        try {
+          await again.page.getByTestId('context-block').waitFor();
+          await again.page.waitForFunction(() => {
+            const el = document.getElementById('folder');
+            return el && el.scrollWidth > el.clientWidth && el.scrollLeft + el.clientWidth >= el.scrollWidth - 2;
+          }, null, { timeout: 5_000 }).catch(async () => {
+            const box = await again.page.locator('#folder').evaluate((el) => `${el.scrollLeft} of ${el.scrollWidth - el.clientWidth} px`);
+            fail(`the folder box shows the start of the deep path, not its end (scrolled ${box})`);
+          });
+        } finally {
+          await again.context.close().catch(() => {});
+        }
         // The server goes away: the live dot stops being green, and Memories says the engine is
         // not answering rather than "No memories yet" over a folder that holds two.
         const live = page.getByTestId('live-status');
