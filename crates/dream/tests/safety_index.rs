@@ -165,3 +165,18 @@ async fn a_dream_that_deletes_many_memories_is_weighed_line_by_line() {
     assert_eq!(rec.status, DreamStatus::Applied, "{:?}", lost(&rec));
     assert_eq!(w.read("MEMORY.md"), "# Memory\n\n", "the lines went with their memories");
 }
+
+/// When the index a removal would take lines out of cannot be read (here a folder stands
+/// where MEMORY.md should be), what the apply would drop cannot be weighed: the dream is held,
+/// and its note says why.
+#[tokio::test]
+async fn a_removal_whose_index_cannot_be_read_is_held_and_says_why() {
+    let w = World::new();
+    w.write("tabs.md", &topic("Tabs", "tabs", "feedback", "Use tabs."));
+    w.write("tabs_copy.md", &topic("Tabs", "tabs", "feedback", "Use tabs."));
+    std::fs::create_dir(w.mem.join("MEMORY.md")).unwrap();
+    let rec = dream(&w, vec![rm(&w, &["tabs_copy.md"])]).await;
+    assert_eq!(rec.status, DreamStatus::Pending, "{:?}", rec.notes);
+    assert!(rec.notes.iter().any(|n| n.starts_with("Held for review: the index lines its removals take with them could not be read (")), "{:?}", rec.notes);
+    assert!(w.mem.join("tabs_copy.md").exists(), "nothing written");
+}
