@@ -11,9 +11,10 @@
 //! - model-driven dreams: Claude Code's four-phase consolidation prompt ([`prompt`]) run by
 //!   `mneme-agent` under the auto-memory write policy, staged so it can be previewed.
 //! - [`safety`]: the net every changeset passes before it is applied: each line it removes must
-//!   still be found in the folder afterwards (or be vouched for as a duplicate); a dream that
-//!   would lose text is held for review whatever the mode. Its per-line result is the "what
-//!   moved where" report kept in the record.
+//!   still be found in the folder afterwards (or be vouched for as a duplicate), the folder
+//!   weighed as the apply leaves it, index lines a removal takes with it included; a dream that
+//!   would lose text, or leave the index listing memories it removes, is held for review
+//!   whatever the mode. Its per-line result is the "what moved where" report kept in the record.
 //! - [`history`]: every dream recorded with the full text of every file it touched; review mode
 //!   holds a dream until approved or rejected; undo restores the folder byte for byte.
 //! - [`logs`]: KAIROS daily logs, appended one bullet at a time.

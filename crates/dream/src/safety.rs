@@ -3,7 +3,11 @@
 //! it removes) must still be found somewhere in the memory folder after the change, or be
 //! vouched for by the dream as a duplicate of something it keeps ([`Accounted`]). The result,
 //! one [`Moved`] per removed line, is both the check and the "what moved where" report; a
-//! dream with a line found nowhere is held for review whatever the folder's mode.
+//! dream with a line found nowhere is held for review whatever the folder's mode. The caller
+//! gives the changeset as the apply writes it, with the index lines a removal takes with it
+//! (`Dreams::as_applied`), so a line that goes with its memory is weighed, not counted as a
+//! place the memory's text is found. [`dangling`] lists the index lines a dream would leave
+//! pointing at nothing, which hold it too.
 //!
 //! Claude Code loads `MEMORY.md` into every session, so an index line can be the only copy of
 //! what the model knows; that is why lines, not files, are the unit here.
