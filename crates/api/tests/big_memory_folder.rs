@@ -440,3 +440,64 @@ fn a_page_shows_a_huge_memory_as_the_scan_does() {
     assert!(p.items[0].links.is_empty(), "{:?}", p.items[0].links);
     assert_eq!(serde_json::to_value(&p.items).unwrap(), serde_json::to_value(&whole).unwrap());
 }
+
+/// Set in the child that [`a_memory_that_cannot_be_opened_is_counted_alike_on_every_page`]
+/// starts as `nobody`.
+const UNREADABLE_CHILD: &str = "MNEME_TEST_UNREADABLE_CHILD";
+
+/// A memory file `stat` reaches but that cannot be opened (mode 000) is no row of the list, as
+/// the whole scan has it: every page counts the folder alike, whether or not that file falls
+/// on it, the health report counts the same memories and names the file it could not read,
+/// and the page holding it is still built from its own rows. Root reads any file whatever its
+/// mode, so as root the test runs itself again as `nobody`.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_memory_that_cannot_be_opened_is_counted_alike_on_every_page() {
+    use mneme_testsupport::accounts;
+    use std::os::unix::fs::PermissionsExt;
+    if std::env::var_os(UNREADABLE_CHILD).is_none() && accounts::is_root() {
+        let h = TestHome::new();
+        let me = accounts::binary_for_nobody(&h, std::env::current_exe().unwrap().to_str().unwrap());
+        let mut cmd = std::process::Command::new(me);
+        cmd.args(["--exact", "a_memory_that_cannot_be_opened_is_counted_alike_on_every_page", "--test-threads=1"]).env(UNREADABLE_CHILD, "1").current_dir("/");
+        let out = accounts::as_nobody(&mut cmd).output().unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && said.contains("1 passed"), "as nobody: {said}");
+        return;
+    }
+    let mut f = folder();
+    f.api = late_api(&f._t);
+    many_memories(&f, 30);
+    write_file(&f.mem.join("zz-sentinel.txt"), "");
+    // Newest first, m0005.md is the 26th memory: on the third page of ten.
+    let locked = f.mem.join("m0005.md");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    assert!(fs::read(&locked).is_err(), "file modes do not bind this user");
+    let q = |offset: usize| mneme_api::MemoryPageRequest { offset, limit: 10, ..Default::default() };
+    let pages = |api: &Mneme| (0..3).map(|p| api.memory_page(&f.req, &q(p * 10)).unwrap()).collect::<Vec<_>>();
+    for api in [&f.api, &late_api(&f._t)] {
+        let shown = pages(api);
+        for p in &shown {
+            assert_eq!((p.total, p.all), (29, 29), "page at {}: {:?}", p.offset, rows(p));
+        }
+        let third: Vec<String> = shown[2].items.iter().map(|m| m.rel_path.clone()).collect();
+        assert_eq!(third, [10, 9, 8, 7, 6, 4, 3, 2, 1].map(|i| format!("m{i:04}.md")));
+        // The third page reads its own rows, not the folder.
+        let opened = opened_in(&f.mem, || assert_eq!(late_api(&f._t).memory_page(&f.req, &q(20)).unwrap().total, 29));
+        assert_eq!(memories_among(&opened), [10, 9, 8, 7, 6, 4, 3, 2, 1].map(|i| format!("m{i:04}.md")).into_iter().collect(), "{opened:?}");
+    }
+    let age = mneme_api::MemoryPageRequest { age: Some("old".into()), limit: 10, ..Default::default() };
+    let old = f.api.memory_page(&f.req, &age).unwrap();
+    assert_eq!((old.total, old.all), (29, 29));
+    assert_eq!(f.api.memories(&f.req, &Default::default()).unwrap().len(), 29);
+    let h = f.api.health(&f.req).unwrap();
+    assert_eq!(h.topic_count, 29);
+    assert_eq!(h.problems.iter().map(|p| p.rel_path.as_str()).collect::<Vec<_>>(), ["m0005.md"], "{:?}", h.problems);
+
+    // Readable again, it is counted and shown at once.
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o644)).unwrap();
+    let shown = pages(&f.api);
+    assert_eq!((shown[0].total, shown[0].all), (30, 30));
+    assert!(shown[2].items.iter().any(|m| m.rel_path == "m0005.md"));
+    assert_eq!(f.api.health(&f.req).unwrap().topic_count, 30);
+}

@@ -179,7 +179,7 @@ impl Memdir {
         let release = self.release();
         // Which files there are and their times come from `stat`; only the heads of the newest
         // are read, so the manifest of a folder of 10,000 memories reads about 200 files.
-        let (stated, problems) = self.scan_states()?;
+        let (stated, problems) = self.scan_states(false)?;
         let saw_links = stated.iter().any(|s| s.symlink)
             || problems.iter().any(|p| {
                 matches!(p.kind, ProblemKind::SymlinkNotFollowed | ProblemKind::SymlinkOutside | ProblemKind::Unreadable)
@@ -234,11 +234,13 @@ impl Memdir {
     }
 
     /// Every topic file's relative path and `stat` (a plain file's; `None` when `stat`
-    /// failed or it is not a plain file), and whether the walk found it as a symbolic link, in
-    /// walk order, none opened: what ordering the memory list newest first needs, so a page of
-    /// a folder of thousands reads only its own rows. A missing memory folder lists nothing.
+    /// failed, it is not a plain file, or its mode refuses this process a read: the scan lists
+    /// none of those as a memory), and whether the walk found it as a symbolic link, in walk
+    /// order, none opened: what ordering the memory list newest first needs, so a page of a
+    /// folder of thousands reads only its own rows, and counts the memories the scan lists.
+    /// A missing memory folder lists nothing.
     pub fn listing_with_stats(&self) -> Result<Vec<(String, Option<FileState>, bool)>, MemdirError> {
-        Ok(self.scan_states()?.0.into_iter().map(|s| (s.rel, s.state, s.symlink)).collect())
+        Ok(self.scan_states(true)?.0.into_iter().map(|s| (s.rel, s.state, s.symlink)).collect())
     }
 
     /// The manifest Claude Code would build for this folder right now. Like Claude Code,

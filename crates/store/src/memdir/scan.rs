@@ -440,10 +440,12 @@ impl Memdir {
 
     /// Every topic file's path and `stat`, in walk order, none opened, and the walk's problems:
     /// what the manifest orders a folder by before it reads the newest files' heads. A missing
-    /// memory folder is an empty listing.
-    pub(crate) fn scan_states(&self) -> Result<(Vec<Stated>, Vec<Problem>), MemdirError> {
+    /// memory folder is an empty listing. With `openable_only`, a plain file this process may
+    /// not open for reading has no state, as a file the scan would not list: the scan reports
+    /// it as a problem and lists it as no memory, so a count made from states agrees with it.
+    pub(crate) fn scan_states(&self, openable_only: bool) -> Result<(Vec<Stated>, Vec<Problem>), MemdirError> {
         let stat = |_: &Path, c: Candidate, _: &mut Vec<u8>| {
-            let state = stat_candidate(&c);
+            let state = stat_candidate(&c).filter(|_| !openable_only || !read_refused(&c));
             let abs = c.abs();
             Stated { rel: c.rel, abs, symlink: c.symlink, state }
         };
@@ -802,6 +804,24 @@ fn stat_candidate(c: &Candidate) -> Option<FileState> {
         mtime_ns: fold_ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
         changed_ns: fold_ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
     })
+}
+
+/// Whether the file's mode (or an ACL) refuses this process a read, as `open` would, told
+/// by `access` (the effective ids, as `open` checks them), which opens nothing. Any other
+/// answer (the call failing for another reason) is left to the read itself.
+#[cfg(unix)]
+fn read_refused(c: &Candidate) -> bool {
+    use rustix::fs::{Access, AtFlags};
+    let answer = match &c.dir.fd {
+        Some(dir) => rustix::fs::accessat(dir, c.name(), Access::READ_OK, AtFlags::EACCESS),
+        None => rustix::fs::accessat(rustix::fs::CWD, c.abs(), Access::READ_OK, AtFlags::EACCESS),
+    };
+    matches!(answer, Err(e) if e == rustix::io::Errno::ACCESS || e == rustix::io::Errno::PERM)
+}
+
+#[cfg(not(unix))]
+fn read_refused(_: &Candidate) -> bool {
+    false
 }
 
 #[cfg(not(unix))]
