@@ -9,7 +9,8 @@
 //! Comment stripping is `mneme_markdown`'s, the same lexer the CLAUDE.md loader uses, so the
 //! meter and the loader agree on what a comment hides.
 
-use super::index::{commented_lines, loaded_span, parse_index, render_entry, IndexDoc, LONG_INDEX_LINE_UNITS};
+use super::index::{commented_lines, loaded_span, lone_cr_ends_lines, parse_index_as, render_entry, IndexDoc, LONG_INDEX_LINE_UNITS};
+use mneme_core::versions::Profile;
 use super::scan::stem_of;
 use super::{Memdir, MemdirError, Problem, ProblemKind, Revision, Scan, Scope, TopicFile, TEAM_DIR};
 use mneme_core::text::{utf16_len, MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS};
@@ -180,18 +181,46 @@ pub struct IndexFix {
     pub left_out: Vec<String>,
 }
 
-/// Claude Code's block-level HTML comment stripping, told as the byte ranges of an index body
-/// (the text after its frontmatter) that survive, in order; the stripped text is those ranges
-/// joined with CRLF and lone CR turned into LF. `None` when the body is used as it is.
-/// For each line of `content` (split on `\n`, as [`IndexDoc`] does), whether Claude Code
-/// loads it in full. Lines that comment stripping removes entirely count as loaded: Claude
-/// Code drops them on purpose, not for want of room.
-fn loaded_lines(content: &str) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
+/// Each line of `content` as [`IndexDoc`] splits it (on LF; with `lone_cr`, on a lone CR too,
+/// as [`IndexDoc::parse_as`] does for the releases that read one as a line end): where it
+/// starts, where its text ends (before a CR of its CRLF) and where the next line starts. An
+/// empty piece after the last line end is no line.
+fn line_bounds(content: &str, lone_cr: bool) -> Vec<(usize, usize, usize)> {
+    let b = content.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'\n' => {
+                let text_end = if i > start && b[i - 1] == b'\r' { i - 1 } else { i };
+                out.push((start, text_end, i + 1));
+                start = i + 1;
+            }
+            b'\r' if lone_cr && b.get(i + 1) != Some(&b'\n') => {
+                out.push((start, i, i + 1));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < b.len() {
+        out.push((start, b.len(), b.len() + 1));
+    }
+    out
+}
+
+/// For each line of `content` (as [`line_bounds`] splits it), whether Claude Code loads it in
+/// full. Lines that comment stripping removes entirely count as loaded: Claude Code drops them
+/// on purpose, not for want of room. The cap is measured on the file's own text whichever
+/// way its lines are split: a lone CR counts as no line towards it unless comment stripping
+/// (marked, which reads it as a line end) rewrote the text.
+fn loaded_lines(content: &str, lone_cr: bool) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
     let fm_len = mneme_core::frontmatter::parse(content).frontmatter.as_ref().map_or(0, |f| f.block_len);
     let body = &content[fm_len..];
     let kept = mneme_markdown::html_comment_kept_ranges(body).filter(|k| k.iter().all(|r| body.get(r.clone()).is_some()));
-    let Some(kept) = kept else { return loaded_lines_raw(content) };
-    // The stripped text, and for each of its bytes the byte of `content` it came from.
+    let Some(kept) = kept else { return loaded_lines_raw(content, lone_cr) };
+    // The stripped text (its CRLF and lone CR turned into LF), and for each of its bytes the
+    // byte of `content` it came from.
     let mut text = String::new();
     let mut origin: Vec<usize> = Vec::new();
     for r in &kept {
@@ -218,60 +247,41 @@ fn loaded_lines(content: &str) -> (mneme_core::text::EntrypointTruncation, Vec<b
     let end = start + len;
     // The last stripped byte each line's text ends up as.
     let mut flags = Vec::new();
-    let mut pos = 0;
     let mut o = 0;
-    let pieces: Vec<&str> = content.split('\n').collect();
-    let n = pieces.len();
-    for (i, piece) in pieces.into_iter().enumerate() {
-        if i + 1 == n && piece.is_empty() {
-            break;
-        }
-        let text_end = pos + piece.strip_suffix('\r').unwrap_or(piece).len();
+    for (pos, text_end, next) in line_bounds(content, lone_cr) {
         let mut last = None;
-        while o < origin.len() && origin[o] < pos + piece.len() + 1 {
+        while o < origin.len() && origin[o] < next {
             if origin[o] >= pos && origin[o] < text_end {
                 last = Some(o);
             }
             o += 1;
         }
         flags.push(last.is_none_or(|l| l < end));
-        pos += piece.len() + 1;
     }
     (t, flags)
 }
 
-fn loaded_lines_raw(content: &str) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
+fn loaded_lines_raw(content: &str, lone_cr: bool) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
     let (t, start, len) = loaded_span(content);
     let end = start + len;
-    let mut flags = Vec::new();
-    let mut pos = 0;
-    let pieces: Vec<&str> = content.split('\n').collect();
-    let n = pieces.len();
-    for (i, piece) in pieces.into_iter().enumerate() {
-        if i + 1 == n && piece.is_empty() {
-            break;
-        }
-        let text_end = pos + piece.strip_suffix('\r').unwrap_or(piece).len();
-        flags.push(text_end <= end);
-        pos += piece.len() + 1;
-    }
+    let flags = line_bounds(content, lone_cr).into_iter().map(|(_, text_end, _)| text_end <= end).collect();
     (t, flags)
 }
 
-/// For each line of an index's text (split on `\n`, as [`IndexDoc`] splits it), whether
+/// For each line of an index's text (split on `\n`, as [`IndexDoc::parse`] splits it), whether
 /// Claude Code loads it in full: for callers that compute a new index before writing it.
 pub fn loaded_index_lines(content: &str) -> Vec<bool> {
-    loaded_lines(content).1
+    loaded_lines(content, false).1
 }
 
-/// Whether the line at 0-based `index` of `content` falls past Claude Code's cap.
+/// Whether the line at 0-based `index` of `content` (split on `\n`) falls past Claude Code's cap.
 pub(crate) fn line_past_cap(content: &str, index: usize) -> bool {
-    !loaded_lines(content).1.get(index).copied().unwrap_or(false)
+    !loaded_lines(content, false).1.get(index).copied().unwrap_or(false)
 }
 
-fn past_cap_entries(content: &str, scope: Scope, root: &Path) -> Vec<IndexEntryRef> {
-    let (_, flags) = loaded_lines(content);
-    parse_index(content, scope, root)
+fn past_cap_entries(content: &str, scope: Scope, root: &Path, release: &Profile) -> Vec<IndexEntryRef> {
+    let (_, flags) = loaded_lines(content, lone_cr_ends_lines(content, release));
+    parse_index_as(content, scope, root, release)
         .into_iter()
         .filter(|l| !flags.get(l.number - 1).copied().unwrap_or(false))
         .filter_map(|l| l.entry.map(|e| IndexEntryRef { line: l.number, rel_path: e.rel_path, text: l.text }))
@@ -322,14 +332,15 @@ impl Memdir {
 
     fn index_health(&self, scope: Scope, problems: &mut Vec<Problem>) -> IndexHealth {
         let rel = scope.index_rel_path();
-        let (content, revision) = match self.read_index(scope) {
-            Ok(f) => (f.content, f.revision),
+        let (content, revision, lines) = match self.read_index(scope) {
+            Ok(f) => (f.content, f.revision, f.lines),
             Err(e) => {
                 problems.push(Problem::new(rel, ProblemKind::IndexUnreadable, e.to_string()));
-                (String::new(), Revision::ABSENT)
+                (String::new(), Revision::ABSENT, Vec::new())
             }
         };
-        let (t, flags) = loaded_lines(&content);
+        // Split into lines as `read_index` split them, so each flag is its line's.
+        let (t, flags) = loaded_lines(&content, lone_cr_ends_lines(&content, &self.release));
         let mut h = IndexHealth {
             rel_path: rel.into(),
             exists: revision.exists(),
@@ -349,7 +360,7 @@ impl Memdir {
             long_lines: Vec::new(),
         };
         let mut by_target: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        for line in parse_index(&content, scope, &self.root) {
+        for line in lines {
             let units = utf16_len(&line.text);
             if units > LONG_INDEX_LINE_UNITS {
                 h.long_lines.push(LongLine { line: line.number, units });
@@ -438,7 +449,7 @@ impl Memdir {
     pub(crate) fn fix_result(&self, scope: Scope, added: Vec<String>, removed: Vec<String>, moved: Vec<String>, revision: Option<Revision>) -> IndexFix {
         let past_cap_after = self
             .read_index(scope)
-            .map(|f| past_cap_entries(&f.content, scope, &self.root))
+            .map(|f| past_cap_entries(&f.content, scope, &self.root, &self.release))
             .unwrap_or_default();
         IndexFix { index_rel_path: scope.index_rel_path().into(), added, removed, moved, revision, past_cap_after, left_out: Vec::new() }
     }
@@ -482,7 +493,7 @@ impl Memdir {
                 // Appended lines follow one another after the last non-blank line, and whether
                 // a line is read depends only on what comes before it, so the ones that fit
                 // are a prefix: keep it and take the rest back out.
-                let loaded = loaded_lines(&doc.render()).1;
+                let loaded = loaded_lines(&doc.render(), false).1;
                 let fit = at.iter().take_while(|&&i| loaded.get(i).copied().unwrap_or(false)).count();
                 doc.remove(&at[fit..]);
                 added.truncate(fit);
@@ -610,6 +621,32 @@ mod tests {
         let h = t.memdir().health();
         assert_eq!((h.index.line_count, h.index.loaded_through_line, h.index.entry_count), (203, 200, 203));
         assert!(h.index.line_truncated && !h.index.unit_truncated);
+    }
+
+    /// From 2.1.284 a lone CR ends an index line, but the cap counts it as no line: an index of
+    /// 207 LF lines, one of them holding a lone CR, is cut after its 200th LF line, which the
+    /// session reads as 201 lines. Before 2.1.284 the CR is inside its line.
+    #[test]
+    fn a_lone_cr_ends_a_line_from_2_1_284_but_counts_no_line_towards_the_cap() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let content = entries(207).replacen("\n- [m2]", "\r- [m2]", 1);
+        let t = TestDir::new();
+        t.write("MEMORY.md", &content);
+        let h = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 284))).health();
+        // `line_count` is the cap's count; the lines shown count the lone CR.
+        assert_eq!((h.index.line_count, h.index.loaded_through_line, h.index.entry_count), (206, 201, 207), "{h:#?}");
+        assert_eq!(h.index.past_cap.iter().map(|r| (r.line, r.rel_path.as_str())).collect::<Vec<_>>()[..2], [(202, "m202.md"), (203, "m203.md")]);
+        assert_eq!(h.unindexed_count, 0);
+        let old = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 283))).health();
+        assert_eq!((old.index.loaded_through_line, old.index.entry_count), (200, 206), "{old:#?}");
+        assert_eq!(old.index.past_cap.first().map(|r| (r.line, r.rel_path.as_str())), Some((201, "m202.md")));
+
+        // A file of lone CRs only is one line to the cap: every entry loads.
+        let mac = entries(250).replace('\n', "\r");
+        t.write("MEMORY.md", &mac);
+        let h = t.memdir().health();
+        assert_eq!((h.index.line_count, h.index.entry_count, h.index.loaded_through_line), (1, 250, 250), "{h:#?}");
+        assert!(!h.index.truncated && h.index.past_cap.is_empty());
     }
 
     /// An index of `lines` entries whose trimmed text is exactly `units` UTF-16 units, with

@@ -5,13 +5,46 @@
 //! contain spaces, and are resolved relative to the folder holding the index.
 //!
 //! Edits keep every other line byte for byte: [`IndexDoc`] remembers each line's ending and
-//! whether the file ended with a newline, so `render(parse(x)) == x`.
+//! whether the file ended with a newline, so `render(parse(x)) == x`. A lone CR ends a line
+//! for the releases that read it so ([`IndexDoc::parse_as`]), and is put back on the way out
+//! ([`IndexDoc::render_as`]).
 
 use super::path::{normalize_rel, relative_to_dir};
 use super::{Memdir, MemdirError, Revision, Scope};
 use mneme_core::text::{is_js_whitespace, js_trim};
+use mneme_core::versions::Profile;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::path::Path;
+
+/// Whether `release` reads the lone CRs of `content` (a classic Mac line end: a CR with no LF
+/// after it) as line ends of the index. From 2.1.284 Claude Code turns MEMORY.md's CRLF into
+/// LF before measuring it and sends each lone CR as LF after the cut, so the model reads a line
+/// there (row 9 of docs/claude-code-versions.md, `Profile::memory_index_crlf_to_lf`). Earlier
+/// releases send the CR inside the line, so their index has one line where a newer one has many.
+pub(crate) fn lone_cr_ends_lines(content: &str, release: &Profile) -> bool {
+    release.memory_index_crlf_to_lf && has_lone_cr(content)
+}
+
+fn has_lone_cr(content: &str) -> bool {
+    let b = content.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| c == b'\r' && b.get(i + 1) != Some(&b'\n'))
+}
+
+/// `content` with each lone CR made LF (CRLF left as it is): the lines [`IndexDoc::parse`]
+/// then finds are those `release` reads.
+fn lines_as_read<'a>(content: &'a str, release: &Profile) -> Cow<'a, str> {
+    if !lone_cr_ends_lines(content, release) {
+        return Cow::Borrowed(content);
+    }
+    let b = content.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    for (i, &c) in b.iter().enumerate() {
+        out.push(if c == b'\r' && b.get(i + 1) != Some(&b'\n') { b'\n' } else { c });
+    }
+    // Only ASCII bytes were swapped for ASCII bytes.
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| content.to_string()))
+}
 
 /// Index lines longer than this many UTF-16 units are flagged: Claude Code's consolidation
 /// prompt asks for index lines under about 200 characters.
@@ -71,11 +104,20 @@ pub struct IndexFile {
 }
 
 /// Parses an index of `scope` inside the memory folder `root` (used only to recognise
-/// absolute targets that point into it).
+/// absolute targets that point into it), its lines split on LF ([`IndexDoc::parse`]).
 /// A line inside an HTML comment holds no entry: Claude Code strips comment blocks before it
 /// reads the index, so such a line is notes, not a memory the index lists.
 pub fn parse_index(content: &str, scope: Scope, root: &Path) -> Vec<IndexLine> {
-    let doc = IndexDoc::parse(content);
+    lines_of(IndexDoc::parse(content), scope, root)
+}
+
+/// [`parse_index`] with the lines `release` sees in the index ([`IndexDoc::parse_as`]): from
+/// 2.1.284 a lone CR ends a line too, and the line numbers count it.
+pub fn parse_index_as(content: &str, scope: Scope, root: &Path, release: &Profile) -> Vec<IndexLine> {
+    lines_of(IndexDoc::parse_as(content, release), scope, root)
+}
+
+fn lines_of(doc: IndexDoc, scope: Scope, root: &Path) -> Vec<IndexLine> {
     let commented = commented_lines(&doc.lines);
     doc.lines
         .iter()
@@ -469,6 +511,26 @@ impl IndexDoc {
         IndexDoc { lines, trailing_newline }
     }
 
+    /// The lines `release` reads in `content`: [`IndexDoc::parse`], except that where the
+    /// release reads a lone CR as a line end (from 2.1.284), it ends a line here too. Render
+    /// such a doc with [`IndexDoc::render_as`], which puts the lone CRs back.
+    pub fn parse_as(content: &str, release: &Profile) -> IndexDoc {
+        IndexDoc::parse(&lines_as_read(content, release))
+    }
+
+    /// The text again, with any edits, for a doc [`IndexDoc::parse_as`] made of `original`:
+    /// each line kept from `original` ends as it did there (a lone CR, CRLF or LF), and a new
+    /// line as most of its lines do (`text_form::keep_form`), so the file keeps the line ends
+    /// it was written with.
+    pub fn render_as(&self, original: &str, release: &Profile) -> String {
+        let rendered = self.render();
+        if lone_cr_ends_lines(original, release) {
+            crate::text_form::keep_form(original, &rendered).into_owned()
+        } else {
+            rendered
+        }
+    }
+
     /// The exact text again, with any edits.
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(self.lines.iter().map(|l| l.text.len() + 2).sum());
@@ -596,7 +658,7 @@ impl Memdir {
                 (String::from_utf8_lossy(&bytes).into_owned(), rev)
             }
         };
-        let lines = parse_index(&content, scope, &self.root);
+        let lines = parse_index_as(&content, scope, &self.root, &self.release);
         Ok(IndexFile { rel_path: rel.into(), content, revision, lines })
     }
 
@@ -638,9 +700,9 @@ impl Memdir {
             Some(rest) => ("\u{FEFF}", rest),
             None => ("", content.as_str()),
         };
-        let mut doc = IndexDoc::parse(body);
+        let mut doc = IndexDoc::parse_as(body, &self.release);
         let out = f(&mut doc);
-        let rendered = format!("{bom}{}", doc.render());
+        let rendered = format!("{bom}{}", doc.render_as(body, &self.release));
         if rendered == content {
             return Ok((out, None));
         }
@@ -783,6 +845,28 @@ mod tests {
         for s in ["", "\n", "a", "a\n", "a\r\nb", "a\r\nb\r\n", "a\n\n\n", "x\ry\n", "\r\n\r\n", "mixed\r\nend\n"] {
             assert_eq!(IndexDoc::parse(s).render(), s, "{s:?}");
         }
+    }
+
+    #[test]
+    fn a_lone_cr_ends_a_line_for_the_releases_that_read_it_so() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let (old, new) = (behaviours(ClaudeVersion::new(2, 1, 283)), behaviours(ClaudeVersion::new(2, 1, 284)));
+        let index = "# M\r- [A](a.md)\r\n- [B](b.md)\r- [C](c.md)\n\r";
+        let targets = |release: &Profile| -> Vec<(usize, String)> {
+            parse_index_as(index, Scope::Private, Path::new("/m"), release).into_iter().filter_map(|l| Some((l.number, l.entry?.rel_path))).collect()
+        };
+        assert_eq!(targets(&new), [(2, "a.md".to_string()), (3, "b.md".into()), (4, "c.md".into())]);
+        assert_eq!(targets(&old), [(1, "a.md".to_string()), (2, "b.md".into())]);
+        for s in ["", "\r", "a\rb", "a\rb\r", "a\r\rb\r\n\r", "x\ry\n", "\r\n\r"] {
+            for release in [&old, &new] {
+                assert_eq!(IndexDoc::parse_as(s, release).render_as(s, release), s, "{s:?}");
+            }
+        }
+        // New lines end as most lines do; lines kept keep their own ends.
+        let mut doc = IndexDoc::parse_as(index, &new);
+        doc.append("- [D](d.md)".into());
+        doc.remove(&[2]);
+        assert_eq!(doc.render_as(index, &new), "# M\r- [A](a.md)\r\n- [C](c.md)\n- [D](d.md)\r\r");
     }
 
     fn check_append(before: &str, after: &str) {

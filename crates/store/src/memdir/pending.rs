@@ -12,7 +12,7 @@
 
 use super::error::io_err;
 use super::health::{IndexFix, StaleIndexLine};
-use super::index::{escape_title, parse_index, unescape_title, IndexDoc};
+use super::index::{escape_title, unescape_title, IndexDoc};
 use super::scan::{read_bytes, stem_of};
 use super::{Memdir, MemdirError, Scope};
 use serde::{Deserialize, Serialize};
@@ -154,7 +154,7 @@ impl Memdir {
             let Some((new_name, new_desc)) = self.followed(&note) else { continue };
             let scope = Scope::of(&note.rel_path);
             let Ok(index) = self.read_index(scope) else { continue };
-            for line in parse_index(&index.content, scope, &self.root) {
+            for line in index.lines {
                 let Some(e) = line.entry.filter(|e| e.rel_path == note.rel_path) else { continue };
                 let mut stale = |field: &str, shows: String, has: &str| {
                     out.push(StaleIndexLine {
