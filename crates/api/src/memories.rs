@@ -228,7 +228,7 @@ pub(crate) fn code_for(e: &MemdirError) -> ErrorCode {
         MemdirError::MalformedFrontmatter { .. } | MemdirError::FrontmatterNotEditable { .. } => ErrorCode::Malformed,
         MemdirError::Io { .. } => ErrorCode::Io,
         MemdirError::SecretsInTeamMemory { .. } => ErrorCode::SecretsRefused,
-        MemdirError::LeftInTrash { cause, .. } => code_for(cause),
+        MemdirError::LeftInTrash { cause, .. } | MemdirError::PurgeRefused { cause, .. } => code_for(cause),
         _ => ErrorCode::InvalidInput,
     }
 }

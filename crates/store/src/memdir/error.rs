@@ -166,6 +166,21 @@ pub enum MemdirError {
         /// Why the delete failed.
         cause: Box<MemdirError>,
     },
+    /// Deleting trash entries for good (one, or the whole trash) met an entry the disk would
+    /// not let go of: `deleted` entries went, those in `kept` are whole in the trash, and those
+    /// in `damaged` lost their record on the way (their files are still there, listed among
+    /// the damaged entries).
+    #[error("{cause} {}", purge_outcome(*deleted, kept, damaged))]
+    PurgeRefused {
+        /// Entries deleted for good before or after the refusal.
+        deleted: usize,
+        /// The ids of the entries still whole in the trash.
+        kept: Vec<String>,
+        /// The ids of the entries left partly deleted.
+        damaged: Vec<String>,
+        /// The first refusal.
+        cause: Box<MemdirError>,
+    },
     /// A trash entry belongs to a different memory folder.
     #[error("Trash entry \"{id}\" came from another memory folder ({origin}). Open that project to restore it.")]
     TrashEntryForeign {
@@ -229,7 +244,7 @@ impl MemdirError {
             MemdirError::TrashEntryDamaged { .. } => "trash-entry-damaged",
             MemdirError::TrashEntryNewer { .. } => "trash-entry-newer",
             MemdirError::TrashEntryForeign { .. } => "trash-entry-foreign",
-            MemdirError::LeftInTrash { cause, .. } => cause.code(),
+            MemdirError::LeftInTrash { cause, .. } | MemdirError::PurgeRefused { cause, .. } => cause.code(),
             MemdirError::SecretsInTeamMemory { .. } => "secrets-in-team-memory",
             MemdirError::IndexCommentOpen { .. } => "index-comment-open",
             MemdirError::Io { .. } => match self.refused() {
@@ -246,10 +261,46 @@ impl MemdirError {
     pub fn refused(&self) -> Option<Refusal> {
         match self {
             MemdirError::Io { source, .. } => Refusal::of(source),
-            MemdirError::LeftInTrash { cause, .. } => cause.refused(),
+            MemdirError::LeftInTrash { cause, .. } | MemdirError::PurgeRefused { cause, .. } => cause.refused(),
             _ => None,
         }
     }
+}
+
+/// What a [`MemdirError::PurgeRefused`] deleted and kept, after the refusal's own sentence.
+fn purge_outcome(deleted: usize, kept: &[String], damaged: &[String]) -> String {
+    let named = |ids: &[String]| {
+        let quoted: Vec<String> = ids.iter().take(3).map(|id| format!("\"{id}\"")).collect();
+        let (noun, verb) = if ids.len() == 1 { ("Trash entry", "is") } else { ("Trash entries", "are") };
+        let list = match (quoted.as_slice(), ids.len()) {
+            ([one], 1) => one.clone(),
+            (_, n) if n > 3 => format!("{} and {} more", quoted.join(", "), n - 3),
+            (shown, _) => format!("{} and {}", shown[..shown.len() - 1].join(", "), shown[shown.len() - 1]),
+        };
+        (format!("{noun} {list}"), verb)
+    };
+    if deleted == 0 && damaged.is_empty() {
+        return match kept {
+            [id] => format!("Nothing was deleted: trash entry \"{id}\" is still in the trash."),
+            _ => format!("Nothing was deleted: all {} entries are still in the trash.", kept.len()),
+        };
+    }
+    let mut out = Vec::new();
+    if deleted > 0 {
+        out.push(format!("{deleted} trash {} deleted for good.", if deleted == 1 { "entry was" } else { "entries were" }));
+    }
+    if !kept.is_empty() {
+        let (who, verb) = named(kept);
+        out.push(format!("{who} {verb} still in the trash."));
+    }
+    if !damaged.is_empty() {
+        let (who, _) = named(damaged);
+        let (was, it) = if damaged.len() == 1 { ("was", "it") } else { ("were", "them") };
+        out.push(format!(
+            "{who} {was} only partly deleted: what is left is listed among the damaged entries of the trash; delete {it} again once the disk allows it."
+        ));
+    }
+    out.join(" ")
 }
 
 /// [`MemdirError::Io`] for people: a write the disk refused says which refusal and what to do
@@ -323,6 +374,24 @@ mod tests {
         assert_eq!((other.code(), other.refused()), ("io", None));
         let left = MemdirError::LeftInTrash { path: "a.md".into(), id: "1-a".into(), cause: Box::new(io("restore", 28)) };
         assert_eq!((left.code(), left.refused()), ("disk-full", Some(Refusal::DiskFull)));
+    }
+
+    /// A purge the disk refused says what went and what is still in the trash.
+    #[test]
+    fn a_refused_purge_says_what_was_and_was_not_deleted() {
+        let ids = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let said = |deleted, kept: &[&str], damaged: &[&str]| {
+            let e = MemdirError::PurgeRefused { deleted, kept: ids(kept), damaged: ids(damaged), cause: Box::new(MemdirError::Io { action: "delete for good", path: PathBuf::from("/t/1-a"), source: io::Error::from_raw_os_error(30) }) };
+            assert_eq!((e.code(), e.refused()), ("read-only", Some(Refusal::ReadOnly)));
+            let text = e.to_string();
+            assert!(text.starts_with("Could not delete for good /t/1-a: the disk holding /t/1-a is mounted read-only."), "{text}");
+            text.split_once("then try again. ").map(|(_, outcome)| outcome.to_string()).unwrap()
+        };
+        assert_eq!(said(0, &["1-a"], &[]), "Nothing was deleted: trash entry \"1-a\" is still in the trash.");
+        assert_eq!(said(0, &["1-a", "2-b"], &[]), "Nothing was deleted: all 2 entries are still in the trash.");
+        assert_eq!(said(1, &["2-b"], &[]), "1 trash entry was deleted for good. Trash entry \"2-b\" is still in the trash.");
+        assert_eq!(said(3, &["a", "b", "c", "d", "e"], &[]), "3 trash entries were deleted for good. Trash entries \"a\", \"b\", \"c\" and 2 more are still in the trash.");
+        assert_eq!(said(0, &["a", "b"], &["c"]), "Trash entries \"a\" and \"b\" are still in the trash. Trash entry \"c\" was only partly deleted: what is left is listed among the damaged entries of the trash; delete it again once the disk allows it.");
     }
 
     #[test]

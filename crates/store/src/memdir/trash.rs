@@ -25,6 +25,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 const RECORD_FILE: &str = "record.json";
+/// What an entry folder being deleted for good is renamed to first (`.purging-<id>`): a trash
+/// id never starts with a dot, so the name is no entry's, and the listing does not show it.
+const PURGING_PREFIX: &str = ".purging-";
 const RECORD_VERSION: u32 = 1;
 /// Written into an entry by a restore before it moves the file back, so a restore killed after
 /// that move is not taken for a delete killed before its own (both leave a record, no file in
@@ -379,6 +382,11 @@ impl Memdir {
                 continue;
             }
             let id = e.file_name().to_string_lossy().into_owned();
+            if id.starts_with(PURGING_PREFIX) {
+                // A purge stopped after its rename: the user asked for it to go.
+                let _ = fs::remove_dir_all(e.path());
+                continue;
+            }
             match read_record(&e.path(), &id) {
                 Ok(r) if same_root(&r.entry.memdir_root, &self.root) => match self.settle(&e.path(), r.clone()) {
                     Settled::Unchanged => listing.entries.push(r.entry),
@@ -505,7 +513,7 @@ impl Memdir {
         cleanup(inserted.iter().map(|(_, n)| n).sum())
     }
 
-    /// Deletes a trash entry for good.
+    /// Deletes a trash entry for good, all or nothing (see [`Memdir::purge_entry`]).
     pub fn purge_trash(&self, id: &str) -> Result<(), MemdirError> {
         validate_trash_id(id)?;
         let dir = self.trash_dir.join(id);
@@ -519,21 +527,61 @@ impl Memdir {
             // the entries it read): that is the user's choice, made knowing what it is.
             _ => {}
         }
-        fs::remove_dir_all(&dir).map_err(io_err("remove", &dir))
+        self.purge_entry(id, &dir).map_err(|(cause, partly)| purge_refused(0, vec![(id.to_string(), partly)], cause))
     }
 
     /// Deletes every entry of this memory folder's trash for good, and answers how many went
     /// and how many bytes they held. Entries whose record cannot be read are left: which
     /// folder they came from is unknown (the trash folder may be shared), and
-    /// [`Memdir::purge_trash`] removes one by id.
+    /// [`Memdir::purge_trash`] removes one by id. An entry the disk will not let go of is
+    /// kept whole and the others still go; the error then says which went and which stay.
     pub fn empty_trash(&self) -> Result<EmptiedTrash, MemdirError> {
         let mut emptied = EmptiedTrash::default();
+        let mut kept = Vec::new();
+        let mut first_cause = None;
         for entry in self.list_trash()?.entries {
-            self.purge_trash(&entry.id)?;
-            emptied.removed += 1;
-            emptied.bytes += entry.size;
+            match self.purge_entry(&entry.id, &self.trash_dir.join(&entry.id)) {
+                Ok(()) => {
+                    emptied.removed += 1;
+                    emptied.bytes += entry.size;
+                }
+                Err((cause, partly)) => {
+                    kept.push((entry.id, partly));
+                    first_cause.get_or_insert(cause);
+                }
+            }
         }
-        Ok(emptied)
+        match first_cause {
+            Some(cause) => Err(purge_refused(emptied.removed, kept, cause)),
+            None => Ok(emptied),
+        }
+    }
+
+    /// Deletes the entry folder `dir` for good, so that a refusal leaves it whole: it is first
+    /// renamed out of the listing (`.purging-<id>`, which no id can be), which is what a
+    /// read-only disk or a trash folder this account may not change refuses, before anything
+    /// in it goes; then its record goes, then the rest. Should the record or the rest refuse
+    /// (an entry folder of another account's), the folder takes its name back: whole when its
+    /// record stayed, else listed as damaged, with its files, for another try. The error says
+    /// whether it was left partly deleted (`true`). A purge killed after the rename is
+    /// finished by the next listing.
+    fn purge_entry(&self, id: &str, dir: &Path) -> Result<(), (MemdirError, bool)> {
+        // A restore of this entry finishes first.
+        let _entry_lock = lock_entry(dir).ok();
+        let going = self.trash_dir.join(format!("{PURGING_PREFIX}{id}"));
+        fs::rename(dir, &going).map_err(|e| (MemdirError::Io { action: "delete for good", path: dir.to_path_buf(), source: e }, false))?;
+        let give_back = |e: io::Error, partly: bool| {
+            let _ = fs::rename(&going, dir);
+            (MemdirError::Io { action: "delete for good", path: dir.to_path_buf(), source: e }, partly)
+        };
+        match fs::remove_file(going.join(RECORD_FILE)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(give_back(e, false)),
+        }
+        fs::remove_dir_all(&going).map_err(|e| give_back(e, true))?;
+        fsync_dir(&self.trash_dir);
+        Ok(())
     }
 
     /// Removes the lines [`reinsert_lines`](Memdir::reinsert_lines) put back (`inserted`, its
@@ -604,6 +652,18 @@ fn validate_synced_rel(rel: &str) -> Result<(), MemdirError> {
 /// Whether two spellings name the same memory folder (`/a/b` and `/a/b/`, or through a link).
 fn same_root(a: &Path, b: &Path) -> bool {
     a == b || matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+/// [`MemdirError::PurgeRefused`]: `deleted` entries went before `cause` stopped the ones in
+/// `kept` (each with whether it was left partly deleted).
+fn purge_refused(deleted: usize, kept: Vec<(String, bool)>, cause: MemdirError) -> MemdirError {
+    let (damaged, kept) = kept.into_iter().partition::<Vec<_>, _>(|(_, partly)| *partly);
+    MemdirError::PurgeRefused {
+        deleted,
+        kept: kept.into_iter().map(|(id, _)| id).collect(),
+        damaged: damaged.into_iter().map(|(id, _)| id).collect(),
+        cause: Box::new(cause),
+    }
 }
 
 fn write_record(dir: &Path, entry: &TrashEntry, revision: Option<&Revision>) -> Result<(), MemdirError> {
@@ -794,6 +854,23 @@ mod tests {
         assert!(matches!(e, MemdirError::ChangedOnDisk { .. }));
         assert_eq!(t.read("a.md"), "the only copy");
         assert!(!trash.exists());
+    }
+
+    /// A purge renames its entry out of the listing before anything in it goes; one stopped
+    /// after that rename (killed) is finished by the next listing, and never listed meanwhile.
+    #[test]
+    fn a_purge_stopped_after_its_rename_is_finished_by_the_next_listing() {
+        let (t, m) = folder_with(&[("a.md", "a"), ("b.md", "b")]);
+        let a = m.delete("a.md").unwrap();
+        let b = m.delete("b.md").unwrap();
+        std::fs::rename(entry_dir(&t, &a.id), t.path().join("trash").join(format!("{PURGING_PREFIX}{}", a.id))).unwrap();
+        let listing = m.list_trash().unwrap();
+        assert_eq!(listing.entries.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), [b.id.as_str()]);
+        assert!(listing.damaged.is_empty(), "{listing:?}");
+        let left: Vec<String> = std::fs::read_dir(t.path().join("trash")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(left, std::slice::from_ref(&b.id));
+        m.purge_trash(&b.id).unwrap();
+        assert_eq!(std::fs::read_dir(t.path().join("trash")).unwrap().count(), 0);
     }
 
     #[test]
