@@ -668,11 +668,21 @@ impl Mneme {
     pub fn restore_memory(&self, req: &ContextRequest, id: &str) -> Result<PathBuf, ApiError> {
         let (_, m) = self.memdir(req)?;
         let restored = m.restore(id).map_err(|e| match e {
-            // Restoring has no other name to offer: say how to make room instead.
-            mneme_store::memdir::MemdirError::AlreadyExists { path } => ApiError::new(
-                crate::ErrorCode::AlreadyExists,
-                format!("{path} exists again in the memory folder, and restoring would replace it. Rename that memory or move it to the trash first, then restore this one."),
-            ),
+            // Restoring has no other name to offer: say how to make room instead, naming the
+            // file as the folder lists it where the disk folds letter case.
+            mneme_store::memdir::MemdirError::AlreadyExists { path } => match mneme_store::fold::listed_spelling(&m.root().join(&path)) {
+                Some(there) => {
+                    let there = std::path::Path::new(&path).with_file_name(there);
+                    ApiError::new(
+                        crate::ErrorCode::AlreadyExists,
+                        format!("{} is in the memory folder, and this disk does not tell letter case apart in file names, so restoring {path} would replace it. Rename {} to a name that differs in more than letter case, or move it to the trash first, then restore this one.", there.display(), there.display()),
+                    )
+                }
+                None => ApiError::new(
+                    crate::ErrorCode::AlreadyExists,
+                    format!("{path} exists again in the memory folder, and restoring would replace it. Rename that memory or move it to the trash first, then restore this one."),
+                ),
+            },
             other => other.into(),
         })?;
         Ok(m.root().join(restored.rel_path))

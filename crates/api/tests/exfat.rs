@@ -157,3 +157,21 @@ fn the_context_view_matches_claude_code_whatever_the_case_of_claude_md() {
         assert_eq!(report.status, "match", "{spelling}: {report:#?}");
     }
 }
+
+/// Restoring a memory whose file name now differs only in letter case from another memory's
+/// would put it over that one on this drive: refused, naming the file as the drive lists it,
+/// and that memory is left as it was.
+#[test]
+fn a_restore_onto_another_spelling_of_a_memory_names_it_and_replaces_nothing() {
+    let Some(w) = World::new() else { return };
+    let req = w.req();
+    let trashed = w.mneme.delete_memory(&req, "tabs.md").unwrap();
+    w.mneme.create_memory(&req, &new_memory("Spaces", Some("TABS.md"))).unwrap();
+    let before = std::fs::read(w.memdir.join("TABS.md")).unwrap();
+    let e = w.mneme.restore_memory(&req, &trashed.id).unwrap_err();
+    assert_eq!(e.code, ErrorCode::AlreadyExists, "{e}");
+    assert!(e.message.starts_with("TABS.md is in the memory folder") && e.message.contains("letter case") && e.message.contains("restoring tabs.md"), "{e}");
+    assert_eq!(std::fs::read(w.memdir.join("TABS.md")).unwrap(), before);
+    assert_eq!(World::listed(&w.memdir), ["MEMORY.md", "TABS.md"]);
+    assert_eq!(w.mneme.trash(&req).unwrap().entries.len(), 1, "still in the trash");
+}
