@@ -722,7 +722,7 @@ fn a_chain_of_linked_rules_folders_stops_at_the_depth_limit() {
     let links = 5_000;
     fx.symlink("../../d/1", "repo/.claude/rules/n");
     for k in 1..links {
-        fs::create_dir_all(fx.p(&format!("repo/d/{k}"))).unwrap();
+        fs::create_dir_all(fx.p(format!("repo/d/{k}"))).unwrap();
         fx.symlink(&format!("../{}", k + 1), &format!("repo/d/{k}/n"));
     }
     fx.write(&format!("repo/d/{links}/deep.md"), "DEEP RULE\n");
@@ -776,9 +776,9 @@ fn a_big_virtual_environment_does_not_hide_the_projects_own_nested_files() {
     fx.write("repo/.venv/CLAUDE.md", "VENV\n");
     fx.write("repo/env/pyvenv.cfg", "home = /usr/bin\n");
     for i in 0..5_001 {
-        fs::create_dir_all(fx.p(&format!("repo/.venv/lib/p{i}"))).unwrap();
+        fs::create_dir_all(fx.p(format!("repo/.venv/lib/p{i}"))).unwrap();
         if i < 3 {
-            fs::create_dir_all(fx.p(&format!("repo/env/lib/p{i}"))).unwrap();
+            fs::create_dir_all(fx.p(format!("repo/env/lib/p{i}"))).unwrap();
         }
     }
     let ctx = load(&fx.opts("repo"));
