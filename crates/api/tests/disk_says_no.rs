@@ -64,10 +64,12 @@ impl World {
         ContextRequest { cwd: self.repo.clone(), ..Default::default() }
     }
 
-    /// Every write a person can make on a drive that says `no`, each refused with its code and
-    /// words naming the drive; the drive must be exactly as it was after each. A delete comes
-    /// last: where it frees space (a full drive, the trash elsewhere) it must succeed.
+    /// The drive made to say `no`, then every write a person can make on it, each refused with
+    /// its code and words naming the drive; the drive must be exactly as it was after each. A
+    /// delete comes last: where it frees space (a full drive, the trash elsewhere) it must
+    /// succeed.
     fn every_write_is_refused(&self, no: Refusal) {
+        no.make(&self.drive);
         let req = self.req();
         // Read while the disk still answers reads, as the editor did when it opened them.
         let files: Vec<(PathBuf, String)> = ["CLAUDE.md", "CLAUDE.local.md", ".claude/rules/style.md"]
@@ -117,21 +119,16 @@ impl World {
     }
 }
 
-/// A drive that says `no`, and every write a person can make on it.
-fn refuses_every_write(no: Refusal) {
-    let Some(w) = World::new() else { return };
-    no.make(&w.drive);
-    w.every_write_is_refused(no);
-}
-
 #[test]
 fn a_full_disk_refuses_every_write_as_disk_full_and_leaves_every_file_as_it_was() {
-    refuses_every_write(Refusal::Full);
+    let Some(w) = World::new() else { return };
+    w.every_write_is_refused(Refusal::Full);
 }
 
 #[test]
 fn a_read_only_disk_refuses_every_write_as_read_only_and_leaves_every_file_as_it_was() {
-    refuses_every_write(Refusal::ReadOnly);
+    let Some(w) = World::new() else { return };
+    w.every_write_is_refused(Refusal::ReadOnly);
 }
 
 /// A home on one disk: the trash is as full as the memory folder, so a delete cannot make room

@@ -88,10 +88,11 @@ impl World {
         std::io::Write::write_all(&mut f, format!("{u}\n{a}\n").as_bytes()).unwrap();
     }
 
-    /// Every write of one of these files on a drive that says `no`, each refused with its code
-    /// and words naming the data folder, never the system's bare words; the drive, the memory
-    /// folder and the project must be exactly as they were after each.
+    /// The drive made to say `no`, then every write of one of these files, each refused with
+    /// its code and words naming the data folder, never the system's bare words; the drive, the
+    /// memory folder and the project must be exactly as they were after each.
     fn every_write_is_refused(&self, no: Refusal) {
+        no.make(&self.drive);
         let m = self.mneme();
         let req = self.at();
         let before = Before::take(&[self.drive.path(), self.memdir.as_path(), self.repo.as_path()]);
@@ -112,21 +113,16 @@ impl World {
     }
 }
 
-/// A drive that says `no`, and every write of these files on it.
-fn refuses_every_write(no: Refusal) {
-    let Some(w) = World::new() else { return };
-    no.make(&w.drive);
-    w.every_write_is_refused(no);
-}
-
 #[test]
 fn a_full_disk_refuses_the_inbox_extraction_and_trash_as_disk_full_and_leaves_them_as_they_were() {
-    refuses_every_write(Refusal::Full);
+    let Some(w) = World::new() else { return };
+    w.every_write_is_refused(Refusal::Full);
 }
 
 #[test]
 fn a_read_only_disk_refuses_the_inbox_extraction_and_trash_as_read_only_and_leaves_them_as_they_were() {
-    refuses_every_write(Refusal::ReadOnly);
+    let Some(w) = World::new() else { return };
+    w.every_write_is_refused(Refusal::ReadOnly);
 }
 
 /// Extraction in automatic mode writes memories to the memory folder (on a disk with room) and

@@ -101,9 +101,10 @@ impl World {
         ContextRequest { cwd: self.repo.clone(), ..Default::default() }
     }
 
-    /// Every write of one of Mneme's own files on a drive that says `no`, each refused with its
-    /// code and words naming the drive; the drive must be exactly as it was after each.
+    /// The drive made to say `no`, then every write of one of Mneme's own files, each refused
+    /// with its code and words naming the drive; the drive must be exactly as it was after each.
     fn every_write_is_refused(&self, no: Refusal) {
+        no.make(&self.drive);
         // A newer Claude Code: the check is due again, and records its answer.
         let m = self.mneme("2.1.301");
         let req = self.req();
@@ -136,21 +137,16 @@ impl World {
     }
 }
 
-/// A drive that says `no`, and every write of Mneme's own files on it.
-fn refuses_every_write(no: Refusal) {
-    let Some(w) = World::new() else { return };
-    no.make(&w.drive);
-    w.every_write_is_refused(no);
-}
-
 #[test]
 fn a_full_disk_refuses_mnemes_own_files_as_disk_full_and_leaves_them_as_they_were() {
-    refuses_every_write(Refusal::Full);
+    let Some(w) = World::new() else { return };
+    w.every_write_is_refused(Refusal::Full);
 }
 
 #[test]
 fn a_read_only_disk_refuses_mnemes_own_files_as_read_only_and_leaves_them_as_they_were() {
-    refuses_every_write(Refusal::ReadOnly);
+    let Some(w) = World::new() else { return };
+    w.every_write_is_refused(Refusal::ReadOnly);
 }
 
 /// The team sync state (`team-sync/<folder>.json` in Mneme's data folder) on a full, then a
