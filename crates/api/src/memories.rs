@@ -1042,6 +1042,11 @@ fn read_by_path(m: &Memdir, key: &str) -> Option<mneme_store::memdir::MemoryFile
         return None;
     }
     let abs = m.root().join(rel);
+    // On a disk that folds letter case `TABS.md` opens `tabs.md` (and `memory.md` the index):
+    // the file is the one listed, under the name the index and the scan know it by.
+    if let Some(listed) = mneme_store::fold::listed_spelling(&abs) {
+        return read_by_path(m, std::path::Path::new(rel).with_file_name(listed).to_str()?);
+    }
     // Where the scan walks it: through plain folders only, to a plain file of exactly this
     // name. The real path of anything else differs from the root's real path joined with it.
     let real_root = std::fs::canonicalize(m.root()).ok()?;

@@ -175,3 +175,22 @@ fn a_restore_onto_another_spelling_of_a_memory_names_it_and_replaces_nothing() {
     assert_eq!(World::listed(&w.memdir), ["MEMORY.md", "TABS.md"]);
     assert_eq!(w.mneme.trash(&req).unwrap().entries.len(), 1, "still in the trash");
 }
+
+/// A memory named by another spelling of its file (`TABS.md` for `tabs.md`, which opens on this
+/// drive) is the memory under its own name: a rename takes its index line along. And
+/// `memory.md`, which opens the index here, is no memory: it is not moved to the trash.
+#[test]
+fn a_memory_named_by_another_spelling_is_the_memory_under_its_own_name() {
+    let Some(w) = World::new() else { return };
+    let req = w.req();
+    assert_eq!(w.mneme.memory(&req, "TABS.md").unwrap().summary.rel_path, "tabs.md");
+    let renamed = w.mneme.edit_memory(&req, &MemoryEdit { memory: "TABS.md".into(), rename: Some("spacing".into()), ..Default::default() }).unwrap();
+    assert_eq!(renamed.rel_path, "spacing.md");
+    assert_eq!(w.index(), "- [Tabs](spacing.md) — the team uses tabs\n", "the index line follows the file");
+    assert_eq!(World::listed(&w.memdir), ["MEMORY.md", "spacing.md"]);
+    let index = w.index();
+    assert!(w.mneme.delete_memory(&req, "memory.md").is_err(), "the index is not a memory");
+    assert_eq!(w.index(), index);
+    assert_eq!(World::listed(&w.memdir), ["MEMORY.md", "spacing.md"]);
+    assert!(w.mneme.trash(&req).unwrap().entries.is_empty());
+}

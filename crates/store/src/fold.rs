@@ -39,6 +39,13 @@ pub fn same_entry(a: &Path, b: &Path) -> bool {
 pub fn listed_spelling(path: &Path) -> Option<OsString> {
     let name = path.file_name()?.to_str()?;
     fs::symlink_metadata(path).ok()?;
+    // One look before listing the folder (thousands of memories, on every lookup): where the
+    // name spelled in another case opens nothing, the disk tells case apart here and the name
+    // is the one listed.
+    let other = if folded(name) != name { folded(name) } else { name.to_uppercase() };
+    if other == name || fs::symlink_metadata(path.with_file_name(&other)).is_err() {
+        return None;
+    }
     let mut fold_equal = None;
     for entry in fs::read_dir(path.parent().unwrap_or(Path::new("."))).ok()?.flatten() {
         let listed = entry.file_name();
