@@ -836,6 +836,22 @@ async function main() {
         await cmd.getByRole('button', { name: /^Copy the command/ }).getByText('Copied').waitFor();
         const pasted = await page.evaluate(() => navigator.clipboard.readText());
         if (pasted !== shown) fail(`Copy put "${pasted}" on the clipboard`);
+        // A window that may not use the clipboard either way: Copy says so and what to do, rather
+        // than nothing happening.
+        await page.evaluate(() => {
+          navigator.clipboard.writeText = () => Promise.reject(new DOMException('denied', 'NotAllowedError'));
+          document.execCommand = () => false;
+        });
+        try {
+          await cmd.getByRole('button', { name: /^Copy the command/ }).click();
+          const said = (await banner.getByTestId('copy-failed').textContent()) ?? '';
+          if (!/Select the text and copy it by hand/.test(said)) fail(`a Copy that failed says "${said}"`);
+        } finally {
+          await page.evaluate(() => {
+            delete navigator.clipboard.writeText;
+            delete document.execCommand;
+          });
+        }
         const raw = page.getByTestId('memory-raw');
         if (!(await raw.inputValue()).includes('Caf\ufffd au lait')) fail('the unreadable byte is not shown as U+FFFD');
         // Shown, never saved back: saving would write U+FFFD over the byte for good.

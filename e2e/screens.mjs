@@ -271,6 +271,23 @@ async function main() {
             if (width === 800) await shoot(page, path.join(SHOTS, 'narrow', `${id}.png`));
             await checkFits(page, `${label} at ${width}×${height} with a deep project folder`, fail);
             await checkCodeWraps(page, `${label} at ${width}×${height}`);
+            if (label === 'What Claude sees' && width === 800) {
+              // Copy in a window that may not use the clipboard either way says so, with what to do.
+              await page.evaluate(() => {
+                navigator.clipboard.writeText = () => Promise.reject(new DOMException('denied', 'NotAllowedError'));
+                document.execCommand = () => false;
+              });
+              try {
+                await page.getByTestId('copy-block').click();
+                const said = (await page.getByTestId('copy-failed').textContent()) ?? '';
+                if (!/Select the text and copy it by hand/.test(said)) fail(`the exact block's Copy that failed says "${said}"`);
+              } finally {
+                await page.evaluate(() => {
+                  delete navigator.clipboard.writeText;
+                  delete document.execCommand;
+                });
+              }
+            }
             if (label === 'Memories') {
               // The memory with the long name open, and the new-memory form (whose type menu is
               // wider than the column beside the list at 1024 px), fit as well.

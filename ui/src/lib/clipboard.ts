@@ -2,6 +2,9 @@
 // that is not a secure context (`mneme serve` opened by a LAN name); a selected textarea and
 // `execCommand('copy')` still work there, so the copy falls back to them.
 
+/** What a Copy button says when neither way worked, so the click is not met with nothing. */
+export const NOT_COPIED = 'Not copied: this window may not use the clipboard. Select the text and copy it by hand.';
+
 /** Puts `text` on the clipboard; answers whether it got there. */
 export async function copyText(text: string): Promise<boolean> {
   try {
