@@ -275,14 +275,18 @@ pub fn with_index_edits(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn 
             Some(rest) => ("\u{FEFF}", rest),
             None => ("", text.as_str()),
         };
-        let mut doc = IndexDoc::parse(body);
+        // Split into lines as the store's delete splits them (a lone CR ends a line for the
+        // releases that read it so), so a removal takes its own line and no other. No release
+        // is known here: `memdir` has the store's default, as the apply's delete has
+        // ([`apply_changeset`] makes its `Memdir` the same way), so the two edit alike.
+        let mut doc = IndexDoc::parse_as(body, memdir.release());
         let hits: Vec<(usize, String)> =
             doc.entries(scope, root).into_iter().filter(|(_, e)| removed.contains(&e.rel_path)).map(|(i, e)| (i, e.rel_path)).collect();
         if hits.is_empty() {
             continue;
         }
         doc.remove(&hits.iter().map(|(i, _)| *i).collect::<Vec<_>>());
-        let edited = format!("{bom}{}", doc.render());
+        let edited = format!("{bom}{}", doc.render_as(body, memdir.release()));
         match own {
             Some(i) => out.changes[i].after = Some(edited),
             None => {
