@@ -18,6 +18,7 @@
 
 use crate::data;
 use mneme_agent::{apply_changeset, ApplyError, Changeset, FileChange};
+use mneme_core::versions::Profile;
 use mneme_core::{Clock, MemoryType};
 use mneme_store::atomic::Refusal;
 use mneme_store::memdir::{render_entry, IndexDoc, MemdirError, Revision, Scope};
@@ -687,11 +688,12 @@ impl Inbox {
                 (description, item.changeset.changes.iter_mut().find(|c| c.path == index_path))
             {
                 if let Some(after) = index.after.as_mut() {
-                    let mut doc = IndexDoc::parse(after);
+                    let release = index_release();
+                    let mut doc = IndexDoc::parse_as(after, &release);
                     let hit = doc.entries(scope, &root).into_iter().find(|(_, e)| e.rel_path == rel);
                     if let Some((i, e)) = hit {
                         doc.lines[i].text = render_entry(&e.title, &rel, scope, Some(&desc));
-                        *after = doc.render();
+                        *after = doc.render_as(after, &release);
                     }
                 }
             }
@@ -857,8 +859,9 @@ fn check_team_changes(changeset: &Changeset) -> Result<(), InboxError> {
 /// added after the last one, unless the index already holds them. Lines anyone else added or
 /// removed since stay as they are.
 fn rebase_index(before: &str, after: &str, current: &str) -> String {
-    let (before, after) = (IndexDoc::parse(before), IndexDoc::parse(after));
-    let mut doc = IndexDoc::parse(current);
+    let release = index_release();
+    let (before, after) = (IndexDoc::parse_as(before, &release), IndexDoc::parse_as(after, &release));
+    let mut doc = IndexDoc::parse_as(current, &release);
     let count = |doc: &IndexDoc, text: &str| doc.lines.iter().filter(|l| l.text == text).count();
     let mut removed: Vec<&str> = Vec::new();
     for l in &before.lines {
@@ -877,7 +880,15 @@ fn rebase_index(before: &str, after: &str, current: &str) -> String {
             doc.append(l.text.clone());
         }
     }
-    doc.render()
+    doc.render_as(current, &release)
+}
+
+/// The release whose reading of an index the inbox edits it by: where each line ends (from
+/// 2.1.284 a lone CR ends one, `Profile::memory_index_crlf_to_lf`). An item records no release
+/// and the inbox is given none, so this is the store's default for a folder given no release
+/// (`Memdir::new`: the newest), which the keep's `apply_changeset` edits the index by too.
+fn index_release() -> Profile {
+    mneme_core::versions::newest()
 }
 
 /// A memory's body without its frontmatter.
@@ -931,14 +942,15 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changes
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(source) => return Err(InboxError::Io { action: "read", path: index_path, source }),
     };
-    let mut index = IndexDoc::parse(index_before.as_deref().unwrap_or(""));
+    let release = index_release();
+    let mut index = IndexDoc::parse_as(index_before.as_deref().unwrap_or(""), &release);
     let private_index = item
         .changeset
         .changes
         .iter()
         .find(|c| c.path == root.join(INDEX_FILE))
         .and_then(|c| c.after.clone())
-        .map(|t| IndexDoc::parse(&t));
+        .map(|t| IndexDoc::parse_as(&t, &release));
     let mut changes = Vec::new();
     let mut paths = Vec::new();
     for m in memories {
@@ -973,7 +985,7 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changes
         index.append(render_entry(&title, &team_rel, Scope::Team, description.as_deref()));
         changes.push(FileChange { path, before: None, after: Some(content), reason: format!("{}: promoted to team", item.source), extra: Default::default() });
     }
-    let after = index.render();
+    let after = index.render_as(index_before.as_deref().unwrap_or(""), &release);
     mneme_secrets::check_team_content(&after)?;
     paths.push(index_path.clone());
     if index_before.as_deref() != Some(after.as_str()) {

@@ -986,7 +986,9 @@ pub fn extract_beside(messages: &[Conversation], memdir: &Memdir, claude_md: &[S
     }
     let index_path = root.join(Scope::Private.index_rel_path());
     let index_before = read_text(&index_path);
-    let mut index = IndexDoc::parse(index_before.as_deref().unwrap_or(""));
+    // Its lines as the folder's release reads them (from 2.1.284 a lone CR ends one), so each
+    // memory's own line is the one found, kept or removed, and written back with its own end.
+    let mut index = IndexDoc::parse_as(index_before.as_deref().unwrap_or(""), memdir.release());
     let mut changes: Vec<FileChange> = Vec::new();
     let mut decisions = Vec::new();
     let mut taken: HashSet<String> = existing.iter().map(|e| e.rel_path.to_lowercase()).chain(proposed.iter().map(|p| p.to_lowercase())).collect();
@@ -1110,7 +1112,7 @@ pub fn extract_beside(messages: &[Conversation], memdir: &Memdir, claude_md: &[S
     if !gone.is_empty() {
         index.remove(&gone);
     }
-    let index_after = index.render();
+    let index_after = index.render_as(index_before.as_deref().unwrap_or(""), memdir.release());
     if index_before.as_deref().unwrap_or("") != index_after {
         changes.push(FileChange {
             path: index_path,
