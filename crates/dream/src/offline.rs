@@ -41,7 +41,7 @@ use mneme_core::frontmatter;
 use mneme_core::text::utf16_len;
 use mneme_core::MemoryType;
 use mneme_store::memdir::{
-    loaded_index_lines, new_memory_content, parse_index, render_entry, slugify, IndexDoc, Memdir, Scope, INDEX_FILE,
+    loaded_index_lines_as, new_memory_content, parse_index, render_entry, slugify, IndexDoc, Memdir, Scope, INDEX_FILE,
     LONG_INDEX_LINE_UNITS,
 };
 use serde::{Deserialize, Serialize};
@@ -613,7 +613,11 @@ impl<'a> Work<'a> {
             }
         };
         let root = self.memdir.root().to_path_buf();
-        let mut doc = IndexDoc::parse(original.as_deref().unwrap_or_default());
+        // Its lines as the release the dream works for reads them: from 2.1.284 a lone CR ends
+        // a line, so each entry is found on its own line and written back with its own end.
+        let release = *self.memdir.release();
+        let text = original.as_deref().unwrap_or_default();
+        let mut doc = IndexDoc::parse_as(text, &release);
         let mut reasons = Vec::new();
 
         // Lines for missing files are memories (see the module docs); repeats go once their
@@ -771,7 +775,7 @@ impl<'a> Work<'a> {
 
         // The cap: feedback first, then the most recent, are the entries Claude Code loads; the
         // rest move to the overflow file.
-        let (overflowed, entries_moved) = self.fit_cap(&mut doc, &root);
+        let (overflowed, entries_moved) = self.fit_cap(&mut doc, &root, text);
         if overflowed > 0 {
             reasons.push(format!(
                 "moved {overflowed} line(s) past Claude Code's 200-line / 25,000-character cut ({entries_moved} older non-feedback entries) into {OVERFLOW_FILE}, linked from the last line"
@@ -780,7 +784,7 @@ impl<'a> Work<'a> {
             self.stats.index_demoted += entries_moved;
         }
 
-        let rendered = doc.render();
+        let rendered = doc.render_as(text, &release);
         if original.as_deref() == Some(rendered.as_str()) || (original.is_none() && rendered.is_empty()) {
             return Ok(None);
         }
@@ -902,8 +906,14 @@ impl<'a> Work<'a> {
     /// entry; the rest move, in their order, into [`OVERFLOW_FILE`], which the last line of the
     /// index links to. If the lines that are not entries alone are too long, the ones past
     /// the cut move too. Returns how many lines moved (entries among them in the second value).
-    fn fit_cap(&mut self, doc: &mut IndexDoc, root: &Path) -> (usize, usize) {
-        if loaded_index_lines(&doc.render()).iter().all(|f| *f) {
+    ///
+    /// The cap is measured on the text as it will be written (`original` is the index it was
+    /// parsed from, see [`IndexDoc::render_as`]): from 2.1.284 a lone CR ends a line for the
+    /// model but counts no line towards the 200, so an index of lone CRs measured with each
+    /// one made LF would lose entries Claude Code loads.
+    fn fit_cap(&mut self, doc: &mut IndexDoc, root: &Path, original: &str) -> (usize, usize) {
+        let release = *self.memdir.release();
+        if loaded_index_lines_as(&doc.render_as(original, &release), &release).iter().all(|f| *f) {
             return (0, 0);
         }
         // The lines move into the overflow file; one that is there but cannot be edited (a
@@ -925,6 +935,12 @@ impl<'a> Work<'a> {
             text: render_entry(OVERFLOW_NAME, OVERFLOW_FILE, Scope::Private, Some(OVERFLOW_HOOK)),
             crlf: doc.crlf(),
         };
+        // Each line's end as the fitted index will be written, the link's last: rendered once,
+        // as rendering each candidate would diff it against `original` again.
+        let mut probe = doc.clone();
+        probe.lines.push(link.clone());
+        probe.trailing_newline = true;
+        let ends = line_ends(&probe, &probe.render_as(original, &release));
         let entries = doc.entries(Scope::Private, root);
         let entry_lines: HashSet<usize> = entries.iter().map(|(i, _)| *i).collect();
         let mut ranked: Vec<(usize, bool, i128)> = entries
@@ -932,24 +948,34 @@ impl<'a> Work<'a> {
             .map(|(i, e)| (*i, self.doc_kind(&e.rel_path) == Some(MemoryType::Feedback), self.doc_recency(&e.rel_path)))
             .collect();
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
-        // The index with the `k` most important entries and every other line, in file order,
-        // plus the link; `cut` more lines (from the end) moved out when even that is too long.
-        let build = |k: usize, cut: usize| -> (IndexDoc, Vec<usize>) {
+        // The lines of the index with the `k` most important entries and every other line, in
+        // file order (the link follows them); `cut` more lines (from the end) moved out when
+        // even that is too long.
+        let build = |k: usize, cut: usize| -> Vec<usize> {
             let keep: HashSet<usize> = ranked[..k].iter().map(|r| r.0).collect();
             let mut kept: Vec<usize> = (0..doc.lines.len()).filter(|i| !entry_lines.contains(i) || keep.contains(i)).collect();
             kept.truncate(kept.len().saturating_sub(cut));
             while kept.last().is_some_and(|&i| doc.lines[i].text.trim().is_empty()) {
                 kept.pop();
             }
-            let mut lines: Vec<_> = kept.iter().map(|&i| doc.lines[i].clone()).collect();
-            lines.push(link.clone());
-            (IndexDoc { lines, trailing_newline: true }, kept)
+            kept
         };
-        let fits = |d: &IndexDoc| loaded_index_lines(&d.render()).iter().all(|f| *f);
+        // The candidate's text with those ends (for an index with no lone CR, its `render()`).
+        let link_end = ends.last().copied().unwrap_or("\n");
+        let fits = |kept: &[usize]| {
+            let mut text = String::new();
+            for &i in kept {
+                text.push_str(&doc.lines[i].text);
+                text.push_str(ends.get(i).copied().unwrap_or("\n"));
+            }
+            text.push_str(&link.text);
+            text.push_str(link_end);
+            loaded_index_lines_as(&text, &release).iter().all(|f| *f)
+        };
         let (mut lo, mut hi) = (0usize, ranked.len());
         while lo < hi {
             let mid = (lo + hi).div_ceil(2);
-            if fits(&build(mid, 0).0) {
+            if fits(&build(mid, 0)) {
                 lo = mid;
             } else {
                 hi = mid - 1;
@@ -958,8 +984,8 @@ impl<'a> Work<'a> {
         // The fewest lines to cut from the end, by halves (one at a time re-measured the whole
         // index per line: minutes for a 50,000-line MEMORY.md of prose).
         let done = |cut: usize| {
-            let (d, kept) = build(lo, cut);
-            fits(&d) || kept.is_empty()
+            let kept = build(lo, cut);
+            fits(&kept) || kept.is_empty()
         };
         let (mut c_lo, mut c_hi) = (0usize, doc.lines.len());
         while c_lo < c_hi {
@@ -970,7 +996,10 @@ impl<'a> Work<'a> {
                 c_lo = mid + 1;
             }
         }
-        let (fitted, kept) = build(lo, c_lo);
+        let kept = build(lo, c_lo);
+        let mut lines: Vec<_> = kept.iter().map(|&i| doc.lines[i].clone()).collect();
+        lines.push(link.clone());
+        let fitted = IndexDoc { lines, trailing_newline: true };
         let kept: HashSet<usize> = kept.into_iter().collect();
         let moved: Vec<&str> = (0..doc.lines.len()).filter(|i| !kept.contains(i)).map(|i| doc.lines[i].text.as_str()).collect();
         let start = moved.iter().position(|l| !l.trim().is_empty()).unwrap_or(moved.len());
@@ -1093,6 +1122,26 @@ impl<'a> Work<'a> {
     }
 }
 
+/// The line end `rendered` (the text of `doc`, each line's text as it is in `doc`) gives each
+/// line of `doc`: `\r\n`, `\n`, a lone `\r`, or nothing after the last.
+fn line_ends(doc: &IndexDoc, rendered: &str) -> Vec<&'static str> {
+    let mut rest = rendered;
+    // `render_as` keeps a byte-order mark at the top of the file even when the line that
+    // carried it is gone.
+    if !doc.lines.first().is_some_and(|l| l.text.starts_with('\u{FEFF}')) {
+        rest = rest.strip_prefix('\u{FEFF}').unwrap_or(rest);
+    }
+    doc.lines
+        .iter()
+        .map(|l| {
+            rest = rest.strip_prefix(l.text.as_str()).unwrap_or(rest);
+            let end = ["\r\n", "\n", "\r"].into_iter().find(|e| rest.starts_with(e)).unwrap_or("");
+            rest = &rest[end.len()..];
+            end
+        })
+        .collect()
+}
+
 /// Absolutizes the `description:` value of a frontmatter block when it is a plain one-line
 /// scalar, and only if the block still parses to the same fields apart from that value.
 fn absolutize_description(head: &str, on: time::Date) -> (String, Vec<dates::Conversion>) {
@@ -1201,6 +1250,7 @@ enum CannotRecreate {
 mod tests {
     use super::*;
     use mneme_core::FixedClock;
+    use mneme_store::memdir::loaded_index_lines;
     use std::sync::Arc;
     use std::time::{Duration, UNIX_EPOCH};
 

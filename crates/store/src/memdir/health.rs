@@ -274,6 +274,14 @@ pub fn loaded_index_lines(content: &str) -> Vec<bool> {
     loaded_lines(content, false).1
 }
 
+/// [`loaded_index_lines`] for each line `release` reads in `content` (as
+/// [`IndexDoc::parse_as`] splits it): from 2.1.284 a lone CR ends a line, though it counts no
+/// line towards the cap. Split on LF alone, such a file is one line, and its last lone CR,
+/// trimmed before the cut, leaves that line short of loaded.
+pub fn loaded_index_lines_as(content: &str, release: &Profile) -> Vec<bool> {
+    loaded_lines(content, lone_cr_ends_lines(content, release)).1
+}
+
 /// Whether the line at 0-based `index` of `content` (split on `\n`) falls past Claude Code's cap.
 pub(crate) fn line_past_cap(content: &str, index: usize) -> bool {
     !loaded_lines(content, false).1.get(index).copied().unwrap_or(false)
