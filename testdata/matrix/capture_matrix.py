@@ -32,6 +32,7 @@ Nothing here reaches beyond 127.0.0.1: capture.sh points Claude Code at a local 
 """
 import argparse
 import concurrent.futures as cf
+import contextlib
 import hashlib
 import io
 import json
@@ -44,6 +45,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TD = os.path.dirname(HERE)
@@ -61,6 +63,23 @@ IN_RESULT = "\n\n<system-reminder>\nContents of "
 # Read's result, IN_RESULT, did not bump it: only releases before 2.1.160 send that form, and no
 # capture of a newer release reads differently.)
 LAZY_EXTRACTION = "system-blocks-v3"
+
+
+# Sets whose generator also writes outside its own folder (the settings sweep writes the shared
+# /tmp/ccdiffs-override its cases name): built for one release at a time, since every release's
+# fixtures are built side by side (see main).
+WRITES_OUTSIDE = {"rand_gen_settings"}
+_OUTSIDE = threading.Lock()
+
+
+def _empty_template(root):
+    """An empty folder for `git init` to copy its template from: the fixtures' hundreds of
+    repositories then hold no sample hooks, description or comment-only info/exclude (inert for
+    Claude Code and Mneme, and outside every tree hash), a third fewer files to write and, on the
+    next run, to remove."""
+    path = os.path.join(root, ".git-template")
+    os.makedirs(path, exist_ok=True)
+    return path
 
 
 def build(root, random_n, seed, only=None, real_corpus=None):
@@ -90,8 +109,9 @@ def build(root, random_n, seed, only=None, real_corpus=None):
         folder = os.path.join(root, name)
         if os.path.exists(folder):
             shutil.rmtree(folder)
-        subprocess.run([sys.executable, *cmd, folder, *(extra or [])], check=True,
-                       stdout=subprocess.DEVNULL)
+        with _OUTSIDE if name in WRITES_OUTSIDE else contextlib.nullcontext():
+            subprocess.run([sys.executable, *cmd, folder, *(extra or [])], check=True,
+                           stdout=subprocess.DEVNULL, env={**os.environ, "GIT_TEMPLATE_DIR": _empty_template(root)})
         out[name] = folder
     return out
 
@@ -362,10 +382,15 @@ def main():
     jobs, cases, cases_by_job = [], {}, {}
     # Each release gets its own copy of every fixture: Claude Code writes into the config
     # folder it runs with (.claude.json, plugin state), which the next release must not see.
-    for version, binary, set_name, folder in [(v, b, s, f) for v, b in bins.items()
-                                              for s, f in build(os.path.join(root, v), a.random, a.seed,
-                                                                only=a.only.split(",") if a.only else None,
-                                                                real_corpus=os.path.abspath(a.real_corpus) if a.real_corpus else None).items()]:
+    # The copies are built side by side: removing the last run's trees and writing new ones
+    # (some 25,000 files a release) mostly waits on the disk, and one release after another
+    # made this the longest part of a run with everything cached. Every build ends before any
+    # tree is hashed.
+    only = a.only.split(",") if a.only else None
+    corpus = os.path.abspath(a.real_corpus) if a.real_corpus else None
+    with cf.ThreadPoolExecutor(max_workers=len(bins)) as pool:
+        built = list(pool.map(lambda v: build(os.path.join(root, v), a.random, a.seed, only=only, real_corpus=corpus), bins))
+    for version, binary, set_name, folder in [(v, b, s, f) for (v, b), sets in zip(bins.items(), built) for s, f in sets.items()]:
         for fx_name in sorted(os.listdir(folder)):
             fixture = os.path.join(folder, fx_name)
             if not os.path.isdir(os.path.join(fixture, "cases")):

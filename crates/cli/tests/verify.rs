@@ -108,14 +108,47 @@ fn two_releases() -> Option<BTreeMap<ClaudeVersion, PathBuf>> {
     None
 }
 
+/// Runs `check` on every item, on a few threads that each keep a fixture of their own (made by
+/// `setup`): each check starts a real Claude Code, which is most of this file's time (over 200
+/// runs), and one start keeps only about two thirds of a core busy, so one after another left
+/// most of a two-core machine idle. Items are taken longest first (`cost`), so the slow
+/// release (2.1.100 runs under Node) does not end up alone at the end. A failed check panics
+/// its thread, which stops that thread; the scope then fails the test with that panic shown.
+fn on_workers<T: Sync, F>(items: Vec<T>, cost: impl Fn(&T) -> u32, setup: impl Fn() -> F + Sync, check: impl Fn(&F, &T) + Sync) {
+    let mut items = items;
+    items.sort_by_key(|t| std::cmp::Reverse(cost(t)));
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).saturating_add(1).min(items.len()).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                let fx = setup();
+                while let Some(item) = items.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
+                    check(&fx, item);
+                }
+            });
+        }
+    });
+}
+
+/// How long a release takes to start, relatively: those before 2.1.113 are JavaScript run by
+/// Node (several times slower than the single-file binaries after them).
+fn start_cost(version: &ClaudeVersion) -> u32 {
+    if *version < ClaudeVersion::new(2, 1, 113) {
+        4
+    } else {
+        1
+    }
+}
+
 #[test]
 fn verify_matches_each_real_claude_code_and_changes_nothing() {
     let Some(bins) = two_releases() else { return };
-    let fx = fixture();
-    for (version, bin) in &bins {
-        let before = state(&fx);
-        let out = mneme(&fx, &["--claude-bin", bin.to_str().unwrap(), "--json"], &[]);
-        let after = state(&fx);
+    // Each worker checks its own fixture, so what one run changed is pinned on that run.
+    on_workers(bins.into_iter().collect(), |(v, _)| start_cost(v), fixture, |fx, (version, bin)| {
+        let before = state(fx);
+        let out = mneme(fx, &["--claude-bin", bin.to_str().unwrap(), "--json"], &[]);
+        let after = state(fx);
         assert_eq!(out.status.code(), Some(0), "{version}: {}", text(&out));
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["status"], "match", "{version}: {report:#}");
@@ -137,10 +170,10 @@ fn verify_matches_each_real_claude_code_and_changes_nothing() {
         assert!(changed.is_empty(), "{version}: verify changed {changed:?}");
 
         // The plain output says so in a sentence.
-        let out = mneme(&fx, &["--claude-bin", bin.to_str().unwrap()], &[]);
+        let out = mneme(fx, &["--claude-bin", bin.to_str().unwrap()], &[]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("Mneme matches your Claude Code {version}."));
-    }
+    });
 }
 
 #[test]
@@ -172,8 +205,6 @@ fn verify_catches_a_wrong_profile() {
 #[test]
 fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
     let Some(bins) = two_releases() else { return };
-    let fx = fixture();
-    let settings = fx.home.join(".claude/settings.json");
     let cases = [
         (r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 0}"#, true),
         (r#"{"autoMemoryEnabled": false, "cleanupPeriodDays": 7, "model": 5}"#, true),
@@ -214,19 +245,25 @@ fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
     // file; an event that is not a list costs it before 2.1.122 and again from 2.1.257.
     let unguarded = r#"{"autoMemoryEnabled": false, "hooks": {"Stop": [{"matcher": "x", "command": "x"}]}}"#;
     let not_a_list = r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": "x"}}"#;
+    // Every case against every release: each pair is one start of that release.
+    let mut runs = Vec::new();
     for (version, bin) in &bins {
         let strict_everywhere = *version < ClaudeVersion::new(2, 1, 257);
         let lists_mended = ClaudeVersion::new(2, 1, 122) <= *version && *version < ClaudeVersion::new(2, 1, 257);
         for (json, memory_on) in cases.into_iter().chain([(unguarded, strict_everywhere), (not_a_list, !lists_mended)]) {
-            fs::write(&settings, json).unwrap();
-            let out = mneme(&fx, &["--claude-bin", bin.to_str().unwrap(), "--json"], &[]);
-            assert_eq!(out.status.code(), Some(0), "{version} with {json}: {}", text(&out));
-            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            assert_eq!(report["status"], "match", "{version} with {json}: {report:#}");
-            let block = report["claudeBlock"].as_str().unwrap_or_default();
-            assert_eq!(block.contains("MEMORY.md (user's auto-memory"), memory_on, "{version} with {json}: {block}");
+            runs.push((version, bin, json, memory_on));
         }
     }
+    assert_eq!(runs.len(), bins.len() * (cases.len() + 2));
+    on_workers(runs, |(v, ..)| start_cost(v), fixture, |fx, &(version, bin, json, memory_on)| {
+        fs::write(fx.home.join(".claude/settings.json"), json).unwrap();
+        let out = mneme(fx, &["--claude-bin", bin.to_str().unwrap(), "--json"], &[]);
+        assert_eq!(out.status.code(), Some(0), "{version} with {json}: {}", text(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["status"], "match", "{version} with {json}: {report:#}");
+        let block = report["claudeBlock"].as_str().unwrap_or_default();
+        assert_eq!(block.contains("MEMORY.md (user's auto-memory"), memory_on, "{version} with {json}: {block}");
+    });
 }
 
 #[test]
@@ -320,24 +357,45 @@ fn verify_says_why_a_run_failed_and_flags_a_release_older_than_any_checked() {
 /// would send Claude Code instead of the check's stub.
 struct Trap {
     port: u16,
-    hits: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    hits: std::sync::Arc<(std::sync::Mutex<Vec<String>>, std::sync::Condvar)>,
 }
+
+/// What the test itself sends the trap to learn that every connection before it was seen.
+const SENTINEL: &str = "mneme-test-sentinel";
 
 fn trap() -> Trap {
     use std::io::Read;
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let port = listener.local_addr().unwrap().port();
-    let hits = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let hits = std::sync::Arc::new((std::sync::Mutex::new(Vec::new()), std::sync::Condvar::new()));
     let log = hits.clone();
     std::thread::spawn(move || {
         for mut conn in listener.incoming().flatten() {
             let _ = conn.set_read_timeout(Some(std::time::Duration::from_millis(500)));
             let mut head = [0u8; 300];
             let n = conn.read(&mut head).unwrap_or(0);
-            log.lock().unwrap().push(String::from_utf8_lossy(&head[..n]).into_owned());
+            log.0.lock().unwrap().push(String::from_utf8_lossy(&head[..n]).into_owned());
+            log.1.notify_all();
         }
     });
     Trap { port, hits }
+}
+
+impl Trap {
+    /// Every connection made before this call. Connections are accepted one at a time in the
+    /// order they were made, so once the test's own connection (sent now) has been seen, so has
+    /// every earlier one: no fixed wait that a slow machine could outlast.
+    fn seen(&self) -> Vec<String> {
+        use std::io::Write;
+        let mut probe = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        probe.write_all(SENTINEL.as_bytes()).unwrap();
+        let (hits, seen) = &*self.hits;
+        // Bounded only so that a broken trap fails instead of hanging the run.
+        let (mut hits, waited) = seen.wait_timeout_while(hits.lock().unwrap(), std::time::Duration::from_secs(60), |h| !h.iter().any(|x| x == SENTINEL)).unwrap();
+        assert!(!waited.timed_out(), "the trap never saw the test's own connection");
+        hits.retain(|x| x != SENTINEL);
+        hits.clone()
+    }
 }
 
 /// Settings files' `env` blocks that would send the check's request to Amazon Bedrock (at an
@@ -347,31 +405,37 @@ fn trap() -> Trap {
 #[test]
 fn verify_stays_on_the_stub_whatever_the_settings_env_blocks_say() {
     let Some(bins) = two_releases() else { return };
-    let fx = fixture();
-    let trap = trap();
-    let url = format!("http://127.0.0.1:{}", trap.port);
-    let helper_ran = fx.home.join("helper-ran");
-    let helper = format!("touch '{}'; echo sk-ant-from-the-helper", helper_ran.display());
-    let user = serde_json::json!({"autoMemoryEnabled": true, "apiKeyHelper": helper, "env": {
-        "CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_BEDROCK_BASE_URL": url, "CLAUDE_CODE_SKIP_BEDROCK_AUTH": "1", "AWS_REGION": "us-east-1",
-    }});
-    fs::write(fx.home.join(".claude/settings.json"), user.to_string()).unwrap();
-    let global = serde_json::json!({"numStartups": 7, "env": {
-        "CLAUDE_CODE_ENABLE_TELEMETRY": "1", "OTEL_METRICS_EXPORTER": "otlp", "OTEL_LOGS_EXPORTER": "otlp",
-        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_ENDPOINT": url, "OTEL_METRIC_EXPORT_INTERVAL": "100",
-    }});
-    fs::write(fx.home.join(".claude.json"), global.to_string()).unwrap();
-    let project = fx.repo.join(".claude/settings.local.json");
-    fs::create_dir_all(project.parent().unwrap()).unwrap();
-    fs::write(&project, serde_json::json!({"env": {"HTTPS_PROXY": url, "HTTP_PROXY": url, "NO_PROXY": ""}}).to_string()).unwrap();
-    for (version, bin) in &bins {
-        let out = mneme(&fx, &["--claude-bin", bin.to_str().unwrap(), "--json", "--timeout", "30"], &[]);
+    // Each worker has a fixture and a trap of its own, so a connection is pinned on the run
+    // that made it.
+    let setup = || {
+        let fx = fixture();
+        let trap = trap();
+        let url = format!("http://127.0.0.1:{}", trap.port);
+        let helper_ran = fx.home.join("helper-ran");
+        let helper = format!("touch '{}'; echo sk-ant-from-the-helper", helper_ran.display());
+        let user = serde_json::json!({"autoMemoryEnabled": true, "apiKeyHelper": helper, "env": {
+            "CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_BEDROCK_BASE_URL": url, "CLAUDE_CODE_SKIP_BEDROCK_AUTH": "1", "AWS_REGION": "us-east-1",
+        }});
+        fs::write(fx.home.join(".claude/settings.json"), user.to_string()).unwrap();
+        let global = serde_json::json!({"numStartups": 7, "env": {
+            "CLAUDE_CODE_ENABLE_TELEMETRY": "1", "OTEL_METRICS_EXPORTER": "otlp", "OTEL_LOGS_EXPORTER": "otlp",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_ENDPOINT": url, "OTEL_METRIC_EXPORT_INTERVAL": "100",
+        }});
+        fs::write(fx.home.join(".claude.json"), global.to_string()).unwrap();
+        let project = fx.repo.join(".claude/settings.local.json");
+        fs::create_dir_all(project.parent().unwrap()).unwrap();
+        fs::write(&project, serde_json::json!({"env": {"HTTPS_PROXY": url, "HTTP_PROXY": url, "NO_PROXY": ""}}).to_string()).unwrap();
+        (fx, trap, helper_ran)
+    };
+    on_workers(bins.into_iter().collect(), |(v, _)| start_cost(v), setup, |(fx, trap, helper_ran), (version, bin)| {
+        let out = mneme(fx, &["--claude-bin", bin.to_str().unwrap(), "--json", "--timeout", "30"], &[]);
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
         assert_eq!(report["status"], "match", "{version}: {}", text(&out));
         assert!(report["claudeBlock"].as_str().unwrap().contains("MEMORY.md (user's auto-memory"), "{version}: {report:#}");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let hits = trap.hits.lock().unwrap().clone();
+        // `mneme verify` returns once Claude Code's whole process group is gone, so whatever it
+        // reached has connected by now.
+        let hits = trap.seen();
         assert!(hits.is_empty(), "{version}: Claude Code reached past the stub: {hits:?}");
         assert!(!helper_ran.exists(), "{version}: the user's apiKeyHelper ran");
-    }
+    });
 }

@@ -183,61 +183,37 @@ fn every_release_in_the_matrix_matches_its_binary() {
     let status = capture.status().expect("python3 runs (install python3)");
     assert!(status.success(), "capturing the real binaries failed (see above)");
 
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    let mut checked_labels = Vec::new();
+    // Every capture, then each checked on a few threads: a check is one to thirty `mneme` starts
+    // (a debug build, mostly busy on its own), over 3,000 of them in a row were most of this
+    // test's time, and they share nothing but the fixtures they read.
+    let mut cases_to_check: Vec<(String, PathBuf)> = Vec::new();
     for version in releases().iter().map(ToString::to_string) {
         let mut labels: Vec<PathBuf> = fs::read_dir(out.join(&version)).expect("captures").flatten().map(|e| e.path()).collect();
         labels.sort();
-        for dir in labels {
-            let label = format!("{version} {}", dir.file_name().unwrap().to_string_lossy());
-            checked_labels.push(label.clone());
-            let case: Case = serde_json::from_str(&fs::read_to_string(dir.join("case.json")).unwrap()).unwrap();
-            // The release did not start in this folder (releases before 2.1.160 in a folder
-            // named in decomposed form with no composed twin): Mneme must refuse it too.
-            if let Ok(why) = fs::read_to_string(dir.join("not-started.txt")) {
-                match mneme(&case, &version, &["context".into()]) {
-                    Err(e) if e.to_string().contains(&format!("Claude Code {version} does not start in")) => {}
-                    Err(e) => failures.push(format!("{label} context: Claude Code did not start ({why}); mneme failed otherwise: {e}")),
-                    Ok(_) => failures.push(format!("{label} context: Claude Code did not start ({why}); mneme showed a view")),
-                }
-                checked += 1;
-                continue;
-            }
-            let expected = fs::read_to_string(dir.join("instructions.txt")).unwrap();
-            // The captures hold `<DATE>` where the date goes; `--date` takes only a real one.
-            match mneme(&case, &version, &["context".into(), "--date".into(), "1999-12-31".into()]).map(|t| t.replace("1999-12-31", "<DATE>")) {
-                Ok(actual) if actual == expected => {}
-                Ok(actual) => {
-                    // Kept beside the capture for a whole diff (`diff instructions.txt mneme-instructions.txt`).
-                    let _ = fs::write(dir.join("mneme-instructions.txt"), &actual);
-                    failures.push(first_difference(&format!("{label} context"), &actual, &expected))
-                }
-                Err(e) => failures.push(format!("{label}: {e}")),
-            }
-            if !case.reads.is_empty() {
-                let expected = fs::read_to_string(dir.join("lazy.txt")).unwrap();
-                let orders = if case.reads.len() <= 4 { permutations(&case.reads) } else { vec![case.reads.clone()] };
-                let mut last = Ok(String::new());
-                let matched = orders.iter().any(|order| {
-                    let mut cmd = vec!["touched".to_string()];
-                    cmd.extend(order.iter().cloned());
-                    last = mneme(&case, &version, &cmd);
-                    last.as_ref().is_ok_and(|got| hook_pieces_in_any_order(got) == hook_pieces_in_any_order(&expected))
-                });
-                if !matched {
-                    match last {
-                        Ok(actual) => {
-                            let _ = fs::write(dir.join("mneme-lazy.txt"), &actual);
-                            failures.push(first_difference(&format!("{label} touched"), &actual, &expected))
-                        }
-                        Err(e) => failures.push(format!("{label} touched: {e}")),
-                    }
-                }
-            }
-            checked += 1;
-        }
+        cases_to_check.extend(labels.into_iter().map(|dir| (version.clone(), dir)));
     }
+    let checked = cases_to_check.len();
+    let checked_labels: Vec<String> = cases_to_check.iter().map(|(v, dir)| format!("{v} {}", dir.file_name().unwrap().to_string_lossy())).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let found = std::sync::Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).saturating_add(1).min(8);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let at = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some((version, dir)) = cases_to_check.get(at) else { break };
+                    let differences = check_case(version, dir, &checked_labels[at]);
+                    found.lock().unwrap().push((at, differences));
+                }
+            });
+        }
+    });
+    // In the order of the cases, as when they were checked one after another.
+    let mut found = found.into_inner().unwrap();
+    assert_eq!(found.len(), checked, "every case was checked");
+    found.sort_by_key(|(at, _)| *at);
+    let failures: Vec<String> = found.into_iter().flat_map(|(_, f)| f).collect();
     // Differences found and not yet reproduced are listed, each with what is known, in
     // testdata/matrix/known-differences.txt; a difference not listed fails, and so does a
     // listed one that no longer differs (the list must shrink as Mneme catches up).
@@ -256,6 +232,54 @@ fn every_release_in_the_matrix_matches_its_binary() {
     }
     assert!(new.is_empty(), "{} of {checked} cases differ from the real binary:\n{}", new.len(), new.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
     assert!(fixed.is_empty(), "these listed differences are gone; remove them from testdata/matrix/known-differences.txt: {fixed:?}");
+}
+
+/// What differs between Mneme and the capture in `dir` (one case of `version`), one line each.
+fn check_case(version: &str, dir: &Path, label: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    let case: Case = serde_json::from_str(&fs::read_to_string(dir.join("case.json")).unwrap()).unwrap();
+    // The release did not start in this folder (releases before 2.1.160 in a folder
+    // named in decomposed form with no composed twin): Mneme must refuse it too.
+    if let Ok(why) = fs::read_to_string(dir.join("not-started.txt")) {
+        match mneme(&case, version, &["context".into()]) {
+            Err(e) if e.to_string().contains(&format!("Claude Code {version} does not start in")) => {}
+            Err(e) => failures.push(format!("{label} context: Claude Code did not start ({why}); mneme failed otherwise: {e}")),
+            Ok(_) => failures.push(format!("{label} context: Claude Code did not start ({why}); mneme showed a view")),
+        }
+        return failures;
+    }
+    let expected = fs::read_to_string(dir.join("instructions.txt")).unwrap();
+    // The captures hold `<DATE>` where the date goes; `--date` takes only a real one.
+    match mneme(&case, version, &["context".into(), "--date".into(), "1999-12-31".into()]).map(|t| t.replace("1999-12-31", "<DATE>")) {
+        Ok(actual) if actual == expected => {}
+        Ok(actual) => {
+            // Kept beside the capture for a whole diff (`diff instructions.txt mneme-instructions.txt`).
+            let _ = fs::write(dir.join("mneme-instructions.txt"), &actual);
+            failures.push(first_difference(&format!("{label} context"), &actual, &expected))
+        }
+        Err(e) => failures.push(format!("{label}: {e}")),
+    }
+    if !case.reads.is_empty() {
+        let expected = fs::read_to_string(dir.join("lazy.txt")).unwrap();
+        let orders = if case.reads.len() <= 4 { permutations(&case.reads) } else { vec![case.reads.clone()] };
+        let mut last = Ok(String::new());
+        let matched = orders.iter().any(|order| {
+            let mut cmd = vec!["touched".to_string()];
+            cmd.extend(order.iter().cloned());
+            last = mneme(&case, version, &cmd);
+            last.as_ref().is_ok_and(|got| hook_pieces_in_any_order(got) == hook_pieces_in_any_order(&expected))
+        });
+        if !matched {
+            match last {
+                Ok(actual) => {
+                    let _ = fs::write(dir.join("mneme-lazy.txt"), &actual);
+                    failures.push(first_difference(&format!("{label} touched"), &actual, &expected))
+                }
+                Err(e) => failures.push(format!("{label} touched: {e}")),
+            }
+        }
+    }
+    failures
 }
 
 /// `VERSION LABEL KIND` lines (`#` starts a comment).
