@@ -29,11 +29,27 @@ use std::sync::Arc;
 
 /// A stand-in `claude` that reports `version` and fails when run for real: the check records
 /// its answer without running anything.
+///
+/// It is run once here before it is handed over. While another test thread forks, the child
+/// holds this file's write descriptor until it execs, and running the file then fails with
+/// "text file busy" (ETXTBSY): the check would find no Claude Code, record nothing and write
+/// nothing, and "recording the Claude Code check" would not be refused (seen once in 100 runs).
+/// Once it has run, no descriptor to write it is left anywhere.
 fn fake_claude(bin: &Path, version: &str) {
     std::fs::create_dir_all(bin).unwrap();
     let p = bin.join("claude");
     std::fs::write(&p, format!("#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{version} (Claude Code)'; exit 0; fi\nexit 3\n")).unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for tries in 0.. {
+        match std::process::Command::new(&p).arg("--version").output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => std::thread::sleep(std::time::Duration::from_millis(10)),
+            done => {
+                let out = done.unwrap_or_else(|e| panic!("running {}: {e}", p.display()));
+                assert!(out.status.success(), "{} --version: {out:?}", p.display());
+                break;
+            }
+        }
+    }
 }
 
 /// A project, its memory folder, Claude Code's configuration and Mneme's data folder on one
