@@ -47,6 +47,7 @@ use lock::{ms_since_epoch, NotAcquired};
 use mneme_agent::{apply_changeset, AgentTask, ApplyError, Denial, Mode, Policy, Stop};
 use mneme_core::sanitize::sanitize_path;
 use mneme_core::Clock;
+use mneme_core::versions::Profile;
 use mneme_model::{Cancel, Provider};
 use mneme_store::file_lock::FileLock;
 use mneme_store::memdir::{Memdir, MemdirError, Revision};
@@ -115,6 +116,9 @@ struct Produced {
     turns: u32,
     /// Removed lines the engine vouches for (the offline dream's merges and rewrites).
     accounted: Vec<Accounted>,
+    /// The release the engine worked for: the safety net reads the indexes as it does (from
+    /// 2.1.284 a lone CR ends a MEMORY.md line).
+    release: Profile,
 }
 
 /// The note an applying dream's record carries until it is written: what a record left in that
@@ -349,8 +353,8 @@ impl Dreams {
                 record.changeset.clone()
             }
         };
-        record.moved = safety::check(&weighed, &produced.accounted);
-        let dangling = safety::dangling(&weighed);
+        record.moved = safety::check(&weighed, &produced.accounted, &produced.release);
+        let dangling = safety::dangling(&weighed, &produced.release);
         if !dangling.is_empty() {
             hold = true;
             let lines: Vec<String> = dangling.iter().map(|d| format!("{} `{}`", d.index, d.line)).collect();
@@ -462,8 +466,9 @@ impl Dreams {
     }
 
     fn offline(&self, target: &DreamTarget, since: Option<SystemTime>) -> Result<Produced, DreamError> {
+        let memdir = self.memdir_for_dream(&target.memory_dir);
         let plan = offline::consolidate_in_zone(
-            &self.memdir_for_dream(&target.memory_dir),
+            &memdir,
             OfflineOptions { utc_offset_secs: self.utc_offset_secs, since, now: self.clock.now() },
             &self.offset_at(),
         )?;
@@ -475,6 +480,7 @@ impl Dreams {
             denials: Vec::new(),
             turns: 0,
             accounted: plan.accounted,
+            release: *memdir.release(),
         })
     }
 
@@ -538,6 +544,7 @@ impl Dreams {
             denials: outcome.denials,
             turns: outcome.turns,
             accounted: Vec::new(),
+            release: *memdir.release(),
         })
     }
 
@@ -698,7 +705,8 @@ impl Dreams {
         // The plan said where each removed line's text lives on; files it does not write may
         // have changed since (Claude Code edits memories), and then that text is gone with it.
         // Weighed as the apply writes it, as the plan was (see `run`).
-        let now = safety::check(&self.as_applied(&record.changeset).unwrap_or_else(|_| record.changeset.clone()), &[]);
+        let release = *self.memdir_for_dream(memory_dir).release();
+        let now = safety::check(&self.as_applied(&record.changeset).unwrap_or_else(|_| record.changeset.clone()), &[], &release);
         let mut changed: Vec<String> = Vec::new();
         for m in now.iter().filter(|m| m.lost()) {
             let planned = record.moved.iter().find(|o| o.from == m.from && o.text == m.text && o.duplicate.is_none() && !o.lost());

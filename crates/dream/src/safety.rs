@@ -10,7 +10,10 @@
 //! pointing at nothing, which hold it too.
 //!
 //! Claude Code loads `MEMORY.md` into every session, so an index line can be the only copy of
-//! what the model knows; that is why lines, not files, are the unit here.
+//! what the model knows; that is why lines, not files, are the unit here. An index's lines are
+//! the lines the dream's release reads in it: from 2.1.284 a lone CR ends one
+//! (`Profile::memory_index_crlf_to_lf`), and split on LF alone a classic Mac index was one line,
+//! weighed whole whatever the dream changed in it.
 //!
 //! "Found" is deliberately simple and explainable: the line's words (lower-cased letter and
 //! digit runs, so punctuation, markdown and line wrapping do not matter) appear in one file in
@@ -25,7 +28,8 @@
 
 use mneme_agent::Changeset;
 use mneme_core::frontmatter;
-use mneme_store::memdir::{parse_index, Scope, INDEX_FILE};
+use mneme_core::versions::Profile;
+use mneme_store::memdir::{parse_index, IndexDoc, Scope, INDEX_FILE};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
@@ -155,15 +159,31 @@ fn pieces(rel: &str, line: &str, in_frontmatter: bool, root: &Path) -> Vec<Strin
     vec![line.to_string()]
 }
 
-/// The lines of `content` with whether each sits in the frontmatter block.
-fn lines_of(content: &str) -> Vec<(&str, bool)> {
+/// Whether the lines of the file at `rel` end at a lone CR too: an index, for a release that
+/// reads one there as a line end.
+fn lone_cr_ends_lines(rel: &str, release: &Profile) -> bool {
+    is_index(rel) && release.memory_index_crlf_to_lf
+}
+
+/// The lines of `content` with whether each sits in the frontmatter block: split on LF (a CR
+/// before it off), and with `lone_cr` at each CR with no LF after it as well, as
+/// [`IndexDoc::parse_as`] splits an index.
+fn lines_of(content: &str, lone_cr: bool) -> Vec<(&str, bool)> {
     let body_start = frontmatter::block_bounds(content).map_or(0, |(_, b)| b);
+    let b = content.as_bytes();
     let mut out = Vec::new();
-    let mut at = 0;
-    for line in content.split('\n') {
-        out.push((line.trim_end_matches('\r'), at < body_start));
-        at += line.len() + 1;
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let end = match c {
+            b'\n' if i > start && b[i - 1] == b'\r' => i - 1,
+            b'\n' => i,
+            b'\r' if lone_cr && b.get(i + 1) != Some(&b'\n') => i,
+            _ => continue,
+        };
+        out.push((&content[start..end], start < body_start));
+        start = i + 1;
     }
+    out.push((&content[start..], start < body_start));
     out
 }
 
@@ -204,8 +224,9 @@ fn rel_of(root: &Path, path: &Path) -> Option<String> {
 }
 
 /// Checks `changeset` against the memory folder as it is on disk now (the folder it was made
-/// from): every line it removes, and where that line's text is once it is applied.
-pub fn check(changeset: &Changeset, accounted: &[Accounted]) -> Vec<Moved> {
+/// from): every line it removes, and where that line's text is once it is applied. An index's
+/// lines are those `release` (the dream's) reads in it.
+pub fn check(changeset: &Changeset, accounted: &[Accounted], release: &Profile) -> Vec<Moved> {
     let root = &changeset.root;
     let mut after = read_folder(root);
     let mut written = HashSet::new();
@@ -231,7 +252,8 @@ pub fn check(changeset: &Changeset, accounted: &[Accounted]) -> Vec<Moved> {
     let mut out = Vec::new();
     for c in &changeset.changes {
         let (Some(rel), Some(before)) = (rel_of(root, &c.path), c.before.as_deref()) else { continue };
-        let kept: HashSet<&str> = c.after.as_deref().map(|a| a.split('\n').map(str::trim).collect()).unwrap_or_default();
+        let lone_cr = lone_cr_ends_lines(&rel, release);
+        let kept: HashSet<&str> = c.after.as_deref().map(|a| lines_of(a, lone_cr).into_iter().map(|(l, _)| l.trim()).collect()).unwrap_or_default();
         // Files the dream writes are where moved text most likely went; the file the line
         // left only counts when nothing else holds it.
         let mut order: Vec<&Searchable> = Vec::with_capacity(files.len());
@@ -239,7 +261,7 @@ pub fn check(changeset: &Changeset, accounted: &[Accounted]) -> Vec<Moved> {
         order.extend(files.iter().filter(|f| f.rel != rel && !written.contains(&f.rel)));
         order.extend(files.iter().filter(|f| f.rel == rel));
         let mut seen = HashSet::new();
-        for (line, in_fm) in lines_of(before) {
+        for (line, in_fm) in lines_of(before, lone_cr) {
             let trimmed = line.trim();
             if kept.contains(trimmed) || !seen.insert(trimmed) {
                 continue;
@@ -297,10 +319,10 @@ pub struct Dangling {
 }
 
 /// The index lines `changeset`, applied as it stands, leaves pointing at nothing (see
-/// [`Dangling`]). Give it the changeset as the apply writes it
-/// (`mneme_agent::with_index_edits`): a removal whose index the dream does not write takes
-/// its index lines with it, and those leave nothing behind.
-pub fn dangling(changeset: &Changeset) -> Vec<Dangling> {
+/// [`Dangling`]), each index read as `release` (the dream's) reads it. Give it the changeset
+/// as the apply writes it (`mneme_agent::with_index_edits`): a removal whose index the dream
+/// does not write takes its index lines with it, and those leave nothing behind.
+pub fn dangling(changeset: &Changeset, release: &Profile) -> Vec<Dangling> {
     let root = &changeset.root;
     let change_of = |rel: &str| changeset.changes.iter().find(|c| rel_of(root, &c.path).as_deref() == Some(rel));
     let there_before = |rel: &str| fs::symlink_metadata(root.join(rel)).is_ok();
@@ -314,10 +336,11 @@ pub fn dangling(changeset: &Changeset) -> Vec<Dangling> {
         if !is_index(&rel) {
             continue;
         }
-        let before: HashSet<&str> = c.before.as_deref().map(|b| b.split('\n').map(str::trim).collect()).unwrap_or_default();
-        for line in parse_index(after, Scope::of(&rel), root) {
-            let Some(entry) = line.entry else { continue };
-            let text = line.text.trim();
+        let lone_cr = lone_cr_ends_lines(&rel, release);
+        let before: HashSet<&str> = c.before.as_deref().map(|b| lines_of(b, lone_cr).into_iter().map(|(l, _)| l.trim()).collect()).unwrap_or_default();
+        let doc = IndexDoc::parse_as(after, release);
+        for (at, entry) in doc.entries(Scope::of(&rel), root) {
+            let text = doc.lines[at].text.trim();
             // The dream's doing: the memory was there before it, or the line is new.
             let made_here = there_before(&entry.rel_path) || !before.contains(text);
             if there_after(&entry.rel_path) || !made_here {
@@ -333,6 +356,7 @@ pub fn dangling(changeset: &Changeset) -> Vec<Dangling> {
 mod tests {
     use super::*;
     use mneme_agent::FileChange;
+    use mneme_core::versions::newest;
 
     struct F {
         d: tempfile::TempDir,
@@ -374,7 +398,7 @@ mod tests {
     #[test]
     fn a_dropped_index_line_whose_text_is_nowhere_else_is_lost() {
         let f = F::new(&[("MEMORY.md", "- [A](a.md) — alpha\n- [Jane](jane.md) — CLOSED — DO NOT CONTACT\n"), ("a.md", "Alpha.\n")]);
-        let m = check(&f.changes(&[("MEMORY.md", Some("- [A](a.md) — alpha\n"))]), &[]);
+        let m = check(&f.changes(&[("MEMORY.md", Some("- [A](a.md) — alpha\n"))]), &[], &newest());
         assert_eq!(lost(&m), ["- [Jane](jane.md) — CLOSED — DO NOT CONTACT"]);
         assert_eq!(m[0].missing, ["Jane", "CLOSED — DO NOT CONTACT"], "{m:#?}");
     }
@@ -387,7 +411,7 @@ mod tests {
             ("jane.md", Some("---\nname: Jane\ndescription: closed, do not\n  contact\n---\n")),
             ("notes.md", Some("The prose fact about\nthe deploy window.\n")),
         ]);
-        let m = check(&cs, &[]);
+        let m = check(&cs, &[], &newest());
         assert!(lost(&m).is_empty(), "{m:#?}");
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].found_in, ["jane.md"]);
@@ -398,32 +422,53 @@ mod tests {
     fn a_removed_file_must_survive_line_by_line_and_frontmatter_bookkeeping_does_not_count() {
         let old = "---\nname: Old tabs\ndescription: prefers tabs\ntype: feedback\n---\n\nAlways indent with tabs.\nNever mix spaces in.\n";
         let f = F::new(&[("old.md", old), ("new.md", "---\nname: Tabs\ndescription: prefers tabs\n---\nAlways indent with tabs.\n")]);
-        let m = check(&f.changes(&[("old.md", None)]), &[]);
+        let m = check(&f.changes(&[("old.md", None)]), &[], &newest());
         assert_eq!(lost(&m), ["name: Old tabs", "Never mix spaces in."], "{m:#?}");
         assert!(m.iter().all(|x| x.file_removed));
         assert!(!m.iter().any(|x| x.text.starts_with("type:")));
         // Vouched for as a duplicate of what is kept: not lost, and said so.
         let vouch = Accounted { file: "old.md".into(), text: "name: Old tabs".into(), kept_in: "new.md".into(), why: "duplicate of new.md".into() };
-        let m = check(&f.changes(&[("old.md", None)]), std::slice::from_ref(&vouch));
+        let m = check(&f.changes(&[("old.md", None)]), std::slice::from_ref(&vouch), &newest());
         assert_eq!(lost(&m), ["Never mix spaces in."]);
         let named = m.iter().find(|x| x.text == "name: Old tabs").unwrap();
         assert_eq!((named.found_in.as_slice(), named.duplicate.as_deref()), (&["new.md".to_string()][..], Some("duplicate of new.md")));
         // A voucher pointing at a file that is gone does not count.
-        let m = check(&f.changes(&[("old.md", None), ("new.md", None)]), &[vouch]);
+        let m = check(&f.changes(&[("old.md", None), ("new.md", None)]), &[vouch], &newest());
         assert!(lost(&m).contains(&"name: Old tabs"), "{m:#?}");
     }
 
     #[test]
     fn a_reworded_line_is_lost_but_reordered_clauses_are_not() {
         let f = F::new(&[("a.md", "Use tabs, never spaces.\nDeploys freeze on Fridays; ask Sam first.\n")]);
-        let m = check(&f.changes(&[("a.md", Some("Prefer tabs over spaces.\nAsk Sam first. Deploys freeze on Fridays.\n"))]), &[]);
+        let m = check(&f.changes(&[("a.md", Some("Prefer tabs over spaces.\nAsk Sam first. Deploys freeze on Fridays.\n"))]), &[], &newest());
         assert_eq!(lost(&m), ["Use tabs, never spaces."], "{m:#?}");
+    }
+
+    /// From 2.1.284 a lone CR ends an index line: a dropped line is weighed on its own, and an
+    /// index line left pointing at a memory the dream removes is found past the first entry.
+    /// Before, the CR is inside its line, and the index is one line to the release.
+    #[test]
+    fn a_lone_cr_index_is_weighed_line_by_line_as_the_release_reads_it() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let (old, new) = (behaviours(ClaudeVersion::new(2, 1, 283)), behaviours(ClaudeVersion::new(2, 1, 284)));
+        let f = F::new(&[("MEMORY.md", "# Index\r- [A](a.md) — alpha\r- [Jane](jane.md) — CLOSED — DO NOT CONTACT\r"), ("a.md", "Alpha.\n"), ("jane.md", "x\n")]);
+        let dropped = f.changes(&[("MEMORY.md", Some("# Index\r- [A](a.md) — alpha\r"))]);
+        let m = check(&dropped, &[], &new);
+        assert_eq!(lost(&m), ["- [Jane](jane.md) — CLOSED — DO NOT CONTACT"], "{m:#?}");
+        assert_eq!(m.len(), 1, "{m:#?}");
+        let m = check(&dropped, &[], &old);
+        assert_eq!(m.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["# Index\r- [A](a.md) — alpha\r- [Jane](jane.md) — CLOSED — DO NOT CONTACT"]);
+
+        let kept = f.changes(&[("MEMORY.md", Some("# Index.\r- [A](a.md) — alpha\r- [Jane](jane.md) — CLOSED — DO NOT CONTACT\r")), ("jane.md", None)]);
+        let d = dangling(&kept, &new);
+        assert_eq!(d, [Dangling { index: "MEMORY.md".into(), line: "- [Jane](jane.md) — CLOSED — DO NOT CONTACT".into(), target: "jane.md".into() }]);
+        assert!(dangling(&kept, &old).is_empty(), "one line, its link a.md's");
     }
 
     #[test]
     fn unchanged_lines_and_wordless_lines_are_not_reported() {
         let f = F::new(&[("MEMORY.md", "# Index\n\n---\n- [A](a.md) — a\n")]);
-        let m = check(&f.changes(&[("MEMORY.md", Some("# Index\n- [A](a.md) — a\n"))]), &[]);
+        let m = check(&f.changes(&[("MEMORY.md", Some("# Index\n- [A](a.md) — a\n"))]), &[], &newest());
         assert!(m.is_empty(), "{m:#?}");
     }
 }
