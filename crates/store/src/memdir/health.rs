@@ -484,24 +484,33 @@ impl Memdir {
                 continue;
             }
             let root = self.root.clone();
-            let (added_and_left, revision) = self.edit_index(scope, |doc| {
+            let (added_and_left, revision) = self.edit_index_with(scope, |doc, original| {
                 let present: HashSet<String> = doc.entries(scope, &root).into_iter().map(|(_, e)| e.rel_path).collect();
                 let wanted: Vec<_> = missing.iter().filter(|f| !present.contains(&f.rel_path)).collect();
                 let hidden_before = commented_lines(&doc.lines);
-                // Each entry is one non-blank line, so no more than the line cap can ever be
-                // read; trying only that many keeps a folder of thousands from rendering and
-                // measuring an index of thousands of lines.
+                // Each entry adds its own units to what Claude Code loads, and one non-blank
+                // line to the line cap unless it ends in a lone CR the release reads (which counts
+                // none): trying only as many as could fit keeps a folder of thousands from
+                // rendering and measuring an index of thousands of lines.
+                let max_lines = if lone_cr_ends_lines(original, &self.release) { usize::MAX } else { MAX_ENTRYPOINT_LINES };
                 let mut added = Vec::new();
                 let mut at = Vec::new();
-                for f in wanted.iter().take(MAX_ENTRYPOINT_LINES) {
+                let mut units = 0;
+                for f in wanted.iter().take(max_lines) {
                     let line = render_entry(f.display_name(), &f.rel_path, scope, f.description.as_deref());
+                    units += utf16_len(&line);
+                    if units > MAX_ENTRYPOINT_UNITS {
+                        break;
+                    }
                     at.push(doc.append(line.clone()));
                     added.push(line);
                 }
                 // Appended lines follow one another after the last non-blank line, and whether
                 // a line is read depends only on what comes before it, so the ones that fit
-                // are a prefix: keep it and take the rest back out.
-                let loaded = loaded_lines(&doc.render(), false).1;
+                // are a prefix: keep it and take the rest back out. Measured on the text as it
+                // will be written, as the release splits it into the doc's lines: a lone CR
+                // ends a line from 2.1.284 but counts none towards the 200.
+                let loaded = loaded_index_lines_as(&doc.render_as(original, &self.release), &self.release);
                 let fit = at.iter().take_while(|&&i| loaded.get(i).copied().unwrap_or(false)).count();
                 doc.remove(&at[fit..]);
                 added.truncate(fit);
@@ -825,6 +834,51 @@ mod tests {
         assert!(!h.truncated && h.unit_count <= MAX_ENTRYPOINT_UNITS, "{} units", h.unit_count);
         assert!(h.unit_count + 910 > MAX_ENTRYPOINT_UNITS, "stopped only when the next line would not fit: {} units", h.unit_count);
         assert!(h.past_cap.is_empty());
+    }
+
+    /// From 2.1.284 a lone CR ends an index line but counts no line towards the 200, so the
+    /// fix adds as many lines as Claude Code loads of the index as it will be written: 195 LF
+    /// lines holding 200 entries leave room for five more, and an index of lone CRs only is one
+    /// line to the cap, with room for every missing memory (more than 200 of them). Measured with
+    /// each lone CR made LF, the first was full and the second over the cap, and nothing was added.
+    #[test]
+    fn adding_missing_lines_to_a_lone_cr_index_fills_it_as_claude_code_loads_it() {
+        let t = TestDir::new();
+        let mixed = (1..=200).map(|i| format!("- [m{i}](m{i}.md) — hook {i}{}", if i % 40 == 20 { "\r" } else { "\n" })).collect::<String>();
+        t.write("MEMORY.md", &mixed);
+        for i in 1..=200 {
+            t.write(&format!("m{i}.md"), "x");
+        }
+        for i in 1..=8 {
+            t.write(&format!("new{i}.md"), &format!("---\nname: n{i}\ndescription: d{i}\n---\n"));
+            t.set_mtime(&format!("new{i}.md"), 1_700_000_000 + i64::from(i), 0);
+        }
+        let m = t.memdir();
+        assert_eq!(m.health().index.line_count, 195);
+        let fixes = m.add_missing_index_lines().unwrap();
+        assert_eq!(fixes[0].added, (4..=8).rev().map(|i| format!("- [n{i}](new{i}.md) — d{i}")).collect::<Vec<_>>(), "{fixes:#?}");
+        assert_eq!(fixes[0].left_out, ["new3.md", "new2.md", "new1.md"]);
+        assert!(fixes[0].past_cap_after.is_empty(), "{fixes:#?}");
+        let h = m.health().index;
+        assert_eq!((h.line_count, h.truncated, h.entry_count), (200, false, 205));
+        // Each line kept its end; the new ones end as most lines do (LF).
+        assert_eq!(t.read("MEMORY.md"), format!("{mixed}{}", (4..=8).rev().map(|i| format!("- [n{i}](new{i}.md) — d{i}\n")).collect::<String>()));
+
+        let t = TestDir::new();
+        let mac = (1..=250).map(|i| format!("- [m{i}](m{i}.md) — hook {i}\r")).collect::<String>();
+        t.write("MEMORY.md", &mac);
+        for i in 1..=250 {
+            t.write(&format!("m{i}.md"), "x");
+        }
+        for i in 1..=210 {
+            t.write(&format!("new{i:03}.md"), "x");
+        }
+        let fixes = t.memdir().add_missing_index_lines().unwrap();
+        assert_eq!((fixes[0].added.len(), fixes[0].left_out.len()), (210, 0), "{:?}", fixes[0].left_out);
+        let text = t.read("MEMORY.md");
+        assert!(text.starts_with(&mac) && !text.contains('\n'), "every line ends in a lone CR");
+        let h = t.memdir().health();
+        assert_eq!((h.index.line_count, h.index.entry_count, h.index.truncated, h.unindexed_count), (1, 460, false, 0));
     }
 
     /// A folder of thousands of unindexed memories: the report names the newest fifty and

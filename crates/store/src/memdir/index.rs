@@ -670,6 +670,17 @@ impl Memdir {
         scope: Scope,
         f: impl FnOnce(&mut IndexDoc) -> R,
     ) -> Result<(R, Option<Revision>), MemdirError> {
+        self.edit_index_with(scope, |doc, _| f(doc))
+    }
+
+    /// [`Memdir::edit_index`], `f` given the text the doc was parsed from too (without a
+    /// byte-order mark): an edit that measures the doc as it will be written renders it with
+    /// [`IndexDoc::render_as`], which puts that text's lone CRs back.
+    pub(crate) fn edit_index_with<R>(
+        &self,
+        scope: Scope,
+        f: impl FnOnce(&mut IndexDoc, &str) -> R,
+    ) -> Result<(R, Option<Revision>), MemdirError> {
         let rel = scope.index_rel_path();
         let real_root = self.ensure_root()?;
         let abs = self.index_abs(&real_root, rel)?;
@@ -701,7 +712,7 @@ impl Memdir {
             None => ("", content.as_str()),
         };
         let mut doc = IndexDoc::parse_as(body, &self.release);
-        let out = f(&mut doc);
+        let out = f(&mut doc, body);
         let rendered = format!("{bom}{}", doc.render_as(body, &self.release));
         if rendered == content {
             return Ok((out, None));
