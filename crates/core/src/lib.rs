@@ -12,6 +12,7 @@ pub mod memory_type;
 pub mod own_files;
 pub mod platform;
 pub mod portable;
+pub mod process;
 pub mod retry;
 pub mod sanitize;
 pub mod scoped;

@@ -246,7 +246,9 @@ pub fn version_of(bin: &Path, env: &Environment) -> Result<ClaudeVersion, Versio
         .env("DISABLE_AUTOUPDATER", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .process_group(0);
-    let mut child = cmd.spawn().map_err(|e| VersionError::Run { bin: bin.to_path_buf(), message: e.to_string() })?;
+    // A binary being updated (or a script just written) can be busy for a moment; see
+    // `spawn_past_busy`. Without the retry the check found no Claude Code at all.
+    let mut child = mneme_core::process::spawn_past_busy(&mut cmd).map_err(|e| VersionError::Run { bin: bin.to_path_buf(), message: e.to_string() })?;
     let group = rustix::process::Pid::from_raw(child.id() as i32);
     let kill_group = || {
         if let Some(pid) = group {
