@@ -138,47 +138,63 @@ fn mneme_section(version: &str, bin: &Path, home: &Path, project: &Path, data: &
 #[test]
 fn agent_memory_sections_match_every_release() {
     let Some(bins) = claude_code::or_skip(claude_code::matrix()) else { return };
-    for v in mneme_core::versions::matrix() {
-        let version = v.to_string();
-        let bin = &bins[&v];
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        let (home, project) = fixture(&root);
-        let data = root.join("mneme-data");
-        // The list first: all three agents, each folder where Claude Code keeps it.
-        let listed = Command::new(env!("CARGO_BIN_EXE_mneme"))
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", &home)
-            .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
-            .env("MNEME_DATA_DIR", &data)
-            .args(["agents", "--json", "--cwd"])
-            .arg(&project)
-            .output()
-            .unwrap();
-        let listed: Value = serde_json::from_slice(&listed.stdout).expect("agents --json");
-        let types: Vec<&str> = listed["agents"].as_array().unwrap().iter().map(|a| a["agentType"].as_str().unwrap()).collect();
-        assert_eq!(types, ["planner", "reviewer", "toolkit:auditor"]);
-
-        let requests = capture(bin, &home, &project);
-        let mut tails = Vec::new();
-        for agent in ["reviewer", "planner", "toolkit:auditor"] {
-            let expected = mneme_section(&version, bin, &home, &project, &data, agent);
-            let sent = after_prompt(&requests, &format!("PROMPT-{agent}: you {}.", match agent {
-                "reviewer" => "review",
-                "planner" => "plan",
-                _ => "audit",
-            }));
-            assert!(
-                sent.starts_with(&expected),
-                "Claude Code {version}, agent {agent}: the section differs.\n--- mneme\n{expected}\n--- claude (as much)\n{}",
-                &sent[..sent.len().min(expected.len() + 200)]
-            );
-            tails.push(sent[expected.len()..].to_string());
+    // One release per worker at a time, each in a fixture of its own: a release's run is mostly
+    // Claude Code starting (about two thirds of a core), so one after another left a two-core
+    // machine half idle. The matrix is oldest first, so 2.1.100 (the slow one, under Node) starts
+    // first. A failed release panics its thread, and the scope then fails the test.
+    let releases = mneme_core::versions::matrix();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).saturating_add(1).min(releases.len());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                while let Some(v) = releases.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
+                    check_release(&v.to_string(), &bins[v]);
+                }
+            });
         }
-        // What follows each section is the same for every agent, so none of it is the section's.
-        assert!(tails.windows(2).all(|w| w[0] == w[1]), "Claude Code {version}: the sections end in different places: {tails:?}");
-        let truncated = mneme_section(&version, bin, &home, &project, &data, "toolkit:auditor");
-        assert!(truncated.contains("230 lines"), "the 230-line index is cut with its warning");
+    });
+}
+
+/// Everything the test checks for one release.
+fn check_release(version: &str, bin: &Path) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    let (home, project) = fixture(&root);
+    let data = root.join("mneme-data");
+    // The list first: all three agents, each folder where Claude Code keeps it.
+    let listed = Command::new(env!("CARGO_BIN_EXE_mneme"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+        .env("MNEME_DATA_DIR", &data)
+        .args(["agents", "--json", "--cwd"])
+        .arg(&project)
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).expect("agents --json");
+    let types: Vec<&str> = listed["agents"].as_array().unwrap().iter().map(|a| a["agentType"].as_str().unwrap()).collect();
+    assert_eq!(types, ["planner", "reviewer", "toolkit:auditor"]);
+
+    let requests = capture(bin, &home, &project);
+    let mut tails = Vec::new();
+    for agent in ["reviewer", "planner", "toolkit:auditor"] {
+        let expected = mneme_section(&version, bin, &home, &project, &data, agent);
+        let sent = after_prompt(&requests, &format!("PROMPT-{agent}: you {}.", match agent {
+            "reviewer" => "review",
+            "planner" => "plan",
+            _ => "audit",
+        }));
+        assert!(
+            sent.starts_with(&expected),
+            "Claude Code {version}, agent {agent}: the section differs.\n--- mneme\n{expected}\n--- claude (as much)\n{}",
+            &sent[..sent.len().min(expected.len() + 200)]
+        );
+        tails.push(sent[expected.len()..].to_string());
     }
+    // What follows each section is the same for every agent, so none of it is the section's.
+    assert!(tails.windows(2).all(|w| w[0] == w[1]), "Claude Code {version}: the sections end in different places: {tails:?}");
+    let truncated = mneme_section(&version, bin, &home, &project, &data, "toolkit:auditor");
+    assert!(truncated.contains("230 lines"), "the 230-line index is cut with its warning");
 }
