@@ -528,6 +528,10 @@ async function main() {
         await editor.getByTestId('file-not-utf8').waitFor();
         const text = await editor.getByTestId('file-not-utf8').textContent();
         if (!text.includes('not valid UTF-8') || !text.includes('iconv')) fail(`the not-UTF-8 banner says: ${text}`);
+        // The engine's word on this file (which byte, on which line) and its command, apart, naming it.
+        if (!text.includes('byte 0xE9 on line 1')) fail(`the not-UTF-8 banner does not say which byte: ${text}`);
+        const cmd = ((await editor.getByTestId('problem-command').locator('code').textContent()) ?? '').trim();
+        if (!/^cd \S.* && iconv -f WINDOWS-1252 -t UTF-8 legacy-latin1\.md > legacy-latin1\.md\.new$/.test(cmd)) fail(`the file editor's command reads "${cmd}"`);
         const box = editor.getByRole('textbox', { name: 'File text' });
         if (!(await box.inputValue()).includes('Caf\ufffd au lait')) fail('the unreadable byte is not shown as U+FFFD');
         // Shown, never saved back: saving would write U+FFFD over the byte for good.
@@ -1447,28 +1451,33 @@ async function main() {
       await page.getByTestId('team-repo').getByText(TEAM.repo).waitFor();
       if (!(await page.getByTestId('team-server-env').textContent())?.includes(team.url)) fail('the Team screen does not say TEAM_MEMORY_SYNC_URL sets the server');
       await page.getByTestId('team-empty').waitFor();
-      await page.getByTestId('team-sign-in').click();
-      const code = (await page.getByTestId('team-user-code').textContent())?.trim();
-      if (!code || !/^[A-Z-]{8,9}$/.test(code)) fail(`the sign-in code reads "${code}"`);
-      const link = await page.getByTestId('team-verify-link').getAttribute('href');
-      if (!link?.startsWith(`${team.url}/device`)) fail(`the sign-in link is ${link}`);
-      // How long the code has left (the server gives it 15 minutes), counted in time waited: a
-      // wall clock stepped back an hour meanwhile leaves the count as it was, where a count from
-      // Date.now would jump up by an hour.
-      const left = page.getByTestId('team-code-left');
-      const secs = async () => {
-        const m = /^The code expires in (\d+):(\d\d)\.$/.exec(((await left.textContent()) ?? '').replace(/\s+/g, ' ').trim());
-        if (!m) fail(`the code's time left reads "${await left.textContent()}"`);
-        return Number(m[1]) * 60 + Number(m[2]);
-      };
-      const before = await secs();
-      if (before > 15 * 60 || before < 14 * 60) fail(`a fresh 15-minute code reads ${before} s left`);
+      // The page's wall clock is a day ahead when the code is shown and is stepped back an hour
+      // while it counts down: the count is the engine's (the code's life in seconds), run on
+      // performance.now(), so neither moves it; a count from Date.now against the code's expiry
+      // would start at zero (expired) and then jump up by an hour.
       await page.evaluate(() => {
         const wall = Date.now;
         window.__realDateNow = wall;
-        Date.now = () => wall() - 3_600_000;
+        Date.now = () => wall() + 86_400_000;
       });
+      let code;
       try {
+        await page.getByTestId('team-sign-in').click();
+        code = (await page.getByTestId('team-user-code').textContent())?.trim();
+        if (!code || !/^[A-Z-]{8,9}$/.test(code)) fail(`the sign-in code reads "${code}"`);
+        // How long the code has left (the server gives it 15 minutes), counted in time waited.
+        const left = page.getByTestId('team-code-left');
+        const secs = async () => {
+          const m = /^The code expires in (\d+):(\d\d)\.$/.exec(((await left.textContent()) ?? '').replace(/\s+/g, ' ').trim());
+          if (!m) fail(`the code's time left reads "${await left.textContent()}"`);
+          return Number(m[1]) * 60 + Number(m[2]);
+        };
+        const before = await secs();
+        if (before > 15 * 60 || before < 14 * 60) fail(`a fresh 15-minute code reads ${before} s left with the wall clock a day ahead`);
+        await page.evaluate(() => {
+          const wall = window.__realDateNow;
+          Date.now = () => wall() - 3_600_000;
+        });
         const shown = ((await left.textContent()) ?? '').trim();
         await page.waitForFunction((was) => document.querySelector('[data-testid="team-code-left"]')?.textContent?.trim() !== was, shown);
         const after = await secs();
@@ -1476,6 +1485,8 @@ async function main() {
       } finally {
         await page.evaluate(() => { Date.now = window.__realDateNow; });
       }
+      const link = await page.getByTestId('team-verify-link').getAttribute('href');
+      if (!link?.startsWith(`${team.url}/device`)) fail(`the sign-in link is ${link}`);
       await shot('team-sign-in');
       // The person opens the link in another tab, signs in and approves, as in any browser.
       const tab = await context.newPage();
@@ -1518,6 +1529,33 @@ async function main() {
       const hashHint = await hashHead.evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '');
       if (!/same fingerprint are the same text/.test(hashHint)) fail(`the checksum column's explanation reads "${hashHint}"`);
       if (await page.locator('[data-testid="team-files"] th', { hasText: /^Hash$/ }).count()) fail('the team files table still has a column called "Hash"');
+      // Each heading on one line in a 1024×640 window, beside a lead's buttons ("Last change on
+      // the server" took four).
+      await page.setViewportSize({ width: 1024, height: 640 });
+      try {
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        // The lines a heading's own words take (its explanation, shown on hover, and words only
+        // for screen readers are not on the line).
+        const lines = await page.locator('[data-testid="team-files"] th').evaluateAll((ths) => ths.map((th) => {
+          const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+          const tops = new Set();
+          let words = '';
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            if (node.parentElement.closest('.hint-tip, .sr-only') || !node.data.trim()) continue;
+            words += node.data;
+            const range = document.createRange();
+            range.selectNodeContents(node);
+            for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
+          }
+          return [words.trim(), tops.size];
+        }));
+        const wrapped = lines.filter(([, n]) => n > 1);
+        if (wrapped.length) fail(`at 1024 px team file headings wrap: ${wrapped.map(([t, n]) => `"${t}" on ${n} lines`).join(', ')}`);
+        const changeHint = await page.getByTestId('team-change-head').evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '');
+        if (!/on the team server/.test(changeHint)) fail(`the last-change column's explanation reads "${changeHint}"`);
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 800 });
+      }
       const held = page.locator('[data-testid="team-files"] tr[data-key="ci-notes.md"]');
       if ((await held.getByTestId('team-file-secret').textContent()) !== 'GitHub PAT') fail('ci-notes.md does not show the rule that held it back');
       await page.getByTestId('team-held').getByText('ci-notes.md').waitFor();

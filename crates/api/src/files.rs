@@ -10,7 +10,7 @@
 use crate::context::absolute;
 use crate::{ApiError, ContextRequest, ErrorCode, Mneme};
 use mneme_claudemd::SkipReason;
-use mneme_store::memdir::{MemdirError, Revision, INDEX_FILE};
+use mneme_store::memdir::{MemdirError, Problem, Revision, INDEX_FILE};
 use mneme_store::textfile::{self, TextFileError, TextSaveError};
 use serde::Serialize;
 use std::fs;
@@ -29,6 +29,9 @@ pub struct FileText {
     /// The file is not valid UTF-8 (a Latin-1 or UTF-16 file): `content` shows the bytes it
     /// could not read as replacement characters, and saving it writes those for good.
     pub not_utf8: bool,
+    /// Why it is not UTF-8 (which byte, the encoding it looks like) and the command that
+    /// converts it, with `relPath` the file's name; `None` for a UTF-8 file.
+    pub problem: Option<Problem>,
 }
 
 /// Where a save landed and the revision to use for the next save.
@@ -116,11 +119,14 @@ impl Mneme {
             Some((bytes, meta)) => Ok(FileText {
                 revision: Revision::of(&bytes, &meta).to_string(),
                 not_utf8: std::str::from_utf8(&bytes).is_err(),
+                problem: std::str::from_utf8(&bytes).is_err().then(|| {
+                    Problem::not_utf8(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), &bytes)
+                }),
                 content: String::from_utf8_lossy(&bytes).into_owned(),
                 path,
             }),
             None if is_index => {
-                Ok(FileText { path, content: String::new(), revision: Revision::ABSENT.to_string(), not_utf8: false })
+                Ok(FileText { path, content: String::new(), revision: Revision::ABSENT.to_string(), not_utf8: false, problem: None })
             }
             None => Err(ApiError::not_found(format!(
                 "{} no longer exists; it may have been moved or deleted. Reload the context.",
@@ -290,6 +296,17 @@ mod tests {
         fs::write(&rule, b"Caf\xe9 au lait.\n").unwrap();
         let file = mneme.read_file(&req, &rule).unwrap();
         assert!(file.not_utf8);
+        // Why, and the command that converts it, apart from the prose; a UTF-16 file gets its own.
+        let problem = file.problem.as_ref().unwrap();
+        assert_eq!(problem.command.as_deref(), Some("iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new"));
+        assert!(problem.message.contains("byte 0xE9 on line 1"), "{}", problem.message);
+        assert_eq!(problem.rel_path, "legacy.md");
+        let wide = req.cwd.join(".claude/rules/wide.md");
+        home.write(&wide, "");
+        fs::write(&wide, [&[0xff, 0xfe][..], &"Hi\n".encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>()].concat()).unwrap();
+        let wide = mneme.read_file(&req, &wide).unwrap().problem.unwrap();
+        assert_eq!(wide.command.as_deref(), Some("iconv -f UTF-16 -t UTF-8 FILE > FILE.new"));
+        assert!(mneme.read_file(&req, &claude_md).unwrap().problem.is_none());
         let err = mneme.save_file(&req, &rule, &file.content.replace("lait", "lait!"), &file.revision).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput);
         assert!(err.message.contains("is not UTF-8 text: byte 0xE9 on line 1") && err.message.contains("iconv"), "{}", err.message);

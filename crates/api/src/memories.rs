@@ -98,7 +98,8 @@ pub struct MemoryDetail {
     pub content: String,
     /// Pass back when saving; the save is refused if the file changed since.
     pub revision: String,
-    pub problems: Vec<String>,
+    /// What is wrong with the file, each with the command that mends it where there is one.
+    pub problems: Vec<Problem>,
     /// The file is not valid UTF-8 (one of `problems` says which byte): `content` shows what
     /// it cannot read as U+FFFD, so an editor shows it read-only, since the engine refuses to
     /// save over it (writing U+FFFD over those bytes would lose them for good).
@@ -580,8 +581,8 @@ impl Mneme {
             summary: self.summary(&file.topic, indexed),
             content: file.content,
             revision: file.revision.to_string(),
-            problems: file.problems.iter().map(|p| p.message.clone()).collect(),
             not_utf8: file.problems.iter().any(|p| p.kind == ProblemKind::NotUtf8),
+            problems: file.problems,
             new_type_at: if m.type_form() == Generation::TopLevelType { "top" } else { "metadata" }.into(),
             recall_note: recall_note(&m, &f.rel_path, &version),
         })
@@ -1077,13 +1078,10 @@ fn left_out_sentence(index: &str, left_out: &[String]) -> String {
     )
 }
 
-/// Relative paths the private and team indexes point at.
-fn indexed_targets(m: &Memdir) -> std::collections::HashSet<String> {
-    [Scope::Private, Scope::Team]
-        .into_iter()
-        .filter_map(|s| m.read_index(s).ok())
-        .flat_map(|i| i.lines.into_iter().filter_map(|l| l.entry.map(|e| e.rel_path)))
-        .collect()
+/// The memories the private and team indexes list, as the health report matches them: a
+/// line spelled in another letter case than its file lists it where the disk folds case.
+fn indexed_targets(m: &Memdir) -> mneme_store::memdir::IndexedTargets {
+    m.indexed_targets()
 }
 
 /// `e`, said plainly when the name a create or rename asked for is taken only because the disk
@@ -1172,6 +1170,9 @@ mod tests {
         assert!(d.content.contains("Caf\u{fffd} au lait"));
         let json = serde_json::to_value(&d).unwrap();
         assert_eq!(json["notUtf8"], serde_json::Value::Bool(true));
+        // The editor's banner gets the command to copy as a field of its own.
+        assert_eq!(json["problems"][0]["command"], "iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new");
+        assert!(json["problems"][0]["message"].as_str().unwrap().contains("byte 0xE9 on line 2"), "{json}");
         assert!(!m.memory(&req, "tea.md").unwrap().not_utf8);
 
         let e = m.save_memory(&req, "cafe.md", &d.content, &d.revision).unwrap_err();

@@ -455,6 +455,11 @@ pub struct TeamSignIn {
     /// Seconds to wait between polls.
     pub interval_secs: u64,
     pub expires_at_ms: u64,
+    /// How long the code has to live, in seconds, as of this answer (the server's
+    /// `expires_in`, at most an hour). A countdown runs from this on a monotonic clock, as the
+    /// engine counts the code's life in time waited: `expiresAtMs` against a wall clock stepped
+    /// by hand or by NTP would make it jump.
+    pub expires_in_secs: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -997,6 +1002,7 @@ impl Mneme {
             verification_uri_complete: login.verification_uri_complete.clone(),
             interval_secs: login.interval_secs,
             expires_at_ms: login.expires_at_ms,
+            expires_in_secs: lifetime.as_secs(),
         };
         let mut logins = self.team.logins.lock().unwrap_or_else(|p| p.into_inner());
         // Sign-ins nobody finished are of no use once their codes lapse.

@@ -75,6 +75,8 @@ fn a_clock_stepped_back_during_the_sign_in_does_not_stretch_the_codes_life() {
     let app = App::new(&url);
     let login = app.mneme.team_sign_in(None).unwrap();
     assert_eq!(login.expires_at_ms, (NOW + LIFE) * 1000);
+    // The life a countdown starts from, with no wall clock for the screen to read against.
+    assert_eq!(login.expires_in_secs, LIFE);
     assert_eq!(app.mneme.team_sign_in_poll(&login.id).unwrap().state, TeamSignInState::Pending);
 
     // Ten minutes later NTP steps the clock back two hours: still pending, a second before the end.

@@ -144,15 +144,28 @@ impl NotUtf8 {
 }
 
 impl NotUtf8 {
+    /// The shell command that converts the file to UTF-8, with `FILE` standing for the file (a
+    /// screen that knows which file puts it in, and offers the command to copy), or `None` when
+    /// no command can mend it (a file cut short needs a person to look at its end).
+    pub fn command(&self) -> Option<&'static str> {
+        match self {
+            NotUtf8::Utf16 => Some("iconv -f UTF-16 -t UTF-8 FILE > FILE.new"),
+            NotUtf8::Byte { .. } => Some("iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new"),
+            NotUtf8::Truncated => None,
+        }
+    }
+
     /// The problem and the fix, ending in `then`, what to do once the file is mended ("open
     /// it again" when it is shown, "run the dream again" when a dream refused it).
     pub fn then(&self, then: &str) -> String {
         match self {
             NotUtf8::Utf16 => format!(
-                "it is UTF-16 text. Convert it to UTF-8 (for example `iconv -f UTF-16 -t UTF-8 FILE > FILE.new`, then move FILE.new over FILE, or \"Save with encoding: UTF-8\" in your editor) and {then}"
+                "it is UTF-16 text. Convert it to UTF-8 (for example `{}`, then move FILE.new over FILE, or \"Save with encoding: UTF-8\" in your editor) and {then}",
+                self.command().unwrap_or_default()
             ),
             NotUtf8::Byte { byte, line } => format!(
-                "byte 0x{byte:02X} on line {line} is not UTF-8, so the file was probably saved as Windows-1252 or Latin-1. Convert it to UTF-8 (for example `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new`, then move FILE.new over FILE, or \"Save with encoding: UTF-8\" in your editor) and {then}"
+                "byte 0x{byte:02X} on line {line} is not UTF-8, so the file was probably saved as Windows-1252 or Latin-1. Convert it to UTF-8 (for example `{}`, then move FILE.new over FILE, or \"Save with encoding: UTF-8\" in your editor) and {then}",
+                self.command().unwrap_or_default()
             ),
             NotUtf8::Truncated => format!(
                 "it ends in the middle of a UTF-8 character, so it was probably cut short. Check the end of the file in another editor, fix or remove its last character, and {then}"

@@ -918,6 +918,11 @@ export type FileText = {
 	 *  could not read as replacement characters, and saving it writes those for good.
 	 */
 	notUtf8: boolean,
+	/**
+	 *  Why it is not UTF-8 (which byte, the encoding it looks like) and the command that
+	 *  converts it, with `relPath` the file's name; `None` for a UTF-8 file.
+	 */
+	problem: Problem | null,
 };
 
 /**
@@ -1299,7 +1304,8 @@ export type MemoryDetail = {
 	content: string,
 	/**  Pass back when saving; the save is refused if the file changed since. */
 	revision: string,
-	problems: string[],
+	/**  What is wrong with the file, each with the command that mends it where there is one. */
+	problems: Problem[],
 	/**
 	 *  The file is not valid UTF-8 (one of `problems` says which byte): `content` shows what
 	 *  it cannot read as U+FFFD, so an editor shows it read-only, since the engine refuses to
@@ -1503,8 +1509,17 @@ export type Problem = {
 	relPath: string,
 	/**  What kind of problem. */
 	kind: ProblemKind,
-	/**  A sentence for the user. */
+	/**
+	 *  A sentence for the user. Any command to run is in it too, in backticks, so the command
+	 *  line can print the message alone.
+	 */
 	message: string,
+	/**
+	 *  The command the message suggests, as its own field (the `iconv` that converts a file to
+	 *  UTF-8), with `FILE` standing for the file: a screen shows it apart, with this file put
+	 *  in, to copy, instead of picking it out of the prose. `None` when the fix is not a command.
+	 */
+	command: string | null,
 };
 
 /**  What kind of trouble a [`Problem`] reports. */
@@ -2179,6 +2194,13 @@ export type TeamSignIn = {
 	/**  Seconds to wait between polls. */
 	intervalSecs: number,
 	expiresAtMs: number,
+	/**
+	 *  How long the code has to live, in seconds, as of this answer (the server's
+	 *  `expires_in`, at most an hour). A countdown runs from this on a monotonic clock, as the
+	 *  engine counts the code's life in time waited: `expiresAtMs` against a wall clock stepped
+	 *  by hand or by NTP would make it jump.
+	 */
+	expiresInSecs: number,
 };
 
 export type TeamSignInPoll = {

@@ -1,8 +1,9 @@
-// The engine's problems say what to run in backticks, with FILE standing for the file
-// (`iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new` for a memory saved as Windows-1252). Shown
-// as one run of text that command was hard to pick out and could not be pasted as it stood: here
-// a message is split into its prose and its commands, and where the screen knows the file, FILE
-// becomes that file, so the command can be copied and run as shown.
+// The engine's problems carry the command that mends them as a field of their own (`command`,
+// e.g. `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new` for a memory saved as Windows-1252), with
+// FILE standing for the file; their prose names it too, in backticks, for the command line. Here
+// a message is laid out as its prose with that command set apart where the prose names it, and
+// where the screen knows the file, FILE becomes that file, so the command can be copied and run
+// as shown. Other backticks in the prose (paths, names) stay prose, shown as code.
 
 /** A piece of a message: prose, or a command to show apart and offer to copy. */
 export type Part = { text: string } | { code: string };
@@ -21,36 +22,23 @@ export function shellWord(path: string, home = ''): string {
 }
 
 /**
- * `message` as prose and the commands it puts in backticks. With `file`, a command naming FILE
- * runs in the file's folder (`cd` there first, `~/` under `home`) with FILE as the file's name,
- * and the prose names it too, so "move FILE.new over FILE" names the same file the command does
- * and can be done in the same terminal. A backtick with no partner (or an empty pair) is left in
- * the prose.
+ * `message` as prose and its `command` (the engine's field; none, no command part). The command
+ * stands where the prose names it in backticks, else after the prose. With `file`, a command
+ * naming FILE runs in the file's folder (`cd` there first, `~/` under `home`) with FILE as the
+ * file's name, and the prose names it too, so "move FILE.new over FILE" names the same file the
+ * command does and can be done in the same terminal.
  */
-export function messageParts(message: string, given?: { path: string; name: string; home?: string }): Part[] {
+export function messageParts(message: string, command?: string | null, given?: { path: string; name: string; home?: string }): Part[] {
   // A problem about the folder itself names no file: FILE stays as written.
   const file = given?.name && given.path ? given : undefined;
-  const parts: Part[] = [];
-  const text = (t: string) => {
-    if (!t) return;
-    const s = file ? t.replace(/\bFILE\b/g, file.name) : t;
-    const last = parts[parts.length - 1];
-    if (last && 'text' in last) last.text += s;
-    else parts.push({ text: s });
-  };
-  let rest = message;
-  for (;;) {
-    const open = rest.indexOf('`');
-    const close = open < 0 ? -1 : rest.indexOf('`', open + 1);
-    if (close < 0) break;
-    text(rest.slice(0, open));
-    const code = rest.slice(open + 1, close);
-    if (code.trim()) parts.push({ code: file ? inItsFolder(code, file) : code });
-    else text(rest.slice(open, close + 1));
-    rest = rest.slice(close + 1);
-  }
-  text(rest);
-  return parts;
+  const prose = (t: string): Part[] => (t ? [{ text: file ? t.replace(/\bFILE\b/g, file.name) : t }] : []);
+  const cmd = command?.trim();
+  if (!cmd) return prose(message);
+  const code = { code: file ? inItsFolder(cmd, file) : cmd };
+  const quoted = `\`${cmd}\``;
+  const at = message.indexOf(quoted);
+  if (at < 0) return [...prose(message), code];
+  return [...prose(message.slice(0, at)), code, ...prose(message.slice(at + quoted.length))];
 }
 
 /** `relPath` (always `/`-separated, as the engine reports it) inside the folder `dir`. */

@@ -4,7 +4,7 @@
 // or reloading the page asks first (App.svelte's beforeunload).
 
 import { SvelteMap } from 'svelte/reactivity';
-import type { MemoryDetail, MemoryType } from './bindings';
+import type { MemoryDetail, MemoryType, Problem } from './bindings';
 import { memoryFolder } from './app.svelte';
 
 /** A memory's editor as it was left: the memory as read, and the form or raw text typed. */
@@ -31,7 +31,7 @@ export function memoryDraftKey(relPath: string): string {
 }
 
 /** Unsaved text of CLAUDE.md files, rules and includes by path (FileEditor). */
-export const fileDrafts = new Map<string, { content: string; original: string; revision: string; notUtf8: boolean }>();
+export const fileDrafts = new Map<string, { content: string; original: string; revision: string; notUtf8: boolean; problem: Problem | null }>();
 
 /** The New memory form as it was left. */
 export const newMemoryDraft = $state({ name: '', description: '', kind: 'project' as MemoryType, body: '', fileName: '' });

@@ -64,13 +64,14 @@ export function daysAgo(days: number): string {
 export const MAX_CODE_LIFE_MS = 60 * 60_000;
 
 /**
- * How long a sign-in code has to live when it is shown: its expiry on the wall clock against
- * the wall clock read once, then (`wallNow`), kept within 0 and [`MAX_CODE_LIFE_MS`]. From here
- * on the countdown runs on [`timeLeft`]'s monotonic clock, as the engine counts the code's life
- * in time waited: a wall clock stepped by hand or by NTP meanwhile would make it jump.
+ * How long a sign-in code has to live when it is shown, in ms: the engine's `expiresInSecs`
+ * (counted by the engine, so no wall clock is read here), kept within 0 and
+ * [`MAX_CODE_LIFE_MS`]. From here on the countdown runs on [`timeLeft`]'s monotonic clock, as the
+ * engine counts the code's life in time waited: a wall clock stepped by hand or by NTP would make
+ * it jump, and one already wrong when the code is shown would start it wrong.
  */
-export function codeLife(expiresAtMs: number, wallNow: number): number {
-  const life = expiresAtMs - wallNow;
+export function codeLife(expiresInSecs: number): number {
+  const life = expiresInSecs * 1000;
   return Number.isFinite(life) ? Math.min(MAX_CODE_LIFE_MS, Math.max(0, life)) : 0;
 }
 

@@ -299,13 +299,33 @@ pub struct Problem {
     pub rel_path: String,
     /// What kind of problem.
     pub kind: ProblemKind,
-    /// A sentence for the user.
+    /// A sentence for the user. Any command to run is in it too, in backticks, so the command
+    /// line can print the message alone.
     pub message: String,
+    /// The command the message suggests, as its own field (the `iconv` that converts a file to
+    /// UTF-8), with `FILE` standing for the file: a screen shows it apart, with this file put
+    /// in, to copy, instead of picking it out of the prose. `None` when the fix is not a command.
+    pub command: Option<String>,
 }
 
 impl Problem {
     pub(crate) fn new(rel_path: impl Into<String>, kind: ProblemKind, message: impl Into<String>) -> Self {
-        Problem { rel_path: rel_path.into(), kind, message: message.into() }
+        Problem { rel_path: rel_path.into(), kind, message: message.into(), command: None }
+    }
+
+    /// The problem of a file at `rel_path` whose `bytes` are not UTF-8: what Mneme does with it,
+    /// which byte, the likely encoding, and the command that converts it.
+    pub fn not_utf8(rel_path: impl Into<String>, bytes: &[u8]) -> Self {
+        let problem = crate::text_form::NotUtf8::of(bytes);
+        let why = problem.map_or_else(String::new, |p| format!(": {p}"));
+        Problem {
+            rel_path: rel_path.into(),
+            kind: ProblemKind::NotUtf8,
+            message: format!(
+                "This file is not valid UTF-8, so Mneme shows the bytes it cannot read as U+FFFD and will not save over it (that would replace them for good){why}."
+            ),
+            command: problem.and_then(|p| p.command()).map(str::to_string),
+        }
     }
 }
 
@@ -1144,14 +1164,7 @@ fn topic_from_bytes(
     let text = match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => {
-            let why = crate::text_form::NotUtf8::of(bytes).map_or_else(String::new, |p| format!(": {p}"));
-            problems.push(Problem::new(
-                &rel,
-                ProblemKind::NotUtf8,
-                format!(
-                    "This file is not valid UTF-8, so Mneme shows the bytes it cannot read as U+FFFD and will not save over it (that would replace them for good){why}."
-                ),
-            ));
+            problems.push(Problem::not_utf8(&rel, bytes));
             Cow::Owned(String::from_utf8_lossy(bytes).into_owned())
         }
     };
@@ -1569,6 +1582,18 @@ mod tests {
         let scan = t.memdir().scan().unwrap();
         assert_eq!(scan.files[0].description.as_deref(), Some("caf\u{FFFD}"));
         assert_eq!(scan.problems[0].kind, ProblemKind::NotUtf8);
+        // The command that converts it is its own field, and the message still names it for
+        // the command line; a file cut short has no command to run.
+        let cmd = "iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new";
+        assert_eq!(scan.problems[0].command.as_deref(), Some(cmd));
+        assert!(scan.problems[0].message.contains(&format!("`{cmd}`")), "{}", scan.problems[0].message);
+        let utf16: Vec<u8> = "---\ndescription: x\n---\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        t.write_bytes("bin.md", &[&[0xff, 0xfe][..], &utf16].concat());
+        t.write_bytes("cut.md", b"---\ndescription: caf\xC3");
+        let scan = t.memdir().scan().unwrap();
+        let of = |rel: &str| scan.problems.iter().find(|p| p.rel_path == rel).unwrap().command.clone();
+        assert_eq!(of("bin.md").as_deref(), Some("iconv -f UTF-16 -t UTF-8 FILE > FILE.new"));
+        assert_eq!(of("cut.md"), None);
     }
 
     fn check_desc(yaml_value: &str, expect: Option<&str>) {
