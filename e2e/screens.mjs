@@ -83,6 +83,40 @@ async function checkCodeWraps(page, where) {
   if (split.length) fail(`${where}: code split inside a word though it fits on a line: ${split.slice(0, 3).join('; ')}`);
 }
 
+/** Fails when a meter reading 0 draws any fill: "Sessions 0 of 5" showed a sliver of progress. */
+async function checkEmptyMeters(page, where) {
+  const drawn = await page.evaluate(() => [...document.querySelectorAll('main [role="meter"][aria-valuenow="0"]')]
+    .map((m) => [m.getAttribute('aria-label'), Math.max(0, ...[...m.children].map((c) => c.getBoundingClientRect().width))])
+    .filter(([, w]) => w > 0));
+  if (drawn.length) fail(`${where}: meters at 0 draw a fill: ${drawn.map(([l, w]) => `${l} ${w.toFixed(1)} px`).join(', ')}`);
+}
+
+/** The open memory's title is below the sticky folder bar, not under it. */
+async function checkTitleBelowBar(page, where) {
+  const { title, bar } = await page.evaluate(() => ({
+    title: document.querySelector('[data-testid="memory-editor"] h2')?.getBoundingClientRect().top ?? NaN,
+    bar: document.querySelector('.topbar')?.getBoundingClientRect().bottom ?? NaN,
+  }));
+  if (!(title >= bar - 1)) fail(`${where}: the open memory's title is at ${title.toFixed(0)} px, under the folder bar (down to ${bar.toFixed(0)} px)`);
+}
+
+/**
+ * A disabled primary button looks disabled, not like a faded live one: it has lost the accent
+ * (in the dark theme half its opacity left the accent a bright blue on the dark page).
+ */
+async function checkDisabledPrimary(page, button, where) {
+  const { bg, accent } = await button.evaluate((el) => {
+    const probe = document.createElement('div');
+    probe.style.background = 'var(--accent)';
+    document.body.append(probe);
+    const accent = getComputedStyle(probe).backgroundColor;
+    probe.remove();
+    return { bg: getComputedStyle(el).backgroundColor, accent };
+  });
+  if (!(await button.isDisabled())) fail(`${where}: the button checked is not disabled`);
+  if (bg === accent) fail(`${where}: a disabled primary button keeps the accent ${accent}`);
+}
+
 /** Waits until the screen has drawn its content: its heading, no "Loading…" left, the graph settled. */
 async function screenReady(page, label) {
   await page.locator('main h1').first().waitFor({ timeout: TIMEOUT });
@@ -258,6 +292,9 @@ async function main() {
         // room than an 800 px one (where the sidebar becomes a bar on top).
         for (const [width, height] of [[800, 800], [1024, 640], [1440, 900]]) {
           await page.setViewportSize({ width, height });
+          // The 1024×640 pass in the dark theme, where faint states are hardest to tell apart.
+          const dark = width === 1024;
+          await page.emulateMedia({ colorScheme: dark ? 'dark' : 'light' });
           for (const label of await nav.getByRole('link').allInnerTexts()) {
             await nav.getByRole('link', { name: label, exact: true }).click();
             await screenReady(page, label);
@@ -271,6 +308,8 @@ async function main() {
             if (width === 800) await shoot(page, path.join(SHOTS, 'narrow', `${id}.png`));
             await checkFits(page, `${label} at ${width}×${height} with a deep project folder`, fail);
             await checkCodeWraps(page, `${label} at ${width}×${height}`);
+            await checkEmptyMeters(page, `${label} at ${width}×${height}`);
+            if (dark) await checkAccessible(page, `${label} at ${width}×${height} in the dark theme`, fail);
             if (label === 'What Claude sees' && width === 800) {
               // Copy in a window that may not use the clipboard either way says so, with what to do.
               await page.evaluate(() => {
@@ -294,6 +333,27 @@ async function main() {
               await page.getByTestId('memory-list').getByText(long).first().click();
               await page.getByTestId('memory-raw').or(page.getByLabel('Body (Markdown)')).first().waitFor();
               await checkFits(page, `a memory open at ${width}×${height}`, fail);
+              // Save, disabled until something is typed, looks disabled.
+              await checkDisabledPrimary(page, page.getByTestId('save-memory'), `Save with nothing typed at ${width}×${height}${dark ? ' (dark)' : ''}`);
+              if (dark) await checkAccessible(page, `a memory open at ${width}×${height} in the dark theme`, fail);
+              // The list scrolled past its end with the wheel leaves the page (and the open
+              // memory's title) where it was; another memory opened from its end shows its title.
+              await page.getByTestId('memory-list').hover();
+              await page.mouse.wheel(0, 4000);
+              await page.waitForFunction(() => {
+                const el = document.querySelector('.mem-scroll');
+                return el && el.scrollTop + el.clientHeight >= el.scrollHeight - 2;
+              });
+              await page.mouse.wheel(0, 2000);
+              await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+              await checkTitleBelowBar(page, `the memory list scrolled past its end at ${width}×${height}`);
+              await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+              const lastRow = page.locator('.mem-row:not(.selected)').last();
+              const lastRel = await lastRow.getAttribute('data-relpath');
+              await lastRow.click();
+              await page.locator(`[data-testid="memory-editor"][aria-label="Memory ${lastRel}"] h2`).waitFor();
+              await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+              await checkTitleBelowBar(page, `another memory opened with the page scrolled down at ${width}×${height}`);
               // Its Markdown and preview each get a readable width, side by side or one above the other.
               const panes = await page.locator('.split-pane').evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().width)));
               if (panes.length !== 2 || panes.some((w) => w < 250)) fail(`at ${width}×${height} the memory's Markdown and preview are ${panes.join(' and ')} px wide`);
