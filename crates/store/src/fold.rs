@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// How names compare on a folding disk: letter case only (exFAT's up-case table is Unicode's
 /// simple case mapping; lower-casing both sides agrees with it on every letter that has a case).
-fn folded(name: &str) -> String {
+pub(crate) fn folded(name: &str) -> String {
     name.to_lowercase()
 }
 

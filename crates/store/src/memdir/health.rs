@@ -14,10 +14,11 @@ use mneme_core::versions::Profile;
 use super::scan::stem_of;
 use super::{Memdir, MemdirError, Problem, ProblemKind, Revision, Scan, Scope, TopicFile, TEAM_DIR};
 use mneme_core::text::{utf16_len, MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS};
+use crate::fold::{folded, same_entry};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// An index line that holds an entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -157,6 +158,44 @@ pub struct Health {
     pub problems: Vec<Problem>,
 }
 
+/// The memories the indexes list, matched as the disk matches names: a line spelled in another
+/// letter case than its file (`TABS.md` for `tabs.md`) lists that file on a disk that folds
+/// case (an exFAT stick, macOS, Windows), where Claude Code opens it by that line; on a disk
+/// that tells case apart it points at a file that is not there, and the memory is not listed.
+#[derive(Debug, Clone, Default)]
+pub struct IndexedTargets {
+    root: PathBuf,
+    /// Targets as the lines spell them, relative to the memory folder.
+    exact: HashSet<String>,
+    /// The same, by their folded spelling: where to look when a memory's own spelling is not
+    /// among them (rarely), before asking the disk.
+    folded: HashMap<String, Vec<String>>,
+}
+
+impl IndexedTargets {
+    fn new(root: &Path, targets: impl IntoIterator<Item = String>) -> IndexedTargets {
+        let mut t = IndexedTargets { root: root.to_path_buf(), ..IndexedTargets::default() };
+        for rel in targets {
+            t.folded.entry(folded(&rel)).or_default().push(rel.clone());
+            t.exact.insert(rel);
+        }
+        t
+    }
+
+    /// Whether a line of an index opens the memory at `rel` (relative to the memory folder, as
+    /// the folder lists it). A line spelled otherwise counts only where the disk says the two
+    /// spellings are one file: both open, and the folder lists one of them
+    /// ([`crate::fold::same_entry`]).
+    pub fn contains(&self, rel: &str) -> bool {
+        if self.exact.contains(rel) {
+            return true;
+        }
+        let Some(spellings) = self.folded.get(&folded(rel)) else { return false };
+        let listed = self.root.join(rel);
+        spellings.iter().any(|t| same_entry(&listed, &self.root.join(t)))
+    }
+}
+
 /// The most unindexed memories [`Health::unindexed`] names.
 pub const UNINDEXED_LISTED: usize = 50;
 
@@ -282,9 +321,10 @@ pub fn loaded_index_lines_as(content: &str, release: &Profile) -> Vec<bool> {
     loaded_lines(content, lone_cr_ends_lines(content, release)).1
 }
 
-/// Whether the line at 0-based `index` of `content` (split on `\n`) falls past Claude Code's cap.
-pub(crate) fn line_past_cap(content: &str, index: usize) -> bool {
-    !loaded_lines(content, false).1.get(index).copied().unwrap_or(false)
+/// Whether the line at 0-based `index` of `content` (split as `release` reads it, see
+/// [`loaded_index_lines_as`]) falls past Claude Code's cap.
+pub(crate) fn line_past_cap(content: &str, index: usize, release: &Profile) -> bool {
+    !loaded_index_lines_as(content, release).get(index).copied().unwrap_or(false)
 }
 
 fn past_cap_entries(content: &str, scope: Scope, root: &Path, release: &Profile) -> Vec<IndexEntryRef> {
@@ -384,6 +424,7 @@ impl Memdir {
             }
             by_target.entry(e.rel_path).or_default().push(line.number);
         }
+        self.merge_spellings(&mut by_target);
         h.duplicates = by_target
             .into_iter()
             .filter(|(_, lines)| lines.len() > 1)
@@ -392,13 +433,41 @@ impl Memdir {
         h
     }
 
-    /// Every target any index points at.
-    fn indexed_targets(&self) -> HashSet<String> {
-        [Scope::Private, Scope::Team]
+    /// Lines that point at one file in two spellings, on a disk that folds letter case, are
+    /// lines for one memory: `by_target` (target → its lines) gets one key for them, the
+    /// spelling the folder lists where one of them is it. Asks the disk only about targets whose
+    /// names differ in letter case alone.
+    fn merge_spellings(&self, by_target: &mut BTreeMap<String, Vec<usize>>) {
+        let mut by_folded: HashMap<String, Vec<String>> = HashMap::new();
+        for rel in by_target.keys() {
+            by_folded.entry(folded(rel)).or_default().push(rel.clone());
+        }
+        for mut spellings in by_folded.into_values().filter(|s| s.len() > 1) {
+            spellings.sort();
+            // The spellings the folder lists first, so one of them keeps the lines.
+            spellings.sort_by_key(|rel| crate::fold::listed_spelling(&self.abs(rel)).is_some());
+            let mut kept: Vec<String> = Vec::new();
+            for rel in spellings {
+                match kept.iter().find(|k| same_entry(&self.abs(k), &self.abs(&rel))) {
+                    Some(k) => {
+                        let lines = by_target.remove(&rel).unwrap_or_default();
+                        let into = by_target.entry(k.clone()).or_default();
+                        into.extend(lines);
+                        into.sort_unstable();
+                    }
+                    None => kept.push(rel),
+                }
+            }
+        }
+    }
+
+    /// Every target any index points at (see [`IndexedTargets`]).
+    pub fn indexed_targets(&self) -> IndexedTargets {
+        let targets = [Scope::Private, Scope::Team]
             .into_iter()
             .filter_map(|s| self.read_index(s).ok())
-            .flat_map(|f| f.lines.into_iter().filter_map(|l| l.entry.map(|e| e.rel_path)))
-            .collect()
+            .flat_map(|f| f.lines.into_iter().filter_map(|l| l.entry.map(|e| e.rel_path)));
+        IndexedTargets::new(&self.root, targets)
     }
 
     fn has_team_dir(&self) -> bool {
@@ -485,7 +554,7 @@ impl Memdir {
             }
             let root = self.root.clone();
             let (added_and_left, revision) = self.edit_index_with(scope, |doc, original| {
-                let present: HashSet<String> = doc.entries(scope, &root).into_iter().map(|(_, e)| e.rel_path).collect();
+                let present = IndexedTargets::new(&root, doc.entries(scope, &root).into_iter().map(|(_, e)| e.rel_path));
                 let wanted: Vec<_> = missing.iter().filter(|f| !present.contains(&f.rel_path)).collect();
                 let hidden_before = commented_lines(&doc.lines);
                 // Each entry adds its own units to what Claude Code loads, and one non-blank
@@ -973,5 +1042,27 @@ mod tests {
             .unwrap();
         assert_eq!(c.index_line_number, 201);
         assert!(c.index_line_past_cap);
+    }
+
+    /// From 2.1.284 a lone CR ends an index line but counts none towards the 200: a memory
+    /// created in an index of 250 lone-CR lines gets line 251, which Claude Code loads.
+    #[test]
+    fn create_measures_a_lone_cr_index_as_claude_code_loads_it() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", &entries(250).replace('\n', "\r"));
+        let c = t
+            .memdir()
+            .create(&super::super::NewMemory {
+                name: "late".into(),
+                description: "d".into(),
+                memory_type: None,
+                body: String::new(),
+                file_name: None,
+                scope: Scope::Private,
+            })
+            .unwrap();
+        assert_eq!((c.index_line_number, c.index_line_past_cap), (251, false));
+        assert!(t.read("MEMORY.md").ends_with("- [m250](m250.md) — hook 250\r- [late](late.md) — d\r"));
+        assert!(t.memdir().health().index.past_cap.is_empty());
     }
 }

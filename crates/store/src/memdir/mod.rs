@@ -38,7 +38,7 @@ pub use error::MemdirError;
 pub use frontmatter_edit::{edited_content, new_memory_content};
 pub use generated_index::{generated_index, index_from_headers, GENERATED_LINE_MAX, GENERATED_MAX_LINES, GENERATED_MAX_UNITS};
 pub use health::{
-    loaded_index_lines, loaded_index_lines_as, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, LongLine, StaleIndexLine, UNINDEXED_LISTED,
+    loaded_index_lines, loaded_index_lines_as, DanglingLink, Duplicate, Health, IndexEntryRef, IndexFix, IndexHealth, IndexedTargets, LongLine, StaleIndexLine, UNINDEXED_LISTED,
 };
 pub use index::{parse_index, render_entry, DocLine, IndexDoc, IndexEntry, IndexFile, IndexLine, LONG_INDEX_LINE_UNITS, MAX_LINK_TRIES};
 pub use merge::{trash_folder, AddedIndexLine, MergeOutcome, MergedFile, SkippedFile};

@@ -424,14 +424,15 @@ impl Memdir {
 
         let line = render_entry(&new.name, &rel, new.scope, Some(&new.description));
         let root = self.root.clone();
-        let indexed = self.edit_index(new.scope, |doc| {
+        let indexed = self.edit_index_with(new.scope, |doc, original| {
             let existing = doc.entries(new.scope, &root).into_iter().find(|(_, e)| e.rel_path == rel);
             let (at, added) = match existing {
                 Some((i, _)) => (i, false),
                 None => (doc.append(line.clone()), true),
             };
-            let rendered = doc.render();
-            let past_cap = super::health::line_past_cap(&rendered, at);
+            // Measured on the text as it will be written, split as the release reads it: from
+            // 2.1.284 a lone CR ends a line but counts none towards the 200.
+            let past_cap = super::health::line_past_cap(&doc.render_as(original, &self.release), at, &self.release);
             (at, added, doc.lines[at].text.clone(), past_cap)
         });
         match indexed {
