@@ -87,6 +87,11 @@ fn on_a_drive_that_folds_case_a_line_in_another_case_lists_its_memory() {
     write_file(&w.memdir.join("MEMORY.md"), &format!("{LINE}\n- [Tabs again](tabs.md)\n- [Tabs, third](Tabs.md)\n"));
     let h = w.mneme.health(&req).unwrap();
     assert_eq!(h.index.duplicates, [Duplicate { rel_path: "tabs.md".into(), lines: vec![1, 2, 3] }]);
+    // Fix index keeps the first and removes the others, as for any repeated line.
+    let done = w.mneme.fix_index(&req).unwrap();
+    assert_eq!(done, ["removed duplicate from MEMORY.md: - [Tabs again](tabs.md)", "removed duplicate from MEMORY.md: - [Tabs, third](Tabs.md)"]);
+    assert_eq!(w.index(), format!("{LINE}\n"));
+    assert!(w.mneme.health(&req).unwrap().index.duplicates.is_empty());
 
     // Another memory nobody indexed is still unindexed, and gets its line.
     write_file(&w.memdir.join("MEMORY.md"), &format!("{LINE}\n"));

@@ -433,31 +433,46 @@ impl Memdir {
         h
     }
 
-    /// Lines that point at one file in two spellings, on a disk that folds letter case, are
-    /// lines for one memory: `by_target` (target → its lines) gets one key for them, the
-    /// spelling the folder lists where one of them is it. Asks the disk only about targets whose
-    /// names differ in letter case alone.
-    fn merge_spellings(&self, by_target: &mut BTreeMap<String, Vec<usize>>) {
-        let mut by_folded: HashMap<String, Vec<String>> = HashMap::new();
-        for rel in by_target.keys() {
-            by_folded.entry(folded(rel)).or_default().push(rel.clone());
-        }
-        for mut spellings in by_folded.into_values().filter(|s| s.len() > 1) {
-            spellings.sort();
-            // The spellings the folder lists first, so one of them keeps the lines.
-            spellings.sort_by_key(|rel| crate::fold::listed_spelling(&self.abs(rel)).is_some());
-            let mut kept: Vec<String> = Vec::new();
-            for rel in spellings {
-                match kept.iter().find(|k| same_entry(&self.abs(k), &self.abs(&rel))) {
-                    Some(k) => {
-                        let lines = by_target.remove(&rel).unwrap_or_default();
-                        let into = by_target.entry(k.clone()).or_default();
-                        into.extend(lines);
-                        into.sort_unstable();
-                    }
-                    None => kept.push(rel),
-                }
+    /// Index targets that name one file in two spellings, on a disk that folds letter case,
+    /// are one memory: each such target → the spelling it is counted under (the one the folder
+    /// lists where one of them is it). A target no other spells the same way but for case is
+    /// not in the map; only those that are make the disk be asked.
+    fn one_spelling<'a>(&self, targets: impl IntoIterator<Item = &'a str>) -> HashMap<String, String> {
+        let mut by_folded: HashMap<String, Vec<&str>> = HashMap::new();
+        for rel in targets {
+            let spellings = by_folded.entry(folded(rel)).or_default();
+            if !spellings.contains(&rel) {
+                spellings.push(rel);
             }
+        }
+        let mut out = HashMap::new();
+        for mut spellings in by_folded.into_values().filter(|s| s.len() > 1) {
+            spellings.sort_unstable();
+            // The spellings the folder lists first, so one of them is the one counted.
+            spellings.sort_by_key(|rel| crate::fold::listed_spelling(&self.abs(rel)).is_some());
+            let mut kept: Vec<&str> = Vec::new();
+            for rel in spellings {
+                match kept.iter().find(|k| same_entry(&self.abs(k), &self.abs(rel))) {
+                    Some(k) => out.insert(rel.to_string(), k.to_string()),
+                    None => {
+                        kept.push(rel);
+                        out.insert(rel.to_string(), rel.to_string())
+                    }
+                };
+            }
+        }
+        out
+    }
+
+    /// `by_target` (target → its lines) with one key for the spellings of one file (see
+    /// [`Memdir::one_spelling`]).
+    fn merge_spellings(&self, by_target: &mut BTreeMap<String, Vec<usize>>) {
+        let keys = self.one_spelling(by_target.keys().map(String::as_str));
+        for (rel, key) in keys.into_iter().filter(|(rel, key)| rel != key) {
+            let lines = by_target.remove(&rel).unwrap_or_default();
+            let into = by_target.entry(key).or_default();
+            into.extend(lines);
+            into.sort_unstable();
         }
     }
 
@@ -638,10 +653,12 @@ impl Memdir {
         let root = self.root.clone();
         let ((removed, moved), revision) = self.edit_index(scope, |doc: &mut IndexDoc| {
             let mut seen = HashSet::new();
-            let repeats: Vec<usize> = doc
-                .entries(scope, &root)
+            let entries = doc.entries(scope, &root);
+            // Lines for two spellings of one file are repeats too, where the disk folds case.
+            let one = self.one_spelling(entries.iter().map(|(_, e)| e.rel_path.as_str()));
+            let repeats: Vec<usize> = entries
                 .into_iter()
-                .filter(|(_, e)| !seen.insert(e.rel_path.clone()))
+                .filter(|(_, e)| !seen.insert(one.get(&e.rel_path).cloned().unwrap_or_else(|| e.rel_path.clone())))
                 .map(|(i, _)| i)
                 .collect();
             let removed = doc.remove(&repeats);
