@@ -145,9 +145,21 @@ struct FolderId {
 #[cfg(target_os = "linux")]
 const STATX_MNT_ID_UNIQUE: u32 = 0x4000;
 
-/// The identity of a folder, following links as the watch does.
-#[cfg(target_os = "linux")]
+/// The identity of a folder, following links as the watch does; `None` also when its drive does
+/// not answer (`crate::drive`): the watcher's lock is held here, and a blocked look would stop
+/// every project's views and pages with it.
 fn identity(dir: &Path) -> Option<FolderId> {
+    crate::drive::look(dir, identity_now).flatten()
+}
+
+/// Whether `dir` is a folder, `false` when its drive does not answer (see [`identity`]).
+fn is_dir(dir: &Path) -> bool {
+    crate::drive::look(dir, Path::is_dir) == Some(true)
+}
+
+/// The identity of a folder, looked at here (it blocks while the drive does not answer).
+#[cfg(target_os = "linux")]
+fn identity_now(dir: &Path) -> Option<FolderId> {
     use rustix::fs::{statx, AtFlags, StatxFlags, CWD};
     let mask = StatxFlags::BASIC_STATS | StatxFlags::MNT_ID | StatxFlags::from_bits_retain(STATX_MNT_ID_UNIQUE);
     match statx(CWD, dir, AtFlags::empty(), mask) {
@@ -163,7 +175,7 @@ fn identity(dir: &Path) -> Option<FolderId> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn identity(dir: &Path) -> Option<FolderId> {
+fn identity_now(dir: &Path) -> Option<FolderId> {
     plain_identity(dir)
 }
 
@@ -225,7 +237,7 @@ impl Watched {
         if self.pending.iter().any(|(p, m)| p == dir && *m == mode) {
             return false;
         }
-        if dir.is_dir() && self.watch_now(dir, mode, true) {
+        if is_dir(dir) && self.watch_now(dir, mode, true) {
             return true;
         }
         self.pending.push((dir.to_path_buf(), mode));
@@ -252,6 +264,11 @@ impl Watched {
 
     fn watch_now(&mut self, dir: &Path, mode: RecursiveMode, pinned: bool) -> bool {
         let id = identity(dir);
+        // notify looks at the folder on its own thread, which every watch of every project
+        // waits on: never asked about a folder whose drive does not answer.
+        if id.is_none() && !crate::drive::answers(dir) {
+            return false;
+        }
         if self.watcher.watch(dir, mode).is_err() {
             return false;
         }
@@ -399,8 +416,11 @@ impl Watched {
         for m in &moved {
             // Re-walks the folder at the mount point as it is now; notify's records below it
             // are replaced, and go with the tree's own watch when that is removed. A folder gone
-            // with its drive is not watched (nothing is there to watch).
-            let _ = self.watcher.watch(m, RecursiveMode::Recursive);
+            // with its drive is not watched (nothing is there to watch), nor one whose drive does
+            // not answer (notify's thread would block on it).
+            if crate::drive::answers(m) {
+                let _ = self.watcher.watch(m, RecursiveMode::Recursive);
+            }
         }
         moved
     }
@@ -465,7 +485,7 @@ impl Events {
         // `.claude`, `.git` and sub-folders matter (its includes, through the views).
         w.ask(cwd, RecursiveMode::NonRecursive, DependsOn::project_folder(cwd));
         let dot_claude = cwd.join(".claude");
-        if dot_claude.is_dir() {
+        if is_dir(&dot_claude) {
             w.ask_all(&dot_claude, RecursiveMode::Recursive);
         }
         w.shown.iter().map(|(p, _)| p.clone()).collect()
@@ -745,32 +765,18 @@ async fn debounce(
         while let Ok(Some(e)) = tokio::time::timeout_at(deadline, raw.recv()).await {
             collect(e, &mut batch);
         }
-        let appeared = {
-            let mut w = lock(&watched);
-            for path in &batch.gone {
-                w.forget_below(path);
-            }
-            // A drive mounted or unmounted below a watched tree: as a folder that changed.
-            for m in w.remount_below() {
-                batch.paths.insert(m, true);
-            }
-            // Removals may be among what an overflow lost: check every watch's folder. Else
-            // those in use: an unmounted drive's folders vanish with no event at all.
-            let stale: Vec<PathBuf> = w
-                .active
-                .iter()
-                .filter(|(_, ws)| batch.overflow || ws.iter().any(|x| x.pinned || x.refs > 0))
-                .filter(|(p, ws)| ws.iter().any(|x| x.id.is_none() || x.id != identity(p)))
-                .map(|(p, _)| p.clone())
-                .collect();
-            for p in stale {
-                w.forget_below(&p);
-                // Views built on it are stale and pages showing it should look again.
-                batch.paths.insert(p, true);
-            }
-            // A folder waited for (say `projects`) may have just been created.
-            w.retry_pending()
+        // The looks at folders block while a drive does not answer (up to `drive::PATIENCE`
+        // each): off the async workers, which serve every other request meanwhile.
+        let looked = {
+            let watched = watched.clone();
+            tokio::task::spawn_blocking(move || {
+                let appeared = look_after(&watched, &mut batch);
+                (appeared, batch)
+            })
+            .await
         };
+        // Panicked: ends as a panic here did before (the cache closes).
+        let Ok((appeared, mut batch)) = looked else { return };
         // A folder watched only now may hold what pages have not heard of: they reload it.
         for dir in appeared {
             batch.paths.entry(dir).or_insert(true);
@@ -791,6 +797,47 @@ async fn debounce(
             let _ = tx.send(Arc::new(shown));
         }
     }
+}
+
+/// What a batch asks of the watches: removed folders forgotten, drives mounted or unmounted
+/// below a tree watched afresh, folders no longer the ones watched forgotten (each added to the
+/// batch), and folders waited for watched once they exist (answered). The folders' identities
+/// are looked at without the lock, so a drive that does not answer holds up no other project's
+/// views or requests.
+fn look_after(watched: &Mutex<Watched>, batch: &mut Batch) -> Vec<PathBuf> {
+    let in_use: Vec<(PathBuf, Vec<Option<FolderId>>)> = {
+        let mut w = lock(watched);
+        for path in &batch.gone {
+            w.forget_below(path);
+        }
+        // A drive mounted or unmounted below a watched tree: as a folder that changed.
+        for m in w.remount_below() {
+            batch.paths.insert(m, true);
+        }
+        // Removals may be among what an overflow lost: check every watch's folder. Else those
+        // in use: an unmounted drive's folders vanish with no event at all.
+        w.active
+            .iter()
+            .filter(|(_, ws)| batch.overflow || ws.iter().any(|x| x.pinned || x.refs > 0))
+            .map(|(p, ws)| (p.clone(), ws.iter().map(|x| x.id).collect()))
+            .collect()
+    };
+    // A folder whose drive does not answer counts as gone: its pages look again (and are told
+    // the drive does not answer) and it is watched again once the drive answers.
+    let stale: Vec<PathBuf> =
+        in_use.into_iter().filter(|(p, ids)| ids.iter().any(|id| id.is_none() || *id != identity(p))).map(|(p, _)| p).collect();
+    let mut w = lock(watched);
+    for p in stale {
+        // Watched again meanwhile (a newer watch, its own identity): not this batch's to forget.
+        if w.active.get(&p).is_some_and(|ws| ws.iter().all(|x| x.id.is_some() && x.id == identity(&p))) {
+            continue;
+        }
+        w.forget_below(&p);
+        // Views built on it are stale and pages showing it should look again.
+        batch.paths.insert(p, true);
+    }
+    // A folder waited for (say `projects`) may have just been created.
+    w.retry_pending()
 }
 
 fn collect(e: notify::Result<notify::Event>, batch: &mut Batch) {

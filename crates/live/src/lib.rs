@@ -11,6 +11,7 @@
 //! No HTTP and no GUI here: each shell decides how its UI hears about these.
 
 pub mod background;
+pub mod drive;
 pub mod events;
 
 /// Why the file watcher could not start (the operating system's watch facility refused).
