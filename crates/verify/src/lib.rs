@@ -323,19 +323,9 @@ impl Stub {
         cmd.envs(self.offline_vars());
         // A group of its own, so the deadline can stop it and every helper it started.
         cmd.current_dir(&run.cwd).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).process_group(0);
-        // A binary written a moment ago (an update in progress) can still be open for writing in
-        // a child some other thread is forking: exec then fails with "text file busy" for a few
-        // milliseconds. Try again briefly before calling it unstartable.
-        let mut tries = 0;
-        let mut child = loop {
-            match cmd.spawn() {
-                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 20 => {
-                    tries += 1;
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                other => break other.map_err(|e| CaptureError::Spawn(format!("{}: {e}", run.bin.display())))?,
-            }
-        };
+        // A binary written a moment ago (an update in progress) can be busy for a few
+        // milliseconds before it runs (`spawn_past_busy`).
+        let mut child = mneme_core::process::spawn_past_busy(&mut cmd).map_err(|e| CaptureError::Spawn(format!("{}: {e}", run.bin.display())))?;
         let group = rustix::process::Pid::from_raw(child.id() as i32);
         let stderr = child.stderr.take().expect("piped stderr");
         let (stderr_tail, stderr_done) = read_tail(stderr);
