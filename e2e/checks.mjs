@@ -93,7 +93,8 @@ export async function checkGraphLayout(page, where, fail, { minSpacing = 4 } = {
 /**
  * What runs past the right edge of the window or of its card, as readable lines (empty when
  * everything fits): a page that scrolls sideways, or a card (or the Projects table's frame) whose
- * content is wider than the card, so a long path or file name is cut off or must be scrolled to.
+ * content is wider than the card, so a long path or file name is cut off or must be scrolled to,
+ * or a page that scrolls down past its own content into blank space.
  * Blocks that scroll on purpose (the exact block, a preview, the graph) keep their overflow to
  * themselves and do not count.
  */
@@ -110,6 +111,21 @@ export async function overflowing(page) {
       const past = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > root.clientWidth + 1
         && ![...el.children].some((c) => c.getBoundingClientRect().right > root.clientWidth + 1));
       out.push(`the page is ${root.scrollWidth} px wide in a ${root.clientWidth} px window; past the edge: ${past.slice(0, 3).map(name).join(' | ')}`);
+    }
+    // Nor further down than its content: an absolutely placed element inside a scrolled list
+    // (a row's screen-reader text) whose containing block lies outside the scroller escapes its
+    // clipping and leaves the page a long blank stretch to scroll through.
+    const shell = document.querySelector('.shell');
+    if (shell) {
+      const end = shell.getBoundingClientRect().bottom + window.scrollY;
+      if (root.scrollHeight > end + 2) {
+        // Rows clipped by their own scroller lie below too; an element placed out of the flow is
+        // what the page scrolls for, so those are named first.
+        const past = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().bottom + window.scrollY > end + 2 && el.getClientRects().length);
+        const placed = past.filter((el) => getComputedStyle(el).position !== 'static');
+        const below = placed.length ? placed : past.filter((el) => ![...el.children].some((c) => past.includes(c)));
+        out.push(`the page scrolls ${Math.round(root.scrollHeight - end)} px past its content; below it: ${below.slice(0, 3).map(name).join(' | ')}`);
+      }
     }
     for (const box of document.querySelectorAll('main .card, main .table-wrap')) {
       if (box.scrollWidth > box.clientWidth + 1) out.push(`${name(box).slice(0, 60)}… holds content ${box.scrollWidth - box.clientWidth} px wider than itself`);
