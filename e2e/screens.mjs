@@ -171,6 +171,9 @@ async function main() {
   };
   const shoot = async (page, file) => {
     if (!shots) return;
+    // A moment for transitions to finish, so a picture never catches one half way; a run that
+    // takes no pictures (CI) does not wait for them (about 30 s over every screen).
+    await page.waitForTimeout(200);
     fs.mkdirSync(path.dirname(file), { recursive: true });
     await page.screenshot({ path: file });
   };
@@ -448,7 +451,6 @@ async function main() {
           await run(`${name}: ${label}`, async () => {
             await nav.getByRole('link', { name: label, exact: true }).click();
             await screenReady(page, label);
-            await page.waitForTimeout(200);
             const id = label.toLowerCase().replace(/[^a-z]+/g, '-');
             await shoot(page, path.join(SHOTS, 'realworld', name, `${id}.png`));
             if (label === 'Memories' && !fs.existsSync(path.join(CORPUS, name, 'tree', '.claude', 'memory'))) {
