@@ -8,9 +8,8 @@
 mod common;
 
 use common::*;
-use mneme_dream::{CachedFlags, DreamRecord, DreamStatus, Engine, Enablement, RunOptions, Trigger};
-use mneme_model::{AnthropicProvider, Cancel};
-use mneme_stub_model::{StubModel, Turn};
+use mneme_dream::DreamStatus;
+use mneme_stub_model::Turn;
 use serde_json::json;
 
 const TABS: &str = "- [Tabs](tabs.md) — tabs";
@@ -27,18 +26,6 @@ fn folder() -> World {
     w
 }
 
-/// Runs a model dream of `turns` (then a closing text) with `--yes`.
-async fn dream(w: &World, turns: Vec<Turn>) -> DreamRecord {
-    let stub = StubModel::start().await;
-    for t in turns {
-        stub.push(t);
-    }
-    stub.push(Turn::text("Tidied the memories."));
-    let provider = AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap();
-    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: true, enabled: Enablement::On, flags: CachedFlags::default(), cancel: Cancel::new() };
-    w.dreams.run(&w.target(), &opts).await.unwrap()
-}
-
 fn index(w: &World) -> String {
     w.mem.join("MEMORY.md").display().to_string()
 }
@@ -48,10 +35,6 @@ fn edit_index(w: &World, old: &str, new: &str) -> Vec<Turn> {
         Turn::tool_use("Read", json!({"file_path": index(w)})),
         Turn::tool_use("Edit", json!({"file_path": index(w), "old_string": old, "new_string": new})),
     ]
-}
-
-fn lost(rec: &DreamRecord) -> Vec<(&str, &str)> {
-    rec.moved.iter().filter(|m| m.lost()).map(|m| (m.from.as_str(), m.text.as_str())).collect()
 }
 
 /// The offline dream adds a line for a memory nobody indexed: no line left the index, so the
@@ -88,7 +71,7 @@ async fn a_model_dream_that_adds_a_memory_to_a_lone_cr_index_is_applied() {
     let added = "- [Deploys](deploys.md) — freeze on Fridays\r";
     let mut turns = vec![write];
     turns.extend(edit_index(&w, &format!("{SHIP}\r"), &format!("{SHIP}\r{added}")));
-    let rec = dream(&w, turns).await;
+    let rec = model_dream(&w, turns).await;
     assert_eq!(rec.status, DreamStatus::Applied, "{:?} {:#?}", rec.notes, rec.moved);
     assert!(rec.moved.is_empty(), "{:#?}", rec.moved);
     assert!(w.read("MEMORY.md").ends_with(&format!("{SHIP}\r{added}")));
@@ -101,7 +84,7 @@ async fn a_model_dream_that_drops_a_memorys_only_text_from_a_lone_cr_index_is_he
     let w = folder();
     std::fs::remove_file(w.mem.join("jane.md")).unwrap();
     let before = w.snapshot();
-    let rec = dream(&w, edit_index(&w, &format!("{JANE}\r"), "")).await;
+    let rec = model_dream(&w, edit_index(&w, &format!("{JANE}\r"), "")).await;
     assert_eq!(rec.status, DreamStatus::Pending, "{:?} {:#?}", rec.notes, rec.moved);
     assert_eq!(w.snapshot(), before, "nothing written");
     assert_eq!(lost(&rec), [("MEMORY.md", JANE)], "{:#?}", rec.moved);
@@ -119,7 +102,7 @@ async fn a_lone_cr_index_line_left_pointing_at_a_removed_memory_holds_the_dream(
     let mut turns = vec![Turn::tool_use("Write", json!({"file_path": w.mem.join("contacts.md").display().to_string(), "content": contacts}))];
     turns.extend(edit_index(&w, "# Memory\r", "# Memory index\r"));
     turns.push(Turn::tool_use("Bash", json!({"command": format!("rm {}", w.mem.join("jane.md").display())})));
-    let rec = dream(&w, turns).await;
+    let rec = model_dream(&w, turns).await;
     assert_eq!(rec.status, DreamStatus::Pending, "{:?} {:#?}", rec.notes, rec.moved);
     assert!(lost(&rec).is_empty(), "{:#?}", rec.moved);
     let note = rec.notes.iter().find(|n| n.contains("would still list")).unwrap_or_else(|| panic!("{:?}", rec.notes));

@@ -7,9 +7,8 @@
 mod common;
 
 use common::*;
-use mneme_dream::{CachedFlags, DreamRecord, DreamStatus, Engine, Enablement, RunOptions, Trigger};
-use mneme_model::{AnthropicProvider, Cancel};
-use mneme_stub_model::{StubModel, Turn};
+use mneme_dream::DreamStatus;
+use mneme_stub_model::Turn;
 use serde_json::json;
 
 const JANE: &str = "- [Jane](jane.md) — CLOSED — DO NOT CONTACT";
@@ -24,26 +23,9 @@ fn folder() -> World {
     w
 }
 
-/// Runs a model dream of `turns` (then a closing text) with `--yes`, in the folder's mode
-/// (automatic unless the test set another).
-async fn dream(w: &World, turns: Vec<Turn>) -> DreamRecord {
-    let stub = StubModel::start().await;
-    for t in turns {
-        stub.push(t);
-    }
-    stub.push(Turn::text("Tidied the memories."));
-    let provider = AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap();
-    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: true, enabled: Enablement::On, flags: CachedFlags::default(), cancel: Cancel::new() };
-    w.dreams.run(&w.target(), &opts).await.unwrap()
-}
-
 fn rm(w: &World, rels: &[&str]) -> Turn {
     let paths: Vec<String> = rels.iter().map(|r| w.mem.join(r).display().to_string()).collect();
     Turn::tool_use("Bash", json!({"command": format!("rm {}", paths.join(" "))}))
-}
-
-fn lost(rec: &DreamRecord) -> Vec<(&str, &str)> {
-    rec.moved.iter().filter(|m| m.lost()).map(|m| (m.from.as_str(), m.text.as_str())).collect()
 }
 
 /// Deleting the Jane memory and leaving MEMORY.md alone: the apply would take the Jane line
@@ -53,7 +35,7 @@ fn lost(rec: &DreamRecord) -> Vec<(&str, &str)> {
 async fn a_dream_that_deletes_a_memory_and_leaves_the_index_alone_is_held_when_its_text_goes_with_the_line() {
     let w = folder();
     let before = w.snapshot();
-    let rec = dream(&w, vec![rm(&w, &["jane.md"])]).await;
+    let rec = model_dream(&w, vec![rm(&w, &["jane.md"])]).await;
     assert_eq!(rec.changeset.changes.len(), 1, "the premise: the removal only, no index written: {:#?}", rec.changeset.changes);
     assert_eq!(rec.status, DreamStatus::Pending, "held: {:#?}", rec.moved);
     assert_eq!(w.snapshot(), before, "nothing written");
@@ -77,7 +59,7 @@ async fn a_memory_deleted_after_its_text_moved_elsewhere_is_applied_at_once() {
     let w = folder();
     let contacts = topic("Contacts", "who not to contact", "project", "Jane: CLOSED — DO NOT CONTACT. Closed; do not contact.");
     let write = Turn::tool_use("Write", json!({"file_path": w.mem.join("contacts.md").display().to_string(), "content": contacts}));
-    let rec = dream(&w, vec![write, rm(&w, &["jane.md"])]).await;
+    let rec = model_dream(&w, vec![write, rm(&w, &["jane.md"])]).await;
     assert_eq!(rec.status, DreamStatus::Applied, "{:#?}", rec.moved);
     let line = rec.moved.iter().find(|m| m.from == "MEMORY.md" && m.text == JANE).expect("the index line is in the report");
     assert_eq!(line.found_in, ["contacts.md"]);
@@ -95,7 +77,7 @@ async fn a_dream_that_deletes_a_memory_its_rewritten_index_still_lists_is_held_a
     let index = w.mem.join("MEMORY.md").display().to_string();
     let edit = Turn::tool_use("Edit", json!({"file_path": index, "old_string": "# Memory\n", "new_string": "# Memory index\n"}));
     let read = Turn::tool_use("Read", json!({"file_path": index}));
-    let rec = dream(&w, vec![read, edit, rm(&w, &["jane.md"])]).await;
+    let rec = model_dream(&w, vec![read, edit, rm(&w, &["jane.md"])]).await;
     assert_eq!(rec.status, DreamStatus::Pending, "{:#?} {:?}", rec.moved, rec.notes);
     assert_eq!(w.snapshot(), before, "nothing written");
     assert!(lost(&rec).is_empty(), "nothing is lost: {:#?}", rec.moved);
@@ -109,7 +91,7 @@ async fn a_dream_that_deletes_a_memory_its_rewritten_index_still_lists_is_held_a
     let index = w.mem.join("MEMORY.md").display().to_string();
     let added = "- [Deploys](deploys.md) — freeze on Fridays\n";
     let edit = Turn::tool_use("Edit", json!({"file_path": index, "old_string": "# Memory\n", "new_string": format!("# Memory\n{added}")}));
-    let rec = dream(&w, vec![Turn::tool_use("Read", json!({"file_path": index})), edit]).await;
+    let rec = model_dream(&w, vec![Turn::tool_use("Read", json!({"file_path": index})), edit]).await;
     assert_eq!(rec.status, DreamStatus::Pending, "{:?}", rec.notes);
     let note = rec.notes.iter().find(|n| n.contains("would still list")).unwrap_or_else(|| panic!("{:?}", rec.notes));
     assert!(note.contains("deploys.md") && !note.contains("gone.md") && !note.contains("jane.md"), "{note}");
@@ -123,7 +105,7 @@ async fn a_dream_that_drops_an_index_line_but_keeps_the_memory_is_applied() {
     let w = folder();
     let index = w.mem.join("MEMORY.md").display().to_string();
     let edit = Turn::tool_use("Edit", json!({"file_path": index, "old_string": format!("{JANE}\n"), "new_string": ""}));
-    let rec = dream(&w, vec![Turn::tool_use("Read", json!({"file_path": index})), edit]).await;
+    let rec = model_dream(&w, vec![Turn::tool_use("Read", json!({"file_path": index})), edit]).await;
     assert_eq!(rec.status, DreamStatus::Applied, "{:#?} {:?}", rec.moved, rec.notes);
     let line = rec.moved.iter().find(|m| m.text == JANE).unwrap();
     assert_eq!(line.found_in, ["jane.md"]);
@@ -151,7 +133,7 @@ async fn a_dream_that_deletes_many_memories_is_weighed_line_by_line() {
 
     let w = setup();
     let before = w.snapshot();
-    let rec = dream(&w, vec![rm(&w, &rels)]).await;
+    let rec = model_dream(&w, vec![rm(&w, &rels)]).await;
     assert_eq!(rec.status, DreamStatus::Pending);
     assert_eq!(w.snapshot(), before, "nothing written");
     let from_index = lost(&rec).iter().filter(|(from, _)| *from == "MEMORY.md").count();
@@ -161,7 +143,7 @@ async fn a_dream_that_deletes_many_memories_is_weighed_line_by_line() {
     let w = setup();
     let all: String = (0..N).map(|i| format!("- Fact {i}: the build needs flag f{i}. Flag f{i}.\n")).collect();
     let write = Turn::tool_use("Write", json!({"file_path": w.mem.join("build_flags.md").display().to_string(), "content": topic("Build flags", "flags the build needs", "project", &all)}));
-    let rec = dream(&w, vec![write, rm(&w, &rels)]).await;
+    let rec = model_dream(&w, vec![write, rm(&w, &rels)]).await;
     assert_eq!(rec.status, DreamStatus::Applied, "{:?}", lost(&rec));
     assert_eq!(w.read("MEMORY.md"), "# Memory\n\n", "the lines went with their memories");
 }
@@ -175,7 +157,7 @@ async fn a_removal_whose_index_cannot_be_read_is_held_and_says_why() {
     w.write("tabs.md", &topic("Tabs", "tabs", "feedback", "Use tabs."));
     w.write("tabs_copy.md", &topic("Tabs", "tabs", "feedback", "Use tabs."));
     std::fs::create_dir(w.mem.join("MEMORY.md")).unwrap();
-    let rec = dream(&w, vec![rm(&w, &["tabs_copy.md"])]).await;
+    let rec = model_dream(&w, vec![rm(&w, &["tabs_copy.md"])]).await;
     assert_eq!(rec.status, DreamStatus::Pending, "{:?}", rec.notes);
     assert!(rec.notes.iter().any(|n| n.starts_with("Held for review: the index lines its removals take with them could not be read (")), "{:?}", rec.notes);
     assert!(w.mem.join("tabs_copy.md").exists(), "nothing written");

@@ -105,3 +105,21 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
 pub fn topic(name: &str, desc: &str, kind: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {desc}\ntype: {kind}\n---\n\n{body}\n")
 }
+
+/// Runs a model dream of `turns` (then a closing text) against a stub API with `--yes`, in the
+/// folder's mode (automatic unless the test set another).
+pub async fn model_dream(w: &World, turns: Vec<mneme_stub_model::Turn>) -> mneme_dream::DreamRecord {
+    let stub = mneme_stub_model::StubModel::start().await;
+    for t in turns {
+        stub.push(t);
+    }
+    stub.push(mneme_stub_model::Turn::text("Tidied the memories."));
+    let provider = mneme_model::AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap();
+    let opts = RunOptions { trigger: Trigger::Manual, engine: Engine::Model(&provider), apply_now: true, enabled: Enablement::On, flags: CachedFlags::default(), cancel: Cancel::new() };
+    w.dreams.run(&w.target(), &opts).await.unwrap()
+}
+
+/// The lines a dream's "what moved where" report lists as lost: (the file they left, the text).
+pub fn lost(rec: &mneme_dream::DreamRecord) -> Vec<(&str, &str)> {
+    rec.moved.iter().filter(|m| m.lost()).map(|m| (m.from.as_str(), m.text.as_str())).collect()
+}

@@ -1042,21 +1042,16 @@ mod tests {
         assert_eq!(t.read("MEMORY.md"), "- [A](a.md)\n- [B](b.md)\n");
     }
 
+    /// A private memory named "late", created after an index's last line.
+    fn late_memory() -> super::super::NewMemory {
+        super::super::NewMemory { name: "late".into(), description: "d".into(), memory_type: None, body: String::new(), file_name: None, scope: Scope::Private }
+    }
+
     #[test]
     fn create_reports_an_entry_past_the_cap() {
         let t = TestDir::new();
         t.write("MEMORY.md", &entries(200));
-        let c = t
-            .memdir()
-            .create(&super::super::NewMemory {
-                name: "late".into(),
-                description: "d".into(),
-                memory_type: None,
-                body: String::new(),
-                file_name: None,
-                scope: Scope::Private,
-            })
-            .unwrap();
+        let c = t.memdir().create(&late_memory()).unwrap();
         assert_eq!(c.index_line_number, 201);
         assert!(c.index_line_past_cap);
     }
@@ -1067,17 +1062,7 @@ mod tests {
     fn create_measures_a_lone_cr_index_as_claude_code_loads_it() {
         let t = TestDir::new();
         t.write("MEMORY.md", &entries(250).replace('\n', "\r"));
-        let c = t
-            .memdir()
-            .create(&super::super::NewMemory {
-                name: "late".into(),
-                description: "d".into(),
-                memory_type: None,
-                body: String::new(),
-                file_name: None,
-                scope: Scope::Private,
-            })
-            .unwrap();
+        let c = t.memdir().create(&late_memory()).unwrap();
         assert_eq!((c.index_line_number, c.index_line_past_cap), (251, false));
         assert!(t.read("MEMORY.md").ends_with("- [m250](m250.md) — hook 250\r- [late](late.md) — d\r"));
         assert!(t.memdir().health().index.past_cap.is_empty());
