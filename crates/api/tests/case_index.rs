@@ -8,6 +8,8 @@
 //! The exFAT test needs root to mount the drive; as any other user it says so and passes
 //! without checking (CI runs it as root).
 
+mod common;
+
 use mneme_api::{ContextRequest, FixedClock, MemoryListFilter, MemoryPageRequest, Mneme};
 use mneme_store::memdir::Duplicate;
 use mneme_testsupport::{topic, write_file, TestHome};
@@ -27,18 +29,7 @@ struct World {
 
 impl World {
     fn at(t: TestHome, top: &Path) -> World {
-        let config = top.join("claude");
-        let env = t
-            .env
-            .clone()
-            .set_var("CLAUDE_CONFIG_DIR", config.to_string_lossy().to_string())
-            .set_var("MNEME_DATA_DIR", top.join("mneme-data").to_string_lossy().to_string());
-        let repo = top.join("repo");
-        std::fs::create_dir_all(&repo).unwrap();
-        write_file(&config.join("settings.json"), "{\n  \"autoMemoryEnabled\": true\n}\n");
-        let memdir = config.join("projects").join(mneme_core::sanitize::sanitize_path(&repo.to_string_lossy())).join("memory");
-        write_file(&memdir.join("MEMORY.md"), &format!("{LINE}\n"));
-        write_file(&memdir.join("tabs.md"), &topic("Tabs", "the team uses tabs", "feedback", "Tabs, not spaces."));
+        let (env, repo, memdir) = common::tabs_project_under(&t, top, &format!("{LINE}\n"));
         let mneme = Mneme::new(env, Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
         World { _t: t, repo, memdir, mneme }
     }

@@ -10,9 +10,11 @@
 
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use mneme_api::{ContextRequest, ErrorCode, FixedClock, MemoryEdit, Mneme, NewMemoryRequest};
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::{topic, write_file, TestHome};
+use mneme_testsupport::{write_file, TestHome};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -31,18 +33,7 @@ impl World {
         let t = TestHome::new();
         let drive = Exfat::mount(&t.root.join("stick"))?;
         let top = drive.path().to_path_buf();
-        let config = top.join("claude");
-        let env = t
-            .env
-            .clone()
-            .set_var("CLAUDE_CONFIG_DIR", config.to_string_lossy().to_string())
-            .set_var("MNEME_DATA_DIR", top.join("mneme-data").to_string_lossy().to_string());
-        let repo = top.join("repo");
-        std::fs::create_dir_all(&repo).unwrap();
-        write_file(&config.join("settings.json"), "{\n  \"autoMemoryEnabled\": true\n}\n");
-        let memdir = config.join("projects").join(mneme_core::sanitize::sanitize_path(&repo.to_string_lossy())).join("memory");
-        write_file(&memdir.join("MEMORY.md"), "- [Tabs](tabs.md) — the team uses tabs\n");
-        write_file(&memdir.join("tabs.md"), &topic("Tabs", "the team uses tabs", "feedback", "Tabs, not spaces."));
+        let (env, repo, memdir) = common::tabs_project_under(&t, &top, "- [Tabs](tabs.md) — the team uses tabs\n");
         let mneme = Mneme::new(env, Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
         Some(World { _drive: drive, _t: t, repo, memdir, mneme })
     }

@@ -92,3 +92,22 @@ impl Before {
 pub fn temporary_files(snapshot: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<&PathBuf> {
     snapshot.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp"))).collect()
 }
+
+/// A project whose Claude Code configuration (settings.json with auto memory on, the memory
+/// folder) and Mneme's data folder all lie under `top` (a drive), its MEMORY.md holding `index`
+/// and a Tabs memory beside it: the environment to run Mneme in, the project, the memory folder.
+pub fn tabs_project_under(t: &TestHome, top: &Path, index: &str) -> (mneme_store::Environment, PathBuf, PathBuf) {
+    let config = top.join("claude");
+    let env = t
+        .env
+        .clone()
+        .set_var("CLAUDE_CONFIG_DIR", config.to_string_lossy().to_string())
+        .set_var("MNEME_DATA_DIR", top.join("mneme-data").to_string_lossy().to_string());
+    let repo = top.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    mneme_testsupport::write_file(&config.join("settings.json"), "{\n  \"autoMemoryEnabled\": true\n}\n");
+    let memdir = config.join("projects").join(mneme_core::sanitize::sanitize_path(&repo.to_string_lossy())).join("memory");
+    mneme_testsupport::write_file(&memdir.join("MEMORY.md"), index);
+    mneme_testsupport::write_file(&memdir.join("tabs.md"), &mneme_testsupport::topic("Tabs", "the team uses tabs", "feedback", "Tabs, not spaces."));
+    (env, repo, memdir)
+}
