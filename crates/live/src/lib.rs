@@ -11,7 +11,9 @@
 //! No HTTP and no GUI here: each shell decides how its UI hears about these.
 
 pub mod background;
-pub mod drive;
+/// Kept here under its old name for the shells (`mneme_live::drive`); it lives in the store so
+/// the scheduler, which this crate depends on, can ask it too.
+pub use mneme_store::drive;
 pub mod events;
 
 /// Why the file watcher could not start (the operating system's watch facility refused).

@@ -6,6 +6,7 @@
 pub mod agents;
 pub mod claude_install;
 pub mod claude_text;
+pub mod drive;
 pub mod env;
 pub mod file_lock;
 pub mod fold;
