@@ -6,7 +6,7 @@
 //! A folder in review mode gets a pending dream for the Dreams screen; automatic applies it.
 
 use crate::extraction::{sleep_or_cancel, TurnEnded};
-use crate::{provider_engine, provider_unusable, Backoff, JobKind, Outcome, Reporter};
+use crate::{drive_answers, provider_engine, provider_unusable, Backoff, JobKind, Outcome, Reporter};
 use mneme_dream::{DreamMode, DreamRecord, DreamStatus, Dreams, Engine};
 use mneme_model::Cancel;
 use std::collections::{BTreeMap, HashMap};
@@ -117,29 +117,27 @@ impl DreamLoop {
         // A project folder that is gone (deleted, renamed, on a drive that is not mounted) holds
         // what a session there would dream by: its settings (the memory folder, auto dream on or
         // off) and its git root. Without it the defaults would name the folder, and a dream could
-        // work on a new, empty memory folder or one the project moved away from. Said once while
-        // it stays gone (per run log: not at every tick), again if it goes after coming back.
-        static SAID_GONE: std::sync::Mutex<std::collections::BTreeSet<(PathBuf, PathBuf)>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
-        let key = (self.reporter.log().path().to_path_buf(), cwd.to_path_buf());
-        let gone = !cwd.is_dir();
-        let first = {
-            let mut said = SAID_GONE.lock().unwrap_or_else(|e| e.into_inner());
-            if gone {
-                said.insert(key)
-            } else {
-                said.remove(&key);
-                false
-            }
-        };
-        if gone {
-            if first {
-                let run = self.reporter.begin(JobKind::Dream, cwd.display().to_string());
-                run.finish(Outcome::Skipped { reason: format!("{} is gone; not dreaming until it is back", cwd.display()) });
-            }
+        // work on a new, empty memory folder or one the project moved away from. One on a drive
+        // that stopped answering would hold this loop, and every other project's dreams, until
+        // it answers again: its drive is asked first, on a thread of its own with a time limit
+        // (`mneme_store::drive`), and it waits for the next pass. Either is said once while it
+        // lasts (per run log: not at every tick), again if it comes back after it ended.
+        if !drive_answers(cwd).await {
+            self.say_once(cwd, Away::NotAnswering, || not_answering(cwd));
+            return Ok(());
+        }
+        if !cwd.is_dir() {
+            self.say_once(cwd, Away::Gone, || format!("{} is gone; not dreaming until it is back", cwd.display()));
             return Ok(());
         }
         let mneme_dream::DreamSite { mut target, enabled, flags, .. } = self.dreams.site_for_cwd(cwd);
         target.current_session = session;
+        // The memory folder may be on another drive (`autoMemoryDirectory`).
+        if !drive_answers(&target.memory_dir).await {
+            self.say_once(cwd, Away::NotAnswering, || not_answering(&target.memory_dir));
+            return Ok(());
+        }
+        self.say_once(cwd, Away::Here, String::new);
         if !enabled.is_on() || self.dreams.mode(&target.memory_dir).is_ok_and(|m| m == DreamMode::Off) {
             return Ok(());
         }
@@ -183,6 +181,45 @@ impl DreamLoop {
             }
         }
     }
+}
+
+/// Where a project folder stands, as last said in the run log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Away {
+    Here,
+    Gone,
+    NotAnswering,
+}
+
+impl DreamLoop {
+    /// Records `reason` as a skipped dream of `cwd` when the folder's standing changed to
+    /// `now` (gone, or on a drive not answering) since it was last said; `Here` forgets it, so
+    /// the next time it goes away is said again.
+    fn say_once(&self, cwd: &std::path::Path, now: Away, reason: impl FnOnce() -> String) {
+        static SAID: std::sync::Mutex<BTreeMap<(PathBuf, PathBuf), Away>> = std::sync::Mutex::new(BTreeMap::new());
+        let key = (self.reporter.log().path().to_path_buf(), cwd.to_path_buf());
+        let changed = {
+            let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+            if now == Away::Here {
+                said.remove(&key);
+                false
+            } else {
+                said.insert(key, now) != Some(now)
+            }
+        };
+        if changed {
+            let run = self.reporter.begin(JobKind::Dream, cwd.display().to_string());
+            run.finish(Outcome::Skipped { reason: reason() });
+        }
+    }
+}
+
+/// The skip reason for a project whose drive does not answer.
+fn not_answering(dir: &std::path::Path) -> String {
+    format!(
+        "the drive holding {} is not answering (a network share or USB drive that hangs?); Mneme tries again at the next check (every few minutes) and dreams once it answers",
+        dir.display()
+    )
 }
 
 pub fn dream_outcome(record: &DreamRecord) -> Outcome {

@@ -4,7 +4,7 @@
 //! the provider chosen in Settings (offline by default). Each turn end is also passed on to the
 //! dream loop, which checks its gates then, as Claude Code does from its stop hooks.
 
-use crate::{provider_engine, provider_unusable, JobKind, Outcome, Reporter};
+use crate::{drive_answers, provider_engine, provider_unusable, JobKind, Outcome, Reporter};
 use mneme_extract::watch::TranscriptWatcher;
 use mneme_extract::rules::SkipReason;
 use mneme_extract::session_memory::Updated;
@@ -240,6 +240,20 @@ impl ExtractionLoop {
         let _ = self.turn_ends.send(TurnEnded { cwd: session.project().root.clone(), session_id: session.session_id().map(str::to_string) });
 
         let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
+        // The run reads the project's settings and writes its memory folder: on a drive that
+        // does not answer it would hold every other session's turns until the drive answers.
+        // Nothing is lost by waiting: the next run starts from the session's saved cursor.
+        for dir in [&session.project().root, &session.project().memory_dir.dir] {
+            if !drive_answers(dir).await {
+                run.finish(Outcome::Skipped {
+                    reason: format!(
+                        "the drive holding {} is not answering (a network share or USB drive that hangs?); this turn is extracted with the session's next turn end once it answers",
+                        dir.display()
+                    ),
+                });
+                return;
+            }
+        }
         let provider = match provider_engine(self.extractor.env()) {
             Ok(p) => p,
             Err(e) => {

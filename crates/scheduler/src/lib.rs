@@ -479,6 +479,15 @@ pub(crate) fn provider_engine(env: &Environment) -> Result<Option<Arc<dyn Provid
     mneme_model::configured_provider_in_background(env)
 }
 
+/// Whether `dir`'s drive answers (`mneme_store::drive::answers`), asked off the async workers:
+/// the answer may take up to its patience. A project on a drive that does not answer is
+/// skipped for the round: every look at it would hold the loop, and every other project's
+/// turn with it, until the drive answers again.
+pub(crate) async fn drive_answers(dir: &std::path::Path) -> bool {
+    let dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || mneme_store::drive::answers(&dir)).await.unwrap_or(true)
+}
+
 /// The run outcome when the chosen provider cannot be built.
 pub(crate) fn provider_unusable(e: &mneme_model::ModelError) -> Outcome {
     Outcome::Failed { error: format!("the model provider is not usable: {e}") }

@@ -10,63 +10,10 @@ use common::Server;
 use mneme_testsupport::exfat::Exfat;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
 use std::time::Duration;
-
-/// The FUSE daemon serving the drive mounted at `at`, stopped while this lives and continued
-/// when it goes (a stopped daemon would hang every later test touching the mount, and its
-/// unmount). A watchdog continues it after [`NEVER`] too, so a server that hangs with it fails
-/// the test instead of hanging it; `rescued` says whether it had to.
-struct Stopped {
-    pid: i32,
-    rescued: Arc<AtomicBool>,
-    _done: mpsc::Sender<()>,
-}
 
 /// A bound no answer comes near while the fix holds: reaching it is the failure (a hang).
 const NEVER: Duration = Duration::from_secs(60);
-
-impl Stopped {
-    fn daemon(at: &Path) -> i32 {
-        let at = at.to_string_lossy();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
-            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
-            let args: Vec<String> = cmd.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
-            if args.first().is_some_and(|a| a.contains("mount.exfat")) && args.iter().any(|a| a == at.as_ref()) {
-                return pid;
-            }
-        }
-        panic!("no mount.exfat-fuse process serves {at}");
-    }
-
-    fn stop(drive: &Exfat) -> Stopped {
-        let pid = Stopped::daemon(drive.path());
-        let rescued = Arc::new(AtomicBool::new(false));
-        let (done, wait) = mpsc::channel::<()>();
-        let r = rescued.clone();
-        std::thread::spawn(move || {
-            if wait.recv_timeout(NEVER) == Err(mpsc::RecvTimeoutError::Timeout) {
-                r.store(true, Ordering::SeqCst);
-                signal(pid, "CONT");
-            }
-        });
-        signal(pid, "STOP");
-        Stopped { pid, rescued, _done: done }
-    }
-}
-
-fn signal(pid: i32, sig: &str) {
-    let ok = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap().success();
-    assert!(ok, "kill -{sig} {pid}");
-}
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        signal(self.pid, "CONT");
-    }
-}
 
 /// Threads of this process blocked looking at a drive (`mneme_live::drive`).
 fn blocked_looks() -> usize {
@@ -93,14 +40,14 @@ async fn a_hung_drive_leaves_other_projects_answering_and_its_own_says_so() {
     let on = |p: &Path, day: u32| json!({ "cwd": p, "date": format!("2025-11-{day:02}") });
     s.ok("watch", on(&stick, 1)).await;
     s.ok("watch", on(&repo, 1)).await;
-    let hung = Stopped::stop(&drive);
+    let hung = drive.hang(NEVER);
 
     // Answers from the kernel's caches may come for a moment; then the drive is not answering.
     let mut day = 2;
     let refused: Value = loop {
         let (status, body) = s.call("context", on(&stick, day)).await;
         day += 1;
-        assert!(!hung.rescued.load(Ordering::SeqCst), "the server hung with the drive");
+        assert!(!hung.rescued(), "the server hung with the drive");
         if status != 200 {
             assert_eq!(status, 503, "{body}");
             break body;
@@ -119,10 +66,10 @@ async fn a_hung_drive_leaves_other_projects_answering_and_its_own_says_so() {
     s.home.write(repo.join("CLAUDE.md"), "Use spaces.\n");
     // A change elsewhere still reaches the views (the watcher's batches go on).
     while !s.ok("context", on(&repo, 20)).await.to_string().contains("Use spaces.") {
-        assert!(!hung.rescued.load(Ordering::SeqCst), "the watcher stopped with the drive");
+        assert!(!hung.rescued(), "the watcher stopped with the drive");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(!hung.rescued.load(Ordering::SeqCst), "the server hung with the drive");
+    assert!(!hung.rescued(), "the server hung with the drive");
 
     // Asking again and again blocks no more threads on the drive.
     let before = blocked_looks();
@@ -131,7 +78,7 @@ async fn a_hung_drive_leaves_other_projects_answering_and_its_own_says_so() {
         assert_eq!(status, 503);
     }
     assert!(blocked_looks() <= before, "{} threads blocked on the drive, {before} before", blocked_looks());
-    assert!(!hung.rescued.load(Ordering::SeqCst), "the server hung with the drive");
+    assert!(!hung.rescued(), "the server hung with the drive");
 
     // The drive answers again: so does its project.
     drop(hung);

@@ -49,6 +49,70 @@ impl Exfat {
     pub fn path(&self) -> &Path {
         &self.at
     }
+
+    /// Makes the drive stop answering (a network share whose server went away, a FUSE daemon
+    /// that hangs): its FUSE daemon is stopped with SIGSTOP until the answer is dropped, and
+    /// every system call under the mount that the kernel cannot answer from its caches blocks
+    /// meanwhile. A watchdog continues it after `bound` anyway, so code that hangs with the
+    /// drive fails its test instead of hanging it; [`Hung::rescued`] says whether it had to.
+    pub fn hang(&self, bound: std::time::Duration) -> Hung {
+        let pid = self.daemon();
+        let rescued = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let r = rescued.clone();
+        std::thread::spawn(move || {
+            if wait.recv_timeout(bound) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                r.store(true, std::sync::atomic::Ordering::SeqCst);
+                signal(pid, "CONT");
+            }
+        });
+        signal(pid, "STOP");
+        Hung { pid, rescued, _done: done }
+    }
+
+    /// The `mount.exfat-fuse` process serving this drive.
+    fn daemon(&self) -> i32 {
+        let at = self.at.to_string_lossy();
+        for e in std::fs::read_dir("/proc").expect("read /proc").flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+            let args: Vec<String> = cmd.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+            if args.first().is_some_and(|a| a.contains("mount.exfat")) && args.iter().any(|a| a == at.as_ref()) {
+                return pid;
+            }
+        }
+        panic!("no mount.exfat-fuse process serves {at}");
+    }
+}
+
+/// A drive that does not answer, from [`Exfat::hang`]; dropping it (the test ending, or
+/// panicking) continues its daemon: a stopped one would hang every later look at the mount,
+/// its unmount included.
+pub struct Hung {
+    pid: i32,
+    rescued: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    _done: std::sync::mpsc::Sender<()>,
+}
+
+impl Hung {
+    /// Whether the watchdog had to continue the daemon (something hung with the drive).
+    pub fn rescued(&self) -> bool {
+        self.rescued.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Hung {
+    fn drop(&mut self) {
+        signal(self.pid, "CONT");
+    }
+}
+
+fn signal(pid: i32, sig: &str) {
+    let ok = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().is_ok_and(|s| s.success());
+    // Not a panic in a drop: the daemon may have ended with its mount.
+    if !ok {
+        eprintln!("kill -{sig} {pid} failed");
+    }
 }
 
 impl Drop for Exfat {

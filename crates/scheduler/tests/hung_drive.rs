@@ -1,0 +1,226 @@
+//! A project on a drive that stops answering (a network share whose server went away, a FUSE
+//! daemon that hangs), made real as root: an exFAT image mounted through FUSE
+//! (`mneme_testsupport::exfat`) whose daemon is stopped, and always continued before the drive
+//! is unmounted. As any other user the test says so and passes without checking (CI runs it as
+//! root).
+
+#![cfg(target_os = "linux")]
+
+use mneme_core::{Clock, SystemClock};
+use mneme_scheduler::{start, Event, Folders, JobKind, Jobs, Outcome, RunRecord, SchedulerConfig, SchedulerHandle};
+use mneme_testsupport::exfat::Exfat;
+use mneme_testsupport::TestHome;
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A bound no pass comes near while the fix holds: reaching it is the failure (a hang). The
+/// drive's watchdog continues it after [`NEVER`], later than the passes give up waiting.
+const NEVER: Duration = Duration::from_secs(60);
+const GIVE_UP: Duration = Duration::from_secs(30);
+
+/// Auto dream on for `project`, a memory folder and five sessions since it last dreamed
+/// (never): every gate is open. Its memory folder is answered.
+fn ready_to_dream(home: &TestHome, project: &Path) -> PathBuf {
+    std::fs::create_dir_all(project).unwrap();
+    let memory = home.memdir_for(project);
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(memory.join("MEMORY.md"), "- [Build](build.md) — how to build\n").unwrap();
+    std::fs::write(memory.join("build.md"), "---\nname: build\ndescription: how to build\ntype: project\n---\nRun make.\n").unwrap();
+    let transcripts = mneme_store::paths::transcript_dir(&home.env, project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    for i in 0..5 {
+        std::fs::write(transcripts.join(format!("5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5{i}.jsonl")), "{}\n").unwrap();
+    }
+    memory
+}
+
+/// Waits for two more dream passes than now (the one under way may have started before the
+/// last change), and answers the dream runs recorded by then, newest first.
+async fn runs_after_two_passes(handle: &SchedulerHandle) -> Vec<RunRecord> {
+    let mut passes = handle.dream_passes();
+    let seen = *passes.borrow_and_update();
+    tokio::time::timeout(GIVE_UP, passes.wait_for(|n| *n >= seen + 2))
+        .await
+        .expect("the dream loop finished no two passes within 30 s: it hung with the drive")
+        .expect("the dream loop stopped");
+    handle.run_log().recent(20, Some(JobKind::Dream)).unwrap()
+}
+
+/// While one project's drive hangs, the dream loop goes on for the other project (it checks
+/// the projects one after another, the hung one first here), records the hung one as skipped
+/// with what is wrong, once however many passes it lasts, and dreams there once the drive
+/// answers again. Before, the pass stopped at the hung project until its drive answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_on_a_hung_drive_is_skipped_and_the_others_dream() {
+    let home = TestHome::new();
+    home.write(home.config_home().join("settings.json"), r#"{"autoDreamEnabled": true}"#);
+    let Some(drive) = Exfat::mount(&home.root.join("drives/stick")) else { return };
+    let stick = drive.path().join("proj");
+    let stick_memory = ready_to_dream(&home, &stick);
+    // Checked after the stick: the loop goes through its projects in the order of their paths.
+    let other = home.root.join("zeta");
+    let other_memory = ready_to_dream(&home, &other);
+    assert!(stick < other);
+
+    let hung = drive.hang(NEVER);
+    // A `statfs` always reaches the drive (a `stat` may be answered from the kernel's cache
+    // for a moment): once this gives up, nothing under the mount answers.
+    assert!(!mneme_store::drive::answers(&stick), "the stopped drive still answers");
+
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut c = SchedulerConfig::new(home.env.clone(), clock);
+    c.jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
+    c.folders = Folders::Given(vec![stick.clone(), other.clone()]);
+    c.dream_tick = Duration::from_millis(100);
+    let handle = start(c).unwrap();
+
+    let skipped = Outcome::Skipped {
+        reason: format!(
+            "the drive holding {} is not answering (a network share or USB drive that hangs?); Mneme tries again at the next check (every few minutes) and dreams once it answers",
+            stick.display()
+        ),
+    };
+    let runs = runs_after_two_passes(&handle).await;
+    assert!(!hung.rescued(), "the dream loop hung with the drive");
+    let of = |runs: &[RunRecord], target: &Path| runs.iter().filter(|r| r.target == target.display().to_string()).cloned().collect::<Vec<_>>();
+    let done = of(&runs, &other_memory);
+    assert!(done.len() == 1 && matches!(done[0].outcome, Outcome::Done { .. }), "{runs:?}");
+    let said = of(&runs, &stick);
+    assert!(said.len() == 1 && said[0].outcome == skipped, "{runs:?}");
+    assert!(!stick_memory.join(".consolidate-lock").exists());
+
+    // More passes while it lasts: nothing more to say.
+    let runs = runs_after_two_passes(&handle).await;
+    assert_eq!(of(&runs, &stick).len(), 1, "said more than once: {runs:?}");
+    assert!(!hung.rescued(), "the dream loop hung with the drive");
+
+    // The drive answers again: its project dreams at a later pass.
+    drop(hung);
+    let dreamed = async {
+        loop {
+            let runs = runs_after_two_passes(&handle).await;
+            if let Some(r) = of(&runs, &stick_memory).first() {
+                return r.clone();
+            }
+        }
+    };
+    let dreamed = tokio::time::timeout(GIVE_UP, dreamed).await.expect("the project did not dream within 30 s of its drive answering again");
+    assert!(matches!(dreamed.outcome, Outcome::Done { .. }), "{dreamed:?}");
+    handle.shutdown().await;
+    drop(drive);
+}
+
+/// Appends one turn (a user's message and the answer, ending it) of session `sid` run in `cwd`;
+/// `before` is how many entries the transcript holds already.
+fn append_turn(transcript: &Path, cwd: &Path, sid: &str, before: usize, user: &str) {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(transcript).unwrap();
+    let entries = [
+        json!({"type": "user", "message": {"role": "user", "content": user}}),
+        json!({"type": "assistant", "message": {"id": "msg_1", "role": "assistant", "model": "claude-opus-4-8",
+            "content": [{"type": "text", "text": "Understood."}], "stop_reason": "end_turn", "usage": {"input_tokens": 100, "output_tokens": 5}}}),
+    ];
+    for (i, mut e) in entries.into_iter().enumerate() {
+        let n = before + i + 1;
+        let o = e.as_object_mut().unwrap();
+        o.insert("uuid".into(), json!(format!("00000000-0000-4000-8000-{n:012}")));
+        o.insert("parentUuid".into(), json!((n > 1).then(|| format!("00000000-0000-4000-8000-{:012}", n - 1))));
+        o.insert("isSidechain".into(), json!(false));
+        o.insert("sessionId".into(), json!(sid));
+        o.insert("cwd".into(), json!(cwd));
+        o.insert("timestamp".into(), json!("2026-11-29T10:00:00.000Z"));
+        o.insert("userType".into(), json!("external"));
+        o.insert("version".into(), json!("2.1.197"));
+        writeln!(f, "{e}").unwrap();
+    }
+}
+
+/// The transcript of session `sid` in `project`, its folder made.
+fn transcript(home: &TestHome, project: &Path, sid: &str) -> PathBuf {
+    std::fs::create_dir_all(project).unwrap();
+    let dir = mneme_store::paths::transcript_dir(&home.env, project);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("{sid}.jsonl"))
+}
+
+/// The next event about an extraction run of `transcript` that `pick` keeps, waiting up to
+/// [`GIVE_UP`] (a guard against hanging, not a timing assertion).
+async fn next<T>(rx: &mut tokio::sync::broadcast::Receiver<Event>, what: &str, mut pick: impl FnMut(Event) -> Option<T>) -> T {
+    let wait = async {
+        loop {
+            match rx.recv().await {
+                Ok(e) => {
+                    if let Some(t) = pick(e) {
+                        return t;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(e) => panic!("event channel closed: {e}"),
+            }
+        }
+    };
+    tokio::time::timeout(GIVE_UP, wait).await.unwrap_or_else(|_| panic!("{what} within 30 s: the extraction loop hung with the drive"))
+}
+
+/// While one project's drive hangs, a turn that ends there is recorded as skipped with what is
+/// wrong, the extraction loop goes on with other projects' turns, and once the drive answers
+/// the project's next turn end extracts what was left (from the session's saved cursor).
+/// Before, the loop waited on the hung project until its drive answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_end_on_a_hung_drive_is_skipped_and_other_projects_are_extracted() {
+    let home = TestHome::new();
+    let Some(drive) = Exfat::mount(&home.root.join("drives/stick")) else { return };
+    let stick = drive.path().join("proj");
+    let (a, b) = ("5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5b", "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
+    let on_stick = transcript(&home, &stick, a);
+    let other = home.root.join("zeta");
+    let on_other = transcript(&home, &other, b);
+
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut c = SchedulerConfig::new(home.env.clone(), clock);
+    c.jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
+    c.folders = Folders::Given(vec![]);
+    c.poll = Duration::from_millis(50);
+    let handle = start(c).unwrap();
+    let mut rx = handle.subscribe();
+    handle.ready().await;
+    let target = |t: &Path| t.display().to_string();
+    let finished = |t: String| move |e| match e {
+        Event::Finished { record } if record.job == JobKind::Extraction && record.target == t => Some(record),
+        _ => None,
+    };
+
+    // The session on the stick is followed while its drive answers.
+    append_turn(&on_stick, &stick, a, 0, "From now on, always use British English spelling in the docs.");
+    let first = next(&mut rx, "no extraction on the stick", finished(target(&on_stick))).await;
+    assert!(matches!(&first.outcome, Outcome::Done { summary } if summary.starts_with("● Saved 1 memory")), "{first:?}");
+
+    let hung = drive.hang(NEVER);
+    assert!(!mneme_store::drive::answers(&stick), "the stopped drive still answers");
+    append_turn(&on_stick, &stick, a, 2, "Also remember that the staging database is refreshed every Monday.");
+    // The loop has taken the hung project's turn up before the other one ends a turn.
+    next(&mut rx, "no run started on the stick", |e| matches!(e, Event::Started { target: t, .. } if t == target(&on_stick)).then_some(())).await;
+    append_turn(&on_other, &other, b, 0, "From now on, never use sudo in scripts.");
+    let skipped = next(&mut rx, "no word on the stick's turn", finished(target(&on_stick))).await;
+    let reason = format!(
+        "the drive holding {} is not answering (a network share or USB drive that hangs?); this turn is extracted with the session's next turn end once it answers",
+        stick.display()
+    );
+    assert_eq!(skipped.outcome, Outcome::Skipped { reason }, "{skipped:?}");
+    let done = next(&mut rx, "no extraction in the other project", finished(target(&on_other))).await;
+    assert!(matches!(&done.outcome, Outcome::Done { summary } if summary.starts_with("● Saved 1 memory")), "{done:?}");
+    assert!(!hung.rescued(), "the extraction loop hung with the drive");
+
+    // The drive answers again: the session's next turn end extracts both turns.
+    drop(hung);
+    append_turn(&on_stick, &stick, a, 4, "And the release branch is cut on Thursdays.");
+    let back = next(&mut rx, "no extraction on the stick once it answered", finished(target(&on_stick))).await;
+    assert!(matches!(&back.outcome, Outcome::Done { .. }), "{back:?}");
+    let memory = home.memdir_for(&stick);
+    let saved: String = std::fs::read_dir(&memory).unwrap().flatten().map(|e| std::fs::read_to_string(e.path()).unwrap_or_default()).collect();
+    assert!(saved.contains("Monday"), "the turn skipped while the drive hung was not extracted later: {saved}");
+    handle.shutdown().await;
+    drop(drive);
+}
