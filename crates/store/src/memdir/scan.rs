@@ -465,7 +465,7 @@ impl Memdir {
     /// it as a problem and lists it as no memory, so a count made from states agrees with it.
     pub(crate) fn scan_states(&self, openable_only: bool) -> Result<(Vec<Stated>, Vec<Problem>), MemdirError> {
         let stat = |_: &Path, c: Candidate, _: &mut Vec<u8>| {
-            let state = stat_candidate(&c).filter(|_| !openable_only || !read_refused(&c));
+            let state = if openable_only { stat_openable(&c) } else { stat_candidate(&c) };
             let abs = c.abs();
             Stated { rel: c.rel, abs, symlink: c.symlink, state }
         };
@@ -804,6 +804,28 @@ fn fold_ns(secs: i64, nanos: i64) -> i64 {
 /// not followed (as the scan opens it), a link followed (as Claude Code reads it).
 #[cfg(unix)]
 fn stat_candidate(c: &Candidate) -> Option<FileState> {
+    stat_candidate_raw(c).map(|(state, _)| state)
+}
+
+/// [`stat_candidate`], `None` too when the file's mode (or an ACL) refuses this process a read.
+/// A file this process owns whose mode gives its owner a read is readable by the `stat` alone
+/// (an ACL cannot take from the owner what the mode gives it), so the usual memory folder —
+/// the user's own files — costs no call beyond the `stat`; any other file asks `access`.
+#[cfg(unix)]
+fn stat_openable(c: &Candidate) -> Option<FileState> {
+    let (state, st) = stat_candidate_raw(c)?;
+    let owner_reads = st.st_uid == rustix::process::geteuid().as_raw() && st.st_mode & 0o400 != 0;
+    (owner_reads || !read_refused(c)).then_some(state)
+}
+
+#[cfg(not(unix))]
+fn stat_openable(c: &Candidate) -> Option<FileState> {
+    stat_candidate(c)
+}
+
+/// [`stat_candidate`] with the `stat` it was made from.
+#[cfg(unix)]
+fn stat_candidate_raw(c: &Candidate) -> Option<(FileState, rustix::fs::Stat)> {
     use rustix::fs::{AtFlags, FileType};
     let st = if c.symlink {
         rustix::fs::stat(c.abs()).ok()?
@@ -817,13 +839,14 @@ fn stat_candidate(c: &Candidate) -> Option<FileState> {
         return None;
     }
     #[allow(clippy::unnecessary_cast)]
-    Some(FileState {
+    let state = FileState {
         dev: st.st_dev as u64,
         ino: st.st_ino as u64,
         size: u64::try_from(st.st_size).unwrap_or(0),
         mtime_ns: fold_ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
         changed_ns: fold_ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
-    })
+    };
+    Some((state, st))
 }
 
 /// Whether the file's mode (or an ACL) refuses this process a read, as `open` would, told
@@ -837,11 +860,6 @@ fn read_refused(c: &Candidate) -> bool {
         None => rustix::fs::accessat(rustix::fs::CWD, c.abs(), Access::READ_OK, AtFlags::EACCESS),
     };
     matches!(answer, Err(e) if e == rustix::io::Errno::ACCESS || e == rustix::io::Errno::PERM)
-}
-
-#[cfg(not(unix))]
-fn read_refused(_: &Candidate) -> bool {
-    false
 }
 
 #[cfg(not(unix))]
