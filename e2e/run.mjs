@@ -547,6 +547,49 @@ async function main() {
       }
     });
 
+    await step('What Claude sees: a save refused because the file became not UTF-8 shows its command apart, to copy', async () => {
+      // Opened as UTF-8 and edited, then rewritten as Windows-1252 by another program: Overwrite
+      // is refused (saving would write U+FFFD over its bytes), and the error banner sets the
+      // engine's command apart, naming this file, with a Copy button, between two whole sentences.
+      const file = path.join(fx.repo, '.claude', 'rules', 'later-latin1.md');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, 'Cafe au lait is the team drink.\n');
+      try {
+        const row = page.locator(`.file-row[data-path="${file}"]`);
+        await row.click();
+        const editor = page.getByRole('region', { name: `Edit ${file}` });
+        const ta = editor.getByRole('textbox', { name: 'File text' });
+        await ta.waitFor();
+        await ta.fill('Cafe au lait is the team drink. Mine.\n');
+        const bytes = Buffer.from('Caf\xe9 au lait is the team drink.\n', 'latin1');
+        fs.writeFileSync(file, bytes);
+        await editor.getByRole('button', { name: 'Save' }).click();
+        await editor.getByRole('alertdialog').waitFor();
+        await editor.getByRole('button', { name: /^Overwrite/ }).click();
+        const banner = editor.locator('.banner.error');
+        const cmd = banner.getByTestId('problem-command');
+        await cmd.waitFor();
+        const shown = ((await cmd.locator('code').textContent()) ?? '').trim();
+        if (!/^cd \S.* && iconv -f WINDOWS-1252 -t UTF-8 later-latin1\.md > later-latin1\.md\.new$/.test(shown)) fail(`the error banner's command reads "${shown}"`);
+        const said = ((await banner.textContent()) ?? '').replace(/\s+/g, ' ');
+        if (!said.includes('is not UTF-8 text: byte 0xE9 on line 1') || !said.includes('Then move later-latin1.md.new over later-latin1.md and open it again.')) fail(`the error banner says: ${said}`);
+        if (said.includes('`')) fail(`the error banner shows backticks: ${said}`);
+        await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.url).origin });
+        await cmd.getByRole('button', { name: /^Copy the command/ }).click();
+        await cmd.getByRole('button', { name: /^Copy the command/ }).getByText('Copied').waitFor();
+        const pasted = await page.evaluate(() => navigator.clipboard.readText());
+        if (pasted !== shown) fail(`Copy put "${pasted}" on the clipboard`);
+        execFileSync('sh', ['-c', shown], { env: fx.env, cwd: os.tmpdir() });
+        if (fs.readFileSync(`${file}.new`, 'utf8') !== bytes.toString('latin1')) fail('the command the error banner shows did not convert the file');
+        if (!fs.readFileSync(file).equals(bytes)) fail('the refused save changed the file');
+        await banner.getByRole('button', { name: 'Dismiss' }).click();
+        await editor.getByRole('button', { name: 'Close' }).click();
+      } finally {
+        fs.rmSync(file, { force: true });
+        fs.rmSync(`${file}.new`, { force: true });
+      }
+    });
+
     await step('Projects lists the fixture project', async () => {
       await nav('Projects');
       await page.locator('table.projects').getByText('shop').first().waitFor();
@@ -826,7 +869,16 @@ async function main() {
         execFileSync('sh', ['-c', shown], { env: fx.env, cwd: os.tmpdir() });
         if (fs.readFileSync(`${file}.new`, 'utf8') !== bytes.toString('latin1')) fail('the command the Health card shows did not convert the file');
         fs.rmSync(`${file}.new`);
-        if (!/then move cafe-latin1\.md\.new over cafe-latin1\.md/.test((await item.textContent()) ?? '')) fail(`the Health card's problem does not name the file in its prose: ${await item.textContent()}`);
+        // Two whole sentences around the command: the text before it ends asking to run it, the text
+        // after it starts a sentence of its own naming the file (it once began ", then move …").
+        const [before, after] = await item.locator('.problem-text').evaluate((el) => {
+          const cmd = el.querySelector('[data-testid="problem-command"]');
+          const text = (nodes) => nodes.filter((n) => n.nodeType !== Node.COMMENT_NODE).map((n) => n.textContent).join('').trim();
+          const kids = [...el.childNodes];
+          return [text(kids.slice(0, kids.indexOf(cmd))), text(kids.slice(kids.indexOf(cmd) + 1))];
+        });
+        if (!/run this in a terminal:$/.test(before)) fail(`the Health card's text before the command reads "${before}"`);
+        if (!/^Then move cafe-latin1\.md\.new over cafe-latin1\.md and open it again\./.test(after)) fail(`the Health card's text after the command reads "${after}"`);
         await page.locator('[data-relpath="cafe-latin1.md"]').click({ timeout: 15_000 });
         const banner = page.getByTestId('memory-not-utf8');
         await banner.waitFor();

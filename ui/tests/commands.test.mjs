@@ -1,6 +1,7 @@
-// Unit tests for src/lib/commands.ts: an engine problem laid out as prose and the command it
-// gives as a field of its own (a problem's `command`), FILE made the file itself so a command can be copied and run as shown
-// (the Health card's and the memory editor's text for a file that is not UTF-8).
+// Unit tests for src/lib/commands.ts: an engine problem or error laid out as the sentences before
+// the command it gives as a field of its own (its `command`), the command, and the sentences after
+// it, FILE made the file itself so a command can be copied and run as shown (the Health card's,
+// the editors' and the error banner's text for a file that is not UTF-8).
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,21 +26,26 @@ async function load(rel) {
 
 const { messageParts, shellWord, inFolder } = await load('src/lib/commands.ts');
 
-// The engine's wording for a memory saved as Windows-1252 (crates/store/src/text_form.rs), as the
-// Health card lists it.
-const LATIN1 = 'This file is not valid UTF-8, so Mneme will not save over it: byte 0xE9 on line 7 is not UTF-8, so the file was probably '
-  + 'saved as Windows-1252 or Latin-1. Convert it to UTF-8 (for example `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new`, then move '
-  + 'FILE.new over FILE, or "Save with encoding: UTF-8" in your editor) and open it again';
-
+// The engine's wording for a memory saved as Windows-1252 (crates/store/src/text_form.rs,
+// NotUtf8::fix), as the Health card lists it: the message for the command line, and the command
+// as a field of its own with whole sentences before and after it.
 const ICONV = 'iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new';
+const BEFORE = 'This file is not valid UTF-8, so Mneme will not save over it: byte 0xE9 on line 7 is not UTF-8, so the file was probably '
+  + 'saved as Windows-1252 or Latin-1. To convert it to UTF-8, run this in a terminal:';
+const AFTER = 'Then move FILE.new over FILE and open it again. Or, instead of the command, save it in your editor with "Save with encoding: UTF-8".';
+const LATIN1 = {
+  message: 'This file is not valid UTF-8, so Mneme will not save over it: byte 0xE9 on line 7 is not UTF-8, so the file was probably '
+    + 'saved as Windows-1252 or Latin-1. Convert it to UTF-8 (for example `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new`, then move '
+    + 'FILE.new over FILE, or "Save with encoding: UTF-8" in your editor) and open it again.',
+  command: { before: BEFORE, line: ICONV, after: AFTER },
+};
 
-test('commands: the engine\'s command is set apart where the prose names it, the prose around it kept word for word', () => {
-  const parts = messageParts(LATIN1, ICONV);
-  assert.equal(parts.length, 3);
-  assert.deepEqual(parts[1], { code: ICONV });
-  assert.ok(parts[0].text.endsWith('Convert it to UTF-8 (for example '));
-  assert.ok(parts[2].text.startsWith(', then move FILE.new over FILE'));
-  assert.equal(parts.map((p) => p.text ?? `\`${p.code}\``).join(''), LATIN1);
+test('commands: the engine\'s command is set apart between its sentences before and after, each whole', () => {
+  const parts = messageParts(LATIN1.message, LATIN1.command);
+  assert.deepEqual(parts, [{ text: BEFORE }, { code: ICONV }, { text: AFTER }]);
+  // The text after the command is a sentence of its own, not the rest of one cut at the
+  // command (it read ", then move FILE.new over FILE, …" when the message was split).
+  assert.match(parts[2].text, /^Then move /);
 });
 
 test('commands: only the engine\'s command is offered to run; other backticks stay prose', () => {
@@ -48,28 +54,28 @@ test('commands: only the engine\'s command is offered to run; other backticks st
   const said = 'Could not read `MEMORY.md` in `~/.claude/projects/x/memory`; fix its permissions.';
   assert.deepEqual(messageParts(said), [{ text: said }]);
   assert.deepEqual(messageParts(said, null), [{ text: said }]);
-  const both = 'The file `a.md` is not UTF-8; run `iconv -f UTF-16 -t UTF-8 FILE > FILE.new` and open it again.';
-  const parts = messageParts(both, 'iconv -f UTF-16 -t UTF-8 FILE > FILE.new');
+  const named = { before: 'The file `a.md` is UTF-16 text. To convert it to UTF-8, run this in a terminal:', line: 'iconv -f UTF-16 -t UTF-8 FILE > FILE.new', after: 'Then open it again.' };
+  const parts = messageParts('The file `a.md` is not UTF-8; run `iconv -f UTF-16 -t UTF-8 FILE > FILE.new` and open it again.', named);
   assert.deepEqual(parts.map((p) => ('code' in p ? 'code' : 'text')), ['text', 'code', 'text']);
   assert.ok(parts[0].text.includes('`a.md`'));
-  // A command the prose does not name in backticks comes after the prose, whole.
-  assert.deepEqual(messageParts('This file is not UTF-8.', ICONV), [{ text: 'This file is not UTF-8.' }, { code: ICONV }]);
 });
 
 test('commands: with the file known, FILE is its path in the command and its name in the prose', () => {
-  const parts = messageParts(LATIN1, ICONV, { path: '/home/me/.claude/projects/-home-me-app/memory/cafe.md', name: 'cafe.md', home: '/home/me' });
+  const parts = messageParts(LATIN1.message, LATIN1.command, { path: '/home/me/.claude/projects/-home-me-app/memory/cafe.md', name: 'cafe.md', home: '/home/me' });
   assert.equal(parts[1].code, 'cd ~/.claude/projects/-home-me-app/memory && iconv -f WINDOWS-1252 -t UTF-8 cafe.md > cafe.md.new');
-  assert.ok(parts[2].text.startsWith(', then move cafe.md.new over cafe.md, or'));
+  assert.ok(parts[2].text.startsWith('Then move cafe.md.new over cafe.md and open it again.'));
   assert.ok(!parts.some((p) => (p.text ?? p.code).includes('FILE')));
+  const fix = (line) => ({ before: 'Run:', line, after: 'Then open it again.' });
   // Names the shell would read otherwise: quoted, and one starting with `-` kept from being an option.
-  assert.equal(messageParts('run `iconv FILE > FILE.new`', 'iconv FILE > FILE.new', { path: '/m/my notes.md', name: 'my notes.md' })[1].code,
+  assert.equal(messageParts('m', fix('iconv FILE > FILE.new'), { path: '/m/my notes.md', name: 'my notes.md' })[1].code,
     "cd /m && iconv 'my notes.md' > 'my notes.md.new'");
-  assert.equal(messageParts('run `iconv FILE > FILE.new`', 'iconv FILE > FILE.new', { path: '/m/-x.md', name: '-x.md' })[1].code, 'cd /m && iconv ./-x.md > ./-x.md.new');
-  assert.equal(messageParts('run `iconv FILE`', 'iconv FILE', { path: '/x.md', name: 'x.md' })[1].code, 'cd / && iconv x.md');
-  // No file to name (a problem about the folder itself): FILE stays as the engine wrote it.
-  assert.equal(messageParts('run `iconv FILE`', 'iconv FILE', { path: '/m/', name: '' })[1].code, 'iconv FILE');
+  assert.equal(messageParts('m', fix('iconv FILE > FILE.new'), { path: '/m/-x.md', name: '-x.md' })[1].code, 'cd /m && iconv ./-x.md > ./-x.md.new');
+  assert.equal(messageParts('m', fix('iconv FILE'), { path: '/x.md', name: 'x.md' })[1].code, 'cd / && iconv x.md');
+  // No file to name (a problem about the folder itself, an error banner): FILE stays as the engine wrote it.
+  assert.equal(messageParts('m', fix('iconv FILE'), { path: '/m/', name: '' })[1].code, 'iconv FILE');
+  assert.deepEqual(messageParts(LATIN1.message, LATIN1.command)[1], { code: ICONV });
   // A command that does not name FILE is left as written.
-  assert.equal(messageParts('or `iconv -l`', 'iconv -l', { path: '/m/a.md', name: 'a.md' })[1].code, 'iconv -l');
+  assert.equal(messageParts('m', fix('iconv -l'), { path: '/m/a.md', name: 'a.md' })[1].code, 'iconv -l');
 });
 
 test('commands: the command shown converts the very file, run by a real shell and iconv', (t) => {
@@ -80,7 +86,7 @@ test('commands: the command shown converts the very file, run by a real shell an
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'café notes.md'), Buffer.from('Caf\xe9\n', 'latin1'));
     const file = path.join(dir, 'café notes.md');
-    const [, cmd] = messageParts(LATIN1, ICONV, { path: file, name: 'café notes.md', home });
+    const [, cmd] = messageParts(LATIN1.message, LATIN1.command, { path: file, name: 'café notes.md', home });
     execFileSync('sh', ['-c', cmd.code], { env: { HOME: home, PATH: process.env.PATH }, cwd: os.tmpdir() });
     assert.equal(fs.readFileSync(`${file}.new`, 'utf8'), 'Café\n');
   } finally {
@@ -90,7 +96,7 @@ test('commands: the command shown converts the very file, run by a real shell an
 
 test('commands: a message with no command, or a blank one, is all prose', () => {
   assert.deepEqual(messageParts('it ends in the middle of a UTF-8 character', null), [{ text: 'it ends in the middle of a UTF-8 character' }]);
-  assert.deepEqual(messageParts('a ` alone', '  '), [{ text: 'a ` alone' }]);
+  assert.deepEqual(messageParts('a ` alone', { before: 'b', line: '  ', after: 'a' }), [{ text: 'a ` alone' }]);
   assert.deepEqual(messageParts(''), []);
 });
 

@@ -552,6 +552,15 @@ impl From<DreamError> for ApiError {
             DreamError::Agent(_) => ErrorCode::Unavailable,
             DreamError::Invalid(_) | DreamError::NotUtf8 { .. } => ErrorCode::InvalidInput,
         };
+        let command = match &e {
+            // The dream crate's sentence starts in lower case; `sentence` below capitalises it.
+            DreamError::NotUtf8 { path, problem } => problem.fix(
+                &format!("No dream ran: {} is not UTF-8 text, and a dream that rewrote it would replace the bytes it cannot read for good: ", path.display()),
+                "run the dream again",
+            ),
+            DreamError::Memdir(m) => m.command(),
+            _ => None,
+        };
         let message = match e {
             DreamError::NotFound { id } => format!("There is no dream {id} for this memory folder; it may belong to another project."),
             // The dream crate's advice names the CLI flag; front ends offer "undo anyway".
@@ -561,7 +570,7 @@ impl From<DreamError> for ApiError {
             ),
             other => sentence(other.to_string()),
         };
-        ApiError::new(code, message)
+        ApiError::new(code, message).with_command(command)
     }
 }
 

@@ -77,7 +77,7 @@ impl From<TextSaveError> for ApiError {
     fn from(e: TextSaveError) -> ApiError {
         match e {
             TextSaveError::File(e) => e.into(),
-            e @ TextSaveError::NotUtf8 { .. } => ApiError::new(ErrorCode::InvalidInput, e.to_string()),
+            e @ TextSaveError::NotUtf8 { .. } => ApiError::new(ErrorCode::InvalidInput, e.to_string()).with_command(e.command()),
         }
     }
 }
@@ -298,18 +298,28 @@ mod tests {
         assert!(file.not_utf8);
         // Why, and the command that converts it, apart from the prose; a UTF-16 file gets its own.
         let problem = file.problem.as_ref().unwrap();
-        assert_eq!(problem.command.as_deref(), Some("iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new"));
+        assert_eq!(problem.command.as_ref().map(|c| c.line.as_str()), Some("iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new"));
         assert!(problem.message.contains("byte 0xE9 on line 1"), "{}", problem.message);
         assert_eq!(problem.rel_path, "legacy.md");
         let wide = req.cwd.join(".claude/rules/wide.md");
         home.write(&wide, "");
         fs::write(&wide, [&[0xff, 0xfe][..], &"Hi\n".encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>()].concat()).unwrap();
         let wide = mneme.read_file(&req, &wide).unwrap().problem.unwrap();
-        assert_eq!(wide.command.as_deref(), Some("iconv -f UTF-16 -t UTF-8 FILE > FILE.new"));
+        assert_eq!(wide.command.as_ref().map(|c| c.line.as_str()), Some("iconv -f UTF-16 -t UTF-8 FILE > FILE.new"));
         assert!(mneme.read_file(&req, &claude_md).unwrap().problem.is_none());
         let err = mneme.save_file(&req, &rule, &file.content.replace("lait", "lait!"), &file.revision).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidInput);
         assert!(err.message.contains("is not UTF-8 text: byte 0xE9 on line 1") && err.message.contains("iconv"), "{}", err.message);
+        // The command is the error's own field too, with the message around it as whole
+        // sentences, for the screen's error banner to show apart with a Copy button.
+        let fix = err.command.as_ref().expect("the refused save carries its command");
+        assert_eq!(fix.line, "iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new");
+        assert!(fix.before.starts_with("Mneme will not save ") && fix.before.contains("legacy.md because it is not UTF-8 text: byte 0xE9 on line 1"), "{}", fix.before);
+        assert!(fix.after.starts_with("Then move FILE.new over FILE and open it again."), "{}", fix.after);
+        let wide_path = req.cwd.join(".claude/rules/wide.md");
+        let wide_file = mneme.read_file(&req, &wide_path).unwrap();
+        let err = mneme.save_file(&req, &wide_path, "Hi!\n", &wide_file.revision).unwrap_err();
+        assert_eq!(err.command.map(|c| c.line).as_deref(), Some("iconv -f UTF-16 -t UTF-8 FILE > FILE.new"));
         assert_eq!(fs::read(&rule).unwrap(), b"Caf\xe9 au lait.\n");
     }
 

@@ -313,7 +313,11 @@ impl From<InboxError> for ApiError {
             InboxError::Io { source, .. } => ErrorCode::for_io(source),
             InboxError::Apply(_) => ErrorCode::Io,
         };
-        ApiError::new(code, e.to_string())
+        let command = match &e {
+            InboxError::Memdir(m) => m.command(),
+            _ => None,
+        };
+        ApiError::new(code, e.to_string()).with_command(command)
     }
 }
 

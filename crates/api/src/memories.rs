@@ -1171,12 +1171,16 @@ mod tests {
         let json = serde_json::to_value(&d).unwrap();
         assert_eq!(json["notUtf8"], serde_json::Value::Bool(true));
         // The editor's banner gets the command to copy as a field of its own.
-        assert_eq!(json["problems"][0]["command"], "iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new");
+        assert_eq!(json["problems"][0]["command"]["line"], "iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new");
         assert!(json["problems"][0]["message"].as_str().unwrap().contains("byte 0xE9 on line 2"), "{json}");
         assert!(!m.memory(&req, "tea.md").unwrap().not_utf8);
 
         let e = m.save_memory(&req, "cafe.md", &d.content, &d.revision).unwrap_err();
         assert!(e.message.contains("not UTF-8"), "{}", e.message);
+        // The refusal's command is a field of its own, for the error banner to set apart.
+        let fix = e.command.expect("the refused save carries its command");
+        assert_eq!(fix.line, "iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new");
+        assert!(fix.before.starts_with("Mneme will not save cafe.md because it is not UTF-8 text: byte 0xE9 on line 2"), "{}", fix.before);
         assert_eq!(std::fs::read(mem.join("cafe.md")).unwrap(), cp1252);
     }
 }

@@ -751,7 +751,7 @@ impl Inbox {
                 let (existing, revision) = match textfile::read(&path).map_err(from_textfile)? {
                     Some((b, meta)) => {
                         let revision = Revision::of(&b, &meta);
-                        (String::from_utf8(b).map_err(|_| MemdirError::NotUtf8 { path: name.into() })?, revision)
+                        (String::from_utf8(b).map_err(|e| MemdirError::not_utf8(name, e.as_bytes()))?, revision)
                     }
                     None => (String::new(), Revision::ABSENT),
                 };
@@ -938,7 +938,7 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changes
     let index_rel = Scope::Team.index_rel_path();
     let index_path = root.join(index_rel);
     let index_before = match read_memory_file(&index_path) {
-        Ok(b) => Some(String::from_utf8(b).map_err(|_| MemdirError::NotUtf8 { path: index_rel.into() })?),
+        Ok(b) => Some(String::from_utf8(b).map_err(|e| MemdirError::not_utf8(index_rel, e.as_bytes()))?),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(source) => return Err(InboxError::Io { action: "read", path: index_path, source }),
     };

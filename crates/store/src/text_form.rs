@@ -110,6 +110,23 @@ fn most_used_end(lines: &[(&str, &'static str)]) -> &'static str {
     counts.iter().rev().max_by_key(|(_, n)| *n).map_or("\n", |(e, _)| e)
 }
 
+/// A message whose fix is a command, as a screen lays it out: the prose before the command,
+/// the command on a line of its own to copy, the prose after it. Each part is whole sentences,
+/// so neither reads as the broken-off half of one. The message itself (for a terminal, where
+/// the command inside the sentence is right) stays as it is beside this.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct CommandFix {
+    /// The message up to the command, ending in a colon (what is wrong, and "run this").
+    pub before: String,
+    /// The command, with `FILE` standing for the file: a screen that knows which file puts it
+    /// in.
+    pub line: String,
+    /// What to do once the command ran, and any other way to mend it.
+    pub after: String,
+}
+
 /// Why a file's bytes are not UTF-8 text, for a message that says what to do about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotUtf8 {
@@ -153,6 +170,29 @@ impl NotUtf8 {
             NotUtf8::Byte { .. } => Some("iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new"),
             NotUtf8::Truncated => None,
         }
+    }
+
+    /// The problem and the fix as a screen shows them, with the command on a line of its
+    /// own: `opening` is the message's start up to the problem ("Mneme will not save a.md
+    /// because it is not UTF-8 text: "), `then` what to do once the file is mended, as in
+    /// [`NotUtf8::then`]. The prose around the command is whole sentences, where the message
+    /// for a terminal has the command inside one. `None` when no command mends it.
+    pub fn fix(&self, opening: &str, then: &str) -> Option<CommandFix> {
+        let line = self.command()?;
+        let problem = match self {
+            NotUtf8::Utf16 => "it is UTF-16 text.".to_string(),
+            NotUtf8::Byte { byte, line } => {
+                format!("byte 0x{byte:02X} on line {line} is not UTF-8, so the file was probably saved as Windows-1252 or Latin-1.")
+            }
+            NotUtf8::Truncated => return None,
+        };
+        Some(CommandFix {
+            before: format!("{opening}{problem} To convert it to UTF-8, run this in a terminal:"),
+            line: line.to_string(),
+            after: format!(
+                "Then move FILE.new over FILE and {then}. Or, instead of the command, save it in your editor with \"Save with encoding: UTF-8\"."
+            ),
+        })
     }
 
     /// The problem and the fix, ending in `then`, what to do once the file is mended ("open
@@ -269,5 +309,19 @@ mod tests {
         assert_eq!(NotUtf8::of(b"caf\xc3"), Some(NotUtf8::Truncated));
         let said = NotUtf8::Byte { byte: 0x93, line: 3 }.to_string();
         assert!(said.starts_with("byte 0x93 on line 3 is not UTF-8") && said.contains("iconv -f WINDOWS-1252 -t UTF-8"), "{said}");
+    }
+
+    /// The prose around the command is two whole sentences, not one cut in two at the command
+    /// (the screen once showed a line starting ", then move FILE.new over FILE").
+    #[test]
+    fn the_fix_around_the_command_is_whole_sentences() {
+        let fix = NotUtf8::Byte { byte: 0x93, line: 3 }.fix("Mneme will not save a.md because it is not UTF-8 text: ", "open it again").unwrap();
+        assert_eq!(fix.before, "Mneme will not save a.md because it is not UTF-8 text: byte 0x93 on line 3 is not UTF-8, so the file was probably saved as Windows-1252 or Latin-1. To convert it to UTF-8, run this in a terminal:");
+        assert_eq!(fix.line, "iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new");
+        assert_eq!(fix.after, "Then move FILE.new over FILE and open it again. Or, instead of the command, save it in your editor with \"Save with encoding: UTF-8\".");
+        let wide = NotUtf8::Utf16.fix("x: ", "run the dream again").unwrap();
+        assert_eq!((wide.before.as_str(), wide.line.as_str()), ("x: it is UTF-16 text. To convert it to UTF-8, run this in a terminal:", "iconv -f UTF-16 -t UTF-8 FILE > FILE.new"));
+        assert!(wide.after.starts_with("Then move FILE.new over FILE and run the dream again."), "{}", wide.after);
+        assert_eq!(NotUtf8::Truncated.fix("x: ", "open it again"), None, "no command mends a file cut short");
     }
 }

@@ -188,6 +188,19 @@ pub enum TextSaveError {
     File(#[from] TextFileError),
 }
 
+impl TextSaveError {
+    /// The command the message tells the person to run (the `iconv` that converts the file),
+    /// with the message around it as whole sentences, for a screen that shows it apart.
+    pub fn command(&self) -> Option<crate::text_form::CommandFix> {
+        match self {
+            TextSaveError::NotUtf8 { path, problem } => {
+                problem.fix(&format!("Mneme will not save {} because it is not UTF-8 text: ", path.display()), "open it again")
+            }
+            TextSaveError::File(_) => None,
+        }
+    }
+}
+
 /// [`write_checked`] for text typed in an editor: refused if the file on disk is not UTF-8
 /// (never saved back with its undecodable bytes replaced), else written in the file's own form
 /// ([`crate::text_form::keep_form`]: its line ends and byte-order mark), so a one-line change

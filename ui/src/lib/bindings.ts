@@ -302,7 +302,15 @@ export type AgentsView = {
 
 export type ApiError = {
 	code: ErrorCode,
+	/**  The whole sentence, any command to run in it in backticks: what the command line prints. */
 	message: string,
+	/**
+	 *  The command the message says to run (the `iconv` that converts a file to UTF-8), with
+	 *  the message around it as whole sentences, as a health problem's `command` is: a screen
+	 *  shows the command on a line of its own with a Copy button, where in `message` it sits
+	 *  inside a sentence. `None` when the fix is not a command.
+	 */
+	command: CommandFix | null,
 };
 
 /**  What [`Mneme::set_auto_memory_directory`] wrote. */
@@ -391,6 +399,24 @@ export type ClaudeCodeInfo = {
 	renderedFor: RenderedFor,
 	/**  The releases checked byte for byte against the real binary. */
 	checkedReleases: string[],
+};
+
+/**
+ *  A message whose fix is a command, as a screen lays it out: the prose before the command,
+ *  the command on a line of its own to copy, the prose after it. Each part is whole sentences,
+ *  so neither reads as the broken-off half of one. The message itself (for a terminal, where
+ *  the command inside the sentence is right) stays as it is beside this.
+ */
+export type CommandFix = {
+	/**  The message up to the command, ending in a colon (what is wrong, and "run this"). */
+	before: string,
+	/**
+	 *  The command, with `FILE` standing for the file: a screen that knows which file puts it
+	 *  in.
+	 */
+	line: string,
+	/**  What to do once the command ran, and any other way to mend it. */
+	after: string,
 };
 
 /**  A rule with `paths:` globs, seen during the eager load. */
@@ -1515,11 +1541,12 @@ export type Problem = {
 	 */
 	message: string,
 	/**
-	 *  The command the message suggests, as its own field (the `iconv` that converts a file to
-	 *  UTF-8), with `FILE` standing for the file: a screen shows it apart, with this file put
-	 *  in, to copy, instead of picking it out of the prose. `None` when the fix is not a command.
+	 *  The command the message suggests (the `iconv` that converts a file to UTF-8), with
+	 *  `FILE` standing for the file, and the message as whole sentences before and after it: a
+	 *  screen shows the command apart, with this file put in, to copy, instead of picking it
+	 *  out of the prose. `None` when the fix is not a command.
 	 */
-	command: string | null,
+	command: CommandFix | null,
 };
 
 /**  What kind of trouble a [`Problem`] reports. */

@@ -1,9 +1,12 @@
-// The engine's problems carry the command that mends them as a field of their own (`command`,
-// e.g. `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new` for a memory saved as Windows-1252), with
-// FILE standing for the file; their prose names it too, in backticks, for the command line. Here
-// a message is laid out as its prose with that command set apart where the prose names it, and
-// where the screen knows the file, FILE becomes that file, so the command can be copied and run
-// as shown. Other backticks in the prose (paths, names) stay prose, shown as code.
+// The engine's problems and errors carry the command that mends them as a field of their own
+// (`command`: e.g. `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new` for a memory saved as
+// Windows-1252, with FILE standing for the file), together with the message as whole sentences
+// before and after it; the message itself names the command too, in backticks, for the command
+// line. Here such a message is laid out as the sentences before, the command set apart, and the
+// sentences after, and where the screen knows the file, FILE becomes that file, so the command
+// can be copied and run as shown. Backticks in the prose (paths, names) stay prose, shown as code.
+
+import type { CommandFix } from './bindings';
 
 /** A piece of a message: prose, or a command to show apart and offer to copy. */
 export type Part = { text: string } | { code: string };
@@ -22,23 +25,19 @@ export function shellWord(path: string, home = ''): string {
 }
 
 /**
- * `message` as prose and its `command` (the engine's field; none, no command part). The command
- * stands where the prose names it in backticks, else after the prose. With `file`, a command
- * naming FILE runs in the file's folder (`cd` there first, `~/` under `home`) with FILE as the
- * file's name, and the prose names it too, so "move FILE.new over FILE" names the same file the
- * command does and can be done in the same terminal.
+ * `message` laid out around its `command` (the engine's field; none, all prose): the sentences
+ * before it, the command, the sentences after it. With `file`, a command naming FILE runs in the
+ * file's folder (`cd` there first, `~/` under `home`) with FILE as the file's name, and the
+ * prose names it too, so "move FILE.new over FILE" names the same file the command does and can
+ * be done in the same terminal.
  */
-export function messageParts(message: string, command?: string | null, given?: { path: string; name: string; home?: string }): Part[] {
+export function messageParts(message: string, command?: CommandFix | null, given?: { path: string; name: string; home?: string }): Part[] {
   // A problem about the folder itself names no file: FILE stays as written.
   const file = given?.name && given.path ? given : undefined;
   const prose = (t: string): Part[] => (t ? [{ text: file ? t.replace(/\bFILE\b/g, file.name) : t }] : []);
-  const cmd = command?.trim();
-  if (!cmd) return prose(message);
-  const code = { code: file ? inItsFolder(cmd, file) : cmd };
-  const quoted = `\`${cmd}\``;
-  const at = message.indexOf(quoted);
-  if (at < 0) return [...prose(message), code];
-  return [...prose(message.slice(0, at)), code, ...prose(message.slice(at + quoted.length))];
+  const cmd = command?.line?.trim();
+  if (!cmd || !command) return prose(message);
+  return [...prose(command.before), { code: file ? inItsFolder(cmd, file) : cmd }, ...prose(command.after)];
 }
 
 /** `relPath` (always `/`-separated, as the engine reports it) inside the folder `dir`. */

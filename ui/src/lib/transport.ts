@@ -7,13 +7,22 @@
 // `{ req }`, live updates from the typed events, and the desktop-only actions.
 
 import { invoke } from '@tauri-apps/api/core';
-import { commands, events, type About, type EditorRun, type ErrorCode, type FilesChanged, type SchedulerEvent } from './bindings';
+import { commands, events, type About, type CommandFix, type EditorRun, type ErrorCode, type FilesChanged, type SchedulerEvent } from './bindings';
 
-/** An error as the engine reports it: a code and a sentence that says what to do. */
+/** An error as the engine reports it: a code and a sentence that says what to do, and the
+ *  command to run when that is the fix (its `command`, shown apart with a Copy button). */
 export class ApiError extends Error {
-  constructor(public code: ErrorCode | 'network' | 'unauthorized', message: string, public status = 0) {
+  constructor(public code: ErrorCode | 'network' | 'unauthorized', message: string, public status = 0, public command: CommandFix | null = null) {
     super(message);
   }
+}
+
+/** The engine's `command` of an error's JSON, when it has the shape the bindings give it. */
+function commandOf(e: unknown): CommandFix | null {
+  const c = e && typeof e === 'object' && 'command' in e ? (e as { command: unknown }).command : null;
+  if (!c || typeof c !== 'object') return null;
+  const { before, line, after } = c as Record<string, unknown>;
+  return typeof before === 'string' && typeof line === 'string' && typeof after === 'string' ? { before, line, after } : null;
 }
 
 export type LiveStatus = 'connecting' | 'live' | 'offline';
@@ -78,7 +87,7 @@ export class HttpTransport implements Transport {
       throw new ApiError('unauthorized', 'This page’s access token was refused. Open the link `mneme serve` printed (it ends in ?token=…).', res.status);
     }
     const err = data as { code?: ErrorCode; message?: string } | null;
-    throw new ApiError(err?.code ?? 'io', err?.message ?? `The server answered ${res.status} ${res.statusText}.`, res.status);
+    throw new ApiError(err?.code ?? 'io', err?.message ?? `The server answered ${res.status} ${res.statusText}.`, res.status, commandOf(err));
   }
 
   // The event stream is read with `fetch`, not EventSource, so the token travels in the
@@ -190,7 +199,7 @@ function toApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
   if (e && typeof e === 'object' && 'code' in e && 'message' in e) {
     const { code, message } = e as { code: ErrorCode; message: string };
-    return new ApiError(code, message);
+    return new ApiError(code, message, 0, commandOf(e));
   }
   const text = e instanceof Error ? e.message : String(e);
   // Tauri rejects with a plain string when the arguments do not fit the command.

@@ -85,10 +85,13 @@ pub enum MemdirError {
         reason: String,
     },
     /// A file to change in place (the inbox's appends) is not valid UTF-8.
-    #[error("{path} is not valid UTF-8, so Mneme will not change it (that would replace the bytes it cannot read for good). Convert it to UTF-8 first (for example `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new`, then move FILE.new over FILE), then try again.")]
+    #[error("{path} is not valid UTF-8, so Mneme will not change it (that would replace the bytes it cannot read for good): {}.", problem.then("try again"))]
     NotUtf8 {
         /// The file, relative to the memory folder.
         path: String,
+        /// What its bytes look like, and how to convert them (UTF-16 needs another command
+        /// than Windows-1252).
+        problem: crate::text_form::NotUtf8,
     },
     /// A whole-file save over a file that is not UTF-8: the editor was shown replacement
     /// characters for what could not be decoded, and saving would write them over the file's
@@ -253,6 +256,29 @@ impl MemdirError {
                 Some(Refusal::PermissionDenied) => "permission-denied",
                 None => "io",
             },
+        }
+    }
+
+    /// [`MemdirError::NotUtf8`] for a file at `path` whose `bytes` are not UTF-8 (what
+    /// `String::from_utf8`'s error hands back), saying which encoding they look like.
+    pub fn not_utf8(path: impl Into<String>, bytes: &[u8]) -> Self {
+        let problem = crate::text_form::NotUtf8::of(bytes).unwrap_or(crate::text_form::NotUtf8::Truncated);
+        MemdirError::NotUtf8 { path: path.into(), problem }
+    }
+
+    /// The command the message tells the person to run, with the message around it as whole
+    /// sentences, for a screen that shows the command apart to copy (the `iconv` that converts
+    /// a file to UTF-8). The message itself names it too, for a terminal.
+    pub fn command(&self) -> Option<crate::text_form::CommandFix> {
+        match self {
+            MemdirError::NotUtf8 { path, problem } => problem.fix(
+                &format!("{path} is not valid UTF-8, so Mneme will not change it (that would replace the bytes it cannot read for good): "),
+                "try again",
+            ),
+            MemdirError::NotUtf8Text { path, problem } => {
+                problem.fix(&format!("Mneme will not save {path} because it is not UTF-8 text: "), "open it again")
+            }
+            _ => None,
         }
     }
 

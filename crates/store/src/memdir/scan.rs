@@ -302,10 +302,11 @@ pub struct Problem {
     /// A sentence for the user. Any command to run is in it too, in backticks, so the command
     /// line can print the message alone.
     pub message: String,
-    /// The command the message suggests, as its own field (the `iconv` that converts a file to
-    /// UTF-8), with `FILE` standing for the file: a screen shows it apart, with this file put
-    /// in, to copy, instead of picking it out of the prose. `None` when the fix is not a command.
-    pub command: Option<String>,
+    /// The command the message suggests (the `iconv` that converts a file to UTF-8), with
+    /// `FILE` standing for the file, and the message as whole sentences before and after it: a
+    /// screen shows the command apart, with this file put in, to copy, instead of picking it
+    /// out of the prose. `None` when the fix is not a command.
+    pub command: Option<crate::text_form::CommandFix>,
 }
 
 impl Problem {
@@ -316,15 +317,14 @@ impl Problem {
     /// The problem of a file at `rel_path` whose `bytes` are not UTF-8: what Mneme does with it,
     /// which byte, the likely encoding, and the command that converts it.
     pub fn not_utf8(rel_path: impl Into<String>, bytes: &[u8]) -> Self {
+        const OPENING: &str = "This file is not valid UTF-8, so Mneme shows the bytes it cannot read as U+FFFD and will not save over it (that would replace them for good)";
         let problem = crate::text_form::NotUtf8::of(bytes);
         let why = problem.map_or_else(String::new, |p| format!(": {p}"));
         Problem {
             rel_path: rel_path.into(),
             kind: ProblemKind::NotUtf8,
-            message: format!(
-                "This file is not valid UTF-8, so Mneme shows the bytes it cannot read as U+FFFD and will not save over it (that would replace them for good){why}."
-            ),
-            command: problem.and_then(|p| p.command()).map(str::to_string),
+            message: format!("{OPENING}{why}."),
+            command: problem.and_then(|p| p.fix(&format!("{OPENING}: "), "open it again")),
         }
     }
 }
@@ -1600,16 +1600,20 @@ mod tests {
         let scan = t.memdir().scan().unwrap();
         assert_eq!(scan.files[0].description.as_deref(), Some("caf\u{FFFD}"));
         assert_eq!(scan.problems[0].kind, ProblemKind::NotUtf8);
-        // The command that converts it is its own field, and the message still names it for
-        // the command line; a file cut short has no command to run.
+        // The command that converts it is its own field, with the message around it as whole
+        // sentences, and the message still names it for the command line; a file cut short has
+        // no command to run.
         let cmd = "iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new";
-        assert_eq!(scan.problems[0].command.as_deref(), Some(cmd));
+        let fix = scan.problems[0].command.clone().unwrap();
+        assert_eq!(fix.line, cmd);
+        assert!(fix.before.starts_with("This file is not valid UTF-8, so Mneme shows") && fix.before.contains(": byte 0xE9 on line 2") && fix.before.ends_with(':'), "{}", fix.before);
+        assert!(fix.after.starts_with("Then move FILE.new over FILE and open it again."), "{}", fix.after);
         assert!(scan.problems[0].message.contains(&format!("`{cmd}`")), "{}", scan.problems[0].message);
         let utf16: Vec<u8> = "---\ndescription: x\n---\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
         t.write_bytes("bin.md", &[&[0xff, 0xfe][..], &utf16].concat());
         t.write_bytes("cut.md", b"---\ndescription: caf\xC3");
         let scan = t.memdir().scan().unwrap();
-        let of = |rel: &str| scan.problems.iter().find(|p| p.rel_path == rel).unwrap().command.clone();
+        let of = |rel: &str| scan.problems.iter().find(|p| p.rel_path == rel).unwrap().command.clone().map(|c| c.line);
         assert_eq!(of("bin.md").as_deref(), Some("iconv -f UTF-16 -t UTF-8 FILE > FILE.new"));
         assert_eq!(of("cut.md"), None);
     }
