@@ -574,6 +574,7 @@ async function main() {
         const said = ((await banner.textContent()) ?? '').replace(/\s+/g, ' ');
         if (!said.includes('is not UTF-8 text: byte 0xE9 on line 1') || !said.includes('Then move later-latin1.md.new over later-latin1.md and open it again.')) fail(`the error banner says: ${said}`);
         if (said.includes('`')) fail(`the error banner shows backticks: ${said}`);
+        await checkAccessible(page, 'the error banner with a command', fail);
         await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.url).origin });
         await cmd.getByRole('button', { name: /^Copy the command/ }).click();
         await cmd.getByRole('button', { name: /^Copy the command/ }).getByText('Copied').waitFor();
