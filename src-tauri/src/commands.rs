@@ -7,7 +7,9 @@
 //! Only [`DESKTOP_ONLY`] commands are written by hand here: they act on the desktop itself.
 
 use crate::Session;
-use mneme_api::{ApiError, ErrorCode, Mneme};
+use mneme_api::drive_check::{guarded, NamesFolder};
+use mneme_api::ops::Host;
+use mneme_api::{ApiError, Mneme};
 use tauri::State;
 
 pub type Answer<T> = Result<T, ApiError>;
@@ -17,15 +19,21 @@ pub type Answer<T> = Result<T, ApiError>;
 /// `about` names the app's own build.
 pub const DESKTOP_ONLY: &[&str] = &["open_in_editor", "reveal", "about"];
 
-/// Runs one api call off the async runtime's workers.
-pub(crate) async fn engine<T: Send + 'static>(
+/// Runs operation `name` for `req` the way `mneme serve` runs its methods
+/// (`mneme_api::drive_check::guarded`): the drive of the folder the request names asked first,
+/// then the operation on a blocking thread, waited for at most the session's patience, so a
+/// project on a drive that stops answering is answered `unavailable` instead of leaving the
+/// screen waiting for ever.
+pub async fn engine<R: NamesFolder + Send + 'static, T: Send + 'static>(
+    name: &str,
     m: &Mneme,
-    call: impl FnOnce(&Mneme) -> Answer<T> + Send + 'static,
+    host: Session,
+    req: R,
+    op: impl FnOnce(&Mneme, &dyn Host, R) -> Answer<T> + Send + 'static,
 ) -> Answer<T> {
+    let folder = req.folder().map(|cwd| host.start_dir.join(cwd));
     let m = m.clone();
-    tauri::async_runtime::spawn_blocking(move || call(&m))
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Io, format!("The request failed inside Mneme: {e}.")))?
+    guarded(name, folder, host.operation_patience, move || op(&m, &host, req)).await
 }
 
 /// One command per operation, and [`crate::bindings`] listing them all.
@@ -36,8 +44,7 @@ macro_rules! tauri_commands {
             #[tauri::command]
             #[specta::specta]
             pub async fn $name(m: State<'_, Mneme>, s: State<'_, Session>, req: $req) -> Answer<$resp> {
-                let host = s.inner().clone();
-                engine(&m, move |m| mneme_api::ops::$name(m, &host, req)).await
+                engine(stringify!($name), &m, s.inner().clone(), req, mneme_api::ops::$name).await
             }
         )*
 

@@ -52,6 +52,10 @@ pub struct Session {
     /// `None` when the file watcher could not start (the app works, without live updates).
     pub live: Option<Arc<live::Live>>,
     pub scheduler: Arc<scheduler::Running>,
+    /// How long a command waits for its operation before answering `unavailable` (a drive that
+    /// stopped answering mid-request): `mneme_api::drive_check::OPERATION_PATIENCE`; tests
+    /// shorten it.
+    pub operation_patience: std::time::Duration,
 }
 
 impl mneme_api::ops::Host for Session {
@@ -356,7 +360,8 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
                 }
             };
             let scheduler = Arc::new(scheduler::start(app.handle(), &env, Arc::new(SystemClock), utc_offset));
-            tauri::Manager::manage(app, Session { start_dir, launch_folder, live: live.map(Arc::new), scheduler });
+            let operation_patience = mneme_api::drive_check::OPERATION_PATIENCE;
+            tauri::Manager::manage(app, Session { start_dir, launch_folder, live: live.map(Arc::new), scheduler, operation_patience });
             Ok(())
         })
         .build(tauri::generate_context!())?

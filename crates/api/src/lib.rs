@@ -16,6 +16,7 @@ mod claude_code;
 mod context;
 mod context_cache;
 mod diff;
+pub mod drive_check;
 mod version_check;
 mod dreams;
 mod error;

@@ -863,7 +863,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             }
             let opts =
-                mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(crate::current_dir()?), scheduler };
+                mneme_serve::ServeOptions { port, ui_dir, token: None, start_dir: Some(crate::current_dir()?), scheduler, operation_patience: None };
             // The tokio runtime lives inside this call only; every other command stays synchronous.
             mneme_serve::serve_blocking(mneme, opts, |addr, token| {
                 println!("Mneme is running at http://127.0.0.1:{}/?token={token}", addr.port());

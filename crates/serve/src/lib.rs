@@ -45,6 +45,10 @@ pub struct ServeOptions {
     /// Also run the background scheduler (extraction, auto dream, team sync) while serving.
     /// Off by default: a `mneme daemon` may already run it.
     pub scheduler: bool,
+    /// How long a request's operation is waited for before it is answered `unavailable` (a
+    /// drive that stopped answering mid-request; `mneme_api::drive_check`); `None` =
+    /// `mneme_api::drive_check::OPERATION_PATIENCE`. Tests shorten it.
+    pub operation_patience: Option<std::time::Duration>,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -78,6 +82,8 @@ pub(crate) struct AppState {
     pub events: events::Events,
     /// The background scheduler's events, when it runs in this server.
     pub scheduler: Option<tokio::sync::broadcast::Sender<Arc<mneme_api::SchedulerEvent>>>,
+    /// [`ServeOptions::operation_patience`].
+    pub operation_patience: std::time::Duration,
 }
 
 /// Serves until Ctrl-C. `ready` gets the bound address and the token once requests can be
@@ -135,6 +141,7 @@ pub async fn serve_until(
         start_dir,
         ui_dir: opts.ui_dir.or_else(ui::default_ui_dir),
         events,
+        operation_patience: opts.operation_patience.unwrap_or(mneme_api::drive_check::OPERATION_PATIENCE),
     });
     let app = router(state.clone());
     ready(addr, &state.token);

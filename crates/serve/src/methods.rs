@@ -8,7 +8,8 @@
 //! which memory folder Claude Code uses; a relative `cwd` is taken from the folder serve was
 //! started in. Errors: 400 `invalid_input`, 404 `not_found`, 409 `conflict` /
 //! `already_exists`, 422 `malformed`, 500 `io`, 503 `unavailable` (the OS keyring, an
-//! unreachable team server, a `cwd` on a drive that does not answer), 422 `secrets_refused`, 428 `sign_in_required` and 409 `forbidden`
+//! unreachable team server, a `cwd` on a drive that does not answer, an operation that did not
+//! finish within the server's patience: `mneme_api::drive_check`), 422 `secrets_refused`, 428 `sign_in_required` and 409 `forbidden`
 //! (the team server's refusals; 401 and 403 mean this page's own token was refused), each as
 //! `{code, message}`. A provider that fails during `testProvider` or `recall` is not an error:
 //! the answer says what failed.
@@ -19,6 +20,7 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use mneme_api::drive_check::{guarded, NamesFolder};
 use mneme_api::ops::{Host, WatchedFolder};
 use mneme_api::{ApiError, ErrorCode};
 use serde::de::DeserializeOwned;
@@ -32,45 +34,14 @@ pub(crate) async fn call(State(state): State<Arc<AppState>>, UrlPath(method): Ur
     if method.contains('_') || !mneme_api::ops::NAMES.contains(&name.as_str()) {
         return error_response(StatusCode::NOT_FOUND, "not_found", &format!("There is no API method '{method}'."));
     }
-    // A project on a drive that stopped answering (a network share whose server went away, a
-    // hung USB stick or FUSE mount) would block the request's thread for as long as it lasts:
-    // told at once instead, and asked again on the next request (`mneme_live::drive`: one
-    // thread at most stays blocked on the drive, however often the page asks).
-    if let Some(cwd) = project_folder(&body, &state.start_dir) {
-        let probe = cwd.clone();
-        let answers = tokio::task::spawn_blocking(move || mneme_live::drive::answers(&probe)).await.unwrap_or(true);
-        if !answers {
-            return api_error_response(&not_answering(&cwd));
-        }
-    }
-    // Operations read and write files, so they run off the async workers.
-    let result = match tokio::task::spawn_blocking(move || dispatch(&state, &name, &body)).await {
-        Ok(r) => r,
-        Err(e) => Err(ApiError::new(ErrorCode::Io, format!("The request failed inside Mneme: {e}."))),
-    };
-    match result {
+    // Parsed, the drive of the folder it names asked, and run on a blocking thread waited for
+    // at most the server's patience, as the desktop app's commands are
+    // (`mneme_api::drive_check`): a project on a drive that stopped answering is told at once,
+    // and one that stops answering mid-request costs a thread left behind, not the request.
+    match dispatch(state, &name, body).await {
         Ok(v) => Json(v).into_response(),
         Err(e) => api_error_response(&e),
     }
-}
-
-/// The folder a request names (`cwd`, a relative one taken from the folder serve started in).
-fn project_folder(body: &[u8], start_dir: &Path) -> Option<PathBuf> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let cwd = v.get("cwd")?.as_str()?;
-    Some(start_dir.join(cwd))
-}
-
-/// The answer for a project whose drive does not answer a look within
-/// `mneme_live::drive::PATIENCE`.
-fn not_answering(cwd: &Path) -> ApiError {
-    ApiError::new(
-        ErrorCode::Unavailable,
-        format!(
-            "The drive holding {} is not answering (a network share whose server went away, or a USB stick or mounted folder that hangs). Mneme will try again on the next request; check the drive or its connection.",
-            cwd.display()
-        ),
-    )
 }
 
 /// `{code, message}` with the given status.
@@ -131,9 +102,14 @@ impl Host for AppState {
 /// One `match` arm per operation: parse the request, run the operation, encode the answer.
 macro_rules! dispatch_operations {
     ($( $(#[$doc:meta])* $name:ident ($req:ty) -> $resp:ty = |$m:ident, $h:ident, $q:ident| $body:expr; )*) => {
-        fn dispatch(state: &AppState, name: &str, body: &[u8]) -> Result<Value, ApiError> {
+        async fn dispatch(state: Arc<AppState>, name: &str, body: Bytes) -> Result<Value, ApiError> {
             match name {
-                $( stringify!($name) => to_json(mneme_api::ops::$name(&state.mneme, state, parse::<$req>(body)?)?), )*
+                $( stringify!($name) => {
+                    let q = parse::<$req>(&body)?;
+                    let folder = q.folder().map(|cwd| state.start_dir.join(cwd));
+                    let patience = state.operation_patience;
+                    guarded(name, folder, patience, move || to_json(mneme_api::ops::$name(&state.mneme, &*state, q)?)).await
+                } )*
                 other => Err(ApiError::not_found(format!("There is no API method '{other}'."))),
             }
         }

@@ -42,7 +42,7 @@ async fn a_port_whose_ipv6_twin_is_taken_is_refused_with_advice() {
     };
     let port = squat.local_addr().unwrap().port();
     let (home, repo) = common::fixture();
-    let opts = mneme_serve::ServeOptions { port, ui_dir: None, token: None, start_dir: Some(repo), scheduler: false };
+    let opts = mneme_serve::ServeOptions { port, ui_dir: None, token: None, start_dir: Some(repo), scheduler: false, operation_patience: None };
     let err = mneme_serve::serve_until(common::engine(&home), opts, |_, _| panic!("must not start"), async {}).await.unwrap_err();
     let text = err.to_string();
     assert!(text.contains(&format!("[::1]:{port}")) && text.contains("--port"), "{text}");

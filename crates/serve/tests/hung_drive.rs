@@ -7,10 +7,11 @@
 mod common;
 
 use common::Server;
+use mneme_serve::ServeOptions;
 use mneme_testsupport::exfat::Exfat;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A bound no answer comes near while the fix holds: reaching it is the failure (a hang).
 const NEVER: Duration = Duration::from_secs(60);
@@ -91,6 +92,77 @@ async fn a_hung_drive_leaves_other_projects_answering_and_its_own_says_so() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert!(back.to_string().contains("Stick rules."), "{back}");
+    s.stop().await;
+    drop(drive);
+}
+
+/// A drive that stops answering after a request's check passed (here: the project's folder
+/// answers, its memory folder, named by `autoMemoryDirectory`, is on the drive that hangs) holds
+/// that request's thread, but not its answer: after the server's patience the request is
+/// answered 503 `unavailable`, later requests for that project are answered at once without
+/// blocking another thread, other projects answer meanwhile, and the project answers again once
+/// the drive does. Before, the request never answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_drive_that_hangs_during_a_request_is_answered_after_the_patience() {
+    let (home, repo) = common::fixture();
+    let Some(drive) = Exfat::mount(&home.root.join("drives/memories")) else { return };
+    let memdir = drive.path().join("memory");
+    home.write(memdir.join("MEMORY.md"), "- [Tabs](tabs.md) — indentation\n");
+    home.write(memdir.join("tabs.md"), "---\nname: tabs\ndescription: indentation\ntype: feedback\n---\nUse tabs.\n");
+    home.write(repo.join(".claude/settings.local.json"), &format!("{{\"autoMemoryDirectory\": {:?}}}", memdir.display().to_string()));
+    let other = home.git_repo("other");
+    std::fs::create_dir_all(home.memdir_for(&other)).unwrap();
+    let patience = Duration::from_secs(2);
+    let opts = ServeOptions { start_dir: Some(repo.clone()), operation_patience: Some(patience), ..ServeOptions::default() };
+    let s = Server::start_options(home, repo.clone(), opts).await;
+    let at = |p: &Path| json!({ "cwd": p });
+    let listed = s.ok("memories", at(&repo)).await;
+    assert!(listed.to_string().contains("tabs.md"), "{listed}");
+    let hung = drive.hang(NEVER);
+
+    // The project's own folder answers, so the check passes; the listing then blocks on the
+    // memory folder (a moment of answers from the kernel's caches aside).
+    let (took, refused) = loop {
+        let started = Instant::now();
+        let (status, body) = s.call("memories", at(&repo)).await;
+        assert!(!hung.rescued(), "the request hung with the drive");
+        if status != 200 {
+            assert_eq!(status, 503, "{body}");
+            break (started.elapsed(), body);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(refused["code"], "unavailable");
+    let message = refused["message"].as_str().unwrap();
+    assert!(message.contains("did not finish within 2 seconds"), "{message}");
+    assert!(message.contains("memory folder"), "{message}");
+    assert!(took >= patience, "answered after {took:?}, before the patience ran out");
+
+    // While it stays blocked, the project is answered at once, and no more threads block.
+    let threads = std::fs::read_dir("/proc/self/task").unwrap().count();
+    for _ in 0..5 {
+        let (status, body) = s.call("memories", at(&repo)).await;
+        assert_eq!(status, 503, "{body}");
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains(&format!("An earlier request for {} is still waiting", repo.display())), "{message}");
+    }
+    assert!(std::fs::read_dir("/proc/self/task").unwrap().count() <= threads + 2, "threads piled up behind the hung drive");
+    // Other projects answer meanwhile.
+    assert_eq!(s.call("memories", at(&other)).await.0, 200);
+    assert_eq!(s.call("home", json!({})).await.0, 200);
+    assert!(!hung.rescued(), "the server hung with the drive");
+
+    // The drive answers again: the blocked request ends, and the project answers.
+    drop(hung);
+    let back = loop {
+        let (status, body) = s.call("memories", at(&repo)).await;
+        if status == 200 {
+            break body;
+        }
+        assert_eq!(status, 503, "{body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(back.to_string().contains("tabs.md"), "{back}");
     s.stop().await;
     drop(drive);
 }

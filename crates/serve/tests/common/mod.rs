@@ -55,8 +55,12 @@ impl Server {
 
     /// With `scheduler`, the background scheduler runs in the server (`--scheduler`).
     pub async fn start_opts(home: TestHome, repo: PathBuf, ui_dir: Option<PathBuf>, scheduler: bool) -> Server {
+        let opts = ServeOptions { port: 0, ui_dir, token: None, start_dir: Some(repo.clone()), scheduler, operation_patience: None };
+        Server::start_options(home, repo, opts).await
+    }
+
+    pub async fn start_options(home: TestHome, repo: PathBuf, opts: ServeOptions) -> Server {
         let mneme = engine(&home);
-        let opts = ServeOptions { port: 0, ui_dir, token: None, start_dir: Some(repo.clone()), scheduler };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (stop, stop_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(serve_until(

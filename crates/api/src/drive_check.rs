@@ -1,0 +1,321 @@
+//! What both shells (the desktop app's commands and `mneme serve`'s methods) do around every
+//! operation, so a project on a drive that stops answering (a network share whose server went
+//! away, a USB stick or FUSE mount whose daemon hangs) never leaves a screen waiting for ever:
+//!
+//! 1. Before the operation, the drive of the folder the request names ([`NamesFolder`]) is asked
+//!    (`mneme_store::drive::answers`: `statfs`, at most `drive::PATIENCE`); one that does not
+//!    answer gets [`not_answering`] at once.
+//! 2. The operation runs on a blocking thread, and the shell waits for it at most a patience
+//!    ([`OPERATION_PATIENCE`] unless the shell was built with another). Every system call under a
+//!    hung drive blocks until it answers and nothing can interrupt it, so when the patience runs
+//!    out the thread is left behind (it ends by itself when the drive answers) and the request
+//!    answers `unavailable`: [`stopped_answering`] when the folder's drive does not answer now,
+//!    [`gave_up`] when it does (then another drive the operation reads, such as a memory folder
+//!    elsewhere, is the likely one). Operations that wait on a model, a team server or Claude
+//!    Code itself ([`WAITS_ON_OTHERS`]) may take longer than any patience on a healthy drive:
+//!    for them the drive is asked each time the patience runs out, and only a drive that does
+//!    not answer ends the wait (their own time limits cover the rest).
+//! 3. While a request given up on is still blocked, later requests naming the same folder are
+//!    answered at once with [`still_stuck`] instead of queueing behind it (on the drive, or on a
+//!    lock it holds: a memory folder's `flock`), so a hung drive costs one blocked thread per
+//!    folder however often the page asks, as the drive check's own looks do.
+
+use crate::ops::*;
+use crate::{ApiError, ErrorCode};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a shell waits for an operation before it stops waiting: far more than any operation
+/// that only reads and writes files takes on a healthy drive (the largest memory folders list in
+/// well under a second), short enough that a person is told what is wrong while still looking.
+pub const OPERATION_PATIENCE: Duration = Duration::from_secs(60);
+
+/// Operations that wait on something other than the drive (a model, a team server, the user's
+/// own Claude Code, the OS keyring): no patience is too short for them to exceed on a healthy
+/// drive, so only a drive that does not answer ends their wait.
+pub const WAITS_ON_OTHERS: &[&str] = &[
+    "verify", "version_check", "agent_context", "test_provider", "recall", "run_extraction", "run_dream",
+    "team_remote", "team_pull", "team_push", "team_sync", "team_history", "team_rollback", "team_remove",
+    "team_purge", "team_sign_ins", "team_sign_in", "team_sign_in_poll", "team_sign_out", "set_provider_key",
+    "provider_settings", "inbox_promote",
+];
+
+/// The folder a request names, whose drive is asked before the operation runs: `cwd`, as sent
+/// (a relative one is taken from the shell's start folder by the caller). Every request type of
+/// [`operations!`](crate::operations) says whether it names one, so a new one cannot be added
+/// without deciding.
+pub trait NamesFolder {
+    fn folder(&self) -> Option<&Path>;
+}
+
+macro_rules! names_no_folder {
+    ($($t:ty),* $(,)?) => { $(impl NamesFolder for $t { fn folder(&self) -> Option<&Path> { None } })* };
+}
+macro_rules! names_folder_at {
+    ($($t:ty),* $(,)?) => { $(impl NamesFolder for $t { fn folder(&self) -> Option<&Path> { Some(&self.at.cwd) } })* };
+}
+
+impl NamesFolder for crate::ops::Folder {
+    fn folder(&self) -> Option<&Path> {
+        Some(&self.cwd)
+    }
+}
+
+names_no_folder!(
+    NoArgs, TypedPath, DiffQuery, Toggle, MemoryDirValue, crate::ProviderSettingsInput, ProviderKey, TeamServerValue,
+    TeamServerRef, TeamSignInRef, InboxRef, InboxEdit, InboxPromote, RunsQuery,
+);
+names_folder_at!(
+    ContextQuery, CreateMemory, DailyLogAppend, DailyLogQuery, DreamModeChange, DreamRef, DreamUndo, EditMemory, FileRef,
+    MemoriesQuery, MemoryPageQuery, MemoryRef, MergeQuery, ModeChange, RecallAsk, RunNow, SaveFile, SaveMemory,
+    TeamConflictRef, TeamKeyRef, TeamRollbackQuery, TouchedQuery, TrashRef, UndoFixIndex,
+);
+
+/// The answer for a folder whose drive does not answer a look within `drive::PATIENCE`, before
+/// anything was done there.
+pub fn not_answering(folder: &Path) -> ApiError {
+    ApiError::new(
+        ErrorCode::Unavailable,
+        format!(
+            "The drive holding {} is not answering (a network share whose server went away, or a USB stick or mounted folder that hangs). Mneme will try again on the next request; check the drive or its connection.",
+            folder.display()
+        ),
+    )
+}
+
+/// The answer for a request whose folder's drive stopped answering while the operation ran.
+pub fn stopped_answering(folder: &Path, waited: Duration) -> ApiError {
+    ApiError::new(
+        ErrorCode::Unavailable,
+        format!(
+            "The drive holding {} stopped answering during this request (a network share whose server went away, or a USB stick or mounted folder that hangs), so Mneme stopped waiting after {}. What the request started finishes by itself if the drive comes back; check the drive or its connection, then try again.",
+            folder.display(),
+            seconds(waited)
+        ),
+    )
+}
+
+/// The answer for a request that did not finish within the patience although its folder's
+/// drive answers (or it names none).
+pub fn gave_up(waited: Duration) -> ApiError {
+    ApiError::new(
+        ErrorCode::Unavailable,
+        format!(
+            "This request did not finish within {}, so Mneme stopped waiting: a drive it reads (the project's memory folder, or a folder its settings name) may have stopped answering. What the request started finishes by itself if the drive comes back; check that drive or its connection, then try again.",
+            seconds(waited)
+        ),
+    )
+}
+
+/// The answer for a request naming a folder an earlier request given up on is still blocked in.
+pub fn still_stuck(folder: &Path) -> ApiError {
+    ApiError::new(
+        ErrorCode::Unavailable,
+        format!(
+            "An earlier request for {} is still waiting on a drive that stopped answering (this project's folder or its memory folder), so Mneme does not start another. It will try again once that drive answers; check the drive or its connection.",
+            folder.display()
+        ),
+    )
+}
+
+fn seconds(d: Duration) -> String {
+    match d.as_secs() {
+        1 => "1 second".to_string(),
+        0 => format!("{} ms", d.as_millis()),
+        s => format!("{s} seconds"),
+    }
+}
+
+/// The requests given up on that are still blocked, by folder.
+static STUCK: Mutex<Option<HashMap<PathBuf, usize>>> = Mutex::new(None);
+
+fn stuck() -> std::sync::MutexGuard<'static, Option<HashMap<PathBuf, usize>>> {
+    STUCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One operation's thread and whether a request given up on counts it as blocked in a folder;
+/// one lock decides both, so the count never outlives the thread nor misses its return.
+#[derive(Default)]
+struct Blocked {
+    returned: bool,
+    counted_in: Option<PathBuf>,
+}
+
+/// Held by the operation's thread: when it returns (or panics), it is no longer blocked.
+struct Returns(Arc<Mutex<Blocked>>);
+
+impl Drop for Returns {
+    fn drop(&mut self) {
+        let mut b = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        b.returned = true;
+        let Some(folder) = b.counted_in.take() else { return };
+        if let Some(map) = stuck().as_mut() {
+            if let Some(n) = map.get_mut(&folder) {
+                *n -= 1;
+                if *n == 0 {
+                    map.remove(&folder);
+                }
+            }
+        }
+    }
+}
+
+/// Counts the operation as blocked in `folder` unless it returned already.
+fn count_blocked(blocked: &Mutex<Blocked>, folder: &Path) {
+    let mut b = blocked.lock().unwrap_or_else(|e| e.into_inner());
+    if !b.returned {
+        b.counted_in = Some(folder.to_path_buf());
+        *stuck().get_or_insert_with(HashMap::new).entry(folder.to_path_buf()).or_default() += 1;
+    }
+}
+
+/// Runs the operation `name` for a request naming `folder` (already taken from the shell's start
+/// folder) as the module overview says: the drive asked first, then the operation on a blocking
+/// thread waited for at most `patience` (each time, for [`WAITS_ON_OTHERS`]). Call from inside a
+/// tokio runtime (both shells are).
+pub async fn guarded<T: Send + 'static>(
+    name: &str,
+    folder: Option<PathBuf>,
+    patience: Duration,
+    op: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    if let Some(folder) = &folder {
+        if stuck().as_ref().is_some_and(|m| m.contains_key(folder)) {
+            return Err(still_stuck(folder));
+        }
+        if !answers(folder).await {
+            return Err(not_answering(folder));
+        }
+    }
+    let blocked = Arc::new(Mutex::new(Blocked::default()));
+    let returns = Returns(blocked.clone());
+    let mut task = tokio::task::spawn_blocking(move || {
+        let _returns = returns;
+        op()
+    });
+    let patient = WAITS_ON_OTHERS.contains(&name);
+    let mut waited = Duration::ZERO;
+    loop {
+        match tokio::time::timeout(patience, &mut task).await {
+            Ok(Ok(answer)) => return answer,
+            Ok(Err(e)) => return Err(ApiError::new(ErrorCode::Io, format!("The request failed inside Mneme: {e}."))),
+            Err(_) => {
+                waited += patience;
+                let drive_answers = match &folder {
+                    Some(f) => answers(f).await,
+                    None => true,
+                };
+                if patient && drive_answers {
+                    continue;
+                }
+                if let Some(f) = &folder {
+                    count_blocked(&blocked, f);
+                }
+                return Err(match (&folder, drive_answers) {
+                    (Some(f), false) => stopped_answering(f, waited),
+                    _ => gave_up(waited),
+                });
+            }
+        }
+    }
+}
+
+/// `drive::answers`, off the async workers.
+async fn answers(folder: &Path) -> bool {
+    let probe = folder.to_path_buf();
+    tokio::task::spawn_blocking(move || mneme_store::drive::answers(&probe)).await.unwrap_or(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn every_operation_waiting_on_others_exists() {
+        for name in WAITS_ON_OTHERS {
+            assert!(crate::ops::NAMES.contains(name), "{name} is not an operation");
+        }
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap()
+    }
+
+    /// An operation blocked past the patience (on a drive the check cannot see: the folder's own
+    /// drive answers) is answered `unavailable`; while it stays blocked, requests naming the same
+    /// folder fail at once without running; once it returns they run again.
+    #[test]
+    fn a_blocked_operation_is_given_up_on_and_its_folder_fails_fast_until_it_returns() {
+        let rt = runtime();
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().to_path_buf();
+        let (release, blocked) = mpsc::channel::<()>();
+        let (returned_tx, returned) = mpsc::channel::<()>();
+        let first = rt.block_on(guarded("memories", Some(folder.clone()), Duration::from_millis(50), move || {
+            let _ = blocked.recv();
+            let _ = returned_tx.send(());
+            Ok(1)
+        }));
+        let e = first.unwrap_err();
+        assert_eq!(e.code, ErrorCode::Unavailable);
+        assert!(e.message.contains("did not finish within 50 ms"), "{}", e.message);
+
+        let ran = Arc::new(Mutex::new(false));
+        let r = ran.clone();
+        let again = rt.block_on(guarded("memories", Some(folder.clone()), OPERATION_PATIENCE, move || {
+            *r.lock().unwrap() = true;
+            Ok(2)
+        }));
+        let e = again.unwrap_err();
+        assert!(e.message.contains(&format!("An earlier request for {} is still waiting", folder.display())), "{}", e.message);
+        assert!(!*ran.lock().unwrap(), "nothing ran behind the blocked request");
+        // Another folder is not held up.
+        let other = tempfile::tempdir().unwrap();
+        assert_eq!(rt.block_on(guarded("memories", Some(other.path().to_path_buf()), OPERATION_PATIENCE, || Ok(3))).unwrap(), 3);
+
+        release.send(()).unwrap();
+        returned.recv_timeout(Duration::from_secs(60)).expect("the blocked operation returns");
+        // Its thread lets go of the folder as it ends, a moment after the operation returned.
+        let answer = loop {
+            match rt.block_on(guarded("memories", Some(folder.clone()), OPERATION_PATIENCE, || Ok(4))) {
+                Err(e) if e.message.contains("still waiting") => std::thread::yield_now(),
+                other => break other,
+            }
+        };
+        assert_eq!(answer.unwrap(), 4);
+    }
+
+    /// An operation that waits on a model or a server is not given up on while its folder's
+    /// drive answers, however many patiences it takes.
+    #[test]
+    fn an_operation_waiting_on_others_is_waited_for_while_the_drive_answers() {
+        let rt = runtime();
+        let dir = tempfile::tempdir().unwrap();
+        let (release, blocked) = mpsc::channel::<()>();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            release.send(()).unwrap();
+        });
+        let answer = rt.block_on(guarded("run_dream", Some(dir.path().to_path_buf()), Duration::from_millis(20), move || {
+            blocked.recv().unwrap();
+            Ok("dreamt")
+        }));
+        releaser.join().unwrap();
+        assert_eq!(answer.unwrap(), "dreamt");
+    }
+
+    /// An operation's own error and answer pass through untouched.
+    #[test]
+    fn answers_and_errors_pass_through() {
+        let rt = runtime();
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(rt.block_on(guarded("home", None, OPERATION_PATIENCE, || Ok(7))).unwrap(), 7);
+        let e = rt
+            .block_on(guarded::<()>("memories", Some(dir.path().to_path_buf()), OPERATION_PATIENCE, || Err(ApiError::invalid("no"))))
+            .unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (ErrorCode::InvalidInput, "no"));
+    }
+}
