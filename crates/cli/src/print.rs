@@ -118,7 +118,13 @@ pub fn projects(list: &[ProjectInfo]) {
     }
     for p in list {
         let folder = p.project_path.as_deref().map(safe_path).unwrap_or_else(|| "(folder unknown)".into());
-        let state = if p.orphaned { "  ORPHANED: the folder no longer exists" } else { "" };
+        let state = if p.orphaned {
+            "  ORPHANED: the folder no longer exists"
+        } else if p.drive_not_answering {
+            "  DRIVE NOT ANSWERING: the drive holding the folder did not answer within 3 s (a network share or USB drive that hangs?); run this again once it answers"
+        } else {
+            ""
+        };
         println!(
             "{folder}\n  {} memories{}, {} sessions  — {}{state}",
             p.topic_count,

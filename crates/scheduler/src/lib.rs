@@ -463,11 +463,14 @@ fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// Every project folder Claude Code has sessions for that still exists on this machine.
+/// Every project folder Claude Code has sessions for that still exists on this machine. One
+/// whose drive is not answering counts (discovery gives up on it after its patience): the
+/// loops skip it while it does not answer and take it up once it does, where leaving it out
+/// would forget it until the next start.
 pub fn existing_project_folders(env: &Environment) -> Vec<PathBuf> {
     mneme_store::projects::discover_projects(env)
         .into_iter()
-        .filter(|p| p.project_exists)
+        .filter(|p| p.project_exists || p.drive_not_answering)
         .filter_map(|p| p.project_path)
         .collect()
 }

@@ -224,3 +224,56 @@ async fn a_turn_end_on_a_hung_drive_is_skipped_and_other_projects_are_extracted(
     handle.shutdown().await;
     drop(drive);
 }
+
+/// With the projects found on disk (as the desktop and `mneme serve --scheduler` start it), a
+/// project on a drive that hangs does not hold the dream loop's start: discovery gives the
+/// drive its patience and goes on, the other project dreams, and the hung one, still known,
+/// is recorded as skipped and dreams once its drive answers. Before, discovery looked at the
+/// hung folder on the loop's start-up thread and the loop never started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dream_loop_starts_with_discovered_projects_while_one_drive_hangs() {
+    let home = TestHome::new();
+    home.write(home.config_home().join("settings.json"), r#"{"autoDreamEnabled": true}"#);
+    let Some(drive) = Exfat::mount(&home.root.join("drives/stick")) else { return };
+    let stick = drive.path().join("proj");
+    let stick_memory = ready_to_dream(&home, &stick);
+    let other = home.root.join("zeta");
+    let other_memory = ready_to_dream(&home, &other);
+    // Sessions that name their folder, as Claude Code's do: discovery recovers each project
+    // from them.
+    for project in [&stick, &other] {
+        append_turn(&transcript(&home, project, "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a50"), project, "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a50", 0, "Hello.");
+    }
+
+    let hung = drive.hang(NEVER);
+    assert!(!mneme_store::drive::answers(&stick), "the stopped drive still answers");
+
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut c = SchedulerConfig::new(home.env.clone(), clock);
+    c.jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
+    c.folders = Folders::Discover;
+    c.dream_tick = Duration::from_millis(100);
+    let handle = start(c).unwrap();
+
+    let runs = runs_after_two_passes(&handle).await;
+    assert!(!hung.rescued(), "the dream loop hung with the drive");
+    let of = |runs: &[RunRecord], target: &Path| runs.iter().filter(|r| r.target == target.display().to_string()).cloned().collect::<Vec<_>>();
+    let done = of(&runs, &other_memory);
+    assert!(done.len() == 1 && matches!(done[0].outcome, Outcome::Done { .. }), "{runs:?}");
+    let said = of(&runs, &stick);
+    assert!(said.len() == 1 && matches!(&said[0].outcome, Outcome::Skipped { reason } if reason.contains("is not answering")), "{runs:?}");
+
+    drop(hung);
+    let dreamed = async {
+        loop {
+            let runs = runs_after_two_passes(&handle).await;
+            if let Some(r) = of(&runs, &stick_memory).first() {
+                return r.clone();
+            }
+        }
+    };
+    let dreamed = tokio::time::timeout(GIVE_UP, dreamed).await.expect("the project did not dream within 30 s of its drive answering again");
+    assert!(matches!(dreamed.outcome, Outcome::Done { .. }), "{dreamed:?}");
+    handle.shutdown().await;
+    drop(drive);
+}

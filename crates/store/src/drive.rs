@@ -87,6 +87,101 @@ fn look_within<T: Send + 'static>(dir: &Path, patience: Duration, look: impl FnO
     rx.recv_timeout(patience).ok()
 }
 
+/// Looks at many paths, one look per drive instead of one per path: the paths are grouped by
+/// the mount holding them ([`holding_mount`]; a few hundred projects mostly share one healthy
+/// disk, and a thread each would be a few hundred threads), and each drive's paths are looked
+/// at together on a thread of its own, all drives at once, each for at most [`PATIENCE`]. Each
+/// look asks its drive first with `statfs` (see [`answers`]): a `stat` may be answered from the
+/// kernel's cache after the drive stopped answering, and the answer would then hide it. The
+/// answers come in the order of `paths`; `None` for every path whose drive did not answer.
+pub fn look_at_each<T: Send + 'static>(paths: &[PathBuf], each: fn(&Path) -> T) -> Vec<Option<T>> {
+    let mounts = mount_points();
+    let mut by_drive: HashMap<PathBuf, Vec<usize>> = HashMap::new();
+    for (i, p) in paths.iter().enumerate() {
+        by_drive.entry(holding_mount(&mounts, p)).or_default().push(i);
+    }
+    let mut out: Vec<Option<T>> = paths.iter().map(|_| None).collect();
+    let ask = |mount: &PathBuf, indices: &Vec<usize>| {
+        let mine: Vec<PathBuf> = indices.iter().map(|&i| paths[i].clone()).collect();
+        look(mount, move |m| {
+            ask_drive(m);
+            mine.iter().map(|p| each(p)).collect::<Vec<T>>()
+        })
+    };
+    // Every drive is waited for at once, so two drives that hang cost one patience, not two.
+    let answers: Vec<(&Vec<usize>, Option<Vec<T>>)> = if by_drive.len() == 1 {
+        by_drive.iter().map(|(m, ix)| (ix, ask(m, ix))).collect()
+    } else {
+        std::thread::scope(|s| {
+            let waiting: Vec<_> = by_drive.iter().map(|(m, ix)| (ix, s.spawn(move || ask(m, ix)))).collect();
+            waiting.into_iter().map(|(ix, w)| (ix, w.join().ok().flatten())).collect()
+        })
+    };
+    for (indices, answer) in answers {
+        if let Some(answer) = answer {
+            for (&i, a) in indices.iter().zip(answer) {
+                out[i] = Some(a);
+            }
+        }
+    }
+    out
+}
+
+/// The mount points of this machine, longest first (so the first one a path starts with is the
+/// one holding it); empty where there is no `/proc/self/mountinfo`. Read from the kernel's
+/// table, which never asks a drive.
+pub fn mount_points() -> Vec<PathBuf> {
+    let mut points = read_mount_points().unwrap_or_default();
+    points.sort_by_key(|p| std::cmp::Reverse(p.as_os_str().len()));
+    points.dedup();
+    points
+}
+
+/// The mount in `mounts` (from [`mount_points`]) holding `path`, found by its name alone: paths
+/// Claude Code records are real paths, so no symbolic link stands between. Without a mount
+/// table, its top folder (`/Volumes/Stick`, `/home`) stands for its drive.
+pub fn holding_mount(mounts: &[PathBuf], path: &Path) -> PathBuf {
+    if let Some(m) = mounts.iter().find(|m| path.starts_with(m)) {
+        return m.clone();
+    }
+    let top: PathBuf = path.components().take(3).collect();
+    if top.as_os_str().is_empty() { PathBuf::from("/") } else { top }
+}
+
+#[cfg(target_os = "linux")]
+fn read_mount_points() -> Option<Vec<PathBuf>> {
+    // The fifth field of each line, with the kernel's octal escapes (space, tab, newline,
+    // backslash) undone.
+    let text = std::fs::read("/proc/self/mountinfo").ok()?;
+    Some(text.split(|b| *b == b'\n').filter_map(|line| line.split(|b| *b == b' ').nth(4)).map(unescape_mount_point).collect())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn read_mount_points() -> Option<Vec<PathBuf>> {
+    None
+}
+
+#[cfg(target_os = "linux")]
+fn unescape_mount_point(field: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        let octal = field.get(i + 1..i + 4).filter(|d| field[i] == b'\\' && d[0] <= b'3' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match octal {
+            Some(d) => {
+                out.push(((d[0] - b'0') << 6) | ((d[1] - b'0') << 3) | (d[2] - b'0'));
+                i += 4;
+            }
+            None => {
+                out.push(field[i]);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(std::ffi::OsString::from_vec(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +228,40 @@ mod tests {
         let dir = std::env::temp_dir();
         assert_eq!(look(&dir, |d| d.is_dir()), Some(true));
         assert!(answers(&dir));
+    }
+
+    /// A path belongs to the longest mount point it starts with (by whole names: `/mnt/stick2`
+    /// is not under `/mnt/stick`), and without a table to its top folder.
+    #[test]
+    fn a_path_is_grouped_by_the_mount_holding_it() {
+        let mut mounts = vec![PathBuf::from("/"), PathBuf::from("/mnt/stick"), PathBuf::from("/mnt")];
+        mounts.sort_by_key(|p| std::cmp::Reverse(p.as_os_str().len()));
+        let of = |p: &str| holding_mount(&mounts, Path::new(p));
+        assert_eq!(of("/mnt/stick/proj/sub"), Path::new("/mnt/stick"));
+        assert_eq!(of("/mnt/stick"), Path::new("/mnt/stick"));
+        assert_eq!(of("/mnt/stick2/proj"), Path::new("/mnt"));
+        assert_eq!(of("/home/a/code"), Path::new("/"));
+        assert_eq!(holding_mount(&[], Path::new("/Volumes/Stick/proj")), Path::new("/Volumes/Stick"));
+        assert_eq!(holding_mount(&[], Path::new("/")), Path::new("/"));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn mount_points_are_read_with_their_escapes_undone() {
+        assert_eq!(unescape_mount_point(br"/mnt/my\040stick\134x"), Path::new("/mnt/my stick\\x"));
+        assert_eq!(unescape_mount_point(br"/mnt/a\9"), Path::new(r"/mnt/a\9"));
+        let points = mount_points();
+        assert!(points.iter().any(|p| p == Path::new("/")), "{points:?}");
+        assert!(points.windows(2).all(|w| w[0].as_os_str().len() >= w[1].as_os_str().len()));
+    }
+
+    /// Paths on drives that answer are each looked at, answered in the order asked.
+    #[test]
+    fn paths_on_drives_that_answer_are_each_looked_at() {
+        let t = std::env::temp_dir();
+        let paths = vec![t.clone(), PathBuf::from("/nonexistent-mneme-drive-test/each"), PathBuf::from("/")];
+        assert_eq!(look_at_each(&paths, |p| p.is_dir()), vec![Some(true), Some(false), Some(true)]);
+        assert!(look_at_each(&[], |p| p.is_dir()).is_empty());
     }
 
     /// A name no other test uses (looks are keyed by path, process-wide).

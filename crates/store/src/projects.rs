@@ -11,14 +11,22 @@
 //! 3. the canonical git roots and parent folders of every transcript `cwd` found anywhere,
 //!    which recovers memory-only folders (memory is keyed by the git root, transcripts by the
 //!    launch folder).
+//!
+//! Project folders may be on a drive that stopped answering (a network share whose server went
+//! away, a hung USB stick), where any look blocks until it answers, possibly for ever. So every
+//! look at a project folder goes through [`crate::drive::look_at_each`], one look per drive for
+//! all the projects on it, and a folder whose drive does not answer is counted as present and
+//! said to be not answering ([`ProjectInfo::drive_not_answering`]), never as orphaned: someone
+//! could delete an orphan's memory.
 
+use crate::drive;
 use crate::env::Environment;
 use crate::git;
 use crate::paths::{is_session_id, node_normalize, read_global_config, AUTO_MEM_DIRNAME, ENTRYPOINT_NAME};
 use crate::settings::read_head;
 use mneme_core::sanitize::{long_name_prefix, sanitize_path};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -54,14 +62,21 @@ const MAX_SEARCH_DIRS: usize = 20_000;
 /// Finds an existing folder whose sanitized path is exactly `name`, by walking down from `/`
 /// and descending only into children whose sanitized path is a prefix of `name` followed by
 /// `-`. The sanitizer is lossy, so this is the last resort after the records Claude Code
-/// keeps (transcripts, the global config); long hashed names are not searched.
-fn search_filesystem(name: &str) -> Option<PathBuf> {
+/// keeps (transcripts, the global config); long hashed names are not searched. A folder on a
+/// drive that does not answer is not entered ([`Drives`]); the search then says
+/// [`Search::NotAnswering`] unless it found the folder elsewhere.
+fn search_filesystem(name: &str, drives: &mut Drives) -> Search {
     if name.len() > mneme_core::sanitize::MAX_SANITIZED_LENGTH || !name.starts_with('-') {
-        return None;
+        return Search::Missing;
     }
     let mut budget = MAX_SEARCH_DIRS;
+    let mut blocked = false;
     let mut stack = vec![PathBuf::from("/")];
     while let Some(dir) = stack.pop() {
+        if !drives.answers(&dir) {
+            blocked = true;
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         let mut children = Vec::new();
         for e in entries.flatten() {
@@ -73,18 +88,56 @@ fn search_filesystem(name: &str) -> Option<PathBuf> {
             let child = e.path();
             let s = sanitize_path(&child.to_string_lossy());
             if s == name {
-                return Some(child);
+                return Search::Found(child);
             }
             if name.starts_with(&s) && name.as_bytes().get(s.len()) == Some(&b'-') {
                 children.push(child);
             }
         }
         for c in children {
-            budget = budget.checked_sub(1)?;
+            let Some(left) = budget.checked_sub(1) else { return if blocked { Search::NotAnswering } else { Search::Missing } };
+            budget = left;
             stack.push(c);
         }
     }
-    None
+    if blocked { Search::NotAnswering } else { Search::Missing }
+}
+
+/// What [`search_filesystem`] found.
+#[derive(Debug, PartialEq, Eq)]
+enum Search {
+    Found(PathBuf),
+    Missing,
+    /// Not found where it could look, and some folder it would have entered is on a drive that
+    /// did not answer: the folder may well be there.
+    NotAnswering,
+}
+
+/// Which drives answer, asked once per drive during one discovery (`statfs` through
+/// [`drive::answers`], at most its patience each) so the disk search never enters a hung one.
+struct Drives {
+    mounts: Vec<PathBuf>,
+    asked: HashMap<PathBuf, bool>,
+}
+
+impl Drives {
+    fn new() -> Drives {
+        Drives { mounts: drive::mount_points(), asked: HashMap::new() }
+    }
+
+    fn answers(&mut self, dir: &Path) -> bool {
+        let mount = drive::holding_mount(&self.mounts, dir);
+        *self.asked.entry(mount).or_insert_with_key(|m| drive::answers(m))
+    }
+}
+
+/// What a look at a candidate project folder found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    Folder,
+    Missing,
+    /// Its drive did not answer in time.
+    NotAnswering,
 }
 
 /// One project folder as Claude Code left it on disk.
@@ -100,10 +153,16 @@ pub struct ProjectInfo {
     pub project_path: Option<PathBuf>,
     /// How [`Self::project_path`] was recovered.
     pub evidence: Option<PathEvidence>,
-    /// Whether the recovered project folder still exists.
+    /// Whether the recovered project folder was looked at and exists; false also while its
+    /// drive is not answering (see [`Self::drive_not_answering`]), so nothing looks there.
     pub project_exists: bool,
-    /// A folder whose project no longer exists or could not be recovered.
+    /// A folder whose project no longer exists or could not be recovered; never one whose
+    /// drive is not answering.
     pub orphaned: bool,
+    /// The drive holding the project folder did not answer in time (a network share or USB
+    /// drive that hangs): the folder is counted as present but was not looked at, and is
+    /// looked at again at the next discovery.
+    pub drive_not_answering: bool,
     /// The auto-memory folder, when `memory/` exists.
     pub memory_dir: Option<PathBuf>,
     /// Whether `memory/MEMORY.md` exists.
@@ -157,6 +216,24 @@ pub fn discover_projects(env: &Environment) -> Vec<ProjectInfo> {
         found.iter().map(|(name, f)| (name, scan_transcripts(f.config.as_deref()))).collect();
     let config_keys = global_config_project_keys(env);
     let related = related_candidates(scans.values().flat_map(|s| s.cwds.iter()));
+    // Every folder any name could be recovered to, looked at once, a drive at a time.
+    let candidates: Vec<PathBuf> = {
+        let every = scans.values().flat_map(|s| s.cwds.iter()).chain(&config_keys).chain(&related);
+        let names_one = |c: &String| {
+            found.contains_key(&sanitize_path(c)) || long_name_prefix(c).is_some_and(|p| found.keys().any(|n| n.starts_with(&p)))
+        };
+        let mut named: Vec<&String> = every.filter(|c| names_one(c)).collect();
+        named.sort();
+        named.dedup();
+        named.into_iter().map(PathBuf::from).collect()
+    };
+    let seen: HashMap<PathBuf, Seen> = candidates
+        .iter()
+        .cloned()
+        .zip(drive::look_at_each(&candidates, |p| p.is_dir()))
+        .map(|(p, is_dir)| (p, is_dir.map_or(Seen::NotAnswering, |d| if d { Seen::Folder } else { Seen::Missing })))
+        .collect();
+    let mut drives = Drives::new();
 
     let mut out: Vec<ProjectInfo> = found
         .iter()
@@ -168,15 +245,17 @@ pub fn discover_projects(env: &Environment) -> Vec<ProjectInfo> {
             let memory_dir = memory_parent.map(|p| p.join(AUTO_MEM_DIRNAME)).filter(|m| m.is_dir());
             let memory = memory_dir.as_deref().map(scan_memory).unwrap_or_default();
 
-            let (project_path, evidence) = recover_path(name, &scan.cwds, &config_keys, &related);
-            let project_exists = project_path.as_ref().is_some_and(|p| p.is_dir());
+            let (project_path, evidence, state) = recover_path(name, &scan.cwds, &config_keys, &related, &seen, &mut drives);
+            let project_exists = state == Seen::Folder;
+            let drive_not_answering = state == Seen::NotAnswering;
             ProjectInfo {
                 folder_name: name.clone(),
                 folder,
                 project_path,
                 evidence,
                 project_exists,
-                orphaned: !project_exists,
+                orphaned: !project_exists && !drive_not_answering,
+                drive_not_answering,
                 has_memory_index: memory_dir.as_ref().is_some_and(|m| m.join(ENTRYPOINT_NAME).is_file()),
                 memory_dir,
                 topic_count: memory.topics,
@@ -326,17 +405,24 @@ fn global_config_project_keys(env: &Environment) -> Vec<String> {
     }
 }
 
-/// The git roots and parent folders of every transcript `cwd`, nearest first.
+/// The git roots and parent folders of every transcript `cwd`, nearest first. A `cwd` whose
+/// drive does not answer gives its parents only (they are known without a look).
 fn related_candidates<'a>(cwds: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut unique: Vec<&String> = Vec::new();
+    for cwd in cwds {
+        if !unique.contains(&cwd) {
+            unique.push(cwd);
+        }
+    }
+    let roots = drive::look_at_each(&unique.iter().map(PathBuf::from).collect::<Vec<_>>(), git::find_canonical_git_root);
     let mut out: Vec<String> = Vec::new();
     let mut push = |s: String| {
         if !out.contains(&s) {
             out.push(s);
         }
     };
-    for cwd in cwds {
-        let path = Path::new(cwd);
-        if let Some(root) = git::find_canonical_git_root(path) {
+    for (cwd, root) in unique.into_iter().zip(roots) {
+        if let Some(Some(root)) = root {
             push(root.to_string_lossy().into_owned());
         }
         let mut dir = node_normalize(cwd);
@@ -359,13 +445,17 @@ fn names_folder(folder: &str, path: &str, by_prefix: bool) -> bool {
 }
 
 /// Picks the real folder for `name`: strongest evidence first, and within the same evidence a
-/// folder that exists over one that does not.
+/// folder that exists over one whose drive does not answer over one that does not exist. A
+/// folder whose drive does not answer is taken over weaker evidence: it is most likely there.
+/// `seen` holds the looks at every candidate.
 fn recover_path(
     name: &str,
     own_cwds: &[String],
     config_keys: &[String],
     related: &[String],
-) -> (Option<PathBuf>, Option<PathEvidence>) {
+    seen: &HashMap<PathBuf, Seen>,
+    drives: &mut Drives,
+) -> (Option<PathBuf>, Option<PathEvidence>, Seen) {
     let tiers: [(&[String], PathEvidence); 3] = [
         (own_cwds, PathEvidence::Transcript),
         (config_keys, PathEvidence::GlobalConfig),
@@ -377,12 +467,23 @@ fn recover_path(
     // whose folder this is. The prefix alone is for names another runtime hashed differently.
     for by_prefix in [false, true] {
         for (candidates, evidence) in tiers {
+            let mut not_answering = None;
             for candidate in candidates.iter().filter(|c| names_folder(name, c, by_prefix)) {
                 let path = PathBuf::from(candidate);
-                if path.is_dir() {
-                    return (Some(path), Some(evidence));
+                // Every candidate was looked at; one missing from the looks is looked at as
+                // not answering rather than on this thread.
+                match seen.get(&path).copied().unwrap_or(Seen::NotAnswering) {
+                    Seen::Folder => return (Some(path), Some(evidence), Seen::Folder),
+                    Seen::NotAnswering => {
+                        not_answering.get_or_insert(path);
+                    }
+                    Seen::Missing => {
+                        fallback.get_or_insert((path, evidence));
+                    }
                 }
-                fallback.get_or_insert((path, evidence));
+            }
+            if let Some(path) = not_answering {
+                return (Some(path), Some(evidence), Seen::NotAnswering);
             }
         }
         // An exact name whose folder is gone still beats another path that only shares its
@@ -392,10 +493,11 @@ fn recover_path(
         }
     }
     match fallback {
-        Some((p, e)) => (Some(p), Some(e)),
-        None => match search_filesystem(name) {
-            Some(p) => (Some(p), Some(PathEvidence::FilesystemSearch)),
-            None => (None, None),
+        Some((p, e)) => (Some(p), Some(e), Seen::Missing),
+        None => match search_filesystem(name, drives) {
+            Search::Found(p) => (Some(p), Some(PathEvidence::FilesystemSearch), Seen::Folder),
+            Search::Missing => (None, None, Seen::Missing),
+            Search::NotAnswering => (None, None, Seen::NotAnswering),
         },
     }
 }
@@ -640,6 +742,23 @@ mod tests {
         assert!(!got[0].orphaned);
     }
 
+    /// A candidate whose drive did not answer is taken as the project's folder, marked so, over
+    /// weaker evidence and over a missing one, never giving an orphan; within the same
+    /// evidence a folder seen to exist still wins.
+    #[test]
+    fn a_folder_whose_drive_does_not_answer_is_present_not_orphaned() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let seen: HashMap<PathBuf, Seen> =
+            [("/a/b", Seen::NotAnswering), ("/a-b", Seen::Folder)].map(|(p, v)| (PathBuf::from(p), v)).into();
+        let drives = &mut Drives::new();
+        let pick = |own: &[&str], config: &[&str], drives: &mut Drives| recover_path("-a-b", &s(own), &s(config), &[], &seen, drives);
+        let hung = (Some(PathBuf::from("/a/b")), Some(PathEvidence::Transcript), Seen::NotAnswering);
+        assert_eq!(pick(&["/a/b"], &["/a-b"], drives), hung, "stronger evidence, not answering");
+        assert_eq!(pick(&["/a/b", "/a-b"], &[], drives), (Some(PathBuf::from("/a-b")), Some(PathEvidence::Transcript), Seen::Folder));
+        // A candidate never looked at counts as not answering, not as missing.
+        assert_eq!(pick(&["/a.b"], &[], drives).2, Seen::NotAnswering);
+    }
+
     #[test]
     fn finds_an_unrecorded_folder_on_disk() {
         let t = tempfile::tempdir().unwrap();
@@ -647,9 +766,10 @@ mod tests {
         let dashed = root.join("my-app.v2").join("sub dir");
         std::fs::create_dir_all(&dashed).unwrap();
         let name = sanitize_path(&dashed.to_string_lossy());
-        assert_eq!(search_filesystem(&name), Some(dashed.clone()));
-        assert_eq!(search_filesystem(&format!("{name}-gone")), None);
-        assert_eq!(search_filesystem("not-a-path"), None);
+        let drives = &mut Drives::new();
+        assert_eq!(search_filesystem(&name, drives), Search::Found(dashed.clone()));
+        assert_eq!(search_filesystem(&format!("{name}-gone"), drives), Search::Missing);
+        assert_eq!(search_filesystem("not-a-path", drives), Search::Missing);
     }
 
     #[test]

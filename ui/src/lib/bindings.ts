@@ -1584,10 +1584,22 @@ export type ProjectInfo = {
 	projectPath: string | null,
 	/**  How [`Self::project_path`] was recovered. */
 	evidence: PathEvidence | null,
-	/**  Whether the recovered project folder still exists. */
+	/**
+	 *  Whether the recovered project folder was looked at and exists; false also while its
+	 *  drive is not answering (see [`Self::drive_not_answering`]), so nothing looks there.
+	 */
 	projectExists: boolean,
-	/**  A folder whose project no longer exists or could not be recovered. */
+	/**
+	 *  A folder whose project no longer exists or could not be recovered; never one whose
+	 *  drive is not answering.
+	 */
 	orphaned: boolean,
+	/**
+	 *  The drive holding the project folder did not answer in time (a network share or USB
+	 *  drive that hangs): the folder is counted as present but was not looked at, and is
+	 *  looked at again at the next discovery.
+	 */
+	driveNotAnswering: boolean,
 	/**  The auto-memory folder, when `memory/` exists. */
 	memoryDir: string | null,
 	/**  Whether `memory/MEMORY.md` exists. */

@@ -1,0 +1,108 @@
+//! The project list while a project's drive stops answering (a network share whose server went
+//! away, a FUSE daemon that hangs), made real as root: an exFAT image mounted through FUSE
+//! (`mneme_testsupport::exfat`) whose daemon is stopped, and always continued before the drive
+//! is unmounted. As any other user the test says so and passes without checking (CI runs it as
+//! root).
+
+#![cfg(target_os = "linux")]
+
+use mneme_api::{FixedClock, Mneme, ProjectInfo};
+use mneme_core::sanitize::sanitize_path;
+use mneme_testsupport::exfat::Exfat;
+use mneme_testsupport::{write_file, TestHome};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A bound no list comes near while the fix holds (a drive's look gives up after 3 s): reaching
+/// it is the failure (a hang). The drive's watchdog continues it after [`NEVER`], later.
+const GIVE_UP: Duration = Duration::from_secs(30);
+const NEVER: Duration = Duration::from_secs(90);
+
+/// A session of `project` that Claude Code recorded, naming its folder.
+fn session(home: &TestHome, project: &Path, sid: &str) {
+    let line = serde_json::json!({"type": "user", "cwd": project, "sessionId": sid, "message": {"role": "user", "content": "hi"}});
+    write_file(&mneme_store::paths::transcript_dir(&home.env, project).join(format!("{sid}.jsonl")), &format!("{line}\n"));
+}
+
+/// The project list, asked on a thread of its own so that a list that hangs with the drive
+/// fails the test instead of hanging it.
+fn projects(mneme: &Mneme) -> Vec<ProjectInfo> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mneme = mneme.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(mneme.projects());
+    });
+    rx.recv_timeout(GIVE_UP).expect("the project list did not come within 30 s: it hung with the drive")
+}
+
+fn by_folder<'a>(list: &'a [ProjectInfo], folder: &Path) -> &'a ProjectInfo {
+    let name = sanitize_path(&folder.to_string_lossy());
+    list.iter().find(|p| p.folder_name == name).unwrap_or_else(|| panic!("{name} is not listed: {list:#?}"))
+}
+
+/// While a project's drive does not answer, the list comes (each drive is given 3 s) with that
+/// project present and said to be on a drive not answering, never orphaned (a user could
+/// delete an orphan's memory), and the other projects as they are; once the drive answers,
+/// the mark is gone. Before, the list waited for the drive, possibly for ever.
+#[test]
+fn a_project_on_a_hung_drive_is_listed_as_not_answering_and_the_others_as_they_are() {
+    let home = TestHome::new();
+    let Some(drive) = Exfat::mount(&home.root.join("drives/stick")) else { return };
+    let on_stick = drive.path().join("proj");
+    std::fs::create_dir_all(&on_stick).unwrap();
+    session(&home, &on_stick, "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5b");
+    // Memory only, named by no record: found by searching the disk, which enters the drive.
+    let unrecorded = drive.path().join("notes");
+    std::fs::create_dir_all(&unrecorded).unwrap();
+    write_file(&home.memdir_for(&unrecorded).join("MEMORY.md"), "- [Build](build.md) — how to build\n");
+    let healthy = home.root.join("alpha");
+    std::fs::create_dir_all(&healthy).unwrap();
+    session(&home, &healthy, "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
+    let gone = home.root.join("gone");
+    session(&home, &gone, "7d3e1a3a-4155-4f9c-9c73-2e3f4a5b6c7d");
+    let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
+
+    let before = projects(&mneme);
+    assert!(before.iter().all(|p| !p.drive_not_answering), "{before:#?}");
+    assert!(by_folder(&before, &on_stick).project_exists && by_folder(&before, &unrecorded).project_exists);
+
+    let hung = drive.hang(NEVER);
+    // A `statfs` always reaches the drive (a `stat` may be answered from the kernel's cache
+    // for a moment): once this gives up, nothing under the mount answers.
+    assert!(!mneme_store::drive::answers(&on_stick), "the stopped drive still answers");
+    let list = projects(&mneme);
+    assert!(!hung.rescued(), "the project list hung with the drive");
+    assert_eq!(list.len(), 4, "{list:#?}");
+    let p = by_folder(&list, &on_stick);
+    assert!(p.drive_not_answering && !p.orphaned && !p.project_exists, "{p:#?}");
+    assert_eq!(p.project_path.as_deref(), Some(on_stick.as_path()), "its recorded folder is still named");
+    let u = by_folder(&list, &unrecorded);
+    assert!(u.drive_not_answering && !u.orphaned && !u.project_exists, "{u:#?}");
+    assert!(u.has_memory_index, "its memory, on a drive that answers, is counted");
+    let h = by_folder(&list, &healthy);
+    assert!(h.project_exists && !h.orphaned && !h.drive_not_answering, "{h:#?}");
+    let g = by_folder(&list, &gone);
+    assert!(g.orphaned && !g.project_exists && !g.drive_not_answering, "{g:#?}");
+    // Asked again while it lasts: the drive's stuck look is not waited for a second time.
+    let again = projects(&mneme);
+    assert!(by_folder(&again, &on_stick).drive_not_answering);
+
+    // The drive answers again: the look stuck on it returns, and a later list is as before.
+    drop(hung);
+    let deadline = Instant::now() + GIVE_UP;
+    let back = loop {
+        let list = projects(&mneme);
+        if list.iter().all(|p| !p.drive_not_answering) {
+            break list;
+        }
+        assert!(Instant::now() < deadline, "still marked 30 s after the drive answered: {list:#?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let p = by_folder(&back, &on_stick);
+    assert!(p.project_exists && !p.orphaned, "{p:#?}");
+    let u = by_folder(&back, &unrecorded);
+    assert_eq!((u.project_path.as_deref(), u.project_exists), (Some(unrecorded.as_path()), true), "{u:#?}");
+    drop(drive);
+}
+
