@@ -1,6 +1,12 @@
 //! A client that asks for an answer and never reads it: the UI's files need no token, so any
 //! local process can do this. Its connection must not live forever, nor keep the server
 //! running after Ctrl-C.
+//!
+//! The server runs in the test's runtime with its clock paused (`start_paused`): the runtime
+//! moves the clock on to the next timer only when every task waits, so the server's write
+//! stall limit, shutdown grace and the test's own waits pass in no time, but only once the
+//! server's write to the client that does not read is truly stuck (a blocking task, such as
+//! the test's own reads, holds the clock too).
 
 mod common;
 
@@ -8,7 +14,7 @@ use common::{fixture, Server};
 use std::fs;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A UI folder holding a file far larger than the loopback socket buffers, so that a client
 /// that does not read leaves the server's write pending.
@@ -30,36 +36,42 @@ fn ask_and_never_read(s: &Server) -> TcpStream {
     c
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_client_that_stops_reading_does_not_hold_off_shutdown() {
     let s = server_with_a_big_file().await;
     let _stalled = ask_and_never_read(&s);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let start = Instant::now();
-    // Before the fix, graceful shutdown waited for this answer forever (`stop` gives up at 5 s).
+    let start = tokio::time::Instant::now();
+    // Before the fix, graceful shutdown waited for this answer forever (`stop` gives up at 5 s,
+    // on the paused clock too).
     s.stop().await;
     assert!(start.elapsed() < Duration::from_secs(5), "stopped after {:?}", start.elapsed());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_client_that_stops_reading_is_dropped() {
     let s = server_with_a_big_file().await;
     let mut stalled = ask_and_never_read(&s);
-    // Past the server's 15 s write-stall limit; before the fix the answer waited as long as
-    // the client liked, and reading now would bring the whole file.
+    // Past the server's 15 s write-stall limit (on the paused clock); before the fix the answer
+    // waited as long as the client liked, and reading now would bring the whole file.
     tokio::time::sleep(Duration::from_secs(18)).await;
-    stalled.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut got = 0usize;
-    let mut buf = vec![0u8; 1 << 20];
-    let ended = loop {
-        match stalled.read(&mut buf) {
-            Ok(0) => break true,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break true,
-            Err(e) => panic!("the connection neither ended nor finished: {e} after {got} bytes"),
+    // Read on a blocking thread: the runtime's one thread stays free for the server, which
+    // (before the fix) would go on writing the whole file.
+    let got = tokio::task::spawn_blocking(move || {
+        stalled.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut got = 0usize;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match stalled.read(&mut buf) {
+                Ok(0) => return got,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return got,
+                Err(e) => panic!("the connection neither ended nor finished: {e} after {got} bytes"),
+            }
         }
-    };
-    assert!(ended);
+    })
+    .await
+    .unwrap();
     assert!(got < BIG, "the whole file came through ({got} bytes): the stalled answer was kept");
     // The server still answers everyone else.
     let page = s.client.get(s.url("/")).send().await.unwrap();
