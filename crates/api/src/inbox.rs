@@ -332,6 +332,7 @@ impl From<ExtractError> for ApiError {
                 ApiError::new(ErrorCode::for_io(source), e.to_string())
             }
             ExtractError::SessionMemory(_) => ApiError::new(ErrorCode::Io, e.to_string()),
+            ExtractError::DriveNotAnswering { .. } => ApiError::new(ErrorCode::Unavailable, e.to_string()),
         }
     }
 }

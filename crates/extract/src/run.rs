@@ -88,6 +88,10 @@ pub enum ExtractError {
     ForeignCwd { path: PathBuf, cwds: Vec<String> },
     #[error("{}", state_error_text(action, path, source))]
     State { action: &'static str, path: PathBuf, source: io::Error },
+    /// The session's folder is on a drive that does not answer a look within
+    /// `mneme_store::drive::PATIENCE`, so it was not opened.
+    #[error("the drive holding {} is not answering (a network share or USB drive that hangs?); the session is opened once it answers", path.display())]
+    DriveNotAnswering { path: PathBuf },
     #[error(transparent)]
     Inbox(#[from] InboxError),
     #[error(transparent)]
@@ -485,10 +489,25 @@ impl Extractor {
             folder == mneme_core::sanitize::sanitize_path(path)
                 || mneme_core::sanitize::long_name_prefix(path).is_some_and(|prefix| folder.starts_with(&prefix))
         };
-        cwds.iter()
-            .find(|c| names_folder(c) || names_folder(&paths::project_root(Path::new(c)).to_string_lossy()))
-            .map(|c| (PathBuf::from(c), true))
-            .ok_or_else(|| ExtractError::ForeignCwd { path: transcript.into(), cwds: cwds.iter().map(|c| c.to_string()).collect() })
+        // Finding a folder's real path looks at it: a folder on a drive that stopped answering
+        // is not looked at (that would hold the caller until the drive answers), and when no
+        // other folder is the project, that drive is the answer.
+        let mut not_answering = None;
+        let found = cwds.iter().find(|c| {
+            names_folder(c)
+                || match mneme_store::drive::answers(Path::new(c)) {
+                    true => names_folder(&paths::project_root(Path::new(c)).to_string_lossy()),
+                    false => {
+                        not_answering.get_or_insert_with(|| PathBuf::from(c));
+                        false
+                    }
+                }
+        });
+        match (found, not_answering) {
+            (Some(c), _) => Ok((PathBuf::from(c), true)),
+            (None, Some(path)) => Err(ExtractError::DriveNotAnswering { path }),
+            (None, None) => Err(ExtractError::ForeignCwd { path: transcript.into(), cwds: cwds.iter().map(|c| c.to_string()).collect() }),
+        }
     }
 
     /// Starts following a session's transcript, with its saved cursor.
@@ -498,6 +517,12 @@ impl Extractor {
         let mut held = Window::new(self.held_limit);
         reader.read_into(transcript, &mut held).map_err(read)?;
         let (cwd, trusted) = self.session_cwd(transcript, held.cwds())?;
+        // The project's settings and git root are read next: on a drive that stopped answering
+        // that would hold the caller (the scheduler's extraction loop, which serves every
+        // session) until it answers.
+        if !mneme_store::drive::answers(&cwd) {
+            return Err(ExtractError::DriveNotAnswering { path: cwd });
+        }
         let project = Project { trusted, ..self.project_for_cwd(&cwd) };
         let session_id = session_id_of(transcript, held.session_id());
         let key = session_key(transcript, session_id.as_deref());
