@@ -611,6 +611,11 @@ async function main() {
       if (order.join(',') !== 'api-gateway.md,testing-policy.md,user_role.md') fail(`memories are not newest first: ${order.join(', ')}`);
       if (!(await list.locator('[data-relpath="user_role.md"] .badge.type-user').count())) fail('the older generation (top-level type:) lost its type');
       if (!(await list.locator('[data-relpath="testing-policy.md"] .badge.type-feedback').count())) fail('the current generation (metadata.type) lost its type');
+      // A badge with an explanation ("unindexed") sits on the row's first line like the type badge,
+      // so the row's first line is as tall as in a row without one and its description is not cut
+      // off (the explanation's term took the small-print class's top margin and pushed it down).
+      const tops = await list.locator('[data-relpath] .mem-top').evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().height)));
+      if (Math.max(...tops) - Math.min(...tops) > 1) fail(`the memory rows' first lines are ${tops.join(', ')} px tall`);
     });
 
     await step('Memories: edit the description in the form, save, the file on disk changes', async () => {
