@@ -90,10 +90,12 @@ fn look_within<T: Send + 'static>(dir: &Path, patience: Duration, look: impl FnO
 /// Looks at many paths, one look per drive instead of one per path: the paths are grouped by
 /// the mount holding them ([`holding_mount`]; a few hundred projects mostly share one healthy
 /// disk, and a thread each would be a few hundred threads), and each drive's paths are looked
-/// at together on a thread of its own, all drives at once, each for at most [`PATIENCE`]. Each
-/// look asks its drive first with `statfs` (see [`answers`]): a `stat` may be answered from the
-/// kernel's cache after the drive stopped answering, and the answer would then hide it. The
-/// answers come in the order of `paths`; `None` for every path whose drive did not answer.
+/// at together on a thread of its own, all drives at once. Each look asks its drive first with
+/// `statfs` (see [`answers`]): a `stat` may be answered from the kernel's cache after the drive
+/// stopped answering, and the answer would then hide it. [`PATIENCE`] is for each answer, not
+/// for the whole look: a slow network share that answers a few hundred looks in more than 3 s
+/// still answers, while one that answers nothing for 3 s does not. The answers come in the
+/// order of `paths`; `None` for every path whose drive did not answer.
 pub fn look_at_each<T: Send + 'static>(paths: &[PathBuf], each: fn(&Path) -> T) -> Vec<Option<T>> {
     let mounts = mount_points();
     let mut by_drive: HashMap<PathBuf, Vec<usize>> = HashMap::new();
@@ -101,13 +103,7 @@ pub fn look_at_each<T: Send + 'static>(paths: &[PathBuf], each: fn(&Path) -> T) 
         by_drive.entry(holding_mount(&mounts, p)).or_default().push(i);
     }
     let mut out: Vec<Option<T>> = paths.iter().map(|_| None).collect();
-    let ask = |mount: &PathBuf, indices: &Vec<usize>| {
-        let mine: Vec<PathBuf> = indices.iter().map(|&i| paths[i].clone()).collect();
-        look(mount, move |m| {
-            ask_drive(m);
-            mine.iter().map(|p| each(p)).collect::<Vec<T>>()
-        })
-    };
+    let ask = |mount: &PathBuf, indices: &Vec<usize>| look_at_drive(mount, indices.iter().map(|&i| paths[i].clone()).collect(), each, PATIENCE);
     // Every drive is waited for at once, so two drives that hang cost one patience, not two.
     let answers: Vec<(&Vec<usize>, Option<Vec<T>>)> = if by_drive.len() == 1 {
         by_drive.iter().map(|(m, ix)| (ix, ask(m, ix))).collect()
@@ -125,6 +121,73 @@ pub fn look_at_each<T: Send + 'static>(paths: &[PathBuf], each: fn(&Path) -> T) 
         }
     }
     out
+}
+
+/// `each` of `paths` on `mount`'s drive, on a thread of its own, after a `statfs` of it; `None`
+/// once the drive has given no answer for `patience`. Counted among the looks under way by
+/// `mount`, as [`look`] counts its folder, so a drive stuck in one costs one thread however
+/// often it is asked; each answer counts as the drive answering, so a long look on a drive
+/// that keeps answering is not taken for a stuck one.
+fn look_at_drive<T: Send + 'static>(mount: &Path, paths: Vec<PathBuf>, each: fn(&Path) -> T, patience: Duration) -> Option<Vec<T>> {
+    let number = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    {
+        let mut map = under_way();
+        let map = map.get_or_insert_with(HashMap::new);
+        match map.get(mount) {
+            Some((_, since)) if since.elapsed() >= patience => return None,
+            Some(_) => {}
+            None => {
+                map.insert(mount.to_path_buf(), (number, Instant::now()));
+            }
+        }
+    }
+    let n = paths.len();
+    // Unbounded: the look never waits on its caller, who may have stopped listening.
+    let (tx, rx) = mpsc::channel::<Option<T>>();
+    let owned = mount.to_path_buf();
+    let spawned = std::thread::Builder::new().name("mneme-drive-look".into()).spawn(move || {
+        let answered = || if_mine(&owned, number, |entry| entry.1 = Instant::now());
+        ask_drive(&owned);
+        answered();
+        let mut listened = tx.send(None).is_ok();
+        for p in &paths {
+            if !listened {
+                break;
+            }
+            let answer = each(p);
+            answered();
+            listened = tx.send(Some(answer)).is_ok();
+        }
+        // The drive answered: the next look runs again.
+        forget_if_mine(&owned, number);
+    });
+    if spawned.is_err() {
+        // No thread to spare: counted as not answering this time, and not as stuck.
+        forget_if_mine(mount, number);
+        return None;
+    }
+    rx.recv_timeout(patience).ok()?;
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        out.push(rx.recv_timeout(patience).ok()??);
+    }
+    Some(out)
+}
+
+/// Changes `dir`'s entry among the looks under way when it is look `number`'s.
+fn if_mine(dir: &Path, number: u64, change: impl FnOnce(&mut (u64, Instant))) {
+    if let Some(entry) = under_way().as_mut().and_then(|map| map.get_mut(dir)).filter(|(n, _)| *n == number) {
+        change(entry);
+    }
+}
+
+/// Drops `dir`'s entry among the looks under way when it is look `number`'s.
+fn forget_if_mine(dir: &Path, number: u64) {
+    if let Some(map) = under_way().as_mut() {
+        if map.get(dir).is_some_and(|(n, _)| *n == number) {
+            map.remove(dir);
+        }
+    }
 }
 
 /// The mount points of this machine, longest first (so the first one a path starts with is the
@@ -262,6 +325,36 @@ mod tests {
         let paths = vec![t.clone(), PathBuf::from("/nonexistent-mneme-drive-test/each"), PathBuf::from("/")];
         assert_eq!(look_at_each(&paths, |p| p.is_dir()), vec![Some(true), Some(false), Some(true)]);
         assert!(look_at_each(&[], |p| p.is_dir()).is_empty());
+    }
+
+    /// A drive whose look at one of its paths blocks gives up after the patience with no answer
+    /// for any of them, later looks at that drive give up at once without running, and once
+    /// the blocked look returns they run again.
+    #[test]
+    fn a_drive_stuck_on_one_path_gives_up_once_and_recovers() {
+        static GATE: Mutex<()> = Mutex::new(());
+        static RAN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        fn gated(p: &Path) -> bool {
+            RAN.fetch_add(1, Ordering::SeqCst);
+            let _wait = GATE.lock();
+            p.ends_with("b")
+        }
+        let mount = tempfile_free_path("stuck-drive");
+        let paths = vec![mount.join("a"), mount.join("b")];
+        let held = GATE.lock().unwrap();
+        assert_eq!(look_at_drive(&mount, paths.clone(), gated, Duration::from_millis(100)), None, "a look that does not return gives up");
+        for _ in 0..3 {
+            assert_eq!(look_at_drive(&mount, paths.clone(), gated, Duration::from_millis(100)), None, "the drive still does not answer");
+        }
+        assert_eq!(RAN.load(Ordering::SeqCst), 1, "no second thread was blocked on it");
+        drop(held);
+        let answered = loop {
+            if let Some(a) = look_at_drive(&mount, paths.clone(), gated, PATIENCE) {
+                break a;
+            }
+            std::thread::yield_now();
+        };
+        assert_eq!(answered, vec![false, true], "the look ran once the drive answered, in order");
     }
 
     /// A name no other test uses (looks are keyed by path, process-wide).
