@@ -626,9 +626,11 @@ impl Mounts {
         false
     }
 
-    /// The mount points strictly below `root`, each as `root` spells it.
+    /// The mount points strictly below `root`, each as `root` spells it; none while `root`'s
+    /// drive does not answer (finding its real path looks at every folder on the way, which
+    /// would hold the watcher's batches until the drive answers).
     fn below<'a>(points: &'a [PathBuf], root: &'a Path) -> impl Iterator<Item = PathBuf> + 'a {
-        let real = std::fs::canonicalize(root).ok();
+        let real = crate::drive::look(root, |r| std::fs::canonicalize(r).ok()).flatten();
         points.iter().filter_map(move |m| {
             let rest = m.strip_prefix(real.as_deref()?).ok()?;
             (!rest.as_os_str().is_empty()).then(|| root.join(rest))
@@ -865,6 +867,37 @@ mod tests {
     use super::*;
     use mneme_api::{ContextRequest, FixedClock, Mneme};
     use mneme_testsupport::TestHome;
+
+    /// The mounts below a watched tree on a drive that stopped answering (an exFAT FUSE drive
+    /// whose daemon is stopped; root only) are found without waiting on the drive: none, within
+    /// the drive's patience. Before, finding the tree's real path blocked the watcher's batch
+    /// until the drive answered.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn mounts_below_a_tree_on_a_hung_drive_are_found_without_waiting_on_it() {
+        let home = TestHome::new();
+        let Some(drive) = mneme_testsupport::exfat::Exfat::mount(&home.root.join("drives/stick")) else { return };
+        let tree = drive.path().join("memory/deep");
+        std::fs::create_dir_all(&tree).unwrap();
+        let points = vec![tree.join("mounted")];
+        assert_eq!(Mounts::below(&points, &tree).collect::<Vec<_>>(), points, "found while the drive answers");
+        let hung = drive.hang(Duration::from_secs(60));
+        // Asked until the drive is seen not answering (a look at it takes the drive's
+        // patience), by which time the kernel's cached names of the tree have expired too.
+        while crate::drive::answers(&tree) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (p, t) = (points.clone(), tree.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(Mounts::below(&p, &t).collect::<Vec<_>>());
+        });
+        let found = rx.recv_timeout(Duration::from_secs(30)).expect("finding the mounts hung with the drive");
+        assert!(found.is_empty(), "{found:?}");
+        assert!(!hung.rescued(), "finding the mounts hung with the drive");
+        drop(hung);
+        drop(drive);
+    }
 
     /// The debounce task over a raw channel the test feeds, with the cache it keeps; real
     /// watches back the cache (their own events go nowhere).
