@@ -364,16 +364,18 @@ impl Mneme {
         Ok((result, rendered_for))
     }
 
-    /// The team sync target of a project folder, as the sync client resolves it.
-    fn sync_target_at(&self, cwd: &Path) -> SyncTarget {
-        mneme_team::resolve_target(&self.env, cwd)
+    /// The team sync target of a project folder, as the sync client resolves it, once its
+    /// drive and its memory folder's have answered (`mneme_team::answering_target`): on a drive
+    /// that stopped answering the command fails as `unavailable` instead of waiting on it.
+    fn sync_target_at(&self, cwd: &Path) -> Result<SyncTarget, ApiError> {
+        mneme_team::answering_target(&self.env, cwd).map_err(|e| sync(e.into()))
     }
 
     /// Team memory of a project folder: repository, server, who is signed in, and the sync
     /// state once it has pulled or pushed. Reads the disk and the keyring only; a keyring that
     /// cannot be reached is reported in `keyring_problem`, not as a failure.
     pub fn team_sync_status(&self, cwd: &Path) -> Result<TeamSyncStatus, ApiError> {
-        let target = self.sync_target_at(cwd);
+        let target = self.sync_target_at(cwd)?;
         let sign_in = auth::sign_in_state(self.credential_store().as_ref(), target.server_url.as_deref());
         let (state, state_problem) = self.sync_client(target.clone()).status_state();
         let state = state.filter(|s| s.last_pull.is_some() || s.last_push.is_some());
@@ -394,14 +396,14 @@ impl Mneme {
     /// Fetches the team's memory into the project's team folder (`fresh`: ignoring the cached
     /// checksum).
     pub fn team_pull_report(&self, cwd: &Path, fresh: bool) -> Result<PullReport, ApiError> {
-        let c = self.sync_client(self.sync_target_at(cwd));
+        let c = self.sync_client(self.sync_target_at(cwd)?);
         let pulled = if fresh { c.pull_fresh() } else { c.pull() };
         pulled.map_err(sync)
     }
 
     /// Uploads the team folder's changes (files with secrets are never sent).
     pub fn team_push_report(&self, cwd: &Path) -> Result<PushReport, ApiError> {
-        self.sync_client(self.sync_target_at(cwd)).push().map_err(sync)
+        self.sync_client(self.sync_target_at(cwd)?).push().map_err(sync)
     }
 
     /// The team server a sign-in or sign-out is for: `url` normalised, else the configured one.

@@ -539,6 +539,8 @@ pub(crate) fn sync_error(e: SyncError) -> ApiError {
             None => (ErrorCode::for_io(source), e.to_string()),
         },
         SyncError::Keychain(k) => (keychain_code(k), e.to_string()),
+        // Said as both shells say it for a request whose folder's drive does not answer.
+        SyncError::Drive(d) => return crate::drive_check::not_answering(&d.path),
     };
     ApiError::new(code, message)
 }
@@ -752,8 +754,24 @@ impl Mneme {
 
     /// The memory folder and repository of `req`'s folder, with the configured server.
     fn team_target(&self, req: &ContextRequest) -> Result<SyncTarget, ApiError> {
-        let r = self.resolve(req)?;
+        let r = self.team_resolve(req)?;
         Ok(SyncTarget { memory_dir: r.memdir, repo: repo::github_repo(&r.cwd), server_url: config::server_url(&self.env) })
+    }
+
+    /// `req`'s folder resolved for a team operation, once its drive and its memory folder's
+    /// have answered: every team operation reads the folder's settings and git config and
+    /// works in its memory folder, and on a drive that stopped answering (a network share
+    /// whose server went away, a hung USB stick) each would block its caller until the drive
+    /// answers. Such a drive is asked on a thread of its own for at most 3 s
+    /// (`mneme_store::drive`) and the operation fails as `unavailable`, naming the drive.
+    /// Resolving looks into the memory folder already (whether its index exists), so the
+    /// folder the sync client would use is asked first (`answering_target`, from the settings
+    /// alone); the one resolved for the release shown is asked too, in case it is another.
+    fn team_resolve(&self, req: &ContextRequest) -> Result<crate::context::Resolved, ApiError> {
+        mneme_team::answering_target(&self.env, &req.cwd).map_err(|e| sync_error(e.into()))?;
+        let r = self.resolve(req)?;
+        mneme_team::client::drive_answers(&r.memdir).map_err(|e| sync_error(e.into()))?;
+        Ok(r)
     }
 
     pub(crate) fn sync_client(&self, target: SyncTarget) -> SyncClient {
@@ -790,7 +808,7 @@ impl Mneme {
     /// Team memory as seen from `req`'s folder: repository, server, sign-in, sync state and
     /// every team file with its status. Reads the disk and the keyring only.
     pub fn team_status(&self, req: &ContextRequest) -> Result<TeamStatus, ApiError> {
-        let r = self.resolve(req)?;
+        let r = self.team_resolve(req)?;
         let remote_url = repo::remote_url(&r.cwd);
         let repo = remote_url.as_deref().and_then(repo::github_slug);
         let repo_problem = repo.is_none().then(|| repo_problem(&r.cwd, remote_url.as_deref()));

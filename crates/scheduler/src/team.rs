@@ -6,6 +6,14 @@
 //! Folders not synced yet are looked at again every `pull_every` (a sign-in made later, a
 //! keyring unlocked later), and one memory folder gets one watcher however many project
 //! folders lead to it.
+//!
+//! A drive that stops answering (a network share whose server went away, a USB stick or FUSE
+//! mount whose daemon hangs) blocks every look at a folder on it, and the loop is one thread:
+//! so each project folder's drive is asked before the folder is looked at, and each memory
+//! folder's before its watcher starts, before each scheduled pull and before the last push
+//! at shutdown (`mneme_store::drive`, at most 3 s). One that does not answer is skipped for
+//! that round, said once while it lasts (a skipped run naming the drive), and tried again at
+//! the next look; the other projects go on syncing.
 
 use crate::{JobKind, Outcome, Reporter};
 use mneme_core::Clock;
@@ -14,8 +22,9 @@ use mneme_store::Environment;
 use mneme_team::auth::{CredentialStore, Session};
 use mneme_team::client::{given_up_message, Http};
 use mneme_team::watch::{TeamWatcher, WatchEvent, DEBOUNCE};
-use mneme_team::{keyring_client, resolve_target, PullReport, PushReport, SyncClient, SyncError, SyncTarget};
-use std::collections::{BTreeMap, HashMap};
+use mneme_team::client::drive_answers;
+use mneme_team::{answering_target, keyring_client, DriveNotAnswering, PullReport, PushReport, SyncClient, SyncError, SyncTarget};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -39,6 +48,8 @@ pub struct TeamLoop {
 struct Reported {
     servers: HashMap<String, String>,
     folders: HashMap<PathBuf, String>,
+    /// Folders whose drive was said not to answer, until it answers again.
+    drives: HashSet<PathBuf>,
 }
 
 /// One memory folder being kept in sync.
@@ -72,6 +83,11 @@ impl TeamLoop {
                 }
                 if w.last_pull.elapsed() >= self.pull_every {
                     w.last_pull = Instant::now();
+                    // The pull writes into the memory folder: on a drive that does not answer it
+                    // would hold every other folder's pulls until it answers.
+                    if !self.drive_answers(&w.client.target().memory_dir, &mut reported) {
+                        continue;
+                    }
                     let pulled = w.client.pull();
                     // Files the server acknowledged and then lost: the watcher pushes them again,
                     // except those it has lost too often (the watcher's pushes leave them out).
@@ -83,7 +99,13 @@ impl TeamLoop {
             }
             std::thread::sleep(Duration::from_millis(250));
         }
-        for (_, mut w) in watched {
+        for (memory_dir, mut w) in watched {
+            // The last push reads the team folder: on a drive that does not answer it would
+            // hold the shutdown. Changes not pushed yet go out at the next start's first push.
+            if !self.drive_answers(&memory_dir, &mut reported) {
+                drop(w.watcher);
+                continue;
+            }
             if let Some(last) = w.watcher.shutdown() {
                 self.record(&w.repo, &mut w.given_up_said, WatchEvent::Pushed(last));
             }
@@ -99,6 +121,17 @@ impl TeamLoop {
         // The error is shared, not cloned: `SyncError` holds I/O errors that cannot be cloned.
         let mut sign_ins: HashMap<String, Result<bool, Arc<SyncError>>> = HashMap::new();
         for target in sync_targets(&self.env, &self.folders.resolve(&self.env)) {
+            let target = match target {
+                Ok((folder, target)) => {
+                    reported.drives.remove(&folder);
+                    reported.drives.remove(&target.memory_dir);
+                    target
+                }
+                Err(not_answering) => {
+                    self.say_not_answering(not_answering, reported);
+                    continue;
+                }
+            };
             if watched.contains_key(&target.memory_dir) {
                 continue;
             }
@@ -142,6 +175,33 @@ impl TeamLoop {
         }
     }
 
+    /// Whether `dir`'s drive answers; one that does not is said once while it lasts.
+    fn drive_answers(&self, dir: &std::path::Path, reported: &mut Reported) -> bool {
+        match drive_answers(dir) {
+            Ok(()) => {
+                reported.drives.remove(dir);
+                true
+            }
+            Err(not_answering) => {
+                self.say_not_answering(not_answering, reported);
+                false
+            }
+        }
+    }
+
+    /// Records a skipped sync for a folder whose drive does not answer, once while it lasts
+    /// (the loop looks every `pull_every`: the same word at every look is not news).
+    fn say_not_answering(&self, not_answering: DriveNotAnswering, reported: &mut Reported) {
+        if reported.drives.insert(not_answering.path.clone()) {
+            let reason = format!(
+                "the drive holding {} is not answering (a network share or USB drive that hangs?); Mneme looks again every {} and syncs once it answers",
+                not_answering.path.display(),
+                every(self.pull_every)
+            );
+            self.reporter.begin(JobKind::TeamSync, not_answering.path.display().to_string()).finish(Outcome::Skipped { reason });
+        }
+    }
+
     fn client(&self, target: SyncTarget) -> SyncClient {
         match &self.credentials {
             None => keyring_client(target, &self.env, self.clock.clone()),
@@ -180,12 +240,28 @@ impl TeamLoop {
     }
 }
 
-/// What the folders sync, one target per memory folder: two folders of one repository (its
-/// root and a sub-folder, or two worktrees) share the memory folder and its state file, and
-/// two watchers on them would push and pull over each other.
-pub fn sync_targets(env: &Environment, folders: &[PathBuf]) -> Vec<SyncTarget> {
-    let mut seen = std::collections::HashSet::new();
-    folders.iter().map(|f| resolve_target(env, f)).filter(|t| seen.insert(t.memory_dir.clone())).collect()
+/// What the folders sync, one target per memory folder (with the first folder that leads to
+/// it): two folders of one repository (its root and a sub-folder, or two worktrees) share the
+/// memory folder and its state file, and two watchers on them would push and pull over each
+/// other. A folder whose drive, or whose memory folder's, does not answer is not looked at
+/// ([`answering_target`]): it is listed as such, and the folders after it are still looked at.
+pub fn sync_targets(env: &Environment, folders: &[PathBuf]) -> Vec<Result<(PathBuf, SyncTarget), DriveNotAnswering>> {
+    let mut seen = HashSet::new();
+    folders
+        .iter()
+        .map(|f| answering_target(env, f).map(|t| (f.clone(), t)))
+        .filter(|t| t.as_ref().map_or(true, |(_, t)| seen.insert(t.memory_dir.clone())))
+        .collect()
+}
+
+/// How often the loop looks again, in words: whole minutes, or seconds below a minute (a
+/// loop started with a short interval would otherwise say "every 0 min").
+fn every(d: Duration) -> String {
+    if d >= Duration::from_secs(60) {
+        format!("{} min", d.as_secs().div_ceil(60))
+    } else {
+        format!("{} s", d.as_millis().div_ceil(1000).max(1))
+    }
 }
 
 fn pulled(r: Result<PullReport, SyncError>) -> Outcome {

@@ -120,8 +120,10 @@ fn folders_of_one_memory_folder_are_one_target() {
     git(&w.repo, &["worktree", "add", "-q", worktree.to_str().unwrap()]);
     let targets = sync_targets(&w.home.env, &[w.repo.clone(), w.repo.join("sub"), worktree]);
     assert_eq!(targets.len(), 1, "{targets:?}");
-    assert_eq!(targets[0].memory_dir, w.home.memdir_for(&w.repo));
-    assert_eq!(targets[0].repo.as_deref(), Some("acme/shop"));
+    let (folder, target) = targets[0].as_ref().unwrap();
+    assert_eq!(folder, &w.repo);
+    assert_eq!(target.memory_dir, w.home.memdir_for(&w.repo));
+    assert_eq!(target.repo.as_deref(), Some("acme/shop"));
 }
 
 /// The repository's root and a sub-folder share one memory folder and its state file: one

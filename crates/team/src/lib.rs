@@ -23,4 +23,4 @@ pub mod watch;
 pub use mneme_team_proto::{server_wire, wire};
 
 pub use policy::check_team_write;
-pub use client::{keyring_client, resolve_target, PullReport, PushReport, SyncClient, SyncError, SyncTarget};
+pub use client::{answering_target, keyring_client, resolve_target, DriveNotAnswering, PullReport, PushReport, SyncClient, SyncError, SyncTarget};

@@ -43,6 +43,18 @@ pub enum SyncError {
     State { path: PathBuf, detail: String },
     #[error("The OS keyring failed: {0}")]
     Keychain(#[from] mneme_keychain::KeychainError),
+    #[error(transparent)]
+    Drive(#[from] DriveNotAnswering),
+}
+
+/// A folder a sync step needs is on a drive that did not answer within
+/// [`mneme_store::drive::PATIENCE`] (a network share whose server went away, a USB stick or
+/// FUSE mount whose daemon hangs): every look there would block until it answers, possibly
+/// for ever, so the step is not started.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("The drive holding {} is not answering (a network share or USB drive that hangs?). Check that it is still connected or mounted, then try again.", .path.display())]
+pub struct DriveNotAnswering {
+    pub path: PathBuf,
 }
 
 fn server_says(message: &Option<String>) -> String {
@@ -66,7 +78,7 @@ impl SyncError {
             SyncError::Http { .. } | SyncError::TooManyEntries { .. } | SyncError::Transport { .. } => "http",
             SyncError::Parse { .. } => "parse",
             SyncError::Conflict { .. } => "conflict",
-            SyncError::Escapes { .. } | SyncError::Io { .. } | SyncError::State { .. } => "local",
+            SyncError::Escapes { .. } | SyncError::Io { .. } | SyncError::State { .. } | SyncError::Drive(_) => "local",
         }
     }
 

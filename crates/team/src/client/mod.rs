@@ -58,7 +58,7 @@ mod retry;
 pub mod state;
 
 pub(crate) use errors::classify_failure;
-pub use errors::{recoverable_by_unlink, SyncError};
+pub use errors::{recoverable_by_unlink, DriveNotAnswering, SyncError};
 pub use files::{hash_content, js_sort, read_local, syncs_name, LocalFiles};
 pub use http::{encode_uri_component, user_agent, Http, MAX_RESPONSE_BYTES, MAX_SIGN_IN_RESPONSE_BYTES};
 pub use pull::{given_up_message, PullReport};
@@ -213,9 +213,14 @@ impl SyncClient {
     }
 
     pub(crate) fn server_and_repo(&self) -> Result<(String, String), SyncError> {
-        let server = self.target.server_url.clone().ok_or(SyncError::NoServer)?;
+        let server = self.server()?;
         let repo = self.target.repo.clone().ok_or(SyncError::NoRepo)?;
         Ok((server, repo))
+    }
+
+    /// The server alone: what asking it about the signed-in person needs (no repository).
+    pub(crate) fn server(&self) -> Result<String, SyncError> {
+        self.target.server_url.clone().ok_or(SyncError::NoServer)
     }
 
     fn now_ms(&self) -> u64 {
@@ -313,9 +318,33 @@ pub fn keyring_client(target: SyncTarget, env: &Environment, clock: Arc<dyn Cloc
 }
 
 /// The memory folder and repository of the project at `cwd`, with the server from
-/// `TEAM_MEMORY_SYNC_URL` or Mneme's setting: what the CLI and app sync.
+/// `TEAM_MEMORY_SYNC_URL` or Mneme's setting: what the CLI and app sync. It reads the folder's
+/// settings and git config directly, so on a drive that stopped answering it blocks until the
+/// drive answers: a caller that must not wait on that uses [`answering_target`].
 pub fn resolve_target(env: &Environment, cwd: &Path) -> SyncTarget {
     // The folder the session uses, after its settings' `env` blocks.
     let memory_dir = mneme_store::session::SessionMemory::for_cwd(env, cwd).dir.dir;
     SyncTarget { memory_dir, repo: crate::repo::github_repo(cwd), server_url: crate::config::server_url(env) }
+}
+
+/// Whether `dir`'s drive answers within [`mneme_store::drive::PATIENCE`] (asked on a thread of
+/// its own, see `mneme_store::drive`); a missing folder answers.
+pub fn drive_answers(dir: &Path) -> Result<(), DriveNotAnswering> {
+    if mneme_store::drive::answers(dir) {
+        Ok(())
+    } else {
+        Err(DriveNotAnswering { path: dir.to_path_buf() })
+    }
+}
+
+/// [`resolve_target`] for a folder whose drive may hang: the folder's drive is asked first, and
+/// the memory folder's after (`autoMemoryDirectory` may put it on another drive), so a
+/// project on a drive that does not answer costs one blocked look, not the caller (the
+/// scheduler's team loop, a request from the app). A drive that stops answering after it was
+/// asked still holds the caller.
+pub fn answering_target(env: &Environment, cwd: &Path) -> Result<SyncTarget, DriveNotAnswering> {
+    drive_answers(cwd)?;
+    let target = resolve_target(env, cwd);
+    drive_answers(&target.memory_dir)?;
+    Ok(target)
 }
