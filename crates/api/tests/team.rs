@@ -286,6 +286,20 @@ fn a_denied_sign_in_says_so() {
     assert!(m.store.load(&s.url).unwrap().is_none());
 }
 
+/// Asking the server who you are names no repository, so a folder in none (no github.com
+/// `origin`) gets the answer too: the signed-in person, with no role, team or files there.
+/// Before, it failed as "not in a GitHub repository" before asking.
+#[test]
+fn who_you_are_is_answered_for_a_folder_in_no_repository() {
+    let s = Server::start();
+    let m = Machine::signed_in(&s, "nina", Role::Member);
+    git(&m.repo, &["remote", "remove", "origin"]);
+    assert_eq!(m.mneme.team_status(&m.req()).unwrap().repo, None);
+    let remote = m.mneme.team_remote(&m.req()).unwrap();
+    assert_eq!((remote.user.as_str(), remote.role, remote.team.as_deref()), ("nina", None, None));
+    assert!(remote.entries.is_empty() && remote.max_entries.is_none(), "{remote:?}");
+}
+
 #[test]
 fn a_key_only_the_server_would_refuse_is_held_back_and_the_rest_still_pushes() {
     // A documented example key: Mneme's own scanner lets it pass, the server's (Claude Code's

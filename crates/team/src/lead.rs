@@ -32,9 +32,10 @@ impl SyncClient {
     }
 
     /// Who the stored token belongs to, and their role in each repository: [`crate::auth::whoami`]'s
-    /// request, sent with the session's token (renewed once if the server refuses it).
+    /// request, sent with the session's token (renewed once if the server refuses it). It names
+    /// no repository, so a client whose folder is in none (or no GitHub one) may ask it too.
     pub fn me(&self) -> Result<MeResponse, SyncError> {
-        let (server, _) = self.server_and_repo()?;
+        let server = self.server()?;
         let url = crate::auth::me_url(&server);
         let reply = self.send_signed(&server, &[200], || {
             let mut req = http_request("GET", &url);
