@@ -2,6 +2,7 @@
 //! the one function that applies it, all or nothing.
 
 use mneme_core::own_files::Unknown;
+use mneme_core::versions::Profile;
 use mneme_core::Clock;
 use mneme_store::memdir::{validate_topic_path, IndexDoc, Memdir, MemdirError, Revision, Scope};
 use serde::{Deserialize, Serialize};
@@ -124,8 +125,13 @@ struct Planned<'a> {
 /// both back; any other file as it is). Refused as a whole, before anything is written, when any file's current content is
 /// not its `before`; if a write still fails part-way (a change landing in the last instant),
 /// the writes already made are undone.
-pub fn apply_changeset(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn Clock>) -> Result<Applied, ApplyError> {
-    apply_changeset_with(changeset, trash_dir, clock, |_| {})
+///
+/// `release` is the Claude Code the user runs (or the one a run stands in for): a removal takes
+/// its index lines out of `MEMORY.md` split as that release reads it (from 2.1.284 a lone CR
+/// ends a line, row 9 of docs/claude-code-versions.md), so pass the same release as
+/// [`with_index_edits`] was given for this changeset.
+pub fn apply_changeset(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn Clock>, release: &Profile) -> Result<Applied, ApplyError> {
+    apply_changeset_with(changeset, trash_dir, clock, release, |_| {})
 }
 
 /// [`apply_changeset`] with a hook before each write (given the file's relative path), where
@@ -134,10 +140,11 @@ fn apply_changeset_with(
     changeset: &Changeset,
     trash_dir: &Path,
     clock: Arc<dyn Clock>,
+    release: &Profile,
     mut before_write: impl FnMut(&str),
 ) -> Result<Applied, ApplyError> {
     let root = &changeset.root;
-    let memdir = Memdir::new(root.clone(), trash_dir.to_path_buf(), clock);
+    let memdir = Memdir::new(root.clone(), trash_dir.to_path_buf(), clock).for_release(release);
     let mut plan = Vec::with_capacity(changeset.changes.len());
     for change in &changeset.changes {
         let rel = relative(root, &change.path)
@@ -236,7 +243,10 @@ fn takes_index_lines(changeset: &Changeset, rel: &str) -> bool {
 ///
 /// An index on disk that is not UTF-8 text is left out: the apply's own delete then refuses it,
 /// as it did before, with the store's message saying what to do.
-pub fn with_index_edits(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn Clock>) -> Result<Changeset, MemdirError> {
+///
+/// Each index is split into lines as `release` reads it, as [`apply_changeset`] given the same
+/// release splits it.
+pub fn with_index_edits(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn Clock>, release: &Profile) -> Result<Changeset, MemdirError> {
     let root = &changeset.root;
     let removed: Vec<String> = changeset
         .changes
@@ -249,7 +259,7 @@ pub fn with_index_edits(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn 
     if removed.is_empty() {
         return Ok(out);
     }
-    let memdir = Memdir::new(root.clone(), trash_dir.to_path_buf(), clock);
+    let memdir = Memdir::new(root.clone(), trash_dir.to_path_buf(), clock).for_release(release);
     for scope in [Scope::Private, Scope::Team] {
         let index = scope.index_rel_path();
         let own = out.changes.iter().position(|c| relative(root, &c.path).as_deref() == Some(index));
@@ -276,9 +286,8 @@ pub fn with_index_edits(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn 
             None => ("", text.as_str()),
         };
         // Split into lines as the store's delete splits them (a lone CR ends a line for the
-        // releases that read it so), so a removal takes its own line and no other. No release
-        // is known here: `memdir` has the store's default, as the apply's delete has
-        // ([`apply_changeset`] makes its `Memdir` the same way), so the two edit alike.
+        // releases that read it so), so a removal takes its own line and no other; the apply's
+        // delete, given the same release, splits them the same way.
         let mut doc = IndexDoc::parse_as(body, memdir.release());
         let hits: Vec<(usize, String)> =
             doc.entries(scope, root).into_iter().filter(|(_, e)| removed.contains(&e.rel_path)).map(|(i, e)| (i, e.rel_path)).collect();
@@ -312,6 +321,7 @@ pub fn with_index_edits(changeset: &Changeset, trash_dir: &Path, clock: Arc<dyn 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mneme_core::versions::newest;
     use mneme_core::FixedClock;
 
     fn clock() -> Arc<dyn Clock> {
@@ -340,7 +350,7 @@ mod tests {
         std::fs::write(mem.join("b.md"), "b v1").unwrap();
         let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "a.md", Some("a v1"), Some("a v2")), change(&mem, "b.md", Some("b v1"), Some("b v2"))], extra: Default::default() };
         // Only b changes under the apply: a is put back and nothing is left.
-        let e = apply_changeset_with(&cs, &t.path().join("trash"), clock(), |rel| {
+        let e = apply_changeset_with(&cs, &t.path().join("trash"), clock(), &newest(), |rel| {
             if rel == "b.md" {
                 std::fs::write(mem.join("b.md"), "b by someone else").unwrap();
             }
@@ -350,7 +360,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(mem.join("a.md")).unwrap(), "a v1");
         // Now a changes too once written, so it cannot be put back.
         std::fs::write(mem.join("b.md"), "b v1").unwrap();
-        let e = apply_changeset_with(&cs, &t.path().join("trash"), clock(), |rel| {
+        let e = apply_changeset_with(&cs, &t.path().join("trash"), clock(), &newest(), |rel| {
             if rel == "b.md" {
                 std::fs::write(mem.join("a.md"), "a by someone else").unwrap();
                 std::fs::write(mem.join("b.md"), "b by someone else").unwrap();
@@ -414,7 +424,7 @@ mod tests {
             ],
             extra: Default::default(),
         };
-        let applied = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap();
+        let applied = apply_changeset(&cs, &t.path().join("trash"), clock(), &newest()).unwrap();
         assert_eq!(applied.written, vec![mem.join("a.md"), mem.join("team/new.md")]);
         assert_eq!(applied.trashed.len(), 1);
         assert_eq!(std::fs::read_to_string(mem.join("a.md")).unwrap(), "a v2");
@@ -476,8 +486,8 @@ mod tests {
                 }
                 planned.push(Changeset { root: mem.clone(), changes, extra: Default::default() });
             }
-            apply_changeset(&planned[0], &t.path().join("trash-own"), clock()).unwrap();
-            let explicit = with_index_edits(&planned[1], &t.path().join("trash-out"), clock()).unwrap();
+            apply_changeset(&planned[0], &t.path().join("trash-own"), clock(), &newest()).unwrap();
+            let explicit = with_index_edits(&planned[1], &t.path().join("trash-out"), clock(), &newest()).unwrap();
             let index = |rel: &str| explicit.changes.iter().find(|c| c.path == written_out.join(rel)).cloned();
             if writes_index {
                 assert_eq!(explicit.changes.len(), planned[1].changes.len() + 1, "team/MEMORY.md added: {:#?}", explicit.changes);
@@ -490,7 +500,7 @@ mod tests {
                 assert_eq!(private.reason, "MEMORY.md: the index lines of b.md, team/t.md, removed with them");
             }
             assert_eq!(index("team/MEMORY.md").unwrap().after.as_deref(), Some("- [U](u.md) — u\n"));
-            apply_changeset(&explicit, &t.path().join("trash-out"), clock()).unwrap();
+            apply_changeset(&explicit, &t.path().join("trash-out"), clock(), &newest()).unwrap();
             assert_eq!(tree(&written_out), tree(&on_its_own), "writes the index: {writes_index}");
             // The trash entries of the memories hold no index lines: the changes do.
             let listed = Memdir::new(written_out.clone(), t.path().join("trash-out"), clock()).list_trash().unwrap();
@@ -501,7 +511,7 @@ mod tests {
         let mem = t.path().join("plain");
         indexed_folder(&mem);
         let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "notes.txt", Some("n"), None), change(&mem, "a.md", Some("a"), Some("a2"))], extra: Default::default() };
-        assert_eq!(with_index_edits(&cs, &t.path().join("trash"), clock()).unwrap(), cs);
+        assert_eq!(with_index_edits(&cs, &t.path().join("trash"), clock(), &newest()).unwrap(), cs);
     }
 
     /// A changeset that removes a memory and its index trashes the index as it was, so restoring
@@ -516,7 +526,7 @@ mod tests {
         std::fs::write(mem.join("MEMORY.md"), index).unwrap();
         std::fs::write(mem.join("b.md"), "b").unwrap();
         let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "b.md", Some("b"), None), change(&mem, "MEMORY.md", Some(index), None)], extra: Default::default() };
-        let applied = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap();
+        let applied = apply_changeset(&cs, &t.path().join("trash"), clock(), &newest()).unwrap();
         assert!(!mem.join("MEMORY.md").exists() && !mem.join("b.md").exists());
         let memdir = Memdir::new(mem.clone(), t.path().join("trash"), clock());
         memdir.restore(&applied.trashed[1].trash_id).unwrap();
@@ -534,14 +544,14 @@ mod tests {
             changes: vec![change(&mem, "b.md", None, Some("b")), change(&mem, "a.md", Some("a v1"), Some("a v2"))],
             extra: Default::default(),
         };
-        let err = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap_err();
+        let err = apply_changeset(&cs, &t.path().join("trash"), clock(), &newest()).unwrap_err();
         assert!(matches!(&err, ApplyError::Changed { path } if path == &mem.join("a.md")), "{err}");
         assert!(!mem.join("b.md").exists(), "nothing half-written");
         assert_eq!(std::fs::read_to_string(mem.join("a.md")).unwrap(), "changed by Claude Code");
         // A file that appeared where the run created one is a conflict too.
         std::fs::write(mem.join("b.md"), "someone else's").unwrap();
         let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "b.md", None, Some("b"))], extra: Default::default() };
-        assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock()), Err(ApplyError::Changed { .. })));
+        assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock(), &newest()), Err(ApplyError::Changed { .. })));
         assert_eq!(std::fs::read_to_string(mem.join("b.md")).unwrap(), "someone else's");
     }
 
@@ -561,11 +571,11 @@ mod tests {
             }],
             extra: Default::default(),
         };
-        assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock()), Err(ApplyError::OutsideRoot { .. })));
+        assert!(matches!(apply_changeset(&cs, &t.path().join("trash"), clock(), &newest()), Err(ApplyError::OutsideRoot { .. })));
         assert!(!t.path().join("escape.md").exists());
         std::fs::write(mem.join("MEMORY.md"), "- [a](a.md)\n").unwrap();
         let cs = Changeset { root: mem.clone(), changes: vec![change(&mem, "MEMORY.md", Some("- [a](a.md)\n"), None)], extra: Default::default() };
-        let applied = apply_changeset(&cs, &t.path().join("trash"), clock()).unwrap();
+        let applied = apply_changeset(&cs, &t.path().join("trash"), clock(), &newest()).unwrap();
         assert!(!mem.join("MEMORY.md").exists());
         let restored = Memdir::new(mem.clone(), t.path().join("trash"), clock()).restore(&applied.trashed[0].trash_id);
         assert!(restored.is_ok(), "{restored:?}");

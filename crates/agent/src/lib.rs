@@ -196,7 +196,7 @@ fn finish(mut outcome: AgentOutcome, task: &AgentTask, mode: Mode) -> Result<Age
     if outcome.stop == Stop::Cancelled || outcome.changeset.changes.is_empty() {
         return Ok(outcome);
     }
-    match apply_changeset(&outcome.changeset, &trash_dir, task.clock.clone()) {
+    match apply_changeset(&outcome.changeset, &trash_dir, task.clock.clone(), &task.release) {
         Ok(applied) => {
             outcome.applied = Some(applied);
             Ok(outcome)

@@ -292,7 +292,7 @@ async fn stage_mode_leaves_the_folder_byte_identical_and_later_reads_see_the_run
 
     // Applying the staged changeset later: the file and its index line go to the trash.
     let clock: Arc<dyn Clock> = Arc::new(FixedClock::at_unix_secs(NOW_SECS));
-    let applied = apply_changeset(&out.changeset, &f.trash(), clock).unwrap();
+    let applied = apply_changeset(&out.changeset, &f.trash(), clock, &mneme_core::versions::newest()).unwrap();
     assert_eq!(applied.trashed.len(), 1);
     assert!(!f.mem.join("old.md").exists());
     assert_eq!(std::fs::read_to_string(f.mem.join("MEMORY.md")).unwrap(), "");

@@ -228,7 +228,8 @@ impl Dreams {
     }
 
     /// [`Dreams::memdir`] for a dream that writes memories: new ones the way the user's Claude
-    /// Code reads them. Only a dream looks the release up; undo and the daily log do not.
+    /// Code reads them, and index lines split as it reads them (from 2.1.284 a lone CR ends
+    /// one). A dream, an approve and an undo look the release up; the daily log does not.
     fn memdir_for_dream(&self, memory_dir: &Path) -> Memdir {
         self.memdir(memory_dir).for_release(&mneme_store::claude_install::installed_profile(&self.env))
     }
@@ -345,7 +346,7 @@ impl Dreams {
         // index pointing at memories it removes, waits for a person, whatever the mode or
         // `--yes` say. It weighs the folder as the apply would leave it, index edits included.
         let mut hold = false;
-        let weighed = match self.as_applied(&record.changeset) {
+        let weighed = match self.as_applied(&record.changeset, &produced.release) {
             Ok(c) => c,
             Err(e) => {
                 hold = true;
@@ -389,7 +390,7 @@ impl Dreams {
             Err(e) => return Err(self.fail(&history, &lock, record, e, Some(Held::Unavailable))),
         };
         if record.changeset.is_empty() || (!hold && (opts.apply_now || mode == DreamMode::Automatic)) {
-            if let Err(e) = contained("applying the dream", || self.apply(&history, &mut record)) {
+            if let Err(e) = contained("applying the dream", || self.apply(&history, &mut record, &produced.release)) {
                 return Err(self.fail(&history, &lock, record, e, Some(Held::Lock(&records))));
             }
         }
@@ -554,12 +555,14 @@ impl Dreams {
     /// deletes a memory and leaves MEMORY.md alone loses the memory's index line too, and while
     /// that line was still counted as there, the memory's name and description were found in
     /// it, so the deletion of a memory whose text was nowhere else passed as losing nothing.
-    fn as_applied(&self, changeset: &Changeset) -> Result<Changeset, MemdirError> {
-        mneme_agent::with_index_edits(changeset, &self.trash_dir(&changeset.root), self.clock.clone())
+    /// Each index is split into lines as `release` (the dream's) reads it, as the apply splits it.
+    fn as_applied(&self, changeset: &Changeset, release: &Profile) -> Result<Changeset, MemdirError> {
+        mneme_agent::with_index_edits(changeset, &self.trash_dir(&changeset.root), self.clock.clone(), release)
     }
 
-    /// Writes a record's changeset and marks it applied.
-    fn apply(&self, history: &History, record: &mut DreamRecord) -> Result<(), DreamError> {
+    /// Writes a record's changeset and marks it applied, its indexes edited as `release` (the
+    /// user's Claude Code, which the safety net weighed them for) reads them.
+    fn apply(&self, history: &History, record: &mut DreamRecord, release: &Profile) -> Result<(), DreamError> {
         if !record.changeset.is_empty() {
             // A memory the dream removes without writing its index takes its index lines with
             // it. Those index edits are written out as the dream's own changes, from the index as
@@ -569,7 +572,7 @@ impl Dreams {
             // not when the dream is planned, so a dream waiting for review is not refused for
             // an index Claude Code has written since.
             let planned = record.changeset.clone();
-            record.changeset = self.as_applied(&planned)?;
+            record.changeset = self.as_applied(&planned, release)?;
             // Recorded first, every file's earlier text with it: a process killed halfway leaves
             // a record undo can work from, not a half-changed folder nobody knows about.
             record.made_folders = folders_to_make(&record.changeset);
@@ -593,7 +596,7 @@ impl Dreams {
                 let _ = history.save(record);
                 return Err(self.apply_error(&record.id, ApplyError::Changed { path }, "was planned", "reject it and run the dream again"));
             }
-            let applied = apply_changeset(&record.changeset, &self.trash_dir(&record.memory_dir), self.clock.clone());
+            let applied = apply_changeset(&record.changeset, &self.trash_dir(&record.memory_dir), self.clock.clone(), release);
             record.notes.retain(|n| n != INTERRUPTED_NOTE);
             let applied = match applied {
                 Ok(a) => a,
@@ -706,7 +709,7 @@ impl Dreams {
         // have changed since (Claude Code edits memories), and then that text is gone with it.
         // Weighed as the apply writes it, as the plan was (see `run`).
         let release = *self.memdir_for_dream(memory_dir).release();
-        let now = safety::check(&self.as_applied(&record.changeset).unwrap_or_else(|_| record.changeset.clone()), &[], &release);
+        let now = safety::check(&self.as_applied(&record.changeset, &release).unwrap_or_else(|_| record.changeset.clone()), &[], &release);
         let mut changed: Vec<String> = Vec::new();
         for m in now.iter().filter(|m| m.lost()) {
             let planned = record.moved.iter().find(|o| o.from == m.from && o.text == m.text && o.duplicate.is_none() && !o.lost());
@@ -724,7 +727,7 @@ impl Dreams {
                 advice: "text a line it removes was to be found in is no longer there, so nothing was applied. Reject this dream and let a new one look again",
             });
         }
-        self.apply(&history, &mut record)?;
+        self.apply(&history, &mut record, &release)?;
         history.save(&record)?;
         Ok(record)
     }
@@ -765,7 +768,9 @@ impl Dreams {
         if record.changeset.is_empty() {
             return Err(DreamError::Invalid(format!("dream {} changed nothing, so there is nothing to undo", record.id)));
         }
-        let memdir = self.memdir(memory_dir);
+        // The user's release: the apply below takes a removed memory's index lines out, and a
+        // restore from the trash puts them back, split as that release reads the index.
+        let memdir = self.memdir_for_dream(memory_dir);
         let root = record.changeset.root.clone();
         let mut stale = Vec::new();
         let mut inverse = Vec::new();
@@ -820,7 +825,7 @@ impl Dreams {
         writes.retain(|w| !apart.contains(&w.path));
         writes.extend(kept);
         let undo = Changeset { root: root.clone(), changes: writes, extra: Default::default() };
-        apply_changeset(&undo, &self.trash_dir(memory_dir), self.clock.clone())
+        apply_changeset(&undo, &self.trash_dir(memory_dir), self.clock.clone(), memdir.release())
             .map_err(|e| self.apply_error(&record.id, e, "was applied", "nothing was undone; try again"))?;
         let mut not_back = Vec::new();
         // Files whose index cannot be carried through the changeset unchanged go to the trash
@@ -1148,7 +1153,7 @@ mod tests {
             let history = self.dreams.history(&self.mem);
             let mut rec = record(&self.dreams, &self.mem, "1", changes);
             history.reserve_id(1).unwrap();
-            self.dreams.apply(&history, &mut rec).unwrap();
+            self.dreams.apply(&history, &mut rec, &mneme_core::versions::newest()).unwrap();
             history.save(&rec).unwrap();
             rec
         }
@@ -1254,7 +1259,7 @@ mod tests {
         let mut rec = record(&f.dreams, &f.mem, "1", vec![removal(&f.mem, "b.md", B)]);
         history.reserve_id(1).unwrap();
         // What the older apply did: the changeset as planned, the index edited by the delete.
-        let applied = apply_changeset(&rec.changeset, &f.dreams.trash_dir(&f.mem), f.dreams.clock.clone()).unwrap();
+        let applied = apply_changeset(&rec.changeset, &f.dreams.trash_dir(&f.mem), f.dreams.clock.clone(), &mneme_core::versions::newest()).unwrap();
         rec.trashed = applied.trashed.into_iter().map(|t| TrashedFile { path: t.path, trash_id: t.trash_id, extra: Default::default() }).collect();
         rec.status = DreamStatus::Applied;
         history.save(&rec).unwrap();

@@ -102,7 +102,7 @@ proptest! {
             prop_assert!(rest.is_ok_and(|r| r.components().all(|c| matches!(c, Component::Normal(_)))), "{} in {:?}", c.path.display(), index);
         }
         let mem_before = mneme_testsupport::tree_snapshot(&mem);
-        match apply_changeset(&plan.changeset, &root.join("trash"), clock) {
+        match apply_changeset(&plan.changeset, &root.join("trash"), clock, &mneme_core::versions::newest()) {
             Ok(applied) => {
                 for p in &applied.written {
                     prop_assert!(std::fs::canonicalize(p).unwrap().starts_with(&mem), "{}", p.display());

@@ -110,3 +110,44 @@ async fn a_lone_cr_index_line_left_pointing_at_a_removed_memory_holds_the_dream(
     // The heading line it reworded is reported on its own.
     assert_eq!(rec.moved.iter().filter(|m| m.from == "MEMORY.md").map(|m| m.text.as_str()).collect::<Vec<_>>(), ["# Memory"], "{:#?}", rec.moved);
 }
+
+/// A dream that moves the shipping memory's text into another memory and removes its file,
+/// leaving MEMORY.md to the removal: the index edit the dream records, the one it applies and
+/// the one its safety net weighs are all the user's release's reading of the index (from a
+/// `claude` on PATH), as the store's own delete for that release makes it. Up to 2.1.283 the
+/// lone-CR index is one line linking the first memory only, so nothing is taken out of it; a
+/// CRLF index is read alike by both. The removal used to be written out and applied as the
+/// newest release reads the index, whatever the user ran.
+#[tokio::test]
+async fn a_removal_edits_the_index_as_the_installed_release_reads_it() {
+    for version in ["2.1.283", "2.1.284"] {
+        for crlf in [false, true] {
+            let w = folder().installed(version);
+            if crlf {
+                w.write("MEMORY.md", &format!("# Memory\r\n\r\n{TABS}\r\n{JANE}\r\n{SHIP}\r\n"));
+            }
+            let index = w.read("MEMORY.md");
+            // What the store's delete does with the index, for this release.
+            let release = mneme_core::versions::behaviours(version.parse().unwrap());
+            let twin = w.home.root.join("twin");
+            std::fs::create_dir_all(&twin).unwrap();
+            std::fs::write(twin.join("MEMORY.md"), &index).unwrap();
+            std::fs::write(twin.join("ship.md"), "x").unwrap();
+            mneme_store::memdir::Memdir::new(&twin, w.home.root.join("twin-trash"), w.clock.clone()).for_release(&release).delete("ship.md").unwrap();
+            let want = std::fs::read_to_string(twin.join("MEMORY.md")).unwrap();
+
+            let releases = topic("Releases", "ship on Tuesdays", "project", "ship on Tuesdays. Releases go out on Tuesdays.");
+            let turns = vec![
+                Turn::tool_use("Write", json!({"file_path": w.mem.join("releases.md").display().to_string(), "content": releases})),
+                Turn::tool_use("Bash", json!({"command": format!("rm {}", w.mem.join("ship.md").display())})),
+            ];
+            let rec = model_dream(&w, turns).await;
+            let case = format!("{version}, crlf: {crlf}");
+            assert_eq!(rec.status, DreamStatus::Applied, "{case}: {:?} {:#?}", rec.notes, rec.moved);
+            assert!(!w.mem.join("ship.md").exists(), "{case}");
+            assert_eq!(w.read("MEMORY.md"), want, "{case}");
+            let recorded = rec.changeset.changes.iter().find(|c| c.path == w.mem.join("MEMORY.md")).and_then(|c| c.after.clone());
+            assert_eq!(recorded.unwrap_or(index), want, "{case}: the record holds the edit the apply made");
+        }
+    }
+}

@@ -383,6 +383,9 @@ pub fn proposals(changeset: &Changeset) -> Vec<Proposal> {
 pub struct Inbox {
     data_dir: PathBuf,
     clock: Arc<dyn Clock>,
+    /// The Claude Code release the user runs, looked up only when an item is decided (see
+    /// [`Inbox::for_release`]): listing the inbox never waits for it.
+    release: Arc<dyn Fn() -> Profile + Send + Sync>,
 }
 
 impl std::fmt::Debug for Inbox {
@@ -392,8 +395,19 @@ impl std::fmt::Debug for Inbox {
 }
 
 impl Inbox {
+    /// The inbox in `data_dir`, deciding items for the newest release unless told otherwise
+    /// ([`Inbox::for_release`]).
     pub fn new(data_dir: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Inbox {
-        Inbox { data_dir: data_dir.into(), clock }
+        Inbox { data_dir: data_dir.into(), clock, release: Arc::new(mneme_core::versions::newest) }
+    }
+
+    /// Decides items for the release `release` answers (called once per keep, edit or
+    /// promotion, not for a listing): the index lines a keep, an edit or a promotion to team
+    /// memory changes, and those a removal takes with it, are split as that release reads
+    /// them (from 2.1.284 a lone CR ends a line, row 9 of docs/claude-code-versions.md).
+    pub fn for_release(mut self, release: impl Fn() -> Profile + Send + Sync + 'static) -> Inbox {
+        self.release = Arc::new(release);
+        self
     }
 
     fn now_ms(&self) -> u64 {
@@ -608,6 +622,7 @@ impl Inbox {
     /// [`keep`](Self::keep) of an item read under the inbox's lock.
     fn keep_item(&self, item: &mut InboxItem) -> Result<(), InboxError> {
         let trash = data::trash_dir(&self.data_dir, &item.memory_dir);
+        let release = (self.release)();
         let mut changeset = item.changeset.clone();
         for change in changeset.changes.iter_mut().filter(|c| is_index(&rel_of(&item.changeset.root, &c.path))) {
             let Some(after) = change.after.as_deref() else { continue };
@@ -621,7 +636,7 @@ impl Inbox {
                 Err(_) => continue,
             };
             if current != change.before {
-                let rebased = rebase_index(change.before.as_deref().unwrap_or(""), after, current.as_deref().unwrap_or(""));
+                let rebased = rebase_index(change.before.as_deref().unwrap_or(""), after, current.as_deref().unwrap_or(""), &release);
                 change.after = Some(rebased);
                 change.before = current;
             }
@@ -636,7 +651,7 @@ impl Inbox {
         item.status = ItemStatus::Kept { at_ms: self.now_ms() };
         self.save_after(item, || match to_apply.changes.is_empty() {
             true => Ok(()),
-            false => apply_changeset(&to_apply, &trash, self.clock.clone()).map(|_| ()).map_err(from_apply),
+            false => apply_changeset(&to_apply, &trash, self.clock.clone(), &release).map(|_| ()).map_err(from_apply),
         })
     }
 
@@ -688,7 +703,7 @@ impl Inbox {
                 (description, item.changeset.changes.iter_mut().find(|c| c.path == index_path))
             {
                 if let Some(after) = index.after.as_mut() {
-                    let release = index_release();
+                    let release = (self.release)();
                     let mut doc = IndexDoc::parse_as(after, &release);
                     let hit = doc.entries(scope, &root).into_iter().find(|(_, e)| e.rel_path == rel);
                     if let Some((i, e)) = hit {
@@ -776,11 +791,12 @@ impl Inbox {
                 (vec![item.project_root.join(name)], write)
             }
             PromoteTarget::Team => {
-                let (changeset, paths) = team_changeset(item, &memories)?;
+                let release = (self.release)();
+                let (changeset, paths) = team_changeset(item, &memories, &release)?;
                 let clock = self.clock.clone();
                 let write: Deferred = Box::new(move || match changeset.changes.is_empty() {
                     true => Ok(()),
-                    false => apply_changeset(&changeset, &trash, clock).map(|_| ()).map_err(from_apply),
+                    false => apply_changeset(&changeset, &trash, clock, &release).map(|_| ()).map_err(from_apply),
                 });
                 (paths, write)
             }
@@ -858,10 +874,10 @@ fn check_team_changes(changeset: &Changeset) -> Result<(), InboxError> {
 /// the lines the item removed are removed where they still are, and the lines it added are
 /// added after the last one, unless the index already holds them. Lines anyone else added or
 /// removed since stay as they are.
-fn rebase_index(before: &str, after: &str, current: &str) -> String {
-    let release = index_release();
-    let (before, after) = (IndexDoc::parse_as(before, &release), IndexDoc::parse_as(after, &release));
-    let mut doc = IndexDoc::parse_as(current, &release);
+/// Each index is split into lines as `release` reads it.
+fn rebase_index(before: &str, after: &str, current: &str, release: &Profile) -> String {
+    let (before, after) = (IndexDoc::parse_as(before, release), IndexDoc::parse_as(after, release));
+    let mut doc = IndexDoc::parse_as(current, release);
     let count = |doc: &IndexDoc, text: &str| doc.lines.iter().filter(|l| l.text == text).count();
     let mut removed: Vec<&str> = Vec::new();
     for l in &before.lines {
@@ -880,15 +896,7 @@ fn rebase_index(before: &str, after: &str, current: &str) -> String {
             doc.append(l.text.clone());
         }
     }
-    doc.render_as(current, &release)
-}
-
-/// The release whose reading of an index the inbox edits it by: where each line ends (from
-/// 2.1.284 a lone CR ends one, `Profile::memory_index_crlf_to_lf`). An item records no release
-/// and the inbox is given none, so this is the store's default for a folder given no release
-/// (`Memdir::new`: the newest), which the keep's `apply_changeset` edits the index by too.
-fn index_release() -> Profile {
-    mneme_core::versions::newest()
+    doc.render_as(current, release)
 }
 
 /// A memory's body without its frontmatter.
@@ -933,7 +941,7 @@ fn append_to_claude_md(existing: &str, memories: &[&FileChange]) -> String {
 
 /// The changes that put the item's memories into `team/` with their team index lines.
 /// With the paths the memories and the index end up at (those already there included).
-fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changeset, Vec<PathBuf>), InboxError> {
+fn team_changeset(item: &InboxItem, memories: &[&FileChange], release: &Profile) -> Result<(Changeset, Vec<PathBuf>), InboxError> {
     let root = &item.memory_dir;
     let index_rel = Scope::Team.index_rel_path();
     let index_path = root.join(index_rel);
@@ -942,15 +950,14 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changes
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(source) => return Err(InboxError::Io { action: "read", path: index_path, source }),
     };
-    let release = index_release();
-    let mut index = IndexDoc::parse_as(index_before.as_deref().unwrap_or(""), &release);
+    let mut index = IndexDoc::parse_as(index_before.as_deref().unwrap_or(""), release);
     let private_index = item
         .changeset
         .changes
         .iter()
         .find(|c| c.path == root.join(INDEX_FILE))
         .and_then(|c| c.after.clone())
-        .map(|t| IndexDoc::parse_as(&t, &release));
+        .map(|t| IndexDoc::parse_as(&t, release));
     let mut changes = Vec::new();
     let mut paths = Vec::new();
     for m in memories {
@@ -985,7 +992,7 @@ fn team_changeset(item: &InboxItem, memories: &[&FileChange]) -> Result<(Changes
         index.append(render_entry(&title, &team_rel, Scope::Team, description.as_deref()));
         changes.push(FileChange { path, before: None, after: Some(content), reason: format!("{}: promoted to team", item.source), extra: Default::default() });
     }
-    let after = index.render_as(index_before.as_deref().unwrap_or(""), &release);
+    let after = index.render_as(index_before.as_deref().unwrap_or(""), release);
     mneme_secrets::check_team_content(&after)?;
     paths.push(index_path.clone());
     if index_before.as_deref() != Some(after.as_str()) {

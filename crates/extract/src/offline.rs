@@ -1490,7 +1490,7 @@ mod tests {
         );
         // Applied, the folder is what Claude Code expects: the removed memory's index line went
         // with it, the new one is indexed.
-        mneme_agent::apply_changeset(&out.changeset, &dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1))).unwrap();
+        mneme_agent::apply_changeset(&out.changeset, &dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1)), memdir.release()).unwrap();
         let health = memdir.health();
         assert!(health.index.missing_targets.is_empty() && health.unindexed.is_empty() && health.index.duplicates.is_empty(), "{health:?}");
         // Nothing to do a second time.
@@ -1585,7 +1585,7 @@ mod tests {
         assert_eq!(paths, ["feedback_indentation.md", "MEMORY.md"], "{:?}", out.decisions);
         let removal = &out.changeset.changes[0];
         assert_eq!((removal.before.as_deref(), removal.after.as_deref()), (Some(tabs), None));
-        mneme_agent::apply_changeset(&out.changeset, &dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1))).unwrap();
+        mneme_agent::apply_changeset(&out.changeset, &dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1)), memdir.release()).unwrap();
         assert!(!mem.join("feedback_indentation.md").exists());
         assert_eq!(std::fs::read_to_string(mem.join("MEMORY.md")).unwrap(), "");
     }

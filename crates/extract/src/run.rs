@@ -387,9 +387,10 @@ impl Extractor {
         &self.env
     }
 
-    /// The review inbox.
+    /// The review inbox, deciding items for the Claude Code the user runs.
     pub fn inbox(&self) -> Inbox {
-        Inbox::new(self.env.data_dir(), self.clock.clone())
+        let env = self.env.clone();
+        Inbox::new(self.env.data_dir(), self.clock.clone()).for_release(move || mneme_store::claude_install::installed_profile(&env))
     }
 
     /// The project of a folder Claude Code ran in: its memory folder and whether auto memory
@@ -884,15 +885,15 @@ impl Extractor {
                 let runs = record::runs_path(&data_dir, dir);
                 let need = serde_json::to_vec(&rec).map_or(0, |b| b.len()) + STATE_ROOM;
                 data::probe_room(runs.parent().unwrap_or(&data_dir), need).map_err(|source| ExtractError::State { action: "write", path: runs, source })?;
-                self.apply_automatic(rec, changeset, written, &trash, dir)
+                self.apply_automatic(rec, changeset, written, &trash, dir, memdir.release())
             }
         }
     }
 
     /// [`Extractor::run`]'s last step in automatic mode: the changeset written to the memory
     /// folder, and the run's record saying what it wrote (or why it failed).
-    fn apply_automatic(&self, mut rec: RunRecord, changeset: Changeset, written: Vec<PathBuf>, trash: &Path, dir: &Path) -> Result<(RunRecord, bool), ExtractError> {
-        match apply_changeset(&changeset, trash, self.clock.clone()) {
+    fn apply_automatic(&self, mut rec: RunRecord, changeset: Changeset, written: Vec<PathBuf>, trash: &Path, dir: &Path, release: &mneme_core::versions::Profile) -> Result<(RunRecord, bool), ExtractError> {
+        match apply_changeset(&changeset, trash, self.clock.clone(), release) {
             Ok(_) => {
                 // Claude Code counts every Edit or Write the model asked for, even one that
                 // failed (an `old_string` not found); the line here names only files the

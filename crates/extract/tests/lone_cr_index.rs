@@ -48,7 +48,7 @@ fn extracted(index: &str, said: &str) -> (String, String) {
     let out = extract(&[user(said)], &memdir, &[]).unwrap();
     assert!(out.decisions.iter().all(|d| matches!(d, Decision::Saved { .. } | Decision::Forgot { .. })), "{:?}", out.decisions);
     let proposed = out.changeset.changes.iter().find(|c| c.path == mem.join("MEMORY.md")).and_then(|c| c.after.clone()).expect("an index change");
-    mneme_agent::apply_changeset(&out.changeset, &dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1))).unwrap();
+    mneme_agent::apply_changeset(&out.changeset, &dir.path().join("trash"), Arc::new(FixedClock::at_unix_secs(1)), memdir.release()).unwrap();
     (proposed, std::fs::read_to_string(mem.join("MEMORY.md")).unwrap())
 }
 

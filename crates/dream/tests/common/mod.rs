@@ -51,6 +51,19 @@ impl World {
         World { home, mem, clock, dreams }
     }
 
+    /// The same folder, its dreams run for a Claude Code `version` installed on `PATH` (a script
+    /// that answers `--version` as the release does), as the user's release is found.
+    pub fn installed(mut self, version: &str) -> World {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = self.home.root.join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::write(bin.join("claude"), format!("#!/bin/sh\necho '{version} (Claude Code)'\n")).unwrap();
+        fs::set_permissions(bin.join("claude"), fs::Permissions::from_mode(0o755)).unwrap();
+        let env = self.home.env.clone().set_var("PATH", bin.to_string_lossy().to_string());
+        self.dreams = Dreams::new(env, self.clock.clone());
+        self
+    }
+
     pub fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.mem.join(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
