@@ -176,6 +176,25 @@ mod tests {
         assert!(cut.command.is_none() && cut.message.contains("cut short"), "{}", cut.message);
     }
 
+    /// The inbox's refusals name `mneme inbox` commands for the command line; a screen's error
+    /// names the Inbox's own controls instead, and no command to run.
+    #[test]
+    fn inbox_refusals_on_a_screen_name_the_inbox_not_a_command() {
+        use mneme_extract::InboxError;
+        for e in [InboxError::NotFound("20261207-abc".into()), InboxError::Changed { path: "/m/a.md".into() }] {
+            let engine = e.to_string();
+            assert!(engine.contains("`mneme inbox"), "the command line's words keep the command: {engine}");
+            let shown: ApiError = e.into();
+            assert!(!shown.message.contains("mneme") && shown.command.is_none(), "{}", shown.message);
+        }
+        let gone: ApiError = InboxError::NotFound("20261207-abc".into()).into();
+        assert_eq!(gone.code, ErrorCode::NotFound);
+        assert!(gone.message.starts_with("There is no inbox item 20261207-abc now"), "{}", gone.message);
+        let changed: ApiError = InboxError::Changed { path: "/m/a.md".into() }.into();
+        assert_eq!(changed.code, ErrorCode::Conflict);
+        assert!(changed.message.starts_with("/m/a.md changed since this item was staged") && changed.message.contains("use Edit on this item"), "{}", changed.message);
+    }
+
     /// Every other error has no command, and says so in its JSON (the field is always there).
     #[test]
     fn an_error_whose_fix_is_no_command_has_none() {

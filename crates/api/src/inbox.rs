@@ -317,7 +317,19 @@ impl From<InboxError> for ApiError {
             InboxError::Memdir(m) => m.command(),
             _ => None,
         };
-        ApiError::new(code, e.to_string()).with_command(command)
+        // The engine's words name `mneme inbox` commands (the command line prints them, through
+        // `records`); on a screen the Inbox's own list and Edit button do the same.
+        let message = match &e {
+            InboxError::NotFound(id) => {
+                format!("There is no inbox item {id} now: it was kept, discarded or cleared meanwhile. The Inbox lists the items that are left.")
+            }
+            InboxError::Changed { path } => format!(
+                "{} changed since this item was staged (Claude Code may have written it). Nothing was written. Look at the file as it is now, then use Edit on this item to give the text you want (it replaces the current file), or discard the item.",
+                path.display()
+            ),
+            _ => e.to_string(),
+        };
+        ApiError::new(code, message).with_command(command)
     }
 }
 
