@@ -251,6 +251,14 @@ impl Mneme {
         // Team memory is shared with the repository: the team crate's policy (no secrets)
         // decides what may be written there.
         let m = Memdir::new(r.memdir.clone(), trash, self.clock.clone()).with_team_write_check(mneme_team::check_team_write);
+        // Which lines of an index holding a CR Claude Code reads depends on its release (row 9
+        // of docs/claude-code-versions.md): the one asked for, else the installed one, looked
+        // up only when such an index is read, so listing a folder never waits for it otherwise.
+        let (chosen, env) = (req.claude_version, self.env.clone());
+        let m = m.reading_index_for(move || match chosen {
+            Some(v) => mneme_core::versions::profile_for(v).profile,
+            None => mneme_store::claude_install::installed_profile(&env),
+        });
         Ok((r, m))
     }
 

@@ -252,12 +252,14 @@ fn line_bounds(content: &str, lone_cr: bool) -> Vec<(usize, usize, usize)> {
 /// full. Lines that comment stripping removes entirely count as loaded: Claude Code drops them
 /// on purpose, not for want of room. The cap is measured on the file's own text whichever
 /// way its lines are split: a lone CR counts as no line towards it unless comment stripping
-/// (marked, which reads it as a line end) rewrote the text.
-fn loaded_lines(content: &str, lone_cr: bool) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
+/// (marked, which reads it as a line end) rewrote the text. `crlf_as_lf`: the release reads
+/// CRLF as LF before it measures (from 2.1.284, row 9), so no CR of a CRLF counts towards the
+/// 25,000 units; earlier releases count each.
+fn loaded_lines(content: &str, lone_cr: bool, crlf_as_lf: bool) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
     let fm_len = mneme_core::frontmatter::parse(content).frontmatter.as_ref().map_or(0, |f| f.block_len);
     let body = &content[fm_len..];
     let kept = mneme_markdown::html_comment_kept_ranges(body).filter(|k| k.iter().all(|r| body.get(r.clone()).is_some()));
-    let Some(kept) = kept else { return loaded_lines_raw(content, lone_cr) };
+    let Some(kept) = kept else { return loaded_lines_raw(content, lone_cr, crlf_as_lf) };
     // The stripped text (its CRLF and lone CR turned into LF), and for each of its bytes the
     // byte of `content` it came from.
     let mut text = String::new();
@@ -300,7 +302,12 @@ fn loaded_lines(content: &str, lone_cr: bool) -> (mneme_core::text::EntrypointTr
     (t, flags)
 }
 
-fn loaded_lines_raw(content: &str, lone_cr: bool) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
+fn loaded_lines_raw(content: &str, lone_cr: bool, crlf_as_lf: bool) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
+    if crlf_as_lf && content.contains("\r\n") {
+        // Measured as the release measures it, on the text with each CRLF made LF; that text has
+        // the same lines, in the same order, so each flag is still its line's.
+        return loaded_lines_raw(&content.replace("\r\n", "\n"), lone_cr, false);
+    }
     let (t, start, len) = loaded_span(content);
     let end = start + len;
     let flags = line_bounds(content, lone_cr).into_iter().map(|(_, text_end, _)| text_end <= end).collect();
@@ -310,7 +317,7 @@ fn loaded_lines_raw(content: &str, lone_cr: bool) -> (mneme_core::text::Entrypoi
 /// For each line of an index's text (split on `\n`, as [`IndexDoc::parse`] splits it), whether
 /// Claude Code loads it in full: for callers that compute a new index before writing it.
 pub fn loaded_index_lines(content: &str) -> Vec<bool> {
-    loaded_lines(content, false).1
+    loaded_lines(content, false, false).1
 }
 
 /// [`loaded_index_lines`] for each line `release` reads in `content` (as
@@ -318,7 +325,7 @@ pub fn loaded_index_lines(content: &str) -> Vec<bool> {
 /// line towards the cap. Split on LF alone, such a file is one line, and its last lone CR,
 /// trimmed before the cut, leaves that line short of loaded.
 pub fn loaded_index_lines_as(content: &str, release: &Profile) -> Vec<bool> {
-    loaded_lines(content, lone_cr_ends_lines(content, release)).1
+    loaded_lines(content, lone_cr_ends_lines(content, release), release.memory_index_crlf_to_lf).1
 }
 
 /// Whether the line at 0-based `index` of `content` (split as `release` reads it, see
@@ -328,7 +335,7 @@ pub(crate) fn line_past_cap(content: &str, index: usize, release: &Profile) -> b
 }
 
 fn past_cap_entries(content: &str, scope: Scope, root: &Path, release: &Profile) -> Vec<IndexEntryRef> {
-    let (_, flags) = loaded_lines(content, lone_cr_ends_lines(content, release));
+    let (_, flags) = loaded_lines(content, lone_cr_ends_lines(content, release), release.memory_index_crlf_to_lf);
     parse_index_as(content, scope, root, release)
         .into_iter()
         .filter(|l| !flags.get(l.number - 1).copied().unwrap_or(false))
@@ -388,7 +395,8 @@ impl Memdir {
             }
         };
         // Split into lines as `read_index` split them, so each flag is its line's.
-        let (t, flags) = loaded_lines(&content, lone_cr_ends_lines(&content, &self.release));
+        let release = self.index_release(&content);
+        let (t, flags) = loaded_lines(&content, lone_cr_ends_lines(&content, &release), release.memory_index_crlf_to_lf);
         let mut h = IndexHealth {
             rel_path: rel.into(),
             exists: revision.exists(),
@@ -541,7 +549,7 @@ impl Memdir {
     pub(crate) fn fix_result(&self, scope: Scope, added: Vec<String>, removed: Vec<String>, moved: Vec<String>, revision: Option<Revision>) -> IndexFix {
         let past_cap_after = self
             .read_index(scope)
-            .map(|f| past_cap_entries(&f.content, scope, &self.root, &self.release))
+            .map(|f| past_cap_entries(&f.content, scope, &self.root, &self.index_release(&f.content)))
             .unwrap_or_default();
         IndexFix { index_rel_path: scope.index_rel_path().into(), added, removed, moved, revision, past_cap_after, left_out: Vec::new() }
     }
@@ -576,7 +584,8 @@ impl Memdir {
                 // line to the line cap unless it ends in a lone CR the release reads (which counts
                 // none): trying only as many as could fit keeps a folder of thousands from
                 // rendering and measuring an index of thousands of lines.
-                let max_lines = if lone_cr_ends_lines(original, &self.release) { usize::MAX } else { MAX_ENTRYPOINT_LINES };
+                let release = self.index_release(original);
+                let max_lines = if lone_cr_ends_lines(original, &release) { usize::MAX } else { MAX_ENTRYPOINT_LINES };
                 let mut added = Vec::new();
                 let mut at = Vec::new();
                 let mut units = 0;
@@ -594,7 +603,7 @@ impl Memdir {
                 // are a prefix: keep it and take the rest back out. Measured on the text as it
                 // will be written, as the release splits it into the doc's lines: a lone CR
                 // ends a line from 2.1.284 but counts none towards the 200.
-                let loaded = loaded_index_lines_as(&doc.render_as(original, &self.release), &self.release);
+                let loaded = loaded_index_lines_as(&doc.render_as(original, &release), &release);
                 let fit = at.iter().take_while(|&&i| loaded.get(i).copied().unwrap_or(false)).count();
                 doc.remove(&at[fit..]);
                 added.truncate(fit);
@@ -750,6 +759,30 @@ mod tests {
         let h = t.memdir().health();
         assert_eq!((h.index.line_count, h.index.entry_count, h.index.loaded_through_line), (1, 250, 250), "{h:#?}");
         assert!(!h.index.truncated && h.index.past_cap.is_empty());
+    }
+
+    /// A CRLF index that fits the 25,000 units only without its CRs: from 2.1.284 CRLF is read
+    /// as LF before the file is measured, so every line loads; up to 2.1.283 each CR counts, and
+    /// the lines past the unit cut do not. Health used to measure every release's way as the
+    /// older one, and called lines past the cap that 2.1.284 loads.
+    #[test]
+    fn a_crlf_index_is_measured_with_its_crs_only_before_2_1_284() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        // 199 lines of 124 units: 24,874 units read as LF, 25,072 with the CRs.
+        let content: String = (1..=199).map(|i| format!("- [m{i:03}](m{i:03}.md) — {}\r\n", "x".repeat(104))).collect();
+        assert_eq!(content.lines().next().map(utf16_len), Some(124));
+        let t = TestDir::new();
+        t.write("MEMORY.md", &content);
+        let new = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 284))).health();
+        assert!(!new.index.truncated && new.index.past_cap.is_empty(), "{:?}", new.index.past_cap.first());
+        assert_eq!((new.index.unit_count, new.index.loaded_through_line), (24_874, 199));
+        let old = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 283))).health();
+        assert!(old.index.unit_truncated, "{old:#?}");
+        assert_eq!((old.index.unit_count, old.index.loaded_through_line), (25_072, 198));
+        assert_eq!(old.index.past_cap.iter().map(|r| r.line).collect::<Vec<_>>(), [199]);
+        // Each release's lines as an index edit measures them (a new memory's line, Fix index).
+        assert!(loaded_index_lines_as(&content, &behaviours(ClaudeVersion::new(2, 1, 284))).iter().all(|l| *l));
+        assert!(!loaded_index_lines_as(&content, &behaviours(ClaudeVersion::new(2, 1, 283)))[198]);
     }
 
     /// An index of `lines` entries whose trimmed text is exactly `units` UTF-16 units, with

@@ -658,7 +658,7 @@ impl Memdir {
                 (String::from_utf8_lossy(&bytes).into_owned(), rev)
             }
         };
-        let lines = parse_index_as(&content, scope, &self.root, &self.release);
+        let lines = parse_index_as(&content, scope, &self.root, &self.index_release(&content));
         Ok(IndexFile { rel_path: rel.into(), content, revision, lines })
     }
 
@@ -711,9 +711,10 @@ impl Memdir {
             Some(rest) => ("\u{FEFF}", rest),
             None => ("", content.as_str()),
         };
-        let mut doc = IndexDoc::parse_as(body, &self.release);
+        let release = self.index_release(body);
+        let mut doc = IndexDoc::parse_as(body, &release);
         let out = f(&mut doc, body);
-        let rendered = format!("{bom}{}", doc.render_as(body, &self.release));
+        let rendered = format!("{bom}{}", doc.render_as(body, &release));
         if rendered == content {
             return Ok((out, None));
         }

@@ -119,6 +119,15 @@ pub struct Memdir {
     /// The Claude Code release the folder is written and listed for ([`Memdir::for_release`]):
     /// where a new type goes, what the manifest shows and in which order. The newest unless told.
     release: Profile,
+    /// The release MEMORY.md is read and edited for when it is not `release`
+    /// ([`Memdir::reading_index_for`]): found only for an index that holds a CR.
+    index_release: Option<Arc<LazyRelease>>,
+}
+
+/// A release looked up once, the first time it is asked for.
+struct LazyRelease {
+    found: std::sync::OnceLock<Profile>,
+    find: Box<dyn Fn() -> Profile + Send + Sync>,
 }
 
 /// Decides whether content may be written into team memory, which is shared with everyone in
@@ -159,6 +168,7 @@ impl Memdir {
             clock,
             team_write_check: None,
             release: mneme_core::versions::newest(),
+            index_release: None,
         }
     }
 
@@ -167,7 +177,28 @@ impl Memdir {
     /// lists the manifest as it does. A memory that already has a type keeps its own form.
     pub fn for_release(mut self, profile: &Profile) -> Self {
         self.release = *profile;
+        self.index_release = None;
         self
+    }
+
+    /// Reads and edits MEMORY.md (and `team/MEMORY.md`) for the release `find` answers, leaving
+    /// everything else as [`Memdir::release`] says. Only an index holding a CR reads otherwise
+    /// in another release (row 9 of docs/claude-code-versions.md: from 2.1.284 a lone CR ends a
+    /// line, and CRLF is measured as LF), so `find` is called only when such an index is read,
+    /// once: a listing of a folder whose index has no CR never waits for the release to be
+    /// found (`claude --version`).
+    pub fn reading_index_for(mut self, find: impl Fn() -> Profile + Send + Sync + 'static) -> Self {
+        self.index_release = Some(Arc::new(LazyRelease { found: std::sync::OnceLock::new(), find: Box::new(find) }));
+        self
+    }
+
+    /// The release `content`, a MEMORY.md's text, is read and edited for (see
+    /// [`Memdir::reading_index_for`]).
+    pub(crate) fn index_release(&self, content: &str) -> Profile {
+        match &self.index_release {
+            Some(lazy) if content.contains('\r') => *lazy.found.get_or_init(|| (lazy.find)()),
+            _ => self.release,
+        }
     }
 
     /// The release this folder is written and listed for (see [`Memdir::for_release`]).

@@ -276,7 +276,7 @@ impl Memdir {
         let mut out = Vec::new();
         for scope in [Scope::Private, Scope::Team] {
             let Ok(index) = self.read_index(scope) else { continue };
-            let mut doc = super::index::IndexDoc::parse_as(index.content.strip_prefix('\u{FEFF}').unwrap_or(&index.content), &self.release);
+            let mut doc = super::index::IndexDoc::parse_as(index.content.strip_prefix('\u{FEFF}').unwrap_or(&index.content), &self.index_release(&index.content));
             let hits: Vec<usize> = doc.entries(scope, &self.root).into_iter().filter(|(_, e)| e.rel_path == rel).map(|(i, _)| i).collect();
             let texts = doc.remove(&hits);
             out.extend(hits.into_iter().zip(texts).map(|(i, text)| RemovedIndexLine {

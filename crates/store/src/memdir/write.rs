@@ -432,7 +432,8 @@ impl Memdir {
             };
             // Measured on the text as it will be written, split as the release reads it: from
             // 2.1.284 a lone CR ends a line but counts none towards the 200.
-            let past_cap = super::health::line_past_cap(&doc.render_as(original, &self.release), at, &self.release);
+            let release = self.index_release(original);
+            let past_cap = super::health::line_past_cap(&doc.render_as(original, &release), at, &release);
             (at, added, doc.lines[at].text.clone(), past_cap)
         });
         match indexed {
