@@ -31,10 +31,15 @@ fn fixture(dir: &Path) {
     std::fs::write(dir.join("q.md"), "She said \u{201c}hi\u{201d} and it\u{2019}s fine\n").unwrap();
     std::fs::write(dir.join("nl.md"), "\n").unwrap();
     std::fs::write(dir.join("blank.md"), "\n\n\n").unwrap();
+    // Written on a classic Mac (lone CR line ends) and with mixed ends: where Claude Code's Read
+    // ends a topic file's lines, which the dream's safety net splits them by
+    // (`mneme_dream::safety`).
+    std::fs::write(dir.join("mac.md"), "---\rname: mac\rdescription: old Mac\r---\rfirst line\rsecond line\r").unwrap();
+    std::fs::write(dir.join("mixed.md"), "one\rtwo\r\nthree\nfour\r").unwrap();
     // Grep lists files newest first and Glob oldest first, by the millisecond: the two copies
     // get the same distinct mtimes (an hour before the test clock, so no staleness notes) and
     // their order does not depend on when each was written.
-    for (i, f) in ["MEMORY.md", "a.md", "b.md", "sub/c.md", "empty.md", "q.md", "nl.md", "blank.md"].iter().enumerate() {
+    for (i, f) in ["MEMORY.md", "a.md", "b.md", "sub/c.md", "empty.md", "q.md", "nl.md", "blank.md", "mac.md", "mixed.md"].iter().enumerate() {
         mneme_testsupport::set_mtime(&dir.join(f), 1_764_422_207 - 3_600 + 10 * i as i64);
     }
 }
@@ -104,6 +109,9 @@ fn calls(dir: &Path) -> Vec<Turn> {
         Turn::tool_use("Read", json!({"file_path": p("sub/c.md")})),
         Turn::tool_use("Read", json!({"file_path": p("sub/c.md")})),
         Turn::tool_use("Read", json!({"file_path": p("sub/c.md"), "offset": 1, "limit": 0})),
+        Turn::tool_use("Read", json!({"file_path": p("mac.md")})),
+        Turn::tool_use("Read", json!({"file_path": p("mixed.md")})),
+        Turn::tool_use("Read", json!({"file_path": p("mixed.md"), "offset": 2, "limit": 2})),
         Turn::text("done"),
     ]
 }
@@ -301,4 +309,12 @@ async fn check(binary: &Path) {
     }
     assert_eq!(theirs.len(), ours.len());
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    // A topic file's lines end at LF alone in every release, CRLF folded: a file of lone CRs is
+    // one numbered line with its CRs inside, and a mixed file's lone CR stays inside its line.
+    // The dream's safety net splits topic files so (`mneme_dream::safety`; only MEMORY.md's
+    // lone CRs end lines, from 2.1.284, row 9).
+    let mac = calls(&theirs_dir).len() - 4;
+    assert!(theirs[mac].0.starts_with("1\t---\rname: mac\rdescription: old Mac\r---\rfirst line\rsecond line"), "{:?}", theirs[mac]);
+    assert!(!theirs[mac].0.contains("\n2\t"), "{:?}", theirs[mac]);
+    assert!(theirs[mac + 1].0.starts_with("1\tone\rtwo\n2\tthree\n3\tfour"), "{:?}", theirs[mac + 1]);
 }

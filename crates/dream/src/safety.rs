@@ -13,7 +13,10 @@
 //! what the model knows; that is why lines, not files, are the unit here. An index's lines are
 //! the lines the dream's release reads in it: from 2.1.284 a lone CR ends one
 //! (`Profile::memory_index_crlf_to_lf`), and split on LF alone a classic Mac index was one line,
-//! weighed whole whatever the dream changed in it.
+//! weighed whole whatever the dream changed in it. A topic file's lines end at LF alone (CRLF
+//! folded) in every release, as Claude Code's Read numbers them, so a lone CR there stays
+//! inside its line (checked against 2.1.100, 2.1.197, 2.1.316 and 2.1.332 by
+//! `crates/agent/tests/differential.rs`).
 //!
 //! "Found" is deliberately simple and explainable: the line's words (lower-cased letter and
 //! digit runs, so punctuation, markdown and line wrapping do not matter) appear in one file in
@@ -463,6 +466,26 @@ mod tests {
         let d = dangling(&kept, &new);
         assert_eq!(d, [Dangling { index: "MEMORY.md".into(), line: "- [Jane](jane.md) — CLOSED — DO NOT CONTACT".into(), target: "jane.md".into() }]);
         assert!(dangling(&kept, &old).is_empty(), "one line, its link a.md's");
+    }
+
+    /// A topic file's lines end at LF alone in every release, CRLF folded, as Claude Code's Read
+    /// numbers them (2.1.100, 2.1.197, 2.1.316 and 2.1.332: `crates/agent/tests/differential.rs`,
+    /// the `mac.md` and `mixed.md` reads): a lone CR stays inside its line. Only MEMORY.md's
+    /// lone CRs end lines, from 2.1.284.
+    #[test]
+    fn a_topic_file_s_lines_end_at_lf_in_every_release() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        for release in [behaviours(ClaudeVersion::new(2, 1, 283)), behaviours(ClaudeVersion::new(2, 1, 284))] {
+            let f = F::new(&[("mac.md", "Tabs over spaces.\rDeploys freeze on Fridays.\r"), ("win.md", "Tabs over spaces.\r\nAsk Sam first.\r\n")]);
+            // One line with its CRs inside: dropping a sentence takes the whole line, which then
+            // is found nowhere as a whole.
+            let m = check(&f.changes(&[("mac.md", Some("Tabs over spaces.\r"))]), &[], &release);
+            assert_eq!(m.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["Tabs over spaces.\rDeploys freeze on Fridays."], "{m:#?}");
+            // CRLF lines are LF lines: the dropped one alone is weighed.
+            let m = check(&f.changes(&[("win.md", Some("Tabs over spaces.\r\n"))]), &[], &release);
+            assert_eq!(lost(&m), ["Ask Sam first."], "{m:#?}");
+            assert_eq!(m.len(), 1, "{m:#?}");
+        }
     }
 
     #[test]
