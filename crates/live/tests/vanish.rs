@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{mount_drive, settle, Shell};
+use common::{mount_drive, Shell};
 use mneme_testsupport::{write_file, TestHome};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -16,10 +16,9 @@ async fn the_config_home_removed_and_made_again_is_watched_again() {
     let mut s = Shell::new();
     s.heard(&s.memdir.join("MEMORY.md"), "- b\n").await;
     std::fs::remove_dir_all(s.home.config_home()).unwrap();
-    settle().await;
+    s.gone(&s.home.config_home()).await;
     write_file(&s.memdir.join("MEMORY.md"), "- c\n");
     s.all_active().await;
-    settle().await;
     s.heard(&s.memdir.join("MEMORY.md"), "- d\n").await;
     s.heard(&s.home.config_home().join("CLAUDE.md"), "user\n").await;
 }
@@ -27,10 +26,11 @@ async fn the_config_home_removed_and_made_again_is_watched_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_memory_folder_removed_and_made_again_is_heard() {
     let mut s = Shell::new();
-    std::fs::remove_dir_all(&s.memdir).unwrap();
-    settle().await;
-    write_file(&s.memdir.join("MEMORY.md"), "- c\n");
-    settle().await;
+    let memdir = s.memdir.clone();
+    std::fs::remove_dir_all(&memdir).unwrap();
+    // The projects folder's watch covers it: the removal is seen when pages hear of it.
+    s.told_of(&memdir).await;
+    s.heard(&memdir.join("MEMORY.md"), "- c\n").await;
     s.heard(&s.memdir.join("topic.md"), "x\n").await;
 }
 
@@ -39,9 +39,9 @@ async fn a_project_renamed_away_and_back_is_heard() {
     let mut s = Shell::new();
     let away = s.home.root.join("repo-away");
     std::fs::rename(&s.repo, &away).unwrap();
-    settle().await;
+    s.gone(&s.repo).await;
     std::fs::rename(&away, &s.repo).unwrap();
-    settle().await;
+    s.all_active().await;
     s.heard(&s.repo.join("CLAUDE.md"), "again\n").await;
     s.heard(&s.repo.join(".claude/rules/style.md"), "RULE2\n").await;
 }
@@ -50,9 +50,9 @@ async fn a_project_renamed_away_and_back_is_heard() {
 async fn a_project_removed_and_made_again_is_heard() {
     let mut s = Shell::new();
     std::fs::remove_dir_all(&s.repo).unwrap();
-    settle().await;
+    s.gone(&s.repo).await;
     write_file(&s.repo.join(".claude/rules/style.md"), "RULE2\n");
-    settle().await;
+    s.all_active().await;
     s.heard(&s.repo.join("CLAUDE.md"), "again\n").await;
     s.heard(&s.repo.join(".claude/rules/style.md"), "RULE3\n").await;
 }
@@ -61,9 +61,9 @@ async fn a_project_removed_and_made_again_is_heard() {
 async fn a_claude_folder_made_after_the_shell_asked_is_heard() {
     let mut s = Shell::new();
     std::fs::remove_dir_all(s.repo.join(".claude")).unwrap();
-    settle().await;
+    s.gone(&s.repo.join(".claude")).await;
     write_file(&s.repo.join(".claude/rules/style.md"), "RULE2\n");
-    settle().await;
+    s.all_active().await;
     s.heard(&s.repo.join(".claude/rules/other.md"), "RULE3\n").await;
 }
 
@@ -72,11 +72,13 @@ async fn a_project_replaced_by_a_file_and_back_is_heard() {
     let mut s = Shell::new();
     std::fs::remove_dir_all(&s.repo).unwrap();
     std::fs::write(&s.repo, "not a folder").unwrap();
-    settle().await;
-    settle().await;
+    s.gone(&s.repo).await;
+    // The watcher looks for the folder while a file stands there, and must not watch that.
+    s.after_a_look("a file stands there").await;
+    s.gone(&s.repo).await;
     std::fs::remove_file(&s.repo).unwrap();
     write_file(&s.repo.join("CLAUDE.md"), "back\n");
-    settle().await;
+    s.back(&s.repo).await;
     s.heard(&s.repo.join("CLAUDE.md"), "again\n").await;
 }
 
@@ -97,7 +99,7 @@ async fn a_project_on_a_drive_unmounted_and_mounted_again_is_heard() {
     s.until("the unmounted project is still listed as watched", |f| !f.iter().any(|f| f.path == repo && f.active)).await;
     drive.mount_again();
     write_file(&repo.join(".claude/rules/style.md"), "RULE2\n");
-    settle().await;
+    s.all_active().await;
     s.heard(&repo.join("CLAUDE.md"), "two\n").await;
     s.heard(&repo.join(".claude/rules/style.md"), "RULE3\n").await;
 }

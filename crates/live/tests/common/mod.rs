@@ -1,7 +1,7 @@
 //! What the watcher's integration tests share: a running watcher over a temporary home (hermetic)
 //! with one project, and its context view through the watcher's cache ([`World`]); a shell that
-//! opened one project and waits for pages to hear of changes ([`Shell`]); one way to wait for
-//! something the watcher does ([`until`]); a tmpfs "drive" mounted as root and always unmounted
+//! opened one project and waits for pages to hear of changes ([`Shell`]); ways to wait for
+//! something the watcher does ([`until`], [`Shell::after_a_look`]); a tmpfs "drive" mounted as root and always unmounted
 //! ([`Drive`], `mneme_testsupport::tmpfs`).
 
 // Each test file is its own crate and uses only some of these.
@@ -138,6 +138,38 @@ impl Shell {
     /// Every folder the shell asked for is watched (again).
     pub async fn all_active(&self) {
         self.until("not watched again", |f| f.iter().all(|f| f.active)).await;
+    }
+
+    /// `dir`, which the shell asked for, is no longer watched: the watcher saw it go.
+    pub async fn gone(&self, dir: &Path) {
+        self.until(&format!("{} still watched", dir.display()), |f| f.iter().any(|f| f.path == dir && !f.active)).await;
+    }
+
+    /// `dir`, which the shell asked for, is watched (again).
+    pub async fn back(&self, dir: &Path) {
+        self.until(&format!("{} not watched again", dir.display()), |f| f.iter().any(|f| f.path == dir && f.active)).await;
+    }
+
+    /// Waits until pages hear of `path` (its removal, say) without writing it; fails after 10 s.
+    pub async fn told_of(&mut self, path: &Path) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let batch = tokio::time::timeout_at(deadline, self.changes.recv()).await;
+            let batch = batch.unwrap_or_else(|_| panic!("pages never heard of {}", path.display())).expect("the watcher runs");
+            if batch.iter().any(|p| p == path) {
+                return;
+            }
+        }
+    }
+
+    /// Returns once the watcher has looked at its folders again since this was called
+    /// (forgotten what was removed, looked for what it waits for): pages hear of a file written
+    /// now in the memory folder only in a batch gathered after the write, and the watcher
+    /// gathers a batch before it looks. The memory folder must be there; `what` is written
+    /// to its index.
+    pub async fn after_a_look(&mut self, what: &str) {
+        let index = self.memdir.join("MEMORY.md");
+        self.heard(&index, &format!("- {what}\n")).await;
     }
 }
 
