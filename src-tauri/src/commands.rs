@@ -1,7 +1,7 @@
 //! One Tauri command per api operation, generated from [`mneme_api::operations!`] — the same
 //! list `mneme serve`'s routes come from. Each takes the operation's request as one argument
 //! named `req` (so `invoke(name, { req: body })` is the whole transport, with the body
-//! `mneme serve` takes), runs the operation on a blocking thread (they read and write files)
+//! `mneme serve` takes), runs the operation on a thread of its own (they read and write files)
 //! and answers with its answer type or the api's `{code, message}` [`ApiError`].
 //!
 //! Only [`DESKTOP_ONLY`] commands are written by hand here: they act on the desktop itself.
@@ -21,7 +21,7 @@ pub const DESKTOP_ONLY: &[&str] = &["open_in_editor", "reveal", "about"];
 
 /// Runs operation `name` for `req` the way `mneme serve` runs its methods
 /// (`mneme_api::drive_check::guarded`): the drive of the folder the request names asked first,
-/// then the operation on a blocking thread, waited for at most the session's patience, so a
+/// then the operation on a thread of its own, waited for at most the session's patience, so a
 /// project on a drive that stops answering is answered `unavailable` instead of leaving the
 /// screen waiting for ever.
 pub async fn engine<R: NamesFolder + Send + 'static, T: Send + 'static>(

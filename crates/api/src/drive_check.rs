@@ -5,7 +5,7 @@
 //! 1. Before the operation, the drive of the folder the request names ([`NamesFolder`]) is asked
 //!    (`mneme_store::drive::answers`: `statfs`, at most `drive::PATIENCE`); one that does not
 //!    answer gets [`not_answering`] at once.
-//! 2. The operation runs on a blocking thread, and the shell waits for it at most a patience
+//! 2. The operation runs on a thread of its own, and the shell waits for it at most a patience
 //!    ([`OPERATION_PATIENCE`] unless the shell was built with another). Every system call under a
 //!    hung drive blocks until it answers and nothing can interrupt it, so when the patience runs
 //!    out the thread is left behind (it ends by itself when the drive answers) and the request
@@ -14,11 +14,15 @@
 //!    elsewhere, is the likely one). Operations that wait on a model, a team server or Claude
 //!    Code itself ([`WAITS_ON_OTHERS`]) may take longer than any patience on a healthy drive:
 //!    for them the drive is asked each time the patience runs out, and only a drive that does
-//!    not answer ends the wait (their own time limits cover the rest).
-//! 3. While a request given up on is still blocked, later requests naming the same folder are
-//!    answered at once with [`still_stuck`] instead of queueing behind it (on the drive, or on a
-//!    lock it holds: a memory folder's `flock`), so a hung drive costs one blocked thread per
-//!    folder however often the page asks, as the drive check's own looks do.
+//!    not answer ends the wait, or [`PATIENT_ROUNDS`] patiences (a hung drive the folder's
+//!    check cannot see, such as a memory folder elsewhere, or one an operation naming no folder
+//!    reads: `version_check` runs Claude Code in the project used last).
+//! 3. While a request given up on is still blocked, later requests naming the same folder (or,
+//!    naming none, of the same operation) are answered at once with [`still_stuck`] instead of
+//!    queueing behind it, on the drive or on a lock it holds (a memory folder's `flock`, the
+//!    one-per-machine lock of `version_check` and of the agent-memory probe), so a hung drive
+//!    costs one blocked thread per folder however often the page asks, as the drive check's own
+//!    looks do.
 
 use crate::ops::*;
 use crate::{ApiError, ErrorCode};
@@ -31,6 +35,11 @@ use std::time::Duration;
 /// that only reads and writes files takes on a healthy drive (the largest memory folders list in
 /// well under a second), short enough that a person is told what is wrong while still looking.
 pub const OPERATION_PATIENCE: Duration = Duration::from_secs(60);
+
+/// How many patiences an operation of [`WAITS_ON_OTHERS`] is waited for at most while its
+/// folder's drive answers (30 minutes with [`OPERATION_PATIENCE`]): longer than a dream or an
+/// extraction takes with a slow model, and still an end.
+pub const PATIENT_ROUNDS: u32 = 30;
 
 /// Operations that wait on something other than the drive (a model, a team server, the user's
 /// own Claude Code, the OS keyring): no patience is too short for them to exceed on a healthy
@@ -109,13 +118,17 @@ pub fn gave_up(waited: Duration) -> ApiError {
     )
 }
 
-/// The answer for a request naming a folder an earlier request given up on is still blocked in.
-pub fn still_stuck(folder: &Path) -> ApiError {
+/// The answer for a request naming a folder an earlier request given up on is still blocked in
+/// (or, naming none, for the same operation as one still blocked: `folder` is `None`).
+pub fn still_stuck(folder: Option<&Path>, name: &str) -> ApiError {
+    let what = match folder {
+        Some(f) => format!("An earlier request for {}", f.display()),
+        None => format!("An earlier request of the same kind ({name})"),
+    };
     ApiError::new(
         ErrorCode::Unavailable,
         format!(
-            "An earlier request for {} is still waiting on a drive that stopped answering (this project's folder or its memory folder), so Mneme does not start another. It will try again once that drive answers; check the drive or its connection.",
-            folder.display()
+            "{what} is still waiting on a drive that stopped answering (a project's folder or its memory folder), so Mneme does not start another. It will try again once that drive answers; check the drive or its connection."
         ),
     )
 }
@@ -128,10 +141,26 @@ fn seconds(d: Duration) -> String {
     }
 }
 
-/// The requests given up on that are still blocked, by folder.
-static STUCK: Mutex<Option<HashMap<PathBuf, usize>>> = Mutex::new(None);
+/// What a blocked request holds up: the folder it names, or the operation when it names none.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Folder(PathBuf),
+    Operation(String),
+}
 
-fn stuck() -> std::sync::MutexGuard<'static, Option<HashMap<PathBuf, usize>>> {
+impl Key {
+    fn of(name: &str, folder: Option<&Path>) -> Key {
+        match folder {
+            Some(f) => Key::Folder(f.to_path_buf()),
+            None => Key::Operation(name.to_string()),
+        }
+    }
+}
+
+/// The requests given up on that are still blocked, by what they hold up.
+static STUCK: Mutex<Option<HashMap<Key, usize>>> = Mutex::new(None);
+
+fn stuck() -> std::sync::MutexGuard<'static, Option<HashMap<Key, usize>>> {
     STUCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -140,7 +169,7 @@ fn stuck() -> std::sync::MutexGuard<'static, Option<HashMap<PathBuf, usize>>> {
 #[derive(Default)]
 struct Blocked {
     returned: bool,
-    counted_in: Option<PathBuf>,
+    counted_in: Option<Key>,
 }
 
 /// Held by the operation's thread: when it returns (or panics), it is no longer blocked.
@@ -150,69 +179,79 @@ impl Drop for Returns {
     fn drop(&mut self) {
         let mut b = self.0.lock().unwrap_or_else(|e| e.into_inner());
         b.returned = true;
-        let Some(folder) = b.counted_in.take() else { return };
+        let Some(key) = b.counted_in.take() else { return };
         if let Some(map) = stuck().as_mut() {
-            if let Some(n) = map.get_mut(&folder) {
+            if let Some(n) = map.get_mut(&key) {
                 *n -= 1;
                 if *n == 0 {
-                    map.remove(&folder);
+                    map.remove(&key);
                 }
             }
         }
     }
 }
 
-/// Counts the operation as blocked in `folder` unless it returned already.
-fn count_blocked(blocked: &Mutex<Blocked>, folder: &Path) {
+/// Counts the operation as blocked, holding up `key`, unless it returned already.
+fn count_blocked(blocked: &Mutex<Blocked>, key: Key) {
     let mut b = blocked.lock().unwrap_or_else(|e| e.into_inner());
     if !b.returned {
-        b.counted_in = Some(folder.to_path_buf());
-        *stuck().get_or_insert_with(HashMap::new).entry(folder.to_path_buf()).or_default() += 1;
+        *stuck().get_or_insert_with(HashMap::new).entry(key.clone()).or_default() += 1;
+        b.counted_in = Some(key);
     }
 }
 
 /// Runs the operation `name` for a request naming `folder` (already taken from the shell's start
-/// folder) as the module overview says: the drive asked first, then the operation on a blocking
-/// thread waited for at most `patience` (each time, for [`WAITS_ON_OTHERS`]). Call from inside a
-/// tokio runtime (both shells are).
+/// folder) as the module overview says: the drive asked first, then the operation on a thread of
+/// its own waited for at most `patience` (for [`WAITS_ON_OTHERS`]: while the drive answers, up
+/// to [`PATIENT_ROUNDS`] patiences). Call from inside a tokio runtime (both shells are).
 pub async fn guarded<T: Send + 'static>(
     name: &str,
     folder: Option<PathBuf>,
     patience: Duration,
     op: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
+    let key = Key::of(name, folder.as_deref());
+    if stuck().as_ref().is_some_and(|m| m.contains_key(&key)) {
+        return Err(still_stuck(folder.as_deref(), name));
+    }
     if let Some(folder) = &folder {
-        if stuck().as_ref().is_some_and(|m| m.contains_key(folder)) {
-            return Err(still_stuck(folder));
-        }
         if !answers(folder).await {
             return Err(not_answering(folder));
         }
     }
     let blocked = Arc::new(Mutex::new(Blocked::default()));
     let returns = Returns(blocked.clone());
-    let mut task = tokio::task::spawn_blocking(move || {
-        let _returns = returns;
-        op()
-    });
+    // A thread of its own rather than the runtime's blocking pool: dropping a runtime waits for
+    // its blocking tasks, so one stuck on a hung drive would keep `mneme serve` from exiting.
+    let (tx, mut answer) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("mneme-operation".into())
+        .spawn(move || {
+            let _returns = returns;
+            let _ = tx.send(op());
+        })
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::Io,
+                format!("Mneme could not start a thread for this request: {e}. The system is short of threads or memory; close some programs and try again."),
+            )
+        })?;
     let patient = WAITS_ON_OTHERS.contains(&name);
     let mut waited = Duration::ZERO;
     loop {
-        match tokio::time::timeout(patience, &mut task).await {
+        match tokio::time::timeout(patience, &mut answer).await {
             Ok(Ok(answer)) => return answer,
-            Ok(Err(e)) => return Err(ApiError::new(ErrorCode::Io, format!("The request failed inside Mneme: {e}."))),
+            Ok(Err(_)) => return Err(ApiError::new(ErrorCode::Io, "The request failed inside Mneme (the operation panicked); the error output has the details.")),
             Err(_) => {
                 waited += patience;
                 let drive_answers = match &folder {
                     Some(f) => answers(f).await,
                     None => true,
                 };
-                if patient && drive_answers {
+                if patient && drive_answers && waited < patience * PATIENT_ROUNDS {
                     continue;
                 }
-                if let Some(f) = &folder {
-                    count_blocked(&blocked, f);
-                }
+                count_blocked(&blocked, key);
                 return Err(match (&folder, drive_answers) {
                     (Some(f), false) => stopped_answering(f, waited),
                     _ => gave_up(waited),
@@ -299,12 +338,47 @@ mod tests {
             std::thread::sleep(Duration::from_millis(300));
             release.send(()).unwrap();
         });
-        let answer = rt.block_on(guarded("run_dream", Some(dir.path().to_path_buf()), Duration::from_millis(20), move || {
+        let answer = rt.block_on(guarded("run_dream", Some(dir.path().to_path_buf()), Duration::from_millis(50), move || {
             blocked.recv().unwrap();
             Ok("dreamt")
         }));
         releaser.join().unwrap();
         assert_eq!(answer.unwrap(), "dreamt");
+    }
+
+    /// An operation that waits on others is given up on after [`PATIENT_ROUNDS`] patiences even
+    /// while the drive answers (here it names no folder, as `version_check`, which runs Claude
+    /// Code in the project used last holding a lock of its own); while it stays blocked, the
+    /// same operation fails at once instead of queueing behind it, and others run.
+    #[test]
+    fn an_operation_naming_no_folder_is_given_up_on_in_the_end_and_fails_fast_meanwhile() {
+        let rt = runtime();
+        let (release, blocked) = mpsc::channel::<()>();
+        let (returned_tx, returned) = mpsc::channel::<()>();
+        // Waited for on a thread of its own, so a wait without an end fails the test instead.
+        let (answer_tx, answer) = mpsc::channel();
+        std::thread::spawn(move || {
+            let first = runtime().block_on(guarded("version_check", None, Duration::from_millis(10), move || {
+                let _ = blocked.recv();
+                let _ = returned_tx.send(());
+                Ok(())
+            }));
+            let _ = answer_tx.send(first);
+        });
+        let e = answer.recv_timeout(Duration::from_secs(60)).expect("the operation was waited for without an end").unwrap_err();
+        assert!(e.message.contains(&format!("did not finish within {} ms", 10 * PATIENT_ROUNDS)), "{}", e.message);
+        let again = rt.block_on(guarded("version_check", None, OPERATION_PATIENCE, || Ok(()))).unwrap_err();
+        assert!(again.message.contains("An earlier request of the same kind (version_check) is still waiting"), "{}", again.message);
+        assert_eq!(rt.block_on(guarded("claude_code", None, OPERATION_PATIENCE, || Ok(5))).unwrap(), 5);
+        release.send(()).unwrap();
+        returned.recv_timeout(Duration::from_secs(60)).expect("the blocked operation returns");
+        let answer = loop {
+            match rt.block_on(guarded("version_check", None, OPERATION_PATIENCE, || Ok(6))) {
+                Err(e) if e.message.contains("still waiting") => std::thread::yield_now(),
+                other => break other,
+            }
+        };
+        assert_eq!(answer.unwrap(), 6);
     }
 
     /// An operation's own error and answer pass through untouched.

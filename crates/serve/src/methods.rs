@@ -34,7 +34,7 @@ pub(crate) async fn call(State(state): State<Arc<AppState>>, UrlPath(method): Ur
     if method.contains('_') || !mneme_api::ops::NAMES.contains(&name.as_str()) {
         return error_response(StatusCode::NOT_FOUND, "not_found", &format!("There is no API method '{method}'."));
     }
-    // Parsed, the drive of the folder it names asked, and run on a blocking thread waited for
+    // Parsed, the drive of the folder it names asked, and run on a thread of its own waited for
     // at most the server's patience, as the desktop app's commands are
     // (`mneme_api::drive_check`): a project on a drive that stopped answering is told at once,
     // and one that stops answering mid-request costs a thread left behind, not the request.
