@@ -959,10 +959,12 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
                 mneme_api::ErrorCode::Conflict => anyhow::anyhow!(
                     "{rel_path} changed on disk since revision {revision} (Claude Code may have written it); nothing was saved. `mneme memories show {rel_path} --json` gives its text and revision now: save again with that --revision to replace it."
                 ),
-                // The shared message says to reload a file, as the app does.
-                mneme_api::ErrorCode::InvalidInput => anyhow::anyhow!(
+                // The shared message for a revision Mneme never handed out says to reload the
+                // file, as the app does; here the way is a command. Other refusals (a file that
+                // is not UTF-8, with its own command) have nothing to do with the revision.
+                mneme_api::ErrorCode::InvalidInput if e.message.contains(REVISION_RELOAD) => anyhow::anyhow!(
                     "{}; nothing was saved. `mneme memories show {rel_path} --json` gives the current revision.",
-                    e.message.trim_end_matches('.').replace("; reload the file to get a fresh one", "")
+                    e.message.trim_end_matches('.').replace(REVISION_RELOAD, "")
                 ),
                 _ => e.into(),
             })?;
@@ -1017,6 +1019,10 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
     }
     Ok(())
 }
+
+/// How the shared refusal of a revision Mneme never handed out ends (the store's words): the
+/// app reloads the file, the command line names the command that gives a revision.
+const REVISION_RELOAD: &str = "; reload the file to get a fresh one";
 
 /// A trash id that is not one: the shared message tells the app to reload its trash list; here
 /// the list is a command.

@@ -126,6 +126,23 @@ fn a_made_up_revision_says_where_to_get_one() {
     assert_eq!(fs::read(mem.join("tabs.md")).unwrap(), before);
 }
 
+/// A memory file that is not UTF-8 is refused with the command that converts it; the revision
+/// hint the command line gives a made-up revision ("`mneme memories show … --json` gives the
+/// current revision") was appended to this refusal too, where the revision was not the problem.
+#[test]
+fn saving_over_a_file_that_is_not_utf8_names_the_conversion_not_the_revision() {
+    let (h, repo, mem) = project();
+    let latin = b"---\nname: tabs\ndescription: Use tabs\ntype: feedback\n---\n\nCaf\xe9 indents with tabs.\n";
+    fs::write(mem.join("tabs.md"), latin).unwrap();
+    let shown = common::succeeded(run(&h, &repo, &["memories", "show", "tabs", "--json"], None), &["memories", "show"]);
+    let revision = serde_json::from_str::<serde_json::Value>(&shown).unwrap()["revision"].as_str().unwrap().to_string();
+    let args = ["memories", "save", "tabs", "--revision", &revision];
+    let err = clean_error(run(&h, &repo, &args, Some("---\nname: tabs\n---\nnew\n")), &args);
+    assert!(err.contains("tabs.md because it is not UTF-8 text") && err.contains("`iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.new`"), "{err}");
+    assert!(!err.contains("revision"), "{err}");
+    assert_eq!(fs::read(mem.join("tabs.md")).unwrap(), latin, "the file keeps its bytes");
+}
+
 /// `memories edit NAME` with no change asked for answered "saved" and rewrote nothing; it now
 /// says which options change something.
 #[test]
