@@ -11,9 +11,9 @@
 //!
 //! Claude Code loads `MEMORY.md` into every session, so an index line can be the only copy of
 //! what the model knows; that is why lines, not files, are the unit here. An index's lines are
-//! the lines the dream's release reads in it: from 2.1.284 a lone CR ends one
-//! (`Profile::memory_index_crlf_to_lf`), and split on LF alone a classic Mac index was one line,
-//! weighed whole whatever the dream changed in it. A topic file's lines end at LF alone (CRLF
+//! its entries as Mneme's index reading splits them: a lone CR ends one in every release (no
+//! release counts it as a line towards the cap), and split on LF alone a classic Mac index was
+//! one line, weighed whole whatever the dream changed in it. A topic file's lines end at LF alone (CRLF
 //! folded) in every release, as Claude Code's Read numbers them, so a lone CR there stays
 //! inside its line (checked against 2.1.100, 2.1.197, 2.1.316 and 2.1.332 by
 //! `crates/agent/tests/differential.rs`).
@@ -162,10 +162,11 @@ fn pieces(rel: &str, line: &str, in_frontmatter: bool, root: &Path) -> Vec<Strin
     vec![line.to_string()]
 }
 
-/// Whether the lines of the file at `rel` end at a lone CR too: an index, for a release that
-/// reads one there as a line end.
-fn lone_cr_ends_lines(rel: &str, release: &Profile) -> bool {
-    is_index(rel) && release.memory_index_crlf_to_lf
+/// Whether the lines of the file at `rel` end at a lone CR too: an index, whose entries Mneme
+/// splits there in every release (`mneme_store`'s index reading; a lone CR never counts as a
+/// line towards the cap, so the same entries load in every release).
+fn lone_cr_ends_lines(rel: &str, _release: &Profile) -> bool {
+    is_index(rel)
 }
 
 /// The lines of `content` with whether each sits in the frontmatter block: split on LF (a CR
@@ -447,31 +448,32 @@ mod tests {
         assert_eq!(lost(&m), ["Use tabs, never spaces."], "{m:#?}");
     }
 
-    /// From 2.1.284 a lone CR ends an index line: a dropped line is weighed on its own, and an
-    /// index line left pointing at a memory the dream removes is found past the first entry.
-    /// Before, the CR is inside its line, and the index is one line to the release.
+    /// A lone CR ends an index line in every release: a dropped line is weighed on its own, and
+    /// an index line left pointing at a memory the dream removes is found past the first entry
+    /// (up to 2.1.283 the index was once weighed as one line, and the dangling line was missed).
     #[test]
-    fn a_lone_cr_index_is_weighed_line_by_line_as_the_release_reads_it() {
+    fn a_lone_cr_index_is_weighed_line_by_line_in_every_release() {
         use mneme_core::versions::{behaviours, ClaudeVersion};
         let (old, new) = (behaviours(ClaudeVersion::new(2, 1, 283)), behaviours(ClaudeVersion::new(2, 1, 284)));
         let f = F::new(&[("MEMORY.md", "# Index\r- [A](a.md) — alpha\r- [Jane](jane.md) — CLOSED — DO NOT CONTACT\r"), ("a.md", "Alpha.\n"), ("jane.md", "x\n")]);
         let dropped = f.changes(&[("MEMORY.md", Some("# Index\r- [A](a.md) — alpha\r"))]);
-        let m = check(&dropped, &[], &new);
-        assert_eq!(lost(&m), ["- [Jane](jane.md) — CLOSED — DO NOT CONTACT"], "{m:#?}");
-        assert_eq!(m.len(), 1, "{m:#?}");
-        let m = check(&dropped, &[], &old);
-        assert_eq!(m.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["# Index\r- [A](a.md) — alpha\r- [Jane](jane.md) — CLOSED — DO NOT CONTACT"]);
+        for release in [&old, &new] {
+            let m = check(&dropped, &[], release);
+            assert_eq!(lost(&m), ["- [Jane](jane.md) — CLOSED — DO NOT CONTACT"], "{m:#?}");
+            assert_eq!(m.len(), 1, "{m:#?}");
+        }
 
         let kept = f.changes(&[("MEMORY.md", Some("# Index.\r- [A](a.md) — alpha\r- [Jane](jane.md) — CLOSED — DO NOT CONTACT\r")), ("jane.md", None)]);
-        let d = dangling(&kept, &new);
-        assert_eq!(d, [Dangling { index: "MEMORY.md".into(), line: "- [Jane](jane.md) — CLOSED — DO NOT CONTACT".into(), target: "jane.md".into() }]);
-        assert!(dangling(&kept, &old).is_empty(), "one line, its link a.md's");
+        for release in [&old, &new] {
+            let d = dangling(&kept, release);
+            assert_eq!(d, [Dangling { index: "MEMORY.md".into(), line: "- [Jane](jane.md) — CLOSED — DO NOT CONTACT".into(), target: "jane.md".into() }]);
+        }
     }
 
     /// A topic file's lines end at LF alone in every release, CRLF folded, as Claude Code's Read
     /// numbers them (2.1.100, 2.1.197, 2.1.316 and 2.1.332: `crates/agent/tests/differential.rs`,
     /// the `mac.md` and `mixed.md` reads): a lone CR stays inside its line. Only MEMORY.md's
-    /// lone CRs end lines, from 2.1.284.
+    /// lone CRs end lines.
     #[test]
     fn a_topic_file_s_lines_end_at_lf_in_every_release() {
         use mneme_core::versions::{behaviours, ClaudeVersion};

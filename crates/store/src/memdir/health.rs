@@ -735,11 +735,13 @@ mod tests {
         assert!(h.index.line_truncated && !h.index.unit_truncated);
     }
 
-    /// From 2.1.284 a lone CR ends an index line, but the cap counts it as no line: an index of
-    /// 207 LF lines, one of them holding a lone CR, is cut after its 200th LF line, which the
-    /// session reads as 201 lines. Before 2.1.284 the CR is inside its line.
+    /// A lone CR ends an index line, but the cap counts it as no line: an index of 207 LF lines,
+    /// one of them holding a lone CR, is cut after its 200th LF line, which the session reads as
+    /// 201 lines from 2.1.284 (the CR sent as LF). Before 2.1.284 the CR is sent as it is, and the
+    /// same entries load, so health lists the same ones (it once read the CR's two entries as one
+    /// line there, and called the second unindexed).
     #[test]
-    fn a_lone_cr_ends_a_line_from_2_1_284_but_counts_no_line_towards_the_cap() {
+    fn a_lone_cr_ends_a_line_but_counts_no_line_towards_the_cap() {
         use mneme_core::versions::{behaviours, ClaudeVersion};
         let content = entries(207).replacen("\n- [m2]", "\r- [m2]", 1);
         let t = TestDir::new();
@@ -750,8 +752,9 @@ mod tests {
         assert_eq!(h.index.past_cap.iter().map(|r| (r.line, r.rel_path.as_str())).collect::<Vec<_>>()[..2], [(202, "m202.md"), (203, "m203.md")]);
         assert_eq!(h.unindexed_count, 0);
         let old = t.memdir().for_release(&behaviours(ClaudeVersion::new(2, 1, 283))).health();
-        assert_eq!((old.index.loaded_through_line, old.index.entry_count), (200, 206), "{old:#?}");
-        assert_eq!(old.index.past_cap.first().map(|r| (r.line, r.rel_path.as_str())), Some((201, "m202.md")));
+        assert_eq!((old.index.line_count, old.index.loaded_through_line, old.index.entry_count), (206, 201, 207), "{old:#?}");
+        assert_eq!(old.index.past_cap.first().map(|r| (r.line, r.rel_path.as_str())), Some((202, "m202.md")));
+        assert_eq!(old.unindexed_count, 0);
 
         // A file of lone CRs only is one line to the cap: every entry loads.
         let mac = entries(250).replace('\n', "\r");

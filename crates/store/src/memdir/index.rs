@@ -17,13 +17,17 @@ use serde::Serialize;
 use std::borrow::Cow;
 use std::path::Path;
 
-/// Whether `release` reads the lone CRs of `content` (a classic Mac line end: a CR with no LF
-/// after it) as line ends of the index. From 2.1.284 Claude Code turns MEMORY.md's CRLF into
-/// LF before measuring it and sends each lone CR as LF after the cut, so the model reads a line
-/// there (row 9 of docs/claude-code-versions.md, `Profile::memory_index_crlf_to_lf`). Earlier
-/// releases send the CR inside the line, so their index has one line where a newer one has many.
-pub(crate) fn lone_cr_ends_lines(content: &str, release: &Profile) -> bool {
-    release.memory_index_crlf_to_lf && has_lone_cr(content)
+/// Whether the lone CRs of `content` (a classic Mac line end: a CR with no LF after it) end
+/// lines of the index — in every release. From 2.1.284 Claude Code sends each lone CR as LF
+/// after the cut, and earlier releases send the CR itself; in none does a lone CR count as a
+/// line towards the 200 (row 9 of docs/claude-code-versions.md), so the same entries load
+/// either way. Reading such an index as one line for the older releases made every edit of one
+/// entry an edit of all of them (removing the first memory emptied the index, Fix index added
+/// duplicates of the entries it could no longer see), so entries are always split at a lone
+/// CR; what the release changes is only how the index is measured (`release` is kept for the
+/// callers' symmetry with the measuring functions).
+pub(crate) fn lone_cr_ends_lines(content: &str, _release: &Profile) -> bool {
+    has_lone_cr(content)
 }
 
 fn has_lone_cr(content: &str) -> bool {
@@ -32,7 +36,7 @@ fn has_lone_cr(content: &str) -> bool {
 }
 
 /// `content` with each lone CR made LF (CRLF left as it is): the lines [`IndexDoc::parse`]
-/// then finds are those `release` reads.
+/// then finds are the index's entries as [`lone_cr_ends_lines`] splits them.
 fn lines_as_read<'a>(content: &'a str, release: &Profile) -> Cow<'a, str> {
     if !lone_cr_ends_lines(content, release) {
         return Cow::Borrowed(content);
@@ -511,8 +515,8 @@ impl IndexDoc {
         IndexDoc { lines, trailing_newline }
     }
 
-    /// The lines `release` reads in `content`: [`IndexDoc::parse`], except that where the
-    /// release reads a lone CR as a line end (from 2.1.284), it ends a line here too. Render
+    /// The lines of `content` as an index: [`IndexDoc::parse`], except that a lone CR ends a
+    /// line too (in every release, see [`lone_cr_ends_lines`]). Render
     /// such a doc with [`IndexDoc::render_as`], which puts the lone CRs back.
     pub fn parse_as(content: &str, release: &Profile) -> IndexDoc {
         IndexDoc::parse(&lines_as_read(content, release))
@@ -860,7 +864,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_cr_ends_a_line_for_the_releases_that_read_it_so() {
+    fn a_lone_cr_ends_a_line_in_every_release() {
         use mneme_core::versions::{behaviours, ClaudeVersion};
         let (old, new) = (behaviours(ClaudeVersion::new(2, 1, 283)), behaviours(ClaudeVersion::new(2, 1, 284)));
         let index = "# M\r- [A](a.md)\r\n- [B](b.md)\r- [C](c.md)\n\r";
@@ -868,7 +872,7 @@ mod tests {
             parse_index_as(index, Scope::Private, Path::new("/m"), release).into_iter().filter_map(|l| Some((l.number, l.entry?.rel_path))).collect()
         };
         assert_eq!(targets(&new), [(2, "a.md".to_string()), (3, "b.md".into()), (4, "c.md".into())]);
-        assert_eq!(targets(&old), [(1, "a.md".to_string()), (2, "b.md".into())]);
+        assert_eq!(targets(&old), targets(&new));
         for s in ["", "\r", "a\rb", "a\rb\r", "a\r\rb\r\n\r", "x\ry\n", "\r\n\r"] {
             for release in [&old, &new] {
                 assert_eq!(IndexDoc::parse_as(s, release).render_as(s, release), s, "{s:?}");
