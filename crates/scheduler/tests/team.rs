@@ -196,6 +196,8 @@ struct ServerState {
     held: BTreeMap<String, String>,
     /// Pushes still to acknowledge and then lose (the rest are kept).
     drops_left: usize,
+    /// A key every push is acknowledged with and then loses, keeping the push's other entries.
+    loses: Option<&'static str>,
     /// The entries of every push it was sent, oldest first.
     puts: Vec<BTreeMap<String, String>>,
     /// Pulls (GETs of the whole tree) it answered.
@@ -207,9 +209,18 @@ struct ServerState {
 /// commit, a restore from backup). Pulls get what it holds, and 304 for the checksum of that,
 /// as a real server does; so a pull after a push always gets a whole answer.
 fn dropping_server(drops_left: usize) -> (String, Arc<Mutex<ServerState>>) {
+    serve(ServerState { drops_left, ..Default::default() })
+}
+
+/// As [`dropping_server`], losing only `key`, at every push.
+fn losing_server(key: &'static str) -> (String, Arc<Mutex<ServerState>>) {
+    serve(ServerState { loses: Some(key), ..Default::default() })
+}
+
+fn serve(state: ServerState) -> (String, Arc<Mutex<ServerState>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let state = Arc::new(Mutex::new(ServerState { drops_left, ..Default::default() }));
+    let state = Arc::new(Mutex::new(state));
     let s = state.clone();
     std::thread::spawn(move || {
         for conn in listener.incoming() {
@@ -233,7 +244,8 @@ fn answer(request: &str, s: &mut ServerState) -> String {
         if s.drops_left > 0 {
             s.drops_left -= 1;
         } else {
-            s.held.extend(entries);
+            let loses = s.loses;
+            s.held.extend(entries.into_iter().filter(|(k, _)| Some(k.as_str()) != loses));
         }
         // A checksum no pull is answered with: the next pull gets the whole tree.
         return json("200 OK", format!(r#"{{"checksum":"sha256:ack{}"}}"#, s.puts.len()));
@@ -331,20 +343,25 @@ fn a_push_the_server_lost_is_pushed_again_by_the_next_scheduled_pull() {
 /// again; an edit here sends the file again.
 #[test]
 fn a_file_the_server_keeps_losing_is_pushed_three_times_then_reported() {
-    let (url, server) = dropping_server(usize::MAX);
+    let (url, server) = losing_server("deploy.md");
     let (w, store) = World::with_server(&url);
     let (reporter, cancel, t) = w.start(&store, &server);
     let team = w.team_dir();
     let content = "Deploy from the release branch.";
     std::fs::write(team.join("deploy.md"), content).unwrap();
+    // Another file edited, which the server keeps: once its push has reached the server, every
+    // push that could have carried the lost file again has. A push sends every file the server
+    // was last seen without, so without the limit that one would carry it too.
+    let push_another = |text: &str| {
+        std::fs::write(team.join("other.md"), text).unwrap();
+        wait_until("the other file was pushed", || pushes_of(&server, "other.md", text) >= 1);
+    };
 
     let given_up = |r: &RunRecord| matches!(&r.outcome, Outcome::Failed { error } if error.contains("lost 1 file(s)") && error.contains("3 times in a row") && error.contains("(deploy.md)") && error.contains("`mneme team push`"));
     wait_until("the server's third loss was reported", || all_runs(&reporter).iter().any(given_up));
     assert_eq!(pushes_of(&server, "deploy.md", content), 3, "{:?}", server.lock().unwrap().puts);
-    // Without the limit the next push would come a debounce (2 s) after the next pull, a
-    // quarter of a second away: twice that and more, and still none.
-    std::thread::sleep(Duration::from_secs(6));
-    assert_eq!(pushes_of(&server, "deploy.md", content), 3, "pushed again after the third loss");
+    push_another("Another file.");
+    assert_eq!(pushes_of(&server, "deploy.md", content), 3, "pushed again after the third loss: {:?}", server.lock().unwrap().puts);
     assert_eq!(all_runs(&reporter).iter().filter(|r| given_up(r)).count(), 1, "said once: {:?}", all_runs(&reporter));
     cancel.cancel();
     t.join().unwrap();
@@ -354,8 +371,8 @@ fn a_file_the_server_keeps_losing_is_pushed_three_times_then_reported() {
     // does not start pushing it again.
     let (reporter, cancel, t) = w.start(&store, &server);
     wait_until("the restart reported the lost file", || all_runs(&reporter).iter().filter(|r| given_up(r)).count() >= 2);
-    std::thread::sleep(Duration::from_secs(4));
-    assert_eq!(pushes_of(&server, "deploy.md", content), 3, "pushed again after a restart");
+    push_another("Another file, edited.");
+    assert_eq!(pushes_of(&server, "deploy.md", content), 3, "pushed again after a restart: {:?}", server.lock().unwrap().puts);
 
     // An edit here is new content: it goes out at once.
     std::fs::write(team.join("deploy.md"), "Deploy from main.").unwrap();
