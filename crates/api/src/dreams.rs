@@ -568,6 +568,24 @@ impl From<DreamError> for ApiError {
                 "{} changed since dream {id} was applied, so nothing was undone. Look at those files first; undoing anyway puts the dream's earlier versions back and keeps the newer text in the dream's record.",
                 files.join(", ")
             ),
+            // The dream crate's words for these name `mneme dream` commands (the command line
+            // prints them, through `records`); on a screen the dream's own Undo button, the
+            // mode chooser and the project picker do the same.
+            DreamError::PartlyApplied { id, files, cause } => format!(
+                "Dream {id} was written only in part ({cause}), and putting the memory folder back failed too: {} still hold its text. Open the dream and use Undo dream: it puts back every file it changed.",
+                files.join(", ")
+            ),
+            DreamError::DamagedMode { path, detail } => format!(
+                "The dream mode file {} is damaged ({detail}), so this folder's dream mode cannot be read and a dream here waits for review. Fix the file or delete it (every folder that shares it goes back to Automatic, the default), then choose the mode again on this screen.",
+                path.display()
+            ),
+            DreamError::OtherFolder { id, owner } => format!(
+                "Dream {id} is a dream of the memory folder {}, not of this one (the two share a history folder, or the record was changed); open the project that uses that folder to see it.",
+                owner.display()
+            ),
+            DreamError::DamagedRecord { path, detail, newer: false } => {
+                format!("The dream record {} is damaged ({detail}), so Mneme cannot show, apply or undo that dream; move the file out of its folder.", path.display())
+            }
             other => sentence(other.to_string()),
         };
         ApiError::new(code, message).with_command(command)
@@ -885,7 +903,8 @@ impl Mneme {
         Ok(DreamHistory {
             memory_dir: dir,
             dreams: records.iter().map(|r| r.summary_view().into()).collect(),
-            damaged: damaged.into_iter().map(|e| sentence(e.to_string())).collect(),
+            // In the screen's words, as an error about one of them would be.
+            damaged: damaged.into_iter().map(|e| ApiError::from(e).message).collect(),
         })
     }
 
@@ -973,4 +992,39 @@ fn log_days(memory_dir: &Path) -> Vec<String> {
     days.sort_unstable_by(|a, b| b.cmp(a));
     days.truncate(LOG_DAYS_SHOWN);
     days
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The dream crate's refusals name `mneme dream` commands for the command line; a screen's
+    /// error names the screen's own controls instead (the dream's Undo button, the mode
+    /// chooser), and no command to run.
+    #[test]
+    fn dream_refusals_on_a_screen_name_the_dreams_screen_not_a_command() {
+        let partly = || DreamError::PartlyApplied { id: "d1".into(), files: vec!["a.md".into(), "MEMORY.md".into()], cause: "a.md could not be written: disk full".into() };
+        let mode = || DreamError::DamagedMode { path: "/h/dreams/settings.json".into(), detail: "expected value at line 1".into() };
+        let other = || DreamError::OtherFolder { id: "d2".into(), owner: "/m/other".into() };
+        let record = || DreamError::DamagedRecord { path: "/h/dreams/d3.json".into(), detail: "EOF".into(), newer: false };
+        for (engine, shown) in [(partly().to_string(), ApiError::from(partly())), (mode().to_string(), ApiError::from(mode()))] {
+            assert!(engine.contains("`mneme dream"), "the command line's words keep the command: {engine}");
+            assert!(!shown.message.contains("mneme") && shown.command.is_none(), "{}", shown.message);
+        }
+        for (engine, shown) in [(other().to_string(), ApiError::from(other())), (record().to_string(), ApiError::from(record()))] {
+            assert!(engine.contains("run the command"), "the command line's words: {engine}");
+            assert!(!shown.message.contains("command"), "{}", shown.message);
+        }
+        let p = ApiError::from(partly());
+        assert_eq!(p.code, ErrorCode::Io);
+        assert!(p.message.starts_with("Dream d1 was written only in part (a.md could not be written: disk full)") && p.message.contains("a.md, MEMORY.md still hold its text") && p.message.ends_with("use Undo dream: it puts back every file it changed."), "{}", p.message);
+        let m = ApiError::from(mode());
+        assert_eq!(m.code, ErrorCode::Malformed);
+        assert!(m.message.starts_with("The dream mode file /h/dreams/settings.json is damaged (expected value at line 1)") && m.message.ends_with("choose the mode again on this screen."), "{}", m.message);
+        assert_eq!(ApiError::from(other()).code, ErrorCode::NotFound);
+        assert_eq!(ApiError::from(record()).message, "The dream record /h/dreams/d3.json is damaged (EOF), so Mneme cannot show, apply or undo that dream; move the file out of its folder.");
+        // A record a newer Mneme wrote keeps its words: it says to update, not to move it.
+        let newer = DreamError::DamagedRecord { path: "/h/dreams/d4.json".into(), detail: "format 9".into(), newer: true };
+        assert_eq!(ApiError::from(newer).message, "The dream record /h/dreams/d4.json cannot be read by this build: format 9.");
+    }
 }

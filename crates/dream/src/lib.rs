@@ -431,7 +431,12 @@ impl Dreams {
         if !matches!(e, DreamError::PartlyApplied { .. }) && record.status != DreamStatus::Applying {
             record.status = DreamStatus::Failed;
         }
-        record.error = Some(e.to_string());
+        // A dream written in part already records its cause, and a note saying undo puts the
+        // files back; the error's own words name the command line's undo, which a screen
+        // showing the record (with its Undo button) must not.
+        if !matches!(e, DreamError::PartlyApplied { .. }) {
+            record.error = Some(e.to_string());
+        }
         if let Err(save) = history.save(&record) {
             return DreamError::Invalid(format!("{e}; recording the failed dream also failed: {save}"));
         }
@@ -1315,6 +1320,13 @@ mod tests {
         let saved = history.load("2").unwrap();
         assert_eq!(saved.status, DreamStatus::Applying);
         assert!(saved.notes[0].contains("a.md still hold its text"), "{:?}", saved.notes);
+        // Recorded as failed, the record keeps the cause, not the command line's undo command:
+        // every front end shows the record's error.
+        let lock = ConsolidationLock::new(mem);
+        let err = dreams.fail(&history, &lock, saved, err, None);
+        let saved = history.load("2").unwrap();
+        assert_eq!(saved.status, DreamStatus::Applying, "{err}");
+        assert_eq!(saved.error.as_deref(), Some(format!("{} could not be written: {}", mem.join("b.md").display(), MemdirError::NotFound { path: "b.md".into() }).as_str()));
         let undone = dreams.undo(mem, None, false).unwrap();
         assert_eq!(undone.id, "2");
         assert_eq!((fs::read_to_string(mem.join("a.md")).unwrap(), fs::read_to_string(mem.join("b.md")).unwrap()), ("a0\n".into(), "b0\n".into()));
