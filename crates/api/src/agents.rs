@@ -169,14 +169,17 @@ impl Mneme {
             (None, Some(s)) => s,
             (None, None) => {
                 let known: Vec<&str> = defs.iter().filter(|d| d.memory.is_some()).map(|d| d.agent_type.as_str()).collect();
+                // Every front end shows these (the app, `mneme serve`, the command line), so they
+                // name no command and no flag: the folders are listed with the agents (the
+                // Memories screen's folder picker, `mneme agents`), each with its scope.
                 return Err(match &def {
                     Some(d) => ApiError::invalid(format!(
-                        "The agent {} has no memory: its definition ({}) does not set `memory: user`, `project` or `local`. Add it there, or pass --scope to open a folder anyway.",
+                        "The agent {} has no memory: its definition ({}) does not set `memory: user`, `project` or `local`. Add it there; a folder it already has is listed with the agents' memory folders, with its scope.",
                         d.agent_type,
                         d.file.display()
                     )),
                     None => ApiError::not_found(format!(
-                        "No agent named {} is defined here. Agents with memory: {}. Run `mneme agents` to list them, or pass --scope user|project|local to open a folder left behind.",
+                        "No agent named {} is defined here now (its definition may have been removed or renamed). Agents with memory: {}. A folder it left behind is listed with the agents' memory folders, with its scope.",
                         target.name,
                         if known.is_empty() { "none".to_string() } else { known.join(", ") }
                     )),
@@ -254,6 +257,15 @@ mod tests {
         assert!(planner_dir.join(".consolidate-lock").is_file(), "the dream's lock is in the agent's folder");
         let e = m.memories(&at_agent("nobody", None), &Default::default()).unwrap_err();
         assert!(e.message.contains("planner, reviewer"), "{}", e.message);
+        // The app shows these too: they name the agents' folder list, not a command or a flag.
+        assert!(e.message.starts_with("No agent named nobody is defined here now") && e.message.ends_with("A folder it left behind is listed with the agents' memory folders, with its scope."), "{}", e.message);
+        write(&cfg.join("agents/plain.md"), "---\nname: plain\ndescription: p\n---\nNo memory.");
+        let plain = m.memories(&at_agent("plain", None), &Default::default()).unwrap_err();
+        assert_eq!(plain.code, crate::ErrorCode::InvalidInput);
+        assert!(plain.message.starts_with("The agent plain has no memory: its definition (") && plain.message.ends_with("Add it there; a folder it already has is listed with the agents' memory folders, with its scope."), "{}", plain.message);
+        for e in [&e, &plain] {
+            assert!(!e.message.contains("`mneme") && !e.message.contains(" --"), "{}", e.message);
+        }
     }
 
     #[test]
