@@ -350,6 +350,20 @@ impl From<ExtractError> for ApiError {
 }
 
 fn state_io(what: &str, e: std::io::Error) -> ApiError {
+    // One project's review mode that this build cannot read: the engine's words name the
+    // `mneme inbox mode` command (the command line prints them, through `records`), and the
+    // Inbox cannot show its mode chooser without the mode, so a screen says what mends it.
+    if let Some(m) = e.get_ref().and_then(|inner| inner.downcast_ref::<mneme_extract::record::UnreadableMode>()) {
+        return ApiError::new(
+            ErrorCode::Malformed,
+            format!(
+                "The review mode of {} in {} cannot be read: {}. Update Mneme, or remove this project's entry from that file: the Inbox then opens in Automatic mode, where you can choose the mode again. The other projects' modes are not affected.",
+                m.memory_dir.display(),
+                m.path.display(),
+                m.reason
+            ),
+        );
+    }
     // A damaged state file's error already names the file and says to fix or delete it;
     // "check that the folder is writable" would send the person to the wrong place. A write
     // the disk refused is worded by the engine too (the file, the disk, what to do), and has

@@ -330,3 +330,23 @@ fn a_damaged_modes_file_is_named_not_blamed_on_permissions() {
     let e = w.mneme().inbox(&w.at()).unwrap_err();
     assert!(e.message.contains(&modes.display().to_string()) && !e.message.contains("readable and writable"), "{}", e.message);
 }
+
+/// A project's review mode a newer Mneme wrote (a mode this build lacks): the Inbox cannot show
+/// its mode chooser without it, so the screen's error says what mends it, not the command
+/// line's `mneme inbox mode`, and does not blame the data folder's permissions. The command
+/// line keeps its command.
+#[test]
+fn an_unreadable_review_mode_on_a_screen_names_no_command() {
+    let w = World::new();
+    let modes = w.t.env.data_dir().join("extract").join("modes.json");
+    fs::create_dir_all(modes.parent().unwrap()).unwrap();
+    let entry: serde_json::Map<String, Value> = [(w.mem.to_string_lossy().into_owned(), json!("held"))].into_iter().collect();
+    fs::write(&modes, Value::Object(entry).to_string()).unwrap();
+    let e = w.mneme().inbox(&w.at()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Malformed);
+    let start = format!("The review mode of {} in {} cannot be read: ", w.mem.display(), modes.display());
+    assert!(e.message.starts_with(&start) && e.message.contains("Update Mneme, or remove this project's entry from that file"), "{}", e.message);
+    assert!(!e.message.contains("`mneme") && !e.message.contains("readable and writable") && e.command.is_none(), "{}", e.message);
+    let cli = w.mneme().review_mode_at(&w.mem).unwrap_err();
+    assert!(cli.message.contains("`mneme inbox mode automatic|review|off`"), "{}", cli.message);
+}
