@@ -259,11 +259,19 @@ impl Mneme {
     pub fn set_provider_key(&self, key: Option<&str>) -> Result<ProviderView, ApiError> {
         let settings = ProviderSettings::load(&self.env)?;
         if settings.key_account().is_none() {
-            let why = match settings.kind {
-                ProviderKind::ClaudeCli => "The Claude Code CLI uses its own sign-in (run `claude` and /login); it takes no API key here.",
-                _ => "Offline mode asks no model, so it takes no API key. Choose the Anthropic API or an OpenAI-compatible endpoint first.",
-            };
-            return Err(ApiError::invalid(why));
+            return Err(match settings.kind {
+                // Claude Code's own sign-in is a terminal command (`claude auth login`, in every
+                // release Mneme supports): the screen shows it on its own line to copy.
+                ProviderKind::ClaudeCli => ApiError::invalid(
+                    "The Claude Code CLI uses its own sign-in, so it takes no API key here. To sign in, run `claude auth login` in a terminal, then test the provider again.",
+                )
+                .with_command(Some(crate::error::CommandFix {
+                    before: "The Claude Code CLI uses its own sign-in, so it takes no API key here. To sign in, run this in a terminal:".into(),
+                    line: "claude auth login".into(),
+                    after: "Then test the provider again.".into(),
+                })),
+                _ => ApiError::invalid("Offline mode asks no model, so it takes no API key. Choose the Anthropic API or an OpenAI-compatible endpoint first."),
+            });
         }
         let key = match key {
             Some(k) => {

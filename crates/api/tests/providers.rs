@@ -145,7 +145,12 @@ fn keys_are_refused_for_providers_that_take_none_and_must_be_one_word() {
     assert!(e.message.contains("Offline mode"), "{}", e.message);
     m.set_provider_settings(&input(ProviderChoice::ClaudeCli)).unwrap();
     let e = m.set_provider_key(Some("sk-x")).unwrap_err();
-    assert!(e.message.contains("/login"), "{}", e.message);
+    // Claude Code's sign-in is a terminal command: in the sentence, and on its own line for a
+    // screen to show with Copy.
+    assert!(e.message.contains("run `claude auth login` in a terminal"), "{}", e.message);
+    let fix = e.command.expect("the refusal carries Claude Code's sign-in command");
+    assert_eq!(fix.line, "claude auth login");
+    assert!(fix.before.ends_with("To sign in, run this in a terminal:") && fix.after == "Then test the provider again.", "{fix:?}");
     m.set_provider_settings(&input(ProviderChoice::Anthropic)).unwrap();
     for bad in ["   ", "sk-ant one", "sk-ant\nsecond", "sk-ant-\u{1b}[A", "\u{201c}sk-ant-x\u{201d}"] {
         let e = m.set_provider_key(Some(bad)).unwrap_err();
