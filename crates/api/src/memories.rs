@@ -562,8 +562,10 @@ impl Mneme {
                     };
                     return Err(ApiError::new(code, format!("{}: {}", m.root().join(&p.rel_path).display(), p.message)));
                 }
+                // The app meets this for a memory deleted, renamed or moved since its list was
+                // drawn, so it names the list, not a command (the command line adds its own).
                 Err(ApiError::not_found(format!(
-                    "No memory called '{key}' in {}. List them with: mneme memories list",
+                    "No memory called '{key}' in {} now: it may have been deleted, renamed or moved. The list of memories shows the ones there are.",
                     m.root().display()
                 )))
             }

@@ -40,5 +40,7 @@ fn asking_for_a_fifo_named_like_a_memory_says_what_it_is() {
     let err = m.memory(&req, "nothing.md").unwrap_err();
     assert_eq!(err.code, ErrorCode::NotFound);
     assert!(err.message.contains("No memory called 'nothing.md'"), "{}", err.message);
+    // Shown on a screen too: it names the list, not a command.
+    assert!(err.message.ends_with("now: it may have been deleted, renamed or moved. The list of memories shows the ones there are.") && !err.message.contains("mneme memories"), "{}", err.message);
     assert!(m.memory(&req, "plain").unwrap().content.contains("body"));
 }

@@ -884,7 +884,7 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
             print::memory_list(&mneme.memories(&request(&at, None)?, &MemoryListFilter { kind, search })?);
         }
         MemoriesCommand::Show { memory, at, json: as_json } => {
-            let detail = mneme.memory(&request(&at, None)?, &memory)?;
+            let detail = mneme.memory(&request(&at, None)?, &memory).map_err(memory_error)?;
             if as_json {
                 json(&detail)?;
             } else {
@@ -940,12 +940,12 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
             let edited = mneme.edit_memory(
                 &request(&at, None)?,
                 &MemoryEdit { memory, name, description, kind, body, rename },
-            )?;
+            ).map_err(memory_error)?;
             println!("saved {}", print::safe_path(&edited.path));
         }
         MemoriesCommand::Save { memory, revision, at } => {
             let req = request(&at, None)?;
-            let rel_path = mneme.memory(&req, &memory)?.summary.rel_path;
+            let rel_path = mneme.memory(&req, &memory).map_err(memory_error)?.summary.rel_path;
             prompt_on_terminal("the memory's whole file, frontmatter included", "or pipe it in");
             let text = read_stdin()?;
             // `< /dev/null`, a closed pipe or a bare Ctrl-D would otherwise empty the memory.
@@ -977,7 +977,7 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
             }
         }
         MemoriesCommand::Rm { memory, at } => {
-            let entry = mneme.delete_memory(&request(&at, None)?, &memory)?;
+            let entry = mneme.delete_memory(&request(&at, None)?, &memory).map_err(memory_error)?;
             println!("moved {} to the trash (restore with: mneme memories restore {})", print::safe_path(&entry.original), print::safe(&entry.id));
         }
         MemoriesCommand::Purge { id, all, at, json: as_json } => {
@@ -1018,6 +1018,18 @@ fn memories(mneme: &Mneme, action: MemoriesCommand) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// How the shared answer for a memory name with nothing there ends: the app points at its list;
+/// here the list is a command.
+const MEMORY_LIST: &str = "The list of memories shows the ones there are.";
+
+/// A memory name with nothing there, in the command line's words.
+fn memory_error(e: mneme_api::ApiError) -> anyhow::Error {
+    match e.message.strip_suffix(MEMORY_LIST) {
+        Some(start) if e.code == mneme_api::ErrorCode::NotFound => anyhow::anyhow!("{start}`mneme memories list` lists the ones there are."),
+        _ => e.into(),
+    }
 }
 
 /// How the shared refusal of a revision Mneme never handed out ends (the store's words): the

@@ -291,7 +291,9 @@ fn bad_inputs_get_one_clear_line() {
     let err = fails(&h, &repo, &["memories", "new", "--name", "x", "--description", "y", "--type", "opinion", "--body", "z"]);
     assert!(err.contains("user, feedback, project, reference"), "{err}");
     let err = fails(&h, &repo, &["memories", "show", "nothing-here"]);
-    assert!(err.contains("No memory called"), "{err}");
+    assert!(err.contains("No memory called") && err.trim_end().ends_with("`mneme memories list` lists the ones there are."), "{err}");
+    let err = fails(&h, &repo, &["memories", "rm", "nothing-here"]);
+    assert!(err.contains("No memory called") && err.trim_end().ends_with("`mneme memories list` lists the ones there are."), "{err}");
     let err = fails(&h, &repo, &["memories", "new", "--name", "x", "--description", "y", "--type", "user", "--body", "z", "--file", "../escape.md"]);
     assert!(!h.root.join("escape.md").exists() && !h.memdir_for(&repo).parent().unwrap().join("escape.md").exists(), "{err}");
     let err = fails(&h, &repo, &["memories", "new", "--name", "x"]);
