@@ -86,6 +86,9 @@ MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/scale.mj
 # Projects by keyboard: rows by arrow keys and End, the merge plan keeping Tab, Escape putting away
 # the plan and then the panel.
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/projects-keyboard.mjs
+# The Projects screen while one project's drive hangs (as root: a real exFAT FUSE drive whose
+# daemon is stopped): the list comes, that project is marked and offers nothing to open or merge.
+MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/hung-drive-projects.mjs
 
 # End to end on the desktop: the real Tauri window under Xvfb, driven through tauri-driver and
 # WebKitWebDriver. scripts/with-xvfb.sh lets Xvfb choose a free display itself, so a second
