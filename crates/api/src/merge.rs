@@ -135,7 +135,12 @@ impl Mneme {
             ))
         };
         let folder = fs::canonicalize(from_folder).map_err(|_| {
-            ApiError::not_found(format!("{} does not exist. List project folders with: mneme projects", from_folder.display()))
+            // The app meets this for a folder merged, moved or deleted since its list was drawn,
+            // so it names the list, not a command (the command line adds its own).
+            ApiError::not_found(format!(
+                "{} does not exist now: it may have been merged, moved or deleted. The list of project folders shows the ones there are.",
+                from_folder.display()
+            ))
         })?;
         let parent = folder.parent().ok_or_else(not_project)?;
         if parent != real(&config_projects) && parent != real(&memory_projects) {

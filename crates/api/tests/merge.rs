@@ -165,6 +165,8 @@ fn refuses_folders_outside_projects_without_memory_or_the_target_itself() {
     // Missing folder.
     let e = m.merge_memory(&w.t.config_home().join("projects/-nope"), &req(&w.project)).unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound, "{}", e.message);
+    // The app shows it too (a folder gone since the Projects list was drawn): no command.
+    assert!(e.message.ends_with("-nope does not exist now: it may have been merged, moved or deleted. The list of project folders shows the ones there are.") && !e.message.contains("`"), "{}", e.message);
     // The target itself.
     let own = w.target.parent().unwrap().to_path_buf();
     let e = m.merge_memory(&own, &req(&w.project)).unwrap_err();

@@ -753,9 +753,9 @@ fn run(cli: Cli) -> Result<()> {
             let at = Where { cwd: Some(into), ..Where::default() };
             let from = if from.is_absolute() { from } else { crate::current_dir()?.join(from) };
             let report = if dry_run {
-                mneme.plan_merge_memory(&from, &request(&at, None)?)?
+                mneme.plan_merge_memory(&from, &request(&at, None)?).map_err(merge_error)?
             } else {
-                mneme.merge_memory(&from, &request(&at, None)?)?
+                mneme.merge_memory(&from, &request(&at, None)?).map_err(merge_error)?
             };
             if as_json {
                 json(&report)?;
@@ -1028,6 +1028,18 @@ const MEMORY_LIST: &str = "The list of memories shows the ones there are.";
 fn memory_error(e: mneme_api::ApiError) -> anyhow::Error {
     match e.message.strip_suffix(MEMORY_LIST) {
         Some(start) if e.code == mneme_api::ErrorCode::NotFound => anyhow::anyhow!("{start}`mneme memories list` lists the ones there are."),
+        _ => e.into(),
+    }
+}
+
+/// How the shared answer for a project folder that is not there ends: the app points at its
+/// Projects list; here the list is a command.
+const PROJECT_LIST: &str = "The list of project folders shows the ones there are.";
+
+/// A project folder to merge that is not there, in the command line's words.
+fn merge_error(e: mneme_api::ApiError) -> anyhow::Error {
+    match e.message.strip_suffix(PROJECT_LIST) {
+        Some(start) if e.code == mneme_api::ErrorCode::NotFound => anyhow::anyhow!("{start}`mneme projects` lists the ones there are."),
         _ => e.into(),
     }
 }

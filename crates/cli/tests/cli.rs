@@ -294,6 +294,10 @@ fn bad_inputs_get_one_clear_line() {
     assert!(err.contains("No memory called") && err.trim_end().ends_with("`mneme memories list` lists the ones there are."), "{err}");
     let err = fails(&h, &repo, &["memories", "rm", "nothing-here"]);
     assert!(err.contains("No memory called") && err.trim_end().ends_with("`mneme memories list` lists the ones there are."), "{err}");
+    let gone = h.config_home().join("projects/-nope");
+    let (gone, into) = (gone.to_str().unwrap(), repo.to_str().unwrap());
+    let err = fails(&h, &repo, &["projects", "merge", "--into", into, gone]);
+    assert!(err.contains("-nope does not exist now") && err.trim_end().ends_with("`mneme projects` lists the ones there are."), "{err}");
     let err = fails(&h, &repo, &["memories", "new", "--name", "x", "--description", "y", "--type", "user", "--body", "z", "--file", "../escape.md"]);
     assert!(!h.root.join("escape.md").exists() && !h.memdir_for(&repo).parent().unwrap().join("escape.md").exists(), "{err}");
     let err = fails(&h, &repo, &["memories", "new", "--name", "x"]);
