@@ -337,6 +337,12 @@ impl From<ExtractError> for ApiError {
     fn from(e: ExtractError) -> Self {
         match e {
             ExtractError::Inbox(i) => i.into(),
+            // The engine's words ask the command line for another transcript; a screen runs on
+            // the project's newest session, which may not hold a message yet.
+            ExtractError::NoConversation { ref path, left_out: 0, .. } => ApiError::invalid(format!(
+                "{} holds no conversation yet (no message from you or from Claude), so there is nothing to extract from it. Run extraction again once the session has some.",
+                path.display()
+            )),
             ExtractError::NoConversation { .. } | ExtractError::NoCwd { .. } | ExtractError::ForeignCwd { .. } => ApiError::invalid(e.to_string()),
             ExtractError::Read { ref source, .. }
             | ExtractError::State { ref source, .. }
@@ -644,4 +650,21 @@ fn newest_transcript(env: &mneme_store::Environment, cwd: &Path) -> Option<Trans
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transcript with no message in it: the engine's words ask the command line to pass
+    /// another transcript; a screen (which runs on the project's newest session) says there is
+    /// nothing to extract yet.
+    #[test]
+    fn a_session_without_conversation_on_a_screen_asks_for_no_transcript() {
+        let e = || ExtractError::NoConversation { path: "/c/projects/-r/s.jsonl".into(), left_out: 0, limit: 1000 };
+        assert!(e().to_string().contains("pass a Claude Code session transcript"), "the command line's words: {}", e());
+        let shown = ApiError::from(e());
+        assert_eq!(shown.code, ErrorCode::InvalidInput);
+        assert_eq!(shown.message, "/c/projects/-r/s.jsonl holds no conversation yet (no message from you or from Claude), so there is nothing to extract from it. Run extraction again once the session has some.");
+    }
 }
