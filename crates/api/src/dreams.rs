@@ -541,7 +541,7 @@ impl From<DreamError> for ApiError {
         let code = match &e {
             DreamError::Apply(mneme_agent::ApplyError::Changed { .. }) => ErrorCode::Conflict,
             DreamError::Io { source, .. } => ErrorCode::for_io(source),
-            DreamError::Apply(_) | DreamError::PartlyApplied { .. } | DreamError::Cancelled => ErrorCode::Io,
+            DreamError::Apply(_) | DreamError::PartlyApplied { .. } | DreamError::UndoneInPart { .. } | DreamError::Cancelled => ErrorCode::Io,
             DreamError::Memdir(m) => crate::memories::code_for(m),
             DreamError::Locked { .. } | DreamError::LostRace { .. } | DreamError::WrongStatus { .. } | DreamError::Conflict { .. } => {
                 ErrorCode::Conflict
@@ -573,6 +573,10 @@ impl From<DreamError> for ApiError {
             // mode chooser and the project picker do the same.
             DreamError::PartlyApplied { id, files, cause } => format!(
                 "Dream {id} was written only in part ({cause}), and putting the memory folder back failed too: {} still hold its text. Open the dream and use Undo dream: it puts back every file it changed.",
+                files.join(", ")
+            ),
+            DreamError::UndoneInPart { id, files } => format!(
+                "Dream {id} was undone except for {}; their text before the dream is kept in the dream's record, under this dream.",
                 files.join(", ")
             ),
             DreamError::DamagedMode { path, detail } => format!(
@@ -763,8 +767,10 @@ pub(crate) fn offer_note(offer: ClaudeCodeOffer) -> Option<String> {
 }
 
 impl Mneme {
+    /// The offset is the zone's now: each operation builds its own, so a daily log written
+    /// after a daylight-saving change gets that day's date.
     pub(crate) fn dreams(&self) -> Dreams {
-        Dreams::new(self.env.clone(), self.clock.clone()).with_utc_offset(self.utc_offset_secs)
+        Dreams::new(self.env.clone(), self.clock.clone()).with_utc_offset(self.utc_offset())
     }
 
     /// The folder's dream target and gate 0, resolved like every other screen's folder (the
@@ -1007,7 +1013,8 @@ mod tests {
         let mode = || DreamError::DamagedMode { path: "/h/dreams/settings.json".into(), detail: "expected value at line 1".into() };
         let other = || DreamError::OtherFolder { id: "d2".into(), owner: "/m/other".into() };
         let record = || DreamError::DamagedRecord { path: "/h/dreams/d3.json".into(), detail: "EOF".into(), newer: false };
-        for (engine, shown) in [(partly().to_string(), ApiError::from(partly())), (mode().to_string(), ApiError::from(mode()))] {
+        let undone = || DreamError::UndoneInPart { id: "d5".into(), files: vec!["b.md".into()] };
+        for (engine, shown) in [(partly().to_string(), ApiError::from(partly())), (mode().to_string(), ApiError::from(mode())), (undone().to_string(), ApiError::from(undone()))] {
             assert!(engine.contains("`mneme dream"), "the command line's words keep the command: {engine}");
             assert!(!shown.message.contains("mneme") && shown.command.is_none(), "{}", shown.message);
         }
@@ -1022,6 +1029,7 @@ mod tests {
         assert_eq!(m.code, ErrorCode::Malformed);
         assert!(m.message.starts_with("The dream mode file /h/dreams/settings.json is damaged (expected value at line 1)") && m.message.ends_with("choose the mode again on this screen."), "{}", m.message);
         assert_eq!(ApiError::from(other()).code, ErrorCode::NotFound);
+        assert_eq!(ApiError::from(undone()).message, "Dream d5 was undone except for b.md; their text before the dream is kept in the dream's record, under this dream.");
         assert_eq!(ApiError::from(record()).message, "The dream record /h/dreams/d3.json is damaged (EOF), so Mneme cannot show, apply or undo that dream; move the file out of its folder.");
         // A record a newer Mneme wrote keeps its words: it says to update, not to move it.
         let newer = DreamError::DamagedRecord { path: "/h/dreams/d4.json".into(), detail: "format 9".into(), newer: true };

@@ -49,6 +49,11 @@ pub enum DreamError {
     #[error("dream {id} was written only in part ({cause}), and putting the memory folder back failed too: {} still hold its text. Undo it with `mneme dream undo {id}`, which puts back every file it changed", files.join(", "))]
     PartlyApplied { id: String, files: Vec<String>, cause: String },
 
+    /// An undo that put back every file but `files`, whose text before the dream stays in the
+    /// dream's record.
+    #[error("dream {id} was undone except for {}; their text before the dream is in its record (`mneme dream show {id}`)", files.join(", "))]
+    UndoneInPart { id: String, files: Vec<String> },
+
     #[error(transparent)]
     Apply(#[from] mneme_agent::ApplyError),
 
@@ -94,6 +99,7 @@ impl DreamError {
             DreamError::Apply(mneme_agent::ApplyError::Changed { .. }) => "conflict",
             DreamError::Apply(_) => "not-applied",
             DreamError::PartlyApplied { .. } => "partly-applied",
+            DreamError::UndoneInPart { .. } => "partly-undone",
             DreamError::NotUtf8 { .. } => "not-utf8",
             DreamError::Agent(_) => "agent",
             DreamError::Cancelled => "cancelled",

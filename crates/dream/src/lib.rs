@@ -860,12 +860,7 @@ impl Dreams {
         }
         history.save(&record)?;
         if !not_back.is_empty() {
-            return Err(DreamError::Invalid(format!(
-                "dream {} was undone except for {}; their text before the dream is in its record (`mneme dream show {}`)",
-                record.id,
-                not_back.join(", "),
-                record.id
-            )));
+            return Err(DreamError::UndoneInPart { id: record.id.clone(), files: not_back });
         }
         Ok(record)
     }
