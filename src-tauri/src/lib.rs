@@ -280,9 +280,8 @@ fn is_app_origin(url: &tauri::Url) -> bool {
     }
 }
 
-/// Opens the window and runs until it closes. `utc_offset` must be read before any thread
-/// starts (see main.rs).
-pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
+/// Opens the window and runs until it closes.
+pub fn run(start: Option<PathBuf>) -> Result<(), ShellError> {
     // Read before the GL and JIT variables below are set, so what the engine passes on to
     // Claude Code never holds them.
     let env = environment()?;
@@ -296,7 +295,9 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
     let refused = start.as_ref().and_then(|_| launch::check_folder(start_dir.clone()).err());
     // Named and a folder: what the window opens on (a refused one stops the launch in `setup`).
     let launch_folder = start.as_ref().filter(|_| refused.is_none()).map(|_| start_dir.clone());
-    let mneme = Mneme::new(env.clone(), Arc::new(SystemClock)).with_utc_offset(utc_offset);
+    // Dates in the system's zone, asked for each instant: a window left open across a
+    // daylight-saving change or a trip dates today and daily logs as the system does.
+    let mneme = Mneme::new(env.clone(), Arc::new(SystemClock)).with_local_zone(mneme_api::LocalZone::system());
     let builder = bindings();
     // Before GTK and WebKit start (in `build`), while the process has one thread.
     #[cfg(target_os = "linux")]
@@ -359,7 +360,9 @@ pub fn run(utc_offset: i32, start: Option<PathBuf>) -> Result<(), ShellError> {
                     None
                 }
             };
-            let scheduler = Arc::new(scheduler::start(app.handle(), &env, Arc::new(SystemClock), utc_offset));
+            // The scheduler asks the system for the offset before each dream; this one is
+            // its fallback when the system cannot say.
+            let scheduler = Arc::new(scheduler::start(app.handle(), &env, Arc::new(SystemClock), tauri::Manager::state::<Mneme>(app).utc_offset()));
             let operation_patience = mneme_api::drive_check::OPERATION_PATIENCE;
             tauri::Manager::manage(app, Session { start_dir, launch_folder, live: live.map(Arc::new), scheduler, operation_patience });
             Ok(())

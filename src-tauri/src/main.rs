@@ -5,11 +5,8 @@
 //! hands over to it and the running window offers to open FOLDER (`launch.rs`).
 
 fn main() -> std::process::ExitCode {
-    // Read before any thread starts: the `time` crate can only read the local offset soundly
-    // while the process is single-threaded (the CLI does the same).
-    let utc_offset = time::UtcOffset::current_local_offset().map(|o| o.whole_seconds()).unwrap_or(0);
     let start_dir = std::env::args_os().nth(1).map(std::path::PathBuf::from);
-    match mneme_app::run(utc_offset, start_dir) {
+    match mneme_app::run(start_dir) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mneme-app: {e}");

@@ -23,6 +23,7 @@ mod error;
 mod files;
 mod graph;
 mod inbox;
+mod local_time;
 mod memories;
 mod memory_dir;
 mod merge;
@@ -80,6 +81,7 @@ pub use team::{
 };
 pub use mneme_store::memdir::{AddedIndexLine, MergedFile, SkippedFile};
 pub use mneme_core::{Clock, FixedClock, SystemClock};
+pub use local_time::{LocalZone, UnknownZone};
 pub use mneme_store::projects::ProjectInfo;
 pub use mneme_store::memdir::{EmptiedTrash, Health, TrashListing};
 pub use mneme_store::{Environment, NoHome};
@@ -94,9 +96,10 @@ use std::sync::Arc;
 pub struct Mneme {
     env: Environment,
     clock: Arc<dyn Clock>,
-    /// The machine's offset from UTC, for "today" in the context block; injected because
-    /// reading it is only reliable before threads start (front ends read it at start-up).
-    utc_offset_secs: i32,
+    /// The local time zone, asked for the offset of each instant dated (today in the context
+    /// block, a daily log's date): an app left open across a daylight-saving change dates as
+    /// the system does. Injected, as the clock is; front ends pass [`LocalZone::system`].
+    zone: LocalZone,
     /// Team sign-in: where credentials live, and device sign-ins waiting for approval.
     team: team::TeamSessions,
     /// Memory rows read from big folders, kept while their files do not change (the memory
@@ -106,18 +109,23 @@ pub struct Mneme {
 
 impl Mneme {
     pub fn new(env: Environment, clock: Arc<dyn Clock>) -> Self {
-        Mneme { env, clock, utc_offset_secs: 0, team: team::TeamSessions::default(), rows: memories::KeptRows::default() }
+        Mneme { env, clock, zone: LocalZone::default(), team: team::TeamSessions::default(), rows: memories::KeptRows::default() }
     }
 
-    /// Sets the local offset from UTC used for today's date.
-    pub fn with_utc_offset(mut self, secs: i32) -> Self {
-        self.utc_offset_secs = secs;
+    /// Dates with one offset from UTC (seconds east) for every instant.
+    pub fn with_utc_offset(self, secs: i32) -> Self {
+        self.with_local_zone(LocalZone::Fixed(secs))
+    }
+
+    /// Dates in `zone`, asked for each instant (front ends: [`LocalZone::system`]).
+    pub fn with_local_zone(mut self, zone: LocalZone) -> Self {
+        self.zone = zone;
         self
     }
 
-    /// The local offset from UTC (seconds) this facade dates with, as read at start.
+    /// The local offset from UTC (seconds east) now, by the injected clock.
     pub fn utc_offset(&self) -> i32 {
-        self.utc_offset_secs
+        self.zone.offset_at(self.clock.now())
     }
 
     pub fn environment(&self) -> &Environment {
@@ -137,8 +145,9 @@ impl Mneme {
 
     /// Today's date as Claude Code writes it in the context block (`YYYY-MM-DD`, local time).
     pub fn today(&self) -> String {
-        let now = time::OffsetDateTime::from(self.clock.now());
-        let offset = time::UtcOffset::from_whole_seconds(self.utc_offset_secs).unwrap_or(time::UtcOffset::UTC);
+        let at = self.clock.now();
+        let now = time::OffsetDateTime::from(at);
+        let offset = time::UtcOffset::from_whole_seconds(self.zone.offset_at(at)).unwrap_or(time::UtcOffset::UTC);
         let local = now.to_offset(offset);
         mneme_core::text::iso_date(local.date())
     }

@@ -271,7 +271,7 @@ impl Mneme {
         let claude_block = instructions_block(&captured.request);
 
         // Mneme's view, from the same inputs.
-        let twin = Mneme::new(sandbox_env, self.clock.clone()).with_utc_offset(self.utc_offset_secs);
+        let twin = Mneme::new(sandbox_env, self.clock.clone()).with_local_zone(self.zone.clone());
         let date = claude_block.as_deref().and_then(date_in).or_else(|| date_in(&captured.request.to_string()));
         let view = twin.context(&ContextRequest {
             cwd: req.cwd.clone(),

@@ -95,8 +95,7 @@ fn daemon(env: &Environment, flags: RunFlags) -> Result<()> {
     let jobs = Jobs { extraction: !flags.no_extraction, session_memory: flags.session_memory, dream: !flags.no_dream, team: !flags.no_team };
     let mut config = SchedulerConfig::new(env.clone(), Arc::new(SystemClock));
     config.jobs = jobs;
-    // Read now, before the runtime's threads start (the only time it can be read soundly), as
-    // the fallback for when the scheduler cannot ask the system before a dream.
+    // The fallback for when the scheduler cannot ask the system before a dream.
     config.utc_offset = mneme_scheduler::LocalOffset::System { fallback: crate::local_offset() };
     config.claude_code_check = Some(Arc::new(mneme_api::ScheduledClaudeCheck(mneme_api::Mneme::new(env.clone(), Arc::new(SystemClock)))));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;

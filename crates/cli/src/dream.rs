@@ -150,7 +150,8 @@ fn json<T: serde::Serialize>(v: &T) -> Result<()> {
 
 /// `YYYY-MM-DD HH:MM`, local time.
 fn when(ms: i64) -> String {
-    let offset = time::UtcOffset::from_whole_seconds(crate::local_offset()).unwrap_or(time::UtcOffset::UTC);
+    let at = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0))).unwrap_or(std::time::UNIX_EPOCH);
+    let offset = time::UtcOffset::from_whole_seconds(crate::local_offset_at(at)).unwrap_or(time::UtcOffset::UTC);
     match time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000) {
         Ok(t) => {
             let t = t.to_offset(offset);

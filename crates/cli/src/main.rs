@@ -571,10 +571,16 @@ fn user_settings_changeable(mneme: &Mneme) -> Result<()> {
     }
 }
 
-/// The local offset from UTC, read while the process is still single-threaded (the only time
-/// the `time` crate can read it soundly).
+/// The local offset from UTC now, from the system's time zone.
 fn local_offset() -> i32 {
-    time::UtcOffset::current_local_offset().map(|o| o.whole_seconds()).unwrap_or(0)
+    local_offset_at(std::time::SystemTime::now())
+}
+
+/// The local offset from UTC the system's time zone has at `at` (a time shown from the past
+/// takes the offset of its own day: summer or winter time). Asked of the tz database rather
+/// than libc, so it is right on any thread, after the runtime's have started too.
+fn local_offset_at(at: std::time::SystemTime) -> i32 {
+    mneme_api::LocalZone::system().offset_at(at)
 }
 
 fn request(at: &Where, date: Option<String>) -> Result<ContextRequest> {
@@ -698,7 +704,8 @@ fn read_stdin() -> Result<String> {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let mneme = Mneme::new(environment(cli.managed_dir)?, Arc::new(SystemClock)).with_utc_offset(local_offset());
+    // The zone, not one offset: `mneme serve` may run across a daylight-saving change.
+    let mneme = Mneme::new(environment(cli.managed_dir)?, Arc::new(SystemClock)).with_local_zone(mneme_api::LocalZone::system());
     let Some(command) = cli.command else {
         return print::overview(&mneme, &request(&Where::default(), None)?);
     };
