@@ -653,7 +653,9 @@ impl Extractor {
         let disabled = match (project.auto_memory, mode) {
             (why, _) if !why.enabled() => Some(format!("auto memory is off: {}", why.explanation())),
             (_, ReviewMode::Off) => {
-                Some("extraction is off for this project (`mneme inbox mode automatic` turns it on)".to_string())
+                // Kept in the run's record, which the command line and the Inbox both show: it
+                // names the mode, not a command only one of them has.
+                Some("extraction is off for this project (its review mode is Off; Automatic or Review turns it on)".to_string())
             }
             _ => None,
         };
