@@ -486,9 +486,28 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => flushed(ExitCode::SUCCESS),
         Err(e) => {
+            let e = agent_error(e);
             print::failure(&e);
             exit_code(&e)
         }
+    }
+}
+
+/// How the shared answers for an `--agent` Mneme cannot open end: the app points at the
+/// agents' memory folders its picker lists; here that list is `mneme agents`, and a folder is
+/// opened with `--scope`.
+const AGENT_LEFT_BEHIND: &str = " A folder it left behind is listed with the agents' memory folders, with its scope.";
+const AGENT_WITHOUT_MEMORY: &str = "; a folder it already has is listed with the agents' memory folders, with its scope.";
+
+/// An `--agent` that names no agent with memory, in the command line's words.
+fn agent_error(e: anyhow::Error) -> anyhow::Error {
+    let Some(message) = e.downcast_ref::<mneme_api::ApiError>().map(|a| a.message.clone()) else { return e };
+    if let Some(start) = message.strip_suffix(AGENT_LEFT_BEHIND) {
+        anyhow::anyhow!("{start} Run `mneme agents` to list them, or pass --scope user|project|local to open a folder left behind.")
+    } else if let Some(start) = message.strip_suffix(AGENT_WITHOUT_MEMORY) {
+        anyhow::anyhow!("{start}, or pass --scope user|project|local to open a folder anyway.")
+    } else {
+        e
     }
 }
 

@@ -294,6 +294,14 @@ fn bad_inputs_get_one_clear_line() {
     assert!(err.contains("No memory called") && err.trim_end().ends_with("`mneme memories list` lists the ones there are."), "{err}");
     let err = fails(&h, &repo, &["memories", "rm", "nothing-here"]);
     assert!(err.contains("No memory called") && err.trim_end().ends_with("`mneme memories list` lists the ones there are."), "{err}");
+    // An --agent Mneme cannot open: the shared words name the app's folder list; here the
+    // command and the flag.
+    let err = fails(&h, &repo, &["memories", "list", "--agent", "nobody"]);
+    assert!(err.contains("No agent named nobody is defined here now") && err.trim_end().ends_with("Run `mneme agents` to list them, or pass --scope user|project|local to open a folder left behind."), "{err}");
+    fs::create_dir_all(h.config_home().join("agents")).unwrap();
+    fs::write(h.config_home().join("agents/plain.md"), "---\nname: plain\ndescription: p\n---\nNo memory.\n").unwrap();
+    let err = fails(&h, &repo, &["memories", "list", "--agent", "plain"]);
+    assert!(err.contains("The agent plain has no memory") && err.trim_end().ends_with("Add it there, or pass --scope user|project|local to open a folder anyway."), "{err}");
     let gone = h.config_home().join("projects/-nope");
     let (gone, into) = (gone.to_str().unwrap(), repo.to_str().unwrap());
     let err = fails(&h, &repo, &["projects", "merge", "--into", into, gone]);
