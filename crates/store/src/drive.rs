@@ -3,9 +3,10 @@
 //! drive blocks until it answers again, possibly for ever, and nothing can interrupt it. So a look
 //! that a shared lock, an async worker or a request must not wait on for ever runs on a thread
 //! of its own, and the caller waits at most [`PATIENCE`] for it. A folder whose look is still
-//! blocked after that counts as not answering, and later looks at it fail at once, without
-//! another thread, until the blocked one returns (the drive answers again): one stuck thread per
-//! folder, however often it is asked about.
+//! blocked after that counts as not answering, and later looks at it, or at any folder on the
+//! same drive, fail at once, without another thread, until the blocked one returns (the drive
+//! answers again): one stuck thread per drive, however many folders on it are asked about (ten
+//! projects on one hung share cost one patience, not ten).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,8 @@ use std::time::{Duration, Instant};
 /// disk answers a `stat` in microseconds and a busy network share in well under a second.
 pub const PATIENCE: Duration = Duration::from_secs(3);
 
-/// The looks under way, by folder: the number and start of the oldest one still blocked.
+/// The looks under way, by folder and by the mount point of its drive: the number and start of
+/// the oldest one still blocked.
 static UNDER_WAY: Mutex<Option<HashMap<PathBuf, (u64, Instant)>>> = Mutex::new(None);
 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -25,7 +27,8 @@ fn under_way() -> std::sync::MutexGuard<'static, Option<HashMap<PathBuf, (u64, I
 }
 
 /// `look(dir)` run on a thread of its own; `None` when it has not returned within [`PATIENCE`]
-/// (or another look at `dir` has been blocked that long already: then nothing runs).
+/// (or another look at `dir`, or at its drive, has been blocked that long already: then nothing
+/// runs).
 pub fn look<T: Send + 'static>(dir: &Path, look: impl FnOnce(&Path) -> T + Send + 'static) -> Option<T> {
     look_within(dir, PATIENCE, look)
 }
@@ -49,38 +52,52 @@ fn ask_drive(dir: &Path) {
 }
 
 fn look_within<T: Send + 'static>(dir: &Path, patience: Duration, look: impl FnOnce(&Path) -> T + Send + 'static) -> Option<T> {
+    let mount = holding_mount(&mount_points(), dir);
+    look_on(&mount, dir, patience, look)
+}
+
+/// `look(dir)` for a `dir` on the drive mounted at `mount`, which is asked first (`statfs` of
+/// the mount point) on the same thread. Both are counted among the looks under way: the folder
+/// until the look returns, the mount only until its drive answered. So a drive that does not
+/// answer is remembered by its mount point, and a second folder on it fails at once; while a
+/// look stuck past its drive's answer (a folder reached through a symbolic link to another
+/// drive, which the mount found by name cannot tell) is remembered by its folder alone, so it
+/// never gets the healthy drive named in its path refused.
+fn look_on<T: Send + 'static>(mount: &Path, dir: &Path, patience: Duration, look: impl FnOnce(&Path) -> T + Send + 'static) -> Option<T> {
     let number = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // A folder that is itself the mount point has one entry, which the whole look holds.
+    let mount = (mount != dir).then(|| mount.to_path_buf());
     {
         let mut map = under_way();
         let map = map.get_or_insert_with(HashMap::new);
-        match map.get(dir) {
-            // Stuck already: a new look would only block one more thread.
-            Some((_, since)) if since.elapsed() >= patience => return None,
-            Some(_) => {}
-            None => {
-                map.insert(dir.to_path_buf(), (number, Instant::now()));
-            }
+        // Stuck already: a new look would only block one more thread.
+        let stuck = |key: &Path| map.get(key).is_some_and(|(_, since)| since.elapsed() >= patience);
+        if stuck(dir) || mount.as_deref().is_some_and(stuck) {
+            return None;
+        }
+        for key in std::iter::once(dir).chain(mount.as_deref()) {
+            map.entry(key.to_path_buf()).or_insert((number, Instant::now()));
         }
     }
     let (tx, rx) = mpsc::sync_channel(1);
     let owned = dir.to_path_buf();
+    let owned_mount = mount.clone();
     let spawned = std::thread::Builder::new().name("mneme-drive-look".into()).spawn(move || {
+        if let Some(m) = &owned_mount {
+            ask_drive(m);
+            // Its drive answered: other folders on it are looked at again.
+            forget_if_mine(m, number);
+        }
         let answer = look(&owned);
         let _ = tx.send(answer);
         // The drive answered: the next look runs again.
-        if let Some(map) = under_way().as_mut() {
-            if map.get(&owned).is_some_and(|(n, _)| *n == number) {
-                map.remove(&owned);
-            }
-        }
+        forget_if_mine(&owned, number);
     });
     if spawned.is_err() {
         // No thread to spare (the process's limit): counted as not answering this time, and
         // not as stuck (no look is under way).
-        if let Some(map) = under_way().as_mut() {
-            if map.get(dir).is_some_and(|(n, _)| *n == number) {
-                map.remove(dir);
-            }
+        for key in std::iter::once(dir).chain(mount.as_deref()) {
+            forget_if_mine(key, number);
         }
         return None;
     }
