@@ -206,6 +206,21 @@ impl ExtractionLoop {
                     run.finish(Outcome::Failed { error: e.to_string() });
                     return;
                 }
+                // The project's drive does not answer (a network share or USB drive that hangs):
+                // nothing for the user to fix in Mneme, and nothing lost, so a skip said once
+                // while it lasts, as for a turn. Tried again at the transcript's next change,
+                // not after a wait: while the drive still hangs that try fails at once (its
+                // look is remembered, `mneme_store::drive`), and once it answers the session
+                // opens with the next turn.
+                Err(e @ ExtractError::DriveNotAnswering { .. }) => {
+                    let reason = e.to_string();
+                    if failed.reported.as_ref() != Some(&reason) {
+                        failed.reported = Some(reason.clone());
+                        let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
+                        run.finish(Outcome::Skipped { reason });
+                    }
+                    return;
+                }
                 // Anything else (a damaged state file, a transcript Mneme may not read) needs the
                 // user: said once, with the path and what to do, and tried again on a later
                 // change once they may have fixed it.
