@@ -32,6 +32,21 @@ pub fn strip_html_comments(content: &str) -> Option<String> {
 /// ends when it lexes, and the stripped text is rebuilt from its tokens). `None` when there
 /// is no `<!--` (the text is used as it is, line ends included) or marked throws.
 pub fn html_comment_kept_ranges(content: &str) -> Option<Vec<Range<usize>>> {
+    kept_ranges(content, false).map(|(kept, _)| kept)
+}
+
+/// [`html_comment_kept_ranges`] for the releases that re-render only a file a comment block is
+/// removed from, keeping its link reference definitions (from 2.1.330,
+/// `Profile::comments_rerender_only_when_removed`): `None` too when no comment block is removed,
+/// since such a file is used as it is (its lone CRs kept), and the definitions marked skips
+/// are among the ranges kept.
+pub fn html_comment_kept_ranges_rerendered_only_when_removed(content: &str) -> Option<Vec<Range<usize>>> {
+    kept_ranges(content, true).and_then(|(kept, removed)| removed.then_some(kept))
+}
+
+/// The ranges kept, and whether a comment block was removed. `keep_defs`: link reference
+/// definitions stay in the text (newer releases' re-rendering).
+fn kept_ranges(content: &str, keep_defs: bool) -> Option<(Vec<Range<usize>>, bool)> {
     if !content.contains("<!--") {
         return None;
     }
@@ -59,8 +74,12 @@ pub fn html_comment_kept_ranges(content: &str) -> Option<Vec<Range<usize>>> {
         }
     };
     let mut pos = 0;
+    let mut removed = false;
     for t in &tokens {
         while let Some(gap) = skipped.next_if(|g| g.start == pos) {
+            if keep_defs {
+                keep(gap.start, gap.end);
+            }
             pos = gap.end;
         }
         let end = pos + t.raw.len();
@@ -70,6 +89,7 @@ pub fn html_comment_kept_ranges(content: &str) -> Option<Vec<Range<usize>>> {
             return None;
         }
         if t.kind == Kind::Html && is_comment_block(&t.raw) {
+            removed = true;
             let residue = COMMENT_SPAN.replace_all(&t.raw, "");
             if !js_trim(&residue).is_empty() {
                 let mut at = 0;
@@ -88,11 +108,14 @@ pub fn html_comment_kept_ranges(content: &str) -> Option<Vec<Range<usize>>> {
         if gap.start != pos {
             return None;
         }
+        if keep_defs {
+            keep(gap.start, gap.end);
+        }
         pos = gap.end;
     }
     // The tokens' raw text (and the skipped definitions) cover the normalized input exactly; anything else means the
     // offsets above cannot be trusted.
-    (pos + 1 == origin.len()).then_some(kept)
+    (pos + 1 == origin.len()).then_some((kept, removed))
 }
 
 /// `stripHtmlCommentsFromTokens`: the top-level tokens' raw text, with comment-only HTML

@@ -21,7 +21,7 @@ use std::sync::{LazyLock, OnceLock};
 
 mod closers;
 pub mod comments;
-pub use comments::{html_comment_kept_ranges, strip_html_comments};
+pub use comments::{html_comment_kept_ranges, html_comment_kept_ranges_rerendered_only_when_removed, strip_html_comments};
 use closers::{DelimChain, EmChains, LinkRuns};
 
 /// JavaScript's `\s` (WhiteSpace + LineTerminator), for use inside a character class.

@@ -254,11 +254,19 @@ fn line_bounds(content: &str, lone_cr: bool) -> Vec<(usize, usize, usize)> {
 /// way its lines are split: a lone CR counts as no line towards it unless comment stripping
 /// (marked, which reads it as a line end) rewrote the text. `crlf_as_lf`: the release reads
 /// CRLF as LF before it measures (from 2.1.284, row 9), so no CR of a CRLF counts towards the
-/// 25,000 units; earlier releases count each.
-fn loaded_lines(content: &str, lone_cr: bool, crlf_as_lf: bool) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
+/// 25,000 units; earlier releases count each. Comment stripping decides too: up to 2.1.329 a
+/// file holding `<!--` is rebuilt from marked's tokens (every line end LF, link reference
+/// definitions gone), so there no CR counts whatever the release; from 2.1.330
+/// (`rerender_only_when_removed`) only a file a comment block is removed from is rebuilt, its
+/// definitions kept, and any other is measured as it is.
+fn loaded_lines(content: &str, lone_cr: bool, crlf_as_lf: bool, rerender_only_when_removed: bool) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
     let fm_len = mneme_core::frontmatter::parse(content).frontmatter.as_ref().map_or(0, |f| f.block_len);
     let body = &content[fm_len..];
-    let kept = mneme_markdown::html_comment_kept_ranges(body).filter(|k| k.iter().all(|r| body.get(r.clone()).is_some()));
+    let kept = match rerender_only_when_removed {
+        true => mneme_markdown::html_comment_kept_ranges_rerendered_only_when_removed(body),
+        false => mneme_markdown::html_comment_kept_ranges(body),
+    };
+    let kept = kept.filter(|k| k.iter().all(|r| body.get(r.clone()).is_some()));
     let Some(kept) = kept else { return loaded_lines_raw(content, lone_cr, crlf_as_lf) };
     // The stripped text (its CRLF and lone CR turned into LF), and for each of its bytes the
     // byte of `content` it came from.
@@ -302,6 +310,11 @@ fn loaded_lines(content: &str, lone_cr: bool, crlf_as_lf: bool) -> (mneme_core::
     (t, flags)
 }
 
+/// [`loaded_lines`] as `release` reads and measures `content`.
+fn loaded_lines_as(content: &str, release: &Profile) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
+    loaded_lines(content, lone_cr_ends_lines(content, release), release.memory_index_crlf_to_lf, release.comments_rerender_only_when_removed)
+}
+
 fn loaded_lines_raw(content: &str, lone_cr: bool, crlf_as_lf: bool) -> (mneme_core::text::EntrypointTruncation, Vec<bool>) {
     if crlf_as_lf && content.contains("\r\n") {
         // Measured as the release measures it, on the text with each CRLF made LF; that text has
@@ -317,7 +330,7 @@ fn loaded_lines_raw(content: &str, lone_cr: bool, crlf_as_lf: bool) -> (mneme_co
 /// For each line of an index's text (split on `\n`, as [`IndexDoc::parse`] splits it), whether
 /// Claude Code loads it in full: for callers that compute a new index before writing it.
 pub fn loaded_index_lines(content: &str) -> Vec<bool> {
-    loaded_lines(content, false, false).1
+    loaded_lines(content, false, false, false).1
 }
 
 /// [`loaded_index_lines`] for each line `release` reads in `content` (as
@@ -325,7 +338,7 @@ pub fn loaded_index_lines(content: &str) -> Vec<bool> {
 /// line towards the cap. Split on LF alone, such a file is one line, and its last lone CR,
 /// trimmed before the cut, leaves that line short of loaded.
 pub fn loaded_index_lines_as(content: &str, release: &Profile) -> Vec<bool> {
-    loaded_lines(content, lone_cr_ends_lines(content, release), release.memory_index_crlf_to_lf).1
+    loaded_lines_as(content, release).1
 }
 
 /// Whether the line at 0-based `index` of `content` (split as `release` reads it, see
@@ -335,7 +348,7 @@ pub(crate) fn line_past_cap(content: &str, index: usize, release: &Profile) -> b
 }
 
 fn past_cap_entries(content: &str, scope: Scope, root: &Path, release: &Profile) -> Vec<IndexEntryRef> {
-    let (_, flags) = loaded_lines(content, lone_cr_ends_lines(content, release), release.memory_index_crlf_to_lf);
+    let (_, flags) = loaded_lines_as(content, release);
     parse_index_as(content, scope, root, release)
         .into_iter()
         .filter(|l| !flags.get(l.number - 1).copied().unwrap_or(false))
@@ -396,7 +409,7 @@ impl Memdir {
         };
         // Split into lines as `read_index` split them, so each flag is its line's.
         let release = self.index_release(&content);
-        let (t, flags) = loaded_lines(&content, lone_cr_ends_lines(&content, &release), release.memory_index_crlf_to_lf);
+        let (t, flags) = loaded_lines_as(&content, &release);
         let mut h = IndexHealth {
             rel_path: rel.into(),
             exists: revision.exists(),
@@ -762,6 +775,49 @@ mod tests {
         let h = t.memdir().health();
         assert_eq!((h.index.line_count, h.index.entry_count, h.index.loaded_through_line), (1, 250, 250), "{h:#?}");
         assert!(!h.index.truncated && h.index.past_cap.is_empty());
+    }
+
+    /// An index holding `<!--`, measured as each release's comment stripping leaves it, as the
+    /// real releases were seen to (2.1.197, 2.1.316 and 2.1.332, 2026-12-07): up to 2.1.329 any
+    /// such file is rebuilt from marked's tokens, so its link reference definitions go and its
+    /// lone CRs become line ends; from 2.1.330 only a file a comment block is removed from is
+    /// rebuilt, keeping its definitions, and one with `<!--` only inside a code span is measured
+    /// as it is. Health used to measure every release as the older ones.
+    #[test]
+    fn an_index_with_a_comment_is_measured_as_the_release_strips_it() {
+        use mneme_core::versions::{behaviours, ClaudeVersion};
+        let old = [ClaudeVersion::new(2, 1, 197), ClaudeVersion::new(2, 1, 329)].map(behaviours);
+        let new = behaviours(ClaudeVersion::new(2, 1, 330));
+        // A removed comment and a definition of 126 units: 24,874 units of entries without it,
+        // 25,001 with it (2.1.332 cuts the last entry, 2.1.316 loads them all).
+        let entries: String = (1..=199).map(|i| format!("- [m{i:03}](m{i:03}.md) — {}\n", "x".repeat(104))).collect();
+        let t = TestDir::new();
+        t.write("MEMORY.md", &format!("<!-- c -->\n[ref]: /{}\n{entries}", "t".repeat(124)));
+        for release in &old {
+            let h = t.memdir().for_release(release).health();
+            assert!(!h.index.truncated && h.index.past_cap.is_empty(), "{:?}", h.index.past_cap.first());
+        }
+        let h = t.memdir().for_release(&new).health();
+        assert!(h.index.unit_truncated, "{:#?}", h.index);
+        assert_eq!(h.index.past_cap.iter().map(|r| r.rel_path.as_str()).collect::<Vec<_>>(), ["m199.md"]);
+
+        // Lone CRs and a `<!--` in a code span, no comment block: 251 lines once rebuilt (the
+        // older releases cut at 200), one line of 250 entries as it is (2.1.332 loads them all).
+        let t = TestDir::new();
+        let entries: String = (1..=250).map(|i| format!("- [e{i}](e{i}.md) — x\r")).collect();
+        let content = format!("`<!--` inline\r{entries}");
+        t.write("MEMORY.md", &content);
+        for release in &old {
+            let h = t.memdir().for_release(release).health();
+            assert!(h.index.line_truncated, "{:#?}", h.index);
+            assert_eq!(h.index.past_cap.len(), 51);
+            assert_eq!(h.index.past_cap[0].rel_path, "e200.md");
+        }
+        let h = t.memdir().for_release(&new).health();
+        assert!(!h.index.truncated && h.index.past_cap.is_empty(), "{:?}", h.index.past_cap.first());
+        // An index edit measures each release's way too (a new memory's line, Fix index).
+        assert!(loaded_index_lines_as(&content, &new).iter().all(|l| *l));
+        assert!(!loaded_index_lines_as(&content, &old[0])[200]);
     }
 
     /// A CRLF index that fits the 25,000 units only without its CRs: from 2.1.284 CRLF is read

@@ -182,11 +182,12 @@ impl Memdir {
     }
 
     /// Reads and edits MEMORY.md (and `team/MEMORY.md`) for the release `find` answers, leaving
-    /// everything else as [`Memdir::release`] says. Only an index holding a CR reads otherwise
-    /// in another release (row 9 of docs/claude-code-versions.md: from 2.1.284 a lone CR ends a
-    /// line, and CRLF is measured as LF), so `find` is called only when such an index is read,
-    /// once: a listing of a folder whose index has no CR never waits for the release to be
-    /// found (`claude --version`).
+    /// everything else as [`Memdir::release`] says. Only an index holding a CR or `<!--` is
+    /// measured otherwise in another release (row 9 of docs/claude-code-versions.md: from
+    /// 2.1.284 CRLF is measured as LF; from 2.1.330 comment stripping rebuilds only a file it
+    /// removes a comment from, keeping its link definitions), so `find` is called only when
+    /// such an index is read, once: a listing of a folder whose index has neither never waits
+    /// for the release to be found (`claude --version`).
     pub fn reading_index_for(mut self, find: impl Fn() -> Profile + Send + Sync + 'static) -> Self {
         self.index_release = Some(Arc::new(LazyRelease { found: std::sync::OnceLock::new(), find: Box::new(find) }));
         self
@@ -196,7 +197,7 @@ impl Memdir {
     /// [`Memdir::reading_index_for`]).
     pub(crate) fn index_release(&self, content: &str) -> Profile {
         match &self.index_release {
-            Some(lazy) if content.contains('\r') => *lazy.found.get_or_init(|| (lazy.find)()),
+            Some(lazy) if content.contains('\r') || content.contains("<!--") => *lazy.found.get_or_init(|| (lazy.find)()),
             _ => self.release,
         }
     }
