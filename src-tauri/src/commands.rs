@@ -32,8 +32,8 @@ pub async fn engine<R: NamesFolder + Send + 'static, T: Send + 'static>(
     op: impl FnOnce(&Mneme, &dyn Host, R) -> Answer<T> + Send + 'static,
 ) -> Answer<T> {
     let folder = req.folder().map(|cwd| host.start_dir.join(cwd));
-    let m = m.clone();
-    guarded(name, folder, host.operation_patience, move || op(&m, &host, req)).await
+    let owned = m.clone();
+    guarded(name, m, folder, host.operation_patience, move || op(&owned, &host, req)).await
 }
 
 /// One command per operation, and [`crate::bindings`] listing them all.

@@ -4,7 +4,9 @@
 //!
 //! 1. Before the operation, the drive of the folder the request names ([`NamesFolder`]) is asked
 //!    (`mneme_store::drive::answers`: `statfs`, at most `drive::PATIENCE`); one that does not
-//!    answer gets [`not_answering`] at once.
+//!    answer gets [`not_answering`] at once. So is the drive of its memory folder when that is
+//!    on another drive (`autoMemoryDirectory` may put it on a network share): nearly every
+//!    operation on a project reads its `MEMORY.md`, and would otherwise wait the whole patience.
 //! 2. The operation runs on a thread of its own, and the shell waits for it at most a patience
 //!    ([`OPERATION_PATIENCE`] unless the shell was built with another). Every system call under a
 //!    hung drive blocks until it answers and nothing can interrupt it, so when the patience runs
@@ -206,6 +208,7 @@ fn count_blocked(blocked: &Mutex<Blocked>, key: Key) {
 /// to [`PATIENT_ROUNDS`] patiences). Call from inside a tokio runtime (both shells are).
 pub async fn guarded<T: Send + 'static>(
     name: &str,
+    mneme: &crate::Mneme,
     folder: Option<PathBuf>,
     patience: Duration,
     op: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
@@ -224,11 +227,19 @@ pub async fn guarded<T: Send + 'static>(
     // A thread of its own rather than the runtime's blocking pool: dropping a runtime waits for
     // its blocking tasks, so one stuck on a hung drive would keep `mneme serve` from exiting.
     let (tx, mut answer) = tokio::sync::oneshot::channel();
+    let env = mneme.env.clone();
+    let project = folder.clone();
     std::thread::Builder::new()
         .name("mneme-operation".into())
         .spawn(move || {
             let _returns = returns;
-            let _ = tx.send(op());
+            // On the operation's thread: finding the memory folder reads the project's settings,
+            // and a drive that stopped answering since it was asked is then the patience's to see.
+            let checked = match &project {
+                Some(p) => memory_folder_answers(&env, p).map_err(|dir| not_answering(&dir)),
+                None => Ok(()),
+            };
+            let _ = tx.send(checked.and_then(|()| op()));
         })
         .map_err(|e| {
             ApiError::new(
@@ -261,6 +272,20 @@ pub async fn guarded<T: Send + 'static>(
     }
 }
 
+/// Asks the drive of the memory folder a session started in `cwd` uses, when it is not `cwd`'s
+/// own drive (which the caller has asked); `Err` with that folder when it does not answer.
+/// Finding the folder reads settings (the config folder's and the project's) and follows the
+/// project's git root, never the memory folder itself.
+pub(crate) fn memory_folder_answers(env: &mneme_store::Environment, cwd: &Path) -> Result<(), PathBuf> {
+    let memory = mneme_store::session::SessionMemory::for_cwd(env, cwd).dir.dir;
+    let mounts = mneme_store::drive::mount_points();
+    let elsewhere = mneme_store::drive::holding_mount(&mounts, &memory) != mneme_store::drive::holding_mount(&mounts, cwd);
+    if elsewhere && !mneme_store::drive::answers(&memory) {
+        return Err(memory);
+    }
+    Ok(())
+}
+
 /// `drive::answers`, off the async workers.
 async fn answers(folder: &Path) -> bool {
     let probe = folder.to_path_buf();
@@ -279,6 +304,13 @@ mod tests {
         }
     }
 
+    /// A Mneme on a home of its own: the check finds each request's memory folder through it.
+    fn mneme() -> (mneme_testsupport::TestHome, crate::Mneme) {
+        let home = mneme_testsupport::TestHome::new();
+        let m = crate::Mneme::new(home.env.clone(), Arc::new(crate::FixedClock::at_unix_secs(1_764_590_000)));
+        (home, m)
+    }
+
     fn runtime() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap()
     }
@@ -289,11 +321,12 @@ mod tests {
     #[test]
     fn a_blocked_operation_is_given_up_on_and_its_folder_fails_fast_until_it_returns() {
         let rt = runtime();
+        let (_home, m) = mneme();
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().to_path_buf();
         let (release, blocked) = mpsc::channel::<()>();
         let (returned_tx, returned) = mpsc::channel::<()>();
-        let first = rt.block_on(guarded("memories", Some(folder.clone()), Duration::from_millis(50), move || {
+        let first = rt.block_on(guarded("memories", &m, Some(folder.clone()), Duration::from_millis(50), move || {
             let _ = blocked.recv();
             let _ = returned_tx.send(());
             Ok(1)
@@ -304,7 +337,7 @@ mod tests {
 
         let ran = Arc::new(Mutex::new(false));
         let r = ran.clone();
-        let again = rt.block_on(guarded("memories", Some(folder.clone()), OPERATION_PATIENCE, move || {
+        let again = rt.block_on(guarded("memories", &m, Some(folder.clone()), OPERATION_PATIENCE, move || {
             *r.lock().unwrap() = true;
             Ok(2)
         }));
@@ -313,13 +346,13 @@ mod tests {
         assert!(!*ran.lock().unwrap(), "nothing ran behind the blocked request");
         // Another folder is not held up.
         let other = tempfile::tempdir().unwrap();
-        assert_eq!(rt.block_on(guarded("memories", Some(other.path().to_path_buf()), OPERATION_PATIENCE, || Ok(3))).unwrap(), 3);
+        assert_eq!(rt.block_on(guarded("memories", &m, Some(other.path().to_path_buf()), OPERATION_PATIENCE, || Ok(3))).unwrap(), 3);
 
         release.send(()).unwrap();
         returned.recv_timeout(Duration::from_secs(60)).expect("the blocked operation returns");
         // Its thread lets go of the folder as it ends, a moment after the operation returned.
         let answer = loop {
-            match rt.block_on(guarded("memories", Some(folder.clone()), OPERATION_PATIENCE, || Ok(4))) {
+            match rt.block_on(guarded("memories", &m, Some(folder.clone()), OPERATION_PATIENCE, || Ok(4))) {
                 Err(e) if e.message.contains("still waiting") => std::thread::yield_now(),
                 other => break other,
             }
@@ -332,13 +365,14 @@ mod tests {
     #[test]
     fn an_operation_waiting_on_others_is_waited_for_while_the_drive_answers() {
         let rt = runtime();
+        let (_home, m) = mneme();
         let dir = tempfile::tempdir().unwrap();
         let (release, blocked) = mpsc::channel::<()>();
         let releaser = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(300));
             release.send(()).unwrap();
         });
-        let answer = rt.block_on(guarded("run_dream", Some(dir.path().to_path_buf()), Duration::from_millis(50), move || {
+        let answer = rt.block_on(guarded("run_dream", &m, Some(dir.path().to_path_buf()), Duration::from_millis(50), move || {
             blocked.recv().unwrap();
             Ok("dreamt")
         }));
@@ -353,12 +387,14 @@ mod tests {
     #[test]
     fn an_operation_naming_no_folder_is_given_up_on_in_the_end_and_fails_fast_meanwhile() {
         let rt = runtime();
+        let (_home, m) = mneme();
         let (release, blocked) = mpsc::channel::<()>();
         let (returned_tx, returned) = mpsc::channel::<()>();
         // Waited for on a thread of its own, so a wait without an end fails the test instead.
         let (answer_tx, answer) = mpsc::channel();
+        let moved = m.clone();
         std::thread::spawn(move || {
-            let first = runtime().block_on(guarded("version_check", None, Duration::from_millis(10), move || {
+            let first = runtime().block_on(guarded("version_check", &moved, None, Duration::from_millis(10), move || {
                 let _ = blocked.recv();
                 let _ = returned_tx.send(());
                 Ok(())
@@ -367,13 +403,13 @@ mod tests {
         });
         let e = answer.recv_timeout(Duration::from_secs(60)).expect("the operation was waited for without an end").unwrap_err();
         assert!(e.message.contains(&format!("did not finish within {} ms", 10 * PATIENT_ROUNDS)), "{}", e.message);
-        let again = rt.block_on(guarded("version_check", None, OPERATION_PATIENCE, || Ok(()))).unwrap_err();
+        let again = rt.block_on(guarded("version_check", &m, None, OPERATION_PATIENCE, || Ok(()))).unwrap_err();
         assert!(again.message.contains("An earlier request of the same kind (version_check) is still waiting"), "{}", again.message);
-        assert_eq!(rt.block_on(guarded("claude_code", None, OPERATION_PATIENCE, || Ok(5))).unwrap(), 5);
+        assert_eq!(rt.block_on(guarded("claude_code", &m, None, OPERATION_PATIENCE, || Ok(5))).unwrap(), 5);
         release.send(()).unwrap();
         returned.recv_timeout(Duration::from_secs(60)).expect("the blocked operation returns");
         let answer = loop {
-            match rt.block_on(guarded("version_check", None, OPERATION_PATIENCE, || Ok(6))) {
+            match rt.block_on(guarded("version_check", &m, None, OPERATION_PATIENCE, || Ok(6))) {
                 Err(e) if e.message.contains("still waiting") => std::thread::yield_now(),
                 other => break other,
             }
@@ -385,10 +421,11 @@ mod tests {
     #[test]
     fn answers_and_errors_pass_through() {
         let rt = runtime();
+        let (_home, m) = mneme();
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(rt.block_on(guarded("home", None, OPERATION_PATIENCE, || Ok(7))).unwrap(), 7);
+        assert_eq!(rt.block_on(guarded("home", &m, None, OPERATION_PATIENCE, || Ok(7))).unwrap(), 7);
         let e = rt
-            .block_on(guarded::<()>("memories", Some(dir.path().to_path_buf()), OPERATION_PATIENCE, || Err(ApiError::invalid("no"))))
+            .block_on(guarded::<()>("memories", &m, Some(dir.path().to_path_buf()), OPERATION_PATIENCE, || Err(ApiError::invalid("no"))))
             .unwrap_err();
         assert_eq!((e.code, e.message.as_str()), (ErrorCode::InvalidInput, "no"));
     }

@@ -5,9 +5,11 @@
 //! start whether Mneme still shows exactly what this Claude Code sends.
 //!
 //! A match or a difference is the release's answer for good. A check that could not run (no
-//! project yet, Claude Code failed or timed out) is tried again after [`RETRY_AFTER`]. The app
-//! and the background scheduler may both find a new release at once: the check runs under a
-//! lock in the data dir, and whoever waited for it takes the answer the other recorded.
+//! project yet, Claude Code failed or timed out, every project's drive not answering) is tried
+//! again after [`RETRY_AFTER`]. The project's drive and its memory folder's are asked before
+//! `verify` runs there. The app and the background scheduler may both find a new release at
+//! once: the check runs under a lock in the data dir, and whoever waited for it takes the
+//! answer the other recorded.
 
 use crate::{ApiError, ContextRequest, Mneme};
 use mneme_core::own_files::Unknown;
@@ -110,18 +112,32 @@ impl Mneme {
         if let Some(answer) = self.answer_for(&version) {
             return Ok(answer);
         }
-        // The project used last: Claude Code's own folders, newest first.
-        let project = self
-            .projects()
-            .into_iter()
-            .filter(|p| p.project_exists)
-            .max_by_key(|p| p.last_modified_ms.unwrap_or(0))
-            .and_then(|p| p.project_path);
+        // The project used last whose drives answer: Claude Code's own folders, newest first.
+        // `verify` reads the project and its memory folder (which `autoMemoryDirectory` may put
+        // on another drive) while this holds the machine-wide lock, so each drive is asked
+        // first, as the shells ask before a request: a project on a drive that does not answer
+        // is passed over for the next one, and would otherwise hold every caller of this check
+        // (the app's start, the scheduler) until that drive answered.
+        let mut projects: Vec<_> = self.projects().into_iter().filter(|p| p.project_exists || p.drive_not_answering).filter_map(|p| Some((p.last_modified_ms.unwrap_or(0), p.project_path?))).collect();
+        projects.sort_by_key(|(used, _)| std::cmp::Reverse(*used));
+        let mut not_answering = None;
+        let project = projects.into_iter().map(|(_, p)| p).find(|cwd| {
+            let answered = if mneme_store::drive::answers(cwd) { crate::drive_check::memory_folder_answers(&self.env, cwd) } else { Err(cwd.clone()) };
+            answered.map_err(|dir| not_answering.get_or_insert(dir)).is_ok()
+        });
         let mut check = VersionCheck { version: Some(version), project: project.clone(), ran_now: true, ..Default::default() };
         if let Some(cwd) = project {
             let report = self.verify(&ContextRequest { cwd, ..Default::default() })?;
             check.status = Some(report.status);
             check.summary = Some(report.summary);
+        } else if let Some(dir) = not_answering {
+            // No answer this time, so the release is checked again within the hour.
+            check.status = Some("failed".to_string());
+            check.summary = Some(format!(
+                "Claude Code {} was not checked: the drive holding {} is not answering (a network share whose server went away, or a USB stick or mounted folder that hangs). Mneme checks again within the hour; check the drive or its connection.",
+                check.version.as_deref().unwrap_or_default(),
+                dir.display()
+            ));
         }
         let extra = self.stored_check().map(|s| s.extra).unwrap_or_default();
         let stored = Stored { check: VersionCheck { ran_now: false, ..check.clone() }, checked_at_ms: Some(self.clock.now_ms() as u64), extra };

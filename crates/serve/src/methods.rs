@@ -108,7 +108,9 @@ macro_rules! dispatch_operations {
                     let q = parse::<$req>(&body)?;
                     let folder = q.folder().map(|cwd| state.start_dir.join(cwd));
                     let patience = state.operation_patience;
-                    guarded(name, folder, patience, move || to_json(mneme_api::ops::$name(&state.mneme, &*state, q)?)).await
+                    // Its own handle: the operation's thread takes `state` along.
+                    let mneme = state.mneme.clone();
+                    guarded(name, &mneme, folder, patience, move || to_json(mneme_api::ops::$name(&state.mneme, &*state, q)?)).await
                 } )*
                 other => Err(ApiError::not_found(format!("There is no API method '{other}'."))),
             }

@@ -1,0 +1,146 @@
+//! A project whose folder answers but whose memory folder (moved by `autoMemoryDirectory`) is on
+//! a drive that stops answering, made real as root: an exFAT image mounted through FUSE
+//! (`mneme_testsupport::exfat`) whose daemon is stopped, and always continued before the drive
+//! is unmounted. As any other user each test says so and passes without checking (CI runs them
+//! as root).
+
+#![cfg(target_os = "linux")]
+
+use mneme_api::drive_check::{guarded, not_answering, OPERATION_PATIENCE};
+use mneme_api::{ContextRequest, ErrorCode, FixedClock, Mneme};
+use mneme_testsupport::exfat::Exfat;
+use mneme_testsupport::TestHome;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, SystemTime};
+
+/// A bound no call comes near while the fix holds: reaching it is the failure (a hang). The
+/// drive's watchdog continues it after [`NEVER`], later than the tests give up waiting.
+const NEVER: Duration = Duration::from_secs(120);
+const GIVE_UP: Duration = Duration::from_secs(30);
+
+/// `f` on a thread of its own, waited for at most [`GIVE_UP`]: a call that hangs with the drive
+/// fails the test instead of hanging it.
+fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(GIVE_UP).unwrap_or_else(|_| panic!("{what} did not answer within 30 s: it waited on the hung drive"))
+}
+
+/// A repository with a session of Claude Code's in it (a transcript naming it, last written at
+/// `used`), whose memory folder is `memory` when given (its local settings' `autoMemoryDirectory`).
+fn project(t: &TestHome, name: &str, memory: Option<&Path>, used: SystemTime) -> PathBuf {
+    let repo = t.git_repo(name);
+    if let Some(memory) = memory {
+        t.write(repo.join(".claude/settings.local.json"), &format!(r#"{{"autoMemoryDirectory": "{}"}}"#, memory.display()));
+    }
+    let key = mneme_core::sanitize::sanitize_path(&repo.to_string_lossy());
+    let transcript = t.write(
+        t.config_home().join("projects").join(&key).join("s.jsonl"),
+        &format!("{{\"type\":\"user\",\"cwd\":{:?},\"sessionId\":\"s\"}}\n", repo.to_string_lossy()),
+    );
+    std::fs::File::options().append(true).open(&transcript).unwrap().set_modified(used).unwrap();
+    repo
+}
+
+/// A `claude` on PATH that reports `version` and, run for real, notes the folder it was run in
+/// and fails (no network here).
+fn fake_claude(bin: &Path, version: &str, runs: &Path) {
+    std::fs::create_dir_all(bin).unwrap();
+    let p = bin.join("claude");
+    std::fs::write(
+        &p,
+        format!("#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{version} (Claude Code)'; exit 0; fi\npwd >> '{}'\nexit 3\n", runs.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The once-per-release check asks the drives of the project used last before it runs Claude
+/// Code there holding its machine-wide lock: with that project's memory folder on a hung
+/// drive it goes on with the next project, and with no other project it records that it could
+/// not check, naming the drive. Before, it ran `verify` there and held the lock (and its caller:
+/// the app's start, the scheduler) until the drive answered.
+#[test]
+fn the_release_check_passes_over_a_project_whose_memory_drive_hangs() {
+    let t = TestHome::new();
+    let Some(drive) = Exfat::mount(&t.root.join("drives/share")) else { return };
+    let memory = drive.path().join("alpha-memory");
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(memory.join("MEMORY.md"), "- [Build](build.md) — how to build\n").unwrap();
+    let now = SystemTime::now();
+    let alpha = project(&t, "alpha", Some(&memory), now);
+    let bin = t.root.join("bin");
+    let runs = t.root.join("runs.log");
+    let mneme = |version: &str| {
+        fake_claude(&bin, version, &runs);
+        Mneme::new(t.env.clone().set_var("PATH", bin.to_string_lossy().to_string()), Arc::new(FixedClock::at_unix_secs(1_764_590_000)))
+    };
+
+    let hung = drive.hang(NEVER);
+    assert!(!mneme_store::drive::answers(&memory), "the stopped drive still answers");
+
+    let m = mneme("2.1.340");
+    let alone = within("the check with only the hung project", move || m.version_check()).unwrap();
+    assert!(alone.ran_now);
+    assert_eq!((alone.project.as_deref(), alone.status.as_deref()), (None, Some("failed")), "{alone:?}");
+    let summary = alone.summary.unwrap_or_default();
+    assert!(summary.starts_with(&format!("Claude Code 2.1.340 was not checked: the drive holding {} is not answering", memory.display())), "{summary}");
+    assert!(!runs.exists(), "Claude Code ran although no project's drives answered");
+
+    // Another project, used before: a new release is checked there.
+    let beta = project(&t, "beta", None, now - Duration::from_secs(3600));
+    let m = mneme("2.1.341");
+    let checked = within("the check with another project", move || m.version_check()).unwrap();
+    assert_eq!(checked.project.as_deref(), Some(beta.as_path()), "{checked:?}");
+    assert_eq!(checked.status.as_deref(), Some("failed"), "the stand-in fails when run: {checked:?}");
+    let ran_in = std::fs::read_to_string(&runs).unwrap();
+    assert!(ran_in.lines().all(|l| Path::new(l) == beta), "Claude Code ran elsewhere than {}: {ran_in}", beta.display());
+    assert!(!hung.rescued(), "the check hung with the drive");
+    drop(hung);
+    assert!(alpha.is_dir());
+    drop(drive);
+}
+
+/// A request for a project whose folder answers but whose memory folder's drive does not fails
+/// at once as `unavailable`, naming the memory folder, as a request for a project on a hung
+/// drive does; once the drive answers, the same request is answered. Before, the request read
+/// `MEMORY.md` there and was answered only when the shells' patience (60 s) ran out.
+#[test]
+fn a_request_whose_memory_folder_s_drive_hangs_fails_at_once_naming_it() {
+    let t = TestHome::new();
+    let Some(drive) = Exfat::mount(&t.root.join("drives/stick")) else { return };
+    let memory = drive.path().join("gamma-memory");
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(memory.join("MEMORY.md"), "- [Build](build.md) — how to build\n").unwrap();
+    let gamma = project(&t, "gamma", Some(&memory), SystemTime::now());
+    let m = Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(1_764_590_000)));
+    let context = |m: &Mneme, cwd: &Path| {
+        let (m, owned, cwd) = (m.clone(), m.clone(), cwd.to_path_buf());
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        within("the context request", move || {
+            rt.block_on(guarded("context", &m, Some(cwd.clone()), OPERATION_PATIENCE, move || owned.context(&ContextRequest { cwd, ..Default::default() })))
+        })
+    };
+
+    let hung = drive.hang(NEVER);
+    assert!(!mneme_store::drive::answers(&memory), "the stopped drive still answers");
+    let e = context(&m, &gamma).unwrap_err();
+    assert_eq!((e.code, e.message.as_str()), (ErrorCode::Unavailable, not_answering(&memory).message.as_str()));
+    assert!(!hung.rescued(), "the request hung with the drive");
+
+    drop(hung);
+    let answered = within("the context request once the drive answers", move || loop {
+        // The look given up on returns as the drive answers; until then the drive is not asked.
+        match context(&m, &gamma) {
+            Err(e) if e.code == ErrorCode::Unavailable => std::thread::yield_now(),
+            other => break other,
+        }
+    });
+    let view = answered.unwrap();
+    assert!(view.auto_memory.entrypoint_exists && view.auto_memory.dir == memory, "{:?}", view.auto_memory);
+    drop(drive);
+}
