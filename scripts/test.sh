@@ -26,6 +26,7 @@ need_debs xvfb xauth webkit2gtk-driver dbus   # dbus: the desktop test of a seco
 # A project on an exFAT drive (a USB stick or SD card): the engine's tests mount a real exFAT image
 # (exfatprogs formats it, exfat-fuse mounts it through a loop device) as root.
 need_debs exfat-fuse exfatprogs
+need_debs tzdata   # the tz database: the engine's local-time tests date across Europe/Berlin's summer-time change
 
 # The UI is built first: the desktop shell embeds ui/dist. It must type-check (svelte-check
 # over every .svelte and .ts file) and its pure helpers pass their unit tests (node's runner).
