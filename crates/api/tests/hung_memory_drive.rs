@@ -39,7 +39,7 @@ fn project(t: &TestHome, name: &str, memory: Option<&Path>, used: SystemTime) ->
     }
     let key = mneme_core::sanitize::sanitize_path(&repo.to_string_lossy());
     let transcript = t.write(
-        t.config_home().join("projects").join(&key).join("s.jsonl"),
+        t.config_home().join("projects").join(&key).join("5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5b.jsonl"),
         &format!("{{\"type\":\"user\",\"cwd\":{:?},\"sessionId\":\"s\"}}\n", repo.to_string_lossy()),
     );
     std::fs::File::options().append(true).open(&transcript).unwrap().set_modified(used).unwrap();
@@ -60,9 +60,9 @@ fn fake_claude(bin: &Path, version: &str, runs: &Path) {
 }
 
 /// The once-per-release check asks the drives of the project used last before it runs Claude
-/// Code there holding its machine-wide lock: with that project's memory folder on a hung
+/// Code there holding its machine-wide lock: with that project, or its memory folder, on a hung
 /// drive it goes on with the next project, and with no other project it records that it could
-/// not check, naming the drive. Before, it ran `verify` there and held the lock (and its caller:
+/// not check, naming the drive of the project used last. Before, it ran `verify` there and held the lock (and its caller:
 /// the app's start, the scheduler) until the drive answered.
 #[test]
 fn the_release_check_passes_over_a_project_whose_memory_drive_hangs() {
@@ -72,7 +72,9 @@ fn the_release_check_passes_over_a_project_whose_memory_drive_hangs() {
     std::fs::create_dir_all(&memory).unwrap();
     std::fs::write(memory.join("MEMORY.md"), "- [Build](build.md) — how to build\n").unwrap();
     let now = SystemTime::now();
-    let alpha = project(&t, "alpha", Some(&memory), now);
+    let alpha = project(&t, "alpha", Some(&memory), now - Duration::from_secs(60));
+    // Used last, on the drive itself: the projects' list says its drive does not answer.
+    let delta = project(&t, &drive.path().join("delta").to_string_lossy(), None, now);
     let bin = t.root.join("bin");
     let runs = t.root.join("runs.log");
     let mneme = |version: &str| {
@@ -88,7 +90,7 @@ fn the_release_check_passes_over_a_project_whose_memory_drive_hangs() {
     assert!(alone.ran_now);
     assert_eq!((alone.project.as_deref(), alone.status.as_deref()), (None, Some("failed")), "{alone:?}");
     let summary = alone.summary.unwrap_or_default();
-    assert!(summary.starts_with(&format!("Claude Code 2.1.340 was not checked: the drive holding {} is not answering", memory.display())), "{summary}");
+    assert!(summary.starts_with(&format!("Claude Code 2.1.340 was not checked: the drive holding {} is not answering", delta.display())), "{summary}");
     assert!(!runs.exists(), "Claude Code ran although no project's drives answered");
 
     // Another project, used before: a new release is checked there.
