@@ -1,12 +1,15 @@
 //! A MEMORY.md whose lines end in a lone CR (a classic Mac line end, or an editor that kept
-//! one). From Claude Code 2.1.284 such a CR ends a line of the index the session loads
-//! (`Profile::memory_index_crlf_to_lf`, row 9 of docs/claude-code-versions.md), so Mneme reads
-//! the index's lines the same way: every memory listed there is in the index, and an edit
-//! changes its own line only, writing the file back with its own line ends.
+//! one). Such a CR ends an entry of the index the session loads in every release (sent as LF
+//! from 2.1.284, as it is before; never counted as a line towards the cap: row 9 of
+//! docs/claude-code-versions.md), so Mneme reads the index's lines the same way: every memory
+//! listed there is in the index, and an edit changes its own line only, writing the file back
+//! with its own line ends.
 
+
+mod common;
 use mneme_api::{ContextRequest, FixedClock, MemoryEdit, MemoryListFilter, MemoryPageRequest, Mneme, NewMemoryRequest};
 use mneme_core::versions::ClaudeVersion;
-use mneme_testsupport::{write_file, TestHome};
+use mneme_testsupport::TestHome;
 use std::fs;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,13 +27,7 @@ struct Folder {
 /// (2.1.284) writes and lists them.
 fn folder(index: &str) -> Folder {
     let t = TestHome::new();
-    let project = t.root.join("code/app");
-    fs::create_dir_all(&project).unwrap();
-    let mem = t.memdir_for(&project);
-    for (file, name, hook) in [("alpha.md", "Alpha", "first"), ("beta.md", "Beta", "second"), ("gamma.md", "Gamma", "third")] {
-        write_file(&mem.join(file), &format!("---\nname: {name}\ndescription: {hook}\ntype: project\n---\nbody\n"));
-    }
-    write_file(&mem.join("MEMORY.md"), index);
+    let (project, mem) = common::three_memories(&t, index);
     let api = Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
     let req = ContextRequest { cwd: project, claude_version: Some(ClaudeVersion::new(2, 1, 284)), ..Default::default() };
     Folder { _t: t, mem, api, req }

@@ -1,10 +1,12 @@
 //! The memory listing, the health report and Fix index read MEMORY.md as the Claude Code the
-//! user runs reads it (the release asked for with `--claude-version`, else the installed one):
-//! from 2.1.284 a lone CR ends an index line; up to 2.1.283 it stays inside its line (row 9 of
-//! docs/claude-code-versions.md). They used to read every index as the newest release does.
-//! What each release reads is the store's reading for that release (`Memdir::for_release`),
-//! which its own tests pin.
+//! user runs reads it (the release asked for with `--claude-version`, else the installed one;
+//! row 9 of docs/claude-code-versions.md): a CRLF index is measured with its CRs up to 2.1.283
+//! and without them from 2.1.284, and a lone CR ends an entry in every release. What each
+//! release reads is the store's reading for that release (`Memdir::for_release`), which its own
+//! tests pin. The set-up is lone_cr_index.rs's three memories, with the release left open.
 
+
+mod common;
 use mneme_api::{ContextRequest, FixedClock, MemoryListFilter, MemoryPageRequest, Mneme};
 use mneme_core::versions::{behaviours, ClaudeVersion};
 use mneme_store::memdir::Memdir;
@@ -24,13 +26,7 @@ struct Folder {
 
 fn folder(index: &str) -> Folder {
     let t = TestHome::new();
-    let project = t.root.join("code/app");
-    fs::create_dir_all(&project).unwrap();
-    let mem = t.memdir_for(&project);
-    for (file, name, hook) in [("alpha.md", "Alpha", "first"), ("beta.md", "Beta", "second"), ("gamma.md", "Gamma", "third")] {
-        write_file(&mem.join(file), &format!("---\nname: {name}\ndescription: {hook}\ntype: project\n---\nbody\n"));
-    }
-    write_file(&mem.join("MEMORY.md"), index);
+    let (project, mem) = common::three_memories(&t, index);
     Folder { t, project, mem }
 }
 

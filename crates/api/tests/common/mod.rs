@@ -111,3 +111,16 @@ pub fn tabs_project_under(t: &TestHome, top: &Path, index: &str) -> (mneme_store
     mneme_testsupport::write_file(&memdir.join("tabs.md"), &mneme_testsupport::topic("Tabs", "the team uses tabs", "feedback", "Tabs, not spaces."));
     (env, repo, memdir)
 }
+
+/// A project with three memories (alpha, beta, gamma; `project` type, a description each) and
+/// `index` as its MEMORY.md, in `t`: the lone-CR and CRLF index tests' folder.
+pub fn three_memories(t: &TestHome, index: &str) -> (PathBuf, PathBuf) {
+    let project = t.root.join("code/app");
+    std::fs::create_dir_all(&project).unwrap();
+    let mem = t.memdir_for(&project);
+    for (file, name, hook) in [("alpha.md", "Alpha", "first"), ("beta.md", "Beta", "second"), ("gamma.md", "Gamma", "third")] {
+        mneme_testsupport::write_file(&mem.join(file), &format!("---\nname: {name}\ndescription: {hook}\ntype: project\n---\nbody\n"));
+    }
+    mneme_testsupport::write_file(&mem.join("MEMORY.md"), index);
+    (project, mem)
+}
