@@ -295,7 +295,7 @@ fn pushed(r: Result<PushReport, SyncError>) -> Outcome {
                 summary.push_str(&format!("; {} held back because they hold a secret", p.skipped_secrets.len()));
             }
             if !p.held_back_lost.is_empty() {
-                summary.push_str(&format!("; {} the server kept losing not sent (push them by hand with `mneme team push`)", p.held_back_lost.len()));
+                summary.push_str(&format!("; {} the server kept losing not sent (push them by hand: Push on the Team screen, or `mneme team push`)", p.held_back_lost.len()));
             }
             Outcome::Done { summary }
         }

@@ -541,7 +541,7 @@ impl PullReport {
 /// pushes have stopped sending them, and what to do (the CLI's `mneme team push` sends them).
 pub fn given_up_message(keys: &[String]) -> String {
     format!(
-        "the team server lost {} file(s) it had accepted from this machine {MAX_LOST_PUSHES} times in a row ({}). They are kept here unchanged, but Mneme has stopped pushing them automatically: check the team server (its disk, its logs, a restore from backup), then push them by hand with `mneme team push` in the project folder (editing one of them also sends it again)",
+        "the team server lost {} file(s) it had accepted from this machine {MAX_LOST_PUSHES} times in a row ({}). They are kept here unchanged, but Mneme has stopped pushing them automatically: check the team server (its disk, its logs, a restore from backup), then push them by hand (Push on the Team screen, or `mneme team push` in the project folder) (editing one of them also sends it again)",
         keys.len(),
         keys.join(", ")
     )

@@ -353,7 +353,7 @@ impl PushReport {
         }
         if !self.held_back_lost.is_empty() {
             s.push_str(&format!(
-                "; {} file(s) the server kept losing not sent automatically ({}): check the team server, then push them by hand with `mneme team push`",
+                "; {} file(s) the server kept losing not sent automatically ({}): check the team server, then push them by hand (Push on the Team screen, or `mneme team push`)",
                 self.held_back_lost.len(),
                 self.held_back_lost.join(", ")
             ));
