@@ -357,13 +357,16 @@ impl From<ExtractError> for ApiError {
 
 fn state_io(what: &str, e: std::io::Error) -> ApiError {
     // One project's review mode that this build cannot read: the engine's words name the
-    // `mneme inbox mode` command (the command line prints them, through `records`), and the
-    // Inbox cannot show its mode chooser without the mode, so a screen says what mends it.
+    // `mneme inbox mode` command (the command line prints them, through `records`); the Inbox
+    // keeps its mode chooser when this is its error (code malformed), and choosing a mode
+    // replaces this project's entry only.
     if let Some(m) = e.get_ref().and_then(|inner| inner.downcast_ref::<mneme_extract::record::UnreadableMode>()) {
+        // A mode a newer Mneme added already says to update Mneme; a malformed one does not.
+        let choose = if m.reason.contains("update Mneme") { "Or choose" } else { "Choose" };
         return ApiError::new(
             ErrorCode::Malformed,
             format!(
-                "The review mode of {} in {} cannot be read: {}. Update Mneme, or remove this project's entry from that file: the Inbox then opens in Automatic mode, where you can choose the mode again. The other projects' modes are not affected.",
+                "The review mode of {} in {} cannot be read: {}. {choose} the mode again on this screen: that replaces this project's entry. The other projects' modes are not affected.",
                 m.memory_dir.display(),
                 m.path.display(),
                 m.reason

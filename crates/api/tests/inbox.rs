@@ -331,22 +331,39 @@ fn a_damaged_modes_file_is_named_not_blamed_on_permissions() {
     assert!(e.message.contains(&modes.display().to_string()) && !e.message.contains("readable and writable"), "{}", e.message);
 }
 
-/// A project's review mode a newer Mneme wrote (a mode this build lacks): the Inbox cannot show
-/// its mode chooser without it, so the screen's error says what mends it, not the command
-/// line's `mneme inbox mode`, and does not blame the data folder's permissions. The command
-/// line keeps its command.
+/// A project's review mode a newer Mneme wrote (a mode this build lacks): the screen's error
+/// says what mends it (the Inbox keeps its mode chooser for it), not the command line's `mneme
+/// inbox mode`, and does not blame the data folder's permissions. The command line keeps its
+/// command. Choosing the mode on the screen replaces that entry, keeps the other projects'
+/// (a newer Mneme's among them), and the Inbox opens.
 #[test]
 fn an_unreadable_review_mode_on_a_screen_names_no_command() {
     let w = World::new();
     let modes = w.t.env.data_dir().join("extract").join("modes.json");
     fs::create_dir_all(modes.parent().unwrap()).unwrap();
-    let entry: serde_json::Map<String, Value> = [(w.mem.to_string_lossy().into_owned(), json!("held"))].into_iter().collect();
-    fs::write(&modes, Value::Object(entry).to_string()).unwrap();
+    let key = w.mem.to_string_lossy().into_owned();
+    fs::write(&modes, json!({key.clone(): "held", "/other/memory": "off", "/newer/memory": "batch"}).to_string()).unwrap();
     let e = w.mneme().inbox(&w.at()).unwrap_err();
     assert_eq!(e.code, ErrorCode::Malformed);
     let start = format!("The review mode of {} in {} cannot be read: ", w.mem.display(), modes.display());
-    assert!(e.message.starts_with(&start) && e.message.contains("Update Mneme, or remove this project's entry from that file"), "{}", e.message);
+    assert!(e.message.starts_with(&start) && e.message.contains("update Mneme to read it. Or choose the mode again on this screen: that replaces this project's entry."), "{}", e.message);
+    assert_eq!(e.message.to_lowercase().matches("update mneme").count(), 1, "{}", e.message);
     assert!(!e.message.contains("`mneme") && !e.message.contains("readable and writable") && e.command.is_none(), "{}", e.message);
     let cli = w.mneme().review_mode_at(&w.mem).unwrap_err();
     assert!(cli.message.contains("`mneme inbox mode automatic|review|off`"), "{}", cli.message);
+
+    let v = w.mneme().set_review_mode(&w.at(), ReviewModeName::Review).unwrap();
+    assert_eq!(v.mode, ReviewModeName::Review);
+    let kept: Value = serde_json::from_slice(&fs::read(&modes).unwrap()).unwrap();
+    assert_eq!(kept, json!({key.clone(): "review", "/other/memory": "off", "/newer/memory": "batch"}));
+    assert_eq!(w.mneme().inbox(&w.at()).unwrap().mode, ReviewModeName::Review);
+
+    // A malformed entry (not a newer Mneme's) is not blamed on an old Mneme.
+    fs::write(&modes, json!({key.clone(): 3}).to_string()).unwrap();
+    let e = w.mneme().inbox(&w.at()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Malformed);
+    assert!(e.message.contains(": invalid type: integer `3`") && e.message.contains(". Choose the mode again on this screen: that replaces this project's entry."), "{}", e.message);
+    assert!(!e.message.to_lowercase().contains("update mneme"), "{}", e.message);
+    w.mneme().set_review_mode(&w.at(), ReviewModeName::Off).unwrap();
+    assert_eq!(serde_json::from_slice::<Value>(&fs::read(&modes).unwrap()).unwrap(), json!({key: "off"}));
 }
