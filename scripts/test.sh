@@ -90,6 +90,9 @@ MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/projects
 # The Projects screen while one project's drive hangs (as root: a real exFAT FUSE drive whose
 # daemon is stopped): the list comes, that project is marked and offers nothing to open or merge.
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/hung-drive-projects.mjs
+# The Dreams and Inbox screens when the saved mode cannot be read: the error, and the mode
+# chooser that mends it.
+MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/mode-unread.mjs
 
 # End to end on the desktop: the real Tauri window under Xvfb, driven through tauri-driver and
 # WebKitWebDriver. scripts/with-xvfb.sh lets Xvfb choose a free display itself, so a second
