@@ -657,7 +657,13 @@ impl History {
         // must not be lost.
         let path = self.mode_file();
         let _records = self.lock_records(&path)?;
-        let mut fields = self.read_mode_file().ok().flatten().unwrap_or_default();
+        let mut fields = match self.read_mode_file() {
+            Ok(fields) => fields.unwrap_or_default(),
+            Err(DreamError::DamagedMode { .. }) => Default::default(),
+            // A file that could not be read (this account may not, the disk failed) may still
+            // hold other folders' modes, readable again later: writing over it would lose them.
+            Err(e) => return Err(e),
+        };
         // A shared mode nobody can read helps no folder.
         if fields.get(LEGACY_MODE).is_some_and(|m| m.as_str().and_then(DreamMode::parse).is_none()) {
             fields.remove(LEGACY_MODE);
