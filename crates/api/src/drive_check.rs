@@ -11,14 +11,14 @@
 //!    ([`OPERATION_PATIENCE`] unless the shell was built with another). Every system call under a
 //!    hung drive blocks until it answers and nothing can interrupt it, so when the patience runs
 //!    out the thread is left behind (it ends by itself when the drive answers) and the request
-//!    answers `unavailable`: [`stopped_answering`] when the folder's drive does not answer now,
-//!    [`gave_up`] when it does (then another drive the operation reads, such as a memory folder
-//!    elsewhere, is the likely one). Operations that wait on a model, a team server or Claude
-//!    Code itself ([`WAITS_ON_OTHERS`]) may take longer than any patience on a healthy drive:
-//!    for them the drive is asked each time the patience runs out, and only a drive that does
-//!    not answer ends the wait, or [`PATIENT_ROUNDS`] patiences (a hung drive the folder's
-//!    check cannot see, such as a memory folder elsewhere, or one an operation naming no folder
-//!    reads: `version_check` runs Claude Code in the project used last).
+//!    answers `unavailable`: [`stopped_answering`] when the folder's drive, or its memory
+//!    folder's elsewhere, does not answer now, [`gave_up`] when they do (then another drive the
+//!    operation reads is the likely one). Operations that wait on a model, a team server or
+//!    Claude Code itself ([`WAITS_ON_OTHERS`]) may take longer than any patience on a healthy
+//!    drive: for them both drives are asked each time the patience runs out, and only one that
+//!    does not answer ends the wait, or [`PATIENT_ROUNDS`] patiences (a hung drive those checks
+//!    cannot see, or one an operation naming no folder reads: `version_check` runs Claude Code
+//!    in the project used last).
 //! 3. While a request given up on is still blocked, later requests naming the same folder (or,
 //!    naming none, of the same operation) are answered at once with [`still_stuck`] instead of
 //!    queueing behind it, on the drive or on a lock it holds (a memory folder's `flock`, the
@@ -228,7 +228,7 @@ pub async fn guarded<T: Send + 'static>(
     // its blocking tasks, so one stuck on a hung drive would keep `mneme serve` from exiting.
     let (tx, mut answer) = tokio::sync::oneshot::channel();
     let env = mneme.env.clone();
-    let project = folder.clone();
+    let (project, thread_env) = (folder.clone(), env.clone());
     std::thread::Builder::new()
         .name("mneme-operation".into())
         .spawn(move || {
@@ -236,7 +236,7 @@ pub async fn guarded<T: Send + 'static>(
             // On the operation's thread: finding the memory folder reads the project's settings,
             // and a drive that stopped answering since it was asked is then the patience's to see.
             let checked = match &project {
-                Some(p) => memory_folder_answers(&env, p).map_err(|dir| not_answering(&dir)),
+                Some(p) => memory_folder_answers(&thread_env, p).map_err(|dir| not_answering(&dir)),
                 None => Ok(()),
             };
             let _ = tx.send(checked.and_then(|()| op()));
@@ -255,17 +255,17 @@ pub async fn guarded<T: Send + 'static>(
             Ok(Err(_)) => return Err(ApiError::new(ErrorCode::Io, "The request failed inside Mneme (the operation panicked); the error output has the details.")),
             Err(_) => {
                 waited += patience;
-                let drive_answers = match &folder {
-                    Some(f) => answers(f).await,
-                    None => true,
+                let silent = match &folder {
+                    Some(f) => silent_drive(&env, f).await,
+                    None => None,
                 };
-                if patient && drive_answers && waited < patience * PATIENT_ROUNDS {
+                if patient && silent.is_none() && waited < patience * PATIENT_ROUNDS {
                     continue;
                 }
                 count_blocked(&blocked, key);
-                return Err(match (&folder, drive_answers) {
-                    (Some(f), false) => stopped_answering(f, waited),
-                    _ => gave_up(waited),
+                return Err(match silent {
+                    Some(dir) => stopped_answering(&dir, waited),
+                    None => gave_up(waited),
                 });
             }
         }
@@ -277,13 +277,37 @@ pub async fn guarded<T: Send + 'static>(
 /// Finding the folder reads settings (the config folder's and the project's) and follows the
 /// project's git root, never the memory folder itself.
 pub(crate) fn memory_folder_answers(env: &mneme_store::Environment, cwd: &Path) -> Result<(), PathBuf> {
+    match memory_folder_elsewhere(env, cwd) {
+        Some(memory) if !mneme_store::drive::answers(&memory) => Err(memory),
+        _ => Ok(()),
+    }
+}
+
+/// The memory folder a session started in `cwd` uses, when it is on another drive than `cwd`.
+fn memory_folder_elsewhere(env: &mneme_store::Environment, cwd: &Path) -> Option<PathBuf> {
     let memory = mneme_store::session::SessionMemory::for_cwd(env, cwd).dir.dir;
     let mounts = mneme_store::drive::mount_points();
-    let elsewhere = mneme_store::drive::holding_mount(&mounts, &memory) != mneme_store::drive::holding_mount(&mounts, cwd);
-    if elsewhere && !mneme_store::drive::answers(&memory) {
-        return Err(memory);
-    }
-    Ok(())
+    (mneme_store::drive::holding_mount(&mounts, &memory) != mneme_store::drive::holding_mount(&mounts, cwd)).then_some(memory)
+}
+
+/// `folder` or its memory folder when its drive does not answer (asked as before the
+/// operation), off the async workers: an operation waiting on others is waited for only while
+/// both answer, and one given up on names the drive that stopped. The memory folder is found on
+/// a look of its own, so a project's drive that stops answering meanwhile cannot hold this.
+async fn silent_drive(env: &mneme_store::Environment, folder: &Path) -> Option<PathBuf> {
+    let (env, probe) = (env.clone(), folder.to_path_buf());
+    let ask = move || {
+        if !mneme_store::drive::answers(&probe) {
+            return Some(probe);
+        }
+        match mneme_store::drive::look(&probe, move |f| memory_folder_elsewhere(&env, f)) {
+            // The project's drive stopped answering while its settings were read.
+            None => Some(probe),
+            Some(None) => None,
+            Some(Some(memory)) => (!mneme_store::drive::answers(&memory)).then_some(memory),
+        }
+    };
+    tokio::task::spawn_blocking(ask).await.unwrap_or(None)
 }
 
 /// `drive::answers`, off the async workers.

@@ -146,3 +146,41 @@ fn a_request_whose_memory_folder_s_drive_hangs_fails_at_once_naming_it() {
     assert!(view.auto_memory.entrypoint_exists && view.auto_memory.dir == memory, "{:?}", view.auto_memory);
     drop(drive);
 }
+
+/// An operation that waits on others (here `run_dream`, which may wait on a model for long)
+/// whose memory folder's drive stops answering while it runs is given up on when the patience
+/// runs out, naming the memory folder, as one whose project's drive stops answering is. Before,
+/// only the project's drive was asked then, and it was waited for 30 patiences.
+#[test]
+fn an_operation_waiting_on_others_stops_waiting_once_its_memory_drive_stops_answering() {
+    let t = TestHome::new();
+    let Some(drive) = Exfat::mount(&t.root.join("drives/nas")) else { return };
+    let memory = drive.path().join("eta-memory");
+    std::fs::create_dir_all(&memory).unwrap();
+    let eta = project(&t, "eta", Some(&memory), SystemTime::now());
+    let m = Mneme::new(t.env.clone(), Arc::new(FixedClock::at_unix_secs(1_764_590_000)));
+    let patience = Duration::from_millis(200);
+    let (started_tx, started) = mpsc::channel();
+    let (go_tx, go) = mpsc::channel::<()>();
+    // A name never looked up before: its lookup reaches the drive.
+    let probe = memory.join("asked-while-it-hangs.md");
+    let (answer_tx, answer) = mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let run = guarded("run_dream", &m, Some(eta), patience, move || {
+            let _ = started_tx.send(());
+            let _ = go.recv();
+            let _ = std::fs::metadata(&probe);
+            Ok(())
+        });
+        let _ = answer_tx.send(rt.block_on(run));
+    });
+    started.recv_timeout(GIVE_UP).expect("the operation did not start within 30 s");
+    let hung = drive.hang(NEVER);
+    go_tx.send(()).unwrap();
+    let e = answer.recv_timeout(GIVE_UP).expect("the operation was not given up on within 30 s").unwrap_err();
+    assert_eq!(e.message, mneme_api::drive_check::stopped_answering(&memory, patience).message);
+    assert!(!hung.rescued(), "the wait hung with the drive");
+    drop(hung);
+    drop(drive);
+}
