@@ -602,7 +602,7 @@ impl Mounts {
     #[cfg(target_os = "linux")]
     fn open() -> Mounts {
         let table = std::fs::File::open(MOUNTINFO).ok();
-        let points = if table.is_some() { read_mount_points().unwrap_or_default() } else { Vec::new() };
+        let points = if table.is_some() { crate::drive::read_mount_points().unwrap_or_default() } else { Vec::new() };
         Mounts { table, points, seen: BTreeMap::new() }
     }
 
@@ -655,7 +655,7 @@ impl Mounts {
         #[cfg(target_os = "linux")]
         {
             // Unreadable once open (it should not be): this change is missed, the next is seen.
-            let Some(points) = read_mount_points() else { return Vec::new() };
+            let Some(points) = crate::drive::read_mount_points() else { return Vec::new() };
             self.points = points;
         }
         let now: BTreeMap<PathBuf, Option<FolderId>> =
@@ -671,36 +671,6 @@ impl Mounts {
 
 #[cfg(target_os = "linux")]
 const MOUNTINFO: &str = "/proc/self/mountinfo";
-
-/// The mount points `/proc/self/mountinfo` lists (its fifth field, with the kernel's octal
-/// escapes of space, tab, newline and backslash undone).
-#[cfg(target_os = "linux")]
-fn read_mount_points() -> Option<Vec<PathBuf>> {
-    let text = std::fs::read(MOUNTINFO).ok()?;
-    Some(text.split(|b| *b == b'\n').filter_map(|line| line.split(|b| *b == b' ').nth(4)).map(unescape_mount_point).collect())
-}
-
-#[cfg(target_os = "linux")]
-fn unescape_mount_point(field: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStringExt;
-    let mut out = Vec::with_capacity(field.len());
-    let mut i = 0;
-    while i < field.len() {
-        // One byte: at most \377.
-        let octal = field.get(i + 1..i + 4).filter(|d| field[i] == b'\\' && d[0] <= b'3' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match octal {
-            Some(d) => {
-                out.push(((d[0] - b'0') << 6) | ((d[1] - b'0') << 3) | (d[2] - b'0'));
-                i += 4;
-            }
-            None => {
-                out.push(field[i]);
-                i += 1;
-            }
-        }
-    }
-    PathBuf::from(std::ffi::OsString::from_vec(out))
-}
 
 /// A poisoned lock only means a watch call panicked; the watcher itself is still usable.
 fn lock(m: &Mutex<Watched>) -> std::sync::MutexGuard<'_, Watched> {
@@ -998,16 +968,6 @@ mod tests {
         assert_eq!(r.cache.stats().entries, 0);
         r.change(claude_md.clone()).await;
         assert_eq!(*r.batches.recv().await.unwrap(), vec![claude_md]);
-    }
-
-    /// The kernel writes a space, tab, newline or backslash in a mount point as an octal escape;
-    /// a mount point is matched against watched folders by its real name.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_mount_point_s_escapes_are_undone() {
-        assert_eq!(unescape_mount_point(b"/home/u/My\\040Drive\\011x\\134y"), PathBuf::from("/home/u/My Drive\tx\\y"));
-        // Not an escape the kernel writes: kept as it is.
-        assert_eq!(unescape_mount_point(b"/a\\9b\\777\\04"), PathBuf::from("/a\\9b\\777\\04"));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

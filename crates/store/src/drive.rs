@@ -228,8 +228,10 @@ pub fn holding_mount(mounts: &[PathBuf], path: &Path) -> PathBuf {
     if top.as_os_str().is_empty() { PathBuf::from("/") } else { top }
 }
 
+/// The mount points `/proc/self/mountinfo` lists, in its order (the file watcher's mount table
+/// reads them too); `None` where it cannot be read or there is none.
 #[cfg(target_os = "linux")]
-fn read_mount_points() -> Option<Vec<PathBuf>> {
+pub fn read_mount_points() -> Option<Vec<PathBuf>> {
     // The fifth field of each line, with the kernel's octal escapes (space, tab, newline,
     // backslash) undone.
     let text = std::fs::read("/proc/self/mountinfo").ok()?;
@@ -237,7 +239,7 @@ fn read_mount_points() -> Option<Vec<PathBuf>> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn read_mount_points() -> Option<Vec<PathBuf>> {
+pub fn read_mount_points() -> Option<Vec<PathBuf>> {
     None
 }
 
@@ -330,6 +332,9 @@ mod tests {
     fn mount_points_are_read_with_their_escapes_undone() {
         assert_eq!(unescape_mount_point(br"/mnt/my\040stick\134x"), Path::new("/mnt/my stick\\x"));
         assert_eq!(unescape_mount_point(br"/mnt/a\9"), Path::new(r"/mnt/a\9"));
+        // A tab too; and what is not an escape the kernel writes (past \377, too short) is kept.
+        assert_eq!(unescape_mount_point(br"/home/u/My\040Drive\011x"), Path::new("/home/u/My Drive\tx"));
+        assert_eq!(unescape_mount_point(br"/a\777\04"), Path::new(r"/a\777\04"));
         let points = mount_points();
         assert!(points.iter().any(|p| p == Path::new("/")), "{points:?}");
         assert!(points.windows(2).all(|w| w[0].as_os_str().len() >= w[1].as_os_str().len()));
