@@ -1021,6 +1021,57 @@ async fn keys_that_would_be_one_file_on_a_teammates_disk_are_not_created() {
     .await;
 }
 
+/// A push of many new keys is looked up against the repository in several queries (the
+/// store's neighbour lookup takes the new keys a chunk at a time, one indexed SELECT per
+/// folding and per folder range): a collision the last chunk holds is still found, by exact
+/// key, by a file where a folder is needed, by a folder where a file would be, and between two
+/// keys of the batch; nothing of such a push is written. On PostgreSQL the table has no
+/// statistics yet, the case where the lookup's plan used to read the whole repository.
+#[tokio::test]
+async fn a_large_push_of_new_keys_still_refuses_every_kind_of_collision() {
+    each_backend(defaults, |h| async move {
+        let lead = h.user("lena", REPO, Role::Lead).await;
+        let mut entries: serde_json::Map<String, serde_json::Value> =
+            (0..1_000).map(|i| (format!("notes/{i:04}.md"), json!(format!("note {i}\n")))).collect();
+        entries.insert("notes/old.md/0042.md".into(), json!("old\n"));
+        h.put(&lead, REPO, json!({ "entries": entries }), None).await.error_for_status().unwrap();
+        // 300 new keys that sort before the colliding one, so that it falls in a later chunk.
+        let batch = |extra: &[&str]| {
+            let mut entries: serde_json::Map<String, serde_json::Value> =
+                (0..300).map(|i| (format!("more/{i:04}.md"), json!("more\n"))).collect();
+            entries.extend(extra.iter().map(|k| (k.to_string(), json!("x\n"))));
+            json!({ "entries": entries })
+        };
+        let refused = |res: reqwest::Response| async move {
+            assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+            let body: ErrorBody = res.json().await.unwrap();
+            assert_eq!(body.error.details.unwrap().error_code, "team_memory_key_collision");
+            body.error.message.unwrap()
+        };
+        let message = refused(h.put(&lead, REPO, batch(&["nOTES/0500.md"]), None).await).await;
+        assert!(message.contains("\"notes/0500.md\""), "{}: {message}", h.label);
+        let message = refused(h.put(&lead, REPO, batch(&["notes/0007.md/deeper.md"]), None).await).await;
+        assert!(message.contains("\"notes/0007.md\""), "{}: {message}", h.label);
+        let message = refused(h.put(&lead, REPO, batch(&["notes/Old.md"]), None).await).await;
+        assert!(message.contains("\"notes/old.md/0042.md\""), "{}: {message}", h.label);
+        refused(h.put(&lead, REPO, batch(&["zz.md", "ZZ.md"]), None).await).await;
+        assert_eq!(pull(&h, &lead).await.version, 1, "{}: nothing was written", h.label);
+        h.put(&lead, REPO, batch(&["zz.md"]), None).await.error_for_status().unwrap();
+        let data = pull(&h, &lead).await;
+        assert_eq!((data.version, data.content.entries.len()), (2, 1_302), "{}", h.label);
+        // Deep folders: ten lookups a key, more than SQLite's 500 terms of a compound SELECT if
+        // one query took 50 keys' lookups.
+        let deep: serde_json::Map<String, serde_json::Value> =
+            (0..60).map(|i| (format!("deep/{i:02}/a/b/c/d/e/f/g/h.md"), json!("deep\n"))).collect();
+        h.put(&lead, REPO, json!({ "entries": deep }), None).await.error_for_status().unwrap();
+        let message = refused(h.put(&lead, REPO, json!({"entries": {"deep/07/A/b/c/d/e/f/g/H.md": "x"}}), None).await).await;
+        assert!(message.contains("\"deep/07/a/b/c/d/e/f/g/h.md\""), "{}: {message}", h.label);
+        assert_eq!(pull(&h, &lead).await.content.entries.len(), 1_362, "{}", h.label);
+        h.shutdown().await;
+    })
+    .await;
+}
+
 /// The entry cap is checked against the live count the repository row keeps (a write no
 /// longer counts the repository), through creates, removals, revivals and purges.
 #[tokio::test]

@@ -482,8 +482,14 @@ async fn write_upserts(
     Ok(())
 }
 
-/// Rows of `entries` per `IN (…)` list: well under SQLite's and PostgreSQL's parameter limits.
-const KEYS_PER_QUERY: usize = 500;
+/// Keys per query when [`read_keys`] reads the named keys: an `IN (…)` list on SQLite (well
+/// under its parameter limit), one SELECT each on PostgreSQL.
+fn keys_per_query(backend: Backend) -> usize {
+    match backend {
+        Backend::Sqlite => 500,
+        Backend::Postgres => 50,
+    }
+}
 
 /// The repository row's new state in a write, claimed only if its version is still `expected_version`.
 struct Claim<'a> {
@@ -597,12 +603,20 @@ async fn lock_and_read_keys(
     let mut fresh: Vec<&str> = keys.iter().copied().filter(|k| !live.contains(k)).collect();
     fresh.sort_unstable();
     fresh.dedup();
-    let neighbors = if fresh.is_empty() { Vec::new() } else { read_neighbors(tx, repo_id, &fresh).await? };
+    let neighbors = if fresh.is_empty() { Vec::new() } else { read_neighbors(tx, backend, repo_id, &fresh).await? };
     Ok(Some(WriteView { repo, entries, neighbors }))
 }
 
-/// New keys per neighbor query: each brings its folding, its folders' and a range.
-const FRESH_KEYS_PER_QUERY: usize = 50;
+/// Lookups per neighbor query, each one SELECT of a UNION ALL: under SQLite's limit of 500
+/// terms in a compound SELECT, whatever the depth of the new keys' folders.
+const LOOKUPS_PER_QUERY: usize = 100;
+
+/// One indexed lookup of `entries_fold`: a folding, or the foldings under a folder.
+enum FoldLookup {
+    Equal(String),
+    /// From `low` (included) to `high` (excluded).
+    Range(String, String),
+}
 
 /// The live keys that collide with one of `fresh` once case is folded away: the same key, a
 /// folder above it (a file where it needs a folder), or anything under it (a folder where it
@@ -610,44 +624,63 @@ const FRESH_KEYS_PER_QUERY: usize = 50;
 /// keys, not the repository.
 async fn read_neighbors(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    backend: Backend,
     repo_id: i64,
     fresh: &[&str],
 ) -> Result<Vec<String>, StoreError> {
+    let mut exact: Vec<String> = Vec::new();
+    let mut ranges: Vec<(String, String)> = Vec::new();
+    for key in fresh {
+        let fold = case_fold(key);
+        exact.extend(key.match_indices('/').map(|(i, _)| case_fold(&key[..i])));
+        // Every folding that starts with `fold/` sorts from `fold/` up to `fold0` ('0' follows '/').
+        ranges.push((format!("{fold}/"), format!("{fold}0")));
+        exact.push(fold);
+    }
+    // Keys in one folder share its lookups; twins in the batch share theirs.
+    exact.sort_unstable();
+    exact.dedup();
+    ranges.sort_unstable();
+    ranges.dedup();
+    let lookups: Vec<FoldLookup> =
+        exact.into_iter().map(FoldLookup::Equal).chain(ranges.into_iter().map(|(low, high)| FoldLookup::Range(low, high))).collect();
+    // One SELECT per range, not one OR of them all: without statistics SQLite answers an OR by
+    // walking every entry of the repository. The foldings are one IN list on SQLite, which
+    // looks each up in the index, but one SELECT each on PostgreSQL: for a table or repository
+    // that grew since its last ANALYZE it plans an IN list as a scan of the repository's
+    // entries filtered by the list (30 ms a query at 10,000 entries; docs/benchmarks.md), and
+    // an equality on both columns of `entries_fold` is its cheapest path whatever the estimates.
+    let live = "SELECT entry_key FROM entries WHERE repo_id = $1 AND deleted = 0 AND";
     let mut out = Vec::new();
-    for chunk in fresh.chunks(FRESH_KEYS_PER_QUERY) {
-        let mut exact: Vec<String> = Vec::new();
-        let mut ranges: Vec<(String, String)> = Vec::new();
-        for key in chunk {
-            let fold = case_fold(key);
-            exact.extend(key.match_indices('/').map(|(i, _)| case_fold(&key[..i])));
-            // Every folding that starts with `fold/` sorts from `fold/` up to `fold0` ('0' follows '/').
-            ranges.push((format!("{fold}/"), format!("{fold}0")));
-            exact.push(fold);
-        }
-        exact.sort_unstable();
-        exact.dedup();
+    for chunk in lookups.chunks(LOOKUPS_PER_QUERY) {
         let mut n = 1;
         let mut param = || {
             n += 1;
             format!("${n}")
         };
-        // One SELECT per range, not one OR of them all: without statistics SQLite answers an
-        // OR by walking every entry of the repository.
-        let live = "SELECT entry_key FROM entries WHERE repo_id = $1 AND deleted = 0 AND";
         let mut selects: Vec<String> = Vec::new();
-        let list: Vec<String> = exact.iter().map(|_| param()).collect();
-        selects.push(format!("{live} key_fold IN ({})", list.join(", ")));
-        for _ in &ranges {
-            let (low, high) = (param(), param());
-            selects.push(format!("{live} key_fold >= {low} AND key_fold < {high}"));
+        let mut in_list: Vec<String> = Vec::new();
+        for lookup in chunk {
+            match lookup {
+                FoldLookup::Equal(_) if backend == Backend::Sqlite => in_list.push(param()),
+                FoldLookup::Equal(_) => selects.push(format!("{live} key_fold = {}", param())),
+                FoldLookup::Range(..) => {
+                    let (low, high) = (param(), param());
+                    selects.push(format!("{live} key_fold >= {low} AND key_fold < {high}"));
+                }
+            }
+        }
+        if !in_list.is_empty() {
+            // Equal lookups come first in `lookups`, so their parameters are the first ones.
+            selects.insert(0, format!("{live} key_fold IN ({})", in_list.join(", ")));
         }
         let sql = selects.join(" UNION ALL ");
         let mut q = sqlx::query(&sql).bind(repo_id);
-        for f in &exact {
-            q = q.bind(f.as_str());
-        }
-        for (low, high) in &ranges {
-            q = q.bind(low.as_str()).bind(high.as_str());
+        for lookup in chunk {
+            q = match lookup {
+                FoldLookup::Equal(fold) => q.bind(fold.as_str()),
+                FoldLookup::Range(low, high) => q.bind(low.as_str()).bind(high.as_str()),
+            };
         }
         for r in q.fetch_all(&mut **tx).await? {
             out.push(r.try_get::<String, _>("entry_key")?);
@@ -670,13 +703,21 @@ async fn read_keys(
     keys.sort_unstable();
     keys.dedup();
     let mut out = Vec::with_capacity(keys.len());
-    for chunk in keys.chunks(KEYS_PER_QUERY) {
-        let params: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
-        let sql = format!(
-            "SELECT entry_key, checksum, deleted, changed_ms, {} AS bytes FROM entries WHERE repo_id = $1 AND entry_key IN ({})",
-            content_bytes(backend, "content"),
-            params.join(", ")
-        );
+    // On PostgreSQL one SELECT per key, not an IN list: for a table or repository that grew
+    // since its last ANALYZE it plans `entry_key IN (…)` as a scan of all the repository's
+    // entries filtered by the list (300 ms a query at 10,000 entries), and an equality on the
+    // primary key is its cheapest path whatever the estimates say. SQLite looks each key of
+    // an IN list up in the index.
+    let select = format!(
+        "SELECT entry_key, checksum, deleted, changed_ms, {} AS bytes FROM entries WHERE repo_id = $1 AND entry_key",
+        content_bytes(backend, "content")
+    );
+    for chunk in keys.chunks(keys_per_query(backend)) {
+        let params = (0..chunk.len()).map(|i| format!("${}", i + 2));
+        let sql = match backend {
+            Backend::Sqlite => format!("{select} IN ({})", params.collect::<Vec<_>>().join(", ")),
+            Backend::Postgres => params.map(|p| format!("{select} = {p}")).collect::<Vec<_>>().join(" UNION ALL "),
+        };
         let mut q = sqlx::query(&sql).bind(repo_id);
         for k in chunk {
             q = q.bind(*k);
