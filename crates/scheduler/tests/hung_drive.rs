@@ -281,16 +281,11 @@ async fn the_dream_loop_starts_with_discovered_projects_while_one_drive_hangs() 
 /// The next extraction run of `target` to finish, waiting up to [`GIVE_UP`] (a guard against
 /// hanging, not a timing assertion).
 async fn finished(rx: &mut tokio::sync::broadcast::Receiver<Event>, target: &str, what: &str) -> RunRecord {
-    let wait = async {
-        loop {
-            match rx.recv().await {
-                Ok(Event::Finished { record }) if record.job == JobKind::Extraction && record.target == target => return record,
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(e) => panic!("event channel closed: {e}"),
-            }
-        }
-    };
-    tokio::time::timeout(GIVE_UP, wait).await.unwrap_or_else(|_| panic!("{what} within 30 s"))
+    next(rx, what, |e| match e {
+        Event::Finished { record } if record.job == JobKind::Extraction && record.target == target => Some(record),
+        _ => None,
+    })
+    .await
 }
 
 /// A session first seen while its project's drive hangs is recorded as skipped, with what is
