@@ -20,6 +20,17 @@ use std::time::Duration;
 const GIVE_UP: Duration = Duration::from_secs(30);
 const NEVER: Duration = Duration::from_secs(90);
 
+/// The project root `x` opens `transcript` in, asked on a thread of its own so an open that
+/// hangs with the drive fails the test instead of hanging it.
+fn open_root(x: &Arc<Extractor>, transcript: &std::path::Path) -> Result<std::path::PathBuf, ExtractError> {
+    let (tx, rx) = mpsc::channel();
+    let (x, t) = (x.clone(), transcript.to_path_buf());
+    std::thread::spawn(move || {
+        let _ = tx.send(x.open_session(&t).map(|s| s.project().root.clone()));
+    });
+    rx.recv_timeout(GIVE_UP).expect("the open hung with the drive")
+}
+
 /// The first open of a session (what the scheduler's extraction loop does when a transcript
 /// changes) whose project folder is on a drive that does not answer fails at once, saying so,
 /// instead of reading the project's settings and blocking the loop every session shares; once
@@ -34,15 +45,7 @@ fn a_session_whose_project_is_on_a_hung_drive_is_not_opened_and_says_why() {
     let line = json!({"type": "user", "cwd": project, "sessionId": "0a23833b-7439-4af7-b274-46564fd6c262", "uuid": "00000000-0000-4000-8000-000000000001", "parentUuid": null, "message": {"role": "user", "content": "Remember that I prefer tabs."}});
     home.write(&transcript, &format!("{line}\n"));
     let x = Arc::new(Extractor::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_772_445_600))));
-    // On a thread of its own, so an open that hangs with the drive fails the test instead.
-    let open = |x: &Arc<Extractor>| {
-        let (tx, rx) = mpsc::channel();
-        let (x, t) = (x.clone(), transcript.clone());
-        std::thread::spawn(move || {
-            let _ = tx.send(x.open_session(&t).map(|s| s.project().root.clone()));
-        });
-        rx.recv_timeout(GIVE_UP).expect("the open hung with the drive")
-    };
+    let open = |x: &Arc<Extractor>| open_root(x, &transcript);
     assert_eq!(open(&x).unwrap(), project);
     let hung = drive.hang(NEVER);
 
@@ -86,14 +89,7 @@ fn a_session_through_a_link_into_a_hung_drive_is_not_opened_and_says_why() {
     let line = json!({"type": "user", "cwd": link, "sessionId": sid, "uuid": "00000000-0000-4000-8000-000000000001", "parentUuid": null, "message": {"role": "user", "content": "Remember that I prefer tabs."}});
     home.write(&transcript, &format!("{line}\n"));
     let x = Arc::new(Extractor::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_772_445_600))));
-    let open = |x: &Arc<Extractor>| {
-        let (tx, rx) = mpsc::channel();
-        let (x, t) = (x.clone(), transcript.clone());
-        std::thread::spawn(move || {
-            let _ = tx.send(x.open_session(&t).map(|s| s.project().root.clone()));
-        });
-        rx.recv_timeout(GIVE_UP).expect("the open hung with the drive")
-    };
+    let open = |x: &Arc<Extractor>| open_root(x, &transcript);
     assert_eq!(open(&x).unwrap(), project, "the link's session is the project's");
     let hung = drive.hang(NEVER);
     // Asked until the drive is seen not answering (a look takes its patience), by which time

@@ -99,18 +99,24 @@ async fn a_project_on_a_hung_drive_is_skipped_and_the_others_dream() {
 
     // The drive answers again: its project dreams at a later pass.
     drop(hung);
+    let dreamed = dreamed_once_answering(&handle, &stick_memory).await;
+    assert!(matches!(dreamed.outcome, Outcome::Done { .. }), "{dreamed:?}");
+    handle.shutdown().await;
+    drop(drive);
+}
+
+/// The dream of `memory` the loop records once its drive answers again, waiting up to
+/// [`GIVE_UP`] (a guard against hanging, not a timing assertion).
+async fn dreamed_once_answering(handle: &SchedulerHandle, memory: &Path) -> RunRecord {
     let dreamed = async {
         loop {
-            let runs = runs_after_two_passes(&handle).await;
-            if let Some(r) = of(&runs, &stick_memory).first() {
+            let runs = runs_after_two_passes(handle).await;
+            if let Some(r) = runs.iter().find(|r| r.target == memory.display().to_string()) {
                 return r.clone();
             }
         }
     };
-    let dreamed = tokio::time::timeout(GIVE_UP, dreamed).await.expect("the project did not dream within 30 s of its drive answering again");
-    assert!(matches!(dreamed.outcome, Outcome::Done { .. }), "{dreamed:?}");
-    handle.shutdown().await;
-    drop(drive);
+    tokio::time::timeout(GIVE_UP, dreamed).await.expect("the project did not dream within 30 s of its drive answering again")
 }
 
 /// Appends one turn (a user's message and the answer, ending it) of session `sid` run in `cwd`;
@@ -264,15 +270,7 @@ async fn the_dream_loop_starts_with_discovered_projects_while_one_drive_hangs() 
     assert!(said.len() == 1 && matches!(&said[0].outcome, Outcome::Skipped { reason } if reason.contains("is not answering")), "{runs:?}");
 
     drop(hung);
-    let dreamed = async {
-        loop {
-            let runs = runs_after_two_passes(&handle).await;
-            if let Some(r) = of(&runs, &stick_memory).first() {
-                return r.clone();
-            }
-        }
-    };
-    let dreamed = tokio::time::timeout(GIVE_UP, dreamed).await.expect("the project did not dream within 30 s of its drive answering again");
+    let dreamed = dreamed_once_answering(&handle, &stick_memory).await;
     assert!(matches!(dreamed.outcome, Outcome::Done { .. }), "{dreamed:?}");
     handle.shutdown().await;
     drop(drive);
