@@ -16,9 +16,11 @@
 //!   as `AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx…` and the Firebase SDK's published keys), plus
 //!   passwords in database connection strings ([`connection`]). Measured per rule on gitleaks'
 //!   own examples by `tests/gitleaks_examples.rs`; the figures are in `docs/team-memory.md`.
-//! - [`scan_team`]: the stricter verdict on writes into team memory: [`scan`] on the text and
-//!   on its Markdown read as plain text ([`markdown_plain`]: `**API key**: …`, table rows,
-//!   `ghp\_…` escapes, invisible and fullwidth characters, CRLF), which gitleaks' rules pass by.
+//! - [`scan_team`]: the stricter verdict on writes into team memory: [`scan`] on the text, on
+//!   its Markdown read as plain text ([`markdown_plain`]: `**API key**: …`, table rows,
+//!   `ghp\_…` escapes, invisible, control and fullwidth characters, CRLF), which gitleaks' rules
+//!   pass by, and on the text as Claude Code's own team-memory check also reads it (control and
+//!   invisible characters left out).
 //!   [`check_team_content`] refuses what it finds and what a push would hold back
 //!   ([`held_back_on_push`]), so nothing is written to team memory that never reaches the team.
 //! - [`redact`]: Claude Code 2.1.197's `redactSecrets`, exactly: every rule, including the
@@ -83,20 +85,57 @@ pub fn check_team_content(content: &str) -> Result<(), TeamWriteRefused> {
     }
 }
 
-/// The verdict that guards writes into team memory: [`scan`] on the text and, when it reads
-/// differently, on [`markdown_plain`]'s reading of it. Team memory is Markdown a model wrote,
+/// The verdict that guards writes into team memory: [`scan`] on the text and, when they read
+/// differently, on [`markdown_plain`]'s reading of it and on the readings Claude Code's own
+/// team-memory check scans ([`claude_code_readings`]). Team memory is Markdown a model wrote,
 /// where a key is often spelled `**API key**: …`, `` `API_KEY`: `…` ``, in a table row, with
-/// `\_` escapes, across a CRLF line end, or with an invisible or fullwidth character inside a
-/// token: forms gitleaks' rules pass by. [`scan`] itself keeps gitleaks' results (`mneme
-/// secrets scan`); this is the stricter pass on top. A finding names the rule, never where or
-/// what the secret is.
+/// `\_` escapes, across a CRLF line end, or with an invisible, control or fullwidth character
+/// inside a token: forms gitleaks' rules pass by. [`scan`] itself keeps gitleaks' results
+/// (`mneme secrets scan`); this is the stricter pass on top. A finding names the rule, never
+/// where or what the secret is.
 pub fn scan_team(content: &str) -> Vec<Finding> {
-    let findings = scan(content);
+    let mut findings = scan(content);
     let plain = markdown_plain(content);
-    if plain == content {
-        return findings;
+    if plain != content {
+        findings = merged(findings, scan(&plain));
     }
-    merged(findings, scan(&plain))
+    // Claude Code's readings change nothing but the characters they leave out, so a token that
+    // Markdown's other rules would reshape (an emphasis run inside it) is still seen whole.
+    for reading in claude_code_readings(content) {
+        if reading != plain {
+            findings = merged(findings, scan(&reading));
+        }
+    }
+    findings
+}
+
+/// The characters Claude Code's team-memory check reads past: C0 and C1 control characters but
+/// tab, LF and CR; format, private-use and unassigned code points; default-ignorable ones. ZWNJ,
+/// ZWJ and the variation selectors VS15 and VS16 are not in it: emoji sequences are spelled with
+/// them, so only the second reading leaves them out. The same in 2.1.316, 2.1.332 and 2.1.337.
+static READ_PAST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}]--[\u{200C}\u{200D}\u{FE0E}\u{FE0F}]]")
+        .expect("the read-past class compiles")
+});
+static JOINERS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[\u{200C}\u{200D}\u{FE0E}\u{FE0F}]").expect("the joiner class compiles"));
+
+/// The texts besides `content` itself that Claude Code scans before it writes or pushes team
+/// memory: `content` without [`READ_PAST`]'s characters, and that also without ZWNJ, ZWJ, VS15
+/// and VS16; each once, and only those that differ from `content` (none for ordinary text). A
+/// token split by such a character is a token to it.
+fn claude_code_readings(content: &str) -> Vec<String> {
+    if !READ_PAST.is_match(content) && !JOINERS.is_match(content) {
+        return Vec::new();
+    }
+    let first = READ_PAST.replace_all(content, "");
+    let second = JOINERS.replace_all(&first, "");
+    let mut readings: Vec<String> = Vec::new();
+    for reading in [first.as_ref(), second.as_ref()] {
+        if reading != content && !readings.iter().any(|r| r == reading) {
+            readings.push(reading.to_string());
+        }
+    }
+    readings
 }
 
 /// What a push leaves out of team memory, as the client decides it: [`scan_bytes`] on the file,
@@ -123,14 +162,18 @@ fn merged(mut a: Vec<Finding>, b: Vec<Finding>) -> Vec<Finding> {
 
 /// Markdown read as the plain text a reader sees, for [`scan_team`]: CRLF (and lone CR) line
 /// ends as LF; invisible characters (Unicode format characters such as U+200B and the soft
-/// hyphen, and the other default-ignorable ones) removed; NFKC (fullwidth `＿` is `_`);
+/// hyphen, the other default-ignorable ones, private-use and unassigned code points, and control
+/// characters but tab and LF) removed; NFKC (fullwidth `＿` is `_`);
 /// backslash escapes of ASCII punctuation undone (`ghp\_…`); backticks, and `*`/`_` emphasis
 /// delimiters (runs of one or two; a `_` between two letters or digits is kept) removed; a
 /// table row's cells joined by `:` (`| API key | … |` reads `API key : …`).
 pub fn markdown_plain(content: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     static INVISIBLE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"[\p{Cf}\p{Default_Ignorable_Code_Point}]").expect("the invisible-character class compiles"));
+        LazyLock::new(|| {
+            Regex::new(r"[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}]")
+                .expect("the invisible-character class compiles")
+        });
     static ESCAPE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\([!-/:-@\[-`{-~])").expect("the escape pattern compiles"));
     let text = content.replace("\r\n", "\n").replace('\r', "\n");
     let text: String = INVISIBLE.replace_all(&text, "").nfkc().collect();
@@ -432,21 +475,33 @@ pub fn scan_bytes(bytes: &[u8]) -> Vec<Finding> {
 }
 
 /// What a team server refuses to store: the newest Claude Code release's verdict (its curated,
-/// high-confidence token rules, without gitleaks' broader ones), on the text and, when it looks
-/// like UTF-16, on the text decoded. Every client scans before it pushes; this catches a client
-/// that does not (a teammate's `curl`) without refusing anything a current Claude Code sends.
+/// high-confidence token rules, without gitleaks' broader ones), on the text and on the readings
+/// its team-memory check also scans ([`claude_code_readings`]: control and invisible characters
+/// left out) and, when it looks like UTF-16, on the text decoded. Every client scans before it
+/// pushes; this catches a client that does not (a teammate's `curl`) without refusing anything a
+/// current Claude Code sends.
 pub fn scan_pushed(content: &str) -> Vec<Finding> {
-    let mut findings = claude_code::scan(content, newest_table());
+    let mut texts = vec![std::borrow::Cow::Borrowed(content)];
     let bytes = content.as_bytes();
     if looks_like_utf16(bytes) {
         // A byte-order mark read as UTF-8 became replacement characters (three bytes each), so
         // the text may start on either byte.
         for (skip, big_endian) in [(0, false), (0, true), (1, false), (1, true)] {
-            for f in claude_code::scan(&decode_utf16(&bytes[skip.min(bytes.len())..], big_endian), newest_table()) {
-                if !findings.contains(&f) {
-                    findings.push(f);
-                }
+            texts.push(decode_utf16(&bytes[skip.min(bytes.len())..], big_endian).into());
+        }
+    }
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut add = |text: &str| {
+        for f in claude_code::scan(text, newest_table()) {
+            if !findings.contains(&f) {
+                findings.push(f);
             }
+        }
+    };
+    for text in &texts {
+        add(text);
+        for reading in claude_code_readings(text) {
+            add(&reading);
         }
     }
     findings
@@ -601,6 +656,35 @@ mod tests {
         }
         // The LF form is gitleaks' own finding, and stays one.
         assert!(!scan(&format!("api_key:\n    {key}")).is_empty());
+    }
+
+    /// Claude Code (2.1.316 to 2.1.337 at least) scans team memory also with the characters it
+    /// takes for invisible left out (control characters but tab and line ends, format,
+    /// private-use, unassigned and default-ignorable code points; then ZWJ, ZWNJ, VS15 and VS16
+    /// too), on a Write or Edit and on a push: a token split by any of them is refused there, so
+    /// it is here, and a push holds it back (the team server refuses it).
+    #[test]
+    fn tokens_split_by_characters_claude_code_drops_are_refused_for_team_memory() {
+        let ghp = format!("ghp_{}", "nUwYcfi1NQBYsmPBK6K7rrTYmlfxd6KQzYRd");
+        for c in ['\u{1}', '\u{1B}', '\u{7F}', '\u{85}', '\u{90}', '\u{E000}', '\u{F0000}', '\u{378}', '\u{200D}', '\u{FE0F}'] {
+            let (text, whole) = (format!("token: {}{c}{}\n", &ghp[..12], &ghp[12..]), format!("token: {ghp}\n"));
+            assert_eq!(scan_team(&text), scan_team(&whole), "{c:?}");
+            assert_eq!(scan_pushed(&text), scan_pushed(&whole), "{c:?}");
+            assert!(!scan_pushed(&whole).is_empty());
+            assert!(!held_back_on_push(text.as_bytes()).is_empty(), "{c:?}");
+            assert!(check_team_content(&text).is_err(), "{c:?}");
+            // A Markdown escape as well: both readings at once.
+            let escaped = text.replace('_', "\\_");
+            assert!(!scan_team(&escaped).is_empty(), "{c:?}");
+        }
+        // What Claude Code's push holds back, a placeholder included, is not written either.
+        let aws = "aws_access_key: AKIAIOSF\u{1}ODNN7EXAMPLE";
+        assert!(!held_back_on_push(aws.as_bytes()).is_empty());
+        assert!(check_team_content(aws).is_err());
+        // A tab is text to Claude Code too: the token ends there.
+        let tab = format!("{}\t{}", &ghp[..12], &ghp[12..]);
+        assert!(scan_team(&tab).is_empty() && scan_pushed(&tab).is_empty(), "{tab:?}");
+        assert!(check_team_content("Build notes\u{1B}[1m in bold\u{1B}[0m, \u{E000} icons.\n").is_ok());
     }
 
     #[test]
