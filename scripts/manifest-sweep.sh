@@ -3,7 +3,7 @@
 # offline (a network namespace with only loopback, the stub API of testdata/conformance) with
 # recall switched on, and the memory list its selector request carries is compared byte for byte
 # with `mneme memories manifest --claude-version V` on the same folder, copied with its
-# modification times. Run as root (`unshare -n`). Nothing is committed; it finds what the seven
+# modification times. Run as root (`unshare -n`). Nothing is committed; it finds what the eight
 # fixed captures of testdata/recall-capture cannot (the order of files sharing a modification
 # time, real frontmatter), as it found the Node releases' tie order (docs/claude-code-versions.md).
 #

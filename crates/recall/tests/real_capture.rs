@@ -93,7 +93,14 @@ fn captured_releases() -> Vec<ClaudeVersion> {
 #[tokio::test]
 async fn every_captured_release_is_asked_and_surfaced_as_it_was() {
     let releases = captured_releases();
-    assert!(releases.len() >= 6, "captures went missing: {releases:?}");
+    assert!(releases.len() >= 8, "captures went missing: {releases:?}");
+    // Mneme follows the newest checked release when no Claude Code is installed, so a release
+    // that joins the matrix is not called checked for recall until its own capture is here.
+    let newest = versions::newest_checked();
+    assert!(
+        releases.contains(&newest),
+        "no recall capture of Claude Code {newest}, the newest release the matrix checks: run testdata/recall-capture/capture.sh {newest} as root and commit its folder"
+    );
     let bins = claude_code::listed();
     let required = claude_code::required();
     let matrix = versions::matrix();
