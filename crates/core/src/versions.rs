@@ -895,6 +895,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),
     (ClaudeVersion::new(2, 1, 331), Change::BlockquoteEndsAtIndentedHtml),
     (ClaudeVersion::new(2, 1, 331), Change::LexerStack(BLOCK_NESTING_BINARY)),
+    (ClaudeVersion::new(2, 1, 337), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 337)))),
 ];
 
 /// The behaviours of `version`: the baseline with every change up to it applied.
@@ -1041,6 +1042,9 @@ mod tests {
         assert_eq!(behaviours(v("2.1.197")).bash_read_only, BashReadOnlyTables(v("2.1.161")));
         assert_eq!(behaviours(v("2.1.323")).bash_read_only, BashReadOnlyTables(v("2.1.319")));
         assert_eq!(behaviours(v("2.1.324")).bash_read_only, BashReadOnlyTables(v("2.1.324")));
+        // 2.1.337 rewrote the ls and find patterns (2.1.333 to 2.1.336 were never published).
+        assert_eq!(behaviours(v("2.1.332")).bash_read_only, BashReadOnlyTables(v("2.1.329")));
+        assert_eq!(behaviours(v("2.1.337")).bash_read_only, BashReadOnlyTables(v("2.1.337")));
         assert!(!behaviours(v("2.1.241")).lexes_only_files_with_at && behaviours(v("2.1.242")).lexes_only_files_with_at);
         // Before 2.1.160: managed files labelled as the user's until 2.1.136, the
         // CLAUDE_CODE_DISABLE_CLAUDE_MDS switch blind to reads until 2.1.149, files attached

@@ -90,6 +90,7 @@ pub(crate) const TABLES: &[(&str, &str)] = &[
     ("2.1.319", include_str!("../../data/readonly/2.1.319.json")),
     ("2.1.324", include_str!("../../data/readonly/2.1.324.json")),
     ("2.1.329", include_str!("../../data/readonly/2.1.329.json")),
+    ("2.1.337", include_str!("../../data/readonly/2.1.337.json")),
 ];
 
 /// The tables `which` names, compiled on first use.
@@ -147,6 +148,49 @@ mod tests {
         for (v, _) in TABLES {
             let t = tables(BashReadOnlyTables(v.parse().unwrap()));
             assert_eq!(t.commands[0].0, ["xargs"], "{v}");
+        }
+    }
+
+    /// 2.1.337 rewrote the `ls` and `find` patterns so they cannot backtrack for long (a blank
+    /// run then `(?!\s)`; one blank after `find`, the others taken one by one): they accept the
+    /// same texts as 2.1.329's, whatever blanks stand between the words, and find's actions are
+    /// still refused.
+    #[test]
+    fn ls_and_find_patterns_of_2_1_337_accept_what_they_did() {
+        let [before, after] = ["2.1.329", "2.1.337"].map(|v| tables(BashReadOnlyTables(v.parse().unwrap())));
+        let pattern = |t: &'static Tables, head: &str| {
+            let at = t.regexes.iter().position(|r| r.as_str().starts_with(head)).expect("the release has the pattern");
+            &t.regexes[at]
+        };
+        let long_blanks = format!("ls{}x", " ".repeat(64));
+        let cases: &[(&str, bool)] = &[
+            ("ls", true),
+            ("ls -la sub", true),
+            ("ls  -la   sub", true),
+            ("ls\t-la", true),
+            ("ls   ", true),
+            ("ls \t sub", true),
+            (&long_blanks, true),
+            ("ls >x", false),
+            ("ls; rm x", false),
+            ("find", true),
+            ("find . -name x", true),
+            ("find  .  -name  x", true),
+            ("find\t. -type f", true),
+            ("find . \\( -name a -o -name b \\)", true),
+            ("find  . -name x  -delete", false),
+            ("find . -fprint0 out", false),
+            ("find  . -exec ls {} \\;", false),
+            ("find\t\t-rm", false),
+            ("find . -name x|sh", false),
+        ];
+        for (head, which) in [("^ls", "ls"), ("^find", "find")] {
+            let (old, new) = (pattern(before, head), pattern(after, head));
+            assert_ne!(old.as_str(), new.as_str(), "2.1.337 has {which}'s new pattern");
+            for (text, accepted) in cases.iter().filter(|(text, _)| text.starts_with(which)) {
+                assert_eq!(old.is_match(text).unwrap(), *accepted, "2.1.329 {which}: {text:?}");
+                assert_eq!(new.is_match(text).unwrap(), *accepted, "2.1.337 {which}: {text:?}");
+            }
         }
     }
 }
