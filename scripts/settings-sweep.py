@@ -102,7 +102,11 @@ def cases(rule, path):
 
 def verify(mneme, binary, settings):
     """Runs `mneme verify` with `settings` as the user settings file: (Claude Code ignored the
-    file, Mneme agreed), or a string saying why the run told nothing."""
+    file, Mneme agreed, the memory's text differed), or a string saying why the run told nothing.
+    Whether Mneme agreed is whether it loaded the marker line as the release did: a release
+    that words the loaded memory in a way Mneme does not follow yet (2.1.337 quotes MEMORY.md
+    under a preamble of its own) makes verify differ on every file, which says nothing about
+    the settings."""
     with tempfile.TemporaryDirectory(prefix="mneme-sweep-") as tmp:
         home, config, project = (os.path.join(tmp, d) for d in ("home", "config", "project"))
         for d in (home, config, project):
@@ -126,7 +130,12 @@ def verify(mneme, binary, settings):
             return f"mneme verify printed no report (exit {run.returncode}): {run.stderr.strip()[:300]}"
         if report.get("status") not in ("match", "differ"):
             return f"the check could not run ({report.get('status')}): {str(report.get('summary') or '')[:300]}"
-        return "the sweep's marker line" in (report.get("claudeBlock") or ""), report.get("status") == "match"
+        if report.get("status") == "match":
+            # Identical blocks; verify leaves them out when there is nothing to show.
+            loaded = "the sweep's marker line" in (report.get("claudeBlock") or report.get("mnemeBlock") or "")
+            return loaded, True, False
+        loaded = "the sweep's marker line" in (report.get("claudeBlock") or "")
+        return loaded, loaded == ("the sweep's marker line" in (report.get("mnemeBlock") or "")), True
 
 
 def output(command):
@@ -152,7 +161,7 @@ def main():
         bins = dict(pair.split("=", 1) for pair in output([script, "--matrix"]).strip().split(",") if "=" in pair)
         if not bins:
             raise SystemExit("scripts/claude-code.sh --matrix named no release")
-    checked, differ, inconclusive = 0, [], 0
+    checked, differ, inconclusive, worded = 0, [], 0, 0
     for version, binary in bins.items():
         read = json.loads(output(["node", EXTRACTOR, binary]))
         for key, rule in read["keys"].items():
@@ -164,8 +173,9 @@ def main():
                     inconclusive += 1
                     print(f"{version}  {name}: nothing learnt, {result}", flush=True)
                     continue
-                ignored, agreed = result
+                ignored, agreed, text_differs = result
                 checked += 1
+                worded += agreed and text_differs
                 if name.endswith("(valid)") and ignored:
                     # The release ignores even the file that keeps every rule read (a field the
                     # extractor cannot read is required): breaking the others tells nothing.
@@ -181,7 +191,8 @@ def main():
                     # check written by hand such as shapes.rs's): worth knowing, not a failure.
                     print(f"{version}  {name}: Claude Code {'ignores' if ignored else 'uses'} the file, unlike its schema; Mneme agrees", flush=True)
     print(f"{checked} files checked on {len(bins)} releases; Mneme disagreed with the release on {len(differ)}"
-          + (f"; {inconclusive} runs told nothing" if inconclusive else ""))
+          + (f"; {inconclusive} runs told nothing" if inconclusive else "")
+          + (f"; on {worded} both loaded the same but verify found the text of what was loaded differs (not a settings matter: run mneme verify on one)" if worded else ""))
     sys.exit(1 if differ else 0)
 
 
