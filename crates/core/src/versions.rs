@@ -452,6 +452,12 @@ pub struct Profile {
     /// file's `env` block), MEMORY.md is not loaded at start: Claude Code recalls memories turn
     /// by turn instead, as its `tengu_moth_copse` flag makes it do. Older releases load it.
     pub memory_stores_skip_index: bool,
+    /// A session that read a claude.ai chat's text saved on disk (a Read of a file named
+    /// `artifact-chat.*` in a `tool-results` folder under the config home's `projects/`) saves
+    /// no memory for the rest of the session: extraction does not run at its turn ends, auto
+    /// dream does not fire from it, and its writes to the memory folder are refused until
+    /// `/clear`. Older releases go on saving.
+    pub memory_off_after_chat_read: bool,
 }
 
 /// How deep a release's Markdown lexer nests before JavaScript runs out of stack and the file
@@ -610,6 +616,8 @@ pub enum Change {
     BashReadOnly(BashReadOnlyTables),
     /// `CLAUDE_MEMORY_STORES` turns the MEMORY.md index off.
     MemoryStoresSkipIndex,
+    /// Reading a saved claude.ai chat stops the session's memory saving.
+    MemoryOffAfterChatRead,
     /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT` stands in for MEMORY.md.
     MemoryIndexFromEnv,
     /// Auto dream is offered where team memory holds content, too (`true`), or again by the
@@ -699,6 +707,7 @@ impl Change {
             Change::SecretScanner(scanner) => p.secret_scanner = scanner,
             Change::BashReadOnly(tables) => p.bash_read_only = tables,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
+            Change::MemoryOffAfterChatRead => p.memory_off_after_chat_read = true,
             Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
             Change::DreamOfferedByTeamMemory(on) => p.dream_offered_by_team_memory = on,
             Change::ReadEmptyFileWarns => p.read_empty_file_warns = true,
@@ -782,6 +791,7 @@ pub const BASELINE: Profile = Profile {
     memory_stores_skip_index: false,
     memory_index_from_env: false,
     dream_offered_by_team_memory: false,
+    memory_off_after_chat_read: false,
 };
 
 /// The recall selector up to 2.1.146.
@@ -895,6 +905,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),
     (ClaudeVersion::new(2, 1, 331), Change::BlockquoteEndsAtIndentedHtml),
     (ClaudeVersion::new(2, 1, 331), Change::LexerStack(BLOCK_NESTING_BINARY)),
+    (ClaudeVersion::new(2, 1, 337), Change::MemoryOffAfterChatRead),
     (ClaudeVersion::new(2, 1, 337), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 337)))),
 ];
 
@@ -1121,6 +1132,8 @@ mod tests {
         // AGENTS.md from 2.1.281, its plugin's settings honoured only from 2.1.285.
         assert!(behaviours(v("2.1.284")).agents_md && !behaviours(v("2.1.284")).agents_md_settings_honoured);
         assert!(behaviours(v("2.1.285")).agents_md_settings_honoured);
+        // From 2.1.337 a session that read a saved claude.ai chat saves no more memory.
+        assert!(!behaviours(v("2.1.332")).memory_off_after_chat_read && behaviours(v("2.1.337")).memory_off_after_chat_read);
         // Up to 2.1.280 a Read attaches again what was loaded at start.
         assert!(!behaviours(v("2.1.280")).reads_skip_startup_files && behaviours(v("2.1.281")).reads_skip_startup_files);
         assert_eq!(profile_for(v("2.1.300")).fidelity, Fidelity::Bisected);

@@ -24,6 +24,7 @@
 
 use crate::transcript::{Conversation, EntryType};
 use mneme_store::paths::AutoMemDir;
+use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 /// Claude Code's default for `tengu_bramble_lintel`: extract after every eligible turn.
@@ -89,6 +90,35 @@ pub fn has_user_prose_since(messages: &[Conversation], cursor: Option<&str>) -> 
     after_cursor(messages, cursor).unwrap_or(messages).iter().any(is_user_prose)
 }
 
+/// How the file of a claude.ai chat's text that Claude Code saved in a session's
+/// `tool-results` folder is named: `artifact-chat.` and the rest.
+pub const SAVED_CHAT_PREFIX: &str = "artifact-chat.";
+
+/// Whether `path` names a claude.ai chat's text that Claude Code saved (2.1.337's test, which
+/// compares lowercased paths with `\` read as `/`): it holds `/tool-results/artifact-chat.`,
+/// no `/artifact-files/`, and the config home's `projects` folder (`projects_dir`) anywhere.
+pub fn is_saved_chat(path: &str, projects_dir: &Path) -> bool {
+    let fold = |p: &str| p.to_lowercase().replace('\\', "/");
+    let path = fold(path);
+    path.contains(&format!("/tool-results/{SAVED_CHAT_PREFIX}"))
+        && !path.contains("/artifact-files/")
+        && path.contains(&fold(&projects_dir.to_string_lossy()))
+}
+
+/// The first saved claude.ai chat (see [`is_saved_chat`]) a `Read` in `messages` read, in the
+/// session `env` (its config home's `projects` folder; `~/` is its home): a `tool_use` whose
+/// `file_path` names one and whose result came back without an error. Claude Code marks the
+/// session when such a read succeeds; a refused or failed one reads nothing.
+pub fn saved_chat_read(messages: &[Conversation], env: &mneme_store::Environment) -> Option<String> {
+    let results: std::collections::HashMap<&str, bool> = messages.iter().flat_map(|m| m.tool_results()).collect();
+    let projects_dir = env.projects_dir();
+    messages.iter().flat_map(|m| m.tool_uses()).find_map(|t| {
+        let path = t.file_path().filter(|_| t.name == "Read" && results.get(t.id) == Some(&false))?;
+        let path = env.expand_tilde(path).to_string_lossy().into_owned();
+        is_saved_chat(&path, &projects_dir).then_some(path)
+    })
+}
+
 /// A run to make.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunPlan {
@@ -134,6 +164,11 @@ pub struct Persisted {
     pub cursor: Option<String>,
     /// `turnsSinceLastExtraction`.
     pub turns_since_last: u32,
+    /// The session read a saved claude.ai chat, so a release that stops saving memory after
+    /// one (`Profile::memory_off_after_chat_read`) extracts nothing more from it. Kept, since
+    /// the read may later leave the messages Mneme holds (a compaction, a long session).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_saved_chat: bool,
     /// Fields a newer Mneme wrote, kept when this build saves the state.
     #[serde(flatten, skip_serializing_if = "serde_json::Map::is_empty")]
     pub extra: mneme_core::own_files::Unknown,
@@ -176,6 +211,17 @@ impl ExtractionState {
 
     pub fn cursor(&self) -> Option<&str> {
         self.persisted.cursor.as_deref()
+    }
+
+    /// Whether the session is known to have read a saved claude.ai chat ([`saved_chat_read`]).
+    pub fn read_saved_chat(&self) -> bool {
+        self.persisted.read_saved_chat
+    }
+
+    /// The session read a saved claude.ai chat: for a release that stops saving memory then,
+    /// it stays so for the rest of the session.
+    pub fn mark_read_saved_chat(&mut self) {
+        self.persisted.read_saved_chat = true;
     }
 
     /// Whether the cursor's message comes before every message the next decisions are given
@@ -323,6 +369,57 @@ mod tests {
         s.set_cursor_before_all(true);
         assert_eq!(s.turn_ended(m), TurnDecision::Skip(SkipReason::DirectWrite));
         assert_eq!(s.cursor(), Some("a1"));
+    }
+
+    fn read_of(uuid: &str, id: &str, path: &str) -> Conversation {
+        msg(json!({"type": "assistant", "uuid": uuid, "message": {"content": [
+            {"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": path}}]}}))
+    }
+
+    fn result_of(uuid: &str, id: &str, is_error: bool) -> Conversation {
+        msg(json!({"type": "user", "uuid": uuid, "message": {"content": [
+            {"type": "tool_result", "tool_use_id": id, "content": "text", "is_error": is_error}]}}))
+    }
+
+    /// 2.1.337's test for a claude.ai chat's saved text, path by path: lowercased, `\` read as
+    /// `/`, the config home's `projects` folder anywhere in it.
+    #[test]
+    fn a_saved_chat_is_told_by_its_folder_and_name() {
+        let projects = Path::new("/h/.claude/projects");
+        for (path, saved) in [
+            ("/h/.claude/projects/-r/0a23833b/tool-results/artifact-chat.abc.txt", true),
+            ("/H/.Claude/Projects/-r/s/Tool-Results/Artifact-Chat.ABC", true),
+            ("C:\\x/h/.claude/projects\\-r\\s\\tool-results\\artifact-chat.1", true),
+            ("/h/.claude/projects-old/-r/s/tool-results/artifact-chat.1", true),
+            ("/h/.claude/projects/-r/s/tool-results/artifact-files/artifact-chat.1", false),
+            ("/h/.claude/projects/-r/s/tool-results/chat.1", false),
+            ("/h/.claude/projects/-r/s/tool-results/artifact-chat", false),
+            ("/elsewhere/s/tool-results/artifact-chat.1", false),
+        ] {
+            assert_eq!(is_saved_chat(path, projects), saved, "{path}");
+        }
+    }
+
+    /// Only a Read that came back without an error counts, whichever turn it was in.
+    #[test]
+    fn a_saved_chat_counts_once_its_read_succeeded() {
+        let env = mneme_store::Environment::with_home("/h");
+        let chat = "/h/.claude/projects/-r/s/tool-results/artifact-chat.abc.txt";
+        let read = |is_error: Option<bool>| {
+            let mut m = vec![user("u1", "what did we say in that chat"), read_of("a1", "t1", chat)];
+            m.extend(is_error.map(|e| result_of("r1", "t1", e)));
+            m.push(assistant("a2"));
+            m
+        };
+        assert_eq!(saved_chat_read(&read(Some(false)), &env).as_deref(), Some(chat));
+        assert_eq!(saved_chat_read(&read(Some(true)), &env), None, "refused: nothing was read");
+        assert_eq!(saved_chat_read(&read(None), &env), None, "no result yet");
+        let home = vec![read_of("a1", "t1", "~/.claude/projects/-r/s/tool-results/artifact-chat.x"), result_of("r1", "t1", false)];
+        assert_eq!(saved_chat_read(&home, &env).as_deref(), Some("/h/.claude/projects/-r/s/tool-results/artifact-chat.x"));
+        let other = vec![read_of("a1", "t1", "/h/notes/artifact-chat.x"), result_of("r1", "t1", false)];
+        assert_eq!(saved_chat_read(&other, &env), None);
+        let moved = mneme_store::Environment::with_home("/h").set_var("CLAUDE_CONFIG_DIR", "/cfg");
+        assert_eq!(saved_chat_read(&read(Some(false)), &moved), None, "the session's own config home");
     }
 
     #[test]

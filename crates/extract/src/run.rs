@@ -664,6 +664,26 @@ impl Extractor {
             self.log(&rec)?;
             return Ok(vec![rec]);
         }
+        // From 2.1.337 a session that read a claude.ai chat's saved text saves no memory again
+        // (until `/clear` starts a new session): what such a chat holds stays out of memory,
+        // by Claude Code's extraction and so by Mneme's.
+        if mneme_store::claude_install::installed_profile(&self.env).memory_off_after_chat_read {
+            let read = match session.state.read_saved_chat() {
+                true => Some(None),
+                false => crate::rules::saved_chat_read(&messages, &project.session_env).map(Some),
+            };
+            if let Some(path) = read {
+                session.state.mark_read_saved_chat();
+                self.save_state(&project, &key, &session.state)?;
+                let what = path.map_or_else(|| "a claude.ai chat's saved text".to_string(), |p| format!("a claude.ai chat's saved text ({p})"));
+                let why = format!(
+                    "this session read {what}, and the Claude Code installed (2.1.337 or later) saves no memory in such a session; a new session (/clear) saves again"
+                );
+                let rec = self.record(session, &project, trigger, engine, 0, RunOutcome::Disabled { why });
+                self.log(&rec)?;
+                return Ok(vec![rec]);
+            }
+        }
 
         let mut out = Vec::new();
         let mut decision = Some(match trigger {

@@ -887,3 +887,63 @@ async fn a_forged_session_id_does_not_reach_another_sessions_state() {
     assert_eq!(x.open_session(&w.transcript).unwrap().cursor().map(str::to_string), cursor, "the real session's cursor is its own");
     assert_eq!(x.open_session(&forged).unwrap().cursor(), Some("f0000000-0000-4000-8000-000000000002"));
 }
+
+/// `env` with a `claude` on its PATH that says it is `version` (the release extraction follows).
+fn with_claude(w: &World, version: &str) -> mneme_store::Environment {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = w.home.root.join(format!("bin-{version}"));
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("claude"), format!("#!/bin/sh\necho '{version} (Claude Code)'\n")).unwrap();
+    std::fs::set_permissions(bin.join("claude"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    w.home.env.clone().set_var("PATH", bin.to_string_lossy().to_string())
+}
+
+/// From 2.1.337 Claude Code saves no memory in a session that read a claude.ai chat's text it
+/// had saved (`tool-results/artifact-chat.*` under the config home's `projects`; seen with the
+/// real binaries: after such a Read, 2.1.337 refuses the session's own Write to the memory
+/// folder, which 2.1.332 makes, and its extraction returns before anything at each turn end).
+/// Mneme's extraction of such a session stops with it, and stays stopped for the session;
+/// 2.1.332 goes on saving, and a Read that was refused reads nothing.
+#[tokio::test]
+async fn a_session_that_read_a_saved_claude_ai_chat_saves_no_memory_from_2_1_337() {
+    let chat = |w: &World, is_error: bool| {
+        let path = w.home.env.projects_dir().join("-elsewhere").join(SID).join("tool-results/artifact-chat.4f2a.txt");
+        w.append(&[
+            json!({"type": "user", "message": {"role": "user", "content": "Remember that I prefer tabs over spaces."}}),
+            json!({"type": "assistant", "message": {"id": "m1", "content": [{"type": "tool_use", "id": "t1", "name": "Read",
+                "input": {"file_path": path}}], "stop_reason": "tool_use"}}),
+            json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "1\tchat text", "is_error": is_error}]}}),
+            json!({"type": "assistant", "message": {"id": "m2", "content": [{"type": "text", "text": "Noted."}], "stop_reason": "end_turn"}}),
+        ]);
+        path
+    };
+    async fn run(x: Extractor, w: &World) -> Vec<mneme_extract::RunRecord> {
+        x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap()
+    }
+
+    let w = World::new();
+    let path = chat(&w, false);
+    let x = Extractor::new(with_claude(&w, "2.1.337"), w.clock.clone());
+    let r = run(x.clone(), &w).await;
+    let RunOutcome::Disabled { why } = &r[0].outcome else { panic!("{r:?}") };
+    assert!(why.contains("read a claude.ai chat's saved text") && why.contains(&*path.to_string_lossy()) && why.contains("/clear"), "{why}");
+    assert!(!Path::new(&w.m("feedback_i_prefer_tabs_over_spaces.md")).exists());
+    // The session stays so, though later turns no longer show the read to a run that starts
+    // from the cursor.
+    w.turn("Also remember that I review code in the morning.", "Noted.");
+    let r = run(x, &w).await;
+    assert!(matches!(&r[0].outcome, RunOutcome::Disabled { why } if why.contains("claude.ai chat")), "{r:?}");
+    assert_eq!(std::fs::read_dir(&w.memory).map(|d| d.count()).unwrap_or(0), 0);
+
+    // 2.1.332 saves from the same session.
+    let w = World::new();
+    chat(&w, false);
+    let r = run(Extractor::new(with_claude(&w, "2.1.332"), w.clock.clone()), &w).await;
+    assert_eq!(r[0].outcome, RunOutcome::Saved, "{r:?}");
+
+    // A Read that was refused read nothing: 2.1.337 saves too.
+    let w = World::new();
+    chat(&w, true);
+    let r = run(Extractor::new(with_claude(&w, "2.1.337"), w.clock.clone()), &w).await;
+    assert_eq!(r[0].outcome, RunOutcome::Saved, "{r:?}");
+}
