@@ -191,6 +191,13 @@ fn a_value_the_release_refuses_anywhere_leaves_the_file_out() {
     m.set_auto_memory(true).unwrap();
     assert!(on("2.1.332"));
 
+    // A key a release adds counts from that release on: 2.1.337 ignores a file whose
+    // `disableLocalMcpServers` is not true or false, which 2.1.332 does not know and passes.
+    user_settings(&t, r#"{"autoMemoryEnabled": false, "disableLocalMcpServers": "yes"}"#);
+    assert!(!on("2.1.332") && on("2.1.337"));
+    let problem = m.context(&at(&repo, "2.1.337")).unwrap().settings_problems.join("\n");
+    assert!(problem.contains("\"disableLocalMcpServers\" must be true or false"), "{problem}");
+
     // Managed settings: the bad key alone is dropped from 2.1.166.
     user_settings(&t, "{}");
     t.write(t.env.managed_dir.join("managed-settings.json"), r#"{"cleanupPeriodDays": -1, "autoMemoryEnabled": false}"#);

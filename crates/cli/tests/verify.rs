@@ -245,16 +245,24 @@ fn a_settings_file_the_release_ignores_is_ignored_by_mneme_too() {
     // file; an event that is not a list costs it before 2.1.122 and again from 2.1.257.
     let unguarded = r#"{"autoMemoryEnabled": false, "hooks": {"Stop": [{"matcher": "x", "command": "x"}]}}"#;
     let not_a_list = r#"{"autoMemoryEnabled": false, "hooks": {"PreToolUse": "x"}}"#;
+    // Settings 2.1.337 adds, not true or false: the releases before do not know them and use the
+    // file whatever they hold.
+    let new_in_2_1_337 = [
+        r#"{"autoMemoryEnabled": false, "disableLocalMcpServers": "yes"}"#,
+        r#"{"autoMemoryEnabled": false, "sandbox": {"allowManagedExcludedCommandsOnly": "yes"}}"#,
+    ];
     // Every case against every release: each pair is one start of that release.
     let mut runs = Vec::new();
     for (version, bin) in &bins {
         let strict_everywhere = *version < ClaudeVersion::new(2, 1, 257);
         let lists_mended = ClaudeVersion::new(2, 1, 122) <= *version && *version < ClaudeVersion::new(2, 1, 257);
-        for (json, memory_on) in cases.into_iter().chain([(unguarded, strict_everywhere), (not_a_list, !lists_mended)]) {
+        let knows_2_1_337 = *version >= ClaudeVersion::new(2, 1, 337);
+        let added = new_in_2_1_337.map(|json| (json, knows_2_1_337));
+        for (json, memory_on) in cases.into_iter().chain([(unguarded, strict_everywhere), (not_a_list, !lists_mended)]).chain(added) {
             runs.push((version, bin, json, memory_on));
         }
     }
-    assert_eq!(runs.len(), bins.len() * (cases.len() + 2));
+    assert_eq!(runs.len(), bins.len() * (cases.len() + 2 + new_in_2_1_337.len()));
     on_workers(runs, |(v, ..)| start_cost(v), fixture, |fx, &(version, bin, json, memory_on)| {
         fs::write(fx.home.join(".claude/settings.json"), json).unwrap();
         let out = mneme(fx, &["--claude-bin", bin.to_str().unwrap(), "--json"], &[]);

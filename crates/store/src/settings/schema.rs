@@ -571,6 +571,28 @@ mod tests {
     }
 
     #[test]
+    fn what_2_1_337_adds_is_checked_from_2_1_337_only() {
+        // 2.1.337 (the first release after 2.1.332) adds the top-level switch
+        // `disableLocalMcpServers` and `sandbox.allowManagedExcludedCommandsOnly`; both make it
+        // ignore a file where they are not true or false (run with `mneme verify`), and 2.1.332
+        // passes them whatever they hold.
+        let (before, added) = (at(v("2.1.332")), at(v("2.1.337")));
+        for file in [json!({"disableLocalMcpServers": "yes"}), json!({"sandbox": {"allowManagedExcludedCommandsOnly": "yes"}})] {
+            let found = violations(&map(file.clone()), &added);
+            assert_eq!(found.len(), 1, "{file}: {found:?}");
+            assert_eq!((found[0].expected.as_str(), found[0].found.as_str()), ("true or false", "a string"), "{file}");
+            assert!(violations(&map(file.clone()), &before).is_empty(), "{file}");
+        }
+        let found = violations(&map(json!({"sandbox": {"allowManagedExcludedCommandsOnly": 1}})), &added);
+        assert_eq!(found.first().map(|f| f.path.as_str()), Some("sandbox.allowManagedExcludedCommandsOnly"));
+        assert!(violations(&map(json!({"disableLocalMcpServers": true, "sandbox": {"allowManagedExcludedCommandsOnly": false}})), &added).is_empty());
+        // Its hook types are 2.1.332's (read from its schema), so a type outside them costs the
+        // file there too, as it does when run; past the newest release read it would not be held.
+        let unknown_type = map(json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "cmd", "command": "x"}]}]}}));
+        assert_eq!(violations(&unknown_type, &added).len(), 1);
+    }
+
+    #[test]
     fn a_key_behind_a_name_the_bundle_defines_elsewhere_too_is_left_unchecked() {
         // 2.1.330 writes these two as calls of functions whose minified names other code
         // reuses nearby for other schemas (a transcript entry, a model catalogue).
