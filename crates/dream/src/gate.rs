@@ -154,8 +154,10 @@ pub fn enablement(env: &Environment, settings: &Settings, kairos_active: bool, f
 pub const SERVER_FLAG_ON: &str =
     "On: autoDreamEnabled is not set, and Claude Code's server flag for auto dream (as last cached in ~/.claude.json) turns it on for this account.";
 
-/// The server flags that bear on dreams, as Claude Code last cached them in its global config
-/// (every release checked reads `cachedGrowthBookFeatures`, 2.1.332 also `cachedFeatureFlags`).
+/// The server flags that bear on dreams, as Claude Code last cached them in its global config:
+/// `cachedGrowthBookFeatures` whenever it is there and not `null`, else `cachedFeatureFlags`
+/// (2.1.332 and 2.1.337 read `cachedGrowthBookFeatures ?? cachedFeatureFlags` as a whole, so a
+/// flag missing from the first is not looked for in the second).
 /// Read once per question: that file can be large, and one status needs several of them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CachedFlags {
@@ -171,7 +173,8 @@ impl CachedFlags {
     /// (an account that never ran Claude Code online).
     pub fn read(env: &Environment) -> Self {
         let Ok(Some(cfg)) = paths::read_global_config(env) else { return CachedFlags::default() };
-        let flag = |name: &str| ["cachedGrowthBookFeatures", "cachedFeatureFlags"].iter().find_map(|k| cfg.get(*k).and_then(|flags| flags.get(name)).cloned());
+        let cached = cfg.get("cachedGrowthBookFeatures").filter(|v| !v.is_null()).or_else(|| cfg.get("cachedFeatureFlags"));
+        let flag = |name: &str| cached.and_then(|flags| flags.get(name)).cloned();
         CachedFlags { auto_dream: flag("tengu_onyx_plover"), team_memory: flag("tengu_herring_clock") }
     }
 
@@ -514,6 +517,34 @@ mod tests {
         assert_eq!(enablement(&remote, &on, false, &none), Enablement::Remote);
         let no_mem = env.set_var("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1");
         assert!(matches!(enablement(&no_mem, &on, false, &none), Enablement::AutoMemoryOff { .. }));
+    }
+
+    /// The global config as 2.1.337 saves the flags it fetched (both copies, the times, and
+    /// `cachedFeatureFlagsWithoutPlanAt`, new in 2.1.337), then the cases where the two copies
+    /// differ: Claude Code reads `cachedGrowthBookFeatures` whenever it is there, a flag missing
+    /// from it included, and `cachedFeatureFlags` only when it is missing or `null`.
+    #[test]
+    fn cached_flags_are_read_from_the_copy_claude_code_reads() {
+        let t = tempfile::tempdir().unwrap();
+        let env = Environment::with_home(t.path());
+        let flags = |config: serde_json::Value| {
+            fs::write(env.global_config_path(), config.to_string()).unwrap();
+            let f = CachedFlags::read(&env);
+            (f.enable_dream(), f.dream_config())
+        };
+        let plover = json!({"tengu_onyx_plover": {"enabled": true, "minHours": 6, "minSessions": 2}, "tengu_other": false});
+        let as_saved = json!({
+            "numStartups": 3,
+            "cachedFeatureFlags": plover, "cachedExperimentFeatures": [], "cachedExperimentData": {},
+            "cachedFeatureFlagsAt": 1_796_656_630_375_u64, "cachedFeatureFlagsWithoutPlanAt": 1_796_656_630_375_u64,
+            "cachedGrowthBookFeatures": plover, "cachedGrowthBookFeaturesAt": 1_796_656_630_375_u64,
+        });
+        assert_eq!(flags(as_saved), (true, DreamConfig { min_hours: 6.0, min_sessions: 2 }));
+        let off = (false, DreamConfig::default());
+        assert_eq!(flags(json!({"cachedGrowthBookFeatures": {"tengu_other": true}, "cachedFeatureFlags": plover})), off);
+        assert_eq!(flags(json!({"cachedGrowthBookFeatures": [], "cachedFeatureFlags": plover})), off);
+        assert_eq!(flags(json!({"cachedGrowthBookFeatures": null, "cachedFeatureFlags": plover})).0, true);
+        assert_eq!(flags(json!({"cachedFeatureFlags": plover})).0, true);
     }
 
     #[test]
