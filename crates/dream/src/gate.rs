@@ -543,8 +543,8 @@ mod tests {
         let off = (false, DreamConfig::default());
         assert_eq!(flags(json!({"cachedGrowthBookFeatures": {"tengu_other": true}, "cachedFeatureFlags": plover})), off);
         assert_eq!(flags(json!({"cachedGrowthBookFeatures": [], "cachedFeatureFlags": plover})), off);
-        assert_eq!(flags(json!({"cachedGrowthBookFeatures": null, "cachedFeatureFlags": plover})).0, true);
-        assert_eq!(flags(json!({"cachedFeatureFlags": plover})).0, true);
+        assert!(flags(json!({"cachedGrowthBookFeatures": null, "cachedFeatureFlags": plover})).0);
+        assert!(flags(json!({"cachedFeatureFlags": plover})).0);
     }
 
     #[test]
