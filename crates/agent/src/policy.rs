@@ -4,8 +4,9 @@
 //! are allowed (unless the path is a UNC path); `Bash` when the read-only classifier accepts
 //! the command, or when it is an `rm` of `.md` files inside the folder; `Edit`/`Write` when
 //! `file_path` is a string naming a `.md` file inside the folder (`team/` included) that does
-//! not pass through a protected folder name (`.git`, `.claude`, `hooks`, …). Everything else is
-//! denied. The session-memory update allows only `Edit` of exactly its summary file.
+//! not pass through a protected folder name (`.git`, `.claude`, `hooks`, …; from 2.1.337 also
+//! `.claude-science`). Everything else is denied. The session-memory update allows only `Edit`
+//! of exactly its summary file.
 
 use crate::bash::{is_memory_rm_command, is_read_only_command};
 use crate::Policy;
@@ -42,6 +43,9 @@ const PROTECTED_SEGMENTS: &[&str] = &[
     ".claude", "skills", "commands", "agents", ".cargo", ".devcontainer", ".yarn", ".mvn",
 ];
 
+/// The name 2.1.337 added to the list (`Profile::memory_agents_protect_claude_science`).
+const CLAUDE_SCIENCE: &str = ".claude-science";
+
 /// Claude Code's segment folding: lower case (dotless ı and long ſ folded), zero-width and
 /// bidi controls removed, an NTFS stream suffix (`:…`) and trailing dots/spaces dropped.
 fn fold_segment(seg: &str) -> String {
@@ -64,14 +68,17 @@ fn fold_segment(seg: &str) -> String {
 }
 
 /// `isAutoMemPath` for writes (`.md`, inside the folder after normalizing, no protected
-/// segment). `prefix` is [`auto_mem_prefix`].
-pub fn is_auto_mem_write_path(path: &str, prefix: &str) -> bool {
+/// segment of `release`'s list). `prefix` is [`auto_mem_prefix`].
+pub fn is_auto_mem_write_path(path: &str, prefix: &str, release: &Profile) -> bool {
     if !path.ends_with(".md") {
         return false;
     }
     let normalized = node_normalize(path);
     let Some(rest) = normalized.strip_prefix(prefix) else { return false };
-    !rest.split('/').any(|seg| PROTECTED_SEGMENTS.contains(&fold_segment(seg).as_str()))
+    !rest.split('/').any(|seg| {
+        let folded = fold_segment(seg);
+        PROTECTED_SEGMENTS.contains(&folded.as_str()) || (release.memory_agents_protect_claude_science && folded == CLAUDE_SCIENCE)
+    })
 }
 
 /// A permission decision.
@@ -132,7 +139,7 @@ impl Gate {
     /// `writtenPaths` filter).
     pub fn allows_write_path(&self, tool: &str, file_path: &str) -> bool {
         match &self.policy {
-            Policy::AutoMem { .. } => is_auto_mem_write_path(file_path, &self.prefix),
+            Policy::AutoMem { .. } => is_auto_mem_write_path(file_path, &self.prefix, &self.release),
             Policy::SessionMemory { path } => tool == "Edit" && Path::new(file_path) == path.as_path(),
         }
     }
@@ -163,14 +170,14 @@ impl Gate {
             }
             "Bash" => {
                 let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
-                if is_read_only_command(command, self.release.bash_read_only) || is_memory_rm_command(command, &self.prefix) {
+                if is_read_only_command(command, self.release.bash_read_only) || is_memory_rm_command(command, &self.prefix, &self.release) {
                     Decision::Allow
                 } else {
                     Decision::Deny(bash_denial(&self.prefix))
                 }
             }
             "Edit" | "Write" => match input.get("file_path").and_then(Value::as_str) {
-                Some(p) if is_auto_mem_write_path(p, &self.prefix) => Decision::Allow,
+                Some(p) if is_auto_mem_write_path(p, &self.prefix, &self.release) => Decision::Allow,
                 _ => Decision::Deny(auto_mem_denial(&self.prefix)),
             },
             _ => Decision::Deny(auto_mem_denial(&self.prefix)),
@@ -240,6 +247,25 @@ mod tests {
             g.decide("Read", &json!({"file_path": "//server/share/x"})),
             Decision::Deny(crate::messages::network_path("//server/share/x"))
         );
+    }
+
+    /// From 2.1.337 `.claude-science` is a protected folder name like `.git`, folded the same
+    /// way (case, trailing dots); 2.1.332 lets the agents write through it.
+    #[test]
+    fn claude_science_is_protected_from_2_1_337() {
+        let policy = Policy::AutoMem { memory_dir: PathBuf::from(MEM) };
+        let [before, after] = ["2.1.332", "2.1.337"].map(|v| Gate::new(&policy, &mneme_core::versions::behaviours(v.parse().unwrap())));
+        let deny = Decision::Deny(auto_mem_denial(&format!("{MEM}/")));
+        for path in [format!("{MEM}/.claude-science/a.md"), format!("{MEM}/team/.Claude-Science./notes.md")] {
+            for tool in ["Write", "Edit"] {
+                let input = json!({"file_path": path, "content": "", "old_string": "a", "new_string": "b"});
+                assert_eq!(before.decide(tool, &input), Decision::Allow, "2.1.332 {tool} {path}");
+                assert_eq!(after.decide(tool, &input), deny, "2.1.337 {tool} {path}");
+            }
+            assert!(before.allows_write_path("Write", &path) && !after.allows_write_path("Write", &path), "{path}");
+        }
+        // Only the folder name: a note called so is still a memory.
+        assert_eq!(after.decide("Write", &json!({"file_path": format!("{MEM}/.claude-science.md"), "content": ""})), Decision::Allow);
     }
 
     #[test]

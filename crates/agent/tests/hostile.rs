@@ -46,13 +46,13 @@ proptest! {
     #[test]
     fn damaged_commands(cmd in mutated_text(commands())) {
         let _ = is_read_only_command(&cmd, newest());
-        let _ = is_memory_rm_command(&cmd, "/home/u/.claude/projects/p/memory/");
+        let _ = is_memory_rm_command(&cmd, "/home/u/.claude/projects/p/memory/", &versions::newest());
     }
 
     #[test]
     fn arbitrary_commands(cmd in text()) {
         let _ = is_read_only_command(&cmd, newest());
-        let _ = is_memory_rm_command(&cmd, "/m/");
+        let _ = is_memory_rm_command(&cmd, "/m/", &versions::newest());
     }
 
     /// Nesting the classifier refuses (substitution, subshells, groups) is never read-only.
@@ -61,7 +61,7 @@ proptest! {
         let cmd = format!("ls {}{tail}", piece.repeat(n));
         let refused = ["$(", "`", "(", "<(", "${"].contains(&piece);
         prop_assert!(!(refused && is_read_only_command(&cmd, newest())), "read-only: {:?}", cmd);
-        let _ = is_memory_rm_command(&cmd, "/m/");
+        let _ = is_memory_rm_command(&cmd, "/m/", &versions::newest());
     }
 }
 

@@ -418,6 +418,12 @@ pub struct Profile {
     pub secret_scanner: SecretScanner,
     /// The read-only Bash tables the agents' shell judges commands by.
     pub bash_read_only: BashReadOnlyTables,
+    /// The memory agents may not write through a `.claude-science` folder inside the memory
+    /// folder, as through `.git` or `.claude`; older releases let them.
+    pub memory_agents_protect_claude_science: bool,
+    /// The memory agents' `rm` refuses an operand with a `..` segment, even one that stays
+    /// inside the memory folder; older releases judge the normalized path.
+    pub memory_rm_refuses_parent_segments: bool,
     /// A Read that selects lines of a file with no text (an empty file from the start) warns
     /// that the file is empty; before, it said the file was shorter than the offset.
     pub read_empty_file_warns: bool,
@@ -614,6 +620,10 @@ pub enum Change {
     SecretScanner(SecretScanner),
     /// The read-only Bash tables changed.
     BashReadOnly(BashReadOnlyTables),
+    /// `.claude-science` joins the folder names the memory agents may not write through.
+    MemoryAgentsProtectClaudeScience,
+    /// The memory agents' `rm` refuses operands with a `..` segment.
+    MemoryRmRefusesParentSegments,
     /// `CLAUDE_MEMORY_STORES` turns the MEMORY.md index off.
     MemoryStoresSkipIndex,
     /// Reading a saved claude.ai chat stops the session's memory saving.
@@ -706,6 +716,8 @@ impl Change {
             Change::RecallSelector(selector) => p.recall_selector = selector,
             Change::SecretScanner(scanner) => p.secret_scanner = scanner,
             Change::BashReadOnly(tables) => p.bash_read_only = tables,
+            Change::MemoryAgentsProtectClaudeScience => p.memory_agents_protect_claude_science = true,
+            Change::MemoryRmRefusesParentSegments => p.memory_rm_refuses_parent_segments = true,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
             Change::MemoryOffAfterChatRead => p.memory_off_after_chat_read = true,
             Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
@@ -781,6 +793,8 @@ pub const BASELINE: Profile = Profile {
     recall_selector: RECALL_SELECTOR_2_1_80,
     secret_scanner: SecretScanner::V2_1_80,
     bash_read_only: BashReadOnlyTables(ClaudeVersion::new(2, 1, 113)),
+    memory_agents_protect_claude_science: false,
+    memory_rm_refuses_parent_segments: false,
     read_empty_file_warns: false,
     searches_report_refused_input: false,
     search_path_checked_when_run: false,
@@ -907,6 +921,8 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 331), Change::LexerStack(BLOCK_NESTING_BINARY)),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryOffAfterChatRead),
     (ClaudeVersion::new(2, 1, 337), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 337)))),
+    (ClaudeVersion::new(2, 1, 337), Change::MemoryAgentsProtectClaudeScience),
+    (ClaudeVersion::new(2, 1, 337), Change::MemoryRmRefusesParentSegments),
 ];
 
 /// The behaviours of `version`: the baseline with every change up to it applied.
@@ -1056,6 +1072,9 @@ mod tests {
         // 2.1.337 rewrote the ls and find patterns (2.1.333 to 2.1.336 were never published).
         assert_eq!(behaviours(v("2.1.332")).bash_read_only, BashReadOnlyTables(v("2.1.329")));
         assert_eq!(behaviours(v("2.1.337")).bash_read_only, BashReadOnlyTables(v("2.1.337")));
+        // The memory agents' guards tightened in 2.1.337 (rows 76 and 77).
+        assert!(!behaviours(v("2.1.332")).memory_agents_protect_claude_science && behaviours(v("2.1.337")).memory_agents_protect_claude_science);
+        assert!(!behaviours(v("2.1.332")).memory_rm_refuses_parent_segments && behaviours(v("2.1.337")).memory_rm_refuses_parent_segments);
         assert!(!behaviours(v("2.1.241")).lexes_only_files_with_at && behaviours(v("2.1.242")).lexes_only_files_with_at);
         // Before 2.1.160: managed files labelled as the user's until 2.1.136, the
         // CLAUDE_CODE_DISABLE_CLAUDE_MDS switch blind to reads until 2.1.149, files attached

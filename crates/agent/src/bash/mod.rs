@@ -19,18 +19,26 @@ pub(crate) fn read_only_prefixes(which: mneme_core::versions::BashReadOnlyTables
     cmds.dedup();
     cmds
 }
+use mneme_core::versions::Profile;
 use mneme_store::paths::node_normalize;
 
 /// The `rm` the memory policy allows (Claude Code 2.1.197): one plain `rm` command, no
 /// redirections or assignments, no recursive flag, and every operand an absolute `*.md`
-/// path without glob characters inside the memory folder. `memory_prefix` is the folder with
+/// path without glob characters inside the memory folder; from 2.1.337 also without a `..`
+/// segment (`Profile::memory_rm_refuses_parent_segments`). `memory_prefix` is the folder with
 /// its trailing `/`.
-pub fn is_memory_rm_command(command: &str, memory_prefix: &str) -> bool {
-    memory_rm_targets(command, memory_prefix).is_some()
+pub fn is_memory_rm_command(command: &str, memory_prefix: &str, release: &Profile) -> bool {
+    memory_rm_targets(command, memory_prefix, release).is_some()
+}
+
+/// Whether `path` has a `..` segment (`/` or `\` around it, or at an end), as 2.1.337's `rm`
+/// rule asks before it normalizes the path.
+fn has_parent_segment(path: &str) -> bool {
+    path.split(['/', '\\']).any(|seg| seg == "..")
 }
 
 /// The operands of an allowed `rm` and whether `-f` was given.
-pub(crate) fn memory_rm_targets(command: &str, memory_prefix: &str) -> Option<(Vec<String>, bool)> {
+pub(crate) fn memory_rm_targets(command: &str, memory_prefix: &str, release: &Profile) -> Option<(Vec<String>, bool)> {
     let mut commands = parse(command).ok()?;
     if commands.len() != 1 {
         return None;
@@ -57,6 +65,9 @@ pub(crate) fn memory_rm_targets(command: &str, memory_prefix: &str) -> Option<(V
             }
         }
         if a.contains(['*', '?', '[']) || !a.starts_with('/') || !a.ends_with(".md") {
+            return None;
+        }
+        if release.memory_rm_refuses_parent_segments && has_parent_segment(a) {
             return None;
         }
         if !node_normalize(a).starts_with(memory_prefix) {
@@ -171,13 +182,14 @@ mod tests {
     #[test]
     fn memory_rm_rule() {
         let p = "/h/.claude/projects/x/memory/";
-        let ok = |c: &str| is_memory_rm_command(c, p);
+        let release = mneme_core::versions::newest();
+        let ok = |c: &str| is_memory_rm_command(c, p, &release);
         assert!(ok("rm /h/.claude/projects/x/memory/old.md"));
         assert!(ok("rm -f /h/.claude/projects/x/memory/a.md /h/.claude/projects/x/memory/team/b.md"));
         assert!(ok("rm -- /h/.claude/projects/x/memory/a.md"));
         assert!(ok("rm '/h/.claude/projects/x/memory/a b.md'"));
         assert_eq!(
-            memory_rm_targets("rm -f /h/.claude/projects/x/memory/a.md", p),
+            memory_rm_targets("rm -f /h/.claude/projects/x/memory/a.md", p, &release),
             Some((vec!["/h/.claude/projects/x/memory/a.md".to_string()], true))
         );
         for bad in [
@@ -195,6 +207,28 @@ mod tests {
             "X=1 rm /h/.claude/projects/x/memory/a.md",
         ] {
             assert!(!ok(bad), "{bad:?}");
+        }
+    }
+
+    /// From 2.1.337 an operand with a `..` segment is refused before the path is normalized,
+    /// even when it stays inside the memory folder (`/` or `\` around it); 2.1.332 judged
+    /// the normalized path.
+    #[test]
+    fn memory_rm_refuses_parent_segments_from_2_1_337() {
+        let p = "/h/.claude/projects/x/memory/";
+        let [before, after] = ["2.1.332", "2.1.337"].map(|v| mneme_core::versions::behaviours(v.parse().unwrap()));
+        for c in [
+            "rm /h/.claude/projects/x/memory/team/../a.md",
+            "rm -f /h/.claude/projects/x/memory/a.md /h/.claude/projects/x/memory/team/../b.md",
+            // Quoted, so the backslash reaches rm.
+            "rm '/h/.claude/projects/x/memory/..\\a.md'",
+        ] {
+            assert!(is_memory_rm_command(c, p, &before), "2.1.332: {c:?}");
+            assert!(!is_memory_rm_command(c, p, &after), "2.1.337: {c:?}");
+        }
+        // A name that only holds two dots is no `..` segment.
+        for c in ["rm /h/.claude/projects/x/memory/a..b.md", "rm /h/.claude/projects/x/memory/..a.md"] {
+            assert!(is_memory_rm_command(c, p, &before) && is_memory_rm_command(c, p, &after), "{c:?}");
         }
     }
 }

@@ -331,7 +331,7 @@ impl Tools {
         let timeout_ms = num_arg(args, "timeout").map_or(DEFAULT_TIMEOUT_MS, |t| (t.max(0.0) as u64).min(MAX_TIMEOUT_MS));
         if let Some(prefix) = self.gate.memory_prefix().map(String::from) {
             if !crate::bash::is_read_only_command(&command, self.release.bash_read_only) {
-                if let Some((targets, force)) = memory_rm_targets(&command, &prefix) {
+                if let Some((targets, force)) = memory_rm_targets(&command, &prefix, &self.release) {
                     return self.remove_in_overlay(&targets, force);
                 }
             }
