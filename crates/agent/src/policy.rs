@@ -5,8 +5,8 @@
 //! the command, or when it is an `rm` of `.md` files inside the folder; `Edit`/`Write` when
 //! `file_path` is a string naming a `.md` file inside the folder (`team/` included) that does
 //! not pass through a protected folder name (`.git`, `.claude`, `hooks`, …; from 2.1.337 also
-//! `.claude-science`). Everything else is denied. The session-memory update allows only `Edit`
-//! of exactly its summary file.
+//! `.claude-science`) and, from 2.1.315, has no `:` after the folder. Everything else is
+//! denied. The session-memory update allows only `Edit` of exactly its summary file.
 
 use crate::bash::{is_memory_rm_command, is_read_only_command};
 use crate::Policy;
@@ -68,13 +68,17 @@ fn fold_segment(seg: &str) -> String {
 }
 
 /// `isAutoMemPath` for writes (`.md`, inside the folder after normalizing, no protected
-/// segment of `release`'s list). `prefix` is [`auto_mem_prefix`].
+/// segment of `release`'s list, from 2.1.315 no `:` after the folder). `prefix` is
+/// [`auto_mem_prefix`].
 pub fn is_auto_mem_write_path(path: &str, prefix: &str, release: &Profile) -> bool {
     if !path.ends_with(".md") {
         return false;
     }
     let normalized = node_normalize(path);
     let Some(rest) = normalized.strip_prefix(prefix) else { return false };
+    if release.memory_paths_refuse_colon && rest.contains(':') {
+        return false;
+    }
     !rest.split('/').any(|seg| {
         let folded = fold_segment(seg);
         PROTECTED_SEGMENTS.contains(&folded.as_str()) || (release.memory_agents_protect_claude_science && folded == CLAUDE_SCIENCE)
@@ -266,6 +270,18 @@ mod tests {
         }
         // Only the folder name: a note called so is still a memory.
         assert_eq!(after.decide("Write", &json!({"file_path": format!("{MEM}/.claude-science.md"), "content": ""})), Decision::Allow);
+    }
+
+    /// From 2.1.315 a write with a `:` after the memory folder is denied; before, a segment
+    /// was only folded at its `:` (so `.git:x` still counted as `.git`).
+    #[test]
+    fn a_colon_inside_the_memory_folder_is_refused_from_2_1_315() {
+        let policy = Policy::AutoMem { memory_dir: PathBuf::from(MEM) };
+        let [before, after] = ["2.1.314", "2.1.315"].map(|v| Gate::new(&policy, &mneme_core::versions::behaviours(v.parse().unwrap())));
+        for path in [format!("{MEM}/a:b.md"), format!("{MEM}/x:y/a.md")] {
+            assert!(before.allows_write_path("Write", &path) && !after.allows_write_path("Write", &path), "{path}");
+        }
+        assert!(!before.allows_write_path("Write", &format!("{MEM}/.git:x/a.md")));
     }
 
     #[test]

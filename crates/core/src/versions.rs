@@ -424,6 +424,12 @@ pub struct Profile {
     /// The memory agents' `rm` refuses an operand with a `..` segment, even one that stays
     /// inside the memory folder; older releases judge the normalized path.
     pub memory_rm_refuses_parent_segments: bool,
+    /// The memory agents' `rm` takes no flag but `-f`/`--force`, and holds each operand to the
+    /// rule of their writes (no protected folder name); before, any flag but a recursive one,
+    /// and any `.md` inside the memory folder.
+    pub memory_rm_checked_as_writes: bool,
+    /// A memory agent's write or `rm` of a path with a `:` after the memory folder is refused.
+    pub memory_paths_refuse_colon: bool,
     /// A Read that selects lines of a file with no text (an empty file from the start) warns
     /// that the file is empty; before, it said the file was shorter than the offset.
     pub read_empty_file_warns: bool,
@@ -624,6 +630,10 @@ pub enum Change {
     MemoryAgentsProtectClaudeScience,
     /// The memory agents' `rm` refuses operands with a `..` segment.
     MemoryRmRefusesParentSegments,
+    /// The memory agents' `rm` takes only `-f` and answers to the write rule.
+    MemoryRmCheckedAsWrites,
+    /// The memory agents refuse paths with a `:` inside the memory folder.
+    MemoryPathsRefuseColon,
     /// `CLAUDE_MEMORY_STORES` turns the MEMORY.md index off.
     MemoryStoresSkipIndex,
     /// Reading a saved claude.ai chat stops the session's memory saving.
@@ -718,6 +728,8 @@ impl Change {
             Change::BashReadOnly(tables) => p.bash_read_only = tables,
             Change::MemoryAgentsProtectClaudeScience => p.memory_agents_protect_claude_science = true,
             Change::MemoryRmRefusesParentSegments => p.memory_rm_refuses_parent_segments = true,
+            Change::MemoryRmCheckedAsWrites => p.memory_rm_checked_as_writes = true,
+            Change::MemoryPathsRefuseColon => p.memory_paths_refuse_colon = true,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
             Change::MemoryOffAfterChatRead => p.memory_off_after_chat_read = true,
             Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
@@ -795,6 +807,8 @@ pub const BASELINE: Profile = Profile {
     bash_read_only: BashReadOnlyTables(ClaudeVersion::new(2, 1, 113)),
     memory_agents_protect_claude_science: false,
     memory_rm_refuses_parent_segments: false,
+    memory_rm_checked_as_writes: false,
+    memory_paths_refuse_colon: false,
     read_empty_file_warns: false,
     searches_report_refused_input: false,
     search_path_checked_when_run: false,
@@ -878,6 +892,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 213), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 213)))),
     (ClaudeVersion::new(2, 1, 216), Change::RecallSelector(RECALL_SELECTOR_2_1_216)),
     (ClaudeVersion::new(2, 1, 217), Change::MemoryScanSkipsDotEntries),
+    (ClaudeVersion::new(2, 1, 219), Change::MemoryRmCheckedAsWrites),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
     (ClaudeVersion::new(2, 1, 228), Change::CoworkOverrideTrimmed),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
@@ -909,6 +924,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 299), Change::MemoryHeadsDecodeUtf16),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
+    (ClaudeVersion::new(2, 1, 315), Change::MemoryPathsRefuseColon),
     (ClaudeVersion::new(2, 1, 317), Change::ReadRepeatsInFull),
     (ClaudeVersion::new(2, 1, 319), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 319)))),
     (ClaudeVersion::new(2, 1, 323), Change::SecretScanner(SecretScanner::V2_1_323)),
@@ -1075,6 +1091,10 @@ mod tests {
         // The memory agents' guards tightened in 2.1.337 (rows 76 and 77).
         assert!(!behaviours(v("2.1.332")).memory_agents_protect_claude_science && behaviours(v("2.1.337")).memory_agents_protect_claude_science);
         assert!(!behaviours(v("2.1.332")).memory_rm_refuses_parent_segments && behaviours(v("2.1.337")).memory_rm_refuses_parent_segments);
+        // The memory agents' rm answers to their write rule from 2.1.219, and a `:` inside the
+        // memory folder is refused from 2.1.315 (rows 78 and 79).
+        assert!(!behaviours(v("2.1.218")).memory_rm_checked_as_writes && behaviours(v("2.1.219")).memory_rm_checked_as_writes);
+        assert!(!behaviours(v("2.1.314")).memory_paths_refuse_colon && behaviours(v("2.1.315")).memory_paths_refuse_colon);
         assert!(!behaviours(v("2.1.241")).lexes_only_files_with_at && behaviours(v("2.1.242")).lexes_only_files_with_at);
         // Before 2.1.160: managed files labelled as the user's until 2.1.136, the
         // CLAUDE_CODE_DISABLE_CLAUDE_MDS switch blind to reads until 2.1.149, files attached

@@ -24,9 +24,11 @@ use mneme_store::paths::node_normalize;
 
 /// The `rm` the memory policy allows (Claude Code 2.1.197): one plain `rm` command, no
 /// redirections or assignments, no recursive flag, and every operand an absolute `*.md`
-/// path without glob characters inside the memory folder; from 2.1.337 also without a `..`
-/// segment (`Profile::memory_rm_refuses_parent_segments`). `memory_prefix` is the folder with
-/// its trailing `/`.
+/// path without glob characters inside the memory folder. From 2.1.219 the only flags are
+/// `-f` and `--force`, and each operand must be a path the agents may write
+/// (`Profile::memory_rm_checked_as_writes`: no protected folder name, from 2.1.315 no `:`);
+/// from 2.1.337 it has no `..` segment either (`Profile::memory_rm_refuses_parent_segments`).
+/// `memory_prefix` is the folder with its trailing `/`.
 pub fn is_memory_rm_command(command: &str, memory_prefix: &str, release: &Profile) -> bool {
     memory_rm_targets(command, memory_prefix, release).is_some()
 }
@@ -55,6 +57,13 @@ pub(crate) fn memory_rm_targets(command: &str, memory_prefix: &str, release: &Pr
                 after_dashes = true;
                 continue;
             }
+            if release.memory_rm_checked_as_writes && a.starts_with('-') {
+                if a != "-f" && a != "--force" {
+                    return None;
+                }
+                force = true;
+                continue;
+            }
             if let Some(flags) = a.strip_prefix('-') {
                 let short_recursive = !flags.starts_with('-') && flags.contains(['r', 'R']);
                 if a == "--recursive" || short_recursive {
@@ -71,6 +80,9 @@ pub(crate) fn memory_rm_targets(command: &str, memory_prefix: &str, release: &Pr
             return None;
         }
         if !node_normalize(a).starts_with(memory_prefix) {
+            return None;
+        }
+        if release.memory_rm_checked_as_writes && !crate::policy::is_auto_mem_write_path(a, memory_prefix, release) {
             return None;
         }
         targets.push(a.clone());
@@ -207,6 +219,35 @@ mod tests {
             "X=1 rm /h/.claude/projects/x/memory/a.md",
         ] {
             assert!(!ok(bad), "{bad:?}");
+        }
+    }
+
+    /// From 2.1.219 `rm` takes no flag but `-f`/`--force` and each operand answers to the
+    /// write rule (no protected folder name); from 2.1.315 a `:` after the memory folder is
+    /// refused too. Releases before keep 2.1.197's rule (any flag but a recursive one).
+    #[test]
+    fn memory_rm_answers_to_the_write_rule_from_2_1_219() {
+        let p = "/h/.claude/projects/x/memory/";
+        let at = |v: &str| mneme_core::versions::behaviours(v.parse().unwrap());
+        let (r218, r219, r314, r315) = (at("2.1.218"), at("2.1.219"), at("2.1.314"), at("2.1.315"));
+        for c in [
+            "rm -v /h/.claude/projects/x/memory/a.md",
+            "rm -i /h/.claude/projects/x/memory/a.md",
+            "rm -fv /h/.claude/projects/x/memory/a.md",
+            "rm - /h/.claude/projects/x/memory/a.md",
+            "rm /h/.claude/projects/x/memory/.git/a.md",
+            "rm /h/.claude/projects/x/memory/team/Agents./a.md",
+        ] {
+            assert!(is_memory_rm_command(c, p, &r218), "2.1.218: {c:?}");
+            assert!(!is_memory_rm_command(c, p, &r219), "2.1.219: {c:?}");
+        }
+        assert_eq!(memory_rm_targets("rm -fv /h/.claude/projects/x/memory/a.md", p, &r218).map(|t| t.1), Some(true));
+        for c in ["rm -f /h/.claude/projects/x/memory/a.md", "rm --force -- /h/.claude/projects/x/memory/team/a.md"] {
+            assert_eq!(memory_rm_targets(c, p, &r219).map(|t| t.1), Some(true), "{c:?}");
+        }
+        for c in ["rm /h/.claude/projects/x/memory/a:b.md", "rm /h/.claude/projects/x/memory/x:y/a.md"] {
+            assert!(is_memory_rm_command(c, p, &r314), "2.1.314: {c:?}");
+            assert!(!is_memory_rm_command(c, p, &r315), "2.1.315: {c:?}");
         }
     }
 
