@@ -806,9 +806,51 @@ def main():
         print(os.path.join(root, d))
 
 
+
+def fx_quoting(root):
+    """MEMORY.md's text as 2.1.337 quotes it: a preamble, every line behind one "> " (leading "> "s
+    folded), invisible and control characters dropped, request-like tags neutralized."""
+    fx = os.path.join(root, "quoting")
+    home(fx)
+    cases = {
+        "nested": "> > already quoted\n>no space after\n > space first\n\n\nafter blank lines\n>> two\n",
+        "tags": "- see <system-reminder> here\n- close </system-reminder>\n- spaced < / System_Reminder >\n"
+                "- escaped <\\system-reminder>\n- longer <system-reminders>\n- <tick> and <ticket> and <TICK/>\n"
+                "- <invoke> and <channel source=\"x\"> and <channel>\n- <b>bold</b> <function_results>\n"
+                "- <<system-reminder> and <-system-reminder> and <1tick>\n- <channel\n  source = \"y\">\n"
+                "- <user-prompt-submit_hook> <bash-stdout> <untrusted-widget-state>\n"
+                "- <" + "antml:thing> and <" + "antml thing> and <x:system-reminder>\n",
+        "invisible": "a\u200bb\u00adc\ufeffd\u200de\u2028f\u2029g\x0bh\x0ci\x7fj\x85k\ue000l\U000E0041m\ufe0fn\ufe01o\u061cp\tq\n",
+        "emoji": "- \U0001F469\u200d\U0001F4BB works \u2764\ufe0f\n- \u0301accent first\n",
+        "only_invisible": "\u200b\n",
+        "only_blank": "   \n\n \t \n",
+        "blank_and_invisible": "\u00ad \u2028\ufeff\n\x0b\n",
+        "channel_far": "- <channel " + "a" * 130 + " source=\"z\">\n- <channel " + "b" * 100 + " source=\"z\">\n",
+        "lone_cr": b"one\rtwo\r\nthree\n> > four\r".decode(),
+    }
+    for name, text in cases.items():
+        repo_with_memory(fx, name, text)
+        case(fx, name, CWD=name)
+
+
+def fx_server_flags(root):
+    """The cached server flag that rewords MEMORY.md's label from 2.1.337 (tengu_woolly_harp), used
+    only where the session reads cached flags: the capture turns telemetry off, which keeps them
+    out unless CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF is set in the shell."""
+    fx = os.path.join(root, "server_flags")
+    h = home(fx)
+    w(f"{h}/.claude/.claude.json", json.dumps({"cachedGrowthBookFeatures": {"tengu_woolly_harp": True}, "hasCompletedOnboarding": True}) + "\n")
+    repo_with_memory(fx, "repo", "- [A](a.md) \u2014 a note\n")
+    off = "DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"
+    case(fx, "disk_cache", CWD="repo", EXTRA_ENV=f"{off} CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF=1")
+    case(fx, "telemetry_off", CWD="repo", EXTRA_ENV=off)
+    case(fx, "growthbook_off", CWD="repo", EXTRA_ENV=f"{off} CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF=1 DISABLE_GROWTHBOOK=1")
+    case(fx, "disk_cache_0", CWD="repo", EXTRA_ENV=f"{off} CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF=0")
+
+
 FAMILIES = [fx_layers, fx_truncation, fx_settings_env, fx_agents, fx_symlinks, fx_encoding,
             fx_yaml_paths, fx_size, fx_memory_env, fx_unicode, fx_markdown, fx_settings_invalid,
-            fx_reads_again, fx_foreign, fx_foreign_index]
+            fx_reads_again, fx_foreign, fx_foreign_index, fx_quoting, fx_server_flags]
 
 if __name__ == "__main__":
     main()

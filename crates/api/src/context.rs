@@ -323,6 +323,9 @@ impl Mneme {
             disabled: env.is_truthy("CLAUDE_CODE_DISABLE_CLAUDE_MDS")
                 || (env.is_truthy("CLAUDE_CODE_SIMPLE") && (req.add_dirs.is_empty() || profile.bare_loads_nothing)),
             profile,
+            // Read only for releases that know the flag: the global config can be large.
+            auto_memory_label_flag: profile.auto_memory_label_by_flag
+                && mneme_store::server_flags::ServerFlags::for_session(&self.env, env).is_on(mneme_core::versions::AUTO_MEMORY_LABEL_FLAG),
             // 2.1.281-2.1.284 ran the plugin in its default mode whatever the settings said.
             agents_md: if profile.agents_md_settings_honoured { agents_md_setting(&settings) } else { AgentsMd::WithoutClaudeMd },
         };
@@ -364,7 +367,7 @@ impl Mneme {
             })
         })?;
         let depends_on = if trace { crate::context_cache::dependencies(self, req, &r, &ctx) } else { BTreeSet::new() };
-        let claude_md = mneme_claudemd::render_claude_md(&r.options.profile, &ctx.files);
+        let claude_md = mneme_claudemd::render_claude_md(&r.options, &ctx.files);
         let date = match req.date.as_deref() {
             None => self.today(),
             Some(d) if d.len() == 10 && mneme_dream::dates::parse_iso_date(d).is_some() => d.to_string(),

@@ -784,7 +784,7 @@ impl Mneme {
     /// the release it is seen for.
     fn dream_site(&self, req: &ContextRequest) -> Result<(DreamSite, Profile), ApiError> {
         let r = self.resolve(req)?;
-        let flags = CachedFlags::read(&r.session_env);
+        let flags = CachedFlags::of(&mneme_store::server_flags::ServerFlags::for_session(&self.env, &r.session_env));
         let mut target = DreamTarget {
             memory_dir: r.memdir.clone(),
             transcript_dir: mneme_store::paths::transcript_dir(&r.session_env, &r.cwd),

@@ -768,7 +768,7 @@ impl Walker {
             return None;
         }
         processed.insert(normalized);
-        if t.content.is_empty() {
+        if t.content.is_empty() || (self.profile.memory_index_tags.is_some() && crate::holds_nothing_visible(&t.content)) {
             self.skip(path, Layer::AutoMem, None, SkipReason::Empty);
             return None;
         }
@@ -818,7 +818,8 @@ impl Walker {
         }
         processed.insert(normalized);
         // Claude Code keeps an empty index in its list but renders nothing for it.
-        if parsed.content.is_empty() {
+        // Releases that clean the index drop one with nothing visible left (from 2.1.284).
+        if parsed.content.is_empty() || (layer == Layer::AutoMem && self.profile.memory_index_tags.is_some() && crate::holds_nothing_visible(&parsed.content)) {
             self.skip(path, layer, None, SkipReason::Empty);
             return None;
         }

@@ -107,7 +107,7 @@ proptest! {
         for s in &ctx.skipped {
             prop_assert!(!s.reason.describe().is_empty());
         }
-        let _ = render_claude_md(&opts.profile, &ctx.files);
+        let _ = render_claude_md(&opts, &ctx.files);
         // Reading a file lower down attaches what applies to it, without panicking either.
         let _ = touched(&opts, &ctx, &[root.join("repo/sub/x.rs"), root.join("repo/.claude/rules/a.md")]);
         // The same tree gives the same answer.

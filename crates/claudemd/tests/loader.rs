@@ -84,14 +84,21 @@ fn layers_load_in_claude_code_order() {
     let layers: Vec<Layer> = ctx.files.iter().filter(|f| fx.rel(&f.path).is_some()).map(|f| f.layer).collect();
     use Layer::*;
     assert_eq!(layers, vec![Managed, Managed, User, User, Project, Project, Project, Project, Local, AutoMem]);
-    let rendered = render_claude_md(&opts.profile, &ctx.files);
+    let rendered = render_claude_md(&opts, &ctx.files);
     assert!(rendered.contains(&format!("Contents of {} (organization-managed policy instructions):\n\nMANAGED", fx.p("managed/CLAUDE.md").display())));
     // Before 2.1.136 managed files carried the user's label (row 26 of docs/claude-code-versions.md).
-    let before = render_claude_md(&behaviours(ClaudeVersion::new(2, 1, 133)), &ctx.files);
+    let before = render_claude_md(&LoadOptions { profile: behaviours(ClaudeVersion::new(2, 1, 133)), ..opts.clone() }, &ctx.files);
     assert!(before.contains(&format!("Contents of {} (user's private global instructions for all projects):\n\nMANAGED\n", fx.p("managed/CLAUDE.md").display())));
     assert!(before.contains(&format!("Contents of {} (user's private global instructions for all projects):\n\nMANAGED RULE", fx.p("managed/.claude/rules/m.md").display())));
     assert!(!before.contains("organization-managed"));
     assert!(rendered.contains(&format!("Contents of {} (user's auto-memory, persists across conversations):\n\n- index", fx.p("mem/MEMORY.md").display())));
+    // From 2.1.337 the cached server flag tengu_woolly_harp rewords MEMORY.md's label; older
+    // releases never read it (docs/claude-code-versions.md, "Server flags").
+    let flagged = |release| render_claude_md(&LoadOptions { profile: behaviours(release), auto_memory_label_flag: true, ..opts.clone() }, &ctx.files);
+    let reworded = format!("Contents of {}{}:\n\n{}\n\n> - index", fx.p("mem/MEMORY.md").display(), Layer::AUTO_MEM_FLAGGED_DESCRIPTION, mneme_claudemd::QUOTED_INDEX_PREAMBLE);
+    assert!(flagged(ClaudeVersion::new(2, 1, 337)).contains(&reworded));
+    assert!(!rendered.contains(&reworded), "the flag is off in this session");
+    assert_eq!(flagged(ClaudeVersion::new(2, 1, 332)), render_claude_md(&LoadOptions { profile: behaviours(ClaudeVersion::new(2, 1, 332)), ..opts.clone() }, &ctx.files));
     assert!(ctx.files.iter().find(|f| f.path.ends_with("r.md")).unwrap().is_rule);
     assert_eq!(fx.names(&ctx.nested_candidates.iter().map(|p| file(p)).collect::<Vec<_>>()), vec!["repo/sub/CLAUDE.md"]);
 }
@@ -149,7 +156,7 @@ fn disabled_loads_nothing() {
     assert_eq!(ctx, Context::default());
     assert!(touched(&opts, &ctx, &[fx.p("repo/a.ts")]).is_empty());
     assert_eq!(
-        render_instructions(&opts.profile, &render_claude_md(&opts.profile, &ctx.files), "2026-11-29"),
+        render_instructions(&opts.profile, &render_claude_md(&opts, &ctx.files), "2026-11-29"),
         "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# currentDate\nToday's date is 2026-11-29.\n\n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n\n"
     );
 }
@@ -228,7 +235,7 @@ fn paths_with_spaces_unicode_and_250_characters() {
     fx.write(&format!("{long_dir}/CLAUDE.md"), "LONG\n");
     let ctx = load(&fx.opts(odd));
     assert_eq!(fx.names(&ctx.files), vec![format!("{odd}/CLAUDE.md")]);
-    assert!(render_claude_md(&behaviours(ClaudeVersion::new(2, 1, 197)), &ctx.files).contains(&format!("Contents of {} (project", fx.p(odd).join("CLAUDE.md").display())));
+    assert!(render_claude_md(&LoadOptions { profile: behaviours(ClaudeVersion::new(2, 1, 197)), ..fx.opts(odd) }, &ctx.files).contains(&format!("Contents of {} (project", fx.p(odd).join("CLAUDE.md").display())));
     let ctx = load(&fx.opts(&long_dir));
     assert_eq!(fx.names(&ctx.files), vec![format!("{long_dir}/CLAUDE.md")]);
 }
@@ -247,7 +254,7 @@ fn crlf_files_keep_crlf_unless_a_comment_is_stripped() {
     assert!(local.content_differs_from_disk);
     assert_eq!(local.raw_bytes, "keep\r\n<!-- note -->\r\nmore\r\n".len());
     // Rendering trims each file, so the inner CRLF survives and the trailing one does not.
-    assert!(render_claude_md(&behaviours(ClaudeVersion::new(2, 1, 197)), &ctx.files).contains(&format!("line 1\r\nline 2\n\nContents of {}", local.path.display())));
+    assert!(render_claude_md(&LoadOptions { profile: behaviours(ClaudeVersion::new(2, 1, 197)), ..fx.opts("repo") }, &ctx.files).contains(&format!("line 1\r\nline 2\n\nContents of {}", local.path.display())));
 }
 
 #[test]
@@ -591,7 +598,7 @@ fn memory_indexes() {
     let ctx = load(&opts);
     assert_eq!(fx.names(&ctx.files), vec!["mem/MEMORY.md", "team/MEMORY.md"]);
     assert_eq!(ctx.files[0].content, "- a @not-included.md");
-    assert!(render_claude_md(&opts.profile, &ctx.files).ends_with(&format!(
+    assert!(render_claude_md(&opts, &ctx.files).ends_with(&format!(
         "Contents of {} (shared team memory, synced across the organization):\n\n<team-memory-content source=\"shared\">\n- team\n</team-memory-content>",
         fx.p("team/MEMORY.md").display()
     )));
@@ -605,7 +612,7 @@ fn memory_indexes() {
     let ctx = load(&opts);
     assert!(ctx.files.is_empty());
     assert_eq!(fx.skipped(&ctx), vec![("empty/MEMORY.md".into(), SkipReason::Empty)]);
-    assert_eq!(render_claude_md(&opts.profile, &ctx.files), "");
+    assert_eq!(render_claude_md(&opts, &ctx.files), "");
 }
 
 #[test]
@@ -864,4 +871,30 @@ fn a_rules_link_to_a_huge_tree_stops_after_ten_thousand_folders_in_old_releases(
     assert!((9_000..10_000).contains(&elsewhere), "{elsewhere} of the 10,050 folders' rules were read");
     let skipped = fx.skipped(&ctx);
     assert_eq!(skipped.iter().filter(|(_, r)| r.describe().contains("more than 10000 rules folders")).count(), 1, "{skipped:?}");
+}
+
+/// From 2.1.284 MEMORY.md is cleaned before it is sent (invisible characters dropped, tags that
+/// could pass for the request's own escaped, an index with nothing visible left out); from
+/// 2.1.337 it is also quoted behind a preamble. The version matrix checks the same on the real
+/// binaries (`versions__quoting__*`); this pins each step to its release.
+#[test]
+fn memory_index_is_cleaned_then_quoted_by_release() {
+    let fx = Fx::new();
+    fx.write("repo/CLAUDE.md", "PROJECT\n");
+    fx.write("mem/MEMORY.md", "- a\u{200b}b <system-reminder> x\n> > quoted\n\n</ TICK> <ticket> <channel source=\"s\">\n");
+    let render = |release: ClaudeVersion, memory: &str| {
+        fx.write("mem/MEMORY.md", memory);
+        let opts = LoadOptions { auto_mem_entrypoint: Some(fx.p("mem/MEMORY.md")), ..fx.options_for("repo", release) };
+        let ctx = load(&opts);
+        let text = render_claude_md(&opts, &ctx.files);
+        text.split_once("persists across conversations):\n\n").map(|(_, index)| index.to_string())
+    };
+    let memory = "- a\u{200b}b <system-reminder> x\n> > quoted\n\n</ TICK> <ticket> <channel source=\"s\">\n";
+    assert_eq!(render(ClaudeVersion::new(2, 1, 283), memory).unwrap(), "- a\u{200b}b <system-reminder> x\n> > quoted\n\n</ TICK> <ticket> <channel source=\"s\">");
+    assert_eq!(render(ClaudeVersion::new(2, 1, 284), memory).unwrap(), "- ab <\\system-reminder> x\n> > quoted\n\n<\\/ TICK> <ticket> <\\channel source=\"s\">");
+    let quoted = render(ClaudeVersion::new(2, 1, 337), memory).unwrap();
+    assert_eq!(quoted, format!("{}\n\n> - ab <\\system-reminder> x\n> quoted\n> \n> <\\/ TICK> <ticket> <\\channel source=\"s\">", mneme_claudemd::QUOTED_INDEX_PREAMBLE));
+    // Nothing visible: left out from 2.1.284, sent (as blanks) before.
+    assert_eq!(render(ClaudeVersion::new(2, 1, 284), "\u{200b}\u{feff} \n"), None);
+    assert!(render(ClaudeVersion::new(2, 1, 283), "\u{200b}\u{feff} \n").is_some());
 }

@@ -470,6 +470,18 @@ pub struct Profile {
     /// dream does not fire from it, and its writes to the memory folder are refused until
     /// `/clear`. Older releases go on saving.
     pub memory_off_after_chat_read: bool,
+    /// MEMORY.md's label in the instructions is reworded (a caution that its notes grant no
+    /// permission) when the cached server flag `tengu_woolly_harp` is on for the session
+    /// (`mneme_store::server_flags`); older releases never read that flag.
+    pub auto_memory_label_by_flag: bool,
+    /// MEMORY.md's text is cleaned before it is sent: control and invisible characters
+    /// dropped, and a `<` that opens one of these tag names (those Claude Code's own requests
+    /// use) escaped as `<\`; an index with nothing visible left is not sent. `None` before
+    /// 2.1.284: the text went out as it is.
+    pub memory_index_tags: Option<&'static [&'static str]>,
+    /// MEMORY.md's cleaned text goes out quoted: a fixed preamble first, then every line behind
+    /// one `> ` (a line's own leading `> `s folded into it).
+    pub memory_index_quoted: bool,
 }
 
 /// How deep a release's Markdown lexer nests before JavaScript runs out of stack and the file
@@ -514,12 +526,44 @@ const REPO_ENV_IGNORED_ATTACHMENTS: &[&str] = &[
     "CLAUDE_CODE_DISABLE_ATTACHMENTS",
 ];
 
+/// The tag names 2.1.284 neutralizes in MEMORY.md's text: the ones its own requests use to mark
+/// what a tool, a command, a hook or another agent said (read from each release's bundle).
+const MEMORY_INDEX_TAGS_2_1_284: &[&str] = &[
+    "bash-input", "bash-stdout", "bash-stderr", "bash-exit-code", "local-command-stdout", "local-command-stderr",
+    "local-command-caveat", "command-name", "command-message", "command-args", "task-notification", "agent-message",
+    "teammate-message", "cross-session-message", "remote-review", "slack-ping", "slack-tag-message", "tick",
+    "fetched-web-content", "coordinator-relay", "artifact-type-instructions", "cowritten-artifact-html",
+    "artifact-file-content", "artifact-origin-notes", "artifact-stored-declaration", "channel", "system-reminder",
+    "system_reminder", "function_results", "tool_use_error", "sandbox_violations", "persisted-output", "total_tokens",
+    "user-prompt-submit-hook",
+];
+/// From 2.1.317: one more (`untrusted-widget-state`; 2.1.316 lacks it, bisected).
+const MEMORY_INDEX_TAGS_2_1_317: &[&str] = &[
+    "bash-input", "bash-stdout", "bash-stderr", "bash-exit-code", "local-command-stdout", "local-command-stderr",
+    "local-command-caveat", "command-name", "command-message", "command-args", "task-notification", "agent-message",
+    "teammate-message", "cross-session-message", "remote-review", "slack-ping", "slack-tag-message", "tick",
+    "fetched-web-content", "untrusted-widget-state", "coordinator-relay", "artifact-type-instructions",
+    "cowritten-artifact-html", "artifact-file-content", "artifact-origin-notes", "artifact-stored-declaration",
+    "channel", "system-reminder", "system_reminder", "function_results", "tool_use_error", "sandbox_violations",
+    "persisted-output", "total_tokens", "user-prompt-submit-hook",
+];
+
+/// The cached server flag that rewords MEMORY.md's label, for releases with
+/// [`Profile::auto_memory_label_by_flag`].
+pub const AUTO_MEMORY_LABEL_FLAG: &str = "tengu_woolly_harp";
+
 /// One behaviour that changed in a release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Change {
     /// Bare mode with `--add-dir` loads the working folder's and the added folders' files.
     BareLoadsAddDirs,
+    /// MEMORY.md's label follows the server flag `tengu_woolly_harp`.
+    AutoMemoryLabelByFlag,
+    /// MEMORY.md's text is cleaned, with this list of tag names to neutralize.
+    MemoryIndexCleaned(&'static [&'static str]),
+    /// MEMORY.md's text goes out quoted behind a preamble.
+    MemoryIndexQuoted,
     /// MEMORY.md gets a size cap besides the line cap, and a note that says which was met.
     MemoryIndexSizeCap,
     /// A `paths:` list's entries are separate patterns.
@@ -669,6 +713,9 @@ impl Change {
     fn apply(self, p: &mut Profile) {
         match self {
             Change::BareLoadsAddDirs => p.bare_loads_nothing = false,
+            Change::AutoMemoryLabelByFlag => p.auto_memory_label_by_flag = true,
+            Change::MemoryIndexQuoted => p.memory_index_quoted = true,
+            Change::MemoryIndexCleaned(tags) => p.memory_index_tags = Some(tags),
             Change::MemoryIndexSizeCap => p.truncation_note = TruncationNote::Reason,
             Change::PathsListsSplit => p.paths_lists_split = true,
             Change::RefusesMissingComposedCwd => p.refuses_missing_composed_cwd = true,
@@ -820,6 +867,9 @@ pub const BASELINE: Profile = Profile {
     memory_index_from_env: false,
     dream_offered_by_team_memory: false,
     memory_off_after_chat_read: false,
+    auto_memory_label_by_flag: false,
+    memory_index_tags: None,
+    memory_index_quoted: false,
 };
 
 /// The recall selector up to 2.1.146.
@@ -911,6 +961,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 281), Change::ReadsSkipStartupFiles),
     (ClaudeVersion::new(2, 1, 284), Change::RecallSelector(RECALL_SELECTOR_2_1_284)),
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
+    (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCleaned(MEMORY_INDEX_TAGS_2_1_284)),
     (ClaudeVersion::new(2, 1, 284), Change::LinksJudgedByRealpath),
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
     (ClaudeVersion::new(2, 1, 285), Change::AgentsMdSettingsHonoured),
@@ -926,6 +977,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
     (ClaudeVersion::new(2, 1, 315), Change::MemoryPathsRefuseColon),
     (ClaudeVersion::new(2, 1, 317), Change::ReadRepeatsInFull),
+    (ClaudeVersion::new(2, 1, 317), Change::MemoryIndexCleaned(MEMORY_INDEX_TAGS_2_1_317)),
     (ClaudeVersion::new(2, 1, 319), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 319)))),
     (ClaudeVersion::new(2, 1, 323), Change::SecretScanner(SecretScanner::V2_1_323)),
     (ClaudeVersion::new(2, 1, 324), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 324)))),
@@ -936,6 +988,8 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 331), Change::BlockquoteEndsAtIndentedHtml),
     (ClaudeVersion::new(2, 1, 331), Change::LexerStack(BLOCK_NESTING_BINARY)),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryOffAfterChatRead),
+    (ClaudeVersion::new(2, 1, 337), Change::AutoMemoryLabelByFlag),
+    (ClaudeVersion::new(2, 1, 337), Change::MemoryIndexQuoted),
     (ClaudeVersion::new(2, 1, 337), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 337)))),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryAgentsProtectClaudeScience),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryRmRefusesParentSegments),
@@ -1091,6 +1145,12 @@ mod tests {
         // The memory agents' guards tightened in 2.1.337 (rows 76 and 77).
         assert!(!behaviours(v("2.1.332")).memory_agents_protect_claude_science && behaviours(v("2.1.337")).memory_agents_protect_claude_science);
         assert!(!behaviours(v("2.1.332")).memory_rm_refuses_parent_segments && behaviours(v("2.1.337")).memory_rm_refuses_parent_segments);
+        // MEMORY.md cleaned from 2.1.284 (one more tag from 2.1.317), quoted and relabelled by flag from 2.1.337.
+        assert_eq!(behaviours(v("2.1.283")).memory_index_tags, None);
+        assert!(!behaviours(v("2.1.316")).memory_index_tags.unwrap().contains(&"untrusted-widget-state"));
+        assert!(behaviours(v("2.1.317")).memory_index_tags.unwrap().contains(&"untrusted-widget-state"));
+        assert!(!behaviours(v("2.1.332")).memory_index_quoted && behaviours(v("2.1.337")).memory_index_quoted);
+        assert!(!behaviours(v("2.1.332")).auto_memory_label_by_flag && behaviours(v("2.1.337")).auto_memory_label_by_flag);
         // The memory agents' rm answers to their write rule from 2.1.219, and a `:` inside the
         // memory folder is refused from 2.1.315 (rows 78 and 79).
         assert!(!behaviours(v("2.1.218")).memory_rm_checked_as_writes && behaviours(v("2.1.219")).memory_rm_checked_as_writes);

@@ -169,13 +169,17 @@ pub struct CachedFlags {
 }
 
 impl CachedFlags {
-    /// The flags as the global config holds them now; none when it is missing or unreadable
-    /// (an account that never ran Claude Code online).
+    /// The flags as the global config holds them now, for a session with `env` (its settings'
+    /// `env` blocks applied); none when it is missing or unreadable (an account that never ran
+    /// Claude Code online), or when the session uses no cached flags at all (telemetry off,
+    /// GrowthBook off, a Bedrock, Vertex or Foundry session: `mneme_store::server_flags`).
     pub fn read(env: &Environment) -> Self {
-        let Ok(Some(cfg)) = paths::read_global_config(env) else { return CachedFlags::default() };
-        let cached = cfg.get("cachedGrowthBookFeatures").filter(|v| !v.is_null()).or_else(|| cfg.get("cachedFeatureFlags"));
-        let flag = |name: &str| cached.and_then(|flags| flags.get(name)).cloned();
-        CachedFlags { auto_dream: flag("tengu_onyx_plover"), team_memory: flag("tengu_herring_clock") }
+        CachedFlags::of(&mneme_store::server_flags::ServerFlags::for_session(env, env))
+    }
+
+    /// The dream flags among the session's server flags.
+    pub fn of(flags: &mneme_store::server_flags::ServerFlags) -> Self {
+        CachedFlags { auto_dream: flags.get("tengu_onyx_plover").cloned(), team_memory: flags.get("tengu_herring_clock").cloned() }
     }
 
     fn auto_dream_marks(&self, key: &str) -> bool {
@@ -523,6 +527,28 @@ mod tests {
     /// `cachedFeatureFlagsWithoutPlanAt`, new in 2.1.337), then the cases where the two copies
     /// differ: Claude Code reads `cachedGrowthBookFeatures` whenever it is there, a flag missing
     /// from it included, and `cachedFeatureFlags` only when it is missing or `null`.
+    /// A session that uses no cached flags (telemetry off, GrowthBook off, a cloud provider's
+    /// session) never sees the auto-dream flag, so it neither dreams by it nor is offered it.
+    #[test]
+    fn cached_flags_count_only_where_the_session_uses_them() {
+        let t = tempfile::tempdir().unwrap();
+        let env = Environment::with_home(t.path());
+        fs::write(env.global_config_path(), json!({"cachedGrowthBookFeatures": {"tengu_onyx_plover": {"enabled": true}}}).to_string()).unwrap();
+        assert!(CachedFlags::read(&env).enable_dream());
+        for (k, v) in [
+            ("DISABLE_TELEMETRY", "1"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DO_NOT_TRACK", "1"),
+            ("DISABLE_GROWTHBOOK", "1"),
+            ("CLAUDE_CODE_DISABLE_FEATURE_FLAGS", "true"),
+            ("CLAUDE_CODE_USE_BEDROCK", "1"),
+        ] {
+            assert!(!CachedFlags::read(&env.clone().set_var(k, v)).enable_dream(), "{k}");
+        }
+        let kept = env.clone().set_var("DISABLE_TELEMETRY", "1").set_var("CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF", "1");
+        assert!(CachedFlags::read(&kept).enable_dream());
+    }
+
     #[test]
     fn cached_flags_are_read_from_the_copy_claude_code_reads() {
         let t = tempfile::tempdir().unwrap();

@@ -168,7 +168,7 @@ pub struct DreamSite {
 
 impl DreamSite {
     fn new(target: DreamTarget, session: &SessionMemory) -> DreamSite {
-        let flags = CachedFlags::read(&session.env);
+        let flags = CachedFlags::of(&mneme_store::server_flags::ServerFlags::for_memory_session(session));
         let enabled = gate::enablement(&session.env, &session.settings, false, &flags);
         DreamSite { target, enabled, flags, env: session.env.clone() }
     }

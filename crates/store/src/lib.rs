@@ -18,6 +18,7 @@ pub mod paths;
 pub mod projects;
 pub mod settings;
 pub mod session;
+pub mod server_flags;
 pub mod settings_env;
 pub mod text_form;
 pub mod textfile;
