@@ -129,7 +129,13 @@ impl Gate {
         if !path.to_string_lossy().starts_with(&team) {
             return None;
         }
-        let mut findings = mneme_secrets::scan_claude_code(content, self.release.secret_scanner);
+        // From 2.1.284 the release's check also reads the text without control and invisible
+        // characters, so a token (or a placeholder) split by one is refused there, and here.
+        let mut findings = if self.release.secret_scan_readings {
+            mneme_secrets::scan_claude_code_readings(content, self.release.secret_scanner)
+        } else {
+            mneme_secrets::scan_claude_code(content, self.release.secret_scanner)
+        };
         // The team guard's pass, which also reads Markdown spellings (`**API key**: …`).
         for f in mneme_secrets::scan_team(content) {
             if !findings.iter().any(|seen| seen.rule_id == f.rule_id) {
@@ -313,6 +319,26 @@ mod tests {
         let refusal = scanning(mneme_secrets::SecretScanner::V2_1_234).team_secret_refusal(&team, &content);
         assert!(refusal.is_some_and(|r| r.contains("Anthropic OAuth Token")));
         assert_eq!(scanning(mneme_secrets::SecretScanner::V2_1_232).team_secret_refusal(&team, &content), None);
+    }
+
+    #[test]
+    fn team_writes_answer_to_the_releases_readings_from_2_1_284() {
+        // A placeholder Mneme's own verdict passes (gitleaks allows AWS's documented example key),
+        // split by a control character: from 2.1.284 Claude Code's check also scans the text
+        // without it and refuses the key; 2.1.283 scans the text as written and lets it through.
+        let policy = Policy::AutoMem { memory_dir: PathBuf::from(MEM) };
+        let team = PathBuf::from(format!("{MEM}/team/aws.md"));
+        let [before, after] = ["2.1.283", "2.1.284"].map(|v| Gate::new(&policy, &mneme_core::versions::behaviours(v.parse().unwrap())));
+        for c in ['\u{1}', '\u{1B}', '\u{7F}', '\u{85}', '\u{200B}', '\u{E000}', '\u{200D}', '\u{FE0F}'] {
+            let content = format!("aws_access_key: AKIAIOSF{c}{}\n", "ODNN7EXAMPLE");
+            assert_eq!(before.team_secret_refusal(&team, &content), None, "{c:?}");
+            let refusal = after.team_secret_refusal(&team, &content);
+            assert!(refusal.as_deref().is_some_and(|r| r.contains("AWS")), "{c:?}: {refusal:?}");
+            assert_eq!(after.team_secret_refusal(&PathBuf::from(format!("{MEM}/aws.md")), &content), None, "private memory is not scanned");
+        }
+        // A tab ends the token for every release.
+        let tab = format!("aws_access_key: AKIAIOSF\t{}\n", "ODNN7EXAMPLE");
+        assert_eq!(after.team_secret_refusal(&team, &tab), None);
     }
 
     #[test]

@@ -430,6 +430,10 @@ pub struct Profile {
     pub memory_rm_checked_as_writes: bool,
     /// A memory agent's write or `rm` of a path with a `:` after the memory folder is refused.
     pub memory_paths_refuse_colon: bool,
+    /// The team-memory check on a Write or Edit runs [`Profile::secret_scanner`] also on the text
+    /// with control and invisible characters left out (then without ZWNJ, ZWJ, VS15 and VS16 too),
+    /// so a token split by one is refused; before, on the text as written only.
+    pub secret_scan_readings: bool,
     /// A Read that selects lines of a file with no text (an empty file from the start) warns
     /// that the file is empty; before, it said the file was shorter than the offset.
     pub read_empty_file_warns: bool,
@@ -678,6 +682,8 @@ pub enum Change {
     MemoryRmCheckedAsWrites,
     /// The memory agents refuse paths with a `:` inside the memory folder.
     MemoryPathsRefuseColon,
+    /// The team-memory secret check also scans the text with invisible characters left out.
+    SecretScanReadings,
     /// `CLAUDE_MEMORY_STORES` turns the MEMORY.md index off.
     MemoryStoresSkipIndex,
     /// Reading a saved claude.ai chat stops the session's memory saving.
@@ -777,6 +783,7 @@ impl Change {
             Change::MemoryRmRefusesParentSegments => p.memory_rm_refuses_parent_segments = true,
             Change::MemoryRmCheckedAsWrites => p.memory_rm_checked_as_writes = true,
             Change::MemoryPathsRefuseColon => p.memory_paths_refuse_colon = true,
+            Change::SecretScanReadings => p.secret_scan_readings = true,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
             Change::MemoryOffAfterChatRead => p.memory_off_after_chat_read = true,
             Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
@@ -856,6 +863,7 @@ pub const BASELINE: Profile = Profile {
     memory_rm_refuses_parent_segments: false,
     memory_rm_checked_as_writes: false,
     memory_paths_refuse_colon: false,
+    secret_scan_readings: false,
     read_empty_file_warns: false,
     searches_report_refused_input: false,
     search_path_checked_when_run: false,
@@ -963,6 +971,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCleaned(MEMORY_INDEX_TAGS_2_1_284)),
     (ClaudeVersion::new(2, 1, 284), Change::LinksJudgedByRealpath),
+    (ClaudeVersion::new(2, 1, 284), Change::SecretScanReadings),
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
     (ClaudeVersion::new(2, 1, 285), Change::AgentsMdSettingsHonoured),
     (ClaudeVersion::new(2, 1, 285), Change::PolicyUnreadableStopsStart),
@@ -1155,6 +1164,8 @@ mod tests {
         // memory folder is refused from 2.1.315 (rows 78 and 79).
         assert!(!behaviours(v("2.1.218")).memory_rm_checked_as_writes && behaviours(v("2.1.219")).memory_rm_checked_as_writes);
         assert!(!behaviours(v("2.1.314")).memory_paths_refuse_colon && behaviours(v("2.1.315")).memory_paths_refuse_colon);
+        // The team-memory secret check scans the text's invisible-free readings from 2.1.284 (row 90).
+        assert!(!behaviours(v("2.1.283")).secret_scan_readings && behaviours(v("2.1.284")).secret_scan_readings);
         assert!(!behaviours(v("2.1.241")).lexes_only_files_with_at && behaviours(v("2.1.242")).lexes_only_files_with_at);
         // Before 2.1.160: managed files labelled as the user's until 2.1.136, the
         // CLAUDE_CODE_DISABLE_CLAUDE_MDS switch blind to reads until 2.1.149, files attached

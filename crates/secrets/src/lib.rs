@@ -112,7 +112,8 @@ pub fn scan_team(content: &str) -> Vec<Finding> {
 /// The characters Claude Code's team-memory check reads past: C0 and C1 control characters but
 /// tab, LF and CR; format, private-use and unassigned code points; default-ignorable ones. ZWNJ,
 /// ZWJ and the variation selectors VS15 and VS16 are not in it: emoji sequences are spelled with
-/// them, so only the second reading leaves them out. The same in 2.1.316, 2.1.332 and 2.1.337.
+/// them, so only the second reading leaves them out. The same from 2.1.284 (where the readings
+/// first appear) to 2.1.337.
 static READ_PAST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}]--[\u{200C}\u{200D}\u{FE0E}\u{FE0F}]]")
         .expect("the read-past class compiles")
@@ -528,6 +529,22 @@ pub fn scan_claude_code(content: &str, scanner: SecretScanner) -> Vec<Finding> {
     claude_code::scan(content, scanner)
 }
 
+/// What the team-memory check of a Claude Code release from 2.1.284 finds before a Write or Edit
+/// (`Profile::secret_scan_readings`): `scanForSecrets` with `scanner` on `content` and on each of
+/// its readings without the characters the check reads past ([`claude_code_readings`]), each
+/// finding once, in the order found. Older releases scan `content` alone ([`scan_claude_code`]).
+pub fn scan_claude_code_readings(content: &str, scanner: SecretScanner) -> Vec<Finding> {
+    let mut findings = claude_code::scan(content, scanner);
+    for reading in claude_code_readings(content) {
+        for f in claude_code::scan(&reading, scanner) {
+            if !findings.contains(&f) {
+                findings.push(f);
+            }
+        }
+    }
+    findings
+}
+
 /// Exactly Claude Code 2.1.197's `redactSecrets(content)`: each rule of the table in turn
 /// (low-confidence ones included) replaces what it matches, or its first capture group, with
 /// `[REDACTED]`, keeping surrounding quotes.
@@ -685,6 +702,20 @@ mod tests {
         let tab = format!("{}\t{}", &ghp[..12], &ghp[12..]);
         assert!(scan_team(&tab).is_empty() && scan_pushed(&tab).is_empty(), "{tab:?}");
         assert!(check_team_content("Build notes\u{1B}[1m in bold\u{1B}[0m, \u{E000} icons.\n").is_ok());
+    }
+
+    /// A release's own check from 2.1.284 scans its table on the readings too: the placeholder
+    /// split by a control character is one key to it, though not to the table on the raw text.
+    #[test]
+    fn claude_code_readings_scan_finds_split_tokens() {
+        let aws = format!("aws_access_key: AKIAIOSF\u{1}{}\n", "ODNN7EXAMPLE");
+        assert!(scan_claude_code(&aws, SecretScanner::V2_1_323).is_empty());
+        let found = scan_claude_code_readings(&aws, SecretScanner::V2_1_323);
+        assert_eq!(found.iter().map(|f| f.rule_id).collect::<Vec<_>>(), ["aws-access-token"]);
+        // Found on the text itself, a token is named once however many readings hold it.
+        let whole = format!("aws_access_key: AKIAIOSF{}\u{200B}\n", "ODNN7EXAMPLE");
+        assert_eq!(scan_claude_code_readings(&whole, SecretScanner::V2_1_323), scan_claude_code(&whole, SecretScanner::V2_1_323));
+        assert!(scan_claude_code_readings("Deploys go through staging.\u{1B}[0m\n", SecretScanner::V2_1_323).is_empty());
     }
 
     #[test]
