@@ -23,21 +23,21 @@ const LOCK_GEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../dream/tests/data
 /// binary; `None` (the test is skipped) without one, unless `MNEME_REQUIRE_CLAUDE=1`.
 fn claude_lock() -> Option<&'static Path> {
     static SCRIPT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    SCRIPT
-        .get_or_init(|| {
-            let bin = claude_code::pinned()?;
-            let out = Command::new("node").arg(LOCK_GEN).arg(&bin).output().unwrap_or_else(|e| {
-                panic!("node is needed to cut Claude Code's lock code ({e}); install it with `sudo apt-get install nodejs` (npm test needs it too)")
-            });
-            assert!(out.status.success(), "{LOCK_GEN} could not cut the lock code from {}: {}", bin.display(), String::from_utf8_lossy(&out.stderr));
-            // A name of its own per process, renamed into place: test processes may run at once.
-            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("claude-code-lock");
-            fs::create_dir_all(&dir).unwrap();
-            let script = dir.join(format!("consolidation_lock_cc-{}.mjs", std::process::id()));
-            fs::write(&script, &out.stdout).unwrap();
-            Some(script)
-        })
-        .as_deref()
+    SCRIPT.get_or_init(|| Some(cut_lock_code(&claude_code::pinned()?, "pinned"))).as_deref()
+}
+
+/// Cuts the lock code out of `bin` into a driver script named by `tag`.
+fn cut_lock_code(bin: &Path, tag: &str) -> PathBuf {
+    let out = Command::new("node").arg(LOCK_GEN).arg(bin).output().unwrap_or_else(|e| {
+        panic!("node is needed to cut Claude Code's lock code ({e}); install it with `sudo apt-get install nodejs` (npm test needs it too)")
+    });
+    assert!(out.status.success(), "{LOCK_GEN} could not cut the lock code from {}: {}", bin.display(), String::from_utf8_lossy(&out.stderr));
+    // A name of its own per process: test processes may run at once.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("claude-code-lock");
+    fs::create_dir_all(&dir).unwrap();
+    let script = dir.join(format!("consolidation_lock_cc-{tag}-{}.mjs", std::process::id()));
+    fs::write(&script, &out.stdout).unwrap();
+    script
 }
 
 /// A node process running Claude Code's lock functions on one memory folder; its PID is the
@@ -50,7 +50,11 @@ struct ClaudeCode {
 
 impl ClaudeCode {
     fn start(memory_dir: &Path) -> ClaudeCode {
-        let script = claude_lock().expect("the test checked claude_lock() first");
+        ClaudeCode::start_with(claude_lock().expect("the test checked claude_lock() first"), memory_dir)
+    }
+
+    /// As [`ClaudeCode::start`], with the lock code of the driver `script`.
+    fn start_with(script: &Path, memory_dir: &Path) -> ClaudeCode {
         let spawned = Command::new("node")
             .arg(script)
             .arg(memory_dir)
@@ -210,6 +214,32 @@ fn claude_codes_lock_blocks_mneme_and_a_dead_claude_codes_lock_is_reclaimed() {
     assert_eq!(rec["status"], "applied");
     assert!(!mem.join("tabs_old.md").exists());
     assert!(same_ms(rec["lock"]["priorMtimeNs"].as_f64().unwrap() / 1e6, taken), "Mneme took over Claude Code's lock: {rec}");
+}
+
+/// The lock code of every release the environment names from 2.1.197 on (`MNEME_CLAUDE_BINS`,
+/// `MNEME_CLAUDE_BIN`), found in each one's own layout: one bundle (2.1.197), or a module chunk
+/// of its own whose functions take the memory folder (2.1.332, 2.1.337). Each blocks Mneme while
+/// it holds the lock and, rolled back with no lock before, leaves none behind.
+#[test]
+fn every_releases_lock_code_blocks_mneme_and_rolls_back() {
+    let releases: Vec<_> = claude_code::all().into_iter().filter(|(v, _)| *v >= mneme_core::versions::ClaudeVersion::new(2, 1, 197)).collect();
+    if releases.is_empty() {
+        claude_code::skip("no Claude Code binary from 2.1.197 on is named; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"");
+        return;
+    }
+    for (v, bin) in releases {
+        let script = cut_lock_code(&bin, &v.to_string());
+        let (h, repo, mem) = project();
+        let mut cc = ClaudeCode::start_with(&script, &mem);
+        assert_eq!(cc.acquire(), Some(0.0), "{v}: no lock file before");
+        assert_eq!(lock_body(&mem), cc.pid().to_string(), "{v}");
+        let out = command(&h, &repo, &["dream", "run", "--offline", "--yes"]).output().unwrap();
+        assert!(blocked_line(&out).contains(&format!("(PID {}, taken 0 min ago)", cc.pid())), "{v}");
+        cc.rollback(0.0);
+        assert!(!mem.join(".consolidate-lock").exists(), "{v}: the rollback removes the lock it made");
+        let rec = ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]);
+        assert_eq!(rec["status"], "applied", "{v}");
+    }
 }
 
 #[test]
