@@ -410,9 +410,9 @@ pub fn render_claude_md(options: &LoadOptions, files: &[LoadedFile]) -> String {
         .map(|f| {
             let content = match (f.layer, profile.memory_index_tags) {
                 (Layer::AutoMem, Some(tags)) if profile.memory_index_quoted => {
-                    std::borrow::Cow::Owned(quoted_memory_index(&cleaned_memory_index(&f.content, tags)))
+                    std::borrow::Cow::Owned(quoted_memory_index(&cleaned_memory_index(&f.content, &tags.names())))
                 }
-                (Layer::AutoMem, Some(tags)) => std::borrow::Cow::Owned(cleaned_memory_index(&f.content, tags)),
+                (Layer::AutoMem, Some(tags)) => std::borrow::Cow::Owned(cleaned_memory_index(&f.content, &tags.names())),
                 _ => std::borrow::Cow::Borrowed(mneme_core::text::js_trim(&f.content)),
             };
             let path = f.path.to_string_lossy();

@@ -482,7 +482,7 @@ pub struct Profile {
     /// dropped, and a `<` that opens one of these tag names (those Claude Code's own requests
     /// use) escaped as `<\`; an index with nothing visible left is not sent. `None` before
     /// 2.1.284: the text went out as it is.
-    pub memory_index_tags: Option<&'static [&'static str]>,
+    pub memory_index_tags: Option<MemoryIndexTags>,
     /// MEMORY.md's cleaned text goes out quoted: a fixed preamble first, then every line behind
     /// one `> ` (a line's own leading `> `s folded into it).
     pub memory_index_quoted: bool,
@@ -530,27 +530,36 @@ const REPO_ENV_IGNORED_ATTACHMENTS: &[&str] = &[
     "CLAUDE_CODE_DISABLE_ATTACHMENTS",
 ];
 
-/// The tag names 2.1.284 neutralizes in MEMORY.md's text: the ones its own requests use to mark
-/// what a tool, a command, a hook or another agent said (read from each release's bundle).
-const MEMORY_INDEX_TAGS_2_1_284: &[&str] = &[
-    "bash-input", "bash-stdout", "bash-stderr", "bash-exit-code", "local-command-stdout", "local-command-stderr",
-    "local-command-caveat", "command-name", "command-message", "command-args", "task-notification", "agent-message",
-    "teammate-message", "cross-session-message", "remote-review", "slack-ping", "slack-tag-message", "tick",
-    "fetched-web-content", "coordinator-relay", "artifact-type-instructions", "cowritten-artifact-html",
-    "artifact-file-content", "artifact-origin-notes", "artifact-stored-declaration", "channel", "system-reminder",
-    "system_reminder", "function_results", "tool_use_error", "sandbox_violations", "persisted-output", "total_tokens",
-    "user-prompt-submit-hook",
-];
-/// From 2.1.317: one more (`untrusted-widget-state`; 2.1.316 lacks it, bisected).
-const MEMORY_INDEX_TAGS_2_1_317: &[&str] = &[
-    "bash-input", "bash-stdout", "bash-stderr", "bash-exit-code", "local-command-stdout", "local-command-stderr",
-    "local-command-caveat", "command-name", "command-message", "command-args", "task-notification", "agent-message",
-    "teammate-message", "cross-session-message", "remote-review", "slack-ping", "slack-tag-message", "tick",
-    "fetched-web-content", "untrusted-widget-state", "coordinator-relay", "artifact-type-instructions",
-    "cowritten-artifact-html", "artifact-file-content", "artifact-origin-notes", "artifact-stored-declaration",
-    "channel", "system-reminder", "system_reminder", "function_results", "tool_use_error", "sandbox_violations",
-    "persisted-output", "total_tokens", "user-prompt-submit-hook",
-];
+/// The tag names releases from 2.1.284 neutralize in MEMORY.md's text: the ones their own
+/// requests use to mark what a tool, a command, a hook or another agent said (read from each
+/// release's bundle; the list is the same from 2.1.284 to 2.1.337 but for one addition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryIndexTags {
+    /// `untrusted-widget-state`, from 2.1.317 (2.1.316 lacks it, bisected).
+    pub untrusted_widget_state: bool,
+}
+
+impl MemoryIndexTags {
+    const BASE: &'static [&'static str] = &[
+        "bash-input", "bash-stdout", "bash-stderr", "bash-exit-code", "local-command-stdout", "local-command-stderr",
+        "local-command-caveat", "command-name", "command-message", "command-args", "task-notification", "agent-message",
+        "teammate-message", "cross-session-message", "remote-review", "slack-ping", "slack-tag-message", "tick",
+        "fetched-web-content", "coordinator-relay", "artifact-type-instructions", "cowritten-artifact-html",
+        "artifact-file-content", "artifact-origin-notes", "artifact-stored-declaration", "channel", "system-reminder",
+        "system_reminder", "function_results", "tool_use_error", "sandbox_violations", "persisted-output", "total_tokens",
+        "user-prompt-submit-hook",
+    ];
+
+    /// The names, in no particular order.
+    pub fn names(self) -> Vec<&'static str> {
+        let mut names = Self::BASE.to_vec();
+        if self.untrusted_widget_state {
+            names.push("untrusted-widget-state");
+        }
+        names
+    }
+}
 
 /// The cached server flag that rewords MEMORY.md's label, for releases with
 /// [`Profile::auto_memory_label_by_flag`].
@@ -565,7 +574,7 @@ pub enum Change {
     /// MEMORY.md's label follows the server flag `tengu_woolly_harp`.
     AutoMemoryLabelByFlag,
     /// MEMORY.md's text is cleaned, with this list of tag names to neutralize.
-    MemoryIndexCleaned(&'static [&'static str]),
+    MemoryIndexCleaned(MemoryIndexTags),
     /// MEMORY.md's text goes out quoted behind a preamble.
     MemoryIndexQuoted,
     /// MEMORY.md gets a size cap besides the line cap, and a note that says which was met.
@@ -969,7 +978,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 281), Change::ReadsSkipStartupFiles),
     (ClaudeVersion::new(2, 1, 284), Change::RecallSelector(RECALL_SELECTOR_2_1_284)),
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
-    (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCleaned(MEMORY_INDEX_TAGS_2_1_284)),
+    (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCleaned(MemoryIndexTags { untrusted_widget_state: false })),
     (ClaudeVersion::new(2, 1, 284), Change::LinksJudgedByRealpath),
     (ClaudeVersion::new(2, 1, 284), Change::SecretScanReadings),
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
@@ -986,7 +995,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
     (ClaudeVersion::new(2, 1, 315), Change::MemoryPathsRefuseColon),
     (ClaudeVersion::new(2, 1, 317), Change::ReadRepeatsInFull),
-    (ClaudeVersion::new(2, 1, 317), Change::MemoryIndexCleaned(MEMORY_INDEX_TAGS_2_1_317)),
+    (ClaudeVersion::new(2, 1, 317), Change::MemoryIndexCleaned(MemoryIndexTags { untrusted_widget_state: true })),
     (ClaudeVersion::new(2, 1, 319), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 319)))),
     (ClaudeVersion::new(2, 1, 323), Change::SecretScanner(SecretScanner::V2_1_323)),
     (ClaudeVersion::new(2, 1, 324), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 324)))),
@@ -1156,8 +1165,8 @@ mod tests {
         assert!(!behaviours(v("2.1.332")).memory_rm_refuses_parent_segments && behaviours(v("2.1.337")).memory_rm_refuses_parent_segments);
         // MEMORY.md cleaned from 2.1.284 (one more tag from 2.1.317), quoted and relabelled by flag from 2.1.337.
         assert_eq!(behaviours(v("2.1.283")).memory_index_tags, None);
-        assert!(!behaviours(v("2.1.316")).memory_index_tags.unwrap().contains(&"untrusted-widget-state"));
-        assert!(behaviours(v("2.1.317")).memory_index_tags.unwrap().contains(&"untrusted-widget-state"));
+        assert!(!behaviours(v("2.1.316")).memory_index_tags.unwrap().names().contains(&"untrusted-widget-state"));
+        assert!(behaviours(v("2.1.317")).memory_index_tags.unwrap().names().contains(&"untrusted-widget-state"));
         assert!(!behaviours(v("2.1.332")).memory_index_quoted && behaviours(v("2.1.337")).memory_index_quoted);
         assert!(!behaviours(v("2.1.332")).auto_memory_label_by_flag && behaviours(v("2.1.337")).auto_memory_label_by_flag);
         // The memory agents' rm answers to their write rule from 2.1.219, and a `:` inside the
