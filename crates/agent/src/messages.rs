@@ -65,6 +65,22 @@ pub fn too_many_tokens(tokens: usize, max: usize) -> String {
     )
 }
 
+/// Added to a size or token refusal by releases whose Read takes `allow_large` (2.1.296 on).
+pub const ALLOW_LARGE_HINT: &str = " If you truly need all of it, call Read again with allow_large: true.";
+
+/// A Read with `allow_large` whose text is above even the cap that lifts (tokens as counted
+/// for the token limit).
+pub fn too_large_even_allowed(tokens: usize, cap: usize) -> String {
+    format!(
+        "This text comes to {tokens} tokens, more than Read returns even with allow_large ({cap}). Read part of it with offset and limit, or find the part you need with Grep."
+    )
+}
+
+/// A Bash call with `run_in_background: true`: a memory agent's run keeps no shell running
+/// after a call.
+pub const NO_BACKGROUND: &str =
+    "Bash cannot run a command in the background here. Call Bash again without run_in_background (or with it false); the command then runs to its end and its output comes back.";
+
 /// The note leading the first page of a whole-file Read over the token limit, when it could be
 /// cut at a line.
 pub fn first_page_lines(shown: usize, total: usize, tokens: usize, max: usize) -> String {
@@ -204,6 +220,11 @@ pub fn wrong_type(name: &str, expected: &str, given: &str) -> String {
 /// A number parameter that must be more than 0.
 pub fn not_positive(name: &str, given: &str) -> String {
     format!("- `{name}` must be more than 0; this call gave {given}")
+}
+
+/// A number parameter that must be 0 or more.
+pub fn negative(name: &str, given: &str) -> String {
+    format!("- `{name}` must be 0 or more; this call gave {given}")
 }
 
 /// A string parameter outside its allowed values (the only problem reported then).

@@ -14,6 +14,29 @@ pub(crate) enum Ty {
     /// A boolean; `"true"`/`"false"` strings are accepted.
     Bool,
     Enum(&'static [&'static str]),
+    /// A whole number (numeric strings accepted), shown with Claude Code's bounds: every
+    /// release's Read declares `offset` and `limit` so and refuses a fraction (`1.5`) as input.
+    Int(Lower),
+}
+
+/// The lower bound an integer parameter's schema declares. Only shown: from 2.1.181 Claude
+/// Code's Read takes `offset: -1` and `limit: 0` all the same, and before, the Read refuses them
+/// itself (`Tools::validate_read`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lower {
+    /// `minimum: 0`.
+    AtLeastZero,
+    /// `exclusiveMinimum: 0`.
+    AboveZero,
+}
+
+/// The largest integer a schema allows (JavaScript's `Number.MAX_SAFE_INTEGER`, as Claude Code
+/// declares it).
+const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
+
+/// Whether `n` is a whole number a schema's integer takes.
+fn integral(n: f64) -> bool {
+    n.is_finite() && n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER as f64
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -22,14 +45,21 @@ pub(crate) struct Param {
     pub ty: Ty,
     pub required: bool,
     pub description: &'static str,
+    /// The schema declares `"default": false` (a boolean Claude Code declares so).
+    pub default_false: bool,
 }
 
 pub(crate) const fn req(name: &'static str, ty: Ty, description: &'static str) -> Param {
-    Param { name, ty, required: true, description }
+    Param { name, ty, required: true, description, default_false: false }
 }
 
 pub(crate) const fn opt(name: &'static str, ty: Ty, description: &'static str) -> Param {
-    Param { name, ty, required: false, description }
+    Param { name, ty, required: false, description, default_false: false }
+}
+
+/// An optional boolean whose schema says it defaults to false.
+pub(crate) const fn opt_false(name: &'static str, description: &'static str) -> Param {
+    Param { name, ty: Ty::Bool, required: false, description, default_false: true }
 }
 
 /// The JSON Schema for a tool's input (a strict object, as Claude Code declares them).
@@ -41,8 +71,13 @@ pub(crate) fn json_schema(params: &[Param]) -> Value {
             Ty::Num => json!({"type": "number"}),
             Ty::Bool => json!({"type": "boolean"}),
             Ty::Enum(values) => json!({"type": "string", "enum": values}),
+            Ty::Int(Lower::AtLeastZero) => json!({"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER}),
+            Ty::Int(Lower::AboveZero) => json!({"type": "integer", "exclusiveMinimum": 0, "maximum": MAX_SAFE_INTEGER}),
         };
         prop["description"] = json!(p.description);
+        if p.default_false {
+            prop["default"] = json!(false);
+        }
         props.insert(p.name.to_string(), prop);
     }
     let required: Vec<&str> = params.iter().filter(|p| p.required).map(|p| p.name).collect();
@@ -77,6 +112,8 @@ pub(crate) fn validate(tool: &str, params: &[Param], input: &Value) -> Result<Ma
         let coerced = match (p.ty, v) {
             (Ty::Str, Value::String(_)) | (Ty::Num, Value::Number(_)) | (Ty::Bool, Value::Bool(_)) => Some(v.clone()),
             (Ty::Num, Value::String(s)) => s.trim().parse::<f64>().ok().map(|n| json!(n)),
+            (Ty::Int(_), Value::Number(n)) => n.as_f64().filter(|n| integral(*n)).map(|n| json!(n)),
+            (Ty::Int(_), Value::String(s)) => s.trim().parse::<f64>().ok().filter(|n| integral(*n)).map(|n| json!(n)),
             (Ty::Bool, Value::String(s)) if s == "true" || s == "false" => Some(json!(s == "true")),
             (Ty::Enum(values), Value::String(s)) if values.contains(&s.as_str()) => Some(v.clone()),
             (Ty::Enum(values), Value::String(s)) => return Err(InputError(messages::not_allowed(p.name, values, s))),
@@ -91,8 +128,14 @@ pub(crate) fn validate(tool: &str, params: &[Param], input: &Value) -> Result<Ma
                     Ty::Str | Ty::Enum(_) => "string",
                     Ty::Num => "number",
                     Ty::Bool => "boolean",
+                    Ty::Int(_) => "integer",
                 };
-                wrong.push((p.name, expected, json_type(v)));
+                // A fraction, given as a number or as a numeric string, is a number.
+                let given = match (p.ty, v) {
+                    (Ty::Int(_), Value::String(s)) if s.trim().parse::<f64>().is_ok() => "number",
+                    _ => json_type(v),
+                };
+                wrong.push((p.name, expected, given));
             }
         }
     }
@@ -130,5 +173,25 @@ mod tests {
         let ok = validate("Read", P, &json!({"file_path": "/a", "limit": "5", "all": "true"})).unwrap();
         assert_eq!(ok["limit"], json!(5.0));
         assert_eq!(ok["all"], json!(true));
+    }
+
+    #[test]
+    fn integers_refuse_fractions_and_show_their_bounds() {
+        const I: &[Param] = &[opt("offset", Ty::Int(Lower::AtLeastZero), "o"), opt("limit", Ty::Int(Lower::AboveZero), "l")];
+        let refused = |input| validate("Read", I, &input).unwrap_err().0;
+        let fraction = "Read cannot run with this input; correct it and call Read again:\n- `offset` must be of type integer; this call gave number";
+        assert_eq!(refused(json!({"offset": 1.5})), fraction);
+        assert_eq!(refused(json!({"offset": "1.5"})), fraction);
+        assert!(refused(json!({"limit": "two"})).ends_with("`limit` must be of type integer; this call gave string"));
+        let ok = validate("Read", I, &json!({"offset": "2", "limit": 3})).unwrap();
+        assert_eq!((ok["offset"].as_f64(), ok["limit"].as_f64()), (Some(2.0), Some(3.0)));
+        // Negative and zero pass this check: which releases refuse them is the Read's own
+        // check (`Tools::validate_read`).
+        assert!(validate("Read", I, &json!({"offset": -1, "limit": 0})).is_ok());
+        let schema = json_schema(I);
+        assert_eq!(schema["properties"]["offset"]["type"], "integer");
+        assert_eq!(schema["properties"]["offset"]["minimum"], 0);
+        assert_eq!(schema["properties"]["limit"]["exclusiveMinimum"], 0);
+        assert_eq!(schema["properties"]["limit"]["maximum"], json!(9_007_199_254_740_991u64));
     }
 }

@@ -44,6 +44,24 @@ fn fixture(dir: &Path) {
     }
 }
 
+/// Each of the six tools' input schema in a request: its fields (type, bounds, default) and the
+/// required ones; the descriptions are left out, as Mneme words its own.
+fn input_schemas(body: &serde_json::Value) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let mut out = std::collections::BTreeMap::new();
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        let name = tool["name"].as_str().unwrap_or_default();
+        if !["Read", "Edit", "Write", "Glob", "Grep", "Bash"].contains(&name) {
+            continue;
+        }
+        let mut schema = tool["input_schema"].clone();
+        for prop in schema["properties"].as_object_mut().into_iter().flat_map(|p| p.values_mut()) {
+            prop.as_object_mut().map(|p| p.remove("description"));
+        }
+        out.insert(name.to_string(), json!({"properties": schema["properties"], "required": schema["required"]}));
+    }
+    out
+}
+
 /// The calls, in one turn each so their order is fixed.
 fn calls(dir: &Path) -> Vec<Turn> {
     let p = |r: &str| dir.join(r).to_string_lossy().into_owned();
@@ -112,6 +130,26 @@ fn calls(dir: &Path) -> Vec<Turn> {
         Turn::tool_use("Read", json!({"file_path": p("mac.md")})),
         Turn::tool_use("Read", json!({"file_path": p("mixed.md")})),
         Turn::tool_use("Read", json!({"file_path": p("mixed.md"), "offset": 2, "limit": 2})),
+        // Fields every release's schema has that a memory agent cannot use as a session does
+        // (PDF pages, a background shell, the sandbox switch), and Read's integer bounds.
+        Turn::tool_use("Read", json!({"file_path": p("MEMORY.md"), "pages": "1-2"})),
+        Turn::tool_use("Read", json!({"file_path": p("blank.md"), "offset": 1.5})),
+        Turn::tool_use("Read", json!({"file_path": p("blank.md"), "limit": 2.5})),
+        Turn::tool_use("Read", json!({"file_path": p("blank.md"), "offset": -1})),
+        Turn::tool_use("Read", json!({"file_path": p("blank.md"), "offset": "3", "limit": "1"})),
+        Turn::tool_use("Bash", json!({"command": format!("ls {d}/sub"), "run_in_background": false})),
+        Turn::tool_use("Bash", json!({"command": format!("wc -l {}", p("nl.md")), "dangerouslyDisableSandbox": true})),
+        Turn::tool_use("Read", json!({"file_path": p("a.md"), "allow_large": true})),
+        Turn::tool_use("Read", json!({"file_path": p("blank.md"), "offset": 0})),
+        // Over 256 KiB (the size limit) and, read whole, some 72,000 tokens: under the room
+        // Claude Code's `allow_large` finds in an empty context and Mneme's own cap for it.
+        Turn::tool_use("Write", json!({"file_path": p("huge.md"), "content": "0123456789abcdef\n".repeat(17_000)})),
+        Turn::tool_use("Read", json!({"file_path": p("huge.md")})),
+        Turn::tool_use("Read", json!({"file_path": p("huge.md"), "offset": 2, "limit": 7_000})),
+        Turn::tool_use("Read", json!({"file_path": p("huge.md"), "offset": 3, "limit": 7_000, "allow_large": true})),
+        Turn::tool_use("Read", json!({"file_path": p("huge.md"), "allow_large": true})),
+        // Last, so no later result can carry the notice of its end that Claude Code adds.
+        Turn::tool_use("Bash", json!({"command": format!("cat {}", p("nl.md")), "run_in_background": true})),
         Turn::text("done"),
     ]
 }
@@ -201,7 +239,56 @@ fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
             out.push((i, vec![detail], messages::search_refused(detail)));
         }
     }
+    // Up to 2.1.179 an offset below 0 is refused by the schema; from 2.1.181 it is the first line.
+    if !release.read_limit_zero_is_none {
+        out.push((
+            66,
+            vec!["<tool_use_error>InputValidationError", "\"offset\"", "too_small"],
+            tool_use_error(format!("InputValidationError: {}", messages::bad_input("Read", &[messages::negative("offset", "-1")]))),
+        ));
+    }
+    // A blank line reached by offset 3 (given as strings): "shorter" up to 2.1.207, as call 43.
+    if !release.read_empty_file_warns {
+        out.push((67, vec!["shorter than the provided offset", "(3)", "has 4 lines"], messages::past_end(3, 4)));
+    }
+    // Read's `offset` and `limit` are integers in every release: a fraction is refused as input.
+    for (i, name) in [(64, "offset"), (65, "limit")] {
+        out.push((
+            i,
+            vec!["<tool_use_error>InputValidationError: Read failed", "`int`"],
+            tool_use_error(format!("InputValidationError: {}", messages::bad_input("Read", &[messages::wrong_type(name, "integer", "number")]))),
+        ));
+    }
+    // Above the size limit (a whole-file Read) and the token limit (a range): from 2.1.296 the
+    // refusal names `allow_large`. Claude Code counts the range's tokens with the API (the stub
+    // counts the JSON request), Mneme estimates them, so only the limit is compared.
+    let hint = if release.read_allow_large { messages::ALLOW_LARGE_HINT } else { "" };
+    let mut size_anchors = vec!["exceeds maximum allowed size", "(282.2KB)", "(256KB)"];
+    let mut token_anchors = vec!["exceeds maximum allowed tokens", "(25000)"];
+    if release.read_allow_large {
+        size_anchors.push("allow_large: true");
+        token_anchors.push("allow_large: true");
+    }
+    out.push((73, size_anchors, messages::too_many_bytes("282.2KB", "256KB") + hint));
+    out.push((74, token_anchors, messages::too_many_tokens(29_750, 25_000) + hint));
+    // Before 2.1.296 Read's schema has no `allow_large`.
+    if !release.read_allow_large {
+        for i in [70, 75, 76] {
+            out.push((
+                i,
+                vec!["<tool_use_error>InputValidationError: Read failed", "An unexpected parameter `allow_large` was provided"],
+                tool_use_error(format!("InputValidationError: {}", messages::bad_input("Read", &[messages::unknown_param("allow_large")]))),
+            ));
+        }
+    }
     out
+}
+
+/// The calls whose answer is not reproduced: Claude Code's (recognised by its opening) and the
+/// one Mneme gives instead. `run_in_background: true` starts a background shell whose output a
+/// later turn reads; a memory agent's run keeps none, so Mneme refuses it as input.
+fn not_reproduced() -> Vec<(usize, &'static str, String)> {
+    vec![(77, "Command running in background with ID: ", format!("<tool_use_error>{}</tool_use_error>", messages::NO_BACKGROUND))]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -253,6 +340,7 @@ async fn check(binary: &Path) {
         max_turns: Some(80),
     };
     cli.headless().unwrap().run(&task, &Cancel::new()).await.unwrap();
+    let their_schemas = stub.model_requests().into_iter().find(|r| main(r)).map(|r| input_schemas(&r.body)).unwrap_or_default();
     let theirs: Vec<Vec<(String, bool)>> =
         stub.model_requests().into_iter().filter(|r| main(r)).skip(1).map(|r| r.latest_tool_results()).collect();
 
@@ -275,13 +363,21 @@ async fn check(binary: &Path) {
         release,
     };
     run_agent(&provider as &dyn Provider, &agent_task, Mode::Stage, &Cancel::new()).await.unwrap();
+    let our_schemas = stub2.model_requests().first().map(|r| input_schemas(&r.body)).unwrap_or_default();
     let ours: Vec<Vec<(String, bool)>> = stub2.model_requests().into_iter().skip(1).map(|r| r.latest_tool_results()).collect();
+    // The tools take what the release's take: the same fields, types, bounds and required ones.
+    assert_eq!(our_schemas, their_schemas);
 
     let norm = |v: Vec<Vec<(String, bool)>>, dir: &Path| -> Vec<(String, bool)> {
         v.into_iter().flatten().map(|(c, e)| (c.replace(&dir.to_string_lossy().into_owned(), "<DIR>"), e)).collect()
     };
-    let theirs = norm(theirs, &theirs_dir);
     let ours = norm(ours, &ours_dir);
+    let mut theirs = norm(theirs, &theirs_dir);
+    // When the background command (the last call) ends, Claude Code sends one more request to
+    // tell the model, whose latest tool result is still that call's: not a call of its own.
+    while theirs.len() > ours.len() && theirs.len() >= 2 && theirs[theirs.len() - 1] == theirs[theirs.len() - 2] {
+        theirs.pop();
+    }
     // rg's walk is parallel (content and count modes) and mtime ties in Glob's
     // `--sort=modified` keep the walk's order, so those lines are compared as sets.
     let unordered = [8, 9, 10, 12, 13, 14, 28];
@@ -294,7 +390,9 @@ async fn check(binary: &Path) {
     let in_words = in_words(&release);
     let mut mismatches = Vec::new();
     for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
-        let differs = if let Some((_, anchors, own)) = in_words.iter().find(|(n, ..)| *n == i) {
+        let differs = if let Some((_, opening, own)) = not_reproduced().into_iter().find(|(n, ..)| *n == i) {
+            !t.0.starts_with(opening) || t.1 || o.0 != own || !o.1
+        } else if let Some((_, anchors, own)) = in_words.iter().find(|(n, ..)| *n == i) {
             // The same words or not, a refusal of the input is wrapped as one by both.
             let wrapped = |text: &str| text.starts_with("<tool_use_error>");
             !anchors.iter().all(|a| t.0.contains(a)) || o.0 != *own || t.1 != o.1 || wrapped(&t.0) != wrapped(&o.0)
@@ -313,7 +411,7 @@ async fn check(binary: &Path) {
     // one numbered line with its CRs inside, and a mixed file's lone CR stays inside its line.
     // The dream's safety net splits topic files so (`mneme_dream::safety`; only MEMORY.md's
     // lone CRs end lines, from 2.1.284, row 9).
-    let mac = calls(&theirs_dir).len() - 4;
+    let mac = 60; // the first Read of mac.md
     assert!(theirs[mac].0.starts_with("1\t---\rname: mac\rdescription: old Mac\r---\rfirst line\rsecond line"), "{:?}", theirs[mac]);
     assert!(!theirs[mac].0.contains("\n2\t"), "{:?}", theirs[mac]);
     assert!(theirs[mac + 1].0.starts_with("1\tone\rtwo\n2\tthree\n3\tfour"), "{:?}", theirs[mac + 1]);

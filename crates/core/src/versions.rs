@@ -443,6 +443,13 @@ pub struct Profile {
     /// A Read's `limit: 0` means no limit; before, the schema refused a limit that is not
     /// above 0.
     pub read_limit_zero_is_none: bool,
+    /// Read offers `allow_large`: with it a file, or a range of one, above the size and token
+    /// limits is returned whole (up to what fits), and the refusal of a file above the size
+    /// limit names it; before, the schema refused it as an unexpected parameter.
+    pub read_allow_large: bool,
+    /// A Read with `offset: 0` numbers the file's lines from 1; before, from 0 (`0\t` for
+    /// the first line), though it read from the first line all the same.
+    pub read_offset_zero_numbers_from_one: bool,
     /// A successful Edit or Write ends by saying the file's state is current in the model's
     /// context, so it need not read the file back; before, the answer ended with the path.
     pub edits_say_state_is_current: bool,
@@ -712,6 +719,10 @@ pub enum Change {
     ReadRepeatsInFull,
     /// The agent's Read takes `limit: 0` for no limit.
     ReadLimitZeroIsNone,
+    /// The agent's Read takes `allow_large`.
+    ReadAllowLarge,
+    /// The agent's Read numbers from 1 after `offset: 0`.
+    ReadOffsetZeroNumbersFromOne,
     /// The agent's Edit and Write say the file's state is current.
     EditsSayStateIsCurrent,
     /// The agent's Grep offers `-o`.
@@ -802,6 +813,8 @@ impl Change {
             Change::SearchPathCheckedWhenRun => p.search_path_checked_when_run = true,
             Change::ReadRepeatsInFull => p.read_dedups_unchanged = false,
             Change::ReadLimitZeroIsNone => p.read_limit_zero_is_none = true,
+            Change::ReadAllowLarge => p.read_allow_large = true,
+            Change::ReadOffsetZeroNumbersFromOne => p.read_offset_zero_numbers_from_one = true,
             Change::EditsSayStateIsCurrent => p.edits_say_state_is_current = true,
             Change::GrepOnlyMatching => p.grep_only_matching = true,
             Change::YamlParser(parser) => p.frontmatter_reader.parser = parser,
@@ -878,6 +891,8 @@ pub const BASELINE: Profile = Profile {
     search_path_checked_when_run: false,
     read_dedups_unchanged: true,
     read_limit_zero_is_none: false,
+    read_allow_large: false,
+    read_offset_zero_numbers_from_one: false,
     edits_say_state_is_current: false,
     grep_only_matching: false,
     memory_stores_skip_index: false,
@@ -990,6 +1005,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 290), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 290)))),
     (ClaudeVersion::new(2, 1, 295), Change::MemoryDirFromEnabledSources),
     (ClaudeVersion::new(2, 1, 295), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 295)))),
+    (ClaudeVersion::new(2, 1, 296), Change::ReadAllowLarge),
     (ClaudeVersion::new(2, 1, 299), Change::MemoryHeadsDecodeUtf16),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
@@ -1011,6 +1027,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 337), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 337)))),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryAgentsProtectClaudeScience),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryRmRefusesParentSegments),
+    (ClaudeVersion::new(2, 1, 337), Change::ReadOffsetZeroNumbersFromOne),
 ];
 
 /// The behaviours of `version`: the baseline with every change up to it applied.
@@ -1207,6 +1224,11 @@ mod tests {
         assert!(!behaviours(v("2.1.259")).search_path_checked_when_run && behaviours(v("2.1.260")).search_path_checked_when_run);
         assert!(behaviours(v("2.1.316")).read_dedups_unchanged && !behaviours(v("2.1.317")).read_dedups_unchanged);
         assert!(!behaviours(v("2.1.179")).read_limit_zero_is_none && behaviours(v("2.1.181")).read_limit_zero_is_none);
+        // Read's `allow_large` came in 2.1.296 (row 83; 2.1.295 refuses it).
+        assert!(!behaviours(v("2.1.295")).read_allow_large && behaviours(v("2.1.296")).read_allow_large);
+        let zero = |r: &str| behaviours(v(r)).read_offset_zero_numbers_from_one;
+        // `offset: 0` numbered from 1 from 2.1.337 (row 84; 2.1.332 from 0).
+        assert!(!zero("2.1.332") && zero("2.1.337"));
         assert!(!behaviours(v("2.1.126")).edits_say_state_is_current && behaviours(v("2.1.128")).edits_say_state_is_current);
         assert!(!behaviours(v("2.1.140")).grep_only_matching && behaviours(v("2.1.141")).grep_only_matching);
         assert_eq!(behaviours(v("2.1.100")).with_runtime(Runtime::Bun).frontmatter_reader.parser, YamlParser::Bun1_3);

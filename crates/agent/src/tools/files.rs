@@ -4,7 +4,7 @@
 use super::{bool_arg, num_arg, str_arg, Failure, ReadState, ToolResult, Tools};
 use crate::messages::{self, MODIFIED, NOT_READ, UNCHANGED};
 use crate::overlay::Seen;
-use crate::schema::{opt, req, Param, Ty};
+use crate::schema::{opt, opt_false, req, Lower, Param, Ty};
 use mneme_core::text::format_file_size;
 use mneme_store::memdir::Memdir;
 use serde_json::{Map, Value};
@@ -12,15 +12,20 @@ use std::path::Path;
 
 pub(super) const READ_PARAMS: &[Param] = &[
     req("file_path", Ty::Str, "Absolute path of the file"),
-    opt("offset", Ty::Num, "First line to return (counting from 1); only for files too long to read whole"),
-    opt("limit", Ty::Num, "How many lines to return; only for files too long to read whole"),
+    opt("offset", Ty::Int(Lower::AtLeastZero), "First line to return (counting from 1); only for files too long to read whole"),
+    opt("limit", Ty::Int(Lower::AboveZero), "How many lines to return; only for files too long to read whole"),
+    // Every release offers `pages` (PDF pages). Memory agents read notes: a text file's Read
+    // ignores it, as Claude Code's does.
+    opt("pages", Ty::Str, "Pages of a PDF to return (\"3\", \"1-5\"); a text file is read as if it were not given"),
+    // From 2.1.296 (`Profile::read_allow_large`; left out of the schema before).
+    opt("allow_large", Ty::Bool, "true: return a file, or a range of one, above the usual size limits, as long as it stays under a larger cap; only when you need all of it"),
 ];
 
 pub(super) const EDIT_PARAMS: &[Param] = &[
     req("file_path", Ty::Str, "Absolute path of the file to change"),
     req("old_string", Ty::Str, "The exact text to find"),
     req("new_string", Ty::Str, "What to put in its place (must differ from old_string)"),
-    opt("replace_all", Ty::Bool, "Change every occurrence of old_string instead of exactly one (default false)"),
+    opt_false("replace_all", "Change every occurrence of old_string instead of exactly one (default false)"),
 ];
 
 pub(super) const WRITE_PARAMS: &[Param] = &[
@@ -39,6 +44,10 @@ const STATE_IS_CURRENT: &str = " (file state is current in your context \u{2014}
 const MAX_READ_BYTES: usize = 262_144;
 /// Claude Code's default token cap for one Read.
 const MAX_READ_TOKENS: usize = 25_000;
+/// The token cap of a Read with `allow_large`. Claude Code lifts its limits up to the room left
+/// in the model's context; Mneme does not know the provider's window or what the run has used,
+/// so it takes half of the smallest window its providers' models have (200,000 tokens).
+const MAX_ALLOW_LARGE_TOKENS: usize = 100_000;
 const DAY_MS: u128 = 86_400_000;
 /// The largest file an Edit or Write may leave. Claude Code has no such cap, but a run is
 /// Mneme's own process: without one, three replace_all Edits of one character by two thousand
@@ -251,7 +260,16 @@ impl Tools {
     }
 
     pub(super) fn validate_read(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
-        // Up to 2.1.179 the schema wants a limit above 0; from 2.1.181 a limit of 0 is none.
+        // Up to 2.1.179 the schema wants an offset of 0 or more (from 2.1.181 one below is the
+        // first line)...
+        if let Some(offset) = num_arg(args, "offset").filter(|o| *o < 0.0 && !self.release.read_limit_zero_is_none) {
+            let given = mneme_core::text::js_number(offset);
+            return Err(Failure::Invalid(format!(
+                "InputValidationError: {}",
+                messages::bad_input("Read", &[messages::negative("offset", &given)])
+            )));
+        }
+        // ... and a limit above 0; from 2.1.181 a limit of 0 is none.
         if let Some(limit) = num_arg(args, "limit").filter(|l| *l <= 0.0 && !self.release.read_limit_zero_is_none) {
             let given = mneme_core::text::js_number(limit);
             return Err(Failure::Invalid(format!(
@@ -280,7 +298,16 @@ impl Tools {
     pub(super) fn read(&mut self, args: &Map<String, Value>) -> Result<ToolResult, Failure> {
         let raw = str_arg(args, "file_path").unwrap_or_default();
         let path = self.abs(raw);
-        let offset = num_arg(args, "offset").map_or(1, |n| n.max(0.0) as u64);
+        // An offset of 0 or below reads from the first line; up to 2.1.295 `offset: 0` numbers
+        // it 0 (the numbering starts at the offset given), from 2.1.337 1.
+        let offset = match num_arg(args, "offset") {
+            Some(n) if n == 0.0 && !self.release.read_offset_zero_numbers_from_one => 0,
+            Some(n) => n.max(1.0) as u64,
+            None => 1,
+        };
+        // From 2.1.296 `allow_large` lifts the size and token limits (up to its own cap).
+        let allow_large = self.release.read_allow_large && bool_arg(args, "allow_large") == Some(true);
+        let hint = if self.release.read_allow_large { messages::ALLOW_LARGE_HINT } else { "" };
         // A limit of 0 is no limit, as Claude Code takes it.
         let limit = num_arg(args, "limit").filter(|n| *n >= 1.0).map(|n| n as u64);
         if !self.overlay.is_changed(&path) && path.is_dir() {
@@ -305,11 +332,9 @@ impl Tools {
                 return Ok(ToolResult::ok(UNCHANGED));
             }
         }
-        if limit.is_none() && seen.content.len() > MAX_READ_BYTES {
-            return Err(Failure::Failed(messages::too_many_bytes(
-                &format_file_size(seen.content.len()),
-                &format_file_size(MAX_READ_BYTES),
-            )));
+        if limit.is_none() && seen.content.len() > MAX_READ_BYTES && !allow_large {
+            let refusal = messages::too_many_bytes(&format_file_size(seen.content.len()), &format_file_size(MAX_READ_BYTES));
+            return Err(Failure::Failed(refusal + hint));
         }
         let skip = offset.saturating_sub(1) as usize;
         let (mut text, total) = slice_lines(&seen.content, skip, limit.map(|l| l as usize));
@@ -319,9 +344,12 @@ impl Tools {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
         let divisor = if matches!(ext.as_str(), "json" | "jsonl" | "jsonc") { 2.0 } else { 4.0 };
         let tokens = (utf16_len(&text) as f64 / divisor).round() as usize;
-        if tokens > MAX_READ_TOKENS {
+        if allow_large && tokens > MAX_ALLOW_LARGE_TOKENS {
+            return Err(Failure::Failed(messages::too_large_even_allowed(tokens, MAX_ALLOW_LARGE_TOKENS)));
+        }
+        if tokens > MAX_READ_TOKENS && !allow_large {
             if offset > 1 || limit.is_some() {
-                return Err(Failure::Failed(messages::too_many_tokens(tokens, MAX_READ_TOKENS)));
+                return Err(Failure::Failed(messages::too_many_tokens(tokens, MAX_READ_TOKENS) + hint));
             }
             let (page, page_lines, note) = first_page(&text, tokens, total);
             text = page;
@@ -612,6 +640,55 @@ mod tests {
         tools.release = mneme_core::versions::behaviours("2.1.181".parse().unwrap());
         assert_eq!(tools.validate_read(args), Ok(()));
         assert_eq!(tools.read(args).unwrap().content, "1\tone\n2\ttwo\n3\t");
+    }
+
+    /// `allow_large` (row 83): offered from 2.1.296, where it lifts the size and token limits up
+    /// to Mneme's own cap and the refusals name it; before, not in the schema (checked on
+    /// 2.1.295, 2.1.296 and 2.1.337 in tests/differential.rs).
+    #[test]
+    fn allow_large_follows_the_release() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("huge.md"), "0123456789abcdef\n".repeat(17_000)).unwrap();
+        std::fs::write(dir.path().join("giant.md"), "0123456789abcdef\n".repeat(30_000)).unwrap();
+        let call = |v: Value| v.as_object().unwrap().clone();
+        let huge = dir.path().join("huge.md");
+        let offered = |release: &str| {
+            let defs = super::super::definitions(&mneme_core::versions::behaviours(release.parse().unwrap()));
+            defs.iter().find(|d| d.name == "Read").unwrap().input_schema["properties"].get("allow_large").is_some()
+        };
+        assert!(!offered("2.1.295") && offered("2.1.296"));
+        let size = messages::too_many_bytes("282.2KB", "256KB");
+        assert_eq!(tools_for(dir.path(), "2.1.295").read(&call(serde_json::json!({"file_path": huge}))), Err(Failure::Failed(size.clone())));
+        let mut tools = tools_for(dir.path(), "2.1.296");
+        assert_eq!(tools.read(&call(serde_json::json!({"file_path": huge}))), Err(Failure::Failed(size + messages::ALLOW_LARGE_HINT)));
+        let range = |allow: bool| call(serde_json::json!({"file_path": huge, "offset": 2, "limit": 7_000, "allow_large": allow}));
+        let tokens = messages::too_many_tokens(29_750, 25_000) + messages::ALLOW_LARGE_HINT;
+        assert_eq!(tools.read(&range(false)), Err(Failure::Failed(tokens)));
+        let lines = tools.read(&range(true)).unwrap().content;
+        assert!(lines.starts_with("2\t0123456789abcdef\n") && lines.ends_with("\n7001\t0123456789abcdef"), "{}", &lines[lines.len() - 40..]);
+        let whole = tools.read(&call(serde_json::json!({"file_path": huge, "allow_large": true}))).unwrap().content;
+        assert!(whole.starts_with("1\t0123456789abcdef\n") && whole.ends_with("\n17000\t0123456789abcdef\n17001\t"));
+        // Above Mneme's own cap (510,000 characters, 127,500 tokens) even `allow_large` refuses.
+        let giant = call(serde_json::json!({"file_path": dir.path().join("giant.md"), "allow_large": true}));
+        assert_eq!(tools.read(&giant), Err(Failure::Failed(messages::too_large_even_allowed(127_500, MAX_ALLOW_LARGE_TOKENS))));
+    }
+
+    /// `offset: 0` reads from the first line, numbered from 0 up to 2.1.332 and from 1 from
+    /// 2.1.337 (row 84); an offset below 0 is refused up to 2.1.179 and is the first line from
+    /// 2.1.181 (with row 69). Mneme had numbered `offset: -1` from 0 in every release.
+    #[test]
+    fn offsets_of_zero_and_below_follow_the_release() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "one\ntwo\n").unwrap();
+        let call = |offset: i64| serde_json::json!({"file_path": dir.path().join("a.md"), "offset": offset}).as_object().unwrap().clone();
+        let read = |release: &str, offset: i64| tools_for(dir.path(), release).read(&call(offset)).unwrap().content;
+        assert_eq!(read("2.1.332", 0), "0\tone\n1\ttwo\n2\t");
+        assert_eq!(read("2.1.337", 0), "1\tone\n2\ttwo\n3\t");
+        assert_eq!(read("2.1.181", -1), "1\tone\n2\ttwo\n3\t");
+        assert_eq!(read("2.1.337", -1), "1\tone\n2\ttwo\n3\t");
+        let refusal = format!("InputValidationError: {}", messages::bad_input("Read", &[messages::negative("offset", "-1")]));
+        assert_eq!(tools_for(dir.path(), "2.1.179").validate_read(&call(-1)), Err(Failure::Invalid(refusal)));
+        assert_eq!(tools_for(dir.path(), "2.1.181").validate_read(&call(-1)), Ok(()));
     }
 
     /// A successful Edit or Write: the note that the file's state is current from 2.1.128,

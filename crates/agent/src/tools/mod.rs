@@ -120,8 +120,13 @@ fn params_of(name: &str, release: &Profile) -> Option<Vec<Param>> {
         "Bash" => shell::BASH_PARAMS,
         _ => return None,
     };
-    // Grep's `-o` came in 2.1.141; before, the schema refused it as unexpected.
-    let offered = |p: &&Param| !(name == "Grep" && p.name == "-o") || release.grep_only_matching;
+    // Grep's `-o` came in 2.1.141 and Read's `allow_large` in 2.1.296; before, the schema
+    // refused each as unexpected.
+    let offered = |p: &&Param| match (name, p.name) {
+        ("Grep", "-o") => release.grep_only_matching,
+        ("Read", "allow_large") => release.read_allow_large,
+        _ => true,
+    };
     Some(all.iter().filter(offered).copied().collect())
 }
 
@@ -234,7 +239,7 @@ impl Tools {
             "Write" => self.validate_write(args),
             "Grep" => self.validate_grep(args),
             "Glob" => self.validate_glob(args),
-            _ => Ok(()),
+            _ => self.validate_bash(args),
         }
     }
 }

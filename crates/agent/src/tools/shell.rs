@@ -11,8 +11,9 @@
 //! it) runs against a scratch copy of the folder with the changes applied, so `ls`, `cat` and
 //! `wc` see what `Read` sees; the copy's path is mapped back in the output.
 
-use super::{num_arg, str_arg, Failure, ToolResult, Tools};
+use super::{bool_arg, num_arg, str_arg, Failure, ToolResult, Tools};
 use crate::bash::memory_rm_targets;
+use crate::messages;
 use crate::schema::{opt, req, Param, Ty};
 use mneme_model::Cancel;
 use serde_json::{Map, Value};
@@ -26,6 +27,10 @@ pub(super) const BASH_PARAMS: &[Param] = &[
     req("command", Ty::Str, "The command line to run"),
     opt("timeout", Ty::Num, "Time limit in milliseconds (at most 600000)"),
     opt("description", Ty::Str, "A few words on what the command does"),
+    // Every release offers both. A memory agent's command runs to its end before the answer
+    // (true is refused, `Tools::validate_bash`), and no sandbox wraps it to turn off.
+    opt("run_in_background", Ty::Bool, "Only false is taken here: commands run to their end"),
+    opt("dangerouslyDisableSandbox", Ty::Bool, "Ignored here: commands run without a sandbox"),
 ];
 
 // Mneme's own description (data/tools/), written from what the tool does here.
@@ -326,6 +331,16 @@ impl Tools {
         }
     }
 
+    /// A command asked to run in the background is refused: a memory agent's run has no
+    /// background shell to come back to (Claude Code answers with a task id and a file that
+    /// fills later), so the model is told to run it in the foreground.
+    pub(super) fn validate_bash(&self, args: &Map<String, Value>) -> Result<(), Failure> {
+        if bool_arg(args, "run_in_background") == Some(true) {
+            return Err(Failure::Invalid(messages::NO_BACKGROUND.to_string()));
+        }
+        Ok(())
+    }
+
     pub(super) async fn bash(&mut self, args: &Map<String, Value>, cancel: &Cancel) -> Result<ToolResult, Failure> {
         let command = str_arg(args, "command").unwrap_or_default().to_string();
         let timeout_ms = num_arg(args, "timeout").map_or(DEFAULT_TIMEOUT_MS, |t| (t.max(0.0) as u64).min(MAX_TIMEOUT_MS));
@@ -477,6 +492,27 @@ mod tests {
     }
 
     /// dash read `12>` as the word `12`: `git tag 12` created a tag.
+    /// Every release's Bash takes `run_in_background` and `dangerouslyDisableSandbox`: false and
+    /// the sandbox switch change nothing; a background command is refused as input, as a run
+    /// keeps no shell past a call (checked on 2.1.100 to 2.1.337 in tests/differential.rs).
+    #[tokio::test]
+    async fn background_and_sandbox_fields_are_taken() {
+        let mut sh = shell();
+        let run = |extra: serde_json::Value| {
+            let mut input = json!({"command": "echo hi"});
+            input.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            input
+        };
+        let (plain, off, sandbox, background) =
+            (run(json!({})), run(json!({"run_in_background": false})), run(json!({"dangerouslyDisableSandbox": true})), run(json!({"run_in_background": true})));
+        for input in [plain, off, sandbox] {
+            let r = sh.tools.call("Bash", &input, &Cancel::new()).await;
+            assert_eq!((r.content.as_str(), r.is_error), ("hi", false), "{input}");
+        }
+        let r = sh.tools.call("Bash", &background, &Cancel::new()).await;
+        assert_eq!((r.content, r.is_error), (format!("<tool_use_error>{}</tool_use_error>", messages::NO_BACKGROUND), true));
+    }
+
     #[tokio::test]
     async fn multi_digit_fd_redirect_creates_no_tag() {
         let mut sh = shell();
