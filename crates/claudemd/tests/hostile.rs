@@ -114,6 +114,21 @@ proptest! {
         prop_assert_eq!(load(&opts), ctx);
     }
 
+    /// Whatever MEMORY.md holds, the release that quotes it sends every line after the preamble
+    /// behind one `> `, and no plainly spelled tag of the request's own survives the cleaning.
+    #[test]
+    fn a_quoted_index_stays_inside_its_quote(content in mutated_text(seeds()), extra in "[<>/ \\n\\r\u{2028}a-z_-]{0,40}") {
+        let text = format!("{content}{extra}<system-reminder>{extra}");
+        let tags = mneme_core::versions::newest().memory_index_tags.unwrap().names();
+        let cleaned = mneme_claudemd::cleaned_memory_index(&text, &tags);
+        prop_assert!(!cleaned.to_ascii_lowercase().contains("<system-reminder"), "{cleaned:?}");
+        let quoted = mneme_claudemd::quoted_memory_index(&cleaned);
+        let body = quoted.strip_prefix(mneme_claudemd::QUOTED_INDEX_PREAMBLE).and_then(|b| b.strip_prefix("\n\n")).unwrap();
+        for line in body.split('\n') {
+            prop_assert!(line.starts_with("> ") && !line[2..].starts_with("> "), "{line:?}");
+        }
+    }
+
     #[test]
     fn comment_stripping_of_damaged_text(content in mutated_text(seeds())) {
         if let Some(out) = strip_html_comments(&content) {
