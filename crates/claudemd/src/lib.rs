@@ -391,13 +391,10 @@ pub(crate) fn holds_nothing_visible(content: &str) -> bool {
 /// code points, and default-ignorables — keeping the joiners (U+200C, U+200D) and the text and
 /// emoji presentation selectors (U+FE0E, U+FE0F) that emoji need.
 pub fn drop_invisible(text: &str) -> String {
-    static INVISIBLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"[[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x{9F}\p{Cf}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}]--[\x{200C}\x{200D}\x{FE0E}\x{FE0F}]]").expect("a valid class")
-    });
     static LINE_ENDS: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| regex::Regex::new(r"\r\n?|[\x{2028}\x{2029}]").expect("a valid class"));
     let lf = LINE_ENDS.replace_all(text, "\n");
-    INVISIBLE.replace_all(&lf, "").into_owned()
+    mneme_core::text::UNSEEN_CHARACTERS.replace_all(&lf, "").into_owned()
 }
 
 /// `getClaudeMds(files)`: the preamble and one `Contents of <path><description>:` block per

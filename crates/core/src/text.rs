@@ -80,6 +80,15 @@ pub fn js_trim(s: &str) -> &str {
     s.trim_matches(is_js_whitespace)
 }
 
+/// The characters Claude Code reads past (from 2.1.284) when it cleans MEMORY.md and when its
+/// team-memory check reads a text: C0 and C1 controls but tab, LF and CR; format, private-use
+/// and unassigned code points; default-ignorable ones — but not ZWNJ, ZWJ, VS15 and VS16, with
+/// which emoji are spelled. One class for both, so they cannot drift apart.
+pub static UNSEEN_CHARACTERS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"[[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}]--[\u{200C}\u{200D}\u{FE0E}\u{FE0F}]]")
+        .expect("the unseen-character class compiles")
+});
+
 /// JavaScript's `String.prototype.trimStart`.
 pub fn js_trim_start(s: &str) -> &str {
     s.trim_start_matches(is_js_whitespace)

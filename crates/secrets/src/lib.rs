@@ -109,15 +109,11 @@ pub fn scan_team(content: &str) -> Vec<Finding> {
     findings
 }
 
-/// The characters Claude Code's team-memory check reads past: C0 and C1 control characters but
-/// tab, LF and CR; format, private-use and unassigned code points; default-ignorable ones. ZWNJ,
-/// ZWJ and the variation selectors VS15 and VS16 are not in it: emoji sequences are spelled with
-/// them, so only the second reading leaves them out. The same from 2.1.284 (where the readings
-/// first appear) to 2.1.337.
-static READ_PAST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}]--[\u{200C}\u{200D}\u{FE0E}\u{FE0F}]]")
-        .expect("the read-past class compiles")
-});
+/// The characters Claude Code's team-memory check reads past (`mneme_core::text::UNSEEN_CHARACTERS`:
+/// the same from 2.1.284, where the readings first appear, to 2.1.337). ZWNJ, ZWJ and the
+/// variation selectors VS15 and VS16 are not in it: emoji sequences are spelled with them, so
+/// only the second reading leaves them out.
+static READ_PAST: &LazyLock<Regex> = &mneme_core::text::UNSEEN_CHARACTERS;
 static JOINERS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[\u{200C}\u{200D}\u{FE0E}\u{FE0F}]").expect("the joiner class compiles"));
 
 /// The texts besides `content` itself that Claude Code scans before it writes or pushes team
