@@ -138,9 +138,12 @@ impl Mneme {
         self.clock.clone()
     }
 
-    /// Every project Claude Code has a folder for, newest first, with orphans flagged.
-    pub fn projects(&self) -> Vec<ProjectInfo> {
+    /// Every project Claude Code has a folder for, newest first, with orphans flagged;
+    /// `unavailable` when the drive holding Claude Code's own folders (its config folder, the
+    /// remote memory base) does not answer within its patience.
+    pub fn projects(&self) -> Result<Vec<ProjectInfo>, ApiError> {
         mneme_store::projects::discover_projects(&self.env)
+            .map_err(|e| ApiError::new(ErrorCode::Unavailable, format!("{e} Check the drive or its connection; Mneme looks again the next time the list is asked for.")))
     }
 
     /// Today's date as Claude Code writes it in the context block (`YYYY-MM-DD`, local time).

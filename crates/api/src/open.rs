@@ -80,7 +80,7 @@ impl Mneme {
             }
             Err(e) => return Err(ApiError::new(ErrorCode::Io, format!("{} cannot be opened: {e}.", cwd.display()))),
         }
-        let known = self.projects().iter().any(|p| p.project_path.as_deref() == Some(cwd.as_path()));
+        let known = self.projects()?.iter().any(|p| p.project_path.as_deref() == Some(cwd.as_path()));
         let path = self.env.data_dir().join(LAST_PROJECT_FILE);
         let extra = self.stored_last_project().map(|l| l.extra).unwrap_or_default();
         let text = serde_json::to_vec_pretty(&LastProject { cwd: cwd.clone(), extra }).map_err(|e| ApiError::new(ErrorCode::Io, e.to_string()))?;

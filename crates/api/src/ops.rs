@@ -642,7 +642,7 @@ macro_rules! operations {
             /// The memory section Claude Code puts in a sub-agent's system prompt (`agent` names it).
             agent_context($crate::ops::Folder) -> $crate::AgentContextView = |m, h, q| m.agent_context(&q.request(h, None));
             /// Every project Claude Code has a folder for, newest first, with orphans flagged.
-            projects($crate::ops::NoArgs) -> Vec<$crate::ProjectInfo> = |m, _h, _q| Ok(m.projects());
+            projects($crate::ops::NoArgs) -> Vec<$crate::ProjectInfo> = |m, _h, _q| m.projects();
             memories($crate::ops::MemoriesQuery) -> Vec<$crate::MemorySummary> = |m, h, q| {
                 m.memories(&q.at.request(h, None), &$crate::MemoryListFilter { kind: q.kind, search: q.search })
             };

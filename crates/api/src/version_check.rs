@@ -118,7 +118,7 @@ impl Mneme {
         // first, as the shells ask before a request: a project on a drive that does not answer
         // is passed over for the next one, and would otherwise hold every caller of this check
         // (the app's start, the scheduler) until that drive answered.
-        let mut projects: Vec<_> = self.projects().into_iter().filter(|p| p.project_exists || p.drive_not_answering).filter_map(|p| Some((p.last_modified_ms.unwrap_or(0), p.project_path?))).collect();
+        let mut projects: Vec<_> = self.projects()?.into_iter().filter(|p| p.project_exists || p.drive_not_answering).filter_map(|p| Some((p.last_modified_ms.unwrap_or(0), p.project_path?))).collect();
         projects.sort_by_key(|(used, _)| std::cmp::Reverse(*used));
         let mut not_answering = None;
         let project = projects.into_iter().map(|(_, p)| p).find(|cwd| {

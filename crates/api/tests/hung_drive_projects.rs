@@ -6,7 +6,7 @@
 
 #![cfg(target_os = "linux")]
 
-use mneme_api::{FixedClock, Mneme, ProjectInfo};
+use mneme_api::{ApiError, ErrorCode, FixedClock, Mneme, ProjectInfo};
 use mneme_core::sanitize::sanitize_path;
 use mneme_testsupport::exfat::Exfat;
 use mneme_testsupport::{write_file, TestHome};
@@ -28,6 +28,11 @@ fn session(home: &TestHome, project: &Path, sid: &str) {
 /// The project list, asked on a thread of its own so that a list that hangs with the drive
 /// fails the test instead of hanging it.
 fn projects(mneme: &Mneme) -> Vec<ProjectInfo> {
+    listed(mneme).expect("the project list")
+}
+
+/// The project list or its error, asked as [`projects`] asks.
+fn listed(mneme: &Mneme) -> Result<Vec<ProjectInfo>, ApiError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let mneme = mneme.clone();
     std::thread::spawn(move || {
@@ -106,3 +111,54 @@ fn a_project_on_a_hung_drive_is_listed_as_not_answering_and_the_others_as_they_a
     drop(drive);
 }
 
+
+/// Claude Code's own folder (`CLAUDE_CONFIG_DIR`, where every project's transcripts and memory
+/// live) on a drive that stops answering: the list gives up after the drive's patience with an
+/// `unavailable` error naming that folder and what to do, instead of waiting for the drive, and
+/// lists again once it answers. Before, discovery read that folder on the caller's thread and
+/// the Projects screen, `mneme projects` and the scheduler's start waited for the drive.
+#[test]
+fn a_config_folder_on_a_hung_drive_fails_the_list_saying_so_instead_of_hanging() {
+    let mut home = TestHome::new();
+    let Some(drive) = Exfat::mount(&home.root.join("drives/config")) else { return };
+    let config = drive.path().join(".claude");
+    home.env = home.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
+    let project = home.root.join("alpha");
+    std::fs::create_dir_all(&project).unwrap();
+    session(&home, &project, "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
+    write_file(&home.memdir_for(&project).join("MEMORY.md"), "- [Build](build.md) — how to build\n");
+    let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
+    let before = projects(&mneme);
+    assert!(by_folder(&before, &project).project_exists && by_folder(&before, &project).has_memory_index, "{before:#?}");
+
+    let hung = drive.hang(NEVER);
+    let started = Instant::now();
+    let e = listed(&mneme).expect_err("listed while Claude Code's folder does not answer");
+    assert!(!hung.rescued(), "the project list hung with the drive");
+    assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
+    assert_eq!(e.code, ErrorCode::Unavailable, "{e:?}");
+    let projects_dir = config.join("projects");
+    assert!(
+        e.message.starts_with(&format!("The drive holding Claude Code's configuration folder (CLAUDE_CONFIG_DIR) {} is not answering", projects_dir.display())),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("Check the drive or its connection"), "{}", e.message);
+    // Asked again while it lasts: answered at once, the look stuck on the drive not waited for
+    // a second time.
+    let again = Instant::now();
+    assert_eq!(listed(&mneme).unwrap_err().code, ErrorCode::Unavailable);
+    assert!(again.elapsed() < Duration::from_secs(2), "asked again, it took {:?}", again.elapsed());
+
+    drop(hung);
+    let deadline = Instant::now() + GIVE_UP;
+    let back = loop {
+        match listed(&mneme) {
+            Ok(list) => break list,
+            Err(e) => assert!(Instant::now() < deadline, "still failing 30 s after the drive answered: {e:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(by_folder(&back, &project).project_exists, "{back:#?}");
+    drop(drive);
+}

@@ -790,7 +790,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Projects { json: as_json, action: None } => {
-            let projects = mneme.projects();
+            let projects = mneme.projects()?;
             if as_json {
                 json(&projects)?;
             } else {

@@ -27,9 +27,26 @@ use mneme_store::memdir::Memdir;
 use mneme_store::paths::{self, AutoMemDir};
 use mneme_store::session::SessionMemory;
 use mneme_store::{git, Environment};
+use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// A transcript being opened as a session: what was read, and the drives asked so far.
+struct Opening {
+    transcript: PathBuf,
+    reader: TranscriptReader,
+    held: Window,
+    asked: HashMap<PathBuf, bool>,
+}
+
+/// Where opening a session stands.
+enum OpenStep {
+    /// Whether this folder's drive answers must be known first.
+    Ask(PathBuf),
+    /// The session's folder, and whether the transcript is stored under it.
+    Ready(PathBuf, bool),
+}
 
 /// Who extracts.
 #[derive(Clone, Copy)]
@@ -471,8 +488,10 @@ impl Extractor {
     /// absolute and, for a transcript in Claude Code's projects folder, only when it is the
     /// project the transcript is stored under (Claude Code names that folder after where the
     /// session started; a `cd` later in the session does not move its memory).
-    /// With whether the transcript is stored under that project in Claude Code's folder.
-    fn session_cwd(&self, transcript: &Path, cwds: Vec<&str>) -> Result<(PathBuf, bool), ExtractError> {
+    /// With whether the transcript is stored under that project in Claude Code's folder, or
+    /// the folder whose drive must be asked first ([`OpenStep::Ask`]; `asked` holds the answers
+    /// so far).
+    fn session_cwd(&self, transcript: &Path, cwds: Vec<&str>, asked: &HashMap<PathBuf, bool>) -> Result<OpenStep, ExtractError> {
         let cwds: Vec<&str> = cwds.into_iter().filter(|c| Path::new(c).is_absolute()).collect();
         if cwds.is_empty() {
             return Err(ExtractError::NoCwd { path: transcript.into() });
@@ -482,7 +501,7 @@ impl Extractor {
             dir.parent().and_then(|p| std::fs::canonicalize(p).ok()).is_some_and(|p| p == projects)
         });
         let Some(folder) = stored_under.and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned()) else {
-            return Ok((PathBuf::from(cwds[0]), false));
+            return Ok(OpenStep::Ready(PathBuf::from(cwds[0]), false));
         };
         // As Claude Code finds a project's folder: its sanitized path, or for a path too long
         // for one name, the name's readable prefix (the hash after it depends on the runtime).
@@ -494,36 +513,93 @@ impl Extractor {
         // is not looked at (that would hold the caller until the drive answers), and when no
         // other folder is the project, that drive is the answer.
         let mut not_answering = None;
-        let found = cwds.iter().find(|c| {
-            names_folder(c)
-                || match mneme_store::drive::answers(Path::new(c)) {
-                    true => names_folder(&paths::project_root(Path::new(c)).to_string_lossy()),
-                    false => {
-                        not_answering.get_or_insert_with(|| PathBuf::from(c));
-                        false
-                    }
+        for c in &cwds {
+            if names_folder(c) {
+                return Ok(OpenStep::Ready(PathBuf::from(c), true));
+            }
+            match asked.get(Path::new(c)) {
+                None => return Ok(OpenStep::Ask(PathBuf::from(c))),
+                Some(true) if names_folder(&paths::project_root(Path::new(c)).to_string_lossy()) => return Ok(OpenStep::Ready(PathBuf::from(c), true)),
+                Some(true) => {}
+                Some(false) => {
+                    not_answering.get_or_insert_with(|| PathBuf::from(c));
                 }
-        });
-        match (found, not_answering) {
-            (Some(c), _) => Ok((PathBuf::from(c), true)),
-            (None, Some(path)) => Err(ExtractError::DriveNotAnswering { path }),
-            (None, None) => Err(ExtractError::ForeignCwd { path: transcript.into(), cwds: cwds.iter().map(|c| c.to_string()).collect() }),
+            }
+        }
+        match not_answering {
+            Some(path) => Err(ExtractError::DriveNotAnswering { path }),
+            None => Err(ExtractError::ForeignCwd { path: transcript.into(), cwds: cwds.iter().map(|c| c.to_string()).collect() }),
         }
     }
 
-    /// Starts following a session's transcript, with its saved cursor.
+    /// Starts following a session's transcript, with its saved cursor. The drives it asks
+    /// (up to `mneme_store::drive::PATIENCE` each) are asked on this thread; an async caller
+    /// uses [`Extractor::open_session_asking`].
     pub fn open_session(&self, transcript: &Path) -> Result<Session, ExtractError> {
-        let read = |source| ExtractError::Read { path: transcript.into(), source };
+        let mut opening = self.read_for_open(transcript)?;
+        loop {
+            match self.open_step(&opening)? {
+                OpenStep::Ask(dir) => {
+                    let answered = mneme_store::drive::answers(&dir);
+                    opening.asked.insert(dir, answered);
+                }
+                OpenStep::Ready(cwd, trusted) => return self.finish_open(opening, cwd, trusted),
+            }
+        }
+    }
+
+    /// [`Extractor::open_session`], with whether a folder's drive answers asked of `answers`:
+    /// the scheduler's extraction loop runs on an async worker every session shares, and the
+    /// first look at a drive that stopped answering takes the whole patience (3 s), so it asks
+    /// off the worker (`spawn_blocking` of `mneme_store::drive::answers`).
+    pub async fn open_session_asking<F, A>(&self, transcript: &Path, mut answers: F) -> Result<Session, ExtractError>
+    where
+        F: FnMut(PathBuf) -> A,
+        A: std::future::Future<Output = bool>,
+    {
+        let mut opening = self.read_for_open(transcript)?;
+        loop {
+            match self.open_step(&opening)? {
+                OpenStep::Ask(dir) => {
+                    let answered = answers(dir.clone()).await;
+                    opening.asked.insert(dir, answered);
+                }
+                OpenStep::Ready(cwd, trusted) => return self.finish_open(opening, cwd, trusted),
+            }
+        }
+    }
+
+    /// The transcript read as far as an open needs (from the start: the cursor is not known
+    /// yet).
+    fn read_for_open(&self, transcript: &Path) -> Result<Opening, ExtractError> {
         let mut reader = TranscriptReader::new();
         let mut held = Window::new(self.held_limit);
-        reader.read_into(transcript, &mut held).map_err(read)?;
-        let (cwd, trusted) = self.session_cwd(transcript, held.cwds())?;
+        reader.read_into(transcript, &mut held).map_err(|source| ExtractError::Read { path: transcript.into(), source })?;
+        Ok(Opening { transcript: transcript.to_path_buf(), reader, held, asked: HashMap::new() })
+    }
+
+    /// The session's folder, once every drive it depends on has answered; else the next drive
+    /// to ask.
+    fn open_step(&self, opening: &Opening) -> Result<OpenStep, ExtractError> {
+        let (cwd, trusted) = match self.session_cwd(&opening.transcript, opening.held.cwds(), &opening.asked)? {
+            OpenStep::Ready(cwd, trusted) => (cwd, trusted),
+            ask => return Ok(ask),
+        };
         // The project's settings and git root are read next: on a drive that stopped answering
         // that would hold the caller (the scheduler's extraction loop, which serves every
         // session) until it answers.
-        if !mneme_store::drive::answers(&cwd) {
-            return Err(ExtractError::DriveNotAnswering { path: cwd });
+        match opening.asked.get(&cwd) {
+            None => Ok(OpenStep::Ask(cwd)),
+            Some(false) => Err(ExtractError::DriveNotAnswering { path: cwd }),
+            Some(true) => Ok(OpenStep::Ready(cwd, trusted)),
         }
+    }
+
+    /// The session in `cwd`, whose drive answered.
+    fn finish_open(&self, opening: Opening, cwd: PathBuf, trusted: bool) -> Result<Session, ExtractError> {
+        let Opening { transcript, reader, held, .. } = opening;
+        let transcript = transcript.as_path();
+        let read = |source| ExtractError::Read { path: transcript.into(), source };
         let project = Project { trusted, ..self.project_for_cwd(&cwd) };
         let session_id = session_id_of(transcript, held.session_id());
         let key = session_key(transcript, session_id.as_deref());

@@ -58,14 +58,19 @@ pub struct DreamLoop {
 impl DreamLoop {
     pub async fn run(&mut self, cancel: Cancel) {
         // Folders seen so far → the session that last ended a turn there.
-        let (env, folders) = (self.env.clone(), self.folders.clone());
-        let start = tokio::task::spawn_blocking(move || folders.resolve(&env)).await.unwrap_or_default();
-        let mut known: BTreeMap<PathBuf, Option<String>> = start.into_iter().map(|f| (f, None)).collect();
+        let mut known: BTreeMap<PathBuf, Option<String>> = BTreeMap::new();
+        // The folders to start with, until they are found: discovery reads Claude Code's own
+        // folders, and while their drive does not answer it gives up (after its patience) and
+        // is asked again at each tick, so the loop still dreams where turns end meanwhile.
+        let mut starting = true;
         let mut backoff: HashMap<PathBuf, (Backoff, Instant)> = HashMap::new();
         let mut next_tick = Instant::now();
         loop {
             let due: Vec<(PathBuf, Option<String>)> = if Instant::now() >= next_tick {
                 next_tick = Instant::now() + self.tick;
+                if starting {
+                    starting = !self.start_folders(&mut known).await;
+                }
                 known.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
             } else {
                 let wait = next_tick.saturating_duration_since(Instant::now());
@@ -108,6 +113,33 @@ impl DreamLoop {
                 }
             }
             self.passes.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// Adds the folders the loop starts with to `known`, found off the async workers; false
+    /// (said once while it lasts) when the drive holding Claude Code's own folders does not
+    /// answer.
+    async fn start_folders(&self, known: &mut BTreeMap<PathBuf, Option<String>>) -> bool {
+        let (env, folders) = (self.env.clone(), self.folders.clone());
+        let found = tokio::task::spawn_blocking(move || folders.resolve(&env)).await;
+        let projects = self.env.projects_dir();
+        match found {
+            Ok(Ok(start)) => {
+                self.say_once(&projects, Away::Here, String::new);
+                for f in start {
+                    known.entry(f).or_insert(None);
+                }
+                true
+            }
+            Ok(Err(e)) => {
+                self.say_once(&projects, Away::NotAnswering, || {
+                    format!("{e} The dream loop looks for them again at each check (every few minutes), and meanwhile dreams where sessions end turns")
+                });
+                false
+            }
+            // Discovery panicked (a bug, said by the supervisor's log elsewhere) or the runtime is
+            // stopping: nothing to start with.
+            Err(_) => true,
         }
     }
 

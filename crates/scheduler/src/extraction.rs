@@ -180,7 +180,9 @@ impl ExtractionLoop {
             if failed.given_up || failed.not_before.is_some_and(|t| Instant::now() < t) {
                 return;
             }
-            match self.extractor.open_session(&transcript) {
+            // The open asks the project's drive: off the async worker, which every session's
+            // turns share (the first look at a drive that stopped answering takes 3 s).
+            match self.extractor.open_session_asking(&transcript, |dir| async move { drive_answers(&dir).await }).await {
                 Ok(s) => {
                     sessions.failed_opens.remove(&transcript);
                     sessions.open.insert(transcript.clone(), (s, Instant::now()));

@@ -29,6 +29,7 @@ pub use runs::{JobKind, Outcome, RunJob, RunLog, RunRecord};
 
 use mneme_core::Clock;
 use mneme_model::{Cancel, Provider};
+use mneme_store::projects::OwnFolderNotAnswering;
 use mneme_store::Environment;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -247,10 +248,12 @@ pub enum Folders {
 }
 
 impl Folders {
-    fn resolve(&self, env: &Environment) -> Vec<PathBuf> {
+    /// The folders; with [`Folders::Discover`], an error when the drive holding Claude Code's
+    /// own folders does not answer (discovery then gives up after its patience).
+    fn resolve(&self, env: &Environment) -> Result<Vec<PathBuf>, OwnFolderNotAnswering> {
         match self {
             Folders::Discover => existing_project_folders(env),
-            Folders::Given(v) => v.clone(),
+            Folders::Given(v) => Ok(v.clone()),
         }
     }
 }
@@ -466,13 +469,14 @@ fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
 /// Every project folder Claude Code has sessions for that still exists on this machine. One
 /// whose drive is not answering counts (discovery gives up on it after its patience): the
 /// loops skip it while it does not answer and take it up once it does, where leaving it out
-/// would forget it until the next start.
-pub fn existing_project_folders(env: &Environment) -> Vec<PathBuf> {
-    mneme_store::projects::discover_projects(env)
+/// would forget it until the next start. An error when the drive holding Claude Code's own
+/// folders (its config folder, the remote memory base) does not answer: then nothing is known.
+pub fn existing_project_folders(env: &Environment) -> Result<Vec<PathBuf>, OwnFolderNotAnswering> {
+    Ok(mneme_store::projects::discover_projects(env)?
         .into_iter()
         .filter(|p| p.project_exists || p.drive_not_answering)
         .filter_map(|p| p.project_path)
-        .collect()
+        .collect())
 }
 
 /// The provider chosen in Settings → Model provider, or `None` for offline; read afresh for

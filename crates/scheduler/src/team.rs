@@ -120,7 +120,21 @@ impl TeamLoop {
         // Read once per look and server: each read is a keyring call.
         // The error is shared, not cloned: `SyncError` holds I/O errors that cannot be cloned.
         let mut sign_ins: HashMap<String, Result<bool, Arc<SyncError>>> = HashMap::new();
-        for target in sync_targets(&self.env, &self.folders.resolve(&self.env)) {
+        // Discovery reads Claude Code's own folders: while their drive does not answer it gives
+        // up after its patience, said once, and the folders already watched go on.
+        let folders = match self.folders.resolve(&self.env) {
+            Ok(folders) => {
+                for own in [self.env.projects_dir(), self.env.memory_base().join("projects"), self.env.global_config_path()] {
+                    reported.drives.remove(&own);
+                }
+                folders
+            }
+            Err(e) => {
+                self.say_not_answering(DriveNotAnswering { path: e.path }, reported);
+                return;
+            }
+        };
+        for target in sync_targets(&self.env, &folders) {
             let target = match target {
                 Ok((folder, target)) => {
                     reported.drives.remove(&folder);

@@ -330,3 +330,93 @@ async fn a_session_first_seen_while_its_drive_hangs_is_skipped_and_opened_once_i
     handle.shutdown().await;
     drop(drive);
 }
+
+/// Claude Code's own folder (`CLAUDE_CONFIG_DIR`: every project's transcripts and memory) on a
+/// drive that stops answering, with the projects found on disk (as the desktop and `mneme serve
+/// --scheduler` start it): the dream loop starts all the same (discovery gives up after the
+/// drive's patience), says once which folder's drive is not answering, and finds and dreams
+/// the projects once it answers. Before, discovery read the folder on the loop's start-up
+/// thread and the loop never started while the drive hung.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dream_loop_starts_while_claude_codes_own_folder_is_on_a_hung_drive() {
+    let mut home = TestHome::new();
+    let Some(drive) = Exfat::mount(&home.root.join("drives/config")) else { return };
+    let config = drive.path().join(".claude");
+    home.env = home.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
+    home.write(config.join("settings.json"), r#"{"autoDreamEnabled": true}"#);
+    let project = home.root.join("zeta");
+    let memory = ready_to_dream(&home, &project);
+    let sid = "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a50";
+    append_turn(&transcript(&home, &project, sid), &project, sid, 0, "Hello.");
+
+    let hung = drive.hang(NEVER);
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut c = SchedulerConfig::new(home.env.clone(), clock);
+    c.jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
+    c.folders = Folders::Discover;
+    c.dream_tick = Duration::from_millis(100);
+    let handle = start(c).unwrap();
+
+    let runs = runs_after_two_passes(&handle).await;
+    assert!(!hung.rescued(), "the dream loop hung with the drive");
+    let projects = config.join("projects");
+    let said: Vec<_> = runs.iter().filter(|r| r.target == projects.display().to_string()).collect();
+    let reason = format!("The drive holding Claude Code's configuration folder (CLAUDE_CONFIG_DIR) {} is not answering", projects.display());
+    assert!(said.len() == 1 && matches!(&said[0].outcome, Outcome::Skipped { reason: r } if r.starts_with(&reason)), "{runs:?}");
+    // More passes while it lasts: nothing more to say.
+    let runs = runs_after_two_passes(&handle).await;
+    assert_eq!(runs.iter().filter(|r| r.target == projects.display().to_string()).count(), 1, "said more than once: {runs:?}");
+
+    drop(hung);
+    let dreamed = dreamed_once_answering(&handle, &memory).await;
+    assert!(matches!(dreamed.outcome, Outcome::Done { .. }), "{dreamed:?}");
+    handle.shutdown().await;
+    drop(drive);
+}
+
+/// The first open of a session whose project's drive does not answer asks that drive off the
+/// async worker: on a runtime of one thread, other tasks go on while the look waits out its
+/// patience (3 s). Before, the open asked on the worker, and every task of the runtime (the
+/// other loops; in `mneme serve --scheduler` and the desktop app, the requests too) stood still
+/// meanwhile.
+#[tokio::test(flavor = "current_thread")]
+async fn opening_a_session_on_a_hung_drive_leaves_the_async_worker_free() {
+    let home = TestHome::new();
+    let Some(drive) = Exfat::mount(&home.root.join("drives/stick")) else { return };
+    let stick = drive.path().join("proj");
+    let sid = "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5b";
+    let on_stick = transcript(&home, &stick, sid);
+
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut c = SchedulerConfig::new(home.env.clone(), clock);
+    c.jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
+    c.folders = Folders::Given(vec![]);
+    c.poll = Duration::from_millis(50);
+    let handle = start(c).unwrap();
+    let mut rx = handle.subscribe();
+    handle.ready().await;
+
+    // Nothing here asks the drive: the open's look is the first at it, and waits its patience.
+    let hung = drive.hang(NEVER + GIVE_UP);
+    let longest = Arc::new(std::sync::Mutex::new(Duration::ZERO));
+    let l = longest.clone();
+    let ticker = tokio::spawn(async move {
+        loop {
+            let asleep = std::time::Instant::now();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let took = asleep.elapsed();
+            let mut l = l.lock().unwrap();
+            *l = (*l).max(took);
+        }
+    });
+    append_turn(&on_stick, &stick, sid, 0, "Remember that the staging database is refreshed every Monday.");
+    let skipped = finished(&mut rx, &on_stick.display().to_string(), "no word on the session on the hung drive").await;
+    ticker.abort();
+    assert!(matches!(&skipped.outcome, Outcome::Skipped { reason } if reason.contains("is not answering")), "{skipped:?}");
+    assert!(!hung.rescued(), "the extraction loop hung with the drive");
+    let longest = *longest.lock().unwrap();
+    assert!(longest < Duration::from_secs(1), "the async worker stood still for {longest:?} while the drive was asked");
+    handle.shutdown().await;
+    drop(hung);
+    drop(drive);
+}

@@ -203,7 +203,7 @@ async fn home_and_projects() {
         .unwrap();
     assert_eq!(resp.status().as_u16(), 200);
     let projects: Value = resp.json().await.unwrap();
-    assert_eq!(projects, serde_json::to_value(s.mneme.projects()).unwrap());
+    assert_eq!(projects, serde_json::to_value(s.mneme.projects().unwrap()).unwrap());
     assert_eq!(projects.as_array().unwrap().len(), 1, "{projects}");
     s.stop().await;
 }

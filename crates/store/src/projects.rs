@@ -18,6 +18,13 @@
 //! all the projects on it, and a folder whose drive does not answer is counted as present and
 //! said to be not answering ([`ProjectInfo::drive_not_answering`]), never as orphaned: someone
 //! could delete an orphan's memory.
+//!
+//! Claude Code's own folders (`CLAUDE_CONFIG_DIR` with its `projects/` and `.claude.json`, and
+//! the remote memory base) may be on such a drive too: they are read through the same bounded
+//! looks (one per drive, a patience per answer), and one whose drive does not answer fails the
+//! whole discovery with [`OwnFolderNotAnswering`], since without it there is nothing to list.
+//! Before, they were read on the caller's thread, and a config folder on a hung share froze the
+//! Projects screen, `mneme projects` and the scheduler's start until the drive answered.
 
 use crate::drive;
 use crate::env::Environment;
@@ -190,31 +197,98 @@ struct TranscriptScan {
     cwds: Vec<String>,
 }
 
+/// One of Claude Code's own folders, which discovery reads before any project's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnFolder {
+    /// `<config>/projects` (`CLAUDE_CONFIG_DIR`, else `~/.claude`): transcripts and memory.
+    Projects,
+    /// `<memory base>/projects` when `CLAUDE_CODE_REMOTE_MEMORY_DIR` moves memory elsewhere.
+    RemoteMemory,
+    /// The global config (`.claude.json`), whose `projects` keys name project folders.
+    GlobalConfig,
+}
+
+/// Discovery could not read one of Claude Code's own folders: its drive gave no answer within
+/// `drive::PATIENCE` (a network share whose server went away, a USB stick or FUSE mount that
+/// hangs). Nothing is listed: every project is found there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.says())]
+pub struct OwnFolderNotAnswering {
+    /// The folder (or, for the global config, the file) that was being read.
+    pub path: PathBuf,
+    pub which: OwnFolder,
+}
+
+impl OwnFolderNotAnswering {
+    fn says(&self) -> String {
+        let what = match self.which {
+            OwnFolder::Projects => "Claude Code's configuration folder (CLAUDE_CONFIG_DIR)",
+            OwnFolder::RemoteMemory => "Claude Code's memory folder (CLAUDE_CODE_REMOTE_MEMORY_DIR)",
+            OwnFolder::GlobalConfig => "Claude Code's global config",
+        };
+        format!(
+            "The drive holding {what} {} is not answering (a network share whose server went away, or a USB stick or mounted folder that hangs), so Claude Code's projects cannot be listed.",
+            self.path.display()
+        )
+    }
+}
+
 /// Lists every project folder Claude Code created, newest change first (folders with no
-/// files last, then by name).
-pub fn discover_projects(env: &Environment) -> Vec<ProjectInfo> {
+/// files last, then by name). Claude Code's own folders are read through bounded looks
+/// ([`drive::look_at_each`], [`drive::look`]), so a drive holding them that does not answer
+/// ends the discovery with an error after its patience instead of holding the caller.
+pub fn discover_projects(env: &Environment) -> Result<Vec<ProjectInfo>, OwnFolderNotAnswering> {
     let mut found: BTreeMap<String, Found> = BTreeMap::new();
     let config_projects = env.projects_dir();
     let memory_projects = env.memory_base().join("projects");
-    for (dir, is_config) in [(&config_projects, true), (&memory_projects, false)] {
-        let Ok(entries) = fs::read_dir(dir) else { continue };
-        for entry in entries.filter_map(Result::ok) {
-            let Ok(name) = entry.file_name().into_string() else { continue };
-            if !entry.path().is_dir() {
-                continue;
-            }
+    let remote = memory_projects != config_projects;
+    let not_answering = |path: &Path, which| OwnFolderNotAnswering { path: path.to_path_buf(), which };
+    let roots: Vec<(PathBuf, OwnFolder)> = std::iter::once((config_projects.clone(), OwnFolder::Projects))
+        .chain(remote.then(|| (memory_projects.clone(), OwnFolder::RemoteMemory)))
+        .collect();
+    let listings = drive::look_at_each(&roots.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>(), list_folders);
+    for ((root, which), listing) in roots.iter().zip(listings) {
+        let listing = listing.ok_or_else(|| not_answering(root, *which))?;
+        for (name, path) in listing {
             let slot = found.entry(name).or_default();
-            if is_config {
-                slot.config = Some(entry.path());
+            if *which == OwnFolder::Projects {
+                slot.config = Some(path);
             } else if slot.memory.is_none() {
-                slot.memory = Some(entry.path());
+                slot.memory = Some(path);
             }
         }
     }
 
-    let scans: BTreeMap<&String, TranscriptScan> =
-        found.iter().map(|(name, f)| (name, scan_transcripts(f.config.as_deref()))).collect();
-    let config_keys = global_config_project_keys(env);
+    // Each folder's transcripts, then each memory folder, looked at a drive at a time (a drive
+    // that answered the listing may stop answering in the middle).
+    let with_transcripts: Vec<PathBuf> = found.values().filter_map(|f| f.config.clone()).collect();
+    let mut transcripts = drive::look_at_each(&with_transcripts, scan_transcripts).into_iter();
+    let mut scans: BTreeMap<&String, TranscriptScan> = BTreeMap::new();
+    for (name, f) in &found {
+        let scan = match f.config {
+            Some(_) => transcripts.next().flatten().ok_or_else(|| not_answering(&config_projects, OwnFolder::Projects))?,
+            None => TranscriptScan { count: 0, newest_ms: None, cwds: Vec::new() },
+        };
+        scans.insert(name, scan);
+    }
+    // With a remote memory base the memory lives there; otherwise beside the transcripts.
+    let memory_dirs: Vec<(&String, PathBuf)> = found
+        .iter()
+        .filter_map(|(name, f)| if remote { f.memory.as_ref() } else { f.config.as_ref() }.map(|p| (name, p.join(AUTO_MEM_DIRNAME))))
+        .collect();
+    let (memory_root, memory_which) = if remote { (&memory_projects, OwnFolder::RemoteMemory) } else { (&config_projects, OwnFolder::Projects) };
+    let mut memories: HashMap<&String, (PathBuf, MemoryScan, bool)> = HashMap::new();
+    let looked = drive::look_at_each(&memory_dirs.iter().map(|(_, m)| m.clone()).collect::<Vec<_>>(), scan_memory_dir);
+    for ((name, dir), seen) in memory_dirs.into_iter().zip(looked) {
+        if let Some((scan, has_index)) = seen.ok_or_else(|| not_answering(memory_root, memory_which))? {
+            memories.insert(name, (dir, scan, has_index));
+        }
+    }
+    let global_config = env.global_config_path();
+    let config_keys = {
+        let env = env.clone();
+        drive::look(&global_config, move |_| global_config_project_keys(&env)).ok_or_else(|| not_answering(&global_config, OwnFolder::GlobalConfig))?
+    };
     let related = related_candidates(scans.values().flat_map(|s| s.cwds.iter()));
     // Every folder any name could be recovered to, looked at once, a drive at a time.
     let candidates: Vec<PathBuf> = {
@@ -240,10 +314,10 @@ pub fn discover_projects(env: &Environment) -> Vec<ProjectInfo> {
         .map(|(name, f)| {
             let scan = &scans[name];
             let folder = f.config.clone().or_else(|| f.memory.clone()).unwrap_or_default();
-            // With a remote memory base the memory lives there; otherwise beside the transcripts.
-            let memory_parent = if memory_projects == config_projects { f.config.as_ref() } else { f.memory.as_ref() };
-            let memory_dir = memory_parent.map(|p| p.join(AUTO_MEM_DIRNAME)).filter(|m| m.is_dir());
-            let memory = memory_dir.as_deref().map(scan_memory).unwrap_or_default();
+            let (memory_dir, memory, has_memory_index) = match memories.remove(name) {
+                Some((dir, scan, has_index)) => (Some(dir), scan, has_index),
+                None => (None, MemoryScan::default(), false),
+            };
 
             let (project_path, evidence, state) = recover_path(name, &scan.cwds, &config_keys, &related, &seen, &mut drives);
             let project_exists = state == Seen::Folder;
@@ -256,7 +330,7 @@ pub fn discover_projects(env: &Environment) -> Vec<ProjectInfo> {
                 project_exists,
                 orphaned: !project_exists && !drive_not_answering,
                 drive_not_answering,
-                has_memory_index: memory_dir.as_ref().is_some_and(|m| m.join(ENTRYPOINT_NAME).is_file()),
+                has_memory_index,
                 memory_dir,
                 topic_count: memory.topics,
                 transcript_count: scan.count,
@@ -265,7 +339,24 @@ pub fn discover_projects(env: &Environment) -> Vec<ProjectInfo> {
         })
         .collect();
     out.sort_by(|a, b| b.last_modified_ms.cmp(&a.last_modified_ms).then_with(|| a.folder_name.cmp(&b.folder_name)));
-    out
+    Ok(out)
+}
+
+/// The sub-folders of one of Claude Code's `projects` folders, by name (names that are not
+/// UTF-8 are not Claude Code's); none when it is missing.
+fn list_folders(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| Some((entry.file_name().into_string().ok()?, entry.path())))
+        .filter(|(_, path)| path.is_dir())
+        .collect()
+}
+
+/// A memory folder's topics, newest change and whether it holds `MEMORY.md`; `None` when
+/// there is no such folder.
+fn scan_memory_dir(dir: &Path) -> Option<(MemoryScan, bool)> {
+    dir.is_dir().then(|| (scan_memory(dir), dir.join(ENTRYPOINT_NAME).is_file()))
 }
 
 fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
@@ -284,9 +375,9 @@ fn mtime_ms(t: SystemTime) -> Option<i64> {
 }
 
 /// Counts `<uuid>.jsonl` files and reads the `"cwd"` values from the newest few.
-fn scan_transcripts(folder: Option<&Path>) -> TranscriptScan {
+fn scan_transcripts(folder: &Path) -> TranscriptScan {
     let mut scan = TranscriptScan { count: 0, newest_ms: None, cwds: Vec::new() };
-    let Some(entries) = folder.and_then(|f| fs::read_dir(f).ok()) else { return scan };
+    let Ok(entries) = fs::read_dir(folder) else { return scan };
     let mut transcripts: Vec<(Option<i64>, PathBuf)> = Vec::new();
     for entry in entries.filter_map(Result::ok) {
         let name = entry.file_name();
@@ -610,7 +701,7 @@ mod tests {
         let unknown = w.env.projects_dir().join("-nowhere-at-all");
         fs::create_dir_all(&unknown).unwrap();
 
-        let got = discover_projects(&w.env);
+        let got = discover_projects(&w.env).unwrap();
         let names: Vec<&str> = got.iter().map(|p| p.folder_name.as_str()).collect();
         assert_eq!(names, [sanitize_path(gone.to_str().unwrap()).as_str(), live_name.as_str(), "-nowhere-at-all"]);
 
@@ -658,7 +749,7 @@ mod tests {
         )
         .unwrap();
 
-        let got = discover_projects(&w.env);
+        let got = discover_projects(&w.env).unwrap();
         let by_name = |p: &Path| got.iter().find(|i| i.folder_name == sanitize_path(p.to_str().unwrap())).unwrap();
         let r = by_name(&repo);
         assert_eq!(
@@ -688,7 +779,7 @@ mod tests {
         assert_eq!(long_name_prefix(a.to_str().unwrap()), long_name_prefix(b.to_str().unwrap()));
         w.memory(&b_name, &[("MEMORY.md", 50)]);
         fs::write(w.env.global_config_path(), json!({"projects": {a.to_str().unwrap(): {}, b.to_str().unwrap(): {}}}).to_string()).unwrap();
-        let got = discover_projects(&w.env);
+        let got = discover_projects(&w.env).unwrap();
         let folder = got.iter().find(|p| p.folder_name == b_name).unwrap();
         assert_eq!(folder.project_path.as_deref(), Some(b.as_path()));
         assert!(folder.orphaned, "b is gone; a, which exists, is not taken for it");
@@ -715,7 +806,7 @@ mod tests {
         fs::write(mem.join("a.md"), "x").unwrap();
         fs::create_dir_all(remote.join("projects/-remote-only")).unwrap();
 
-        let got = discover_projects(&env);
+        let got = discover_projects(&env).unwrap();
         assert_eq!(got.len(), 2);
         let p = got.iter().find(|p| p.folder_name.starts_with(&prefix)).unwrap();
         assert_eq!(p.project_path.as_deref(), Some(long.as_path()));
@@ -736,7 +827,7 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let filler = format!("{{\"pad\":\"{}\"}}\n", "x".repeat(TRANSCRIPT_HEAD_BYTES as usize));
         fs::write(dir.join(format!("{S1}.jsonl")), format!("{filler}{{\"cwd\":\"{}\"}}\n", real.display())).unwrap();
-        let got = discover_projects(&w.env);
+        let got = discover_projects(&w.env).unwrap();
         // The cwd beyond 64 KiB is not read; the folder is still found on disk.
         assert_eq!(got[0].evidence, Some(PathEvidence::FilesystemSearch));
         assert!(!got[0].orphaned);
@@ -776,6 +867,6 @@ mod tests {
     fn empty_or_missing_projects_dir() {
         let t = tempfile::tempdir().unwrap();
         let env = Environment::with_home(t.path().join("nohome"));
-        assert!(discover_projects(&env).is_empty());
+        assert!(discover_projects(&env).unwrap().is_empty());
     }
 }
