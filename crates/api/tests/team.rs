@@ -489,6 +489,41 @@ fn a_local_edit_a_pull_replaced_is_restored_from_the_trash() {
     assert_eq!(e.code, ErrorCode::NotFound);
 }
 
+/// A replaced local edit holding a secret (written by Claude Code, which no policy of Mneme's
+/// saw) is not put back: restoring writes into team memory like any other write, and a push
+/// would hold the file back. Refused before anything moves, with the rule's label, never the
+/// secret, and what to do; the team's version and the trash entry stay as they were.
+#[test]
+fn a_replaced_local_edit_holding_a_secret_is_not_restored() {
+    let s = Server::start();
+    let a = Machine::signed_in(&s, "ada", Role::Member);
+    let b = Machine::signed_in(&s, "bo", Role::Member);
+    a.write("ci.md", "CI runs on every push.\n");
+    a.mneme.team_push(&a.req()).unwrap();
+    b.mneme.team_pull(&b.req()).unwrap();
+
+    let mine = format!("CI runs on every push with the bot token {}.\n", fake_github_token());
+    a.write("ci.md", &mine);
+    b.write("ci.md", "CI runs on every push to main.\n");
+    b.mneme.team_push(&b.req()).unwrap();
+    a.mneme.team_pull(&a.req()).unwrap();
+    let c = &a.mneme.team_status(&a.req()).unwrap().sync.conflicts[0];
+    assert_eq!(c.kind, TeamConflictKind::PulledOverLocalEdit);
+    let trash_id = c.trash_id.clone().unwrap();
+    let trash_before = a.mneme.trash(&a.req()).unwrap().entries;
+
+    let e = a.mneme.team_restore_conflict(&a.req(), &trash_id).unwrap_err();
+    assert_eq!(e.code, ErrorCode::SecretsRefused, "{}", e.message);
+    assert!(e.message.starts_with("Not restored: your version of team/ci.md appears to contain secrets (GitHub PAT)"), "{}", e.message);
+    assert!(e.message.contains("without the secret, then push") && e.message.contains(&trash_id), "{}", e.message);
+    assert!(!e.message.contains(&fake_github_token()[4..]), "{}", e.message);
+    assert_eq!(a.read("ci.md").as_deref(), Some("CI runs on every push to main.\n"), "the team's version stays");
+    assert_eq!(a.mneme.trash(&a.req()).unwrap().entries, trash_before, "the trash is as it was");
+    let kept = a.mneme.trash(&a.req()).unwrap().entries.into_iter().find(|x| x.id == trash_id).unwrap();
+    assert_eq!(kept.original_rel_path, "team/ci.md");
+    assert_eq!(a.mneme.team_status(&a.req()).unwrap().files[0].status, TeamFileStatus::Synced);
+}
+
 #[test]
 fn writing_a_secret_into_team_memory_is_refused_with_its_own_code() {
     let s = Server::start();

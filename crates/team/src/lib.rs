@@ -22,5 +22,5 @@ pub mod watch;
 
 pub use mneme_team_proto::{server_wire, wire};
 
-pub use policy::check_team_write;
+pub use policy::{check_team_restore, check_team_write};
 pub use client::{answering_target, keyring_client, resolve_target, DriveNotAnswering, PullReport, PushReport, SyncClient, SyncError, SyncTarget};

@@ -513,6 +513,26 @@ impl Memdir {
         cleanup(inserted.iter().map(|(_, n)| n).sum())
     }
 
+    /// The file trash entry `id` holds, where it lies and its bytes, read without following a
+    /// link, so a caller can judge what a [`restore`](Memdir::restore) would put back before
+    /// anything moves (the team's write policy for a version a pull replaced). `None` when the
+    /// entry holds no file (its file is back in the folder already: a restore cut short) or
+    /// holds a symbolic link, which has no content of its own.
+    pub fn trashed_content(&self, id: &str) -> Result<Option<(PathBuf, Vec<u8>)>, MemdirError> {
+        validate_trash_id(id)?;
+        let dir = self.trash_dir.join(id);
+        let entry = read_record(&dir, id)?.entry;
+        if !same_root(&entry.memdir_root, &self.root) {
+            return Err(MemdirError::TrashEntryForeign { id: id.into(), origin: entry.memdir_root });
+        }
+        let rel = &entry.original_rel_path;
+        let stored = dir.join(rel.rsplit('/').next().unwrap_or(rel));
+        if fs::symlink_metadata(&stored).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Ok(None);
+        }
+        Ok(read_bytes_no_follow(&stored)?.map(|(bytes, _)| (stored, bytes)))
+    }
+
     /// Deletes a trash entry for good, all or nothing (see [`Memdir::purge_entry`]).
     pub fn purge_trash(&self, id: &str) -> Result<(), MemdirError> {
         validate_trash_id(id)?;
@@ -828,6 +848,23 @@ mod tests {
         assert_eq!(m.restore(&e.id).unwrap_err().code(), "already-exists");
         assert_eq!(t.read("a.md"), "new memory with the same name");
         assert_eq!(m.list_trash().unwrap().entries.len(), 1, "still in the trash");
+    }
+
+    /// What a restore would put back can be read first, and reading it moves nothing; a link
+    /// has no content of its own, and another folder's entry is not this folder's to read.
+    #[test]
+    #[cfg(unix)]
+    fn a_trashed_file_is_read_where_it_lies() {
+        let (t, m) = folder_with(&[("team/t.md", "mine\n"), ("team/target.md", "x")]);
+        let e = m.trash_copy("team/t.md").unwrap();
+        let (at, bytes) = m.trashed_content(&e.id).unwrap().unwrap();
+        assert_eq!((at, bytes), (entry_dir(&t, &e.id).join("t.md"), b"mine\n".to_vec()));
+        assert_eq!(m.list_trash().unwrap().entries, vec![e.clone()], "nothing moved");
+        std::os::unix::fs::symlink("target.md", t.mem().join("team/link.md")).unwrap();
+        let link = m.trash_file("team/link.md").unwrap();
+        assert_eq!(m.trashed_content(&link.id).unwrap(), None);
+        assert_eq!(other_folder(&t).trashed_content(&e.id).unwrap_err().code(), "trash-entry-foreign");
+        assert_eq!(m.trashed_content("1-none").unwrap_err().code(), "trash-entry-not-found");
     }
 
     #[test]
