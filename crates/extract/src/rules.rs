@@ -105,17 +105,62 @@ pub fn is_saved_chat(path: &str, projects_dir: &Path) -> bool {
         && path.contains(&fold(&projects_dir.to_string_lossy()))
 }
 
-/// The first saved claude.ai chat (see [`is_saved_chat`]) a `Read` in `messages` read, in the
-/// session `env` (its config home's `projects` folder; `~/` is its home): a `tool_use` whose
-/// `file_path` names one and whose result came back without an error. Claude Code marks the
-/// session when such a read succeeds; a refused or failed one reads nothing.
+/// How many bytes the first line of the frame 2.1.337 puts around a saved copy of a claude.ai
+/// chat has (the sentence before the `<artifact-file-content>` tag). The line is known here by
+/// its length and SHA-256 only: Mneme needs to recognise it, not to hold Claude Code's prose.
+const CHAT_FRAME_LEAD_BYTES: usize = 211;
+const CHAT_FRAME_LEAD_SHA256: [u8; 32] = [
+    0xd9, 0x00, 0xa3, 0xb2, 0x85, 0xbb, 0x9d, 0x13, 0x63, 0x26, 0xdd, 0x50, 0x0a, 0x39, 0xd6, 0xfc, 0x96, 0x2d, 0xb9, 0xcd, 0x89, 0x4a,
+    0x48, 0xb7, 0x03, 0x2b, 0x3f, 0xf5, 0xb5, 0x11, 0xd0, 0x4f,
+];
+
+/// Whether a `Read`'s result is a saved copy Claude Code framed as a claude.ai chat: one of its
+/// lines starts with the chat frame's first line. 2.1.337 frames a copy so when its own record
+/// of the copy says it holds a chat, whatever the file is called (a copy it saved under another
+/// name), and puts the frame into the result the transcript keeps; the path test
+/// ([`is_saved_chat`]) does not see such a copy.
+pub fn framed_as_chat(text: &str) -> bool {
+    a_line_starts_with(text, CHAT_FRAME_LEAD_BYTES, &CHAT_FRAME_LEAD_SHA256)
+}
+
+/// Whether a line of `text` (its start, or after a `\n`) starts with `len` bytes whose SHA-256
+/// is `sha256`.
+fn a_line_starts_with(text: &str, len: usize, sha256: &[u8; 32]) -> bool {
+    use sha2::{Digest, Sha256};
+    let lines = std::iter::once(text).chain(text.match_indices('\n').map(|(i, _)| &text[i + 1..]));
+    lines.filter_map(|line| line.as_bytes().get(..len)).any(|lead| Sha256::digest(lead)[..] == sha256[..])
+}
+
+/// The first saved claude.ai chat a `Read` in `messages` read, in the session `env` (its config
+/// home's `projects` folder; `~/` is its home): a `tool_use` whose result came back without an
+/// error, and whose `file_path` names a saved chat ([`is_saved_chat`]) or whose result is a copy
+/// framed as one ([`framed_as_chat`]). Claude Code marks the session when such a read succeeds;
+/// a refused or failed one reads nothing. `messages` may be a sub-agent's: its reads mark the
+/// session that started it (2.1.337 keeps the mark for the whole process).
 pub fn saved_chat_read(messages: &[Conversation], env: &mneme_store::Environment) -> Option<String> {
-    let results: std::collections::HashMap<&str, bool> = messages.iter().flat_map(|m| m.tool_results()).collect();
+    saved_chat_read_by(messages, env, framed_as_chat)
+}
+
+/// [`saved_chat_read`] with `framed` telling a chat's frame.
+fn saved_chat_read_by(messages: &[Conversation], env: &mneme_store::Environment, framed: impl Fn(&str) -> bool) -> Option<String> {
+    use crate::transcript::{Block, Content, Message};
+    let results: std::collections::HashMap<&str, (bool, &str)> = messages
+        .iter()
+        .filter(|m| m.entry_type == EntryType::User)
+        .flat_map(|m| match &m.message {
+            Some(Message { content: Content::Blocks(b), .. }) => b.as_slice(),
+            _ => &[],
+        })
+        .filter_map(|b| match b {
+            Block::ToolResult { tool_use_id, content, is_error } => Some((tool_use_id.as_str(), (*is_error, content.text.head.as_str()))),
+            _ => None,
+        })
+        .collect();
     let projects_dir = env.projects_dir();
     messages.iter().flat_map(|m| m.tool_uses()).find_map(|t| {
-        let path = t.file_path().filter(|_| t.name == "Read" && results.get(t.id) == Some(&false))?;
-        let path = env.expand_tilde(path).to_string_lossy().into_owned();
-        is_saved_chat(&path, &projects_dir).then_some(path)
+        let (false, text) = results.get(t.id).copied().filter(|_| t.name == "Read")? else { return None };
+        let path = env.expand_tilde(t.file_path()?).to_string_lossy().into_owned();
+        (is_saved_chat(&path, &projects_dir) || framed(text)).then_some(path)
     })
 }
 
@@ -420,6 +465,37 @@ mod tests {
         assert_eq!(saved_chat_read(&other, &env), None);
         let moved = mneme_store::Environment::with_home("/h").set_var("CLAUDE_CONFIG_DIR", "/cfg");
         assert_eq!(saved_chat_read(&read(Some(false)), &moved), None, "the session's own config home");
+    }
+
+    /// A copy framed as a chat is told by a line of its result that starts with the frame's
+    /// first line, wherever the file is and whatever it is called; a refused Read reads nothing.
+    /// (The frame's own words are not kept here: a made-up first line stands in for them.)
+    #[test]
+    fn a_copy_framed_as_a_chat_is_told_by_its_first_line() {
+        use sha2::{Digest, Sha256};
+        let lead = "A made-up first line of a frame:";
+        let sha: [u8; 32] = Sha256::digest(lead.as_bytes()).into();
+        let starts = |t: &str| a_line_starts_with(t, lead.len(), &sha);
+        assert!(starts(&format!("{lead}\n<artifact-file-content>\n1\tchat")));
+        assert!(starts(&format!("a note first\n{lead}\n<tag>")), "a later line");
+        assert!(starts(lead) && starts(&format!("{lead} and more")));
+        assert!(!starts(&format!(" {lead}")) && !starts(&format!("x{lead}")), "not at a line's start");
+        assert!(!starts(&lead[..lead.len() - 1]) && !starts("") && !starts("é\n"));
+        // The real frame's first line is 211 bytes long: shorter results are never framed.
+        assert!(!framed_as_chat("1\tchat text") && !framed_as_chat(&"x".repeat(300)));
+
+        // A Read of a framed copy anywhere counts once it succeeded; the same file unframed,
+        // or the Read refused, does not.
+        let env = mneme_store::Environment::with_home("/h");
+        let copy = "/tmp/elsewhere/notes.txt";
+        let read = |text: &str, is_error: bool| {
+            vec![read_of("a1", "t1", copy), msg(json!({"type": "user", "uuid": "r1", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": text, "is_error": is_error}]}}))]
+        };
+        let framed = format!("{lead}\n<artifact-file-content>\n1\tchat\n</artifact-file-content>");
+        assert_eq!(saved_chat_read_by(&read(&framed, false), &env, starts).as_deref(), Some(copy));
+        assert_eq!(saved_chat_read_by(&read("1\tchat", false), &env, starts), None);
+        assert_eq!(saved_chat_read_by(&read(&framed, true), &env, starts), None);
     }
 
     #[test]

@@ -375,6 +375,22 @@ fn session_id_of(transcript: &Path, first: Option<&str>) -> Option<String> {
     named.map(str::to_string).or_else(|| first.map(str::to_string))
 }
 
+/// The first saved claude.ai chat one of the session's sub-agents read
+/// ([`crate::rules::saved_chat_read`] over each of their transcripts, `<session>/subagents/*.jsonl`
+/// beside the session's own, in name order). A sub-agent runs in its session's process, and
+/// 2.1.337 keeps the mark of such a read for the process: the session that started it saves no
+/// memory either, though its own transcript never shows the read.
+fn saved_chat_read_by_subagents(transcript: &Path, env: &Environment) -> Option<String> {
+    let dir = transcript.with_extension("").join("subagents");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+    files.sort();
+    files.iter().find_map(|file| {
+        let held = transcript::Transcript::load(file).ok()?;
+        let messages: Vec<transcript::Conversation> = held.entries.iter().filter_map(Entry::as_conversation).cloned().collect();
+        crate::rules::saved_chat_read(&messages, env)
+    })
+}
+
 fn session_key(transcript: &Path, session_id: Option<&str>) -> String {
     match session_id.filter(|s| paths::is_session_id(s)) {
         Some(s) => s.to_string(),
@@ -746,14 +762,20 @@ impl Extractor {
         if mneme_store::claude_install::installed_profile(&self.env).memory_off_after_chat_read {
             let read = match session.state.read_saved_chat() {
                 true => Some(None),
-                false => crate::rules::saved_chat_read(&messages, &project.session_env).map(Some),
+                false => crate::rules::saved_chat_read(&messages, &project.session_env)
+                    .map(|p| (p, "this session"))
+                    .or_else(|| saved_chat_read_by_subagents(&session.transcript, &project.session_env).map(|p| (p, "a sub-agent of this session")))
+                    .map(Some),
             };
-            if let Some(path) = read {
+            if let Some(read) = read {
                 session.state.mark_read_saved_chat();
                 self.save_state(&project, &key, &session.state)?;
-                let what = path.map_or_else(|| "a claude.ai chat's saved text".to_string(), |p| format!("a claude.ai chat's saved text ({p})"));
+                let (who, what) = match read {
+                    Some((p, who)) => (who, format!("a claude.ai chat's saved text ({p})")),
+                    None => ("this session", "a claude.ai chat's saved text".to_string()),
+                };
                 let why = format!(
-                    "this session read {what}, and the Claude Code installed (2.1.337 or later) saves no memory in such a session; a new session (/clear) saves again"
+                    "{who} read {what}, and the Claude Code installed (2.1.337 or later) saves no memory in such a session; a new session (/clear) saves again"
                 );
                 let rec = self.record(session, &project, trigger, engine, 0, RunOutcome::Disabled { why });
                 self.log(&rec)?;

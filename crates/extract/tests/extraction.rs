@@ -947,3 +947,98 @@ async fn a_session_that_read_a_saved_claude_ai_chat_saves_no_memory_from_2_1_337
     let r = run(Extractor::new(with_claude(&w, "2.1.337"), w.clock.clone()), &w).await;
     assert_eq!(r[0].outcome, RunOutcome::Saved, "{r:?}");
 }
+
+/// 2.1.337 keeps the mark of a saved chat's read for the whole process, so a Read by one of the
+/// session's sub-agents (in its own transcript, `<session>/subagents/agent-*.jsonl`, which the
+/// session's never shows) stops the session saving too (read in the 2.1.337 bundle: the Read
+/// tool marks the process whichever agent called it). Mneme reads the sub-agents' transcripts
+/// for it; 2.1.332 saves, and a refused Read by a sub-agent read nothing.
+#[tokio::test]
+async fn a_saved_chat_read_by_a_sub_agent_stops_the_session_saving_from_2_1_337() {
+    let sub_agent_read = |w: &World, is_error: bool| {
+        w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+        let path = w.home.env.projects_dir().join("-elsewhere").join(SID).join("tool-results/artifact-chat.4f2a.txt");
+        let file = w.transcript.with_extension("").join("subagents/agent-a1b2.jsonl");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let entry = |uuid: &str, parent: Option<&str>, e: Value| {
+            let mut e = e;
+            let o = e.as_object_mut().unwrap();
+            for (k, v) in [("uuid", json!(uuid)), ("parentUuid", json!(parent)), ("isSidechain", json!(true)), ("agentId", json!("a1b2")), ("sessionId", json!(SID))] {
+                o.insert(k.into(), v);
+            }
+            e.to_string()
+        };
+        let lines = [
+            entry("s1", None, json!({"type": "user", "message": {"role": "user", "content": "Find what the chat said."}})),
+            entry("s2", Some("s1"), json!({"type": "assistant", "message": {"id": "sm1", "content": [{"type": "tool_use", "id": "st1", "name": "Read",
+                "input": {"file_path": path}}], "stop_reason": "tool_use"}})),
+            entry("s3", Some("s2"), json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "st1", "content": "1\tchat text", "is_error": is_error}]}})),
+        ];
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    async fn run(w: &World, version: &str) -> Vec<mneme_extract::RunRecord> {
+        let x = Extractor::new(with_claude(w, version), w.clock.clone());
+        x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap()
+    }
+
+    let w = World::new();
+    let path = sub_agent_read(&w, false);
+    let r = run(&w, "2.1.337").await;
+    let RunOutcome::Disabled { why } = &r[0].outcome else { panic!("{r:?}") };
+    assert!(why.starts_with("a sub-agent of this session read") && why.contains(&*path.to_string_lossy()), "{why}");
+    assert!(!Path::new(&w.m("feedback_i_prefer_tabs_over_spaces.md")).exists());
+
+    let w = World::new();
+    sub_agent_read(&w, false);
+    assert_eq!(run(&w, "2.1.332").await[0].outcome, RunOutcome::Saved);
+
+    let w = World::new();
+    sub_agent_read(&w, true);
+    assert_eq!(run(&w, "2.1.337").await[0].outcome, RunOutcome::Saved, "a refused Read read nothing");
+}
+
+/// From 2.1.292 Claude Code's extraction saves nothing while one of the user's deny or ask
+/// rules covers every write into the memory folder (a rule on all of Edit or Write, or an Edit
+/// rule over the folder; read in the 2.1.291 and 2.1.292 binaries, `memoryWriteBlockingRule`),
+/// and its cursor stays, so once the rule is gone the skipped turns are saved too. A rule over
+/// some files only, or 2.1.291, lets extraction run.
+#[tokio::test]
+async fn a_rule_covering_every_memory_write_stops_extraction_from_2_1_292() {
+    let settings = |w: &World, key: &str, rule: &str| {
+        let config = w.home.env.config_home();
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(config.join("settings.json"), json!({"permissions": {key: [rule]}}).to_string()).unwrap();
+    };
+    let over_projects = |w: &World| format!("Edit(/{}/projects/**)", w.home.env.config_home().display());
+    async fn run(w: &World, version: &str) -> Vec<mneme_extract::RunRecord> {
+        let x = Extractor::new(with_claude(w, version), w.clock.clone());
+        x.extract_transcript(&w.transcript, Engine::Offline, ExtractOptions::default(), &Cancel::new()).await.unwrap()
+    }
+    let tabs = |w: &World| Path::new(&w.m("feedback_i_prefer_tabs_over_spaces.md")).exists();
+
+    for (key, rule) in [("deny", None), ("ask", None), ("deny", Some("Write")), ("ask", Some("Edit"))] {
+        let w = World::new();
+        let rule = rule.map_or_else(|| over_projects(&w), str::to_string);
+        settings(&w, key, &rule);
+        w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+        let r = run(&w, "2.1.292").await;
+        let RunOutcome::Disabled { why } = &r[0].outcome else { panic!("{rule}: {r:?}") };
+        assert!(why.contains(&format!("the {key} rule \"{rule}\" in the user settings")) && why.contains("2.1.292"), "{why}");
+        assert!(!tabs(&w), "{rule}");
+        // The rule gone, the same turn is saved: the cursor did not move past it.
+        std::fs::remove_file(w.home.env.config_home().join("settings.json")).unwrap();
+        assert_eq!(run(&w, "2.1.292").await[0].outcome, RunOutcome::Saved, "{rule}");
+        assert!(tabs(&w), "{rule}");
+    }
+
+    // 2.1.291 extracts under an ask rule on all of Edit (and its agent's Write is made: seen),
+    // and a rule over other files leaves the memory folder writable.
+    for (version, key, rule) in [("2.1.291", "ask", "Edit"), ("2.1.292", "deny", "Edit(~/elsewhere/**)")] {
+        let w = World::new();
+        settings(&w, key, rule);
+        w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+        assert_eq!(run(&w, version).await[0].outcome, RunOutcome::Saved, "{version} {rule}");
+        assert!(tabs(&w));
+    }
+}
