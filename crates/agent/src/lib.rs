@@ -26,6 +26,7 @@ pub mod messages;
 mod overlay;
 mod policy;
 pub mod prompts;
+mod rules;
 mod run;
 mod schema;
 mod tools;
@@ -33,6 +34,7 @@ mod tools;
 pub use bash::{is_read_only_command, is_memory_rm_command};
 pub use changeset::{apply_changeset, with_index_edits, Applied, ApplyError, Changeset, FileChange, Trashed};
 pub use policy::{auto_mem_denial, auto_mem_prefix, bash_denial, is_auto_mem_write_path, session_memory_denial};
+pub use rules::{parse_rule, PermissionRule, PermissionRules, RuleBehavior};
 
 use mneme_core::Clock;
 use mneme_model::{Cancel, ModelError, Provider};
@@ -69,6 +71,10 @@ pub struct AgentTask {
     /// the tools answer as its tools do (`Profile::read_empty_file_warns`,
     /// `Profile::searches_report_refused_input`).
     pub release: mneme_core::versions::Profile,
+    /// The user's `deny` and `ask` permission rules, from the settings the session applies:
+    /// from 2.1.292 (`Profile::memory_agents_obey_permission_rules`) a call one of them covers
+    /// is refused under the memory policy, as Claude Code's memory agents refuse it.
+    pub permission_rules: PermissionRules,
 }
 
 impl std::fmt::Debug for AgentTask {

@@ -190,6 +190,31 @@ pub fn search_timed_out(secs: u64) -> String {
     format!("The search stopped at its {secs}-second limit before finding anything, so matches may still exist. Search a narrower path or a more specific pattern.")
 }
 
+/// The refusal of a call one of the user's permission rules covers (`Profile::
+/// memory_agents_obey_permission_rules`): a deny rule, or an ask rule nobody can answer in a
+/// background run. `source` is the settings file's label (`user`, `project`, …).
+pub fn permission_rule_refused(tool: &str, behavior: &str, rule: &str, source: &str) -> String {
+    let why = if behavior == "ask" {
+        "asks for a person's approval, and no one can give it to a background memory run"
+    } else {
+        "refuses it"
+    };
+    format!("This {tool} call is covered by the {behavior} rule \"{rule}\" in the {source} settings, which {why}. Do not retry it; go on without it.")
+}
+
+/// A Read refused when it checks its input: a deny rule of the user's permission settings
+/// covers the file.
+pub fn read_denied_by_rule(rule: &str) -> String {
+    format!("This file may not be read: the deny rule \"{rule}\" in the permission settings covers it.")
+}
+
+/// An Edit or Write refused when it checks its input: a deny rule covers the file, an Edit rule
+/// (`edit_rule`) or a Read rule (what may not be read may not be written).
+pub fn write_denied_by_rule(rule: &str, edit_rule: bool) -> String {
+    let kind = if edit_rule { "deny" } else { "Read deny" };
+    format!("This file may not be written: the {kind} rule \"{rule}\" in the permission settings covers it.")
+}
+
 /// The permission refusal for a network (UNC) path.
 pub fn network_path(path: &str) -> String {
     format!("Reading {path} is refused: it is a network (UNC) path, and this agent reads only local files. Use a local path.")

@@ -7,8 +7,12 @@
 //! not pass through a protected folder name (`.git`, `.claude`, `hooks`, …; from 2.1.337 also
 //! `.claude-science`) and, from 2.1.315, has no `:` after the folder. Everything else is
 //! denied. The session-memory update allows only `Edit` of exactly its summary file.
+//!
+//! From 2.1.292 the user's `deny` and `ask` permission rules are consulted first under the
+//! memory policy (`crate::rules`): a call one of them covers is refused whatever the guard says.
 
 use crate::bash::{is_memory_rm_command, is_read_only_command};
+use crate::rules::PermissionRules;
 use crate::Policy;
 use mneme_core::versions::Profile;
 use mneme_store::paths::node_normalize;
@@ -100,6 +104,8 @@ pub(crate) struct Gate {
     prefix: String,
     /// The release the run answers as: its secret scanner, its read-only shell tables.
     release: Profile,
+    /// The user's deny and ask rules, consulted first under the memory policy from 2.1.292.
+    rules: PermissionRules,
 }
 
 impl Gate {
@@ -110,7 +116,18 @@ impl Gate {
             Policy::AutoMem { memory_dir } => auto_mem_prefix(memory_dir),
             Policy::SessionMemory { path } => path.to_string_lossy().into_owned(),
         };
-        Gate { policy: policy.clone(), prefix, release: *release }
+        Gate { policy: policy.clone(), prefix, release: *release, rules: PermissionRules::default() }
+    }
+
+    /// The gate with the user's permission rules (`AgentTask::permission_rules`).
+    pub fn with_rules(mut self, rules: &PermissionRules) -> Gate {
+        self.rules = rules.clone();
+        self
+    }
+
+    /// The user's permission rules the run was given.
+    pub fn rules(&self) -> &PermissionRules {
+        &self.rules
     }
 
     /// The memory folder with its trailing `/`, under the memory policy.
@@ -170,6 +187,14 @@ impl Gate {
     }
 
     fn decide_auto_mem(&self, tool: &str, input: &Value) -> Decision {
+        // From 2.1.292 the session's rule check runs before the agents' own guard: a deny rule,
+        // or an ask rule (no one can answer a background agent), refuses the call even where
+        // the guard would allow it; allow rules add nothing to what the guard allows.
+        if self.release.memory_agents_obey_permission_rules {
+            if let Some(rule) = self.rules.refusing(tool, input) {
+                return Decision::Deny(crate::messages::permission_rule_refused(tool, rule.behavior.as_str(), &rule.text, rule.source.label()));
+            }
+        }
         match tool {
             "Read" | "Grep" | "Glob" => {
                 let key = if tool == "Read" { "file_path" } else { "path" };
@@ -339,6 +364,50 @@ mod tests {
         // A tab ends the token for every release.
         let tab = format!("aws_access_key: AKIAIOSF\t{}\n", "ODNN7EXAMPLE");
         assert_eq!(after.team_secret_refusal(&team, &tab), None);
+    }
+
+    /// From 2.1.292 the user's deny and ask rules refuse a memory agent's calls that its own
+    /// guard allows (row 92); 2.1.291 does not consult them.
+    #[test]
+    fn the_users_deny_and_ask_rules_refuse_calls_from_2_1_292() {
+        use mneme_store::settings::{SettingSource, Settings, SettingsFile};
+        let settings = Settings::from_files(vec![
+            SettingsFile::from_value(
+                SettingSource::User,
+                "/home/u/.claude/settings.json",
+                json!({"permissions": {"deny": ["Read(~/.ssh/**)", "Bash(wc:*)"], "allow": ["Bash"]}}),
+            ),
+            SettingsFile::from_value(
+                SettingSource::Project,
+                "/repo/.claude/settings.json",
+                // `/x` in project settings starts at the working folder, here `/`.
+                json!({"permissions": {"ask": [format!("Edit({MEM}/team/**)"), "Grep"]}}),
+            ),
+        ]);
+        let rules = PermissionRules::from_settings(&settings, Path::new("/home/u"), Path::new("/home/u/.claude"), Path::new("/"));
+        let policy = Policy::AutoMem { memory_dir: PathBuf::from(MEM) };
+        let [before, after] = ["2.1.291", "2.1.292"].map(|v| Gate::new(&policy, &mneme_core::versions::behaviours(v.parse().unwrap())).with_rules(&rules));
+        let calls = [
+            ("Read", json!({"file_path": "/home/u/.ssh/id_ed25519"}), "deny", "Read(~/.ssh/**)", "user"),
+            ("Bash", json!({"command": format!("wc -l {MEM}/a.md")}), "deny", "Bash(wc:*)", "user"),
+            ("Grep", json!({"pattern": "x", "path": MEM}), "ask", "Grep", "project"),
+        ];
+        for (tool, input, behavior, rule, source) in calls {
+            assert_eq!(before.decide(tool, &input), Decision::Allow, "2.1.291 {tool}");
+            assert_eq!(
+                after.decide(tool, &input),
+                Decision::Deny(crate::messages::permission_rule_refused(tool, behavior, rule, source)),
+                "2.1.292 {tool}"
+            );
+        }
+        let team_rule = rules.rules().iter().find(|r| r.tool == "Edit").unwrap().text.clone();
+        let team = json!({"file_path": format!("{MEM}/team/a.md"), "content": ""});
+        assert_eq!(before.decide("Write", &team), Decision::Allow);
+        assert_eq!(after.decide("Write", &team), Decision::Deny(crate::messages::permission_rule_refused("Write", "ask", &team_rule, "project")));
+        // What no rule covers is still the guard's to decide; an allow rule widens nothing.
+        assert_eq!(after.decide("Write", &json!({"file_path": format!("{MEM}/a.md"), "content": ""})), Decision::Allow);
+        assert_eq!(after.decide("Read", &json!({"file_path": "/etc/hosts"})), Decision::Allow);
+        assert_eq!(after.decide("Bash", &json!({"command": "touch x"})), Decision::Deny(bash_denial(&format!("{MEM}/"))));
     }
 
     #[test]

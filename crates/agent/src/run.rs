@@ -37,7 +37,7 @@ pub(crate) fn changeset_root(policy: &Policy) -> PathBuf {
 }
 
 pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Cancel) -> Result<AgentOutcome, AgentError> {
-    let gate = Gate::new(&task.policy, &task.release);
+    let gate = Gate::new(&task.policy, &task.release).with_rules(&task.permission_rules);
     let mut tools = Tools::new(task.cwd.clone(), gate.clone(), task.clock.clone(), task.work_dir.clone());
     tools.release = task.release;
     if let Policy::SessionMemory { path } = &task.policy {
@@ -46,7 +46,10 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
         tools.preload(path);
     }
     let mut messages = vec![Message::user_text(task.prompt.clone())];
-    let defs = definitions(&task.release);
+    // A tool a deny rule of the user's settings takes away whole is not offered, as Claude Code
+    // leaves it out of every session's tools (its agents' included).
+    let mut defs = definitions(&task.release);
+    defs.retain(|d| !task.permission_rules.removes_tool(&d.name));
     let mut turns = 0u32;
     let mut denials = Vec::new();
     let mut written_paths: Vec<PathBuf> = Vec::new();

@@ -61,6 +61,7 @@ impl Fixture {
             work_dir: self.root.join("data/agent"),
             clock,
             release: mneme_core::versions::newest(),
+            permission_rules: Default::default(),
         }
     }
 
@@ -526,4 +527,90 @@ async fn cancelling_stops_before_the_next_turn_and_applies_nothing() {
     assert!(out.changeset.is_empty(), "no tool runs once the run is cancelled");
     assert!(out.applied.is_none());
     assert!(!f.mem.join("a.md").exists(), "a cancelled run is never applied");
+}
+
+/// The user's permission rules meet the agent's calls where Claude Code's meet its memory
+/// agents' (the same cases `scripts/memory-agent-rules.sh` runs on real releases): a whole-tool
+/// deny takes the tool away and path deny rules refuse in the tools' input checks in every
+/// release (Read rules over writes from 2.1.228); from 2.1.292 ask rules, Bash rules and a shell
+/// command's file under a Read rule refuse the call too. Kinds: `ok`, `input` (a
+/// `<tool_use_error>`), `refused` (the permission check's error).
+#[tokio::test]
+async fn the_users_permission_rules_meet_the_calls_as_in_each_release() {
+    use mneme_agent::PermissionRules;
+    use mneme_store::settings::{SettingSource, Settings, SettingsFile};
+
+    async fn kinds(f: &Fixture, release: &str, permissions: Value, calls: &[(&str, Value)]) -> Vec<&'static str> {
+        let home = f.root.join("home");
+        let settings = Settings::from_files(vec![SettingsFile::from_value(
+            SettingSource::User,
+            home.join(".claude/settings.json"),
+            json!({ "permissions": permissions }),
+        )]);
+        let stub = StubModel::start().await;
+        let mut turn = Turn::tool_use(calls[0].0, calls[0].1.clone());
+        for (name, input) in &calls[1..] {
+            turn = turn.and_tool_use(*name, input.clone());
+        }
+        stub.push(turn);
+        stub.push(Turn::text("done"));
+        let task = AgentTask {
+            release: mneme_core::versions::behaviours(release.parse().unwrap()),
+            permission_rules: PermissionRules::from_settings(&settings, &home, &home.join(".claude"), &f.cwd),
+            ..f.task("go", None)
+        };
+        let outcome = run_agent(&provider(&stub), &task, Mode::Stage, &Cancel::new()).await.unwrap();
+        // A tool a deny rule takes away is not offered.
+        let offered: Vec<String> = stub.model_requests()[0].body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+        for (name, _) in calls {
+            let removed = permissions["deny"].as_array().is_some_and(|d| d.iter().any(|r| r == *name));
+            assert_eq!(offered.contains(&name.to_string()), !removed, "{release} {name} offered: {offered:?}");
+        }
+        let results = tool_results(&stub.model_requests()[1]);
+        assert_eq!(results.len(), calls.len());
+        let denied: Vec<&str> = outcome.denials.iter().map(|d| d.message.as_str()).collect();
+        results
+            .iter()
+            .map(|(text, is_error)| match (is_error, text.starts_with("<tool_use_error>")) {
+                (false, _) => "ok",
+                (true, true) => "input",
+                (true, false) => {
+                    assert!(denied.contains(&text.as_str()), "{release}: a refusal is a denial: {text}");
+                    "refused"
+                }
+            })
+            .collect()
+    }
+
+    let f = Fixture::new();
+    let secret = f.root.join("home/secret/key.txt");
+    std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+    std::fs::write(&secret, "top secret\n").unwrap();
+    let secret = secret.to_string_lossy().into_owned();
+    let home = f.root.join("home").to_string_lossy().into_owned();
+    let tabs = || ("Write", json!({"file_path": f.m("feedback_tabs.md"), "content": "---\nname: tabs\ndescription: prefers tabs\ntype: feedback\n---\nTabs.\n"}));
+    let private = || ("Write", json!({"file_path": f.m("private.md"), "content": "x\n"}));
+    let cat = || ("Bash", json!({"command": format!("cat {secret}")}));
+
+    for release in ["2.1.197", "2.1.227", "2.1.228", "2.1.291", "2.1.292", "2.1.337"] {
+        let v = |r: &str| mneme_core::versions::behaviours(r.parse().unwrap());
+        let rules = v(release).memory_agents_obey_permission_rules;
+        let read_rules_over_writes = v(release).writes_refuse_read_denied;
+        let when = |on: bool, yes: &'static str, no: &'static str| if on { yes } else { no };
+        let cases: Vec<(Value, Vec<(&str, Value)>, Vec<&str>)> = vec![
+            (json!({"deny": [format!("Read(/{secret})")]}), vec![("Read", json!({"file_path": secret})), cat(), tabs()], vec!["input", when(rules, "refused", "ok"), "ok"]),
+            (json!({"deny": ["Read"]}), vec![("Read", json!({"file_path": f.m("x.md")})), tabs()], vec!["input", when(read_rules_over_writes, "input", "ok")]),
+            (json!({"deny": [format!("Read(/{})", f.m("private.md"))]}), vec![private(), tabs()], vec![when(read_rules_over_writes, "input", "ok"), "ok"]),
+            (json!({"deny": [format!("Edit(/{})", f.m("private.md"))]}), vec![private(), tabs()], vec!["input", "ok"]),
+            (json!({"ask": [format!("Edit(/{})", f.m("private.md"))]}), vec![private(), tabs()], vec![when(rules, "refused", "ok"), "ok"]),
+            (
+                json!({"deny": ["Bash(cat:*)"], "ask": ["Bash(ls:*)"]}),
+                vec![cat(), ("Bash", json!({"command": format!("ls {home}")})), ("Bash", json!({"command": format!("wc -l {secret}")}))],
+                vec![when(rules, "refused", "ok"), when(rules, "refused", "ok"), "ok"],
+            ),
+        ];
+        for (permissions, calls, expected) in cases {
+            assert_eq!(kinds(&f, release, permissions.clone(), &calls).await, expected, "{release} {permissions}");
+        }
+    }
 }

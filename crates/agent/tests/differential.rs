@@ -361,6 +361,7 @@ async fn check(binary: &Path) {
         work_dir: home.root.join("work"),
         clock,
         release,
+        permission_rules: Default::default(),
     };
     run_agent(&provider as &dyn Provider, &agent_task, Mode::Stage, &Cancel::new()).await.unwrap();
     let our_schemas = stub2.model_requests().first().map(|r| input_schemas(&r.body)).unwrap_or_default();

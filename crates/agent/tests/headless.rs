@@ -66,6 +66,7 @@ async fn claude_code_runs_in_a_scratch_copy_and_its_changes_come_back_as_a_chang
         work_dir: work_dir.clone(),
         clock,
         release: mneme_core::versions::newest(),
+        permission_rules: Default::default(),
     };
     let out = run_agent(&provider, &task, Mode::Stage, &Cancel::new()).await.unwrap();
 

@@ -133,6 +133,7 @@ impl Planted {
             work_dir: self.root.join("data/agent"),
             clock,
             release: versions::newest(),
+            permission_rules: Default::default(),
         }
     }
 

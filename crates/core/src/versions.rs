@@ -430,6 +430,13 @@ pub struct Profile {
     pub memory_rm_checked_as_writes: bool,
     /// A memory agent's write or `rm` of a path with a `:` after the memory folder is refused.
     pub memory_paths_refuse_colon: bool,
+    /// The memory agents' calls answer to the user's permission rules too: a `deny` or `ask`
+    /// rule of any settings source that covers a call refuses it (an agent runs in the
+    /// background, with no one to ask), before their own guard is consulted.
+    pub memory_agents_obey_permission_rules: bool,
+    /// Edit and Write refuse, when they check their input, a file a Read deny rule covers (a
+    /// whole-tool `Read` rule covers every file); before, only one an `Edit(path)` deny rule covers.
+    pub writes_refuse_read_denied: bool,
     /// The team-memory check on a Write or Edit runs [`Profile::secret_scanner`] also on the text
     /// with control and invisible characters left out (then without ZWNJ, ZWJ, VS15 and VS16 too),
     /// so a token split by one is refused; before, on the text as written only.
@@ -698,6 +705,10 @@ pub enum Change {
     MemoryRmCheckedAsWrites,
     /// The memory agents refuse paths with a `:` inside the memory folder.
     MemoryPathsRefuseColon,
+    /// The memory agents' calls answer to the user's `deny` and `ask` permission rules.
+    MemoryAgentsObeyPermissionRules,
+    /// Edit and Write refuse files a Read deny rule covers.
+    WritesRefuseReadDenied,
     /// The team-memory secret check also scans the text with invisible characters left out.
     SecretScanReadings,
     /// `CLAUDE_MEMORY_STORES` turns the MEMORY.md index off.
@@ -803,6 +814,8 @@ impl Change {
             Change::MemoryRmRefusesParentSegments => p.memory_rm_refuses_parent_segments = true,
             Change::MemoryRmCheckedAsWrites => p.memory_rm_checked_as_writes = true,
             Change::MemoryPathsRefuseColon => p.memory_paths_refuse_colon = true,
+            Change::MemoryAgentsObeyPermissionRules => p.memory_agents_obey_permission_rules = true,
+            Change::WritesRefuseReadDenied => p.writes_refuse_read_denied = true,
             Change::SecretScanReadings => p.secret_scan_readings = true,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
             Change::MemoryOffAfterChatRead => p.memory_off_after_chat_read = true,
@@ -885,6 +898,8 @@ pub const BASELINE: Profile = Profile {
     memory_rm_refuses_parent_segments: false,
     memory_rm_checked_as_writes: false,
     memory_paths_refuse_colon: false,
+    memory_agents_obey_permission_rules: false,
+    writes_refuse_read_denied: false,
     secret_scan_readings: false,
     read_empty_file_warns: false,
     searches_report_refused_input: false,
@@ -977,6 +992,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 219), Change::MemoryRmCheckedAsWrites),
     (ClaudeVersion::new(2, 1, 227), Change::MemoryPolicyReworded),
     (ClaudeVersion::new(2, 1, 228), Change::CoworkOverrideTrimmed),
+    (ClaudeVersion::new(2, 1, 228), Change::WritesRefuseReadDenied),
     (ClaudeVersion::new(2, 1, 232), Change::RuleSymlinksIgnored),
     (ClaudeVersion::new(2, 1, 232), Change::SecretScanner(SecretScanner::V2_1_232)),
     (ClaudeVersion::new(2, 1, 234), Change::SecretScanner(SecretScanner::V2_1_234)),
@@ -1003,6 +1019,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 289), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 289)))),
     (ClaudeVersion::new(2, 1, 290), Change::RepoEnvIgnoresAttachments),
     (ClaudeVersion::new(2, 1, 290), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 290)))),
+    (ClaudeVersion::new(2, 1, 292), Change::MemoryAgentsObeyPermissionRules),
     (ClaudeVersion::new(2, 1, 295), Change::MemoryDirFromEnabledSources),
     (ClaudeVersion::new(2, 1, 295), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 295)))),
     (ClaudeVersion::new(2, 1, 296), Change::ReadAllowLarge),
@@ -1190,6 +1207,10 @@ mod tests {
         // memory folder is refused from 2.1.315 (rows 78 and 79).
         assert!(!behaviours(v("2.1.218")).memory_rm_checked_as_writes && behaviours(v("2.1.219")).memory_rm_checked_as_writes);
         assert!(!behaviours(v("2.1.314")).memory_paths_refuse_colon && behaviours(v("2.1.315")).memory_paths_refuse_colon);
+        // From 2.1.292 they answer to the user's deny and ask rules (row 92).
+        assert!(!behaviours(v("2.1.291")).memory_agents_obey_permission_rules && behaviours(v("2.1.292")).memory_agents_obey_permission_rules);
+        // Edit and Write refuse files a Read deny rule covers from 2.1.228 (seen on 2.1.227/2.1.228).
+        assert!(!behaviours(v("2.1.227")).writes_refuse_read_denied && behaviours(v("2.1.228")).writes_refuse_read_denied);
         // The team-memory secret check scans the text's invisible-free readings from 2.1.284 (row 90).
         assert!(!behaviours(v("2.1.283")).secret_scan_readings && behaviours(v("2.1.284")).secret_scan_readings);
         assert!(!behaviours(v("2.1.241")).lexes_only_files_with_at && behaviours(v("2.1.242")).lexes_only_files_with_at);

@@ -529,6 +529,8 @@ impl Dreams {
             work_dir: history.dir().join("work"),
             clock: self.clock.clone(),
             release: *memdir.release(),
+            // The user's deny and ask rules, as the dream agent obeys them from 2.1.292.
+            permission_rules: mneme_agent::PermissionRules::for_session(&SessionMemory::for_cwd(&self.env, &target.cwd), &target.cwd),
         };
         let outcome = mneme_agent::run_agent(provider, &task, Mode::Stage, cancel)
             .await

@@ -81,6 +81,9 @@ pub struct Project {
     /// settings' `claudeMdExcludes`: what loading its CLAUDE.md files needs, resolved once.
     pub session_env: Environment,
     pub claude_md_excludes: Vec<String>,
+    /// The `deny` and `ask` permission rules of the session's settings, which the memory agent
+    /// obeys from 2.1.292 (`Profile::memory_agents_obey_permission_rules`).
+    pub permission_rules: mneme_agent::PermissionRules,
     /// Claude Code ran there: the folder came from the user (the CLI, the app) or from a
     /// transcript stored under that project in Claude Code's own folder. A folder named only by
     /// a transcript from elsewhere is anyone's: the model's read-only `git` would run that
@@ -433,7 +436,9 @@ impl Extractor {
     pub fn project_for_cwd(&self, cwd: &Path) -> Project {
         let session = SessionMemory::for_cwd(&self.env, cwd);
         let claude_md_excludes = session.settings.claude_md_excludes();
+        let permission_rules = mneme_agent::PermissionRules::for_session(&session, &session.root);
         Project {
+            permission_rules,
             root: session.root,
             memory_dir: session.dir,
             auto_memory: session.reason,
@@ -782,6 +787,24 @@ impl Extractor {
                 return Ok(vec![rec]);
             }
         }
+        // From 2.1.292 Claude Code's extraction does not start while one of the user's deny or
+        // ask rules refuses every write into the memory folder (a rule on all of Edit or Write,
+        // or an Edit rule covering the folder), and its cursor stays: once the rule is gone, the
+        // turns skipped meanwhile are reviewed too.
+        if mneme_store::claude_install::installed_profile(&self.env).memory_agents_obey_permission_rules {
+            if let Some(rule) = project.permission_rules.blocking_memory_writes(&project.memory_dir.dir) {
+                let why = format!(
+                    "the {} rule \"{}\" in the {} settings covers every write into {}, and the Claude Code installed (2.1.292 or later) saves no memory while it does; remove that rule, or narrow it so it no longer covers the memory folder",
+                    rule.behavior.as_str(),
+                    rule.text,
+                    rule.source.label(),
+                    project.memory_dir.dir.display()
+                );
+                let rec = self.record(session, &project, trigger, engine, 0, RunOutcome::Disabled { why });
+                self.log(&rec)?;
+                return Ok(vec![rec]);
+            }
+        }
 
         let mut out = Vec::new();
         let mut decision = Some(match trigger {
@@ -957,6 +980,7 @@ impl Extractor {
                     work_dir: data_dir.join("work").join("extract"),
                     clock: self.clock.clone(),
                     release: *memdir.release(),
+                    permission_rules: project.permission_rules.clone(),
                 };
                 match mneme_agent::run_agent(provider, &task, Mode::Stage, cancel).await {
                     Ok(o) if o.stop == Stop::Cancelled => {

@@ -488,6 +488,9 @@ pub async fn update(
         clock,
         // The notes file is never in team memory; the scanner only has to be a real one.
         release: mneme_store::claude_install::installed_profile(env),
+        // The session-memory policy allows one Edit of one file; Claude Code's rule check is
+        // part of the auto-memory agents' permission function only.
+        permission_rules: Default::default(),
     };
     let trash = data.join("trash").join("session-memory");
     let outcome = mneme_agent::run_agent(provider, &task, mneme_agent::Mode::Apply { trash_dir: trash }, cancel).await?;

@@ -1,7 +1,7 @@
 //! Shell commands: the strict reader, Claude Code's read-only classifier, and the memory
 //! policy's `rm` rule.
 
-mod parse;
+pub(crate) mod parse;
 mod readonly;
 mod tables;
 

@@ -191,6 +191,16 @@ impl Tools {
     /// leads out of the folder (or a link as the file itself), a file this run wrote or
     /// removed where a folder would have to be, or a folder of files this run wrote. Found
     /// only at apply time, it would lose the whole run.
+    /// Edit and Write refuse a file a deny rule of the user's permission settings covers (an
+    /// `Edit(path)` rule; from 2.1.228 a Read rule too) when they check their input, before the
+    /// permission function (`PermissionRules::denies_writing`).
+    fn check_write_rules(&self, path: &Path) -> Result<(), Failure> {
+        match self.gate.rules().denies_writing(&path.to_string_lossy(), self.release.writes_refuse_read_denied) {
+            Some((rule, kind)) => Err(Failure::Invalid(messages::write_denied_by_rule(&rule.text, kind == crate::rules::WriteDenial::EditRule))),
+            None => Ok(()),
+        }
+    }
+
     fn check_memory_path(&self, path: &Path) -> Result<(), Failure> {
         let Some((memdir, prefix)) = self.memdir() else { return Ok(()) };
         let Some(rel) = path.to_str().and_then(|p| p.strip_prefix(prefix)) else { return Ok(()) };
@@ -279,6 +289,9 @@ impl Tools {
         }
         let raw = str_arg(args, "file_path").unwrap_or_default();
         let path = self.abs(raw);
+        if let Some(rule) = self.gate.rules().denies_reading(&path.to_string_lossy()) {
+            return Err(Failure::Invalid(messages::read_denied_by_rule(&rule.text)));
+        }
         let device = path.to_string_lossy().into_owned();
         let blocking = [
             "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full", "/dev/stdin", "/dev/tty", "/dev/console",
@@ -409,6 +422,7 @@ impl Tools {
         let old = str_arg(args, "old_string").unwrap_or_default();
         let new = str_arg(args, "new_string").unwrap_or_default();
         let replace_all = bool_arg(args, "replace_all").unwrap_or(false);
+        self.check_write_rules(&path)?;
         check_write_size(new.len())?;
         self.check_run_size(&path, new.len())?;
         self.check_memory_path(&path)?;
@@ -485,6 +499,7 @@ impl Tools {
     pub(super) fn validate_write(&mut self, args: &Map<String, Value>) -> Result<(), Failure> {
         let path = self.abs(str_arg(args, "file_path").unwrap_or_default());
         let content = str_arg(args, "content").unwrap_or_default();
+        self.check_write_rules(&path)?;
         check_write_size(content.len())?;
         self.check_run_size(&path, content.len())?;
         self.check_memory_path(&path)?;

@@ -200,7 +200,9 @@ impl Tools {
 
     /// Runs one tool call through every stage.
     pub async fn call(&mut self, name: &str, input: &Value, cancel: &Cancel) -> ToolResult {
-        let Some(params) = params_of(name, &self.release) else {
+        // A tool a deny rule takes away whole is not offered (`run`), and is answered as one
+        // that does not exist, as Claude Code answers it.
+        let Some(params) = params_of(name, &self.release).filter(|_| !self.gate.rules().removes_tool(name)) else {
             return ToolResult::tool_use_error(&format!("Error: No such tool available: {name}"));
         };
         let args = match schema::validate(name, &params, input) {
