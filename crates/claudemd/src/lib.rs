@@ -15,12 +15,13 @@
 mod content;
 mod exclude;
 mod loader;
+mod neutralize;
 // The lexer is its own crate so the memory folder (mneme-store) reads comments with it too.
 use mneme_markdown as marked;
 mod paths;
 pub mod picomatch;
 
-use mneme_core::versions::{InstructionsWrapper, LazyAttachment};
+use mneme_core::versions::{InstructionsWrapper, LazyAttachment, MemoryIndexTags};
 use mneme_core::{Layer, Profile};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -289,7 +290,7 @@ pub const QUOTED_INDEX_PREAMBLE: &str = "The quoted notes below were saved in ea
 /// MEMORY.md's text as releases with `Profile::memory_index_tags` send it: line ends made LF,
 /// control and invisible characters dropped ([`drop_invisible`]), tags that could pass for the
 /// request's own neutralized ([`neutralize_tags`]), trimmed.
-pub fn cleaned_memory_index(content: &str, tags: &[&str]) -> String {
+pub fn cleaned_memory_index(content: &str, tags: MemoryIndexTags) -> String {
     let visible = drop_invisible(content);
     mneme_core::text::js_trim(&neutralize_tags(&visible, tags)).to_string()
 }
@@ -317,64 +318,26 @@ pub fn quoted_memory_index(cleaned: &str) -> String {
     out
 }
 
-/// `<` before one of `tags` (the release's list) — after any run of characters that are neither
-/// name characters nor angle brackets (`</ system-reminder`), the name in any case with `-` and
-/// `_` alike, ended by a character that is not a name character — becomes `<\`, as releases
-/// from 2.1.284 write it. So does `<` before any `antml:` name, and before `channel` (when listed)
-/// only with a `source=` within 120 characters before the next `>`. A `<` already followed by
-/// `\` is left.
-///
-/// Only the plain spellings are recognized: those releases also read look-alike brackets and
-/// letters from other scripts, which Mneme leaves as they are (docs/claude-code-versions.md).
-pub fn neutralize_tags<'a>(text: &'a str, tags: &[&str]) -> std::borrow::Cow<'a, str> {
-    let bytes = text.as_bytes();
-    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
-    let spelled = |at: usize, word: &str| -> bool {
-        let w = word.as_bytes();
-        bytes.len() >= at + w.len()
-            && bytes[at..at + w.len()].iter().zip(w).all(|(&b, &c)| {
-                if c == b'-' || c == b'_' { b == b'-' || b == b'_' } else { b.eq_ignore_ascii_case(&c) }
-            })
-    };
-    let ends_name = |at: usize| at >= bytes.len() || !is_name(bytes[at]);
-    let channel_source = |at: usize| -> bool {
-        // Up to 120 characters that are not `>`, then `source` not glued to a word before it,
-        // blanks, `=`.
-        let mut here = at;
-        for step in 0..=120 {
-            let glued = bytes[..here].last().is_some_and(|&b| is_name(b));
-            if !glued && spelled(here, "source") && text[here + 6..].trim_start_matches(|c: char| c.is_whitespace() || c == '\u{2800}').starts_with('=') {
-                return true;
-            }
-            match text[here..].chars().next() {
-                None | Some('>') => return false,
-                Some(_) if step == 120 => return false,
-                Some(c) => here += c.len_utf8(),
-            }
-        }
-        false
-    };
-    let mut out = String::new();
-    let mut copied = 0;
-    for (open, _) in text.match_indices('<') {
-        if bytes.get(open + 1) == Some(&b'\\') {
-            continue;
-        }
-        // The name starts at the first name character after the filler; a bracket first ends
-        // the search.
-        let name = text[open + 1..].find(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '<' || c == '>').map(|i| open + 1 + i);
-        let Some(name) = name.filter(|&n| is_name(bytes[n])) else { continue };
-        let hit = tags.iter().filter(|t| **t != "channel").any(|tag| spelled(name, tag) && ends_name(name + tag.len()))
-            || (spelled(name, "antml") && bytes.get(name + 5) == Some(&b':'))
-            || (tags.contains(&"channel") && spelled(name, "channel") && ends_name(name + 7) && channel_source(name + 7));
-        if hit {
-            out.push_str(&text[copied..open]);
-            out.push_str("<\\");
-            copied = open + 1;
-        }
-    }
-    if copied == 0 {
+/// A `<` that opens one of the release's tag names becomes `<\`, as releases from 2.1.284 write
+/// it, and so does a character drawn like `<` (`＜`, `﹤`, `〈`, …), replaced whole. The name may
+/// come after any characters that are neither name characters nor brackets (`</ system-reminder`),
+/// in any case, with `-` and `_` alike, spelled with look-alike letters (fullwidth, mathematical,
+/// accented, other scripts', ligatures) and with joiners or combining marks between its letters,
+/// and ends where a name character does not follow. So does `antml` before a colon, and
+/// `channel` with a `source=` within 120 characters before the next `>`. A bracket already
+/// followed by `\` is left. Which look-alikes count, and how the text is read, is the
+/// release's (`tags.neutralizer`): `neutralize.rs` has the reading.
+pub fn neutralize_tags(text: &str, tags: MemoryIndexTags) -> std::borrow::Cow<'_, str> {
+    let openers = neutralize::tag_openers(text, tags);
+    if openers.is_empty() {
         return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + openers.len() * 2);
+    let mut copied = 0;
+    for open in openers {
+        out.push_str(&text[copied..open]);
+        out.push_str("<\\");
+        copied = open + text[open..].chars().next().map_or(1, char::len_utf8);
     }
     out.push_str(&text[copied..]);
     std::borrow::Cow::Owned(out)
@@ -407,9 +370,9 @@ pub fn render_claude_md(options: &LoadOptions, files: &[LoadedFile]) -> String {
         .map(|f| {
             let content = match (f.layer, profile.memory_index_tags) {
                 (Layer::AutoMem, Some(tags)) if profile.memory_index_quoted => {
-                    std::borrow::Cow::Owned(quoted_memory_index(&cleaned_memory_index(&f.content, &tags.names())))
+                    std::borrow::Cow::Owned(quoted_memory_index(&cleaned_memory_index(&f.content, tags)))
                 }
-                (Layer::AutoMem, Some(tags)) => std::borrow::Cow::Owned(cleaned_memory_index(&f.content, &tags.names())),
+                (Layer::AutoMem, Some(tags)) => std::borrow::Cow::Owned(cleaned_memory_index(&f.content, tags)),
                 _ => std::borrow::Cow::Borrowed(mneme_core::text::js_trim(&f.content)),
             };
             let path = f.path.to_string_lossy();

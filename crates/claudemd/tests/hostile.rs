@@ -119,8 +119,8 @@ proptest! {
     #[test]
     fn a_quoted_index_stays_inside_its_quote(content in mutated_text(seeds()), extra in "[<>/ \\n\\r\u{2028}a-z_-]{0,40}") {
         let text = format!("{content}{extra}<system-reminder>{extra}");
-        let tags = mneme_core::versions::newest().memory_index_tags.unwrap().names();
-        let cleaned = mneme_claudemd::cleaned_memory_index(&text, &tags);
+        let tags = mneme_core::versions::newest().memory_index_tags.unwrap();
+        let cleaned = mneme_claudemd::cleaned_memory_index(&text, tags);
         prop_assert!(!cleaned.to_ascii_lowercase().contains("<system-reminder"), "{cleaned:?}");
         let quoted = mneme_claudemd::quoted_memory_index(&cleaned);
         let body = quoted.strip_prefix(mneme_claudemd::QUOTED_INDEX_PREAMBLE).and_then(|b| b.strip_prefix("\n\n")).unwrap();

@@ -552,6 +552,14 @@ const REPO_ENV_IGNORED_ATTACHMENTS: &[&str] = &[
 pub struct MemoryIndexTags {
     /// `untrusted-widget-state`, from 2.1.317 (2.1.316 lacks it, bisected).
     pub untrusted_widget_state: bool,
+    /// Which release's neutralizer reads the text: the look-alike brackets and letters of its
+    /// table (`mneme_claudemd`'s `data/lookalikes.txt`, each entry with the release that added
+    /// it) and, from 2.1.337, a second reading. 2.1.284 first; 2.1.314 read 18 more brackets
+    /// (two outside the BMP); 2.1.315 read subscript w, y and z as letters; 2.1.337 also reads
+    /// the text without controls and private-use characters, and without `antml:` after a `<`
+    /// (bisected on the real binaries: 2.1.312 and 2.1.314, 2.1.314 and 2.1.315, 2.1.332 and
+    /// 2.1.337; 2.1.313 and 2.1.333 to 2.1.336 were never published).
+    pub neutralizer: ClaudeVersion,
 }
 
 impl MemoryIndexTags {
@@ -589,6 +597,8 @@ pub enum Change {
     AutoMemoryLabelByFlag,
     /// MEMORY.md's text is cleaned, with this list of tag names to neutralize.
     MemoryIndexCleaned(MemoryIndexTags),
+    /// MEMORY.md's tag neutralizer became this release's.
+    MemoryIndexNeutralizer(ClaudeVersion),
     /// MEMORY.md's text goes out quoted behind a preamble.
     MemoryIndexQuoted,
     /// MEMORY.md gets a size cap besides the line cap, and a note that says which was met.
@@ -753,6 +763,11 @@ impl Change {
             Change::AutoMemoryLabelByFlag => p.auto_memory_label_by_flag = true,
             Change::MemoryIndexQuoted => p.memory_index_quoted = true,
             Change::MemoryIndexCleaned(tags) => p.memory_index_tags = Some(tags),
+            Change::MemoryIndexNeutralizer(release) => {
+                if let Some(tags) = p.memory_index_tags.as_mut() {
+                    tags.neutralizer = release;
+                }
+            }
             Change::MemoryIndexSizeCap => p.truncation_note = TruncationNote::Reason,
             Change::PathsListsSplit => p.paths_lists_split = true,
             Change::RefusesMissingComposedCwd => p.refuses_missing_composed_cwd = true,
@@ -1009,7 +1024,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 281), Change::ReadsSkipStartupFiles),
     (ClaudeVersion::new(2, 1, 284), Change::RecallSelector(RECALL_SELECTOR_2_1_284)),
     (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCrlfToLf),
-    (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCleaned(MemoryIndexTags { untrusted_widget_state: false })),
+    (ClaudeVersion::new(2, 1, 284), Change::MemoryIndexCleaned(MemoryIndexTags { untrusted_widget_state: false, neutralizer: ClaudeVersion::new(2, 1, 284) })),
     (ClaudeVersion::new(2, 1, 284), Change::LinksJudgedByRealpath),
     (ClaudeVersion::new(2, 1, 284), Change::SecretScanReadings),
     (ClaudeVersion::new(2, 1, 285), Change::WritesMissingMemoryIndex),
@@ -1026,9 +1041,11 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 299), Change::MemoryHeadsDecodeUtf16),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
+    (ClaudeVersion::new(2, 1, 314), Change::MemoryIndexNeutralizer(ClaudeVersion::new(2, 1, 314))),
     (ClaudeVersion::new(2, 1, 315), Change::MemoryPathsRefuseColon),
+    (ClaudeVersion::new(2, 1, 315), Change::MemoryIndexNeutralizer(ClaudeVersion::new(2, 1, 315))),
     (ClaudeVersion::new(2, 1, 317), Change::ReadRepeatsInFull),
-    (ClaudeVersion::new(2, 1, 317), Change::MemoryIndexCleaned(MemoryIndexTags { untrusted_widget_state: true })),
+    (ClaudeVersion::new(2, 1, 317), Change::MemoryIndexCleaned(MemoryIndexTags { untrusted_widget_state: true, neutralizer: ClaudeVersion::new(2, 1, 315) })),
     (ClaudeVersion::new(2, 1, 319), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 319)))),
     (ClaudeVersion::new(2, 1, 323), Change::SecretScanner(SecretScanner::V2_1_323)),
     (ClaudeVersion::new(2, 1, 324), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 324)))),
@@ -1041,6 +1058,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 337), Change::MemoryOffAfterChatRead),
     (ClaudeVersion::new(2, 1, 337), Change::AutoMemoryLabelByFlag),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryIndexQuoted),
+    (ClaudeVersion::new(2, 1, 337), Change::MemoryIndexNeutralizer(ClaudeVersion::new(2, 1, 337))),
     (ClaudeVersion::new(2, 1, 337), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 337)))),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryAgentsProtectClaudeScience),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryRmRefusesParentSegments),
@@ -1201,6 +1219,12 @@ mod tests {
         assert_eq!(behaviours(v("2.1.283")).memory_index_tags, None);
         assert!(!behaviours(v("2.1.316")).memory_index_tags.unwrap().names().contains(&"untrusted-widget-state"));
         assert!(behaviours(v("2.1.317")).memory_index_tags.unwrap().names().contains(&"untrusted-widget-state"));
+        // Its neutralizer read more look-alikes from 2.1.314 and 2.1.315, and a second reading
+        // from 2.1.337 (rows 85 and 86).
+        let neutralizer = |r: &str| behaviours(v(r)).memory_index_tags.unwrap().neutralizer;
+        assert_eq!((neutralizer("2.1.312"), neutralizer("2.1.314")), (v("2.1.284"), v("2.1.314")));
+        assert_eq!((neutralizer("2.1.315"), neutralizer("2.1.317"), neutralizer("2.1.332")), (v("2.1.315"), v("2.1.315"), v("2.1.315")));
+        assert_eq!(neutralizer("2.1.337"), v("2.1.337"));
         assert!(!behaviours(v("2.1.332")).memory_index_quoted && behaviours(v("2.1.337")).memory_index_quoted);
         assert!(!behaviours(v("2.1.332")).auto_memory_label_by_flag && behaviours(v("2.1.337")).auto_memory_label_by_flag);
         // The memory agents' rm answers to their write rule from 2.1.219, and a `:` inside the
