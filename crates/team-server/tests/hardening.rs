@@ -1480,6 +1480,127 @@ async fn a_version_4_database_folds_its_keys_on_start() {
     }
 }
 
+/// PostgreSQL's counts for the table `entries`.
+#[derive(Debug, Clone, Copy)]
+struct EntriesCounts {
+    inserted: i64,
+    updated: i64,
+    /// Rows read by sequential scans and fetched by index scans.
+    read: i64,
+}
+
+/// [`EntriesCounts`] once `done` holds of them: a session reports its counts as it ends, a
+/// moment after it closed.
+async fn entries_counts_once(url: &str, done: impl Fn(&EntriesCounts) -> bool) -> EntriesCounts {
+    use sqlx::{AnyConnection, Connection, Row};
+    let mut last = None;
+    for _ in 0..100 {
+        let mut c = AnyConnection::connect(url).await.unwrap();
+        let r = sqlx::query(
+            "SELECT n_tup_ins, n_tup_upd, seq_tup_read + COALESCE(idx_tup_fetch, 0) AS r FROM pg_stat_user_tables WHERE relname = 'entries'",
+        )
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        let counts = EntriesCounts { inserted: r.get("n_tup_ins"), updated: r.get("n_tup_upd"), read: r.get("r") };
+        c.close().await.unwrap();
+        if done(&counts) {
+            return counts;
+        }
+        last = Some(counts);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("PostgreSQL's statistics never showed the work done: {last:?}");
+}
+
+/// The one-time folding of a version-4 database's keys on a larger database: every key of
+/// every repository, live or removed, gets its folding (more keys than one statement writes).
+/// On PostgreSQL the table has no statistics (as after an upgrade of a database that grew
+/// since its last ANALYZE), and the rows the upgrade reads stay proportional to the entries:
+/// the fold itself reads each once, its `UPDATE` once, and the new index twice (the table
+/// then holds each row's old and new version). Statements setting a few hundred keys listed
+/// `IN (…)` each filtered a repository's every row: work growing with the square of its size
+/// (20 rows read an entry here).
+#[tokio::test]
+async fn a_large_version_4_database_folds_every_key_in_work_proportional_to_it() {
+    use mneme_team_proto::keys::case_fold;
+    use mneme_team_server::store::SqlStore;
+    use sqlx::{AnyConnection, Connection, Row};
+    sqlx::any::install_default_drivers();
+    /// Entries per repository.
+    const SIZES: [usize; 3] = [6_000, 1_500, 3];
+    let total: i64 = SIZES.iter().sum::<usize>() as i64;
+    let key = |i: usize| {
+        let dir = ["Team", "ops", "Straße"][i % 3];
+        let tail = ["", "-ß", "-ΣΑΣ", "-Éclair", "-ﬁx", "-İ"][i % 6];
+        format!("{dir}/Note-{i:05}{tail}.md")
+    };
+    for mut db in databases().await {
+        let _dir = db.dir.take();
+        let url = db.url.clone();
+        SqlStore::connect(&url).await.unwrap().close().await;
+        let pg = matches!(url, DatabaseUrl::Postgres(_));
+        let conn_url = match &url {
+            DatabaseUrl::Sqlite(path) => format!("sqlite://{}", path.display()),
+            DatabaseUrl::Postgres(u) => u.clone(),
+        };
+        let mut c = AnyConnection::connect(&conn_url).await.unwrap();
+        if pg {
+            // No statistics for the planner, whenever this runs.
+            sqlx::query("ALTER TABLE entries SET (autovacuum_enabled = false)").execute(&mut c).await.unwrap();
+        }
+        sqlx::query("INSERT INTO teams (name, created_ms) VALUES ('acme', 0)").execute(&mut c).await.unwrap();
+        let team: i64 = sqlx::query("SELECT id FROM teams").fetch_one(&mut c).await.unwrap().get("id");
+        for (n, size) in SIZES.iter().enumerate() {
+            let repo: i64 = sqlx::query(
+                "INSERT INTO repos (team_id, slug, slug_key, version, checksum, last_modified_ms) VALUES ($1, $2, $3, 1, '', 0) RETURNING id",
+            )
+            .bind(team)
+            .bind(format!("acme/app{n}"))
+            .bind(format!("acme/app{n}"))
+            .fetch_one(&mut c)
+            .await
+            .unwrap()
+            .get("id");
+            let ids: Vec<usize> = (0..*size).collect();
+            for chunk in ids.chunks(500) {
+                let rows: Vec<String> = (0..chunk.len()).map(|i| format!("($1, ${}, 'x', 'c', {}, 1, 0)", i + 2, i % 2)).collect();
+                let sql = format!(
+                    "INSERT INTO entries (repo_id, entry_key, content, checksum, deleted, version, changed_ms) VALUES {}",
+                    rows.join(", ")
+                );
+                let mut q = sqlx::query(&sql).bind(repo);
+                for i in chunk {
+                    q = q.bind(key(*i));
+                }
+                q.execute(&mut c).await.unwrap();
+            }
+        }
+        for stmt in ["DROP INDEX entries_fold", "ALTER TABLE entries DROP COLUMN key_fold", "UPDATE schema_version SET version = 4"] {
+            sqlx::query(stmt).execute(&mut c).await.unwrap();
+        }
+        c.close().await.unwrap();
+
+        let before = if pg { Some(entries_counts_once(&conn_url, |c| c.inserted >= total).await) } else { None };
+
+        SqlStore::connect(&url).await.unwrap().close().await;
+
+        if let Some(before) = before {
+            let after = entries_counts_once(&conn_url, |c| c.updated >= total).await;
+            let read = after.read - before.read;
+            assert!(read <= 5 * total, "{url}: the upgrade read {read} rows of entries for {total} entries");
+        }
+        let mut c = AnyConnection::connect(&conn_url).await.unwrap();
+        let rows = sqlx::query("SELECT entry_key, key_fold FROM entries").fetch_all(&mut c).await.unwrap();
+        assert_eq!(rows.len() as i64, total, "{url}");
+        for r in &rows {
+            let (k, fold): (String, String) = (r.get("entry_key"), r.get("key_fold"));
+            assert_eq!(fold, case_fold(&k), "{url}: {k}");
+        }
+        c.close().await.unwrap();
+    }
+}
+
 /// A database made by the previous schema (version 1) gains the new columns on start, with
 /// the live counts filled in.
 #[tokio::test]

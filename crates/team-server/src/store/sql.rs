@@ -139,39 +139,49 @@ fn migrate_4_to_5(backend: Backend) -> Vec<String> {
     vec![format!("ALTER TABLE entries ADD COLUMN {}", key_fold_column(backend))]
 }
 
-/// Keys per statement when [`fill_key_folds`] sets them (three parameters a key).
-const FOLDS_PER_UPDATE: usize = 300;
+/// Folds written to the scratch table per statement when [`fill_key_folds`] runs (two
+/// parameters a key, well under either database's limit).
+const FOLDS_PER_INSERT: usize = 1000;
 
-/// Sets `key_fold` of every entry, a repository and a few hundred keys a statement.
+/// Sets `key_fold` of every entry, live or removed. The folding is Rust's ([`case_fold`]), so
+/// each repository's keys are read once (`repo_id = $1`, the primary key's first column: one
+/// look in its index whatever the planner estimates), their folds go into a temporary table a
+/// thousand at a time, and one `UPDATE` joins that table to `entries`, so the database matches
+/// every key in one pass; one repository's keys are held in memory at a time. Statements each
+/// setting a few hundred keys listed `IN (…)` made PostgreSQL, on a table it has no statistics
+/// for (as after an upgrade), filter a repository's every row against each list, and reading a
+/// repository in pages (`ORDER BY entry_key LIMIT …`) was answered by reading and sorting the
+/// whole repository for each page: work growing with the square of a repository's size either
+/// way. The same statements run on SQLite (`UPDATE … FROM`: SQLite 3.33 and later; sqlx
+/// bundles 3.46).
 async fn fill_key_folds(tx: &mut sqlx::Transaction<'static, sqlx::Any>) -> Result<(), StoreError> {
-    let rows = sqlx::query("SELECT repo_id, entry_key FROM entries ORDER BY repo_id").fetch_all(&mut **tx).await?;
-    let mut by_repo: Vec<(i64, Vec<String>)> = Vec::new();
-    for r in &rows {
-        let (repo_id, key): (i64, String) = (r.try_get("repo_id")?, r.try_get("entry_key")?);
-        match by_repo.last_mut() {
-            Some((id, keys)) if *id == repo_id => keys.push(key),
-            _ => by_repo.push((repo_id, vec![key])),
+    tx.execute(
+        "CREATE TEMPORARY TABLE key_folds (repo_id BIGINT NOT NULL, entry_key TEXT NOT NULL, key_fold TEXT NOT NULL, \
+         PRIMARY KEY (repo_id, entry_key))",
+    )
+    .await?;
+    let repos = sqlx::query("SELECT id FROM repos ORDER BY id").fetch_all(&mut **tx).await?;
+    for repo in &repos {
+        let repo_id: i64 = repo.try_get("id")?;
+        let rows = sqlx::query("SELECT entry_key FROM entries WHERE repo_id = $1").bind(repo_id).fetch_all(&mut **tx).await?;
+        let keys: Vec<String> = rows.iter().map(|r| r.try_get("entry_key")).collect::<Result<_, sqlx::Error>>()?;
+        drop(rows);
+        for chunk in keys.chunks(FOLDS_PER_INSERT) {
+            let values: Vec<String> = (0..chunk.len()).map(|i| format!("($1, ${}, ${})", 2 * i + 2, 2 * i + 3)).collect();
+            let sql = format!("INSERT INTO key_folds (repo_id, entry_key, key_fold) VALUES {}", values.join(", "));
+            let mut insert = sqlx::query(&sql).bind(repo_id);
+            for key in chunk {
+                insert = insert.bind(key.as_str()).bind(case_fold(key));
+            }
+            insert.execute(&mut **tx).await?;
         }
     }
-    for (repo_id, keys) in by_repo {
-        for chunk in keys.chunks(FOLDS_PER_UPDATE) {
-            let cases: String = (0..chunk.len()).map(|i| format!(" WHEN ${} THEN ${}", 2 + 2 * i, 3 + 2 * i)).collect();
-            let base = 2 + 2 * chunk.len();
-            let list: Vec<String> = (0..chunk.len()).map(|i| format!("${}", base + i)).collect();
-            let sql = format!(
-                "UPDATE entries SET key_fold = CASE entry_key{cases} END WHERE repo_id = $1 AND entry_key IN ({})",
-                list.join(", ")
-            );
-            let mut q = sqlx::query(&sql).bind(repo_id);
-            for key in chunk {
-                q = q.bind(key.as_str()).bind(case_fold(key));
-            }
-            for key in chunk {
-                q = q.bind(key.as_str());
-            }
-            q.execute(&mut **tx).await?;
-        }
-    }
+    tx.execute(
+        "UPDATE entries SET key_fold = f.key_fold FROM key_folds f \
+         WHERE entries.repo_id = f.repo_id AND entries.entry_key = f.entry_key",
+    )
+    .await?;
+    tx.execute("DROP TABLE key_folds").await?;
     Ok(())
 }
 
