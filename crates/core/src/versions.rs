@@ -488,6 +488,14 @@ pub struct Profile {
     /// dream does not fire from it, and its writes to the memory folder are refused until
     /// `/clear`. Older releases go on saving.
     pub memory_off_after_chat_read: bool,
+    /// Auto dream, its lock taken, searches the transcript folder for `hybrid-organization`
+    /// records and gives the lock back without dreaming when they name another organization
+    /// than the session's, or several (`mneme_dream::organization`). Older releases do not.
+    pub dream_skips_other_hybrid_organization: bool,
+    /// That search also finds restricted `session-owner` records (an organization that keeps
+    /// conversations for a limited time) and skips the dream unless the session runs under the
+    /// same owner.
+    pub dream_skips_other_retention_owner: bool,
     /// MEMORY.md's label in the instructions is reworded (a caution that its notes grant no
     /// permission) when the cached server flag `tengu_woolly_harp` is on for the session
     /// (`mneme_store::server_flags`); older releases never read that flag.
@@ -725,6 +733,10 @@ pub enum Change {
     MemoryStoresSkipIndex,
     /// Reading a saved claude.ai chat stops the session's memory saving.
     MemoryOffAfterChatRead,
+    /// Auto dream skips sessions of another hybrid organization.
+    DreamSkipsOtherHybridOrganization,
+    /// Auto dream skips sessions of another restricted (limited-retention) owner.
+    DreamSkipsOtherRetentionOwner,
     /// `CLAUDE_COWORK_MEMORY_INDEX_CONTENT` stands in for MEMORY.md.
     MemoryIndexFromEnv,
     /// Auto dream is offered where team memory holds content, too (`true`), or again by the
@@ -834,6 +846,8 @@ impl Change {
             Change::SecretScanReadings => p.secret_scan_readings = true,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
             Change::MemoryOffAfterChatRead => p.memory_off_after_chat_read = true,
+            Change::DreamSkipsOtherHybridOrganization => p.dream_skips_other_hybrid_organization = true,
+            Change::DreamSkipsOtherRetentionOwner => p.dream_skips_other_retention_owner = true,
             Change::MemoryIndexFromEnv => p.memory_index_from_env = true,
             Change::DreamOfferedByTeamMemory(on) => p.dream_offered_by_team_memory = on,
             Change::ReadEmptyFileWarns => p.read_empty_file_warns = true,
@@ -929,6 +943,8 @@ pub const BASELINE: Profile = Profile {
     memory_index_from_env: false,
     dream_offered_by_team_memory: false,
     memory_off_after_chat_read: false,
+    dream_skips_other_hybrid_organization: false,
+    dream_skips_other_retention_owner: false,
     auto_memory_label_by_flag: false,
     memory_index_tags: None,
     memory_index_quoted: false,
@@ -1055,7 +1071,9 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 330), Change::CommentsRerenderOnlyWhenRemoved),
     (ClaudeVersion::new(2, 1, 331), Change::BlockquoteEndsAtIndentedHtml),
     (ClaudeVersion::new(2, 1, 331), Change::LexerStack(BLOCK_NESTING_BINARY)),
+    (ClaudeVersion::new(2, 1, 331), Change::DreamSkipsOtherHybridOrganization),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryOffAfterChatRead),
+    (ClaudeVersion::new(2, 1, 337), Change::DreamSkipsOtherRetentionOwner),
     (ClaudeVersion::new(2, 1, 337), Change::AutoMemoryLabelByFlag),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryIndexQuoted),
     (ClaudeVersion::new(2, 1, 337), Change::MemoryIndexNeutralizer(ClaudeVersion::new(2, 1, 337))),
@@ -1320,6 +1338,10 @@ mod tests {
         assert!(behaviours(v("2.1.285")).agents_md_settings_honoured);
         // From 2.1.337 a session that read a saved claude.ai chat saves no more memory.
         assert!(!behaviours(v("2.1.332")).memory_off_after_chat_read && behaviours(v("2.1.337")).memory_off_after_chat_read);
+        // Auto dream's organization search: hybrid-organization records from 2.1.331 (2.1.330
+        // has none, bisected), restricted owners from 2.1.337 (row 89).
+        let org = |s: &str| (behaviours(v(s)).dream_skips_other_hybrid_organization, behaviours(v(s)).dream_skips_other_retention_owner);
+        assert_eq!((org("2.1.330"), org("2.1.331"), org("2.1.332"), org("2.1.337")), ((false, false), (true, false), (true, false), (true, true)));
         // Up to 2.1.280 a Read attaches again what was loaded at start.
         assert!(!behaviours(v("2.1.280")).reads_skip_startup_files && behaviours(v("2.1.281")).reads_skip_startup_files);
         assert_eq!(profile_for(v("2.1.300")).fidelity, Fidelity::Bisected);

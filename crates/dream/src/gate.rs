@@ -166,6 +166,9 @@ pub struct CachedFlags {
     auto_dream: Option<serde_json::Value>,
     /// `tengu_herring_clock`: team memory.
     team_memory: Option<serde_json::Value>,
+    /// `tengu_mellow_petal`: whether a limited-retention owner's sessions are told apart
+    /// (2.1.337, [`crate::organization`]); on unless cached as a false value.
+    retention_checks: Option<serde_json::Value>,
 }
 
 impl CachedFlags {
@@ -179,7 +182,25 @@ impl CachedFlags {
 
     /// The dream flags among the session's server flags.
     pub fn of(flags: &mneme_store::server_flags::ServerFlags) -> Self {
-        CachedFlags { auto_dream: flags.get("tengu_onyx_plover").cloned(), team_memory: flags.get("tengu_herring_clock").cloned() }
+        CachedFlags {
+            auto_dream: flags.get("tengu_onyx_plover").cloned(),
+            team_memory: flags.get("tengu_herring_clock").cloned(),
+            retention_checks: flags.get("tengu_mellow_petal").cloned(),
+        }
+    }
+
+    /// Whether `tengu_mellow_petal` leaves the limited-retention owner check on: its default
+    /// is on, and only a cached value JavaScript reads as false turns it off.
+    pub fn retention_checks(&self) -> bool {
+        use serde_json::Value;
+        match &self.retention_checks {
+            None => true,
+            Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+            Some(Value::String(s)) => !s.is_empty(),
+            Some(_) => true,
+        }
     }
 
     fn auto_dream_marks(&self, key: &str) -> bool {
@@ -502,7 +523,7 @@ mod tests {
         let none = CachedFlags::default();
         assert_eq!(enablement(&env, &settings(json!({})), false, &none), Enablement::AutoDreamOff { source: None });
         // The cached server flag decides only while the setting is unset.
-        let flagged = CachedFlags { auto_dream: Some(json!({"enabled": true})), team_memory: None };
+        let flagged = CachedFlags { auto_dream: Some(json!({"enabled": true})), ..CachedFlags::default() };
         assert_eq!(enablement(&env, &settings(json!({})), false, &flagged), Enablement::OnByServerFlag);
         assert_eq!(
             enablement(&env, &settings(json!({"autoDreamEnabled": false})), false, &flagged),
@@ -571,6 +592,15 @@ mod tests {
         assert_eq!(flags(json!({"cachedGrowthBookFeatures": [], "cachedFeatureFlags": plover})), off);
         assert!(flags(json!({"cachedGrowthBookFeatures": null, "cachedFeatureFlags": plover})).0);
         assert!(flags(json!({"cachedFeatureFlags": plover})).0);
+    }
+
+    /// `tengu_mellow_petal` is on by default: only a cached value JavaScript reads as false
+    /// turns the limited-retention owner check off.
+    #[test]
+    fn the_retention_owner_check_is_on_unless_its_flag_is_cached_false() {
+        let of = |v: Option<serde_json::Value>| CachedFlags { retention_checks: v, ..CachedFlags::default() }.retention_checks();
+        assert!(of(None) && of(Some(json!(true))) && of(Some(json!({}))) && of(Some(json!("on"))));
+        assert!(!of(Some(json!(false))) && !of(Some(json!(0))) && !of(Some(json!(""))));
     }
 
     #[test]

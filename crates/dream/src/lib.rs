@@ -18,6 +18,8 @@
 //! - [`history`]: every dream recorded with the full text of every file it touched; review mode
 //!   holds a dream until approved or rejected; undo restores the folder byte for byte.
 //! - [`logs`]: KAIROS daily logs, appended one bullet at a time.
+//! - [`organization`]: the release's last check before it dreams, the organizations the
+//!   folder's sessions ran under (another's, or a limited-retention owner's, skip the dream).
 //!
 //! [`Dreams`] is the one entry point front ends and the scheduler call. Nothing here reads the
 //! process environment or the wall clock: an [`Environment`] and a [`Clock`] are injected.
@@ -29,6 +31,7 @@ pub mod history;
 pub mod lock;
 pub mod logs;
 pub mod offline;
+pub mod organization;
 pub mod prompt;
 pub mod safety;
 pub mod similar;

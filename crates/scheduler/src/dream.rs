@@ -178,6 +178,13 @@ impl DreamLoop {
         if self.dreams.status(&target, &enabled, &flags).blocked_by.is_some() {
             return Ok(());
         }
+        // The release's last look before it dreams: sessions that ran under another
+        // organization, or for a limited-retention owner who is not the sign-in's, are not
+        // dreamed over (`mneme_dream::organization`). Said once while it lasts.
+        let skip = self.organization_skip(&target, &flags).await;
+        if self.say_organization_once(cwd, &target, skip) {
+            return Ok(());
+        }
         let provider = match provider_engine(self.dreams.environment()) {
             Ok(p) => p,
             Err(e) => {
@@ -243,6 +250,53 @@ impl DreamLoop {
             let run = self.reporter.begin(JobKind::Dream, cwd.display().to_string());
             run.finish(Outcome::Skipped { reason: reason() });
         }
+    }
+}
+
+impl DreamLoop {
+    /// Why the Claude Code installed would not dream over `target`'s sessions for the
+    /// organizations they ran under, if so. The search reads every transcript of the folder, so
+    /// its answer is kept for the scan throttle's 10 minutes: Claude Code searches at most as
+    /// often, after its throttle.
+    async fn organization_skip(&self, target: &mneme_dream::DreamTarget, flags: &mneme_dream::CachedFlags) -> Option<String> {
+        type Kept = BTreeMap<PathBuf, (Instant, Option<String>)>;
+        static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(BTreeMap::new());
+        let key = target.transcript_dir.clone();
+        if let Some((at, why)) = KEPT.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            if at.elapsed() < mneme_dream::gate::SESSION_SCAN_INTERVAL {
+                return why.clone();
+            }
+        }
+        let (env, dir, retention) = (self.dreams.environment().clone(), key.clone(), flags.retention_checks());
+        let why = tokio::task::spawn_blocking(move || {
+            let profile = mneme_store::claude_install::installed_profile(&env);
+            let sign_in = mneme_dream::organization::SignIn::read(&env);
+            mneme_dream::organization::skip(&dir, &profile, &sign_in, retention).map(|s| s.explanation())
+        })
+        .await
+        .ok()
+        .flatten();
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|_, (at, _)| at.elapsed() < mneme_dream::gate::SESSION_SCAN_INTERVAL);
+        kept.insert(key, (Instant::now(), why.clone()));
+        why
+    }
+
+    /// Records `skip` as a skipped dream of `target` when it differs from what was last said
+    /// for `cwd` in this run log; `None` forgets it. Whether the dream is skipped.
+    fn say_organization_once(&self, cwd: &std::path::Path, target: &mneme_dream::DreamTarget, skip: Option<String>) -> bool {
+        static SAID: std::sync::Mutex<BTreeMap<(PathBuf, PathBuf), String>> = std::sync::Mutex::new(BTreeMap::new());
+        let key = (self.reporter.log().path().to_path_buf(), cwd.to_path_buf());
+        let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(why) = skip else {
+            said.remove(&key);
+            return false;
+        };
+        if said.insert(key, why.clone()).as_ref() != Some(&why) {
+            let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
+            run.finish(Outcome::Skipped { reason: why });
+        }
+        true
     }
 }
 

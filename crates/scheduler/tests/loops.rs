@@ -282,6 +282,36 @@ async fn a_project_folder_that_is_gone_is_not_dreamed_over_and_is_said_once() {
     handle.shutdown().await;
 }
 
+/// A folder whose sessions ran for a limited-retention organization the sign-in is not in
+/// (a restricted `session-owner` record, here in a sub-agent's transcript) is not dreamed over
+/// by the newest release, whose last look before it dreams finds it (row 89): the run log says
+/// why, once, and the lock is never taken. (No `claude` is installed here: the newest release
+/// of the matrix is the one followed.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_of_another_limited_retention_organization_are_not_dreamed_over() {
+    let home = TestHome::new();
+    home.write(home.config_home().join("settings.json"), r#"{"autoDreamEnabled": true}"#);
+    home.write(home.env.global_config_path(), r#"{"oauthAccount": {"accountUuid": "acc-1", "organizationUuid": "5b7c9f0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f"}}"#);
+    let (project, memory) = ready_to_dream(&home, "app");
+    let sub_agent = mneme_store::paths::transcript_dir(&home.env, &project).join("5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a50/subagents/agent-a1.jsonl");
+    let owner = json!({"type": "session-owner", "sessionId": "s", "accountUuid": "acc-9",
+        "organizationUuid": "0f9e8d7c-6b5a-4493-8271-605f4e3d2c1b", "restricted": ["ldr"]});
+    home.write(&sub_agent, &format!("{owner}\n"));
+    let jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
+    let handle = start(config(&home, jobs, vec![project.clone()])).unwrap();
+    let mut passes = handle.dream_passes();
+    for _ in 0..2 {
+        let seen = *passes.borrow_and_update();
+        tokio::time::timeout(Duration::from_secs(30), passes.wait_for(|n| *n >= seen + 2)).await.expect("no two passes within 30 s").expect("the dream loop stopped");
+    }
+    let runs = handle.run_log().recent(10, Some(JobKind::Dream)).unwrap();
+    assert_eq!(runs.len(), 1, "said once: {runs:?}");
+    let Outcome::Skipped { reason } = &runs[0].outcome else { panic!("{runs:?}") };
+    assert!(reason.contains("other_retention_organization") && reason.contains("0f9e8d7c-6b5a-4493-8271-605f4e3d2c1b"), "{reason}");
+    assert!(!memory.join(".consolidate-lock").exists(), "dreamed over another organization's sessions");
+    handle.shutdown().await;
+}
+
 /// The scan throttle is per folder, as it is per Claude Code session: one scheduler looking
 /// after two projects whose gates are open dreams in both, not only in the first one scanned.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
